@@ -1,0 +1,11 @@
+#ifndef K3_CLI_COMMANDS_H
+#define K3_CLI_COMMANDS_H
+
+/* One entry point per subcommand: argv[0] is the subcommand's name. Each returns the process exit
+ * status: 0 success, 1 a failure it reported, 2 bad usage. Every command answers --help. */
+int cmd_model(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_op(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+
+#endif

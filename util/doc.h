@@ -1,0 +1,86 @@
+#ifndef K3_UTIL_DOC_H
+#define K3_UTIL_DOC_H
+
+/* A YAML or JSON document (libyaml reads both) as a tree of nodes that remember where they came
+ * from, so every error about the content can say file:line:col. Loading is bounded: input size,
+ * node count and nesting depth are capped, and aliases are rejected (they would let a small file
+ * expand without limit). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/err.h"
+
+enum doc_kind { DOC_SCALAR, DOC_SEQ, DOC_MAP };
+
+struct doc_node {
+	enum doc_kind kind;
+	int line, col;          /* 1-based position where the node starts */
+	const char *str;        /* DOC_SCALAR: the value, NUL-terminated, never NULL */
+	size_t len;             /* DOC_SCALAR: length of str in bytes */
+	bool plain;             /* DOC_SCALAR: unquoted, so null/true/1e3 carry meaning */
+	size_t n;               /* DOC_SEQ: items; DOC_MAP: key/value pairs */
+	struct doc_node **items; /* DOC_SEQ: n items; DOC_MAP: 2n nodes, key then value */
+};
+
+struct doc {
+	char file[256];        /* the name errors carry */
+	struct doc_node *root; /* NULL when the document is empty */
+	struct arena arena;    /* owns every node and string */
+};
+
+enum {
+	DOC_MAX_INPUT_BYTES = 64 * 1024 * 1024,
+	DOC_MAX_NODES = 4 * 1024 * 1024,
+	DOC_MAX_DEPTH = 64,
+};
+
+/* Parse. On failure d is left released and e says where and why. */
+int doc_load_file(struct doc *d, const char *path, struct err *e);
+int doc_load_string(struct doc *d, const char *name, const char *text, size_t len_bytes,
+		    struct err *e);
+void doc_release(struct doc *d);
+
+/* Map lookup by key (first match); NULL when absent or when map is not a map. */
+const struct doc_node *doc_get(const struct doc_node *map, const char *key);
+static inline const struct doc_node *doc_key(const struct doc_node *map, size_t i)
+{
+	return map->items[2 * i];
+}
+static inline const struct doc_node *doc_value(const struct doc_node *map, size_t i)
+{
+	return map->items[2 * i + 1];
+}
+
+/* Record an error located at node n (or at the file when n is NULL); returns -EINVAL. */
+int doc_error(const struct doc *d, const struct doc_node *n, struct err *e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Typed reads: on a type mismatch they fail with "<what>: expected ..., got '...'" at the node,
+ * leaving *out untouched. `what` names the field for the message (e.g. "tp"). */
+int doc_expect(const struct doc *d, const struct doc_node *n, enum doc_kind kind, const char *what,
+	       struct err *e);
+int doc_i64(const struct doc *d, const struct doc_node *n, const char *what, int64_t *out,
+	    struct err *e);
+int doc_double(const struct doc *d, const struct doc_node *n, const char *what, double *out,
+	       struct err *e);
+int doc_bool(const struct doc *d, const struct doc_node *n, const char *what, bool *out,
+	     struct err *e);
+int doc_str(const struct doc *d, const struct doc_node *n, const char *what, const char **out,
+	    struct err *e);
+bool doc_is_null(const struct doc_node *n);
+
+/* Every key of `map` must be one of `allowed` (NULL-terminated) and appear once; an unknown key
+ * gets "unknown key 'tp_sise' (did you mean 'tp_size'?)" at its position. */
+int doc_check_keys(const struct doc *d, const struct doc_node *map, const char *const *allowed,
+		   struct err *e);
+
+/* Strict number parsing shared with the command line (key=value arguments):
+ * integers in decimal with optional '_' separators, or an exact integer in exponent form (1e6);
+ * doubles in C syntax. Return 0, -EINVAL (not a number) or -ERANGE. */
+int doc_parse_i64(const char *s, int64_t *out);
+int doc_parse_double(const char *s, double *out);
+
+#endif
