@@ -1,0 +1,896 @@
+#include "trace/tracedb.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "util/arena.h"
+
+/* Column types follow nsys: INTEGER for ids, times and sizes; TEXT for inline strings. */
+static const char SCHEMA_SQL[] =
+	"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);\n"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+	" streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
+	" demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER,"
+	" launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL,"
+	" gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,"
+	" blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,"
+	" staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,"
+	" localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL,"
+	" gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,"
+	" sharedMemoryLimitConfig INTEGER);\n"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+	" streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
+	" bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER,"
+	" srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER,"
+	" dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER,"
+	" graphNodeId INTEGER, virtualAddress INTEGER);\n"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+	" streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
+	" value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER,"
+	" memKind INTEGER NOT NULL);\n"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,"
+	" nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);\n"
+	"CREATE VIEW CUPTI_ACTIVITY_KIND_DRIVER AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+	" WHERE eventClass = 1;\n"
+	"CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER,"
+	" eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color INTEGER,"
+	" text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER,"
+	" uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,"
+	" int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT);\n"
+	"CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL PRIMARY KEY, name TEXT,"
+	" busLocation TEXT, isDiscrete INTEGER, l2CacheSize INTEGER, totalMemory INTEGER,"
+	" memoryBandwidth INTEGER, clockRate INTEGER, smCount INTEGER, pwGpuId INTEGER,"
+	" uuid TEXT, luid INTEGER, chipName TEXT, cuDevice INTEGER, ctxCount INTEGER,"
+	" ctxId TEXT, computeMajor INTEGER, computeMinor INTEGER, maxIPC INTEGER,"
+	" maxRegistersPerBlock INTEGER, maxShmemPerBlock INTEGER, maxShmemPerBlockOptin INTEGER,"
+	" maxShmemPerMultiprocessor INTEGER, maxRegistersPerMultiprocessor INTEGER,"
+	" threadsPerWarp INTEGER, asyncEngines INTEGER, maxWarpsPerMultiprocessor INTEGER,"
+	" maxBlocksPerMultiprocessor INTEGER, maxThreadsPerBlock INTEGER);\n"
+	"CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);\n"
+	"CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);\n"
+	"CREATE TABLE K3SIM_CAPTURE (name TEXT NOT NULL PRIMARY KEY, value TEXT);\n"
+	"CREATE TABLE K3SIM_DROPPED (source TEXT NOT NULL, deviceId INTEGER, contextId INTEGER,"
+	" streamId INTEGER, count INTEGER NOT NULL);\n"
+	"CREATE TABLE K3SIM_KERNEL_METRICS (globalPid INTEGER, deviceId INTEGER,"
+	" correlationId INTEGER, nameId INTEGER, metric TEXT NOT NULL, value REAL,"
+	" unit TEXT);\n";
+
+enum stmt_id {
+	ST_STRING,
+	ST_KERNEL,
+	ST_MEMCPY,
+	ST_MEMSET,
+	ST_API,
+	ST_NVTX,
+	ST_GPU,
+	ST_PROCESS,
+	ST_DROPPED,
+	ST_METRIC,
+	ST_CAPTURE,
+	ST_COUNT,
+};
+
+static const char *const STMT_SQL[ST_COUNT] = {
+	[ST_STRING] = "INSERT INTO StringIds (id, value) VALUES (?1, ?2)",
+	[ST_KERNEL] = "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId,"
+		      " streamId, correlationId, globalPid, demangledName, shortName, mangledName,"
+		      " launchType, cacheConfig, registersPerThread, gridX, gridY, gridZ, blockX,"
+		      " blockY, blockZ, staticSharedMemory, dynamicSharedMemory,"
+		      " localMemoryPerThread, localMemoryTotal, gridId, sharedMemoryExecuted,"
+		      " graphNodeId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+		      " ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+	[ST_MEMCPY] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId,"
+		      " streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind,"
+		      " srcDeviceId, dstDeviceId, graphNodeId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+		      " ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	[ST_MEMSET] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId,"
+		      " streamId, correlationId, globalPid, value, bytes, memKind, graphNodeId)"
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	[ST_API] = "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid,"
+		   " correlationId, nameId, returnValue) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_NVTX] = "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color,"
+		    " text, globalTid, endGlobalTid, domainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+		    " ?8, ?9, ?10)",
+	[ST_GPU] = "INSERT OR REPLACE INTO TARGET_INFO_GPU (id, name, busLocation, isDiscrete,"
+		   " l2CacheSize, totalMemory, memoryBandwidth, clockRate, smCount, uuid, chipName,"
+		   " cuDevice, computeMajor, computeMinor, maxRegistersPerBlock, maxShmemPerBlock,"
+		   " maxShmemPerMultiprocessor, maxRegistersPerMultiprocessor, threadsPerWarp,"
+		   " asyncEngines, maxWarpsPerMultiprocessor, maxBlocksPerMultiprocessor,"
+		   " maxThreadsPerBlock) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+		   " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+	[ST_PROCESS] = "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?1, ?2, ?3)",
+	[ST_DROPPED] = "INSERT INTO K3SIM_DROPPED (source, deviceId, contextId, streamId, count)"
+		       " VALUES (?1, ?2, ?3, ?4, ?5)",
+	[ST_METRIC] = "INSERT INTO K3SIM_KERNEL_METRICS (globalPid, deviceId, correlationId,"
+		      " nameId, metric, value, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_CAPTURE] = "INSERT OR REPLACE INTO K3SIM_CAPTURE (name, value) VALUES (?1, ?2)",
+};
+
+/* Interned strings: open addressing over (hash, id, text) slots; text lives in the arena. */
+struct intern_slot {
+	uint64_t hash;
+	int64_t id;           /* 0: empty */
+	const char *text;
+	size_t len;
+};
+
+struct trace_db {
+	sqlite3 *sql;
+	sqlite3_stmt *st[ST_COUNT];
+	char path[4096];
+	struct trace_db_opts opts;
+	bool in_txn;
+	int64_t pending_rows;
+	struct intern_slot *slots;
+	size_t slot_count;    /* power of two */
+	struct arena strings;
+	struct trace_db_stats stats;
+	/* the last interned name: kernels repeat their name in runs */
+	const char *last_name;
+	int64_t last_name_id, last_short_id;
+};
+
+static int sql_fail(struct trace_db *db, struct err *e, const char *what)
+{
+	err_set(e, db->path, 0, 0, "%s: sqlite: %s", what, sqlite3_errmsg(db->sql));
+	return -EIO;
+}
+
+static int exec(struct trace_db *db, const char *sql, struct err *e)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db->sql, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		err_set(e, db->path, 0, 0, "sqlite: %s", msg ? msg : "unknown error");
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void opts_defaults(struct trace_db_opts *o)
+{
+	if (o->batch_rows <= 0)
+		o->batch_rows = TRACE_DB_DEFAULT_BATCH_ROWS;
+	if (o->max_strings <= 0)
+		o->max_strings = TRACE_DB_DEFAULT_MAX_STRINGS;
+	if (o->max_string_bytes <= 0)
+		o->max_string_bytes = TRACE_DB_DEFAULT_MAX_STRING_BYTES;
+	if (o->max_string_len_bytes <= 0)
+		o->max_string_len_bytes = TRACE_DB_DEFAULT_MAX_STRING_LEN_BYTES;
+}
+
+static void db_free(struct trace_db *db)
+{
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(db->st[i]);
+	sqlite3_close(db->sql);
+	free(db->slots);
+	arena_release(&db->strings);
+	free(db);
+}
+
+static void remove_files(const char *path)
+{
+	char side[4096 + 8];
+	unlink(path);
+	snprintf(side, sizeof side, "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof side, "%s-shm", path);
+	unlink(side);
+	snprintf(side, sizeof side, "%s-journal", path);
+	unlink(side);
+}
+
+int trace_db_create(struct trace_db **out, const char *path, const struct trace_db_opts *opts,
+		    struct err *e)
+{
+	int rc = 0;
+	bool created = false;
+	struct trace_db *db = NULL;
+	if (!out || !path || !path[0]) {
+		err_set(e, NULL, 0, 0, "trace_db_create: no output path");
+		return -EINVAL;
+	}
+	if (strlen(path) >= sizeof db->path) {
+		err_set(e, NULL, 0, 0, "output path is too long");
+		return -EINVAL;
+	}
+	db = calloc(1, sizeof *db);
+	if (!db) {
+		err_set(e, path, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(db->path, sizeof db->path, "%s", path);
+	if (opts)
+		db->opts = *opts;
+	opts_defaults(&db->opts);
+	arena_init(&db->strings, (size_t)db->opts.max_string_bytes + 1024 * 1024);
+
+	struct stat stbuf;
+	if (stat(path, &stbuf) == 0) {
+		if (!db->opts.overwrite) {
+			err_set(e, path, 0, 0, "file exists (use --force to replace it)");
+			rc = -EEXIST;
+			goto out;
+		}
+		if (!S_ISREG(stbuf.st_mode)) {
+			err_set(e, path, 0, 0, "not a regular file");
+			rc = -EINVAL;
+			goto out;
+		}
+		remove_files(path);
+	}
+	created = true;
+	if (sqlite3_open_v2(path, &db->sql,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		err_set(e, path, 0, 0, "cannot create database: %s",
+			db->sql ? sqlite3_errmsg(db->sql) : "out of memory");
+		rc = -EIO;
+		goto out;
+	}
+	/* Speed over durability against OS crashes: a process crash still keeps committed batches
+	 * in WAL mode; in the default mode a failed writer deletes its file. */
+	rc = exec(db,
+		  db->opts.crash_safe
+			  ? "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+			    " PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
+			  : "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+			    " PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
+			    " PRAGMA locking_mode=EXCLUSIVE;",
+		  e);
+	if (rc)
+		goto out;
+	rc = exec(db, "BEGIN", e);
+	if (rc)
+		goto out;
+	rc = exec(db, SCHEMA_SQL, e);
+	if (rc)
+		goto out;
+	char meta[512];
+	snprintf(meta, sizeof meta,
+		 "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT', 'k3sim');"
+		 " INSERT INTO META_DATA_EXPORT VALUES ('K3SIM_SCHEMA_VERSION', '%d');"
+		 " INSERT INTO META_DATA_EXPORT VALUES ('TIMESTAMP_UNIT', 'ns');",
+		 TRACE_DB_SCHEMA_VERSION);
+	rc = exec(db, meta, e);
+	if (rc)
+		goto out;
+	rc = exec(db, "COMMIT", e);
+	if (rc)
+		goto out;
+	for (int i = 0; i < ST_COUNT; i++) {
+		if (sqlite3_prepare_v3(db->sql, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT,
+				       &db->st[i], NULL) != SQLITE_OK) {
+			rc = sql_fail(db, e, "prepare");
+			goto out;
+		}
+	}
+	db->slot_count = 1024;
+	db->slots = calloc(db->slot_count, sizeof *db->slots);
+	if (!db->slots) {
+		err_set(e, path, 0, 0, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	*out = db;
+	db = NULL;
+out:
+	if (db) {
+		db_free(db);
+		if (created)
+			remove_files(path);
+	}
+	return rc;
+}
+
+static int commit(struct trace_db *db, struct err *e)
+{
+	if (!db->in_txn)
+		return 0;
+	db->in_txn = false;
+	db->pending_rows = 0;
+	if (sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return sql_fail(db, e, "commit");
+	return 0;
+}
+
+/* Called before each row: open a transaction, or commit a full batch and open the next. */
+static int row_begin(struct trace_db *db, struct err *e)
+{
+	if (db->in_txn && db->pending_rows >= db->opts.batch_rows) {
+		int rc = commit(db, e);
+		if (rc)
+			return rc;
+	}
+	if (!db->in_txn) {
+		if (sqlite3_exec(db->sql, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+			return sql_fail(db, e, "begin");
+		db->in_txn = true;
+	}
+	db->pending_rows++;
+	return 0;
+}
+
+static int step(struct trace_db *db, enum stmt_id id, struct err *e)
+{
+	sqlite3_stmt *s = db->st[id];
+	int r = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (r != SQLITE_DONE)
+		return sql_fail(db, e, "insert");
+	return 0;
+}
+
+int trace_db_flush(struct trace_db *db, struct err *e)
+{
+	if (!db)
+		return -EINVAL;
+	return commit(db, e);
+}
+
+int trace_db_close(struct trace_db *db, struct err *e)
+{
+	if (!db)
+		return 0;
+	int rc = commit(db, e);
+	if (!rc && db->opts.crash_safe) {
+		/* back to one self-contained file */
+		for (int i = 0; i < ST_COUNT; i++) {
+			sqlite3_finalize(db->st[i]);
+			db->st[i] = NULL;
+		}
+		rc = exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", e);
+	}
+	for (int i = 0; i < ST_COUNT; i++) {
+		sqlite3_finalize(db->st[i]);
+		db->st[i] = NULL;
+	}
+	if (sqlite3_close(db->sql) != SQLITE_OK && !rc)
+		rc = sql_fail(db, e, "close");
+	else
+		db->sql = NULL;
+	db_free(db);
+	return rc;
+}
+
+void trace_db_discard(struct trace_db *db)
+{
+	if (!db)
+		return;
+	char path[sizeof db->path];
+	memcpy(path, db->path, sizeof path);
+	db_free(db);
+	remove_files(path);
+}
+
+const char *trace_db_path(const struct trace_db *db)
+{
+	return db->path;
+}
+
+void trace_db_stats(const struct trace_db *db, struct trace_db_stats *out)
+{
+	*out = db->stats;
+}
+
+/* ---- string interning ---- */
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, then a final mix */
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+static size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	size_t n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+static int grow_slots(struct trace_db *db, struct err *e)
+{
+	size_t n = db->slot_count * 2;
+	struct intern_slot *slots = calloc(n, sizeof *slots);
+	if (!slots) {
+		err_set(e, db->path, 0, 0, "out of memory interning strings");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < db->slot_count; i++) {
+		struct intern_slot *o = &db->slots[i];
+		if (!o->id)
+			continue;
+		size_t j = o->hash & (n - 1);
+		while (slots[j].id)
+			j = (j + 1) & (n - 1);
+		slots[j] = *o;
+	}
+	free(db->slots);
+	db->slots = slots;
+	db->slot_count = n;
+	return 0;
+}
+
+/* *text_out (may be NULL) receives the interned copy, which lives as long as db. */
+static int intern_len(struct trace_db *db, const char *s, size_t len, int64_t *id_out,
+		      const char **text_out, struct err *e)
+{
+	len = utf8_cut(s, len, (size_t)db->opts.max_string_len_bytes);
+	uint64_t h = hash_bytes(s, len);
+	size_t mask = db->slot_count - 1;
+	size_t j = h & mask;
+	for (; db->slots[j].id; j = (j + 1) & mask) {
+		struct intern_slot *sl = &db->slots[j];
+		if (sl->hash == h && sl->len == len && memcmp(sl->text, s, len) == 0) {
+			*id_out = sl->id;
+			if (text_out)
+				*text_out = sl->text;
+			return 0;
+		}
+	}
+	if (db->stats.strings >= db->opts.max_strings) {
+		err_set(e, db->path, 0, 0, "too many distinct strings (limit %" PRId64 ")",
+			db->opts.max_strings);
+		return -ENOSPC;
+	}
+	if ((int64_t)(db->strings.used_bytes + len) > db->opts.max_string_bytes) {
+		err_set(e, db->path, 0, 0, "interned strings exceed %" PRId64 " bytes",
+			db->opts.max_string_bytes);
+		return -ENOSPC;
+	}
+	char *copy = arena_strndup(&db->strings, s, len);
+	if (!copy) {
+		err_set(e, db->path, 0, 0, "interned strings exceed %" PRId64 " bytes",
+			db->opts.max_string_bytes);
+		return -ENOSPC;
+	}
+	int64_t id = db->stats.strings + 1;
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(db->st[ST_STRING], 1, id);
+	sqlite3_bind_text(db->st[ST_STRING], 2, copy, (int)len, SQLITE_STATIC);
+	rc = step(db, ST_STRING, e);
+	if (rc)
+		return rc;
+	db->slots[j] = (struct intern_slot){.hash = h, .id = id, .text = copy, .len = len};
+	db->stats.strings++;
+	if ((size_t)db->stats.strings * 2 > db->slot_count) {
+		rc = grow_slots(db, e);
+		if (rc)
+			return rc;
+	}
+	*id_out = id;
+	if (text_out)
+		*text_out = copy;
+	return 0;
+}
+
+int trace_db_intern(struct trace_db *db, const char *s, int64_t *id_out, struct err *e)
+{
+	if (!db || !s || !id_out) {
+		err_set(e, NULL, 0, 0, "trace_db_intern: NULL argument");
+		return -EINVAL;
+	}
+	return intern_len(db, s, strlen(s), id_out, NULL, e);
+}
+
+/* ---- short names ---- */
+
+size_t trace_short_name(const char *s, char *buf, size_t n)
+{
+	static const char anon[] = "(anonymous namespace)";
+	size_t len = strlen(s);
+	size_t begin = 0, end = len;
+	bool have_end = false;
+	int depth = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (depth == 0 && c == ' ') {
+			begin = i + 1;
+			have_end = false;
+		} else if (depth == 0 && c == ':' && s[i + 1] == ':') {
+			begin = i + 2;
+			have_end = false;
+			i++;
+		} else if (c == '<') {
+			if (depth == 0 && !have_end) {
+				end = i;
+				have_end = true;
+			}
+			depth++;
+		} else if (c == '>') {
+			if (depth > 0)
+				depth--;
+		} else if (c == '(') {
+			if (depth == 0 && strncmp(s + i, anon, sizeof anon - 1) == 0) {
+				i += sizeof anon - 2;
+				continue;
+			}
+			if (depth == 0) {
+				if (!have_end) {
+					end = i;
+					have_end = true;
+				}
+				break;
+			}
+			depth++;
+		} else if (c == ')') {
+			if (depth > 0)
+				depth--;
+		}
+	}
+	if (!have_end)
+		end = len;
+	if (begin >= end) {
+		begin = 0;
+		end = len;
+	}
+	size_t out = end - begin;
+	if (n > 0) {
+		size_t k = out < n - 1 ? out : n - 1;
+		memcpy(buf, s + begin, k);
+		buf[k] = '\0';
+	}
+	return out;
+}
+
+/* ---- rows ---- */
+
+static void bind_i64(sqlite3_stmt *s, int i, int64_t v)
+{
+	sqlite3_bind_int64(s, i, v);
+}
+
+static void bind_opt_i64(sqlite3_stmt *s, int i, int64_t v)
+{
+	if (v)
+		sqlite3_bind_int64(s, i, v);
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *t)
+{
+	if (t)
+		sqlite3_bind_text(s, i, t, -1, SQLITE_TRANSIENT);
+}
+
+static int bad_arg(struct err *e, const char *what)
+{
+	err_set(e, NULL, 0, 0, "%s", what);
+	return -EINVAL;
+}
+
+static int kernel_names(struct trace_db *db, const struct trace_kernel *k, int64_t *name_id,
+			int64_t *short_id, struct err *e)
+{
+	int rc;
+	if (db->last_name && !k->short_name && strcmp(db->last_name, k->name) == 0) {
+		*name_id = db->last_name_id;
+		*short_id = db->last_short_id;
+		return 0;
+	}
+	size_t len = strlen(k->name);
+	const char *copy = NULL;
+	rc = intern_len(db, k->name, len, name_id, &copy, e);
+	if (rc)
+		return rc;
+	if (k->short_name) {
+		return trace_db_intern(db, k->short_name, short_id, e);
+	}
+	char tmp[512];
+	size_t need = trace_short_name(k->name, tmp, sizeof tmp);
+	if (need < sizeof tmp) {
+		rc = intern_len(db, tmp, need, short_id, NULL, e);
+	} else {
+		char *big = malloc(need + 1);
+		if (!big) {
+			err_set(e, db->path, 0, 0, "out of memory");
+			return -ENOMEM;
+		}
+		trace_short_name(k->name, big, need + 1);
+		rc = intern_len(db, big, need, short_id, NULL, e);
+		free(big);
+	}
+	if (rc)
+		return rc;
+	if (strlen(copy) == len) { /* not cut: the interned copy can stand for the name */
+		db->last_name = copy;
+		db->last_name_id = *name_id;
+		db->last_short_id = *short_id;
+	}
+	return 0;
+}
+
+int trace_db_add_kernel(struct trace_db *db, const struct trace_kernel *k, struct err *e)
+{
+	if (!db || !k || !k->name)
+		return bad_arg(e, "trace_db_add_kernel: NULL db, record or name");
+	int64_t name_id, short_id, mangled_id = 0;
+	int rc = kernel_names(db, k, &name_id, &short_id, e);
+	if (rc)
+		return rc;
+	if (k->mangled_name) {
+		rc = trace_db_intern(db, k->mangled_name, &mangled_id, e);
+		if (rc)
+			return rc;
+	}
+	rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_KERNEL];
+	bind_i64(s, 1, k->start_ns);
+	bind_i64(s, 2, k->end_ns);
+	bind_i64(s, 3, k->device_id);
+	bind_i64(s, 4, k->context_id);
+	bind_i64(s, 5, k->stream_id);
+	bind_i64(s, 6, k->correlation_id);
+	bind_i64(s, 7, k->global_pid);
+	bind_i64(s, 8, name_id);
+	bind_i64(s, 9, short_id);
+	bind_opt_i64(s, 10, mangled_id);
+	bind_i64(s, 11, k->launch_type);
+	bind_i64(s, 12, k->cache_config);
+	bind_i64(s, 13, k->registers_per_thread);
+	bind_i64(s, 14, k->grid_x);
+	bind_i64(s, 15, k->grid_y);
+	bind_i64(s, 16, k->grid_z);
+	bind_i64(s, 17, k->block_x);
+	bind_i64(s, 18, k->block_y);
+	bind_i64(s, 19, k->block_z);
+	bind_i64(s, 20, k->static_shared_bytes);
+	bind_i64(s, 21, k->dynamic_shared_bytes);
+	bind_i64(s, 22, k->local_bytes_per_thread);
+	bind_i64(s, 23, k->local_bytes_total);
+	bind_i64(s, 24, k->grid_id);
+	bind_i64(s, 25, k->shared_memory_executed_bytes);
+	bind_opt_i64(s, 26, k->graph_node_id);
+	rc = step(db, ST_KERNEL, e);
+	if (!rc)
+		db->stats.kernels++;
+	return rc;
+}
+
+int trace_db_add_memcpy(struct trace_db *db, const struct trace_memcpy *m, struct err *e)
+{
+	if (!db || !m)
+		return bad_arg(e, "trace_db_add_memcpy: NULL argument");
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_MEMCPY];
+	bind_i64(s, 1, m->start_ns);
+	bind_i64(s, 2, m->end_ns);
+	bind_i64(s, 3, m->device_id);
+	bind_i64(s, 4, m->context_id);
+	bind_i64(s, 5, m->stream_id);
+	bind_i64(s, 6, m->correlation_id);
+	bind_i64(s, 7, m->global_pid);
+	bind_i64(s, 8, m->bytes);
+	bind_i64(s, 9, m->copy_kind);
+	bind_i64(s, 10, m->src_kind);
+	bind_i64(s, 11, m->dst_kind);
+	if (m->src_device_id >= 0)
+		bind_i64(s, 12, m->src_device_id);
+	if (m->dst_device_id >= 0)
+		bind_i64(s, 13, m->dst_device_id);
+	bind_opt_i64(s, 14, m->graph_node_id);
+	rc = step(db, ST_MEMCPY, e);
+	if (!rc)
+		db->stats.memcpys++;
+	return rc;
+}
+
+int trace_db_add_memset(struct trace_db *db, const struct trace_memset *m, struct err *e)
+{
+	if (!db || !m)
+		return bad_arg(e, "trace_db_add_memset: NULL argument");
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_MEMSET];
+	bind_i64(s, 1, m->start_ns);
+	bind_i64(s, 2, m->end_ns);
+	bind_i64(s, 3, m->device_id);
+	bind_i64(s, 4, m->context_id);
+	bind_i64(s, 5, m->stream_id);
+	bind_i64(s, 6, m->correlation_id);
+	bind_i64(s, 7, m->global_pid);
+	bind_i64(s, 8, m->value);
+	bind_i64(s, 9, m->bytes);
+	bind_i64(s, 10, m->mem_kind);
+	bind_opt_i64(s, 11, m->graph_node_id);
+	rc = step(db, ST_MEMSET, e);
+	if (!rc)
+		db->stats.memsets++;
+	return rc;
+}
+
+int trace_db_add_api(struct trace_db *db, const struct trace_api *a, struct err *e)
+{
+	if (!db || !a || !a->name)
+		return bad_arg(e, "trace_db_add_api: NULL db, record or name");
+	int64_t name_id;
+	int rc = trace_db_intern(db, a->name, &name_id, e);
+	if (rc)
+		return rc;
+	rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_API];
+	bind_i64(s, 1, a->start_ns);
+	bind_i64(s, 2, a->end_ns);
+	bind_i64(s, 3, a->kind);
+	bind_i64(s, 4, a->global_tid);
+	bind_i64(s, 5, a->correlation_id);
+	bind_i64(s, 6, name_id);
+	bind_i64(s, 7, a->return_value);
+	rc = step(db, ST_API, e);
+	if (!rc)
+		db->stats.api_calls++;
+	return rc;
+}
+
+int trace_db_add_nvtx(struct trace_db *db, const struct trace_nvtx *n, struct err *e)
+{
+	if (!db || !n || !n->text)
+		return bad_arg(e, "trace_db_add_nvtx: NULL db, record or text");
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_NVTX];
+	size_t len = utf8_cut(n->text, strlen(n->text), (size_t)db->opts.max_string_len_bytes);
+	bind_i64(s, 1, n->start_ns);
+	if (n->type != TRACE_NVTX_MARK)
+		bind_i64(s, 2, n->end_ns);
+	bind_i64(s, 3, n->type);
+	bind_opt_i64(s, 4, n->range_id);
+	bind_opt_i64(s, 5, n->category);
+	if (n->has_color)
+		bind_i64(s, 6, n->color_argb);
+	sqlite3_bind_text(s, 7, n->text, (int)len, SQLITE_TRANSIENT);
+	bind_i64(s, 8, n->global_tid);
+	bind_opt_i64(s, 9, n->end_global_tid);
+	bind_opt_i64(s, 10, n->domain_id);
+	rc = step(db, ST_NVTX, e);
+	if (!rc)
+		db->stats.nvtx++;
+	return rc;
+}
+
+int trace_db_add_gpu(struct trace_db *db, const struct trace_gpu *g, struct err *e)
+{
+	if (!db || !g)
+		return bad_arg(e, "trace_db_add_gpu: NULL argument");
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_GPU];
+	bind_i64(s, 1, g->id);
+	bind_text(s, 2, g->name);
+	bind_text(s, 3, g->bus_location);
+	bind_i64(s, 4, g->l2_cache_bytes);
+	bind_i64(s, 5, g->total_memory_bytes);
+	bind_i64(s, 6, g->memory_bandwidth_bytes_per_s);
+	bind_i64(s, 7, g->clock_hz);
+	bind_i64(s, 8, g->sm_count);
+	bind_text(s, 9, g->uuid);
+	bind_text(s, 10, g->chip_name);
+	bind_i64(s, 11, g->cu_device);
+	bind_i64(s, 12, g->compute_major);
+	bind_i64(s, 13, g->compute_minor);
+	bind_i64(s, 14, g->max_registers_per_block);
+	bind_i64(s, 15, g->max_shmem_per_block_bytes);
+	bind_i64(s, 16, g->max_shmem_per_sm_bytes);
+	bind_i64(s, 17, g->max_registers_per_sm);
+	bind_i64(s, 18, g->threads_per_warp);
+	bind_i64(s, 19, g->async_engines);
+	bind_i64(s, 20, g->max_warps_per_sm);
+	bind_i64(s, 21, g->max_blocks_per_sm);
+	bind_i64(s, 22, g->max_threads_per_block);
+	rc = step(db, ST_GPU, e);
+	if (!rc)
+		db->stats.gpus++;
+	return rc;
+}
+
+int trace_db_add_process(struct trace_db *db, int64_t global_pid, int64_t pid, const char *name,
+			 struct err *e)
+{
+	if (!db)
+		return bad_arg(e, "trace_db_add_process: NULL db");
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_PROCESS];
+	bind_i64(s, 1, global_pid);
+	bind_i64(s, 2, pid);
+	bind_text(s, 3, name);
+	return step(db, ST_PROCESS, e);
+}
+
+int trace_db_add_dropped(struct trace_db *db, const struct trace_dropped *d, struct err *e)
+{
+	if (!db || !d || !d->source)
+		return bad_arg(e, "trace_db_add_dropped: NULL db, record or source");
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_DROPPED];
+	bind_text(s, 1, d->source);
+	if (d->device_id >= 0)
+		bind_i64(s, 2, d->device_id);
+	if (d->context_id >= 0)
+		bind_i64(s, 3, d->context_id);
+	if (d->stream_id >= 0)
+		bind_i64(s, 4, d->stream_id);
+	bind_i64(s, 5, d->count);
+	rc = step(db, ST_DROPPED, e);
+	if (!rc)
+		db->stats.dropped_records += d->count;
+	return rc;
+}
+
+int trace_db_add_kernel_metric(struct trace_db *db, const struct trace_kernel_metric *m,
+			       struct err *e)
+{
+	if (!db || !m || !m->metric)
+		return bad_arg(e, "trace_db_add_kernel_metric: NULL db, record or metric");
+	int64_t name_id = 0;
+	int rc = 0;
+	if (m->kernel_name) {
+		rc = trace_db_intern(db, m->kernel_name, &name_id, e);
+		if (rc)
+			return rc;
+	}
+	rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_METRIC];
+	bind_i64(s, 1, m->global_pid);
+	bind_i64(s, 2, m->device_id);
+	bind_i64(s, 3, m->correlation_id);
+	bind_opt_i64(s, 4, name_id);
+	bind_text(s, 5, m->metric);
+	sqlite3_bind_double(s, 6, m->value);
+	bind_text(s, 7, m->unit);
+	rc = step(db, ST_METRIC, e);
+	if (!rc)
+		db->stats.metrics++;
+	return rc;
+}
+
+int trace_db_set_capture(struct trace_db *db, const char *key, const char *value, struct err *e)
+{
+	if (!db || !key)
+		return bad_arg(e, "trace_db_set_capture: NULL db or key");
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_CAPTURE];
+	bind_text(s, 1, key);
+	bind_text(s, 2, value);
+	return step(db, ST_CAPTURE, e);
+}
