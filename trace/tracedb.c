@@ -12,35 +12,37 @@
 
 #include "util/arena.h"
 
-/* Column types follow nsys: INTEGER for ids, times and sizes; TEXT for inline strings. */
+/* Column names and types follow nsys: INTEGER for ids, times and sizes; TEXT for inline strings.
+ * The activity tables carry no NOT NULL constraints (nsys declares them): the checks cost a
+ * fifth of the insert time and the writer never leaves a required column NULL. */
 static const char SCHEMA_SQL[] =
 	"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
-	" streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
-	" demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER,"
-	" launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL,"
-	" gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,"
-	" blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,"
-	" staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,"
-	" localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL,"
-	" gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,"
+	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
+	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
+	" demangledName INTEGER, shortName INTEGER, mangledName INTEGER,"
+	" launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER,"
+	" gridX INTEGER, gridY INTEGER, gridZ INTEGER,"
+	" blockX INTEGER, blockY INTEGER, blockZ INTEGER,"
+	" staticSharedMemory INTEGER, dynamicSharedMemory INTEGER,"
+	" localMemoryPerThread INTEGER, localMemoryTotal INTEGER,"
+	" gridId INTEGER, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,"
 	" sharedMemoryLimitConfig INTEGER);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
-	" streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
-	" bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER,"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER,"
+	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
+	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
+	" bytes INTEGER, copyKind INTEGER, deprecatedSrcId INTEGER,"
 	" srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER,"
 	" dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER,"
 	" graphNodeId INTEGER, virtualAddress INTEGER);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
-	" streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
-	" value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER,"
-	" memKind INTEGER NOT NULL);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,"
-	" nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);\n"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER,"
+	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
+	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
+	" value INTEGER, bytes INTEGER, graphNodeId INTEGER,"
+	" memKind INTEGER);\n"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER,"
+	" eventClass INTEGER, globalTid INTEGER, correlationId INTEGER,"
+	" nameId INTEGER, returnValue INTEGER, callchainId INTEGER);\n"
 	"CREATE VIEW CUPTI_ACTIVITY_KIND_DRIVER AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME"
 	" WHERE eventClass = 1;\n"
 	"CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER,"
@@ -66,12 +68,50 @@ static const char SCHEMA_SQL[] =
 	" correlationId INTEGER, nameId INTEGER, metric TEXT NOT NULL, value REAL,"
 	" unit TEXT);\n";
 
+/* Hot tables are written through a row buffer and a multi-row INSERT (ROWBUF_ROWS rows per
+ * statement): one sqlite3_step per 64 rows roughly doubles the insert rate. Their columns are
+ * all integers, so a buffered row is an array of int64 plus a NULL mask. */
+enum buf_id { BUF_KERNEL, BUF_MEMCPY, BUF_MEMSET, BUF_API, BUF_COUNT };
+
+enum { ROWBUF_ROWS = 64, ROWBUF_MAX_COLS = 32 };
+
+struct buf_table {
+	const char *table;
+	const char *columns;
+	int ncol;
+};
+
+static const struct buf_table BUF_TABLES[BUF_COUNT] = {
+	[BUF_KERNEL] = {"CUPTI_ACTIVITY_KIND_KERNEL",
+			"start, end, deviceId, contextId, streamId, correlationId, globalPid,"
+			" demangledName, shortName, mangledName, launchType, cacheConfig,"
+			" registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ,"
+			" staticSharedMemory, dynamicSharedMemory, localMemoryPerThread,"
+			" localMemoryTotal, gridId, sharedMemoryExecuted, graphNodeId",
+			26},
+	[BUF_MEMCPY] = {"CUPTI_ACTIVITY_KIND_MEMCPY",
+			"start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes,"
+			" copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId, graphNodeId",
+			14},
+	[BUF_MEMSET] = {"CUPTI_ACTIVITY_KIND_MEMSET",
+			"start, end, deviceId, contextId, streamId, correlationId, globalPid, value,"
+			" bytes, memKind, graphNodeId",
+			11},
+	[BUF_API] = {"CUPTI_ACTIVITY_KIND_RUNTIME",
+		     "start, end, eventClass, globalTid, correlationId, nameId, returnValue", 7},
+};
+
+struct rowbuf {
+	sqlite3_stmt *one;   /* single-row INSERT, for the tail of a batch */
+	sqlite3_stmt *many;  /* ROWBUF_ROWS-row INSERT */
+	int ncol;
+	int n;               /* rows buffered */
+	uint32_t nulls[ROWBUF_ROWS];  /* bit c: column c is NULL */
+	int64_t vals[ROWBUF_ROWS * ROWBUF_MAX_COLS];
+};
+
 enum stmt_id {
 	ST_STRING,
-	ST_KERNEL,
-	ST_MEMCPY,
-	ST_MEMSET,
-	ST_API,
 	ST_NVTX,
 	ST_GPU,
 	ST_PROCESS,
@@ -83,22 +123,6 @@ enum stmt_id {
 
 static const char *const STMT_SQL[ST_COUNT] = {
 	[ST_STRING] = "INSERT INTO StringIds (id, value) VALUES (?1, ?2)",
-	[ST_KERNEL] = "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId,"
-		      " streamId, correlationId, globalPid, demangledName, shortName, mangledName,"
-		      " launchType, cacheConfig, registersPerThread, gridX, gridY, gridZ, blockX,"
-		      " blockY, blockZ, staticSharedMemory, dynamicSharedMemory,"
-		      " localMemoryPerThread, localMemoryTotal, gridId, sharedMemoryExecuted,"
-		      " graphNodeId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-		      " ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
-	[ST_MEMCPY] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId,"
-		      " streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind,"
-		      " srcDeviceId, dstDeviceId, graphNodeId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-		      " ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-	[ST_MEMSET] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId,"
-		      " streamId, correlationId, globalPid, value, bytes, memKind, graphNodeId)"
-		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-	[ST_API] = "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid,"
-		   " correlationId, nameId, returnValue) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_NVTX] = "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color,"
 		    " text, globalTid, endGlobalTid, domainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
 		    " ?8, ?9, ?10)",
@@ -128,6 +152,7 @@ struct intern_slot {
 struct trace_db {
 	sqlite3 *sql;
 	sqlite3_stmt *st[ST_COUNT];
+	struct rowbuf buf[BUF_COUNT];
 	char path[4096];
 	struct trace_db_opts opts;
 	bool in_txn;
@@ -135,8 +160,10 @@ struct trace_db {
 	struct intern_slot *slots;
 	size_t slot_count;    /* power of two */
 	struct arena strings;
+	int64_t *short_of;    /* [string id]: id of its short name, 0 not yet known */
+	size_t short_cap;
 	struct trace_db_stats stats;
-	/* the last interned name: kernels repeat their name in runs */
+	/* the last kernel name: kernels repeat their name in runs */
 	const char *last_name;
 	int64_t last_name_id, last_short_id;
 };
@@ -170,12 +197,25 @@ static void opts_defaults(struct trace_db_opts *o)
 		o->max_string_len_bytes = TRACE_DB_DEFAULT_MAX_STRING_LEN_BYTES;
 }
 
+static void finalize_all(struct trace_db *db)
+{
+	for (int i = 0; i < ST_COUNT; i++) {
+		sqlite3_finalize(db->st[i]);
+		db->st[i] = NULL;
+	}
+	for (int i = 0; i < BUF_COUNT; i++) {
+		sqlite3_finalize(db->buf[i].one);
+		sqlite3_finalize(db->buf[i].many);
+		db->buf[i].one = db->buf[i].many = NULL;
+	}
+}
+
 static void db_free(struct trace_db *db)
 {
-	for (int i = 0; i < ST_COUNT; i++)
-		sqlite3_finalize(db->st[i]);
+	finalize_all(db);
 	sqlite3_close(db->sql);
 	free(db->slots);
+	free(db->short_of);
 	arena_release(&db->strings);
 	free(db);
 }
@@ -190,6 +230,81 @@ static void remove_files(const char *path)
 	unlink(side);
 	snprintf(side, sizeof side, "%s-journal", path);
 	unlink(side);
+}
+
+static int prepare_one(struct trace_db *db, const struct buf_table *t, int rows,
+		       sqlite3_stmt **out, struct err *e)
+{
+	size_t cap = strlen(t->table) + strlen(t->columns) + 64 + (size_t)rows * (size_t)t->ncol * 2 +
+		     (size_t)rows * 4;
+	char *sql = malloc(cap);
+	if (!sql) {
+		err_set(e, db->path, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	size_t p = (size_t)snprintf(sql, cap, "INSERT INTO %s (%s) VALUES ", t->table, t->columns);
+	for (int r = 0; r < rows; r++) {
+		sql[p++] = r ? ',' : ' ';
+		sql[p++] = '(';
+		for (int c = 0; c < t->ncol; c++) {
+			if (c)
+				sql[p++] = ',';
+			sql[p++] = '?';
+		}
+		sql[p++] = ')';
+	}
+	sql[p] = '\0';
+	int rc = 0;
+	if (sqlite3_prepare_v3(db->sql, sql, (int)p, SQLITE_PREPARE_PERSISTENT, out, NULL) !=
+	    SQLITE_OK)
+		rc = sql_fail(db, e, "prepare");
+	free(sql);
+	return rc;
+}
+
+static int prepare_rowbuf(struct trace_db *db, struct rowbuf *b, const struct buf_table *t,
+			  struct err *e)
+{
+	b->ncol = t->ncol;
+	b->n = 0;
+	int rc = prepare_one(db, t, 1, &b->one, e);
+	if (!rc)
+		rc = prepare_one(db, t, ROWBUF_ROWS, &b->many, e);
+	return rc;
+}
+
+/* Bind rows [0, nrows) of b into s starting at row 0 of the statement, and run it. */
+static int rowbuf_run(struct trace_db *db, struct rowbuf *b, sqlite3_stmt *s, int first,
+		      int nrows, struct err *e)
+{
+	int param = 1;
+	for (int r = first; r < first + nrows; r++) {
+		const int64_t *v = &b->vals[r * b->ncol];
+		uint32_t nulls = b->nulls[r];
+		for (int c = 0; c < b->ncol; c++, param++) {
+			if (nulls & (1u << c))
+				sqlite3_bind_null(s, param);
+			else
+				sqlite3_bind_int64(s, param, v[c]);
+		}
+	}
+	int r = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (r != SQLITE_DONE)
+		return sql_fail(db, e, "insert");
+	return 0;
+}
+
+static int rowbuf_flush(struct trace_db *db, struct rowbuf *b, struct err *e)
+{
+	int rc = 0;
+	if (b->n == ROWBUF_ROWS)
+		rc = rowbuf_run(db, b, b->many, 0, ROWBUF_ROWS, e);
+	else
+		for (int r = 0; r < b->n && !rc; r++)
+			rc = rowbuf_run(db, b, b->one, r, 1, e);
+	b->n = 0;
+	return rc;
 }
 
 int trace_db_create(struct trace_db **out, const char *path, const struct trace_db_opts *opts,
@@ -277,6 +392,11 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 			goto out;
 		}
 	}
+	for (int i = 0; i < BUF_COUNT; i++) {
+		rc = prepare_rowbuf(db, &db->buf[i], &BUF_TABLES[i], e);
+		if (rc)
+			goto out;
+	}
 	db->slot_count = 1024;
 	db->slots = calloc(db->slot_count, sizeof *db->slots);
 	if (!db->slots) {
@@ -299,6 +419,11 @@ static int commit(struct trace_db *db, struct err *e)
 {
 	if (!db->in_txn)
 		return 0;
+	for (int i = 0; i < BUF_COUNT; i++) {
+		int rc = rowbuf_flush(db, &db->buf[i], e);
+		if (rc)
+			return rc;
+	}
 	db->in_txn = false;
 	db->pending_rows = 0;
 	if (sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
@@ -348,16 +473,10 @@ int trace_db_close(struct trace_db *db, struct err *e)
 	int rc = commit(db, e);
 	if (!rc && db->opts.crash_safe) {
 		/* back to one self-contained file */
-		for (int i = 0; i < ST_COUNT; i++) {
-			sqlite3_finalize(db->st[i]);
-			db->st[i] = NULL;
-		}
+		finalize_all(db);
 		rc = exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", e);
 	}
-	for (int i = 0; i < ST_COUNT; i++) {
-		sqlite3_finalize(db->st[i]);
-		db->st[i] = NULL;
-	}
+	finalize_all(db);
 	if (sqlite3_close(db->sql) != SQLITE_OK && !rc)
 		rc = sql_fail(db, e, "close");
 	else
@@ -388,14 +507,22 @@ void trace_db_stats(const struct trace_db *db, struct trace_db_stats *out)
 
 /* ---- string interning ---- */
 
+/* 8 bytes per step: kernel names are long (C++ templates), and interning is on the hot path. */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, then a final mix */
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h = len * k;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
 	}
-	h ^= h >> 33;
+	uint64_t w = 0;
+	memcpy(&w, s + i, len - i);
+	h = (h ^ w) * k;
+	h ^= h >> 32;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	return h;
@@ -583,11 +710,53 @@ static int bad_arg(struct err *e, const char *what)
 	return -EINVAL;
 }
 
+static int short_id_of(struct trace_db *db, const char *name, int64_t name_id, int64_t *short_id,
+		       struct err *e)
+{
+	if ((size_t)name_id < db->short_cap && db->short_of[name_id]) {
+		*short_id = db->short_of[name_id];
+		return 0;
+	}
+	int rc;
+	char tmp[512];
+	size_t need = trace_short_name(name, tmp, sizeof tmp);
+	if (need < sizeof tmp) {
+		rc = intern_len(db, tmp, need, short_id, NULL, e);
+	} else {
+		char *big = malloc(need + 1);
+		if (!big) {
+			err_set(e, db->path, 0, 0, "out of memory");
+			return -ENOMEM;
+		}
+		trace_short_name(name, big, need + 1);
+		rc = intern_len(db, big, need, short_id, NULL, e);
+		free(big);
+	}
+	if (rc)
+		return rc;
+	if ((size_t)name_id >= db->short_cap) {
+		size_t cap = db->short_cap ? db->short_cap : 1024;
+		while (cap <= (size_t)name_id)
+			cap *= 2;
+		int64_t *p = realloc(db->short_of, cap * sizeof *p);
+		if (!p) {
+			err_set(e, db->path, 0, 0, "out of memory");
+			return -ENOMEM;
+		}
+		memset(p + db->short_cap, 0, (cap - db->short_cap) * sizeof *p);
+		db->short_of = p;
+		db->short_cap = cap;
+	}
+	db->short_of[name_id] = *short_id;
+	return 0;
+}
+
 static int kernel_names(struct trace_db *db, const struct trace_kernel *k, int64_t *name_id,
 			int64_t *short_id, struct err *e)
 {
 	int rc;
-	if (db->last_name && !k->short_name && strcmp(db->last_name, k->name) == 0) {
+	if (db->last_name && !k->short_name &&
+	    (db->last_name == k->name || strcmp(db->last_name, k->name) == 0)) {
 		*name_id = db->last_name_id;
 		*short_id = db->last_short_id;
 		return 0;
@@ -597,23 +766,9 @@ static int kernel_names(struct trace_db *db, const struct trace_kernel *k, int64
 	rc = intern_len(db, k->name, len, name_id, &copy, e);
 	if (rc)
 		return rc;
-	if (k->short_name) {
+	if (k->short_name)
 		return trace_db_intern(db, k->short_name, short_id, e);
-	}
-	char tmp[512];
-	size_t need = trace_short_name(k->name, tmp, sizeof tmp);
-	if (need < sizeof tmp) {
-		rc = intern_len(db, tmp, need, short_id, NULL, e);
-	} else {
-		char *big = malloc(need + 1);
-		if (!big) {
-			err_set(e, db->path, 0, 0, "out of memory");
-			return -ENOMEM;
-		}
-		trace_short_name(k->name, big, need + 1);
-		rc = intern_len(db, big, need, short_id, NULL, e);
-		free(big);
-	}
+	rc = short_id_of(db, k->name, *name_id, short_id, e);
 	if (rc)
 		return rc;
 	if (strlen(copy) == len) { /* not cut: the interned copy can stand for the name */
@@ -622,6 +777,24 @@ static int kernel_names(struct trace_db *db, const struct trace_kernel *k, int64
 		db->last_short_id = *short_id;
 	}
 	return 0;
+}
+
+/* The next free row of buffer b (committing or flushing as needed); its NULL mask is clear. */
+static int64_t *buf_row(struct trace_db *db, enum buf_id id, uint32_t **nulls, struct err *e,
+			int *rc)
+{
+	*rc = row_begin(db, e);
+	if (*rc)
+		return NULL;
+	struct rowbuf *b = &db->buf[id];
+	if (b->n == ROWBUF_ROWS) {
+		*rc = rowbuf_flush(db, b, e);
+		if (*rc)
+			return NULL;
+	}
+	*nulls = &b->nulls[b->n];
+	**nulls = 0;
+	return &b->vals[b->n++ * b->ncol];
 }
 
 int trace_db_add_kernel(struct trace_db *db, const struct trace_kernel *k, struct err *e)
@@ -637,95 +810,101 @@ int trace_db_add_kernel(struct trace_db *db, const struct trace_kernel *k, struc
 		if (rc)
 			return rc;
 	}
-	rc = row_begin(db, e);
-	if (rc)
+	uint32_t *nulls;
+	int64_t *v = buf_row(db, BUF_KERNEL, &nulls, e, &rc);
+	if (!v)
 		return rc;
-	sqlite3_stmt *s = db->st[ST_KERNEL];
-	bind_i64(s, 1, k->start_ns);
-	bind_i64(s, 2, k->end_ns);
-	bind_i64(s, 3, k->device_id);
-	bind_i64(s, 4, k->context_id);
-	bind_i64(s, 5, k->stream_id);
-	bind_i64(s, 6, k->correlation_id);
-	bind_i64(s, 7, k->global_pid);
-	bind_i64(s, 8, name_id);
-	bind_i64(s, 9, short_id);
-	bind_opt_i64(s, 10, mangled_id);
-	bind_i64(s, 11, k->launch_type);
-	bind_i64(s, 12, k->cache_config);
-	bind_i64(s, 13, k->registers_per_thread);
-	bind_i64(s, 14, k->grid_x);
-	bind_i64(s, 15, k->grid_y);
-	bind_i64(s, 16, k->grid_z);
-	bind_i64(s, 17, k->block_x);
-	bind_i64(s, 18, k->block_y);
-	bind_i64(s, 19, k->block_z);
-	bind_i64(s, 20, k->static_shared_bytes);
-	bind_i64(s, 21, k->dynamic_shared_bytes);
-	bind_i64(s, 22, k->local_bytes_per_thread);
-	bind_i64(s, 23, k->local_bytes_total);
-	bind_i64(s, 24, k->grid_id);
-	bind_i64(s, 25, k->shared_memory_executed_bytes);
-	bind_opt_i64(s, 26, k->graph_node_id);
-	rc = step(db, ST_KERNEL, e);
-	if (!rc)
-		db->stats.kernels++;
-	return rc;
+	v[0] = k->start_ns;
+	v[1] = k->end_ns;
+	v[2] = k->device_id;
+	v[3] = k->context_id;
+	v[4] = k->stream_id;
+	v[5] = k->correlation_id;
+	v[6] = k->global_pid;
+	v[7] = name_id;
+	v[8] = short_id;
+	v[9] = mangled_id;
+	v[10] = k->launch_type;
+	v[11] = k->cache_config;
+	v[12] = k->registers_per_thread;
+	v[13] = k->grid_x;
+	v[14] = k->grid_y;
+	v[15] = k->grid_z;
+	v[16] = k->block_x;
+	v[17] = k->block_y;
+	v[18] = k->block_z;
+	v[19] = k->static_shared_bytes;
+	v[20] = k->dynamic_shared_bytes;
+	v[21] = k->local_bytes_per_thread;
+	v[22] = k->local_bytes_total;
+	v[23] = k->grid_id;
+	v[24] = k->shared_memory_executed_bytes;
+	v[25] = k->graph_node_id;
+	if (!mangled_id)
+		*nulls |= 1u << 9;
+	if (!k->graph_node_id)
+		*nulls |= 1u << 25;
+	db->stats.kernels++;
+	return 0;
 }
 
 int trace_db_add_memcpy(struct trace_db *db, const struct trace_memcpy *m, struct err *e)
 {
 	if (!db || !m)
 		return bad_arg(e, "trace_db_add_memcpy: NULL argument");
-	int rc = row_begin(db, e);
-	if (rc)
+	int rc;
+	uint32_t *nulls;
+	int64_t *v = buf_row(db, BUF_MEMCPY, &nulls, e, &rc);
+	if (!v)
 		return rc;
-	sqlite3_stmt *s = db->st[ST_MEMCPY];
-	bind_i64(s, 1, m->start_ns);
-	bind_i64(s, 2, m->end_ns);
-	bind_i64(s, 3, m->device_id);
-	bind_i64(s, 4, m->context_id);
-	bind_i64(s, 5, m->stream_id);
-	bind_i64(s, 6, m->correlation_id);
-	bind_i64(s, 7, m->global_pid);
-	bind_i64(s, 8, m->bytes);
-	bind_i64(s, 9, m->copy_kind);
-	bind_i64(s, 10, m->src_kind);
-	bind_i64(s, 11, m->dst_kind);
-	if (m->src_device_id >= 0)
-		bind_i64(s, 12, m->src_device_id);
-	if (m->dst_device_id >= 0)
-		bind_i64(s, 13, m->dst_device_id);
-	bind_opt_i64(s, 14, m->graph_node_id);
-	rc = step(db, ST_MEMCPY, e);
-	if (!rc)
-		db->stats.memcpys++;
-	return rc;
+	v[0] = m->start_ns;
+	v[1] = m->end_ns;
+	v[2] = m->device_id;
+	v[3] = m->context_id;
+	v[4] = m->stream_id;
+	v[5] = m->correlation_id;
+	v[6] = m->global_pid;
+	v[7] = m->bytes;
+	v[8] = m->copy_kind;
+	v[9] = m->src_kind;
+	v[10] = m->dst_kind;
+	v[11] = m->src_device_id;
+	v[12] = m->dst_device_id;
+	v[13] = m->graph_node_id;
+	if (m->src_device_id < 0)
+		*nulls |= 1u << 11;
+	if (m->dst_device_id < 0)
+		*nulls |= 1u << 12;
+	if (!m->graph_node_id)
+		*nulls |= 1u << 13;
+	db->stats.memcpys++;
+	return 0;
 }
 
 int trace_db_add_memset(struct trace_db *db, const struct trace_memset *m, struct err *e)
 {
 	if (!db || !m)
 		return bad_arg(e, "trace_db_add_memset: NULL argument");
-	int rc = row_begin(db, e);
-	if (rc)
+	int rc;
+	uint32_t *nulls;
+	int64_t *v = buf_row(db, BUF_MEMSET, &nulls, e, &rc);
+	if (!v)
 		return rc;
-	sqlite3_stmt *s = db->st[ST_MEMSET];
-	bind_i64(s, 1, m->start_ns);
-	bind_i64(s, 2, m->end_ns);
-	bind_i64(s, 3, m->device_id);
-	bind_i64(s, 4, m->context_id);
-	bind_i64(s, 5, m->stream_id);
-	bind_i64(s, 6, m->correlation_id);
-	bind_i64(s, 7, m->global_pid);
-	bind_i64(s, 8, m->value);
-	bind_i64(s, 9, m->bytes);
-	bind_i64(s, 10, m->mem_kind);
-	bind_opt_i64(s, 11, m->graph_node_id);
-	rc = step(db, ST_MEMSET, e);
-	if (!rc)
-		db->stats.memsets++;
-	return rc;
+	v[0] = m->start_ns;
+	v[1] = m->end_ns;
+	v[2] = m->device_id;
+	v[3] = m->context_id;
+	v[4] = m->stream_id;
+	v[5] = m->correlation_id;
+	v[6] = m->global_pid;
+	v[7] = m->value;
+	v[8] = m->bytes;
+	v[9] = m->mem_kind;
+	v[10] = m->graph_node_id;
+	if (!m->graph_node_id)
+		*nulls |= 1u << 10;
+	db->stats.memsets++;
+	return 0;
 }
 
 int trace_db_add_api(struct trace_db *db, const struct trace_api *a, struct err *e)
@@ -736,21 +915,19 @@ int trace_db_add_api(struct trace_db *db, const struct trace_api *a, struct err 
 	int rc = trace_db_intern(db, a->name, &name_id, e);
 	if (rc)
 		return rc;
-	rc = row_begin(db, e);
-	if (rc)
+	uint32_t *nulls;
+	int64_t *v = buf_row(db, BUF_API, &nulls, e, &rc);
+	if (!v)
 		return rc;
-	sqlite3_stmt *s = db->st[ST_API];
-	bind_i64(s, 1, a->start_ns);
-	bind_i64(s, 2, a->end_ns);
-	bind_i64(s, 3, a->kind);
-	bind_i64(s, 4, a->global_tid);
-	bind_i64(s, 5, a->correlation_id);
-	bind_i64(s, 6, name_id);
-	bind_i64(s, 7, a->return_value);
-	rc = step(db, ST_API, e);
-	if (!rc)
-		db->stats.api_calls++;
-	return rc;
+	v[0] = a->start_ns;
+	v[1] = a->end_ns;
+	v[2] = a->kind;
+	v[3] = a->global_tid;
+	v[4] = a->correlation_id;
+	v[5] = name_id;
+	v[6] = a->return_value;
+	db->stats.api_calls++;
+	return 0;
 }
 
 int trace_db_add_nvtx(struct trace_db *db, const struct trace_nvtx *n, struct err *e)
