@@ -14,7 +14,7 @@ static int emit_file(FILE *out, const char *path, int index)
 		fprintf(stderr, "k3embed: %s: cannot open\n", path);
 		return -1;
 	}
-	fprintf(out, "static const char blob%d[] = {\n", index);
+	fprintf(out, "static const unsigned char blob%d[] = {\n", index);
 	int c;
 	long n = 0;
 	while ((c = fgetc(in)) != EOF) {
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 	for (int i = 3; i < argc; i++) {
 		fprintf(out, "\t{");
 		emit_name(out, argv[i]);
-		fprintf(out, ", blob%d, sizeof(blob%d) - 1},\n", i, i);
+		fprintf(out, ", (const char *)blob%d, sizeof(blob%d) - 1},\n", i, i);
 	}
 	fprintf(out, "\t{0, 0, 0},\n};\n");
 	if (fclose(out) != 0)

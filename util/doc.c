@@ -212,9 +212,8 @@ int doc_load_string(struct doc *d, const char *name, const char *text, size_t le
 	return rc;
 }
 
-int doc_load_file(struct doc *d, const char *path, struct err *e)
+int doc_read_file(const char *path, char **out, size_t *len_bytes, struct err *e)
 {
-	memset(d, 0, sizeof *d);
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		err_set(e, path, 0, 0, "cannot open: %s", strerror(errno));
@@ -251,10 +250,31 @@ int doc_load_file(struct doc *d, const char *path, struct err *e)
 			break;
 		}
 	}
-	rc = doc_load_string(d, path, buf ? buf : "", len, e);
+	if (!buf && !(buf = malloc(1))) {
+		err_set(e, path, 0, 0, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*len_bytes = len;
+	buf = NULL;
 out:
 	free(buf);
 	fclose(f);
+	return rc;
+}
+
+int doc_load_file(struct doc *d, const char *path, struct err *e)
+{
+	memset(d, 0, sizeof *d);
+	char *buf;
+	size_t len;
+	int rc = doc_read_file(path, &buf, &len, e);
+	if (rc < 0)
+		return rc;
+	rc = doc_load_string(d, path, buf, len, e);
+	free(buf);
 	return rc;
 }
 

@@ -42,6 +42,9 @@ int doc_load_file(struct doc *d, const char *path, struct err *e);
 int doc_load_string(struct doc *d, const char *name, const char *text, size_t len_bytes,
 		    struct err *e);
 void doc_release(struct doc *d);
+/* The whole file, NUL-terminated, in a malloc'd buffer the caller frees (capped at
+ * DOC_MAX_INPUT_BYTES). *out is untouched on failure. */
+int doc_read_file(const char *path, char **out, size_t *len_bytes, struct err *e);
 
 /* Map lookup by key (first match); NULL when absent or when map is not a map. */
 const struct doc_node *doc_get(const struct doc_node *map, const char *key);

@@ -1,0 +1,502 @@
+#include "model/ops.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char *const kind_names[OP_KIND_COUNT] = {
+	"gemm", "grouped_gemm", "elementwise", "kda_chunk", "kda_decode", "mla_prefill",
+	"mla_decode", "dsa_prefill", "dsa_decode", "allreduce", "allgather", "reducescatter",
+	"alltoall",
+};
+
+const char *op_kind_name(enum op_kind k)
+{
+	return (unsigned)k < OP_KIND_COUNT ? kind_names[k] : "?";
+}
+
+int op_kind_parse(const char *s, enum op_kind *out)
+{
+	for (int i = 0; i < OP_KIND_COUNT; i++)
+		if (strcmp(s, kind_names[i]) == 0) {
+			*out = (enum op_kind)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+bool op_is_comm(enum op_kind k)
+{
+	return k == OP_ALLREDUCE || k == OP_ALLGATHER || k == OP_REDUCESCATTER || k == OP_ALLTOALL;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Sum over the t new queries at positions ctx+1 .. ctx+t of min(top_k, visible tokens). */
+static int64_t sparse_visible(int64_t ctx, int64_t t, int64_t top_k)
+{
+	int64_t lo = ctx + 1, hi = ctx + t; /* visible tokens of the first and last query */
+	if (hi <= top_k)
+		return (lo + hi) * t / 2;
+	if (lo >= top_k)
+		return top_k * t;
+	int64_t below = top_k - lo; /* queries lo .. top_k-1 see fewer than top_k */
+	return (lo + top_k - 1) * below / 2 + top_k * (t - below);
+}
+
+void op_fill(struct op *op)
+{
+	const double ab = dtype_bytes_per_element(op->a_dtype);
+	op->flops = 0;
+	op->flops_lowp = 0;
+	op->bytes_weight = op->bytes_act_in = op->bytes_act_out = 0;
+	op->bytes_kv_read = op->bytes_kv_write = op->bytes_state_read = op->bytes_state_write = 0;
+	op->serial_steps = 0;
+	switch (op->kind) {
+	case OP_GEMM:
+		op->flops = 2.0 * op->m * op->n * op->k;
+		op->bytes_weight = dtype_bytes(op->w_dtype, op->n * op->k);
+		op->bytes_act_in = dtype_bytes(op->a_dtype, op->m * op->k);
+		op->bytes_act_out = dtype_bytes(op->o_dtype, op->m * op->n);
+		break;
+	case OP_GROUPED_GEMM:
+		op->flops = 2.0 * op->m * op->n * op->k;
+		op->bytes_weight = (int64_t)(op->groups_touched * (double)dtype_bytes(op->w_dtype, op->n * op->k) + 0.5);
+		op->bytes_act_in = dtype_bytes(op->a_dtype, op->m * op->k);
+		op->bytes_act_out = dtype_bytes(op->o_dtype, op->m * op->n);
+		break;
+	case OP_ELEMENTWISE: {
+		double elems = (double)op->m * (double)op->n;
+		op->flops = op->flops_per_element * elems;
+		op->bytes_act_in = (int64_t)(op->in_tensors * elems * ab);
+		op->bytes_act_out = (int64_t)(op->out_tensors * elems * dtype_bytes_per_element(op->o_dtype));
+		break;
+	}
+	case OP_KDA_CHUNK: {
+		int64_t tokens = op->b * op->t * op->h;
+		int64_t state = dtype_bytes(op->s_dtype, op->b * op->h * op->dk * op->dv);
+		/* Per token and head: Q S, W S (state reads), K^T U (state update), the output
+		 * correction, and the 16x16 intra-chunk products of width dk and dv. */
+		op->flops = (double)tokens * (8.0 * op->dk * op->dv + 4.0 * op->chunk * (op->dk + op->dv));
+		op->bytes_act_in = dtype_bytes(op->a_dtype, tokens * (3 * op->dk + op->dv + 1));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, tokens * op->dv);
+		op->bytes_state_read = op->ctx > 0 ? state : 0;
+		op->bytes_state_write = state;
+		op->serial_steps = (op->t + op->chunk - 1) / op->chunk;
+		break;
+	}
+	case OP_KDA_DECODE: {
+		int64_t tokens = op->b * op->t * op->h;
+		int64_t state = dtype_bytes(op->s_dtype, op->b * op->h * op->dk * op->dv);
+		op->flops = (double)tokens * (6.0 * op->dk * op->dv + 16.0 * op->dk);
+		/* q, k, v before the ShortConv, the decay gate, beta, and the output gate. */
+		op->bytes_act_in = dtype_bytes(op->a_dtype, tokens * (3 * op->dk + op->dk + 1 + op->dv));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, tokens * op->dv);
+		op->bytes_state_read = state + op->extra_state_bytes / 2;
+		op->bytes_state_write = state + op->extra_state_bytes / 2;
+		break;
+	}
+	case OP_MLA_PREFILL: {
+		/* Materialized K/V of the prefix and the chunk (from kv_b), causal inside the chunk. */
+		double pairs = (double)op->t * ((double)op->ctx + (double)(op->t + 1) / 2.0);
+		op->flops = 2.0 * op->b * op->h * pairs * (double)(op->dk + op->dv);
+		op->bytes_act_in = dtype_bytes(op->a_dtype, op->b * op->t * op->h * op->dk) +
+				   dtype_bytes(op->a_dtype, op->b * (op->ctx + op->t) * op->h * (op->dk + op->dv));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, op->b * op->t * op->h * op->dv);
+		op->bytes_kv_write = op->b * op->t * op->cache_bytes_per_token;
+		break;
+	}
+	case OP_MLA_DECODE: {
+		int64_t visible = op->ctx + op->t;
+		op->flops = 2.0 * op->b * op->t * op->h * (double)visible * (double)(op->dk + op->dv);
+		op->bytes_kv_read = op->b * visible * op->cache_bytes_per_token;
+		op->bytes_kv_write = op->b * op->t * op->cache_bytes_per_token;
+		op->bytes_act_in = dtype_bytes(op->a_dtype, op->b * op->t * op->h * op->dk);
+		op->bytes_act_out = dtype_bytes(op->o_dtype, op->b * op->t * op->h * op->dv);
+		break;
+	}
+	case OP_DSA_PREFILL:
+	case OP_DSA_DECODE: {
+		int64_t visible = op->ctx + op->t;
+		double index_pairs = (double)op->t * ((double)op->ctx + (double)(op->t + 1) / 2.0);
+		int64_t selected = sparse_visible(op->ctx, op->t, op->top_k);
+		op->flops_lowp = 2.0 * op->b * index_pairs * (double)(op->index_heads * op->index_dim);
+		op->flops = op->flops_lowp + 2.0 * op->b * op->h * (double)selected * (double)(op->dk + op->dv);
+		/* The indexer reads every cached index key once per step (per query tile in prefill,
+		 * served from L2 after the first pass); sparse attention gathers the selected latents. */
+		op->bytes_kv_read = op->b * visible * op->index_bytes_per_token +
+				    op->b * min64(selected, op->b ? visible * op->t : 0) * op->cache_bytes_per_token;
+		if (op->kind == OP_DSA_DECODE)
+			op->bytes_kv_read = op->b * visible * op->index_bytes_per_token +
+					    op->b * op->t * min64(op->top_k, visible) * op->cache_bytes_per_token;
+		op->bytes_kv_write = op->b * op->t * (op->cache_bytes_per_token + op->index_bytes_per_token);
+		op->bytes_act_in = dtype_bytes(op->a_dtype, op->b * op->t * op->h * op->dk) +
+				   op->b * op->t * op->index_heads * op->index_dim; /* FP8 index queries */
+		op->bytes_act_out = dtype_bytes(op->o_dtype, op->b * op->t * op->h * op->dv);
+		break;
+	}
+	case OP_ALLREDUCE:
+	case OP_ALLGATHER:
+	case OP_REDUCESCATTER:
+	case OP_ALLTOALL:
+	case OP_KIND_COUNT:
+		break;
+	}
+}
+
+/* ---- building the op list ---- */
+
+struct builder {
+	struct op_list *list;
+	const struct model *m;
+	const struct phase *p;
+	enum attn_kind attn;
+	int64_t layers;
+	int64_t M; /* tokens in the step: batch x tokens */
+	int overflow;
+};
+
+static struct op *push(struct builder *b, enum op_kind kind, const char *name, enum op_split split)
+{
+	if (b->list->n == OP_LIST_MAX) {
+		b->overflow = 1;
+		static struct op sink;
+		memset(&sink, 0, sizeof sink);
+		return &sink;
+	}
+	struct op *op = &b->list->ops[b->list->n++];
+	memset(op, 0, sizeof *op);
+	op->kind = kind;
+	op->name = name;
+	op->split = split;
+	op->attn = b->attn;
+	op->layers = b->layers;
+	op->w_dtype = b->m->weight_dtype;
+	op->a_dtype = b->p->act;
+	op->o_dtype = b->p->act;
+	op->s_dtype = b->p->kda_state;
+	return op;
+}
+
+static void gemm(struct builder *b, const char *name, enum op_split split, int64_t m, int64_t n,
+		 int64_t k, enum op_sync sync)
+{
+	struct op *op = push(b, OP_GEMM, name, split);
+	op->m = m;
+	op->n = n;
+	op->k = k;
+	op->sync = sync;
+}
+
+static void eltwise(struct builder *b, const char *name, enum op_split split, int64_t m, int64_t n,
+		    double in, double out, double flops_per_element)
+{
+	struct op *op = push(b, OP_ELEMENTWISE, name, split);
+	op->m = m;
+	op->n = n;
+	op->in_tensors = in;
+	op->out_tensors = out;
+	op->flops_per_element = flops_per_element;
+}
+
+/* Block AttnRes before a sublayer: RMSNorm of each source, a pseudo-query score, softmax over
+ * depth, the weighted sum; reads every source and the partial sum, writes the input. */
+static void attn_res(struct builder *b, const char *name, double sources)
+{
+	if (!b->m->attn_res_block)
+		return;
+	eltwise(b, name, SPLIT_NONE, b->M, b->m->hidden, sources + 1, 1, 4.0 * (sources + 1));
+}
+
+static void kda_layer(struct builder *b)
+{
+	const struct model *m = b->m;
+	const struct model_kda *k = &m->kda;
+	const struct phase *p = b->p;
+	int64_t h = m->hidden, proj = k->heads * k->head_dim, M = b->M;
+	gemm(b, "kda.qkv_proj", SPLIT_TP_N, M, 3 * proj, h, SYNC_NONE);
+	gemm(b, "kda.decay_a", SPLIT_NONE, M, k->decay_rank, h, SYNC_NONE);
+	gemm(b, "kda.decay_b", SPLIT_TP_N, M, proj, k->decay_rank, SYNC_NONE);
+	gemm(b, "kda.beta_proj", SPLIT_TP_N, M, k->heads, h, SYNC_NONE);
+	if (k->output_gate == GATE_FULL)
+		gemm(b, "kda.gate_proj", SPLIT_TP_N, M, proj, h, SYNC_NONE);
+	else if (k->output_gate == GATE_LOW_RANK) {
+		gemm(b, "kda.gate_a", SPLIT_NONE, M, k->output_gate_rank, h, SYNC_NONE);
+		gemm(b, "kda.gate_b", SPLIT_TP_N, M, proj, k->output_gate_rank, SYNC_NONE);
+	}
+	int64_t taps = k->conv_kernel > 0 ? k->conv_kernel - 1 : 0;
+	if (p->kind == PHASE_PREFILL) {
+		/* ShortConv + SiLU on q, k, v, L2 norm of q and k; the gate and beta activations. */
+		eltwise(b, "kda.conv_norm", SPLIT_TP_N, M, 3 * proj, 1, 1, 2.0 * k->conv_kernel + 8);
+		struct op *op = push(b, OP_KDA_CHUNK, "kda.chunk", SPLIT_TP_N);
+		op->b = p->batch;
+		op->t = p->tokens;
+		op->h = k->heads;
+		op->ctx = p->context;
+		op->dk = op->dv = k->head_dim;
+		op->chunk = p->kda_chunk;
+		/* head-wise RMSNorm and the sigmoid output gate */
+		eltwise(b, "kda.norm_gate", SPLIT_TP_N, M, proj, 2, 1, 8);
+	} else {
+		struct op *op = push(b, OP_KDA_DECODE, "kda.decode", SPLIT_TP_N);
+		op->b = p->batch;
+		op->t = p->tokens;
+		op->h = k->heads;
+		op->ctx = p->context;
+		op->dk = op->dv = k->head_dim;
+		op->extra_state_bytes = 2 * dtype_bytes(p->kda_state, p->batch * 3 * proj * taps);
+	}
+	gemm(b, "kda.o_proj", SPLIT_TP_K, M, h, proj, SYNC_TP_ATTN);
+}
+
+static void mla_layer(struct builder *b)
+{
+	const struct model *m = b->m;
+	const struct model_mla *a = &m->mla;
+	const struct phase *p = b->p;
+	int64_t h = m->hidden, M = b->M;
+	int64_t qk = a->qk_nope_head_dim + a->qk_rope_head_dim;
+	int64_t latent = a->kv_lora_rank + a->qk_rope_head_dim;
+	int64_t cache_bpt = p->mla_cache == DT_FP8
+				    ? a->kv_lora_rank + 4 * ((a->kv_lora_rank + 127) / 128) + 2 * a->qk_rope_head_dim
+				    : dtype_bytes(p->mla_cache, latent);
+	bool dsa = m->dsa.index_heads > 0;
+
+	if (a->q_lora_rank) {
+		gemm(b, "mla.q_a", SPLIT_NONE, M, a->q_lora_rank, h, SYNC_NONE);
+		gemm(b, "mla.q_b", SPLIT_TP_N, M, a->heads * qk, a->q_lora_rank, SYNC_NONE);
+	} else {
+		gemm(b, "mla.q_proj", SPLIT_TP_N, M, a->heads * qk, h, SYNC_NONE);
+	}
+	gemm(b, "mla.kv_a", SPLIT_NONE, M, latent, h, SYNC_NONE);
+
+	if (dsa) {
+		const struct model_dsa *x = &m->dsa;
+		int64_t qin = a->q_lora_rank ? a->q_lora_rank : h;
+		gemm(b, "dsa.index_q", SPLIT_NONE, M, x->index_heads * x->index_head_dim, qin, SYNC_NONE);
+		gemm(b, "dsa.index_k", SPLIT_NONE, M, x->index_head_dim + x->index_heads, h, SYNC_NONE);
+	}
+	if (dsa || p->kind == PHASE_DECODE) {
+		/* Absorbed form: attention runs over the latent cache (MQA-like, 576-wide keys). */
+		gemm(b, "mla.q_absorb", SPLIT_TP_N, M, a->heads * a->kv_lora_rank, a->qk_nope_head_dim, SYNC_NONE);
+		enum op_kind kind = dsa ? (p->kind == PHASE_DECODE ? OP_DSA_DECODE : OP_DSA_PREFILL)
+					: OP_MLA_DECODE;
+		struct op *op = push(b, kind, dsa ? "dsa.attn" : "mla.attn", SPLIT_TP_N);
+		op->b = p->batch;
+		op->t = p->tokens;
+		op->ctx = p->context;
+		op->h = a->heads;
+		op->dk = latent;
+		op->dv = a->kv_lora_rank;
+		op->cache_bytes_per_token = cache_bpt;
+		if (dsa) {
+			op->top_k = m->dsa.top_k;
+			op->index_heads = m->dsa.index_heads;
+			op->index_dim = m->dsa.index_head_dim;
+			op->index_bytes_per_token = m->dsa.index_key_bytes_per_token;
+		}
+		gemm(b, "mla.v_absorb", SPLIT_TP_N, M, a->heads * a->v_head_dim, a->kv_lora_rank, SYNC_NONE);
+	} else {
+		/* Prefill: expand the prefix and the chunk from the latent cache, then attention. */
+		gemm(b, "mla.kv_b", SPLIT_TP_N, p->batch * (p->context + p->tokens),
+		     a->heads * (a->qk_nope_head_dim + a->v_head_dim), a->kv_lora_rank, SYNC_NONE);
+		struct op *op = push(b, OP_MLA_PREFILL, "mla.attn", SPLIT_TP_N);
+		op->b = p->batch;
+		op->t = p->tokens;
+		op->ctx = p->context;
+		op->h = a->heads;
+		op->dk = qk;
+		op->dv = a->v_head_dim;
+		op->cache_bytes_per_token = cache_bpt;
+	}
+	if (a->output_gate) {
+		gemm(b, "mla.gate_proj", SPLIT_TP_N, M, a->heads * a->v_head_dim, h, SYNC_NONE);
+		eltwise(b, "mla.gate_mul", SPLIT_TP_N, M, a->heads * a->v_head_dim, 2, 1, 5);
+	}
+	gemm(b, "mla.o_proj", SPLIT_TP_K, M, h, a->heads * a->v_head_dim, SYNC_TP_ATTN);
+}
+
+static void dense_ffn(struct builder *b)
+{
+	int64_t h = b->m->hidden, I = b->m->dense_intermediate, M = b->M;
+	gemm(b, "ffn.gate_up", SPLIT_TP_N, M, 2 * I, h, SYNC_NONE);
+	eltwise(b, "ffn.situ_glu", SPLIT_TP_N, M, I, 2, 1, 12);
+	gemm(b, "ffn.down", SPLIT_TP_K, M, h, I, SYNC_TP_FFN);
+}
+
+static void moe(struct builder *b)
+{
+	const struct model *m = b->m;
+	const struct model_moe *x = &m->moe;
+	const struct phase *p = b->p;
+	int64_t h = m->hidden, L = x->latent, M = b->M, rows = M * x->top_k;
+	bool latent = L != h;
+	/* Router and the down projection share one GEMM (the router sees full width). */
+	gemm(b, latent ? "moe.router_down" : "moe.router", SPLIT_TP_N, M, x->experts + (latent ? L : 0), h,
+	     SYNC_NONE);
+	eltwise(b, "moe.topk", SPLIT_NONE, M, x->experts, 1, 0.02, 6);
+
+	struct op *op = push(b, OP_ALLTOALL, "moe.dispatch", SPLIT_COMM);
+	op->m = M;
+	op->n = L;
+	op->k = x->top_k;
+	op->a_dtype = p->dispatch;
+
+	op = push(b, OP_GROUPED_GEMM, "moe.experts_gate_up", SPLIT_EP);
+	op->m = rows;
+	op->n = 2 * x->intermediate;
+	op->k = L;
+	op->groups = x->experts;
+	op->groups_touched = (double)x->experts;
+	op->w_dtype = m->expert_dtype;
+	op->a_dtype = p->expert_act;
+	eltwise(b, "moe.situ_glu", SPLIT_EP, rows, x->intermediate, 2, 1, 12);
+	op = push(b, OP_GROUPED_GEMM, "moe.experts_down", SPLIT_EP);
+	op->m = rows;
+	op->n = L;
+	op->k = x->intermediate;
+	op->groups = x->experts;
+	op->groups_touched = (double)x->experts;
+	op->w_dtype = m->expert_dtype;
+	op->a_dtype = p->expert_act;
+
+	op = push(b, OP_ALLTOALL, "moe.combine", SPLIT_COMM);
+	op->m = M;
+	op->n = L;
+	op->k = x->top_k;
+	op->a_dtype = p->act;
+
+	/* Weighted sum of the top_k rows (and the latent RMSNorm), then back to full width. */
+	eltwise(b, "moe.combine_norm", SPLIT_NONE, M, L, (double)x->top_k, 1, 2.0 * x->top_k + 4);
+	if (x->shared_intermediate) {
+		gemm(b, "moe.shared_gate_up", SPLIT_TP_N, M, 2 * x->shared_intermediate, h, SYNC_NONE);
+		eltwise(b, "moe.shared_situ_glu", SPLIT_TP_N, M, x->shared_intermediate, 2, 1, 12);
+		gemm(b, "moe.shared_down", SPLIT_TP_K, M, h, x->shared_intermediate, SYNC_NONE);
+	}
+	if (latent)
+		gemm(b, "moe.up", SPLIT_TP_K, M, h, L, SYNC_TP_FFN);
+	else
+		b->list->ops[b->list->n - 1].sync = SYNC_TP_FFN;
+}
+
+/* Average AttnRes sources seen by the sublayers of the layers in `mask`: the embedding, every
+ * completed block, and the current block's partial sum when it is not empty. */
+static double attn_res_sources(const struct model *m, const bool *mask, int count, bool ffn)
+{
+	if (!m->attn_res_block || count == 0)
+		return 0;
+	double sum = 0;
+	for (int i = 0; i < m->n_layers; i++) {
+		if (!mask[i])
+			continue;
+		int64_t done = i / m->attn_res_block;
+		bool partial = ffn || (i % m->attn_res_block) != 0;
+		sum += 1.0 + (double)done + (partial ? 1.0 : 0.0);
+	}
+	return sum / count;
+}
+
+int model_build_ops(const struct model *m, const struct phase *phase, struct op_list *out)
+{
+	struct builder b = {.list = out, .m = m, .p = phase, .layers = 1};
+	out->n = 0;
+	b.M = phase->batch * phase->tokens;
+	int64_t h = m->hidden;
+
+	eltwise(&b, "embed", SPLIT_TP_N, b.M, h, 1, 1, 0);
+	b.list->ops[b.list->n - 1].sync = SYNC_TP_EMBED;
+
+	/* One group of ops per (attention kind, FFN kind) signature, in order of first appearance. */
+	bool seen[2][2] = {{false}};
+	for (int first = 0; first < m->n_layers; first++) {
+		enum attn_kind ak = m->attn[first];
+		enum ffn_kind fk = m->ffn[first];
+		if (seen[ak][fk])
+			continue;
+		seen[ak][fk] = true;
+		bool mask[MODEL_MAX_LAYERS] = {false};
+		int count = 0;
+		for (int i = first; i < m->n_layers; i++)
+			if (m->attn[i] == ak && m->ffn[i] == fk) {
+				mask[i] = true;
+				count++;
+			}
+		b.attn = ak;
+		b.layers = count;
+		attn_res(&b, "attnres.pre_attn", attn_res_sources(m, mask, count, false));
+		eltwise(&b, "norm.attn", SPLIT_NONE, b.M, h, 1, 1, 4);
+		if (ak == ATTN_KDA)
+			kda_layer(&b);
+		else
+			mla_layer(&b);
+		attn_res(&b, "attnres.pre_ffn", attn_res_sources(m, mask, count, true));
+		eltwise(&b, "norm.ffn", SPLIT_NONE, b.M, h, 1, 1, 4);
+		if (fk == FFN_DENSE)
+			dense_ffn(&b);
+		else
+			moe(&b);
+		/* Residual or block partial-sum updates after both sublayers. */
+		eltwise(&b, "residual.add", SPLIT_NONE, b.M, h, 4, 2, 2);
+	}
+
+	b.attn = ATTN_KDA;
+	b.layers = 1;
+	double final_sources = m->attn_res_block
+				       ? 1.0 + (double)((m->n_layers + m->attn_res_block - 1) / m->attn_res_block)
+				       : 0;
+	attn_res(&b, "attnres.final", final_sources);
+	/* Only the last position of each sequence needs logits. */
+	int64_t rows = phase->kind == PHASE_PREFILL ? phase->batch : b.M;
+	eltwise(&b, "norm.final", SPLIT_NONE, rows, h, 1, 1, 4);
+	gemm(&b, "lm_head", SPLIT_TP_N, rows, m->vocab, h, SYNC_NONE);
+	b.list->ops[b.list->n - 1].o_dtype = DT_FP32;
+	eltwise(&b, "sample", SPLIT_TP_N, rows, m->vocab, 1, 0, 4);
+	b.list->ops[b.list->n - 1].a_dtype = DT_FP32;
+
+	for (int i = 0; i < out->n; i++)
+		op_fill(&out->ops[i]);
+	return b.overflow ? -E2BIG : 0;
+}
+
+void model_weight_split(const struct model *m, struct model_weight_split *ws)
+{
+	struct model_inventory inv;
+	model_inventory(m, &inv);
+	memset(ws, 0, sizeof *ws);
+	const int64_t h = m->hidden;
+	enum dtype wd = m->weight_dtype;
+
+	const struct model_kda *k = &m->kda;
+	int64_t proj = k->heads * k->head_dim;
+	int64_t kda_repl = h * k->decay_rank + k->head_dim +
+			   (k->output_gate == GATE_LOW_RANK ? h * k->output_gate_rank : 0);
+	int64_t kda_shard = inv.params_kda_layer - kda_repl;
+
+	const struct model_mla *a = &m->mla;
+	int64_t mla_repl = (a->q_lora_rank ? h * a->q_lora_rank + a->q_lora_rank : 0) +
+			   h * (a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank;
+	if (m->dsa.index_heads) {
+		int64_t qin = a->q_lora_rank ? a->q_lora_rank : h;
+		mla_repl += qin * m->dsa.index_heads * m->dsa.index_head_dim +
+			    h * m->dsa.index_head_dim + 2 * m->dsa.index_head_dim + h * m->dsa.index_heads;
+	}
+	int64_t mla_shard = inv.params_mla_layer - mla_repl;
+
+	const struct model_moe *x = &m->moe;
+	int64_t moe_repl = x->experts + (x->latent_norm ? x->latent : 0);
+	int64_t moe_shard = inv.params_moe_layer - moe_repl - x->experts * inv.params_per_expert;
+
+	int64_t small = (int64_t)m->n_layers * (2 * h + (m->attn_res_block ? 2 * h : 0)) + h +
+			(m->attn_res_block ? h : 0);
+	ws->tp_sharded = dtype_bytes(wd, inv.kda_layers * kda_shard + inv.mla_layers * mla_shard +
+						 inv.dense_layers * inv.params_dense_ffn +
+						 inv.moe_layers * moe_shard);
+	ws->replicated = dtype_bytes(wd, inv.kda_layers * kda_repl + inv.mla_layers * mla_repl +
+						 inv.moe_layers * moe_repl + small);
+	ws->vocab = dtype_bytes(wd, inv.params_embedding + inv.params_lm_head);
+	ws->expert_bytes = dtype_bytes(m->expert_dtype, inv.params_per_expert);
+	ws->experts = (int64_t)inv.moe_layers * x->experts * ws->expert_bytes;
+	(void)proj;
+}

@@ -1,0 +1,130 @@
+#ifndef K3_MODEL_OPS_H
+#define K3_MODEL_OPS_H
+
+/* The ops of one forward step of a model, with shapes, dtypes, FLOPs and bytes.
+ *
+ * model_build_ops() lists the ops of a phase for the WHOLE model on ONE replica, unsharded: each op
+ * stands for `layers` identical layers (layers with the same attention and FFN kinds share their
+ * ops) and says how tensor and expert parallelism split it (`split`); sim/ maps it onto GPUs.
+ * op_fill() derives FLOPs and bytes from an op's dims and dtypes, so a resized op stays consistent. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "util/dtype.h"
+
+enum op_kind {
+	OP_GEMM,         /* y[m,n] = x[m,k] W[k,n] */
+	OP_GROUPED_GEMM, /* routed experts: m rows over `groups` experts, each W[k,n] */
+	OP_ELEMENTWISE,  /* norms, activations, gates, AttnRes, top-k: m x n elements */
+	OP_KDA_CHUNK,    /* chunked KDA prefill: b sequences x t tokens x h heads */
+	OP_KDA_DECODE,   /* fused KDA decode: b requests x h heads, t tokens each (1; >1 = verify) */
+	OP_MLA_PREFILL,  /* attention of t new tokens over ctx prefix + themselves, h heads */
+	OP_MLA_DECODE,   /* absorbed latent attention: b requests x h heads over ctx tokens */
+	OP_DSA_PREFILL,  /* DSA: indexer over the prefix + sparse attention over top_k tokens */
+	OP_DSA_DECODE,   /* DSA decode: indexer scan over ctx + sparse attention over top_k */
+	OP_ALLREDUCE,
+	OP_ALLGATHER,
+	OP_REDUCESCATTER,
+	OP_ALLTOALL,
+	OP_KIND_COUNT
+};
+
+/* How parallelism divides an op (sim/ applies it). */
+enum op_split {
+	SPLIT_NONE,     /* replicated on every TP rank */
+	SPLIT_TP_N,     /* column parallel: n / tp (heads for attention kinds) */
+	SPLIT_TP_K,     /* row parallel: k / tp, followed by a reduction */
+	SPLIT_EP,       /* routed experts: groups / ep, rows follow the routing */
+	SPLIT_COMM,     /* a collective placed by the mapping, not by the model */
+};
+
+/* Which collective follows a row-parallel op. */
+enum op_sync { SYNC_NONE, SYNC_TP_ATTN, SYNC_TP_FFN, SYNC_TP_EMBED };
+
+struct op {
+	enum op_kind kind;
+	const char *name;    /* static string, e.g. "kda.qkv_proj" */
+	enum attn_kind attn; /* the layer group the op belongs to (informative) */
+	int64_t layers;      /* identical instances per step (one per layer it stands for) */
+	enum op_split split;
+	enum op_sync sync;   /* collective after this op, when sharded */
+
+	/* dims (which ones matter depends on kind) */
+	int64_t m, n, k;     /* GEMM; ELEMENTWISE: m x n elements */
+	int64_t groups;      /* GROUPED_GEMM: experts held; groups_touched: experts that get rows */
+	double groups_touched;
+	int64_t b, t, h;     /* attention: sequences, tokens per sequence, heads */
+	int64_t ctx;         /* attention: tokens already in context (prefix) */
+	int64_t dk, dv;      /* KDA: key/value head dims; MLA: qk dim, v dim (prefill) or latent dims (decode) */
+	int64_t top_k;       /* DSA: tokens selected per query */
+	int64_t index_heads, index_dim; /* DSA indexer */
+	int64_t chunk;       /* KDA chunk length in tokens */
+	int64_t ranks;       /* collectives */
+	int64_t comm_bytes;  /* collectives: buffer per rank, as nccl-tests counts it */
+	double in_tensors, out_tensors, flops_per_element; /* ELEMENTWISE */
+	int64_t extra_state_bytes; /* KDA decode: ShortConv state read+write */
+
+	enum dtype w_dtype;  /* weights */
+	enum dtype a_dtype;  /* activations in, and math precision of the tensor-core work */
+	enum dtype o_dtype;  /* activations out */
+	enum dtype s_dtype;  /* KDA state / MLA cache */
+	int64_t cache_bytes_per_token; /* MLA / DSA: bytes of one cached token of one layer */
+	int64_t index_bytes_per_token; /* DSA: indexer key bytes per token per layer */
+
+	/* derived by op_fill(), per instance */
+	double flops;        /* all of it, at a_dtype's rate except flops_lowp */
+	double flops_lowp;   /* the part that runs at FP8 (DSA indexer) */
+	int64_t bytes_weight, bytes_act_in, bytes_act_out;
+	int64_t bytes_kv_read, bytes_kv_write, bytes_state_read, bytes_state_write;
+	int64_t serial_steps; /* KDA chunk: dependent chunk steps per (sequence, head) */
+};
+
+/* FLOPs and bytes of op from its dims and dtypes. */
+void op_fill(struct op *op);
+static inline int64_t op_bytes(const struct op *op)
+{
+	return op->bytes_weight + op->bytes_act_in + op->bytes_act_out + op->bytes_kv_read +
+	       op->bytes_kv_write + op->bytes_state_read + op->bytes_state_write;
+}
+const char *op_kind_name(enum op_kind k);
+int op_kind_parse(const char *s, enum op_kind *out);
+bool op_is_comm(enum op_kind k);
+
+enum phase_kind { PHASE_PREFILL, PHASE_DECODE };
+
+struct phase {
+	enum phase_kind kind;
+	int64_t batch;    /* sequences in the step */
+	int64_t tokens;   /* new tokens per sequence: a prefill chunk, or 1 for decode */
+	int64_t context;  /* tokens already cached per sequence before this step */
+	enum dtype kda_state;  /* fp32 or bf16 */
+	enum dtype mla_cache;  /* bf16 or fp8 (FlashMLA layout) */
+	enum dtype act;        /* activations (bf16) */
+	enum dtype expert_act; /* routed-expert inputs: mxfp8 (K3's QAT recipe), fp8 or bf16 */
+	enum dtype dispatch;   /* EP dispatch payload: fp8 (+ scales) or bf16 */
+	int64_t kda_chunk;     /* KDA kernel chunk, tokens (16) */
+};
+
+enum { OP_LIST_MAX = 256 };
+
+struct op_list {
+	struct op ops[OP_LIST_MAX];
+	int n;
+};
+
+/* The ops of one step of `phase` on model m. Returns 0 or -E2BIG if the list overflowed. */
+int model_build_ops(const struct model *m, const struct phase *phase, struct op_list *out);
+
+/* Weight bytes of the model by how parallelism divides them. */
+struct model_weight_split {
+	int64_t tp_sharded;   /* divided by tp (heads, columns, rows) */
+	int64_t replicated;   /* held whole by every GPU */
+	int64_t vocab;        /* embedding + LM head, vocab-parallel over tp */
+	int64_t experts;      /* routed experts, divided by ep */
+	int64_t expert_bytes; /* one routed expert of one layer */
+};
+void model_weight_split(const struct model *m, struct model_weight_split *ws);
+
+#endif
