@@ -1,9 +1,325 @@
-/* placeholder while the module is written; replaced before the first landing */
+/* k3sim run [SCENARIO] [--json]: TTFT, TPOT, throughput and HBM per GPU for a scenario. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
 #include "cli/commands.h"
+#include "sim/sim.h"
+#include "util/doc.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: k3sim run [SCENARIO] [--json] [--top N] [overrides]\n\n"
+		"Predicts TTFT, TPOT, decode throughput and HBM per GPU for a what-if scenario, with the\n"
+		"ops that take the time and what bounds each of them.\n\n"
+		"  SCENARIO        a YAML file, or an embedded scenario:");
+	for (const char *const *p = scenario_preset_names(); *p; p++)
+		fprintf(out, " %s", *p);
+	fprintf(out, "\n"
+		"                  (default: 'default', K3 on 16xH200); the schema is in scenarios/README.md\n"
+		"  --json          machine-readable output (keys ttft_s, tpot_s, fits, hbm, ...)\n"
+		"  --top N         ops to list per phase (default 12)\n"
+		"  --print         print the scenario's YAML (embedded ones) and exit\n"
+		"overrides (applied after loading):\n"
+		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n");
+}
+
+static int parse_count(const char *opt, const char *v, int64_t *out)
+{
+	int64_t x;
+	if (!v || doc_parse_i64(v, &x) < 0 || x < 1) {
+		fprintf(stderr, "k3sim run: %s needs a positive integer, got '%s'\n", opt, v ? v : "");
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+struct agg {
+	const char *name;
+	double total_s, cycles;
+	enum bound bound;
+	double bound_s;
+	int64_t layers;
+};
+
+/* Rows with the same op name (e.g. one per layer group) are added together. */
+static int aggregate(const struct sim_phase *ph, struct agg *out, int cap)
+{
+	int n = 0;
+	for (int i = 0; i < ph->n_rows; i++) {
+		const struct sim_op_row *r = &ph->rows[i];
+		int j;
+		for (j = 0; j < n; j++)
+			if (strcmp(out[j].name, r->op.name) == 0)
+				break;
+		if (j == n) {
+			if (n == cap)
+				continue;
+			out[n] = (struct agg){.name = r->op.name, .bound = r->cost.bound};
+			n++;
+		}
+		out[j].total_s += r->total_s;
+		out[j].cycles += r->total_cycles;
+		out[j].layers += r->op.layers;
+		if (r->total_s > out[j].bound_s) {
+			out[j].bound_s = r->total_s;
+			out[j].bound = r->cost.bound;
+		}
+	}
+	for (int a = 1; a < n; a++) /* insertion sort, largest first */
+		for (int b = a; b > 0 && out[b].total_s > out[b - 1].total_s; b--) {
+			struct agg t = out[b];
+			out[b] = out[b - 1];
+			out[b - 1] = t;
+		}
+	return n;
+}
+
+static void print_ops(const char *title, const struct sim_phase *ph, int top)
+{
+	static struct agg rows[SIM_MAX_OPS];
+	int n = aggregate(ph, rows, SIM_MAX_OPS);
+	char a[32];
+	printf("\n%s: %s per GPU; by bound: compute %.0f%%, memory %.0f%%, latency %.0f%%, comm %.0f%%\n",
+	       title, cli_time(ph->time_s, a, sizeof a), 100 * ph->compute_s / ph->time_s,
+	       100 * ph->memory_s / ph->time_s, 100 * ph->latency_s / ph->time_s, 100 * ph->comm_s / ph->time_s);
+	printf("  %-26s %12s %7s %16s  %s\n", "op", "time", "share", "cycles", "bound");
+	for (int i = 0; i < n && i < top; i++)
+		printf("  %-26s %12s %6.1f%% %16.4g  %s\n", rows[i].name, cli_time(rows[i].total_s, a, sizeof a),
+		       100 * rows[i].total_s / ph->time_s, rows[i].cycles, bound_name(rows[i].bound));
+}
+
+static void print_human(const struct scenario *s, const struct model *m, const struct hw *hw,
+			const struct sim_result *r, int top)
+{
+	char a[32], b[32], c[32];
+	printf("k3sim run: %s - %s on %lld x %s%s\n", s->name, m->name, (long long)s->gpus,
+	       hw->description[0] ? hw->description : hw->name,
+	       hw->calibrated ? " (calibrated)" : " (datasheet, uncalibrated)");
+	if (s->description[0])
+		printf("  %s\n", s->description);
+	printf("  layout: attention TP%lld x DP%lld x CP%lld, MoE EP%lld (imbalance %.2f); TP sync %s\n",
+	       (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->ep, s->moe_imbalance,
+	       s->tp_rs_ag ? "reduce-scatter + all-gather" : "all-reduce");
+	printf("  workload: batch %lld, prompt %lld, output %lld tokens, prefill chunk %lld; "
+	       "KDA state %s, MLA cache %s, expert inputs %s\n\n",
+	       (long long)s->batch, (long long)s->prompt_tokens, (long long)s->output_tokens,
+	       (long long)s->prefill_chunk, dtype_name(s->kda_state), dtype_name(s->mla_cache),
+	       dtype_name(s->expert_act));
+
+	printf("  %-18s %12s   (prefill of %lld tokens in %lld chunk%s, one request)\n", "TTFT",
+	       cli_time(r->ttft_s, a, sizeof a), (long long)s->prompt_tokens, (long long)r->prefill_chunks,
+	       r->prefill_chunks == 1 ? "" : "s");
+	printf("  %-18s %12s   (decode step at context %lld, batch %lld; first %s, last %s)\n", "TPOT",
+	       cli_time(r->tpot_s, a, sizeof a), (long long)r->decode_context, (long long)s->batch,
+	       cli_time(r->tpot_first_s, b, sizeof b), cli_time(r->tpot_last_s, c, sizeof c));
+	printf("  %-18s %12.0f   (%.1f per GPU)\n", "decode tokens/s", r->tokens_per_s, r->tokens_per_s_per_gpu);
+	printf("  %-18s %12s\n", "request latency", cli_time(r->e2e_s, a, sizeof a));
+
+	const struct sim_hbm *h = &r->hbm;
+	printf("\n  HBM per GPU at context %lld, %lld request%s per attention group:\n",
+	       (long long)(s->prompt_tokens + s->output_tokens), (long long)r->requests_per_gpu,
+	       r->requests_per_gpu == 1 ? "" : "s");
+	struct {
+		const char *name;
+		int64_t v;
+	} rows[] = {
+		{"weights", h->weights},         {"KDA state", h->kda_state}, {"ShortConv state", h->conv_state},
+		{"MLA KV cache", h->mla_kv},     {"DSA index cache", h->dsa_index},
+		{"activations", h->activations}, {"workspace", h->workspace},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		if (rows[i].v == 0 && (i == 1 || i == 2 || i == 4))
+			continue;
+		printf("    %-18s %12s %6.1f%%\n", rows[i].name, cli_bytes((double)rows[i].v, a, sizeof a),
+		       100.0 * (double)rows[i].v / (double)h->capacity);
+	}
+	printf("    %-18s %12s %6.1f%%\n", "total", cli_bytes((double)h->total, a, sizeof a),
+	       100.0 * (double)h->total / (double)h->capacity);
+	printf("    %-18s %12s\n", "capacity", cli_bytes((double)h->capacity, a, sizeof a));
+	if (r->fits)
+		printf("  fits: yes (%s free; up to %lld requests fit at this context)\n",
+		       cli_bytes((double)(h->capacity - h->total), a, sizeof a), (long long)r->max_batch);
+	else
+		printf("  fits: NO - %s over capacity per GPU (%.1f%% of it)%s\n",
+		       cli_bytes((double)r->missing_bytes, a, sizeof a),
+		       100.0 * (double)r->missing_bytes / (double)h->capacity,
+		       h->weights > h->capacity ? "; the weights alone exceed it: add GPUs (EP) or use more TP" : "");
+
+	print_ops("prefill (TTFT), summed over chunks", &r->prefill, top);
+	print_ops("decode step (TPOT)", &r->decode, top);
+}
+
+static void json_phase(struct jw *w, const char *key, const struct sim_phase *ph)
+{
+	jw_begin_object(w, key);
+	jw_f64(w, "time_s", ph->time_s);
+	jw_f64(w, "compute_bound_s", ph->compute_s);
+	jw_f64(w, "memory_bound_s", ph->memory_s);
+	jw_f64(w, "latency_bound_s", ph->latency_s);
+	jw_f64(w, "comm_bound_s", ph->comm_s);
+	jw_i64(w, "peak_activation_bytes", ph->peak_act_bytes);
+	jw_begin_array(w, "ops");
+	for (int i = 0; i < ph->n_rows; i++) {
+		const struct sim_op_row *r = &ph->rows[i];
+		jw_begin_object(w, NULL);
+		jw_str(w, "name", r->op.name);
+		jw_str(w, "kind", op_kind_name(r->op.kind));
+		jw_i64(w, "layers", r->op.layers);
+		jw_f64(w, "time_s", r->total_s);
+		jw_f64(w, "cycles", r->total_cycles);
+		jw_f64(w, "instance_time_s", r->cost.time_s);
+		jw_str(w, "bound", bound_name(r->cost.bound));
+		jw_f64(w, "flops", r->total_flops);
+		jw_f64(w, "bytes", r->total_bytes);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+	jw_end_object(w);
+}
+
+static void print_json(const struct scenario *s, const struct model *m, const struct hw *hw,
+		       const struct sim_result *r)
+{
+	struct jw w;
+	jw_init(&w, stdout);
+	jw_begin_object(&w, NULL);
+	jw_str(&w, "scenario", s->name);
+	jw_str(&w, "model", m->name);
+	jw_str(&w, "hw", hw->name);
+	jw_bool(&w, "hw_calibrated", hw->calibrated);
+	jw_i64(&w, "gpus", s->gpus);
+	jw_begin_object(&w, "parallel");
+	jw_i64(&w, "tp", s->tp);
+	jw_i64(&w, "dp", s->dp);
+	jw_i64(&w, "cp", s->cp);
+	jw_i64(&w, "ep", s->ep);
+	jw_end_object(&w);
+	jw_i64(&w, "batch", s->batch);
+	jw_i64(&w, "prompt_tokens", s->prompt_tokens);
+	jw_i64(&w, "output_tokens", s->output_tokens);
+	jw_f64(&w, "ttft_s", r->ttft_s);
+	jw_f64(&w, "tpot_s", r->tpot_s);
+	jw_f64(&w, "tpot_first_s", r->tpot_first_s);
+	jw_f64(&w, "tpot_last_s", r->tpot_last_s);
+	jw_f64(&w, "e2e_s", r->e2e_s);
+	jw_f64(&w, "tokens_per_s", r->tokens_per_s);
+	jw_f64(&w, "tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);
+	jw_i64(&w, "prefill_chunks", r->prefill_chunks);
+	jw_i64(&w, "decode_context", r->decode_context);
+	jw_bool(&w, "fits", r->fits);
+	jw_i64(&w, "missing_bytes", r->missing_bytes);
+	jw_i64(&w, "max_batch", r->max_batch);
+	jw_begin_object(&w, "hbm");
+	jw_i64(&w, "weights", r->hbm.weights);
+	jw_i64(&w, "kda_state", r->hbm.kda_state);
+	jw_i64(&w, "conv_state", r->hbm.conv_state);
+	jw_i64(&w, "mla_kv", r->hbm.mla_kv);
+	jw_i64(&w, "dsa_index", r->hbm.dsa_index);
+	jw_i64(&w, "activations", r->hbm.activations);
+	jw_i64(&w, "workspace", r->hbm.workspace);
+	jw_i64(&w, "total", r->hbm.total);
+	jw_i64(&w, "capacity", r->hbm.capacity);
+	jw_end_object(&w);
+	json_phase(&w, "prefill", &r->prefill);
+	json_phase(&w, "decode", &r->decode);
+	jw_end_object(&w);
+	jw_finish(&w);
+}
+
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "k3sim %s: not built yet\n", argv[0]);
-	return 1;
+	const char *path = "default", *model_over = NULL, *hw_over = NULL;
+	bool json = false, print = false, have_path = false;
+	int64_t batch = 0, prompt = 0, output = 0, top = 12;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (cli_is_help(a)) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--json") == 0) {
+			json = true;
+		} else if (strcmp(a, "--print") == 0) {
+			print = true;
+		} else if (strcmp(a, "--model") == 0 || strcmp(a, "--hw") == 0) {
+			if (!v) {
+				fprintf(stderr, "k3sim run: %s needs a value\n", a);
+				return 2;
+			}
+			*(a[2] == 'm' ? &model_over : &hw_over) = v;
+			i++;
+		} else if (strcmp(a, "--batch") == 0 || strcmp(a, "--prompt") == 0 ||
+			   strcmp(a, "--output") == 0 || strcmp(a, "--top") == 0) {
+			int64_t *dst = a[2] == 'b' ? &batch : a[2] == 'p' ? &prompt : a[2] == 'o' ? &output : &top;
+			if (parse_count(a, v, dst) < 0)
+				return 2;
+			i++;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "k3sim run: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		} else if (!have_path) {
+			path = a;
+			have_path = true;
+		} else {
+			fprintf(stderr, "k3sim run: one scenario at a time\n");
+			return 2;
+		}
+	}
+	if (print) {
+		const char *text = scenario_preset_text(path);
+		if (!text) {
+			fprintf(stderr, "k3sim run: '%s' is not an embedded scenario\n", path);
+			return 1;
+		}
+		fputs(text, stdout);
+		return 0;
+	}
+	struct err e;
+	struct scenario s;
+	if (scenario_load(&s, path, &e) < 0) {
+		cli_error("run", &e);
+		return 1;
+	}
+	if (model_over)
+		snprintf(s.model, sizeof s.model, "%s", model_over);
+	if (hw_over)
+		snprintf(s.hw, sizeof s.hw, "%s", hw_over);
+	if (batch)
+		s.batch = batch;
+	if (prompt)
+		s.prompt_tokens = prompt;
+	if (output)
+		s.output_tokens = output;
+	if (s.prefill_chunk > s.prompt_tokens)
+		s.prefill_chunk = s.prompt_tokens;
+
+	struct model m;
+	struct hw hw;
+	if (model_load(&m, s.model, &e) < 0 || hw_load(&hw, s.hw, &e) < 0) {
+		cli_error("run", &e);
+		return 1;
+	}
+	struct sim_result *r = malloc(sizeof *r);
+	if (!r) {
+		fprintf(stderr, "k3sim run: out of memory\n");
+		return 1;
+	}
+	int rc = sim_run(&s, &m, &hw, r, &e);
+	if (rc < 0) {
+		cli_error("run", &e);
+		free(r);
+		return 1;
+	}
+	if (json)
+		print_json(&s, &m, &hw, r);
+	else
+		print_human(&s, &m, &hw, r, (int)top);
+	free(r);
+	return 0;
 }

@@ -7,5 +7,7 @@ int cmd_model(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+/* `k3sim trace capture ...` (argv[0] is "capture"); called by cmd_trace. */
+int cmd_trace_capture(int argc, char **argv);
 
 #endif

@@ -1,0 +1,182 @@
+#include "sim/cost.h"
+
+#include <math.h>
+
+const char *bound_name(enum bound b)
+{
+	static const char *const names[] = {"compute", "memory", "latency", "comm"};
+	return (unsigned)b < 4 ? names[b] : "?";
+}
+
+static double ceil_div(double a, double b)
+{
+	return ceil(a / b);
+}
+
+/* Math runs in the wider of the two operand types (an MXFP4 x MXFP8 product runs at the FP8 or
+ * MXFP8 rate, never at the FP4 rate). */
+static enum dtype math_dtype(enum dtype w, enum dtype a)
+{
+	return dtype_bytes_per_element(w) >= dtype_bytes_per_element(a) ? w : a;
+}
+
+/* Tile and wave quantization: the GEMM runs as ceil(m/tm) x ceil(n/tn) output tiles over the SMs.
+ * Few tiles are split along k by the library to fill the machine, so partial waves only cost
+ * their fraction; many tiles run in whole waves. Returns seconds at the achieved rate. */
+static double gemm_compute_s(const struct hw *hw, const struct op *op, double rate, double *waves)
+{
+	double tm = (double)hw->gemm_tile_m;
+	if ((double)op->m < tm) {
+		tm = 16;
+		while (tm < (double)op->m)
+			tm *= 2;
+	}
+	double tn = (double)hw->gemm_tile_n;
+	double tiles = ceil_div((double)op->m, tm) * ceil_div((double)op->n, tn);
+	double sms = (double)hw->sms;
+	double w = tiles < sms ? tiles / sms : ceil(tiles / sms);
+	*waves = w;
+	double padded_flops = w * sms * 2.0 * tm * tn * (double)op->k;
+	double eff = hw_curve_eval(&hw->eff_gemm, op->flops);
+	return padded_flops / (rate * eff);
+}
+
+/* Activations that fit in half of L2 were just produced by the previous op and stay there. */
+static void memory_split(const struct hw *hw, const struct op *op, double *hbm, double *l2)
+{
+	double half_l2 = 0.5 * (double)hw->l2_bytes;
+	*hbm = (double)(op->bytes_weight + op->bytes_kv_read + op->bytes_kv_write + op->bytes_state_read +
+			op->bytes_state_write);
+	*l2 = 0;
+	if ((double)op->bytes_act_in <= half_l2)
+		*l2 += (double)op->bytes_act_in;
+	else
+		*hbm += (double)op->bytes_act_in;
+	if ((double)op->bytes_act_out <= half_l2)
+		*l2 += (double)op->bytes_act_out;
+	else
+		*hbm += (double)op->bytes_act_out;
+}
+
+static double memory_s(const struct hw *hw, double hbm, double l2)
+{
+	double eff = hw_curve_eval(&hw->eff_memory, hbm + l2);
+	return hbm / (hw->hbm_bw_bytes_per_s * eff) + l2 / hw->l2_bw_bytes_per_s;
+}
+
+static void comm_cost(const struct hw *hw, const struct op *op, struct op_cost *c)
+{
+	double n = (double)op->ranks;
+	if (n <= 1 || op->comm_bytes <= 0)
+		return;
+	double factor, steps;
+	switch (op->kind) {
+	case OP_ALLREDUCE:
+		factor = 2.0 * (n - 1) / n;
+		steps = 2.0 * log2(n);
+		break;
+	case OP_ALLTOALL:
+		factor = (n - 1) / n;
+		steps = 1.0 + log2(n) / 2;
+		break;
+	default: /* all-gather, reduce-scatter */
+		factor = (n - 1) / n;
+		steps = log2(n);
+		break;
+	}
+	double bw = hw->nvlink_bw_bytes_per_s, lat = hw->nvlink_latency_s;
+	double bytes = (double)op->comm_bytes * factor;
+	if (op->ranks > hw->domain_gpus) {
+		/* Beyond one NVLink domain the share of traffic that leaves it crosses the NIC. */
+		double outside = (n - (double)hw->domain_gpus) / n;
+		double t_nic = bytes * outside / (hw->nic_bw_bytes_per_s * hw_curve_eval(&hw->eff_comm, (double)op->comm_bytes));
+		double t_nvl = bytes * (1 - outside) / (bw * hw_curve_eval(&hw->eff_comm, (double)op->comm_bytes));
+		c->comm_s = (t_nic > t_nvl ? t_nic : t_nvl) + steps * hw->nic_latency_s;
+		return;
+	}
+	c->comm_s = bytes / (bw * hw_curve_eval(&hw->eff_comm, (double)op->comm_bytes)) + steps * lat;
+}
+
+void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
+		 struct op_cost *out)
+{
+	struct op_cost c = {0};
+	double launch = opts && opts->cuda_graph ? hw->graph_launch_latency_s : hw->launch_latency_s;
+	double hbm, l2;
+	bool kda_chain_bound = false;
+	memory_split(hw, op, &hbm, &l2);
+
+	switch (op->kind) {
+	case OP_GEMM:
+	case OP_GROUPED_GEMM: {
+		double rate = hw_tensor_rate(hw, math_dtype(op->w_dtype, op->a_dtype));
+		c.compute_s = op->m > 0 ? gemm_compute_s(hw, op, rate, &c.waves) : 0;
+		c.memory_s = memory_s(hw, hbm, l2);
+		c.latency_s = launch;
+		break;
+	}
+	case OP_ELEMENTWISE:
+		c.compute_s = op->flops / (hw->vector_flops_per_s * 0.5);
+		c.memory_s = memory_s(hw, hbm, l2);
+		c.latency_s = launch;
+		break;
+	case OP_KDA_CHUNK: {
+		/* Two kernels: token-parallel intra-chunk work (a roofline), then the head-parallel
+		 * recurrence: t/chunk dependent steps per (sequence, head), in waves over the SMs. */
+		double tokens = (double)op->b * (double)op->t * (double)op->h;
+		double rec_flops = tokens * 8.0 * (double)op->dk * (double)op->dv;
+		double rate = hw_tensor_rate(hw, op->a_dtype);
+		double eff = hw_curve_eval(&hw->eff_gemm, op->flops);
+		c.waves = ceil((double)op->b * (double)op->h / (double)hw->sms);
+		double chain_s = (double)op->serial_steps * hw->kda_chunk_step_cycles / hw->sm_clock_hz * c.waves;
+		double k1 = fmax((op->flops - rec_flops) / (rate * eff),
+				 memory_s(hw, (double)(op->bytes_act_in + op->bytes_act_out), 0));
+		double k2 = fmax(rec_flops / (rate * eff),
+				 memory_s(hw, (double)(op->bytes_state_read + op->bytes_state_write), 0));
+		c.compute_s = op->flops / (rate * eff);
+		c.memory_s = memory_s(hw, hbm + l2, 0);
+		c.latency_s = 2 * launch + chain_s;
+		c.time_s = k1 + fmax(chain_s, k2) + 2 * launch;
+		kda_chain_bound = chain_s > k2 && chain_s + 2 * launch > k1;
+		break;
+	}
+	case OP_KDA_DECODE:
+		c.compute_s = op->flops / (hw_tensor_rate(hw, DT_FP32) * 0.5);
+		c.memory_s = memory_s(hw, hbm, l2);
+		c.latency_s = launch;
+		break;
+	case OP_MLA_PREFILL:
+	case OP_MLA_DECODE:
+	case OP_DSA_PREFILL:
+	case OP_DSA_DECODE: {
+		double rate = hw_tensor_rate(hw, op->a_dtype);
+		double eff = hw_curve_eval(&hw->eff_gemm, op->flops);
+		double lowp = op->flops_lowp / (hw_tensor_rate(hw, DT_FP8) * eff);
+		c.compute_s = (op->flops - op->flops_lowp) / (rate * eff) + lowp;
+		c.memory_s = memory_s(hw, hbm, l2);
+		c.latency_s = launch * (op->kind == OP_DSA_DECODE || op->kind == OP_DSA_PREFILL ? 3 : 1);
+		break;
+	}
+	case OP_ALLREDUCE:
+	case OP_ALLGATHER:
+	case OP_REDUCESCATTER:
+	case OP_ALLTOALL:
+		comm_cost(hw, op, &c);
+		break;
+	case OP_KIND_COUNT:
+		break;
+	}
+
+	if (op->kind != OP_KDA_CHUNK)
+		c.time_s = fmax(c.compute_s, c.memory_s) + c.latency_s + c.comm_s;
+	if (c.comm_s > 0)
+		c.bound = BOUND_COMM;
+	else if (kda_chain_bound)
+		c.bound = BOUND_LATENCY;
+	else if (c.latency_s >= c.compute_s && c.latency_s >= c.memory_s)
+		c.bound = BOUND_LATENCY;
+	else
+		c.bound = c.compute_s >= c.memory_s ? BOUND_COMPUTE : BOUND_MEMORY;
+	c.cycles = c.time_s * hw->sm_clock_hz;
+	*out = c;
+}

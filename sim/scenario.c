@@ -1,0 +1,316 @@
+#include "sim/scenario.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/doc.h"
+#include "util/embed.h"
+
+extern const struct embedded_file scenario_presets[];
+
+const char *const *scenario_preset_names(void)
+{
+	static const char *names[32];
+	if (!names[0]) {
+		int n = 0;
+		for (const struct embedded_file *f = scenario_presets; f->name && n < 31; f++)
+			names[n++] = f->name;
+		names[n] = NULL;
+	}
+	return names;
+}
+
+const char *scenario_preset_text(const char *name)
+{
+	const struct embedded_file *f = embedded_find(scenario_presets, name);
+	return f ? f->data : NULL;
+}
+
+static void set_defaults(struct scenario *s)
+{
+	memset(s, 0, sizeof *s);
+	snprintf(s->model, sizeof s->model, "kimi-k3");
+	snprintf(s->hw, sizeof s->hw, "h200");
+	s->gpus = 1;
+	s->tp = s->dp = s->cp = 0; /* 0 = derive */
+	s->ep = 0;
+	s->moe_imbalance = 1.1;
+	s->batch = 1;
+	s->prompt_tokens = 8192;
+	s->output_tokens = 1024;
+	s->prefill_chunk = 8192;
+	s->kda_chunk = 16;
+	s->kda_state = DT_FP32;
+	s->mla_cache = DT_BF16;
+	s->act = DT_BF16;
+	s->expert_act = DT_MXFP8;
+	s->dispatch = DT_FP8;
+	s->cuda_graph = true;
+	s->reserved_bytes = -1;
+}
+
+struct ctx {
+	const struct doc *d;
+	struct err *e;
+};
+
+static int int_field(struct ctx *c, const struct doc_node *map, const char *key, int64_t min,
+		     int64_t max, int64_t *out)
+{
+	const struct doc_node *v = doc_get(map, key);
+	if (!v)
+		return 0;
+	int64_t x;
+	int rc = doc_i64(c->d, v, key, &x, c->e);
+	if (rc < 0)
+		return rc;
+	if (x < min || x > max)
+		return doc_error(c->d, v, c->e, "%s: %lld is out of range [%lld, %lld]", key, (long long)x,
+				 (long long)min, (long long)max);
+	*out = x;
+	return 0;
+}
+
+static int dtype_field(struct ctx *c, const struct doc_node *map, const char *key,
+		       const enum dtype *allowed, int n_allowed, enum dtype *out)
+{
+	const struct doc_node *v = doc_get(map, key);
+	if (!v)
+		return 0;
+	const char *s;
+	int rc = doc_str(c->d, v, key, &s, c->e);
+	if (rc < 0)
+		return rc;
+	enum dtype t;
+	char list[128] = "";
+	for (int i = 0; i < n_allowed; i++) {
+		strncat(list, dtype_name(allowed[i]), sizeof list - strlen(list) - 1);
+		if (i + 1 < n_allowed)
+			strncat(list, ", ", sizeof list - strlen(list) - 1);
+	}
+	if (dtype_parse(s, &t) == 0)
+		for (int i = 0; i < n_allowed; i++)
+			if (allowed[i] == t) {
+				*out = t;
+				return 0;
+			}
+	return doc_error(c->d, v, c->e, "%s: '%s' is not one of %s", key, s, list);
+}
+
+static int str_field(struct ctx *c, const struct doc_node *map, const char *key, char *dst, size_t cap)
+{
+	const struct doc_node *v = doc_get(map, key);
+	if (!v)
+		return 0;
+	const char *s;
+	int rc = doc_str(c->d, v, key, &s, c->e);
+	if (rc < 0)
+		return rc;
+	if (strlen(s) >= cap)
+		return doc_error(c->d, v, c->e, "%s: too long (at most %zu characters)", key, cap - 1);
+	snprintf(dst, cap, "%s", s);
+	return 0;
+}
+
+static int section(struct ctx *c, const struct doc_node *root, const char *key,
+		   const char *const *keys, const struct doc_node **out)
+{
+	*out = doc_get(root, key);
+	if (!*out)
+		return 0;
+	int rc = doc_expect(c->d, *out, DOC_MAP, key, c->e);
+	if (rc < 0)
+		return rc;
+	return doc_check_keys(c->d, *out, keys, c->e);
+}
+
+/* A relative model/hw path in a scenario file is relative to that file. */
+static void resolve_relative(char *path, size_t cap, const char *scenario_file)
+{
+	if (!strchr(path, '/') && !strstr(path, ".yaml") && !strstr(path, ".yml") && !strstr(path, ".json"))
+		return; /* a preset name */
+	if (path[0] == '/' || scenario_file[0] == '<')
+		return;
+	const char *slash = strrchr(scenario_file, '/');
+	if (!slash)
+		return;
+	char joined[512];
+	snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - scenario_file), scenario_file, path);
+	if (strlen(joined) < cap)
+		snprintf(path, cap, "%s", joined);
+}
+
+static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario *s)
+{
+	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
+		"workload", "dtypes", "options", NULL};
+	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", NULL};
+	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
+		"prefill_chunk", "kda_chunk", NULL};
+	static const char *const dt_keys[] = {"kda_state", "mla_cache", "activations",
+		"expert_activations", "dispatch", NULL};
+	static const char *const opt_keys[] = {"cuda_graph", "reserved_gib", NULL};
+	const int64_t big = INT64_C(1) << 40;
+	int rc = doc_expect(c->d, root, DOC_MAP, "scenario", c->e);
+	if (rc < 0 || (rc = doc_check_keys(c->d, root, top, c->e)) < 0)
+		return rc;
+	if ((rc = str_field(c, root, "name", s->name, sizeof s->name)) < 0 ||
+	    (rc = str_field(c, root, "description", s->description, sizeof s->description)) < 0 ||
+	    (rc = str_field(c, root, "model", s->model, sizeof s->model)) < 0 ||
+	    (rc = str_field(c, root, "hw", s->hw, sizeof s->hw)) < 0 ||
+	    (rc = int_field(c, root, "gpus", 1, 1 << 20, &s->gpus)) < 0)
+		return rc;
+
+	const struct doc_node *n;
+	if ((rc = section(c, root, "parallel", par_keys, &n)) < 0)
+		return rc;
+	if (n) {
+		if ((rc = int_field(c, n, "tp", 1, 1 << 20, &s->tp)) < 0 ||
+		    (rc = int_field(c, n, "dp", 1, 1 << 20, &s->dp)) < 0 ||
+		    (rc = int_field(c, n, "cp", 1, 1 << 20, &s->cp)) < 0 ||
+		    (rc = int_field(c, n, "ep", 1, 1 << 20, &s->ep)) < 0)
+			return rc;
+		const struct doc_node *v = doc_get(n, "tp_comm");
+		if (v) {
+			const char *str;
+			if ((rc = doc_str(c->d, v, "tp_comm", &str, c->e)) < 0)
+				return rc;
+			if (strcmp(str, "allreduce") == 0)
+				s->tp_rs_ag = false;
+			else if (strcmp(str, "rs_ag") == 0)
+				s->tp_rs_ag = true;
+			else
+				return doc_error(c->d, v, c->e, "tp_comm: expected allreduce or rs_ag, got '%s'", str);
+		}
+		if ((v = doc_get(n, "moe_imbalance"))) {
+			if ((rc = doc_double(c->d, v, "moe_imbalance", &s->moe_imbalance, c->e)) < 0)
+				return rc;
+			if (s->moe_imbalance < 1.0 || s->moe_imbalance > 64.0)
+				return doc_error(c->d, v, c->e, "moe_imbalance: must be in [1, 64] (busiest rank over the mean)");
+		}
+	}
+	if ((rc = section(c, root, "workload", work_keys, &n)) < 0)
+		return rc;
+	if (n) {
+		if ((rc = int_field(c, n, "batch", 1, 1 << 24, &s->batch)) < 0 ||
+		    (rc = int_field(c, n, "prompt_tokens", 1, big, &s->prompt_tokens)) < 0 ||
+		    (rc = int_field(c, n, "output_tokens", 1, big, &s->output_tokens)) < 0 ||
+		    (rc = int_field(c, n, "prefill_chunk", 1, big, &s->prefill_chunk)) < 0 ||
+		    (rc = int_field(c, n, "kda_chunk", 1, 1024, &s->kda_chunk)) < 0)
+			return rc;
+	}
+	if ((rc = section(c, root, "dtypes", dt_keys, &n)) < 0)
+		return rc;
+	if (n) {
+		static const enum dtype state[] = {DT_FP32, DT_BF16};
+		static const enum dtype cache[] = {DT_BF16, DT_FP8};
+		static const enum dtype act[] = {DT_BF16, DT_FP16};
+		static const enum dtype eact[] = {DT_MXFP8, DT_FP8, DT_BF16, DT_MXFP4};
+		static const enum dtype disp[] = {DT_FP8, DT_BF16};
+		if ((rc = dtype_field(c, n, "kda_state", state, 2, &s->kda_state)) < 0 ||
+		    (rc = dtype_field(c, n, "mla_cache", cache, 2, &s->mla_cache)) < 0 ||
+		    (rc = dtype_field(c, n, "activations", act, 2, &s->act)) < 0 ||
+		    (rc = dtype_field(c, n, "expert_activations", eact, 4, &s->expert_act)) < 0 ||
+		    (rc = dtype_field(c, n, "dispatch", disp, 2, &s->dispatch)) < 0)
+			return rc;
+	}
+	if ((rc = section(c, root, "options", opt_keys, &n)) < 0)
+		return rc;
+	if (n) {
+		const struct doc_node *v = doc_get(n, "cuda_graph");
+		if (v && (rc = doc_bool(c->d, v, "cuda_graph", &s->cuda_graph, c->e)) < 0)
+			return rc;
+		if ((v = doc_get(n, "reserved_gib"))) {
+			double gib;
+			if ((rc = doc_double(c->d, v, "reserved_gib", &gib, c->e)) < 0)
+				return rc;
+			if (gib < 0 || gib > 1e6)
+				return doc_error(c->d, v, c->e, "reserved_gib: must be in [0, 1e6]");
+			s->reserved_bytes = (int64_t)(gib * 1073741824.0);
+		}
+	}
+
+	/* Layout defaults and consistency: tp x dp x cp GPUs for attention, ep for experts. */
+	if (!s->tp)
+		s->tp = 1;
+	if (!s->cp)
+		s->cp = 1;
+	if (!s->dp)
+		s->dp = s->gpus / (s->tp * s->cp) > 0 ? s->gpus / (s->tp * s->cp) : 1;
+	if (!s->ep)
+		s->ep = s->gpus;
+	const struct doc_node *where = doc_get(root, "parallel") ? doc_get(root, "parallel") : root;
+	if (s->tp * s->dp * s->cp != s->gpus)
+		return doc_error(c->d, where, c->e,
+				 "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
+				 (long long)s->tp, (long long)s->dp, (long long)s->cp,
+				 (long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
+	if (s->ep > s->gpus || s->gpus % s->ep != 0)
+		return doc_error(c->d, where, c->e, "ep %lld must divide gpus %lld", (long long)s->ep,
+				 (long long)s->gpus);
+	if (s->prefill_chunk > s->prompt_tokens)
+		s->prefill_chunk = s->prompt_tokens;
+	return 0;
+}
+
+int scenario_load_yaml(struct scenario *s, const char *name, const char *text, size_t len_bytes,
+		       struct err *e)
+{
+	struct doc d;
+	int rc = doc_load_string(&d, name, text, len_bytes, e);
+	if (rc < 0)
+		return rc;
+	struct scenario tmp;
+	set_defaults(&tmp);
+	snprintf(tmp.file, sizeof tmp.file, "%s", name);
+	struct ctx c = {.d = &d, .e = e};
+	if (!d.root) {
+		rc = doc_error(&d, NULL, e, "empty scenario file");
+		goto out;
+	}
+	if ((rc = load_tree(&c, d.root, &tmp)) < 0)
+		goto out;
+	if (!tmp.name[0]) {
+		const char *base = strrchr(name, '/');
+		base = base ? base + 1 : name;
+		snprintf(tmp.name, sizeof tmp.name, "%.*s", (int)strcspn(base, "."), base);
+	}
+	resolve_relative(tmp.model, sizeof tmp.model, name);
+	resolve_relative(tmp.hw, sizeof tmp.hw, name);
+	*s = tmp;
+out:
+	doc_release(&d);
+	return rc;
+}
+
+int scenario_load(struct scenario *s, const char *name_or_path, struct err *e)
+{
+	size_t n = strlen(name_or_path);
+	bool path = strchr(name_or_path, '/') || (n > 5 && strcmp(name_or_path + n - 5, ".yaml") == 0) ||
+		    (n > 4 && strcmp(name_or_path + n - 4, ".yml") == 0);
+	if (!path) {
+		const struct embedded_file *f = embedded_find(scenario_presets, name_or_path);
+		if (!f) {
+			const char *hint = err_suggest(name_or_path, scenario_preset_names());
+			if (hint)
+				err_set(e, NULL, 0, 0, "unknown scenario '%s' (did you mean '%s'?)", name_or_path, hint);
+			else
+				err_set(e, NULL, 0, 0, "unknown scenario '%s' (embedded: default, ...; or give a path)",
+					name_or_path);
+			return -ENOENT;
+		}
+		char label[96];
+		snprintf(label, sizeof label, "<scenario %s>", f->name);
+		return scenario_load_yaml(s, label, f->data, f->size_bytes, e);
+	}
+	char *buf;
+	size_t len;
+	int rc = doc_read_file(name_or_path, &buf, &len, e);
+	if (rc < 0)
+		return rc;
+	rc = scenario_load_yaml(s, name_or_path, buf, len, e);
+	free(buf);
+	return rc;
+}

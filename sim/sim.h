@@ -1,0 +1,83 @@
+#ifndef K3_SIM_SIM_H
+#define K3_SIM_SIM_H
+
+/* Maps a model's ops onto the GPUs of a scenario (TP, attention DP, EP, CP), costs every op, and
+ * derives TTFT, TPOT, throughput and HBM per GPU. Evaluating a scenario allocates nothing. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hw/hw.h"
+#include "model/model.h"
+#include "model/ops.h"
+#include "sim/cost.h"
+#include "sim/scenario.h"
+
+enum { SIM_MAX_OPS = 320 };
+
+/* One op of a step on one GPU, with its cost summed over the layers (and chunks) it stands for. */
+struct sim_op_row {
+	struct op op;          /* per-GPU dims of the last instance */
+	struct op_cost cost;   /* one instance */
+	double total_s;        /* all instances in the phase */
+	double total_cycles;
+	double total_flops;
+	double total_bytes;
+};
+
+struct sim_phase {
+	double time_s;
+	int64_t peak_act_bytes; /* largest live activations of one step on one GPU */
+	double compute_s, memory_s, latency_s, comm_s; /* time of ops by their bound */
+	struct sim_op_row rows[SIM_MAX_OPS];
+	int n_rows;
+};
+
+/* HBM per GPU, bytes. */
+struct sim_hbm {
+	int64_t weights, kda_state, conv_state, mla_kv, dsa_index, activations, workspace;
+	int64_t total, capacity;
+};
+
+struct sim_result {
+	double ttft_s;            /* prefill of one prompt, chunk by chunk */
+	double tpot_s;            /* decode step at the mean context of the generation */
+	double tpot_first_s, tpot_last_s; /* at the first and last decode step */
+	double e2e_s;             /* ttft + (output - 1) * tpot */
+	double tokens_per_s;      /* decode tokens per second over all GPUs */
+	double tokens_per_s_per_gpu;
+	int64_t prefill_chunks;
+	int64_t decode_context;   /* context of the mean decode step */
+	int64_t requests_per_gpu; /* decode requests held by one attention DP group */
+	struct sim_hbm hbm;       /* at the last decode step (largest context) */
+	bool fits;
+	int64_t missing_bytes;    /* > 0 when it does not fit */
+	int64_t max_batch;        /* the largest batch that fits at the final context */
+	struct sim_phase prefill; /* summed over chunks */
+	struct sim_phase decode;  /* the mean decode step */
+};
+
+/* Checks the layout against model and hardware; -EINVAL with a reason (no location). */
+int sim_check(const struct scenario *s, const struct model *m, const struct hw *hw, struct err *e);
+
+/* Evaluates the scenario. r is fully overwritten. */
+int sim_run(const struct scenario *s, const struct model *m, const struct hw *hw,
+	    struct sim_result *r, struct err *e);
+
+/* One step of phase p (global batch; sim_phase_init) on one GPU. Returns the step's time in
+ * seconds, or a negative errno. With `acc` non-NULL the mapped ops and their costs, times
+ * `weight`, are added to acc's rows (call sim_phase_reset first). */
+double sim_step(const struct scenario *s, const struct model *m, const struct hw *hw,
+		const struct phase *p, struct sim_phase *acc, double weight);
+void sim_phase_reset(struct sim_phase *ph);
+
+/* HBM per GPU for `batch` requests at `context` tokens, with `activations` bytes of live
+ * activations (from a step's peak). */
+void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t batch,
+	     int64_t context, int64_t activations, struct sim_hbm *out);
+
+/* The phase description a scenario implies for a step. */
+void sim_phase_init(const struct scenario *s, enum phase_kind kind, int64_t batch, int64_t tokens,
+		    int64_t context, struct phase *p);
+
+#endif
