@@ -96,7 +96,10 @@ static int read_manifest(const char *path, struct db_report *out, int max)
 		if (!tab)
 			continue;
 		*tab = '\0';
-		snprintf(r->path, sizeof r->path, "%s", line);
+		size_t len = strlen(line);
+		if (len >= sizeof r->path)
+			continue;
+		memcpy(r->path, line, len + 1);
 		if (sscanf(tab + 1, "%lld %lld %lld %lld %lld %lld %lld", &r->kernels, &r->memcpys,
 			   &r->memsets, &r->api_calls, &r->nvtx, &r->dropped, &r->metrics) == 7)
 			n++;
