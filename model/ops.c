@@ -452,6 +452,7 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 	eltwise(&b, "norm.final", SPLIT_NONE, rows, h, 1, 1, 4);
 	gemm(&b, "lm_head", SPLIT_TP_N, rows, m->vocab, h, SYNC_NONE);
 	b.list->ops[b.list->n - 1].o_dtype = DT_FP32;
+	b.list->ops[b.list->n - 1].sync = SYNC_TP_GATHER;
 	eltwise(&b, "sample", SPLIT_TP_N, rows, m->vocab, 1, 0, 4);
 	b.list->ops[b.list->n - 1].a_dtype = DT_FP32;
 

@@ -41,7 +41,13 @@ enum op_split {
 };
 
 /* Which collective follows a row-parallel op. */
-enum op_sync { SYNC_NONE, SYNC_TP_ATTN, SYNC_TP_FFN, SYNC_TP_EMBED };
+enum op_sync {
+	SYNC_NONE,
+	SYNC_TP_ATTN,   /* all-reduce (or reduce-scatter + all-gather) of the attention output */
+	SYNC_TP_FFN,    /* the same after the dense FFN or the MoE */
+	SYNC_TP_EMBED,  /* all-reduce of the vocab-parallel embedding */
+	SYNC_TP_GATHER, /* all-gather of vocab-parallel logits */
+};
 
 struct op {
 	enum op_kind kind;
