@@ -70,5 +70,20 @@ const char *err_suggest(const char *word, const char *const *candidates)
 	}
 	size_t len = strlen(word);
 	size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
-	return best_d <= limit ? best : NULL;
+	if (best_d <= limit)
+		return best;
+	/* A misspelt prefix of a longer key ("hiden" for "hidden_size"). */
+	for (size_t i = 0; len >= 3 && candidates && candidates[i]; i++) {
+		char head[64];
+		size_t cl = strlen(candidates[i]);
+		for (size_t take = len > 1 ? len - 1 : len; take <= len + 1 && take < sizeof head; take++) {
+			if (take >= cl)
+				break;
+			memcpy(head, candidates[i], take);
+			head[take] = '\0';
+			if (edit_distance(word, head) <= 1)
+				return candidates[i];
+		}
+	}
+	return NULL;
 }

@@ -1,0 +1,122 @@
+#!/bin/sh
+# End-to-end checks through the k3sim binary: the contract's commands and JSON keys, the embedded
+# and shipped scenarios, --help everywhere, and bad input giving file:line:col errors, never a crash.
+# usage: run-cli-tests.sh K3SIM TESTS_DIR
+set -u
+K3SIM=$1
+TESTS=$2
+ROOT=$(dirname "$TESTS")
+fails=0
+n=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+
+# run NAME EXPECTED_EXIT CMD...: stdout to $tmp/out, stderr to $tmp/err
+run() {
+	name=$1; want=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok "$name"; else bad "$name (exit $got, wanted $want)"; sed 's/^/# /' "$tmp/err"; fi
+}
+expect_out() { if grep -q -- "$2" "$tmp/out"; then ok "$1"; else bad "$1: no '$2' in output"; fi; }
+expect_err() { if grep -q -- "$2" "$tmp/err"; then ok "$1"; else bad "$1: no '$2' in stderr"; sed 's/^/# /' "$tmp/err"; fi; }
+json_has() {
+	if python3 -c "import json,sys; d=json.load(open('$tmp/out')); sys.exit(0 if all(k in d for k in sys.argv[1:]) else 1)" "$@"
+	then ok "json keys $*"; else bad "json keys $*"; fi
+}
+
+for cmd in "" model run op trace; do
+	run "help $cmd" 0 $K3SIM $cmd --help
+	expect_out "help $cmd says usage" "usage: k3sim"
+done
+run "no command" 2 $K3SIM
+run "unknown command" 2 $K3SIM frobnicate
+
+run "run default" 0 $K3SIM run
+expect_out "run prints TTFT" "TTFT"
+expect_out "run prints TPOT" "TPOT"
+expect_out "default fits" "fits: yes"
+run "run default --json" 0 $K3SIM run --json
+json_has ttft_s tpot_s fits hbm tokens_per_s
+python3 - "$tmp/out" <<'PY' && ok "hbm keys" || bad "hbm keys"
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["hbm"]
+assert all(k in h for k in ("weights", "kda_state", "mla_kv", "activations", "total", "capacity"))
+assert h["total"] == sum(h[k] for k in ("weights", "kda_state", "conv_state", "mla_kv", "dsa_index", "activations", "workspace"))
+assert d["fits"] is True and d["ttft_s"] > 0 and d["tpot_s"] > 0
+PY
+
+run "h200x8" 0 $K3SIM run "$ROOT/scenarios/h200x8.yaml"
+expect_out "h200x8 does not fit" "fits: NO"
+run "h200x8 --json" 0 $K3SIM run h200x8 --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['fits'] is False and d['missing_bytes'] > 0" && ok "h200x8 json fits=false" || bad "h200x8 json fits=false"
+for s in "$ROOT"/scenarios/*.yaml; do
+	run "scenario $(basename "$s")" 0 $K3SIM run "$s" --json
+done
+run "run overrides" 0 $K3SIM run --batch 8 --prompt 4096 --output 16 --hw h200 --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['batch'] == 8 and d['prompt_tokens'] == 4096" && ok "overrides applied" || bad "overrides applied"
+
+run "model preset json" 0 $K3SIM model kimi-k3 --json
+json_has layers kda_layers mla_layers params_total params_active kda_state_bytes_per_request conv_state_bytes_per_request mla_kv_bytes_per_token weights_bytes
+python3 - "$tmp/out" <<'PY' && ok "model figures" || bad "model figures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d["params_total"] / 2.78e12 - 1) < 0.005
+assert abs(d["params_active"] / 104.2e9 - 1) < 0.01
+assert d["kda_state_bytes_per_request"] == 207 * 2**20
+assert d["mla_kv_bytes_per_token"] == 27648
+assert d["mla_layers"][0] == 3 and d["mla_layers"][-1] == 92 and len(d["kda_layers"]) == 69
+PY
+cp "$tmp/out" "$tmp/preset.json"
+run "model hf config json" 0 $K3SIM model "$TESTS/data/kimi-k3-config.json" --json
+python3 - "$tmp/out" "$tmp/preset.json" <<'PY' && ok "hf config == preset" || bad "hf config == preset"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for k in ("params_total", "params_active", "weights_bytes", "kda_layers", "mla_layers",
+          "kda_state_bytes_per_request", "conv_state_bytes_per_request", "mla_kv_bytes_per_token"):
+    assert a[k] == b[k], k
+PY
+run "model k3-dsa" 0 $K3SIM model k3-dsa
+run "model k3-full-mla" 0 $K3SIM model k3-full-mla
+
+run "op kda_decode json" 0 $K3SIM op kda_decode b=64 h=96 k=128 v=128 state=fp32 --hw h200 --json
+json_has time_s cycles bound flops bytes
+for args in "gemm m=4096 n=7168 k=7168 dtype=bf16" "grouped_gemm m=4096 n=6144 k=3584 groups=56 dtype=mxfp8 w_dtype=mxfp4" \
+	"kda_chunk b=1 t=8192 h=96 k=128 v=128 state=fp32" "mla_decode b=32 heads=12 ctx=8192 kv=fp8" \
+	"dsa_decode b=32 heads=12 ctx=131072" "mla_prefill b=1 t=8192 heads=12" "allreduce bytes=1048576 ranks=8" \
+	"alltoall bytes=1048576 ranks=16" "allgather bytes=1048576 ranks=8" "reducescatter bytes=1048576 ranks=8"; do
+	run "op $args" 0 $K3SIM op $args --json
+	python3 -c "import json; d=json.load(open('$tmp/out')); assert d['time_s'] > 0 and d['bound'] in ('compute','memory','latency','comm')" \
+		&& ok "op $args sane" || bad "op $args sane"
+done
+run "op unknown key" 2 $K3SIM op kda_decode b=1 h=96 sate=fp32
+expect_err "op suggests key" "did you mean 'state'"
+run "op missing key" 2 $K3SIM op gemm m=1 n=2
+expect_err "op names missing key" "missing k="
+run "op bad dtype" 2 $K3SIM op gemm m=1 n=2 k=3 dtype=fp7
+run "op bad number" 2 $K3SIM op gemm m=x n=2 k=3
+
+# Bad input: a clear file:line:col error and exit 1, never a crash (exit >= 128).
+run "unknown key" 1 $K3SIM run "$TESTS/data/bad/unknown-key.yaml"
+expect_err "unknown key located" "unknown-key.yaml:6:3: error: unknown key 'tp_coom' (did you mean 'tp_comm'?)"
+run "wrong type" 1 $K3SIM run "$TESTS/data/bad/wrong-type.yaml"
+expect_err "wrong type located" "wrong-type.yaml:2:7: error: gpus: expected an integer, got 'sixteen'"
+run "malformed yaml" 1 $K3SIM run "$TESTS/data/bad/malformed.yaml"
+expect_err "malformed located" "malformed.yaml:[0-9]*:[0-9]*: error: malformed YAML"
+run "missing field" 1 $K3SIM model "$TESTS/data/bad/missing-field.yaml"
+expect_err "missing field" "missing key 'hidden_size'"
+run "truncated json" 1 $K3SIM model "$TESTS/data/bad/truncated.json"
+expect_err "truncated json located" "truncated.json:[0-9]*:[0-9]*: error: malformed JSON"
+run "binary input" 1 $K3SIM run "$TESTS/data/bad/binary.yaml"
+run "missing file" 1 $K3SIM run /nonexistent/scenario.yaml
+expect_err "missing file" "cannot open"
+run "unknown preset" 1 $K3SIM run defualt
+expect_err "preset suggestion" "did you mean 'default'"
+
+echo "1..$n"
+echo "$((n - fails)) passed, $fails failed"
+[ "$fails" -eq 0 ]

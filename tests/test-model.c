@@ -1,0 +1,204 @@
+/* model/: K3's published figures from its dims, loaders, op list invariants. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/ops.h"
+
+#ifndef K3_TEST_DATA
+#define K3_TEST_DATA "tests/data"
+#endif
+
+static struct model k3;
+
+static int setup(void **state)
+{
+	struct err e;
+	return model_load(&k3, "kimi-k3", &e);
+}
+
+static void assert_within(double got, double want, double rel)
+{
+	if (fabs(got - want) > rel * fabs(want))
+		fail_msg("%.6g is not within %.2f%% of %.6g", got, rel * 100, want);
+}
+
+/* Kimi K3 technical report, Table 1: 2.78 T parameters in total, 104.2 B activated per token
+ * (input embedding excluded, LM head included). Tolerances as the foundation issue states. */
+static void test_k3_params(void **state)
+{
+	struct model_inventory inv;
+	model_inventory(&k3, &inv);
+	assert_int_equal(inv.kda_layers, 69);
+	assert_int_equal(inv.mla_layers, 24);
+	assert_int_equal(inv.dense_layers, 1);
+	assert_int_equal(inv.moe_layers, 92);
+	assert_within((double)inv.params_total, 2.78e12, 0.005);
+	assert_within((double)inv.params_active, 104.2e9, 0.01);
+	/* Weights ~1.42 TiB with MXFP4 routed experts (DESIGN.md, facts). */
+	assert_within((double)inv.weights_bytes, 1.42 * 1099511627776.0, 0.01);
+}
+
+/* Seed, section 3.4: 96 x 128 x 128 = 1,572,864 state elements per KDA layer; 3 MiB BF16 per
+ * layer, 207 MiB per request over 69 layers (414 MiB in FP32). */
+static void test_k3_state(void **state)
+{
+	struct model_inventory inv;
+	model_inventory(&k3, &inv);
+	assert_int_equal(inv.kda_state_elements_per_layer, 1572864);
+	assert_int_equal(model_kda_state_bytes_per_request(&k3, DT_BF16), INT64_C(207) * 1048576);
+	assert_int_equal(model_kda_state_bytes_per_request(&k3, DT_FP32), INT64_C(414) * 1048576);
+	/* ShortConv: 3 convolutions x 12288 channels x 3 taps per layer (DESIGN.md). */
+	assert_int_equal(inv.conv_state_elements_per_layer, 3 * 12288 * 3);
+	assert_int_equal(model_conv_state_bytes_per_request(&k3, DT_BF16), INT64_C(69) * 3 * 12288 * 3 * 2);
+	/* MLA latent: 512 + 64 = 576 elements = 1152 B (BF16) per token per layer; x24 = 27,648 B;
+	 * FlashMLA's FP8 layout is 656 B per token per layer. */
+	assert_int_equal(inv.mla_latent_elements_per_token_layer, 576);
+	assert_int_equal(model_mla_kv_bytes_per_token(&k3, DT_BF16), 27648);
+	assert_int_equal(model_mla_kv_bytes_per_token(&k3, DT_FP8), 24 * 656);
+	/* Block AttnRes: 8 layer blocks + the embedding = 9 sources (seed, section 5.2). */
+	assert_int_equal(inv.attn_res_sources, 9);
+}
+
+static void test_k3_layers(void **state)
+{
+	/* Published (1-based): MLA at 4, 8, ..., 92 and 93; layer 1 dense. 0-based here. */
+	for (int i = 0; i < 93; i++) {
+		bool mla = ((i + 1) % 4 == 0) || i == 92;
+		assert_int_equal(k3.attn[i], mla ? ATTN_MLA : ATTN_KDA);
+		assert_int_equal(k3.ffn[i], i == 0 ? FFN_DENSE : FFN_MOE);
+	}
+}
+
+static void test_hf_config_matches_preset(void **state)
+{
+	struct model hf;
+	struct err e;
+	char path[512];
+	/* tests/data holds a copy of shared/data/kimi-k3-config.json, the published config. */
+	snprintf(path, sizeof path, "%s/kimi-k3-config.json", K3_TEST_DATA);
+	int rc = model_load(&hf, path, &e);
+	if (rc < 0)
+		fail_msg("%s: %s", path, e.msg);
+	struct model_inventory a, b;
+	model_inventory(&k3, &a);
+	model_inventory(&hf, &b);
+	assert_int_equal(a.params_total, b.params_total);
+	assert_int_equal(a.params_active, b.params_active);
+	assert_int_equal(a.weights_bytes, b.weights_bytes);
+	assert_memory_equal(k3.attn, hf.attn, sizeof k3.attn);
+	assert_memory_equal(k3.ffn, hf.ffn, sizeof k3.ffn);
+	assert_int_equal(hf.expert_dtype, DT_MXFP4);
+}
+
+static void test_counterfactuals(void **state)
+{
+	struct model full, dsa;
+	struct err e;
+	assert_int_equal(model_load(&full, "k3-full-mla", &e), 0);
+	assert_int_equal(model_load(&dsa, "k3-dsa", &e), 0);
+	/* The full-MLA design caches 93/24 of K3's bytes per token. */
+	assert_int_equal(model_mla_kv_bytes_per_token(&full, DT_BF16) * 24,
+			 model_mla_kv_bytes_per_token(&k3, DT_BF16) * 93);
+	assert_int_equal(model_kda_state_bytes_per_request(&full, DT_FP32), 0);
+	/* DSA: 128 FP8 + a 4-byte scale per token per layer, 93 layers. */
+	assert_int_equal(model_dsa_index_bytes_per_token(&dsa), 93 * 132);
+	assert_int_equal(model_dsa_index_bytes_per_token(&k3), 0);
+}
+
+static void test_ops_cover_k3(void **state)
+{
+	struct phase p = {.kind = PHASE_DECODE, .batch = 8, .tokens = 1, .context = 4096,
+			  .kda_state = DT_FP32, .mla_cache = DT_BF16, .act = DT_BF16,
+			  .expert_act = DT_MXFP8, .dispatch = DT_FP8, .kda_chunk = 16};
+	static struct op_list l;
+	assert_int_equal(model_build_ops(&k3, &p, &l), 0);
+	static const char *const must[] = {"embed", "attnres.pre_attn", "norm.attn", "kda.qkv_proj",
+		"kda.decay_a", "kda.beta_proj", "kda.gate_proj", "kda.decode", "kda.o_proj", "mla.q_a",
+		"mla.q_b", "mla.kv_a", "mla.q_absorb", "mla.attn", "mla.v_absorb", "mla.gate_proj",
+		"mla.o_proj", "attnres.pre_ffn", "ffn.gate_up", "ffn.down", "moe.router_down", "moe.topk",
+		"moe.dispatch", "moe.experts_gate_up", "moe.situ_glu", "moe.experts_down", "moe.combine",
+		"moe.combine_norm", "moe.shared_gate_up", "moe.up", "attnres.final", "norm.final",
+		"lm_head", NULL};
+	for (int i = 0; must[i]; i++) {
+		bool found = false;
+		for (int j = 0; j < l.n; j++)
+			found |= strcmp(l.ops[j].name, must[i]) == 0;
+		if (!found)
+			fail_msg("decode op list lacks %s", must[i]);
+	}
+	/* Layers add up: every layer's attention is one KDA or MLA group. */
+	int64_t kda = 0, mla = 0;
+	for (int j = 0; j < l.n; j++) {
+		if (strcmp(l.ops[j].name, "kda.decode") == 0)
+			kda += l.ops[j].layers;
+		if (strcmp(l.ops[j].name, "mla.attn") == 0)
+			mla += l.ops[j].layers;
+	}
+	assert_int_equal(kda, 69);
+	assert_int_equal(mla, 24);
+
+	/* The weights the ops read in a decode step (all experts touched) equal the model's weights
+	 * minus the embedding table and the small vectors the ops do not list. */
+	double w = 0;
+	for (int j = 0; j < l.n; j++)
+		w += (double)l.ops[j].bytes_weight * (double)l.ops[j].layers;
+	struct model_inventory inv;
+	model_inventory(&k3, &inv);
+	double expect = (double)inv.weights_bytes - 2.0 * (double)inv.params_embedding;
+	assert_within(w, expect, 0.002);
+
+	/* A KDA decode step moves the whole state twice: 2 x 414 MiB per request in FP32. */
+	int64_t state_bytes = 0;
+	for (int j = 0; j < l.n; j++)
+		if (l.ops[j].kind == OP_KDA_DECODE)
+			state_bytes += (l.ops[j].bytes_state_read + l.ops[j].bytes_state_write -
+				  l.ops[j].extra_state_bytes) * l.ops[j].layers;
+	assert_int_equal(state_bytes, 8 * 2 * model_kda_state_bytes_per_request(&k3, DT_FP32));
+}
+
+static void test_bad_model_input(void **state)
+{
+	struct model m;
+	struct err e;
+	char buf[600];
+	const char *unknown = "name: x\nhidden_size: 64\nvocab_size: 10\nnum_layers: 2\nhiden: 3\n";
+	assert_true(model_load_yaml(&m, "m.yaml", unknown, strlen(unknown), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "m.yaml:5:1: error: unknown key 'hiden' (did you mean 'hidden_size'?)");
+	const char *missing = "name: x\nvocab_size: 10\nnum_layers: 2\n";
+	assert_true(model_load_yaml(&m, "m.yaml", missing, strlen(missing), &e) < 0);
+	assert_non_null(strstr(e.msg, "missing key 'hidden_size'"));
+	const char *type = "name: x\nhidden_size: wide\nvocab_size: 10\nnum_layers: 2\n";
+	assert_true(model_load_yaml(&m, "m.yaml", type, strlen(type), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "m.yaml:2:14: error: hidden_size: expected an integer, got 'wide'");
+	const char *layer = "name: x\nhidden_size: 8\nvocab_size: 10\nnum_layers: 2\nmla_layers: [3]\n";
+	assert_true(model_load_yaml(&m, "m.yaml", layer, strlen(layer), &e) < 0);
+	assert_non_null(strstr(e.msg, "outside 1..2"));
+	const char *json = "{\"hidden_size\": 7168, \"num_hidden_layers\": ";
+	assert_true(model_load_hf_config(&m, "c.json", json, strlen(json), &e) < 0);
+	assert_non_null(strstr(e.msg, "malformed JSON"));
+	assert_true(model_load(&m, "kimi-k4", &e) < 0);
+	assert_non_null(strstr(e.msg, "did you mean 'kimi-k3'"));
+	assert_true(model_load(&m, "/nonexistent/model.yaml", &e) < 0);
+	assert_non_null(strstr(e.msg, "cannot open"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_k3_params),       cmocka_unit_test(test_k3_state),
+		cmocka_unit_test(test_k3_layers),       cmocka_unit_test(test_hf_config_matches_preset),
+		cmocka_unit_test(test_counterfactuals), cmocka_unit_test(test_ops_cover_k3),
+		cmocka_unit_test(test_bad_model_input),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,292 @@
+/* sim/: properties of op costs, the parallel mapping, TTFT/TPOT/HBM, scenarios and bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+static struct model k3, full;
+static struct hw h200;
+static struct sim_result *res;
+
+static int setup(void **state)
+{
+	struct err e;
+	res = malloc(sizeof *res);
+	return !res || model_load(&k3, "kimi-k3", &e) < 0 || model_load(&full, "k3-full-mla", &e) < 0 ||
+	       hw_load(&h200, "h200", &e) < 0;
+}
+
+static int teardown(void **state)
+{
+	free(res);
+	return 0;
+}
+
+static void load_default(struct scenario *s)
+{
+	struct err e;
+	assert_int_equal(scenario_load(s, "default", &e), 0);
+}
+
+static void test_embedded_scenarios(void **state)
+{
+	struct err e;
+	for (const char *const *n = scenario_preset_names(); *n; n++) {
+		struct scenario s;
+		struct model m;
+		struct hw hw;
+		assert_int_equal(scenario_load(&s, *n, &e), 0);
+		assert_int_equal(model_load(&m, s.model, &e), 0);
+		assert_int_equal(hw_load(&hw, s.hw, &e), 0);
+		if (sim_run(&s, &m, &hw, res, &e) < 0)
+			fail_msg("%s: %s", *n, e.msg);
+		assert_true(res->ttft_s > 0 && res->tpot_s > 0);
+		assert_true(res->hbm.total > res->hbm.weights);
+		/* The default fits; one node of 8 H200s cannot hold K3's weights. */
+		if (strcmp(*n, "default") == 0)
+			assert_true(res->fits);
+		if (strcmp(*n, "h200x8") == 0) {
+			assert_false(res->fits);
+			assert_true(res->hbm.weights > res->hbm.capacity);
+			assert_int_equal(res->missing_bytes, res->hbm.total - res->hbm.capacity);
+		}
+	}
+}
+
+/* More context never gives less time or memory. */
+static void test_monotonic_in_context(void **state)
+{
+	struct scenario s;
+	load_default(&s);
+	double last_step = 0;
+	int64_t last_hbm = 0;
+	struct err e;
+	for (int64_t ctx = 4096; ctx <= 1048576; ctx *= 2) {
+		struct phase p;
+		sim_phase_init(&s, PHASE_DECODE, s.batch, 1, ctx, &p);
+		double t = sim_step(&s, &k3, &h200, &p, NULL, 1);
+		struct sim_hbm h;
+		sim_hbm(&s, &k3, &h200, s.batch, ctx, 0, &h);
+		assert_true(t >= last_step);
+		assert_true(h.total >= last_hbm);
+		last_step = t;
+		last_hbm = h.total;
+	}
+	double last_ttft = 0;
+	for (int64_t prompt = 4096; prompt <= 262144; prompt *= 4) {
+		s.prompt_tokens = prompt;
+		s.prefill_chunk = 8192 < prompt ? 8192 : prompt;
+		assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+		assert_true(res->ttft_s > last_ttft);
+		last_ttft = res->ttft_s;
+	}
+}
+
+static double attention_weights(const struct scenario *s, bool sharded_only)
+{
+	struct phase p;
+	sim_phase_init(s, PHASE_DECODE, s->batch, 1, 4096, &p);
+	static struct sim_phase ph;
+	sim_phase_reset(&ph);
+	sim_step(s, &k3, &h200, &p, &ph, 1);
+	double w = 0;
+	for (int i = 0; i < ph.n_rows; i++) {
+		const struct op *o = &ph.rows[i].op;
+		if (strncmp(o->name, "kda.", 4) != 0 && strncmp(o->name, "mla.", 4) != 0)
+			continue;
+		if (sharded_only && o->split == SPLIT_NONE)
+			continue;
+		w += (double)o->bytes_weight * (double)o->layers;
+	}
+	return w;
+}
+
+/* Doubling TP halves the per-GPU share of the head-split attention weights. */
+static void test_tp_halves_attention_weights(void **state)
+{
+	struct scenario s;
+	load_default(&s);
+	s.tp = 4;
+	s.dp = 4;
+	double w4 = attention_weights(&s, true), all4 = attention_weights(&s, false);
+	s.tp = 8;
+	s.dp = 2;
+	double w8 = attention_weights(&s, true), all8 = attention_weights(&s, false);
+	assert_true(fabs(w4 / w8 - 2.0) < 1e-9);
+	assert_true(all8 < all4);
+	struct sim_hbm h4, h8;
+	s.tp = 4;
+	s.dp = 4;
+	sim_hbm(&s, &k3, &h200, 64, 4096, 0, &h4);
+	s.tp = 8;
+	s.dp = 2;
+	sim_hbm(&s, &k3, &h200, 64, 4096, 0, &h8);
+	assert_true(h8.weights < h4.weights);
+}
+
+/* KDA decode moves the same bytes at any context; MLA KV grows linearly with it. */
+static void test_state_vs_cache(void **state)
+{
+	struct scenario s;
+	load_default(&s);
+	int64_t kda_bytes[2] = {0, 0};
+	int64_t ctxs[2] = {4096, 1048576};
+	for (int k = 0; k < 2; k++) {
+		struct phase p;
+		sim_phase_init(&s, PHASE_DECODE, s.batch, 1, ctxs[k], &p);
+		static struct sim_phase ph;
+		sim_phase_reset(&ph);
+		sim_step(&s, &k3, &h200, &p, &ph, 1);
+		for (int i = 0; i < ph.n_rows; i++)
+			if (ph.rows[i].op.kind == OP_KDA_DECODE)
+				kda_bytes[k] += op_bytes(&ph.rows[i].op);
+	}
+	assert_true(kda_bytes[0] > 0);
+	assert_int_equal(kda_bytes[0], kda_bytes[1]);
+
+	struct sim_hbm a, b;
+	sim_hbm(&s, &k3, &h200, s.batch, 100000, 0, &a);
+	sim_hbm(&s, &k3, &h200, s.batch, 200000, 0, &b);
+	assert_int_equal(b.mla_kv, 2 * a.mla_kv);
+	assert_int_equal(a.kda_state, b.kda_state);
+	/* Per request per GPU: K3's state is split over TP, the latent cache is not (shared by heads). */
+	assert_int_equal(a.kda_state, 32 * model_kda_state_bytes_per_request(&k3, DT_FP32) / 8);
+	assert_int_equal(a.mla_kv, INT64_C(32) * 100000 * 27648);
+	/* Full MLA holds 93/24 of K3's cache. */
+	struct sim_hbm f;
+	sim_hbm(&s, &full, &h200, s.batch, 100000, 0, &f);
+	assert_int_equal(f.mla_kv * 24, a.mla_kv * 93);
+}
+
+/* The KDA recurrence is a chain: fewer heads per GPU (more TP) do not shorten it. */
+static void test_kda_chain(void **state)
+{
+	struct op op = {.kind = OP_KDA_CHUNK, .b = 1, .t = 16384, .h = 96, .dk = 128, .dv = 128,
+			.chunk = 16, .a_dtype = DT_BF16, .o_dtype = DT_BF16, .s_dtype = DT_FP32, .layers = 1};
+	op_fill(&op);
+	struct op_cost c96, c12;
+	sim_op_cost(&h200, &op, NULL, &c96);
+	op.h = 12;
+	op_fill(&op);
+	sim_op_cost(&h200, &op, NULL, &c12);
+	assert_int_equal(c96.bound, BOUND_LATENCY);
+	assert_true(c12.time_s > 0.8 * c96.time_s);
+	assert_int_equal(op.serial_steps, 1024);
+	/* Decode at B=64, H=96: two passes over the state, memory-bound. */
+	struct op d = {.kind = OP_KDA_DECODE, .b = 64, .t = 1, .h = 96, .dk = 128, .dv = 128,
+		       .a_dtype = DT_BF16, .o_dtype = DT_BF16, .s_dtype = DT_FP32, .layers = 1};
+	op_fill(&d);
+	struct op_cost cd;
+	sim_op_cost(&h200, &d, NULL, &cd);
+	assert_int_equal(cd.bound, BOUND_MEMORY);
+	assert_int_equal(d.bytes_state_read, INT64_C(64) * 96 * 128 * 128 * 4);
+}
+
+static void test_gemm_quantization(void **state)
+{
+	struct op g = {.kind = OP_GEMM, .m = 8192, .n = 8192, .k = 8192, .w_dtype = DT_BF16,
+		       .a_dtype = DT_BF16, .o_dtype = DT_BF16, .layers = 1};
+	op_fill(&g);
+	struct op_cost c;
+	sim_op_cost(&h200, &g, NULL, &c);
+	assert_int_equal(c.bound, BOUND_COMPUTE);
+	/* 4096 tiles of 128x128 over 132 SMs: 32 waves (the last one partial). */
+	assert_true(c.waves == 32.0);
+	double achieved = g.flops / c.time_s;
+	assert_true(achieved < h200.tensor_flops_per_s[DT_BF16]);
+	/* Wave quantization: m = 8448 still fits in 32 waves (66 x 64 = 4224 tiles = 32 x 132);
+	 * one more row starts a 33rd wave, a 3 % jump for 0.01 % more work. */
+	struct op g2 = g, g3 = g;
+	g2.m = 8448;
+	g3.m = 8449;
+	op_fill(&g2);
+	op_fill(&g3);
+	struct op_cost c2, c3;
+	sim_op_cost(&h200, &g2, NULL, &c2);
+	sim_op_cost(&h200, &g3, NULL, &c3);
+	assert_true(fabs(c2.time_s / c.time_s - 1) < 0.001);
+	assert_true(c3.time_s / c2.time_s > 1.025);
+	/* Collective sizes follow nccl-tests: all-reduce moves 2(n-1)/n of the buffer. */
+	struct op ar = {.kind = OP_ALLREDUCE, .comm_bytes = 1 << 30, .ranks = 8, .layers = 1};
+	struct op_cost ca;
+	sim_op_cost(&h200, &ar, NULL, &ca);
+	assert_int_equal(ca.bound, BOUND_COMM);
+	double busbw = (double)(1 << 30) * 2 * 7 / 8 / ca.time_s;
+	assert_true(busbw < h200.nvlink_bw_bytes_per_s && busbw > 0.5 * h200.nvlink_bw_bytes_per_s);
+}
+
+static void test_bad_scenarios(void **state)
+{
+	struct scenario s;
+	struct err e;
+	char buf[600];
+	const char *typo = "model: kimi-k3\ngpus: 16\nworkload:\n  bacth: 4\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", typo, strlen(typo), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "s.yaml:4:3: error: unknown key 'bacth' (did you mean 'batch'?)");
+	const char *type = "gpus: 16\nparallel: {tp: eight}\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", type, strlen(type), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "s.yaml:2:16: error: tp: expected an integer, got 'eight'");
+	const char *layout = "gpus: 16\nparallel: {tp: 8, dp: 4}\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", layout, strlen(layout), &e) < 0);
+	assert_non_null(strstr(e.msg, "tp x dp x cp"));
+	const char *dt = "dtypes: {kda_state: fp8}\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", dt, strlen(dt), &e) < 0);
+	assert_non_null(strstr(e.msg, "not one of fp32, bf16"));
+	const char *malformed = "gpus: 16\nparallel: {tp: 8\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", malformed, strlen(malformed), &e) < 0);
+	assert_true(e.line > 0);
+	assert_true(scenario_load(&s, "defualt", &e) < 0);
+	assert_non_null(strstr(e.msg, "did you mean 'default'"));
+
+	/* A layout that does not divide the heads is refused by the simulator. */
+	const char *heads = "gpus: 7\nparallel: {tp: 7, dp: 1, ep: 7}\n";
+	assert_int_equal(scenario_load_yaml(&s, "s.yaml", heads, strlen(heads), &e), 0);
+	assert_true(sim_run(&s, &k3, &h200, res, &e) < 0);
+	assert_non_null(strstr(e.msg, "does not divide the 96 KDA heads"));
+}
+
+static void test_hw_presets(void **state)
+{
+	struct err e;
+	for (const char *const *n = hw_preset_names(); *n; n++) {
+		struct hw hw;
+		assert_int_equal(hw_load(&hw, *n, &e), 0);
+		assert_false(hw.calibrated);
+		assert_true(hw.hbm_bytes > 0 && hw.tensor_flops_per_s[DT_BF16] > 0);
+	}
+	/* Hopper has no FP4 path: MXFP4 math falls back to FP8. Blackwell runs it natively. */
+	assert_int_equal(hw_math_dtype(&h200, DT_MXFP4), DT_FP8);
+	struct hw b200;
+	assert_int_equal(hw_load(&b200, "b200", &e), 0);
+	assert_int_equal(hw_math_dtype(&b200, DT_MXFP4), DT_MXFP4);
+	const char *bad = "name: x\ncalibrated: false\ndevice: {sms: 1}\n";
+	struct hw hw;
+	assert_true(hw_load_yaml(&hw, "x.yaml", bad, strlen(bad), &e) < 0);
+	assert_non_null(strstr(e.msg, "missing key"));
+	assert_true(hw_load(&hw, "h201", &e) < 0);
+	assert_non_null(strstr(e.msg, "did you mean 'h200'"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_embedded_scenarios),
+		cmocka_unit_test(test_monotonic_in_context),
+		cmocka_unit_test(test_tp_halves_attention_weights),
+		cmocka_unit_test(test_state_vs_cache),
+		cmocka_unit_test(test_kda_chain),
+		cmocka_unit_test(test_gemm_quantization),
+		cmocka_unit_test(test_bad_scenarios),
+		cmocka_unit_test(test_hw_presets),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
