@@ -1,9 +1,705 @@
-/* placeholder while the module is written; replaced before the first landing */
+/* k3sim trace: import, summary, export, merge (and capture, in cmd_trace_capture.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
+#include "trace/analyze.h"
+#include "trace/export.h"
+#include "trace/import.h"
+#include "trace/tracedb.h"
+
+struct sub {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static void print_err(const char *sub, const struct err *e)
+{
+	char buf[1024];
+	fprintf(stderr, "k3sim trace %s: %s\n", sub, err_format(e, buf, sizeof buf));
+}
+
+static int usage_error(const char *sub, const char *msg, const char *arg)
+{
+	if (arg)
+		fprintf(stderr, "k3sim trace %s: %s '%s'\n", sub, msg, arg);
+	else
+		fprintf(stderr, "k3sim trace %s: %s\n", sub, msg);
+	fprintf(stderr, "see 'k3sim trace %s --help'\n", sub);
+	return 2;
+}
+
+static bool parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (end == s || *end || errno)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* ---- a small JSON writer for --json output ---- */
+
+static void jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void jnum(FILE *f, double v)
+{
+	if (v != v || v > 1e300 || v < -1e300)
+		fputs("null", f);
+	else if (v == (double)(int64_t)v && v < 9e15 && v > -9e15)
+		fprintf(f, "%" PRId64, (int64_t)v);
+	else
+		fprintf(f, "%.6g", v);
+}
+
+/* ---- import ---- */
+
+static void import_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: k3sim trace import FILE -o OUT.db [options]\n\n"
+		"Import a trace into a k3sim trace database (nsys-compatible SQLite schema).\n"
+		"FILE is an nsys SQLite export (nsys export --type sqlite), a k3sim database, or a\n"
+		"Kineto/Chrome JSON trace (torch.profiler export_chrome_trace).\n\n"
+		"options:\n"
+		"  -o, --output PATH   the database to write (required)\n"
+		"  --format FMT        auto (default), nsys (SQLite) or kineto (JSON)\n"
+		"  --pid N             Kineto: process id for GPU rows (default: from CPU events)\n"
+		"  -f, --force         replace an existing output file\n"
+		"  --json              print what was imported as JSON\n"
+		"  -q, --quiet         print nothing on success\n"
+		"  -h, --help          this text\n");
+}
+
+static void stats_json(FILE *f, const struct trace_import_stats *st)
+{
+	fprintf(f,
+		"\"kernels\": %" PRId64 ", \"memcpys\": %" PRId64 ", \"memsets\": %" PRId64
+		", \"api_calls\": %" PRId64 ", \"nvtx\": %" PRId64 ", \"gpus\": %" PRId64
+		", \"processes\": %" PRId64 ", \"skipped\": %" PRId64 ", \"dropped_records\": %" PRId64,
+		st->kernels, st->memcpys, st->memsets, st->api_calls, st->nvtx, st->gpus,
+		st->processes, st->skipped, st->dropped_records);
+}
+
+static void stats_human(FILE *f, const struct trace_import_stats *st)
+{
+	fprintf(f,
+		"%" PRId64 " kernels, %" PRId64 " memcpys, %" PRId64 " memsets, %" PRId64
+		" API calls, %" PRId64 " NVTX events, %" PRId64 " GPUs",
+		st->kernels, st->memcpys, st->memsets, st->api_calls, st->nvtx, st->gpus);
+	if (st->skipped)
+		fprintf(f, "; %" PRId64 " records of other kinds skipped", st->skipped);
+	if (st->dropped_records)
+		fprintf(f, "; %" PRId64 " records were dropped at capture", st->dropped_records);
+}
+
+static int trace_import_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
+		{"pid", required_argument, NULL, 'p'},    {"force", no_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	};
+	const char *out = NULL, *format = "auto";
+	int64_t pid = 0;
+	bool force = false, json = false, quiet = false;
+	int ch;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'o': out = optarg; break;
+		case 'F': format = optarg; break;
+		case 'p':
+			if (!parse_i64(optarg, &pid) || pid < 0 || pid > 0xffffff)
+				return usage_error("import", "--pid wants a process id, not", optarg);
+			break;
+		case 'f': force = true; break;
+		case 'j': json = true; break;
+		case 'q': quiet = true; break;
+		case 'h': import_usage(stdout); return 0;
+		case ':': return usage_error("import", "missing value for", argv[optind - 1]);
+		default: return usage_error("import", "unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("import", optind >= argc ? "no input file" : "one input file only,"
+			" got also", optind >= argc ? NULL : argv[optind + 1]);
+	if (!out)
+		return usage_error("import", "no output: give -o OUT.db", NULL);
+	const char *in = argv[optind];
+	struct err e = {0};
+	enum trace_format fmt;
+	if (strcmp(format, "auto") == 0) {
+		if (trace_detect_format(in, &fmt, &e)) {
+			print_err("import", &e);
+			return 1;
+		}
+	} else if (strcmp(format, "nsys") == 0 || strcmp(format, "sqlite") == 0) {
+		fmt = TRACE_FORMAT_SQLITE;
+	} else if (strcmp(format, "kineto") == 0 || strcmp(format, "json") == 0) {
+		fmt = TRACE_FORMAT_KINETO_JSON;
+	} else {
+		return usage_error("import", "unknown format (auto, nsys, kineto):", format);
+	}
+	struct trace_db_opts dbo = {.overwrite = force};
+	struct trace_db *db = NULL;
+	if (trace_db_create(&db, out, &dbo, &e)) {
+		print_err("import", &e);
+		return 1;
+	}
+	struct trace_import_stats st;
+	memset(&st, 0, sizeof st);
+	int rc;
+	if (fmt == TRACE_FORMAT_SQLITE) {
+		rc = trace_import_sqlite(db, in, NULL, &st, &e);
+	} else {
+		struct trace_kineto_opts ko = {.pid = pid};
+		rc = trace_import_kineto(db, in, &ko, &st, &e);
+	}
+	if (rc) {
+		trace_db_discard(db);
+		print_err("import", &e);
+		return 1;
+	}
+	if (trace_db_close(db, &e)) {
+		print_err("import", &e);
+		unlink(out);
+		return 1;
+	}
+	const char *fname = fmt == TRACE_FORMAT_SQLITE ? "sqlite" : "kineto";
+	if (json) {
+		printf("{\"input\": ");
+		jstr(stdout, in);
+		printf(", \"output\": ");
+		jstr(stdout, out);
+		printf(", \"format\": \"%s\", ", fname);
+		stats_json(stdout, &st);
+		printf("}\n");
+	} else if (!quiet) {
+		printf("%s (%s): ", in, fname);
+		stats_human(stdout, &st);
+		printf("\nwrote %s\n", out);
+	}
+	return 0;
+}
+
+/* ---- summary ---- */
+
+static void summary_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: k3sim trace summary DB [options]\n\n"
+		"Summarize a trace database (k3sim capture or import, or an nsys SQLite export):\n"
+		"per-kernel statistics (the columns of nsys' cuda_gpu_kern_sum), time per NVTX range,\n"
+		"device and stream utilization, idle gaps, communication/compute overlap (kernels\n"
+		"named *nccl* are communication) and launch overhead (API call end -> kernel start).\n\n"
+		"options:\n"
+		"  --json              machine-readable output\n"
+		"  --base              group kernels by short name (no templates, no arguments)\n"
+		"  --top N             list only the N kernels with the most time\n"
+		"  --gaps N            list the N longest idle gaps (default 10)\n"
+		"  -o, --output PATH   write to PATH instead of stdout\n"
+		"  -h, --help          this text\n");
+}
+
+static void summary_json(FILE *f, const char *db, const struct trace_summary *s, size_t top)
+{
+	fprintf(f, "{\n  \"database\": ");
+	jstr(f, db);
+	fprintf(f,
+		",\n  \"totals\": {\"kernels\": %" PRId64 ", \"kernel_ns\": %" PRId64
+		", \"memcpys\": %" PRId64 ", \"memcpy_bytes\": %" PRId64 ", \"memcpy_ns\": %" PRId64
+		", \"memsets\": %" PRId64 ", \"memset_bytes\": %" PRId64 ", \"memset_ns\": %" PRId64
+		", \"api_calls\": %" PRId64 ", \"nvtx_ranges\": %" PRId64 ", \"first_ns\": %" PRId64
+		", \"last_ns\": %" PRId64 ", \"span_ns\": %" PRId64 ", \"dropped_records\": %" PRId64
+		"},\n",
+		s->kernels, s->kernel_ns, s->memcpys, s->memcpy_bytes, s->memcpy_ns, s->memsets,
+		s->memset_bytes, s->memset_ns, s->api_calls, s->nvtx_ranges, s->first_ns, s->last_ns,
+		s->last_ns - s->first_ns, s->dropped_records);
+	fprintf(f, "  \"kernels\": [");
+	for (size_t i = 0; i < s->n_kern && i < top; i++) {
+		const struct trace_kernel_sum *k = &s->kern[i];
+		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		jstr(f, k->name);
+		fprintf(f, ", \"time_pct\": ");
+		jnum(f, k->time_pct);
+		fprintf(f, ", \"total_ns\": %" PRId64 ", \"instances\": %" PRId64 ", \"avg_ns\": ",
+			k->total_ns, k->instances);
+		jnum(f, k->avg_ns);
+		fprintf(f, ", \"med_ns\": ");
+		jnum(f, k->med_ns);
+		fprintf(f, ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"stddev_ns\": ",
+			k->min_ns, k->max_ns);
+		jnum(f, k->stddev_ns);
+		fprintf(f, ", \"comm\": %s}", k->comm ? "true" : "false");
+	}
+	fprintf(f, "\n  ],\n  \"nvtx\": [");
+	for (size_t i = 0; i < s->n_nvtx; i++) {
+		const struct trace_nvtx_sum *n = &s->nvtx[i];
+		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		jstr(f, n->name);
+		fprintf(f, ", \"instances\": %" PRId64 ", \"total_ns\": %" PRId64 ", \"avg_ns\": ",
+			n->instances, n->total_ns);
+		jnum(f, n->avg_ns);
+		fprintf(f,
+			", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"kernels\": %" PRId64
+			", \"gpu_ns\": %" PRId64 "}",
+			n->min_ns, n->max_ns, n->kernels, n->gpu_ns);
+	}
+	fprintf(f, "\n  ],\n  \"devices\": [");
+	for (size_t i = 0; i < s->n_dev; i++) {
+		const struct trace_device_sum *d = &s->dev[i];
+		fprintf(f,
+			"%s\n    {\"device\": %u, \"kernels\": %" PRId64 ", \"memcpys\": %" PRId64
+			", \"memsets\": %" PRId64 ", \"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64
+			", \"busy_ns\": %" PRId64 ", \"util_pct\": ",
+			i ? "," : "", d->device_id, d->kernels, d->memcpys, d->memsets, d->first_ns,
+			d->last_ns, d->busy_ns);
+		jnum(f, d->util_pct);
+		fprintf(f,
+			", \"gaps\": %" PRId64 ", \"idle_ns\": %" PRId64 ", \"max_gap_ns\": %" PRId64
+			", \"comm_ns\": %" PRId64 ", \"compute_ns\": %" PRId64 ", \"overlap_ns\": %" PRId64
+			", \"comm_hidden_pct\": ",
+			d->gaps, d->idle_ns, d->max_gap_ns, d->comm_ns, d->compute_ns, d->overlap_ns);
+		jnum(f, d->comm_hidden_pct);
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ],\n  \"streams\": [");
+	for (size_t i = 0; i < s->n_stream; i++) {
+		const struct trace_stream_sum *t = &s->stream[i];
+		fprintf(f,
+			"%s\n    {\"device\": %u, \"pid\": %" PRId64 ", \"global_pid\": %" PRId64
+			", \"stream\": %u, \"kernels\": %" PRId64 ", \"memcpys\": %" PRId64
+			", \"memsets\": %" PRId64 ", \"busy_ns\": %" PRId64 ", \"util_pct\": ",
+			i ? "," : "", t->device_id, trace_global_to_pid(t->global_pid), t->global_pid,
+			t->stream_id, t->kernels, t->memcpys, t->memsets, t->busy_ns);
+		jnum(f, t->util_pct);
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ],\n  \"gaps\": [");
+	for (size_t i = 0; i < s->n_gaps; i++)
+		fprintf(f, "%s\n    {\"device\": %u, \"start_ns\": %" PRId64 ", \"dur_ns\": %" PRId64 "}",
+			i ? "," : "", s->gaps[i].device_id, s->gaps[i].start_ns, s->gaps[i].dur_ns);
+	const struct trace_launch_sum *l = &s->launch;
+	fprintf(f, "\n  ],\n  \"launch\": {\"matched\": %" PRId64 ", \"unmatched\": %" PRId64
+		   ", \"avg_ns\": ",
+		l->matched, l->unmatched);
+	jnum(f, l->avg_ns);
+	fprintf(f, ", \"med_ns\": ");
+	jnum(f, l->med_ns);
+	fprintf(f,
+		", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"p90_ns\": %" PRId64
+		", \"p99_ns\": %" PRId64 ", \"api_avg_ns\": ",
+		l->min_ns, l->max_ns, l->p90_ns, l->p99_ns);
+	jnum(f, l->api_avg_ns);
+	fprintf(f, "}\n}\n");
+}
+
+static void summary_human(FILE *f, const char *db, const struct trace_summary *s, size_t top)
+{
+	fprintf(f, "%s: %" PRId64 " kernels, %" PRId64 " memcpys, %" PRId64 " memsets, %" PRId64
+		   " API calls, %" PRId64 " NVTX ranges\n",
+		db, s->kernels, s->memcpys, s->memsets, s->api_calls, s->nvtx_ranges);
+	fprintf(f, "GPU span %.3f ms; kernel time %.3f ms; memcpy %" PRId64 " B in %.3f ms; memset %"
+		   PRId64 " B in %.3f ms",
+		(double)(s->last_ns - s->first_ns) / 1e6, (double)s->kernel_ns / 1e6, s->memcpy_bytes,
+		(double)s->memcpy_ns / 1e6, s->memset_bytes, (double)s->memset_ns / 1e6);
+	if (s->dropped_records)
+		fprintf(f, "\nwarning: %" PRId64 " records were dropped at capture: totals are low",
+			s->dropped_records);
+	fprintf(f, "\n\nCUDA GPU kernel summary (cuda_gpu_kern_sum):\n\n");
+	fprintf(f, " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %11s  %s\n", "Time (%)",
+		"Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
+		"StdDev (ns)", "Name");
+	fprintf(f, " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %11s  %s\n", "--------",
+		"---------------", "---------", "------------", "------------", "----------",
+		"----------", "-----------", "----");
+	for (size_t i = 0; i < s->n_kern && i < top; i++) {
+		const struct trace_kernel_sum *k = &s->kern[i];
+		fprintf(f,
+			" %8.1f  %15" PRId64 "  %9" PRId64 "  %12.1f  %12.1f  %10" PRId64 "  %10" PRId64
+			"  %11.1f  %s\n",
+			k->time_pct, k->total_ns, k->instances, k->avg_ns, k->med_ns, k->min_ns,
+			k->max_ns, k->stddev_ns, k->name);
+	}
+	if (s->n_kern > top)
+		fprintf(f, " ... %zu more kernel names (--top)\n", s->n_kern - top);
+	if (s->n_nvtx) {
+		fprintf(f, "\nNVTX ranges (kernels counted where they were launched):\n\n");
+		fprintf(f, " %9s  %15s  %12s  %10s  %10s  %9s  %15s  %s\n", "Instances",
+			"Total Time (ns)", "Avg (ns)", "Min (ns)", "Max (ns)", "Kernels",
+			"GPU Time (ns)", "Range");
+		for (size_t i = 0; i < s->n_nvtx; i++) {
+			const struct trace_nvtx_sum *n = &s->nvtx[i];
+			fprintf(f,
+				" %9" PRId64 "  %15" PRId64 "  %12.1f  %10" PRId64 "  %10" PRId64
+				"  %9" PRId64 "  %15" PRId64 "  %s\n",
+				n->instances, n->total_ns, n->avg_ns, n->min_ns, n->max_ns, n->kernels,
+				n->gpu_ns, n->name);
+		}
+	}
+	if (s->n_dev) {
+		fprintf(f, "\nDevices (busy = union of kernels, memcpys, memsets; util over the GPU"
+			   " span):\n\n");
+		fprintf(f, " %6s  %9s  %13s  %7s  %9s  %13s  %11s  %13s  %13s  %13s  %9s\n", "Device",
+			"Kernels", "Busy (ns)", "Util(%)", "Gaps", "Idle (ns)", "MaxGap (ns)",
+			"Comm (ns)", "Compute (ns)", "Overlap (ns)", "Hidden(%)");
+		for (size_t i = 0; i < s->n_dev; i++) {
+			const struct trace_device_sum *d = &s->dev[i];
+			fprintf(f,
+				" %6u  %9" PRId64 "  %13" PRId64 "  %7.1f  %9" PRId64 "  %13" PRId64
+				"  %11" PRId64 "  %13" PRId64 "  %13" PRId64 "  %13" PRId64 "  %9.1f\n",
+				d->device_id, d->kernels, d->busy_ns, d->util_pct, d->gaps, d->idle_ns,
+				d->max_gap_ns, d->comm_ns, d->compute_ns, d->overlap_ns,
+				d->comm_hidden_pct);
+		}
+		fprintf(f, "\nStreams:\n\n");
+		fprintf(f, " %6s  %8s  %8s  %9s  %8s  %8s  %13s  %7s\n", "Device", "PID", "Stream",
+			"Kernels", "Memcpys", "Memsets", "Busy (ns)", "Util(%)");
+		for (size_t i = 0; i < s->n_stream; i++) {
+			const struct trace_stream_sum *t = &s->stream[i];
+			fprintf(f,
+				" %6u  %8" PRId64 "  %8u  %9" PRId64 "  %8" PRId64 "  %8" PRId64
+				"  %13" PRId64 "  %7.1f\n",
+				t->device_id, trace_global_to_pid(t->global_pid), t->stream_id, t->kernels,
+				t->memcpys, t->memsets, t->busy_ns, t->util_pct);
+		}
+	}
+	if (s->n_gaps) {
+		fprintf(f, "\nLongest idle gaps:\n\n %6s  %20s  %15s\n", "Device", "Start (ns)",
+			"Duration (ns)");
+		for (size_t i = 0; i < s->n_gaps; i++)
+			fprintf(f, " %6u  %20" PRId64 "  %15" PRId64 "\n", s->gaps[i].device_id,
+				s->gaps[i].start_ns, s->gaps[i].dur_ns);
+	}
+	const struct trace_launch_sum *l = &s->launch;
+	fprintf(f, "\nLaunch overhead (API call end -> kernel start, by correlation id):\n\n");
+	if (l->matched)
+		fprintf(f,
+			" %" PRId64 " kernels matched, %" PRId64 " without a launching call\n"
+			" avg %.1f ns, median %.1f ns, min %" PRId64 " ns, max %" PRId64 " ns, p90 %"
+			PRId64 " ns, p99 %" PRId64 " ns; launching calls take %.1f ns on average\n",
+			l->matched, l->unmatched, l->avg_ns, l->med_ns, l->min_ns, l->max_ns, l->p90_ns,
+			l->p99_ns, l->api_avg_ns);
+	else
+		fprintf(f, " no kernel has a launching API call in this trace\n");
+}
+
+static int trace_summary_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},         {"base", no_argument, NULL, 'b'},
+		{"top", required_argument, NULL, 't'},    {"gaps", required_argument, NULL, 'g'},
+		{"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct trace_summary_opts so = {0};
+	bool json = false;
+	int64_t top = -1, gaps;
+	const char *out = NULL;
+	int ch;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'j': json = true; break;
+		case 'b': so.short_names = true; break;
+		case 't':
+			if (!parse_i64(optarg, &top) || top < 0)
+				return usage_error("summary", "--top wants a count, not", optarg);
+			break;
+		case 'g':
+			if (!parse_i64(optarg, &gaps) || gaps < 0 || gaps > 100000)
+				return usage_error("summary", "--gaps wants a count, not", optarg);
+			so.top_gaps = gaps ? (int)gaps : -1;
+			break;
+		case 'o': out = optarg; break;
+		case 'h': summary_usage(stdout); return 0;
+		case ':': return usage_error("summary", "missing value for", argv[optind - 1]);
+		default: return usage_error("summary", "unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("summary", optind >= argc ? "no database given" : "one database"
+			" only, got also", optind >= argc ? NULL : argv[optind + 1]);
+	const char *db = argv[optind];
+	struct trace_summary s;
+	struct err e = {0};
+	if (so.top_gaps < 0) /* --gaps 0 */
+		so.top_gaps = 0;
+	if (trace_summary_compute(&s, db, &so, &e)) {
+		print_err("summary", &e);
+		return 1;
+	}
+	FILE *f = stdout;
+	if (out && strcmp(out, "-") != 0) {
+		f = fopen(out, "w");
+		if (!f) {
+			fprintf(stderr, "k3sim trace summary: %s: error: cannot write: %s\n", out,
+				strerror(errno));
+			trace_summary_release(&s);
+			return 1;
+		}
+	}
+	size_t ntop = top < 0 ? SIZE_MAX : (size_t)top;
+	if (json)
+		summary_json(f, db, &s, ntop);
+	else
+		summary_human(f, db, &s, ntop);
+	int rc = 0;
+	if (fflush(f) || ferror(f)) {
+		fprintf(stderr, "k3sim trace summary: %s: error: write failed\n", out ? out : "stdout");
+		rc = 1;
+	}
+	if (f != stdout)
+		fclose(f);
+	trace_summary_release(&s);
+	return rc;
+}
+
+/* ---- export ---- */
+
+static void export_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: k3sim trace export DB --perfetto OUT.json [options]\n\n"
+		"Write a trace database as Chrome trace-event JSON for Perfetto (ui.perfetto.dev) or\n"
+		"chrome://tracing: one track per GPU and stream, NVTX ranges and CUDA API calls on\n"
+		"their threads.\n\n"
+		"options:\n"
+		"  --perfetto PATH, -o, --output PATH   the JSON file to write ('-': stdout)\n"
+		"  --from-ns T         keep events that end at or after T (ns, the trace's clock)\n"
+		"  --to-ns T           keep events that start at or before T\n"
+		"  --no-api            leave CUDA runtime/driver calls out\n"
+		"  --json              print what was written as JSON\n"
+		"  -q, --quiet         print nothing on success\n"
+		"  -h, --help          this text\n");
+}
+
+static int trace_export_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"perfetto", required_argument, NULL, 'o'}, {"output", required_argument, NULL, 'o'},
+		{"from-ns", required_argument, NULL, 'a'},  {"to-ns", required_argument, NULL, 'b'},
+		{"no-api", no_argument, NULL, 'n'},         {"json", no_argument, NULL, 'j'},
+		{"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct trace_export_opts xo = {0};
+	const char *out = NULL;
+	bool json = false, quiet = false;
+	int ch;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'o': out = optarg; break;
+		case 'a':
+			if (!parse_i64(optarg, &xo.from_ns))
+				return usage_error("export", "--from-ns wants nanoseconds, not", optarg);
+			xo.has_from = true;
+			break;
+		case 'b':
+			if (!parse_i64(optarg, &xo.to_ns))
+				return usage_error("export", "--to-ns wants nanoseconds, not", optarg);
+			xo.has_to = true;
+			break;
+		case 'n': xo.no_api = true; break;
+		case 'j': json = true; break;
+		case 'q': quiet = true; break;
+		case 'h': export_usage(stdout); return 0;
+		case ':': return usage_error("export", "missing value for", argv[optind - 1]);
+		default: return usage_error("export", "unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("export", optind >= argc ? "no database given" : "one database"
+			" only, got also", optind >= argc ? NULL : argv[optind + 1]);
+	if (!out)
+		return usage_error("export", "no output: give --perfetto OUT.json", NULL);
+	if (xo.has_from && xo.has_to && xo.from_ns > xo.to_ns)
+		return usage_error("export", "--from-ns is after --to-ns", NULL);
+	const char *db = argv[optind];
+	struct err e = {0};
+	struct trace_export_stats st;
+	bool to_stdout = strcmp(out, "-") == 0;
+	char tmp[4200];
+	FILE *f = stdout;
+	if (!to_stdout) {
+		/* write beside the target and rename: a failed export leaves no half file */
+		snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
+		f = fopen(tmp, "w");
+		if (!f) {
+			fprintf(stderr, "k3sim trace export: %s: error: cannot write: %s\n", out,
+				strerror(errno));
+			return 1;
+		}
+	}
+	int rc = trace_export_perfetto(db, f, out, &xo, &st, &e);
+	if (!to_stdout) {
+		if (fclose(f) && !rc) {
+			err_set(&e, out, 0, 0, "write failed: %s", strerror(errno));
+			rc = -EIO;
+		}
+		if (!rc && rename(tmp, out)) {
+			err_set(&e, out, 0, 0, "cannot write: %s", strerror(errno));
+			rc = -EIO;
+		}
+		if (rc)
+			unlink(tmp);
+	}
+	if (rc) {
+		print_err("export", &e);
+		return 1;
+	}
+	if (json) {
+		FILE *o = to_stdout ? stderr : stdout;
+		fprintf(o, "{\"database\": ");
+		jstr(o, db);
+		fprintf(o, ", \"output\": ");
+		jstr(o, out);
+		fprintf(o,
+			", \"kernels\": %" PRId64 ", \"memcpys\": %" PRId64 ", \"memsets\": %" PRId64
+			", \"nvtx\": %" PRId64 ", \"api_calls\": %" PRId64 ", \"events\": %" PRId64 "}\n",
+			st.kernels, st.memcpys, st.memsets, st.nvtx, st.api_calls, st.events);
+	} else if (!quiet && !to_stdout) {
+		printf("wrote %s: %" PRId64 " kernels, %" PRId64 " memcpys, %" PRId64 " memsets, %" PRId64
+		       " NVTX events, %" PRId64 " API calls\n",
+		       out, st.kernels, st.memcpys, st.memsets, st.nvtx, st.api_calls);
+	}
+	return 0;
+}
+
+/* ---- merge ---- */
+
+static void merge_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: k3sim trace merge A.db B.db ... -o OUT.db [options]\n\n"
+		"Join per-process trace databases (e.g. one per torchrun rank) into one timeline.\n"
+		"Strings are re-interned; a process id found in more than one input is renamed in the\n"
+		"later ones, so every process keeps its own globalPid. Timestamps are kept as they are\n"
+		"(captures on one host share the clock).\n\n"
+		"options:\n"
+		"  -o, --output PATH   the database to write (required)\n"
+		"  -f, --force         replace an existing output file\n"
+		"  --json              print what was merged as JSON\n"
+		"  -q, --quiet         print nothing on success\n"
+		"  -h, --help          this text\n");
+}
+
+static int trace_merge_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	};
+	const char *out = NULL;
+	bool force = false, json = false, quiet = false;
+	int ch;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'o': out = optarg; break;
+		case 'f': force = true; break;
+		case 'j': json = true; break;
+		case 'q': quiet = true; break;
+		case 'h': merge_usage(stdout); return 0;
+		case ':': return usage_error("merge", "missing value for", argv[optind - 1]);
+		default: return usage_error("merge", "unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("merge", "no input databases", NULL);
+	if (!out)
+		return usage_error("merge", "no output: give -o OUT.db", NULL);
+	struct trace_db_opts dbo = {.overwrite = force};
+	struct trace_import_stats st;
+	struct err e = {0};
+	const char *const *inputs = (const char *const *)(argv + optind);
+	size_t n = (size_t)(argc - optind);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(inputs[i], out) == 0)
+			return usage_error("merge", "the output is also an input:", out);
+	if (trace_merge(out, inputs, n, &dbo, &st, &e)) {
+		print_err("merge", &e);
+		return 1;
+	}
+	if (json) {
+		printf("{\"output\": ");
+		jstr(stdout, out);
+		printf(", \"inputs\": %zu, ", n);
+		stats_json(stdout, &st);
+		printf("}\n");
+	} else if (!quiet) {
+		printf("merged %zu databases: ", n);
+		stats_human(stdout, &st);
+		printf("\nwrote %s\n", out);
+	}
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+static const struct sub subs[] = {
+	{"import", trace_import_main, "nsys SQLite export or Kineto/Chrome JSON -> trace database"},
+	{"summary", trace_summary_main, "kernel table, NVTX ranges, utilization, gaps, overlap"},
+	{"export", trace_export_main, "trace database -> Perfetto / Chrome trace JSON"},
+	{"merge", trace_merge_main, "join per-process databases into one timeline"},
+	/* capture: owned by the CUPTI capture work, implemented in cli/cmd_trace_capture.c */
+	{"capture", cmd_trace_capture, "run a program under CUPTI capture into a trace database"},
+	{NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: k3sim trace SUBCOMMAND [ARGS...]\n\n"
+		     "Capture, import, summarize, export and merge kernel traces. Trace databases use\n"
+		     "the table and column names of nsys' SQLite export.\n\nsubcommands:\n");
+	for (const struct sub *s = subs; s->name; s++)
+		fprintf(out, "  %-8s %s\n", s->name, s->summary);
+	fprintf(out, "\n'k3sim trace SUBCOMMAND --help' describes each one.\n");
+}
+
 int cmd_trace(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "k3sim %s: not built yet\n", argv[0]);
-	return 1;
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	for (const struct sub *s = subs; s->name; s++)
+		if (strcmp(argv[1], s->name) == 0)
+			return s->fn(argc - 1, argv + 1);
+	fprintf(stderr, "k3sim trace: unknown subcommand '%s'; see 'k3sim trace --help'\n", argv[1]);
+	return 2;
 }

@@ -332,8 +332,9 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 	opts_defaults(&db->opts);
 	arena_init(&db->strings, (size_t)db->opts.max_string_bytes + 1024 * 1024);
 
+	bool in_memory = strcmp(path, ":memory:") == 0;
 	struct stat stbuf;
-	if (stat(path, &stbuf) == 0) {
+	if (!in_memory && stat(path, &stbuf) == 0) {
 		if (!db->opts.overwrite) {
 			err_set(e, path, 0, 0, "file exists (use --force to replace it)");
 			rc = -EEXIST;
@@ -346,7 +347,7 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 		}
 		remove_files(path);
 	}
-	created = true;
+	created = !in_memory;
 	if (sqlite3_open_v2(path, &db->sql,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
@@ -492,7 +493,8 @@ void trace_db_discard(struct trace_db *db)
 	char path[sizeof db->path];
 	memcpy(path, db->path, sizeof path);
 	db_free(db);
-	remove_files(path);
+	if (strcmp(path, ":memory:") != 0)
+		remove_files(path);
 }
 
 const char *trace_db_path(const struct trace_db *db)

@@ -74,6 +74,12 @@ enum trace_nvtx_type {
 	TRACE_NVTX_START_END = 60,
 };
 
+/* NVTX_EVENTS.domainId of GPU-side annotations (Kineto's gpu_user_annotation: a user range
+ * projected onto the kernels it launched). Such rows are start/end ranges whose globalTid is
+ * trace_global_tid(pid, streamId) and whose category is the deviceId; analyses that attribute
+ * kernels to CPU ranges skip this domain, which would count them twice. */
+#define TRACE_NVTX_DOMAIN_GPU ((int64_t)0x6b3367707500) /* "k3gpu" */
+
 /* CUPTI_ACTIVITY_KIND_RUNTIME.eventClass values (nsys ENUM_NSYS_EVENT_CLASS). */
 enum trace_api_kind {
 	TRACE_API_RUNTIME = 0,
@@ -242,7 +248,8 @@ struct trace_db_stats {
 struct trace_db;
 
 /* Create the file at `path` with the full schema and return a writer in *out. opts may be NULL.
- * On failure nothing is left at path (unless it existed and overwrite was false). */
+ * On failure nothing is left at path (unless it existed and overwrite was false). The path
+ * ":memory:" makes a database that lives and dies with the writer (tests, fuzzers). */
 int trace_db_create(struct trace_db **out, const char *path, const struct trace_db_opts *opts,
 		    struct err *e);
 

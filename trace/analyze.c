@@ -1,0 +1,1170 @@
+#include "trace/analyze.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/sqlread.h"
+#include "trace/tracedb.h"
+
+#define DEFAULT_MAX_ROWS ((int64_t)64 * 1024 * 1024)
+enum { DEFAULT_TOP_GAPS = 10, MAX_DEVICES = 4096, MAX_ACTIVE_RANGES = 256 };
+
+/* ---- small containers ---- */
+
+/* Growable array with a hard row cap. */
+struct vec {
+	void *p;
+	size_t n, cap, elem;
+	int64_t max;
+};
+
+static void *vec_push(struct vec *v)
+{
+	if (v->n == v->cap) {
+		if ((int64_t)v->n >= v->max)
+			return NULL;
+		size_t cap = v->cap ? v->cap * 2 : 1024;
+		if ((int64_t)cap > v->max)
+			cap = (size_t)v->max;
+		void *q = realloc(v->p, cap * v->elem);
+		if (!q)
+			return NULL;
+		v->p = q;
+		v->cap = cap;
+	}
+	return (char *)v->p + v->n++ * v->elem;
+}
+
+/* Open-addressing map from a pair of 64-bit keys to a dense index. */
+struct map2 {
+	uint64_t *ka, *kb;
+	int32_t *val;       /* -1: empty */
+	size_t cap, n;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static int map2_init(struct map2 *m, size_t expect)
+{
+	size_t cap = 64;
+	while (cap < expect * 2)
+		cap *= 2;
+	m->ka = malloc(cap * sizeof *m->ka);
+	m->kb = malloc(cap * sizeof *m->kb);
+	m->val = malloc(cap * sizeof *m->val);
+	if (!m->ka || !m->kb || !m->val)
+		return -ENOMEM;
+	memset(m->val, 0xff, cap * sizeof *m->val);
+	m->cap = cap;
+	m->n = 0;
+	return 0;
+}
+
+static void map2_release(struct map2 *m)
+{
+	free(m->ka);
+	free(m->kb);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+static int32_t map2_get(const struct map2 *m, uint64_t a, uint64_t b)
+{
+	if (!m->cap)
+		return -1;
+	size_t mask = m->cap - 1;
+	for (size_t i = mix64(a * 31 + b) & mask;; i = (i + 1) & mask) {
+		if (m->val[i] < 0)
+			return -1;
+		if (m->ka[i] == a && m->kb[i] == b)
+			return m->val[i];
+	}
+}
+
+static int map2_grow(struct map2 *m)
+{
+	struct map2 n;
+	if (map2_init(&n, m->cap))
+		return -ENOMEM;
+	size_t mask = n.cap - 1;
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->val[i] < 0)
+			continue;
+		size_t j = mix64(m->ka[i] * 31 + m->kb[i]) & mask;
+		while (n.val[j] >= 0)
+			j = (j + 1) & mask;
+		n.ka[j] = m->ka[i];
+		n.kb[j] = m->kb[i];
+		n.val[j] = m->val[i];
+	}
+	n.n = m->n;
+	map2_release(m);
+	*m = n;
+	return 0;
+}
+
+/* Set (a, b) -> v unless present; *out gets the stored value. */
+static int map2_put(struct map2 *m, uint64_t a, uint64_t b, int32_t v, int32_t *out)
+{
+	if ((m->n + 1) * 2 > m->cap && map2_grow(m))
+		return -ENOMEM;
+	size_t mask = m->cap - 1;
+	size_t i = mix64(a * 31 + b) & mask;
+	for (; m->val[i] >= 0; i = (i + 1) & mask) {
+		if (m->ka[i] == a && m->kb[i] == b) {
+			*out = m->val[i];
+			return 0;
+		}
+	}
+	m->ka[i] = a;
+	m->kb[i] = b;
+	m->val[i] = v;
+	m->n++;
+	*out = v;
+	return 0;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ull;
+	}
+	return mix64(h);
+}
+
+/* ---- loaded rows ---- */
+
+struct krow {
+	int64_t start, end, gpid;
+	uint32_t dev, stream, corr;
+	int32_t name;       /* dense name index */
+};
+
+struct xrow {           /* memcpy / memset */
+	int64_t start, end, gpid, bytes;
+	uint32_t dev, stream;
+};
+
+struct arow {           /* API call with a correlation id */
+	int64_t start, end, gtid;
+};
+
+struct nrow {           /* NVTX range */
+	int64_t start, end, gtid;
+	int32_t name;
+};
+
+struct iv {             /* an interval on a device, for the sweeps */
+	int64_t s, e;
+	int32_t stream;     /* dense stream index */
+	uint8_t comm;       /* 0 compute kernel, 1 NCCL kernel, 2 copy/set */
+};
+
+struct ctx {
+	sqlite3 *sql;
+	const char *path;
+	const struct trace_summary_opts *o;
+	int64_t max_rows;
+	struct trace_summary *s;
+	struct vec k, x, a, n;   /* krow, xrow (memcpy then memset), arow, nrow */
+	size_t n_memcpy;
+	struct map2 name_ids;    /* StringIds id -> dense name index */
+	int64_t *name_src;       /* dense index -> StringIds id */
+	size_t n_names, cap_names;
+	struct map2 api;         /* (pid, correlationId) -> arow index */
+	struct map2 streams;     /* (gpid, dev << 32 | stream) -> stream index */
+	struct vec stream_keys;  /* struct trace_stream_sum */
+	uint32_t devs[MAX_DEVICES];
+	size_t n_devs;
+};
+
+static int too_many(struct ctx *c, const char *table, struct err *e)
+{
+	err_set(e, c->path, 0, 0, "%s: more than %lld rows (limit)", table, (long long)c->max_rows);
+	return -E2BIG;
+}
+
+static int oom(struct ctx *c, struct err *e)
+{
+	err_set(e, c->path, 0, 0, "out of memory");
+	return -ENOMEM;
+}
+
+static int name_index(struct ctx *c, int64_t id, int32_t *out, struct err *e)
+{
+	int32_t idx;
+	if (map2_put(&c->name_ids, (uint64_t)id, 0, (int32_t)c->n_names, &idx))
+		return oom(c, e);
+	if (idx == (int32_t)c->n_names) {
+		if (c->n_names == c->cap_names) {
+			size_t cap = c->cap_names ? c->cap_names * 2 : 256;
+			int64_t *p = realloc(c->name_src, cap * sizeof *p);
+			if (!p)
+				return oom(c, e);
+			c->name_src = p;
+			c->cap_names = cap;
+		}
+		c->name_src[c->n_names++] = id;
+	}
+	*out = idx;
+	return 0;
+}
+
+static int load_kernels(struct ctx *c, struct err *e)
+{
+	const char *names[] = {"start", "end", "deviceId", "streamId", "globalPid", "correlationId",
+			       c->o->short_names ? "shortName" : "demangledName",
+			       c->o->short_names ? "demangledName" : "shortName", "name"};
+	int idx[9];
+	sqlite3_stmt *st;
+	const char *table = "CUPTI_ACTIVITY_KIND_KERNEL";
+	int rc = trace_sql_select(c->sql, c->path, table, names, 9, idx, NULL, &st, e);
+	if (rc || !st)
+		return rc;
+	if (idx[0] < 0 || idx[1] < 0) {
+		sqlite3_finalize(st);
+		err_set(e, c->path, 0, 0, "%s has no start/end columns", table);
+		return -EINVAL;
+	}
+	int name_col = idx[6] >= 0 ? idx[6] : idx[7] >= 0 ? idx[7] : idx[8];
+	int r;
+	int64_t last_id = INT64_MIN;
+	int32_t last_idx = -1;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct krow *k = vec_push(&c->k);
+		if (!k) {
+			rc = (int64_t)c->k.n >= c->max_rows ? too_many(c, table, e) : oom(c, e);
+			break;
+		}
+		k->start = sqlite3_column_int64(st, idx[0]);
+		k->end = sqlite3_column_int64(st, idx[1]);
+		k->dev = (uint32_t)trace_sql_i64(st, idx[2], 0);
+		k->stream = (uint32_t)trace_sql_i64(st, idx[3], 0);
+		k->gpid = trace_sql_i64(st, idx[4], 0);
+		k->corr = (uint32_t)trace_sql_i64(st, idx[5], 0);
+		int64_t id = trace_sql_i64(st, name_col, -1);
+		if (id != last_id) {
+			rc = name_index(c, id, &last_idx, e);
+			if (rc)
+				break;
+			last_id = id;
+		}
+		k->name = last_idx;
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = trace_sql_error(c->sql, c->path, table, e);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int load_copies(struct ctx *c, const char *table, struct err *e)
+{
+	static const char *const names[] = {"start", "end", "deviceId", "streamId", "globalPid",
+					    "bytes"};
+	int idx[6];
+	sqlite3_stmt *st;
+	int rc = trace_sql_select(c->sql, c->path, table, names, 6, idx, NULL, &st, e);
+	if (rc || !st)
+		return rc;
+	if (idx[0] < 0 || idx[1] < 0) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct xrow *x = vec_push(&c->x);
+		if (!x) {
+			rc = (int64_t)c->x.n >= c->max_rows ? too_many(c, table, e) : oom(c, e);
+			break;
+		}
+		x->start = sqlite3_column_int64(st, idx[0]);
+		x->end = sqlite3_column_int64(st, idx[1]);
+		x->dev = (uint32_t)trace_sql_i64(st, idx[2], 0);
+		x->stream = (uint32_t)trace_sql_i64(st, idx[3], 0);
+		x->gpid = trace_sql_i64(st, idx[4], 0);
+		x->bytes = trace_sql_i64(st, idx[5], 0);
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = trace_sql_error(c->sql, c->path, table, e);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int load_api(struct ctx *c, const char *table, struct err *e)
+{
+	static const char *const names[] = {"start", "end", "globalTid", "correlationId",
+					    "eventClass"};
+	int idx[5];
+	sqlite3_stmt *st;
+	int rc = trace_sql_select(c->sql, c->path, table, names, 5, idx, NULL, &st, e);
+	if (rc || !st)
+		return rc;
+	if (idx[0] < 0 || idx[1] < 0 || idx[3] < 0) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		c->s->api_calls++;
+		int64_t corr = sqlite3_column_int64(st, idx[3]);
+		int64_t cls = trace_sql_i64(st, idx[4], 0);
+		if (corr == 0 || (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER))
+			continue;
+		struct arow *a = vec_push(&c->a);
+		if (!a) {
+			rc = (int64_t)c->a.n >= c->max_rows ? too_many(c, table, e) : oom(c, e);
+			break;
+		}
+		a->start = sqlite3_column_int64(st, idx[0]);
+		a->end = sqlite3_column_int64(st, idx[1]);
+		a->gtid = trace_sql_i64(st, idx[2], 0);
+		int32_t got;
+		if (map2_put(&c->api, (uint64_t)trace_global_to_pid(a->gtid), (uint64_t)corr,
+			     (int32_t)(c->a.n - 1), &got)) {
+			rc = oom(c, e);
+			break;
+		}
+		if (got != (int32_t)(c->a.n - 1))
+			c->a.n--; /* a runtime and a driver call share the id: keep the first */
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = trace_sql_error(c->sql, c->path, table, e);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* NVTX names are interned in the summary's arena via a string map. */
+struct strmap {
+	struct map2 m;          /* (hash, 0) -> first index with that hash; chains via next[] */
+	const char **names;
+	int32_t *next;
+	size_t n, cap;
+};
+
+static int strmap_get(struct strmap *sm, struct arena *a, const char *s, int32_t *out)
+{
+	uint64_t h = hash_str(s);
+	int32_t head = map2_get(&sm->m, h, 0);
+	for (int32_t i = head; i >= 0; i = sm->next[i])
+		if (strcmp(sm->names[i], s) == 0) {
+			*out = i;
+			return 0;
+		}
+	if (sm->n == sm->cap) {
+		size_t cap = sm->cap ? sm->cap * 2 : 64;
+		const char **nn = realloc(sm->names, cap * sizeof *nn);
+		if (!nn)
+			return -ENOMEM;
+		sm->names = nn;
+		int32_t *nx = realloc(sm->next, cap * sizeof *nx);
+		if (!nx)
+			return -ENOMEM;
+		sm->next = nx;
+		sm->cap = cap;
+	}
+	char *copy = arena_strndup(a, s, strlen(s));
+	if (!copy)
+		return -ENOMEM;
+	int32_t idx = (int32_t)sm->n++;
+	sm->names[idx] = copy;
+	sm->next[idx] = head;
+	/* the new entry becomes the chain's head */
+	if (head < 0) {
+		int32_t got;
+		if (map2_put(&sm->m, h, 0, idx, &got))
+			return -ENOMEM;
+	} else {
+		size_t mask = sm->m.cap - 1;
+		for (size_t i = mix64(h * 31) & mask;; i = (i + 1) & mask)
+			if (sm->m.ka[i] == h && sm->m.kb[i] == 0 && sm->m.val[i] >= 0) {
+				sm->m.val[i] = idx;
+				break;
+			}
+	}
+	*out = idx;
+	return 0;
+}
+
+static void strmap_release(struct strmap *sm)
+{
+	map2_release(&sm->m);
+	free(sm->names);
+	free(sm->next);
+}
+
+static int load_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
+{
+	static const char *const names[] = {"start", "end", "eventType", "globalTid", "text",
+					    "textId", "domainId"};
+	int idx[7];
+	sqlite3_stmt *st;
+	const char *table = "NVTX_EVENTS";
+	int rc = trace_sql_select(c->sql, c->path, table, names, 7, idx, NULL, &st, e);
+	if (rc || !st)
+		return rc;
+	if (idx[0] < 0 || idx[1] < 0) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	sqlite3_stmt *str = NULL;
+	if (idx[5] >= 0 && trace_sql_has_table(c->sql, "StringIds") &&
+	    sqlite3_prepare_v2(c->sql, "SELECT value FROM StringIds WHERE id = ?1", -1, &str,
+			       NULL) != SQLITE_OK) {
+		rc = trace_sql_error(c->sql, c->path, "StringIds", e);
+		sqlite3_finalize(st);
+		return rc;
+	}
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t type = trace_sql_i64(st, idx[2], TRACE_NVTX_PUSH_POP);
+		if ((type != TRACE_NVTX_PUSH_POP && type != TRACE_NVTX_START_END) ||
+		    trace_sql_i64(st, idx[6], 0) == TRACE_NVTX_DOMAIN_GPU ||
+		    sqlite3_column_type(st, idx[1]) == SQLITE_NULL)
+			continue;
+		const char *text = trace_sql_text(st, idx[4]);
+		if (!text && str) {
+			sqlite3_bind_int64(str, 1, trace_sql_i64(st, idx[5], -1));
+			if (sqlite3_step(str) == SQLITE_ROW)
+				text = (const char *)sqlite3_column_text(str, 0);
+		}
+		int32_t name;
+		rc = strmap_get(sm, &c->s->arena, text ? text : "(unnamed)", &name);
+		if (str)
+			sqlite3_reset(str);
+		if (rc) {
+			rc = oom(c, e);
+			break;
+		}
+		struct nrow *n = vec_push(&c->n);
+		if (!n) {
+			rc = (int64_t)c->n.n >= c->max_rows ? too_many(c, table, e) : oom(c, e);
+			break;
+		}
+		n->start = sqlite3_column_int64(st, idx[0]);
+		n->end = sqlite3_column_int64(st, idx[1]);
+		n->gtid = trace_sql_i64(st, idx[3], 0);
+		n->name = name;
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = trace_sql_error(c->sql, c->path, table, e);
+	sqlite3_finalize(str);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- kernel table ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_kern(const void *a, const void *b)
+{
+	const struct trace_kernel_sum *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static bool contains_nccl(const char *s)
+{
+	for (; *s; s++)
+		if (tolower((unsigned char)s[0]) == 'n' && tolower((unsigned char)s[1]) == 'c' &&
+		    tolower((unsigned char)s[2]) == 'c' && tolower((unsigned char)s[3]) == 'l')
+			return true;
+	return false;
+}
+
+static double median_sorted(const int64_t *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (n % 2)
+		return (double)v[n / 2];
+	return ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
+}
+
+static int kernel_table(struct ctx *c, struct err *e)
+{
+	struct trace_summary *s = c->s;
+	size_t nk = c->k.n, nn = c->n_names;
+	const struct krow *k = c->k.p;
+	int rc = 0;
+	int64_t *dur = NULL;
+	size_t *off = NULL;
+	sqlite3_stmt *str = NULL;
+	s->kern = arena_alloc(&s->arena, (nn ? nn : 1) * sizeof *s->kern);
+	dur = malloc((nk ? nk : 1) * sizeof *dur);
+	off = calloc(nn + 1, sizeof *off);
+	if (!s->kern || !dur || !off) {
+		rc = oom(c, e);
+		goto out;
+	}
+	/* counting sort of durations by name */
+	for (size_t i = 0; i < nk; i++)
+		off[k[i].name + 1]++;
+	for (size_t i = 0; i < nn; i++)
+		off[i + 1] += off[i];
+	for (size_t i = 0; i < nk; i++)
+		dur[off[k[i].name]++] = k[i].end - k[i].start;
+	for (size_t i = nn; i > 0; i--)
+		off[i] = off[i - 1];
+	off[0] = 0;
+	if (trace_sql_has_table(c->sql, "StringIds") &&
+	    sqlite3_prepare_v2(c->sql, "SELECT value FROM StringIds WHERE id = ?1", -1, &str,
+			       NULL) != SQLITE_OK) {
+		rc = trace_sql_error(c->sql, c->path, "StringIds", e);
+		goto out;
+	}
+	for (size_t g = 0; g < nn; g++) {
+		int64_t *d = dur + off[g];
+		size_t n = off[g + 1] - off[g];
+		struct trace_kernel_sum *ks = &s->kern[g];
+		qsort(d, n, sizeof *d, cmp_i64);
+		int64_t total = 0;
+		for (size_t i = 0; i < n; i++)
+			total += d[i];
+		double avg = n ? (double)total / (double)n : 0, ss = 0;
+		for (size_t i = 0; i < n; i++)
+			ss += ((double)d[i] - avg) * ((double)d[i] - avg);
+		ks->instances = (int64_t)n;
+		ks->total_ns = total;
+		ks->min_ns = n ? d[0] : 0;
+		ks->max_ns = n ? d[n - 1] : 0;
+		ks->avg_ns = avg;
+		ks->med_ns = median_sorted(d, n);
+		ks->stddev_ns = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+		s->kernel_ns += total;
+		const char *name = NULL;
+		if (str) {
+			sqlite3_bind_int64(str, 1, c->name_src[g]);
+			if (sqlite3_step(str) == SQLITE_ROW)
+				name = (const char *)sqlite3_column_text(str, 0);
+		}
+		char unknown[64];
+		if (!name) {
+			snprintf(unknown, sizeof unknown, "(unknown kernel %lld)",
+				 (long long)c->name_src[g]);
+			name = unknown;
+		}
+		ks->name = arena_strndup(&s->arena, name, strlen(name));
+		if (str)
+			sqlite3_reset(str);
+		if (!ks->name) {
+			rc = oom(c, e);
+			goto out;
+		}
+		ks->comm = contains_nccl(ks->name);
+	}
+	for (size_t g = 0; g < nn; g++)
+		s->kern[g].time_pct = s->kernel_ns ? 100.0 * (double)s->kern[g].total_ns /
+							     (double)s->kernel_ns
+						   : 0;
+	s->n_kern = nn;
+out:
+	sqlite3_finalize(str);
+	free(dur);
+	free(off);
+	return rc;
+}
+
+/* ---- devices, streams, gaps, overlap ---- */
+
+static int dev_index(struct ctx *c, uint32_t dev, struct err *e)
+{
+	for (size_t i = 0; i < c->n_devs; i++)
+		if (c->devs[i] == dev)
+			return (int)i;
+	if (c->n_devs == MAX_DEVICES) {
+		err_set(e, c->path, 0, 0, "more than %d devices", MAX_DEVICES);
+		return -E2BIG;
+	}
+	c->devs[c->n_devs] = dev;
+	return (int)c->n_devs++;
+}
+
+static int stream_index(struct ctx *c, int64_t gpid, uint32_t dev, uint32_t stream, int32_t *out,
+			struct err *e)
+{
+	uint64_t b = (uint64_t)dev << 32 | stream;
+	int32_t idx;
+	if (map2_put(&c->streams, (uint64_t)gpid, b, (int32_t)c->stream_keys.n, &idx))
+		return oom(c, e);
+	if (idx == (int32_t)c->stream_keys.n) {
+		struct trace_stream_sum *ss = vec_push(&c->stream_keys);
+		if (!ss)
+			return oom(c, e);
+		memset(ss, 0, sizeof *ss);
+		ss->global_pid = gpid;
+		ss->device_id = dev;
+		ss->stream_id = stream;
+		ss->first_ns = INT64_MAX;
+		ss->last_ns = INT64_MIN;
+	}
+	*out = idx;
+	return 0;
+}
+
+static int cmp_iv(const void *a, const void *b)
+{
+	const struct iv *x = a, *y = b;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return (x->e > y->e) - (x->e < y->e);
+}
+
+/* Union of intervals (sorted by start) whose comm flag matches `want` (-1: all) into out;
+ * returns the count. */
+static size_t merge_ivs(const struct iv *v, size_t n, int want, int64_t (*out)[2])
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (want >= 0 && v[i].comm != want)
+			continue;
+		if (m && v[i].s <= out[m - 1][1]) {
+			if (v[i].e > out[m - 1][1])
+				out[m - 1][1] = v[i].e;
+		} else {
+			out[m][0] = v[i].s;
+			out[m][1] = v[i].e;
+			m++;
+		}
+	}
+	return m;
+}
+
+static int64_t union_len(int64_t (*u)[2], size_t n)
+{
+	int64_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += u[i][1] - u[i][0];
+	return t;
+}
+
+static int64_t intersect_len(int64_t (*a)[2], size_t na, int64_t (*b)[2], size_t nb)
+{
+	int64_t t = 0;
+	size_t i = 0, j = 0;
+	while (i < na && j < nb) {
+		int64_t lo = a[i][0] > b[j][0] ? a[i][0] : b[j][0];
+		int64_t hi = a[i][1] < b[j][1] ? a[i][1] : b[j][1];
+		if (hi > lo)
+			t += hi - lo;
+		if (a[i][1] < b[j][1])
+			i++;
+		else
+			j++;
+	}
+	return t;
+}
+
+static void keep_gap(struct trace_summary *s, int top, uint32_t dev, int64_t start, int64_t dur)
+{
+	if ((int)s->n_gaps == top && (top == 0 || s->gaps[top - 1].dur_ns >= dur))
+		return;
+	size_t i = s->n_gaps < (size_t)top ? s->n_gaps++ : (size_t)top - 1;
+	while (i > 0 && s->gaps[i - 1].dur_ns < dur) {
+		s->gaps[i] = s->gaps[i - 1];
+		i--;
+	}
+	s->gaps[i] = (struct trace_gap_sum){.device_id = dev, .start_ns = start, .dur_ns = dur};
+}
+
+static int device_sweep(struct ctx *c, struct err *e)
+{
+	struct trace_summary *s = c->s;
+	const struct krow *k = c->k.p;
+	const struct xrow *x = c->x.p;
+	size_t nk = c->k.n, nx = c->x.n, total = nk + nx;
+	int top = c->o->top_gaps > 0 ? c->o->top_gaps : DEFAULT_TOP_GAPS;
+	int rc = 0;
+	struct iv *iv = NULL;
+	int *devof = NULL;
+	size_t *off = NULL;
+	int64_t(*u_all)[2] = NULL, (*u_comm)[2] = NULL, (*u_comp)[2] = NULL;
+	int64_t *stream_end = NULL;
+
+	s->gaps = arena_alloc(&s->arena, (size_t)top * sizeof *s->gaps);
+	iv = malloc((total ? total : 1) * sizeof *iv);
+	devof = malloc((total ? total : 1) * sizeof *devof);
+	if (!s->gaps || !iv || !devof) {
+		rc = oom(c, e);
+		goto out;
+	}
+	s->first_ns = INT64_MAX;
+	s->last_ns = INT64_MIN;
+	/* device and stream of every interval */
+	for (size_t i = 0; i < total; i++) {
+		bool is_k = i < nk;
+		uint32_t dev = is_k ? k[i].dev : x[i - nk].dev;
+		int d = dev_index(c, dev, e);
+		if (d < 0) {
+			rc = d;
+			goto out;
+		}
+		devof[i] = d;
+	}
+	off = calloc(c->n_devs + 1, sizeof *off);
+	if (!off) {
+		rc = oom(c, e);
+		goto out;
+	}
+	for (size_t i = 0; i < total; i++)
+		off[devof[i] + 1]++;
+	for (size_t d = 0; d < c->n_devs; d++)
+		off[d + 1] += off[d];
+	for (size_t i = 0; i < total; i++) {
+		bool is_k = i < nk;
+		struct iv v;
+		int32_t si;
+		if (is_k) {
+			v.s = k[i].start;
+			v.e = k[i].end;
+			v.comm = s->kern[k[i].name].comm ? 1 : 0;
+			rc = stream_index(c, k[i].gpid, k[i].dev, k[i].stream, &si, e);
+		} else {
+			const struct xrow *xr = &x[i - nk];
+			v.s = xr->start;
+			v.e = xr->end;
+			v.comm = 2;
+			rc = stream_index(c, xr->gpid, xr->dev, xr->stream, &si, e);
+		}
+		if (rc)
+			goto out;
+		if (v.e < v.s)
+			v.e = v.s;
+		v.stream = si;
+		struct trace_stream_sum *ss = (struct trace_stream_sum *)c->stream_keys.p + si;
+		if (is_k)
+			ss->kernels++;
+		else if (i - nk < c->n_memcpy)
+			ss->memcpys++;
+		else
+			ss->memsets++;
+		if (v.s < ss->first_ns)
+			ss->first_ns = v.s;
+		if (v.e > ss->last_ns)
+			ss->last_ns = v.e;
+		if (v.s < s->first_ns)
+			s->first_ns = v.s;
+		if (v.e > s->last_ns)
+			s->last_ns = v.e;
+		iv[off[devof[i]]++] = v;
+	}
+	for (size_t d = c->n_devs; d > 0; d--)
+		off[d] = off[d - 1];
+	off[0] = 0;
+	if (total == 0)
+		s->first_ns = s->last_ns = 0;
+
+	size_t n_streams = c->stream_keys.n;
+	stream_end = malloc((n_streams ? n_streams : 1) * sizeof *stream_end);
+	u_all = malloc((total ? total : 1) * sizeof *u_all);
+	u_comm = malloc((total ? total : 1) * sizeof *u_comm);
+	u_comp = malloc((total ? total : 1) * sizeof *u_comp);
+	s->dev = arena_alloc(&s->arena, (c->n_devs ? c->n_devs : 1) * sizeof *s->dev);
+	if (!stream_end || !u_all || !u_comm || !u_comp || !s->dev) {
+		rc = oom(c, e);
+		goto out;
+	}
+	for (size_t i = 0; i < n_streams; i++)
+		stream_end[i] = INT64_MIN;
+	struct trace_stream_sum *streams = c->stream_keys.p;
+	for (size_t d = 0; d < c->n_devs; d++) {
+		struct iv *v = iv + off[d];
+		size_t n = off[d + 1] - off[d];
+		bool sorted = true;
+		for (size_t i = 1; i < n && sorted; i++)
+			sorted = v[i - 1].s <= v[i].s;
+		if (!sorted)
+			qsort(v, n, sizeof *v, cmp_iv);
+		struct trace_device_sum *ds = &s->dev[d];
+		memset(ds, 0, sizeof *ds);
+		ds->device_id = c->devs[d];
+		ds->first_ns = n ? v[0].s : 0;
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].e > ds->last_ns)
+				ds->last_ns = v[i].e;
+			/* per-stream union: intervals arrive in start order */
+			struct trace_stream_sum *ss = &streams[v[i].stream];
+			int64_t *end = &stream_end[v[i].stream];
+			int64_t from = v[i].s > *end ? v[i].s : *end;
+			if (v[i].e > from)
+				ss->busy_ns += v[i].e - from;
+			if (v[i].e > *end)
+				*end = v[i].e;
+			if (v[i].comm == 2)
+				continue;
+			ds->kernels++;
+		}
+		size_t na = merge_ivs(v, n, -1, u_all);
+		size_t nc = merge_ivs(v, n, 1, u_comm);
+		size_t np = merge_ivs(v, n, 0, u_comp);
+		ds->busy_ns = union_len(u_all, na);
+		ds->comm_ns = union_len(u_comm, nc);
+		ds->compute_ns = union_len(u_comp, np);
+		ds->overlap_ns = intersect_len(u_comm, nc, u_comp, np);
+		ds->comm_hidden_pct = ds->comm_ns ? 100.0 * (double)ds->overlap_ns /
+							    (double)ds->comm_ns
+						  : 0;
+		for (size_t i = 1; i < na; i++) {
+			int64_t gap = u_all[i][0] - u_all[i - 1][1];
+			ds->gaps++;
+			ds->idle_ns += gap;
+			if (gap > ds->max_gap_ns)
+				ds->max_gap_ns = gap;
+			keep_gap(s, top, ds->device_id, u_all[i - 1][1], gap);
+		}
+	}
+	int64_t span = s->last_ns - s->first_ns;
+	for (size_t d = 0; d < c->n_devs; d++)
+		s->dev[d].util_pct = span > 0 ? 100.0 * (double)s->dev[d].busy_ns / (double)span : 0;
+	for (size_t i = 0; i < n_streams; i++) {
+		streams[i].util_pct = span > 0 ? 100.0 * (double)streams[i].busy_ns / (double)span : 0;
+		for (size_t d = 0; d < c->n_devs; d++)
+			if (s->dev[d].device_id == streams[i].device_id) {
+				s->dev[d].memcpys += streams[i].memcpys;
+				s->dev[d].memsets += streams[i].memsets;
+			}
+	}
+	s->n_dev = c->n_devs;
+out:
+	free(iv);
+	free(devof);
+	free(off);
+	free(u_all);
+	free(u_comm);
+	free(u_comp);
+	free(stream_end);
+	return rc;
+}
+
+static int cmp_dev(const void *a, const void *b)
+{
+	const struct trace_device_sum *x = a, *y = b;
+	return (x->device_id > y->device_id) - (x->device_id < y->device_id);
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct trace_stream_sum *x = a, *y = b;
+	if (x->device_id != y->device_id)
+		return x->device_id < y->device_id ? -1 : 1;
+	if (x->global_pid != y->global_pid)
+		return x->global_pid < y->global_pid ? -1 : 1;
+	return (x->stream_id > y->stream_id) - (x->stream_id < y->stream_id);
+}
+
+/* ---- launch overhead and NVTX attribution ---- */
+
+struct point {          /* a kernel, placed where it was launched */
+	int64_t key;        /* globalTid (thread sweep) or pid (process sweep) */
+	int64_t t;
+	int64_t dur;
+};
+
+struct span {
+	int64_t key, s, e;
+	int32_t name;
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->s > y->s) - (x->s < y->s);
+}
+
+/* Credit each point's duration to every distinct range name open at it (same key). */
+static void attribute(struct point *p, size_t np, struct span *r, size_t nr,
+		      struct trace_nvtx_sum *out)
+{
+	qsort(p, np, sizeof *p, cmp_point);
+	qsort(r, nr, sizeof *r, cmp_span);
+	const struct span *active[MAX_ACTIVE_RANGES];
+	size_t na = 0, ri = 0;
+	int64_t key = INT64_MIN;
+	for (size_t i = 0; i < np; i++) {
+		if (p[i].key != key) {
+			key = p[i].key;
+			na = 0;
+			while (ri < nr && r[ri].key < key)
+				ri++;
+		}
+		while (ri < nr && r[ri].key == key && r[ri].s <= p[i].t) {
+			if (r[ri].e >= p[i].t && na < MAX_ACTIVE_RANGES)
+				active[na++] = &r[ri];
+			ri++;
+		}
+		size_t w = 0;
+		for (size_t j = 0; j < na; j++)
+			if (active[j]->e >= p[i].t)
+				active[w++] = active[j];
+		na = w;
+		for (size_t j = 0; j < na; j++) {
+			bool dup = false;
+			for (size_t q = 0; q < j && !dup; q++)
+				dup = active[q]->name == active[j]->name;
+			if (dup)
+				continue;
+			out[active[j]->name].kernels++;
+			out[active[j]->name].gpu_ns += p[i].dur;
+		}
+	}
+}
+
+static int cmp_nvtx(const void *a, const void *b)
+{
+	const struct trace_nvtx_sum *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
+{
+	struct trace_summary *s = c->s;
+	const struct krow *k = c->k.p;
+	const struct arow *a = c->a.p;
+	const struct nrow *nr = c->n.p;
+	size_t nk = c->k.n, nn = c->n.n;
+	int rc = 0;
+	int64_t *delay = malloc((nk ? nk : 1) * sizeof *delay);
+	struct point *pt = malloc((nk ? nk : 1) * sizeof *pt);
+	struct point *pp = malloc((nk ? nk : 1) * sizeof *pp);
+	struct span *st = malloc((nn ? nn : 1) * sizeof *st);
+	struct span *sp = malloc((nn ? nn : 1) * sizeof *sp);
+	if (!delay || !pt || !pp || !st || !sp) {
+		rc = oom(c, e);
+		goto out;
+	}
+	size_t nd = 0, npt = 0, npp = 0;
+	double api_sum = 0;
+	for (size_t i = 0; i < nk; i++) {
+		int32_t ai = k[i].corr ? map2_get(&c->api, (uint64_t)trace_global_to_pid(k[i].gpid),
+						  k[i].corr)
+				       : -1;
+		int64_t dur = k[i].end - k[i].start;
+		if (ai >= 0) {
+			delay[nd++] = k[i].start - a[ai].end;
+			api_sum += (double)(a[ai].end - a[ai].start);
+			pt[npt++] = (struct point){.key = a[ai].gtid, .t = a[ai].start, .dur = dur};
+		} else {
+			pp[npp++] = (struct point){.key = trace_global_to_pid(k[i].gpid),
+						   .t = k[i].start,
+						   .dur = dur};
+		}
+	}
+	struct trace_launch_sum *l = &s->launch;
+	l->matched = (int64_t)nd;
+	l->unmatched = (int64_t)(nk - nd);
+	if (nd) {
+		qsort(delay, nd, sizeof *delay, cmp_i64);
+		double sum = 0;
+		for (size_t i = 0; i < nd; i++)
+			sum += (double)delay[i];
+		l->avg_ns = sum / (double)nd;
+		l->med_ns = median_sorted(delay, nd);
+		l->min_ns = delay[0];
+		l->max_ns = delay[nd - 1];
+		l->p90_ns = delay[(size_t)((double)(nd - 1) * 0.90 + 0.5)];
+		l->p99_ns = delay[(size_t)((double)(nd - 1) * 0.99 + 0.5)];
+		l->api_avg_ns = api_sum / (double)nd;
+	}
+	/* NVTX */
+	s->nvtx = arena_alloc(&s->arena, (sm->n ? sm->n : 1) * sizeof *s->nvtx);
+	if (!s->nvtx) {
+		rc = oom(c, e);
+		goto out;
+	}
+	for (size_t i = 0; i < sm->n; i++) {
+		s->nvtx[i] = (struct trace_nvtx_sum){.name = sm->names[i], .min_ns = INT64_MAX};
+	}
+	for (size_t i = 0; i < nn; i++) {
+		struct trace_nvtx_sum *ns = &s->nvtx[nr[i].name];
+		int64_t d = nr[i].end - nr[i].start;
+		ns->instances++;
+		ns->total_ns += d;
+		if (d < ns->min_ns)
+			ns->min_ns = d;
+		if (d > ns->max_ns)
+			ns->max_ns = d;
+		st[i] = (struct span){.key = nr[i].gtid, .s = nr[i].start, .e = nr[i].end,
+				      .name = nr[i].name};
+		sp[i] = (struct span){.key = trace_global_to_pid(nr[i].gtid), .s = nr[i].start,
+				      .e = nr[i].end, .name = nr[i].name};
+	}
+	if (nn) {
+		attribute(pt, npt, st, nn, s->nvtx);
+		attribute(pp, npp, sp, nn, s->nvtx);
+	}
+	for (size_t i = 0; i < sm->n; i++) {
+		struct trace_nvtx_sum *ns = &s->nvtx[i];
+		ns->avg_ns = ns->instances ? (double)ns->total_ns / (double)ns->instances : 0;
+		if (!ns->instances)
+			ns->min_ns = 0;
+	}
+	s->n_nvtx = sm->n;
+	s->nvtx_ranges = (int64_t)nn;
+	qsort(s->nvtx, s->n_nvtx, sizeof *s->nvtx, cmp_nvtx);
+out:
+	free(delay);
+	free(pt);
+	free(pp);
+	free(st);
+	free(sp);
+	return rc;
+}
+
+static int64_t scalar_i64(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int trace_summary_compute(struct trace_summary *s, const char *path,
+			  const struct trace_summary_opts *o, struct err *e)
+{
+	struct trace_summary_opts dflt = {0};
+	if (!o)
+		o = &dflt;
+	memset(s, 0, sizeof *s);
+	arena_init(&s->arena, (size_t)1 << 34);
+	struct ctx c = {.path = path, .o = o, .s = s};
+	c.max_rows = o->max_rows > 0 ? o->max_rows : DEFAULT_MAX_ROWS;
+	c.k.elem = sizeof(struct krow);
+	c.x.elem = sizeof(struct xrow);
+	c.a.elem = sizeof(struct arow);
+	c.n.elem = sizeof(struct nrow);
+	c.stream_keys.elem = sizeof(struct trace_stream_sum);
+	c.k.max = c.x.max = c.a.max = c.n.max = c.max_rows;
+	c.stream_keys.max = c.max_rows;
+	struct strmap sm;
+	memset(&sm, 0, sizeof sm);
+	int rc = trace_sql_open(path, &c.sql, e);
+	if (rc)
+		goto out;
+	static const char *const tables[] = {
+		"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+		"CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+	};
+	bool any = false;
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+		any = any || trace_sql_has_table(c.sql, tables[i]);
+	if (!any) {
+		err_set(e, path, 0, 0, "not a trace database: none of CUPTI_ACTIVITY_KIND_KERNEL,"
+			" _MEMCPY, _MEMSET, _RUNTIME or NVTX_EVENTS is there");
+		rc = -EINVAL;
+		goto out;
+	}
+	if (map2_init(&c.name_ids, 1024) || map2_init(&c.api, 1024) ||
+	    map2_init(&c.streams, 64) || map2_init(&sm.m, 64)) {
+		rc = oom(&c, e);
+		goto out;
+	}
+	rc = load_kernels(&c, e);
+	if (!rc)
+		rc = load_copies(&c, "CUPTI_ACTIVITY_KIND_MEMCPY", e);
+	c.n_memcpy = c.x.n;
+	if (!rc)
+		rc = load_copies(&c, "CUPTI_ACTIVITY_KIND_MEMSET", e);
+	if (!rc)
+		rc = load_api(&c, "CUPTI_ACTIVITY_KIND_RUNTIME", e);
+	if (!rc) {
+		char type[16];
+		rc = trace_sql_object_type(c.sql, path, "CUPTI_ACTIVITY_KIND_DRIVER", type,
+					   sizeof type, e);
+		if (!rc && strcmp(type, "table") == 0)
+			rc = load_api(&c, "CUPTI_ACTIVITY_KIND_DRIVER", e);
+	}
+	if (!rc)
+		rc = load_nvtx(&c, &sm, e);
+	if (rc)
+		goto out;
+	s->kernels = (int64_t)c.k.n;
+	s->memcpys = (int64_t)c.n_memcpy;
+	s->memsets = (int64_t)(c.x.n - c.n_memcpy);
+	const struct xrow *x = c.x.p;
+	for (size_t i = 0; i < c.x.n; i++) {
+		if (i < c.n_memcpy) {
+			s->memcpy_bytes += x[i].bytes;
+			s->memcpy_ns += x[i].end - x[i].start;
+		} else {
+			s->memset_bytes += x[i].bytes;
+			s->memset_ns += x[i].end - x[i].start;
+		}
+	}
+	if (trace_sql_has_table(c.sql, "K3SIM_DROPPED"))
+		s->dropped_records = scalar_i64(c.sql, "SELECT total(count) FROM K3SIM_DROPPED");
+	rc = kernel_table(&c, e);
+	if (!rc)
+		rc = device_sweep(&c, e);
+	if (!rc)
+		rc = launch_and_nvtx(&c, &sm, e);
+	if (rc)
+		goto out;
+	/* order for reading: streams copied into the arena */
+	s->n_stream = c.stream_keys.n;
+	s->stream = arena_alloc(&s->arena, (s->n_stream ? s->n_stream : 1) * sizeof *s->stream);
+	if (!s->stream) {
+		rc = oom(&c, e);
+		goto out;
+	}
+	if (s->n_stream)
+		memcpy(s->stream, c.stream_keys.p, s->n_stream * sizeof *s->stream);
+	qsort(s->stream, s->n_stream, sizeof *s->stream, cmp_stream);
+	qsort(s->dev, s->n_dev, sizeof *s->dev, cmp_dev);
+	qsort(s->kern, s->n_kern, sizeof *s->kern, cmp_kern);
+out:
+	sqlite3_close(c.sql);
+	free(c.k.p);
+	free(c.x.p);
+	free(c.a.p);
+	free(c.n.p);
+	free(c.stream_keys.p);
+	free(c.name_src);
+	map2_release(&c.name_ids);
+	map2_release(&c.api);
+	map2_release(&c.streams);
+	strmap_release(&sm);
+	if (rc)
+		trace_summary_release(s);
+	return rc;
+}
+
+void trace_summary_release(struct trace_summary *s)
+{
+	arena_release(&s->arena);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,113 @@
+#ifndef K3_TRACE_ANALYZE_H
+#define K3_TRACE_ANALYZE_H
+
+/* Trace analysis over a trace database (a k3sim capture or import, or an nsys SQLite export read
+ * directly): the per-kernel table of nsys' cuda_gpu_kern_sum, the breakdown per NVTX range, device
+ * and stream utilization, idle gaps, communication/compute overlap and launch overhead.
+ *
+ * Definitions (all times in ns):
+ * - kernel statistics group by demangled name (or short name with short_names); StdDev is the
+ *   sample standard deviation (n - 1), Med the mean of the two middle values for even counts;
+ *   Time % is the share of the summed kernel time.
+ * - busy time of a device or stream is the union of its kernel, memcpy and memset intervals;
+ *   utilization is busy time over the trace's GPU span (first GPU start to last GPU end).
+ *   Devices are told apart by deviceId (processes sharing a GPU share its device row).
+ * - idle gaps are the holes between a device's busy intervals, inside its own span.
+ * - communication kernels are those whose name contains "nccl" (any case); compute is every
+ *   other kernel; overlap is the time both run on one device (union of each, intersected).
+ * - launch overhead of a kernel is its start minus the end of the API call with the same
+ *   correlationId in the same process (negative when the kernel starts before the call returns).
+ * - a kernel belongs to every NVTX push/pop or start/end range open on the launching thread when
+ *   the launching call started; kernels without a launching call fall back to the ranges of
+ *   their process that contain their GPU start. GPU-projected ranges (TRACE_NVTX_DOMAIN_GPU) are
+ *   not counted. A range's GPU time is the summed duration of its kernels. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/err.h"
+
+struct trace_summary_opts {
+	bool short_names;       /* group by shortName (nsys' ":base") */
+	int top_gaps;           /* how many of the longest gaps to list; 0: 10 */
+	int64_t max_rows;       /* rows loaded per table; 0: 64 Mi (beyond: -E2BIG) */
+};
+
+struct trace_kernel_sum {
+	const char *name;
+	bool comm;              /* an NCCL kernel */
+	int64_t instances;
+	int64_t total_ns, min_ns, max_ns;
+	double avg_ns, med_ns, stddev_ns;
+	double time_pct;        /* of all kernel time, 0..100 */
+};
+
+struct trace_device_sum {
+	uint32_t device_id;
+	int64_t kernels, memcpys, memsets;
+	int64_t first_ns, last_ns;   /* this device's activity */
+	int64_t busy_ns;
+	double util_pct;             /* busy / the trace's GPU span */
+	int64_t gaps, idle_ns, max_gap_ns;
+	int64_t comm_ns, compute_ns, overlap_ns;
+	double comm_hidden_pct;      /* overlap / comm, 0 when there is no communication */
+};
+
+struct trace_stream_sum {
+	int64_t global_pid;
+	uint32_t device_id, stream_id;
+	int64_t kernels, memcpys, memsets;
+	int64_t first_ns, last_ns;
+	int64_t busy_ns;
+	double util_pct;             /* busy / the trace's GPU span */
+};
+
+struct trace_gap_sum {
+	uint32_t device_id;
+	int64_t start_ns, dur_ns;
+};
+
+struct trace_nvtx_sum {
+	const char *name;
+	int64_t instances;
+	int64_t total_ns, min_ns, max_ns;   /* range durations (CPU side) */
+	double avg_ns;
+	int64_t kernels;                    /* kernels attributed to the range */
+	int64_t gpu_ns;                     /* their summed durations */
+};
+
+struct trace_launch_sum {
+	int64_t matched, unmatched;         /* kernels with / without a launching API call */
+	double avg_ns, med_ns;
+	int64_t min_ns, max_ns, p90_ns, p99_ns;
+	double api_avg_ns;                  /* duration of the launching calls */
+};
+
+struct trace_summary {
+	int64_t kernels, memcpys, memsets, api_calls, nvtx_ranges;
+	int64_t kernel_ns;                  /* summed kernel durations */
+	int64_t memcpy_bytes, memcpy_ns, memset_bytes, memset_ns;
+	int64_t first_ns, last_ns;          /* GPU span */
+	int64_t dropped_records;            /* K3SIM_DROPPED total */
+	struct trace_kernel_sum *kern;      /* by total time, longest first */
+	size_t n_kern;
+	struct trace_device_sum *dev;       /* by device id */
+	size_t n_dev;
+	struct trace_stream_sum *stream;    /* by device, process, stream */
+	size_t n_stream;
+	struct trace_gap_sum *gaps;         /* longest first */
+	size_t n_gaps;
+	struct trace_nvtx_sum *nvtx;        /* by total range time, longest first */
+	size_t n_nvtx;
+	struct trace_launch_sum launch;
+	struct arena arena;                 /* owns the arrays and names */
+};
+
+/* Compute the summary of the database at path. On failure s holds nothing to release. */
+int trace_summary_compute(struct trace_summary *s, const char *path,
+			  const struct trace_summary_opts *o, struct err *e);
+void trace_summary_release(struct trace_summary *s);
+
+#endif

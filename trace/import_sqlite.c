@@ -1,0 +1,952 @@
+/* nsys SQLite exports and k3sim databases -> trace database; and merge.
+ *
+ * nsys' schema drifts between versions (columns are added, renamed, reordered; tables appear only
+ * when their data exists), so every table is read through its PRAGMA table_info: the SELECT names
+ * only the columns present, and a column that is missing reads as its default. */
+#include "trace/import.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "trace/sqlread.h"
+#include "util/arena.h"
+
+enum {
+	MAX_STRINGS = 32 * 1024 * 1024,
+	MAX_PIDS = 65536,
+	MAX_COLS = 40,
+};
+#define MAX_STRING_BYTES ((size_t)1024 * 1024 * 1024)
+
+/* ---- format detection ---- */
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int trace_detect_format(const char *path, enum trace_format *out, struct err *e)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		int rc = -errno;
+		err_set(e, path, 0, 0, "cannot open: %s", strerror(errno));
+		return rc;
+	}
+	unsigned char head[100];
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	*out = TRACE_FORMAT_UNKNOWN;
+	if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) {
+		*out = TRACE_FORMAT_SQLITE;
+		return 0;
+	}
+	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
+		err_set(e, path, 0, 0, "gzip-compressed file: decompress it first (gunzip)");
+		return -EINVAL;
+	}
+	if (n >= 4 && be32(head) == 0x28b52ffd) {
+		err_set(e, path, 0, 0, "zstd-compressed file: decompress it first (zstd -d)");
+		return -EINVAL;
+	}
+	size_t i = 0;
+	if (n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf)
+		i = 3; /* UTF-8 BOM */
+	while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+		i++;
+	if (i < n && (head[i] == '{' || head[i] == '[')) {
+		*out = TRACE_FORMAT_KINETO_JSON;
+		return 0;
+	}
+	if (n == 0)
+		err_set(e, path, 0, 0, "empty file");
+	else if (n >= 5 && memcmp(head, "QDREP", 5) == 0)
+		err_set(e, path, 0, 0, "an nsys report: export it first"
+			" (nsys export --type sqlite -o FILE.sqlite REPORT)");
+	else
+		err_set(e, path, 0, 0, "unknown format: neither an SQLite database (nsys export"
+			" --type sqlite) nor a Kineto/Chrome JSON trace");
+	return -EINVAL;
+}
+
+/* ---- process-id remapping (merge) ---- */
+
+struct pid_pair {
+	int64_t from, to;
+};
+
+struct trace_pid_map {
+	int64_t *used;          /* pids taken by earlier files (and this one) */
+	size_t n_used, cap_used;
+	struct pid_pair *cur;   /* this file's renames */
+	size_t n_cur, cap_cur;
+	struct pid_pair last;
+	bool have_last;
+};
+
+static bool pid_used(const struct trace_pid_map *m, int64_t pid)
+{
+	for (size_t i = 0; i < m->n_used; i++)
+		if (m->used[i] == pid)
+			return true;
+	return false;
+}
+
+static int grow(void **p, size_t *cap, size_t elem)
+{
+	size_t n = *cap ? *cap * 2 : 16;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static void pid_map_begin_file(struct trace_pid_map *m)
+{
+	m->n_cur = 0;
+	m->have_last = false;
+}
+
+static int pid_map_pid(struct trace_pid_map *m, int64_t pid, int64_t *out)
+{
+	if (m->have_last && m->last.from == pid) {
+		*out = m->last.to;
+		return 0;
+	}
+	for (size_t i = 0; i < m->n_cur; i++)
+		if (m->cur[i].from == pid) {
+			m->last = m->cur[i];
+			m->have_last = true;
+			*out = m->cur[i].to;
+			return 0;
+		}
+	if (m->n_used >= MAX_PIDS)
+		return -ENOSPC;
+	int64_t to = pid;
+	if (pid_used(m, pid)) {
+		to = pid;
+		do
+			to = (to + 1) & 0xffffff;
+		while (pid_used(m, to) || to == 0);
+	}
+	if (m->n_used == m->cap_used && grow((void **)&m->used, &m->cap_used, sizeof *m->used))
+		return -ENOMEM;
+	if (m->n_cur == m->cap_cur && grow((void **)&m->cur, &m->cap_cur, sizeof *m->cur))
+		return -ENOMEM;
+	m->used[m->n_used++] = to;
+	m->cur[m->n_cur++] = (struct pid_pair){pid, to};
+	m->last = (struct pid_pair){pid, to};
+	m->have_last = true;
+	*out = to;
+	return 0;
+}
+
+/* Rewrite the pid bits (24..47) of a globalPid / globalTid. */
+static int pid_map_global(struct trace_pid_map *m, int64_t gid, int64_t *out)
+{
+	if (!m) {
+		*out = gid;
+		return 0;
+	}
+	int64_t pid = (gid >> 24) & 0xffffff, to;
+	int rc = pid_map_pid(m, pid, &to);
+	if (rc)
+		return rc;
+	*out = (gid & ~((int64_t)0xffffff << 24)) | (to << 24);
+	return 0;
+}
+
+static void pid_map_release(struct trace_pid_map *m)
+{
+	free(m->used);
+	free(m->cur);
+}
+
+/* ---- reading ---- */
+
+struct strtab {
+	struct arena arena;
+	const char **by_id;    /* dense ids: by_id[id] */
+	size_t n_by_id;
+	struct {
+		int64_t id;
+		const char *s;
+	} *sorted;             /* sparse ids: sorted by id */
+	size_t n_sorted;
+};
+
+struct src {
+	sqlite3 *sql;
+	const char *path;
+	struct strtab strings;
+	struct trace_db *db;
+	struct trace_pid_map *pids;
+	struct trace_import_stats *st;
+	char unknown[64];
+};
+
+static int sql_err(struct src *s, struct err *e, const char *table)
+{
+	return trace_sql_error(s->sql, s->path, table, e);
+}
+
+static int object_type(struct src *s, const char *name, char *type, size_t n, struct err *e)
+{
+	return trace_sql_object_type(s->sql, s->path, name, type, n, e);
+}
+
+static bool has_table(struct src *s, const char *name)
+{
+	return trace_sql_has_table(s->sql, name);
+}
+
+static int select_cols(struct src *s, const char *table, const char *const *want, int n, int *idx,
+		       sqlite3_stmt **out, struct err *e)
+{
+	return trace_sql_select(s->sql, s->path, table, want, n, idx, NULL, out, e);
+}
+
+#define col_i64 trace_sql_i64
+#define col_text trace_sql_text
+
+static int load_strings(struct src *s, struct err *e)
+{
+	static const char *const want[] = {"id", "value"};
+	int idx[2];
+	sqlite3_stmt *st;
+	struct strtab *t = &s->strings;
+	int rc = select_cols(s, "StringIds", want, 2, idx, &st, e);
+	if (rc || !st)
+		return rc;
+	if (idx[0] < 0 || idx[1] < 0) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	size_t cap = 0;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, idx[0]);
+		const char *v = (const char *)sqlite3_column_text(st, idx[1]);
+		int len = sqlite3_column_bytes(st, idx[1]);
+		if (!v)
+			continue;
+		if (t->n_sorted >= MAX_STRINGS) {
+			err_set(e, s->path, 0, 0, "StringIds: more than %d strings", MAX_STRINGS);
+			rc = -E2BIG;
+			break;
+		}
+		if (t->n_sorted == cap &&
+		    grow((void **)&t->sorted, &cap, sizeof *t->sorted)) {
+			rc = -ENOMEM;
+			err_set(e, s->path, 0, 0, "out of memory reading StringIds");
+			break;
+		}
+		char *copy = arena_strndup(&t->arena, v, (size_t)len);
+		if (!copy) {
+			err_set(e, s->path, 0, 0, "StringIds: strings exceed %zu bytes",
+				MAX_STRING_BYTES);
+			rc = -E2BIG;
+			break;
+		}
+		t->sorted[t->n_sorted].id = id;
+		t->sorted[t->n_sorted].s = copy;
+		t->n_sorted++;
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = sql_err(s, e, "StringIds");
+	sqlite3_finalize(st);
+	if (rc)
+		return rc;
+	/* dense ids get a direct table */
+	int64_t max_id = -1;
+	bool sorted = true;
+	for (size_t i = 0; i < t->n_sorted; i++) {
+		if (t->sorted[i].id < 0)
+			return 0;
+		if (i && t->sorted[i].id <= t->sorted[i - 1].id)
+			sorted = false;
+		if (t->sorted[i].id > max_id)
+			max_id = t->sorted[i].id;
+	}
+	if (max_id >= 0 && (uint64_t)max_id <= 2 * (uint64_t)t->n_sorted + 1024) {
+		t->by_id = calloc((size_t)max_id + 1, sizeof *t->by_id);
+		if (!t->by_id) {
+			err_set(e, s->path, 0, 0, "out of memory reading StringIds");
+			return -ENOMEM;
+		}
+		t->n_by_id = (size_t)max_id + 1;
+		for (size_t i = 0; i < t->n_sorted; i++)
+			t->by_id[t->sorted[i].id] = t->sorted[i].s;
+	} else if (!sorted) {
+		err_set(e, s->path, 0, 0, "StringIds: ids are neither dense nor ordered");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *string_of(struct src *s, int64_t id)
+{
+	struct strtab *t = &s->strings;
+	if (t->by_id) {
+		if (id >= 0 && (uint64_t)id < t->n_by_id && t->by_id[id])
+			return t->by_id[id];
+	} else {
+		size_t lo = 0, hi = t->n_sorted;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (t->sorted[mid].id < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < t->n_sorted && t->sorted[lo].id == id)
+			return t->sorted[lo].s;
+	}
+	return NULL;
+}
+
+static int step_done(struct src *s, sqlite3_stmt *st, int r, const char *table, struct err *e)
+{
+	int rc = r == SQLITE_DONE ? 0 : sql_err(s, e, table);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int map_gid(struct src *s, int64_t gid, int64_t *out, struct err *e)
+{
+	int rc = pid_map_global(s->pids, gid, out);
+	if (rc)
+		err_set(e, s->path, 0, 0, "more than %d processes to merge", MAX_PIDS);
+	return rc;
+}
+
+static int import_kernels(struct src *s, struct err *e)
+{
+	static const char *const want[] = {
+		"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+		"demangledName", "shortName", "mangledName", "name", "launchType", "cacheConfig",
+		"registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+		"staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread",
+		"localMemoryTotal", "gridId", "sharedMemoryExecuted", "graphNodeId",
+	};
+	enum { N = sizeof want / sizeof want[0] };
+	int c[N];
+	sqlite3_stmt *st;
+	const char *table = "CUPTI_ACTIVITY_KIND_KERNEL";
+	int rc = select_cols(s, table, want, N, c, &st, e);
+	if (rc || !st)
+		return rc;
+	if (c[0] < 0 || c[1] < 0) {
+		sqlite3_finalize(st);
+		err_set(e, s->path, 0, 0, "%s has no start/end columns: not an nsys export", table);
+		return -EINVAL;
+	}
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_kernel k;
+		memset(&k, 0, sizeof k);
+		k.start_ns = col_i64(st, c[0], 0);
+		k.end_ns = col_i64(st, c[1], 0);
+		k.device_id = (uint32_t)col_i64(st, c[2], 0);
+		k.context_id = (uint32_t)col_i64(st, c[3], 0);
+		k.stream_id = (uint32_t)col_i64(st, c[4], 0);
+		k.correlation_id = (uint32_t)col_i64(st, c[5], 0);
+		rc = map_gid(s, col_i64(st, c[6], 0), &k.global_pid, e);
+		if (rc)
+			break;
+		int64_t dn = col_i64(st, c[7], -1), sn = col_i64(st, c[8], -1);
+		int64_t mn = col_i64(st, c[9], -1), on = col_i64(st, c[10], -1);
+		const char *name = dn >= 0 ? string_of(s, dn) : NULL;
+		const char *shortn = sn >= 0 ? string_of(s, sn) : NULL;
+		if (!name)
+			name = on >= 0 ? string_of(s, on) : NULL;
+		if (!name)
+			name = shortn;
+		if (!name) {
+			snprintf(s->unknown, sizeof s->unknown, "(unknown kernel %lld)",
+				 (long long)(dn >= 0 ? dn : sn));
+			name = s->unknown;
+		}
+		k.name = name;
+		k.short_name = shortn;
+		k.mangled_name = mn >= 0 ? string_of(s, mn) : NULL;
+		k.launch_type = (int32_t)col_i64(st, c[11], 0);
+		k.cache_config = (int32_t)col_i64(st, c[12], 0);
+		k.registers_per_thread = (int32_t)col_i64(st, c[13], 0);
+		k.grid_x = (int32_t)col_i64(st, c[14], 0);
+		k.grid_y = (int32_t)col_i64(st, c[15], 0);
+		k.grid_z = (int32_t)col_i64(st, c[16], 0);
+		k.block_x = (int32_t)col_i64(st, c[17], 0);
+		k.block_y = (int32_t)col_i64(st, c[18], 0);
+		k.block_z = (int32_t)col_i64(st, c[19], 0);
+		k.static_shared_bytes = (int32_t)col_i64(st, c[20], 0);
+		k.dynamic_shared_bytes = (int32_t)col_i64(st, c[21], 0);
+		k.local_bytes_per_thread = (int32_t)col_i64(st, c[22], 0);
+		k.local_bytes_total = col_i64(st, c[23], 0);
+		k.grid_id = col_i64(st, c[24], 0);
+		k.shared_memory_executed_bytes = (int32_t)col_i64(st, c[25], 0);
+		k.graph_node_id = col_i64(st, c[26], 0);
+		s->st->events++;
+		rc = trace_db_add_kernel(s->db, &k, e);
+		if (rc)
+			break;
+		s->st->kernels++;
+	}
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, table, e);
+}
+
+static int import_memcpys(struct src *s, struct err *e)
+{
+	static const char *const want[] = {
+		"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+		"bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId",
+		"graphNodeId",
+	};
+	enum { N = sizeof want / sizeof want[0] };
+	int c[N];
+	sqlite3_stmt *st;
+	const char *table = "CUPTI_ACTIVITY_KIND_MEMCPY";
+	int rc = select_cols(s, table, want, N, c, &st, e);
+	if (rc || !st)
+		return rc;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_memcpy m;
+		memset(&m, 0, sizeof m);
+		m.start_ns = col_i64(st, c[0], 0);
+		m.end_ns = col_i64(st, c[1], 0);
+		m.device_id = (uint32_t)col_i64(st, c[2], 0);
+		m.context_id = (uint32_t)col_i64(st, c[3], 0);
+		m.stream_id = (uint32_t)col_i64(st, c[4], 0);
+		m.correlation_id = (uint32_t)col_i64(st, c[5], 0);
+		rc = map_gid(s, col_i64(st, c[6], 0), &m.global_pid, e);
+		if (rc)
+			break;
+		m.bytes = col_i64(st, c[7], 0);
+		m.copy_kind = (int32_t)col_i64(st, c[8], 0);
+		m.src_kind = (int32_t)col_i64(st, c[9], 0);
+		m.dst_kind = (int32_t)col_i64(st, c[10], 0);
+		m.src_device_id = (int32_t)col_i64(st, c[11], -1);
+		m.dst_device_id = (int32_t)col_i64(st, c[12], -1);
+		m.graph_node_id = col_i64(st, c[13], 0);
+		s->st->events++;
+		rc = trace_db_add_memcpy(s->db, &m, e);
+		if (rc)
+			break;
+		s->st->memcpys++;
+	}
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, table, e);
+}
+
+static int import_memsets(struct src *s, struct err *e)
+{
+	static const char *const want[] = {
+		"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+		"value", "bytes", "memKind", "graphNodeId",
+	};
+	enum { N = sizeof want / sizeof want[0] };
+	int c[N];
+	sqlite3_stmt *st;
+	const char *table = "CUPTI_ACTIVITY_KIND_MEMSET";
+	int rc = select_cols(s, table, want, N, c, &st, e);
+	if (rc || !st)
+		return rc;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_memset m;
+		memset(&m, 0, sizeof m);
+		m.start_ns = col_i64(st, c[0], 0);
+		m.end_ns = col_i64(st, c[1], 0);
+		m.device_id = (uint32_t)col_i64(st, c[2], 0);
+		m.context_id = (uint32_t)col_i64(st, c[3], 0);
+		m.stream_id = (uint32_t)col_i64(st, c[4], 0);
+		m.correlation_id = (uint32_t)col_i64(st, c[5], 0);
+		rc = map_gid(s, col_i64(st, c[6], 0), &m.global_pid, e);
+		if (rc)
+			break;
+		m.value = (int32_t)col_i64(st, c[7], 0);
+		m.bytes = col_i64(st, c[8], 0);
+		m.mem_kind = (int32_t)col_i64(st, c[9], 0);
+		m.graph_node_id = col_i64(st, c[10], 0);
+		s->st->events++;
+		rc = trace_db_add_memset(s->db, &m, e);
+		if (rc)
+			break;
+		s->st->memsets++;
+	}
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, table, e);
+}
+
+/* CUPTI_ACTIVITY_KIND_RUNTIME (eventClass 0 runtime, 1 driver) or an old-style DRIVER table. */
+static int import_api(struct src *s, const char *table, bool driver_table, struct err *e)
+{
+	static const char *const want[] = {
+		"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue",
+	};
+	enum { N = sizeof want / sizeof want[0] };
+	int c[N];
+	sqlite3_stmt *st;
+	int rc = select_cols(s, table, want, N, c, &st, e);
+	if (rc || !st)
+		return rc;
+	int r;
+	char unknown[64];
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		s->st->events++;
+		int64_t cls = driver_table ? TRACE_API_DRIVER : col_i64(st, c[2], TRACE_API_RUNTIME);
+		if (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER) {
+			s->st->skipped++; /* cuBLAS, cuDNN, backtraces... */
+			continue;
+		}
+		struct trace_api a;
+		memset(&a, 0, sizeof a);
+		a.start_ns = col_i64(st, c[0], 0);
+		a.end_ns = col_i64(st, c[1], 0);
+		a.kind = (enum trace_api_kind)cls;
+		rc = map_gid(s, col_i64(st, c[3], 0), &a.global_tid, e);
+		if (rc)
+			break;
+		a.correlation_id = (uint32_t)col_i64(st, c[4], 0);
+		int64_t nid = col_i64(st, c[5], -1);
+		a.name = string_of(s, nid);
+		if (!a.name) {
+			snprintf(unknown, sizeof unknown, "(unknown api %lld)", (long long)nid);
+			a.name = unknown;
+		}
+		a.return_value = (int32_t)col_i64(st, c[6], 0);
+		rc = trace_db_add_api(s->db, &a, e);
+		if (rc)
+			break;
+		s->st->api_calls++;
+	}
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, table, e);
+}
+
+static int import_nvtx(struct src *s, struct err *e)
+{
+	static const char *const want[] = {
+		"start", "end", "eventType", "rangeId", "category", "color", "text", "globalTid",
+		"endGlobalTid", "textId", "domainId",
+	};
+	enum { N = sizeof want / sizeof want[0] };
+	int c[N];
+	sqlite3_stmt *st;
+	const char *table = "NVTX_EVENTS";
+	int rc = select_cols(s, table, want, N, c, &st, e);
+	if (rc || !st)
+		return rc;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		s->st->events++;
+		int64_t type = col_i64(st, c[2], TRACE_NVTX_PUSH_POP);
+		if (type != TRACE_NVTX_MARK && type != TRACE_NVTX_PUSH_POP &&
+		    type != TRACE_NVTX_START_END) {
+			s->st->skipped++;
+			continue;
+		}
+		struct trace_nvtx n;
+		memset(&n, 0, sizeof n);
+		n.type = (enum trace_nvtx_type)type;
+		n.start_ns = col_i64(st, c[0], 0);
+		n.end_ns = col_i64(st, c[1], n.start_ns);
+		n.range_id = col_i64(st, c[3], 0);
+		n.category = (int32_t)col_i64(st, c[4], 0);
+		if (c[5] >= 0 && sqlite3_column_type(st, c[5]) != SQLITE_NULL) {
+			n.has_color = true;
+			n.color_argb = (uint32_t)sqlite3_column_int64(st, c[5]);
+		}
+		rc = map_gid(s, col_i64(st, c[7], 0), &n.global_tid, e);
+		if (!rc && col_i64(st, c[8], 0))
+			rc = map_gid(s, col_i64(st, c[8], 0), &n.end_global_tid, e);
+		if (rc)
+			break;
+		n.domain_id = col_i64(st, c[10], 0);
+		n.text = col_text(st, c[6]);
+		if (!n.text) {
+			int64_t tid = col_i64(st, c[9], -1);
+			n.text = tid >= 0 ? string_of(s, tid) : NULL;
+		}
+		if (!n.text)
+			n.text = "";
+		rc = trace_db_add_nvtx(s->db, &n, e);
+		if (rc)
+			break;
+		s->st->nvtx++;
+	}
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, table, e);
+}
+
+static int import_gpus(struct src *s, struct err *e)
+{
+	static const char *const want[] = {
+		"id", "name", "busLocation", "l2CacheSize", "totalMemory", "memoryBandwidth",
+		"clockRate", "smCount", "uuid", "chipName", "cuDevice", "computeMajor",
+		"computeMinor", "maxRegistersPerBlock", "maxShmemPerBlock",
+		"maxShmemPerMultiprocessor", "maxRegistersPerMultiprocessor", "threadsPerWarp",
+		"asyncEngines", "maxWarpsPerMultiprocessor", "maxBlocksPerMultiprocessor",
+		"maxThreadsPerBlock",
+	};
+	enum { N = sizeof want / sizeof want[0] };
+	int c[N];
+	sqlite3_stmt *st;
+	const char *table = "TARGET_INFO_GPU";
+	int rc = select_cols(s, table, want, N, c, &st, e);
+	if (rc || !st)
+		return rc;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_gpu g;
+		memset(&g, 0, sizeof g);
+		g.id = (int32_t)col_i64(st, c[0], 0);
+		g.name = col_text(st, c[1]);
+		g.bus_location = col_text(st, c[2]);
+		g.l2_cache_bytes = col_i64(st, c[3], 0);
+		g.total_memory_bytes = col_i64(st, c[4], 0);
+		g.memory_bandwidth_bytes_per_s = col_i64(st, c[5], 0);
+		g.clock_hz = col_i64(st, c[6], 0);
+		g.sm_count = (int32_t)col_i64(st, c[7], 0);
+		g.uuid = col_text(st, c[8]);
+		g.chip_name = col_text(st, c[9]);
+		g.cu_device = (int32_t)col_i64(st, c[10], 0);
+		g.compute_major = (int32_t)col_i64(st, c[11], 0);
+		g.compute_minor = (int32_t)col_i64(st, c[12], 0);
+		g.max_registers_per_block = (int32_t)col_i64(st, c[13], 0);
+		g.max_shmem_per_block_bytes = (int32_t)col_i64(st, c[14], 0);
+		g.max_shmem_per_sm_bytes = (int32_t)col_i64(st, c[15], 0);
+		g.max_registers_per_sm = (int32_t)col_i64(st, c[16], 0);
+		g.threads_per_warp = (int32_t)col_i64(st, c[17], 0);
+		g.async_engines = (int32_t)col_i64(st, c[18], 0);
+		g.max_warps_per_sm = (int32_t)col_i64(st, c[19], 0);
+		g.max_blocks_per_sm = (int32_t)col_i64(st, c[20], 0);
+		g.max_threads_per_block = (int32_t)col_i64(st, c[21], 0);
+		rc = trace_db_add_gpu(s->db, &g, e);
+		if (rc)
+			break;
+		s->st->gpus++;
+	}
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, table, e);
+}
+
+static int import_processes(struct src *s, struct err *e)
+{
+	static const char *const want[] = {"globalPid", "pid", "name"};
+	int c[3];
+	sqlite3_stmt *st;
+	const char *table = "PROCESSES";
+	int rc = select_cols(s, table, want, 3, c, &st, e);
+	if (rc || !st)
+		return rc;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t gpid;
+		rc = map_gid(s, col_i64(st, c[0], 0), &gpid, e);
+		if (rc)
+			break;
+		rc = trace_db_add_process(s->db, gpid, trace_global_to_pid(gpid), col_text(st, c[2]),
+					  e);
+		if (rc)
+			break;
+		s->st->processes++;
+	}
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, table, e);
+}
+
+static int import_k3sim(struct src *s, const char *prefix, struct err *e)
+{
+	static const char *const cap_want[] = {"name", "value"};
+	static const char *const drop_want[] = {"source", "deviceId", "contextId", "streamId",
+						"count"};
+	static const char *const met_want[] = {"globalPid", "deviceId", "correlationId", "nameId",
+					       "metric", "value", "unit"};
+	int c[8];
+	sqlite3_stmt *st;
+	int r, rc = select_cols(s, "K3SIM_CAPTURE", cap_want, 2, c, &st, e);
+	if (rc)
+		return rc;
+	if (st) {
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *k = col_text(st, c[0]);
+			if (!k)
+				continue;
+			char key[512];
+			snprintf(key, sizeof key, "%s%s", prefix ? prefix : "", k);
+			rc = trace_db_set_capture(s->db, key, col_text(st, c[1]), e);
+			if (rc)
+				break;
+		}
+		if (rc) {
+			sqlite3_finalize(st);
+			return rc;
+		}
+		rc = step_done(s, st, r, "K3SIM_CAPTURE", e);
+		if (rc)
+			return rc;
+	}
+	rc = select_cols(s, "K3SIM_DROPPED", drop_want, 5, c, &st, e);
+	if (rc)
+		return rc;
+	if (st) {
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *src = col_text(st, c[0]);
+			struct trace_dropped d = {
+				.source = src ? src : "unknown",
+				.device_id = (int32_t)col_i64(st, c[1], -1),
+				.context_id = (int32_t)col_i64(st, c[2], -1),
+				.stream_id = (int32_t)col_i64(st, c[3], -1),
+				.count = col_i64(st, c[4], 0),
+			};
+			rc = trace_db_add_dropped(s->db, &d, e);
+			if (rc)
+				break;
+			s->st->dropped_records += d.count;
+		}
+		if (rc) {
+			sqlite3_finalize(st);
+			return rc;
+		}
+		rc = step_done(s, st, r, "K3SIM_DROPPED", e);
+		if (rc)
+			return rc;
+	}
+	rc = select_cols(s, "K3SIM_KERNEL_METRICS", met_want, 7, c, &st, e);
+	if (rc || !st)
+		return rc;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *metric = col_text(st, c[4]);
+		if (!metric)
+			continue;
+		struct trace_kernel_metric m;
+		memset(&m, 0, sizeof m);
+		rc = map_gid(s, col_i64(st, c[0], 0), &m.global_pid, e);
+		if (rc)
+			break;
+		m.device_id = (uint32_t)col_i64(st, c[1], 0);
+		m.correlation_id = (uint32_t)col_i64(st, c[2], 0);
+		int64_t nid = col_i64(st, c[3], -1);
+		m.kernel_name = nid >= 0 ? string_of(s, nid) : NULL;
+		m.metric = metric;
+		m.value = c[5] >= 0 ? sqlite3_column_double(st, c[5]) : 0;
+		m.unit = col_text(st, c[6]);
+		rc = trace_db_add_kernel_metric(s->db, &m, e);
+		if (rc)
+			break;
+	}
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, "K3SIM_KERNEL_METRICS", e);
+}
+
+static int meta_value(struct src *s, const char *name, char *out, size_t n)
+{
+	out[0] = '\0';
+	if (!has_table(s, "META_DATA_EXPORT"))
+		return 0;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->sql, "SELECT value FROM META_DATA_EXPORT WHERE name = ?1", -1,
+			       &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int trace_import_sqlite(struct trace_db *db, const char *path, const struct trace_sqlite_opts *o,
+			struct trace_import_stats *st, struct err *e)
+{
+	struct trace_import_stats local;
+	memset(&local, 0, sizeof local);
+	struct src s = {.path = path, .db = db, .st = &local, .pids = o ? o->pids : NULL};
+	arena_init(&s.strings.arena, MAX_STRING_BYTES);
+	const char *prefix = o ? o->capture_prefix : NULL;
+	int rc = trace_sql_open(path, &s.sql, e);
+	if (rc)
+		goto out;
+	static const char *const trace_tables[] = {
+		"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+		"CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+	};
+	bool any = false;
+	for (size_t i = 0; i < sizeof trace_tables / sizeof trace_tables[0]; i++)
+		any = any || has_table(&s, trace_tables[i]);
+	if (!any) {
+		err_set(e, path, 0, 0, "not an nsys export: none of CUPTI_ACTIVITY_KIND_KERNEL,"
+			" _MEMCPY, _MEMSET, _RUNTIME or NVTX_EVENTS is there"
+			" (make it with: nsys export --type sqlite)");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = load_strings(&s, e);
+	if (rc)
+		goto out;
+	rc = import_gpus(&s, e);
+	if (!rc)
+		rc = import_processes(&s, e);
+	if (!rc)
+		rc = import_kernels(&s, e);
+	if (!rc)
+		rc = import_memcpys(&s, e);
+	if (!rc)
+		rc = import_memsets(&s, e);
+	if (!rc)
+		rc = import_api(&s, "CUPTI_ACTIVITY_KIND_RUNTIME", false, e);
+	if (!rc) {
+		char type[16];
+		rc = object_type(&s, "CUPTI_ACTIVITY_KIND_DRIVER", type, sizeof type, e);
+		if (!rc && strcmp(type, "table") == 0)
+			rc = import_api(&s, "CUPTI_ACTIVITY_KIND_DRIVER", true, e);
+	}
+	if (!rc)
+		rc = import_nvtx(&s, e);
+	if (rc)
+		goto out;
+	char product[64], version[64], key[512];
+	meta_value(&s, "EXPORT_PRODUCT", product, sizeof product);
+	bool k3sim = strcmp(product, "k3sim") == 0;
+	if (!k3sim) {
+		meta_value(&s, "EXPORT_SCHEMA_VERSION", version, sizeof version);
+		snprintf(key, sizeof key, "%s%s", prefix ? prefix : "", TRACE_CAPTURE_SOURCE);
+		rc = trace_db_set_capture(db, key, "nsys-import", e);
+		if (!rc && version[0]) {
+			snprintf(key, sizeof key, "%snsys_export_schema_version",
+				 prefix ? prefix : "");
+			rc = trace_db_set_capture(db, key, version, e);
+		}
+		if (rc)
+			goto out;
+	}
+	rc = import_k3sim(&s, prefix, e);
+out:
+	sqlite3_close(s.sql);
+	free((void *)s.strings.by_id);
+	free(s.strings.sorted);
+	arena_release(&s.strings.arena);
+	if (st)
+		*st = local;
+	return rc;
+}
+
+int trace_import_file(struct trace_db *db, const char *path, struct trace_import_stats *st,
+		      struct err *e)
+{
+	enum trace_format f;
+	int rc = trace_detect_format(path, &f, e);
+	if (rc)
+		return rc;
+	if (f == TRACE_FORMAT_SQLITE)
+		return trace_import_sqlite(db, path, NULL, st, e);
+	return trace_import_kineto(db, path, NULL, st, e);
+}
+
+static void add_stats(struct trace_import_stats *to, const struct trace_import_stats *a)
+{
+	to->events += a->events;
+	to->kernels += a->kernels;
+	to->memcpys += a->memcpys;
+	to->memsets += a->memsets;
+	to->api_calls += a->api_calls;
+	to->nvtx += a->nvtx;
+	to->gpus += a->gpus;
+	to->processes += a->processes;
+	to->skipped += a->skipped;
+	to->dropped_records += a->dropped_records;
+}
+
+int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs,
+		const struct trace_db_opts *opts, struct trace_import_stats *st, struct err *e)
+{
+	struct trace_import_stats total;
+	memset(&total, 0, sizeof total);
+	struct trace_pid_map pids;
+	memset(&pids, 0, sizeof pids);
+	struct trace_db *db = NULL;
+	int rc = 0;
+	if (n_inputs == 0) {
+		err_set(e, NULL, 0, 0, "nothing to merge");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n_inputs; i++) {
+		enum trace_format f;
+		rc = trace_detect_format(inputs[i], &f, e);
+		if (rc)
+			return rc;
+		if (f != TRACE_FORMAT_SQLITE) {
+			err_set(e, inputs[i], 0, 0, "merge takes trace databases; import this file"
+				" first (k3sim trace import)");
+			return -EINVAL;
+		}
+	}
+	rc = trace_db_create(&db, out_path, opts, e);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n_inputs; i++) {
+		char prefix[32];
+		snprintf(prefix, sizeof prefix, "input%zu.", i);
+		struct trace_sqlite_opts so = {.pids = &pids, .capture_prefix = prefix};
+		struct trace_import_stats one;
+		pid_map_begin_file(&pids);
+		rc = trace_import_sqlite(db, inputs[i], &so, &one, e);
+		if (rc)
+			goto out;
+		add_stats(&total, &one);
+		char key[64];
+		snprintf(key, sizeof key, "input%zu", i);
+		rc = trace_db_set_capture(db, key, inputs[i], e);
+		if (rc)
+			goto out;
+	}
+	rc = trace_db_set_capture(db, TRACE_CAPTURE_SOURCE, "merge", e);
+out:
+	if (rc) {
+		trace_db_discard(db);
+	} else {
+		rc = trace_db_close(db, e);
+		if (rc)
+			unlink(out_path);
+	}
+	pid_map_release(&pids);
+	if (st)
+		*st = total;
+	return rc;
+}
