@@ -217,8 +217,10 @@ double sim_step(const struct scenario *s, const struct model *m, const struct hw
 		case SPLIT_COMM: {
 			if (s->ep <= 1)
 				continue;
-			/* Each GPU sends its share of the step's tokens, top_k copies at the latent width. */
-			int64_t tokens_per_gpu = ceil_div64(tokens_global, s->gpus);
+			/* The attention GPUs that hold the step's tokens each send their share, top_k
+			 * copies at the latent width (a single prefill lives on one DP group). */
+			int64_t groups = p->batch < s->dp ? p->batch : s->dp;
+			int64_t tokens_per_gpu = ceil_div64(tokens_global, groups * s->tp * cp);
 			int64_t width = o.a_dtype == DT_FP8 ? o.n + 4 * ceil_div64(o.n, 128)
 							    : dtype_bytes(o.a_dtype, o.n);
 			o.comm_bytes = tokens_per_gpu * o.k * width;
