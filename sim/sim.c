@@ -242,6 +242,13 @@ double sim_step(const struct scenario *s, const struct model *m, const struct hw
 					   b_local * p->tokens * o.cache_bytes_per_token, cp);
 			}
 		}
+		if (!prefill && s->cp > 1 && (o.kind == OP_MLA_DECODE || o.kind == OP_DSA_DECODE)) {
+			/* Decode over a context-parallel cache: each rank attends over its shard, then
+			 * the partial outputs and their log-sum-exps are gathered and merged. */
+			o.ctx = ceil_div64(o.ctx, s->cp);
+			collective(&mp, OP_ALLGATHER, "cp.attn_merge", o.layers,
+				   s->cp * b_local * o.t * o.h * (o.dv + 1) * 4, s->cp);
+		}
 		op_fill(&o);
 		account(&mp, &o);
 		tp_sync(&mp, &o, tokens_local);
