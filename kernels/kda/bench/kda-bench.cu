@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kda-bench: KDA kernel timings on the GPU at hand, written as CSV.
+ *
+ *   kda-bench -o results.csv [--quick] [--reps N] [--only copy|decode|verify|prefill]
+ *
+ * Every figure is the median (and p10/p90) of CUDA-event timings of single
+ * launches after warm-up, on random (never zero) data. Decode and verify
+ * rotate over enough state slots that consecutive launches never find their
+ * state in L2. The device copy bandwidth (a large device-to-device copy,
+ * bytes read + written) is measured first; GB/s columns are divided by it.
+ *
+ * Capture hook: bench_range() marks each launch; it is where NVTX ranges and
+ * the trace capture API attach (see issue 3), a no-op for now.
+ */
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "kda/kda_decode.h"
+#include "kda/kda_prefill.h"
+#include "kda/kda_verify.h"
+
+namespace {
+
+constexpr int FILL_THREADS = 256;
+constexpr int D = KDA_HEAD_DIM;
+constexpr size_t ROTATE_BYTES = (size_t)512 << 20; /* > 10x L2: rotation defeats the cache */
+
+#define CK(call)                                                                          \
+	do {                                                                              \
+		cudaError_t e_ = (call);                                                  \
+		if (e_ != cudaSuccess) {                                                  \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,     \
+				cudaGetErrorString(e_));                                  \
+			exit(1);                                                          \
+		}                                                                         \
+	} while (0)
+
+#define KOK(call)                                                                         \
+	do {                                                                              \
+		int r_ = (call);                                                          \
+		if (r_) {                                                                 \
+			fprintf(stderr, "%s:%d: %s returned %d (%s)\n", __FILE__, __LINE__,  \
+				#call, r_, cudaGetErrorString(cudaGetLastError()));       \
+			exit(1);                                                          \
+		}                                                                         \
+	} while (0)
+
+__device__ uint32_t hash32(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+__global__ void fill_bf16_kernel(uint16_t *p, size_t n, uint64_t seed, float lo, float hi)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float u = (hash32(seed * 0x9e3779b97f4a7c15ull + i) >> 8) * (1.0f / 16777216.0f);
+		float f = lo + (hi - lo) * u;
+		uint32_t b = __float_as_uint(f);
+		p[i] = (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+	}
+}
+
+__global__ void fill_f32_kernel(float *p, size_t n, uint64_t seed, float lo, float hi)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float u = (hash32(seed * 0x9e3779b97f4a7c15ull + i) >> 8) * (1.0f / 16777216.0f);
+		p[i] = lo + (hi - lo) * u;
+	}
+}
+
+__global__ void copy_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+uint64_t g_seed = 1;
+
+void fill(void *p, size_t n, enum kda_dtype t, float lo, float hi)
+{
+	if (t == KDA_BF16)
+		fill_bf16_kernel<<<2048, FILL_THREADS>>>((uint16_t *)p, n, g_seed++, lo, hi);
+	else
+		fill_f32_kernel<<<2048, FILL_THREADS>>>((float *)p, n, g_seed++, lo, hi);
+	CK(cudaGetLastError());
+}
+
+void *dalloc(size_t bytes)
+{
+	void *p = nullptr;
+	CK(cudaMalloc(&p, bytes ? bytes : 16));
+	return p;
+}
+
+void bench_range(const char *op, const char *shape)
+{
+	(void)op, (void)shape; /* NVTX / capture hook */
+}
+
+struct stats {
+	double med_us, p10_us, p90_us;
+};
+
+stats summarize(std::vector<float> ms)
+{
+	std::sort(ms.begin(), ms.end());
+	auto at = [&](double f) { return 1e3 * ms[(size_t)std::min<double>(ms.size() - 1, f * (ms.size() - 1) + 0.5)]; };
+	return { at(0.5), at(0.1), at(0.9) };
+}
+
+/* Times `launch(i)` for i = 0.. with events around each call. */
+template <typename F>
+stats time_launches(int warm, int reps, F launch)
+{
+	cudaEvent_t a, b;
+	CK(cudaEventCreate(&a));
+	CK(cudaEventCreate(&b));
+	for (int i = 0; i < warm; i++)
+		launch(i);
+	CK(cudaDeviceSynchronize());
+	std::vector<float> ms;
+	for (int i = 0; i < reps; i++) {
+		CK(cudaEventRecord(a));
+		launch(warm + i);
+		CK(cudaEventRecord(b));
+		CK(cudaEventSynchronize(b));
+		float t;
+		CK(cudaEventElapsedTime(&t, a, b));
+		ms.push_back(t);
+	}
+	CK(cudaEventDestroy(a));
+	CK(cudaEventDestroy(b));
+	return summarize(ms);
+}
+
+/* Average time of `n` back-to-back launches (launch gaps included, no event per launch). */
+template <typename F>
+double time_loop_us(int n, F launch)
+{
+	cudaEvent_t a, b;
+	CK(cudaEventCreate(&a));
+	CK(cudaEventCreate(&b));
+	launch(0);
+	CK(cudaEventRecord(a));
+	for (int i = 0; i < n; i++)
+		launch(1 + i);
+	CK(cudaEventRecord(b));
+	CK(cudaEventSynchronize(b));
+	float t;
+	CK(cudaEventElapsedTime(&t, a, b));
+	CK(cudaEventDestroy(a));
+	CK(cudaEventDestroy(b));
+	return 1e3 * t / n;
+}
+
+struct options {
+	const char *out = "kda-bench.csv";
+	bool quick = false;
+	int reps = 30;
+	const char *only = nullptr;
+};
+
+FILE *g_csv;
+double g_copy_gbps = 0.0;
+
+void csv_header()
+{
+	fprintf(g_csv, "op,state,batch,seq_len,heads,window,accepted,time_us,p10_us,p90_us,loop_us,reps,"
+		       "state_bytes,total_bytes,state_gbps,total_gbps,pct_copy_bw,kernel1_us,kernel2_us,"
+		       "us_per_token,copy_gbps\n");
+}
+
+struct row {
+	const char *op, *state = "";
+	long long batch = 0, seq_len = 0, heads = 0, window = 0, accepted = 0;
+	stats t = {};
+	double loop_us = 0;
+	int reps = 0;
+	double state_bytes = 0, total_bytes = 0, k1_us = 0, k2_us = 0, us_per_token = 0;
+};
+
+void csv_row(const row &r)
+{
+	double sg = r.state_bytes / (r.t.med_us * 1e3), tg = r.total_bytes / (r.t.med_us * 1e3);
+	fprintf(g_csv, "%s,%s,%lld,%lld,%lld,%lld,%lld,%.3f,%.3f,%.3f,%.3f,%d,%.0f,%.0f,%.1f,%.1f,%.1f,%.3f,%.3f,%.4f,%.1f\n",
+		r.op, r.state, r.batch, r.seq_len, r.heads, r.window, r.accepted, r.t.med_us, r.t.p10_us,
+		r.t.p90_us, r.loop_us, r.reps, r.state_bytes, r.total_bytes, sg, tg,
+		g_copy_gbps > 0 ? 100.0 * sg / g_copy_gbps : 0.0, r.k1_us, r.k2_us, r.us_per_token,
+		g_copy_gbps);
+	fflush(g_csv);
+}
+
+const char *dname(enum kda_dtype t)
+{
+	return t == KDA_F32 ? "fp32" : "bf16";
+}
+
+size_t dsize(enum kda_dtype t)
+{
+	return t == KDA_F32 ? 4 : 2;
+}
+
+/* ---- copy ceiling ---- */
+void bench_copy(const options &o)
+{
+	const size_t bytes = (size_t)2 << 30;
+	void *a = dalloc(bytes), *b = dalloc(bytes);
+	fill(a, bytes / 4, KDA_F32, -1, 1);
+	CK(cudaDeviceSynchronize());
+	stats m = time_launches(3, o.reps, [&](int) { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); });
+	int sms = 0;
+	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	stats k = time_launches(3, o.reps, [&](int) {
+		copy_kernel<<<sms * 8, 512>>>((const uint4 *)a, (uint4 *)b, bytes / 16);
+	});
+	double g_memcpy = 2.0 * bytes / (m.med_us * 1e3), g_kernel = 2.0 * bytes / (k.med_us * 1e3);
+	g_copy_gbps = std::max(g_memcpy, g_kernel);
+	row r;
+	r.op = "copy_memcpy", r.t = m, r.reps = o.reps, r.total_bytes = r.state_bytes = 2.0 * bytes;
+	csv_row(r);
+	r.op = "copy_kernel", r.t = k;
+	csv_row(r);
+	printf("copy: cudaMemcpy D2D %.0f GB/s, copy kernel %.0f GB/s (read + write, 2 GiB); ceiling %.0f GB/s\n",
+	       g_memcpy, g_kernel, g_copy_gbps);
+	CK(cudaFree(a));
+	CK(cudaFree(b));
+}
+
+/* ---- decode and verify share a rotating pool ---- */
+struct step_bench {
+	int B, H, W, R; /* R rotation sets of B slots and B windows */
+	enum kda_dtype sdt;
+	size_t C;
+	void *state;
+	uint16_t *conv, *x, *g, *beta, *gate, *out, *conv_w, *norm_w;
+	int32_t *slot, *n_acc, *n_draft;
+
+	step_bench(int B_, int H_, int W_, enum kda_dtype s) : B(B_), H(H_), W(W_), sdt(s)
+	{
+		C = (size_t)3 * H * D;
+		const size_t sb = (size_t)B * H * D * D * dsize(sdt);
+		R = (int)std::max<size_t>(2, std::min<size_t>(64, (ROTATE_BYTES + sb - 1) / sb));
+		const size_t slots = (size_t)R * B, tok = (size_t)R * B * W;
+		state = dalloc(slots * H * D * D * dsize(sdt));
+		conv = (uint16_t *)dalloc(slots * 3 * C * 2);
+		x = (uint16_t *)dalloc(tok * C * 2);
+		g = (uint16_t *)dalloc(tok * H * D * 2);
+		gate = (uint16_t *)dalloc(tok * H * D * 2);
+		beta = (uint16_t *)dalloc(tok * H * 2);
+		out = (uint16_t *)dalloc((size_t)B * W * H * D * 2);
+		conv_w = (uint16_t *)dalloc(C * 4 * 2);
+		norm_w = (uint16_t *)dalloc(D * 2);
+		fill(state, slots * H * D * D, sdt, -1, 1);
+		fill(conv, slots * 3 * C, KDA_BF16, -1.5, 1.5);
+		fill(x, tok * C, KDA_BF16, -1.5, 1.5);
+		fill(g, tok * H * D, KDA_BF16, -6, 3);
+		fill(gate, tok * H * D, KDA_BF16, -2, 2);
+		fill(beta, tok * H, KDA_BF16, -3, 3);
+		fill(conv_w, C * 4, KDA_BF16, -0.6f, 0.6f);
+		fill(norm_w, D, KDA_BF16, 0.5f, 1.5f);
+		std::vector<int32_t> perm(slots);
+		for (size_t i = 0; i < slots; i++)
+			perm[i] = (int32_t)((i * 7919) % slots); /* scattered slots */
+		std::vector<char> seen(slots, 0);
+		for (size_t i = 0; i < slots; i++) {
+			while (seen[perm[i]])
+				perm[i] = (perm[i] + 1) % (int32_t)slots;
+			seen[perm[i]] = 1;
+		}
+		slot = (int32_t *)dalloc(slots * 4);
+		CK(cudaMemcpy(slot, perm.data(), slots * 4, cudaMemcpyHostToDevice));
+		n_acc = (int32_t *)dalloc(B * 4);
+		n_draft = (int32_t *)dalloc(B * 4);
+		CK(cudaDeviceSynchronize());
+	}
+	~step_bench()
+	{
+		for (void *p : { state, (void *)conv, (void *)x, (void *)g, (void *)beta, (void *)gate,
+				 (void *)out, (void *)conv_w, (void *)norm_w, (void *)slot, (void *)n_acc,
+				 (void *)n_draft })
+			cudaFree(p);
+	}
+	size_t state_bytes() const { return (size_t)B * H * D * D * dsize(sdt); }
+
+	void decode(int i)
+	{
+		const int r = i % R;
+		const size_t t0 = (size_t)r * B * W;
+		kda_decode_args a = {};
+		a.batch = B, a.heads = H, a.state_dtype = sdt, a.scale = 1.0f / sqrtf((float)D);
+		a.norm_eps = 1e-6f;
+		a.x = x + t0 * C, a.g_raw = g + t0 * H * D, a.beta_raw = beta + t0 * H;
+		a.gate_raw = gate + t0 * H * D, a.conv_w = conv_w, a.norm_w = norm_w;
+		a.slot = slot + (size_t)r * B, a.state = state, a.conv_state = conv, a.out = out;
+		KOK(kda_decode(&a, 0));
+	}
+	void verify(int i)
+	{
+		const int r = i % R;
+		const size_t t0 = (size_t)r * B * W;
+		kda_verify_args a = {};
+		a.batch = B, a.heads = H, a.window = W, a.state_dtype = sdt;
+		a.scale = 1.0f / sqrtf((float)D), a.norm_eps = 1e-6f, a.conv_w = conv_w;
+		a.norm_w = norm_w, a.slot = slot + (size_t)r * B, a.state = state, a.conv_state = conv;
+		a.replay = { x + t0 * C, g + t0 * H * D, beta + t0 * H, nullptr, n_acc };
+		a.draft = { x + t0 * C, g + t0 * H * D, beta + t0 * H, gate + t0 * H * D, n_draft };
+		a.out = out;
+		KOK(kda_verify_replay(&a, 0));
+	}
+};
+
+/* Decode time per (B, H, dtype), for the verify ratio. */
+struct decode_time {
+	int B, H;
+	enum kda_dtype sdt;
+	double us;
+};
+std::vector<decode_time> g_decode;
+
+void bench_decode(const options &o)
+{
+	std::vector<int> Bs = { 1, 2, 4, 8, 16, 32, 64, 128, 256 }, Hs = { 12, 24, 48, 96 };
+	if (o.quick)
+		Bs = { 1, 64 }, Hs = { 96 };
+	for (enum kda_dtype sdt : { KDA_F32, KDA_BF16 })
+		for (int H : Hs)
+			for (int B : Bs) {
+				step_bench sb(B, H, 1, sdt);
+				char shape[64];
+				snprintf(shape, sizeof(shape), "B=%d H=%d %s", B, H, dname(sdt));
+				bench_range("kda_decode", shape);
+				row r;
+				r.op = "decode", r.state = dname(sdt), r.batch = B, r.heads = H, r.window = 1;
+				r.accepted = 1;
+				r.t = time_launches(5, o.reps, [&](int i) { sb.decode(i); });
+				r.loop_us = time_loop_us(20, [&](int i) { sb.decode(i); });
+				r.reps = o.reps;
+				r.state_bytes = 2.0 * sb.state_bytes();
+				/* + conv state r/w, inputs, outputs */
+				r.total_bytes = r.state_bytes + (double)B * (2.0 * 3 * sb.C * 2 + sb.C * 2 +
+									   H * D * 2 * 3.0 + H * 2);
+				r.us_per_token = r.t.med_us / B;
+				csv_row(r);
+				g_decode.push_back({ B, H, sdt, r.t.med_us });
+			}
+}
+
+void bench_verify(const options &o)
+{
+	std::vector<int> Bs = { 1, 16, 64 }, Ms = { 1, 2, 4, 8 };
+	if (o.quick)
+		Bs = { 64 };
+	const int H = 96, W = KDA_MAX_WINDOW;
+	for (enum kda_dtype sdt : { KDA_F32, KDA_BF16 })
+		for (int B : Bs) {
+			step_bench sb(B, H, W, sdt);
+			std::vector<int32_t> draft(B, W);
+			CK(cudaMemcpy(sb.n_draft, draft.data(), B * 4, cudaMemcpyHostToDevice));
+			for (int m : Ms) {
+				std::vector<int32_t> acc(B, m);
+				CK(cudaMemcpy(sb.n_acc, acc.data(), B * 4, cudaMemcpyHostToDevice));
+				row r;
+				r.op = "verify_replay", r.state = dname(sdt), r.batch = B, r.heads = H;
+				r.window = W, r.accepted = m;
+				r.t = time_launches(3, o.reps, [&](int i) { sb.verify(i); });
+				r.reps = o.reps;
+				r.state_bytes = 2.0 * sb.state_bytes(); /* one read, one write */
+				r.total_bytes = r.state_bytes + (double)B * W * (2.0 * sb.C * 2 + H * D * 2 * 3.0);
+				r.us_per_token = r.t.med_us / (m * (double)B);
+				csv_row(r);
+			}
+		}
+}
+
+/* ---- prefill ---- */
+void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda_dtype sdt, const char *op)
+{
+	const int n = (int)lens.size();
+	std::vector<int32_t> cu(n + 1, 0);
+	for (int i = 0; i < n; i++)
+		cu[i + 1] = cu[i] + lens[i];
+	const size_t T = (size_t)cu[n], E = T * H * D;
+	uint16_t *q = (uint16_t *)dalloc(E * 2), *k = (uint16_t *)dalloc(E * 2);
+	uint16_t *v = (uint16_t *)dalloc(E * 2), *g = (uint16_t *)dalloc(E * 2);
+	uint16_t *beta = (uint16_t *)dalloc(T * H * 2), *out = (uint16_t *)dalloc(E * 2);
+	const size_t sn = (size_t)n * H * D * D;
+	void *s0 = dalloc(sn * dsize(sdt)), *s1 = dalloc(sn * dsize(sdt));
+	int32_t *dcu = (int32_t *)dalloc((n + 1) * 4);
+	CK(cudaMemcpy(dcu, cu.data(), (n + 1) * 4, cudaMemcpyHostToDevice));
+	const size_t wsb = kda_prefill_workspace_bytes(n, H, (int64_t)T);
+	void *ws = dalloc(wsb);
+	fill(q, E, KDA_BF16, -1, 1), fill(k, E, KDA_BF16, -1, 1), fill(v, E, KDA_BF16, -1, 1);
+	fill(g, E, KDA_BF16, -6, 3), fill(beta, T * H, KDA_BF16, -3, 3);
+	fill(s0, sn, sdt, -1, 1);
+	CK(cudaDeviceSynchronize());
+	cudaEvent_t e0, e1, e2;
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	CK(cudaEventCreate(&e2));
+	kda_prefill_args a = {};
+	a.n_seqs = n, a.heads = H, a.total_tokens = (int64_t)T, a.cu_seqlens = dcu, a.state_dtype = sdt;
+	a.scale = 1.0f / sqrtf((float)D), a.q = q, a.k = k, a.v = v, a.g_raw = g, a.beta_raw = beta;
+	a.initial_state = s0, a.final_state = s1, a.out = out, a.workspace = ws, a.split_event = e1;
+	const int warm = 2, reps = o.quick ? 5 : std::max(5, std::min(o.reps, T >= 32768 ? 7 : 15));
+	std::vector<float> tot, k1, k2;
+	for (int i = 0; i < warm + reps; i++) {
+		CK(cudaEventRecord(e0));
+		KOK(kda_prefill(&a, 0));
+		CK(cudaEventRecord(e2));
+		CK(cudaEventSynchronize(e2));
+		float t, t1, t2;
+		CK(cudaEventElapsedTime(&t, e0, e2));
+		CK(cudaEventElapsedTime(&t1, e0, e1));
+		CK(cudaEventElapsedTime(&t2, e1, e2));
+		if (i >= warm)
+			tot.push_back(t), k1.push_back(t1), k2.push_back(t2);
+	}
+	row r;
+	r.op = op, r.state = dname(sdt), r.batch = n, r.seq_len = (long long)(T / n), r.heads = H;
+	r.t = summarize(tot), r.reps = reps;
+	r.k1_us = summarize(k1).med_us, r.k2_us = summarize(k2).med_us;
+	r.state_bytes = 2.0 * sn * dsize(sdt);
+	r.total_bytes = r.state_bytes + 5.0 * E * 2 + T * H * 2; /* q k v g in, out; beta */
+	r.us_per_token = r.t.med_us / T;
+	csv_row(r);
+	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)\n", op, dname(sdt), n,
+	       T, H, r.t.med_us, r.k1_us, r.k2_us);
+	fflush(stdout);
+	for (void *p : { (void *)q, (void *)k, (void *)v, (void *)g, (void *)beta, (void *)out, s0, s1,
+			 (void *)dcu, ws })
+		cudaFree(p);
+	cudaEventDestroy(e0), cudaEventDestroy(e1), cudaEventDestroy(e2);
+}
+
+void bench_prefill(const options &o)
+{
+	std::vector<int> Ts = { 1024, 4096, 16384, 65536 }, Hs = { 12, 24, 48, 96 };
+	if (o.quick)
+		Ts = { 4096, 16384 }, Hs = { 96 };
+	for (int H : Hs)
+		for (int T : Ts)
+			prefill_run(o, { T }, H, KDA_F32, "prefill");
+	for (int T : Ts)
+		prefill_run(o, { T }, 96, KDA_BF16, "prefill");
+	prefill_run(o, { 4096, 4096, 4096, 4096 }, 96, KDA_F32, "prefill");
+	prefill_run(o, { 4096, 1024, 3000, 512, 2048, 3583, 1100, 1021 }, 96, KDA_F32, "prefill_varlen");
+	prefill_run(o, { 4096, 1024, 3000, 512, 2048, 3583, 1100, 1021 }, 12, KDA_F32, "prefill_varlen");
+}
+
+void summary()
+{
+	printf("\n%-8s %-5s %5s %4s %10s %10s %8s\n", "decode", "state", "B", "H", "us", "GB/s", "% copy");
+	for (const auto &d : g_decode) {
+		if (d.H != 96 || (d.B != 1 && d.B != 64 && d.B != 128 && d.B != 256))
+			continue;
+		double gb = 2.0 * d.B * d.H * D * D * dsize(d.sdt) / (d.us * 1e3);
+		printf("%-8s %-5s %5d %4d %10.2f %10.0f %7.1f%%\n", "", dname(d.sdt), d.B, d.H, d.us, gb,
+		       100.0 * gb / g_copy_gbps);
+	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	options o;
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc)
+			o.out = argv[++i];
+		else if (!strcmp(argv[i], "--quick"))
+			o.quick = true;
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			o.reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			o.only = argv[++i];
+		else {
+			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|decode|verify|prefill]\n",
+				argv[0]);
+			return strcmp(argv[i], "--help") ? 2 : 0;
+		}
+	}
+	if (o.reps < 3)
+		o.reps = 3;
+	g_csv = fopen(o.out, "w");
+	if (!g_csv) {
+		fprintf(stderr, "kda-bench: cannot write '%s': %s\n", o.out, strerror(errno));
+		return 1;
+	}
+	cudaDeviceProp prop;
+	CK(cudaGetDeviceProperties(&prop, 0));
+	printf("device: %s, %d SMs, L2 %d MiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+	csv_header();
+	auto want = [&](const char *w) { return !o.only || !strcmp(o.only, w); };
+	bench_copy(o); /* always: the ceiling */
+	if (want("decode") || want("verify"))
+		bench_decode(o);
+	if (want("verify"))
+		bench_verify(o);
+	if (want("prefill"))
+		bench_prefill(o);
+	summary();
+	fclose(g_csv);
+	return 0;
+}

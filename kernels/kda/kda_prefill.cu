@@ -1,0 +1,560 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KDA chunked prefill: see kda_prefill.h for the interface and
+ * kda_ref_prefill_chunked() for the same math in float64.
+ *
+ * Per head and chunk of L <= 16 tokens, state M = S^T ([V][K]) at the chunk
+ * start, G_t the cumulative log decay inside the chunk, Gamma_t = exp(G_t):
+ *   Qt_t = Gamma_t q_t,  Kt_t = Gamma_t k_t,  Kb_t = k_t / Gamma_t,
+ *   Kh_t = Gamma_last / Gamma_t k_t,
+ *   A[t][s] = beta_t Kt_t . Kb_s (s < t),  T = (I + A)^-1,
+ *   P[t][s] = Qt_t . Kb_s (s <= t),
+ *   U = T diag(beta) V,  Wk = T diag(beta) Kt,
+ * and the recurrence over chunks (rows of M independent):
+ *   W^T = U^T - M Wk^T,  O^T = M Qt^T + W^T P^T,  M <- M Diag(Gamma_last) + W^T Kh.
+ * The gate bound keeps Gamma_t >= exp(-80) inside a chunk, so Kb (up to
+ * e^80) stays in FP32 range; every operand written for the recurrence is
+ * bounded by |k|, |q| or |v|.
+ */
+#include "kda_prefill.h"
+
+#include <cerrno>
+
+#include "kda_device.cuh"
+
+namespace {
+
+constexpr int D = KDA_HEAD_DIM;      /* 128 */
+constexpr int CH = KDA_CHUNK;        /* 16 */
+static_assert(CH == 16 && D == 128, "the tiling below assumes 16-token chunks and 128-wide heads");
+
+/* Per (chunk, head) record written by the intra kernel, read by the
+ * recurrent one (bytes). BF16 unless noted. */
+constexpr int REC_WK = 0;                      /* Wk   [16 t][128 k] */
+constexpr int REC_QT = REC_WK + CH * D * 2;    /* Qt   [16 t][128 k] */
+constexpr int REC_KH = REC_QT + CH * D * 2;    /* Kh^T [128 k][16 t] */
+constexpr int REC_U = REC_KH + CH * D * 2;     /* U^T  [128 v][16 t] */
+constexpr int REC_P = REC_U + CH * D * 2;      /* P    [16 t][16 s], zero above the diagonal */
+constexpr int REC_G = REC_P + CH * CH * 2;     /* Gamma_last [128 k], FP32 */
+constexpr int REC_BYTES = REC_G + D * 4;       /* 17408 */
+static_assert(REC_BYTES % 16 == 0, "records are copied in 16-byte pieces");
+
+constexpr int OFFSETS_THREADS = 1024;
+constexpr int INTRA_THREADS = D;               /* one thread per channel */
+constexpr int RECUR_STAGES = 3;                /* cp.async pipeline depth over chunks */
+constexpr int RECUR_MAX_WARPS = 8;             /* 8 warps x 16 rows = all 128 rows of a head */
+
+/* Chunk offsets: off[i] = sum over j < i of ceil(len_j / 16); one CTA. */
+__global__ void __launch_bounds__(OFFSETS_THREADS) chunk_offsets_kernel(const int32_t *cu, int n,
+									int32_t *off)
+{
+	__shared__ int32_t part[OFFSETS_THREADS];
+	const int tid = threadIdx.x, per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
+	const int lo = min(n, tid * per), hi = min(n, lo + per);
+	int32_t sum = 0;
+	for (int i = lo; i < hi; i++)
+		sum += (cu[i + 1] - cu[i] + CH - 1) / CH;
+	part[tid] = sum;
+	__syncthreads();
+	for (int o = 1; o < OFFSETS_THREADS; o <<= 1) {
+		int32_t x = tid >= o ? part[tid - o] : 0;
+		__syncthreads();
+		part[tid] += x;
+		__syncthreads();
+	}
+	int32_t run = part[tid] - sum; /* exclusive prefix */
+	for (int i = lo; i < hi; i++) {
+		off[i] = run;
+		run += (cu[i + 1] - cu[i] + CH - 1) / CH;
+	}
+	if (tid == OFFSETS_THREADS - 1)
+		off[n] = part[tid];
+}
+
+struct intra_params {
+	int n_seqs, heads;
+	float scale;
+	const int32_t *cu, *off;
+	const uint16_t *q, *k, *v, *g_raw, *beta_raw;
+	uint8_t *rec;
+};
+
+/* Row stride (elements) of the BF16 MMA operand tiles: 136 = 68 words, so
+ * the 8 rows g of a fragment load fall in distinct banks. */
+constexpr int TILE_LD = D + 8;
+
+__global__ void __launch_bounds__(INTRA_THREADS) kda_chunk_intra_kernel(const intra_params p)
+{
+	__shared__ __align__(16) uint16_t raw[4][CH][D];        /* q, k, v, g_raw of the chunk */
+	__shared__ __align__(16) uint16_t t_qt[CH][TILE_LD];     /* Qt, Kt, Kb as MMA operands */
+	__shared__ __align__(16) uint16_t t_kt[CH][TILE_LD];
+	__shared__ __align__(16) uint16_t t_kb[CH][TILE_LD];
+	__shared__ float s_a[CH][CH + 1], s_t[CH][CH + 1];
+	__shared__ float s_rq[CH], s_rk[CH], s_beta[CH];
+
+	const int j = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, H = p.heads;
+	const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+	if (j >= p.off[p.n_seqs])
+		return;
+	int lo = 0, hi = p.n_seqs; /* off[lo] <= j < off[hi] */
+	while (hi - lo > 1) {
+		int mid = (lo + hi) >> 1;
+		if (p.off[mid] <= j)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const int seq = lo;
+	const int t0 = p.cu[seq] + (j - p.off[seq]) * CH;
+	const int L = min(CH, p.cu[seq + 1] - t0);
+	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
+
+	/* Stage the chunk's q, k, v, g_raw (16-byte pieces; rows past L are zero). */
+	const uint16_t *src[4] = { p.q, p.k, p.v, p.g_raw };
+#pragma unroll
+	for (int a = 0; a < 4; a++) {
+#pragma unroll
+		for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
+			const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
+			uint4 x = make_uint4(0, 0, 0, 0);
+			if (row < L)
+				x = *reinterpret_cast<const uint4 *>(src[a] + ((size_t)(t0 + row) * H + h) * D + col);
+			*reinterpret_cast<uint4 *>(&raw[a][row][col]) = x;
+		}
+	}
+	if (tid < CH)
+		s_beta[tid] = tid < L ? sigmoidf_(bf2f(p.beta_raw[(size_t)(t0 + tid) * H + h])) : 0.0f;
+	__syncthreads();
+
+	/* L2 norms: warp w takes tokens 4w..4w+3. */
+#pragma unroll
+	for (int i = 0; i < CH / 4; i++) {
+		const int t = warp * (CH / 4) + i;
+		float sq = 0.0f, sk = 0.0f;
+#pragma unroll
+		for (int e = 0; e < D / 32; e++) {
+			float x = bf2f(raw[0][t][lane + 32 * e]), y = bf2f(raw[1][t][lane + 32 * e]);
+			sq += x * x, sk += y * y;
+		}
+		sq = group_sum<32>(sq), sk = group_sum<32>(sk);
+		if (lane == 0) {
+			s_rq[t] = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
+			s_rk[t] = rsqrtf(sk + (float)KDA_L2_EPS);
+		}
+	}
+	__syncthreads();
+
+	/* Channel c = tid: decays and the scaled operands. */
+	const int c = tid;
+	float gcum[CH], kn[CH], kt[CH], vv[CH];
+	float G = 0.0f;
+#pragma unroll
+	for (int t = 0; t < CH; t++) {
+		const float q = bf2f(raw[0][t][c]) * s_rq[t];
+		const float k = bf2f(raw[1][t][c]) * s_rk[t];
+		if (t < L)
+			G += (float)KDA_GATE_LOWER_BOUND * sigmoidf_(bf2f(raw[3][t][c]));
+		const float gam = expf(G), igam = expf(-G);
+		gcum[t] = G, kn[t] = k, kt[t] = k * gam, vv[t] = bf2f(raw[2][t][c]);
+		const uint16_t qt = f2bf(q * gam);
+		t_qt[t][c] = qt;
+		t_kt[t][c] = f2bf(k * gam);
+		t_kb[t][c] = f2bf(k * igam);
+		reinterpret_cast<uint16_t *>(rec + REC_QT)[t * D + c] = qt;
+	}
+	reinterpret_cast<float *>(rec + REC_G)[c] = expf(G);
+	{
+		uint32_t w[CH / 2];
+#pragma unroll
+		for (int t = 0; t < CH; t += 2)
+			w[t / 2] = pack_bf16(kn[t] * expf(G - gcum[t]), kn[t + 1] * expf(G - gcum[t + 1]));
+		uint4 *dst = reinterpret_cast<uint4 *>(rec + REC_KH + c * CH * 2);
+		dst[0] = make_uint4(w[0], w[1], w[2], w[3]);
+		dst[1] = make_uint4(w[4], w[5], w[6], w[7]);
+	}
+	__syncthreads();
+
+	/* A = Kt Kb^T (warps 0, 1) and P = Qt Kb^T (warps 2, 3), one 16x8 tile each. */
+	{
+		const uint16_t(*am)[TILE_LD] = warp < 2 ? t_kt : t_qt;
+		const int nn = warp & 1;
+		float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+#pragma unroll
+		for (int kk = 0; kk < D / 16; kk++) {
+			const int k0 = kk * 16 + 2 * t4;
+			uint32_t a[4];
+			a[0] = *reinterpret_cast<const uint32_t *>(&am[g][k0]);
+			a[1] = *reinterpret_cast<const uint32_t *>(&am[g + 8][k0]);
+			a[2] = *reinterpret_cast<const uint32_t *>(&am[g][k0 + 8]);
+			a[3] = *reinterpret_cast<const uint32_t *>(&am[g + 8][k0 + 8]);
+			const uint32_t b0 = *reinterpret_cast<const uint32_t *>(&t_kb[8 * nn + g][k0]);
+			const uint32_t b1 = *reinterpret_cast<const uint32_t *>(&t_kb[8 * nn + g][k0 + 8]);
+			mma_bf16_16816(d, a, b0, b1);
+		}
+		const int col = 8 * nn + 2 * t4;
+#pragma unroll
+		for (int hf = 0; hf < 2; hf++) {
+			const int row = g + 8 * hf;
+			const float d0 = d[2 * hf], d1 = d[2 * hf + 1];
+			if (warp < 2) {
+				s_a[row][col] = col < row ? s_beta[row] * d0 : 0.0f;
+				s_a[row][col + 1] = col + 1 < row ? s_beta[row] * d1 : 0.0f;
+			} else {
+				reinterpret_cast<uint32_t *>(rec + REC_P)[(row * CH + col) / 2] =
+					pack_bf16(col <= row ? d0 : 0.0f, col + 1 <= row ? d1 : 0.0f);
+			}
+		}
+	}
+	__syncthreads();
+
+	/* T = (I + A)^-1 by forward substitution; lane j < 16 owns column j. */
+	if (warp == 0 && lane < CH) {
+		float col[CH];
+#pragma unroll
+		for (int t = 0; t < CH; t++) {
+			float x = t == lane ? 1.0f : 0.0f;
+#pragma unroll
+			for (int s = 0; s < t; s++)
+				x -= s_a[t][s] * col[s];
+			col[t] = x;
+			s_t[t][lane] = x;
+		}
+	}
+	__syncthreads();
+
+	/* U = T diag(beta) V and Wk = T diag(beta) Kt for channel c. */
+	{
+#pragma unroll
+		for (int s = 0; s < CH; s++)
+			vv[s] *= s_beta[s], kt[s] *= s_beta[s];
+		uint32_t uw[CH / 2];
+		uint16_t *wk = reinterpret_cast<uint16_t *>(rec + REC_WK);
+		float prev = 0.0f;
+#pragma unroll
+		for (int t = 0; t < CH; t++) {
+			float u = 0.0f, w = 0.0f;
+#pragma unroll
+			for (int s = 0; s <= t; s++) {
+				const float tv = s_t[t][s];
+				u += tv * vv[s];
+				w += tv * kt[s];
+			}
+			wk[t * D + c] = f2bf(w);
+			if (t & 1)
+				uw[t / 2] = pack_bf16(prev, u);
+			prev = u;
+		}
+		uint4 *dst = reinterpret_cast<uint4 *>(rec + REC_U + c * CH * 2);
+		dst[0] = make_uint4(uw[0], uw[1], uw[2], uw[3]);
+		dst[1] = make_uint4(uw[4], uw[5], uw[6], uw[7]);
+	}
+}
+
+/* Shared-memory stage of the recurrent kernel: one chunk's record, padded
+ * so that fragment loads are free of bank conflicts. */
+constexpr int ST_LD_T = 24; /* row stride (elements) of the [..][16 t] tiles */
+constexpr int ST_WK = 0;
+constexpr int ST_QT = ST_WK + CH * TILE_LD * 2;
+constexpr int ST_KH = ST_QT + CH * TILE_LD * 2;
+constexpr int ST_P = ST_KH + D * ST_LD_T * 2;
+constexpr int ST_G = ST_P + CH * ST_LD_T * 2;
+constexpr int ST_U = ST_G + D * 4;
+
+__host__ __device__ constexpr int stage_bytes(int warps)
+{
+	return ST_U + 16 * warps * ST_LD_T * 2;
+}
+
+struct recur_params {
+	int n_seqs, heads, slices;
+	const int32_t *cu, *off, *slot;
+	const uint8_t *rec;
+	const void *s0;
+	void *s1;
+	uint16_t *out;
+};
+
+template <int WARPS>
+__device__ __forceinline__ void load_stage(uint8_t *st, const uint8_t *rec, int vbase)
+{
+	constexpr int ROWS = 16 * WARPS, NG = 832 + 2 * ROWS;
+	for (int i = threadIdx.x; i < NG; i += WARPS * 32) {
+		uint8_t *dst;
+		const uint8_t *src;
+		if (i < 256) {
+			dst = st + ST_WK + (i >> 4) * TILE_LD * 2 + (i & 15) * 16;
+			src = rec + REC_WK + i * 16;
+		} else if (i < 512) {
+			const int r = i - 256;
+			dst = st + ST_QT + (r >> 4) * TILE_LD * 2 + (r & 15) * 16;
+			src = rec + REC_QT + r * 16;
+		} else if (i < 768) {
+			const int r = i - 512;
+			dst = st + ST_KH + (r >> 1) * ST_LD_T * 2 + (r & 1) * 16;
+			src = rec + REC_KH + r * 16;
+		} else if (i < 800) {
+			const int r = i - 768;
+			dst = st + ST_P + (r >> 1) * ST_LD_T * 2 + (r & 1) * 16;
+			src = rec + REC_P + r * 16;
+		} else if (i < 832) {
+			const int r = i - 800;
+			dst = st + ST_G + r * 16;
+			src = rec + REC_G + r * 16;
+		} else {
+			const int r = i - 832;
+			dst = st + ST_U + (r >> 1) * ST_LD_T * 2 + (r & 1) * 16;
+			src = rec + REC_U + (vbase + (r >> 1)) * CH * 2 + (r & 1) * 16;
+		}
+		cp_async16(dst, src);
+	}
+}
+
+__device__ __forceinline__ uint32_t lds32(const uint8_t *base, int off_bytes)
+{
+	return *reinterpret_cast<const uint32_t *>(base + off_bytes);
+}
+
+/*
+ * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
+ * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
+ * FP32 accumulator tiles. Warps never exchange data: the CTA only shares
+ * the staged chunk records.
+ */
+template <typename StateT, int WARPS>
+__global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
+{
+	extern __shared__ __align__(16) uint8_t smem[];
+	constexpr int SB = stage_bytes(WARPS);
+	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
+	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int g = lane >> 2, t4 = lane & 3;
+	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
+	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
+	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
+	const size_t sbase = (slot * H + h) * (size_t)D * D;
+
+	float s[D / 8][4];
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * t4;
+		if (p.s0) {
+			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
+			const StateT *b = a + 8 * D;
+			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
+			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
+		} else {
+			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+		}
+	}
+
+	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
+	const size_t rec_stride = (size_t)H * REC_BYTES;
+#pragma unroll
+	for (int i = 0; i < RECUR_STAGES - 1; i++) {
+		if (i < n_chunks)
+			load_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase);
+		cp_async_commit();
+	}
+
+	for (int cc = 0; cc < n_chunks; cc++) {
+		cp_async_wait<RECUR_STAGES - 2>();
+		__syncthreads();
+		{
+			const int nx = cc + RECUR_STAGES - 1;
+			if (nx < n_chunks)
+				load_stage<WARPS>(smem + (nx % RECUR_STAGES) * SB, rec0 + nx * rec_stride, vbase);
+			cp_async_commit();
+		}
+		const uint8_t *st = smem + (cc % RECUR_STAGES) * SB;
+
+		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
+		float wa[2][4] = {}, oa[2][4] = {};
+#pragma unroll
+		for (int kk = 0; kk < D / 16; kk++) {
+			uint32_t a[4];
+			a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+			a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+			a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+			a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+			const int k0 = (kk * 16 + 2 * t4) * 2;
+#pragma unroll
+			for (int nn = 0; nn < 2; nn++) {
+				const int row = (8 * nn + g) * TILE_LD * 2;
+				mma_bf16_16816(wa[nn], a, lds32(st, ST_WK + row + k0), lds32(st, ST_WK + row + k0 + 16));
+				mma_bf16_16816(oa[nn], a, lds32(st, ST_QT + row + k0), lds32(st, ST_QT + row + k0 + 16));
+			}
+		}
+		float w[2][4];
+		const int ur = (16 * warp + g) * ST_LD_T * 2;
+#pragma unroll
+		for (int nn = 0; nn < 2; nn++) {
+			const int tcol = (8 * nn + 2 * t4) * 2;
+			const uint32_t u0 = lds32(st, ST_U + ur + tcol);
+			const uint32_t u1 = lds32(st, ST_U + ur + 8 * ST_LD_T * 2 + tcol);
+			w[nn][0] = lo_bf16(u0) - wa[nn][0];
+			w[nn][1] = hi_bf16(u0) - wa[nn][1];
+			w[nn][2] = lo_bf16(u1) - wa[nn][2];
+			w[nn][3] = hi_bf16(u1) - wa[nn][3];
+		}
+		uint32_t aw[4];
+		aw[0] = pack_bf16(w[0][0], w[0][1]);
+		aw[1] = pack_bf16(w[0][2], w[0][3]);
+		aw[2] = pack_bf16(w[1][0], w[1][1]);
+		aw[3] = pack_bf16(w[1][2], w[1][3]);
+
+		/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
+#pragma unroll
+		for (int nn = 0; nn < 2; nn++) {
+			const int row = (8 * nn + g) * ST_LD_T * 2 + 2 * t4 * 2;
+			mma_bf16_16816(oa[nn], aw, lds32(st, ST_P + row), lds32(st, ST_P + row + 16));
+		}
+
+		/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
+		const float *gl = reinterpret_cast<const float *>(st + ST_G);
+#pragma unroll
+		for (int nt = 0; nt < D / 8; nt++) {
+			const float2 gm = *reinterpret_cast<const float2 *>(gl + nt * 8 + 2 * t4);
+			s[nt][0] *= gm.x, s[nt][1] *= gm.y, s[nt][2] *= gm.x, s[nt][3] *= gm.y;
+			const int row = (8 * nt + g) * ST_LD_T * 2 + 2 * t4 * 2;
+			mma_bf16_16816(s[nt], aw, lds32(st, ST_KH + row), lds32(st, ST_KH + row + 16));
+		}
+
+		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
+		const int lc = min(CH, len - cc * CH);
+		uint16_t *o = p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g;
+#pragma unroll
+		for (int nn = 0; nn < 2; nn++) {
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int t = 8 * nn + 2 * t4 + e;
+				if (t < lc) {
+					o[(size_t)t * H * D] = f2bf(oa[nn][e]);
+					o[(size_t)t * H * D + 8] = f2bf(oa[nn][2 + e]);
+				}
+			}
+		}
+	}
+	cp_async_wait<0>();
+
+	if (p.s1) {
+#pragma unroll
+		for (int nt = 0; nt < D / 8; nt++) {
+			const int col = nt * 8 + 2 * t4;
+			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
+			StateT *b = a + 8 * D;
+			state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
+			state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
+		}
+	}
+}
+
+template <typename StateT, int WARPS>
+int launch_recurrent(const recur_params &rp, cudaStream_t stream)
+{
+	const int smem = RECUR_STAGES * stage_bytes(WARPS);
+	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS>;
+	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+		return -EIO;
+	recur_params p = rp;
+	p.slices = RECUR_MAX_WARPS / WARPS;
+	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
+	kern<<<grid, WARPS * 32, smem, stream>>>(p);
+	return kda_launch_status();
+}
+
+template <typename StateT>
+int launch_recurrent_for(const recur_params &rp, int warps, cudaStream_t stream)
+{
+	switch (warps) {
+	case 8:
+		return launch_recurrent<StateT, 8>(rp, stream);
+	case 4:
+		return launch_recurrent<StateT, 4>(rp, stream);
+	case 2:
+		return launch_recurrent<StateT, 2>(rp, stream);
+	default:
+		return launch_recurrent<StateT, 1>(rp, stream);
+	}
+}
+
+size_t align256(size_t x)
+{
+	return (x + 255) & ~(size_t)255;
+}
+
+size_t max_chunks(int n_seqs, int64_t total_tokens)
+{
+	return (size_t)(total_tokens / CH) + (size_t)n_seqs;
+}
+
+} // namespace
+
+extern "C" size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t total_tokens)
+{
+	if (n_seqs < 1 || heads < 1 || total_tokens < 0)
+		return 0;
+	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) +
+	       max_chunks(n_seqs, total_tokens) * (size_t)heads * REC_BYTES;
+}
+
+extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream)
+{
+	if (!a || a->n_seqs < 1 || a->heads < 1 || a->heads > 65535 || a->total_tokens < 0 ||
+	    a->total_tokens >= ((int64_t)1 << 31))
+		return -EINVAL;
+	if (a->state_dtype != KDA_F32 && a->state_dtype != KDA_BF16)
+		return -EINVAL;
+	if (!a->cu_seqlens || !a->q || !a->k || !a->v || !a->g_raw || !a->beta_raw || !a->out ||
+	    !a->workspace || ((uintptr_t)a->workspace & 15))
+		return -EINVAL;
+	const size_t nmax = max_chunks(a->n_seqs, a->total_tokens);
+	if (nmax * (size_t)a->heads > (size_t)1 << 40 || nmax >= (size_t)1 << 31)
+		return -EINVAL;
+
+	int32_t *off = static_cast<int32_t *>(a->workspace);
+	uint8_t *rec = static_cast<uint8_t *>(a->workspace) +
+		       align256((size_t)(a->n_seqs + 1) * sizeof(int32_t));
+	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off);
+	if (kda_launch_status())
+		return -EIO;
+
+	intra_params ip = {};
+	ip.n_seqs = a->n_seqs;
+	ip.heads = a->heads;
+	ip.scale = a->scale;
+	ip.cu = a->cu_seqlens;
+	ip.off = off;
+	ip.q = a->q, ip.k = a->k, ip.v = a->v, ip.g_raw = a->g_raw, ip.beta_raw = a->beta_raw;
+	ip.rec = rec;
+	if (nmax > 0) {
+		dim3 grid((unsigned)nmax, (unsigned)a->heads);
+		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+		if (kda_launch_status())
+			return -EIO;
+	}
+	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
+		return -EIO;
+
+	/* Fewer rows per CTA when (sequence, head) pairs alone leave SMs idle. */
+	int dev = 0, sms = 132;
+	if (cudaGetDevice(&dev) == cudaSuccess)
+		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+	int warps = RECUR_MAX_WARPS;
+	while (warps > 1 && (int64_t)a->n_seqs * a->heads * (RECUR_MAX_WARPS / warps) < sms)
+		warps /= 2;
+
+	recur_params rp = {};
+	rp.n_seqs = a->n_seqs;
+	rp.heads = a->heads;
+	rp.cu = a->cu_seqlens;
+	rp.off = off;
+	rp.slot = a->state_slot;
+	rp.rec = rec;
+	rp.s0 = a->initial_state;
+	rp.s1 = a->final_state;
+	rp.out = a->out;
+	if (a->state_dtype == KDA_F32)
+		return launch_recurrent_for<float>(rp, warps, stream);
+	return launch_recurrent_for<uint16_t>(rp, warps, stream);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KDA chunked prefill (forward), CUDA, K = V = 128, 16-token chunks, packed
+ * variable-length sequences. The function is kda_ref_prefill_*() (see
+ * kda_ref.h): q and k L2-normalized in the op, g = -5 sigmoid(g_raw),
+ * beta = sigmoid(beta_raw), initial and final state [.., H, V, K].
+ *
+ * Two kernels, as the seed describes FlashKDA's:
+ *  1. intra-chunk, token-parallel (one CTA per chunk and head): gates,
+ *     norms, the chunk's decays, the 16x16 UT transform (I + A)^-1 and the
+ *     per-chunk operands of the recurrence, written to `workspace`;
+ *  2. recurrent, head-parallel (one CTA per sequence, head and slice of V
+ *     rows): the state in FP32 registers, three BF16 tensor-core products
+ *     per chunk, chunk operands double/triple-buffered with cp.async.
+ */
+#ifndef K3_KERNELS_KDA_PREFILL_H
+#define K3_KERNELS_KDA_PREFILL_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kda_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* All pointers are device memory; BF16 as uint16_t bit patterns. */
+struct kda_prefill_args {
+	int n_seqs;                 /* N >= 1 sequences */
+	int heads;                  /* H >= 1 */
+	int64_t total_tokens;       /* T = cu_seqlens[N] (rows of q, k, v, out), < 2^31 */
+	const int32_t *cu_seqlens;  /* [N + 1] token offsets: 0 = cu[0] <= cu[1] <= .. = T */
+	enum kda_dtype state_dtype; /* KDA_F32 or KDA_BF16, initial and final state */
+	float scale;                /* q scale after the L2 norm, usually 128^-1/2 */
+	const uint16_t *q;          /* [T][H][128] after ShortConv + SiLU */
+	const uint16_t *k;          /* [T][H][128] */
+	const uint16_t *v;          /* [T][H][128] */
+	const uint16_t *g_raw;      /* [T][H][128] */
+	const uint16_t *beta_raw;   /* [T][H] */
+	const int32_t *state_slot;  /* [N] slot of each sequence in the state pools, or NULL: slot i */
+	const void *initial_state;  /* pool [slots][H][128][128], or NULL: zeros */
+	void *final_state;          /* pool [slots][H][128][128], or NULL; may equal initial_state */
+	uint16_t *out;              /* [T][H][128], o_t = S_t^T q_t (before the output norm) */
+	void *workspace;            /* kda_prefill_workspace_bytes() bytes, 16-byte aligned */
+	cudaEvent_t split_event;    /* if non-NULL, recorded between the two kernels (bench hook) */
+};
+
+/* Device workspace, in bytes, for N sequences of T tokens in all, H heads:
+ * about 17 KiB per (chunk, head), i.e. 4.25x the bytes of q. */
+size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t total_tokens);
+
+/* Enqueues the prefill on `stream`. Returns 0, -EINVAL (nothing launched),
+ * or -EIO when a launch failed (the CUDA error stays readable). */
+int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

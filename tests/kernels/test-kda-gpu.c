@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KDA CUDA kernels against the float64 references (suite 'gpu'; exit 77
+ * without a GPU). Fresh random inputs per case (rounded to BF16 first, so
+ * kernel and reference see the same values), outputs poisoned with NaN
+ * before every run, errors as ||out - ref|| / ||ref||.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+
+#include "kernels/kda/kda_decode.h"
+#include "kernels/kda/kda_prefill.h"
+#include "kernels/kda/kda_ref.h"
+#include "kernels/kda/kda_verify.h"
+#include "kda_test_util.h"
+
+/* BF16 outputs and products: rounding near 2^-9 per element, averaged. */
+#define TOL_BF16 1.5e-2
+/* FP32 recurrence (decode, verify): only FP32 rounding and fast intrinsics. */
+#define TOL_F32 1e-4
+
+enum { D = KDA_HEAD_DIM };
+
+#define CUDA_OK(call)                                                                    \
+	do {                                                                             \
+		cudaError_t e_ = (call);                                                 \
+		if (e_ != cudaSuccess)                                                   \
+			fail_msg("%s: %s", #call, cudaGetErrorString(e_));               \
+	} while (0)
+
+static struct test_rng rng = { 20261129 };
+
+static void *xmalloc(size_t n)
+{
+	void *p = calloc(n ? n : 1, 1);
+	assert_non_null(p);
+	return p;
+}
+
+static double *dnew(size_t n)
+{
+	return xmalloc(n * sizeof(double));
+}
+
+static uint16_t bf16_of(double x)
+{
+	float f = (float)x;
+	uint32_t u;
+	memcpy(&u, &f, sizeof(u));
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+static double double_of_bf16(uint16_t b)
+{
+	uint32_t u = (uint32_t)b << 16;
+	float f;
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static double double_of_f32(float f)
+{
+	return f;
+}
+
+/* A host tensor with its BF16 (or FP32) device copy. */
+struct tensor {
+	size_t n;
+	enum kda_dtype dtype;
+	double *h;  /* exact values of what is on the device */
+	void *d;
+};
+
+static size_t dtype_bytes(enum kda_dtype t)
+{
+	return t == KDA_F32 ? 4 : 2;
+}
+
+static void tensor_upload(struct tensor *t)
+{
+	size_t es = dtype_bytes(t->dtype);
+	void *tmp = xmalloc(t->n * es);
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->dtype == KDA_F32) {
+			float f = (float)t->h[i];
+			t->h[i] = f;
+			((float *)tmp)[i] = f;
+		} else {
+			uint16_t b = bf16_of(t->h[i]);
+			t->h[i] = double_of_bf16(b);
+			((uint16_t *)tmp)[i] = b;
+		}
+	}
+	CUDA_OK(cudaMemcpy(t->d, tmp, t->n * es, cudaMemcpyHostToDevice));
+	free(tmp);
+}
+
+/* Random tensor in [lo, hi), rounded to its dtype, on host and device. */
+static struct tensor tensor_rand(size_t n, enum kda_dtype dt, double lo, double hi)
+{
+	struct tensor t = { .n = n, .dtype = dt, .h = dnew(n) };
+	CUDA_OK(cudaMalloc(&t.d, (n ? n : 1) * dtype_bytes(dt)));
+	test_fill(&rng, t.h, n, lo, hi);
+	tensor_upload(&t);
+	return t;
+}
+
+/* Device output tensor, poisoned with NaN. */
+static struct tensor tensor_out(size_t n, enum kda_dtype dt)
+{
+	struct tensor t = { .n = n, .dtype = dt, .h = dnew(n) };
+	CUDA_OK(cudaMalloc(&t.d, (n ? n : 1) * dtype_bytes(dt)));
+	CUDA_OK(cudaMemset(t.d, 0xff, (n ? n : 1) * dtype_bytes(dt)));
+	return t;
+}
+
+static void tensor_poison(struct tensor *t)
+{
+	CUDA_OK(cudaMemset(t->d, 0xff, (t->n ? t->n : 1) * dtype_bytes(t->dtype)));
+}
+
+/* Reads the device copy into t->h. */
+static void tensor_download(struct tensor *t)
+{
+	size_t es = dtype_bytes(t->dtype);
+	void *tmp = xmalloc(t->n * es);
+	CUDA_OK(cudaMemcpy(tmp, t->d, t->n * es, cudaMemcpyDeviceToHost));
+	for (size_t i = 0; i < t->n; i++)
+		t->h[i] = t->dtype == KDA_F32 ? double_of_f32(((float *)tmp)[i])
+					      : double_of_bf16(((uint16_t *)tmp)[i]);
+	free(tmp);
+}
+
+static void tensor_release(struct tensor *t)
+{
+	free(t->h);
+	cudaFree(t->d);
+	t->h = NULL, t->d = NULL;
+}
+
+static void *dev_i32(const int32_t *h, size_t n)
+{
+	void *d;
+	CUDA_OK(cudaMalloc(&d, (n ? n : 1) * sizeof(int32_t)));
+	CUDA_OK(cudaMemcpy(d, h, n * sizeof(int32_t), cudaMemcpyHostToDevice));
+	return d;
+}
+
+static double check(const char *what, const double *got, const double *ref, size_t n, double tol)
+{
+	double e = test_rel_err(got, ref, n);
+	print_message("  %-44s rel err %.3e (tol %.0e)\n", what, e, tol);
+	if (!(e < tol))
+		fail_msg("%s: relative error %g over %g", what, e, tol);
+	return e;
+}
+
+/* ---- fused decode ---------------------------------------------------- */
+
+struct step_weights {
+	int heads;
+	size_t C;
+	struct tensor conv_w, norm_w;
+};
+
+static struct step_weights weights_new(int heads)
+{
+	struct step_weights w = { .heads = heads, .C = (size_t)heads * 3 * D };
+	w.conv_w = tensor_rand(w.C * KDA_CONV_TAPS, KDA_BF16, -0.6, 0.6);
+	w.norm_w = tensor_rand(D, KDA_BF16, 0.5, 1.5);
+	return w;
+}
+
+static void weights_release(struct step_weights *w)
+{
+	tensor_release(&w->conv_w);
+	tensor_release(&w->norm_w);
+}
+
+/* Per-token inputs of B requests x W tokens. */
+struct step_inputs {
+	struct tensor x, g, b, gate;
+};
+
+static struct step_inputs inputs_new(int B, int W, int H)
+{
+	struct step_inputs in;
+	in.x = tensor_rand((size_t)B * W * H * 3 * D, KDA_BF16, -1.5, 1.5);
+	in.g = tensor_rand((size_t)B * W * H * D, KDA_BF16, -6, 3);
+	in.b = tensor_rand((size_t)B * W * H, KDA_BF16, -3, 3);
+	in.gate = tensor_rand((size_t)B * W * H * D, KDA_BF16, -2, 2);
+	return in;
+}
+
+static void inputs_release(struct step_inputs *in)
+{
+	tensor_release(&in->x), tensor_release(&in->g), tensor_release(&in->b);
+	tensor_release(&in->gate);
+}
+
+static struct kda_ref_step ref_step(const struct step_weights *w, const struct step_inputs *in,
+				    int B, int W, const int32_t *slot, double *state, double *conv,
+				    double *out)
+{
+	return (struct kda_ref_step){
+		.batch = B, .heads = w->heads, .dk = D, .dv = D, .window = W,
+		.scale = 1.0 / sqrt((double)D), .norm_eps = 1e-6, .x = in->x.h, .g_raw = in->g.h,
+		.beta_raw = in->b.h, .gate_raw = in->gate.h, .conv_w = w->conv_w.h,
+		.norm_w = w->norm_w.h, .slot = slot, .state = state, .conv_state = conv, .out = out,
+	};
+}
+
+static void decode_case(enum kda_dtype sdt, int B, int H, int steps)
+{
+	print_message(" decode: %s state, B=%d H=%d, %d steps\n", sdt == KDA_F32 ? "fp32" : "bf16", B,
+		      H, steps);
+	const int slots = B + 3;
+	int32_t *slot = xmalloc(B * sizeof(int32_t));
+	for (int i = 0; i < B; i++)
+		slot[i] = (int32_t)(slots - 1 - i); /* permuted, distinct, slot 0..2 spare */
+	void *d_slot = dev_i32(slot, B);
+	struct step_weights w = weights_new(H);
+	const size_t SN = (size_t)H * D * D;
+	struct tensor state = tensor_rand(slots * SN, sdt, -1, 1);
+	struct tensor conv = tensor_rand(slots * 3 * w.C, KDA_BF16, -1.5, 1.5);
+	double *ref_state = dnew(slots * SN), *ref_conv = dnew(slots * 3 * w.C);
+	memcpy(ref_state, state.h, slots * SN * sizeof(double));
+	memcpy(ref_conv, conv.h, slots * 3 * w.C * sizeof(double));
+	struct tensor out = tensor_out((size_t)B * H * D, KDA_BF16);
+	double *ref_out = dnew((size_t)B * H * D);
+	for (int s = 0; s < steps; s++) {
+		struct step_inputs in = inputs_new(B, 1, H);
+		struct kda_ref_step r = ref_step(&w, &in, B, 1, slot, ref_state, ref_conv, ref_out);
+		assert_int_equal(kda_ref_decode(&r), 0);
+		tensor_poison(&out);
+		struct kda_decode_args a = {
+			.batch = B, .heads = H, .state_dtype = sdt, .scale = (float)r.scale,
+			.norm_eps = 1e-6f, .x = in.x.d, .g_raw = in.g.d, .beta_raw = in.b.d,
+			.gate_raw = in.gate.d, .conv_w = w.conv_w.d, .norm_w = w.norm_w.d,
+			.slot = d_slot, .state = state.d, .conv_state = conv.d, .out = out.d,
+		};
+		assert_int_equal(kda_decode(&a, 0), 0);
+		CUDA_OK(cudaDeviceSynchronize());
+		tensor_download(&out);
+		char what[64];
+		snprintf(what, sizeof(what), "step %d output", s);
+		check(what, out.h, ref_out, out.n, TOL_BF16);
+		inputs_release(&in);
+	}
+	tensor_download(&state);
+	tensor_download(&conv);
+	check("state after the steps", state.h, ref_state, state.n, sdt == KDA_F32 ? TOL_F32 : TOL_BF16);
+	/* Conv state holds raw BF16 inputs: exact. */
+	assert_memory_equal(conv.h, ref_conv, conv.n * sizeof(double));
+	free(ref_state), free(ref_conv), free(ref_out), free(slot);
+	tensor_release(&state), tensor_release(&conv), tensor_release(&out);
+	weights_release(&w);
+	cudaFree(d_slot);
+}
+
+static void test_decode_fp32(void **unused)
+{
+	(void)unused;
+	decode_case(KDA_F32, 5, 4, 3);
+	decode_case(KDA_F32, 64, 12, 2);
+}
+
+static void test_decode_bf16(void **unused)
+{
+	(void)unused;
+	decode_case(KDA_BF16, 5, 4, 3);
+	decode_case(KDA_BF16, 33, 12, 2);
+}
+
+/* ---- verify + replay ------------------------------------------------- */
+
+static void verify_case(enum kda_dtype sdt)
+{
+	enum { B = KDA_MAX_WINDOW + 1, H = 6, W = KDA_MAX_WINDOW };
+	print_message(" verify/replay: %s state, B=%d H=%d W=%d, accept 0..%d\n",
+		      sdt == KDA_F32 ? "fp32" : "bf16", B, H, W, W);
+	const int slots = B + 2;
+	int32_t slot[B], n_draft[B], n_acc[B], n_draft2[B];
+	for (int i = 0; i < B; i++) {
+		slot[i] = (int32_t)(slots - 1 - i);
+		n_draft[i] = W - (i % 3);
+		n_acc[i] = i < n_draft[i] ? i : n_draft[i]; /* every position 0..W */
+		n_draft2[i] = 1 + (i * 5) % W;
+	}
+	n_draft[W] = W, n_acc[W] = W; /* the last request accepts the whole window */
+	void *d_slot = dev_i32(slot, B), *d_draft = dev_i32(n_draft, B);
+	void *d_acc = dev_i32(n_acc, B), *d_draft2 = dev_i32(n_draft2, B);
+	struct step_weights w = weights_new(H);
+	const size_t SN = (size_t)H * D * D, CN = 3 * w.C;
+	struct tensor state = tensor_rand(slots * SN, sdt, -1, 1);
+	struct tensor conv = tensor_rand(slots * CN, KDA_BF16, -1.5, 1.5);
+	double *state0 = dnew(slots * SN), *conv0 = dnew(slots * CN);
+	memcpy(state0, state.h, slots * SN * sizeof(double));
+	memcpy(conv0, conv.h, slots * CN * sizeof(double));
+	struct step_inputs win1 = inputs_new(B, W, H), win2 = inputs_new(B, W, H);
+	struct tensor out = tensor_out((size_t)B * W * H * D, KDA_BF16);
+	double *ref_out = dnew(out.n);
+
+	/* 1. Verify only: outputs of the drafts, state untouched (bit for bit). */
+	struct kda_ref_step r = ref_step(&w, &win1, B, W, slot, state0, conv0, ref_out);
+	for (size_t i = 0; i < out.n; i++)
+		ref_out[i] = 0.0; /* unused draft positions are not compared */
+	assert_int_equal(kda_ref_verify(&r, n_draft), 0);
+	struct kda_verify_args a = {
+		.batch = B, .heads = H, .window = W, .state_dtype = sdt, .scale = (float)r.scale,
+		.norm_eps = 1e-6f, .conv_w = w.conv_w.d, .norm_w = w.norm_w.d, .slot = d_slot,
+		.state = state.d, .conv_state = conv.d,
+		.draft = { win1.x.d, win1.g.d, win1.b.d, win1.gate.d, d_draft }, .out = out.d,
+	};
+	assert_int_equal(kda_verify_replay(&a, 0), 0);
+	CUDA_OK(cudaDeviceSynchronize());
+	tensor_download(&out);
+	for (int i = 0; i < B; i++) /* positions past n_draft stay poisoned: not written */
+		for (int t = n_draft[i]; t < W; t++) {
+			size_t o = ((size_t)i * W + t) * H * D;
+			assert_true(isnan(out.h[o]));
+			for (size_t e = 0; e < (size_t)H * D; e++)
+				out.h[o + e] = 0.0;
+		}
+	check("verify outputs (all drafts)", out.h, ref_out, out.n, TOL_BF16);
+	tensor_download(&state);
+	tensor_download(&conv);
+	assert_memory_equal(state.h, state0, state.n * sizeof(double));
+	assert_memory_equal(conv.h, conv0, conv.n * sizeof(double));
+
+	/* 2. Replay the accepted prefix of window 1 (every rejection position),
+	 *    then verify window 2 from there, in one launch. */
+	double *ref_state = dnew(slots * SN), *ref_conv = dnew(slots * CN);
+	memcpy(ref_state, state0, slots * SN * sizeof(double));
+	memcpy(ref_conv, conv0, slots * CN * sizeof(double));
+	r = ref_step(&w, &win1, B, W, slot, ref_state, ref_conv, NULL);
+	assert_int_equal(kda_ref_replay(&r, n_acc), 0);
+	struct kda_ref_step r2 = ref_step(&w, &win2, B, W, slot, ref_state, ref_conv, ref_out);
+	for (size_t i = 0; i < out.n; i++)
+		ref_out[i] = 0.0;
+	assert_int_equal(kda_ref_verify(&r2, n_draft2), 0);
+	tensor_poison(&out);
+	a.replay = (struct kda_window){ win1.x.d, win1.g.d, win1.b.d, NULL, d_acc };
+	a.draft = (struct kda_window){ win2.x.d, win2.g.d, win2.b.d, win2.gate.d, d_draft2 };
+	assert_int_equal(kda_verify_replay(&a, 0), 0);
+	CUDA_OK(cudaDeviceSynchronize());
+	tensor_download(&out);
+	for (int i = 0; i < B; i++)
+		for (int t = n_draft2[i]; t < W; t++)
+			for (size_t e = 0; e < (size_t)H * D; e++)
+				out.h[((size_t)i * W + t) * H * D + e] = 0.0;
+	check("verify outputs after replay", out.h, ref_out, out.n, TOL_BF16);
+	tensor_download(&state);
+	tensor_download(&conv);
+	check("state after replay of 0..W tokens", state.h, ref_state, state.n,
+	      sdt == KDA_F32 ? TOL_F32 : TOL_BF16);
+	assert_memory_equal(conv.h, ref_conv, conv.n * sizeof(double));
+
+	/* 3. The replayed state equals the GPU's own sequential decode, bit for bit. */
+	struct tensor state_seq = tensor_rand(slots * SN, sdt, -1, 1);
+	struct tensor conv_seq = tensor_rand(slots * CN, KDA_BF16, -1, 1);
+	memcpy(state_seq.h, state0, slots * SN * sizeof(double));
+	memcpy(conv_seq.h, conv0, slots * CN * sizeof(double));
+	tensor_upload(&state_seq);
+	tensor_upload(&conv_seq);
+	struct tensor out1 = tensor_out((size_t)H * D, KDA_BF16);
+	const size_t xs = (size_t)H * 3 * D, gs = (size_t)H * D;
+	for (int i = 0; i < B; i++) {
+		for (int t = 0; t < n_acc[i]; t++) {
+			size_t bt = (size_t)i * W + t;
+			struct kda_decode_args d = {
+				.batch = 1, .heads = H, .state_dtype = sdt, .scale = (float)r.scale,
+				.norm_eps = 1e-6f, .x = (const uint16_t *)win1.x.d + bt * xs,
+				.g_raw = (const uint16_t *)win1.g.d + bt * gs,
+				.beta_raw = (const uint16_t *)win1.b.d + bt * H,
+				.gate_raw = (const uint16_t *)win1.gate.d + bt * gs, .conv_w = w.conv_w.d,
+				.norm_w = w.norm_w.d, .slot = (const int32_t *)d_slot + i,
+				.state = state_seq.d, .conv_state = conv_seq.d, .out = out1.d,
+			};
+			assert_int_equal(kda_decode(&d, 0), 0);
+		}
+	}
+	CUDA_OK(cudaDeviceSynchronize());
+	tensor_download(&state_seq);
+	double e = test_rel_err(state.h, state_seq.h, state.n);
+	print_message("  %-44s rel err %.3e (bitwise expected)\n", "replay vs GPU sequential decode", e);
+	assert_memory_equal(state.h, state_seq.h, state.n * sizeof(double));
+
+	free(state0), free(conv0), free(ref_out), free(ref_state), free(ref_conv);
+	tensor_release(&state), tensor_release(&conv), tensor_release(&out);
+	tensor_release(&state_seq), tensor_release(&conv_seq), tensor_release(&out1);
+	inputs_release(&win1), inputs_release(&win2);
+	weights_release(&w);
+	cudaFree(d_slot), cudaFree(d_draft), cudaFree(d_acc), cudaFree(d_draft2);
+}
+
+static void test_verify_replay_fp32(void **unused)
+{
+	(void)unused;
+	verify_case(KDA_F32);
+}
+
+static void test_verify_replay_bf16(void **unused)
+{
+	(void)unused;
+	verify_case(KDA_BF16);
+}
+
+/* ---- chunked prefill ------------------------------------------------- */
+
+/* Runs one packed prefill on the GPU and the float64 definition; checks
+ * outputs and final states. lens: sequence lengths; slots permuted in a
+ * pool with one spare slot; in place (initial == final) when `in_place`. */
+static void prefill_case(enum kda_dtype sdt, int n, const int *lens, int H, bool with_init,
+			 bool in_place)
+{
+	int32_t cu[65];
+	int64_t cu64[65];
+	cu[0] = 0, cu64[0] = 0;
+	for (int i = 0; i < n; i++)
+		cu[i + 1] = cu[i] + lens[i], cu64[i + 1] = cu[i + 1];
+	const int64_t T = cu[n];
+	print_message(" prefill: %s state, N=%d H=%d T=%lld%s%s\n", sdt == KDA_F32 ? "fp32" : "bf16", n,
+		      H, (long long)T, with_init ? ", initial state" : "", in_place ? ", in place" : "");
+	const int slots = n + 1;
+	int32_t slot[64];
+	for (int i = 0; i < n; i++)
+		slot[i] = (int32_t)((i + 1) % slots);
+	const size_t SN = (size_t)H * D * D;
+	struct tensor q = tensor_rand((size_t)T * H * D, KDA_BF16, -1, 1);
+	struct tensor k = tensor_rand((size_t)T * H * D, KDA_BF16, -1, 1);
+	struct tensor v = tensor_rand((size_t)T * H * D, KDA_BF16, -1, 1);
+	struct tensor g = tensor_rand((size_t)T * H * D, KDA_BF16, -6, 3);
+	struct tensor b = tensor_rand((size_t)T * H, KDA_BF16, -3, 3);
+	struct tensor s0 = tensor_rand(slots * SN, sdt, -1, 1);
+	struct tensor s1 = in_place ? s0 : tensor_out(slots * SN, sdt);
+	struct tensor out = tensor_out((size_t)T * H * D, KDA_BF16);
+	/* Reference on per-sequence (not per-slot) states. */
+	double *r0 = dnew(n * SN), *r1 = dnew(n * SN), *ro = dnew((size_t)T * H * D);
+	for (int i = 0; i < n; i++)
+		memcpy(r0 + i * SN, s0.h + slot[i] * SN, SN * sizeof(double));
+	struct kda_ref_prefill rp = {
+		.n_seqs = n, .cu_seqlens = cu64, .heads = H, .dk = D, .dv = D,
+		.scale = 1.0 / sqrt((double)D), .q = q.h, .k = k.h, .v = v.h, .g_raw = g.h,
+		.beta_raw = b.h, .initial_state = with_init ? r0 : NULL, .final_state = r1, .out = ro,
+	};
+	assert_int_equal(kda_ref_prefill_sequential(&rp), 0);
+
+	void *d_cu = dev_i32(cu, n + 1), *d_slot = dev_i32(slot, n), *ws;
+	size_t wsb = kda_prefill_workspace_bytes(n, H, T);
+	assert_true(wsb > 0);
+	CUDA_OK(cudaMalloc(&ws, wsb));
+	CUDA_OK(cudaMemset(ws, 0xff, wsb));
+	struct kda_prefill_args a = {
+		.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = sdt,
+		.scale = (float)rp.scale, .q = q.d, .k = k.d, .v = v.d, .g_raw = g.d, .beta_raw = b.d,
+		.state_slot = d_slot, .initial_state = with_init ? s0.d : NULL, .final_state = s1.d,
+		.out = out.d, .workspace = ws,
+	};
+	assert_int_equal(kda_prefill(&a, 0), 0);
+	CUDA_OK(cudaDeviceSynchronize());
+	tensor_download(&out);
+	tensor_download(&s1);
+	/* Diagnostics: the first chunk of sequence 0 involves only the intra
+	 * kernel's products and the initial state; later chunks the recurrence. */
+	int64_t first = lens[0] < KDA_CHUNK ? lens[0] : KDA_CHUNK;
+	if (first > 0 && T > first) {
+		print_message("  first chunk %.3e, rest %.3e\n",
+			      test_rel_err(out.h, ro, (size_t)first * H * D),
+			      test_rel_err(out.h + first * H * D, ro + first * H * D,
+					   (size_t)(T - first) * H * D));
+	}
+	check("prefill outputs", out.h, ro, out.n, TOL_BF16);
+	double *got = dnew(n * SN);
+	for (int i = 0; i < n; i++)
+		memcpy(got + i * SN, s1.h + slot[i] * SN, SN * sizeof(double));
+	check("final states", got, r1, n * SN, TOL_BF16);
+	free(got), free(r0), free(r1), free(ro);
+	tensor_release(&q), tensor_release(&k), tensor_release(&v), tensor_release(&g);
+	tensor_release(&b), tensor_release(&out);
+	if (!in_place)
+		tensor_release(&s1);
+	tensor_release(&s0);
+	cudaFree(ws), cudaFree(d_cu), cudaFree(d_slot);
+}
+
+static void test_prefill_fixed(void **unused)
+{
+	(void)unused;
+	static const int two100[] = { 100, 100 };
+	prefill_case(KDA_F32, 2, two100, 4, true, false);  /* 8 CTAs: 1 warp each */
+	prefill_case(KDA_F32, 2, two100, 4, false, false); /* zero initial state */
+	static const int one2k[] = { 2048 };
+	prefill_case(KDA_F32, 1, one2k, 2, true, false);   /* long chain */
+	static const int three64[] = { 64, 64, 64 };
+	prefill_case(KDA_BF16, 3, three64, 48, true, false); /* 144 pairs: 8 warps */
+}
+
+static void test_prefill_varlen(void **unused)
+{
+	(void)unused;
+	static const int lens[] = { 1, 16, 17, 0, 200, 33 };
+	prefill_case(KDA_BF16, 6, lens, 8, true, true);   /* 48 pairs: 2 warps, in place */
+	prefill_case(KDA_F32, 6, lens, 14, true, false);  /* 84 pairs: 4 warps */
+}
+
+/* Prefill of T tokens on the GPU, then n fused decode steps on the GPU,
+ * against the float64 prefill of T + n (with ShortConv and gated norm). */
+static void test_prefill_then_decode(void **unused)
+{
+	(void)unused;
+	enum { H = 4, T = 300, N = 4 };
+	const size_t TN = T + N, C = (size_t)H * 3 * D, SN = (size_t)H * D * D;
+	print_message(" chain: prefill %d + decode %d vs prefill %d, H=%d\n", T, N, T + N, H);
+	struct step_weights w = weights_new(H);
+	struct tensor x = tensor_rand(TN * C, KDA_BF16, -1.5, 1.5);
+	struct tensor g = tensor_rand(TN * H * D, KDA_BF16, -6, 3);
+	struct tensor b = tensor_rand(TN * H, KDA_BF16, -3, 3);
+	struct tensor gate = tensor_rand(TN * H * D, KDA_BF16, -2, 2);
+	/* Reference: conv over all raw inputs, prefill, gated norm. */
+	double *y = dnew(TN * C), *q = dnew(TN * H * D), *k = dnew(TN * H * D), *v = dnew(TN * H * D);
+	assert_int_equal(kda_ref_short_conv((int)TN, (int)C, x.h, w.conv_w.h, NULL, y), 0);
+	for (size_t t = 0; t < TN; t++) {
+		memcpy(q + t * H * D, y + t * C, H * D * sizeof(double));
+		memcpy(k + t * H * D, y + t * C + H * D, H * D * sizeof(double));
+		memcpy(v + t * H * D, y + t * C + 2 * H * D, H * D * sizeof(double));
+	}
+	double *ro = dnew(TN * H * D), *ry = dnew(TN * H * D), *rs = dnew(SN);
+	int64_t cu64[2] = { 0, (int64_t)TN };
+	struct kda_ref_prefill rp = {
+		.n_seqs = 1, .cu_seqlens = cu64, .heads = H, .dk = D, .dv = D,
+		.scale = 1.0 / sqrt((double)D), .q = q, .k = k, .v = v, .g_raw = g.h, .beta_raw = b.h,
+		.final_state = rs, .out = ro,
+	};
+	assert_int_equal(kda_ref_prefill_sequential(&rp), 0);
+	assert_int_equal(kda_ref_gated_rmsnorm((int)TN, H, D, ro, gate.h, w.norm_w.h, 1e-6, ry), 0);
+	/* GPU prefill input: the post-conv q, k, v of the first T tokens, as BF16
+	 * (what a conv kernel would hand over). */
+	struct tensor tq = { .n = (size_t)T * H * D, .dtype = KDA_BF16, .h = dnew((size_t)T * H * D) };
+	struct tensor tk = tq, tv = tq;
+	tk.h = dnew(tq.n), tv.h = dnew(tq.n);
+	memcpy(tq.h, q, tq.n * sizeof(double));
+	memcpy(tk.h, k, tq.n * sizeof(double));
+	memcpy(tv.h, v, tq.n * sizeof(double));
+	CUDA_OK(cudaMalloc(&tq.d, tq.n * 2));
+	CUDA_OK(cudaMalloc(&tk.d, tq.n * 2));
+	CUDA_OK(cudaMalloc(&tv.d, tq.n * 2));
+	tensor_upload(&tq), tensor_upload(&tk), tensor_upload(&tv);
+	struct tensor state = tensor_out(2 * SN, KDA_F32);
+	struct tensor pout = tensor_out((size_t)T * H * D, KDA_BF16);
+	int32_t cu[2] = { 0, T }, slot1 = 1;
+	void *d_cu = dev_i32(cu, 2), *d_slot = dev_i32(&slot1, 1), *ws;
+	CUDA_OK(cudaMalloc(&ws, kda_prefill_workspace_bytes(1, H, T)));
+	struct kda_prefill_args pa = {
+		.n_seqs = 1, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = KDA_F32,
+		.scale = (float)rp.scale, .q = tq.d, .k = tk.d, .v = tv.d, .g_raw = g.d,
+		.beta_raw = b.d, .state_slot = d_slot, .final_state = state.d, .out = pout.d,
+		.workspace = ws,
+	};
+	assert_int_equal(kda_prefill(&pa, 0), 0);
+	/* Conv state after T tokens: the last three raw inputs, into slot 1. */
+	struct tensor conv = tensor_rand(2 * 3 * C, KDA_BF16, -1, 1);
+	for (int i = 0; i < 3; i++)
+		memcpy(conv.h + 3 * C + i * C, x.h + (T - 3 + i) * C, C * sizeof(double));
+	tensor_upload(&conv);
+	struct tensor out = tensor_out((size_t)H * D, KDA_BF16);
+	for (int s = 0; s < N; s++) {
+		tensor_poison(&out);
+		struct kda_decode_args d = {
+			.batch = 1, .heads = H, .state_dtype = KDA_F32, .scale = (float)rp.scale,
+			.norm_eps = 1e-6f, .x = (const uint16_t *)x.d + (T + s) * C,
+			.g_raw = (const uint16_t *)g.d + (T + s) * H * D,
+			.beta_raw = (const uint16_t *)b.d + (T + s) * H,
+			.gate_raw = (const uint16_t *)gate.d + (T + s) * H * D, .conv_w = w.conv_w.d,
+			.norm_w = w.norm_w.d, .slot = d_slot, .state = state.d, .conv_state = conv.d,
+			.out = out.d,
+		};
+		assert_int_equal(kda_decode(&d, 0), 0);
+		CUDA_OK(cudaDeviceSynchronize());
+		tensor_download(&out);
+		char what[64];
+		snprintf(what, sizeof(what), "decode step %d after prefill", s);
+		check(what, out.h, ry + (T + s) * H * D, out.n, TOL_BF16);
+	}
+	tensor_download(&state);
+	check("state vs prefill of T + n", state.h + SN, rs, SN, TOL_BF16);
+	free(y), free(q), free(k), free(v), free(ro), free(ry), free(rs);
+	tensor_release(&x), tensor_release(&g), tensor_release(&b), tensor_release(&gate);
+	tensor_release(&tq), tensor_release(&tk), tensor_release(&tv), tensor_release(&state);
+	tensor_release(&pout), tensor_release(&conv), tensor_release(&out);
+	weights_release(&w);
+	cudaFree(d_cu), cudaFree(d_slot), cudaFree(ws);
+}
+
+static void test_bad_arguments(void **unused)
+{
+	(void)unused;
+	struct kda_decode_args d = { 0 };
+	assert_int_equal(kda_decode(&d, 0), -EINVAL);
+	struct kda_verify_args v = { .batch = 1, .heads = 1, .window = KDA_MAX_WINDOW + 1 };
+	assert_int_equal(kda_verify_replay(&v, 0), -EINVAL);
+	struct kda_prefill_args p = { .n_seqs = 1, .heads = 1 };
+	assert_int_equal(kda_prefill(&p, 0), -EINVAL);
+	assert_int_equal(kda_prefill_workspace_bytes(0, 1, 1), 0);
+}
+
+int main(void)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+		fprintf(stderr, "no CUDA device: skipping\n");
+		return 77;
+	}
+	/* e.g. KDA_TEST_FILTER='*prefill*' to run a subset (under compute-sanitizer). */
+	const char *filter = getenv("KDA_TEST_FILTER");
+	if (filter)
+		cmocka_set_test_filter(filter);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_decode_fp32),
+		cmocka_unit_test(test_decode_bf16),
+		cmocka_unit_test(test_verify_replay_fp32),
+		cmocka_unit_test(test_verify_replay_bf16),
+		cmocka_unit_test(test_prefill_fixed),
+		cmocka_unit_test(test_prefill_varlen),
+		cmocka_unit_test(test_prefill_then_decode),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
