@@ -374,7 +374,7 @@ static int import_kernels(struct src *s, struct err *e)
 			name = shortn;
 		if (!name) {
 			snprintf(s->unknown, sizeof s->unknown, "(unknown kernel %lld)",
-				 (long long)(dn >= 0 ? dn : sn));
+				 (long long)(dn >= 0 ? dn : on >= 0 ? on : sn));
 			name = s->unknown;
 		}
 		k.name = name;

@@ -1,0 +1,94 @@
+#!/bin/sh
+# End-to-end: k3sim trace import / summary / export / merge through the built binary, on
+# fixtures written here. Usage: cli-trace.sh PATH/TO/k3sim
+set -u
+K3SIM=$1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/k3trace-cli-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+fails=0
+ok() { printf 'ok   %s\n' "$1"; }
+bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
+
+# expect NAME STATUS GREP-PATTERN CMD... : exit status and a pattern in stdout+stderr
+expect() {
+	name=$1 want=$2 pat=$3
+	shift 3
+	"$@" >"$dir/out" 2>"$dir/err"
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		bad "$name: exit $got, wanted $want"
+		sed 's/^/    /' "$dir/err" | head -5
+	elif [ -n "$pat" ] && ! cat "$dir/out" "$dir/err" | grep -q -- "$pat"; then
+		bad "$name: no '$pat' in the output"
+		sed 's/^/    /' "$dir/out" "$dir/err" | head -10
+	else
+		ok "$name"
+	fi
+}
+
+cat >"$dir/rank0.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 10, "tid": 11, "ts": 100.0, "dur": 50.0},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 101.0, "dur": 2.0, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 104.0, "dur": 2.0, "args": {"correlation": 2}},
+ {"ph": "X", "cat": "kernel", "name": "void gemm<64>(float*)", "pid": 0, "tid": 7, "ts": 105.0, "dur": 10.0, "args": {"device": 0, "stream": 7, "correlation": 1, "grid": [8, 1, 1], "block": [128, 1, 1]}},
+ {"ph": "X", "cat": "kernel", "name": "void gemm<64>(float*)", "pid": 0, "tid": 7, "ts": 120.0, "dur": 30.0, "args": {"device": 0, "stream": 7, "correlation": 2}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 9, "ts": 110.0, "dur": 20.0, "args": {"device": 0, "stream": 9}}
+]}
+JSON
+sed 's/"pid": 10/"pid": 20/; s/"device": 0/"device": 1/g' "$dir/rank0.json" >"$dir/rank1.json"
+
+expect "trace --help" 0 "subcommands" "$K3SIM" trace --help
+for sub in import summary export merge; do
+	expect "trace $sub --help" 0 "usage: k3sim trace $sub" "$K3SIM" trace "$sub" --help
+done
+expect "unknown subcommand" 2 "unknown subcommand" "$K3SIM" trace frobnicate
+expect "import without -o" 2 "no output" "$K3SIM" trace import "$dir/rank0.json"
+expect "import unknown option" 2 "unknown option" "$K3SIM" trace import --bogus "$dir/rank0.json" -o "$dir/x.db"
+
+expect "import kineto" 0 "3 kernels" "$K3SIM" trace import "$dir/rank0.json" -o "$dir/rank0.db"
+expect "import refuses to overwrite" 1 "file exists" "$K3SIM" trace import "$dir/rank0.json" -o "$dir/rank0.db"
+expect "import --force --json" 0 '"kernels": 3' "$K3SIM" trace import "$dir/rank0.json" -o "$dir/rank0.db" --force --json
+expect "import rank1" 0 "" "$K3SIM" trace import -q "$dir/rank1.json" -o "$dir/rank1.db"
+
+expect "summary table" 0 "Total Time (ns)" "$K3SIM" trace summary "$dir/rank0.db"
+expect "summary kernel row" 0 "40000.*2.*void gemm<64>(float\*)" "$K3SIM" trace summary "$dir/rank0.db"
+expect "summary --json" 0 '"total_ns": 40000, "instances": 2' "$K3SIM" trace summary "$dir/rank0.db" --json
+expect "summary overlap" 0 '"overlap_ns": 15000' "$K3SIM" trace summary "$dir/rank0.db" --json
+expect "summary nvtx" 0 '"name": "forward", "instances": 1' "$K3SIM" trace summary "$dir/rank0.db" --json
+expect "summary --base -o" 0 "" "$K3SIM" trace summary "$dir/rank0.db" --base --json -o "$dir/sum.json"
+if grep -q '"name": "gemm"' "$dir/sum.json"; then ok "summary --base short names"; else bad "summary --base short names"; fi
+
+expect "export" 0 "wrote" "$K3SIM" trace export "$dir/rank0.db" --perfetto "$dir/rank0.perfetto.json"
+if grep -q '"traceEvents"' "$dir/rank0.perfetto.json" && grep -q '"name":"GPU 0"' "$dir/rank0.perfetto.json"; then
+	ok "export content"
+else
+	bad "export content"
+fi
+expect "export window" 0 '"kernels": 1' "$K3SIM" trace export "$dir/rank0.db" -o "$dir/w.json" --from-ns 116000 --to-ns 118000 --json
+expect "export bad window" 2 "after" "$K3SIM" trace export "$dir/rank0.db" -o "$dir/w.json" --from-ns 5 --to-ns 1
+expect "export to stdout" 0 '"displayTimeUnit"' "$K3SIM" trace export "$dir/rank0.db" --perfetto -
+
+expect "merge" 0 "6 kernels" "$K3SIM" trace merge "$dir/rank0.db" "$dir/rank1.db" -o "$dir/merged.db"
+expect "merged summary" 0 '"device": 1' "$K3SIM" trace summary "$dir/merged.db" --json
+expect "merge then import the result" 0 "6 kernels" "$K3SIM" trace import "$dir/merged.db" -o "$dir/copy.db"
+
+# bad inputs: clear errors, exit 1, never a crash
+printf 'garbage' >"$dir/garbage.json"
+printf '{"traceEvents": [{"ph": "X", "name": "k", ' >"$dir/truncated.json"
+printf 'SQLite format 3\000' >"$dir/short.db"
+head -c 5000 "$dir/rank0.db" >"$dir/cut.db"
+expect "import garbage" 1 "unknown format" "$K3SIM" trace import "$dir/garbage.json" -o "$dir/g.db"
+expect "import truncated json" 1 "truncated.json:1:.*error: .*end of file" "$K3SIM" trace import "$dir/truncated.json" -o "$dir/t.db"
+[ -e "$dir/t.db" ] && bad "failed import left its output" || ok "failed import leaves no output"
+expect "import short sqlite" 1 "truncated SQLite" "$K3SIM" trace import "$dir/short.db" -o "$dir/s.db"
+expect "import cut sqlite" 1 "truncated" "$K3SIM" trace import "$dir/cut.db" -o "$dir/c.db"
+expect "summary of json" 1 "not an SQLite database" "$K3SIM" trace summary "$dir/rank0.json"
+expect "summary missing" 1 "cannot open" "$K3SIM" trace summary "$dir/nope.db"
+expect "merge json" 1 "import this file first" "$K3SIM" trace merge "$dir/rank0.db" "$dir/rank0.json" -o "$dir/m2.db"
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails failed"
+	exit 1
+fi
+echo "all passed"

@@ -1,0 +1,330 @@
+/* trace/analyze: exact numbers of the summary on a hand-made timeline. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "trace/analyze.h"
+#include "trace/tracedb.h"
+
+#define PID 100
+#define TID 101
+
+/* The timeline (ns), process 100, thread 101 launching everything:
+ *   device 0 stream 1: A [0,10] [20,40] [50,80] [100,140], B [200,310]
+ *   device 0 stream 2: ncclDevKernel_AllReduce [30,130]
+ *   device 0 stream 3: memcpy [150,160], 1000 bytes
+ *   device 1 stream 5: C [5,25], D [280,290] (D has no launching call)
+ * Launch calls last 3 ns and end at: A 2-after... see API_END below.
+ * NVTX on thread 101: step [-10,320], layerA [-6,50] and [60,95]; a GPU-projected layerA that
+ * must not count. */
+struct kdef {
+	const char *name;
+	uint32_t dev, stream, corr;
+	int64_t start, end, api_end; /* api_end only when corr != 0 */
+};
+
+static const struct kdef K[] = {
+	{"A", 0, 1, 1, 0, 10, -2},      {"A", 0, 1, 2, 20, 40, 15},
+	{"A", 0, 1, 3, 50, 80, 45},     {"A", 0, 1, 4, 100, 140, 90},
+	{"B", 0, 1, 5, 200, 310, 150},  {"ncclDevKernel_AllReduce", 0, 2, 6, 30, 130, 28},
+	{"C", 1, 5, 7, 5, 25, 1},       {"D", 1, 5, 0, 280, 290, 0},
+};
+
+static void build(const char *path)
+{
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	assert_int_equal(trace_db_create(&db, path, &o, NULL), 0);
+	for (size_t i = 0; i < sizeof K / sizeof K[0]; i++) {
+		struct trace_kernel k = {.start_ns = K[i].start, .end_ns = K[i].end,
+					 .global_pid = trace_global_pid(PID), .device_id = K[i].dev,
+					 .stream_id = K[i].stream, .correlation_id = K[i].corr,
+					 .name = K[i].name};
+		assert_int_equal(trace_db_add_kernel(db, &k, NULL), 0);
+		if (K[i].corr) {
+			struct trace_api a = {.start_ns = K[i].api_end - 3, .end_ns = K[i].api_end,
+					      .global_tid = trace_global_tid(PID, TID),
+					      .correlation_id = K[i].corr, .name = "cudaLaunchKernel"};
+			assert_int_equal(trace_db_add_api(db, &a, NULL), 0);
+		}
+	}
+	struct trace_memcpy m = {.start_ns = 150, .end_ns = 160, .global_pid = trace_global_pid(PID),
+				 .stream_id = 3, .correlation_id = 8, .bytes = 1000,
+				 .copy_kind = TRACE_COPY_HTOD, .src_device_id = -1, .dst_device_id = -1};
+	assert_int_equal(trace_db_add_memcpy(db, &m, NULL), 0);
+	struct trace_api ma = {.start_ns = 140, .end_ns = 145, .global_tid = trace_global_tid(PID, TID),
+			       .correlation_id = 8, .name = "cudaMemcpyAsync"};
+	assert_int_equal(trace_db_add_api(db, &ma, NULL), 0);
+	struct trace_nvtx ranges[] = {
+		{.start_ns = -10, .end_ns = 320, .type = TRACE_NVTX_PUSH_POP, .text = "step"},
+		{.start_ns = -6, .end_ns = 50, .type = TRACE_NVTX_PUSH_POP, .text = "layerA"},
+		{.start_ns = 60, .end_ns = 95, .type = TRACE_NVTX_PUSH_POP, .text = "layerA"},
+		{.start_ns = 0, .end_ns = 300, .type = TRACE_NVTX_START_END, .text = "layerA",
+		 .domain_id = TRACE_NVTX_DOMAIN_GPU},
+		{.start_ns = 70, .type = TRACE_NVTX_MARK, .text = "a mark"},
+	};
+	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+		ranges[i].global_tid = trace_global_tid(PID, TID);
+		assert_int_equal(trace_db_add_nvtx(db, &ranges[i], NULL), 0);
+	}
+	struct trace_dropped d = {.source = "cupti", .device_id = -1, .context_id = -1,
+				  .stream_id = -1, .count = 5};
+	assert_int_equal(trace_db_add_dropped(db, &d, NULL), 0);
+	assert_int_equal(trace_db_close(db, NULL), 0);
+}
+
+static const struct trace_kernel_sum *kern(const struct trace_summary *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_kern; i++)
+		if (strcmp(s->kern[i].name, name) == 0)
+			return &s->kern[i];
+	fail_msg("no kernel %s", name);
+	return NULL;
+}
+
+static void test_summary_numbers(void **state)
+{
+	(void)state;
+	const char *p = fx_path("timeline.db");
+	build(p);
+	struct trace_summary s;
+	struct err e = {0};
+	int rc = trace_summary_compute(&s, p, NULL, &e);
+	if (rc)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+
+	assert_int_equal(s.kernels, 8);
+	assert_int_equal(s.memcpys, 1);
+	assert_int_equal(s.memcpy_bytes, 1000);
+	assert_int_equal(s.memcpy_ns, 10);
+	assert_int_equal(s.api_calls, 8);
+	assert_int_equal(s.nvtx_ranges, 3); /* the GPU projection and the mark are not ranges */
+	assert_int_equal(s.kernel_ns, 100 + 110 + 100 + 20 + 10);
+	assert_int_equal(s.first_ns, 0);
+	assert_int_equal(s.last_ns, 310);
+	assert_int_equal(s.dropped_records, 5);
+
+	/* cuda_gpu_kern_sum rows, longest total first */
+	assert_int_equal(s.n_kern, 5);
+	assert_string_equal(s.kern[0].name, "B");
+	assert_string_equal(s.kern[1].name, "A"); /* ties by name */
+	assert_string_equal(s.kern[2].name, "ncclDevKernel_AllReduce");
+	const struct trace_kernel_sum *a = kern(&s, "A");
+	assert_int_equal(a->instances, 4);
+	assert_int_equal(a->total_ns, 100);
+	assert_int_equal(a->min_ns, 10);
+	assert_int_equal(a->max_ns, 40);
+	assert_true(a->avg_ns == 25.0);
+	assert_true(a->med_ns == 25.0);
+	/* sample standard deviation of 10, 20, 30, 40 = sqrt(500 / 3) */
+	assert_true(fabs(a->stddev_ns - sqrt(500.0 / 3.0)) < 1e-9);
+	assert_true(fabs(a->time_pct - 100.0 * 100 / 340) < 1e-9);
+	assert_false(a->comm);
+	assert_true(kern(&s, "ncclDevKernel_AllReduce")->comm);
+	assert_true(kern(&s, "B")->stddev_ns == 0.0);
+	assert_true(kern(&s, "B")->med_ns == 110.0);
+
+	/* devices */
+	assert_int_equal(s.n_dev, 2);
+	const struct trace_device_sum *d0 = &s.dev[0], *d1 = &s.dev[1];
+	assert_int_equal(d0->device_id, 0);
+	assert_int_equal(d0->kernels, 6);
+	assert_int_equal(d0->memcpys, 1);
+	/* busy: [0,10] + [20,140] + [150,160] + [200,310] */
+	assert_int_equal(d0->busy_ns, 10 + 120 + 10 + 110);
+	assert_true(fabs(d0->util_pct - 100.0 * 250 / 310) < 1e-9);
+	assert_int_equal(d0->gaps, 3);
+	assert_int_equal(d0->idle_ns, 10 + 10 + 40);
+	assert_int_equal(d0->max_gap_ns, 40);
+	assert_int_equal(d0->comm_ns, 100);
+	assert_int_equal(d0->compute_ns, 10 + 20 + 30 + 40 + 110);
+	/* NCCL [30,130] against compute: [30,40] + [50,80] + [100,130] */
+	assert_int_equal(d0->overlap_ns, 70);
+	assert_true(d0->comm_hidden_pct == 70.0);
+	assert_int_equal(d1->device_id, 1);
+	assert_int_equal(d1->busy_ns, 30);
+	assert_int_equal(d1->gaps, 1);
+	assert_int_equal(d1->idle_ns, 255);
+
+	/* streams */
+	assert_int_equal(s.n_stream, 4);
+	assert_int_equal(s.stream[0].stream_id, 1);
+	assert_int_equal(s.stream[0].kernels, 5);
+	assert_int_equal(s.stream[0].busy_ns, 210);
+	assert_int_equal(s.stream[1].stream_id, 2);
+	assert_int_equal(s.stream[1].busy_ns, 100);
+	assert_int_equal(s.stream[2].stream_id, 3);
+	assert_int_equal(s.stream[2].memcpys, 1);
+	assert_int_equal(s.stream[3].device_id, 1);
+	assert_int_equal(s.stream[3].busy_ns, 30);
+	assert_int_equal(trace_global_to_pid(s.stream[0].global_pid), PID);
+
+	/* gaps, longest first */
+	assert_true(s.n_gaps >= 3);
+	assert_int_equal(s.gaps[0].device_id, 1);
+	assert_int_equal(s.gaps[0].start_ns, 25);
+	assert_int_equal(s.gaps[0].dur_ns, 255);
+	assert_int_equal(s.gaps[1].device_id, 0);
+	assert_int_equal(s.gaps[1].start_ns, 160);
+	assert_int_equal(s.gaps[1].dur_ns, 40);
+
+	/* launch overhead: kernel start - API end = 2, 5, 5, 10, 50, 2, 4 */
+	const struct trace_launch_sum *l = &s.launch;
+	assert_int_equal(l->matched, 7);
+	assert_int_equal(l->unmatched, 1);
+	assert_int_equal(l->min_ns, 2);
+	assert_int_equal(l->max_ns, 50);
+	assert_true(l->med_ns == 5.0);
+	assert_true(fabs(l->avg_ns - 78.0 / 7) < 1e-9);
+	assert_int_equal(l->p90_ns, 10);
+	assert_int_equal(l->p99_ns, 50);
+	assert_true(l->api_avg_ns == 3.0);
+
+	/* NVTX: kernels go to the ranges open where they were launched; D (no call) by its
+	 * GPU start inside its process's ranges */
+	assert_int_equal(s.n_nvtx, 2);
+	assert_string_equal(s.nvtx[0].name, "step");
+	assert_int_equal(s.nvtx[0].instances, 1);
+	assert_int_equal(s.nvtx[0].total_ns, 330);
+	assert_int_equal(s.nvtx[0].kernels, 8);
+	assert_int_equal(s.nvtx[0].gpu_ns, 340);
+	assert_string_equal(s.nvtx[1].name, "layerA");
+	assert_int_equal(s.nvtx[1].instances, 2);
+	assert_int_equal(s.nvtx[1].total_ns, 56 + 35);
+	assert_int_equal(s.nvtx[1].min_ns, 35);
+	assert_int_equal(s.nvtx[1].max_ns, 56);
+	/* A1 (call at -5), A2 (12), A3 (42), NCCL (25), C (-2) in the first; A4 (87) in the second */
+	assert_int_equal(s.nvtx[1].kernels, 6);
+	assert_int_equal(s.nvtx[1].gpu_ns, 10 + 20 + 30 + 100 + 20 + 40);
+	trace_summary_release(&s);
+
+	/* short names group differently only when names have templates: same here */
+	struct trace_summary_opts so = {.short_names = true, .top_gaps = 1};
+	assert_int_equal(trace_summary_compute(&s, p, &so, &e), 0);
+	assert_int_equal(s.n_kern, 5);
+	assert_int_equal(s.n_gaps, 1);
+	trace_summary_release(&s);
+}
+
+/* The median of an even count is the mean of the two middle values; odd counts pick the middle. */
+static void test_median(void **state)
+{
+	(void)state;
+	const char *p = fx_path("median.db");
+	struct trace_db *db = NULL;
+	assert_int_equal(trace_db_create(&db, p, NULL, NULL), 0);
+	static const int64_t durs[] = {7, 1, 1000, 3, 5};
+	for (size_t i = 0; i < 5; i++) {
+		struct trace_kernel k = {.start_ns = (int64_t)i * 2000, .end_ns = (int64_t)i * 2000 + durs[i],
+					 .name = "odd"};
+		assert_int_equal(trace_db_add_kernel(db, &k, NULL), 0);
+		if (i < 4) {
+			k.name = "even";
+			k.start_ns += 20000;
+			k.end_ns += 20000;
+			assert_int_equal(trace_db_add_kernel(db, &k, NULL), 0);
+		}
+	}
+	assert_int_equal(trace_db_close(db, NULL), 0);
+	struct trace_summary s;
+	assert_int_equal(trace_summary_compute(&s, p, NULL, NULL), 0);
+	for (size_t i = 0; i < s.n_kern; i++) {
+		if (strcmp(s.kern[i].name, "odd") == 0)
+			assert_true(s.kern[i].med_ns == 5.0);
+		else
+			assert_true(s.kern[i].med_ns == 5.0); /* 1 3 | 7 1000 -> (3 + 7) / 2 */
+	}
+	trace_summary_release(&s);
+}
+
+/* The summary reads an nsys export directly (its own column order, extra columns). */
+static void test_summary_of_nsys_export(void **state)
+{
+	(void)state;
+	const char *p = fx_path("nsys-direct.sqlite");
+	fx_sqlite(p, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+		     "INSERT INTO StringIds VALUES (0, 'kern<1>(int)'), (1, 'kern'), (2, 'cudaLaunchKernel');"
+		     "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (globalPid INTEGER, start INTEGER,"
+		     " end INTEGER, deviceId INTEGER, contextId INTEGER, streamId INTEGER,"
+		     " correlationId INTEGER, demangledName INTEGER, shortName INTEGER, foo TEXT);"
+		     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (16777216, 100, 150, 0, 1, 7, 1, 0, 1, 'x'),"
+		     " (16777216, 200, 300, 0, 1, 7, 2, 0, 1, 'y');"
+		     "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER,"
+		     " globalTid INTEGER, correlationId INTEGER, nameId INTEGER, returnValue INTEGER);"
+		     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (80, 90, 0, 16777217, 1, 2, 0),"
+		     " (150, 160, 0, 16777217, 2, 2, 0);");
+	struct trace_summary s;
+	struct err e = {0};
+	assert_int_equal(trace_summary_compute(&s, p, NULL, &e), 0);
+	assert_int_equal(s.n_kern, 1);
+	assert_string_equal(s.kern[0].name, "kern<1>(int)");
+	assert_true(s.kern[0].avg_ns == 75.0);
+	assert_int_equal(s.launch.matched, 2);
+	assert_true(s.launch.avg_ns == 25.0); /* 10 and 40 */
+	trace_summary_release(&s);
+	struct trace_summary_opts so = {.short_names = true};
+	assert_int_equal(trace_summary_compute(&s, p, &so, &e), 0);
+	assert_string_equal(s.kern[0].name, "kern");
+	trace_summary_release(&s);
+}
+
+static void test_summary_errors(void **state)
+{
+	(void)state;
+	struct trace_summary s;
+	struct err e = {0};
+	const char *text = fx_path("notdb.txt");
+	fx_write_str(text, "hello, this is not a database at all, just some words in a file......\n"
+			   "and some more words to pass the hundred-byte header size check .......\n");
+	assert_int_not_equal(trace_summary_compute(&s, text, NULL, &e), 0);
+	assert_non_null(strstr(e.msg, "not an SQLite database"));
+	const char *other = fx_path("other.db");
+	fx_sqlite(other, "CREATE TABLE t (x INTEGER);");
+	assert_int_not_equal(trace_summary_compute(&s, other, NULL, &e), 0);
+	assert_non_null(strstr(e.msg, "not a trace database"));
+	assert_int_not_equal(trace_summary_compute(&s, fx_path("missing.db"), NULL, &e), 0);
+	/* limits */
+	const char *p = fx_path("limit.db");
+	build(p);
+	struct trace_summary_opts so = {.max_rows = 3};
+	assert_int_equal(trace_summary_compute(&s, p, &so, &e), -E2BIG);
+	assert_non_null(strstr(e.msg, "more than 3 rows"));
+	/* an empty trace database summarizes to zeros */
+	const char *empty = fx_path("empty.db");
+	struct trace_db *db = NULL;
+	assert_int_equal(trace_db_create(&db, empty, NULL, NULL), 0);
+	assert_int_equal(trace_db_close(db, NULL), 0);
+	assert_int_equal(trace_summary_compute(&s, empty, NULL, &e), 0);
+	assert_int_equal(s.kernels, 0);
+	assert_int_equal(s.n_kern, 0);
+	assert_int_equal(s.n_dev, 0);
+	trace_summary_release(&s);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fx_cleanup();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_summary_numbers),
+		cmocka_unit_test(test_median),
+		cmocka_unit_test(test_summary_of_nsys_export),
+		cmocka_unit_test(test_summary_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}

@@ -1,0 +1,321 @@
+/* trace/import_sqlite: nsys SQLite exports (schema drift tolerated, bad files rejected) and merge. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "trace/import.h"
+#include "trace/tracedb.h"
+
+/* An nsys-style export: nsys' own column order with columns k3sim does not know (and without
+ * some it does), enum tables, an old-style DRIVER table, NVTX text both inline and registered,
+ * StringIds starting at 0. Process 1234 (globalPid 1234 << 24). */
+static const char *const NSYS_SQL[] = {
+	"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);\n",
+	"INSERT INTO StringIds VALUES (0, 'void gemm_kernel<128>(float const*, float*)'),"
+	" (1, 'gemm_kernel'), (2, 'ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)'),"
+	" (3, 'ncclDevKernel_AllGather_RING_LL'), (4, 'cudaLaunchKernel_v7000'),"
+	" (5, 'cudaMemcpyAsync_v3020'), (6, 'registered range'), (7, 'cuLaunchKernel');\n",
+	"CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER PRIMARY KEY, name TEXT, label TEXT);\n",
+	"CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);\n",
+	"INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.12.1');\n",
+	"CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL PRIMARY KEY, name TEXT, busLocation TEXT,"
+	" isDiscrete INTEGER, l2CacheSize INTEGER, totalMemory INTEGER, memoryBandwidth INTEGER,"
+	" clockRate INTEGER, smCount INTEGER, pwGpuId INTEGER, uuid TEXT, luid INTEGER,"
+	" chipName TEXT, cuDevice INTEGER, ctxCount INTEGER, ctxId TEXT, computeMajor INTEGER,"
+	" computeMinor INTEGER, newColumnFromTheFuture TEXT);\n",
+	"INSERT INTO TARGET_INFO_GPU (id, name, smCount, chipName, computeMajor, totalMemory)"
+	" VALUES (0, 'NVIDIA H200', 132, 'GH100', 9, 150754820096);\n",
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+	" streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
+	" demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER,"
+	" launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL,"
+	" gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,"
+	" blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,"
+	" staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,"
+	" localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL,"
+	" gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,"
+	" sharedMemoryLimitConfig INTEGER, qmdBulkReleaseDone INTEGER, isSharedMemoryCarveout INTEGER);\n",
+	"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId,"
+	" correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ,"
+	" blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread,"
+	" localMemoryTotal, gridId) VALUES"
+	" (1000, 1100, 0, 1, 7, 11, 20703084544, 0, 1, 128, 132, 1, 1, 256, 1, 1, 0, 65536, 0, 0, 1),"
+	" (1200, 1400, 0, 1, 7, 12, 20703084544, 0, 1, 128, 132, 1, 1, 256, 1, 1, 0, 65536, 0, 0, 2),"
+	" (1150, 1450, 0, 1, 13, 13, 20703084544, 2, 3, 64, 8, 1, 1, 512, 1, 1, 1024, 0, 0, 0, 3);\n",
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+	" correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,"
+	" deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER,"
+	" srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER,"
+	" graphNodeId INTEGER, virtualAddress INTEGER);\n",
+	"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId,"
+	" correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES"
+	" (900, 950, 0, 1, 7, 10, 20703084544, 4194304, 1, 1, 2);\n",
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,"
+	" nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);\n",
+	"INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES"
+	" (880, 890, 0, 20703084545, 10, 5, 0, NULL),"
+	" (980, 990, 0, 20703084545, 11, 4, 0, NULL),"
+	" (1000, 1010, 0, 20703084545, 12, 4, 0, NULL),"
+	" (1100, 1110, 0, 20703084545, 13, 4, 0, NULL),"
+	" (1200, 1300, 28, 20703084545, 0, 4, 0, NULL);\n",
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER);\n",
+	"INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER VALUES (985, 988, 20703084545, 11, 7, 0);\n",
+	"CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
+	" rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,"
+	" endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER,"
+	" int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER,"
+	" floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData BLOB);\n",
+	"INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId, color) VALUES"
+	" (850, 1500, 59, 'step', 20703084545, NULL, 4278190335),"
+	" (975, 1050, 59, NULL, 20703084545, 6, NULL),"
+	" (1060, NULL, 34, 'mark', 20703084545, NULL, NULL),"
+	" (0, 0, 75, 'domain create', 20703084545, NULL, NULL);\n",
+};
+
+static void make_nsys(const char *path)
+{
+	size_t len = 1;
+	for (size_t i = 0; i < sizeof NSYS_SQL / sizeof NSYS_SQL[0]; i++)
+		len += strlen(NSYS_SQL[i]);
+	char *sql = malloc(len);
+	sql[0] = '\0';
+	for (size_t i = 0; i < sizeof NSYS_SQL / sizeof NSYS_SQL[0]; i++)
+		strcat(sql, NSYS_SQL[i]);
+	fx_sqlite(path, sql);
+	free(sql);
+}
+
+static int import_one(const char *in, const char *out, struct trace_import_stats *st,
+		      struct err *e)
+{
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	assert_int_equal(trace_db_create(&db, out, &o, e), 0);
+	int rc = trace_import_sqlite(db, in, NULL, st, e);
+	if (rc) {
+		trace_db_discard(db);
+		return rc;
+	}
+	assert_int_equal(trace_db_close(db, e), 0);
+	return 0;
+}
+
+static void test_import_nsys(void **state)
+{
+	(void)state;
+	const char *in = fx_path("nsys.sqlite"), *out = fx_path("imported.db");
+	make_nsys(in);
+	struct trace_import_stats st;
+	struct err e = {0};
+	int rc = import_one(in, out, &st, &e);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", e.file, e.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(st.kernels, 3);
+	assert_int_equal(st.memcpys, 1);
+	assert_int_equal(st.api_calls, 5);   /* 4 runtime + 1 from the DRIVER table */
+	assert_int_equal(st.nvtx, 3);        /* the domain-create event is skipped */
+	assert_int_equal(st.gpus, 1);
+	assert_int_equal(fx_i64(out, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 600);
+	assert_int_equal(fx_i64(out, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 24 = 1234"), 3);
+	assert_string_equal(fx_text(out, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s"
+					 " ON s.id = k.demangledName WHERE correlationId = 13"),
+			    "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+	assert_string_equal(fx_text(out, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s"
+					 " ON s.id = k.shortName WHERE correlationId = 11"),
+			    "gemm_kernel");
+	assert_int_equal(fx_i64(out, "SELECT dynamicSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId = 12"),
+			 65536);
+	assert_int_equal(fx_i64(out, "SELECT bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"), 4194304);
+	assert_int_equal(fx_i64(out, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_DRIVER"), 1);
+	assert_string_equal(fx_text(out, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_DRIVER d JOIN StringIds s"
+					 " ON s.id = d.nameId"),
+			    "cuLaunchKernel");
+	assert_string_equal(fx_text(out, "SELECT text FROM NVTX_EVENTS WHERE start = 975"), "registered range");
+	assert_int_equal(fx_i64(out, "SELECT color FROM NVTX_EVENTS WHERE start = 850"), 4278190335);
+	assert_int_equal(fx_i64(out, "SELECT end IS NULL FROM NVTX_EVENTS WHERE eventType = 34"), 1);
+	assert_string_equal(fx_text(out, "SELECT chipName FROM TARGET_INFO_GPU"), "GH100");
+	assert_string_equal(fx_text(out, "SELECT value FROM K3SIM_CAPTURE WHERE name = 'source'"), "nsys-import");
+	assert_string_equal(fx_text(out, "SELECT value FROM K3SIM_CAPTURE WHERE name = 'nsys_export_schema_version'"),
+			    "3.12.1");
+}
+
+/* A minimal old export: only start/end/name columns; no StringIds for one name. */
+static void test_import_minimal_schema(void **state)
+{
+	(void)state;
+	const char *in = fx_path("old.sqlite"), *out = fx_path("old.db");
+	fx_sqlite(in, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+		      "INSERT INTO StringIds VALUES (1, 'k1');"
+		      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (name INTEGER, \"end\" INTEGER, start INTEGER);"
+		      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 20, 10), (9, 50, 40);");
+	struct trace_import_stats st;
+	struct err e = {0};
+	assert_int_equal(import_one(in, out, &st, &e), 0);
+	assert_int_equal(st.kernels, 2);
+	assert_int_equal(fx_i64(out, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 20);
+	assert_string_equal(fx_text(out, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s"
+					 " ON s.id = k.demangledName WHERE k.start = 40"),
+			    "(unknown kernel 9)");
+}
+
+static void expect_reject(const char *path, const char *what)
+{
+	struct trace_import_stats st;
+	struct err e = {0};
+	int rc = import_one(path, fx_path("reject.db"), &st, &e);
+	if (rc == 0 || !strstr(e.msg, what))
+		fprintf(stderr, "%s: rc %d: %s\n", path, rc, e.msg);
+	assert_int_not_equal(rc, 0);
+	assert_non_null(strstr(e.msg, what));
+	assert_string_equal(e.file, path);
+}
+
+static void test_rejects_bad_files(void **state)
+{
+	(void)state;
+	const char *text = fx_path("text.sqlite");
+	fx_write_str(text, "this is not a database, it is a text file with enough bytes in it........"
+			   "...............................................................\n");
+	expect_reject(text, "not an SQLite database");
+
+	const char *empty = fx_path("empty.sqlite");
+	fx_write(empty, "", 0);
+	expect_reject(empty, "not an SQLite database");
+
+	const char *other = fx_path("other.sqlite");
+	fx_sqlite(other, "CREATE TABLE customers (id INTEGER, name TEXT);"
+			 "INSERT INTO customers VALUES (1, 'x');");
+	expect_reject(other, "not an nsys export");
+
+	/* a real export cut short: the header's size no longer matches */
+	const char *full = fx_path("full.sqlite");
+	make_nsys(full);
+	const char *cut = fx_path("cut.sqlite");
+	fx_truncate_copy(full, cut, fx_size(full) / 2);
+	expect_reject(cut, "truncated");
+	const char *cut2 = fx_path("cut2.sqlite");
+	fx_truncate_copy(full, cut2, 60);
+	expect_reject(cut2, "truncated");
+
+	/* a kernel table without times */
+	const char *wrong = fx_path("wrong.sqlite");
+	fx_sqlite(wrong, "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (foo INTEGER, deviceId INTEGER);"
+			 "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2);");
+	expect_reject(wrong, "no start/end");
+
+	expect_reject(fx_path("missing.sqlite"), "cannot open");
+
+	/* format detection */
+	enum trace_format f;
+	struct err e = {0};
+	const char *gz = fx_path("t.json.gz");
+	fx_write(gz, "\x1f\x8b\x08\x00rest", 8);
+	assert_int_equal(trace_detect_format(gz, &f, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "gzip"));
+	assert_int_equal(trace_detect_format(text, &f, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "unknown format"));
+	assert_int_equal(trace_detect_format(full, &f, &e), 0);
+	assert_int_equal(f, TRACE_FORMAT_SQLITE);
+}
+
+/* Two per-process databases with the same pid merge into one timeline, kept apart. */
+static void test_merge(void **state)
+{
+	(void)state;
+	const char *a = fx_path("rank0.db"), *b = fx_path("rank1.db"), *m = fx_path("merged.db");
+	for (int r = 0; r < 2; r++) {
+		struct trace_db *db = NULL;
+		struct trace_db_opts o = {.overwrite = true};
+		assert_int_equal(trace_db_create(&db, r ? b : a, &o, NULL), 0);
+		/* different names in each file so the string ids differ */
+		if (r)
+			assert_int_equal(trace_db_set_capture(db, "pad", "x", NULL), 0);
+		int64_t pad;
+		if (r)
+			assert_int_equal(trace_db_intern(db, "only in rank 1", &pad, NULL), 0);
+		struct trace_kernel k = {.start_ns = 100 + r, .end_ns = 200, .device_id = (uint32_t)r,
+					 .global_pid = trace_global_pid(555), .correlation_id = 1,
+					 .name = r ? "ncclKernel_rank1" : "gemm_rank0"};
+		assert_int_equal(trace_db_add_kernel(db, &k, NULL), 0);
+		struct trace_api api = {.start_ns = 50, .end_ns = 60, .correlation_id = 1,
+					.global_tid = trace_global_tid(555, 556), .name = "cudaLaunchKernel"};
+		assert_int_equal(trace_db_add_api(db, &api, NULL), 0);
+		struct trace_dropped d = {.source = "cupti", .device_id = -1, .context_id = -1,
+					  .stream_id = -1, .count = 3};
+		assert_int_equal(trace_db_add_dropped(db, &d, NULL), 0);
+		assert_int_equal(trace_db_set_capture(db, TRACE_CAPTURE_RANK, r ? "1" : "0", NULL), 0);
+		assert_int_equal(trace_db_close(db, NULL), 0);
+	}
+	const char *inputs[] = {a, b};
+	struct trace_import_stats st;
+	struct err e = {0};
+	int rc = trace_merge(m, inputs, 2, NULL, &st, &e);
+	if (rc)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(st.kernels, 2);
+	assert_int_equal(st.dropped_records, 6);
+	assert_int_equal(fx_i64(m, "SELECT count(DISTINCT globalPid) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 2);
+	/* the first file keeps its pid; the second is renamed, API rows along with its kernels */
+	assert_int_equal(fx_i64(m, "SELECT globalPid >> 24 FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 0"), 555);
+	int64_t pid1 = fx_i64(m, "SELECT globalPid >> 24 FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 1");
+	assert_int_not_equal(pid1, 555);
+	assert_int_equal(fx_i64(m, "SELECT count(DISTINCT globalTid >> 24) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), 2);
+	assert_int_equal(fx_i64(m, "SELECT (globalTid & 16777215) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), 556);
+	/* names follow their rows through the re-interning */
+	assert_string_equal(fx_text(m, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s"
+				       " ON s.id = k.demangledName WHERE deviceId = 1"),
+			    "ncclKernel_rank1");
+	assert_string_equal(fx_text(m, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s"
+				       " ON s.id = k.demangledName WHERE deviceId = 0"),
+			    "gemm_rank0");
+	assert_string_equal(fx_text(m, "SELECT value FROM K3SIM_CAPTURE WHERE name = 'input1.rank'"), "1");
+	assert_string_equal(fx_text(m, "SELECT value FROM K3SIM_CAPTURE WHERE name = 'source'"), "merge");
+	assert_int_equal(fx_i64(m, "SELECT sum(count) FROM K3SIM_DROPPED"), 6);
+
+	/* merging a non-database fails and leaves no output */
+	const char *json = fx_path("x.json");
+	fx_write_str(json, "{\"traceEvents\": []}");
+	const char *bad[] = {a, json};
+	const char *m2 = fx_path("merged2.db");
+	assert_int_not_equal(trace_merge(m2, bad, 2, NULL, &st, &e), 0);
+	assert_non_null(strstr(e.msg, "import this file first"));
+	assert_int_equal(fx_size(m2), 0);
+	const char *cut = fx_path("cut-rank.db");
+	fx_truncate_copy(b, cut, 3000);
+	const char *bad2[] = {a, cut};
+	assert_int_not_equal(trace_merge(m2, bad2, 2, NULL, &st, &e), 0);
+	assert_non_null(strstr(e.msg, "truncated"));
+	assert_int_equal(fx_size(m2), 0);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fx_cleanup();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_import_nsys),
+		cmocka_unit_test(test_import_minimal_schema),
+		cmocka_unit_test(test_rejects_bad_files),
+		cmocka_unit_test(test_merge),
+	};
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}
