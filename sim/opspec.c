@@ -1,0 +1,315 @@
+#include "sim/opspec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/doc.h"
+
+static const struct opspec_kind kinds[] = {
+	{"gemm", OP_GEMM, "dense matmul y[m,n] = x[m,k] W[k,n]",
+	 {{"m", NULL, "rows (tokens)"}, {"n", NULL, "output columns"}, {"k", NULL, "reduction"},
+	  {"dtype", "bf16", "operands"}, {"w_dtype", "", "weights, if not dtype"}}},
+	{"grouped_gemm", OP_GROUPED_GEMM, "routed experts: m rows over `groups` experts",
+	 {{"m", NULL, "rows over all groups"}, {"n", NULL, "columns"}, {"k", NULL, "reduction"},
+	  {"groups", NULL, "experts held"}, {"touched", "", "experts that get rows (default all)"},
+	  {"dtype", "bf16", "activations"}, {"w_dtype", "", "weights, if not dtype (e.g. mxfp4)"}}},
+	{"kda_chunk", OP_KDA_CHUNK, "chunked KDA prefill",
+	 {{"b", NULL, "sequences"}, {"t", NULL, "tokens per sequence"}, {"h", NULL, "heads"},
+	  {"k", "128", "key head dim"}, {"v", "128", "value head dim"}, {"state", "fp32", "state dtype"},
+	  {"chunk", "16", "chunk tokens"}, {"ctx", "0", "prefix tokens (reads the initial state)"}}},
+	{"kda_decode", OP_KDA_DECODE, "fused KDA decode (state read-modify-write)",
+	 {{"b", NULL, "requests"}, {"h", NULL, "heads"}, {"k", "128", "key head dim"},
+	  {"v", "128", "value head dim"}, {"state", "fp32", "state dtype"}, {"t", "1", "tokens per request"},
+	  {"conv", "4", "ShortConv taps (0 = none)"}}},
+	{"mla_prefill", OP_MLA_PREFILL, "MLA attention of t new tokens over ctx + t",
+	 {{"b", NULL, "sequences"}, {"t", NULL, "new tokens"}, {"ctx", "0", "prefix tokens"},
+	  {"heads", NULL, "heads"}, {"dqk", "192", "query/key head dim"}, {"dv", "128", "value head dim"},
+	  {"kv", "bf16", "cache dtype"}}},
+	{"mla_decode", OP_MLA_DECODE, "absorbed MLA decode over the latent cache",
+	 {{"b", NULL, "requests"}, {"heads", NULL, "heads"}, {"ctx", NULL, "cached tokens"},
+	  {"kv", "bf16", "cache dtype: bf16 or fp8 (FlashMLA layout)"}, {"latent", "512", "latent width"},
+	  {"rope", "64", "decoupled rope width"}, {"t", "1", "query tokens per request"}}},
+	{"dsa_decode", OP_DSA_DECODE, "DSA decode: indexer over ctx + sparse MLA over top-k",
+	 {{"b", NULL, "requests"}, {"heads", NULL, "heads"}, {"ctx", NULL, "cached tokens"},
+	  {"kv", "bf16", "cache dtype"}, {"topk", "2048", "selected tokens"},
+	  {"index_heads", "64", "indexer heads"}, {"index_dim", "128", "indexer head dim"},
+	  {"latent", "512", "latent width"}, {"rope", "64", "rope width"}}},
+	{"allreduce", OP_ALLREDUCE, "all-reduce (bytes per rank, as nccl-tests)",
+	 {{"bytes", NULL, "buffer per rank"}, {"ranks", NULL, "GPUs"}}},
+	{"allgather", OP_ALLGATHER, "all-gather (bytes = output buffer, as nccl-tests)",
+	 {{"bytes", NULL, "output buffer"}, {"ranks", NULL, "GPUs"}}},
+	{"reducescatter", OP_REDUCESCATTER, "reduce-scatter (bytes = input buffer)",
+	 {{"bytes", NULL, "input buffer"}, {"ranks", NULL, "GPUs"}}},
+	{"alltoall", OP_ALLTOALL, "all-to-all (bytes = send buffer per rank)",
+	 {{"bytes", NULL, "send buffer per rank"}, {"ranks", NULL, "GPUs"}}},
+	{"copy", OP_ELEMENTWISE, "device-to-device copy: bytes read and written",
+	 {{"bytes", NULL, "bytes copied"}}},
+	{"elementwise", OP_ELEMENTWISE, "memory-bound elementwise op over m x n",
+	 {{"m", NULL, "rows"}, {"n", NULL, "columns"}, {"in", "1", "input tensors"},
+	  {"out", "1", "output tensors"}, {"dtype", "bf16", "element type"}}},
+};
+enum { N_KINDS = sizeof kinds / sizeof kinds[0] };
+
+const struct opspec_kind *opspec_kinds(int *n)
+{
+	*n = N_KINDS;
+	return kinds;
+}
+
+struct values {
+	const struct opspec_kind *spec;
+	const char *val[12];
+	struct err *e;
+};
+
+static const char *value(const struct values *a, const char *name)
+{
+	for (int i = 0; a->spec->keys[i].name; i++)
+		if (strcmp(a->spec->keys[i].name, name) == 0)
+			return a->val[i] ? a->val[i] : a->spec->keys[i].def;
+	return NULL;
+}
+
+/* 0 and *out set; 1 when absent without a default (*out untouched); <0 on a bad value. */
+static int get_i64(const struct values *a, const char *name, int64_t *out)
+{
+	const char *v = value(a, name);
+	if (!v || !*v)
+		return 1;
+	int64_t x;
+	if (doc_parse_i64(v, &x) < 0 || x < 0) {
+		err_set(a->e, NULL, 0, 0, "%s %s=%s: expected a non-negative integer", a->spec->name, name, v);
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+static int get_dtype(const struct values *a, const char *name, enum dtype *out)
+{
+	const char *v = value(a, name);
+	if (!v || !*v)
+		return 1;
+	if (dtype_parse(v, out) < 0) {
+		err_set(a->e, NULL, 0, 0, "%s %s=%s: unknown dtype (expected one of %s)", a->spec->name, name, v,
+			dtype_spellings());
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int64_t mla_cache_bytes(enum dtype kv, int64_t latent, int64_t rope)
+{
+	if (kv == DT_FP8)
+		return latent + 4 * ((latent + 127) / 128) + 2 * rope;
+	return dtype_bytes(kv, latent + rope);
+}
+
+#define I64(name, dst)                                 \
+	do {                                           \
+		if ((rc = get_i64(&a, name, &(dst))) < 0) \
+			return rc;                     \
+	} while (0)
+#define DT(name, dst)                                    \
+	do {                                             \
+		if ((rc = get_dtype(&a, name, &(dst))) < 0) \
+			return rc;                       \
+	} while (0)
+
+int opspec_parse(const char *kind, int nargs, const char *const *args, struct op *out, struct err *e)
+{
+	struct values a = {.e = e};
+	for (int k = 0; k < N_KINDS; k++)
+		if (strcmp(kinds[k].name, kind) == 0)
+			a.spec = &kinds[k];
+	if (!a.spec) {
+		const char *names[N_KINDS + 1];
+		for (int k = 0; k < N_KINDS; k++)
+			names[k] = kinds[k].name;
+		names[N_KINDS] = NULL;
+		const char *hint = err_suggest(kind, names);
+		err_set(e, NULL, 0, 0, "unknown op kind '%s'%s%s%s", kind, hint ? " (did you mean '" : "",
+			hint ? hint : "", hint ? "'?)" : "");
+		return -EINVAL;
+	}
+	for (int i = 0; i < nargs; i++) {
+		const char *s = args[i];
+		const char *eq = strchr(s, '=');
+		if (!eq || eq == s) {
+			err_set(e, NULL, 0, 0, "%s: expected key=value, got '%s'", kind, s);
+			return -EINVAL;
+		}
+		int found = -1;
+		const char *names[13];
+		int n = 0;
+		for (int k = 0; a.spec->keys[k].name; k++) {
+			names[n++] = a.spec->keys[k].name;
+			if (strlen(a.spec->keys[k].name) == (size_t)(eq - s) &&
+			    strncmp(a.spec->keys[k].name, s, (size_t)(eq - s)) == 0)
+				found = k;
+		}
+		names[n] = NULL;
+		if (found < 0) {
+			char key[64];
+			snprintf(key, sizeof key, "%.*s", (int)(eq - s < 60 ? eq - s : 60), s);
+			const char *hint = err_suggest(key, names);
+			err_set(e, NULL, 0, 0, "%s: unknown key '%s'%s%s%s", kind, key, hint ? " (did you mean '" : "",
+				hint ? hint : "", hint ? "'?)" : "");
+			return -EINVAL;
+		}
+		a.val[found] = eq + 1;
+	}
+	for (int k = 0; a.spec->keys[k].name; k++)
+		if (!a.spec->keys[k].def && !a.val[k]) {
+			err_set(e, NULL, 0, 0, "%s: missing %s=... (%s)", kind, a.spec->keys[k].name, a.spec->keys[k].help);
+			return -EINVAL;
+		}
+
+	struct op op;
+	memset(&op, 0, sizeof op);
+	op.kind = a.spec->kind;
+	op.name = a.spec->name;
+	op.layers = 1;
+	op.w_dtype = op.a_dtype = op.o_dtype = DT_BF16;
+	op.s_dtype = DT_FP32;
+	int64_t conv = 0, latent = 0, rope = 0;
+	enum dtype kv = DT_BF16;
+	int rc;
+	if (strcmp(a.spec->name, "copy") == 0) {
+		int64_t bytes = 0;
+		I64("bytes", bytes);
+		op.m = 1;
+		op.n = bytes;
+		op.in_tensors = op.out_tensors = 1;
+		op.a_dtype = op.o_dtype = DT_FP8; /* one byte per element */
+		op_fill(&op);
+		*out = op;
+		return 0;
+	}
+	switch (op.kind) {
+	case OP_GEMM:
+	case OP_GROUPED_GEMM:
+		I64("m", op.m);
+		I64("n", op.n);
+		I64("k", op.k);
+		DT("dtype", op.a_dtype);
+		op.w_dtype = op.o_dtype = op.a_dtype;
+		if (op.a_dtype == DT_MXFP4 || op.a_dtype == DT_MXFP8 || op.a_dtype == DT_FP8)
+			op.o_dtype = DT_BF16;
+		DT("w_dtype", op.w_dtype);
+		if (op.kind == OP_GROUPED_GEMM) {
+			I64("groups", op.groups);
+			int64_t touched = op.groups;
+			I64("touched", touched);
+			op.groups_touched = (double)(touched < op.groups ? touched : op.groups);
+		}
+		break;
+	case OP_KDA_CHUNK:
+	case OP_KDA_DECODE:
+		I64("b", op.b);
+		I64("h", op.h);
+		I64("k", op.dk);
+		I64("v", op.dv);
+		DT("state", op.s_dtype);
+		I64("t", op.t);
+		if (op.kind == OP_KDA_CHUNK) {
+			I64("chunk", op.chunk);
+			I64("ctx", op.ctx);
+			if (op.chunk < 1) {
+				err_set(e, NULL, 0, 0, "kda_chunk: chunk must be at least 1");
+				return -EINVAL;
+			}
+		} else {
+			I64("conv", conv);
+			op.extra_state_bytes = conv > 1 ? 2 * dtype_bytes(op.s_dtype, op.b * 3 * op.h * op.dk * (conv - 1)) : 0;
+		}
+		break;
+	case OP_MLA_PREFILL:
+		I64("b", op.b);
+		I64("t", op.t);
+		I64("ctx", op.ctx);
+		I64("heads", op.h);
+		I64("dqk", op.dk);
+		I64("dv", op.dv);
+		DT("kv", kv);
+		op.cache_bytes_per_token = mla_cache_bytes(kv, 512, 64);
+		break;
+	case OP_MLA_DECODE:
+	case OP_DSA_DECODE:
+		I64("b", op.b);
+		I64("heads", op.h);
+		I64("ctx", op.ctx);
+		DT("kv", kv);
+		I64("latent", latent);
+		I64("rope", rope);
+		op.t = 1;
+		if (op.kind == OP_MLA_DECODE)
+			I64("t", op.t);
+		op.dk = latent + rope;
+		op.dv = latent;
+		op.cache_bytes_per_token = mla_cache_bytes(kv, latent, rope);
+		if (op.kind == OP_DSA_DECODE) {
+			I64("topk", op.top_k);
+			I64("index_heads", op.index_heads);
+			I64("index_dim", op.index_dim);
+			op.index_bytes_per_token = op.index_dim + 4;
+		}
+		break;
+	case OP_ALLREDUCE:
+	case OP_ALLGATHER:
+	case OP_REDUCESCATTER:
+	case OP_ALLTOALL:
+		I64("bytes", op.comm_bytes);
+		I64("ranks", op.ranks);
+		break;
+	case OP_ELEMENTWISE: {
+		int64_t in = 1, outs = 1;
+		I64("m", op.m);
+		I64("n", op.n);
+		I64("in", in);
+		I64("out", outs);
+		DT("dtype", op.a_dtype);
+		op.o_dtype = op.a_dtype;
+		op.in_tensors = (double)in;
+		op.out_tensors = (double)outs;
+		op.flops_per_element = 2;
+		break;
+	}
+	default:
+		break;
+	}
+	op_fill(&op);
+	*out = op;
+	return 0;
+}
+
+int opspec_parse_line(const char *line, struct op *out, struct err *e)
+{
+	char buf[512];
+	if (strlen(line) >= sizeof buf) {
+		err_set(e, NULL, 0, 0, "op spec too long");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof buf, "%s", line);
+	const char *fields[33];
+	int n = 0;
+	for (char *tok = strtok(buf, " \t"); tok; tok = strtok(NULL, " \t")) {
+		if (n == 33) {
+			err_set(e, NULL, 0, 0, "op spec has too many fields");
+			return -EINVAL;
+		}
+		fields[n++] = tok;
+	}
+	int first = 0;
+	if (n > 0 && strcmp(fields[0], "k3sim") == 0)
+		first = 1;
+	if (first >= n) {
+		err_set(e, NULL, 0, 0, "empty op spec");
+		return -EINVAL;
+	}
+	const char *kind = fields[first];
+	if (strncmp(kind, "op=", 3) == 0)
+		kind += 3;
+	return opspec_parse(kind, n - first - 1, fields + first + 1, out, e);
+}
