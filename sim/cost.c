@@ -33,6 +33,17 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 	}
 	double tn = (double)hw->gemm_tile_n;
 	double tiles = ceil_div((double)op->m, tm) * ceil_div((double)op->n, tn);
+	if (op->kind == OP_GROUPED_GEMM && op->groups_touched >= 1) {
+		/* Each expert's rows are padded to whole tiles on their own. */
+		double rows = (double)op->m / op->groups_touched;
+		tm = (double)hw->gemm_tile_m;
+		if (rows < tm) {
+			tm = 16;
+			while (tm < rows)
+				tm *= 2;
+		}
+		tiles = op->groups_touched * ceil_div(rows, tm) * ceil_div((double)op->n, tn);
+	}
 	double sms = (double)hw->sms;
 	double w = tiles < sms ? tiles / sms : ceil(tiles / sms);
 	*waves = w;
