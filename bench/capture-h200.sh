@@ -33,17 +33,26 @@ fi
 } > "$OUT/capture-env.txt" 2>&1
 
 # 1. GPU tests (the meson 'gpu' suite, run directly: the build tree's paths are this machine's).
+gpu_test() {  # name args...
+  local name=$1; shift
+  echo "== capture-$name"
+  local s; s=$(date +%s.%N)
+  timeout 300 "$CHECK" "$name" "$APP" "$@" 2>&1 | sed "s|^|  |"
+  local rc=${PIPESTATUS[0]}
+  echo "== capture-$name: exit $rc, $(awk "BEGIN{print $(date +%s.%N) - $s}") s"
+  return "$rc"
+}
 {
-  for t in "basic" "copy 1073741824" "launches 1000000" "sigterm 10000" "reset 10000" "busy"; do
-    echo "== capture-${t%% *}"
-    s=$(date +%s.%N)
-    # shellcheck disable=SC2086
-    timeout 300 "$CHECK" $t 2>&1 | sed "s|^|  |"
-    rc=${PIPESTATUS[0]}
-    echo "== capture-${t%% *}: exit $rc, $(awk "BEGIN{print $(date +%s.%N) - $s}") s"
-  done
+  gpu_test basic
+  gpu_test copy 1073741824 ||
+    { echo "(retrying with a range pushed around each kernel)";
+      K3CAPTURE_METRICS_PUSH=1 gpu_test copy 1073741824; }
+  gpu_test launches 1000000
+  gpu_test sigterm 10000
+  gpu_test reset 10000
+  gpu_test busy
 } > "$OUT/capture-gpu-tests.txt" 2>&1
-grep -E '^== .*exit|FAIL|metric:|launches:' "$OUT/capture-gpu-tests.txt"
+grep -E '^== .*exit|FAIL|metric:|launches:|retrying' "$OUT/capture-gpu-tests.txt"
 
 # 2. PyTorch: the same program under k3sim, then (separately) under torch.profiler.
 K3SIM="$B/cli/k3sim trace capture"
@@ -65,19 +74,20 @@ $B/cli/k3sim trace capture --help >/dev/null 2>&1 || K3SIM="$CHECK run"   # no d
 } > "$OUT/capture-torch-compare.txt" 2>&1
 grep -E 'RESULT|within 2|exit' "$OUT/capture-torch-compare.txt"
 
-# 3. Overhead on a launch-bound loop (empty kernels) and on 20 us kernels, with and without
-#    capture, interleaved, 3 repetitions each. Loop time printed by the program; process wall too.
+# 3. Overhead on a launch-bound loop (empty kernels) and on 5 and 20 us kernels, with and without
+#    capture, interleaved, 3 repetitions. Loop time printed by the program; process wall too.
 {
   echo "config kernel_us rep loop_wall_s per_launch_us process_wall_s"
   for rep in 1 2 3; do
-    for us in 0 20; do
-      n=200000; [ "$us" = 20 ] && n=20000
-      for cfg in none capture capture-no-driver; do
+    for us in 0 5 20; do
+      case $us in 0) n=200000 ;; 5) n=60000 ;; *) n=20000 ;; esac
+      for cfg in none capture capture-no-driver capture-no-api; do
         s=$(date +%s.%N)
         case $cfg in
           none) line=$("$APP" timed $n $us) ;;
-          capture) line=$(K3CAPTURE_METRICS= "$CHECK" run /tmp/ovh.db "$APP" timed $n $us 2>/dev/null) ;;
+          capture) line=$("$CHECK" run /tmp/ovh.db "$APP" timed $n $us 2>/dev/null) ;;
           capture-no-driver) line=$(K3CAPTURE_DRIVER_API=0 "$CHECK" run /tmp/ovh.db "$APP" timed $n $us 2>/dev/null) ;;
+          capture-no-api) line=$(K3CAPTURE_API=0 "$CHECK" run /tmp/ovh.db "$APP" timed $n $us 2>/dev/null) ;;
         esac
         e=$(awk "BEGIN{print $(date +%s.%N) - $s}")
         wall=$(echo "$line" | sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p')
@@ -89,17 +99,23 @@ grep -E 'RESULT|within 2|exit' "$OUT/capture-torch-compare.txt"
 } > "$OUT/capture-overhead.txt" 2>&1
 python3 - "$OUT/capture-overhead.txt" <<'PY' | tee -a "$OUT/capture-overhead.txt"
 import sys, statistics as st
-rows = [l.split() for l in open(sys.argv[1]) if l[0] != 'c' or l.startswith('capture')]
-rows = [r for r in rows if len(r) == 6 and r[3]]
-print("\nmedian over reps: config, kernel_us, loop wall s, per-launch us, process wall s, loop overhead vs none")
-for us in ("0", "20"):
-    base = st.median(float(r[3]) for r in rows if r[0] == "none" and r[1] == us)
-    for cfg in ("none", "capture", "capture-no-driver"):
+rows = [l.split() for l in open(sys.argv[1])]
+rows = [r for r in rows if len(r) == 6 and r[0] != "config"]
+print("\nmedian over reps: config, kernel_us, loop wall s, per-launch us, process wall s, "
+      "loop overhead vs none, process overhead vs none")
+for us in ("0", "5", "20"):
+    base = [r for r in rows if r[0] == "none" and r[1] == us]
+    if not base:
+        continue
+    bw = st.median(float(r[3]) for r in base)
+    bp = st.median(float(r[5]) for r in base)
+    for cfg in ("none", "capture", "capture-no-driver", "capture-no-api"):
         sel = [r for r in rows if r[0] == cfg and r[1] == us]
         if not sel:
             continue
         w = st.median(float(r[3]) for r in sel)
+        p = st.median(float(r[5]) for r in sel)
         print(f"{cfg:18s} {us:>3s} {w:9.4f} {st.median(float(r[4]) for r in sel):8.3f} "
-              f"{st.median(float(r[5]) for r in sel):8.3f} {100 * (w / base - 1):+7.2f}%")
+              f"{p:8.3f} {100 * (w / bw - 1):+7.2f}% {100 * (p / bp - 1):+7.2f}%")
 PY
 echo "results in $OUT"

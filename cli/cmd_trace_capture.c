@@ -35,6 +35,9 @@ static void usage(FILE *out)
 		"                      metric names); replay serializes kernels, so durations in such\n"
 		"                      a capture are not representative\n"
 		"  --no-driver-api     record CUDA runtime calls only, not driver calls\n"
+		"  --no-api            record no CUDA API calls at all (kernels, copies, NVTX\n"
+		"                      only): the least overhead, but kernels are not tied to\n"
+		"                      their launches\n"
 		"  --buffers N         CUPTI buffers in the pool (default 32)\n"
 		"  --buffer-mb N       size of each buffer in MiB (default 8)\n"
 		"  -f, --force         replace an existing output file\n"
@@ -171,7 +174,7 @@ static int parse_count(const char *opt, const char *v, long lo, long hi, long *o
 int cmd_trace_capture(int argc, char **argv)
 {
 	const char *output = "k3capture-%p.db", *metrics = NULL;
-	bool force = false, json = false, quiet = false, no_driver = false;
+	bool force = false, json = false, quiet = false, no_driver = false, no_api = false;
 	long buffers = 0, buffer_mb = 0;
 	int i = 1;
 	for (; i < argc; i++) {
@@ -201,6 +204,8 @@ int cmd_trace_capture(int argc, char **argv)
 				return 2;
 		} else if (strcmp(a, "--no-driver-api") == 0) {
 			no_driver = true;
+		} else if (strcmp(a, "--no-api") == 0) {
+			no_api = true;
 		} else if (strcmp(a, "-f") == 0 || strcmp(a, "--force") == 0) {
 			force = true;
 		} else if (strcmp(a, "--json") == 0) {
@@ -295,6 +300,7 @@ int cmd_trace_capture(int argc, char **argv)
 	else
 		capture_env_unset(&env, CAPTURE_ENV_METRICS);
 	rc = rc ? rc : capture_env_set(&env, CAPTURE_ENV_DRIVER, no_driver ? "0" : "1");
+	rc = rc ? rc : capture_env_set(&env, CAPTURE_ENV_API, no_api ? "0" : "1");
 	if (buffers) {
 		snprintf(num, sizeof num, "%ld", buffers);
 		rc = rc ? rc : capture_env_set(&env, CAPTURE_ENV_BUFFERS, num);

@@ -22,6 +22,10 @@
 
 #ifdef K3_CAPTURE_APP_BUSY
 #include <cupti.h>
+
+static void CUPTIAPI ignore_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *)
+{
+}
 #endif
 
 #define CK(call)                                                                              \
@@ -189,7 +193,7 @@ int main(int argc, char **argv)
 #ifdef K3_CAPTURE_APP_BUSY
 	if (strcmp(mode, "busy") == 0) {
 		CUpti_SubscriberHandle sub;
-		if (cuptiSubscribe(&sub, NULL, NULL) != CUPTI_SUCCESS)
+		if (cuptiSubscribe(&sub, ignore_callback, NULL) != CUPTI_SUCCESS)
 			fprintf(stderr, "capture_app: could not subscribe first\n");
 	}
 #endif

@@ -1,7 +1,7 @@
 /* GPU capture tests: run capture_app under `k3sim trace capture` (cmd_trace_capture, linked in)
  * and check the database. usage: capture_check MODE APP [ARGS...]; exit 77 without a GPU.
  * `capture_check run OUT.db CMD [ARGS...]` just captures CMD (K3CAPTURE_METRICS: --metrics,
- * K3CAPTURE_DRIVER_API=0: --no-driver-api).
+ * K3CAPTURE_DRIVER_API=0: --no-driver-api, K3CAPTURE_API=0: --no-api).
  * K3SIM_CAPTURE_LIB must name the built libk3capture.so (meson sets it). */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +73,8 @@ static double now_s(void)
 static int run_capture(const char *db, const char *metrics, char **app_argv, const char *err_path)
 {
 	static char s_capture[] = "capture", s_o[] = "-o", s_force[] = "--force",
-		    s_metrics[] = "--metrics", s_dashes[] = "--", s_no_driver[] = "--no-driver-api";
+		    s_metrics[] = "--metrics", s_dashes[] = "--", s_no_driver[] = "--no-driver-api",
+		    s_no_api[] = "--no-api";
 	char db_arg[512], metrics_arg[256];
 	snprintf(db_arg, sizeof db_arg, "%s", db);
 	snprintf(metrics_arg, sizeof metrics_arg, "%s", metrics ? metrics : "");
@@ -90,6 +91,9 @@ static int run_capture(const char *db, const char *metrics, char **app_argv, con
 	const char *drv = getenv("K3CAPTURE_DRIVER_API");
 	if (drv && strcmp(drv, "0") == 0)
 		argv[n++] = s_no_driver;
+	const char *api = getenv("K3CAPTURE_API");
+	if (api && strcmp(api, "0") == 0)
+		argv[n++] = s_no_api;
 	argv[n++] = s_dashes;
 	for (int i = 0; app_argv[i] && n < 63; i++)
 		argv[n++] = app_argv[i];
@@ -170,6 +174,40 @@ static int64_t launches_outside(sqlite3 *db, const char *name, const char *range
 static int64_t dropped(sqlite3 *db)
 {
 	return q_int(db, "SELECT coalesce(sum(count), 0) FROM K3SIM_DROPPED");
+}
+
+/* On failure: what the database holds, for whoever reads the log without the file. */
+static void dump(sqlite3 *db)
+{
+	static const char *const queries[] = {
+		"SELECT 'kernel', s.value, k.streamId, count(*), min(k.end - k.start) FROM "
+		"CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName GROUP BY 2, 3 "
+		"LIMIT 20",
+		"SELECT 'nvtx', text, eventType, start, end, rangeId, globalTid FROM NVTX_EVENTS "
+		"LIMIT 20",
+		"SELECT 'memcpy', copyKind, bytes, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY LIMIT 10",
+		"SELECT 'memset', bytes, streamId FROM CUPTI_ACTIVITY_KIND_MEMSET LIMIT 10",
+		"SELECT 'api', s.value, r.eventClass, count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+		"JOIN StringIds s ON s.id = r.nameId GROUP BY 2, 3 LIMIT 30",
+		"SELECT 'metric', correlationId, metric, value, unit FROM K3SIM_KERNEL_METRICS LIMIT 10",
+		"SELECT 'dropped', source, contextId, streamId, count FROM K3SIM_DROPPED LIMIT 10",
+		"SELECT 'gpu', id, name, smCount, chipName FROM TARGET_INFO_GPU",
+		"SELECT 'capture', name, substr(value, 1, 200) FROM K3SIM_CAPTURE",
+	};
+	for (size_t q = 0; q < sizeof queries / sizeof queries[0]; q++) {
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(db, queries[q], -1, &st, NULL) != SQLITE_OK) {
+			printf("  (%s)\n", sqlite3_errmsg(db));
+			continue;
+		}
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			printf(" ");
+			for (int c = 0; c < sqlite3_column_count(st); c++)
+				printf(" %s", sqlite3_column_text(st, c) ? (const char *)sqlite3_column_text(st, c) : "NULL");
+			printf("\n");
+		}
+		sqlite3_finalize(st);
+	}
 }
 
 static void check_basic(sqlite3 *db)
@@ -330,6 +368,8 @@ int main(int argc, char **argv)
 		      (long long)got);
 		check(drop == 0, "zero dropped records");
 	}
+	if (failures)
+		dump(db);
 	sqlite3_close(db);
 out:
 	if (!keep) {

@@ -42,6 +42,8 @@ struct trace_capture_opts {
 	const char *metrics;           /* comma list: dram_read_bytes, dram_write_bytes,
 					* sm_throughput, or raw CUPTI metric names; NULL: none */
 	bool no_driver_api;            /* skip driver-API rows (runtime rows stay) */
+	bool no_api;                   /* skip runtime- and driver-API rows: least overhead, but
+					* kernels can no longer be tied to their launch calls */
 	bool overwrite;                /* replace an existing database file */
 	size_t buffers;                /* 0: 32 */
 	size_t buffer_bytes;           /* 0: 8 MiB */

@@ -35,6 +35,7 @@ struct capture_open_range {
 	int64_t tid;
 	int64_t domain_id;
 	char *text;
+	bool start_end;                /* opened by nvtxRangeStart*, not nvtxRangePush* */
 };
 
 static uint64_t hash_str(const char *s)
@@ -115,7 +116,26 @@ void capture_decoder_set_metrics(struct capture_decoder *d, const char *const *n
 
 /* ---- start/end range ids (set filled on application threads) ---- */
 
+/* Keys of the set: marker ids below 2^63, (thread, text) of a range start above. */
+static uint64_t start_key(int64_t tid, const char *text)
+{
+	return (hash_u64((uint64_t)tid) ^ hash_str(text)) | (1ULL << 63);
+}
+
+static void note_key(struct capture_decoder *d, uint64_t id);
+
 void capture_decoder_note_range_end(struct capture_decoder *d, uint64_t id)
+{
+	note_key(d, id & ~(1ULL << 63));
+}
+
+void capture_decoder_note_range_start(struct capture_decoder *d, int64_t tid, const char *text)
+{
+	if (text)
+		note_key(d, start_key(tid, text));
+}
+
+static void note_key(struct capture_decoder *d, uint64_t id)
 {
 	if (id == 0)
 		return;
@@ -208,7 +228,7 @@ done:
 }
 
 static void open_add(struct capture_decoder *d, uint64_t id, int64_t start_ns, int64_t tid,
-		     int64_t domain_id, const char *text)
+		     int64_t domain_id, const char *text, bool start_end)
 {
 	size_t len = strlen(text) + 1;
 	if (d->open_n * 2 >= d->open_cap ||
@@ -226,7 +246,7 @@ static void open_add(struct capture_decoder *d, uint64_t id, int64_t start_ns, i
 	size_t i = hash_u64(id) & mask;
 	while (d->open[i].id)
 		i = (i + 1) & mask;
-	d->open[i] = (struct capture_open_range){id, start_ns, tid, domain_id, copy};
+	d->open[i] = (struct capture_open_range){id, start_ns, tid, domain_id, copy, start_end};
 	d->open_n++;
 	d->open_text_bytes += (int64_t)len;
 }
@@ -481,18 +501,20 @@ static int decode_marker(struct capture_decoder *d, struct trace_db *db, const r
 		return trace_db_add_nvtx(db, &n, e);
 	}
 	if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-		open_add(d, r->id, (int64_t)r->timestamp, tid, domain_id_of(d, db, r->domain),
-			 r->name ? r->name : "");
+		const char *text = r->name ? r->name : "";
+		bool start_end = ended_take(d, start_key(tid, text));
+		open_add(d, r->id, (int64_t)r->timestamp, tid, domain_id_of(d, db, r->domain), text,
+			 start_end);
 		return 0;
 	}
 	if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
 		struct capture_open_range *o = open_find(d, r->id);
-		bool start_end = ended_take(d, r->id);
+		bool start_end = ended_take(d, r->id & ~(1ULL << 63));
 		if (!o) {
 			d->unmatched_range_ends++;
 			return 0;
 		}
-		if (o->tid != tid)
+		if (o->tid != tid || o->start_end)
 			start_end = true;      /* push/pop never crosses threads */
 		struct trace_nvtx n = {
 			.start_ns = o->start_ns,
@@ -660,6 +682,49 @@ struct nvtx_domain_range_end_params {
 	void *domain;                  /* nvtxDomainHandle_t */
 	struct nvtx_range_end_params core;
 };
+
+struct nvtx_event_attributes {     /* nvtxEventAttributes_v2 */
+	uint16_t version, size;
+	uint32_t category;
+	int32_t color_type;
+	uint32_t color;
+	int32_t payload_type;
+	int32_t reserved0;
+	uint64_t payload;
+	int32_t message_type;          /* 1: ASCII */
+	const char *message;
+};
+struct nvtx_range_start_a_params {
+	const char *message;
+};
+struct nvtx_range_start_ex_params {
+	const struct nvtx_event_attributes *attr;
+};
+struct nvtx_domain_range_start_ex_params {
+	void *domain;
+	struct nvtx_range_start_ex_params core;
+};
+
+const char *capture_nvtx_range_start_text(uint32_t cbid, const void *cbdata)
+{
+	const CUpti_NvtxData *nd = cbdata;
+	if (!nd || !nd->functionParams)
+		return NULL;
+	const struct nvtx_event_attributes *a = NULL;
+	switch (cbid) {
+	case CUPTI_CBID_NVTX_nvtxRangeStartA:
+		return ((const struct nvtx_range_start_a_params *)nd->functionParams)->message;
+	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+		a = ((const struct nvtx_range_start_ex_params *)nd->functionParams)->attr;
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
+		a = ((const struct nvtx_domain_range_start_ex_params *)nd->functionParams)->core.attr;
+		break;
+	default:
+		return NULL;
+	}
+	return a && a->message_type == 1 ? a->message : NULL;
+}
 
 uint64_t capture_nvtx_range_end_id(uint32_t cbid, const void *cbdata)
 {

@@ -76,7 +76,10 @@ void capture_decoder_release(struct capture_decoder *d);
 void capture_decoder_set_metrics(struct capture_decoder *d, const char *const *names,
 				 const char *const *units, size_t n);
 
-/* From the NVTX callback (any thread): marker id `id` was ended by a start/end-range call. */
+/* From the NVTX callbacks (any thread), so that start/end ranges are told from push/pop ones
+ * (CUPTI's marker records do not say which): a range named `text` was started by
+ * nvtxRangeStart* on thread tid; marker id `id` was ended by nvtxRangeEnd*. */
+void capture_decoder_note_range_start(struct capture_decoder *d, int64_t tid, const char *text);
 void capture_decoder_note_range_end(struct capture_decoder *d, uint64_t id);
 
 /* Decode one buffer of the given kind into db. Unknown record kinds are counted and skipped. */
@@ -91,6 +94,9 @@ int capture_decode_metrics(struct capture_decoder *d, struct trace_db *db, const
 int capture_mark_pack(uint8_t *buf, size_t bytes, size_t *used, int64_t timestamp_ns, int64_t tid,
 		      const char *name);
 
+/* The ASCII name of the range an nvtxRangeStartA/Ex or nvtxDomainRangeStartEx callback starts
+ * (CUpti_NvtxData *), else NULL. */
+const char *capture_nvtx_range_start_text(uint32_t cbid, const void *cbdata);
 /* The range id ended by an nvtxRangeEnd / nvtxDomainRangeEnd callback (CUpti_NvtxData *), else 0. */
 uint64_t capture_nvtx_range_end_id(uint32_t cbid, const void *cbdata);
 

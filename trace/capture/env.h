@@ -16,6 +16,7 @@
 #define CAPTURE_ENV_MANIFEST "K3CAPTURE_MANIFEST"     /* file each process appends a line to */
 #define CAPTURE_ENV_METRICS "K3CAPTURE_METRICS"       /* comma list of metric names; empty: none */
 #define CAPTURE_ENV_DRIVER "K3CAPTURE_DRIVER_API"     /* "0": no driver-API rows */
+#define CAPTURE_ENV_API "K3CAPTURE_API"               /* "0": no runtime- or driver-API rows */
 #define CAPTURE_ENV_BUFFERS "K3CAPTURE_BUFFERS"       /* CUPTI buffers in the pool */
 #define CAPTURE_ENV_BUFFER_BYTES "K3CAPTURE_BUFFER_BYTES"
 #define CAPTURE_ENV_VERBOSE "K3CAPTURE_VERBOSE"       /* "1": the library says what it does */

@@ -36,8 +36,8 @@
 #include "trace/capture/writer.h"
 
 enum {
-	DEFAULT_BUFFERS = 32,
-	DEFAULT_BUFFER_BYTES = 8 << 20,
+	DEFAULT_BUFFERS = 64,
+	DEFAULT_BUFFER_BYTES = 4 << 20,
 	FLUSH_TIMEOUT_MS = 60000,
 	SIGNAL_FLUSH_TIMEOUT_MS = 10000,
 	CUPTI_FLUSH_PERIOD_MS = 1000,
@@ -56,6 +56,7 @@ struct capture_state {
 	int64_t pid;
 	int rank;
 	bool driver_api;
+	bool runtime_api;
 	bool verbose;
 	int64_t start_utc_ns;
 	char path[PATH_MAX];
@@ -134,19 +135,16 @@ static void CUPTIAPI on_buffer_completed(CUcontext ctx, uint32_t stream_id, uint
 	}
 	pthread_rwlock_rdlock(&g.cb_lock);
 	if (atomic_load(&g.accepting) && buffer) {
-		if (valid_size == 0 && dropped == 0) {
-			capture_pool_put(&g.w.pool, buffer);
-		} else {
-			struct capture_item it = {
-				.kind = CAPTURE_ITEM_ACTIVITY,
-				.buf = buffer,
-				.valid_bytes = valid_size,
-				.context_id = ctx_id,
-				.stream_id = stream_id,
-				.dropped_records = (int64_t)dropped,
-			};
-			capture_pool_submit(&g.w.pool, &it);
-		}
+		/* Empty buffers go through the writer too: it zeroes them. */
+		struct capture_item it = {
+			.kind = CAPTURE_ITEM_ACTIVITY,
+			.buf = buffer,
+			.valid_bytes = valid_size,
+			.context_id = ctx_id,
+			.stream_id = stream_id,
+			.dropped_records = (int64_t)dropped,
+		};
+		capture_pool_submit(&g.w.pool, &it);
 	}
 	/* Not accepting: the pool is gone or going; the buffer stays with the (kept) arena. */
 	pthread_rwlock_unlock(&g.cb_lock);
@@ -265,16 +263,24 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
 	(void)userdata;
 	if (dom == CUPTI_CB_DOMAIN_NVTX) {
 		uint64_t id = capture_nvtx_range_end_id(cbid, cbdata);
-		if (!id)
+		const char *text = capture_nvtx_range_start_text(cbid, cbdata);
+		if (!id && !text)
 			return;
 		pthread_rwlock_rdlock(&g.cb_lock);
-		if (atomic_load(&g.accepting))
-			capture_decoder_note_range_end(&g.w.dec, id);
+		if (atomic_load(&g.accepting)) {
+			if (id)
+				capture_decoder_note_range_end(&g.w.dec, id);
+			else
+				capture_decoder_note_range_start(&g.w.dec,
+								 (int64_t)syscall(SYS_gettid), text);
+		}
 		pthread_rwlock_unlock(&g.cb_lock);
 		return;
 	}
 	if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
 		const CUpti_ResourceData *rd = cbdata;
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && g.metrics)
+			capture_metrics_context_created(g.metrics, rd->context);
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && g.metrics)
 			capture_metrics_context_destroy(g.metrics, rd->context);
 		return;
@@ -373,7 +379,8 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
 	(void)uc;
 	int saved = errno;
 	unsigned char s = (unsigned char)sig;
-	if (write(g.ctl_pipe[1], &s, 1) == 1) {
+	/* A fork()ed child has no control thread and must not touch the parent's database. */
+	if (getpid() == g.pid && write(g.ctl_pipe[1], &s, 1) == 1) {
 		struct pollfd p = {.fd = g.ack_pipe[0], .events = POLLIN};
 		if (poll(&p, 1, SIGNAL_FLUSH_TIMEOUT_MS) == 1) {
 			unsigned char ack;
@@ -427,6 +434,10 @@ static void install_signals(void)
 
 static void at_exit(void)
 {
+	/* In a fork()ed child the writer thread does not exist and the database is the parent's:
+	 * leave both alone (and the mutex, which another thread may have held at the fork). */
+	if (getpid() != g.pid)
+		return;
 	pthread_mutex_lock(&g.lock);
 	bool active = g.active;
 	pthread_mutex_unlock(&g.lock);
@@ -550,8 +561,9 @@ static void write_start_metadata(const struct trace_capture_opts *o)
 		set_meta(TRACE_CAPTURE_DRIVER_VERSION, buf);
 	set_meta("metrics", o->metrics ? o->metrics : "");
 	set_meta("driver_api", g.driver_api ? "1" : "0");
-	set_meta_i64("buffers", (int64_t)g.w.pool.count);
-	set_meta_i64("buffer_bytes", (int64_t)g.w.pool.bytes);
+	set_meta("runtime_api", g.runtime_api ? "1" : "0");
+	set_meta_i64("buffers", (int64_t)o->buffers);
+	set_meta_i64("buffer_bytes", (int64_t)o->buffer_bytes);
 	set_meta("activity_kinds", "CONCURRENT_KERNEL MEMCPY MEMCPY2 MEMSET RUNTIME DRIVER MARKER "
 				   "DEVICE");
 	buf[0] = '\0';
@@ -690,19 +702,33 @@ static int enable_cupti(struct err *e)
 		}                                                                              \
 	} while (0)
 	CK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+	/* Our buffers come zeroed (the writer clears them), so CUPTI need not on the app's threads. */
+	uint8_t zeroed = 1;
+	size_t zeroed_size = sizeof zeroed;
+	cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size,
+				  &zeroed);
 	CK(cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed));
 	CK(cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
 			       CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020));
-	CK(cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangeEnd));
-	CK(cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangeEnd));
+	/* NVTX: only to tell start/end ranges from push/pop ones (marker records do not). */
+	const CUpti_CallbackId nvtx_cbids[] = {
+		CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartEx,
+		CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd,
+		CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
+	};
+	for (size_t i = 0; i < sizeof nvtx_cbids / sizeof nvtx_cbids[0]; i++)
+		CK(cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_NVTX, nvtx_cbids[i]));
 	if (g.metrics) {
 		CK(cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API));
 		CK(cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API));
 		CK(cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+				       CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+		CK(cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
 				       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
 	}
 	for (size_t i = 0; i < sizeof activity_kinds / sizeof activity_kinds[0]; i++) {
-		if (activity_kinds[i] == CUPTI_ACTIVITY_KIND_DRIVER && !g.driver_api)
+		if ((activity_kinds[i] == CUPTI_ACTIVITY_KIND_DRIVER && !g.driver_api) ||
+		    (activity_kinds[i] == CUPTI_ACTIVITY_KIND_RUNTIME && !g.runtime_api))
 			continue;
 		r = cuptiActivityEnable(activity_kinds[i]);
 		/* DEVICE and MEMCPY2 are extras: go on without them. */
@@ -749,7 +775,8 @@ int trace_capture_start(const char *path, const struct trace_capture_opts *opts,
 	}
 	g.pid = getpid();
 	g.rank = capture_rank_from_env((const char *const *)environ);
-	g.driver_api = !o.no_driver_api;
+	g.driver_api = !o.no_driver_api && !o.no_api;
+	g.runtime_api = !o.no_api;
 	g.wait_ms = o.wait_ms > 0 ? o.wait_ms : 10000;
 	g.start_utc_ns = now_utc_ns();
 	char host[256] = "localhost";
@@ -775,18 +802,20 @@ int trace_capture_start(const char *path, const struct trace_capture_opts *opts,
 	rc = trace_db_create(&g.db, g.path, &dbo, e);
 	if (rc < 0)
 		goto out;
-	rc = capture_writer_start(&g.w, g.db, g.pid, o.buffers ? o.buffers : DEFAULT_BUFFERS,
-				  o.buffer_bytes ? o.buffer_bytes : DEFAULT_BUFFER_BYTES, e);
+	if (!o.buffers)
+		o.buffers = DEFAULT_BUFFERS;
+	if (!o.buffer_bytes)
+		o.buffer_bytes = DEFAULT_BUFFER_BYTES;
+	write_start_metadata(&o);
+	/* From here the writer thread owns the database, until capture_writer_stop. */
+	rc = capture_writer_start(&g.w, g.db, g.pid, o.buffers, o.buffer_bytes, e);
 	if (rc < 0)
 		goto out;
 	writer = true;
-	/* The writer thread owns the database from here; metadata goes in before it sees data
-	 * because nothing is enabled yet. */
 	if (g.metrics)
 		capture_decoder_set_metrics(&g.w.dec, capture_metrics_names(g.metrics),
 					    capture_metrics_units(g.metrics),
 					    capture_metrics_count(g.metrics));
-	write_start_metadata(&o);
 	atomic_store(&g.accepting, true);
 	rc = enable_cupti(e);
 	if (rc < 0)
@@ -953,15 +982,16 @@ int trace_capture_stop(struct trace_capture_result *res, struct err *e)
 
 static int start_from_env(void)
 {
-	pthread_mutex_lock(&g.lock);
-	bool active = g.active;
-	pthread_mutex_unlock(&g.lock);
-	if (active)
+	/* NVTX and CUDA may each call in: one attempt, one message. */
+	static atomic_bool tried;
+	if (atomic_exchange(&tried, true))
 		return 0;
 	struct trace_capture_opts o = {0};
 	o.metrics = getenv(CAPTURE_ENV_METRICS);
 	const char *drv = getenv(CAPTURE_ENV_DRIVER);
 	o.no_driver_api = drv && strcmp(drv, "0") == 0;
+	const char *api = getenv(CAPTURE_ENV_API);
+	o.no_api = api && strcmp(api, "0") == 0;
 	o.buffers = (size_t)env_int(CAPTURE_ENV_BUFFERS, DEFAULT_BUFFERS, 2, 4096);
 	o.buffer_bytes = (size_t)env_int(CAPTURE_ENV_BUFFER_BYTES, DEFAULT_BUFFER_BYTES, 1 << 16,
 					 (int64_t)1 << 30);

@@ -319,7 +319,8 @@ static bool ctx_setup(capture_metrics *m, ctx_state *c)
 	return rp_arm(m, c);
 }
 
-static ctx_state *ctx_find(capture_metrics *m, CUcontext ctx, bool create)
+// The slot of ctx (a new one with `create`), without setting its profiler up.
+static ctx_state *ctx_slot(capture_metrics *m, CUcontext ctx, bool create)
 {
 	for (size_t i = 0; i < m->n_ctx; i++)
 		if (m->ctxs[i].ctx == ctx)
@@ -328,8 +329,21 @@ static ctx_state *ctx_find(capture_metrics *m, CUcontext ctx, bool create)
 		return nullptr;
 	ctx_state *c = &m->ctxs[m->n_ctx++];
 	c->ctx = ctx;
-	if (!ctx_setup(m, c))
+	return c;
+}
+
+// The context's profiler, set up on first use; nullptr when it cannot be.
+static ctx_state *ctx_ready(capture_metrics *m, CUcontext ctx)
+{
+	ctx_state *c = ctx_slot(m, ctx, true);
+	if (!c || c->failed)
+		return nullptr;
+	if (!c->rp && !ctx_setup(m, c)) {
+		ctx_teardown(c);
+		c->ctx = ctx;
 		c->failed = true;
+		return nullptr;
+	}
 	return c;
 }
 
@@ -338,8 +352,8 @@ extern "C" void capture_metrics_launch_enter(capture_metrics *m, void *ctx)
 	if (!ctx)
 		return;
 	std::lock_guard<std::mutex> g(m->lock);
-	ctx_state *c = ctx_find(m, static_cast<CUcontext>(ctx), true);
-	if (!c || c->failed)
+	ctx_state *c = ctx_ready(m, static_cast<CUcontext>(ctx));
+	if (!c)
 		return;
 	CUpti_RangeProfiler_Start_Params sp = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
 	sp.pRangeProfilerObject = c->rp;
@@ -367,7 +381,7 @@ extern "C" int capture_metrics_launch_exit(capture_metrics *m, void *ctx, uint32
 	if (!ctx)
 		return 0;
 	std::lock_guard<std::mutex> g(m->lock);
-	ctx_state *c = ctx_find(m, static_cast<CUcontext>(ctx), false);
+	ctx_state *c = ctx_slot(m, static_cast<CUcontext>(ctx), false);
 	if (!c || c->failed || !c->started)
 		return 0;
 	c->started = false;
@@ -447,12 +461,25 @@ extern "C" int capture_metrics_launch_exit(capture_metrics *m, void *ctx, uint32
 	return rc;
 }
 
+extern "C" void capture_metrics_context_created(capture_metrics *m, void *ctx)
+{
+	if (!ctx)
+		return;
+	std::lock_guard<std::mutex> g(m->lock);
+	ctx_state *c = ctx_slot(m, static_cast<CUcontext>(ctx), true);
+	// If the profiler cannot be set up from inside this callback, the first launch tries again.
+	if (c && !c->rp && !ctx_setup(m, c)) {
+		ctx_teardown(c);
+		c->ctx = static_cast<CUcontext>(ctx);
+	}
+}
+
 extern "C" void capture_metrics_context_destroy(capture_metrics *m, void *ctx)
 {
 	std::lock_guard<std::mutex> g(m->lock);
-	ctx_state *c = ctx_find(m, static_cast<CUcontext>(ctx), false);
+	ctx_state *c = ctx_slot(m, static_cast<CUcontext>(ctx), false);
 	if (!c)
 		return;
 	ctx_teardown(c);
-	// keep the slot (ctx == nullptr) so that indices stay valid; a new context takes a new one
+	// the slot stays (ctx == nullptr); a new context takes a new one
 }

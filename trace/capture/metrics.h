@@ -37,6 +37,8 @@ const char *const *capture_metrics_units(const struct capture_metrics *m);
 void capture_metrics_launch_enter(struct capture_metrics *m, void *ctx);
 int capture_metrics_launch_exit(struct capture_metrics *m, void *ctx, uint32_t correlation_id,
 				const char *symbol, struct capture_metric *out);
+/* When ctx was created: set its profiler up there rather than in its first launch. */
+void capture_metrics_context_created(struct capture_metrics *m, void *ctx);
 /* Before ctx is destroyed. */
 void capture_metrics_context_destroy(struct capture_metrics *m, void *ctx);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 int capture_pool_init(struct capture_pool *p, size_t count, size_t bytes)
@@ -12,11 +13,13 @@ int capture_pool_init(struct capture_pool *p, size_t count, size_t bytes)
 	struct capture_pool tmp;
 	memset(&tmp, 0, sizeof tmp);
 	int rc = -ENOMEM;
-	/* 8-byte alignment is what CUPTI asks of activity buffers; take a page. */
-	if (posix_memalign((void **)&tmp.arena, 4096, count * bytes) != 0) {
-		tmp.arena = NULL;
+	/* Anonymous pages: zero (CUPTI is told buffers come zeroed) and page-aligned (it wants
+	 * 8 bytes), and only touched pages take memory. */
+	void *a = mmap(NULL, count * bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a == MAP_FAILED)
 		goto out;
-	}
+	tmp.arena = a;
 	tmp.free_list = calloc(count, sizeof *tmp.free_list);
 	tmp.ring = calloc(count, sizeof *tmp.ring);
 	if (!tmp.free_list || !tmp.ring)
@@ -39,7 +42,8 @@ int capture_pool_init(struct capture_pool *p, size_t count, size_t bytes)
 out:
 	free(tmp.ring);
 	free(tmp.free_list);
-	free(tmp.arena);
+	if (tmp.arena)
+		munmap(tmp.arena, count * bytes);
 	return rc;
 }
 
@@ -56,7 +60,7 @@ void capture_pool_release(struct capture_pool *p)
 	/* A buffer still out (held by CUPTI, which may write it later) keeps the arena alive:
 	 * leaked once rather than freed under someone's feet. */
 	if (p->n_free + p->n_queued == p->count)
-		free(p->arena);
+		munmap(p->arena, p->count * p->bytes);
 	memset(p, 0, sizeof *p);
 }
 

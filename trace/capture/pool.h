@@ -3,7 +3,9 @@
 
 /* The hand-off between CUPTI's callbacks (producers, any thread) and the capture writer thread
  * (the one consumer): a preallocated pool of equal buffers and a bounded FIFO of filled ones.
- * Memory is fixed at init: `count` buffers of `bytes` each, nothing grows afterwards. Producers
+ * Memory is fixed at init: `count` buffers of `bytes` each, nothing grows afterwards. Buffers
+ * start zeroed; whoever consumes one zeroes what was written before giving it back, so that
+ * CUPTI need not zero them on the application's threads. Producers
  * only take a lock and copy a few words; all decoding and SQLite work happens in the consumer.
  *
  * Flush protocol: capture_pool_flush() asks the consumer to make everything submitted so far
@@ -72,6 +74,7 @@ void capture_pool_put(struct capture_pool *p, uint8_t *buf);
  *      capture_pool_committed(p, upto);
  *   0  closed and drained: stop. */
 int capture_pool_next(struct capture_pool *p, struct capture_item *item, uint64_t *upto);
+/* The consumer is finished with buf (and has zeroed what it held). */
 void capture_pool_done(struct capture_pool *p, uint8_t *buf);
 /* upto: items now durable; UINT64_MAX after the final commit (wakes every waiter). */
 void capture_pool_committed(struct capture_pool *p, uint64_t upto);

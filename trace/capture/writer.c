@@ -57,6 +57,11 @@ static void *writer_main(void *arg)
 				}
 			}
 			w->items++;
+			/* CUPTI gets the buffer back zeroed (ZEROED_OUT_ACTIVITY_BUFFER): this
+			 * thread pays for it, not the application's. CUPTI may have written
+			 * past the valid bytes; clear the whole buffer for its records. */
+			memset(it.buf, 0,
+			       it.kind == CAPTURE_ITEM_ACTIVITY ? w->pool.bytes : it.valid_bytes);
 			capture_pool_done(&w->pool, it.buf);
 			continue;
 		}
