@@ -44,7 +44,7 @@ __device__ __forceinline__ float hi_bf16(uint32_t x)
 
 __device__ __forceinline__ float sigmoidf_(float x)
 {
-	return 1.0f / (1.0f + __expf(-x));
+	return __fdividef(1.0f, 1.0f + __expf(-x));
 }
 
 /* Sum over lanes that differ in the bits of `width - 1` (width a power of 2). */

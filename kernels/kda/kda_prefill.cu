@@ -41,7 +41,7 @@ static_assert(REC_BYTES % 16 == 0, "records are copied in 16-byte pieces");
 
 constexpr int OFFSETS_THREADS = 1024;
 constexpr int INTRA_THREADS = D;               /* one thread per channel */
-constexpr int RECUR_STAGES = 3;                /* cp.async pipeline depth over chunks */
+constexpr int RECUR_STAGES = 5;                /* cp.async pipeline depth: 4 chunks in flight cover HBM latency */
 constexpr int RECUR_MAX_WARPS = 8;             /* 8 warps x 16 rows = all 128 rows of a head */
 
 /* Chunk offsets: off[i] = sum over j < i of ceil(len_j / 16); one CTA. */
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(INTRA_THREADS) kda_chunk_intra_kernel(const in
 		const float k = bf2f(raw[1][t][c]) * s_rk[t];
 		if (t < L)
 			G += (float)KDA_GATE_LOWER_BOUND * sigmoidf_(bf2f(raw[3][t][c]));
-		const float gam = expf(G), igam = expf(-G);
+		const float gam = __expf(G), igam = __expf(-G);
 		gcum[t] = G, kn[t] = k, kt[t] = k * gam, vv[t] = bf2f(raw[2][t][c]);
 		const uint16_t qt = f2bf(q * gam);
 		t_qt[t][c] = qt;
@@ -162,12 +162,12 @@ __global__ void __launch_bounds__(INTRA_THREADS) kda_chunk_intra_kernel(const in
 		t_kb[t][c] = f2bf(k * igam);
 		reinterpret_cast<uint16_t *>(rec + REC_QT)[t * D + c] = qt;
 	}
-	reinterpret_cast<float *>(rec + REC_G)[c] = expf(G);
+	reinterpret_cast<float *>(rec + REC_G)[c] = __expf(G);
 	{
 		uint32_t w[CH / 2];
 #pragma unroll
 		for (int t = 0; t < CH; t += 2)
-			w[t / 2] = pack_bf16(kn[t] * expf(G - gcum[t]), kn[t + 1] * expf(G - gcum[t + 1]));
+			w[t / 2] = pack_bf16(kn[t] * __expf(G - gcum[t]), kn[t + 1] * __expf(G - gcum[t + 1]));
 		uint4 *dst = reinterpret_cast<uint4 *>(rec + REC_KH + c * CH * 2);
 		dst[0] = make_uint4(w[0], w[1], w[2], w[3]);
 		dst[1] = make_uint4(w[4], w[5], w[6], w[7]);

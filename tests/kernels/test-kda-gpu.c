@@ -368,7 +368,8 @@ static void verify_case(enum kda_dtype sdt)
 	      sdt == KDA_F32 ? TOL_F32 : TOL_BF16);
 	assert_memory_equal(conv.h, ref_conv, conv.n * sizeof(double));
 
-	/* 3. The replayed state equals the GPU's own sequential decode, bit for bit. */
+	/* 3. The replayed state equals the GPU's own sequential decode (up to
+	 *    rounding: decode stores the state after every token, replay once). */
 	struct tensor state_seq = tensor_rand(slots * SN, sdt, -1, 1);
 	struct tensor conv_seq = tensor_rand(slots * CN, KDA_BF16, -1, 1);
 	memcpy(state_seq.h, state0, slots * SN * sizeof(double));
@@ -394,9 +395,8 @@ static void verify_case(enum kda_dtype sdt)
 	}
 	CUDA_OK(cudaDeviceSynchronize());
 	tensor_download(&state_seq);
-	double e = test_rel_err(state.h, state_seq.h, state.n);
-	print_message("  %-44s rel err %.3e (bitwise expected)\n", "replay vs GPU sequential decode", e);
-	assert_memory_equal(state.h, state_seq.h, state.n * sizeof(double));
+	check("replay vs GPU sequential decode", state.h, state_seq.h, state.n,
+	      sdt == KDA_F32 ? TOL_F32 : TOL_BF16);
 
 	free(state0), free(conv0), free(ref_out), free(ref_state), free(ref_conv);
 	tensor_release(&state), tensor_release(&conv), tensor_release(&out);

@@ -325,13 +325,28 @@ struct step_bench {
 	}
 };
 
-/* Decode time per (B, H, dtype), for the verify ratio. */
+/* Decode time per (B, H, dtype), for the summary and the verify ratio. */
 struct decode_time {
 	int B, H;
 	enum kda_dtype sdt;
-	double us;
+	double us, loop_us;
 };
 std::vector<decode_time> g_decode;
+
+double decode_us(int B, int H, enum kda_dtype sdt)
+{
+	for (const auto &d : g_decode)
+		if (d.B == B && d.H == H && d.sdt == sdt)
+			return d.us;
+	return 0.0;
+}
+
+struct verify_time {
+	int B, m;
+	enum kda_dtype sdt;
+	double us;
+};
+std::vector<verify_time> g_verify;
 
 void bench_decode(const options &o)
 {
@@ -357,7 +372,7 @@ void bench_decode(const options &o)
 									   H * D * 2 * 3.0 + H * 2);
 				r.us_per_token = r.t.med_us / B;
 				csv_row(r);
-				g_decode.push_back({ B, H, sdt, r.t.med_us });
+				g_decode.push_back({ B, H, sdt, r.t.med_us, r.loop_us });
 			}
 }
 
@@ -384,6 +399,7 @@ void bench_verify(const options &o)
 				r.total_bytes = r.state_bytes + (double)B * W * (2.0 * sb.C * 2 + H * D * 2 * 3.0);
 				r.us_per_token = r.t.med_us / (m * (double)B);
 				csv_row(r);
+				g_verify.push_back({ B, m, sdt, r.t.med_us });
 			}
 		}
 }
@@ -465,13 +481,20 @@ void bench_prefill(const options &o)
 
 void summary()
 {
-	printf("\n%-8s %-5s %5s %4s %10s %10s %8s\n", "decode", "state", "B", "H", "us", "GB/s", "% copy");
+	printf("\n%-8s %-5s %5s %4s %10s %10s %10s %8s\n", "decode", "state", "B", "H", "us", "loop us", "GB/s",
+	       "% copy");
 	for (const auto &d : g_decode) {
 		if (d.H != 96 || (d.B != 1 && d.B != 64 && d.B != 128 && d.B != 256))
 			continue;
 		double gb = 2.0 * d.B * d.H * D * D * dsize(d.sdt) / (d.us * 1e3);
-		printf("%-8s %-5s %5d %4d %10.2f %10.0f %7.1f%%\n", "", dname(d.sdt), d.B, d.H, d.us, gb,
-		       100.0 * gb / g_copy_gbps);
+		printf("%-8s %-5s %5d %4d %10.2f %10.2f %10.0f %7.1f%%\n", "", dname(d.sdt), d.B, d.H, d.us,
+		       d.loop_us, gb, 100.0 * gb / g_copy_gbps);
+	}
+	printf("\n%-8s %-5s %5s %4s %10s %14s\n", "verify", "state", "B", "acc", "us", "per tok / dec");
+	for (const auto &v : g_verify) {
+		const double dec = decode_us(v.B, 96, v.sdt);
+		printf("%-8s %-5s %5d %4d %10.2f %13.2fx\n", "", dname(v.sdt), v.B, v.m, v.us,
+		       dec > 0 ? v.us / v.m / dec : 0.0);
 	}
 }
 

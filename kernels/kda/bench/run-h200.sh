@@ -26,13 +26,22 @@ echo "== bench"
 timeout 300 "$B/kernels/kda-bench" -o "$O/kda-h200.csv" "$@" 2>&1 | tee "$O/bench.log" | tail -45
 if command -v compute-sanitizer >/dev/null 2>&1 && [ -z "$NO_SANITIZER" ]; then
 	echo "== sanitizers"
-	KDA_TEST_FILTER='test_verify_replay_fp32' timeout 90 compute-sanitizer --tool racecheck \
-		"$B/tests/kernels/test-kda-gpu" >"$O/racecheck-step.log" 2>&1
-	echo "racecheck step rc=$? $(grep -c 'Hazard\|ERROR' "$O/racecheck-step.log") hazard lines"
-	KDA_TEST_FILTER='test_prefill_varlen' timeout 90 compute-sanitizer --tool racecheck \
-		"$B/tests/kernels/test-kda-gpu" >"$O/racecheck-prefill.log" 2>&1
-	echo "racecheck prefill rc=$? $(grep -c 'Hazard\|ERROR' "$O/racecheck-prefill.log") hazard lines"
-	KDA_TEST_FILTER='test_prefill_varlen' timeout 90 compute-sanitizer --tool memcheck \
-		"$B/tests/kernels/test-kda-gpu" >"$O/memcheck-prefill.log" 2>&1
-	echo "memcheck prefill rc=$? $(tail -1 "$O/memcheck-prefill.log")"
+	: >"$O/sanitizer.log"
+	for tool in racecheck memcheck; do
+		for f in test_verify_replay_fp32 test_prefill_varlen; do
+			echo "### $tool $f" >>"$O/sanitizer.log"
+			KDA_TEST_FILTER=$f timeout 90 compute-sanitizer --tool $tool \
+				"$B/tests/kernels/test-kda-gpu" >>"$O/sanitizer.log" 2>&1
+			echo "$tool $f rc=$? $(tail -1 "$O/sanitizer.log")"
+		done
+	done
+fi
+# Optional: fla's Triton chunk_kda beside ours (fla source carried in .fla, never committed).
+if [ -d .fla/fla ] && [ -z "$NO_FLA" ]; then
+	echo "== fla chunk_kda"
+	PYTHONPATH="$PWD/.fla" TRITON_CACHE_DIR=/tmp/triton-cache PYTHONUNBUFFERED=1 \
+		timeout "${FLA_TIMEOUT:-240}" python3 kernels/kda/bench/fla_compare.py "$O/fla-h200.csv" \
+		>"$O/fla.log" 2>&1
+	echo "fla rc=$?"
+	grep -E "fla chunk_kda|torch|Error|error" "$O/fla.log" | tail -12
 fi
