@@ -51,8 +51,11 @@ gpu_test() {  # name args...
   gpu_test sigterm 10000
   gpu_test reset 10000
   gpu_test busy
+  echo "== k3sim trace capture (the CLI itself) -- capture_app basic"
+  "$B/cli/k3sim" trace capture -o /tmp/cli-basic.db --force -- "$APP" basic 2>&1 | sed "s|^|  |"
+  echo "== k3sim trace capture: exit ${PIPESTATUS[0]}"
 } > "$OUT/capture-gpu-tests.txt" 2>&1
-grep -E '^== .*exit|FAIL|metric:|launches:|retrying' "$OUT/capture-gpu-tests.txt"
+grep -E '^== .*exit|FAIL|metric:|launches:|sigterm:|reset:|retrying' "$OUT/capture-gpu-tests.txt"
 
 # 2. PyTorch: the same program under k3sim, then (separately) under torch.profiler.
 K3SIM="$B/cli/k3sim trace capture"
