@@ -511,15 +511,14 @@ int json_next(struct json_reader *r, enum json_tok *tok, struct err *e)
 			return 0;
 		}
 		case ST_VALUE_OR_END:
-			if (c == ']') {
+		case ST_VALUE:
+		default: {
+			if (c == ']' && r->state == ST_VALUE_OR_END) {
 				pop(r, c);
 				*tok = JSON_ARR_END;
 				r->tokens++;
 				return 0;
 			}
-			/* fall through */
-		case ST_VALUE:
-		default: {
 			int rc = read_value(r, c, tok, e);
 			if (!rc)
 				r->tokens++;
