@@ -7,6 +7,9 @@ int cmd_model(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 /* `k3sim trace capture ...` (argv[0] is "capture"); called by cmd_trace. */
 int cmd_trace_capture(int argc, char **argv);
 

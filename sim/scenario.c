@@ -145,7 +145,7 @@ static void resolve_relative(char *path, size_t cap, const char *scenario_file)
 static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
-		"workload", "dtypes", "options", NULL};
+		"workload", "dtypes", "options", "sweep", NULL}; /* sweep: read by reports/sweep_spec.c */
 	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", NULL};
 	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
 		"prefill_chunk", "kda_chunk", NULL};
