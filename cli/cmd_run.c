@@ -176,6 +176,32 @@ static void json_phase(struct jw *w, const char *key, const struct sim_phase *ph
 		jw_str(w, "bound", bound_name(r->cost.bound));
 		jw_f64(w, "flops", r->total_flops);
 		jw_f64(w, "bytes", r->total_bytes);
+		/* one instance on one GPU: its dims and bytes by kind (KV writes are the cache growth) */
+		const struct op *o = &r->op;
+		jw_begin_object(w, "instance");
+		if (op_is_comm(o->kind)) {
+			jw_i64(w, "comm_bytes", o->comm_bytes);
+			jw_i64(w, "ranks", o->ranks);
+		} else {
+			jw_i64(w, "m", o->m);
+			jw_i64(w, "n", o->n);
+			jw_i64(w, "k", o->k);
+			jw_i64(w, "b", o->b);
+			jw_i64(w, "t", o->t);
+			jw_i64(w, "h", o->h);
+			jw_i64(w, "ctx", o->ctx);
+			jw_str(w, "w_dtype", dtype_name(o->w_dtype));
+			jw_str(w, "a_dtype", dtype_name(o->a_dtype));
+			jw_f64(w, "flops", o->flops);
+			jw_i64(w, "weight_bytes", o->bytes_weight);
+			jw_i64(w, "act_in_bytes", o->bytes_act_in);
+			jw_i64(w, "act_out_bytes", o->bytes_act_out);
+			jw_i64(w, "kv_read_bytes", o->bytes_kv_read);
+			jw_i64(w, "kv_write_bytes", o->bytes_kv_write);
+			jw_i64(w, "state_read_bytes", o->bytes_state_read);
+			jw_i64(w, "state_write_bytes", o->bytes_state_write);
+		}
+		jw_end_object(w);
 		jw_end_object(w);
 	}
 	jw_end_array(w);
