@@ -29,19 +29,34 @@ constexpr int CH = KDA_CHUNK;        /* 16 */
 static_assert(CH == 16 && D == 128, "the tiling below assumes 16-token chunks and 128-wide heads");
 
 /* Per (chunk, head) record written by the intra kernel, read by the
- * recurrent one (bytes). BF16 unless noted. */
-constexpr int REC_WK = 0;                      /* Wk   [16 t][128 k] */
-constexpr int REC_QT = REC_WK + CH * D * 2;    /* Qt   [16 t][128 k] */
-constexpr int REC_KH = REC_QT + CH * D * 2;    /* Kh^T [128 k][16 t] */
-constexpr int REC_U = REC_KH + CH * D * 2;     /* U^T  [128 v][16 t] */
-constexpr int REC_P = REC_U + CH * D * 2;      /* P    [16 t][16 s], zero above the diagonal */
-constexpr int REC_G = REC_P + CH * CH * 2;     /* Gamma_last [128 k], FP32 */
-constexpr int REC_BYTES = REC_G + D * 4;       /* 17408 */
-static_assert(REC_BYTES % 16 == 0, "records are copied in 16-byte pieces");
+ * recurrent one, laid out so that the recurrent kernel copies it into
+ * shared memory as is (bulk copies) and its ldmatrix loads are free of bank
+ * conflicts: 16-byte chunk c of row r is stored at chunk c ^ swz(r).
+ * BF16 unless noted; offsets in bytes. */
+constexpr int REC_WK = 0;                   /* Wk   [16 t][128 k], swz = t & 7 */
+constexpr int REC_QT = REC_WK + CH * D * 2; /* Qt   [16 t][128 k], swz = t & 7 */
+constexpr int REC_KH = REC_QT + CH * D * 2; /* Kh^T [128 k][16 t], swz = (k >> 2) & 1 */
+constexpr int REC_P = REC_KH + CH * D * 2;  /* P    [16 t][16 s], zero above the diagonal, swz = (t >> 2) & 1 */
+constexpr int REC_G = REC_P + CH * CH * 2;  /* Gamma_last, FP32, permuted [4 t4][16 nt][2] = G[8 nt + 2 t4 + e] */
+constexpr int G_LD = 36;                    /* floats per t4 row: 144 bytes keep 4 rows in distinct banks */
+constexpr int REC_U = REC_G + 4 * G_LD * 4; /* U^T  [128 v][16 t], swz = (v >> 2) & 1; last: sliced by rows */
+constexpr int REC_BYTES = REC_U + CH * D * 2; /* 17472 */
+static_assert(REC_BYTES % 16 == 0 && REC_U % 16 == 0, "bulk copies move 16-byte multiples");
+
+__host__ __device__ constexpr int swz_wide(int row, int chunk) /* rows of 16 chunks */
+{
+	return chunk ^ (row & 7);
+}
+
+__host__ __device__ constexpr int swz_narrow(int row, int chunk) /* rows of 2 chunks */
+{
+	return chunk ^ ((row >> 2) & 1);
+}
 
 constexpr int OFFSETS_THREADS = 1024;
 constexpr int INTRA_THREADS = D;               /* one thread per channel */
-constexpr int RECUR_STAGES = 5;                /* cp.async pipeline depth: 4 chunks in flight cover HBM latency */
+constexpr int INTRA_MIN_CTAS = 5;              /* CTAs per SM: latency of one chunk hides behind the others */
+constexpr int RECUR_STAGES = 4;                /* chunk records in flight (bulk copies) */
 constexpr int RECUR_MAX_WARPS = 8;             /* 8 warps x 16 rows = all 128 rows of a head */
 
 /* Chunk offsets: off[i] = sum over j < i of ceil(len_j / 16); one CTA. */
@@ -83,7 +98,7 @@ struct intra_params {
  * the 8 rows g of a fragment load fall in distinct banks. */
 constexpr int TILE_LD = D + 8;
 
-__global__ void __launch_bounds__(INTRA_THREADS) kda_chunk_intra_kernel(const intra_params p)
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ __align__(16) uint16_t raw[4][CH][D];        /* q, k, v, g_raw of the chunk */
 	__shared__ __align__(16) uint16_t t_qt[CH][TILE_LD];     /* Qt, Kt, Kb as MMA operands */
@@ -160,17 +175,17 @@ __global__ void __launch_bounds__(INTRA_THREADS) kda_chunk_intra_kernel(const in
 		t_qt[t][c] = qt;
 		t_kt[t][c] = f2bf(k * gam);
 		t_kb[t][c] = f2bf(k * igam);
-		reinterpret_cast<uint16_t *>(rec + REC_QT)[t * D + c] = qt;
+		*reinterpret_cast<uint16_t *>(rec + REC_QT + t * D * 2 + swz_wide(t, c >> 3) * 16 + (c & 7) * 2) = qt;
 	}
-	reinterpret_cast<float *>(rec + REC_G)[c] = __expf(G);
+	reinterpret_cast<float *>(rec + REC_G)[((c >> 1) & 3) * G_LD + (c >> 3) * 2 + (c & 1)] = __expf(G);
 	{
 		uint32_t w[CH / 2];
 #pragma unroll
 		for (int t = 0; t < CH; t += 2)
 			w[t / 2] = pack_bf16(kn[t] * __expf(G - gcum[t]), kn[t + 1] * __expf(G - gcum[t + 1]));
-		uint4 *dst = reinterpret_cast<uint4 *>(rec + REC_KH + c * CH * 2);
-		dst[0] = make_uint4(w[0], w[1], w[2], w[3]);
-		dst[1] = make_uint4(w[4], w[5], w[6], w[7]);
+		uint8_t *row = rec + REC_KH + c * CH * 2;
+		*reinterpret_cast<uint4 *>(row + swz_narrow(c, 0) * 16) = make_uint4(w[0], w[1], w[2], w[3]);
+		*reinterpret_cast<uint4 *>(row + swz_narrow(c, 1) * 16) = make_uint4(w[4], w[5], w[6], w[7]);
 	}
 	__syncthreads();
 
@@ -200,7 +215,8 @@ __global__ void __launch_bounds__(INTRA_THREADS) kda_chunk_intra_kernel(const in
 				s_a[row][col] = col < row ? s_beta[row] * d0 : 0.0f;
 				s_a[row][col + 1] = col + 1 < row ? s_beta[row] * d1 : 0.0f;
 			} else {
-				reinterpret_cast<uint32_t *>(rec + REC_P)[(row * CH + col) / 2] =
+				*reinterpret_cast<uint32_t *>(rec + REC_P + row * CH * 2 + swz_narrow(row, col >> 3) * 16 +
+							      (col & 7) * 2) =
 					pack_bf16(col <= row ? d0 : 0.0f, col + 1 <= row ? d1 : 0.0f);
 			}
 		}
@@ -239,30 +255,23 @@ __global__ void __launch_bounds__(INTRA_THREADS) kda_chunk_intra_kernel(const in
 				u += tv * vv[s];
 				w += tv * kt[s];
 			}
-			wk[t * D + c] = f2bf(w);
+			*reinterpret_cast<uint16_t *>(reinterpret_cast<uint8_t *>(wk) + t * D * 2 +
+						      swz_wide(t, c >> 3) * 16 + (c & 7) * 2) = f2bf(w);
 			if (t & 1)
 				uw[t / 2] = pack_bf16(prev, u);
 			prev = u;
 		}
-		uint4 *dst = reinterpret_cast<uint4 *>(rec + REC_U + c * CH * 2);
-		dst[0] = make_uint4(uw[0], uw[1], uw[2], uw[3]);
-		dst[1] = make_uint4(uw[4], uw[5], uw[6], uw[7]);
+		uint8_t *row = rec + REC_U + c * CH * 2;
+		*reinterpret_cast<uint4 *>(row + swz_narrow(c, 0) * 16) = make_uint4(uw[0], uw[1], uw[2], uw[3]);
+		*reinterpret_cast<uint4 *>(row + swz_narrow(c, 1) * 16) = make_uint4(uw[4], uw[5], uw[6], uw[7]);
 	}
 }
 
-/* Shared-memory stage of the recurrent kernel: one chunk's record, padded
- * so that fragment loads are free of bank conflicts. */
-constexpr int ST_LD_T = 24; /* row stride (elements) of the [..][16 t] tiles */
-constexpr int ST_WK = 0;
-constexpr int ST_QT = ST_WK + CH * TILE_LD * 2;
-constexpr int ST_KH = ST_QT + CH * TILE_LD * 2;
-constexpr int ST_P = ST_KH + D * ST_LD_T * 2;
-constexpr int ST_G = ST_P + CH * ST_LD_T * 2;
-constexpr int ST_U = ST_G + D * 4;
-
+/* Shared-memory stage of the recurrent kernel: the record up to U, then the
+ * CTA's slice of U^T rows; same layout (and swizzle) as in global memory. */
 __host__ __device__ constexpr int stage_bytes(int warps)
 {
-	return ST_U + 16 * warps * ST_LD_T * 2;
+	return REC_U + 16 * warps * CH * 2;
 }
 
 struct recur_params {
@@ -274,65 +283,91 @@ struct recur_params {
 	uint16_t *out;
 };
 
-template <int WARPS>
-__device__ __forceinline__ void load_stage(uint8_t *st, const uint8_t *rec, int vbase)
+__device__ __forceinline__ uint32_t smem_u32(const void *p)
 {
-	constexpr int ROWS = 16 * WARPS, NG = 832 + 2 * ROWS;
-	for (int i = threadIdx.x; i < NG; i += WARPS * 32) {
-		uint8_t *dst;
-		const uint8_t *src;
-		if (i < 256) {
-			dst = st + ST_WK + (i >> 4) * TILE_LD * 2 + (i & 15) * 16;
-			src = rec + REC_WK + i * 16;
-		} else if (i < 512) {
-			const int r = i - 256;
-			dst = st + ST_QT + (r >> 4) * TILE_LD * 2 + (r & 15) * 16;
-			src = rec + REC_QT + r * 16;
-		} else if (i < 768) {
-			const int r = i - 512;
-			dst = st + ST_KH + (r >> 1) * ST_LD_T * 2 + (r & 1) * 16;
-			src = rec + REC_KH + r * 16;
-		} else if (i < 800) {
-			const int r = i - 768;
-			dst = st + ST_P + (r >> 1) * ST_LD_T * 2 + (r & 1) * 16;
-			src = rec + REC_P + r * 16;
-		} else if (i < 832) {
-			const int r = i - 800;
-			dst = st + ST_G + r * 16;
-			src = rec + REC_G + r * 16;
-		} else {
-			const int r = i - 832;
-			dst = st + ST_U + (r >> 1) * ST_LD_T * 2 + (r & 1) * 16;
-			src = rec + REC_U + (vbase + (r >> 1)) * CH * 2 + (r & 1) * 16;
-		}
-		cp_async16(dst, src);
-	}
+	return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-__device__ __forceinline__ uint32_t lds32(const uint8_t *base, int off_bytes)
+__device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
 {
-	return *reinterpret_cast<const uint32_t *>(base + off_bytes);
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(addr));
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+		     : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
+{
+	uint32_t done = 0;
+	do {
+		asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     " selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(smem_u32(bar)), "r"(parity)
+			     : "memory");
+	} while (!done);
+}
+
+/* Bulk copy engine: global -> shared, completion counted on `bar`. */
+__device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+			     smem_u32(dst)),
+		     "l"(src), "r"(bytes), "r"(smem_u32(bar))
+		     : "memory");
+}
+
+/* One thread stages chunk record `rec` (its U rows from vbase) into `st`. */
+template <int WARPS>
+__device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar)
+{
+	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2;
+	mbar_expect_tx(bar, REC_U + U_BYTES);
+	bulk_g2s(st, rec, REC_U, bar);
+	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
 }
 
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
  * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
  * FP32 accumulator tiles. Warps never exchange data: the CTA only shares
- * the staged chunk records.
+ * the staged chunk records, which thread 0 streams RECUR_STAGES - 1 chunks
+ * ahead with the bulk copy engine.
  */
 template <typename StateT, int WARPS>
 __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
-	extern __shared__ __align__(16) uint8_t smem[];
+	extern __shared__ __align__(128) uint8_t smem[];
+	__shared__ __align__(8) uint64_t full[RECUR_STAGES];
 	constexpr int SB = stage_bytes(WARPS);
 	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
 	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int g = lane >> 2, t4 = lane & 3;
+	const int g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
 	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
 	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
 	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
 	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
 	const size_t sbase = (slot * H + h) * (size_t)D * D;
+	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
+	const size_t rec_stride = (size_t)H * REC_BYTES;
+
+	if (threadIdx.x == 0) {
+		for (int i = 0; i < RECUR_STAGES; i++)
+			mbar_init(&full[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		for (int i = 0; i < RECUR_STAGES - 1 && i < n_chunks; i++)
+			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i]);
+	}
 
 	float s[D / 8][4];
 #pragma unroll
@@ -348,25 +383,27 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		}
 	}
 
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
-#pragma unroll
-	for (int i = 0; i < RECUR_STAGES - 1; i++) {
-		if (i < n_chunks)
-			load_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase);
-		cp_async_commit();
-	}
+	/* Per-lane ldmatrix row offsets (bytes) inside a stage. */
+	const int wide_row = 8 * (mi >> 1) + mr;            /* Wk, Qt: token row */
+	const int wide_off = wide_row * D * 2;
+	const int pk_row = 8 * (mi >> 1) + mr;              /* P: token row */
+	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
+	const int u_row = 16 * warp + 8 * (mi & 1) + mr;    /* U^T: local row */
+	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
 
 	for (int cc = 0; cc < n_chunks; cc++) {
-		cp_async_wait<RECUR_STAGES - 2>();
-		__syncthreads();
-		{
+		__syncthreads(); /* every warp is done with the stage refilled below */
+		if (threadIdx.x == 0) {
 			const int nx = cc + RECUR_STAGES - 1;
-			if (nx < n_chunks)
-				load_stage<WARPS>(smem + (nx % RECUR_STAGES) * SB, rec0 + nx * rec_stride, vbase);
-			cp_async_commit();
+			if (nx < n_chunks) {
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				issue_stage<WARPS>(smem + (nx % RECUR_STAGES) * SB, rec0 + nx * rec_stride, vbase,
+						   &full[nx % RECUR_STAGES]);
+			}
 		}
+		mbar_wait(&full[cc % RECUR_STAGES], (uint32_t)(cc / RECUR_STAGES) & 1u);
 		const uint8_t *st = smem + (cc % RECUR_STAGES) * SB;
+		const uint32_t sa = smem_u32(st);
 
 		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
 		float wa[2][4] = {}, oa[2][4] = {};
@@ -377,25 +414,24 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
 			a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
 			a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-			const int k0 = (kk * 16 + 2 * t4) * 2;
-#pragma unroll
-			for (int nn = 0; nn < 2; nn++) {
-				const int row = (8 * nn + g) * TILE_LD * 2;
-				mma_bf16_16816(wa[nn], a, lds32(st, ST_WK + row + k0), lds32(st, ST_WK + row + k0 + 16));
-				mma_bf16_16816(oa[nn], a, lds32(st, ST_QT + row + k0), lds32(st, ST_QT + row + k0 + 16));
-			}
+			const int off = wide_off + swz_wide(wide_row, 2 * kk + (mi & 1)) * 16;
+			uint32_t bw[4], bq[4];
+			ldsm_x4(bw, sa + REC_WK + off);
+			ldsm_x4(bq, sa + REC_QT + off);
+			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
+			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
+			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
+			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
 		}
+		uint32_t u[4];
+		ldsm_x4(u, sa + u_off);
 		float w[2][4];
-		const int ur = (16 * warp + g) * ST_LD_T * 2;
 #pragma unroll
 		for (int nn = 0; nn < 2; nn++) {
-			const int tcol = (8 * nn + 2 * t4) * 2;
-			const uint32_t u0 = lds32(st, ST_U + ur + tcol);
-			const uint32_t u1 = lds32(st, ST_U + ur + 8 * ST_LD_T * 2 + tcol);
-			w[nn][0] = lo_bf16(u0) - wa[nn][0];
-			w[nn][1] = hi_bf16(u0) - wa[nn][1];
-			w[nn][2] = lo_bf16(u1) - wa[nn][2];
-			w[nn][3] = hi_bf16(u1) - wa[nn][3];
+			w[nn][0] = lo_bf16(u[2 * nn]) - wa[nn][0];
+			w[nn][1] = hi_bf16(u[2 * nn]) - wa[nn][1];
+			w[nn][2] = lo_bf16(u[2 * nn + 1]) - wa[nn][2];
+			w[nn][3] = hi_bf16(u[2 * nn + 1]) - wa[nn][3];
 		}
 		uint32_t aw[4];
 		aw[0] = pack_bf16(w[0][0], w[0][1]);
@@ -404,20 +440,26 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		aw[3] = pack_bf16(w[1][2], w[1][3]);
 
 		/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
-#pragma unroll
-		for (int nn = 0; nn < 2; nn++) {
-			const int row = (8 * nn + g) * ST_LD_T * 2 + 2 * t4 * 2;
-			mma_bf16_16816(oa[nn], aw, lds32(st, ST_P + row), lds32(st, ST_P + row + 16));
+		{
+			uint32_t bp[4];
+			ldsm_x4(bp, sa + p_off);
+			mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
+			mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
 		}
 
 		/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
-		const float *gl = reinterpret_cast<const float *>(st + ST_G);
+		const float *gp = reinterpret_cast<const float *>(st + REC_G) + t4 * G_LD;
 #pragma unroll
-		for (int nt = 0; nt < D / 8; nt++) {
-			const float2 gm = *reinterpret_cast<const float2 *>(gl + nt * 8 + 2 * t4);
-			s[nt][0] *= gm.x, s[nt][1] *= gm.y, s[nt][2] *= gm.x, s[nt][3] *= gm.y;
-			const int row = (8 * nt + g) * ST_LD_T * 2 + 2 * t4 * 2;
-			mma_bf16_16816(s[nt], aw, lds32(st, ST_KH + row), lds32(st, ST_KH + row + 16));
+		for (int np = 0; np < D / 16; np++) {
+			const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
+			const int j = 8 * (2 * np + (mi >> 1)) + mr;
+			uint32_t bk[4];
+			ldsm_x4(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, mi & 1) * 16);
+			float *s0 = s[2 * np], *s1 = s[2 * np + 1];
+			s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
+			s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
+			mma_bf16_16816(s0, aw, bk[0], bk[1]);
+			mma_bf16_16816(s1, aw, bk[2], bk[3]);
 		}
 
 		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
@@ -435,7 +477,6 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			}
 		}
 	}
-	cp_async_wait<0>();
 
 	if (p.s1) {
 #pragma unroll

@@ -11,7 +11,7 @@
  *     per-chunk operands of the recurrence, written to `workspace`;
  *  2. recurrent, head-parallel (one CTA per sequence, head and slice of V
  *     rows): the state in FP32 registers, three BF16 tensor-core products
- *     per chunk, chunk operands double/triple-buffered with cp.async.
+ *     per chunk, chunk operands streamed ahead by the bulk copy engine.
  */
 #ifndef K3_KERNELS_KDA_PREFILL_H
 #define K3_KERNELS_KDA_PREFILL_H

@@ -2,10 +2,10 @@
 /*
  * The token-step kernel shared by kda_decode.cu and kda_verify.cu (internal).
  *
- * A CTA works on one (request, head) at a time. The head's state S^T
- * ([128 rows v][128 k]) lives in registers while it is processed: 16 lanes
- * per row, each lane 8 k values (16-byte pieces), 4 rows per thread. It is
- * loaded once, then the CTA runs
+ * One CTA per (request, head). The head's state S^T ([128 rows v][128 k])
+ * lives in registers for the whole launch: 16 lanes per row, each lane 8 k
+ * values (16-byte pieces), 8 rows per thread. It is loaded once, then the
+ * CTA runs
  *   - `commit` tokens (decode's token, or the replayed accepted prefix),
  *     after which state and conv state are written back once, and
  *   - `spec` tokens (drafts being verified) whose state is discarded.
@@ -21,10 +21,11 @@
 
 namespace {
 
-constexpr int STEP_THREADS = 512;
+constexpr int STEP_THREADS = 256;
 constexpr int STEP_LANES_PER_ROW = 16;
-constexpr int STEP_ROW_GROUPS = STEP_THREADS / STEP_LANES_PER_ROW;     /* 32 */
-constexpr int STEP_ROWS = KDA_HEAD_DIM / STEP_ROW_GROUPS;              /* 4 rows per thread */
+constexpr int STEP_ROW_GROUPS = STEP_THREADS / STEP_LANES_PER_ROW;     /* 16 */
+constexpr int STEP_ROWS = KDA_HEAD_DIM / STEP_ROW_GROUPS;              /* 8 rows per thread */
+constexpr int STEP_MIN_CTAS = 2; /* CTAs per SM the register budget allows: loads of one overlap compute of the other */
 constexpr int STEP_KS = KDA_HEAD_DIM / STEP_LANES_PER_ROW;             /* 8 k per thread */
 constexpr int STEP_CONV_THREADS = 2 * KDA_HEAD_DIM; /* q,k channel c: tid c; v channel c: tid 128 + c */
 constexpr int STEP_CH = 3 * KDA_HEAD_DIM;           /* q|k|v channels per head */
@@ -145,261 +146,187 @@ __device__ __forceinline__ tok_in load_tok(const step_params &p, bool spec, size
 	return r;
 }
 
-/* Each thread stages exactly the 16-byte pieces of the state it will own
- * in registers, so the staging buffer needs no barrier: cp.async.wait_all
- * orders a thread's own copies before its own reads. */
-template <typename StateT>
-__device__ __forceinline__ void stage_state(StateT *stage, const StateT *st, int rg, int sub)
-{
-	constexpr int PIECES = STEP_KS * sizeof(StateT) / 16; /* fp32: 2, bf16: 1 */
-#pragma unroll
-	for (int i = 0; i < STEP_ROWS; i++) {
-		const int row = (rg + STEP_ROW_GROUPS * i) * KDA_HEAD_DIM;
-#pragma unroll
-		for (int j = 0; j < PIECES; j++) {
-			const int k = step_layout<StateT>::k(sub, j * (STEP_KS / PIECES));
-			cp_async16(stage + row + k, st + row + k);
-		}
-	}
-}
-
-/* Items staged ahead: FP32 state pieces are 64 KiB per item, enough bytes in
- * flight with one; BF16 needs two to keep as many bytes in flight. */
-template <typename StateT>
-struct step_stages {
-	static constexpr int n = sizeof(StateT) == 4 ? 1 : 2;
-};
-
 /*
- * Persistent grid, one CTA per SM, over items = (request b, head h),
- * b-major. Threads < 128 own the ShortConv of q and k channel c, threads
- * 128..255 that of v channel c and the gates of channel c; every thread
- * owns 4 rows x 8 k of the state. While an item computes, the state of the
- * next item(s) streams into shared memory (cp.async), so loads, arithmetic
- * and stores of different items overlap. Tokens [0, n_commit) come from the
- * commit window, the rest from the spec window; the state is written after
- * the last commit token.
+ * One CTA per item = (request b, head h). Threads < 128 own the ShortConv of
+ * q and k channel c, threads 128..255 that of v channel c and the gates of
+ * channel c; every thread owns 8 rows x 8 k of the state, read straight into
+ * registers first thing (all 64 KiB of an FP32 head in flight at once).
+ * Two CTAs per SM overlap one's loads with the other's arithmetic. Tokens
+ * [0, n_commit) come from the commit window, the rest from the spec window;
+ * the state is written after the last commit token.
  *
- * Inside an item the state is kept as m~ with m = m~ * d (d per k channel,
+ * Inside a window the state is kept as m~ with m = m~ * d (d per k channel,
  * the running product of decays): a token then costs 3 FMAs per element
  * (two dot products, one update) instead of 4. d is reset at the commit,
  * so over a window of <= 8 tokens d >= exp(-40), well inside FP32.
  */
 template <typename StateT>
-__global__ void __launch_bounds__(STEP_THREADS, 1) kda_step_kernel(const step_params p, int n_items)
+__global__ void __launch_bounds__(STEP_THREADS, STEP_MIN_CTAS) kda_step_kernel(const step_params p)
 {
-	constexpr int NST = step_stages<StateT>::n;
 	constexpr size_t SN = (size_t)KDA_HEAD_DIM * KDA_HEAD_DIM;
-	extern __shared__ __align__(16) uint8_t step_dyn[];
-	StateT *const stage = reinterpret_cast<StateT *>(step_dyn); /* [NST][128][128] */
 	__shared__ __align__(16) step_smem sm;
 	/* ShortConv weights and history of the thread's channels: [q|k or v][thread]. */
 	__shared__ float conv_w[2][STEP_CONV_THREADS][KDA_CONV_TAPS];
 	__shared__ float conv_h[2][STEP_CONV_THREADS][KDA_CONV_STATE_TAPS];
+	const int b = blockIdx.x, h = blockIdx.y;
 	const int tid = threadIdx.x, H = p.heads, C = H * STEP_CH, c = tid & (KDA_HEAD_DIM - 1);
 	const int lane = tid & 31, warp = tid >> 5;
 	const int sub = tid & (STEP_LANES_PER_ROW - 1), rg = tid / STEP_LANES_PER_ROW;
 	const bool qk = tid < KDA_HEAD_DIM, vr = !qk && tid < STEP_CONV_THREADS;
 	const int nch = qk ? 2 : vr ? 1 : 0;
-	StateT *const pool = static_cast<StateT *>(p.state);
+	const size_t slot = (size_t)p.slot[b];
+	StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * SN;
 
-	if ((int)blockIdx.x >= n_items)
-		return;
+	/* Issue the whole state read first; everything below overlaps with it. */
+	float m[STEP_ROWS][STEP_KS], d[STEP_KS];
 #pragma unroll
-	for (int s = 0; s < NST; s++) {
-		const int it = blockIdx.x + s * gridDim.x;
-		if (it < n_items)
-			stage_state(stage + s * SN, pool + ((size_t)p.slot[it / H] * H + it % H) * SN, rg, sub);
-		cp_async_commit();
+	for (int i = 0; i < STEP_ROWS; i++)
+		step_layout<StateT>::load(st + (size_t)(rg + STEP_ROW_GROUPS * i) * KDA_HEAD_DIM, sub, m[i]);
+
+	uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
+	const int ch0 = qk ? h * KDA_HEAD_DIM + c : (2 * H + h) * KDA_HEAD_DIM + c;
+	const int ch1 = (H + h) * KDA_HEAD_DIM + c;
+	const int n_commit = p.commit.x ? (p.commit.n_tokens ? p.commit.n_tokens[b] : p.commit.n_fixed) : 0;
+	const int n_spec = p.spec.x ? (p.spec.n_tokens ? p.spec.n_tokens[b] : p.spec.n_fixed) : 0;
+	const int n_tok = n_commit + n_spec;
+	tok_in in = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+	if (n_tok > 0 && nch)
+		in = load_tok(p, n_commit == 0, (size_t)b * p.window, H, C, h, c, qk, ch0, ch1);
+	for (int j = 0; j < nch; j++) {
+		const int chj = j ? ch1 : ch0;
+#pragma unroll
+		for (int i = 0; i < KDA_CONV_TAPS; i++)
+			conv_w[j][tid][i] = bf2f(p.conv_w[(size_t)chj * KDA_CONV_TAPS + i]);
+#pragma unroll
+		for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
+			conv_h[j][tid][i] = bf2f(cs[(size_t)i * C + chj]);
 	}
-	int tok = 0; /* running token count: smem buffer parity */
+#pragma unroll
+	for (int e = 0; e < STEP_KS; e++)
+		d[e] = 1.0f;
 
-	for (int k = 0, item = blockIdx.x; item < n_items; k++, item += gridDim.x) {
-		const int b = item / H, h = item % H;
-		const int ahead = item + NST * gridDim.x;
-		const size_t ahead_slot = ahead < n_items ? (size_t)p.slot[ahead / H] : 0;
-		const size_t slot = (size_t)p.slot[b];
-		StateT *st = pool + (slot * H + h) * SN;
-		uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
-		const int ch0 = qk ? h * KDA_HEAD_DIM + c : (2 * H + h) * KDA_HEAD_DIM + c;
-		const int ch1 = (H + h) * KDA_HEAD_DIM + c;
-		const int n_commit = p.commit.x ? (p.commit.n_tokens ? p.commit.n_tokens[b] : p.commit.n_fixed) : 0;
-		const int n_spec = p.spec.x ? (p.spec.n_tokens ? p.spec.n_tokens[b] : p.spec.n_fixed) : 0;
-		const int n_tok = n_commit + n_spec;
-		tok_in in = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
-		if (n_tok > 0 && nch)
-			in = load_tok(p, n_commit == 0, (size_t)b * p.window, H, C, h, c, qk, ch0, ch1);
-		for (int j = 0; j < nch; j++) {
-			const int chj = j ? ch1 : ch0;
-#pragma unroll
-			for (int i = 0; i < KDA_CONV_TAPS; i++)
-				conv_w[j][tid][i] = bf2f(p.conv_w[(size_t)chj * KDA_CONV_TAPS + i]);
-#pragma unroll
-			for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
-				conv_h[j][tid][i] = bf2f(cs[(size_t)i * C + chj]);
+	for (int tok = 0; tok < n_tok; tok++) {
+		const bool committing = tok < n_commit;
+		const int t = committing ? tok : tok - n_commit;
+		uint16_t *const wout = committing ? p.commit.out : p.spec.out;
+		const bool out = wout != nullptr;
+		const int buf = tok & 1;
+		const size_t bt = (size_t)b * p.window + t;
+		float og = 0.0f;
+		if (qk) {
+			float yq = conv_step(conv_w[0][tid], conv_h[0][tid], in.x0);
+			float yk = conv_step(conv_w[1][tid], conv_h[1][tid], in.x1);
+			sm.q[buf][c] = yq, sm.k[buf][c] = yk;
+			float r0 = group_sum<32>(yq * yq), r1 = group_sum<32>(yk * yk);
+			float r2 = group_sum<32>(yq * yk);
+			if (lane == 0)
+				sm.red[buf][warp][0] = r0, sm.red[buf][warp][1] = r1, sm.red[buf][warp][2] = r2;
+		} else if (vr) {
+			sm.v[buf][c] = conv_step(conv_w[0][tid], conv_h[0][tid], in.x0);
+			sm.alpha[buf][c] = __expf((float)KDA_GATE_LOWER_BOUND * sigmoidf_(in.g));
+			og = sigmoidf_(in.gate);
+			if (c == 0)
+				sm.beta[buf] = sigmoidf_(in.beta);
 		}
-
-		/* This item's state: staged copy into registers, then stage item k + NST. */
-		float m[STEP_ROWS][STEP_KS], d[STEP_KS];
-		cp_async_wait<NST - 1>();
-		StateT *buf_st = stage + (k % NST) * SN;
+		/* Raw inputs of the following token, loaded while this one computes. */
+		if (tok + 1 < n_tok && nch) {
+			const bool nc = tok + 1 < n_commit;
+			const int nt = nc ? tok + 1 : tok + 1 - n_commit;
+			in = load_tok(p, !nc, (size_t)b * p.window + nt, H, C, h, c, qk, ch0, ch1);
+		}
+		__syncthreads();
+		float sq = 0.0f, sk = 0.0f, sqk = 0.0f;
 #pragma unroll
-		for (int i = 0; i < STEP_ROWS; i++)
-			step_layout<StateT>::load(buf_st + (size_t)(rg + STEP_ROW_GROUPS * i) * KDA_HEAD_DIM, sub, m[i]);
-		if (ahead < n_items)
-			stage_state(buf_st, pool + (ahead_slot * H + ahead % H) * SN, rg, sub);
-		cp_async_commit();
+		for (int i = 0; i < 4; i++)
+			sq += sm.red[buf][i][0], sk += sm.red[buf][i][1], sqk += sm.red[buf][i][2];
+		const float rq = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
+		const float rk = rsqrtf(sk + (float)KDA_L2_EPS);
+		const float kq = sqk * rq * rk, beta = sm.beta[buf];
+		/* dk = d k^, dq = d q^ for the dot products, kd = k^ / d for the update. */
+		float dk[STEP_KS], dq[STEP_KS], kd[STEP_KS];
 #pragma unroll
-		for (int e = 0; e < STEP_KS; e++)
-			d[e] = 1.0f;
-
-		for (int t_all = 0; t_all < n_tok; t_all++, tok++) {
-			const bool committing = t_all < n_commit;
-			const int t = committing ? t_all : t_all - n_commit;
-			uint16_t *const wout = committing ? p.commit.out : p.spec.out;
-			const bool out = wout != nullptr;
-			const int buf = tok & 1;
-			const size_t bt = (size_t)b * p.window + t;
-			float og = 0.0f;
-			if (qk) {
-				float yq = conv_step(conv_w[0][tid], conv_h[0][tid], in.x0);
-				float yk = conv_step(conv_w[1][tid], conv_h[1][tid], in.x1);
-				sm.q[buf][c] = yq, sm.k[buf][c] = yk;
-				float r0 = group_sum<32>(yq * yq), r1 = group_sum<32>(yk * yk);
-				float r2 = group_sum<32>(yq * yk);
-				if (lane == 0)
-					sm.red[buf][warp][0] = r0, sm.red[buf][warp][1] = r1, sm.red[buf][warp][2] = r2;
-			} else if (vr) {
-				sm.v[buf][c] = conv_step(conv_w[0][tid], conv_h[0][tid], in.x0);
-				sm.alpha[buf][c] = __expf((float)KDA_GATE_LOWER_BOUND * sigmoidf_(in.g));
-				og = sigmoidf_(in.gate);
-				if (c == 0)
-					sm.beta[buf] = sigmoidf_(in.beta);
+		for (int e = 0; e < STEP_KS; e += 4) {
+			const int kp = step_layout<StateT>::k(sub, e);
+			const float4 qa = *reinterpret_cast<const float4 *>(&sm.q[buf][kp]);
+			const float4 ka = *reinterpret_cast<const float4 *>(&sm.k[buf][kp]);
+			const float4 aa = *reinterpret_cast<const float4 *>(&sm.alpha[buf][kp]);
+			const float qv[4] = { qa.x, qa.y, qa.z, qa.w }, kv[4] = { ka.x, ka.y, ka.z, ka.w };
+			const float av[4] = { aa.x, aa.y, aa.z, aa.w };
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				d[e + u] *= av[u];
+				const float kh = kv[u] * rk;
+				dk[e + u] = d[e + u] * kh;
+				dq[e + u] = d[e + u] * (qv[u] * rq);
+				kd[e + u] = __fdividef(kh, d[e + u]);
 			}
-			/* Raw inputs of the following token, loaded while this one computes. */
-			if (t_all + 1 < n_tok && nch) {
-				const bool nc = t_all + 1 < n_commit;
-				const int nt = nc ? t_all + 1 : t_all + 1 - n_commit;
-				in = load_tok(p, !nc, (size_t)b * p.window + nt, H, C, h, c, qk, ch0, ch1);
+		}
+		float osq = 0.0f;
+#pragma unroll
+		for (int i = 0; i < STEP_ROWS; i++) {
+			const int row = rg + STEP_ROW_GROUPS * i;
+			float a = 0.0f, cq = 0.0f;
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++) {
+				a += m[i][e] * dk[e];
+				cq += m[i][e] * dq[e];
 			}
+			a = group_sum<STEP_LANES_PER_ROW>(a);
+			cq = group_sum<STEP_LANES_PER_ROW>(cq);
+			const float coef = beta * (sm.v[buf][row] - a);
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++)
+				m[i][e] += coef * kd[e];
+			const float o = cq + coef * kq;
+			if (sub == 0)
+				sm.o[buf][row] = o;
+			osq += o * o;
+		}
+		if (out) {
+			/* osq is equal on the 16 lanes of a row group; add the warp's two groups. */
+			osq += __shfl_xor_sync(0xffffffffu, osq, 16);
+			if (lane == 0)
+				sm.ored[buf][warp] = osq;
 			__syncthreads();
-			float sq = 0.0f, sk = 0.0f, sqk = 0.0f;
+			if (vr) {
+				float ss = 0.0f;
 #pragma unroll
-			for (int i = 0; i < 4; i++)
-				sq += sm.red[buf][i][0], sk += sm.red[buf][i][1], sqk += sm.red[buf][i][2];
-			const float rq = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
-			const float rk = rsqrtf(sk + (float)KDA_L2_EPS);
-			const float kq = sqk * rq * rk, beta = sm.beta[buf];
-			/* dk = d k^, dq = d q^ for the dot products, kd = k^ / d for the update. */
-			float dk[STEP_KS], dq[STEP_KS], kd[STEP_KS];
-#pragma unroll
-			for (int e = 0; e < STEP_KS; e += 4) {
-				const int kp = step_layout<StateT>::k(sub, e);
-				const float4 qa = *reinterpret_cast<const float4 *>(&sm.q[buf][kp]);
-				const float4 ka = *reinterpret_cast<const float4 *>(&sm.k[buf][kp]);
-				const float4 aa = *reinterpret_cast<const float4 *>(&sm.alpha[buf][kp]);
-				const float qv[4] = { qa.x, qa.y, qa.z, qa.w }, kv[4] = { ka.x, ka.y, ka.z, ka.w };
-				const float av[4] = { aa.x, aa.y, aa.z, aa.w };
-#pragma unroll
-				for (int u = 0; u < 4; u++) {
-					d[e + u] *= av[u];
-					const float kh = kv[u] * rk;
-					dk[e + u] = d[e + u] * kh;
-					dq[e + u] = d[e + u] * (qv[u] * rq);
-					kd[e + u] = __fdividef(kh, d[e + u]);
-				}
+				for (int i = 0; i < STEP_THREADS / 32; i++)
+					ss += sm.ored[buf][i];
+				const float r = rsqrtf(ss * (1.0f / KDA_HEAD_DIM) + p.norm_eps);
+				const float y = sm.o[buf][c] * r * bf2f(p.norm_w[c]) * og;
+				wout[(bt * H + h) * KDA_HEAD_DIM + c] = f2bf(y);
 			}
-			float osq = 0.0f;
+		}
+		if (tok == n_commit - 1) {
+			/* Materialize m = m~ d in the stored precision; continue from it. */
 #pragma unroll
 			for (int i = 0; i < STEP_ROWS; i++) {
-				const int row = rg + STEP_ROW_GROUPS * i;
-				float a = 0.0f, cq = 0.0f;
-#pragma unroll
-				for (int e = 0; e < STEP_KS; e++) {
-					a += m[i][e] * dk[e];
-					cq += m[i][e] * dq[e];
-				}
-				a = group_sum<STEP_LANES_PER_ROW>(a);
-				cq = group_sum<STEP_LANES_PER_ROW>(cq);
-				const float coef = beta * (sm.v[buf][row] - a);
 #pragma unroll
 				for (int e = 0; e < STEP_KS; e++)
-					m[i][e] += coef * kd[e];
-				const float o = cq + coef * kq;
-				if (sub == 0)
-					sm.o[buf][row] = o;
-				osq += o * o;
+					m[i][e] *= d[e];
+				step_layout<StateT>::round(m[i]);
+				step_layout<StateT>::store(st + (size_t)(rg + STEP_ROW_GROUPS * i) * KDA_HEAD_DIM,
+							   sub, m[i]);
 			}
-			if (out) {
-				/* osq is equal on the 16 lanes of a row group; add the warp's two groups. */
-				osq += __shfl_xor_sync(0xffffffffu, osq, 16);
-				if (lane == 0)
-					sm.ored[buf][warp] = osq;
-				__syncthreads();
-				if (vr) {
-					float ss = 0.0f;
 #pragma unroll
-					for (int i = 0; i < STEP_THREADS / 32; i++)
-						ss += sm.ored[buf][i];
-					const float r = rsqrtf(ss * (1.0f / KDA_HEAD_DIM) + p.norm_eps);
-					const float y = sm.o[buf][c] * r * bf2f(p.norm_w[c]) * og;
-					wout[(bt * H + h) * KDA_HEAD_DIM + c] = f2bf(y);
-				}
-			}
-			if (t_all == n_commit - 1) {
-				/* Materialize m = m~ d in the stored precision; continue from it. */
+			for (int e = 0; e < STEP_KS; e++)
+				d[e] = 1.0f;
+			for (int j = 0; j < nch; j++)
 #pragma unroll
-				for (int i = 0; i < STEP_ROWS; i++) {
-#pragma unroll
-					for (int e = 0; e < STEP_KS; e++)
-						m[i][e] *= d[e];
-					step_layout<StateT>::round(m[i]);
-					step_layout<StateT>::store(st + (size_t)(rg + STEP_ROW_GROUPS * i) * KDA_HEAD_DIM,
-								   sub, m[i]);
-				}
-#pragma unroll
-				for (int e = 0; e < STEP_KS; e++)
-					d[e] = 1.0f;
-				for (int j = 0; j < nch; j++)
-#pragma unroll
-					for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
-						cs[(size_t)i * C + (j ? ch1 : ch0)] = f2bf(conv_h[j][tid][i]);
-			}
+				for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
+					cs[(size_t)i * C + (j ? ch1 : ch0)] = f2bf(conv_h[j][tid][i]);
 		}
 	}
-	cp_async_wait<0>();
-}
-
-inline int step_sm_count()
-{
-	static int sms = 0;
-	if (!sms) {
-		int dev = 0, n = 0;
-		if (cudaGetDevice(&dev) == cudaSuccess &&
-		    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && n > 0)
-			sms = n;
-		else
-			return 132;
-	}
-	return sms;
 }
 
 template <typename StateT>
 int step_launch_t(const step_params &p, int batch, cudaStream_t stream)
 {
-	const int smem = step_stages<StateT>::n * KDA_HEAD_DIM * KDA_HEAD_DIM * (int)sizeof(StateT);
-	static bool attr_set = false;
-	if (!attr_set) {
-		if (cudaFuncSetAttribute(kda_step_kernel<StateT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 smem) != cudaSuccess)
-			return -5; /* -EIO */
-		attr_set = true;
-	}
-	const long long items = (long long)batch * p.heads;
-	if (items > (1ll << 30))
+	if (batch > 0x7fffffff || p.heads > 65535)
 		return -22; /* -EINVAL */
-	const int grid = (int)std::min<long long>(items, (long long)step_sm_count());
-	kda_step_kernel<StateT><<<grid, STEP_THREADS, smem, stream>>>(p, (int)items);
+	dim3 grid((unsigned)batch, (unsigned)p.heads);
+	kda_step_kernel<StateT><<<grid, STEP_THREADS, 0, stream>>>(p);
 	return kda_launch_status();
 }
 
