@@ -39,10 +39,32 @@ static void *vec_push(struct vec *v)
 	return (char *)v->p + v->n++ * v->elem;
 }
 
-/* Open-addressing map from a pair of 64-bit keys to a dense index. */
+/* Room for n more rows at once (a hint: never past the cap; failure is left to vec_push). */
+static void vec_reserve(struct vec *v, int64_t n)
+{
+	if (n <= 0)
+		return;
+	if (n > v->max)
+		n = v->max;
+	size_t want = v->n + (size_t)n;
+	if (want <= v->cap || (int64_t)want > v->max)
+		return;
+	void *q = realloc(v->p, want * v->elem);
+	if (!q)
+		return;
+	v->p = q;
+	v->cap = want;
+}
+
+/* Open-addressing map from a pair of 64-bit keys to a dense index; one slot is one cache line
+ * fetch. */
+struct map2_slot {
+	uint64_t a, b;
+	int32_t val;        /* -1: empty */
+};
+
 struct map2 {
-	uint64_t *ka, *kb;
-	int32_t *val;       /* -1: empty */
+	struct map2_slot *slot;
 	size_t cap, n;
 };
 
@@ -61,12 +83,11 @@ static int map2_init(struct map2 *m, size_t expect)
 	size_t cap = 64;
 	while (cap < expect * 2)
 		cap *= 2;
-	m->ka = malloc(cap * sizeof *m->ka);
-	m->kb = malloc(cap * sizeof *m->kb);
-	m->val = malloc(cap * sizeof *m->val);
-	if (!m->ka || !m->kb || !m->val)
+	m->slot = malloc(cap * sizeof *m->slot);
+	if (!m->slot)
 		return -ENOMEM;
-	memset(m->val, 0xff, cap * sizeof *m->val);
+	for (size_t i = 0; i < cap; i++)
+		m->slot[i].val = -1;
 	m->cap = cap;
 	m->n = 0;
 	return 0;
@@ -74,10 +95,13 @@ static int map2_init(struct map2 *m, size_t expect)
 
 static void map2_release(struct map2 *m)
 {
-	free(m->ka);
-	free(m->kb);
-	free(m->val);
+	free(m->slot);
 	memset(m, 0, sizeof *m);
+}
+
+static size_t map2_home(const struct map2 *m, uint64_t a, uint64_t b)
+{
+	return mix64(a * 0x9e3779b97f4a7c15ull + b) & (m->cap - 1);
 }
 
 static int32_t map2_get(const struct map2 *m, uint64_t a, uint64_t b)
@@ -85,11 +109,12 @@ static int32_t map2_get(const struct map2 *m, uint64_t a, uint64_t b)
 	if (!m->cap)
 		return -1;
 	size_t mask = m->cap - 1;
-	for (size_t i = mix64(a * 31 + b) & mask;; i = (i + 1) & mask) {
-		if (m->val[i] < 0)
+	for (size_t i = map2_home(m, a, b);; i = (i + 1) & mask) {
+		const struct map2_slot *s = &m->slot[i];
+		if (s->val < 0)
 			return -1;
-		if (m->ka[i] == a && m->kb[i] == b)
-			return m->val[i];
+		if (s->a == a && s->b == b)
+			return s->val;
 	}
 }
 
@@ -100,14 +125,12 @@ static int map2_grow(struct map2 *m)
 		return -ENOMEM;
 	size_t mask = n.cap - 1;
 	for (size_t i = 0; i < m->cap; i++) {
-		if (m->val[i] < 0)
+		if (m->slot[i].val < 0)
 			continue;
-		size_t j = mix64(m->ka[i] * 31 + m->kb[i]) & mask;
-		while (n.val[j] >= 0)
+		size_t j = map2_home(&n, m->slot[i].a, m->slot[i].b);
+		while (n.slot[j].val >= 0)
 			j = (j + 1) & mask;
-		n.ka[j] = m->ka[i];
-		n.kb[j] = m->kb[i];
-		n.val[j] = m->val[i];
+		n.slot[j] = m->slot[i];
 	}
 	n.n = m->n;
 	map2_release(m);
@@ -121,19 +144,58 @@ static int map2_put(struct map2 *m, uint64_t a, uint64_t b, int32_t v, int32_t *
 	if ((m->n + 1) * 2 > m->cap && map2_grow(m))
 		return -ENOMEM;
 	size_t mask = m->cap - 1;
-	size_t i = mix64(a * 31 + b) & mask;
-	for (; m->val[i] >= 0; i = (i + 1) & mask) {
-		if (m->ka[i] == a && m->kb[i] == b) {
-			*out = m->val[i];
+	size_t i = map2_home(m, a, b);
+	for (; m->slot[i].val >= 0; i = (i + 1) & mask) {
+		if (m->slot[i].a == a && m->slot[i].b == b) {
+			*out = m->slot[i].val;
 			return 0;
 		}
 	}
-	m->ka[i] = a;
-	m->kb[i] = b;
-	m->val[i] = v;
+	m->slot[i] = (struct map2_slot){a, b, v};
 	m->n++;
 	*out = v;
 	return 0;
+}
+
+enum { RADIX = 65536 };
+
+/* Sort int64 values: insertion sort when short, else LSD radix sort on 16-bit digits (passes whose
+ * digit is the same everywhere are skipped). tmp holds n values, count RADIX. */
+static void sort_i64(int64_t *v, size_t n, int64_t *tmp, size_t *count)
+{
+	if (n < 64) {
+		for (size_t i = 1; i < n; i++) {
+			int64_t x = v[i];
+			size_t j = i;
+			for (; j > 0 && v[j - 1] > x; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+		return;
+	}
+	int64_t *src = v, *dst = tmp;
+	for (int pass = 0; pass < 4; pass++) {
+		int shift = pass * 16;
+		memset(count, 0, RADIX * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[((uint64_t)src[i] ^ 0x8000000000000000ull) >> shift & 0xffff]++;
+		size_t first = ((uint64_t)src[0] ^ 0x8000000000000000ull) >> shift & 0xffff;
+		if (count[first] == n)
+			continue;
+		size_t sum = 0;
+		for (size_t d = 0; d < RADIX; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[((uint64_t)src[i] ^ 0x8000000000000000ull) >> shift & 0xffff]++] = src[i];
+		int64_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof *v);
 }
 
 static uint64_t hash_str(const char *s)
@@ -161,6 +223,16 @@ struct xrow {           /* memcpy / memset */
 
 struct arow {           /* API call with a correlation id */
 	int64_t start, end, gtid;
+	uint32_t corr;
+};
+
+/* API calls of one process by correlation id: CUPTI numbers them densely per process, so a
+ * plain array indexed by (id - lo) usually works; sparse processes use the hash map. */
+struct api_pid {
+	int64_t pid;
+	uint32_t lo, hi;
+	int64_t n;
+	int32_t *dense;     /* [id - lo] -> arow index, -1 none; NULL: in ctx.api */
 };
 
 struct nrow {           /* NVTX range */
@@ -185,12 +257,34 @@ struct ctx {
 	struct map2 name_ids;    /* StringIds id -> dense name index */
 	int64_t *name_src;       /* dense index -> StringIds id */
 	size_t n_names, cap_names;
-	struct map2 api;         /* (pid, correlationId) -> arow index */
+	struct map2 api;         /* (pid, correlationId) -> arow index, sparse processes */
+	struct api_pid *apids;
+	size_t n_apids, cap_apids, last_apid;
 	struct map2 streams;     /* (gpid, dev << 32 | stream) -> stream index */
 	struct vec stream_keys;  /* struct trace_stream_sum */
 	uint32_t devs[MAX_DEVICES];
 	size_t n_devs;
 };
+
+/* Rows a table probably has: max(rowid) is a b-tree descent, not a scan (0 if unknown). */
+static int64_t row_hint(struct ctx *c, const char *table)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", table);
+	sqlite3_stmt *st;
+	int64_t n = 0;
+	if (sqlite3_prepare_v2(c->sql, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int64_t col0(sqlite3_stmt *st, int idx)
+{
+	return idx >= 0 ? sqlite3_column_int64(st, idx) : 0;
+}
 
 static int too_many(struct ctx *c, const char *table, struct err *e)
 {
@@ -241,6 +335,7 @@ static int load_kernels(struct ctx *c, struct err *e)
 		return -EINVAL;
 	}
 	int name_col = idx[6] >= 0 ? idx[6] : idx[7] >= 0 ? idx[7] : idx[8];
+	vec_reserve(&c->k, row_hint(c, table));
 	int r;
 	int64_t last_id = INT64_MIN;
 	int32_t last_idx = -1;
@@ -252,10 +347,10 @@ static int load_kernels(struct ctx *c, struct err *e)
 		}
 		k->start = sqlite3_column_int64(st, idx[0]);
 		k->end = sqlite3_column_int64(st, idx[1]);
-		k->dev = (uint32_t)trace_sql_i64(st, idx[2], 0);
-		k->stream = (uint32_t)trace_sql_i64(st, idx[3], 0);
-		k->gpid = trace_sql_i64(st, idx[4], 0);
-		k->corr = (uint32_t)trace_sql_i64(st, idx[5], 0);
+		k->dev = (uint32_t)col0(st, idx[2]);
+		k->stream = (uint32_t)col0(st, idx[3]);
+		k->gpid = col0(st, idx[4]);
+		k->corr = (uint32_t)col0(st, idx[5]);
 		int64_t id = trace_sql_i64(st, name_col, -1);
 		if (id != last_id) {
 			rc = name_index(c, id, &last_idx, e);
@@ -293,10 +388,10 @@ static int load_copies(struct ctx *c, const char *table, struct err *e)
 		}
 		x->start = sqlite3_column_int64(st, idx[0]);
 		x->end = sqlite3_column_int64(st, idx[1]);
-		x->dev = (uint32_t)trace_sql_i64(st, idx[2], 0);
-		x->stream = (uint32_t)trace_sql_i64(st, idx[3], 0);
-		x->gpid = trace_sql_i64(st, idx[4], 0);
-		x->bytes = trace_sql_i64(st, idx[5], 0);
+		x->dev = (uint32_t)col0(st, idx[2]);
+		x->stream = (uint32_t)col0(st, idx[3]);
+		x->gpid = col0(st, idx[4]);
+		x->bytes = col0(st, idx[5]);
 	}
 	if (!rc && r != SQLITE_DONE)
 		rc = trace_sql_error(c->sql, c->path, table, e);
@@ -317,12 +412,14 @@ static int load_api(struct ctx *c, const char *table, struct err *e)
 		sqlite3_finalize(st);
 		return 0;
 	}
+	vec_reserve(&c->a, row_hint(c, table));
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		c->s->api_calls++;
 		int64_t corr = sqlite3_column_int64(st, idx[3]);
-		int64_t cls = trace_sql_i64(st, idx[4], 0);
-		if (corr == 0 || (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER))
+		int64_t cls = idx[4] >= 0 ? sqlite3_column_int64(st, idx[4]) : 0;
+		if (corr <= 0 || corr > UINT32_MAX ||
+		    (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER))
 			continue;
 		struct arow *a = vec_push(&c->a);
 		if (!a) {
@@ -331,20 +428,87 @@ static int load_api(struct ctx *c, const char *table, struct err *e)
 		}
 		a->start = sqlite3_column_int64(st, idx[0]);
 		a->end = sqlite3_column_int64(st, idx[1]);
-		a->gtid = trace_sql_i64(st, idx[2], 0);
-		int32_t got;
-		if (map2_put(&c->api, (uint64_t)trace_global_to_pid(a->gtid), (uint64_t)corr,
-			     (int32_t)(c->a.n - 1), &got)) {
-			rc = oom(c, e);
-			break;
-		}
-		if (got != (int32_t)(c->a.n - 1))
-			c->a.n--; /* a runtime and a driver call share the id: keep the first */
+		a->gtid = idx[2] >= 0 ? sqlite3_column_int64(st, idx[2]) : 0;
+		a->corr = (uint32_t)corr;
 	}
 	if (!rc && r != SQLITE_DONE)
 		rc = trace_sql_error(c->sql, c->path, table, e);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+static struct api_pid *api_pid_of(struct ctx *c, int64_t pid, bool add)
+{
+	if (c->last_apid < c->n_apids && c->apids[c->last_apid].pid == pid)
+		return &c->apids[c->last_apid];
+	for (size_t i = 0; i < c->n_apids; i++)
+		if (c->apids[i].pid == pid) {
+			c->last_apid = i;
+			return &c->apids[i];
+		}
+	if (!add)
+		return NULL;
+	if (c->n_apids == c->cap_apids) {
+		size_t cap = c->cap_apids ? c->cap_apids * 2 : 16;
+		struct api_pid *p = realloc(c->apids, cap * sizeof *p);
+		if (!p)
+			return NULL;
+		c->apids = p;
+		c->cap_apids = cap;
+	}
+	struct api_pid *ap = &c->apids[c->n_apids];
+	*ap = (struct api_pid){.pid = pid, .lo = UINT32_MAX, .hi = 0};
+	c->last_apid = c->n_apids++;
+	return ap;
+}
+
+/* Index the loaded API calls by (process, correlation id); the first call with an id wins. */
+static int index_api(struct ctx *c, struct err *e)
+{
+	const struct arow *a = c->a.p;
+	for (size_t i = 0; i < c->a.n; i++) {
+		struct api_pid *ap = api_pid_of(c, trace_global_to_pid(a[i].gtid), true);
+		if (!ap)
+			return oom(c, e);
+		if (a[i].corr < ap->lo)
+			ap->lo = a[i].corr;
+		if (a[i].corr > ap->hi)
+			ap->hi = a[i].corr;
+		ap->n++;
+	}
+	for (size_t i = 0; i < c->n_apids; i++) {
+		struct api_pid *ap = &c->apids[i];
+		uint64_t span = (uint64_t)ap->hi - ap->lo + 1;
+		if (span > 4 * (uint64_t)ap->n + 4096)
+			continue;
+		ap->dense = malloc(span * sizeof *ap->dense);
+		if (!ap->dense)
+			return oom(c, e);
+		memset(ap->dense, 0xff, span * sizeof *ap->dense);
+	}
+	for (size_t i = 0; i < c->a.n; i++) {
+		struct api_pid *ap = api_pid_of(c, trace_global_to_pid(a[i].gtid), false);
+		if (ap->dense) {
+			int32_t *slot = &ap->dense[a[i].corr - ap->lo];
+			if (*slot < 0)
+				*slot = (int32_t)i;
+		} else {
+			int32_t got;
+			if (map2_put(&c->api, (uint64_t)ap->pid, a[i].corr, (int32_t)i, &got))
+				return oom(c, e);
+		}
+	}
+	return 0;
+}
+
+static int32_t api_lookup(struct ctx *c, int64_t pid, uint32_t corr)
+{
+	struct api_pid *ap = api_pid_of(c, pid, false);
+	if (!ap)
+		return -1;
+	if (ap->dense)
+		return corr >= ap->lo && corr <= ap->hi ? ap->dense[corr - ap->lo] : -1;
+	return map2_get(&c->api, (uint64_t)pid, corr);
 }
 
 /* NVTX names are interned in the summary's arena via a string map. */
@@ -389,9 +553,9 @@ static int strmap_get(struct strmap *sm, struct arena *a, const char *s, int32_t
 			return -ENOMEM;
 	} else {
 		size_t mask = sm->m.cap - 1;
-		for (size_t i = mix64(h * 31) & mask;; i = (i + 1) & mask)
-			if (sm->m.ka[i] == h && sm->m.kb[i] == 0 && sm->m.val[i] >= 0) {
-				sm->m.val[i] = idx;
+		for (size_t i = map2_home(&sm->m, h, 0);; i = (i + 1) & mask)
+			if (sm->m.slot[i].a == h && sm->m.slot[i].b == 0 && sm->m.slot[i].val >= 0) {
+				sm->m.slot[i].val = idx;
 				break;
 			}
 	}
@@ -468,12 +632,6 @@ static int load_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 
 /* ---- kernel table ---- */
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 static int cmp_kern(const void *a, const void *b)
 {
 	const struct trace_kernel_sum *x = a, *y = b;
@@ -506,13 +664,15 @@ static int kernel_table(struct ctx *c, struct err *e)
 	size_t nk = c->k.n, nn = c->n_names;
 	const struct krow *k = c->k.p;
 	int rc = 0;
-	int64_t *dur = NULL;
-	size_t *off = NULL;
+	int64_t *dur = NULL, *tmp = NULL;
+	size_t *off = NULL, *count = NULL;
 	sqlite3_stmt *str = NULL;
 	s->kern = arena_alloc(&s->arena, (nn ? nn : 1) * sizeof *s->kern);
 	dur = malloc((nk ? nk : 1) * sizeof *dur);
+	tmp = malloc((nk ? nk : 1) * sizeof *tmp);
+	count = malloc(RADIX * sizeof *count);
 	off = calloc(nn + 1, sizeof *off);
-	if (!s->kern || !dur || !off) {
+	if (!s->kern || !dur || !tmp || !count || !off) {
 		rc = oom(c, e);
 		goto out;
 	}
@@ -536,7 +696,7 @@ static int kernel_table(struct ctx *c, struct err *e)
 		int64_t *d = dur + off[g];
 		size_t n = off[g + 1] - off[g];
 		struct trace_kernel_sum *ks = &s->kern[g];
-		qsort(d, n, sizeof *d, cmp_i64);
+		sort_i64(d, n, tmp, count);
 		int64_t total = 0;
 		for (size_t i = 0; i < n; i++)
 			total += d[i];
@@ -579,6 +739,8 @@ static int kernel_table(struct ctx *c, struct err *e)
 	s->n_kern = nn;
 out:
 	sqlite3_finalize(str);
+	free(tmp);
+	free(count);
 	free(dur);
 	free(off);
 	return rc;
@@ -904,8 +1066,16 @@ static int cmp_span(const void *a, const void *b)
 static void attribute(struct point *p, size_t np, struct span *r, size_t nr,
 		      struct trace_nvtx_sum *out)
 {
-	qsort(p, np, sizeof *p, cmp_point);
-	qsort(r, nr, sizeof *r, cmp_span);
+	bool sorted = true;
+	for (size_t i = 1; i < np && sorted; i++)
+		sorted = cmp_point(&p[i - 1], &p[i]) <= 0;
+	if (!sorted)
+		qsort(p, np, sizeof *p, cmp_point);
+	sorted = true;
+	for (size_t i = 1; i < nr && sorted; i++)
+		sorted = cmp_span(&r[i - 1], &r[i]) <= 0;
+	if (!sorted)
+		qsort(r, nr, sizeof *r, cmp_span);
 	const struct span *active[MAX_ACTIVE_RANGES];
 	size_t na = 0, ri = 0;
 	int64_t key = INT64_MIN;
@@ -955,20 +1125,20 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	size_t nk = c->k.n, nn = c->n.n;
 	int rc = 0;
 	int64_t *delay = malloc((nk ? nk : 1) * sizeof *delay);
+	int64_t *tmp = malloc((nk ? nk : 1) * sizeof *tmp);
+	size_t *count = malloc(RADIX * sizeof *count);
 	struct point *pt = malloc((nk ? nk : 1) * sizeof *pt);
 	struct point *pp = malloc((nk ? nk : 1) * sizeof *pp);
 	struct span *st = malloc((nn ? nn : 1) * sizeof *st);
 	struct span *sp = malloc((nn ? nn : 1) * sizeof *sp);
-	if (!delay || !pt || !pp || !st || !sp) {
+	if (!delay || !tmp || !count || !pt || !pp || !st || !sp) {
 		rc = oom(c, e);
 		goto out;
 	}
 	size_t nd = 0, npt = 0, npp = 0;
 	double api_sum = 0;
 	for (size_t i = 0; i < nk; i++) {
-		int32_t ai = k[i].corr ? map2_get(&c->api, (uint64_t)trace_global_to_pid(k[i].gpid),
-						  k[i].corr)
-				       : -1;
+		int32_t ai = k[i].corr ? api_lookup(c, trace_global_to_pid(k[i].gpid), k[i].corr) : -1;
 		int64_t dur = k[i].end - k[i].start;
 		if (ai >= 0) {
 			delay[nd++] = k[i].start - a[ai].end;
@@ -984,7 +1154,7 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	l->matched = (int64_t)nd;
 	l->unmatched = (int64_t)(nk - nd);
 	if (nd) {
-		qsort(delay, nd, sizeof *delay, cmp_i64);
+		sort_i64(delay, nd, tmp, count);
 		double sum = 0;
 		for (size_t i = 0; i < nd; i++)
 			sum += (double)delay[i];
@@ -1034,6 +1204,8 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	qsort(s->nvtx, s->n_nvtx, sizeof *s->nvtx, cmp_nvtx);
 out:
 	free(delay);
+	free(tmp);
+	free(count);
 	free(pt);
 	free(pp);
 	free(st);
@@ -1109,6 +1281,8 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 			rc = load_api(&c, "CUPTI_ACTIVITY_KIND_DRIVER", e);
 	}
 	if (!rc)
+		rc = index_api(&c, e);
+	if (!rc)
 		rc = load_nvtx(&c, &sm, e);
 	if (rc)
 		goto out;
@@ -1156,6 +1330,9 @@ out:
 	free(c.name_src);
 	map2_release(&c.name_ids);
 	map2_release(&c.api);
+	for (size_t i = 0; i < c.n_apids; i++)
+		free(c.apids[i].dense);
+	free(c.apids);
 	map2_release(&c.streams);
 	strmap_release(&sm);
 	if (rc)

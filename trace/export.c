@@ -163,126 +163,138 @@ static const char *const GPU_TABLES[] = {
 	"CUPTI_ACTIVITY_KIND_MEMSET",
 };
 
+/* "SELECT DISTINCT <cols> FROM (<one SELECT per table that exists> UNION ...)" into sql;
+ * false when no table qualifies. cols_of(table) gives the inner select list. */
+static bool union_sql(struct ex *x, char *sql, size_t n, const char *outer,
+		      const char *const *tables, size_t n_tables,
+		      void (*cols_of)(struct ex *, const char *, char *, size_t))
+{
+	size_t p = (size_t)snprintf(sql, n, "SELECT DISTINCT %s FROM (", outer);
+	bool any = false;
+	for (size_t t = 0; t < n_tables; t++) {
+		const char *table = tables[t];
+		if (!table || !trace_sql_has_table(x->sql, table) || !has_col(x, table, "start"))
+			continue;
+		char cols[512];
+		cols_of(x, table, cols, sizeof cols);
+		const char *end = has_col(x, table, "end") ? "coalesce(t.\"end\", t.start)" : "t.start";
+		p += (size_t)snprintf(sql + p, n - p,
+				      "%sSELECT %s FROM \"%s\" t WHERE %s >= ?1 AND t.start <= ?2",
+				      any ? " UNION ALL " : "", cols, table, end);
+		any = true;
+	}
+	snprintf(sql + p, n - p, ")");
+	return any && p < n - 1;
+}
+
+static void gpu_cols(struct ex *x, const char *table, char *out, size_t n)
+{
+	char g[64], d[64], s[64];
+	snprintf(out, n, "%s AS g, %s AS d, %s AS s", colx(x, table, "globalPid", g, sizeof g, "0"),
+		 colx(x, table, "deviceId", d, sizeof d, "0"),
+		 colx(x, table, "streamId", s, sizeof s, "0"));
+}
+
+static void cpu_cols(struct ex *x, const char *table, char *out, size_t n)
+{
+	char g[64];
+	snprintf(out, n, "(%s >> 24) & 16777215 AS p", colx(x, table, "globalTid", g, sizeof g, "0"));
+}
+
 /* Name the GPU processes and stream threads that have events in the window. */
 static int gpu_tracks(struct ex *x, struct err *e)
 {
-	char sql[1024], g[64], d[64], s[64];
-	/* first pass: which processes use GPUs, to know whether names need the pid */
-	int64_t first_gpid = 0;
+	char sql[4096];
+	if (!union_sql(x, sql, sizeof sql, "g, d, s", GPU_TABLES,
+		       sizeof GPU_TABLES / sizeof GPU_TABLES[0], gpu_cols))
+		return 0;
+	sqlite3_stmt *st;
+	int rc = prepare(x, sql, "GPU tables", &st, e);
+	if (rc)
+		return rc;
+	/* rows come as (process, device, stream); first learn whether names need the pid */
+	int r;
 	bool any = false;
+	int64_t first = 0;
 	x->one_process = true;
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t t = 0; t < sizeof GPU_TABLES / sizeof GPU_TABLES[0]; t++) {
-			const char *table = GPU_TABLES[t];
-			if (!trace_sql_has_table(x->sql, table) || !has_col(x, table, "start") ||
-			    !has_col(x, table, "end"))
-				continue;
-			snprintf(sql, sizeof sql,
-				 "SELECT DISTINCT %s, %s, %s FROM \"%s\" t WHERE t.\"end\" >= ?1 AND"
-				 " t.start <= ?2",
-				 colx(x, table, "globalPid", g, sizeof g, "0"),
-				 colx(x, table, "deviceId", d, sizeof d, "0"),
-				 colx(x, table, "streamId", s, sizeof s, "0"), table);
-			sqlite3_stmt *st;
-			int rc = prepare(x, sql, table, &st, e);
-			if (rc)
-				return rc;
-			int r;
-			while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-				int64_t gpid = ci(st, 0);
-				uint32_t dev = (uint32_t)ci(st, 1);
-				int64_t stream = ci(st, 2);
-				if (pass == 0) {
-					if (any && gpid != first_gpid)
-						x->one_process = false;
-					first_gpid = gpid;
-					any = true;
-					continue;
-				}
-				size_t before = x->n_tracks;
-				int ti = track_of(x, gpid, dev);
-				if (ti < 0) {
-					sqlite3_finalize(st);
-					err_set(e, x->path, 0, 0, "more than %d GPU tracks", MAX_TRACKS);
-					return -E2BIG;
-				}
-				int64_t pid = GPU_PID_BASE + ti;
-				if (x->n_tracks != before) {
-					char name[96];
-					if (x->one_process)
-						snprintf(name, sizeof name, "GPU %u", dev);
-					else
-						snprintf(name, sizeof name, "GPU %u (pid %" PRId64 ")",
-							 dev, trace_global_to_pid(gpid));
-					meta(x, "process_name", pid, 0, false, name);
-					sort_meta(x, pid, ti);
-				}
-				/* a stream may show up in several tables: names repeat harmlessly */
-				char tname[64];
-				snprintf(tname, sizeof tname, "stream %" PRId64, stream);
-				meta(x, "thread_name", pid, stream, true, tname);
-			}
-			int rc2 = r == SQLITE_DONE ? 0 : trace_sql_error(x->sql, x->path, table, e);
-			sqlite3_finalize(st);
-			if (rc2)
-				return rc2;
-		}
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t gpid = ci(st, 0);
+		if (any && gpid != first)
+			x->one_process = false;
+		first = gpid;
+		any = true;
 	}
-	return 0;
+	if (r == SQLITE_DONE) {
+		sqlite3_reset(st);
+		r = sqlite3_step(st);
+	}
+	for (; r == SQLITE_ROW; r = sqlite3_step(st)) {
+		int64_t gpid = ci(st, 0), stream = ci(st, 2);
+		uint32_t dev = (uint32_t)ci(st, 1);
+		size_t before = x->n_tracks;
+		int ti = track_of(x, gpid, dev);
+		if (ti < 0) {
+			sqlite3_finalize(st);
+			err_set(e, x->path, 0, 0, "more than %d GPU tracks", MAX_TRACKS);
+			return -E2BIG;
+		}
+		int64_t pid = GPU_PID_BASE + ti;
+		if (x->n_tracks != before) {
+			char name[96];
+			if (x->one_process)
+				snprintf(name, sizeof name, "GPU %u", dev);
+			else
+				snprintf(name, sizeof name, "GPU %u (pid %" PRId64 ")", dev,
+					 trace_global_to_pid(gpid));
+			meta(x, "process_name", pid, 0, false, name);
+			sort_meta(x, pid, ti);
+		}
+		char tname[64];
+		snprintf(tname, sizeof tname, "stream %" PRId64, stream);
+		meta(x, "thread_name", pid, stream, true, tname);
+	}
+	rc = r == SQLITE_DONE ? 0 : trace_sql_error(x->sql, x->path, NULL, e);
+	sqlite3_finalize(st);
+	return rc;
 }
 
 static int cpu_processes(struct ex *x, struct err *e)
 {
 	const char *tables[] = {"NVTX_EVENTS", x->o->no_api ? NULL : "CUPTI_ACTIVITY_KIND_RUNTIME"};
+	char sql[4096];
+	if (!union_sql(x, sql, sizeof sql, "p", tables, 2, cpu_cols))
+		return 0;
 	bool have_proc = trace_sql_has_table(x->sql, "PROCESSES") &&
 			 has_col(x, "PROCESSES", "pid") && has_col(x, "PROCESSES", "name");
-	for (size_t t = 0; t < 2; t++) {
-		const char *table = tables[t];
-		if (!table || !trace_sql_has_table(x->sql, table) ||
-		    !has_col(x, table, "globalTid") || !has_col(x, table, "start"))
-			continue;
-		char sql[512];
-		snprintf(sql, sizeof sql,
-			 "SELECT DISTINCT (globalTid >> 24) & 16777215 FROM \"%s\" t"
-			 " WHERE coalesce(t.\"end\", t.start) >= ?1 AND t.start <= ?2",
-			 table);
-		if (!has_col(x, table, "end"))
-			snprintf(sql, sizeof sql,
-				 "SELECT DISTINCT (globalTid >> 24) & 16777215 FROM \"%s\" t"
-				 " WHERE t.start >= ?1 AND t.start <= ?2",
-				 table);
-		sqlite3_stmt *st, *pn = NULL;
-		int rc = prepare(x, sql, table, &st, e);
-		if (rc)
-			return rc;
-		if (have_proc && sqlite3_prepare_v2(x->sql, "SELECT name FROM PROCESSES WHERE pid = ?1",
-						    -1, &pn, NULL) != SQLITE_OK)
-			pn = NULL;
-		int r;
-		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-			int64_t pid = ci(st, 0);
-			const char *pname = NULL;
-			if (pn) {
-				sqlite3_bind_int64(pn, 1, pid);
-				if (sqlite3_step(pn) == SQLITE_ROW)
-					pname = (const char *)sqlite3_column_text(pn, 0);
-			}
-			char name[300];
-			if (pname)
-				snprintf(name, sizeof name, "%s (pid %" PRId64 ")", pname, pid);
-			else
-				snprintf(name, sizeof name, "process %" PRId64, pid);
-			meta(x, "process_name", pid, 0, false, name);
-			if (pn)
-				sqlite3_reset(pn);
+	sqlite3_stmt *st, *pn = NULL;
+	int rc = prepare(x, sql, "CPU tables", &st, e);
+	if (rc)
+		return rc;
+	if (have_proc && sqlite3_prepare_v2(x->sql, "SELECT name FROM PROCESSES WHERE pid = ?1", -1,
+					    &pn, NULL) != SQLITE_OK)
+		pn = NULL;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t pid = ci(st, 0);
+		const char *pname = NULL;
+		if (pn) {
+			sqlite3_bind_int64(pn, 1, pid);
+			if (sqlite3_step(pn) == SQLITE_ROW)
+				pname = (const char *)sqlite3_column_text(pn, 0);
 		}
-		rc = r == SQLITE_DONE ? 0 : trace_sql_error(x->sql, x->path, table, e);
-		sqlite3_finalize(pn);
-		sqlite3_finalize(st);
-		if (rc)
-			return rc;
+		char name[300];
+		if (pname)
+			snprintf(name, sizeof name, "%s (pid %" PRId64 ")", pname, pid);
+		else
+			snprintf(name, sizeof name, "process %" PRId64, pid);
+		meta(x, "process_name", pid, 0, false, name);
+		if (pn)
+			sqlite3_reset(pn);
 	}
-	return 0;
+	rc = r == SQLITE_DONE ? 0 : trace_sql_error(x->sql, x->path, NULL, e);
+	sqlite3_finalize(pn);
+	sqlite3_finalize(st);
+	return rc;
 }
 
 static int kernels(struct ex *x, struct err *e)

@@ -360,9 +360,9 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 	 * in WAL mode; in the default mode a failed writer deletes its file. */
 	rc = exec(db,
 		  db->opts.crash_safe
-			  ? "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+			  ? "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
 			    " PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
-			  : "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+			  : "PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 			    " PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
 			    " PRAGMA locking_mode=EXCLUSIVE;",
 		  e);
