@@ -242,6 +242,8 @@ static bool is_launch(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
 	return false;
 }
 
+/* launch_depth is raised around all profiler work: the launches CUPTI makes itself (kernel
+ * replay) and those of a runtime call's driver call are then not measured again. */
 static void on_launch(const CUpti_CallbackData *cd)
 {
 	if (cd->callbackSite == CUPTI_API_ENTER) {
@@ -249,12 +251,13 @@ static void on_launch(const CUpti_CallbackData *cd)
 			capture_metrics_launch_enter(g.metrics, cd->context);
 		return;
 	}
-	if (--launch_depth != 0)
-		return;
 	struct capture_metric rec;
-	if (capture_metrics_launch_exit(g.metrics, cd->context, cd->correlationId, cd->symbolName,
-					&rec) == 1)
+	if (launch_depth == 1 && capture_metrics_launch_exit(g.metrics, cd->context,
+							     cd->correlationId, cd->symbolName,
+							     &rec) == 1)
 		add_metric_record(&rec);
+	if (launch_depth > 0)
+		launch_depth--;
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
@@ -279,10 +282,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
 	}
 	if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
 		const CUpti_ResourceData *rd = cbdata;
+		launch_depth++;
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && g.metrics)
 			capture_metrics_context_created(g.metrics, rd->context);
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && g.metrics)
 			capture_metrics_context_destroy(g.metrics, rd->context);
+		launch_depth--;
 		return;
 	}
 	const CUpti_CallbackData *cd = cbdata;

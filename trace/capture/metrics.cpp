@@ -42,6 +42,7 @@ struct ctx_state {
 	bool started = false;
 	CUpti_Profiler_Host_Object *host = nullptr;
 	CUpti_RangeProfiler_Object *rp = nullptr;
+	uint8_t *avail = nullptr;      // counter availability image: the host object refers to it
 	uint8_t *config = nullptr;
 	size_t config_bytes = 0;
 	uint8_t *counters = nullptr;
@@ -155,6 +156,7 @@ static void ctx_teardown(ctx_state *c)
 		cuptiProfilerHostDeinitialize(&p);
 		c->host = nullptr;
 	}
+	free(c->avail);
 	free(c->config);
 	free(c->counters);
 	*c = ctx_state();
@@ -272,27 +274,18 @@ static bool ctx_setup(capture_metrics *m, ctx_state *c)
 		CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
 	ca.ctx = c->ctx;
 	TRY(cuptiProfilerGetCounterAvailability(&ca), "cuptiProfilerGetCounterAvailability");
-	uint8_t *avail = static_cast<uint8_t *>(calloc(1, ca.counterAvailabilityImageSize));
-	if (!avail)
+	c->avail = static_cast<uint8_t *>(calloc(1, ca.counterAvailabilityImageSize));
+	if (!c->avail)
 		return false;
-	ca.pCounterAvailabilityImage = avail;
-	CUptiResult r = cuptiProfilerGetCounterAvailability(&ca);
-	if (r != CUPTI_SUCCESS) {
-		free(avail);
-		set_error(m, "cuptiProfilerGetCounterAvailability", r);
-		return false;
-	}
+	ca.pCounterAvailabilityImage = c->avail;
+	TRY(cuptiProfilerGetCounterAvailability(&ca), "cuptiProfilerGetCounterAvailability");
 
+	// The image stays allocated as long as the host object: it may keep referring to it.
 	CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
 	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
 	hi.pChipName = cn.pChipName;
-	hi.pCounterAvailabilityImage = avail;
-	r = cuptiProfilerHostInitialize(&hi);
-	free(avail);
-	if (r != CUPTI_SUCCESS) {
-		set_error(m, "cuptiProfilerHostInitialize", r);
-		return false;
-	}
+	hi.pCounterAvailabilityImage = c->avail;
+	TRY(cuptiProfilerHostInitialize(&hi), "cuptiProfilerHostInitialize");
 	c->host = hi.pHostObject;
 
 	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
