@@ -3,9 +3,9 @@
  * The token-step kernel shared by kda_decode.cu and kda_verify.cu (internal).
  *
  * One CTA per (request, head). The head's state S^T ([128 rows v][128 k])
- * lives in registers for the whole launch: 16 lanes per row, each lane 8 k
- * values (16-byte pieces), 8 rows per thread. It is loaded once, then the
- * CTA runs
+ * lives in registers for the whole launch: 16 lanes per row, each lane 8
+ * consecutive-in-memory k values (16-byte loads), 8 rows per thread. It is
+ * loaded once, then the CTA runs
  *   - `commit` tokens (decode's token, or the replayed accepted prefix),
  *     after which state and conv state are written back once, and
  *   - `spec` tokens (drafts being verified) whose state is discarded.
@@ -15,8 +15,6 @@
 #ifndef K3_KERNELS_KDA_STEP_CUH
 #define K3_KERNELS_KDA_STEP_CUH
 
-#include <algorithm>
-
 #include "kda_device.cuh"
 
 namespace {
@@ -25,12 +23,11 @@ constexpr int STEP_THREADS = 256;
 constexpr int STEP_LANES_PER_ROW = 16;
 constexpr int STEP_ROW_GROUPS = STEP_THREADS / STEP_LANES_PER_ROW;     /* 16 */
 constexpr int STEP_ROWS = KDA_HEAD_DIM / STEP_ROW_GROUPS;              /* 8 rows per thread */
-constexpr int STEP_MIN_CTAS = 2; /* CTAs per SM the register budget allows: loads of one overlap compute of the other */
 constexpr int STEP_KS = KDA_HEAD_DIM / STEP_LANES_PER_ROW;             /* 8 k per thread */
-constexpr int STEP_CONV_THREADS = 2 * KDA_HEAD_DIM; /* q,k channel c: tid c; v channel c: tid 128 + c */
-constexpr int STEP_CH = 3 * KDA_HEAD_DIM;           /* q|k|v channels per head */
+constexpr int STEP_MIN_CTAS = 2;  /* CTAs per SM the register budget must allow */
+constexpr int STEP_CH = 3 * KDA_HEAD_DIM;                              /* q|k|v channels per head */
 
-static_assert(STEP_THREADS >= STEP_CONV_THREADS, "every conv channel needs a thread");
+static_assert(STEP_THREADS == 2 * KDA_HEAD_DIM, "lower half: q,k channels; upper: v channel");
 
 struct step_window {
 	const uint16_t *x;        /* [B][W][C] */
@@ -102,9 +99,8 @@ struct step_layout<uint16_t> {
 	}
 };
 
-/* Shared memory of one token, double-buffered by token parity (a running
- * count across items) so that one barrier per token (two with outputs)
- * orders writers and readers. */
+/* Shared memory of one token, double-buffered by token parity so that one
+ * barrier per token (two with outputs) orders writers and readers. */
 struct step_smem {
 	float q[2][KDA_HEAD_DIM], k[2][KDA_HEAD_DIM], alpha[2][KDA_HEAD_DIM], v[2][KDA_HEAD_DIM];
 	float o[2][KDA_HEAD_DIM];
@@ -120,119 +116,74 @@ __device__ __forceinline__ float conv_step(const float *w, float *hist, float x)
 	return acc * sigmoidf_(acc);
 }
 
-/* A token's raw inputs for this thread, loaded one token ahead. */
-struct tok_in {
-	float x0, x1, g, gate, beta;
-};
-
-/* Window `spec` (else commit) of the params, token bt of the packed [B][W] grid. */
-__device__ __forceinline__ tok_in load_tok(const step_params &p, bool spec, size_t bt, int H, int C,
-					   int h, int c, bool lower, int ch0, int ch1)
-{
-	tok_in r = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
-	const uint16_t *x = (spec ? p.spec.x : p.commit.x) + bt * C;
-	r.x0 = bf2f(x[ch0]);
-	if (lower) {
-		r.x1 = bf2f(x[ch1]);
-	} else {
-		const size_t gi = (bt * H + h) * KDA_HEAD_DIM + c;
-		r.g = bf2f((spec ? p.spec.g_raw : p.commit.g_raw)[gi]);
-		const bool need_gate = (spec ? p.spec.out : p.commit.out) != nullptr;
-		if (need_gate)
-			r.gate = bf2f((spec ? p.spec.gate_raw : p.commit.gate_raw)[gi]);
-		if (c == 0)
-			r.beta = bf2f((spec ? p.spec.beta_raw : p.commit.beta_raw)[bt * H + h]);
-	}
-	return r;
-}
-
 /*
- * One CTA per item = (request b, head h). Threads < 128 own the ShortConv of
- * q and k channel c, threads 128..255 that of v channel c and the gates of
- * channel c; every thread owns 8 rows x 8 k of the state, read straight into
- * registers first thing (all 64 KiB of an FP32 head in flight at once).
- * Two CTAs per SM overlap one's loads with the other's arithmetic. Tokens
- * [0, n_commit) come from the commit window, the rest from the spec window;
- * the state is written after the last commit token.
- *
- * Inside a window the state is kept as m~ with m = m~ * d (d per k channel,
- * the running product of decays): a token then costs 3 FMAs per element
- * (two dot products, one update) instead of 4. d is reset at the commit,
- * so over a window of <= 8 tokens d >= exp(-40), well inside FP32.
+ * One CTA per (request b, head h). Threads < 128 own the ShortConv of q and
+ * k channel c, threads >= 128 that of v channel c and the gates of channel c;
+ * every thread owns 8 rows x 8 k of the state. Tokens [0, n_commit) come from
+ * the commit window, the rest from the spec window; the state is written
+ * after the last commit token.
  */
 template <typename StateT>
 __global__ void __launch_bounds__(STEP_THREADS, STEP_MIN_CTAS) kda_step_kernel(const step_params p)
 {
-	constexpr size_t SN = (size_t)KDA_HEAD_DIM * KDA_HEAD_DIM;
 	__shared__ __align__(16) step_smem sm;
-	/* ShortConv weights and history of the thread's channels: [q|k or v][thread]. */
-	__shared__ float conv_w[2][STEP_CONV_THREADS][KDA_CONV_TAPS];
-	__shared__ float conv_h[2][STEP_CONV_THREADS][KDA_CONV_STATE_TAPS];
-	const int b = blockIdx.x, h = blockIdx.y;
-	const int tid = threadIdx.x, H = p.heads, C = H * STEP_CH, c = tid & (KDA_HEAD_DIM - 1);
+	/* ShortConv weights and history of the thread's channels: [thread][q|k or v]. */
+	__shared__ float conv_w[2][STEP_THREADS][KDA_CONV_TAPS];
+	__shared__ float conv_h[2][STEP_THREADS][KDA_CONV_STATE_TAPS];
+	const int b = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
+	const int H = p.heads, C = H * STEP_CH, c = tid & (KDA_HEAD_DIM - 1);
 	const int lane = tid & 31, warp = tid >> 5;
 	const int sub = tid & (STEP_LANES_PER_ROW - 1), rg = tid / STEP_LANES_PER_ROW;
-	const bool qk = tid < KDA_HEAD_DIM, vr = !qk && tid < STEP_CONV_THREADS;
-	const int nch = qk ? 2 : vr ? 1 : 0;
+	const bool lower = tid < KDA_HEAD_DIM;
 	const size_t slot = (size_t)p.slot[b];
-	StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * SN;
+	StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * KDA_HEAD_DIM * KDA_HEAD_DIM;
 
-	/* Issue the whole state read first; everything below overlaps with it. */
-	float m[STEP_ROWS][STEP_KS], d[STEP_KS];
+	/* Issue the whole state read first; the conv set-up overlaps with it. */
+	float m[STEP_ROWS][STEP_KS];
 #pragma unroll
 	for (int i = 0; i < STEP_ROWS; i++)
 		step_layout<StateT>::load(st + (size_t)(rg + STEP_ROW_GROUPS * i) * KDA_HEAD_DIM, sub, m[i]);
 
 	uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
-	const int ch0 = qk ? h * KDA_HEAD_DIM + c : (2 * H + h) * KDA_HEAD_DIM + c;
-	const int ch1 = (H + h) * KDA_HEAD_DIM + c;
-	const int n_commit = p.commit.x ? (p.commit.n_tokens ? p.commit.n_tokens[b] : p.commit.n_fixed) : 0;
-	const int n_spec = p.spec.x ? (p.spec.n_tokens ? p.spec.n_tokens[b] : p.spec.n_fixed) : 0;
-	const int n_tok = n_commit + n_spec;
-	tok_in in = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
-	if (n_tok > 0 && nch)
-		in = load_tok(p, n_commit == 0, (size_t)b * p.window, H, C, h, c, qk, ch0, ch1);
+	const int nch = lower ? 2 : 1;
+	const int ch[2] = { lower ? h * KDA_HEAD_DIM + c : (2 * H + h) * KDA_HEAD_DIM + c,
+			    (H + h) * KDA_HEAD_DIM + c };
 	for (int j = 0; j < nch; j++) {
-		const int chj = j ? ch1 : ch0;
 #pragma unroll
 		for (int i = 0; i < KDA_CONV_TAPS; i++)
-			conv_w[j][tid][i] = bf2f(p.conv_w[(size_t)chj * KDA_CONV_TAPS + i]);
+			conv_w[j][tid][i] = bf2f(p.conv_w[(size_t)ch[j] * KDA_CONV_TAPS + i]);
 #pragma unroll
 		for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
-			conv_h[j][tid][i] = bf2f(cs[(size_t)i * C + chj]);
+			conv_h[j][tid][i] = bf2f(cs[(size_t)i * C + ch[j]]);
 	}
-#pragma unroll
-	for (int e = 0; e < STEP_KS; e++)
-		d[e] = 1.0f;
 
-	for (int tok = 0; tok < n_tok; tok++) {
+	const int n_commit = p.commit.x ? (p.commit.n_tokens ? p.commit.n_tokens[b] : p.commit.n_fixed) : 0;
+	const int n_spec = p.spec.x ? (p.spec.n_tokens ? p.spec.n_tokens[b] : p.spec.n_fixed) : 0;
+	for (int tok = 0; tok < n_commit + n_spec; tok++) {
 		const bool committing = tok < n_commit;
+		const step_window &w = committing ? p.commit : p.spec;
 		const int t = committing ? tok : tok - n_commit;
-		uint16_t *const wout = committing ? p.commit.out : p.spec.out;
-		const bool out = wout != nullptr;
+		const bool out = w.out != nullptr;
 		const int buf = tok & 1;
 		const size_t bt = (size_t)b * p.window + t;
+		const uint16_t *x = w.x + bt * C;
 		float og = 0.0f;
-		if (qk) {
-			float yq = conv_step(conv_w[0][tid], conv_h[0][tid], in.x0);
-			float yk = conv_step(conv_w[1][tid], conv_h[1][tid], in.x1);
+		if (lower) {
+			float yq = conv_step(conv_w[0][tid], conv_h[0][tid], bf2f(x[ch[0]]));
+			float yk = conv_step(conv_w[1][tid], conv_h[1][tid], bf2f(x[ch[1]]));
 			sm.q[buf][c] = yq, sm.k[buf][c] = yk;
 			float r0 = group_sum<32>(yq * yq), r1 = group_sum<32>(yk * yk);
 			float r2 = group_sum<32>(yq * yk);
 			if (lane == 0)
 				sm.red[buf][warp][0] = r0, sm.red[buf][warp][1] = r1, sm.red[buf][warp][2] = r2;
-		} else if (vr) {
-			sm.v[buf][c] = conv_step(conv_w[0][tid], conv_h[0][tid], in.x0);
-			sm.alpha[buf][c] = __expf((float)KDA_GATE_LOWER_BOUND * sigmoidf_(in.g));
-			og = sigmoidf_(in.gate);
+		} else {
+			sm.v[buf][c] = conv_step(conv_w[0][tid], conv_h[0][tid], bf2f(x[ch[0]]));
+			size_t gi = (bt * H + h) * KDA_HEAD_DIM + c;
+			sm.alpha[buf][c] = __expf((float)KDA_GATE_LOWER_BOUND * sigmoidf_(bf2f(w.g_raw[gi])));
+			if (out)
+				og = sigmoidf_(bf2f(w.gate_raw[gi]));
 			if (c == 0)
-				sm.beta[buf] = sigmoidf_(in.beta);
-		}
-		/* Raw inputs of the following token, loaded while this one computes. */
-		if (tok + 1 < n_tok && nch) {
-			const bool nc = tok + 1 < n_commit;
-			const int nt = nc ? tok + 1 : tok + 1 - n_commit;
-			in = load_tok(p, !nc, (size_t)b * p.window + nt, H, C, h, c, qk, ch0, ch1);
+				sm.beta[buf] = sigmoidf_(bf2f(w.beta_raw[bt * H + h]));
 		}
 		__syncthreads();
 		float sq = 0.0f, sk = 0.0f, sqk = 0.0f;
@@ -242,24 +193,16 @@ __global__ void __launch_bounds__(STEP_THREADS, STEP_MIN_CTAS) kda_step_kernel(c
 		const float rq = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
 		const float rk = rsqrtf(sk + (float)KDA_L2_EPS);
 		const float kq = sqk * rq * rk, beta = sm.beta[buf];
-		/* dk = d k^, dq = d q^ for the dot products, kd = k^ / d for the update. */
-		float dk[STEP_KS], dq[STEP_KS], kd[STEP_KS];
+		float qh[STEP_KS], kh[STEP_KS], al[STEP_KS];
 #pragma unroll
 		for (int e = 0; e < STEP_KS; e += 4) {
 			const int kp = step_layout<StateT>::k(sub, e);
-			const float4 qa = *reinterpret_cast<const float4 *>(&sm.q[buf][kp]);
-			const float4 ka = *reinterpret_cast<const float4 *>(&sm.k[buf][kp]);
-			const float4 aa = *reinterpret_cast<const float4 *>(&sm.alpha[buf][kp]);
-			const float qv[4] = { qa.x, qa.y, qa.z, qa.w }, kv[4] = { ka.x, ka.y, ka.z, ka.w };
-			const float av[4] = { aa.x, aa.y, aa.z, aa.w };
-#pragma unroll
-			for (int u = 0; u < 4; u++) {
-				d[e + u] *= av[u];
-				const float kh = kv[u] * rk;
-				dk[e + u] = d[e + u] * kh;
-				dq[e + u] = d[e + u] * (qv[u] * rq);
-				kd[e + u] = __fdividef(kh, d[e + u]);
-			}
+			float4 a = *reinterpret_cast<const float4 *>(&sm.q[buf][kp]);
+			float4 bb = *reinterpret_cast<const float4 *>(&sm.k[buf][kp]);
+			float4 cc = *reinterpret_cast<const float4 *>(&sm.alpha[buf][kp]);
+			qh[e] = a.x * rq, qh[e + 1] = a.y * rq, qh[e + 2] = a.z * rq, qh[e + 3] = a.w * rq;
+			kh[e] = bb.x * rk, kh[e + 1] = bb.y * rk, kh[e + 2] = bb.z * rk, kh[e + 3] = bb.w * rk;
+			al[e] = cc.x, al[e + 1] = cc.y, al[e + 2] = cc.z, al[e + 3] = cc.w;
 		}
 		float osq = 0.0f;
 #pragma unroll
@@ -268,15 +211,17 @@ __global__ void __launch_bounds__(STEP_THREADS, STEP_MIN_CTAS) kda_step_kernel(c
 			float a = 0.0f, cq = 0.0f;
 #pragma unroll
 			for (int e = 0; e < STEP_KS; e++) {
-				a += m[i][e] * dk[e];
-				cq += m[i][e] * dq[e];
+				m[i][e] *= al[e];
+				a += m[i][e] * kh[e];
+				cq += m[i][e] * qh[e];
 			}
 			a = group_sum<STEP_LANES_PER_ROW>(a);
 			cq = group_sum<STEP_LANES_PER_ROW>(cq);
 			const float coef = beta * (sm.v[buf][row] - a);
 #pragma unroll
 			for (int e = 0; e < STEP_KS; e++)
-				m[i][e] += coef * kd[e];
+				m[i][e] += coef * kh[e];
+			step_layout<StateT>::round(m[i]);
 			const float o = cq + coef * kq;
 			if (sub == 0)
 				sm.o[buf][row] = o;
@@ -288,54 +233,38 @@ __global__ void __launch_bounds__(STEP_THREADS, STEP_MIN_CTAS) kda_step_kernel(c
 			if (lane == 0)
 				sm.ored[buf][warp] = osq;
 			__syncthreads();
-			if (vr) {
+			if (!lower) {
 				float ss = 0.0f;
 #pragma unroll
 				for (int i = 0; i < STEP_THREADS / 32; i++)
 					ss += sm.ored[buf][i];
 				const float r = rsqrtf(ss * (1.0f / KDA_HEAD_DIM) + p.norm_eps);
 				const float y = sm.o[buf][c] * r * bf2f(p.norm_w[c]) * og;
-				wout[(bt * H + h) * KDA_HEAD_DIM + c] = f2bf(y);
+				w.out[(bt * H + h) * KDA_HEAD_DIM + c] = f2bf(y);
 			}
 		}
 		if (tok == n_commit - 1) {
-			/* Materialize m = m~ d in the stored precision; continue from it. */
 #pragma unroll
-			for (int i = 0; i < STEP_ROWS; i++) {
-#pragma unroll
-				for (int e = 0; e < STEP_KS; e++)
-					m[i][e] *= d[e];
-				step_layout<StateT>::round(m[i]);
+			for (int i = 0; i < STEP_ROWS; i++)
 				step_layout<StateT>::store(st + (size_t)(rg + STEP_ROW_GROUPS * i) * KDA_HEAD_DIM,
 							   sub, m[i]);
-			}
-#pragma unroll
-			for (int e = 0; e < STEP_KS; e++)
-				d[e] = 1.0f;
 			for (int j = 0; j < nch; j++)
 #pragma unroll
 				for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
-					cs[(size_t)i * C + (j ? ch1 : ch0)] = f2bf(conv_h[j][tid][i]);
+					cs[(size_t)i * C + ch[j]] = f2bf(conv_h[j][tid][i]);
 		}
 	}
-}
-
-template <typename StateT>
-int step_launch_t(const step_params &p, int batch, cudaStream_t stream)
-{
-	if (batch > 0x7fffffff || p.heads > 65535)
-		return -22; /* -EINVAL */
-	dim3 grid((unsigned)batch, (unsigned)p.heads);
-	kda_step_kernel<StateT><<<grid, STEP_THREADS, 0, stream>>>(p);
-	return kda_launch_status();
 }
 
 /* Launches the step kernel for B requests x H heads. */
 inline int step_launch(const step_params &p, int batch, enum kda_dtype dtype, cudaStream_t stream)
 {
+	dim3 grid((unsigned)batch, (unsigned)p.heads);
 	if (dtype == KDA_F32)
-		return step_launch_t<float>(p, batch, stream);
-	return step_launch_t<uint16_t>(p, batch, stream);
+		kda_step_kernel<float><<<grid, STEP_THREADS, 0, stream>>>(p);
+	else
+		kda_step_kernel<uint16_t><<<grid, STEP_THREADS, 0, stream>>>(p);
+	return kda_launch_status();
 }
 
 } // namespace

@@ -161,7 +161,7 @@ static void *dev_i32(const int32_t *h, size_t n)
 static double check(const char *what, const double *got, const double *ref, size_t n, double tol)
 {
 	double e = test_rel_err(got, ref, n);
-	print_message("  %-44s rel err %.3e (tol %.0e)\n", what, e, tol);
+	print_message("  %-44s rel err %.3e (tol %.1e)\n", what, e, tol);
 	if (!(e < tol))
 		fail_msg("%s: relative error %g over %g", what, e, tol);
 	return e;
