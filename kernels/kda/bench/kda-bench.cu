@@ -10,8 +10,9 @@
  * state in L2. The device copy bandwidth (a large device-to-device copy,
  * bytes read + written) is measured first; GB/s columns are divided by it.
  *
- * Capture hook: bench_range() marks each launch; it is where NVTX ranges and
- * the trace capture API attach (see issue 3), a no-op for now.
+ * Capture hook: bench_range() names the op being timed in `k3sim op` syntax; every
+ * timed launch then sits in an NVTX range with that text, so a capture of this program
+ * (k3sim trace capture -- kda-bench ...) maps each kernel to its model op.
  */
 #include <algorithm>
 #include <cerrno>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "kda/kda_decode.h"
 #include "kda/kda_prefill.h"
@@ -108,9 +110,26 @@ void *dalloc(size_t bytes)
 	return p;
 }
 
+static char g_spec[256]; /* the NVTX text of the op being timed; empty: none */
+
 void bench_range(const char *op, const char *shape)
 {
-	(void)op, (void)shape; /* NVTX / capture hook */
+	if (op)
+		snprintf(g_spec, sizeof g_spec, "k3sim op=%s %s", op, shape);
+	else
+		g_spec[0] = '\0';
+}
+
+static void range_push(void)
+{
+	if (g_spec[0])
+		nvtxRangePushA(g_spec);
+}
+
+static void range_pop(void)
+{
+	if (g_spec[0])
+		nvtxRangePop();
 }
 
 struct stats {
@@ -136,10 +155,12 @@ stats time_launches(int warm, int reps, F launch)
 	CK(cudaDeviceSynchronize());
 	std::vector<float> ms;
 	for (int i = 0; i < reps; i++) {
+		range_push();
 		CK(cudaEventRecord(a));
 		launch(warm + i);
 		CK(cudaEventRecord(b));
 		CK(cudaEventSynchronize(b));
+		range_pop();
 		float t;
 		CK(cudaEventElapsedTime(&t, a, b));
 		ms.push_back(t);
@@ -358,7 +379,8 @@ void bench_decode(const options &o)
 			for (int B : Bs) {
 				step_bench sb(B, H, 1, sdt);
 				char shape[64];
-				snprintf(shape, sizeof(shape), "B=%d H=%d %s", B, H, dname(sdt));
+				snprintf(shape, sizeof(shape), "b=%d h=%d k=%d v=%d state=%s conv=4", B, H, D, D,
+					 dname(sdt));
 				bench_range("kda_decode", shape);
 				row r;
 				r.op = "decode", r.state = dname(sdt), r.batch = B, r.heads = H, r.window = 1;
@@ -393,6 +415,7 @@ void bench_verify(const options &o)
 				row r;
 				r.op = "verify_replay", r.state = dname(sdt), r.batch = B, r.heads = H;
 				r.window = W, r.accepted = m;
+				bench_range(NULL, NULL); /* no model op for verify + replay yet */
 				r.t = time_launches(3, o.reps, [&](int i) { sb.verify(i); });
 				r.reps = o.reps;
 				r.state_bytes = 2.0 * sb.state_bytes(); /* one read, one write */
@@ -435,11 +458,27 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	a.initial_state = s0, a.final_state = s1, a.out = out, a.workspace = ws, a.split_event = e1;
 	const int warm = 2, reps = o.quick ? 5 : std::max(5, std::min(o.reps, T >= 32768 ? 7 : 15));
 	std::vector<float> tot, k1, k2;
+	/* Uniform batches are named for the model (varlen with unequal lengths has no single t). */
+	bool uniform = true;
+	for (int i = 1; i < n; i++)
+		uniform = uniform && lens[i] == lens[0];
+	if (uniform) {
+		char shape[160];
+		snprintf(shape, sizeof shape, "b=%d t=%d h=%d k=%d v=%d state=%s chunk=16 ctx=1", n, lens[0], H, D, D,
+			 dname(sdt));
+		bench_range("kda_chunk", shape);
+	} else {
+		bench_range(NULL, NULL);
+	}
 	for (int i = 0; i < warm + reps; i++) {
+		if (i >= warm)
+			range_push();
 		CK(cudaEventRecord(e0));
 		KOK(kda_prefill(&a, 0));
 		CK(cudaEventRecord(e2));
 		CK(cudaEventSynchronize(e2));
+		if (i >= warm)
+			range_pop();
 		float t, t1, t2;
 		CK(cudaEventElapsedTime(&t, e0, e2));
 		CK(cudaEventElapsedTime(&t1, e0, e1));
