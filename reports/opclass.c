@@ -49,7 +49,7 @@ enum opclass opclass_of(const struct op *op)
 
 /* Share of a DSA attention op's time that is the indexer scan: the op costed as its indexer alone
  * (no selected tokens) against the op costed as its sparse attention alone (no indexer). */
-static double dsa_indexer_share(const struct hw *hw, const struct op *op, bool cuda_graph)
+double opclass_dsa_indexer_share(const struct hw *hw, const struct op *op, bool cuda_graph)
 {
 	struct cost_opts opts = {.cuda_graph = cuda_graph};
 	struct op idx = *op, sparse = *op;
@@ -74,7 +74,7 @@ void opclass_phase_times(const struct hw *hw, const struct sim_phase *ph, bool c
 	for (int i = 0; i < ph->n_rows; i++) {
 		const struct sim_op_row *r = &ph->rows[i];
 		if (r->op.kind == OP_DSA_DECODE || r->op.kind == OP_DSA_PREFILL) {
-			double share = dsa_indexer_share(hw, &r->op, cuda_graph);
+			double share = opclass_dsa_indexer_share(hw, &r->op, cuda_graph);
 			out_s[OPC_DSA_INDEXER] += r->total_s * share;
 			out_s[OPC_ATTN_MLA] += r->total_s * (1.0 - share);
 			continue;

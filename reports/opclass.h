@@ -44,6 +44,9 @@ const char *opclass_label(enum opclass c);
 /* The class of one op (dsa.attn counts as attn_mla here; opclass_phase_times splits it). */
 enum opclass opclass_of(const struct op *op);
 
+/* The share of a DSA attention op's time (dsa.attn) that is its indexer scan, in [0, 1]. */
+double opclass_dsa_indexer_share(const struct hw *hw, const struct op *op, bool cuda_graph);
+
 /* Seconds of phase ph by class (out_s[c], summed over its rows); `cuda_graph` is the launch mode
  * the phase was costed with (decode steps: the scenario's option; prefill: false). */
 void opclass_phase_times(const struct hw *hw, const struct sim_phase *ph, bool cuda_graph,

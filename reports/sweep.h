@@ -78,6 +78,7 @@ struct sweep_axis {
 			 tp_comm: 0 all-reduce, 1 reduce-scatter + all-gather */
 	double *fv;   /* moe_imbalance */
 	int64_t stride; /* points between consecutive values (set by sweep_spec_finish) */
+	int line, col;  /* where the axis is declared in the scenario file (0: added by hand) */
 };
 
 struct sweep_spec {
@@ -86,6 +87,7 @@ struct sweep_spec {
 	struct sweep_axis axes[SWEEP_MAX_AXES];
 	int n_axes;
 	struct model *models[SWEEP_MAX_MODELS]; /* owned; models[0] is the scenario's without a model axis */
+	char model_src[SWEEP_MAX_MODELS][256];  /* each as given (preset name or path) */
 	int n_models;
 	struct hw *hws[SWEEP_MAX_HWS];          /* owned */
 	int n_hws;
@@ -216,7 +218,8 @@ struct sweep_stats {
 	int threads;
 };
 
-/* Receives rows in point order, in blocks; a negative return stops the sweep. */
+/* Receives rows in point order, in blocks; a negative return stops the sweep. Called from one
+ * thread at a time (a writer thread, so that writing overlaps evaluating the next block). */
 typedef int (*sweep_sink_fn)(void *ctx, const struct sweep_row *rows, int64_t n, struct err *e);
 
 /* Points of shard `shard_index` out of `shard_count`. */

@@ -122,6 +122,24 @@ static void run_group(struct worker *w, int64_t r)
 	}
 }
 
+/* Hands a finished block to the sink on its own thread, so writing overlaps the next block. */
+struct writer {
+	sweep_sink_fn sink;
+	void *ctx;
+	const struct sweep_row *rows;
+	int64_t n;
+	int rc;
+	struct err e;
+	pthread_t tid;
+};
+
+static void *write_block(void *arg)
+{
+	struct writer *w = arg;
+	w->rc = w->sink(w->ctx, w->rows, w->n, &w->e);
+	return NULL;
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -147,7 +165,9 @@ int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sin
 	atomic_llong done = 0, prefills = 0;
 	struct item *items = NULL;
 	int64_t *runs = NULL;
-	struct sweep_row *rows = NULL;
+	struct sweep_row *bufs[2] = {NULL, NULL};
+	struct writer wr = {.sink = sink, .ctx = sink_ctx};
+	bool writing = false;
 	struct sweep_scratch *scratch = NULL;
 	struct worker *workers = NULL;
 
@@ -162,17 +182,19 @@ int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sin
 	if (cap > 0) {
 		items = malloc((size_t)cap * sizeof *items);
 		runs = malloc(((size_t)cap + 1) * sizeof *runs);
-		rows = malloc((size_t)cap * sizeof *rows);
+		bufs[0] = malloc((size_t)cap * sizeof *bufs[0]);
+		bufs[1] = malloc((size_t)cap * sizeof *bufs[1]);
 		scratch = malloc((size_t)threads * sizeof *scratch);
 		workers = calloc((size_t)threads, sizeof *workers);
-		if (!items || !runs || !rows || !scratch || !workers) {
+		if (!items || !runs || !bufs[0] || !bufs[1] || !scratch || !workers) {
 			err_set(e, NULL, 0, 0, "out of memory");
 			rc = -ENOMEM;
 			goto out;
 		}
 	}
-	for (int64_t j0 = 0; j0 < total; j0 += cap) {
+	for (int64_t j0 = 0, blk = 0; j0 < total; j0 += cap, blk++) {
 		int64_t n = total - j0 < cap ? total - j0 : cap;
+		struct sweep_row *rows = bufs[blk & 1];
 		struct block b = {.sp = sp, .first_j = j0, .shard_index = o->shard_index,
 				  .shard_count = o->shard_count, .items = items, .runs = runs, .rows = rows,
 				  .done = &done, .prefills = &prefills};
@@ -204,18 +226,43 @@ int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sin
 			st->invalid += !rows[k].ok;
 			st->fits += rows[k].ok && rows[k].fits;
 		}
-		if (sink && (rc = sink(sink_ctx, rows, n, e)) < 0)
+		/* The previous block is written while this one was evaluated; now this one. */
+		if (writing) {
+			pthread_join(wr.tid, NULL);
+			writing = false;
+			if ((rc = wr.rc) < 0) {
+				*e = wr.e;
+				goto out;
+			}
+		}
+		wr.rows = rows;
+		wr.n = n;
+		if (sink && pthread_create(&wr.tid, NULL, write_block, &wr) == 0) {
+			writing = true;
+		} else if (sink && (rc = sink(sink_ctx, rows, n, e)) < 0) {
 			goto out;
+		}
+	}
+	if (writing) {
+		pthread_join(wr.tid, NULL);
+		writing = false;
+		if ((rc = wr.rc) < 0) {
+			*e = wr.e;
+			goto out;
+		}
 	}
 	st->points = total;
 	st->prefills = atomic_load(&prefills);
 	if (o->progress)
 		o->progress(o->progress_ctx, total, total);
 out:
+	if (writing)
+		pthread_join(wr.tid, NULL);
 	st->wall_s = now_s() - t0;
 	free(workers);
 	free(scratch);
-	free(rows);
+	free(bufs[0]);
+	free(bufs[1]);
 	free(runs);
 	free(items);
 	return rc;

@@ -235,6 +235,7 @@ static int load_model(struct sweep_spec *sp, const char *name, struct err *e)
 		return rc;
 	}
 	sp->models[sp->n_models] = m;
+	snprintf(sp->model_src[sp->n_models], sizeof sp->model_src[0], "%s", name);
 	return sp->n_models++;
 }
 
@@ -647,6 +648,8 @@ static int parse_axis(struct parser *p, const struct doc_node *key, const struct
 	struct sweep_axis *a = axis_new(p->sp, k, n, p->e);
 	if (!a)
 		return at(p, key, -EINVAL);
+	a->line = key->line;
+	a->col = key->col;
 	if (val->kind == DOC_MAP)
 		return range_values(p, val, a);
 	for (size_t i = 0; i < (val->kind == DOC_SEQ ? val->n : 1); i++) {

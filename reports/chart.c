@@ -1,0 +1,288 @@
+/* gnuplot charts: data files, one script, one gnuplot process. */
+#include "reports/chart.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "reports/fmt.h"
+
+extern char **environ;
+
+/* Colors that stay apart for readers with common color-vision deficiencies (Okabe-Ito, then more). */
+static const char *const palette[] = {
+	"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#666666",
+	"#882255", "#44AA99", "#999933", "#AA4499",
+};
+enum { N_PALETTE = sizeof palette / sizeof palette[0] };
+
+static const char *color(int i)
+{
+	return i < 0 ? "#888888" : palette[i % N_PALETTE];
+}
+
+/* A gnuplot single-quoted string: quotes doubled. */
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+static void terminal(FILE *f, const char *name, bool svg, int w, int h)
+{
+	if (svg)
+		fprintf(f, "set terminal svg size %d,%d dynamic enhanced font 'DejaVu Sans,14' "
+			   "background rgb 'white'\n", w, h);
+	else
+		fprintf(f, "set terminal pngcairo size %d,%d enhanced font 'DejaVu Sans,13' "
+			   "background rgb 'white'\n", w, h);
+	fprintf(f, "set output '%s.%s'\n", name, svg ? "svg" : "png");
+}
+
+static int write_line_data(const char *dir, const struct chart_line *c, struct err *e)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/%s.dat", dir, c->name);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
+		return -EIO;
+	}
+	fprintf(f, "# context");
+	for (int s = 0; s < c->n_series; s++)
+		fprintf(f, "\t%s", c->series[s].title);
+	fputc('\n', f);
+	for (int i = 0; i < c->n_x; i++) {
+		fprintf(f, "%lld", (long long)c->x[i]);
+		for (int s = 0; s < c->n_series; s++) {
+			double y = c->series[s].y[i];
+			/* Missing, or not drawable on a log axis. */
+			if (!isfinite(y) || (c->logy && y <= 0))
+				fprintf(f, "\t?");
+			else
+				fprintf(f, "\t%.9g", y);
+		}
+		fputc('\n', f);
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static void line_script(FILE *f, const struct chart_line *c, bool svg)
+{
+	terminal(f, c->name, svg, svg ? 800 : 960, svg ? 460 : 540);
+	fprintf(f, "reset\nset title ");
+	put_quoted(f, c->title);
+	fprintf(f, "\nset xlabel ");
+	put_quoted(f, c->xlabel);
+	fprintf(f, "\nset ylabel ");
+	put_quoted(f, c->ylabel);
+	fprintf(f, "\nset datafile separator '\\t'\nset datafile missing '?'\n"
+		   "set logscale x 2\nset xrange [%g:%g]\nset xtics (",
+		(double)c->x[0] / 1.25, (double)c->x[c->n_x - 1] * 1.25);
+	for (int i = 0; i < c->n_x; i++) {
+		char t[32];
+		fmt_tokens(c->x[i], t, sizeof t);
+		fprintf(f, "%s'%s' %lld", i ? ", " : "", t, (long long)c->x[i]);
+	}
+	fprintf(f, ")\n");
+	if (c->logy)
+		fprintf(f, "set logscale y 10\nset format y '%%g'\n");
+	else
+		fprintf(f, "set yrange [0:*]\n");
+	fprintf(f, "set grid xtics ytics lc rgb '#dddddd' lt 1\nset border 3 lc rgb '#444444'\n"
+		   "set tics nomirror\nset key outside right top Left reverse samplen 2\n"
+		   "set lmargin 12\n");
+	for (int k = 0; k < c->n_marks; k++) {
+		fprintf(f, "set arrow from %lld, graph 0 to %lld, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back\n",
+			(long long)c->mark_x[k], (long long)c->mark_x[k]);
+		fprintf(f, "set label ");
+		put_quoted(f, c->mark_label[k]);
+		fprintf(f, " at %lld, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'\n",
+			(long long)c->mark_x[k]);
+	}
+	fprintf(f, "plot ");
+	for (int s = 0; s < c->n_series; s++) {
+		const struct chart_series *se = &c->series[s];
+		fprintf(f, "%s'%s.dat' using 1:%d title ", s ? ", \\\n     " : "", c->name, s + 2);
+		put_quoted(f, se->title);
+		fprintf(f, " with linespoints lw 2.5 pt 7 ps 0.9 dt %d lc rgb '%s'", se->dashed ? 2 : 1,
+			color(se->color));
+	}
+	fprintf(f, "\nunset output\n\n");
+}
+
+static int write_bar_data(const char *dir, const struct chart_bars *c, struct err *e)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/%s.dat", dir, c->name);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
+		return -EIO;
+	}
+	fprintf(f, "# bar");
+	for (int k = 0; k < c->n_stack; k++)
+		fprintf(f, "\t%s", c->stack_titles[k]);
+	fputc('\n', f);
+	for (int b = 0; b < c->n_bars; b++) {
+		fprintf(f, "\"%s\"", c->bar_labels[b]);
+		for (int k = 0; k < c->n_stack; k++)
+			fprintf(f, "\t%.6g", isfinite(c->values[b][k]) ? c->values[b][k] : 0.0);
+		fputc('\n', f);
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static void bar_script(FILE *f, const struct chart_bars *c, bool svg)
+{
+	terminal(f, c->name, svg, 1100, 600);
+	fprintf(f, "reset\nset title ");
+	put_quoted(f, c->title);
+	fprintf(f, "\nset ylabel ");
+	put_quoted(f, c->ylabel);
+	fprintf(f, "\nset datafile separator '\\t'\nset style data histograms\n"
+		   "set style histogram rowstacked title offset 0,-1.2\n"
+		   "set style fill solid 0.9 border rgb 'white'\nset boxwidth 0.8\n"
+		   "set grid ytics lc rgb '#dddddd' lt 1\nset border 3 lc rgb '#444444'\nset tics nomirror\n"
+		   "set xtics rotate by -30 left scale 0\nset bmargin 7\n"
+		   "set key outside right top Left reverse samplen 2\n");
+	if (c->ymax > 0)
+		fprintf(f, "set yrange [0:%g]\n", c->ymax);
+	else
+		fprintf(f, "set yrange [0:*]\n");
+	fprintf(f, "plot ");
+	int first = 0;
+	for (int g = 0; g < c->n_groups; g++) {
+		int lo = -1, hi = -1;
+		for (int b = 0; b < c->n_bars; b++)
+			if (c->group_of[b] == g) {
+				if (lo < 0)
+					lo = b;
+				hi = b;
+			}
+		if (lo < 0)
+			continue;
+		fprintf(f, "%snewhistogram ", first ? ", \\\n     " : "");
+		put_quoted(f, c->group_titles[g]);
+		fprintf(f, " lt 1");
+		for (int k = 0; k < c->n_stack; k++) {
+			fprintf(f, ", \\\n     '%s.dat' every ::%d::%d using %d%s ", c->name, lo, hi, k + 2,
+				k == 0 ? ":xtic(1)" : "");
+			if (first)
+				fprintf(f, "notitle");
+			else {
+				fprintf(f, "title ");
+				put_quoted(f, c->stack_titles[k]);
+			}
+			fprintf(f, " lc rgb '%s'", color(k));
+		}
+		first = 1;
+	}
+	fprintf(f, "\nunset output\n\n");
+}
+
+static bool file_nonempty(const char *dir, const char *name, const char *ext)
+{
+	char path[600];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+	return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+/* Runs `gnuplot charts.gp` in dir with its output in gnuplot.log; the exit status, or -errno. */
+static int run_gnuplot(const char *dir, const char *gnuplot, char *reason, size_t cap)
+{
+	char log[600];
+	snprintf(log, sizeof log, "%s/gnuplot.log", dir);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+	/* After the log is open (its path may be relative): the script's files are relative to dir. */
+	posix_spawn_file_actions_addchdir_np(&fa, dir);
+	char prog[512], script[] = "charts.gp";
+	snprintf(prog, sizeof prog, "%s", gnuplot);
+	char *argv[] = {prog, script, NULL};
+	pid_t pid;
+	int rc = posix_spawnp(&pid, gnuplot, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		snprintf(reason, cap, "%s", rc == ENOENT ? "gnuplot was not found (install gnuplot-nox)"
+							: "gnuplot could not be started");
+		return -rc;
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			snprintf(reason, cap, "waiting for gnuplot failed");
+			return -errno;
+		}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		snprintf(reason, cap, "gnuplot was not found (install gnuplot-nox)");
+		return 127;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(reason, cap, "gnuplot failed (see charts/gnuplot.log)");
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	}
+	return 0;
+}
+
+int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
+		 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e)
+{
+	char path[600];
+	int rc;
+	out->rendered = false;
+	out->reason[0] = 0;
+	for (int i = 0; i < n_lines; i++)
+		if ((rc = write_line_data(dir, &lines[i], e)) < 0)
+			return rc;
+	for (int i = 0; i < n_bars; i++)
+		if ((rc = write_bar_data(dir, &bars[i], e)) < 0)
+			return rc;
+	snprintf(path, sizeof path, "%s/charts.gp", dir);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
+		return -EIO;
+	}
+	fprintf(f, "# k3sim compare: the report's charts. Run `gnuplot charts.gp` in this directory.\n");
+	for (int svg = 1; svg >= 0; svg--) {
+		for (int i = 0; i < n_lines; i++)
+			line_script(f, &lines[i], svg);
+		for (int i = 0; i < n_bars; i++)
+			bar_script(f, &bars[i], svg);
+	}
+	if (fclose(f) != 0) {
+		err_set(e, path, 0, 0, "cannot write");
+		return -EIO;
+	}
+	if (!gnuplot || !gnuplot[0]) {
+		snprintf(out->reason, sizeof out->reason, "charts were not requested");
+		return 0;
+	}
+	if (run_gnuplot(dir, gnuplot, out->reason, sizeof out->reason) != 0)
+		return 0;
+	for (int i = 0; i < n_lines + n_bars; i++) {
+		const char *name = i < n_lines ? lines[i].name : bars[i - n_lines].name;
+		if (!file_nonempty(dir, name, "svg") || !file_nonempty(dir, name, "png")) {
+			snprintf(out->reason, sizeof out->reason, "gnuplot did not write %.32s (see charts/gnuplot.log)", name);
+			return 0;
+		}
+	}
+	out->rendered = true;
+	return 0;
+}

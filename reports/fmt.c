@@ -1,0 +1,100 @@
+#include "reports/fmt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+const char *fmt_bytes(double b, char *buf, size_t cap)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	int u = 0;
+	double v = b;
+	while (fabs(v) >= 1024.0 && u < 5) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, cap, "%.0f B", v);
+	else
+		snprintf(buf, cap, fabs(v) >= 100 ? "%.0f %s" : fabs(v) >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
+	return buf;
+}
+
+const char *fmt_time(double s, char *buf, size_t cap)
+{
+	if (s >= 1.0)
+		snprintf(buf, cap, "%.3g s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, cap, "%.3g ms", s * 1e3);
+	else
+		snprintf(buf, cap, "%.3g us", s * 1e6);
+	return buf;
+}
+
+const char *fmt_int(int64_t v, char *buf, size_t cap)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%lld", (long long)(v < 0 ? -v : v));
+	size_t o = 0;
+	if (v < 0 && o + 1 < cap)
+		buf[o++] = '-';
+	for (int i = 0; i < n && o + 1 < cap; i++) {
+		if (i > 0 && (n - i) % 3 == 0 && o + 1 < cap)
+			buf[o++] = ',';
+		if (o + 1 < cap)
+			buf[o++] = digits[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+const char *fmt_tokens(int64_t t, char *buf, size_t cap)
+{
+	if (t >= 1048576 && t % 1048576 == 0)
+		snprintf(buf, cap, "%lldM", (long long)(t / 1048576));
+	else if (t >= 1024 && t % 1024 == 0)
+		snprintf(buf, cap, "%lldK", (long long)(t / 1024));
+	else
+		fmt_int(t, buf, cap);
+	return buf;
+}
+
+const char *fmt_sig4(double v, char *buf, size_t cap)
+{
+	if (!isfinite(v)) {
+		snprintf(buf, cap, "-");
+		return buf;
+	}
+	double a = fabs(v);
+	if (a >= 1000 || a == 0) {
+		snprintf(buf, cap, "%.0f", v);
+		return buf;
+	}
+	int decimals = 3 - (int)floor(log10(a));
+	if (decimals > 9)
+		decimals = 9;
+	/* Rounding may carry into a new digit (999.96 -> 1000.0): one decimal less then. */
+	char tmp[64];
+	snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+	double r = fabs(atof(tmp));
+	if (r >= 1000)
+		snprintf(buf, cap, "%.0f", v);
+	else if (decimals > 0 && r >= pow(10, 4 - decimals))
+		snprintf(buf, cap, "%.*f", decimals - 1, v);
+	else
+		snprintf(buf, cap, "%s", tmp);
+	return buf;
+}
+
+const char *fmt_count(double x, char *buf, size_t cap)
+{
+	if (fabs(x) >= 1e12)
+		snprintf(buf, cap, "%.3f T", x / 1e12);
+	else if (fabs(x) >= 1e9)
+		snprintf(buf, cap, "%.1f B", x / 1e9);
+	else if (fabs(x) >= 1e6)
+		snprintf(buf, cap, "%.1f M", x / 1e6);
+	else
+		snprintf(buf, cap, "%.0f", x);
+	return buf;
+}
