@@ -68,12 +68,13 @@ static const char SCHEMA_SQL[] =
 	" correlationId INTEGER, nameId INTEGER, metric TEXT NOT NULL, value REAL,"
 	" unit TEXT);\n";
 
-/* Hot tables are written through a row buffer and a multi-row INSERT (ROWBUF_ROWS rows per
- * statement): one sqlite3_step per 64 rows roughly doubles the insert rate. Their columns are
+/* Hot tables are written through a row buffer and a multi-row INSERT (up to ROWBUF_ROWS rows per
+ * statement, fewer when SQLite allows fewer parameters): one sqlite3_step per 128 rows roughly
+ * doubles the insert rate. Their columns are
  * all integers, so a buffered row is an array of int64 plus a NULL mask. */
 enum buf_id { BUF_KERNEL, BUF_MEMCPY, BUF_MEMSET, BUF_API, BUF_COUNT };
 
-enum { ROWBUF_ROWS = 64, ROWBUF_MAX_COLS = 32 };
+enum { ROWBUF_ROWS = 128, ROWBUF_MAX_COLS = 32 };
 
 struct buf_table {
 	const char *table;
@@ -103,7 +104,8 @@ static const struct buf_table BUF_TABLES[BUF_COUNT] = {
 
 struct rowbuf {
 	sqlite3_stmt *one;   /* single-row INSERT, for the tail of a batch */
-	sqlite3_stmt *many;  /* ROWBUF_ROWS-row INSERT */
+	sqlite3_stmt *many;  /* `rows`-row INSERT */
+	int rows;            /* rows per multi-row INSERT, <= ROWBUF_ROWS */
 	int ncol;
 	int n;               /* rows buffered */
 	uint32_t nulls[ROWBUF_ROWS];  /* bit c: column c is NULL */
@@ -267,9 +269,13 @@ static int prepare_rowbuf(struct trace_db *db, struct rowbuf *b, const struct bu
 {
 	b->ncol = t->ncol;
 	b->n = 0;
+	int max_params = sqlite3_limit(db->sql, SQLITE_LIMIT_VARIABLE_NUMBER, -1);
+	b->rows = max_params / t->ncol < ROWBUF_ROWS ? max_params / t->ncol : ROWBUF_ROWS;
+	if (b->rows < 1)
+		b->rows = 1;
 	int rc = prepare_one(db, t, 1, &b->one, e);
 	if (!rc)
-		rc = prepare_one(db, t, ROWBUF_ROWS, &b->many, e);
+		rc = prepare_one(db, t, b->rows, &b->many, e);
 	return rc;
 }
 
@@ -298,8 +304,8 @@ static int rowbuf_run(struct trace_db *db, struct rowbuf *b, sqlite3_stmt *s, in
 static int rowbuf_flush(struct trace_db *db, struct rowbuf *b, struct err *e)
 {
 	int rc = 0;
-	if (b->n == ROWBUF_ROWS)
-		rc = rowbuf_run(db, b, b->many, 0, ROWBUF_ROWS, e);
+	if (b->n == b->rows)
+		rc = rowbuf_run(db, b, b->many, 0, b->rows, e);
 	else
 		for (int r = 0; r < b->n && !rc; r++)
 			rc = rowbuf_run(db, b, b->one, r, 1, e);
@@ -789,7 +795,7 @@ static int64_t *buf_row(struct trace_db *db, enum buf_id id, uint32_t **nulls, s
 	if (*rc)
 		return NULL;
 	struct rowbuf *b = &db->buf[id];
-	if (b->n == ROWBUF_ROWS) {
+	if (b->n == b->rows) {
 		*rc = rowbuf_flush(db, b, e);
 		if (*rc)
 			return NULL;
