@@ -6,7 +6,9 @@
  * plus k3sim's own tables. Everything that produces a trace (CUPTI capture, the nsys and Kineto
  * importers, merge) writes through this API; the analysis reads the resulting file.
  *
- * Tables written (nsys names; columns in DESIGN order, all times in ns on one clock):
+ * Tables written (nsys names and column types; all times in ns on the producer's clock, CUPTI's for
+ * captures). The activity tables leave out nsys' NOT NULL constraints, which cost a fifth of the
+ * insert time; queries cannot tell the difference.
  *   StringIds(id, value)                      every name: kernels, API calls, GPUs' strings
  *   CUPTI_ACTIVITY_KIND_KERNEL                start, end, deviceId, contextId, greenContextId,
  *       streamId, correlationId, globalPid, demangledName, shortName, mangledName (StringIds ids),
@@ -38,6 +40,9 @@
  * Thread-safety: none inside. One trace_db must be used by one thread at a time (the capture
  * writer thread); distinct trace_db objects are independent. No call blocks on anything but disk.
  *
+ * Rows of the hot tables (kernels, memcpys, memsets, API calls) are buffered and inserted up to 128
+ * at a time; about 1 M kernel rows/s on the 2-core dev box (bench/trace-bench.sh).
+ *
  * Durability: rows are inserted in batched transactions (one COMMIT per `batch_rows` rows, and
  * at trace_db_flush / trace_db_close). With `crash_safe` (WAL journal), a crash of the writing
  * process loses only rows not yet committed and leaves a valid database; trace_db_close turns the
@@ -45,7 +50,8 @@
  *
  * Errors: every function returns 0 or a negative errno (-EINVAL bad argument, -ENOMEM, -ENOSPC
  * when a bound is reached, -EEXIST, -EIO for SQLite failures) and fills `e` (may be NULL) with
- * the file name and reason. After an error other than -EINVAL the database should be closed. */
+ * the file name and reason. After an error other than -EINVAL the database should be closed
+ * (or discarded). Rows buffered at the time of an error may be lost with it. */
 
 #include <stdbool.h>
 #include <stddef.h>
