@@ -20,14 +20,21 @@ const char *fmt_bytes(double b, char *buf, size_t cap)
 	return buf;
 }
 
+/* Three significant digits, trailing zeros kept (24.0 ms, 1.50 s, 597 s). */
+static void three(double v, const char *unit, char *buf, size_t cap)
+{
+	double a = fabs(v);
+	snprintf(buf, cap, a >= 99.95 ? "%.0f %s" : a >= 9.995 ? "%.1f %s" : "%.2f %s", v, unit);
+}
+
 const char *fmt_time(double s, char *buf, size_t cap)
 {
 	if (s >= 1.0)
-		snprintf(buf, cap, "%.3g s", s);
+		three(s, "s", buf, cap);
 	else if (s >= 1e-3)
-		snprintf(buf, cap, "%.3g ms", s * 1e3);
+		three(s * 1e3, "ms", buf, cap);
 	else
-		snprintf(buf, cap, "%.3g us", s * 1e6);
+		three(s * 1e6, "us", buf, cap);
 	return buf;
 }
 

@@ -30,6 +30,7 @@ struct rcell {
 	int64_t src_point;
 	const char *src_col;
 	double scale;
+	bool dash;              /* a number that does not exist ('-'): aligned as numbers */
 };
 
 struct rtable {
@@ -147,6 +148,7 @@ static void rt_point(struct rtable *t, int i, int j, const char *table, const st
 {
 	if (!r->ok) {
 		rt_text(t, i, j, "-");
+		rt_cell(t, i, j)->dash = true;
 		return;
 	}
 	rt_num(t, i, j, row_value(r, col) * scale, flag);
@@ -1069,7 +1071,9 @@ static void html_table(FILE *f, const struct rtable *t)
 			const struct rcell *cell = &t->cells[(size_t)i * (size_t)t->n_cols + (size_t)j];
 			bool flag = cell->has_value && strchr(cell->text, '*');
 			fprintf(f, "<%s%s>", j == 0 ? "th" : "td",
-				cell->has_value ? (flag ? " class=\"n nf\"" : " class=\"n\"") : j ? " class=\"t\"" : "");
+				cell->has_value || cell->dash ? (flag ? " class=\"n nf\"" : " class=\"n\"")
+				: j			 ? " class=\"t\""
+							 : "");
 			html_escape(f, cell->text);
 			fprintf(f, "</%s>", j == 0 ? "th" : "td");
 		}
@@ -1090,7 +1094,8 @@ static const char css[] =
 	".pair{display:flex;gap:28px;align-items:flex-start}.pair .tw{flex:none;margin:0}"
 	".pair figure{flex:1;min-width:0;margin:0}td.t{white-space:normal;min-width:150px;max-width:340px}"
 	".note{color:#555;font-weight:normal}th,td{padding:4px 10px;border-bottom:1px solid #e6e8eb;"
-	"white-space:nowrap}thead th{background:#f6f8fa;border-bottom:2px solid #d0d7de;text-align:right}"
+	"white-space:nowrap}thead th{background:#f6f8fa;border-bottom:2px solid #d0d7de;text-align:right;"
+	"white-space:normal;min-width:56px;vertical-align:bottom}"
 	"thead th:first-child,tbody th{text-align:left}tbody th{font-weight:600;color:#333}"
 	"tbody tr:nth-child(even){background:#fafbfc}td.n{text-align:right}td.nf{color:#a33}"
 	"figure{margin:10px 0 20px}figure img{width:100%;max-width:960px;height:auto;border:1px solid #eee}"
