@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -83,8 +84,14 @@ static void progress(void *ctx, int64_t done, int64_t total)
 	for (int i = 0; i < WIDTH; i++)
 		bar[i] = i < fill ? '#' : '.';
 	bar[WIDTH] = 0;
-	fprintf(stderr, "\r[%s] %3d%%  %lld/%lld points", bar, total ? (int)(100 * done / total) : 100,
-		(long long)done, (long long)total);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	if (!p->shown)
+		p->t0 = t;
+	double elapsed = t - p->t0, eta = done > 0 ? elapsed * (double)(total - done) / (double)done : 0;
+	fprintf(stderr, "\r[%s] %3d%%  %lld/%lld points  %.1f s, ETA %.1f s \033[K", bar,
+		total ? (int)(100 * done / total) : 100, (long long)done, (long long)total, elapsed, eta);
 	p->shown = true;
 }
 

@@ -560,7 +560,7 @@ static void charts_build(struct charts *ch, const struct tables *T, const struct
 	lines_from_table(l, &T->t[T_MEMORY], c);
 
 	l = &ch->lines[CH_HBM];
-	line_init(l, c, "hbm_per_gpu", "HBM per GPU (GiB)", false);
+	line_init(l, c, "hbm_per_gpu", "HBM per GPU (GiB, log scale)", true);
 	snprintf(l->title, sizeof l->title, "HBM per GPU at batch %lld (above the gray line: does not fit)",
 		 (long long)s->batch);
 	lines_from_table(l, &T->t[T_HBM], c);
@@ -777,6 +777,9 @@ static void prose_build(struct prose *p, const struct compare *c)
 			add(p->findings, &p->n_findings, MAX_FINDINGS, "%s", c->cross[i].text);
 	for (int i = 0; i < c->n_dsa; i++)
 		add(p->findings, &p->n_findings, MAX_FINDINGS, "%s", c->dsa[i].text);
+	for (int i = 0; i < c->n_claims; i++)
+		add(p->findings, &p->n_findings, MAX_FINDINGS, "Published: \"%s\" (%s). k3sim: %s.",
+		    c->claims[i].published, c->claims[i].what, c->claims[i].tool);
 
 	add(p->assume, &p->n_assume, MAX_ASSUME,
 	    "**Hardware**: %s, %s per GPU, %s. %s Source: %s",

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Wall time of a 10^5-point sweep (bench/sweep-1e5.yaml) through `k3sim sweep`, process start and
+# writing SQLite + CSV included, on all cores and on one. Goal: < 10 s on 2 cores.
+# Writes bench/results/sweep-1e5-DATE.txt.  usage: bench/sweep-1e5.sh [BUILD_DIR]  (default: build)
+set -eu
+cd "$(dirname "$0")/.."
+B=${1:-build}
+K3SIM=$B/cli/k3sim
+out=bench/results/sweep-1e5-$(date +%Y-%m-%d).txt
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p bench/results
+{
+	echo "# k3sim sweep, 10^5 points; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	echo "# build: $B ($(meson introspect "$B" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"][0])'))"
+	for j in $(nproc) 1; do
+		for what in "-o $tmp/s.db --csv $tmp/s.csv" "-o $tmp/s.db" "--csv /dev/null"; do
+			best=
+			for rep in 1 2 3; do
+				rm -f "$tmp/s.db" "$tmp/s.csv"
+				t0=$(date +%s.%N)
+				# shellcheck disable=SC2086
+				"$K3SIM" sweep bench/sweep-1e5.yaml $what -j "$j" --quiet
+				t1=$(date +%s.%N)
+				t=$(echo "$t1 - $t0" | bc)
+				if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" -eq 1 ]; then best=$t; fi
+			done
+			echo "command: k3sim sweep bench/sweep-1e5.yaml $(echo "$what" | sed "s|$tmp/||g") -j $j --quiet"
+			printf '  best of 3: %.3f s wall (100008 points, %.0f points/s)\n' "$best" "$(echo "100008 / $best" | bc -l)"
+		done
+	done
+	"$K3SIM" sweep bench/sweep-1e5.yaml -o "$tmp/s.db" --json
+	ls -l "$tmp/s.db" | awk '{print "  database: " $5 " bytes"}'
+} | tee "$out"
+echo "wrote $out"
