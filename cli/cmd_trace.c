@@ -673,6 +673,7 @@ static const struct sub subs[] = {
 	{"merge", trace_merge_main, "join per-process databases into one timeline"},
 	/* capture: owned by the CUPTI capture work, implemented in cli/cmd_trace_capture.c */
 	{"capture", cmd_trace_capture, "run a program under CUPTI capture into a trace database"},
+	{"validate", cmd_trace_validate, "predicted vs measured per op class, with charts (calibration)"},
 	{NULL, NULL, NULL},
 };
 

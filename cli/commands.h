@@ -13,4 +13,9 @@ int cmd_compare(int argc, char **argv);
 /* `k3sim trace capture ...` (argv[0] is "capture"); called by cmd_trace. */
 int cmd_trace_capture(int argc, char **argv);
 
+/* `k3sim trace validate ...` (argv[0] is "validate"); called by cmd_trace. */
+int cmd_trace_validate(int argc, char **argv);
+/* `k3sim calibrate ...`: fit a hardware preset to measured kernels. */
+int cmd_calibrate(int argc, char **argv);
+
 #endif

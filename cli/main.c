@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{"run", cmd_run, "TTFT, TPOT and HBM per GPU for a scenario (default: the embedded one)"},
 	{"op", cmd_op, "predicted time of one op on one device"},
 	{"trace", cmd_trace, "capture, import, summarize and export kernel traces"},
+	{"calibrate", cmd_calibrate, "fit a hardware preset to measured kernels"},
 	{"sweep", cmd_sweep, "evaluate the cartesian product of a scenario's sweep axes (SQLite, CSV)"},
 	{"merge", cmd_merge, "join the shard databases of a sweep"},
 	{"compare", cmd_compare, "designs side by side over context: Markdown/HTML report with charts"},

@@ -1,6 +1,7 @@
 #include "hw/hw.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,80 @@ double hw_curve_eval(const struct hw_curve *c, double x)
 	if (x <= 0)
 		return c->max * 1e-9;
 	return c->max * x / (x + c->half);
+}
+
+static const char *const class_names[HW_CLASS_COUNT + 1] = {
+	"gemm", "grouped_gemm", "memory", "kda_chunk", "kda_decode", "attention", "comm", NULL,
+};
+
+const char *hw_class_name(enum hw_class c)
+{
+	return (unsigned)c < HW_CLASS_COUNT ? class_names[c] : "?";
+}
+
+int hw_class_parse(const char *s, enum hw_class *out)
+{
+	for (int c = 0; c < HW_CLASS_COUNT; c++)
+		if (strcmp(s, class_names[c]) == 0) {
+			*out = (enum hw_class)c;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* Linear in (log x, log y) between points, flat beyond the ends. xs ascending, ys > 0. */
+static double interp_loglog(const double *xs, const double *ys, int n, double x)
+{
+	if (n <= 0)
+		return 1;
+	if (n == 1 || x <= xs[0])
+		return ys[0];
+	if (x >= xs[n - 1])
+		return ys[n - 1];
+	int lo = 0, hi = n - 1;
+	while (hi - lo > 1) {
+		int mid = (lo + hi) / 2;
+		if (xs[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	double t = (log(x) - log(xs[lo])) / (log(xs[hi]) - log(xs[lo]));
+	return exp(log(ys[lo]) + t * (log(ys[hi]) - log(ys[lo])));
+}
+
+double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double size)
+{
+	const struct hw_table *any = NULL;
+	for (int i = 0; i < hw->n_tables; i++) {
+		const struct hw_table *tb = &hw->tables[i];
+		if (tb->cls != c)
+			continue;
+		if (!tb->any_dtype && tb->dtype == t)
+			return interp_loglog(tb->size, tb->eff, tb->n, size);
+		if (tb->any_dtype && !any)
+			any = tb;
+	}
+	return any ? interp_loglog(any->size, any->eff, any->n, size) : 1;
+}
+
+double hw_gemm_shape_eff(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, bool *found)
+{
+	for (int i = 0; i < hw->n_gemm_shapes; i++) {
+		const struct hw_gemm_shape *g = &hw->gemm_shapes[i];
+		if (g->n == n && g->k == k && g->dtype == t) {
+			*found = true;
+			return interp_loglog(g->m, g->eff, g->points, (double)(m > 0 ? m : 1));
+		}
+	}
+	*found = false;
+	return 1;
+}
+
+double hw_gemm_waves(const struct hw *hw, double tiles)
+{
+	double exact = tiles / (double)hw->sms;
+	return ceil(exact) - hw->gemm_wave_smoothing * (ceil(exact) - exact);
 }
 
 const char *const *hw_preset_names(void)
@@ -119,6 +194,131 @@ static int read_curve(const struct doc *d, const struct doc_node *map, const cha
 	return rc;
 }
 
+/* A YAML sequence of positive numbers into out[0..HW_TABLE_POINTS_MAX), ascending if asked. */
+static int read_points(const struct doc *d, const struct doc_node *seq, const char *what, double scale,
+		       bool ascending, double *out, int *n, struct err *e)
+{
+	int rc = doc_expect(d, seq, DOC_SEQ, what, e);
+	if (rc < 0)
+		return rc;
+	if (seq->n < 1 || seq->n > HW_TABLE_POINTS_MAX)
+		return doc_error(d, seq, e, "%s: expected 1 to %d values, got %zu", what, HW_TABLE_POINTS_MAX,
+				 seq->n);
+	for (size_t i = 0; i < seq->n; i++) {
+		double x;
+		if ((rc = doc_double(d, seq->items[i], what, &x, e)) < 0)
+			return rc;
+		if (!(x > 0) || !isfinite(x))
+			return doc_error(d, seq->items[i], e, "%s: values must be positive", what);
+		out[i] = x * scale;
+		if (ascending && i > 0 && !(out[i] > out[i - 1]))
+			return doc_error(d, seq->items[i], e, "%s: sizes must be in increasing order", what);
+	}
+	*n = (int)seq->n;
+	return 0;
+}
+
+static bool class_by_bytes(enum hw_class c)
+{
+	return c == HW_CLASS_MEMORY || c == HW_CLASS_KDA_DECODE || c == HW_CLASS_COMM;
+}
+
+/* efficiency.tables: {CLASS[.DTYPE]: {gflop|mib: [...], eff: [...]}} */
+static int read_tables(const struct doc *d, const struct doc_node *map, struct hw *hw, struct err *e)
+{
+	int rc = doc_expect(d, map, DOC_MAP, "efficiency.tables", e);
+	if (rc < 0)
+		return rc;
+	if (map->n > HW_TABLES_MAX)
+		return doc_error(d, map, e, "efficiency.tables: at most %d tables", HW_TABLES_MAX);
+	for (size_t i = 0; i < map->n; i++) {
+		const struct doc_node *k = doc_key(map, i), *v = doc_value(map, i);
+		struct hw_table *tb = &hw->tables[hw->n_tables];
+		memset(tb, 0, sizeof *tb);
+		char cls[48];
+		snprintf(cls, sizeof cls, "%s", k->kind == DOC_SCALAR ? k->str : "");
+		char *dot = strchr(cls, '.');
+		if (dot)
+			*dot = '\0';
+		if (hw_class_parse(cls, &tb->cls) < 0) {
+			const char *hint = err_suggest(cls, class_names);
+			return doc_error(d, k, e, "efficiency.tables: unknown class '%s'%s%s%s", cls,
+					 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+		}
+		tb->any_dtype = !dot;
+		if (dot && dtype_parse(dot + 1, &tb->dtype) < 0)
+			return doc_error(d, k, e, "efficiency.tables: unknown dtype '%s' (expected one of %s)",
+					 dot + 1, dtype_spellings());
+		for (int j = 0; j < hw->n_tables; j++)
+			if (hw->tables[j].cls == tb->cls && hw->tables[j].any_dtype == tb->any_dtype &&
+			    (tb->any_dtype || hw->tables[j].dtype == tb->dtype))
+				return doc_error(d, k, e, "efficiency.tables: '%s' is given twice", k->str);
+		bool bytes = class_by_bytes(tb->cls);
+		const char *size_key = bytes ? "mib" : "gflop";
+		const char *keys[] = {size_key, "eff", NULL};
+		if ((rc = doc_expect(d, v, DOC_MAP, k->str, e)) < 0 || (rc = doc_check_keys(d, v, keys, e)) < 0)
+			return rc;
+		const struct doc_node *sz = doc_get(v, size_key), *ef = doc_get(v, "eff");
+		if (!sz || !ef)
+			return doc_error(d, v, e, "%s: missing key '%s'", k->str, sz ? "eff" : size_key);
+		int ns, ne;
+		if ((rc = read_points(d, sz, size_key, bytes ? 1048576.0 : 1e9, true, tb->size, &ns, e)) < 0 ||
+		    (rc = read_points(d, ef, "eff", 1.0, false, tb->eff, &ne, e)) < 0)
+			return rc;
+		if (ns != ne)
+			return doc_error(d, ef, e, "%s: %d sizes but %d efficiencies", k->str, ns, ne);
+		tb->n = ns;
+		hw->n_tables++;
+	}
+	return 0;
+}
+
+/* efficiency.gemm_shapes: [{dtype, n, k, m: [...], eff: [...]}] */
+static int read_gemm_shapes(const struct doc *d, const struct doc_node *seq, struct hw *hw, struct err *e)
+{
+	static const char *const keys[] = {"dtype", "n", "k", "m", "eff", NULL};
+	int rc = doc_expect(d, seq, DOC_SEQ, "efficiency.gemm_shapes", e);
+	if (rc < 0)
+		return rc;
+	if (seq->n > HW_GEMM_SHAPES_MAX)
+		return doc_error(d, seq, e, "efficiency.gemm_shapes: at most %d shapes", HW_GEMM_SHAPES_MAX);
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct doc_node *v = seq->items[i];
+		struct hw_gemm_shape *g = &hw->gemm_shapes[hw->n_gemm_shapes];
+		memset(g, 0, sizeof *g);
+		if ((rc = doc_expect(d, v, DOC_MAP, "gemm shape", e)) < 0 || (rc = doc_check_keys(d, v, keys, e)) < 0)
+			return rc;
+		for (const char *const *key = keys; *key; key++)
+			if (!doc_get(v, *key))
+				return doc_error(d, v, e, "gemm shape: missing key '%s'", *key);
+		const char *s;
+		if ((rc = doc_str(d, doc_get(v, "dtype"), "dtype", &s, e)) < 0)
+			return rc;
+		if (dtype_parse(s, &g->dtype) < 0)
+			return doc_error(d, doc_get(v, "dtype"), e, "dtype: unknown dtype '%s' (expected one of %s)",
+					 s, dtype_spellings());
+		if ((rc = doc_i64(d, doc_get(v, "n"), "n", &g->n, e)) < 0 ||
+		    (rc = doc_i64(d, doc_get(v, "k"), "k", &g->k, e)) < 0)
+			return rc;
+		if (g->n < 1 || g->k < 1)
+			return doc_error(d, v, e, "gemm shape: n and k must be positive");
+		int nm, ne;
+		if ((rc = read_points(d, doc_get(v, "m"), "m", 1.0, true, g->m, &nm, e)) < 0 ||
+		    (rc = read_points(d, doc_get(v, "eff"), "eff", 1.0, false, g->eff, &ne, e)) < 0)
+			return rc;
+		if (nm != ne)
+			return doc_error(d, doc_get(v, "eff"), e, "gemm shape: %d m values but %d efficiencies", nm, ne);
+		g->points = nm;
+		for (int j = 0; j < hw->n_gemm_shapes; j++)
+			if (hw->gemm_shapes[j].n == g->n && hw->gemm_shapes[j].k == g->k &&
+			    hw->gemm_shapes[j].dtype == g->dtype)
+				return doc_error(d, v, e, "gemm shape n=%lld k=%lld %s is given twice",
+						 (long long)g->n, (long long)g->k, dtype_name(g->dtype));
+		hw->n_gemm_shapes++;
+	}
+	return 0;
+}
+
 static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 {
 	static const char *const top[] = {"name", "description", "source", "calibrated", "device",
@@ -215,7 +415,7 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if (hw->domain_gpus < 1)
 		return doc_error(d, n, e, "interconnect: domain_gpus must be at least 1");
 
-	static const char *const eff_keys[] = {"gemm", "memory", "comm", NULL};
+	static const char *const eff_keys[] = {"gemm", "memory", "comm", "tables", "gemm_shapes", NULL};
 	if (!(n = doc_get(root, "efficiency")))
 		return doc_error(d, root, e, "missing key 'efficiency'");
 	if ((rc = doc_expect(d, n, DOC_MAP, "efficiency", e)) < 0 ||
@@ -225,6 +425,10 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	    (rc = read_curve(d, doc_get(n, "memory"), "efficiency.memory", 1048576.0, "half_mib", &hw->eff_memory, e)) < 0 ||
 	    (rc = read_curve(d, doc_get(n, "comm"), "efficiency.comm", 1048576.0, "half_mib", &hw->eff_comm, e)) < 0)
 		return rc;
+	if (doc_get(n, "tables") && (rc = read_tables(d, doc_get(n, "tables"), hw, e)) < 0)
+		return rc;
+	if (doc_get(n, "gemm_shapes") && (rc = read_gemm_shapes(d, doc_get(n, "gemm_shapes"), hw, e)) < 0)
+		return rc;
 
 	double reserved_gib = 0;
 	const struct field kern[] = {
@@ -232,6 +436,7 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 		{"gemm_tile_n", 1, NULL, &hw->gemm_tile_n, true},
 		{"kda_chunk_step_cycles", 1, &hw->kda_chunk_step_cycles, NULL, true},
 		{"reserved_gib", 1, &reserved_gib, NULL, true},
+		{"gemm_wave_smoothing", 1, &hw->gemm_wave_smoothing, NULL, false},
 		{NULL, 0, NULL, NULL, false},
 	};
 	if (!(n = doc_get(root, "kernels")))
@@ -241,6 +446,8 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	hw->reserved_bytes = (int64_t)(reserved_gib * 1073741824.0);
 	if (hw->gemm_tile_m < 1 || hw->gemm_tile_n < 1)
 		return doc_error(d, n, e, "kernels: gemm tiles must be at least 1");
+	if (hw->gemm_wave_smoothing > 1)
+		return doc_error(d, doc_get(n, "gemm_wave_smoothing"), e, "gemm_wave_smoothing: must be in [0, 1]");
 	return 0;
 }
 

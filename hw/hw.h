@@ -20,6 +20,45 @@ struct hw_curve {
 
 double hw_curve_eval(const struct hw_curve *c, double x);
 
+/* Calibrated corrections (written by `k3sim calibrate`; datasheet presets have none).
+ * An efficiency here is the modeled time over the measured time of the same op at a measured
+ * size (1: the model was right; 0.5: the op took twice as long). Between measured sizes it is
+ * interpolated linearly in (log size, log efficiency) and held flat beyond the ends. */
+enum hw_class {
+	HW_CLASS_GEMM,         /* size = FLOPs */
+	HW_CLASS_GROUPED_GEMM, /* FLOPs */
+	HW_CLASS_MEMORY,       /* elementwise ops and copies: bytes moved */
+	HW_CLASS_KDA_CHUNK,    /* FLOPs */
+	HW_CLASS_KDA_DECODE,   /* bytes moved */
+	HW_CLASS_ATTENTION,    /* MLA / DSA: FLOPs */
+	HW_CLASS_COMM,         /* collectives: bytes per rank */
+	HW_CLASS_COUNT
+};
+
+enum { HW_TABLE_POINTS_MAX = 32, HW_TABLES_MAX = 16, HW_GEMM_SHAPES_MAX = 64 };
+
+/* Efficiency of one class in one precision over size. */
+struct hw_table {
+	enum hw_class cls;
+	bool any_dtype;        /* applies to every dtype without a table of its own */
+	enum dtype dtype;      /* GEMMs: the math dtype; KDA: the state dtype; else the element type */
+	int n;
+	double size[HW_TABLE_POINTS_MAX]; /* FLOPs or bytes by class; ascending */
+	double eff[HW_TABLE_POINTS_MAX];
+};
+
+/* Efficiency of one dense GEMM shape (n, k) in one math dtype over the token count m. */
+struct hw_gemm_shape {
+	int64_t n, k;
+	enum dtype dtype;
+	int points;
+	double m[HW_TABLE_POINTS_MAX]; /* ascending */
+	double eff[HW_TABLE_POINTS_MAX];
+};
+
+const char *hw_class_name(enum hw_class c);
+int hw_class_parse(const char *s, enum hw_class *out);
+
 struct hw {
 	char name[64];
 	char description[128];
@@ -55,6 +94,14 @@ struct hw {
 	int64_t gemm_tile_m, gemm_tile_n;
 	double kda_chunk_step_cycles; /* one dependent 16-token chunk step of the KDA recurrence */
 	int64_t reserved_bytes;       /* CUDA context, NCCL and library workspaces per GPU */
+
+	/* calibration (optional; zero in datasheet presets, which keeps the plain model) */
+	double gemm_wave_smoothing;   /* 0: a partial last wave of GEMM tiles costs a whole wave;
+				       * 1: only its fraction (the library balances it, stream-K) */
+	int n_tables;
+	struct hw_table tables[HW_TABLES_MAX];
+	int n_gemm_shapes;
+	struct hw_gemm_shape gemm_shapes[HW_GEMM_SHAPES_MAX];
 };
 
 /* Preset name ("h200") or a path to a YAML file. */
@@ -67,5 +114,14 @@ const char *const *hw_preset_names(void);
 double hw_tensor_rate(const struct hw *hw, enum dtype t);
 /* The dtype whose rate hw_tensor_rate(t) actually uses. */
 enum dtype hw_math_dtype(const struct hw *hw, enum dtype t);
+
+/* Calibrated efficiency of an op of class c in dtype t at `size` (FLOPs or bytes, by class): the
+ * table of (c, t), else of (c, any dtype), else 1. */
+double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double size);
+/* Calibrated efficiency of a dense GEMM of a calibrated shape (n, k, math dtype t) at m tokens;
+ * *found is false (and 1 returned) when the preset has no table for that shape. */
+double hw_gemm_shape_eff(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, bool *found);
+/* Waves of `tiles` GEMM tiles over the SMs (tiles >= SMs), after gemm_wave_smoothing. */
+double hw_gemm_waves(const struct hw *hw, double tiles);
 
 #endif

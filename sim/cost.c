@@ -45,7 +45,7 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 		tiles = op->groups_touched * ceil_div(rows, tm) * ceil_div((double)op->n, tn);
 	}
 	double sms = (double)hw->sms;
-	double w = tiles < sms ? tiles / sms : ceil(tiles / sms);
+	double w = tiles < sms ? tiles / sms : hw_gemm_waves(hw, tiles);
 	*waves = w;
 	double padded_flops = w * sms * 2.0 * tm * tn * (double)op->k;
 	double eff = hw_curve_eval(&hw->eff_gemm, op->flops);
@@ -106,6 +106,62 @@ static void comm_cost(const struct hw *hw, const struct op *op, struct op_cost *
 		return;
 	}
 	c->comm_s = bytes / (bw * hw_curve_eval(&hw->eff_comm, (double)op->comm_bytes)) + steps * lat;
+}
+
+/* Kernel launches the cost of an op counts (launch latency each). */
+static double launches(enum op_kind k)
+{
+	switch (k) {
+	case OP_KDA_CHUNK:
+		return 2;
+	case OP_DSA_PREFILL:
+	case OP_DSA_DECODE:
+		return 3;
+	case OP_ALLREDUCE:
+	case OP_ALLGATHER:
+	case OP_REDUCESCATTER:
+	case OP_ALLTOALL:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* A calibrated preset's modeled-over-measured efficiency of this op's device time (hw_table_eff);
+ * 1 otherwise. */
+static double calibrated_eff(const struct hw *hw, const struct op *op)
+{
+	if (hw->n_tables == 0 && hw->n_gemm_shapes == 0)
+		return 1;
+	enum dtype math = hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype));
+	bool found;
+	double eff;
+	switch (op->kind) {
+	case OP_GEMM:
+		eff = hw_gemm_shape_eff(hw, math, op->m, op->n, op->k, &found);
+		return found ? eff : hw_table_eff(hw, HW_CLASS_GEMM, math, op->flops);
+	case OP_GROUPED_GEMM:
+		return hw_table_eff(hw, HW_CLASS_GROUPED_GEMM, math, op->flops);
+	case OP_ELEMENTWISE:
+		return hw_table_eff(hw, HW_CLASS_MEMORY, op->a_dtype, (double)op_bytes(op));
+	case OP_KDA_CHUNK:
+		return hw_table_eff(hw, HW_CLASS_KDA_CHUNK, op->s_dtype, op->flops);
+	case OP_KDA_DECODE:
+		return hw_table_eff(hw, HW_CLASS_KDA_DECODE, op->s_dtype, (double)op_bytes(op));
+	case OP_MLA_PREFILL:
+	case OP_MLA_DECODE:
+	case OP_DSA_PREFILL:
+	case OP_DSA_DECODE:
+		return hw_table_eff(hw, HW_CLASS_ATTENTION, op->a_dtype, op->flops);
+	case OP_ALLREDUCE:
+	case OP_ALLGATHER:
+	case OP_REDUCESCATTER:
+	case OP_ALLTOALL:
+		return hw_table_eff(hw, HW_CLASS_COMM, DT_BF16, (double)op->comm_bytes);
+	case OP_KIND_COUNT:
+		break;
+	}
+	return 1;
 }
 
 void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
@@ -188,6 +244,16 @@ void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opt
 		c.bound = BOUND_LATENCY;
 	else
 		c.bound = c.compute_s >= c.memory_s ? BOUND_COMPUTE : BOUND_MEMORY;
+	double eff = calibrated_eff(hw, op);
+	if (eff != 1 && eff > 0) {
+		/* calibrated from kernel durations: the device time scales, launch gaps stay */
+		double gaps = launch * launches(op->kind);
+		c.time_s = (c.time_s - gaps) / eff + gaps;
+		c.latency_s = (c.latency_s - gaps) / eff + gaps;
+		c.compute_s /= eff;
+		c.memory_s /= eff;
+		c.comm_s /= eff;
+	}
 	c.cycles = c.time_s * hw->sm_clock_hz;
 	*out = c;
 }

@@ -1,0 +1,500 @@
+#include "calib/fit.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cost.h"
+
+double calib_predict_s(const struct hw *hw, const struct calib_point *p)
+{
+	struct op_cost c;
+	sim_op_cost(hw, &p->op, NULL, &c);
+	return c.time_s;
+}
+
+void calib_device_hw(struct hw *dev, const struct hw *hw)
+{
+	*dev = *hw;
+	dev->launch_latency_s = dev->graph_launch_latency_s = 0;
+}
+
+double calib_nelder_mead(double (*f)(const double *x, void *ctx), void *ctx, double *x, const double *step, int n,
+			 int max_iters)
+{
+	enum { N = 8 };
+	double p[N + 1][N], v[N + 1], c[N], xr[N], xe[N], xc[N];
+	if (n < 1 || n > N)
+		return NAN;
+	for (int i = 0; i <= n; i++) {
+		memcpy(p[i], x, (size_t)n * sizeof *x);
+		if (i > 0)
+			p[i][i - 1] += step[i - 1];
+		v[i] = f(p[i], ctx);
+	}
+	for (int it = 0; it < max_iters; it++) {
+		/* order: best first */
+		for (int i = 1; i <= n; i++)
+			for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+				double t = v[j];
+				v[j] = v[j - 1];
+				v[j - 1] = t;
+				for (int k = 0; k < n; k++) {
+					t = p[j][k];
+					p[j][k] = p[j - 1][k];
+					p[j - 1][k] = t;
+				}
+			}
+		if (fabs(v[n] - v[0]) <= 1e-10 * (fabs(v[0]) + 1e-12))
+			break;
+		for (int k = 0; k < n; k++) {
+			c[k] = 0;
+			for (int i = 0; i < n; i++)
+				c[k] += p[i][k] / n;
+		}
+		for (int k = 0; k < n; k++)
+			xr[k] = c[k] + (c[k] - p[n][k]);
+		double fr = f(xr, ctx);
+		if (fr < v[0]) {
+			for (int k = 0; k < n; k++)
+				xe[k] = c[k] + 2 * (c[k] - p[n][k]);
+			double fe = f(xe, ctx);
+			memcpy(p[n], fe < fr ? xe : xr, (size_t)n * sizeof *x);
+			v[n] = fe < fr ? fe : fr;
+		} else if (fr < v[n - 1]) {
+			memcpy(p[n], xr, (size_t)n * sizeof *x);
+			v[n] = fr;
+		} else {
+			for (int k = 0; k < n; k++)
+				xc[k] = c[k] + 0.5 * (p[n][k] - c[k]);
+			double fc = f(xc, ctx);
+			if (fc < v[n]) {
+				memcpy(p[n], xc, (size_t)n * sizeof *x);
+				v[n] = fc;
+			} else {
+				for (int i = 1; i <= n; i++) {
+					for (int k = 0; k < n; k++)
+						p[i][k] = p[0][k] + 0.5 * (p[i][k] - p[0][k]);
+					v[i] = f(p[i], ctx);
+				}
+			}
+		}
+	}
+	int best = 0;
+	for (int i = 1; i <= n; i++)
+		if (v[i] < v[best])
+			best = i;
+	memcpy(x, p[best], (size_t)n * sizeof *x);
+	return v[best];
+}
+
+/* ---- stages ---- */
+
+struct stage {
+	struct hw *hw;                 /* the trial preset, edited in place */
+	const struct calib_point **pt; /* the stage's training points */
+	int n;
+	void (*apply)(struct hw *hw, const double *x);
+};
+
+static double mean_abs_log(const struct hw *hw, const struct calib_point *const *pt, int n)
+{
+	double s = 0;
+	for (int i = 0; i < n; i++) {
+		double pred = calib_predict_s(hw, pt[i]);
+		s += pred > 0 ? fabs(log(pred / pt[i]->measured_s)) : 50;
+	}
+	return n ? s / n : 0;
+}
+
+static double stage_obj(const double *x, void *ctx)
+{
+	struct stage *s = ctx;
+	s->apply(s->hw, x);
+	return mean_abs_log(s->hw, s->pt, s->n);
+}
+
+static double squash(double x) /* (0, 1] */
+{
+	return 1.0 / (1.0 + exp(-x));
+}
+
+static double unsquash(double y)
+{
+	if (y >= 0.999)
+		y = 0.999;
+	if (y <= 0.001)
+		y = 0.001;
+	return log(y / (1 - y));
+}
+
+static void apply_memory(struct hw *hw, const double *x)
+{
+	hw->eff_memory.max = squash(x[0]);
+	hw->eff_memory.half = exp(x[1]);
+}
+
+static void apply_gemm(struct hw *hw, const double *x)
+{
+	hw->eff_gemm.max = squash(x[0]);
+	hw->eff_gemm.half = exp(x[1]);
+}
+
+static void apply_kda(struct hw *hw, const double *x)
+{
+	hw->kda_chunk_step_cycles = exp(x[0]);
+}
+
+static void apply_comm(struct hw *hw, const double *x)
+{
+	hw->eff_comm.max = squash(x[0]);
+	hw->eff_comm.half = exp(x[1]);
+	hw->nvlink_latency_s = exp(x[2]);
+}
+
+static int select_points(const struct calib_points *pts, bool (*want)(const struct calib_point *),
+			 const struct calib_point **out)
+{
+	int n = 0;
+	for (size_t i = 0; i < pts->n; i++)
+		if (!pts->p[i].held_out && want(&pts->p[i]))
+			out[n++] = &pts->p[i];
+	return n;
+}
+
+static bool is_memory(const struct calib_point *p)
+{
+	return p->cls == HW_CLASS_MEMORY;
+}
+
+static bool is_gemm(const struct calib_point *p)
+{
+	return p->cls == HW_CLASS_GEMM;
+}
+
+static bool is_kda_chunk(const struct calib_point *p)
+{
+	return p->cls == HW_CLASS_KDA_CHUNK;
+}
+
+static bool is_comm(const struct calib_point *p)
+{
+	return p->cls == HW_CLASS_COMM && p->op.ranks > 1;
+}
+
+static void run_stage(struct stage *s, struct calib_fit_stage *r, double *x, const double *step, int n)
+{
+	r->points = s->n;
+	r->before = mean_abs_log(s->hw, s->pt, s->n);
+	if (s->n < CALIB_FIT_MIN_POINTS)
+		return;
+	double best[8];
+	memcpy(best, x, (size_t)n * sizeof *x);
+	double f = calib_nelder_mead(stage_obj, s, best, step, n, 400 * n);
+	/* restart once from the optimum: Nelder-Mead stalls on flat valleys */
+	f = calib_nelder_mead(stage_obj, s, best, step, n, 400 * n);
+	if (f <= r->before) {
+		memcpy(x, best, (size_t)n * sizeof *x);
+		r->fitted = true;
+	}
+	s->apply(s->hw, x);
+	r->after = mean_abs_log(s->hw, s->pt, s->n);
+}
+
+/* ---- tables ---- */
+
+static enum dtype wider(enum dtype a, enum dtype b)
+{
+	return dtype_bytes_per_element(a) >= dtype_bytes_per_element(b) ? a : b;
+}
+
+/* The dtype a class table is keyed by, as sim/cost.c looks it up; any = true for classes without. */
+static enum dtype table_dtype(const struct hw *hw, const struct op *op, bool *any)
+{
+	*any = false;
+	switch (op->kind) {
+	case OP_GEMM:
+	case OP_GROUPED_GEMM:
+		return hw_math_dtype(hw, wider(op->w_dtype, op->a_dtype));
+	case OP_KDA_CHUNK:
+	case OP_KDA_DECODE:
+		return op->s_dtype;
+	case OP_MLA_PREFILL:
+	case OP_MLA_DECODE:
+	case OP_DSA_PREFILL:
+	case OP_DSA_DECODE:
+		return op->a_dtype;
+	default:
+		*any = true;
+		return DT_BF16;
+	}
+}
+
+struct resid {
+	double x;    /* log size (or log m) */
+	double y;    /* log efficiency: log(predicted / measured) */
+	int64_t n, k;
+	enum dtype dt;
+	int cls;
+	bool any;
+};
+
+static int cmp_resid(const void *a, const void *b)
+{
+	const struct resid *x = a, *y = b;
+	if (x->cls != y->cls)
+		return x->cls - y->cls;
+	if (x->any != y->any)
+		return x->any - y->any;
+	if (x->dt != y->dt)
+		return (int)x->dt - (int)y->dt;
+	if (x->n != y->n)
+		return (x->n > y->n) - (x->n < y->n);
+	if (x->k != y->k)
+		return (x->k > y->k) - (x->k < y->k);
+	return (x->x > y->x) - (x->x < y->x);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Knots of one run r[0..n) sorted by x: bins of a quarter decade (wider when the span needs more
+ * than HW_TABLE_POINTS_MAX), each the median x and median y of its points. */
+static int knots(const struct resid *r, int n, double *kx, double *ky, double *tmp_x, double *tmp_y)
+{
+	double span = r[n - 1].x - r[0].x;
+	double w = log(10.0) / 4;
+	if (span / w > HW_TABLE_POINTS_MAX - 1)
+		w = span / (HW_TABLE_POINTS_MAX - 1) * 1.0001;
+	int out = 0;
+	for (int i = 0; i < n && out < HW_TABLE_POINTS_MAX;) {
+		int j = i, m = 0;
+		while (j < n && r[j].x - r[i].x < w) {
+			tmp_x[m] = r[j].x;
+			tmp_y[m] = r[j].y;
+			m++, j++;
+		}
+		kx[out] = median(tmp_x, m);
+		ky[out] = median(tmp_y, m);
+		if (out == 0 || kx[out] > kx[out - 1])
+			out++;
+		i = j;
+	}
+	return out;
+}
+
+static int build_tables(const struct calib_points *pts, struct hw *hw, const struct calib_fit_opts *o,
+			struct calib_fit_report *rep)
+{
+	size_t n = 0;
+	struct resid *r = malloc((pts->n ? pts->n : 1) * sizeof *r);
+	double *tx = malloc((pts->n ? pts->n : 1) * sizeof *tx), *ty = malloc((pts->n ? pts->n : 1) * sizeof *ty);
+	int rc = 0;
+	if (!r || !tx || !ty) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	hw->n_tables = 0;
+	hw->n_gemm_shapes = 0;
+	/* class tables */
+	for (size_t i = 0; i < pts->n; i++) {
+		const struct calib_point *p = &pts->p[i];
+		double pred = calib_predict_s(hw, p);
+		if (p->held_out || !(pred > 0) || !(p->size > 0))
+			continue;
+		struct resid *x = &r[n++];
+		memset(x, 0, sizeof *x);
+		x->cls = p->cls;
+		x->dt = table_dtype(hw, &p->op, &x->any);
+		x->x = log(p->size);
+		x->y = log(pred / p->measured_s);
+	}
+	qsort(r, n, sizeof *r, cmp_resid);
+	for (size_t i = 0; i < n && hw->n_tables < HW_TABLES_MAX;) {
+		size_t j = i;
+		while (j < n && r[j].cls == r[i].cls && r[j].any == r[i].any && r[j].dt == r[i].dt)
+			j++;
+		struct hw_table *t = &hw->tables[hw->n_tables];
+		double kx[HW_TABLE_POINTS_MAX], ky[HW_TABLE_POINTS_MAX];
+		int nk = knots(r + i, (int)(j - i), kx, ky, tx, ty);
+		memset(t, 0, sizeof *t);
+		t->cls = (enum hw_class)r[i].cls;
+		t->any_dtype = r[i].any;
+		t->dtype = r[i].dt;
+		t->n = nk;
+		for (int k = 0; k < nk; k++) {
+			t->size[k] = exp(kx[k]);
+			t->eff[k] = exp(ky[k]);
+		}
+		hw->n_tables++;
+		i = j;
+	}
+	/* GEMM shape tables (from the model without any table) */
+	if (!o || !o->no_shape_tables) {
+		struct hw plain = *hw;
+		plain.n_tables = 0;
+		n = 0;
+		for (size_t i = 0; i < pts->n; i++) {
+			const struct calib_point *p = &pts->p[i];
+			if (p->held_out || p->op.kind != OP_GEMM)
+				continue;
+			double pred = calib_predict_s(&plain, p);
+			if (!(pred > 0))
+				continue;
+			struct resid *x = &r[n++];
+			memset(x, 0, sizeof *x);
+			x->dt = table_dtype(hw, &p->op, &x->any);
+			x->n = p->op.n;
+			x->k = p->op.k;
+			x->x = log((double)(p->op.m > 0 ? p->op.m : 1));
+			x->y = log(pred / p->measured_s);
+		}
+		qsort(r, n, sizeof *r, cmp_resid);
+		for (size_t i = 0; i < n && hw->n_gemm_shapes < HW_GEMM_SHAPES_MAX;) {
+			size_t j = i;
+			while (j < n && r[j].dt == r[i].dt && r[j].n == r[i].n && r[j].k == r[i].k)
+				j++;
+			struct hw_gemm_shape *g = &hw->gemm_shapes[hw->n_gemm_shapes];
+			memset(g, 0, sizeof *g);
+			g->n = r[i].n;
+			g->k = r[i].k;
+			g->dtype = r[i].dt;
+			/* one knot per distinct m (geometric mean of repeats) */
+			for (size_t a = i; a < j && g->points < HW_TABLE_POINTS_MAX;) {
+				size_t b = a;
+				double s = 0;
+				while (b < j && r[b].x == r[a].x)
+					s += r[b++].y;
+				g->m[g->points] = exp(r[a].x);
+				g->eff[g->points] = exp(s / (double)(b - a));
+				g->points++;
+				a = b;
+			}
+			hw->n_gemm_shapes++;
+			i = j;
+		}
+	}
+	rep->tables = hw->n_tables;
+	rep->gemm_shapes = hw->n_gemm_shapes;
+out:
+	free(r);
+	free(tx);
+	free(ty);
+	return rc;
+}
+
+int calib_fit(const struct calib_points *pts, const struct hw *base, const struct calib_fit_opts *o,
+	      struct hw *out, struct calib_fit_report *rep, struct err *e)
+{
+	struct hw *hw = malloc(sizeof *hw);
+	const struct calib_point **sel = malloc((pts->n ? pts->n : 1) * sizeof *sel);
+	int rc = 0;
+	if (!hw || !sel) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	memset(rep, 0, sizeof *rep);
+	*hw = *base;
+	/* kernel durations are device time: fit without launch gaps, restore them at the end */
+	hw->launch_latency_s = hw->graph_launch_latency_s = 0;
+	hw->n_tables = 0;
+	hw->n_gemm_shapes = 0;
+	for (size_t i = 0; i < pts->n; i++) {
+		if (pts->p[i].held_out)
+			rep->held_out_points++;
+		else
+			rep->train_points++;
+	}
+	if (rep->train_points == 0) {
+		err_set(e, NULL, 0, 0, "no training points: every measured point is held out by the protocol");
+		rc = -EINVAL;
+		goto out;
+	}
+
+	struct stage st = {.hw = hw, .pt = sel};
+	/* 1. memory */
+	double xm[2] = {unsquash(hw->eff_memory.max), log(hw->eff_memory.half > 0 ? hw->eff_memory.half : 1 << 20)};
+	const double sm[2] = {0.5, 1.0};
+	st.n = select_points(pts, is_memory, sel);
+	st.apply = apply_memory;
+	run_stage(&st, &rep->memory, xm, sm, 2);
+
+	/* 2. GEMMs: the curve for each wave smoothing, the best kept */
+	st.n = select_points(pts, is_gemm, sel);
+	st.apply = apply_gemm;
+	double best_f = INFINITY, best_x[2] = {0, 0}, best_s = base->gemm_wave_smoothing;
+	struct calib_fit_stage best_r = {0};
+	for (int k = 0; k <= 4 && st.n >= CALIB_FIT_MIN_POINTS; k++) {
+		hw->gemm_wave_smoothing = k / 4.0;
+		double xg[2] = {unsquash(base->eff_gemm.max), log(base->eff_gemm.half > 0 ? base->eff_gemm.half : 1e7)};
+		const double sg[2] = {0.5, 1.0};
+		struct calib_fit_stage r = {0};
+		run_stage(&st, &r, xg, sg, 2);
+		if (r.after < best_f) {
+			best_f = r.after;
+			memcpy(best_x, xg, sizeof best_x);
+			best_s = hw->gemm_wave_smoothing;
+			best_r = r;
+		}
+	}
+	hw->gemm_wave_smoothing = best_s;
+	if (st.n >= CALIB_FIT_MIN_POINTS) {
+		apply_gemm(hw, best_x);
+		hw->gemm_wave_smoothing = best_s;
+		/* "before" is the base preset's error, at its own smoothing */
+		struct hw *b = malloc(sizeof *b);
+		if (b) {
+			*b = *hw; /* launch gaps already zero */
+			b->eff_gemm = base->eff_gemm;
+			b->gemm_wave_smoothing = base->gemm_wave_smoothing;
+			best_r.before = mean_abs_log(b, sel, st.n);
+			free(b);
+		}
+		rep->gemm = best_r;
+	} else {
+		rep->gemm.points = st.n;
+	}
+
+	/* 3. KDA prefill chain, collectives */
+	double xk[1] = {log(hw->kda_chunk_step_cycles > 0 ? hw->kda_chunk_step_cycles : 3000)};
+	const double sk[1] = {0.3};
+	st.n = select_points(pts, is_kda_chunk, sel);
+	st.apply = apply_kda;
+	if (st.n >= 1 && st.n < CALIB_FIT_MIN_POINTS)
+		rep->kda_chunk.points = st.n;
+	else
+		run_stage(&st, &rep->kda_chunk, xk, sk, 1);
+	double xc[3] = {unsquash(hw->eff_comm.max), log(hw->eff_comm.half > 0 ? hw->eff_comm.half : 1 << 20),
+			log(hw->nvlink_latency_s > 0 ? hw->nvlink_latency_s : 3e-6)};
+	const double sc[3] = {0.5, 1.0, 0.5};
+	st.n = select_points(pts, is_comm, sel);
+	st.apply = apply_comm;
+	run_stage(&st, &rep->comm, xc, sc, 3);
+
+	/* 4. what remains, as tables */
+	if (!o || !o->no_tables) {
+		if ((rc = build_tables(pts, hw, o, rep)) < 0) {
+			err_set(e, NULL, 0, 0, "out of memory");
+			goto out;
+		}
+	}
+	hw->launch_latency_s = base->launch_latency_s;
+	hw->graph_launch_latency_s = base->graph_launch_latency_s;
+	hw->calibrated = true;
+	*out = *hw;
+out:
+	free(hw);
+	free(sel);
+	return rc;
+}

@@ -1,0 +1,55 @@
+#ifndef K3_CALIB_FIT_H
+#define K3_CALIB_FIT_H
+
+/* Fitting the hardware model to measured points (training points only; held-out points are for
+ * reporting). Stages, each run only when its points exist (at least CALIB_FIT_MIN_POINTS):
+ * Kernel durations are device time, so every stage predicts with the launch latencies zeroed and
+ * the fitted preset keeps the base's launch latencies (gaps between kernels, not measured here):
+ *   1. memory: eff_memory (max, half) from copies and elementwise ops;
+ *   2. GEMM: eff_gemm (max, half) and gemm_wave_smoothing (0, 1/4, ..., 1) from dense GEMMs;
+ *   3. KDA prefill: kda_chunk_step_cycles; collectives: eff_comm (max, half) and NVLink latency;
+ *   4. tables (optional): the measured-over-modeled efficiency that remains, per dense GEMM
+ *      shape over m, and per class and dtype over size (hw.h), interpolated in log space.
+ * Each stage minimizes the mean |log(predicted / measured)| with Nelder-Mead. The result is the
+ * base preset with the fitted values, marked calibrated. */
+
+#include <stdbool.h>
+
+#include "calib/points.h"
+#include "hw/hw.h"
+#include "util/err.h"
+
+enum { CALIB_FIT_MIN_POINTS = 3 };
+
+struct calib_fit_opts {
+	bool no_tables;        /* fit the curves only */
+	bool no_shape_tables;  /* class tables only (what an unseen GEMM shape gets) */
+};
+
+struct calib_fit_stage {
+	bool fitted;
+	int points;            /* training points used */
+	double before, after;  /* mean |log(predicted / measured)| with the base and the fitted values */
+};
+
+struct calib_fit_report {
+	struct calib_fit_stage memory, gemm, kda_chunk, comm;
+	int train_points, held_out_points;
+	int tables, gemm_shapes;
+};
+
+/* Fit `base` to the training points of pts into *out (base untouched). */
+int calib_fit(const struct calib_points *pts, const struct hw *base, const struct calib_fit_opts *o,
+	      struct hw *out, struct calib_fit_report *rep, struct err *e);
+
+/* The predicted time of point p on hw (sim_op_cost, eager launches). Kernel durations hold no
+ * launch gaps: compare them with a preset whose launch latencies are zeroed (calib_device_hw). */
+double calib_predict_s(const struct hw *hw, const struct calib_point *p);
+/* hw with launch latencies zeroed: what it predicts is device time. */
+void calib_device_hw(struct hw *dev, const struct hw *hw);
+
+/* Nelder-Mead: minimize f over x[0..n) (n <= 8) from x with initial steps; returns f(x). */
+double calib_nelder_mead(double (*f)(const double *x, void *ctx), void *ctx, double *x, const double *step, int n,
+			 int max_iters);
+
+#endif

@@ -1,0 +1,1027 @@
+#include "calib/match.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "sim/opspec.h"
+#include "trace/tracedb.h"
+
+enum {
+	ARENA_BYTES = 1024 * 1024 * 1024, /* strings and result arrays; rows are bounded separately */
+	STACK_MAX = 256,                  /* open NVTX ranges per thread */
+	SPEC_MAX_BYTES = 256,
+};
+
+/* ---- a string -> int map (open addressing; grows, capped by the row bound) ---- */
+
+struct smap {
+	const char **key;
+	int32_t *val;
+	size_t cap, n;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int smap_grow(struct smap *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 256;
+	const char **key = calloc(cap, sizeof *key);
+	int32_t *val = calloc(cap, sizeof *val);
+	if (!key || !val) {
+		free(key);
+		free(val);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->key[i]) {
+			size_t j = hash_str(m->key[i]) & (cap - 1);
+			while (key[j])
+				j = (j + 1) & (cap - 1);
+			key[j] = m->key[i];
+			val[j] = m->val[i];
+		}
+	free(m->key);
+	free(m->val);
+	m->key = key;
+	m->val = val;
+	m->cap = cap;
+	return 0;
+}
+
+/* The slot of s: *found tells whether it holds s already. */
+static int smap_slot(struct smap *m, const char *s, size_t *slot, bool *found)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		int rc = smap_grow(m);
+		if (rc < 0)
+			return rc;
+	}
+	size_t j = hash_str(s) & (m->cap - 1);
+	while (m->key[j] && strcmp(m->key[j], s) != 0)
+		j = (j + 1) & (m->cap - 1);
+	*slot = j;
+	*found = m->key[j] != NULL;
+	return 0;
+}
+
+static void smap_free(struct smap *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---- an int64 -> int map for rule groups ---- */
+
+struct imap {
+	int64_t *key;
+	int32_t *val;
+	size_t cap, n;
+};
+
+static size_t ihash(int64_t k, size_t cap)
+{
+	return (size_t)(((uint64_t)k * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+static int imap_get_or_add(struct imap *m, int64_t k, int32_t val_if_new, int32_t *out)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		int64_t *key = malloc(cap * sizeof *key);
+		int32_t *val = malloc(cap * sizeof *val);
+		if (!key || !val) {
+			free(key);
+			free(val);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < cap; i++)
+			key[i] = INT64_MIN;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->key[i] != INT64_MIN) {
+				size_t j = ihash(m->key[i], cap);
+				while (key[j] != INT64_MIN)
+					j = (j + 1) & (cap - 1);
+				key[j] = m->key[i];
+				val[j] = m->val[i];
+			}
+		free(m->key);
+		free(m->val);
+		m->key = key;
+		m->val = val;
+		m->cap = cap;
+	}
+	size_t j = ihash(k, m->cap);
+	while (m->key[j] != INT64_MIN && m->key[j] != k)
+		j = (j + 1) & (m->cap - 1);
+	if (m->key[j] == INT64_MIN) {
+		m->key[j] = k;
+		m->val[j] = val_if_new;
+		m->n++;
+	}
+	*out = m->val[j];
+	return 0;
+}
+
+static void imap_free(struct imap *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---- growable arrays with a cap ---- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t max)
+{
+	if (need <= *cap)
+		return 0;
+	if (need > max)
+		return -E2BIG;
+	size_t c = *cap ? *cap : 1024;
+	while (c < need)
+		c *= 2;
+	if (c > max)
+		c = max;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* ---- what is read from the database ---- */
+
+enum act_kind { ACT_KERNEL, ACT_MEMCPY, ACT_MEMSET };
+
+struct act {
+	int64_t start, end, pid;
+	int64_t bytes;
+	uint32_t corr, device;
+	int32_t name;      /* index in names */
+	int32_t grid[3], block[3];
+	uint8_t kind;
+};
+
+struct api {
+	int64_t key;       /* pid << 32 | correlationId */
+	int64_t start, tid;
+};
+
+struct range {
+	int64_t start, end, tid;
+	int32_t text;      /* index in texts */
+};
+
+struct name {
+	const char *s;
+	int32_t rule;      /* -2: not looked up yet */
+};
+
+struct text {
+	const char *s;
+	bool k3;           /* starts with "k3sim " */
+	int32_t spec;      /* k3: index in specs, or -1 when invalid */
+	int32_t bad;       /* k3 invalid: index in bad */
+};
+
+struct string_id {
+	int64_t id;
+	const char *s;
+};
+
+struct ctx {
+	sqlite3 *db;
+	const char *path;
+	struct err *e;
+	struct calib_match *m;
+	const struct calib_rules *rules;
+	size_t max_rows;
+
+	struct string_id *ids;
+	size_t n_ids, cap_ids;
+	struct name *names;
+	size_t n_names, cap_names;
+	struct act *acts;
+	size_t n_acts, cap_acts;
+	struct api *apis;
+	size_t n_apis, cap_apis;
+	struct range *ranges;
+	size_t n_ranges, cap_ranges;
+	struct text *texts;
+	size_t n_texts, cap_texts;
+	struct smap text_map, spec_map, reason_map;
+	struct imap groups;
+	int32_t *range_sample;
+	size_t cap_specs, cap_samples, cap_unmatched, cap_bad;
+	int32_t memcpy_names[16], memset_name;
+};
+
+static int db_error(struct ctx *c, const char *table)
+{
+	err_set(c->e, c->path, 0, 0, "%s%s%s", table ? table : "", table ? ": " : "", sqlite3_errmsg(c->db));
+	return -EIO;
+}
+
+static bool has_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?1 AND type IN ('table', 'view')", -1,
+			       &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+static bool is_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?1 AND type = 'table'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/* SELECT the columns of want[] that exist (NULL for the others) FROM table [WHERE where]. */
+static int select_cols(struct ctx *c, const char *table, const char *const *want, int n, const char *where,
+		       sqlite3_stmt **out)
+{
+	char sql[2048], q[160];
+	bool have[40] = {false};
+	snprintf(q, sizeof q, "PRAGMA table_info(\"%s\")", table);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(c->db, q, -1, &st, NULL) != SQLITE_OK)
+		return db_error(c, table);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *col = (const char *)sqlite3_column_text(st, 1);
+		for (int i = 0; i < n && col; i++)
+			if (strcmp(col, want[i]) == 0)
+				have[i] = true;
+	}
+	sqlite3_finalize(st);
+	size_t used = (size_t)snprintf(sql, sizeof sql, "SELECT ");
+	for (int i = 0; i < n; i++)
+		used += (size_t)snprintf(sql + used, sizeof sql - used, "%s%s%s%s", i ? ", " : "", have[i] ? "\"" : "",
+					 have[i] ? want[i] : "NULL", have[i] ? "\"" : "");
+	used += (size_t)snprintf(sql + used, sizeof sql - used, " FROM \"%s\"%s%s", table, where ? " WHERE " : "",
+				 where ? where : "");
+	if (sqlite3_prepare_v2(c->db, sql, -1, out, NULL) != SQLITE_OK)
+		return db_error(c, table);
+	return 0;
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int i, int64_t dflt)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, i);
+}
+
+static int too_many(struct ctx *c, const char *table)
+{
+	err_set(c->e, c->path, 0, 0, "%s: more than %zu rows (raise the row limit)", table, c->max_rows);
+	return -E2BIG;
+}
+
+static int load_strings(struct ctx *c)
+{
+	if (!has_table(c->db, "StringIds"))
+		return 0;
+	static const char *const cols[] = {"id", "value"};
+	sqlite3_stmt *st;
+	int rc = select_cols(c, "StringIds", cols, 2, NULL, &st);
+	if (rc < 0)
+		return rc;
+	int s;
+	int64_t prev = INT64_MIN;
+	bool sorted = true;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((rc = grow((void **)&c->ids, &c->cap_ids, c->n_ids + 1, sizeof *c->ids, c->max_rows)) < 0)
+			break;
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+		int len = sqlite3_column_bytes(st, 1);
+		struct string_id *x = &c->ids[c->n_ids++];
+		x->id = sqlite3_column_int64(st, 0);
+		x->s = arena_strndup(&c->m->arena, v ? v : "", v ? (size_t)len : 0);
+		if (!x->s) {
+			rc = -ENOMEM;
+			break;
+		}
+		sorted &= x->id > prev;
+		prev = x->id;
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = db_error(c, "StringIds");
+	sqlite3_finalize(st);
+	if (rc == -E2BIG)
+		return too_many(c, "StringIds");
+	if (rc < 0)
+		return rc;
+	if (!sorted) {
+		err_set(c->e, c->path, 0, 0, "StringIds: ids are not in increasing order");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *string_of(struct ctx *c, int64_t id, size_t *pos)
+{
+	size_t lo = 0, hi = c->n_ids;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->n_ids && c->ids[lo].id == id) {
+		if (pos)
+			*pos = lo;
+		return c->ids[lo].s;
+	}
+	return NULL;
+}
+
+static int add_name(struct ctx *c, const char *s, int32_t *out)
+{
+	int rc = grow((void **)&c->names, &c->cap_names, c->n_names + 1, sizeof *c->names, c->max_rows + 64);
+	if (rc < 0)
+		return rc;
+	c->names[c->n_names].s = s;
+	c->names[c->n_names].rule = -2;
+	*out = (int32_t)c->n_names++;
+	return 0;
+}
+
+static int load_acts(struct ctx *c, enum act_kind kind)
+{
+	static const char *const kcols[] = {"start", "end", "deviceId", "correlationId", "globalPid", "demangledName",
+					    "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"};
+	static const char *const mcols[] = {"start", "end", "deviceId", "correlationId", "globalPid", "bytes",
+					    "copyKind"};
+	const char *table = kind == ACT_KERNEL   ? "CUPTI_ACTIVITY_KIND_KERNEL"
+			    : kind == ACT_MEMCPY ? "CUPTI_ACTIVITY_KIND_MEMCPY"
+						 : "CUPTI_ACTIVITY_KIND_MEMSET";
+	if (!has_table(c->db, table))
+		return 0;
+	sqlite3_stmt *st;
+	int rc = kind == ACT_KERNEL ? select_cols(c, table, kcols, 13, NULL, &st)
+				    : select_cols(c, table, mcols, kind == ACT_MEMCPY ? 7 : 6, NULL, &st);
+	if (rc < 0)
+		return rc;
+	int s;
+	int64_t rows = 0;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		if (++rows > (int64_t)c->max_rows) {
+			rc = -E2BIG;
+			break;
+		}
+		if ((rc = grow((void **)&c->acts, &c->cap_acts, c->n_acts + 1, sizeof *c->acts, 3 * c->max_rows)) < 0)
+			break;
+		struct act *a = &c->acts[c->n_acts];
+		memset(a, 0, sizeof *a);
+		a->kind = (uint8_t)kind;
+		a->start = col_i64(st, 0, 0);
+		a->end = col_i64(st, 1, a->start);
+		if (a->end < a->start)
+			a->end = a->start;
+		a->device = (uint32_t)col_i64(st, 2, 0);
+		a->corr = (uint32_t)col_i64(st, 3, 0);
+		a->pid = (col_i64(st, 4, 0) >> 24) & 0xffffff;
+		if (kind == ACT_KERNEL) {
+			size_t pos = 0;
+			int64_t id = col_i64(st, 5, INT64_MIN);
+			if (id == INT64_MIN)
+				id = col_i64(st, 6, INT64_MIN);
+			const char *nm = id != INT64_MIN ? string_of(c, id, &pos) : NULL;
+			if (nm) {
+				a->name = (int32_t)pos; /* names[0..n_ids) mirror StringIds */
+			} else if ((rc = add_name(c, "(unnamed kernel)", &a->name)) < 0) {
+				break;
+			}
+			for (int i = 0; i < 3; i++) {
+				a->grid[i] = (int32_t)col_i64(st, 7 + i, 0);
+				a->block[i] = (int32_t)col_i64(st, 10 + i, 0);
+			}
+			c->m->kernels++;
+		} else {
+			a->bytes = col_i64(st, 5, 0);
+			if (kind == ACT_MEMCPY) {
+				int64_t ck = col_i64(st, 6, 0);
+				a->name = c->memcpy_names[ck >= 0 && ck < 16 ? ck : 0];
+				c->m->memcpys++;
+			} else {
+				a->name = c->memset_name;
+				c->m->memsets++;
+			}
+		}
+		c->n_acts++;
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = db_error(c, table);
+	sqlite3_finalize(st);
+	if (rc == -E2BIG)
+		return too_many(c, table);
+	return rc;
+}
+
+static int load_apis_from(struct ctx *c, const char *table)
+{
+	static const char *const cols[] = {"correlationId", "globalTid", "start"};
+	sqlite3_stmt *st;
+	int rc = select_cols(c, table, cols, 3, NULL, &st);
+	if (rc < 0)
+		return rc;
+	int s;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((rc = grow((void **)&c->apis, &c->cap_apis, c->n_apis + 1, sizeof *c->apis, 2 * c->max_rows)) < 0)
+			break;
+		struct api *a = &c->apis[c->n_apis++];
+		a->tid = col_i64(st, 1, 0);
+		a->key = ((a->tid >> 24) & 0xffffff) << 32 | (col_i64(st, 0, 0) & 0xffffffff);
+		a->start = col_i64(st, 2, 0);
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = db_error(c, table);
+	sqlite3_finalize(st);
+	if (rc == -E2BIG)
+		return too_many(c, table);
+	return rc;
+}
+
+static int cmp_api(const void *a, const void *b)
+{
+	const struct api *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+static const struct api *find_api(const struct ctx *c, int64_t pid, uint32_t corr)
+{
+	int64_t key = pid << 32 | corr;
+	size_t lo = 0, hi = c->n_apis;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->apis[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->n_apis && c->apis[lo].key == key ? &c->apis[lo] : NULL;
+}
+
+/* Specs are keyed without the "k3sim op=" prefix, so a range and a rule naming the same op meet. */
+static int add_spec(struct ctx *c, const char *text, const struct op *op, int32_t *out)
+{
+	while (*text == ' ')
+		text++;
+	if (strncmp(text, "k3sim op=", 9) == 0)
+		text += 9;
+	else if (strncmp(text, "k3sim ", 6) == 0)
+		text += 6;
+	size_t slot;
+	bool found;
+	int rc = smap_slot(&c->spec_map, text, &slot, &found);
+	if (rc < 0)
+		return rc;
+	if (found) {
+		*out = c->spec_map.val[slot];
+		return 0;
+	}
+	struct calib_match *m = c->m;
+	if ((rc = grow((void **)&m->specs, &c->cap_specs, m->n_specs + 1, sizeof *m->specs, c->max_rows)) < 0)
+		return rc;
+	struct calib_spec *sp = &m->specs[m->n_specs];
+	sp->text = arena_strndup(&m->arena, text, strlen(text));
+	if (!sp->text)
+		return -ENOMEM;
+	sp->op = *op;
+	c->spec_map.key[slot] = sp->text;
+	c->spec_map.val[slot] = (int32_t)m->n_specs;
+	c->spec_map.n++;
+	*out = (int32_t)m->n_specs++;
+	return 0;
+}
+
+static int load_ranges(struct ctx *c)
+{
+	if (!has_table(c->db, "NVTX_EVENTS"))
+		return 0;
+	static const char *const cols[] = {"start", "end", "text", "textId", "globalTid", "domainId", "eventType"};
+	sqlite3_stmt *st;
+	int rc = select_cols(c, "NVTX_EVENTS", cols, 7, "\"end\" IS NOT NULL AND eventType IN (59, 60)", &st);
+	if (rc < 0)
+		return rc;
+	int s;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		if (col_i64(st, 5, 0) == TRACE_NVTX_DOMAIN_GPU)
+			continue;
+		if ((rc = grow((void **)&c->ranges, &c->cap_ranges, c->n_ranges + 1, sizeof *c->ranges, c->max_rows)) < 0)
+			break;
+		const char *t = (const char *)sqlite3_column_text(st, 2);
+		if (!t && sqlite3_column_type(st, 3) != SQLITE_NULL)
+			t = string_of(c, sqlite3_column_int64(st, 3), NULL);
+		if (!t)
+			t = "";
+		size_t slot;
+		bool found;
+		if ((rc = smap_slot(&c->text_map, t, &slot, &found)) < 0)
+			break;
+		if (!found) {
+			if ((rc = grow((void **)&c->texts, &c->cap_texts, c->n_texts + 1, sizeof *c->texts, c->max_rows)) < 0)
+				break;
+			struct text *x = &c->texts[c->n_texts];
+			memset(x, 0, sizeof *x);
+			x->s = arena_strndup(&c->m->arena, t, strlen(t));
+			if (!x->s) {
+				rc = -ENOMEM;
+				break;
+			}
+			const char *p = x->s;
+			while (*p == ' ')
+				p++;
+			x->k3 = strncmp(p, "k3sim ", 6) == 0;
+			x->spec = -1;
+			x->bad = -1;
+			c->text_map.key[slot] = x->s;
+			c->text_map.val[slot] = (int32_t)c->n_texts++;
+			c->text_map.n++;
+		}
+		struct range *r = &c->ranges[c->n_ranges++];
+		r->start = col_i64(st, 0, 0);
+		r->end = col_i64(st, 1, r->start);
+		r->tid = col_i64(st, 4, 0);
+		r->text = c->text_map.val[slot];
+		c->m->ranges++;
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = db_error(c, "NVTX_EVENTS");
+	sqlite3_finalize(st);
+	if (rc == -E2BIG)
+		return too_many(c, "NVTX_EVENTS");
+	if (rc < 0)
+		return rc;
+	/* parse each distinct k3sim text once */
+	for (size_t i = 0; i < c->n_texts; i++) {
+		struct text *x = &c->texts[i];
+		if (!x->k3)
+			continue;
+		struct op op;
+		struct err pe = {0};
+		if (opspec_parse_line(x->s, &op, &pe) == 0) {
+			if ((rc = add_spec(c, x->s, &op, &x->spec)) < 0)
+				return rc;
+		} else {
+			if ((rc = grow((void **)&c->m->bad, &c->cap_bad, c->m->n_bad + 1, sizeof *c->m->bad, c->max_rows)) < 0)
+				return rc;
+			struct calib_bad_range *b = &c->m->bad[c->m->n_bad];
+			b->text = x->s;
+			b->error = arena_strndup(&c->m->arena, pe.msg, strlen(pe.msg));
+			b->instances = 0;
+			if (!b->error)
+				return -ENOMEM;
+			x->bad = (int32_t)c->m->n_bad++;
+		}
+	}
+	for (size_t i = 0; i < c->n_ranges; i++) {
+		const struct text *x = &c->texts[c->ranges[i].text];
+		if (x->k3)
+			c->m->k3sim_ranges++;
+		if (x->bad >= 0)
+			c->m->bad[x->bad].instances++;
+	}
+	return 0;
+}
+
+/* ---- results ---- */
+
+static int unmatched(struct ctx *c, const struct act *a, const char *reason, bool skipped)
+{
+	char key[640];
+	snprintf(key, sizeof key, "%d\x1f%s", a->name, reason);
+	size_t slot;
+	bool found;
+	int rc = smap_slot(&c->reason_map, key, &slot, &found);
+	if (rc < 0)
+		return rc;
+	struct calib_match *m = c->m;
+	if (!found) {
+		if ((rc = grow((void **)&m->unmatched, &c->cap_unmatched, m->n_unmatched + 1, sizeof *m->unmatched,
+			       c->max_rows)) < 0)
+			return rc;
+		struct calib_unmatched *u = &m->unmatched[m->n_unmatched];
+		memset(u, 0, sizeof *u);
+		u->name = c->names[a->name].s;
+		u->reason = arena_strndup(&m->arena, reason, strlen(reason));
+		u->skipped = skipped;
+		const char *k = arena_strndup(&m->arena, key, strlen(key));
+		if (!u->reason || !k)
+			return -ENOMEM;
+		c->reason_map.key[slot] = k;
+		c->reason_map.val[slot] = (int32_t)m->n_unmatched++;
+		c->reason_map.n++;
+	}
+	struct calib_unmatched *u = &m->unmatched[c->reason_map.val[slot]];
+	u->count++;
+	u->gpu_ns += a->end - a->start;
+	if (skipped)
+		m->skipped++;
+	else
+		m->unmatched_total++;
+	return 0;
+}
+
+static int new_sample(struct ctx *c, int32_t spec, int32_t rule, int32_t *out)
+{
+	struct calib_match *m = c->m;
+	int rc = grow((void **)&m->samples, &c->cap_samples, m->n_samples + 1, sizeof *m->samples, 3 * c->max_rows);
+	if (rc < 0)
+		return rc;
+	struct calib_sample *s = &m->samples[m->n_samples];
+	memset(s, 0, sizeof *s);
+	s->spec = spec;
+	s->rule = rule;
+	s->start_ns = INT64_MAX;
+	*out = (int32_t)m->n_samples++;
+	return 0;
+}
+
+static void add_to_sample(struct calib_match *m, int32_t i, const struct act *a)
+{
+	struct calib_sample *s = &m->samples[i];
+	if (s->activities == 0)
+		s->device_id = a->device;
+	s->activities++;
+	s->gpu_ns += a->end - a->start;
+	if (a->start < s->start_ns)
+		s->start_ns = a->start;
+}
+
+struct live {
+	int32_t range; /* index in ranges */
+};
+
+/* An activity outside k3sim ranges: the rules decide. stack[0..depth) are the open ranges. */
+static int by_rule(struct ctx *c, const struct act *a, const struct live *stack, int depth, int64_t t)
+{
+	struct name *nm = &c->names[a->name];
+	if (nm->rule == -2)
+		nm->rule = c->rules ? calib_rules_find(c->rules, nm->s) : -1;
+	if (nm->rule < 0)
+		return unmatched(c, a, c->rules ? "outside k3sim ranges, and no rule matches the name"
+						: "outside k3sim ranges (no rules given)", false);
+	const struct calib_rule *rule = &c->rules->rule[nm->rule];
+	char reason[600];
+	if (!rule->op) {
+		snprintf(reason, sizeof reason, "skipped by rule '%s'", rule->name);
+		return unmatched(c, a, reason, true);
+	}
+	const char *texts[CALIB_NVTX_DEPTH_MAX];
+	int nt = 0, inner = -1;
+	for (int i = depth - 1; i >= 0 && nt < CALIB_NVTX_DEPTH_MAX; i--) {
+		const struct range *r = &c->ranges[stack[i].range];
+		if (r->end < t)
+			continue;
+		if (inner < 0)
+			inner = stack[i].range;
+		texts[nt++] = c->texts[r->text].s;
+	}
+	struct calib_rule_ctx rc_ = {.bytes = a->bytes, .nvtx = texts, .n_nvtx = nt};
+	memcpy(rc_.grid, a->grid, sizeof rc_.grid);
+	memcpy(rc_.block, a->block, sizeof rc_.block);
+	struct op op;
+	char spec[SPEC_MAX_BYTES];
+	struct err be = {0};
+	int rc = calib_rule_build(c->rules, nm->rule, &rc_, &op, spec, sizeof spec, &be);
+	if (rc < 0) {
+		snprintf(reason, sizeof reason, "%s", be.msg);
+		return unmatched(c, a, reason, false);
+	}
+	int32_t spec_idx, sample;
+	if ((rc = add_spec(c, spec, &op, &spec_idx)) < 0)
+		return rc;
+	if (rule->group && inner >= 0) {
+		/* one sample per (group, innermost range instance, spec) */
+		int64_t key = (int64_t)inner * 1048576 + (int64_t)(hash_str(rule->group) & 1023) * 1024 +
+			      (spec_idx & 1023);
+		int32_t got;
+		if ((rc = imap_get_or_add(&c->groups, key, -1, &got)) < 0)
+			return rc;
+		if (got < 0 || c->m->samples[got].spec != spec_idx) {
+			if ((rc = new_sample(c, spec_idx, nm->rule, &sample)) < 0)
+				return rc;
+			size_t j = ihash(key, c->groups.cap);
+			while (c->groups.key[j] != key)
+				j = (j + 1) & (c->groups.cap - 1);
+			c->groups.val[j] = sample;
+		} else {
+			sample = got;
+		}
+	} else if ((rc = new_sample(c, spec_idx, nm->rule, &sample)) < 0) {
+		return rc;
+	}
+	add_to_sample(c->m, sample, a);
+	c->m->matched_rules++;
+	return 0;
+}
+
+struct ref {
+	int64_t tid, t;
+	int32_t act;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return (x->act > y->act) - (x->act < y->act);
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->end < y->end) - (x->end > y->end); /* outer first */
+}
+
+static int sweep(struct ctx *c)
+{
+	struct calib_match *m = c->m;
+	struct ref *refs = malloc((c->n_acts ? c->n_acts : 1) * sizeof *refs);
+	c->range_sample = malloc((c->n_ranges ? c->n_ranges : 1) * sizeof *c->range_sample);
+	int rc = 0;
+	if (!refs || !c->range_sample) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < c->n_ranges; i++)
+		c->range_sample[i] = -1;
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_acts; i++) {
+		const struct act *a = &c->acts[i];
+		const struct api *api = find_api(c, a->pid, a->corr);
+		if (!api) {
+			if ((rc = unmatched(c, a, "no launching API call in the trace", false)) < 0)
+				goto out;
+			continue;
+		}
+		refs[n].tid = api->tid;
+		refs[n].t = api->start;
+		refs[n].act = (int32_t)i;
+		n++;
+	}
+	qsort(refs, n, sizeof *refs, cmp_ref);
+	qsort(c->ranges, c->n_ranges, sizeof *c->ranges, cmp_range);
+
+	struct live stack[STACK_MAX];
+	int depth = 0;
+	size_t ri = 0;
+	int64_t cur_tid = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		const struct ref *f = &refs[i];
+		if (f->tid != cur_tid) {
+			cur_tid = f->tid;
+			depth = 0;
+			while (ri < c->n_ranges && c->ranges[ri].tid < cur_tid)
+				ri++;
+		}
+		while (ri < c->n_ranges && c->ranges[ri].tid == cur_tid && c->ranges[ri].start <= f->t) {
+			int64_t s = c->ranges[ri].start;
+			while (depth > 0 && c->ranges[stack[depth - 1].range].end < s)
+				depth--;
+			if (depth == STACK_MAX) { /* drop ranges that ended under the top */
+				int k = 0;
+				for (int j = 0; j < depth; j++)
+					if (c->ranges[stack[j].range].end >= s)
+						stack[k++] = stack[j];
+				depth = k;
+			}
+			if (depth < STACK_MAX)
+				stack[depth++].range = (int32_t)ri;
+			ri++;
+		}
+		while (depth > 0 && c->ranges[stack[depth - 1].range].end < f->t)
+			depth--;
+		const struct act *a = &c->acts[f->act];
+		int k3 = -1;
+		for (int j = depth - 1; j >= 0 && k3 < 0; j--) {
+			const struct range *r = &c->ranges[stack[j].range];
+			if (r->end >= f->t && c->texts[r->text].k3)
+				k3 = stack[j].range;
+		}
+		if (k3 < 0) {
+			if ((rc = by_rule(c, a, stack, depth, f->t)) < 0)
+				goto out;
+			continue;
+		}
+		const struct text *x = &c->texts[c->ranges[k3].text];
+		if (x->spec < 0) {
+			if ((rc = unmatched(c, a, "in a k3sim range that is not a valid op (see bad ranges)", false)) < 0)
+				goto out;
+			continue;
+		}
+		if (c->range_sample[k3] < 0 && (rc = new_sample(c, x->spec, -1, &c->range_sample[k3])) < 0)
+			goto out;
+		add_to_sample(m, c->range_sample[k3], a);
+		m->matched_nvtx++;
+	}
+	for (size_t i = 0; i < c->n_ranges; i++)
+		if (c->texts[c->ranges[i].text].spec >= 0 && c->range_sample[i] < 0)
+			m->empty_ranges++;
+out:
+	free(refs);
+	return rc;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct calib_sample *x = a, *y = b;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int cmp_unmatched(const void *a, const void *b)
+{
+	const struct calib_unmatched *x = a, *y = b;
+	if (x->skipped != y->skipped)
+		return x->skipped ? 1 : -1;
+	if (x->gpu_ns != y->gpu_ns)
+		return (x->gpu_ns < y->gpu_ns) - (x->gpu_ns > y->gpu_ns);
+	return (x->count < y->count) - (x->count > y->count);
+}
+
+static void read_info(struct ctx *c)
+{
+	struct calib_trace_info *in = &c->m->info;
+	sqlite3_stmt *st;
+	if (has_table(c->db, "TARGET_INFO_GPU")) {
+		static const char *const cols[] = {"name", "clockRate", "smCount", "totalMemory", "memoryBandwidth"};
+		if (select_cols(c, "TARGET_INFO_GPU", cols, 5, NULL, &st) == 0) {
+			if (sqlite3_step(st) == SQLITE_ROW) {
+				const char *nm = (const char *)sqlite3_column_text(st, 0);
+				snprintf(in->device, sizeof in->device, "%s", nm ? nm : "");
+				in->sm_clock_hz = col_i64(st, 1, 0);
+				in->sms = col_i64(st, 2, 0);
+				in->memory_bytes = col_i64(st, 3, 0);
+				in->memory_bw_bytes_per_s = col_i64(st, 4, 0);
+			}
+			sqlite3_finalize(st);
+		}
+	}
+	if (is_table(c->db, "K3SIM_CAPTURE") &&
+	    sqlite3_prepare_v2(c->db, "SELECT name, value FROM K3SIM_CAPTURE", -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *k = (const char *)sqlite3_column_text(st, 0);
+			const char *v = (const char *)sqlite3_column_text(st, 1);
+			if (!k || !v)
+				continue;
+			if (strcmp(k, TRACE_CAPTURE_DRIVER_VERSION) == 0)
+				snprintf(in->driver, sizeof in->driver, "%s", v);
+			else if (strcmp(k, TRACE_CAPTURE_CUDA_DRIVER_VERSION) == 0)
+				snprintf(in->cuda_driver, sizeof in->cuda_driver, "%s", v);
+			else if (strcmp(k, TRACE_CAPTURE_CUDA_RUNTIME_VERSION) == 0)
+				snprintf(in->cuda_runtime, sizeof in->cuda_runtime, "%s", v);
+			else if (strcmp(k, TRACE_CAPTURE_HOST) == 0)
+				snprintf(in->host, sizeof in->host, "%s", v);
+			else if (strcmp(k, TRACE_CAPTURE_COMMAND_LINE) == 0)
+				snprintf(in->command, sizeof in->command, "%s", v);
+			else if (strcmp(k, TRACE_CAPTURE_SOURCE) == 0)
+				snprintf(in->source, sizeof in->source, "%s", v);
+			else if (strcmp(k, TRACE_CAPTURE_START_UTC_NS) == 0)
+				in->start_utc_ns = strtoll(v, NULL, 10);
+		}
+		sqlite3_finalize(st);
+	}
+}
+
+static int open_db(struct ctx *c)
+{
+	FILE *f = fopen(c->path, "rb");
+	if (!f) {
+		err_set(c->e, c->path, 0, 0, "cannot open: %s", strerror(errno));
+		return -ENOENT;
+	}
+	char magic[16] = {0};
+	size_t got = fread(magic, 1, sizeof magic, f);
+	fclose(f);
+	if (got < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0) {
+		err_set(c->e, c->path, 0, 0, "not a trace database (not an SQLite file; import traces with "
+			"'k3sim trace import')");
+		return -EINVAL;
+	}
+	if (sqlite3_open_v2(c->path, &c->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		err_set(c->e, c->path, 0, 0, "cannot open: %s", c->db ? sqlite3_errmsg(c->db) : "out of memory");
+		return -EIO;
+	}
+	if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK)
+		return db_error(c, NULL);
+	if (!has_table(c->db, "CUPTI_ACTIVITY_KIND_KERNEL") && !has_table(c->db, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
+		err_set(c->e, c->path, 0, 0, "not a trace database: no CUPTI_ACTIVITY_KIND_KERNEL or _MEMCPY table "
+			"(expected a k3sim capture or import, or an nsys SQLite export)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int calib_match_db(struct calib_match *out, const char *path, const struct calib_match_opts *o, struct err *e)
+{
+	static const char *const copy_names[16] = {
+		"[CUDA memcpy]", "[CUDA memcpy Host-to-Device]", "[CUDA memcpy Device-to-Host]",
+		"[CUDA memcpy Host-to-Array]", "[CUDA memcpy Array-to-Host]", "[CUDA memcpy Array-to-Array]",
+		"[CUDA memcpy Array-to-Device]", "[CUDA memcpy Device-to-Array]",
+		"[CUDA memcpy Device-to-Device]", "[CUDA memcpy Host-to-Host]", "[CUDA memcpy Peer-to-Peer]",
+		"[CUDA memcpy]", "[CUDA memcpy]", "[CUDA memcpy]", "[CUDA memcpy]", "[CUDA memcpy]",
+	};
+	struct calib_match *m = calloc(1, sizeof *m);
+	struct ctx c = {.path = path, .e = e, .m = m, .rules = o ? o->rules : NULL};
+	int rc = 0;
+	if (!m) {
+		err_set(e, path, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	arena_init(&m->arena, ARENA_BYTES);
+	c.max_rows = (size_t)(o && o->max_rows > 0 ? o->max_rows : CALIB_MATCH_MAX_ROWS);
+	if ((rc = open_db(&c)) < 0 || (rc = load_strings(&c)) < 0)
+		goto out;
+	/* names[0..n_ids) are the StringIds entries; memcpy and memset names follow */
+	if ((rc = grow((void **)&c.names, &c.cap_names, c.n_ids + 17, sizeof *c.names, c.max_rows + 64)) < 0)
+		goto out;
+	for (size_t i = 0; i < c.n_ids; i++) {
+		c.names[i].s = c.ids[i].s;
+		c.names[i].rule = -2;
+	}
+	c.n_names = c.n_ids;
+	for (int i = 0; i < 16; i++)
+		if ((rc = add_name(&c, copy_names[i], &c.memcpy_names[i])) < 0)
+			goto out;
+	if ((rc = add_name(&c, "[CUDA memset]", &c.memset_name)) < 0 || (rc = load_acts(&c, ACT_KERNEL)) < 0 ||
+	    (rc = load_acts(&c, ACT_MEMCPY)) < 0 || (rc = load_acts(&c, ACT_MEMSET)) < 0)
+		goto out;
+	if (has_table(c.db, "CUPTI_ACTIVITY_KIND_RUNTIME") && (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_RUNTIME")) < 0)
+		goto out;
+	if (is_table(c.db, "CUPTI_ACTIVITY_KIND_DRIVER") && (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_DRIVER")) < 0)
+		goto out;
+	qsort(c.apis, c.n_apis, sizeof *c.apis, cmp_api);
+	if ((rc = load_ranges(&c)) < 0 || (rc = sweep(&c)) < 0)
+		goto out;
+	qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
+	qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
+	read_info(&c);
+out:
+	if (rc == -ENOMEM)
+		err_set(e, path, 0, 0, "out of memory");
+	else if (rc == -E2BIG && e && !e->msg[0])
+		err_set(e, path, 0, 0, "too many rows");
+	if (c.db)
+		sqlite3_close(c.db);
+	free(c.ids);
+	free(c.names);
+	free(c.acts);
+	free(c.apis);
+	free(c.ranges);
+	free(c.texts);
+	free(c.range_sample);
+	smap_free(&c.text_map);
+	smap_free(&c.spec_map);
+	smap_free(&c.reason_map);
+	imap_free(&c.groups);
+	if (rc < 0) {
+		calib_match_release(m);
+		free(m);
+		return rc;
+	}
+	*out = *m;
+	free(m);
+	return 0;
+}
+
+void calib_match_release(struct calib_match *m)
+{
+	free(m->specs);
+	free(m->samples);
+	free(m->unmatched);
+	free(m->bad);
+	arena_release(&m->arena);
+	memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,96 @@
+#ifndef K3_CALIB_MATCH_H
+#define K3_CALIB_MATCH_H
+
+/* Matching measured GPU work in a trace database (a k3sim capture, an import, or an nsys SQLite
+ * export) to model ops.
+ *
+ * 1. NVTX: a kernel, memcpy or memset belongs to the innermost NVTX range whose text starts with
+ *    "k3sim " ("k3sim op=gemm m=64 n=7168 k=7168 dtype=bf16", parsed by opspec_parse_line) that
+ *    was open on the launching thread when its launching API call started (joined through
+ *    correlationId within the process). One range instance is one sample; its time is the sum
+ *    of its activities' GPU durations. Other ranges are transparent; GPU-projected ranges
+ *    (TRACE_NVTX_DOMAIN_GPU) are ignored.
+ * 2. Rules (calib/rules.h): activities outside any k3sim range are named by kernel-name rules;
+ *    shapes come from the enclosing ranges' key=value tokens or from launch geometry.
+ * Nothing is dropped silently: every activity is counted as matched, skipped by a rule, or
+ * unmatched, and unmatched ones are listed by name with the reason.
+ *
+ * Memory is bounded by opts.max_rows per table (default CALIB_MATCH_MAX_ROWS, else -E2BIG). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calib/rules.h"
+#include "model/ops.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+enum { CALIB_MATCH_MAX_ROWS = 32 * 1024 * 1024 };
+
+struct calib_match_opts {
+	const struct calib_rules *rules; /* NULL: NVTX ranges only */
+	int64_t max_rows;                /* per table; 0: CALIB_MATCH_MAX_ROWS */
+};
+
+/* A distinct op measured in the trace. */
+struct calib_spec {
+	const char *text;  /* "gemm m=64 n=7168 k=7168 dtype=bf16" or the range text */
+	struct op op;
+};
+
+/* One measured instance of an op: a k3sim range instance, or a rule's kernel (group). */
+struct calib_sample {
+	int32_t spec;      /* index in calib_match.specs */
+	int32_t rule;      /* -1: an NVTX range; else the rule's index */
+	int32_t activities;
+	uint32_t device_id;
+	int64_t start_ns;  /* first activity's GPU start */
+	int64_t gpu_ns;    /* summed GPU durations */
+};
+
+/* Activities left unmatched (or skipped by a rule), grouped by name and reason. */
+struct calib_unmatched {
+	const char *name;
+	const char *reason;
+	bool skipped;      /* a skip rule: known, not a model op */
+	int64_t count;
+	int64_t gpu_ns;
+};
+
+/* A k3sim range text that is not a valid op. */
+struct calib_bad_range {
+	const char *text;
+	const char *error;
+	int64_t instances;
+};
+
+struct calib_trace_info {
+	char device[128];        /* TARGET_INFO_GPU.name */
+	int64_t sm_clock_hz, sms, memory_bytes, memory_bw_bytes_per_s;
+	char driver[64];         /* K3SIM_CAPTURE keys, when present */
+	char cuda_driver[32], cuda_runtime[32], host[128], command[512], source[32];
+	int64_t start_utc_ns;
+};
+
+struct calib_match {
+	struct calib_spec *specs;
+	size_t n_specs;
+	struct calib_sample *samples;
+	size_t n_samples;
+	struct calib_unmatched *unmatched; /* most GPU time first */
+	size_t n_unmatched;
+	struct calib_bad_range *bad;
+	size_t n_bad;
+	int64_t kernels, memcpys, memsets;           /* activities read */
+	int64_t matched_nvtx, matched_rules, skipped, unmatched_total;
+	int64_t ranges, k3sim_ranges, empty_ranges;  /* k3sim ranges with no GPU work */
+	struct calib_trace_info info;
+	struct arena arena;
+};
+
+/* Match the trace at path. On failure m holds nothing to release. */
+int calib_match_db(struct calib_match *m, const char *path, const struct calib_match_opts *o, struct err *e);
+void calib_match_release(struct calib_match *m);
+
+#endif

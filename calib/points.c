@@ -1,0 +1,414 @@
+#include "calib/points.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/opspec.h"
+#include "util/doc.h"
+
+enum { POINTS_ARENA_BYTES = 512 * 1024 * 1024, CSV_LINE_MAX = 4096 };
+
+void calib_points_init(struct calib_points *pts)
+{
+	memset(pts, 0, sizeof *pts);
+	arena_init(&pts->arena, POINTS_ARENA_BYTES);
+}
+
+void calib_points_release(struct calib_points *pts)
+{
+	free(pts->p);
+	arena_release(&pts->arena);
+	memset(pts, 0, sizeof *pts);
+}
+
+static bool pow_of(double x, double base)
+{
+	if (x < 1 || x != floor(x))
+		return false;
+	while (x > 1) {
+		if (fmod(x, base) != 0)
+			return false;
+		x /= base;
+	}
+	return true;
+}
+
+static enum dtype wider(enum dtype a, enum dtype b)
+{
+	return dtype_bytes_per_element(a) >= dtype_bytes_per_element(b) ? a : b;
+}
+
+void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *cls, double *size)
+{
+	const char *kind = op->name ? op->name : op_kind_name(op->kind);
+	switch (op->kind) {
+	case OP_GEMM:
+	case OP_GROUPED_GEMM:
+		*cls = op->kind == OP_GEMM ? HW_CLASS_GEMM : HW_CLASS_GROUPED_GEMM;
+		*size = op->flops;
+		snprintf(label, n, "%s.%s", kind, dtype_name(wider(op->w_dtype, op->a_dtype)));
+		return;
+	case OP_ELEMENTWISE:
+		*cls = HW_CLASS_MEMORY;
+		*size = (double)op_bytes(op);
+		snprintf(label, n, "%s", kind);
+		return;
+	case OP_KDA_CHUNK:
+		*cls = HW_CLASS_KDA_CHUNK;
+		*size = op->flops;
+		snprintf(label, n, "kda_chunk.%s", dtype_name(op->s_dtype));
+		return;
+	case OP_KDA_DECODE:
+		*cls = HW_CLASS_KDA_DECODE;
+		*size = (double)op_bytes(op);
+		snprintf(label, n, "kda_decode.%s", dtype_name(op->s_dtype));
+		return;
+	case OP_MLA_PREFILL:
+	case OP_MLA_DECODE:
+	case OP_DSA_PREFILL:
+	case OP_DSA_DECODE:
+		*cls = HW_CLASS_ATTENTION;
+		*size = op->flops;
+		snprintf(label, n, "%s", kind);
+		return;
+	default:
+		*cls = HW_CLASS_COMM;
+		*size = (double)op->comm_bytes;
+		snprintf(label, n, "%s", kind);
+		return;
+	}
+}
+
+bool calib_op_trains(const struct op *op, double *main_size)
+{
+	double x;
+	switch (op->kind) {
+	case OP_GEMM:
+	case OP_GROUPED_GEMM:
+		*main_size = (double)op->m;
+		return pow_of((double)op->m, 4);
+	case OP_ELEMENTWISE:
+		x = (double)op->m * (double)op->n;
+		*main_size = x;
+		return pow_of(x, 2);
+	case OP_KDA_DECODE:
+		*main_size = (double)op->b;
+		return pow_of((double)op->b, 4);
+	case OP_KDA_CHUNK:
+		x = (double)op->t * (double)op->h;
+		*main_size = x;
+		return pow_of(x, 4) || pow_of(x / 3, 4);
+	case OP_MLA_PREFILL:
+	case OP_MLA_DECODE:
+	case OP_DSA_PREFILL:
+	case OP_DSA_DECODE:
+		*main_size = (double)op->ctx;
+		return pow_of((double)op->ctx, 4);
+	default:
+		*main_size = (double)op->comm_bytes;
+		return pow_of((double)op->comm_bytes, 4);
+	}
+}
+
+static int add_point(struct calib_points *pts, const char *spec, const struct op *op, double med, double p10,
+		     double p90, int64_t samples, int32_t source, struct err *e)
+{
+	if (pts->n == pts->cap) {
+		size_t cap = pts->cap ? 2 * pts->cap : 256;
+		if (cap > CALIB_POINTS_MAX) {
+			err_set(e, NULL, 0, 0, "more than %d measured points", CALIB_POINTS_MAX);
+			return -E2BIG;
+		}
+		struct calib_point *p = realloc(pts->p, cap * sizeof *p);
+		if (!p) {
+			err_set(e, NULL, 0, 0, "out of memory");
+			return -ENOMEM;
+		}
+		pts->p = p;
+		pts->cap = cap;
+	}
+	struct calib_point *p = &pts->p[pts->n];
+	memset(p, 0, sizeof *p);
+	if (strncmp(spec, "k3sim op=", 9) == 0)
+		spec += 9;
+	else if (strncmp(spec, "k3sim ", 6) == 0)
+		spec += 6;
+	p->spec = arena_strndup(&pts->arena, spec, strlen(spec));
+	if (!p->spec) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	p->op = *op;
+	calib_op_class(op, p->label, sizeof p->label, &p->cls, &p->size);
+	p->held_out = !calib_op_trains(op, &p->main_size);
+	p->measured_s = med;
+	p->p10_s = p10;
+	p->p90_s = p90;
+	p->samples = samples;
+	p->source = source;
+	pts->n++;
+	return 0;
+}
+
+static int add_source(struct calib_points *pts, const char *source, struct err *e)
+{
+	if (pts->n_sources == CALIB_SOURCES_MAX) {
+		err_set(e, source, 0, 0, "more than %d inputs", CALIB_SOURCES_MAX);
+		return -E2BIG;
+	}
+	const char *s = arena_strndup(&pts->arena, source, strlen(source));
+	if (!s) {
+		err_set(e, source, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	pts->sources[pts->n_sources] = s;
+	return pts->n_sources++;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* nearest-rank quantile of sorted v[0..n) */
+static double quantile(const int64_t *v, size_t n, double q)
+{
+	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+	return (double)v[i < n ? i : n - 1];
+}
+
+int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source, struct err *e)
+{
+	int src = add_source(pts, source, e);
+	if (src < 0)
+		return src;
+	if (!pts->have_info) {
+		pts->info = m->info;
+		pts->have_info = true;
+	}
+	/* counting sort of the samples by spec */
+	size_t *start = calloc(m->n_specs + 1, sizeof *start);
+	int64_t *ns = malloc((m->n_samples ? m->n_samples : 1) * sizeof *ns);
+	size_t *fill = calloc(m->n_specs + 1, sizeof *fill);
+	int rc = 0;
+	if (!start || !ns || !fill) {
+		err_set(e, source, 0, 0, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n_samples; i++)
+		start[m->samples[i].spec + 1]++;
+	for (size_t s = 0; s < m->n_specs; s++)
+		start[s + 1] += start[s];
+	for (size_t i = 0; i < m->n_samples; i++) {
+		size_t s = (size_t)m->samples[i].spec;
+		ns[start[s] + fill[s]++] = m->samples[i].gpu_ns;
+	}
+	for (size_t s = 0; s < m->n_specs; s++) {
+		size_t n = start[s + 1] - start[s];
+		if (n == 0)
+			continue;
+		int64_t *v = ns + start[s];
+		qsort(v, n, sizeof *v, cmp_i64);
+		double med = n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
+		if (med <= 0)
+			continue;
+		if ((rc = add_point(pts, m->specs[s].text, &m->specs[s].op, med * 1e-9, quantile(v, n, 0.1) * 1e-9,
+				    quantile(v, n, 0.9) * 1e-9, (int64_t)n, src, e)) < 0)
+			goto out;
+	}
+out:
+	free(start);
+	free(ns);
+	free(fill);
+	return rc;
+}
+
+/* Split a CSV line in place (double quotes group, no escapes inside); returns the field count. */
+static int csv_split(char *line, char **f, int max)
+{
+	int n = 0;
+	char *p = line;
+	while (n < max) {
+		if (*p == '"') {
+			f[n++] = ++p;
+			while (*p && *p != '"')
+				p++;
+			if (*p)
+				*p++ = '\0';
+			while (*p && *p != ',')
+				p++;
+		} else {
+			f[n++] = p;
+			while (*p && *p != ',')
+				p++;
+		}
+		if (*p != ',')
+			break;
+		*p++ = '\0';
+	}
+	return n;
+}
+
+static int col_of(char **h, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(h[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static bool num(const char *s, double *out)
+{
+	return doc_parse_double(s, out) == 0 && *out >= 0;
+}
+
+/* A KDA bench row -> an op spec; false when the row is no model op. */
+static bool kda_spec(char **f, const int *col, char *spec, size_t n)
+{
+	const char *op = f[col[0]], *state = f[col[1]];
+	const char *b = f[col[2]], *t = f[col[3]], *h = f[col[4]];
+	if (strcmp(op, "decode") == 0)
+		snprintf(spec, n, "kda_decode b=%s h=%s state=%s", b, h, state);
+	else if (strcmp(op, "prefill") == 0)
+		snprintf(spec, n, "kda_chunk b=%s t=%s h=%s state=%s", b, t, h, state);
+	else if (strcmp(op, "copy_memcpy") == 0)
+		snprintf(spec, n, "copy bytes=%.0f", atof(f[col[8]]) / 2);
+	else
+		return false;
+	return true;
+}
+
+int calib_points_add_csv(struct calib_points *pts, const char *path, struct err *e)
+{
+	char *buf = NULL;
+	size_t len;
+	int rc = doc_read_file(path, &buf, &len, e);
+	if (rc < 0)
+		return rc;
+	int src = add_source(pts, path, e);
+	if (src < 0) {
+		free(buf);
+		return src;
+	}
+	enum { NONE, GRID, KDA } fmt = NONE;
+	int col[9] = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+	int lineno = 0, nf_header = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		lineno++;
+		size_t ll = strlen(line);
+		if (ll && line[ll - 1] == '\r')
+			line[--ll] = '\0';
+		if (ll >= CSV_LINE_MAX) {
+			err_set(e, path, lineno, 1, "line longer than %d bytes", CSV_LINE_MAX);
+			rc = -EINVAL;
+			goto out;
+		}
+		if (!ll || line[0] == '#')
+			continue;
+		char *f[40];
+		int nf = csv_split(line, f, 40);
+		if (fmt == NONE) {
+			nf_header = nf;
+			if (col_of(f, nf, "op") == 0 && col_of(f, nf, "median_s") > 0) {
+				fmt = GRID;
+				col[0] = 0;
+				col[1] = col_of(f, nf, "median_s");
+				col[2] = col_of(f, nf, "p10_s");
+				col[3] = col_of(f, nf, "p90_s");
+				col[4] = col_of(f, nf, "reps");
+			} else if (col_of(f, nf, "op") == 0 && col_of(f, nf, "time_us") > 0 && col_of(f, nf, "heads") > 0) {
+				static const char *const names[] = {"op", "state", "batch", "seq_len", "heads",
+								    "time_us", "p10_us", "p90_us", "total_bytes"};
+				fmt = KDA;
+				for (int i = 0; i < 9; i++)
+					if ((col[i] = col_of(f, nf, names[i])) < 0) {
+						err_set(e, path, lineno, 1, "KDA bench CSV without a '%s' column", names[i]);
+						rc = -EINVAL;
+						goto out;
+					}
+			} else {
+				err_set(e, path, lineno, 1, "not a trace database (SQLite) nor a known CSV of measurements: "
+					"expected calib-grid's header (op,...,median_s) or the KDA bench's "
+					"(op,state,batch,seq_len,heads,...,time_us)");
+				rc = -EINVAL;
+				goto out;
+			}
+			continue;
+		}
+		if (nf != nf_header) {
+			err_set(e, path, lineno, 1, "%d fields, the header has %d", nf, nf_header);
+			rc = -EINVAL;
+			goto out;
+		}
+		char spec[256];
+		double med, p10, p90, reps = 1, scale = fmt == KDA ? 1e-6 : 1.0;
+		if (fmt == GRID) {
+			snprintf(spec, sizeof spec, "%s", f[0]);
+			if (col[4] >= 0 && !num(f[col[4]], &reps))
+				reps = 1;
+		} else if (!kda_spec(f, col, spec, sizeof spec)) {
+			pts->csv_rows_skipped++;
+			continue;
+		}
+		int mc = fmt == GRID ? col[1] : col[5], c10 = fmt == GRID ? col[2] : col[6], c90 = fmt == GRID ? col[3] : col[7];
+		if (!num(f[mc], &med) || med <= 0) {
+			err_set(e, path, lineno, mc + 1, "'%s' is not a positive time", f[mc]);
+			rc = -EINVAL;
+			goto out;
+		}
+		if (c10 < 0 || !num(f[c10], &p10))
+			p10 = med;
+		if (c90 < 0 || !num(f[c90], &p90))
+			p90 = med;
+		struct op op;
+		struct err pe = {0};
+		if (opspec_parse_line(spec, &op, &pe) < 0) {
+			err_set(e, path, lineno, 1, "%s", pe.msg);
+			rc = -EINVAL;
+			goto out;
+		}
+		if ((rc = add_point(pts, spec, &op, med * scale, p10 * scale, p90 * scale, (int64_t)reps, src, e)) < 0)
+			goto out;
+	}
+	if (fmt == NONE) {
+		err_set(e, path, 0, 0, "empty CSV");
+		rc = -EINVAL;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
+			  struct calib_match *m_out, struct err *e)
+{
+	if (m_out)
+		memset(m_out, 0, sizeof *m_out);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		err_set(e, path, 0, 0, "cannot open: %s", strerror(errno));
+		return -ENOENT;
+	}
+	char magic[16] = {0};
+	size_t got = fread(magic, 1, sizeof magic, f);
+	fclose(f);
+	if (got < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0)
+		return calib_points_add_csv(pts, path, e);
+	struct calib_match m;
+	struct calib_match_opts mo = {.rules = rules};
+	int rc = calib_match_db(&m, path, &mo, e);
+	if (rc < 0)
+		return rc;
+	rc = calib_points_add_match(pts, &m, path, e);
+	if (rc == 0 && m_out)
+		*m_out = m;
+	else
+		calib_match_release(&m);
+	return rc;
+}

@@ -1,0 +1,71 @@
+#ifndef K3_CALIB_POINTS_H
+#define K3_CALIB_POINTS_H
+
+/* Measured points: one per distinct op of a source (a trace database or a CSV of measurements),
+ * its time the median over that op's samples. Fitting and validation work on points, so an op
+ * measured 40 times weighs as much as one measured 5 times.
+ *
+ * Protocol (which points train a fit and which are held out to report on; never both), by the
+ * op's main size: GEMMs by m (train: powers of 4), copies and elementwise ops by elements
+ * (train: powers of 2, so the grid's 0.75 x 2^k sizes are held out), KDA decode by b (powers of
+ * 4), KDA prefill by t x h (4^k or 3 x 4^k), attention by ctx, collectives by bytes (powers of
+ * 4). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calib/match.h"
+#include "hw/hw.h"
+#include "model/ops.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+enum { CALIB_SOURCES_MAX = 64, CALIB_POINTS_MAX = 1024 * 1024 };
+
+struct calib_point {
+	const char *spec;     /* the op in k3sim op syntax */
+	struct op op;
+	char label[32];       /* report class: "gemm.bf16", "gemm.fp8", "copy", "kda_decode.fp32" */
+	enum hw_class cls;    /* the hw efficiency class */
+	double size;          /* FLOPs or bytes, as the class counts it (hw.h) */
+	double main_size;     /* what the protocol splits on (see above) */
+	bool held_out;
+	double measured_s;    /* median over samples */
+	double p10_s, p90_s;
+	int64_t samples;
+	int32_t source;       /* index in calib_points.sources */
+};
+
+struct calib_points {
+	struct calib_point *p;
+	size_t n, cap;
+	const char *sources[CALIB_SOURCES_MAX];
+	int n_sources;
+	bool have_info;
+	struct calib_trace_info info; /* of the first trace database */
+	int64_t csv_rows_skipped;     /* rows of CSVs that name no model op */
+	struct arena arena;
+};
+
+void calib_points_init(struct calib_points *pts);
+void calib_points_release(struct calib_points *pts);
+
+/* One point per distinct op of the match's samples. */
+int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source,
+			   struct err *e);
+/* A CSV of measurements: calib-grid's ("op,reps,median_s,p10_s,p90_s", op in k3sim op syntax) or
+ * the KDA bench's ("op,state,batch,seq_len,heads,...,time_us,p10_us,p90_us,..."). */
+int calib_points_add_csv(struct calib_points *pts, const char *path, struct err *e);
+
+/* A trace database (SQLite: matched with `rules`, may be NULL) or a CSV. With m_out, a database's
+ * match is handed over (the caller releases it; m_out->n_samples is 0 for a CSV). */
+int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
+			  struct calib_match *m_out, struct err *e);
+
+/* Class label, hw class and size of an op (sizes as hw.h counts them). */
+void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *cls, double *size);
+/* The protocol's main size of an op and whether it trains (false: held out). */
+bool calib_op_trains(const struct op *op, double *main_size);
+
+#endif

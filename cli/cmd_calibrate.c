@@ -1,0 +1,322 @@
+/* k3sim calibrate INPUT... --hw BASE -o OUT.yaml: fit the hardware model to measured kernels. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calib/fit.h"
+#include "calib/preset.h"
+#include "calib/validate.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: k3sim calibrate INPUT... [--hw BASE] -o OUT.yaml [options]\n\n"
+		"Fit the hardware model to measured kernels and write a hardware preset that every\n"
+		"command takes (--hw OUT.yaml). INPUTs are trace databases (k3sim trace capture or\n"
+		"import, nsys SQLite exports; kernels matched to ops as in 'k3sim trace validate') or\n"
+		"CSVs of measurements (calib-grid's, the KDA bench's).\n\n"
+		"Protocol: the fit sees training points only; errors are reported on held-out points\n"
+		"only (GEMM m and KDA decode b not a power of 4, copy sizes not a power of 2, ...). It\n"
+		"fits the per-kernel latency floor, memory and GEMM efficiency curves, L2 bandwidth,\n"
+		"GEMM wave smoothing, KDA chunk-step cycles and collective curves where measured, then\n"
+		"tables of the efficiency that remains per class and dtype (and per GEMM shape).\n\n"
+		"options:\n"
+		"  --hw BASE           the preset to start from (default h200)\n"
+		"  -o, --output PATH   the preset to write (required)\n"
+		"  --name NAME         the preset's name (default: the output's file name)\n"
+		"  --rules R           kernel-name rules: default, none, or a YAML file\n"
+		"  --report DIR        write DIR/calibration.md (held-out validation) with charts\n"
+		"  --no-tables         fit the curves only, no efficiency tables\n"
+		"  --no-shape-tables   no per-GEMM-shape tables (what unseen shapes get)\n"
+		"  -f, --force         replace an existing output\n"
+		"  --json              print the summary as JSON\n"
+		"  -q, --quiet         print nothing on success\n"
+		"  -h, --help          this text\n");
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int write_preset(const char *path, const struct hw *hw, const struct calib_preset_meta *meta, struct err *e)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
+		return -EIO;
+	}
+	int rc = calib_preset_write(f, hw, meta, e);
+	if (fclose(f) && rc == 0) {
+		err_set(e, path, 0, 0, "write failed: %s", strerror(errno));
+		rc = -EIO;
+	}
+	if (rc == 0 && rename(tmp, path) < 0) {
+		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
+		rc = -EIO;
+	}
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+static void summarize(const struct calib_validation *v, struct calib_class_summary *out, int *n)
+{
+	*n = 0;
+	for (int c = 0; c < v->n_cls; c++) {
+		struct calib_class_summary *s = &out[(*n)++];
+		snprintf(s->label, sizeof s->label, "%s", v->cls[c].label);
+		s->train = v->cls[c].train.n;
+		s->held_out = v->cls[c].held_out.n;
+		s->held_med_pct = v->cls[c].held_out.n ? v->cls[c].held_out.med_abs_pct : -1;
+		s->held_p90_pct = v->cls[c].held_out.n ? v->cls[c].held_out.p90_abs_pct : -1;
+	}
+}
+
+/* The targets: median <= 5 %, p90 <= 15 % (collectives: median <= 10 %). */
+static const char *verdict(const char *label, const struct calib_errors *h)
+{
+	if (h->n == 0)
+		return "no held-out points";
+	bool comm = strncmp(label, "all", 3) == 0 && strlen(label) > 3;
+	comm |= strcmp(label, "allreduce") == 0 || strcmp(label, "allgather") == 0 ||
+		strcmp(label, "reducescatter") == 0 || strcmp(label, "alltoall") == 0;
+	if (comm)
+		return h->med_abs_pct <= 10 ? "meets (median <= 10 %)" : "misses (median <= 10 %)";
+	return h->med_abs_pct <= 5 && h->p90_abs_pct <= 15 ? "meets" : "misses";
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"hw", required_argument, NULL, 'w'},     {"output", required_argument, NULL, 'o'},
+		{"name", required_argument, NULL, 'n'},   {"rules", required_argument, NULL, 'r'},
+		{"report", required_argument, NULL, 'R'}, {"no-tables", no_argument, NULL, 'T'},
+		{"no-shape-tables", no_argument, NULL, 'S'}, {"force", no_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	};
+	const char *base_name = "h200", *out = NULL, *name = NULL, *rules_name = "default", *report = NULL;
+	bool force = false, json = false, quiet = false;
+	struct calib_fit_opts fo = {0};
+	int ch;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'w': base_name = optarg; break;
+		case 'o': out = optarg; break;
+		case 'n': name = optarg; break;
+		case 'r': rules_name = optarg; break;
+		case 'R': report = optarg; break;
+		case 'T': fo.no_tables = true; break;
+		case 'S': fo.no_shape_tables = true; break;
+		case 'f': force = true; break;
+		case 'j': json = true; break;
+		case 'q': quiet = true; break;
+		case 'h': usage(stdout); return 0;
+		case ':':
+			fprintf(stderr, "k3sim calibrate: missing value for '%s'\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "k3sim calibrate: unknown option '%s'; see --help\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "k3sim calibrate: no measurements given (trace databases or CSVs); see --help\n");
+		return 2;
+	}
+	if (!out) {
+		fprintf(stderr, "k3sim calibrate: no output: give -o OUT.yaml\n");
+		return 2;
+	}
+	if (!force && access(out, F_OK) == 0) {
+		fprintf(stderr, "k3sim calibrate: %s exists (use --force to replace it)\n", out);
+		return 1;
+	}
+	double t0 = now_s();
+	struct err e = {0};
+	struct hw *base = malloc(sizeof *base), *fit = malloc(sizeof *fit), *loaded = malloc(sizeof *loaded);
+	struct calib_rules rules = {0};
+	struct calib_points pts;
+	struct calib_validation v = {0};
+	struct calib_fit_report rep;
+	struct calib_match first = {0};
+	bool have_rules = false, have_v = false;
+	int status = 1;
+	calib_points_init(&pts);
+	if (!base || !fit || !loaded) {
+		fprintf(stderr, "k3sim calibrate: out of memory\n");
+		goto out;
+	}
+	if (hw_load(base, base_name, &e) < 0)
+		goto fail;
+	if (strcmp(rules_name, "none") != 0) {
+		if (calib_rules_load(&rules, rules_name, &e) < 0)
+			goto fail;
+		have_rules = true;
+	}
+	char inputs[2048] = "";
+	for (int i = optind; i < argc; i++) {
+		struct calib_match m;
+		if (calib_points_add_file(&pts, argv[i], have_rules ? &rules : NULL, &m, &e) < 0)
+			goto fail;
+		if (!first.kernels && !first.memcpys && (m.kernels || m.memcpys))
+			first = m;
+		else
+			calib_match_release(&m);
+		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s", i > optind ? ", " : "", argv[i]);
+	}
+	if (pts.n == 0) {
+		fprintf(stderr, "k3sim calibrate: %s: no measured op to fit\n", inputs);
+		goto out;
+	}
+	if (calib_fit(&pts, base, &fo, fit, &rep, &e) < 0)
+		goto fail;
+	double t_fit = now_s();
+
+	/* name, description and source of the new preset */
+	char nm[64];
+	const char *slash = strrchr(out, '/');
+	snprintf(nm, sizeof nm, "%s", name ? name : slash ? slash + 1 : out);
+	char *dot = strstr(nm, ".yaml");
+	if (!name && dot)
+		*dot = '\0';
+	char date[16], cmdline[1024] = "k3sim";
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof date, "%Y-%m-%d", &tm);
+	for (int i = 0; i < argc; i++)
+		snprintf(cmdline + strlen(cmdline), sizeof cmdline - strlen(cmdline), " %s", argv[i]);
+	snprintf(fit->name, sizeof fit->name, "%s", nm);
+	snprintf(fit->description, sizeof fit->description, "%.60s, calibrated %s", base->description, date);
+	snprintf(fit->source, sizeof fit->source, "k3sim calibrate %s on %.100s; base preset %.60s (%.250s)", date,
+		 pts.have_info && pts.info.device[0] ? pts.info.device : "measured kernels", base->name, base->source);
+
+	/* write, read back, validate what was read, write again with the held-out errors */
+	struct calib_preset_meta meta = {.base = base->name, .date = date, .command = cmdline, .pts = &pts, .fit = &rep};
+	struct calib_class_summary cls[CALIB_CLASSES_MAX];
+	if (write_preset(out, fit, &meta, &e) < 0 || hw_load(loaded, out, &e) < 0)
+		goto fail;
+	if (calib_validate(&v, &pts, loaded, &e) < 0)
+		goto fail;
+	have_v = true;
+	summarize(&v, cls, &meta.n_classes);
+	meta.classes = cls;
+	if (write_preset(out, loaded, &meta, &e) < 0 || hw_load(loaded, out, &e) < 0)
+		goto fail;
+	double t_done = now_s();
+
+	if (report) {
+		char note[1024] = "", path[4200];
+		if (mkdir(report, 0777) < 0 && errno != EEXIST) {
+			err_set(&e, report, 0, 0, "cannot create the directory: %s", strerror(errno));
+			goto fail;
+		}
+		struct calib_report_in in = {.title = "Calibration: held-out validation", .database = inputs,
+					     .match = first.kernels || first.memcpys ? &first : NULL, .v = &v, .top = 5};
+		int pr = calib_plots(&v, report, "calibration", getenv("K3SIM_GNUPLOT"), note, sizeof note, &e);
+		if (pr < 0)
+			goto fail;
+		if (pr == 0) {
+			in.scatter_svg = "calibration-scatter.svg";
+			in.error_svg = "calibration-error.svg";
+		} else {
+			in.plot_note = note;
+		}
+		snprintf(path, sizeof path, "%s/calibration.md", report);
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			err_set(&e, path, 0, 0, "cannot write: %s", strerror(errno));
+			goto fail;
+		}
+		int rc = calib_report_markdown(f, &in, &e);
+		if (fclose(f) || rc < 0) {
+			err_set(&e, path, 0, 0, "write failed");
+			goto fail;
+		}
+	}
+	if (json) {
+		struct jw w;
+		jw_init(&w, stdout);
+		jw_begin_object(&w, NULL);
+		jw_str(&w, "output", out);
+		jw_str(&w, "name", loaded->name);
+		jw_str(&w, "base", base->name);
+		jw_i64(&w, "points", (int64_t)pts.n);
+		jw_i64(&w, "train_points", rep.train_points);
+		jw_i64(&w, "held_out_points", rep.held_out_points);
+		jw_f64(&w, "fit_s", t_fit - t0);
+		jw_f64(&w, "total_s", t_done - t0);
+		jw_f64(&w, "launch_latency_us", loaded->launch_latency_s * 1e6);
+		jw_f64(&w, "gemm_wave_smoothing", loaded->gemm_wave_smoothing);
+		jw_i64(&w, "tables", loaded->n_tables);
+		jw_i64(&w, "gemm_shapes", loaded->n_gemm_shapes);
+		jw_begin_array(&w, "classes");
+		for (int c = 0; c < v.n_cls; c++) {
+			jw_begin_object(&w, NULL);
+			jw_str(&w, "class", v.cls[c].label);
+			jw_i64(&w, "train", v.cls[c].train.n);
+			jw_i64(&w, "held_out", v.cls[c].held_out.n);
+			if (v.cls[c].held_out.n) {
+				jw_f64(&w, "held_out_median_abs_pct", v.cls[c].held_out.med_abs_pct);
+				jw_f64(&w, "held_out_p90_abs_pct", v.cls[c].held_out.p90_abs_pct);
+			}
+			if (v.cls[c].train.n) {
+				jw_f64(&w, "train_median_abs_pct", v.cls[c].train.med_abs_pct);
+				jw_f64(&w, "train_p90_abs_pct", v.cls[c].train.p90_abs_pct);
+			}
+			jw_str(&w, "target", verdict(v.cls[c].label, &v.cls[c].held_out));
+			jw_end_object(&w);
+		}
+		jw_end_array(&w);
+		jw_end_object(&w);
+		jw_finish(&w);
+	} else if (!quiet) {
+		printf("%s: %zu measured ops (%d train, %d held out) from %s\n", out, pts.n, rep.train_points,
+		       rep.held_out_points, inputs);
+		printf("fit: latency floor %.2f us, memory eff %.3f (half %.2f MiB), L2 %.0f GB/s, GEMM eff %.3f (half %.3g"
+		       " GFLOP), wave smoothing %.2f; %d tables, %d GEMM shapes\n",
+		       loaded->launch_latency_s * 1e6, loaded->eff_memory.max, loaded->eff_memory.half / 1048576.0,
+		       loaded->l2_bw_bytes_per_s / 1e9, loaded->eff_gemm.max, loaded->eff_gemm.half / 1e9,
+		       loaded->gemm_wave_smoothing, loaded->n_tables, loaded->n_gemm_shapes);
+		printf("\n%-18s %6s %8s %12s %12s  %s\n", "class", "train", "held out", "held med %", "held p90 %",
+		       "target (median <= 5 %, p90 <= 15 %)");
+		for (int c = 0; c < v.n_cls; c++) {
+			const struct calib_errors *h = &v.cls[c].held_out;
+			printf("%-18s %6d %8d %12.2f %12.2f  %s\n", v.cls[c].label, v.cls[c].train.n, h->n, h->med_abs_pct,
+			       h->p90_abs_pct, verdict(v.cls[c].label, h));
+		}
+		printf("\ncalibrated in %.2f s (fit %.2f s); wrote %s%s%s\n", t_done - t0, t_fit - t0, out,
+		       report ? " and " : "", report ? report : "");
+	}
+	status = 0;
+	goto out;
+fail:
+	cli_error("calibrate", &e);
+out:
+	if (have_v)
+		calib_validation_release(&v);
+	calib_match_release(&first);
+	calib_points_release(&pts);
+	if (have_rules)
+		calib_rules_release(&rules);
+	free(base);
+	free(fit);
+	free(loaded);
+	return status;
+}

@@ -1,0 +1,44 @@
+#!/bin/sh
+# End to end: k3sim trace validate and k3sim calibrate on a synthetic trace; the calibrated preset
+# in `k3sim op` and `k3sim run`; bad inputs give clear errors and the right exit codes.
+K3SIM=$1
+GEN=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$GEN" "$T/t.db" 3000 || fail "gen-trace"
+"$K3SIM" trace validate "$T/t.db" --hw h200 > "$T/out" || fail "validate"
+grep -q "gemm.bf16" "$T/out" || fail "validate: no gemm.bf16 row"
+grep -q "activities matched no op" "$T/out" || fail "validate: unmatched stray kernels not reported"
+"$K3SIM" trace validate "$T/t.db" -o "$T/rep" --json > "$T/v.json" || fail "validate -o --json"
+[ -s "$T/rep/validate.md" ] && [ -s "$T/rep/validate.json" ] || fail "validate: no report files"
+grep -q '"classes"' "$T/v.json" || fail "validate --json"
+grep -q "stray_kernel" "$T/rep/validate.md" || fail "validate: unmatched list"
+K3SIM_GNUPLOT=/nonexistent/gnuplot "$K3SIM" trace validate "$T/t.db" -o "$T/rep2" > /dev/null 2> "$T/err" ||
+	fail "validate without gnuplot"
+grep -q "No plots" "$T/rep2/validate.md" || fail "validate without gnuplot: no note in the report"
+
+"$K3SIM" calibrate "$T/t.db" --hw h200 -o "$T/cal.yaml" > "$T/out" || fail "calibrate"
+grep -q "held out" "$T/out" || fail "calibrate: no held-out table"
+grep -q "^calibrated: true" "$T/cal.yaml" || fail "calibrate: preset not marked calibrated"
+grep -q "NVIDIA H200" "$T/cal.yaml" || fail "calibrate: no device in the calibration section"
+"$K3SIM" op gemm m=64 n=7168 k=7168 --hw "$T/cal.yaml" --json | grep -q '"hw_calibrated": true' ||
+	fail "op --hw calibrated"
+"$K3SIM" run --hw "$T/cal.yaml" > /dev/null || fail "run --hw calibrated"
+"$K3SIM" trace validate "$T/t.db" --hw "$T/cal.yaml" > /dev/null || fail "validate --hw calibrated"
+"$K3SIM" calibrate "$T/t.db" -o "$T/cal.yaml" > /dev/null 2>&1 && fail "calibrate replaced a file without --force"
+"$K3SIM" calibrate "$T/t.db" -o "$T/cal.yaml" --force --json | grep -q '"held_out_points"' || fail "calibrate --json"
+
+# bad inputs
+echo "not a trace" > "$T/x.db"
+"$K3SIM" trace validate "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "validate of a text file: exit status"
+grep -q "not a trace database" "$T/err" || fail "validate of a text file: message"
+printf 'rules:\n  - kernel: "*x*"\n    op: gemn\n' > "$T/r.yaml"
+"$K3SIM" trace validate "$T/t.db" --rules "$T/r.yaml" 2> "$T/err"; [ $? -eq 1 ] || fail "bad rules: exit status"
+grep -q "r.yaml:3:9: error: op: unknown op kind 'gemn' (did you mean 'gemm'?)" "$T/err" || fail "bad rules: message $(cat "$T/err")"
+"$K3SIM" calibrate "$T/t.db" 2> /dev/null; [ $? -eq 2 ] || fail "calibrate without -o: exit status"
+"$K3SIM" trace validate 2> /dev/null; [ $? -eq 2 ] || fail "validate without input: exit status"
+"$K3SIM" calibrate --help | grep -q "held-out" || fail "calibrate --help"
+"$K3SIM" trace validate --help | grep -q "k3sim op" || fail "validate --help"
+echo "cli-calib: ok"

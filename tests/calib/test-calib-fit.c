@@ -1,0 +1,225 @@
+/* calib/fit: fitting synthetic measurements generated from known parameters recovers them; the
+ * tables reproduce what the curves cannot; a written preset loads back with the same predictions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib/fit.h"
+#include "calib/preset.h"
+#include "calib/validate.h"
+#include "sim/opspec.h"
+
+static struct hw base, truth;
+
+static void add(struct calib_points *pts, const char *spec, const struct hw *t, double factor)
+{
+	struct op op;
+	struct err e = {0};
+	if (opspec_parse_line(spec, &op, &e) < 0)
+		fail_msg("%s: %s", spec, e.msg);
+	if (pts->n == pts->cap) {
+		pts->cap = pts->cap ? 2 * pts->cap : 256;
+		pts->p = realloc(pts->p, pts->cap * sizeof *pts->p);
+		assert_non_null(pts->p);
+	}
+	struct calib_point *p = &pts->p[pts->n++];
+	memset(p, 0, sizeof *p);
+	p->spec = spec; /* static or long-lived in these tests */
+	p->op = op;
+	calib_op_class(&op, p->label, sizeof p->label, &p->cls, &p->size);
+	p->held_out = !calib_op_trains(&op, &p->main_size);
+	struct hw dev;
+	calib_device_hw(&dev, t);
+	p->measured_s = calib_predict_s(&dev, p) * factor;
+	p->samples = 1;
+}
+
+static char specs[4096][96];
+static int n_specs;
+
+static const char *spec(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(specs[n_specs], sizeof specs[0], fmt, ap);
+	va_end(ap);
+	return specs[n_specs++];
+}
+
+static void grid(struct calib_points *pts, const struct hw *t, bool wobble)
+{
+	static const int64_t shapes[][2] = {{36864, 7168}, {4608, 7168}, {7168, 1536}, {96, 7168}, {24576, 512}};
+	static const int64_t ms[] = {1, 2, 4, 8, 16, 32, 64, 96, 128, 256, 384, 512, 1024, 1536, 2048, 4096, 8192, 16384};
+	n_specs = 0;
+	for (int64_t b = 4096; b <= ((int64_t)4 << 30); b *= 2) {
+		add(pts, spec("copy bytes=%lld", (long long)b), t, 1);
+		if (b >= 16384)
+			add(pts, spec("copy bytes=%lld", (long long)(b / 4 * 3)), t, 1);
+	}
+	for (int d = 0; d < 2; d++)
+		for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+			for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+				double f = wobble ? 1 + 0.08 * sin(3.0 * (double)s + log((double)ms[i])) : 1;
+				add(pts, spec("gemm m=%lld n=%lld k=%lld dtype=%s", (long long)ms[i], (long long)shapes[s][0],
+					      (long long)shapes[s][1], d ? "fp8" : "bf16"),
+				    t, f);
+			}
+}
+
+static void test_recovers_curves(void **state)
+{
+	(void)state;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	grid(&pts, &truth, false);
+	struct hw fit;
+	struct calib_fit_report rep;
+	struct calib_fit_opts o = {.no_tables = true};
+	struct err e = {0};
+	assert_int_equal(calib_fit(&pts, &base, &o, &fit, &rep, &e), 0);
+	assert_true(rep.memory.fitted && rep.gemm.fitted);
+	assert_false(rep.kda_chunk.fitted);
+	assert_true(fabs(fit.eff_memory.max / truth.eff_memory.max - 1) < 0.01);
+	assert_true(fabs(fit.eff_memory.half / truth.eff_memory.half - 1) < 0.03);
+	assert_true(fabs(fit.eff_gemm.max / truth.eff_gemm.max - 1) < 0.01);
+	assert_true(fabs(fit.eff_gemm.half / truth.eff_gemm.half - 1) < 0.03);
+	assert_true(fit.gemm_wave_smoothing == truth.gemm_wave_smoothing);
+	assert_true(rep.gemm.after < 1e-3 && rep.gemm.after < rep.gemm.before);
+	assert_true(fit.calibrated);
+	assert_int_equal(fit.n_tables, 0);
+	/* launch gaps are not in kernel durations: the base's stay */
+	assert_true(fit.launch_latency_s == base.launch_latency_s);
+	free(pts.p);
+	pts.p = NULL;
+	calib_points_release(&pts);
+}
+
+static void test_recovers_kda_and_comm(void **state)
+{
+	(void)state;
+	/* only what these points determine differs from the base */
+	struct hw t2 = base;
+	t2.kda_chunk_step_cycles = truth.kda_chunk_step_cycles;
+	t2.eff_comm = truth.eff_comm;
+	t2.nvlink_latency_s = truth.nvlink_latency_s;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	n_specs = 0;
+	for (int t = 1024; t <= 65536; t *= 4)
+		for (int h = 12; h <= 96; h *= 2)
+			add(&pts, spec("kda_chunk b=1 t=%d h=%d", t, h), &t2, 1);
+	for (int64_t b = 65536; b <= ((int64_t)512 << 20); b *= 2)
+		for (int r = 2; r <= 8; r *= 2)
+			add(&pts, spec("allreduce bytes=%lld ranks=%d", (long long)b, r), &t2, 1);
+	struct hw fit;
+	struct calib_fit_report rep;
+	struct calib_fit_opts o = {.no_tables = true};
+	struct err e = {0};
+	assert_int_equal(calib_fit(&pts, &base, &o, &fit, &rep, &e), 0);
+	assert_true(rep.kda_chunk.fitted);
+	assert_true(fabs(fit.kda_chunk_step_cycles / truth.kda_chunk_step_cycles - 1) < 0.01);
+	assert_true(rep.comm.fitted);
+	assert_true(fabs(fit.eff_comm.max / truth.eff_comm.max - 1) < 0.02);
+	assert_true(fabs(fit.nvlink_latency_s / truth.nvlink_latency_s - 1) < 0.05);
+	free(pts.p);
+	pts.p = NULL;
+	calib_points_release(&pts);
+}
+
+static void test_tables_and_roundtrip(void **state)
+{
+	(void)state;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	grid(&pts, &truth, true); /* what a 2-parameter curve cannot follow */
+	struct hw fit, curves;
+	struct calib_fit_report rep;
+	struct err e = {0};
+	struct calib_fit_opts o = {.no_tables = true};
+	assert_int_equal(calib_fit(&pts, &base, &o, &curves, &rep, &e), 0);
+	assert_int_equal(calib_fit(&pts, &base, NULL, &fit, &rep, &e), 0);
+	assert_int_equal(rep.gemm_shapes, 10);
+	assert_true(rep.tables >= 3);
+	struct calib_validation vc, vt;
+	assert_int_equal(calib_validate(&vc, &pts, &curves, &e), 0);
+	assert_int_equal(calib_validate(&vt, &pts, &fit, &e), 0);
+	/* training points of the tables are reproduced; held-out ones are much closer than the curves' */
+	for (int c = 0; c < vt.n_cls; c++) {
+		if (strncmp(vt.cls[c].label, "gemm", 4) == 0) {
+			assert_true(vt.cls[c].train.max_abs_pct < 0.01);
+			assert_true(vt.cls[c].held_out.med_abs_pct < vc.cls[c].held_out.med_abs_pct / 2);
+			assert_true(vt.cls[c].held_out.p90_abs_pct < 6);
+		}
+	}
+
+	/* the preset as written loads back and predicts the same */
+	char path[] = "/tmp/k3calib-fit-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	struct calib_preset_meta meta = {.base = "h200", .date = "2026-01-01", .pts = &pts, .fit = &rep};
+	assert_int_equal(calib_preset_write(f, &fit, &meta, &e), 0);
+	fclose(f);
+	struct hw back;
+	if (hw_load(&back, path, &e) < 0)
+		fail_msg("%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+	unlink(path);
+	assert_true(back.calibrated);
+	assert_int_equal(back.n_tables, fit.n_tables);
+	assert_int_equal(back.n_gemm_shapes, fit.n_gemm_shapes);
+	for (size_t i = 0; i < pts.n; i++) {
+		double a = calib_predict_s(&fit, &pts.p[i]), b = calib_predict_s(&back, &pts.p[i]);
+		assert_true(fabs(a / b - 1) < 1e-4);
+	}
+	calib_validation_release(&vc);
+	calib_validation_release(&vt);
+	free(pts.p);
+	pts.p = NULL;
+	calib_points_release(&pts);
+}
+
+static double bowl(const double *x, void *ctx)
+{
+	const double *c = ctx;
+	return (x[0] - c[0]) * (x[0] - c[0]) + 10 * (x[1] - c[1]) * (x[1] - c[1]) + 1;
+}
+
+static void test_nelder_mead(void **state)
+{
+	(void)state;
+	double c[2] = {3, -2}, x[2] = {0, 0}, step[2] = {1, 1};
+	double f = calib_nelder_mead(bowl, c, x, step, 2, 1000);
+	assert_true(fabs(f - 1) < 1e-8);
+	assert_true(fabs(x[0] - 3) < 1e-3 && fabs(x[1] + 2) < 1e-3);
+}
+
+int main(void)
+{
+	struct err e = {0};
+	if (hw_load(&base, "h200", &e) < 0)
+		return 1;
+	truth = base;
+	truth.eff_memory.max = 0.82;
+	truth.eff_memory.half = 6.0 * 1048576;
+	truth.eff_gemm.max = 0.74;
+	truth.eff_gemm.half = 0.9e9;
+	truth.gemm_wave_smoothing = 0.5;
+	truth.kda_chunk_step_cycles = 2500;
+	truth.eff_comm.max = 0.7;
+	truth.eff_comm.half = 2.0 * 1048576;
+	truth.nvlink_latency_s = 5e-6;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nelder_mead),
+		cmocka_unit_test(test_recovers_curves),
+		cmocka_unit_test(test_recovers_kda_and_comm),
+		cmocka_unit_test(test_tables_and_roundtrip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,259 @@
+/* calib/match: kernels to ops by NVTX ranges (innermost k3sim range on the launching thread) and by
+ * name rules; unmatched work listed with reasons; points (medians); bad databases. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib-fixture.h"
+#include "calib/match.h"
+#include "calib/points.h"
+
+static char dir[] = "/tmp/k3calib-match-XXXXXX";
+
+static const char *path(const char *name)
+{
+	static char buf[4][512];
+	static int i;
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
+	return buf[i];
+}
+
+#define GEMM64 "k3sim op=gemm m=64 n=7168 k=7168 dtype=bf16"
+
+static void write_fixture(const char *p)
+{
+	struct cfx f;
+	assert_int_equal(cfx_open(&f, p), 0);
+	/* 1, 2: two instances of one range; the first holds a GEMM and its split-K reduction */
+	assert_int_equal(cfx_range(&f, 1, 1000, 5000, GEMM64), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 1100, "nvjet_sm90_tst_192x192", 100000, 10000, 132, 1), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 1200, "void cublasLt::splitKreduce_kernel<32>()", 110000, 2000, 16, 1), 0);
+	assert_int_equal(cfx_range(&f, 1, 6000, 9000, GEMM64), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 9000, "nvjet_sm90_tst_192x192", 120000, 11000, 132, 1), 0); /* at the end */
+	/* 3: nested k3sim ranges: the innermost wins; the memcpy after it belongs to the outer */
+	assert_int_equal(cfx_range(&f, 1, 10000, 20000, "k3sim op=copy bytes=1048576"), 0);
+	assert_int_equal(cfx_range(&f, 1, 11000, 12000, "k3sim op=gemm m=16 n=576 k=7168 dtype=fp8"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 11500, "nvjet_sm90_qqtst_64x8", 140000, 7000, 8, 1), 0);
+	assert_int_equal(cfx_memcpy(&f, 1, 13000, 1048576, 150000, 900), 0);
+	/* 4: a rule with shape keys from an enclosing (not k3sim) range */
+	assert_int_equal(cfx_range(&f, 1, 30000, 40000, "decode layer=3 b=8 h=96 state=fp32"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 31000, "fused_recurrent_kda_fwd_kernel", 160000, 30000, 96, 8), 0);
+	/* 5: a rule group: two kernels of one range instance are one sample */
+	assert_int_equal(cfx_range(&f, 1, 50000, 60000, "prefill b=1 t=4096 h=96"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 51000, "chunk_kda_fwd_kernel_intra", 200000, 3000, 256, 96), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 52000, "chunk_kda_fwd_kernel_inter", 210000, 4000, 96, 1), 0);
+	/* 6, 7: no rule; a rule without its keys */
+	assert_int_equal(cfx_kernel(&f, 1, 70000, "my_custom_kernel", 220000, 500, 1, 1), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 80000, "nvjet_sm90_tst_192x192", 230000, 9000, 132, 1), 0);
+	/* 8: an invalid k3sim range */
+	assert_int_equal(cfx_range(&f, 1, 90000, 91000, "k3sim op=gemm m=64 n=7168 k=7168 dtype=bf17"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 90500, "nvjet_sm90_tst_192x192", 240000, 9000, 132, 1), 0);
+	/* 9: no launching call */
+	assert_int_equal(cfx_orphan(&f, "orphan_kernel", 250000, 100), 0);
+	/* 10: a range on thread 1 does not hold a launch from thread 2 */
+	assert_int_equal(cfx_range(&f, 1, 100000, 110000, "k3sim op=gemm m=1 n=96 k=7168 dtype=bf16"), 0);
+	assert_int_equal(cfx_kernel(&f, 2, 100500, "other_thread_kernel", 260000, 100, 1, 1), 0);
+	/* 11: a k3sim range without GPU work */
+	assert_int_equal(cfx_range(&f, 1, 120000, 121000, "k3sim op=copy bytes=4096"), 0);
+	assert_int_equal(cfx_close(&f), 0);
+}
+
+static const struct calib_sample *sample_of(const struct calib_match *m, const char *spec, int nth)
+{
+	for (size_t i = 0; i < m->n_samples; i++)
+		if (strcmp(m->specs[m->samples[i].spec].text, spec) == 0 && nth-- == 0)
+			return &m->samples[i];
+	return NULL;
+}
+
+static const struct calib_unmatched *unmatched_of(const struct calib_match *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_unmatched; i++)
+		if (strcmp(m->unmatched[i].name, name) == 0)
+			return &m->unmatched[i];
+	return NULL;
+}
+
+static void test_match_fixture(void **state)
+{
+	(void)state;
+	const char *p = path("fixture.db");
+	write_fixture(p);
+	struct calib_rules rules;
+	struct err e = {0};
+	assert_int_equal(calib_rules_load(&rules, "default", &e), 0);
+	struct calib_match m;
+	struct calib_match_opts o = {.rules = &rules};
+	if (calib_match_db(&m, p, &o, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_int_equal(m.kernels, 12);
+	assert_int_equal(m.memcpys, 1);
+	assert_int_equal(m.k3sim_ranges, 7);
+	assert_int_equal(m.empty_ranges, 2);
+
+	const struct calib_sample *s = sample_of(&m, "gemm m=64 n=7168 k=7168 dtype=bf16", 0);
+	assert_non_null(s);
+	assert_int_equal(s->gpu_ns, 12000);
+	assert_int_equal(s->activities, 2);
+	assert_int_equal(s->rule, -1);
+	s = sample_of(&m, "gemm m=64 n=7168 k=7168 dtype=bf16", 1);
+	assert_non_null(s);
+	assert_int_equal(s->gpu_ns, 11000);
+	s = sample_of(&m, "gemm m=16 n=576 k=7168 dtype=fp8", 0);
+	assert_non_null(s);
+	assert_int_equal(s->gpu_ns, 7000);
+	s = sample_of(&m, "copy bytes=1048576", 0);
+	assert_non_null(s);
+	assert_int_equal(s->gpu_ns, 900);
+	assert_int_equal(s->activities, 1);
+	s = sample_of(&m, "kda_decode b=8 h=96 state=fp32", 0);
+	assert_non_null(s);
+	assert_int_equal(s->gpu_ns, 30000);
+	assert_true(s->rule >= 0);
+	s = sample_of(&m, "kda_chunk b=1 t=4096 h=96 state=fp32", 0);
+	assert_non_null(s);
+	assert_int_equal(s->gpu_ns, 7000);
+	assert_int_equal(s->activities, 2);
+	assert_int_equal(m.n_samples, 6);
+	assert_int_equal(m.matched_nvtx, 5);
+	assert_int_equal(m.matched_rules, 3);
+
+	const struct calib_unmatched *u = unmatched_of(&m, "my_custom_kernel");
+	assert_non_null(u);
+	assert_non_null(strstr(u->reason, "no rule matches"));
+	assert_int_equal(u->count, 1);
+	u = unmatched_of(&m, "orphan_kernel");
+	assert_non_null(u);
+	assert_non_null(strstr(u->reason, "no launching API call"));
+	u = unmatched_of(&m, "other_thread_kernel");
+	assert_non_null(u);
+	int nvjet_missing = 0, nvjet_bad = 0;
+	for (size_t i = 0; i < m.n_unmatched; i++)
+		if (strcmp(m.unmatched[i].name, "nvjet_sm90_tst_192x192") == 0) {
+			if (strstr(m.unmatched[i].reason, "no value for m"))
+				nvjet_missing += (int)m.unmatched[i].count;
+			if (strstr(m.unmatched[i].reason, "not a valid op"))
+				nvjet_bad += (int)m.unmatched[i].count;
+		}
+	assert_int_equal(nvjet_missing, 1);
+	assert_int_equal(nvjet_bad, 1);
+	assert_int_equal(m.unmatched_total, 5);
+	/* every activity is accounted for */
+	assert_int_equal(m.matched_nvtx + m.matched_rules + m.skipped + m.unmatched_total, m.kernels + m.memcpys + m.memsets);
+	assert_int_equal(m.n_bad, 1);
+	assert_int_equal(m.bad[0].instances, 1);
+	assert_non_null(strstr(m.bad[0].error, "unknown dtype"));
+	assert_string_equal(m.info.device, "NVIDIA H200");
+	assert_string_equal(m.info.driver, "580.159.04");
+
+	/* points: the median of the samples of each op; the protocol splits on m, b, bytes */
+	struct calib_points pts;
+	calib_points_init(&pts);
+	assert_int_equal(calib_points_add_match(&pts, &m, p, &e), 0);
+	assert_int_equal(pts.n, 5);
+	bool seen = false;
+	for (size_t i = 0; i < pts.n; i++) {
+		const struct calib_point *pt = &pts.p[i];
+		if (strcmp(pt->spec, "gemm m=64 n=7168 k=7168 dtype=bf16") == 0) {
+			assert_true(pt->measured_s > 11.49e-6 && pt->measured_s < 11.51e-6);
+			assert_int_equal(pt->samples, 2);
+			assert_false(pt->held_out);
+			assert_string_equal(pt->label, "gemm.bf16");
+			seen = true;
+		}
+		if (strcmp(pt->spec, "kda_decode b=8 h=96 state=fp32") == 0) {
+			assert_true(pt->held_out); /* b = 8 is not a power of 4 */
+			assert_string_equal(pt->label, "kda_decode.fp32");
+		}
+	}
+	assert_true(seen);
+	calib_points_release(&pts);
+	calib_match_release(&m);
+
+	/* without rules only the NVTX ranges match */
+	assert_int_equal(calib_match_db(&m, p, NULL, &e), 0);
+	assert_int_equal(m.matched_rules, 0);
+	assert_int_equal(m.matched_nvtx, 5);
+	calib_match_release(&m);
+	calib_rules_release(&rules);
+}
+
+static void test_bad_databases(void **state)
+{
+	(void)state;
+	struct calib_match m;
+	struct err e = {0};
+	assert_true(calib_match_db(&m, path("missing.db"), NULL, &e) < 0);
+	assert_non_null(strstr(e.msg, "cannot open"));
+
+	const char *txt = path("text.db");
+	FILE *f = fopen(txt, "w");
+	assert_non_null(f);
+	fputs("this is not a database\n", f);
+	fclose(f);
+	assert_true(calib_match_db(&m, txt, NULL, &e) < 0);
+	assert_non_null(strstr(e.msg, "not a trace database"));
+	assert_string_equal(e.file, txt);
+
+	const char *other = path("other.db");
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(other, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('a');", NULL,
+				      NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_true(calib_match_db(&m, other, NULL, &e) < 0);
+	assert_non_null(strstr(e.msg, "no CUPTI_ACTIVITY_KIND_KERNEL"));
+
+	/* a truncated trace database */
+	const char *good = path("good.db");
+	write_fixture(good);
+	FILE *in = fopen(good, "rb");
+	const char *cut = path("cut.db");
+	FILE *out = fopen(cut, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	char buf[3000];
+	size_t n = fread(buf, 1, sizeof buf, in);
+	fwrite(buf, 1, n, out);
+	fclose(in);
+	fclose(out);
+	assert_true(calib_match_db(&m, cut, NULL, &e) < 0);
+
+	/* a bound on rows */
+	struct calib_match_opts o = {.max_rows = 3};
+	assert_int_equal(calib_match_db(&m, good, &o, &e), -E2BIG);
+	assert_non_null(strstr(e.msg, "more than 3 rows"));
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_match_fixture),
+		cmocka_unit_test(test_bad_databases),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,234 @@
+/* calib/validate: per-class errors on a fixture trace; the Markdown report carries the same
+ * numbers as the JSON one; charts through gnuplot, and a clear note without it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "calib-fixture.h"
+#include "calib/validate.h"
+#include "util/doc.h"
+
+static char dir[] = "/tmp/k3calib-validate-XXXXXX";
+
+static const char *path(const char *name)
+{
+	static char buf[8][512];
+	static int i;
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
+	return buf[i];
+}
+
+/* GEMMs and copies, each op measured three times; one unmatched kernel. */
+static void write_fixture(const char *p)
+{
+	static const int ms[] = {1, 2, 4, 8, 16, 64, 96, 256, 1024, 2048};
+	struct cfx f;
+	assert_int_equal(cfx_open(&f, p), 0);
+	int64_t t = 1000, g = 1000000;
+	char text[128];
+	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+		for (int d = 0; d < 2; d++)
+			for (int r = 0; r < 3; r++) {
+				snprintf(text, sizeof text, "k3sim op=gemm m=%d n=4608 k=7168 dtype=%s", ms[i], d ? "fp8" : "bf16");
+				int64_t dur = (int64_t)(20000 + 40.0 * ms[i] / (d + 1)) + 100 * r;
+				assert_int_equal(cfx_range(&f, 1, t, t + 1000, text), 0);
+				assert_int_equal(cfx_kernel(&f, 1, t + 10, "nvjet_kernel", g, dur, 132, 1), 0);
+				t += 2000;
+				g += dur + 1000;
+			}
+	for (int64_t b = 4096; b <= (64 << 20); b *= 4)
+		for (int r = 0; r < 3; r++) {
+			snprintf(text, sizeof text, "k3sim op=copy bytes=%lld", (long long)b);
+			int64_t dur = 800 + b / 3500;
+			assert_int_equal(cfx_range(&f, 1, t, t + 1000, text), 0);
+			assert_int_equal(cfx_memcpy(&f, 1, t + 10, b, g, dur), 0);
+			t += 2000;
+			g += dur + 1000;
+		}
+	assert_int_equal(cfx_kernel(&f, 1, t + 10, "stray_kernel", g, 5000, 1, 1), 0);
+	assert_int_equal(cfx_close(&f), 0);
+}
+
+static char *slurp(const char *p)
+{
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	assert_non_null(s);
+	assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+static void fmt2(const struct doc_node *v, char *buf, size_t n)
+{
+	if (doc_is_null(v))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%.2f", atof(v->str));
+}
+
+static void test_report(void **state)
+{
+	(void)state;
+	const char *db = path("v.db");
+	write_fixture(db);
+	struct calib_rules rules;
+	struct err e = {0};
+	assert_int_equal(calib_rules_load(&rules, "default", &e), 0);
+	struct calib_points pts;
+	struct calib_match m;
+	calib_points_init(&pts);
+	if (calib_points_add_file(&pts, db, &rules, &m, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_int_equal(pts.n, 20 + 8);
+	assert_int_equal(m.unmatched_total, 1);
+	struct hw hw;
+	assert_int_equal(hw_load(&hw, "h200", &e), 0);
+	struct calib_validation v;
+	assert_int_equal(calib_validate(&v, &pts, &hw, &e), 0);
+	assert_int_equal(v.n_cls, 3); /* gemm.bf16, gemm.fp8, copy */
+	assert_int_equal(v.all.n, 28);
+	int held = 0;
+	for (size_t i = 0; i < pts.n; i++)
+		held += pts.p[i].held_out;
+	assert_int_equal(v.held_out.n, held);
+	for (int c = 0; c < v.n_cls; c++)
+		assert_int_equal(v.cls[c].all.n, v.cls[c].held_out.n + v.cls[c].train.n);
+
+	/* charts: without gnuplot a note; with it (when installed) two SVGs */
+	char note[512] = "";
+	const char *out = path("report");
+	assert_int_equal(mkdir(out, 0777), 0);
+	assert_int_equal(calib_plots(&v, out, "validate", "/nonexistent/gnuplot", note, sizeof note, &e), 1);
+	assert_non_null(strstr(note, "gnuplot"));
+	assert_int_equal(access(path("report/validate.gp"), R_OK), 0);
+	assert_int_equal(access(path("report/validate.dat"), R_OK), 0);
+	struct calib_report_in in = {.title = "t", .database = db, .match = &m, .v = &v, .plot_note = note, .top = 5};
+	char note2[512] = "";
+	int pr = calib_plots(&v, out, "validate", NULL, note2, sizeof note2, &e);
+	assert_true(pr == 0 || pr == 1);
+	if (pr == 0) {
+		assert_int_equal(access(path("report/validate-scatter.svg"), R_OK), 0);
+		assert_int_equal(access(path("report/validate-error.svg"), R_OK), 0);
+	}
+
+	FILE *f = fopen(path("report/validate.md"), "w");
+	assert_int_equal(calib_report_markdown(f, &in, &e), 0);
+	fclose(f);
+	f = fopen(path("report/validate.json"), "w");
+	assert_int_equal(calib_report_json(f, &in, &e), 0);
+	fclose(f);
+	char *md = slurp(path("report/validate.md"));
+	assert_non_null(strstr(md, "No plots: gnuplot could not be run"));
+	assert_non_null(strstr(md, "stray_kernel"));
+	struct doc d;
+	if (doc_load_file(&d, path("report/validate.json"), &e) < 0)
+		fail_msg("%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+	const struct doc_node *classes = doc_get(d.root, "classes");
+	assert_non_null(classes);
+	assert_int_equal(classes->n, (size_t)v.n_cls);
+	for (size_t i = 0; i < classes->n; i++) {
+		const struct doc_node *c = classes->items[i];
+		const struct doc_node *all = doc_get(c, "all"), *ho = doc_get(c, "held_out");
+		char row[256], a[16], b[16], x[16], y[16], s[16];
+		fmt2(doc_get(all, "median_abs_pct"), a, sizeof a);
+		fmt2(doc_get(all, "p90_abs_pct"), b, sizeof b);
+		fmt2(doc_get(ho, "median_abs_pct"), x, sizeof x);
+		fmt2(doc_get(ho, "p90_abs_pct"), y, sizeof y);
+		fmt2(doc_get(all, "median_signed_pct"), s, sizeof s);
+		snprintf(row, sizeof row, "| %s | %s | %s | %s | %s | %s | %s | %s |", doc_get(c, "class")->str,
+			 doc_get(all, "n")->str, doc_get(ho, "n")->str, a, b, x, y, s);
+		if (!strstr(md, row))
+			fail_msg("Markdown lacks the JSON's row: %s", row);
+	}
+	const struct doc_node *match = doc_get(d.root, "match");
+	assert_non_null(match);
+	assert_string_equal(doc_get(match, "unmatched")->str, "1");
+	doc_release(&d);
+	free(md);
+	calib_validation_release(&v);
+	calib_match_release(&m);
+	calib_points_release(&pts);
+	calib_rules_release(&rules);
+}
+
+static void test_csv_inputs(void **state)
+{
+	(void)state;
+	const char *grid = path("grid.csv");
+	FILE *f = fopen(grid, "w");
+	fputs("# device NVIDIA H200\nop,reps,median_s,p10_s,p90_s\n"
+	      "\"k3sim op=gemm m=64 n=7168 k=7168 dtype=bf16\",40,2.3e-05,2.2e-05,2.4e-05\n"
+	      "\"k3sim op=copy bytes=4096\",40,8e-06,7e-06,9e-06\n",
+	      f);
+	fclose(f);
+	const char *kda = path("kda.csv");
+	f = fopen(kda, "w");
+	fputs("op,state,batch,seq_len,heads,window,accepted,time_us,p10_us,p90_us,loop_us,reps,state_bytes,total_bytes\n"
+	      "decode,fp32,8,0,96,1,1,40.5,40.0,41.0,30.0,30,0,0\n"
+	      "verify_replay,fp32,8,0,96,4,2,60.0,59.0,61.0,0,30,0,0\n",
+	      f);
+	fclose(f);
+	struct calib_points pts;
+	struct err e = {0};
+	calib_points_init(&pts);
+	assert_int_equal(calib_points_add_file(&pts, grid, NULL, NULL, &e), 0);
+	assert_int_equal(calib_points_add_file(&pts, kda, NULL, NULL, &e), 0);
+	assert_int_equal(pts.n, 3);
+	assert_string_equal(pts.p[0].spec, "gemm m=64 n=7168 k=7168 dtype=bf16");
+	assert_true(fabs(pts.p[0].measured_s - 2.3e-5) < 1e-12);
+	assert_string_equal(pts.p[2].spec, "kda_decode b=8 h=96 state=fp32");
+	assert_true(fabs(pts.p[2].measured_s - 40.5e-6) < 1e-12);
+	assert_int_equal(pts.csv_rows_skipped, 1);
+
+	const char *bad = path("bad.csv");
+	f = fopen(bad, "w");
+	fputs("op,reps,median_s\n\"k3sim op=gemm m=64 n=7168 k=7168 dtype=bf17\",40,2e-05\n", f);
+	fclose(f);
+	assert_true(calib_points_add_file(&pts, bad, NULL, NULL, &e) < 0);
+	assert_int_equal(e.line, 2);
+	assert_non_null(strstr(e.msg, "unknown dtype"));
+	f = fopen(bad, "w");
+	fputs("name,value\na,1\n", f);
+	fclose(f);
+	assert_true(calib_points_add_file(&pts, bad, NULL, NULL, &e) < 0);
+	assert_non_null(strstr(e.msg, "not a trace database"));
+	calib_points_release(&pts);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_csv_inputs),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
