@@ -29,7 +29,10 @@ mkdir -p bench/results
 			printf '  best of 3: %.3f s wall (100008 points, %.0f points/s)\n' "$best" "$(echo "100008 / $best" | bc -l)"
 		done
 	done
-	"$K3SIM" sweep bench/sweep-1e5.yaml -o "$tmp/s.db" --json
-	ls -l "$tmp/s.db" | awk '{print "  database: " $5 " bytes"}'
+	"$K3SIM" sweep bench/sweep-1e5.yaml -o "$tmp/s.db" --csv "$tmp/s.csv" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("  %(points)d points (%(fits)d fit, %(invalid)d invalid), %(prefills)d prefills, %(threads)d threads" % d)'
+	ls -l "$tmp/s.db" "$tmp/s.csv" | awk '{n = split($9, p, "/"); print "  " p[n] ": " $5 " bytes"}'
 } | tee "$out"
 echo "wrote $out"

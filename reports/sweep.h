@@ -99,6 +99,9 @@ struct sweep_spec {
 /* Loads a scenario (embedded name or path) and its `sweep:` axes. Errors in the axes carry the
  * scenario file's line and column. On failure sp is released. */
 int sweep_spec_load(struct sweep_spec *sp, const char *name_or_path, struct err *e);
+/* The same from text; `name` is the file name errors carry. */
+int sweep_spec_load_yaml(struct sweep_spec *sp, const char *name, const char *text, size_t len_bytes,
+			 struct err *e);
 
 /* Building a spec by hand (the compare command): init from a loaded scenario, add axes, finish. */
 void sweep_spec_init(struct sweep_spec *sp, const struct scenario *base, int64_t prefill_chunk);

@@ -703,21 +703,16 @@ static int parse_tree(struct parser *p, const struct doc_node *root)
 	return 0;
 }
 
-int sweep_spec_load(struct sweep_spec *sp, const char *name_or_path, struct err *e)
+int sweep_spec_load_yaml(struct sweep_spec *sp, const char *name, const char *text, size_t len_bytes,
+			 struct err *e)
 {
 	struct scenario base;
-	int rc = scenario_load(&base, name_or_path, e);
+	int rc = scenario_load_yaml(&base, name, text, len_bytes, e);
 	if (rc < 0)
 		return rc;
 	sweep_spec_init(sp, &base, base.prefill_chunk);
 	struct doc d;
-	/* Where the scenario loader found it: an embedded scenario when the name is not a path. */
-	const char *text = base.file[0] == '<' ? scenario_preset_text(name_or_path) : NULL;
-	if (text)
-		rc = doc_load_string(&d, base.file, text, strlen(text), e);
-	else
-		rc = doc_load_file(&d, name_or_path, e);
-	if (rc < 0) {
+	if ((rc = doc_load_string(&d, name, text, len_bytes, e)) < 0) {
 		sweep_spec_release(sp);
 		return rc;
 	}
@@ -729,5 +724,31 @@ int sweep_spec_load(struct sweep_spec *sp, const char *name_or_path, struct err 
 	doc_release(&d);
 	if (rc < 0)
 		sweep_spec_release(sp);
+	return rc;
+}
+
+int sweep_spec_load(struct sweep_spec *sp, const char *name_or_path, struct err *e)
+{
+	/* As scenario_load: a name without '/' or a .yaml/.yml suffix is an embedded scenario. */
+	size_t n = strlen(name_or_path);
+	bool path = strchr(name_or_path, '/') || (n > 5 && strcmp(name_or_path + n - 5, ".yaml") == 0) ||
+		    (n > 4 && strcmp(name_or_path + n - 4, ".yml") == 0);
+	if (!path) {
+		const char *text = scenario_preset_text(name_or_path);
+		if (!text) {
+			struct scenario s;
+			return scenario_load(&s, name_or_path, e); /* its message, with suggestions */
+		}
+		char label[96];
+		snprintf(label, sizeof label, "<scenario %s>", name_or_path);
+		return sweep_spec_load_yaml(sp, label, text, strlen(text), e);
+	}
+	char *buf;
+	size_t len;
+	int rc = doc_read_file(name_or_path, &buf, &len, e);
+	if (rc < 0)
+		return rc;
+	rc = sweep_spec_load_yaml(sp, name_or_path, buf, len, e);
+	free(buf);
 	return rc;
 }
