@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/rules.h"
 #include "sim/opspec.h"
 #include "util/doc.h"
 
@@ -290,6 +291,27 @@ int calib_points_add_csv(struct calib_points *pts, const char *path, struct err 
 	int rc = doc_read_file(path, &buf, &len, e);
 	if (rc < 0)
 		return rc;
+	rc = calib_points_add_csv_string(pts, path, buf, len, e);
+	free(buf);
+	return rc;
+}
+
+int calib_points_add_csv_string(struct calib_points *pts, const char *path, const char *text, size_t len_bytes,
+				struct err *e)
+{
+	char *buf = malloc(len_bytes + 1);
+	int rc = 0;
+	if (!buf) {
+		err_set(e, path, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(buf, text, len_bytes);
+	buf[len_bytes] = '\0';
+	if (strlen(buf) != len_bytes) {
+		err_set(e, path, 0, 0, "not a text file (NUL bytes)");
+		free(buf);
+		return -EINVAL;
+	}
 	int src = add_source(pts, path, e);
 	if (src < 0) {
 		free(buf);
@@ -298,8 +320,10 @@ int calib_points_add_csv(struct calib_points *pts, const char *path, struct err 
 	enum { NONE, GRID, KDA } fmt = NONE;
 	int col[9] = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
 	int lineno = 0, nf_header = 0;
-	char *save = NULL;
-	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (char *line = buf, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
 		lineno++;
 		size_t ll = strlen(line);
 		if (ll && line[ll - 1] == '\r')
@@ -411,4 +435,13 @@ int calib_points_add_file(struct calib_points *pts, const char *path, const stru
 	else
 		calib_match_release(&m);
 	return rc;
+}
+
+void calib_points_filter(struct calib_points *pts, const char *glob, bool keep)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < pts->n; i++)
+		if (calib_glob(glob, pts->p[i].spec) == keep)
+			pts->p[k++] = pts->p[i];
+	pts->n = k;
 }

@@ -57,6 +57,10 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 /* A CSV of measurements: calib-grid's ("op,reps,median_s,p10_s,p90_s", op in k3sim op syntax) or
  * the KDA bench's ("op,state,batch,seq_len,heads,...,time_us,p10_us,p90_us,..."). */
 int calib_points_add_csv(struct calib_points *pts, const char *path, struct err *e);
+int calib_points_add_csv_string(struct calib_points *pts, const char *path, const char *text, size_t len_bytes,
+				struct err *e);
+/* Keep only the points whose spec matches (keep = true) or does not match (false) the glob. */
+void calib_points_filter(struct calib_points *pts, const char *glob, bool keep);
 
 /* A trace database (SQLite: matched with `rules`, may be NULL) or a CSV. With m_out, a database's
  * match is handed over (the caller releases it; m_out->n_samples is 0 for a CSV). */

@@ -456,26 +456,28 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 		return -EIO;
 	}
 	fprintf(f, "# gnuplot %s.gp  (k3sim trace validate)\nset terminal svg size 900,640 dynamic background rgb 'white'\n"
-		   "set key top left\nset grid\n",
+		   "set termoption noenhanced\nset key top left\nset grid\n",
 		prefix);
-	fprintf(f, "set output '%s'\nset logscale xy\nset format x '10^{%%L}'\nset format y '10^{%%L}'\n"
+	fprintf(f, "set output '%s'\nset logscale xy\nset format x '1e%%L'\nset format y '1e%%L'\n"
 		   "set xlabel 'measured (s)'\nset ylabel 'predicted (s)'\n"
-		   "set title 'predicted vs measured (%s; held-out points filled)'\n",
+		   "set title 'predicted vs measured (%s; filled: held out, open: training)'\n",
 		scatter, v->hw_name);
 	fprintf(f, "plot x title 'exact' lw 1 lc rgb '#888888', 1.15*x title '+-15%%' dt 2 lc rgb '#bbbbbb', "
 		   "x/1.15 notitle dt 2 lc rgb '#bbbbbb'");
 	for (int c = 0; c < v->n_cls; c++)
-		fprintf(f, ", '%s' index %d using 1:2:($5 > 0 ? 7 : 6) with points pt variable ps 0.6 lc %d title '%s'", dat, c,
-			c + 1, v->cls[c].label);
+		fprintf(f, ", '%s' index %d using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
+			   "'' index %d using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc %d notitle",
+			dat, c, c + 1, v->cls[c].label, c, c + 1);
 	fprintf(f, "\nset output '%s'\nunset logscale y\nset format y '%%g'\nset logscale x\n"
 		   "set xlabel 'size (GEMMs, attention, KDA prefill: FLOPs; copies, KDA decode, collectives: bytes)'\n"
-		   "set ylabel 'error (%%)'\nset title 'error vs size (%s)'\n",
+		   "set ylabel 'error (%%)'\nset title 'error vs size (%s; filled: held out, open: training)'\n",
 		error, v->hw_name);
 	fprintf(f, "plot 0 notitle lc rgb '#888888', 5 title '+-5%%' dt 2 lc rgb '#bbbbbb', -5 notitle dt 2 lc rgb "
 		   "'#bbbbbb'");
 	for (int c = 0; c < v->n_cls; c++)
-		fprintf(f, ", '%s' index %d using 3:4:($5 > 0 ? 7 : 6) with points pt variable ps 0.6 lc %d title '%s'", dat,
-			c, c + 1, v->cls[c].label);
+		fprintf(f, ", '%s' index %d using 3:($5 > 0 ? $4 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
+			   "'' index %d using 3:($5 > 0 ? 1/0 : $4) with points pt 6 ps 0.6 lc %d notitle",
+			dat, c, c + 1, v->cls[c].label, c, c + 1);
 	fprintf(f, "\n");
 	ok = !ferror(f);
 	if (fclose(f) || !ok) {

@@ -260,7 +260,7 @@ static void test_hw_presets(void **state)
 	for (const char *const *n = hw_preset_names(); *n; n++) {
 		struct hw hw;
 		assert_int_equal(hw_load(&hw, *n, &e), 0);
-		assert_false(hw.calibrated);
+		assert_true(!hw.calibrated || hw.n_tables + hw.n_gemm_shapes > 0); /* calibrated: fitted tables */
 		assert_true(hw.hbm_bytes > 0 && hw.tensor_flops_per_s[DT_BF16] > 0);
 	}
 	/* Hopper has no FP4 path: MXFP4 math falls back to FP8. Blackwell runs it natively. */
