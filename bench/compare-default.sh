@@ -13,6 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p bench/results
 {
 	echo "# k3sim compare (default scenario); $(date -u +%Y-%m-%dT%H:%M:%SZ); $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	echo "# load average before: $(cut -d" " -f1-3 /proc/loadavg) (other jobs share the cores)"
 	echo "# build: $B ($(meson introspect "$B" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"][0])')); $(gnuplot --version 2>/dev/null || echo 'no gnuplot')"
 	python3 - "$K3SIM" "$tmp" <<'PY'
 import json, statistics, subprocess, sys, time

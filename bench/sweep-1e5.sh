@@ -12,6 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p bench/results
 {
 	echo "# k3sim sweep, 10^5 points; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	echo "# load average before: $(cut -d" " -f1-3 /proc/loadavg) (other jobs share the cores)"
 	echo "# build: $B ($(meson introspect "$B" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"][0])'))"
 	for j in $(nproc) 1; do
 		for what in "-o $tmp/s.db --csv $tmp/s.csv" "-o $tmp/s.db" "--csv /dev/null"; do

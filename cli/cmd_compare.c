@@ -17,31 +17,33 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: k3sim compare [SCENARIO] [--models A,B,...] [--contexts C,...] [--batches B,...]\n"
-		"                     [-o DIR] [--no-charts] [--gnuplot PROG] [-j N] [--json] [--quiet]\n\n"
-		"Puts model designs side by side on the same hardware, layout and workload across context\n"
-		"lengths: weights, state and KV per request, HBM per GPU and the largest batch that fits, TTFT,\n"
-		"TPOT, decode tokens/s per GPU, where each design's time goes (op classes), and the contexts\n"
-		"at which one design overtakes another. Writes DIR/report.md, DIR/report.html (self-contained),\n"
-		"DIR/results.json, DIR/results.db and DIR/charts/ (SVG and PNG by gnuplot).\n\n"
-		"  SCENARIO         a YAML file or an embedded scenario (default: compare-default, K3 vs\n"
-		"                   full-MLA vs DSA on 16xH200); its `sweep:` may list model, context, batch\n"
-		"  --models LIST    comma-separated presets or paths (default: the scenario's sweep.model,\n"
-		"                   else kimi-k3,k3-full-mla,k3-dsa); presets:");
+	fprintf(
+	    out,
+	    "usage: k3sim compare [SCENARIO] [--models A,B,...] [--contexts C,...] [--batches B,...]\n"
+	    "                     [-o DIR] [--no-charts] [--gnuplot PROG] [-j N] [--json] [--quiet]\n\n"
+	    "Puts model designs side by side on the same hardware, layout and workload across context\n"
+	    "lengths: weights, state and KV per request, HBM per GPU and the largest batch that fits, TTFT,\n"
+	    "TPOT, decode tokens/s per GPU, where each design's time goes (op classes), and the contexts\n"
+	    "at which one design overtakes another. Writes DIR/report.md, DIR/report.html (self-contained),\n"
+	    "DIR/results.json, DIR/results.db and DIR/charts/ (SVG and PNG by gnuplot).\n\n"
+	    "  SCENARIO         a YAML file or an embedded scenario (default: compare-default, K3 vs\n"
+	    "                   full-MLA vs DSA on 16xH200); its `sweep:` may list model, context, batch\n"
+	    "  --models LIST    comma-separated presets or paths (default: the scenario's sweep.model,\n"
+	    "                   else kimi-k3,k3-full-mla,k3-dsa); presets:");
 	for (const char *const *p = model_preset_names(); *p; p++)
 		fprintf(out, " %s", *p);
-	fprintf(out, "\n"
-		"  --contexts LIST  prompt lengths in tokens; 4K = 4096, 1M = 1048576 (default: the\n"
-		"                   scenario's sweep.context, else 4K,8K,...,1M)\n"
-		"  --batches LIST   batch sizes (default: the scenario's sweep.batch); the scenario's\n"
-		"                   workload.batch is the reference batch of the TPOT and HBM tables\n"
-		"  -o, --output DIR the report directory (default: compare-NAME, NAME the scenario's name)\n"
-		"  --no-charts      tables only (no gnuplot)\n"
-		"  --gnuplot PROG   the gnuplot to run (default: gnuplot from PATH)\n"
-		"  -j, --jobs N     evaluating threads (default: the online CPUs)\n"
-		"  --json           a JSON summary on stdout\n"
-		"  --quiet          errors only\n");
+	fprintf(out,
+	        "\n"
+	        "  --contexts LIST  prompt lengths in tokens; 4K = 4096, 1M = 1048576 (default: the\n"
+	        "                   scenario's sweep.context, else 4K,8K,...,1M)\n"
+	        "  --batches LIST   batch sizes (default: the scenario's sweep.batch); the scenario's\n"
+	        "                   workload.batch is the reference batch of the TPOT and HBM tables\n"
+	        "  -o, --output DIR the report directory (default: compare-NAME, NAME the scenario's name)\n"
+	        "  --no-charts      tables only (no gnuplot)\n"
+	        "  --gnuplot PROG   the gnuplot to run (default: gnuplot from PATH)\n"
+	        "  -j, --jobs N     evaluating threads (default: the online CPUs)\n"
+	        "  --json           a JSON summary on stdout\n"
+	        "  --quiet          errors only\n");
 }
 
 static double now_s(void)
@@ -89,14 +91,15 @@ static int parse_list(const char *opt, char *arg, int64_t *out, int cap, bool to
 	char *items[64];
 	int n = split(arg, items, cap < 64 ? cap : 64);
 	if (n <= 0) {
-		fprintf(stderr, "k3sim compare: %s needs a comma-separated list of at most %d values\n", opt, cap);
+		fprintf(stderr, "k3sim compare: %s needs a comma-separated list of at most %d values\n", opt,
+		        cap);
 		return -EINVAL;
 	}
 	for (int i = 0; i < n; i++) {
 		int rc = tokens ? parse_tokens(items[i], &out[i]) : doc_parse_i64(items[i], &out[i]);
 		if (rc < 0 || out[i] < 1) {
 			fprintf(stderr, "k3sim compare: %s: '%s' is not a positive %s\n", opt, items[i],
-				tokens ? "token count (4096, 4K, 1M)" : "integer");
+			        tokens ? "token count (4096, 4K, 1M)" : "integer");
 			return -EINVAL;
 		}
 	}
@@ -110,20 +113,24 @@ static void print_human(const struct compare *c, const struct report_files *f, d
 	const struct scenario *s = &c->spec.base;
 	printf("k3sim compare: %s - %d designs x %d contexts x %d batch sizes on %lld x %s\n", s->name,
 	       c->n_models, c->n_contexts, c->n_batches, (long long)s->gpus, c->spec.hws[0]->name);
-	printf("\nat %s context (batch %lld for TPOT):\n", fmt_tokens(compare_context(c, last), cm, sizeof cm),
-	       (long long)s->batch);
+	printf("\nat %s context (batch %lld for TPOT):\n",
+	       fmt_tokens(compare_context(c, last), cm, sizeof cm), (long long)s->batch);
 	printf("  %-22s %14s %10s %12s %12s %16s\n", "design", "mem/request", "max batch", "TTFT", "TPOT",
 	       "tok/s/GPU (max)");
 	for (int m = 0; m < c->n_models; m++) {
-		const struct sweep_row *r = compare_row(c, m, last, c->ref_batch), *best = compare_best(c, m, last);
+		const struct sweep_row *r = compare_row(c, m, last, c->ref_batch),
+		                       *best = compare_best(c, m, last);
 		if (!r->ok) {
 			printf("  %-22s %s\n", compare_model(c, m)->name, r->error);
 			continue;
 		}
 		printf("  %-22s %14s %10lld %12s %12s %16s\n", compare_model(c, m)->name,
-		       cli_bytes((double)compare_request_bytes(r, r->prompt_tokens + r->output_tokens), a, sizeof a),
-		       (long long)r->max_batch, cli_time(r->ttft_s, b, sizeof b), cli_time(r->tpot_s, d, sizeof d),
-		       best->ok ? (snprintf(cm, sizeof cm, "%.1f", best->tokens_per_s_per_gpu), cm) : "does not fit");
+		       cli_bytes((double)compare_request_bytes(r, r->prompt_tokens + r->output_tokens), a,
+		                 sizeof a),
+		       (long long)r->max_batch, cli_time(r->ttft_s, b, sizeof b),
+		       cli_time(r->tpot_s, d, sizeof d),
+		       best->ok ? (snprintf(cm, sizeof cm, "%.1f", best->tokens_per_s_per_gpu), cm)
+		                : "does not fit");
 	}
 	int shown = 0;
 	for (int i = 0; i < c->n_cross; i++)
@@ -155,7 +162,8 @@ int cmd_compare(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--models") == 0 ||
-			   strcmp(a, "--contexts") == 0 || strcmp(a, "--batches") == 0 || strcmp(a, "--gnuplot") == 0) {
+		           strcmp(a, "--contexts") == 0 || strcmp(a, "--batches") == 0 ||
+		           strcmp(a, "--gnuplot") == 0) {
 			if (!v || !v[0]) {
 				fprintf(stderr, "k3sim compare: %s needs a value\n", a);
 				return 2;
@@ -201,8 +209,9 @@ int cmd_compare(int argc, char **argv)
 	if (models_arg) {
 		int n = split(models_arg, model_items, COMPARE_MAX_MODELS);
 		if (n <= 0) {
-			fprintf(stderr, "k3sim compare: --models needs a comma-separated list of at most %d models\n",
-				COMPARE_MAX_MODELS);
+			fprintf(stderr,
+			        "k3sim compare: --models needs a comma-separated list of at most %d models\n",
+			        COMPARE_MAX_MODELS);
 			return 2;
 		}
 		o.models = (const char *const *)model_items;
@@ -246,8 +255,10 @@ int cmd_compare(int argc, char **argv)
 	size_t len = 0;
 	command[0] = 0;
 	for (int i = 0; i < argc && len < sizeof command; i++)
-		len += (size_t)snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "k3sim ", argv[i]);
-	struct report_opts ro = {.dir = dir, .gnuplot = gnuplot, .version = K3SIM_VERSION, .command = command};
+		len += (size_t)snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "k3sim ",
+		                        argv[i]);
+	struct report_opts ro = {
+	    .dir = dir, .gnuplot = gnuplot, .version = K3SIM_VERSION, .command = command};
 	if (report_write(c, &ro, f, &e) < 0) {
 		cli_error("compare", &e);
 		goto out;

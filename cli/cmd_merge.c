@@ -12,15 +12,16 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: k3sim merge SHARD.db... -o OUT.db [--csv OUT.csv] [--allow-partial] [--json]\n\n"
-		"Joins the databases of 'k3sim sweep --shard K/N' runs of one sweep into one, in point order.\n"
-		"Refuses databases of different sweeps, shards present twice (overlap), shards whose rows are\n"
-		"not all there, and missing shards (named in the message).\n\n"
-		"  -o, --output F    the merged database (required)\n"
-		"  --csv F           also a CSV of the merged points ('-' for stdout)\n"
-		"  --allow-partial   write the union even when shards are missing\n"
-		"  --json            a JSON summary\n");
+	fprintf(
+	    out,
+	    "usage: k3sim merge SHARD.db... -o OUT.db [--csv OUT.csv] [--allow-partial] [--json]\n\n"
+	    "Joins the databases of 'k3sim sweep --shard K/N' runs of one sweep into one, in point order.\n"
+	    "Refuses databases of different sweeps, shards present twice (overlap), shards whose rows are\n"
+	    "not all there, and missing shards (named in the message).\n\n"
+	    "  -o, --output F    the merged database (required)\n"
+	    "  --csv F           also a CSV of the merged points ('-' for stdout)\n"
+	    "  --allow-partial   write the union even when shards are missing\n"
+	    "  --json            a JSON summary\n");
 }
 
 int cmd_merge(int argc, char **argv)
@@ -63,7 +64,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (!out || n == 0) {
 		fprintf(stderr, "k3sim merge: %s (see 'k3sim merge --help')\n",
-			!out ? "-o OUT.db is required" : "no shard databases given");
+		        !out ? "-o OUT.db is required" : "no shard databases given");
 		status = 2;
 		goto out;
 	}

@@ -15,30 +15,32 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: k3sim sweep SCENARIO [-o OUT.db] [--csv OUT.csv] [-j N] [--shard K/N] [--quiet] [--json]\n\n"
-		"Evaluates every point of the cartesian product of the axes under the scenario's `sweep:`\n"
-		"key, in parallel, and writes one row per point (every input and output a column) to SQLite\n"
-		"and/or CSV, in point order (the first declared axis the slowest).\n\n"
-		"  SCENARIO        a YAML file or an embedded scenario (schema: scenarios/README.md), e.g.\n"
-		"                    sweep:\n"
-		"                      context: [4096, 65536, 1048576]   # sets prompt_tokens; output stays\n"
-		"                      batch: {from: 1, to: 256, times: 2}\n"
-		"                      model: [kimi-k3, k3-full-mla]\n"
-		"                  axes: context batch prompt_tokens output_tokens prefill_chunk gpus tp dp\n"
-		"                  cp ep moe_imbalance tp_comm model hw kda_state mla_cache\n"
-		"                  expert_activations dispatch\n"
-		"  -o, --output F  SQLite database (default: sweep.db, or sweep-K-of-N.db with --shard;\n"
-		"                  none when only --csv is given)\n"
-		"  --csv F         also (or only) a CSV file with the same columns ('-' for stdout)\n"
-		"  -j, --jobs N    evaluating threads (default: the online CPUs)\n"
-		"  --shard K/N     evaluate points K-1, K-1+N, K-1+2N, ... (K in 1..N; a Slurm array task\n"
-		"                  passes --shard $((SLURM_ARRAY_TASK_ID+1))/$SLURM_ARRAY_TASK_COUNT);\n"
-		"                  'k3sim merge' joins the shard databases\n"
-		"  --quiet         no progress bar and no table: errors only\n"
-		"  --json          a JSON summary on stdout instead of the table\n"
-		"A point whose layout does not work (e.g. tp does not divide the heads) is a row with ok = 0\n"
-		"and the reason in `error`; the sweep goes on.\n");
+	fprintf(
+	    out,
+	    "usage: k3sim sweep SCENARIO [-o OUT.db] [--csv OUT.csv] [-j N] [--shard K/N] [--quiet] "
+	    "[--json]\n\n"
+	    "Evaluates every point of the cartesian product of the axes under the scenario's `sweep:`\n"
+	    "key, in parallel, and writes one row per point (every input and output a column) to SQLite\n"
+	    "and/or CSV, in point order (the first declared axis the slowest).\n\n"
+	    "  SCENARIO        a YAML file or an embedded scenario (schema: scenarios/README.md), e.g.\n"
+	    "                    sweep:\n"
+	    "                      context: [4096, 65536, 1048576]   # sets prompt_tokens; output stays\n"
+	    "                      batch: {from: 1, to: 256, times: 2}\n"
+	    "                      model: [kimi-k3, k3-full-mla]\n"
+	    "                  axes: context batch prompt_tokens output_tokens prefill_chunk gpus tp dp\n"
+	    "                  cp ep moe_imbalance tp_comm model hw kda_state mla_cache\n"
+	    "                  expert_activations dispatch\n"
+	    "  -o, --output F  SQLite database (default: sweep.db, or sweep-K-of-N.db with --shard;\n"
+	    "                  none when only --csv is given)\n"
+	    "  --csv F         also (or only) a CSV file with the same columns ('-' for stdout)\n"
+	    "  -j, --jobs N    evaluating threads (default: the online CPUs)\n"
+	    "  --shard K/N     evaluate points K-1, K-1+N, K-1+2N, ... (K in 1..N; a Slurm array task\n"
+	    "                  passes --shard $((SLURM_ARRAY_TASK_ID+1))/$SLURM_ARRAY_TASK_COUNT);\n"
+	    "                  'k3sim merge' joins the shard databases\n"
+	    "  --quiet         no progress bar and no table: errors only\n"
+	    "  --json          a JSON summary on stdout instead of the table\n"
+	    "A point whose layout does not work (e.g. tp does not divide the heads) is a row with ok = 0\n"
+	    "and the reason in `error`; the sweep goes on.\n");
 }
 
 enum { HEAD_ROWS = 16 };
@@ -91,7 +93,7 @@ static void progress(void *ctx, int64_t done, int64_t total)
 		p->t0 = t;
 	double elapsed = t - p->t0, eta = done > 0 ? elapsed * (double)(total - done) / (double)done : 0;
 	fprintf(stderr, "\r[%s] %3d%%  %lld/%lld points  %.1f s, ETA %.1f s \033[K", bar,
-		total ? (int)(100 * done / total) : 100, (long long)done, (long long)total, elapsed, eta);
+	        total ? (int)(100 * done / total) : 100, (long long)done, (long long)total, elapsed, eta);
 	p->shown = true;
 }
 
@@ -216,18 +218,21 @@ int cmd_sweep(int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) {
 			if (!v || doc_parse_i64(v, &jobs) < 0 || jobs < 1 || jobs > 1024) {
-				fprintf(stderr, "k3sim sweep: %s needs a thread count in 1..1024, got '%s'\n", a, v ? v : "");
+				fprintf(stderr, "k3sim sweep: %s needs a thread count in 1..1024, got '%s'\n",
+				        a, v ? v : "");
 				return 2;
 			}
 			i++;
 		} else if (strncmp(a, "-j", 2) == 0 && a[2]) {
 			if (doc_parse_i64(a + 2, &jobs) < 0 || jobs < 1 || jobs > 1024) {
-				fprintf(stderr, "k3sim sweep: -j needs a thread count in 1..1024, got '%s'\n", a + 2);
+				fprintf(stderr, "k3sim sweep: -j needs a thread count in 1..1024, got '%s'\n",
+				        a + 2);
 				return 2;
 			}
 		} else if (strcmp(a, "--shard") == 0) {
 			if (parse_shard(v, &shard_k, &shard_n) < 0) {
-				fprintf(stderr, "k3sim sweep: --shard needs K/N with 1 <= K <= N, got '%s'\n", v ? v : "");
+				fprintf(stderr, "k3sim sweep: --shard needs K/N with 1 <= K <= N, got '%s'\n",
+				        v ? v : "");
 				return 2;
 			}
 			i++;
@@ -254,7 +259,7 @@ int cmd_sweep(int argc, char **argv)
 	if (!db_path && !csv_path) {
 		if (shard_n > 1)
 			snprintf(default_db, sizeof default_db, "sweep-%lld-of-%lld.db", (long long)shard_k,
-				 (long long)shard_n);
+			         (long long)shard_n);
 		else
 			snprintf(default_db, sizeof default_db, "sweep.db");
 		db_path = default_db;
@@ -352,16 +357,17 @@ int cmd_sweep(int argc, char **argv)
 		goto out;
 	}
 	fprintf(info, "k3sim sweep: %s - %lld point%s", sp->base.name, (long long)st.points,
-		st.points == 1 ? "" : "s");
+	        st.points == 1 ? "" : "s");
 	if (shard_n > 1)
 		fprintf(info, " (shard %lld/%lld of %lld)", (long long)shard_k, (long long)shard_n,
-			(long long)sp->points);
+		        (long long)sp->points);
 	fprintf(info, " in %.3f s on %d thread%s (%lld prefill%s); %lld fit, %lld invalid\n", st.wall_s,
-		st.threads, st.threads == 1 ? "" : "s", (long long)st.prefills, st.prefills == 1 ? "" : "s",
-		(long long)st.fits, (long long)st.invalid);
+	        st.threads, st.threads == 1 ? "" : "s", (long long)st.prefills, st.prefills == 1 ? "" : "s",
+	        (long long)st.fits, (long long)st.invalid);
 	if (db_path || (csv_path && o->csv != stdout))
 		fprintf(info, "  wrote%s%s%s%s\n", db_path ? " " : "", db_path ? db_path : "",
-			csv_path && strcmp(csv_path, "-") ? " " : "", csv_path && strcmp(csv_path, "-") ? csv_path : "");
+		        csv_path && strcmp(csv_path, "-") ? " " : "",
+		        csv_path && strcmp(csv_path, "-") ? csv_path : "");
 	if (info == stdout)
 		print_table(sp, o, st.points);
 out:

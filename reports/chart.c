@@ -17,8 +17,8 @@ extern char **environ;
 
 /* Colors that stay apart for readers with common color-vision deficiencies (Okabe-Ito, then more). */
 static const char *const palette[] = {
-	"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#666666",
-	"#882255", "#44AA99", "#999933", "#AA4499",
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+    "#F0E442", "#666666", "#882255", "#44AA99", "#999933", "#AA4499",
 };
 enum { N_PALETTE = sizeof palette / sizeof palette[0] };
 
@@ -42,11 +42,15 @@ static void put_quoted(FILE *f, const char *s)
 static void terminal(FILE *f, const char *name, bool svg, int w, int h)
 {
 	if (svg)
-		fprintf(f, "set terminal svg size %d,%d dynamic enhanced font 'DejaVu Sans,14' "
-			   "background rgb 'white'\n", w, h);
+		fprintf(f,
+		        "set terminal svg size %d,%d dynamic enhanced font 'DejaVu Sans,14' "
+		        "background rgb 'white'\n",
+		        w, h);
 	else
-		fprintf(f, "set terminal pngcairo size %d,%d enhanced font 'DejaVu Sans,13' "
-			   "background rgb 'white'\n", w, h);
+		fprintf(f,
+		        "set terminal pngcairo size %d,%d enhanced font 'DejaVu Sans,13' "
+		        "background rgb 'white'\n",
+		        w, h);
 	fprintf(f, "set output '%s.%s'\n", name, svg ? "svg" : "png");
 }
 
@@ -87,9 +91,10 @@ static void line_script(FILE *f, const struct chart_line *c, bool svg)
 	put_quoted(f, c->xlabel);
 	fprintf(f, "\nset ylabel ");
 	put_quoted(f, c->ylabel);
-	fprintf(f, "\nset datafile separator '\\t'\nset datafile missing '?'\n"
-		   "set logscale x 2\nset xrange [%g:%g]\nset xtics (",
-		(double)c->x[0] / 1.25, (double)c->x[c->n_x - 1] * 1.25);
+	fprintf(f,
+	        "\nset datafile separator '\\t'\nset datafile missing '?'\n"
+	        "set logscale x 2\nset xrange [%g:%g]\nset xtics (",
+	        (double)c->x[0] / 1.25, (double)c->x[c->n_x - 1] * 1.25);
 	for (int i = 0; i < c->n_x; i++) {
 		char t[32];
 		fmt_tokens(c->x[i], t, sizeof t);
@@ -101,15 +106,18 @@ static void line_script(FILE *f, const struct chart_line *c, bool svg)
 	else
 		fprintf(f, "set yrange [0:*]\n");
 	fprintf(f, "set grid xtics ytics lc rgb '#dddddd' lt 1\nset border 3 lc rgb '#444444'\n"
-		   "set tics nomirror\nset key outside right top Left reverse samplen 2\n"
-		   "set lmargin 12\n");
+	           "set tics nomirror\nset key outside right top Left reverse samplen 2\n"
+	           "set lmargin 12\n");
 	for (int k = 0; k < c->n_marks; k++) {
-		fprintf(f, "set arrow from %lld, graph 0 to %lld, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back\n",
-			(long long)c->mark_x[k], (long long)c->mark_x[k]);
+		fprintf(f,
+		        "set arrow from %lld, graph 0 to %lld, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' "
+		        "back\n",
+		        (long long)c->mark_x[k], (long long)c->mark_x[k]);
 		fprintf(f, "set label ");
 		put_quoted(f, c->mark_label[k]);
-		fprintf(f, " at %lld, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'\n",
-			(long long)c->mark_x[k]);
+		fprintf(f,
+		        " at %lld, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'\n",
+		        (long long)c->mark_x[k]);
 	}
 	fprintf(f, "plot ");
 	for (int s = 0; s < c->n_series; s++) {
@@ -117,7 +125,7 @@ static void line_script(FILE *f, const struct chart_line *c, bool svg)
 		fprintf(f, "%s'%s.dat' using 1:%d title ", s ? ", \\\n     " : "", c->name, s + 2);
 		put_quoted(f, se->title);
 		fprintf(f, " with linespoints lw 2.5 pt 7 ps 0.9 dt %d lc rgb '%s'", se->dashed ? 2 : 1,
-			color(se->color));
+		        color(se->color));
 	}
 	fprintf(f, "\nunset output\n\n");
 }
@@ -152,11 +160,11 @@ static void bar_script(FILE *f, const struct chart_bars *c, bool svg)
 	fprintf(f, "\nset ylabel ");
 	put_quoted(f, c->ylabel);
 	fprintf(f, "\nset datafile separator '\\t'\nset style data histograms\n"
-		   "set style histogram rowstacked title offset 0,-1.2\n"
-		   "set style fill solid 0.9 border rgb 'white'\nset boxwidth 0.8\n"
-		   "set grid ytics lc rgb '#dddddd' lt 1\nset border 3 lc rgb '#444444'\nset tics nomirror\n"
-		   "set xtics rotate by -30 left scale 0\nset bmargin 7\n"
-		   "set key outside right top Left reverse samplen 2\n");
+	           "set style histogram rowstacked title offset 0,-1.2\n"
+	           "set style fill solid 0.9 border rgb 'white'\nset boxwidth 0.8\n"
+	           "set grid ytics lc rgb '#dddddd' lt 1\nset border 3 lc rgb '#444444'\nset tics nomirror\n"
+	           "set xtics rotate by -30 left scale 0\nset bmargin 7\n"
+	           "set key outside right top Left reverse samplen 2\n");
 	if (c->ymax > 0)
 		fprintf(f, "set yrange [0:%g]\n", c->ymax);
 	else
@@ -178,7 +186,7 @@ static void bar_script(FILE *f, const struct chart_bars *c, bool svg)
 		fprintf(f, " lt 1");
 		for (int k = 0; k < c->n_stack; k++) {
 			fprintf(f, ", \\\n     '%s.dat' every ::%d::%d using %d%s ", c->name, lo, hi, k + 2,
-				k == 0 ? ":xtic(1)" : "");
+			        k == 0 ? ":xtic(1)" : "");
 			if (first)
 				fprintf(f, "notitle");
 			else {
@@ -219,8 +227,9 @@ static int run_gnuplot(const char *dir, const char *gnuplot, char *reason, size_
 	int rc = posix_spawnp(&pid, gnuplot, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
-		snprintf(reason, cap, "%s", rc == ENOENT ? "gnuplot was not found (install gnuplot-nox)"
-							: "gnuplot could not be started");
+		snprintf(reason, cap, "%s",
+		         rc == ENOENT ? "gnuplot was not found (install gnuplot-nox)"
+		                      : "gnuplot could not be started");
 		return -rc;
 	}
 	int status;
@@ -241,7 +250,7 @@ static int run_gnuplot(const char *dir, const char *gnuplot, char *reason, size_
 }
 
 int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
-		 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e)
+                 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e)
 {
 	char path[600];
 	int rc;
@@ -279,7 +288,8 @@ int chart_render(const char *dir, const char *gnuplot, const struct chart_line *
 	for (int i = 0; i < n_lines + n_bars; i++) {
 		const char *name = i < n_lines ? lines[i].name : bars[i - n_lines].name;
 		if (!file_nonempty(dir, name, "svg") || !file_nonempty(dir, name, "png")) {
-			snprintf(out->reason, sizeof out->reason, "gnuplot did not write %.32s (see charts/gnuplot.log)", name);
+			snprintf(out->reason, sizeof out->reason,
+			         "gnuplot did not write %.32s (see charts/gnuplot.log)", name);
 			return 0;
 		}
 	}

@@ -10,19 +10,24 @@
 
 #include "util/err.h"
 
-enum { CHART_MAX_SERIES = 16, CHART_MAX_X = 64, CHART_MAX_BARS = 96, CHART_MAX_STACK = 12,
-       CHART_MAX_GROUPS = 16 };
+enum {
+	CHART_MAX_SERIES = 16,
+	CHART_MAX_X = 64,
+	CHART_MAX_BARS = 96,
+	CHART_MAX_STACK = 12,
+	CHART_MAX_GROUPS = 16
+};
 
 /* y over a context axis (log2 x, tics at the swept contexts). */
 struct chart_series {
 	char title[64];
 	double y[CHART_MAX_X]; /* NAN: no point */
 	bool dashed;
-	int color;             /* index into the palette; -1: gray */
+	int color; /* index into the palette; -1: gray */
 };
 
 struct chart_line {
-	char name[32];         /* file stem */
+	char name[32]; /* file stem */
 	char title[128];
 	char xlabel[64], ylabel[64];
 	int64_t x[CHART_MAX_X];
@@ -30,7 +35,7 @@ struct chart_line {
 	bool logy;
 	struct chart_series series[CHART_MAX_SERIES];
 	int n_series;
-	int64_t mark_x[4];     /* vertical marker lines (crossovers) at these contexts */
+	int64_t mark_x[4]; /* vertical marker lines (crossovers) at these contexts */
 	char mark_label[4][96];
 	int n_marks;
 };
@@ -47,19 +52,19 @@ struct chart_bars {
 	char bar_labels[CHART_MAX_BARS][48];
 	int group_of[CHART_MAX_BARS];
 	double values[CHART_MAX_BARS][CHART_MAX_STACK];
-	int n_bars;            /* bars of a group are contiguous, groups in order */
-	double ymax;           /* 0: automatic */
+	int n_bars;  /* bars of a group are contiguous, groups in order */
+	double ymax; /* 0: automatic */
 };
 
 struct chart_outcome {
-	bool rendered;         /* every chart's SVG and PNG exists and is not empty */
-	char reason[256];      /* why not (gnuplot missing, failed, ...) */
+	bool rendered;    /* every chart's SVG and PNG exists and is not empty */
+	char reason[256]; /* why not (gnuplot missing, failed, ...) */
 };
 
 /* Writes the data files and the script into dir (which must exist) and runs `gnuplot` (a program
  * name looked up in PATH, or a path). Returns 0 when the inputs were written, whether or not
  * gnuplot ran (out says); a negative errno when a file could not be written. */
 int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
-		 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e);
+                 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e);
 
 #endif

@@ -20,7 +20,10 @@ static double now_s(void)
 static const char *const default_models[] = {"kimi-k3", "k3-full-mla", "k3-dsa"};
 
 static const char *const metric_names[CMP_METRIC_COUNT] = {
-	"state_kv_per_request", "hbm_per_request_gpu", "ttft", "tpot",
+    "state_kv_per_request",
+    "hbm_per_request_gpu",
+    "ttft",
+    "tpot",
 };
 
 const char *compare_metric_name(enum compare_metric m)
@@ -92,16 +95,17 @@ static int build_spec(struct compare *c, const char *scenario, const struct comp
 		const struct sweep_axis *a = &in->axes[i];
 		if (a->kind != AXIS_MODEL && a->kind != AXIS_CONTEXT && a->kind != AXIS_BATCH) {
 			err_set(e, in->base.file, a->line, a->col,
-				"sweep: compare varies model, context and batch; '%s' is for 'k3sim sweep'",
-				sweep_axis_name(a->kind));
+			        "sweep: compare varies model, context and batch; '%s' is for 'k3sim sweep'",
+			        sweep_axis_name(a->kind));
 			rc = -EINVAL;
 			goto out;
 		}
-		int cap = a->kind == AXIS_MODEL ? COMPARE_MAX_MODELS : a->kind == AXIS_CONTEXT ? COMPARE_MAX_CONTEXTS
-											     : COMPARE_MAX_BATCHES;
+		int cap = a->kind == AXIS_MODEL     ? COMPARE_MAX_MODELS
+		          : a->kind == AXIS_CONTEXT ? COMPARE_MAX_CONTEXTS
+		                                    : COMPARE_MAX_BATCHES;
 		if (a->n > cap) {
-			err_set(e, in->base.file, a->line, a->col, "sweep: %s: compare takes at most %d values",
-				sweep_axis_name(a->kind), cap);
+			err_set(e, in->base.file, a->line, a->col,
+			        "sweep: %s: compare takes at most %d values", sweep_axis_name(a->kind), cap);
 			rc = -E2BIG;
 			goto out;
 		}
@@ -209,9 +213,10 @@ static double metric_at(struct probe *p, int64_t context)
 	switch (p->metric) {
 	case CMP_STATE_KV_PER_REQUEST:
 		return (double)(model_kda_state_bytes_per_request(pt.m, s->kda_state) +
-				model_conv_state_bytes_per_request(pt.m, s->kda_state) +
-				(model_mla_kv_bytes_per_token(pt.m, s->mla_cache) + model_dsa_index_bytes_per_token(pt.m)) *
-					kv_tokens);
+		                model_conv_state_bytes_per_request(pt.m, s->kda_state) +
+		                (model_mla_kv_bytes_per_token(pt.m, s->mla_cache) +
+		                 model_dsa_index_bytes_per_token(pt.m)) *
+		                    kv_tokens);
 	case CMP_HBM_PER_REQUEST_GPU: {
 		struct sim_hbm h;
 		sim_hbm(s, pt.m, pt.hw, s->dp, kv_tokens, 0, &h); /* one request per DP group */
@@ -279,8 +284,10 @@ static const char *metric_phrase(const struct compare *c, enum compare_metric m,
 	case CMP_STATE_KV_PER_REQUEST:
 		return "Memory per request (state + KV cache)";
 	case CMP_HBM_PER_REQUEST_GPU:
-		snprintf(buf, cap, "HBM per request on one GPU (TP%lld: state split over TP, latent cache "
-			 "replicated)", (long long)s->tp);
+		snprintf(buf, cap,
+		         "HBM per request on one GPU (TP%lld: state split over TP, latent cache "
+		         "replicated)",
+		         (long long)s->tp);
 		return buf;
 	case CMP_TTFT:
 		return "TTFT";
@@ -294,7 +301,7 @@ static const char *metric_phrase(const struct compare *c, enum compare_metric m,
 }
 
 static void find_crossover(struct compare *c, struct sweep_scratch *sc, enum compare_metric metric, int a,
-			   int b)
+                           int b)
 {
 	if (c->n_cross == COMPARE_MAX_CROSSOVERS)
 		return;
@@ -340,8 +347,10 @@ static void find_crossover(struct compare *c, struct sweep_scratch *sc, enum com
 		metric_value(metric, vlo[n], t5, sizeof t5);
 		metric_value(metric, vhi[n], t6, sizeof t6);
 		char text[1024];
-		snprintf(text, sizeof text, "%s: %s is lower than %s over the whole range (%s vs %s at %s, "
-			 "%s vs %s at %s).", what, s0 < 0 ? na : nb, s0 < 0 ? nb : na, t3, t4, t1, t5, t6, t2);
+		snprintf(text, sizeof text,
+		         "%s: %s is lower than %s over the whole range (%s vs %s at %s, "
+		         "%s vs %s at %s).",
+		         what, s0 < 0 ? na : nb, s0 < 0 ? nb : na, t3, t4, t1, t5, t6, t2);
 		snprintf(x->text, sizeof x->text, "%.*s", (int)sizeof x->text - 1, text);
 		return;
 	}
@@ -359,8 +368,10 @@ static void find_crossover(struct compare *c, struct sweep_scratch *sc, enum com
 	metric_value(metric, vhi[0], t4, sizeof t4);
 	metric_value(metric, vlo[n], t5, sizeof t5);
 	metric_value(metric, vhi[n], t6, sizeof t6);
-	snprintf(text, sizeof text, "%s: %s is lower than %s from %s tokens of context on, higher below "
-		 "(%s vs %s at %s, %s vs %s at %s).", what, lo, hi, ctx_s, t3, t4, t1, t5, t6, t2);
+	snprintf(text, sizeof text,
+	         "%s: %s is lower than %s from %s tokens of context on, higher below "
+	         "(%s vs %s at %s, %s vs %s at %s).",
+	         what, lo, hi, ctx_s, t3, t4, t1, t5, t6, t2);
 	snprintf(x->text, sizeof x->text, "%.*s", (int)sizeof x->text - 1, text);
 }
 
@@ -371,7 +382,7 @@ struct dsa_parts {
 };
 
 static int dsa_parts_at(const struct compare *c, struct sweep_scratch *sc, int m, int64_t context,
-			struct dsa_parts *out)
+                        struct dsa_parts *out)
 {
 	struct sweep_point pt;
 	struct err e;
@@ -411,9 +422,9 @@ static bool dsa_pred(void *ctx, int64_t context)
 	struct dsa_parts d;
 	if (dsa_parts_at(p->c, p->sc, p->model, context, &d) < 0)
 		return false;
-	return p->which == 0 ? d.indexer_s > d.sparse_s
+	return p->which == 0   ? d.indexer_s > d.sparse_s
 	       : p->which == 1 ? d.indexer_s > 0.5 * d.step_s
-			       : d.indexer_s > d.moe_s;
+	                       : d.indexer_s > d.moe_s;
 }
 
 /* The smallest context where the predicate holds: a swept context, refined by bisection. */
@@ -422,7 +433,7 @@ static int64_t first_context(const struct compare *c, struct dsa_probe *p)
 	for (int i = 0; i < c->n_contexts; i++)
 		if (dsa_pred(p, compare_context(c, i)))
 			return i == 0 ? compare_context(c, 0)
-				      : bisect(dsa_pred, p, compare_context(c, i - 1), compare_context(c, i));
+			              : bisect(dsa_pred, p, compare_context(c, i - 1), compare_context(c, i));
 	return 0;
 }
 
@@ -441,26 +452,26 @@ static void analyze_dsa(struct compare *c, struct sweep_scratch *sc, int m)
 	char a[32], b[32], cm[32];
 	fmt_tokens(cmax, cm, sizeof cm);
 	size_t len = (size_t)snprintf(d->text, sizeof d->text, "%s, decode at batch %lld: the indexer scan ",
-				      compare_model(c, m)->name, (long long)c->spec.base.batch);
+	                              compare_model(c, m)->name, (long long)c->spec.base.batch);
 	const char *what[3] = {"takes longer than the sparse attention it selects for",
-			       "is more than half of the decode step", "takes longer than the MoE experts"};
+	                       "is more than half of the decode step", "takes longer than the MoE experts"};
 	int order[3] = {0, 2, 1};
 	for (int k = 0; k < 3 && len < sizeof d->text; k++) {
 		int w = order[k];
 		if (*found[w] == compare_context(c, 0))
-			len += (size_t)snprintf(d->text + len, sizeof d->text - len, "%s%s already at %s", k ? "; " : "",
-						what[w], fmt_tokens(*found[w], a, sizeof a));
+			len += (size_t)snprintf(d->text + len, sizeof d->text - len, "%s%s already at %s",
+			                        k ? "; " : "", what[w], fmt_tokens(*found[w], a, sizeof a));
 		else if (*found[w])
 			len += (size_t)snprintf(d->text + len, sizeof d->text - len, "%s%s from %s tokens on",
-						k ? "; " : "", what[w], fmt_int(*found[w], a, sizeof a));
+			                        k ? "; " : "", what[w], fmt_int(*found[w], a, sizeof a));
 		else
 			len += (size_t)snprintf(d->text + len, sizeof d->text - len, "%snever %s up to %s",
-						k ? "; " : "", what[w], cm);
+			                        k ? "; " : "", what[w], cm);
 	}
 	if (len < sizeof d->text && dsa_parts_at(c, sc, m, cmax, &last) == 0 && last.step_s > 0)
-		snprintf(d->text + len, sizeof d->text - len, ". At %s it is %.0f%% of the step (%s of %s).", cm,
-			 100 * last.indexer_s / last.step_s, fmt_time(last.indexer_s, a, sizeof a),
-			 fmt_time(last.step_s, b, sizeof b));
+		snprintf(d->text + len, sizeof d->text - len, ". At %s it is %.0f%% of the step (%s of %s).",
+		         cm, 100 * last.indexer_s / last.step_s, fmt_time(last.indexer_s, a, sizeof a),
+		         fmt_time(last.step_s, b, sizeof b));
 }
 
 /* ---- published claims ---- */
@@ -483,7 +494,8 @@ static void kimi_linear_claims(struct compare *c)
 	int64_t cmax = compare_context(c, last);
 	char cm[32], x[32], y[32];
 	fmt_tokens(cmax, cm, sizeof cm);
-	const struct sweep_row *ra = compare_row(c, a, last, c->ref_batch), *rb = compare_row(c, b, last, c->ref_batch);
+	const struct sweep_row *ra = compare_row(c, a, last, c->ref_batch),
+	                       *rb = compare_row(c, b, last, c->ref_batch);
 
 	struct compare_claim *k = &c->claims[c->n_claims++];
 	memset(k, 0, sizeof *k);
@@ -492,27 +504,30 @@ static void kimi_linear_claims(struct compare *c)
 	snprintf(k->source, sizeof k->source, "%s", src);
 	double kv = 1.0 - (double)ra->kv_bytes_per_token / (double)rb->kv_bytes_per_token;
 	int64_t kv_tokens = cmax + ra->output_tokens;
-	double with_state = 1.0 - (double)compare_request_bytes(ra, kv_tokens) / (double)compare_request_bytes(rb, kv_tokens);
+	double with_state =
+	    1.0 - (double)compare_request_bytes(ra, kv_tokens) / (double)compare_request_bytes(rb, kv_tokens);
 	k->tool_value = kv;
-	snprintf(k->tool, sizeof k->tool, "%.1f%% less per token (%s vs %s: 7 of 27 layers keep a latent cache); "
-		 "%.1f%% less per request at %s with the KDA state (%s state)", 100 * kv,
-		 fmt_bytes((double)ra->kv_bytes_per_token, x, sizeof x), fmt_bytes((double)rb->kv_bytes_per_token, y, sizeof y),
-		 100 * with_state, cm, ra->kda_state);
+	snprintf(k->tool, sizeof k->tool,
+	         "%.1f%% less per token (%s vs %s: 7 of 27 layers keep a latent cache); "
+	         "%.1f%% less per request at %s with the KDA state (%s state)",
+	         100 * kv, fmt_bytes((double)ra->kv_bytes_per_token, x, sizeof x),
+	         fmt_bytes((double)rb->kv_bytes_per_token, y, sizeof y), 100 * with_state, cm, ra->kda_state);
 
 	if (ra->ok && rb->ok) {
 		k = &c->claims[c->n_claims++];
 		memset(k, 0, sizeof *k);
 		snprintf(k->what, sizeof k->what, "decode speed at %s context, same batch (%lld)", cm,
-			 (long long)ra->batch);
+		         (long long)ra->batch);
 		snprintf(k->published, sizeof k->published, "6.3x faster TPOT at 1M (README figure)");
 		snprintf(k->source, sizeof k->source, "%s", src);
 		k->tool_value = rb->tpot_s / ra->tpot_s;
 		double attn_a = ra->decode_s[OPC_ATTN_KDA] + ra->decode_s[OPC_ATTN_MLA];
 		double attn_b = rb->decode_s[OPC_ATTN_KDA] + rb->decode_s[OPC_ATTN_MLA];
-		snprintf(k->tool, sizeof k->tool, "%.2fx (TPOT %s vs %s); attention alone %.1fx: the weights "
-			 "both designs read every step bound the whole-step ratio", k->tool_value,
-			 fmt_time(ra->tpot_s, x, sizeof x), fmt_time(rb->tpot_s, y, sizeof y),
-			 attn_a > 0 ? attn_b / attn_a : 0.0);
+		snprintf(k->tool, sizeof k->tool,
+		         "%.2fx (TPOT %s vs %s); attention alone %.1fx: the weights "
+		         "both designs read every step bound the whole-step ratio",
+		         k->tool_value, fmt_time(ra->tpot_s, x, sizeof x), fmt_time(rb->tpot_s, y, sizeof y),
+		         attn_a > 0 ? attn_b / attn_a : 0.0);
 	}
 	const struct sweep_row *ba = compare_best(c, a, last), *bb = compare_best(c, b, last);
 	k = &c->claims[c->n_claims++];
@@ -522,14 +537,16 @@ static void kimi_linear_claims(struct compare *c)
 	snprintf(k->source, sizeof k->source, "%s", src);
 	if (ba->ok && bb->ok) {
 		k->tool_value = ba->tokens_per_s_per_gpu / bb->tokens_per_s_per_gpu;
-		snprintf(k->tool, sizeof k->tool, "%.2fx (%.1f vs %.1f tokens/s per GPU at batch %lld vs %lld)",
-			 k->tool_value, ba->tokens_per_s_per_gpu, bb->tokens_per_s_per_gpu, (long long)ba->batch,
-			 (long long)bb->batch);
+		snprintf(k->tool, sizeof k->tool,
+		         "%.2fx (%.1f vs %.1f tokens/s per GPU at batch %lld vs %lld)", k->tool_value,
+		         ba->tokens_per_s_per_gpu, bb->tokens_per_s_per_gpu, (long long)ba->batch,
+		         (long long)bb->batch);
 	} else if (ba->ok) {
 		k->tool_value = INFINITY;
-		snprintf(k->tool, sizeof k->tool, "full MLA fits no %s request on this hardware; Kimi Linear "
-			 "decodes %.1f tokens/s per GPU at batch %lld", cm, ba->tokens_per_s_per_gpu,
-			 (long long)ba->batch);
+		snprintf(k->tool, sizeof k->tool,
+		         "full MLA fits no %s request on this hardware; Kimi Linear "
+		         "decodes %.1f tokens/s per GPU at batch %lld",
+		         cm, ba->tokens_per_s_per_gpu, (long long)ba->batch);
 	} else {
 		k->tool_value = NAN;
 		snprintf(k->tool, sizeof k->tool, "neither fits a %s request on this hardware", cm);
@@ -547,7 +564,8 @@ int compare_run(struct compare *c, const char *scenario, const struct compare_op
 	if (rc < 0)
 		goto out;
 	int64_t n_best = (int64_t)c->n_models * c->n_contexts;
-	struct collector col = {.rows = calloc((size_t)c->spec.points, sizeof *c->rows), .cap = c->spec.points};
+	struct collector col = {.rows = calloc((size_t)c->spec.points, sizeof *c->rows),
+	                        .cap = c->spec.points};
 	c->rows = col.rows;
 	c->best = calloc((size_t)n_best, sizeof *c->best);
 	sc = malloc(sizeof *sc);
@@ -575,7 +593,8 @@ int compare_run(struct compare *c, const char *scenario, const struct compare_op
 				sweep_row_inputs(&pt, out);
 				out->ok = 0;
 				snprintf(out->error, sizeof out->error, "%s",
-					 ref->ok ? "not one request fits in HBM at this context" : "the layout does not work");
+				         ref->ok ? "not one request fits in HBM at this context"
+				                 : "the layout does not work");
 			}
 			out->point = c->spec.points + (int64_t)m * c->n_contexts + x;
 		}

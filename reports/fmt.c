@@ -16,7 +16,11 @@ const char *fmt_bytes(double b, char *buf, size_t cap)
 	if (u == 0)
 		snprintf(buf, cap, "%.0f B", v);
 	else
-		snprintf(buf, cap, fabs(v) >= 100 ? "%.0f %s" : fabs(v) >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
+		snprintf(buf, cap,
+		         fabs(v) >= 100  ? "%.0f %s"
+		         : fabs(v) >= 10 ? "%.1f %s"
+		                         : "%.2f %s",
+		         v, units[u]);
 	return buf;
 }
 

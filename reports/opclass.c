@@ -5,11 +5,11 @@
 #include "sim/cost.h"
 
 static const char *const keys[OPC_COUNT] = {
-	"attn_kda", "attn_mla", "dsa_indexer", "moe_experts", "moe_comm", "tp_comm", "dense_gemm", "other",
+    "attn_kda", "attn_mla", "dsa_indexer", "moe_experts", "moe_comm", "tp_comm", "dense_gemm", "other",
 };
 static const char *const labels[OPC_COUNT] = {
-	"attention (KDA)", "attention (MLA)", "DSA indexer", "MoE experts", "MoE comm (EP)",
-	"TP comm", "dense GEMMs", "other",
+    "attention (KDA)", "attention (MLA)", "DSA indexer", "MoE experts",
+    "MoE comm (EP)",   "TP comm",         "dense GEMMs", "other",
 };
 
 const char *opclass_key(enum opclass c)
@@ -67,7 +67,7 @@ double opclass_dsa_indexer_share(const struct hw *hw, const struct op *op, bool 
 }
 
 void opclass_phase_times(const struct hw *hw, const struct sim_phase *ph, bool cuda_graph,
-			 double out_s[OPC_COUNT])
+                         double out_s[OPC_COUNT])
 {
 	for (int c = 0; c < OPC_COUNT; c++)
 		out_s[c] = 0;

@@ -50,6 +50,6 @@ double opclass_dsa_indexer_share(const struct hw *hw, const struct op *op, bool 
 /* Seconds of phase ph by class (out_s[c], summed over its rows); `cuda_graph` is the launch mode
  * the phase was costed with (decode steps: the scenario's option; prefill: false). */
 void opclass_phase_times(const struct hw *hw, const struct sim_phase *ph, bool cuda_graph,
-			 double out_s[OPC_COUNT]);
+                         double out_s[OPC_COUNT]);
 
 #endif

@@ -24,20 +24,20 @@ enum { RT_TEXT = 200 };
 
 struct rcell {
 	char text[RT_TEXT];
-	bool has_value;         /* a number, in the table's unit (the text without its '*') */
+	bool has_value; /* a number, in the table's unit (the text without its '*') */
 	double value;
-	const char *src_table;  /* "points" or "at_max_batch": value = column * scale of that point */
+	const char *src_table; /* "points" or "at_max_batch": value = column * scale of that point */
 	int64_t src_point;
 	const char *src_col;
 	double scale;
-	bool dash;              /* a number that does not exist ('-'): aligned as numbers */
+	bool dash; /* a number that does not exist ('-'): aligned as numbers */
 };
 
 struct rtable {
 	char id[32];
 	char title[200];
 	char note[400];
-	int n_rows, n_cols;     /* column 0 holds the row labels */
+	int n_rows, n_cols; /* column 0 holds the row labels */
 	char (*head)[96];
 	struct rcell *cells;
 };
@@ -92,7 +92,8 @@ static void rt_head(struct rtable *t, int j, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void rt_text(struct rtable *t, int i, int j, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void rt_text(struct rtable *t, int i, int j, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void rt_text(struct rtable *t, int i, int j, const char *fmt, ...)
 {
 	va_list ap;
@@ -144,7 +145,7 @@ static bool col_is_int(const char *col)
 
 /* A point's output: value = column * scale, with its source; '-' when the point failed. */
 static void rt_point(struct rtable *t, int i, int j, const char *table, const struct sweep_row *r,
-		     const char *col, double scale, bool flag)
+                     const char *col, double scale, bool flag)
 {
 	if (!r->ok) {
 		rt_text(t, i, j, "-");
@@ -163,8 +164,21 @@ static void rt_point(struct rtable *t, int i, int j, const char *table, const st
 
 /* ---- building the tables ---- */
 
-enum { T_MODELS, T_MEMORY, T_HBM, T_MAX_BATCH, T_TTFT, T_TPOT, T_TPUT, T_TPUT_BEST, T_TPUT_BATCH,
-       T_DECODE, T_PREFILL, T_CLAIMS, T_COUNT };
+enum {
+	T_MODELS,
+	T_MEMORY,
+	T_HBM,
+	T_MAX_BATCH,
+	T_TTFT,
+	T_TPOT,
+	T_TPUT,
+	T_TPUT_BEST,
+	T_TPUT_BATCH,
+	T_DECODE,
+	T_PREFILL,
+	T_CLAIMS,
+	T_COUNT
+};
 
 struct tables {
 	struct rtable t[T_COUNT];
@@ -201,10 +215,15 @@ static int build_models(struct rtable *t, const struct compare *c)
 	rt_title(t, "What each design holds");
 	rt_head(t, 0, "%s", "");
 	static const char *const labels[R_N] = {
-		"layers: KDA + MLA", "sparse attention (DSA indexer)", "parameters: total / active per token",
-		"weights, whole model (GiB)", "weights per GPU at this layout (GiB)",
-		"KV cache per token, all layers (KiB)", "state per request: KDA + ShortConv (MiB)",
-		"weights / routed experts", "dimensions from",
+	    "layers: KDA + MLA",
+	    "sparse attention (DSA indexer)",
+	    "parameters: total / active per token",
+	    "weights, whole model (GiB)",
+	    "weights per GPU at this layout (GiB)",
+	    "KV cache per token, all layers (KiB)",
+	    "state per request: KDA + ShortConv (MiB)",
+	    "weights / routed experts",
+	    "dimensions from",
 	};
 	for (int r = 0; r < R_N; r++)
 		rt_text(t, r, 0, "%s", labels[r]);
@@ -217,12 +236,13 @@ static int build_models(struct rtable *t, const struct compare *c)
 		rt_head(t, 1 + m, "%s", md->name);
 		rt_text(t, R_LAYERS, 1 + m, "%d + %d", inv.kda_layers, inv.mla_layers);
 		if (md->dsa.index_heads)
-			rt_text(t, R_DSA, 1 + m, "%lld heads x %lld, top-%lld", (long long)md->dsa.index_heads,
-				(long long)md->dsa.index_head_dim, (long long)md->dsa.top_k);
+			rt_text(t, R_DSA, 1 + m, "%lld heads x %lld, top-%lld",
+			        (long long)md->dsa.index_heads, (long long)md->dsa.index_head_dim,
+			        (long long)md->dsa.top_k);
 		else
 			rt_text(t, R_DSA, 1 + m, "no");
 		rt_text(t, R_PARAMS, 1 + m, "%s / %s", fmt_count((double)inv.params_total, a, sizeof a),
-			fmt_count((double)inv.params_active, b, sizeof b));
+		        fmt_count((double)inv.params_active, b, sizeof b));
 		rt_point(t, R_WEIGHTS, 1 + m, "points", row, "weights_bytes", 1 / GIB, false);
 		rt_point(t, R_WEIGHTS_GPU, 1 + m, "points", row, "hbm_weights", 1 / GIB, false);
 		/* Model-level figures stay meaningful when the layout fails. */
@@ -232,7 +252,8 @@ static int build_models(struct rtable *t, const struct compare *c)
 		rt_point(t, R_STATE, 1 + m, "points", &any, "state_bytes_per_request", 1 / MIB, false);
 		if (!row->ok)
 			rt_cell(t, R_KV, 1 + m)->src_table = rt_cell(t, R_STATE, 1 + m)->src_table = NULL;
-		rt_text(t, R_DTYPES, 1 + m, "%s / %s", dtype_name(md->weight_dtype), dtype_name(md->expert_dtype));
+		rt_text(t, R_DTYPES, 1 + m, "%s / %s", dtype_name(md->weight_dtype),
+		        dtype_name(md->expert_dtype));
 		rt_text(t, R_SOURCE, 1 + m, "%s", md->source);
 	}
 	return 0;
@@ -254,14 +275,17 @@ static int build_tables(struct tables *T, const struct compare *c)
 	t = &T->t[T_MEMORY];
 	if ((rc = per_context(t, c, "memory_per_request")) < 0)
 		return rc;
-	rt_title(t, "Memory per request: state + KV cache of all layers at context + %lld output tokens (GiB)",
-		 (long long)s->output_tokens);
+	rt_title(t,
+	         "Memory per request: state + KV cache of all layers at context + %lld output tokens (GiB)",
+	         (long long)s->output_tokens);
 	rt_note(t, "KDA state in %s, MLA cache in %s; the whole model's layers, before any parallel split.",
-		dtype_name(s->kda_state), dtype_name(s->mla_cache));
+	        dtype_name(s->kda_state), dtype_name(s->mla_cache));
 	for (int x = 0; x < c->n_contexts; x++)
 		for (int m = 0; m < c->n_models; m++) {
 			const struct sweep_row *r = compare_row(c, m, x, ref);
-			rt_num(t, x, 1 + m, (double)compare_request_bytes(r, r->prompt_tokens + r->output_tokens) / GIB, false);
+			rt_num(t, x, 1 + m,
+			       (double)compare_request_bytes(r, r->prompt_tokens + r->output_tokens) / GIB,
+			       false);
 		}
 	T->present[T_MEMORY] = true;
 
@@ -269,8 +293,10 @@ static int build_tables(struct tables *T, const struct compare *c)
 	if ((rc = per_context(t, c, "hbm_per_gpu")) < 0)
 		return rc;
 	rt_title(t, "HBM per GPU at batch %lld (GiB)", B);
-	rt_note(t, "Weights + state + KV cache + activations + workspace at the final context, against %s of "
-		"capacity. * does not fit.", fmt_bytes((double)compare_row(c, 0, 0, ref)->hbm_capacity, a, sizeof a));
+	rt_note(t,
+	        "Weights + state + KV cache + activations + workspace at the final context, against %s of "
+	        "capacity. * does not fit.",
+	        fmt_bytes((double)compare_row(c, 0, 0, ref)->hbm_capacity, a, sizeof a));
 	for (int x = 0; x < c->n_contexts; x++)
 		for (int m = 0; m < c->n_models; m++) {
 			const struct sweep_row *r = compare_row(c, m, x, ref);
@@ -283,7 +309,7 @@ static int build_tables(struct tables *T, const struct compare *c)
 		return rc;
 	rt_title(t, "Largest batch that fits (requests over all %lld GPUs)", (long long)s->gpus);
 	rt_note(t, "Concurrent requests at the final context, in steps of the attention DP degree (%lld).",
-		(long long)s->dp);
+	        (long long)s->dp);
 	for (int x = 0; x < c->n_contexts; x++)
 		for (int m = 0; m < c->n_models; m++)
 			rt_point(t, x, 1 + m, "points", compare_row(c, m, x, ref), "max_batch", 1, false);
@@ -303,9 +329,10 @@ static int build_tables(struct tables *T, const struct compare *c)
 	if ((rc = per_context(t, c, "tpot")) < 0)
 		return rc;
 	rt_title(t, "TPOT at batch %lld (ms)", B);
-	rt_note(t, "One decode step of the whole batch at the mean context of the generation "
-		"(context + %lld). * does not fit in HBM: the time the step would take.",
-		(long long)(s->output_tokens - 1) / 2);
+	rt_note(t,
+	        "One decode step of the whole batch at the mean context of the generation "
+	        "(context + %lld). * does not fit in HBM: the time the step would take.",
+	        (long long)(s->output_tokens - 1) / 2);
 	for (int x = 0; x < c->n_contexts; x++)
 		for (int m = 0; m < c->n_models; m++) {
 			const struct sweep_row *r = compare_row(c, m, x, ref);
@@ -347,7 +374,8 @@ static int build_tables(struct tables *T, const struct compare *c)
 
 	if (c->n_batches > 1) {
 		t = &T->t[T_TPUT_BATCH];
-		if ((rc = rt_init(t, "throughput_by_batch", c->n_contexts, 1 + c->n_models * c->n_batches)) < 0)
+		if ((rc = rt_init(t, "throughput_by_batch", c->n_contexts, 1 + c->n_models * c->n_batches)) <
+		    0)
 			return rc;
 		rt_title(t, "Decode tokens/s per GPU by batch size");
 		rt_note(t, "* does not fit in HBM.");
@@ -355,13 +383,14 @@ static int build_tables(struct tables *T, const struct compare *c)
 		for (int m = 0; m < c->n_models; m++)
 			for (int k = 0; k < c->n_batches; k++)
 				rt_head(t, 1 + m * c->n_batches + k, "%s b=%lld", compare_model(c, m)->name,
-					(long long)compare_batch(c, k));
+				        (long long)compare_batch(c, k));
 		for (int x = 0; x < c->n_contexts; x++) {
 			rt_text(t, x, 0, "%s", ctx_label(c, x, a, sizeof a));
 			for (int m = 0; m < c->n_models; m++)
 				for (int k = 0; k < c->n_batches; k++) {
 					const struct sweep_row *r = compare_row(c, m, x, k);
-					rt_point(t, x, 1 + m * c->n_batches + k, "points", r, "tokens_per_s_per_gpu", 1, !r->fits);
+					rt_point(t, x, 1 + m * c->n_batches + k, "points", r,
+					         "tokens_per_s_per_gpu", 1, !r->fits);
 				}
 		}
 		T->present[T_TPUT_BATCH] = true;
@@ -380,15 +409,15 @@ static int build_tables(struct tables *T, const struct compare *c)
 		for (int k = 0; k < OPC_COUNT; k++)
 			n_used += used[k];
 		t = &T->t[ph ? T_DECODE : T_PREFILL];
-		if ((rc = rt_init(t, ph ? "decode_breakdown" : "prefill_breakdown", c->n_models * c->n_contexts,
-				  2 + n_used)) < 0)
+		if ((rc = rt_init(t, ph ? "decode_breakdown" : "prefill_breakdown",
+		                  c->n_models * c->n_contexts, 2 + n_used)) < 0)
 			return rc;
 		if (ph)
 			rt_title(t, "Where a decode step goes, at batch %lld (ms per step, one GPU)", B);
 		else
 			rt_title(t, "Where the prefill goes (s for the whole prompt, one GPU)");
 		rt_note(t, "Op classes as defined under Assumptions; the last column is the %s.",
-			ph ? "TPOT" : "TTFT");
+		        ph ? "TPOT" : "TTFT");
 		rt_head(t, 0, "design, context");
 		int j = 1;
 		for (int k = 0; k < OPC_COUNT; k++)
@@ -400,13 +429,15 @@ static int build_tables(struct tables *T, const struct compare *c)
 				int i = m * c->n_contexts + x;
 				const struct sweep_row *r = compare_row(c, m, x, ref);
 				double scale = ph ? 1e3 : 1;
-				rt_text(t, i, 0, "%s, %s", compare_model(c, m)->name, ctx_label(c, x, a, sizeof a));
+				rt_text(t, i, 0, "%s, %s", compare_model(c, m)->name,
+				        ctx_label(c, x, a, sizeof a));
 				j = 1;
 				for (int k = 0; k < OPC_COUNT; k++) {
 					if (!used[k])
 						continue;
 					char col[48];
-					snprintf(col, sizeof col, "%s_%s_s", ph ? "decode" : "prefill", opclass_key((enum opclass)k));
+					snprintf(col, sizeof col, "%s_%s_s", ph ? "decode" : "prefill",
+					         opclass_key((enum opclass)k));
 					/* The column name must outlive the table: use the column table's. */
 					const char *name = NULL;
 					for (int q = 0; q < sweep_n_columns(); q++)
@@ -425,7 +456,7 @@ static int build_tables(struct tables *T, const struct compare *c)
 			return rc;
 		rt_title(t, "Published claims beside this tool's numbers");
 		rt_note(t, "The tool's numbers are for this scenario's hardware, layout and batch, not the "
-			"setup of the publication.");
+		           "setup of the publication.");
 		rt_head(t, 0, "what");
 		rt_head(t, 1, "published");
 		rt_head(t, 2, "k3sim");
@@ -453,7 +484,7 @@ struct charts {
 };
 
 static void line_init(struct chart_line *l, const struct compare *c, const char *name, const char *ylabel,
-		      bool logy)
+                      bool logy)
 {
 	memset(l, 0, sizeof *l);
 	snprintf(l->name, sizeof l->name, "%s", name);
@@ -509,7 +540,7 @@ static void bars_build(struct chart_bars *cb, const struct compare *c, bool deco
 	snprintf(cb->name, sizeof cb->name, "%s", decode ? "decode_breakdown" : "prefill_breakdown");
 	if (decode)
 		snprintf(cb->title, sizeof cb->title, "Where a decode step goes (batch %lld), by op class",
-			 (long long)s->batch);
+		         (long long)s->batch);
 	else
 		snprintf(cb->title, sizeof cb->title, "Where the prefill (TTFT) goes, by op class");
 	snprintf(cb->ylabel, sizeof cb->ylabel, "share of the %s (%%)", decode ? "decode step" : "prefill");
@@ -527,23 +558,27 @@ static void bars_build(struct chart_bars *cb, const struct compare *c, bool deco
 		if (used[k] && cb->n_stack < CHART_MAX_STACK) {
 			map[k] = cb->n_stack;
 			snprintf(cb->stack_titles[cb->n_stack++], sizeof cb->stack_titles[0], "%s",
-				 opclass_label((enum opclass)k));
+			         opclass_label((enum opclass)k));
 		}
 	}
 	int xs[3], nx = bar_contexts(c, xs);
 	for (int g = 0; g < nx && g < CHART_MAX_GROUPS; g++) {
 		char t[32];
 		snprintf(cb->group_titles[cb->n_groups++], sizeof cb->group_titles[0], "context %s",
-			 fmt_tokens(compare_context(c, xs[g]), t, sizeof t));
+		         fmt_tokens(compare_context(c, xs[g]), t, sizeof t));
 		for (int m = 0; m < c->n_models && cb->n_bars < CHART_MAX_BARS; m++) {
 			const struct sweep_row *r = compare_row(c, m, xs[g], c->ref_batch);
 			int b = cb->n_bars++;
-			snprintf(cb->bar_labels[b], sizeof cb->bar_labels[0], "%.47s", compare_model(c, m)->name);
+			snprintf(cb->bar_labels[b], sizeof cb->bar_labels[0], "%.47s",
+			         compare_model(c, m)->name);
 			cb->group_of[b] = g;
 			double total = r->ok ? (decode ? r->tpot_s : r->ttft_s) : 0;
 			for (int k = 0; k < OPC_COUNT; k++)
 				if (map[k] >= 0)
-					cb->values[b][map[k]] = total > 0 ? 100 * (decode ? r->decode_s[k] : r->prefill_s[k]) / total : 0;
+					cb->values[b][map[k]] =
+					    total > 0
+					        ? 100 * (decode ? r->decode_s[k] : r->prefill_s[k]) / total
+					        : 0;
 		}
 	}
 }
@@ -562,7 +597,7 @@ static void charts_build(struct charts *ch, const struct tables *T, const struct
 	l = &ch->lines[CH_HBM];
 	line_init(l, c, "hbm_per_gpu", "HBM per GPU (GiB, log scale)", true);
 	snprintf(l->title, sizeof l->title, "HBM per GPU at batch %lld (above the gray line: does not fit)",
-		 (long long)s->batch);
+	         (long long)s->batch);
 	lines_from_table(l, &T->t[T_HBM], c);
 	struct chart_series *cap = series(l, "capacity", -1, true);
 	for (int x = 0; x < l->n_x; x++)
@@ -586,16 +621,19 @@ static void charts_build(struct charts *ch, const struct tables *T, const struct
 	l = &ch->lines[CH_TPUT];
 	snprintf(unit, sizeof unit, "tokens/s per GPU (log scale)");
 	line_init(l, c, "throughput", unit, true);
-	snprintf(l->title, sizeof l->title, "Decode throughput: batch %lld (solid), largest batch that fits (dashed)",
-		 (long long)s->batch);
+	snprintf(l->title, sizeof l->title,
+	         "Decode throughput: batch %lld (solid), largest batch that fits (dashed)",
+	         (long long)s->batch);
 	for (int m = 0; m < c->n_models && l->n_series + 1 < CHART_MAX_SERIES; m++) {
 		char title[80];
-		snprintf(title, sizeof title, "%s, batch %lld", compare_model(c, m)->name, (long long)s->batch);
+		snprintf(title, sizeof title, "%s, batch %lld", compare_model(c, m)->name,
+		         (long long)s->batch);
 		struct chart_series *a = series(l, title, m, false);
 		snprintf(title, sizeof title, "%s, largest batch", compare_model(c, m)->name);
 		struct chart_series *b = series(l, title, m, true);
 		for (int x = 0; x < l->n_x; x++) {
-			const struct sweep_row *r = compare_row(c, m, x, c->ref_batch), *best = compare_best(c, m, x);
+			const struct sweep_row *r = compare_row(c, m, x, c->ref_batch),
+			                       *best = compare_best(c, m, x);
 			a->y[x] = r->ok ? r->tokens_per_s_per_gpu : NAN;
 			b->y[x] = best->ok ? best->tokens_per_s_per_gpu : NAN;
 		}
@@ -604,9 +642,9 @@ static void charts_build(struct charts *ch, const struct tables *T, const struct
 	for (int i = 0; i < c->n_cross; i++) {
 		const struct compare_crossover *x = &c->cross[i];
 		int k = x->metric == CMP_STATE_KV_PER_REQUEST ? CH_MEMORY
-			: x->metric == CMP_TTFT			? CH_TTFT
-			: x->metric == CMP_TPOT			? CH_TPOT
-								: -1;
+		        : x->metric == CMP_TTFT               ? CH_TTFT
+		        : x->metric == CMP_TPOT               ? CH_TPOT
+		                                              : -1;
 		if (k < 0 || !x->context || ch->lines[k].n_marks == 4)
 			continue;
 		struct chart_line *cl = &ch->lines[k];
@@ -614,8 +652,8 @@ static void charts_build(struct charts *ch, const struct tables *T, const struct
 		const char *hi = compare_model(c, x->a_lower_above ? x->b : x->a)->name;
 		char n[32];
 		cl->mark_x[cl->n_marks] = x->context;
-		snprintf(cl->mark_label[cl->n_marks++], sizeof cl->mark_label[0], "%.30s below %.30s from %s", lo, hi,
-			 fmt_int(x->context, n, sizeof n));
+		snprintf(cl->mark_label[cl->n_marks++], sizeof cl->mark_label[0], "%.30s below %.30s from %s",
+		         lo, hi, fmt_int(x->context, n, sizeof n));
 	}
 	bars_build(&ch->bars[CB_DECODE], c, true);
 	bars_build(&ch->bars[CB_PREFILL], c, false);
@@ -684,7 +722,8 @@ struct prose {
 	char opclasses[1600];
 };
 
-static void add(struct para *list, int *n, int cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add(struct para *list, int *n, int cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void add(struct para *list, int *n, int cap, const char *fmt, ...)
 {
 	if (*n >= cap)
@@ -706,24 +745,26 @@ static void prose_build(struct prose *p, const struct compare *c)
 	size_t len = 0;
 	for (int m = 0; m < c->n_models; m++)
 		len += (size_t)snprintf(p->title + len, sizeof p->title - len, "%s%s", m == 0 ? "" : " vs ",
-					compare_model(c, m)->name);
+		                        compare_model(c, m)->name);
 	fmt_tokens(compare_context(c, last), cm, sizeof cm);
 	snprintf(p->setup, sizeof p->setup,
-		 "%lld x %s%s, attention TP%lld x DP%lld x CP%lld, MoE EP%lld; context %s to %s with %lld "
-		 "output tokens; reference batch %lld. Scenario `%s`%s%s.",
-		 (long long)s->gpus, hw->description[0] ? hw->description : hw->name,
-		 hw->calibrated ? " (calibrated)" : strstr(hw->description, "datasheet") ? "" : " (datasheet)",
-		 (long long)s->tp,
-		 (long long)s->dp, (long long)s->cp, (long long)s->ep, ctx_label(c, 0, a, sizeof a), cm,
-		 (long long)s->output_tokens, (long long)s->batch, s->name, s->description[0] ? ": " : "",
-		 s->description);
+	         "%lld x %s%s, attention TP%lld x DP%lld x CP%lld, MoE EP%lld; context %s to %s with %lld "
+	         "output tokens; reference batch %lld. Scenario `%s`%s%s.",
+	         (long long)s->gpus, hw->description[0] ? hw->description : hw->name,
+	         hw->calibrated                         ? " (calibrated)"
+	         : strstr(hw->description, "datasheet") ? ""
+	                                                : " (datasheet)",
+	         (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->ep,
+	         ctx_label(c, 0, a, sizeof a), cm, (long long)s->output_tokens, (long long)s->batch, s->name,
+	         s->description[0] ? ": " : "", s->description);
 
 	/* Findings: each design at the largest context, then crossovers with a flip, then DSA. */
 	for (int m = 0; m < c->n_models; m++) {
 		const struct sweep_row *r = compare_row(c, m, last, ref), *best = compare_best(c, m, last);
 		const char *name = compare_model(c, m)->name;
 		if (!r->ok) {
-			add(p->findings, &p->n_findings, MAX_FINDINGS, "**%s** cannot run this layout: %s.", name, r->error);
+			add(p->findings, &p->n_findings, MAX_FINDINGS, "**%s** cannot run this layout: %s.",
+			    name, r->error);
 			continue;
 		}
 		int64_t req = compare_request_bytes(r, r->prompt_tokens + r->output_tokens);
@@ -732,11 +773,13 @@ static void prose_build(struct prose *p, const struct compare *c)
 			    "**%s** at %s: %s per request (state + KV); up to %lld requests fit; TTFT %s; "
 			    "TPOT %s at batch %lld%s; %.1f tokens/s per GPU at its largest batch (%lld).",
 			    name, cm, fmt_bytes((double)req, a, sizeof a), (long long)r->max_batch,
-			    fmt_time(r->ttft_s, b, sizeof b), fmt_time(r->tpot_s, d, sizeof d), (long long)r->batch,
-			    r->fits ? "" : " (which does not fit)", best->tokens_per_s_per_gpu, (long long)best->batch);
+			    fmt_time(r->ttft_s, b, sizeof b), fmt_time(r->tpot_s, d, sizeof d),
+			    (long long)r->batch, r->fits ? "" : " (which does not fit)",
+			    best->tokens_per_s_per_gpu, (long long)best->batch);
 		else
 			add(p->findings, &p->n_findings, MAX_FINDINGS,
-			    "**%s** at %s: %s per request (state + KV); not one request fits in HBM on this layout "
+			    "**%s** at %s: %s per request (state + KV); not one request fits in HBM on this "
+			    "layout "
 			    "(TTFT %s, TPOT %s at batch %lld if it did).",
 			    name, cm, fmt_bytes((double)req, a, sizeof a), fmt_time(r->ttft_s, b, sizeof b),
 			    fmt_time(r->tpot_s, d, sizeof d), (long long)r->batch);
@@ -748,22 +791,26 @@ static void prose_build(struct prose *p, const struct compare *c)
 		bool ok = compare_best(c, m, last)->ok;
 		char *list = ok ? fit : nofit;
 		int *n = ok ? &n_fit : &n_nofit;
-		snprintf(list + strlen(list), 256 - strlen(list), "%s%s", *n ? ", " : "", compare_model(c, m)->name);
+		snprintf(list + strlen(list), 256 - strlen(list), "%s%s", *n ? ", " : "",
+		         compare_model(c, m)->name);
 		(*n)++;
 	}
 	if (n_fit && n_nofit)
 		add(p->findings, &p->n_findings, MAX_FINDINGS,
-		    "At %s, %s %s a request in HBM on this layout; %s %s not.", cm, fit, n_fit == 1 ? "fits" : "fit",
-		    nofit, n_nofit == 1 ? "does" : "do");
+		    "At %s, %s %s a request in HBM on this layout; %s %s not.", cm, fit,
+		    n_fit == 1 ? "fits" : "fit", nofit, n_nofit == 1 ? "does" : "do");
 	else if (!n_fit)
-		add(p->findings, &p->n_findings, MAX_FINDINGS, "At %s, no design fits a request on this layout.", cm);
+		add(p->findings, &p->n_findings, MAX_FINDINGS,
+		    "At %s, no design fits a request on this layout.", cm);
 	for (int m = 1; m < c->n_models; m++) {
 		const struct sweep_row *b0 = compare_best(c, 0, last), *bm = compare_best(c, m, last);
 		if (b0->ok && bm->ok)
 			add(p->findings, &p->n_findings, MAX_FINDINGS,
-			    "At %s, %s decodes %.2fx the tokens/s per GPU of %s, each at its largest batch (%lld vs %lld).",
-			    cm, compare_model(c, 0)->name, b0->tokens_per_s_per_gpu / bm->tokens_per_s_per_gpu,
-			    compare_model(c, m)->name, (long long)b0->batch, (long long)bm->batch);
+			    "At %s, %s decodes %.2fx the tokens/s per GPU of %s, each at its largest batch "
+			    "(%lld vs %lld).",
+			    cm, compare_model(c, 0)->name,
+			    b0->tokens_per_s_per_gpu / bm->tokens_per_s_per_gpu, compare_model(c, m)->name,
+			    (long long)b0->batch, (long long)bm->batch);
 	}
 	for (int i = 0; i < c->n_cross; i++) {
 		const struct compare_crossover *x = &c->cross[i];
@@ -773,7 +820,8 @@ static void prose_build(struct prose *p, const struct compare *c)
 			add(p->no_cross, &p->n_no_cross, COMPARE_MAX_CROSSOVERS, "%s", x->text);
 	}
 	for (int i = 0; i < c->n_cross; i++)
-		if (c->cross[i].context && (c->cross[i].metric == CMP_STATE_KV_PER_REQUEST || c->cross[i].metric == CMP_TPOT))
+		if (c->cross[i].context &&
+		    (c->cross[i].metric == CMP_STATE_KV_PER_REQUEST || c->cross[i].metric == CMP_TPOT))
 			add(p->findings, &p->n_findings, MAX_FINDINGS, "%s", c->cross[i].text);
 	for (int i = 0; i < c->n_dsa; i++)
 		add(p->findings, &p->n_findings, MAX_FINDINGS, "%s", c->dsa[i].text);
@@ -781,11 +829,12 @@ static void prose_build(struct prose *p, const struct compare *c)
 		add(p->findings, &p->n_findings, MAX_FINDINGS, "Published: \"%s\" (%s). k3sim: %s.",
 		    c->claims[i].published, c->claims[i].what, c->claims[i].tool);
 
-	add(p->assume, &p->n_assume, MAX_ASSUME,
-	    "**Hardware**: %s, %s per GPU, %s. %s Source: %s",
+	add(p->assume, &p->n_assume, MAX_ASSUME, "**Hardware**: %s, %s per GPU, %s. %s Source: %s",
 	    hw->description[0] ? hw->description : hw->name, fmt_bytes((double)hw->hbm_bytes, a, sizeof a),
-	    hw->calibrated ? "calibrated from measured kernels" : "datasheet values (not yet calibrated from traces)",
-	    hw->calibrated ? "" : "Rates, bandwidths and latencies are leads; efficiency curves are defaults.",
+	    hw->calibrated ? "calibrated from measured kernels"
+	                   : "datasheet values (not yet calibrated from traces)",
+	    hw->calibrated ? ""
+	                   : "Rates, bandwidths and latencies are leads; efficiency curves are defaults.",
 	    hw->source);
 	add(p->assume, &p->n_assume, MAX_ASSUME,
 	    "**Layout**: %lld GPUs; attention TP%lld x DP%lld x CP%lld (TP sync by %s), MoE EP%lld with the "
@@ -794,15 +843,20 @@ static void prose_build(struct prose *p, const struct compare *c)
 	    s->tp_rs_ag ? "reduce-scatter + all-gather" : "all-reduce", (long long)s->ep, s->moe_imbalance);
 	add(p->assume, &p->n_assume, MAX_ASSUME,
 	    "**Workload**: context C is a prompt of C tokens followed by %lld generated tokens. TTFT is the "
-	    "prefill of one prompt alone, in chunks of %lld tokens. TPOT is one decode step of the whole batch "
-	    "at the mean context C + %lld (a step's cost is affine in the context). HBM is per GPU at the final "
-	    "context C + %lld. The largest batch that fits counts requests at the final context in steps of the "
+	    "prefill of one prompt alone, in chunks of %lld tokens. TPOT is one decode step of the whole "
+	    "batch "
+	    "at the mean context C + %lld (a step's cost is affine in the context). HBM is per GPU at the "
+	    "final "
+	    "context C + %lld. The largest batch that fits counts requests at the final context in steps of "
+	    "the "
 	    "DP degree; throughput is batch / TPOT / GPUs.",
-	    (long long)s->output_tokens, (long long)c->spec.prefill_chunk, (long long)(s->output_tokens - 1) / 2,
-	    (long long)s->output_tokens);
+	    (long long)s->output_tokens, (long long)c->spec.prefill_chunk,
+	    (long long)(s->output_tokens - 1) / 2, (long long)s->output_tokens);
 	add(p->assume, &p->n_assume, MAX_ASSUME,
-	    "**Dtypes**: KDA state %s, MLA cache %s%s, activations %s, routed-expert inputs %s, EP dispatch %s; "
-	    "weights as each model's table row says (BF16 or FP8 dense weights; MXFP4 routed experts are read at "
+	    "**Dtypes**: KDA state %s, MLA cache %s%s, activations %s, routed-expert inputs %s, EP dispatch "
+	    "%s; "
+	    "weights as each model's table row says (BF16 or FP8 dense weights; MXFP4 routed experts are "
+	    "read at "
 	    "4.25 bits per weight). Decode steps %s CUDA graphs; %s of workspace per GPU.",
 	    dtype_name(s->kda_state), dtype_name(s->mla_cache),
 	    s->mla_cache == DT_FP8 ? " (FlashMLA layout, 656 B per token-layer)" : "", dtype_name(s->act),
@@ -810,7 +864,8 @@ static void prose_build(struct prose *p, const struct compare *c)
 	    fmt_bytes((double)compare_row(c, 0, 0, ref)->hbm_workspace, b, sizeof b));
 	add(p->assume, &p->n_assume, MAX_ASSUME,
 	    "**Models**: dimensions from the published configs; `k3-full-mla`, `k3-dsa` and "
-	    "`kimi-linear-full-mla` are counterfactuals (every layer MLA, with a DeepSeek-V3.2 indexer for DSA; "
+	    "`kimi-linear-full-mla` are counterfactuals (every layer MLA, with a DeepSeek-V3.2 indexer for "
+	    "DSA; "
 	    "everything else as the base model). Counting: input embedding excluded from active parameters, "
 	    "LM head included.");
 	add(p->assume, &p->n_assume, MAX_ASSUME,
@@ -822,16 +877,17 @@ static void prose_build(struct prose *p, const struct compare *c)
 	    "**Crossovers** are found by bisection on the integer context between the swept points where the "
 	    "order of two designs changes; a metric that changes order twice between two swept points would "
 	    "be missed.");
-	snprintf(p->opclasses, sizeof p->opclasses,
-		 "**Op classes**: attention (KDA) = kda.* projections, ShortConv, chunked recurrence or fused "
-		 "decode, gate, output projection, and KCP context-parallel fixup/all-gather; attention (MLA) = "
-		 "mla.* projections and attention over the latent cache, MLA context parallelism, and the "
-		 "sparse-attention part of DSA; DSA indexer = index query/key projections and the indexer scan "
-		 "(dsa.attn split by costing its two parts alone); MoE experts = router, top-k, routed and shared "
-		 "experts, latent projections; MoE comm (EP) = dispatch and combine all-to-alls; TP comm = "
-		 "all-reduce (or reduce-scatter + all-gather) after attention and FFN, embedding and logits; "
-		 "dense GEMMs = dense FFN layers and the LM head; other = norms, Block AttnRes, residuals, "
-		 "embedding lookup, sampling.");
+	snprintf(
+	    p->opclasses, sizeof p->opclasses,
+	    "**Op classes**: attention (KDA) = kda.* projections, ShortConv, chunked recurrence or fused "
+	    "decode, gate, output projection, and KCP context-parallel fixup/all-gather; attention (MLA) = "
+	    "mla.* projections and attention over the latent cache, MLA context parallelism, and the "
+	    "sparse-attention part of DSA; DSA indexer = index query/key projections and the indexer scan "
+	    "(dsa.attn split by costing its two parts alone); MoE experts = router, top-k, routed and shared "
+	    "experts, latent projections; MoE comm (EP) = dispatch and combine all-to-alls; TP comm = "
+	    "all-reduce (or reduce-scatter + all-gather) after attention and FFN, embedding and logits; "
+	    "dense GEMMs = dense FFN layers and the LM head; other = norms, Block AttnRes, residuals, "
+	    "embedding lookup, sampling.");
 }
 
 /* ---- files ---- */
@@ -848,9 +904,14 @@ static int make_dir(const char *path, struct err *e)
 }
 
 static const char *const chart_alt[CH_LINES + CH_BARS] = {
-	"Memory per request vs context", "HBM per GPU vs context", "Largest batch that fits vs context",
-	"TTFT vs context", "TPOT vs context", "Decode throughput vs context",
-	"Decode step by op class", "Prefill by op class",
+    "Memory per request vs context",
+    "HBM per GPU vs context",
+    "Largest batch that fits vs context",
+    "TTFT vs context",
+    "TPOT vs context",
+    "Decode throughput vs context",
+    "Decode step by op class",
+    "Prefill by op class",
 };
 
 /* Which chart follows which table in the report. */
@@ -891,15 +952,16 @@ struct section {
 };
 
 static const struct section sections[] = {
-	{"Designs", {T_MODELS}, 1},
-	{"Memory", {T_MEMORY, T_HBM, T_MAX_BATCH}, 3},
-	{"Latency", {T_TTFT, T_TPOT}, 2},
-	{"Throughput", {T_TPUT, T_TPUT_BEST, T_TPUT_BATCH}, 3},
-	{"Where the time goes", {T_DECODE, T_PREFILL}, 2},
+    {"Designs", {T_MODELS}, 1},
+    {"Memory", {T_MEMORY, T_HBM, T_MAX_BATCH}, 3},
+    {"Latency", {T_TTFT, T_TPOT}, 2},
+    {"Throughput", {T_TPUT, T_TPUT_BEST, T_TPUT_BATCH}, 3},
+    {"Where the time goes", {T_DECODE, T_PREFILL}, 2},
 };
 
-static int write_md(const char *path, const struct compare *c, const struct tables *T, const struct charts *ch,
-		    const struct prose *p, const struct chart_outcome *co, const struct report_opts *o, struct err *e)
+static int write_md(const char *path, const struct compare *c, const struct tables *T,
+                    const struct charts *ch, const struct prose *p, const struct chart_outcome *co,
+                    const struct report_opts *o, struct err *e)
 {
 	FILE *f = fopen(path, "w");
 	if (!f) {
@@ -908,8 +970,10 @@ static int write_md(const char *path, const struct compare *c, const struct tabl
 	}
 	fprintf(f, "# k3sim comparison: %s\n\n%s\n\n", p->title, p->setup);
 	if (!co->rendered)
-		fprintf(f, "*Charts were skipped: %s. Every number is in the tables below and in results.json.*\n\n",
-			co->reason);
+		fprintf(
+		    f,
+		    "*Charts were skipped: %s. Every number is in the tables below and in results.json.*\n\n",
+		    co->reason);
 	fprintf(f, "## Findings\n\n");
 	for (int i = 0; i < p->n_findings; i++)
 		fprintf(f, "- %s\n", p->findings[i].text);
@@ -922,14 +986,15 @@ static int write_md(const char *path, const struct compare *c, const struct tabl
 			md_table(f, &T->t[t]);
 			int chart = chart_after_table(t);
 			if (chart >= 0 && co->rendered)
-				fprintf(f, "\n![%s](charts/%s.png)\n", chart_alt[chart], chart_name(ch, chart));
+				fprintf(f, "\n![%s](charts/%s.png)\n", chart_alt[chart],
+				        chart_name(ch, chart));
 		}
 	}
 	fprintf(f, "\n## Crossovers\n\n");
 	if (!p->n_cross)
 		fprintf(f, "No two designs change order between %s and %s on the metrics compared.\n",
-			fmt_tokens(compare_context(c, 0), (char[32]){0}, 32),
-			fmt_tokens(compare_context(c, c->n_contexts - 1), (char[32]){0}, 32));
+		        fmt_tokens(compare_context(c, 0), (char[32]){0}, 32),
+		        fmt_tokens(compare_context(c, c->n_contexts - 1), (char[32]){0}, 32));
 	for (int i = 0; i < p->n_cross; i++)
 		fprintf(f, "- %s\n", p->cross[i].text);
 	if (p->n_no_cross) {
@@ -947,10 +1012,12 @@ static int write_md(const char *path, const struct compare *c, const struct tabl
 	for (int i = 0; i < p->n_assume; i++)
 		fprintf(f, "- %s\n", p->assume[i].text);
 	fprintf(f, "- %s\n", p->opclasses);
-	fprintf(f, "\n## Files\n\n`results.json` (every point, every table cell with its source), `results.db` "
-		   "(SQLite: tables `points`, `at_max_batch`, `crossovers`), `charts/` (SVG and PNG of each chart, "
-		   "with the data and the gnuplot script `charts.gp`).\n\n---\n*k3sim %s: `%s`*\n",
-		o->version ? o->version : "", o->command ? o->command : "k3sim compare");
+	fprintf(
+	    f,
+	    "\n## Files\n\n`results.json` (every point, every table cell with its source), `results.db` "
+	    "(SQLite: tables `points`, `at_max_batch`, `crossovers`), `charts/` (SVG and PNG of each chart, "
+	    "with the data and the gnuplot script `charts.gp`).\n\n---\n*k3sim %s: `%s`*\n",
+	    o->version ? o->version : "", o->command ? o->command : "k3sim compare");
 	if (fclose(f) != 0) {
 		err_set(e, path, 0, 0, "cannot write");
 		return -EIO;
@@ -1009,7 +1076,8 @@ static void base64(FILE *f, const unsigned char *p, size_t n)
 {
 	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+		             (i + 2 < n ? p[i + 2] : 0);
 		fputc(tab[v >> 18 & 63], f);
 		fputc(tab[v >> 12 & 63], f);
 		fputc(i + 1 < n ? tab[v >> 6 & 63] : '=', f);
@@ -1074,9 +1142,9 @@ static void html_table(FILE *f, const struct rtable *t)
 			const struct rcell *cell = &t->cells[(size_t)i * (size_t)t->n_cols + (size_t)j];
 			bool flag = cell->has_value && strchr(cell->text, '*');
 			fprintf(f, "<%s%s>", j == 0 ? "th" : "td",
-				cell->has_value || cell->dash ? (flag ? " class=\"n nf\"" : " class=\"n\"")
-				: j			 ? " class=\"t\""
-							 : "");
+			        cell->has_value || cell->dash ? (flag ? " class=\"n nf\"" : " class=\"n\"")
+			        : j                           ? " class=\"t\""
+			                                      : "");
 			html_escape(f, cell->text);
 			fprintf(f, "</%s>", j == 0 ? "th" : "td");
 		}
@@ -1086,37 +1154,38 @@ static void html_table(FILE *f, const struct rtable *t)
 }
 
 static const char css[] =
-	"body{font:15px/1.5 -apple-system,'Segoe UI','DejaVu Sans',Helvetica,Arial,sans-serif;color:#1b1f24;"
-	"margin:0;background:#fff}main{max-width:1180px;margin:0 auto;padding:24px 32px 48px}"
-	"h1{font-size:26px;margin:8px 0 4px}h2{font-size:20px;margin:36px 0 8px;padding-bottom:4px;"
-	"border-bottom:1px solid #d8dee4}p.setup{color:#444;margin:4px 0 16px}"
-	"ul{padding-left:22px}li{margin:4px 0}code{font:13px ui-monospace,Menlo,Consolas,monospace;"
-	"background:#f3f4f6;padding:1px 4px;border-radius:3px}"
-	".tw{overflow-x:auto;margin:4px 0 8px}table{border-collapse:collapse;font-size:13.5px;"
-	"font-variant-numeric:tabular-nums}p.cap{margin:26px 0 6px;font-size:14.5px}"
-	".pair{display:flex;gap:28px;align-items:flex-start}.pair .tw{flex:none;margin:0}"
-	".pair figure{flex:1;min-width:0;margin:0}td.t{white-space:normal;min-width:150px;max-width:340px}"
-	".note{color:#555;font-weight:normal}th,td{padding:4px 10px;border-bottom:1px solid #e6e8eb;"
-	"white-space:nowrap}thead th{background:#f6f8fa;border-bottom:2px solid #d0d7de;text-align:right;"
-	"white-space:normal;min-width:56px;vertical-align:bottom}"
-	"thead th:first-child,tbody th{text-align:left}tbody th{font-weight:600;color:#333}"
-	"tbody tr:nth-child(even){background:#fafbfc}td.n{text-align:right}td.nf{color:#a33}"
-	"figure{margin:10px 0 20px}figure img{width:100%;max-width:960px;height:auto;border:1px solid #eee}"
-	".skip{background:#fff8e1;border:1px solid #f0d98c;padding:8px 12px;border-radius:4px}"
-	"nav{font-size:14px;margin:6px 0 0}nav a{margin-right:14px;color:#0969da;text-decoration:none}"
-	"footer{margin-top:40px;color:#666;font-size:13px}";
+    "body{font:15px/1.5 -apple-system,'Segoe UI','DejaVu Sans',Helvetica,Arial,sans-serif;color:#1b1f24;"
+    "margin:0;background:#fff}main{max-width:1180px;margin:0 auto;padding:24px 32px 48px}"
+    "h1{font-size:26px;margin:8px 0 4px}h2{font-size:20px;margin:36px 0 8px;padding-bottom:4px;"
+    "border-bottom:1px solid #d8dee4}p.setup{color:#444;margin:4px 0 16px}"
+    "ul{padding-left:22px}li{margin:4px 0}code{font:13px ui-monospace,Menlo,Consolas,monospace;"
+    "background:#f3f4f6;padding:1px 4px;border-radius:3px}"
+    ".tw{overflow-x:auto;margin:4px 0 8px}table{border-collapse:collapse;font-size:13.5px;"
+    "font-variant-numeric:tabular-nums}p.cap{margin:26px 0 6px;font-size:14.5px}"
+    ".pair{display:flex;gap:28px;align-items:flex-start}.pair .tw{flex:none;margin:0}"
+    ".pair figure{flex:1;min-width:0;margin:0}td.t{white-space:normal;min-width:150px;max-width:340px}"
+    ".note{color:#555;font-weight:normal}th,td{padding:4px 10px;border-bottom:1px solid #e6e8eb;"
+    "white-space:nowrap}thead th{background:#f6f8fa;border-bottom:2px solid #d0d7de;text-align:right;"
+    "white-space:normal;min-width:56px;vertical-align:bottom}"
+    "thead th:first-child,tbody th{text-align:left}tbody th{font-weight:600;color:#333}"
+    "tbody tr:nth-child(even){background:#fafbfc}td.n{text-align:right}td.nf{color:#a33}"
+    "figure{margin:10px 0 20px}figure img{width:100%;max-width:960px;height:auto;border:1px solid #eee}"
+    ".skip{background:#fff8e1;border:1px solid #f0d98c;padding:8px 12px;border-radius:4px}"
+    "nav{font-size:14px;margin:6px 0 0}nav a{margin-right:14px;color:#0969da;text-decoration:none}"
+    "footer{margin-top:40px;color:#666;font-size:13px}";
 
 static int write_html(const char *path, const char *charts_dir, const struct compare *c,
-		      const struct tables *T, const struct charts *ch, const struct prose *p,
-		      const struct chart_outcome *co, const struct report_opts *o, struct err *e)
+                      const struct tables *T, const struct charts *ch, const struct prose *p,
+                      const struct chart_outcome *co, const struct report_opts *o, struct err *e)
 {
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
 		return -EIO;
 	}
-	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-		   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>k3sim: ");
+	fprintf(f,
+	        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>k3sim: ");
 	html_escape(f, p->title);
 	fprintf(f, "</title>\n<style>%s</style></head>\n<body><main>\n<h1>k3sim comparison: ", css);
 	html_escape(f, p->title);
@@ -1126,7 +1195,7 @@ static int write_html(const char *path, const char *charts_dir, const struct com
 	for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++)
 		fprintf(f, "<a href=\"#s%zu\">%s</a>", s, sections[s].heading);
 	fprintf(f, "<a href=\"#crossovers\">Crossovers</a>%s<a href=\"#assumptions\">Assumptions</a></nav>\n",
-		T->present[T_CLAIMS] ? "<a href=\"#claims\">Published claims</a>" : "");
+	        T->present[T_CLAIMS] ? "<a href=\"#claims\">Published claims</a>" : "");
 	if (!co->rendered) {
 		fprintf(f, "<p class=\"skip\">Charts were skipped: ");
 		html_escape(f, co->reason);
@@ -1194,8 +1263,10 @@ static int write_html(const char *path, const char *charts_dir, const struct com
 	html_text(f, p->opclasses);
 	fprintf(f, "</li>\n</ul>\n<footer>Made by k3sim %s: <code>", o->version ? o->version : "");
 	html_escape(f, o->command ? o->command : "k3sim compare");
-	fprintf(f, "</code>. Data: results.json, results.db; charts: charts/ (SVG, PNG, gnuplot script).</footer>\n"
-		   "</main></body></html>\n");
+	fprintf(
+	    f,
+	    "</code>. Data: results.json, results.db; charts: charts/ (SVG, PNG, gnuplot script).</footer>\n"
+	    "</main></body></html>\n");
 	if (fclose(f) != 0) {
 		err_set(e, path, 0, 0, "cannot write");
 		return -EIO;
@@ -1344,8 +1415,9 @@ static void jtable(struct jout *j, const struct rtable *t)
 	jend(j, '}');
 }
 
-static int write_json(const char *path, const struct compare *c, const struct tables *T, const struct charts *ch,
-		      const struct chart_outcome *co, const struct report_opts *o, struct err *e)
+static int write_json(const char *path, const struct compare *c, const struct tables *T,
+                      const struct charts *ch, const struct chart_outcome *co, const struct report_opts *o,
+                      struct err *e)
 {
 	FILE *f = fopen(path, "w");
 	if (!f) {
@@ -1492,9 +1564,11 @@ static int write_db(const char *path, const struct compare *c, struct err *e)
 	if ((rc = sweepdb_add(&w, c->rows, c->spec.points, e)) < 0 ||
 	    (rc = sweepdb_use_table(&w, "at_max_batch", e)) < 0 ||
 	    (rc = sweepdb_add(&w, c->best, (int64_t)c->n_models * c->n_contexts, e)) < 0 ||
-	    (rc = sweepdb_exec(&w, "CREATE TABLE crossovers (metric TEXT, model_a TEXT, model_b TEXT, "
-				   "context_tokens INTEGER, a_lower_above INTEGER, a_value REAL, b_value REAL, "
-				   "text TEXT)", e)) < 0)
+	    (rc = sweepdb_exec(&w,
+	                       "CREATE TABLE crossovers (metric TEXT, model_a TEXT, model_b TEXT, "
+	                       "context_tokens INTEGER, a_lower_above INTEGER, a_value REAL, b_value REAL, "
+	                       "text TEXT)",
+	                       e)) < 0)
 		goto fail;
 	for (int i = 0; i < c->n_cross; i++) {
 		const struct compare_crossover *x = &c->cross[i];
@@ -1508,10 +1582,12 @@ static int write_db(const char *path, const struct compare *c, struct err *e)
 			text[o++] = *p;
 		}
 		text[o] = 0;
-		snprintf(sql, sizeof sql, "INSERT INTO crossovers VALUES ('%s', '%.60s', '%.60s', %lld, %d, %.17g, %.17g, '%.600s')",
-			 compare_metric_name(x->metric), compare_model(c, x->a)->name, compare_model(c, x->b)->name,
-			 (long long)x->context, x->a_lower_above, isfinite(x->a_value) ? x->a_value : 0,
-			 isfinite(x->b_value) ? x->b_value : 0, text);
+		snprintf(sql, sizeof sql,
+		         "INSERT INTO crossovers VALUES ('%s', '%.60s', '%.60s', %lld, %d, %.17g, %.17g, "
+		         "'%.600s')",
+		         compare_metric_name(x->metric), compare_model(c, x->a)->name,
+		         compare_model(c, x->b)->name, (long long)x->context, x->a_lower_above,
+		         isfinite(x->a_value) ? x->a_value : 0, isfinite(x->b_value) ? x->b_value : 0, text);
 		if ((rc = sweepdb_exec(&w, sql, e)) < 0)
 			goto fail;
 	}
@@ -1522,7 +1598,7 @@ fail:
 }
 
 int report_write(const struct compare *c, const struct report_opts *o, struct report_files *out,
-		 struct err *e)
+                 struct err *e)
 {
 	struct tables *T = calloc(1, sizeof *T);
 	struct charts *ch = calloc(1, sizeof *ch);
@@ -1547,11 +1623,12 @@ int report_write(const struct compare *c, const struct report_opts *o, struct re
 	}
 	charts_build(ch, T, c);
 	out->n_charts = CH_LINES + CH_BARS;
-	if ((rc = chart_render(out->charts_dir, o->gnuplot, ch->lines, CH_LINES, ch->bars, CH_BARS, &out->charts,
-			       e)) < 0)
+	if ((rc = chart_render(out->charts_dir, o->gnuplot, ch->lines, CH_LINES, ch->bars, CH_BARS,
+	                       &out->charts, e)) < 0)
 		goto out;
 	prose_build(p, c);
-	if ((rc = write_db(out->db, c, e)) < 0 || (rc = write_json(out->json, c, T, ch, &out->charts, o, e)) < 0 ||
+	if ((rc = write_db(out->db, c, e)) < 0 ||
+	    (rc = write_json(out->json, c, T, ch, &out->charts, o, e)) < 0 ||
 	    (rc = write_md(out->md, c, T, ch, p, &out->charts, o, e)) < 0 ||
 	    (rc = write_html(out->html, out->charts_dir, c, T, ch, p, &out->charts, o, e)) < 0)
 		goto out;

@@ -17,19 +17,19 @@
 #include "util/err.h"
 
 struct report_opts {
-	const char *dir;          /* created when missing */
-	const char *gnuplot;      /* program to run; NULL or "": no charts (the report says so) */
-	const char *version;      /* k3sim version for the report's footer */
-	const char *command;      /* the command line that made it, for the footer */
+	const char *dir;     /* created when missing */
+	const char *gnuplot; /* program to run; NULL or "": no charts (the report says so) */
+	const char *version; /* k3sim version for the report's footer */
+	const char *command; /* the command line that made it, for the footer */
 };
 
 struct report_files {
 	char md[600], html[600], json[600], db[600], charts_dir[600];
-	int n_charts;             /* charts (each an SVG and a PNG) */
+	int n_charts; /* charts (each an SVG and a PNG) */
 	struct chart_outcome charts;
 };
 
 int report_write(const struct compare *c, const struct report_opts *o, struct report_files *out,
-		 struct err *e);
+                 struct err *e);
 
 #endif

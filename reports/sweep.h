@@ -73,27 +73,27 @@ const char *const *sweep_axis_names(void);
 
 struct sweep_axis {
 	enum sweep_axis_kind kind;
-	int n;        /* values */
-	int64_t *iv;  /* integers; dtypes as enum dtype; model/hw: index into the spec's tables;
-			 tp_comm: 0 all-reduce, 1 reduce-scatter + all-gather */
-	double *fv;   /* moe_imbalance */
+	int n;          /* values */
+	int64_t *iv;    /* integers; dtypes as enum dtype; model/hw: index into the spec's tables;
+	                   tp_comm: 0 all-reduce, 1 reduce-scatter + all-gather */
+	double *fv;     /* moe_imbalance */
 	int64_t stride; /* points between consecutive values (set by sweep_spec_finish) */
 	int line, col;  /* where the axis is declared in the scenario file (0: added by hand) */
 };
 
 struct sweep_spec {
-	struct scenario base;        /* the scenario, as loaded */
-	int64_t prefill_chunk;       /* the scenario's prefill chunk before capping at the prompt */
+	struct scenario base;  /* the scenario, as loaded */
+	int64_t prefill_chunk; /* the scenario's prefill chunk before capping at the prompt */
 	struct sweep_axis axes[SWEEP_MAX_AXES];
 	int n_axes;
 	struct model *models[SWEEP_MAX_MODELS]; /* owned; models[0] is the scenario's without a model axis */
 	char model_src[SWEEP_MAX_MODELS][256];  /* each as given (preset name or path) */
 	int n_models;
-	struct hw *hws[SWEEP_MAX_HWS];          /* owned */
+	struct hw *hws[SWEEP_MAX_HWS]; /* owned */
 	int n_hws;
-	int64_t points;              /* product of the axis sizes (1 with no axes) */
-	char description[4096];      /* canonical text of scenario and axes (stored with results) */
-	uint64_t hash;               /* FNV-1a of description: shards of one sweep share it */
+	int64_t points;         /* product of the axis sizes (1 with no axes) */
+	char description[4096]; /* canonical text of scenario and axes (stored with results) */
+	uint64_t hash;          /* FNV-1a of description: shards of one sweep share it */
 };
 
 /* Loads a scenario (embedded name or path) and its `sweep:` axes. Errors in the axes carry the
@@ -101,16 +101,16 @@ struct sweep_spec {
 int sweep_spec_load(struct sweep_spec *sp, const char *name_or_path, struct err *e);
 /* The same from text; `name` is the file name errors carry. */
 int sweep_spec_load_yaml(struct sweep_spec *sp, const char *name, const char *text, size_t len_bytes,
-			 struct err *e);
+                         struct err *e);
 
 /* Building a spec by hand (the compare command): init from a loaded scenario, add axes, finish. */
 void sweep_spec_init(struct sweep_spec *sp, const struct scenario *base, int64_t prefill_chunk);
 /* Integer axes (context, batch, ..., ep). Values must be >= 1 and distinct. */
 int sweep_spec_add_ints(struct sweep_spec *sp, enum sweep_axis_kind k, const int64_t *v, int n,
-			struct err *e);
+                        struct err *e);
 /* Named axes (model, hw, tp_comm and the dtypes): presets, paths or spellings. */
-int sweep_spec_add_names(struct sweep_spec *sp, enum sweep_axis_kind k, const char *const *names,
-			 int n, struct err *e);
+int sweep_spec_add_names(struct sweep_spec *sp, enum sweep_axis_kind k, const char *const *names, int n,
+                         struct err *e);
 /* Loads the scenario's model and hardware when they are not axes, checks the point count and
  * computes strides, description and hash. */
 int sweep_spec_finish(struct sweep_spec *sp, struct err *e);
@@ -129,8 +129,7 @@ struct sweep_point {
 
 /* The scenario of point `index`. -EINVAL when its layout does not work (e says why; pt->s, m and
  * hw are still set so the row can show its inputs). */
-int sweep_spec_point(const struct sweep_spec *sp, int64_t index, struct sweep_point *pt,
-		     struct err *e);
+int sweep_spec_point(const struct sweep_spec *sp, int64_t index, struct sweep_point *pt, struct err *e);
 
 /* One row per point: every input and every output. Text fields are NUL-terminated. */
 struct sweep_row {
@@ -146,9 +145,9 @@ struct sweep_row {
 	int64_t ok;
 	char error[256];
 	/* the model at the point's dtypes */
-	int64_t weights_bytes;            /* whole model */
-	int64_t kv_bytes_per_token;       /* MLA latent + DSA index, all layers */
-	int64_t state_bytes_per_request;  /* KDA + ShortConv state, all layers */
+	int64_t weights_bytes;           /* whole model */
+	int64_t kv_bytes_per_token;      /* MLA latent + DSA index, all layers */
+	int64_t state_bytes_per_request; /* KDA + ShortConv state, all layers */
 	/* outputs (sim_result) */
 	double ttft_s, tpot_s, tpot_first_s, tpot_last_s, e2e_s;
 	double tokens_per_s, tokens_per_s_per_gpu;
@@ -157,8 +156,8 @@ struct sweep_row {
 	int64_t hbm_weights, hbm_kda_state, hbm_conv_state, hbm_mla_kv, hbm_dsa_index;
 	int64_t hbm_activations, hbm_workspace, hbm_total, hbm_capacity;
 	double decode_compute_s, decode_memory_s, decode_latency_s, decode_comm_s; /* by bound */
-	double prefill_s[OPC_COUNT];      /* TTFT by op class */
-	double decode_s[OPC_COUNT];       /* TPOT by op class */
+	double prefill_s[OPC_COUNT];                                               /* TTFT by op class */
+	double decode_s[OPC_COUNT];                                                /* TPOT by op class */
 };
 
 /* The columns of a row, for SQLite and CSV: name, type and where in struct sweep_row. */
@@ -167,8 +166,8 @@ struct sweep_column {
 	const char *name;
 	enum sweep_col_type type;
 	size_t offset;
-	size_t cap_bytes;  /* TEXT: size of the char array */
-	bool output;       /* NULL (empty in CSV) when the point is not ok */
+	size_t cap_bytes; /* TEXT: size of the char array */
+	bool output;      /* NULL (empty in CSV) when the point is not ok */
 };
 /* The table (sweep_n_columns() entries), built once; thread-safe after the first call. */
 const struct sweep_column *sweep_columns(void);
@@ -180,7 +179,7 @@ int sweep_n_columns(void);
 struct sweep_prefill {
 	double ttft_s;
 	int64_t chunks;
-	int64_t peak_bytes;   /* prefill activations incl. Block AttnRes' block store */
+	int64_t peak_bytes; /* prefill activations incl. Block AttnRes' block store */
 	double class_s[OPC_COUNT];
 };
 
@@ -192,10 +191,10 @@ struct sweep_scratch {
 /* Exactly sim_run(), in two halves, so a sweep computes each prefill once: the prefill of the
  * point's prompt, then the decode steps, HBM and the largest batch. Both return 0 or a negative
  * errno with e set (the layout check of sim_check). */
-int sweep_eval_prefill(const struct sweep_point *pt, struct sweep_scratch *sc,
-		       struct sweep_prefill *out, struct err *e);
-int sweep_eval_decode(const struct sweep_point *pt, const struct sweep_prefill *pre,
-		      struct sweep_scratch *sc, struct sweep_row *row, struct err *e);
+int sweep_eval_prefill(const struct sweep_point *pt, struct sweep_scratch *sc, struct sweep_prefill *out,
+                       struct err *e);
+int sweep_eval_decode(const struct sweep_point *pt, const struct sweep_prefill *pre, struct sweep_scratch *sc,
+                      struct sweep_row *row, struct err *e);
 /* Fills the inputs of row from a point (ok = 0, outputs zero). */
 void sweep_row_inputs(const struct sweep_point *pt, struct sweep_row *row);
 /* Both halves; on a layout error the row has ok = 0 and the reason, and 0 is returned. */
@@ -204,19 +203,19 @@ int sweep_eval_point(const struct sweep_point *pt, struct sweep_scratch *sc, str
 /* ---- running ---- */
 
 struct sweep_opts {
-	int threads;            /* evaluating threads, >= 1 (the calling thread is one of them) */
-	int64_t shard_index;    /* 0-based: points i with i % shard_count == shard_index */
-	int64_t shard_count;    /* >= 1 */
+	int threads;         /* evaluating threads, >= 1 (the calling thread is one of them) */
+	int64_t shard_index; /* 0-based: points i with i % shard_count == shard_index */
+	int64_t shard_count; /* >= 1 */
 	/* Called on the calling thread about every 100 ms and once at the end; may be NULL. */
 	void (*progress)(void *ctx, int64_t done, int64_t total);
 	void *progress_ctx;
 };
 
 struct sweep_stats {
-	int64_t points;     /* in this shard */
-	int64_t invalid;    /* rows with ok = 0 */
+	int64_t points;  /* in this shard */
+	int64_t invalid; /* rows with ok = 0 */
 	int64_t fits;
-	int64_t prefills;   /* distinct prefills evaluated */
+	int64_t prefills; /* distinct prefills evaluated */
 	double wall_s;
 	int threads;
 };
@@ -231,8 +230,8 @@ int64_t sweep_shard_points(int64_t points, int64_t shard_index, int64_t shard_co
 /* Evaluates the shard's points on o->threads threads. Memory: one block of rows (at most
  * SWEEP_BLOCK_POINTS) and one scratch per thread, whatever the sweep's size. */
 enum { SWEEP_BLOCK_POINTS = 16384 };
-int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sink_fn sink,
-	      void *sink_ctx, struct sweep_stats *st, struct err *e);
+int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sink_fn sink, void *sink_ctx,
+              struct sweep_stats *st, struct err *e);
 
 /* ---- CSV ---- */
 

@@ -49,14 +49,14 @@ void sweep_row_inputs(const struct sweep_point *pt, struct sweep_row *row)
 	struct model_inventory inv;
 	model_inventory(pt->m, &inv);
 	row->weights_bytes = inv.weights_bytes;
-	row->kv_bytes_per_token = model_mla_kv_bytes_per_token(pt->m, s->mla_cache) +
-				  model_dsa_index_bytes_per_token(pt->m);
+	row->kv_bytes_per_token =
+	    model_mla_kv_bytes_per_token(pt->m, s->mla_cache) + model_dsa_index_bytes_per_token(pt->m);
 	row->state_bytes_per_request = model_kda_state_bytes_per_request(pt->m, s->kda_state) +
-				       model_conv_state_bytes_per_request(pt->m, s->kda_state);
+	                               model_conv_state_bytes_per_request(pt->m, s->kda_state);
 }
 
-int sweep_eval_prefill(const struct sweep_point *pt, struct sweep_scratch *sc,
-		       struct sweep_prefill *out, struct err *e)
+int sweep_eval_prefill(const struct sweep_point *pt, struct sweep_scratch *sc, struct sweep_prefill *out,
+                       struct err *e)
 {
 	const struct scenario *s = &pt->s;
 	int rc = sim_check(s, pt->m, pt->hw, e);
@@ -71,7 +71,8 @@ int sweep_eval_prefill(const struct sweep_point *pt, struct sweep_scratch *sc,
 	int64_t stride = chunks > 1024 ? ceil_div64(chunks, 1024) : 1;
 	for (int64_t i = 0; i < chunks; i += stride) {
 		int64_t done = i * s->prefill_chunk;
-		int64_t t = s->prompt_tokens - done < s->prefill_chunk ? s->prompt_tokens - done : s->prefill_chunk;
+		int64_t t =
+		    s->prompt_tokens - done < s->prefill_chunk ? s->prompt_tokens - done : s->prefill_chunk;
 		double w = (double)(i + stride <= chunks ? stride : chunks - i);
 		sim_phase_init(s, PHASE_PREFILL, 1, t, done, &p);
 		double step = sim_step(s, pt->m, pt->hw, &p, ph, w);
@@ -83,13 +84,14 @@ int sweep_eval_prefill(const struct sweep_point *pt, struct sweep_scratch *sc,
 	}
 	out->ttft_s = ttft;
 	out->chunks = chunks;
-	out->peak_bytes = ph->peak_act_bytes + attn_res_store_bytes(s, pt->m, ceil_div64(s->prefill_chunk, s->cp));
+	out->peak_bytes =
+	    ph->peak_act_bytes + attn_res_store_bytes(s, pt->m, ceil_div64(s->prefill_chunk, s->cp));
 	opclass_phase_times(pt->hw, ph, false, out->class_s);
 	return 0;
 }
 
-int sweep_eval_decode(const struct sweep_point *pt, const struct sweep_prefill *pre,
-		      struct sweep_scratch *sc, struct sweep_row *row, struct err *e)
+int sweep_eval_decode(const struct sweep_point *pt, const struct sweep_prefill *pre, struct sweep_scratch *sc,
+                      struct sweep_row *row, struct err *e)
 {
 	const struct scenario *s = &pt->s;
 	const struct model *m = pt->m;
@@ -118,7 +120,7 @@ int sweep_eval_decode(const struct sweep_point *pt, const struct sweep_prefill *
 	sim_hbm(s, m, hw, s->batch, ctx_final, act, &h);
 	sim_hbm(s, m, hw, s->dp, ctx_final, 0, &one); /* one request per DP group */
 	int64_t per_req = one.kda_state + one.conv_state + one.mla_kv + one.dsa_index +
-			  ceil_div64(decode_peak, requests_per_gpu);
+	                  ceil_div64(decode_peak, requests_per_gpu);
 	int64_t fixed = one.weights + one.workspace + pre->peak_bytes;
 	int64_t free_bytes = h.capacity - fixed;
 
@@ -172,60 +174,66 @@ int sweep_eval_point(const struct sweep_point *pt, struct sweep_scratch *sc, str
 
 /* ---- columns ---- */
 
-#define COL(n, t) {#n, SWEEP_COL_##t, offsetof(struct sweep_row, n), sizeof(((struct sweep_row *)0)->n), false}
-#define OUT(n, t) {#n, SWEEP_COL_##t, offsetof(struct sweep_row, n), sizeof(((struct sweep_row *)0)->n), true}
+#define COL(n, t)                                                                                            \
+	{                                                                                                    \
+#n, SWEEP_COL_##t, offsetof(struct sweep_row, n), sizeof(((struct sweep_row *)0)->n), false  \
+	}
+#define OUT(n, t)                                                                                            \
+	{                                                                                                    \
+#n, SWEEP_COL_##t, offsetof(struct sweep_row, n), sizeof(((struct sweep_row *)0)->n), true   \
+	}
 
 static const struct sweep_column fixed_columns[] = {
-	COL(point, INT),
-	COL(model, TEXT),
-	COL(hw, TEXT),
-	COL(gpus, INT),
-	COL(tp, INT),
-	COL(dp, INT),
-	COL(cp, INT),
-	COL(ep, INT),
-	COL(batch, INT),
-	COL(prompt_tokens, INT),
-	COL(output_tokens, INT),
-	COL(prefill_chunk, INT),
-	COL(kda_state, TEXT),
-	COL(mla_cache, TEXT),
-	COL(expert_activations, TEXT),
-	COL(dispatch, TEXT),
-	COL(tp_comm, TEXT),
-	COL(moe_imbalance, REAL),
-	COL(cuda_graph, INT),
-	COL(ok, INT),
-	COL(error, TEXT),
-	COL(weights_bytes, INT),
-	COL(kv_bytes_per_token, INT),
-	COL(state_bytes_per_request, INT),
-	OUT(ttft_s, REAL),
-	OUT(tpot_s, REAL),
-	OUT(tpot_first_s, REAL),
-	OUT(tpot_last_s, REAL),
-	OUT(e2e_s, REAL),
-	OUT(tokens_per_s, REAL),
-	OUT(tokens_per_s_per_gpu, REAL),
-	OUT(prefill_chunks, INT),
-	OUT(decode_context, INT),
-	OUT(requests_per_gpu, INT),
-	OUT(fits, INT),
-	OUT(missing_bytes, INT),
-	OUT(max_batch, INT),
-	OUT(hbm_weights, INT),
-	OUT(hbm_kda_state, INT),
-	OUT(hbm_conv_state, INT),
-	OUT(hbm_mla_kv, INT),
-	OUT(hbm_dsa_index, INT),
-	OUT(hbm_activations, INT),
-	OUT(hbm_workspace, INT),
-	OUT(hbm_total, INT),
-	OUT(hbm_capacity, INT),
-	OUT(decode_compute_s, REAL),
-	OUT(decode_memory_s, REAL),
-	OUT(decode_latency_s, REAL),
-	OUT(decode_comm_s, REAL),
+    COL(point, INT),
+    COL(model, TEXT),
+    COL(hw, TEXT),
+    COL(gpus, INT),
+    COL(tp, INT),
+    COL(dp, INT),
+    COL(cp, INT),
+    COL(ep, INT),
+    COL(batch, INT),
+    COL(prompt_tokens, INT),
+    COL(output_tokens, INT),
+    COL(prefill_chunk, INT),
+    COL(kda_state, TEXT),
+    COL(mla_cache, TEXT),
+    COL(expert_activations, TEXT),
+    COL(dispatch, TEXT),
+    COL(tp_comm, TEXT),
+    COL(moe_imbalance, REAL),
+    COL(cuda_graph, INT),
+    COL(ok, INT),
+    COL(error, TEXT),
+    COL(weights_bytes, INT),
+    COL(kv_bytes_per_token, INT),
+    COL(state_bytes_per_request, INT),
+    OUT(ttft_s, REAL),
+    OUT(tpot_s, REAL),
+    OUT(tpot_first_s, REAL),
+    OUT(tpot_last_s, REAL),
+    OUT(e2e_s, REAL),
+    OUT(tokens_per_s, REAL),
+    OUT(tokens_per_s_per_gpu, REAL),
+    OUT(prefill_chunks, INT),
+    OUT(decode_context, INT),
+    OUT(requests_per_gpu, INT),
+    OUT(fits, INT),
+    OUT(missing_bytes, INT),
+    OUT(max_batch, INT),
+    OUT(hbm_weights, INT),
+    OUT(hbm_kda_state, INT),
+    OUT(hbm_conv_state, INT),
+    OUT(hbm_mla_kv, INT),
+    OUT(hbm_dsa_index, INT),
+    OUT(hbm_activations, INT),
+    OUT(hbm_workspace, INT),
+    OUT(hbm_total, INT),
+    OUT(hbm_capacity, INT),
+    OUT(decode_compute_s, REAL),
+    OUT(decode_memory_s, REAL),
+    OUT(decode_latency_s, REAL),
+    OUT(decode_comm_s, REAL),
 };
 
 enum { N_FIXED = sizeof fixed_columns / sizeof fixed_columns[0], N_COLUMNS = N_FIXED + 2 * OPC_COUNT };
@@ -239,14 +247,14 @@ static const struct sweep_column *build_columns(void)
 		for (int c = 0; c < OPC_COUNT; c++) {
 			int i = ph * OPC_COUNT + c;
 			snprintf(names[i], sizeof names[i], "%s_%s_s", ph ? "decode" : "prefill",
-				 opclass_key((enum opclass)c));
+			         opclass_key((enum opclass)c));
 			cols[N_FIXED + i] = (struct sweep_column){
-				.name = names[i],
-				.type = SWEEP_COL_REAL,
-				.offset = ph ? offsetof(struct sweep_row, decode_s) + (size_t)c * sizeof(double)
-					     : offsetof(struct sweep_row, prefill_s) + (size_t)c * sizeof(double),
-				.cap_bytes = sizeof(double),
-				.output = true,
+			    .name = names[i],
+			    .type = SWEEP_COL_REAL,
+			    .offset = ph ? offsetof(struct sweep_row, decode_s) + (size_t)c * sizeof(double)
+			                 : offsetof(struct sweep_row, prefill_s) + (size_t)c * sizeof(double),
+			    .cap_bytes = sizeof(double),
+			    .output = true,
 			};
 		}
 	return cols;

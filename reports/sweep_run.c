@@ -30,10 +30,10 @@ struct item {
 
 struct block {
 	const struct sweep_spec *sp;
-	int64_t first_j;        /* the block's first point, counted within the shard */
+	int64_t first_j; /* the block's first point, counted within the shard */
 	int64_t shard_index, shard_count;
-	struct item *items;     /* sorted by (group, pos) */
-	int64_t *runs;          /* item offsets where a group starts; runs[n_runs] = n items */
+	struct item *items; /* sorted by (group, pos) */
+	int64_t *runs;      /* item offsets where a group starts; runs[n_runs] = n items */
 	int64_t n_runs;
 	struct sweep_row *rows; /* in point order */
 	atomic_llong next_run;
@@ -154,8 +154,8 @@ static void *work(void *arg)
 	return NULL;
 }
 
-int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sink_fn sink,
-	      void *sink_ctx, struct sweep_stats *st, struct err *e)
+int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sink_fn sink, void *sink_ctx,
+              struct sweep_stats *st, struct err *e)
 {
 	int rc = 0;
 	int threads = o->threads < 1 ? 1 : o->threads > 1024 ? 1024 : o->threads;
@@ -175,7 +175,7 @@ int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sin
 	st->threads = threads;
 	if (o->shard_count < 1 || o->shard_index < 0 || o->shard_index >= o->shard_count) {
 		err_set(e, NULL, 0, 0, "shard %lld/%lld: the index must be below the count",
-			(long long)o->shard_index + 1, (long long)o->shard_count);
+		        (long long)o->shard_index + 1, (long long)o->shard_count);
 		return -EINVAL;
 	}
 	(void)sweep_columns(); /* built once, before any thread could */
@@ -195,9 +195,15 @@ int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sin
 	for (int64_t j0 = 0, blk = 0; j0 < total; j0 += cap, blk++) {
 		int64_t n = total - j0 < cap ? total - j0 : cap;
 		struct sweep_row *rows = bufs[blk & 1];
-		struct block b = {.sp = sp, .first_j = j0, .shard_index = o->shard_index,
-				  .shard_count = o->shard_count, .items = items, .runs = runs, .rows = rows,
-				  .done = &done, .prefills = &prefills};
+		struct block b = {.sp = sp,
+		                  .first_j = j0,
+		                  .shard_index = o->shard_index,
+		                  .shard_count = o->shard_count,
+		                  .items = items,
+		                  .runs = runs,
+		                  .rows = rows,
+		                  .done = &done,
+		                  .prefills = &prefills};
 		atomic_init(&b.next_run, 0);
 		for (int64_t k = 0; k < n; k++)
 			items[k] = (struct item){.group = group_of(sp, point_of(&b, k)), .pos = k};
@@ -210,8 +216,12 @@ int sweep_run(const struct sweep_spec *sp, const struct sweep_opts *o, sweep_sin
 
 		int started = 1;
 		for (int t = 0; t < threads; t++) {
-			workers[t] = (struct worker){.b = &b, .sc = &scratch[t], .o = o, .total = total,
-						     .last_progress_s = &last_progress, .reports = t == 0};
+			workers[t] = (struct worker){.b = &b,
+			                             .sc = &scratch[t],
+			                             .o = o,
+			                             .total = total,
+			                             .last_progress_s = &last_progress,
+			                             .reports = t == 0};
 			if (t > 0 && b.n_runs > t) {
 				if (pthread_create(&workers[t].tid, NULL, work, &workers[t]) != 0)
 					break; /* fewer threads: the others take the work */

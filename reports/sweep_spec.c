@@ -9,25 +9,25 @@
 #include "util/doc.h"
 
 static const char *const axis_names[AXIS_KIND_COUNT + 1] = {
-	[AXIS_CONTEXT] = "context",
-	[AXIS_BATCH] = "batch",
-	[AXIS_PROMPT] = "prompt_tokens",
-	[AXIS_OUTPUT] = "output_tokens",
-	[AXIS_PREFILL_CHUNK] = "prefill_chunk",
-	[AXIS_GPUS] = "gpus",
-	[AXIS_TP] = "tp",
-	[AXIS_DP] = "dp",
-	[AXIS_CP] = "cp",
-	[AXIS_EP] = "ep",
-	[AXIS_MOE_IMBALANCE] = "moe_imbalance",
-	[AXIS_TP_COMM] = "tp_comm",
-	[AXIS_MODEL] = "model",
-	[AXIS_HW] = "hw",
-	[AXIS_KDA_STATE] = "kda_state",
-	[AXIS_MLA_CACHE] = "mla_cache",
-	[AXIS_EXPERT_ACT] = "expert_activations",
-	[AXIS_DISPATCH] = "dispatch",
-	[AXIS_KIND_COUNT] = NULL,
+    [AXIS_CONTEXT] = "context",
+    [AXIS_BATCH] = "batch",
+    [AXIS_PROMPT] = "prompt_tokens",
+    [AXIS_OUTPUT] = "output_tokens",
+    [AXIS_PREFILL_CHUNK] = "prefill_chunk",
+    [AXIS_GPUS] = "gpus",
+    [AXIS_TP] = "tp",
+    [AXIS_DP] = "dp",
+    [AXIS_CP] = "cp",
+    [AXIS_EP] = "ep",
+    [AXIS_MOE_IMBALANCE] = "moe_imbalance",
+    [AXIS_TP_COMM] = "tp_comm",
+    [AXIS_MODEL] = "model",
+    [AXIS_HW] = "hw",
+    [AXIS_KDA_STATE] = "kda_state",
+    [AXIS_MLA_CACHE] = "mla_cache",
+    [AXIS_EXPERT_ACT] = "expert_activations",
+    [AXIS_DISPATCH] = "dispatch",
+    [AXIS_KIND_COUNT] = NULL,
 };
 
 const char *sweep_axis_name(enum sweep_axis_kind k)
@@ -131,8 +131,7 @@ const struct sweep_axis *sweep_spec_axis(const struct sweep_spec *sp, enum sweep
 	return NULL;
 }
 
-static struct sweep_axis *axis_new(struct sweep_spec *sp, enum sweep_axis_kind k, size_t n,
-				   struct err *e)
+static struct sweep_axis *axis_new(struct sweep_spec *sp, enum sweep_axis_kind k, size_t n, struct err *e)
 {
 	if (sweep_spec_axis(sp, k)) {
 		err_set(e, NULL, 0, 0, "axis '%s' is given twice", sweep_axis_name(k));
@@ -149,7 +148,7 @@ static struct sweep_axis *axis_new(struct sweep_spec *sp, enum sweep_axis_kind k
 	}
 	if (n > SWEEP_MAX_VALUES) {
 		err_set(e, NULL, 0, 0, "%s: %zu values (at most %d per axis)", sweep_axis_name(k), n,
-			SWEEP_MAX_VALUES);
+		        SWEEP_MAX_VALUES);
 		return NULL;
 	}
 	struct sweep_axis *a = &sp->axes[sp->n_axes];
@@ -172,12 +171,13 @@ static int append_int(struct sweep_axis *a, int64_t v, struct err *e)
 	int64_t max = int_axis_max(a->kind);
 	if (v < 1 || v > max) {
 		err_set(e, NULL, 0, 0, "%s: %lld is out of range [1, %lld]", sweep_axis_name(a->kind),
-			(long long)v, (long long)max);
+		        (long long)v, (long long)max);
 		return -EINVAL;
 	}
 	for (int i = 0; i < a->n; i++)
 		if (a->iv[i] == v) {
-			err_set(e, NULL, 0, 0, "%s: %lld is listed twice", sweep_axis_name(a->kind), (long long)v);
+			err_set(e, NULL, 0, 0, "%s: %lld is listed twice", sweep_axis_name(a->kind),
+			        (long long)v);
 			return -EINVAL;
 		}
 	a->iv[a->n++] = v;
@@ -308,7 +308,7 @@ static int append_name(struct sweep_spec *sp, struct sweep_axis *a, const char *
 		char list[128] = "";
 		for (int i = 0; i < n; i++)
 			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-				 dtype_name(allowed[i]));
+			         dtype_name(allowed[i]));
 		if (dtype_parse(name, &t) == 0)
 			for (int i = 0; i < n; i++)
 				if (allowed[i] == t)
@@ -329,8 +329,7 @@ static int append_name(struct sweep_spec *sp, struct sweep_axis *a, const char *
 	return 0;
 }
 
-int sweep_spec_add_ints(struct sweep_spec *sp, enum sweep_axis_kind k, const int64_t *v, int n,
-			struct err *e)
+int sweep_spec_add_ints(struct sweep_spec *sp, enum sweep_axis_kind k, const int64_t *v, int n, struct err *e)
 {
 	if (!is_int_axis(k)) {
 		err_set(e, NULL, 0, 0, "%s: not an integer axis", sweep_axis_name(k));
@@ -347,8 +346,8 @@ int sweep_spec_add_ints(struct sweep_spec *sp, enum sweep_axis_kind k, const int
 	return 0;
 }
 
-int sweep_spec_add_names(struct sweep_spec *sp, enum sweep_axis_kind k, const char *const *names,
-			 int n, struct err *e)
+int sweep_spec_add_names(struct sweep_spec *sp, enum sweep_axis_kind k, const char *const *names, int n,
+                         struct err *e)
 {
 	if (!is_name_axis(k)) {
 		err_set(e, NULL, 0, 0, "%s: not a named axis", sweep_axis_name(k));
@@ -403,22 +402,24 @@ static void desc_add(struct desc *d, const char *fmt, ...)
 static void describe(struct sweep_spec *sp)
 {
 	const struct scenario *s = &sp->base;
-	struct desc d = {.buf = sp->description, .cap = sizeof sp->description,
-			 .hash = UINT64_C(14695981039346656037)};
+	struct desc d = {
+	    .buf = sp->description, .cap = sizeof sp->description, .hash = UINT64_C(14695981039346656037)};
 	sp->description[0] = 0;
-	desc_add(&d, "scenario %s: model %s, hw %s, gpus %lld, tp %lld, dp %lld, cp %lld, ep %lld, "
-		     "tp_comm %s, moe_imbalance %.17g; ",
-		 s->name, sp->models[0]->name, sp->hws[0]->name, (long long)s->gpus, (long long)s->tp,
-		 (long long)s->dp, (long long)s->cp, (long long)s->ep, s->tp_rs_ag ? "rs_ag" : "allreduce",
-		 s->moe_imbalance);
+	desc_add(&d,
+	         "scenario %s: model %s, hw %s, gpus %lld, tp %lld, dp %lld, cp %lld, ep %lld, "
+	         "tp_comm %s, moe_imbalance %.17g; ",
+	         s->name, sp->models[0]->name, sp->hws[0]->name, (long long)s->gpus, (long long)s->tp,
+	         (long long)s->dp, (long long)s->cp, (long long)s->ep, s->tp_rs_ag ? "rs_ag" : "allreduce",
+	         s->moe_imbalance);
 	desc_add(&d, "batch %lld, prompt %lld, output %lld, prefill_chunk %lld, kda_chunk %lld; ",
-		 (long long)s->batch, (long long)s->prompt_tokens, (long long)s->output_tokens,
-		 (long long)sp->prefill_chunk, (long long)s->kda_chunk);
-	desc_add(&d, "kda_state %s, mla_cache %s, activations %s, expert_activations %s, dispatch %s, "
-		     "cuda_graph %d, reserved %lld",
-		 dtype_name(s->kda_state), dtype_name(s->mla_cache), dtype_name(s->act),
-		 dtype_name(s->expert_act), dtype_name(s->dispatch), s->cuda_graph ? 1 : 0,
-		 (long long)s->reserved_bytes);
+	         (long long)s->batch, (long long)s->prompt_tokens, (long long)s->output_tokens,
+	         (long long)sp->prefill_chunk, (long long)s->kda_chunk);
+	desc_add(&d,
+	         "kda_state %s, mla_cache %s, activations %s, expert_activations %s, dispatch %s, "
+	         "cuda_graph %d, reserved %lld",
+	         dtype_name(s->kda_state), dtype_name(s->mla_cache), dtype_name(s->act),
+	         dtype_name(s->expert_act), dtype_name(s->dispatch), s->cuda_graph ? 1 : 0,
+	         (long long)s->reserved_bytes);
 	for (int i = 0; i < sp->n_axes; i++) {
 		const struct sweep_axis *a = &sp->axes[i];
 		desc_add(&d, "; %s [", sweep_axis_name(a->kind));
@@ -445,7 +446,8 @@ static void describe(struct sweep_spec *sp)
 int sweep_spec_finish(struct sweep_spec *sp, struct err *e)
 {
 	int rc;
-	if (!sweep_spec_axis(sp, AXIS_MODEL) && sp->n_models == 0 && (rc = load_model(sp, sp->base.model, e)) < 0)
+	if (!sweep_spec_axis(sp, AXIS_MODEL) && sp->n_models == 0 &&
+	    (rc = load_model(sp, sp->base.model, e)) < 0)
 		return rc;
 	if (!sweep_spec_axis(sp, AXIS_HW) && sp->n_hws == 0 && (rc = load_hw(sp, sp->base.hw, e)) < 0)
 		return rc;
@@ -454,8 +456,9 @@ int sweep_spec_finish(struct sweep_spec *sp, struct err *e)
 	for (int i = sp->n_axes - 1; i >= 0; i--) {
 		sp->axes[i].stride = points;
 		if (points > SWEEP_MAX_POINTS / sp->axes[i].n) {
-			err_set(e, sp->base.file, 0, 0, "the sweep has more than %lld points; narrow its axes",
-				(long long)SWEEP_MAX_POINTS);
+			err_set(e, sp->base.file, 0, 0,
+			        "the sweep has more than %lld points; narrow its axes",
+			        (long long)SWEEP_MAX_POINTS);
 			return -E2BIG;
 		}
 		points *= sp->axes[i].n;
@@ -467,8 +470,7 @@ int sweep_spec_finish(struct sweep_spec *sp, struct err *e)
 
 /* ---- points ---- */
 
-int sweep_spec_point(const struct sweep_spec *sp, int64_t index, struct sweep_point *pt,
-		     struct err *e)
+int sweep_spec_point(const struct sweep_spec *sp, int64_t index, struct sweep_point *pt, struct err *e)
 {
 	struct scenario *s = &pt->s;
 	pt->index = index;
@@ -551,8 +553,8 @@ int sweep_spec_point(const struct sweep_spec *sp, int64_t index, struct sweep_po
 	if (layout && !dp_set) {
 		int64_t tc = s->tp * s->cp;
 		if (s->gpus % tc != 0) {
-			err_set(e, NULL, 0, 0, "tp x cp = %lld x %lld does not divide gpus %lld", (long long)s->tp,
-				(long long)s->cp, (long long)s->gpus);
+			err_set(e, NULL, 0, 0, "tp x cp = %lld x %lld does not divide gpus %lld",
+			        (long long)s->tp, (long long)s->cp, (long long)s->gpus);
 			s->dp = 0;
 			return -EINVAL;
 		}
@@ -560,8 +562,8 @@ int sweep_spec_point(const struct sweep_spec *sp, int64_t index, struct sweep_po
 	}
 	if (s->tp * s->dp * s->cp != s->gpus) {
 		err_set(e, NULL, 0, 0, "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
-			(long long)s->tp, (long long)s->dp, (long long)s->cp,
-			(long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
+		        (long long)s->tp, (long long)s->dp, (long long)s->cp,
+		        (long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
 		return -EINVAL;
 	}
 	if (s->ep > s->gpus || s->gpus % s->ep != 0) {
@@ -600,24 +602,27 @@ static int range_values(struct parser *p, const struct doc_node *n, struct sweep
 	const struct doc_node *times = doc_get(n, "times"), *step = doc_get(n, "step");
 	if (!from || !to)
 		return doc_error(p->d, n, p->e, "sweep: %s: a range needs 'from' and 'to'",
-				 sweep_axis_name(a->kind));
+		                 sweep_axis_name(a->kind));
 	if (!times == !step)
-		return doc_error(p->d, n, p->e, "sweep: %s: a range needs 'times' (geometric) or 'step' "
-				 "(arithmetic), one of them", sweep_axis_name(a->kind));
+		return doc_error(p->d, n, p->e,
+		                 "sweep: %s: a range needs 'times' (geometric) or 'step' "
+		                 "(arithmetic), one of them",
+		                 sweep_axis_name(a->kind));
 	int64_t lo, hi, by;
-	if ((rc = doc_i64(p->d, from, "from", &lo, p->e)) < 0 || (rc = doc_i64(p->d, to, "to", &hi, p->e)) < 0 ||
+	if ((rc = doc_i64(p->d, from, "from", &lo, p->e)) < 0 ||
+	    (rc = doc_i64(p->d, to, "to", &hi, p->e)) < 0 ||
 	    (rc = doc_i64(p->d, times ? times : step, times ? "times" : "step", &by, p->e)) < 0)
 		return rc;
 	if (lo < 1 || hi < lo)
 		return doc_error(p->d, n, p->e, "sweep: %s: a range needs 1 <= from <= to",
-				 sweep_axis_name(a->kind));
+		                 sweep_axis_name(a->kind));
 	if (by < (times ? 2 : 1))
 		return doc_error(p->d, times ? times : step, p->e, "sweep: %s: %s must be at least %d",
-				 sweep_axis_name(a->kind), times ? "times" : "step", times ? 2 : 1);
+		                 sweep_axis_name(a->kind), times ? "times" : "step", times ? 2 : 1);
 	for (int64_t v = lo; v <= hi;) {
 		if (a->n == SWEEP_MAX_VALUES)
 			return doc_error(p->d, n, p->e, "sweep: %s: the range has more than %d values",
-					 sweep_axis_name(a->kind), SWEEP_MAX_VALUES);
+			                 sweep_axis_name(a->kind), SWEEP_MAX_VALUES);
 		if ((rc = append_int(a, v, p->e)) < 0)
 			return at(p, n, rc);
 		if (times ? v > hi / by : v > hi - by)
@@ -633,16 +638,20 @@ static int parse_axis(struct parser *p, const struct doc_node *key, const struct
 	if (sweep_axis_parse(key->str, &k) < 0) {
 		const char *hint = err_suggest(key->str, axis_names);
 		if (hint)
-			return doc_error(p->d, key, p->e, "sweep: unknown axis '%s' (did you mean '%s'?)", key->str, hint);
-		return doc_error(p->d, key, p->e, "sweep: unknown axis '%s' (axes: context, batch, "
-				 "prompt_tokens, output_tokens, prefill_chunk, gpus, tp, dp, cp, ep, "
-				 "moe_imbalance, tp_comm, model, hw, kda_state, mla_cache, expert_activations, "
-				 "dispatch)", key->str);
+			return doc_error(p->d, key, p->e, "sweep: unknown axis '%s' (did you mean '%s'?)",
+			                 key->str, hint);
+		return doc_error(
+		    p->d, key, p->e,
+		    "sweep: unknown axis '%s' (axes: context, batch, "
+		    "prompt_tokens, output_tokens, prefill_chunk, gpus, tp, dp, cp, ep, "
+		    "moe_imbalance, tp_comm, model, hw, kda_state, mla_cache, expert_activations, "
+		    "dispatch)",
+		    key->str);
 	}
 	size_t n = val->kind == DOC_SEQ ? val->n : val->kind == DOC_MAP ? SWEEP_MAX_VALUES : 1;
 	if (val->kind == DOC_MAP && !is_int_axis(k))
 		return doc_error(p->d, val, p->e, "sweep: %s: ranges are for integer axes; give a list",
-				 key->str);
+		                 key->str);
 	if (val->kind == DOC_SEQ && val->n == 0)
 		return doc_error(p->d, val, p->e, "sweep: %s: the list is empty", key->str);
 	struct sweep_axis *a = axis_new(p->sp, k, n, p->e);
@@ -696,7 +705,8 @@ static int parse_tree(struct parser *p, const struct doc_node *root)
 			return doc_error(p->d, key, p->e, "sweep: axis names are plain words");
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(doc_key(sw, j)->str, key->str) == 0)
-				return doc_error(p->d, key, p->e, "sweep: axis '%s' is given twice", key->str);
+				return doc_error(p->d, key, p->e, "sweep: axis '%s' is given twice",
+				                 key->str);
 		if ((rc = parse_axis(p, key, doc_value(sw, i))) < 0)
 			return rc;
 	}
@@ -704,7 +714,7 @@ static int parse_tree(struct parser *p, const struct doc_node *root)
 }
 
 int sweep_spec_load_yaml(struct sweep_spec *sp, const char *name, const char *text, size_t len_bytes,
-			 struct err *e)
+                         struct err *e)
 {
 	struct scenario base;
 	int rc = scenario_load_yaml(&base, name, text, len_bytes, e);
@@ -732,7 +742,7 @@ int sweep_spec_load(struct sweep_spec *sp, const char *name_or_path, struct err 
 	/* As scenario_load: a name without '/' or a .yaml/.yml suffix is an embedded scenario. */
 	size_t n = strlen(name_or_path);
 	bool path = strchr(name_or_path, '/') || (n > 5 && strcmp(name_or_path + n - 5, ".yaml") == 0) ||
-		    (n > 4 && strcmp(name_or_path + n - 4, ".yml") == 0);
+	            (n > 4 && strcmp(name_or_path + n - 4, ".yml") == 0);
 	if (!path) {
 		const char *text = scenario_preset_text(name_or_path);
 		if (!text) {

@@ -19,7 +19,7 @@ static int db_err(struct sqlite3 *db, const char *path, struct err *e, const cha
 }
 
 void sweepdb_meta_init(struct sweepdb_meta *meta, const struct sweep_spec *sp, int64_t shard_index,
-		       int64_t shard_count)
+                       int64_t shard_count)
 {
 	memset(meta, 0, sizeof *meta);
 	snprintf(meta->scenario, sizeof meta->scenario, "%s", sp->base.name);
@@ -38,8 +38,10 @@ static void create_sql(char *sql, size_t cap, const char *table)
 	size_t len = (size_t)snprintf(sql, cap, "CREATE TABLE %s (", table);
 	for (int i = 0; i < sweep_n_columns() && len < cap; i++)
 		len += (size_t)snprintf(sql + len, cap - len, "%s%s %s%s", i ? ", " : "", c[i].name,
-					c[i].type == SWEEP_COL_INT ? "INTEGER" : c[i].type == SWEEP_COL_REAL ? "REAL" : "TEXT",
-					i == 0 ? " PRIMARY KEY" : "");
+		                        c[i].type == SWEEP_COL_INT    ? "INTEGER"
+		                        : c[i].type == SWEEP_COL_REAL ? "REAL"
+		                                                      : "TEXT",
+		                        i == 0 ? " PRIMARY KEY" : "");
 	if (len < cap)
 		snprintf(sql + len, cap - len, ")");
 }
@@ -68,7 +70,8 @@ int sweepdb_exec(struct sweepdb *w, const char *sql, struct err *e)
 int sweepdb_set_meta(struct sweepdb *w, const char *key, const char *value, struct err *e)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", -1, &st,
+	                       NULL) != SQLITE_OK)
 		return db_err(w->db, w->path, e, "meta");
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, value, -1, SQLITE_TRANSIENT);
@@ -124,7 +127,7 @@ static int write_meta(struct sweepdb *w, const struct sweepdb_meta *meta, const 
 
 /* Opens the temporary file of path with the schema; shards: the "shards" meta value. */
 static int create_with_shards(struct sweepdb *w, const char *path, const struct sweepdb_meta *meta,
-			      const char *shards, struct err *e)
+                              const char *shards, struct err *e)
 {
 	memset(w, 0, sizeof *w);
 	if (strlen(path) >= sizeof w->path) {
@@ -134,7 +137,8 @@ static int create_with_shards(struct sweepdb *w, const char *path, const struct 
 	snprintf(w->path, sizeof w->path, "%s", path);
 	snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
 	unlink(w->tmp_path);
-	if (sqlite3_open_v2(w->tmp_path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(w->tmp_path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
 		int rc = db_err(w->db, w->tmp_path, e, "cannot create the database");
 		sweepdb_abort(w);
 		return rc;
@@ -286,7 +290,8 @@ static int select_rows(sqlite3 *db, const char *path, const char *table, sqlite3
 	column_list(cols, sizeof cols, "");
 	snprintf(sql, sizeof sql, "SELECT %s FROM %.64s ORDER BY point", cols, table);
 	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
-		err_set(e, path, 0, 0, "not a k3sim sweep database (table '%s': %s)", table, sqlite3_errmsg(db));
+		err_set(e, path, 0, 0, "not a k3sim sweep database (table '%s': %s)", table,
+		        sqlite3_errmsg(db));
 		return -EINVAL;
 	}
 	return 0;
@@ -321,8 +326,8 @@ static void row_from_stmt(sqlite3_stmt *st, struct sweep_row *row)
 	}
 }
 
-int sweepdb_read(const char *path, const char *table, struct sweep_row **rows, int64_t *n,
-		 int64_t cap_rows, struct err *e)
+int sweepdb_read(const char *path, const char *table, struct sweep_row **rows, int64_t *n, int64_t cap_rows,
+                 struct err *e)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
@@ -448,7 +453,8 @@ static int read_shard_file(struct shard_file *f, struct err *e)
 		return rc;
 	char fmt[64];
 	if (meta_text(db, "format", fmt, sizeof fmt) < 0 || strcmp(fmt, FORMAT) != 0) {
-		err_set(e, f->path, 0, 0, "not a k3sim sweep database (meta format '%s', expected '%s')", fmt, FORMAT);
+		err_set(e, f->path, 0, 0, "not a k3sim sweep database (meta format '%s', expected '%s')", fmt,
+		        FORMAT);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -508,7 +514,7 @@ static void release_shard_files(struct shard_file *files, int n)
 }
 
 int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool allow_partial,
-		  struct sweepdb_merge_stats *stats, struct err *e)
+                  struct sweepdb_merge_stats *stats, struct err *e)
 {
 	struct sweepdb w = {0};
 	struct shard_file *files = calloc((size_t)(n_inputs > 0 ? n_inputs : 1), sizeof *files);
@@ -536,15 +542,17 @@ int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool
 	for (int i = 1; i < n_inputs; i++) {
 		const struct shard_file *f = &files[i];
 		if (strcmp(f->spec_hash, f0->spec_hash) != 0 || f->points_total != f0->points_total) {
-			err_set(e, f->path, 0, 0, "comes from a different sweep than %s (spec %s vs %s, %lld vs %lld points)",
-				f0->path, f->spec_hash, f0->spec_hash, (long long)f->points_total,
-				(long long)f0->points_total);
+			err_set(e, f->path, 0, 0,
+			        "comes from a different sweep than %s (spec %s vs %s, %lld vs %lld points)",
+			        f0->path, f->spec_hash, f0->spec_hash, (long long)f->points_total,
+			        (long long)f0->points_total);
 			rc = -EINVAL;
 			goto out;
 		}
 		if (f->shard_count != N) {
-			err_set(e, f->path, 0, 0, "was split into %lld shards, %s into %lld: merge shards of one split",
-				(long long)f->shard_count, f0->path, (long long)N);
+			err_set(e, f->path, 0, 0,
+			        "was split into %lld shards, %s into %lld: merge shards of one split",
+			        (long long)f->shard_count, f0->path, (long long)N);
 			rc = -EINVAL;
 			goto out;
 		}
@@ -562,8 +570,8 @@ int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool
 			if (!files[i].has[k])
 				continue;
 			if (owner_set[k]) {
-				err_set(e, files[i].path, 0, 0, "overlaps %s: both hold shard %lld/%lld", files[owner[k]].path,
-					(long long)k + 1, (long long)N);
+				err_set(e, files[i].path, 0, 0, "overlaps %s: both hold shard %lld/%lld",
+				        files[owner[k]].path, (long long)k + 1, (long long)N);
 				rc = -EINVAL;
 				goto out;
 			}
@@ -573,7 +581,7 @@ int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool
 		}
 		if (files[i].rows != expect) {
 			err_set(e, files[i].path, 0, 0, "holds %lld points, but its shards should have %lld",
-				(long long)files[i].rows, (long long)expect);
+			        (long long)files[i].rows, (long long)expect);
 			rc = -EINVAL;
 			goto out;
 		}
@@ -590,26 +598,29 @@ int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool
 	char missing_list[256] = "";
 	for (int64_t k = 0; k < N; k++) {
 		if (owner_set[k]) {
-			len += (size_t)snprintf(shards + len, cap - len, "%s%lld", len ? "," : "", (long long)k + 1);
+			len += (size_t)snprintf(shards + len, cap - len, "%s%lld", len ? "," : "",
+			                        (long long)k + 1);
 			continue;
 		}
 		if (missing < 16)
-			snprintf(missing_list + strlen(missing_list), sizeof missing_list - strlen(missing_list),
-				 "%s%lld", missing ? ", " : "", (long long)k + 1);
+			snprintf(missing_list + strlen(missing_list),
+			         sizeof missing_list - strlen(missing_list), "%s%lld", missing ? ", " : "",
+			         (long long)k + 1);
 		missing++;
 	}
 	stats->points_total = f0->points_total;
 	stats->shard_count = N;
 	stats->missing_shards = missing;
 	if (missing && !allow_partial) {
-		err_set(e, NULL, 0, 0, "%lld of %lld shards missing: %s%s (--allow-partial writes what there is)",
-			(long long)missing, (long long)N, missing_list, missing > 16 ? ", ..." : "");
+		err_set(e, NULL, 0, 0,
+		        "%lld of %lld shards missing: %s%s (--allow-partial writes what there is)",
+		        (long long)missing, (long long)N, missing_list, missing > 16 ? ", ..." : "");
 		rc = -EINVAL;
 		goto out;
 	}
 
-	struct sweepdb_meta meta = {.spec = f0->spec, .points_total = f0->points_total, .shard_count = N,
-				    .shard_index = -1};
+	struct sweepdb_meta meta = {
+	    .spec = f0->spec, .points_total = f0->points_total, .shard_count = N, .shard_index = -1};
 	snprintf(meta.scenario, sizeof meta.scenario, "%s", f0->scenario);
 	snprintf(meta.scenario_file, sizeof meta.scenario_file, "%s", f0->scenario_file);
 	meta.spec_hash = strtoull(f0->spec_hash, NULL, 16);
@@ -633,8 +644,10 @@ int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool
 			rc = db_err(w.db, files[i].path, e, "attach");
 			goto out;
 		}
-		snprintf(sql, sizeof sql, "BEGIN; INSERT INTO main.points (%s) SELECT %s FROM src.points "
-			 "ORDER BY point; COMMIT", cols, cols);
+		snprintf(sql, sizeof sql,
+		         "BEGIN; INSERT INTO main.points (%s) SELECT %s FROM src.points "
+		         "ORDER BY point; COMMIT",
+		         cols, cols);
 		if ((rc = sweepdb_exec(&w, sql, e)) < 0) {
 			char why[400];
 			snprintf(why, sizeof why, "%.399s", e->msg);

@@ -26,16 +26,16 @@ struct sqlite3_stmt;
 struct sweepdb_meta {
 	char scenario[64];
 	char scenario_file[256];
-	const char *spec;      /* borrowed */
+	const char *spec; /* borrowed */
 	uint64_t spec_hash;
 	int64_t points_total;
 	int64_t shard_count;
-	int64_t shard_index;   /* 0-based; -1: every shard (a whole or merged sweep) */
+	int64_t shard_index; /* 0-based; -1: every shard (a whole or merged sweep) */
 };
 
 /* Fills meta from a spec and a shard (shard_count 1: the whole sweep). */
 void sweepdb_meta_init(struct sweepdb_meta *meta, const struct sweep_spec *sp, int64_t shard_index,
-		       int64_t shard_count);
+                       int64_t shard_count);
 
 struct sweepdb {
 	struct sqlite3 *db;
@@ -62,15 +62,15 @@ void sweepdb_abort(struct sweepdb *w);
 
 /* Reads rows of `table` in point order (at most cap_rows; -E2BIG beyond). *rows is malloc'd,
  * the caller frees it. */
-int sweepdb_read(const char *path, const char *table, struct sweep_row **rows, int64_t *n,
-		 int64_t cap_rows, struct err *e);
+int sweepdb_read(const char *path, const char *table, struct sweep_row **rows, int64_t *n, int64_t cap_rows,
+                 struct err *e);
 
 /* Writes the CSV of a database's points (sweep_csv_header + rows), streaming. */
 int sweepdb_export_csv(const char *path, FILE *out, struct err *e);
 
 struct sweepdb_merge_stats {
-	int64_t points;        /* rows written */
-	int64_t points_total;  /* of the sweep */
+	int64_t points;       /* rows written */
+	int64_t points_total; /* of the sweep */
 	int64_t shard_count;
 	int64_t missing_shards;
 };
@@ -79,6 +79,6 @@ struct sweepdb_merge_stats {
  * point count or shard count differ), a shard present twice (overlap), a shard whose rows are not
  * all there, and, unless allow_partial, shards missing from the union (listed in the message). */
 int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool allow_partial,
-		  struct sweepdb_merge_stats *st, struct err *e);
+                  struct sweepdb_merge_stats *st, struct err *e);
 
 #endif

@@ -64,7 +64,7 @@ static void test_kimi_linear_kv_reduction(void **state)
 	assert_int_equal(ib.mla_layers, 27);
 	assert_int_equal(ib.kda_layers, 0);
 	double saved = 1.0 - (double)model_mla_kv_bytes_per_token(&a, DT_BF16) /
-				     (double)model_mla_kv_bytes_per_token(&b, DT_BF16);
+	                         (double)model_mla_kv_bytes_per_token(&b, DT_BF16);
 	assert_within(saved, 0.75, 0.02); /* 20/27 = 74.1 % */
 	/* Same MoE and width: only the attention layers differ. */
 	assert_int_equal(ia.params_routed_experts, ib.params_routed_experts);
@@ -113,10 +113,10 @@ static void test_deepseek_v32(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kimi_linear),
-		cmocka_unit_test(test_kimi_linear_kv_reduction),
-		cmocka_unit_test(test_deepseek_v3),
-		cmocka_unit_test(test_deepseek_v32),
+	    cmocka_unit_test(test_kimi_linear),
+	    cmocka_unit_test(test_kimi_linear_kv_reduction),
+	    cmocka_unit_test(test_deepseek_v3),
+	    cmocka_unit_test(test_deepseek_v32),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,7 +61,8 @@ static void test_grid(void **state)
 	/* The largest batch: evaluated there, and it fits; none at 1M for the 93-MLA designs. */
 	for (int m = 0; m < 3; m++)
 		for (int x = 0; x < 9; x++) {
-			const struct sweep_row *ref = compare_row(&cmp, m, x, cmp.ref_batch), *best = compare_best(&cmp, m, x);
+			const struct sweep_row *ref = compare_row(&cmp, m, x, cmp.ref_batch),
+			                       *best = compare_best(&cmp, m, x);
 			if (ref->max_batch > 0) {
 				assert_int_equal(best->ok, 1);
 				assert_int_equal(best->batch, ref->max_batch);
@@ -80,7 +81,8 @@ static void test_state_kv_crossover(void **state)
 {
 	const struct compare_crossover *x = NULL;
 	for (int i = 0; i < cmp.n_cross; i++)
-		if (cmp.cross[i].metric == CMP_STATE_KV_PER_REQUEST && cmp.cross[i].a == 0 && cmp.cross[i].b == 1)
+		if (cmp.cross[i].metric == CMP_STATE_KV_PER_REQUEST && cmp.cross[i].a == 0 &&
+		    cmp.cross[i].b == 1)
 			x = &cmp.cross[i];
 	assert_non_null(x);
 	const struct sweep_row *k3 = compare_row(&cmp, 0, 0, 0), *full = compare_row(&cmp, 1, 0, 0);
@@ -194,8 +196,9 @@ static void test_report_with_charts(void **state)
 		fail_msg("%s", e.msg);
 	if (!f.charts.rendered)
 		fail_msg("charts not rendered: %s", f.charts.reason);
-	static const char *const names[] = {"memory_per_request", "hbm_per_gpu", "max_batch", "ttft", "tpot",
-					    "throughput", "decode_breakdown", "prefill_breakdown"};
+	static const char *const names[] = {
+	    "memory_per_request", "hbm_per_gpu",      "max_batch",        "ttft", "tpot",
+	    "throughput",         "decode_breakdown", "prefill_breakdown"};
 	assert_int_equal(f.n_charts, 8);
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		for (int k = 0; k < 2; k++) {
@@ -243,7 +246,9 @@ static void test_bad_axis(void **state)
 	snprintf(path, sizeof path, "%s/bad.yaml", dir);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
-	fputs("model: kimi-k3\nhw: h200\ngpus: 16\nparallel: {tp: 8}\nsweep:\n  context: [4096]\n  hw: [h200, b200]\n", f);
+	fputs("model: kimi-k3\nhw: h200\ngpus: 16\nparallel: {tp: 8}\nsweep:\n  context: [4096]\n  hw: "
+	      "[h200, b200]\n",
+	      f);
 	fclose(f);
 	struct compare c;
 	struct err e;
@@ -258,14 +263,14 @@ static void test_bad_axis(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_grid),
-		cmocka_unit_test(test_state_kv_crossover),
-		cmocka_unit_test(test_crossovers_are_boundaries),
-		cmocka_unit_test(test_dsa),
-		cmocka_unit_test(test_report_without_charts),
-		cmocka_unit_test(test_report_with_charts),
-		cmocka_unit_test(test_kimi_linear_claims),
-		cmocka_unit_test(test_bad_axis),
+	    cmocka_unit_test(test_grid),
+	    cmocka_unit_test(test_state_kv_crossover),
+	    cmocka_unit_test(test_crossovers_are_boundaries),
+	    cmocka_unit_test(test_dsa),
+	    cmocka_unit_test(test_report_without_charts),
+	    cmocka_unit_test(test_report_with_charts),
+	    cmocka_unit_test(test_kimi_linear_claims),
+	    cmocka_unit_test(test_bad_axis),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

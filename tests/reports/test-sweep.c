@@ -42,13 +42,12 @@ static const char *write_file(const char *name, const char *text)
 	return p;
 }
 
-static const char base_yaml[] =
-	"name: t\n"
-	"model: kimi-k3\n"
-	"hw: h200\n"
-	"gpus: 16\n"
-	"parallel: {tp: 8, dp: 2, ep: 16}\n"
-	"workload: {batch: 64, prompt_tokens: 8192, output_tokens: 256}\n";
+static const char base_yaml[] = "name: t\n"
+                                "model: kimi-k3\n"
+                                "hw: h200\n"
+                                "gpus: 16\n"
+                                "parallel: {tp: 8, dp: 2, ep: 16}\n"
+                                "workload: {batch: 64, prompt_tokens: 8192, output_tokens: 256}\n";
 
 /* ---- evaluation equals sim_run ---- */
 
@@ -62,7 +61,6 @@ static int collect(void *ctx, const struct sweep_row *in, int64_t n, struct err 
 	ss->n += n;
 	return 0;
 }
-
 
 static void expect_equal_result(const struct sweep_row *row, const struct sim_result *r)
 {
@@ -109,18 +107,18 @@ static void expect_equal_result(const struct sweep_row *row, const struct sim_re
  * sim_run on the point's scenario, although the sweep computes each prefill once per group. */
 static void test_eval_equals_sim_run(void **state)
 {
-	const char *p = write_file("eq.yaml",
-		"name: eq\nmodel: kimi-k3\nhw: h200\ngpus: 16\n"
-		"parallel: {tp: 8, dp: 2, ep: 16}\n"
-		"workload: {batch: 16, prompt_tokens: 8192, output_tokens: 64, prefill_chunk: 16384}\n"
-		"sweep:\n"
-		"  model: [kimi-k3, k3-full-mla, k3-dsa, kimi-linear, deepseek-v3.2]\n"
-		"  context: [4096, 40000, 300000]\n"
-		"  cp: [1, 2]\n"
-		"  kda_state: [fp32, bf16]\n"
-		"  tp_comm: [allreduce, rs_ag]\n"
-		"  batch: [1, 24]\n"
-		"  output_tokens: [1, 100]\n");
+	const char *p = write_file(
+	    "eq.yaml", "name: eq\nmodel: kimi-k3\nhw: h200\ngpus: 16\n"
+	               "parallel: {tp: 8, dp: 2, ep: 16}\n"
+	               "workload: {batch: 16, prompt_tokens: 8192, output_tokens: 64, prefill_chunk: 16384}\n"
+	               "sweep:\n"
+	               "  model: [kimi-k3, k3-full-mla, k3-dsa, kimi-linear, deepseek-v3.2]\n"
+	               "  context: [4096, 40000, 300000]\n"
+	               "  cp: [1, 2]\n"
+	               "  kda_state: [fp32, bf16]\n"
+	               "  tp_comm: [allreduce, rs_ag]\n"
+	               "  batch: [1, 24]\n"
+	               "  output_tokens: [1, 100]\n");
 	struct sweep_spec sp;
 	struct err e;
 	if (sweep_spec_load(&sp, p, &e) < 0)
@@ -163,7 +161,8 @@ static void test_point_order_and_layout(void **state)
 {
 	char text[1024];
 	snprintf(text, sizeof text, "%s%s", base_yaml,
-		 "sweep:\n  tp: [4, 8, 3]\n  batch: {from: 1, to: 100, times: 4}\n  context: {from: 1000, to: 3000, step: 1000}\n");
+	         "sweep:\n  tp: [4, 8, 3]\n  batch: {from: 1, to: 100, times: 4}\n  context: {from: 1000, "
+	         "to: 3000, step: 1000}\n");
 	const char *p = write_file("order.yaml", text);
 	struct sweep_spec sp;
 	struct err e;
@@ -202,7 +201,7 @@ static void test_point_order_and_layout(void **state)
 	if (sweep_spec_load(&sp, p, &e) < 0)
 		fail_msg("%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
 	assert_int_equal(sweep_spec_point(&sp, 1, &pt, &e), 0); /* 20 = 5 x 4 */
-	assert_int_equal(pt.s.ep, 20);                           /* ep followed gpus */
+	assert_int_equal(pt.s.ep, 20);                          /* ep followed gpus */
 	sweep_eval_point(&pt, sc, &row);
 	assert_int_equal(row.ok, 0);
 	assert_non_null(strstr(row.error, "does not divide the 96 KDA heads"));
@@ -224,31 +223,31 @@ static void test_no_axes(void **state)
 /* ---- bad specs: file:line:col ---- */
 
 struct bad_case {
-	const char *sweep;   /* the text after "sweep:\n" */
-	int line, col;       /* where the error must point (lines of base_yaml: 6) */
-	const char *needle;  /* part of the message */
+	const char *sweep;  /* the text after "sweep:\n" */
+	int line, col;      /* where the error must point (lines of base_yaml: 6) */
+	const char *needle; /* part of the message */
 };
 
 static void test_bad_specs(void **state)
 {
 	static const struct bad_case cases[] = {
-		{"  contxt: [4096]\n", 8, 3, "unknown axis 'contxt' (did you mean 'context'?)"},
-		{"  context: [4096, x]\n", 8, 19, "expected an integer"},
-		{"  context: [4096, 0]\n", 8, 19, "out of range"},
-		{"  context: [4096, 4096]\n", 8, 19, "listed twice"},
-		{"  context: []\n", 8, 12, "empty"},
-		{"  batch: {from: 1, to: 8}\n", 8, 10, "'times' (geometric) or 'step'"},
-		{"  batch: {from: 1, to: 8, times: 1}\n", 8, 34, "times must be at least 2"},
-		{"  batch: {from: 1, to: 8, step: 1, frm: 2}\n", 8, 36, "unknown key 'frm'"},
-		{"  model: [kimi-k3, kimi-k4]\n", 8, 20, "unknown model 'kimi-k4' (did you mean 'kimi-k3'?)"},
-		{"  hw: [h200, h300]\n", 8, 14, "unknown hardware 'h300'"},
-		{"  kda_state: [fp32, fp8]\n", 8, 21, "'fp8' is not one of fp32, bf16"},
-		{"  tp_comm: [ring]\n", 8, 13, "expected allreduce or rs_ag"},
-		{"  moe_imbalance: [0.5]\n", 8, 19, "must be in [1, 64]"},
-		{"  model: {from: 1, to: 2, step: 1}\n", 8, 10, "ranges are for integer axes"},
-		{"  context: [4096]\n  prompt_tokens: [10]\n", 9, 3, "not both"},
-		{"  batch: [1]\n  batch: [2]\n", 9, 3, "duplicate key 'batch'"},
-		{"  - context\n", 8, 3, "expected a mapping"},
+	    {"  contxt: [4096]\n", 8, 3, "unknown axis 'contxt' (did you mean 'context'?)"},
+	    {"  context: [4096, x]\n", 8, 19, "expected an integer"},
+	    {"  context: [4096, 0]\n", 8, 19, "out of range"},
+	    {"  context: [4096, 4096]\n", 8, 19, "listed twice"},
+	    {"  context: []\n", 8, 12, "empty"},
+	    {"  batch: {from: 1, to: 8}\n", 8, 10, "'times' (geometric) or 'step'"},
+	    {"  batch: {from: 1, to: 8, times: 1}\n", 8, 34, "times must be at least 2"},
+	    {"  batch: {from: 1, to: 8, step: 1, frm: 2}\n", 8, 36, "unknown key 'frm'"},
+	    {"  model: [kimi-k3, kimi-k4]\n", 8, 20, "unknown model 'kimi-k4' (did you mean 'kimi-k3'?)"},
+	    {"  hw: [h200, h300]\n", 8, 14, "unknown hardware 'h300'"},
+	    {"  kda_state: [fp32, fp8]\n", 8, 21, "'fp8' is not one of fp32, bf16"},
+	    {"  tp_comm: [ring]\n", 8, 13, "expected allreduce or rs_ag"},
+	    {"  moe_imbalance: [0.5]\n", 8, 19, "must be in [1, 64]"},
+	    {"  model: {from: 1, to: 2, step: 1}\n", 8, 10, "ranges are for integer axes"},
+	    {"  context: [4096]\n  prompt_tokens: [10]\n", 9, 3, "not both"},
+	    {"  batch: [1]\n  batch: [2]\n", 9, 3, "duplicate key 'batch'"},
+	    {"  - context\n", 8, 3, "expected a mapping"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char text[1024];
@@ -264,19 +263,18 @@ static void test_bad_specs(void **state)
 			printf("%s:%d:%d: %s\n", e.file, e.line, e.col, e.msg);
 		if (strcmp(e.file, p) != 0 || e.line != cases[i].line || e.col != cases[i].col ||
 		    !strstr(e.msg, cases[i].needle))
-			fail_msg("case %zu: got %s:%d:%d: %s; wanted %d:%d '%s'", i, e.file, e.line, e.col, e.msg,
-				 cases[i].line, cases[i].col, cases[i].needle);
+			fail_msg("case %zu: got %s:%d:%d: %s; wanted %d:%d '%s'", i, e.file, e.line, e.col,
+			         e.msg, cases[i].line, cases[i].col, cases[i].needle);
 	}
 }
 
 /* ---- runs: threads, shards, SQLite, CSV, merge ---- */
 
-static const char grid_yaml[] =
-	"sweep:\n"
-	"  model: [kimi-k3, k3-dsa]\n"
-	"  context: [4096, 32768, 131072]\n"
-	"  tp: [8, 3]\n"
-	"  batch: [1, 2, 4, 8, 16, 32, 64]\n";
+static const char grid_yaml[] = "sweep:\n"
+                                "  model: [kimi-k3, k3-dsa]\n"
+                                "  context: [4096, 32768, 131072]\n"
+                                "  tp: [8, 3]\n"
+                                "  batch: [1, 2, 4, 8, 16, 32, 64]\n";
 
 static void run_to_db(const struct sweep_spec *sp, const char *path, int threads, int64_t k, int64_t n)
 {
@@ -422,7 +420,7 @@ static void test_blocks_in_order(void **state)
 {
 	char text[1024];
 	snprintf(text, sizeof text, "%s%s", base_yaml,
-		 "sweep:\n  batch: {from: 1, to: 3000, step: 1}\n  output_tokens: [1, 2, 3, 4, 5, 6]\n");
+	         "sweep:\n  batch: {from: 1, to: 3000, step: 1}\n  output_tokens: [1, 2, 3, 4, 5, 6]\n");
 	const char *p = write_file("big.yaml", text);
 	struct sweep_spec sp;
 	struct err e;
@@ -451,12 +449,12 @@ static void test_blocks_in_order(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_eval_equals_sim_run),
-		cmocka_unit_test(test_point_order_and_layout),
-		cmocka_unit_test(test_no_axes),
-		cmocka_unit_test(test_bad_specs),
-		cmocka_unit_test(test_shards_merge_to_whole),
-		cmocka_unit_test(test_blocks_in_order),
+	    cmocka_unit_test(test_eval_equals_sim_run),
+	    cmocka_unit_test(test_point_order_and_layout),
+	    cmocka_unit_test(test_no_axes),
+	    cmocka_unit_test(test_bad_specs),
+	    cmocka_unit_test(test_shards_merge_to_whole),
+	    cmocka_unit_test(test_blocks_in_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
