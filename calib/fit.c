@@ -231,8 +231,35 @@ static enum dtype table_dtype(const struct hw *hw, const struct op *op, bool *an
 	}
 }
 
+/* Classes whose ops differ in shape at one size (GEMMs skinny or square, attention, KDA prefill
+ * chains) key their tables by modeled time; copies, KDA decode and collectives, whose time
+ * follows their size (and whose base curves flatten modeled time at small sizes), by size. */
+static enum hw_table_key key_of(enum hw_class c)
+{
+	switch (c) {
+	case HW_CLASS_MEMORY:
+	case HW_CLASS_KDA_DECODE:
+	case HW_CLASS_COMM:
+		return HW_KEY_BYTES;
+	default:
+		return HW_KEY_MODEL_S;
+	}
+}
+
+static double table_key(const struct calib_point *p, double model_s)
+{
+	switch (key_of(p->cls)) {
+	case HW_KEY_BYTES:
+		return p->cls == HW_CLASS_COMM ? (double)p->op.comm_bytes : (double)op_bytes(&p->op);
+	case HW_KEY_FLOPS:
+		return p->op.flops;
+	default:
+		return model_s;
+	}
+}
+
 struct resid {
-	double x;    /* log size (or log m) */
+	double x;    /* log of the table's key (or log m) */
 	double y;    /* log efficiency: log(predicted / measured) */
 	int64_t n, k;
 	enum dtype dt;
@@ -310,13 +337,13 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct calib_point *p = &pts->p[i];
 		double pred = calib_predict_s(hw, p);
-		if (p->held_out || !(pred > 0) || !(p->size > 0))
+		if (p->held_out || !(pred > 0) || !(table_key(p, pred) > 0))
 			continue;
 		struct resid *x = &r[n++];
 		memset(x, 0, sizeof *x);
 		x->cls = p->cls;
 		x->dt = table_dtype(hw, &p->op, &x->any);
-		x->x = log(p->size);
+		x->x = log(table_key(p, pred));
 		x->y = log(pred / p->measured_s);
 	}
 	qsort(r, n, sizeof *r, cmp_resid);
@@ -329,11 +356,12 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		int nk = knots(r + i, (int)(j - i), kx, ky, tx, ty);
 		memset(t, 0, sizeof *t);
 		t->cls = (enum hw_class)r[i].cls;
+		t->key = key_of(t->cls);
 		t->any_dtype = r[i].any;
 		t->dtype = r[i].dt;
 		t->n = nk;
 		for (int k = 0; k < nk; k++) {
-			t->size[k] = exp(kx[k]);
+			t->x[k] = exp(kx[k]);
 			t->eff[k] = exp(ky[k]);
 		}
 		hw->n_tables++;

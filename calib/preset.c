@@ -28,11 +28,6 @@ static void list(FILE *f, const double *v, int n, double scale)
 	fputc(']', f);
 }
 
-static bool class_by_bytes(enum hw_class c)
-{
-	return c == HW_CLASS_MEMORY || c == HW_CLASS_KDA_DECODE || c == HW_CLASS_COMM;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -87,9 +82,10 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 {
 	const struct calib_points *pts = meta->pts;
 	fprintf(f, "# %s: written by `k3sim calibrate` from measured kernels (see the calibration: section).\n"
-		   "# Efficiency tables hold modeled/measured time at the measured sizes, interpolated in\n"
-		   "# log space (hw/hw.h); curves, latencies and rates not listed under calibration.fit\n"
-		   "# keep the values of the base preset '%s'.\n",
+		   "# Efficiency tables hold modeled/measured device time, per class over modeled time and per\n"
+		   "# GEMM shape over m, interpolated in log space (hw/hw.h); curves, latencies and rates not\n"
+		   "# listed under calibration.fit keep the values of the base preset '%s' (launch latencies\n"
+		   "# are gaps between kernels, which kernel durations do not measure).\n",
 		hw->name, meta->base ? meta->base : "?");
 	fprintf(f, "name: ");
 	qstr(f, hw->name);
@@ -117,13 +113,14 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		hw->eff_gemm.max, hw->eff_gemm.half / 1e9, hw->eff_memory.max, hw->eff_memory.half / 1048576.0,
 		hw->eff_comm.max, hw->eff_comm.half / 1048576.0);
 	if (hw->n_tables) {
-		fprintf(f, "  tables:                 # class[.dtype]: modeled/measured time over size\n");
+		fprintf(f, "  tables:                 # class[.dtype]: modeled/measured device time over a key\n");
 		for (int i = 0; i < hw->n_tables; i++) {
 			const struct hw_table *t = &hw->tables[i];
-			bool bytes = class_by_bytes(t->cls);
+			static const char *const key[] = {"model_us", "gflop", "mib"};
+			static const double scale[] = {1e6, 1e-9, 1.0 / 1048576.0};
 			fprintf(f, "    %s%s%s:\n      %s: ", hw_class_name(t->cls), t->any_dtype ? "" : ".",
-				t->any_dtype ? "" : dtype_name(t->dtype), bytes ? "mib" : "gflop");
-			list(f, t->size, t->n, bytes ? 1.0 / 1048576.0 : 1e-9);
+				t->any_dtype ? "" : dtype_name(t->dtype), key[t->key]);
+			list(f, t->x, t->n, scale[t->key]);
 			fprintf(f, "\n      eff: ");
 			list(f, t->eff, t->n, 1.0);
 			fputc('\n', f);

@@ -369,6 +369,18 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		}
 		fprintf(f, "]}");
 	}
+	fprintf(f, "\n  ],\n  \"per_point\": [");
+	for (size_t i = 0; i < pts->n; i++) {
+		fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
+		jstr(f, pts->p[i].spec);
+		fprintf(f, ", \"class\": ");
+		jstr(f, pts->p[i].label);
+		fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ", pts->p[i].measured_s,
+			v->predicted_s[i]);
+		jpct(f, v->err_pct[i]);
+		fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}", pts->p[i].held_out ? "true" : "false",
+			pts->p[i].samples);
+	}
 	fprintf(f, "\n  ],\n  \"plots\": ");
 	if (in->scatter_svg && in->error_svg) {
 		fprintf(f, "{\"scatter\": ");

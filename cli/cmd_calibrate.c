@@ -36,6 +36,7 @@ static void usage(FILE *out)
 		"  --report DIR        write DIR/calibration.md (held-out validation) with charts\n"
 		"  --no-tables         fit the curves only, no efficiency tables\n"
 		"  --no-shape-tables   no per-GEMM-shape tables (what unseen shapes get)\n"
+		"  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *')\n"
 		"  -f, --force         replace an existing output\n"
 		"  --json              print the summary as JSON\n"
 		"  -q, --quiet         print nothing on success\n"
@@ -105,10 +106,12 @@ int cmd_calibrate(int argc, char **argv)
 		{"name", required_argument, NULL, 'n'},   {"rules", required_argument, NULL, 'r'},
 		{"report", required_argument, NULL, 'R'}, {"no-tables", no_argument, NULL, 'T'},
 		{"no-shape-tables", no_argument, NULL, 'S'}, {"force", no_argument, NULL, 'f'},
+		{"exclude", required_argument, NULL, 'x'},
 		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	const char *base_name = "h200", *out = NULL, *name = NULL, *rules_name = "default", *report = NULL;
+	const char *exclude = NULL;
 	bool force = false, json = false, quiet = false;
 	struct calib_fit_opts fo = {0};
 	int ch;
@@ -123,6 +126,7 @@ int cmd_calibrate(int argc, char **argv)
 		case 'R': report = optarg; break;
 		case 'T': fo.no_tables = true; break;
 		case 'S': fo.no_shape_tables = true; break;
+		case 'x': exclude = optarg; break;
 		case 'f': force = true; break;
 		case 'j': json = true; break;
 		case 'q': quiet = true; break;
@@ -180,6 +184,8 @@ int cmd_calibrate(int argc, char **argv)
 			calib_match_release(&m);
 		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s", i > optind ? ", " : "", argv[i]);
 	}
+	if (exclude)
+		calib_points_filter(&pts, exclude, false);
 	if (pts.n == 0) {
 		fprintf(stderr, "k3sim calibrate: %s: no measured op to fit\n", inputs);
 		goto out;

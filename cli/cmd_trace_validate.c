@@ -31,6 +31,7 @@ static void usage(FILE *out)
 		"                      (DIR/validate-scatter.svg, DIR/validate-error.svg)\n"
 		"  --json              print the JSON report instead of the table\n"
 		"  --top N             worst offenders per class (default 5)\n"
+		"  --only GLOB         only the ops whose spec matches (e.g. 'gemm m=* n=96 *')\n"
 		"  --title TEXT        the report's title\n"
 		"  -h, --help          this text\n\n"
 		"environment: K3SIM_GNUPLOT names the gnuplot program (default gnuplot).\n");
@@ -75,9 +76,10 @@ int cmd_trace_validate(int argc, char **argv)
 		{"hw", required_argument, NULL, 'w'},     {"rules", required_argument, NULL, 'r'},
 		{"output", required_argument, NULL, 'o'}, {"json", no_argument, NULL, 'j'},
 		{"top", required_argument, NULL, 't'},    {"title", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+		{"only", required_argument, NULL, 'O'},   {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	const char *hw_name = "h200", *rules_name = "default", *dir = NULL, *title = NULL;
+	const char *hw_name = "h200", *rules_name = "default", *dir = NULL, *title = NULL, *only = NULL;
 	bool json = false;
 	int top = 5, ch;
 	optind = 1;
@@ -89,6 +91,7 @@ int cmd_trace_validate(int argc, char **argv)
 		case 'o': dir = optarg; break;
 		case 'j': json = true; break;
 		case 'T': title = optarg; break;
+		case 'O': only = optarg; break;
 		case 't':
 			top = atoi(optarg);
 			if (top < 1 || top > CALIB_WORST_MAX) {
@@ -140,6 +143,8 @@ int cmd_trace_validate(int argc, char **argv)
 			calib_match_release(&m);
 		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s", i > optind ? ", " : "", argv[i]);
 	}
+	if (only)
+		calib_points_filter(&pts, only, true);
 	if (pts.n == 0) {
 		fprintf(stderr, "k3sim trace validate: %s: no GPU work matched a model op (%lld kernels, %lld memcpys read;"
 				" name ops with 'k3sim op=...' NVTX ranges or give --rules)\n",

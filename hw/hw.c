@@ -60,7 +60,14 @@ static double interp_loglog(const double *xs, const double *ys, int n, double x)
 	return exp(log(ys[lo]) + t * (log(ys[hi]) - log(ys[lo])));
 }
 
-double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double size)
+static double table_at(const struct hw_table *tb, double flops, double bytes, double model_s)
+{
+	double x = tb->key == HW_KEY_FLOPS ? flops : tb->key == HW_KEY_BYTES ? bytes : model_s;
+	return interp_loglog(tb->x, tb->eff, tb->n, x);
+}
+
+double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double flops, double bytes,
+		    double model_s)
 {
 	const struct hw_table *any = NULL;
 	for (int i = 0; i < hw->n_tables; i++) {
@@ -68,11 +75,11 @@ double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double s
 		if (tb->cls != c)
 			continue;
 		if (!tb->any_dtype && tb->dtype == t)
-			return interp_loglog(tb->size, tb->eff, tb->n, size);
+			return table_at(tb, flops, bytes, model_s);
 		if (tb->any_dtype && !any)
 			any = tb;
 	}
-	return any ? interp_loglog(any->size, any->eff, any->n, size) : 1;
+	return any ? table_at(any, flops, bytes, model_s) : 1;
 }
 
 double hw_gemm_shape_eff(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, bool *found)
@@ -218,12 +225,7 @@ static int read_points(const struct doc *d, const struct doc_node *seq, const ch
 	return 0;
 }
 
-static bool class_by_bytes(enum hw_class c)
-{
-	return c == HW_CLASS_MEMORY || c == HW_CLASS_KDA_DECODE || c == HW_CLASS_COMM;
-}
-
-/* efficiency.tables: {CLASS[.DTYPE]: {gflop|mib: [...], eff: [...]}} */
+/* efficiency.tables: {CLASS[.DTYPE]: {model_us|gflop|mib: [...], eff: [...]}} */
 static int read_tables(const struct doc *d, const struct doc_node *map, struct hw *hw, struct err *e)
 {
 	int rc = doc_expect(d, map, DOC_MAP, "efficiency.tables", e);
@@ -253,16 +255,24 @@ static int read_tables(const struct doc *d, const struct doc_node *map, struct h
 			if (hw->tables[j].cls == tb->cls && hw->tables[j].any_dtype == tb->any_dtype &&
 			    (tb->any_dtype || hw->tables[j].dtype == tb->dtype))
 				return doc_error(d, k, e, "efficiency.tables: '%s' is given twice", k->str);
-		bool bytes = class_by_bytes(tb->cls);
-		const char *size_key = bytes ? "mib" : "gflop";
-		const char *keys[] = {size_key, "eff", NULL};
+		static const char *const keys[] = {"model_us", "gflop", "mib", "eff", NULL};
+		static const double scale[] = {1e-6, 1e9, 1048576.0};
 		if ((rc = doc_expect(d, v, DOC_MAP, k->str, e)) < 0 || (rc = doc_check_keys(d, v, keys, e)) < 0)
 			return rc;
-		const struct doc_node *sz = doc_get(v, size_key), *ef = doc_get(v, "eff");
+		const struct doc_node *sz = NULL, *ef = doc_get(v, "eff");
+		const char *size_key = "model_us";
+		for (int j = 0; j < 3; j++)
+			if (doc_get(v, keys[j])) {
+				if (sz)
+					return doc_error(d, v, e, "%s: give one of model_us, gflop and mib", k->str);
+				sz = doc_get(v, keys[j]);
+				size_key = keys[j];
+				tb->key = (enum hw_table_key)j;
+			}
 		if (!sz || !ef)
-			return doc_error(d, v, e, "%s: missing key '%s'", k->str, sz ? "eff" : size_key);
+			return doc_error(d, v, e, "%s: missing key '%s'", k->str, sz ? "eff" : "model_us (or gflop, mib)");
 		int ns, ne;
-		if ((rc = read_points(d, sz, size_key, bytes ? 1048576.0 : 1e9, true, tb->size, &ns, e)) < 0 ||
+		if ((rc = read_points(d, sz, size_key, scale[tb->key], true, tb->x, &ns, e)) < 0 ||
 		    (rc = read_points(d, ef, "eff", 1.0, false, tb->eff, &ne, e)) < 0)
 			return rc;
 		if (ns != ne)

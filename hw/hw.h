@@ -21,29 +21,40 @@ struct hw_curve {
 double hw_curve_eval(const struct hw_curve *c, double x);
 
 /* Calibrated corrections (written by `k3sim calibrate`; datasheet presets have none).
- * An efficiency here is the modeled time over the measured time of the same op at a measured
- * size (1: the model was right; 0.5: the op took twice as long). Between measured sizes it is
- * interpolated linearly in (log size, log efficiency) and held flat beyond the ends. */
+ * An efficiency here is the modeled device time of an op over its measured time (1: the model
+ * was right; 0.5: the op took twice as long); launch gaps are not part of it. Class tables are
+ * keyed by the modeled device time (what separates kernel floors from bandwidth- or FLOP-bound
+ * ops whatever the shape: GEMMs, attention, KDA prefill) or by FLOPs or bytes (copies, KDA
+ * decode, collectives, whose time follows their size); GEMM shape tables by m. Between points an
+ * efficiency is interpolated linearly in (log key, log efficiency), flat beyond the ends. */
 enum hw_class {
-	HW_CLASS_GEMM,         /* size = FLOPs */
-	HW_CLASS_GROUPED_GEMM, /* FLOPs */
-	HW_CLASS_MEMORY,       /* elementwise ops and copies: bytes moved */
-	HW_CLASS_KDA_CHUNK,    /* FLOPs */
-	HW_CLASS_KDA_DECODE,   /* bytes moved */
-	HW_CLASS_ATTENTION,    /* MLA / DSA: FLOPs */
-	HW_CLASS_COMM,         /* collectives: bytes per rank */
+	HW_CLASS_GEMM,
+	HW_CLASS_GROUPED_GEMM,
+	HW_CLASS_MEMORY,       /* elementwise ops and copies */
+	HW_CLASS_KDA_CHUNK,
+	HW_CLASS_KDA_DECODE,
+	HW_CLASS_ATTENTION,    /* MLA / DSA */
+	HW_CLASS_COMM,         /* collectives */
 	HW_CLASS_COUNT
 };
 
 enum { HW_TABLE_POINTS_MAX = 32, HW_TABLES_MAX = 16, HW_GEMM_SHAPES_MAX = 64 };
 
-/* Efficiency of one class in one precision over size. */
+/* What a class table is keyed by. */
+enum hw_table_key {
+	HW_KEY_MODEL_S, /* the op's modeled device time, seconds (YAML model_us) */
+	HW_KEY_FLOPS,   /* FLOPs (YAML gflop) */
+	HW_KEY_BYTES,   /* bytes moved; collectives: bytes per rank (YAML mib) */
+};
+
+/* Efficiency of one class in one precision over its key. */
 struct hw_table {
 	enum hw_class cls;
 	bool any_dtype;        /* applies to every dtype without a table of its own */
 	enum dtype dtype;      /* GEMMs: the math dtype; KDA: the state dtype; else the element type */
+	enum hw_table_key key;
 	int n;
-	double size[HW_TABLE_POINTS_MAX]; /* FLOPs or bytes by class; ascending */
+	double x[HW_TABLE_POINTS_MAX]; /* the key, in SI units; ascending */
 	double eff[HW_TABLE_POINTS_MAX];
 };
 
@@ -115,9 +126,10 @@ double hw_tensor_rate(const struct hw *hw, enum dtype t);
 /* The dtype whose rate hw_tensor_rate(t) actually uses. */
 enum dtype hw_math_dtype(const struct hw *hw, enum dtype t);
 
-/* Calibrated efficiency of an op of class c in dtype t at `size` (FLOPs or bytes, by class): the
- * table of (c, t), else of (c, any dtype), else 1. */
-double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double size);
+/* Calibrated efficiency of an op of class c in dtype t with `flops`, `bytes` (moved; collectives:
+ * per rank) and modeled device time model_s: the table of (c, t), else of (c, any dtype), else 1. */
+double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double flops, double bytes,
+		    double model_s);
 /* Calibrated efficiency of a dense GEMM of a calibrated shape (n, k, math dtype t) at m tokens;
  * *found is false (and 1 returned) when the preset has no table for that shape. */
 double hw_gemm_shape_eff(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, bool *found);

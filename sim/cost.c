@@ -127,37 +127,38 @@ static double launches(enum op_kind k)
 	}
 }
 
-/* A calibrated preset's modeled-over-measured efficiency of this op's device time (hw_table_eff);
- * 1 otherwise. */
-static double calibrated_eff(const struct hw *hw, const struct op *op)
+/* A calibrated preset's modeled-over-measured efficiency of this op's device time (model_s:
+ * hw_gemm_shape_eff, hw_table_eff); 1 otherwise. */
+static double calibrated_eff(const struct hw *hw, const struct op *op, double model_s)
 {
 	if (hw->n_tables == 0 && hw->n_gemm_shapes == 0)
 		return 1;
 	enum dtype math = hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype));
+	double bytes = (double)op_bytes(op);
 	bool found;
 	double eff;
 	switch (op->kind) {
 	case OP_GEMM:
 		eff = hw_gemm_shape_eff(hw, math, op->m, op->n, op->k, &found);
-		return found ? eff : hw_table_eff(hw, HW_CLASS_GEMM, math, op->flops);
+		return found ? eff : hw_table_eff(hw, HW_CLASS_GEMM, math, op->flops, bytes, model_s);
 	case OP_GROUPED_GEMM:
-		return hw_table_eff(hw, HW_CLASS_GROUPED_GEMM, math, op->flops);
+		return hw_table_eff(hw, HW_CLASS_GROUPED_GEMM, math, op->flops, bytes, model_s);
 	case OP_ELEMENTWISE:
-		return hw_table_eff(hw, HW_CLASS_MEMORY, op->a_dtype, (double)op_bytes(op));
+		return hw_table_eff(hw, HW_CLASS_MEMORY, op->a_dtype, op->flops, bytes, model_s);
 	case OP_KDA_CHUNK:
-		return hw_table_eff(hw, HW_CLASS_KDA_CHUNK, op->s_dtype, op->flops);
+		return hw_table_eff(hw, HW_CLASS_KDA_CHUNK, op->s_dtype, op->flops, bytes, model_s);
 	case OP_KDA_DECODE:
-		return hw_table_eff(hw, HW_CLASS_KDA_DECODE, op->s_dtype, (double)op_bytes(op));
+		return hw_table_eff(hw, HW_CLASS_KDA_DECODE, op->s_dtype, op->flops, bytes, model_s);
 	case OP_MLA_PREFILL:
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
-		return hw_table_eff(hw, HW_CLASS_ATTENTION, op->a_dtype, op->flops);
+		return hw_table_eff(hw, HW_CLASS_ATTENTION, op->a_dtype, op->flops, bytes, model_s);
 	case OP_ALLREDUCE:
 	case OP_ALLGATHER:
 	case OP_REDUCESCATTER:
 	case OP_ALLTOALL:
-		return hw_table_eff(hw, HW_CLASS_COMM, DT_BF16, (double)op->comm_bytes);
+		return hw_table_eff(hw, HW_CLASS_COMM, DT_BF16, op->flops, (double)op->comm_bytes, model_s);
 	case OP_KIND_COUNT:
 		break;
 	}
@@ -244,10 +245,10 @@ void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opt
 		c.bound = BOUND_LATENCY;
 	else
 		c.bound = c.compute_s >= c.memory_s ? BOUND_COMPUTE : BOUND_MEMORY;
-	double eff = calibrated_eff(hw, op);
+	double gaps = launch * launches(op->kind);
+	double eff = calibrated_eff(hw, op, c.time_s - gaps);
 	if (eff != 1 && eff > 0) {
 		/* calibrated from kernel durations: the device time scales, launch gaps stay */
-		double gaps = launch * launches(op->kind);
 		c.time_s = (c.time_s - gaps) / eff + gaps;
 		c.latency_s = (c.latency_s - gaps) / eff + gaps;
 		c.compute_s /= eff;
