@@ -1,27 +1,12 @@
-/* Evaluating one sweep point: sim_run() in two halves (prefill, then decode + HBM), so points that
- * differ only in batch or output length share one prefill. tests/reports/test-sweep.c checks that
- * every output equals sim_run()'s, bit for bit: when sim_run changes, this file follows it. */
+/* Evaluating one sweep point with sim_prefill() and sim_decode() (sim_run's two halves), so points
+ * that differ only in batch or output length share one prefill. tests/reports/test-sweep.c checks
+ * that every output equals sim_run()'s, bit for bit. */
 #include "reports/sweep.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-
-static int64_t ceil_div64(int64_t a, int64_t b)
-{
-	return b > 0 ? (a + b - 1) / b : a;
-}
-
-/* Block AttnRes keeps every completed block's representation of each token in flight (sim.c). */
-static int64_t attn_res_store_bytes(const struct scenario *s, const struct model *m, int64_t tokens)
-{
-	if (!m->attn_res_block)
-		return 0;
-	int64_t sources = (m->n_layers + m->attn_res_block - 1) / m->attn_res_block + 1;
-	int64_t bytes = dtype_bytes(s->act, tokens * sources * m->hidden);
-	return s->tp_rs_ag ? ceil_div64(bytes, s->tp) : bytes;
-}
 
 void sweep_row_inputs(const struct sweep_point *pt, struct sweep_row *row)
 {
@@ -62,31 +47,13 @@ int sweep_eval_prefill(const struct sweep_point *pt, struct sweep_scratch *sc, s
 	int rc = sim_check(s, pt->m, pt->hw, e);
 	if (rc < 0)
 		return rc;
-	struct sim_phase *ph = &sc->prefill;
-	sim_phase_reset(ph);
-	/* As sim_run: the prompt in chunks, at most 1024 samples each standing for `stride` chunks. */
-	struct phase p;
-	double ttft = 0;
-	int64_t chunks = ceil_div64(s->prompt_tokens, s->prefill_chunk);
-	int64_t stride = chunks > 1024 ? ceil_div64(chunks, 1024) : 1;
-	for (int64_t i = 0; i < chunks; i += stride) {
-		int64_t done = i * s->prefill_chunk;
-		int64_t t =
-		    s->prompt_tokens - done < s->prefill_chunk ? s->prompt_tokens - done : s->prefill_chunk;
-		double w = (double)(i + stride <= chunks ? stride : chunks - i);
-		sim_phase_init(s, PHASE_PREFILL, 1, t, done, &p);
-		double step = sim_step(s, pt->m, pt->hw, &p, ph, w);
-		if (step < 0) {
-			err_set(e, s->file, 0, 0, "op list overflow");
-			return -E2BIG;
-		}
-		ttft += step * w;
-	}
-	out->ttft_s = ttft;
-	out->chunks = chunks;
-	out->peak_bytes =
-	    ph->peak_act_bytes + attn_res_store_bytes(s, pt->m, ceil_div64(s->prefill_chunk, s->cp));
-	opclass_phase_times(pt->hw, ph, false, out->class_s);
+	struct sim_prefill_result pre;
+	if ((rc = sim_prefill(s, pt->m, pt->hw, &sc->prefill, &pre, e)) < 0)
+		return rc;
+	out->ttft_s = pre.ttft_s;
+	out->chunks = pre.chunks;
+	out->peak_bytes = pre.peak_bytes;
+	opclass_phase_times(pt->hw, &sc->prefill, false, out->class_s);
 	return 0;
 }
 
@@ -94,66 +61,43 @@ int sweep_eval_decode(const struct sweep_point *pt, const struct sweep_prefill *
                       struct sweep_row *row, struct err *e)
 {
 	const struct scenario *s = &pt->s;
-	const struct model *m = pt->m;
-	const struct hw *hw = pt->hw;
-	struct sim_phase *ph = &sc->decode;
-	struct phase p;
-	sim_phase_reset(ph);
-
-	int64_t first = s->prompt_tokens, last = s->prompt_tokens + s->output_tokens - 1;
-	int64_t decode_context = first + (s->output_tokens - 1) / 2;
-	sim_phase_init(s, PHASE_DECODE, s->batch, 1, decode_context, &p);
-	double tpot = sim_step(s, m, hw, &p, ph, 1.0);
-	sim_phase_init(s, PHASE_DECODE, s->batch, 1, first, &p);
-	double tpot_first = sim_step(s, m, hw, &p, NULL, 1.0);
-	sim_phase_init(s, PHASE_DECODE, s->batch, 1, last, &p);
-	double tpot_last = sim_step(s, m, hw, &p, NULL, 1.0);
-	if (tpot < 0 || tpot_first < 0 || tpot_last < 0) {
-		err_set(e, s->file, 0, 0, "op list overflow");
-		return -E2BIG;
-	}
-	int64_t requests_per_gpu = ceil_div64(s->batch, s->dp);
-	int64_t decode_peak = ph->peak_act_bytes + attn_res_store_bytes(s, m, requests_per_gpu);
-	int64_t act = pre->peak_bytes > decode_peak ? pre->peak_bytes : decode_peak;
-	int64_t ctx_final = s->prompt_tokens + s->output_tokens;
-	struct sim_hbm h, one;
-	sim_hbm(s, m, hw, s->batch, ctx_final, act, &h);
-	sim_hbm(s, m, hw, s->dp, ctx_final, 0, &one); /* one request per DP group */
-	int64_t per_req = one.kda_state + one.conv_state + one.mla_kv + one.dsa_index +
-	                  ceil_div64(decode_peak, requests_per_gpu);
-	int64_t fixed = one.weights + one.workspace + pre->peak_bytes;
-	int64_t free_bytes = h.capacity - fixed;
-
+	struct sim_prefill_result p = {.ttft_s = pre->ttft_s, .chunks = pre->chunks, .peak_bytes = pre->peak_bytes};
+	struct sim_decode_result d;
+	int rc = sim_decode(s, pt->m, pt->hw, &p, &sc->decode, &d, e);
+	if (rc < 0)
+		return rc;
+	const struct sim_phase *ph = &sc->decode;
+	const struct sim_hbm *h = &d.hbm;
 	row->ok = 1;
 	row->error[0] = 0;
 	row->ttft_s = pre->ttft_s;
-	row->tpot_s = tpot;
-	row->tpot_first_s = tpot_first;
-	row->tpot_last_s = tpot_last;
-	row->e2e_s = pre->ttft_s + (double)(s->output_tokens - 1) * tpot;
-	row->tokens_per_s = tpot > 0 ? (double)s->batch / tpot : 0;
+	row->tpot_s = d.tpot_s;
+	row->tpot_first_s = d.tpot_first_s;
+	row->tpot_last_s = d.tpot_last_s;
+	row->e2e_s = pre->ttft_s + (double)(s->output_tokens - 1) * d.tpot_s;
+	row->tokens_per_s = d.tpot_s > 0 ? (double)s->batch / d.tpot_s : 0;
 	row->tokens_per_s_per_gpu = row->tokens_per_s / (double)s->gpus;
 	row->prefill_chunks = pre->chunks;
-	row->decode_context = decode_context;
-	row->requests_per_gpu = requests_per_gpu;
-	row->fits = h.total <= h.capacity;
-	row->missing_bytes = row->fits ? 0 : h.total - h.capacity;
-	row->max_batch = free_bytes > 0 && per_req > 0 ? (free_bytes / per_req) * s->dp : 0;
-	row->hbm_weights = h.weights;
-	row->hbm_kda_state = h.kda_state;
-	row->hbm_conv_state = h.conv_state;
-	row->hbm_mla_kv = h.mla_kv;
-	row->hbm_dsa_index = h.dsa_index;
-	row->hbm_activations = h.activations;
-	row->hbm_workspace = h.workspace;
-	row->hbm_total = h.total;
-	row->hbm_capacity = h.capacity;
+	row->decode_context = d.decode_context;
+	row->requests_per_gpu = d.requests_per_gpu;
+	row->fits = d.fits;
+	row->missing_bytes = d.missing_bytes;
+	row->max_batch = d.max_batch;
+	row->hbm_weights = h->weights;
+	row->hbm_kda_state = h->kda_state;
+	row->hbm_conv_state = h->conv_state;
+	row->hbm_mla_kv = h->mla_kv;
+	row->hbm_dsa_index = h->dsa_index;
+	row->hbm_activations = h->activations;
+	row->hbm_workspace = h->workspace;
+	row->hbm_total = h->total;
+	row->hbm_capacity = h->capacity;
 	row->decode_compute_s = ph->compute_s;
 	row->decode_memory_s = ph->memory_s;
 	row->decode_latency_s = ph->latency_s;
 	row->decode_comm_s = ph->comm_s;
 	memcpy(row->prefill_s, pre->class_s, sizeof row->prefill_s);
-	opclass_phase_times(hw, ph, s->cuda_graph, row->decode_s);
+	opclass_phase_times(pt->hw, ph, s->cuda_graph, row->decode_s);
 	return 0;
 }
 

@@ -312,68 +312,99 @@ static int64_t attn_res_store_bytes(const struct scenario *s, const struct model
 	return s->tp_rs_ag ? ceil_div64(bytes, s->tp) : bytes;
 }
 
-int sim_run(const struct scenario *s, const struct model *m, const struct hw *hw,
-	    struct sim_result *r, struct err *e)
+int sim_prefill(const struct scenario *s, const struct model *m, const struct hw *hw,
+		struct sim_phase *ph, struct sim_prefill_result *out, struct err *e)
 {
-	int rc = sim_check(s, m, hw, e);
-	if (rc < 0)
-		return rc;
-	r->ttft_s = r->tpot_s = r->tpot_first_s = r->tpot_last_s = 0;
-	sim_phase_reset(&r->prefill);
-	sim_phase_reset(&r->decode);
-
-	/* TTFT: the prompt in chunks. Very long prompts with small chunks are sampled at most 1024
-	 * times, each sample standing for `stride` chunks (the cost is smooth in the prefix). */
+	/* The prompt in chunks. Very long prompts with small chunks are sampled at most 1024 times,
+	 * each sample standing for `stride` chunks (the cost is smooth in the prefix). */
+	sim_phase_reset(ph);
 	struct phase p;
+	double ttft = 0;
 	int64_t chunks = ceil_div64(s->prompt_tokens, s->prefill_chunk);
 	int64_t stride = chunks > 1024 ? ceil_div64(chunks, 1024) : 1;
-	r->prefill_chunks = chunks;
 	for (int64_t i = 0; i < chunks; i += stride) {
 		int64_t done = i * s->prefill_chunk;
 		int64_t t = s->prompt_tokens - done < s->prefill_chunk ? s->prompt_tokens - done : s->prefill_chunk;
 		double w = (double)(i + stride <= chunks ? stride : chunks - i);
 		sim_phase_init(s, PHASE_PREFILL, 1, t, done, &p);
-		double step = sim_step(s, m, hw, &p, &r->prefill, w);
+		double step = sim_step(s, m, hw, &p, ph, w);
 		if (step < 0) {
 			err_set(e, s->file, 0, 0, "op list overflow");
 			return -E2BIG;
 		}
-		r->ttft_s += step * w;
+		ttft += step * w;
 	}
-	int64_t prefill_peak = r->prefill.peak_act_bytes +
-			       attn_res_store_bytes(s, m, ceil_div64(s->prefill_chunk, s->cp));
+	out->ttft_s = ttft;
+	out->chunks = chunks;
+	out->peak_bytes = ph->peak_act_bytes + attn_res_store_bytes(s, m, ceil_div64(s->prefill_chunk, s->cp));
+	return 0;
+}
 
+int sim_decode(const struct scenario *s, const struct model *m, const struct hw *hw,
+	       const struct sim_prefill_result *pre, struct sim_phase *ph, struct sim_decode_result *out,
+	       struct err *e)
+{
 	/* TPOT: the decode step's cost is affine in the context, so the step at the mean context
 	 * is the mean step. */
+	sim_phase_reset(ph);
+	struct phase p;
 	int64_t first = s->prompt_tokens, last = s->prompt_tokens + s->output_tokens - 1;
-	r->decode_context = first + (s->output_tokens - 1) / 2;
-	sim_phase_init(s, PHASE_DECODE, s->batch, 1, r->decode_context, &p);
-	r->tpot_s = sim_step(s, m, hw, &p, &r->decode, 1.0);
+	out->decode_context = first + (s->output_tokens - 1) / 2;
+	sim_phase_init(s, PHASE_DECODE, s->batch, 1, out->decode_context, &p);
+	out->tpot_s = sim_step(s, m, hw, &p, ph, 1.0);
 	sim_phase_init(s, PHASE_DECODE, s->batch, 1, first, &p);
-	r->tpot_first_s = sim_step(s, m, hw, &p, NULL, 1.0);
+	out->tpot_first_s = sim_step(s, m, hw, &p, NULL, 1.0);
 	sim_phase_init(s, PHASE_DECODE, s->batch, 1, last, &p);
-	r->tpot_last_s = sim_step(s, m, hw, &p, NULL, 1.0);
-	r->e2e_s = r->ttft_s + (double)(s->output_tokens - 1) * r->tpot_s;
-	r->tokens_per_s = r->tpot_s > 0 ? (double)s->batch / r->tpot_s : 0;
-	r->tokens_per_s_per_gpu = r->tokens_per_s / (double)s->gpus;
-	r->requests_per_gpu = ceil_div64(s->batch, s->dp);
+	out->tpot_last_s = sim_step(s, m, hw, &p, NULL, 1.0);
+	if (out->tpot_s < 0 || out->tpot_first_s < 0 || out->tpot_last_s < 0) {
+		err_set(e, s->file, 0, 0, "op list overflow");
+		return -E2BIG;
+	}
+	out->requests_per_gpu = ceil_div64(s->batch, s->dp);
 
-	int64_t decode_peak = r->decode.peak_act_bytes +
-			      attn_res_store_bytes(s, m, r->requests_per_gpu);
-	int64_t act = prefill_peak > decode_peak ? prefill_peak : decode_peak;
+	int64_t decode_peak = ph->peak_act_bytes + attn_res_store_bytes(s, m, out->requests_per_gpu);
+	int64_t act = pre->peak_bytes > decode_peak ? pre->peak_bytes : decode_peak;
 	int64_t ctx_final = s->prompt_tokens + s->output_tokens;
-	sim_hbm(s, m, hw, s->batch, ctx_final, act, &r->hbm);
-	r->fits = r->hbm.total <= r->hbm.capacity;
-	r->missing_bytes = r->fits ? 0 : r->hbm.total - r->hbm.capacity;
+	sim_hbm(s, m, hw, s->batch, ctx_final, act, &out->hbm);
+	out->fits = out->hbm.total <= out->hbm.capacity;
+	out->missing_bytes = out->fits ? 0 : out->hbm.total - out->hbm.capacity;
 
 	/* Largest batch at the final context: per-request state and cache, plus decode activations
 	 * growing with the batch, in what weights, workspace and the prefill peak leave. */
 	struct sim_hbm one;
 	sim_hbm(s, m, hw, s->dp, ctx_final, 0, &one); /* one request per DP group */
 	int64_t per_req = one.kda_state + one.conv_state + one.mla_kv + one.dsa_index +
-			  ceil_div64(decode_peak, r->requests_per_gpu);
-	int64_t fixed = one.weights + one.workspace + prefill_peak;
-	int64_t free_bytes = r->hbm.capacity - fixed;
-	r->max_batch = free_bytes > 0 && per_req > 0 ? (free_bytes / per_req) * s->dp : 0;
+			  ceil_div64(decode_peak, out->requests_per_gpu);
+	int64_t fixed = one.weights + one.workspace + pre->peak_bytes;
+	int64_t free_bytes = out->hbm.capacity - fixed;
+	out->max_batch = free_bytes > 0 && per_req > 0 ? (free_bytes / per_req) * s->dp : 0;
+	return 0;
+}
+
+int sim_run(const struct scenario *s, const struct model *m, const struct hw *hw,
+	    struct sim_result *r, struct err *e)
+{
+	int rc = sim_check(s, m, hw, e);
+	if (rc < 0)
+		return rc;
+	struct sim_prefill_result pre;
+	struct sim_decode_result dec;
+	if ((rc = sim_prefill(s, m, hw, &r->prefill, &pre, e)) < 0 ||
+	    (rc = sim_decode(s, m, hw, &pre, &r->decode, &dec, e)) < 0)
+		return rc;
+	r->ttft_s = pre.ttft_s;
+	r->prefill_chunks = pre.chunks;
+	r->tpot_s = dec.tpot_s;
+	r->tpot_first_s = dec.tpot_first_s;
+	r->tpot_last_s = dec.tpot_last_s;
+	r->decode_context = dec.decode_context;
+	r->requests_per_gpu = dec.requests_per_gpu;
+	r->e2e_s = r->ttft_s + (double)(s->output_tokens - 1) * r->tpot_s;
+	r->tokens_per_s = r->tpot_s > 0 ? (double)s->batch / r->tpot_s : 0;
+	r->tokens_per_s_per_gpu = r->tokens_per_s / (double)s->gpus;
+	r->hbm = dec.hbm;
+	r->fits = dec.fits;
+	r->missing_bytes = dec.missing_bytes;
+	r->max_batch = dec.max_batch;
 	return 0;
 }

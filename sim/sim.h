@@ -57,6 +57,30 @@ struct sim_result {
 	struct sim_phase decode;  /* the mean decode step */
 };
 
+/* sim_run in two halves, for callers that share one prefill among points differing only in
+ * batch or output length (sweeps). sim_run is exactly sim_check + sim_prefill + sim_decode. */
+struct sim_prefill_result {
+	double ttft_s;
+	int64_t chunks;
+	int64_t peak_bytes; /* live activations of a chunk, Block AttnRes' block store included */
+};
+
+struct sim_decode_result {
+	double tpot_s, tpot_first_s, tpot_last_s;
+	int64_t decode_context, requests_per_gpu;
+	struct sim_hbm hbm;
+	bool fits;
+	int64_t missing_bytes, max_batch;
+};
+
+/* The prompt in chunks into ph (reset first). -E2BIG if an op list overflowed. */
+int sim_prefill(const struct scenario *s, const struct model *m, const struct hw *hw,
+		struct sim_phase *ph, struct sim_prefill_result *out, struct err *e);
+/* The decode steps into ph (reset first), HBM at the final context, the largest batch. */
+int sim_decode(const struct scenario *s, const struct model *m, const struct hw *hw,
+	       const struct sim_prefill_result *pre, struct sim_phase *ph, struct sim_decode_result *out,
+	       struct err *e);
+
 /* Checks the layout against model and hardware; -EINVAL with a reason (no location). */
 int sim_check(const struct scenario *s, const struct model *m, const struct hw *hw, struct err *e);
 
