@@ -209,7 +209,12 @@ int cmd_calibrate(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		snprintf(cmdline + strlen(cmdline), sizeof cmdline - strlen(cmdline), " %s", argv[i]);
 	snprintf(fit->name, sizeof fit->name, "%s", nm);
-	snprintf(fit->description, sizeof fit->description, "%.60s, calibrated %s", base->description, date);
+	char desc[128];
+	snprintf(desc, sizeof desc, "%s", base->description);
+	char *ds = strstr(desc, " (datasheet)");
+	if (ds)
+		*ds = '\0';
+	snprintf(fit->description, sizeof fit->description, "%.60s, calibrated %s", desc, date);
 	snprintf(fit->source, sizeof fit->source, "k3sim calibrate %s on %.100s; base preset %.60s (%.250s)", date,
 		 pts.have_info && pts.info.device[0] ? pts.info.device : "measured kernels", base->name, base->source);
 
