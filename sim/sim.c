@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+enum { MLA_PREFIX_BLOCK_TOKENS = 65536 };
+
 static int64_t ceil_div64(int64_t a, int64_t b)
 {
 	return b > 0 ? (a + b - 1) / b : a;
@@ -88,6 +90,12 @@ static void account(struct mapper *mp, const struct op *o)
 	double t = c.time_s * (double)o->layers;
 	mp->time_s += t;
 	int64_t act = o->bytes_act_in + o->bytes_act_out;
+	/* MLA prefill expands the cached prefix into per-head K/V block by block (64K tokens at a
+	 * time, as chunked-prefix kernels do): the traffic is all there, the live buffer is not. */
+	int64_t keys = o->kind == OP_MLA_PREFILL ? o->b * (o->ctx + o->t)
+		       : (o->kind == OP_GEMM && strcmp(o->name, "mla.kv_b") == 0) ? o->m : 0;
+	if (keys > MLA_PREFIX_BLOCK_TOKENS)
+		act = (int64_t)((double)act * (double)MLA_PREFIX_BLOCK_TOKENS / (double)keys);
 	if (act > mp->peak_act)
 		mp->peak_act = act;
 	struct sim_phase *ph = mp->acc;
