@@ -20,8 +20,8 @@ void calib_device_hw(struct hw *dev, const struct hw *hw)
 	dev->launch_latency_s = dev->graph_launch_latency_s = 0;
 }
 
-double calib_nelder_mead(double (*f)(const double *x, void *ctx), void *ctx, double *x, const double *step, int n,
-			 int max_iters)
+double calib_nelder_mead(double (*f)(const double *x, void *ctx), void *ctx, double *x, const double *step,
+                         int n, int max_iters)
 {
 	enum { N = 8 };
 	double p[N + 1][N], v[N + 1], c[N], xr[N], xe[N], xc[N];
@@ -154,7 +154,7 @@ static void apply_comm(struct hw *hw, const double *x)
 }
 
 static int select_points(const struct calib_points *pts, bool (*want)(const struct calib_point *),
-			 const struct calib_point **out)
+                         const struct calib_point **out)
 {
 	int n = 0;
 	for (size_t i = 0; i < pts->n; i++)
@@ -259,8 +259,8 @@ static double table_key(const struct calib_point *p, double model_s)
 }
 
 struct resid {
-	double x;    /* log of the table's key (or log m) */
-	double y;    /* log efficiency: log(predicted / measured) */
+	double x; /* log of the table's key (or log m) */
+	double y; /* log efficiency: log(predicted / measured) */
 	int64_t n, k;
 	enum dtype dt;
 	int cls;
@@ -321,11 +321,12 @@ static int knots(const struct resid *r, int n, double *kx, double *ky, double *t
 }
 
 static int build_tables(const struct calib_points *pts, struct hw *hw, const struct calib_fit_opts *o,
-			struct calib_fit_report *rep)
+                        struct calib_fit_report *rep)
 {
 	size_t n = 0;
 	struct resid *r = malloc((pts->n ? pts->n : 1) * sizeof *r);
-	double *tx = malloc((pts->n ? pts->n : 1) * sizeof *tx), *ty = malloc((pts->n ? pts->n : 1) * sizeof *ty);
+	double *tx = malloc((pts->n ? pts->n : 1) * sizeof *tx),
+	       *ty = malloc((pts->n ? pts->n : 1) * sizeof *ty);
 	int rc = 0;
 	if (!r || !tx || !ty) {
 		rc = -ENOMEM;
@@ -422,7 +423,7 @@ out:
 }
 
 int calib_fit(const struct calib_points *pts, const struct hw *base, const struct calib_fit_opts *o,
-	      struct hw *out, struct calib_fit_report *rep, struct err *e)
+              struct hw *out, struct calib_fit_report *rep, struct err *e)
 {
 	struct hw *hw = malloc(sizeof *hw);
 	const struct calib_point **sel = malloc((pts->n ? pts->n : 1) * sizeof *sel);
@@ -445,14 +446,16 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 			rep->train_points++;
 	}
 	if (rep->train_points == 0) {
-		err_set(e, NULL, 0, 0, "no training points: every measured point is held out by the protocol");
+		err_set(e, NULL, 0, 0,
+		        "no training points: every measured point is held out by the protocol");
 		rc = -EINVAL;
 		goto out;
 	}
 
 	struct stage st = {.hw = hw, .pt = sel};
 	/* 1. memory */
-	double xm[2] = {unsquash(hw->eff_memory.max), log(hw->eff_memory.half > 0 ? hw->eff_memory.half : 1 << 20)};
+	double xm[2] = {unsquash(hw->eff_memory.max),
+	                log(hw->eff_memory.half > 0 ? hw->eff_memory.half : 1 << 20)};
 	const double sm[2] = {0.5, 1.0};
 	st.n = select_points(pts, is_memory, sel);
 	st.apply = apply_memory;
@@ -465,7 +468,8 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	struct calib_fit_stage best_r = {0};
 	for (int k = 0; k <= 4 && st.n >= CALIB_FIT_MIN_POINTS; k++) {
 		hw->gemm_wave_smoothing = k / 4.0;
-		double xg[2] = {unsquash(base->eff_gemm.max), log(base->eff_gemm.half > 0 ? base->eff_gemm.half : 1e7)};
+		double xg[2] = {unsquash(base->eff_gemm.max),
+		                log(base->eff_gemm.half > 0 ? base->eff_gemm.half : 1e7)};
 		const double sg[2] = {0.5, 1.0};
 		struct calib_fit_stage r = {0};
 		run_stage(&st, &r, xg, sg, 2);
@@ -504,7 +508,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	else
 		run_stage(&st, &rep->kda_chunk, xk, sk, 1);
 	double xc[3] = {unsquash(hw->eff_comm.max), log(hw->eff_comm.half > 0 ? hw->eff_comm.half : 1 << 20),
-			log(hw->nvlink_latency_s > 0 ? hw->nvlink_latency_s : 3e-6)};
+	                log(hw->nvlink_latency_s > 0 ? hw->nvlink_latency_s : 3e-6)};
 	const double sc[3] = {0.5, 1.0, 0.5};
 	st.n = select_points(pts, is_comm, sel);
 	st.apply = apply_comm;

@@ -22,14 +22,14 @@
 enum { CALIB_FIT_MIN_POINTS = 3 };
 
 struct calib_fit_opts {
-	bool no_tables;        /* fit the curves only */
-	bool no_shape_tables;  /* class tables only (what an unseen GEMM shape gets) */
+	bool no_tables;       /* fit the curves only */
+	bool no_shape_tables; /* class tables only (what an unseen GEMM shape gets) */
 };
 
 struct calib_fit_stage {
 	bool fitted;
-	int points;            /* training points used */
-	double before, after;  /* mean |log(predicted / measured)| with the base and the fitted values */
+	int points;           /* training points used */
+	double before, after; /* mean |log(predicted / measured)| with the base and the fitted values */
 };
 
 struct calib_fit_report {
@@ -40,7 +40,7 @@ struct calib_fit_report {
 
 /* Fit `base` to the training points of pts into *out (base untouched). */
 int calib_fit(const struct calib_points *pts, const struct hw *base, const struct calib_fit_opts *o,
-	      struct hw *out, struct calib_fit_report *rep, struct err *e);
+              struct hw *out, struct calib_fit_report *rep, struct err *e);
 
 /* The predicted time of point p on hw (sim_op_cost, eager launches). Kernel durations hold no
  * launch gaps: compare them with a preset whose launch latencies are zeroed (calib_device_hw). */
@@ -49,7 +49,7 @@ double calib_predict_s(const struct hw *hw, const struct calib_point *p);
 void calib_device_hw(struct hw *dev, const struct hw *hw);
 
 /* Nelder-Mead: minimize f over x[0..n) (n <= 8) from x with initial steps; returns f(x). */
-double calib_nelder_mead(double (*f)(const double *x, void *ctx), void *ctx, double *x, const double *step, int n,
-			 int max_iters);
+double calib_nelder_mead(double (*f)(const double *x, void *ctx), void *ctx, double *x, const double *step,
+                         int n, int max_iters);
 
 #endif

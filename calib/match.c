@@ -170,31 +170,31 @@ struct act {
 	int64_t start, end, pid;
 	int64_t bytes;
 	uint32_t corr, device;
-	int32_t name;      /* index in names */
+	int32_t name; /* index in names */
 	int32_t grid[3], block[3];
 	uint8_t kind;
 };
 
 struct api {
-	int64_t key;       /* pid << 32 | correlationId */
+	int64_t key; /* pid << 32 | correlationId */
 	int64_t start, tid;
 };
 
 struct range {
 	int64_t start, end, tid;
-	int32_t text;      /* index in texts */
+	int32_t text; /* index in texts */
 };
 
 struct name {
 	const char *s;
-	int32_t rule;      /* -2: not looked up yet */
+	int32_t rule; /* -2: not looked up yet */
 };
 
 struct text {
 	const char *s;
-	bool k3;           /* starts with "k3sim " */
-	int32_t spec;      /* k3: index in specs, or -1 when invalid */
-	int32_t bad;       /* k3 invalid: index in bad */
+	bool k3;      /* starts with "k3sim " */
+	int32_t spec; /* k3: index in specs, or -1 when invalid */
+	int32_t bad;  /* k3 invalid: index in bad */
 };
 
 struct string_id {
@@ -239,8 +239,9 @@ static bool has_table(sqlite3 *db, const char *name)
 {
 	sqlite3_stmt *st;
 	bool yes = false;
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?1 AND type IN ('table', 'view')", -1,
-			       &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db,
+	                       "SELECT 1 FROM sqlite_master WHERE name = ?1 AND type IN ('table', 'view')",
+	                       -1, &st, NULL) != SQLITE_OK)
 		return false;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	yes = sqlite3_step(st) == SQLITE_ROW;
@@ -253,7 +254,7 @@ static bool is_table(sqlite3 *db, const char *name)
 	sqlite3_stmt *st;
 	bool yes = false;
 	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?1 AND type = 'table'", -1, &st,
-			       NULL) != SQLITE_OK)
+	                       NULL) != SQLITE_OK)
 		return false;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	yes = sqlite3_step(st) == SQLITE_ROW;
@@ -263,7 +264,7 @@ static bool is_table(sqlite3 *db, const char *name)
 
 /* SELECT the columns of want[] that exist (NULL for the others) FROM table [WHERE where]. */
 static int select_cols(struct ctx *c, const char *table, const char *const *want, int n, const char *where,
-		       sqlite3_stmt **out)
+                       sqlite3_stmt **out)
 {
 	char sql[2048], q[160];
 	bool have[40] = {false};
@@ -280,10 +281,11 @@ static int select_cols(struct ctx *c, const char *table, const char *const *want
 	sqlite3_finalize(st);
 	size_t used = (size_t)snprintf(sql, sizeof sql, "SELECT ");
 	for (int i = 0; i < n; i++)
-		used += (size_t)snprintf(sql + used, sizeof sql - used, "%s%s%s%s", i ? ", " : "", have[i] ? "\"" : "",
-					 have[i] ? want[i] : "NULL", have[i] ? "\"" : "");
-	used += (size_t)snprintf(sql + used, sizeof sql - used, " FROM \"%s\"%s%s", table, where ? " WHERE " : "",
-				 where ? where : "");
+		used +=
+		    (size_t)snprintf(sql + used, sizeof sql - used, "%s%s%s%s", i ? ", " : "",
+		                     have[i] ? "\"" : "", have[i] ? want[i] : "NULL", have[i] ? "\"" : "");
+	used += (size_t)snprintf(sql + used, sizeof sql - used, " FROM \"%s\"%s%s", table,
+	                         where ? " WHERE " : "", where ? where : "");
 	if (sqlite3_prepare_v2(c->db, sql, -1, out, NULL) != SQLITE_OK)
 		return db_error(c, table);
 	return 0;
@@ -372,18 +374,19 @@ static int add_name(struct ctx *c, const char *s, int32_t *out)
 
 static int load_acts(struct ctx *c, enum act_kind kind)
 {
-	static const char *const kcols[] = {"start", "end", "deviceId", "correlationId", "globalPid", "demangledName",
-					    "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"};
-	static const char *const mcols[] = {"start", "end", "deviceId", "correlationId", "globalPid", "bytes",
-					    "copyKind"};
+	static const char *const kcols[] = {
+	    "start", "end",   "deviceId", "correlationId", "globalPid", "demangledName", "shortName",
+	    "gridX", "gridY", "gridZ",    "blockX",        "blockY",    "blockZ"};
+	static const char *const mcols[] = {"start",     "end",   "deviceId", "correlationId",
+	                                    "globalPid", "bytes", "copyKind"};
 	const char *table = kind == ACT_KERNEL   ? "CUPTI_ACTIVITY_KIND_KERNEL"
-			    : kind == ACT_MEMCPY ? "CUPTI_ACTIVITY_KIND_MEMCPY"
-						 : "CUPTI_ACTIVITY_KIND_MEMSET";
+	                    : kind == ACT_MEMCPY ? "CUPTI_ACTIVITY_KIND_MEMCPY"
+	                                         : "CUPTI_ACTIVITY_KIND_MEMSET";
 	if (!has_table(c->db, table))
 		return 0;
 	sqlite3_stmt *st;
 	int rc = kind == ACT_KERNEL ? select_cols(c, table, kcols, 13, NULL, &st)
-				    : select_cols(c, table, mcols, kind == ACT_MEMCPY ? 7 : 6, NULL, &st);
+	                            : select_cols(c, table, mcols, kind == ACT_MEMCPY ? 7 : 6, NULL, &st);
 	if (rc < 0)
 		return rc;
 	int s;
@@ -393,7 +396,8 @@ static int load_acts(struct ctx *c, enum act_kind kind)
 			rc = -E2BIG;
 			break;
 		}
-		if ((rc = grow((void **)&c->acts, &c->cap_acts, c->n_acts + 1, sizeof *c->acts, 3 * c->max_rows)) < 0)
+		if ((rc = grow((void **)&c->acts, &c->cap_acts, c->n_acts + 1, sizeof *c->acts,
+		               3 * c->max_rows)) < 0)
 			break;
 		struct act *a = &c->acts[c->n_acts];
 		memset(a, 0, sizeof *a);
@@ -451,7 +455,8 @@ static int load_apis_from(struct ctx *c, const char *table)
 		return rc;
 	int s;
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((rc = grow((void **)&c->apis, &c->cap_apis, c->n_apis + 1, sizeof *c->apis, 2 * c->max_rows)) < 0)
+		if ((rc = grow((void **)&c->apis, &c->cap_apis, c->n_apis + 1, sizeof *c->apis,
+		               2 * c->max_rows)) < 0)
 			break;
 		struct api *a = &c->apis[c->n_apis++];
 		a->tid = col_i64(st, 1, 0);
@@ -523,7 +528,8 @@ static int load_ranges(struct ctx *c)
 {
 	if (!has_table(c->db, "NVTX_EVENTS"))
 		return 0;
-	static const char *const cols[] = {"start", "end", "text", "textId", "globalTid", "domainId", "eventType"};
+	static const char *const cols[] = {"start",     "end",      "text",     "textId",
+	                                   "globalTid", "domainId", "eventType"};
 	sqlite3_stmt *st;
 	int rc = select_cols(c, "NVTX_EVENTS", cols, 7, "\"end\" IS NOT NULL AND eventType IN (59, 60)", &st);
 	if (rc < 0)
@@ -532,7 +538,8 @@ static int load_ranges(struct ctx *c)
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
 		if (col_i64(st, 5, 0) == TRACE_NVTX_DOMAIN_GPU)
 			continue;
-		if ((rc = grow((void **)&c->ranges, &c->cap_ranges, c->n_ranges + 1, sizeof *c->ranges, c->max_rows)) < 0)
+		if ((rc = grow((void **)&c->ranges, &c->cap_ranges, c->n_ranges + 1, sizeof *c->ranges,
+		               c->max_rows)) < 0)
 			break;
 		const char *t = (const char *)sqlite3_column_text(st, 2);
 		if (!t && sqlite3_column_type(st, 3) != SQLITE_NULL)
@@ -544,7 +551,8 @@ static int load_ranges(struct ctx *c)
 		if ((rc = smap_slot(&c->text_map, t, &slot, &found)) < 0)
 			break;
 		if (!found) {
-			if ((rc = grow((void **)&c->texts, &c->cap_texts, c->n_texts + 1, sizeof *c->texts, c->max_rows)) < 0)
+			if ((rc = grow((void **)&c->texts, &c->cap_texts, c->n_texts + 1, sizeof *c->texts,
+			               c->max_rows)) < 0)
 				break;
 			struct text *x = &c->texts[c->n_texts];
 			memset(x, 0, sizeof *x);
@@ -588,7 +596,8 @@ static int load_ranges(struct ctx *c)
 			if ((rc = add_spec(c, x->s, &op, &x->spec)) < 0)
 				return rc;
 		} else {
-			if ((rc = grow((void **)&c->m->bad, &c->cap_bad, c->m->n_bad + 1, sizeof *c->m->bad, c->max_rows)) < 0)
+			if ((rc = grow((void **)&c->m->bad, &c->cap_bad, c->m->n_bad + 1, sizeof *c->m->bad,
+			               c->max_rows)) < 0)
 				return rc;
 			struct calib_bad_range *b = &c->m->bad[c->m->n_bad];
 			b->text = x->s;
@@ -622,8 +631,8 @@ static int unmatched(struct ctx *c, const struct act *a, const char *reason, boo
 		return rc;
 	struct calib_match *m = c->m;
 	if (!found) {
-		if ((rc = grow((void **)&m->unmatched, &c->cap_unmatched, m->n_unmatched + 1, sizeof *m->unmatched,
-			       c->max_rows)) < 0)
+		if ((rc = grow((void **)&m->unmatched, &c->cap_unmatched, m->n_unmatched + 1,
+		               sizeof *m->unmatched, c->max_rows)) < 0)
 			return rc;
 		struct calib_unmatched *u = &m->unmatched[m->n_unmatched];
 		memset(u, 0, sizeof *u);
@@ -650,7 +659,8 @@ static int unmatched(struct ctx *c, const struct act *a, const char *reason, boo
 static int new_sample(struct ctx *c, int32_t spec, int32_t rule, int32_t *out)
 {
 	struct calib_match *m = c->m;
-	int rc = grow((void **)&m->samples, &c->cap_samples, m->n_samples + 1, sizeof *m->samples, 3 * c->max_rows);
+	int rc = grow((void **)&m->samples, &c->cap_samples, m->n_samples + 1, sizeof *m->samples,
+	              3 * c->max_rows);
 	if (rc < 0)
 		return rc;
 	struct calib_sample *s = &m->samples[m->n_samples];
@@ -684,8 +694,10 @@ static int by_rule(struct ctx *c, const struct act *a, const struct live *stack,
 	if (nm->rule == -2)
 		nm->rule = c->rules ? calib_rules_find(c->rules, nm->s) : -1;
 	if (nm->rule < 0)
-		return unmatched(c, a, c->rules ? "outside k3sim ranges, and no rule matches the name"
-						: "outside k3sim ranges (no rules given)", false);
+		return unmatched(c, a,
+		                 c->rules ? "outside k3sim ranges, and no rule matches the name"
+		                          : "outside k3sim ranges (no rules given)",
+		                 false);
 	const struct calib_rule *rule = &c->rules->rule[nm->rule];
 	char reason[600];
 	if (!rule->op) {
@@ -719,7 +731,7 @@ static int by_rule(struct ctx *c, const struct act *a, const struct live *stack,
 	if (rule->group && inner >= 0) {
 		/* one sample per (group, innermost range instance, spec) */
 		int64_t key = (int64_t)inner * 1048576 + (int64_t)(hash_str(rule->group) & 1023) * 1024 +
-			      (spec_idx & 1023);
+		              (spec_idx & 1023);
 		int32_t got;
 		if ((rc = imap_get_or_add(&c->groups, key, -1, &got)) < 0)
 			return rc;
@@ -838,7 +850,8 @@ static int sweep(struct ctx *c)
 		}
 		const struct text *x = &c->texts[c->ranges[k3].text];
 		if (x->spec < 0) {
-			if ((rc = unmatched(c, a, "in a k3sim range that is not a valid op (see bad ranges)", false)) < 0)
+			if ((rc = unmatched(c, a, "in a k3sim range that is not a valid op (see bad ranges)",
+			                    false)) < 0)
 				goto out;
 			continue;
 		}
@@ -876,7 +889,8 @@ static void read_info(struct ctx *c)
 	struct calib_trace_info *in = &c->m->info;
 	sqlite3_stmt *st;
 	if (has_table(c->db, "TARGET_INFO_GPU")) {
-		static const char *const cols[] = {"name", "clockRate", "smCount", "totalMemory", "memoryBandwidth"};
+		static const char *const cols[] = {"name", "clockRate", "smCount", "totalMemory",
+		                                   "memoryBandwidth"};
 		if (select_cols(c, "TARGET_INFO_GPU", cols, 5, NULL, &st) == 0) {
 			if (sqlite3_step(st) == SQLITE_ROW) {
 				const char *nm = (const char *)sqlite3_column_text(st, 0);
@@ -926,19 +940,23 @@ static int open_db(struct ctx *c)
 	size_t got = fread(magic, 1, sizeof magic, f);
 	fclose(f);
 	if (got < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0) {
-		err_set(c->e, c->path, 0, 0, "not a trace database (not an SQLite file; import traces with "
-			"'k3sim trace import')");
+		err_set(c->e, c->path, 0, 0,
+		        "not a trace database (not an SQLite file; import traces with "
+		        "'k3sim trace import')");
 		return -EINVAL;
 	}
 	if (sqlite3_open_v2(c->path, &c->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		err_set(c->e, c->path, 0, 0, "cannot open: %s", c->db ? sqlite3_errmsg(c->db) : "out of memory");
+		err_set(c->e, c->path, 0, 0, "cannot open: %s",
+		        c->db ? sqlite3_errmsg(c->db) : "out of memory");
 		return -EIO;
 	}
 	if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK)
 		return db_error(c, NULL);
-	if (!has_table(c->db, "CUPTI_ACTIVITY_KIND_KERNEL") && !has_table(c->db, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
-		err_set(c->e, c->path, 0, 0, "not a trace database: no CUPTI_ACTIVITY_KIND_KERNEL or _MEMCPY table "
-			"(expected a k3sim capture or import, or an nsys SQLite export)");
+	if (!has_table(c->db, "CUPTI_ACTIVITY_KIND_KERNEL") &&
+	    !has_table(c->db, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
+		err_set(c->e, c->path, 0, 0,
+		        "not a trace database: no CUPTI_ACTIVITY_KIND_KERNEL or _MEMCPY table "
+		        "(expected a k3sim capture or import, or an nsys SQLite export)");
 		return -EINVAL;
 	}
 	return 0;
@@ -947,11 +965,22 @@ static int open_db(struct ctx *c)
 int calib_match_db(struct calib_match *out, const char *path, const struct calib_match_opts *o, struct err *e)
 {
 	static const char *const copy_names[16] = {
-		"[CUDA memcpy]", "[CUDA memcpy Host-to-Device]", "[CUDA memcpy Device-to-Host]",
-		"[CUDA memcpy Host-to-Array]", "[CUDA memcpy Array-to-Host]", "[CUDA memcpy Array-to-Array]",
-		"[CUDA memcpy Array-to-Device]", "[CUDA memcpy Device-to-Array]",
-		"[CUDA memcpy Device-to-Device]", "[CUDA memcpy Host-to-Host]", "[CUDA memcpy Peer-to-Peer]",
-		"[CUDA memcpy]", "[CUDA memcpy]", "[CUDA memcpy]", "[CUDA memcpy]", "[CUDA memcpy]",
+	    "[CUDA memcpy]",
+	    "[CUDA memcpy Host-to-Device]",
+	    "[CUDA memcpy Device-to-Host]",
+	    "[CUDA memcpy Host-to-Array]",
+	    "[CUDA memcpy Array-to-Host]",
+	    "[CUDA memcpy Array-to-Array]",
+	    "[CUDA memcpy Array-to-Device]",
+	    "[CUDA memcpy Device-to-Array]",
+	    "[CUDA memcpy Device-to-Device]",
+	    "[CUDA memcpy Host-to-Host]",
+	    "[CUDA memcpy Peer-to-Peer]",
+	    "[CUDA memcpy]",
+	    "[CUDA memcpy]",
+	    "[CUDA memcpy]",
+	    "[CUDA memcpy]",
+	    "[CUDA memcpy]",
 	};
 	struct calib_match *m = calloc(1, sizeof *m);
 	struct ctx c = {.path = path, .e = e, .m = m, .rules = o ? o->rules : NULL};
@@ -975,12 +1004,15 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 	for (int i = 0; i < 16; i++)
 		if ((rc = add_name(&c, copy_names[i], &c.memcpy_names[i])) < 0)
 			goto out;
-	if ((rc = add_name(&c, "[CUDA memset]", &c.memset_name)) < 0 || (rc = load_acts(&c, ACT_KERNEL)) < 0 ||
-	    (rc = load_acts(&c, ACT_MEMCPY)) < 0 || (rc = load_acts(&c, ACT_MEMSET)) < 0)
+	if ((rc = add_name(&c, "[CUDA memset]", &c.memset_name)) < 0 ||
+	    (rc = load_acts(&c, ACT_KERNEL)) < 0 || (rc = load_acts(&c, ACT_MEMCPY)) < 0 ||
+	    (rc = load_acts(&c, ACT_MEMSET)) < 0)
 		goto out;
-	if (has_table(c.db, "CUPTI_ACTIVITY_KIND_RUNTIME") && (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_RUNTIME")) < 0)
+	if (has_table(c.db, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
+	    (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_RUNTIME")) < 0)
 		goto out;
-	if (is_table(c.db, "CUPTI_ACTIVITY_KIND_DRIVER") && (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_DRIVER")) < 0)
+	if (is_table(c.db, "CUPTI_ACTIVITY_KIND_DRIVER") &&
+	    (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_DRIVER")) < 0)
 		goto out;
 	qsort(c.apis, c.n_apis, sizeof *c.apis, cmp_api);
 	if ((rc = load_ranges(&c)) < 0 || (rc = sweep(&c)) < 0)

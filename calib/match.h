@@ -35,25 +35,25 @@ struct calib_match_opts {
 
 /* A distinct op measured in the trace. */
 struct calib_spec {
-	const char *text;  /* "gemm m=64 n=7168 k=7168 dtype=bf16" or the range text */
+	const char *text; /* "gemm m=64 n=7168 k=7168 dtype=bf16" or the range text */
 	struct op op;
 };
 
 /* One measured instance of an op: a k3sim range instance, or a rule's kernel (group). */
 struct calib_sample {
-	int32_t spec;      /* index in calib_match.specs */
-	int32_t rule;      /* -1: an NVTX range; else the rule's index */
+	int32_t spec; /* index in calib_match.specs */
+	int32_t rule; /* -1: an NVTX range; else the rule's index */
 	int32_t activities;
 	uint32_t device_id;
-	int64_t start_ns;  /* first activity's GPU start */
-	int64_t gpu_ns;    /* summed GPU durations */
+	int64_t start_ns; /* first activity's GPU start */
+	int64_t gpu_ns;   /* summed GPU durations */
 };
 
 /* Activities left unmatched (or skipped by a rule), grouped by name and reason. */
 struct calib_unmatched {
 	const char *name;
 	const char *reason;
-	bool skipped;      /* a skip rule: known, not a model op */
+	bool skipped; /* a skip rule: known, not a model op */
 	int64_t count;
 	int64_t gpu_ns;
 };
@@ -66,9 +66,9 @@ struct calib_bad_range {
 };
 
 struct calib_trace_info {
-	char device[128];        /* TARGET_INFO_GPU.name */
+	char device[128]; /* TARGET_INFO_GPU.name */
 	int64_t sm_clock_hz, sms, memory_bytes, memory_bw_bytes_per_s;
-	char driver[64];         /* K3SIM_CAPTURE keys, when present */
+	char driver[64]; /* K3SIM_CAPTURE keys, when present */
 	char cuda_driver[32], cuda_runtime[32], host[128], command[512], source[32];
 	int64_t start_utc_ns;
 };
@@ -82,9 +82,9 @@ struct calib_match {
 	size_t n_unmatched;
 	struct calib_bad_range *bad;
 	size_t n_bad;
-	int64_t kernels, memcpys, memsets;           /* activities read */
+	int64_t kernels, memcpys, memsets; /* activities read */
 	int64_t matched_nvtx, matched_rules, skipped, unmatched_total;
-	int64_t ranges, k3sim_ranges, empty_ranges;  /* k3sim ranges with no GPU work */
+	int64_t ranges, k3sim_ranges, empty_ranges; /* k3sim ranges with no GPU work */
 	struct calib_trace_info info;
 	struct arena arena;
 };

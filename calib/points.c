@@ -115,7 +115,7 @@ bool calib_op_trains(const struct op *op, double *main_size)
 }
 
 static int add_point(struct calib_points *pts, const char *spec, const struct op *op, double med, double p10,
-		     double p90, int64_t samples, int32_t source, struct err *e)
+                     double p90, int64_t samples, int32_t source, struct err *e)
 {
 	if (pts->n == pts->cap) {
 		size_t cap = pts->cap ? 2 * pts->cap : 256;
@@ -182,7 +182,8 @@ static double quantile(const int64_t *v, size_t n, double q)
 	return (double)v[i < n ? i : n - 1];
 }
 
-int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source, struct err *e)
+int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source,
+                           struct err *e)
 {
 	int src = add_source(pts, source, e);
 	if (src < 0)
@@ -218,8 +219,9 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 		double med = n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
 		if (med <= 0)
 			continue;
-		if ((rc = add_point(pts, m->specs[s].text, &m->specs[s].op, med * 1e-9, quantile(v, n, 0.1) * 1e-9,
-				    quantile(v, n, 0.9) * 1e-9, (int64_t)n, src, e)) < 0)
+		if ((rc = add_point(pts, m->specs[s].text, &m->specs[s].op, med * 1e-9,
+		                    quantile(v, n, 0.1) * 1e-9, quantile(v, n, 0.9) * 1e-9, (int64_t)n, src,
+		                    e)) < 0)
 			goto out;
 	}
 out:
@@ -296,8 +298,8 @@ int calib_points_add_csv(struct calib_points *pts, const char *path, struct err 
 	return rc;
 }
 
-int calib_points_add_csv_string(struct calib_points *pts, const char *path, const char *text, size_t len_bytes,
-				struct err *e)
+int calib_points_add_csv_string(struct calib_points *pts, const char *path, const char *text,
+                                size_t len_bytes, struct err *e)
 {
 	char *buf = malloc(len_bytes + 1);
 	int rc = 0;
@@ -346,20 +348,24 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 				col[2] = col_of(f, nf, "p10_s");
 				col[3] = col_of(f, nf, "p90_s");
 				col[4] = col_of(f, nf, "reps");
-			} else if (col_of(f, nf, "op") == 0 && col_of(f, nf, "time_us") > 0 && col_of(f, nf, "heads") > 0) {
-				static const char *const names[] = {"op", "state", "batch", "seq_len", "heads",
-								    "time_us", "p10_us", "p90_us", "total_bytes"};
+			} else if (col_of(f, nf, "op") == 0 && col_of(f, nf, "time_us") > 0 &&
+			           col_of(f, nf, "heads") > 0) {
+				static const char *const names[] = {"op",      "state",  "batch",
+				                                    "seq_len", "heads",  "time_us",
+				                                    "p10_us",  "p90_us", "total_bytes"};
 				fmt = KDA;
 				for (int i = 0; i < 9; i++)
 					if ((col[i] = col_of(f, nf, names[i])) < 0) {
-						err_set(e, path, lineno, 1, "KDA bench CSV without a '%s' column", names[i]);
+						err_set(e, path, lineno, 1,
+						        "KDA bench CSV without a '%s' column", names[i]);
 						rc = -EINVAL;
 						goto out;
 					}
 			} else {
-				err_set(e, path, lineno, 1, "not a trace database (SQLite) nor a known CSV of measurements: "
-					"expected calib-grid's header (op,...,median_s) or the KDA bench's "
-					"(op,state,batch,seq_len,heads,...,time_us)");
+				err_set(e, path, lineno, 1,
+				        "not a trace database (SQLite) nor a known CSV of measurements: "
+				        "expected calib-grid's header (op,...,median_s) or the KDA bench's "
+				        "(op,state,batch,seq_len,heads,...,time_us)");
 				rc = -EINVAL;
 				goto out;
 			}
@@ -380,7 +386,8 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			pts->csv_rows_skipped++;
 			continue;
 		}
-		int mc = fmt == GRID ? col[1] : col[5], c10 = fmt == GRID ? col[2] : col[6], c90 = fmt == GRID ? col[3] : col[7];
+		int mc = fmt == GRID ? col[1] : col[5], c10 = fmt == GRID ? col[2] : col[6],
+		    c90 = fmt == GRID ? col[3] : col[7];
 		if (!num(f[mc], &med) || med <= 0) {
 			err_set(e, path, lineno, mc + 1, "'%s' is not a positive time", f[mc]);
 			rc = -EINVAL;
@@ -397,7 +404,8 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			rc = -EINVAL;
 			goto out;
 		}
-		if ((rc = add_point(pts, spec, &op, med * scale, p10 * scale, p90 * scale, (int64_t)reps, src, e)) < 0)
+		if ((rc = add_point(pts, spec, &op, med * scale, p10 * scale, p90 * scale, (int64_t)reps, src,
+		                    e)) < 0)
 			goto out;
 	}
 	if (fmt == NONE) {
@@ -410,7 +418,7 @@ out:
 }
 
 int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
-			  struct calib_match *m_out, struct err *e)
+                          struct calib_match *m_out, struct err *e)
 {
 	if (m_out)
 		memset(m_out, 0, sizeof *m_out);

@@ -24,17 +24,17 @@
 enum { CALIB_SOURCES_MAX = 64, CALIB_POINTS_MAX = 1024 * 1024 };
 
 struct calib_point {
-	const char *spec;     /* the op in k3sim op syntax */
+	const char *spec; /* the op in k3sim op syntax */
 	struct op op;
-	char label[32];       /* report class: "gemm.bf16", "gemm.fp8", "copy", "kda_decode.fp32" */
-	enum hw_class cls;    /* the hw efficiency class */
-	double size;          /* FLOPs or bytes, as the class counts it (hw.h) */
-	double main_size;     /* what the protocol splits on (see above) */
+	char label[32];    /* report class: "gemm.bf16", "gemm.fp8", "copy", "kda_decode.fp32" */
+	enum hw_class cls; /* the hw efficiency class */
+	double size;       /* FLOPs or bytes, as the class counts it (hw.h) */
+	double main_size;  /* what the protocol splits on (see above) */
 	bool held_out;
-	double measured_s;    /* median over samples */
+	double measured_s; /* median over samples */
 	double p10_s, p90_s;
 	int64_t samples;
-	int32_t source;       /* index in calib_points.sources */
+	int32_t source; /* index in calib_points.sources */
 };
 
 struct calib_points {
@@ -53,19 +53,19 @@ void calib_points_release(struct calib_points *pts);
 
 /* One point per distinct op of the match's samples. */
 int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source,
-			   struct err *e);
+                           struct err *e);
 /* A CSV of measurements: calib-grid's ("op,reps,median_s,p10_s,p90_s", op in k3sim op syntax) or
  * the KDA bench's ("op,state,batch,seq_len,heads,...,time_us,p10_us,p90_us,..."). */
 int calib_points_add_csv(struct calib_points *pts, const char *path, struct err *e);
-int calib_points_add_csv_string(struct calib_points *pts, const char *path, const char *text, size_t len_bytes,
-				struct err *e);
+int calib_points_add_csv_string(struct calib_points *pts, const char *path, const char *text,
+                                size_t len_bytes, struct err *e);
 /* Keep only the points whose spec matches (keep = true) or does not match (false) the glob. */
 void calib_points_filter(struct calib_points *pts, const char *glob, bool keep);
 
 /* A trace database (SQLite: matched with `rules`, may be NULL) or a CSV. With m_out, a database's
  * match is handed over (the caller releases it; m_out->n_samples is 0 for a CSV). */
 int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
-			  struct calib_match *m_out, struct err *e);
+                          struct calib_match *m_out, struct err *e);
 
 /* Class label, hw class and size of an op (sizes as hw.h counts them). */
 void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *cls, double *size);

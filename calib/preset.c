@@ -81,12 +81,13 @@ static const char *main_size_name(const char *label)
 int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_meta *meta, struct err *e)
 {
 	const struct calib_points *pts = meta->pts;
-	fprintf(f, "# %s: written by `k3sim calibrate` from measured kernels (see the calibration: section).\n"
-		   "# Efficiency tables hold modeled/measured device time, per class over modeled time and per\n"
-		   "# GEMM shape over m, interpolated in log space (hw/hw.h); curves, latencies and rates not\n"
-		   "# listed under calibration.fit keep the values of the base preset '%s' (launch latencies\n"
-		   "# are gaps between kernels, which kernel durations do not measure).\n",
-		hw->name, meta->base ? meta->base : "?");
+	fprintf(f,
+	        "# %s: written by `k3sim calibrate` from measured kernels (see the calibration: section).\n"
+	        "# Efficiency tables hold modeled/measured device time, per class over modeled time and per\n"
+	        "# GEMM shape over m, interpolated in log space (hw/hw.h); curves, latencies and rates not\n"
+	        "# listed under calibration.fit keep the values of the base preset '%s' (launch latencies\n"
+	        "# are gaps between kernels, which kernel durations do not measure).\n",
+	        hw->name, meta->base ? meta->base : "?");
 	fprintf(f, "name: ");
 	qstr(f, hw->name);
 	fprintf(f, "\ndescription: ");
@@ -94,32 +95,38 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	fprintf(f, "\nsource: ");
 	qstr(f, hw->source);
 	fprintf(f, "\ncalibrated: %s\n", hw->calibrated ? "true" : "false");
-	fprintf(f, "device:\n  sms: %lld\n  sm_clock_mhz: %.9g\n  l2_mib: %.9g\n  smem_per_sm_kib: %.9g\n"
-		   "  hbm_mib: %.9g\n  hbm_gb_per_s: %.9g\n  l2_gb_per_s: %.9g\n  tensor_tflops:\n",
-		(long long)hw->sms, hw->sm_clock_hz / 1e6, (double)hw->l2_bytes / 1048576.0,
-		(double)hw->smem_per_sm_bytes / 1024.0, (double)hw->hbm_bytes / 1048576.0, hw->hbm_bw_bytes_per_s / 1e9,
-		hw->l2_bw_bytes_per_s / 1e9);
+	fprintf(f,
+	        "device:\n  sms: %lld\n  sm_clock_mhz: %.9g\n  l2_mib: %.9g\n  smem_per_sm_kib: %.9g\n"
+	        "  hbm_mib: %.9g\n  hbm_gb_per_s: %.9g\n  l2_gb_per_s: %.9g\n  tensor_tflops:\n",
+	        (long long)hw->sms, hw->sm_clock_hz / 1e6, (double)hw->l2_bytes / 1048576.0,
+	        (double)hw->smem_per_sm_bytes / 1024.0, (double)hw->hbm_bytes / 1048576.0,
+	        hw->hbm_bw_bytes_per_s / 1e9, hw->l2_bw_bytes_per_s / 1e9);
 	for (int t = 0; t < DT_COUNT; t++)
 		if (hw->tensor_flops_per_s[t] > 0)
-			fprintf(f, "    %s: %.9g\n", dtype_name((enum dtype)t), hw->tensor_flops_per_s[t] / 1e12);
+			fprintf(f, "    %s: %.9g\n", dtype_name((enum dtype)t),
+			        hw->tensor_flops_per_s[t] / 1e12);
 	fprintf(f, "  vector_tflops: %.9g\n  launch_latency_us: %.9g\n  graph_launch_latency_us: %.9g\n",
-		hw->vector_flops_per_s / 1e12, hw->launch_latency_s * 1e6, hw->graph_launch_latency_s * 1e6);
-	fprintf(f, "interconnect:\n  domain_gpus: %lld\n  nvlink_gb_per_s: %.9g\n  nvlink_latency_us: %.9g\n"
-		   "  nic_gb_per_s: %.9g\n  nic_latency_us: %.9g\n",
-		(long long)hw->domain_gpus, hw->nvlink_bw_bytes_per_s / 1e9, hw->nvlink_latency_s * 1e6,
-		hw->nic_bw_bytes_per_s / 1e9, hw->nic_latency_s * 1e6);
-	fprintf(f, "efficiency:\n  gemm: {max: %.6g, half_gflop: %.6g}\n  memory: {max: %.6g, half_mib: %.6g}\n"
-		   "  comm: {max: %.6g, half_mib: %.6g}\n",
-		hw->eff_gemm.max, hw->eff_gemm.half / 1e9, hw->eff_memory.max, hw->eff_memory.half / 1048576.0,
-		hw->eff_comm.max, hw->eff_comm.half / 1048576.0);
+	        hw->vector_flops_per_s / 1e12, hw->launch_latency_s * 1e6, hw->graph_launch_latency_s * 1e6);
+	fprintf(f,
+	        "interconnect:\n  domain_gpus: %lld\n  nvlink_gb_per_s: %.9g\n  nvlink_latency_us: %.9g\n"
+	        "  nic_gb_per_s: %.9g\n  nic_latency_us: %.9g\n",
+	        (long long)hw->domain_gpus, hw->nvlink_bw_bytes_per_s / 1e9, hw->nvlink_latency_s * 1e6,
+	        hw->nic_bw_bytes_per_s / 1e9, hw->nic_latency_s * 1e6);
+	fprintf(f,
+	        "efficiency:\n  gemm: {max: %.6g, half_gflop: %.6g}\n  memory: {max: %.6g, half_mib: %.6g}\n"
+	        "  comm: {max: %.6g, half_mib: %.6g}\n",
+	        hw->eff_gemm.max, hw->eff_gemm.half / 1e9, hw->eff_memory.max,
+	        hw->eff_memory.half / 1048576.0, hw->eff_comm.max, hw->eff_comm.half / 1048576.0);
 	if (hw->n_tables) {
-		fprintf(f, "  tables:                 # class[.dtype]: modeled/measured device time over a key\n");
+		fprintf(
+		    f,
+		    "  tables:                 # class[.dtype]: modeled/measured device time over a key\n");
 		for (int i = 0; i < hw->n_tables; i++) {
 			const struct hw_table *t = &hw->tables[i];
 			static const char *const key[] = {"model_us", "gflop", "mib"};
 			static const double scale[] = {1e6, 1e-9, 1.0 / 1048576.0};
 			fprintf(f, "    %s%s%s:\n      %s: ", hw_class_name(t->cls), t->any_dtype ? "" : ".",
-				t->any_dtype ? "" : dtype_name(t->dtype), key[t->key]);
+			        t->any_dtype ? "" : dtype_name(t->dtype), key[t->key]);
 			list(f, t->x, t->n, scale[t->key]);
 			fprintf(f, "\n      eff: ");
 			list(f, t->eff, t->n, 1.0);
@@ -127,21 +134,24 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		}
 	}
 	if (hw->n_gemm_shapes) {
-		fprintf(f, "  gemm_shapes:            # dense GEMMs of measured shapes: modeled/measured over m\n");
+		fprintf(
+		    f,
+		    "  gemm_shapes:            # dense GEMMs of measured shapes: modeled/measured over m\n");
 		for (int i = 0; i < hw->n_gemm_shapes; i++) {
 			const struct hw_gemm_shape *g = &hw->gemm_shapes[i];
-			fprintf(f, "    - {dtype: %s, n: %lld, k: %lld, m: ", dtype_name(g->dtype), (long long)g->n,
-				(long long)g->k);
+			fprintf(f, "    - {dtype: %s, n: %lld, k: %lld, m: ", dtype_name(g->dtype),
+			        (long long)g->n, (long long)g->k);
 			list(f, g->m, g->points, 1.0);
 			fprintf(f, ", eff: ");
 			list(f, g->eff, g->points, 1.0);
 			fprintf(f, "}\n");
 		}
 	}
-	fprintf(f, "kernels:\n  gemm_tile_m: %lld\n  gemm_tile_n: %lld\n  gemm_wave_smoothing: %.6g\n"
-		   "  kda_chunk_step_cycles: %.6g\n  reserved_gib: %.9g\n",
-		(long long)hw->gemm_tile_m, (long long)hw->gemm_tile_n, hw->gemm_wave_smoothing,
-		hw->kda_chunk_step_cycles, (double)hw->reserved_bytes / 1073741824.0);
+	fprintf(f,
+	        "kernels:\n  gemm_tile_m: %lld\n  gemm_tile_n: %lld\n  gemm_wave_smoothing: %.6g\n"
+	        "  kda_chunk_step_cycles: %.6g\n  reserved_gib: %.9g\n",
+	        (long long)hw->gemm_tile_m, (long long)hw->gemm_tile_n, hw->gemm_wave_smoothing,
+	        hw->kda_chunk_step_cycles, (double)hw->reserved_bytes / 1073741824.0);
 
 	fprintf(f, "calibration:\n  date: %s\n  base: ", meta->date ? meta->date : "?");
 	qstr(f, meta->base);
@@ -154,7 +164,7 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		fprintf(f, "\n  device: ");
 		qstr(f, in->device);
 		fprintf(f, "\n  sms: %lld\n  sm_clock_mhz: %.6g\n  memory_mib: %.9g", (long long)in->sms,
-			(double)in->sm_clock_hz / 1e6, (double)in->memory_bytes / 1048576.0);
+		        (double)in->sm_clock_hz / 1e6, (double)in->memory_bytes / 1048576.0);
 		if (in->driver[0] >= '0' && in->driver[0] <= '9') {
 			fprintf(f, "\n  nvidia_driver: ");
 			qstr(f, in->driver);
@@ -191,26 +201,31 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		fputc('\n', f);
 	}
 	fprintf(f, "  protocol: \"fit on training points only; errors reported on held-out points only. "
-		   "Training: GEMM m and KDA decode b powers of 4; copies sizes powers of 2; KDA prefill t*h "
-		   "4^k or 3*4^k; collectives bytes powers of 4. Everything else is held out.\"\n");
+	           "Training: GEMM m and KDA decode b powers of 4; copies sizes powers of 2; KDA prefill t*h "
+	           "4^k or 3*4^k; collectives bytes powers of 4. Everything else is held out.\"\n");
 	if (meta->fit) {
 		fprintf(f, "  fit:\n    train_points: %d\n    held_out_points: %d\n", meta->fit->train_points,
-			meta->fit->held_out_points);
+		        meta->fit->held_out_points);
 		stage(f, "memory", &meta->fit->memory);
 		stage(f, "gemm", &meta->fit->gemm);
 		stage(f, "kda_chunk", &meta->fit->kda_chunk);
 		stage(f, "comm", &meta->fit->comm);
-		fprintf(f, "    tables: %d\n    gemm_shapes: %d\n", meta->fit->tables, meta->fit->gemm_shapes);
+		fprintf(f, "    tables: %d\n    gemm_shapes: %d\n", meta->fit->tables,
+		        meta->fit->gemm_shapes);
 	}
 	if (meta->n_classes) {
-		fprintf(f, "  held_out:               # absolute %% error of this preset on the held-out points\n");
+		fprintf(
+		    f,
+		    "  held_out:               # absolute %% error of this preset on the held-out points\n");
 		for (int i = 0; i < meta->n_classes; i++) {
 			const struct calib_class_summary *c = &meta->classes[i];
 			fprintf(f, "    %s: {train: %d, held_out: %d", c->label, c->train, c->held_out);
 			if (c->held_med_pct >= 0)
-				fprintf(f, ", median_pct: %.2f, p90_pct: %.2f", c->held_med_pct, c->held_p90_pct);
+				fprintf(f, ", median_pct: %.2f, p90_pct: %.2f", c->held_med_pct,
+				        c->held_p90_pct);
 			if (pts && c->held_out) {
-				fprintf(f, ", held_out_%s: ", strcmp(main_size_name(c->label), "m") == 0 ? "m" : "sizes");
+				fprintf(f, ", held_out_%s: ",
+				        strcmp(main_size_name(c->label), "m") == 0 ? "m" : "sizes");
 				held_sizes(f, pts, c->label);
 			}
 			fprintf(f, "}\n");

@@ -19,10 +19,10 @@ struct calib_class_summary {
 };
 
 struct calib_preset_meta {
-	const char *base;                  /* the preset the fit started from */
-	const char *date;                  /* UTC, YYYY-MM-DD */
-	const char *command;               /* the command line that made it */
-	const struct calib_points *pts;    /* sources, device info and the held-out points */
+	const char *base;               /* the preset the fit started from */
+	const char *date;               /* UTC, YYYY-MM-DD */
+	const char *command;            /* the command line that made it */
+	const struct calib_points *pts; /* sources, device info and the held-out points */
 	const struct calib_fit_report *fit;
 	const struct calib_class_summary *classes;
 	int n_classes;

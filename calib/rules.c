@@ -36,7 +36,8 @@ bool calib_glob(const char *p, const char *s)
 			const char *first = q;
 			while (*q && (*q != ']' || q == first)) {
 				if (q[1] == '-' && q[2] && q[2] != ']') {
-					if ((unsigned char)*s >= (unsigned char)q[0] && (unsigned char)*s <= (unsigned char)q[2])
+					if ((unsigned char)*s >= (unsigned char)q[0] &&
+					    (unsigned char)*s <= (unsigned char)q[2])
 						in = true;
 					q += 3;
 				} else {
@@ -102,15 +103,15 @@ static const struct opspec_kind *find_kind(const char *name)
 }
 
 static int parse_term(const struct doc *d, const struct doc_node *at, struct arena *a, const char *key,
-		      const char *s, size_t len, struct calib_term *t, struct err *e)
+                      const char *s, size_t len, struct calib_term *t, struct err *e)
 {
 	static const struct {
 		const char *name;
 		enum calib_term_kind kind;
 	} names[] = {
-		{"grid.x", CALIB_TERM_GRID_X},   {"grid.y", CALIB_TERM_GRID_Y},   {"grid.z", CALIB_TERM_GRID_Z},
-		{"block.x", CALIB_TERM_BLOCK_X}, {"block.y", CALIB_TERM_BLOCK_Y}, {"block.z", CALIB_TERM_BLOCK_Z},
-		{"bytes", CALIB_TERM_BYTES},
+	    {"grid.x", CALIB_TERM_GRID_X},   {"grid.y", CALIB_TERM_GRID_Y},   {"grid.z", CALIB_TERM_GRID_Z},
+	    {"block.x", CALIB_TERM_BLOCK_X}, {"block.y", CALIB_TERM_BLOCK_Y}, {"block.z", CALIB_TERM_BLOCK_Z},
+	    {"bytes", CALIB_TERM_BYTES},
 	};
 	while (len && isspace((unsigned char)*s))
 		s++, len--;
@@ -150,10 +151,14 @@ static int parse_term(const struct doc *d, const struct doc_node *at, struct are
 	}
 	if (!found) {
 		if (op)
-			return doc_error(d, at, e, "%s: '%.*s': '*' and '/' apply to nvtx, grid.*, block.* and bytes, "
-				"not to a literal", key, (int)len, s);
+			return doc_error(d, at, e,
+			                 "%s: '%.*s': '*' and '/' apply to nvtx, grid.*, block.* and bytes, "
+			                 "not to a literal",
+			                 key, (int)len, s);
 		if (strncmp(head, "grid", 4) == 0 || strncmp(head, "block", 5) == 0)
-			return doc_error(d, at, e, "%s: unknown term '%s' (expected grid.x|y|z or block.x|y|z)", key, head);
+			return doc_error(d, at, e,
+			                 "%s: unknown term '%s' (expected grid.x|y|z or block.x|y|z)", key,
+			                 head);
 		t->kind = CALIB_TERM_LITERAL;
 		t->text = arena_strndup(a, head, base);
 	} else if (op) {
@@ -179,7 +184,7 @@ static int parse_term(const struct doc *d, const struct doc_node *at, struct are
 }
 
 static int parse_value(const struct doc *d, const struct doc_node *v, struct arena *a, const char *key,
-		       struct calib_value *out, struct err *e)
+                       struct calib_value *out, struct err *e)
 {
 	const char *s;
 	int rc = doc_str(d, v, key, &s, e);
@@ -248,8 +253,9 @@ static int parse_rule(const struct doc *d, const struct doc_node *n, struct cali
 			names[m++] = "skip";
 			names[m] = NULL;
 			const char *hint = err_suggest(s, names);
-			return doc_error(d, v, e, "op: unknown op kind '%s'%s%s%s", s, hint ? " (did you mean '" : "",
-					 hint ? hint : "", hint ? "'?)" : " (see k3sim op --help, or skip)");
+			return doc_error(d, v, e, "op: unknown op kind '%s'%s%s%s", s,
+			                 hint ? " (did you mean '" : "", hint ? hint : "",
+			                 hint ? "'?)" : " (see k3sim op --help, or skip)");
 		}
 		rule->op = kind->name;
 	}
@@ -271,7 +277,8 @@ static int parse_rule(const struct doc *d, const struct doc_node *n, struct cali
 			rule->key[rule->n_keys] = arena_strndup(&r->arena, k->str, k->len);
 			if (!rule->key[rule->n_keys])
 				return -ENOMEM;
-			if ((rc = parse_value(d, doc_value(kv, i), &r->arena, k->str, &rule->value[rule->n_keys], e)) < 0)
+			if ((rc = parse_value(d, doc_value(kv, i), &r->arena, k->str,
+			                      &rule->value[rule->n_keys], e)) < 0)
 				return rc;
 			rule->n_keys++;
 		}
@@ -284,8 +291,8 @@ static int parse_rule(const struct doc *d, const struct doc_node *n, struct cali
 			for (int i = 0; i < rule->n_keys; i++)
 				given |= strcmp(rule->key[i], k->name) == 0;
 			if (!given)
-				return doc_error(d, kv ? kv : n, e, "rule '%s': op %s needs key '%s' (%s)", rule->name,
-						 kind->name, k->name, k->help);
+				return doc_error(d, kv ? kv : n, e, "rule '%s': op %s needs key '%s' (%s)",
+				                 rule->name, kind->name, k->name, k->help);
 		}
 	if (!rule->pattern || !rule->name)
 		return -ENOMEM;
@@ -299,7 +306,8 @@ static int load_doc(const struct doc *d, struct calib_rules *r, struct err *e)
 	int rc;
 	if (!d->root)
 		return doc_error(d, NULL, e, "empty rules file (expected 'rules:' with a list)");
-	if ((rc = doc_expect(d, d->root, DOC_MAP, "rules file", e)) < 0 || (rc = doc_check_keys(d, d->root, top, e)) < 0)
+	if ((rc = doc_expect(d, d->root, DOC_MAP, "rules file", e)) < 0 ||
+	    (rc = doc_check_keys(d, d->root, top, e)) < 0)
 		return rc;
 	const struct doc_node *list = doc_get(d->root, "rules");
 	if (!list)
@@ -318,7 +326,7 @@ static int load_doc(const struct doc *d, struct calib_rules *r, struct err *e)
 }
 
 int calib_rules_load_string(struct calib_rules *r, const char *file, const char *text, size_t len_bytes,
-			    struct err *e)
+                            struct err *e)
 {
 	struct doc d;
 	struct calib_rules tmp;
@@ -346,7 +354,8 @@ int calib_rules_load(struct calib_rules *r, const char *name_or_path, struct err
 	if (!strchr(name_or_path, '/') && !strchr(name_or_path, '.')) {
 		const struct embedded_file *f = embedded_find(calib_rule_files, name_or_path);
 		if (!f) {
-			err_set(e, NULL, 0, 0, "unknown rules '%s' (embedded: default; or give a path)", name_or_path);
+			err_set(e, NULL, 0, 0, "unknown rules '%s' (embedded: default; or give a path)",
+			        name_or_path);
 			return -ENOENT;
 		}
 		char label[96];
@@ -400,14 +409,29 @@ static int eval_term(const struct calib_term *t, const struct calib_rule_ctx *c,
 			return -ENOENT;
 		break;
 	}
-	case CALIB_TERM_GRID_X: v = c->grid[0]; break;
-	case CALIB_TERM_GRID_Y: v = c->grid[1]; break;
-	case CALIB_TERM_GRID_Z: v = c->grid[2]; break;
-	case CALIB_TERM_BLOCK_X: v = c->block[0]; break;
-	case CALIB_TERM_BLOCK_Y: v = c->block[1]; break;
-	case CALIB_TERM_BLOCK_Z: v = c->block[2]; break;
-	case CALIB_TERM_BYTES: v = c->bytes; break;
-	default: return -ENOENT;
+	case CALIB_TERM_GRID_X:
+		v = c->grid[0];
+		break;
+	case CALIB_TERM_GRID_Y:
+		v = c->grid[1];
+		break;
+	case CALIB_TERM_GRID_Z:
+		v = c->grid[2];
+		break;
+	case CALIB_TERM_BLOCK_X:
+		v = c->block[0];
+		break;
+	case CALIB_TERM_BLOCK_Y:
+		v = c->block[1];
+		break;
+	case CALIB_TERM_BLOCK_Z:
+		v = c->block[2];
+		break;
+	case CALIB_TERM_BYTES:
+		v = c->bytes;
+		break;
+	default:
+		return -ENOENT;
 	}
 	if (v <= 0)
 		return -ENOENT;
@@ -419,13 +443,13 @@ static int eval_term(const struct calib_term *t, const struct calib_rule_ctx *c,
 
 static const char *term_name(const struct calib_term *t)
 {
-	static const char *const names[] = {"literal", "nvtx", "grid.x", "grid.y", "grid.z",
-					    "block.x", "block.y", "block.z", "bytes"};
+	static const char *const names[] = {"literal", "nvtx",    "grid.x",  "grid.y", "grid.z",
+	                                    "block.x", "block.y", "block.z", "bytes"};
 	return t->kind == CALIB_TERM_NVTX ? t->text : names[t->kind];
 }
 
 int calib_rule_build(const struct calib_rules *r, int idx, const struct calib_rule_ctx *ctx, struct op *op,
-		     char *spec, size_t n, struct err *e)
+                     char *spec, size_t n, struct err *e)
 {
 	const struct calib_rule *rule = &r->rule[idx];
 	if (!rule->op) {
@@ -440,8 +464,8 @@ int calib_rule_build(const struct calib_rules *r, int idx, const struct calib_ru
 			rc = eval_term(&rule->value[i].alt[a], ctx, val, sizeof val);
 		if (rc < 0) {
 			const struct calib_term *t = &rule->value[i].alt[0];
-			err_set(e, NULL, 0, 0, "rule '%s': no value for %s (%s%s unknown here)", rule->name, rule->key[i],
-				t->kind == CALIB_TERM_NVTX ? "NVTX key " : "", term_name(t));
+			err_set(e, NULL, 0, 0, "rule '%s': no value for %s (%s%s unknown here)", rule->name,
+			        rule->key[i], t->kind == CALIB_TERM_NVTX ? "NVTX key " : "", term_name(t));
 			return -ENOENT;
 		}
 		used += (size_t)snprintf(spec + used, n - used, " %s=%s", rule->key[i], val);

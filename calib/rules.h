@@ -38,7 +38,7 @@ enum {
 
 enum calib_term_kind {
 	CALIB_TERM_LITERAL,
-	CALIB_TERM_NVTX,   /* name: the range key */
+	CALIB_TERM_NVTX, /* name: the range key */
 	CALIB_TERM_GRID_X,
 	CALIB_TERM_GRID_Y,
 	CALIB_TERM_GRID_Z,
@@ -50,8 +50,8 @@ enum calib_term_kind {
 
 struct calib_term {
 	enum calib_term_kind kind;
-	const char *text;  /* literal, or the NVTX key */
-	int64_t mul, div;  /* value * mul / div (integers) */
+	const char *text; /* literal, or the NVTX key */
+	int64_t mul, div; /* value * mul / div (integers) */
 };
 
 struct calib_value {
@@ -67,7 +67,7 @@ struct calib_rule {
 	int n_keys;
 	const char *key[CALIB_RULE_KEYS_MAX];
 	struct calib_value value[CALIB_RULE_KEYS_MAX];
-	int line;          /* where the rule starts in its file */
+	int line; /* where the rule starts in its file */
 };
 
 struct calib_rules {
@@ -89,7 +89,7 @@ struct calib_rule_ctx {
  * nothing and e says file:line:col and why. */
 int calib_rules_load(struct calib_rules *r, const char *name_or_path, struct err *e);
 int calib_rules_load_string(struct calib_rules *r, const char *file, const char *text, size_t len_bytes,
-			    struct err *e);
+                            struct err *e);
 void calib_rules_release(struct calib_rules *r);
 
 /* The first rule whose pattern matches `kernel`, or -1. */
@@ -99,7 +99,7 @@ int calib_rules_find(const struct calib_rules *r, const char *kernel);
  * the parsed op into *op. -ENOENT when a key's value is unknown here (e says which), -EINVAL when
  * the values do not make a valid op. */
 int calib_rule_build(const struct calib_rules *r, int idx, const struct calib_rule_ctx *ctx, struct op *op,
-		     char *spec, size_t n, struct err *e);
+                     char *spec, size_t n, struct err *e);
 
 /* Glob match: * any run, ? one byte, [set] with ranges and a leading ! or ^ for negation. */
 bool calib_glob(const char *pattern, const char *s);

@@ -50,11 +50,13 @@ static void errors_of(const double *err, const int *idx, int n, double *tmp, str
 	out->max_abs_pct = tmp[n - 1];
 }
 
-int calib_validate(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw, struct err *e)
+int calib_validate(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw,
+                   struct err *e)
 {
 	memset(v, 0, sizeof *v);
 	size_t n = pts->n ? pts->n : 1;
-	int *idx = malloc(n * sizeof *idx), *held = malloc(n * sizeof *held), *train = malloc(n * sizeof *train);
+	int *idx = malloc(n * sizeof *idx), *held = malloc(n * sizeof *held),
+	    *train = malloc(n * sizeof *train);
 	double *tmp = malloc(n * sizeof *tmp);
 	v->predicted_s = malloc(n * sizeof *v->predicted_s);
 	v->err_pct = malloc(n * sizeof *v->err_pct);
@@ -178,12 +180,12 @@ static void md_escape(FILE *f, const char *s)
 }
 
 static void md_class_row(FILE *f, const char *label, int points, const struct calib_errors *all,
-			 const struct calib_errors *held)
+                         const struct calib_errors *held)
 {
 	char a[32], b[32], c[32], d[32], g[32];
-	fprintf(f, "| %s | %d | %d | %s | %s | %s | %s | %s |\n", label, points, held->n, pct(all->med_abs_pct, a, 32),
-		pct(all->p90_abs_pct, b, 32), pct(held->med_abs_pct, c, 32), pct(held->p90_abs_pct, d, 32),
-		pct(all->med_signed_pct, g, 32));
+	fprintf(f, "| %s | %d | %d | %s | %s | %s | %s | %s |\n", label, points, held->n,
+	        pct(all->med_abs_pct, a, 32), pct(all->p90_abs_pct, b, 32), pct(held->med_abs_pct, c, 32),
+	        pct(held->p90_abs_pct, d, 32), pct(all->med_signed_pct, g, 32));
 }
 
 int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err *e)
@@ -194,28 +196,34 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 	char t1[32], t2[32];
 	fprintf(f, "# %s\n\n", in->title ? in->title : "Predicted vs measured");
 	fprintf(f, "- inputs: `%s`\n- hardware: `%s`%s\n", in->database ? in->database : "?", v->hw_name,
-		v->hw_calibrated ? " (calibrated)" : " (datasheet)");
+	        v->hw_calibrated ? " (calibrated)" : " (datasheet)");
 	if (m) {
 		fprintf(f,
-			"- GPU work read: %" PRId64 " kernels, %" PRId64 " memcpys, %" PRId64 " memsets; matched %" PRId64
-			" by NVTX ranges, %" PRId64 " by name rules; %" PRId64 " skipped by rules; %" PRId64 " unmatched\n",
-			m->kernels, m->memcpys, m->memsets, m->matched_nvtx, m->matched_rules, m->skipped, m->unmatched_total);
-		fprintf(f, "- NVTX ranges: %" PRId64 " (%" PRId64 " k3sim op ranges, %" PRId64 " of them without GPU work, %zu"
-			   " invalid op texts)\n",
-			m->ranges, m->k3sim_ranges, m->empty_ranges, m->n_bad);
-		fprintf(f, "- samples: %zu (one per range instance or rule group), %zu distinct ops\n", m->n_samples,
-			m->n_specs);
+		        "- GPU work read: %" PRId64 " kernels, %" PRId64 " memcpys, %" PRId64
+		        " memsets; matched %" PRId64 " by NVTX ranges, %" PRId64 " by name rules; %" PRId64
+		        " skipped by rules; %" PRId64 " unmatched\n",
+		        m->kernels, m->memcpys, m->memsets, m->matched_nvtx, m->matched_rules, m->skipped,
+		        m->unmatched_total);
+		fprintf(f,
+		        "- NVTX ranges: %" PRId64 " (%" PRId64 " k3sim op ranges, %" PRId64
+		        " of them without GPU work, %zu"
+		        " invalid op texts)\n",
+		        m->ranges, m->k3sim_ranges, m->empty_ranges, m->n_bad);
+		fprintf(f, "- samples: %zu (one per range instance or rule group), %zu distinct ops\n",
+		        m->n_samples, m->n_specs);
 	}
-	fprintf(f, "- points: %zu (one per distinct op: the median of its samples); %d held out by the protocol "
-		   "(GEMM m and KDA decode b not a power of 4, copy sizes not a power of 2, ...)\n\n",
-		pts->n, v->held_out.n);
-	fprintf(f, "Measured: GPU time of each sample (kernel durations, no launch gaps). Predicted: the cost "
-		   "model's device time of the op (sim_op_cost without launch latency). Error = (predicted - "
-		   "measured) / measured. Percentiles interpolate linearly; bias is the median signed error "
-		   "(positive: the model predicts too long).\n\n");
+	fprintf(f,
+	        "- points: %zu (one per distinct op: the median of its samples); %d held out by the protocol "
+	        "(GEMM m and KDA decode b not a power of 4, copy sizes not a power of 2, ...)\n\n",
+	        pts->n, v->held_out.n);
+	fprintf(f,
+	        "Measured: GPU time of each sample (kernel durations, no launch gaps). Predicted: the cost "
+	        "model's device time of the op (sim_op_cost without launch latency). Error = (predicted - "
+	        "measured) / measured. Percentiles interpolate linearly; bias is the median signed error "
+	        "(positive: the model predicts too long).\n\n");
 	fprintf(f, "## Error per op class\n\n");
 	fprintf(f, "| class | points | held out | median abs %% | p90 abs %% | held-out median abs %% | "
-		   "held-out p90 abs %% | bias %% |\n");
+	           "held-out p90 abs %% | bias %% |\n");
 	fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (int c = 0; c < v->n_cls; c++)
 		md_class_row(f, v->cls[c].label, v->cls[c].all.n, &v->cls[c].all, &v->cls[c].held_out);
@@ -223,9 +231,10 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 	fprintf(f, "\n## Worst offenders\n\n");
 	for (int c = 0; c < v->n_cls; c++) {
 		const struct calib_class_stats *s = &v->cls[c];
-		fprintf(f, "### %s\n\n| op | measured | predicted | error %% | held out | samples |\n"
-			   "| --- | ---: | ---: | ---: | :---: | ---: |\n",
-			s->label);
+		fprintf(f,
+		        "### %s\n\n| op | measured | predicted | error %% | held out | samples |\n"
+		        "| --- | ---: | ---: | ---: | :---: | ---: |\n",
+		        s->label);
 		for (int w = 0; w < s->n_worst && w < (in->top > 0 ? in->top : 5); w++) {
 			int i = s->worst[w];
 			const struct calib_point *p = &pts->p[i];
@@ -233,22 +242,23 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 			fprintf(f, "| `");
 			md_escape(f, p->spec);
 			fprintf(f, "` | %s | %s | %s | %s | %" PRId64 " |\n", fmt_time(p->measured_s, t1, 32),
-				fmt_time(v->predicted_s[i], t2, 32), pct(v->err_pct[i], b, 32), p->held_out ? "yes" : "",
-				p->samples);
+			        fmt_time(v->predicted_s[i], t2, 32), pct(v->err_pct[i], b, 32),
+			        p->held_out ? "yes" : "", p->samples);
 		}
 		fputc('\n', f);
 	}
 	fprintf(f, "## Plots\n\n");
 	if (in->scatter_svg && in->error_svg)
-		fprintf(f, "![predicted vs measured, log-log](%s)\n\n![error vs size](%s)\n\n", in->scatter_svg,
-			in->error_svg);
+		fprintf(f, "![predicted vs measured, log-log](%s)\n\n![error vs size](%s)\n\n",
+		        in->scatter_svg, in->error_svg);
 	else
 		fprintf(f, "No plots: %s\n\n", in->plot_note ? in->plot_note : "not requested (give -o DIR)");
 	if (m) {
 		int listed = 0;
 		fprintf(f, "## Unmatched GPU work\n\n");
 		if (m->unmatched_total == 0)
-			fprintf(f, "None: every kernel, memcpy and memset was matched to an op or skipped by a rule.\n\n");
+			fprintf(f, "None: every kernel, memcpy and memset was matched to an op or skipped by "
+			           "a rule.\n\n");
 		else
 			fprintf(f, "| name | reason | count | GPU time |\n| --- | --- | ---: | ---: |\n");
 		for (size_t i = 0; i < m->n_unmatched; i++) {
@@ -263,10 +273,12 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 			md_escape(f, u->name);
 			fprintf(f, "` | ");
 			md_escape(f, u->reason);
-			fprintf(f, " | %" PRId64 " | %s |\n", u->count, fmt_time((double)u->gpu_ns * 1e-9, t1, 32));
+			fprintf(f, " | %" PRId64 " | %s |\n", u->count,
+			        fmt_time((double)u->gpu_ns * 1e-9, t1, 32));
 		}
 		if (m->skipped) {
-			fprintf(f, "\n## Skipped by rules\n\n| name | rule | count | GPU time |\n| --- | --- | ---: | ---: |\n");
+			fprintf(f, "\n## Skipped by rules\n\n| name | rule | count | GPU time |\n| --- | --- "
+			           "| ---: | ---: |\n");
 			for (size_t i = 0; i < m->n_unmatched; i++) {
 				const struct calib_unmatched *u = &m->unmatched[i];
 				if (!u->skipped)
@@ -275,11 +287,13 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 				md_escape(f, u->name);
 				fprintf(f, "` | ");
 				md_escape(f, u->reason);
-				fprintf(f, " | %" PRId64 " | %s |\n", u->count, fmt_time((double)u->gpu_ns * 1e-9, t1, 32));
+				fprintf(f, " | %" PRId64 " | %s |\n", u->count,
+				        fmt_time((double)u->gpu_ns * 1e-9, t1, 32));
 			}
 		}
 		if (m->n_bad) {
-			fprintf(f, "\n## Invalid k3sim ranges\n\n| range text | error | instances |\n| --- | --- | ---: |\n");
+			fprintf(f, "\n## Invalid k3sim ranges\n\n| range text | error | instances |\n| --- | "
+			           "--- | ---: |\n");
 			for (size_t i = 0; i < m->n_bad; i++) {
 				fprintf(f, "| `");
 				md_escape(f, m->bad[i].text);
@@ -341,7 +355,8 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	jstr(f, in->database);
 	fprintf(f, ",\n  \"hw\": ");
 	jstr(f, v->hw_name);
-	fprintf(f, ",\n  \"hw_calibrated\": %s,\n  \"points\": %zu,\n  ", v->hw_calibrated ? "true" : "false", pts->n);
+	fprintf(f, ",\n  \"hw_calibrated\": %s,\n  \"points\": %zu,\n  ", v->hw_calibrated ? "true" : "false",
+	        pts->n);
 	j_errors(f, "all", &v->all);
 	fprintf(f, ",\n  ");
 	j_errors(f, "held_out", &v->held_out);
@@ -361,11 +376,11 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 			int i = s->worst[w];
 			fprintf(f, "%s{\"op\": ", w ? ", " : "");
 			jstr(f, pts->p[i].spec);
-			fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ", pts->p[i].measured_s,
-				v->predicted_s[i]);
+			fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ",
+			        pts->p[i].measured_s, v->predicted_s[i]);
 			jpct(f, v->err_pct[i]);
-			fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}", pts->p[i].held_out ? "true" : "false",
-				pts->p[i].samples);
+			fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}",
+			        pts->p[i].held_out ? "true" : "false", pts->p[i].samples);
 		}
 		fprintf(f, "]}");
 	}
@@ -375,11 +390,11 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		jstr(f, pts->p[i].spec);
 		fprintf(f, ", \"class\": ");
 		jstr(f, pts->p[i].label);
-		fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ", pts->p[i].measured_s,
-			v->predicted_s[i]);
+		fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ",
+		        pts->p[i].measured_s, v->predicted_s[i]);
 		jpct(f, v->err_pct[i]);
-		fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}", pts->p[i].held_out ? "true" : "false",
-			pts->p[i].samples);
+		fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}",
+		        pts->p[i].held_out ? "true" : "false", pts->p[i].samples);
 	}
 	fprintf(f, "\n  ],\n  \"plots\": ");
 	if (in->scatter_svg && in->error_svg) {
@@ -394,12 +409,14 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	}
 	if (m) {
 		fprintf(f,
-			",\n  \"match\": {\"kernels\": %" PRId64 ", \"memcpys\": %" PRId64 ", \"memsets\": %" PRId64
-			", \"matched_nvtx\": %" PRId64 ", \"matched_rules\": %" PRId64 ", \"skipped\": %" PRId64
-			", \"unmatched\": %" PRId64 ", \"ranges\": %" PRId64 ", \"k3sim_ranges\": %" PRId64
-			", \"empty_ranges\": %" PRId64 ", \"invalid_ranges\": %zu, \"samples\": %zu, \"ops\": %zu}",
-			m->kernels, m->memcpys, m->memsets, m->matched_nvtx, m->matched_rules, m->skipped, m->unmatched_total,
-			m->ranges, m->k3sim_ranges, m->empty_ranges, m->n_bad, m->n_samples, m->n_specs);
+		        ",\n  \"match\": {\"kernels\": %" PRId64 ", \"memcpys\": %" PRId64
+		        ", \"memsets\": %" PRId64 ", \"matched_nvtx\": %" PRId64
+		        ", \"matched_rules\": %" PRId64 ", \"skipped\": %" PRId64 ", \"unmatched\": %" PRId64
+		        ", \"ranges\": %" PRId64 ", \"k3sim_ranges\": %" PRId64 ", \"empty_ranges\": %" PRId64
+		        ", \"invalid_ranges\": %zu, \"samples\": %zu, \"ops\": %zu}",
+		        m->kernels, m->memcpys, m->memsets, m->matched_nvtx, m->matched_rules, m->skipped,
+		        m->unmatched_total, m->ranges, m->k3sim_ranges, m->empty_ranges, m->n_bad,
+		        m->n_samples, m->n_specs);
 		fprintf(f, ",\n  \"unmatched\": [");
 		for (size_t i = 0; i < m->n_unmatched; i++) {
 			const struct calib_unmatched *u = &m->unmatched[i];
@@ -408,7 +425,7 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 			fprintf(f, ", \"reason\": ");
 			jstr(f, u->reason);
 			fprintf(f, ", \"skipped\": %s, \"count\": %" PRId64 ", \"gpu_ns\": %" PRId64 "}",
-				u->skipped ? "true" : "false", u->count, u->gpu_ns);
+			        u->skipped ? "true" : "false", u->count, u->gpu_ns);
 		}
 		fprintf(f, "\n  ],\n  \"invalid_ranges\": [");
 		for (size_t i = 0; i < m->n_bad; i++) {
@@ -431,12 +448,13 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 /* ---- plots ---- */
 
 int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
-		char *note, size_t n, struct err *e)
+                char *note, size_t n, struct err *e)
 {
 	const struct calib_points *pts = v->pts;
 	char dat[4096], gp[4096], scatter[4096], error[4096];
 	if (strchr(dir, '\'') || strchr(prefix, '\'')) {
-		snprintf(note, n, "the output path contains a single quote, which gnuplot scripts cannot hold");
+		snprintf(note, n,
+		         "the output path contains a single quote, which gnuplot scripts cannot hold");
 		return 1;
 	}
 	snprintf(dat, sizeof dat, "%s/%s.dat", dir, prefix);
@@ -453,8 +471,9 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 		fprintf(f, "# %s\n", v->cls[c].label);
 		for (size_t i = 0; i < pts->n; i++)
 			if (strcmp(pts->p[i].label, v->cls[c].label) == 0)
-				fprintf(f, "%.6g %.6g %.6g %.4f %d\n", pts->p[i].measured_s, v->predicted_s[i], pts->p[i].size,
-					v->err_pct[i], pts->p[i].held_out ? 1 : 0);
+				fprintf(f, "%.6g %.6g %.6g %.4f %d\n", pts->p[i].measured_s,
+				        v->predicted_s[i], pts->p[i].size, v->err_pct[i],
+				        pts->p[i].held_out ? 1 : 0);
 		fprintf(f, "\n\n");
 	}
 	bool ok = !ferror(f);
@@ -467,29 +486,40 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 		err_set(e, gp, 0, 0, "cannot write: %s", strerror(errno));
 		return -EIO;
 	}
-	fprintf(f, "# gnuplot %s.gp  (k3sim trace validate)\nset terminal svg size 900,640 dynamic background rgb 'white'\n"
-		   "set termoption noenhanced\nset key top left\nset grid\n",
-		prefix);
-	fprintf(f, "set output '%s'\nset logscale xy\nset format x '1e%%L'\nset format y '1e%%L'\n"
-		   "set xlabel 'measured (s)'\nset ylabel 'predicted (s)'\n"
-		   "set title 'predicted vs measured (%s; filled: held out, open: training)'\n",
-		scatter, v->hw_name);
+	fprintf(f,
+	        "# gnuplot %s.gp  (k3sim trace validate)\nset terminal svg size 900,640 dynamic background "
+	        "rgb 'white'\n"
+	        "set termoption noenhanced\nset key top left\nset grid\n",
+	        prefix);
+	fprintf(f,
+	        "set output '%s'\nset logscale xy\nset format x '1e%%L'\nset format y '1e%%L'\n"
+	        "set xlabel 'measured (s)'\nset ylabel 'predicted (s)'\n"
+	        "set title 'predicted vs measured (%s; filled: held out, open: training)'\n",
+	        scatter, v->hw_name);
 	fprintf(f, "plot x title 'exact' lw 1 lc rgb '#888888', 1.15*x title '+-15%%' dt 2 lc rgb '#bbbbbb', "
-		   "x/1.15 notitle dt 2 lc rgb '#bbbbbb'");
+	           "x/1.15 notitle dt 2 lc rgb '#bbbbbb'");
 	for (int c = 0; c < v->n_cls; c++)
-		fprintf(f, ", '%s' index %d using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
-			   "'' index %d using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc %d notitle",
-			dat, c, c + 1, v->cls[c].label, c, c + 1);
-	fprintf(f, "\nset output '%s'\nunset logscale y\nset format y '%%g'\nset logscale x\n"
-		   "set xlabel 'size (GEMMs, attention, KDA prefill: FLOPs; copies, KDA decode, collectives: bytes)'\n"
-		   "set ylabel 'error (%%)'\nset title 'error vs size (%s; filled: held out, open: training)'\n",
-		error, v->hw_name);
-	fprintf(f, "plot 0 notitle lc rgb '#888888', 5 title '+-5%%' dt 2 lc rgb '#bbbbbb', -5 notitle dt 2 lc rgb "
-		   "'#bbbbbb'");
+		fprintf(
+		    f,
+		    ", '%s' index %d using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
+		    "'' index %d using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc %d notitle",
+		    dat, c, c + 1, v->cls[c].label, c, c + 1);
+	fprintf(f,
+	        "\nset output '%s'\nunset logscale y\nset format y '%%g'\nset logscale x\n"
+	        "set xlabel 'size (GEMMs, attention, KDA prefill: FLOPs; copies, KDA decode, collectives: "
+	        "bytes)'\n"
+	        "set ylabel 'error (%%)'\nset title 'error vs size (%s; filled: held out, open: training)'\n",
+	        error, v->hw_name);
+	fprintf(
+	    f,
+	    "plot 0 notitle lc rgb '#888888', 5 title '+-5%%' dt 2 lc rgb '#bbbbbb', -5 notitle dt 2 lc rgb "
+	    "'#bbbbbb'");
 	for (int c = 0; c < v->n_cls; c++)
-		fprintf(f, ", '%s' index %d using 3:($5 > 0 ? $4 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
-			   "'' index %d using 3:($5 > 0 ? 1/0 : $4) with points pt 6 ps 0.6 lc %d notitle",
-			dat, c, c + 1, v->cls[c].label, c, c + 1);
+		fprintf(
+		    f,
+		    ", '%s' index %d using 3:($5 > 0 ? $4 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
+		    "'' index %d using 3:($5 > 0 ? 1/0 : $4) with points pt 6 ps 0.6 lc %d notitle",
+		    dat, c, c + 1, v->cls[c].label, c, c + 1);
 	fprintf(f, "\n");
 	ok = !ferror(f);
 	if (fclose(f) || !ok) {
@@ -508,9 +538,10 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 	int rc = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
-		snprintf(note, n, "gnuplot could not be run (%s: %s); the data (%s.dat) and script (%s.gp) are "
-			 "written: install gnuplot and run 'gnuplot %s.gp' there",
-			 prog, strerror(rc), prefix, prefix, prefix);
+		snprintf(note, n,
+		         "gnuplot could not be run (%s: %s); the data (%s.dat) and script (%s.gp) are "
+		         "written: install gnuplot and run 'gnuplot %s.gp' there",
+		         prog, strerror(rc), prefix, prefix, prefix);
 		return 1;
 	}
 	int status = 0;
@@ -521,8 +552,8 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 		}
 	if (status != 0) {
 		bool missing = WIFEXITED(status) && WEXITSTATUS(status) == 127;
-		snprintf(note, n, "%s (%s); the data (%s.dat) and script (%s.gp) are written", 
-			 missing ? "gnuplot is not installed" : "gnuplot failed", prog, prefix, prefix);
+		snprintf(note, n, "%s (%s); the data (%s.dat) and script (%s.gp) are written",
+		         missing ? "gnuplot is not installed" : "gnuplot failed", prog, prefix, prefix);
 		return 1;
 	}
 	return 0;

@@ -31,8 +31,8 @@ struct calib_class_stats {
 
 struct calib_validation {
 	const struct calib_points *pts;
-	double *predicted_s;       /* per point */
-	double *err_pct;           /* per point: (predicted - measured) / measured x 100 */
+	double *predicted_s; /* per point */
+	double *err_pct;     /* per point: (predicted - measured) / measured x 100 */
 	struct calib_class_stats cls[CALIB_CLASSES_MAX];
 	int n_cls;
 	struct calib_errors all, held_out;
@@ -40,18 +40,19 @@ struct calib_validation {
 	bool hw_calibrated;
 };
 
-int calib_validate(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw, struct err *e);
+int calib_validate(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw,
+                   struct err *e);
 void calib_validation_release(struct calib_validation *v);
 
 /* What the reports say besides the numbers. */
 struct calib_report_in {
 	const char *title;
-	const char *database;              /* input(s), for the header */
-	const struct calib_match *match;   /* may be NULL (CSV input): unmatched lists */
+	const char *database;            /* input(s), for the header */
+	const struct calib_match *match; /* may be NULL (CSV input): unmatched lists */
 	const struct calib_validation *v;
 	const char *scatter_svg, *error_svg; /* file names relative to the report, or NULL */
-	const char *plot_note;             /* why there are no plots, or NULL */
-	int top;                           /* worst offenders per class */
+	const char *plot_note;               /* why there are no plots, or NULL */
+	int top;                             /* worst offenders per class */
 };
 
 /* Markdown and JSON reports; the same numbers, rounded the same way (%.2f for percentages). */
@@ -64,6 +65,6 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e);
  * when the charts were made, 1 when gnuplot could not make them (note says why; the data and
  * script are still there), or a negative error. */
 int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
-		char *note, size_t n, struct err *e);
+                char *note, size_t n, struct err *e);
 
 #endif

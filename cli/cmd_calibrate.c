@@ -18,29 +18,29 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: k3sim calibrate INPUT... [--hw BASE] -o OUT.yaml [options]\n\n"
-		"Fit the hardware model to measured kernels and write a hardware preset that every\n"
-		"command takes (--hw OUT.yaml). INPUTs are trace databases (k3sim trace capture or\n"
-		"import, nsys SQLite exports; kernels matched to ops as in 'k3sim trace validate') or\n"
-		"CSVs of measurements (calib-grid's, the KDA bench's).\n\n"
-		"Protocol: the fit sees training points only; errors are reported on held-out points\n"
-		"only (GEMM m and KDA decode b not a power of 4, copy sizes not a power of 2, ...). It\n"
-		"fits the per-kernel latency floor, memory and GEMM efficiency curves, L2 bandwidth,\n"
-		"GEMM wave smoothing, KDA chunk-step cycles and collective curves where measured, then\n"
-		"tables of the efficiency that remains per class and dtype (and per GEMM shape).\n\n"
-		"options:\n"
-		"  --hw BASE           the preset to start from (default h200)\n"
-		"  -o, --output PATH   the preset to write (required)\n"
-		"  --name NAME         the preset's name (default: the output's file name)\n"
-		"  --rules R           kernel-name rules: default, none, or a YAML file\n"
-		"  --report DIR        write DIR/calibration.md (held-out validation) with charts\n"
-		"  --no-tables         fit the curves only, no efficiency tables\n"
-		"  --no-shape-tables   no per-GEMM-shape tables (what unseen shapes get)\n"
-		"  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *')\n"
-		"  -f, --force         replace an existing output\n"
-		"  --json              print the summary as JSON\n"
-		"  -q, --quiet         print nothing on success\n"
-		"  -h, --help          this text\n");
+	        "usage: k3sim calibrate INPUT... [--hw BASE] -o OUT.yaml [options]\n\n"
+	        "Fit the hardware model to measured kernels and write a hardware preset that every\n"
+	        "command takes (--hw OUT.yaml). INPUTs are trace databases (k3sim trace capture or\n"
+	        "import, nsys SQLite exports; kernels matched to ops as in 'k3sim trace validate') or\n"
+	        "CSVs of measurements (calib-grid's, the KDA bench's).\n\n"
+	        "Protocol: the fit sees training points only; errors are reported on held-out points\n"
+	        "only (GEMM m and KDA decode b not a power of 4, copy sizes not a power of 2, ...). It\n"
+	        "fits the per-kernel latency floor, memory and GEMM efficiency curves, L2 bandwidth,\n"
+	        "GEMM wave smoothing, KDA chunk-step cycles and collective curves where measured, then\n"
+	        "tables of the efficiency that remains per class and dtype (and per GEMM shape).\n\n"
+	        "options:\n"
+	        "  --hw BASE           the preset to start from (default h200)\n"
+	        "  -o, --output PATH   the preset to write (required)\n"
+	        "  --name NAME         the preset's name (default: the output's file name)\n"
+	        "  --rules R           kernel-name rules: default, none, or a YAML file\n"
+	        "  --report DIR        write DIR/calibration.md (held-out validation) with charts\n"
+	        "  --no-tables         fit the curves only, no efficiency tables\n"
+	        "  --no-shape-tables   no per-GEMM-shape tables (what unseen shapes get)\n"
+	        "  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *')\n"
+	        "  -f, --force         replace an existing output\n"
+	        "  --json              print the summary as JSON\n"
+	        "  -q, --quiet         print nothing on success\n"
+	        "  -h, --help          this text\n");
 }
 
 static double now_s(void)
@@ -50,7 +50,8 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int write_preset(const char *path, const struct hw *hw, const struct calib_preset_meta *meta, struct err *e)
+static int write_preset(const char *path, const struct hw *hw, const struct calib_preset_meta *meta,
+                        struct err *e)
 {
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
@@ -93,7 +94,7 @@ static const char *verdict(const char *label, const struct calib_errors *h)
 		return "no held-out points";
 	bool comm = strncmp(label, "all", 3) == 0 && strlen(label) > 3;
 	comm |= strcmp(label, "allreduce") == 0 || strcmp(label, "allgather") == 0 ||
-		strcmp(label, "reducescatter") == 0 || strcmp(label, "alltoall") == 0;
+	        strcmp(label, "reducescatter") == 0 || strcmp(label, "alltoall") == 0;
 	if (comm)
 		return h->med_abs_pct <= 10 ? "meets (median <= 10 %)" : "misses (median <= 10 %)";
 	return h->med_abs_pct <= 5 && h->p90_abs_pct <= 15 ? "meets" : "misses";
@@ -102,13 +103,19 @@ static const char *verdict(const char *label, const struct calib_errors *h)
 int cmd_calibrate(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"hw", required_argument, NULL, 'w'},     {"output", required_argument, NULL, 'o'},
-		{"name", required_argument, NULL, 'n'},   {"rules", required_argument, NULL, 'r'},
-		{"report", required_argument, NULL, 'R'}, {"no-tables", no_argument, NULL, 'T'},
-		{"no-shape-tables", no_argument, NULL, 'S'}, {"force", no_argument, NULL, 'f'},
-		{"exclude", required_argument, NULL, 'x'},
-		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"hw", required_argument, NULL, 'w'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"name", required_argument, NULL, 'n'},
+	    {"rules", required_argument, NULL, 'r'},
+	    {"report", required_argument, NULL, 'R'},
+	    {"no-tables", no_argument, NULL, 'T'},
+	    {"no-shape-tables", no_argument, NULL, 'S'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"exclude", required_argument, NULL, 'x'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *base_name = "h200", *out = NULL, *name = NULL, *rules_name = "default", *report = NULL;
 	const char *exclude = NULL;
@@ -119,28 +126,54 @@ int cmd_calibrate(int argc, char **argv)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'w': base_name = optarg; break;
-		case 'o': out = optarg; break;
-		case 'n': name = optarg; break;
-		case 'r': rules_name = optarg; break;
-		case 'R': report = optarg; break;
-		case 'T': fo.no_tables = true; break;
-		case 'S': fo.no_shape_tables = true; break;
-		case 'x': exclude = optarg; break;
-		case 'f': force = true; break;
-		case 'j': json = true; break;
-		case 'q': quiet = true; break;
-		case 'h': usage(stdout); return 0;
+		case 'w':
+			base_name = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'r':
+			rules_name = optarg;
+			break;
+		case 'R':
+			report = optarg;
+			break;
+		case 'T':
+			fo.no_tables = true;
+			break;
+		case 'S':
+			fo.no_shape_tables = true;
+			break;
+		case 'x':
+			exclude = optarg;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
 		case ':':
 			fprintf(stderr, "k3sim calibrate: missing value for '%s'\n", argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(stderr, "k3sim calibrate: unknown option '%s'; see --help\n", argv[optind - 1]);
+			fprintf(stderr, "k3sim calibrate: unknown option '%s'; see --help\n",
+			        argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "k3sim calibrate: no measurements given (trace databases or CSVs); see --help\n");
+		fprintf(stderr,
+		        "k3sim calibrate: no measurements given (trace databases or CSVs); see --help\n");
 		return 2;
 	}
 	if (!out) {
@@ -182,7 +215,8 @@ int cmd_calibrate(int argc, char **argv)
 			first = m;
 		else
 			calib_match_release(&m);
-		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s", i > optind ? ", " : "", argv[i]);
+		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s",
+		         i > optind ? ", " : "", argv[i]);
 	}
 	if (exclude)
 		calib_points_filter(&pts, exclude, false);
@@ -215,11 +249,13 @@ int cmd_calibrate(int argc, char **argv)
 	if (ds)
 		*ds = '\0';
 	snprintf(fit->description, sizeof fit->description, "%.60s, calibrated %s", desc, date);
-	snprintf(fit->source, sizeof fit->source, "k3sim calibrate %s on %.100s; base preset %.60s (%.250s)", date,
-		 pts.have_info && pts.info.device[0] ? pts.info.device : "measured kernels", base->name, base->source);
+	snprintf(fit->source, sizeof fit->source, "k3sim calibrate %s on %.100s; base preset %.60s (%.250s)",
+	         date, pts.have_info && pts.info.device[0] ? pts.info.device : "measured kernels", base->name,
+	         base->source);
 
 	/* write, read back, validate what was read, write again with the held-out errors */
-	struct calib_preset_meta meta = {.base = base->name, .date = date, .command = cmdline, .pts = &pts, .fit = &rep};
+	struct calib_preset_meta meta = {
+	    .base = base->name, .date = date, .command = cmdline, .pts = &pts, .fit = &rep};
 	struct calib_class_summary cls[CALIB_CLASSES_MAX];
 	if (write_preset(out, fit, &meta, &e) < 0 || hw_load(loaded, out, &e) < 0)
 		goto fail;
@@ -238,9 +274,13 @@ int cmd_calibrate(int argc, char **argv)
 			err_set(&e, report, 0, 0, "cannot create the directory: %s", strerror(errno));
 			goto fail;
 		}
-		struct calib_report_in in = {.title = "Calibration: held-out validation", .database = inputs,
-					     .match = first.kernels || first.memcpys ? &first : NULL, .v = &v, .top = 5};
-		int pr = calib_plots(&v, report, "calibration", getenv("K3SIM_GNUPLOT"), note, sizeof note, &e);
+		struct calib_report_in in = {.title = "Calibration: held-out validation",
+		                             .database = inputs,
+		                             .match = first.kernels || first.memcpys ? &first : NULL,
+		                             .v = &v,
+		                             .top = 5};
+		int pr =
+		    calib_plots(&v, report, "calibration", getenv("K3SIM_GNUPLOT"), note, sizeof note, &e);
 		if (pr < 0)
 			goto fail;
 		if (pr == 0) {
@@ -300,17 +340,19 @@ int cmd_calibrate(int argc, char **argv)
 	} else if (!quiet) {
 		printf("%s: %zu measured ops (%d train, %d held out) from %s\n", out, pts.n, rep.train_points,
 		       rep.held_out_points, inputs);
-		printf("fit: latency floor %.2f us, memory eff %.3f (half %.2f MiB), L2 %.0f GB/s, GEMM eff %.3f (half %.3g"
+		printf("fit: latency floor %.2f us, memory eff %.3f (half %.2f MiB), L2 %.0f GB/s, GEMM eff "
+		       "%.3f (half %.3g"
 		       " GFLOP), wave smoothing %.2f; %d tables, %d GEMM shapes\n",
-		       loaded->launch_latency_s * 1e6, loaded->eff_memory.max, loaded->eff_memory.half / 1048576.0,
-		       loaded->l2_bw_bytes_per_s / 1e9, loaded->eff_gemm.max, loaded->eff_gemm.half / 1e9,
-		       loaded->gemm_wave_smoothing, loaded->n_tables, loaded->n_gemm_shapes);
-		printf("\n%-18s %6s %8s %12s %12s  %s\n", "class", "train", "held out", "held med %", "held p90 %",
-		       "target (median <= 5 %, p90 <= 15 %)");
+		       loaded->launch_latency_s * 1e6, loaded->eff_memory.max,
+		       loaded->eff_memory.half / 1048576.0, loaded->l2_bw_bytes_per_s / 1e9,
+		       loaded->eff_gemm.max, loaded->eff_gemm.half / 1e9, loaded->gemm_wave_smoothing,
+		       loaded->n_tables, loaded->n_gemm_shapes);
+		printf("\n%-18s %6s %8s %12s %12s  %s\n", "class", "train", "held out", "held med %",
+		       "held p90 %", "target (median <= 5 %, p90 <= 15 %)");
 		for (int c = 0; c < v.n_cls; c++) {
 			const struct calib_errors *h = &v.cls[c].held_out;
-			printf("%-18s %6d %8d %12.2f %12.2f  %s\n", v.cls[c].label, v.cls[c].train.n, h->n, h->med_abs_pct,
-			       h->p90_abs_pct, verdict(v.cls[c].label, h));
+			printf("%-18s %6d %8d %12.2f %12.2f  %s\n", v.cls[c].label, v.cls[c].train.n, h->n,
+			       h->med_abs_pct, h->p90_abs_pct, verdict(v.cls[c].label, h));
 		}
 		printf("\ncalibrated in %.2f s (fit %.2f s); wrote %s%s%s\n", t_done - t0, t_fit - t0, out,
 		       report ? " and " : "", report ? report : "");

@@ -15,26 +15,26 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: k3sim trace validate DB [MORE.db|MEASURED.csv...] [--hw NAME|PATH] [options]\n\n"
-		"Predicted (the cost model, sim_op_cost) against measured time for every op measured in\n"
-		"a trace database: per op class the median and p90 absolute %% error (over all points\n"
-		"and over the calibration protocol's held-out points), the bias, the worst offenders\n"
-		"with their shapes, and the GPU work that matched no op.\n\n"
-		"Kernels map to ops by NVTX ranges named in `k3sim op` syntax (\"k3sim op=gemm m=64\n"
-		"n=7168 k=7168 dtype=bf16\"; a range instance is one sample, the sum of its kernels),\n"
-		"else by kernel-name rules (calib/rules/default.yaml). A point is one distinct op:\n"
-		"the median of its samples. CSV inputs: calib-grid's or the KDA bench's.\n\n"
-		"options:\n"
-		"  --hw NAME|PATH      hardware preset or YAML (default h200)\n"
-		"  --rules R           rules for kernels outside k3sim ranges: default, none, or a YAML\n"
-		"  -o, --output DIR    write DIR/validate.md, DIR/validate.json and gnuplot charts\n"
-		"                      (DIR/validate-scatter.svg, DIR/validate-error.svg)\n"
-		"  --json              print the JSON report instead of the table\n"
-		"  --top N             worst offenders per class (default 5)\n"
-		"  --only GLOB         only the ops whose spec matches (e.g. 'gemm m=* n=96 *')\n"
-		"  --title TEXT        the report's title\n"
-		"  -h, --help          this text\n\n"
-		"environment: K3SIM_GNUPLOT names the gnuplot program (default gnuplot).\n");
+	        "usage: k3sim trace validate DB [MORE.db|MEASURED.csv...] [--hw NAME|PATH] [options]\n\n"
+	        "Predicted (the cost model, sim_op_cost) against measured time for every op measured in\n"
+	        "a trace database: per op class the median and p90 absolute %% error (over all points\n"
+	        "and over the calibration protocol's held-out points), the bias, the worst offenders\n"
+	        "with their shapes, and the GPU work that matched no op.\n\n"
+	        "Kernels map to ops by NVTX ranges named in `k3sim op` syntax (\"k3sim op=gemm m=64\n"
+	        "n=7168 k=7168 dtype=bf16\"; a range instance is one sample, the sum of its kernels),\n"
+	        "else by kernel-name rules (calib/rules/default.yaml). A point is one distinct op:\n"
+	        "the median of its samples. CSV inputs: calib-grid's or the KDA bench's.\n\n"
+	        "options:\n"
+	        "  --hw NAME|PATH      hardware preset or YAML (default h200)\n"
+	        "  --rules R           rules for kernels outside k3sim ranges: default, none, or a YAML\n"
+	        "  -o, --output DIR    write DIR/validate.md, DIR/validate.json and gnuplot charts\n"
+	        "                      (DIR/validate-scatter.svg, DIR/validate-error.svg)\n"
+	        "  --json              print the JSON report instead of the table\n"
+	        "  --top N             worst offenders per class (default 5)\n"
+	        "  --only GLOB         only the ops whose spec matches (e.g. 'gemm m=* n=96 *')\n"
+	        "  --title TEXT        the report's title\n"
+	        "  -h, --help          this text\n\n"
+	        "environment: K3SIM_GNUPLOT names the gnuplot program (default gnuplot).\n");
 }
 
 static int write_file(const char *path, const struct calib_report_in *in, bool json, struct err *e)
@@ -56,8 +56,8 @@ static int write_file(const char *path, const struct calib_report_in *in, bool j
 
 static void table(const struct calib_validation *v, const struct calib_match *m)
 {
-	printf("%-18s %7s %8s %10s %10s %10s %10s %8s\n", "class", "points", "held out", "med abs %", "p90 abs %",
-	       "held med %", "held p90 %", "bias %");
+	printf("%-18s %7s %8s %10s %10s %10s %10s %8s\n", "class", "points", "held out", "med abs %",
+	       "p90 abs %", "held med %", "held p90 %", "bias %");
 	for (int c = 0; c <= v->n_cls; c++) {
 		const char *label = c < v->n_cls ? v->cls[c].label : "all";
 		const struct calib_errors *a = c < v->n_cls ? &v->cls[c].all : &v->all;
@@ -73,11 +73,15 @@ static void table(const struct calib_validation *v, const struct calib_match *m)
 int cmd_trace_validate(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"hw", required_argument, NULL, 'w'},     {"rules", required_argument, NULL, 'r'},
-		{"output", required_argument, NULL, 'o'}, {"json", no_argument, NULL, 'j'},
-		{"top", required_argument, NULL, 't'},    {"title", required_argument, NULL, 'T'},
-		{"only", required_argument, NULL, 'O'},   {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"hw", required_argument, NULL, 'w'},
+	    {"rules", required_argument, NULL, 'r'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"top", required_argument, NULL, 't'},
+	    {"title", required_argument, NULL, 'T'},
+	    {"only", required_argument, NULL, 'O'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *hw_name = "h200", *rules_name = "default", *dir = NULL, *title = NULL, *only = NULL;
 	bool json = false;
@@ -86,25 +90,41 @@ int cmd_trace_validate(int argc, char **argv)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'w': hw_name = optarg; break;
-		case 'r': rules_name = optarg; break;
-		case 'o': dir = optarg; break;
-		case 'j': json = true; break;
-		case 'T': title = optarg; break;
-		case 'O': only = optarg; break;
+		case 'w':
+			hw_name = optarg;
+			break;
+		case 'r':
+			rules_name = optarg;
+			break;
+		case 'o':
+			dir = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'T':
+			title = optarg;
+			break;
+		case 'O':
+			only = optarg;
+			break;
 		case 't':
 			top = atoi(optarg);
 			if (top < 1 || top > CALIB_WORST_MAX) {
-				fprintf(stderr, "k3sim trace validate: --top wants 1..%d, not '%s'\n", CALIB_WORST_MAX, optarg);
+				fprintf(stderr, "k3sim trace validate: --top wants 1..%d, not '%s'\n",
+				        CALIB_WORST_MAX, optarg);
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
 		case ':':
 			fprintf(stderr, "k3sim trace validate: missing value for '%s'\n", argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(stderr, "k3sim trace validate: unknown option '%s'; see --help\n", argv[optind - 1]);
+			fprintf(stderr, "k3sim trace validate: unknown option '%s'; see --help\n",
+			        argv[optind - 1]);
 			return 2;
 		}
 	}
@@ -141,14 +161,17 @@ int cmd_trace_validate(int argc, char **argv)
 			first = m;
 		else
 			calib_match_release(&m);
-		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s", i > optind ? ", " : "", argv[i]);
+		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s",
+		         i > optind ? ", " : "", argv[i]);
 	}
 	if (only)
 		calib_points_filter(&pts, only, true);
 	if (pts.n == 0) {
-		fprintf(stderr, "k3sim trace validate: %s: no GPU work matched a model op (%lld kernels, %lld memcpys read;"
-				" name ops with 'k3sim op=...' NVTX ranges or give --rules)\n",
-			inputs, (long long)first.kernels, (long long)first.memcpys);
+		fprintf(stderr,
+		        "k3sim trace validate: %s: no GPU work matched a model op (%lld kernels, %lld "
+		        "memcpys read;"
+		        " name ops with 'k3sim op=...' NVTX ranges or give --rules)\n",
+		        inputs, (long long)first.kernels, (long long)first.memcpys);
 		goto out;
 	}
 	if (calib_validate(&v, &pts, hw, &e) < 0)
@@ -156,11 +179,11 @@ int cmd_trace_validate(int argc, char **argv)
 	have_v = true;
 	char note[1024] = "";
 	struct calib_report_in in = {
-		.title = title ? title : "Predicted vs measured",
-		.database = inputs,
-		.match = first.kernels || first.memcpys || first.memsets ? &first : NULL,
-		.v = &v,
-		.top = top,
+	    .title = title ? title : "Predicted vs measured",
+	    .database = inputs,
+	    .match = first.kernels || first.memcpys || first.memsets ? &first : NULL,
+	    .v = &v,
+	    .top = top,
 	};
 	if (dir) {
 		if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
@@ -191,8 +214,8 @@ int cmd_trace_validate(int argc, char **argv)
 		if (calib_report_json(stdout, &in, &e) < 0)
 			goto fail;
 	} else {
-		printf("%s on %s%s: %zu ops measured\n", inputs, hw->name, hw->calibrated ? " (calibrated)" : " (datasheet)",
-		       pts.n);
+		printf("%s on %s%s: %zu ops measured\n", inputs, hw->name,
+		       hw->calibrated ? " (calibrated)" : " (datasheet)", pts.n);
 		table(&v, in.match);
 		if (dir)
 			printf("wrote %s/validate.md, %s/validate.json%s\n", dir, dir,

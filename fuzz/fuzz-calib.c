@@ -19,12 +19,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct err e;
 	struct calib_rules r;
 	if (calib_rules_load_string(&r, "fuzz.yaml", text, size, &e) == 0) {
-		const char *ranges[] = {"k3sim op=gemm m=64 n=7168 k=7168 dtype=bf16 b=8 h=96 t=4096 bytes=65536",
-					"layer heads=128 ctx=8192 batch=4 ranks=8"};
-		struct calib_rule_ctx c = {.grid = {132, 8, 1}, .block = {128, 1, 1}, .bytes = 1 << 20, .nvtx = ranges,
-					   .n_nvtx = 2};
+		const char *ranges[] = {
+		    "k3sim op=gemm m=64 n=7168 k=7168 dtype=bf16 b=8 h=96 t=4096 bytes=65536",
+		    "layer heads=128 ctx=8192 batch=4 ranks=8"};
+		struct calib_rule_ctx c = {
+		    .grid = {132, 8, 1}, .block = {128, 1, 1}, .bytes = 1 << 20, .nvtx = ranges, .n_nvtx = 2};
 		static const char *const names[] = {"nvjet_sm90_tst_128x128", "chunk_kda_fwd_kernel",
-						    "[CUDA memcpy Device-to-Device]", "ncclDevKernel_AllReduce_Sum", ""};
+		                                    "[CUDA memcpy Device-to-Device]",
+		                                    "ncclDevKernel_AllReduce_Sum", ""};
 		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 			int idx = calib_rules_find(&r, names[i]);
 			struct op op;

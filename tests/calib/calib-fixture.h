@@ -22,7 +22,7 @@ int cfx_close(struct cfx *f);
 
 /* A launch API call on thread tid at api_ns, and its kernel on the GPU at [gpu_ns, gpu_ns + dur). */
 int cfx_kernel(struct cfx *f, int64_t tid, int64_t api_ns, const char *name, int64_t gpu_ns, int64_t dur_ns,
-	       int32_t grid_x, int32_t grid_y);
+               int32_t grid_x, int32_t grid_y);
 /* The same for a device-to-device memcpy of `bytes`. */
 int cfx_memcpy(struct cfx *f, int64_t tid, int64_t api_ns, int64_t bytes, int64_t gpu_ns, int64_t dur_ns);
 /* A kernel with no launching API call (correlationId 0). */

@@ -55,8 +55,10 @@ static const char *spec(const char *fmt, ...)
 
 static void grid(struct calib_points *pts, const struct hw *t, bool wobble)
 {
-	static const int64_t shapes[][2] = {{36864, 7168}, {4608, 7168}, {7168, 1536}, {96, 7168}, {24576, 512}};
-	static const int64_t ms[] = {1, 2, 4, 8, 16, 32, 64, 96, 128, 256, 384, 512, 1024, 1536, 2048, 4096, 8192, 16384};
+	static const int64_t shapes[][2] = {
+	    {36864, 7168}, {4608, 7168}, {7168, 1536}, {96, 7168}, {24576, 512}};
+	static const int64_t ms[] = {1,   2,   4,   8,    16,   32,   64,   96,   128,
+	                             256, 384, 512, 1024, 1536, 2048, 4096, 8192, 16384};
 	n_specs = 0;
 	for (int64_t b = 4096; b <= ((int64_t)4 << 30); b *= 2) {
 		add(pts, spec("copy bytes=%lld", (long long)b), t, 1);
@@ -67,8 +69,10 @@ static void grid(struct calib_points *pts, const struct hw *t, bool wobble)
 		for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
 			for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
 				double f = wobble ? 1 + 0.08 * sin(3.0 * (double)s + log((double)ms[i])) : 1;
-				add(pts, spec("gemm m=%lld n=%lld k=%lld dtype=%s", (long long)ms[i], (long long)shapes[s][0],
-					      (long long)shapes[s][1], d ? "fp8" : "bf16"),
+				add(pts,
+				    spec("gemm m=%lld n=%lld k=%lld dtype=%s", (long long)ms[i],
+				         (long long)shapes[s][0], (long long)shapes[s][1],
+				         d ? "fp8" : "bf16"),
 				    t, f);
 			}
 }
@@ -216,10 +220,10 @@ int main(void)
 	truth.eff_comm.half = 2.0 * 1048576;
 	truth.nvlink_latency_s = 5e-6;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_nelder_mead),
-		cmocka_unit_test(test_recovers_curves),
-		cmocka_unit_test(test_recovers_kda_and_comm),
-		cmocka_unit_test(test_tables_and_roundtrip),
+	    cmocka_unit_test(test_nelder_mead),
+	    cmocka_unit_test(test_recovers_curves),
+	    cmocka_unit_test(test_recovers_kda_and_comm),
+	    cmocka_unit_test(test_tables_and_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

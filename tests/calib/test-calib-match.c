@@ -36,9 +36,11 @@ static void write_fixture(const char *p)
 	/* 1, 2: two instances of one range; the first holds a GEMM and its split-K reduction */
 	assert_int_equal(cfx_range(&f, 1, 1000, 5000, GEMM64), 0);
 	assert_int_equal(cfx_kernel(&f, 1, 1100, "nvjet_sm90_tst_192x192", 100000, 10000, 132, 1), 0);
-	assert_int_equal(cfx_kernel(&f, 1, 1200, "void cublasLt::splitKreduce_kernel<32>()", 110000, 2000, 16, 1), 0);
+	assert_int_equal(
+	    cfx_kernel(&f, 1, 1200, "void cublasLt::splitKreduce_kernel<32>()", 110000, 2000, 16, 1), 0);
 	assert_int_equal(cfx_range(&f, 1, 6000, 9000, GEMM64), 0);
-	assert_int_equal(cfx_kernel(&f, 1, 9000, "nvjet_sm90_tst_192x192", 120000, 11000, 132, 1), 0); /* at the end */
+	assert_int_equal(cfx_kernel(&f, 1, 9000, "nvjet_sm90_tst_192x192", 120000, 11000, 132, 1),
+	                 0); /* at the end */
 	/* 3: nested k3sim ranges: the innermost wins; the memcpy after it belongs to the outer */
 	assert_int_equal(cfx_range(&f, 1, 10000, 20000, "k3sim op=copy bytes=1048576"), 0);
 	assert_int_equal(cfx_range(&f, 1, 11000, 12000, "k3sim op=gemm m=16 n=576 k=7168 dtype=fp8"), 0);
@@ -148,7 +150,8 @@ static void test_match_fixture(void **state)
 	assert_int_equal(nvjet_bad, 1);
 	assert_int_equal(m.unmatched_total, 5);
 	/* every activity is accounted for */
-	assert_int_equal(m.matched_nvtx + m.matched_rules + m.skipped + m.unmatched_total, m.kernels + m.memcpys + m.memsets);
+	assert_int_equal(m.matched_nvtx + m.matched_rules + m.skipped + m.unmatched_total,
+	                 m.kernels + m.memcpys + m.memsets);
 	assert_int_equal(m.n_bad, 1);
 	assert_int_equal(m.bad[0].instances, 1);
 	assert_non_null(strstr(m.bad[0].error, "unknown dtype"));
@@ -207,9 +210,9 @@ static void test_bad_databases(void **state)
 	const char *other = path("other.db");
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(other, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('a');", NULL,
-				      NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('a');",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
 	sqlite3_close(db);
 	assert_true(calib_match_db(&m, other, NULL, &e) < 0);
 	assert_non_null(strstr(e.msg, "no CUPTI_ACTIVITY_KIND_KERNEL"));
@@ -252,8 +255,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_match_fixture),
-		cmocka_unit_test(test_bad_databases),
+	    cmocka_unit_test(test_match_fixture),
+	    cmocka_unit_test(test_bad_databases),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

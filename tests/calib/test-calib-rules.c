@@ -60,12 +60,14 @@ static struct err load_err(const char *text)
 static void test_rule_errors(void **state)
 {
 	(void)state;
-	struct err e = load_err("rules:\n  - kernel: \"*x*\"\n    op: gemn\n    keys: {m: nvtx, n: 1, k: 1}\n");
+	struct err e =
+	    load_err("rules:\n  - kernel: \"*x*\"\n    op: gemn\n    keys: {m: nvtx, n: 1, k: 1}\n");
 	assert_non_null(strstr(e.msg, "unknown op kind 'gemn' (did you mean 'gemm'?)"));
 	assert_int_equal(e.line, 3);
 	assert_int_equal(e.col, 9);
 
-	e = load_err("rules:\n  - kernel: \"*x*\"\n    op: gemm\n    keys: {m: nvtx, n: 1, k: 1, dtyp: bf16}\n");
+	e = load_err(
+	    "rules:\n  - kernel: \"*x*\"\n    op: gemm\n    keys: {m: nvtx, n: 1, k: 1, dtyp: bf16}\n");
 	assert_non_null(strstr(e.msg, "unknown key 'dtyp' (did you mean 'dtype'?)"));
 	assert_int_equal(e.line, 4);
 
@@ -125,15 +127,15 @@ static void test_build(void **state)
 {
 	(void)state;
 	const char *text = "rules:\n"
-			   "  - name: geometry\n"
-			   "    kernel: \"geo_*\"\n"
-			   "    op: kda_decode\n"
-			   "    keys: {b: \"nvtx:batch|grid.y\", h: \"grid.x/2\", state: \"nvtx|bf16\"}\n"
-			   "  - kernel: \"[[]CUDA memcpy*\"\n"
-			   "    op: copy\n"
-			   "    keys: {bytes: bytes}\n"
-			   "  - kernel: \"*\"\n"
-			   "    op: skip\n";
+	                   "  - name: geometry\n"
+	                   "    kernel: \"geo_*\"\n"
+	                   "    op: kda_decode\n"
+	                   "    keys: {b: \"nvtx:batch|grid.y\", h: \"grid.x/2\", state: \"nvtx|bf16\"}\n"
+	                   "  - kernel: \"[[]CUDA memcpy*\"\n"
+	                   "    op: copy\n"
+	                   "    keys: {bytes: bytes}\n"
+	                   "  - kernel: \"*\"\n"
+	                   "    op: skip\n";
 	struct calib_rules r;
 	struct err e = {0};
 	assert_int_equal(calib_rules_load_string(&r, "r.yaml", text, strlen(text), &e), 0);
@@ -186,10 +188,10 @@ static void test_build(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_glob),
-		cmocka_unit_test(test_nvtx_value),
-		cmocka_unit_test(test_rule_errors),
-		cmocka_unit_test(test_build),
+	    cmocka_unit_test(test_glob),
+	    cmocka_unit_test(test_nvtx_value),
+	    cmocka_unit_test(test_rule_errors),
+	    cmocka_unit_test(test_build),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,10 +38,12 @@ static void write_fixture(const char *p)
 	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
 		for (int d = 0; d < 2; d++)
 			for (int r = 0; r < 3; r++) {
-				snprintf(text, sizeof text, "k3sim op=gemm m=%d n=4608 k=7168 dtype=%s", ms[i], d ? "fp8" : "bf16");
+				snprintf(text, sizeof text, "k3sim op=gemm m=%d n=4608 k=7168 dtype=%s",
+				         ms[i], d ? "fp8" : "bf16");
 				int64_t dur = (int64_t)(20000 + 40.0 * ms[i] / (d + 1)) + 100 * r;
 				assert_int_equal(cfx_range(&f, 1, t, t + 1000, text), 0);
-				assert_int_equal(cfx_kernel(&f, 1, t + 10, "nvjet_kernel", g, dur, 132, 1), 0);
+				assert_int_equal(cfx_kernel(&f, 1, t + 10, "nvjet_kernel", g, dur, 132, 1),
+				                 0);
 				t += 2000;
 				g += dur + 1000;
 			}
@@ -117,7 +119,8 @@ static void test_report(void **state)
 	assert_non_null(strstr(note, "gnuplot"));
 	assert_int_equal(access(path("report/validate.gp"), R_OK), 0);
 	assert_int_equal(access(path("report/validate.dat"), R_OK), 0);
-	struct calib_report_in in = {.title = "t", .database = db, .match = &m, .v = &v, .plot_note = note, .top = 5};
+	struct calib_report_in in = {
+	    .title = "t", .database = db, .match = &m, .v = &v, .plot_note = note, .top = 5};
 	char note2[512] = "";
 	int pr = calib_plots(&v, out, "validate", NULL, note2, sizeof note2, &e);
 	assert_true(pr == 0 || pr == 1);
@@ -150,8 +153,9 @@ static void test_report(void **state)
 		fmt2(doc_get(ho, "median_abs_pct"), x, sizeof x);
 		fmt2(doc_get(ho, "p90_abs_pct"), y, sizeof y);
 		fmt2(doc_get(all, "median_signed_pct"), s, sizeof s);
-		snprintf(row, sizeof row, "| %s | %s | %s | %s | %s | %s | %s | %s |", doc_get(c, "class")->str,
-			 doc_get(all, "n")->str, doc_get(ho, "n")->str, a, b, x, y, s);
+		snprintf(row, sizeof row, "| %s | %s | %s | %s | %s | %s | %s | %s |",
+		         doc_get(c, "class")->str, doc_get(all, "n")->str, doc_get(ho, "n")->str, a, b, x, y,
+		         s);
 		if (!strstr(md, row))
 			fail_msg("Markdown lacks the JSON's row: %s", row);
 	}
@@ -178,7 +182,8 @@ static void test_csv_inputs(void **state)
 	fclose(f);
 	const char *kda = path("kda.csv");
 	f = fopen(kda, "w");
-	fputs("op,state,batch,seq_len,heads,window,accepted,time_us,p10_us,p90_us,loop_us,reps,state_bytes,total_bytes\n"
+	fputs("op,state,batch,seq_len,heads,window,accepted,time_us,p10_us,p90_us,loop_us,reps,state_bytes,"
+	      "total_bytes\n"
 	      "decode,fp32,8,0,96,1,1,40.5,40.0,41.0,30.0,30,0,0\n"
 	      "verify_replay,fp32,8,0,96,4,2,60.0,59.0,61.0,0,30,0,0\n",
 	      f);
@@ -227,8 +232,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_report),
-		cmocka_unit_test(test_csv_inputs),
+	    cmocka_unit_test(test_report),
+	    cmocka_unit_test(test_csv_inputs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
