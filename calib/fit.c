@@ -231,9 +231,10 @@ static enum dtype table_dtype(const struct hw *hw, const struct op *op, bool *an
 	}
 }
 
-/* Classes whose ops differ in shape at one size (GEMMs skinny or square, attention, KDA prefill
- * chains) key their tables by modeled time; copies, KDA decode and collectives, whose time
- * follows their size (and whose base curves flatten modeled time at small sizes), by size. */
+/* Classes whose ops differ in shape at one size (GEMMs skinny or square, attention) key their
+ * tables by modeled time; copies, KDA decode and collectives, whose time follows their size (and
+ * whose base curves flatten modeled time at small sizes), by bytes; KDA prefill, whose modeled
+ * time is mostly its chain while the measured time grows with the intra-chunk FLOPs, by FLOPs. */
 static enum hw_table_key key_of(enum hw_class c)
 {
 	switch (c) {
@@ -241,6 +242,8 @@ static enum hw_table_key key_of(enum hw_class c)
 	case HW_CLASS_KDA_DECODE:
 	case HW_CLASS_COMM:
 		return HW_KEY_BYTES;
+	case HW_CLASS_KDA_CHUNK:
+		return HW_KEY_FLOPS;
 	default:
 		return HW_KEY_MODEL_S;
 	}
