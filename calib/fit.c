@@ -144,6 +144,8 @@ static void apply_gemm(struct hw *hw, const double *x)
 static void apply_kda(struct hw *hw, const double *x)
 {
 	hw->kda_chunk_step_cycles = exp(x[0]);
+	hw->kda_step_row_cycles = exp(x[1]);
+	hw->kda_intra_cycles_per_token_head = exp(x[2]);
 }
 
 static void apply_comm(struct hw *hw, const double *x)
@@ -502,14 +504,17 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	}
 
 	/* 3. KDA prefill chain, collectives */
-	double xk[1] = {log(hw->kda_chunk_step_cycles > 0 ? hw->kda_chunk_step_cycles : 3000)};
-	const double sk[1] = {0.3};
+	/* step floor, per-row step cost, intra-chunk cost per (token, head) per SM */
+	double xk[3] = {log(hw->kda_chunk_step_cycles > 0 ? hw->kda_chunk_step_cycles : 3000),
+	                log(hw->kda_step_row_cycles > 0 ? hw->kda_step_row_cycles : 10),
+	                log(hw->kda_intra_cycles_per_token_head > 0 ? hw->kda_intra_cycles_per_token_head : 200)};
+	const double sk[3] = {0.3, 0.5, 0.5};
 	st.n = select_points(pts, is_kda_chunk, sel);
 	st.apply = apply_kda;
 	if (st.n >= 1 && st.n < CALIB_FIT_MIN_POINTS)
 		rep->kda_chunk.points = st.n;
 	else
-		run_stage(&st, &rep->kda_chunk, xk, sk, 1);
+		run_stage(&st, &rep->kda_chunk, xk, sk, 3);
 	double xc[3] = {unsquash(hw->eff_comm.max), log(hw->eff_comm.half > 0 ? hw->eff_comm.half : 1 << 20),
 	                log(hw->nvlink_latency_s > 0 ? hw->nvlink_latency_s : 3e-6)};
 	const double sc[3] = {0.5, 1.0, 0.5};

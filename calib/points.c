@@ -99,9 +99,12 @@ bool calib_op_trains(const struct op *op, double *main_size)
 		*main_size = (double)op->b;
 		return pow_of((double)op->b, 4);
 	case OP_KDA_CHUNK:
+		/* Head counts are the few the TP degrees give (96, 48, 24, 12), each its own kernel
+		 * regime: every one is trained, and every other sequence length (4^odd tokens:
+		 * 1K, 16K) is; the rest (4K, 64K, batches, other lengths) are held out. */
 		x = (double)op->t * (double)op->h;
 		*main_size = x;
-		return pow_of(x, 4) || pow_of(x / 3, 4);
+		return pow_of((double)op->t, 4) && ((int)lround(log((double)op->t) / log(4.0))) % 2 == 1;
 	case OP_MLA_PREFILL:
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:

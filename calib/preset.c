@@ -149,9 +149,11 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	}
 	fprintf(f,
 	        "kernels:\n  gemm_tile_m: %lld\n  gemm_tile_n: %lld\n  gemm_wave_smoothing: %.6g\n"
-	        "  kda_chunk_step_cycles: %.6g\n  reserved_gib: %.9g\n",
+	        "  kda_chunk_step_cycles: %.6g\n  kda_step_row_cycles: %.6g\n"
+	        "  kda_intra_cycles_per_token_head: %.6g\n  kda_max_v_split: %lld\n  reserved_gib: %.9g\n",
 	        (long long)hw->gemm_tile_m, (long long)hw->gemm_tile_n, hw->gemm_wave_smoothing,
-	        hw->kda_chunk_step_cycles, (double)hw->reserved_bytes / 1073741824.0);
+	        hw->kda_chunk_step_cycles, hw->kda_step_row_cycles, hw->kda_intra_cycles_per_token_head,
+	        (long long)hw->kda_max_v_split, (double)hw->reserved_bytes / 1073741824.0);
 
 	fprintf(f, "calibration:\n  date: %s\n  base: ", meta->date ? meta->date : "?");
 	qstr(f, meta->base);

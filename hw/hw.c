@@ -447,6 +447,9 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 		{"kda_chunk_step_cycles", 1, &hw->kda_chunk_step_cycles, NULL, true},
 		{"reserved_gib", 1, &reserved_gib, NULL, true},
 		{"gemm_wave_smoothing", 1, &hw->gemm_wave_smoothing, NULL, false},
+		{"kda_intra_cycles_per_token_head", 1, &hw->kda_intra_cycles_per_token_head, NULL, false},
+		{"kda_step_row_cycles", 1, &hw->kda_step_row_cycles, NULL, false},
+		{"kda_max_v_split", 1, NULL, &hw->kda_max_v_split, false},
 		{NULL, 0, NULL, NULL, false},
 	};
 	if (!(n = doc_get(root, "kernels")))
@@ -456,6 +459,8 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	hw->reserved_bytes = (int64_t)(reserved_gib * 1073741824.0);
 	if (hw->gemm_tile_m < 1 || hw->gemm_tile_n < 1)
 		return doc_error(d, n, e, "kernels: gemm tiles must be at least 1");
+	if (hw->kda_max_v_split < 1)
+		hw->kda_max_v_split = 8;
 	if (hw->gemm_wave_smoothing > 1)
 		return doc_error(d, doc_get(n, "gemm_wave_smoothing"), e, "gemm_wave_smoothing: must be in [0, 1]");
 	return 0;

@@ -104,6 +104,14 @@ struct hw {
 	/* kernel shapes */
 	int64_t gemm_tile_m, gemm_tile_n;
 	double kda_chunk_step_cycles; /* one dependent 16-token chunk step of the KDA recurrence */
+	/* Optional (0 = not modeled), fitted from measured KDA kernels:
+	 * the token-parallel intra-chunk kernel's cost per (token, head) on one SM, and the
+	 * recurrence's cost per value row of the state per step, which sets the step time once a
+	 * CTA holds many rows (the value rows of a head split over up to kda_max_v_split CTAs when
+	 * sequences x heads leave SMs idle). */
+	double kda_intra_cycles_per_token_head;
+	double kda_step_row_cycles;
+	int64_t kda_max_v_split;
 	int64_t reserved_bytes;       /* CUDA context, NCCL and library workspaces per GPU */
 
 	/* calibration (optional; zero in datasheet presets, which keeps the plain model) */

@@ -189,16 +189,27 @@ void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opt
 		c.latency_s = launch;
 		break;
 	case OP_KDA_CHUNK: {
-		/* Two kernels: token-parallel intra-chunk work (a roofline), then the head-parallel
-		 * recurrence: t/chunk dependent steps per (sequence, head), in waves over the SMs. */
+		/* Two kernels: token-parallel intra-chunk work, then the head-parallel recurrence:
+		 * t/chunk dependent steps per (sequence, head). When sequences x heads leave SMs idle,
+		 * a head's value rows split over up to kda_max_v_split CTAs; a step then costs the
+		 * larger of its latency floor and the CTA's rows. */
 		double tokens = (double)op->b * (double)op->t * (double)op->h;
 		double rec_flops = tokens * 8.0 * (double)op->dk * (double)op->dv;
 		double rate = hw_tensor_rate(hw, op->a_dtype);
 		double eff = hw_curve_eval(&hw->eff_gemm, op->flops);
-		c.waves = ceil((double)op->b * (double)op->h / (double)hw->sms);
-		double chain_s = (double)op->serial_steps * hw->kda_chunk_step_cycles / hw->sm_clock_hz * c.waves;
+		double pairs = (double)op->b * (double)op->h, sms = (double)hw->sms;
+		double split = 1;
+		if (hw->kda_step_row_cycles > 0)
+			while (split * 2 <= (double)hw->kda_max_v_split && pairs * split * 2 <= sms &&
+			       split * 2 <= (double)op->dv)
+				split *= 2;
+		c.waves = ceil(pairs * split / sms);
+		double step_cycles = fmax(hw->kda_chunk_step_cycles, (double)op->dv / split * hw->kda_step_row_cycles);
+		double chain_s = (double)op->serial_steps * step_cycles / hw->sm_clock_hz * c.waves;
 		double k1 = fmax((op->flops - rec_flops) / (rate * eff),
 				 memory_s(hw, (double)(op->bytes_act_in + op->bytes_act_out), 0));
+		if (hw->kda_intra_cycles_per_token_head > 0)
+			k1 = fmax(k1, tokens * hw->kda_intra_cycles_per_token_head / (sms * hw->sm_clock_hz));
 		double k2 = fmax(rec_flops / (rate * eff),
 				 memory_s(hw, (double)(op->bytes_state_read + op->bytes_state_write), 0));
 		c.compute_s = op->flops / (rate * eff);
