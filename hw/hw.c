@@ -104,13 +104,7 @@ double hw_gemm_waves(const struct hw *hw, double tiles)
 const char *const *hw_preset_names(void)
 {
 	static const char *names[32];
-	if (!names[0]) {
-		int n = 0;
-		for (const struct embedded_file *f = hw_presets; f->name && n < 31; f++)
-			names[n++] = f->name;
-		names[n] = NULL;
-	}
-	return names;
+	return embedded_names(hw_presets, names, 32);
 }
 
 enum dtype hw_math_dtype(const struct hw *hw, enum dtype t)
@@ -484,32 +478,12 @@ int hw_load_yaml(struct hw *hw, const char *name, const char *text, size_t len_b
 	return rc;
 }
 
-static bool is_path(const char *s)
-{
-	size_t n = strlen(s);
-	return strchr(s, '/') || (n > 5 && strcmp(s + n - 5, ".yaml") == 0) ||
-	       (n > 4 && strcmp(s + n - 4, ".yml") == 0);
-}
-
 int hw_load(struct hw *hw, const char *name_or_path, struct err *e)
 {
-	if (!is_path(name_or_path)) {
-		const struct embedded_file *f = embedded_find(hw_presets, name_or_path);
-		if (!f) {
-			const char *hint = err_suggest(name_or_path, hw_preset_names());
-			char list[256] = "";
-			for (const char *const *p = hw_preset_names(); *p; p++) {
-				strncat(list, *p, sizeof list - strlen(list) - 3);
-				if (p[1])
-					strncat(list, ", ", sizeof list - strlen(list) - 1);
-			}
-			if (hint)
-				err_set(e, NULL, 0, 0, "unknown hardware '%s' (did you mean '%s'?)", name_or_path, hint);
-			else
-				err_set(e, NULL, 0, 0, "unknown hardware '%s' (presets: %s; or give a path)",
-					name_or_path, list);
+	if (!embedded_is_path(name_or_path)) {
+		const struct embedded_file *f = embedded_lookup(hw_presets, name_or_path, "hardware", e);
+		if (!f)
 			return -ENOENT;
-		}
 		char label[96];
 		snprintf(label, sizeof label, "<preset %s>", f->name);
 		return hw_load_yaml(hw, label, f->data, f->size_bytes, e);

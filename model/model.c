@@ -18,13 +18,7 @@ const char *attn_kind_name(enum attn_kind k)
 const char *const *model_preset_names(void)
 {
 	static const char *names[32];
-	if (!names[0]) {
-		int n = 0;
-		for (const struct embedded_file *f = model_presets; f->name && n < 31; f++)
-			names[n++] = f->name;
-		names[n] = NULL;
-	}
-	return names;
+	return embedded_names(model_presets, names, 32);
 }
 
 /* ---- reading helpers shared by both loaders ---- */
@@ -494,33 +488,12 @@ out:
 	return rc;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t ls = strlen(s), lx = strlen(suffix);
-	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
 int model_load(struct model *m, const char *name_or_path, struct err *e)
 {
-	bool is_path = strchr(name_or_path, '/') || ends_with(name_or_path, ".yaml") ||
-		       ends_with(name_or_path, ".yml") || ends_with(name_or_path, ".json");
-	if (!is_path) {
-		const struct embedded_file *f = embedded_find(model_presets, name_or_path);
-		if (!f) {
-			const char *hint = err_suggest(name_or_path, model_preset_names());
-			char list[512] = "";
-			for (const char *const *p = model_preset_names(); *p; p++) {
-				strncat(list, *p, sizeof list - strlen(list) - 3);
-				if (p[1])
-					strncat(list, ", ", sizeof list - strlen(list) - 1);
-			}
-			if (hint)
-				err_set(e, NULL, 0, 0, "unknown model '%s' (did you mean '%s'?)", name_or_path, hint);
-			else
-				err_set(e, NULL, 0, 0, "unknown model '%s' (presets: %s; or give a path)",
-					name_or_path, list);
+	if (!embedded_is_path(name_or_path)) {
+		const struct embedded_file *f = embedded_lookup(model_presets, name_or_path, "model", e);
+		if (!f)
 			return -ENOENT;
-		}
 		char label[96];
 		snprintf(label, sizeof label, "<preset %s>", f->name);
 		return model_load_yaml(m, label, f->data, f->size_bytes, e);
@@ -530,7 +503,8 @@ int model_load(struct model *m, const char *name_or_path, struct err *e)
 	int rc = doc_read_file(name_or_path, &buf, &len, e);
 	if (rc < 0)
 		return rc;
-	if (ends_with(name_or_path, ".json"))
+	size_t len_name = strlen(name_or_path);
+	if (len_name > 5 && strcmp(name_or_path + len_name - 5, ".json") == 0)
 		rc = model_load_hf_config(m, name_or_path, buf, len, e);
 	else
 		rc = model_load_yaml(m, name_or_path, buf, len, e);

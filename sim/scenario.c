@@ -13,13 +13,7 @@ extern const struct embedded_file scenario_presets[];
 const char *const *scenario_preset_names(void)
 {
 	static const char *names[32];
-	if (!names[0]) {
-		int n = 0;
-		for (const struct embedded_file *f = scenario_presets; f->name && n < 31; f++)
-			names[n++] = f->name;
-		names[n] = NULL;
-	}
-	return names;
+	return embedded_names(scenario_presets, names, 32);
 }
 
 const char *scenario_preset_text(const char *name)
@@ -287,20 +281,10 @@ out:
 
 int scenario_load(struct scenario *s, const char *name_or_path, struct err *e)
 {
-	size_t n = strlen(name_or_path);
-	bool path = strchr(name_or_path, '/') || (n > 5 && strcmp(name_or_path + n - 5, ".yaml") == 0) ||
-		    (n > 4 && strcmp(name_or_path + n - 4, ".yml") == 0);
-	if (!path) {
-		const struct embedded_file *f = embedded_find(scenario_presets, name_or_path);
-		if (!f) {
-			const char *hint = err_suggest(name_or_path, scenario_preset_names());
-			if (hint)
-				err_set(e, NULL, 0, 0, "unknown scenario '%s' (did you mean '%s'?)", name_or_path, hint);
-			else
-				err_set(e, NULL, 0, 0, "unknown scenario '%s' (embedded: default, ...; or give a path)",
-					name_or_path);
+	if (!embedded_is_path(name_or_path)) {
+		const struct embedded_file *f = embedded_lookup(scenario_presets, name_or_path, "scenario", e);
+		if (!f)
 			return -ENOENT;
-		}
 		char label[96];
 		snprintf(label, sizeof label, "<scenario %s>", f->name);
 		return scenario_load_yaml(s, label, f->data, f->size_bytes, e);

@@ -1,5 +1,6 @@
 #include "util/embed.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const struct embedded_file *embedded_find(const struct embedded_file *table, const char *name)
@@ -8,4 +9,46 @@ const struct embedded_file *embedded_find(const struct embedded_file *table, con
 		if (strcmp(f->name, name) == 0)
 			return f;
 	return NULL;
+}
+
+const char *const *embedded_names(const struct embedded_file *table, const char **names, size_t cap)
+{
+	size_t n = 0;
+	for (const struct embedded_file *f = table; f && f->name && n + 1 < cap; f++)
+		names[n++] = f->name;
+	names[n] = NULL;
+	return names;
+}
+
+const struct embedded_file *embedded_lookup(const struct embedded_file *table, const char *name,
+					    const char *what, struct err *e)
+{
+	const struct embedded_file *f = embedded_find(table, name);
+	if (f)
+		return f;
+	const char *names[64];
+	embedded_names(table, names, 64);
+	const char *hint = err_suggest(name, names);
+	if (hint) {
+		err_set(e, NULL, 0, 0, "unknown %s '%s' (did you mean '%s'?)", what, name, hint);
+		return NULL;
+	}
+	char list[400] = "";
+	for (size_t i = 0; names[i]; i++) {
+		size_t used = strlen(list);
+		snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names[i]);
+	}
+	err_set(e, NULL, 0, 0, "unknown %s '%s' (presets: %s; or give a path)", what, name, list);
+	return NULL;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+bool embedded_is_path(const char *s)
+{
+	return strchr(s, '/') || ends_with(s, ".yaml") || ends_with(s, ".yml") || ends_with(s, ".json");
 }

@@ -1,7 +1,10 @@
 #ifndef K3_UTIL_EMBED_H
 #define K3_UTIL_EMBED_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "util/err.h"
 
 /* A file compiled into the binary by tools/embed.c. Tables end with an entry whose name is NULL.
  * data is NUL-terminated; size_bytes excludes the NUL. */
@@ -13,5 +16,17 @@ struct embedded_file {
 
 /* The entry named `name`, or NULL. */
 const struct embedded_file *embedded_find(const struct embedded_file *table, const char *name);
+
+/* The same, or NULL with e set to "unknown <what> 'x' (did you mean 'y'?)" or, with no close
+ * name, the list of presets. */
+const struct embedded_file *embedded_lookup(const struct embedded_file *table, const char *name,
+					    const char *what, struct err *e);
+
+/* The table's names, NULL-terminated, in names[cap] (at most cap - 1 of them). */
+const char *const *embedded_names(const struct embedded_file *table, const char **names, size_t cap);
+
+/* A name the user means as a file rather than a preset: it has a '/' or a .yaml, .yml or .json
+ * suffix. */
+bool embedded_is_path(const char *s);
 
 #endif
