@@ -518,6 +518,8 @@ static void read_cmdline(char *out, size_t n)
 	out[len] = '\0';
 }
 
+/* The first token of /proc/driver/nvidia/version that looks like a version ("580.159.04"):
+ * the line reads "NVRM version: NVIDIA UNIX [Open ]Kernel Module for x86_64  580.159.04 ...". */
 static void nvidia_driver_version(char *out, size_t n)
 {
 	out[0] = '\0';
@@ -526,16 +528,12 @@ static void nvidia_driver_version(char *out, size_t n)
 		return;
 	char line[512];
 	if (fgets(line, sizeof line, f)) {
-		const char *k = strstr(line, "Kernel Module");
-		if (k) {
-			k += strlen("Kernel Module");
-			while (*k == ' ' || *k == '\t')
-				k++;
-			size_t len = strcspn(k, " \t\n");
-			if (len >= n)
-				len = n - 1;
-			memcpy(out, k, len);
-			out[len] = '\0';
+		for (char *tok = strtok(line, " \t\n"); tok; tok = strtok(NULL, " \t\n")) {
+			size_t len = strlen(tok), digits = strspn(tok, "0123456789.");
+			if (len > 2 && digits == len && tok[0] != '.' && strchr(tok, '.')) {
+				snprintf(out, n, "%s", tok);
+				break;
+			}
 		}
 	}
 	fclose(f);
