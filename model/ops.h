@@ -71,6 +71,8 @@ struct op {
 	int64_t comm_bytes;  /* collectives: buffer per rank, as nccl-tests counts it */
 	double in_tensors, out_tensors, flops_per_element; /* ELEMENTWISE */
 	int64_t extra_state_bytes; /* KDA decode: ShortConv state read+write */
+	bool cold;           /* inputs and outputs go to HBM even when small enough for L2: a
+			      * standalone copy, or a benchmark that rotates its buffers */
 
 	enum dtype w_dtype;  /* weights */
 	enum dtype a_dtype;  /* activations in, and math precision of the tensor-core work */

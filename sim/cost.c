@@ -55,7 +55,7 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 /* Activations that fit in half of L2 were just produced by the previous op and stay there. */
 static void memory_split(const struct hw *hw, const struct op *op, double *hbm, double *l2)
 {
-	double half_l2 = 0.5 * (double)hw->l2_bytes;
+	double half_l2 = op->cold ? -1.0 : 0.5 * (double)hw->l2_bytes;
 	*hbm = (double)(op->bytes_weight + op->bytes_kv_read + op->bytes_kv_write + op->bytes_state_read +
 			op->bytes_state_write);
 	*l2 = 0;

@@ -183,6 +183,7 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 		op.n = bytes;
 		op.in_tensors = op.out_tensors = 1;
 		op.a_dtype = op.o_dtype = DT_FP8; /* one byte per element */
+		op.cold = true;                   /* a D2D copy streams through HBM */
 		op_fill(&op);
 		*out = op;
 		return 0;
