@@ -12,7 +12,9 @@
 #include "sim/sim.h"
 
 static struct model k3, full;
-static struct hw h200;
+/* The model's mechanics are checked on the datasheet preset (no fitted tables); the properties
+ * must hold on the calibrated default too (test_properties_calibrated). */
+static struct hw h200, h200_cal;
 static struct sim_result *res;
 
 static int setup(void **state)
@@ -20,7 +22,7 @@ static int setup(void **state)
 	struct err e;
 	res = malloc(sizeof *res);
 	return !res || model_load(&k3, "kimi-k3", &e) < 0 || model_load(&full, "k3-full-mla", &e) < 0 ||
-	       hw_load(&h200, "h200", &e) < 0;
+	       hw_load(&h200, "h200-datasheet", &e) < 0 || hw_load(&h200_cal, "h200", &e) < 0;
 }
 
 static int teardown(void **state)
@@ -276,6 +278,36 @@ static void test_hw_presets(void **state)
 	assert_non_null(strstr(e.msg, "did you mean 'h200'"));
 }
 
+
+/* The default h200 is calibrated (fitted tables); the properties hold there too. */
+static void test_properties_calibrated(void **state)
+{
+	struct scenario s;
+	load_default(&s);
+	assert_true(h200_cal.calibrated);
+	double last_step = 0;
+	int64_t kda_bytes = -1;
+	for (int64_t ctx = 4096; ctx <= 1048576; ctx *= 2) {
+		struct phase p;
+		sim_phase_init(&s, PHASE_DECODE, s.batch, 1, ctx, &p);
+		static struct sim_phase ph;
+		sim_phase_reset(&ph);
+		double t = sim_step(&s, &k3, &h200_cal, &p, &ph, 1);
+		assert_true(t >= last_step);
+		last_step = t;
+		int64_t kb = 0;
+		for (int i = 0; i < ph.n_rows; i++)
+			if (ph.rows[i].op.kind == OP_KDA_DECODE)
+				kb += op_bytes(&ph.rows[i].op);
+		if (kda_bytes >= 0)
+			assert_int_equal(kb, kda_bytes);
+		kda_bytes = kb;
+	}
+	struct err e;
+	assert_int_equal(sim_run(&s, &k3, &h200_cal, res, &e), 0);
+	assert_true(res->fits && res->ttft_s > 0 && res->tpot_s > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_quantization),
 		cmocka_unit_test(test_bad_scenarios),
 		cmocka_unit_test(test_hw_presets),
+		cmocka_unit_test(test_properties_calibrated),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

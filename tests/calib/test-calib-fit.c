@@ -168,7 +168,7 @@ static void test_tables_and_roundtrip(void **state)
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	FILE *f = fdopen(fd, "w");
-	struct calib_preset_meta meta = {.base = "h200", .date = "2026-01-01", .pts = &pts, .fit = &rep};
+	struct calib_preset_meta meta = {.base = "h200-datasheet", .date = "2026-01-01", .pts = &pts, .fit = &rep};
 	assert_int_equal(calib_preset_write(f, &fit, &meta, &e), 0);
 	fclose(f);
 	struct hw back;
@@ -207,7 +207,7 @@ static void test_nelder_mead(void **state)
 int main(void)
 {
 	struct err e = {0};
-	if (hw_load(&base, "h200", &e) < 0)
+	if (hw_load(&base, "h200-datasheet", &e) < 0)
 		return 1;
 	truth = base;
 	truth.eff_memory.max = 0.82;

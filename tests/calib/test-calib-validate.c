@@ -99,7 +99,7 @@ static void test_report(void **state)
 	assert_int_equal(pts.n, 20 + 8);
 	assert_int_equal(m.unmatched_total, 1);
 	struct hw hw;
-	assert_int_equal(hw_load(&hw, "h200", &e), 0);
+	assert_int_equal(hw_load(&hw, "h200-datasheet", &e), 0);
 	struct calib_validation v;
 	assert_int_equal(calib_validate(&v, &pts, &hw, &e), 0);
 	assert_int_equal(v.n_cls, 3); /* gemm.bf16, gemm.fp8, copy */
