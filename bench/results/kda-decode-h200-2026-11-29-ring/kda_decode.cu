@@ -1,0 +1,707 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fused KDA decode: see kda_decode.h.
+ *
+ * One CTA per (request, head), the head's state staged in shared memory:
+ * one thread issues bulk copies (the copy engine, cp.async.bulk on an
+ * mbarrier) of the whole 128 x 128 state in DEC_CHUNKS row blocks as soon as
+ * the slot is known, the threads compute ShortConv, norms and gates while
+ * the bytes arrive, then each row block is updated from shared memory and
+ * written straight to its slot with 16-byte stores (one pass: read once,
+ * write once). The registers hold only a few rows at a time, so the number
+ * of CTAs per SM is set by shared memory (FP32: 3, BF16: 6), not by the
+ * 64 state registers per thread of kda_step.cuh's kernel (2 CTAs per SM),
+ * and the state reads of several CTAs are in flight at once.
+ *
+ * KDA_DECODE_KERNEL (environment, read once; see dec_variant()) selects
+ * another variant for side-by-side measurements, `step` kda_step.cuh's
+ * register-resident kernel, `ring` a persistent kernel that streams the
+ * states of many (request, head) items through a ring of shared-memory
+ * stages (kda_decode_ring).
+ */
+#include "kda_decode.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "kda_step.cuh"
+
+namespace {
+
+constexpr int DEC_D = KDA_HEAD_DIM;
+constexpr int DEC_LANES = 16; /* lanes per state row, 8 k values each */
+constexpr int DEC_CHUNKS = 4; /* row blocks of the state, one mbarrier each */
+constexpr int DEC_CHUNK_ROWS = DEC_D / DEC_CHUNKS;
+
+struct __align__(16) dec_smem {
+	float q[DEC_D], k[DEC_D], alpha[DEC_D], v[DEC_D], o[DEC_D];
+	float red[DEC_D / 32][3]; /* warps of the channel threads: sum q^2, k^2, q.k */
+	float ored[8];            /* per warp: sum o^2 (at most 8 warps) */
+	unsigned long long mbar[DEC_CHUNKS];
+	float beta;
+	float part; /* this CTA's sum o^2 (read by the cluster peer) */
+};
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(unsigned long long *bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(unsigned long long *bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+		     : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned long long *bar, uint32_t parity)
+{
+	uint32_t done;
+	do {
+		asm volatile("{\n .reg .pred p;\n"
+			     " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     " selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(smem_u32(bar)), "r"(parity)
+			     : "memory");
+	} while (!done);
+}
+
+/* Global -> shared bulk copy (bytes a multiple of 16, both ends 16-byte aligned). */
+__device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t bytes, unsigned long long *bar)
+{
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+			     smem_u32(dst)),
+		     "l"(src), "r"(bytes), "r"(smem_u32(bar))
+		     : "memory");
+}
+
+struct dec_params {
+	int heads;
+	float scale, norm_eps;
+	const uint16_t *x, *g_raw, *beta_raw, *gate_raw, *conv_w, *norm_w;
+	const int32_t *slot;
+	void *state;
+	uint16_t *conv_state, *out;
+};
+
+/* ShortConv of one channel: taps w[0..3], history h[0..2] (oldest first), input x. */
+__device__ __forceinline__ float dec_conv(const float w[4], const float hv[3], float x)
+{
+	const float acc = w[0] * hv[0] + w[1] * hv[1] + w[2] * hv[2] + w[3] * x;
+	return acc * sigmoidf_(acc);
+}
+
+/* CTAs per SM that shared memory allows (FP32 68 KiB, BF16 36 KiB each); the
+ * register budget must not allow fewer. */
+template <typename StateT, int NT, int SPLIT, int HPC>
+constexpr int dec_min_ctas()
+{
+	/* Shared memory allows 3 (FP32) / 6 (BF16) whole-head CTAs per SM, twice
+	 * as many half-head ones; at most 8 CTAs of 128 threads (64 registers). */
+	return ((sizeof(StateT) == 4 ? 384 : 768) * SPLIT < 1024 ? (sizeof(StateT) == 4 ? 384 : 768) * SPLIT
+								   : 1024) / (NT / HPC) / HPC;
+}
+
+/* Threads of one head-group (NT / HPC of them) sync among themselves. */
+template <int HPC>
+__device__ __forceinline__ void dec_sync(int hh, int n)
+{
+	if (HPC == 1) {
+		__syncthreads();
+	} else {
+		if (hh == 0)
+			asm volatile("bar.sync 1, %0;\n" ::"r"(n) : "memory");
+		else
+			asm volatile("bar.sync 2, %0;\n" ::"r"(n) : "memory");
+	}
+}
+
+/* SPLIT = 2: a cluster of 2 CTAs per (request, head), each owning 64 rows
+ * (both run the cheap ShortConv and norms; the RMSNorm's sum of o^2 is
+ * exchanged through distributed shared memory).
+ * HPC = 2: two heads of one request per CTA (heads 2y and 2y + 1, adjacent in
+ * the slot: one slot load, one CTA launch for 2 x 128 rows), each half of
+ * the threads running the one-head algorithm with its own named barrier. */
+template <typename StateT, int NT, int SPLIT, int HPC>
+__global__ void __launch_bounds__(NT, dec_min_ctas<StateT, NT, SPLIT, HPC>()) kda_decode_kernel(const dec_params p)
+{
+	static_assert(HPC == 1 || SPLIT == 1, "two heads per CTA or two CTAs per head, not both");
+	constexpr int NTH = NT / HPC; /* threads per head */
+	constexpr int NRG = NTH / DEC_LANES;           /* row groups */
+	constexpr int RPC = DEC_CHUNK_ROWS / NRG;     /* rows per thread per chunk */
+	constexpr int ROWS = DEC_D / SPLIT;           /* rows of this CTA */
+	constexpr int NCH = ROWS / DEC_CHUNK_ROWS;    /* chunks of this CTA */
+	constexpr uint32_t CHUNK_BYTES = DEC_CHUNK_ROWS * DEC_D * sizeof(StateT);
+	static_assert(NTH >= DEC_D && NTH % DEC_LANES == 0 && DEC_CHUNK_ROWS % NRG == 0, "shape");
+	extern __shared__ __align__(128) unsigned char dyn[];
+	const int hh = HPC == 1 ? 0 : (int)threadIdx.x / NTH;
+	const int tid = HPC == 1 ? (int)threadIdx.x : (int)threadIdx.x % NTH;
+	StateT *S = reinterpret_cast<StateT *>(dyn) + (size_t)hh * ROWS * DEC_D; /* this head's rows */
+	dec_smem &sm = reinterpret_cast<dec_smem *>(dyn + sizeof(StateT) * HPC * ROWS * DEC_D)[hh];
+
+	const int b = blockIdx.x / SPLIT, rank = blockIdx.x % SPLIT, h = blockIdx.y * HPC + hh;
+	const int H = p.heads;
+	const size_t C = (size_t)H * 3 * DEC_D;
+	const int lane = tid & 31, warp = tid >> 5;
+	const size_t slot = (size_t)p.slot[b];
+	StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * DEC_D * DEC_D + (size_t)rank * ROWS * DEC_D;
+
+	if (tid == 0) {
+#pragma unroll
+		for (int i = 0; i < NCH; i++)
+			mbar_init(&sm.mbar[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#pragma unroll
+		for (int i = 0; i < NCH; i++) {
+			mbar_expect_tx(&sm.mbar[i], CHUNK_BYTES);
+			bulk_g2s(S + (size_t)i * DEC_CHUNK_ROWS * DEC_D, st + (size_t)i * DEC_CHUNK_ROWS * DEC_D,
+				 CHUNK_BYTES, &sm.mbar[i]);
+		}
+	}
+
+	/* Channel c of q, k, v: ShortConv, SiLU, gates; conv state shifted in place
+	 * (with SPLIT = 2 by rank 0, after both CTAs have read it). */
+	float og = 0.0f;
+	uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
+	const size_t chan[3] = { (size_t)h * DEC_D + (tid & (DEC_D - 1)), (size_t)(H + h) * DEC_D + (tid & (DEC_D - 1)),
+				 (size_t)(2 * H + h) * DEC_D + (tid & (DEC_D - 1)) };
+	uint16_t xr[3], hr[3][KDA_CONV_STATE_TAPS];
+	if (tid < DEC_D) {
+		const int c = tid;
+		const uint16_t *x = p.x + (size_t)b * C;
+		const size_t gi = ((size_t)b * H + h) * DEC_D + c;
+		/* Every load first (no store in between), then the arithmetic. */
+		float w[3][KDA_CONV_TAPS];
+#pragma unroll
+		for (int j = 0; j < 3; j++) {
+			xr[j] = x[chan[j]];
+#pragma unroll
+			for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
+				hr[j][i] = cs[(size_t)i * C + chan[j]];
+#pragma unroll
+			for (int i = 0; i < KDA_CONV_TAPS; i++)
+				w[j][i] = bf2f(p.conv_w[chan[j] * KDA_CONV_TAPS + i]);
+		}
+		const float graw = bf2f(p.g_raw[gi]), gate = bf2f(p.gate_raw[gi]);
+		const float braw = bf2f(p.beta_raw[(size_t)b * H + h]);
+		float y[3];
+#pragma unroll
+		for (int j = 0; j < 3; j++) {
+			const float hv[3] = { bf2f(hr[j][0]), bf2f(hr[j][1]), bf2f(hr[j][2]) };
+			y[j] = dec_conv(w[j], hv, bf2f(xr[j]));
+			/* Shift the history in place, oldest tap first. */
+			if (SPLIT == 1)
+				cs[chan[j]] = hr[j][1], cs[C + chan[j]] = hr[j][2], cs[2 * C + chan[j]] = xr[j];
+		}
+		const float yq = y[0], yk = y[1], yv = y[2];
+		sm.q[c] = yq, sm.k[c] = yk, sm.v[c] = yv;
+		sm.alpha[c] = __expf((float)KDA_GATE_LOWER_BOUND * sigmoidf_(graw));
+		og = sigmoidf_(gate);
+		const float r0 = group_sum<32>(yq * yq), r1 = group_sum<32>(yk * yk), r2 = group_sum<32>(yq * yk);
+		if (lane == 0)
+			sm.red[warp][0] = r0, sm.red[warp][1] = r1, sm.red[warp][2] = r2;
+		if (c == 0)
+			sm.beta = sigmoidf_(braw);
+	}
+	dec_sync<HPC>(hh, NTH);
+	float sq = 0.0f, sk = 0.0f, sqk = 0.0f;
+#pragma unroll
+	for (int i = 0; i < DEC_D / 32; i++)
+		sq += sm.red[i][0], sk += sm.red[i][1], sqk += sm.red[i][2];
+	const float beta = sm.beta;
+	const float rq = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
+	const float rk = rsqrtf(sk + (float)KDA_L2_EPS);
+	const float kq = sqk * rq * rk;
+	const int sub = tid & (DEC_LANES - 1), rg = tid / DEC_LANES;
+	float qh[STEP_KS], kh[STEP_KS], al[STEP_KS];
+#pragma unroll
+	for (int e = 0; e < STEP_KS; e += 4) {
+		const int kp = step_layout<StateT>::k(sub, e);
+		float4 a = *reinterpret_cast<const float4 *>(&sm.q[kp]);
+		float4 bb = *reinterpret_cast<const float4 *>(&sm.k[kp]);
+		float4 cc = *reinterpret_cast<const float4 *>(&sm.alpha[kp]);
+		qh[e] = a.x * rq, qh[e + 1] = a.y * rq, qh[e + 2] = a.z * rq, qh[e + 3] = a.w * rq;
+		kh[e] = bb.x * rk, kh[e + 1] = bb.y * rk, kh[e + 2] = bb.z * rk, kh[e + 3] = bb.w * rk;
+		al[e] = cc.x, al[e + 1] = cc.y, al[e + 2] = cc.z, al[e + 3] = cc.w;
+	}
+
+	float osq = 0.0f;
+#pragma unroll 1
+	for (int ch = 0; ch < NCH; ch++) {
+		mbar_wait(&sm.mbar[ch], 0);
+		float m[RPC][STEP_KS];
+#pragma unroll
+		for (int i = 0; i < RPC; i++)
+			step_layout<StateT>::load(S + (size_t)(ch * DEC_CHUNK_ROWS + rg + NRG * i) * DEC_D, sub, m[i]);
+#pragma unroll
+		for (int i = 0; i < RPC; i++) {
+			const int lrow = ch * DEC_CHUNK_ROWS + rg + NRG * i, row = rank * ROWS + lrow;
+			float a = 0.0f, cq = 0.0f;
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++) {
+				m[i][e] *= al[e];
+				a += m[i][e] * kh[e];
+				cq += m[i][e] * qh[e];
+			}
+			a = group_sum<DEC_LANES>(a);
+			cq = group_sum<DEC_LANES>(cq);
+			const float coef = beta * (sm.v[row] - a);
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++)
+				m[i][e] += coef * kh[e];
+			step_layout<StateT>::store(st + (size_t)lrow * DEC_D, sub, m[i]);
+			const float o = cq + coef * kq;
+			if (sub == 0)
+				sm.o[row] = o;
+			osq += o * o;
+		}
+	}
+	/* osq is equal on the 16 lanes of a row group; add the warp's two groups. */
+	osq += __shfl_xor_sync(0xffffffffu, osq, 16);
+	if (lane == 0)
+		sm.ored[warp] = osq;
+	dec_sync<HPC>(hh, NTH);
+	float ss = 0.0f;
+#pragma unroll
+	for (int i = 0; i < NTH / 32; i++)
+		ss += sm.ored[i];
+	if (SPLIT == 2) {
+		if (tid == 0)
+			sm.part = ss;
+		asm volatile("barrier.cluster.arrive.release.aligned;\n"
+			     "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+		uint32_t peer;
+		asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer) : "r"(smem_u32(&sm.part)), "r"(rank ^ 1));
+		float pv;
+		asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(pv) : "r"(peer) : "memory");
+		ss += pv;
+		if (rank == 0 && tid < DEC_D)
+#pragma unroll
+			for (int j = 0; j < 3; j++)
+				cs[chan[j]] = hr[j][1], cs[C + chan[j]] = hr[j][2], cs[2 * C + chan[j]] = xr[j];
+		/* The peer may leave once both have read. */
+		asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+	}
+	if (tid >= rank * ROWS && tid < rank * ROWS + ROWS) {
+		const int c = tid;
+		const float r = rsqrtf(ss * (1.0f / DEC_D) + p.norm_eps);
+		const float y = sm.o[c] * r * bf2f(p.norm_w[c]) * og;
+		p.out[((size_t)b * H + h) * DEC_D + c] = f2bf(y);
+	}
+	if (SPLIT == 2)
+		asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+/* ---- ring: persistent CTAs, state streamed through a ring of stages ------
+ *
+ * RING_CPS CTAs per SM, each looping over the (request, head) items
+ * blockIdx.x, blockIdx.x + gridDim.x, ... One producer warp (lane 0) runs
+ * ahead of the consumers: for each item it copies the small inputs (q, k, v
+ * projections, conv history, conv taps, g_raw, gate_raw) into an input stage
+ * and the 128 x 128 state, in 32-row chunks, into a ring of shared-memory
+ * stages, each guarded by a full and an empty mbarrier. A stage is refilled
+ * as soon as the 8 consumer warps have read its rows into registers, so the
+ * copies of the next items stay in flight while the consumers run the fixed
+ * phases (ShortConv, norms, the RMSNorm reduction) of this one, and no wave
+ * tail: every CTA lives for the whole launch. Slots and beta_raw of 32
+ * items are loaded at once by the producer's 32 lanes. Same arithmetic as
+ * kda_decode_kernel (256 consumer threads, 16 lanes per row). */
+constexpr int RING_NC = 256;                 /* consumer threads */
+constexpr int RING_THREADS = RING_NC + 32;   /* + producer warp */
+constexpr int RING_ROWS = 32;                /* rows per chunk */
+constexpr int RING_CHUNKS = DEC_D / RING_ROWS;
+/* Input stage: x q, k, v [3][128], history [3][3][128], g_raw [128],
+ * gate_raw [128] (BF16), then beta_raw as float and the slot. The conv taps
+ * (the same for every request) are loaded by the consumers one item ahead. */
+constexpr uint32_t RIN_X = 0, RIN_H = 768, RIN_G = 3072, RIN_GATE = 3328, RIN_TX = 3584;
+constexpr uint32_t RIN_BYTES = 3600;
+
+template <int CPS>
+constexpr size_t ring_bytes()
+{
+	return CPS == 1 ? 192 * 1024 : 80 * 1024;
+}
+template <int CPS>
+constexpr int ring_nin()
+{
+	return CPS == 1 ? 8 : 6;
+}
+
+struct ring_bars {
+	unsigned long long full[32], empty[32], in_full[8], in_empty[8];
+};
+
+template <typename StateT, int CPS>
+constexpr size_t ring_smem()
+{
+	return ring_bytes<CPS>() + ring_nin<CPS>() * RIN_BYTES + sizeof(dec_smem) + sizeof(ring_bars);
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned long long *bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+
+template <typename StateT, int CPS>
+__global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_params p, int n_items)
+{
+	constexpr uint32_t CHUNK_BYTES = RING_ROWS * DEC_D * sizeof(StateT);
+	constexpr int NS = (int)(ring_bytes<CPS>() / CHUNK_BYTES);
+	constexpr int NIN = ring_nin<CPS>();
+	constexpr int NRG = RING_NC / DEC_LANES; /* 16 row groups */
+	constexpr int RPC = RING_ROWS / NRG;     /* 2 rows per thread per chunk */
+	static_assert(NS <= 32 && NIN <= 8 && RPC * NRG == RING_ROWS, "ring shape");
+	extern __shared__ __align__(128) unsigned char dyn[];
+	StateT *ring = reinterpret_cast<StateT *>(dyn);
+	unsigned char *inb = dyn + ring_bytes<CPS>();
+	dec_smem &sm = *reinterpret_cast<dec_smem *>(inb + NIN * RIN_BYTES);
+	ring_bars &bar = *reinterpret_cast<ring_bars *>(inb + NIN * RIN_BYTES + sizeof(dec_smem));
+
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int H = p.heads;
+	const size_t C = (size_t)H * 3 * DEC_D;
+	const int G = (int)gridDim.x;
+	if (tid == 0) {
+		for (int i = 0; i < NS; i++)
+			mbar_init(&bar.full[i], 1), mbar_init(&bar.empty[i], RING_NC / 32);
+		for (int i = 0; i < NIN; i++)
+			mbar_init(&bar.in_full[i], 1), mbar_init(&bar.in_empty[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	if (warp == RING_NC / 32) {
+		/* Producer. */
+		int s = 0, ph = 0, si = 0, phi = 0;
+		for (int base = 0;; base += 32) {
+			const int first = (int)blockIdx.x + base * G;
+			if (first >= n_items)
+				break;
+			const int mine = first + lane * G;
+			int slot_l = 0;
+			float beta_l = 0.0f;
+			if (mine < n_items) {
+				slot_l = p.slot[mine / H];
+				beta_l = bf2f(p.beta_raw[mine]);
+			}
+			for (int j = 0; j < 32; j++) {
+				const int item = first + j * G;
+				if (item >= n_items)
+					break;
+				const int slot = __shfl_sync(0xffffffffu, slot_l, j);
+				const float braw = __shfl_sync(0xffffffffu, beta_l, j);
+				if (lane == 0) {
+					const int b = item / H, h = item - b * H;
+					unsigned char *in = inb + si * RIN_BYTES;
+					mbar_wait(&bar.in_empty[si], phi ^ 1);
+					*reinterpret_cast<float *>(in + RIN_TX) = braw;
+					*reinterpret_cast<int *>(in + RIN_TX + 4) = slot;
+					mbar_expect_tx(&bar.in_full[si], RIN_TX);
+					const uint16_t *cs = p.conv_state + (size_t)slot * KDA_CONV_STATE_TAPS * C;
+#pragma unroll
+					for (int q = 0; q < 3; q++) {
+						const size_t ch0 = (size_t)(q * H + h) * DEC_D;
+						bulk_g2s(in + RIN_X + q * 256, p.x + (size_t)b * C + ch0, 256, &bar.in_full[si]);
+#pragma unroll
+						for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
+							bulk_g2s(in + RIN_H + (q * 3 + i) * 256, cs + (size_t)i * C + ch0, 256,
+								 &bar.in_full[si]);
+					}
+					bulk_g2s(in + RIN_G, p.g_raw + (size_t)item * DEC_D, 256, &bar.in_full[si]);
+					bulk_g2s(in + RIN_GATE, p.gate_raw + (size_t)item * DEC_D, 256, &bar.in_full[si]);
+					if (++si == NIN)
+						si = 0, phi ^= 1;
+					const StateT *st = static_cast<const StateT *>(p.state) + ((size_t)slot * H + h) * DEC_D * DEC_D;
+					for (int ch = 0; ch < RING_CHUNKS; ch++) {
+						mbar_wait(&bar.empty[s], ph ^ 1);
+						mbar_expect_tx(&bar.full[s], CHUNK_BYTES);
+						bulk_g2s(ring + (size_t)s * RING_ROWS * DEC_D, st + (size_t)ch * RING_ROWS * DEC_D,
+							 CHUNK_BYTES, &bar.full[s]);
+						if (++s == NS)
+							s = 0, ph ^= 1;
+					}
+				}
+				__syncwarp();
+			}
+		}
+		return;
+	}
+
+	/* Consumers. */
+	const float nw = bf2f(p.norm_w[tid & (DEC_D - 1)]);
+	const int sub = tid & (DEC_LANES - 1), rg = tid / DEC_LANES;
+	int s = 0, ph = 0, si = 0, phi = 0;
+	uint2 wn[3]; /* conv taps of this item's channel tid (tid < 128) */
+	if (tid < DEC_D && (int)blockIdx.x < n_items)
+#pragma unroll
+		for (int j = 0; j < 3; j++)
+			wn[j] = *reinterpret_cast<const uint2 *>(
+				p.conv_w + ((size_t)(j * H + (int)blockIdx.x % H) * DEC_D + tid) * KDA_CONV_TAPS);
+	for (int item = (int)blockIdx.x; item < n_items; item += G) {
+		const int b = item / H, h = item - b * H;
+		uint2 wc[3];
+#pragma unroll
+		for (int j = 0; j < 3; j++)
+			wc[j] = wn[j];
+		if (tid < DEC_D && item + G < n_items)
+#pragma unroll
+			for (int j = 0; j < 3; j++)
+				wn[j] = *reinterpret_cast<const uint2 *>(
+					p.conv_w + ((size_t)(j * H + (item + G) % H) * DEC_D + tid) * KDA_CONV_TAPS);
+		const unsigned char *in = inb + si * RIN_BYTES;
+		mbar_wait(&bar.in_full[si], phi);
+		const size_t slot = (size_t)*reinterpret_cast<const int *>(in + RIN_TX + 4);
+		StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * DEC_D * DEC_D;
+		float og = 0.0f;
+		if (tid < DEC_D) {
+			const int c = tid;
+			const uint16_t *xi = reinterpret_cast<const uint16_t *>(in + RIN_X);
+			const uint16_t *hi = reinterpret_cast<const uint16_t *>(in + RIN_H);
+			uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
+			float y[3];
+#pragma unroll
+			for (int j = 0; j < 3; j++) {
+				const uint16_t xr = xi[j * DEC_D + c];
+				const uint16_t h0 = hi[(j * 3 + 0) * DEC_D + c], h1 = hi[(j * 3 + 1) * DEC_D + c],
+					       h2 = hi[(j * 3 + 2) * DEC_D + c];
+				const uint2 wv = wc[j];
+				const float w[4] = { lo_bf16(wv.x), hi_bf16(wv.x), lo_bf16(wv.y), hi_bf16(wv.y) };
+				const float hv[3] = { bf2f(h0), bf2f(h1), bf2f(h2) };
+				y[j] = dec_conv(w, hv, bf2f(xr));
+				const size_t chan = (size_t)(j * H + h) * DEC_D + c;
+				cs[chan] = h1, cs[C + chan] = h2, cs[2 * C + chan] = xr;
+			}
+			const float graw = bf2f(reinterpret_cast<const uint16_t *>(in + RIN_G)[c]);
+			const float gate = bf2f(reinterpret_cast<const uint16_t *>(in + RIN_GATE)[c]);
+			const float yq = y[0], yk = y[1], yv = y[2];
+			sm.q[c] = yq, sm.k[c] = yk, sm.v[c] = yv;
+			sm.alpha[c] = __expf((float)KDA_GATE_LOWER_BOUND * sigmoidf_(graw));
+			og = sigmoidf_(gate);
+			const float r0 = group_sum<32>(yq * yq), r1 = group_sum<32>(yk * yk), r2 = group_sum<32>(yq * yk);
+			if (lane == 0)
+				sm.red[warp][0] = r0, sm.red[warp][1] = r1, sm.red[warp][2] = r2;
+			if (c == 0)
+				sm.beta = sigmoidf_(*reinterpret_cast<const float *>(in + RIN_TX));
+		}
+		asm volatile("bar.sync 1, %0;\n" ::"r"(RING_NC) : "memory");
+		if (tid == 0)
+			mbar_arrive(&bar.in_empty[si]);
+		if (++si == NIN)
+			si = 0, phi ^= 1;
+		float sq = 0.0f, sk = 0.0f, sqk = 0.0f;
+#pragma unroll
+		for (int i = 0; i < DEC_D / 32; i++)
+			sq += sm.red[i][0], sk += sm.red[i][1], sqk += sm.red[i][2];
+		const float beta = sm.beta;
+		const float rq = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
+		const float rk = rsqrtf(sk + (float)KDA_L2_EPS);
+		const float kq = sqk * rq * rk;
+		float qh[STEP_KS], kh[STEP_KS], al[STEP_KS];
+#pragma unroll
+		for (int e = 0; e < STEP_KS; e += 4) {
+			const int kp = step_layout<StateT>::k(sub, e);
+			float4 a = *reinterpret_cast<const float4 *>(&sm.q[kp]);
+			float4 bb = *reinterpret_cast<const float4 *>(&sm.k[kp]);
+			float4 cc = *reinterpret_cast<const float4 *>(&sm.alpha[kp]);
+			qh[e] = a.x * rq, qh[e + 1] = a.y * rq, qh[e + 2] = a.z * rq, qh[e + 3] = a.w * rq;
+			kh[e] = bb.x * rk, kh[e + 1] = bb.y * rk, kh[e + 2] = bb.z * rk, kh[e + 3] = bb.w * rk;
+			al[e] = cc.x, al[e + 1] = cc.y, al[e + 2] = cc.z, al[e + 3] = cc.w;
+		}
+		float osq = 0.0f;
+#pragma unroll 1
+		for (int ch = 0; ch < RING_CHUNKS; ch++) {
+			mbar_wait(&bar.full[s], ph);
+			float m[RPC][STEP_KS];
+			const StateT *S = ring + (size_t)s * RING_ROWS * DEC_D;
+#pragma unroll
+			for (int i = 0; i < RPC; i++)
+				step_layout<StateT>::load(S + (size_t)(rg + NRG * i) * DEC_D, sub, m[i]);
+			__syncwarp();
+			if (lane == 0)
+				mbar_arrive(&bar.empty[s]);
+			if (++s == NS)
+				s = 0, ph ^= 1;
+#pragma unroll
+			for (int i = 0; i < RPC; i++) {
+				const int row = ch * RING_ROWS + rg + NRG * i;
+				float a = 0.0f, cq = 0.0f;
+#pragma unroll
+				for (int e = 0; e < STEP_KS; e++) {
+					m[i][e] *= al[e];
+					a += m[i][e] * kh[e];
+					cq += m[i][e] * qh[e];
+				}
+				a = group_sum<DEC_LANES>(a);
+				cq = group_sum<DEC_LANES>(cq);
+				const float coef = beta * (sm.v[row] - a);
+#pragma unroll
+				for (int e = 0; e < STEP_KS; e++)
+					m[i][e] += coef * kh[e];
+				step_layout<StateT>::store(st + (size_t)row * DEC_D, sub, m[i]);
+				const float o = cq + coef * kq;
+				if (sub == 0)
+					sm.o[row] = o;
+				osq += o * o;
+			}
+		}
+		osq += __shfl_xor_sync(0xffffffffu, osq, 16);
+		if (lane == 0)
+			sm.ored[warp] = osq;
+		asm volatile("bar.sync 1, %0;\n" ::"r"(RING_NC) : "memory");
+		float ss = 0.0f;
+#pragma unroll
+		for (int i = 0; i < RING_NC / 32; i++)
+			ss += sm.ored[i];
+		if (tid < DEC_D) {
+			const float r = rsqrtf(ss * (1.0f / DEC_D) + p.norm_eps);
+			p.out[(size_t)item * DEC_D + tid] = f2bf(sm.o[tid] * r * nw * og);
+		}
+	}
+}
+
+template <typename StateT, int CPS>
+int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
+{
+	constexpr size_t smem = ring_smem<StateT, CPS>();
+	auto kern = kda_decode_ring<StateT, CPS>;
+	static int nsm = 0;
+	if (!nsm) {
+		int dev = 0, n = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+		    cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+		    cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess)
+			return kda_launch_status();
+		nsm = n;
+	}
+	const long items = (long)batch * p.heads;
+	const int grid = (int)(items < (long)nsm * CPS ? items : (long)nsm * CPS);
+	kern<<<grid, RING_THREADS, smem, stream>>>(p, (int)items);
+	return kda_launch_status();
+}
+
+/* The ring reads the per-token inputs with bulk copies: 16-byte aligned bases. */
+bool ring_ok(const dec_params &p, long items)
+{
+	const uintptr_t m = (uintptr_t)p.x | (uintptr_t)p.g_raw | (uintptr_t)p.gate_raw | (uintptr_t)p.conv_w |
+			    (uintptr_t)p.conv_state | (uintptr_t)p.state;
+	return (m & 15) == 0 && items <= (1L << 30);
+}
+
+template <typename StateT, int NT, int SPLIT, int HPC = 1>
+int dec_launch(const dec_params &p, int batch, cudaStream_t stream)
+{
+	constexpr size_t smem = HPC * (sizeof(StateT) * DEC_D * DEC_D / SPLIT + sizeof(dec_smem));
+	auto kern = kda_decode_kernel<StateT, NT, SPLIT, HPC>;
+	static bool configured = false;
+	if (!configured) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+		    cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess)
+			return kda_launch_status();
+		configured = true;
+	}
+	cudaLaunchConfig_t cfg = {};
+	cfg.gridDim = dim3((unsigned)(batch * SPLIT), (unsigned)(p.heads / HPC));
+	cfg.blockDim = dim3(NT);
+	cfg.dynamicSmemBytes = smem;
+	cfg.stream = stream;
+	cudaLaunchAttribute attr[1];
+	attr[0].id = cudaLaunchAttributeClusterDimension;
+	attr[0].val.clusterDim.x = SPLIT;
+	attr[0].val.clusterDim.y = 1;
+	attr[0].val.clusterDim.z = 1;
+	cfg.attrs = attr;
+	cfg.numAttrs = SPLIT > 1 ? 1 : 0;
+	if (cudaLaunchKernelEx(&cfg, kern, p) != cudaSuccess)
+		return kda_launch_status();
+	return kda_launch_status();
+}
+
+/* KDA_DECODE_KERNEL: smem128 (0): staged, 128 threads; step (1): kda_step.cuh's;
+ * smem256 (2, the default): staged, 256 threads; split (3): staged, 2-CTA
+ * cluster per head; heads2 (4): staged, 2 heads per CTA of 256 threads for
+ * BF16 state with H even (otherwise as smem256); ring (5): persistent, one
+ * CTA per SM with a 192 KiB ring of stages; ring2 (6): two CTAs per SM, 80 KiB
+ * rings. The ring variants fall back to smem256 when an input is not 16-byte
+ * aligned. On the H200 ring beat smem256 only from about 64 (request, head)
+ * items per SM on (B x H >= 12288), see docs/perf/kda-h200-2026-11-29.md. */
+int dec_variant()
+{
+	static int v = -1;
+	if (v < 0) {
+		const char *e = getenv("KDA_DECODE_KERNEL");
+		v = !e ? 2 : !strcmp(e, "smem128") ? 0 : !strcmp(e, "step") ? 1 : !strcmp(e, "split") ? 3
+		    : !strcmp(e, "heads2") ? 4 : !strcmp(e, "ring") ? 5 : !strcmp(e, "ring2") ? 6 : 2;
+	}
+	return v;
+}
+
+} // namespace
+
+extern "C" int kda_decode(const struct kda_decode_args *a, cudaStream_t stream)
+{
+	if (!a || a->batch < 1 || a->heads < 1 || a->batch > 65535 * 1024 || a->heads > 65535)
+		return -EINVAL;
+	if (a->state_dtype != KDA_F32 && a->state_dtype != KDA_BF16)
+		return -EINVAL;
+	if (!a->x || !a->g_raw || !a->beta_raw || !a->gate_raw || !a->conv_w || !a->norm_w ||
+	    !a->slot || !a->state || !a->conv_state || !a->out)
+		return -EINVAL;
+	const int variant = dec_variant();
+	if (variant == 1) {
+		step_params p = {};
+		p.heads = a->heads;
+		p.window = 1;
+		p.scale = a->scale;
+		p.norm_eps = a->norm_eps;
+		p.conv_w = a->conv_w;
+		p.norm_w = a->norm_w;
+		p.slot = a->slot;
+		p.state = a->state;
+		p.conv_state = a->conv_state;
+		p.commit.x = a->x;
+		p.commit.g_raw = a->g_raw;
+		p.commit.beta_raw = a->beta_raw;
+		p.commit.gate_raw = a->gate_raw;
+		p.commit.n_tokens = nullptr;
+		p.commit.n_fixed = 1;
+		p.commit.out = a->out;
+		return step_launch(p, a->batch, a->state_dtype, stream);
+	}
+	dec_params p = {};
+	p.heads = a->heads;
+	p.scale = a->scale;
+	p.norm_eps = a->norm_eps;
+	p.x = a->x;
+	p.g_raw = a->g_raw;
+	p.beta_raw = a->beta_raw;
+	p.gate_raw = a->gate_raw;
+	p.conv_w = a->conv_w;
+	p.norm_w = a->norm_w;
+	p.slot = a->slot;
+	p.state = a->state;
+	p.conv_state = a->conv_state;
+	p.out = a->out;
+	if ((variant == 5 || variant == 6) && ring_ok(p, (long)a->batch * a->heads)) {
+		if (a->state_dtype == KDA_F32)
+			return variant == 5 ? ring_launch<float, 1>(p, a->batch, stream)
+					    : ring_launch<float, 2>(p, a->batch, stream);
+		return variant == 5 ? ring_launch<uint16_t, 1>(p, a->batch, stream)
+				    : ring_launch<uint16_t, 2>(p, a->batch, stream);
+	}
+	if (a->state_dtype == KDA_F32)
+		return variant == 2 || variant >= 4 ? dec_launch<float, 256, 1>(p, a->batch, stream)
+		       : variant == 3 ? dec_launch<float, 128, 2>(p, a->batch, stream)
+				      : dec_launch<float, 128, 1>(p, a->batch, stream);
+	if (variant == 4 && a->heads % 2 == 0)
+		return dec_launch<uint16_t, 256, 1, 2>(p, a->batch, stream);
+	return variant == 2 || variant >= 4 ? dec_launch<uint16_t, 256, 1>(p, a->batch, stream)
+	       : variant == 3 ? dec_launch<uint16_t, 128, 2>(p, a->batch, stream)
+			      : dec_launch<uint16_t, 128, 1>(p, a->batch, stream);
+}
