@@ -330,10 +330,51 @@ static int map_gid(struct src *s, int64_t gid, int64_t *out, struct err *e)
 	return rc;
 }
 
+/* The first columns every GPU activity table shares (nsys names), read alike for kernels,
+ * memcpys and memsets. */
+#define GPU_ACTIVITY_COLUMNS "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"
+
+struct gpu_head {
+	int64_t start_ns, end_ns, global_pid;
+	uint32_t device_id, context_id, stream_id, correlation_id;
+};
+
+static int read_gpu_head(struct src *s, sqlite3_stmt *st, const int *c, struct gpu_head *h, struct err *e)
+{
+	h->start_ns = col_i64(st, c[0], 0);
+	h->end_ns = col_i64(st, c[1], 0);
+	h->device_id = (uint32_t)col_i64(st, c[2], 0);
+	h->context_id = (uint32_t)col_i64(st, c[3], 0);
+	h->stream_id = (uint32_t)col_i64(st, c[4], 0);
+	h->correlation_id = (uint32_t)col_i64(st, c[5], 0);
+	return map_gid(s, col_i64(st, c[6], 0), &h->global_pid, e);
+}
+
+#define SET_GPU_HEAD(rec, h)                              \
+	do {                                              \
+		(rec).start_ns = (h).start_ns;            \
+		(rec).end_ns = (h).end_ns;                \
+		(rec).device_id = (h).device_id;          \
+		(rec).context_id = (h).context_id;        \
+		(rec).stream_id = (h).stream_id;          \
+		(rec).correlation_id = (h).correlation_id; \
+		(rec).global_pid = (h).global_pid;        \
+	} while (0)
+
+/* The end of a row loop: an error from the loop (rc), else SQLite's last step (r). */
+static int finish_rows(struct src *s, sqlite3_stmt *st, int rc, int r, const char *table, struct err *e)
+{
+	if (rc) {
+		sqlite3_finalize(st);
+		return rc;
+	}
+	return step_done(s, st, r, table, e);
+}
+
 static int import_kernels(struct src *s, struct err *e)
 {
 	static const char *const want[] = {
-		"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+		GPU_ACTIVITY_COLUMNS,
 		"demangledName", "shortName", "mangledName", "name", "launchType", "cacheConfig",
 		"registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
 		"staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread",
@@ -355,15 +396,10 @@ static int import_kernels(struct src *s, struct err *e)
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct trace_kernel k;
 		memset(&k, 0, sizeof k);
-		k.start_ns = col_i64(st, c[0], 0);
-		k.end_ns = col_i64(st, c[1], 0);
-		k.device_id = (uint32_t)col_i64(st, c[2], 0);
-		k.context_id = (uint32_t)col_i64(st, c[3], 0);
-		k.stream_id = (uint32_t)col_i64(st, c[4], 0);
-		k.correlation_id = (uint32_t)col_i64(st, c[5], 0);
-		rc = map_gid(s, col_i64(st, c[6], 0), &k.global_pid, e);
-		if (rc)
+		struct gpu_head h;
+		if ((rc = read_gpu_head(s, st, c, &h, e)))
 			break;
+		SET_GPU_HEAD(k, h);
 		int64_t dn = col_i64(st, c[7], -1), sn = col_i64(st, c[8], -1);
 		int64_t mn = col_i64(st, c[9], -1), on = col_i64(st, c[10], -1);
 		const char *name = dn >= 0 ? string_of(s, dn) : NULL;
@@ -402,17 +438,13 @@ static int import_kernels(struct src *s, struct err *e)
 			break;
 		s->st->kernels++;
 	}
-	if (rc) {
-		sqlite3_finalize(st);
-		return rc;
-	}
-	return step_done(s, st, r, table, e);
+	return finish_rows(s, st, rc, r, table, e);
 }
 
 static int import_memcpys(struct src *s, struct err *e)
 {
 	static const char *const want[] = {
-		"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+		GPU_ACTIVITY_COLUMNS,
 		"bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId",
 		"graphNodeId",
 	};
@@ -427,15 +459,10 @@ static int import_memcpys(struct src *s, struct err *e)
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct trace_memcpy m;
 		memset(&m, 0, sizeof m);
-		m.start_ns = col_i64(st, c[0], 0);
-		m.end_ns = col_i64(st, c[1], 0);
-		m.device_id = (uint32_t)col_i64(st, c[2], 0);
-		m.context_id = (uint32_t)col_i64(st, c[3], 0);
-		m.stream_id = (uint32_t)col_i64(st, c[4], 0);
-		m.correlation_id = (uint32_t)col_i64(st, c[5], 0);
-		rc = map_gid(s, col_i64(st, c[6], 0), &m.global_pid, e);
-		if (rc)
+		struct gpu_head h;
+		if ((rc = read_gpu_head(s, st, c, &h, e)))
 			break;
+		SET_GPU_HEAD(m, h);
 		m.bytes = col_i64(st, c[7], 0);
 		m.copy_kind = (int32_t)col_i64(st, c[8], 0);
 		m.src_kind = (int32_t)col_i64(st, c[9], 0);
@@ -449,17 +476,13 @@ static int import_memcpys(struct src *s, struct err *e)
 			break;
 		s->st->memcpys++;
 	}
-	if (rc) {
-		sqlite3_finalize(st);
-		return rc;
-	}
-	return step_done(s, st, r, table, e);
+	return finish_rows(s, st, rc, r, table, e);
 }
 
 static int import_memsets(struct src *s, struct err *e)
 {
 	static const char *const want[] = {
-		"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+		GPU_ACTIVITY_COLUMNS,
 		"value", "bytes", "memKind", "graphNodeId",
 	};
 	enum { N = sizeof want / sizeof want[0] };
@@ -473,15 +496,10 @@ static int import_memsets(struct src *s, struct err *e)
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct trace_memset m;
 		memset(&m, 0, sizeof m);
-		m.start_ns = col_i64(st, c[0], 0);
-		m.end_ns = col_i64(st, c[1], 0);
-		m.device_id = (uint32_t)col_i64(st, c[2], 0);
-		m.context_id = (uint32_t)col_i64(st, c[3], 0);
-		m.stream_id = (uint32_t)col_i64(st, c[4], 0);
-		m.correlation_id = (uint32_t)col_i64(st, c[5], 0);
-		rc = map_gid(s, col_i64(st, c[6], 0), &m.global_pid, e);
-		if (rc)
+		struct gpu_head h;
+		if ((rc = read_gpu_head(s, st, c, &h, e)))
 			break;
+		SET_GPU_HEAD(m, h);
 		m.value = (int32_t)col_i64(st, c[7], 0);
 		m.bytes = col_i64(st, c[8], 0);
 		m.mem_kind = (int32_t)col_i64(st, c[9], 0);
@@ -492,11 +510,7 @@ static int import_memsets(struct src *s, struct err *e)
 			break;
 		s->st->memsets++;
 	}
-	if (rc) {
-		sqlite3_finalize(st);
-		return rc;
-	}
-	return step_done(s, st, r, table, e);
+	return finish_rows(s, st, rc, r, table, e);
 }
 
 /* CUPTI_ACTIVITY_KIND_RUNTIME (eventClass 0 runtime, 1 driver) or an old-style DRIVER table. */
@@ -541,11 +555,7 @@ static int import_api(struct src *s, const char *table, bool driver_table, struc
 			break;
 		s->st->api_calls++;
 	}
-	if (rc) {
-		sqlite3_finalize(st);
-		return rc;
-	}
-	return step_done(s, st, r, table, e);
+	return finish_rows(s, st, rc, r, table, e);
 }
 
 static int import_nvtx(struct src *s, struct err *e)
@@ -599,11 +609,7 @@ static int import_nvtx(struct src *s, struct err *e)
 			break;
 		s->st->nvtx++;
 	}
-	if (rc) {
-		sqlite3_finalize(st);
-		return rc;
-	}
-	return step_done(s, st, r, table, e);
+	return finish_rows(s, st, rc, r, table, e);
 }
 
 static int import_gpus(struct src *s, struct err *e)
@@ -654,11 +660,7 @@ static int import_gpus(struct src *s, struct err *e)
 			break;
 		s->st->gpus++;
 	}
-	if (rc) {
-		sqlite3_finalize(st);
-		return rc;
-	}
-	return step_done(s, st, r, table, e);
+	return finish_rows(s, st, rc, r, table, e);
 }
 
 static int import_processes(struct src *s, struct err *e)
@@ -682,11 +684,7 @@ static int import_processes(struct src *s, struct err *e)
 			break;
 		s->st->processes++;
 	}
-	if (rc) {
-		sqlite3_finalize(st);
-		return rc;
-	}
-	return step_done(s, st, r, table, e);
+	return finish_rows(s, st, rc, r, table, e);
 }
 
 static int import_k3sim(struct src *s, const char *prefix, struct err *e)
