@@ -456,3 +456,26 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep)
 			pts->p[k++] = pts->p[i];
 	pts->n = k;
 }
+
+int calib_points_add_files(struct calib_points *pts, int n, char *const *paths,
+                           const struct calib_rules *rules, struct calib_match *first, char *inputs,
+                           size_t cap, struct err *e)
+{
+	if (cap)
+		inputs[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		struct calib_match m;
+		int rc = calib_points_add_file(pts, paths[i], rules, &m, e);
+		if (rc < 0)
+			return rc;
+		bool have = first->n_samples || first->kernels || first->memcpys;
+		if (!have && (m.n_samples || m.kernels || m.memcpys))
+			*first = m;
+		else
+			calib_match_release(&m);
+		size_t used = strlen(inputs);
+		if (used < cap)
+			snprintf(inputs + used, cap - used, "%s%s", i ? ", " : "", paths[i]);
+	}
+	return 0;
+}

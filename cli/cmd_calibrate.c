@@ -206,18 +206,10 @@ int cmd_calibrate(int argc, char **argv)
 			goto fail;
 		have_rules = true;
 	}
-	char inputs[2048] = "";
-	for (int i = optind; i < argc; i++) {
-		struct calib_match m;
-		if (calib_points_add_file(&pts, argv[i], have_rules ? &rules : NULL, &m, &e) < 0)
-			goto fail;
-		if (!first.kernels && !first.memcpys && (m.kernels || m.memcpys))
-			first = m;
-		else
-			calib_match_release(&m);
-		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s",
-		         i > optind ? ", " : "", argv[i]);
-	}
+	char inputs[2048];
+	if (calib_points_add_files(&pts, argc - optind, argv + optind, have_rules ? &rules : NULL, &first,
+	                           inputs, sizeof inputs, &e) < 0)
+		goto fail;
 	if (exclude)
 		calib_points_filter(&pts, exclude, false);
 	if (pts.n == 0) {

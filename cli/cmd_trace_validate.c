@@ -152,18 +152,10 @@ int cmd_trace_validate(int argc, char **argv)
 			goto fail;
 		have_rules = true;
 	}
-	char inputs[1024] = "";
-	for (int i = optind; i < argc; i++) {
-		struct calib_match m;
-		if (calib_points_add_file(&pts, argv[i], have_rules ? &rules : NULL, &m, &e) < 0)
-			goto fail;
-		if (!first.n_samples && !first.kernels && (m.n_samples || m.kernels || m.memcpys))
-			first = m;
-		else
-			calib_match_release(&m);
-		snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs), "%s%s",
-		         i > optind ? ", " : "", argv[i]);
-	}
+	char inputs[1024];
+	if (calib_points_add_files(&pts, argc - optind, argv + optind, have_rules ? &rules : NULL, &first,
+	                           inputs, sizeof inputs, &e) < 0)
+		goto fail;
 	if (only)
 		calib_points_filter(&pts, only, true);
 	if (pts.n == 0) {
