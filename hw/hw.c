@@ -56,8 +56,9 @@ static double interp_loglog(const double *xs, const double *ys, int n, double x)
 		else
 			hi = mid;
 	}
-	double t = (log(x) - log(xs[lo])) / (log(xs[hi]) - log(xs[lo]));
-	return exp(log(ys[lo]) + t * (log(ys[hi]) - log(ys[lo])));
+	/* linear in log-log: y = y_lo * (y_hi / y_lo)^t, t = log(x / x_lo) / log(x_hi / x_lo) */
+	double t = log(x / xs[lo]) / log(xs[hi] / xs[lo]);
+	return ys[lo] * exp(t * log(ys[hi] / ys[lo]));
 }
 
 static double table_at(const struct hw_table *tb, double flops, double bytes, double model_s)
