@@ -6,7 +6,7 @@
 set -eu
 OUT=${OUT:-$PWD/capture-nccl-out}
 mkdir -p "$OUT"
-B=$PWD/build-gpu
+B=${BUILD:-$PWD/build-gpu}
 # NVLink multicast stays off on these machines (KINDS.md).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 rm -f /tmp/nccl.*.db
