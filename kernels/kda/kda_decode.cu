@@ -36,48 +36,10 @@ struct __align__(16) dec_smem {
 	float q[DEC_D], k[DEC_D], alpha[DEC_D], v[DEC_D], o[DEC_D];
 	float red[DEC_D / 32][3]; /* warps of the channel threads: sum q^2, k^2, q.k */
 	float ored[8];            /* per warp: sum o^2 (at most 8 warps) */
-	unsigned long long mbar[DEC_CHUNKS];
+	uint64_t mbar[DEC_CHUNKS];
 	float beta;
 	float part; /* this CTA's sum o^2 (read by the cluster peer) */
 };
-
-__device__ __forceinline__ uint32_t smem_u32(const void *p)
-{
-	return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void mbar_init(unsigned long long *bar, uint32_t count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(unsigned long long *bar, uint32_t bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
-		     : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(unsigned long long *bar, uint32_t parity)
-{
-	uint32_t done;
-	do {
-		asm volatile("{\n .reg .pred p;\n"
-			     " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-			     " selp.u32 %0, 1, 0, p;\n}\n"
-			     : "=r"(done)
-			     : "r"(smem_u32(bar)), "r"(parity)
-			     : "memory");
-	} while (!done);
-}
-
-/* Global -> shared bulk copy (bytes a multiple of 16, both ends 16-byte aligned). */
-__device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t bytes, unsigned long long *bar)
-{
-	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-			     smem_u32(dst)),
-		     "l"(src), "r"(bytes), "r"(smem_u32(bar))
-		     : "memory");
-}
 
 struct dec_params {
 	int heads;

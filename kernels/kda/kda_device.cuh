@@ -2,7 +2,7 @@
 /*
  * Device helpers shared by the KDA .cu files (internal; not installed):
  * BF16 <-> FP32 on raw uint16_t bit patterns, warp reductions, the BF16
- * tensor-core MMA m16n8k16 and cp.async. Everything has internal linkage.
+ * tensor-core MMA m16n8k16, cp.async, mbarriers and bulk copies. Everything has internal linkage.
  */
 #ifndef K3_KERNELS_KDA_DEVICE_CUH
 #define K3_KERNELS_KDA_DEVICE_CUH
@@ -86,6 +86,48 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait()
 {
 	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/* Shared-memory address of a generic pointer to shared memory. */
+__device__ __forceinline__ uint32_t smem_u32(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* mbarrier with `count` arrivals (one thread initializes; fence before use). */
+__device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+
+/* Arrive on `bar` expecting `bytes` of bulk-copy transactions. */
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+		     : "memory");
+}
+
+/* Spin until the phase of `bar` with this parity completes. */
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
+{
+	uint32_t done = 0;
+	do {
+		asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     " selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(smem_u32(bar)), "r"(parity)
+			     : "memory");
+	} while (!done);
+}
+
+/* Bulk copy engine, global -> shared (bytes a multiple of 16, both ends
+ * 16-byte aligned), completion counted on `bar`. */
+__device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+			     smem_u32(dst)),
+		     "l"(src), "r"(bytes), "r"(smem_u32(bar))
+		     : "memory");
 }
 
 /* State element type traits: FP32 or BF16 storage, FP32 arithmetic. */

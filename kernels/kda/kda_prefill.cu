@@ -283,48 +283,11 @@ struct recur_params {
 	uint16_t *out;
 };
 
-__device__ __forceinline__ uint32_t smem_u32(const void *p)
-{
-	return (uint32_t)__cvta_generic_to_shared(p);
-}
-
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
 {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
 		     : "r"(addr));
-}
-
-__device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
-		     : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
-{
-	uint32_t done = 0;
-	do {
-		asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-			     " selp.u32 %0, 1, 0, p;\n}\n"
-			     : "=r"(done)
-			     : "r"(smem_u32(bar)), "r"(parity)
-			     : "memory");
-	} while (!done);
-}
-
-/* Bulk copy engine: global -> shared, completion counted on `bar`. */
-__device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
-{
-	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-			     smem_u32(dst)),
-		     "l"(src), "r"(bytes), "r"(smem_u32(bar))
-		     : "memory");
 }
 
 /* One thread stages chunk record `rec` (its U rows from vbase) into `st`. */

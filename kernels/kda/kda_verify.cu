@@ -1,18 +1,418 @@
 /* SPDX-License-Identifier: MIT */
-/* KDA speculative verify with replay: see kda_verify.h; the kernel is
- * kda_step.cuh's, with the replayed tokens committed and the drafts not. */
+/*
+ * KDA speculative verify with replay: see kda_verify.h.
+ *
+ * One CTA of 256 threads per (request, head); the head's state is staged in
+ * shared memory by the bulk copy engine (4 row blocks, one mbarrier each) as
+ * soon as the slot is known, and read from HBM once.
+ *
+ * Replay (the accepted prefix, n_commit tokens): token by token on CUDA cores
+ * in shared memory, exactly as the fused decode computes it (BF16 state
+ * rounded after every token); the last token's rows also go to the slot.
+ *
+ * Drafts (n <= 8 tokens, outputs only, state not written): in closed form
+ * instead of n sequential steps. For one state row m (a row v of S^T) with
+ * Gamma_t = alpha_1 ... alpha_t (per k channel) and u_t the row's delta-rule
+ * coefficient at token t,
+ *
+ *   m_t = m_0 * Gamma_t + sum_{s<=t} u_s k_s * Gamma_t / Gamma_s,
+ *   u_t = beta_t (v_t - w_t - sum_{s<t} A_ts u_s),   w_t = m_0 . (Gamma_t k_t),
+ *   o_t = z_t + sum_{s<=t} P_ts u_s,                 z_t = m_0 . (Gamma_t q_t),
+ *   A_ts = (Gamma_t k_t) . (k_s / Gamma_s),  P_ts = (Gamma_t q_t) . (k_s / Gamma_s),
+ *
+ * so the state is touched by one product S [128 x 128] x [Gamma k | Gamma q]
+ * [128 x 16] (tensor cores, BF16 in with hi/lo splits, FP32 accumulate) and
+ * everything sequential is 8 x 8 per row. The gate's lower bound keeps
+ * Gamma_t >= exp(-40) over a window of 8, so 1 / Gamma_s fits in FP32.
+ *
+ * KDA_VERIFY_KERNEL=step (environment, read once) selects kda_step.cuh's
+ * register-resident sequential kernel instead, for side-by-side timing.
+ */
 #include "kda_verify.h"
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "kda_step.cuh"
 
-static bool window_ok(const struct kda_window *w, bool need_gate)
+namespace {
+
+constexpr int VD = KDA_HEAD_DIM;
+constexpr int VW = KDA_MAX_WINDOW;
+constexpr int VNT = 256;
+constexpr int VLANES = 16;            /* lanes per row in the replay, 8 k each */
+constexpr int VRG = VNT / VLANES;     /* row groups */
+constexpr int VRPT = VD / VRG;        /* rows per thread in the replay */
+constexpr int VCHUNKS = 4;            /* row blocks of the state copy */
+constexpr int VCHUNK_ROWS = VD / VCHUNKS;
+constexpr int VPAD = VD + 4;          /* row pitch of the draft vectors (floats) */
+constexpr int VWZ = 2 * VW + 1;       /* row pitch of the product's result */
+static_assert(VW == 8 && VNT == 2 * VD && VRPT * VRG == VD, "shape");
+
+/* Draft vectors before the product; the product's result after it. */
+union ver_vec {
+	struct {
+		float kd[VW][VPAD]; /* Gamma_t k_t (k before its L2 norm) */
+		float ki[VW][VPAD]; /* k_t / Gamma_t */
+		float qd[VW][VPAD]; /* Gamma_t q_t */
+	} in;
+	float wz[VD][VWZ]; /* per row: w_0..7, z_0..7 (before the norms' scales) */
+};
+
+struct __align__(16) ver_smem {
+	ver_vec vec;
+	float k[VD], alpha[VD], v[VD]; /* the replay token */
+	float A[VW][VW], P[VW][VW];
+	float red[VW][VD / 32][2]; /* per draft token, per q/k warp: sum q^2, sum k^2 */
+	float rred[VD / 32];       /* the replay token: sum k^2 per warp */
+	float ored[VW][VD / 32];   /* per draft token, per v warp: sum o^2 */
+	float rq[VW], rk[VW], beta[VW];
+	float rbeta;
+	uint64_t mbar[VCHUNKS];
+};
+
+struct ver_params {
+	int heads, window;
+	float scale, norm_eps;
+	const uint16_t *conv_w, *norm_w;
+	const int32_t *slot;
+	void *state;
+	uint16_t *conv_state;
+	kda_window replay, draft;
+	uint16_t *out;
+};
+
+/* hi + lo BF16 pair of two floats: hi = bf16(x), lo = bf16(x - hi). */
+__device__ __forceinline__ void split2(float x, float y, uint32_t &hi, uint32_t &lo)
+{
+	hi = pack_bf16(x, y);
+	lo = pack_bf16(x - lo_bf16(hi), y - hi_bf16(hi));
+}
+
+/* A fragment (rows g, g + 8; k = k0, k0 + 1, k0 + 8, k0 + 9) of the staged state. */
+template <typename StateT>
+struct ver_afrag;
+
+template <>
+struct ver_afrag<float> {
+	static constexpr bool SPLIT = true;
+	static __device__ __forceinline__ void load(const float *S, int r, int k0, uint32_t hi[4], uint32_t lo[4])
+	{
+		const float2 a0 = *reinterpret_cast<const float2 *>(S + r * VD + k0);
+		const float2 a1 = *reinterpret_cast<const float2 *>(S + (r + 8) * VD + k0);
+		const float2 a2 = *reinterpret_cast<const float2 *>(S + r * VD + k0 + 8);
+		const float2 a3 = *reinterpret_cast<const float2 *>(S + (r + 8) * VD + k0 + 8);
+		split2(a0.x, a0.y, hi[0], lo[0]);
+		split2(a1.x, a1.y, hi[1], lo[1]);
+		split2(a2.x, a2.y, hi[2], lo[2]);
+		split2(a3.x, a3.y, hi[3], lo[3]);
+	}
+};
+
+template <>
+struct ver_afrag<uint16_t> {
+	static constexpr bool SPLIT = false; /* BF16 state is exact in BF16 */
+	static __device__ __forceinline__ void load(const uint16_t *S, int r, int k0, uint32_t hi[4], uint32_t *)
+	{
+		hi[0] = *reinterpret_cast<const uint32_t *>(S + r * VD + k0);
+		hi[1] = *reinterpret_cast<const uint32_t *>(S + (r + 8) * VD + k0);
+		hi[2] = *reinterpret_cast<const uint32_t *>(S + r * VD + k0 + 8);
+		hi[3] = *reinterpret_cast<const uint32_t *>(S + (r + 8) * VD + k0 + 8);
+	}
+};
+
+/* Threads < 128 own q and k channel c (and its decay), threads >= 128 v
+ * channel c, its output gate, and state row c in the draft solve. */
+template <typename StateT, int MIN_CTAS>
+__global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_params p)
+{
+	extern __shared__ __align__(128) unsigned char dyn[];
+	StateT *S = reinterpret_cast<StateT *>(dyn);
+	ver_smem &sm = *reinterpret_cast<ver_smem *>(dyn + sizeof(StateT) * VD * VD);
+	const int b = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
+	const int H = p.heads, W = p.window;
+	const size_t C = (size_t)H * 3 * VD;
+	const int lane = tid & 31, warp = tid >> 5;
+	const bool lower = tid < VD;
+	const int c = tid & (VD - 1);
+	const int n_commit = p.replay.x ? p.replay.n_tokens[b] : 0;
+	const int n = p.draft.x ? p.draft.n_tokens[b] : 0;
+	if (n_commit + n == 0)
+		return;
+	const size_t slot = (size_t)p.slot[b];
+	StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * VD * VD;
+	constexpr uint32_t CHUNK_BYTES = VCHUNK_ROWS * VD * sizeof(StateT);
+
+	if (tid == 0) {
+#pragma unroll
+		for (int i = 0; i < VCHUNKS; i++)
+			mbar_init(&sm.mbar[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#pragma unroll
+		for (int i = 0; i < VCHUNKS; i++) {
+			mbar_expect_tx(&sm.mbar[i], CHUNK_BYTES);
+			bulk_g2s(S + (size_t)i * VCHUNK_ROWS * VD, st + (size_t)i * VCHUNK_ROWS * VD, CHUNK_BYTES,
+				 &sm.mbar[i]);
+		}
+	}
+
+	/* ShortConv taps and history of the thread's channels: lower q, k; upper v. */
+	uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
+	const size_t ch0 = lower ? (size_t)h * VD + c : (size_t)(2 * H + h) * VD + c;
+	const size_t ch1 = (size_t)(H + h) * VD + c;
+	float cw[2][KDA_CONV_TAPS], hist[2][KDA_CONV_STATE_TAPS];
+#pragma unroll
+	for (int j = 0; j < 2; j++) {
+		if (j == 1 && !lower)
+			break;
+		const size_t ch = j ? ch1 : ch0;
+#pragma unroll
+		for (int i = 0; i < KDA_CONV_TAPS; i++)
+			cw[j][i] = bf2f(p.conv_w[ch * KDA_CONV_TAPS + i]);
+#pragma unroll
+		for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
+			hist[j][i] = bf2f(cs[(size_t)i * C + ch]);
+	}
+
+	/* ---- replay: sequential, in shared memory ---- */
+	const int sub = tid & (VLANES - 1), rg = tid / VLANES;
+	for (int t = 0; t < n_commit; t++) {
+		const size_t bt = (size_t)b * W + t;
+		const uint16_t *x = p.replay.x + bt * C;
+		if (lower) {
+			(void)conv_step(cw[0], hist[0], bf2f(x[ch0])); /* q: history only, no output */
+			const float yk = conv_step(cw[1], hist[1], bf2f(x[ch1]));
+			sm.k[c] = yk;
+			sm.alpha[c] = __expf((float)KDA_GATE_LOWER_BOUND *
+					     sigmoidf_(bf2f(p.replay.g_raw[(bt * H + h) * VD + c])));
+			const float r = group_sum<32>(yk * yk);
+			if (lane == 0)
+				sm.rred[warp] = r;
+		} else {
+			sm.v[c] = conv_step(cw[0], hist[0], bf2f(x[ch0]));
+			if (c == 0)
+				sm.rbeta = sigmoidf_(bf2f(p.replay.beta_raw[bt * H + h]));
+		}
+		__syncthreads();
+		if (t == 0)
+#pragma unroll
+			for (int i = 0; i < VCHUNKS; i++)
+				mbar_wait(&sm.mbar[i], 0);
+		const float rk = rsqrtf(sm.rred[0] + sm.rred[1] + sm.rred[2] + sm.rred[3] + (float)KDA_L2_EPS);
+		const float beta = sm.rbeta;
+		float kh[STEP_KS], al[STEP_KS];
+#pragma unroll
+		for (int e = 0; e < STEP_KS; e += 4) {
+			const int kp = step_layout<StateT>::k(sub, e);
+			const float4 bb = *reinterpret_cast<const float4 *>(&sm.k[kp]);
+			const float4 cc = *reinterpret_cast<const float4 *>(&sm.alpha[kp]);
+			kh[e] = bb.x * rk, kh[e + 1] = bb.y * rk, kh[e + 2] = bb.z * rk, kh[e + 3] = bb.w * rk;
+			al[e] = cc.x, al[e + 1] = cc.y, al[e + 2] = cc.z, al[e + 3] = cc.w;
+		}
+		const bool last = t == n_commit - 1;
+#pragma unroll 2
+		for (int i = 0; i < VRPT; i++) {
+			const int row = rg + VRG * i;
+			float m[STEP_KS];
+			step_layout<StateT>::load(S + (size_t)row * VD, sub, m);
+			float a = 0.0f;
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++) {
+				m[e] *= al[e];
+				a += m[e] * kh[e];
+			}
+			a = group_sum<VLANES>(a);
+			const float coef = beta * (sm.v[row] - a);
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++)
+				m[e] += coef * kh[e];
+			step_layout<StateT>::store(S + (size_t)row * VD, sub, m);
+			if (last)
+				step_layout<StateT>::store(st + (size_t)row * VD, sub, m);
+		}
+		__syncthreads();
+	}
+	if (n_commit > 0) {
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			if (j == 1 && !lower)
+				break;
+			const size_t ch = j ? ch1 : ch0;
+#pragma unroll
+			for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
+				cs[(size_t)i * C + ch] = f2bf(hist[j][i]);
+		}
+	}
+	if (n == 0)
+		return;
+
+	/* ---- drafts: inputs of all n tokens ---- */
+	float vv[VW], og[VW];
+	float G = 0.0f; /* cumulative log decay of k channel c */
+#pragma unroll
+	for (int t = 0; t < VW; t++) {
+		vv[t] = og[t] = 0.0f;
+		if (t >= n)
+			continue;
+		const size_t bt = (size_t)b * W + t;
+		const uint16_t *x = p.draft.x + bt * C;
+		const size_t gi = (bt * H + h) * VD + c;
+		if (lower) {
+			const float yq = conv_step(cw[0], hist[0], bf2f(x[ch0]));
+			const float yk = conv_step(cw[1], hist[1], bf2f(x[ch1]));
+			G += (float)KDA_GATE_LOWER_BOUND * sigmoidf_(bf2f(p.draft.g_raw[gi]));
+			const float eg = expf(G), ieg = expf(-G);
+			sm.vec.in.kd[t][c] = yk * eg;
+			sm.vec.in.ki[t][c] = yk * ieg;
+			sm.vec.in.qd[t][c] = yq * eg;
+			const float r0 = group_sum<32>(yq * yq), r1 = group_sum<32>(yk * yk);
+			if (lane == 0)
+				sm.red[t][warp][0] = r0, sm.red[t][warp][1] = r1;
+		} else {
+			vv[t] = conv_step(cw[0], hist[0], bf2f(x[ch0]));
+			og[t] = sigmoidf_(bf2f(p.draft.gate_raw[gi]));
+			if (c == 0)
+				sm.beta[t] = sigmoidf_(bf2f(p.draft.beta_raw[bt * H + h]));
+		}
+	}
+	__syncthreads();
+	if (tid < n) {
+		const int t = tid;
+		float sq = 0.0f, sk = 0.0f;
+#pragma unroll
+		for (int i = 0; i < VD / 32; i++)
+			sq += sm.red[t][i][0], sk += sm.red[t][i][1];
+		sm.rq[t] = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
+		sm.rk[t] = rsqrtf(sk + (float)KDA_L2_EPS);
+	}
+	__syncthreads();
+
+	/* A and P: one warp per (t, s), s <= t, lanes over k. */
+	for (int pi = warp; pi < n * (n + 1) / 2; pi += VNT / 32) {
+		int t = 0;
+		while ((t + 1) * (t + 2) / 2 <= pi)
+			t++;
+		const int s = pi - t * (t + 1) / 2;
+		const float4 kd = *reinterpret_cast<const float4 *>(&sm.vec.in.kd[t][4 * lane]);
+		const float4 qd = *reinterpret_cast<const float4 *>(&sm.vec.in.qd[t][4 * lane]);
+		const float4 ki = *reinterpret_cast<const float4 *>(&sm.vec.in.ki[s][4 * lane]);
+		float a = kd.x * ki.x + kd.y * ki.y + kd.z * ki.z + kd.w * ki.w;
+		float q = qd.x * ki.x + qd.y * ki.y + qd.z * ki.z + qd.w * ki.w;
+		a = group_sum<32>(a);
+		q = group_sum<32>(q);
+		if (lane == 0) {
+			sm.A[t][s] = s < t ? a * sm.rk[t] * sm.rk[s] : 0.0f;
+			sm.P[t][s] = q * sm.rq[t] * sm.rk[s];
+		}
+	}
+
+	/* w, z for the warp's 16 rows: S x [Gamma k | Gamma q] on tensor cores. */
+	const int r0 = 16 * warp, g = lane >> 2, tq = lane & 3;
+	if (n_commit == 0)
+		mbar_wait(&sm.mbar[r0 / VCHUNK_ROWS], 0);
+	float dw[4] = { 0.0f, 0.0f, 0.0f, 0.0f }, dz[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+	const bool live = g < n; /* vector g of each half is a draft token */
+#pragma unroll 2
+	for (int kt = 0; kt < VD / 16; kt++) {
+		const int k0 = 16 * kt + 2 * tq;
+		uint32_t ah[4], alo[4];
+		ver_afrag<StateT>::load(S, r0 + g, k0, ah, alo);
+		float2 kb0 = *reinterpret_cast<const float2 *>(&sm.vec.in.kd[g][k0]);
+		float2 kb1 = *reinterpret_cast<const float2 *>(&sm.vec.in.kd[g][k0 + 8]);
+		float2 qb0 = *reinterpret_cast<const float2 *>(&sm.vec.in.qd[g][k0]);
+		float2 qb1 = *reinterpret_cast<const float2 *>(&sm.vec.in.qd[g][k0 + 8]);
+		if (!live)
+			kb0 = kb1 = qb0 = qb1 = make_float2(0.0f, 0.0f);
+		uint32_t kh0, kl0, kh1, kl1, qh0, ql0, qh1, ql1;
+		split2(kb0.x, kb0.y, kh0, kl0);
+		split2(kb1.x, kb1.y, kh1, kl1);
+		split2(qb0.x, qb0.y, qh0, ql0);
+		split2(qb1.x, qb1.y, qh1, ql1);
+		mma_bf16_16816(dw, ah, kh0, kh1);
+		mma_bf16_16816(dw, ah, kl0, kl1);
+		mma_bf16_16816(dz, ah, qh0, qh1);
+		mma_bf16_16816(dz, ah, ql0, ql1);
+		if constexpr (ver_afrag<StateT>::SPLIT) {
+			mma_bf16_16816(dw, alo, kh0, kh1);
+			mma_bf16_16816(dz, alo, qh0, qh1);
+		}
+	}
+	__syncthreads(); /* every warp has read the vectors: wz may overwrite them */
+	sm.vec.wz[r0 + g][2 * tq] = dw[0], sm.vec.wz[r0 + g][2 * tq + 1] = dw[1];
+	sm.vec.wz[r0 + g + 8][2 * tq] = dw[2], sm.vec.wz[r0 + g + 8][2 * tq + 1] = dw[3];
+	sm.vec.wz[r0 + g][VW + 2 * tq] = dz[0], sm.vec.wz[r0 + g][VW + 2 * tq + 1] = dz[1];
+	sm.vec.wz[r0 + g + 8][VW + 2 * tq] = dz[2], sm.vec.wz[r0 + g + 8][VW + 2 * tq + 1] = dz[3];
+	__syncthreads();
+	if (lower)
+		return;
+
+	/* ---- drafts: row c's coefficients and outputs, then the gated RMSNorm ---- */
+	float u[VW], o[VW];
+#pragma unroll
+	for (int t = 0; t < VW; t++) {
+		u[t] = o[t] = 0.0f;
+		if (t >= n)
+			continue;
+		float acc = vv[t] - sm.rk[t] * sm.vec.wz[c][t];
+#pragma unroll
+		for (int s = 0; s < t; s++)
+			acc -= sm.A[t][s] * u[s];
+		u[t] = sm.beta[t] * acc;
+		float ot = sm.rq[t] * sm.vec.wz[c][VW + t];
+#pragma unroll
+		for (int s = 0; s <= t; s++)
+			ot += sm.P[t][s] * u[s];
+		o[t] = ot;
+		const float r = group_sum<32>(ot * ot);
+		if (lane == 0)
+			sm.ored[t][warp - VD / 32] = r;
+	}
+	asm volatile("bar.sync 1, %0;\n" ::"r"(VD) : "memory"); /* the 4 warps of rows */
+	const float nw = bf2f(p.norm_w[c]);
+#pragma unroll
+	for (int t = 0; t < VW; t++) {
+		if (t >= n)
+			continue;
+		const float ss = sm.ored[t][0] + sm.ored[t][1] + sm.ored[t][2] + sm.ored[t][3];
+		const float r = rsqrtf(ss * (1.0f / VD) + p.norm_eps);
+		const size_t bt = (size_t)b * W + t;
+		p.out[(bt * H + h) * VD + c] = f2bf(o[t] * r * nw * og[t]);
+	}
+}
+
+template <typename StateT, int MIN_CTAS>
+int ver_launch(const ver_params &p, int batch, cudaStream_t stream)
+{
+	constexpr size_t smem = sizeof(StateT) * VD * VD + sizeof(ver_smem);
+	auto kern = kda_verify_kernel<StateT, MIN_CTAS>;
+	static bool configured = false;
+	if (!configured) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+		    cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess)
+			return kda_launch_status();
+		configured = true;
+	}
+	kern<<<dim3((unsigned)batch, (unsigned)p.heads), VNT, smem, stream>>>(p);
+	return kda_launch_status();
+}
+
+bool use_step_kernel()
+{
+	static int v = -1;
+	if (v < 0) {
+		const char *e = getenv("KDA_VERIFY_KERNEL");
+		v = e && !strcmp(e, "step");
+	}
+	return v == 1;
+}
+
+bool window_ok(const struct kda_window *w, bool need_gate)
 {
 	return !w->x || (w->g_raw && w->beta_raw && w->n_tokens && (!need_gate || w->gate_raw));
 }
 
-static step_window to_step(const struct kda_window *w, uint16_t *out)
+step_window to_step(const struct kda_window *w, uint16_t *out)
 {
 	step_window s = {};
 	s.x = w->x;
@@ -23,6 +423,8 @@ static step_window to_step(const struct kda_window *w, uint16_t *out)
 	s.out = out;
 	return s;
 }
+
+} // namespace
 
 extern "C" int kda_verify_replay(const struct kda_verify_args *a, cudaStream_t stream)
 {
@@ -36,7 +438,22 @@ extern "C" int kda_verify_replay(const struct kda_verify_args *a, cudaStream_t s
 		return -EINVAL;
 	if (!window_ok(&a->replay, false) || !window_ok(&a->draft, true) || (a->draft.x && !a->out))
 		return -EINVAL;
-	step_params p = {};
+	if (use_step_kernel()) {
+		step_params p = {};
+		p.heads = a->heads;
+		p.window = a->window;
+		p.scale = a->scale;
+		p.norm_eps = a->norm_eps;
+		p.conv_w = a->conv_w;
+		p.norm_w = a->norm_w;
+		p.slot = a->slot;
+		p.state = a->state;
+		p.conv_state = a->conv_state;
+		p.commit = to_step(&a->replay, nullptr);
+		p.spec = to_step(&a->draft, a->out);
+		return step_launch(p, a->batch, a->state_dtype, stream);
+	}
+	ver_params p = {};
 	p.heads = a->heads;
 	p.window = a->window;
 	p.scale = a->scale;
@@ -46,7 +463,10 @@ extern "C" int kda_verify_replay(const struct kda_verify_args *a, cudaStream_t s
 	p.slot = a->slot;
 	p.state = a->state;
 	p.conv_state = a->conv_state;
-	p.commit = to_step(&a->replay, nullptr);
-	p.spec = to_step(&a->draft, a->out);
-	return step_launch(p, a->batch, a->state_dtype, stream);
+	p.replay = a->replay;
+	p.draft = a->draft;
+	p.out = a->out;
+	/* Shared memory sets the CTAs per SM (FP32 ~81 KiB: 2, BF16 ~49 KiB: 4). */
+	return a->state_dtype == KDA_F32 ? ver_launch<float, 2>(p, a->batch, stream)
+					 : ver_launch<uint16_t, 4>(p, a->batch, stream);
 }

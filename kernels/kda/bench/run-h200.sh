@@ -41,7 +41,7 @@ if command -v compute-sanitizer >/dev/null 2>&1 && [ -z "$NO_SANITIZER" ]; then
 	echo "== sanitizers"
 	: >"$O/sanitizer$S.log"
 	for tool in racecheck memcheck; do
-		for f in test_verify_replay_fp32 test_prefill_varlen; do
+		for f in ${SAN_TESTS:-test_verify_replay_fp32 test_verify_replay_bf16 test_prefill_varlen}; do
 			echo "### $tool $f" >>"$O/sanitizer$S.log"
 			KDA_TEST_FILTER=$f timeout 90 compute-sanitizer --tool $tool \
 				"$TEST_BIN" >>"$O/sanitizer$S.log" 2>&1
