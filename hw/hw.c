@@ -39,6 +39,25 @@ int hw_class_parse(const char *s, enum hw_class *out)
 	return -EINVAL;
 }
 
+static const char *const coll_names[HW_COLL_COUNT + 1] = {
+	"allreduce", "allgather", "reducescatter", "alltoall", NULL,
+};
+
+const char *hw_coll_name(enum hw_coll c)
+{
+	return (unsigned)c < HW_COLL_COUNT ? coll_names[c] : "?";
+}
+
+int hw_coll_parse(const char *s, enum hw_coll *out)
+{
+	for (int c = 0; c < HW_COLL_COUNT; c++)
+		if (strcmp(s, coll_names[c]) == 0) {
+			*out = (enum hw_coll)c;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 /* Linear in (log x, log y) between points, flat beyond the ends. xs ascending, ys > 0. */
 static double interp_loglog(const double *xs, const double *ys, int n, double x)
 {
@@ -73,7 +92,7 @@ double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double f
 	const struct hw_table *any = NULL;
 	for (int i = 0; i < hw->n_tables; i++) {
 		const struct hw_table *tb = &hw->tables[i];
-		if (tb->cls != c)
+		if (tb->cls != c || (c == HW_CLASS_COMM && !tb->any_coll))
 			continue;
 		if (!tb->any_dtype && tb->dtype == t)
 			return table_at(tb, flops, bytes, model_s);
@@ -81,6 +100,41 @@ double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double f
 			any = tb;
 	}
 	return any ? table_at(any, flops, bytes, model_s) : 1;
+}
+
+const struct hw_coll_model *hw_coll_model(const struct hw *hw, enum hw_coll c, int64_t ranks)
+{
+	const struct hw_coll_model *any = NULL;
+	for (int i = 0; i < hw->n_coll; i++) {
+		const struct hw_coll_model *m = &hw->coll[i];
+		if (m->coll != c)
+			continue;
+		if (m->ranks == ranks)
+			return m;
+		if (m->ranks == 0)
+			any = m;
+	}
+	return any;
+}
+
+double hw_comm_table_eff(const struct hw *hw, enum hw_coll c, int64_t ranks, double bytes, double model_s)
+{
+	const struct hw_table *kind = NULL, *all = NULL;
+	for (int i = 0; i < hw->n_tables; i++) {
+		const struct hw_table *tb = &hw->tables[i];
+		if (tb->cls != HW_CLASS_COMM)
+			continue;
+		if (tb->any_coll) {
+			all = all ? all : tb;
+		} else if (tb->coll == c) {
+			if (tb->ranks == ranks)
+				return table_at(tb, 0, bytes, model_s);
+			if (tb->ranks == 0)
+				kind = tb;
+		}
+	}
+	const struct hw_table *tb = kind ? kind : all;
+	return tb ? table_at(tb, 0, bytes, model_s) : 1;
 }
 
 double hw_gemm_shape_eff(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, bool *found)
@@ -220,7 +274,63 @@ static int read_points(const struct doc *d, const struct doc_node *seq, const ch
 	return 0;
 }
 
-/* efficiency.tables: {CLASS[.DTYPE]: {model_us|gflop|mib: [...], eff: [...]}} */
+/* "KIND" or "KIND.RANKS" (a collective kind, then a rank count of at least 2; 0: any). */
+static int coll_key(const struct doc *d, const struct doc_node *k, const char *what, const char *s,
+		    enum hw_coll *coll, int64_t *ranks, struct err *e)
+{
+	char kind[48];
+	snprintf(kind, sizeof kind, "%s", s);
+	char *dot = strchr(kind, '.');
+	if (dot)
+		*dot = '\0';
+	if (hw_coll_parse(kind, coll) < 0) {
+		const char *hint = err_suggest(kind, coll_names);
+		return doc_error(d, k, e, "%s: unknown collective '%s'%s%s%s", what, kind,
+				 hint ? " (did you mean '" : "", hint ? hint : "",
+				 hint ? "'?)" : " (expected allreduce, allgather, reducescatter or alltoall)");
+	}
+	*ranks = 0;
+	if (dot && (doc_parse_i64(dot + 1, ranks) < 0 || *ranks < 2))
+		return doc_error(d, k, e, "%s: '%s': the rank count after '%s.' must be an integer of at least 2",
+				 what, k->str, kind);
+	return 0;
+}
+
+/* efficiency.collectives: {KIND[.RANKS]: {step_latency_us, max, half_mib}} */
+static int read_colls(const struct doc *d, const struct doc_node *map, struct hw *hw, struct err *e)
+{
+	int rc = doc_expect(d, map, DOC_MAP, "efficiency.collectives", e);
+	if (rc < 0)
+		return rc;
+	if (map->n > HW_COLL_MODELS_MAX)
+		return doc_error(d, map, e, "efficiency.collectives: at most %d entries", HW_COLL_MODELS_MAX);
+	for (size_t i = 0; i < map->n; i++) {
+		const struct doc_node *k = doc_key(map, i), *v = doc_value(map, i);
+		struct hw_coll_model *m = &hw->coll[hw->n_coll];
+		memset(m, 0, sizeof *m);
+		if ((rc = coll_key(d, k, "efficiency.collectives", k->kind == DOC_SCALAR ? k->str : "", &m->coll,
+				   &m->ranks, e)) < 0)
+			return rc;
+		for (int j = 0; j < hw->n_coll; j++)
+			if (hw->coll[j].coll == m->coll && hw->coll[j].ranks == m->ranks)
+				return doc_error(d, k, e, "efficiency.collectives: '%s' is given twice", k->str);
+		const struct field f[] = {
+			{"step_latency_us", 1e-6, &m->step_latency_s, NULL, true},
+			{"max", 1.0, &m->eff.max, NULL, true},
+			{"half_mib", 1048576.0, &m->eff.half, NULL, true},
+			{NULL, 0, NULL, NULL, false},
+		};
+		if ((rc = read_fields(d, v, k->str, f, e)) < 0)
+			return rc;
+		if (m->eff.max <= 0 || m->eff.max > 1)
+			return doc_error(d, doc_get(v, "max"), e, "%s.max: must be in (0, 1]", k->str);
+		hw->n_coll++;
+	}
+	return 0;
+}
+
+/* efficiency.tables: {CLASS[.DTYPE]: {model_us|gflop|mib: [...], eff: [...]}}, and for
+ * collectives {comm[.KIND[.RANKS]]: {mib: [...], eff: [...]}} */
 static int read_tables(const struct doc *d, const struct doc_node *map, struct hw *hw, struct err *e)
 {
 	int rc = doc_expect(d, map, DOC_MAP, "efficiency.tables", e);
@@ -242,14 +352,24 @@ static int read_tables(const struct doc *d, const struct doc_node *map, struct h
 			return doc_error(d, k, e, "efficiency.tables: unknown class '%s'%s%s%s", cls,
 					 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 		}
-		tb->any_dtype = !dot;
-		if (dot && dtype_parse(dot + 1, &tb->dtype) < 0)
+		tb->any_dtype = !dot || tb->cls == HW_CLASS_COMM;
+		tb->any_coll = true;
+		if (tb->cls == HW_CLASS_COMM) {
+			if (dot && (rc = coll_key(d, k, "efficiency.tables", dot + 1, &tb->coll, &tb->ranks, e)) < 0)
+				return rc;
+			tb->any_coll = !dot;
+		} else if (dot && dtype_parse(dot + 1, &tb->dtype) < 0) {
 			return doc_error(d, k, e, "efficiency.tables: unknown dtype '%s' (expected one of %s)",
 					 dot + 1, dtype_spellings());
-		for (int j = 0; j < hw->n_tables; j++)
-			if (hw->tables[j].cls == tb->cls && hw->tables[j].any_dtype == tb->any_dtype &&
-			    (tb->any_dtype || hw->tables[j].dtype == tb->dtype))
+		}
+		for (int j = 0; j < hw->n_tables; j++) {
+			const struct hw_table *o = &hw->tables[j];
+			bool same = o->cls == tb->cls && o->any_dtype == tb->any_dtype &&
+				    (tb->any_dtype || o->dtype == tb->dtype) && o->any_coll == tb->any_coll &&
+				    (tb->any_coll || (o->coll == tb->coll && o->ranks == tb->ranks));
+			if (same)
 				return doc_error(d, k, e, "efficiency.tables: '%s' is given twice", k->str);
+		}
 		static const char *const keys[] = {"model_us", "gflop", "mib", "eff", NULL};
 		static const double scale[] = {1e-6, 1e9, 1048576.0};
 		if ((rc = doc_expect(d, v, DOC_MAP, k->str, e)) < 0 || (rc = doc_check_keys(d, v, keys, e)) < 0)
@@ -420,7 +540,7 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if (hw->domain_gpus < 1)
 		return doc_error(d, n, e, "interconnect: domain_gpus must be at least 1");
 
-	static const char *const eff_keys[] = {"gemm", "memory", "comm", "tables", "gemm_shapes", NULL};
+	static const char *const eff_keys[] = {"gemm", "memory", "comm", "collectives", "tables", "gemm_shapes", NULL};
 	if (!(n = doc_get(root, "efficiency")))
 		return doc_error(d, root, e, "missing key 'efficiency'");
 	if ((rc = doc_expect(d, n, DOC_MAP, "efficiency", e)) < 0 ||
@@ -429,6 +549,8 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if ((rc = read_curve(d, doc_get(n, "gemm"), "efficiency.gemm", 1e9, "half_gflop", &hw->eff_gemm, e)) < 0 ||
 	    (rc = read_curve(d, doc_get(n, "memory"), "efficiency.memory", 1048576.0, "half_mib", &hw->eff_memory, e)) < 0 ||
 	    (rc = read_curve(d, doc_get(n, "comm"), "efficiency.comm", 1048576.0, "half_mib", &hw->eff_comm, e)) < 0)
+		return rc;
+	if (doc_get(n, "collectives") && (rc = read_colls(d, doc_get(n, "collectives"), hw, e)) < 0)
 		return rc;
 	if (doc_get(n, "tables") && (rc = read_tables(d, doc_get(n, "tables"), hw, e)) < 0)
 		return rc;

@@ -38,7 +38,20 @@ enum hw_class {
 	HW_CLASS_COUNT
 };
 
-enum { HW_TABLE_POINTS_MAX = 32, HW_TABLES_MAX = 16, HW_GEMM_SHAPES_MAX = 64 };
+enum { HW_TABLE_POINTS_MAX = 32, HW_TABLES_MAX = 32, HW_GEMM_SHAPES_MAX = 64, HW_COLL_MODELS_MAX = 32 };
+
+/* Collective kinds, as the hardware model names them (YAML: allreduce, allgather, reducescatter,
+ * alltoall); sim/ maps its ops onto them. */
+enum hw_coll {
+	HW_COLL_ALLREDUCE,
+	HW_COLL_ALLGATHER,
+	HW_COLL_REDUCESCATTER,
+	HW_COLL_ALLTOALL,
+	HW_COLL_COUNT
+};
+
+const char *hw_coll_name(enum hw_coll c);
+int hw_coll_parse(const char *s, enum hw_coll *out);
 
 /* What a class table is keyed by. */
 enum hw_table_key {
@@ -47,11 +60,16 @@ enum hw_table_key {
 	HW_KEY_BYTES,   /* bytes moved; collectives: bytes per rank (YAML mib) */
 };
 
-/* Efficiency of one class in one precision over its key. */
+/* Efficiency of one class in one precision over its key. Collective tables (HW_CLASS_COMM) are
+ * per collective kind and rank count instead of dtype (YAML comm, comm.KIND, comm.KIND.RANKS):
+ * hw_comm_table_eff looks up (kind, ranks), then (kind, any ranks), then the table of all. */
 struct hw_table {
 	enum hw_class cls;
 	bool any_dtype;        /* applies to every dtype without a table of its own */
 	enum dtype dtype;      /* GEMMs: the math dtype; KDA: the state dtype; else the element type */
+	bool any_coll;         /* comm: applies to every collective kind (then ranks is 0) */
+	enum hw_coll coll;     /* comm: the collective kind */
+	int64_t ranks;         /* comm: the rank count; 0: any */
 	enum hw_table_key key;
 	int n;
 	double x[HW_TABLE_POINTS_MAX]; /* the key, in SI units; ascending */
@@ -65,6 +83,18 @@ struct hw_gemm_shape {
 	int points;
 	double m[HW_TABLE_POINTS_MAX]; /* ascending */
 	double eff[HW_TABLE_POINTS_MAX];
+};
+
+/* Calibrated model of one collective kind at one rank count (ranks > 1) or at any (0): what
+ * replaces the interconnect's nvlink_latency_s and eff_comm for it. sim/cost.c charges
+ *   steps(kind, ranks) x step_latency_s + bytes x factor(kind, ranks) / (link rate x eff(bytes))
+ * with bytes per rank as nccl-tests counts them. (In this form eff.half only adds the constant
+ * factor x half / (rate x max): latency and half trade off; a fit keeps one of them.) */
+struct hw_coll_model {
+	enum hw_coll coll;
+	int64_t ranks;         /* 0: any rank count without a model of its own */
+	double step_latency_s; /* per step, as nvlink_latency_s */
+	struct hw_curve eff;   /* x = bytes per rank */
 };
 
 const char *hw_class_name(enum hw_class c);
@@ -99,7 +129,9 @@ struct hw {
 	/* efficiency */
 	struct hw_curve eff_gemm;   /* x = FLOPs */
 	struct hw_curve eff_memory; /* x = bytes */
-	struct hw_curve eff_comm;   /* x = bytes per rank */
+	struct hw_curve eff_comm;   /* x = bytes per rank; collectives without a model of their own */
+	int n_coll;
+	struct hw_coll_model coll[HW_COLL_MODELS_MAX]; /* YAML efficiency.collectives (optional) */
 
 	/* kernel shapes */
 	int64_t gemm_tile_m, gemm_tile_n;
@@ -135,9 +167,17 @@ double hw_tensor_rate(const struct hw *hw, enum dtype t);
 enum dtype hw_math_dtype(const struct hw *hw, enum dtype t);
 
 /* Calibrated efficiency of an op of class c in dtype t with `flops`, `bytes` (moved; collectives:
- * per rank) and modeled device time model_s: the table of (c, t), else of (c, any dtype), else 1. */
+ * per rank) and modeled device time model_s: the table of (c, t), else of (c, any dtype), else 1.
+ * Collective tables of one kind are hw_comm_table_eff's: here only the table of all kinds counts. */
 double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double flops, double bytes,
 		    double model_s);
+/* The model of collective c over `ranks` GPUs: the one of (c, ranks), else of (c, any ranks),
+ * else NULL (then nvlink_latency_s and eff_comm apply). */
+const struct hw_coll_model *hw_coll_model(const struct hw *hw, enum hw_coll c, int64_t ranks);
+/* Calibrated efficiency of collective c over `ranks` GPUs moving `bytes` per rank with modeled
+ * device time model_s: the table of (c, ranks), else of (c, any ranks), else the comm table of all
+ * kinds, else 1. */
+double hw_comm_table_eff(const struct hw *hw, enum hw_coll c, int64_t ranks, double bytes, double model_s);
 /* Calibrated efficiency of a dense GEMM of a calibrated shape (n, k, math dtype t) at m tokens;
  * *found is false (and 1 returned) when the preset has no table for that shape. */
 double hw_gemm_shape_eff(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, bool *found);

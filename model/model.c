@@ -635,3 +635,20 @@ int64_t model_dsa_index_bytes_per_token(const struct model *m)
 {
 	return m->dsa.index_heads ? count_layers(m, ATTN_MLA) * m->dsa.index_key_bytes_per_token : 0;
 }
+
+double model_ep_ranks_per_token(const struct model_moe *x, int64_t ranks, double imbalance)
+{
+	if (ranks <= 1 || x->experts <= 0 || x->top_k <= 0)
+		return 0;
+	double e = (double)x->experts, r = (double)ranks;
+	double hot = e / r * (imbalance > r ? r : imbalance < 1 ? 1 : imbalance);
+	/* P(no expert of the rank among the k): C(E - hot, k) / C(E, k), as a product */
+	double miss = 1;
+	for (int64_t i = 0; i < x->top_k && miss > 0; i++) {
+		if ((double)i >= e)
+			return r; /* more picks than experts: every rank */
+		double f = (e - hot - (double)i) / (e - (double)i);
+		miss *= f > 0 ? f : 0;
+	}
+	return r * (1 - miss);
+}

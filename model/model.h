@@ -105,6 +105,17 @@ int64_t model_mla_kv_bytes_per_token(const struct model *m, enum dtype cache);
 /* DSA indexer cache of one token over all MLA layers that carry an indexer (0 without DSA). */
 int64_t model_dsa_index_bytes_per_token(const struct model *m);
 
+/* Expert parallelism over `ranks` GPUs, experts/ranks routed experts each: a token is sent once
+ * to every rank that holds at least one of its top_k experts (the dispatch of DeepEP's normal
+ * kernels; its own rank among them, whose share stays on the GPU). Returns ranks x P(a token
+ * reaches the busiest rank): the all-to-all send rows per token whose even all-to-all moves what
+ * the busiest rank receives. With uniform routing (imbalance 1) that is the expected number of
+ * distinct ranks a token reaches, R x (1 - C(E - E/R, k) / C(E, k)) (R = 2, E = 896, k = 16: 2.0;
+ * R = 16: 10.3). `imbalance` (>= 1: the busiest rank's rows over the mean) gives the busiest
+ * rank min(imbalance, R) x E/R experts' worth of the routing. 0 when ranks <= 1 or the model has
+ * no routed experts. */
+double model_ep_ranks_per_token(const struct model_moe *x, int64_t ranks, double imbalance);
+
 const char *attn_kind_name(enum attn_kind k);
 
 #endif

@@ -75,6 +75,23 @@ static double memory_s(const struct hw *hw, double hbm, double l2)
 	return hbm / (hw->hbm_bw_bytes_per_s * eff) + l2 / hw->l2_bw_bytes_per_s;
 }
 
+static enum hw_coll coll_of(enum op_kind k)
+{
+	switch (k) {
+	case OP_ALLREDUCE:
+		return HW_COLL_ALLREDUCE;
+	case OP_ALLGATHER:
+		return HW_COLL_ALLGATHER;
+	case OP_REDUCESCATTER:
+		return HW_COLL_REDUCESCATTER;
+	default:
+		return HW_COLL_ALLTOALL;
+	}
+}
+
+/* Alpha-beta: steps x step latency + bytes x factor / (link rate x efficiency(bytes)), with the
+ * step latency and efficiency curve of the collective's kind and rank count where the preset has
+ * them (hw_coll_model), else the interconnect's. */
 static void comm_cost(const struct hw *hw, const struct op *op, struct op_cost *c)
 {
 	double n = (double)op->ranks;
@@ -95,17 +112,20 @@ static void comm_cost(const struct hw *hw, const struct op *op, struct op_cost *
 		steps = log2(n);
 		break;
 	}
-	double bw = hw->nvlink_bw_bytes_per_s, lat = hw->nvlink_latency_s;
+	const struct hw_coll_model *cm = hw_coll_model(hw, coll_of(op->kind), op->ranks);
+	const struct hw_curve *curve = cm ? &cm->eff : &hw->eff_comm;
+	double eff = hw_curve_eval(curve, (double)op->comm_bytes);
+	double bw = hw->nvlink_bw_bytes_per_s, lat = cm ? cm->step_latency_s : hw->nvlink_latency_s;
 	double bytes = (double)op->comm_bytes * factor;
 	if (op->ranks > hw->domain_gpus) {
 		/* Beyond one NVLink domain the share of traffic that leaves it crosses the NIC. */
 		double outside = (n - (double)hw->domain_gpus) / n;
-		double t_nic = bytes * outside / (hw->nic_bw_bytes_per_s * hw_curve_eval(&hw->eff_comm, (double)op->comm_bytes));
-		double t_nvl = bytes * (1 - outside) / (bw * hw_curve_eval(&hw->eff_comm, (double)op->comm_bytes));
+		double t_nic = bytes * outside / (hw->nic_bw_bytes_per_s * eff);
+		double t_nvl = bytes * (1 - outside) / (bw * eff);
 		c->comm_s = (t_nic > t_nvl ? t_nic : t_nvl) + steps * hw->nic_latency_s;
 		return;
 	}
-	c->comm_s = bytes / (bw * hw_curve_eval(&hw->eff_comm, (double)op->comm_bytes)) + steps * lat;
+	c->comm_s = bytes / (bw * eff) + steps * lat;
 }
 
 /* Kernel launches the cost of an op counts (launch latency each). */
@@ -158,7 +178,7 @@ static double calibrated_eff(const struct hw *hw, const struct op *op, double mo
 	case OP_ALLGATHER:
 	case OP_REDUCESCATTER:
 	case OP_ALLTOALL:
-		return hw_table_eff(hw, HW_CLASS_COMM, DT_BF16, op->flops, (double)op->comm_bytes, model_s);
+		return hw_comm_table_eff(hw, coll_of(op->kind), op->ranks, (double)op->comm_bytes, model_s);
 	case OP_KIND_COUNT:
 		break;
 	}

@@ -3,7 +3,8 @@
 
 /* Cycle-aware cost of one op on one GPU: roofline terms with size-dependent efficiency, tile and
  * wave quantization for GEMMs, KDA's serial chunk recurrence, launch latency and L2 residency of
- * small activations; collectives by an alpha-beta model over NVLink or the NIC. */
+ * small activations; collectives by an alpha-beta model over NVLink or the NIC, per collective kind
+ * and rank count where the preset calibrated them (hw_coll_model, hw_comm_table_eff). */
 
 #include <stdbool.h>
 

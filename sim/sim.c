@@ -70,6 +70,13 @@ static double experts_touched(double held, double experts, double top_k, double 
 	return held * (1.0 - miss);
 }
 
+int64_t sim_ep_comm_bytes(const struct model_moe *x, int64_t tokens_per_gpu, int64_t row_bytes, int64_t ranks,
+			  double imbalance)
+{
+	double rows = (double)tokens_per_gpu * model_ep_ranks_per_token(x, ranks, imbalance);
+	return (int64_t)ceil(rows * (double)row_bytes);
+}
+
 struct mapper {
 	const struct scenario *s;
 	const struct model *m;
@@ -225,13 +232,14 @@ double sim_step(const struct scenario *s, const struct model *m, const struct hw
 		case SPLIT_COMM: {
 			if (s->ep <= 1)
 				continue;
-			/* The attention GPUs that hold the step's tokens each send their share, top_k
-			 * copies at the latent width (a single prefill lives on one DP group). */
+			/* The attention GPUs that hold the step's tokens each send their share (a single
+			 * prefill lives on one DP group), once per EP rank a token reaches, at the latent
+			 * width; FP8 rows carry their scales. */
 			int64_t groups = p->batch < s->dp ? p->batch : s->dp;
 			int64_t tokens_per_gpu = ceil_div64(tokens_global, groups * s->tp * cp);
 			int64_t width = o.a_dtype == DT_FP8 ? o.n + 4 * ceil_div64(o.n, 128)
 							    : dtype_bytes(o.a_dtype, o.n);
-			o.comm_bytes = tokens_per_gpu * o.k * width;
+			o.comm_bytes = sim_ep_comm_bytes(x, tokens_per_gpu, width, s->ep, s->moe_imbalance);
 			o.ranks = s->ep;
 			o.m = o.n = o.k = 0;
 			break;

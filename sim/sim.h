@@ -100,6 +100,14 @@ void sim_phase_reset(struct sim_phase *ph);
 void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t batch,
 	     int64_t context, int64_t activations, struct sim_hbm *out);
 
+/* Bytes per rank of an EP dispatch or combine as the send buffer of the equivalent even
+ * all-to-all (nccl-tests' bytes; the all-to-all moves (R-1)/R of them off the GPU): each of
+ * tokens_per_gpu tokens goes once to each of `ranks` EP ranks that holds one of its experts, a
+ * row of row_bytes (K3: 3584 FP8 + 112 B of scales out, 7168 B BF16 back), and the busiest rank
+ * receives imbalance x the mean rows (model_ep_ranks_per_token). 0 when ranks <= 1. */
+int64_t sim_ep_comm_bytes(const struct model_moe *x, int64_t tokens_per_gpu, int64_t row_bytes, int64_t ranks,
+			  double imbalance);
+
 /* The phase description a scenario implies for a step. */
 void sim_phase_init(const struct scenario *s, enum phase_kind kind, int64_t batch, int64_t tokens,
 		    int64_t context, struct phase *p);

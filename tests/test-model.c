@@ -164,6 +164,34 @@ static void test_ops_cover_k3(void **state)
 	assert_int_equal(state_bytes, 8 * 2 * model_kda_state_bytes_per_request(&k3, DT_FP32));
 }
 
+/* Expected distinct EP ranks a token reaches, R x (1 - C(E - E/R, k) / C(E, k)), for K3's 896
+ * experts and top-16 (values from Python's math.comb). */
+static void test_ep_ranks_per_token(void **state)
+{
+	const struct model_moe *x = &k3.moe;
+	assert_int_equal(x->experts, 896);
+	assert_int_equal(x->top_k, 16);
+	assert_true(model_ep_ranks_per_token(x, 1, 1.0) == 0);
+	assert_true(model_ep_ranks_per_token(x, 0, 1.0) == 0);
+	assert_within(model_ep_ranks_per_token(x, 2, 1.0), 1.999973370765329, 1e-9);
+	assert_within(model_ep_ranks_per_token(x, 8, 1.0), 7.073585150953506, 1e-9);
+	assert_within(model_ep_ranks_per_token(x, 16, 1.0), 10.354064175894074, 1e-9);
+	assert_within(model_ep_ranks_per_token(x, 64, 1.0), 14.361909993975331, 1e-9);
+	/* Never more ranks than top_k copies or than ranks; the busiest rank gets more. */
+	double last = 0;
+	for (int64_t r = 2; r <= 896; r *= 2) {
+		double d = model_ep_ranks_per_token(x, r, 1.0);
+		assert_true(d > last && d <= (double)x->top_k && d <= (double)r);
+		assert_true(model_ep_ranks_per_token(x, r, 1.5) >= d);
+		last = d;
+	}
+	/* imbalance R: the busiest rank holds all the routing, every token reaches it */
+	assert_within(model_ep_ranks_per_token(x, 16, 16.0), 16.0, 1e-12);
+	assert_within(model_ep_ranks_per_token(x, 16, 100.0), 16.0, 1e-12);
+	struct model_moe tiny = {.experts = 4, .top_k = 8};
+	assert_within(model_ep_ranks_per_token(&tiny, 8, 1.0), 8.0, 1e-12);
+}
+
 static void test_bad_model_input(void **state)
 {
 	struct model m;
@@ -198,7 +226,7 @@ int main(void)
 		cmocka_unit_test(test_k3_params),       cmocka_unit_test(test_k3_state),
 		cmocka_unit_test(test_k3_layers),       cmocka_unit_test(test_hf_config_matches_preset),
 		cmocka_unit_test(test_counterfactuals), cmocka_unit_test(test_ops_cover_k3),
-		cmocka_unit_test(test_bad_model_input),
+		cmocka_unit_test(test_bad_model_input), cmocka_unit_test(test_ep_ranks_per_token),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

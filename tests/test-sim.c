@@ -279,6 +279,157 @@ static void test_hw_presets(void **state)
 }
 
 
+/* A preset with per-collective models and tables (efficiency.collectives, comm[.KIND[.RANKS]]). */
+static const char coll_yaml[] =
+	"name: t\ncalibrated: true\n"
+	"device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n"
+	"         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n"
+	"interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n"
+	"               nic_latency_us: 8}\n"
+	"efficiency:\n"
+	"  gemm: {max: 0.8, half_gflop: 0.02}\n"
+	"  memory: {max: 0.9, half_mib: 2}\n"
+	"  comm: {max: 0.8, half_mib: 1}\n"
+	"  collectives:\n"
+	"    allreduce.2: {step_latency_us: 1.5, max: 0.6, half_mib: 1}\n"
+	"    allreduce: {step_latency_us: 2.5, max: 0.7, half_mib: 1}\n"
+	"    alltoall.8: {step_latency_us: 4, max: 0.5, half_mib: 2}\n"
+	"  tables:\n"
+	"    comm.allreduce.2: {mib: [1, 16], eff: [0.5, 0.8]}\n"
+	"    comm.allreduce: {mib: [1, 16], eff: [1.5, 1.25]}\n"
+	"    comm: {mib: [1], eff: [2]}\n"
+	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4}\n";
+
+static double comm_time(const struct hw *hw, enum op_kind kind, int64_t bytes, int64_t ranks)
+{
+	struct op o = {.kind = kind, .comm_bytes = bytes, .ranks = ranks, .layers = 1};
+	struct op_cost c;
+	sim_op_cost(hw, &o, NULL, &c);
+	return c.time_s;
+}
+
+static void test_hw_collectives(void **state)
+{
+	struct hw hw;
+	struct err e;
+	char buf[600];
+	if (hw_load_yaml(&hw, "t.yaml", coll_yaml, strlen(coll_yaml), &e) < 0)
+		fail_msg("%s", err_format(&e, buf, sizeof buf));
+	assert_int_equal(hw.n_coll, 3);
+	assert_int_equal(hw.n_tables, 3);
+	/* models: exact (kind, ranks), then (kind, any ranks), else none (the interconnect's) */
+	const struct hw_coll_model *m = hw_coll_model(&hw, HW_COLL_ALLREDUCE, 2);
+	assert_non_null(m);
+	assert_true(m->ranks == 2 && fabs(m->step_latency_s - 1.5e-6) < 1e-12 && m->eff.max == 0.6);
+	m = hw_coll_model(&hw, HW_COLL_ALLREDUCE, 8);
+	assert_true(m && m->ranks == 0 && fabs(m->step_latency_s - 2.5e-6) < 1e-12);
+	assert_null(hw_coll_model(&hw, HW_COLL_ALLTOALL, 2));
+	assert_true(hw_coll_model(&hw, HW_COLL_ALLTOALL, 8)->eff.half == 2.0 * 1048576);
+	assert_null(hw_coll_model(&hw, HW_COLL_ALLGATHER, 2));
+	/* tables: the same order, then the table of all kinds (interpolated in log-log, flat outside) */
+	double mib = 1048576;
+	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 2, 1 * mib, 0) - 0.5) < 1e-12);
+	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 2, 4 * mib, 0) - sqrt(0.5 * 0.8)) < 1e-9);
+	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 4, 64 * mib, 0) - 1.25) < 1e-12);
+	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLGATHER, 2, 1 * mib, 0) - 2) < 1e-12);
+	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLTOALL, 8, 1 * mib, 0) - 2) < 1e-12);
+	/* the generic class lookup sees only the table of all kinds */
+	assert_true(fabs(hw_table_eff(&hw, HW_CLASS_COMM, DT_BF16, 0, mib, 0) - 2) < 1e-12);
+
+	/* the cost uses them: all-reduce of 1 MiB over 2 GPUs, by hand */
+	double bytes = mib, eff = 0.6 * bytes / (bytes + mib);
+	double want = (2 * 1.5e-6 + bytes * 1.0 / (450e9 * eff)) / 0.5;
+	assert_true(fabs(comm_time(&hw, OP_ALLREDUCE, (int64_t)bytes, 2) / want - 1) < 1e-9);
+	/* all-gather over 2 GPUs: the interconnect's curve and latency, the table of all kinds */
+	eff = 0.8 * bytes / (bytes + mib);
+	want = (3e-6 + bytes * 0.5 / (450e9 * eff)) / 2;
+	assert_true(fabs(comm_time(&hw, OP_ALLGATHER, (int64_t)bytes, 2) / want - 1) < 1e-9);
+
+	/* more bytes never take less time, more ranks never less for all-reduce (every preset) */
+	static const enum op_kind kinds[] = {OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_ALLTOALL};
+	const struct hw *hws[] = {&hw, &h200, &h200_cal};
+	for (size_t h = 0; h < 3; h++)
+		for (size_t k = 0; k < 4; k++)
+			for (int64_t r = 2; r <= 16; r *= 2) {
+				double last = 0;
+				for (int64_t b = 1024; b <= ((int64_t)4 << 30); b = b * 3 / 2) {
+					double t = comm_time(hws[h], kinds[k], b, r);
+					if (!(t >= last))
+						fail_msg("%s %s: %lld bytes over %lld ranks: %g s < %g s", hws[h]->name,
+							 op_kind_name(kinds[k]), (long long)b, (long long)r, t, last);
+					last = t;
+				}
+			}
+
+	/* errors name the place */
+	struct {
+		const char *from, *to, *want;
+	} bad[] = {
+		{"allreduce.2: {", "allreduse.2: {", "t.yaml:12:5: error: efficiency.collectives: unknown collective 'allreduse' (did you mean 'allreduce'?)"},
+		{"allreduce.2: {", "allreduce.1: {", "t.yaml:12:5: error: efficiency.collectives: 'allreduce.1': the rank count after 'allreduce.' must be an integer of at least 2"},
+		{"alltoall.8: {step", "alltoall.8: {stepp", "t.yaml:14:18: error: unknown key 'stepp_latency_us' (did you mean 'step_latency_us'?)"},
+		{"allreduce: {step_latency_us: 2.5, max: 0.7", "allreduce: {step_latency_us: 2.5, max: 1.7", "t.yaml:13:44: error: allreduce.max: must be in (0, 1]"},
+		{"    comm.allreduce: {", "    comm.allreduce.02: {", "t.yaml:17:5: error: efficiency.tables: 'comm.allreduce.02' is given twice"},
+		{"    comm: {", "    comm.bf16: {", "t.yaml:18:5: error: efficiency.tables: unknown collective 'bf16' (expected allreduce, allgather, reducescatter or alltoall)"},
+		{"alltoall.8:", "allreduce.02:", "t.yaml:14:5: error: efficiency.collectives: 'allreduce.02' is given twice"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char text[sizeof coll_yaml + 64];
+		const char *at = strstr(coll_yaml, bad[i].from);
+		assert_non_null(at);
+		snprintf(text, sizeof text, "%.*s%s%s", (int)(at - coll_yaml), coll_yaml, bad[i].to,
+			 at + strlen(bad[i].from));
+		struct hw x;
+		assert_true(hw_load_yaml(&x, "t.yaml", text, strlen(text), &e) < 0);
+		assert_string_equal(err_format(&e, buf, sizeof buf), bad[i].want);
+	}
+}
+
+/* EP dispatch and combine: one row per EP rank a token reaches, nothing at EP1, the busiest rank
+ * scaled by the imbalance. */
+static void test_ep_bytes(void **state)
+{
+	const struct model_moe *x = &k3.moe;
+	assert_int_equal(sim_ep_comm_bytes(x, 1024, 3696, 1, 1.0), 0);
+	/* EP2: every token reaches both ranks; 3584 FP8 + 112 B of scales */
+	int64_t b2 = sim_ep_comm_bytes(x, 1024, 3696, 2, 1.0);
+	assert_true(llabs(b2 - INT64_C(1024) * 2 * 3696) < 3696);
+	assert_true(sim_ep_comm_bytes(x, 1024, 3696, 16, 1.3) > sim_ep_comm_bytes(x, 1024, 3696, 16, 1.0));
+	assert_true(sim_ep_comm_bytes(x, 1024, 3696, 16, 1.0) < INT64_C(1024) * 16 * 3696 * 2 / 3);
+
+	/* in a step: EP1 maps no dispatch or combine; EP2's dispatch is 2 rows of 3696 B per token */
+	struct scenario s;
+	load_default(&s);
+	s.gpus = 2;
+	s.tp = 1;
+	s.dp = 2;
+	s.ep = 2;
+	s.moe_imbalance = 1;
+	for (int ep = 1; ep <= 2; ep++) {
+		s.ep = ep;
+		s.dp = 2;
+		struct phase p;
+		sim_phase_init(&s, PHASE_DECODE, 64, 1, 4096, &p);
+		static struct sim_phase ph;
+		sim_phase_reset(&ph);
+		assert_true(sim_step(&s, &k3, &h200, &p, &ph, 1) > 0);
+		int found = 0;
+		for (int i = 0; i < ph.n_rows; i++) {
+			const struct op *o = &ph.rows[i].op;
+			if (strcmp(o->name, "moe.dispatch") == 0) {
+				found++;
+				assert_true(llabs(o->comm_bytes - 32 * 2 * 3696) < 64);
+			}
+			if (strcmp(o->name, "moe.combine") == 0) {
+				found++;
+				assert_true(llabs(o->comm_bytes - 32 * 2 * 7168) < 64);
+			}
+		}
+		/* one dispatch and one combine per MoE layer group */
+		assert_true(ep == 1 ? found == 0 : found >= 2 && found % 2 == 0);
+	}
+}
+
 /* The default h200 is calibrated (fitted tables); the properties hold there too. */
 static void test_properties_calibrated(void **state)
 {
@@ -320,6 +471,8 @@ int main(void)
 		cmocka_unit_test(test_bad_scenarios),
 		cmocka_unit_test(test_hw_presets),
 		cmocka_unit_test(test_properties_calibrated),
+		cmocka_unit_test(test_hw_collectives),
+		cmocka_unit_test(test_ep_bytes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
