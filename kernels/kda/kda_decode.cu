@@ -15,7 +15,9 @@
  *
  * KDA_DECODE_KERNEL (environment, read once; see dec_variant()) selects
  * another variant for side-by-side measurements, `step` kda_step.cuh's
- * register-resident kernel.
+ * register-resident kernel, `ring` a persistent kernel that streams the
+ * states of many (request, head) items through a ring of shared-memory
+ * stages (kda_decode_ring).
  */
 #include "kda_decode.h"
 
@@ -258,6 +260,302 @@ __global__ void __launch_bounds__(NT, dec_min_ctas<StateT, NT, SPLIT, HPC>()) kd
 		asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
+/* ---- ring: persistent CTAs, state streamed through a ring of stages ------
+ *
+ * RING_CPS CTAs per SM, each looping over the (request, head) items
+ * blockIdx.x, blockIdx.x + gridDim.x, ... One producer warp (lane 0) runs
+ * ahead of the consumers: for each item it copies the small inputs (q, k, v
+ * projections, conv history, conv taps, g_raw, gate_raw) into an input stage
+ * and the 128 x 128 state, in 32-row chunks, into a ring of shared-memory
+ * stages, each guarded by a full and an empty mbarrier. A stage is refilled
+ * as soon as the 8 consumer warps have read its rows into registers, so the
+ * copies of the next items stay in flight while the consumers run the fixed
+ * phases (ShortConv, norms, the RMSNorm reduction) of this one, and no wave
+ * tail: every CTA lives for the whole launch. Slots and beta_raw of 32
+ * items are loaded at once by the producer's 32 lanes. Same arithmetic as
+ * kda_decode_kernel (256 consumer threads, 16 lanes per row). */
+constexpr int RING_NC = 256;                 /* consumer threads */
+constexpr int RING_THREADS = RING_NC + 32;   /* + producer warp */
+constexpr int RING_ROWS = 32;                /* rows per chunk */
+constexpr int RING_CHUNKS = DEC_D / RING_ROWS;
+/* Input stage: x q, k, v [3][128], history [3][3][128], g_raw [128],
+ * gate_raw [128] (BF16), then beta_raw as float and the slot. The conv taps
+ * (the same for every request) are loaded by the consumers one item ahead. */
+constexpr uint32_t RIN_X = 0, RIN_H = 768, RIN_G = 3072, RIN_GATE = 3328, RIN_TX = 3584;
+constexpr uint32_t RIN_BYTES = 3600;
+
+template <int CPS>
+constexpr size_t ring_bytes()
+{
+	return CPS == 1 ? 192 * 1024 : 80 * 1024;
+}
+template <int CPS>
+constexpr int ring_nin()
+{
+	return CPS == 1 ? 8 : 6;
+}
+
+struct ring_bars {
+	uint64_t full[32], empty[32], in_full[8], in_empty[8];
+};
+
+template <typename StateT, int CPS>
+constexpr size_t ring_smem()
+{
+	return ring_bytes<CPS>() + ring_nin<CPS>() * RIN_BYTES + sizeof(dec_smem) + sizeof(ring_bars);
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+
+template <typename StateT, int CPS>
+__global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_params p, int n_items)
+{
+	constexpr uint32_t CHUNK_BYTES = RING_ROWS * DEC_D * sizeof(StateT);
+	constexpr int NS = (int)(ring_bytes<CPS>() / CHUNK_BYTES);
+	constexpr int NIN = ring_nin<CPS>();
+	constexpr int NRG = RING_NC / DEC_LANES; /* 16 row groups */
+	constexpr int RPC = RING_ROWS / NRG;     /* 2 rows per thread per chunk */
+	static_assert(NS <= 32 && NIN <= 8 && RPC * NRG == RING_ROWS, "ring shape");
+	extern __shared__ __align__(128) unsigned char dyn[];
+	StateT *ring = reinterpret_cast<StateT *>(dyn);
+	unsigned char *inb = dyn + ring_bytes<CPS>();
+	dec_smem &sm = *reinterpret_cast<dec_smem *>(inb + NIN * RIN_BYTES);
+	ring_bars &bar = *reinterpret_cast<ring_bars *>(inb + NIN * RIN_BYTES + sizeof(dec_smem));
+
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int H = p.heads;
+	const size_t C = (size_t)H * 3 * DEC_D;
+	const int G = (int)gridDim.x;
+	if (tid == 0) {
+		for (int i = 0; i < NS; i++)
+			mbar_init(&bar.full[i], 1), mbar_init(&bar.empty[i], RING_NC / 32);
+		for (int i = 0; i < NIN; i++)
+			mbar_init(&bar.in_full[i], 1), mbar_init(&bar.in_empty[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	if (warp == RING_NC / 32) {
+		/* Producer. */
+		int s = 0, ph = 0, si = 0, phi = 0;
+		for (int base = 0;; base += 32) {
+			const int first = (int)blockIdx.x + base * G;
+			if (first >= n_items)
+				break;
+			const int mine = first + lane * G;
+			int slot_l = 0;
+			float beta_l = 0.0f;
+			if (mine < n_items) {
+				slot_l = p.slot[mine / H];
+				beta_l = bf2f(p.beta_raw[mine]);
+			}
+			for (int j = 0; j < 32; j++) {
+				const int item = first + j * G;
+				if (item >= n_items)
+					break;
+				const int slot = __shfl_sync(0xffffffffu, slot_l, j);
+				const float braw = __shfl_sync(0xffffffffu, beta_l, j);
+				if (lane == 0) {
+					const int b = item / H, h = item - b * H;
+					unsigned char *in = inb + si * RIN_BYTES;
+					mbar_wait(&bar.in_empty[si], phi ^ 1);
+					*reinterpret_cast<float *>(in + RIN_TX) = braw;
+					*reinterpret_cast<int *>(in + RIN_TX + 4) = slot;
+					mbar_expect_tx(&bar.in_full[si], RIN_TX);
+					const uint16_t *cs = p.conv_state + (size_t)slot * KDA_CONV_STATE_TAPS * C;
+#pragma unroll
+					for (int q = 0; q < 3; q++) {
+						const size_t ch0 = (size_t)(q * H + h) * DEC_D;
+						bulk_g2s(in + RIN_X + q * 256, p.x + (size_t)b * C + ch0, 256, &bar.in_full[si]);
+#pragma unroll
+						for (int i = 0; i < KDA_CONV_STATE_TAPS; i++)
+							bulk_g2s(in + RIN_H + (q * 3 + i) * 256, cs + (size_t)i * C + ch0, 256,
+								 &bar.in_full[si]);
+					}
+					bulk_g2s(in + RIN_G, p.g_raw + (size_t)item * DEC_D, 256, &bar.in_full[si]);
+					bulk_g2s(in + RIN_GATE, p.gate_raw + (size_t)item * DEC_D, 256, &bar.in_full[si]);
+					if (++si == NIN)
+						si = 0, phi ^= 1;
+					const StateT *st = static_cast<const StateT *>(p.state) + ((size_t)slot * H + h) * DEC_D * DEC_D;
+					for (int ch = 0; ch < RING_CHUNKS; ch++) {
+						mbar_wait(&bar.empty[s], ph ^ 1);
+						mbar_expect_tx(&bar.full[s], CHUNK_BYTES);
+						bulk_g2s(ring + (size_t)s * RING_ROWS * DEC_D, st + (size_t)ch * RING_ROWS * DEC_D,
+							 CHUNK_BYTES, &bar.full[s]);
+						if (++s == NS)
+							s = 0, ph ^= 1;
+					}
+				}
+				__syncwarp();
+			}
+		}
+		return;
+	}
+
+	/* Consumers. */
+	const float nw = bf2f(p.norm_w[tid & (DEC_D - 1)]);
+	const int sub = tid & (DEC_LANES - 1), rg = tid / DEC_LANES;
+	int s = 0, ph = 0, si = 0, phi = 0;
+	uint2 wn[3]; /* conv taps of this item's channel tid (tid < 128) */
+	if (tid < DEC_D && (int)blockIdx.x < n_items)
+#pragma unroll
+		for (int j = 0; j < 3; j++)
+			wn[j] = *reinterpret_cast<const uint2 *>(
+				p.conv_w + ((size_t)(j * H + (int)blockIdx.x % H) * DEC_D + tid) * KDA_CONV_TAPS);
+	for (int item = (int)blockIdx.x; item < n_items; item += G) {
+		const int b = item / H, h = item - b * H;
+		uint2 wc[3];
+#pragma unroll
+		for (int j = 0; j < 3; j++)
+			wc[j] = wn[j];
+		if (tid < DEC_D && item + G < n_items)
+#pragma unroll
+			for (int j = 0; j < 3; j++)
+				wn[j] = *reinterpret_cast<const uint2 *>(
+					p.conv_w + ((size_t)(j * H + (item + G) % H) * DEC_D + tid) * KDA_CONV_TAPS);
+		const unsigned char *in = inb + si * RIN_BYTES;
+		mbar_wait(&bar.in_full[si], phi);
+		const size_t slot = (size_t)*reinterpret_cast<const int *>(in + RIN_TX + 4);
+		StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * DEC_D * DEC_D;
+		float og = 0.0f;
+		if (tid < DEC_D) {
+			const int c = tid;
+			const uint16_t *xi = reinterpret_cast<const uint16_t *>(in + RIN_X);
+			const uint16_t *hi = reinterpret_cast<const uint16_t *>(in + RIN_H);
+			uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
+			float y[3];
+#pragma unroll
+			for (int j = 0; j < 3; j++) {
+				const uint16_t xr = xi[j * DEC_D + c];
+				const uint16_t h0 = hi[(j * 3 + 0) * DEC_D + c], h1 = hi[(j * 3 + 1) * DEC_D + c],
+					       h2 = hi[(j * 3 + 2) * DEC_D + c];
+				const uint2 wv = wc[j];
+				const float w[4] = { lo_bf16(wv.x), hi_bf16(wv.x), lo_bf16(wv.y), hi_bf16(wv.y) };
+				const float hv[3] = { bf2f(h0), bf2f(h1), bf2f(h2) };
+				y[j] = dec_conv(w, hv, bf2f(xr));
+				const size_t chan = (size_t)(j * H + h) * DEC_D + c;
+				cs[chan] = h1, cs[C + chan] = h2, cs[2 * C + chan] = xr;
+			}
+			const float graw = bf2f(reinterpret_cast<const uint16_t *>(in + RIN_G)[c]);
+			const float gate = bf2f(reinterpret_cast<const uint16_t *>(in + RIN_GATE)[c]);
+			const float yq = y[0], yk = y[1], yv = y[2];
+			sm.q[c] = yq, sm.k[c] = yk, sm.v[c] = yv;
+			sm.alpha[c] = __expf((float)KDA_GATE_LOWER_BOUND * sigmoidf_(graw));
+			og = sigmoidf_(gate);
+			const float r0 = group_sum<32>(yq * yq), r1 = group_sum<32>(yk * yk), r2 = group_sum<32>(yq * yk);
+			if (lane == 0)
+				sm.red[warp][0] = r0, sm.red[warp][1] = r1, sm.red[warp][2] = r2;
+			if (c == 0)
+				sm.beta = sigmoidf_(*reinterpret_cast<const float *>(in + RIN_TX));
+		}
+		asm volatile("bar.sync 1, %0;\n" ::"r"(RING_NC) : "memory");
+		if (tid == 0)
+			mbar_arrive(&bar.in_empty[si]);
+		if (++si == NIN)
+			si = 0, phi ^= 1;
+		float sq = 0.0f, sk = 0.0f, sqk = 0.0f;
+#pragma unroll
+		for (int i = 0; i < DEC_D / 32; i++)
+			sq += sm.red[i][0], sk += sm.red[i][1], sqk += sm.red[i][2];
+		const float beta = sm.beta;
+		const float rq = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
+		const float rk = rsqrtf(sk + (float)KDA_L2_EPS);
+		const float kq = sqk * rq * rk;
+		float qh[STEP_KS], kh[STEP_KS], al[STEP_KS];
+#pragma unroll
+		for (int e = 0; e < STEP_KS; e += 4) {
+			const int kp = step_layout<StateT>::k(sub, e);
+			float4 a = *reinterpret_cast<const float4 *>(&sm.q[kp]);
+			float4 bb = *reinterpret_cast<const float4 *>(&sm.k[kp]);
+			float4 cc = *reinterpret_cast<const float4 *>(&sm.alpha[kp]);
+			qh[e] = a.x * rq, qh[e + 1] = a.y * rq, qh[e + 2] = a.z * rq, qh[e + 3] = a.w * rq;
+			kh[e] = bb.x * rk, kh[e + 1] = bb.y * rk, kh[e + 2] = bb.z * rk, kh[e + 3] = bb.w * rk;
+			al[e] = cc.x, al[e + 1] = cc.y, al[e + 2] = cc.z, al[e + 3] = cc.w;
+		}
+		float osq = 0.0f;
+#pragma unroll 1
+		for (int ch = 0; ch < RING_CHUNKS; ch++) {
+			mbar_wait(&bar.full[s], ph);
+			float m[RPC][STEP_KS];
+			const StateT *S = ring + (size_t)s * RING_ROWS * DEC_D;
+#pragma unroll
+			for (int i = 0; i < RPC; i++)
+				step_layout<StateT>::load(S + (size_t)(rg + NRG * i) * DEC_D, sub, m[i]);
+			__syncwarp();
+			if (lane == 0)
+				mbar_arrive(&bar.empty[s]);
+			if (++s == NS)
+				s = 0, ph ^= 1;
+#pragma unroll
+			for (int i = 0; i < RPC; i++) {
+				const int row = ch * RING_ROWS + rg + NRG * i;
+				float a = 0.0f, cq = 0.0f;
+#pragma unroll
+				for (int e = 0; e < STEP_KS; e++) {
+					m[i][e] *= al[e];
+					a += m[i][e] * kh[e];
+					cq += m[i][e] * qh[e];
+				}
+				a = group_sum<DEC_LANES>(a);
+				cq = group_sum<DEC_LANES>(cq);
+				const float coef = beta * (sm.v[row] - a);
+#pragma unroll
+				for (int e = 0; e < STEP_KS; e++)
+					m[i][e] += coef * kh[e];
+				step_layout<StateT>::store(st + (size_t)row * DEC_D, sub, m[i]);
+				const float o = cq + coef * kq;
+				if (sub == 0)
+					sm.o[row] = o;
+				osq += o * o;
+			}
+		}
+		osq += __shfl_xor_sync(0xffffffffu, osq, 16);
+		if (lane == 0)
+			sm.ored[warp] = osq;
+		asm volatile("bar.sync 1, %0;\n" ::"r"(RING_NC) : "memory");
+		float ss = 0.0f;
+#pragma unroll
+		for (int i = 0; i < RING_NC / 32; i++)
+			ss += sm.ored[i];
+		if (tid < DEC_D) {
+			const float r = rsqrtf(ss * (1.0f / DEC_D) + p.norm_eps);
+			p.out[(size_t)item * DEC_D + tid] = f2bf(sm.o[tid] * r * nw * og);
+		}
+	}
+}
+
+template <typename StateT, int CPS>
+int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
+{
+	constexpr size_t smem = ring_smem<StateT, CPS>();
+	auto kern = kda_decode_ring<StateT, CPS>;
+	static int nsm = 0;
+	if (!nsm) {
+		int dev = 0, n = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+		    cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+		    cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess)
+			return kda_launch_status();
+		nsm = n;
+	}
+	const long items = (long)batch * p.heads;
+	const int grid = (int)(items < (long)nsm * CPS ? items : (long)nsm * CPS);
+	kern<<<grid, RING_THREADS, smem, stream>>>(p, (int)items);
+	return kda_launch_status();
+}
+
+/* The ring reads the per-token inputs with bulk copies: 16-byte aligned bases. */
+bool ring_ok(const dec_params &p, long items)
+{
+	const uintptr_t m = (uintptr_t)p.x | (uintptr_t)p.g_raw | (uintptr_t)p.gate_raw | (uintptr_t)p.conv_w |
+			    (uintptr_t)p.conv_state | (uintptr_t)p.state;
+	return (m & 15) == 0 && items <= (1L << 30);
+}
+
 template <typename StateT, int NT, int SPLIT, int HPC = 1>
 int dec_launch(const dec_params &p, int batch, cudaStream_t stream)
 {
@@ -288,16 +586,25 @@ int dec_launch(const dec_params &p, int batch, cudaStream_t stream)
 }
 
 /* KDA_DECODE_KERNEL: smem128 (0): staged, 128 threads; step (1): kda_step.cuh's;
- * smem256 (2, the default): staged, 256 threads; split (3): staged, 2-CTA
+ * smem256 (2): staged, 256 threads; split (3): staged, 2-CTA
  * cluster per head; heads2 (4): staged, 2 heads per CTA of 256 threads for
- * BF16 state with H even (otherwise as smem256). */
+ * BF16 state with H even (otherwise as smem256); ring (5): persistent, one
+ * CTA per SM with a 192 KiB ring of stages; ring2 (6): two CTAs per SM, 80 KiB
+ * rings. The ring variants fall back to smem256 when an input is not 16-byte
+ * aligned. Default (no variable, or `auto`, 7): ring from RING_MIN_ITEMS
+ * (request, head) items on, smem256 below: on the H200 ring beat smem256 by
+ * 1 % (FP32) / 3.6 % (BF16) from 12288 items on, tied at 6144, and lost 1-16 %
+ * below (bench/results/kda-decode-h200-2026-11-29-ring/). */
+constexpr long RING_MIN_ITEMS = 8192;
+
 int dec_variant()
 {
 	static int v = -1;
 	if (v < 0) {
 		const char *e = getenv("KDA_DECODE_KERNEL");
-		v = !e ? 2 : !strcmp(e, "smem128") ? 0 : !strcmp(e, "step") ? 1 : !strcmp(e, "split") ? 3
-		    : !strcmp(e, "heads2") ? 4 : 2;
+		v = !e ? 7 : !strcmp(e, "smem128") ? 0 : !strcmp(e, "step") ? 1 : !strcmp(e, "smem256") ? 2
+		    : !strcmp(e, "split") ? 3 : !strcmp(e, "heads2") ? 4 : !strcmp(e, "ring") ? 5
+		    : !strcmp(e, "ring2") ? 6 : 7;
 	}
 	return v;
 }
@@ -313,7 +620,9 @@ extern "C" int kda_decode(const struct kda_decode_args *a, cudaStream_t stream)
 	if (!a->x || !a->g_raw || !a->beta_raw || !a->gate_raw || !a->conv_w || !a->norm_w ||
 	    !a->slot || !a->state || !a->conv_state || !a->out)
 		return -EINVAL;
-	const int variant = dec_variant();
+	int variant = dec_variant();
+	if (variant == 7)
+		variant = (long)a->batch * a->heads >= RING_MIN_ITEMS ? 5 : 2;
 	if (variant == 1) {
 		step_params p = {};
 		p.heads = a->heads;
@@ -348,13 +657,20 @@ extern "C" int kda_decode(const struct kda_decode_args *a, cudaStream_t stream)
 	p.state = a->state;
 	p.conv_state = a->conv_state;
 	p.out = a->out;
+	if ((variant == 5 || variant == 6) && ring_ok(p, (long)a->batch * a->heads)) {
+		if (a->state_dtype == KDA_F32)
+			return variant == 5 ? ring_launch<float, 1>(p, a->batch, stream)
+					    : ring_launch<float, 2>(p, a->batch, stream);
+		return variant == 5 ? ring_launch<uint16_t, 1>(p, a->batch, stream)
+				    : ring_launch<uint16_t, 2>(p, a->batch, stream);
+	}
 	if (a->state_dtype == KDA_F32)
-		return variant == 2 || variant == 4 ? dec_launch<float, 256, 1>(p, a->batch, stream)
+		return variant == 2 || variant >= 4 ? dec_launch<float, 256, 1>(p, a->batch, stream)
 		       : variant == 3 ? dec_launch<float, 128, 2>(p, a->batch, stream)
 				      : dec_launch<float, 128, 1>(p, a->batch, stream);
 	if (variant == 4 && a->heads % 2 == 0)
 		return dec_launch<uint16_t, 256, 1, 2>(p, a->batch, stream);
-	return variant == 2 || variant == 4 ? dec_launch<uint16_t, 256, 1>(p, a->batch, stream)
+	return variant == 2 || variant >= 4 ? dec_launch<uint16_t, 256, 1>(p, a->batch, stream)
 	       : variant == 3 ? dec_launch<uint16_t, 128, 2>(p, a->batch, stream)
 			      : dec_launch<uint16_t, 128, 1>(p, a->batch, stream);
 }

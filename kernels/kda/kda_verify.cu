@@ -122,6 +122,30 @@ struct ver_afrag<uint16_t> {
 	}
 };
 
+/* One token's raw inputs of a thread's channels: q|v, k|gate, g|beta. */
+struct ver_raw {
+	uint16_t x0, x1, g;
+};
+
+/* Lower threads: x of q and k channel c and g_raw of channel c; upper
+ * threads: x of v channel c, gate_raw of channel c (drafts) and beta. */
+__device__ __forceinline__ ver_raw ver_load(const kda_window &w, bool lower, bool gate, size_t bt, int H, int h,
+					    int c, size_t C, size_t ch0, size_t ch1)
+{
+	ver_raw r;
+	const uint16_t *x = w.x + bt * C;
+	const size_t gi = (bt * H + h) * KDA_HEAD_DIM + c;
+	r.x0 = x[ch0];
+	if (lower) {
+		r.x1 = x[ch1];
+		r.g = w.g_raw[gi];
+	} else {
+		r.x1 = gate ? w.gate_raw[gi] : 0;
+		r.g = c == 0 ? w.beta_raw[bt * H + h] : 0;
+	}
+	return r;
+}
+
 /* Threads < 128 own q and k channel c (and its decay), threads >= 128 v
  * channel c, its output gate, and state row c in the draft solve. */
 template <typename StateT, int MIN_CTAS>
@@ -157,10 +181,25 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		}
 	}
 
-	/* ShortConv taps and history of the thread's channels: lower q, k; upper v. */
-	uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
+	/* Inputs do not depend on the slot: the first replay token's (and, with
+	 * registers to spare, every draft's) loads go out with the state's. */
 	const size_t ch0 = lower ? (size_t)h * VD + c : (size_t)(2 * H + h) * VD + c;
 	const size_t ch1 = (size_t)(H + h) * VD + c;
+	constexpr bool EARLY = MIN_CTAS <= 2;
+	ver_raw nxt = {}, dr[VW];
+	if (n_commit > 0)
+		nxt = ver_load(p.replay, lower, false, (size_t)b * W, H, h, c, C, ch0, ch1);
+	auto load_drafts = [&]() {
+#pragma unroll
+		for (int t = 0; t < VW; t++)
+			if (t < n)
+				dr[t] = ver_load(p.draft, lower, true, (size_t)b * W + t, H, h, c, C, ch0, ch1);
+	};
+	if (EARLY)
+		load_drafts();
+
+	/* ShortConv taps and history of the thread's channels: lower q, k; upper v. */
+	uint16_t *cs = p.conv_state + slot * KDA_CONV_STATE_TAPS * C;
 	float cw[2][KDA_CONV_TAPS], hist[2][KDA_CONV_STATE_TAPS];
 #pragma unroll
 	for (int j = 0; j < 2; j++) {
@@ -178,21 +217,21 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 	/* ---- replay: sequential, in shared memory ---- */
 	const int sub = tid & (VLANES - 1), rg = tid / VLANES;
 	for (int t = 0; t < n_commit; t++) {
-		const size_t bt = (size_t)b * W + t;
-		const uint16_t *x = p.replay.x + bt * C;
+		const ver_raw cur = nxt;
+		if (t + 1 < n_commit) /* the next token's loads overlap this one */
+			nxt = ver_load(p.replay, lower, false, (size_t)b * W + t + 1, H, h, c, C, ch0, ch1);
 		if (lower) {
-			(void)conv_step(cw[0], hist[0], bf2f(x[ch0])); /* q: history only, no output */
-			const float yk = conv_step(cw[1], hist[1], bf2f(x[ch1]));
+			(void)conv_step(cw[0], hist[0], bf2f(cur.x0)); /* q: history only, no output */
+			const float yk = conv_step(cw[1], hist[1], bf2f(cur.x1));
 			sm.k[c] = yk;
-			sm.alpha[c] = __expf((float)KDA_GATE_LOWER_BOUND *
-					     sigmoidf_(bf2f(p.replay.g_raw[(bt * H + h) * VD + c])));
+			sm.alpha[c] = __expf((float)KDA_GATE_LOWER_BOUND * sigmoidf_(bf2f(cur.g)));
 			const float r = group_sum<32>(yk * yk);
 			if (lane == 0)
 				sm.rred[warp] = r;
 		} else {
-			sm.v[c] = conv_step(cw[0], hist[0], bf2f(x[ch0]));
+			sm.v[c] = conv_step(cw[0], hist[0], bf2f(cur.x0));
 			if (c == 0)
-				sm.rbeta = sigmoidf_(bf2f(p.replay.beta_raw[bt * H + h]));
+				sm.rbeta = sigmoidf_(bf2f(cur.g));
 		}
 		__syncthreads();
 		if (t == 0)
@@ -233,6 +272,8 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		}
 		__syncthreads();
 	}
+	if (!EARLY)
+		load_drafts(); /* all n tokens in one round trip */
 	if (n_commit > 0) {
 #pragma unroll
 		for (int j = 0; j < 2; j++) {
@@ -255,13 +296,10 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		vv[t] = og[t] = 0.0f;
 		if (t >= n)
 			continue;
-		const size_t bt = (size_t)b * W + t;
-		const uint16_t *x = p.draft.x + bt * C;
-		const size_t gi = (bt * H + h) * VD + c;
 		if (lower) {
-			const float yq = conv_step(cw[0], hist[0], bf2f(x[ch0]));
-			const float yk = conv_step(cw[1], hist[1], bf2f(x[ch1]));
-			G += (float)KDA_GATE_LOWER_BOUND * sigmoidf_(bf2f(p.draft.g_raw[gi]));
+			const float yq = conv_step(cw[0], hist[0], bf2f(dr[t].x0));
+			const float yk = conv_step(cw[1], hist[1], bf2f(dr[t].x1));
+			G += (float)KDA_GATE_LOWER_BOUND * sigmoidf_(bf2f(dr[t].g));
 			const float eg = expf(G), ieg = expf(-G);
 			sm.vec.in.kd[t][c] = yk * eg;
 			sm.vec.in.ki[t][c] = yk * ieg;
@@ -270,10 +308,10 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 			if (lane == 0)
 				sm.red[t][warp][0] = r0, sm.red[t][warp][1] = r1;
 		} else {
-			vv[t] = conv_step(cw[0], hist[0], bf2f(x[ch0]));
-			og[t] = sigmoidf_(bf2f(p.draft.gate_raw[gi]));
+			vv[t] = conv_step(cw[0], hist[0], bf2f(dr[t].x0));
+			og[t] = sigmoidf_(bf2f(dr[t].x1));
 			if (c == 0)
-				sm.beta[t] = sigmoidf_(bf2f(p.draft.beta_raw[bt * H + h]));
+				sm.beta[t] = sigmoidf_(bf2f(dr[t].g));
 		}
 	}
 	__syncthreads();

@@ -277,6 +277,14 @@ static void test_decode_fp32(void **unused)
 	decode_case(KDA_F32, 64, 12, 2);
 }
 
+/* B x H >= 8192 (request, head) items: the persistent ring kernel by default. */
+static void test_decode_many_items(void **unused)
+{
+	(void)unused;
+	decode_case(KDA_F32, 64, 128, 2);
+	decode_case(KDA_BF16, 64, 128, 2);
+}
+
 static void test_decode_bf16(void **unused)
 {
 	(void)unused;
@@ -631,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_decode_fp32),
 		cmocka_unit_test(test_decode_bf16),
+		cmocka_unit_test(test_decode_many_items),
 		cmocka_unit_test(test_verify_replay_fp32),
 		cmocka_unit_test(test_verify_replay_bf16),
 		cmocka_unit_test(test_prefill_fixed),
