@@ -155,6 +155,28 @@ static void apply_comm(struct hw *hw, const double *x)
 	hw->nvlink_latency_s = exp(x[2]);
 }
 
+/* x: log step latency (s), logit of the efficiency max; the trial preset's last model */
+static void apply_coll(struct hw *hw, const double *x)
+{
+	struct hw_coll_model *m = &hw->coll[hw->n_coll - 1];
+	m->step_latency_s = exp(x[0]);
+	m->eff.max = squash(x[1]);
+}
+
+static enum hw_coll coll_of(enum op_kind k)
+{
+	switch (k) {
+	case OP_ALLREDUCE:
+		return HW_COLL_ALLREDUCE;
+	case OP_ALLGATHER:
+		return HW_COLL_ALLGATHER;
+	case OP_REDUCESCATTER:
+		return HW_COLL_REDUCESCATTER;
+	default:
+		return HW_COLL_ALLTOALL;
+	}
+}
+
 static int select_points(const struct calib_points *pts, bool (*want)(const struct calib_point *),
                          const struct calib_point **out)
 {
@@ -202,6 +224,65 @@ static void run_stage(struct stage *s, struct calib_fit_stage *r, double *x, con
 	}
 	s->apply(s->hw, x);
 	r->after = mean_abs_log(s->hw, s->pt, s->n);
+}
+
+/* Stage 3b: a model per collective kind and rank count with enough training points of its own,
+ * from the fitted interconnect values. */
+static void fit_colls(const struct calib_points *pts, struct hw *hw, struct calib_fit_report *rep,
+                      const struct calib_point **sel)
+{
+	hw->n_coll = 0;
+	for (size_t i = 0; i < pts->n; i++) {
+		const struct calib_point *p = &pts->p[i];
+		if (p->held_out || !is_comm(p))
+			continue;
+		enum hw_coll c = coll_of(p->op.kind);
+		bool done = false;
+		for (int j = 0; j < rep->n_coll && !done; j++)
+			done = rep->coll[j].coll == c && rep->coll[j].ranks == p->op.ranks;
+		if (done || rep->n_coll == HW_COLL_MODELS_MAX)
+			continue;
+		struct calib_fit_coll *r = &rep->coll[rep->n_coll++];
+		memset(r, 0, sizeof *r);
+		r->coll = c;
+		r->ranks = p->op.ranks;
+		int n = 0;
+		for (size_t j = i; j < pts->n; j++) {
+			const struct calib_point *q = &pts->p[j];
+			if (!q->held_out && is_comm(q) && coll_of(q->op.kind) == c && q->op.ranks == r->ranks)
+				sel[n++] = q;
+		}
+		/* From the interconnect's values, as plain alpha-beta (half 0: the constant half adds
+		 * is the latency's); kept only if it fits better than they do. */
+		struct hw_coll_model *m = &hw->coll[hw->n_coll++];
+		m->coll = c;
+		m->ranks = r->ranks;
+		m->step_latency_s = hw->nvlink_latency_s > 0 ? hw->nvlink_latency_s : 3e-6;
+		m->eff.max = hw->eff_comm.max;
+		m->eff.half = 0;
+		struct stage st = {.hw = hw, .pt = sel, .n = n, .apply = apply_coll};
+		double x[2] = {log(m->step_latency_s), unsquash(m->eff.max)};
+		const double step[2] = {0.5, 0.5};
+		run_stage(&st, &r->stage, x, step, 2);
+		/* a second start from the data (half the smallest size's time as the latency), in case
+		 * the interconnect's latency collapsed into its curve's half and leaves nothing to
+		 * descend on; the better one is kept */
+		const struct calib_point *small = sel[0];
+		for (int j = 1; j < n; j++)
+			if (sel[j]->op.comm_bytes < small->op.comm_bytes)
+				small = sel[j];
+		struct calib_fit_stage r2 = {0};
+		double x2[2] = {log(0.5 * small->measured_s), unsquash(hw->eff_comm.max)};
+		run_stage(&st, &r2, x2, step, 2);
+		if (r2.after < r->stage.after) {
+			r2.before = r->stage.before;
+			r->stage = r2;
+		} else {
+			apply_coll(hw, x);
+		}
+		if (!r->stage.fitted)
+			hw->n_coll--;
+	}
 }
 
 /* ---- tables ---- */
@@ -270,6 +351,8 @@ struct resid {
 	enum dtype dt;
 	int cls;
 	bool any;
+	int coll;      /* collectives: the kind; else -1 */
+	int64_t ranks; /* collectives: the rank count */
 };
 
 static int cmp_resid(const void *a, const void *b)
@@ -281,6 +364,10 @@ static int cmp_resid(const void *a, const void *b)
 		return x->any - y->any;
 	if (x->dt != y->dt)
 		return (int)x->dt - (int)y->dt;
+	if (x->coll != y->coll)
+		return x->coll - y->coll;
+	if (x->ranks != y->ranks)
+		return (x->ranks > y->ranks) - (x->ranks < y->ranks);
 	if (x->n != y->n)
 		return (x->n > y->n) - (x->n < y->n);
 	if (x->k != y->k)
@@ -349,13 +436,16 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		memset(x, 0, sizeof *x);
 		x->cls = p->cls;
 		x->dt = table_dtype(hw, &p->op, &x->any);
+		x->coll = p->cls == HW_CLASS_COMM ? (int)coll_of(p->op.kind) : -1;
+		x->ranks = p->cls == HW_CLASS_COMM ? p->op.ranks : 0;
 		x->x = log(table_key(p, pred));
 		x->y = log(pred / p->measured_s);
 	}
 	qsort(r, n, sizeof *r, cmp_resid);
 	for (size_t i = 0; i < n && hw->n_tables < HW_TABLES_MAX;) {
 		size_t j = i;
-		while (j < n && r[j].cls == r[i].cls && r[j].any == r[i].any && r[j].dt == r[i].dt)
+		while (j < n && r[j].cls == r[i].cls && r[j].any == r[i].any && r[j].dt == r[i].dt &&
+		       r[j].coll == r[i].coll && r[j].ranks == r[i].ranks)
 			j++;
 		struct hw_table *t = &hw->tables[hw->n_tables];
 		double kx[HW_TABLE_POINTS_MAX], ky[HW_TABLE_POINTS_MAX];
@@ -365,6 +455,9 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		t->key = key_of(t->cls);
 		t->any_dtype = r[i].any;
 		t->dtype = r[i].dt;
+		t->any_coll = r[i].coll < 0;
+		t->coll = r[i].coll < 0 ? HW_COLL_ALLREDUCE : (enum hw_coll)r[i].coll;
+		t->ranks = r[i].ranks;
 		t->n = nk;
 		for (int k = 0; k < nk; k++) {
 			t->x[k] = exp(kx[k]);
@@ -388,6 +481,7 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 			struct resid *x = &r[n++];
 			memset(x, 0, sizeof *x);
 			x->dt = table_dtype(hw, &p->op, &x->any);
+			x->coll = -1;
 			x->n = p->op.n;
 			x->k = p->op.k;
 			x->x = log((double)(p->op.m > 0 ? p->op.m : 1));
@@ -444,6 +538,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	hw->launch_latency_s = hw->graph_launch_latency_s = 0;
 	hw->n_tables = 0;
 	hw->n_gemm_shapes = 0;
+	hw->n_coll = 0;
 	for (size_t i = 0; i < pts->n; i++) {
 		if (pts->p[i].held_out)
 			rep->held_out_points++;
@@ -521,6 +616,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	st.n = select_points(pts, is_comm, sel);
 	st.apply = apply_comm;
 	run_stage(&st, &rep->comm, xc, sc, 3);
+	fit_colls(pts, hw, rep, sel);
 
 	/* 4. what remains, as tables */
 	if (!o || !o->no_tables) {

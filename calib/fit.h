@@ -7,11 +7,17 @@
  * the fitted preset keeps the base's launch latencies (gaps between kernels, not measured here):
  *   1. memory: eff_memory (max, half) from copies and elementwise ops;
  *   2. GEMM: eff_gemm (max, half) and gemm_wave_smoothing (0, 1/4, ..., 1) from dense GEMMs;
- *   3. KDA prefill: kda_chunk_step_cycles; collectives: eff_comm (max, half) and NVLink latency;
+ *   3. KDA prefill: kda_chunk_step_cycles; collectives: eff_comm (max, half) and NVLink latency
+ *      over all of them (what kinds and rank counts never measured get), then per collective kind
+ *      and rank count with points of its own a model (hw_coll_model): its step latency and
+ *      efficiency max, with half 0 (in the alpha-beta form half only adds a constant, which the
+ *      latency carries: the model is latency + bytes / bandwidth, and its table the rest);
  *   4. tables (optional): the measured-over-modeled efficiency that remains, per dense GEMM
- *      shape over m, and per class and dtype over size (hw.h), interpolated in log space.
+ *      shape over m, per class and dtype over size (hw.h), and per collective kind and rank
+ *      count over bytes, interpolated in log space.
  * Each stage minimizes the mean |log(predicted / measured)| with Nelder-Mead. The result is the
- * base preset with the fitted values, marked calibrated. */
+ * base preset with the fitted values, marked calibrated; the base's own tables and collective
+ * models are not kept (a fit starts from its curves). */
 
 #include <stdbool.h>
 
@@ -32,8 +38,17 @@ struct calib_fit_stage {
 	double before, after; /* mean |log(predicted / measured)| with the base and the fitted values */
 };
 
+/* The model of one collective kind at one rank count. */
+struct calib_fit_coll {
+	enum hw_coll coll;
+	int64_t ranks;
+	struct calib_fit_stage stage;
+};
+
 struct calib_fit_report {
 	struct calib_fit_stage memory, gemm, kda_chunk, comm;
+	struct calib_fit_coll coll[HW_COLL_MODELS_MAX];
+	int n_coll;
 	int train_points, held_out_points;
 	int tables, gemm_shapes;
 };

@@ -675,8 +675,10 @@ static int new_sample(struct ctx *c, int32_t spec, int32_t rule, int32_t *out)
 static void add_to_sample(struct calib_match *m, int32_t i, const struct act *a)
 {
 	struct calib_sample *s = &m->samples[i];
-	if (s->activities == 0)
+	if (s->activities == 0) {
 		s->device_id = a->device;
+		s->pid = a->pid;
+	}
 	s->activities++;
 	s->gpu_ns += a->end - a->start;
 	if (a->start < s->start_ns)
@@ -753,9 +755,28 @@ static int by_rule(struct ctx *c, const struct act *a, const struct live *stack,
 	return 0;
 }
 
+/* Whether the rules name activity a a collective's kernel (NCCL's). */
+static bool is_comm_act(struct ctx *c, const struct act *a)
+{
+	if (!c->rules)
+		return false;
+	struct name *nm = &c->names[a->name];
+	if (nm->rule == -2)
+		nm->rule = calib_rules_find(c->rules, nm->s);
+	enum op_kind k;
+	return nm->rule >= 0 && c->rules->rule[nm->rule].op &&
+	       op_kind_parse(c->rules->rule[nm->rule].op, &k) == 0 && op_is_comm(k);
+}
+
 struct ref {
 	int64_t tid, t;
 	int32_t act;
+};
+
+/* An activity in a k3sim range, kept until every range knows whether it holds a collective's
+ * kernel. */
+struct in_range {
+	int32_t act, range;
 };
 
 static int cmp_ref(const void *a, const void *b)
@@ -782,9 +803,12 @@ static int sweep(struct ctx *c)
 {
 	struct calib_match *m = c->m;
 	struct ref *refs = malloc((c->n_acts ? c->n_acts : 1) * sizeof *refs);
+	struct in_range *pend = malloc((c->n_acts ? c->n_acts : 1) * sizeof *pend);
+	bool *has_comm = calloc(c->n_ranges ? c->n_ranges : 1, sizeof *has_comm);
+	size_t n_pend = 0;
 	c->range_sample = malloc((c->n_ranges ? c->n_ranges : 1) * sizeof *c->range_sample);
 	int rc = 0;
-	if (!refs || !c->range_sample) {
+	if (!refs || !pend || !has_comm || !c->range_sample) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -855,7 +879,25 @@ static int sweep(struct ctx *c)
 				goto out;
 			continue;
 		}
-		if (c->range_sample[k3] < 0 && (rc = new_sample(c, x->spec, -1, &c->range_sample[k3])) < 0)
+		if (op_is_comm(m->specs[x->spec].op.kind) && is_comm_act(c, a))
+			has_comm[k3] = true;
+		pend[n_pend].act = f->act;
+		pend[n_pend].range = (int32_t)k3;
+		n_pend++;
+	}
+	for (size_t i = 0; i < n_pend; i++) {
+		const struct act *a = &c->acts[pend[i].act];
+		int32_t k3 = pend[i].range;
+		if (has_comm[k3] && !is_comm_act(c, a)) {
+			if ((rc = unmatched(c, a,
+			                    "in a collective's k3sim range: not a collective kernel (the "
+			                    "range's collective kernels time it)",
+			                    true)) < 0)
+				goto out;
+			continue;
+		}
+		if (c->range_sample[k3] < 0 &&
+		    (rc = new_sample(c, c->texts[c->ranges[k3].text].spec, -1, &c->range_sample[k3])) < 0)
 			goto out;
 		add_to_sample(m, c->range_sample[k3], a);
 		m->matched_nvtx++;
@@ -865,6 +907,8 @@ static int sweep(struct ctx *c)
 			m->empty_ranges++;
 out:
 	free(refs);
+	free(pend);
+	free(has_comm);
 	return rc;
 }
 

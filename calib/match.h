@@ -10,6 +10,9 @@
  *    correlationId within the process). One range instance is one sample; its time is the sum
  *    of its activities' GPU durations. Other ranges are transparent; GPU-projected ranges
  *    (TRACE_NVTX_DOMAIN_GPU) are ignored.
+ *    In the range of a collective, when the rules name any of its kernels a collective (NCCL's),
+ *    only those count: the rest (the gather of an EP dispatch's rows, the weighted sum of a
+ *    combine) is skipped, listed with its reason.
  * 2. Rules (calib/rules.h): activities outside any k3sim range are named by kernel-name rules;
  *    shapes come from the enclosing ranges' key=value tokens or from launch geometry.
  * Nothing is dropped silently: every activity is counted as matched, skipped by a rule, or
@@ -45,6 +48,7 @@ struct calib_sample {
 	int32_t rule; /* -1: an NVTX range; else the rule's index */
 	int32_t activities;
 	uint32_t device_id;
+	int64_t pid;      /* process of the first activity (with device_id: the rank) */
 	int64_t start_ns; /* first activity's GPU start */
 	int64_t gpu_ns;   /* summed GPU durations */
 };

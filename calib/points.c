@@ -113,7 +113,7 @@ bool calib_op_trains(const struct op *op, double *main_size)
 		return pow_of((double)op->ctx, 4);
 	default:
 		*main_size = (double)op->comm_bytes;
-		return pow_of((double)op->comm_bytes, 4);
+		return pow_of((double)op->comm_bytes, 2);
 	}
 }
 
@@ -185,6 +185,55 @@ static double quantile(const int64_t *v, size_t n, double q)
 	return (double)v[i < n ? i : n - 1];
 }
 
+enum { RANKS_MAX = 64 };
+
+/* A collective's samples from several ranks (process and device): the k-th instance of every rank
+ * is one collective, as long as its last rank to arrive (the others' kernels include waiting for
+ * it), so its time is the shortest of them. idx[0..n) are the spec's samples in start order;
+ * out[] receives one time per instance. Returns the instance count, or 0 when the ranks did not
+ * all run the same number of instances (or there is one rank): then each sample counts. */
+static size_t per_instance(const struct calib_match *m, const size_t *idx, size_t n, int64_t *out)
+{
+	int64_t pid[RANKS_MAX];
+	uint32_t dev[RANKS_MAX];
+	size_t count[RANKS_MAX], seen[RANKS_MAX];
+	int ranks = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct calib_sample *x = &m->samples[idx[i]];
+		int r = 0;
+		while (r < ranks && !(pid[r] == x->pid && dev[r] == x->device_id))
+			r++;
+		if (r == ranks) {
+			if (ranks == RANKS_MAX)
+				return 0;
+			pid[r] = x->pid;
+			dev[r] = x->device_id;
+			count[r] = 0;
+			ranks++;
+		}
+		count[r]++;
+	}
+	if (ranks < 2)
+		return 0;
+	for (int r = 1; r < ranks; r++)
+		if (count[r] != count[0])
+			return 0;
+	for (int r = 0; r < ranks; r++)
+		seen[r] = 0;
+	for (size_t k = 0; k < count[0]; k++)
+		out[k] = INT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		const struct calib_sample *x = &m->samples[idx[i]];
+		int r = 0;
+		while (!(pid[r] == x->pid && dev[r] == x->device_id))
+			r++;
+		size_t k = seen[r]++;
+		if (x->gpu_ns < out[k])
+			out[k] = x->gpu_ns;
+	}
+	return count[0];
+}
+
 int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source,
                            struct err *e)
 {
@@ -195,12 +244,13 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 		pts->info = m->info;
 		pts->have_info = true;
 	}
-	/* counting sort of the samples by spec */
+	/* counting sort of the samples by spec (each spec's in start order) */
 	size_t *start = calloc(m->n_specs + 1, sizeof *start);
+	size_t *idx = malloc((m->n_samples ? m->n_samples : 1) * sizeof *idx);
 	int64_t *ns = malloc((m->n_samples ? m->n_samples : 1) * sizeof *ns);
 	size_t *fill = calloc(m->n_specs + 1, sizeof *fill);
 	int rc = 0;
-	if (!start || !ns || !fill) {
+	if (!start || !idx || !ns || !fill) {
 		err_set(e, source, 0, 0, "out of memory");
 		rc = -ENOMEM;
 		goto out;
@@ -211,13 +261,20 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 		start[s + 1] += start[s];
 	for (size_t i = 0; i < m->n_samples; i++) {
 		size_t s = (size_t)m->samples[i].spec;
-		ns[start[s] + fill[s]++] = m->samples[i].gpu_ns;
+		idx[start[s] + fill[s]++] = i;
 	}
 	for (size_t s = 0; s < m->n_specs; s++) {
 		size_t n = start[s + 1] - start[s];
 		if (n == 0)
 			continue;
 		int64_t *v = ns + start[s];
+		size_t inst = op_is_comm(m->specs[s].op.kind) ? per_instance(m, idx + start[s], n, v) : 0;
+		if (inst) {
+			n = inst;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				v[i] = m->samples[idx[start[s] + i]].gpu_ns;
+		}
 		qsort(v, n, sizeof *v, cmp_i64);
 		double med = n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
 		if (med <= 0)
@@ -229,6 +286,7 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 	}
 out:
 	free(start);
+	free(idx);
 	free(ns);
 	free(fill);
 	return rc;

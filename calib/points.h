@@ -3,13 +3,16 @@
 
 /* Measured points: one per distinct op of a source (a trace database or a CSV of measurements),
  * its time the median over that op's samples. Fitting and validation work on points, so an op
- * measured 40 times weighs as much as one measured 5 times.
+ * measured 40 times weighs as much as one measured 5 times. A collective measured on several
+ * ranks (a merged capture: one process per GPU) has one sample per instance: the shortest of its
+ * ranks' kernels, the rank that arrived last (the others include waiting for it), when every rank
+ * ran the same number of instances.
  *
  * Protocol (which points train a fit and which are held out to report on; never both), by the
  * op's main size: GEMMs by m (train: powers of 4), copies and elementwise ops by elements
  * (train: powers of 2, so the grid's 0.75 x 2^k sizes are held out), KDA decode by b (powers of
  * 4), KDA prefill by t x h (4^k or 3 x 4^k), attention by ctx, collectives by bytes (powers of
- * 4). */
+ * 2, so the NCCL grid's 0.75 x 2^k sizes and the EP points are held out). */
 
 #include <stdbool.h>
 #include <stddef.h>

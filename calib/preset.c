@@ -117,16 +117,34 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	        "  comm: {max: %.6g, half_mib: %.6g}\n",
 	        hw->eff_gemm.max, hw->eff_gemm.half / 1e9, hw->eff_memory.max,
 	        hw->eff_memory.half / 1048576.0, hw->eff_comm.max, hw->eff_comm.half / 1048576.0);
+	if (hw->n_coll) {
+		fprintf(f, "  collectives:            # kind[.ranks]: latency per step, bandwidth efficiency\n");
+		for (int i = 0; i < hw->n_coll; i++) {
+			const struct hw_coll_model *m = &hw->coll[i];
+			fprintf(f, "    %s", hw_coll_name(m->coll));
+			if (m->ranks)
+				fprintf(f, ".%lld", (long long)m->ranks);
+			fprintf(f, ": {step_latency_us: %.6g, max: %.6g, half_mib: %.6g}\n", m->step_latency_s * 1e6,
+			        m->eff.max, m->eff.half / 1048576.0);
+		}
+	}
 	if (hw->n_tables) {
 		fprintf(
 		    f,
-		    "  tables:                 # class[.dtype]: modeled/measured device time over a key\n");
+		    "  tables:                 # class[.dtype] (comm[.kind[.ranks]]): modeled/measured device "
+		    "time over a key\n");
 		for (int i = 0; i < hw->n_tables; i++) {
 			const struct hw_table *t = &hw->tables[i];
 			static const char *const key[] = {"model_us", "gflop", "mib"};
 			static const double scale[] = {1e6, 1e-9, 1.0 / 1048576.0};
-			fprintf(f, "    %s%s%s:\n      %s: ", hw_class_name(t->cls), t->any_dtype ? "" : ".",
-			        t->any_dtype ? "" : dtype_name(t->dtype), key[t->key]);
+			char qual[48] = "";
+			if (t->cls == HW_CLASS_COMM && !t->any_coll && t->ranks)
+				snprintf(qual, sizeof qual, ".%s.%lld", hw_coll_name(t->coll), (long long)t->ranks);
+			else if (t->cls == HW_CLASS_COMM && !t->any_coll)
+				snprintf(qual, sizeof qual, ".%s", hw_coll_name(t->coll));
+			else if (t->cls != HW_CLASS_COMM && !t->any_dtype)
+				snprintf(qual, sizeof qual, ".%s", dtype_name(t->dtype));
+			fprintf(f, "    %s%s:\n      %s: ", hw_class_name(t->cls), qual, key[t->key]);
 			list(f, t->x, t->n, scale[t->key]);
 			fprintf(f, "\n      eff: ");
 			list(f, t->eff, t->n, 1.0);
@@ -204,7 +222,8 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	}
 	fprintf(f, "  protocol: \"fit on training points only; errors reported on held-out points only. "
 	           "Training: GEMM m and KDA decode b powers of 4; copies sizes powers of 2; KDA prefill t*h "
-	           "4^k or 3*4^k; collectives bytes powers of 4. Everything else is held out.\"\n");
+	           "4^k or 3*4^k; collectives bytes powers of 2 (one time per instance: its shortest rank). "
+	           "Everything else is held out.\"\n");
 	if (meta->fit) {
 		fprintf(f, "  fit:\n    train_points: %d\n    held_out_points: %d\n", meta->fit->train_points,
 		        meta->fit->held_out_points);
@@ -212,6 +231,12 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		stage(f, "gemm", &meta->fit->gemm);
 		stage(f, "kda_chunk", &meta->fit->kda_chunk);
 		stage(f, "comm", &meta->fit->comm);
+		for (int i = 0; i < meta->fit->n_coll; i++) {
+			const struct calib_fit_coll *c = &meta->fit->coll[i];
+			char name[48];
+			snprintf(name, sizeof name, "comm.%s.%lld", hw_coll_name(c->coll), (long long)c->ranks);
+			stage(f, name, &c->stage);
+		}
 		fprintf(f, "    tables: %d\n    gemm_shapes: %d\n", meta->fit->tables,
 		        meta->fit->gemm_shapes);
 	}

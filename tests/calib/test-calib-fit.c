@@ -189,6 +189,91 @@ static void test_tables_and_roundtrip(void **state)
 	calib_points_release(&pts);
 }
 
+/* Per collective kind at 2 ranks: each kind's own latency and bandwidth are recovered; with a
+ * wobble the curves cannot follow, the per-kind tables take the rest; all of it loads back. */
+static void test_recovers_collectives(void **state)
+{
+	(void)state;
+	static const char *const kinds[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
+	static const double lat[] = {3e-6, 5e-6, 4e-6, 2.5e-6}, mx[] = {0.63, 0.5, 0.48, 0.6};
+	struct hw t2 = base;
+	t2.n_coll = 4;
+	for (int k = 0; k < 4; k++) {
+		struct hw_coll_model *m = &t2.coll[k];
+		memset(m, 0, sizeof *m);
+		assert_int_equal(hw_coll_parse(kinds[k], &m->coll), 0);
+		m->ranks = 2;
+		m->step_latency_s = lat[k];
+		m->eff.max = mx[k];
+	}
+	for (int wobble = 0; wobble < 2; wobble++) {
+		struct calib_points pts;
+		calib_points_init(&pts);
+		n_specs = 0;
+		for (int k = 0; k < 4; k++)
+			for (int64_t b = 65536; b <= ((int64_t)1 << 30); b *= 2)
+				for (int h = 0; h < (b > 65536 ? 2 : 1); h++) {
+					int64_t bytes = h ? b / 4 * 3 : b; /* 0.75 x 2^k: held out */
+					double f = wobble ? 1 + 0.15 * sin(2.0 * k + log((double)bytes) * 1.3) : 1;
+					add(&pts, spec("%s bytes=%lld ranks=2", kinds[k], (long long)bytes), &t2, f);
+				}
+		struct hw fit;
+		struct calib_fit_report rep;
+		struct calib_fit_opts o = {.no_tables = !wobble};
+		struct err e = {0};
+		assert_int_equal(calib_fit(&pts, &base, &o, &fit, &rep, &e), 0);
+		assert_int_equal(rep.n_coll, 4);
+		assert_int_equal(fit.n_coll, 4);
+		for (int k = 0; k < 4; k++) {
+			enum hw_coll c;
+			assert_int_equal(hw_coll_parse(kinds[k], &c), 0);
+			const struct hw_coll_model *m = hw_coll_model(&fit, c, 2);
+			assert_non_null(m);
+			assert_int_equal(m->ranks, 2);
+			assert_null(hw_coll_model(&fit, c, 8)); /* other rank counts: the interconnect's */
+			if (!wobble) {
+				assert_true(rep.coll[k].stage.fitted && rep.coll[k].stage.after < 1e-3);
+				assert_true(fabs(m->step_latency_s / lat[k] - 1) < 0.03);
+				assert_true(fabs(m->eff.max / mx[k] - 1) < 0.01);
+			}
+		}
+		if (wobble) {
+			assert_int_equal(rep.tables, 4); /* comm.KIND.2 */
+			struct calib_validation v;
+			assert_int_equal(calib_validate(&v, &pts, &fit, &e), 0);
+			for (int c = 0; c < v.n_cls; c++) {
+				assert_true(v.cls[c].train.max_abs_pct < 0.01);
+				assert_true(v.cls[c].held_out.med_abs_pct < 3);
+			}
+			calib_validation_release(&v);
+			/* written and read back: the same models, tables and predictions */
+			char path[] = "/tmp/k3calib-coll-XXXXXX";
+			int fd = mkstemp(path);
+			assert_true(fd >= 0);
+			FILE *f = fdopen(fd, "w");
+			struct calib_preset_meta meta = {.base = "h200-datasheet", .date = "2026-01-01", .pts = &pts, .fit = &rep};
+			assert_int_equal(calib_preset_write(f, &fit, &meta, &e), 0);
+			fclose(f);
+			struct hw back;
+			if (hw_load(&back, path, &e) < 0)
+				fail_msg("%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+			unlink(path);
+			assert_int_equal(back.n_coll, 4);
+			assert_int_equal(back.n_tables, fit.n_tables);
+			for (int i = 0; i < back.n_tables; i++)
+				assert_true(back.tables[i].cls == HW_CLASS_COMM && !back.tables[i].any_coll &&
+				            back.tables[i].ranks == 2);
+			for (size_t i = 0; i < pts.n; i++) {
+				double a = calib_predict_s(&fit, &pts.p[i]), b = calib_predict_s(&back, &pts.p[i]);
+				assert_true(fabs(a / b - 1) < 1e-4);
+			}
+		}
+		free(pts.p);
+		pts.p = NULL;
+		calib_points_release(&pts);
+	}
+}
+
 static double bowl(const double *x, void *ctx)
 {
 	const double *c = ctx;
@@ -224,6 +309,7 @@ int main(void)
 	    cmocka_unit_test(test_recovers_curves),
 	    cmocka_unit_test(test_recovers_kda_and_comm),
 	    cmocka_unit_test(test_tables_and_roundtrip),
+	    cmocka_unit_test(test_recovers_collectives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

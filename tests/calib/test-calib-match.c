@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,99 @@ static void test_match_fixture(void **state)
 	calib_rules_release(&rules);
 }
 
+/* Two ranks (one process per GPU, as a merged capture): a collective's instance lasts as long as
+ * its shortest rank; in its range only the collective's kernels count. */
+static void test_collectives_over_ranks(void **state)
+{
+	(void)state;
+	const char *p = path("ranks.db");
+	struct cfx f;
+	assert_int_equal(cfx_open(&f, p), 0);
+	static const int64_t ar[2][3] = {{20000, 12000, 30000}, {10000, 25000, 11000}};
+	for (int r = 0; r < 2; r++) {
+		int64_t pid = 100 + r, t = 1000000 * r;
+		for (int i = 0; i < 3; i++, t += 100000) {
+			assert_int_equal(cfx_range_on(&f, pid, 1, t, t + 5000, "k3sim op=allreduce bytes=1048576 ranks=2"), 0);
+			assert_int_equal(cfx_kernel_on(&f, pid, (uint32_t)r, 1, t + 100, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+			                               t + 1000, ar[r][i]),
+			                 0);
+		}
+		/* an EP dispatch: the gather of its rows, then NCCL's send/recv */
+		assert_int_equal(cfx_range_on(&f, pid, 1, t, t + 5000, "k3sim op=alltoall bytes=7392 ranks=2"), 0);
+		assert_int_equal(cfx_kernel_on(&f, pid, (uint32_t)r, 1, t + 100, "indexSelectSmallIndex", t + 1000, 5000), 0);
+		assert_int_equal(cfx_kernel_on(&f, pid, (uint32_t)r, 1, t + 200, "ncclDevKernel_SendRecv", t + 7000,
+		                               8000 + 1000 * r),
+		                 0);
+		t += 100000;
+		/* all-gather: rank 0 twice, rank 1 once: every sample counts */
+		for (int i = 0; i < 2 - r; i++, t += 100000) {
+			assert_int_equal(cfx_range_on(&f, pid, 1, t, t + 5000, "k3sim op=allgather bytes=2048 ranks=2"), 0);
+			assert_int_equal(cfx_kernel_on(&f, pid, (uint32_t)r, 1, t + 100, "ncclDevKernel_AllGather_RING_LL",
+			                               t + 1000, r ? 1000 : 4000 + 2000 * i),
+			                 0);
+		}
+		/* a GEMM on both ranks is two samples, not one instance */
+		assert_int_equal(cfx_range_on(&f, pid, 1, t, t + 5000, GEMM64), 0);
+		assert_int_equal(cfx_kernel_on(&f, pid, (uint32_t)r, 1, t + 100, "nvjet_sm90_tst_192x192", t + 1000,
+		                               10000 * (r + 1)),
+		                 0);
+	}
+	/* a custom all-reduce on one rank: no NCCL kernel in its range, its kernels count */
+	assert_int_equal(cfx_range_on(&f, 100, 1, 5000000, 5005000, "k3sim op=allreduce bytes=4096 ranks=2"), 0);
+	assert_int_equal(cfx_kernel_on(&f, 100, 0, 1, 5000100, "cross_device_reduce_1stage", 5001000, 7000), 0);
+	assert_int_equal(cfx_close(&f), 0);
+
+	struct calib_rules rules;
+	struct err e = {0};
+	assert_int_equal(calib_rules_load(&rules, "default", &e), 0);
+	struct calib_match m;
+	struct calib_match_opts o = {.rules = &rules};
+	if (calib_match_db(&m, p, &o, &e) < 0)
+		fail_msg("%s", e.msg);
+	const struct calib_unmatched *u = unmatched_of(&m, "indexSelectSmallIndex");
+	assert_non_null(u);
+	assert_true(u->skipped);
+	assert_int_equal(u->count, 2);
+	assert_non_null(strstr(u->reason, "not a collective kernel"));
+	assert_int_equal(m.matched_nvtx + m.matched_rules + m.skipped + m.unmatched_total,
+	                 m.kernels + m.memcpys + m.memsets);
+	struct calib_points pts;
+	calib_points_init(&pts);
+	assert_int_equal(calib_points_add_match(&pts, &m, p, &e), 0);
+	int seen = 0;
+	for (size_t i = 0; i < pts.n; i++) {
+		const struct calib_point *pt = &pts.p[i];
+		double us = pt->measured_s * 1e6;
+		if (strcmp(pt->spec, "allreduce bytes=1048576 ranks=2") == 0) {
+			/* per instance min(20, 10), min(12, 25), min(30, 11) us: median 11 */
+			assert_true(fabs(us - 11) < 1e-9);
+			assert_int_equal(pt->samples, 3);
+			assert_false(pt->held_out);
+			seen++;
+		} else if (strcmp(pt->spec, "alltoall bytes=7392 ranks=2") == 0) {
+			assert_true(fabs(us - 8) < 1e-9);
+			assert_int_equal(pt->samples, 1);
+			assert_true(pt->held_out); /* not a power of 2 */
+			seen++;
+		} else if (strcmp(pt->spec, "allgather bytes=2048 ranks=2") == 0) {
+			assert_true(fabs(us - 4) < 1e-9); /* median of 1, 4, 6 */
+			assert_int_equal(pt->samples, 3);
+			seen++;
+		} else if (strcmp(pt->spec, "gemm m=64 n=7168 k=7168 dtype=bf16") == 0) {
+			assert_true(fabs(us - 15) < 1e-9);
+			assert_int_equal(pt->samples, 2);
+			seen++;
+		} else if (strcmp(pt->spec, "allreduce bytes=4096 ranks=2") == 0) {
+			assert_true(fabs(us - 7) < 1e-9);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 5);
+	calib_points_release(&pts);
+	calib_match_release(&m);
+	calib_rules_release(&rules);
+}
+
 static void test_bad_databases(void **state)
 {
 	(void)state;
@@ -257,6 +351,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_match_fixture),
 	    cmocka_unit_test(test_bad_databases),
+	    cmocka_unit_test(test_collectives_over_ranks),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
