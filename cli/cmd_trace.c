@@ -97,9 +97,10 @@ static void stats_json(FILE *f, const struct trace_import_stats *st)
 	fprintf(f,
 		"\"kernels\": %" PRId64 ", \"memcpys\": %" PRId64 ", \"memsets\": %" PRId64
 		", \"api_calls\": %" PRId64 ", \"nvtx\": %" PRId64 ", \"gpus\": %" PRId64
-		", \"processes\": %" PRId64 ", \"skipped\": %" PRId64 ", \"dropped_records\": %" PRId64,
+		", \"processes\": %" PRId64 ", \"skipped\": %" PRId64 ", \"dropped_records\": %" PRId64
+		", \"hosts\": %" PRId64,
 		st->kernels, st->memcpys, st->memsets, st->api_calls, st->nvtx, st->gpus,
-		st->processes, st->skipped, st->dropped_records);
+		st->processes, st->skipped, st->dropped_records, st->hosts);
 }
 
 static void stats_human(FILE *f, const struct trace_import_stats *st)
@@ -215,7 +216,8 @@ static void summary_usage(FILE *out)
 		"Summarize a trace database (k3sim capture or import, or an nsys SQLite export):\n"
 		"per-kernel statistics (the columns of nsys' cuda_gpu_kern_sum), time per NVTX range,\n"
 		"device and stream utilization, idle gaps, communication/compute overlap (kernels\n"
-		"named *nccl* are communication) and launch overhead (API call end -> kernel start).\n\n"
+		"named *nccl* are communication) and launch overhead (API call end -> kernel start;\n"
+		"negative where a kernel started before its launching call returned).\n\n"
 		"options:\n"
 		"  --json              machine-readable output\n"
 		"  --base              group kernels by short name (no templates, no arguments)\n"
@@ -315,7 +317,40 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		", \"p99_ns\": %" PRId64 ", \"api_avg_ns\": ",
 		l->min_ns, l->max_ns, l->p90_ns, l->p99_ns);
 	jnum(f, l->api_avg_ns);
+	fprintf(f,
+		", \"before_return\": %" PRId64 ", \"min_from_call_start_ns\": %" PRId64
+		", \"inconsistent\": %" PRId64,
+		l->before_return, l->min_from_call_start_ns, l->inconsistent);
 	fprintf(f, "}\n}\n");
+}
+
+static void launch_human(FILE *f, const struct trace_launch_sum *l)
+{
+	fprintf(f, "\nLaunch overhead (API call end -> kernel start, by process and correlation"
+		   " id):\n\n");
+	if (!l->matched) {
+		fprintf(f, " no kernel has a launching API call in this trace\n");
+		return;
+	}
+	fprintf(f, " %" PRId64 " kernels matched, %" PRId64 " without a launching call\n", l->matched,
+		l->unmatched);
+	if (l->matched > l->inconsistent)
+		fprintf(f,
+			" avg %.1f ns, median %.1f ns, min %" PRId64 " ns, max %" PRId64 " ns, p90 %"
+			PRId64 " ns, p99 %" PRId64 " ns; launching calls take %.1f ns on average\n",
+			l->avg_ns, l->med_ns, l->min_ns, l->max_ns, l->p90_ns, l->p99_ns, l->api_avg_ns);
+	if (l->before_return)
+		fprintf(f,
+			" %" PRId64 " kernels started before their launching call returned (the negative"
+			" values: real, the call was still running); every kernel started at least %"
+			PRId64 " ns after its call began\n",
+			l->before_return, l->min_from_call_start_ns);
+	if (l->inconsistent)
+		fprintf(f,
+			" %" PRId64 " kernels start before their launching call began: impossible on one"
+			" clock (GPU/CPU clock offset, or correlation ids that do not belong together);"
+			" left out of the numbers above\n",
+			l->inconsistent);
 }
 
 static void summary_human(FILE *f, const char *db, const struct trace_summary *s, size_t top)
@@ -395,17 +430,7 @@ static void summary_human(FILE *f, const char *db, const struct trace_summary *s
 			fprintf(f, " %6u  %20" PRId64 "  %15" PRId64 "\n", s->gaps[i].device_id,
 				s->gaps[i].start_ns, s->gaps[i].dur_ns);
 	}
-	const struct trace_launch_sum *l = &s->launch;
-	fprintf(f, "\nLaunch overhead (API call end -> kernel start, by correlation id):\n\n");
-	if (l->matched)
-		fprintf(f,
-			" %" PRId64 " kernels matched, %" PRId64 " without a launching call\n"
-			" avg %.1f ns, median %.1f ns, min %" PRId64 " ns, max %" PRId64 " ns, p90 %"
-			PRId64 " ns, p99 %" PRId64 " ns; launching calls take %.1f ns on average\n",
-			l->matched, l->unmatched, l->avg_ns, l->med_ns, l->min_ns, l->max_ns, l->p90_ns,
-			l->p99_ns, l->api_avg_ns);
-	else
-		fprintf(f, " no kernel has a launching API call in this trace\n");
+	launch_human(f, &s->launch);
 }
 
 static int trace_summary_main(int argc, char **argv)
@@ -601,8 +626,10 @@ static void merge_usage(FILE *out)
 		"usage: k3sim trace merge A.db B.db ... -o OUT.db [options]\n\n"
 		"Join per-process trace databases (e.g. one per torchrun rank) into one timeline.\n"
 		"Strings are re-interned; a process id found in more than one input is renamed in the\n"
-		"later ones, so every process keeps its own globalPid. Timestamps are kept as they are\n"
-		"(captures on one host share the clock).\n\n"
+		"later ones, so every process keeps its own globalPid. A GPU that several inputs list\n"
+		"(same UUID, else same PCI bus id on the same host) is one device row, and deviceIds\n"
+		"are rewritten to it (K3SIM_DEVICE_MAP keeps each process' CUDA ordinals).\n"
+		"Timestamps are kept as they are (captures on one host share the clock).\n\n"
 		"options:\n"
 		"  -o, --output PATH   the database to write (required)\n"
 		"  -f, --force         replace an existing output file\n"
@@ -661,6 +688,11 @@ static int trace_merge_main(int argc, char **argv)
 		stats_human(stdout, &st);
 		printf("\nwrote %s\n", out);
 	}
+	if (st.hosts > 1 && !quiet)
+		fprintf(stderr,
+			"k3sim trace merge: note: the inputs come from %" PRId64 " hosts; their"
+			" timestamps are on different clocks and were not aligned\n",
+			st.hosts);
 	return 0;
 }
 

@@ -157,6 +157,22 @@ static int map2_put(struct map2 *m, uint64_t a, uint64_t b, int32_t v, int32_t *
 	return 0;
 }
 
+/* Set (a, b) -> v, replacing a present value. */
+static int map2_set(struct map2 *m, uint64_t a, uint64_t b, int32_t v)
+{
+	int32_t got;
+	if (map2_put(m, a, b, v, &got))
+		return -ENOMEM;
+	if (got == v)
+		return 0;
+	size_t mask = m->cap - 1;
+	for (size_t i = map2_home(m, a, b);; i = (i + 1) & mask)
+		if (m->slot[i].a == a && m->slot[i].b == b) {
+			m->slot[i].val = v;
+			return 0;
+		}
+}
+
 enum { RADIX = 65536 };
 
 /* Sort int64 values: insertion sort when short, else LSD radix sort on 16-bit digits (passes whose
@@ -224,6 +240,7 @@ struct xrow {           /* memcpy / memset */
 struct arow {           /* API call with a correlation id */
 	int64_t start, end, gtid;
 	uint32_t corr;
+	uint8_t driver;     /* eventClass 1 */
 };
 
 /* API calls of one process by correlation id: CUPTI numbers them densely per process, so a
@@ -430,6 +447,7 @@ static int load_api(struct ctx *c, const char *table, struct err *e)
 		a->end = sqlite3_column_int64(st, idx[1]);
 		a->gtid = idx[2] >= 0 ? sqlite3_column_int64(st, idx[2]) : 0;
 		a->corr = (uint32_t)corr;
+		a->driver = cls == TRACE_API_DRIVER;
 	}
 	if (!rc && r != SQLITE_DONE)
 		rc = trace_sql_error(c->sql, c->path, table, e);
@@ -462,7 +480,15 @@ static struct api_pid *api_pid_of(struct ctx *c, int64_t pid, bool add)
 	return ap;
 }
 
-/* Index the loaded API calls by (process, correlation id); the first call with an id wins. */
+/* Whether call b should launch a kernel rather than call a of the same process and id: the
+ * runtime call the program made over a driver call made under it, else the first loaded. */
+static bool api_better(const struct arow *a, const struct arow *b)
+{
+	return a->driver && !b->driver;
+}
+
+/* Index the loaded API calls by (process, correlation id), keeping per id the call api_better
+ * picks. */
 static int index_api(struct ctx *c, struct err *e)
 {
 	const struct arow *a = c->a.p;
@@ -490,11 +516,14 @@ static int index_api(struct ctx *c, struct err *e)
 		struct api_pid *ap = api_pid_of(c, trace_global_to_pid(a[i].gtid), false);
 		if (ap->dense) {
 			int32_t *slot = &ap->dense[a[i].corr - ap->lo];
-			if (*slot < 0)
+			if (*slot < 0 || api_better(&a[*slot], &a[i]))
 				*slot = (int32_t)i;
 		} else {
 			int32_t got;
 			if (map2_put(&c->api, (uint64_t)ap->pid, a[i].corr, (int32_t)i, &got))
+				return oom(c, e);
+			if (got != (int32_t)i && api_better(&a[got], &a[i]) &&
+			    map2_set(&c->api, (uint64_t)ap->pid, a[i].corr, (int32_t)i))
 				return oom(c, e);
 		}
 	}
@@ -1137,22 +1166,35 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	}
 	size_t nd = 0, npt = 0, npp = 0;
 	double api_sum = 0;
+	struct trace_launch_sum *l = &s->launch;
+	l->min_from_call_start_ns = INT64_MAX;
 	for (size_t i = 0; i < nk; i++) {
 		int32_t ai = k[i].corr ? api_lookup(c, trace_global_to_pid(k[i].gpid), k[i].corr) : -1;
 		int64_t dur = k[i].end - k[i].start;
 		if (ai >= 0) {
-			delay[nd++] = k[i].start - a[ai].end;
-			api_sum += (double)(a[ai].end - a[ai].start);
+			l->matched++;
 			pt[npt++] = (struct point){.key = a[ai].gtid, .t = a[ai].start, .dur = dur};
+			int64_t from_start = k[i].start - a[ai].start;
+			if (from_start < 0) {
+				l->inconsistent++;
+				continue;
+			}
+			if (from_start < l->min_from_call_start_ns)
+				l->min_from_call_start_ns = from_start;
+			delay[nd] = k[i].start - a[ai].end;
+			if (delay[nd] < 0)
+				l->before_return++;
+			nd++;
+			api_sum += (double)(a[ai].end - a[ai].start);
 		} else {
 			pp[npp++] = (struct point){.key = trace_global_to_pid(k[i].gpid),
 						   .t = k[i].start,
 						   .dur = dur};
 		}
 	}
-	struct trace_launch_sum *l = &s->launch;
-	l->matched = (int64_t)nd;
-	l->unmatched = (int64_t)(nk - nd);
+	l->unmatched = (int64_t)nk - l->matched;
+	if (!nd)
+		l->min_from_call_start_ns = 0;
 	if (nd) {
 		sort_i64(delay, nd, tmp, count);
 		double sum = 0;

@@ -15,8 +15,14 @@
  * - idle gaps are the holes between a device's busy intervals, inside its own span.
  * - communication kernels are those whose name contains "nccl" (any case); compute is every
  *   other kernel; overlap is the time both run on one device (union of each, intersected).
- * - launch overhead of a kernel is its start minus the end of the API call with the same
- *   correlationId in the same process (negative when the kernel starts before the call returns).
+ * - launch overhead of a kernel is its start minus the end of its launching call: the API call
+ *   with the same correlationId in the same process (correlation ids are per process, so
+ *   processes of a merged trace reuse them), the runtime call where a runtime and a driver call
+ *   share the id. It is negative when the kernel started while the call was still running (a
+ *   slow launch call: lazy module loading, a descheduled thread); that is real and counted in
+ *   before_return. A kernel that starts before its call began cannot be on one clock: such
+ *   matches (clock offset between GPU and CPU timestamps, or ids that do not belong together)
+ *   are counted in inconsistent and left out of the statistics.
  * - a kernel belongs to every NVTX push/pop or start/end range open on the launching thread when
  *   the launching call started; kernels without a launching call fall back to the ranges of
  *   their process that contain their GPU start. GPU-projected ranges (TRACE_NVTX_DOMAIN_GPU) are
@@ -80,8 +86,12 @@ struct trace_nvtx_sum {
 
 struct trace_launch_sum {
 	int64_t matched, unmatched;         /* kernels with / without a launching API call */
+	int64_t inconsistent;               /* of matched: start before the call began (excluded) */
+	int64_t before_return;              /* of matched: started before the call returned */
+	/* over the matched kernels less the inconsistent ones: */
 	double avg_ns, med_ns;
 	int64_t min_ns, max_ns, p90_ns, p99_ns;
+	int64_t min_from_call_start_ns;     /* kernel start - call start, the least; >= 0 */
 	double api_avg_ns;                  /* duration of the launching calls */
 };
 

@@ -25,6 +25,8 @@ struct trace_import_stats {
 	int64_t kernels, memcpys, memsets, api_calls, nvtx, gpus, processes;
 	int64_t skipped;           /* records of kinds k3sim does not keep */
 	int64_t dropped_records;   /* K3SIM_DROPPED counts carried over */
+	int64_t hosts;             /* merge: distinct K3SIM_CAPTURE hosts of the inputs (0: none
+				    * recorded); above 1, the inputs' clocks are not one clock */
 };
 
 /* Guess the format from the first bytes: the SQLite header, or a JSON object/array. Compressed
@@ -44,11 +46,13 @@ int trace_import_kineto_mem(struct trace_db *db, const char *name, const void *d
 			    struct err *e);
 
 /* The pid part of globalPid/globalTid values can be rewritten on the way in (merge keeps the
- * processes of different files apart). */
+ * processes of different files apart), and so can deviceIds (merge keeps one row per GPU). */
 struct trace_pid_map;
+struct trace_gpu_map;
 
 struct trace_sqlite_opts {
 	struct trace_pid_map *pids;    /* NULL: ids copied unchanged */
+	struct trace_gpu_map *gpus;    /* NULL: GPU rows and deviceIds copied unchanged */
 	const char *capture_prefix;    /* prefix for K3SIM_CAPTURE keys; NULL: none */
 };
 
@@ -64,7 +68,12 @@ int trace_import_file(struct trace_db *db, const char *path, struct trace_import
 
 /* Join per-process databases into one timeline at out_path: strings are re-interned, and a
  * process id that appears in more than one input is renamed in the later ones so every
- * process keeps its own globalPid. opts as for trace_db_create. */
+ * process keeps its own globalPid. GPUs that several inputs list (same UUID; else same PCI bus
+ * id on the same host; else same host, ordinal and name) become one TARGET_INFO_GPU row, and
+ * every deviceId (activity rows, peer copies, drops, metrics, GPU-projected NVTX categories) is
+ * rewritten to it; a GPU keeps its ordinal unless a different GPU already has it.
+ * K3SIM_DEVICE_MAP records each process' ordinals. st->gpus counts distinct GPUs. Timestamps
+ * are copied as they are. opts as for trace_db_create. */
 int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs,
 		const struct trace_db_opts *opts, struct trace_import_stats *st, struct err *e);
 

@@ -22,8 +22,11 @@
 enum {
 	MAX_STRINGS = 32 * 1024 * 1024,
 	MAX_PIDS = 65536,
+	MAX_GPUS = 4096,
+	MAX_HOSTS = 4096,
 	MAX_COLS = 40,
 };
+#define GPU_MAP_STRING_BYTES ((size_t)16 * 1024 * 1024)
 #define MAX_STRING_BYTES ((size_t)1024 * 1024 * 1024)
 
 /* ---- format detection ---- */
@@ -172,6 +175,170 @@ static void pid_map_release(struct trace_pid_map *m)
 	free(m->cur);
 }
 
+/* ---- GPU identity (merge) ----
+ *
+ * Every process of a host records every GPU it can see, under its own CUDA ordinals (which
+ * CUDA_VISIBLE_DEVICES may shuffle). Merge keeps one TARGET_INFO_GPU row per physical GPU and
+ * rewrites each file's deviceIds to that row's id. Two rows are one GPU when their UUIDs match;
+ * without UUIDs on both sides, when their PCI bus ids match on the same host; with neither, when
+ * host, ordinal and name match (what the rows themselves can tell). */
+
+struct gpu_ident {
+	int32_t id;             /* deviceId in the merged file */
+	int32_t first_id;       /* the ordinal of the file it was first seen in */
+	const char *uuid, *bus, *host, *name;   /* "" when unknown; in the map's arena */
+};
+
+struct gpu_pair {
+	int64_t from;           /* this file's deviceId */
+	int32_t to;
+	const char *uuid;       /* the GPU's, for K3SIM_DEVICE_MAP; may be "" */
+};
+
+struct trace_gpu_map {
+	struct arena strings;
+	struct gpu_ident *gpus;  /* every GPU of the merged files */
+	size_t n, cap;
+	struct gpu_pair *cur;    /* this file's GPUs */
+	size_t n_cur, cap_cur;
+	const char **hosts;      /* distinct K3SIM_CAPTURE hosts seen */
+	size_t n_hosts, cap_hosts;
+	const char *host;        /* this file's host; "" unknown */
+};
+
+static void gpu_map_init(struct trace_gpu_map *m)
+{
+	memset(m, 0, sizeof *m);
+	arena_init(&m->strings, GPU_MAP_STRING_BYTES);
+	m->host = "";
+}
+
+static void gpu_map_release(struct trace_gpu_map *m)
+{
+	free(m->gpus);
+	free(m->cur);
+	free(m->hosts);
+	arena_release(&m->strings);
+}
+
+static const char *gpu_map_str(struct trace_gpu_map *m, const char *s)
+{
+	if (!s || !*s)
+		return "";
+	return arena_strndup(&m->strings, s, strlen(s));
+}
+
+/* Start a file whose K3SIM_CAPTURE host is host (NULL or "": unknown). */
+static int gpu_map_begin_file(struct trace_gpu_map *m, const char *host)
+{
+	m->n_cur = 0;
+	m->host = "";
+	if (!host || !*host)
+		return 0;
+	for (size_t i = 0; i < m->n_hosts; i++)
+		if (strcmp(m->hosts[i], host) == 0) {
+			m->host = m->hosts[i];
+			return 0;
+		}
+	if (m->n_hosts >= MAX_HOSTS)
+		return -ENOSPC;
+	if (m->n_hosts == m->cap_hosts && grow((void **)&m->hosts, &m->cap_hosts, sizeof *m->hosts))
+		return -ENOMEM;
+	const char *copy = gpu_map_str(m, host);
+	if (!copy)
+		return -ENOMEM;
+	m->hosts[m->n_hosts++] = copy;
+	m->host = copy;
+	return 0;
+}
+
+static bool gpu_same(const struct gpu_ident *g, const struct trace_gpu *r, const char *host)
+{
+	const char *uuid = r->uuid ? r->uuid : "", *bus = r->bus_location ? r->bus_location : "";
+	if (*g->uuid && *uuid)
+		return strcasecmp(g->uuid, uuid) == 0;
+	if (*g->bus && *bus)
+		return strcmp(g->host, host) == 0 && strcasecmp(g->bus, bus) == 0;
+	return strcmp(g->host, host) == 0 && g->first_id == r->id &&
+	       strcmp(g->name, r->name ? r->name : "") == 0;
+}
+
+static bool gpu_id_taken(const struct trace_gpu_map *m, int32_t id)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->gpus[i].id == id)
+			return true;
+	return false;
+}
+
+/* Whether a row of this file already is merged GPU id: the rows of one file are distinct GPUs
+ * (a merged file no longer knows the hosts of UUID-less ones). */
+static bool gpu_in_file(const struct trace_gpu_map *m, int32_t id)
+{
+	for (size_t i = 0; i < m->n_cur; i++)
+		if (m->cur[i].to == id)
+			return true;
+	return false;
+}
+
+/* The merged deviceId of this file's GPU row r in *to; *is_new when no earlier row was the same
+ * GPU (the caller writes the row then). A GPU keeps its ordinal unless another GPU has it. */
+static int gpu_map_add(struct trace_gpu_map *m, const struct trace_gpu *r, int32_t *to,
+		       bool *is_new)
+{
+	*is_new = false;
+	for (size_t i = 0; i < m->n_cur; i++)
+		if (m->cur[i].from == r->id) {
+			*to = m->cur[i].to;
+			return 0;
+		}
+	const struct gpu_ident *g = NULL;
+	for (size_t i = 0; i < m->n && !g; i++)
+		if (!gpu_in_file(m, m->gpus[i].id) && gpu_same(&m->gpus[i], r, m->host))
+			g = &m->gpus[i];
+	if (m->n_cur == m->cap_cur && grow((void **)&m->cur, &m->cap_cur, sizeof *m->cur))
+		return -ENOMEM;
+	if (!g) {
+		if (m->n >= MAX_GPUS)
+			return -ENOSPC;
+		if (m->n == m->cap && grow((void **)&m->gpus, &m->cap, sizeof *m->gpus))
+			return -ENOMEM;
+		int32_t id = r->id;
+		if (id < 0 || gpu_id_taken(m, id))
+			for (id = 0; gpu_id_taken(m, id); id++)
+				;
+		struct gpu_ident *ng = &m->gpus[m->n];
+		*ng = (struct gpu_ident){
+			.id = id,
+			.first_id = r->id,
+			.uuid = gpu_map_str(m, r->uuid),
+			.bus = gpu_map_str(m, r->bus_location),
+			.host = m->host,
+			.name = gpu_map_str(m, r->name),
+		};
+		if (!ng->uuid || !ng->bus || !ng->name)
+			return -ENOMEM;
+		m->n++;
+		g = ng;
+		*is_new = true;
+	}
+	m->cur[m->n_cur++] = (struct gpu_pair){.from = r->id, .to = g->id, .uuid = g->uuid};
+	*to = g->id;
+	return 0;
+}
+
+/* A deviceId of this file in the merged file (unchanged without a map or for a GPU the file's
+ * TARGET_INFO_GPU does not list). */
+static int64_t gpu_map_dev(const struct trace_gpu_map *m, int64_t dev)
+{
+	if (!m)
+		return dev;
+	for (size_t i = 0; i < m->n_cur; i++)
+		if (m->cur[i].from == dev)
+			return m->cur[i].to;
+	return dev;
+}
+
 /* ---- reading ---- */
 
 struct strtab {
@@ -191,6 +358,8 @@ struct src {
 	struct strtab strings;
 	struct trace_db *db;
 	struct trace_pid_map *pids;
+	struct trace_gpu_map *gpus;
+	bool has_device_map;     /* the file has K3SIM_DEVICE_MAP rows (a merged file) */
 	struct trace_import_stats *st;
 	char unknown[64];
 };
@@ -343,7 +512,7 @@ static int read_gpu_head(struct src *s, sqlite3_stmt *st, const int *c, struct g
 {
 	h->start_ns = col_i64(st, c[0], 0);
 	h->end_ns = col_i64(st, c[1], 0);
-	h->device_id = (uint32_t)col_i64(st, c[2], 0);
+	h->device_id = (uint32_t)gpu_map_dev(s->gpus, col_i64(st, c[2], 0));
 	h->context_id = (uint32_t)col_i64(st, c[3], 0);
 	h->stream_id = (uint32_t)col_i64(st, c[4], 0);
 	h->correlation_id = (uint32_t)col_i64(st, c[5], 0);
@@ -469,6 +638,10 @@ static int import_memcpys(struct src *s, struct err *e)
 		m.dst_kind = (int32_t)col_i64(st, c[10], 0);
 		m.src_device_id = (int32_t)col_i64(st, c[11], -1);
 		m.dst_device_id = (int32_t)col_i64(st, c[12], -1);
+		if (m.src_device_id >= 0)
+			m.src_device_id = (int32_t)gpu_map_dev(s->gpus, m.src_device_id);
+		if (m.dst_device_id >= 0)
+			m.dst_device_id = (int32_t)gpu_map_dev(s->gpus, m.dst_device_id);
 		m.graph_node_id = col_i64(st, c[13], 0);
 		s->st->events++;
 		rc = trace_db_add_memcpy(s->db, &m, e);
@@ -597,6 +770,8 @@ static int import_nvtx(struct src *s, struct err *e)
 		if (rc)
 			break;
 		n.domain_id = col_i64(st, c[10], 0);
+		if (n.domain_id == TRACE_NVTX_DOMAIN_GPU) /* the category is a deviceId */
+			n.category = (int32_t)gpu_map_dev(s->gpus, n.category);
 		n.text = col_text(st, c[6]);
 		if (!n.text) {
 			int64_t tid = col_i64(st, c[9], -1);
@@ -655,6 +830,20 @@ static int import_gpus(struct src *s, struct err *e)
 		g.max_warps_per_sm = (int32_t)col_i64(st, c[19], 0);
 		g.max_blocks_per_sm = (int32_t)col_i64(st, c[20], 0);
 		g.max_threads_per_block = (int32_t)col_i64(st, c[21], 0);
+		if (s->gpus) {
+			int32_t to;
+			bool is_new;
+			rc = gpu_map_add(s->gpus, &g, &to, &is_new);
+			if (rc == -ENOSPC)
+				err_set(e, s->path, 0, 0, "more than %d GPUs to merge", MAX_GPUS);
+			else if (rc)
+				err_set(e, s->path, 0, 0, "out of memory merging GPUs");
+			if (rc)
+				break;
+			if (!is_new)
+				continue; /* another process' row of the same GPU */
+			g.id = to;
+		}
 		rc = trace_db_add_gpu(s->db, &g, e);
 		if (rc)
 			break;
@@ -731,6 +920,8 @@ static int import_k3sim(struct src *s, const char *prefix, struct err *e)
 				.stream_id = (int32_t)col_i64(st, c[3], -1),
 				.count = col_i64(st, c[4], 0),
 			};
+			if (d.device_id >= 0)
+				d.device_id = (int32_t)gpu_map_dev(s->gpus, d.device_id);
 			rc = trace_db_add_dropped(s->db, &d, e);
 			if (rc)
 				break;
@@ -756,7 +947,7 @@ static int import_k3sim(struct src *s, const char *prefix, struct err *e)
 		rc = map_gid(s, col_i64(st, c[0], 0), &m.global_pid, e);
 		if (rc)
 			break;
-		m.device_id = (uint32_t)col_i64(st, c[1], 0);
+		m.device_id = (uint32_t)gpu_map_dev(s->gpus, col_i64(st, c[1], 0));
 		m.correlation_id = (uint32_t)col_i64(st, c[2], 0);
 		int64_t nid = col_i64(st, c[3], -1);
 		m.kernel_name = nid >= 0 ? string_of(s, nid) : NULL;
@@ -774,20 +965,75 @@ static int import_k3sim(struct src *s, const char *prefix, struct err *e)
 	return step_done(s, st, r, "K3SIM_KERNEL_METRICS", e);
 }
 
-static int meta_value(struct src *s, const char *name, char *out, size_t n)
+/* K3SIM_DEVICE_MAP rows of a merged file, carried over with their processes and GPUs renamed. */
+static int import_device_map(struct src *s, struct err *e)
+{
+	static const char *const want[] = {"globalPid", "cudaId", "deviceId", "uuid"};
+	int c[4];
+	sqlite3_stmt *st;
+	const char *table = "K3SIM_DEVICE_MAP";
+	int rc = select_cols(s, table, want, 4, c, &st, e);
+	if (rc || !st)
+		return rc;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t gpid;
+		rc = map_gid(s, col_i64(st, c[0], 0), &gpid, e);
+		if (rc)
+			break;
+		int64_t dev = gpu_map_dev(s->gpus, col_i64(st, c[2], 0));
+		rc = trace_db_add_device_map(s->db, gpid, (int32_t)col_i64(st, c[1], 0), (int32_t)dev,
+					     col_text(st, c[3]), e);
+		if (rc)
+			break;
+		s->has_device_map = true;
+	}
+	return finish_rows(s, st, rc, r, table, e);
+}
+
+/* Merge: which ordinal each process of this file knew each of its GPUs by. */
+static int write_device_map(struct src *s, struct err *e)
+{
+	const struct trace_gpu_map *g = s->gpus;
+	const struct trace_pid_map *p = s->pids;
+	if (!g || !p || s->has_device_map)
+		return 0;
+	for (size_t i = 0; i < p->n_cur; i++)
+		for (size_t j = 0; j < g->n_cur; j++) {
+			const struct gpu_pair *d = &g->cur[j];
+			int rc = trace_db_add_device_map(s->db, trace_global_pid(p->cur[i].to),
+							 (int32_t)d->from, d->to, d->uuid, e);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
+
+/* The value of name in a (name, value) table, "" when absent. */
+static void name_value(struct src *s, const char *table, const char *name, char *out, size_t n)
 {
 	out[0] = '\0';
-	if (!has_table(s, "META_DATA_EXPORT"))
-		return 0;
+	if (!has_table(s, table))
+		return;
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT value FROM %s WHERE name = ?1", table);
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->sql, "SELECT value FROM META_DATA_EXPORT WHERE name = ?1", -1,
-			       &st, NULL) != SQLITE_OK)
-		return 0;
+	if (sqlite3_prepare_v2(s->sql, sql, -1, &st, NULL) != SQLITE_OK)
+		return;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
 		snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
 	sqlite3_finalize(st);
-	return 0;
+}
+
+static void meta_value(struct src *s, const char *name, char *out, size_t n)
+{
+	name_value(s, "META_DATA_EXPORT", name, out, n);
+}
+
+static void capture_value(struct src *s, const char *name, char *out, size_t n)
+{
+	name_value(s, "K3SIM_CAPTURE", name, out, n);
 }
 
 int trace_import_sqlite(struct trace_db *db, const char *path, const struct trace_sqlite_opts *o,
@@ -795,7 +1041,8 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 {
 	struct trace_import_stats local;
 	memset(&local, 0, sizeof local);
-	struct src s = {.path = path, .db = db, .st = &local, .pids = o ? o->pids : NULL};
+	struct src s = {.path = path, .db = db, .st = &local, .pids = o ? o->pids : NULL,
+			.gpus = o ? o->gpus : NULL};
 	arena_init(&s.strings.arena, MAX_STRING_BYTES);
 	const char *prefix = o ? o->capture_prefix : NULL;
 	int rc = trace_sql_open(path, &s.sql, e);
@@ -818,6 +1065,17 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 	rc = load_strings(&s, e);
 	if (rc)
 		goto out;
+	if (s.gpus) {
+		char host[256];
+		capture_value(&s, TRACE_CAPTURE_HOST, host, sizeof host);
+		rc = gpu_map_begin_file(s.gpus, host);
+		if (rc == -ENOSPC)
+			err_set(e, path, 0, 0, "more than %d hosts to merge", MAX_HOSTS);
+		else if (rc)
+			err_set(e, path, 0, 0, "out of memory");
+		if (rc)
+			goto out;
+	}
 	rc = import_gpus(&s, e);
 	if (!rc)
 		rc = import_processes(&s, e);
@@ -855,6 +1113,10 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 			goto out;
 	}
 	rc = import_k3sim(&s, prefix, e);
+	if (!rc)
+		rc = import_device_map(&s, e);
+	if (!rc)
+		rc = write_device_map(&s, e);
 out:
 	sqlite3_close(s.sql);
 	free((void *)s.strings.by_id);
@@ -894,55 +1156,54 @@ static void add_stats(struct trace_import_stats *to, const struct trace_import_s
 int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs,
 		const struct trace_db_opts *opts, struct trace_import_stats *st, struct err *e)
 {
-	struct trace_import_stats total;
-	memset(&total, 0, sizeof total);
-	struct trace_pid_map pids;
-	memset(&pids, 0, sizeof pids);
-	struct trace_db *db = NULL;
-	int rc = 0;
 	if (n_inputs == 0) {
 		err_set(e, NULL, 0, 0, "nothing to merge");
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < n_inputs; i++) {
+	struct trace_import_stats total;
+	memset(&total, 0, sizeof total);
+	struct trace_pid_map pids;
+	memset(&pids, 0, sizeof pids);
+	struct trace_gpu_map gpus;
+	gpu_map_init(&gpus);
+	struct trace_db *db = NULL;
+	int rc = 0;
+	for (size_t i = 0; i < n_inputs && !rc; i++) {
 		enum trace_format f;
 		rc = trace_detect_format(inputs[i], &f, e);
-		if (rc)
-			return rc;
-		if (f != TRACE_FORMAT_SQLITE) {
+		if (!rc && f != TRACE_FORMAT_SQLITE) {
 			err_set(e, inputs[i], 0, 0, "merge takes trace databases; import this file"
 				" first (k3sim trace import)");
-			return -EINVAL;
+			rc = -EINVAL;
 		}
 	}
-	rc = trace_db_create(&db, out_path, opts, e);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < n_inputs; i++) {
+	if (!rc)
+		rc = trace_db_create(&db, out_path, opts, e);
+	for (size_t i = 0; i < n_inputs && !rc; i++) {
 		char prefix[32];
 		snprintf(prefix, sizeof prefix, "input%zu.", i);
-		struct trace_sqlite_opts so = {.pids = &pids, .capture_prefix = prefix};
+		struct trace_sqlite_opts so = {.pids = &pids, .gpus = &gpus, .capture_prefix = prefix};
 		struct trace_import_stats one;
 		pid_map_begin_file(&pids);
 		rc = trace_import_sqlite(db, inputs[i], &so, &one, e);
 		if (rc)
-			goto out;
+			break;
 		add_stats(&total, &one);
 		char key[64];
 		snprintf(key, sizeof key, "input%zu", i);
 		rc = trace_db_set_capture(db, key, inputs[i], e);
-		if (rc)
-			goto out;
 	}
-	rc = trace_db_set_capture(db, TRACE_CAPTURE_SOURCE, "merge", e);
-out:
-	if (rc) {
+	total.hosts = (int64_t)gpus.n_hosts;
+	if (!rc)
+		rc = trace_db_set_capture(db, TRACE_CAPTURE_SOURCE, "merge", e);
+	if (db && rc) {
 		trace_db_discard(db);
-	} else {
+	} else if (db) {
 		rc = trace_db_close(db, e);
 		if (rc)
 			unlink(out_path);
 	}
+	gpu_map_release(&gpus);
 	pid_map_release(&pids);
 	if (st)
 		*st = total;

@@ -26,6 +26,9 @@
  *       60 start/end, 34 mark), rangeId, category, color, text, globalTid, endGlobalTid,
  *       textId, domainId
  *   TARGET_INFO_GPU                           id, name, busLocation, totalMemory, smCount, ...
+ *       One row per physical GPU; `id` is the deviceId of the activity rows on it. In a capture
+ *       that is the CUDA ordinal of the capturing process; merge keeps one row per GPU (same uuid,
+ *       else same bus id on the same host) and renumbers deviceIds where processes disagree.
  *   PROCESSES                                 globalPid, pid, name
  *   META_DATA_EXPORT(name, value)             who wrote the file, schema version
  * k3sim's own:
@@ -33,6 +36,10 @@
  *   K3SIM_DROPPED(source, deviceId, contextId, streamId, count)   records the producer lost
  *   K3SIM_KERNEL_METRICS(globalPid, deviceId, correlationId, nameId, metric, value, unit)
  *       per-kernel hardware counters (DRAM bytes, SM throughput) from a replay pass
+ *   K3SIM_DEVICE_MAP(globalPid, cudaId, deviceId, uuid)   written by merge: the CUDA ordinal a
+ *       process knew a GPU by (cudaId) and the deviceId its rows carry in the merged file (the
+ *       role of nsys' TARGET_INFO_CUDA_DEVICE; unlike nsys, activity rows hold deviceId, not
+ *       cudaId, so one GPU is one deviceId whatever CUDA_VISIBLE_DEVICES each process had)
  *
  * Ownership: a trace_db owns its SQLite handle, prepared statements and the interned strings.
  * Every `const char *` in a record is only read during the call and may be freed right after.
@@ -285,6 +292,11 @@ int trace_db_add_process(struct trace_db *db, int64_t global_pid, int64_t pid, c
 int trace_db_add_dropped(struct trace_db *db, const struct trace_dropped *d, struct err *e);
 int trace_db_add_kernel_metric(struct trace_db *db, const struct trace_kernel_metric *m,
 			       struct err *e);
+
+/* A K3SIM_DEVICE_MAP row: process global_pid knew GPU device_id (TARGET_INFO_GPU.id) as CUDA
+ * ordinal cuda_id. uuid may be NULL. */
+int trace_db_add_device_map(struct trace_db *db, int64_t global_pid, int32_t cuda_id,
+			    int32_t device_id, const char *uuid, struct err *e);
 
 /* K3SIM_CAPTURE[key] = value (replacing an earlier value of key). */
 int trace_db_set_capture(struct trace_db *db, const char *key, const char *value, struct err *e);
