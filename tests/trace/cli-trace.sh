@@ -73,6 +73,42 @@ expect "merge" 0 "6 kernels" "$K3SIM" trace merge "$dir/rank0.db" "$dir/rank1.db
 expect "merged summary" 0 '"device": 1' "$K3SIM" trace summary "$dir/merged.db" --json
 expect "merge then import the result" 0 "6 kernels" "$K3SIM" trace import "$dir/merged.db" -o "$dir/copy.db"
 
+# two ranks of one host, each listing both GPUs (as CUDA captures do), the same correlation ids
+# in both, and a kernel that starts before its launching call returned (rank 1, id 2)
+if python3 - "$dir" <<'PY'
+import sqlite3, sys
+for rank in (0, 1):
+    c = sqlite3.connect("%s/gpus-r%d.db" % (sys.argv[1], rank))
+    c.executescript("""
+    CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel');
+    CREATE TABLE TARGET_INFO_GPU (id INTEGER PRIMARY KEY, name TEXT, uuid TEXT);
+    INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H200', 'GPU-aaaa'), (1, 'NVIDIA H200', 'GPU-bbbb');
+    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+      streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER,
+      globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+    """)
+    pid = 100 + rank
+    t0 = 5000 if rank == 0 else 0
+    for corr in (1, 2):
+        start = t0 + 100 * corr
+        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, 2)",
+                  (start, start + 50, (pid << 24) | 7, corr))
+        k = start + (20 if (rank, corr) == (1, 2) else 60)
+        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 7, ?, ?, 1)",
+                  (k, k + 10, rank, corr, pid << 24))
+    c.commit()
+PY
+then
+	expect "merge: one row per GPU" 0 "4 kernels.* 2 GPUs" "$K3SIM" trace merge "$dir/gpus-r0.db" "$dir/gpus-r1.db" -o "$dir/gpus.db"
+	expect "merged launch: matched per process" 0 "min -30 ns, max 10 ns" "$K3SIM" trace summary "$dir/gpus.db"
+	expect "merged launch: negative values explained" 0 "1 kernels started before their launching call returned" "$K3SIM" trace summary "$dir/gpus.db"
+	expect "merged launch --json" 0 '"before_return": 1, "min_from_call_start_ns": 20, "inconsistent": 0' "$K3SIM" trace summary "$dir/gpus.db" --json
+else
+	bad "python3 could not write the two-rank fixtures"
+fi
+
 # bad inputs: clear errors, exit 1, never a crash
 printf 'garbage' >"$dir/garbage.json"
 printf '{"traceEvents": [{"ph": "X", "name": "k", ' >"$dir/truncated.json"

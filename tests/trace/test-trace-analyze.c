@@ -13,6 +13,7 @@
 
 #include "fixtures.h"
 #include "trace/analyze.h"
+#include "trace/import.h"
 #include "trace/tracedb.h"
 
 #define PID 100
@@ -311,6 +312,123 @@ static void test_summary_errors(void **state)
 	trace_summary_release(&s);
 }
 
+/* Two processes that number their API calls alike (CUPTI correlation ids are per process), as
+ * in a merged multi-rank capture. Process 1 (written first) runs late, process 2 early: were a
+ * kernel matched to the other process' call with its id, process 2's kernels would start ~1 us
+ * before "their" calls returned. Both launch from a thread numbered 7.
+ *   process 1: calls [1000,1010] [1100,1110] [1200,1210] (ids 1-3);
+ *              kernels at 1015, 1108 (before its call returned: real), 1230
+ *   process 2: calls [0,10] [100,110] [200,210] [300,310] (ids 1-4), a driver call [202,205]
+ *              under the runtime call 3 with the same id (written before it);
+ *              kernels at 12, 120, 250, and 295 (before its call began: not on one clock)
+ * NVTX: one range per process on its thread 7, both [-5,1300]. */
+struct pdef {
+	int64_t call_start[4], kern_start[4];
+	int n;
+	const char *range;
+};
+
+static const struct pdef P[2] = {
+	{{1000, 1100, 1200, 0}, {1015, 1108, 1230, 0}, 3, "rank 1 step"},
+	{{0, 100, 200, 300}, {12, 120, 250, 295}, 4, "rank 2 step"},
+};
+
+static void build_process(struct trace_db *db, const struct pdef *p, int64_t pid)
+{
+	int64_t tid = trace_global_tid(pid, 7);
+	for (int i = 0; i < p->n; i++) {
+		uint32_t corr = (uint32_t)i + 1;
+		if (p->call_start[i] == 200) {
+			struct trace_api d = {.start_ns = 202, .end_ns = 205, .global_tid = tid,
+					      .correlation_id = corr, .kind = TRACE_API_DRIVER,
+					      .name = "cuLaunchKernel"};
+			assert_int_equal(trace_db_add_api(db, &d, NULL), 0);
+		}
+		struct trace_api a = {.start_ns = p->call_start[i], .end_ns = p->call_start[i] + 10,
+				      .global_tid = tid, .correlation_id = corr,
+				      .name = "cudaLaunchKernel"};
+		assert_int_equal(trace_db_add_api(db, &a, NULL), 0);
+		struct trace_kernel k = {.start_ns = p->kern_start[i], .end_ns = p->kern_start[i] + 5,
+					 .global_pid = trace_global_pid(pid), .stream_id = 7,
+					 .correlation_id = corr, .name = "k"};
+		assert_int_equal(trace_db_add_kernel(db, &k, NULL), 0);
+	}
+	struct trace_nvtx r = {.start_ns = -5, .end_ns = 1300, .type = TRACE_NVTX_PUSH_POP,
+			       .global_tid = tid, .text = p->range};
+	assert_int_equal(trace_db_add_nvtx(db, &r, NULL), 0);
+}
+
+static const struct trace_nvtx_sum *range(const struct trace_summary *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_nvtx; i++)
+		if (strcmp(s->nvtx[i].name, name) == 0)
+			return &s->nvtx[i];
+	fail_msg("no range %s", name);
+	return NULL;
+}
+
+static void check_two_processes(const char *path)
+{
+	struct trace_summary s;
+	struct err e = {0};
+	int rc = trace_summary_compute(&s, path, NULL, &e);
+	if (rc)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	const struct trace_launch_sum *l = &s.launch;
+	assert_int_equal(l->matched, 7);
+	assert_int_equal(l->unmatched, 0);
+	assert_int_equal(l->inconsistent, 1);  /* the kernel at 295 */
+	/* the other six, each against its own process' runtime call: 5, -2, 20 and 2, 10, 40 */
+	assert_int_equal(l->min_ns, -2);
+	assert_int_equal(l->before_return, 1);
+	assert_int_equal(l->max_ns, 40);
+	assert_true(l->med_ns == 7.5);
+	assert_true(l->avg_ns == 75.0 / 6);
+	assert_int_equal(l->min_from_call_start_ns, 8);
+	assert_true(l->api_avg_ns == 10.0);
+	/* each process' kernels to its own range, although the thread numbers are equal */
+	assert_int_equal(range(&s, "rank 1 step")->kernels, 3);
+	assert_int_equal(range(&s, "rank 2 step")->kernels, 4);
+	trace_summary_release(&s);
+}
+
+/* Launch overhead and NVTX attribution key on the process as well as the correlation id and
+ * thread: one database holding both processes. */
+static void test_two_processes_colliding_ids(void **state)
+{
+	(void)state;
+	const char *p = fx_path("two-procs.db");
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	assert_int_equal(trace_db_create(&db, p, &o, NULL), 0);
+	build_process(db, &P[0], 400);
+	build_process(db, &P[1], 500);
+	assert_int_equal(trace_db_close(db, NULL), 0);
+	check_two_processes(p);
+}
+
+/* The same through merge, from two per-process files that even share the pid (two containers):
+ * merge renames the second process in its kernels, calls and NVTX rows alike. */
+static void test_merged_processes_colliding_ids(void **state)
+{
+	(void)state;
+	const char *in[2] = {fx_path("rank-a.db"), fx_path("rank-b.db")};
+	for (int r = 0; r < 2; r++) {
+		struct trace_db *db = NULL;
+		struct trace_db_opts o = {.overwrite = true};
+		assert_int_equal(trace_db_create(&db, in[r], &o, NULL), 0);
+		build_process(db, &P[r], 400);
+		assert_int_equal(trace_db_close(db, NULL), 0);
+	}
+	const char *m = fx_path("ranks-merged.db");
+	struct trace_import_stats st;
+	struct err e = {0};
+	assert_int_equal(trace_merge(m, in, 2, NULL, &st, &e), 0);
+	assert_int_equal(fx_i64(m, "SELECT count(DISTINCT globalPid) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 2);
+	check_two_processes(m);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -325,6 +443,8 @@ int main(void)
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_summary_of_nsys_export),
 		cmocka_unit_test(test_summary_errors),
+		cmocka_unit_test(test_two_processes_colliding_ids),
+		cmocka_unit_test(test_merged_processes_colliding_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -302,6 +302,196 @@ static void test_merge(void **state)
 	assert_int_equal(fx_size(m2), 0);
 }
 
+/* One per-process capture for the GPU merge tests: pid's GPUs as listed, and on device `dev`
+ * one kernel, a peer copy to `peer`, a drop, a metric and a GPU-projected NVTX range. */
+struct gpu_def {
+	int32_t id;
+	const char *uuid, *bus;
+};
+
+static void gpu_capture(const char *path, int64_t pid, const char *host, const struct gpu_def *g,
+			int n, uint32_t dev, int32_t peer)
+{
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	assert_int_equal(trace_db_create(&db, path, &o, NULL), 0);
+	if (host)
+		assert_int_equal(trace_db_set_capture(db, TRACE_CAPTURE_HOST, host, NULL), 0);
+	for (int i = 0; i < n; i++) {
+		struct trace_gpu r = {.id = g[i].id, .name = "NVIDIA H200", .uuid = g[i].uuid,
+				      .bus_location = g[i].bus, .sm_count = 132, .cu_device = g[i].id};
+		assert_int_equal(trace_db_add_gpu(db, &r, NULL), 0);
+	}
+	assert_int_equal(trace_db_add_process(db, trace_global_pid(pid), pid, "rank", NULL), 0);
+	struct trace_kernel k = {.start_ns = 10, .end_ns = 20, .global_pid = trace_global_pid(pid),
+				 .device_id = dev, .stream_id = 7, .correlation_id = 1, .name = "k"};
+	assert_int_equal(trace_db_add_kernel(db, &k, NULL), 0);
+	struct trace_memcpy m = {.start_ns = 30, .end_ns = 40, .global_pid = trace_global_pid(pid),
+				 .device_id = dev, .stream_id = 7, .correlation_id = 2, .bytes = 64,
+				 .copy_kind = TRACE_COPY_PTOP, .src_device_id = (int32_t)dev,
+				 .dst_device_id = peer};
+	assert_int_equal(trace_db_add_memcpy(db, &m, NULL), 0);
+	struct trace_dropped d = {.source = "cupti", .device_id = (int32_t)dev, .context_id = -1,
+				  .stream_id = -1, .count = 1};
+	assert_int_equal(trace_db_add_dropped(db, &d, NULL), 0);
+	struct trace_kernel_metric km = {.global_pid = trace_global_pid(pid), .device_id = dev,
+					 .correlation_id = 1, .kernel_name = "k",
+					 .metric = "dram_read_bytes", .value = 1, .unit = "bytes"};
+	assert_int_equal(trace_db_add_kernel_metric(db, &km, NULL), 0);
+	struct trace_nvtx r = {.start_ns = 10, .end_ns = 20, .type = TRACE_NVTX_START_END,
+			       .global_tid = trace_global_tid(pid, 7), .category = (int32_t)dev,
+			       .domain_id = TRACE_NVTX_DOMAIN_GPU, .text = "step"};
+	assert_int_equal(trace_db_add_nvtx(db, &r, NULL), 0);
+	assert_int_equal(trace_db_close(db, NULL), 0);
+}
+
+#define U0 "GPU-479a56ec-2ee0-f597-c784-b56f503f0971"
+#define U1 "GPU-cde3b573-54a5-a56a-6ed3-b0ba548209ed"
+
+/* Every process of a host lists every GPU it sees: merge keeps one row per GPU (by UUID, else
+ * bus id on the same host) and rewrites each file's deviceIds to it. */
+static void test_merge_gpus(void **state)
+{
+	(void)state;
+	const struct gpu_def both[] = {{0, U0, "0000:17:00.0"}, {1, U1, "0000:3D:00.0"}};
+	const struct gpu_def only1[] = {{0, U1, NULL}};                 /* CUDA_VISIBLE_DEVICES=1 */
+	const struct gpu_def bus0[] = {{0, NULL, "0000:17:00.0"}};      /* no UUID */
+	const char *in[] = {fx_path("g-rank0.db"), fx_path("g-rank1.db"), fx_path("g-cvd1.db"),
+			    fx_path("g-bus.db"), fx_path("g-other-host.db")};
+	gpu_capture(in[0], 10, "node-a", both, 2, 0, 1);
+	gpu_capture(in[1], 11, "node-a", both, 2, 1, 0);
+	gpu_capture(in[2], 12, "node-a", only1, 1, 0, 0);
+	gpu_capture(in[3], 13, "node-a", bus0, 1, 0, -1);
+	gpu_capture(in[4], 14, "node-b", bus0, 1, 0, -1);   /* same bus id, another host */
+	const char *m = fx_path("g-merged.db");
+	struct trace_import_stats st;
+	struct err e = {0};
+	int rc = trace_merge(m, in, 5, NULL, &st, &e);
+	if (rc)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	/* U0 (0), U1 (1), node-b's GPU (its ordinal 0 is taken: 2) */
+	assert_int_equal(st.gpus, 3);
+	assert_int_equal(st.hosts, 2);
+	assert_int_equal(fx_i64(m, "SELECT count(*) FROM TARGET_INFO_GPU"), 3);
+	assert_string_equal(fx_text(m, "SELECT uuid FROM TARGET_INFO_GPU WHERE id = 0"), U0);
+	assert_string_equal(fx_text(m, "SELECT uuid FROM TARGET_INFO_GPU WHERE id = 1"), U1);
+	assert_string_equal(fx_text(m, "SELECT busLocation FROM TARGET_INFO_GPU WHERE id = 2"),
+			    "0000:17:00.0");
+	/* per process (pid 10..14): the device its rows are on in the merged file */
+	static const int64_t want[] = {0, 1, 1, 0, 2};
+	static const char *const per_pid[] = {
+		"SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 24",
+		"SELECT deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE globalPid >> 24",
+		"SELECT srcDeviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE globalPid >> 24",
+		"SELECT deviceId FROM K3SIM_KERNEL_METRICS WHERE globalPid >> 24",
+		"SELECT category FROM NVTX_EVENTS WHERE globalTid >> 24",
+	};
+	char sql[256];
+	for (int p = 0; p < 5; p++)
+		for (size_t q = 0; q < sizeof per_pid / sizeof per_pid[0]; q++) {
+			snprintf(sql, sizeof sql, "%s = %d", per_pid[q], 10 + p);
+			if (fx_i64(m, sql) != want[p])
+				fail_msg("pid %d: %s gave %lld, want %lld", 10 + p, sql,
+					 (long long)fx_i64(m, sql), (long long)want[p]);
+		}
+	/* peers follow: rank 1's copy to its ordinal 0 (U0), the CVD process' to its 0 (U1) */
+	assert_int_equal(fx_i64(m, "SELECT dstDeviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE globalPid >> 24 = 11"), 0);
+	assert_int_equal(fx_i64(m, "SELECT dstDeviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE globalPid >> 24 = 12"), 1);
+	assert_int_equal(fx_i64(m, "SELECT count(*) FROM K3SIM_DROPPED WHERE deviceId = 1"), 2);
+	/* each process' ordinals: the CVD process knew U1 as 0 */
+	assert_int_equal(fx_i64(m, "SELECT count(*) FROM K3SIM_DEVICE_MAP"), 2 + 2 + 1 + 1 + 1);
+	assert_int_equal(fx_i64(m, "SELECT deviceId FROM K3SIM_DEVICE_MAP WHERE globalPid >> 24 = 12"
+				   " AND cudaId = 0"), 1);
+	assert_string_equal(fx_text(m, "SELECT uuid FROM K3SIM_DEVICE_MAP WHERE globalPid >> 24 = 12"),
+			    U1);
+
+	/* merged again (alone, and with a file of its first host): rows and ordinals carried */
+	const char *again[] = {m, in[1]};
+	const char *m2 = fx_path("g-merged2.db");
+	rc = trace_merge(m2, again, 2, NULL, &st, &e);
+	if (rc)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(st.gpus, 3);
+	assert_int_equal(fx_i64(m2, "SELECT count(*) FROM K3SIM_DEVICE_MAP"), 7 + 2);
+	assert_int_equal(fx_i64(m2, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 1"), 3);
+
+	/* a plain import of a file listing two GPUs keeps both rows as they are */
+	struct trace_db *db = NULL;
+	const char *imp = fx_path("g-import.db");
+	struct trace_db_opts o = {.overwrite = true};
+	assert_int_equal(trace_db_create(&db, imp, &o, NULL), 0);
+	assert_int_equal(trace_import_sqlite(db, in[2], NULL, &st, &e), 0);
+	assert_int_equal(trace_db_close(db, NULL), 0);
+	assert_int_equal(st.gpus, 1);
+	assert_int_equal(fx_i64(imp, "SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
+	assert_int_equal(fx_i64(imp, "SELECT count(*) FROM K3SIM_DEVICE_MAP"), 0);
+}
+
+/* nsys-style files whose StringIds give the same id different strings (and differently
+ * numbered the same strings): every name follows its row. */
+static void test_merge_string_ids(void **state)
+{
+	(void)state;
+	const char *in[] = {fx_path("s-a.sqlite"), fx_path("s-b.sqlite")};
+	static const char *const strings[] = {
+		"INSERT INTO StringIds VALUES (0, 'kernA'), (1, 'cudaLaunchKernel'), (2, 'range A');",
+		"INSERT INTO StringIds VALUES (0, 'range B'), (1, 'kernB'), (2, 'cuLaunchKernel'),"
+		" (3, 'kernA');",
+	};
+	static const char *const rows[] = {
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 0, 5, 16777216, 0, 0);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (90, 95, 0, 16777217, 5, 1);"
+		"INSERT INTO NVTX_EVENTS VALUES (80, 300, 59, 16777217, NULL, 2);",
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 0, 5, 16777216, 1, 1),"
+		" (300, 400, 0, 6, 16777216, 3, 3);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (90, 95, 1, 16777217, 5, 2),"
+		" (290, 295, 1, 16777217, 6, 2);"
+		"INSERT INTO NVTX_EVENTS VALUES (80, 500, 59, 16777217, NULL, 0);",
+	};
+	char sql[2048];
+	for (int i = 0; i < 2; i++) {
+		snprintf(sql, sizeof sql,
+			 "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);%s"
+			 "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,"
+			 " deviceId INTEGER, correlationId INTEGER, globalPid INTEGER,"
+			 " demangledName INTEGER, shortName INTEGER);"
+			 "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER,"
+			 " eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER);"
+			 "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER,"
+			 " globalTid INTEGER, text TEXT, textId INTEGER);%s",
+			 strings[i], rows[i]);
+		fx_sqlite(in[i], sql);
+	}
+	const char *m = fx_path("s-merged.db");
+	struct trace_import_stats st;
+	struct err e = {0};
+	int rc = trace_merge(m, in, 2, NULL, &st, &e);
+	if (rc)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	/* both files are process 1: the second became another process */
+	assert_int_equal(fx_i64(m, "SELECT count(DISTINCT globalPid) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 2);
+	static const char *const checks[][2] = {
+		{"SELECT group_concat(s.value) FROM (SELECT demangledName d FROM CUPTI_ACTIVITY_KIND_KERNEL"
+		 " WHERE globalPid >> 24 = 1) k JOIN StringIds s ON s.id = k.d", "kernA"},
+		{"SELECT group_concat(s.value) FROM (SELECT demangledName d FROM CUPTI_ACTIVITY_KIND_KERNEL"
+		 " WHERE globalPid >> 24 != 1 ORDER BY start) k JOIN StringIds s ON s.id = k.d",
+		 "kernB,kernA"},
+		{"SELECT s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
+		 " WHERE globalTid >> 24 = 1", "cudaLaunchKernel"},
+		{"SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s"
+		 " ON s.id = r.nameId WHERE globalTid >> 24 != 1", "cuLaunchKernel"},
+		{"SELECT text FROM NVTX_EVENTS WHERE globalTid >> 24 = 1", "range A"},
+		{"SELECT text FROM NVTX_EVENTS WHERE globalTid >> 24 != 1", "range B"},
+	};
+	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+		assert_string_equal(fx_text(m, checks[i][0]), checks[i][1]);
+	/* one string, one id */
+	assert_int_equal(fx_i64(m, "SELECT count(*) FROM StringIds WHERE value = 'kernA'"), 1);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -316,6 +506,8 @@ int main(void)
 		cmocka_unit_test(test_import_minimal_schema),
 		cmocka_unit_test(test_rejects_bad_files),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_merge_gpus),
+		cmocka_unit_test(test_merge_string_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
