@@ -25,8 +25,8 @@
  * everything sequential is 8 x 8 per row. The gate's lower bound keeps
  * Gamma_t >= exp(-40) over a window of 8, so 1 / Gamma_s fits in FP32.
  *
- * KDA_VERIFY_KERNEL=step (environment, read once) selects kda_step.cuh's
- * register-resident sequential kernel instead, for side-by-side timing.
+ * KDA_VERIFY_KERNEL (environment, read once; see verify_variant()) selects
+ * other variants for side-by-side timing.
  */
 #include "kda_verify.h"
 
@@ -47,15 +47,32 @@ constexpr int VRPT = VD / VRG;        /* rows per thread in the replay */
 constexpr int VCHUNKS = 4;            /* row blocks of the state copy */
 constexpr int VCHUNK_ROWS = VD / VCHUNKS;
 constexpr int VPAD = VD + 4;          /* row pitch of the draft vectors (floats) */
+constexpr int VSP = VD;               /* row pitch of the staged state (elements) */
 constexpr int VWZ = 2 * VW + 1;       /* row pitch of the product's result */
 static_assert(VW == 8 && VNT == 2 * VD && VRPT * VRG == VD, "shape");
+
+/*
+ * The product's B operands, [Gamma k | Gamma q] (k, q before their L2
+ * norms), packed once per CTA as the m16n8k16 fragments every warp loads:
+ * word (mat, kt, half, hl, lane) holds, for token g = lane / 4 and
+ * k = 16 kt + 8 half + 2 (lane % 4) + {0, 1}, the BF16 pair of the value
+ * (hl = 0) or of its remainder (hl = 1). A k tile's 128 words are padded to
+ * 132 so that the pair pass (lanes over k tiles) is free of bank conflicts.
+ */
+constexpr int BP_KS = 4 * 32 + 4;     /* words per k tile */
+constexpr int BP_MS = (VD / 16) * BP_KS; /* words per matrix */
+
+__device__ __forceinline__ int bp_word(int mat, int kt, int half, int hl, int lane)
+{
+	return mat * BP_MS + kt * BP_KS + (half * 2 + hl) * 32 + lane;
+}
 
 /* Draft vectors before the product; the product's result after it. */
 union ver_vec {
 	struct {
-		float kd[VW][VPAD]; /* Gamma_t k_t (k before its L2 norm) */
+		uint32_t bp[2 * BP_MS];
 		float ki[VW][VPAD]; /* k_t / Gamma_t */
-		float qd[VW][VPAD]; /* Gamma_t q_t */
+		float qi[VW][VPAD]; /* q_t / Gamma_t (for |q_t|^2 = Gamma q . q / Gamma) */
 	} in;
 	float wz[VD][VWZ]; /* per row: w_0..7, z_0..7 (before the norms' scales) */
 };
@@ -63,10 +80,9 @@ union ver_vec {
 struct __align__(16) ver_smem {
 	ver_vec vec;
 	float k[VD], alpha[VD], v[VD]; /* the replay token */
-	float A[VW][VW], P[VW][VW];
-	float red[VW][VD / 32][2]; /* per draft token, per q/k warp: sum q^2, sum k^2 */
-	float rred[VD / 32];       /* the replay token: sum k^2 per warp */
-	float ored[VW][VD / 32];   /* per draft token, per v warp: sum o^2 */
+	float A[VW][VW], P[VW][VW];    /* before the norms' scales */
+	float rred[VD / 32];           /* the replay token: sum k^2 per warp */
+	float ored[VW][VD / 32];       /* per draft token, per v warp: sum o^2 */
 	float rq[VW], rk[VW], beta[VW];
 	float rbeta;
 	uint64_t mbar[VCHUNKS];
@@ -99,10 +115,10 @@ struct ver_afrag<float> {
 	static constexpr bool SPLIT = true;
 	static __device__ __forceinline__ void load(const float *S, int r, int k0, uint32_t hi[4], uint32_t lo[4])
 	{
-		const float2 a0 = *reinterpret_cast<const float2 *>(S + r * VD + k0);
-		const float2 a1 = *reinterpret_cast<const float2 *>(S + (r + 8) * VD + k0);
-		const float2 a2 = *reinterpret_cast<const float2 *>(S + r * VD + k0 + 8);
-		const float2 a3 = *reinterpret_cast<const float2 *>(S + (r + 8) * VD + k0 + 8);
+		const float2 a0 = *reinterpret_cast<const float2 *>(S + r * VSP + k0);
+		const float2 a1 = *reinterpret_cast<const float2 *>(S + (r + 8) * VSP + k0);
+		const float2 a2 = *reinterpret_cast<const float2 *>(S + r * VSP + k0 + 8);
+		const float2 a3 = *reinterpret_cast<const float2 *>(S + (r + 8) * VSP + k0 + 8);
 		split2(a0.x, a0.y, hi[0], lo[0]);
 		split2(a1.x, a1.y, hi[1], lo[1]);
 		split2(a2.x, a2.y, hi[2], lo[2]);
@@ -115,10 +131,10 @@ struct ver_afrag<uint16_t> {
 	static constexpr bool SPLIT = false; /* BF16 state is exact in BF16 */
 	static __device__ __forceinline__ void load(const uint16_t *S, int r, int k0, uint32_t hi[4], uint32_t *)
 	{
-		hi[0] = *reinterpret_cast<const uint32_t *>(S + r * VD + k0);
-		hi[1] = *reinterpret_cast<const uint32_t *>(S + (r + 8) * VD + k0);
-		hi[2] = *reinterpret_cast<const uint32_t *>(S + r * VD + k0 + 8);
-		hi[3] = *reinterpret_cast<const uint32_t *>(S + (r + 8) * VD + k0 + 8);
+		hi[0] = *reinterpret_cast<const uint32_t *>(S + r * VSP + k0);
+		hi[1] = *reinterpret_cast<const uint32_t *>(S + (r + 8) * VSP + k0);
+		hi[2] = *reinterpret_cast<const uint32_t *>(S + r * VSP + k0 + 8);
+		hi[3] = *reinterpret_cast<const uint32_t *>(S + (r + 8) * VSP + k0 + 8);
 	}
 };
 
@@ -148,12 +164,12 @@ __device__ __forceinline__ ver_raw ver_load(const kda_window &w, bool lower, boo
 
 /* Threads < 128 own q and k channel c (and its decay), threads >= 128 v
  * channel c, its output gate, and state row c in the draft solve. */
-template <typename StateT, int MIN_CTAS>
+template <typename StateT, int MIN_CTAS, bool EARLY>
 __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_params p)
 {
 	extern __shared__ __align__(128) unsigned char dyn[];
 	StateT *S = reinterpret_cast<StateT *>(dyn);
-	ver_smem &sm = *reinterpret_cast<ver_smem *>(dyn + sizeof(StateT) * VD * VD);
+	ver_smem &sm = *reinterpret_cast<ver_smem *>(dyn + sizeof(StateT) * VD * VSP);
 	const int b = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
 	const int H = p.heads, W = p.window;
 	const size_t C = (size_t)H * 3 * VD;
@@ -167,7 +183,11 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 	const size_t slot = (size_t)p.slot[b];
 	StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * VD * VD;
 	constexpr uint32_t CHUNK_BYTES = VCHUNK_ROWS * VD * sizeof(StateT);
+	static_assert(VSP == VD, "the bulk copies land whole row blocks");
 
+	/* One thread stages the state, a row block per bulk copy and mbarrier
+	 * (per-row copies into padded rows, free of the fragment loads' bank
+	 * conflicts, measured slower: 128 small copies per CTA). */
 	if (tid == 0) {
 #pragma unroll
 		for (int i = 0; i < VCHUNKS; i++)
@@ -185,7 +205,6 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 	 * registers to spare, every draft's) loads go out with the state's. */
 	const size_t ch0 = lower ? (size_t)h * VD + c : (size_t)(2 * H + h) * VD + c;
 	const size_t ch1 = (size_t)(H + h) * VD + c;
-	constexpr bool EARLY = MIN_CTAS <= 2;
 	ver_raw nxt = {}, dr[VW];
 	if (n_commit > 0)
 		nxt = ver_load(p.replay, lower, false, (size_t)b * W, H, h, c, C, ch0, ch1);
@@ -254,7 +273,7 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		for (int i = 0; i < VRPT; i++) {
 			const int row = rg + VRG * i;
 			float m[STEP_KS];
-			step_layout<StateT>::load(S + (size_t)row * VD, sub, m);
+			step_layout<StateT>::load(S + (size_t)row * VSP, sub, m);
 			float a = 0.0f;
 #pragma unroll
 			for (int e = 0; e < STEP_KS; e++) {
@@ -266,7 +285,7 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 #pragma unroll
 			for (int e = 0; e < STEP_KS; e++)
 				m[e] += coef * kh[e];
-			step_layout<StateT>::store(S + (size_t)row * VD, sub, m);
+			step_layout<StateT>::store(S + (size_t)row * VSP, sub, m);
 			if (last)
 				step_layout<StateT>::store(st + (size_t)row * VD, sub, m);
 		}
@@ -291,6 +310,10 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 	/* ---- drafts: inputs of all n tokens ---- */
 	float vv[VW], og[VW];
 	float G = 0.0f; /* cumulative log decay of k channel c */
+	/* Where channel c's values go in the packed fragments (token t: lane + 4 t). */
+	const int w16 = c & 15;
+	uint16_t *bp16 = reinterpret_cast<uint16_t *>(sm.vec.in.bp);
+	const int bpk = 2 * bp_word(0, c >> 4, w16 >> 3, 0, (w16 & 7) >> 1) + (w16 & 1);
 #pragma unroll
 	for (int t = 0; t < VW; t++) {
 		vv[t] = og[t] = 0.0f;
@@ -300,13 +323,16 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 			const float yq = conv_step(cw[0], hist[0], bf2f(dr[t].x0));
 			const float yk = conv_step(cw[1], hist[1], bf2f(dr[t].x1));
 			G += (float)KDA_GATE_LOWER_BOUND * sigmoidf_(bf2f(dr[t].g));
-			const float eg = expf(G), ieg = expf(-G);
-			sm.vec.in.kd[t][c] = yk * eg;
+			const float eg = __expf(G), ieg = __expf(-G);
+			const float kd = yk * eg, qd = yq * eg;
+			const uint16_t kh = f2bf(kd), qh = f2bf(qd);
+			const int o = bpk + 8 * t; /* lane + 4 t, in halves */
+			bp16[o] = kh;
+			bp16[o + 64] = f2bf(kd - bf2f(kh));
+			bp16[o + 2 * BP_MS] = qh;
+			bp16[o + 2 * BP_MS + 64] = f2bf(qd - bf2f(qh));
 			sm.vec.in.ki[t][c] = yk * ieg;
-			sm.vec.in.qd[t][c] = yq * eg;
-			const float r0 = group_sum<32>(yq * yq), r1 = group_sum<32>(yk * yk);
-			if (lane == 0)
-				sm.red[t][warp][0] = r0, sm.red[t][warp][1] = r1;
+			sm.vec.in.qi[t][c] = yq * ieg;
 		} else {
 			vv[t] = conv_step(cw[0], hist[0], bf2f(dr[t].x0));
 			og[t] = sigmoidf_(bf2f(dr[t].x1));
@@ -315,33 +341,45 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		}
 	}
 	__syncthreads();
-	if (tid < n) {
-		const int t = tid;
-		float sq = 0.0f, sk = 0.0f;
-#pragma unroll
-		for (int i = 0; i < VD / 32; i++)
-			sq += sm.red[t][i][0], sk += sm.red[t][i][1];
-		sm.rq[t] = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
-		sm.rk[t] = rsqrtf(sk + (float)KDA_L2_EPS);
-	}
-	__syncthreads();
 
-	/* A and P: one warp per (t, s), s <= t, lanes over k. */
+	/* A, P and the norms: one warp per (t, s), s <= t, lane = 4 k tile + j
+	 * over k = 16 kt + 8 half + 2 j + {0, 1}; |k_t|^2 = (Gamma k_t) . (k_t /
+	 * Gamma_t), |q_t|^2 likewise. Unscaled: the solve applies the norms. */
 	for (int pi = warp; pi < n * (n + 1) / 2; pi += VNT / 32) {
 		int t = 0;
 		while ((t + 1) * (t + 2) / 2 <= pi)
 			t++;
 		const int s = pi - t * (t + 1) / 2;
-		const float4 kd = *reinterpret_cast<const float4 *>(&sm.vec.in.kd[t][4 * lane]);
-		const float4 qd = *reinterpret_cast<const float4 *>(&sm.vec.in.qd[t][4 * lane]);
-		const float4 ki = *reinterpret_cast<const float4 *>(&sm.vec.in.ki[s][4 * lane]);
-		float a = kd.x * ki.x + kd.y * ki.y + kd.z * ki.z + kd.w * ki.w;
-		float q = qd.x * ki.x + qd.y * ki.y + qd.z * ki.z + qd.w * ki.w;
+		const int kt = lane >> 2, j = lane & 3;
+		float a = 0.0f, q = 0.0f, qq = 0.0f;
+#pragma unroll
+		for (int half = 0; half < 2; half++) {
+			const int k = 16 * kt + 8 * half + 2 * j;
+			const uint32_t khi = sm.vec.in.bp[bp_word(0, kt, half, 0, 4 * t + j)];
+			const uint32_t klo = sm.vec.in.bp[bp_word(0, kt, half, 1, 4 * t + j)];
+			const uint32_t qhi = sm.vec.in.bp[bp_word(1, kt, half, 0, 4 * t + j)];
+			const uint32_t qlo = sm.vec.in.bp[bp_word(1, kt, half, 1, 4 * t + j)];
+			const float2 ki = *reinterpret_cast<const float2 *>(&sm.vec.in.ki[s][k]);
+			const float kd0 = lo_bf16(khi) + lo_bf16(klo), kd1 = hi_bf16(khi) + hi_bf16(klo);
+			const float qd0 = lo_bf16(qhi) + lo_bf16(qlo), qd1 = hi_bf16(qhi) + hi_bf16(qlo);
+			a += kd0 * ki.x + kd1 * ki.y;
+			q += qd0 * ki.x + qd1 * ki.y;
+			if (s == t) {
+				const float2 qi = *reinterpret_cast<const float2 *>(&sm.vec.in.qi[t][k]);
+				qq += qd0 * qi.x + qd1 * qi.y;
+			}
+		}
 		a = group_sum<32>(a);
 		q = group_sum<32>(q);
+		if (s == t)
+			qq = group_sum<32>(qq);
 		if (lane == 0) {
-			sm.A[t][s] = s < t ? a * sm.rk[t] * sm.rk[s] : 0.0f;
-			sm.P[t][s] = q * sm.rq[t] * sm.rk[s];
+			sm.A[t][s] = a;
+			sm.P[t][s] = q;
+			if (s == t) {
+				sm.rk[t] = rsqrtf(a + (float)KDA_L2_EPS);
+				sm.rq[t] = rsqrtf(qq + (float)KDA_L2_EPS) * p.scale;
+			}
 		}
 	}
 
@@ -350,23 +388,17 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 	if (n_commit == 0)
 		mbar_wait(&sm.mbar[r0 / VCHUNK_ROWS], 0);
 	float dw[4] = { 0.0f, 0.0f, 0.0f, 0.0f }, dz[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
-	const bool live = g < n; /* vector g of each half is a draft token */
+	const uint32_t live = g < n ? 0xffffffffu : 0u; /* token g of the fragments is a draft */
 #pragma unroll 2
 	for (int kt = 0; kt < VD / 16; kt++) {
 		const int k0 = 16 * kt + 2 * tq;
 		uint32_t ah[4], alo[4];
 		ver_afrag<StateT>::load(S, r0 + g, k0, ah, alo);
-		float2 kb0 = *reinterpret_cast<const float2 *>(&sm.vec.in.kd[g][k0]);
-		float2 kb1 = *reinterpret_cast<const float2 *>(&sm.vec.in.kd[g][k0 + 8]);
-		float2 qb0 = *reinterpret_cast<const float2 *>(&sm.vec.in.qd[g][k0]);
-		float2 qb1 = *reinterpret_cast<const float2 *>(&sm.vec.in.qd[g][k0 + 8]);
-		if (!live)
-			kb0 = kb1 = qb0 = qb1 = make_float2(0.0f, 0.0f);
-		uint32_t kh0, kl0, kh1, kl1, qh0, ql0, qh1, ql1;
-		split2(kb0.x, kb0.y, kh0, kl0);
-		split2(kb1.x, kb1.y, kh1, kl1);
-		split2(qb0.x, qb0.y, qh0, ql0);
-		split2(qb1.x, qb1.y, qh1, ql1);
+		const uint32_t *bp = sm.vec.in.bp;
+		const uint32_t kh0 = bp[bp_word(0, kt, 0, 0, lane)] & live, kh1 = bp[bp_word(0, kt, 1, 0, lane)] & live;
+		const uint32_t kl0 = bp[bp_word(0, kt, 0, 1, lane)] & live, kl1 = bp[bp_word(0, kt, 1, 1, lane)] & live;
+		const uint32_t qh0 = bp[bp_word(1, kt, 0, 0, lane)] & live, qh1 = bp[bp_word(1, kt, 1, 0, lane)] & live;
+		const uint32_t ql0 = bp[bp_word(1, kt, 0, 1, lane)] & live, ql1 = bp[bp_word(1, kt, 1, 1, lane)] & live;
 		mma_bf16_16816(dw, ah, kh0, kh1);
 		mma_bf16_16816(dw, ah, kl0, kl1);
 		mma_bf16_16816(dz, ah, qh0, qh1);
@@ -392,15 +424,18 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		u[t] = o[t] = 0.0f;
 		if (t >= n)
 			continue;
-		float acc = vv[t] - sm.rk[t] * sm.vec.wz[c][t];
+		/* u[] holds |k_s|^-1 u_s: A and P are in unnormalized k, q. */
+		float acc = sm.vec.wz[c][t];
 #pragma unroll
 		for (int s = 0; s < t; s++)
-			acc -= sm.A[t][s] * u[s];
-		u[t] = sm.beta[t] * acc;
-		float ot = sm.rq[t] * sm.vec.wz[c][VW + t];
+			acc += sm.A[t][s] * u[s];
+		const float rk = sm.rk[t];
+		u[t] = rk * sm.beta[t] * (vv[t] - rk * acc);
+		float ot = sm.vec.wz[c][VW + t];
 #pragma unroll
 		for (int s = 0; s <= t; s++)
 			ot += sm.P[t][s] * u[s];
+		ot *= sm.rq[t];
 		o[t] = ot;
 		const float r = group_sum<32>(ot * ot);
 		if (lane == 0)
@@ -419,11 +454,11 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 	}
 }
 
-template <typename StateT, int MIN_CTAS>
+template <typename StateT, int MIN_CTAS, bool EARLY>
 int ver_launch(const ver_params &p, int batch, cudaStream_t stream)
 {
-	constexpr size_t smem = sizeof(StateT) * VD * VD + sizeof(ver_smem);
-	auto kern = kda_verify_kernel<StateT, MIN_CTAS>;
+	constexpr size_t smem = sizeof(StateT) * VD * VSP + sizeof(ver_smem);
+	auto kern = kda_verify_kernel<StateT, MIN_CTAS, EARLY>;
 	static bool configured = false;
 	if (!configured) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
@@ -435,14 +470,18 @@ int ver_launch(const ver_params &p, int batch, cudaStream_t stream)
 	return kda_launch_status();
 }
 
-bool use_step_kernel()
+/* KDA_VERIFY_KERNEL: step (1): kda_step.cuh's sequential kernel; default (0).
+ * (BF16 state at 3 CTAs per SM with every draft's loads issued up front, the
+ * FP32 kernel's way, measured 28 % slower than 4 CTAs per SM at B = 64:
+ * bench/results/kda-verify-h200-2026-11-29/run3.) */
+int verify_variant()
 {
 	static int v = -1;
 	if (v < 0) {
 		const char *e = getenv("KDA_VERIFY_KERNEL");
-		v = e && !strcmp(e, "step");
+		v = e && !strcmp(e, "step") ? 1 : 0;
 	}
-	return v == 1;
+	return v;
 }
 
 bool window_ok(const struct kda_window *w, bool need_gate)
@@ -476,7 +515,8 @@ extern "C" int kda_verify_replay(const struct kda_verify_args *a, cudaStream_t s
 		return -EINVAL;
 	if (!window_ok(&a->replay, false) || !window_ok(&a->draft, true) || (a->draft.x && !a->out))
 		return -EINVAL;
-	if (use_step_kernel()) {
+	const int variant = verify_variant();
+	if (variant == 1) {
 		step_params p = {};
 		p.heads = a->heads;
 		p.window = a->window;
@@ -504,7 +544,9 @@ extern "C" int kda_verify_replay(const struct kda_verify_args *a, cudaStream_t s
 	p.replay = a->replay;
 	p.draft = a->draft;
 	p.out = a->out;
-	/* Shared memory sets the CTAs per SM (FP32 ~81 KiB: 2, BF16 ~49 KiB: 4). */
-	return a->state_dtype == KDA_F32 ? ver_launch<float, 2>(p, a->batch, stream)
-					 : ver_launch<uint16_t, 4>(p, a->batch, stream);
+	/* Shared memory sets the CTAs per SM (FP32 ~83 KiB: 2, BF16 ~50 KiB: 4);
+	 * with 2 CTAs per SM the registers hold every draft's inputs early. */
+	if (a->state_dtype == KDA_F32)
+		return ver_launch<float, 2, true>(p, a->batch, stream);
+	return ver_launch<uint16_t, 4, false>(p, a->batch, stream);
 }
