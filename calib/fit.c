@@ -226,8 +226,8 @@ static void run_stage(struct stage *s, struct calib_fit_stage *r, double *x, con
 	r->after = mean_abs_log(s->hw, s->pt, s->n);
 }
 
-/* Stage 3b: a model per collective kind and rank count with enough training points of its own,
- * from the fitted interconnect values. */
+/* Stage 3: a model per collective kind and rank count with enough training points of its own,
+ * started from the interconnect's values and from the data. */
 static void fit_colls(const struct calib_points *pts, struct hw *hw, struct calib_fit_report *rep,
                       const struct calib_point **sel)
 {
@@ -353,6 +353,7 @@ struct resid {
 	bool any;
 	int coll;      /* collectives: the kind; else -1 */
 	int64_t ranks; /* collectives: the rank count */
+	const struct op *op; /* the point's op */
 };
 
 static int cmp_resid(const void *a, const void *b)
@@ -412,6 +413,33 @@ static int knots(const struct resid *r, int n, double *kx, double *ky, double *t
 	return out;
 }
 
+/* A collective's time never falls with more bytes: between knots of its table (log bytes kx,
+ * log efficiency ky) the efficiency may rise no faster than the modeled time, whose elasticity
+ * (an affine time in bytes: rising with them) is smallest at the lower knot; a steeper rise,
+ * which flat measured times at small sizes give, is cut there. `like` gives kind and ranks. */
+static void comm_monotonic(struct hw *hw, const struct op *like, const double *kx, double *ky, int nk)
+{
+	int keep = hw->n_tables;
+	hw->n_tables = 0; /* the model the residuals were taken against */
+	struct op op = *like;
+	for (int k = 1; k < nk; k++) {
+		struct op_cost a, b;
+		int64_t x1 = (int64_t)exp(kx[k - 1]), x2 = x1 + x1 / 100 + 1;
+		op.comm_bytes = x1;
+		sim_op_cost(hw, &op, NULL, &a);
+		op.comm_bytes = x2;
+		sim_op_cost(hw, &op, NULL, &b);
+		if (!(a.time_s > 0 && b.time_s > 0))
+			continue;
+		/* exact for a time affine in bytes */
+		double elasticity = (b.time_s / a.time_s - 1) / ((double)x2 / (double)x1 - 1);
+		double most = ky[k - 1] + elasticity * (kx[k] - kx[k - 1]);
+		if (ky[k] > most)
+			ky[k] = most;
+	}
+	hw->n_tables = keep;
+}
+
 static int build_tables(const struct calib_points *pts, struct hw *hw, const struct calib_fit_opts *o,
                         struct calib_fit_report *rep)
 {
@@ -438,6 +466,7 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		x->dt = table_dtype(hw, &p->op, &x->any);
 		x->coll = p->cls == HW_CLASS_COMM ? (int)coll_of(p->op.kind) : -1;
 		x->ranks = p->cls == HW_CLASS_COMM ? p->op.ranks : 0;
+		x->op = &p->op;
 		x->x = log(table_key(p, pred));
 		x->y = log(pred / p->measured_s);
 	}
@@ -450,6 +479,8 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		struct hw_table *t = &hw->tables[hw->n_tables];
 		double kx[HW_TABLE_POINTS_MAX], ky[HW_TABLE_POINTS_MAX];
 		int nk = knots(r + i, (int)(j - i), kx, ky, tx, ty);
+		if (r[i].cls == HW_CLASS_COMM)
+			comm_monotonic(hw, r[i].op, kx, ky, nk);
 		memset(t, 0, sizeof *t);
 		t->cls = (enum hw_class)r[i].cls;
 		t->key = key_of(t->cls);
@@ -610,13 +641,20 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 		rep->kda_chunk.points = st.n;
 	else
 		run_stage(&st, &rep->kda_chunk, xk, sk, 3);
+	/* a model per collective kind and rank count with points enough; the interconnect's curve
+	 * and latency (what the others get) from the points of the rest only */
+	fit_colls(pts, hw, rep, sel);
 	double xc[3] = {unsquash(hw->eff_comm.max), log(hw->eff_comm.half > 0 ? hw->eff_comm.half : 1 << 20),
 	                log(hw->nvlink_latency_s > 0 ? hw->nvlink_latency_s : 3e-6)};
 	const double sc[3] = {0.5, 1.0, 0.5};
-	st.n = select_points(pts, is_comm, sel);
+	st.n = 0;
+	for (size_t i = 0; i < pts->n; i++) {
+		const struct calib_point *p = &pts->p[i];
+		if (!p->held_out && is_comm(p) && !hw_coll_model(hw, coll_of(p->op.kind), p->op.ranks))
+			sel[st.n++] = p;
+	}
 	st.apply = apply_comm;
 	run_stage(&st, &rep->comm, xc, sc, 3);
-	fit_colls(pts, hw, rep, sel);
 
 	/* 4. what remains, as tables */
 	if (!o || !o->no_tables) {

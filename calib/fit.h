@@ -7,11 +7,12 @@
  * the fitted preset keeps the base's launch latencies (gaps between kernels, not measured here):
  *   1. memory: eff_memory (max, half) from copies and elementwise ops;
  *   2. GEMM: eff_gemm (max, half) and gemm_wave_smoothing (0, 1/4, ..., 1) from dense GEMMs;
- *   3. KDA prefill: kda_chunk_step_cycles; collectives: eff_comm (max, half) and NVLink latency
- *      over all of them (what kinds and rank counts never measured get), then per collective kind
- *      and rank count with points of its own a model (hw_coll_model): its step latency and
- *      efficiency max, with half 0 (in the alpha-beta form half only adds a constant, which the
- *      latency carries: the model is latency + bytes / bandwidth, and its table the rest);
+ *   3. KDA prefill: kda_chunk_step_cycles; collectives: per collective kind and rank count with
+ *      points enough a model of its own (hw_coll_model): its step latency and efficiency max,
+ *      with half 0 (in the alpha-beta form half only adds a constant, which the latency carries:
+ *      the model is latency + bytes / bandwidth, its table the rest); then eff_comm (max, half)
+ *      and NVLink latency, what kinds and rank counts without a model get, from the points of
+ *      those only (none: the base's stay; 2-GPU measurements say little about 8 GPUs);
  *   4. tables (optional): the measured-over-modeled efficiency that remains, per dense GEMM
  *      shape over m, per class and dtype over size (hw.h), and per collective kind and rank
  *      count over bytes, interpolated in log space.

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/sim.h"
 #include "util/doc.h"
 
 static const struct opspec_kind kinds[] = {
@@ -43,6 +44,15 @@ static const struct opspec_kind kinds[] = {
 	 {{"bytes", NULL, "input buffer"}, {"ranks", NULL, "GPUs"}}},
 	{"alltoall", OP_ALLTOALL, "all-to-all (bytes = send buffer per rank)",
 	 {{"bytes", NULL, "send buffer per rank"}, {"ranks", NULL, "GPUs"}}},
+	{"ep_dispatch", OP_ALLTOALL, "EP dispatch: each token once to each EP rank holding one of its experts",
+	 {{"tokens", NULL, "tokens per rank"}, {"ranks", NULL, "EP ranks"}, {"experts", "896", "routed experts"},
+	  {"top_k", "16", "experts per token"}, {"width", "3584", "elements per row (K3: the latent)"},
+	  {"dtype", "fp8", "row dtype (fp8 rows carry one FP32 scale per 128)"},
+	  {"imbalance", "1", "busiest rank's rows over the mean"}}},
+	{"ep_combine", OP_ALLTOALL, "EP combine: the expert outputs back, one row per rank reached",
+	 {{"tokens", NULL, "tokens per rank"}, {"ranks", NULL, "EP ranks"}, {"experts", "896", "routed experts"},
+	  {"top_k", "16", "experts per token"}, {"width", "3584", "elements per row"},
+	  {"dtype", "bf16", "row dtype"}, {"imbalance", "1", "busiest rank's rows over the mean"}}},
 	{"copy", OP_ELEMENTWISE, "device-to-device copy: bytes read and written",
 	 {{"bytes", NULL, "bytes copied"}}},
 	{"elementwise", OP_ELEMENTWISE, "memory-bound elementwise op over m x n",
@@ -96,6 +106,21 @@ static int get_dtype(const struct values *a, const char *name, enum dtype *out)
 			dtype_spellings());
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* 0 and *out set; 1 when absent; <0 on a bad value. */
+static int get_double(const struct values *a, const char *name, double *out)
+{
+	const char *v = value(a, name);
+	if (!v || !*v)
+		return 1;
+	double x;
+	if (doc_parse_double(v, &x) < 0 || !(x >= 0)) {
+		err_set(a->e, NULL, 0, 0, "%s %s=%s: expected a non-negative number", a->spec->name, name, v);
+		return -EINVAL;
+	}
+	*out = x;
 	return 0;
 }
 
@@ -184,6 +209,34 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 		op.in_tensors = op.out_tensors = 1;
 		op.a_dtype = op.o_dtype = DT_FP8; /* one byte per element */
 		op.cold = true;                   /* a D2D copy streams through HBM */
+		op_fill(&op);
+		*out = op;
+		return 0;
+	}
+	if (strncmp(a.spec->name, "ep_", 3) == 0) {
+		/* an EP dispatch or combine as the equivalent even all-to-all (sim_ep_comm_bytes) */
+		int64_t tokens = 0, width = 0;
+		double imbalance = 1;
+		struct model_moe moe = {0};
+		enum dtype dt = DT_BF16;
+		I64("tokens", tokens);
+		I64("ranks", op.ranks);
+		I64("experts", moe.experts);
+		I64("top_k", moe.top_k);
+		I64("width", width);
+		DT("dtype", dt);
+		if ((rc = get_double(&a, "imbalance", &imbalance)) < 0)
+			return rc;
+		if (imbalance < 1) {
+			err_set(e, NULL, 0, 0, "%s: imbalance must be at least 1 (busiest rank over the mean)", kind);
+			return -EINVAL;
+		}
+		if (moe.top_k < 1 || moe.top_k > moe.experts) {
+			err_set(e, NULL, 0, 0, "%s: top_k must be in 1..experts", kind);
+			return -EINVAL;
+		}
+		int64_t row = dt == DT_FP8 ? width + 4 * ((width + 127) / 128) : dtype_bytes(dt, width);
+		op.comm_bytes = sim_ep_comm_bytes(&moe, tokens, row, op.ranks, imbalance);
 		op_fill(&op);
 		*out = op;
 		return 0;

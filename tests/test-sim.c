@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/opspec.h"
 #include "sim/sim.h"
 
 static struct model k3, full;
@@ -396,6 +397,22 @@ static void test_ep_bytes(void **state)
 	assert_true(llabs(b2 - INT64_C(1024) * 2 * 3696) < 3696);
 	assert_true(sim_ep_comm_bytes(x, 1024, 3696, 16, 1.3) > sim_ep_comm_bytes(x, 1024, 3696, 16, 1.0));
 	assert_true(sim_ep_comm_bytes(x, 1024, 3696, 16, 1.0) < INT64_C(1024) * 16 * 3696 * 2 / 3);
+
+	/* the same as an op (k3sim op ep_dispatch / ep_combine: K3's defaults) */
+	struct op op;
+	struct err e;
+	assert_int_equal(opspec_parse_line("ep_dispatch tokens=1024 ranks=2", &op, &e), 0);
+	assert_int_equal(op.kind, OP_ALLTOALL);
+	assert_string_equal(op.name, "ep_dispatch");
+	assert_int_equal(op.comm_bytes, b2);
+	assert_int_equal(opspec_parse_line("ep_combine tokens=1024 ranks=16 imbalance=1.3", &op, &e), 0);
+	assert_int_equal(op.comm_bytes, sim_ep_comm_bytes(x, 1024, 7168, 16, 1.3));
+	assert_int_equal(opspec_parse_line("ep_combine tokens=8 ranks=1", &op, &e), 0);
+	assert_int_equal(op.comm_bytes, 0);
+	assert_true(opspec_parse_line("ep_dispatch tokens=8 ranks=2 imbalance=0.5", &op, &e) < 0);
+	assert_non_null(strstr(e.msg, "imbalance must be at least 1"));
+	assert_true(opspec_parse_line("ep_dispatch tokens=8 ranks=2 imbalance=x", &op, &e) < 0);
+	assert_true(opspec_parse_line("ep_dispatch tokens=8 ranks=2 top_k=0", &op, &e) < 0);
 
 	/* in a step: EP1 maps no dispatch or combine; EP2's dispatch is 2 rows of 3696 B per token */
 	struct scenario s;
