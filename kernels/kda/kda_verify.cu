@@ -106,19 +106,43 @@ __device__ __forceinline__ void split2(float x, float y, uint32_t &hi, uint32_t 
 	lo = pack_bf16(x - lo_bf16(hi), y - hi_bf16(hi));
 }
 
-/* A fragment (rows g, g + 8; k = k0, k0 + 1, k0 + 8, k0 + 9) of the staged state. */
+/*
+ * The staged state in shared memory, row-major [v][k]. The bulk copies land
+ * rows as they are in HBM; the replay writes them back with their 16-byte
+ * chunks permuted, chunk ^ swz(row), so that the tensor-core fragment loads
+ * of 8 rows (same k, 8 rows 256 / 512 bytes apart) hit 8 bank groups
+ * instead of one. x = 0 addresses the unpermuted layout.
+ */
 template <typename StateT>
-struct ver_afrag;
+struct ver_rows;
 
 template <>
-struct ver_afrag<float> {
+struct ver_rows<float> {
 	static constexpr bool SPLIT = true;
-	static __device__ __forceinline__ void load(const float *S, int r, int k0, uint32_t hi[4], uint32_t lo[4])
+	static __device__ __forceinline__ int swz(int row) { return (row & 7) << 1; }
+	/* The replay's 8 k of a row: chunks sub and 16 + sub (kda_step.cuh's layout). */
+	static __device__ __forceinline__ void load(const float *row, int sub, int x, float m[STEP_KS])
 	{
-		const float2 a0 = *reinterpret_cast<const float2 *>(S + r * VSP + k0);
-		const float2 a1 = *reinterpret_cast<const float2 *>(S + (r + 8) * VSP + k0);
-		const float2 a2 = *reinterpret_cast<const float2 *>(S + r * VSP + k0 + 8);
-		const float2 a3 = *reinterpret_cast<const float2 *>(S + (r + 8) * VSP + k0 + 8);
+		const float4 a = *reinterpret_cast<const float4 *>(row + (sub ^ x) * 4);
+		const float4 b = *reinterpret_cast<const float4 *>(row + 64 + (sub ^ x) * 4);
+		m[0] = a.x, m[1] = a.y, m[2] = a.z, m[3] = a.w;
+		m[4] = b.x, m[5] = b.y, m[6] = b.z, m[7] = b.w;
+	}
+	static __device__ __forceinline__ void store(float *row, int sub, int x, const float m[STEP_KS])
+	{
+		*reinterpret_cast<float4 *>(row + (sub ^ x) * 4) = make_float4(m[0], m[1], m[2], m[3]);
+		*reinterpret_cast<float4 *>(row + 64 + (sub ^ x) * 4) = make_float4(m[4], m[5], m[6], m[7]);
+	}
+	/* A fragment of rows r, r + 8 (r % 8 = g) at k tile kt: k = 16 kt + 2 tq + {0, 1} and + 8. */
+	static __device__ __forceinline__ void afrag(const float *S, int r, int kt, int tq, int x, uint32_t hi[4],
+						     uint32_t lo[4])
+	{
+		const int c0 = 4 * kt + (tq >> 1), off = (2 * tq) & 3;
+		const float *p0 = S + r * VD + off, *p1 = S + (r + 8) * VD + off;
+		const float2 a0 = *reinterpret_cast<const float2 *>(p0 + ((c0 ^ x) << 2));
+		const float2 a1 = *reinterpret_cast<const float2 *>(p1 + ((c0 ^ x) << 2));
+		const float2 a2 = *reinterpret_cast<const float2 *>(p0 + (((c0 + 2) ^ x) << 2));
+		const float2 a3 = *reinterpret_cast<const float2 *>(p1 + (((c0 + 2) ^ x) << 2));
 		split2(a0.x, a0.y, hi[0], lo[0]);
 		split2(a1.x, a1.y, hi[1], lo[1]);
 		split2(a2.x, a2.y, hi[2], lo[2]);
@@ -127,14 +151,26 @@ struct ver_afrag<float> {
 };
 
 template <>
-struct ver_afrag<uint16_t> {
+struct ver_rows<uint16_t> {
 	static constexpr bool SPLIT = false; /* BF16 state is exact in BF16 */
-	static __device__ __forceinline__ void load(const uint16_t *S, int r, int k0, uint32_t hi[4], uint32_t *)
+	static __device__ __forceinline__ int swz(int row) { return row & 7; }
+	/* The replay's 8 k of a row: chunk sub. */
+	static __device__ __forceinline__ void load(const uint16_t *row, int sub, int x, float m[STEP_KS])
 	{
-		hi[0] = *reinterpret_cast<const uint32_t *>(S + r * VSP + k0);
-		hi[1] = *reinterpret_cast<const uint32_t *>(S + (r + 8) * VSP + k0);
-		hi[2] = *reinterpret_cast<const uint32_t *>(S + r * VSP + k0 + 8);
-		hi[3] = *reinterpret_cast<const uint32_t *>(S + (r + 8) * VSP + k0 + 8);
+		step_layout<uint16_t>::load(row + ((sub ^ x) - sub) * 8, sub, m);
+	}
+	static __device__ __forceinline__ void store(uint16_t *row, int sub, int x, const float m[STEP_KS])
+	{
+		step_layout<uint16_t>::store(row + ((sub ^ x) - sub) * 8, sub, m);
+	}
+	static __device__ __forceinline__ void afrag(const uint16_t *S, int r, int kt, int tq, int x, uint32_t hi[4],
+						     uint32_t *)
+	{
+		const uint16_t *p0 = S + r * VD + 2 * tq, *p1 = S + (r + 8) * VD + 2 * tq;
+		hi[0] = *reinterpret_cast<const uint32_t *>(p0 + (((2 * kt) ^ x) << 3));
+		hi[1] = *reinterpret_cast<const uint32_t *>(p1 + (((2 * kt) ^ x) << 3));
+		hi[2] = *reinterpret_cast<const uint32_t *>(p0 + (((2 * kt + 1) ^ x) << 3));
+		hi[3] = *reinterpret_cast<const uint32_t *>(p1 + (((2 * kt + 1) ^ x) << 3));
 	}
 };
 
@@ -273,7 +309,8 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		for (int i = 0; i < VRPT; i++) {
 			const int row = rg + VRG * i;
 			float m[STEP_KS];
-			step_layout<StateT>::load(S + (size_t)row * VSP, sub, m);
+			/* the bulk copy's layout for the first token, permuted after */
+			ver_rows<StateT>::load(S + (size_t)row * VSP, sub, t == 0 ? 0 : ver_rows<StateT>::swz(row), m);
 			float a = 0.0f;
 #pragma unroll
 			for (int e = 0; e < STEP_KS; e++) {
@@ -285,7 +322,12 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 #pragma unroll
 			for (int e = 0; e < STEP_KS; e++)
 				m[e] += coef * kh[e];
-			step_layout<StateT>::store(S + (size_t)row * VSP, sub, m);
+			/* The first token moves chunks between the row's 16 lanes: every
+			 * lane has read (the shuffles above consumed the loads) before
+			 * any writes; __syncwarp makes that ordering explicit. */
+			if (t == 0)
+				__syncwarp();
+			ver_rows<StateT>::store(S + (size_t)row * VSP, sub, ver_rows<StateT>::swz(row), m);
 			if (last)
 				step_layout<StateT>::store(st + (size_t)row * VD, sub, m);
 		}
@@ -389,11 +431,11 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		mbar_wait(&sm.mbar[r0 / VCHUNK_ROWS], 0);
 	float dw[4] = { 0.0f, 0.0f, 0.0f, 0.0f }, dz[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
 	const uint32_t live = g < n ? 0xffffffffu : 0u; /* token g of the fragments is a draft */
+	const int ax = n_commit > 0 ? ver_rows<StateT>::swz(r0 + g) : 0; /* the replay permuted the rows */
 #pragma unroll 2
 	for (int kt = 0; kt < VD / 16; kt++) {
-		const int k0 = 16 * kt + 2 * tq;
 		uint32_t ah[4], alo[4];
-		ver_afrag<StateT>::load(S, r0 + g, k0, ah, alo);
+		ver_rows<StateT>::afrag(S, r0 + g, kt, tq, ax, ah, alo);
 		const uint32_t *bp = sm.vec.in.bp;
 		const uint32_t kh0 = bp[bp_word(0, kt, 0, 0, lane)] & live, kh1 = bp[bp_word(0, kt, 1, 0, lane)] & live;
 		const uint32_t kl0 = bp[bp_word(0, kt, 0, 1, lane)] & live, kl1 = bp[bp_word(0, kt, 1, 1, lane)] & live;
@@ -403,7 +445,7 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 		mma_bf16_16816(dw, ah, kl0, kl1);
 		mma_bf16_16816(dz, ah, qh0, qh1);
 		mma_bf16_16816(dz, ah, ql0, ql1);
-		if constexpr (ver_afrag<StateT>::SPLIT) {
+		if constexpr (ver_rows<StateT>::SPLIT) {
 			mma_bf16_16816(dw, alo, kh0, kh1);
 			mma_bf16_16816(dz, alo, qh0, qh1);
 		}
