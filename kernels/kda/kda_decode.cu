@@ -593,9 +593,9 @@ int dec_launch(const dec_params &p, int batch, cudaStream_t stream)
  * rings. The ring variants fall back to smem256 when an input is not 16-byte
  * aligned. Default (no variable, or `auto`, 7): ring from RING_MIN_ITEMS
  * (request, head) items on, smem256 below: on the H200 ring beat smem256 by
- * 1 % (FP32) / 3.6 % (BF16) from 12288 items on, tied at 6144, and lost 1-16 %
- * below (bench/results/kda-decode-h200-2026-11-29-ring/). */
-constexpr long RING_MIN_ITEMS = 8192;
+ * 1 % (FP32) / 3.6 % (BF16) from 12288 items on, by 0.2-0.6 % at 6144, and
+ * lost 1-16 % below (bench/results/kda-decode-h200-2026-11-29-ring/). */
+constexpr long RING_MIN_ITEMS = 6144;
 
 int dec_variant()
 {

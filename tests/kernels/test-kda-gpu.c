@@ -277,7 +277,7 @@ static void test_decode_fp32(void **unused)
 	decode_case(KDA_F32, 64, 12, 2);
 }
 
-/* B x H >= 8192 (request, head) items: the persistent ring kernel by default. */
+/* B x H >= 6144 (request, head) items: the persistent ring kernel by default. */
 static void test_decode_many_items(void **unused)
 {
 	(void)unused;
