@@ -351,8 +351,8 @@ struct resid {
 	enum dtype dt;
 	int cls;
 	bool any;
-	int coll;      /* collectives: the kind; else -1 */
-	int64_t ranks; /* collectives: the rank count */
+	int coll;            /* collectives: the kind; else -1 */
+	int64_t ranks;       /* collectives: the rank count */
 	const struct op *op; /* the point's op */
 };
 
