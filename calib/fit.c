@@ -163,20 +163,6 @@ static void apply_coll(struct hw *hw, const double *x)
 	m->eff.max = squash(x[1]);
 }
 
-static enum hw_coll coll_of(enum op_kind k)
-{
-	switch (k) {
-	case OP_ALLREDUCE:
-		return HW_COLL_ALLREDUCE;
-	case OP_ALLGATHER:
-		return HW_COLL_ALLGATHER;
-	case OP_REDUCESCATTER:
-		return HW_COLL_REDUCESCATTER;
-	default:
-		return HW_COLL_ALLTOALL;
-	}
-}
-
 static int select_points(const struct calib_points *pts, bool (*want)(const struct calib_point *),
                          const struct calib_point **out)
 {
@@ -236,7 +222,7 @@ static void fit_colls(const struct calib_points *pts, struct hw *hw, struct cali
 		const struct calib_point *p = &pts->p[i];
 		if (p->held_out || !is_comm(p))
 			continue;
-		enum hw_coll c = coll_of(p->op.kind);
+		enum hw_coll c = sim_op_coll(p->op.kind);
 		bool done = false;
 		for (int j = 0; j < rep->n_coll && !done; j++)
 			done = rep->coll[j].coll == c && rep->coll[j].ranks == p->op.ranks;
@@ -249,7 +235,7 @@ static void fit_colls(const struct calib_points *pts, struct hw *hw, struct cali
 		int n = 0;
 		for (size_t j = i; j < pts->n; j++) {
 			const struct calib_point *q = &pts->p[j];
-			if (!q->held_out && is_comm(q) && coll_of(q->op.kind) == c && q->op.ranks == r->ranks)
+			if (!q->held_out && is_comm(q) && sim_op_coll(q->op.kind) == c && q->op.ranks == r->ranks)
 				sel[n++] = q;
 		}
 		/* From the interconnect's values, as plain alpha-beta (half 0: the constant half adds
@@ -464,7 +450,7 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		memset(x, 0, sizeof *x);
 		x->cls = p->cls;
 		x->dt = table_dtype(hw, &p->op, &x->any);
-		x->coll = p->cls == HW_CLASS_COMM ? (int)coll_of(p->op.kind) : -1;
+		x->coll = p->cls == HW_CLASS_COMM ? (int)sim_op_coll(p->op.kind) : -1;
 		x->ranks = p->cls == HW_CLASS_COMM ? p->op.ranks : 0;
 		x->op = &p->op;
 		x->x = log(table_key(p, pred));
@@ -650,7 +636,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	st.n = 0;
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct calib_point *p = &pts->p[i];
-		if (!p->held_out && is_comm(p) && !hw_coll_model(hw, coll_of(p->op.kind), p->op.ranks))
+		if (!p->held_out && is_comm(p) && !hw_coll_model(hw, sim_op_coll(p->op.kind), p->op.ranks))
 			sel[st.n++] = p;
 	}
 	st.apply = apply_comm;

@@ -75,7 +75,7 @@ static double memory_s(const struct hw *hw, double hbm, double l2)
 	return hbm / (hw->hbm_bw_bytes_per_s * eff) + l2 / hw->l2_bw_bytes_per_s;
 }
 
-static enum hw_coll coll_of(enum op_kind k)
+enum hw_coll sim_op_coll(enum op_kind k)
 {
 	switch (k) {
 	case OP_ALLREDUCE:
@@ -112,7 +112,7 @@ static void comm_cost(const struct hw *hw, const struct op *op, struct op_cost *
 		steps = log2(n);
 		break;
 	}
-	const struct hw_coll_model *cm = hw_coll_model(hw, coll_of(op->kind), op->ranks);
+	const struct hw_coll_model *cm = hw_coll_model(hw, sim_op_coll(op->kind), op->ranks);
 	const struct hw_curve *curve = cm ? &cm->eff : &hw->eff_comm;
 	double eff = hw_curve_eval(curve, (double)op->comm_bytes);
 	double bw = hw->nvlink_bw_bytes_per_s, lat = cm ? cm->step_latency_s : hw->nvlink_latency_s;
@@ -178,7 +178,7 @@ static double calibrated_eff(const struct hw *hw, const struct op *op, double mo
 	case OP_ALLGATHER:
 	case OP_REDUCESCATTER:
 	case OP_ALLTOALL:
-		return hw_comm_table_eff(hw, coll_of(op->kind), op->ranks, (double)op->comm_bytes, model_s);
+		return hw_comm_table_eff(hw, sim_op_coll(op->kind), op->ranks, (double)op->comm_bytes, model_s);
 	case OP_KIND_COUNT:
 		break;
 	}

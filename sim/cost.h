@@ -31,6 +31,9 @@ struct cost_opts {
 const char *bound_name(enum bound b);
 
 /* Cost of `op` on one GPU of `hw`; `op` already has per-GPU dims and derived bytes (op_fill). */
+/* The collective model of a collective op kind (all-to-all for anything else). */
+enum hw_coll sim_op_coll(enum op_kind k);
+
 void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
 		 struct op_cost *out);
 
