@@ -312,6 +312,7 @@ static enum hw_table_key key_of(enum hw_class c)
 	case HW_CLASS_COMM:
 		return HW_KEY_BYTES;
 	case HW_CLASS_KDA_CHUNK:
+	case HW_CLASS_KDA_VERIFY: /* state once, drafts per token: FLOPs (b x h x t) separate both */
 		return HW_KEY_FLOPS;
 	default:
 		return HW_KEY_MODEL_S;
@@ -374,12 +375,13 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Knots of one run r[0..n) sorted by x: bins of a quarter decade (wider when the span needs more
+/* Knots of one run r[0..n) sorted by x: bins of a quarter decade (a 16th for KDA verify, whose
+ * keys at one batch differ by the token count alone, 9 to 16; wider when the span needs more
  * than HW_TABLE_POINTS_MAX), each the median x and median y of its points. */
 static int knots(const struct resid *r, int n, double *kx, double *ky, double *tmp_x, double *tmp_y)
 {
 	double span = r[n - 1].x - r[0].x;
-	double w = log(10.0) / 4;
+	double w = log(10.0) / (r[0].cls == HW_CLASS_KDA_VERIFY ? 16 : 4);
 	if (span / w > HW_TABLE_POINTS_MAX - 1)
 		w = span / (HW_TABLE_POINTS_MAX - 1) * 1.0001;
 	int out = 0;

@@ -63,9 +63,9 @@ void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *c
 		snprintf(label, n, "kda_chunk.%s", dtype_name(op->s_dtype));
 		return;
 	case OP_KDA_DECODE:
-		*cls = HW_CLASS_KDA_DECODE;
+		*cls = op->t > 1 ? HW_CLASS_KDA_VERIFY : HW_CLASS_KDA_DECODE;
 		*size = (double)op_bytes(op);
-		snprintf(label, n, "kda_decode.%s", dtype_name(op->s_dtype));
+		snprintf(label, n, "%s.%s", op->t > 1 ? "kda_verify" : "kda_decode", dtype_name(op->s_dtype));
 		return;
 	case OP_MLA_PREFILL:
 	case OP_MLA_DECODE:
@@ -96,6 +96,12 @@ bool calib_op_trains(const struct op *op, double *main_size)
 		*main_size = x;
 		return pow_of(x, 2);
 	case OP_KDA_DECODE:
+		if (op->t > 1) {
+			/* verify: tokens per request (accepted + drafts); the odd counts and powers of
+			 * 4 train (with 8 drafts: 1 and 8 accepted), the others are held out */
+			*main_size = (double)op->t;
+			return op->t % 2 == 1 || pow_of((double)op->t, 4);
+		}
 		*main_size = (double)op->b;
 		return pow_of((double)op->b, 4);
 	case OP_KDA_CHUNK:
@@ -338,6 +344,10 @@ static bool kda_spec(char **f, const int *col, char *spec, size_t n)
 	const char *b = f[col[2]], *t = f[col[3]], *h = f[col[4]];
 	if (strcmp(op, "decode") == 0)
 		snprintf(spec, n, "kda_decode b=%s h=%s state=%s", b, h, state);
+	else if (strcmp(op, "verify_replay") == 0 && col[9] >= 0 && col[10] >= 0)
+		/* one launch: the accepted tokens replayed, then the drafts */
+		snprintf(spec, n, "kda_decode b=%s h=%s t=%d state=%s", b, h,
+		         atoi(f[col[9]]) + atoi(f[col[10]]), state);
 	else if (strcmp(op, "prefill") == 0)
 		snprintf(spec, n, "kda_chunk b=%s t=%s h=%s state=%s", b, t, h, state);
 	else if (strcmp(op, "copy_memcpy") == 0)
@@ -381,7 +391,7 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 		return src;
 	}
 	enum { NONE, GRID, KDA } fmt = NONE;
-	int col[9] = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+	int col[11] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 	int lineno = 0, nf_header = 0;
 	for (char *line = buf, *next; line; line = next) {
 		next = strchr(line, '\n');
@@ -422,6 +432,8 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 						rc = -EINVAL;
 						goto out;
 					}
+				col[9] = col_of(f, nf, "window"); /* optional: verify rows */
+				col[10] = col_of(f, nf, "accepted");
 			} else {
 				err_set(e, path, lineno, 1,
 				        "not a trace database (SQLite) nor a known CSV of measurements: "

@@ -71,6 +71,8 @@ static const char *main_size_name(const char *label)
 		return "elements (bytes for copies)";
 	if (strncmp(label, "kda_decode", 10) == 0)
 		return "b";
+	if (strncmp(label, "kda_verify", 10) == 0)
+		return "t (tokens per request)";
 	if (strncmp(label, "kda_chunk", 9) == 0)
 		return "t x h";
 	if (strstr(label, "mla") || strstr(label, "dsa"))
@@ -221,7 +223,7 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		fputc('\n', f);
 	}
 	fprintf(f, "  protocol: \"fit on training points only; errors reported on held-out points only. "
-	           "Training: GEMM m and KDA decode b powers of 4; copies sizes powers of 2; KDA prefill t*h "
+	           "Training: GEMM m and KDA decode b powers of 4; KDA verify t odd or a power of 4; copies sizes powers of 2; KDA prefill t*h "
 	           "4^k or 3*4^k; collectives bytes powers of 2 (one time per instance: its shortest rank). "
 	           "Everything else is held out.\"\n");
 	if (meta->fit) {

@@ -21,7 +21,7 @@ double hw_curve_eval(const struct hw_curve *c, double x)
 }
 
 static const char *const class_names[HW_CLASS_COUNT + 1] = {
-	"gemm", "grouped_gemm", "memory", "kda_chunk", "kda_decode", "attention", "comm", NULL,
+	"gemm", "grouped_gemm", "memory", "kda_chunk", "kda_decode", "attention", "comm", "kda_verify", NULL,
 };
 
 const char *hw_class_name(enum hw_class c)

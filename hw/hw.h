@@ -35,6 +35,7 @@ enum hw_class {
 	HW_CLASS_KDA_DECODE,
 	HW_CLASS_ATTENTION,    /* MLA / DSA */
 	HW_CLASS_COMM,         /* collectives */
+	HW_CLASS_KDA_VERIFY,   /* KDA decode of t > 1 tokens per request (speculative verify + replay) */
 	HW_CLASS_COUNT
 };
 

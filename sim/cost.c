@@ -168,7 +168,9 @@ static double calibrated_eff(const struct hw *hw, const struct op *op, double mo
 	case OP_KDA_CHUNK:
 		return hw_table_eff(hw, HW_CLASS_KDA_CHUNK, op->s_dtype, op->flops, bytes, model_s);
 	case OP_KDA_DECODE:
-		return hw_table_eff(hw, HW_CLASS_KDA_DECODE, op->s_dtype, op->flops, bytes, model_s);
+		/* several tokens per request: speculative verify + replay, its own kernel regime */
+		return hw_table_eff(hw, op->t > 1 ? HW_CLASS_KDA_VERIFY : HW_CLASS_KDA_DECODE, op->s_dtype,
+				    op->flops, bytes, model_s);
 	case OP_MLA_PREFILL:
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:

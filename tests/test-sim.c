@@ -190,6 +190,23 @@ static void test_kda_chain(void **state)
 	sim_op_cost(&h200, &d, NULL, &cd);
 	assert_int_equal(cd.bound, BOUND_MEMORY);
 	assert_int_equal(d.bytes_state_read, INT64_C(64) * 96 * 128 * 128 * 4);
+
+	/* Several tokens per request (verify + replay) take the kda_verify table, one token the
+	 * kda_decode table: a verify table of efficiency 0.5 doubles the verify's time only. */
+	struct hw hv = h200;
+	struct hw_table *t = &hv.tables[hv.n_tables++];
+	*t = (struct hw_table){.cls = HW_CLASS_KDA_VERIFY, .dtype = DT_FP32, .key = HW_KEY_BYTES, .n = 1};
+	t->x[0] = 1.0, t->eff[0] = 0.5;
+	struct op v = d;
+	v.t = 9;
+	op_fill(&v);
+	struct op_cost cv0, cv1, cd1;
+	sim_op_cost(&h200, &v, NULL, &cv0);
+	sim_op_cost(&hv, &v, NULL, &cv1);
+	sim_op_cost(&hv, &d, NULL, &cd1);
+	assert_true(fabs(cv1.time_s / cv0.time_s - 2.0) < 0.05);
+	assert_true(fabs(cd1.time_s - cd.time_s) < 1e-12);
+	assert_int_equal(v.bytes_state_read, d.bytes_state_read); /* the state is read once */
 }
 
 static void test_gemm_quantization(void **state)

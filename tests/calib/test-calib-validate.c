@@ -193,12 +193,16 @@ static void test_csv_inputs(void **state)
 	calib_points_init(&pts);
 	assert_int_equal(calib_points_add_file(&pts, grid, NULL, NULL, &e), 0);
 	assert_int_equal(calib_points_add_file(&pts, kda, NULL, NULL, &e), 0);
-	assert_int_equal(pts.n, 3);
+	assert_int_equal(pts.n, 4);
 	assert_string_equal(pts.p[0].spec, "gemm m=64 n=7168 k=7168 dtype=bf16");
 	assert_true(fabs(pts.p[0].measured_s - 2.3e-5) < 1e-12);
 	assert_string_equal(pts.p[2].spec, "kda_decode b=8 h=96 state=fp32");
 	assert_true(fabs(pts.p[2].measured_s - 40.5e-6) < 1e-12);
-	assert_int_equal(pts.csv_rows_skipped, 1);
+	/* verify + replay: 4 drafts after 2 accepted tokens, one launch of 6 tokens per request */
+	assert_string_equal(pts.p[3].spec, "kda_decode b=8 h=96 t=6 state=fp32");
+	assert_string_equal(pts.p[3].label, "kda_verify.fp32");
+	assert_true(pts.p[3].held_out); /* t = 6: neither odd nor a power of 4 */
+	assert_int_equal(pts.csv_rows_skipped, 0);
 
 	const char *bad = path("bad.csv");
 	f = fopen(bad, "w");

@@ -415,7 +415,11 @@ void bench_verify(const options &o)
 				row r;
 				r.op = "verify_replay", r.state = dname(sdt), r.batch = B, r.heads = H;
 				r.window = W, r.accepted = m;
-				bench_range(NULL, NULL); /* no model op for verify + replay yet */
+				/* one launch: m accepted tokens replayed, then W drafts */
+				char shape[96];
+				snprintf(shape, sizeof(shape), "b=%d h=%d k=%d v=%d state=%s conv=4 t=%d", B, H, D, D,
+					 dname(sdt), m + W);
+				bench_range("kda_decode", shape);
 				r.t = time_launches(3, o.reps, [&](int i) { sb.verify(i); });
 				r.reps = o.reps;
 				r.state_bytes = 2.0 * sb.state_bytes(); /* one read, one write */
