@@ -114,8 +114,18 @@ __global__ void __launch_bounds__(NT, dec_min_ctas<StateT, NT, SPLIT, HPC>()) kd
 	const size_t slot = (size_t)p.slot[b];
 	StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * DEC_D * DEC_D + (size_t)rank * ROWS * DEC_D;
 
-	if (tid == 0)
-		bulk_stage<NCH>(S, st, CHUNK_BYTES, sm.mbar);
+	if (tid == 0) {
+#pragma unroll
+		for (int i = 0; i < NCH; i++)
+			mbar_init(&sm.mbar[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#pragma unroll
+		for (int i = 0; i < NCH; i++) {
+			mbar_expect_tx(&sm.mbar[i], CHUNK_BYTES);
+			bulk_g2s(S + (size_t)i * DEC_CHUNK_ROWS * DEC_D, st + (size_t)i * DEC_CHUNK_ROWS * DEC_D,
+				 CHUNK_BYTES, &sm.mbar[i]);
+		}
+	}
 
 	/* Channel c of q, k, v: ShortConv, SiLU, gates; conv state shifted in place
 	 * (with SPLIT = 2 by rank 0, after both CTAs have read it). */
@@ -194,8 +204,21 @@ __global__ void __launch_bounds__(NT, dec_min_ctas<StateT, NT, SPLIT, HPC>()) kd
 #pragma unroll
 		for (int i = 0; i < RPC; i++) {
 			const int lrow = ch * DEC_CHUNK_ROWS + rg + NRG * i, row = rank * ROWS + lrow;
-			const float o = step_row<DEC_LANES>(m[i], al, kh, qh, beta, sm.v[row], kq);
+			float a = 0.0f, cq = 0.0f;
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++) {
+				m[i][e] *= al[e];
+				a += m[i][e] * kh[e];
+				cq += m[i][e] * qh[e];
+			}
+			a = group_sum<DEC_LANES>(a);
+			cq = group_sum<DEC_LANES>(cq);
+			const float coef = beta * (sm.v[row] - a);
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++)
+				m[i][e] += coef * kh[e];
 			step_layout<StateT>::store(st + (size_t)lrow * DEC_D, sub, m[i]);
+			const float o = cq + coef * kq;
 			if (sub == 0)
 				sm.o[row] = o;
 			osq += o * o;
@@ -469,8 +492,21 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 #pragma unroll
 			for (int i = 0; i < RPC; i++) {
 				const int row = ch * RING_ROWS + rg + NRG * i;
-				const float o = step_row<DEC_LANES>(m[i], al, kh, qh, beta, sm.v[row], kq);
+				float a = 0.0f, cq = 0.0f;
+#pragma unroll
+				for (int e = 0; e < STEP_KS; e++) {
+					m[i][e] *= al[e];
+					a += m[i][e] * kh[e];
+					cq += m[i][e] * qh[e];
+				}
+				a = group_sum<DEC_LANES>(a);
+				cq = group_sum<DEC_LANES>(cq);
+				const float coef = beta * (sm.v[row] - a);
+#pragma unroll
+				for (int e = 0; e < STEP_KS; e++)
+					m[i][e] += coef * kh[e];
 				step_layout<StateT>::store(st + (size_t)row * DEC_D, sub, m[i]);
+				const float o = cq + coef * kq;
 				if (sub == 0)
 					sm.o[row] = o;
 				osq += o * o;

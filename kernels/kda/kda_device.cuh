@@ -130,24 +130,6 @@ __device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t by
 		     : "memory");
 }
 
-/* One thread: N mbarriers, then N bulk copies of `bytes` each from src to
- * dst (consecutive blocks), block i completing on bars[i]. The CTA's first
- * __syncthreads() must come before any thread waits on them. */
-template <int N, typename T>
-__device__ __forceinline__ void bulk_stage(T *dst, const T *src, uint32_t bytes, uint64_t *bars)
-{
-#pragma unroll
-	for (int i = 0; i < N; i++)
-		mbar_init(&bars[i], 1);
-	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-	const size_t n = bytes / sizeof(T);
-#pragma unroll
-	for (int i = 0; i < N; i++) {
-		mbar_expect_tx(&bars[i], bytes);
-		bulk_g2s(dst + (size_t)i * n, src + (size_t)i * n, bytes, &bars[i]);
-	}
-}
-
 /* State element type traits: FP32 or BF16 storage, FP32 arithmetic. */
 template <typename T>
 struct state_io;

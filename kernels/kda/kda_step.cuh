@@ -109,29 +109,6 @@ struct step_smem {
 	float beta[2];
 };
 
-/* One decode step of one state row held as 8 k values by each of `LANES`
- * lanes: decay, delta-rule update with value v, and the row's output o
- * (kq = q . k of the normalized q, k). */
-template <int LANES>
-__device__ __forceinline__ float step_row(float m[STEP_KS], const float al[STEP_KS], const float kh[STEP_KS],
-					  const float qh[STEP_KS], float beta, float v, float kq)
-{
-	float a = 0.0f, cq = 0.0f;
-#pragma unroll
-	for (int e = 0; e < STEP_KS; e++) {
-		m[e] *= al[e];
-		a += m[e] * kh[e];
-		cq += m[e] * qh[e];
-	}
-	a = group_sum<LANES>(a);
-	cq = group_sum<LANES>(cq);
-	const float coef = beta * (v - a);
-#pragma unroll
-	for (int e = 0; e < STEP_KS; e++)
-		m[e] += coef * kh[e];
-	return cq + coef * kq;
-}
-
 __device__ __forceinline__ float conv_step(const float *w, float *hist, float x)
 {
 	float acc = w[0] * hist[0] + w[1] * hist[1] + w[2] * hist[2] + w[3] * x;
@@ -231,8 +208,21 @@ __global__ void __launch_bounds__(STEP_THREADS, STEP_MIN_CTAS) kda_step_kernel(c
 #pragma unroll
 		for (int i = 0; i < STEP_ROWS; i++) {
 			const int row = rg + STEP_ROW_GROUPS * i;
-			const float o = step_row<STEP_LANES_PER_ROW>(m[i], al, kh, qh, beta, sm.v[buf][row], kq);
+			float a = 0.0f, cq = 0.0f;
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++) {
+				m[i][e] *= al[e];
+				a += m[i][e] * kh[e];
+				cq += m[i][e] * qh[e];
+			}
+			a = group_sum<STEP_LANES_PER_ROW>(a);
+			cq = group_sum<STEP_LANES_PER_ROW>(cq);
+			const float coef = beta * (sm.v[buf][row] - a);
+#pragma unroll
+			for (int e = 0; e < STEP_KS; e++)
+				m[i][e] += coef * kh[e];
 			step_layout<StateT>::round(m[i]);
+			const float o = cq + coef * kq;
 			if (sub == 0)
 				sm.o[buf][row] = o;
 			osq += o * o;

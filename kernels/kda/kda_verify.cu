@@ -224,8 +224,18 @@ __global__ void __launch_bounds__(VNT, MIN_CTAS) kda_verify_kernel(const ver_par
 	/* One thread stages the state, a row block per bulk copy and mbarrier
 	 * (per-row copies into padded rows, free of the fragment loads' bank
 	 * conflicts, measured slower: 128 small copies per CTA). */
-	if (tid == 0)
-		bulk_stage<VCHUNKS>(S, st, CHUNK_BYTES, sm.mbar);
+	if (tid == 0) {
+#pragma unroll
+		for (int i = 0; i < VCHUNKS; i++)
+			mbar_init(&sm.mbar[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#pragma unroll
+		for (int i = 0; i < VCHUNKS; i++) {
+			mbar_expect_tx(&sm.mbar[i], CHUNK_BYTES);
+			bulk_g2s(S + (size_t)i * VCHUNK_ROWS * VD, st + (size_t)i * VCHUNK_ROWS * VD, CHUNK_BYTES,
+				 &sm.mbar[i]);
+		}
+	}
 
 	/* Inputs do not depend on the slot: the first replay token's (and, with
 	 * registers to spare, every draft's) loads go out with the state's. */
