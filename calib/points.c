@@ -337,24 +337,40 @@ static bool num(const char *s, double *out)
 	return doc_parse_double(s, out) == 0 && *out >= 0;
 }
 
-/* A KDA bench row -> an op spec; false when the row is no model op. */
-static bool kda_spec(char **f, const int *col, char *spec, size_t n)
+/* Field i of a KDA bench row as a token count in 0..max; else an error at its column. */
+static int kda_count(char **f, int i, int max, int *out, const char *path, int lineno, struct err *e)
+{
+	double x;
+	if (!num(f[i], &x) || x != floor(x) || x > max) {
+		err_set(e, path, lineno, i + 1, "'%s' is not a token count in 0..%d", f[i], max);
+		return -EINVAL;
+	}
+	*out = (int)x;
+	return 0;
+}
+
+/* A KDA bench row -> an op spec: 1, or 0 when the row is no model op, or an error. */
+static int kda_spec(char **f, const int *col, char *spec, size_t n, const char *path, int lineno,
+                    struct err *e)
 {
 	const char *op = f[col[0]], *state = f[col[1]];
 	const char *b = f[col[2]], *t = f[col[3]], *h = f[col[4]];
-	if (strcmp(op, "decode") == 0)
+	if (strcmp(op, "decode") == 0) {
 		snprintf(spec, n, "kda_decode b=%s h=%s state=%s", b, h, state);
-	else if (strcmp(op, "verify_replay") == 0 && col[9] >= 0 && col[10] >= 0)
+	} else if (strcmp(op, "verify_replay") == 0 && col[9] >= 0 && col[10] >= 0) {
 		/* one launch: the accepted tokens replayed, then the drafts */
-		snprintf(spec, n, "kda_decode b=%s h=%s t=%d state=%s", b, h,
-		         atoi(f[col[9]]) + atoi(f[col[10]]), state);
-	else if (strcmp(op, "prefill") == 0)
+		int w, a;
+		if (kda_count(f, col[9], 1 << 20, &w, path, lineno, e) < 0 ||
+		    kda_count(f, col[10], 1 << 20, &a, path, lineno, e) < 0)
+			return -EINVAL;
+		snprintf(spec, n, "kda_decode b=%s h=%s t=%d state=%s", b, h, w + a, state);
+	} else if (strcmp(op, "prefill") == 0)
 		snprintf(spec, n, "kda_chunk b=%s t=%s h=%s state=%s", b, t, h, state);
 	else if (strcmp(op, "copy_memcpy") == 0)
 		snprintf(spec, n, "copy bytes=%.0f", atof(f[col[8]]) / 2);
 	else
-		return false;
-	return true;
+		return 0;
+	return 1;
 }
 
 int calib_points_add_csv(struct calib_points *pts, const char *path, struct err *e)
@@ -455,7 +471,9 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			snprintf(spec, sizeof spec, "%s", f[0]);
 			if (col[4] >= 0 && !num(f[col[4]], &reps))
 				reps = 1;
-		} else if (!kda_spec(f, col, spec, sizeof spec)) {
+		} else if ((rc = kda_spec(f, col, spec, sizeof spec, path, lineno, e)) <= 0) {
+			if (rc < 0)
+				goto out;
 			pts->csv_rows_skipped++;
 			continue;
 		}

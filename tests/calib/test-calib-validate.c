@@ -211,6 +211,16 @@ static void test_csv_inputs(void **state)
 	assert_true(calib_points_add_file(&pts, bad, NULL, NULL, &e) < 0);
 	assert_int_equal(e.line, 2);
 	assert_non_null(strstr(e.msg, "unknown dtype"));
+	/* a verify row whose token counts are not counts: the field's line and column */
+	f = fopen(bad, "w");
+	fputs("op,state,batch,seq_len,heads,window,accepted,time_us\n"
+	      "verify_replay,fp32,8,0,96,x,2,60.0\n",
+	      f);
+	fclose(f);
+	assert_true(calib_points_add_file(&pts, bad, NULL, NULL, &e) < 0);
+	assert_int_equal(e.line, 2);
+	assert_int_equal(e.col, 6);
+	assert_non_null(strstr(e.msg, "not a token count"));
 	f = fopen(bad, "w");
 	fputs("name,value\na,1\n", f);
 	fclose(f);
