@@ -213,8 +213,8 @@ static void test_csv_inputs(void **state)
 	assert_non_null(strstr(e.msg, "unknown dtype"));
 	/* a verify row whose token counts are not counts: the field's line and column */
 	f = fopen(bad, "w");
-	fputs("op,state,batch,seq_len,heads,window,accepted,time_us\n"
-	      "verify_replay,fp32,8,0,96,x,2,60.0\n",
+	fputs("op,state,batch,seq_len,heads,window,accepted,time_us,p10_us,p90_us,total_bytes\n"
+	      "verify_replay,fp32,8,0,96,x,2,60.0,59.0,61.0,0\n",
 	      f);
 	fclose(f);
 	assert_true(calib_points_add_file(&pts, bad, NULL, NULL, &e) < 0);
