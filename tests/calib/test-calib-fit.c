@@ -19,6 +19,23 @@
 
 static struct hw base, truth;
 
+/* Writes the fitted preset to a temporary file and loads it back into *back. */
+static void preset_round_trip(const struct hw *fit, const struct calib_points *pts,
+                              const struct calib_fit_report *rep, struct hw *back)
+{
+	struct err e = {0};
+	char path[] = "/tmp/k3calib-fit-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	struct calib_preset_meta meta = {.base = "h200-datasheet", .date = "2026-01-01", .pts = pts, .fit = rep};
+	assert_int_equal(calib_preset_write(f, fit, &meta, &e), 0);
+	fclose(f);
+	if (hw_load(back, path, &e) < 0)
+		fail_msg("%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+	unlink(path);
+}
+
 static void add(struct calib_points *pts, const char *spec, const struct hw *t, double factor)
 {
 	struct op op;
@@ -186,17 +203,8 @@ static void test_tables_and_roundtrip(void **state)
 	}
 
 	/* the preset as written loads back and predicts the same */
-	char path[] = "/tmp/k3calib-fit-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	struct calib_preset_meta meta = {.base = "h200-datasheet", .date = "2026-01-01", .pts = &pts, .fit = &rep};
-	assert_int_equal(calib_preset_write(f, &fit, &meta, &e), 0);
-	fclose(f);
 	struct hw back;
-	if (hw_load(&back, path, &e) < 0)
-		fail_msg("%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
-	unlink(path);
+	preset_round_trip(&fit, &pts, &rep, &back);
 	assert_true(back.calibrated);
 	assert_int_equal(back.n_tables, fit.n_tables);
 	assert_int_equal(back.n_gemm_shapes, fit.n_gemm_shapes);
@@ -285,17 +293,8 @@ static void test_recovers_collectives(void **state)
 				}
 			}
 			/* written and read back: the same models, tables and predictions */
-			char path[] = "/tmp/k3calib-coll-XXXXXX";
-			int fd = mkstemp(path);
-			assert_true(fd >= 0);
-			FILE *f = fdopen(fd, "w");
-			struct calib_preset_meta meta = {.base = "h200-datasheet", .date = "2026-01-01", .pts = &pts, .fit = &rep};
-			assert_int_equal(calib_preset_write(f, &fit, &meta, &e), 0);
-			fclose(f);
 			struct hw back;
-			if (hw_load(&back, path, &e) < 0)
-				fail_msg("%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
-			unlink(path);
+			preset_round_trip(&fit, &pts, &rep, &back);
 			assert_int_equal(back.n_coll, 4);
 			assert_int_equal(back.n_tables, fit.n_tables);
 			for (int i = 0; i < back.n_tables; i++)
