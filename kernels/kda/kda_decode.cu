@@ -201,6 +201,9 @@ __global__ void __launch_bounds__(NT, dec_min_ctas<StateT, NT, SPLIT, HPC>()) kd
 #pragma unroll
 		for (int i = 0; i < RPC; i++)
 			step_layout<StateT>::load(S + (size_t)(ch * DEC_CHUNK_ROWS + rg + NRG * i) * DEC_D, sub, m[i]);
+		/* This row step stands again in kda_decode_ring and kda_step.cuh: one shared helper made
+		 * the BF16 decode 7-10 % slower on the H200 (same PTX instruction count, another order;
+		 * bench/results/gpu-session-h200-2026-11-29-d/), so the copies stay. */
 #pragma unroll
 		for (int i = 0; i < RPC; i++) {
 			const int lrow = ch * DEC_CHUNK_ROWS + rg + NRG * i, row = rank * ROWS + lrow;
