@@ -545,17 +545,20 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep)
 	pts->n = k;
 }
 
-int calib_points_add_files(struct calib_points *pts, int n, char *const *paths,
-                           const struct calib_rules *rules, struct calib_match *first, char *inputs,
-                           size_t cap, struct err *e)
+int calib_points_add_files(struct calib_points *pts, int n, char *const *paths, const char *rules_name,
+                           struct calib_match *first, char *inputs, size_t cap, struct err *e)
 {
+	struct calib_rules rules = {0};
+	const bool have_rules = rules_name && strcmp(rules_name, "none") != 0;
+	if (have_rules && calib_rules_load(&rules, rules_name, e) < 0)
+		return -EINVAL;
 	if (cap)
 		inputs[0] = '\0';
-	for (int i = 0; i < n; i++) {
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
 		struct calib_match m;
-		int rc = calib_points_add_file(pts, paths[i], rules, &m, e);
-		if (rc < 0)
-			return rc;
+		if ((rc = calib_points_add_file(pts, paths[i], have_rules ? &rules : NULL, &m, e)) < 0)
+			break;
 		bool have = first->n_samples || first->kernels || first->memcpys;
 		if (!have && (m.n_samples || m.kernels || m.memcpys))
 			*first = m;
@@ -565,5 +568,7 @@ int calib_points_add_files(struct calib_points *pts, int n, char *const *paths,
 		if (used < cap)
 			snprintf(inputs + used, cap - used, "%s%s", i ? ", " : "", paths[i]);
 	}
-	return 0;
+	if (have_rules)
+		calib_rules_release(&rules);
+	return rc < 0 ? rc : 0;
 }

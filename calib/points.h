@@ -70,12 +70,12 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep);
 int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
                           struct calib_match *m_out, struct err *e);
 
-/* calib_points_add_file for every path. *first (zeroed by the caller) keeps the match summary of
+/* calib_points_add_file for every path, kernels outside k3sim ranges matched by the rules
+ * `rules_name` (default, or a YAML file; NULL or "none": NVTX ranges only). *first (zeroed by the caller) keeps the match summary of
  * the first input that read any GPU work or measured samples (release it with
  * calib_match_release); the others are released. inputs receives the paths, comma separated. */
-int calib_points_add_files(struct calib_points *pts, int n, char *const *paths,
-                           const struct calib_rules *rules, struct calib_match *first, char *inputs,
-                           size_t cap, struct err *e);
+int calib_points_add_files(struct calib_points *pts, int n, char *const *paths, const char *rules_name,
+                           struct calib_match *first, char *inputs, size_t cap, struct err *e);
 
 /* Class label, hw class and size of an op (sizes as hw.h counts them). */
 void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *cls, double *size);

@@ -188,12 +188,11 @@ int cmd_calibrate(int argc, char **argv)
 	double t0 = now_s();
 	struct err e = {0};
 	struct hw *base = malloc(sizeof *base), *fit = malloc(sizeof *fit), *loaded = malloc(sizeof *loaded);
-	struct calib_rules rules = {0};
 	struct calib_points pts;
 	struct calib_validation v = {0};
 	struct calib_fit_report rep;
 	struct calib_match first = {0};
-	bool have_rules = false, have_v = false;
+	bool have_v = false;
 	int status = 1;
 	calib_points_init(&pts);
 	if (!base || !fit || !loaded) {
@@ -202,13 +201,8 @@ int cmd_calibrate(int argc, char **argv)
 	}
 	if (hw_load(base, base_name, &e) < 0)
 		goto fail;
-	if (strcmp(rules_name, "none") != 0) {
-		if (calib_rules_load(&rules, rules_name, &e) < 0)
-			goto fail;
-		have_rules = true;
-	}
 	char inputs[2048];
-	if (calib_points_add_files(&pts, argc - optind, argv + optind, have_rules ? &rules : NULL, &first,
+	if (calib_points_add_files(&pts, argc - optind, argv + optind, rules_name, &first,
 	                           inputs, sizeof inputs, &e) < 0)
 		goto fail;
 	if (exclude)
@@ -369,8 +363,6 @@ out:
 		calib_validation_release(&v);
 	calib_match_release(&first);
 	calib_points_release(&pts);
-	if (have_rules)
-		calib_rules_release(&rules);
 	free(base);
 	free(fit);
 	free(loaded);

@@ -134,11 +134,10 @@ int cmd_trace_validate(int argc, char **argv)
 	}
 	struct err e = {0};
 	struct hw *hw = malloc(sizeof *hw);
-	struct calib_rules rules = {0};
 	struct calib_points pts;
 	struct calib_match first = {0};
 	struct calib_validation v = {0};
-	bool have_rules = false, have_v = false;
+	bool have_v = false;
 	int status = 1;
 	calib_points_init(&pts);
 	if (!hw) {
@@ -147,13 +146,8 @@ int cmd_trace_validate(int argc, char **argv)
 	}
 	if (hw_load(hw, hw_name, &e) < 0)
 		goto fail;
-	if (strcmp(rules_name, "none") != 0) {
-		if (calib_rules_load(&rules, rules_name, &e) < 0)
-			goto fail;
-		have_rules = true;
-	}
 	char inputs[1024];
-	if (calib_points_add_files(&pts, argc - optind, argv + optind, have_rules ? &rules : NULL, &first,
+	if (calib_points_add_files(&pts, argc - optind, argv + optind, rules_name, &first,
 	                           inputs, sizeof inputs, &e) < 0)
 		goto fail;
 	if (only)
@@ -222,8 +216,6 @@ out:
 		calib_validation_release(&v);
 	calib_match_release(&first);
 	calib_points_release(&pts);
-	if (have_rules)
-		calib_rules_release(&rules);
 	free(hw);
 	return status;
 }
