@@ -81,14 +81,20 @@ static void import_usage(FILE *out)
 		"usage: k3sim trace import FILE -o OUT.db [options]\n\n"
 		"Import a trace into a k3sim trace database (nsys-compatible SQLite schema).\n"
 		"FILE is an nsys SQLite export (nsys export --type sqlite), a k3sim database, or a\n"
-		"Kineto/Chrome JSON trace (torch.profiler export_chrome_trace).\n\n"
+		"Kineto/Chrome JSON trace (torch.profiler export_chrome_trace, k3sim trace export);\n"
+		"'-' reads standard input, and pipes or FIFOs work too (<(zcat f.json.gz)). gzip'd\n"
+		"input is read directly. The format is sniffed from the content (a UTF-8 BOM is fine);\n"
+		"--format names it. Kineto times get baseTimeNanoseconds added (ns since the epoch).\n\n"
 		"options:\n"
 		"  -o, --output PATH   the database to write (required)\n"
-		"  --format FMT        auto (default), nsys (SQLite) or kineto (JSON)\n"
+		"  --format FMT        auto (default), nsys|sqlite, or kineto|json|chrome\n"
 		"  --pid N             Kineto: process id for GPU rows (default: from CPU events)\n"
+		"  --rank N            record the capture's rank (merge tells ranks' GPUs apart by it;\n"
+		"                      default: the trace's distributedInfo)\n"
+		"  --host NAME         record the host the trace was taken on (for merge)\n"
 		"  -f, --force         replace an existing output file\n"
 		"  --json              print what was imported as JSON\n"
-		"  -q, --quiet         print nothing on success\n"
+		"  -q, --quiet         print nothing on success (warnings still go to stderr)\n"
 		"  -h, --help          this text\n");
 }
 
@@ -101,6 +107,20 @@ static void stats_json(FILE *f, const struct trace_import_stats *st)
 		", \"hosts\": %" PRId64,
 		st->kernels, st->memcpys, st->memsets, st->api_calls, st->nvtx, st->gpus,
 		st->processes, st->skipped, st->dropped_records, st->hosts);
+	if (st->first_ns <= st->last_ns)
+		fprintf(f, ", \"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64, st->first_ns,
+			st->last_ns);
+	fprintf(f,
+		", \"base_time_ns\": %" PRId64 ", \"gpu_rows_no_process\": %" PRId64
+		", \"strings_cut\": %" PRId64 ", \"unknown_events\": %" PRId64
+		", \"unknown_categories\": {",
+		st->base_time_ns, st->gpu_rows_no_process, st->strings_cut, st->unknown_events);
+	for (int i = 0; i < st->n_unknown_cats; i++) {
+		fputs(i ? ", " : "", f);
+		jstr(f, st->unknown_cat[i]);
+		fprintf(f, ": %" PRId64, st->unknown_cat_events[i]);
+	}
+	fputc('}', f);
 }
 
 static void stats_human(FILE *f, const struct trace_import_stats *st)
@@ -115,16 +135,42 @@ static void stats_human(FILE *f, const struct trace_import_stats *st)
 		fprintf(f, "; %" PRId64 " records were dropped at capture", st->dropped_records);
 }
 
+/* What an import should not pass over in silence (stderr, even with --quiet). */
+static void import_warnings(const char *sub, const char *in, const struct trace_import_stats *st)
+{
+	if (st->kernels + st->memcpys + st->memsets == 0)
+		fprintf(stderr,
+			"k3sim trace %s: %s: warning: no GPU activity (kernels, memcpys, memsets) in this"
+			" trace: a CPU-only trace, or an accelerator whose events k3sim does not know\n",
+			sub, in);
+	if (st->unknown_events) {
+		fprintf(stderr, "k3sim trace %s: %s: warning: %" PRId64 " events of unknown categories"
+			" were skipped:", sub, in, st->unknown_events);
+		for (int i = 0; i < st->n_unknown_cats; i++)
+			fprintf(stderr, "%s '%s' (%" PRId64 ")", i ? "," : "", st->unknown_cat[i],
+				st->unknown_cat_events[i]);
+		if (st->n_unknown_cats == TRACE_IMPORT_UNKNOWN_CATS)
+			fprintf(stderr, ", ...");
+		fputc('\n', stderr);
+	}
+	if (st->gpu_rows_no_process)
+		fprintf(stderr,
+			"k3sim trace %s: %s: warning: %" PRId64 " GPU rows have no CPU-side event to take"
+			" a process id from: they are process 0 (give --pid N)\n",
+			sub, in, st->gpu_rows_no_process);
+}
+
 static int trace_import_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
 		{"pid", required_argument, NULL, 'p'},    {"force", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
+		{"rank", required_argument, NULL, 'r'},   {"host", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
-	const char *out = NULL, *format = "auto";
-	int64_t pid = 0;
+	const char *out = NULL, *format = "auto", *host = NULL, *rank = NULL;
+	int64_t pid = 0, rank_v = 0;
 	bool force = false, json = false, quiet = false;
 	int ch;
 	optind = 1;
@@ -134,8 +180,18 @@ static int trace_import_main(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'F': format = optarg; break;
 		case 'p':
-			if (!parse_i64(optarg, &pid) || pid < 0 || pid > 0xffffff)
+			if (!parse_i64(optarg, &pid) || pid < 0 || pid >= 0xffffff)
 				return usage_error("import", "--pid wants a process id, not", optarg);
+			break;
+		case 'r':
+			if (!parse_i64(optarg, &rank_v) || rank_v < 0)
+				return usage_error("import", "--rank wants a rank (0, 1, ...), not", optarg);
+			rank = optarg;
+			break;
+		case 'H':
+			if (!*optarg)
+				return usage_error("import", "--host wants a host name", NULL);
+			host = optarg;
 			break;
 		case 'f': force = true; break;
 		case 'j': json = true; break;
@@ -146,25 +202,16 @@ static int trace_import_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error("import", optind >= argc ? "no input file" : "one input file only,"
-			" got also", optind >= argc ? NULL : argv[optind + 1]);
+		return usage_error("import", optind >= argc ? "no input file ('-' reads standard input)"
+			: "one input file only, got also", optind >= argc ? NULL : argv[optind + 1]);
 	if (!out)
 		return usage_error("import", "no output: give -o OUT.db", NULL);
 	const char *in = argv[optind];
 	struct err e = {0};
-	enum trace_format fmt;
-	if (strcmp(format, "auto") == 0) {
-		if (trace_detect_format(in, &fmt, &e)) {
-			print_err("import", &e);
-			return 1;
-		}
-	} else if (strcmp(format, "nsys") == 0 || strcmp(format, "sqlite") == 0) {
-		fmt = TRACE_FORMAT_SQLITE;
-	} else if (strcmp(format, "kineto") == 0 || strcmp(format, "json") == 0) {
-		fmt = TRACE_FORMAT_KINETO_JSON;
-	} else {
-		return usage_error("import", "unknown format (auto, nsys, kineto):", format);
-	}
+	struct trace_import_opts io = {.kineto = {.pid = pid}};
+	if (trace_format_parse(format, &io.format))
+		return usage_error("import", "unknown format (auto, nsys, sqlite, kineto, json):",
+				   format);
 	struct trace_db_opts dbo = {.overwrite = force};
 	struct trace_db *db = NULL;
 	if (trace_db_create(&db, out, &dbo, &e)) {
@@ -173,13 +220,12 @@ static int trace_import_main(int argc, char **argv)
 	}
 	struct trace_import_stats st;
 	memset(&st, 0, sizeof st);
-	int rc;
-	if (fmt == TRACE_FORMAT_SQLITE) {
-		rc = trace_import_sqlite(db, in, NULL, &st, &e);
-	} else {
-		struct trace_kineto_opts ko = {.pid = pid};
-		rc = trace_import_kineto(db, in, &ko, &st, &e);
-	}
+	enum trace_format fmt = TRACE_FORMAT_UNKNOWN;
+	int rc = trace_import_path(db, in, &io, &fmt, &st, &e);
+	if (!rc && rank)
+		rc = trace_db_set_capture(db, TRACE_CAPTURE_RANK, rank, &e);
+	if (!rc && host)
+		rc = trace_db_set_capture(db, TRACE_CAPTURE_HOST, host, &e);
 	if (rc) {
 		trace_db_discard(db);
 		print_err("import", &e);
@@ -190,20 +236,22 @@ static int trace_import_main(int argc, char **argv)
 		unlink(out);
 		return 1;
 	}
-	const char *fname = fmt == TRACE_FORMAT_SQLITE ? "sqlite" : "kineto";
+	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
+	const char *fname = trace_format_name(fmt);
 	if (json) {
 		printf("{\"input\": ");
-		jstr(stdout, in);
+		jstr(stdout, name);
 		printf(", \"output\": ");
 		jstr(stdout, out);
 		printf(", \"format\": \"%s\", ", fname);
 		stats_json(stdout, &st);
 		printf("}\n");
 	} else if (!quiet) {
-		printf("%s (%s): ", in, fname);
+		printf("%s (%s): ", name, fname);
 		stats_human(stdout, &st);
 		printf("\nwrote %s\n", out);
 	}
+	import_warnings("import", name, &st);
 	return 0;
 }
 

@@ -31,34 +31,45 @@ enum {
 
 /* ---- format detection ---- */
 
-static uint32_t be32(const unsigned char *p)
+int trace_format_parse(const char *s, enum trace_format *out)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	static const struct {
+		const char *name;
+		enum trace_format f;
+	} names[] = {
+		{"auto", TRACE_FORMAT_UNKNOWN},       {"nsys", TRACE_FORMAT_SQLITE},
+		{"sqlite", TRACE_FORMAT_SQLITE},      {"k3sim", TRACE_FORMAT_SQLITE},
+		{"kineto", TRACE_FORMAT_KINETO_JSON}, {"json", TRACE_FORMAT_KINETO_JSON},
+		{"chrome", TRACE_FORMAT_KINETO_JSON}, {"perfetto", TRACE_FORMAT_KINETO_JSON},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(s, names[i].name) == 0) {
+			*out = names[i].f;
+			return 0;
+		}
+	return -EINVAL;
 }
 
-int trace_detect_format(const char *path, enum trace_format *out, struct err *e)
+const char *trace_format_name(enum trace_format f)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		int rc = -errno;
-		err_set(e, path, 0, 0, "cannot open: %s", strerror(errno));
-		return rc;
+	switch (f) {
+	case TRACE_FORMAT_SQLITE: return "sqlite";
+	case TRACE_FORMAT_KINETO_JSON: return "kineto";
+	default: return "unknown";
 	}
-	unsigned char head[100];
-	size_t n = fread(head, 1, sizeof head, f);
-	fclose(f);
+}
+
+int trace_detect_input(struct trace_input *in, enum trace_format *out, struct err *e)
+{
+	const unsigned char *head;
+	size_t n;
+	int rc = trace_input_peek(in, &head, &n, e);
+	if (rc)
+		return rc;
 	*out = TRACE_FORMAT_UNKNOWN;
 	if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) {
 		*out = TRACE_FORMAT_SQLITE;
 		return 0;
-	}
-	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
-		err_set(e, path, 0, 0, "gzip-compressed file: decompress it first (gunzip)");
-		return -EINVAL;
-	}
-	if (n >= 4 && be32(head) == 0x28b52ffd) {
-		err_set(e, path, 0, 0, "zstd-compressed file: decompress it first (zstd -d)");
-		return -EINVAL;
 	}
 	size_t i = 0;
 	if (n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf)
@@ -69,15 +80,34 @@ int trace_detect_format(const char *path, enum trace_format *out, struct err *e)
 		*out = TRACE_FORMAT_KINETO_JSON;
 		return 0;
 	}
+	const char *gz = in->gzip ? " (after gunzip)" : "";
 	if (n == 0)
-		err_set(e, path, 0, 0, "empty file");
+		err_set(e, in->name, 0, 0, "%s%s",
+			in->kind == TRACE_INPUT_FILE && !in->gzip ? "empty file" : "empty input", gz);
+	else if (i == n)
+		err_set(e, in->name, 0, 0, "only whitespace in the first %zu bytes%s: not a trace", n,
+			gz);
 	else if (n >= 5 && memcmp(head, "QDREP", 5) == 0)
-		err_set(e, path, 0, 0, "an nsys report: export it first"
+		err_set(e, in->name, 0, 0, "an nsys report: export it first"
+			" (nsys export --type sqlite -o FILE.sqlite REPORT)");
+	else if (n >= 4 && memcmp(head, "NSYS", 4) == 0)
+		err_set(e, in->name, 0, 0, "an nsys report (.nsys-rep): export it first"
 			" (nsys export --type sqlite -o FILE.sqlite REPORT)");
 	else
-		err_set(e, path, 0, 0, "unknown format: neither an SQLite database (nsys export"
-			" --type sqlite) nor a Kineto/Chrome JSON trace");
+		err_set(e, in->name, 0, 0, "unknown format%s: neither an SQLite database (nsys export"
+			" --type sqlite) nor a Kineto/Chrome JSON trace", gz);
 	return -EINVAL;
+}
+
+int trace_detect_format(const char *path, enum trace_format *out, struct err *e)
+{
+	struct trace_input in;
+	int rc = trace_input_open(&in, path, e);
+	if (rc)
+		return rc;
+	rc = trace_detect_input(&in, out, e);
+	trace_input_close(&in);
+	return rc;
 }
 
 /* ---- process-id remapping (merge) ---- */
@@ -1127,16 +1157,101 @@ out:
 	return rc;
 }
 
+/* SQLite reads files, not streams: a database that arrives through a pipe or gzip'd is copied to
+ * a temporary file first (disk, not memory). */
+static int spool(struct trace_input *in, char *tmp, size_t n, struct err *e)
+{
+	const char *dir = getenv("TMPDIR");
+	snprintf(tmp, n, "%s/k3sim-import-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		int rc = -errno;
+		err_set(e, tmp, 0, 0, "cannot create a temporary copy of %s: %s", in->name,
+			strerror(errno));
+		tmp[0] = '\0';
+		return rc;
+	}
+	enum { CHUNK = 1 << 20 };
+	unsigned char *buf = malloc(CHUNK);
+	int rc = buf ? 0 : -ENOMEM;
+	if (!buf)
+		err_set(e, in->name, 0, 0, "out of memory");
+	while (!rc) {
+		size_t got;
+		rc = trace_input_read(in, buf, CHUNK, &got, e);
+		if (rc || !got)
+			break;
+		for (size_t off = 0; off < got && !rc;) {
+			ssize_t w = write(fd, buf + off, got - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				rc = -errno;
+				err_set(e, tmp, 0, 0, "cannot write a temporary copy of %s: %s",
+					in->name, strerror(errno));
+			} else {
+				off += (size_t)w;
+			}
+		}
+	}
+	free(buf);
+	if (close(fd) && !rc) {
+		rc = -EIO;
+		err_set(e, tmp, 0, 0, "cannot write a temporary copy of %s", in->name);
+	}
+	if (rc) {
+		unlink(tmp);
+		tmp[0] = '\0';
+	}
+	return rc;
+}
+
+int trace_import_path(struct trace_db *db, const char *path, const struct trace_import_opts *o,
+		      enum trace_format *fmt_out, struct trace_import_stats *st, struct err *e)
+{
+	struct trace_input in;
+	int rc = trace_input_open(&in, path, e);
+	if (rc)
+		return rc;
+	enum trace_format fmt = o ? o->format : TRACE_FORMAT_UNKNOWN, seen;
+	/* sniffing looks at the head without consuming it, so a pipe is read once */
+	rc = trace_detect_input(&in, &seen, e);
+	if (rc && fmt == TRACE_FORMAT_UNKNOWN)
+		goto out;
+	if (fmt == TRACE_FORMAT_UNKNOWN) {
+		fmt = seen;
+	} else if (!rc && seen != fmt) {
+		err_set(e, in.name, 0, 0, "--format %s, but this is %s", trace_format_name(fmt),
+			seen == TRACE_FORMAT_SQLITE ? "an SQLite database" : "a JSON trace");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = 0;
+	if (fmt_out)
+		*fmt_out = fmt;
+	if (fmt == TRACE_FORMAT_KINETO_JSON) {
+		rc = trace_import_kineto_input(db, &in, o ? &o->kineto : NULL, st, e);
+	} else if (in.kind == TRACE_INPUT_FILE && !in.gzip) {
+		rc = trace_import_sqlite(db, in.path, NULL, st, e);
+	} else {
+		char tmp[4096];
+		rc = spool(&in, tmp, sizeof tmp, e);
+		if (!rc) {
+			rc = trace_import_sqlite(db, tmp, NULL, st, e);
+			if (rc && e && strcmp(e->file, tmp) == 0)
+				snprintf(e->file, sizeof e->file, "%s", in.name);
+			unlink(tmp);
+		}
+	}
+out:
+	trace_input_close(&in);
+	return rc;
+}
+
 int trace_import_file(struct trace_db *db, const char *path, struct trace_import_stats *st,
 		      struct err *e)
 {
-	enum trace_format f;
-	int rc = trace_detect_format(path, &f, e);
-	if (rc)
-		return rc;
-	if (f == TRACE_FORMAT_SQLITE)
-		return trace_import_sqlite(db, path, NULL, st, e);
-	return trace_import_kineto(db, path, NULL, st, e);
+	return trace_import_path(db, path, NULL, NULL, st, e);
 }
 
 static void add_stats(struct trace_import_stats *to, const struct trace_import_stats *a)

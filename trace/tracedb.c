@@ -1100,3 +1100,103 @@ int trace_db_add_device_map(struct trace_db *db, int64_t global_pid, int32_t cud
 	bind_text(s, 4, uuid);
 	return step(db, ST_DEVICE_MAP, e);
 }
+
+/* ---- rewrites of rows already written (importers that learn a fact late) ---- */
+
+static int exec_changes(struct trace_db *db, const char *sql, int64_t a, int64_t b, int64_t *changes,
+			struct err *e)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db->sql, sql, -1, &s, NULL) != SQLITE_OK)
+		return sql_fail(db, e, "update");
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
+	int r = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (r != SQLITE_DONE)
+		return sql_fail(db, e, "update");
+	if (changes)
+		*changes += sqlite3_changes64(db->sql);
+	return 0;
+}
+
+int trace_db_rewrite_pid(struct trace_db *db, int64_t from_pid, int64_t to_pid, int64_t *rows,
+			 struct err *e)
+{
+	static const char *const sql[] = {
+#define PID_COL(t, c)                                                                             \
+	"UPDATE " t " SET " c " = (" c " & ~(16777215 << 24)) | (?2 << 24) WHERE ((" c " >> 24) &" \
+	" 16777215) = ?1"
+		PID_COL("CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"),
+		PID_COL("CUPTI_ACTIVITY_KIND_MEMCPY", "globalPid"),
+		PID_COL("CUPTI_ACTIVITY_KIND_MEMSET", "globalPid"),
+		PID_COL("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"),
+		PID_COL("NVTX_EVENTS", "globalTid"),
+		PID_COL("NVTX_EVENTS", "endGlobalTid"),
+		PID_COL("K3SIM_KERNEL_METRICS", "globalPid"),
+		PID_COL("K3SIM_DEVICE_MAP", "globalPid"),
+		PID_COL("PROCESSES", "globalPid"),
+#undef PID_COL
+		"UPDATE PROCESSES SET pid = ?2 WHERE pid = ?1",
+	};
+	if (!db || from_pid < 0 || from_pid > 0xffffff || to_pid < 0 || to_pid > 0xffffff)
+		return bad_arg(e, "trace_db_rewrite_pid: bad process id");
+	int rc = commit(db, e);
+	if (rc)
+		return rc;
+	int64_t n = 0;
+	rc = exec(db, "BEGIN", e);
+	for (size_t i = 0; i < sizeof sql / sizeof sql[0] && !rc; i++)
+		rc = exec_changes(db, sql[i], from_pid, to_pid, i < 4 ? &n : NULL, e);
+	if (!rc)
+		rc = exec(db, "COMMIT", e);
+	if (!rc && rows)
+		*rows = n;
+	return rc;
+}
+
+static const char *const TIME_TABLES[] = {
+	"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+	"CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+};
+
+int trace_db_shift_time(struct trace_db *db, int64_t delta_ns, struct err *e)
+{
+	if (!db)
+		return bad_arg(e, "trace_db_shift_time: NULL db");
+	int rc = commit(db, e);
+	if (rc || delta_ns == 0)
+		return rc;
+	char sql[256];
+	/* every shifted time must stay an int64 (SQLite would turn it into a float silently) */
+	for (size_t i = 0; i < sizeof TIME_TABLES / sizeof TIME_TABLES[0]; i++) {
+		snprintf(sql, sizeof sql, "SELECT min(start), max(start), min(\"end\"), max(\"end\") FROM %s",
+			 TIME_TABLES[i]);
+		sqlite3_stmt *s;
+		if (sqlite3_prepare_v2(db->sql, sql, -1, &s, NULL) != SQLITE_OK)
+			return sql_fail(db, e, "select");
+		if (sqlite3_step(s) == SQLITE_ROW)
+			for (int c = 0; c < 4; c++) {
+				int64_t v = sqlite3_column_int64(s, c), out;
+				if (sqlite3_column_type(s, c) != SQLITE_NULL &&
+				    __builtin_add_overflow(v, delta_ns, &out)) {
+					sqlite3_finalize(s);
+					err_set(e, db->path, 0, 0,
+						"shifting %s by %" PRId64 " ns leaves the int64 ns range",
+						TIME_TABLES[i], delta_ns);
+					return -ERANGE;
+				}
+			}
+		sqlite3_finalize(s);
+	}
+	rc = exec(db, "BEGIN", e);
+	for (size_t i = 0; i < sizeof TIME_TABLES / sizeof TIME_TABLES[0] && !rc; i++) {
+		snprintf(sql, sizeof sql,
+			 "UPDATE %s SET start = start + ?1, \"end\" = \"end\" + ?1",
+			 TIME_TABLES[i]);
+		rc = exec_changes(db, sql, delta_ns, 0, NULL, e);
+	}
+	if (!rc)
+		rc = exec(db, "COMMIT", e);
+	return rc;
+}

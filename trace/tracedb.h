@@ -233,6 +233,14 @@ struct trace_kernel_metric {
 #define TRACE_CAPTURE_START_UTC_NS "start_utc_ns"
 #define TRACE_CAPTURE_END_UTC_NS "end_utc_ns"
 #define TRACE_CAPTURE_SOURCE "source"      /* "cupti", "nsys-import", "kineto-import", "merge" */
+#define TRACE_CAPTURE_WORLD_SIZE "world_size"
+/* What the times are counted from: TRACE_CLOCK_UNIX_EPOCH (ns since 1970 UTC: Kineto traces with
+ * baseTimeNanoseconds, nsys exports with their session start time) or TRACE_CLOCK_UNKNOWN (an
+ * origin the file does not state). Times of different hosts are on different clocks either way;
+ * merge says so. */
+#define TRACE_CAPTURE_CLOCK "clock"
+#define TRACE_CLOCK_UNIX_EPOCH "unix_epoch"
+#define TRACE_CLOCK_UNKNOWN "unknown"
 
 /* Bounds and tuning. Zero fields take the defaults below. */
 struct trace_db_opts {
@@ -297,6 +305,17 @@ int trace_db_add_kernel_metric(struct trace_db *db, const struct trace_kernel_me
  * ordinal cuda_id. uuid may be NULL. */
 int trace_db_add_device_map(struct trace_db *db, int64_t global_pid, int32_t cuda_id,
 			    int32_t device_id, const char *uuid, struct err *e);
+
+/* Rewrite process from_pid as to_pid (pid bits of every globalPid and globalTid, and PROCESSES)
+ * in all rows written so far: for an importer that learns a process id after it wrote rows.
+ * *rows (may be NULL) gets the activity rows changed (kernels, memcpys, memsets, API calls).
+ * Commits pending rows first. */
+int trace_db_rewrite_pid(struct trace_db *db, int64_t from_pid, int64_t to_pid, int64_t *rows,
+			 struct err *e);
+
+/* Add delta_ns to every start and end written so far (an importer that learns its time base after
+ * the rows). -ERANGE, with nothing changed, when a time would leave the int64 ns range. */
+int trace_db_shift_time(struct trace_db *db, int64_t delta_ns, struct err *e);
 
 /* K3SIM_CAPTURE[key] = value (replacing an earlier value of key). */
 int trace_db_set_capture(struct trace_db *db, const char *key, const char *value, struct err *e);
