@@ -387,6 +387,10 @@ static enum ev_kind classify(const char *cat)
 		{"gpu_pm_counter", EV_SKIP},
 		{"collective_comm", EV_SKIP},
 	};
+	/* exact spelling first (every event asks), then any case ("Kernel" in older Kineto) */
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (cat[0] == map[i].cat[0] && strcmp(cat, map[i].cat) == 0)
+			return map[i].kind;
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (strcasecmp(cat, map[i].cat) == 0)
 			return map[i].kind;

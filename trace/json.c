@@ -183,7 +183,7 @@ static int describe_unexpected(struct json_reader *r, struct err *e, int c, cons
 	return -EINVAL;
 }
 
-static void skip_ws(struct json_reader *r)
+static void skip_ws_slow(struct json_reader *r)
 {
 	for (;;) {
 		const unsigned char *d = data(r);
@@ -206,6 +206,14 @@ static void skip_ws(struct json_reader *r)
 		if (p < len || !refill(r))
 			return;
 	}
+}
+
+/* Whitespace before a token: most tokens have none or one byte of it. */
+static inline void skip_ws(struct json_reader *r)
+{
+	if (r->pos < r->len && data(r)[r->pos] > ' ')
+		return;
+	skip_ws_slow(r);
 }
 
 /* Room for `extra` more bytes of text (plus the NUL); the caller has checked the limit. */
@@ -233,6 +241,11 @@ static int str_append(struct json_reader *r, const unsigned char *p, size_t n, s
 {
 	if (r->discard || r->str_cut)
 		return 0;
+	if (r->str_len + n < r->str_cap && r->str_len + n <= r->max_string_bytes) {
+		memcpy(r->str + r->str_len, p, n); /* the common case: it fits */
+		r->str_len += n;
+		return 0;
+	}
 	size_t room = r->max_string_bytes - r->str_len;
 	if (n > room) {
 		size_t k = room;
