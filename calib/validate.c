@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "calib/fit.h"
+#include "util/numfmt.h"
 
 extern char **environ;
 
@@ -327,10 +328,7 @@ static void jstr(FILE *f, const char *s)
 
 static void jpct(FILE *f, double x)
 {
-	if (isnan(x))
-		fputs("null", f);
-	else
-		fprintf(f, "%.2f", x);
+	util_json_double(f, x); /* full precision; null for NaN */
 }
 
 static void j_errors(FILE *f, const char *key, const struct calib_errors *x)
@@ -376,8 +374,11 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 			int i = s->worst[w];
 			fprintf(f, "%s{\"op\": ", w ? ", " : "");
 			jstr(f, pts->p[i].spec);
-			fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ",
-			        pts->p[i].measured_s, v->predicted_s[i]);
+			fprintf(f, ", \"measured_s\": ");
+			util_json_double(f, pts->p[i].measured_s);
+			fprintf(f, ", \"predicted_s\": ");
+			util_json_double(f, v->predicted_s[i]);
+			fprintf(f, ", \"error_pct\": ");
 			jpct(f, v->err_pct[i]);
 			fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}",
 			        pts->p[i].held_out ? "true" : "false", pts->p[i].samples);
@@ -390,8 +391,11 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		jstr(f, pts->p[i].spec);
 		fprintf(f, ", \"class\": ");
 		jstr(f, pts->p[i].label);
-		fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ",
-		        pts->p[i].measured_s, v->predicted_s[i]);
+		fprintf(f, ", \"measured_s\": ");
+		util_json_double(f, pts->p[i].measured_s);
+		fprintf(f, ", \"predicted_s\": ");
+		util_json_double(f, v->predicted_s[i]);
+		fprintf(f, ", \"error_pct\": ");
 		jpct(f, v->err_pct[i]);
 		fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}",
 		        pts->p[i].held_out ? "true" : "false", pts->p[i].samples);

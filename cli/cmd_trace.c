@@ -13,6 +13,7 @@
 #include "trace/export.h"
 #include "trace/import.h"
 #include "trace/tracedb.h"
+#include "util/numfmt.h"
 
 struct sub {
 	const char *name;
@@ -63,14 +64,10 @@ static void jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Full precision: the shortest text that reads back as v (76426648.5, not 7.64266e+07). */
 static void jnum(FILE *f, double v)
 {
-	if (v != v || v > 1e300 || v < -1e300)
-		fputs("null", f);
-	else if (v == (double)(int64_t)v && v < 9e15 && v > -9e15)
-		fprintf(f, "%" PRId64, (int64_t)v);
-	else
-		fprintf(f, "%.6g", v);
+	util_json_double(f, v);
 }
 
 /* ---- import ---- */
@@ -288,7 +285,7 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		"},\n",
 		s->kernels, s->kernel_ns, s->memcpys, s->memcpy_bytes, s->memcpy_ns, s->memsets,
 		s->memset_bytes, s->memset_ns, s->api_calls, s->nvtx_ranges, s->first_ns, s->last_ns,
-		s->last_ns - s->first_ns, s->dropped_records);
+		s->span_ns, s->dropped_records);
 	fprintf(f, "  \"kernels\": [");
 	for (size_t i = 0; i < s->n_kern && i < top; i++) {
 		const struct trace_kernel_sum *k = &s->kern[i];
@@ -408,7 +405,7 @@ static void summary_human(FILE *f, const char *db, const struct trace_summary *s
 		db, s->kernels, s->memcpys, s->memsets, s->api_calls, s->nvtx_ranges);
 	fprintf(f, "GPU span %.3f ms; kernel time %.3f ms; memcpy %" PRId64 " B in %.3f ms; memset %"
 		   PRId64 " B in %.3f ms",
-		(double)(s->last_ns - s->first_ns) / 1e6, (double)s->kernel_ns / 1e6, s->memcpy_bytes,
+		(double)s->span_ns / 1e6, (double)s->kernel_ns / 1e6, s->memcpy_bytes,
 		(double)s->memcpy_ns / 1e6, s->memset_bytes, (double)s->memset_ns / 1e6);
 	if (s->dropped_records)
 		fprintf(f, "\nwarning: %" PRId64 " records were dropped at capture: totals are low",

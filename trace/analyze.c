@@ -13,6 +13,32 @@
 #define DEFAULT_MAX_ROWS ((int64_t)64 * 1024 * 1024)
 enum { DEFAULT_TOP_GAPS = 10, MAX_DEVICES = 4096, MAX_ACTIVE_RANGES = 256 };
 
+/* ---- saturating time arithmetic ----
+ * Databases come from anywhere: a row may hold INT64_MIN..INT64_MAX. Differences and sums of
+ * times saturate at the int64 range instead of overflowing. */
+
+static inline int64_t sub_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* A duration: end - start, 0 for a row that ends before it starts (rows from anywhere). */
+static inline int64_t dur_sat(int64_t start, int64_t end)
+{
+	return end <= start ? 0 : sub_sat(end, start);
+}
+
 /* ---- small containers ---- */
 
 /* Growable array with a hard row cap. */
@@ -416,7 +442,7 @@ static int load_copies(struct ctx *c, const char *table, struct err *e)
 	return rc;
 }
 
-static int load_api(struct ctx *c, const char *table, struct err *e)
+static int load_api(struct ctx *c, const char *table, bool driver_table, struct err *e)
 {
 	static const char *const names[] = {"start", "end", "globalTid", "correlationId",
 					    "eventClass"};
@@ -432,11 +458,17 @@ static int load_api(struct ctx *c, const char *table, struct err *e)
 	vec_reserve(&c->a, row_hint(c, table));
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		c->s->api_calls++;
 		int64_t corr = sqlite3_column_int64(st, idx[3]);
 		int64_t cls = idx[4] >= 0 ? sqlite3_column_int64(st, idx[4]) : 0;
-		if (corr <= 0 || corr > UINT32_MAX ||
-		    (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER))
+		/* nsys keeps other rows in this table too (eventClass 67: a runtime call's backtrace
+		 * entry, a duplicate of the call); the import keeps runtime and driver calls only, and
+		 * so does the count, so a raw export and its import agree */
+		if (driver_table)
+			cls = TRACE_API_DRIVER;
+		if (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER)
+			continue;
+		c->s->api_calls++;
+		if (corr <= 0 || corr > UINT32_MAX)
 			continue;
 		struct arow *a = vec_push(&c->a);
 		if (!a) {
@@ -711,7 +743,7 @@ static int kernel_table(struct ctx *c, struct err *e)
 	for (size_t i = 0; i < nn; i++)
 		off[i + 1] += off[i];
 	for (size_t i = 0; i < nk; i++)
-		dur[off[k[i].name]++] = k[i].end - k[i].start;
+		dur[off[k[i].name]++] = dur_sat(k[i].start, k[i].end);
 	for (size_t i = nn; i > 0; i--)
 		off[i] = off[i - 1];
 	off[0] = 0;
@@ -728,7 +760,7 @@ static int kernel_table(struct ctx *c, struct err *e)
 		sort_i64(d, n, tmp, count);
 		int64_t total = 0;
 		for (size_t i = 0; i < n; i++)
-			total += d[i];
+			total = add_sat(total, d[i]);
 		double avg = n ? (double)total / (double)n : 0, ss = 0;
 		for (size_t i = 0; i < n; i++)
 			ss += ((double)d[i] - avg) * ((double)d[i] - avg);
@@ -739,7 +771,7 @@ static int kernel_table(struct ctx *c, struct err *e)
 		ks->avg_ns = avg;
 		ks->med_ns = median_sorted(d, n);
 		ks->stddev_ns = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
-		s->kernel_ns += total;
+		s->kernel_ns = add_sat(s->kernel_ns, total);
 		const char *name = NULL;
 		if (str) {
 			sqlite3_bind_int64(str, 1, c->name_src[g]);
@@ -844,7 +876,7 @@ static int64_t union_len(int64_t (*u)[2], size_t n)
 {
 	int64_t t = 0;
 	for (size_t i = 0; i < n; i++)
-		t += u[i][1] - u[i][0];
+		t = add_sat(t, sub_sat(u[i][1], u[i][0]));
 	return t;
 }
 
@@ -856,7 +888,7 @@ static int64_t intersect_len(int64_t (*a)[2], size_t na, int64_t (*b)[2], size_t
 		int64_t lo = a[i][0] > b[j][0] ? a[i][0] : b[j][0];
 		int64_t hi = a[i][1] < b[j][1] ? a[i][1] : b[j][1];
 		if (hi > lo)
-			t += hi - lo;
+			t = add_sat(t, sub_sat(hi, lo));
 		if (a[i][1] < b[j][1])
 			i++;
 		else
@@ -997,7 +1029,7 @@ static int device_sweep(struct ctx *c, struct err *e)
 			int64_t *end = &stream_end[v[i].stream];
 			int64_t from = v[i].s > *end ? v[i].s : *end;
 			if (v[i].e > from)
-				ss->busy_ns += v[i].e - from;
+				ss->busy_ns = add_sat(ss->busy_ns, sub_sat(v[i].e, from));
 			if (v[i].e > *end)
 				*end = v[i].e;
 			if (v[i].comm == 2)
@@ -1015,15 +1047,16 @@ static int device_sweep(struct ctx *c, struct err *e)
 							    (double)ds->comm_ns
 						  : 0;
 		for (size_t i = 1; i < na; i++) {
-			int64_t gap = u_all[i][0] - u_all[i - 1][1];
+			int64_t gap = sub_sat(u_all[i][0], u_all[i - 1][1]);
 			ds->gaps++;
-			ds->idle_ns += gap;
+			ds->idle_ns = add_sat(ds->idle_ns, gap);
 			if (gap > ds->max_gap_ns)
 				ds->max_gap_ns = gap;
 			keep_gap(s, top, ds->device_id, u_all[i - 1][1], gap);
 		}
 	}
-	int64_t span = s->last_ns - s->first_ns;
+	int64_t span = sub_sat(s->last_ns, s->first_ns);
+	s->span_ns = span;
 	for (size_t d = 0; d < c->n_devs; d++)
 		s->dev[d].util_pct = span > 0 ? 100.0 * (double)s->dev[d].busy_ns / (double)span : 0;
 	for (size_t i = 0; i < n_streams; i++) {
@@ -1170,22 +1203,22 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	l->min_from_call_start_ns = INT64_MAX;
 	for (size_t i = 0; i < nk; i++) {
 		int32_t ai = k[i].corr ? api_lookup(c, trace_global_to_pid(k[i].gpid), k[i].corr) : -1;
-		int64_t dur = k[i].end - k[i].start;
+		int64_t dur = dur_sat(k[i].start, k[i].end);
 		if (ai >= 0) {
 			l->matched++;
 			pt[npt++] = (struct point){.key = a[ai].gtid, .t = a[ai].start, .dur = dur};
-			int64_t from_start = k[i].start - a[ai].start;
+			int64_t from_start = sub_sat(k[i].start, a[ai].start);
 			if (from_start < 0) {
 				l->inconsistent++;
 				continue;
 			}
 			if (from_start < l->min_from_call_start_ns)
 				l->min_from_call_start_ns = from_start;
-			delay[nd] = k[i].start - a[ai].end;
+			delay[nd] = sub_sat(k[i].start, a[ai].end);
 			if (delay[nd] < 0)
 				l->before_return++;
 			nd++;
-			api_sum += (double)(a[ai].end - a[ai].start);
+			api_sum += (double)dur_sat(a[ai].start, a[ai].end);
 		} else {
 			pp[npp++] = (struct point){.key = trace_global_to_pid(k[i].gpid),
 						   .t = k[i].start,
@@ -1219,9 +1252,9 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	}
 	for (size_t i = 0; i < nn; i++) {
 		struct trace_nvtx_sum *ns = &s->nvtx[nr[i].name];
-		int64_t d = nr[i].end - nr[i].start;
+		int64_t d = dur_sat(nr[i].start, nr[i].end);
 		ns->instances++;
-		ns->total_ns += d;
+		ns->total_ns = add_sat(ns->total_ns, d);
 		if (d < ns->min_ns)
 			ns->min_ns = d;
 		if (d > ns->max_ns)
@@ -1314,13 +1347,13 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 	if (!rc)
 		rc = load_copies(&c, "CUPTI_ACTIVITY_KIND_MEMSET", e);
 	if (!rc)
-		rc = load_api(&c, "CUPTI_ACTIVITY_KIND_RUNTIME", e);
+		rc = load_api(&c, "CUPTI_ACTIVITY_KIND_RUNTIME", false, e);
 	if (!rc) {
 		char type[16];
 		rc = trace_sql_object_type(c.sql, path, "CUPTI_ACTIVITY_KIND_DRIVER", type,
 					   sizeof type, e);
 		if (!rc && strcmp(type, "table") == 0)
-			rc = load_api(&c, "CUPTI_ACTIVITY_KIND_DRIVER", e);
+			rc = load_api(&c, "CUPTI_ACTIVITY_KIND_DRIVER", true, e);
 	}
 	if (!rc)
 		rc = index_api(&c, e);
@@ -1334,11 +1367,11 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 	const struct xrow *x = c.x.p;
 	for (size_t i = 0; i < c.x.n; i++) {
 		if (i < c.n_memcpy) {
-			s->memcpy_bytes += x[i].bytes;
-			s->memcpy_ns += x[i].end - x[i].start;
+			s->memcpy_bytes = add_sat(s->memcpy_bytes, x[i].bytes);
+			s->memcpy_ns = add_sat(s->memcpy_ns, dur_sat(x[i].start, x[i].end));
 		} else {
-			s->memset_bytes += x[i].bytes;
-			s->memset_ns += x[i].end - x[i].start;
+			s->memset_bytes = add_sat(s->memset_bytes, x[i].bytes);
+			s->memset_ns = add_sat(s->memset_ns, dur_sat(x[i].start, x[i].end));
 		}
 	}
 	if (trace_sql_has_table(c.sql, "K3SIM_DROPPED"))

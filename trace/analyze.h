@@ -5,7 +5,8 @@
  * directly): the per-kernel table of nsys' cuda_gpu_kern_sum, the breakdown per NVTX range, device
  * and stream utilization, idle gaps, communication/compute overlap and launch overhead.
  *
- * Definitions (all times in ns):
+ * Definitions (all times in ns; differences and sums saturate at the int64 range, and a row
+ * that ends before it starts lasts 0, whatever the rows hold):
  * - kernel statistics group by demangled name (or short name with short_names); StdDev is the
  *   sample standard deviation (n - 1), Med the mean of the two middle values for even counts;
  *   Time % is the share of the summed kernel time.
@@ -23,6 +24,7 @@
  *   before_return. A kernel that starts before its call began cannot be on one clock: such
  *   matches (clock offset between GPU and CPU timestamps, or ids that do not belong together)
  *   are counted in inconsistent and left out of the statistics.
+ * - API calls are the runtime and driver calls (eventClass 0 and 1), as imports keep them.
  * - a kernel belongs to every NVTX push/pop or start/end range open on the launching thread when
  *   the launching call started; kernels without a launching call fall back to the ranges of
  *   their process that contain their GPU start. GPU-projected ranges (TRACE_NVTX_DOMAIN_GPU) are
@@ -100,6 +102,7 @@ struct trace_summary {
 	int64_t kernel_ns;                  /* summed kernel durations */
 	int64_t memcpy_bytes, memcpy_ns, memset_bytes, memset_ns;
 	int64_t first_ns, last_ns;          /* GPU span */
+	int64_t span_ns;                    /* last_ns - first_ns, saturated at INT64_MAX */
 	int64_t dropped_records;            /* K3SIM_DROPPED total */
 	struct trace_kernel_sum *kern;      /* by total time, longest first */
 	size_t n_kern;

@@ -71,13 +71,24 @@ static void put_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* ns as µs with three decimals, exactly (INT64_MIN included: the magnitude is unsigned). */
 static void put_us(FILE *f, int64_t ns)
 {
-	if (ns < 0) {
+	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	if (ns < 0)
 		fputc('-', f);
-		ns = -ns;
-	}
-	fprintf(f, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+	fprintf(f, "%" PRIu64 ".%03" PRIu64, mag / 1000, mag % 1000);
+}
+
+/* A duration: end - start, 0 for a row that ends before it starts, INT64_MAX at most. */
+static void put_dur(FILE *f, int64_t start, int64_t end)
+{
+	int64_t d;
+	if (end <= start)
+		d = 0;
+	else if (__builtin_sub_overflow(end, start, &d))
+		d = INT64_MAX;
+	put_us(f, d);
 }
 
 static void begin_event(struct ex *x)
@@ -341,7 +352,7 @@ static int kernels(struct ex *x, struct err *e)
 			ci(st, 4));
 		put_us(f, start);
 		fputs(",\"dur\":", f);
-		put_us(f, end - start);
+		put_dur(f, start, end);
 		fprintf(f,
 			",\"args\":{\"correlation\":%" PRId64 ",\"grid\":[%" PRId64 ",%" PRId64
 			",%" PRId64 "],\"block\":[%" PRId64 ",%" PRId64 ",%" PRId64
@@ -409,7 +420,7 @@ static int copies(struct ex *x, const char *table, bool is_memcpy, struct err *e
 			ci(st, 4));
 		put_us(f, start);
 		fputs(",\"dur\":", f);
-		put_us(f, end - start);
+		put_dur(f, start, end);
 		fprintf(f, ",\"args\":{\"bytes\":%" PRId64 "}}", ci(st, 5));
 		if (is_memcpy)
 			x->st->memcpys++;
@@ -472,7 +483,7 @@ static int nvtx(struct ex *x, struct err *e)
 			fputs("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":", f);
 			put_str(f, text);
 			fputs(",\"dur\":", f);
-			put_us(f, end - start);
+			put_dur(f, start, end);
 		}
 		fprintf(f, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", pid, tid);
 		put_us(f, start);
@@ -522,7 +533,7 @@ static int api(struct ex *x, struct err *e)
 			gtid & 0xffffff);
 		put_us(f, start);
 		fputs(",\"dur\":", f);
-		put_us(f, end - start);
+		put_dur(f, start, end);
 		fprintf(f, ",\"args\":{\"correlation\":%" PRId64 "}}", ci(st, 3));
 		x->st->api_calls++;
 	}

@@ -13,6 +13,7 @@
 
 #include "fixtures.h"
 #include "trace/analyze.h"
+#include "trace/export.h"
 #include "trace/import.h"
 #include "trace/tracedb.h"
 
@@ -263,10 +264,23 @@ static void test_summary_of_nsys_export(void **state)
 		     "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER,"
 		     " globalTid INTEGER, correlationId INTEGER, nameId INTEGER, returnValue INTEGER);"
 		     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (80, 90, 0, 16777217, 1, 2, 0),"
-		     " (150, 160, 0, 16777217, 2, 2, 0);");
+		     " (150, 160, 0, 16777217, 2, 2, 0),"
+		     /* nsys' eventClass 67 rows: backtrace entries duplicating the calls */
+		     " (79, 91, 67, 16777217, 1, 2, 0), (149, 161, 67, 16777217, 2, 2, 0);");
 	struct trace_summary s;
 	struct err e = {0};
 	assert_int_equal(trace_summary_compute(&s, p, NULL, &e), 0);
+	/* the runtime calls only, as the import keeps them (issue 12: 95 on pipit's saxpy export vs
+	 * 57 imported; 4 vs 2 here before) */
+	assert_int_equal(s.api_calls, 2);
+	const char *imp = fx_path("nsys-direct-imported.db");
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	struct trace_import_stats st;
+	assert_int_equal(trace_db_create(&db, imp, &o, &e), 0);
+	assert_int_equal(trace_import_sqlite(db, p, NULL, &st, &e), 0);
+	assert_int_equal(trace_db_close(db, &e), 0);
+	assert_int_equal(st.api_calls, s.api_calls);
 	assert_int_equal(s.n_kern, 1);
 	assert_string_equal(s.kern[0].name, "kern<1>(int)");
 	assert_true(s.kern[0].avg_ns == 75.0);
@@ -277,6 +291,62 @@ static void test_summary_of_nsys_export(void **state)
 	assert_int_equal(trace_summary_compute(&s, p, &so, &e), 0);
 	assert_string_equal(s.kern[0].name, "kern");
 	trace_summary_release(&s);
+}
+
+/* Rows at the ends of the int64 range: every difference and sum saturates, the summary is
+ * computed and says so (issue 12: UBSan reported signed overflow in analyze.c and export.c). */
+static void test_extreme_times(void **state)
+{
+	(void)state;
+	const char *p = fx_path("extreme.db");
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	assert_int_equal(trace_db_create(&db, p, &o, NULL), 0);
+	const int64_t lo = INT64_MIN, hi = INT64_MAX;
+	struct trace_kernel ks[] = {
+		{.start_ns = lo, .end_ns = hi, .name = "all", .correlation_id = 1},
+		{.start_ns = lo, .end_ns = hi, .name = "all", .correlation_id = 2},
+		{.start_ns = hi, .end_ns = lo, .name = "backwards", .stream_id = 2},
+		{.start_ns = 0, .end_ns = hi, .name = "ncclKernel", .stream_id = 3},
+	};
+	for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+		ks[i].global_pid = trace_global_pid(PID);
+		assert_int_equal(trace_db_add_kernel(db, &ks[i], NULL), 0);
+	}
+	struct trace_api a = {.start_ns = hi, .end_ns = lo, .correlation_id = 1,
+			      .global_tid = trace_global_tid(PID, TID), .name = "cudaLaunchKernel"};
+	assert_int_equal(trace_db_add_api(db, &a, NULL), 0);
+	a.start_ns = lo;
+	a.end_ns = lo;
+	a.correlation_id = 2;
+	assert_int_equal(trace_db_add_api(db, &a, NULL), 0);
+	struct trace_memcpy m = {.start_ns = lo, .end_ns = hi, .bytes = INT64_MAX,
+				 .global_pid = trace_global_pid(PID), .src_device_id = -1,
+				 .dst_device_id = -1};
+	assert_int_equal(trace_db_add_memcpy(db, &m, NULL), 0);
+	assert_int_equal(trace_db_add_memcpy(db, &m, NULL), 0);
+	struct trace_nvtx n = {.start_ns = lo, .end_ns = hi, .type = TRACE_NVTX_PUSH_POP,
+			       .global_tid = trace_global_tid(PID, TID), .text = "r"};
+	assert_int_equal(trace_db_add_nvtx(db, &n, NULL), 0);
+	assert_int_equal(trace_db_add_nvtx(db, &n, NULL), 0);
+	assert_int_equal(trace_db_close(db, NULL), 0);
+	struct trace_summary s;
+	struct err e = {0};
+	assert_int_equal(trace_summary_compute(&s, p, NULL, &e), 0);
+	assert_int_equal(s.span_ns, INT64_MAX);
+	assert_int_equal(s.kernel_ns, INT64_MAX);
+	assert_int_equal(s.memcpy_ns, INT64_MAX);
+	assert_int_equal(s.memcpy_bytes, INT64_MAX);
+	assert_int_equal(s.nvtx[0].total_ns, INT64_MAX);
+	assert_int_equal(s.dev[0].busy_ns, INT64_MAX);
+	assert_int_equal(s.launch.matched, 2);
+	trace_summary_release(&s);
+	/* and the export writes every row, durations clamped to [0, INT64_MAX] */
+	FILE *f = tmpfile();
+	struct trace_export_stats xs;
+	assert_int_equal(trace_export_perfetto(p, f, "x.json", NULL, &xs, &e), 0);
+	assert_int_equal(xs.kernels, 4);
+	fclose(f);
 }
 
 static void test_summary_errors(void **state)
@@ -443,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_summary_of_nsys_export),
 		cmocka_unit_test(test_summary_errors),
+		cmocka_unit_test(test_extreme_times),
 		cmocka_unit_test(test_two_processes_colliding_ids),
 		cmocka_unit_test(test_merged_processes_colliding_ids),
 	};
