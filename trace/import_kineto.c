@@ -56,8 +56,9 @@ struct kev {
 	bool has_cat, has_ts, has_dur, has_pid, has_tid, has_name, has_arg_name;
 	int64_t ts_ns, dur_ns, pid, tid;
 	/* args */
-	bool has_device, has_stream;
+	bool has_device, has_stream, has_process;
 	int64_t device, stream, correlation, context, registers, shared_bytes, bytes;
+	int64_t process;    /* k3sim's export: the process of a GPU row */
 	int64_t grid[3], block[3];
 };
 
@@ -235,6 +236,9 @@ static int read_args(struct kctx *c, struct kev *ev, struct err *e)
 				dst = &ev->shared_bytes;
 			} else if (KEY_IS(k, len, "bytes")) {
 				dst = &ev->bytes;
+			} else if (KEY_IS(k, len, "process")) {
+				dst = &ev->process;
+				flag = &ev->has_process;
 			}
 			if (!dst) {
 				rc = json_skip_value(c->r, NULL, e);
@@ -460,9 +464,12 @@ static void use_device(struct kctx *c, int64_t id)
 		d->used = true;
 }
 
-/* The process of a GPU row: known, or the placeholder rewritten once it is. */
-static int64_t gpu_pid(struct kctx *c)
+/* The process of a GPU row: named by the event (k3sim's export of a merged trace), known, or the
+ * placeholder rewritten once it is. */
+static int64_t gpu_pid(struct kctx *c, const struct kev *ev)
 {
+	if (ev && ev->has_process && ev->process >= 0 && ev->process < PID_PLACEHOLDER)
+		return ev->process;
 	if (c->pid_known)
 		return c->pid;
 	c->placeholder_rows++;
@@ -580,7 +587,7 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 		k.registers_per_thread = (int32_t)ev->registers;
 		/* Kineto reports static + dynamic shared memory as one number */
 		k.dynamic_shared_bytes = (int32_t)ev->shared_bytes;
-		k.global_pid = trace_global_pid(gpu_pid(c));
+		k.global_pid = trace_global_pid(gpu_pid(c, ev));
 		use_device(c, dev);
 		rc = trace_db_add_kernel(c->db, &k, e);
 		c->st->kernels += !rc;
@@ -598,7 +605,7 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 		m.bytes = ev->bytes;
 		m.copy_kind = copy_kind_of(c->name);
 		m.src_device_id = m.dst_device_id = -1;
-		m.global_pid = trace_global_pid(gpu_pid(c));
+		m.global_pid = trace_global_pid(gpu_pid(c, ev));
 		use_device(c, dev);
 		rc = trace_db_add_memcpy(c->db, &m, e);
 		c->st->memcpys += !rc;
@@ -614,7 +621,7 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 		m.context_id = (uint32_t)ev->context;
 		m.correlation_id = (uint32_t)ev->correlation;
 		m.bytes = ev->bytes;
-		m.global_pid = trace_global_pid(gpu_pid(c));
+		m.global_pid = trace_global_pid(gpu_pid(c, ev));
 		use_device(c, dev);
 		rc = trace_db_add_memset(c->db, &m, e);
 		c->st->memsets += !rc;
@@ -630,7 +637,7 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 		struct trace_api a = {
 			.start_ns = start_ns,
 			.end_ns = end_ns,
-			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : gpu_pid(c), ev->tid),
+			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : gpu_pid(c, NULL), ev->tid),
 			.correlation_id = (uint32_t)ev->correlation,
 			.kind = kind == EV_DRIVER ? TRACE_API_DRIVER : TRACE_API_RUNTIME,
 			.name = c->name,
@@ -649,7 +656,7 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 			.start_ns = start_ns,
 			.end_ns = end_ns,
 			.type = instant ? TRACE_NVTX_MARK : TRACE_NVTX_PUSH_POP,
-			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : gpu_pid(c), ev->tid),
+			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : gpu_pid(c, NULL), ev->tid),
 			.text = c->name,
 		};
 		rc = trace_db_add_nvtx(c->db, &n, e);
@@ -662,7 +669,7 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 			.start_ns = start_ns,
 			.end_ns = end_ns,
 			.type = TRACE_NVTX_START_END,
-			.global_tid = trace_global_tid(gpu_pid(c), ev->has_stream ? ev->stream : ev->tid),
+			.global_tid = trace_global_tid(gpu_pid(c, ev), ev->has_stream ? ev->stream : ev->tid),
 			.category = (int32_t)dev,
 			.domain_id = TRACE_NVTX_DOMAIN_GPU,
 			.text = c->name,
