@@ -683,6 +683,25 @@ static void merge_usage(FILE *out)
 		"  -h, --help          this text\n");
 }
 
+/* Clocks that cannot be one clock: said whatever --quiet. */
+static void merge_warnings(const struct trace_import_stats *st)
+{
+	const int64_t day_ns = (int64_t)86400 * 1000000000;
+	int64_t first_plus_day;
+	if (st->first_ns < st->last_ns &&
+	    !__builtin_add_overflow(st->first_ns, day_ns, &first_plus_day) &&
+	    st->last_ns > first_plus_day)
+		fprintf(stderr,
+			"k3sim trace merge: warning: the merged timeline spans more than a day (%" PRId64
+			" to %" PRId64 " ns): its inputs are probably not on one clock (a Kineto trace"
+			" without baseTimeNanoseconds counts from its own start)\n",
+			st->first_ns, st->last_ns);
+	if (st->clock_mixed)
+		fprintf(stderr,
+			"k3sim trace merge: warning: some inputs count time from the Unix epoch, others"
+			" from an origin they do not give: their times cannot be compared\n");
+}
+
 static int trace_merge_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -738,6 +757,7 @@ static int trace_merge_main(int argc, char **argv)
 			"k3sim trace merge: note: the inputs come from %" PRId64 " hosts; their"
 			" timestamps are on different clocks and were not aligned\n",
 			st.hosts);
+	merge_warnings(&st);
 	return 0;
 }
 

@@ -36,7 +36,12 @@ struct trace_import_stats {
 				    * recorded); above 1, the inputs' clocks are not one clock */
 	int64_t first_ns, last_ns; /* earliest start and latest end of what was imported
 				    * (first_ns > last_ns: nothing timed) */
-	bool clock_mixed;          /* merge: inputs on a known clock (UTC) and on an unknown one */
+	enum trace_clock {
+		TRACE_CLOCK_NOT_STATED,  /* the file says nothing (a CUPTI capture) */
+		TRACE_CLOCK_EPOCH,       /* ns since the Unix epoch (K3SIM_CAPTURE clock) */
+		TRACE_CLOCK_RELATIVE,    /* from an origin the file does not give */
+	} clock;
+	bool clock_mixed;          /* merge: inputs on the epoch and inputs on unknown origins */
 	/* Kineto: */
 	int64_t gpu_rows_no_process; /* GPU rows no CPU-side event gave a process id: process 0 */
 	int64_t unknown_events;    /* events of categories k3sim does not know (skipped) */
@@ -112,9 +117,12 @@ int trace_import_file(struct trace_db *db, const char *path, struct trace_import
  * process keeps its own globalPid. GPUs that several inputs list (same UUID; else same PCI bus
  * id on the same host; else same host, ordinal and name) become one TARGET_INFO_GPU row, and
  * every deviceId (activity rows, peer copies, drops, metrics, GPU-projected NVTX categories) is
- * rewritten to it; a GPU keeps its ordinal unless a different GPU already has it.
- * K3SIM_DEVICE_MAP records each process' ordinals. st->gpus counts distinct GPUs. Timestamps
- * are copied as they are. opts as for trace_db_create. */
+ * rewritten to it; a GPU keeps its ordinal unless a different GPU already has it. Without UUID or
+ * bus id, a GPU is (host, rank, process, ordinal): two ranks' "GPU 0" stay two GPUs.
+ * K3SIM_DEVICE_MAP records each process' ordinals, host and rank. st->gpus counts distinct GPUs.
+ * Timestamps are copied as they are (imports put Kineto and nsys times on the Unix epoch when the
+ * file gives its origin); st->first_ns/last_ns span everything, st->hosts > 1 and
+ * st->clock_mixed say the inputs' clocks are not one clock. opts as for trace_db_create. */
 int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs,
 		const struct trace_db_opts *opts, struct trace_import_stats *st, struct err *e);
 

@@ -891,6 +891,7 @@ static int finish(struct kctx *c, struct err *e)
 		}
 	}
 	st->base_time_ns = c->have_base ? c->base_ns : 0;
+	st->clock = c->have_base ? TRACE_CLOCK_EPOCH : TRACE_CLOCK_RELATIVE;
 	if (!c->pid_known && c->placeholder_rows) {
 		rc = trace_db_rewrite_pid(c->db, PID_PLACEHOLDER, 0, &st->gpu_rows_no_process, e);
 		if (rc)

@@ -68,7 +68,7 @@ static const char SCHEMA_SQL[] =
 	" correlationId INTEGER, nameId INTEGER, metric TEXT NOT NULL, value REAL,"
 	" unit TEXT);\n"
 	"CREATE TABLE K3SIM_DEVICE_MAP (globalPid INTEGER NOT NULL, cudaId INTEGER NOT NULL,"
-	" deviceId INTEGER NOT NULL, uuid TEXT);\n";
+	" deviceId INTEGER NOT NULL, uuid TEXT, host TEXT, rank INTEGER);\n";
 
 /* Hot tables are written through a row buffer and a multi-row INSERT (up to ROWBUF_ROWS rows per
  * statement, fewer when SQLite allows fewer parameters): one sqlite3_step per 128 rows roughly
@@ -144,8 +144,8 @@ static const char *const STMT_SQL[ST_COUNT] = {
 	[ST_METRIC] = "INSERT INTO K3SIM_KERNEL_METRICS (globalPid, deviceId, correlationId,"
 		      " nameId, metric, value, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_CAPTURE] = "INSERT OR REPLACE INTO K3SIM_CAPTURE (name, value) VALUES (?1, ?2)",
-	[ST_DEVICE_MAP] = "INSERT INTO K3SIM_DEVICE_MAP (globalPid, cudaId, deviceId, uuid)"
-			  " VALUES (?1, ?2, ?3, ?4)",
+	[ST_DEVICE_MAP] = "INSERT INTO K3SIM_DEVICE_MAP (globalPid, cudaId, deviceId, uuid, host,"
+			  " rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 };
 
 /* Interned strings: open addressing over (hash, id, text) slots; text lives in the arena. */
@@ -1085,19 +1085,21 @@ int trace_db_set_capture(struct trace_db *db, const char *key, const char *value
 	return step(db, ST_CAPTURE, e);
 }
 
-int trace_db_add_device_map(struct trace_db *db, int64_t global_pid, int32_t cuda_id,
-			    int32_t device_id, const char *uuid, struct err *e)
+int trace_db_add_device_map(struct trace_db *db, const struct trace_device_map *m, struct err *e)
 {
-	if (!db)
-		return bad_arg(e, "trace_db_add_device_map: NULL db");
+	if (!db || !m)
+		return bad_arg(e, "trace_db_add_device_map: NULL argument");
 	int rc = row_begin(db, e);
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_DEVICE_MAP];
-	bind_i64(s, 1, global_pid);
-	bind_i64(s, 2, cuda_id);
-	bind_i64(s, 3, device_id);
-	bind_text(s, 4, uuid);
+	bind_i64(s, 1, m->global_pid);
+	bind_i64(s, 2, m->cuda_id);
+	bind_i64(s, 3, m->device_id);
+	bind_text(s, 4, m->uuid && *m->uuid ? m->uuid : NULL);
+	bind_text(s, 5, m->host);
+	if (m->rank >= 0)
+		bind_i64(s, 6, m->rank);
 	return step(db, ST_DEVICE_MAP, e);
 }
 

@@ -36,10 +36,12 @@
  *   K3SIM_DROPPED(source, deviceId, contextId, streamId, count)   records the producer lost
  *   K3SIM_KERNEL_METRICS(globalPid, deviceId, correlationId, nameId, metric, value, unit)
  *       per-kernel hardware counters (DRAM bytes, SM throughput) from a replay pass
- *   K3SIM_DEVICE_MAP(globalPid, cudaId, deviceId, uuid)   written by merge: the CUDA ordinal a
- *       process knew a GPU by (cudaId) and the deviceId its rows carry in the merged file (the
- *       role of nsys' TARGET_INFO_CUDA_DEVICE; unlike nsys, activity rows hold deviceId, not
- *       cudaId, so one GPU is one deviceId whatever CUDA_VISIBLE_DEVICES each process had)
+ *   K3SIM_DEVICE_MAP(globalPid, cudaId, deviceId, uuid, host, rank)   written by merge: the
+ *       CUDA ordinal a process knew a GPU by (cudaId), the deviceId its rows carry in the merged
+ *       file, and the host and rank the process ran as (the role of nsys'
+ *       TARGET_INFO_CUDA_DEVICE; unlike nsys, activity rows hold deviceId, not cudaId, so one GPU
+ *       is one deviceId whatever CUDA_VISIBLE_DEVICES each process had). A device is known by
+ *       (host, rank or process, ordinal), and by its UUID where the trace has one.
  *
  * Ownership: a trace_db owns its SQLite handle, prepared statements and the interned strings.
  * Every `const char *` in a record is only read during the call and may be freed right after.
@@ -301,10 +303,16 @@ int trace_db_add_dropped(struct trace_db *db, const struct trace_dropped *d, str
 int trace_db_add_kernel_metric(struct trace_db *db, const struct trace_kernel_metric *m,
 			       struct err *e);
 
-/* A K3SIM_DEVICE_MAP row: process global_pid knew GPU device_id (TARGET_INFO_GPU.id) as CUDA
- * ordinal cuda_id. uuid may be NULL. */
-int trace_db_add_device_map(struct trace_db *db, int64_t global_pid, int32_t cuda_id,
-			    int32_t device_id, const char *uuid, struct err *e);
+/* A K3SIM_DEVICE_MAP row: process global_pid (rank `rank` on host `host`) knew GPU device_id
+ * (TARGET_INFO_GPU.id) as CUDA ordinal cuda_id. */
+struct trace_device_map {
+	int64_t global_pid;
+	int32_t cuda_id, device_id;
+	const char *uuid;              /* may be NULL */
+	const char *host;              /* may be NULL: unknown */
+	int64_t rank;                  /* -1: unknown */
+};
+int trace_db_add_device_map(struct trace_db *db, const struct trace_device_map *m, struct err *e);
 
 /* Rewrite process from_pid as to_pid (pid bits of every globalPid and globalTid, and PROCESSES)
  * in all rows written so far: for an importer that learns a process id after it wrote rows.
