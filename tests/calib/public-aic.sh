@@ -11,6 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 [ -s "$DIR/README.md" ] || fail "no $DIR/README.md"
+# shellcheck disable=SC2016 # a literal backquote in the pattern
 commit=$(sed -n 's/^- commit: `\([0-9a-f]\{40\}\)`.*/\1/p' "$DIR/README.md")
 [ -n "$commit" ] || fail "README.md names no source commit"
 grep -q "^- license: Apache-2.0" "$DIR/README.md" || fail "README.md names no license"
