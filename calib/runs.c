@@ -88,17 +88,20 @@ int calib_inputs_add_run(struct calib_inputs *in, const char *arg, struct err *e
 		err_set(e, NULL, 0, 0, "--run '%s': no files", arg);
 		return -EINVAL;
 	}
+	const int n0 = in->n;
 	for (char *p = files, *next; p; p = next) {
 		next = strchr(p, ',');
 		if (next)
 			*next++ = '\0';
-		if (!*p) {
+		int rc = -EINVAL;
+		if (!*p)
 			err_set(e, NULL, 0, 0, "--run '%s': an empty file name", arg);
-			return -EINVAL;
-		}
-		int rc = add(in, p, name, arg, e);
-		if (rc < 0)
+		else
+			rc = add(in, p, name, arg, e);
+		if (rc < 0) {
+			in->n = n0; /* all of it or none */
 			return rc;
+		}
 	}
 	return 0;
 }
