@@ -195,8 +195,9 @@ static void test_kda_chain(void **state)
 	 * kda_decode table: a verify table of efficiency 0.5 doubles the verify's time only. */
 	struct hw hv = h200;
 	struct hw_table *t = &hv.tables[hv.n_tables++];
-	*t = (struct hw_table){.cls = HW_CLASS_KDA_VERIFY, .dtype = DT_FP32, .key = HW_KEY_BYTES, .n = 1};
-	t->x[0] = 1.0, t->eff[0] = 0.5;
+	*t = (struct hw_table){.cls = HW_CLASS_KDA_VERIFY, .dtype = DT_FP32, .key = HW_KEY_BYTES, .n = 2};
+	t->x[0] = 1.0, t->eff[0] = 0.5; /* a range that holds both ops */
+	t->x[1] = 1e30, t->eff[1] = 0.5;
 	struct op v = d;
 	v.t = 9;
 	op_fill(&v);
@@ -280,7 +281,7 @@ static void test_hw_presets(void **state)
 	for (const char *const *n = hw_preset_names(); *n; n++) {
 		struct hw hw;
 		assert_int_equal(hw_load(&hw, *n, &e), 0);
-		assert_true(!hw.calibrated || hw.n_tables + hw.n_gemm_shapes > 0); /* calibrated: fitted tables */
+		assert_true(!hw.calibrated || hw.n_tables + hw.n_gemm_points > 0); /* calibrated: fitted tables */
 		assert_true(hw.hbm_bytes > 0 && hw.tensor_flops_per_s[DT_BF16] > 0);
 	}
 	/* Hopper has no FP4 path: MXFP4 math falls back to FP8. Blackwell runs it natively. */
@@ -344,11 +345,22 @@ static void test_hw_collectives(void **state)
 	assert_null(hw_coll_model(&hw, HW_COLL_ALLTOALL, 2));
 	assert_true(hw_coll_model(&hw, HW_COLL_ALLTOALL, 8)->eff.half == 2.0 * 1048576);
 	assert_null(hw_coll_model(&hw, HW_COLL_ALLGATHER, 2));
-	/* tables: the same order, then the table of all kinds (interpolated in log-log, flat outside) */
+	/* tables: the same order, then the table of all kinds (interpolated in log-log; a table over
+	 * a size holds its end values outside its range, one over modeled time tapers to 1) */
 	double mib = 1048576;
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 2, 1 * mib, 0) - 0.5) < 1e-12);
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 2, 4 * mib, 0) - sqrt(0.5 * 0.8)) < 1e-9);
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 4, 64 * mib, 0) - 1.25) < 1e-12);
+	struct hw_table tt = {.cls = HW_CLASS_GEMM, .key = HW_KEY_MODEL_S, .n = 2, .x = {1e-6, 1e-5},
+			      .eff = {0.5, 1.25}};
+	bool inside;
+	assert_true(hw_table_eff_at(&tt, 0, 0, 4e-6, &inside) > 0.5 && inside);
+	assert_true(fabs(hw_table_eff_at(&tt, 0, 0, 4e-5, &inside) - pow(1.25, 1 - log10(4.0))) < 1e-12);
+	assert_false(inside);
+	assert_true(hw_table_eff_at(&tt, 0, 0, 1e-3, NULL) == 1);
+	/* 0.5 tapers over max(1, 2 x 0.301) = 1 decade */
+	assert_true(fabs(hw_table_eff_at(&tt, 0, 0, 1e-6 / sqrt(10.0), NULL) - sqrt(0.5)) < 1e-12);
+	assert_true(hw_table_eff_at(&tt, 0, 0, 1e-8, NULL) == 1);
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLGATHER, 2, 1 * mib, 0) - 2) < 1e-12);
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLTOALL, 8, 1 * mib, 0) - 2) < 1e-12);
 	/* the generic class lookup sees only the table of all kinds */
