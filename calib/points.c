@@ -377,9 +377,11 @@ static void csv_device(struct calib_run *run, const char *line)
 	         name);
 	for (const char *p = comma; p && *p; p = strchr(p + 1, ',')) {
 		long long v;
-		if (sscanf(p, ", %lld SMs", &v) == 1 && v > 0 && v < 1000000)
+		int end = 0;
+		if (sscanf(p, ", %lld SMs%n", &v, &end) == 1 && end > 0 && v > 0 && v < 1000000)
 			in->sms = v;
-		else if (sscanf(p, ", SM clock %lld MHz", &v) == 1 && v > 0 && v < 1000000)
+		else if ((end = 0, sscanf(p, ", SM clock %lld MHz%n", &v, &end)) == 1 && end > 0 && v > 0 &&
+		         v < 1000000)
 			in->sm_clock_hz = v * 1000000;
 	}
 	run->have_info = true;

@@ -64,7 +64,8 @@ int calib_inputs_add_run(struct calib_inputs *in, const char *arg, struct err *e
 	}
 	size_t nl = (size_t)(eq - arg);
 	if (nl == 0 || nl > RUN_NAME_MAX) {
-		err_set(e, NULL, 0, 0, "--run '%s': the run's name must be 1..%d characters", arg, RUN_NAME_MAX);
+		err_set(e, NULL, 0, 0, "--run '%s': the run's name must be 1..%d characters", arg,
+		        RUN_NAME_MAX);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < nl; i++)
@@ -144,10 +145,10 @@ int calib_points_add_inputs(struct calib_points *pts, const struct calib_inputs 
 
 /* ---- one point per op ---- */
 
-#define CMP(x, y)                                                                                        \
-	do {                                                                                             \
-		if ((x) != (y))                                                                          \
-			return (x) < (y) ? -1 : 1;                                                       \
+#define CMP(x, y)                                                                                            \
+	do {                                                                                                 \
+		if ((x) != (y))                                                                              \
+			return (x) < (y) ? -1 : 1;                                                           \
 	} while (0)
 
 int calib_op_cmp(const struct op *a, const struct op *b)
@@ -305,7 +306,8 @@ int calib_points_by_op(struct calib_points *out, const struct calib_points *in, 
 			goto oom;
 	for (int r = 0; r < in->n_runs; r++) {
 		out->runs[r] = in->runs[r];
-		if (!(out->runs[r].name = arena_strndup(&out->arena, in->runs[r].name, strlen(in->runs[r].name))))
+		if (!(out->runs[r].name =
+		          arena_strndup(&out->arena, in->runs[r].name, strlen(in->runs[r].name))))
 			goto oom;
 	}
 	size_t m = 0;

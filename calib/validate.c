@@ -591,7 +591,8 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 		        m->n_samples, m->n_specs);
 	}
 	fprintf(f,
-	        "- points: %zu (one per distinct op: the median of its samples); %d held out by the protocol "
+	        "- points: %zu (one per distinct op: the median of its samples, over runs the median of "
+	        "the per-run medians); %d held out by the protocol "
 	        "(GEMM m and KDA decode b not a power of 4, copy sizes not a power of 2, ...)\n\n",
 	        pts->n, v->held_out.n);
 	fprintf(f,

@@ -54,8 +54,8 @@ static int grid_spec(int i, char *buf, size_t n)
 {
 	if (i < N_SHAPES * N_M * 2) {
 		int s = i / (N_M * 2), m = i / 2 % N_M, d = i % 2;
-		snprintf(buf, n, "gemm m=%lld n=%lld k=%lld dtype=%s", (long long)ms[m], (long long)shapes[s][0],
-		         (long long)shapes[s][1], d ? "fp8" : "bf16");
+		snprintf(buf, n, "gemm m=%lld n=%lld k=%lld dtype=%s", (long long)ms[m],
+		         (long long)shapes[s][0], (long long)shapes[s][1], d ? "fp8" : "bf16");
 		return 1;
 	}
 	i -= N_SHAPES * N_M * 2;
@@ -422,8 +422,8 @@ static void test_report_fields(void **state)
 		fmt_pair(doc_get(x1, "by_gemm_shape"), g, sizeof g);
 		snprintf(s, sizeof s, "%.2f / %.2f", atof(doc_get(noise, "median_pct")->str),
 		         atof(doc_get(noise, "p90_pct")->str));
-		snprintf(row, sizeof row, "| %s | %s | %s | %s | %s | %s |", doc_get(cl, "class")->str, a, b, c2, g,
-		         s);
+		snprintf(row, sizeof row, "| %s | %s | %s | %s | %s | %s |", doc_get(cl, "class")->str, a, b,
+		         c2, g, s);
 		if (!strstr(md, row))
 			fail_msg("Markdown lacks the JSON's row: %s", row);
 	}
@@ -446,8 +446,10 @@ static void test_bad_inputs(void **state)
 	struct calib_inputs in;
 	struct err e = {0};
 	calib_inputs_init(&in);
-	static const char *const bad[] = {"nofiles", "=a.csv", "a b=x.csv", "a=", "a=x.csv,,y.csv",
-	                                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=x"};
+	static const char *const bad[] = {
+	    "nofiles",        "=a.csv",
+	    "a b=x.csv",      "a=",
+	    "a=x.csv,,y.csv", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=x"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		memset(&e, 0, sizeof e);
 		if (calib_inputs_add_run(&in, bad[i], &e) != -EINVAL)
@@ -501,7 +503,8 @@ static void test_bad_reps(void **state)
 	static const int ok[] = {1, 0, 0}, col[] = {0, 4, 5};
 	for (int i = 0; i < 3; i++) {
 		char text[256];
-		snprintf(text, sizeof text, "op,reps,median_s,p10_s,p90_s\n\"k3sim op=copy bytes=4096\",%s\n", rows[i]);
+		snprintf(text, sizeof text, "op,reps,median_s,p10_s,p90_s\n\"k3sim op=copy bytes=4096\",%s\n",
+		         rows[i]);
 		struct calib_points pts;
 		struct err e = {0};
 		calib_points_init(&pts);
@@ -539,9 +542,12 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bad_reps),         cmocka_unit_test(test_bad_inputs),
-	    cmocka_unit_test(test_merge),            cmocka_unit_test(test_leave_one_run_out),
-	    cmocka_unit_test(test_leave_one_shape_out), cmocka_unit_test(test_report_fields),
+	    cmocka_unit_test(test_bad_reps),
+	    cmocka_unit_test(test_bad_inputs),
+	    cmocka_unit_test(test_merge),
+	    cmocka_unit_test(test_leave_one_run_out),
+	    cmocka_unit_test(test_leave_one_shape_out),
+	    cmocka_unit_test(test_report_fields),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
