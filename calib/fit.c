@@ -148,6 +148,12 @@ static void apply_kda(struct hw *hw, const double *x)
 	hw->kda_intra_cycles_per_token_head = exp(x[2]);
 }
 
+static void apply_verify(struct hw *hw, const double *x)
+{
+	hw->kda_verify_lin_cycles = exp(x[0]);
+	hw->kda_verify_quad_cycles = exp(x[1]);
+}
+
 static void apply_comm(struct hw *hw, const double *x)
 {
 	hw->eff_comm.max = squash(x[0]);
@@ -186,6 +192,11 @@ static bool is_gemm(const struct calib_point *p)
 static bool is_kda_chunk(const struct calib_point *p)
 {
 	return p->cls == HW_CLASS_KDA_CHUNK;
+}
+
+static bool is_kda_verify(const struct calib_point *p)
+{
+	return p->cls == HW_CLASS_KDA_VERIFY;
 }
 
 static bool is_comm(const struct calib_point *p)
@@ -302,11 +313,11 @@ static enum dtype table_dtype(const struct hw *hw, const struct op *op, bool *an
 
 /* Class tables are keyed by the op's modeled device time: the model never falls as a size grows
  * (sim/cost.h), and a table over it whose measured times never fall either (isotonic) keeps it
- * so. KDA verify is keyed by FLOPs: its model (the state once, the drafts' FLOPs at the vector
- * rate) has no term for the tokens' dependent steps, which the FLOPs (b x h x t) separate. */
+ * so. */
 static enum hw_table_key key_of(enum hw_class c)
 {
-	return c == HW_CLASS_KDA_VERIFY ? HW_KEY_FLOPS : HW_KEY_MODEL_S;
+	(void)c;
+	return HW_KEY_MODEL_S;
 }
 
 static double table_key(const struct calib_point *p, double model_s)
@@ -630,6 +641,16 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 		rep->kda_chunk.points = st.n;
 	else
 		run_stage(&st, &rep->kda_chunk, xk, sk, 3);
+	/* KDA verify: its per-token cycles, linear and quadratic in the tokens */
+	double xv[2] = {log(hw->kda_verify_lin_cycles > 0 ? hw->kda_verify_lin_cycles : 500),
+	                log(hw->kda_verify_quad_cycles > 0 ? hw->kda_verify_quad_cycles : 50)};
+	const double sv[2] = {0.5, 0.5};
+	st.n = select_points(pts, is_kda_verify, sel);
+	st.apply = apply_verify;
+	if (st.n >= CALIB_FIT_MIN_POINTS)
+		run_stage(&st, &rep->kda_verify, xv, sv, 2);
+	else
+		rep->kda_verify.points = st.n;
 	/* a model per collective kind and rank count with points enough; the interconnect's curve
 	 * and latency (what the others get) from the points of the rest only */
 	fit_colls(pts, hw, rep, sel);

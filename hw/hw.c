@@ -161,7 +161,7 @@ double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double f
 
 const struct hw_coll_model *hw_coll_model(const struct hw *hw, enum hw_coll c, int64_t ranks)
 {
-	const struct hw_coll_model *any = NULL;
+	const struct hw_coll_model *any = NULL, *below = NULL;
 	for (int i = 0; i < hw->n_coll; i++) {
 		const struct hw_coll_model *m = &hw->coll[i];
 		if (m->coll != c)
@@ -170,13 +170,15 @@ const struct hw_coll_model *hw_coll_model(const struct hw *hw, enum hw_coll c, i
 			return m;
 		if (m->ranks == 0)
 			any = m;
+		else if (m->ranks < ranks && (!below || m->ranks > below->ranks))
+			below = m;
 	}
-	return any;
+	return below ? below : any;
 }
 
 const struct hw_table *hw_comm_table_find(const struct hw *hw, enum hw_coll c, int64_t ranks)
 {
-	const struct hw_table *kind = NULL, *all = NULL;
+	const struct hw_table *kind = NULL, *all = NULL, *below = NULL;
 	for (int i = 0; i < hw->n_tables; i++) {
 		const struct hw_table *tb = &hw->tables[i];
 		if (tb->cls != HW_CLASS_COMM)
@@ -188,9 +190,11 @@ const struct hw_table *hw_comm_table_find(const struct hw *hw, enum hw_coll c, i
 				return tb;
 			if (tb->ranks == 0)
 				kind = tb;
+			else if (tb->ranks < ranks && (!below || tb->ranks > below->ranks))
+				below = tb;
 		}
 	}
-	return kind ? kind : all;
+	return below ? below : kind ? kind : all;
 }
 
 double hw_comm_table_eff(const struct hw *hw, enum hw_coll c, int64_t ranks, double bytes, double model_s)
@@ -661,6 +665,8 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 		{"gemm_wave_smoothing", 1, &hw->gemm_wave_smoothing, NULL, false},
 		{"kda_intra_cycles_per_token_head", 1, &hw->kda_intra_cycles_per_token_head, NULL, false},
 		{"kda_step_row_cycles", 1, &hw->kda_step_row_cycles, NULL, false},
+		{"kda_verify_lin_cycles", 1, &hw->kda_verify_lin_cycles, NULL, false},
+		{"kda_verify_quad_cycles", 1, &hw->kda_verify_quad_cycles, NULL, false},
 		{"kda_max_v_split", 1, NULL, &hw->kda_max_v_split, false},
 		{NULL, 0, NULL, NULL, false},
 	};

@@ -162,6 +162,10 @@ struct hw {
 	 * sequences x heads leave SMs idle). */
 	double kda_intra_cycles_per_token_head;
 	double kda_step_row_cycles;
+	/* KDA verify + replay (t > 1 tokens per request), fitted: each (request, head) costs
+	 * t x (lin + quad x t) cycles on one SM (the drafts' closed form grows with t, the replay is
+	 * sequential); the items spread over the SMs, and one item's chain is a latency floor. */
+	double kda_verify_lin_cycles, kda_verify_quad_cycles;
 	int64_t kda_max_v_split;
 	int64_t reserved_bytes;       /* CUDA context, NCCL and library workspaces per GPU */
 
@@ -190,8 +194,9 @@ enum dtype hw_math_dtype(const struct hw *hw, enum dtype t);
  * Collective tables of one kind are hw_comm_table_eff's: here only the table of all kinds counts. */
 double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double flops, double bytes,
 		    double model_s);
-/* The model of collective c over `ranks` GPUs: the one of (c, ranks), else of (c, any ranks),
- * else NULL (then nvlink_latency_s and eff_comm apply). */
+/* The model of collective c over `ranks` GPUs: the one of (c, ranks), else the one of c at the
+ * largest rank count below `ranks` (more GPUs are never faster per byte than fewer were
+ * measured), else of (c, any ranks), else NULL (then nvlink_latency_s and eff_comm apply). */
 const struct hw_coll_model *hw_coll_model(const struct hw *hw, enum hw_coll c, int64_t ranks);
 /* Calibrated efficiency of collective c over `ranks` GPUs moving `bytes` per rank with modeled
  * device time model_s: the table of (c, ranks), else of (c, any ranks), else the comm table of all
@@ -200,7 +205,8 @@ double hw_comm_table_eff(const struct hw *hw, enum hw_coll c, int64_t ranks, dou
 /* The table of class c in dtype t (else of c for any dtype), or NULL; collectives:
  * hw_comm_table_find. */
 const struct hw_table *hw_table_find(const struct hw *hw, enum hw_class c, enum dtype t);
-/* The collective table of (c, ranks), else of (c, any ranks), else of all kinds, or NULL. */
+/* The collective table of (c, ranks), else of c at the largest rank count below `ranks`, else of
+ * (c, any ranks), else of all kinds, or NULL. */
 const struct hw_table *hw_comm_table_find(const struct hw *hw, enum hw_coll c, int64_t ranks);
 /* A table's efficiency at an op's key. Inside the table's key range: interpolated. Outside it
  * the table is not extrapolated: a table over modeled time (what `k3sim calibrate` writes) tapers

@@ -47,15 +47,14 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 	double tn = (double)hw->gemm_tile_n;
 	double tiles = ceil_div((double)op->m, tm) * ceil_div((double)op->n, tn);
 	if (op->kind == OP_GROUPED_GEMM && op->groups_touched >= 1) {
-		/* Each expert's rows are padded to whole tiles on their own. */
-		double rows = (double)op->m / op->groups_touched;
+		/* Each expert's rows are padded to whole tiles on their own. Routed rows per expert
+		 * vary around the mean, so an expert of r rows pads on average half a tile (r + tm/2)
+		 * once r fills a tile, and below that one smaller tile of at least 16 rows (1.5 r):
+		 * continuous at r = tm, and the padded total never falls as rows or experts grow. */
+		double g = op->groups_touched, rows = (double)op->m / g;
 		tm = (double)hw->gemm_tile_m;
-		if (rows < tm) {
-			tm = 16;
-			while (tm < rows)
-				tm *= 2;
-		}
-		tiles = op->groups_touched * ceil_div(rows, tm) * ceil_div((double)op->n, tn);
+		double padded = rows >= tm ? rows + tm / 2 : fmax(16.0, 1.5 * rows);
+		tiles = g * padded / tm * ceil_div((double)op->n, tn);
 	}
 	double sms = (double)hw->sms;
 	double w = tiles < sms ? tiles / sms : hw_gemm_waves(hw, tiles);
@@ -145,8 +144,10 @@ static void comm_cost(const struct hw *hw, const struct op *op, struct op_cost *
 	double bytes = (double)op->comm_bytes * factor;
 	double outside = nic_share(hw, op);
 	if (outside > 0) {
+		/* hierarchical: every byte still crosses NVLink inside its domain, the share bound
+		 * outside crosses the NIC as well, at the same time */
 		double t_nic = bytes * outside / (hw->nic_bw_bytes_per_s * eff);
-		double t_nvl = bytes * (1 - outside) / (bw * eff);
+		double t_nvl = bytes / (bw * eff);
 		c->comm_s = fmax(t_nic, t_nvl) + steps * hw->nic_latency_s;
 		return;
 	}
@@ -183,8 +184,7 @@ static double floor_s(const struct hw *hw, const struct op *op, const struct rat
 		double factor, steps;
 		coll_shape(op, &factor, &steps);
 		double bytes = (double)op->comm_bytes * factor, outside = nic_share(hw, op);
-		return gaps + fmax(bytes * outside / hw->nic_bw_bytes_per_s,
-				   bytes * (1 - outside) / hw->nvlink_bw_bytes_per_s);
+		return gaps + fmax(bytes * outside / hw->nic_bw_bytes_per_s, bytes / hw->nvlink_bw_bytes_per_s);
 	}
 	double hbm, l2;
 	memory_split(hw, op, &hbm, &l2);
@@ -264,6 +264,13 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 	}
 	case OP_KDA_DECODE:
 		c.compute_s = op->flops / (tensor_rate(hw, r, DT_FP32) * 0.5);
+		if (op->t > 1 && hw->kda_verify_lin_cycles + hw->kda_verify_quad_cycles > 0) {
+			/* verify + replay: (request, head) items of t x (lin + quad t) cycles each over
+			 * the SMs, never less than one item's chain */
+			double t = (double)op->t, items = (double)op->b * (double)op->h;
+			double item = t * (hw->kda_verify_lin_cycles + hw->kda_verify_quad_cycles * t) / r->clock_hz;
+			c.compute_s = fmax(c.compute_s, item * fmax(1.0, items / (double)hw->sms));
+		}
 		c.memory_s = memory_s(hw, r, hbm, l2);
 		c.latency_s = launch;
 		break;
@@ -428,6 +435,20 @@ void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opt
 		c.compute_s *= f;
 		c.memory_s *= f;
 		c.comm_s *= f;
+	}
+	if (op->kind == OP_KDA_DECODE && op->t > 1) {
+		/* a verify of t tokens is never faster than the decode of one (another class, table) */
+		struct op one = *op;
+		struct op_cost c1;
+		one.t = 1;
+		op_fill(&one);
+		sim_op_cost(hw, &one, opts, &c1);
+		if (c1.time_s > c.time_s) {
+			double f = (c1.time_s - gaps) / (c.time_s - gaps);
+			c.compute_s *= f;
+			c.memory_s *= f;
+			c.time_s = c1.time_s;
+		}
 	}
 	c.floor_s = floor_s(hw, op, &reg, gaps);
 	if (c.time_s < c.floor_s)
