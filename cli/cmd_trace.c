@@ -260,9 +260,12 @@ static void summary_usage(FILE *out)
 		"usage: k3sim trace summary DB [options]\n\n"
 		"Summarize a trace database (k3sim capture or import, or an nsys SQLite export):\n"
 		"per-kernel statistics (the columns of nsys' cuda_gpu_kern_sum), time per NVTX range,\n"
-		"device and stream utilization, idle gaps, communication/compute overlap (kernels\n"
-		"named *nccl* are communication) and launch overhead (API call end -> kernel start;\n"
-		"negative where a kernel started before its launching call returned).\n\n"
+		"device and stream utilization, idle gaps, communication/compute overlap and launch\n"
+		"overhead (API call end -> kernel start; negative where a kernel started before its\n"
+		"launching call returned). Communication kernels are those of the kernel classes\n"
+		"(NCCL, DeepEP normal and low-latency dispatch/combine, NVSHMEM, custom all-reduce,\n"
+		"MoE all-to-all of SGLang/vLLM/TensorRT-LLM: trace/rules/default.yaml), the same rules\n"
+		"calibration uses.\n\n"
 		"options:\n"
 		"  --json              machine-readable output\n"
 		"  --base              group kernels by short name (no templates, no arguments)\n"
@@ -301,7 +304,14 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		fprintf(f, ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"stddev_ns\": ",
 			k->min_ns, k->max_ns);
 		jnum(f, k->stddev_ns);
-		fprintf(f, ", \"comm\": %s}", k->comm ? "true" : "false");
+		fprintf(f, ", \"comm\": %s", k->comm ? "true" : "false");
+		if (k->comm) {
+			fprintf(f, ", \"collective\": ");
+			jstr(f, k->collective);
+			fprintf(f, ", \"library\": ");
+			jstr(f, k->library);
+		}
+		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n  \"nvtx\": [");
 	for (size_t i = 0; i < s->n_nvtx; i++) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/kclass.h"
 #include "trace/sqlread.h"
 #include "trace/tracedb.h"
 
@@ -291,6 +292,7 @@ struct iv {             /* an interval on a device, for the sweeps */
 
 struct ctx {
 	sqlite3 *sql;
+	const struct trace_kclass_rules *classes; /* which kernels are communication */
 	const char *path;
 	const struct trace_summary_opts *o;
 	int64_t max_rows;
@@ -299,6 +301,8 @@ struct ctx {
 	size_t n_memcpy;
 	struct map2 name_ids;    /* StringIds id -> dense name index */
 	int64_t *name_src;       /* dense index -> StringIds id */
+	int64_t *name_full;      /* dense index -> a demangled name's id (classes need the full name
+				  * when kernels are grouped by short name); -1 unknown */
 	size_t n_names, cap_names;
 	struct map2 api;         /* (pid, correlationId) -> arow index, sparse processes */
 	struct api_pid *apids;
@@ -341,7 +345,7 @@ static int oom(struct ctx *c, struct err *e)
 	return -ENOMEM;
 }
 
-static int name_index(struct ctx *c, int64_t id, int32_t *out, struct err *e)
+static int name_index(struct ctx *c, int64_t id, int64_t full_id, int32_t *out, struct err *e)
 {
 	int32_t idx;
 	if (map2_put(&c->name_ids, (uint64_t)id, 0, (int32_t)c->n_names, &idx))
@@ -353,8 +357,13 @@ static int name_index(struct ctx *c, int64_t id, int32_t *out, struct err *e)
 			if (!p)
 				return oom(c, e);
 			c->name_src = p;
+			p = realloc(c->name_full, cap * sizeof *p);
+			if (!p)
+				return oom(c, e);
+			c->name_full = p;
 			c->cap_names = cap;
 		}
+		c->name_full[c->n_names] = full_id;
 		c->name_src[c->n_names++] = id;
 	}
 	*out = idx;
@@ -396,7 +405,8 @@ static int load_kernels(struct ctx *c, struct err *e)
 		k->corr = (uint32_t)col0(st, idx[5]);
 		int64_t id = trace_sql_i64(st, name_col, -1);
 		if (id != last_id) {
-			rc = name_index(c, id, &last_idx, e);
+			int64_t full = c->o->short_names ? trace_sql_i64(st, idx[7], -1) : id;
+			rc = name_index(c, id, full, &last_idx, e);
 			if (rc)
 				break;
 			last_id = id;
@@ -701,15 +711,6 @@ static int cmp_kern(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static bool contains_nccl(const char *s)
-{
-	for (; *s; s++)
-		if (tolower((unsigned char)s[0]) == 'n' && tolower((unsigned char)s[1]) == 'c' &&
-		    tolower((unsigned char)s[2]) == 'c' && tolower((unsigned char)s[3]) == 'l')
-			return true;
-	return false;
-}
-
 static double median_sorted(const int64_t *v, size_t n)
 {
 	if (n == 0)
@@ -791,7 +792,27 @@ static int kernel_table(struct ctx *c, struct err *e)
 			rc = oom(c, e);
 			goto out;
 		}
-		ks->comm = contains_nccl(ks->name);
+		/* classes match the demangled name (a short name drops the namespaces) */
+		const char *full = ks->name;
+		if (str && c->name_full[g] >= 0 && c->name_full[g] != c->name_src[g]) {
+			sqlite3_bind_int64(str, 1, c->name_full[g]);
+			if (sqlite3_step(str) == SQLITE_ROW && sqlite3_column_text(str, 0))
+				full = (const char *)sqlite3_column_text(str, 0);
+		}
+		int ci = trace_kclass_find(c->classes, full);
+		if (str)
+			sqlite3_reset(str);
+		if (ci >= 0 && c->classes->rule[ci].cls == TRACE_KCLASS_COMM) {
+			const struct trace_kclass_rule *rule = &c->classes->rule[ci];
+			ks->comm = true;
+			ks->collective = arena_strndup(&s->arena, rule->collective,
+						       strlen(rule->collective));
+			ks->library = arena_strndup(&s->arena, rule->library, strlen(rule->library));
+			if (!ks->collective || !ks->library) {
+				rc = oom(c, e);
+				goto out;
+			}
+		}
 	}
 	for (size_t g = 0; g < nn; g++)
 		s->kern[g].time_pct = s->kernel_ns ? 100.0 * (double)s->kern[g].total_ns /
@@ -1319,7 +1340,17 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 	c.stream_keys.max = c.max_rows;
 	struct strmap sm;
 	memset(&sm, 0, sizeof sm);
-	int rc = trace_sql_open(path, &c.sql, e);
+	struct trace_kclass_rules own_classes;
+	memset(&own_classes, 0, sizeof own_classes);
+	int rc = 0;
+	c.classes = o->classes;
+	if (!c.classes) {
+		rc = trace_kclass_load(&own_classes, "default", e);
+		if (rc)
+			goto out;
+		c.classes = &own_classes;
+	}
+	rc = trace_sql_open(path, &c.sql, e);
 	if (rc)
 		goto out;
 	static const char *const tables[] = {
@@ -1403,6 +1434,7 @@ out:
 	free(c.n.p);
 	free(c.stream_keys.p);
 	free(c.name_src);
+	free(c.name_full);
 	map2_release(&c.name_ids);
 	map2_release(&c.api);
 	for (size_t i = 0; i < c.n_apids; i++)
@@ -1410,6 +1442,7 @@ out:
 	free(c.apids);
 	map2_release(&c.streams);
 	strmap_release(&sm);
+	trace_kclass_release(&own_classes);
 	if (rc)
 		trace_summary_release(s);
 	return rc;

@@ -14,8 +14,9 @@
  *   utilization is busy time over the trace's GPU span (first GPU start to last GPU end).
  *   Devices are told apart by deviceId (processes sharing a GPU share its device row).
  * - idle gaps are the holes between a device's busy intervals, inside its own span.
- * - communication kernels are those whose name contains "nccl" (any case); compute is every
- *   other kernel; overlap is the time both run on one device (union of each, intersected).
+ * - communication kernels are those the kernel classes (trace/kclass.h: NCCL, DeepEP, NVSHMEM,
+ *   custom all-reduce, MoE all-to-all) call comm; compute is every other kernel; overlap is the
+ *   time both run on one device (union of each, intersected).
  * - launch overhead of a kernel is its start minus the end of its launching call: the API call
  *   with the same correlationId in the same process (correlation ids are per process, so
  *   processes of a merged trace reuse them), the runtime call where a runtime and a driver call
@@ -37,15 +38,20 @@
 #include "util/arena.h"
 #include "util/err.h"
 
+struct trace_kclass_rules;
+
 struct trace_summary_opts {
 	bool short_names;       /* group by shortName (nsys' ":base") */
+	const struct trace_kclass_rules *classes; /* kernel classes; NULL: the embedded default */
 	int top_gaps;           /* how many of the longest gaps to list; 0: 10 */
 	int64_t max_rows;       /* rows loaded per table; 0: 64 Mi (beyond: -E2BIG) */
 };
 
 struct trace_kernel_sum {
 	const char *name;
-	bool comm;              /* an NCCL kernel */
+	bool comm;              /* a communication kernel (trace/kclass.h) */
+	const char *collective; /* comm: allreduce, dispatch, ...; NULL for compute */
+	const char *library;    /* comm: nccl, deepep-ll, ...; NULL for compute */
 	int64_t instances;
 	int64_t total_ns, min_ns, max_ns;
 	double avg_ns, med_ns, stddev_ns;
