@@ -104,25 +104,25 @@ def main():
     mg = os.path.join(root, "corpus", "merge")
     os.makedirs(sq, exist_ok=True)
     os.makedirs(mg, exist_ok=True)
-    tmp = os.path.join(sq, ".tmp.db")
+    tmp = os.path.join(sq, ".tmp.sqlite")
     seeds = {
-        "nsys.db": make(tmp, NSYS),
-        "k3sim-rank0.db": make(tmp, k3sim(0, 4242, 0, "node-a", "unix_epoch", None)),
-        "k3sim-rank1.db": make(tmp, k3sim(1, 4242, 0, "node-b", "unknown",
+        "nsys.sqlite": make(tmp, NSYS),
+        "k3sim-rank0.sqlite": make(tmp, k3sim(0, 4242, 0, "node-a", "unix_epoch", None)),
+        "k3sim-rank1.sqlite": make(tmp, k3sim(1, 4242, 0, "node-b", "unknown",
                                            "GPU-479a56ec-2ee0-f597-c784-b56f503f0971")),
-        "k3sim-merged.db": make(tmp, k3sim(2, 77, 1, "node-a", "unix_epoch", None, merged=True)),
+        "k3sim-merged.sqlite": make(tmp, k3sim(2, 77, 1, "node-a", "unix_epoch", None, merged=True)),
     }
     os.unlink(tmp)
     for name, data in seeds.items():
         with open(os.path.join(sq, name), "wb") as f:
             f.write(data)
     # merge seeds: the first file's length (2 bytes, big-endian), the first file, the second
-    pairs = [("nsys.db", "k3sim-rank0.db"), ("k3sim-rank0.db", "k3sim-rank1.db"),
-             ("k3sim-merged.db", "k3sim-rank0.db")]
+    pairs = [("nsys.sqlite", "k3sim-rank0.sqlite"), ("k3sim-rank0.sqlite", "k3sim-rank1.sqlite"),
+             ("k3sim-merged.sqlite", "k3sim-rank0.sqlite")]
     for a, b in pairs:
         da, db = seeds[a], seeds[b]
         out = len(da).to_bytes(2, "big") + da + db
-        with open(os.path.join(mg, "%s+%s" % (a[:-3], b)), "wb") as f:
+        with open(os.path.join(mg, "%s+%s.bin" % (a[:-7], b[:-7])), "wb") as f:
             f.write(out)
 
 
