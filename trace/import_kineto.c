@@ -542,7 +542,11 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 		return 0;
 	}
 	if (kind == EV_OTHER) {
-		count_unknown(c, ev);
+		/* Kineto's own uncategorized markers ("Iteration Start", "Record Window End": instant
+		 * events without a category) are known; timed events of unknown categories are not */
+		bool marker = !ev->has_cat && !(ev->ph[0] == 'X' || ev->ph[0] == 'B' || ev->ph[0] == 'E');
+		if (!marker)
+			count_unknown(c, ev);
 		c->st->skipped++;
 		return 0;
 	}
