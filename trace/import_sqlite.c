@@ -1502,12 +1502,24 @@ int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs
 	int rc = 0;
 	for (size_t i = 0; i < n_inputs && !rc; i++) {
 		enum trace_format f;
-		rc = trace_detect_format(inputs[i], &f, e);
-		if (!rc && f != TRACE_FORMAT_SQLITE) {
-			err_set(e, inputs[i], 0, 0, "merge takes trace databases; import this file"
-				" first (k3sim trace import)");
+		struct trace_input in;
+		if (strcmp(inputs[i], "-") == 0) {
+			err_set(e, inputs[i], 0, 0, "merge reads database files, not standard input;"
+				" import the stream first (k3sim trace import - -o FILE.db)");
+			rc = -EINVAL;
+			break;
+		}
+		rc = trace_input_open(&in, inputs[i], e);
+		if (rc)
+			break;
+		rc = trace_detect_input(&in, &f, e);
+		if (!rc && (f != TRACE_FORMAT_SQLITE || in.gzip || in.kind != TRACE_INPUT_FILE)) {
+			err_set(e, inputs[i], 0, 0, "merge takes trace database files%s; import this file"
+				" first (k3sim trace import)",
+				f == TRACE_FORMAT_SQLITE ? " (not gzip'd, not a pipe)" : "");
 			rc = -EINVAL;
 		}
+		trace_input_close(&in);
 	}
 	if (!rc)
 		rc = trace_db_create(&db, out_path, opts, e);

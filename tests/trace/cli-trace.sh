@@ -175,6 +175,9 @@ expect "import cut sqlite" 1 "truncated" "$K3SIM" trace import "$dir/cut.db" -o 
 expect "summary of json" 1 "not an SQLite database" "$K3SIM" trace summary "$dir/rank0.json"
 expect "summary missing" 1 "cannot open" "$K3SIM" trace summary "$dir/nope.db"
 expect "merge json" 1 "import this file first" "$K3SIM" trace merge "$dir/rank0.db" "$dir/rank0.json" -o "$dir/m2.db"
+gzip -c "$dir/rank0.db" >"$dir/rank0.db.gz"
+expect "merge a gzip'd database" 1 "not gzip'd" "$K3SIM" trace merge "$dir/rank0.db" "$dir/rank0.db.gz" -o "$dir/m3.db"
+expect "merge stdin" 1 "not standard input" "$K3SIM" trace merge "$dir/rank0.db" - -o "$dir/m4.db"
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails failed"
