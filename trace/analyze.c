@@ -1186,7 +1186,7 @@ static void attribute(struct point *p, size_t np, struct span *r, size_t nr,
 			if (dup)
 				continue;
 			out[active[j]->name].kernels++;
-			out[active[j]->name].gpu_ns += p[i].dur;
+			out[active[j]->name].gpu_ns = add_sat(out[active[j]->name].gpu_ns, p[i].dur);
 		}
 	}
 }

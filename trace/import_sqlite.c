@@ -416,8 +416,9 @@ struct src {
 	struct trace_pid_map *pids;
 	struct trace_gpu_map *gpus;
 	bool has_device_map;     /* the file has K3SIM_DEVICE_MAP rows (a merged file) */
-	const char *host;        /* merge: the file's host (NULL unknown) and rank (-1) */
+	const char *host;        /* merge: the file's host (NULL unknown; in host_buf) and rank (-1) */
 	int64_t rank;
+	char host_buf[256];
 	int64_t time_offset_ns;  /* added to every time: an nsys export's session start (UTC) */
 	struct trace_import_stats *st;
 	char unknown[64];
@@ -1284,7 +1285,8 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 				pid_v = -1;
 		}
 		s.rank = rank_v;
-		s.host = host[0] ? host : NULL;
+		snprintf(s.host_buf, sizeof s.host_buf, "%s", host);
+		s.host = s.host_buf[0] ? s.host_buf : NULL;
 		rc = gpu_map_begin_file(s.gpus, host, rank_v, pid_v);
 		if (rc == -ENOSPC)
 			err_set(e, path, 0, 0, "more than %d hosts to merge", MAX_HOSTS);
