@@ -162,6 +162,36 @@ else
 	bad "round trip: same kernels"
 fi
 
+# times at the ends of the int64 range: saturated, never an overflow (UBSan runs this too)
+if python3 - "$dir/extreme.db" <<'PY'
+import sqlite3, sys
+lo, hi = -2**63, 2**63 - 1
+c = sqlite3.connect(sys.argv[1])
+c.executescript("""
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER,
+  globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, globalTid INTEGER,
+  text TEXT);
+""")
+for s_, e_ in ((lo, hi), (lo, hi), (hi, lo), (0, hi)):
+    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 7, 1, 16777216, 1)", (s_, e_))
+c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, 16777217, 1, 2)", (hi, lo))
+c.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, 16777217, 'r')", (lo, hi))
+c.commit()
+PY
+then
+	expect "extreme times: summary" 0 "Total Time" "$K3SIM" trace summary "$dir/extreme.db"
+	expect "extreme times: summary --json" 0 '"span_ns": 9223372036854775807' "$K3SIM" trace summary "$dir/extreme.db" --json
+	expect "extreme times: export" 0 "wrote" "$K3SIM" trace export "$dir/extreme.db" -o "$dir/extreme.json"
+	expect "extreme times: import" 0 "4 kernels" "$K3SIM" trace import "$dir/extreme.db" -o "$dir/extreme2.db"
+else
+	bad "python3 could not write the extreme-times database"
+fi
+
 # bad inputs: clear errors, exit 1, never a crash
 printf 'garbage' >"$dir/garbage.json"
 printf '{"traceEvents": [{"ph": "X", "name": "k", ' >"$dir/truncated.json"
