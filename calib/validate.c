@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "calib/fit.h"
+#include "util/outfile.h"
 
 extern char **environ;
 
@@ -447,8 +448,10 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 
 /* ---- plots ---- */
 
+const char *const calib_plot_files[] = {".dat", ".gp", "-scatter.svg", "-error.svg", NULL};
+
 int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
-                char *note, size_t n, struct err *e)
+                const struct outfile_opts *oo, char *note, size_t n, struct err *e)
 {
 	const struct calib_points *pts = v->pts;
 	char dat[4096], gp[4096], scatter[4096], error[4096];
@@ -461,10 +464,16 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 	snprintf(gp, sizeof gp, "%s/%s.gp", dir, prefix);
 	snprintf(scatter, sizeof scatter, "%s/%s-scatter.svg", dir, prefix);
 	snprintf(error, sizeof error, "%s/%s-error.svg", dir, prefix);
-	FILE *f = fopen(dat, "w");
+	int orc;
+	if ((orc = outfile_check(scatter, oo, e)) < 0 || (orc = outfile_check(error, oo, e)) < 0)
+		return orc;
+	struct outfile of;
+	if ((orc = outfile_open(&of, dat, oo, e)) < 0)
+		return orc;
+	FILE *f = outfile_stream(&of, e);
 	if (!f) {
-		err_set(e, dat, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
+		outfile_abort(&of);
+		return -ENOMEM;
 	}
 	fprintf(f, "# measured_s predicted_s size error_pct held_out   (one block per class)\n");
 	for (int c = 0; c < v->n_cls; c++) {
@@ -476,15 +485,13 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 				        pts->p[i].held_out ? 1 : 0);
 		fprintf(f, "\n\n");
 	}
-	bool ok = !ferror(f);
-	if (fclose(f) || !ok) {
-		err_set(e, dat, 0, 0, "write failed");
-		return -EIO;
-	}
-	f = fopen(gp, "w");
-	if (!f) {
-		err_set(e, gp, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
+	if ((orc = outfile_commit(&of, e)) < 0)
+		return orc;
+	if ((orc = outfile_open(&of, gp, oo, e)) < 0)
+		return orc;
+	if (!(f = outfile_stream(&of, e))) {
+		outfile_abort(&of);
+		return -ENOMEM;
 	}
 	fprintf(f,
 	        "# gnuplot %s.gp  (k3sim trace validate)\nset terminal svg size 900,640 dynamic background "
@@ -521,11 +528,8 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 		    "'' index %d using 3:($5 > 0 ? 1/0 : $4) with points pt 6 ps 0.6 lc %d notitle",
 		    dat, c, c + 1, v->cls[c].label, c, c + 1);
 	fprintf(f, "\n");
-	ok = !ferror(f);
-	if (fclose(f) || !ok) {
-		err_set(e, gp, 0, 0, "write failed");
-		return -EIO;
-	}
+	if ((orc = outfile_commit(&of, e)) < 0)
+		return orc;
 	char prog[1024];
 	snprintf(prog, sizeof prog, "%s", gnuplot && *gnuplot ? gnuplot : "gnuplot");
 	posix_spawn_file_actions_t fa;

@@ -63,8 +63,14 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e);
  * <prefix>-error.svg (error vs size), from <prefix>.dat and <prefix>.gp written beside them, by
  * running `gnuplot` (or the program `gnuplot` names; NULL: "gnuplot") as a subprocess. Returns 0
  * when the charts were made, 1 when gnuplot could not make them (note says why; the data and
- * script are still there), or a negative error. */
+ * script are still there), or a negative error. The data and script are written atomically by
+ * the rules of oo (util/outfile.h: force, inputs; NULL: none); the charts' targets are checked by
+ * the same rules before gnuplot writes them in place (calib_plot_files names them all). */
+struct outfile_opts;
 int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
-                char *note, size_t n, struct err *e);
+                const struct outfile_opts *oo, char *note, size_t n, struct err *e);
+
+/* The suffixes of the files calib_plots writes: dir/<prefix><suffix>. NULL-terminated. */
+extern const char *const calib_plot_files[];
 
 #endif

@@ -14,6 +14,7 @@
 #include "calib/validate.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "util/outfile.h"
 
 static void usage(FILE *out)
 {
@@ -33,11 +34,14 @@ static void usage(FILE *out)
 	        "  -o, --output PATH   the preset to write (required)\n"
 	        "  --name NAME         the preset's name (default: the output's file name)\n"
 	        "  --rules R           kernel-name rules: default, none, or a YAML file\n"
-	        "  --report DIR        write DIR/calibration.md (held-out validation) with charts\n"
+	        "  --report DIR        write DIR/calibration.md (held-out validation) with charts (a\n"
+	        "                      directory k3sim made is refreshed; elsewhere existing files\n"
+	        "                      take --force)\n"
 	        "  --no-tables         fit the curves only, no efficiency tables\n"
 	        "  --no-shape-tables   no per-GEMM-shape tables (what unseen shapes get)\n"
 	        "  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *')\n"
-	        "  -f, --force         replace an existing output\n"
+	        "  -f, --force         replace an existing output (never an input; the preset is\n"
+	        "                      written beside its target and renamed into place when done)\n"
 	        "  --json              print the summary as JSON\n"
 	        "  -q, --quiet         print nothing on success\n"
 	        "  -h, --help          this text\n");
@@ -50,27 +54,45 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int write_preset(const char *path, const struct hw *hw, const struct calib_preset_meta *meta,
+/* (Re)write the preset into the output's temporary (util/outfile.h): it reaches the target only
+ * at outfile_commit, after it was read back and validated. */
+static int write_preset(struct outfile *of, const struct hw *hw, const struct calib_preset_meta *meta,
                         struct err *e)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
+	FILE *f = outfile_stream(of, e);
+	if (!f)
+		return -ENOMEM;
+	rewind(f);
+	if (ftruncate(fileno(f), 0) < 0) {
+		err_set(e, of->path, 0, 0, "write failed: %s", strerror(errno));
 		return -EIO;
 	}
 	int rc = calib_preset_write(f, hw, meta, e);
-	if (fclose(f) && rc == 0) {
-		err_set(e, path, 0, 0, "write failed: %s", strerror(errno));
+	if (rc == 0 && (fflush(f) != 0 || ferror(f))) {
+		err_set(e, of->path, 0, 0, "write failed: %s", strerror(errno));
 		rc = -EIO;
 	}
-	if (rc == 0 && rename(tmp, path) < 0) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		rc = -EIO;
+	return rc;
+}
+
+/* hw_load of the preset being written, errors naming the output rather than its temporary. */
+static int load_preset(struct hw *hw, const struct outfile *of, struct err *e)
+{
+	int rc = hw_load(hw, outfile_tmp_path(of), e);
+	outfile_err_path(of, e);
+	return rc;
+}
+
+/* The report's files (calibration.md and the charts), checked before anything is written. */
+static int check_report(const char *dir, const struct outfile_opts *oo, struct err *e)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/calibration.md", dir);
+	int rc = outfile_check(path, oo, e);
+	for (int i = 0; rc == 0 && calib_plot_files[i]; i++) {
+		snprintf(path, sizeof path, "%s/calibration%s", dir, calib_plot_files[i]);
+		rc = outfile_check(path, oo, e);
 	}
-	if (rc < 0)
-		unlink(tmp);
 	return rc;
 }
 
@@ -181,12 +203,39 @@ int cmd_calibrate(int argc, char **argv)
 		fprintf(stderr, "k3sim calibrate: no output: give -o OUT.yaml\n");
 		return 2;
 	}
-	if (!force && access(out, F_OK) == 0) {
-		fprintf(stderr, "k3sim calibrate: %s exists (use --force to replace it)\n", out);
-		return 1;
-	}
 	double t0 = now_s();
 	struct err e = {0};
+	/* The outputs are checked (and the preset locked) before the fit: the measurements, the base
+	 * preset and the rules are inputs, never outputs. */
+	struct outfile pof = {0};
+	const char **in_files = calloc((size_t)(argc - optind) + 2, sizeof *in_files);
+	size_t n_in = 0;
+	if (!in_files) {
+		fprintf(stderr, "k3sim calibrate: out of memory\n");
+		return 1;
+	}
+	for (int i = optind; i < argc; i++)
+		in_files[n_in++] = argv[i];
+	in_files[n_in++] = base_name;
+	in_files[n_in++] = rules_name;
+	struct outfile_opts oo = {.force = force, .inputs = in_files, .n_inputs = n_in};
+	struct outfile_opts report_oo = oo;
+	if (outfile_open(&pof, out, &oo, &e) < 0) {
+		cli_error("calibrate", &e);
+		free(in_files);
+		return 1;
+	}
+	if (report) {
+		bool ours = false;
+		int rc = outfile_dir_open(report, &ours, &e);
+		report_oo.force = force || ours;
+		if (rc < 0 || check_report(report, &report_oo, &e) < 0) {
+			cli_error("calibrate", &e);
+			outfile_abort(&pof);
+			free(in_files);
+			return 1;
+		}
+	}
 	struct hw *base = malloc(sizeof *base), *fit = malloc(sizeof *fit), *loaded = malloc(sizeof *loaded);
 	struct calib_points pts;
 	struct calib_validation v = {0};
@@ -244,30 +293,27 @@ int cmd_calibrate(int argc, char **argv)
 	struct calib_preset_meta meta = {
 	    .base = base->name, .date = date, .command = cmdline, .pts = &pts, .fit = &rep};
 	struct calib_class_summary cls[CALIB_CLASSES_MAX];
-	if (write_preset(out, fit, &meta, &e) < 0 || hw_load(loaded, out, &e) < 0)
+	if (write_preset(&pof, fit, &meta, &e) < 0 || load_preset(loaded, &pof, &e) < 0)
 		goto fail;
 	if (calib_validate(&v, &pts, loaded, &e) < 0)
 		goto fail;
 	have_v = true;
 	summarize(&v, cls, &meta.n_classes);
 	meta.classes = cls;
-	if (write_preset(out, loaded, &meta, &e) < 0 || hw_load(loaded, out, &e) < 0)
+	if (write_preset(&pof, loaded, &meta, &e) < 0 || load_preset(loaded, &pof, &e) < 0 ||
+	    outfile_commit(&pof, &e) < 0)
 		goto fail;
 	double t_done = now_s();
 
 	if (report) {
 		char note[1024] = "", path[4200];
-		if (mkdir(report, 0777) < 0 && errno != EEXIST) {
-			err_set(&e, report, 0, 0, "cannot create the directory: %s", strerror(errno));
-			goto fail;
-		}
 		struct calib_report_in in = {.title = "Calibration: held-out validation",
 		                             .database = inputs,
 		                             .match = first.kernels || first.memcpys ? &first : NULL,
 		                             .v = &v,
 		                             .top = 5};
-		int pr =
-		    calib_plots(&v, report, "calibration", getenv("K3SIM_GNUPLOT"), note, sizeof note, &e);
+		int pr = calib_plots(&v, report, "calibration", getenv("K3SIM_GNUPLOT"), &report_oo, note,
+		                     sizeof note, &e);
 		if (pr < 0)
 			goto fail;
 		if (pr == 0) {
@@ -277,16 +323,16 @@ int cmd_calibrate(int argc, char **argv)
 			in.plot_note = note;
 		}
 		snprintf(path, sizeof path, "%s/calibration.md", report);
-		FILE *f = fopen(path, "w");
-		if (!f) {
-			err_set(&e, path, 0, 0, "cannot write: %s", strerror(errno));
+		struct outfile rof;
+		if (outfile_open(&rof, path, &report_oo, &e) < 0)
+			goto fail;
+		FILE *f = outfile_stream(&rof, &e);
+		if (!f || calib_report_markdown(f, &in, &e) < 0) {
+			outfile_abort(&rof);
 			goto fail;
 		}
-		int rc = calib_report_markdown(f, &in, &e);
-		if (fclose(f) || rc < 0) {
-			err_set(&e, path, 0, 0, "write failed");
+		if (outfile_commit(&rof, &e) < 0 || outfile_dir_mark(report, "k3sim calibrate", &e) < 0)
 			goto fail;
-		}
 	}
 	if (json) {
 		struct jw w;
@@ -359,6 +405,8 @@ int cmd_calibrate(int argc, char **argv)
 fail:
 	cli_error("calibrate", &e);
 out:
+	outfile_abort(&pof);
+	free(in_files);
 	if (have_v)
 		calib_validation_release(&v);
 	calib_match_release(&first);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "reports/fmt.h"
+#include "util/outfile.h"
 
 extern char **environ;
 
@@ -54,15 +55,30 @@ static void terminal(FILE *f, const char *name, bool svg, int w, int h)
 	fprintf(f, "set output '%s.%s'\n", name, svg ? "svg" : "png");
 }
 
-static int write_line_data(const char *dir, const struct chart_line *c, struct err *e)
+/* An atomic output (util/outfile.h) and its stream. */
+static int open_out(struct outfile *of, const char *path, const struct outfile_opts *oo, FILE **f,
+                    struct err *e)
+{
+	int rc = outfile_open(of, path, oo, e);
+	if (rc < 0)
+		return rc;
+	if (!(*f = outfile_stream(of, e))) {
+		outfile_abort(of);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int write_line_data(const char *dir, const struct chart_line *c, const struct outfile_opts *oo,
+                           struct err *e)
 {
 	char path[600];
 	snprintf(path, sizeof path, "%s/%s.dat", dir, c->name);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	int rc = open_out(&of, path, oo, &f, e);
+	if (rc < 0)
+		return rc;
 	fprintf(f, "# context");
 	for (int s = 0; s < c->n_series; s++)
 		fprintf(f, "\t%s", c->series[s].title);
@@ -79,7 +95,7 @@ static int write_line_data(const char *dir, const struct chart_line *c, struct e
 		}
 		fputc('\n', f);
 	}
-	return fclose(f) == 0 ? 0 : -EIO;
+	return outfile_commit(&of, e);
 }
 
 static void line_script(FILE *f, const struct chart_line *c, bool svg)
@@ -130,15 +146,16 @@ static void line_script(FILE *f, const struct chart_line *c, bool svg)
 	fprintf(f, "\nunset output\n\n");
 }
 
-static int write_bar_data(const char *dir, const struct chart_bars *c, struct err *e)
+static int write_bar_data(const char *dir, const struct chart_bars *c, const struct outfile_opts *oo,
+                          struct err *e)
 {
 	char path[600];
 	snprintf(path, sizeof path, "%s/%s.dat", dir, c->name);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	int rc = open_out(&of, path, oo, &f, e);
+	if (rc < 0)
+		return rc;
 	fprintf(f, "# bar");
 	for (int k = 0; k < c->n_stack; k++)
 		fprintf(f, "\t%s", c->stack_titles[k]);
@@ -149,7 +166,7 @@ static int write_bar_data(const char *dir, const struct chart_bars *c, struct er
 			fprintf(f, "\t%.6g", isfinite(c->values[b][k]) ? c->values[b][k] : 0.0);
 		fputc('\n', f);
 	}
-	return fclose(f) == 0 ? 0 : -EIO;
+	return outfile_commit(&of, e);
 }
 
 static void bar_script(FILE *f, const struct chart_bars *c, bool svg)
@@ -249,25 +266,45 @@ static int run_gnuplot(const char *dir, const char *gnuplot, char *reason, size_
 	return 0;
 }
 
+/* gnuplot writes its images and log in place: the same checks as an outfile's first. */
+static int check_gnuplot_outputs(const char *dir, const struct chart_line *lines, int n_lines,
+                                 const struct chart_bars *bars, int n_bars,
+                                 const struct outfile_opts *oo, struct err *e)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/gnuplot.log", dir);
+	int rc = outfile_check(path, oo, e);
+	for (int i = 0; i < n_lines + n_bars && rc == 0; i++)
+		for (int svg = 0; svg < 2 && rc == 0; svg++) {
+			const char *name = i < n_lines ? lines[i].name : bars[i - n_lines].name;
+			snprintf(path, sizeof path, "%s/%s.%s", dir, name, svg ? "svg" : "png");
+			rc = outfile_check(path, oo, e);
+		}
+	return rc;
+}
+
 int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
-                 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e)
+                 const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
+                 struct chart_outcome *out, struct err *e)
 {
 	char path[600];
 	int rc;
 	out->rendered = false;
 	out->reason[0] = 0;
+	if (gnuplot && gnuplot[0] &&
+	    (rc = check_gnuplot_outputs(dir, lines, n_lines, bars, n_bars, oo, e)) < 0)
+		return rc;
 	for (int i = 0; i < n_lines; i++)
-		if ((rc = write_line_data(dir, &lines[i], e)) < 0)
+		if ((rc = write_line_data(dir, &lines[i], oo, e)) < 0)
 			return rc;
 	for (int i = 0; i < n_bars; i++)
-		if ((rc = write_bar_data(dir, &bars[i], e)) < 0)
+		if ((rc = write_bar_data(dir, &bars[i], oo, e)) < 0)
 			return rc;
 	snprintf(path, sizeof path, "%s/charts.gp", dir);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	if ((rc = open_out(&of, path, oo, &f, e)) < 0)
+		return rc;
 	fprintf(f, "# k3sim compare: the report's charts. Run `gnuplot charts.gp` in this directory.\n");
 	for (int svg = 1; svg >= 0; svg--) {
 		for (int i = 0; i < n_lines; i++)
@@ -275,10 +312,8 @@ int chart_render(const char *dir, const char *gnuplot, const struct chart_line *
 		for (int i = 0; i < n_bars; i++)
 			bar_script(f, &bars[i], svg);
 	}
-	if (fclose(f) != 0) {
-		err_set(e, path, 0, 0, "cannot write");
-		return -EIO;
-	}
+	if ((rc = outfile_commit(&of, e)) < 0)
+		return rc;
 	if (!gnuplot || !gnuplot[0]) {
 		snprintf(out->reason, sizeof out->reason, "charts were not requested");
 		return 0;

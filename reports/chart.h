@@ -61,10 +61,14 @@ struct chart_outcome {
 	char reason[256]; /* why not (gnuplot missing, failed, ...) */
 };
 
-/* Writes the data files and the script into dir (which must exist) and runs `gnuplot` (a program
- * name looked up in PATH, or a path). Returns 0 when the inputs were written, whether or not
- * gnuplot ran (out says); a negative errno when a file could not be written. */
+/* Writes the data files and the script into dir (which must exist; each file atomically, by the
+ * rules of oo: util/outfile.h) and runs `gnuplot` (a program name looked up in PATH, or a path),
+ * whose images and log are checked by the same rules first. Returns 0 when the inputs were
+ * written, whether or not gnuplot ran (out says); a negative errno when a file could not be
+ * written or is refused. */
+struct outfile_opts;
 int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
-                 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e);
+                 const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
+                 struct chart_outcome *out, struct err *e);
 
 #endif

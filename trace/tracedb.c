@@ -345,7 +345,11 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 
 	bool in_memory = strcmp(path, ":memory:") == 0;
 	struct stat stbuf;
-	if (!in_memory && stat(path, &stbuf) == 0) {
+	/* An empty regular file is a new database to SQLite: the temporary of an atomic output
+	 * (util/outfile.h) is taken as it is, never removed and created again. */
+	bool empty_file = !in_memory && stat(path, &stbuf) == 0 && S_ISREG(stbuf.st_mode) &&
+			  stbuf.st_size == 0;
+	if (!in_memory && !empty_file && stat(path, &stbuf) == 0) {
 		if (!db->opts.overwrite) {
 			err_set(e, path, 0, 0, "file exists (use --force to replace it)");
 			rc = -EEXIST;

@@ -261,8 +261,11 @@ struct trace_db_stats {
 struct trace_db;
 
 /* Create the file at `path` with the full schema and return a writer in *out. opts may be NULL.
- * On failure nothing is left at path (unless it existed and overwrite was false). The path
- * ":memory:" makes a database that lives and dies with the writer (tests, fuzzers). */
+ * An existing empty regular file is used as it is (an atomic output's temporary: the CLI writes
+ * through util/outfile.h and renames the file into place after trace_db_close); any other
+ * existing file is -EEXIST, or removed first with `overwrite` (tests, capture). On failure nothing
+ * is left at path (unless it existed and overwrite was false). The path ":memory:" makes a
+ * database that lives and dies with the writer (tests, fuzzers). */
 int trace_db_create(struct trace_db **out, const char *path, const struct trace_db_opts *opts,
 		    struct err *e);
 

@@ -340,32 +340,12 @@ static void unlock(struct outfile *of)
 	of->lock_fd = -1;
 }
 
-/* ---- the API ---- */
-
-int outfile_open(struct outfile *of, const char *path, const struct outfile_opts *opts,
-		 struct err *e)
+/* The checks of outfile_open: of->path set; fills of->target, existed, dev, ino and *st. */
+static int check(struct outfile *of, const struct outfile_opts *o, struct stat *stp, struct err *e)
 {
-	static const struct outfile_opts none;
-	const struct outfile_opts *o = opts ? opts : &none;
-	int rc = 0;
-	memset(of, 0, sizeof *of);
-	of->fd = -1;
-	of->lock_fd = -1;
-	of->slot = -1;
-	of->sqlite = o->sqlite;
-	if (!path || !path[0]) {
-		err_set(e, NULL, 0, 0, "no output path");
-		return -EINVAL;
-	}
-	if (strlen(path) + 32 >= OUTFILE_PATH_MAX) {
-		err_set(e, NULL, 0, 0, "output path is too long");
-		return -ENAMETOOLONG;
-	}
-	snprintf(of->path, sizeof of->path, "%s", path);
-	snprintf(of->target, sizeof of->target, "%s", path);
-	install();
-
+	const char *path = of->path;
 	struct stat st;
+	memset(&st, 0, sizeof st);
 	if (lstat(path, &st) == 0) {
 		of->existed = true;
 		if (S_ISLNK(st.st_mode)) {
@@ -415,6 +395,39 @@ int outfile_open(struct outfile *of, const char *path, const struct outfile_opts
 		of->ino = st.st_ino;
 	}
 
+	*stp = st;
+	return 0;
+}
+
+/* ---- the API ---- */
+
+int outfile_open(struct outfile *of, const char *path, const struct outfile_opts *opts,
+		 struct err *e)
+{
+	static const struct outfile_opts none;
+	const struct outfile_opts *o = opts ? opts : &none;
+	int rc = 0;
+	memset(of, 0, sizeof *of);
+	of->fd = -1;
+	of->lock_fd = -1;
+	of->slot = -1;
+	of->sqlite = o->sqlite;
+	if (!path || !path[0]) {
+		err_set(e, NULL, 0, 0, "no output path");
+		return -EINVAL;
+	}
+	if (strlen(path) + 32 >= OUTFILE_PATH_MAX) {
+		err_set(e, NULL, 0, 0, "output path is too long");
+		return -ENAMETOOLONG;
+	}
+	snprintf(of->path, sizeof of->path, "%s", path);
+	snprintf(of->target, sizeof of->target, "%s", path);
+	install();
+
+	struct stat st;
+	if ((rc = check(of, o, &st, e)) < 0)
+		return rc;
+
 	char dir[OUTFILE_PATH_MAX], base[OUTFILE_PATH_MAX];
 	if (split(of->target, dir, sizeof dir, base, sizeof base) < 0 || !base[0]) {
 		err_set(e, path, 0, 0, "not a file name");
@@ -439,6 +452,31 @@ fail:
 	unlock(of);
 	slot_free(of->slot);
 	of->slot = -1;
+	return rc;
+}
+
+int outfile_check(const char *path, const struct outfile_opts *opts, struct err *e)
+{
+	static const struct outfile_opts none;
+	struct outfile *of = calloc(1, sizeof *of);
+	if (!of) {
+		err_set(e, path, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = 0;
+	if (!path || !path[0]) {
+		err_set(e, NULL, 0, 0, "no output path");
+		rc = -EINVAL;
+	} else if (strlen(path) + 32 >= OUTFILE_PATH_MAX) {
+		err_set(e, NULL, 0, 0, "output path is too long");
+		rc = -ENAMETOOLONG;
+	} else {
+		snprintf(of->path, sizeof of->path, "%s", path);
+		snprintf(of->target, sizeof of->target, "%s", path);
+		struct stat st;
+		rc = check(of, opts ? opts : &none, &st, e);
+	}
+	free(of);
 	return rc;
 }
 
@@ -576,6 +614,15 @@ int outfile_commit(struct outfile *of, struct err *e)
 fail:
 	outfile_abort(of);
 	return rc;
+}
+
+void outfile_err_path(const struct outfile *of, struct err *e)
+{
+	if (!e || !of->tmp[0])
+		return;
+	size_t n = strlen(e->file); /* e->file may hold a cut copy of a long path */
+	if (n && strncmp(e->file, of->tmp, n) == 0 && (!of->tmp[n] || n == sizeof e->file - 1))
+		snprintf(e->file, sizeof e->file, "%.255s", of->path);
 }
 
 /* ---- report directories ---- */

@@ -105,6 +105,10 @@ struct outfile {
 int outfile_open(struct outfile *of, const char *path, const struct outfile_opts *opts,
 		 struct err *e);
 
+/* The checks of outfile_open alone (inputs, not a regular file, exists without force), creating
+ * and locking nothing: for a file another program writes in place (gnuplot's images). */
+int outfile_check(const char *path, const struct outfile_opts *opts, struct err *e);
+
 /* The temporary file's path: hand it to SQLite (after outfile_open, the file exists and is
  * empty, which SQLite takes as a new database). Close every SQLite handle on it before commit. */
 const char *outfile_tmp_path(const struct outfile *of);
@@ -119,6 +123,10 @@ int outfile_commit(struct outfile *of, struct err *e);
 
 /* Remove the temporary (and its SQLite side files) and unlock; the target is as it was. */
 void outfile_abort(struct outfile *of);
+
+/* Where e names the temporary (an error from the code that wrote it), name the target instead:
+ * users never see the temporary's name. */
+void outfile_err_path(const struct outfile *of, struct err *e);
 
 /* A report directory at path: created (mode 0777 less the umask) when missing; -EINVAL when path
  * exists and is not a directory. *ours (may be NULL): whether the files k3sim writes there may be
