@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "util/outfile.h"
 
 #ifdef K3SIM_HAVE_CAPTURE
 #include "trace/capture/env.h"
@@ -260,11 +261,13 @@ int cmd_trace_capture(int argc, char **argv)
 			return 2;
 		}
 		struct stat st;
-		if (!strstr(tmpl, "%") && stat(probe, &st) == 0) {
-			if (!force) {
-				fprintf(stderr, "k3sim trace capture: '%s' exists (use --force to "
-						"replace it)\n",
-					probe);
+		if (!strstr(tmpl, "%") && lstat(probe, &st) == 0) {
+			/* never a device node, FIFO or directory, even with --force (util/outfile.h) */
+			struct outfile_opts oo = {.force = force};
+			struct err e;
+			if (outfile_check(probe, &oo, &e) < 0) {
+				char buf[1024];
+				fprintf(stderr, "k3sim trace capture: %s\n", err_format(&e, buf, sizeof buf));
 				return 1;
 			}
 			unlink(probe);
