@@ -85,8 +85,9 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	const struct calib_points *pts = meta->pts;
 	fprintf(f,
 	        "# %s: written by `k3sim calibrate` from measured kernels (see the calibration: section).\n"
-	        "# Efficiency tables hold modeled/measured device time, per class over modeled time and per\n"
-	        "# GEMM shape over m, interpolated in log space (hw/hw.h); curves, latencies and rates not\n"
+	        "# Efficiency tables hold modeled/measured device time per class over modeled time (measured\n"
+	        "# times never falling as modeled time grows), gemm_points the measured device times of dense\n"
+	        "# GEMM shapes over m, interpolated in log space (hw/hw.h); curves, latencies and rates not\n"
 	        "# listed under calibration.fit keep the values of the base preset '%s' (launch latencies\n"
 	        "# are gaps between kernels, which kernel durations do not measure).\n",
 	        hw->name, meta->base ? meta->base : "?");
@@ -97,10 +98,13 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	fprintf(f, "\nsource: ");
 	qstr(f, hw->source);
 	fprintf(f, "\ncalibrated: %s\n", hw->calibrated ? "true" : "false");
+	char sustained[64] = "";
+	if (hw->sustained_sm_clock_hz > 0)
+		snprintf(sustained, sizeof sustained, "  sustained_sm_clock_mhz: %.9g\n", hw->sustained_sm_clock_hz / 1e6);
 	fprintf(f,
-	        "device:\n  sms: %lld\n  sm_clock_mhz: %.9g\n  l2_mib: %.9g\n  smem_per_sm_kib: %.9g\n"
+	        "device:\n  sms: %lld\n  sm_clock_mhz: %.9g\n%s  l2_mib: %.9g\n  smem_per_sm_kib: %.9g\n"
 	        "  hbm_mib: %.9g\n  hbm_gb_per_s: %.9g\n  l2_gb_per_s: %.9g\n  tensor_tflops:\n",
-	        (long long)hw->sms, hw->sm_clock_hz / 1e6, (double)hw->l2_bytes / 1048576.0,
+	        (long long)hw->sms, hw->sm_clock_hz / 1e6, sustained, (double)hw->l2_bytes / 1048576.0,
 	        (double)hw->smem_per_sm_bytes / 1024.0, (double)hw->hbm_bytes / 1048576.0,
 	        hw->hbm_bw_bytes_per_s / 1e9, hw->l2_bw_bytes_per_s / 1e9);
 	for (int t = 0; t < DT_COUNT; t++)
@@ -115,8 +119,8 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	        (long long)hw->domain_gpus, hw->nvlink_bw_bytes_per_s / 1e9, hw->nvlink_latency_s * 1e6,
 	        hw->nic_bw_bytes_per_s / 1e9, hw->nic_latency_s * 1e6);
 	fprintf(f,
-	        "efficiency:\n  gemm: {max: %.6g, half_gflop: %.6g}\n  memory: {max: %.6g, half_mib: %.6g}\n"
-	        "  comm: {max: %.6g, half_mib: %.6g}\n",
+	        "efficiency:\n  gemm: {max: %.9g, half_gflop: %.9g}\n  memory: {max: %.9g, half_mib: %.9g}\n"
+	        "  comm: {max: %.9g, half_mib: %.9g}\n",
 	        hw->eff_gemm.max, hw->eff_gemm.half / 1e9, hw->eff_memory.max,
 	        hw->eff_memory.half / 1048576.0, hw->eff_comm.max, hw->eff_comm.half / 1048576.0);
 	if (hw->n_coll) {
@@ -153,26 +157,27 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 			fputc('\n', f);
 		}
 	}
-	if (hw->n_gemm_shapes) {
-		fprintf(
-		    f,
-		    "  gemm_shapes:            # dense GEMMs of measured shapes: modeled/measured over m\n");
-		for (int i = 0; i < hw->n_gemm_shapes; i++) {
-			const struct hw_gemm_shape *g = &hw->gemm_shapes[i];
+	if (hw->n_gemm_points) {
+		fprintf(f, "  gemm_points:            # measured dense GEMMs: device time (us) over m, boost "
+		           "clock\n");
+		for (int i = 0; i < hw->n_gemm_points; i++) {
+			const struct hw_gemm_points *g = &hw->gemm_points[i];
 			fprintf(f, "    - {dtype: %s, n: %lld, k: %lld, m: ", dtype_name(g->dtype),
 			        (long long)g->n, (long long)g->k);
 			list(f, g->m, g->points, 1.0);
-			fprintf(f, ", eff: ");
-			list(f, g->eff, g->points, 1.0);
+			fprintf(f, ", us: ");
+			list(f, g->time_s, g->points, 1e6);
 			fprintf(f, "}\n");
 		}
 	}
 	fprintf(f,
 	        "kernels:\n  gemm_tile_m: %lld\n  gemm_tile_n: %lld\n  gemm_wave_smoothing: %.6g\n"
 	        "  kda_chunk_step_cycles: %.6g\n  kda_step_row_cycles: %.6g\n"
-	        "  kda_intra_cycles_per_token_head: %.6g\n  kda_max_v_split: %lld\n  reserved_gib: %.9g\n",
+	        "  kda_intra_cycles_per_token_head: %.6g\n  kda_verify_lin_cycles: %.6g\n"
+	        "  kda_verify_quad_cycles: %.6g\n  kda_max_v_split: %lld\n  reserved_gib: %.9g\n",
 	        (long long)hw->gemm_tile_m, (long long)hw->gemm_tile_n, hw->gemm_wave_smoothing,
 	        hw->kda_chunk_step_cycles, hw->kda_step_row_cycles, hw->kda_intra_cycles_per_token_head,
+	        hw->kda_verify_lin_cycles, hw->kda_verify_quad_cycles,
 	        (long long)hw->kda_max_v_split, (double)hw->reserved_bytes / 1073741824.0);
 
 	fprintf(f, "calibration:\n  date: %s\n  base: ", meta->date ? meta->date : "?");
@@ -232,6 +237,7 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		stage(f, "memory", &meta->fit->memory);
 		stage(f, "gemm", &meta->fit->gemm);
 		stage(f, "kda_chunk", &meta->fit->kda_chunk);
+		stage(f, "kda_verify", &meta->fit->kda_verify);
 		stage(f, "comm", &meta->fit->comm);
 		for (int i = 0; i < meta->fit->n_coll; i++) {
 			const struct calib_fit_coll *c = &meta->fit->coll[i];

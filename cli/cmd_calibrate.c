@@ -349,7 +349,7 @@ int cmd_calibrate(int argc, char **argv)
 		jw_f64(&w, "launch_latency_us", loaded->launch_latency_s * 1e6);
 		jw_f64(&w, "gemm_wave_smoothing", loaded->gemm_wave_smoothing);
 		jw_i64(&w, "tables", loaded->n_tables);
-		jw_i64(&w, "gemm_shapes", loaded->n_gemm_shapes);
+		jw_i64(&w, "gemm_shapes", loaded->n_gemm_points);
 		jw_begin_array(&w, "classes");
 		for (int c = 0; c < v.n_cls; c++) {
 			jw_begin_object(&w, NULL);
@@ -379,7 +379,7 @@ int cmd_calibrate(int argc, char **argv)
 		       loaded->launch_latency_s * 1e6, loaded->eff_memory.max,
 		       loaded->eff_memory.half / 1048576.0, loaded->l2_bw_bytes_per_s / 1e9,
 		       loaded->eff_gemm.max, loaded->eff_gemm.half / 1e9, loaded->gemm_wave_smoothing,
-		       loaded->n_tables, loaded->n_gemm_shapes);
+		       loaded->n_tables, loaded->n_gemm_points);
 		for (int i = 0; i < loaded->n_coll; i++) {
 			const struct hw_coll_model *m = &loaded->coll[i];
 			printf("%s%s", i ? ", " : "collectives: ", hw_coll_name(m->coll));

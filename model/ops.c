@@ -46,6 +46,11 @@ static int64_t sparse_visible(int64_t ctx, int64_t t, int64_t top_k)
 	return (lo + top_k - 1) * below / 2 + top_k * (t - below);
 }
 
+enum dtype model_storage_dtype(enum dtype act)
+{
+	return act == DT_FP8 ? DT_BF16 : act;
+}
+
 void op_fill(struct op *op)
 {
 	const double ab = dtype_bytes_per_element(op->a_dtype);
@@ -174,8 +179,10 @@ static struct op *push(struct builder *b, enum op_kind kind, const char *name, e
 	op->attn = b->attn;
 	op->layers = b->layers;
 	op->w_dtype = b->m->weight_dtype;
-	op->a_dtype = b->p->act;
-	op->o_dtype = b->p->act;
+	/* FP8 activations are the inputs of dense GEMMs (quantized with per-block scales); what is
+	 * stored, normalized and attended stays BF16 */
+	op->a_dtype = kind == OP_GEMM ? b->p->act : model_storage_dtype(b->p->act);
+	op->o_dtype = model_storage_dtype(b->p->act);
 	op->s_dtype = b->p->kda_state;
 	return op;
 }
@@ -366,7 +373,7 @@ static void moe(struct builder *b)
 	op->m = M;
 	op->n = L;
 	op->k = x->top_k;
-	op->a_dtype = p->act;
+	op->a_dtype = model_storage_dtype(p->act);
 
 	/* Weighted sum of the top_k rows (and the latent RMSNorm), then back to full width. */
 	eltwise(b, "moe.combine_norm", SPLIT_NONE, M, L, (double)x->top_k, 1, 2.0 * x->top_k + 4);

@@ -89,6 +89,9 @@ struct op {
 	int64_t serial_steps; /* KDA chunk: dependent chunk steps per (sequence, head) */
 };
 
+/* What activations of type `act` are stored in between ops (FP8 ones: BF16). */
+enum dtype model_storage_dtype(enum dtype act);
+
 /* FLOPs and bytes of op from its dims and dtypes. */
 void op_fill(struct op *op);
 static inline int64_t op_bytes(const struct op *op)
@@ -109,7 +112,7 @@ struct phase {
 	int64_t context;  /* tokens already cached per sequence before this step */
 	enum dtype kda_state;  /* fp32 or bf16 */
 	enum dtype mla_cache;  /* bf16 or fp8 (FlashMLA layout) */
-	enum dtype act;        /* activations (bf16) */
+	enum dtype act;        /* activations (bf16; fp8: dense GEMM inputs in FP8, the rest BF16) */
 	enum dtype expert_act; /* routed-expert inputs: mxfp8 (K3's QAT recipe), fp8 or bf16 */
 	enum dtype dispatch;   /* EP dispatch payload: fp8 (+ scales) or bf16 */
 	int64_t kda_chunk;     /* KDA kernel chunk, tokens (16) */

@@ -160,7 +160,7 @@ static void tp_sync(struct mapper *mp, const struct op *o, int64_t tokens_local)
 	const struct scenario *s = mp->s;
 	if (s->tp <= 1 || o->sync == SYNC_NONE)
 		return;
-	int64_t act = dtype_bytes(mp->p->act, tokens_local * mp->m->hidden);
+	int64_t act = dtype_bytes(model_storage_dtype(mp->p->act), tokens_local * mp->m->hidden);
 	switch (o->sync) {
 	case SYNC_TP_GATHER:
 		collective(mp, OP_ALLGATHER, "tp.logits_gather", o->layers,
@@ -204,6 +204,7 @@ double sim_step(const struct scenario *s, const struct model *m, const struct hw
 
 	struct mapper mp = {.s = s, .m = m, .hw = hw, .p = p, .acc = acc, .weight = weight};
 	mp.opts.cuda_graph = !prefill && s->cuda_graph;
+	mp.opts.clock = s->clock;
 	const int64_t tokens_local = b_local * t_local;
 
 	for (int i = 0; i < list.n; i++) {
@@ -284,8 +285,8 @@ double sim_step(const struct scenario *s, const struct model *m, const struct hw
 			fix.n = o.h * o.dv;
 			fix.k = o.dk;
 			fix.w_dtype = DT_FP32;
-			fix.a_dtype = p->act;
-			fix.o_dtype = p->act;
+			fix.a_dtype = model_storage_dtype(p->act);
+			fix.o_dtype = model_storage_dtype(p->act);
 			op_fill(&fix);
 			account(&mp, &fix);
 		}
@@ -324,7 +325,7 @@ static int64_t attn_res_store_bytes(const struct scenario *s, const struct model
 	if (!m->attn_res_block)
 		return 0;
 	int64_t sources = (m->n_layers + m->attn_res_block - 1) / m->attn_res_block + 1;
-	int64_t bytes = dtype_bytes(s->act, tokens * sources * m->hidden);
+	int64_t bytes = dtype_bytes(model_storage_dtype(s->act), tokens * sources * m->hidden);
 	return s->tp_rs_ag ? ceil_div64(bytes, s->tp) : bytes;
 }
 
