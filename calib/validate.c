@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "calib/fit.h"
@@ -448,6 +449,85 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 
 /* ---- plots ---- */
 
+/* The charts' gnuplot script, drawing into scatter and error. */
+static void plot_script(FILE *f, const struct calib_validation *v, const char *prefix, const char *dat,
+                        const char *scatter, const char *error)
+{
+	fprintf(f,
+	        "# gnuplot %s.gp  (k3sim trace validate)\nset terminal svg size 900,640 dynamic background "
+	        "rgb 'white'\n"
+	        "set termoption noenhanced\nset key top left\nset grid\n",
+	        prefix);
+	fprintf(f,
+	        "set output '%s'\nset logscale xy\nset format x '1e%%L'\nset format y '1e%%L'\n"
+	        "set xlabel 'measured (s)'\nset ylabel 'predicted (s)'\n"
+	        "set title 'predicted vs measured (%s; filled: held out, open: training)'\n",
+	        scatter, v->hw_name);
+	fprintf(f, "plot x title 'exact' lw 1 lc rgb '#888888', 1.15*x title '+-15%%' dt 2 lc rgb '#bbbbbb', "
+	           "x/1.15 notitle dt 2 lc rgb '#bbbbbb'");
+	for (int c = 0; c < v->n_cls; c++)
+		fprintf(
+		    f,
+		    ", '%s' index %d using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
+		    "'' index %d using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc %d notitle",
+		    dat, c, c + 1, v->cls[c].label, c, c + 1);
+	fprintf(f,
+	        "\nset output '%s'\nunset logscale y\nset format y '%%g'\nset logscale x\n"
+	        "set xlabel 'size (GEMMs, attention, KDA prefill: FLOPs; copies, KDA decode, collectives: "
+	        "bytes)'\n"
+	        "set ylabel 'error (%%)'\nset title 'error vs size (%s; filled: held out, open: training)'\n",
+	        error, v->hw_name);
+	fprintf(
+	    f,
+	    "plot 0 notitle lc rgb '#888888', 5 title '+-5%%' dt 2 lc rgb '#bbbbbb', -5 notitle dt 2 lc rgb "
+	    "'#bbbbbb'");
+	for (int c = 0; c < v->n_cls; c++)
+		fprintf(
+		    f,
+		    ", '%s' index %d using 3:($5 > 0 ? $4 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
+		    "'' index %d using 3:($5 > 0 ? 1/0 : $4) with points pt 6 ps 0.6 lc %d notitle",
+		    dat, c, c + 1, v->cls[c].label, c, c + 1);
+	fprintf(f, "\n");
+}
+
+/* Runs gnuplot on script; 0 when it succeeded, 1 (note says why) when it did not. */
+static int run_plot(const char *gnuplot, const char *script, const char *prefix, char *note, size_t n)
+{
+	char gp[4096];
+	snprintf(gp, sizeof gp, "%s", script);
+	char prog[1024];
+	snprintf(prog, sizeof prog, "%s", gnuplot && *gnuplot ? gnuplot : "gnuplot");
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	char *argv[] = {prog, gp, NULL};
+	pid_t pid;
+	int rc = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		snprintf(note, n,
+		         "gnuplot could not be run (%s: %s); the data (%s.dat) and script (%s.gp) are "
+		         "written: install gnuplot and run 'gnuplot %s.gp' there",
+		         prog, strerror(rc), prefix, prefix, prefix);
+		return 1;
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			status = -1;
+			break;
+		}
+	if (status != 0) {
+		bool missing = WIFEXITED(status) && WEXITSTATUS(status) == 127;
+		snprintf(note, n, "%s (%s); the data (%s.dat) and script (%s.gp) are written",
+		         missing ? "gnuplot is not installed" : "gnuplot failed", prog, prefix, prefix);
+		return 1;
+	}
+	return 0;
+}
+
 const char *const calib_plot_files[] = {".dat", ".gp", "-scatter.svg", "-error.svg", NULL};
 
 int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
@@ -493,72 +573,50 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 		outfile_abort(&of);
 		return -ENOMEM;
 	}
-	fprintf(f,
-	        "# gnuplot %s.gp  (k3sim trace validate)\nset terminal svg size 900,640 dynamic background "
-	        "rgb 'white'\n"
-	        "set termoption noenhanced\nset key top left\nset grid\n",
-	        prefix);
-	fprintf(f,
-	        "set output '%s'\nset logscale xy\nset format x '1e%%L'\nset format y '1e%%L'\n"
-	        "set xlabel 'measured (s)'\nset ylabel 'predicted (s)'\n"
-	        "set title 'predicted vs measured (%s; filled: held out, open: training)'\n",
-	        scatter, v->hw_name);
-	fprintf(f, "plot x title 'exact' lw 1 lc rgb '#888888', 1.15*x title '+-15%%' dt 2 lc rgb '#bbbbbb', "
-	           "x/1.15 notitle dt 2 lc rgb '#bbbbbb'");
-	for (int c = 0; c < v->n_cls; c++)
-		fprintf(
-		    f,
-		    ", '%s' index %d using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
-		    "'' index %d using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc %d notitle",
-		    dat, c, c + 1, v->cls[c].label, c, c + 1);
-	fprintf(f,
-	        "\nset output '%s'\nunset logscale y\nset format y '%%g'\nset logscale x\n"
-	        "set xlabel 'size (GEMMs, attention, KDA prefill: FLOPs; copies, KDA decode, collectives: "
-	        "bytes)'\n"
-	        "set ylabel 'error (%%)'\nset title 'error vs size (%s; filled: held out, open: training)'\n",
-	        error, v->hw_name);
-	fprintf(
-	    f,
-	    "plot 0 notitle lc rgb '#888888', 5 title '+-5%%' dt 2 lc rgb '#bbbbbb', -5 notitle dt 2 lc rgb "
-	    "'#bbbbbb'");
-	for (int c = 0; c < v->n_cls; c++)
-		fprintf(
-		    f,
-		    ", '%s' index %d using 3:($5 > 0 ? $4 : 1/0) with points pt 7 ps 0.6 lc %d title '%s', "
-		    "'' index %d using 3:($5 > 0 ? 1/0 : $4) with points pt 6 ps 0.6 lc %d notitle",
-		    dat, c, c + 1, v->cls[c].label, c, c + 1);
-	fprintf(f, "\n");
+	plot_script(f, v, prefix, dat, scatter, error);
 	if ((orc = outfile_commit(&of, e)) < 0)
 		return orc;
-	char prog[1024];
-	snprintf(prog, sizeof prog, "%s", gnuplot && *gnuplot ? gnuplot : "gnuplot");
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	char *argv[] = {prog, gp, NULL};
-	pid_t pid;
-	int rc = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0) {
-		snprintf(note, n,
-		         "gnuplot could not be run (%s: %s); the data (%s.dat) and script (%s.gp) are "
-		         "written: install gnuplot and run 'gnuplot %s.gp' there",
-		         prog, strerror(rc), prefix, prefix, prefix);
-		return 1;
+	/* gnuplot draws into the charts' temporaries (util/outfile.h), from a script that lives only
+	 * as a temporary beside the .gp: the charts replace the old ones only when both were made. */
+	struct outfile *outs = calloc(3, sizeof *outs);
+	if (!outs) {
+		err_set(e, dir, 0, 0, "out of memory");
+		return -ENOMEM;
 	}
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			status = -1;
-			break;
+	struct outfile_opts replace = {0};
+	if (oo)
+		replace = *oo;
+	replace.force = true;
+	int rc = 0;
+	if ((rc = outfile_open(&outs[0], scatter, oo, e)) < 0 ||
+	    (rc = outfile_open(&outs[1], error, oo, e)) < 0 ||
+	    (rc = outfile_open(&outs[2], gp, &replace, e)) < 0)
+		goto out;
+	if (!(f = outfile_stream(&outs[2], e))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	plot_script(f, v, prefix, dat, outfile_tmp_path(&outs[0]), outfile_tmp_path(&outs[1]));
+	if (fflush(f) != 0 || ferror(f)) {
+		err_set(e, gp, 0, 0, "write failed");
+		rc = -EIO;
+		goto out;
+	}
+	rc = run_plot(gnuplot, outfile_tmp_path(&outs[2]), prefix, note, n);
+	if (rc == 0) {
+		struct stat st0, st1;
+		if (stat(outfile_tmp_path(&outs[0]), &st0) < 0 || st0.st_size == 0 ||
+		    stat(outfile_tmp_path(&outs[1]), &st1) < 0 || st1.st_size == 0) {
+			snprintf(note, n, "gnuplot wrote no charts; the data (%s.dat) and script (%s.gp) are written",
+			         prefix, prefix);
+			rc = 1;
 		}
-	if (status != 0) {
-		bool missing = WIFEXITED(status) && WEXITSTATUS(status) == 127;
-		snprintf(note, n, "%s (%s); the data (%s.dat) and script (%s.gp) are written",
-		         missing ? "gnuplot is not installed" : "gnuplot failed", prog, prefix, prefix);
-		return 1;
 	}
-	return 0;
+	if (rc == 0 && ((rc = outfile_commit(&outs[0], e)) < 0 || (rc = outfile_commit(&outs[1], e)) < 0))
+		goto out;
+out:
+	for (int i = 0; i < 3; i++)
+		outfile_abort(&outs[i]);
+	free(outs);
+	return rc;
 }

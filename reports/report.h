@@ -8,8 +8,7 @@
  * Files are written atomically (util/outfile.h). DIR counts as k3sim's own when this run created
  * it, when it was empty, or when it holds the .k3sim-report mark the last report left: then the
  * report's files are replaced; elsewhere an existing file with a report file's name takes
- * opts.force. Files with other names are never touched. gnuplot writes its images in place,
- * after the same checks.
+ * opts.force. Files with other names are never touched; gnuplot's images are atomic outputs too.
  *
  * Every number in the report's tables comes from one table model rendered twice (Markdown and
  * HTML) and stored in results.json under "tables", each cell with its raw value and, where it is
