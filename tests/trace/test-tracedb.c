@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -256,6 +257,24 @@ static void test_refuses_existing_file(void **state)
 	assert_int_equal(fx_i64(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
 }
 
+/* An empty regular file (an atomic output's temporary, util/outfile.h) is taken as it is: the
+ * same inode, never removed and created again. */
+static void test_takes_empty_file(void **state)
+{
+	(void)state;
+	const char *p = fx_path("empty.db");
+	fx_write_str(p, "");
+	struct stat before, after;
+	assert_int_equal(stat(p, &before), 0);
+	struct trace_db *db = NULL;
+	struct err e = {0};
+	assert_int_equal(trace_db_create(&db, p, NULL, &e), 0);
+	assert_int_equal(trace_db_close(db, &e), 0);
+	assert_int_equal(stat(p, &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_int_equal(fx_i64(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
+}
+
 static void test_discard_removes_file(void **state)
 {
 	(void)state;
@@ -334,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_short_names),
 		cmocka_unit_test(test_batching),
 		cmocka_unit_test(test_refuses_existing_file),
+		cmocka_unit_test(test_takes_empty_file),
 		cmocka_unit_test(test_discard_removes_file),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_crash_keeps_flushed_rows),
