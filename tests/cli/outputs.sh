@@ -201,12 +201,12 @@ grep -q "their results" "$dir/theirs/results.json" && ok "their results.json is 
 expect "compare --force" 0 "" "$K3SIM" compare $cmp_args -o "$dir/theirs" --force
 no_temps "refusals"
 
-# ---- SIGINT in the middle: the old output intact, no temporary ----
-# interrupt NAME OUT CMD...: run CMD in the background, wait until its temporary beside OUT exists,
-# SIGINT it, and check OUT and the directory.
+# ---- SIGINT or SIGTERM in the middle: the old output intact, no temporary ----
+# interrupt NAME SIG OUT CMD...: run CMD in the background, wait until its temporary beside OUT
+# exists, send it SIG (INT or TERM), and check OUT and the directory.
 interrupt() {
-	name=$1 out=$2
-	shift 2
+	name=$1 sig=$2 out=$3
+	shift 3
 	before=$(sum "$out")
 	# a background job of a script starts with SIGINT ignored (POSIX): give it back its default,
 	# as a foreground command in a terminal has it
@@ -217,16 +217,18 @@ interrupt() {
 		sleep 0.01
 		i=$((i + 1))
 	done
-	kill -INT $pid
-	wait $pid
+	kill -$sig $pid
+	wait $pid 2>/dev/null
 	st=$?
-	if [ $st -eq 130 ]; then ok "$name: ended by SIGINT"; else bad "$name: exit $st, wanted 130 (SIGINT)"; fi
+	case $sig in INT) want=130 ;; TERM) want=143 ;; *) want=-1 ;; esac
+	if [ $st -eq $want ]; then ok "$name: ended by SIG$sig"; else bad "$name: exit $st, wanted $want (SIG$sig)"; fi
 	same "$name: the old output is intact" "$out" "$before"
 	no_temps "$name"
 }
 "$GEN" "$dir/big.db" 600000 || bad "setup: big trace"
-interrupt "SIGINT mid-import" "$dir/y.db" "$K3SIM" trace import "$dir/big.db" -o "$dir/y.db" -f
-interrupt "SIGINT mid-merge" "$dir/y.db" "$K3SIM" trace merge "$dir/big.db" "$dir/x.db" -o "$dir/y.db" -f
+interrupt "SIGINT mid-import" INT "$dir/y.db" "$K3SIM" trace import "$dir/big.db" -o "$dir/y.db" -f
+interrupt "SIGTERM mid-import" TERM "$dir/y.db" "$K3SIM" trace import "$dir/big.db" -o "$dir/y.db" -f
+interrupt "SIGINT mid-merge" INT "$dir/y.db" "$K3SIM" trace merge "$dir/big.db" "$dir/x.db" -o "$dir/y.db" -f
 cat >"$dir/long.yaml" <<'YAML'
 name: long
 model: kimi-k3
@@ -243,9 +245,9 @@ sweep:
   output_tokens: [64, 128, 256, 512, 1024]
   moe_imbalance: [1.0, 1.1, 1.2, 1.3, 1.5]
 YAML
-interrupt "SIGINT mid-sweep" "$dir/new.db" "$K3SIM" sweep "$dir/long.yaml" -o "$dir/new.db" --csv "$dir/new.csv" -j 1 --quiet
+interrupt "SIGINT mid-sweep" INT "$dir/new.db" "$K3SIM" sweep "$dir/long.yaml" -o "$dir/new.db" --csv "$dir/new.csv" -j 1 --quiet
 [ -e "$dir/new.db" ] || [ -e "$dir/new.csv" ] && bad "SIGINT mid-sweep: wrote an output" || ok "SIGINT mid-sweep: no output written"
-interrupt "SIGINT mid-sweep --force" "$dir/user.db" "$K3SIM" sweep "$dir/long.yaml" -o "$dir/user.db" --csv "$dir/user.csv" --force -j 1 --quiet
+interrupt "SIGINT mid-sweep --force" INT "$dir/user.db" "$K3SIM" sweep "$dir/long.yaml" -o "$dir/user.db" --csv "$dir/user.csv" --force -j 1 --quiet
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails failed"
