@@ -118,6 +118,15 @@ expect_err "check preset suggestion" "did you mean 'h200'"
 run "op clock" 0 $K3SIM op gemm m=8192 n=8192 k=8192 --clock sustained
 expect_out "op prints the regime" "sustained clock"
 run "op bad clock" 2 $K3SIM op gemm m=1 n=2 k=3 --clock fast
+run "run clock override" 0 $K3SIM run --clock boost --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['clock']=='boost' and d['sm_clock_hz'] > 1e9" && ok "run clock json" || bad "run clock json"
+run "run bad clock" 2 $K3SIM run --clock warp
+# Sizes whose products pass what 64-bit counts hold: a clear error, never a wrapped value
+run "run overflow" 1 $K3SIM run --batch 1048576 --prompt 1073741824
+expect_err "run overflow says so" "workload too large"
+run "op overflow" 2 $K3SIM op gemm m=4294967296 n=4294967296 k=4
+expect_err "op overflow says so" "sizes too large"
+run "op ep overflow" 2 $K3SIM op ep_dispatch tokens=9000000000000000000 ranks=8
 run "op json floor" 0 $K3SIM op gemm m=1 n=12 k=7168 --json
 python3 -c "import json; d=json.load(open('$tmp/out')); assert d['time_s'] >= d['floor_s'] > 0 and d['time_s'] < 20e-6 and d['clock']=='boost' and d['extrapolated'] is True" \
 	&& ok "op floor and extrapolated" || bad "op floor and extrapolated"
