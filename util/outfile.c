@@ -179,7 +179,7 @@ static int lock_target(struct outfile *of, const struct stat *st, struct err *e)
 {
 	bool writable = true;
 	int fd = open(of->target, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM || errno == ETXTBSY)) {
 		writable = false;
 		fd = open(of->target, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	}
