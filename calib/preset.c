@@ -227,10 +227,40 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		qstr(f, pts->sources[i]);
 		fputc('\n', f);
 	}
+	if (pts && pts->n_runs) {
+		fprintf(f, "  runs:                   # measurement sessions; a point is the median over runs\n");
+		for (int r = 0; r < pts->n_runs; r++) {
+			const struct calib_run *run = &pts->runs[r];
+			fprintf(f, "    - {name: ");
+			qstr(f, run->name);
+			fprintf(f, ", traces: [");
+			for (int i = 0, k = 0; i < pts->n_sources; i++)
+				if (pts->source_run[i] == r) {
+					fprintf(f, "%s", k++ ? ", " : "");
+					qstr(f, pts->sources[i]);
+				}
+			fputc(']', f);
+			if (run->have_info) {
+				fprintf(f, ", device: ");
+				qstr(f, run->info.device);
+				if (run->info.uuid[0]) {
+					fprintf(f, ", uuid: ");
+					qstr(f, run->info.uuid);
+				}
+				if (run->info.driver[0]) {
+					fprintf(f, ", nvidia_driver: ");
+					qstr(f, run->info.driver);
+				}
+				if (run->info.sm_clock_hz > 0)
+					fprintf(f, ", sm_clock_mhz: %.6g", (double)run->info.sm_clock_hz / 1e6);
+			}
+			fprintf(f, "}\n");
+		}
+	}
 	fprintf(f, "  protocol: \"fit on training points only; errors reported on held-out points only. "
 	           "Training: GEMM m and KDA decode b powers of 4; KDA verify t odd or a power of 4; copies sizes powers of 2; KDA prefill t*h "
 	           "4^k or 3*4^k; collectives bytes powers of 2 (one time per instance: its shortest rank). "
-	           "Everything else is held out.\"\n");
+	           "Everything else is held out. A point is one op: the median over runs of each run's median.\"\n");
 	if (meta->fit) {
 		fprintf(f, "  fit:\n    train_points: %d\n    held_out_points: %d\n", meta->fit->train_points,
 		        meta->fit->held_out_points);
@@ -251,13 +281,23 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	if (meta->n_classes) {
 		fprintf(
 		    f,
-		    "  held_out:               # absolute %% error of this preset on the held-out points\n");
+		    "  held_out:               # absolute %% error of this preset on the held-out points; "
+		    "by_run, by_gemm_shape: of refits without that run or shape (k3sim calibrate --help)\n");
 		for (int i = 0; i < meta->n_classes; i++) {
 			const struct calib_class_summary *c = &meta->classes[i];
 			fprintf(f, "    %s: {train: %d, held_out: %d", c->label, c->train, c->held_out);
 			if (c->held_med_pct >= 0)
 				fprintf(f, ", median_pct: %.2f, p90_pct: %.2f", c->held_med_pct,
 				        c->held_p90_pct);
+			if (c->run_med_pct >= 0)
+				fprintf(f, ", by_run: {median_pct: %.2f, p90_pct: %.2f}", c->run_med_pct,
+				        c->run_p90_pct);
+			if (c->shape_med_pct >= 0)
+				fprintf(f, ", by_gemm_shape: {median_pct: %.2f, p90_pct: %.2f}", c->shape_med_pct,
+				        c->shape_p90_pct);
+			if (c->noise_points)
+				fprintf(f, ", run_spread: {points: %d, median_pct: %.2f, p90_pct: %.2f}",
+				        c->noise_points, c->noise_med_pct, c->noise_p90_pct);
 			if (pts && c->held_out) {
 				fprintf(f, ", held_out_%s: ",
 				        strcmp(main_size_name(c->label), "m") == 0 ? "m" : "sizes");
