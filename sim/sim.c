@@ -57,6 +57,24 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 		err_set(e, s->file, 0, 0, "chunk sizes must be positive");
 		return -EINVAL;
 	}
+	/* Sizes in 64-bit integers: the largest products a step counts (the whole KV cache and state
+	 * of the batch, one chunk's attention over the prompt and its logits), bounded in double
+	 * first, so that none of them can wrap. */
+	double tokens = (double)s->batch * ((double)s->prompt_tokens + (double)s->output_tokens);
+	double kv = tokens * (double)(model_mla_kv_bytes_per_token(m, s->mla_cache) + model_dsa_index_bytes_per_token(m) + 8);
+	double state = (double)s->batch * (double)(model_kda_state_bytes_per_request(m, DT_FP32) +
+						   model_conv_state_bytes_per_request(m, DT_FP32));
+	double attn = ((double)s->prompt_tokens + (double)s->output_tokens) * (double)(m->mla.heads + m->kda.heads + 1) * 4096;
+	double chunk = fmax((double)s->prefill_chunk, (double)s->batch) * (double)(m->vocab + 64 * m->hidden) * 4;
+	double most = fmax(fmax(kv, state), fmax(attn, chunk));
+	if (!(most < (double)OP_ELEMENTS_MAX)) {
+		err_set(e, s->file, 0, 0,
+			"workload too large: batch %lld x (prompt %lld + output %lld tokens) needs %.3g bytes, "
+			"beyond the %.3g k3sim counts in 64-bit integers",
+			(long long)s->batch, (long long)s->prompt_tokens, (long long)s->output_tokens, most,
+			(double)OP_ELEMENTS_MAX);
+		return -ERANGE;
+	}
 	return 0;
 }
 
@@ -74,7 +92,9 @@ int64_t sim_ep_comm_bytes(const struct model_moe *x, int64_t tokens_per_gpu, int
 			  double imbalance)
 {
 	double rows = (double)tokens_per_gpu * model_ep_ranks_per_token(x, ranks, imbalance);
-	return (int64_t)ceil(rows * (double)row_bytes);
+	double bytes = ceil(rows * (double)row_bytes);
+	/* past what ops count, one more than the limit: op_fill flags it (never a wrapped value) */
+	return bytes > (double)OP_ELEMENTS_MAX ? OP_ELEMENTS_MAX + 1 : (int64_t)bytes;
 }
 
 struct mapper {
@@ -160,7 +180,7 @@ static void tp_sync(struct mapper *mp, const struct op *o, int64_t tokens_local)
 	const struct scenario *s = mp->s;
 	if (s->tp <= 1 || o->sync == SYNC_NONE)
 		return;
-	int64_t act = dtype_bytes(mp->p->act, tokens_local * mp->m->hidden);
+	int64_t act = dtype_bytes(model_storage_dtype(mp->p->act), tokens_local * mp->m->hidden);
 	switch (o->sync) {
 	case SYNC_TP_GATHER:
 		collective(mp, OP_ALLGATHER, "tp.logits_gather", o->layers,
@@ -204,6 +224,7 @@ double sim_step(const struct scenario *s, const struct model *m, const struct hw
 
 	struct mapper mp = {.s = s, .m = m, .hw = hw, .p = p, .acc = acc, .weight = weight};
 	mp.opts.cuda_graph = !prefill && s->cuda_graph;
+	mp.opts.clock = s->clock;
 	const int64_t tokens_local = b_local * t_local;
 
 	for (int i = 0; i < list.n; i++) {
@@ -284,8 +305,8 @@ double sim_step(const struct scenario *s, const struct model *m, const struct hw
 			fix.n = o.h * o.dv;
 			fix.k = o.dk;
 			fix.w_dtype = DT_FP32;
-			fix.a_dtype = p->act;
-			fix.o_dtype = p->act;
+			fix.a_dtype = model_storage_dtype(p->act);
+			fix.o_dtype = model_storage_dtype(p->act);
 			op_fill(&fix);
 			account(&mp, &fix);
 		}
@@ -324,7 +345,7 @@ static int64_t attn_res_store_bytes(const struct scenario *s, const struct model
 	if (!m->attn_res_block)
 		return 0;
 	int64_t sources = (m->n_layers + m->attn_res_block - 1) / m->attn_res_block + 1;
-	int64_t bytes = dtype_bytes(s->act, tokens * sources * m->hidden);
+	int64_t bytes = dtype_bytes(model_storage_dtype(s->act), tokens * sources * m->hidden);
 	return s->tp_rs_ag ? ceil_div64(bytes, s->tp) : bytes;
 }
 
