@@ -550,7 +550,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: calib-grid [--out FILE.csv] [--quick] [--only CLASSES] [--regime burst|sustained]\n"
 		"                  [--compute-only] [--budget-s S] [--preheat-s S] [--gpu-metrics-ms N]\n"
-		"                  [--pool-gib N] [--list | --estimate]\n\n"
+		"                  [--pool-gib N] [--list | --estimate | --version]\n\n"
 		"Times cuBLASLt GEMMs of every shape Kimi K3 runs on one GPU (TP 1..16), grouped expert\n"
 		"GEMMs of an EP rank (EP 8..64), BF16 and FP8, and device copies; each instance in an\n"
 		"NVTX range in `k3sim op` syntax. Run it under `k3sim trace capture` for calibration.\n\n"
@@ -568,6 +568,7 @@ static void usage(FILE *f)
 		"  --pool-gib N        operand pool per dtype in GiB (default 16; shrunk to fit)\n"
 		"  --list              print the grid (shapes, points, estimated time) and exit: no GPU\n"
 		"  --estimate          print only the point counts and the estimated time\n"
+		"  --version           cuBLASLt, CUDA runtime and driver versions\n"
 		"  -h, --help          this text\n");
 }
 
@@ -680,6 +681,13 @@ int main(int argc, char **argv)
 			list = true;
 		} else if (strcmp(a, "--estimate") == 0) {
 			estimate = true;
+		} else if (strcmp(a, "--version") == 0) {
+			int rt = 0, drv = 0;
+			cudaRuntimeGetVersion(&rt);
+			cudaDriverGetVersion(&drv);
+			printf("calib-grid: cuBLASLt %zu (library; built against %d), CUDA runtime %d, driver API %d\n",
+			       cublasLtGetVersion(), CUBLAS_VERSION, rt, drv);
+			return 0;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
 			return 0;

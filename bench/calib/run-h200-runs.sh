@@ -46,6 +46,7 @@ say() { echo "[$(elapsed) s] $*" | tee -a "$LOG"; }
   echo "command: RUN=$RUN bash bench/calib/run-h200-runs.sh"
   nvidia-smi --query-gpu=name,uuid,pci.bus_id,driver_version,vbios_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,power.max_limit,temperature.gpu,memory.total --format=csv
   nvcc --version 2>/dev/null | tail -2
+  "$B/bench/calib-grid" --version
   ls -l /usr/local/cuda/lib64/libcublasLt.so* 2>/dev/null | head -3
   uname -r; nproc; free -g | head -2
   echo "---- calib-grid --estimate (burst, full grid)"

@@ -280,22 +280,28 @@ static int64_t monotonic_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* One reading of every device; the counts are updated under the lock (readers may poll them). */
 static void round_once(struct gpumon_sampler *s)
 {
+	int64_t samples = 0, failed = 0;
 	int n = s->src.count(s->src.ctx);
 	for (int i = 0; i < n; i++) {
 		struct gpumon_sample smp;
 		memset(&smp, 0, sizeof smp);
 		int64_t t = s->o.now_ns();
 		if (s->src.read(s->src.ctx, i, &smp) < 0) {
-			s->failed_reads++;
+			failed++;
 			continue;
 		}
 		smp.timestamp_ns = t;
 		s->o.sink(s->o.sink_ctx, &smp);
-		s->samples++;
+		samples++;
 	}
+	pthread_mutex_lock(&s->lock);
+	s->samples += samples;
+	s->failed_reads += failed;
 	s->rounds++;
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void *sampler_main(void *arg)

@@ -108,7 +108,7 @@ struct gpumon_sampler {
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
 	bool running, stop;
-	int64_t rounds, samples, failed_reads; /* counts, final after stop */
+	int64_t rounds, samples, failed_reads; /* counts (under lock while running), final after stop */
 };
 
 /* Start the thread; the first round is taken at once. -EINVAL (bad period, no sink, no source),
