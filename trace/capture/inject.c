@@ -708,15 +708,24 @@ static int64_t cupti_now_ns(void)
 
 /* The sampler's device count: 0 until CUDA knows its devices (the injection starts inside
  * cuInit), then every CUDA device, found in NVML by PCI bus id so that the rows carry the
- * deviceId (CUDA ordinal) of the activity rows whatever CUDA_VISIBLE_DEVICES says. Runs on the
- * sampler thread only. */
+ * deviceId (CUDA ordinal) of the activity rows whatever CUDA_VISIBLE_DEVICES says. NVML is
+ * loaded here, on the sampler thread, so that its initialization (up to a second on some
+ * machines) does not hold up the program's cuInit. Runs on the sampler thread only. */
 static int gpu_count(void *ctx)
 {
 	(void)ctx;
 	if (g.gpu_devices_known)
 		return gpumon_devices(g.gpumon);
-	if (g.gpu_enum_tries++ >= GPU_ENUM_TRIES)
+	if (g.gpumon_error[0] || g.gpu_enum_tries++ >= GPU_ENUM_TRIES)
 		return 0;
+	if (!g.gpumon) {
+		struct err e = {0};
+		if (gpumon_open(&g.gpumon, &e) < 0) {
+			snprintf(g.gpumon_error, sizeof g.gpumon_error, "%s", e.msg);
+			g.gpumon = NULL;
+			return 0;
+		}
+	}
 	struct cu_api cu;
 	int n = 0;
 	if (!cu_load(&cu) || cu.device_get_count(&n) != CUDA_SUCCESS || n <= 0)
@@ -746,7 +755,8 @@ static int gpu_count(void *ctx)
 
 static int gpu_read(void *ctx, int slot, struct gpumon_sample *out)
 {
-	return gpumon_read(ctx, slot, out);
+	(void)ctx;
+	return gpumon_read(g.gpumon, slot, out);
 }
 
 static void gpu_sink(void *ctx, const struct gpumon_sample *smp)
@@ -767,20 +777,16 @@ static void gpu_sink(void *ctx, const struct gpumon_sample *smp)
 static void gpu_start(void)
 {
 	g.gpumon_error[0] = '\0';
+	g.gpumon = NULL;
 	if (g.gpu_period_ms <= 0)
 		return;
 	struct err e = {0};
-	if (gpumon_open(&g.gpumon, &e) < 0) {
-		snprintf(g.gpumon_error, sizeof g.gpumon_error, "%s", e.msg);
-		g.gpumon = NULL;
-		return;
-	}
 	capture_side_init(&g.gpu_side, &g.w.pool, CAPTURE_ITEM_GPU_SAMPLES, g.wait_ms);
 	g.gpu_side_ready = true;
 	g.gpu_devices_known = false;
 	g.gpu_enum_tries = 0;
 	g.gpu_last_submit_ns = cupti_now_ns();
-	struct gpumon_source src = {.count = gpu_count, .read = gpu_read, .ctx = g.gpumon};
+	struct gpumon_source src = {.count = gpu_count, .read = gpu_read};
 	struct gpumon_sampler_opts so = {.period_ms = g.gpu_period_ms, .now_ns = cupti_now_ns,
 					 .sink = gpu_sink};
 	if (gpumon_sampler_start(&g.sampler, &src, &so, &e) < 0)
@@ -801,8 +807,12 @@ static void gpu_finish(void)
 	char key[64], buf[1024];
 	if (g.gpu_period_ms <= 0) {
 		set_meta("gpu_metrics", "off");
-	} else if (!g.gpumon || g.gpumon_error[0]) {
-		snprintf(buf, sizeof buf, "unavailable: %s", g.gpumon_error);
+	} else if (!g.gpumon || g.gpumon_error[0] || !g.gpu_devices_known) {
+		const char *why = g.gpumon_error;
+		if (!why[0])
+			why = g.gpumon ? "CUDA named no device while the capture ran"
+				       : "NVML was not loaded (the capture ended first)";
+		snprintf(buf, sizeof buf, "unavailable: %s", why);
 		set_meta("gpu_metrics", buf);
 	} else {
 		snprintf(buf, sizeof buf,
