@@ -87,7 +87,10 @@ capture() {  # name timeout budget_s args...
     say "$name: plain rc=$?"
   fi
   grep -E '^# (done|stopped|gpu metrics|regime)' "$csv" 2>/dev/null | tee -a "$LOG"
-  echo "$name: $(grep -c '^"k3sim' "$csv" 2>/dev/null) measured rows, $(grep -c '^# skipped' "$csv" 2>/dev/null) skipped" | tee -a "$LOG"
+  local rows skipped
+  rows=$(grep -c '^"k3sim' "$csv" 2>/dev/null)
+  skipped=$(grep -c '^# skipped' "$csv" 2>/dev/null)
+  echo "$name: ${rows:-0} measured rows, ${skipped:-0} skipped" | tee -a "$LOG"
 }
 
 capture burst 200 150 --regime burst
