@@ -340,7 +340,35 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		", \"before_return\": %" PRId64 ", \"min_from_call_start_ns\": %" PRId64
 		", \"inconsistent\": %" PRId64,
 		l->before_return, l->min_from_call_start_ns, l->inconsistent);
-	fprintf(f, "}\n}\n");
+	fprintf(f, "},\n  \"gpu_metrics\": [");
+	for (size_t i = 0; i < s->n_clocks; i++) {
+		const struct trace_clock_sum *c = &s->clocks[i];
+		char why[256];
+		fprintf(f, "%s\n    {\"device\": %u, \"samples\": %" PRId64 ", \"first_ns\": %" PRId64
+			   ", \"last_ns\": %" PRId64 ", \"sm_mhz\": {\"min\": ",
+			i ? "," : "", c->device_id, c->samples, c->first_ns, c->last_ns);
+		jnum(f, c->sm_mhz_min);
+		fprintf(f, ", \"med\": ");
+		jnum(f, c->sm_mhz_med);
+		fprintf(f, ", \"max\": ");
+		jnum(f, c->sm_mhz_max);
+		fprintf(f, "}, \"power_w\": {\"min\": ");
+		jnum(f, c->power_w_min);
+		fprintf(f, ", \"med\": ");
+		jnum(f, c->power_w_med);
+		fprintf(f, ", \"max\": ");
+		jnum(f, c->power_w_max);
+		fprintf(f, "}, \"mem_mhz_med\": ");
+		jnum(f, c->mem_mhz_med);
+		fprintf(f, ", \"temp_c_max\": ");
+		jnum(f, c->temp_c_max);
+		fprintf(f, ", \"power_capped\": %" PRId64 ", \"throttle_reasons\": %" PRIu64
+			   ", \"throttle\": ",
+			c->power_capped, c->throttle_any);
+		jstr(f, trace_throttle_names(c->throttle_any, why, sizeof why));
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ]\n}\n");
 }
 
 static void launch_human(FILE *f, const struct trace_launch_sum *l)
@@ -384,6 +412,19 @@ static void summary_human(FILE *f, const char *db, const struct trace_summary *s
 	if (s->dropped_records)
 		fprintf(f, "\nwarning: %" PRId64 " records were dropped at capture: totals are low",
 			s->dropped_records);
+	for (size_t i = 0; i < s->n_clocks; i++) {
+		const struct trace_clock_sum *c = &s->clocks[i];
+		char why[256];
+		fprintf(f,
+			"\nGPU %u clocks (%" PRId64 " NVML readings over %.1f s): SM %.0f / %.0f / %.0f MHz,"
+			" power %.0f / %.0f / %.0f W (min / median / max), max %.0f C, power-capped in"
+			" %.0f %% (throttle seen: %s)",
+			c->device_id, c->samples, (double)(c->last_ns - c->first_ns) / 1e9,
+			c->sm_mhz_min, c->sm_mhz_med, c->sm_mhz_max, c->power_w_min, c->power_w_med,
+			c->power_w_max, c->temp_c_max,
+			c->samples ? 100.0 * (double)c->power_capped / (double)c->samples : 0.0,
+			trace_throttle_names(c->throttle_any, why, sizeof why));
+	}
 	fprintf(f, "\n\nCUDA GPU kernel summary (cuda_gpu_kern_sum):\n\n");
 	fprintf(f, " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %11s  %s\n", "Time (%)",
 		"Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
