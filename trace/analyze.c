@@ -203,7 +203,8 @@ static int map2_set(struct map2 *m, uint64_t a, uint64_t b, int32_t v)
 enum { RADIX = 65536 };
 
 /* Sort int64 values: insertion sort when short, else LSD radix sort on 16-bit digits (passes whose
- * digit is the same everywhere are skipped). tmp holds n values, count RADIX. */
+ * digit is the same everywhere are skipped). tmp holds n values, count RADIX (may be NULL when
+ * n < 64). */
 static void sort_i64(int64_t *v, size_t n, int64_t *tmp, size_t *count)
 {
 	if (n < 64) {
@@ -732,9 +733,10 @@ static int kernel_table(struct ctx *c, struct err *e)
 	s->kern = arena_alloc(&s->arena, (nn ? nn : 1) * sizeof *s->kern);
 	dur = malloc((nk ? nk : 1) * sizeof *dur);
 	tmp = malloc((nk ? nk : 1) * sizeof *tmp);
-	count = malloc(RADIX * sizeof *count);
+	/* the radix sort's counters only when a sort is long enough to use them */
+	count = nk >= 64 ? malloc(RADIX * sizeof *count) : NULL;
 	off = calloc(nn + 1, sizeof *off);
-	if (!s->kern || !dur || !tmp || !count || !off) {
+	if (!s->kern || !dur || !tmp || (nk >= 64 && !count) || !off) {
 		rc = oom(c, e);
 		goto out;
 	}
@@ -1209,12 +1211,12 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	int rc = 0;
 	int64_t *delay = malloc((nk ? nk : 1) * sizeof *delay);
 	int64_t *tmp = malloc((nk ? nk : 1) * sizeof *tmp);
-	size_t *count = malloc(RADIX * sizeof *count);
+	size_t *count = nk >= 64 ? malloc(RADIX * sizeof *count) : NULL; /* long sorts only */
 	struct point *pt = malloc((nk ? nk : 1) * sizeof *pt);
 	struct point *pp = malloc((nk ? nk : 1) * sizeof *pp);
 	struct span *st = malloc((nn ? nn : 1) * sizeof *st);
 	struct span *sp = malloc((nn ? nn : 1) * sizeof *sp);
-	if (!delay || !tmp || !count || !pt || !pp || !st || !sp) {
+	if (!delay || !tmp || (nk >= 64 && !count) || !pt || !pp || !st || !sp) {
 		rc = oom(c, e);
 		goto out;
 	}

@@ -109,7 +109,8 @@ static const struct buf_table BUF_TABLES[BUF_COUNT] = {
 
 struct rowbuf {
 	sqlite3_stmt *one;   /* single-row INSERT, for the tail of a batch */
-	sqlite3_stmt *many;  /* `rows`-row INSERT */
+	sqlite3_stmt *many;  /* `rows`-row INSERT, prepared at the first full batch */
+	const struct buf_table *table;
 	int rows;            /* rows per multi-row INSERT, <= ROWBUF_ROWS */
 	int ncol;
 	int n;               /* rows buffered */
@@ -285,10 +286,10 @@ static int prepare_rowbuf(struct trace_db *db, struct rowbuf *b, const struct bu
 	b->rows = max_params / t->ncol < ROWBUF_ROWS ? max_params / t->ncol : ROWBUF_ROWS;
 	if (b->rows < 1)
 		b->rows = 1;
-	int rc = prepare_one(db, t, 1, &b->one, e);
-	if (!rc)
-		rc = prepare_one(db, t, b->rows, &b->many, e);
-	return rc;
+	b->table = t;
+	/* the many-row statement when the first full batch needs it: parsing it costs more than a
+	 * small import */
+	return prepare_one(db, t, 1, &b->one, e);
 }
 
 /* Bind rows [0, nrows) of b into s starting at row 0 of the statement, and run it. */
@@ -316,12 +317,16 @@ static int rowbuf_run(struct trace_db *db, struct rowbuf *b, sqlite3_stmt *s, in
 static int rowbuf_flush(struct trace_db *db, struct rowbuf *b, struct err *e)
 {
 	int rc = 0;
-	if (b->n == b->rows)
-		rc = rowbuf_run(db, b, b->many, 0, b->rows, e);
-	else
+	if (b->n == b->rows) {
+		if (!b->many)
+			rc = prepare_one(db, b->table, b->rows, &b->many, e);
+		if (!rc)
+			rc = rowbuf_run(db, b, b->many, 0, b->rows, e);
+	} else {
 		for (int r = 0; r < b->n && !rc; r++)
 			rc = rowbuf_run(db, b, b->one, r, 1, e);
-	b->n = 0;
+	}
+	b->n = 0; /* rows buffered at an error are lost with it */
 	return rc;
 }
 
