@@ -4,9 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "reports/timeline.h"
 #include "sim/sim.h"
+#include "sim/step.h"
 #include "util/doc.h"
 
 static void usage(FILE *out)
@@ -23,6 +27,13 @@ static void usage(FILE *out)
 		"  --json          machine-readable output (keys ttft_s, tpot_s, fits, hbm, ...)\n"
 		"  --top N         ops to list per phase (default 12)\n"
 		"  --print         print the scenario's YAML (embedded ones) and exit\n"
+		"  --timeline FILE write the simulated step as Chrome/Perfetto trace JSON (ui.perfetto.dev;\n"
+		"                  the layout of `k3sim trace export`): every op of every layer on its\n"
+		"                  GPU's compute, communication and side streams, with the busiest and the\n"
+		"                  mean EP rank; '-' for stdout\n"
+		"  --timeline-step decode|prefill\n"
+		"                  which step --timeline writes: the mean decode step (default) or the\n"
+		"                  first prefill chunk\n"
 		"overrides (applied after loading):\n"
 		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n");
 }
@@ -120,6 +131,22 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	printf("  %-18s %12.0f   (%.1f per GPU)\n", "decode tokens/s", r->tokens_per_s, r->tokens_per_s_per_gpu);
 	printf("  %-18s %12s\n", "request latency", cli_time(r->e2e_s, a, sizeof a));
 
+	printf("\n  step timeline (busiest EP rank)  overlap  critical path = compute + comm"
+	       "            exposed comm   ops in sequence\n");
+	const struct sim_phase *phs[2] = {&r->prefill, &r->decode};
+	const char *labels[2] = {"prefill (TTFT), all chunks", "decode step (TPOT)"};
+	for (int i = 0; i < 2; i++) {
+		const struct sim_phase *ph = phs[i];
+		char d[32], f[32], g[32];
+		char ov[16];
+		snprintf(ov, sizeof ov, "%s%s", scenario_overlap_name(ph->overlap), ph->microbatches == 2 ? " x2" : "");
+		printf("    %-29s %-8s %10s = %10s + %10s   %10s   %12s\n", labels[i], ov,
+		       cli_time(ph->step_s, a, sizeof a), cli_time(ph->critical_compute_s, b, sizeof b),
+		       cli_time(ph->critical_comm_s, c, sizeof c), cli_time(ph->exposed_comm_s, d, sizeof d),
+		       cli_time(ph->time_s, f, sizeof f));
+		(void)g;
+	}
+
 	const struct sim_hbm *h = &r->hbm;
 	printf("\n  HBM per GPU at context %lld, %lld request%s per attention group:\n",
 	       (long long)(s->prompt_tokens + s->output_tokens), (long long)r->requests_per_gpu,
@@ -158,6 +185,14 @@ static void json_phase(struct jw *w, const char *key, const struct sim_phase *ph
 {
 	jw_begin_object(w, key);
 	jw_f64(w, "time_s", ph->time_s);
+	jw_f64(w, "step_s", ph->step_s);
+	jw_str(w, "overlap", scenario_overlap_name(ph->overlap));
+	jw_i64(w, "microbatches", ph->microbatches);
+	jw_begin_object(w, "critical_path");
+	jw_f64(w, "compute_s", ph->critical_compute_s);
+	jw_f64(w, "comm_s", ph->critical_comm_s);
+	jw_end_object(w);
+	jw_f64(w, "exposed_comm_s", ph->exposed_comm_s);
 	jw_f64(w, "compute_bound_s", ph->compute_s);
 	jw_f64(w, "memory_bound_s", ph->memory_s);
 	jw_f64(w, "latency_bound_s", ph->latency_s);
@@ -257,9 +292,77 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_finish(&w);
 }
 
+/* The step --timeline names, laid out with every layer and the mean EP rank, to path. */
+static int write_timeline(const struct scenario *s, const struct model *m, const struct hw *hw,
+			  const struct sim_result *r, bool prefill, const char *path)
+{
+	int64_t bytes = tl_storage_bytes(SIM_TL_EVENTS, SIM_TL_DEPS);
+	struct timeline tl;
+	void *mem = malloc((size_t)bytes);
+	if (!mem) {
+		fprintf(stderr, "k3sim run: out of memory\n");
+		return 1;
+	}
+	tl_init(&tl, mem, SIM_TL_EVENTS, SIM_TL_DEPS);
+	struct phase p;
+	char title[160];
+	if (prefill) {
+		sim_phase_init(s, PHASE_PREFILL, 1, s->prefill_chunk, 0, &p);
+		snprintf(title, sizeof title, "prefill chunk of %lld tokens (first of %lld), simulated",
+			 (long long)s->prefill_chunk, (long long)r->prefill_chunks);
+	} else {
+		sim_phase_init(s, PHASE_DECODE, s->batch, 1, r->decode_context, &p);
+		snprintf(title, sizeof title, "decode step (TPOT), batch %lld at context %lld, simulated",
+			 (long long)s->batch, (long long)r->decode_context);
+	}
+	struct sim_step_opts o = {.every_layer = true, .mean_rank = true};
+	struct sim_step_timing t;
+	int rc = sim_step_timeline(s, m, hw, &p, &o, &tl, NULL, 1, &t);
+	if (rc < 0) {
+		fprintf(stderr, "k3sim run: the step does not fit the timeline (%s)\n", strerror(-rc));
+		free(mem);
+		return 1;
+	}
+	struct timeline_report rep = {.title = title, .timing = &t};
+	char g0[96], g1[96];
+	snprintf(g0, sizeof g0, "GPU 0: busiest EP rank (moe_imbalance %.2f), simulated", s->moe_imbalance);
+	snprintf(g1, sizeof g1, "GPU 1: mean EP rank, simulated");
+	rep.gpu_names[0] = g0;
+	rep.gpu_names[1] = g1;
+	bool to_stdout = strcmp(path, "-") == 0;
+	char tmp[4200];
+	FILE *f = stdout;
+	if (!to_stdout) {
+		/* beside the target, then renamed: a failed write leaves no half file */
+		snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+		f = fopen(tmp, "w");
+		if (!f) {
+			fprintf(stderr, "k3sim run: %s: error: cannot write: %s\n", path, strerror(errno));
+			free(mem);
+			return 1;
+		}
+	}
+	rc = report_timeline_json(&tl, &rep, f);
+	if (!to_stdout) {
+		if (fclose(f) != 0)
+			rc = -EIO;
+		if (rc == 0 && rename(tmp, path) != 0)
+			rc = -EIO;
+		if (rc)
+			unlink(tmp);
+	}
+	free(mem);
+	if (rc) {
+		fprintf(stderr, "k3sim run: %s: error: write failed: %s\n", path, strerror(errno ? errno : EIO));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	const char *path = "default", *model_over = NULL, *hw_over = NULL;
+	const char *path = "default", *model_over = NULL, *hw_over = NULL, *timeline = NULL;
+	bool timeline_prefill = false;
 	bool json = false, print = false, have_path = false;
 	int64_t batch = 0, prompt = 0, output = 0, top = 12;
 	for (int i = 1; i < argc; i++) {
@@ -272,6 +375,20 @@ int cmd_run(int argc, char **argv)
 			json = true;
 		} else if (strcmp(a, "--print") == 0) {
 			print = true;
+		} else if (strcmp(a, "--timeline") == 0) {
+			if (!v) {
+				fprintf(stderr, "k3sim run: --timeline needs a file ('-' for stdout)\n");
+				return 2;
+			}
+			timeline = v;
+			i++;
+		} else if (strcmp(a, "--timeline-step") == 0) {
+			if (!v || (strcmp(v, "decode") != 0 && strcmp(v, "prefill") != 0)) {
+				fprintf(stderr, "k3sim run: --timeline-step takes decode or prefill, got '%s'\n", v ? v : "");
+				return 2;
+			}
+			timeline_prefill = v[0] == 'p';
+			i++;
 		} else if (strcmp(a, "--model") == 0 || strcmp(a, "--hw") == 0) {
 			if (!v) {
 				fprintf(stderr, "k3sim run: %s needs a value\n", a);
@@ -341,6 +458,14 @@ int cmd_run(int argc, char **argv)
 		cli_error("run", &e);
 		free(r);
 		return 1;
+	}
+	if (timeline && write_timeline(&s, &m, &hw, r, timeline_prefill, timeline) != 0) {
+		free(r);
+		return 1;
+	}
+	if (timeline && strcmp(timeline, "-") == 0) {
+		free(r);
+		return 0; /* the trace is the output */
 	}
 	if (json)
 		print_json(&s, &m, &hw, r);

@@ -154,6 +154,7 @@ struct builder {
 	const struct phase *p;
 	enum attn_kind attn;
 	int64_t layers;
+	int group; /* layer group of the ops pushed, -1 outside the layers */
 	int64_t M; /* tokens in the step: batch x tokens */
 	int overflow;
 };
@@ -173,6 +174,7 @@ static struct op *push(struct builder *b, enum op_kind kind, const char *name, e
 	op->split = split;
 	op->attn = b->attn;
 	op->layers = b->layers;
+	op->layer_group = b->group;
 	op->w_dtype = b->m->weight_dtype;
 	op->a_dtype = b->p->act;
 	op->o_dtype = b->p->act;
@@ -398,9 +400,23 @@ static double attn_res_sources(const struct model *m, const bool *mask, int coun
 	return sum / count;
 }
 
+int model_layer_groups(const struct model *m, int8_t *group_of_layer)
+{
+	int8_t index[2][2];
+	memset(index, -1, sizeof index);
+	int n = 0;
+	for (int i = 0; i < m->n_layers; i++) {
+		int8_t *g = &index[m->attn[i]][m->ffn[i]];
+		if (*g < 0)
+			*g = (int8_t)n++;
+		group_of_layer[i] = *g;
+	}
+	return n;
+}
+
 int model_build_ops(const struct model *m, const struct phase *phase, struct op_list *out)
 {
-	struct builder b = {.list = out, .m = m, .p = phase, .layers = 1};
+	struct builder b = {.list = out, .m = m, .p = phase, .layers = 1, .group = -1};
 	out->n = 0;
 	b.M = phase->batch * phase->tokens;
 	int64_t h = m->hidden;
@@ -409,22 +425,23 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 	b.list->ops[b.list->n - 1].sync = SYNC_TP_EMBED;
 
 	/* One group of ops per (attention kind, FFN kind) signature, in order of first appearance. */
-	bool seen[2][2] = {{false}};
-	for (int first = 0; first < m->n_layers; first++) {
-		enum attn_kind ak = m->attn[first];
-		enum ffn_kind fk = m->ffn[first];
-		if (seen[ak][fk])
-			continue;
-		seen[ak][fk] = true;
+	int8_t group_of[MODEL_MAX_LAYERS];
+	int groups = model_layer_groups(m, group_of);
+	for (int g = 0; g < groups; g++) {
 		bool mask[MODEL_MAX_LAYERS] = {false};
-		int count = 0;
-		for (int i = first; i < m->n_layers; i++)
-			if (m->attn[i] == ak && m->ffn[i] == fk) {
+		int count = 0, first = -1;
+		for (int i = 0; i < m->n_layers; i++)
+			if (group_of[i] == g) {
 				mask[i] = true;
 				count++;
+				if (first < 0)
+					first = i;
 			}
+		enum attn_kind ak = m->attn[first];
+		enum ffn_kind fk = m->ffn[first];
 		b.attn = ak;
 		b.layers = count;
+		b.group = g;
 		attn_res(&b, "attnres.pre_attn", attn_res_sources(m, mask, count, false));
 		eltwise(&b, "norm.attn", SPLIT_NONE, b.M, h, 1, 1, 4);
 		if (ak == ATTN_KDA)
@@ -443,6 +460,7 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 
 	b.attn = ATTN_KDA;
 	b.layers = 1;
+	b.group = -1;
 	double final_sources = m->attn_res_block
 				       ? 1.0 + (double)((m->n_layers + m->attn_res_block - 1) / m->attn_res_block)
 				       : 0;

@@ -54,6 +54,8 @@ struct op {
 	const char *name;    /* static string, e.g. "kda.qkv_proj" */
 	enum attn_kind attn; /* the layer group the op belongs to (informative) */
 	int64_t layers;      /* identical instances per step (one per layer it stands for) */
+	int layer_group;     /* the layer group it belongs to (model_layer_groups), -1 outside the
+			      * layers (embedding, final norm, LM head, sampling) */
 	enum op_split split;
 	enum op_sync sync;   /* collective after this op, when sharded */
 
@@ -121,6 +123,11 @@ struct op_list {
 	struct op ops[OP_LIST_MAX];
 	int n;
 };
+
+/* Layers with the same (attention, FFN) kinds form one layer group; groups are numbered in order
+ * of first appearance, the order model_build_ops lists their ops in. Fills group_of_layer[i] for
+ * each of the model's layers and returns the number of groups (at most 4). */
+int model_layer_groups(const struct model *m, int8_t *group_of_layer);
 
 /* The ops of one step of `phase` on model m. Returns 0 or -E2BIG if the list overflowed. */
 int model_build_ops(const struct model *m, const struct phase *phase, struct op_list *out);

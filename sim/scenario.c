@@ -43,6 +43,7 @@ static void set_defaults(struct scenario *s)
 	s->dispatch = DT_FP8;
 	s->cuda_graph = true;
 	s->reserved_bytes = -1;
+	s->overlap = OVERLAP_AUTO;
 }
 
 struct ctx {
@@ -136,10 +137,62 @@ static void resolve_relative(char *path, size_t cap, const char *scenario_file)
 		snprintf(path, cap, "%s", joined);
 }
 
+/* ---- engine: how the serving engine runs a step (sim/step.c) ---- */
+
+static const char *const overlap_names[OVERLAP_COUNT] = {"auto", "none", "tbo", "sbo"};
+
+const char *scenario_overlap_name(enum scenario_overlap o)
+{
+	return (unsigned)o < OVERLAP_COUNT ? overlap_names[o] : "?";
+}
+
+static int enum_field(struct ctx *c, const struct doc_node *map, const char *key, const char *const *names,
+		      int n_names, int *out)
+{
+	const struct doc_node *v = doc_get(map, key);
+	if (!v)
+		return 0;
+	const char *str;
+	int rc = doc_str(c->d, v, key, &str, c->e);
+	if (rc < 0)
+		return rc;
+	char list[160] = "";
+	for (int i = 0; i < n_names; i++) {
+		if (strcmp(str, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? (i + 1 < n_names ? ", " : " or ") : "",
+			 names[i]);
+	}
+	return doc_error(c->d, v, c->e, "%s: expected %s, got '%s'", key, list, str);
+}
+
+static int load_engine(struct ctx *c, const struct doc_node *root, struct scenario *s)
+{
+	static const char *const keys[] = {"overlap", "shared_expert_stream", "attnres_side_stream", NULL};
+	const struct doc_node *n;
+	int rc = section(c, root, "engine", keys, &n);
+	if (rc < 0 || !n)
+		return rc;
+	int ov = (int)s->overlap;
+	if ((rc = enum_field(c, n, "overlap", overlap_names, OVERLAP_COUNT, &ov)) < 0)
+		return rc;
+	s->overlap = (enum scenario_overlap)ov;
+	const struct doc_node *v;
+	if ((v = doc_get(n, "shared_expert_stream")) &&
+	    (rc = doc_bool(c->d, v, "shared_expert_stream", &s->shared_expert_stream, c->e)) < 0)
+		return rc;
+	if ((v = doc_get(n, "attnres_side_stream")) &&
+	    (rc = doc_bool(c->d, v, "attnres_side_stream", &s->attnres_side_stream, c->e)) < 0)
+		return rc;
+	return 0;
+}
+
 static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
-		"workload", "dtypes", "options", "sweep", NULL}; /* sweep: read by reports/sweep_spec.c */
+		"workload", "dtypes", "options", "sweep", "engine", NULL}; /* sweep: read by reports/sweep_spec.c */
 	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", NULL};
 	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
 		"prefill_chunk", "kda_chunk", NULL};
@@ -225,6 +278,9 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 			s->reserved_bytes = (int64_t)(gib * 1073741824.0);
 		}
 	}
+
+	if ((rc = load_engine(c, root, s)) < 0)
+		return rc;
 
 	/* Layout defaults and consistency: tp x dp x cp GPUs for attention, ep for experts. */
 	if (!s->tp)

@@ -11,6 +11,18 @@
 #include "util/dtype.h"
 #include "util/err.h"
 
+/* How communication and compute of a step overlap (sim/step.c's strategy table). */
+enum scenario_overlap {
+	OVERLAP_AUTO, /* tbo when EP leaves the NVLink domain and the step splits in two, else none */
+	OVERLAP_NONE, /* one stream: every op after the other */
+	OVERLAP_TBO,  /* two-batch overlap (DeepSeek, SGLang): two microbatches, one computes while
+		       * the other communicates */
+	OVERLAP_SBO,  /* single-batch overlap (SGLang): shared experts beside the dispatch, the
+		       * combine pipelined with the expert down GEMM */
+	OVERLAP_COUNT
+};
+const char *scenario_overlap_name(enum scenario_overlap o);
+
 struct scenario {
 	char name[64];
 	char description[256];
@@ -35,6 +47,11 @@ struct scenario {
 	enum dtype kda_state, mla_cache, act, expert_act, dispatch;
 	bool cuda_graph;        /* decode steps run as CUDA graphs */
 	int64_t reserved_bytes; /* per-GPU workspace; -1 = the hardware preset's */
+
+	/* engine: how the serving engine runs a step (scenarios/README.md, section engine) */
+	enum scenario_overlap overlap;
+	bool shared_expert_stream; /* shared experts on a second compute stream */
+	bool attnres_side_stream;  /* Block AttnRes' inter-block pass on a second compute stream */
 };
 
 /* Name of an embedded scenario ("default", "h200x8", ...) or a path. */

@@ -1,8 +1,8 @@
 #ifndef K3_SIM_SIM_H
 #define K3_SIM_SIM_H
 
-/* Maps a model's ops onto the GPUs of a scenario (TP, attention DP, EP, CP), costs every op, and
- * derives TTFT, TPOT, throughput and HBM per GPU. Evaluating a scenario allocates nothing. */
+/* Maps a model's ops onto the GPUs of a scenario (TP, attention DP, EP, CP), costs every op, lays
+ * each step out on a timeline (sim/step.h), and derives TTFT, TPOT, throughput and HBM per GPU. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,9 +26,15 @@ struct sim_op_row {
 };
 
 struct sim_phase {
-	double time_s;
+	double time_s;          /* its ops one after another (sum of the rows) */
 	int64_t peak_act_bytes; /* largest live activations of one step on one GPU */
 	double compute_s, memory_s, latency_s, comm_s; /* time of ops by their bound */
+	/* on the timeline (sim/step.h), summed like the rows */
+	double step_s;          /* the phase's steps: TTFT (prefill), TPOT (decode) */
+	double critical_compute_s, critical_comm_s; /* the critical path, split; together step_s */
+	double exposed_comm_s;  /* communication with no compute beside it */
+	int microbatches;       /* of the last step */
+	enum scenario_overlap overlap; /* of the last step, resolved */
 	struct sim_op_row rows[SIM_MAX_OPS];
 	int n_rows;
 };
@@ -88,9 +94,11 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 int sim_run(const struct scenario *s, const struct model *m, const struct hw *hw,
 	    struct sim_result *r, struct err *e);
 
-/* One step of phase p (global batch; sim_phase_init) on one GPU. Returns the step's time in
- * seconds, or a negative errno. With `acc` non-NULL the mapped ops and their costs, times
- * `weight`, are added to acc's rows (call sim_phase_reset first). */
+/* One step of phase p (global batch; sim_phase_init) on one GPU, on its timeline (sim/step.h,
+ * the scenario's overlap). Returns the step's time in seconds, or a negative errno. With `acc`
+ * non-NULL the mapped ops and their costs, times `weight`, are added to acc's rows and the
+ * timeline's figures to its step fields (call sim_phase_reset first). The timeline's storage is
+ * per thread, allocated at a thread's first step and freed when the thread ends. */
 double sim_step(const struct scenario *s, const struct model *m, const struct hw *hw,
 		const struct phase *p, struct sim_phase *acc, double weight);
 void sim_phase_reset(struct sim_phase *ph);

@@ -1,0 +1,272 @@
+/* sim/step: a step laid out on its timeline: every op has a role, no overlap is the sum of the
+ * ops, two-batch and single-batch overlap hide communication, the periodic extrapolation equals
+ * laying out every layer, the mean rank does not change the step, and the engine section of a
+ * scenario. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/step.h"
+
+static struct model k3;
+static struct hw h200;
+static struct timeline tl;
+static void *tl_mem;
+static struct sim_phase *ph;
+
+static int setup(void **state)
+{
+	struct err e;
+	tl_mem = malloc((size_t)tl_storage_bytes(SIM_TL_EVENTS, SIM_TL_DEPS));
+	ph = malloc(sizeof *ph);
+	if (!tl_mem || !ph)
+		return 1;
+	tl_init(&tl, tl_mem, SIM_TL_EVENTS, SIM_TL_DEPS);
+	return model_load(&k3, "kimi-k3", &e) < 0 || hw_load(&h200, "h200", &e) < 0;
+}
+
+static int teardown(void **state)
+{
+	free(tl_mem);
+	free(ph);
+	return 0;
+}
+
+static void load(struct scenario *s, const char *yaml)
+{
+	struct err e;
+	char buf[600];
+	if (scenario_load_yaml(s, "t.yaml", yaml, strlen(yaml), &e) < 0)
+		fail_msg("%s", err_format(&e, buf, sizeof buf));
+}
+
+static const char base[] = "model: kimi-k3\nhw: h200\ngpus: 16\nparallel: {tp: 8, dp: 2, ep: 16}\n"
+			   "workload: {batch: 256, prompt_tokens: 8192, output_tokens: 1024}\n";
+
+static struct sim_step_timing run(const struct scenario *s, const struct model *m, enum phase_kind kind,
+				  int64_t batch, int64_t tokens, int64_t ctx, bool every_layer)
+{
+	struct phase p;
+	sim_phase_init(s, kind, batch, tokens, ctx, &p);
+	struct sim_step_opts o = {.every_layer = every_layer};
+	struct sim_step_timing t;
+	int rc = sim_step_timeline(s, m, &h200, &p, &o, &tl, NULL, 1, &t);
+	if (rc != 0)
+		fail_msg("sim_step_timeline: %d", rc);
+	return t;
+}
+
+/* Every op any preset maps, in prefill and decode, with TP, CP and EP, has a role. */
+static void test_roles(void **state)
+{
+	struct err e;
+	for (const char *const *n = model_preset_names(); *n; n++) {
+		struct model m;
+		assert_int_equal(model_load(&m, *n, &e), 0);
+		struct scenario s;
+		char yaml[400];
+		snprintf(yaml, sizeof yaml, "model: %s\nhw: h200\ngpus: 16\nparallel: {tp: 4, cp: 2, dp: 2, ep: 16, tp_comm: %s}\n",
+			 *n, strcmp(*n, "kimi-k3") == 0 ? "rs_ag" : "allreduce");
+		load(&s, yaml);
+		for (int k = 0; k < 2; k++) {
+			struct phase p;
+			sim_phase_init(&s, k ? PHASE_DECODE : PHASE_PREFILL, k ? 64 : 1, k ? 1 : 4096, 4096, &p);
+			sim_phase_reset(ph);
+			assert_true(sim_step(&s, &m, &h200, &p, ph, 1) > 0);
+			for (int i = 0; i < ph->n_rows; i++)
+				if (sim_op_role(ph->rows[i].op.name) < 0)
+					fail_msg("%s: op '%s' has no role", *n, ph->rows[i].op.name);
+		}
+	}
+	assert_int_equal(sim_op_role("moe.dispatch"), SIM_ROLE_DISPATCH);
+	assert_int_equal(sim_op_role("no.such_op"), -1);
+	assert_string_equal(sim_role_name(SIM_ROLE_SHARED), "shared");
+}
+
+/* No overlap: the step is its ops one after another, on the fast path and on the engine. */
+static void test_none_is_sum(void **state)
+{
+	struct scenario s;
+	load(&s, base);
+	s.overlap = OVERLAP_NONE;
+	for (int k = 0; k < 2; k++) {
+		enum phase_kind kind = k ? PHASE_DECODE : PHASE_PREFILL;
+		struct sim_step_timing fast = run(&s, &k3, kind, k ? 256 : 1, k ? 1 : 8192, 8192, false);
+		struct sim_step_timing eng = run(&s, &k3, kind, k ? 256 : 1, k ? 1 : 8192, 8192, true);
+		assert_true(fast.time_s > 0);
+		assert_true(fabs(fast.time_s / fast.ops_s - 1) < 1e-12);
+		assert_true(fabs(eng.time_s / fast.time_s - 1) < 1e-9);
+		assert_true(fabs(eng.exposed_comm_s / fast.exposed_comm_s - 1) < 1e-9);
+		assert_true(fabs(eng.critical_comm_s / fast.critical_comm_s - 1) < 1e-9);
+		assert_int_equal(eng.microbatches, 1);
+		/* the step time is what sim_step returns, and sums into the phase */
+		struct phase p;
+		sim_phase_init(&s, kind, k ? 256 : 1, k ? 1 : 8192, 8192, &p);
+		sim_phase_reset(ph);
+		double t = sim_step(&s, &k3, &h200, &p, ph, 2.0);
+		assert_true(fabs(t / fast.time_s - 1) < 1e-12);
+		assert_true(fabs(ph->step_s / (2 * t) - 1) < 1e-12);
+		assert_true(fabs(ph->time_s / ph->step_s - 1) < 1e-9);
+	}
+}
+
+/* Two-batch overlap hides communication: the step is shorter than its ops in sequence, never
+ * shorter than its busiest stream, and exposes less communication than no overlap. */
+static void test_tbo_hides_comm(void **state)
+{
+	struct scenario s;
+	load(&s, base);
+	s.overlap = OVERLAP_NONE;
+	struct sim_step_timing none = run(&s, &k3, PHASE_PREFILL, 1, 16384, 0, false);
+	s.overlap = OVERLAP_TBO;
+	struct sim_step_timing tbo = run(&s, &k3, PHASE_PREFILL, 1, 16384, 0, false);
+	assert_int_equal(tbo.microbatches, 2);
+	assert_int_equal(tbo.overlap, OVERLAP_TBO);
+	assert_true(tbo.time_s < 0.9 * tbo.ops_s);
+	assert_true(tbo.time_s < none.time_s);
+	assert_true(tbo.time_s >= tbo.compute_stream_s - 1e-12 && tbo.time_s >= tbo.comm_stream_s - 1e-12);
+	assert_true(tbo.exposed_comm_s < 0.7 * none.exposed_comm_s);
+	assert_true(fabs(tbo.critical_comm_s + tbo.critical_compute_s - tbo.time_s) < 1e-9 * tbo.time_s);
+
+	/* decode: two halves of 128 requests per DP group */
+	struct sim_step_timing d = run(&s, &k3, PHASE_DECODE, 256, 1, 8192, false);
+	assert_int_equal(d.microbatches, 2);
+	assert_true(d.time_s < d.ops_s);
+	/* one request cannot be split */
+	struct sim_step_timing one = run(&s, &k3, PHASE_DECODE, 2, 1, 8192, false);
+	assert_int_equal(one.microbatches, 1);
+
+	/* single-batch overlap: one microbatch, comm on its own stream, less than the sum */
+	s.overlap = OVERLAP_SBO;
+	struct sim_step_timing sbo = run(&s, &k3, PHASE_DECODE, 256, 1, 8192, false);
+	assert_int_equal(sbo.microbatches, 1);
+	assert_true(sbo.time_s < sbo.ops_s);
+	assert_true(sbo.exposed_comm_s < run(&s, &k3, PHASE_DECODE, 256, 1, 8192, true).ops_s);
+
+	/* side streams take work off the compute stream */
+	s.overlap = OVERLAP_NONE;
+	s.shared_expert_stream = true;
+	struct sim_step_timing side = run(&s, &k3, PHASE_DECODE, 256, 1, 8192, false);
+	assert_true(side.side_stream_s > 0);
+	assert_true(side.time_s <= side.ops_s * (1 + 1e-12));
+}
+
+/* The periodic extrapolation gives what laying out every layer gives. */
+static void test_extrapolation(void **state)
+{
+	struct scenario s;
+	load(&s, base);
+	enum scenario_overlap ovs[] = {OVERLAP_TBO, OVERLAP_SBO};
+	for (size_t i = 0; i < 2; i++)
+		for (int k = 0; k < 2; k++) {
+			s.overlap = ovs[i];
+			s.attnres_side_stream = k;
+			enum phase_kind kind = k ? PHASE_DECODE : PHASE_PREFILL;
+			struct sim_step_timing a = run(&s, &k3, kind, k ? 256 : 1, k ? 1 : 8192, 4096, false);
+			struct sim_step_timing b = run(&s, &k3, kind, k ? 256 : 1, k ? 1 : 8192, 4096, true);
+			/* the AttnRes side stream repeats every block (12 layers); it may need every layer */
+			assert_true(a.extrapolated || k);
+			assert_false(b.extrapolated);
+			if (fabs(a.time_s / b.time_s - 1) > 1e-9 || fabs(a.exposed_comm_s - b.exposed_comm_s) > 1e-9 * b.time_s ||
+			    fabs(a.critical_comm_s - b.critical_comm_s) > 1e-9 * b.time_s ||
+			    fabs(a.compute_stream_s - b.compute_stream_s) > 1e-9 * b.time_s ||
+			    fabs(a.comm_stream_s - b.comm_stream_s) > 1e-9 * b.time_s ||
+			    fabs(a.side_stream_s - b.side_stream_s) > 1e-9 * b.time_s)
+				fail_msg("%s %s: extrapolated %.9g s (exposed %.9g, critical comm %.9g, busy %.9g/%.9g/%.9g) "
+					 "vs every layer %.9g s (%.9g, %.9g, %.9g/%.9g/%.9g)",
+					 scenario_overlap_name(ovs[i]), k ? "decode" : "prefill", a.time_s, a.exposed_comm_s,
+					 a.critical_comm_s, a.compute_stream_s, a.comm_stream_s, a.side_stream_s, b.time_s,
+					 b.exposed_comm_s, b.critical_comm_s, b.compute_stream_s, b.comm_stream_s,
+					 b.side_stream_s);
+		}
+}
+
+/* The mean EP rank waits at every combine for the busiest: the step does not change. */
+static void test_mean_rank(void **state)
+{
+	struct scenario s;
+	load(&s, base);
+	s.overlap = OVERLAP_TBO;
+	s.moe_imbalance = 1.4;
+	struct phase p;
+	sim_phase_init(&s, PHASE_DECODE, 256, 1, 8192, &p);
+	struct sim_step_opts one = {.every_layer = true}, two = {.every_layer = true, .mean_rank = true};
+	struct sim_step_timing a, b;
+	assert_int_equal(sim_step_timeline(&s, &k3, &h200, &p, &one, &tl, NULL, 1, &a), 0);
+	assert_int_equal(sim_step_timeline(&s, &k3, &h200, &p, &two, &tl, NULL, 1, &b), 0);
+	assert_int_equal(tl.n_gpus, 2);
+	assert_true(fabs(a.time_s / b.time_s - 1) < 1e-9);
+	/* the mean rank's expert GEMMs are shorter */
+	double busy0 = 0, busy1 = 0;
+	for (int i = 0; i < tl.n_streams; i++)
+		if (tl.streams[i].kind == TL_COMPUTE)
+			*(tl.streams[i].gpu ? &busy1 : &busy0) += tl.streams[i].busy_s;
+	assert_true(busy1 < busy0);
+}
+
+/* auto: no overlap inside one NVLink domain; across nodes the faster of none and TBO. */
+static void test_auto(void **state)
+{
+	struct scenario s;
+	load(&s, base);
+	assert_int_equal(s.overlap, OVERLAP_AUTO);
+	struct sim_step_timing a = run(&s, &k3, PHASE_PREFILL, 1, 16384, 0, false);
+	assert_int_equal(a.overlap, OVERLAP_TBO);
+	s.overlap = OVERLAP_TBO;
+	struct sim_step_timing t = run(&s, &k3, PHASE_PREFILL, 1, 16384, 0, false);
+	assert_true(a.time_s == t.time_s);
+	/* 8 requests over 16 GPUs: splitting reads the experts' weights twice and hides little */
+	s.overlap = OVERLAP_AUTO;
+	struct sim_step_timing small = run(&s, &k3, PHASE_DECODE, 8, 1, 8192, false);
+	s.overlap = OVERLAP_TBO;
+	struct sim_step_timing small_tbo = run(&s, &k3, PHASE_DECODE, 8, 1, 8192, false);
+	s.overlap = OVERLAP_NONE;
+	struct sim_step_timing small_none = run(&s, &k3, PHASE_DECODE, 8, 1, 8192, false);
+	assert_true(small.time_s == fmin(small_tbo.time_s, small_none.time_s));
+	/* one node: none */
+	struct scenario one;
+	load(&one, "model: kimi-k3\nhw: h200\ngpus: 8\nparallel: {tp: 8, ep: 8}\n");
+	assert_int_equal(run(&one, &k3, PHASE_PREFILL, 1, 8192, 0, false).overlap, OVERLAP_NONE);
+}
+
+static void test_engine_section(void **state)
+{
+	struct scenario s;
+	load(&s, "gpus: 16\nengine:\n  overlap: sbo\n  shared_expert_stream: true\n  attnres_side_stream: true\n");
+	assert_int_equal(s.overlap, OVERLAP_SBO);
+	assert_true(s.shared_expert_stream && s.attnres_side_stream);
+	assert_string_equal(scenario_overlap_name(OVERLAP_TBO), "tbo");
+	struct err e;
+	char buf[600];
+	const char *bad = "gpus: 16\nengine:\n  overlap: dbo\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", bad, strlen(bad), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "s.yaml:3:12: error: overlap: expected auto, none, tbo or sbo, got 'dbo'");
+	const char *typo = "gpus: 16\nengine:\n  overlapp: tbo\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", typo, strlen(typo), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "s.yaml:3:3: error: unknown key 'overlapp' (did you mean 'overlap'?)");
+	const char *type = "gpus: 16\nengine: {shared_expert_stream: maybe}\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", type, strlen(type), &e) < 0);
+	assert_int_equal(e.line, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roles),
+		cmocka_unit_test(test_none_is_sum),
+		cmocka_unit_test(test_tbo_hides_comm),
+		cmocka_unit_test(test_extrapolation),
+		cmocka_unit_test(test_mean_rank),
+		cmocka_unit_test(test_auto),
+		cmocka_unit_test(test_engine_section),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
