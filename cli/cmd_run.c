@@ -113,6 +113,9 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	       hw->calibrated ? " (calibrated)" : " (datasheet, uncalibrated)");
 	if (s->description[0])
 		printf("  %s\n", s->description);
+	printf("  engine: %s path, overlap %s%s%s\n", scenario_path_name(s->path), scenario_overlap_name(s->overlap),
+	       s->shared_expert_stream ? ", shared experts on a side stream" : "",
+	       s->attnres_side_stream ? ", AttnRes inter-block pass on a side stream" : "");
 	printf("  layout: attention TP%lld x DP%lld x CP%lld, MoE EP%lld (imbalance %.2f); TP sync %s\n",
 	       (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->ep, s->moe_imbalance,
 	       s->tp_rs_ag ? "reduce-scatter + all-gather" : "all-reduce");
@@ -122,13 +125,31 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	       (long long)s->prefill_chunk, dtype_name(s->kda_state), dtype_name(s->mla_cache),
 	       dtype_name(s->expert_act));
 
-	printf("  %-18s %12s   (prefill of %lld tokens in %lld chunk%s, one request)\n", "TTFT",
-	       cli_time(r->ttft_s, a, sizeof a), (long long)s->prompt_tokens, (long long)r->prefill_chunks,
-	       r->prefill_chunks == 1 ? "" : "s");
+	if (s->prefill_tokens)
+		printf("  %-18s %12s   (prefill of %lld tokens in %lld step%s of %lld tokens per DP group, "
+		       "%lld prompt%s per step)\n",
+		       "TTFT", cli_time(r->ttft_s, a, sizeof a), (long long)s->prompt_tokens,
+		       (long long)r->prefill_chunks, r->prefill_chunks == 1 ? "" : "s", (long long)s->prefill_tokens,
+		       (long long)r->prefill_prompts_per_step, r->prefill_prompts_per_step == 1 ? "" : "s");
+	else
+		printf("  %-18s %12s   (prefill of %lld tokens in %lld chunk%s, one request)\n", "TTFT",
+		       cli_time(r->ttft_s, a, sizeof a), (long long)s->prompt_tokens, (long long)r->prefill_chunks,
+		       r->prefill_chunks == 1 ? "" : "s");
 	printf("  %-18s %12s   (decode step at context %lld, batch %lld; first %s, last %s)\n", "TPOT",
 	       cli_time(r->tpot_s, a, sizeof a), (long long)r->decode_context, (long long)s->batch,
 	       cli_time(r->tpot_first_s, b, sizeof b), cli_time(r->tpot_last_s, c, sizeof c));
+	if (s->mtp_draft_tokens)
+		printf("  %-18s %12s   (%lld draft token%s, %.2f accepted per request per step)\n", "decode step",
+		       cli_time(r->decode_step_s, a, sizeof a), (long long)s->mtp_draft_tokens,
+		       s->mtp_draft_tokens == 1 ? "" : "s", s->mtp_acceptance);
 	printf("  %-18s %12.0f   (%.1f per GPU)\n", "decode tokens/s", r->tokens_per_s, r->tokens_per_s_per_gpu);
+	printf("  %-18s %12.0f   (%.1f per GPU%s)\n", "prefill tokens/s",
+	       r->prefill_tokens_per_s_per_gpu * (double)s->gpus, r->prefill_tokens_per_s_per_gpu,
+	       s->prefill_tokens ? "" : "; one prompt at a time");
+	if (s->mixed_prefill_tokens)
+		printf("  %-18s %12.0f   (%.1f per GPU, %lld per DP group in each decode step)\n",
+		       "mixed prefill tok/s", r->mixed_prefill_tokens_per_s_per_gpu * (double)s->gpus,
+		       r->mixed_prefill_tokens_per_s_per_gpu, (long long)s->mixed_prefill_tokens);
 	printf("  %-18s %12s\n", "request latency", cli_time(r->e2e_s, a, sizeof a));
 
 	printf("\n  step timeline (busiest EP rank)  overlap  critical path = compute + comm"
@@ -270,6 +291,22 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_f64(&w, "e2e_s", r->e2e_s);
 	jw_f64(&w, "tokens_per_s", r->tokens_per_s);
 	jw_f64(&w, "tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);
+	jw_f64(&w, "decode_tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);
+	jw_f64(&w, "prefill_tokens_per_s_per_gpu", r->prefill_tokens_per_s_per_gpu);
+	jw_f64(&w, "mixed_prefill_tokens_per_s_per_gpu", r->mixed_prefill_tokens_per_s_per_gpu);
+	jw_i64(&w, "prefill_prompts_per_step", r->prefill_prompts_per_step);
+	jw_f64(&w, "decode_step_s", r->decode_step_s);
+	jw_f64(&w, "accepted_tokens_per_step", (double)s->batch * s->mtp_acceptance);
+	jw_begin_object(&w, "engine");
+	jw_str(&w, "path", scenario_path_name(s->path));
+	jw_str(&w, "overlap", scenario_overlap_name(s->overlap));
+	jw_bool(&w, "shared_expert_stream", s->shared_expert_stream);
+	jw_bool(&w, "attnres_side_stream", s->attnres_side_stream);
+	jw_i64(&w, "prefill_tokens", s->prefill_tokens);
+	jw_i64(&w, "mixed_prefill_tokens", s->mixed_prefill_tokens);
+	jw_i64(&w, "mtp_draft_tokens", s->mtp_draft_tokens);
+	jw_f64(&w, "mtp_acceptance", s->mtp_acceptance);
+	jw_end_object(&w);
 	jw_i64(&w, "prefill_chunks", r->prefill_chunks);
 	jw_i64(&w, "decode_context", r->decode_context);
 	jw_bool(&w, "fits", r->fits);

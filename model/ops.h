@@ -81,6 +81,7 @@ struct op {
 	enum dtype o_dtype;  /* activations out */
 	enum dtype s_dtype;  /* KDA state / MLA cache */
 	int64_t cache_bytes_per_token; /* MLA / DSA: bytes of one cached token of one layer */
+	bool cache_per_head;           /* the cache holds every head's K/V (split with the heads) */
 	int64_t index_bytes_per_token; /* DSA: indexer key bytes per token per layer */
 
 	/* derived by op_fill(), per instance */
@@ -115,6 +116,18 @@ struct phase {
 	enum dtype expert_act; /* routed-expert inputs: mxfp8 (K3's QAT recipe), fp8 or bf16 */
 	enum dtype dispatch;   /* EP dispatch payload: fp8 (+ scales) or bf16 */
 	int64_t kda_chunk;     /* KDA kernel chunk, tokens (16) */
+	/* Decode only: a chunk of one prompt's prefill riding in the step (chunked prefill beside
+	 * decode): its tokens go through every token-wise op with the decode tokens, its attention
+	 * through the prefill kernels after a prefix of mixed_context tokens. 0: pure decode. */
+	int64_t mixed_tokens, mixed_context;
+	/* The Hugging Face reference implementation (modeling_kimi_linear.py) instead of the
+	 * production kernels: MLA K/V expanded per head into a generic BF16 cache and attended
+	 * without absorption; KDA decode as ShortConv, norms and gate kernels around the recurrence;
+	 * the router and the latent down projection as two GEMMs; AttnRes unfused. */
+	bool reference_path;
+	/* Production with TP: Block AttnRes' intra-block merge is fused into the TP all-reduce that
+	 * produces the partial sum, so the AttnRes op does not read it back. */
+	bool attnres_fused_allreduce;
 };
 
 enum { OP_LIST_MAX = 256 };

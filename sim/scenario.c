@@ -44,6 +44,9 @@ static void set_defaults(struct scenario *s)
 	s->cuda_graph = true;
 	s->reserved_bytes = -1;
 	s->overlap = OVERLAP_AUTO;
+	s->path = PATH_PRODUCTION;
+	s->mtp_acceptance = 1;
+	s->mtp_draft_layers = 1;
 }
 
 struct ctx {
@@ -140,10 +143,16 @@ static void resolve_relative(char *path, size_t cap, const char *scenario_file)
 /* ---- engine: how the serving engine runs a step (sim/step.c) ---- */
 
 static const char *const overlap_names[OVERLAP_COUNT] = {"auto", "none", "tbo", "sbo"};
+static const char *const path_names[PATH_COUNT] = {"production", "reference"};
 
 const char *scenario_overlap_name(enum scenario_overlap o)
 {
 	return (unsigned)o < OVERLAP_COUNT ? overlap_names[o] : "?";
+}
+
+const char *scenario_path_name(enum scenario_path p)
+{
+	return (unsigned)p < PATH_COUNT ? path_names[p] : "?";
 }
 
 static int enum_field(struct ctx *c, const struct doc_node *map, const char *key, const char *const *names,
@@ -170,15 +179,20 @@ static int enum_field(struct ctx *c, const struct doc_node *map, const char *key
 
 static int load_engine(struct ctx *c, const struct doc_node *root, struct scenario *s)
 {
-	static const char *const keys[] = {"overlap", "shared_expert_stream", "attnres_side_stream", NULL};
+	static const char *const keys[] = {"overlap", "shared_expert_stream", "attnres_side_stream", "path",
+		"prefill_tokens", "mixed_prefill_tokens", "mtp", NULL};
+	static const char *const mtp_keys[] = {"draft_tokens", "acceptance", "draft_layers", NULL};
+	const int64_t big = INT64_C(1) << 40;
 	const struct doc_node *n;
 	int rc = section(c, root, "engine", keys, &n);
 	if (rc < 0 || !n)
 		return rc;
-	int ov = (int)s->overlap;
-	if ((rc = enum_field(c, n, "overlap", overlap_names, OVERLAP_COUNT, &ov)) < 0)
+	int ov = (int)s->overlap, path = (int)s->path;
+	if ((rc = enum_field(c, n, "overlap", overlap_names, OVERLAP_COUNT, &ov)) < 0 ||
+	    (rc = enum_field(c, n, "path", path_names, PATH_COUNT, &path)) < 0)
 		return rc;
 	s->overlap = (enum scenario_overlap)ov;
+	s->path = (enum scenario_path)path;
 	const struct doc_node *v;
 	if ((v = doc_get(n, "shared_expert_stream")) &&
 	    (rc = doc_bool(c->d, v, "shared_expert_stream", &s->shared_expert_stream, c->e)) < 0)
@@ -186,6 +200,27 @@ static int load_engine(struct ctx *c, const struct doc_node *root, struct scenar
 	if ((v = doc_get(n, "attnres_side_stream")) &&
 	    (rc = doc_bool(c->d, v, "attnres_side_stream", &s->attnres_side_stream, c->e)) < 0)
 		return rc;
+	if ((rc = int_field(c, n, "prefill_tokens", 1, big, &s->prefill_tokens)) < 0 ||
+	    (rc = int_field(c, n, "mixed_prefill_tokens", 0, big, &s->mixed_prefill_tokens)) < 0)
+		return rc;
+	const struct doc_node *m;
+	if ((rc = section(c, n, "mtp", mtp_keys, &m)) < 0)
+		return rc;
+	if (m) {
+		if ((rc = int_field(c, m, "draft_tokens", 0, 16, &s->mtp_draft_tokens)) < 0 ||
+		    (rc = int_field(c, m, "draft_layers", 1, 8, &s->mtp_draft_layers)) < 0)
+			return rc;
+		s->mtp_acceptance = 1 + (double)s->mtp_draft_tokens;
+		if ((v = doc_get(m, "acceptance"))) {
+			if ((rc = doc_double(c->d, v, "acceptance", &s->mtp_acceptance, c->e)) < 0)
+				return rc;
+			if (!(s->mtp_acceptance >= 1 && s->mtp_acceptance <= 1 + (double)s->mtp_draft_tokens))
+				return doc_error(c->d, v, c->e,
+						 "acceptance: %g is outside [1, 1 + draft_tokens = %lld] (tokens accepted "
+						 "per request per step, the bonus token included)",
+						 s->mtp_acceptance, (long long)(1 + s->mtp_draft_tokens));
+		}
+	}
 	return 0;
 }
 

@@ -23,6 +23,16 @@ enum scenario_overlap {
 };
 const char *scenario_overlap_name(enum scenario_overlap o);
 
+/* Which implementation serves the model (docs/MODEL.md, section 7). */
+enum scenario_path {
+	PATH_PRODUCTION, /* latent MLA cache, fused KDA decode, router fused with the latent down
+			  * projection, AttnRes intra-block merge fused into the TP all-reduce */
+	PATH_REFERENCE,  /* Hugging Face modeling_kimi_linear.py: MLA K/V expanded per head into a
+			  * generic cache, fla's chunk_kda and fused_recurrent_kda, unfused router */
+	PATH_COUNT
+};
+const char *scenario_path_name(enum scenario_path p);
+
 struct scenario {
 	char name[64];
 	char description[256];
@@ -52,6 +62,15 @@ struct scenario {
 	enum scenario_overlap overlap;
 	bool shared_expert_stream; /* shared experts on a second compute stream */
 	bool attnres_side_stream;  /* Block AttnRes' inter-block pass on a second compute stream */
+	enum scenario_path path;
+	int64_t prefill_tokens;    /* tokens an attention DP group prefills in one step, prompts
+				    * batched or chunked to fill it; 0: one prompt alone */
+	int64_t mixed_prefill_tokens; /* prefill tokens riding in each decode step per DP group
+				       * (chunked prefill beside decode); 0: pure decode steps */
+	int64_t mtp_draft_tokens;  /* speculative tokens per request per decode step; 0: none */
+	double mtp_acceptance;     /* tokens accepted per request per step, the bonus one included,
+				    * in [1, 1 + draft tokens] */
+	int64_t mtp_draft_layers;  /* layers of the draft module (DeepSeek-V3's MTP: 1) */
 };
 
 /* Name of an embedded scenario ("default", "h200x8", ...) or a path. */

@@ -1,5 +1,7 @@
 #include "sim/sim.h"
 
+#include "sim/step.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,9 @@ void sim_phase_init(const struct scenario *s, enum phase_kind kind, int64_t batc
 	p->expert_act = s->expert_act;
 	p->dispatch = s->dispatch;
 	p->kda_chunk = s->kda_chunk;
+	p->mixed_tokens = p->mixed_context = 0;
+	p->reference_path = s->path == PATH_REFERENCE;
+	p->attnres_fused_allreduce = s->path == PATH_PRODUCTION && s->tp > 1;
 }
 
 void sim_phase_reset(struct sim_phase *ph)
@@ -74,8 +79,12 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 		       (int64_t)inv.moe_layers * ceil_div64(m->moe.experts, s->ep) * ws.expert_bytes;
 	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state), s->tp);
 	out->conv_state = req * ceil_div64(model_conv_state_bytes_per_request(m, s->kda_state), s->tp);
-	/* The MLA latent is shared by all heads: every TP rank holds the whole cache of its requests. */
-	out->mla_kv = req * ceil_div64(context * model_mla_kv_bytes_per_token(m, s->mla_cache), s->cp);
+	/* The MLA latent is shared by all heads: every TP rank holds the whole cache of its requests.
+	 * The reference path caches every head's K and V in BF16, split with the heads. */
+	if (s->path == PATH_REFERENCE)
+		out->mla_kv = req * ceil_div64(context * model_mla_expanded_kv_bytes_per_token(m), s->cp * s->tp);
+	else
+		out->mla_kv = req * ceil_div64(context * model_mla_kv_bytes_per_token(m, s->mla_cache), s->cp);
 	out->dsa_index = req * ceil_div64(context * model_dsa_index_bytes_per_token(m), s->cp);
 	out->activations = activations;
 	out->workspace = s->reserved_bytes >= 0 ? s->reserved_bytes : hw->reserved_bytes;
@@ -98,28 +107,73 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 		struct sim_phase *ph, struct sim_prefill_result *out, struct err *e)
 {
 	/* The prompt in chunks. Very long prompts with small chunks are sampled at most 1024 times,
-	 * each sample standing for `stride` chunks (the cost is smooth in the prefix). */
+	 * each sample standing for `stride` chunks (the cost is smooth in the prefix). With a token
+	 * budget per step (engine.prefill_tokens), every attention DP group fills its step: prompts
+	 * that fit are batched, longer ones chunked at the budget. */
 	sim_phase_reset(ph);
 	struct phase p;
 	double ttft = 0;
-	int64_t chunks = ceil_div64(s->prompt_tokens, s->prefill_chunk);
+	int64_t chunk = s->prefill_chunk, batch = 1;
+	if (s->prefill_tokens) {
+		chunk = s->prefill_tokens < s->prompt_tokens ? s->prefill_tokens : s->prompt_tokens;
+		batch = (s->prefill_tokens >= s->prompt_tokens ? s->prefill_tokens / s->prompt_tokens : 1) * s->dp;
+	}
+	int64_t chunks = ceil_div64(s->prompt_tokens, chunk);
 	int64_t stride = chunks > 1024 ? ceil_div64(chunks, 1024) : 1;
 	for (int64_t i = 0; i < chunks; i += stride) {
-		int64_t done = i * s->prefill_chunk;
-		int64_t t = s->prompt_tokens - done < s->prefill_chunk ? s->prompt_tokens - done : s->prefill_chunk;
+		int64_t done = i * chunk;
+		int64_t t = s->prompt_tokens - done < chunk ? s->prompt_tokens - done : chunk;
 		double w = (double)(i + stride <= chunks ? stride : chunks - i);
-		sim_phase_init(s, PHASE_PREFILL, 1, t, done, &p);
+		sim_phase_init(s, PHASE_PREFILL, batch, t, done, &p);
 		double step = sim_step(s, m, hw, &p, ph, w);
 		if (step < 0) {
-			err_set(e, s->file, 0, 0, "op list overflow");
-			return -E2BIG;
+			err_set(e, s->file, 0, 0, step == -ENOMEM ? "out of memory" : "op list overflow");
+			return step == -ENOMEM ? -ENOMEM : -E2BIG;
 		}
 		ttft += step * w;
 	}
 	out->ttft_s = ttft;
 	out->chunks = chunks;
-	out->peak_bytes = ph->peak_act_bytes + attn_res_store_bytes(s, m, ceil_div64(s->prefill_chunk, s->cp));
+	out->prompts_per_step = batch;
+	out->tokens_per_s_per_gpu = ttft > 0 ? (double)(batch * s->prompt_tokens) / (ttft * (double)s->gpus) : 0;
+	int64_t group_tokens = ceil_div64(batch, s->dp) * chunk;
+	out->peak_bytes = ph->peak_act_bytes + attn_res_store_bytes(s, m, ceil_div64(group_tokens, s->cp));
 	return 0;
+}
+
+/* The draft module of multi-token prediction: `layers` layers like the model's last one
+ * (DeepSeek-V3's MTP module is one MLA + MoE layer) and the LM head. */
+static void draft_model(const struct model *m, int64_t layers, struct model *out)
+{
+	*out = *m;
+	out->n_layers = (int)layers;
+	for (int i = 0; i < out->n_layers; i++) {
+		out->attn[i] = m->attn[m->n_layers - 1];
+		out->ffn[i] = m->ffn[m->n_layers - 1];
+	}
+}
+
+/* One decode step at `context`: the verify of 1 + draft tokens per request (with a prefill chunk
+ * riding along when the engine mixes them), after the draft module ran once per draft token. */
+static double decode_step(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t context,
+			  struct sim_phase *acc)
+{
+	struct phase p;
+	sim_phase_init(s, PHASE_DECODE, s->batch, 1 + s->mtp_draft_tokens, context, &p);
+	if (s->mixed_prefill_tokens) {
+		p.mixed_tokens = s->mixed_prefill_tokens;
+		/* the mean chunk of a prompt prefilled in chunks of this size */
+		int64_t rest = s->prompt_tokens - s->mixed_prefill_tokens;
+		p.mixed_context = rest > 0 ? rest / 2 : 0;
+	}
+	double t = sim_step(s, m, hw, &p, acc, 1.0);
+	if (t < 0 || s->mtp_draft_tokens == 0)
+		return t;
+	static _Thread_local struct model draft;
+	draft_model(m, s->mtp_draft_layers, &draft);
+	sim_phase_init(s, PHASE_DECODE, s->batch, 1, context, &p);
+	double d = sim_step_rows(s, &draft, hw, &p, acc, (double)s->mtp_draft_tokens, acc ? acc->n_rows : 0);
+	return d < 0 ? d : t + (double)s->mtp_draft_tokens * d;
 }
 
 int sim_decode(const struct scenario *s, const struct model *m, const struct hw *hw,
@@ -127,22 +181,26 @@ int sim_decode(const struct scenario *s, const struct model *m, const struct hw 
 	       struct err *e)
 {
 	/* TPOT: the decode step's cost is affine in the context, so the step at the mean context
-	 * is the mean step. */
+	 * is the mean step. A step yields mtp_acceptance tokens per request. */
 	sim_phase_reset(ph);
-	struct phase p;
 	int64_t first = s->prompt_tokens, last = s->prompt_tokens + s->output_tokens - 1;
 	out->decode_context = first + (s->output_tokens - 1) / 2;
-	sim_phase_init(s, PHASE_DECODE, s->batch, 1, out->decode_context, &p);
-	out->tpot_s = sim_step(s, m, hw, &p, ph, 1.0);
-	sim_phase_init(s, PHASE_DECODE, s->batch, 1, first, &p);
-	out->tpot_first_s = sim_step(s, m, hw, &p, NULL, 1.0);
-	sim_phase_init(s, PHASE_DECODE, s->batch, 1, last, &p);
-	out->tpot_last_s = sim_step(s, m, hw, &p, NULL, 1.0);
-	if (out->tpot_s < 0 || out->tpot_first_s < 0 || out->tpot_last_s < 0) {
-		err_set(e, s->file, 0, 0, "op list overflow");
-		return -E2BIG;
+	double step = decode_step(s, m, hw, out->decode_context, ph);
+	double step_first = decode_step(s, m, hw, first, NULL);
+	double step_last = decode_step(s, m, hw, last, NULL);
+	if (step < 0 || step_first < 0 || step_last < 0) {
+		double bad = step < 0 ? step : step_first < 0 ? step_first : step_last;
+		err_set(e, s->file, 0, 0, bad == -ENOMEM ? "out of memory" : "op list overflow");
+		return bad == -ENOMEM ? -ENOMEM : -E2BIG;
 	}
+	double a = s->mtp_acceptance >= 1 ? s->mtp_acceptance : 1;
+	out->step_s = step;
+	out->tpot_s = step / a;
+	out->tpot_first_s = step_first / a;
+	out->tpot_last_s = step_last / a;
 	out->requests_per_gpu = ceil_div64(s->batch, s->dp);
+	out->mixed_prefill_tokens_per_s_per_gpu =
+		s->mixed_prefill_tokens ? (double)(s->mixed_prefill_tokens * s->dp) / (step * (double)s->gpus) : 0;
 
 	int64_t decode_peak = ph->peak_act_bytes + attn_res_store_bytes(s, m, out->requests_per_gpu);
 	int64_t act = pre->peak_bytes > decode_peak ? pre->peak_bytes : decode_peak;
@@ -176,6 +234,10 @@ int sim_run(const struct scenario *s, const struct model *m, const struct hw *hw
 		return rc;
 	r->ttft_s = pre.ttft_s;
 	r->prefill_chunks = pre.chunks;
+	r->prefill_prompts_per_step = pre.prompts_per_step;
+	r->prefill_tokens_per_s_per_gpu = pre.tokens_per_s_per_gpu;
+	r->decode_step_s = dec.step_s;
+	r->mixed_prefill_tokens_per_s_per_gpu = dec.mixed_prefill_tokens_per_s_per_gpu;
 	r->tpot_s = dec.tpot_s;
 	r->tpot_first_s = dec.tpot_first_s;
 	r->tpot_last_s = dec.tpot_last_s;

@@ -46,12 +46,18 @@ struct sim_hbm {
 };
 
 struct sim_result {
-	double ttft_s;            /* prefill of one prompt, chunk by chunk */
-	double tpot_s;            /* decode step at the mean context of the generation */
+	double ttft_s;            /* prefill of one prompt, chunk by chunk (batched with others when
+				   * the engine has a token budget per step) */
+	double tpot_s;            /* time per output token of a request: the decode step at the mean
+				   * context of the generation over the tokens it accepts (1 without MTP) */
 	double tpot_first_s, tpot_last_s; /* at the first and last decode step */
+	double decode_step_s;     /* the mean decode step (drafts and verify with MTP) */
 	double e2e_s;             /* ttft + (output - 1) * tpot */
 	double tokens_per_s;      /* decode tokens per second over all GPUs */
-	double tokens_per_s_per_gpu;
+	double tokens_per_s_per_gpu; /* decode */
+	double prefill_tokens_per_s_per_gpu; /* prompt tokens the prefill steps process per second */
+	double mixed_prefill_tokens_per_s_per_gpu; /* prefill riding in decode steps (0: none) */
+	int64_t prefill_prompts_per_step; /* over all DP groups */
 	int64_t prefill_chunks;
 	int64_t decode_context;   /* context of the mean decode step */
 	int64_t requests_per_gpu; /* decode requests held by one attention DP group */
@@ -68,18 +74,23 @@ struct sim_result {
 struct sim_prefill_result {
 	double ttft_s;
 	int64_t chunks;
+	int64_t prompts_per_step;      /* over all DP groups */
+	double tokens_per_s_per_gpu;   /* prompt tokens per second per GPU */
 	int64_t peak_bytes; /* live activations of a chunk, Block AttnRes' block store included */
 };
 
 struct sim_decode_result {
 	double tpot_s, tpot_first_s, tpot_last_s;
+	double step_s;                 /* the mean step (tpot_s x tokens accepted per step) */
+	double mixed_prefill_tokens_per_s_per_gpu;
 	int64_t decode_context, requests_per_gpu;
 	struct sim_hbm hbm;
 	bool fits;
 	int64_t missing_bytes, max_batch;
 };
 
-/* The prompt in chunks into ph (reset first). -E2BIG if an op list overflowed. */
+/* The prompt in chunks into ph (reset first). -E2BIG if an op list overflowed, -ENOMEM when the
+ * thread's timeline could not be allocated. */
 int sim_prefill(const struct scenario *s, const struct model *m, const struct hw *hw,
 		struct sim_phase *ph, struct sim_prefill_result *out, struct err *e);
 /* The decode steps into ph (reset first), HBM at the final context, the largest batch. */

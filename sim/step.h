@@ -58,6 +58,7 @@ enum { SIM_TL_EVENTS = 16384, SIM_TL_DEPS = 49152 };
 struct sim_step_opts {
 	bool every_layer; /* no periodic extrapolation: every event of the step is in the timeline */
 	bool mean_rank;   /* also a GPU at the mean expert load (implies every_layer) */
+	int row_base;     /* the first row of acc the ops go to */
 };
 
 struct sim_step_timing {
@@ -83,5 +84,10 @@ struct sim_step_timing {
 int sim_step_timeline(const struct scenario *s, const struct model *m, const struct hw *hw,
 		      const struct phase *p, const struct sim_step_opts *o, struct timeline *tl,
 		      struct sim_phase *acc, double weight, struct sim_step_timing *out);
+
+/* sim_step with the mapped ops' rows in acc from row_base on (a second model's ops beside the
+ * first's: MTP's draft module). */
+double sim_step_rows(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		     struct sim_phase *acc, double weight, int row_base);
 
 #endif

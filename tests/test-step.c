@@ -15,6 +15,7 @@
 #include "sim/step.h"
 
 static struct model k3;
+static struct sim_result *res;
 static struct hw h200;
 static struct timeline tl;
 static void *tl_mem;
@@ -25,7 +26,8 @@ static int setup(void **state)
 	struct err e;
 	tl_mem = malloc((size_t)tl_storage_bytes(SIM_TL_EVENTS, SIM_TL_DEPS));
 	ph = malloc(sizeof *ph);
-	if (!tl_mem || !ph)
+	res = malloc(sizeof *res);
+	if (!tl_mem || !ph || !res)
 		return 1;
 	tl_init(&tl, tl_mem, SIM_TL_EVENTS, SIM_TL_DEPS);
 	return model_load(&k3, "kimi-k3", &e) < 0 || hw_load(&h200, "h200", &e) < 0;
@@ -35,6 +37,7 @@ static int teardown(void **state)
 {
 	free(tl_mem);
 	free(ph);
+	free(res);
 	return 0;
 }
 
@@ -257,6 +260,147 @@ static void test_engine_section(void **state)
 	assert_int_equal(e.line, 2);
 }
 
+/* Batched prefill: prompts that fit the token budget share a step on every DP group; longer ones
+ * are chunked at it. Throughput per GPU rises over one prompt at a time (every GPU sends). */
+static void test_batched_prefill(void **state)
+{
+	struct err e;
+	struct scenario s;
+	load(&s, "model: kimi-k3\nhw: h200\ngpus: 16\nparallel: {tp: 1, dp: 16, ep: 16}\n"
+		 "workload: {batch: 64, prompt_tokens: 4096, output_tokens: 64}\n");
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	double alone_ttft = res->ttft_s, alone_tput = res->prefill_tokens_per_s_per_gpu;
+	assert_int_equal(res->prefill_prompts_per_step, 1);
+	assert_true(fabs(alone_tput - 4096 / (alone_ttft * 16)) < 1e-9 * alone_tput);
+	s.prefill_tokens = 16384;
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	assert_int_equal(res->prefill_prompts_per_step, 4 * 16);
+	assert_int_equal(res->prefill_chunks, 1);
+	assert_true(res->ttft_s > alone_ttft);
+	assert_true(res->prefill_tokens_per_s_per_gpu > 2 * alone_tput);
+	assert_true(fabs(res->prefill_tokens_per_s_per_gpu - 64.0 * 4096 / (res->ttft_s * 16)) <
+		    1e-9 * res->prefill_tokens_per_s_per_gpu);
+	/* a prompt longer than the budget: one per group, chunked */
+	s.prompt_tokens = 65536;
+	s.prefill_chunk = 65536;
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	assert_int_equal(res->prefill_chunks, 4);
+	assert_int_equal(res->prefill_prompts_per_step, 16);
+}
+
+/* MTP: a step verifies 1 + draft tokens after the draft module ran; it yields `acceptance` tokens
+ * per request. Mixed steps: a prefill chunk rides along, the step takes longer. */
+static void test_mtp_and_mixed(void **state)
+{
+	struct err e;
+	struct scenario s;
+	load(&s, base);
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	double step = res->decode_step_s;
+	int rows = res->decode.n_rows;
+	assert_true(fabs(res->tpot_s - step) < 1e-15);
+	s.mtp_draft_tokens = 2;
+	s.mtp_acceptance = 2.4;
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	assert_true(res->decode_step_s > step);
+	assert_true(fabs(res->tpot_s * 2.4 / res->decode_step_s - 1) < 1e-12);
+	assert_true(fabs(res->tokens_per_s - 256 * 2.4 / res->decode_step_s) < 1e-9 * res->tokens_per_s);
+	assert_true(res->decode.n_rows > rows); /* the draft module's ops */
+	assert_true(fabs(res->decode.step_s / res->decode_step_s - 1) < 1e-9);
+	/* the verify reads the KDA state once for 3 tokens (kda_verify) */
+	bool verify = false;
+	for (int i = 0; i < res->decode.n_rows; i++)
+		if (res->decode.rows[i].op.kind == OP_KDA_DECODE && res->decode.rows[i].op.t == 3)
+			verify = true;
+	assert_true(verify);
+
+	load(&s, base);
+	s.mixed_prefill_tokens = 2048;
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	assert_true(res->decode_step_s > step);
+	assert_true(fabs(res->mixed_prefill_tokens_per_s_per_gpu - 2048.0 * 2 / (res->decode_step_s * 16)) <
+		    1e-9 * res->mixed_prefill_tokens_per_s_per_gpu);
+	bool chunk = false, dec = false;
+	for (int i = 0; i < res->decode.n_rows; i++) {
+		chunk |= res->decode.rows[i].op.kind == OP_KDA_CHUNK;
+		dec |= res->decode.rows[i].op.kind == OP_KDA_DECODE;
+	}
+	assert_true(chunk && dec);
+	const char *bad = "gpus: 16\nengine: {mtp: {draft_tokens: 1, acceptance: 2.5}}\n";
+	char buf[600];
+	assert_true(scenario_load_yaml(&s, "s.yaml", bad, strlen(bad), &e) < 0);
+	assert_non_null(strstr(err_format(&e, buf, sizeof buf), "s.yaml:2:45: error: acceptance: 2.5 is outside"));
+}
+
+/* The busiest EP rank at small batch: more rows than the mean (random routing spreads), and more
+ * experts touched, so more weights read; at large batch every expert is touched. */
+static void test_busiest_rank(void **state)
+{
+	struct scenario s;
+	load(&s, base);
+	s.overlap = OVERLAP_NONE;
+	s.moe_imbalance = 1.0;
+	struct phase p;
+	sim_phase_init(&s, PHASE_DECODE, 64, 1, 8192, &p);
+	struct sim_step_opts o = {.every_layer = true, .mean_rank = true};
+	s.moe_imbalance = 1.0001; /* a second rank is drawn only with some imbalance */
+	struct sim_step_timing t;
+	sim_phase_reset(ph);
+	assert_int_equal(sim_step_timeline(&s, &k3, &h200, &p, &o, &tl, ph, 1, &t), 0);
+	double busiest = 0, mean = 0;
+	for (int32_t i = 0; i < tl.n_events; i++)
+		if (strcmp(tl.ev[i].name, "moe.experts_gate_up") == 0)
+			*(tl.streams[tl.ev[i].stream].gpu ? &mean : &busiest) += tl.ev[i].work_s;
+	assert_true(busiest > 1.1 * mean);
+	/* the rows: 64 tokens x 16 / 16 ranks = 64 mean, the largest of 16 about 64 + 2.35 x 8 */
+	for (int i = 0; i < ph->n_rows; i++)
+		if (strcmp(ph->rows[i].op.name, "moe.experts_gate_up") == 0) {
+			assert_true(ph->rows[i].op.m >= 80 && ph->rows[i].op.m <= 86);
+			assert_true(ph->rows[i].op.groups_touched > 40 && ph->rows[i].op.groups_touched < 56);
+		}
+	sim_phase_init(&s, PHASE_DECODE, 8192, 1, 8192, &p);
+	sim_phase_reset(ph);
+	assert_true(sim_step(&s, &k3, &h200, &p, ph, 1) > 0);
+	for (int i = 0; i < ph->n_rows; i++)
+		if (strcmp(ph->rows[i].op.name, "moe.experts_gate_up") == 0)
+			assert_true(fabs(ph->rows[i].op.groups_touched - 56) < 1e-6);
+}
+
+/* The Hugging Face reference path: per-head BF16 K/V cache split with the heads, unabsorbed
+ * attention, router and down projection as two GEMMs, fla's chunk_kda; slower, more HBM. */
+static void test_reference_path(void **state)
+{
+	struct err e;
+	struct scenario s;
+	load(&s, base);
+	assert_int_equal(s.path, PATH_PRODUCTION);
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	struct sim_result prod = *res;
+	load(&s, "model: kimi-k3\nhw: h200\ngpus: 16\nparallel: {tp: 8, dp: 2, ep: 16}\n"
+		 "workload: {batch: 256, prompt_tokens: 8192, output_tokens: 1024}\nengine: {path: reference}\n");
+	assert_int_equal(s.path, PATH_REFERENCE);
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	/* 24 MLA layers x 96 heads x (128 + 64 + 128) x 2 B per token, over TP8 */
+	int64_t ctx = 8192 + 1024, req = 128;
+	assert_int_equal(model_mla_expanded_kv_bytes_per_token(&k3), INT64_C(24) * 96 * 320 * 2);
+	assert_int_equal(res->hbm.mla_kv, req * ctx * 24 * 96 * 320 * 2 / 8);
+	assert_true(res->hbm.mla_kv > 6 * prod.hbm.mla_kv);
+	assert_true(res->tpot_s > prod.tpot_s && res->ttft_s > prod.ttft_s);
+	bool router = false, down = false, absorb = false;
+	for (int i = 0; i < res->decode.n_rows; i++) {
+		const char *n = res->decode.rows[i].op.name;
+		router |= strcmp(n, "moe.router") == 0;
+		down |= strcmp(n, "moe.down") == 0;
+		absorb |= strcmp(n, "mla.q_absorb") == 0;
+	}
+	assert_true(router && down && !absorb);
+	const char *bad = "gpus: 16\nengine: {path: hf}\n";
+	char buf[600];
+	assert_true(scenario_load_yaml(&s, "s.yaml", bad, strlen(bad), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "s.yaml:2:16: error: path: expected production or reference, got 'hf'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +411,10 @@ int main(void)
 		cmocka_unit_test(test_mean_rank),
 		cmocka_unit_test(test_auto),
 		cmocka_unit_test(test_engine_section),
+		cmocka_unit_test(test_batched_prefill),
+		cmocka_unit_test(test_mtp_and_mixed),
+		cmocka_unit_test(test_busiest_rank),
+		cmocka_unit_test(test_reference_path),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

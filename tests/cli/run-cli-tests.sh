@@ -62,10 +62,10 @@ for ph in ("prefill", "decode"):
     p = d[ph]
     assert all(k in p for k in ("step_s", "overlap", "microbatches", "critical_path", "exposed_comm_s")), ph
     cp = p["critical_path"]
-    assert abs(cp["compute_s"] + cp["comm_s"] - p["step_s"]) <= 1e-9 * p["step_s"], ph
-    assert p["overlap"] in ("none", "tbo", "sbo") and p["step_s"] <= p["time_s"] * (1 + 1e-9)
-assert abs(d["tpot_s"] - d["decode"]["step_s"]) <= 1e-12 * d["tpot_s"]
-assert abs(d["ttft_s"] - d["prefill"]["step_s"]) <= 1e-9 * d["ttft_s"]
+    assert abs(cp["compute_s"] + cp["comm_s"] - p["step_s"]) <= 1e-7 * p["step_s"], ph
+    assert p["overlap"] in ("none", "tbo", "sbo") and p["step_s"] <= p["time_s"] * (1 + 1e-7)
+assert abs(d["tpot_s"] - d["decode"]["step_s"]) <= 1e-7 * d["tpot_s"]
+assert abs(d["ttft_s"] - d["prefill"]["step_s"]) <= 1e-7 * d["ttft_s"]
 PY
 run "run --timeline" 0 $K3SIM run --timeline "$tmp/step.json" --timeline-step prefill
 python3 - "$tmp/step.json" <<'PY' && ok "timeline is Chrome trace JSON" || bad "timeline is Chrome trace JSON"
