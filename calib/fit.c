@@ -148,6 +148,12 @@ static void apply_kda(struct hw *hw, const double *x)
 	hw->kda_intra_cycles_per_token_head = exp(x[2]);
 }
 
+static void apply_verify(struct hw *hw, const double *x)
+{
+	hw->kda_verify_lin_cycles = exp(x[0]);
+	hw->kda_verify_quad_cycles = exp(x[1]);
+}
+
 static void apply_comm(struct hw *hw, const double *x)
 {
 	hw->eff_comm.max = squash(x[0]);
@@ -186,6 +192,11 @@ static bool is_gemm(const struct calib_point *p)
 static bool is_kda_chunk(const struct calib_point *p)
 {
 	return p->cls == HW_CLASS_KDA_CHUNK;
+}
+
+static bool is_kda_verify(const struct calib_point *p)
+{
+	return p->cls == HW_CLASS_KDA_VERIFY;
 }
 
 static bool is_comm(const struct calib_point *p)
@@ -300,23 +311,13 @@ static enum dtype table_dtype(const struct hw *hw, const struct op *op, bool *an
 	}
 }
 
-/* Classes whose ops differ in shape at one size (GEMMs skinny or square, attention) key their
- * tables by modeled time; copies, KDA decode and collectives, whose time follows their size (and
- * whose base curves flatten modeled time at small sizes), by bytes; KDA prefill, whose modeled
- * time is mostly its chain while the measured time grows with the intra-chunk FLOPs, by FLOPs. */
+/* Class tables are keyed by the op's modeled device time: the model never falls as a size grows
+ * (sim/cost.h), and a table over it whose measured times never fall either (isotonic) keeps it
+ * so. */
 static enum hw_table_key key_of(enum hw_class c)
 {
-	switch (c) {
-	case HW_CLASS_MEMORY:
-	case HW_CLASS_KDA_DECODE:
-	case HW_CLASS_COMM:
-		return HW_KEY_BYTES;
-	case HW_CLASS_KDA_CHUNK:
-	case HW_CLASS_KDA_VERIFY: /* state once, drafts per token: FLOPs (b x h x t) separate both */
-		return HW_KEY_FLOPS;
-	default:
-		return HW_KEY_MODEL_S;
-	}
+	(void)c;
+	return HW_KEY_MODEL_S;
 }
 
 static double table_key(const struct calib_point *p, double model_s)
@@ -381,7 +382,7 @@ static double median(double *v, int n)
 static int knots(const struct resid *r, int n, double *kx, double *ky, double *tmp_x, double *tmp_y)
 {
 	double span = r[n - 1].x - r[0].x;
-	double w = log(10.0) / (r[0].cls == HW_CLASS_KDA_VERIFY ? 16 : 4);
+	double w = log(10.0) / 16;
 	if (span / w > HW_TABLE_POINTS_MAX - 1)
 		w = span / (HW_TABLE_POINTS_MAX - 1) * 1.0001;
 	int out = 0;
@@ -401,31 +402,42 @@ static int knots(const struct resid *r, int n, double *kx, double *ky, double *t
 	return out;
 }
 
-/* A collective's time never falls with more bytes: between knots of its table (log bytes kx,
- * log efficiency ky) the efficiency may rise no faster than the modeled time, whose elasticity
- * (an affine time in bytes: rising with them) is smallest at the lower knot; a steeper rise,
- * which flat measured times at small sizes give, is cut there. `like` gives kind and ranks. */
-static void comm_monotonic(struct hw *hw, const struct op *like, const double *kx, double *ky, int nk)
+/* Pool-adjacent-violators: the non-decreasing sequence closest to y[0..n) in weighted least
+ * squares (weights w; NULL: equal), in place. */
+static void isotonic(double *y, const double *w, int n)
 {
-	int keep = hw->n_tables;
-	hw->n_tables = 0; /* the model the residuals were taken against */
-	struct op op = *like;
-	for (int k = 1; k < nk; k++) {
-		struct op_cost a, b;
-		int64_t x1 = (int64_t)exp(kx[k - 1]), x2 = x1 + x1 / 100 + 1;
-		op.comm_bytes = x1;
-		sim_op_cost(hw, &op, NULL, &a);
-		op.comm_bytes = x2;
-		sim_op_cost(hw, &op, NULL, &b);
-		if (!(a.time_s > 0 && b.time_s > 0))
-			continue;
-		/* exact for a time affine in bytes */
-		double elasticity = (b.time_s / a.time_s - 1) / ((double)x2 / (double)x1 - 1);
-		double most = ky[k - 1] + elasticity * (kx[k] - kx[k - 1]);
-		if (ky[k] > most)
-			ky[k] = most;
+	double val[64], wt[64];
+	int len[64], nb = 0;
+	if (n > 64)
+		n = 64;
+	for (int i = 0; i < n; i++) {
+		val[nb] = y[i];
+		wt[nb] = w ? w[i] : 1;
+		len[nb] = 1;
+		nb++;
+		while (nb > 1 && val[nb - 2] > val[nb - 1]) {
+			double ws = wt[nb - 2] + wt[nb - 1];
+			val[nb - 2] = (val[nb - 2] * wt[nb - 2] + val[nb - 1] * wt[nb - 1]) / ws;
+			wt[nb - 2] = ws;
+			len[nb - 2] += len[nb - 1];
+			nb--;
+		}
 	}
-	hw->n_tables = keep;
+	for (int b = 0, i = 0; b < nb; b++)
+		for (int j = 0; j < len[b]; j++)
+			y[i++] = val[b];
+}
+
+/* Knots (log model time kx, log efficiency ky) whose measured times (kx - ky, in logs) never
+ * fall as the modeled time grows: isotonic regression of the log measured times. */
+static void monotone_knots(const double *kx, double *ky, int nk)
+{
+	double y[HW_TABLE_POINTS_MAX];
+	for (int k = 0; k < nk; k++)
+		y[k] = kx[k] - ky[k];
+	isotonic(y, NULL, nk);
+	for (int k = 0; k < nk; k++)
+		ky[k] = kx[k] - y[k];
 }
 
 static int build_tables(const struct calib_points *pts, struct hw *hw, const struct calib_fit_opts *o,
@@ -441,7 +453,7 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		goto out;
 	}
 	hw->n_tables = 0;
-	hw->n_gemm_shapes = 0;
+	hw->n_gemm_points = 0;
 	/* class tables */
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct calib_point *p = &pts->p[i];
@@ -467,8 +479,8 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		struct hw_table *t = &hw->tables[hw->n_tables];
 		double kx[HW_TABLE_POINTS_MAX], ky[HW_TABLE_POINTS_MAX];
 		int nk = knots(r + i, (int)(j - i), kx, ky, tx, ty);
-		if (r[i].cls == HW_CLASS_COMM)
-			comm_monotonic(hw, r[i].op, kx, ky, nk);
+		if (key_of((enum hw_class)r[i].cls) == HW_KEY_MODEL_S)
+			monotone_knots(kx, ky, nk);
 		memset(t, 0, sizeof *t);
 		t->cls = (enum hw_class)r[i].cls;
 		t->key = key_of(t->cls);
@@ -485,17 +497,12 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		hw->n_tables++;
 		i = j;
 	}
-	/* GEMM shape tables (from the model without any table) */
+	/* measured GEMM shapes: time over m per (math dtype, n, k), non-decreasing in m */
 	if (!o || !o->no_shape_tables) {
-		struct hw plain = *hw;
-		plain.n_tables = 0;
 		n = 0;
 		for (size_t i = 0; i < pts->n; i++) {
 			const struct calib_point *p = &pts->p[i];
-			if (p->held_out || p->op.kind != OP_GEMM)
-				continue;
-			double pred = calib_predict_s(&plain, p);
-			if (!(pred > 0))
+			if (p->held_out || p->op.kind != OP_GEMM || !(p->measured_s > 0))
 				continue;
 			struct resid *x = &r[n++];
 			memset(x, 0, sizeof *x);
@@ -504,35 +511,40 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 			x->n = p->op.n;
 			x->k = p->op.k;
 			x->x = log((double)(p->op.m > 0 ? p->op.m : 1));
-			x->y = log(pred / p->measured_s);
+			x->y = log(p->measured_s);
 		}
 		qsort(r, n, sizeof *r, cmp_resid);
-		for (size_t i = 0; i < n && hw->n_gemm_shapes < HW_GEMM_SHAPES_MAX;) {
+		for (size_t i = 0; i < n && hw->n_gemm_points < HW_GEMM_SHAPES_MAX;) {
 			size_t j = i;
 			while (j < n && r[j].dt == r[i].dt && r[j].n == r[i].n && r[j].k == r[i].k)
 				j++;
-			struct hw_gemm_shape *g = &hw->gemm_shapes[hw->n_gemm_shapes];
+			struct hw_gemm_points *g = &hw->gemm_points[hw->n_gemm_points];
+			double w[HW_TABLE_POINTS_MAX];
 			memset(g, 0, sizeof *g);
 			g->n = r[i].n;
 			g->k = r[i].k;
 			g->dtype = r[i].dt;
-			/* one knot per distinct m (geometric mean of repeats) */
+			/* one knot per distinct m (geometric mean of repeats), then isotonic in m */
 			for (size_t a = i; a < j && g->points < HW_TABLE_POINTS_MAX;) {
 				size_t b = a;
-				double s = 0;
+				double sum = 0;
 				while (b < j && r[b].x == r[a].x)
-					s += r[b++].y;
-				g->m[g->points] = exp(r[a].x);
-				g->eff[g->points] = exp(s / (double)(b - a));
+					sum += r[b++].y;
+				g->m[g->points] = round(exp(r[a].x)); /* token counts: exact */
+				g->time_s[g->points] = sum / (double)(b - a);
+				w[g->points] = (double)(b - a);
 				g->points++;
 				a = b;
 			}
-			hw->n_gemm_shapes++;
+			isotonic(g->time_s, w, g->points);
+			for (int q = 0; q < g->points; q++)
+				g->time_s[q] = exp(g->time_s[q]);
+			hw->n_gemm_points++;
 			i = j;
 		}
 	}
 	rep->tables = hw->n_tables;
-	rep->gemm_shapes = hw->n_gemm_shapes;
+	rep->gemm_shapes = hw->n_gemm_points;
 out:
 	free(r);
 	free(tx);
@@ -556,7 +568,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	/* kernel durations are device time: fit without launch gaps, restore them at the end */
 	hw->launch_latency_s = hw->graph_launch_latency_s = 0;
 	hw->n_tables = 0;
-	hw->n_gemm_shapes = 0;
+	hw->n_gemm_points = 0;
 	hw->n_coll = 0;
 	for (size_t i = 0; i < pts->n; i++) {
 		if (pts->p[i].held_out)
@@ -629,6 +641,16 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 		rep->kda_chunk.points = st.n;
 	else
 		run_stage(&st, &rep->kda_chunk, xk, sk, 3);
+	/* KDA verify: its per-token cycles, linear and quadratic in the tokens */
+	double xv[2] = {log(hw->kda_verify_lin_cycles > 0 ? hw->kda_verify_lin_cycles : 500),
+	                log(hw->kda_verify_quad_cycles > 0 ? hw->kda_verify_quad_cycles : 50)};
+	const double sv[2] = {0.5, 0.5};
+	st.n = select_points(pts, is_kda_verify, sel);
+	st.apply = apply_verify;
+	if (st.n >= CALIB_FIT_MIN_POINTS)
+		run_stage(&st, &rep->kda_verify, xv, sv, 2);
+	else
+		rep->kda_verify.points = st.n;
 	/* a model per collective kind and rank count with points enough; the interconnect's curve
 	 * and latency (what the others get) from the points of the rest only */
 	fit_colls(pts, hw, rep, sel);

@@ -47,7 +47,7 @@ struct calib_fit_coll {
 };
 
 struct calib_fit_report {
-	struct calib_fit_stage memory, gemm, kda_chunk, comm;
+	struct calib_fit_stage memory, gemm, kda_chunk, kda_verify, comm;
 	struct calib_fit_coll coll[HW_COLL_MODELS_MAX];
 	int n_coll;
 	int train_points, held_out_points;

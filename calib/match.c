@@ -934,11 +934,13 @@ static void read_info(struct ctx *c)
 	sqlite3_stmt *st;
 	if (has_table(c->db, "TARGET_INFO_GPU")) {
 		static const char *const cols[] = {"name", "clockRate", "smCount", "totalMemory",
-		                                   "memoryBandwidth"};
-		if (select_cols(c, "TARGET_INFO_GPU", cols, 5, NULL, &st) == 0) {
+		                                   "memoryBandwidth", "uuid"};
+		if (select_cols(c, "TARGET_INFO_GPU", cols, 6, NULL, &st) == 0) {
 			if (sqlite3_step(st) == SQLITE_ROW) {
 				const char *nm = (const char *)sqlite3_column_text(st, 0);
+				const char *uu = (const char *)sqlite3_column_text(st, 5);
 				snprintf(in->device, sizeof in->device, "%s", nm ? nm : "");
+				snprintf(in->uuid, sizeof in->uuid, "%s", uu ? uu : "");
 				in->sm_clock_hz = col_i64(st, 1, 0);
 				in->sms = col_i64(st, 2, 0);
 				in->memory_bytes = col_i64(st, 3, 0);

@@ -71,6 +71,7 @@ struct calib_bad_range {
 
 struct calib_trace_info {
 	char device[128]; /* TARGET_INFO_GPU.name */
+	char uuid[64];    /* TARGET_INFO_GPU.uuid, when the trace has it */
 	int64_t sm_clock_hz, sms, memory_bytes, memory_bw_bytes_per_s;
 	char driver[64]; /* K3SIM_CAPTURE keys, when present */
 	char cuda_driver[32], cuda_runtime[32], host[128], command[512], source[32];

@@ -15,7 +15,49 @@ enum { POINTS_ARENA_BYTES = 512 * 1024 * 1024, CSV_LINE_MAX = 4096 };
 void calib_points_init(struct calib_points *pts)
 {
 	memset(pts, 0, sizeof *pts);
+	pts->cur_run = -1;
 	arena_init(&pts->arena, POINTS_ARENA_BYTES);
+}
+
+static int find_run(const struct calib_points *pts, const char *name)
+{
+	for (int r = 0; r < pts->n_runs; r++)
+		if (strcmp(pts->runs[r].name, name) == 0)
+			return r;
+	return -1;
+}
+
+/* The run `name`, made if new: its index, or an error. */
+static int make_run(struct calib_points *pts, const char *name, const char *file, struct err *e)
+{
+	int r = find_run(pts, name);
+	if (r >= 0)
+		return r;
+	if (pts->n_runs == CALIB_SOURCES_MAX) {
+		err_set(e, file, 0, 0, "more than %d runs", CALIB_SOURCES_MAX);
+		return -E2BIG;
+	}
+	struct calib_run *run = &pts->runs[pts->n_runs];
+	memset(run, 0, sizeof *run);
+	if (!(run->name = arena_strndup(&pts->arena, name, strlen(name)))) {
+		err_set(e, file, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	return pts->n_runs++;
+}
+
+int calib_points_begin_run(struct calib_points *pts, const char *name, struct err *e)
+{
+	int r = make_run(pts, name, NULL, e);
+	if (r < 0)
+		return r;
+	pts->cur_run = r;
+	return 0;
+}
+
+void calib_points_end_run(struct calib_points *pts)
+{
+	pts->cur_run = -1;
 }
 
 void calib_points_release(struct calib_points *pts)
@@ -159,6 +201,9 @@ static int add_point(struct calib_points *pts, const char *spec, const struct op
 	p->p90_s = p90;
 	p->samples = samples;
 	p->source = source;
+	p->run = pts->source_run[source];
+	p->runs = 1;
+	p->run_min_s = p->run_max_s = med;
 	pts->n++;
 	return 0;
 }
@@ -174,6 +219,18 @@ static int add_source(struct calib_points *pts, const char *source, struct err *
 		err_set(e, source, 0, 0, "out of memory");
 		return -ENOMEM;
 	}
+	/* a source of its own run is named by its path; the same path twice is two runs */
+	int run = pts->cur_run;
+	if (run < 0) {
+		char name[4200];
+		snprintf(name, sizeof name, "%s", source);
+		for (int k = 2; find_run(pts, name) >= 0; k++)
+			snprintf(name, sizeof name, "%s#%d", source, k);
+		if ((run = make_run(pts, name, source, e)) < 0)
+			return run;
+	}
+	pts->runs[run].n_sources++;
+	pts->source_run[pts->n_sources] = run;
 	pts->sources[pts->n_sources] = s;
 	return pts->n_sources++;
 }
@@ -246,9 +303,14 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 	int src = add_source(pts, source, e);
 	if (src < 0)
 		return src;
+	struct calib_run *run = &pts->runs[pts->source_run[src]];
 	if (!pts->have_info) {
 		pts->info = m->info;
 		pts->have_info = true;
+	}
+	if (!run->have_info && (m->info.device[0] || m->info.uuid[0])) {
+		run->info = m->info;
+		run->have_info = true;
 	}
 	/* counting sort of the samples by spec (each spec's in start order) */
 	size_t *start = calloc(m->n_specs + 1, sizeof *start);
@@ -296,6 +358,33 @@ out:
 	free(ns);
 	free(fill);
 	return rc;
+}
+
+/* calib-grid's "# device NAME, N SMs, SM clock C MHz, ..." comment: the run's device, when it has
+ * none yet. Other comments say nothing to us. */
+static void csv_device(struct calib_run *run, const char *line)
+{
+	static const char key[] = "# device ";
+	if (run->have_info || strncmp(line, key, sizeof key - 1) != 0)
+		return;
+	const char *name = line + sizeof key - 1, *comma = strchr(name, ',');
+	size_t n = comma ? (size_t)(comma - name) : strlen(name);
+	if (n == 0)
+		return;
+	struct calib_trace_info *in = &run->info;
+	memset(in, 0, sizeof *in);
+	snprintf(in->device, sizeof in->device, "%.*s", (int)(n < sizeof in->device ? n : sizeof in->device - 1),
+	         name);
+	for (const char *p = comma; p && *p; p = strchr(p + 1, ',')) {
+		long long v;
+		int end = 0;
+		if (sscanf(p, ", %lld SMs%n", &v, &end) == 1 && end > 0 && v > 0 && v < 1000000)
+			in->sms = v;
+		else if ((end = 0, sscanf(p, ", SM clock %lld MHz%n", &v, &end)) == 1 && end > 0 && v > 0 &&
+		         v < 1000000)
+			in->sm_clock_hz = v * 1000000;
+	}
+	run->have_info = true;
 }
 
 /* Split a CSV line in place (double quotes group, no escapes inside); returns the field count. */
@@ -422,6 +511,8 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			rc = -EINVAL;
 			goto out;
 		}
+		if (ll && line[0] == '#')
+			csv_device(&pts->runs[pts->source_run[src]], line);
 		if (!ll || line[0] == '#')
 			continue;
 		char *f[40];
@@ -466,11 +557,19 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			goto out;
 		}
 		char spec[256];
-		double med, p10, p90, reps = 1, scale = fmt == KDA ? 1e-6 : 1.0;
+		double med, p10, p90, scale = fmt == KDA ? 1e-6 : 1.0;
+		int64_t reps = 1;
 		if (fmt == GRID) {
 			snprintf(spec, sizeof spec, "%s", f[0]);
-			if (col[4] >= 0 && !num(f[col[4]], &reps))
-				reps = 1;
+			/* the samples behind the median: a count, or the row is not what it claims;
+			 * empty: not published (a table of one mean per row), one sample */
+			if (col[4] >= 0 && f[col[4]][0] &&
+			    (doc_parse_i64(f[col[4]], &reps) < 0 || reps < 1 || reps > CALIB_REPS_MAX)) {
+				err_set(e, path, lineno, col[4] + 1, "reps '%s' is not a sample count in 1..%lld",
+				        f[col[4]], (long long)CALIB_REPS_MAX);
+				rc = -EINVAL;
+				goto out;
+			}
 		} else if ((rc = kda_spec(f, col, spec, sizeof spec, path, lineno, e)) <= 0) {
 			if (rc < 0)
 				goto out;
@@ -484,10 +583,18 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			rc = -EINVAL;
 			goto out;
 		}
-		if (c10 < 0 || !num(f[c10], &p10))
-			p10 = med;
-		if (c90 < 0 || !num(f[c90], &p90))
-			p90 = med;
+		/* percentiles are optional (absent or empty: the median), never garbage */
+		p10 = p90 = med;
+		if (c10 >= 0 && f[c10][0] && (!num(f[c10], &p10) || p10 <= 0)) {
+			err_set(e, path, lineno, c10 + 1, "'%s' is not a positive time", f[c10]);
+			rc = -EINVAL;
+			goto out;
+		}
+		if (c90 >= 0 && f[c90][0] && (!num(f[c90], &p90) || p90 <= 0)) {
+			err_set(e, path, lineno, c90 + 1, "'%s' is not a positive time", f[c90]);
+			rc = -EINVAL;
+			goto out;
+		}
 		struct op op;
 		struct err pe = {0};
 		if (opspec_parse_line(spec, &op, &pe) < 0) {
@@ -495,8 +602,7 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			rc = -EINVAL;
 			goto out;
 		}
-		if ((rc = add_point(pts, spec, &op, med * scale, p10 * scale, p90 * scale, (int64_t)reps, src,
-		                    e)) < 0)
+		if ((rc = add_point(pts, spec, &op, med * scale, p10 * scale, p90 * scale, reps, src, e)) < 0)
 			goto out;
 	}
 	if (fmt == NONE) {
@@ -543,32 +649,4 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep)
 		if (calib_glob(glob, pts->p[i].spec) == keep)
 			pts->p[k++] = pts->p[i];
 	pts->n = k;
-}
-
-int calib_points_add_files(struct calib_points *pts, int n, char *const *paths, const char *rules_name,
-                           struct calib_match *first, char *inputs, size_t cap, struct err *e)
-{
-	struct calib_rules rules = {0};
-	const bool have_rules = rules_name && strcmp(rules_name, "none") != 0;
-	if (have_rules && calib_rules_load(&rules, rules_name, e) < 0)
-		return -EINVAL;
-	if (cap)
-		inputs[0] = '\0';
-	int rc = 0;
-	for (int i = 0; i < n && rc == 0; i++) {
-		struct calib_match m;
-		if ((rc = calib_points_add_file(pts, paths[i], have_rules ? &rules : NULL, &m, e)) < 0)
-			break;
-		bool have = first->n_samples || first->kernels || first->memcpys;
-		if (!have && (m.n_samples || m.kernels || m.memcpys))
-			*first = m;
-		else
-			calib_match_release(&m);
-		size_t used = strlen(inputs);
-		if (used < cap)
-			snprintf(inputs + used, cap - used, "%s%s", i ? ", " : "", paths[i]);
-	}
-	if (have_rules)
-		calib_rules_release(&rules);
-	return rc < 0 ? rc : 0;
 }

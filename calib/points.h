@@ -2,7 +2,10 @@
 #define K3_CALIB_POINTS_H
 
 /* Measured points: one per distinct op of a source (a trace database or a CSV of measurements),
- * its time the median over that op's samples. Fitting and validation work on points, so an op
+ * its time the median over that op's samples. Every source belongs to a run (a separate session
+ * on a device: another device call, another day, another machine); calib/runs.h groups a run's
+ * sources and merges the runs into one point per op, the median over runs, with its run-to-run
+ * spread. Fitting and validation work on points, so an op
  * measured 40 times weighs as much as one measured 5 times. A collective measured on several
  * ranks (a merged capture: one process per GPU) has one sample per instance: the shortest of its
  * ranks' kernels, the rank that arrived last (the others include waiting for it), when every rank
@@ -25,6 +28,8 @@
 #include "util/err.h"
 
 enum { CALIB_SOURCES_MAX = 64, CALIB_POINTS_MAX = 1024 * 1024 };
+/* The most samples one CSV row may claim behind its median (its reps column). */
+#define CALIB_REPS_MAX INT64_C(1000000000000)
 
 struct calib_point {
 	const char *spec; /* the op in k3sim op syntax */
@@ -37,14 +42,33 @@ struct calib_point {
 	double measured_s; /* median over samples */
 	double p10_s, p90_s;
 	int64_t samples;
-	int32_t source; /* index in calib_points.sources */
+	int32_t source; /* index in calib_points.sources (merged over runs: its first) */
+	int32_t run;    /* index in calib_points.runs; merged over several runs: -1 */
+	/* Over runs (calib_points_by_op): how many measured the op, the smallest and largest
+	 * per-run median, and the relative spread (run_max_s - run_min_s) / measured_s. A point
+	 * as read: 1 run, both its time, spread 0. */
+	int32_t runs;
+	double run_min_s, run_max_s, spread;
+};
+
+/* A run: the sources of one measurement session. info: from its first trace database, or the
+ * device a CSV's "# device NAME, N SMs, SM clock C MHz" line names. */
+struct calib_run {
+	const char *name; /* in the points' arena */
+	int n_sources;
+	bool have_info;
+	struct calib_trace_info info;
 };
 
 struct calib_points {
 	struct calib_point *p;
 	size_t n, cap;
 	const char *sources[CALIB_SOURCES_MAX];
+	int32_t source_run[CALIB_SOURCES_MAX]; /* index in runs */
 	int n_sources;
+	struct calib_run runs[CALIB_SOURCES_MAX];
+	int n_runs;
+	int32_t cur_run; /* the run new sources join; -1: each source a run of its own */
 	bool have_info;
 	struct calib_trace_info info; /* of the first trace database */
 	int64_t csv_rows_skipped;     /* rows of CSVs that name no model op */
@@ -53,6 +77,11 @@ struct calib_points {
 
 void calib_points_init(struct calib_points *pts);
 void calib_points_release(struct calib_points *pts);
+
+/* The sources added from now on join the run `name` (made if new).
+ * calib_points_end_run: from now on each source is a run of its own, named by its path. */
+int calib_points_begin_run(struct calib_points *pts, const char *name, struct err *e);
+void calib_points_end_run(struct calib_points *pts);
 
 /* One point per distinct op of the match's samples. */
 int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source,
@@ -69,13 +98,6 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep);
  * match is handed over (the caller releases it; m_out->n_samples is 0 for a CSV). */
 int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
                           struct calib_match *m_out, struct err *e);
-
-/* calib_points_add_file for every path, kernels outside k3sim ranges matched by the rules
- * `rules_name` (default, or a YAML file; NULL or "none": NVTX ranges only). *first (zeroed by the caller) keeps the match summary of
- * the first input that read any GPU work or measured samples (release it with
- * calib_match_release); the others are released. inputs receives the paths, comma separated. */
-int calib_points_add_files(struct calib_points *pts, int n, char *const *paths, const char *rules_name,
-                           struct calib_match *first, char *inputs, size_t cap, struct err *e);
 
 /* Class label, hw class and size of an op (sizes as hw.h counts them). */
 void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *cls, double *size);

@@ -85,8 +85,9 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	const struct calib_points *pts = meta->pts;
 	fprintf(f,
 	        "# %s: written by `k3sim calibrate` from measured kernels (see the calibration: section).\n"
-	        "# Efficiency tables hold modeled/measured device time, per class over modeled time and per\n"
-	        "# GEMM shape over m, interpolated in log space (hw/hw.h); curves, latencies and rates not\n"
+	        "# Efficiency tables hold modeled/measured device time per class over modeled time (measured\n"
+	        "# times never falling as modeled time grows), gemm_points the measured device times of dense\n"
+	        "# GEMM shapes over m, interpolated in log space (hw/hw.h); curves, latencies and rates not\n"
 	        "# listed under calibration.fit keep the values of the base preset '%s' (launch latencies\n"
 	        "# are gaps between kernels, which kernel durations do not measure).\n",
 	        hw->name, meta->base ? meta->base : "?");
@@ -97,10 +98,13 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	fprintf(f, "\nsource: ");
 	qstr(f, hw->source);
 	fprintf(f, "\ncalibrated: %s\n", hw->calibrated ? "true" : "false");
+	char sustained[64] = "";
+	if (hw->sustained_sm_clock_hz > 0)
+		snprintf(sustained, sizeof sustained, "  sustained_sm_clock_mhz: %.9g\n", hw->sustained_sm_clock_hz / 1e6);
 	fprintf(f,
-	        "device:\n  sms: %lld\n  sm_clock_mhz: %.9g\n  l2_mib: %.9g\n  smem_per_sm_kib: %.9g\n"
+	        "device:\n  sms: %lld\n  sm_clock_mhz: %.9g\n%s  l2_mib: %.9g\n  smem_per_sm_kib: %.9g\n"
 	        "  hbm_mib: %.9g\n  hbm_gb_per_s: %.9g\n  l2_gb_per_s: %.9g\n  tensor_tflops:\n",
-	        (long long)hw->sms, hw->sm_clock_hz / 1e6, (double)hw->l2_bytes / 1048576.0,
+	        (long long)hw->sms, hw->sm_clock_hz / 1e6, sustained, (double)hw->l2_bytes / 1048576.0,
 	        (double)hw->smem_per_sm_bytes / 1024.0, (double)hw->hbm_bytes / 1048576.0,
 	        hw->hbm_bw_bytes_per_s / 1e9, hw->l2_bw_bytes_per_s / 1e9);
 	for (int t = 0; t < DT_COUNT; t++)
@@ -115,8 +119,8 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	        (long long)hw->domain_gpus, hw->nvlink_bw_bytes_per_s / 1e9, hw->nvlink_latency_s * 1e6,
 	        hw->nic_bw_bytes_per_s / 1e9, hw->nic_latency_s * 1e6);
 	fprintf(f,
-	        "efficiency:\n  gemm: {max: %.6g, half_gflop: %.6g}\n  memory: {max: %.6g, half_mib: %.6g}\n"
-	        "  comm: {max: %.6g, half_mib: %.6g}\n",
+	        "efficiency:\n  gemm: {max: %.9g, half_gflop: %.9g}\n  memory: {max: %.9g, half_mib: %.9g}\n"
+	        "  comm: {max: %.9g, half_mib: %.9g}\n",
 	        hw->eff_gemm.max, hw->eff_gemm.half / 1e9, hw->eff_memory.max,
 	        hw->eff_memory.half / 1048576.0, hw->eff_comm.max, hw->eff_comm.half / 1048576.0);
 	if (hw->n_coll) {
@@ -153,26 +157,27 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 			fputc('\n', f);
 		}
 	}
-	if (hw->n_gemm_shapes) {
-		fprintf(
-		    f,
-		    "  gemm_shapes:            # dense GEMMs of measured shapes: modeled/measured over m\n");
-		for (int i = 0; i < hw->n_gemm_shapes; i++) {
-			const struct hw_gemm_shape *g = &hw->gemm_shapes[i];
+	if (hw->n_gemm_points) {
+		fprintf(f, "  gemm_points:            # measured dense GEMMs: device time (us) over m, boost "
+		           "clock\n");
+		for (int i = 0; i < hw->n_gemm_points; i++) {
+			const struct hw_gemm_points *g = &hw->gemm_points[i];
 			fprintf(f, "    - {dtype: %s, n: %lld, k: %lld, m: ", dtype_name(g->dtype),
 			        (long long)g->n, (long long)g->k);
 			list(f, g->m, g->points, 1.0);
-			fprintf(f, ", eff: ");
-			list(f, g->eff, g->points, 1.0);
+			fprintf(f, ", us: ");
+			list(f, g->time_s, g->points, 1e6);
 			fprintf(f, "}\n");
 		}
 	}
 	fprintf(f,
 	        "kernels:\n  gemm_tile_m: %lld\n  gemm_tile_n: %lld\n  gemm_wave_smoothing: %.6g\n"
 	        "  kda_chunk_step_cycles: %.6g\n  kda_step_row_cycles: %.6g\n"
-	        "  kda_intra_cycles_per_token_head: %.6g\n  kda_max_v_split: %lld\n  reserved_gib: %.9g\n",
+	        "  kda_intra_cycles_per_token_head: %.6g\n  kda_verify_lin_cycles: %.6g\n"
+	        "  kda_verify_quad_cycles: %.6g\n  kda_max_v_split: %lld\n  reserved_gib: %.9g\n",
 	        (long long)hw->gemm_tile_m, (long long)hw->gemm_tile_n, hw->gemm_wave_smoothing,
 	        hw->kda_chunk_step_cycles, hw->kda_step_row_cycles, hw->kda_intra_cycles_per_token_head,
+	        hw->kda_verify_lin_cycles, hw->kda_verify_quad_cycles,
 	        (long long)hw->kda_max_v_split, (double)hw->reserved_bytes / 1073741824.0);
 
 	fprintf(f, "calibration:\n  date: %s\n  base: ", meta->date ? meta->date : "?");
@@ -222,16 +227,47 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		qstr(f, pts->sources[i]);
 		fputc('\n', f);
 	}
+	if (pts && pts->n_runs) {
+		fprintf(f, "  runs:                   # measurement sessions; a point is the median over runs\n");
+		for (int r = 0; r < pts->n_runs; r++) {
+			const struct calib_run *run = &pts->runs[r];
+			fprintf(f, "    - {name: ");
+			qstr(f, run->name);
+			fprintf(f, ", traces: [");
+			for (int i = 0, k = 0; i < pts->n_sources; i++)
+				if (pts->source_run[i] == r) {
+					fprintf(f, "%s", k++ ? ", " : "");
+					qstr(f, pts->sources[i]);
+				}
+			fputc(']', f);
+			if (run->have_info) {
+				fprintf(f, ", device: ");
+				qstr(f, run->info.device);
+				if (run->info.uuid[0]) {
+					fprintf(f, ", uuid: ");
+					qstr(f, run->info.uuid);
+				}
+				if (run->info.driver[0]) {
+					fprintf(f, ", nvidia_driver: ");
+					qstr(f, run->info.driver);
+				}
+				if (run->info.sm_clock_hz > 0)
+					fprintf(f, ", sm_clock_mhz: %.6g", (double)run->info.sm_clock_hz / 1e6);
+			}
+			fprintf(f, "}\n");
+		}
+	}
 	fprintf(f, "  protocol: \"fit on training points only; errors reported on held-out points only. "
 	           "Training: GEMM m and KDA decode b powers of 4; KDA verify t odd or a power of 4; copies sizes powers of 2; KDA prefill t*h "
 	           "4^k or 3*4^k; collectives bytes powers of 2 (one time per instance: its shortest rank). "
-	           "Everything else is held out.\"\n");
+	           "Everything else is held out. A point is one op: the median over runs of each run's median.\"\n");
 	if (meta->fit) {
 		fprintf(f, "  fit:\n    train_points: %d\n    held_out_points: %d\n", meta->fit->train_points,
 		        meta->fit->held_out_points);
 		stage(f, "memory", &meta->fit->memory);
 		stage(f, "gemm", &meta->fit->gemm);
 		stage(f, "kda_chunk", &meta->fit->kda_chunk);
+		stage(f, "kda_verify", &meta->fit->kda_verify);
 		stage(f, "comm", &meta->fit->comm);
 		for (int i = 0; i < meta->fit->n_coll; i++) {
 			const struct calib_fit_coll *c = &meta->fit->coll[i];
@@ -245,13 +281,23 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	if (meta->n_classes) {
 		fprintf(
 		    f,
-		    "  held_out:               # absolute %% error of this preset on the held-out points\n");
+		    "  held_out:               # absolute %% error of this preset on the held-out points; "
+		    "by_run, by_gemm_shape: of refits without that run or shape (k3sim calibrate --help)\n");
 		for (int i = 0; i < meta->n_classes; i++) {
 			const struct calib_class_summary *c = &meta->classes[i];
 			fprintf(f, "    %s: {train: %d, held_out: %d", c->label, c->train, c->held_out);
 			if (c->held_med_pct >= 0)
 				fprintf(f, ", median_pct: %.2f, p90_pct: %.2f", c->held_med_pct,
 				        c->held_p90_pct);
+			if (c->run_med_pct >= 0)
+				fprintf(f, ", by_run: {median_pct: %.2f, p90_pct: %.2f}", c->run_med_pct,
+				        c->run_p90_pct);
+			if (c->shape_med_pct >= 0)
+				fprintf(f, ", by_gemm_shape: {median_pct: %.2f, p90_pct: %.2f}", c->shape_med_pct,
+				        c->shape_p90_pct);
+			if (c->noise_points)
+				fprintf(f, ", run_spread: {points: %d, median_pct: %.2f, p90_pct: %.2f}",
+				        c->noise_points, c->noise_med_pct, c->noise_p90_pct);
 			if (pts && c->held_out) {
 				fprintf(f, ", held_out_%s: ",
 				        strcmp(main_size_name(c->label), "m") == 0 ? "m" : "sizes");

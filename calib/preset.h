@@ -16,13 +16,18 @@ struct calib_class_summary {
 	char label[32];
 	int train, held_out;
 	double held_med_pct, held_p90_pct; /* absolute % error on held-out points; < 0: none */
+	/* cross-validation (validate.h), absolute % error; < 0: not done */
+	double run_med_pct, run_p90_pct;       /* held out by run */
+	double shape_med_pct, shape_p90_pct;   /* held out by GEMM shape */
+	int noise_points;                      /* points measured by two runs or more */
+	double noise_med_pct, noise_p90_pct;   /* their run-to-run spread, %; < 0: none */
 };
 
 struct calib_preset_meta {
 	const char *base;               /* the preset the fit started from */
 	const char *date;               /* UTC, YYYY-MM-DD */
 	const char *command;            /* the command line that made it */
-	const struct calib_points *pts; /* sources, device info and the held-out points */
+	const struct calib_points *pts; /* sources, runs, device info and the held-out points */
 	const struct calib_fit_report *fit;
 	const struct calib_class_summary *classes;
 	int n_classes;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "calib/fit.h"
+#include "calib/runs.h"
 
 extern char **environ;
 
@@ -48,6 +49,23 @@ static void errors_of(const double *err, const int *idx, int n, double *tmp, str
 	out->med_abs_pct = percentile(tmp, n, 50);
 	out->p90_abs_pct = percentile(tmp, n, 90);
 	out->max_abs_pct = tmp[n - 1];
+}
+
+static void noise_of(const struct calib_points *pts, const int *idx, int n, double *tmp, struct calib_noise *out)
+{
+	int m = 0;
+	for (int i = 0; i < n; i++)
+		if (pts->p[idx[i]].runs >= 2)
+			tmp[m++] = pts->p[idx[i]].spread * 100.0;
+	out->n = m;
+	if (m == 0) {
+		out->med_pct = out->p90_pct = out->max_pct = NAN;
+		return;
+	}
+	qsort(tmp, (size_t)m, sizeof *tmp, cmp_double);
+	out->med_pct = percentile(tmp, m, 50);
+	out->p90_pct = percentile(tmp, m, 90);
+	out->max_pct = tmp[m - 1];
 }
 
 int calib_validate(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw,
@@ -109,6 +127,7 @@ int calib_validate(struct calib_validation *v, const struct calib_points *pts, c
 		errors_of(v->err_pct, idx, ni, tmp, &s->all);
 		errors_of(v->err_pct, held, nhc, tmp, &s->held_out);
 		errors_of(v->err_pct, train, ntc, tmp, &s->train);
+		noise_of(pts, idx, ni, tmp, &s->noise);
 		/* worst offenders: a partial selection by |error| */
 		for (int w = 0; w < CALIB_WORST_MAX && w < ni; w++) {
 			int best = w;
@@ -128,6 +147,7 @@ int calib_validate(struct calib_validation *v, const struct calib_points *pts, c
 	}
 	errors_of(v->err_pct, idx, na, tmp, &v->all);
 	errors_of(v->err_pct, held, nh, tmp, &v->held_out);
+	noise_of(pts, idx, na, tmp, &v->noise);
 out:
 	free(idx);
 	free(held);
@@ -143,6 +163,259 @@ void calib_validation_release(struct calib_validation *v)
 	free(v->predicted_s);
 	free(v->err_pct);
 	memset(v, 0, sizeof *v);
+}
+
+/* ---- cross-validation ---- */
+
+static int xval_class(struct calib_xval *x, const char *label)
+{
+	for (int c = 0; c < x->n_cls; c++)
+		if (strcmp(x->cls[c].label, label) == 0)
+			return c;
+	if (x->n_cls == CALIB_CLASSES_MAX)
+		return -1;
+	snprintf(x->cls[x->n_cls].label, sizeof x->cls[0].label, "%s", label);
+	return x->n_cls++;
+}
+
+const struct calib_xval_class *calib_xval_class(const struct calib_xval *x, const char *label)
+{
+	for (int c = 0; x && c < x->n_cls; c++)
+		if (strcmp(x->cls[c].label, label) == 0)
+			return &x->cls[c];
+	return NULL;
+}
+
+void calib_xval_release(struct calib_xval *x)
+{
+	free(x->shapes);
+	memset(x, 0, sizeof *x);
+}
+
+static int cmp_point_op(const void *a, const void *b)
+{
+	const struct calib_point *x = *(const struct calib_point *const *)a,
+	                         *y = *(const struct calib_point *const *)b;
+	return calib_op_cmp(&x->op, &y->op);
+}
+
+/* The scored points of the rotations: class, error and (by run) the floor's error, in %. */
+struct scores {
+	int *cls;
+	double *err, *floor;
+	int n, cap;
+};
+
+static void score(struct scores *s, int cls, double err, double floor)
+{
+	if (s->n < s->cap) {
+		s->cls[s->n] = cls;
+		s->err[s->n] = err;
+		s->floor[s->n] = floor;
+		s->n++;
+	}
+}
+
+/* Errors of scores [from, to) of class cls (< 0: every class) into *out (and the floor's). */
+static void pooled(const struct scores *s, int from, int to, int cls, int *idx, double *tmp,
+                   struct calib_errors *out, struct calib_errors *floor)
+{
+	int n = 0;
+	for (int i = from; i < to; i++)
+		if (cls < 0 || s->cls[i] == cls)
+			idx[n++] = i;
+	errors_of(s->err, idx, n, tmp, out);
+	if (floor)
+		errors_of(s->floor, idx, n, tmp, floor);
+}
+
+static bool same_shape(const struct calib_point *p, int64_t n, int64_t k)
+{
+	return p->op.kind == OP_GEMM && p->op.n == n && p->op.k == k;
+}
+
+/* Fit `train` from base; *fitted false with the reason in note when the fit has nothing to go
+ * on. Only running out of memory is an error. */
+static int fold_fit(const struct calib_points *train, const struct hw *base, const struct calib_fit_opts *o,
+                    struct hw *dev, bool *fitted, char *note, size_t n, struct err *e)
+{
+	struct hw *fit = malloc(sizeof *fit);
+	struct calib_fit_report rep;
+	struct err fe = {0};
+	*fitted = false;
+	if (!fit) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = calib_fit(train, base, o, fit, &rep, &fe);
+	if (rc == -ENOMEM) {
+		*e = fe;
+	} else if (rc < 0) {
+		snprintf(note, n, "%.150s", fe.msg);
+		rc = 0;
+	} else {
+		calib_device_hw(dev, fit);
+		*fitted = true;
+	}
+	free(fit);
+	return rc;
+}
+
+int calib_xval(struct calib_xval *x, const struct calib_points *pts, const struct hw *base,
+               const struct calib_fit_opts *o, struct err *e)
+{
+	memset(x, 0, sizeof *x);
+	const size_t cap = pts->n ? pts->n : 1;
+	struct scores run = {0}, shape = {0};
+	struct calib_points train, test, merged, *view = calloc(1, sizeof *view);
+	bool have_train = false, have_test = false, have_merged = false;
+	const struct calib_point **sorted = malloc(cap * sizeof *sorted);
+	struct calib_point *rest = malloc(cap * sizeof *rest);
+	int *idx = malloc(cap * sizeof *idx);
+	double *tmp = malloc(cap * sizeof *tmp);
+	struct hw *dev = malloc(sizeof *dev);
+	bool use[CALIB_SOURCES_MAX];
+	int rc = 0;
+	run.cls = malloc(cap * sizeof *run.cls);
+	run.err = malloc(cap * sizeof *run.err);
+	run.floor = malloc(cap * sizeof *run.floor);
+	shape.cls = malloc(cap * sizeof *shape.cls);
+	shape.err = malloc(cap * sizeof *shape.err);
+	shape.floor = malloc(cap * sizeof *shape.floor);
+	run.cap = shape.cap = (int)(cap < INT32_MAX ? cap : INT32_MAX);
+	if (!view || !sorted || !rest || !idx || !tmp || !dev || !run.cls || !run.err ||
+	    !run.floor || !shape.cls || !shape.err || !shape.floor) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < pts->n; i++)
+		(void)xval_class(x, pts->p[i].label);
+
+	/* leave one run out */
+	const int n_runs = pts->n_runs;
+	for (int r = 0; n_runs >= 2 && r < n_runs; r++) {
+		struct calib_xval_run *xr = &x->runs[x->n_runs++];
+		xr->name = pts->runs[r].name;
+		for (int k = 0; k < n_runs; k++)
+			use[k] = k != r;
+		rc = calib_points_by_op(&train, pts, use, e);
+		have_train = true;
+		if (rc < 0)
+			goto out;
+		for (int k = 0; k < n_runs; k++)
+			use[k] = k == r;
+		rc = calib_points_by_op(&test, pts, use, e);
+		have_test = true;
+		if (rc < 0)
+			goto out;
+		if ((rc = fold_fit(&train, base, o, dev, &xr->fitted, xr->note, sizeof xr->note, e)) < 0)
+			goto out;
+		x->fits++;
+		int from = run.n;
+		for (size_t i = 0; i < train.n; i++)
+			sorted[i] = &train.p[i];
+		qsort(sorted, train.n, sizeof *sorted, cmp_point_op);
+		for (size_t i = 0; i < test.n; i++) {
+			const struct calib_point *q = &test.p[i], *key = q;
+			const struct calib_point **t = bsearch(&key, sorted, train.n, sizeof *sorted, cmp_point_op);
+			if (!t) {
+				xr->unpaired++;
+				continue;
+			}
+			if (!xr->fitted)
+				continue;
+			double pred = calib_predict_s(dev, q);
+			score(&run, xval_class(x, q->label), (pred - q->measured_s) / q->measured_s * 100.0,
+			      ((*t)->measured_s - q->measured_s) / q->measured_s * 100.0);
+		}
+		pooled(&run, from, run.n, -1, idx, tmp, &xr->err, &xr->floor);
+		calib_points_release(&train);
+		calib_points_release(&test);
+		have_train = have_test = false;
+	}
+
+	/* leave one GEMM shape (n, k) out, on the medians over all runs */
+	rc = calib_points_by_op(&merged, pts, NULL, e);
+	have_merged = true;
+	if (rc < 0)
+		goto out;
+	int n_shapes = 0;
+	for (size_t i = 0; i < merged.n; i++) {
+		const struct calib_point *p = &merged.p[i];
+		if (p->op.kind != OP_GEMM)
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = same_shape(&merged.p[j], p->op.n, p->op.k);
+		n_shapes += !seen;
+	}
+	if (n_shapes >= 2 && !(x->shapes = calloc((size_t)n_shapes, sizeof *x->shapes))) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; n_shapes >= 2 && i < merged.n; i++) {
+		const struct calib_point *p = &merged.p[i];
+		bool seen = p->op.kind != OP_GEMM;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = same_shape(&merged.p[j], p->op.n, p->op.k);
+		if (seen)
+			continue;
+		struct calib_xval_shape *xs = &x->shapes[x->n_shapes++];
+		xs->n = p->op.n;
+		xs->k = p->op.k;
+		size_t nr = 0;
+		for (size_t j = 0; j < merged.n; j++)
+			if (!same_shape(&merged.p[j], xs->n, xs->k))
+				rest[nr++] = merged.p[j];
+		view->p = rest;
+		view->n = nr;
+		char note[160];
+		if ((rc = fold_fit(view, base, o, dev, &xs->fitted, note, sizeof note, e)) < 0)
+			goto out;
+		x->fits++;
+		int from = shape.n;
+		for (size_t j = 0; xs->fitted && j < merged.n; j++) {
+			const struct calib_point *q = &merged.p[j];
+			if (!same_shape(q, xs->n, xs->k))
+				continue;
+			double pred = calib_predict_s(dev, q);
+			score(&shape, xval_class(x, q->label), (pred - q->measured_s) / q->measured_s * 100.0, NAN);
+		}
+		pooled(&shape, from, shape.n, -1, idx, tmp, &xs->err, NULL);
+	}
+
+	for (int c = 0; c < x->n_cls; c++) {
+		struct calib_xval_class *xc = &x->cls[c];
+		pooled(&run, 0, run.n, c, idx, tmp, &xc->by_run, &xc->run_floor);
+		pooled(&shape, 0, shape.n, c, idx, tmp, &xc->by_gemm_shape, NULL);
+	}
+	snprintf(x->all.label, sizeof x->all.label, "all");
+	pooled(&run, 0, run.n, -1, idx, tmp, &x->all.by_run, &x->all.run_floor);
+	pooled(&shape, 0, shape.n, -1, idx, tmp, &x->all.by_gemm_shape, NULL);
+out:
+	if (have_train)
+		calib_points_release(&train);
+	if (have_test)
+		calib_points_release(&test);
+	if (have_merged)
+		calib_points_release(&merged);
+	free(view);
+	free(sorted);
+	free(rest);
+	free(idx);
+	free(tmp);
+	free(dev);
+	free(run.cls);
+	free(run.err);
+	free(run.floor);
+	free(shape.cls);
+	free(shape.err);
+	free(shape.floor);
+	if (rc < 0)
+		calib_xval_release(x);
+	return rc;
 }
 
 /* ---- reports ---- */
@@ -180,12 +453,117 @@ static void md_escape(FILE *f, const char *s)
 }
 
 static void md_class_row(FILE *f, const char *label, int points, const struct calib_errors *all,
-                         const struct calib_errors *held)
+                         const struct calib_errors *held, const struct calib_noise *noise)
 {
-	char a[32], b[32], c[32], d[32], g[32];
-	fprintf(f, "| %s | %d | %d | %s | %s | %s | %s | %s |\n", label, points, held->n,
+	char a[32], b[32], c[32], d[32], g[32], h[32], k[32];
+	fprintf(f, "| %s | %d | %d | %s | %s | %s | %s | %s | %d | %s | %s |\n", label, points, held->n,
 	        pct(all->med_abs_pct, a, 32), pct(all->p90_abs_pct, b, 32), pct(held->med_abs_pct, c, 32),
-	        pct(held->p90_abs_pct, d, 32), pct(all->med_signed_pct, g, 32));
+	        pct(held->p90_abs_pct, d, 32), pct(all->med_signed_pct, g, 32), noise->n,
+	        pct(noise->med_pct, h, 32), pct(noise->p90_pct, k, 32));
+}
+
+/* "median / p90" of e, or "-" */
+static const char *pair(const struct calib_errors *e, char *buf, size_t n)
+{
+	if (!e || e->n == 0 || isnan(e->med_abs_pct))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%.2f / %.2f", e->med_abs_pct, e->p90_abs_pct);
+	return buf;
+}
+
+static void md_runs(FILE *f, const struct calib_points *pts)
+{
+	fprintf(f, "## Runs\n\n%d run%s; a point is the median over runs of each run's median, its spread "
+	           "(max - min) / median over them.\n\n",
+	        pts->n_runs, pts->n_runs == 1 ? "" : "s");
+	fprintf(f, "| run | inputs | device | uuid | SM clock |\n| --- | --- | --- | --- | ---: |\n");
+	for (int r = 0; r < pts->n_runs; r++) {
+		const struct calib_run *run = &pts->runs[r];
+		fprintf(f, "| `");
+		md_escape(f, run->name);
+		fprintf(f, "` | ");
+		for (int i = 0, k = 0; i < pts->n_sources; i++)
+			if (pts->source_run[i] == r) {
+				fprintf(f, "%s`", k++ ? ", " : "");
+				md_escape(f, pts->sources[i]);
+				fputc('`', f);
+			}
+		fprintf(f, " | ");
+		md_escape(f, run->have_info && run->info.device[0] ? run->info.device : "-");
+		fprintf(f, " | ");
+		md_escape(f, run->have_info && run->info.uuid[0] ? run->info.uuid : "-");
+		if (run->have_info && run->info.sm_clock_hz > 0)
+			fprintf(f, " | %.0f MHz |\n", (double)run->info.sm_clock_hz / 1e6);
+		else
+			fprintf(f, " | - |\n");
+	}
+	fputc('\n', f);
+}
+
+static void md_xval(FILE *f, const struct calib_validation *v, const struct calib_xval *x)
+{
+	char a[48], b[48], c[48], d[48], g[48];
+	fprintf(f,
+	        "## Cross-validation\n\n"
+	        "Each fit is `k3sim calibrate`'s, refitted with data held out and scored on what it never "
+	        "saw (absolute %% error, median / p90). **By shape**: the protocol's held-out points (the "
+	        "table above). **By run**: leave one run out, fit to the other runs' medians, scored on "
+	        "every op of the held-out run that another run measured too; **run floor**: the same "
+	        "points predicted by the other runs' median itself, what a model fitted to them can hardly "
+	        "beat. **By GEMM shape**: leave one dense GEMM shape (n, k) out, scored at every m and "
+	        "dtype. **Run spread**: (max - min) / median of the per-run medians, over the points "
+	        "two runs or more measured. %d fits.\n\n",
+	        x->fits);
+	fprintf(f, "| class | by shape | by run | run floor | by GEMM shape | run spread |\n"
+	           "| --- | ---: | ---: | ---: | ---: | ---: |\n");
+	for (int c0 = 0; c0 < v->n_cls; c0++) {
+		const struct calib_class_stats *s = &v->cls[c0];
+		const struct calib_xval_class *xc = calib_xval_class(x, s->label);
+		if (s->noise.n && !isnan(s->noise.med_pct))
+			snprintf(g, sizeof g, "%.2f / %.2f", s->noise.med_pct, s->noise.p90_pct);
+		else
+			snprintf(g, sizeof g, "-");
+		fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", s->label, pair(&s->held_out, a, sizeof a),
+		        pair(xc ? &xc->by_run : NULL, b, sizeof b), pair(xc ? &xc->run_floor : NULL, c, sizeof c),
+		        pair(xc ? &xc->by_gemm_shape : NULL, d, sizeof d), g);
+	}
+	if (x->n_runs) {
+		fprintf(f, "\n### Held out by run\n\n| held-out run | points | unpaired | median abs %% | p90 abs %% "
+		           "| floor median %% | floor p90 %% | bias %% |\n"
+		           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		for (int r = 0; r < x->n_runs; r++) {
+			const struct calib_xval_run *xr = &x->runs[r];
+			fprintf(f, "| `");
+			md_escape(f, xr->name);
+			if (!xr->fitted) {
+				fprintf(f, "` | not fitted: ");
+				md_escape(f, xr->note);
+				fprintf(f, " | | | | | | |\n");
+				continue;
+			}
+			fprintf(f, "` | %d | %d | %s | %s | %s | %s | %s |\n", xr->err.n, xr->unpaired,
+			        pct(xr->err.med_abs_pct, a, 32), pct(xr->err.p90_abs_pct, b, 32),
+			        pct(xr->floor.med_abs_pct, c, 32), pct(xr->floor.p90_abs_pct, d, 32),
+			        pct(xr->err.med_signed_pct, g, 32));
+		}
+	}
+	if (x->n_shapes) {
+		fprintf(f, "\n### Held out by GEMM shape\n\n| shape | points | median abs %% | p90 abs %% | max "
+		           "abs %% | bias %% |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+		for (int i = 0; i < x->n_shapes; i++) {
+			const struct calib_xval_shape *xs = &x->shapes[i];
+			fprintf(f, "| n=%" PRId64 " k=%" PRId64 " | ", xs->n, xs->k);
+			if (!xs->fitted) {
+				fprintf(f, "not fitted | | | | |\n");
+				continue;
+			}
+			fprintf(f, "%d | %s | %s | %s | %s |\n", xs->err.n, pct(xs->err.med_abs_pct, a, 32),
+			        pct(xs->err.p90_abs_pct, b, 32), pct(xs->err.max_abs_pct, c, 32),
+			        pct(xs->err.med_signed_pct, d, 32));
+		}
+	}
+	fputc('\n', f);
 }
 
 int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err *e)
@@ -213,7 +591,8 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 		        m->n_samples, m->n_specs);
 	}
 	fprintf(f,
-	        "- points: %zu (one per distinct op: the median of its samples); %d held out by the protocol "
+	        "- points: %zu (one per distinct op: the median of its samples, over runs the median of "
+	        "the per-run medians); %d held out by the protocol "
 	        "(GEMM m and KDA decode b not a power of 4, copy sizes not a power of 2, ...)\n\n",
 	        pts->n, v->held_out.n);
 	fprintf(f,
@@ -222,13 +601,20 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 	        "measured) / measured. Percentiles interpolate linearly; bias is the median signed error "
 	        "(positive: the model predicts too long).\n\n");
 	fprintf(f, "## Error per op class\n\n");
+	fprintf(f, "The noise floor beside the errors: over the points that two runs or more measured "
+	           "(runs > 1), the run-to-run spread ((max - min) / median of the per-run medians).\n\n");
 	fprintf(f, "| class | points | held out | median abs %% | p90 abs %% | held-out median abs %% | "
-	           "held-out p90 abs %% | bias %% |\n");
-	fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	           "held-out p90 abs %% | bias %% | runs > 1 | spread median %% | spread p90 %% |\n");
+	fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (int c = 0; c < v->n_cls; c++)
-		md_class_row(f, v->cls[c].label, v->cls[c].all.n, &v->cls[c].all, &v->cls[c].held_out);
-	md_class_row(f, "all", v->all.n, &v->all, &v->held_out);
-	fprintf(f, "\n## Worst offenders\n\n");
+		md_class_row(f, v->cls[c].label, v->cls[c].all.n, &v->cls[c].all, &v->cls[c].held_out,
+		             &v->cls[c].noise);
+	md_class_row(f, "all", v->all.n, &v->all, &v->held_out, &v->noise);
+	fputc('\n', f);
+	if (in->xval)
+		md_xval(f, v, in->xval);
+	md_runs(f, pts);
+	fprintf(f, "## Worst offenders\n\n");
 	for (int c = 0; c < v->n_cls; c++) {
 		const struct calib_class_stats *s = &v->cls[c];
 		fprintf(f,
@@ -333,6 +719,99 @@ static void jpct(FILE *f, double x)
 		fprintf(f, "%.2f", x);
 }
 
+static void j_noise(FILE *f, const struct calib_noise *x)
+{
+	fprintf(f, "\"noise\": {\"n\": %d, \"median_pct\": ", x->n);
+	jpct(f, x->med_pct);
+	fprintf(f, ", \"p90_pct\": ");
+	jpct(f, x->p90_pct);
+	fprintf(f, ", \"max_pct\": ");
+	jpct(f, x->max_pct);
+	fputc('}', f);
+}
+
+static void j_errors(FILE *f, const char *key, const struct calib_errors *x);
+
+static void j_runs(FILE *f, const struct calib_points *pts)
+{
+	fprintf(f, ",\n  \"runs\": [");
+	for (int r = 0; r < pts->n_runs; r++) {
+		const struct calib_run *run = &pts->runs[r];
+		fprintf(f, "%s\n    {\"name\": ", r ? "," : "");
+		jstr(f, run->name);
+		fprintf(f, ", \"inputs\": [");
+		for (int i = 0, k = 0; i < pts->n_sources; i++)
+			if (pts->source_run[i] == r) {
+				fprintf(f, "%s", k++ ? ", " : "");
+				jstr(f, pts->sources[i]);
+			}
+		fprintf(f, "], \"device\": ");
+		if (run->have_info)
+			jstr(f, run->info.device);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"uuid\": ");
+		if (run->have_info && run->info.uuid[0])
+			jstr(f, run->info.uuid);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"nvidia_driver\": ");
+		if (run->have_info && run->info.driver[0])
+			jstr(f, run->info.driver);
+		else
+			fputs("null", f);
+		if (run->have_info && run->info.sm_clock_hz > 0)
+			fprintf(f, ", \"sm_clock_mhz\": %.6g}", (double)run->info.sm_clock_hz / 1e6);
+		else
+			fprintf(f, ", \"sm_clock_mhz\": null}");
+	}
+	fprintf(f, "\n  ]");
+}
+
+static void j_xval(FILE *f, const struct calib_xval *x)
+{
+	fprintf(f, ",\n  \"xval\": ");
+	if (!x) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"fits\": %d,\n    \"classes\": [", x->fits);
+	for (int c = 0; c <= x->n_cls; c++) {
+		const struct calib_xval_class *xc = c < x->n_cls ? &x->cls[c] : &x->all;
+		fprintf(f, "%s\n      {\"class\": ", c ? "," : "");
+		jstr(f, xc->label);
+		fprintf(f, ", ");
+		j_errors(f, "by_run", &xc->by_run);
+		fprintf(f, ", ");
+		j_errors(f, "run_floor", &xc->run_floor);
+		fprintf(f, ", ");
+		j_errors(f, "by_gemm_shape", &xc->by_gemm_shape);
+		fputc('}', f);
+	}
+	fprintf(f, "\n    ],\n    \"runs\": [");
+	for (int r = 0; r < x->n_runs; r++) {
+		const struct calib_xval_run *xr = &x->runs[r];
+		fprintf(f, "%s\n      {\"run\": ", r ? "," : "");
+		jstr(f, xr->name);
+		fprintf(f, ", \"fitted\": %s, \"note\": ", xr->fitted ? "true" : "false");
+		jstr(f, xr->note);
+		fprintf(f, ", \"unpaired\": %d, ", xr->unpaired);
+		j_errors(f, "errors", &xr->err);
+		fprintf(f, ", ");
+		j_errors(f, "floor", &xr->floor);
+		fputc('}', f);
+	}
+	fprintf(f, "\n    ],\n    \"gemm_shapes\": [");
+	for (int i = 0; i < x->n_shapes; i++) {
+		const struct calib_xval_shape *xs = &x->shapes[i];
+		fprintf(f, "%s\n      {\"n\": %" PRId64 ", \"k\": %" PRId64 ", \"fitted\": %s, ", i ? "," : "",
+		        xs->n, xs->k, xs->fitted ? "true" : "false");
+		j_errors(f, "errors", &xs->err);
+		fputc('}', f);
+	}
+	fprintf(f, "\n    ]}");
+}
+
 static void j_errors(FILE *f, const char *key, const struct calib_errors *x)
 {
 	fprintf(f, "\"%s\": {\"n\": %d, \"median_abs_pct\": ", key, x->n);
@@ -360,6 +839,10 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	j_errors(f, "all", &v->all);
 	fprintf(f, ",\n  ");
 	j_errors(f, "held_out", &v->held_out);
+	fprintf(f, ",\n  ");
+	j_noise(f, &v->noise);
+	j_runs(f, pts);
+	j_xval(f, in->xval);
 	fprintf(f, ",\n  \"classes\": [");
 	for (int c = 0; c < v->n_cls; c++) {
 		const struct calib_class_stats *s = &v->cls[c];
@@ -371,6 +854,8 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		j_errors(f, "held_out", &s->held_out);
 		fprintf(f, ", ");
 		j_errors(f, "train", &s->train);
+		fprintf(f, ", ");
+		j_noise(f, &s->noise);
 		fprintf(f, ",\n     \"worst\": [");
 		for (int w = 0; w < s->n_worst && w < (in->top > 0 ? in->top : 5); w++) {
 			int i = s->worst[w];
@@ -393,8 +878,12 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ",
 		        pts->p[i].measured_s, v->predicted_s[i]);
 		jpct(f, v->err_pct[i]);
-		fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}",
-		        pts->p[i].held_out ? "true" : "false", pts->p[i].samples);
+		fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 ", \"runs\": %d",
+		        pts->p[i].held_out ? "true" : "false", pts->p[i].samples, pts->p[i].runs);
+		if (pts->p[i].runs > 1)
+			fprintf(f, ", \"run_min_s\": %.6g, \"run_max_s\": %.6g, \"spread_pct\": %.2f",
+			        pts->p[i].run_min_s, pts->p[i].run_max_s, pts->p[i].spread * 100.0);
+		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n  \"plots\": ");
 	if (in->scatter_svg && in->error_svg) {

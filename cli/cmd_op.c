@@ -12,11 +12,14 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: k3sim op KIND key=value... [--hw NAME|PATH] [--json] [--graph]\n\n"
-		     "Predicted time of one op on one GPU: cycles, what bounds it, FLOPs and bytes.\n"
-		     "Sizes are plain integers (elements, tokens, bytes); dtypes: %s.\n\n"
+	fprintf(out, "usage: k3sim op KIND key=value... [--hw NAME|PATH] [--clock boost|sustained] [--json] [--graph]\n\n"
+		     "Predicted time of one op on one GPU: cycles, what bounds it, FLOPs and bytes, its physical\n"
+		     "floor, and whether a calibrated preset measured ops like it (else: extrapolated, the\n"
+		     "physical model's form). Sizes are plain integers (elements, tokens, bytes); dtypes: %s.\n\n"
 		     "  --hw NAME|PATH  hardware preset or YAML (default h200)\n"
-		     "  --json          machine-readable: time_s, cycles, bound, flops, bytes, ...\n"
+		     "  --clock R       SM clock regime: boost (default; an op on its own) or sustained (the\n"
+		     "                  power-limited clock under continuous load, where the preset knows it)\n"
+		     "  --json          machine-readable: time_s, cycles, bound, flops, bytes, floor_s, clock, ...\n"
 		     "  --graph         launch latency of a CUDA graph instead of an eager launch\n\nkinds:\n",
 		dtype_spellings());
 	int n;
@@ -34,6 +37,7 @@ int cmd_op(int argc, char **argv)
 {
 	const char *hw_name = "h200";
 	bool json = false, graph = false;
+	enum hw_clock clock = HW_CLOCK_BOOST;
 	const char *kind = NULL;
 	const char *kv[64];
 	int nkv = 0;
@@ -46,6 +50,12 @@ int cmd_op(int argc, char **argv)
 			json = true;
 		} else if (strcmp(s, "--graph") == 0) {
 			graph = true;
+		} else if (strcmp(s, "--clock") == 0) {
+			if (i + 1 >= argc || hw_clock_parse(argv[i + 1], &clock) < 0) {
+				fprintf(stderr, "k3sim op: --clock takes boost or sustained\n");
+				return 2;
+			}
+			i++;
 		} else if (strcmp(s, "--hw") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "k3sim op: --hw needs a value\n");
@@ -80,7 +90,7 @@ int cmd_op(int argc, char **argv)
 		cli_error("op", &e);
 		return 1;
 	}
-	struct cost_opts opts = {.cuda_graph = graph};
+	struct cost_opts opts = {.cuda_graph = graph, .clock = clock};
 	struct op_cost c;
 	sim_op_cost(&hw, &op, &opts, &c);
 	int64_t bytes = op_bytes(&op) + (op_is_comm(op.kind) ? op.comm_bytes : 0);
@@ -101,6 +111,11 @@ int cmd_op(int argc, char **argv)
 		jw_f64(&w, "latency_s", c.latency_s);
 		jw_f64(&w, "comm_s", c.comm_s);
 		jw_f64(&w, "waves", c.waves);
+		jw_f64(&w, "floor_s", c.floor_s);
+		jw_str(&w, "clock", hw_clock_name(clock));
+		jw_f64(&w, "clock_hz", c.clock_hz);
+		jw_bool(&w, "calibrated", c.calibrated);
+		jw_bool(&w, "extrapolated", c.extrapolated);
 		jw_begin_object(&w, "bytes_by_kind");
 		jw_i64(&w, "weights", op.bytes_weight);
 		jw_i64(&w, "activations_in", op.bytes_act_in);
@@ -117,9 +132,9 @@ int cmd_op(int argc, char **argv)
 		return 0;
 	}
 	char t1[32], t2[32], t3[32], t4[32], b1[32];
-	printf("%s on %s%s: %s (%.4g cycles at %.0f MHz), %s-bound\n", op.name, hw.name,
-	       hw.calibrated ? "" : " (datasheet)", cli_time(c.time_s, t1, sizeof t1), c.cycles,
-	       hw.sm_clock_hz / 1e6, bound_name(c.bound));
+	printf("%s on %s%s: %s (%.4g cycles at %.0f MHz, %s clock), %s-bound\n", op.name, hw.name,
+	       hw.calibrated ? "" : " (datasheet)", cli_time(c.time_s, t1, sizeof t1), c.cycles, c.clock_hz / 1e6,
+	       hw_clock_name(clock), bound_name(c.bound));
 	printf("  compute %s, memory %s, latency %s", cli_time(c.compute_s, t2, sizeof t2),
 	       cli_time(c.memory_s, t3, sizeof t3), cli_time(c.latency_s, t4, sizeof t4));
 	if (c.comm_s > 0)
@@ -130,6 +145,10 @@ int cmd_op(int argc, char **argv)
 	if (op.serial_steps)
 		printf("\n  %lld dependent chunk steps per (sequence, head) in %.0f wave(s)", (long long)op.serial_steps,
 		       c.waves);
+	printf("\n  floor %s (launch + peak FLOPs or bytes)", cli_time(c.floor_s, t2, sizeof t2));
+	if (hw.calibrated)
+		printf("; %s", c.extrapolated ? "extrapolated: outside what the calibration measured, the physical model's form"
+			   : c.calibrated ? "calibrated: inside the measured range" : "no calibration for this op class");
 	printf("\n");
 	return 0;
 }

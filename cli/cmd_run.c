@@ -35,7 +35,9 @@ static void usage(FILE *out)
 		"                  which step --timeline writes: the mean decode step (default) or the\n"
 		"                  first prefill chunk\n"
 		"overrides (applied after loading):\n"
-		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n");
+		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n"
+		"  --clock boost|sustained   SM clock regime (scenario options.clock; default sustained:\n"
+		"                     a serving GPU runs power-limited all day, where the preset knows it)\n");
 }
 
 static int parse_count(const char *opt, const char *v, int64_t *out)
@@ -120,10 +122,13 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	       (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->ep, s->moe_imbalance,
 	       s->tp_rs_ag ? "reduce-scatter + all-gather" : "all-reduce");
 	printf("  workload: batch %lld, prompt %lld, output %lld tokens, prefill chunk %lld; "
-	       "KDA state %s, MLA cache %s, expert inputs %s\n\n",
+	       "KDA state %s, MLA cache %s, expert inputs %s\n",
 	       (long long)s->batch, (long long)s->prompt_tokens, (long long)s->output_tokens,
 	       (long long)s->prefill_chunk, dtype_name(s->kda_state), dtype_name(s->mla_cache),
 	       dtype_name(s->expert_act));
+	printf("  clock: %s, SM %.0f MHz%s\n\n", hw_clock_name(s->clock), hw_clock_hz(hw, s->clock) / 1e6,
+	       s->clock == HW_CLOCK_SUSTAINED && !(hw->sustained_sm_clock_hz > 0)
+		       ? " (the preset has no sustained clock: boost)" : "");
 
 	if (s->prefill_tokens)
 		printf("  %-18s %12s   (prefill of %lld tokens in %lld step%s of %lld tokens per DP group, "
@@ -274,6 +279,8 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_str(&w, "model", m->name);
 	jw_str(&w, "hw", hw->name);
 	jw_bool(&w, "hw_calibrated", hw->calibrated);
+	jw_str(&w, "clock", hw_clock_name(s->clock));
+	jw_f64(&w, "sm_clock_hz", hw_clock_hz(hw, s->clock));
 	jw_i64(&w, "gpus", s->gpus);
 	jw_begin_object(&w, "parallel");
 	jw_i64(&w, "tp", s->tp);
@@ -398,7 +405,7 @@ static int write_timeline(const struct scenario *s, const struct model *m, const
 
 int cmd_run(int argc, char **argv)
 {
-	const char *path = "default", *model_over = NULL, *hw_over = NULL, *timeline = NULL;
+	const char *path = "default", *model_over = NULL, *hw_over = NULL, *clock_over = NULL, *timeline = NULL;
 	bool timeline_prefill = false;
 	bool json = false, print = false, have_path = false;
 	int64_t batch = 0, prompt = 0, output = 0, top = 12;
@@ -425,6 +432,14 @@ int cmd_run(int argc, char **argv)
 				return 2;
 			}
 			timeline_prefill = v[0] == 'p';
+			i++;
+		} else if (strcmp(a, "--clock") == 0) {
+			enum hw_clock c;
+			if (!v || hw_clock_parse(v, &c) < 0) {
+				fprintf(stderr, "k3sim run: --clock takes boost or sustained\n");
+				return 2;
+			}
+			clock_over = v;
 			i++;
 		} else if (strcmp(a, "--model") == 0 || strcmp(a, "--hw") == 0) {
 			if (!v) {
@@ -470,6 +485,8 @@ int cmd_run(int argc, char **argv)
 		snprintf(s.model, sizeof s.model, "%s", model_over);
 	if (hw_over)
 		snprintf(s.hw, sizeof s.hw, "%s", hw_over);
+	if (clock_over)
+		hw_clock_parse(clock_over, &s.clock);
 	if (batch)
 		s.batch = batch;
 	if (prompt)

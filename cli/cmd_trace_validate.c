@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "calib/runs.h"
 #include "calib/validate.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -15,7 +16,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: k3sim trace validate DB [MORE.db|MEASURED.csv...] [--hw NAME|PATH] [options]\n\n"
+	        "usage: k3sim trace validate [DB|MEASURED.csv...] [--run NAME=FILE[,FILE...]]...\n"
+	        "                            [--hw NAME|PATH] [options]\n\n"
 	        "Predicted (the cost model, sim_op_cost) against measured time for every op measured in\n"
 	        "a trace database: per op class the median and p90 absolute %% error (over all points\n"
 	        "and over the calibration protocol's held-out points), the bias, the worst offenders\n"
@@ -24,7 +26,12 @@ static void usage(FILE *out)
 	        "n=7168 k=7168 dtype=bf16\"; a range instance is one sample, the sum of its kernels),\n"
 	        "else by kernel-name rules (calib/rules/default.yaml). A point is one distinct op:\n"
 	        "the median of its samples. CSV inputs: calib-grid's or the KDA bench's.\n\n"
+	        "Runs: each input is a run of its own (a separate device session); --run groups files\n"
+	        "of one session under a name. Measured is then the median over runs of each run's\n"
+	        "median, and per class the run-to-run spread ((max - min) / median over runs, over the\n"
+	        "points two runs or more measured) is printed beside the errors: the noise floor.\n\n"
 	        "options:\n"
+	        "  --run NAME=FILES    FILES (comma separated) are one run named NAME; repeatable\n"
 	        "  --hw NAME|PATH      hardware preset or YAML (default h200)\n"
 	        "  --rules R           rules for kernels outside k3sim ranges: default, none, or a YAML\n"
 	        "  -o, --output DIR    write DIR/validate.md, DIR/validate.json and gnuplot charts\n"
@@ -56,19 +63,30 @@ static int write_file(const char *path, const struct calib_report_in *in, bool j
 
 static void table(const struct calib_validation *v, const struct calib_match *m)
 {
-	printf("%-18s %7s %8s %10s %10s %10s %10s %8s\n", "class", "points", "held out", "med abs %",
+	const bool runs = v->pts->n_runs > 1;
+	printf("%-18s %7s %8s %10s %10s %10s %10s %8s", "class", "points", "held out", "med abs %",
 	       "p90 abs %", "held med %", "held p90 %", "bias %");
+	if (runs)
+		printf(" %7s %10s %10s", "runs>1", "spread md%", "spread p90%");
+	printf("\n");
 	for (int c = 0; c <= v->n_cls; c++) {
 		const char *label = c < v->n_cls ? v->cls[c].label : "all";
 		const struct calib_errors *a = c < v->n_cls ? &v->cls[c].all : &v->all;
 		const struct calib_errors *h = c < v->n_cls ? &v->cls[c].held_out : &v->held_out;
-		printf("%-18s %7d %8d %10.2f %10.2f %10.2f %10.2f %8.2f\n", label, a->n, h->n, a->med_abs_pct,
+		const struct calib_noise *n = c < v->n_cls ? &v->cls[c].noise : &v->noise;
+		printf("%-18s %7d %8d %10.2f %10.2f %10.2f %10.2f %8.2f", label, a->n, h->n, a->med_abs_pct,
 		       a->p90_abs_pct, h->med_abs_pct, h->p90_abs_pct, a->med_signed_pct);
+		if (runs)
+			printf(" %7d %10.2f %10.2f", n->n, n->med_pct, n->p90_pct);
+		printf("\n");
 	}
 	if (m && m->unmatched_total)
 		printf("%lld activities matched no op (see the report's unmatched list or --json)\n",
 		       (long long)m->unmatched_total);
 }
+
+static int validate(const struct calib_inputs *ins, const char *hw_name, const char *rules_name,
+                    const char *dir, const char *title, const char *only, bool json, int top);
 
 int cmd_trace_validate(int argc, char **argv)
 {
@@ -80,12 +98,16 @@ int cmd_trace_validate(int argc, char **argv)
 	    {"top", required_argument, NULL, 't'},
 	    {"title", required_argument, NULL, 'T'},
 	    {"only", required_argument, NULL, 'O'},
+	    {"run", required_argument, NULL, 'U'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *hw_name = "h200", *rules_name = "default", *dir = NULL, *title = NULL, *only = NULL;
 	bool json = false;
-	int top = 5, ch;
+	int top = 5, ch, status = 1;
+	struct calib_inputs ins;
+	struct err e = {0};
+	calib_inputs_init(&ins);
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
@@ -108,38 +130,65 @@ int cmd_trace_validate(int argc, char **argv)
 		case 'O':
 			only = optarg;
 			break;
+		case 'U':
+			if (calib_inputs_add_run(&ins, optarg, &e) < 0) {
+				fprintf(stderr, "k3sim trace validate: %s\n", e.msg);
+				status = 2;
+				goto done;
+			}
+			break;
 		case 't':
 			top = atoi(optarg);
 			if (top < 1 || top > CALIB_WORST_MAX) {
 				fprintf(stderr, "k3sim trace validate: --top wants 1..%d, not '%s'\n",
 				        CALIB_WORST_MAX, optarg);
-				return 2;
+				status = 2;
+				goto done;
 			}
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			status = 0;
+			goto done;
 		case ':':
 			fprintf(stderr, "k3sim trace validate: missing value for '%s'\n", argv[optind - 1]);
-			return 2;
+			status = 2;
+			goto done;
 		default:
 			fprintf(stderr, "k3sim trace validate: unknown option '%s'; see --help\n",
 			        argv[optind - 1]);
-			return 2;
+			status = 2;
+			goto done;
 		}
 	}
-	if (optind >= argc) {
+	for (int i = optind; i < argc; i++)
+		if (calib_inputs_add_path(&ins, argv[i], &e) < 0) {
+			fprintf(stderr, "k3sim trace validate: %s\n", e.msg);
+			status = 2;
+			goto done;
+		}
+	if (ins.n == 0) {
 		fprintf(stderr, "k3sim trace validate: no trace database given; see --help\n");
-		return 2;
+		status = 2;
+		goto done;
 	}
+	status = validate(&ins, hw_name, rules_name, dir, title, only, json, top);
+done:
+	calib_inputs_release(&ins);
+	return status;
+}
+
+static int validate(const struct calib_inputs *ins, const char *hw_name, const char *rules_name,
+                    const char *dir, const char *title, const char *only, bool json, int top)
+{
 	struct err e = {0};
 	struct hw *hw = malloc(sizeof *hw);
-	struct calib_points pts;
+	struct calib_points raw, pts;
 	struct calib_match first = {0};
 	struct calib_validation v = {0};
-	bool have_v = false;
+	bool have_v = false, have_pts = false;
 	int status = 1;
-	calib_points_init(&pts);
+	calib_points_init(&raw);
 	if (!hw) {
 		fprintf(stderr, "k3sim trace validate: out of memory\n");
 		goto out;
@@ -147,11 +196,14 @@ int cmd_trace_validate(int argc, char **argv)
 	if (hw_load(hw, hw_name, &e) < 0)
 		goto fail;
 	char inputs[1024];
-	if (calib_points_add_files(&pts, argc - optind, argv + optind, rules_name, &first,
-	                           inputs, sizeof inputs, &e) < 0)
+	if (calib_points_add_inputs(&raw, ins, rules_name, &first, inputs, sizeof inputs, &e) < 0)
 		goto fail;
 	if (only)
-		calib_points_filter(&pts, only, true);
+		calib_points_filter(&raw, only, true);
+	int rc = calib_points_by_op(&pts, &raw, NULL, &e);
+	have_pts = true;
+	if (rc < 0)
+		goto fail;
 	if (pts.n == 0) {
 		fprintf(stderr,
 		        "k3sim trace validate: %s: no GPU work matched a model op (%lld kernels, %lld "
@@ -200,8 +252,9 @@ int cmd_trace_validate(int argc, char **argv)
 		if (calib_report_json(stdout, &in, &e) < 0)
 			goto fail;
 	} else {
-		printf("%s on %s%s: %zu ops measured\n", inputs, hw->name,
-		       hw->calibrated ? " (calibrated)" : " (datasheet)", pts.n);
+		printf("%s on %s%s: %zu ops measured in %d run%s\n", inputs, hw->name,
+		       hw->calibrated ? " (calibrated)" : " (datasheet)", pts.n, pts.n_runs,
+		       pts.n_runs == 1 ? "" : "s");
 		table(&v, in.match);
 		if (dir)
 			printf("wrote %s/validate.md, %s/validate.json%s\n", dir, dir,
@@ -215,7 +268,9 @@ out:
 	if (have_v)
 		calib_validation_release(&v);
 	calib_match_release(&first);
-	calib_points_release(&pts);
+	if (have_pts)
+		calib_points_release(&pts);
+	calib_points_release(&raw);
 	free(hw);
 	return status;
 }

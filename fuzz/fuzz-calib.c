@@ -1,11 +1,13 @@
-/* Fuzz target for calib/'s parsers: kernel-name rule files (and building ops from them) and CSVs
- * of measurements. Any input must give 0 or a clean error, never a crash. */
+/* Fuzz target for calib/'s parsers: kernel-name rule files (and building ops from them), CSVs
+ * of measurements (then merged over runs), and --run arguments. Any input must give 0 or a clean
+ * error, never a crash. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calib/points.h"
 #include "calib/rules.h"
+#include "calib/runs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,10 +40,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)calib_glob(r.rule[i].pattern, text);
 		calib_rules_release(&r);
 	}
-	struct calib_points pts;
+	struct calib_points pts, merged;
 	calib_points_init(&pts);
-	(void)calib_points_add_csv_string(&pts, "fuzz.csv", text, size, &e);
+	if (calib_points_add_csv_string(&pts, "fuzz.csv", text, size, &e) == 0 &&
+	    calib_points_add_csv_string(&pts, "fuzz2.csv", text, size, &e) == 0) {
+		(void)calib_points_by_op(&merged, &pts, NULL, &e);
+		calib_points_release(&merged);
+	}
 	calib_points_release(&pts);
+	struct calib_inputs in;
+	calib_inputs_init(&in);
+	(void)calib_inputs_add_run(&in, text, &e);
+	calib_inputs_release(&in);
 	free(text);
 	return 0;
 }

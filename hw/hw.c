@@ -20,6 +20,37 @@ double hw_curve_eval(const struct hw_curve *c, double x)
 	return c->max * x / (x + c->half);
 }
 
+double hw_curve_time_s(const struct hw_curve *c, double x, double peak_per_s)
+{
+	if (!(x > 0))
+		return 0;
+	return (x + (c->half > 0 ? c->half : 0)) / (peak_per_s * c->max);
+}
+
+static const char *const clock_names[HW_CLOCK_COUNT + 1] = {"boost", "sustained", NULL};
+
+const char *hw_clock_name(enum hw_clock c)
+{
+	return (unsigned)c < HW_CLOCK_COUNT ? clock_names[c] : "?";
+}
+
+int hw_clock_parse(const char *s, enum hw_clock *out)
+{
+	for (int c = 0; c < HW_CLOCK_COUNT; c++)
+		if (strcmp(s, clock_names[c]) == 0) {
+			*out = (enum hw_clock)c;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+double hw_clock_hz(const struct hw *hw, enum hw_clock c)
+{
+	if (c == HW_CLOCK_SUSTAINED && hw->sustained_sm_clock_hz > 0)
+		return hw->sustained_sm_clock_hz;
+	return hw->sm_clock_hz;
+}
+
 static const char *const class_names[HW_CLASS_COUNT + 1] = {
 	"gemm", "grouped_gemm", "memory", "kda_chunk", "kda_decode", "attention", "comm", "kda_verify", NULL,
 };
@@ -80,14 +111,33 @@ static double interp_loglog(const double *xs, const double *ys, int n, double x)
 	return ys[lo] * exp(t * log(ys[hi] / ys[lo]));
 }
 
-static double table_at(const struct hw_table *tb, double flops, double bytes, double model_s)
+/* Outside [x0, x1] the end value e tapers to 1 over L = max(1, 2 |log10 e|) decades: with the
+ * key being modeled time, t = key / eff then keeps a log-log slope of at least 1/2. */
+static double taper(double e, double decades_out)
 {
-	double x = tb->key == HW_KEY_FLOPS ? flops : tb->key == HW_KEY_BYTES ? bytes : model_s;
-	return interp_loglog(tb->x, tb->eff, tb->n, x);
+	double l = fmax(1.0, 2.0 * fabs(log10(e)));
+	double w = decades_out >= l ? 0 : 1 - decades_out / l;
+	return exp(w * log(e));
 }
 
-double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double flops, double bytes,
-		    double model_s)
+double hw_table_eff_at(const struct hw_table *tb, double flops, double bytes, double model_s, bool *inside)
+{
+	double x = tb->key == HW_KEY_FLOPS ? flops : tb->key == HW_KEY_BYTES ? bytes : model_s;
+	bool in = tb->n > 0 && x >= tb->x[0] && x <= tb->x[tb->n - 1];
+	if (inside)
+		*inside = in;
+	if (tb->n <= 0)
+		return 1;
+	/* a table over a size (not modeled time) holds its end value: a constant factor keeps the
+	 * model's growth, a taper over a size would not */
+	if (in || !(x > 0) || tb->key != HW_KEY_MODEL_S)
+		return interp_loglog(tb->x, tb->eff, tb->n, x);
+	if (x < tb->x[0])
+		return taper(tb->eff[0], log10(tb->x[0] / x));
+	return taper(tb->eff[tb->n - 1], log10(x / tb->x[tb->n - 1]));
+}
+
+const struct hw_table *hw_table_find(const struct hw *hw, enum hw_class c, enum dtype t)
 {
 	const struct hw_table *any = NULL;
 	for (int i = 0; i < hw->n_tables; i++) {
@@ -95,16 +145,23 @@ double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double f
 		if (tb->cls != c || (c == HW_CLASS_COMM && !tb->any_coll))
 			continue;
 		if (!tb->any_dtype && tb->dtype == t)
-			return table_at(tb, flops, bytes, model_s);
+			return tb;
 		if (tb->any_dtype && !any)
 			any = tb;
 	}
-	return any ? table_at(any, flops, bytes, model_s) : 1;
+	return any;
+}
+
+double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double flops, double bytes,
+		    double model_s)
+{
+	const struct hw_table *tb = hw_table_find(hw, c, t);
+	return tb ? hw_table_eff_at(tb, flops, bytes, model_s, NULL) : 1;
 }
 
 const struct hw_coll_model *hw_coll_model(const struct hw *hw, enum hw_coll c, int64_t ranks)
 {
-	const struct hw_coll_model *any = NULL;
+	const struct hw_coll_model *any = NULL, *below = NULL;
 	for (int i = 0; i < hw->n_coll; i++) {
 		const struct hw_coll_model *m = &hw->coll[i];
 		if (m->coll != c)
@@ -113,13 +170,15 @@ const struct hw_coll_model *hw_coll_model(const struct hw *hw, enum hw_coll c, i
 			return m;
 		if (m->ranks == 0)
 			any = m;
+		else if (m->ranks < ranks && (!below || m->ranks > below->ranks))
+			below = m;
 	}
-	return any;
+	return below ? below : any;
 }
 
-double hw_comm_table_eff(const struct hw *hw, enum hw_coll c, int64_t ranks, double bytes, double model_s)
+const struct hw_table *hw_comm_table_find(const struct hw *hw, enum hw_coll c, int64_t ranks)
 {
-	const struct hw_table *kind = NULL, *all = NULL;
+	const struct hw_table *kind = NULL, *all = NULL, *below = NULL;
 	for (int i = 0; i < hw->n_tables; i++) {
 		const struct hw_table *tb = &hw->tables[i];
 		if (tb->cls != HW_CLASS_COMM)
@@ -128,26 +187,53 @@ double hw_comm_table_eff(const struct hw *hw, enum hw_coll c, int64_t ranks, dou
 			all = all ? all : tb;
 		} else if (tb->coll == c) {
 			if (tb->ranks == ranks)
-				return table_at(tb, 0, bytes, model_s);
+				return tb;
 			if (tb->ranks == 0)
 				kind = tb;
+			else if (tb->ranks < ranks && (!below || tb->ranks > below->ranks))
+				below = tb;
 		}
 	}
-	const struct hw_table *tb = kind ? kind : all;
-	return tb ? table_at(tb, 0, bytes, model_s) : 1;
+	return below ? below : kind ? kind : all;
 }
 
-double hw_gemm_shape_eff(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, bool *found)
+double hw_comm_table_eff(const struct hw *hw, enum hw_coll c, int64_t ranks, double bytes, double model_s)
 {
-	for (int i = 0; i < hw->n_gemm_shapes; i++) {
-		const struct hw_gemm_shape *g = &hw->gemm_shapes[i];
-		if (g->n == n && g->k == k && g->dtype == t) {
-			*found = true;
-			return interp_loglog(g->m, g->eff, g->points, (double)(m > 0 ? m : 1));
-		}
+	const struct hw_table *tb = hw_comm_table_find(hw, c, ranks);
+	return tb ? hw_table_eff_at(tb, 0, bytes, model_s, NULL) : 1;
+}
+
+const struct hw_gemm_points *hw_gemm_points_find(const struct hw *hw, enum dtype t, int64_t n, int64_t k)
+{
+	for (int i = 0; i < hw->n_gemm_points; i++) {
+		const struct hw_gemm_points *g = &hw->gemm_points[i];
+		if (g->dtype == t && g->n == n && g->k == k && g->points > 0)
+			return g;
 	}
-	*found = false;
-	return 1;
+	return NULL;
+}
+
+void hw_gemm_bounds(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, double *lo_s,
+		    double *hi_s)
+{
+	double lo = 0, hi = INFINITY, mm = (double)(m > 0 ? m : 1);
+	for (int i = 0; i < hw->n_gemm_points; i++) {
+		const struct hw_gemm_points *g = &hw->gemm_points[i];
+		if (g->dtype != t || g->points < 1)
+			continue;
+		/* the last measured m at most m, the first at least m */
+		int a = -1, b = g->points;
+		while (a + 1 < g->points && g->m[a + 1] <= mm)
+			a++;
+		while (b - 1 >= 0 && g->m[b - 1] >= mm)
+			b--;
+		if (a >= 0 && g->n <= n && g->k <= k && g->time_s[a] > lo)
+			lo = g->time_s[a];
+		if (b < g->points && g->n >= n && g->k >= k && g->time_s[b] < hi)
+			hi = g->time_s[b];
+	}
+	*lo_s = lo;
+	*hi_s = hi;
 }
 
 double hw_gemm_waves(const struct hw *hw, double tiles)
@@ -398,18 +484,18 @@ static int read_tables(const struct doc *d, const struct doc_node *map, struct h
 	return 0;
 }
 
-/* efficiency.gemm_shapes: [{dtype, n, k, m: [...], eff: [...]}] */
-static int read_gemm_shapes(const struct doc *d, const struct doc_node *seq, struct hw *hw, struct err *e)
+/* efficiency.gemm_points: [{dtype, n, k, m: [...], us: [...]}] */
+static int read_gemm_points(const struct doc *d, const struct doc_node *seq, struct hw *hw, struct err *e)
 {
-	static const char *const keys[] = {"dtype", "n", "k", "m", "eff", NULL};
-	int rc = doc_expect(d, seq, DOC_SEQ, "efficiency.gemm_shapes", e);
+	static const char *const keys[] = {"dtype", "n", "k", "m", "us", NULL};
+	int rc = doc_expect(d, seq, DOC_SEQ, "efficiency.gemm_points", e);
 	if (rc < 0)
 		return rc;
 	if (seq->n > HW_GEMM_SHAPES_MAX)
-		return doc_error(d, seq, e, "efficiency.gemm_shapes: at most %d shapes", HW_GEMM_SHAPES_MAX);
+		return doc_error(d, seq, e, "efficiency.gemm_points: at most %d shapes", HW_GEMM_SHAPES_MAX);
 	for (size_t i = 0; i < seq->n; i++) {
 		const struct doc_node *v = seq->items[i];
-		struct hw_gemm_shape *g = &hw->gemm_shapes[hw->n_gemm_shapes];
+		struct hw_gemm_points *g = &hw->gemm_points[hw->n_gemm_points];
 		memset(g, 0, sizeof *g);
 		if ((rc = doc_expect(d, v, DOC_MAP, "gemm shape", e)) < 0 || (rc = doc_check_keys(d, v, keys, e)) < 0)
 			return rc;
@@ -427,19 +513,23 @@ static int read_gemm_shapes(const struct doc *d, const struct doc_node *seq, str
 			return rc;
 		if (g->n < 1 || g->k < 1)
 			return doc_error(d, v, e, "gemm shape: n and k must be positive");
-		int nm, ne;
+		int nm, nt;
 		if ((rc = read_points(d, doc_get(v, "m"), "m", 1.0, true, g->m, &nm, e)) < 0 ||
-		    (rc = read_points(d, doc_get(v, "eff"), "eff", 1.0, false, g->eff, &ne, e)) < 0)
+		    (rc = read_points(d, doc_get(v, "us"), "us", 1e-6, false, g->time_s, &nt, e)) < 0)
 			return rc;
-		if (nm != ne)
-			return doc_error(d, doc_get(v, "eff"), e, "gemm shape: %d m values but %d efficiencies", nm, ne);
+		if (nm != nt)
+			return doc_error(d, doc_get(v, "us"), e, "gemm shape: %d m values but %d times", nm, nt);
+		for (int j = 1; j < nt; j++)
+			if (g->time_s[j] < g->time_s[j - 1])
+				return doc_error(d, doc_get(v, "us")->items[j], e,
+						 "gemm shape: times must not fall as m grows (a larger GEMM is never faster)");
 		g->points = nm;
-		for (int j = 0; j < hw->n_gemm_shapes; j++)
-			if (hw->gemm_shapes[j].n == g->n && hw->gemm_shapes[j].k == g->k &&
-			    hw->gemm_shapes[j].dtype == g->dtype)
+		for (int j = 0; j < hw->n_gemm_points; j++)
+			if (hw->gemm_points[j].n == g->n && hw->gemm_points[j].k == g->k &&
+			    hw->gemm_points[j].dtype == g->dtype)
 				return doc_error(d, v, e, "gemm shape n=%lld k=%lld %s is given twice",
 						 (long long)g->n, (long long)g->k, dtype_name(g->dtype));
-		hw->n_gemm_shapes++;
+		hw->n_gemm_points++;
 	}
 	return 0;
 }
@@ -478,6 +568,7 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	const struct field dev[] = {
 		{"sms", 1, NULL, &hw->sms, true},
 		{"sm_clock_mhz", 1e6, &hw->sm_clock_hz, NULL, true},
+		{"sustained_sm_clock_mhz", 1e6, &hw->sustained_sm_clock_hz, NULL, false},
 		{"l2_mib", 1, &l2_mib, NULL, true},
 		{"smem_per_sm_kib", 1, &smem_kib, NULL, false},
 		{"hbm_gb", 1, &hbm_gb, NULL, false},
@@ -503,6 +594,9 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	hw->smem_per_sm_bytes = (int64_t)(smem_kib * 1024.0);
 	if (hw->sms <= 0 || hw->sm_clock_hz <= 0 || hw->hbm_bw_bytes_per_s <= 0)
 		return doc_error(d, n, e, "device: sms, sm_clock_mhz and hbm_gb_per_s must be positive");
+	if (hw->sustained_sm_clock_hz > hw->sm_clock_hz)
+		return doc_error(d, doc_get(n, "sustained_sm_clock_mhz"), e,
+				 "device: sustained_sm_clock_mhz must not exceed sm_clock_mhz (the boost clock)");
 	if (hw->l2_bw_bytes_per_s <= 0)
 		hw->l2_bw_bytes_per_s = 2.5 * hw->hbm_bw_bytes_per_s;
 	if (hw->graph_launch_latency_s <= 0)
@@ -540,7 +634,8 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if (hw->domain_gpus < 1)
 		return doc_error(d, n, e, "interconnect: domain_gpus must be at least 1");
 
-	static const char *const eff_keys[] = {"gemm", "memory", "comm", "collectives", "tables", "gemm_shapes", NULL};
+	static const char *const eff_keys[] = {"gemm", "memory", "comm", "collectives", "tables", "gemm_points",
+		"gemm_shapes", NULL};
 	if (!(n = doc_get(root, "efficiency")))
 		return doc_error(d, root, e, "missing key 'efficiency'");
 	if ((rc = doc_expect(d, n, DOC_MAP, "efficiency", e)) < 0 ||
@@ -554,7 +649,11 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 		return rc;
 	if (doc_get(n, "tables") && (rc = read_tables(d, doc_get(n, "tables"), hw, e)) < 0)
 		return rc;
-	if (doc_get(n, "gemm_shapes") && (rc = read_gemm_shapes(d, doc_get(n, "gemm_shapes"), hw, e)) < 0)
+	if (doc_get(n, "gemm_shapes"))
+		return doc_error(d, doc_get(n, "gemm_shapes"), e,
+				 "efficiency.gemm_shapes: tables of the model before 2026-12 are not read any more; "
+				 "re-run `k3sim calibrate` (it writes gemm_points, measured times)");
+	if (doc_get(n, "gemm_points") && (rc = read_gemm_points(d, doc_get(n, "gemm_points"), hw, e)) < 0)
 		return rc;
 
 	double reserved_gib = 0;
@@ -566,6 +665,8 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 		{"gemm_wave_smoothing", 1, &hw->gemm_wave_smoothing, NULL, false},
 		{"kda_intra_cycles_per_token_head", 1, &hw->kda_intra_cycles_per_token_head, NULL, false},
 		{"kda_step_row_cycles", 1, &hw->kda_step_row_cycles, NULL, false},
+		{"kda_verify_lin_cycles", 1, &hw->kda_verify_lin_cycles, NULL, false},
+		{"kda_verify_quad_cycles", 1, &hw->kda_verify_quad_cycles, NULL, false},
 		{"kda_max_v_split", 1, NULL, &hw->kda_max_v_split, false},
 		{NULL, 0, NULL, NULL, false},
 	};

@@ -12,13 +12,27 @@
 #include "util/err.h"
 
 /* Achieved fraction of a peak rate as a function of size x (FLOPs or bytes):
- * eff(x) = max * x / (x + half). Small ops reach less of the peak than large ones. */
+ * eff(x) = max * x / (x + half). Small ops reach less of the peak than large ones. Written as a
+ * time, x / (peak * eff(x)) = (x + half) / (peak * max): a fixed cost (half at the achieved rate)
+ * plus the size at the achieved rate, which never falls as x grows. */
 struct hw_curve {
 	double max;
 	double half; /* size at which eff = max / 2 */
 };
 
 double hw_curve_eval(const struct hw_curve *c, double x);
+/* Seconds for x (FLOPs or bytes) at `peak` per second: (x + half) / (peak * max); 0 for x <= 0. */
+double hw_curve_time_s(const struct hw_curve *c, double x, double peak_per_s);
+
+/* Clock regimes of the SMs. Boost: the maximum clock, what short bursts of work (and the
+ * calibration grids, which leave the GPU idle between points) run at. Sustained: the clock a GPU
+ * settles at under continuous load, when the power limit holds it down (measured on the H200:
+ * ~1.5 GHz during back-to-back large GEMMs at 660-685 W, not 1.98). Tensor and vector rates scale
+ * with the clock; HBM, NVLink and the NIC do not. */
+enum hw_clock { HW_CLOCK_BOOST, HW_CLOCK_SUSTAINED, HW_CLOCK_COUNT };
+
+const char *hw_clock_name(enum hw_clock c);
+int hw_clock_parse(const char *s, enum hw_clock *out);
 
 /* Calibrated corrections (written by `k3sim calibrate`; datasheet presets have none).
  * An efficiency here is the modeled device time of an op over its measured time (1: the model
@@ -39,7 +53,7 @@ enum hw_class {
 	HW_CLASS_COUNT
 };
 
-enum { HW_TABLE_POINTS_MAX = 32, HW_TABLES_MAX = 32, HW_GEMM_SHAPES_MAX = 64, HW_COLL_MODELS_MAX = 32 };
+enum { HW_TABLE_POINTS_MAX = 32, HW_TABLES_MAX = 32, HW_GEMM_SHAPES_MAX = 256, HW_COLL_MODELS_MAX = 32 };
 
 /* Collective kinds, as the hardware model names them (YAML: allreduce, allgather, reducescatter,
  * alltoall); sim/ maps its ops onto them. */
@@ -77,13 +91,16 @@ struct hw_table {
 	double eff[HW_TABLE_POINTS_MAX];
 };
 
-/* Efficiency of one dense GEMM shape (n, k) in one math dtype over the token count m. */
-struct hw_gemm_shape {
+/* Measured device time of one dense GEMM shape (n, k) in one math dtype over the token count m,
+ * at the boost clock without launch gaps (written by `k3sim calibrate`: the median over runs,
+ * non-decreasing in m). A GEMM at least as large as a measured one in m, n and k takes at least
+ * its time, one at most as large at most its time: hw_gemm_bounds. */
+struct hw_gemm_points {
 	int64_t n, k;
 	enum dtype dtype;
 	int points;
 	double m[HW_TABLE_POINTS_MAX]; /* ascending */
-	double eff[HW_TABLE_POINTS_MAX];
+	double time_s[HW_TABLE_POINTS_MAX];
 };
 
 /* Calibrated model of one collective kind at one rank count (ranks > 1) or at any (0): what
@@ -109,7 +126,8 @@ struct hw {
 
 	/* device */
 	int64_t sms;
-	double sm_clock_hz;
+	double sm_clock_hz;           /* boost: the rates below are at this clock */
+	double sustained_sm_clock_hz; /* under continuous load (power-limited); 0: not known, boost */
 	int64_t l2_bytes;
 	int64_t smem_per_sm_bytes;
 	int64_t hbm_bytes;
@@ -144,6 +162,10 @@ struct hw {
 	 * sequences x heads leave SMs idle). */
 	double kda_intra_cycles_per_token_head;
 	double kda_step_row_cycles;
+	/* KDA verify + replay (t > 1 tokens per request), fitted: each (request, head) costs
+	 * t x (lin + quad x t) cycles on one SM (the drafts' closed form grows with t, the replay is
+	 * sequential); the items spread over the SMs, and one item's chain is a latency floor. */
+	double kda_verify_lin_cycles, kda_verify_quad_cycles;
 	int64_t kda_max_v_split;
 	int64_t reserved_bytes;       /* CUDA context, NCCL and library workspaces per GPU */
 
@@ -152,8 +174,8 @@ struct hw {
 				       * 1: only its fraction (the library balances it, stream-K) */
 	int n_tables;
 	struct hw_table tables[HW_TABLES_MAX];
-	int n_gemm_shapes;
-	struct hw_gemm_shape gemm_shapes[HW_GEMM_SHAPES_MAX];
+	int n_gemm_points;
+	struct hw_gemm_points gemm_points[HW_GEMM_SHAPES_MAX]; /* YAML efficiency.gemm_points */
 };
 
 /* Preset name ("h200") or a path to a YAML file. */
@@ -172,16 +194,36 @@ enum dtype hw_math_dtype(const struct hw *hw, enum dtype t);
  * Collective tables of one kind are hw_comm_table_eff's: here only the table of all kinds counts. */
 double hw_table_eff(const struct hw *hw, enum hw_class c, enum dtype t, double flops, double bytes,
 		    double model_s);
-/* The model of collective c over `ranks` GPUs: the one of (c, ranks), else of (c, any ranks),
- * else NULL (then nvlink_latency_s and eff_comm apply). */
+/* The model of collective c over `ranks` GPUs: the one of (c, ranks), else the one of c at the
+ * largest rank count below `ranks` (more GPUs are never faster per byte than fewer were
+ * measured), else of (c, any ranks), else NULL (then nvlink_latency_s and eff_comm apply). */
 const struct hw_coll_model *hw_coll_model(const struct hw *hw, enum hw_coll c, int64_t ranks);
 /* Calibrated efficiency of collective c over `ranks` GPUs moving `bytes` per rank with modeled
  * device time model_s: the table of (c, ranks), else of (c, any ranks), else the comm table of all
  * kinds, else 1. */
 double hw_comm_table_eff(const struct hw *hw, enum hw_coll c, int64_t ranks, double bytes, double model_s);
-/* Calibrated efficiency of a dense GEMM of a calibrated shape (n, k, math dtype t) at m tokens;
- * *found is false (and 1 returned) when the preset has no table for that shape. */
-double hw_gemm_shape_eff(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, bool *found);
+/* The table of class c in dtype t (else of c for any dtype), or NULL; collectives:
+ * hw_comm_table_find. */
+const struct hw_table *hw_table_find(const struct hw *hw, enum hw_class c, enum dtype t);
+/* The collective table of (c, ranks), else of c at the largest rank count below `ranks`, else of
+ * (c, any ranks), else of all kinds, or NULL. */
+const struct hw_table *hw_comm_table_find(const struct hw *hw, enum hw_coll c, int64_t ranks);
+/* A table's efficiency at an op's key. Inside the table's key range: interpolated. Outside it
+ * the table is not extrapolated: a table over modeled time (what `k3sim calibrate` writes) tapers
+ * from its end value to 1 (the plain model) in log space over L = max(1, 2 |log10 eff_end|)
+ * decades, so that the time never falls as the modeled time grows; a table over a size holds its
+ * end value (a constant factor on the model). *inside says which (may be NULL). */
+double hw_table_eff_at(const struct hw_table *tb, double flops, double bytes, double model_s, bool *inside);
+/* The measured shape (math dtype t, n, k), or NULL. */
+const struct hw_gemm_points *hw_gemm_points_find(const struct hw *hw, enum dtype t, int64_t n, int64_t k);
+/* Measured bounds on the device time of a dense GEMM (math dtype t) from the preset's measured
+ * GEMMs (hw_gemm_points): *lo_s the largest time of a measured GEMM no larger in m, n and k (0
+ * when none), *hi_s the smallest of one no smaller (INFINITY when none). Both never fall as m, n
+ * or k grow. */
+void hw_gemm_bounds(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, double *lo_s,
+		    double *hi_s);
+/* SM clock of a regime, Hz (sustained falls back to boost when the preset does not know it). */
+double hw_clock_hz(const struct hw *hw, enum hw_clock c);
 /* Waves of `tiles` GEMM tiles over the SMs (tiles >= SMs), after gemm_wave_smoothing. */
 double hw_gemm_waves(const struct hw *hw, double tiles);
 

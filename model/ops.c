@@ -1,6 +1,7 @@
 #include "model/ops.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 static const char *const kind_names[OP_KIND_COUNT] = {
@@ -29,22 +30,36 @@ bool op_is_comm(enum op_kind k)
 	return k == OP_ALLREDUCE || k == OP_ALLGATHER || k == OP_REDUCESCATTER || k == OP_ALLTOALL;
 }
 
-static int64_t min64(int64_t a, int64_t b)
+/* Sum over the t new queries at positions ctx+1 .. ctx+t of min(top_k, visible tokens), in
+ * double (sizes may be anything a user typed). */
+static double sparse_visible(int64_t ctx, int64_t t, int64_t top_k)
 {
-	return a < b ? a : b;
+	double lo = (double)ctx + 1, hi = (double)ctx + (double)t, k = (double)top_k, n = (double)t;
+	if (hi <= k)
+		return (lo + hi) * n / 2;
+	if (lo >= k)
+		return k * n;
+	double below = k - lo; /* queries lo .. top_k-1 see fewer than top_k */
+	return (lo + k - 1) * below / 2 + k * (n - below);
 }
 
-/* Sum over the t new queries at positions ctx+1 .. ctx+t of min(top_k, visible tokens). */
-static int64_t sparse_visible(int64_t ctx, int64_t t, int64_t top_k)
+enum dtype model_storage_dtype(enum dtype act)
 {
-	int64_t lo = ctx + 1, hi = ctx + t; /* visible tokens of the first and last query */
-	if (hi <= top_k)
-		return (lo + hi) * t / 2;
-	if (lo >= top_k)
-		return top_k * t;
-	int64_t below = top_k - lo; /* queries lo .. top_k-1 see fewer than top_k */
-	return (lo + top_k - 1) * below / 2 + top_k * (t - below);
+	return act == DT_FP8 ? DT_BF16 : act;
 }
+
+/* An element count computed in double (exact below 2^53), checked: above OP_ELEMENTS_MAX the op is
+ * flagged too large and 0 returned, so no 64-bit product downstream can wrap. */
+static int64_t elems(struct op *op, double n)
+{
+	if (!(n >= 0) || n > (double)OP_ELEMENTS_MAX) {
+		op->too_large = true;
+		return 0;
+	}
+	return (int64_t)n;
+}
+
+#define D(x) ((double)(x))
 
 void op_fill(struct op *op)
 {
@@ -54,97 +69,101 @@ void op_fill(struct op *op)
 	op->bytes_weight = op->bytes_act_in = op->bytes_act_out = 0;
 	op->bytes_kv_read = op->bytes_kv_write = op->bytes_state_read = op->bytes_state_write = 0;
 	op->serial_steps = 0;
+	op->too_large = false;
 	switch (op->kind) {
 	case OP_GEMM:
-		op->flops = 2.0 * op->m * op->n * op->k;
-		op->bytes_weight = dtype_bytes(op->w_dtype, op->n * op->k);
-		op->bytes_act_in = dtype_bytes(op->a_dtype, op->m * op->k);
-		op->bytes_act_out = dtype_bytes(op->o_dtype, op->m * op->n);
-		break;
 	case OP_GROUPED_GEMM:
-		op->flops = 2.0 * op->m * op->n * op->k;
-		op->bytes_weight = (int64_t)(op->groups_touched * (double)dtype_bytes(op->w_dtype, op->n * op->k) + 0.5);
-		op->bytes_act_in = dtype_bytes(op->a_dtype, op->m * op->k);
-		op->bytes_act_out = dtype_bytes(op->o_dtype, op->m * op->n);
+		op->flops = 2.0 * D(op->m) * D(op->n) * D(op->k);
+		op->bytes_weight = dtype_bytes(op->w_dtype, elems(op, D(op->n) * D(op->k)));
+		if (op->kind == OP_GROUPED_GEMM)
+			op->bytes_weight = elems(op, op->groups_touched * D(op->bytes_weight) + 0.5);
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, D(op->m) * D(op->k)));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, D(op->m) * D(op->n)));
 		break;
 	case OP_ELEMENTWISE: {
-		double elems = (double)op->m * (double)op->n;
-		op->flops = op->flops_per_element * elems;
-		op->bytes_act_in = (int64_t)(op->in_tensors * elems * ab);
-		op->bytes_act_out = (int64_t)(op->out_tensors * elems * dtype_bytes_per_element(op->o_dtype));
+		double e = D(op->m) * D(op->n);
+		op->flops = op->flops_per_element * e;
+		op->bytes_act_in = elems(op, op->in_tensors * e * ab);
+		op->bytes_act_out = elems(op, op->out_tensors * e * dtype_bytes_per_element(op->o_dtype));
 		break;
 	}
 	case OP_KDA_CHUNK: {
-		int64_t tokens = op->b * op->t * op->h;
-		int64_t state = dtype_bytes(op->s_dtype, op->b * op->h * op->dk * op->dv);
+		double tokens = D(op->b) * D(op->t) * D(op->h);
+		int64_t state = dtype_bytes(op->s_dtype, elems(op, D(op->b) * D(op->h) * D(op->dk) * D(op->dv)));
 		/* Per token and head: Q S, W S (state reads), K^T U (state update), the output
 		 * correction, and the 16x16 intra-chunk products of width dk and dv. */
-		op->flops = (double)tokens * (8.0 * op->dk * op->dv + 4.0 * op->chunk * (op->dk + op->dv));
-		op->bytes_act_in = dtype_bytes(op->a_dtype, tokens * (3 * op->dk + op->dv + 1));
-		op->bytes_act_out = dtype_bytes(op->o_dtype, tokens * op->dv);
+		op->flops = tokens * (8.0 * D(op->dk) * D(op->dv) + 4.0 * D(op->chunk) * D(op->dk + op->dv));
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, tokens * D(3 * op->dk + op->dv + 1)));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, tokens * D(op->dv)));
 		op->bytes_state_read = op->ctx > 0 ? state : 0;
 		op->bytes_state_write = state;
-		op->serial_steps = (op->t + op->chunk - 1) / op->chunk;
+		op->serial_steps = op->chunk > 0 ? (op->t + op->chunk - 1) / op->chunk : 0;
 		break;
 	}
 	case OP_KDA_DECODE: {
-		int64_t tokens = op->b * op->t * op->h;
-		int64_t state = dtype_bytes(op->s_dtype, op->b * op->h * op->dk * op->dv);
-		op->flops = (double)tokens * (6.0 * op->dk * op->dv + 16.0 * op->dk);
+		double tokens = D(op->b) * D(op->t) * D(op->h);
+		int64_t state = dtype_bytes(op->s_dtype, elems(op, D(op->b) * D(op->h) * D(op->dk) * D(op->dv)));
+		op->flops = tokens * (6.0 * D(op->dk) * D(op->dv) + 16.0 * D(op->dk));
 		/* q, k, v before the ShortConv, the decay gate, beta, and the output gate. */
-		op->bytes_act_in = dtype_bytes(op->a_dtype, tokens * (3 * op->dk + op->dk + 1 + op->dv));
-		op->bytes_act_out = dtype_bytes(op->o_dtype, tokens * op->dv);
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, tokens * D(3 * op->dk + op->dk + 1 + op->dv)));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, tokens * D(op->dv)));
 		op->bytes_state_read = state + op->extra_state_bytes / 2;
 		op->bytes_state_write = state + op->extra_state_bytes / 2;
 		break;
 	}
 	case OP_MLA_PREFILL: {
 		/* Materialized K/V of the prefix and the chunk (from kv_b), causal inside the chunk. */
-		double pairs = (double)op->t * ((double)op->ctx + (double)(op->t + 1) / 2.0);
-		op->flops = 2.0 * op->b * op->h * pairs * (double)(op->dk + op->dv);
-		op->bytes_act_in = dtype_bytes(op->a_dtype, op->b * op->t * op->h * op->dk) +
-				   dtype_bytes(op->a_dtype, op->b * (op->ctx + op->t) * op->h * (op->dk + op->dv));
-		op->bytes_act_out = dtype_bytes(op->o_dtype, op->b * op->t * op->h * op->dv);
-		op->bytes_kv_write = op->b * op->t * op->cache_bytes_per_token;
+		double pairs = D(op->t) * (D(op->ctx) + D(op->t + 1) / 2.0);
+		op->flops = 2.0 * D(op->b) * D(op->h) * pairs * D(op->dk + op->dv);
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, D(op->b) * D(op->t) * D(op->h) * D(op->dk))) +
+				   dtype_bytes(op->a_dtype, elems(op, D(op->b) * (D(op->ctx) + D(op->t)) * D(op->h) *
+									  D(op->dk + op->dv)));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, D(op->b) * D(op->t) * D(op->h) * D(op->dv)));
+		op->bytes_kv_write = elems(op, D(op->b) * D(op->t) * D(op->cache_bytes_per_token));
 		break;
 	}
 	case OP_MLA_DECODE: {
-		int64_t visible = op->ctx + op->t;
-		op->flops = 2.0 * op->b * op->t * op->h * (double)visible * (double)(op->dk + op->dv);
-		op->bytes_kv_read = op->b * visible * op->cache_bytes_per_token;
-		op->bytes_kv_write = op->b * op->t * op->cache_bytes_per_token;
-		op->bytes_act_in = dtype_bytes(op->a_dtype, op->b * op->t * op->h * op->dk);
-		op->bytes_act_out = dtype_bytes(op->o_dtype, op->b * op->t * op->h * op->dv);
+		double visible = D(op->ctx) + D(op->t);
+		op->flops = 2.0 * D(op->b) * D(op->t) * D(op->h) * visible * D(op->dk + op->dv);
+		op->bytes_kv_read = elems(op, D(op->b) * visible * D(op->cache_bytes_per_token));
+		op->bytes_kv_write = elems(op, D(op->b) * D(op->t) * D(op->cache_bytes_per_token));
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, D(op->b) * D(op->t) * D(op->h) * D(op->dk)));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, D(op->b) * D(op->t) * D(op->h) * D(op->dv)));
 		break;
 	}
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE: {
-		int64_t visible = op->ctx + op->t;
-		double index_pairs = (double)op->t * ((double)op->ctx + (double)(op->t + 1) / 2.0);
-		int64_t selected = sparse_visible(op->ctx, op->t, op->top_k);
-		op->flops_lowp = 2.0 * op->b * index_pairs * (double)(op->index_heads * op->index_dim);
-		op->flops = op->flops_lowp + 2.0 * op->b * op->h * (double)selected * (double)(op->dk + op->dv);
+		double visible = D(op->ctx) + D(op->t);
+		double index_pairs = D(op->t) * (D(op->ctx) + D(op->t + 1) / 2.0);
+		double selected = sparse_visible(op->ctx, op->t, op->top_k);
+		op->flops_lowp = 2.0 * D(op->b) * index_pairs * D(op->index_heads) * D(op->index_dim);
+		op->flops = op->flops_lowp + 2.0 * D(op->b) * D(op->h) * selected * D(op->dk + op->dv);
 		/* The indexer reads every cached index key once per step (per query tile in prefill,
 		 * served from L2 after the first pass); sparse attention gathers the selected latents. */
-		op->bytes_kv_read = op->b * visible * op->index_bytes_per_token +
-				    op->b * min64(selected, op->b ? visible * op->t : 0) * op->cache_bytes_per_token;
-		if (op->kind == OP_DSA_DECODE)
-			op->bytes_kv_read = op->b * visible * op->index_bytes_per_token +
-					    op->b * op->t * min64(op->top_k, visible) * op->cache_bytes_per_token;
-		op->bytes_kv_write = op->b * op->t * (op->cache_bytes_per_token + op->index_bytes_per_token);
-		op->bytes_act_in = dtype_bytes(op->a_dtype, op->b * op->t * op->h * op->dk) +
-				   op->b * op->t * op->index_heads * op->index_dim; /* FP8 index queries */
-		op->bytes_act_out = dtype_bytes(op->o_dtype, op->b * op->t * op->h * op->dv);
+		double gathered = op->kind == OP_DSA_DECODE ? D(op->t) * fmin(D(op->top_k), visible)
+							     : fmin(selected, op->b ? visible * D(op->t) : 0);
+		op->bytes_kv_read = elems(op, D(op->b) * visible * D(op->index_bytes_per_token) +
+						  D(op->b) * gathered * D(op->cache_bytes_per_token));
+		op->bytes_kv_write =
+		    elems(op, D(op->b) * D(op->t) * D(op->cache_bytes_per_token + op->index_bytes_per_token));
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, D(op->b) * D(op->t) * D(op->h) * D(op->dk))) +
+				   elems(op, D(op->b) * D(op->t) * D(op->index_heads) * D(op->index_dim)); /* FP8 queries */
+		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, D(op->b) * D(op->t) * D(op->h) * D(op->dv)));
 		break;
 	}
 	case OP_ALLREDUCE:
 	case OP_ALLGATHER:
 	case OP_REDUCESCATTER:
 	case OP_ALLTOALL:
+		if (op->comm_bytes < 0 || op->comm_bytes > OP_ELEMENTS_MAX)
+			op->too_large = true;
+		break;
 	case OP_KIND_COUNT:
 		break;
 	}
 }
+
+#undef D
 
 /* ---- building the op list ---- */
 
@@ -176,8 +195,10 @@ static struct op *push(struct builder *b, enum op_kind kind, const char *name, e
 	op->layers = b->layers;
 	op->layer_group = b->group;
 	op->w_dtype = b->m->weight_dtype;
-	op->a_dtype = b->p->act;
-	op->o_dtype = b->p->act;
+	/* FP8 activations are the inputs of dense GEMMs (quantized with per-block scales); what is
+	 * stored, normalized and attended stays BF16 */
+	op->a_dtype = kind == OP_GEMM ? b->p->act : model_storage_dtype(b->p->act);
+	op->o_dtype = model_storage_dtype(b->p->act);
 	op->s_dtype = b->p->kda_state;
 	return op;
 }
@@ -432,7 +453,7 @@ static void moe(struct builder *b)
 	op->m = M;
 	op->n = L;
 	op->k = x->top_k;
-	op->a_dtype = p->act;
+	op->a_dtype = model_storage_dtype(p->act);
 
 	/* Weighted sum of the top_k rows (and the latent RMSNorm), then back to full width. */
 	eltwise(b, "moe.combine_norm", SPLIT_NONE, M, L, (double)x->top_k, 1, 2.0 * x->top_k + 4);

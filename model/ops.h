@@ -90,7 +90,16 @@ struct op {
 	int64_t bytes_weight, bytes_act_in, bytes_act_out;
 	int64_t bytes_kv_read, bytes_kv_write, bytes_state_read, bytes_state_write;
 	int64_t serial_steps; /* KDA chunk: dependent chunk steps per (sequence, head) */
+	bool too_large;       /* a size product passed OP_ELEMENTS_MAX: the bytes above are not valid */
 };
+
+/* The largest element (or byte) count op_fill computes in 64-bit integers: 2^56, so that a
+ * byte count (at most 4 bytes per element) and the sum of an op's seven byte counts stay far
+ * from INT64_MAX. */
+#define OP_ELEMENTS_MAX (INT64_C(1) << 56)
+
+/* What activations of type `act` are stored in between ops (FP8 ones: BF16). */
+enum dtype model_storage_dtype(enum dtype act);
 
 /* FLOPs and bytes of op from its dims and dtypes. */
 void op_fill(struct op *op);
@@ -112,7 +121,7 @@ struct phase {
 	int64_t context;  /* tokens already cached per sequence before this step */
 	enum dtype kda_state;  /* fp32 or bf16 */
 	enum dtype mla_cache;  /* bf16 or fp8 (FlashMLA layout) */
-	enum dtype act;        /* activations (bf16) */
+	enum dtype act;        /* activations (bf16; fp8: dense GEMM inputs in FP8, the rest BF16) */
 	enum dtype expert_act; /* routed-expert inputs: mxfp8 (K3's QAT recipe), fp8 or bf16 */
 	enum dtype dispatch;   /* EP dispatch payload: fp8 (+ scales) or bf16 */
 	int64_t kda_chunk;     /* KDA kernel chunk, tokens (16) */

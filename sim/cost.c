@@ -20,9 +20,22 @@ static enum dtype math_dtype(enum dtype w, enum dtype a)
 	return dtype_bytes_per_element(w) >= dtype_bytes_per_element(a) ? w : a;
 }
 
+/* Rates at the SM clock of a regime: tensor and vector rates (and L2) scale with the clock. */
+struct rates {
+	double clock_hz;
+	double scale; /* clock / boost clock */
+};
+
+static double tensor_rate(const struct hw *hw, const struct rates *r, enum dtype t)
+{
+	return hw_tensor_rate(hw, t) * r->scale;
+}
+
 /* Tile and wave quantization: the GEMM runs as ceil(m/tm) x ceil(n/tn) output tiles over the SMs.
  * Few tiles are split along k by the library to fill the machine, so partial waves only cost
- * their fraction; many tiles run in whole waves. Returns seconds at the achieved rate. */
+ * their fraction; many tiles run in whole waves. The padded FLOPs run at the curve's rate, plus
+ * its fixed cost (hw_curve_time_s: the curve's half is charged once, not scaled by padding).
+ * Returns seconds. */
 static double gemm_compute_s(const struct hw *hw, const struct op *op, double rate, double *waves)
 {
 	double tm = (double)hw->gemm_tile_m;
@@ -34,22 +47,20 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 	double tn = (double)hw->gemm_tile_n;
 	double tiles = ceil_div((double)op->m, tm) * ceil_div((double)op->n, tn);
 	if (op->kind == OP_GROUPED_GEMM && op->groups_touched >= 1) {
-		/* Each expert's rows are padded to whole tiles on their own. */
-		double rows = (double)op->m / op->groups_touched;
+		/* Each expert's rows are padded to whole tiles on their own. Routed rows per expert
+		 * vary around the mean, so an expert of r rows pads on average half a tile (r + tm/2)
+		 * once r fills a tile, and below that one smaller tile of at least 16 rows (1.5 r):
+		 * continuous at r = tm, and the padded total never falls as rows or experts grow. */
+		double g = op->groups_touched, rows = (double)op->m / g;
 		tm = (double)hw->gemm_tile_m;
-		if (rows < tm) {
-			tm = 16;
-			while (tm < rows)
-				tm *= 2;
-		}
-		tiles = op->groups_touched * ceil_div(rows, tm) * ceil_div((double)op->n, tn);
+		double padded = rows >= tm ? rows + tm / 2 : fmax(16.0, 1.5 * rows);
+		tiles = g * padded / tm * ceil_div((double)op->n, tn);
 	}
 	double sms = (double)hw->sms;
 	double w = tiles < sms ? tiles / sms : hw_gemm_waves(hw, tiles);
 	*waves = w;
 	double padded_flops = w * sms * 2.0 * tm * tn * (double)op->k;
-	double eff = hw_curve_eval(&hw->eff_gemm, op->flops);
-	return padded_flops / (rate * eff);
+	return hw_curve_time_s(&hw->eff_gemm, padded_flops, rate);
 }
 
 /* Activations that fit in half of L2 were just produced by the previous op and stay there. */
@@ -69,10 +80,11 @@ static void memory_split(const struct hw *hw, const struct op *op, double *hbm, 
 		*hbm += (double)op->bytes_act_out;
 }
 
-static double memory_s(const struct hw *hw, double hbm, double l2)
+/* HBM bytes at the memory curve (a fixed cost once there is HBM traffic, then the achieved
+ * bandwidth), L2 bytes at the L2 bandwidth, which runs at the SM clock. */
+static double memory_s(const struct hw *hw, const struct rates *r, double hbm, double l2)
 {
-	double eff = hw_curve_eval(&hw->eff_memory, hbm + l2);
-	return hbm / (hw->hbm_bw_bytes_per_s * eff) + l2 / hw->l2_bw_bytes_per_s;
+	return hw_curve_time_s(&hw->eff_memory, hbm, hw->hbm_bw_bytes_per_s) + l2 / (hw->l2_bw_bytes_per_s * r->scale);
 }
 
 enum hw_coll sim_op_coll(enum op_kind k)
@@ -89,40 +101,54 @@ enum hw_coll sim_op_coll(enum op_kind k)
 	}
 }
 
+/* Bytes each rank moves per byte of its buffer, and the number of latency steps. */
+static void coll_shape(const struct op *op, double *factor, double *steps)
+{
+	double n = (double)op->ranks;
+	switch (op->kind) {
+	case OP_ALLREDUCE:
+		*factor = 2.0 * (n - 1) / n;
+		*steps = 2.0 * log2(n);
+		break;
+	case OP_ALLTOALL:
+		*factor = (n - 1) / n;
+		*steps = 1.0 + log2(n) / 2;
+		break;
+	default: /* all-gather, reduce-scatter */
+		*factor = (n - 1) / n;
+		*steps = log2(n);
+		break;
+	}
+}
+
+/* Share of a collective's traffic that leaves one NVLink domain and crosses the NIC. */
+static double nic_share(const struct hw *hw, const struct op *op)
+{
+	double n = (double)op->ranks;
+	return op->ranks > hw->domain_gpus ? (n - (double)hw->domain_gpus) / n : 0;
+}
+
 /* Alpha-beta: steps x step latency + bytes x factor / (link rate x efficiency(bytes)), with the
  * step latency and efficiency curve of the collective's kind and rank count where the preset has
  * them (hw_coll_model), else the interconnect's. */
 static void comm_cost(const struct hw *hw, const struct op *op, struct op_cost *c)
 {
-	double n = (double)op->ranks;
-	if (n <= 1 || op->comm_bytes <= 0)
+	if (op->ranks <= 1 || op->comm_bytes <= 0)
 		return;
 	double factor, steps;
-	switch (op->kind) {
-	case OP_ALLREDUCE:
-		factor = 2.0 * (n - 1) / n;
-		steps = 2.0 * log2(n);
-		break;
-	case OP_ALLTOALL:
-		factor = (n - 1) / n;
-		steps = 1.0 + log2(n) / 2;
-		break;
-	default: /* all-gather, reduce-scatter */
-		factor = (n - 1) / n;
-		steps = log2(n);
-		break;
-	}
+	coll_shape(op, &factor, &steps);
 	const struct hw_coll_model *cm = hw_coll_model(hw, sim_op_coll(op->kind), op->ranks);
 	const struct hw_curve *curve = cm ? &cm->eff : &hw->eff_comm;
 	double eff = hw_curve_eval(curve, (double)op->comm_bytes);
 	double bw = hw->nvlink_bw_bytes_per_s, lat = cm ? cm->step_latency_s : hw->nvlink_latency_s;
 	double bytes = (double)op->comm_bytes * factor;
-	if (op->ranks > hw->domain_gpus) {
-		/* Beyond one NVLink domain the share of traffic that leaves it crosses the NIC. */
-		double outside = (n - (double)hw->domain_gpus) / n;
+	double outside = nic_share(hw, op);
+	if (outside > 0) {
+		/* hierarchical: every byte still crosses NVLink inside its domain, the share bound
+		 * outside crosses the NIC as well, at the same time */
 		double t_nic = bytes * outside / (hw->nic_bw_bytes_per_s * eff);
-		double t_nvl = bytes * (1 - outside) / (bw * eff);
-		c->comm_s = (t_nic > t_nvl ? t_nic : t_nvl) + steps * hw->nic_latency_s;
+		double t_nvl = bytes / (bw * eff);
+		c->comm_s = fmax(t_nic, t_nvl) + steps * hw->nic_latency_s;
 		return;
 	}
 	c->comm_s = bytes / (bw * eff) + steps * lat;
@@ -147,51 +173,47 @@ static double launches(enum op_kind k)
 	}
 }
 
-/* A calibrated preset's modeled-over-measured efficiency of this op's device time (model_s:
- * hw_gemm_shape_eff, hw_table_eff); 1 otherwise. */
-static double calibrated_eff(const struct hw *hw, const struct op *op, double model_s)
+/* The physical floor of an op's time: its launch gaps, then the larger of its FLOPs at the peak
+ * tensor (or vector) rate of its math at the clock and its bytes at the peak bandwidth of where
+ * they live (HBM, L2; collectives: NVLink and the NIC). */
+static double floor_s(const struct hw *hw, const struct op *op, const struct rates *r, double gaps)
 {
-	if (hw->n_tables == 0 && hw->n_gemm_shapes == 0)
-		return 1;
-	enum dtype math = hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype));
-	double bytes = (double)op_bytes(op);
-	bool found;
-	double eff;
+	if (op_is_comm(op->kind)) {
+		if (op->ranks <= 1 || op->comm_bytes <= 0)
+			return gaps;
+		double factor, steps;
+		coll_shape(op, &factor, &steps);
+		double bytes = (double)op->comm_bytes * factor, outside = nic_share(hw, op);
+		return gaps + fmax(bytes * outside / hw->nic_bw_bytes_per_s, bytes / hw->nvlink_bw_bytes_per_s);
+	}
+	double hbm, l2;
+	memory_split(hw, op, &hbm, &l2);
+	double mem = hbm / hw->hbm_bw_bytes_per_s + l2 / (hw->l2_bw_bytes_per_s * r->scale);
+	double comp;
 	switch (op->kind) {
 	case OP_GEMM:
-		eff = hw_gemm_shape_eff(hw, math, op->m, op->n, op->k, &found);
-		return found ? eff : hw_table_eff(hw, HW_CLASS_GEMM, math, op->flops, bytes, model_s);
 	case OP_GROUPED_GEMM:
-		return hw_table_eff(hw, HW_CLASS_GROUPED_GEMM, math, op->flops, bytes, model_s);
+		comp = op->flops / tensor_rate(hw, r, math_dtype(op->w_dtype, op->a_dtype));
+		break;
 	case OP_ELEMENTWISE:
-		return hw_table_eff(hw, HW_CLASS_MEMORY, op->a_dtype, op->flops, bytes, model_s);
-	case OP_KDA_CHUNK:
-		return hw_table_eff(hw, HW_CLASS_KDA_CHUNK, op->s_dtype, op->flops, bytes, model_s);
+		comp = op->flops / (hw->vector_flops_per_s * r->scale);
+		break;
 	case OP_KDA_DECODE:
-		/* several tokens per request: speculative verify + replay, its own kernel regime */
-		return hw_table_eff(hw, op->t > 1 ? HW_CLASS_KDA_VERIFY : HW_CLASS_KDA_DECODE, op->s_dtype,
-				    op->flops, bytes, model_s);
-	case OP_MLA_PREFILL:
-	case OP_MLA_DECODE:
-	case OP_DSA_PREFILL:
-	case OP_DSA_DECODE:
-		return hw_table_eff(hw, HW_CLASS_ATTENTION, op->a_dtype, op->flops, bytes, model_s);
-	case OP_ALLREDUCE:
-	case OP_ALLGATHER:
-	case OP_REDUCESCATTER:
-	case OP_ALLTOALL:
-		return hw_comm_table_eff(hw, sim_op_coll(op->kind), op->ranks, (double)op->comm_bytes, model_s);
-	case OP_KIND_COUNT:
+		comp = op->flops / tensor_rate(hw, r, DT_FP32);
+		break;
+	default: /* KDA prefill, attention: tensor cores, the indexer's part at FP8 */
+		comp = (op->flops - op->flops_lowp) / tensor_rate(hw, r, op->a_dtype) +
+		       op->flops_lowp / tensor_rate(hw, r, DT_FP8);
 		break;
 	}
-	return 1;
+	return gaps + fmax(comp, mem);
 }
 
-void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
-		 struct op_cost *out)
+/* The physical model at the clock of r: components and time (launches included). */
+static void physical(const struct hw *hw, const struct op *op, const struct rates *r, double launch,
+		     struct op_cost *out)
 {
 	struct op_cost c = {0};
-	double launch = opts && opts->cuda_graph ? hw->graph_launch_latency_s : hw->launch_latency_s;
 	double hbm, l2;
 	bool kda_chain_bound = false;
 	memory_split(hw, op, &hbm, &l2);
@@ -199,26 +221,25 @@ void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opt
 	switch (op->kind) {
 	case OP_GEMM:
 	case OP_GROUPED_GEMM: {
-		double rate = hw_tensor_rate(hw, math_dtype(op->w_dtype, op->a_dtype));
+		double rate = tensor_rate(hw, r, math_dtype(op->w_dtype, op->a_dtype));
 		c.compute_s = op->m > 0 ? gemm_compute_s(hw, op, rate, &c.waves) : 0;
-		c.memory_s = memory_s(hw, hbm, l2);
+		c.memory_s = memory_s(hw, r, hbm, l2);
 		c.latency_s = launch;
 		break;
 	}
 	case OP_ELEMENTWISE:
-		c.compute_s = op->flops / (hw->vector_flops_per_s * 0.5);
-		c.memory_s = memory_s(hw, hbm, l2);
+		c.compute_s = op->flops / (hw->vector_flops_per_s * r->scale * 0.5);
+		c.memory_s = memory_s(hw, r, hbm, l2);
 		c.latency_s = launch;
 		break;
 	case OP_KDA_CHUNK: {
 		/* Two kernels: token-parallel intra-chunk work, then the head-parallel recurrence:
 		 * t/chunk dependent steps per (sequence, head). When sequences x heads leave SMs idle,
 		 * a head's value rows split over up to kda_max_v_split CTAs; a step then costs the
-		 * larger of its latency floor and the CTA's rows. */
+		 * larger of its latency floor and the CTA's rows. Cycles run at the regime's clock. */
 		double tokens = (double)op->b * (double)op->t * (double)op->h;
 		double rec_flops = tokens * 8.0 * (double)op->dk * (double)op->dv;
-		double rate = hw_tensor_rate(hw, op->a_dtype);
-		double eff = hw_curve_eval(&hw->eff_gemm, op->flops);
+		double rate = tensor_rate(hw, r, op->a_dtype);
 		double pairs = (double)op->b * (double)op->h, sms = (double)hw->sms;
 		double split = 1;
 		if (hw->kda_step_row_cycles > 0)
@@ -227,34 +248,39 @@ void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opt
 				split *= 2;
 		c.waves = ceil(pairs * split / sms);
 		double step_cycles = fmax(hw->kda_chunk_step_cycles, (double)op->dv / split * hw->kda_step_row_cycles);
-		double chain_s = (double)op->serial_steps * step_cycles / hw->sm_clock_hz * c.waves;
-		double k1 = fmax((op->flops - rec_flops) / (rate * eff),
-				 memory_s(hw, (double)(op->bytes_act_in + op->bytes_act_out), 0));
+		double chain_s = (double)op->serial_steps * step_cycles / r->clock_hz * c.waves;
+		double k1 = fmax(hw_curve_time_s(&hw->eff_gemm, op->flops - rec_flops, rate),
+				 memory_s(hw, r, (double)(op->bytes_act_in + op->bytes_act_out), 0));
 		if (hw->kda_intra_cycles_per_token_head > 0)
-			k1 = fmax(k1, tokens * hw->kda_intra_cycles_per_token_head / (sms * hw->sm_clock_hz));
-		double k2 = fmax(rec_flops / (rate * eff),
-				 memory_s(hw, (double)(op->bytes_state_read + op->bytes_state_write), 0));
-		c.compute_s = op->flops / (rate * eff);
-		c.memory_s = memory_s(hw, hbm + l2, 0);
+			k1 = fmax(k1, tokens * hw->kda_intra_cycles_per_token_head / (sms * r->clock_hz));
+		double k2 = fmax(hw_curve_time_s(&hw->eff_gemm, rec_flops, rate),
+				 memory_s(hw, r, (double)(op->bytes_state_read + op->bytes_state_write), 0));
+		c.compute_s = hw_curve_time_s(&hw->eff_gemm, op->flops, rate);
+		c.memory_s = memory_s(hw, r, hbm + l2, 0);
 		c.latency_s = 2 * launch + chain_s;
 		c.time_s = k1 + fmax(chain_s, k2) + 2 * launch;
 		kda_chain_bound = chain_s > k2 && chain_s + 2 * launch > k1;
 		break;
 	}
 	case OP_KDA_DECODE:
-		c.compute_s = op->flops / (hw_tensor_rate(hw, DT_FP32) * 0.5);
-		c.memory_s = memory_s(hw, hbm, l2);
+		c.compute_s = op->flops / (tensor_rate(hw, r, DT_FP32) * 0.5);
+		if (op->t > 1 && hw->kda_verify_lin_cycles + hw->kda_verify_quad_cycles > 0) {
+			/* verify + replay: (request, head) items of t x (lin + quad t) cycles each over
+			 * the SMs, never less than one item's chain */
+			double t = (double)op->t, items = (double)op->b * (double)op->h;
+			double item = t * (hw->kda_verify_lin_cycles + hw->kda_verify_quad_cycles * t) / r->clock_hz;
+			c.compute_s = fmax(c.compute_s, item * fmax(1.0, items / (double)hw->sms));
+		}
+		c.memory_s = memory_s(hw, r, hbm, l2);
 		c.latency_s = launch;
 		break;
 	case OP_MLA_PREFILL:
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE: {
-		double rate = hw_tensor_rate(hw, op->a_dtype);
-		double eff = hw_curve_eval(&hw->eff_gemm, op->flops);
-		double lowp = op->flops_lowp / (hw_tensor_rate(hw, DT_FP8) * eff);
-		c.compute_s = (op->flops - op->flops_lowp) / (rate * eff) + lowp;
-		c.memory_s = memory_s(hw, hbm, l2);
+		c.compute_s = hw_curve_time_s(&hw->eff_gemm, op->flops - op->flops_lowp, tensor_rate(hw, r, op->a_dtype)) +
+			      hw_curve_time_s(&hw->eff_gemm, op->flops_lowp, tensor_rate(hw, r, DT_FP8));
+		c.memory_s = memory_s(hw, r, hbm, l2);
 		c.latency_s = launch * (op->kind == OP_DSA_DECODE || op->kind == OP_DSA_PREFILL ? 3 : 1);
 		break;
 	}
@@ -278,16 +304,155 @@ void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opt
 		c.bound = BOUND_LATENCY;
 	else
 		c.bound = c.compute_s >= c.memory_s ? BOUND_COMPUTE : BOUND_MEMORY;
-	double gaps = launch * launches(op->kind);
-	double eff = calibrated_eff(hw, op, c.time_s - gaps);
-	if (eff != 1 && eff > 0) {
-		/* calibrated from kernel durations: the device time scales, launch gaps stay */
-		c.time_s = (c.time_s - gaps) / eff + gaps;
-		c.latency_s = (c.latency_s - gaps) / eff + gaps;
-		c.compute_s /= eff;
-		c.memory_s /= eff;
-		c.comm_s /= eff;
+	c.clock_hz = r->clock_hz;
+	*out = c;
+}
+
+/* The calibrated class table of an op (NULL: none), for its math, state or element dtype. */
+static const struct hw_table *op_table(const struct hw *hw, const struct op *op)
+{
+	switch (op->kind) {
+	case OP_GEMM:
+		return hw_table_find(hw, HW_CLASS_GEMM, hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype)));
+	case OP_GROUPED_GEMM:
+		return hw_table_find(hw, HW_CLASS_GROUPED_GEMM,
+				     hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype)));
+	case OP_ELEMENTWISE:
+		return hw_table_find(hw, HW_CLASS_MEMORY, op->a_dtype);
+	case OP_KDA_CHUNK:
+		return hw_table_find(hw, HW_CLASS_KDA_CHUNK, op->s_dtype);
+	case OP_KDA_DECODE:
+		/* several tokens per request: speculative verify + replay, its own kernel regime */
+		return hw_table_find(hw, op->t > 1 ? HW_CLASS_KDA_VERIFY : HW_CLASS_KDA_DECODE, op->s_dtype);
+	case OP_MLA_PREFILL:
+	case OP_MLA_DECODE:
+	case OP_DSA_PREFILL:
+	case OP_DSA_DECODE:
+		return hw_table_find(hw, HW_CLASS_ATTENTION, op->a_dtype);
+	case OP_ALLREDUCE:
+	case OP_ALLGATHER:
+	case OP_REDUCESCATTER:
+	case OP_ALLTOALL:
+		return hw_comm_table_find(hw, sim_op_coll(op->kind), op->ranks);
+	case OP_KIND_COUNT:
+		break;
 	}
-	c.cycles = c.time_s * hw->sm_clock_hz;
+	return NULL;
+}
+
+/* A measured GEMM shape at m between two measured m: interpolated with the physical model as the
+ * abscissa (log time linear in log modeled time), so the tile and wave steps of the model shape
+ * the curve between the points and it never falls (the points never do). */
+static double gemm_shape_s(const struct hw *hw, const struct hw_gemm_points *g, const struct op *op,
+			   double model_s)
+{
+	int hi = 1;
+	while (hi < g->points - 1 && g->m[hi] < (double)op->m)
+		hi++;
+	int lo = hi - 1;
+	struct rates boost = {.clock_hz = hw->sm_clock_hz, .scale = 1};
+	struct op a = *op, b = *op;
+	a.m = (int64_t)g->m[lo];
+	b.m = (int64_t)g->m[hi];
+	op_fill(&a);
+	op_fill(&b);
+	struct op_cost ca, cb;
+	physical(hw, &a, &boost, 0, &ca);
+	physical(hw, &b, &boost, 0, &cb);
+	double ta = g->time_s[lo], tb = g->time_s[hi];
+	/* where the model barely moves between the points (memory-bound: flat), its position is
+	 * ill-conditioned: blend towards log m (both never fall as m grows) */
+	double u_m = log((double)op->m / g->m[lo]) / log(g->m[hi] / g->m[lo]);
+	double span = log(fmax(cb.time_s / ca.time_s, 1.0)), w = fmin(1, span / log(1.1));
+	double u_model = span > 0 ? log(fmax(model_s / ca.time_s, 1.0)) / span : 0;
+	double u = fmin(1, fmax(0, w * fmin(1, u_model) + (1 - w) * u_m));
+	return ta * exp(u * log(tb / ta));
+}
+
+/* A calibrated preset's device time (launch gaps excluded) of an op the physical model gives
+ * model_s at the boost clock: the class table; for a dense GEMM of a measured shape inside its
+ * measured m the shape's own points; then for every dense GEMM the bounds of the measured ones. */
+static double calibrated_s(const struct hw *hw, const struct op *op, double model_s, bool *calibrated,
+			   bool *extrapolated)
+{
+	*calibrated = false;
+	*extrapolated = false;
+	double t = model_s;
+	const struct hw_table *tb = op_table(hw, op);
+	if (tb) {
+		bool inside;
+		double bytes = op_is_comm(op->kind) ? (double)op->comm_bytes : (double)op_bytes(op);
+		double eff = hw_table_eff_at(tb, op->flops, bytes, model_s, &inside);
+		if (eff > 0)
+			t = model_s / eff;
+		*calibrated = true;
+		*extrapolated = !inside;
+	}
+	if (op->kind == OP_GEMM && hw->n_gemm_points > 0) {
+		enum dtype math = hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype));
+		const struct hw_gemm_points *g = hw_gemm_points_find(hw, math, op->n, op->k);
+		double m = (double)op->m;
+		if (g && g->points >= 2 && m >= g->m[0] && m <= g->m[g->points - 1])
+			t = gemm_shape_s(hw, g, op, model_s);
+		double lo, hi;
+		hw_gemm_bounds(hw, math, op->m, op->n, op->k, &lo, &hi);
+		if (lo > 0 || isfinite(hi)) {
+			t = fmax(lo, fmin(t, hi));
+			*calibrated = true;
+		}
+		/* inside the measured GEMMs only when they bracket it from both sides */
+		*extrapolated = !(lo > 0 && isfinite(hi));
+	}
+	return t;
+}
+
+void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
+		 struct op_cost *out)
+{
+	double launch = opts && opts->cuda_graph ? hw->graph_launch_latency_s : hw->launch_latency_s;
+	double gaps = op_is_comm(op->kind) ? 0 : launch * launches(op->kind);
+	struct rates boost = {.clock_hz = hw->sm_clock_hz, .scale = 1};
+	struct rates reg = boost;
+	if (opts) {
+		reg.clock_hz = hw_clock_hz(hw, opts->clock);
+		reg.scale = reg.clock_hz / hw->sm_clock_hz;
+	}
+	struct op_cost c, cb;
+	physical(hw, op, &reg, launch, &c);
+	if (reg.scale != 1)
+		physical(hw, op, &boost, launch, &cb);
+	else
+		cb = c;
+
+	double dev_b = cb.time_s - gaps, dev = c.time_s - gaps;
+	if ((hw->n_tables > 0 || hw->n_gemm_points > 0) && dev_b > 0) {
+		/* calibrated from kernel durations at the boost clock; another clock scales it as the
+		 * physical model does; launch gaps stay */
+		double t = calibrated_s(hw, op, dev_b, &c.calibrated, &c.extrapolated) * (dev / dev_b);
+		double f = t / dev;
+		c.time_s = t + gaps;
+		c.latency_s = (c.latency_s - gaps) * f + gaps;
+		c.compute_s *= f;
+		c.memory_s *= f;
+		c.comm_s *= f;
+	}
+	if (op->kind == OP_KDA_DECODE && op->t > 1) {
+		/* a verify of t tokens is never faster than the decode of one (another class, table) */
+		struct op one = *op;
+		struct op_cost c1;
+		one.t = 1;
+		op_fill(&one);
+		sim_op_cost(hw, &one, opts, &c1);
+		if (c1.time_s > c.time_s) {
+			double f = (c1.time_s - gaps) / (c.time_s - gaps);
+			c.compute_s *= f;
+			c.memory_s *= f;
+			c.time_s = c1.time_s;
+		}
+	}
+	c.floor_s = floor_s(hw, op, &reg, gaps);
+	if (c.time_s < c.floor_s)
+		c.time_s = c.floor_s;
+	c.cycles = c.time_s * reg.clock_hz;
 	*out = c;
 }

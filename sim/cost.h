@@ -22,18 +22,35 @@ struct op_cost {
 	double comm_s;     /* collectives */
 	double waves;      /* GEMM / KDA recurrence waves over the SMs (0 when not applicable) */
 	enum bound bound;
+	double floor_s;    /* physical floor: launch gaps + max(FLOPs / peak rate at the clock,
+			    * bytes / peak bandwidth); time_s is never below it */
+	double clock_hz;   /* the SM clock the op was costed at */
+	bool calibrated;   /* a calibrated table or measured GEMM shapes shaped the time */
+	bool extrapolated; /* calibrated preset, but the op lies outside what was measured: its
+			    * time is the physical model's (tables taper to it, see hw_table_eff_at;
+			    * a GEMM not bracketed by measured shapes) */
 };
 
 struct cost_opts {
-	bool cuda_graph;   /* launch latency of a captured graph instead of eager launches */
+	bool cuda_graph;     /* launch latency of a captured graph instead of eager launches */
+	enum hw_clock clock; /* SM clock regime (boost by default: zeroed opts) */
 };
 
 const char *bound_name(enum bound b);
 
-/* Cost of `op` on one GPU of `hw`; `op` already has per-GPU dims and derived bytes (op_fill). */
 /* The collective model of a collective op kind (all-to-all for anything else). */
 enum hw_coll sim_op_coll(enum op_kind k);
 
+/* Cost of `op` on one GPU of `hw`; `op` already has per-GPU dims and derived bytes (op_fill);
+ * opts may be NULL (eager launches, boost clock).
+ *
+ * The physical model is evaluated at the regime's clock. A calibrated preset corrects the device
+ * time (launch gaps excluded) at the boost clock, where it was measured: the class table over
+ * the modeled time (hw_table_eff_at: interpolated inside the measured range, tapering to the
+ * plain model outside it), and for dense GEMMs the bounds of measured shapes (hw_gemm_bounds);
+ * another regime scales that by the physical model's ratio of the two clocks. The result is
+ * never below the floor. Each part never falls as a size grows, so neither does the sum (checked
+ * by `k3sim check`, sim/props.h). */
 void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
 		 struct op_cost *out);
 

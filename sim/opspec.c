@@ -143,6 +143,21 @@ static int64_t mla_cache_bytes(enum dtype kv, int64_t latent, int64_t rope)
 			return rc;                       \
 	} while (0)
 
+/* Derived bytes, and sizes too large to count in 64 bits refused (never wrapped). */
+static int finish(struct op *op, const char *kind, struct op *out, struct err *e)
+{
+	op_fill(op);
+	if (op->too_large) {
+		err_set(e, NULL, 0, 0,
+			"%s: sizes too large: a product of them passes %lld elements (bytes), beyond what k3sim "
+			"counts in 64-bit integers",
+			kind, (long long)OP_ELEMENTS_MAX);
+		return -ERANGE;
+	}
+	*out = *op;
+	return 0;
+}
+
 int opspec_parse(const char *kind, int nargs, const char *const *args, struct op *out, struct err *e)
 {
 	struct values a = {.e = e};
@@ -210,9 +225,7 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 		op.in_tensors = op.out_tensors = 1;
 		op.a_dtype = op.o_dtype = DT_FP8; /* one byte per element */
 		op.cold = true;                   /* a D2D copy streams through HBM */
-		op_fill(&op);
-		*out = op;
-		return 0;
+		return finish(&op, kind, out, e);
 	}
 	if (strncmp(a.spec->name, "ep_", 3) == 0) {
 		/* an EP dispatch or combine as the equivalent even all-to-all (sim_ep_comm_bytes) */
@@ -238,9 +251,7 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 		}
 		int64_t row = dt == DT_FP8 ? width + 4 * ((width + 127) / 128) : dtype_bytes(dt, width);
 		op.comm_bytes = sim_ep_comm_bytes(&moe, tokens, row, op.ranks, imbalance);
-		op_fill(&op);
-		*out = op;
-		return 0;
+		return finish(&op, kind, out, e);
 	}
 	switch (op.kind) {
 	case OP_GEMM:
@@ -334,9 +345,7 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 	default:
 		break;
 	}
-	op_fill(&op);
-	*out = op;
-	return 0;
+	return finish(&op, kind, out, e);
 }
 
 int opspec_parse_line(const char *line, struct op *out, struct err *e)

@@ -42,6 +42,7 @@ static void set_defaults(struct scenario *s)
 	s->expert_act = DT_MXFP8;
 	s->dispatch = DT_FP8;
 	s->cuda_graph = true;
+	s->clock = HW_CLOCK_SUSTAINED;
 	s->reserved_bytes = -1;
 	s->overlap = OVERLAP_AUTO;
 	s->path = PATH_PRODUCTION;
@@ -233,7 +234,7 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		"prefill_chunk", "kda_chunk", NULL};
 	static const char *const dt_keys[] = {"kda_state", "mla_cache", "activations",
 		"expert_activations", "dispatch", NULL};
-	static const char *const opt_keys[] = {"cuda_graph", "reserved_gib", NULL};
+	static const char *const opt_keys[] = {"cuda_graph", "reserved_gib", "clock", NULL};
 	const int64_t big = INT64_C(1) << 40;
 	int rc = doc_expect(c->d, root, DOC_MAP, "scenario", c->e);
 	if (rc < 0 || (rc = doc_check_keys(c->d, root, top, c->e)) < 0)
@@ -288,12 +289,12 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 	if (n) {
 		static const enum dtype state[] = {DT_FP32, DT_BF16};
 		static const enum dtype cache[] = {DT_BF16, DT_FP8};
-		static const enum dtype act[] = {DT_BF16, DT_FP16};
+		static const enum dtype act[] = {DT_BF16, DT_FP16, DT_FP8};
 		static const enum dtype eact[] = {DT_MXFP8, DT_FP8, DT_BF16, DT_MXFP4};
 		static const enum dtype disp[] = {DT_FP8, DT_BF16};
 		if ((rc = dtype_field(c, n, "kda_state", state, 2, &s->kda_state)) < 0 ||
 		    (rc = dtype_field(c, n, "mla_cache", cache, 2, &s->mla_cache)) < 0 ||
-		    (rc = dtype_field(c, n, "activations", act, 2, &s->act)) < 0 ||
+		    (rc = dtype_field(c, n, "activations", act, 3, &s->act)) < 0 ||
 		    (rc = dtype_field(c, n, "expert_activations", eact, 4, &s->expert_act)) < 0 ||
 		    (rc = dtype_field(c, n, "dispatch", disp, 2, &s->dispatch)) < 0)
 			return rc;
@@ -304,6 +305,13 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		const struct doc_node *v = doc_get(n, "cuda_graph");
 		if (v && (rc = doc_bool(c->d, v, "cuda_graph", &s->cuda_graph, c->e)) < 0)
 			return rc;
+		if ((v = doc_get(n, "clock"))) {
+			const char *str;
+			if ((rc = doc_str(c->d, v, "clock", &str, c->e)) < 0)
+				return rc;
+			if (hw_clock_parse(str, &s->clock) < 0)
+				return doc_error(c->d, v, c->e, "clock: unknown regime '%s' (expected boost or sustained)", str);
+		}
 		if ((v = doc_get(n, "reserved_gib"))) {
 			double gib;
 			if ((rc = doc_double(c->d, v, "reserved_gib", &gib, c->e)) < 0)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hw/hw.h"
 #include "util/dtype.h"
 #include "util/err.h"
 
@@ -54,8 +55,10 @@ struct scenario {
 	int64_t prefill_chunk;  /* tokens per prefill step */
 	int64_t kda_chunk;      /* KDA kernel chunk (16) */
 
-	enum dtype kda_state, mla_cache, act, expert_act, dispatch;
+	enum dtype kda_state, mla_cache, act, expert_act, dispatch; /* act fp8: GEMM inputs in FP8
+				 * (DeepSeek-V3's per-block scaled recipe), stored activations BF16 */
 	bool cuda_graph;        /* decode steps run as CUDA graphs */
+	enum hw_clock clock;    /* SM clock regime (options.clock); serving runs all day: sustained */
 	int64_t reserved_bytes; /* per-GPU workspace; -1 = the hardware preset's */
 
 	/* engine: how the serving engine runs a step (scenarios/README.md, section engine) */

@@ -63,6 +63,24 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 		err_set(e, s->file, 0, 0, "chunk sizes must be positive");
 		return -EINVAL;
 	}
+	/* Sizes in 64-bit integers: the largest products a step counts (the whole KV cache and state
+	 * of the batch, one chunk's attention over the prompt and its logits), bounded in double
+	 * first, so that none of them can wrap. */
+	double tokens = (double)s->batch * ((double)s->prompt_tokens + (double)s->output_tokens);
+	double kv = tokens * (double)(model_mla_kv_bytes_per_token(m, s->mla_cache) + model_dsa_index_bytes_per_token(m) + 8);
+	double state = (double)s->batch * (double)(model_kda_state_bytes_per_request(m, DT_FP32) +
+						   model_conv_state_bytes_per_request(m, DT_FP32));
+	double attn = ((double)s->prompt_tokens + (double)s->output_tokens) * (double)(m->mla.heads + m->kda.heads + 1) * 4096;
+	double chunk = fmax((double)s->prefill_chunk, (double)s->batch) * (double)(m->vocab + 64 * m->hidden) * 4;
+	double most = fmax(fmax(kv, state), fmax(attn, chunk));
+	if (!(most < (double)OP_ELEMENTS_MAX)) {
+		err_set(e, s->file, 0, 0,
+			"workload too large: batch %lld x (prompt %lld + output %lld tokens) needs %.3g bytes, "
+			"beyond the %.3g k3sim counts in 64-bit integers",
+			(long long)s->batch, (long long)s->prompt_tokens, (long long)s->output_tokens, most,
+			(double)OP_ELEMENTS_MAX);
+		return -ERANGE;
+	}
 	return 0;
 }
 
@@ -99,7 +117,7 @@ static int64_t attn_res_store_bytes(const struct scenario *s, const struct model
 	if (!m->attn_res_block)
 		return 0;
 	int64_t sources = (m->n_layers + m->attn_res_block - 1) / m->attn_res_block + 1;
-	int64_t bytes = dtype_bytes(s->act, tokens * sources * m->hidden);
+	int64_t bytes = dtype_bytes(model_storage_dtype(s->act), tokens * sources * m->hidden);
 	return s->tp_rs_ag ? ceil_div64(bytes, s->tp) : bytes;
 }
 

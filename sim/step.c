@@ -268,7 +268,9 @@ int64_t sim_ep_comm_bytes(const struct model_moe *x, int64_t tokens_per_gpu, int
 			  double imbalance)
 {
 	double rows = (double)tokens_per_gpu * model_ep_ranks_per_token(x, ranks, imbalance);
-	return (int64_t)ceil(rows * (double)row_bytes);
+	double bytes = ceil(rows * (double)row_bytes);
+	/* past what ops count, one more than the limit: op_fill flags it (never a wrapped value) */
+	return bytes > (double)OP_ELEMENTS_MAX ? OP_ELEMENTS_MAX + 1 : (int64_t)bytes;
 }
 
 /* Shares of the GPU an op uses alone (sim/timeline.h): a collective keeps its kernels' SMs and
@@ -387,7 +389,7 @@ static void tp_sync(struct mapper *mp, const struct op *o, int64_t tokens_local)
 	const struct scenario *s = mp->s;
 	if (s->tp <= 1 || o->sync == SYNC_NONE)
 		return;
-	int64_t act = dtype_bytes(mp->p->act, tokens_local * mp->m->hidden);
+	int64_t act = dtype_bytes(model_storage_dtype(mp->p->act), tokens_local * mp->m->hidden);
 	switch (o->sync) {
 	case SYNC_TP_GATHER:
 		collective(mp, OP_ALLGATHER, "tp.logits_gather", o, dtype_bytes(o->o_dtype, o->m * mp->m->vocab),
@@ -458,6 +460,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	struct mapper mp = {.s = s, .m = m, .hw = hw, .p = p, .acc = acc, .weight = weight, .index = row_base,
 			    .out = out};
 	mp.opts.cuda_graph = !prefill && s->cuda_graph;
+	mp.opts.clock = s->clock;
 	const int64_t tokens_local = b_local * t_local + mixed;
 
 	for (int i = 0; i < list.n; i++) {
@@ -540,8 +543,8 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			fix.n = o.h * o.dv;
 			fix.k = o.dk;
 			fix.w_dtype = DT_FP32;
-			fix.a_dtype = p->act;
-			fix.o_dtype = p->act;
+			fix.a_dtype = model_storage_dtype(p->act);
+			fix.o_dtype = model_storage_dtype(p->act);
 			op_fill(&fix);
 			account(&mp, &fix);
 		}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/opspec.h"
+#include "sim/props.h"
 #include "sim/sim.h"
 
 static struct model k3, full;
@@ -195,8 +196,9 @@ static void test_kda_chain(void **state)
 	 * kda_decode table: a verify table of efficiency 0.5 doubles the verify's time only. */
 	struct hw hv = h200;
 	struct hw_table *t = &hv.tables[hv.n_tables++];
-	*t = (struct hw_table){.cls = HW_CLASS_KDA_VERIFY, .dtype = DT_FP32, .key = HW_KEY_BYTES, .n = 1};
-	t->x[0] = 1.0, t->eff[0] = 0.5;
+	*t = (struct hw_table){.cls = HW_CLASS_KDA_VERIFY, .dtype = DT_FP32, .key = HW_KEY_BYTES, .n = 2};
+	t->x[0] = 1.0, t->eff[0] = 0.5; /* a range that holds both ops */
+	t->x[1] = 1e30, t->eff[1] = 0.5;
 	struct op v = d;
 	v.t = 9;
 	op_fill(&v);
@@ -280,7 +282,7 @@ static void test_hw_presets(void **state)
 	for (const char *const *n = hw_preset_names(); *n; n++) {
 		struct hw hw;
 		assert_int_equal(hw_load(&hw, *n, &e), 0);
-		assert_true(!hw.calibrated || hw.n_tables + hw.n_gemm_shapes > 0); /* calibrated: fitted tables */
+		assert_true(!hw.calibrated || hw.n_tables + hw.n_gemm_points > 0); /* calibrated: fitted tables */
 		assert_true(hw.hbm_bytes > 0 && hw.tensor_flops_per_s[DT_BF16] > 0);
 	}
 	/* Hopper has no FP4 path: MXFP4 math falls back to FP8. Blackwell runs it natively. */
@@ -335,20 +337,40 @@ static void test_hw_collectives(void **state)
 		fail_msg("%s", err_format(&e, buf, sizeof buf));
 	assert_int_equal(hw.n_coll, 3);
 	assert_int_equal(hw.n_tables, 3);
-	/* models: exact (kind, ranks), then (kind, any ranks), else none (the interconnect's) */
+	/* models: exact (kind, ranks), then the largest rank count below, then (kind, any ranks),
+	 * else none (the interconnect's) */
 	const struct hw_coll_model *m = hw_coll_model(&hw, HW_COLL_ALLREDUCE, 2);
 	assert_non_null(m);
 	assert_true(m->ranks == 2 && fabs(m->step_latency_s - 1.5e-6) < 1e-12 && m->eff.max == 0.6);
 	m = hw_coll_model(&hw, HW_COLL_ALLREDUCE, 8);
-	assert_true(m && m->ranks == 0 && fabs(m->step_latency_s - 2.5e-6) < 1e-12);
+	assert_true(m && m->ranks == 2); /* 8 GPUs never beat what 2 measured */
+	m = hw_coll_model(&hw, HW_COLL_ALLTOALL, 16);
+	assert_true(m && m->ranks == 8);
+	m = hw_coll_model(&hw, HW_COLL_ALLTOALL, 4);
+	assert_null(m); /* below every measured rank count: the interconnect's */
 	assert_null(hw_coll_model(&hw, HW_COLL_ALLTOALL, 2));
+	m = hw_coll_model(&hw, HW_COLL_ALLREDUCE, 1);
+	assert_true(m && m->ranks == 0 && fabs(m->step_latency_s - 2.5e-6) < 1e-12);
 	assert_true(hw_coll_model(&hw, HW_COLL_ALLTOALL, 8)->eff.half == 2.0 * 1048576);
 	assert_null(hw_coll_model(&hw, HW_COLL_ALLGATHER, 2));
-	/* tables: the same order, then the table of all kinds (interpolated in log-log, flat outside) */
+	/* tables: the same order, then the table of all kinds (interpolated in log-log; a table over
+	 * a size holds its end values outside its range, one over modeled time tapers to 1) */
 	double mib = 1048576;
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 2, 1 * mib, 0) - 0.5) < 1e-12);
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 2, 4 * mib, 0) - sqrt(0.5 * 0.8)) < 1e-9);
-	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 4, 64 * mib, 0) - 1.25) < 1e-12);
+	/* 4 ranks: the table of 2 (the largest rank count below), holding its end value */
+	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 4, 64 * mib, 0) - 0.8) < 1e-12);
+	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLREDUCE, 1, 64 * mib, 0) - 1.25) < 1e-12);
+	struct hw_table tt = {.cls = HW_CLASS_GEMM, .key = HW_KEY_MODEL_S, .n = 2, .x = {1e-6, 1e-5},
+			      .eff = {0.5, 1.25}};
+	bool inside;
+	assert_true(hw_table_eff_at(&tt, 0, 0, 4e-6, &inside) > 0.5 && inside);
+	assert_true(fabs(hw_table_eff_at(&tt, 0, 0, 4e-5, &inside) - pow(1.25, 1 - log10(4.0))) < 1e-12);
+	assert_false(inside);
+	assert_true(hw_table_eff_at(&tt, 0, 0, 1e-3, NULL) == 1);
+	/* 0.5 tapers over max(1, 2 x 0.301) = 1 decade */
+	assert_true(fabs(hw_table_eff_at(&tt, 0, 0, 1e-6 / sqrt(10.0), NULL) - sqrt(0.5)) < 1e-12);
+	assert_true(hw_table_eff_at(&tt, 0, 0, 1e-8, NULL) == 1);
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLGATHER, 2, 1 * mib, 0) - 2) < 1e-12);
 	assert_true(fabs(hw_comm_table_eff(&hw, HW_COLL_ALLTOALL, 8, 1 * mib, 0) - 2) < 1e-12);
 	/* the generic class lookup sees only the table of all kinds */
@@ -493,6 +515,90 @@ static void test_properties_calibrated(void **state)
 	assert_true(res->fits && res->ttft_s > 0 && res->tpot_s > 0);
 }
 
+static double op_time(const struct hw *hw, const char *line, const struct cost_opts *o)
+{
+	struct op op;
+	struct err e;
+	if (opspec_parse_line(line, &op, &e) < 0)
+		fail_msg("%s: %s", line, e.msg);
+	struct op_cost c;
+	sim_op_cost(hw, &op, o, &c);
+	return c.time_s;
+}
+
+/* The cases issue 11 found (2026-12-01) on the calibrated h200: a 1 x 12 x 7168 GEMM cost 182 us
+ * (the curve's efficiency at the true FLOPs divided the padded FLOPs); 8 x 24 x 512 cost more
+ * than with M x 4 or N x 2; TPOT fell from batch 2 to 8. */
+static void test_issue11_regressions(void **state)
+{
+	(void)state;
+	double t = op_time(&h200_cal, "gemm m=1 n=12 k=7168 dtype=bf16", NULL);
+	assert_true(t < 20e-6);
+	double small = op_time(&h200_cal, "gemm m=8 n=24 k=512", NULL);
+	assert_true(op_time(&h200_cal, "gemm m=32 n=24 k=512", NULL) >= small);
+	assert_true(op_time(&h200_cal, "gemm m=8 n=48 k=512", NULL) >= small);
+	/* FP8 activations run at the FP8 rate (DeepSeek-V3's recipe), BF16 ones at the BF16 rate */
+	double f8 = op_time(&h200_cal, "gemm m=16384 n=7168 k=16384 dtype=fp8", NULL);
+	double w8 = op_time(&h200_cal, "gemm m=16384 n=7168 k=16384 dtype=bf16 w_dtype=fp8", NULL);
+	assert_true(f8 < 0.7 * w8);
+	struct scenario s;
+	load_default(&s);
+	double last = 0;
+	for (int64_t b = 1; b <= 256; b++) {
+		s.batch = b;
+		struct err e;
+		assert_int_equal(sim_run(&s, &k3, &h200_cal, res, &e), 0);
+		assert_true(res->tpot_s >= last);
+		last = res->tpot_s;
+	}
+	/* the sustained clock is never faster than boost, and slower where compute-bound */
+	struct cost_opts boost = {.clock = HW_CLOCK_BOOST}, sus = {.clock = HW_CLOCK_SUSTAINED};
+	struct hw h = h200_cal;
+	h.sustained_sm_clock_hz = 1.5e9;
+	double tb = op_time(&h, "gemm m=8192 n=8192 k=8192", &boost), ts = op_time(&h, "gemm m=8192 n=8192 k=8192", &sus);
+	assert_true(ts > 1.2 * tb && ts < 1.4 * tb);
+	assert_true(op_time(&h, "copy bytes=1073741824", &sus) < 1.01 * op_time(&h, "copy bytes=1073741824", &boost));
+}
+
+/* `k3sim check` on every shipped preset: no violation; and it finds the ones it is for. */
+static void test_props_presets(void **state)
+{
+	(void)state;
+	struct hw *hw = malloc(sizeof *hw);
+	struct sim_props_report *r = malloc(sizeof *r);
+	assert_non_null(hw);
+	assert_non_null(r);
+	struct err e;
+	for (const char *const *p = hw_preset_names(); *p; p++) {
+		assert_int_equal(hw_load(hw, *p, &e), 0);
+		struct sim_props_opts o = {.seed = 7, .ops = 20000, .scenarios = 200, .tolerance = 0.05, .hw_name = *p};
+		assert_int_equal(sim_props_check(hw, &o, r, &e), 0);
+		if (r->violations)
+			fail_msg("%s: %lld violations, e.g. %s / %s", *p, (long long)r->violations, r->v[0].before,
+				 r->v[0].after);
+		assert_true(r->ops_checked > 19000 && r->scenarios_checked > 100);
+		o.clock = HW_CLOCK_SUSTAINED;
+		assert_int_equal(sim_props_check(hw, &o, r, &e), 0);
+		assert_int_equal(r->violations, 0);
+	}
+	/* a GEMM table whose measured times fall as the modeled time grows is caught, with the
+	 * commands that show it; the same seed finds the same */
+	*hw = h200;
+	hw->n_tables = 1;
+	hw->tables[0] = (struct hw_table){.cls = HW_CLASS_GEMM, .dtype = DT_BF16, .key = HW_KEY_MODEL_S, .n = 2,
+					  .x = {1e-5, 1e-4}, .eff = {0.2, 4.0}}; /* 50 us, then 25 us */
+	struct sim_props_opts o = {.seed = 3, .ops = 20000, .scenarios = 0, .tolerance = 0.05, .hw_name = "x"};
+	assert_int_equal(sim_props_check(hw, &o, r, &e), 0);
+	assert_true(r->count[SIM_PROPS_OP_GROWTH] > 0 && r->n > 0);
+	assert_non_null(strstr(r->v[0].before, "k3sim op gemm"));
+	assert_non_null(strstr(r->v[0].after, "--hw x"));
+	int64_t found = r->violations;
+	assert_int_equal(sim_props_check(hw, &o, r, &e), 0);
+	assert_int_equal(r->violations, found);
+	free(hw);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +613,8 @@ int main(void)
 		cmocka_unit_test(test_properties_calibrated),
 		cmocka_unit_test(test_hw_collectives),
 		cmocka_unit_test(test_ep_bytes),
+		cmocka_unit_test(test_issue11_regressions),
+		cmocka_unit_test(test_props_presets),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -193,12 +193,17 @@ static void test_tables_and_roundtrip(void **state)
 	struct calib_validation vc, vt;
 	assert_int_equal(calib_validate(&vc, &pts, &curves, &e), 0);
 	assert_int_equal(calib_validate(&vt, &pts, &fit, &e), 0);
-	/* training points of the tables are reproduced; held-out ones are much closer than the curves' */
+	/* training points of the tables are reproduced where they never fall as a size grows (the
+	 * wobble of 8 % makes some fall: those are pooled, never off by more than the wobble);
+	 * held-out ones are much closer than the curves' */
 	for (int c = 0; c < vt.n_cls; c++) {
 		if (strncmp(vt.cls[c].label, "gemm", 4) == 0) {
-			assert_true(vt.cls[c].train.max_abs_pct < 0.01);
+			assert_true(vt.cls[c].train.med_abs_pct < 0.01);
+			assert_true(vt.cls[c].train.max_abs_pct < 16);
 			assert_true(vt.cls[c].held_out.med_abs_pct < vc.cls[c].held_out.med_abs_pct / 2);
-			assert_true(vt.cls[c].held_out.p90_abs_pct < 6);
+			/* within the wobble: where it falls faster than the model rises, the
+			 * measured shapes bound the time from both sides */
+			assert_true(vt.cls[c].held_out.p90_abs_pct < 8);
 		}
 	}
 
@@ -207,7 +212,7 @@ static void test_tables_and_roundtrip(void **state)
 	preset_round_trip(&fit, &pts, &rep, &back);
 	assert_true(back.calibrated);
 	assert_int_equal(back.n_tables, fit.n_tables);
-	assert_int_equal(back.n_gemm_shapes, fit.n_gemm_shapes);
+	assert_int_equal(back.n_gemm_points, fit.n_gemm_points);
 	for (size_t i = 0; i < pts.n; i++) {
 		double a = calib_predict_s(&fit, &pts.p[i]), b = calib_predict_s(&back, &pts.p[i]);
 		assert_true(fabs(a / b - 1) < 1e-4);
@@ -262,7 +267,8 @@ static void test_recovers_collectives(void **state)
 			const struct hw_coll_model *m = hw_coll_model(&fit, c, 2);
 			assert_non_null(m);
 			assert_int_equal(m->ranks, 2);
-			assert_null(hw_coll_model(&fit, c, 8)); /* other rank counts: the interconnect's */
+			/* more ranks: the 2-rank model (never faster per byte than measured) */
+			assert_true(hw_coll_model(&fit, c, 8) == m);
 			if (!wobble) {
 				assert_true(rep.coll[k].stage.fitted && rep.coll[k].stage.after < 1e-3);
 				assert_true(fabs(m->step_latency_s / lat[k] - 1) < 0.03);
@@ -288,7 +294,7 @@ static void test_recovers_collectives(void **state)
 					struct op_cost c;
 					op.comm_bytes = b;
 					sim_op_cost(&fit, &op, NULL, &c);
-					assert_true(c.time_s >= last);
+					assert_true(c.time_s >= last * (1 - 1e-12)); /* rounding only */
 					last = c.time_s;
 				}
 			}

@@ -243,11 +243,53 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The public tables' CSVs (bench/public/aic, tools/aic/convert.mjs): the calib-grid columns with
+ * reps and the percentiles empty (the source publishes one mean per row), then provenance columns
+ * that the reader ignores, one quoted because it holds a comma. */
+static void test_csv_provenance_columns(void **state)
+{
+	(void)state;
+	const char *csv = path("public.csv");
+	FILE *f = fopen(csv, "w");
+	fputs("# github.com/ai-dynamo/aiconfigurator ... (Apache-2.0)\n"
+	      "op,reps,median_s,p10_s,p90_s,device,framework,version,kernel_source,table,source_commit,"
+	      "license,mapping\n"
+	      "gemm m=64 n=7168 k=7168 dtype=bf16,,2.5e-05,,,NVIDIA H200,SGLang,0.5.14,torch_linear,"
+	      "h200_sxm/gemm/sglang/0.5.14/gemm_perf.parquet,095f58a51c4c,Apache-2.0,exact\n"
+	      "allreduce bytes=1048576 ranks=8,2,1.5e-05,,,NVIDIA H200,TRTLLM,2.29.2,NCCL,"
+	      "h200_sxm/comm/nccl/2.29.2/nccl_perf.parquet,095f58a51c4c,Apache-2.0,\"approx:a,b\"\n",
+	      f);
+	fclose(f);
+	struct calib_points pts;
+	struct err e = {0};
+	calib_points_init(&pts);
+	assert_int_equal(calib_points_add_file(&pts, csv, NULL, NULL, &e), 0);
+	assert_int_equal(pts.n, 2);
+	assert_string_equal(pts.p[0].spec, "gemm m=64 n=7168 k=7168 dtype=bf16");
+	assert_true(fabs(pts.p[0].measured_s - 2.5e-5) < 1e-12);
+	assert_true(pts.p[0].p10_s == pts.p[0].measured_s && pts.p[0].p90_s == pts.p[0].measured_s);
+	assert_int_equal(pts.p[0].samples, 1);
+	assert_string_equal(pts.p[1].spec, "allreduce bytes=1048576 ranks=8");
+	assert_int_equal(pts.p[1].samples, 2);
+	/* a row that lost a provenance field: its line, not a silent shift of columns */
+	f = fopen(csv, "w");
+	fputs("op,reps,median_s,p10_s,p90_s,device,license\n"
+	      "gemm m=64 n=7168 k=7168 dtype=bf16,,2.5e-05,,,NVIDIA H200,Apache-2.0\n"
+	      "gemm m=64 n=7168 k=7168 dtype=fp8,,2.5e-05,,,Apache-2.0\n",
+	      f);
+	fclose(f);
+	assert_true(calib_points_add_file(&pts, csv, NULL, NULL, &e) < 0);
+	assert_int_equal(e.line, 3);
+	assert_non_null(strstr(e.msg, "the header has 7"));
+	calib_points_release(&pts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_report),
 	    cmocka_unit_test(test_csv_inputs),
+	    cmocka_unit_test(test_csv_provenance_columns),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -28,7 +28,7 @@ json_has() {
 	then ok "json keys $*"; else bad "json keys $*"; fi
 }
 
-for cmd in "" model run op trace; do
+for cmd in "" model run op trace check; do
 	run "help $cmd" 0 $K3SIM $cmd --help
 	expect_out "help $cmd says usage" "usage: k3sim"
 done
@@ -134,6 +134,37 @@ run "op missing key" 2 $K3SIM op gemm m=1 n=2
 expect_err "op names missing key" "missing k="
 run "op bad dtype" 2 $K3SIM op gemm m=1 n=2 k=3 dtype=fp7
 run "op bad number" 2 $K3SIM op gemm m=x n=2 k=3
+
+# Physical sanity (issue 11): every shipped preset, 10^5 random ops each, no violation.
+run "check help" 0 $K3SIM check --help
+expect_out "check help says usage" "usage: k3sim check"
+run "check every preset" 0 $K3SIM check --scenarios 500
+for p in h100 h200 h200-datasheet b200 gb200; do
+	expect_out "check $p: 0 violations" "^$p: 100000 ops, 500 scenario pairs in .*: 0 violations"
+done
+run "check sustained --json" 0 $K3SIM check --hw h200 --ops 20000 --scenarios 100 --clock sustained --json
+python3 -c "import json; d=json.load(open('$tmp/out')); p=d['presets'][0]; assert d['clock']=='sustained' and p['violations']==0 and p['ops']>19000" \
+	&& ok "check json" || bad "check json"
+run "check bad tolerance" 2 $K3SIM check --tolerance abc
+run "check bad ops" 2 $K3SIM check --ops -1
+run "check bad clock" 2 $K3SIM check --clock turbo
+run "check unknown preset" 1 $K3SIM check --hw h201 --ops 10
+expect_err "check preset suggestion" "did you mean 'h200'"
+run "op clock" 0 $K3SIM op gemm m=8192 n=8192 k=8192 --clock sustained
+expect_out "op prints the regime" "sustained clock"
+run "op bad clock" 2 $K3SIM op gemm m=1 n=2 k=3 --clock fast
+run "run clock override" 0 $K3SIM run --clock boost --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['clock']=='boost' and d['sm_clock_hz'] > 1e9" && ok "run clock json" || bad "run clock json"
+run "run bad clock" 2 $K3SIM run --clock warp
+# Sizes whose products pass what 64-bit counts hold: a clear error, never a wrapped value
+run "run overflow" 1 $K3SIM run --batch 1048576 --prompt 1073741824
+expect_err "run overflow says so" "workload too large"
+run "op overflow" 2 $K3SIM op gemm m=4294967296 n=4294967296 k=4
+expect_err "op overflow says so" "sizes too large"
+run "op ep overflow" 2 $K3SIM op ep_dispatch tokens=9000000000000000000 ranks=8
+run "op json floor" 0 $K3SIM op gemm m=1 n=12 k=7168 --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['time_s'] >= d['floor_s'] > 0 and d['time_s'] < 20e-6 and d['clock']=='boost' and d['extrapolated'] is True" \
+	&& ok "op floor and extrapolated" || bad "op floor and extrapolated"
 
 # Bad input: a clear file:line:col error and exit 1, never a crash (exit >= 128).
 run "unknown key" 1 $K3SIM run "$TESTS/data/bad/unknown-key.yaml"
