@@ -49,6 +49,27 @@ enum op_sync {
 	SYNC_TP_GATHER, /* all-gather of vocab-parallel logits */
 };
 
+/* How an EP dispatch or combine travels (sim/ep.h). */
+enum op_ep_mode {
+	EP_MODE_NONE,        /* not an EP dispatch or combine: a plain all-to-all */
+	EP_MODE_NORMAL,      /* DeepEP normal kernels: per-node dedup, NVLink forwarding */
+	EP_MODE_LOW_LATENCY, /* DeepEP low-latency kernels: one row per selected expert */
+	EP_MODE_ALLTOALL,    /* NCCL all-to-all of one row per EP rank reached */
+	EP_MODE_COUNT
+};
+
+struct op_ep {
+	enum op_ep_mode mode;
+	double tokens;        /* tokens each sending GPU sends (fractions: an average over GPUs) */
+	double recv_tokens;   /* tokens whose rows each EP rank receives when balanced (the sum of
+			       * tokens sent over the EP ranks); rows_ratio scales the busiest's */
+	int64_t experts, top_k;
+	int64_t row_bytes;    /* one token's payload */
+	int64_t node_limit;   /* nodes a token may reach; 0: no limit */
+	double rows_ratio;    /* the busiest rank's received rows over the mean (>= 1) */
+	int sms;              /* SMs the normal kernels keep */
+};
+
 struct op {
 	enum op_kind kind;
 	const char *name;    /* static string, e.g. "kda.qkv_proj" */
@@ -71,6 +92,7 @@ struct op {
 	int64_t chunk;       /* KDA chunk length in tokens */
 	int64_t ranks;       /* collectives */
 	int64_t comm_bytes;  /* collectives: buffer per rank, as nccl-tests counts it */
+	struct op_ep ep;     /* EP dispatch / combine: how it travels (mode NONE otherwise) */
 	double in_tensors, out_tensors, flops_per_element; /* ELEMENTWISE */
 	int64_t extra_state_bytes; /* KDA decode: ShortConv state read+write */
 	bool cold;           /* inputs and outputs go to HBM even when small enough for L2: a

@@ -48,6 +48,7 @@ static void set_defaults(struct scenario *s)
 	s->path = PATH_PRODUCTION;
 	s->mtp_acceptance = 1;
 	s->mtp_draft_layers = 1;
+	s->ep_sms = 20;
 }
 
 struct ctx {
@@ -225,10 +226,29 @@ static int load_engine(struct ctx *c, const struct doc_node *root, struct scenar
 	return 0;
 }
 
+/* ---- ep: how EP dispatch and combine travel (sim/ep.h) ---- */
+
+static int load_ep(struct ctx *c, const struct doc_node *root, struct scenario *s)
+{
+	static const char *const keys[] = {"mode", "node_limit", "sms", "redundant_experts", NULL};
+	/* the names of enum op_ep_mode, in its order (auto is EP_MODE_NONE) */
+	static const char *const modes[] = {"auto", "normal", "low_latency", "alltoall"};
+	const struct doc_node *n;
+	int rc = section(c, root, "ep", keys, &n);
+	if (rc < 0 || !n)
+		return rc;
+	if ((rc = enum_field(c, n, "mode", modes, 4, &s->ep_mode)) < 0 ||
+	    (rc = int_field(c, n, "node_limit", 0, 1 << 20, &s->ep_node_limit)) < 0 ||
+	    (rc = int_field(c, n, "sms", 0, 1024, &s->ep_sms)) < 0 ||
+	    (rc = int_field(c, n, "redundant_experts", 0, 1 << 20, &s->redundant_experts)) < 0)
+		return rc;
+	return 0;
+}
+
 static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
-		"workload", "dtypes", "options", "sweep", "engine", NULL}; /* sweep: read by reports/sweep_spec.c */
+		"workload", "dtypes", "options", "sweep", "engine", "ep", NULL}; /* sweep: read by reports/sweep_spec.c */
 	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", NULL};
 	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
 		"prefill_chunk", "kda_chunk", NULL};
@@ -322,7 +342,7 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		}
 	}
 
-	if ((rc = load_engine(c, root, s)) < 0)
+	if ((rc = load_engine(c, root, s)) < 0 || (rc = load_ep(c, root, s)) < 0)
 		return rc;
 
 	/* Layout defaults and consistency: tp x dp x cp GPUs for attention, ep for experts. */

@@ -74,6 +74,13 @@ struct scenario {
 	double mtp_acceptance;     /* tokens accepted per request per step, the bonus one included,
 				    * in [1, 1 + draft tokens] */
 	int64_t mtp_draft_layers;  /* layers of the draft module (DeepSeek-V3's MTP: 1) */
+
+	/* ep: how EP dispatch and combine travel (sim/ep.h) */
+	int ep_mode;               /* enum op_ep_mode; EP_MODE_NONE (0) = auto: normal kernels for
+				    * prefill, low-latency for decode (DeepSeek, SGLang) */
+	int64_t ep_node_limit;     /* nodes a token may reach; 0: none (DeepSeek-V3 routes to <= 4) */
+	int64_t ep_sms;            /* SMs DeepEP's normal kernels keep (Buffer.num_sms = 20) */
+	int64_t redundant_experts; /* EPLB replicas over the EP group: more expert slots per GPU */
 };
 
 /* Name of an embedded scenario ("default", "h200x8", ...) or a path. */

@@ -94,7 +94,7 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 	int64_t req = ceil_div64(batch, s->dp);
 	memset(out, 0, sizeof *out);
 	out->weights = ceil_div64(ws.tp_sharded, s->tp) + ws.replicated + ceil_div64(ws.vocab, s->tp) +
-		       (int64_t)inv.moe_layers * ceil_div64(m->moe.experts, s->ep) * ws.expert_bytes;
+		       (int64_t)inv.moe_layers * ceil_div64(m->moe.experts + s->redundant_experts, s->ep) * ws.expert_bytes;
 	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state), s->tp);
 	out->conv_state = req * ceil_div64(model_conv_state_bytes_per_request(m, s->kda_state), s->tp);
 	/* The MLA latent is shared by all heads: every TP rank holds the whole cache of its requests.

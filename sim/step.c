@@ -2,6 +2,8 @@
  * timeline by an overlap strategy (sim/step.h). */
 #include "sim/step.h"
 
+#include "sim/ep.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -12,12 +14,11 @@
 enum { MLA_PREFIX_BLOCK_TOKENS = 65536 };
 
 /* SMs a communication kernel keeps while it runs (the timeline's resource model). Library
- * defaults, not measurements: DeepEP's normal kernels run on Buffer.num_sms = 20 SMs (DeepSeek-V3
- * report, section 3.2.2: 20 of 132 SMs for dispatch and combine); its low-latency kernels issue
- * RDMA writes and free every SM while the transfer flies (deepseek-ai/profile-data README,
- * decoding); NCCL runs one CTA per channel, 16 channels for the message sizes of a step on an
- * NVLink node. */
-enum { DEEPEP_NORMAL_SMS = 20, DEEPEP_LL_SMS = 0, NCCL_SMS = 16 };
+ * defaults, not measurements: NCCL runs one CTA per channel, 16 channels for the message sizes of
+ * a step on an NVLink node; EP kernels by their mode (sim/ep.h: DeepEP's normal kernels
+ * Buffer.num_sms = 20, as DeepSeek-V3's report section 3.2.2 gives 20 of 132 SMs; its low-latency
+ * kernels free every SM while the RDMA transfer flies, deepseek-ai/profile-data README). */
+enum { NCCL_SMS = 16 };
 
 /* The reference path's KDA prefill is fla's Triton chunk_kda, measured on this project's H200 at
  * 2.25-2.30x the time of the production kernel the model is calibrated on (H = 96, T = 4K-64K and
@@ -33,7 +34,7 @@ static int64_t ceil_div64(int64_t a, int64_t b)
 
 static const char *const role_names[SIM_ROLE_COUNT] = {
 	"pre", "attn_prep", "attn_core", "mlp_prep", "dense", "dispatch", "shared", "experts", "combine",
-	"output", "post",
+	"output", "residual", "post",
 };
 
 const char *sim_role_name(enum sim_role r)
@@ -104,7 +105,7 @@ static const struct {
 	{"tp.ffn_allreduce", SIM_ROLE_OUTPUT},
 	{"tp.ffn_reduce_scatter", SIM_ROLE_OUTPUT},
 	{"tp.ffn_all_gather", SIM_ROLE_OUTPUT},
-	{"residual.add", SIM_ROLE_OUTPUT},
+	{"residual.add", SIM_ROLE_RESIDUAL},
 	{"attnres.final", SIM_ROLE_POST},
 	{"norm.final", SIM_ROLE_POST},
 	{"lm_head", SIM_ROLE_POST},
@@ -162,7 +163,7 @@ static void classify_cached(const char *name, int *role, uint8_t *flags)
 
 /* ---- strategies (data) ---- */
 
-enum { R_YIELD = SIM_ROLE_COUNT, MAX_ORDER = 16, MAX_CHUNKS = 8 };
+enum { R_YIELD = SIM_ROLE_COUNT, R_YIELD_COMM, MAX_ORDER = 24, MAX_CHUNKS = 8 };
 
 struct overlap_spec {
 	int microbatches;    /* 1, or 2 */
@@ -170,7 +171,8 @@ struct overlap_spec {
 	bool comm_stream;    /* collectives on their own stream; false: on the compute stream */
 	int combine_chunks;  /* > 1: expert down GEMM and combine pipelined in this many chunks */
 	int n;
-	int8_t order[MAX_ORDER]; /* roles of a layer in issue order; R_YIELD ends a stage */
+	int8_t order[MAX_ORDER]; /* roles of a layer in issue order; R_YIELD ends a stage, R_YIELD_COMM
+				  * ends one when the role before ended with a collective */
 };
 
 #define A SIM_ROLE_ATTN_PREP
@@ -182,7 +184,9 @@ struct overlap_spec {
 #define X SIM_ROLE_EXPERTS
 #define B SIM_ROLE_COMBINE
 #define O SIM_ROLE_OUTPUT
+#define R SIM_ROLE_RESIDUAL
 #define Y R_YIELD
+#define YC R_YIELD_COMM
 /* [strategy][phase: prefill, decode]. The two-batch-overlap rows follow SGLang's operation lists
  * for DeepSeek (python/sglang/srt/two_batch_overlap.py, "deepseek blog" strategies, 2025): in
  * prefill both microbatches start together and each yields after sending its dispatch and its
@@ -190,19 +194,20 @@ struct overlap_spec {
  * stages behind, the first yields after the attention prologue, after the router, after sending
  * the dispatch with the shared experts, after sending the combine, and once more while its
  * combine arrives. Single-batch overlap: the shared experts compute while the dispatch flies
- * and the combine leaves as the down GEMM finishes expert blocks (SGLang's SBO, here 4 chunks). */
+ * and the combine leaves as the down GEMM finishes expert blocks (SGLang's SBO, here 4 chunks).
+ * YC: the other microbatch runs while a TP collective flies (attention TP > 1). */
 static const struct overlap_spec overlap_specs[OVERLAP_COUNT][2] = {
 	[OVERLAP_NONE] = {
-		{1, 0, false, 1, 9, {A, C, M, F, D, X, B, S, O}},
-		{1, 0, false, 1, 9, {A, C, M, F, D, X, B, S, O}},
+		{1, 0, false, 1, 10, {A, C, M, F, D, X, B, S, O, R}},
+		{1, 0, false, 1, 10, {A, C, M, F, D, X, B, S, O, R}},
 	},
 	[OVERLAP_TBO] = {
-		{2, 0, true, 1, 11, {A, C, M, F, D, Y, X, B, Y, S, O}},
-		{2, 2, true, 1, 14, {A, Y, C, M, F, Y, D, S, Y, X, B, Y, Y, O}},
+		{2, 0, true, 1, 14, {A, C, YC, M, F, D, Y, X, B, Y, S, O, YC, R}},
+		{2, 2, true, 1, 17, {A, Y, C, YC, M, F, Y, D, S, Y, X, B, Y, Y, O, YC, R}},
 	},
 	[OVERLAP_SBO] = {
-		{1, 0, true, 4, 9, {A, C, M, F, D, S, X, B, O}},
-		{1, 0, true, 4, 9, {A, C, M, F, D, S, X, B, O}},
+		{1, 0, true, 4, 10, {A, C, M, F, D, S, X, B, O, R}},
+		{1, 0, true, 4, 10, {A, C, M, F, D, S, X, B, O, R}},
 	},
 };
 #undef A
@@ -214,7 +219,9 @@ static const struct overlap_spec overlap_specs[OVERLAP_COUNT][2] = {
 #undef X
 #undef B
 #undef O
+#undef R
 #undef Y
+#undef YC
 
 /* ---- mapping ops onto one GPU ---- */
 
@@ -281,8 +288,7 @@ static void demands(const struct mapper *mp, const struct op *o, const struct op
 {
 	double t = c->time_s > 0 ? c->time_s : 1;
 	if (op_is_comm(o->kind)) {
-		bool ep = strncmp(o->name, "moe.", 4) == 0;
-		double sms = !ep ? NCCL_SMS : mp->p->kind == PHASE_DECODE ? DEEPEP_LL_SMS : DEEPEP_NORMAL_SMS;
+		double sms = o->ep.mode != EP_MODE_NONE ? sim_ep_sms(o) : NCCL_SMS;
 		*sm = (float)fmin(1, sms / (double)mp->hw->sms);
 		*hbm = (float)fmin(1, 2.0 * (double)o->comm_bytes / (t * mp->hw->hbm_bw_bytes_per_s));
 		return;
@@ -297,7 +303,7 @@ static void demands(const struct mapper *mp, const struct op *o, const struct op
 static void account(struct mapper *mp, const struct op *o)
 {
 	struct op_cost c;
-	sim_op_cost(mp->hw, o, &mp->opts, &c);
+	sim_op_cost_ep(mp->hw, o, &mp->opts, &c);
 	if (mp->p->reference_path && o->kind == OP_KDA_CHUNK) {
 		c.time_s *= FLA_CHUNK_KDA_OVER_PRODUCTION;
 		c.cycles *= FLA_CHUNK_KDA_OVER_PRODUCTION;
@@ -419,7 +425,7 @@ static void tp_sync(struct mapper *mp, const struct op *o, int64_t tokens_local)
 static void busiest_rank(const struct scenario *s, const struct model_moe *x, double tokens, double *rows_ratio,
 			 double *touched)
 {
-	double R = (double)s->ep, held = (double)ceil_div64(x->experts, s->ep);
+	double R = (double)s->ep, held = (double)ceil_div64(x->experts + s->redundant_experts, s->ep);
 	double rows = tokens * (double)x->top_k / R;
 	double spread = R > 1 && rows > 0 ? 1 + sqrt(2 * log(R) / rows) : 1;
 	*rows_ratio = fmax(s->moe_imbalance, spread);
@@ -444,8 +450,10 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	const int64_t tokens_global = p->batch * p->tokens + mixed * s->dp;
 	const struct model_moe *x = &m->moe;
 	double rows_ratio = 1, touched_busiest = 0;
-	if (busiest)
-		busiest_rank(s, x, (double)tokens_global, &rows_ratio, &touched_busiest);
+	busiest_rank(s, x, (double)tokens_global, &rows_ratio, &touched_busiest);
+	const double comm_ratio = rows_ratio; /* a dispatch or combine ends with its busiest receiver */
+	if (!busiest)
+		rows_ratio = 1;
 
 	struct phase local = *p;
 	local.batch = b_local;
@@ -482,7 +490,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			double rows = (double)tokens_global * (double)x->top_k * rows_ratio / (double)s->ep;
 			o.m = (int64_t)ceil(rows);
 			if (o.kind == OP_GROUPED_GEMM) {
-				o.groups = ceil_div64(x->experts, s->ep);
+				o.groups = ceil_div64(x->experts + s->redundant_experts, s->ep);
 				o.groups_touched = busiest ? touched_busiest
 							   : experts_touched((double)o.groups, (double)x->experts,
 									     (double)x->top_k, (double)tokens_global);
@@ -493,13 +501,29 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			if (s->ep <= 1)
 				continue;
 			/* The attention GPUs that hold the step's tokens each send their share, once per
-			 * EP rank a token reaches, at the latent width; FP8 rows carry their scales. */
-			int64_t tokens_per_gpu = ceil_div64(tokens_global, groups * s->tp * cp);
+			 * EP rank a token reaches, at the latent width; FP8 rows carry their scales. The
+			 * busiest EP rank receives comm_ratio times the balanced share. */
+			double senders = (double)(groups * s->tp * cp);
+			double send = (double)tokens_global / senders, recv = (double)tokens_global / (double)s->ep;
 			int64_t width = o.a_dtype == DT_FP8 ? o.n + 4 * ceil_div64(o.n, 128)
 							    : dtype_bytes(o.a_dtype, o.n);
-			o.comm_bytes = sim_ep_comm_bytes(x, tokens_per_gpu, width, s->ep, s->moe_imbalance);
+			double rows = fmax(send * model_ep_ranks_per_token(x, s->ep, 1.0),
+					   recv * model_ep_ranks_per_token(x, s->ep, comm_ratio));
+			double bytes = ceil(rows * (double)width);
+			o.comm_bytes = bytes > (double)OP_ELEMENTS_MAX ? OP_ELEMENTS_MAX + 1 : (int64_t)bytes;
 			o.ranks = s->ep;
 			o.m = o.n = o.k = 0;
+			o.ep.mode = s->ep_mode != EP_MODE_NONE ? (enum op_ep_mode)s->ep_mode
+				    : prefill                  ? EP_MODE_NORMAL
+							       : EP_MODE_LOW_LATENCY;
+			o.ep.tokens = send;
+			o.ep.recv_tokens = recv;
+			o.ep.experts = x->experts;
+			o.ep.top_k = x->top_k;
+			o.ep.row_bytes = width;
+			o.ep.node_limit = s->ep_node_limit;
+			o.ep.rows_ratio = comm_ratio;
+			o.ep.sms = (int)s->ep_sms;
 			break;
 		}
 		case SPLIT_NONE:
@@ -592,6 +616,7 @@ struct flow {
 /* Where a microbatch's issue stands (SGLang's stage executor). */
 struct cursor {
 	int mb;
+	bool last_comm; /* the last op it issued was a collective on the communication stream */
 	int part;  /* 0: before the layers, 1: layers, 2: after, 3: done */
 	int li;    /* position in the layer list */
 	int oi;    /* position in the strategy's order */
@@ -720,13 +745,19 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 	}
 }
 
-/* Every op of (layer group, role) of microbatch mb. */
-static void emit_role(struct graph *g, int mb, int layer, int group, int role)
+/* Every op of (layer group, role) of microbatch mb; true when the last was a collective on the
+ * communication stream (false when there was none). */
+static bool emit_role(struct graph *g, int mb, int layer, int group, int role)
 {
 	const struct mapped *mm = g->mapped[0][mb];
 	int k = group + 1;
-	for (int i = 0; i < mm->count[k][role]; i++)
-		emit(g, mb, layer, mm->order[mm->first[k][role] + i]);
+	bool comm = false;
+	for (int i = 0; i < mm->count[k][role]; i++) {
+		int op = mm->order[mm->first[k][role] + i];
+		emit(g, mb, layer, op);
+		comm = mm->ops[op].comm && g->spec->comm_stream;
+	}
+	return comm;
 }
 
 /* Issues the next stage of a microbatch: its ops up to the next yield (or the end). */
@@ -748,9 +779,13 @@ static void stage(struct graph *g, struct cursor *c)
 		}
 		int layer = g->layers[c->li];
 		int role = sp->order[c->oi++];
-		bool yield = role == R_YIELD;
-		if (!yield)
-			emit_role(g, c->mb, layer, g->group_of[layer], role);
+		bool yield = role == R_YIELD || (role == R_YIELD_COMM && c->last_comm);
+		if (role < SIM_ROLE_COUNT) {
+			const struct mapped *mm = g->mapped[0][c->mb];
+			int k = g->group_of[layer] + 1;
+			if (mm->count[k][role])
+				c->last_comm = emit_role(g, c->mb, layer, g->group_of[layer], role);
+		}
 		if (c->oi == sp->n) {
 			if (g->m->attn_res_block && (layer + 1) % g->m->attn_res_block == 0)
 				for (int r = 0; r < g->n_ranks; r++)

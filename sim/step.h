@@ -16,7 +16,10 @@
  * operation lists spell it), how many stages the first microbatch runs ahead, whether
  * collectives have their own stream, and whether the expert down GEMM and the combine are
  * pipelined in chunks. Ops are issued stage by stage, alternating microbatches (SGLang's
- * _execute_two_batch_raw); each stream runs what it was given in order.
+ * _execute_two_batch_raw); each stream runs what it was given in order. A conditional yield ends
+ * a stage only when the role before it ended with a collective on the communication stream (a TP
+ * all-reduce with attention TP > 1, which SGLang's DP-attention lists do not have), so that the
+ * other microbatch computes while it flies.
  *
  * Ranks. The ops are costed on the busiest EP rank (its expert rows scaled by moe_imbalance);
  * collectives synchronize every rank each layer, so the busiest rank's timeline is the step.
@@ -43,7 +46,8 @@ enum sim_role {
 	SIM_ROLE_SHARED,    /* shared experts */
 	SIM_ROLE_EXPERTS,   /* routed experts */
 	SIM_ROLE_COMBINE,   /* EP combine */
-	SIM_ROLE_OUTPUT,    /* combine weighting, up projection, TP all-reduce, residual */
+	SIM_ROLE_OUTPUT,    /* combine weighting, up projection, TP all-reduce */
+	SIM_ROLE_RESIDUAL,  /* the residual (or AttnRes partial-sum) update closing the layer */
 	SIM_ROLE_POST,      /* after the layers: final norm, LM head, sampling */
 	SIM_ROLE_COUNT
 };
