@@ -118,8 +118,9 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	printf("  engine: %s path, overlap %s%s%s\n", scenario_path_name(s->path), scenario_overlap_name(s->overlap),
 	       s->shared_expert_stream ? ", shared experts on a side stream" : "",
 	       s->attnres_side_stream ? ", AttnRes inter-block pass on a side stream" : "");
-	printf("  layout: attention TP%lld x DP%lld x CP%lld, MoE EP%lld (imbalance %.2f); TP sync %s\n",
-	       (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->ep, s->moe_imbalance,
+	printf("  layout: attention TP%lld x DP%lld x CP%lld%s, MoE EP%lld (imbalance %.2f); TP sync %s\n",
+	       (long long)s->tp, (long long)s->dp, (long long)s->cp,
+	       s->pp > 1 ? (snprintf(c, sizeof c, " x PP%lld", (long long)s->pp), c) : "", (long long)s->ep, s->moe_imbalance,
 	       s->tp_rs_ag ? "reduce-scatter + all-gather" : "all-reduce");
 	printf("  workload: batch %lld, prompt %lld, output %lld tokens, prefill chunk %lld; "
 	       "KDA state %s, MLA cache %s, expert inputs %s\n",
@@ -156,6 +157,10 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 		       "mixed prefill tok/s", r->mixed_prefill_tokens_per_s_per_gpu * (double)s->gpus,
 		       r->mixed_prefill_tokens_per_s_per_gpu, (long long)s->mixed_prefill_tokens);
 	printf("  %-18s %12s\n", "request latency", cli_time(r->e2e_s, a, sizeof a));
+	if (s->pp > 1)
+		printf("  %-18s %12lld   (each stage holds a share of the layers; the steps below are all layers on one "
+		       "stage's GPUs; TTFT's pipeline bubble %s)\n",
+		       "pipeline stages", (long long)s->pp, cli_time(r->pp_bubble_s, a, sizeof a));
 
 	printf("\n  step timeline (busiest EP rank)  overlap  critical path = compute + comm"
 	       "            exposed comm   ops in sequence\n");
@@ -287,7 +292,9 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_i64(&w, "dp", s->dp);
 	jw_i64(&w, "cp", s->cp);
 	jw_i64(&w, "ep", s->ep);
+	jw_i64(&w, "pp", s->pp);
 	jw_end_object(&w);
+	jw_f64(&w, "pp_bubble_s", r->pp_bubble_s);
 	jw_i64(&w, "batch", s->batch);
 	jw_i64(&w, "prompt_tokens", s->prompt_tokens);
 	jw_i64(&w, "output_tokens", s->output_tokens);
@@ -311,6 +318,7 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_bool(&w, "attnres_side_stream", s->attnres_side_stream);
 	jw_i64(&w, "prefill_tokens", s->prefill_tokens);
 	jw_i64(&w, "mixed_prefill_tokens", s->mixed_prefill_tokens);
+	jw_str(&w, "mla_cp", s->mla_cp_ring ? "ring" : "allgather");
 	jw_i64(&w, "mtp_draft_tokens", s->mtp_draft_tokens);
 	jw_f64(&w, "mtp_acceptance", s->mtp_acceptance);
 	jw_end_object(&w);

@@ -29,6 +29,7 @@ static void set_defaults(struct scenario *s)
 	snprintf(s->hw, sizeof s->hw, "h200");
 	s->gpus = 1;
 	s->tp = s->dp = s->cp = 0; /* 0 = derive */
+	s->pp = 1;
 	s->ep = 0;
 	s->moe_imbalance = 1.1;
 	s->batch = 1;
@@ -182,7 +183,8 @@ static int enum_field(struct ctx *c, const struct doc_node *map, const char *key
 static int load_engine(struct ctx *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const keys[] = {"overlap", "shared_expert_stream", "attnres_side_stream", "path",
-		"prefill_tokens", "mixed_prefill_tokens", "mtp", NULL};
+		"prefill_tokens", "mixed_prefill_tokens", "mtp", "mla_cp", NULL};
+	static const char *const mla_cp[] = {"allgather", "ring"};
 	static const char *const mtp_keys[] = {"draft_tokens", "acceptance", "draft_layers", NULL};
 	const int64_t big = INT64_C(1) << 40;
 	const struct doc_node *n;
@@ -195,6 +197,10 @@ static int load_engine(struct ctx *c, const struct doc_node *root, struct scenar
 		return rc;
 	s->overlap = (enum scenario_overlap)ov;
 	s->path = (enum scenario_path)path;
+	int ring = s->mla_cp_ring;
+	if ((rc = enum_field(c, n, "mla_cp", mla_cp, 2, &ring)) < 0)
+		return rc;
+	s->mla_cp_ring = ring;
 	const struct doc_node *v;
 	if ((v = doc_get(n, "shared_expert_stream")) &&
 	    (rc = doc_bool(c->d, v, "shared_expert_stream", &s->shared_expert_stream, c->e)) < 0)
@@ -249,7 +255,7 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 {
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
 		"workload", "dtypes", "options", "sweep", "engine", "ep", NULL}; /* sweep: read by reports/sweep_spec.c */
-	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", NULL};
+	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", "pp", NULL};
 	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
 		"prefill_chunk", "kda_chunk", NULL};
 	static const char *const dt_keys[] = {"kda_state", "mla_cache", "activations",
@@ -273,6 +279,7 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		if ((rc = int_field(c, n, "tp", 1, 1 << 20, &s->tp)) < 0 ||
 		    (rc = int_field(c, n, "dp", 1, 1 << 20, &s->dp)) < 0 ||
 		    (rc = int_field(c, n, "cp", 1, 1 << 20, &s->cp)) < 0 ||
+		    (rc = int_field(c, n, "pp", 1, 1 << 10, &s->pp)) < 0 ||
 		    (rc = int_field(c, n, "ep", 1, 1 << 20, &s->ep)) < 0)
 			return rc;
 		const struct doc_node *v = doc_get(n, "tp_comm");
@@ -351,18 +358,23 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 	if (!s->cp)
 		s->cp = 1;
 	if (!s->dp)
-		s->dp = s->gpus / (s->tp * s->cp) > 0 ? s->gpus / (s->tp * s->cp) : 1;
+		s->dp = s->gpus / (s->tp * s->cp * s->pp) > 0 ? s->gpus / (s->tp * s->cp * s->pp) : 1;
 	if (!s->ep)
-		s->ep = s->gpus;
+		s->ep = s->gpus / s->pp;
 	const struct doc_node *where = doc_get(root, "parallel") ? doc_get(root, "parallel") : root;
-	if (s->tp * s->dp * s->cp != s->gpus)
+	if (s->pp > 1 && s->tp * s->dp * s->cp * s->pp != s->gpus)
+		return doc_error(c->d, where, c->e,
+				 "tp x dp x cp x pp = %lld x %lld x %lld x %lld = %lld, but gpus is %lld",
+				 (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->pp,
+				 (long long)(s->tp * s->dp * s->cp * s->pp), (long long)s->gpus);
+	if (s->tp * s->dp * s->cp * s->pp != s->gpus)
 		return doc_error(c->d, where, c->e,
 				 "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
 				 (long long)s->tp, (long long)s->dp, (long long)s->cp,
 				 (long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
-	if (s->ep > s->gpus || s->gpus % s->ep != 0)
-		return doc_error(c->d, where, c->e, "ep %lld must divide gpus %lld", (long long)s->ep,
-				 (long long)s->gpus);
+	if (s->ep > s->gpus / s->pp || (s->gpus / s->pp) % s->ep != 0)
+		return doc_error(c->d, where, c->e, "ep %lld must divide gpus %lld%s", (long long)s->ep,
+				 (long long)(s->gpus / s->pp), s->pp > 1 ? " of a pipeline stage" : "");
 	if (s->prefill_chunk > s->prompt_tokens)
 		s->prefill_chunk = s->prompt_tokens;
 	return 0;

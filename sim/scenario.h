@@ -45,7 +45,9 @@ struct scenario {
 	int64_t tp;             /* attention tensor parallel (heads split) */
 	int64_t dp;             /* attention data parallel (requests split) */
 	int64_t cp;             /* context parallel for prefill (sequence split) */
-	int64_t ep;             /* expert parallel */
+	int64_t ep;             /* expert parallel (inside one pipeline stage) */
+	int64_t pp;             /* pipeline stages: the layers split in pp groups of GPUs, each
+				 * tp x dp x cp (gpus = tp x dp x cp x pp); 1 = none */
 	bool tp_rs_ag;          /* reduce-scatter + all-gather instead of all-reduce */
 	double moe_imbalance;   /* busiest EP rank's rows over the mean (>= 1) */
 
@@ -74,6 +76,8 @@ struct scenario {
 	double mtp_acceptance;     /* tokens accepted per request per step, the bonus one included,
 				    * in [1, 1 + draft tokens] */
 	int64_t mtp_draft_layers;  /* layers of the draft module (DeepSeek-V3's MTP: 1) */
+	bool mla_cp_ring;          /* MLA context parallel: a ring of latent blocks overlapped with
+				    * their expansion and attention, instead of one all-gather first */
 
 	/* ep: how EP dispatch and combine travel (sim/ep.h) */
 	int ep_mode;               /* enum op_ep_mode; EP_MODE_NONE (0) = auto: normal kernels for

@@ -59,6 +59,11 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 			(long long)s->tp, hw->name, (long long)hw->domain_gpus);
 		return -EINVAL;
 	}
+	if (s->pp > m->n_layers) {
+		err_set(e, s->file, 0, 0, "pp %lld: more pipeline stages than the %d layers of %s", (long long)s->pp,
+			m->n_layers, m->name);
+		return -EINVAL;
+	}
 	if (s->kda_chunk < 1 || s->prefill_chunk < 1) {
 		err_set(e, s->file, 0, 0, "chunk sizes must be positive");
 		return -EINVAL;
@@ -104,6 +109,16 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 	else
 		out->mla_kv = req * ceil_div64(context * model_mla_kv_bytes_per_token(m, s->mla_cache), s->cp);
 	out->dsa_index = req * ceil_div64(context * model_dsa_index_bytes_per_token(m), s->cp);
+	if (s->pp > 1) {
+		/* A pipeline stage holds its share of the layers (and their state and cache), and the
+		 * first or the last stage the embedding or the LM head. */
+		int64_t layers = out->weights - ceil_div64(ws.vocab, s->tp);
+		out->weights = ceil_div64(layers, s->pp) + ceil_div64(ws.vocab, 2 * s->tp);
+		out->kda_state = ceil_div64(out->kda_state, s->pp);
+		out->conv_state = ceil_div64(out->conv_state, s->pp);
+		out->mla_kv = ceil_div64(out->mla_kv, s->pp);
+		out->dsa_index = ceil_div64(out->dsa_index, s->pp);
+	}
 	out->activations = activations;
 	out->workspace = s->reserved_bytes >= 0 ? s->reserved_bytes : hw->reserved_bytes;
 	out->total = out->weights + out->kda_state + out->conv_state + out->mla_kv + out->dsa_index +
@@ -121,6 +136,16 @@ static int64_t attn_res_store_bytes(const struct scenario *s, const struct model
 	return s->tp_rs_ag ? ceil_div64(bytes, s->tp) : bytes;
 }
 
+/* Handing `tokens` tokens' activations from one pipeline stage to the next: over NVLink when a
+ * stage and its neighbour fit one NVLink domain, else over the NIC. */
+static double pp_hop_s(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t tokens)
+{
+	double bytes = (double)dtype_bytes(model_storage_dtype(s->act), tokens * m->hidden) / (double)s->tp;
+	bool nvlink = 2 * s->tp * s->dp * s->cp <= hw->domain_gpus;
+	return nvlink ? bytes / hw->nvlink_bw_bytes_per_s + hw->nvlink_latency_s
+		      : bytes / hw->nic_bw_bytes_per_s + hw->nic_latency_s;
+}
+
 int sim_prefill(const struct scenario *s, const struct model *m, const struct hw *hw,
 		struct sim_phase *ph, struct sim_prefill_result *out, struct err *e)
 {
@@ -129,8 +154,9 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 	 * budget per step (engine.prefill_tokens), every attention DP group fills its step: prompts
 	 * that fit are batched, longer ones chunked at the budget. */
 	sim_phase_reset(ph);
+	out->pp_bubble_s = 0;
 	struct phase p;
-	double ttft = 0;
+	double ttft = 0, last_step = 0;
 	int64_t chunk = s->prefill_chunk, batch = 1;
 	if (s->prefill_tokens) {
 		chunk = s->prefill_tokens < s->prompt_tokens ? s->prefill_tokens : s->prompt_tokens;
@@ -149,11 +175,26 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 			return step == -ENOMEM ? -ENOMEM : -E2BIG;
 		}
 		ttft += step * w;
+		last_step = step;
+	}
+	if (s->pp > 1) {
+		/* Pipeline stages: a chunk passes every stage, each taking its share of the layers and
+		 * handing the chunk's activations to the next; chunks follow each other through the
+		 * pipeline, so the prompt takes the stages' sum once plus the last chunk's trip
+		 * through the other pp - 1 stages (the bubble). */
+		double hop = pp_hop_s(s, m, hw, ceil_div64(batch, s->dp) * chunk);
+		double stage_last = last_step / (double)s->pp + hop;
+		ttft = ttft / (double)s->pp + (double)chunks * hop + (double)(s->pp - 1) * stage_last;
+		out->pp_bubble_s = (double)(s->pp - 1) * stage_last;
 	}
 	out->ttft_s = ttft;
 	out->chunks = chunks;
 	out->prompts_per_step = batch;
 	out->tokens_per_s_per_gpu = ttft > 0 ? (double)(batch * s->prompt_tokens) / (ttft * (double)s->gpus) : 0;
+	if (s->pp > 1 && chunks > 0)
+		/* in steady state a new prompt's chunks enter as the last ones leave: no bubble */
+		out->tokens_per_s_per_gpu = (double)(batch * s->prompt_tokens) /
+					    ((ttft - out->pp_bubble_s) * (double)s->gpus);
 	int64_t group_tokens = ceil_div64(batch, s->dp) * chunk;
 	out->peak_bytes = ph->peak_act_bytes + attn_res_store_bytes(s, m, ceil_div64(group_tokens, s->cp));
 	return 0;
@@ -185,6 +226,9 @@ static double decode_step(const struct scenario *s, const struct model *m, const
 		p.mixed_context = rest > 0 ? rest / 2 : 0;
 	}
 	double t = sim_step(s, m, hw, &p, acc, 1.0);
+	if (t >= 0 && s->pp > 1)
+		/* the stages one after another (decode is not microbatched across stages here) */
+		t += (double)(s->pp - 1) * pp_hop_s(s, m, hw, ceil_div64(s->batch, s->dp) * p.tokens + p.mixed_tokens);
 	if (t < 0 || s->mtp_draft_tokens == 0)
 		return t;
 	static _Thread_local struct model draft;
@@ -253,6 +297,7 @@ int sim_run(const struct scenario *s, const struct model *m, const struct hw *hw
 	r->ttft_s = pre.ttft_s;
 	r->prefill_chunks = pre.chunks;
 	r->prefill_prompts_per_step = pre.prompts_per_step;
+	r->pp_bubble_s = pre.pp_bubble_s;
 	r->prefill_tokens_per_s_per_gpu = pre.tokens_per_s_per_gpu;
 	r->decode_step_s = dec.step_s;
 	r->mixed_prefill_tokens_per_s_per_gpu = dec.mixed_prefill_tokens_per_s_per_gpu;

@@ -58,6 +58,7 @@ struct sim_result {
 	double prefill_tokens_per_s_per_gpu; /* prompt tokens the prefill steps process per second */
 	double mixed_prefill_tokens_per_s_per_gpu; /* prefill riding in decode steps (0: none) */
 	int64_t prefill_prompts_per_step; /* over all DP groups */
+	double pp_bubble_s;       /* pipeline parallel: TTFT's bubble (0 without PP) */
 	int64_t prefill_chunks;
 	int64_t decode_context;   /* context of the mean decode step */
 	int64_t requests_per_gpu; /* decode requests held by one attention DP group */
@@ -75,6 +76,8 @@ struct sim_prefill_result {
 	double ttft_s;
 	int64_t chunks;
 	int64_t prompts_per_step;      /* over all DP groups */
+	double pp_bubble_s;            /* pipeline parallel: the pp - 1 stages the last chunk crosses
+					* after the others are done (0 without PP) */
 	double tokens_per_s_per_gpu;   /* prompt tokens per second per GPU */
 	int64_t peak_bytes; /* live activations of a chunk, Block AttnRes' block store included */
 };

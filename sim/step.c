@@ -68,12 +68,14 @@ static const struct {
 	{"mla.gate_proj", SIM_ROLE_ATTN_PREP},
 	{"kda.chunk", SIM_ROLE_ATTN_CORE},
 	{"kcp.state_allgather", SIM_ROLE_ATTN_CORE},
+	{"kcp.scan", SIM_ROLE_ATTN_CORE},
 	{"kcp.fixup", SIM_ROLE_ATTN_CORE},
 	{"kda.norm_gate", SIM_ROLE_ATTN_CORE},
 	{"kda.decode", SIM_ROLE_ATTN_CORE},
 	{"kda.o_proj", SIM_ROLE_ATTN_CORE},
 	{"mla.kv_b", SIM_ROLE_ATTN_CORE},
 	{"cp.mla_kv_allgather", SIM_ROLE_ATTN_CORE},
+	{"cp.mla_kv_ring", SIM_ROLE_ATTN_CORE},
 	{"cp.attn_merge", SIM_ROLE_ATTN_CORE},
 	{"mla.attn", SIM_ROLE_ATTN_CORE},
 	{"dsa.attn", SIM_ROLE_ATTN_CORE},
@@ -121,7 +123,7 @@ int sim_op_role(const char *name)
 	return -1;
 }
 
-enum { TLOP_DOWN = 1, TLOP_ATTNRES_ATTN = 2, TLOP_ATTNRES_FFN = 4 };
+enum { TLOP_DOWN = 1, TLOP_ATTNRES_ATTN = 2, TLOP_ATTNRES_FFN = 4, TLOP_RING = 8, TLOP_KVB = 16, TLOP_ATTN = 32 };
 
 /* The role of an op name and the TLOP_* flags of the ops a strategy treats specially. */
 static void classify(const char *name, int *role, uint8_t *flags)
@@ -130,6 +132,9 @@ static void classify(const char *name, int *role, uint8_t *flags)
 	*flags = strcmp(name, "moe.experts_down") == 0   ? TLOP_DOWN
 		 : strcmp(name, "attnres.pre_attn") == 0 ? TLOP_ATTNRES_ATTN
 		 : strcmp(name, "attnres.pre_ffn") == 0  ? TLOP_ATTNRES_FFN
+		 : strcmp(name, "cp.mla_kv_ring") == 0   ? TLOP_RING
+		 : strcmp(name, "mla.kv_b") == 0         ? TLOP_KVB
+		 : strcmp(name, "mla.attn") == 0 || strcmp(name, "dsa.attn") == 0 ? TLOP_ATTN
 							 : 0;
 }
 
@@ -470,6 +475,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	mp.opts.cuda_graph = !prefill && s->cuda_graph;
 	mp.opts.clock = s->clock;
 	const int64_t tokens_local = b_local * t_local + mixed;
+	bool cp_gathered = false; /* the MLA CP gather of this layer group came before its kv_b */
 
 	for (int i = 0; i < list.n; i++) {
 		struct op o = list.ops[i];
@@ -530,15 +536,28 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			break;
 		}
 		if (cp > 1) {
-			/* Context parallel: every rank expands the whole chunk's keys; queries are
-			 * split zig-zag, so a rank sees on average half of the other ranks' tokens. */
-			if (o.kind == OP_GEMM && strcmp(o.name, "mla.kv_b") == 0)
+			/* MLA context parallel: the cache is sharded over the CP ranks, so every chunk
+			 * gathers the latent of the prefix and of the chunk from the others (all-gather,
+			 * or a ring of blocks overlapped with their expansion and attention: bytes grow
+			 * with the context), every rank expands all visible keys, and queries are split
+			 * zig-zag, so a rank sees on average half of the other ranks' tokens. The gather
+			 * comes before the expansion (production) or the attention (DSA, reference). */
+			bool kvb = o.kind == OP_GEMM && strcmp(o.name, "mla.kv_b") == 0;
+			bool attn = o.kind == OP_MLA_PREFILL || o.kind == OP_DSA_PREFILL;
+			if (kvb && !p->reference_path)
 				o.m = b_local * (p->context + p->tokens);
-			if (o.kind == OP_MLA_PREFILL || o.kind == OP_DSA_PREFILL) {
-				o.ctx = p->context + (p->tokens - t_local) / 2;
-				collective(&mp, OP_ALLGATHER, "cp.mla_kv_allgather", &o,
-					   b_local * p->tokens * o.cache_bytes_per_token, cp);
+			if ((kvb && !p->reference_path) || (attn && !cp_gathered)) {
+				int64_t cache_bpt = o.cache_bytes_per_token;
+				if (kvb) /* the attention op's, which follows */
+					cache_bpt = list.ops[i + 1 < list.n ? i + 1 : i].cache_bytes_per_token;
+				collective(&mp, OP_ALLGATHER, s->mla_cp_ring ? "cp.mla_kv_ring" : "cp.mla_kv_allgather", &o,
+					   b_local * (p->context + p->tokens) * cache_bpt, cp);
+				cp_gathered = kvb;
+			} else if (attn) {
+				cp_gathered = false;
 			}
+			if (attn)
+				o.ctx = p->context + (p->tokens - t_local) / 2;
 		}
 		if (!prefill && s->cp > 1 && (o.kind == OP_MLA_DECODE || o.kind == OP_DSA_DECODE)) {
 			/* Decode over a context-parallel cache: each rank attends over its shard, then
@@ -557,6 +576,20 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			 * local outputs with the true incoming state. */
 			int64_t frag = b_local * o.h * (o.dk * o.dk + o.dk * o.dv) * 4;
 			collective(&mp, OP_ALLGATHER, "kcp.state_allgather", &o, frag * cp, cp);
+			/* the ordered scan: S_r = T_r S_(r-1) + S_r over the segments before this rank's
+			 * (half of them on average), a K x K by K x V product per head each, in FP32 */
+			struct op scan;
+			memset(&scan, 0, sizeof scan);
+			scan.kind = OP_GEMM;
+			scan.name = "kcp.scan";
+			scan.layers = o.layers;
+			scan.layer_group = o.layer_group;
+			scan.m = ceil_div64(cp, 2) * b_local * o.h * o.dk;
+			scan.n = o.dv;
+			scan.k = o.dk;
+			scan.w_dtype = scan.a_dtype = scan.o_dtype = DT_FP32;
+			op_fill(&scan);
+			account(&mp, &scan);
 			struct op fix;
 			memset(&fix, 0, sizeof fix);
 			fix.kind = OP_GEMM;
@@ -611,6 +644,7 @@ struct flow {
 	int32_t down[MAX_CHUNKS];
 	int n_down;
 	int32_t block_end; /* AttnRes: the chain event that completed the last block */
+	int32_t ring_start; /* MLA CP ring: where the ring's transfers may begin */
 };
 
 /* Where a microbatch's issue stands (SGLang's stage executor). */
@@ -745,15 +779,77 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 	}
 }
 
+/* MLA context parallel as a ring: the gather in cp - 1 block transfers on the communication
+ * stream, the expansion (kv_b, when there is one) and the attention in cp blocks on the compute
+ * stream, block j waiting for its transfer, so each transfer flies while the block before it is
+ * expanded and attended. */
+static void emit_ring(struct graph *g, int mb, int layer, int comm_op, int kvb_op, int attn_op)
+{
+	int cp = (int)g->s->cp;
+	for (int j = 0; j < cp; j++) {
+		int32_t group = -1;
+		if (j > 0 && g->n_ranks > 1 && (group = tl_group(g->tl)) < 0) {
+			g->rc = group;
+			return;
+		}
+		for (int r = 0; r < g->n_ranks; r++) {
+			const struct mapped *mm = g->mapped[r][mb];
+			struct flow *f = &g->flow[r][mb];
+			int32_t dep = f->chain;
+			if (j > 0) {
+				const struct tl_op *c = &mm->ops[comm_op];
+				int32_t start = f->ring_start;
+				int32_t id = add(g, r, g->comm[r], group, c, c->work_s / (cp - 1), &start, 1, layer, mb);
+				g->tl->ev[id >= 0 ? id : 0].kind = TL_COMM;
+				int32_t deps[2] = {f->chain, id};
+				if (kvb_op >= 0) {
+					const struct tl_op *k = &mm->ops[kvb_op];
+					f->chain = add(g, r, g->compute[r], -1, k, k->work_s / cp, deps, 2, layer, mb);
+					deps[0] = f->chain;
+					deps[1] = -1;
+				}
+				const struct tl_op *a = &mm->ops[attn_op];
+				f->chain = add(g, r, g->compute[r], -1, a, a->work_s / cp, deps, 2, layer, mb);
+				continue;
+			}
+			f->ring_start = dep;
+			if (kvb_op >= 0) {
+				const struct tl_op *k = &mm->ops[kvb_op];
+				f->chain = add(g, r, g->compute[r], -1, k, k->work_s / cp, &dep, 1, layer, mb);
+			}
+			const struct tl_op *a = &mm->ops[attn_op];
+			f->chain = add(g, r, g->compute[r], -1, a, a->work_s / cp, &f->chain, 1, layer, mb);
+		}
+	}
+}
+
 /* Every op of (layer group, role) of microbatch mb; true when the last was a collective on the
  * communication stream (false when there was none). */
 static bool emit_role(struct graph *g, int mb, int layer, int group, int role)
 {
 	const struct mapped *mm = g->mapped[0][mb];
-	int k = group + 1;
+	int k = group + 1, n = mm->count[k][role];
+	const int16_t *ops = mm->order + mm->first[k][role];
 	bool comm = false;
-	for (int i = 0; i < mm->count[k][role]; i++) {
-		int op = mm->order[mm->first[k][role] + i];
+	int ring = -1;
+	for (int i = 0; i < n; i++) {
+		int op = ops[i];
+		uint8_t fl = mm->ops[op].flags;
+		if ((fl & TLOP_RING) && g->s->cp > 1) {
+			ring = op; /* issued with the blocks it feeds */
+			continue;
+		}
+		if (ring >= 0 && (fl & (TLOP_KVB | TLOP_ATTN))) {
+			int kvb = -1, attn = op;
+			if ((fl & TLOP_KVB) && i + 1 < n && (mm->ops[ops[i + 1]].flags & TLOP_ATTN)) {
+				kvb = op;
+				attn = ops[++i];
+			}
+			emit_ring(g, mb, layer, ring, kvb, attn);
+			ring = -1;
+			comm = false;
+			continue;
+		}
 		emit(g, mb, layer, op);
 		comm = mm->ops[op].comm && g->spec->comm_stream;
 	}
@@ -886,7 +982,8 @@ static int build_and_run(struct graph *g, const int16_t *layers, int n_layers)
 		static const char *const comm_names[2] = {"communication", "communication (mean rank)"};
 		static const char *const side_names[2] = {"side", "side (mean rank)"};
 		g->compute[r] = tl_stream(g->tl, r, TL_COMPUTE, compute_names[r]);
-		g->comm[r] = g->spec->comm_stream ? tl_stream(g->tl, r, TL_COMM, comm_names[r]) : g->compute[r];
+		bool ring = g->s->mla_cp_ring && g->s->cp > 1;
+		g->comm[r] = g->spec->comm_stream || ring ? tl_stream(g->tl, r, TL_COMM, comm_names[r]) : g->compute[r];
 		g->side[r] = g->s->shared_expert_stream || g->s->attnres_side_stream
 				     ? tl_stream(g->tl, r, TL_COMPUTE, side_names[r])
 				     : g->compute[r];
@@ -967,7 +1064,7 @@ static int step_with(const struct scenario *s, const struct model *m, const stru
 			return 1;
 	}
 	if (!o->every_layer && n_mb == 1 && !spec->comm_stream && !s->shared_expert_stream &&
-	    !s->attnres_side_stream) {
+	    !s->attnres_side_stream && !(s->mla_cp_ring && s->cp > 1 && p->kind == PHASE_PREFILL)) {
 		/* one stream: the timeline is the ops one after another (tests check it equals the
 		 * engine's); skip laying it out */
 		const struct mapped *mm = g.mapped[0][0];

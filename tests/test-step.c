@@ -401,6 +401,94 @@ static void test_reference_path(void **state)
 			    "s.yaml:2:16: error: path: expected production or reference, got 'hf'");
 }
 
+static int64_t row_bytes(const struct sim_phase *p, const char *name)
+{
+	for (int i = 0; i < p->n_rows; i++)
+		if (strcmp(p->rows[i].op.name, name) == 0)
+			return p->rows[i].op.comm_bytes;
+	return -1;
+}
+
+/* Context parallel prefill: KCP moves the same bytes at any context (one fixed-size all-gather of
+ * per-head transitions and states), MLA CP gathers the prefix too (bytes grow with it); the ring
+ * overlaps its transfers with the blocks' expansion and attention. */
+static void test_context_parallel(void **state)
+{
+	struct scenario s;
+	load(&s, "model: kimi-k3\nhw: h200\ngpus: 16\nparallel: {tp: 8, cp: 2, dp: 1, ep: 16}\n"
+		 "workload: {batch: 1, prompt_tokens: 1048576, prefill_chunk: 16384}\nengine: {overlap: none}\n");
+	int64_t kcp[2], mla[2];
+	int64_t ctx[2] = {131072, 1048576 - 16384};
+	for (int k = 0; k < 2; k++) {
+		struct phase p;
+		sim_phase_init(&s, PHASE_PREFILL, 1, 16384, ctx[k], &p);
+		sim_phase_reset(ph);
+		assert_true(sim_step(&s, &k3, &h200, &p, ph, 1) > 0);
+		kcp[k] = row_bytes(ph, "kcp.state_allgather");
+		mla[k] = row_bytes(ph, "cp.mla_kv_allgather");
+	}
+	/* per rank: 12 heads x (128 x 128 + 128 x 128) x 4 B, x 2 ranks */
+	assert_int_equal(kcp[0], INT64_C(12) * 2 * 128 * 128 * 4 * 2);
+	assert_int_equal(kcp[0], kcp[1]);
+	/* the prefix and the chunk's latent, 1152 B per token per layer */
+	assert_int_equal(mla[0], (131072 + 16384) * INT64_C(1152));
+	assert_int_equal(mla[1], INT64_C(1048576) * 1152);
+	/* ring: the same bytes in cp - 1 transfers overlapped with the blocks */
+	struct phase p;
+	sim_phase_init(&s, PHASE_PREFILL, 1, 16384, 524288, &p);
+	struct sim_step_timing gather = run(&s, &k3, PHASE_PREFILL, 1, 16384, 524288, true);
+	s.mla_cp_ring = true;
+	struct sim_step_timing ring = run(&s, &k3, PHASE_PREFILL, 1, 16384, 524288, true);
+	assert_true(ring.time_s < gather.time_s);
+	assert_true(ring.comm_stream_s > 0);
+	int blocks = 0, transfers = 0;
+	for (int32_t i = 0; i < tl.n_events; i++) {
+		blocks += strcmp(tl.ev[i].name, "mla.attn") == 0;
+		transfers += strcmp(tl.ev[i].name, "cp.mla_kv_ring") == 0;
+	}
+	assert_int_equal(blocks, 24 * 2);    /* 24 MLA layers, cp blocks each */
+	assert_int_equal(transfers, 24 * 1); /* cp - 1 transfers each */
+	sim_phase_reset(ph);
+	assert_true(sim_step(&s, &k3, &h200, &p, ph, 1) > 0);
+	assert_int_equal(row_bytes(ph, "cp.mla_kv_ring"), (524288 + 16384) * INT64_C(1152));
+	struct err e;
+	char buf[600];
+	const char *bad = "gpus: 16\nengine: {mla_cp: tree}\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", bad, strlen(bad), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "s.yaml:2:18: error: mla_cp: expected allgather or ring, got 'tree'");
+}
+
+/* Pipeline parallel prefill: the layers split over stages, chunks follow each other through
+ * them; TTFT is the stages' share of the steps, the hand-offs and the last chunk's bubble. */
+static void test_pipeline(void **state)
+{
+	struct err e;
+	char buf[600];
+	struct scenario s;
+	load(&s, "model: kimi-k3\nhw: h200\ngpus: 32\nparallel: {tp: 8, dp: 1, pp: 4, ep: 8}\n"
+		 "workload: {batch: 1, prompt_tokens: 131072, output_tokens: 16, prefill_chunk: 16384}\n"
+		 "engine: {overlap: none}\n");
+	assert_int_equal(s.pp, 4);
+	assert_int_equal(sim_run(&s, &k3, &h200, res, &e), 0);
+	double pp_ttft = res->ttft_s, bubble = res->pp_bubble_s, steps = res->prefill.step_s;
+	int64_t w4 = res->hbm.weights;
+	/* 8 chunks: the steps over 4 stages, plus the last chunk through 3 more stages */
+	assert_true(bubble > 0 && pp_ttft > steps / 4 + bubble && pp_ttft < steps / 4 + bubble * 1.1 + 0.05);
+	assert_true(pp_ttft < 0.5 * steps);
+	s.pp = 1;
+	s.gpus = 8;
+	sim_hbm(&s, &k3, &h200, 1, 131072, 0, &res->hbm);
+	assert_true(w4 < res->hbm.weights / 3);
+	/* layout errors name pp */
+	const char *bad = "gpus: 32\nparallel: {tp: 8, dp: 2, pp: 4}\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", bad, strlen(bad), &e) < 0);
+	assert_non_null(strstr(err_format(&e, buf, sizeof buf), "tp x dp x cp x pp = 8 x 2 x 1 x 4 = 64, but gpus is 32"));
+	load(&s, "gpus: 512\nparallel: {tp: 1, dp: 1, pp: 512, ep: 1}\n");
+	assert_true(sim_run(&s, &k3, &h200, res, &e) < 0);
+	assert_non_null(strstr(e.msg, "more pipeline stages than the 93 layers"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +503,8 @@ int main(void)
 		cmocka_unit_test(test_mtp_and_mixed),
 		cmocka_unit_test(test_busiest_rank),
 		cmocka_unit_test(test_reference_path),
+		cmocka_unit_test(test_context_parallel),
+		cmocka_unit_test(test_pipeline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
