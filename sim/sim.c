@@ -214,17 +214,22 @@ static void draft_model(const struct model *m, int64_t layers, struct model *out
 
 /* One decode step at `context`: the verify of 1 + draft tokens per request (with a prefill chunk
  * riding along when the engine mixes them), after the draft module ran once per draft token. */
+static void decode_phase(const struct scenario *s, int64_t context, struct phase *p)
+{
+	sim_phase_init(s, PHASE_DECODE, s->batch, 1 + s->mtp_draft_tokens, context, p);
+	if (s->mixed_prefill_tokens) {
+		p->mixed_tokens = s->mixed_prefill_tokens;
+		/* the mean chunk of a prompt prefilled in chunks of this size */
+		int64_t rest = s->prompt_tokens - s->mixed_prefill_tokens;
+		p->mixed_context = rest > 0 ? rest / 2 : 0;
+	}
+}
+
 static double decode_step(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t context,
 			  struct sim_phase *acc)
 {
 	struct phase p;
-	sim_phase_init(s, PHASE_DECODE, s->batch, 1 + s->mtp_draft_tokens, context, &p);
-	if (s->mixed_prefill_tokens) {
-		p.mixed_tokens = s->mixed_prefill_tokens;
-		/* the mean chunk of a prompt prefilled in chunks of this size */
-		int64_t rest = s->prompt_tokens - s->mixed_prefill_tokens;
-		p.mixed_context = rest > 0 ? rest / 2 : 0;
-	}
+	decode_phase(s, context, &p);
 	double t = sim_step(s, m, hw, &p, acc, 1.0);
 	if (t >= 0 && s->pp > 1)
 		/* the stages one after another (decode is not microbatched across stages here) */
@@ -247,6 +252,17 @@ int sim_decode(const struct scenario *s, const struct model *m, const struct hw 
 	sim_phase_reset(ph);
 	int64_t first = s->prompt_tokens, last = s->prompt_tokens + s->output_tokens - 1;
 	out->decode_context = first + (s->output_tokens - 1) / 2;
+	/* An engine runs a deployment's decode steps one way: `auto` decides at the mean step and
+	 * keeps it for the first and the last. */
+	struct scenario sd = *s;
+	struct phase pm;
+	decode_phase(s, out->decode_context, &pm);
+	int rc = sim_step_overlap(s, m, hw, &pm, &sd.overlap);
+	if (rc < 0) {
+		err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+		return rc;
+	}
+	s = &sd;
 	double step = decode_step(s, m, hw, out->decode_context, ph);
 	double step_first = decode_step(s, m, hw, first, NULL);
 	double step_last = decode_step(s, m, hw, last, NULL);

@@ -1036,12 +1036,24 @@ static int step_with(const struct scenario *s, const struct model *m, const stru
 	struct graph g = {.tl = tl, .s = s, .m = m, .spec = spec, .n_ranks = n_ranks, .n_mb = n_mb};
 
 	int64_t peak = 0;
+	struct phase p0, p1;
+	split_phase(s, p, 0, n_mb, &p0);
+	split_phase(s, p, 1, n_mb, &p1);
+	/* two equal halves map to the same ops: map one, count it twice */
+	bool same = n_mb == 2 && p0.batch == p1.batch && p0.tokens == p1.tokens && p0.context == p1.context;
 	for (int r = 0; r < n_ranks; r++)
 		for (int k = 0; k < n_mb; k++) {
-			struct phase pk;
-			split_phase(s, p, k, n_mb, &pk);
 			struct mapped *mm = &mapped_tls[r][k];
-			int rc = map_step(s, m, hw, &pk, r == 0, r == 0 ? acc : NULL, weight, o->row_base, mm);
+			if (same && k == 1) {
+				g.mapped[r][1] = g.mapped[r][0];
+				if (r == 0) {
+					out->ops_s += g.mapped[0][0]->ops_s;
+					peak += g.mapped[0][0]->peak_act;
+				}
+				continue;
+			}
+			int rc = map_step(s, m, hw, k ? &p1 : &p0, r == 0, r == 0 ? acc : NULL, same ? 2 * weight : weight,
+					  o->row_base, mm);
 			if (rc < 0)
 				return rc;
 			if (k > 0 && mm->n != mapped_tls[r][0].n)
@@ -1163,6 +1175,46 @@ done:
 	return 0;
 }
 
+/* auto: none, or two-batch overlap where EP crosses NVLink domains (its all-to-alls go through
+ * the NIC, where DeepSeek and SGLang run it) and it pays; splitting a step in two can cost more
+ * than it hides (expert weights are read once per microbatch), which an operator would see.
+ * *pick gets the choice; with `out`, the step under it (when no acc is needed: both were run). */
+static int choose_overlap(const struct scenario *s, const struct model *m, const struct hw *hw,
+			  const struct phase *p, struct timeline *tl, enum scenario_overlap *pick,
+			  struct sim_step_timing *chosen)
+{
+	static const struct sim_step_opts fast = {0};
+	struct sim_step_timing serial, tbo;
+	int rc = step_with(s, m, hw, p, OVERLAP_NONE, &fast, 0, tl, NULL, 1, &serial);
+	if (rc < 0 || s->ep <= hw->domain_gpus) {
+		*pick = OVERLAP_NONE;
+		if (chosen)
+			*chosen = serial;
+		return rc < 0 ? rc : 0;
+	}
+	rc = step_with(s, m, hw, p, OVERLAP_TBO, &fast, serial.time_s, tl, NULL, 1, &tbo);
+	if (rc < 0)
+		return rc;
+	bool win = rc == 0 && tbo.microbatches == 2 && tbo.time_s < serial.time_s;
+	*pick = win ? OVERLAP_TBO : OVERLAP_NONE;
+	if (chosen)
+		*chosen = win ? tbo : serial;
+	return 0;
+}
+
+int sim_step_overlap(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		     enum scenario_overlap *out)
+{
+	if (s->overlap != OVERLAP_AUTO) {
+		*out = s->overlap;
+		return 0;
+	}
+	struct timeline *tl = thread_timeline();
+	if (!tl)
+		return -ENOMEM;
+	return choose_overlap(s, m, hw, p, tl, out, NULL);
+}
+
 int sim_step_timeline(const struct scenario *s, const struct model *m, const struct hw *hw,
 		      const struct phase *p, const struct sim_step_opts *o, struct timeline *tl,
 		      struct sim_phase *acc, double weight, struct sim_step_timing *out)
@@ -1172,25 +1224,11 @@ int sim_step_timeline(const struct scenario *s, const struct model *m, const str
 		o = &dflt;
 	if (s->overlap != OVERLAP_AUTO)
 		return step_with(s, m, hw, p, s->overlap, o, 0, tl, acc, weight, out);
-	/* auto: two-batch overlap when EP crosses NVLink domains (its all-to-alls go through the NIC,
-	 * where DeepSeek and SGLang run it) and it pays; splitting a step in two can cost more than
-	 * it hides (expert weights are read once per microbatch), which an operator would see. */
-	if (s->ep <= hw->domain_gpus)
-		return step_with(s, m, hw, p, OVERLAP_NONE, o, 0, tl, acc, weight, out);
-	static const struct sim_step_opts fast = {0};
-	struct sim_step_timing serial, tbo;
-	int rc = step_with(s, m, hw, p, OVERLAP_NONE, &fast, 0, tl, NULL, 1, &serial);
-	if (rc < 0)
+	enum scenario_overlap pick;
+	bool reuse = !acc && !o->every_layer && !o->mean_rank && o->row_base == 0;
+	int rc = choose_overlap(s, m, hw, p, tl, &pick, reuse ? out : NULL);
+	if (rc < 0 || reuse)
 		return rc;
-	rc = step_with(s, m, hw, p, OVERLAP_TBO, &fast, serial.time_s, tl, NULL, 1, &tbo);
-	if (rc < 0)
-		return rc;
-	enum scenario_overlap pick = rc == 0 && tbo.microbatches == 2 && tbo.time_s < serial.time_s ? OVERLAP_TBO
-												     : OVERLAP_NONE;
-	if (!acc && !o->every_layer && !o->mean_rank) {
-		*out = pick == OVERLAP_TBO ? tbo : serial;
-		return 0;
-	}
 	return step_with(s, m, hw, p, pick, o, 0, tl, acc, weight, out);
 }
 

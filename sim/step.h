@@ -89,6 +89,11 @@ int sim_step_timeline(const struct scenario *s, const struct model *m, const str
 		      const struct phase *p, const struct sim_step_opts *o, struct timeline *tl,
 		      struct sim_phase *acc, double weight, struct sim_step_timing *out);
 
+/* What the scenario's overlap means for a step of phase p: itself, or for `auto` the faster of
+ * none and two-batch overlap where EP crosses NVLink domains (none elsewhere). */
+int sim_step_overlap(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		     enum scenario_overlap *out);
+
 /* sim_step with the mapped ops' rows in acc from row_base on (a second model's ops beside the
  * first's: MTP's draft module). */
 double sim_step_rows(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
