@@ -4,14 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <unistd.h>
-
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "reports/timeline.h"
 #include "sim/sim.h"
 #include "sim/step.h"
 #include "util/doc.h"
+#include "util/outfile.h"
 
 static void usage(FILE *out)
 {
@@ -34,6 +33,7 @@ static void usage(FILE *out)
 		"  --timeline-step decode|prefill\n"
 		"                  which step --timeline writes: the mean decode step (default) or the\n"
 		"                  first prefill chunk\n"
+		"  --force         replace an existing --timeline file\n"
 		"overrides (applied after loading):\n"
 		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n"
 		"  --clock boost|sustained   SM clock regime (scenario options.clock; default sustained:\n"
@@ -346,7 +346,7 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 
 /* The step --timeline names, laid out with every layer and the mean EP rank, to path. */
 static int write_timeline(const struct scenario *s, const struct model *m, const struct hw *hw,
-			  const struct sim_result *r, bool prefill, const char *path)
+			  const struct sim_result *r, bool prefill, const char *path, bool force)
 {
 	int64_t bytes = tl_storage_bytes(SIM_TL_EVENTS, SIM_TL_DEPS);
 	struct timeline tl;
@@ -382,30 +382,32 @@ static int write_timeline(const struct scenario *s, const struct model *m, const
 	rep.gpu_names[0] = g0;
 	rep.gpu_names[1] = g1;
 	bool to_stdout = strcmp(path, "-") == 0;
-	char tmp[4200];
 	FILE *f = stdout;
+	struct outfile of = {0};
+	struct err e = {0};
 	if (!to_stdout) {
-		/* beside the target, then renamed: a failed write leaves no half file */
-		snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-		f = fopen(tmp, "w");
-		if (!f) {
-			fprintf(stderr, "k3sim run: %s: error: cannot write: %s\n", path, strerror(errno));
+		/* atomically, never over the scenario it came from nor an existing file without --force */
+		const char *inputs[] = {s->file};
+		struct outfile_opts oo = {.force = force, .inputs = inputs, .n_inputs = s->file[0] == '<' ? 0 : 1};
+		if (outfile_open(&of, path, &oo, &e) < 0 || !(f = outfile_stream(&of, &e))) {
+			outfile_abort(&of);
+			cli_error("run", &e);
 			free(mem);
 			return 1;
 		}
 	}
 	rc = report_timeline_json(&tl, &rep, f);
-	if (!to_stdout) {
-		if (fclose(f) != 0)
-			rc = -EIO;
-		if (rc == 0 && rename(tmp, path) != 0)
-			rc = -EIO;
-		if (rc)
-			unlink(tmp);
-	}
 	free(mem);
-	if (rc) {
-		fprintf(stderr, "k3sim run: %s: error: write failed: %s\n", path, strerror(errno ? errno : EIO));
+	if (to_stdout)
+		rc = rc < 0 || fflush(stdout) != 0 ? -EIO : 0;
+	else if (rc < 0)
+		outfile_abort(&of);
+	else
+		rc = outfile_commit(&of, &e);
+	if (rc < 0) {
+		if (!e.msg[0])
+			err_set(&e, path, 0, 0, "write failed: %s", strerror(-rc));
+		cli_error("run", &e);
 		return 1;
 	}
 	return 0;
@@ -414,7 +416,7 @@ static int write_timeline(const struct scenario *s, const struct model *m, const
 int cmd_run(int argc, char **argv)
 {
 	const char *path = "default", *model_over = NULL, *hw_over = NULL, *clock_over = NULL, *timeline = NULL;
-	bool timeline_prefill = false;
+	bool timeline_prefill = false, force = false;
 	bool json = false, print = false, have_path = false;
 	int64_t batch = 0, prompt = 0, output = 0, top = 12;
 	for (int i = 1; i < argc; i++) {
@@ -427,6 +429,8 @@ int cmd_run(int argc, char **argv)
 			json = true;
 		} else if (strcmp(a, "--print") == 0) {
 			print = true;
+		} else if (strcmp(a, "--force") == 0) {
+			force = true;
 		} else if (strcmp(a, "--timeline") == 0) {
 			if (!v) {
 				fprintf(stderr, "k3sim run: --timeline needs a file ('-' for stdout)\n");
@@ -521,7 +525,7 @@ int cmd_run(int argc, char **argv)
 		free(r);
 		return 1;
 	}
-	if (timeline && write_timeline(&s, &m, &hw, r, timeline_prefill, timeline) != 0) {
+	if (timeline && write_timeline(&s, &m, &hw, r, timeline_prefill, timeline, force) != 0) {
 		free(r);
 		return 1;
 	}
