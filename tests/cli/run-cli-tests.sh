@@ -78,6 +78,9 @@ assert {e["args"]["microbatch"] for e in ev} == {0, 1}  # two-batch overlap acro
 step = [e for e in d["traceEvents"] if e.get("cat") == "step"][0]
 assert max(e["ts"] + e["dur"] for e in ev) <= step["dur"] + 0.01
 PY
+run "run --timeline over a file refuses" 1 $K3SIM run --timeline "$tmp/step.json"
+expect_err "says it exists" "file exists (use --force"
+run "run --timeline --force replaces" 0 $K3SIM run --timeline "$tmp/step.json" --timeline-step prefill --force
 run "timeline imports as a trace" 0 $K3SIM trace import "$tmp/step.json" -o "$tmp/step.db"
 run "run --timeline -" 0 $K3SIM run --timeline -
 python3 -c "import json; json.load(open('$tmp/out'))" && ok "timeline on stdout" || bad "timeline on stdout"
