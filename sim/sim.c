@@ -164,6 +164,16 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 	}
 	int64_t chunks = ceil_div64(s->prompt_tokens, chunk);
 	int64_t stride = chunks > 1024 ? ceil_div64(chunks, 1024) : 1;
+	/* An engine prefills a prompt one way: `auto` decides at the middle chunk. */
+	struct scenario sp = *s;
+	int64_t mid = chunks / 2 * chunk;
+	sim_phase_init(s, PHASE_PREFILL, batch, s->prompt_tokens - mid < chunk ? s->prompt_tokens - mid : chunk, mid, &p);
+	int rc = sim_step_overlap(s, m, hw, &p, &sp.overlap);
+	if (rc < 0) {
+		err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+		return rc;
+	}
+	s = &sp;
 	for (int64_t i = 0; i < chunks; i += stride) {
 		int64_t done = i * chunk;
 		int64_t t = s->prompt_tokens - done < chunk ? s->prompt_tokens - done : chunk;
