@@ -702,14 +702,18 @@ static double attnres_inter_share(const struct model *m, int layer, bool ffn)
 /* One op of microbatch mb at `layer` (-1 outside the layers), on every rank. */
 static void emit(struct graph *g, int mb, int layer, int op_index)
 {
-	int32_t group = -1;
+	/* a collective's instances on the ranks start together: one group per piece (the chunks of
+	 * a pipelined combine each have theirs) */
+	int32_t groups[MAX_CHUNKS], group = -1;
 	const struct tl_op *t0 = &g->mapped[0][mb]->ops[op_index];
 	if (t0->comm && g->n_ranks > 1) {
-		group = tl_group(g->tl);
-		if (group < 0) {
-			g->rc = group;
-			return;
-		}
+		int pieces = t0->role == SIM_ROLE_COMBINE && g->spec->combine_chunks > 1 ? g->spec->combine_chunks : 1;
+		for (int k = 0; k < pieces; k++)
+			if ((groups[k] = tl_group(g->tl)) < 0) {
+				g->rc = groups[k];
+				return;
+			}
+		group = groups[0];
 	}
 	for (int r = 0; r < g->n_ranks; r++) {
 		const struct tl_op *t = &g->mapped[r][mb]->ops[op_index];
@@ -741,7 +745,8 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 			if (pipelined && t->role == SIM_ROLE_COMBINE && f->n_down == chunks) {
 				for (int k = 0; k < chunks; k++) {
 					deps[0] = f->down[k];
-					id = add(g, r, stream, group, t, t->work_s / chunks, deps, 1, layer, mb);
+					id = add(g, r, stream, group >= 0 ? groups[k] : -1, t, t->work_s / chunks, deps, 1,
+						 layer, mb);
 				}
 				f->n_down = 0;
 				f->routed = id;
