@@ -348,14 +348,16 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 static int write_timeline(const struct scenario *s, const struct model *m, const struct hw *hw,
 			  const struct sim_result *r, bool prefill, const char *path, bool force)
 {
-	int64_t bytes = tl_storage_bytes(SIM_TL_EVENTS, SIM_TL_DEPS);
+	/* every layer of two ranks: four times what sim_step lays out for one */
+	enum { EVENTS = 4 * SIM_TL_EVENTS, DEPS = 4 * SIM_TL_DEPS };
+	int64_t bytes = tl_storage_bytes(EVENTS, DEPS);
 	struct timeline tl;
 	void *mem = malloc((size_t)bytes);
 	if (!mem) {
 		fprintf(stderr, "k3sim run: out of memory\n");
 		return 1;
 	}
-	tl_init(&tl, mem, SIM_TL_EVENTS, SIM_TL_DEPS);
+	tl_init(&tl, mem, EVENTS, DEPS);
 	struct phase p;
 	char title[160];
 	if (prefill) {
