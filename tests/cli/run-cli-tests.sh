@@ -150,7 +150,7 @@ run "op bad number" 2 $K3SIM op gemm m=x n=2 k=3
 run "check help" 0 $K3SIM check --help
 expect_out "check help says usage" "usage: k3sim check"
 run "check every preset" 0 $K3SIM check --scenarios 500
-for p in h100 h200 h200-datasheet b200 gb200; do
+for p in h100 h100-datasheet h200 h200-datasheet b200 b200-datasheet b300 b300-datasheet gb200 gb200-datasheet; do
 	expect_out "check $p: 0 violations" "^$p: 100000 ops, 500 scenario pairs in .*: 0 violations"
 done
 run "check sustained --json" 0 $K3SIM check --hw h200 --ops 20000 --scenarios 100 --clock sustained --json
