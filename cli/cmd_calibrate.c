@@ -54,7 +54,8 @@ static void usage(FILE *out)
 	        "  --no-xval           skip the cross-validation (by run, by GEMM shape)\n"
 	        "  --source TEXT       what the measurements are (where from, license), written as\n"
 	        "                      the preset's source: (default: the device and the base's)\n"
-	        "  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *')\n"
+	        "  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *');\n"
+	        "                      repeatable (at most 16)\n"
 	        "  -f, --force         replace an existing output (never an input; the preset is\n"
 	        "                      written beside its target and renamed into place when done)\n"
 	        "  --json              print the summary as JSON\n"
@@ -202,8 +203,12 @@ static const char *cell(double med, double p90, int n, char *buf, size_t size)
 	return buf;
 }
 
+enum { EXCLUDE_MAX = 16 };
+
 struct run_opts {
-	const char *base_name, *out, *name, *rules_name, *report, *exclude, *source;
+	const char *base_name, *out, *name, *rules_name, *report, *source;
+	const char *exclude[EXCLUDE_MAX];
+	int n_exclude;
 	bool xval, force, json, quiet;
 };
 
@@ -231,7 +236,8 @@ int cmd_calibrate(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *base_name = "h200", *out = NULL, *name = NULL, *rules_name = "default", *report = NULL;
-	const char *exclude = NULL, *source = NULL;
+	const char *exclude[EXCLUDE_MAX], *source = NULL;
+	int n_exclude = 0;
 	bool force = false, json = false, quiet = false, xval = true;
 	struct calib_fit_opts fo = {0};
 	struct calib_inputs ins;
@@ -264,7 +270,12 @@ int cmd_calibrate(int argc, char **argv)
 			fo.no_shape_tables = true;
 			break;
 		case 'x':
-			exclude = optarg;
+			if (n_exclude == EXCLUDE_MAX) {
+				fprintf(stderr, "k3sim calibrate: more than %d --exclude\n", EXCLUDE_MAX);
+				status = 2;
+				goto done;
+			}
+			exclude[n_exclude++] = optarg;
 			break;
 		case 'U':
 			if (calib_inputs_add_run(&ins, optarg, &e) < 0) {
@@ -326,8 +337,9 @@ int cmd_calibrate(int argc, char **argv)
 		goto done;
 	}
 	struct run_opts ro = {.base_name = base_name, .out = out, .name = name, .rules_name = rules_name,
-	                      .report = report, .exclude = exclude, .source = source, .xval = xval,
-	                      .force = force, .json = json, .quiet = quiet};
+	                      .report = report, .source = source, .xval = xval, .force = force,
+	                      .json = json, .quiet = quiet, .n_exclude = n_exclude};
+	memcpy(ro.exclude, exclude, (size_t)n_exclude * sizeof *exclude);
 	status = run(&ins, &ro, &fo, argc, argv);
 done:
 	calib_inputs_release(&ins);
@@ -360,7 +372,7 @@ static int run(const struct calib_inputs *ins, const struct run_opts *ro, const 
                int argc, char **argv)
 {
 	const char *base_name = ro->base_name, *out = ro->out, *name = ro->name, *rules_name = ro->rules_name,
-	           *report = ro->report, *exclude = ro->exclude;
+	           *report = ro->report;
 	const bool xval = ro->xval, force = ro->force, json = ro->json, quiet = ro->quiet;
 	double t0 = now_s();
 	struct err e = {0};
@@ -408,8 +420,8 @@ static int run(const struct calib_inputs *ins, const struct run_opts *ro, const 
 	char inputs[2048];
 	if (calib_points_add_inputs(&raw, ins, rules_name, &first, inputs, sizeof inputs, &e) < 0)
 		goto fail;
-	if (exclude)
-		calib_points_filter(&raw, exclude, false);
+	for (int i = 0; i < ro->n_exclude; i++)
+		calib_points_filter(&raw, ro->exclude[i], false);
 	int rc = calib_points_by_op(&pts, &raw, NULL, &e);
 	have_pts = true;
 	if (rc < 0)
