@@ -79,6 +79,54 @@ __device__ __forceinline__ uint32_t k3_e2m1_to_bf16_bits(uint32_t nib)
 	return mag | ((nib & 8u) << 12);
 }
 
+/* Byte permute (PTX prmt, default mode): byte i of the result is byte
+ * (sel >> 4 i) & 7 of b:a. A host version lets tests run the converters below. */
+__host__ __device__ __forceinline__ uint32_t k3_prmt(uint32_t a, uint32_t b, uint32_t sel)
+{
+#ifdef __CUDA_ARCH__
+	return __byte_perm(a, b, sel);
+#else
+	const uint64_t v = ((uint64_t)b << 32) | a;
+	uint32_t r = 0;
+	for (int i = 0; i < 4; i++)
+		r |= (uint32_t)((v >> (8 * ((sel >> (4 * i)) & 7))) & 0xffu) << (8 * i);
+	return r;
+#endif
+}
+
+/* Eight E2M1 nibbles (nibble i = bits 4i..4i+3, element i) as four BF16
+ * pairs o[i] = (element 2i, element 2i+1), exact, unscaled: the magnitude's
+ * high and low bytes are looked up with byte permutes in two 8-entry tables,
+ * interleaved, and the sign bits moved to bit 15 of each half. */
+__host__ __device__ __forceinline__ void k3_e2m1x8_to_bf16x8(uint32_t w, uint32_t o[4])
+{
+	const uint32_t HI0 = 0x3f3f3f00u, HI1 = 0x40404040u; /* high bytes of 0, .5, 1, 1.5 | 2, 3, 4, 6 */
+	const uint32_t LO0 = 0xc0800000u, LO1 = 0xc0804000u; /* low bytes */
+	const uint32_t mag = w & 0x77777777u, s = w & 0x88888888u;
+	const uint32_t ha = k3_prmt(HI0, HI1, mag & 0xffffu), la = k3_prmt(LO0, LO1, mag & 0xffffu);
+	const uint32_t hb = k3_prmt(HI0, HI1, mag >> 16), lb = k3_prmt(LO0, LO1, mag >> 16);
+	o[0] = k3_prmt(la, ha, 0x5140u) | ((s << 12) & 0x8000u) | ((s << 24) & 0x80000000u);
+	o[1] = k3_prmt(la, ha, 0x7362u) | ((s << 4) & 0x8000u) | ((s << 16) & 0x80000000u);
+	o[2] = k3_prmt(lb, hb, 0x5140u) | ((s >> 4) & 0x8000u) | ((s << 8) & 0x80000000u);
+	o[3] = k3_prmt(lb, hb, 0x7362u) | ((s >> 12) & 0x8000u) | (s & 0x80000000u);
+}
+
+/* An E8M0 scale byte as a BF16 pair (2^(e - 127) twice; 0: the BF16
+ * subnormal 2^-127; 0xff: NaN). */
+__host__ __device__ __forceinline__ uint32_t k3_e8m0_to_bf16x2(uint32_t e)
+{
+	const uint32_t b = e == 0 ? 0x0040u : e == 0xff ? 0x7fc0u : (e << 7);
+	return b | (b << 16);
+}
+
+/* BF16 pair product (exact for a power-of-two scale that keeps the result normal). */
+__device__ __forceinline__ uint32_t k3_bf16x2_mul(uint32_t a, uint32_t b)
+{
+	__nv_bfloat162 x = *reinterpret_cast<__nv_bfloat162 *>(&a), y = *reinterpret_cast<__nv_bfloat162 *>(&b);
+	__nv_bfloat162 r = __hmul2(x, y);
+	return *reinterpret_cast<uint32_t *>(&r);
+}
+
 __device__ __forceinline__ float k3_sigmoid(float x)
 {
 	return __fdividef(1.0f, 1.0f + __expf(-x));
@@ -144,6 +192,13 @@ __device__ __forceinline__ void k3_cp_async16(void *smem, const void *gmem)
 __device__ __forceinline__ void k3_cp_async_commit()
 {
 	asm volatile("cp.async.commit_group;\n" ::);
+}
+
+/* 16 bytes, or zeros when !valid (nothing is read then). */
+__device__ __forceinline__ void k3_cp_async16_zfill(void *smem, const void *gmem, bool valid)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(k3_smem_u32(smem)), "l"(gmem),
+		     "r"(valid ? 16 : 0));
 }
 
 template <int N>

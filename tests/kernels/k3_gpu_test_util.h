@@ -66,6 +66,14 @@ static inline void *gt_dev_copy(const void *h, size_t bytes)
 	return d;
 }
 
+/* cudaFree of a pointer held as const (the args structs hold inputs as const). */
+static inline void gt_free(const void *p)
+{
+	void *q;
+	memcpy(&q, &p, sizeof q);
+	cudaFree(q);
+}
+
 static inline void gt_poison(void *d, size_t bytes)
 {
 	CUDA_OK(cudaMemset(d, 0xff, bytes));
