@@ -497,6 +497,31 @@ static void test_layer_prefill(void **unused)
 	run_layer(300, K3_W_MXFP4, K3_GEMM_GEMV); /* the small-batch path on many rows, same result */
 }
 
+/* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
+static void test_small_all_kernels(void **unused)
+{
+	(void)unused;
+	static const int32_t counts[4] = { 2, 0, 67, 1 };
+	struct wmat wb = wmat_rand(4, 256, 256, K3_W_BF16, 0.1), wf = wmat_rand(4, 256, 256, K3_W_MXFP4, 0.1);
+	const struct gemm_case tb = { .N = 256, .K = 256, .n_groups = 4, .counts = counts, .a_rows = 9,
+				      .dt = K3_W_BF16, .path = K3_GEMM_TILED };
+	const struct gemm_case tf = { .N = 256, .K = 256, .n_groups = 4, .counts = counts, .a_rows = 9,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED };
+	const struct gemm_case gf = { .N = 256, .K = 256, .n_groups = 4, .counts = counts, .a_rows = 9,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	run_gemm(&tb, K3_EPI_GLU, &wb);
+	run_gemm(&tf, K3_EPI_SCALE, &wf);
+	run_gemm(&gf, K3_EPI_GLU, &wf);
+	wmat_release(&wb), wmat_release(&wf);
+	struct wmat wd = wmat_rand(1, 256, 1024, K3_W_BF16, 0.1);
+	const struct gemm_case dg = { .rows = 5, .N = 256, .K = 1024, .dt = K3_W_BF16, .path = K3_GEMM_GEMV };
+	run_gemm(&dg, K3_EPI_ADD, &wd); /* split over k: partials + the finishing pass */
+	const struct gemm_case dt = { .rows = 70, .N = 256, .K = 1024, .dt = K3_W_BF16, .path = K3_GEMM_TILED };
+	run_gemm(&dt, K3_EPI_SPLIT, &wd);
+	wmat_release(&wd);
+	run_route(20, 128, 8);
+}
+
 static void test_bad_arguments(void **unused)
 {
 	(void)unused;
@@ -520,6 +545,7 @@ int main(void)
 		return rc;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_small_all_kernels),
 		cmocka_unit_test(test_gemm_dense_tiled),
 		cmocka_unit_test(test_gemm_dense_tiled_big_tiles),
 		cmocka_unit_test(test_gemm_dense_gemv),
