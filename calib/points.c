@@ -165,8 +165,8 @@ bool calib_op_trains(const struct op *op, double *main_size)
 	}
 }
 
-static int add_point(struct calib_points *pts, const char *spec, const struct op *op, double med, double p10,
-                     double p90, int64_t samples, int32_t source, struct err *e)
+static int add_point(struct calib_points *pts, const char *spec, const struct op *op, enum hw_clock clock,
+                     double med, double p10, double p90, int64_t samples, int32_t source, struct err *e)
 {
 	if (pts->n == pts->cap) {
 		size_t cap = pts->cap ? 2 * pts->cap : 256;
@@ -195,6 +195,11 @@ static int add_point(struct calib_points *pts, const char *spec, const struct op
 	}
 	p->op = *op;
 	calib_op_class(op, p->label, sizeof p->label, &p->cls, &p->size);
+	p->clock = clock;
+	if (clock != HW_CLOCK_BOOST) {
+		size_t l = strlen(p->label);
+		snprintf(p->label + l, sizeof p->label - l, "@%s", hw_clock_name(clock));
+	}
 	p->held_out = !calib_op_trains(op, &p->main_size);
 	p->measured_s = med;
 	p->p10_s = p10;
@@ -347,7 +352,10 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 		double med = n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
 		if (med <= 0)
 			continue;
-		if ((rc = add_point(pts, m->specs[s].text, &m->specs[s].op, med * 1e-9,
+		enum hw_clock clock = HW_CLOCK_BOOST;
+		if (m->info.regime[0] && hw_clock_parse(m->info.regime, &clock) < 0)
+			clock = HW_CLOCK_BOOST; /* "burst" and the unknown: measured at the boost clock */
+		if ((rc = add_point(pts, m->specs[s].text, &m->specs[s].op, clock, med * 1e-9,
 		                    quantile(v, n, 0.1) * 1e-9, quantile(v, n, 0.9) * 1e-9, (int64_t)n, src,
 		                    e)) < 0)
 			goto out;
@@ -496,7 +504,7 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 		return src;
 	}
 	enum { NONE, GRID, KDA } fmt = NONE;
-	int col[11] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+	int col[12] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 	int lineno = 0, nf_header = 0;
 	for (char *line = buf, *next; line; line = next) {
 		next = strchr(line, '\n');
@@ -526,6 +534,7 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 				col[2] = col_of(f, nf, "p10_s");
 				col[3] = col_of(f, nf, "p90_s");
 				col[4] = col_of(f, nf, "reps");
+				col[11] = col_of(f, nf, "regime");
 			} else if (col_of(f, nf, "op") == 0 && col_of(f, nf, "time_us") > 0 &&
 			           col_of(f, nf, "heads") > 0) {
 				static const char *const names[] = {"op",      "state",  "batch",
@@ -602,7 +611,10 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			rc = -EINVAL;
 			goto out;
 		}
-		if ((rc = add_point(pts, spec, &op, med * scale, p10 * scale, p90 * scale, reps, src, e)) < 0)
+		enum hw_clock clock = HW_CLOCK_BOOST;
+		if (fmt == GRID && col[11] >= 0 && hw_clock_parse(f[col[11]], &clock) < 0)
+			clock = HW_CLOCK_BOOST; /* "burst": the boost clock */
+		if ((rc = add_point(pts, spec, &op, clock, med * scale, p10 * scale, p90 * scale, reps, src, e)) < 0)
 			goto out;
 	}
 	if (fmt == NONE) {

@@ -32,6 +32,9 @@ enum { CALIB_SOURCES_MAX = 64, CALIB_POINTS_MAX = 1024 * 1024 };
 #define CALIB_REPS_MAX INT64_C(1000000000000)
 
 struct calib_point {
+	enum hw_clock clock; /* the clock regime it was measured in (a capture's meta.regime, a CSV's
+	                      * regime column; boost otherwise): part of its identity, and what the
+	                      * model predicts it at; sustained points are labelled "CLASS@sustained" */
 	const char *spec; /* the op in k3sim op syntax */
 	struct op op;
 	char label[32];    /* report class: "gemm.bf16", "gemm.fp8", "copy", "kda_decode.fp32" */
@@ -98,6 +101,9 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep);
  * match is handed over (the caller releases it; m_out->n_samples is 0 for a CSV). */
 int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
                           struct calib_match *m_out, struct err *e);
+
+/* Points in the same regime and of the same op (calib_op_cmp): 0. */
+int calib_point_cmp(const struct calib_point *a, const struct calib_point *b);
 
 /* Class label, hw class and size of an op (sizes as hw.h counts them). */
 void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *cls, double *size);

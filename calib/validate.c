@@ -7,10 +7,12 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "calib/fit.h"
 #include "calib/runs.h"
+#include "util/outfile.h"
 
 extern char **environ;
 
@@ -196,7 +198,7 @@ static int cmp_point_op(const void *a, const void *b)
 {
 	const struct calib_point *x = *(const struct calib_point *const *)a,
 	                         *y = *(const struct calib_point *const *)b;
-	return calib_op_cmp(&x->op, &y->op);
+	return calib_point_cmp(x, y);
 }
 
 /* The scored points of the rotations: class, error and (by run) the floor's error, in %. */
@@ -936,45 +938,10 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 
 /* ---- plots ---- */
 
-int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
-                char *note, size_t n, struct err *e)
+/* The charts' gnuplot script, drawing into scatter and error. */
+static void plot_script(FILE *f, const struct calib_validation *v, const char *prefix, const char *dat,
+                        const char *scatter, const char *error)
 {
-	const struct calib_points *pts = v->pts;
-	char dat[4096], gp[4096], scatter[4096], error[4096];
-	if (strchr(dir, '\'') || strchr(prefix, '\'')) {
-		snprintf(note, n,
-		         "the output path contains a single quote, which gnuplot scripts cannot hold");
-		return 1;
-	}
-	snprintf(dat, sizeof dat, "%s/%s.dat", dir, prefix);
-	snprintf(gp, sizeof gp, "%s/%s.gp", dir, prefix);
-	snprintf(scatter, sizeof scatter, "%s/%s-scatter.svg", dir, prefix);
-	snprintf(error, sizeof error, "%s/%s-error.svg", dir, prefix);
-	FILE *f = fopen(dat, "w");
-	if (!f) {
-		err_set(e, dat, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
-	fprintf(f, "# measured_s predicted_s size error_pct held_out   (one block per class)\n");
-	for (int c = 0; c < v->n_cls; c++) {
-		fprintf(f, "# %s\n", v->cls[c].label);
-		for (size_t i = 0; i < pts->n; i++)
-			if (strcmp(pts->p[i].label, v->cls[c].label) == 0)
-				fprintf(f, "%.6g %.6g %.6g %.4f %d\n", pts->p[i].measured_s,
-				        v->predicted_s[i], pts->p[i].size, v->err_pct[i],
-				        pts->p[i].held_out ? 1 : 0);
-		fprintf(f, "\n\n");
-	}
-	bool ok = !ferror(f);
-	if (fclose(f) || !ok) {
-		err_set(e, dat, 0, 0, "write failed");
-		return -EIO;
-	}
-	f = fopen(gp, "w");
-	if (!f) {
-		err_set(e, gp, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
 	fprintf(f,
 	        "# gnuplot %s.gp  (k3sim trace validate)\nset terminal svg size 900,640 dynamic background "
 	        "rgb 'white'\n"
@@ -1010,11 +977,13 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 		    "'' index %d using 3:($5 > 0 ? 1/0 : $4) with points pt 6 ps 0.6 lc %d notitle",
 		    dat, c, c + 1, v->cls[c].label, c, c + 1);
 	fprintf(f, "\n");
-	ok = !ferror(f);
-	if (fclose(f) || !ok) {
-		err_set(e, gp, 0, 0, "write failed");
-		return -EIO;
-	}
+}
+
+/* Runs gnuplot on script; 0 when it succeeded, 1 (note says why) when it did not. */
+static int run_plot(const char *gnuplot, const char *script, const char *prefix, char *note, size_t n)
+{
+	char gp[4096];
+	snprintf(gp, sizeof gp, "%s", script);
 	char prog[1024];
 	snprintf(prog, sizeof prog, "%s", gnuplot && *gnuplot ? gnuplot : "gnuplot");
 	posix_spawn_file_actions_t fa;
@@ -1046,4 +1015,97 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 		return 1;
 	}
 	return 0;
+}
+
+const char *const calib_plot_files[] = {".dat", ".gp", "-scatter.svg", "-error.svg", NULL};
+
+int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
+                const struct outfile_opts *oo, char *note, size_t n, struct err *e)
+{
+	const struct calib_points *pts = v->pts;
+	char dat[4096], gp[4096], scatter[4096], error[4096];
+	if (strchr(dir, '\'') || strchr(prefix, '\'')) {
+		snprintf(note, n,
+		         "the output path contains a single quote, which gnuplot scripts cannot hold");
+		return 1;
+	}
+	snprintf(dat, sizeof dat, "%s/%s.dat", dir, prefix);
+	snprintf(gp, sizeof gp, "%s/%s.gp", dir, prefix);
+	snprintf(scatter, sizeof scatter, "%s/%s-scatter.svg", dir, prefix);
+	snprintf(error, sizeof error, "%s/%s-error.svg", dir, prefix);
+	int orc;
+	if ((orc = outfile_check(scatter, oo, e)) < 0 || (orc = outfile_check(error, oo, e)) < 0)
+		return orc;
+	struct outfile of;
+	if ((orc = outfile_open(&of, dat, oo, e)) < 0)
+		return orc;
+	FILE *f = outfile_stream(&of, e);
+	if (!f) {
+		outfile_abort(&of);
+		return -ENOMEM;
+	}
+	fprintf(f, "# measured_s predicted_s size error_pct held_out   (one block per class)\n");
+	for (int c = 0; c < v->n_cls; c++) {
+		fprintf(f, "# %s\n", v->cls[c].label);
+		for (size_t i = 0; i < pts->n; i++)
+			if (strcmp(pts->p[i].label, v->cls[c].label) == 0)
+				fprintf(f, "%.6g %.6g %.6g %.4f %d\n", pts->p[i].measured_s,
+				        v->predicted_s[i], pts->p[i].size, v->err_pct[i],
+				        pts->p[i].held_out ? 1 : 0);
+		fprintf(f, "\n\n");
+	}
+	if ((orc = outfile_commit(&of, e)) < 0)
+		return orc;
+	if ((orc = outfile_open(&of, gp, oo, e)) < 0)
+		return orc;
+	if (!(f = outfile_stream(&of, e))) {
+		outfile_abort(&of);
+		return -ENOMEM;
+	}
+	plot_script(f, v, prefix, dat, scatter, error);
+	if ((orc = outfile_commit(&of, e)) < 0)
+		return orc;
+	/* gnuplot draws into the charts' temporaries (util/outfile.h), from a script that lives only
+	 * as a temporary beside the .gp: the charts replace the old ones only when both were made. */
+	struct outfile *outs = calloc(3, sizeof *outs);
+	if (!outs) {
+		err_set(e, dir, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	struct outfile_opts replace = {0};
+	if (oo)
+		replace = *oo;
+	replace.force = true;
+	int rc = 0;
+	if ((rc = outfile_open(&outs[0], scatter, oo, e)) < 0 ||
+	    (rc = outfile_open(&outs[1], error, oo, e)) < 0 ||
+	    (rc = outfile_open(&outs[2], gp, &replace, e)) < 0)
+		goto out;
+	if (!(f = outfile_stream(&outs[2], e))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	plot_script(f, v, prefix, dat, outfile_tmp_path(&outs[0]), outfile_tmp_path(&outs[1]));
+	if (fflush(f) != 0 || ferror(f)) {
+		err_set(e, gp, 0, 0, "write failed");
+		rc = -EIO;
+		goto out;
+	}
+	rc = run_plot(gnuplot, outfile_tmp_path(&outs[2]), prefix, note, n);
+	if (rc == 0) {
+		struct stat st0, st1;
+		if (stat(outfile_tmp_path(&outs[0]), &st0) < 0 || st0.st_size == 0 ||
+		    stat(outfile_tmp_path(&outs[1]), &st1) < 0 || st1.st_size == 0) {
+			snprintf(note, n, "gnuplot wrote no charts; the data (%s.dat) and script (%s.gp) are written",
+			         prefix, prefix);
+			rc = 1;
+		}
+	}
+	if (rc == 0 && ((rc = outfile_commit(&outs[0], e)) < 0 || (rc = outfile_commit(&outs[1], e)) < 0))
+		goto out;
+out:
+	for (int i = 0; i < 3; i++)
+		outfile_abort(&outs[i]);
+	free(outs);
+	return rc;
 }

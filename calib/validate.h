@@ -125,8 +125,15 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e);
  * <prefix>-error.svg (error vs size), from <prefix>.dat and <prefix>.gp written beside them, by
  * running `gnuplot` (or the program `gnuplot` names; NULL: "gnuplot") as a subprocess. Returns 0
  * when the charts were made, 1 when gnuplot could not make them (note says why; the data and
- * script are still there), or a negative error. */
+ * script are still there), or a negative error. Every file is an atomic output by the rules of
+ * oo (util/outfile.h: force, inputs; NULL: none), all checked before the first is written
+ * (calib_plot_files names them): gnuplot draws into the charts' temporaries, which replace the
+ * old charts only when it made both. */
+struct outfile_opts;
 int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
-                char *note, size_t n, struct err *e);
+                const struct outfile_opts *oo, char *note, size_t n, struct err *e);
+
+/* The suffixes of the files calib_plots writes: dir/<prefix><suffix>. NULL-terminated. */
+extern const char *const calib_plot_files[];
 
 #endif

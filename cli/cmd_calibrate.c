@@ -15,6 +15,7 @@
 #include "calib/validate.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "util/outfile.h"
 
 static void usage(FILE *out)
 {
@@ -44,12 +45,14 @@ static void usage(FILE *out)
 	        "  --name NAME         the preset's name (default: the output's file name)\n"
 	        "  --rules R           kernel-name rules: default, none, or a YAML file\n"
 	        "  --report DIR        write DIR/calibration.md and .json (held-out validation,\n"
-	        "                      cross-validation, runs) with charts\n"
+	        "                      cross-validation, runs) with charts (a directory k3sim made\n"
+	        "                      is refreshed; elsewhere existing files take --force)\n"
 	        "  --no-tables         fit the curves only, no efficiency tables\n"
 	        "  --no-shape-tables   no per-GEMM-shape tables (what unseen shapes get)\n"
 	        "  --no-xval           skip the cross-validation (by run, by GEMM shape)\n"
 	        "  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *')\n"
-	        "  -f, --force         replace an existing output\n"
+	        "  -f, --force         replace an existing output (never an input; the preset is\n"
+	        "                      written beside its target and renamed into place when done)\n"
 	        "  --json              print the summary as JSON\n"
 	        "  -q, --quiet         print nothing on success\n"
 	        "  -h, --help          this text\n");
@@ -62,44 +65,71 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int write_preset(const char *path, const struct hw *hw, const struct calib_preset_meta *meta,
+/* (Re)write the preset into the output's temporary (util/outfile.h): it reaches the target only
+ * at outfile_commit, after it was read back and validated. */
+static int write_preset(struct outfile *of, const struct hw *hw, const struct calib_preset_meta *meta,
                         struct err *e)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
+	FILE *f = outfile_stream(of, e);
+	if (!f)
+		return -ENOMEM;
+	rewind(f);
+	if (ftruncate(fileno(f), 0) < 0) {
+		err_set(e, of->path, 0, 0, "write failed: %s", strerror(errno));
 		return -EIO;
 	}
 	int rc = calib_preset_write(f, hw, meta, e);
-	if (fclose(f) && rc == 0) {
-		err_set(e, path, 0, 0, "write failed: %s", strerror(errno));
+	if (rc == 0 && (fflush(f) != 0 || ferror(f))) {
+		err_set(e, of->path, 0, 0, "write failed: %s", strerror(errno));
 		rc = -EIO;
 	}
-	if (rc == 0 && rename(tmp, path) < 0) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		rc = -EIO;
-	}
-	if (rc < 0)
-		unlink(tmp);
 	return rc;
 }
 
-static int write_report(const char *path, const struct calib_report_in *in, bool json, struct err *e)
+/* hw_load of the preset being written, errors naming the output rather than its temporary. */
+static int load_preset(struct hw *hw, const struct outfile *of, struct err *e)
 {
-	FILE *f = fopen(path, "w");
+	int rc = hw_load(hw, outfile_tmp_path(of), e);
+	outfile_err_path(of, e);
+	return rc;
+}
+
+static int write_report(const char *path, const struct outfile_opts *oo, const struct calib_report_in *in,
+                        bool json, struct err *e)
+{
+	struct outfile of;
+	int rc = outfile_open(&of, path, oo, e);
+	if (rc < 0)
+		return rc;
+	FILE *f = outfile_stream(&of, e);
 	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
+		outfile_abort(&of);
+		return -ENOMEM;
 	}
-	int rc = json ? calib_report_json(f, in, e) : calib_report_markdown(f, in, e);
-	if (fclose(f) && rc == 0) {
-		err_set(e, path, 0, 0, "write failed: %s", strerror(errno));
-		rc = -EIO;
+	rc = json ? calib_report_json(f, in, e) : calib_report_markdown(f, in, e);
+	if (rc < 0) {
+		outfile_abort(&of);
+		if (!e->file[0])
+			snprintf(e->file, sizeof e->file, "%.255s", path);
+		return rc;
 	}
-	if (rc < 0 && !e->file[0])
-		snprintf(e->file, sizeof e->file, "%s", path);
+	return outfile_commit(&of, e);
+}
+
+/* The report's files (calibration.md, .json and the charts), checked before anything is written. */
+static int check_report(const char *dir, const struct outfile_opts *oo, struct err *e)
+{
+	static const char *const names[] = {".md", ".json", NULL};
+	char path[4200];
+	int rc = 0;
+	for (int i = 0; names[i] && rc == 0; i++) {
+		snprintf(path, sizeof path, "%s/calibration%s", dir, names[i]);
+		rc = outfile_check(path, oo, e);
+	}
+	for (int i = 0; calib_plot_files[i] && rc == 0; i++) {
+		snprintf(path, sizeof path, "%s/calibration%s", dir, calib_plot_files[i]);
+		rc = outfile_check(path, oo, e);
+	}
 	return rc;
 }
 
@@ -170,8 +200,8 @@ static const char *cell(double med, double p90, int n, char *buf, size_t size)
 
 static int run(const struct calib_inputs *ins, const char *base_name, const char *out, const char *name,
                const char *rules_name, const char *report, const char *exclude,
-               const struct calib_fit_opts *fo_in, bool xval, bool json, bool quiet, int argc,
-               char **argv);
+               const struct calib_fit_opts *fo_in, bool xval, bool force, bool json, bool quiet,
+               int argc, char **argv);
 
 int cmd_calibrate(int argc, char **argv)
 {
@@ -279,12 +309,8 @@ int cmd_calibrate(int argc, char **argv)
 		status = 2;
 		goto done;
 	}
-	if (!force && access(out, F_OK) == 0) {
-		fprintf(stderr, "k3sim calibrate: %s exists (use --force to replace it)\n", out);
-		goto done;
-	}
-	status = run(&ins, base_name, out, name, rules_name, report, exclude, &fo, xval, json, quiet,
-	             argc, argv);
+	status = run(&ins, base_name, out, name, rules_name, report, exclude, &fo, xval, force, json,
+	             quiet, argc, argv);
 done:
 	calib_inputs_release(&ins);
 	return status;
@@ -292,12 +318,37 @@ done:
 
 static int run(const struct calib_inputs *ins, const char *base_name, const char *out, const char *name,
                const char *rules_name, const char *report, const char *exclude,
-               const struct calib_fit_opts *fo_in, bool xval, bool json, bool quiet, int argc,
-               char **argv)
+               const struct calib_fit_opts *fo_in, bool xval, bool force, bool json, bool quiet,
+               int argc, char **argv)
 {
 	double t0 = now_s();
 	struct err e = {0};
 	struct calib_fit_opts fo = *fo_in;
+	/* The outputs are checked (and the preset locked) before the fit: the measurements, the base
+	 * preset and the rules are inputs, never outputs. */
+	struct outfile pof = {0};
+	const char *in_files[CALIB_SOURCES_MAX + 2];
+	size_t n_in = 0;
+	for (int i = 0; i < ins->n; i++)
+		in_files[n_in++] = ins->in[i].path;
+	in_files[n_in++] = base_name;
+	in_files[n_in++] = rules_name;
+	struct outfile_opts oo = {.force = force, .inputs = in_files, .n_inputs = n_in};
+	struct outfile_opts report_oo = oo;
+	if (outfile_open(&pof, out, &oo, &e) < 0) {
+		cli_error("calibrate", &e);
+		return 1;
+	}
+	if (report) {
+		bool ours = false;
+		int drc = outfile_dir_open(report, &ours, &e);
+		report_oo.force = force || ours;
+		if (drc < 0 || check_report(report, &report_oo, &e) < 0) {
+			cli_error("calibrate", &e);
+			outfile_abort(&pof);
+			return 1;
+		}
+	}
 	struct hw *base = malloc(sizeof *base), *fit = malloc(sizeof *fit), *loaded = malloc(sizeof *loaded);
 	struct calib_points raw, pts;
 	struct calib_validation v = {0};
@@ -362,31 +413,28 @@ static int run(const struct calib_inputs *ins, const char *base_name, const char
 	struct calib_preset_meta meta = {
 	    .base = base->name, .date = date, .command = cmdline, .pts = &pts, .fit = &rep};
 	struct calib_class_summary cls[CALIB_CLASSES_MAX];
-	if (write_preset(out, fit, &meta, &e) < 0 || hw_load(loaded, out, &e) < 0)
+	if (write_preset(&pof, fit, &meta, &e) < 0 || load_preset(loaded, &pof, &e) < 0)
 		goto fail;
 	if (calib_validate(&v, &pts, loaded, &e) < 0)
 		goto fail;
 	have_v = true;
 	summarize(&v, &xv, cls, &meta.n_classes);
 	meta.classes = cls;
-	if (write_preset(out, loaded, &meta, &e) < 0 || hw_load(loaded, out, &e) < 0)
+	if (write_preset(&pof, loaded, &meta, &e) < 0 || load_preset(loaded, &pof, &e) < 0 ||
+	    outfile_commit(&pof, &e) < 0)
 		goto fail;
 	double t_done = now_s();
 
 	if (report) {
 		char note[1024] = "", path[4200];
-		if (mkdir(report, 0777) < 0 && errno != EEXIST) {
-			err_set(&e, report, 0, 0, "cannot create the directory: %s", strerror(errno));
-			goto fail;
-		}
 		struct calib_report_in in = {.title = "Calibration: held-out validation",
 		                             .database = inputs,
 		                             .match = first.kernels || first.memcpys ? &first : NULL,
 		                             .v = &v,
 		                             .xval = xval ? &xv : NULL,
 		                             .top = 5};
-		int pr =
-		    calib_plots(&v, report, "calibration", getenv("K3SIM_GNUPLOT"), note, sizeof note, &e);
+		int pr = calib_plots(&v, report, "calibration", getenv("K3SIM_GNUPLOT"), &report_oo, note,
+		                     sizeof note, &e);
 		if (pr < 0)
 			goto fail;
 		if (pr == 0) {
@@ -396,10 +444,11 @@ static int run(const struct calib_inputs *ins, const char *base_name, const char
 			in.plot_note = note;
 		}
 		snprintf(path, sizeof path, "%s/calibration.md", report);
-		if (write_report(path, &in, false, &e) < 0)
+		if (write_report(path, &report_oo, &in, false, &e) < 0)
 			goto fail;
 		snprintf(path, sizeof path, "%s/calibration.json", report);
-		if (write_report(path, &in, true, &e) < 0)
+		if (write_report(path, &report_oo, &in, true, &e) < 0 ||
+		    outfile_dir_mark(report, "k3sim calibrate", &e) < 0)
 			goto fail;
 	}
 	char vb[128];
@@ -548,6 +597,7 @@ static int run(const struct calib_inputs *ins, const char *base_name, const char
 fail:
 	cli_error("calibrate", &e);
 out:
+	outfile_abort(&pof);
 	if (have_v)
 		calib_validation_release(&v);
 	calib_xval_release(&xv);

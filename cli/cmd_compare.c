@@ -20,7 +20,8 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "usage: k3sim compare [SCENARIO] [--models A,B,...] [--contexts C,...] [--batches B,...]\n"
-	    "                     [-o DIR] [--no-charts] [--gnuplot PROG] [-j N] [--json] [--quiet]\n\n"
+	    "                     [-o DIR] [--force] [--no-charts] [--gnuplot PROG] [-j N] [--json]\n"
+	    "                     [--quiet]\n\n"
 	    "Puts model designs side by side on the same hardware, layout and workload across context\n"
 	    "lengths: weights, state and KV per request, HBM per GPU and the largest batch that fits, TTFT,\n"
 	    "TPOT, decode tokens/s per GPU, where each design's time goes (op classes), and the contexts\n"
@@ -38,7 +39,11 @@ static void usage(FILE *out)
 	        "                   scenario's sweep.context, else 4K,8K,...,1M)\n"
 	        "  --batches LIST   batch sizes (default: the scenario's sweep.batch); the scenario's\n"
 	        "                   workload.batch is the reference batch of the TPOT and HBM tables\n"
-	        "  -o, --output DIR the report directory (default: compare-NAME, NAME the scenario's name)\n"
+	        "  -o, --output DIR the report directory (default: compare-NAME, NAME the scenario's name);\n"
+	        "                   each file is written beside its target and renamed into place. A\n"
+	        "                   directory k3sim made (it holds .k3sim-report) is refreshed; in any\n"
+	        "                   other non-empty directory an existing file takes --force\n"
+	        "  -f, --force      replace existing files of the report's names in any directory\n"
 	        "  --no-charts      tables only (no gnuplot)\n"
 	        "  --gnuplot PROG   the gnuplot to run (default: gnuplot from PATH)\n"
 	        "  -j, --jobs N     evaluating threads (default: the online CPUs)\n"
@@ -153,7 +158,7 @@ int cmd_compare(int argc, char **argv)
 {
 	const char *path = "compare-default", *dir = NULL, *gnuplot = "gnuplot";
 	char *models_arg = NULL, *contexts_arg = NULL, *batches_arg = NULL;
-	bool json = false, quiet = false, have_path = false;
+	bool json = false, quiet = false, have_path = false, force = false;
 	int64_t jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -191,6 +196,8 @@ int cmd_compare(int argc, char **argv)
 			json = true;
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			quiet = true;
+		} else if (strcmp(a, "--force") == 0 || strcmp(a, "-f") == 0) {
+			force = true;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "k3sim compare: unknown option '%s'\n", a);
 			usage(stderr);
@@ -257,8 +264,19 @@ int cmd_compare(int argc, char **argv)
 	for (int i = 0; i < argc && len < sizeof command; i++)
 		len += (size_t)snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "k3sim ",
 		                        argv[i]);
-	struct report_opts ro = {
-	    .dir = dir, .gnuplot = gnuplot, .version = K3SIM_VERSION, .command = command};
+	/* the scenario and model files are inputs: never an output */
+	const char *inputs[COMPARE_MAX_MODELS + 1];
+	size_t n_inputs = 0;
+	inputs[n_inputs++] = path;
+	for (int m = 0; m < o.n_models; m++)
+		inputs[n_inputs++] = o.models[m];
+	struct report_opts ro = {.dir = dir,
+	                         .force = force,
+	                         .inputs = inputs,
+	                         .n_inputs = n_inputs,
+	                         .gnuplot = gnuplot,
+	                         .version = K3SIM_VERSION,
+	                         .command = command};
 	if (report_write(c, &ro, f, &e) < 0) {
 		cli_error("compare", &e);
 		goto out;

@@ -1,5 +1,5 @@
-/* k3sim merge A.db B.db ... -o ALL.db [--csv ALL.csv] [--allow-partial] [--json]: joins the shard
- * databases of one sweep. */
+/* k3sim merge A.db B.db ... -o ALL.db [--csv ALL.csv] [--allow-partial] [--force] [--json]: joins
+ * the shard databases of one sweep. Outputs are atomic (util/outfile.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,25 +9,29 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "reports/sweepdb.h"
+#include "util/outfile.h"
 
 static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: k3sim merge SHARD.db... -o OUT.db [--csv OUT.csv] [--allow-partial] [--json]\n\n"
+	    "usage: k3sim merge SHARD.db... -o OUT.db [--csv OUT.csv] [--allow-partial] [--force] "
+	    "[--json]\n\n"
 	    "Joins the databases of 'k3sim sweep --shard K/N' runs of one sweep into one, in point order.\n"
 	    "Refuses databases of different sweeps, shards present twice (overlap), shards whose rows are\n"
 	    "not all there, and missing shards (named in the message).\n\n"
 	    "  -o, --output F    the merged database (required)\n"
 	    "  --csv F           also a CSV of the merged points ('-' for stdout)\n"
 	    "  --allow-partial   write the union even when shards are missing\n"
+	    "  -f, --force       replace existing output files (never a shard: compared by inode)\n"
 	    "  --json            a JSON summary\n");
 }
 
 int cmd_merge(int argc, char **argv)
 {
 	const char *out = NULL, *csv = NULL;
-	bool partial = false, json = false;
+	bool partial = false, json = false, force = false;
+	struct outfile csv_out = {0};
 	const char **inputs = calloc((size_t)argc, sizeof *inputs);
 	int n = 0, status = 1;
 	if (!inputs) {
@@ -51,6 +55,8 @@ int cmd_merge(int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "--allow-partial") == 0) {
 			partial = true;
+		} else if (strcmp(a, "--force") == 0 || strcmp(a, "-f") == 0) {
+			force = true;
 		} else if (strcmp(a, "--json") == 0) {
 			json = true;
 		} else if (a[0] == '-' && a[1]) {
@@ -68,35 +74,30 @@ int cmd_merge(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	for (int i = 0; i < n; i++)
-		if (strcmp(inputs[i], out) == 0) {
-			fprintf(stderr, "k3sim merge: the output %s is also an input\n", out);
-			status = 2;
-			goto out;
-		}
 	struct err e;
 	struct sweepdb_merge_stats st;
-	if (sweepdb_merge(out, inputs, n, partial, &st, &e) < 0) {
+	bool csv_stdout = csv && strcmp(csv, "-") == 0;
+	FILE *f = stdout;
+	/* The CSV's target is checked (and locked) before the merge: a refused CSV costs nothing. */
+	struct outfile_opts oo = {.force = force, .inputs = inputs, .n_inputs = (size_t)n};
+	if (csv && !csv_stdout &&
+	    (outfile_open(&csv_out, csv, &oo, &e) < 0 || !(f = outfile_stream(&csv_out, &e)))) {
+		cli_error("merge", &e);
+		goto out;
+	}
+	if (sweepdb_merge(out, inputs, n, partial, force, &st, &e) < 0) {
 		cli_error("merge", &e);
 		goto out;
 	}
 	if (csv) {
-		bool to_stdout = strcmp(csv, "-") == 0;
-		FILE *f = to_stdout ? stdout : fopen(csv, "w");
-		if (!f) {
-			fprintf(stderr, "k3sim merge: %s: cannot write: %s\n", csv, strerror(errno));
-			goto out;
-		}
 		int rc = sweepdb_export_csv(out, f, &e);
-		if (!to_stdout && fclose(f) != 0 && rc == 0) {
-			fprintf(stderr, "k3sim merge: %s: cannot write: %s\n", csv, strerror(errno));
-			goto out;
-		}
+		if (rc == 0 && !csv_stdout)
+			rc = outfile_commit(&csv_out, &e);
 		if (rc < 0) {
 			cli_error("merge", &e);
 			goto out;
 		}
-		if (to_stdout) {
+		if (csv_stdout) {
 			status = 0;
 			goto out;
 		}
@@ -121,6 +122,7 @@ int cmd_merge(int argc, char **argv)
 		       csv ? ", " : "", csv ? csv : "");
 	}
 out:
+	outfile_abort(&csv_out);
 	free(inputs);
 	return status;
 }

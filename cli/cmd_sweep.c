@@ -1,5 +1,6 @@
 /* k3sim sweep SCENARIO [-o OUT.db] [--csv OUT.csv] [-j N] [--shard K/N] [--quiet] [--json]:
- * the cartesian product of a scenario's `sweep:` axes, evaluated on all cores. */
+ * the cartesian product of a scenario's `sweep:` axes, evaluated on all cores. Outputs are atomic
+ * (util/outfile.h): a failed or interrupted sweep leaves the old files as they were. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +13,14 @@
 #include "reports/sweep.h"
 #include "reports/sweepdb.h"
 #include "util/doc.h"
+#include "util/outfile.h"
 
 static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: k3sim sweep SCENARIO [-o OUT.db] [--csv OUT.csv] [-j N] [--shard K/N] [--quiet] "
-	    "[--json]\n\n"
+	    "usage: k3sim sweep SCENARIO [-o OUT.db] [--csv OUT.csv] [-j N] [--shard K/N] [--force] "
+	    "[--quiet] [--json]\n\n"
 	    "Evaluates every point of the cartesian product of the axes under the scenario's `sweep:`\n"
 	    "key, in parallel, and writes one row per point (every input and output a column) to SQLite\n"
 	    "and/or CSV, in point order (the first declared axis the slowest).\n\n"
@@ -33,6 +35,8 @@ static void usage(FILE *out)
 	    "  -o, --output F  SQLite database (default: sweep.db, or sweep-K-of-N.db with --shard;\n"
 	    "                  none when only --csv is given)\n"
 	    "  --csv F         also (or only) a CSV file with the same columns ('-' for stdout)\n"
+	    "  -f, --force     replace existing output files (each is written beside its target and\n"
+	    "                  renamed into place when the sweep succeeded)\n"
 	    "  -j, --jobs N    evaluating threads (default: the online CPUs)\n"
 	    "  --shard K/N     evaluate points K-1, K-1+N, K-1+2N, ... (K in 1..N; a Slurm array task\n"
 	    "                  passes --shard $((SLURM_ARRAY_TASK_ID+1))/$SLURM_ARRAY_TASK_COUNT);\n"
@@ -48,6 +52,7 @@ enum { HEAD_ROWS = 16 };
 struct outputs {
 	struct sweepdb *db;
 	FILE *csv;
+	struct outfile csv_out;
 	struct sweep_row head[HEAD_ROWS];
 	int64_t n_head;
 };
@@ -201,7 +206,7 @@ static void print_table(const struct sweep_spec *sp, const struct outputs *o, in
 int cmd_sweep(int argc, char **argv)
 {
 	const char *path = NULL, *db_path = NULL, *csv_path = NULL;
-	bool quiet = false, json = false;
+	bool quiet = false, json = false, force = false;
 	int64_t jobs = sysconf(_SC_NPROCESSORS_ONLN), shard_k = 1, shard_n = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -238,6 +243,8 @@ int cmd_sweep(int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			quiet = true;
+		} else if (strcmp(a, "--force") == 0 || strcmp(a, "-f") == 0) {
+			force = true;
 		} else if (strcmp(a, "--json") == 0) {
 			json = true;
 		} else if (a[0] == '-' && a[1]) {
@@ -270,7 +277,6 @@ int cmd_sweep(int argc, char **argv)
 	struct sweep_spec *sp = malloc(sizeof *sp);
 	struct outputs *o = calloc(1, sizeof *o);
 	struct sweepdb db = {0};
-	char csv_tmp[600] = "";
 	if (!sp || !o) {
 		fprintf(stderr, "k3sim sweep: out of memory\n");
 		goto out;
@@ -281,10 +287,12 @@ int cmd_sweep(int argc, char **argv)
 		sp = NULL;
 		goto out;
 	}
+	const char *const inputs[] = {path};
+	struct outfile_opts oo = {.force = force, .inputs = inputs, .n_inputs = 1};
 	if (db_path) {
 		struct sweepdb_meta meta;
 		sweepdb_meta_init(&meta, sp, shard_k - 1, shard_n);
-		if (sweepdb_create(&db, db_path, &meta, &e) < 0) {
+		if (sweepdb_create(&db, db_path, &meta, &oo, &e) < 0) {
 			cli_error("sweep", &e);
 			goto out;
 		}
@@ -293,10 +301,9 @@ int cmd_sweep(int argc, char **argv)
 	if (csv_path && strcmp(csv_path, "-") == 0) {
 		o->csv = stdout;
 	} else if (csv_path) {
-		snprintf(csv_tmp, sizeof csv_tmp, "%s.tmp.%ld", csv_path, (long)getpid());
-		if (!(o->csv = fopen(csv_tmp, "w"))) {
-			fprintf(stderr, "k3sim sweep: %s: cannot write: %s\n", csv_path, strerror(errno));
-			csv_tmp[0] = 0;
+		if (outfile_open(&o->csv_out, csv_path, &oo, &e) < 0 ||
+		    !(o->csv = outfile_stream(&o->csv_out, &e))) {
+			cli_error("sweep", &e);
 			goto out;
 		}
 	}
@@ -322,13 +329,11 @@ int cmd_sweep(int argc, char **argv)
 		goto out;
 	}
 	if (o->csv && o->csv != stdout) {
-		FILE *f = o->csv;
 		o->csv = NULL;
-		if (fclose(f) != 0 || rename(csv_tmp, csv_path) != 0) {
-			fprintf(stderr, "k3sim sweep: %s: cannot write: %s\n", csv_path, strerror(errno));
+		if (outfile_commit(&o->csv_out, &e) < 0) {
+			cli_error("sweep", &e);
 			goto out;
 		}
-		csv_tmp[0] = 0;
 	}
 	status = 0;
 	if (quiet)
@@ -371,10 +376,8 @@ int cmd_sweep(int argc, char **argv)
 	if (info == stdout)
 		print_table(sp, o, st.points);
 out:
-	if (o && o->csv && o->csv != stdout)
-		fclose(o->csv);
-	if (csv_tmp[0])
-		unlink(csv_tmp);
+	if (o)
+		outfile_abort(&o->csv_out);
 	sweepdb_abort(&db);
 	if (sp)
 		sweep_spec_release(sp);

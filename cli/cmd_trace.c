@@ -13,6 +13,7 @@
 #include "trace/export.h"
 #include "trace/import.h"
 #include "trace/tracedb.h"
+#include "util/outfile.h"
 
 struct sub {
 	const char *name;
@@ -86,7 +87,9 @@ static void import_usage(FILE *out)
 		"  -o, --output PATH   the database to write (required)\n"
 		"  --format FMT        auto (default), nsys (SQLite) or kineto (JSON)\n"
 		"  --pid N             Kineto: process id for GPU rows (default: from CPU events)\n"
-		"  -f, --force         replace an existing output file\n"
+		"  -f, --force         replace an existing output file (never an input, never\n"
+		"                      before the import succeeded: the output is written beside\n"
+		"                      the target and renamed into place)\n"
 		"  --json              print what was imported as JSON\n"
 		"  -q, --quiet         print nothing on success\n"
 		"  -h, --help          this text\n");
@@ -165,9 +168,17 @@ static int trace_import_main(int argc, char **argv)
 	} else {
 		return usage_error("import", "unknown format (auto, nsys, kineto):", format);
 	}
-	struct trace_db_opts dbo = {.overwrite = force};
+	const char *const inputs[] = {in};
+	struct outfile_opts oo = {.force = force, .sqlite = true, .inputs = inputs, .n_inputs = 1};
+	struct outfile of;
+	if (outfile_open(&of, out, &oo, &e)) {
+		print_err("import", &e);
+		return 1;
+	}
 	struct trace_db *db = NULL;
-	if (trace_db_create(&db, out, &dbo, &e)) {
+	if (trace_db_create(&db, outfile_tmp_path(&of), NULL, &e)) {
+		outfile_abort(&of);
+		outfile_err_path(&of, &e);
 		print_err("import", &e);
 		return 1;
 	}
@@ -182,12 +193,19 @@ static int trace_import_main(int argc, char **argv)
 	}
 	if (rc) {
 		trace_db_discard(db);
+		outfile_abort(&of);
+		outfile_err_path(&of, &e);
 		print_err("import", &e);
 		return 1;
 	}
-	if (trace_db_close(db, &e)) {
+	rc = trace_db_close(db, &e);
+	if (rc)
+		outfile_abort(&of);
+	else
+		rc = outfile_commit(&of, &e);
+	if (rc) {
+		outfile_err_path(&of, &e);
 		print_err("import", &e);
-		unlink(out);
 		return 1;
 	}
 	const char *fname = fmt == TRACE_FORMAT_SQLITE ? "sqlite" : "kineto";
@@ -224,6 +242,7 @@ static void summary_usage(FILE *out)
 		"  --top N             list only the N kernels with the most time\n"
 		"  --gaps N            list the N longest idle gaps (default 10)\n"
 		"  -o, --output PATH   write to PATH instead of stdout\n"
+		"  -f, --force         replace an existing output file\n"
 		"  -h, --help          this text\n");
 }
 
@@ -321,7 +340,35 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		", \"before_return\": %" PRId64 ", \"min_from_call_start_ns\": %" PRId64
 		", \"inconsistent\": %" PRId64,
 		l->before_return, l->min_from_call_start_ns, l->inconsistent);
-	fprintf(f, "}\n}\n");
+	fprintf(f, "},\n  \"gpu_metrics\": [");
+	for (size_t i = 0; i < s->n_clocks; i++) {
+		const struct trace_clock_sum *c = &s->clocks[i];
+		char why[256];
+		fprintf(f, "%s\n    {\"device\": %u, \"samples\": %" PRId64 ", \"first_ns\": %" PRId64
+			   ", \"last_ns\": %" PRId64 ", \"sm_mhz\": {\"min\": ",
+			i ? "," : "", c->device_id, c->samples, c->first_ns, c->last_ns);
+		jnum(f, c->sm_mhz_min);
+		fprintf(f, ", \"med\": ");
+		jnum(f, c->sm_mhz_med);
+		fprintf(f, ", \"max\": ");
+		jnum(f, c->sm_mhz_max);
+		fprintf(f, "}, \"power_w\": {\"min\": ");
+		jnum(f, c->power_w_min);
+		fprintf(f, ", \"med\": ");
+		jnum(f, c->power_w_med);
+		fprintf(f, ", \"max\": ");
+		jnum(f, c->power_w_max);
+		fprintf(f, "}, \"mem_mhz_med\": ");
+		jnum(f, c->mem_mhz_med);
+		fprintf(f, ", \"temp_c_max\": ");
+		jnum(f, c->temp_c_max);
+		fprintf(f, ", \"power_capped\": %" PRId64 ", \"throttle_reasons\": %" PRIu64
+			   ", \"throttle\": ",
+			c->power_capped, c->throttle_any);
+		jstr(f, trace_throttle_names(c->throttle_any, why, sizeof why));
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ]\n}\n");
 }
 
 static void launch_human(FILE *f, const struct trace_launch_sum *l)
@@ -365,6 +412,19 @@ static void summary_human(FILE *f, const char *db, const struct trace_summary *s
 	if (s->dropped_records)
 		fprintf(f, "\nwarning: %" PRId64 " records were dropped at capture: totals are low",
 			s->dropped_records);
+	for (size_t i = 0; i < s->n_clocks; i++) {
+		const struct trace_clock_sum *c = &s->clocks[i];
+		char why[256];
+		fprintf(f,
+			"\nGPU %u clocks (%" PRId64 " NVML readings over %.1f s): SM %.0f / %.0f / %.0f MHz,"
+			" power %.0f / %.0f / %.0f W (min / median / max), max %.0f C, power-capped in"
+			" %.0f %% (throttle seen: %s)",
+			c->device_id, c->samples, (double)(c->last_ns - c->first_ns) / 1e9,
+			c->sm_mhz_min, c->sm_mhz_med, c->sm_mhz_max, c->power_w_min, c->power_w_med,
+			c->power_w_max, c->temp_c_max,
+			c->samples ? 100.0 * (double)c->power_capped / (double)c->samples : 0.0,
+			trace_throttle_names(c->throttle_any, why, sizeof why));
+	}
 	fprintf(f, "\n\nCUDA GPU kernel summary (cuda_gpu_kern_sum):\n\n");
 	fprintf(f, " %8s  %15s  %9s  %12s  %12s  %10s  %10s  %11s  %s\n", "Time (%)",
 		"Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
@@ -438,19 +498,20 @@ static int trace_summary_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},         {"base", no_argument, NULL, 'b'},
 		{"top", required_argument, NULL, 't'},    {"gaps", required_argument, NULL, 'g'},
-		{"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct trace_summary_opts so = {0};
-	bool json = false;
+	bool json = false, force = false;
 	int64_t top = -1, gaps;
 	const char *out = NULL;
 	int ch;
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'j': json = true; break;
+		case 'f': force = true; break;
 		case 'b': so.short_names = true; break;
 		case 't':
 			if (!parse_i64(optarg, &top) || top < 0)
@@ -475,19 +536,21 @@ static int trace_summary_main(int argc, char **argv)
 	struct err e = {0};
 	if (so.top_gaps < 0) /* --gaps 0 */
 		so.top_gaps = 0;
-	if (trace_summary_compute(&s, db, &so, &e)) {
-		print_err("summary", &e);
-		return 1;
-	}
 	FILE *f = stdout;
+	struct outfile of = {0};
 	if (out && strcmp(out, "-") != 0) {
-		f = fopen(out, "w");
-		if (!f) {
-			fprintf(stderr, "k3sim trace summary: %s: error: cannot write: %s\n", out,
-				strerror(errno));
-			trace_summary_release(&s);
+		const char *const inputs[] = {db};
+		struct outfile_opts oo = {.force = force, .inputs = inputs, .n_inputs = 1};
+		if (outfile_open(&of, out, &oo, &e) || !(f = outfile_stream(&of, &e))) {
+			outfile_abort(&of);
+			print_err("summary", &e);
 			return 1;
 		}
+	}
+	if (trace_summary_compute(&s, db, &so, &e)) {
+		outfile_abort(&of);
+		print_err("summary", &e);
+		return 1;
 	}
 	size_t ntop = top < 0 ? SIZE_MAX : (size_t)top;
 	if (json)
@@ -495,12 +558,13 @@ static int trace_summary_main(int argc, char **argv)
 	else
 		summary_human(f, db, &s, ntop);
 	int rc = 0;
-	if (fflush(f) || ferror(f)) {
-		fprintf(stderr, "k3sim trace summary: %s: error: write failed\n", out ? out : "stdout");
+	if (f == stdout && (fflush(f) || ferror(f))) {
+		fprintf(stderr, "k3sim trace summary: stdout: error: write failed\n");
+		rc = 1;
+	} else if (f != stdout && outfile_commit(&of, &e)) {
+		print_err("summary", &e);
 		rc = 1;
 	}
-	if (f != stdout)
-		fclose(f);
 	trace_summary_release(&s);
 	return rc;
 }
@@ -519,6 +583,7 @@ static void export_usage(FILE *out)
 		"  --from-ns T         keep events that end at or after T (ns, the trace's clock)\n"
 		"  --to-ns T           keep events that start at or before T\n"
 		"  --no-api            leave CUDA runtime/driver calls out\n"
+		"  -f, --force         replace an existing output file\n"
 		"  --json              print what was written as JSON\n"
 		"  -q, --quiet         print nothing on success\n"
 		"  -h, --help          this text\n");
@@ -530,18 +595,19 @@ static int trace_export_main(int argc, char **argv)
 		{"perfetto", required_argument, NULL, 'o'}, {"output", required_argument, NULL, 'o'},
 		{"from-ns", required_argument, NULL, 'a'},  {"to-ns", required_argument, NULL, 'b'},
 		{"no-api", no_argument, NULL, 'n'},         {"json", no_argument, NULL, 'j'},
-		{"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"quiet", no_argument, NULL, 'q'},          {"force", no_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
 	};
 	struct trace_export_opts xo = {0};
 	const char *out = NULL;
-	bool json = false, quiet = false;
+	bool json = false, quiet = false, force = false;
 	int ch;
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': out = optarg; break;
+		case 'f': force = true; break;
 		case 'a':
 			if (!parse_i64(optarg, &xo.from_ns))
 				return usage_error("export", "--from-ns wants nanoseconds, not", optarg);
@@ -571,30 +637,24 @@ static int trace_export_main(int argc, char **argv)
 	struct err e = {0};
 	struct trace_export_stats st;
 	bool to_stdout = strcmp(out, "-") == 0;
-	char tmp[4200];
 	FILE *f = stdout;
+	struct outfile of = {0};
 	if (!to_stdout) {
-		/* write beside the target and rename: a failed export leaves no half file */
-		snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
-		f = fopen(tmp, "w");
-		if (!f) {
-			fprintf(stderr, "k3sim trace export: %s: error: cannot write: %s\n", out,
-				strerror(errno));
+		/* written beside the target and renamed: a failed export leaves no half file */
+		const char *const inputs[] = {db};
+		struct outfile_opts oo = {.force = force, .inputs = inputs, .n_inputs = 1};
+		if (outfile_open(&of, out, &oo, &e) || !(f = outfile_stream(&of, &e))) {
+			outfile_abort(&of);
+			print_err("export", &e);
 			return 1;
 		}
 	}
 	int rc = trace_export_perfetto(db, f, out, &xo, &st, &e);
 	if (!to_stdout) {
-		if (fclose(f) && !rc) {
-			err_set(&e, out, 0, 0, "write failed: %s", strerror(errno));
-			rc = -EIO;
-		}
-		if (!rc && rename(tmp, out)) {
-			err_set(&e, out, 0, 0, "cannot write: %s", strerror(errno));
-			rc = -EIO;
-		}
 		if (rc)
-			unlink(tmp);
+			outfile_abort(&of);
+		else
+			rc = outfile_commit(&of, &e);
 	}
 	if (rc) {
 		print_err("export", &e);
@@ -632,7 +692,8 @@ static void merge_usage(FILE *out)
 		"Timestamps are kept as they are (captures on one host share the clock).\n\n"
 		"options:\n"
 		"  -o, --output PATH   the database to write (required)\n"
-		"  -f, --force         replace an existing output file\n"
+		"  -f, --force         replace an existing output file (never an input, never\n"
+		"                      before the merge succeeded)\n"
 		"  --json              print what was merged as JSON\n"
 		"  -q, --quiet         print nothing on success\n"
 		"  -h, --help          this text\n");
@@ -665,15 +726,24 @@ static int trace_merge_main(int argc, char **argv)
 		return usage_error("merge", "no input databases", NULL);
 	if (!out)
 		return usage_error("merge", "no output: give -o OUT.db", NULL);
-	struct trace_db_opts dbo = {.overwrite = force};
 	struct trace_import_stats st;
 	struct err e = {0};
 	const char *const *inputs = (const char *const *)(argv + optind);
 	size_t n = (size_t)(argc - optind);
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(inputs[i], out) == 0)
-			return usage_error("merge", "the output is also an input:", out);
-	if (trace_merge(out, inputs, n, &dbo, &st, &e)) {
+	/* an input is refused as the output by inode (./a.db, links), not by its spelling */
+	struct outfile_opts oo = {.force = force, .sqlite = true, .inputs = inputs, .n_inputs = n};
+	struct outfile of;
+	if (outfile_open(&of, out, &oo, &e)) {
+		print_err("merge", &e);
+		return 1;
+	}
+	int rc = trace_merge(outfile_tmp_path(&of), inputs, n, NULL, &st, &e);
+	if (rc)
+		outfile_abort(&of);
+	else
+		rc = outfile_commit(&of, &e);
+	if (rc) {
+		outfile_err_path(&of, &e);
 		print_err("merge", &e);
 		return 1;
 	}

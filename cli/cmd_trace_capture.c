@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "util/outfile.h"
 
 #ifdef K3SIM_HAVE_CAPTURE
 #include "trace/capture/env.h"
@@ -22,8 +23,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: k3sim trace capture [-o OUT.db] [--metrics LIST] [--force] [--json] -- CMD "
-		"[ARGS...]\n\n"
+		"usage: k3sim trace capture [-o OUT.db] [--metrics LIST] [--gpu-metrics-ms N]\n"
+		"                           [--meta KEY=VALUE]... [--force] [--json] -- CMD [ARGS...]\n\n"
 		"Run CMD with CUPTI tracing injected (no change to the program) and write an\n"
 		"nsys-compatible SQLite database per CUDA process.\n\n"
 		"options:\n"
@@ -40,6 +41,12 @@ static void usage(FILE *out)
 		"                      their launches\n"
 		"  --buffers N         CUPTI buffers in the pool (default 32)\n"
 		"  --buffer-mb N       size of each buffer in MiB (default 8)\n"
+		"  --gpu-metrics-ms N  sample every GPU's SM and memory clock, power, temperature\n"
+		"                      and throttle reasons (NVML) every N ms into the table\n"
+		"                      K3SIM_GPU_METRICS (default 20; 0: off). Without NVML the\n"
+		"                      capture goes on and K3SIM_CAPTURE.gpu_metrics says why\n"
+		"  --meta KEY=VALUE    store VALUE as K3SIM_CAPTURE row 'meta.KEY' (repeatable,\n"
+		"                      e.g. --meta regime=sustained)\n"
 		"  -f, --force         replace an existing output file\n"
 		"  --json              print the report as JSON on stdout\n"
 		"  -q, --quiet         no report\n"
@@ -175,7 +182,9 @@ int cmd_trace_capture(int argc, char **argv)
 {
 	const char *output = "k3capture-%p.db", *metrics = NULL;
 	bool force = false, json = false, quiet = false, no_driver = false, no_api = false;
-	long buffers = 0, buffer_mb = 0;
+	long buffers = 0, buffer_mb = 0, gpu_ms = -1;
+	char meta[4096] = "";
+	size_t meta_len = 0;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -202,6 +211,28 @@ int cmd_trace_capture(int argc, char **argv)
 		} else if (strcmp(a, "--buffer-mb") == 0) {
 			if (parse_count(a, ++i < argc ? argv[i] : NULL, 1, 1024, &buffer_mb) < 0)
 				return 2;
+		} else if (strcmp(a, "--gpu-metrics-ms") == 0) {
+			if (parse_count(a, ++i < argc ? argv[i] : NULL, 0, 60000, &gpu_ms) < 0)
+				return 2;
+		} else if (strcmp(a, "--meta") == 0) {
+			if (++i == argc)
+				goto missing;
+			const char *kv = argv[i], *eq = strchr(kv, '=');
+			size_t len = strlen(kv);
+			if (!eq || eq == kv || strchr(kv, '\n') || eq - kv > 64) {
+				fprintf(stderr, "k3sim trace capture: --meta wants KEY=VALUE (a key of "
+						"1..64 characters, one line), not '%s'\n",
+					kv);
+				return 2;
+			}
+			if (meta_len + len + 2 > sizeof meta) {
+				fprintf(stderr, "k3sim trace capture: --meta values too long (%zu bytes "
+						"at most in all)\n",
+					sizeof meta - 1);
+				return 2;
+			}
+			meta_len += (size_t)snprintf(meta + meta_len, sizeof meta - meta_len, "%s%s",
+						     meta_len ? "\n" : "", kv);
 		} else if (strcmp(a, "--no-driver-api") == 0) {
 			no_driver = true;
 		} else if (strcmp(a, "--no-api") == 0) {
@@ -260,11 +291,13 @@ int cmd_trace_capture(int argc, char **argv)
 			return 2;
 		}
 		struct stat st;
-		if (!strstr(tmpl, "%") && stat(probe, &st) == 0) {
-			if (!force) {
-				fprintf(stderr, "k3sim trace capture: '%s' exists (use --force to "
-						"replace it)\n",
-					probe);
+		if (!strstr(tmpl, "%") && lstat(probe, &st) == 0) {
+			/* never a device node, FIFO or directory, even with --force (util/outfile.h) */
+			struct outfile_opts oo = {.force = force};
+			struct err e;
+			if (outfile_check(probe, &oo, &e) < 0) {
+				char buf[1024];
+				fprintf(stderr, "k3sim trace capture: %s\n", err_format(&e, buf, sizeof buf));
 				return 1;
 			}
 			unlink(probe);
@@ -309,6 +342,14 @@ int cmd_trace_capture(int argc, char **argv)
 		snprintf(num, sizeof num, "%ld", buffer_mb << 20);
 		rc = rc ? rc : capture_env_set(&env, CAPTURE_ENV_BUFFER_BYTES, num);
 	}
+	if (gpu_ms >= 0) {
+		snprintf(num, sizeof num, "%ld", gpu_ms);
+		rc = rc ? rc : capture_env_set(&env, CAPTURE_ENV_GPU_METRICS, num);
+	}
+	if (meta_len)
+		rc = rc ? rc : capture_env_set(&env, CAPTURE_ENV_META, meta);
+	else
+		capture_env_unset(&env, CAPTURE_ENV_META);
 	if (rc < 0) {
 		fprintf(stderr, "k3sim trace capture: cannot build the environment\n");
 		goto out_env;

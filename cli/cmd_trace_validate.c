@@ -12,6 +12,7 @@
 #include "calib/validate.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "util/outfile.h"
 
 static void usage(FILE *out)
 {
@@ -35,7 +36,11 @@ static void usage(FILE *out)
 	        "  --hw NAME|PATH      hardware preset or YAML (default h200)\n"
 	        "  --rules R           rules for kernels outside k3sim ranges: default, none, or a YAML\n"
 	        "  -o, --output DIR    write DIR/validate.md, DIR/validate.json and gnuplot charts\n"
-	        "                      (DIR/validate-scatter.svg, DIR/validate-error.svg)\n"
+	        "                      (DIR/validate-scatter.svg, DIR/validate-error.svg); each file is\n"
+	        "                      written beside its target and renamed into place. A directory\n"
+	        "                      k3sim made (it holds .k3sim-report) is refreshed; in any other\n"
+	        "                      non-empty directory an existing file takes --force\n"
+	        "  -f, --force         replace existing files of the report's names in any directory\n"
 	        "  --json              print the JSON report instead of the table\n"
 	        "  --top N             worst offenders per class (default 5)\n"
 	        "  --only GLOB         only the ops whose spec matches (e.g. 'gemm m=* n=96 *')\n"
@@ -44,20 +49,50 @@ static void usage(FILE *out)
 	        "environment: K3SIM_GNUPLOT names the gnuplot program (default gnuplot).\n");
 }
 
-static int write_file(const char *path, const struct calib_report_in *in, bool json, struct err *e)
+static int write_file(const char *path, const struct outfile_opts *oo, const struct calib_report_in *in,
+                      bool json, struct err *e)
 {
-	FILE *f = fopen(path, "w");
+	struct outfile of;
+	int rc = outfile_open(&of, path, oo, e);
+	if (rc < 0)
+		return rc;
+	FILE *f = outfile_stream(&of, e);
 	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
+		outfile_abort(&of);
+		return -ENOMEM;
 	}
-	int rc = json ? calib_report_json(f, in, e) : calib_report_markdown(f, in, e);
-	if (fclose(f) && rc == 0) {
-		err_set(e, path, 0, 0, "write failed: %s", strerror(errno));
-		rc = -EIO;
+	rc = json ? calib_report_json(f, in, e) : calib_report_markdown(f, in, e);
+	if (rc < 0) {
+		outfile_abort(&of);
+		if (!e->file[0])
+			snprintf(e->file, sizeof e->file, "%.255s", path);
+		return rc;
 	}
-	if (rc < 0 && !e->file[0])
-		snprintf(e->file, sizeof e->file, "%s", path);
+	return outfile_commit(&of, e);
+}
+
+/* The report directory: ours (util/outfile.h) or forced, every file checked before the first is
+ * written (a refusal leaves no mixed report); the measurements are inputs, never outputs. */
+static int open_report_dir(const char *dir, bool force, const struct calib_inputs *ins,
+                           const char **paths, struct outfile_opts *oo, struct err *e)
+{
+	bool ours = false;
+	int rc = outfile_dir_open(dir, &ours, e);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < ins->n; i++)
+		paths[i] = ins->in[i].path;
+	*oo = (struct outfile_opts){.force = force || ours, .inputs = paths, .n_inputs = (size_t)ins->n};
+	char path[4200];
+	static const char *const names[] = {".md", ".json", NULL};
+	for (int i = 0; names[i] && rc == 0; i++) {
+		snprintf(path, sizeof path, "%s/validate%s", dir, names[i]);
+		rc = outfile_check(path, oo, e);
+	}
+	for (int i = 0; calib_plot_files[i] && rc == 0; i++) {
+		snprintf(path, sizeof path, "%s/validate%s", dir, calib_plot_files[i]);
+		rc = outfile_check(path, oo, e);
+	}
 	return rc;
 }
 
@@ -86,7 +121,8 @@ static void table(const struct calib_validation *v, const struct calib_match *m)
 }
 
 static int validate(const struct calib_inputs *ins, const char *hw_name, const char *rules_name,
-                    const char *dir, const char *title, const char *only, bool json, int top);
+                    const char *dir, bool force, const char *title, const char *only, bool json,
+                    int top);
 
 int cmd_trace_validate(int argc, char **argv)
 {
@@ -99,19 +135,23 @@ int cmd_trace_validate(int argc, char **argv)
 	    {"title", required_argument, NULL, 'T'},
 	    {"only", required_argument, NULL, 'O'},
 	    {"run", required_argument, NULL, 'U'},
+	    {"force", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *hw_name = "h200", *rules_name = "default", *dir = NULL, *title = NULL, *only = NULL;
-	bool json = false;
+	bool json = false, force = false;
 	int top = 5, ch, status = 1;
 	struct calib_inputs ins;
 	struct err e = {0};
 	calib_inputs_init(&ins);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'f':
+			force = true;
+			break;
 		case 'w':
 			hw_name = optarg;
 			break;
@@ -172,14 +212,15 @@ int cmd_trace_validate(int argc, char **argv)
 		status = 2;
 		goto done;
 	}
-	status = validate(&ins, hw_name, rules_name, dir, title, only, json, top);
+	status = validate(&ins, hw_name, rules_name, dir, force, title, only, json, top);
 done:
 	calib_inputs_release(&ins);
 	return status;
 }
 
 static int validate(const struct calib_inputs *ins, const char *hw_name, const char *rules_name,
-                    const char *dir, const char *title, const char *only, bool json, int top)
+                    const char *dir, bool force, const char *title, const char *only, bool json,
+                    int top)
 {
 	struct err e = {0};
 	struct hw *hw = malloc(sizeof *hw);
@@ -224,11 +265,12 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 	    .top = top,
 	};
 	if (dir) {
-		if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-			err_set(&e, dir, 0, 0, "cannot create the directory: %s", strerror(errno));
+		const char *paths[CALIB_SOURCES_MAX];
+		struct outfile_opts oo;
+		if (open_report_dir(dir, force, ins, paths, &oo, &e) < 0)
 			goto fail;
-		}
-		int pr = calib_plots(&v, dir, "validate", getenv("K3SIM_GNUPLOT"), note, sizeof note, &e);
+		int pr = calib_plots(&v, dir, "validate", getenv("K3SIM_GNUPLOT"), &oo, note, sizeof note,
+		                     &e);
 		if (pr < 0)
 			goto fail;
 		if (pr == 0) {
@@ -240,10 +282,12 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 		}
 		char path[4200];
 		snprintf(path, sizeof path, "%s/validate.md", dir);
-		if (write_file(path, &in, false, &e) < 0)
+		if (write_file(path, &oo, &in, false, &e) < 0)
 			goto fail;
 		snprintf(path, sizeof path, "%s/validate.json", dir);
-		if (write_file(path, &in, true, &e) < 0)
+		if (write_file(path, &oo, &in, true, &e) < 0)
+			goto fail;
+		if (outfile_dir_mark(dir, "k3sim trace validate", &e) < 0)
 			goto fail;
 	} else {
 		in.plot_note = "not requested (give -o DIR)";

@@ -6,12 +6,14 @@
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "reports/fmt.h"
+#include "util/outfile.h"
 
 extern char **environ;
 
@@ -39,7 +41,20 @@ static void put_quoted(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-static void terminal(FILE *f, const char *name, bool svg, int w, int h)
+/* The name each image is written under: NAME.svg / NAME.png in the script users run, the
+ * temporaries of the atomic outputs in the one k3sim runs (NULL: the former). */
+struct image_names {
+	const struct outfile *images; /* [2 * chart]: PNG, [2 * chart + 1]: SVG */
+	int index;                    /* the chart being scripted */
+};
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static void terminal(FILE *f, const char *name, bool svg, int w, int h, const struct image_names *in)
 {
 	if (svg)
 		fprintf(f,
@@ -51,18 +66,36 @@ static void terminal(FILE *f, const char *name, bool svg, int w, int h)
 		        "set terminal pngcairo size %d,%d enhanced font 'DejaVu Sans,13' "
 		        "background rgb 'white'\n",
 		        w, h);
-	fprintf(f, "set output '%s.%s'\n", name, svg ? "svg" : "png");
+	if (in)
+		fprintf(f, "set output '%s'\n", base_name(outfile_tmp_path(&in->images[2 * in->index + svg])));
+	else
+		fprintf(f, "set output '%s.%s'\n", name, svg ? "svg" : "png");
 }
 
-static int write_line_data(const char *dir, const struct chart_line *c, struct err *e)
+/* An atomic output (util/outfile.h) and its stream. */
+static int open_out(struct outfile *of, const char *path, const struct outfile_opts *oo, FILE **f,
+                    struct err *e)
+{
+	int rc = outfile_open(of, path, oo, e);
+	if (rc < 0)
+		return rc;
+	if (!(*f = outfile_stream(of, e))) {
+		outfile_abort(of);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int write_line_data(const char *dir, const struct chart_line *c, const struct outfile_opts *oo,
+                           struct err *e)
 {
 	char path[600];
 	snprintf(path, sizeof path, "%s/%s.dat", dir, c->name);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	int rc = open_out(&of, path, oo, &f, e);
+	if (rc < 0)
+		return rc;
 	fprintf(f, "# context");
 	for (int s = 0; s < c->n_series; s++)
 		fprintf(f, "\t%s", c->series[s].title);
@@ -79,12 +112,12 @@ static int write_line_data(const char *dir, const struct chart_line *c, struct e
 		}
 		fputc('\n', f);
 	}
-	return fclose(f) == 0 ? 0 : -EIO;
+	return outfile_commit(&of, e);
 }
 
-static void line_script(FILE *f, const struct chart_line *c, bool svg)
+static void line_script(FILE *f, const struct chart_line *c, bool svg, const struct image_names *in)
 {
-	terminal(f, c->name, svg, svg ? 800 : 960, svg ? 460 : 540);
+	terminal(f, c->name, svg, svg ? 800 : 960, svg ? 460 : 540, in);
 	fprintf(f, "reset\nset title ");
 	put_quoted(f, c->title);
 	fprintf(f, "\nset xlabel ");
@@ -130,15 +163,16 @@ static void line_script(FILE *f, const struct chart_line *c, bool svg)
 	fprintf(f, "\nunset output\n\n");
 }
 
-static int write_bar_data(const char *dir, const struct chart_bars *c, struct err *e)
+static int write_bar_data(const char *dir, const struct chart_bars *c, const struct outfile_opts *oo,
+                          struct err *e)
 {
 	char path[600];
 	snprintf(path, sizeof path, "%s/%s.dat", dir, c->name);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	int rc = open_out(&of, path, oo, &f, e);
+	if (rc < 0)
+		return rc;
 	fprintf(f, "# bar");
 	for (int k = 0; k < c->n_stack; k++)
 		fprintf(f, "\t%s", c->stack_titles[k]);
@@ -149,12 +183,12 @@ static int write_bar_data(const char *dir, const struct chart_bars *c, struct er
 			fprintf(f, "\t%.6g", isfinite(c->values[b][k]) ? c->values[b][k] : 0.0);
 		fputc('\n', f);
 	}
-	return fclose(f) == 0 ? 0 : -EIO;
+	return outfile_commit(&of, e);
 }
 
-static void bar_script(FILE *f, const struct chart_bars *c, bool svg)
+static void bar_script(FILE *f, const struct chart_bars *c, bool svg, const struct image_names *in)
 {
-	terminal(f, c->name, svg, 1100, 600);
+	terminal(f, c->name, svg, 1100, 600, in);
 	fprintf(f, "reset\nset title ");
 	put_quoted(f, c->title);
 	fprintf(f, "\nset ylabel ");
@@ -200,19 +234,17 @@ static void bar_script(FILE *f, const struct chart_bars *c, bool svg)
 	fprintf(f, "\nunset output\n\n");
 }
 
-static bool file_nonempty(const char *dir, const char *name, const char *ext)
+static bool file_nonempty(const char *path)
 {
-	char path[600];
 	struct stat st;
-	snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
 	return stat(path, &st) == 0 && st.st_size > 0;
 }
 
-/* Runs `gnuplot charts.gp` in dir with its output in gnuplot.log; the exit status, or -errno. */
-static int run_gnuplot(const char *dir, const char *gnuplot, char *reason, size_t cap)
+/* Runs `gnuplot SCRIPT` in dir (script: a name in dir) with its output in log; the exit status,
+ * or -errno. */
+static int run_gnuplot(const char *dir, const char *gnuplot, const char *script_name, const char *log,
+                       char *reason, size_t cap)
 {
-	char log[600];
-	snprintf(log, sizeof log, "%s/gnuplot.log", dir);
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -220,8 +252,9 @@ static int run_gnuplot(const char *dir, const char *gnuplot, char *reason, size_
 	posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
 	/* After the log is open (its path may be relative): the script's files are relative to dir. */
 	posix_spawn_file_actions_addchdir_np(&fa, dir);
-	char prog[512], script[] = "charts.gp";
+	char prog[512], script[300];
 	snprintf(prog, sizeof prog, "%s", gnuplot);
+	snprintf(script, sizeof script, "%s", script_name);
 	char *argv[] = {prog, script, NULL};
 	pid_t pid;
 	int rc = posix_spawnp(&pid, gnuplot, &fa, NULL, argv, environ);
@@ -249,50 +282,143 @@ static int run_gnuplot(const char *dir, const char *gnuplot, char *reason, size_
 	return 0;
 }
 
+/* The charts' script (users run it in dir; with names set, the one k3sim runs). */
+static void write_script(FILE *f, const struct chart_line *lines, int n_lines, const struct chart_bars *bars,
+                         int n_bars, const struct outfile *images)
+{
+	fprintf(f, "# k3sim compare: the report's charts. Run `gnuplot charts.gp` in this directory.\n");
+	for (int svg = 1; svg >= 0; svg--) {
+		for (int i = 0; i < n_lines; i++)
+			line_script(f, &lines[i], svg, images ? &(struct image_names){images, i} : NULL);
+		for (int i = 0; i < n_bars; i++)
+			bar_script(f, &bars[i], svg,
+			           images ? &(struct image_names){images, n_lines + i} : NULL);
+	}
+}
+
+/* Runs gnuplot with every image and the log written as atomic outputs (util/outfile.h): the
+ * images reach their names only when gnuplot made all of them; the log whenever gnuplot ran. */
+static int render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
+                  const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
+                  struct chart_outcome *out, struct err *e)
+{
+	int n_images = 2 * (n_lines + n_bars), rc = 0;
+	struct outfile *images = calloc((size_t)n_images, sizeof *images);
+	struct outfile *log = calloc(1, sizeof *log), *script = calloc(1, sizeof *script);
+	char path[600];
+	bool ran = false;
+	if (!images || !log || !script) {
+		err_set(e, dir, 0, 0, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (int k = 0; k < n_images && rc == 0; k++) {
+		int i = k / 2;
+		const char *name = i < n_lines ? lines[i].name : bars[i - n_lines].name;
+		snprintf(path, sizeof path, "%s/%s.%s", dir, name, k % 2 ? "svg" : "png");
+		rc = outfile_open(&images[k], path, oo, e);
+	}
+	if (rc < 0)
+		goto out;
+	snprintf(path, sizeof path, "%s/gnuplot.log", dir);
+	if ((rc = outfile_open(log, path, oo, e)) < 0)
+		goto out;
+	/* The script k3sim runs lives only as a temporary beside charts.gp (never committed). */
+	snprintf(path, sizeof path, "%s/charts.gp", dir);
+	struct outfile_opts replace = *oo;
+	replace.force = true;
+	FILE *f;
+	if ((rc = open_out(script, path, &replace, &f, e)) < 0)
+		goto out;
+	write_script(f, lines, n_lines, bars, n_bars, images);
+	if (fflush(f) != 0 || ferror(f)) {
+		err_set(e, path, 0, 0, "write failed");
+		rc = -EIO;
+		goto out;
+	}
+	ran = run_gnuplot(dir, gnuplot, base_name(outfile_tmp_path(script)), outfile_tmp_path(log),
+	                  out->reason, sizeof out->reason) == 0;
+	if ((rc = outfile_commit(log, e)) < 0)
+		goto out;
+	if (!ran)
+		goto out;
+	for (int k = 0; k < n_images; k++) {
+		if (!file_nonempty(outfile_tmp_path(&images[k]))) {
+			int i = k / 2;
+			snprintf(out->reason, sizeof out->reason,
+			         "gnuplot did not write %.32s (see charts/gnuplot.log)",
+			         i < n_lines ? lines[i].name : bars[i - n_lines].name);
+			goto out;
+		}
+	}
+	for (int k = 0; k < n_images && rc == 0; k++)
+		rc = outfile_commit(&images[k], e);
+	if (rc == 0)
+		out->rendered = true;
+out:
+	for (int k = 0; images && k < n_images; k++)
+		outfile_abort(&images[k]);
+	if (log)
+		outfile_abort(log);
+	if (script)
+		outfile_abort(script);
+	free(images);
+	free(log);
+	free(script);
+	return rc;
+}
+
+/* Every file of the charts checked before the first is written: a refusal changes nothing. */
+static int check_outputs(const char *dir, bool with_images, const struct chart_line *lines, int n_lines,
+                         const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
+                         struct err *e)
+{
+	static const char *const data_ext[] = {"dat"}, *const image_ext[] = {"dat", "svg", "png"};
+	char path[600];
+	snprintf(path, sizeof path, "%s/charts.gp", dir);
+	int rc = outfile_check(path, oo, e);
+	if (rc == 0 && with_images) {
+		snprintf(path, sizeof path, "%s/gnuplot.log", dir);
+		rc = outfile_check(path, oo, e);
+	}
+	const char *const *ext = with_images ? image_ext : data_ext;
+	int n_ext = with_images ? 3 : 1;
+	for (int i = 0; i < n_lines + n_bars && rc == 0; i++)
+		for (int x = 0; x < n_ext && rc == 0; x++) {
+			const char *name = i < n_lines ? lines[i].name : bars[i - n_lines].name;
+			snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[x]);
+			rc = outfile_check(path, oo, e);
+		}
+	return rc;
+}
+
 int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
-                 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e)
+                 const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
+                 struct chart_outcome *out, struct err *e)
 {
 	char path[600];
 	int rc;
 	out->rendered = false;
 	out->reason[0] = 0;
+	if ((rc = check_outputs(dir, gnuplot && gnuplot[0], lines, n_lines, bars, n_bars, oo, e)) < 0)
+		return rc;
 	for (int i = 0; i < n_lines; i++)
-		if ((rc = write_line_data(dir, &lines[i], e)) < 0)
+		if ((rc = write_line_data(dir, &lines[i], oo, e)) < 0)
 			return rc;
 	for (int i = 0; i < n_bars; i++)
-		if ((rc = write_bar_data(dir, &bars[i], e)) < 0)
+		if ((rc = write_bar_data(dir, &bars[i], oo, e)) < 0)
 			return rc;
 	snprintf(path, sizeof path, "%s/charts.gp", dir);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
-	fprintf(f, "# k3sim compare: the report's charts. Run `gnuplot charts.gp` in this directory.\n");
-	for (int svg = 1; svg >= 0; svg--) {
-		for (int i = 0; i < n_lines; i++)
-			line_script(f, &lines[i], svg);
-		for (int i = 0; i < n_bars; i++)
-			bar_script(f, &bars[i], svg);
-	}
-	if (fclose(f) != 0) {
-		err_set(e, path, 0, 0, "cannot write");
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	if ((rc = open_out(&of, path, oo, &f, e)) < 0)
+		return rc;
+	write_script(f, lines, n_lines, bars, n_bars, NULL);
+	if ((rc = outfile_commit(&of, e)) < 0)
+		return rc;
 	if (!gnuplot || !gnuplot[0]) {
 		snprintf(out->reason, sizeof out->reason, "charts were not requested");
 		return 0;
 	}
-	if (run_gnuplot(dir, gnuplot, out->reason, sizeof out->reason) != 0)
-		return 0;
-	for (int i = 0; i < n_lines + n_bars; i++) {
-		const char *name = i < n_lines ? lines[i].name : bars[i - n_lines].name;
-		if (!file_nonempty(dir, name, "svg") || !file_nonempty(dir, name, "png")) {
-			snprintf(out->reason, sizeof out->reason,
-			         "gnuplot did not write %.32s (see charts/gnuplot.log)", name);
-			return 0;
-		}
-	}
-	out->rendered = true;
-	return 0;
+	return render(dir, gnuplot, lines, n_lines, bars, n_bars, oo, out, e);
 }

@@ -62,9 +62,14 @@ struct chart_outcome {
 };
 
 /* Writes the data files and the script into dir (which must exist) and runs `gnuplot` (a program
- * name looked up in PATH, or a path). Returns 0 when the inputs were written, whether or not
- * gnuplot ran (out says); a negative errno when a file could not be written. */
+ * name looked up in PATH, or a path). Every file, gnuplot's images and log included, is an
+ * atomic output by the rules of oo (util/outfile.h): all are checked before the first is written;
+ * gnuplot draws into the images' temporaries, which reach their names only when it made all of
+ * them (else the old images stay). Returns 0 when the inputs were written, whether or not
+ * gnuplot ran (out says); a negative errno when a file could not be written or is refused. */
+struct outfile_opts;
 int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
-                 const struct chart_bars *bars, int n_bars, struct chart_outcome *out, struct err *e);
+                 const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
+                 struct chart_outcome *out, struct err *e);
 
 #endif

@@ -892,15 +892,19 @@ static void prose_build(struct prose *p, const struct compare *c)
 
 /* ---- files ---- */
 
-static int make_dir(const char *path, struct err *e)
+/* Every file of the report is written through util/outfile.h: beside its target, renamed into
+ * place when complete. */
+static int open_out(struct outfile *of, const char *path, const struct outfile_opts *oo, FILE **f,
+                    struct err *e)
 {
-	if (mkdir(path, 0755) == 0 || errno == EEXIST) {
-		struct stat st;
-		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			return 0;
+	int rc = outfile_open(of, path, oo, e);
+	if (rc < 0)
+		return rc;
+	if (!(*f = outfile_stream(of, e))) {
+		outfile_abort(of);
+		return -ENOMEM;
 	}
-	err_set(e, path, 0, 0, "cannot create the directory: %s", strerror(errno));
-	return -EIO;
+	return 0;
 }
 
 static const char *const chart_alt[CH_LINES + CH_BARS] = {
@@ -959,15 +963,15 @@ static const struct section sections[] = {
     {"Where the time goes", {T_DECODE, T_PREFILL}, 2},
 };
 
-static int write_md(const char *path, const struct compare *c, const struct tables *T,
-                    const struct charts *ch, const struct prose *p, const struct chart_outcome *co,
-                    const struct report_opts *o, struct err *e)
+static int write_md(const char *path, const struct outfile_opts *oo, const struct compare *c,
+                    const struct tables *T, const struct charts *ch, const struct prose *p,
+                    const struct chart_outcome *co, const struct report_opts *o, struct err *e)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	int orc = open_out(&of, path, oo, &f, e);
+	if (orc < 0)
+		return orc;
 	fprintf(f, "# k3sim comparison: %s\n\n%s\n\n", p->title, p->setup);
 	if (!co->rendered)
 		fprintf(
@@ -1018,11 +1022,7 @@ static int write_md(const char *path, const struct compare *c, const struct tabl
 	    "(SQLite: tables `points`, `at_max_batch`, `crossovers`), `charts/` (SVG and PNG of each chart, "
 	    "with the data and the gnuplot script `charts.gp`).\n\n---\n*k3sim %s: `%s`*\n",
 	    o->version ? o->version : "", o->command ? o->command : "k3sim compare");
-	if (fclose(f) != 0) {
-		err_set(e, path, 0, 0, "cannot write");
-		return -EIO;
-	}
-	return 0;
+	return outfile_commit(&of, e);
 }
 
 /* ---- HTML ---- */
@@ -1174,15 +1174,16 @@ static const char css[] =
     "nav{font-size:14px;margin:6px 0 0}nav a{margin-right:14px;color:#0969da;text-decoration:none}"
     "footer{margin-top:40px;color:#666;font-size:13px}";
 
-static int write_html(const char *path, const char *charts_dir, const struct compare *c,
-                      const struct tables *T, const struct charts *ch, const struct prose *p,
-                      const struct chart_outcome *co, const struct report_opts *o, struct err *e)
+static int write_html(const char *path, const struct outfile_opts *oo, const char *charts_dir,
+                      const struct compare *c, const struct tables *T, const struct charts *ch,
+                      const struct prose *p, const struct chart_outcome *co,
+                      const struct report_opts *o, struct err *e)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	int orc = open_out(&of, path, oo, &f, e);
+	if (orc < 0)
+		return orc;
 	fprintf(f,
 	        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>k3sim: ");
@@ -1267,11 +1268,7 @@ static int write_html(const char *path, const char *charts_dir, const struct com
 	    f,
 	    "</code>. Data: results.json, results.db; charts: charts/ (SVG, PNG, gnuplot script).</footer>\n"
 	    "</main></body></html>\n");
-	if (fclose(f) != 0) {
-		err_set(e, path, 0, 0, "cannot write");
-		return -EIO;
-	}
-	return 0;
+	return outfile_commit(&of, e);
 }
 
 /* ---- JSON ---- */
@@ -1415,15 +1412,15 @@ static void jtable(struct jout *j, const struct rtable *t)
 	jend(j, '}');
 }
 
-static int write_json(const char *path, const struct compare *c, const struct tables *T,
-                      const struct charts *ch, const struct chart_outcome *co, const struct report_opts *o,
-                      struct err *e)
+static int write_json(const char *path, const struct outfile_opts *oo, const struct compare *c,
+                      const struct tables *T, const struct charts *ch, const struct chart_outcome *co,
+                      const struct report_opts *o, struct err *e)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		err_set(e, path, 0, 0, "cannot write: %s", strerror(errno));
-		return -EIO;
-	}
+	struct outfile of;
+	FILE *f;
+	int orc = open_out(&of, path, oo, &f, e);
+	if (orc < 0)
+		return orc;
 	const struct scenario *s = &c->spec.base;
 	const struct hw *hw = c->spec.hws[0];
 	struct jout jo = {.f = f}, *j = &jo;
@@ -1544,21 +1541,18 @@ static int write_json(const char *path, const struct compare *c, const struct ta
 	jend(j, '}');
 	jend(j, '}');
 	fputc('\n', f);
-	if (fclose(f) != 0) {
-		err_set(e, path, 0, 0, "cannot write");
-		return -EIO;
-	}
-	return 0;
+	return outfile_commit(&of, e);
 }
 
 /* ---- SQLite ---- */
 
-static int write_db(const char *path, const struct compare *c, struct err *e)
+static int write_db(const char *path, const struct outfile_opts *oo, const struct compare *c,
+                    struct err *e)
 {
 	struct sweepdb w;
 	struct sweepdb_meta meta;
 	sweepdb_meta_init(&meta, &c->spec, 0, 1);
-	int rc = sweepdb_create(&w, path, &meta, e);
+	int rc = sweepdb_create(&w, path, &meta, oo, e);
 	if (rc < 0)
 		return rc;
 	if ((rc = sweepdb_add(&w, c->rows, c->spec.points, e)) < 0 ||
@@ -1615,8 +1609,13 @@ int report_write(const struct compare *c, const struct report_opts *o, struct re
 	snprintf(out->json, sizeof out->json, "%s/results.json", o->dir);
 	snprintf(out->db, sizeof out->db, "%s/results.db", o->dir);
 	snprintf(out->charts_dir, sizeof out->charts_dir, "%s/charts", o->dir);
-	if ((rc = make_dir(o->dir, e)) < 0 || (rc = make_dir(out->charts_dir, e)) < 0)
+	/* The directory is ours (created now, empty, or marked by an earlier report): its report files
+	 * are replaced; in any other directory an existing file takes --force. */
+	bool ours = false;
+	if ((rc = outfile_dir_open(o->dir, &ours, e)) < 0 ||
+	    (rc = outfile_dir_open(out->charts_dir, NULL, e)) < 0)
 		goto out;
+	struct outfile_opts oo = {.force = o->force || ours, .inputs = o->inputs, .n_inputs = o->n_inputs};
 	if ((rc = build_tables(T, c)) < 0) {
 		err_set(e, NULL, 0, 0, "out of memory");
 		goto out;
@@ -1624,13 +1623,14 @@ int report_write(const struct compare *c, const struct report_opts *o, struct re
 	charts_build(ch, T, c);
 	out->n_charts = CH_LINES + CH_BARS;
 	if ((rc = chart_render(out->charts_dir, o->gnuplot, ch->lines, CH_LINES, ch->bars, CH_BARS,
-	                       &out->charts, e)) < 0)
+	                       &oo, &out->charts, e)) < 0)
 		goto out;
 	prose_build(p, c);
-	if ((rc = write_db(out->db, c, e)) < 0 ||
-	    (rc = write_json(out->json, c, T, ch, &out->charts, o, e)) < 0 ||
-	    (rc = write_md(out->md, c, T, ch, p, &out->charts, o, e)) < 0 ||
-	    (rc = write_html(out->html, out->charts_dir, c, T, ch, p, &out->charts, o, e)) < 0)
+	if ((rc = write_db(out->db, &oo, c, e)) < 0 ||
+	    (rc = write_json(out->json, &oo, c, T, ch, &out->charts, o, e)) < 0 ||
+	    (rc = write_md(out->md, &oo, c, T, ch, p, &out->charts, o, e)) < 0 ||
+	    (rc = write_html(out->html, &oo, out->charts_dir, c, T, ch, p, &out->charts, o, e)) < 0 ||
+	    (rc = outfile_dir_mark(o->dir, "k3sim compare", e)) < 0)
 		goto out;
 out:
 	if (T)

@@ -127,7 +127,7 @@ static int write_meta(struct sweepdb *w, const struct sweepdb_meta *meta, const 
 
 /* Opens the temporary file of path with the schema; shards: the "shards" meta value. */
 static int create_with_shards(struct sweepdb *w, const char *path, const struct sweepdb_meta *meta,
-                              const char *shards, struct err *e)
+                              const char *shards, const struct outfile_opts *oo, struct err *e)
 {
 	memset(w, 0, sizeof *w);
 	if (strlen(path) >= sizeof w->path) {
@@ -135,11 +135,16 @@ static int create_with_shards(struct sweepdb *w, const char *path, const struct 
 		return -ENAMETOOLONG;
 	}
 	snprintf(w->path, sizeof w->path, "%s", path);
-	snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
-	unlink(w->tmp_path);
-	if (sqlite3_open_v2(w->tmp_path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
-		int rc = db_err(w->db, w->tmp_path, e, "cannot create the database");
+	struct outfile_opts o = {0};
+	if (oo)
+		o = *oo;
+	o.sqlite = true;
+	int orc = outfile_open(&w->out, path, &o, e);
+	if (orc < 0)
+		return orc;
+	if (sqlite3_open_v2(outfile_tmp_path(&w->out), &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+	                    NULL) != SQLITE_OK) {
+		int rc = db_err(w->db, w->path, e, "cannot create the database");
 		sweepdb_abort(w);
 		return rc;
 	}
@@ -168,11 +173,12 @@ static void shards_text(char *buf, size_t cap, int64_t shard_index, int64_t shar
 		len += (size_t)snprintf(buf + len, cap - len, "%s%lld", k > 1 ? "," : "", (long long)k);
 }
 
-int sweepdb_create(struct sweepdb *w, const char *path, const struct sweepdb_meta *meta, struct err *e)
+int sweepdb_create(struct sweepdb *w, const char *path, const struct sweepdb_meta *meta,
+                   const struct outfile_opts *oo, struct err *e)
 {
 	char shards[4096];
 	shards_text(shards, sizeof shards, meta->shard_index, meta->shard_count);
-	return create_with_shards(w, path, meta, shards, e);
+	return create_with_shards(w, path, meta, shards, oo, e);
 }
 
 int sweepdb_use_table(struct sweepdb *w, const char *table, struct err *e)
@@ -239,8 +245,8 @@ void sweepdb_abort(struct sweepdb *w)
 	if (w->db) {
 		sqlite3_close(w->db);
 		w->db = NULL;
-		unlink(w->tmp_path);
 	}
+	outfile_abort(&w->out);
 }
 
 int sweepdb_commit(struct sweepdb *w, struct err *e)
@@ -258,12 +264,7 @@ int sweepdb_commit(struct sweepdb *w, struct err *e)
 		return rc;
 	}
 	w->db = NULL;
-	if (rename(w->tmp_path, w->path) != 0) {
-		err_set(e, w->path, 0, 0, "cannot write: %s", strerror(errno));
-		unlink(w->tmp_path);
-		return -EIO;
-	}
-	return 0;
+	return outfile_commit(&w->out, e);
 }
 
 /* ---- reading ---- */
@@ -514,7 +515,7 @@ static void release_shard_files(struct shard_file *files, int n)
 }
 
 int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool allow_partial,
-                  struct sweepdb_merge_stats *stats, struct err *e)
+                  bool force, struct sweepdb_merge_stats *stats, struct err *e)
 {
 	struct sweepdb w = {0};
 	struct shard_file *files = calloc((size_t)(n_inputs > 0 ? n_inputs : 1), sizeof *files);
@@ -624,7 +625,8 @@ int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool
 	snprintf(meta.scenario, sizeof meta.scenario, "%s", f0->scenario);
 	snprintf(meta.scenario_file, sizeof meta.scenario_file, "%s", f0->scenario_file);
 	meta.spec_hash = strtoull(f0->spec_hash, NULL, 16);
-	if ((rc = create_with_shards(&w, out, &meta, shards, e)) < 0)
+	struct outfile_opts oo = {.force = force, .inputs = inputs, .n_inputs = (size_t)n_inputs};
+	if ((rc = create_with_shards(&w, out, &meta, shards, &oo, e)) < 0)
 		goto out;
 	char cols[SQL_MAX], sql[2 * SQL_MAX + 256];
 	column_list(cols, sizeof cols, "");

@@ -10,8 +10,9 @@
  *   shard_count    N of --shard K/N (1 without sharding)
  *   shards         the 1-based shards this file holds, comma-separated ("2" or "1,2,3,4")
  *   created_utc    when it was written
- * A database is written to PATH.tmp.PID and renamed into place on commit, so a file at PATH is
- * always complete. */
+ * A database is written through util/outfile.h: to a temporary beside PATH, renamed into place on
+ * commit, so a file at PATH is always complete; an existing PATH is replaced only with force and
+ * never when it is one of the inputs; an interrupted writer leaves no temporary behind. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 
 #include "reports/sweep.h"
 #include "util/err.h"
+#include "util/outfile.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -40,12 +42,16 @@ void sweepdb_meta_init(struct sweepdb_meta *meta, const struct sweep_spec *sp, i
 struct sweepdb {
 	struct sqlite3 *db;
 	struct sqlite3_stmt *insert;
-	char path[512], tmp_path[560];
+	struct outfile out; /* the temporary the database is written to */
+	char path[512];     /* the target, for messages */
 	const char *table;
 };
 
-/* Creates a new database for path (in its temporary file) with an empty `points` table. */
-int sweepdb_create(struct sweepdb *w, const char *path, const struct sweepdb_meta *meta, struct err *e);
+/* Creates a new database for path (in its temporary file) with an empty `points` table. oo: the
+ * output's rules (force, inputs; NULL: no force, no inputs); its `sqlite` is set here. Errors of
+ * outfile_open (-EEXIST, -EINVAL, -EBUSY, ...) come back as they are. */
+int sweepdb_create(struct sweepdb *w, const char *path, const struct sweepdb_meta *meta,
+                   const struct outfile_opts *oo, struct err *e);
 /* Adds rows to table `table` (created with the same columns when it is not `points`). */
 int sweepdb_use_table(struct sweepdb *w, const char *table, struct err *e);
 int sweepdb_add(struct sweepdb *w, const struct sweep_row *rows, int64_t n, struct err *e);
@@ -55,7 +61,8 @@ int sweepdb_sink(void *w, const struct sweep_row *rows, int64_t n, struct err *e
 int sweepdb_set_meta(struct sweepdb *w, const char *key, const char *value, struct err *e);
 /* Executes SQL on the open database (extra tables of a report). */
 int sweepdb_exec(struct sweepdb *w, const char *sql, struct err *e);
-/* Commits, closes and renames into place; on failure the temporary file is removed. */
+/* Commits, closes and renames into place (outfile_commit); on failure the temporary file is
+ * removed and the target is as it was. */
 int sweepdb_commit(struct sweepdb *w, struct err *e);
 /* Closes and removes the temporary file (after a failure). Safe on a closed writer. */
 void sweepdb_abort(struct sweepdb *w);
@@ -77,8 +84,9 @@ struct sweepdb_merge_stats {
 
 /* Joins shard databases of one sweep into `out`. Errors: inputs of different sweeps (spec hash,
  * point count or shard count differ), a shard present twice (overlap), a shard whose rows are not
- * all there, and, unless allow_partial, shards missing from the union (listed in the message). */
+ * all there, and, unless allow_partial, shards missing from the union (listed in the message);
+ * `out` being one of the inputs (by inode: "./s1.db", links) or existing without force. */
 int sweepdb_merge(const char *out, const char *const *inputs, int n_inputs, bool allow_partial,
-                  struct sweepdb_merge_stats *st, struct err *e);
+                  bool force, struct sweepdb_merge_stats *st, struct err *e);
 
 #endif

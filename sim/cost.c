@@ -36,7 +36,13 @@ static double tensor_rate(const struct hw *hw, const struct rates *r, enum dtype
  * their fraction; many tiles run in whole waves. The padded FLOPs run at the curve's rate, plus
  * its fixed cost (hw_curve_time_s: the curve's half is charged once, not scaled by padding).
  * Returns seconds. */
-static double gemm_compute_s(const struct hw *hw, const struct op *op, double rate, double *waves)
+/* Whether the preset has the fitted GEMM kernel costs (hw.h) rather than the curve's form. */
+static bool gemm_kernel_model(const struct hw *hw)
+{
+	return hw->gemm_fixed_cycles > 0 || hw->gemm_wave_cycles > 0 || hw->gemm_kstep_cycles > 0;
+}
+
+static double gemm_compute_s(const struct hw *hw, const struct op *op, double rate, double clock_hz, double *waves)
 {
 	double tm = (double)hw->gemm_tile_m;
 	if ((double)op->m < tm) {
@@ -60,6 +66,11 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 	double w = tiles < sms ? tiles / sms : hw_gemm_waves(hw, tiles);
 	*waves = w;
 	double padded_flops = w * sms * 2.0 * tm * tn * (double)op->k;
+	if (gemm_kernel_model(hw)) {
+		enum dtype math = hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype));
+		double eff = hw->gemm_eff[math] > 0 ? hw->gemm_eff[math] : hw->eff_gemm.max;
+		return padded_flops / (rate * eff) + ceil(w) * hw->gemm_wave_cycles / clock_hz;
+	}
 	return hw_curve_time_s(&hw->eff_gemm, padded_flops, rate);
 }
 
@@ -222,9 +233,18 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 	case OP_GEMM:
 	case OP_GROUPED_GEMM: {
 		double rate = tensor_rate(hw, r, math_dtype(op->w_dtype, op->a_dtype));
-		c.compute_s = op->m > 0 ? gemm_compute_s(hw, op, rate, &c.waves) : 0;
-		c.memory_s = memory_s(hw, r, hbm, l2);
+		c.compute_s = op->m > 0 ? gemm_compute_s(hw, op, rate, r->clock_hz, &c.waves) : 0;
 		c.latency_s = launch;
+		if (gemm_kernel_model(hw)) {
+			/* the bytes at the achieved bandwidth (the kernel's fixed cost is its own);
+			 * a fixed cost and the k loop's latency beside the larger of the two */
+			c.memory_s = hbm / (hw->hbm_bw_bytes_per_s * hw->eff_memory.max) + l2 / (hw->l2_bw_bytes_per_s * r->scale);
+			/* a k step holds 128 bytes of k per row (64 BF16, 128 FP8 elements) */
+			double kstep = 128.0 / dtype_bytes_per_element(math_dtype(op->w_dtype, op->a_dtype));
+			c.latency_s += (hw->gemm_fixed_cycles + ceil((double)op->k / kstep) * hw->gemm_kstep_cycles) / r->clock_hz;
+		} else {
+			c.memory_s = memory_s(hw, r, hbm, l2);
+		}
 		break;
 	}
 	case OP_ELEMENTWISE:

@@ -1,14 +1,26 @@
-/* util/: the YAML/JSON tree, typed reads with file:line:col errors, suggestions, dtypes. */
+/* util/: the YAML/JSON tree, typed reads with file:line:col errors, suggestions, dtypes, atomic
+ * output files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "util/doc.h"
 #include "util/dtype.h"
 #include "util/err.h"
+#include "util/outfile.h"
 
 static void test_doc_positions(void **state)
 {
@@ -123,6 +135,364 @@ static void test_dtypes(void **state)
 	assert_true(dtype_bytes(DT_BF16, INT64_C(1048576) * 1024 * 13824) > 0);
 }
 
+
+/* ---- outfile: atomic, non-destructive outputs ---- */
+
+static char tdir[256];
+
+static const char *tpath(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof buf[k], "%s/%s", tdir, name);
+	return buf[k];
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void expect_text(const char *path, const char *text)
+{
+	char buf[256] = "";
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_string_equal(buf, text);
+}
+
+/* Temporaries left in tdir (names with ".k3tmp-"). */
+static int leftovers(void)
+{
+	int n = 0;
+	DIR *d = opendir(tdir);
+	assert_non_null(d);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".k3tmp-"))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static int outfile_setup(void **state)
+{
+	snprintf(tdir, sizeof tdir, "%s/k3outfile-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	return mkdtemp(tdir) ? 0 : -1;
+}
+
+static int outfile_teardown(void **state)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int write_all(const char *path, const struct outfile_opts *o, const char *text, struct err *e)
+{
+	struct outfile of;
+	int rc = outfile_open(&of, path, o, e);
+	if (rc < 0)
+		return rc;
+	FILE *f = outfile_stream(&of, e);
+	assert_non_null(f);
+	fputs(text, f);
+	return outfile_commit(&of, e);
+}
+
+static void test_outfile_commit_abort(void **state)
+{
+	struct err e;
+	struct outfile of;
+	const char *p = tpath("new.txt");
+	assert_int_equal(outfile_open(&of, p, NULL, &e), 0);
+	fputs("one", outfile_stream(&of, &e));
+	/* nothing at the target before commit; the temporary is beside it */
+	assert_int_equal(access(p, F_OK), -1);
+	assert_int_equal(leftovers(), 1);
+	assert_int_equal(strncmp(outfile_tmp_path(&of), tdir, strlen(tdir)), 0);
+	assert_int_equal(outfile_commit(&of, &e), 0);
+	expect_text(p, "one");
+	assert_int_equal(leftovers(), 0);
+	outfile_abort(&of); /* after commit: nothing */
+	expect_text(p, "one");
+
+	/* abort leaves the old file as it was */
+	struct outfile_opts force = {.force = true};
+	assert_int_equal(outfile_open(&of, p, &force, &e), 0);
+	fputs("two", outfile_stream(&of, &e));
+	outfile_abort(&of);
+	expect_text(p, "one");
+	assert_int_equal(leftovers(), 0);
+
+	/* a zeroed outfile can be aborted */
+	struct outfile z = {0};
+	outfile_abort(&z);
+}
+
+static void test_outfile_force(void **state)
+{
+	struct err e;
+	char buf[700];
+	const char *p = tpath("keep.txt");
+	put(p, "mine");
+	chmod(p, 0640);
+	assert_int_equal(write_all(p, NULL, "theirs", &e), -EEXIST);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    strcat(strcpy((char[600]){0}, p), ": error: file exists (use --force to replace it)"));
+	expect_text(p, "mine");
+	assert_int_equal(leftovers(), 0);
+	struct outfile_opts force = {.force = true};
+	assert_int_equal(write_all(p, &force, "new", &e), 0);
+	expect_text(p, "new");
+	struct stat st;
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640); /* a replaced file keeps its permissions */
+}
+
+static void test_outfile_input(void **state)
+{
+	struct err e;
+	const char *in = tpath("in.db");
+	put(in, "input");
+	char dotted[600], hard[600], sym[600];
+	snprintf(dotted, sizeof dotted, "%s/./in.db", tdir);
+	snprintf(hard, sizeof hard, "%s/hard.db", tdir);
+	snprintf(sym, sizeof sym, "%s/sym.db", tdir);
+	assert_int_equal(link(in, hard), 0);
+	assert_int_equal(symlink("in.db", sym), 0);
+	const char *inputs[] = {"nonexistent-input", in};
+	struct outfile_opts o = {.force = true, .inputs = inputs, .n_inputs = 2};
+	/* the same file however it is spelt: refused, even with force */
+	assert_int_equal(write_all(in, &o, "x", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "is also an input"));
+	assert_int_equal(write_all(dotted, &o, "x", &e), -EINVAL);
+	assert_int_equal(write_all(hard, &o, "x", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "the same file"));
+	assert_int_equal(write_all(sym, &o, "x", &e), -EINVAL);
+	expect_text(in, "input");
+	/* the input named through a symbolic link, the output by its real name */
+	const char *via_link[] = {sym};
+	struct outfile_opts o2 = {.force = true, .inputs = via_link, .n_inputs = 1};
+	assert_int_equal(write_all(in, &o2, "x", &e), -EINVAL);
+	expect_text(in, "input");
+	/* a target that does not exist is no input */
+	assert_int_equal(write_all(tpath("other.db"), &o, "x", &e), 0);
+	assert_int_equal(leftovers(), 0);
+}
+
+static void test_outfile_not_regular(void **state)
+{
+	struct err e;
+	struct outfile_opts force = {.force = true};
+	const char *d = tpath("adir");
+	assert_int_equal(mkdir(d, 0755), 0);
+	assert_int_equal(write_all(d, &force, "x", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "is a directory, not a regular file"));
+	const char *fifo = tpath("fifo");
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_int_equal(write_all(fifo, &force, "x", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "is a FIFO"));
+	struct stat st;
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	/* /dev/null: as root, renaming over it replaced the device node */
+	assert_int_equal(write_all("/dev/null", &force, "x", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "is a character device"));
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	/* a symbolic link to nothing */
+	const char *dangling = tpath("dangling");
+	assert_int_equal(symlink("no-such-file", dangling), 0);
+	assert_int_equal(write_all(dangling, &force, "x", &e), -EINVAL);
+	/* a symbolic link to a file: the file is replaced, the link stays */
+	put(tpath("real.txt"), "old");
+	const char *link_path = tpath("link.txt");
+	assert_int_equal(symlink("real.txt", link_path), 0);
+	assert_int_equal(write_all(link_path, &force, "new", &e), 0);
+	assert_int_equal(lstat(link_path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	expect_text(tpath("real.txt"), "new");
+	/* a missing directory */
+	assert_true(write_all(tpath("no/such/dir.txt"), &force, "x", &e) < 0);
+	assert_non_null(strstr(e.msg, "does not exist"));
+	assert_int_equal(leftovers(), 0);
+}
+
+/* A child process holding a lock on path until it is killed; returns its pid once it holds it. */
+static pid_t hold_lock(const char *path, bool sqlite_bytes)
+{
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path, O_RDWR);
+		int ok;
+		if (sqlite_bytes) {
+			/* what SQLite's BEGIN EXCLUSIVE holds: the pending, reserved and shared bytes */
+			struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+					   .l_start = 0x40000000, .l_len = 512};
+			ok = fd >= 0 && fcntl(fd, F_SETLK, &fl) == 0;
+		} else {
+			ok = fd >= 0 && flock(fd, LOCK_EX) == 0;
+		}
+		(void)!write(ready[1], ok ? "y" : "n", 1);
+		pause();
+		_exit(0);
+	}
+	char c = 0;
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	assert_int_equal(c, 'y');
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void test_outfile_locks(void **state)
+{
+	struct err e;
+	struct outfile_opts force = {.force = true};
+	const char *p = tpath("locked.db");
+	put(p, "locked");
+	pid_t pid = hold_lock(p, true);
+	assert_int_equal(write_all(p, &force, "x", &e), -EBUSY);
+	char want[64];
+	snprintf(want, sizeof want, "is in use by process %ld", (long)pid);
+	assert_non_null(strstr(e.msg, want));
+	stop(pid);
+	expect_text(p, "locked");
+	pid = hold_lock(p, false);
+	assert_int_equal(write_all(p, &force, "x", &e), -EBUSY);
+	assert_non_null(strstr(e.msg, "locked by another process"));
+	stop(pid);
+	expect_text(p, "locked");
+	assert_int_equal(leftovers(), 0);
+	/* our own lock keeps another writer out until commit */
+	struct outfile of, two;
+	assert_int_equal(outfile_open(&of, p, &force, &e), 0);
+	int fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
+	/* and the same target twice in one process is refused */
+	assert_int_equal(outfile_open(&two, p, &force, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "already an output"));
+	assert_int_equal(outfile_commit(&of, &e), 0);
+	close(fd);
+	assert_int_equal(write_all(p, &force, "free", &e), 0);
+	expect_text(p, "free");
+}
+
+static void test_outfile_raced(void **state)
+{
+	struct err e;
+	struct outfile of;
+	struct outfile_opts force = {.force = true};
+	/* created by someone else while we wrote: theirs stays */
+	const char *p = tpath("raced.txt");
+	assert_int_equal(outfile_open(&of, p, &force, &e), 0);
+	fputs("ours", outfile_stream(&of, &e));
+	put(p, "theirs");
+	assert_int_equal(outfile_commit(&of, &e), -EEXIST);
+	expect_text(p, "theirs");
+	/* replaced by someone else while we wrote: theirs stays */
+	assert_int_equal(outfile_open(&of, p, &force, &e), 0);
+	fputs("ours", outfile_stream(&of, &e));
+	const char *other = tpath("other.txt");
+	put(other, "replacement");
+	assert_int_equal(rename(other, p), 0);
+	assert_int_equal(outfile_commit(&of, &e), -ESTALE);
+	expect_text(p, "replacement");
+	assert_int_equal(leftovers(), 0);
+}
+
+/* A child writes an outfile (with SQLite side files) and is ended by sig, or exits. */
+static void child_interrupted(int sig)
+{
+	const char *p = tpath("sig.db");
+	put(p, "old");
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct outfile of;
+		struct err e;
+		struct outfile_opts o = {.force = true, .sqlite = true};
+		if (outfile_open(&of, p, &o, &e) < 0)
+			_exit(3);
+		char side[4200];
+		snprintf(side, sizeof side, "%s-journal", outfile_tmp_path(&of));
+		put(side, "journal");
+		fputs("half", outfile_stream(&of, &e));
+		fflush(outfile_stream(&of, &e));
+		(void)!write(ready[1], "y", 1);
+		if (sig == 0)
+			exit(4); /* exit without commit: atexit removes the temporary */
+		pause();
+		_exit(5);
+	}
+	close(ready[1]);
+	char c = 0;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	if (sig) {
+		assert_int_equal(leftovers(), 2); /* the temporary and its journal */
+		kill(pid, sig);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (sig) {
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(WTERMSIG(status), sig); /* the signal took its course */
+	} else {
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 4);
+	}
+	expect_text(p, "old");
+	assert_int_equal(leftovers(), 0);
+}
+
+static void test_outfile_signals(void **state)
+{
+	child_interrupted(SIGINT);
+	child_interrupted(SIGTERM);
+	child_interrupted(0);
+}
+
+static void test_outfile_dir(void **state)
+{
+	struct err e;
+	bool ours = false;
+	const char *d = tpath("report");
+	assert_int_equal(outfile_dir_open(d, &ours, &e), 0);
+	assert_true(ours); /* created now */
+	assert_int_equal(outfile_dir_open(d, &ours, &e), 0);
+	assert_true(ours); /* empty */
+	put(tpath("report/notes.md"), "user's");
+	assert_int_equal(outfile_dir_open(d, &ours, &e), 0);
+	assert_false(ours); /* someone's files, no mark */
+	assert_int_equal(outfile_dir_mark(d, "k3sim test", &e), 0);
+	assert_int_equal(outfile_dir_open(d, &ours, &e), 0);
+	assert_true(ours);
+	put(tpath("afile"), "x");
+	assert_int_equal(outfile_dir_open(tpath("afile"), &ours, &e), -EINVAL);
+	assert_int_equal(leftovers(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,5 +500,12 @@ int main(void)
 		cmocka_unit_test(test_doc_errors),    cmocka_unit_test(test_typed_reads),
 		cmocka_unit_test(test_suggest),       cmocka_unit_test(test_dtypes),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	const struct CMUnitTest outfile_tests[] = {
+		cmocka_unit_test(test_outfile_commit_abort), cmocka_unit_test(test_outfile_force),
+		cmocka_unit_test(test_outfile_input),        cmocka_unit_test(test_outfile_not_regular),
+		cmocka_unit_test(test_outfile_locks),        cmocka_unit_test(test_outfile_raced),
+		cmocka_unit_test(test_outfile_signals),      cmocka_unit_test(test_outfile_dir),
+	};
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	return failed + cmocka_run_group_tests(outfile_tests, outfile_setup, outfile_teardown);
 }

@@ -1267,6 +1267,101 @@ static int64_t scalar_i64(sqlite3 *db, const char *sql)
 	return v;
 }
 
+/* The median of column `col` over device `dev`'s non-NULL readings (n of them). */
+static double median_reading(sqlite3 *db, int64_t dev, const char *col, int64_t n)
+{
+	if (n <= 0)
+		return 0;
+	char sql[256];
+	snprintf(sql, sizeof sql,
+		 "SELECT %s FROM K3SIM_GPU_METRICS WHERE deviceId = ?1 AND %s IS NOT NULL"
+		 " ORDER BY %s LIMIT ?2 OFFSET ?3",
+		 col, col, col);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, dev);
+	sqlite3_bind_int64(st, 2, n % 2 ? 1 : 2);
+	sqlite3_bind_int64(st, 3, (n - 1) / 2);
+	double sum = 0;
+	int got = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		sum += sqlite3_column_double(st, 0);
+		got++;
+	}
+	sqlite3_finalize(st);
+	return got ? sum / got : 0;
+}
+
+enum { MAX_CLOCK_DEVICES = 256 };
+
+/* Per device: min / median / max of the SM clock and power readings, the hottest reading and the
+ * throttle reasons seen. Absent table: nothing. */
+static int clock_summary(struct ctx *c, struct err *e)
+{
+	struct trace_summary *s = c->s;
+	if (!trace_sql_has_table(c->sql, "K3SIM_GPU_METRICS"))
+		return 0;
+	static const char agg[] =
+		"SELECT deviceId, count(*), min(timestamp), max(timestamp), count(smClockMHz),"
+		" min(smClockMHz), max(smClockMHz), count(memClockMHz), count(powerW), min(powerW),"
+		" max(powerW), max(temperatureC),"
+		" sum(CASE WHEN throttleReasons & 4 THEN 1 ELSE 0 END)"
+		" FROM K3SIM_GPU_METRICS GROUP BY deviceId ORDER BY deviceId";
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(c->sql, agg, -1, &st, NULL) != SQLITE_OK) {
+		err_set(e, c->path, 0, 0, "K3SIM_GPU_METRICS: %s", sqlite3_errmsg(c->sql));
+		return -EIO;
+	}
+	struct trace_clock_sum rows[MAX_CLOCK_DEVICES];
+	int64_t n_sm[MAX_CLOCK_DEVICES], n_mem[MAX_CLOCK_DEVICES], n_pow[MAX_CLOCK_DEVICES];
+	size_t n = 0;
+	while (sqlite3_step(st) == SQLITE_ROW && n < MAX_CLOCK_DEVICES) {
+		struct trace_clock_sum *r = &rows[n];
+		memset(r, 0, sizeof *r);
+		r->device_id = (uint32_t)sqlite3_column_int64(st, 0);
+		r->samples = sqlite3_column_int64(st, 1);
+		r->first_ns = sqlite3_column_int64(st, 2);
+		r->last_ns = sqlite3_column_int64(st, 3);
+		n_sm[n] = sqlite3_column_int64(st, 4);
+		r->sm_mhz_min = sqlite3_column_double(st, 5);
+		r->sm_mhz_max = sqlite3_column_double(st, 6);
+		n_mem[n] = sqlite3_column_int64(st, 7);
+		n_pow[n] = sqlite3_column_int64(st, 8);
+		r->power_w_min = sqlite3_column_double(st, 9);
+		r->power_w_max = sqlite3_column_double(st, 10);
+		r->temp_c_max = sqlite3_column_double(st, 11);
+		r->power_capped = sqlite3_column_int64(st, 12);
+		n++;
+	}
+	sqlite3_finalize(st);
+	/* the OR of the reason bits, which SQL has no aggregate for */
+	if (sqlite3_prepare_v2(c->sql,
+			       "SELECT DISTINCT deviceId, throttleReasons FROM K3SIM_GPU_METRICS"
+			       " WHERE throttleReasons IS NOT NULL LIMIT 65536",
+			       -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			uint32_t dev = (uint32_t)sqlite3_column_int64(st, 0);
+			for (size_t i = 0; i < n; i++)
+				if (rows[i].device_id == dev)
+					rows[i].throttle_any |= (uint64_t)sqlite3_column_int64(st, 1);
+		}
+		sqlite3_finalize(st);
+	}
+	for (size_t i = 0; i < n; i++) {
+		rows[i].sm_mhz_med = median_reading(c->sql, rows[i].device_id, "smClockMHz", n_sm[i]);
+		rows[i].mem_mhz_med = median_reading(c->sql, rows[i].device_id, "memClockMHz", n_mem[i]);
+		rows[i].power_w_med = median_reading(c->sql, rows[i].device_id, "powerW", n_pow[i]);
+	}
+	s->clocks = arena_alloc(&s->arena, (n ? n : 1) * sizeof *s->clocks);
+	if (!s->clocks)
+		return oom(c, e);
+	if (n)
+		memcpy(s->clocks, rows, n * sizeof *rows);
+	s->n_clocks = n;
+	return 0;
+}
+
 int trace_summary_compute(struct trace_summary *s, const char *path,
 			  const struct trace_summary_opts *o, struct err *e)
 {
@@ -1348,6 +1443,8 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 		rc = device_sweep(&c, e);
 	if (!rc)
 		rc = launch_and_nvtx(&c, &sm, e);
+	if (!rc)
+		rc = clock_summary(&c, e);
 	if (rc)
 		goto out;
 	/* order for reading: streams copied into the arena */

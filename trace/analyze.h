@@ -26,7 +26,9 @@
  * - a kernel belongs to every NVTX push/pop or start/end range open on the launching thread when
  *   the launching call started; kernels without a launching call fall back to the ranges of
  *   their process that contain their GPU start. GPU-projected ranges (TRACE_NVTX_DOMAIN_GPU) are
- *   not counted. A range's GPU time is the summed duration of its kernels. */
+ *   not counted. A range's GPU time is the summed duration of its kernels.
+ * - clocks and power come from K3SIM_GPU_METRICS (a k3sim capture's NVML readings), per
+ *   deviceId: min / median / max of the SM clock and of the power over all readings. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -95,6 +97,20 @@ struct trace_launch_sum {
 	double api_avg_ns;                  /* duration of the launching calls */
 };
 
+/* GPU clocks and power of one device over the trace (K3SIM_GPU_METRICS, sampled by the capture).
+ * Medians as for kernels (mean of the two middle values for even counts); 0 where no reading. */
+struct trace_clock_sum {
+	uint32_t device_id;
+	int64_t samples;
+	int64_t first_ns, last_ns;          /* of the readings */
+	double sm_mhz_min, sm_mhz_med, sm_mhz_max;
+	double mem_mhz_med;
+	double power_w_min, power_w_med, power_w_max;
+	double temp_c_max;
+	uint64_t throttle_any;              /* OR of the clocks-event reason bits seen */
+	int64_t power_capped;               /* readings with the SW power cap bit (0x4) set */
+};
+
 struct trace_summary {
 	int64_t kernels, memcpys, memsets, api_calls, nvtx_ranges;
 	int64_t kernel_ns;                  /* summed kernel durations */
@@ -112,6 +128,8 @@ struct trace_summary {
 	struct trace_nvtx_sum *nvtx;        /* by total range time, longest first */
 	size_t n_nvtx;
 	struct trace_launch_sum launch;
+	struct trace_clock_sum *clocks;     /* by device id; none without K3SIM_GPU_METRICS */
+	size_t n_clocks;
 	struct arena arena;                 /* owns the arrays and names */
 };
 

@@ -991,6 +991,46 @@ static int import_device_map(struct src *s, struct err *e)
 	return finish_rows(s, st, rc, r, table, e);
 }
 
+/* K3SIM_GPU_METRICS rows (GPU clocks and power sampled during a capture), with their process and
+ * GPU renamed like every other row. */
+static int import_gpu_metrics(struct src *s, struct err *e)
+{
+	static const char *const want[] = {"timestamp", "globalPid", "deviceId", "smClockMHz",
+					   "memClockMHz", "powerW", "temperatureC",
+					   "throttleReasons"};
+	int c[8];
+	sqlite3_stmt *st;
+	const char *table = "K3SIM_GPU_METRICS";
+	int rc = select_cols(s, table, want, 8, c, &st, e);
+	if (rc || !st)
+		return rc;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_gpu_metric m;
+		memset(&m, 0, sizeof m);
+		m.timestamp_ns = col_i64(st, c[0], 0);
+		rc = map_gid(s, col_i64(st, c[1], 0), &m.global_pid, e);
+		if (rc)
+			break;
+		m.device_id = (int32_t)gpu_map_dev(s->gpus, col_i64(st, c[2], 0));
+		bool *has[4] = {&m.has_sm, &m.has_mem, &m.has_power, &m.has_temp};
+		double *val[4] = {&m.sm_mhz, &m.mem_mhz, &m.power_w, &m.temp_c};
+		for (int k = 0; k < 4; k++)
+			if (c[3 + k] >= 0 && sqlite3_column_type(st, c[3 + k]) != SQLITE_NULL) {
+				*has[k] = true;
+				*val[k] = sqlite3_column_double(st, c[3 + k]);
+			}
+		if (c[7] >= 0 && sqlite3_column_type(st, c[7]) != SQLITE_NULL) {
+			m.has_throttle = true;
+			m.throttle_reasons = (uint64_t)sqlite3_column_int64(st, c[7]);
+		}
+		rc = trace_db_add_gpu_metric(s->db, &m, e);
+		if (rc)
+			break;
+	}
+	return finish_rows(s, st, rc, r, table, e);
+}
+
 /* Merge: which ordinal each process of this file knew each of its GPUs by. */
 static int write_device_map(struct src *s, struct err *e)
 {
@@ -1115,6 +1155,8 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 	rc = import_k3sim(&s, prefix, e);
 	if (!rc)
 		rc = import_device_map(&s, e);
+	if (!rc)
+		rc = import_gpu_metrics(&s, e);
 	if (!rc)
 		rc = write_device_map(&s, e);
 out:

@@ -68,7 +68,10 @@ static const char SCHEMA_SQL[] =
 	" correlationId INTEGER, nameId INTEGER, metric TEXT NOT NULL, value REAL,"
 	" unit TEXT);\n"
 	"CREATE TABLE K3SIM_DEVICE_MAP (globalPid INTEGER NOT NULL, cudaId INTEGER NOT NULL,"
-	" deviceId INTEGER NOT NULL, uuid TEXT);\n";
+	" deviceId INTEGER NOT NULL, uuid TEXT);\n"
+	"CREATE TABLE K3SIM_GPU_METRICS (timestamp INTEGER NOT NULL, globalPid INTEGER,"
+	" deviceId INTEGER, smClockMHz REAL, memClockMHz REAL, powerW REAL,"
+	" temperatureC REAL, throttleReasons INTEGER);\n";
 
 /* Hot tables are written through a row buffer and a multi-row INSERT (up to ROWBUF_ROWS rows per
  * statement, fewer when SQLite allows fewer parameters): one sqlite3_step per 128 rows roughly
@@ -123,6 +126,7 @@ enum stmt_id {
 	ST_METRIC,
 	ST_CAPTURE,
 	ST_DEVICE_MAP,
+	ST_GPU_METRIC,
 	ST_COUNT,
 };
 
@@ -146,6 +150,9 @@ static const char *const STMT_SQL[ST_COUNT] = {
 	[ST_CAPTURE] = "INSERT OR REPLACE INTO K3SIM_CAPTURE (name, value) VALUES (?1, ?2)",
 	[ST_DEVICE_MAP] = "INSERT INTO K3SIM_DEVICE_MAP (globalPid, cudaId, deviceId, uuid)"
 			  " VALUES (?1, ?2, ?3, ?4)",
+	[ST_GPU_METRIC] = "INSERT INTO K3SIM_GPU_METRICS (timestamp, globalPid, deviceId, smClockMHz,"
+			  " memClockMHz, powerW, temperatureC, throttleReasons)"
+			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 };
 
 /* Interned strings: open addressing over (hash, id, text) slots; text lives in the arena. */
@@ -345,7 +352,11 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 
 	bool in_memory = strcmp(path, ":memory:") == 0;
 	struct stat stbuf;
-	if (!in_memory && stat(path, &stbuf) == 0) {
+	/* An empty regular file is a new database to SQLite: the temporary of an atomic output
+	 * (util/outfile.h) is taken as it is, never removed and created again. */
+	bool empty_file = !in_memory && stat(path, &stbuf) == 0 && S_ISREG(stbuf.st_mode) &&
+			  stbuf.st_size == 0;
+	if (!in_memory && !empty_file && stat(path, &stbuf) == 0) {
 		if (!db->opts.overwrite) {
 			err_set(e, path, 0, 0, "file exists (use --force to replace it)");
 			rc = -EEXIST;
@@ -1099,4 +1110,83 @@ int trace_db_add_device_map(struct trace_db *db, int64_t global_pid, int32_t cud
 	bind_i64(s, 3, device_id);
 	bind_text(s, 4, uuid);
 	return step(db, ST_DEVICE_MAP, e);
+}
+
+static void bind_opt_double(sqlite3_stmt *s, int i, bool has, double v)
+{
+	if (has)
+		sqlite3_bind_double(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+int trace_db_add_gpu_metric(struct trace_db *db, const struct trace_gpu_metric *m, struct err *e)
+{
+	if (!db || !m)
+		return bad_arg(e, "trace_db_add_gpu_metric: NULL db or record");
+	int rc = row_begin(db, e);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = db->st[ST_GPU_METRIC];
+	bind_i64(s, 1, m->timestamp_ns);
+	bind_i64(s, 2, m->global_pid);
+	bind_i64(s, 3, m->device_id);
+	bind_opt_double(s, 4, m->has_sm, m->sm_mhz);
+	bind_opt_double(s, 5, m->has_mem, m->mem_mhz);
+	bind_opt_double(s, 6, m->has_power, m->power_w);
+	bind_opt_double(s, 7, m->has_temp, m->temp_c);
+	if (m->has_throttle)
+		/* a bit mask: stored as the same 64 bits, read back with (uint64_t) */
+		sqlite3_bind_int64(s, 8, (int64_t)m->throttle_reasons);
+	else
+		sqlite3_bind_null(s, 8);
+	rc = step(db, ST_GPU_METRIC, e);
+	if (!rc)
+		db->stats.gpu_metrics++;
+	return rc;
+}
+
+const char *trace_throttle_names(uint64_t reasons, char *buf, size_t n)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} names[] = {
+		{TRACE_THROTTLE_GPU_IDLE, "idle"},
+		{TRACE_THROTTLE_APP_CLOCKS, "app_clocks"},
+		{TRACE_THROTTLE_SW_POWER_CAP, "sw_power_cap"},
+		{TRACE_THROTTLE_HW_SLOWDOWN, "hw_slowdown"},
+		{TRACE_THROTTLE_SYNC_BOOST, "sync_boost"},
+		{TRACE_THROTTLE_SW_THERMAL, "sw_thermal"},
+		{TRACE_THROTTLE_HW_THERMAL, "hw_thermal"},
+		{TRACE_THROTTLE_HW_POWER_BRAKE, "hw_power_brake"},
+		{TRACE_THROTTLE_DISPLAY_CLOCKS, "display_clocks"},
+	};
+	if (!n)
+		return buf;
+	buf[0] = '\0';
+	size_t used = 0;
+	uint64_t known = 0;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		known |= names[i].bit;
+		if (!(reasons & names[i].bit))
+			continue;
+		int w = snprintf(buf + used, n - used, "%s%s", used ? "|" : "", names[i].name);
+		if (w < 0 || (size_t)w >= n - used) {
+			buf[used] = '\0'; /* whole names only */
+			return buf;
+		}
+		used += (size_t)w;
+	}
+	if (reasons & ~known) {
+		int w = snprintf(buf + used, n - used, "%s0x%llx", used ? "|" : "",
+				 (unsigned long long)(reasons & ~known));
+		if (w > 0 && (size_t)w < n - used)
+			used += (size_t)w;
+		else
+			buf[used] = '\0';
+	}
+	if (!used)
+		snprintf(buf, n, "none");
+	return buf;
 }

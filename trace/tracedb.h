@@ -40,6 +40,10 @@
  *       process knew a GPU by (cudaId) and the deviceId its rows carry in the merged file (the
  *       role of nsys' TARGET_INFO_CUDA_DEVICE; unlike nsys, activity rows hold deviceId, not
  *       cudaId, so one GPU is one deviceId whatever CUDA_VISIBLE_DEVICES each process had)
+ *   K3SIM_GPU_METRICS(timestamp, globalPid, deviceId, smClockMHz, memClockMHz, powerW,
+ *       temperatureC, throttleReasons)   GPU clocks, power and temperature sampled (NVML) while
+ *       the trace was taken: timestamp in ns on the trace's clock, deviceId that of the activity
+ *       rows, throttleReasons NVML's clocks-event reason bits; NULL where a reading failed
  *
  * Ownership: a trace_db owns its SQLite handle, prepared statements and the interned strings.
  * Every `const char *` in a record is only read during the call and may be freed right after.
@@ -256,13 +260,17 @@ enum {
 struct trace_db_stats {
 	int64_t kernels, memcpys, memsets, api_calls, nvtx, gpus, strings, dropped_records;
 	int64_t metrics;
+	int64_t gpu_metrics;
 };
 
 struct trace_db;
 
 /* Create the file at `path` with the full schema and return a writer in *out. opts may be NULL.
- * On failure nothing is left at path (unless it existed and overwrite was false). The path
- * ":memory:" makes a database that lives and dies with the writer (tests, fuzzers). */
+ * An existing empty regular file is used as it is (an atomic output's temporary: the CLI writes
+ * through util/outfile.h and renames the file into place after trace_db_close); any other
+ * existing file is -EEXIST, or removed first with `overwrite` (tests, capture). On failure nothing
+ * is left at path (unless it existed and overwrite was false). The path ":memory:" makes a
+ * database that lives and dies with the writer (tests, fuzzers). */
 int trace_db_create(struct trace_db **out, const char *path, const struct trace_db_opts *opts,
 		    struct err *e);
 
@@ -292,6 +300,37 @@ int trace_db_add_process(struct trace_db *db, int64_t global_pid, int64_t pid, c
 int trace_db_add_dropped(struct trace_db *db, const struct trace_dropped *d, struct err *e);
 int trace_db_add_kernel_metric(struct trace_db *db, const struct trace_kernel_metric *m,
 			       struct err *e);
+
+/* NVML's clocks-event ("throttle") reason bits, as nvmlDeviceGetCurrentClocksEventReasons reports
+ * them (nvml.h nvmlClocksEventReason*) and K3SIM_GPU_METRICS.throttleReasons stores them. */
+enum trace_throttle {
+	TRACE_THROTTLE_GPU_IDLE = 0x1,
+	TRACE_THROTTLE_APP_CLOCKS = 0x2,        /* applications clocks setting */
+	TRACE_THROTTLE_SW_POWER_CAP = 0x4,      /* the power limit: the sustained regime */
+	TRACE_THROTTLE_HW_SLOWDOWN = 0x8,
+	TRACE_THROTTLE_SYNC_BOOST = 0x10,
+	TRACE_THROTTLE_SW_THERMAL = 0x20,
+	TRACE_THROTTLE_HW_THERMAL = 0x40,
+	TRACE_THROTTLE_HW_POWER_BRAKE = 0x80,
+	TRACE_THROTTLE_DISPLAY_CLOCKS = 0x100,
+};
+
+/* Names of the reason bits in `reasons`, '|'-separated ("sw_power_cap|sw_thermal"; unknown bits
+ * in hex), "none" for 0, into buf (n bytes, cut to fit). Returns buf. */
+const char *trace_throttle_names(uint64_t reasons, char *buf, size_t n);
+
+/* One K3SIM_GPU_METRICS row: a reading of one GPU's clocks, power and temperature. */
+struct trace_gpu_metric {
+	int64_t timestamp_ns;          /* the trace's clock (CUPTI's in a capture) */
+	int64_t global_pid;            /* the process that sampled */
+	int32_t device_id;
+	bool has_sm, has_mem, has_power, has_temp, has_throttle; /* false: stored as NULL */
+	double sm_mhz, mem_mhz;        /* current clocks */
+	double power_w;
+	double temp_c;
+	uint64_t throttle_reasons;     /* NVML clocks-event reason bits */
+};
+int trace_db_add_gpu_metric(struct trace_db *db, const struct trace_gpu_metric *m, struct err *e);
 
 /* A K3SIM_DEVICE_MAP row: process global_pid knew GPU device_id (TARGET_INFO_GPU.id) as CUDA
  * ordinal cuda_id. uuid may be NULL. */

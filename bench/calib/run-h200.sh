@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Issue 11's runs use bench/calib/run-h200-runs.sh (full grid burst + sustained subset, GPU clocks
+# and power, one call per run); this is the 2026-11-29 call, kept as it was run.
 # One device call for the calibration grids (issue 5), from the repository root on an H200:
 #   1. calib-grid (cuBLASLt GEMMs BF16/FP8 over K3 shapes, D2D copies) under `k3sim trace capture`,
 #      each measured instance an NVTX range in `k3sim op` syntax (falls back to the plain run);

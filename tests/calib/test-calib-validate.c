@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "calib-fixture.h"
 #include "calib/validate.h"
+#include "util/outfile.h"
 #include "util/doc.h"
 
 static char dir[] = "/tmp/k3calib-validate-XXXXXX";
@@ -115,14 +117,17 @@ static void test_report(void **state)
 	char note[512] = "";
 	const char *out = path("report");
 	assert_int_equal(mkdir(out, 0777), 0);
-	assert_int_equal(calib_plots(&v, out, "validate", "/nonexistent/gnuplot", note, sizeof note, &e), 1);
+	assert_int_equal(calib_plots(&v, out, "validate", "/nonexistent/gnuplot", NULL, note, sizeof note, &e), 1);
 	assert_non_null(strstr(note, "gnuplot"));
 	assert_int_equal(access(path("report/validate.gp"), R_OK), 0);
 	assert_int_equal(access(path("report/validate.dat"), R_OK), 0);
 	struct calib_report_in in = {
 	    .title = "t", .database = db, .match = &m, .v = &v, .plot_note = note, .top = 5};
 	char note2[512] = "";
-	int pr = calib_plots(&v, out, "validate", NULL, note2, sizeof note2, &e);
+	/* the data and script exist now: replaced only with force */
+	assert_int_equal(calib_plots(&v, out, "validate", NULL, NULL, note2, sizeof note2, &e), -EEXIST);
+	struct outfile_opts force = {.force = true};
+	int pr = calib_plots(&v, out, "validate", NULL, &force, note2, sizeof note2, &e);
 	assert_true(pr == 0 || pr == 1);
 	if (pr == 0) {
 		assert_int_equal(access(path("report/validate-scatter.svg"), R_OK), 0);

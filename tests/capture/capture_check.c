@@ -193,6 +193,8 @@ static void dump(sqlite3 *db)
 		"SELECT 'dropped', source, contextId, streamId, count FROM K3SIM_DROPPED LIMIT 10",
 		"SELECT 'gpu', id, name, smCount, chipName FROM TARGET_INFO_GPU",
 		"SELECT 'capture', name, substr(value, 1, 200) FROM K3SIM_CAPTURE",
+		"SELECT 'gpu_metrics', deviceId, timestamp, smClockMHz, powerW, throttleReasons FROM "
+		"K3SIM_GPU_METRICS LIMIT 5",
 	};
 	for (size_t q = 0; q < sizeof queries / sizeof queries[0]; q++) {
 		sqlite3_stmt *st = NULL;
@@ -268,6 +270,18 @@ static void check_basic(sqlite3 *db)
 	      "command line recorded");
 	check(q_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 1") > 0,
 	      "driver API rows present");
+	/* GPU clocks and power (NVML): readings of the GPU the kernels ran on, on the trace's
+	 * clock (inside or near the GPU span), with an SM clock */
+	check(q_int(db, "SELECT count(*) FROM K3SIM_CAPTURE WHERE name = 'gpu_metrics' AND "
+			"value LIKE 'nvml every %'") == 1,
+	      "NVML sampled (K3SIM_CAPTURE.gpu_metrics; 'unavailable: ...' says why not)");
+	check(q_int(db, "SELECT count(*) FROM K3SIM_GPU_METRICS g WHERE smClockMHz > 0 AND "
+			"deviceId IN (SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL)") >= 1,
+	      "GPU clock readings of the kernels' device");
+	check(q_int(db, "SELECT count(*) FROM K3SIM_GPU_METRICS WHERE timestamp < "
+			"(SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL) - 60000000000 OR timestamp > "
+			"(SELECT max(end) FROM CUPTI_ACTIVITY_KIND_KERNEL) + 60000000000") == 0,
+	      "GPU readings on the trace's clock (within a minute of the kernels)");
 }
 
 static void check_copy(sqlite3 *db, double bytes)

@@ -128,8 +128,11 @@ run "op overflow" 2 $K3SIM op gemm m=4294967296 n=4294967296 k=4
 expect_err "op overflow says so" "sizes too large"
 run "op ep overflow" 2 $K3SIM op ep_dispatch tokens=9000000000000000000 ranks=8
 run "op json floor" 0 $K3SIM op gemm m=1 n=12 k=7168 --json
-python3 -c "import json; d=json.load(open('$tmp/out')); assert d['time_s'] >= d['floor_s'] > 0 and d['time_s'] < 20e-6 and d['clock']=='boost' and d['extrapolated'] is True" \
-	&& ok "op floor and extrapolated" || bad "op floor and extrapolated"
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['time_s'] >= d['floor_s'] > 0 and d['time_s'] < 20e-6 and d['clock']=='boost' and d['calibrated'] is True" \
+	&& ok "op floor and calibrated" || bad "op floor and calibrated"
+run "op json extrapolated" 0 $K3SIM op gemm m=100000 n=300000 k=7168 --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['extrapolated'] is True" \
+	&& ok "op outside the measured GEMMs says extrapolated" || bad "op outside the measured GEMMs says extrapolated"
 
 # Bad input: a clear file:line:col error and exit 1, never a crash (exit >= 128).
 run "unknown key" 1 $K3SIM run "$TESTS/data/bad/unknown-key.yaml"

@@ -282,7 +282,7 @@ static void run_to_db(const struct sweep_spec *sp, const char *path, int threads
 	struct sweepdb_meta meta;
 	struct err e;
 	sweepdb_meta_init(&meta, sp, k, n);
-	if (sweepdb_create(&db, path, &meta, &e) < 0)
+	if (sweepdb_create(&db, path, &meta, NULL, &e) < 0)
 		fail_msg("%s", e.msg);
 	struct sweep_opts o = {.threads = threads, .shard_index = k, .shard_count = n};
 	struct sweep_stats st;
@@ -347,7 +347,7 @@ static void test_shards_merge_to_whole(void **state)
 	inputs[2] = shard[1];
 	snprintf(out, sizeof out, "%s/merged.db", dir);
 	struct sweepdb_merge_stats ms;
-	if (sweepdb_merge(out, inputs, 3, false, &ms, &e) < 0)
+	if (sweepdb_merge(out, inputs, 3, false, false, &ms, &e) < 0)
 		fail_msg("%s", e.msg);
 	assert_int_equal(ms.points, sp.points);
 
@@ -391,16 +391,30 @@ static void test_shards_merge_to_whole(void **state)
 
 	/* Overlap, missing shards, and a different sweep are refused. */
 	const char *dup[2] = {shard[0], shard[0]};
-	assert_true(sweepdb_merge(out, dup, 2, false, &ms, &e) < 0);
+	assert_true(sweepdb_merge(out, dup, 2, false, true, &ms, &e) < 0);
 	assert_non_null(strstr(e.msg, "overlaps"));
 	const char *two[2] = {shard[0], shard[2]};
-	assert_true(sweepdb_merge(out, two, 2, false, &ms, &e) < 0);
+	assert_true(sweepdb_merge(out, two, 2, false, true, &ms, &e) < 0);
 	assert_non_null(strstr(e.msg, "1 of 3 shards missing: 2"));
-	assert_int_equal(sweepdb_merge(out, two, 2, true, &ms, &e), 0);
+	/* an existing output is replaced only with force */
+	assert_int_equal(sweepdb_merge(out, two, 2, true, false, &ms, &e), -EEXIST);
+	read_all(out, &c, &nc);
+	assert_int_equal(nc, sp.points); /* still the whole merge */
+	free(c);
+	assert_int_equal(sweepdb_merge(out, two, 2, true, true, &ms, &e), 0);
 	assert_int_equal(ms.missing_shards, 1);
 	const char *mixed[2] = {shard[0], whole};
-	assert_true(sweepdb_merge(out, mixed, 2, false, &ms, &e) < 0);
+	assert_true(sweepdb_merge(out, mixed, 2, false, true, &ms, &e) < 0);
 	assert_non_null(strstr(e.msg, "shards"));
+	/* the output is a shard, however it is spelt: refused, even with force */
+	char dotted[300];
+	snprintf(dotted, sizeof dotted, "%s/./shard1.db", dir);
+	const char *all[3] = {shard[0], shard[1], shard[2]};
+	assert_int_equal(sweepdb_merge(dotted, all, 3, false, true, &ms, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "is also an input"));
+	read_all(shard[0], &c, &nc);
+	assert_int_equal(nc, sweep_shard_points(sp.points, 0, 3)); /* shard 1 is intact */
+	free(c);
 	sweep_spec_release(&sp);
 
 	snprintf(text, sizeof text, "%s%s", base_yaml, "sweep:\n  batch: [1, 2]\n");
@@ -410,7 +424,7 @@ static void test_shards_merge_to_whole(void **state)
 	snprintf(other, sizeof other, "%s/other.db", dir);
 	run_to_db(&sp, other, 1, 0, 1);
 	const char *diff[2] = {whole, other};
-	assert_true(sweepdb_merge(out, diff, 2, false, &ms, &e) < 0);
+	assert_true(sweepdb_merge(out, diff, 2, false, true, &ms, &e) < 0);
 	assert_non_null(strstr(e.msg, "different sweep"));
 	sweep_spec_release(&sp);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -36,7 +37,7 @@ static void test_schema_has_nsys_tables(void **state)
 		"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 		"CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER",
 		"NVTX_EVENTS", "TARGET_INFO_GPU", "META_DATA_EXPORT", "PROCESSES", "K3SIM_CAPTURE",
-		"K3SIM_DROPPED", "K3SIM_KERNEL_METRICS",
+		"K3SIM_DROPPED", "K3SIM_KERNEL_METRICS", "K3SIM_GPU_METRICS",
 	};
 	char sql[256];
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
@@ -54,6 +55,40 @@ static void test_schema_has_nsys_tables(void **state)
 	assert_string_equal(fx_text(p, "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT'"),
 			    "k3sim");
 	assert_string_equal(fx_text(p, "PRAGMA journal_mode"), "delete");
+}
+
+/* GPU clock/power samples: values, NULL for what a reading lacked, and the throttle mask's 64
+ * bits intact (bit 63 set reads back as the same mask). */
+static void test_gpu_metrics(void **state)
+{
+	(void)state;
+	const char *p = fx_path("gpu-metrics.db");
+	struct trace_db *db = create(p, NULL);
+	struct err e = {0};
+	struct trace_gpu_metric m = {.timestamp_ns = 1000, .global_pid = trace_global_pid(7),
+				     .device_id = 2, .has_sm = true, .has_mem = true,
+				     .has_power = true, .has_temp = true, .has_throttle = true,
+				     .sm_mhz = 1515, .mem_mhz = 3201, .power_w = 684.5,
+				     .temp_c = 71, .throttle_reasons = 0x4};
+	assert_int_equal(trace_db_add_gpu_metric(db, &m, &e), 0);
+	struct trace_gpu_metric partial = {.timestamp_ns = 2000, .device_id = 2, .has_sm = true,
+					   .sm_mhz = 1980, .has_throttle = true,
+					   .throttle_reasons = 0x8000000000000001ULL};
+	assert_int_equal(trace_db_add_gpu_metric(db, &partial, &e), 0);
+	assert_int_equal(trace_db_add_gpu_metric(NULL, &m, &e), -EINVAL);
+	assert_int_equal(trace_db_add_gpu_metric(db, NULL, &e), -EINVAL);
+	struct trace_db_stats st;
+	trace_db_stats(db, &st);
+	assert_int_equal(st.gpu_metrics, 2);
+	assert_int_equal(trace_db_close(db, &e), 0);
+	assert_int_equal(fx_i64(p, "SELECT count(*) FROM K3SIM_GPU_METRICS"), 2);
+	assert_true(fx_f64(p, "SELECT powerW FROM K3SIM_GPU_METRICS WHERE timestamp = 1000") == 684.5);
+	assert_int_equal(fx_i64(p, "SELECT globalPid >> 24 FROM K3SIM_GPU_METRICS WHERE timestamp = 1000"), 7);
+	assert_int_equal(fx_i64(p, "SELECT smClockMHz FROM K3SIM_GPU_METRICS WHERE timestamp = 2000"), 1980);
+	assert_int_equal(fx_i64(p, "SELECT (powerW IS NULL) + (temperatureC IS NULL) + (memClockMHz IS NULL)"
+				   " FROM K3SIM_GPU_METRICS WHERE timestamp = 2000"), 3);
+	assert_true((uint64_t)fx_i64(p, "SELECT throttleReasons FROM K3SIM_GPU_METRICS WHERE timestamp = 2000") ==
+		    0x8000000000000001ULL);
 }
 
 static void test_rows_roundtrip(void **state)
@@ -256,6 +291,24 @@ static void test_refuses_existing_file(void **state)
 	assert_int_equal(fx_i64(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
 }
 
+/* An empty regular file (an atomic output's temporary, util/outfile.h) is taken as it is: the
+ * same inode, never removed and created again. */
+static void test_takes_empty_file(void **state)
+{
+	(void)state;
+	const char *p = fx_path("empty.db");
+	fx_write_str(p, "");
+	struct stat before, after;
+	assert_int_equal(stat(p, &before), 0);
+	struct trace_db *db = NULL;
+	struct err e = {0};
+	assert_int_equal(trace_db_create(&db, p, NULL, &e), 0);
+	assert_int_equal(trace_db_close(db, &e), 0);
+	assert_int_equal(stat(p, &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_int_equal(fx_i64(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
+}
+
 static void test_discard_removes_file(void **state)
 {
 	(void)state;
@@ -332,8 +385,10 @@ int main(void)
 		cmocka_unit_test(test_intern_dedupes_and_cuts),
 		cmocka_unit_test(test_intern_bounded),
 		cmocka_unit_test(test_short_names),
+		cmocka_unit_test(test_gpu_metrics),
 		cmocka_unit_test(test_batching),
 		cmocka_unit_test(test_refuses_existing_file),
+		cmocka_unit_test(test_takes_empty_file),
 		cmocka_unit_test(test_discard_removes_file),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_crash_keeps_flushed_rows),

@@ -12,7 +12,8 @@
  *
  * What is recorded: kernels (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, which keeps streams concurrent;
  * never KERNEL, which serializes them), memcpys (incl. peer), memsets, CUDA runtime and driver API
- * calls, NVTX ranges (push/pop, start/end) and marks, devices, and CUPTI's dropped-record counts.
+ * calls, NVTX ranges (push/pop, start/end) and marks, devices, and CUPTI's dropped-record counts,
+ * and (NVML, on a sampler thread) every GPU's clocks, power, temperature and throttle reasons.
  * With `metrics`, each kernel is also replayed under CUPTI's range profiler and its counters are
  * stored per kernel (K3SIM_KERNEL_METRICS). Replay serializes kernels and adds time around each:
  * take durations from a capture without metrics.
@@ -48,6 +49,11 @@ struct trace_capture_opts {
 	size_t buffers;                /* 0: 32 */
 	size_t buffer_bytes;           /* 0: 8 MiB */
 	int64_t wait_ms;               /* how long a producer waits for a free buffer; 0: 10 s */
+	int64_t gpu_metrics_ms;        /* NVML sampling period of clocks, power, temperature into
+					* K3SIM_GPU_METRICS; 0: 20 ms; < 0: off. Without NVML (no
+					* driver) the capture goes on and says why in K3SIM_CAPTURE */
+	const char *meta;              /* "key=value" lines stored as K3SIM_CAPTURE rows named
+					* "meta.<key>" (e.g. a benchmark's clock regime); NULL: none */
 };
 
 /* What a stopped capture wrote. */

@@ -633,6 +633,35 @@ int capture_decode_marks(struct capture_decoder *d, struct trace_db *db, const u
 	return 0;
 }
 
+int capture_decode_gpu_samples(struct capture_decoder *d, struct trace_db *db, const uint8_t *buf,
+			       size_t valid_bytes, struct err *e)
+{
+	for (size_t off = 0; off + sizeof(struct gpumon_sample) <= valid_bytes;
+	     off += sizeof(struct gpumon_sample)) {
+		struct gpumon_sample g;
+		memcpy(&g, buf + off, sizeof g);
+		struct trace_gpu_metric m = {
+			.timestamp_ns = g.timestamp_ns,
+			.global_pid = d->global_pid,
+			.device_id = g.device,
+			.has_sm = (g.fields & GPUMON_HAS_SM) != 0,
+			.has_mem = (g.fields & GPUMON_HAS_MEM) != 0,
+			.has_power = (g.fields & GPUMON_HAS_POWER) != 0,
+			.has_temp = (g.fields & GPUMON_HAS_TEMP) != 0,
+			.has_throttle = (g.fields & GPUMON_HAS_THROTTLE) != 0,
+			.sm_mhz = g.sm_mhz,
+			.mem_mhz = g.mem_mhz,
+			.power_w = g.power_w,
+			.temp_c = g.temp_c,
+			.throttle_reasons = g.throttle_reasons,
+		};
+		int rc = trace_db_add_gpu_metric(db, &m, e);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int capture_decode_metrics(struct capture_decoder *d, struct trace_db *db, const uint8_t *buf,
 			   size_t valid_bytes, struct err *e)
 {

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace/capture/gpumon.h"
 #include "trace/tracedb.h"
 #include "util/err.h"
 
@@ -89,6 +90,9 @@ int capture_decode_marks(struct capture_decoder *d, struct trace_db *db, const u
 			 size_t valid_bytes, struct err *e);
 int capture_decode_metrics(struct capture_decoder *d, struct trace_db *db, const uint8_t *buf,
 			   size_t valid_bytes, struct err *e);
+/* struct gpumon_sample records (gpumon.h) -> K3SIM_GPU_METRICS rows of this process. */
+int capture_decode_gpu_samples(struct capture_decoder *d, struct trace_db *db, const uint8_t *buf,
+			       size_t valid_bytes, struct err *e);
 
 /* Pack a mark into buf (bytes long) at *used; 0, or -ENOSPC when it does not fit. */
 int capture_mark_pack(uint8_t *buf, size_t bytes, size_t *used, int64_t timestamp_ns, int64_t tid,

@@ -20,6 +20,8 @@
 #define CAPTURE_ENV_BUFFERS "K3CAPTURE_BUFFERS"       /* CUPTI buffers in the pool */
 #define CAPTURE_ENV_BUFFER_BYTES "K3CAPTURE_BUFFER_BYTES"
 #define CAPTURE_ENV_VERBOSE "K3CAPTURE_VERBOSE"       /* "1": the library says what it does */
+#define CAPTURE_ENV_GPU_METRICS "K3CAPTURE_GPU_METRICS_MS" /* NVML sampling period; "0": off */
+#define CAPTURE_ENV_META "K3CAPTURE_META"             /* "key=value" lines -> K3SIM_CAPTURE */
 /* Set by the user. */
 #define CAPTURE_ENV_LIB "K3SIM_CAPTURE_LIB"           /* overrides where libk3capture.so is */
 

@@ -7,6 +7,8 @@
  *  - the writer thread (writer.c): decoding and SQLite.
  *  - a control thread: performs the flush a SIGINT/SIGTERM asks for, since a signal handler can
  *    only write to a pipe and wait on another.
+ *  - a GPU sampler thread (gpumon.h): reads NVML every gpu_metrics_ms and queues the readings,
+ *    stamped on CUPTI's clock, for the writer (K3SIM_GPU_METRICS).
  *
  * The injection entry points are this library's user interface in a profiled child, so they may
  * write to stderr: the holder of a CUPTI subscription, and failures to start. */
@@ -31,8 +33,10 @@
 
 #include "trace/capture/decode.h"
 #include "trace/capture/env.h"
+#include "trace/capture/gpumon.h"
 #include "trace/capture/metrics.h"
 #include "trace/capture/pool.h"
+#include "trace/capture/side.h"
 #include "trace/capture/writer.h"
 
 enum {
@@ -41,6 +45,9 @@ enum {
 	FLUSH_TIMEOUT_MS = 60000,
 	SIGNAL_FLUSH_TIMEOUT_MS = 10000,
 	CUPTI_FLUSH_PERIOD_MS = 1000,
+	DEFAULT_GPU_METRICS_MS = 20,
+	GPU_SAMPLES_SUBMIT_NS = 1000000000, /* queue the readings at least once a second */
+	GPU_ENUM_TRIES = 3000,              /* rounds to wait for CUDA to know its devices */
 };
 
 struct capture_state {
@@ -66,6 +73,16 @@ struct capture_state {
 	size_t marks_used;
 	uint8_t *metrics_buf;
 	size_t metrics_used;
+	/* GPU clocks and power (NVML) */
+	int64_t gpu_period_ms;         /* 0: off */
+	struct gpumon *gpumon;         /* NULL: NVML not there */
+	char gpumon_error[512];
+	struct gpumon_sampler sampler;
+	struct capture_side gpu_side;
+	bool gpu_side_ready;
+	bool gpu_devices_known;
+	int64_t gpu_enum_tries;
+	int64_t gpu_last_submit_ns;
 	/* signals */
 	bool signals_installed;
 	struct sigaction old_int, old_term;
@@ -203,6 +220,8 @@ static int flush_all(bool forced)
 	pthread_mutex_lock(&g.side_lock);
 	submit_side_locked();
 	pthread_mutex_unlock(&g.side_lock);
+	if (g.gpu_side_ready)
+		capture_side_submit(&g.gpu_side);
 	return capture_writer_flush(&g.w, FLUSH_TIMEOUT_MS);
 }
 
@@ -500,6 +519,30 @@ static void set_meta_i64(const char *key, int64_t v)
 	set_meta(key, buf);
 }
 
+/* "key=value" lines (K3CAPTURE_META) as K3SIM_CAPTURE rows "meta.<key>". */
+static void write_user_meta(const char *meta)
+{
+	if (!meta)
+		return;
+	char line[1024], key[sizeof line + 8];
+	while (*meta) {
+		size_t len = strcspn(meta, "\n");
+		if (len < sizeof line) {
+			memcpy(line, meta, len);
+			line[len] = '\0';
+			char *eq = strchr(line, '=');
+			if (eq && eq != line) {
+				*eq = '\0';
+				snprintf(key, sizeof key, "meta.%s", line);
+				set_meta(key, eq + 1);
+			}
+		}
+		meta += len;
+		if (*meta == '\n')
+			meta++;
+	}
+}
+
 static void read_cmdline(char *out, size_t n)
 {
 	out[0] = '\0';
@@ -569,6 +612,7 @@ static void write_start_metadata(const struct trace_capture_opts *o)
 	set_meta_i64("buffer_bytes", (int64_t)o->buffer_bytes);
 	set_meta("activity_kinds", "CONCURRENT_KERNEL MEMCPY MEMCPY2 MEMSET RUNTIME DRIVER MARKER "
 				   "DEVICE");
+	write_user_meta(o->meta);
 	buf[0] = '\0';
 	if (readlink("/proc/self/exe", buf, sizeof buf - 1) > 0) {
 		buf[sizeof buf - 1] = '\0';
@@ -651,6 +695,151 @@ static void append_manifest(const struct trace_db_stats *st, int64_t dropped)
 		return;
 	(void)!write(fd, line, (size_t)n);     /* one write: lines of processes never mix */
 	close(fd);
+}
+
+/* ---- GPU clocks and power ---- */
+
+static int64_t cupti_now_ns(void)
+{
+	uint64_t ts = 0;
+	cuptiGetTimestamp(&ts);
+	return (int64_t)ts;
+}
+
+/* The sampler's device count: 0 until CUDA knows its devices (the injection starts inside
+ * cuInit), then every CUDA device, found in NVML by PCI bus id so that the rows carry the
+ * deviceId (CUDA ordinal) of the activity rows whatever CUDA_VISIBLE_DEVICES says. NVML is
+ * loaded here, on the sampler thread, so that its initialization (up to a second on some
+ * machines) does not hold up the program's cuInit. Runs on the sampler thread only. */
+static int gpu_count(void *ctx)
+{
+	(void)ctx;
+	if (g.gpu_devices_known)
+		return gpumon_devices(g.gpumon);
+	if (g.gpumon_error[0] || g.gpu_enum_tries++ >= GPU_ENUM_TRIES)
+		return 0;
+	if (!g.gpumon) {
+		struct err e = {0};
+		if (gpumon_open(&g.gpumon, &e) < 0) {
+			snprintf(g.gpumon_error, sizeof g.gpumon_error, "%s", e.msg);
+			g.gpumon = NULL;
+			return 0;
+		}
+	}
+	struct cu_api cu;
+	int n = 0;
+	if (!cu_load(&cu) || cu.device_get_count(&n) != CUDA_SUCCESS || n <= 0)
+		return 0;
+	CUresult (*bus_id)(char *, int, CUdevice) = NULL;
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (h) {
+		*(void **)&bus_id = dlsym(h, "cuDeviceGetPCIBusId");
+		dlclose(h);
+	}
+	bool visible_all = !getenv("CUDA_VISIBLE_DEVICES");
+	for (int i = 0; i < n && i < GPUMON_MAX_DEVICES; i++) {
+		CUdevice dev;
+		char pci[64] = "";
+		if (cu.device_get(&dev, i) != CUDA_SUCCESS)
+			continue;
+		if (bus_id && bus_id(pci, sizeof pci, dev) == CUDA_SUCCESS &&
+		    gpumon_add_device(g.gpumon, i, pci, 0, NULL) >= 0)
+			continue;
+		/* no bus id: NVML's index is the CUDA ordinal only when nothing is hidden */
+		if (visible_all)
+			gpumon_add_device(g.gpumon, i, NULL, (unsigned)i, NULL);
+	}
+	g.gpu_devices_known = true;
+	return gpumon_devices(g.gpumon);
+}
+
+static int gpu_read(void *ctx, int slot, struct gpumon_sample *out)
+{
+	(void)ctx;
+	return gpumon_read(g.gpumon, slot, out);
+}
+
+static void gpu_sink(void *ctx, const struct gpumon_sample *smp)
+{
+	(void)ctx;
+	pthread_rwlock_rdlock(&g.cb_lock);
+	if (atomic_load(&g.accepting)) {
+		capture_side_append(&g.gpu_side, smp, sizeof *smp);
+		if (smp->timestamp_ns - g.gpu_last_submit_ns >= GPU_SAMPLES_SUBMIT_NS) {
+			capture_side_submit(&g.gpu_side);
+			g.gpu_last_submit_ns = smp->timestamp_ns;
+		}
+	}
+	pthread_rwlock_unlock(&g.cb_lock);
+}
+
+/* After the writer started. A capture without NVML goes on; gpumon_error says why. */
+static void gpu_start(void)
+{
+	g.gpumon_error[0] = '\0';
+	g.gpumon = NULL;
+	if (g.gpu_period_ms <= 0)
+		return;
+	struct err e = {0};
+	capture_side_init(&g.gpu_side, &g.w.pool, CAPTURE_ITEM_GPU_SAMPLES, g.wait_ms);
+	g.gpu_side_ready = true;
+	g.gpu_devices_known = false;
+	g.gpu_enum_tries = 0;
+	g.gpu_last_submit_ns = cupti_now_ns();
+	struct gpumon_source src = {.count = gpu_count, .read = gpu_read};
+	struct gpumon_sampler_opts so = {.period_ms = g.gpu_period_ms, .now_ns = cupti_now_ns,
+					 .sink = gpu_sink};
+	if (gpumon_sampler_start(&g.sampler, &src, &so, &e) < 0)
+		snprintf(g.gpumon_error, sizeof g.gpumon_error, "%s", e.msg);
+}
+
+/* Before the final flush: no more readings, the last ones queued. */
+static void gpu_stop_sampling(void)
+{
+	gpumon_sampler_stop(&g.sampler);
+	if (g.gpu_side_ready)
+		capture_side_submit(&g.gpu_side);
+}
+
+/* After the writer stopped (this thread owns the database): what the readings were, then free. */
+static void gpu_finish(void)
+{
+	char key[64], buf[1024];
+	if (g.gpu_period_ms <= 0) {
+		set_meta("gpu_metrics", "off");
+	} else if (!g.gpumon || g.gpumon_error[0] || !g.gpu_devices_known) {
+		const char *why = g.gpumon_error;
+		if (!why[0])
+			why = g.gpumon ? "CUDA named no device while the capture ran"
+				       : "NVML was not loaded (the capture ended first)";
+		snprintf(buf, sizeof buf, "unavailable: %s", why);
+		set_meta("gpu_metrics", buf);
+	} else {
+		snprintf(buf, sizeof buf,
+			 "nvml every %lld ms: %lld readings of %d GPUs (%lld failed, %lld lost for "
+			 "want of a buffer); power %s",
+			 (long long)g.gpu_period_ms, (long long)g.sampler.samples,
+			 gpumon_devices(g.gpumon), (long long)g.sampler.failed_reads,
+			 (long long)g.gpu_side.lost, gpumon_power_source(g.gpumon));
+		set_meta("gpu_metrics", buf);
+		for (int i = 0; i < gpumon_devices(g.gpumon); i++) {
+			struct gpumon_sample smp;
+			if (gpumon_read(g.gpumon, i, &smp) < 0)
+				continue;
+			snprintf(key, sizeof key, "gpu%d_power_limit_w", smp.device);
+			snprintf(buf, sizeof buf, "%.1f", gpumon_power_limit_w(g.gpumon, i));
+			set_meta(key, buf);
+			snprintf(key, sizeof key, "gpu%d_max_sm_mhz", smp.device);
+			snprintf(buf, sizeof buf, "%.0f", gpumon_max_sm_mhz(g.gpumon, i));
+			set_meta(key, buf);
+		}
+	}
+	if (g.gpu_side_ready) {
+		capture_side_release(&g.gpu_side);
+		g.gpu_side_ready = false;
+	}
+	gpumon_free(g.gpumon);
+	g.gpumon = NULL;
 }
 
 /* ---- start / stop ---- */
@@ -781,6 +970,8 @@ int trace_capture_start(const char *path, const struct trace_capture_opts *opts,
 	g.driver_api = !o.no_driver_api && !o.no_api;
 	g.runtime_api = !o.no_api;
 	g.wait_ms = o.wait_ms > 0 ? o.wait_ms : 10000;
+	g.gpu_period_ms = o.gpu_metrics_ms < 0 ? 0 : o.gpu_metrics_ms == 0 ? DEFAULT_GPU_METRICS_MS
+									   : o.gpu_metrics_ms;
 	g.start_utc_ns = now_utc_ns();
 	char host[256] = "localhost";
 	gethostname(host, sizeof host);
@@ -823,6 +1014,7 @@ int trace_capture_start(const char *path, const struct trace_capture_opts *opts,
 	rc = enable_cupti(e);
 	if (rc < 0)
 		goto out;
+	gpu_start();
 	if (!getenv(CAPTURE_ENV_NVTX)) {
 		char self[PATH_MAX];
 		self_path(self, sizeof self);
@@ -914,7 +1106,9 @@ int trace_capture_stop(struct trace_capture_result *res, struct err *e)
 		err_set(e, NULL, 0, 0, "no capture is running");
 		return -ENOTCONN;
 	}
-	/* 1. Everything CUPTI has, into the pool; 2. no more callbacks; 3. stragglers. */
+	/* 0. No more GPU readings; 1. everything CUPTI has, into the pool; 2. no more callbacks;
+	 * 3. stragglers. */
+	gpu_stop_sampling();
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	cuptiUnsubscribe(g.sub);
 	disable_cupti();
@@ -946,6 +1140,7 @@ int trace_capture_stop(struct trace_capture_result *res, struct err *e)
 	set_meta_i64("nvtx_unmatched_range_ends", g.w.nvtx_unmatched_ends);
 	set_meta_i64("nvtx_ranges_never_closed", g.w.nvtx_lost_ranges);
 	set_meta_i64("unknown_records", g.w.unknown_records);
+	gpu_finish();
 	if (g.metrics) {
 		set_meta_i64("metrics_kernels_measured", capture_metrics_measured(g.metrics));
 		set_meta_i64("metrics_kernels_missed", capture_metrics_missed(g.metrics));
@@ -998,6 +1193,11 @@ static int start_from_env(void)
 	o.buffers = (size_t)env_int(CAPTURE_ENV_BUFFERS, DEFAULT_BUFFERS, 2, 4096);
 	o.buffer_bytes = (size_t)env_int(CAPTURE_ENV_BUFFER_BYTES, DEFAULT_BUFFER_BYTES, 1 << 16,
 					 (int64_t)1 << 30);
+	/* "0" turns the sampler off; unset or invalid: the default period */
+	o.gpu_metrics_ms = env_int(CAPTURE_ENV_GPU_METRICS, DEFAULT_GPU_METRICS_MS, 0, 60000);
+	if (o.gpu_metrics_ms == 0)
+		o.gpu_metrics_ms = -1;
+	o.meta = getenv(CAPTURE_ENV_META);
 	const char *tmpl = getenv(CAPTURE_ENV_OUTPUT);
 	/* Processes other than the one k3sim started (workers of torchrun, ...) get their own
 	 * file: pid and rank go into the name. */

@@ -20,6 +20,7 @@ enum capture_item_kind {
 	CAPTURE_ITEM_ACTIVITY = 1,     /* a CUPTI activity buffer */
 	CAPTURE_ITEM_MARKS,            /* struct capture_mark records (trace_capture_mark) */
 	CAPTURE_ITEM_METRICS,          /* struct capture_metric records (range profiler) */
+	CAPTURE_ITEM_GPU_SAMPLES,      /* struct gpumon_sample records (NVML sampler) */
 };
 
 struct capture_item {

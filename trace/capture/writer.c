@@ -17,6 +17,9 @@ static int process_item(struct capture_writer *w, const struct capture_item *it)
 	case CAPTURE_ITEM_METRICS:
 		rc = capture_decode_metrics(&w->dec, w->db, it->buf, it->valid_bytes, &e);
 		break;
+	case CAPTURE_ITEM_GPU_SAMPLES:
+		rc = capture_decode_gpu_samples(&w->dec, w->db, it->buf, it->valid_bytes, &e);
+		break;
 	}
 	if (rc == 0 && it->dropped_records > 0) {
 		struct trace_dropped d = {
