@@ -44,7 +44,7 @@ static_assert(MOE_TILE_ROWS == 64, "grouped tiles are 64 rows");
 struct params {
 	int64_t rows;
 	int N, K, n_groups, n_split, ksplit, kb_per_split;
-	const int32_t *off, *tile_off, *touched, *n_touched, *a_index;
+	const int32_t *off, *tile_off, *touched, *n_touched, *a_index, *out_index;
 	const uint16_t *a, *w;
 	const uint8_t *wp, *ws;
 	float beta_gate, beta_up;
@@ -75,9 +75,14 @@ __device__ __forceinline__ uint4 ld_nc16(const void *p)
 	return __ldg(reinterpret_cast<const uint4 *>(p));
 }
 
-/* Non-GLU epilogues: columns n, n + 1 (n even) of row r. */
+/* Non-GLU epilogues: columns n, n + 1 (n even) of output row r (row_scale: of row rs). */
+__device__ __forceinline__ int64_t out_row(const params &p, int64_t r)
+{
+	return p.out_index ? (int64_t)p.out_index[r] : r;
+}
+
 template <int EPI>
-__device__ __forceinline__ void epi_store2(const params &p, int64_t r, int n, float v0, float v1)
+__device__ __forceinline__ void epi_store2(const params &p, int64_t r, int64_t rs, int n, float v0, float v1)
 {
 	if (EPI == K3_EPI_SPLIT) {
 		if (n < p.n_split)
@@ -88,18 +93,22 @@ __device__ __forceinline__ void epi_store2(const params &p, int64_t r, int n, fl
 		return;
 	}
 	if (EPI == K3_EPI_SCALE) {
-		const float s = p.row_scale[r];
+		const float s = p.row_scale[rs];
 		v0 *= s, v1 *= s;
 	}
 	if (EPI == K3_EPI_ADD) {
 		const uint32_t ad = *reinterpret_cast<const uint32_t *>(p.addend + r * p.N + n);
 		v0 += k3_lo_bf16(ad), v1 += k3_hi_bf16(ad);
 	}
+	if (EPI == K3_EPI_GATE) {
+		const uint32_t ad = *reinterpret_cast<const uint32_t *>(p.addend + r * p.N + n);
+		v0 *= k3_sigmoid(k3_lo_bf16(ad)), v1 *= k3_sigmoid(k3_hi_bf16(ad));
+	}
 	*reinterpret_cast<uint32_t *>(p.out + r * p.N + n) = k3_pack_bf16(v0, v1);
 }
 
 template <int EPI>
-__device__ __forceinline__ void epi_store1(const params &p, int64_t r, int n, float v)
+__device__ __forceinline__ void epi_store1(const params &p, int64_t r, int64_t rs, int n, float v)
 {
 	if (EPI == K3_EPI_SPLIT) {
 		if (n < p.n_split)
@@ -109,9 +118,11 @@ __device__ __forceinline__ void epi_store1(const params &p, int64_t r, int n, fl
 		return;
 	}
 	if (EPI == K3_EPI_SCALE)
-		v *= p.row_scale[r];
+		v *= p.row_scale[rs];
 	if (EPI == K3_EPI_ADD)
 		v += k3_bf2f(p.addend[r * p.N + n]);
+	if (EPI == K3_EPI_GATE)
+		v *= k3_sigmoid(k3_bf2f(p.addend[r * p.N + n]));
 	p.out[r * p.N + n] = k3_f2bf(v);
 }
 
@@ -192,16 +203,19 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 #pragma unroll
 		for (int i = 0; i < C::AL; i++)
 			k3_cp_async16_zfill(As + st * (BM * BK) + adst[i], asrc[i] + kb * BK, aok[i]);
+		/* Weight rows past N (the last column tile of an N not a multiple of 128) read as zeros. */
 		if constexpr (FP4) {
 			const int n = tid >> 1, ch = tid & 1; /* BN rows x 2 chunks of 16 bytes */
-			k3_cp_async16(Bs + st * C::B_BYTES + n * 32 + ch * 16,
-				      p.wp + (wrow0 + n) * (size_t)(p.K / 2) + kb * (BK / 2) + ch * 16);
+			const bool ok = n0 + n < p.N;
+			k3_cp_async16_zfill(Bs + st * C::B_BYTES + n * 32 + ch * 16,
+					    p.wp + (ok ? (wrow0 + n) * (size_t)(p.K / 2) + kb * (BK / 2) + ch * 16 : 0), ok);
 		} else {
 #pragma unroll
 			for (int i = 0; i < BN * (BK / 8) / THREADS; i++) {
 				const int idx = tid + i * THREADS, n = idx >> 3, ch = idx & 7;
-				k3_cp_async16(reinterpret_cast<uint16_t *>(Bs + st * C::B_BYTES) + swz(n, ch),
-					      p.w + (wrow0 + n) * (size_t)p.K + kb * BK + ch * 8);
+				const bool ok = n0 + n < p.N;
+				k3_cp_async16_zfill(reinterpret_cast<uint16_t *>(Bs + st * C::B_BYTES) + swz(n, ch),
+						    p.w + (ok ? (wrow0 + n) * (size_t)p.K + kb * BK + ch * 8 : 0), ok);
 			}
 		}
 	};
@@ -239,8 +253,9 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 			for (int i = 0; i < BN * (BK / 8) / THREADS; i++) {
 				const int idx = tid + i * THREADS, n = idx >> 3, ch = idx & 7;
 				const uint32_t w = *reinterpret_cast<const uint32_t *>(raw + n * 32 + ch * 4);
-				const uint32_t sc = k3_e8m0_to_bf16x2(
-					p.ws[(wrow0 + n) * (size_t)(p.K / 32) + kb * (BK / 32) + (ch >> 2)]);
+				const uint32_t sc = n0 + n < p.N ? k3_e8m0_to_bf16x2(p.ws[(wrow0 + n) * (size_t)(p.K / 32) +
+											  kb * (BK / 32) + (ch >> 2)])
+								 : 0u;
 				uint32_t o[4];
 				k3_e2m1x8_to_bf16x8(w, o);
 				uint4 v;
@@ -285,20 +300,25 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 			const int64_t r = rb + wm0 + mt * 16 + gq + half * 8;
 			if (r >= re)
 				continue;
+			const int64_t ro = out_row(p, r);
 			if (EPI == K3_EPI_GLU) {
 #pragma unroll
 				for (int np = 0; np < 2; np++) {
+					if (n0 + wn0 + np * 16 >= p.N)
+						continue;
 					const int j = (n0 + wn0 + np * 16) / 2 + 2 * tq;
 					const float *gv = &acc[mt][2 * np][half * 2], *uv = &acc[mt][2 * np + 1][half * 2];
-					*reinterpret_cast<uint32_t *>(p.out + r * (p.N / 2) + j) =
+					*reinterpret_cast<uint32_t *>(p.out + ro * (p.N / 2) + j) =
 						k3_pack_bf16(situ_glu(gv[0], uv[0], p.beta_gate, p.beta_up),
 							     situ_glu(gv[1], uv[1], p.beta_gate, p.beta_up));
 				}
 			} else {
 #pragma unroll
-				for (int nt = 0; nt < 4; nt++)
-					epi_store2<EPI>(p, r, n0 + wn0 + nt * 8 + 2 * tq, acc[mt][nt][half * 2],
-							acc[mt][nt][half * 2 + 1]);
+				for (int nt = 0; nt < 4; nt++) {
+					const int n = n0 + wn0 + nt * 8 + 2 * tq;
+					if (n < p.N)
+						epi_store2<EPI>(p, ro, r, n, acc[mt][nt][half * 2], acc[mt][nt][half * 2 + 1]);
+				}
 			}
 		}
 }
@@ -334,6 +354,8 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 ? 2 : 1) gemv_kernel(const p
 		re = p.off[grp + 1];
 	}
 	const int nb = (int)blockIdx.x * GV_ROWS + warp * 16; /* this warp's first weight row */
+	if (nb >= p.N)
+		return; /* N a multiple of 16, not of 128: the last CTA's spare warps (no CTA-wide sync follows) */
 	const int nkb = p.K / GV_K;
 	const int kb0 = (int)blockIdx.z * p.kb_per_split, kb1 = min(nkb, kb0 + p.kb_per_split);
 	const size_t wr0 = (size_t)grp * p.N + nb + gq; /* weight row of lane group gq; + 8: the other */
@@ -446,11 +468,12 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 ? 2 : 1) gemv_kernel(const p
 					pp[0] = acc[nt][e];
 					pp[8] = acc[nt][2 + e];
 				} else if (EPI == K3_EPI_GLU) {
-					p.out[r * (p.N / 2) + nb / 2 + gq] =
+					p.out[out_row(p, r) * (p.N / 2) + nb / 2 + gq] =
 						k3_f2bf(situ_glu(acc[nt][e], acc[nt][2 + e], p.beta_gate, p.beta_up));
 				} else {
-					epi_store1<EPI>(p, r, nb + gq, acc[nt][e]);
-					epi_store1<EPI>(p, r, nb + gq + 8, acc[nt][2 + e]);
+					const int64_t ro = out_row(p, r);
+					epi_store1<EPI>(p, ro, r, nb + gq, acc[nt][e]);
+					epi_store1<EPI>(p, ro, r, nb + gq + 8, acc[nt][2 + e]);
 				}
 			}
 	}
@@ -473,12 +496,12 @@ __global__ void __launch_bounds__(THREADS) finish_kernel(const params p)
 				gs += p.part[z * zs + r * p.N + gc];
 				us += p.part[z * zs + r * p.N + gc + MOE_GLU_BLOCK];
 			}
-			p.out[r * width + c] = k3_f2bf(situ_glu(gs, us, p.beta_gate, p.beta_up));
+			p.out[out_row(p, r) * width + c] = k3_f2bf(situ_glu(gs, us, p.beta_gate, p.beta_up));
 		} else {
 			float s = 0.0f;
 			for (int z = 0; z < p.ksplit; z++)
 				s += p.part[z * zs + r * p.N + c];
-			epi_store1<EPI>(p, r, c, s);
+			epi_store1<EPI>(p, out_row(p, r), r, c, s);
 		}
 	}
 }
@@ -506,7 +529,7 @@ bool al16(const void *p)
 /* Shapes valid? */
 bool shapes_ok(const struct k3_gemm_args *a)
 {
-	return a && a->rows >= 0 && a->rows <= ((int64_t)1 << 31) && a->N >= BN && a->N % BN == 0 &&
+	return a && a->rows >= 0 && a->rows <= ((int64_t)1 << 31) && a->N >= 16 && a->N % 16 == 0 &&
 	       a->K >= GV_K && a->K % GV_K == 0 && a->n_groups >= 0 && a->n_groups <= MOE_MAX_EXPERTS &&
 	       (a->w_dtype == K3_W_BF16 || a->w_dtype == K3_W_MXFP4) &&
 	       (a->epi != K3_EPI_SPLIT || (a->n_split >= 0 && a->n_split <= a->N && a->n_split % BN == 0));
@@ -539,6 +562,7 @@ bool args_ok(const struct k3_gemm_args *a)
 	case K3_EPI_SCALE:
 		return a->out && al16(a->out) && a->row_scale;
 	case K3_EPI_ADD:
+	case K3_EPI_GATE:
 		return a->out && al16(a->out) && a->addend && al16(a->addend);
 	}
 	return false;
@@ -558,7 +582,7 @@ int resolve_path(const struct k3_gemm_args *a)
 /* Dense gemv split over k: about two CTAs per SM, at least 4 blocks each. */
 void gemv_split(const struct k3_gemm_args *a, int sms, int *ksplit, int *kb_per)
 {
-	const int nkb = a->K / GV_K, strips = a->N / GV_ROWS;
+	const int nkb = a->K / GV_K, strips = (a->N + GV_ROWS - 1) / GV_ROWS;
 	int ks = 1;
 	if (a->n_groups == 0) {
 		ks = (2 * sms + strips - 1) / strips;
@@ -599,6 +623,8 @@ int tiled_epi(const params &p, enum k3_epilogue epi, int grid, int num_n, int nu
 		return launch_tiled<BM, FP4, K3_EPI_SCALE>(p, grid, num_n, num_m, s);
 	case K3_EPI_ADD:
 		return launch_tiled<BM, FP4, K3_EPI_ADD>(p, grid, num_n, num_m, s);
+	case K3_EPI_GATE:
+		return launch_tiled<BM, FP4, K3_EPI_GATE>(p, grid, num_n, num_m, s);
 	}
 	return -EINVAL;
 }
@@ -616,8 +642,10 @@ int gemv_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t s)
 		gemv_kernel<FP4, NT8, K3_EPI_GLU, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_SCALE)
 		gemv_kernel<FP4, NT8, K3_EPI_SCALE, false><<<grid, THREADS, 0, s>>>(p);
-	else
+	else if (epi == K3_EPI_ADD)
 		gemv_kernel<FP4, NT8, K3_EPI_ADD, false><<<grid, THREADS, 0, s>>>(p);
+	else
+		gemv_kernel<FP4, NT8, K3_EPI_GATE, false><<<grid, THREADS, 0, s>>>(p);
 	return k3_launch_status();
 }
 
@@ -643,6 +671,9 @@ int finish(const params &p, enum k3_epilogue epi, int sms, cudaStream_t s)
 		break;
 	case K3_EPI_ADD:
 		finish_kernel<K3_EPI_ADD><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_GATE:
+		finish_kernel<K3_EPI_GATE><<<grid, THREADS, 0, s>>>(p);
 		break;
 	}
 	return k3_launch_status();
@@ -704,6 +735,7 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	p.touched = a->touched;
 	p.n_touched = a->n_touched;
 	p.a_index = a->a_index;
+	p.out_index = a->out_index;
 	p.a = a->a;
 	p.w = a->w;
 	p.wp = a->w_packed;
@@ -715,7 +747,7 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	p.out = a->out;
 	p.out_f32 = a->out_f32;
 	const bool fp4 = a->w_dtype == K3_W_MXFP4;
-	const int num_n = a->N / BN;
+	const int num_n = (a->N + BN - 1) / BN;
 	if (path == K3_GEMM_TILED) {
 		if (a->n_groups > 0) {
 			const int64_t tiles = (a->rows + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS + a->n_groups;
@@ -748,7 +780,8 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 			return -EINVAL;
 		p.part = static_cast<float *>(a->workspace);
 	}
-	const dim3 grid((unsigned)(a->N / GV_ROWS), (unsigned)(a->n_groups > 0 ? a->n_groups : 1), (unsigned)ks);
+	const dim3 grid((unsigned)((a->N + GV_ROWS - 1) / GV_ROWS), (unsigned)(a->n_groups > 0 ? a->n_groups : 1),
+			(unsigned)ks);
 	/* Tokens per pass: 16 when groups hold more than 4 rows on average (dense: more than 8 rows). */
 	const bool wide = a->n_groups > 0 ? a->rows > (int64_t)4 * a->n_groups : a->rows > 8;
 	int r;

@@ -44,7 +44,7 @@ enum k3_gemm_path {
 /* Pointers are device memory, 16-byte aligned; BF16 as uint16_t bits. */
 struct k3_gemm_args {
 	int64_t rows;             /* dense: M; grouped: rows of the grouped space (>= off[n_groups]) */
-	int N;                    /* output columns of the product, a multiple of 128 */
+	int N;                    /* output columns of the product, a multiple of 16 (GLU: 16, SPLIT's FP32 part 128) */
 	int K;                    /* reduction, a multiple of 128 */
 	int n_groups;             /* 0: dense; else groups (experts), <= MOE_MAX_EXPERTS */
 	const int32_t *off;       /* grouped: [n_groups + 1] row offsets (off[0] = 0) */
@@ -52,6 +52,7 @@ struct k3_gemm_args {
 	const int32_t *touched;   /* grouped, gemv path: [n_groups] groups with rows, first *n_touched */
 	const int32_t *n_touched; /* grouped, gemv path: [1] */
 	const int32_t *a_index;   /* [rows] A row of each row, or NULL: row r of A */
+	const int32_t *out_index; /* [rows] output row of each row (out, out_f32, addend), or NULL: r */
 	const uint16_t *a;        /* [*][K] */
 	enum k3_wdtype w_dtype;
 	const uint16_t *w;        /* BF16: [max(1, n_groups)][N][K] */
@@ -61,7 +62,7 @@ struct k3_gemm_args {
 	int n_split;              /* SPLIT: FP32 columns, a multiple of 128 */
 	float beta_gate, beta_up; /* GLU: SiTU caps (K3: 4, 25) */
 	const float *row_scale;   /* SCALE: [rows] */
-	const uint16_t *addend;   /* ADD: [rows][N] */
+	const uint16_t *addend;   /* ADD, GATE: [output rows][N] */
 	uint16_t *out;            /* [rows][N], GLU [rows][N / 2], SPLIT [rows][N - n_split] */
 	float *out_f32;           /* SPLIT: [rows][n_split] */
 	enum k3_gemm_path path;

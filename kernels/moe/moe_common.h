@@ -62,13 +62,17 @@
  *   SPLIT:  n < n_split: out_f32[r][n] = acc; else out[r][n - n_split] = acc
  *   GLU:    out[r][j] = situ_glu(acc at the gate row of j, acc at its up row), N = 2 F, F columns
  *   SCALE:  out[r][n] = acc * row_scale[r]
- *   ADD:    out[r][n] = acc + addend[r][n] */
+ *   ADD:    out[r][n] = acc + addend[r][n]
+ *   GATE:   out[r][n] = acc * sigmoid(addend[r][n])   (an output gate, e.g. Gated MLA's)
+ * With an output row map, out, out_f32 and addend are indexed by out_index[r]
+ * instead of r (row_scale stays at r). */
 enum k3_epilogue {
 	K3_EPI_BF16 = 0,
 	K3_EPI_SPLIT = 1,
 	K3_EPI_GLU = 2,
 	K3_EPI_SCALE = 3,
 	K3_EPI_ADD = 4,
+	K3_EPI_GATE = 5,
 };
 
 /* Weight formats of the GEMM op. */

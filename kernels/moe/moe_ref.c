@@ -143,7 +143,7 @@ int moe_ref_gemm(const struct moe_ref_gemm *p)
 	if (!p || p->rows < 0 || p->N < 1 || p->K < 1 || p->n_groups < 0 || (p->n_groups > 0 && !p->off) ||
 	    (p->epi == K3_EPI_GLU && p->N % (2 * MOE_GLU_BLOCK)) ||
 	    (p->epi == K3_EPI_SPLIT && (p->n_split < 0 || p->n_split > p->N || !p->out_f32)) ||
-	    (p->epi == K3_EPI_SCALE && !p->row_scale) || (p->epi == K3_EPI_ADD && !p->addend))
+	    (p->epi == K3_EPI_SCALE && !p->row_scale) || ((p->epi == K3_EPI_ADD || p->epi == K3_EPI_GATE) && !p->addend))
 		return -EINVAL;
 	double *acc = malloc((size_t)p->N * sizeof *acc);
 	if (!acc)
@@ -157,32 +157,37 @@ int moe_ref_gemm(const struct moe_ref_gemm *p)
 				continue; /* outside every group */
 		}
 		const int64_t ar = p->a_index ? p->a_index[r] : r;
+		const int64_t ro = p->out_index ? p->out_index[r] : r;
 		moe_ref_linear(1, p->N, p->K, p->a + ar * p->K, p->w + (int64_t)g * p->N * p->K, acc);
 		switch (p->epi) {
 		case K3_EPI_BF16:
-			memcpy(p->out + r * p->N, acc, (size_t)p->N * sizeof *acc);
+			memcpy(p->out + ro * p->N, acc, (size_t)p->N * sizeof *acc);
 			break;
 		case K3_EPI_SPLIT:
 			for (int64_t n = 0; n < p->N; n++) {
 				if (n < p->n_split)
-					p->out_f32[r * p->n_split + n] = acc[n];
+					p->out_f32[ro * p->n_split + n] = acc[n];
 				else
-					p->out[r * (p->N - p->n_split) + n - p->n_split] = acc[n];
+					p->out[ro * (p->N - p->n_split) + n - p->n_split] = acc[n];
 			}
 			break;
 		case K3_EPI_GLU:
 			for (int64_t j = 0; j < p->N / 2; j++)
-				p->out[r * (p->N / 2) + j] = moe_ref_situ_glu(acc[moe_glu_column(j, 0)],
-									      acc[moe_glu_column(j, 1)], p->beta_gate,
-									      p->beta_up);
+				p->out[ro * (p->N / 2) + j] = moe_ref_situ_glu(acc[moe_glu_column(j, 0)],
+									       acc[moe_glu_column(j, 1)], p->beta_gate,
+									       p->beta_up);
 			break;
 		case K3_EPI_SCALE:
 			for (int64_t n = 0; n < p->N; n++)
-				p->out[r * p->N + n] = acc[n] * p->row_scale[r];
+				p->out[ro * p->N + n] = acc[n] * p->row_scale[r];
 			break;
 		case K3_EPI_ADD:
 			for (int64_t n = 0; n < p->N; n++)
-				p->out[r * p->N + n] = acc[n] + p->addend[r * p->N + n];
+				p->out[ro * p->N + n] = acc[n] + p->addend[ro * p->N + n];
+			break;
+		case K3_EPI_GATE:
+			for (int64_t n = 0; n < p->N; n++)
+				p->out[ro * p->N + n] = acc[n] / (1.0 + exp(-p->addend[ro * p->N + n]));
 			break;
 		}
 	}

@@ -55,13 +55,14 @@ struct moe_ref_gemm {
 	int n_groups;
 	const int32_t *off;      /* [n_groups + 1] or NULL */
 	const int32_t *a_index;  /* [rows] or NULL */
+	const int32_t *out_index; /* [rows] output row of each row, or NULL: r */
 	const double *a;         /* [*][K] */
 	const double *w;         /* [max(1, n_groups)][N][K] */
 	enum k3_epilogue epi;
 	int64_t n_split;         /* SPLIT */
 	double beta_gate, beta_up; /* GLU */
 	const double *row_scale; /* SCALE: [rows] */
-	const double *addend;    /* ADD: [rows][N] */
+	const double *addend;    /* ADD, GATE: [out rows][N] */
 	double *out;             /* [rows][N] (GLU: [rows][N / 2]; SPLIT: [rows][N - n_split]) */
 	double *out_f32;         /* SPLIT: [rows][n_split] */
 };

@@ -92,7 +92,7 @@ static void wmat_into(const struct wmat *m, struct k3_gemm_args *a)
 
 static const char *epi_name(enum k3_epilogue e)
 {
-	static const char *n[] = { "bf16", "split", "glu", "scale", "add" };
+	static const char *n[] = { "bf16", "split", "glu", "scale", "add", "gate" };
 	return n[e];
 }
 
@@ -104,6 +104,7 @@ struct gemm_case {
 	int a_rows;   /* rows of A; gathered through an index when > 0 */
 	enum k3_wdtype dt;
 	enum k3_gemm_path path;
+	bool scatter; /* outputs through an output row map (a permutation) */
 };
 
 static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w)
@@ -140,12 +141,19 @@ static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const stru
 		for (int64_t r = 0; r < rows; r++)
 			scale_f[r] = (float)test_rng_uniform(&rng, 0, 1), scale[r] = scale_f[r];
 	}
-	if (epi == K3_EPI_ADD)
+	if (epi == K3_EPI_ADD || epi == K3_EPI_GATE)
 		add = gt_bf16_rand(&rng, (size_t)rows * c->N, -1, 1);
+	int32_t *out_index = NULL;
+	if (c->scatter) { /* row r to (r * 7 + 3) mod rows, a permutation when 7 is prime to rows */
+		assert_int_not_equal(rows % 7, 0);
+		out_index = gt_xmalloc((size_t)rows * sizeof(int32_t));
+		for (int64_t r = 0; r < rows; r++)
+			out_index[r] = (int32_t)((r * 7 + 3) % rows);
+	}
 
 	struct moe_ref_gemm ref = {
 		.rows = rows, .N = c->N, .K = c->K, .n_groups = c->n_groups, .off = off, .a_index = a_index,
-		.a = A.h, .w = w->h, .epi = epi, .n_split = 128, .beta_gate = K3_SITU_BETA_GATE,
+		.out_index = out_index, .a = A.h, .w = w->h, .epi = epi, .n_split = 128, .beta_gate = K3_SITU_BETA_GATE,
 		.beta_up = K3_SITU_BETA_UP, .row_scale = scale, .addend = add.h,
 		.out = gt_dnew((size_t)rows * width), .out_f32 = gt_dnew((size_t)rows * 128),
 	};
@@ -169,17 +177,19 @@ static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const stru
 		a.a_index = gt_dev_copy(a_index, (size_t)rows * sizeof(int32_t));
 	if (scale_f)
 		a.row_scale = gt_dev_copy(scale_f, (size_t)rows * sizeof(float));
-	if (epi == K3_EPI_ADD)
+	if (epi == K3_EPI_ADD || epi == K3_EPI_GATE)
 		a.addend = add.d;
+	if (out_index)
+		a.out_index = gt_dev_copy(out_index, (size_t)rows * sizeof(int32_t));
 	size_t ws = 0;
 	assert_int_equal(k3_gemm_workspace_bytes(&a, &ws), 0);
 	a.workspace = ws ? gt_dev_poisoned(ws) : NULL;
 	a.workspace_bytes = ws;
 	const int path = k3_gemm_path_for(&a);
 	char what[160];
-	snprintf(what, sizeof what, "%s %s %s rows=%lld N=%d K=%d groups=%d%s ws=%zu", path == K3_GEMM_GEMV ? "gemv" : "tiled",
-		 c->dt == K3_W_MXFP4 ? "mxfp4" : "bf16", epi_name(epi), (long long)rows, c->N, c->K, c->n_groups,
-		 a_index ? " gathered" : "", ws);
+	snprintf(what, sizeof what, "%s %s %s rows=%lld N=%d K=%d groups=%d%s%s ws=%zu",
+		 path == K3_GEMM_GEMV ? "gemv" : "tiled", c->dt == K3_W_MXFP4 ? "mxfp4" : "bf16", epi_name(epi),
+		 (long long)rows, c->N, c->K, c->n_groups, a_index ? " gathered" : "", out_index ? " scattered" : "", ws);
 	KERNEL_OK(k3_gemm(&a, 0));
 	gt_bf16_read(&out);
 	if (epi != K3_EPI_SPLIT || width > 0)
@@ -190,7 +200,9 @@ static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const stru
 		gt_check("  fp32 columns", f, ref.out_f32, (size_t)rows * 128, TOL_F32);
 		free(f);
 	}
-	free(off), free(tile_off), free(touched), free(a_index), free(scale), free(scale_f), free(ref.out), free(ref.out_f32);
+	free(off), free(tile_off), free(touched), free(a_index), free(out_index), free(scale), free(scale_f);
+	free(ref.out), free(ref.out_f32);
+	gt_free(a.out_index);
 	gt_bf16_release(&A), gt_bf16_release(&out);
 	if (add.h)
 		gt_bf16_release(&add);
@@ -201,8 +213,9 @@ static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const stru
 static void run_all_epilogues(const struct gemm_case *c)
 {
 	struct wmat w = wmat_rand(c->n_groups ? c->n_groups : 1, c->N, c->K, c->dt, 0.1);
-	for (int e = K3_EPI_BF16; e <= K3_EPI_ADD; e++)
-		run_gemm(c, (enum k3_epilogue)e, &w);
+	for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++)
+		if (e != K3_EPI_SPLIT || c->N > 128)
+			run_gemm(c, (enum k3_epilogue)e, &w);
 	wmat_release(&w);
 }
 
@@ -497,6 +510,38 @@ static void test_layer_prefill(void **unused)
 	run_layer(300, K3_W_MXFP4, K3_GEMM_GEMV); /* the small-batch path on many rows, same result */
 }
 
+/* N a multiple of 16 but not of 128: the last column tile (tiled) or CTA (gemv) is partial. */
+static void test_gemm_n_not_128(void **unused)
+{
+	(void)unused;
+	static const int32_t counts[3] = { 5, 66, 0 };
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case a = { .rows = 70, .N = 96, .K = 256, .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED };
+		const struct gemm_case b = { .rows = 5, .N = 96, .K = 512, .dt = (enum k3_wdtype)dt, .path = K3_GEMM_GEMV };
+		const struct gemm_case c = { .N = 272, .K = 256, .n_groups = 3, .counts = counts, .a_rows = 20,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED };
+		const struct gemm_case d = { .N = 272, .K = 256, .n_groups = 3, .counts = counts, .a_rows = 20,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_GEMV };
+		run_all_epilogues(&a), run_all_epilogues(&b), run_all_epilogues(&c), run_all_epilogues(&d);
+	}
+}
+
+/* Per-head products (groups = heads) gathered from and scattered back to token-major rows,
+ * as Gated MLA's value up-projection with its output gate. */
+static void test_gemm_heads_scatter_gate(void **unused)
+{
+	(void)unused;
+	static const int32_t counts[4] = { 9, 9, 9, 9 }; /* 9 tokens x 4 heads */
+	struct wmat w = wmat_rand(4, 128, 512, K3_W_BF16, 0.05);
+	for (int p = K3_GEMM_TILED; p <= K3_GEMM_GEMV; p++) {
+		const struct gemm_case c = { .N = 128, .K = 512, .n_groups = 4, .counts = counts, .a_rows = 36,
+					     .dt = K3_W_BF16, .path = (enum k3_gemm_path)p, .scatter = true };
+		run_gemm(&c, K3_EPI_GATE, &w);
+		run_gemm(&c, K3_EPI_BF16, &w);
+	}
+	wmat_release(&w);
+}
+
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
 static void test_small_all_kernels(void **unused)
 {
@@ -546,6 +591,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_small_all_kernels),
+		cmocka_unit_test(test_gemm_n_not_128),
+		cmocka_unit_test(test_gemm_heads_scatter_gate),
 		cmocka_unit_test(test_gemm_dense_tiled),
 		cmocka_unit_test(test_gemm_dense_tiled_big_tiles),
 		cmocka_unit_test(test_gemm_dense_gemv),

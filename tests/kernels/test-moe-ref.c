@@ -153,6 +153,19 @@ static void test_gemm_epilogues(void **unused)
 	p.epi = K3_EPI_ADD, p.addend = add;
 	assert_int_equal(moe_ref_gemm(&p), 0);
 	assert_true(fabs(out[20 * N + 5] - ref[5] - add[20 * N + 5]) < EXACT);
+	p.epi = K3_EPI_GATE;
+	assert_int_equal(moe_ref_gemm(&p), 0);
+	assert_true(fabs(out[20 * N + 5] - ref[5] / (1 + exp(-add[20 * N + 5]))) < EXACT);
+	/* An output row map moves whole rows (and the addend with them). */
+	int32_t oi[R];
+	for (int r = 0; r < R; r++)
+		oi[r] = (r * 5 + 2) % R; /* 5 is prime to 23 */
+	double *out2 = dnew((size_t)R * N);
+	p.out_index = oi, p.out = out2;
+	assert_int_equal(moe_ref_gemm(&p), 0);
+	assert_true(fabs(out2[oi[20] * N + 5] - ref[5] / (1 + exp(-add[oi[20] * N + 5]))) < EXACT);
+	p.out_index = NULL, p.out = out;
+	free(out2);
 	/* GLU with an interleaved w13 == separate gate and up products. */
 	double *w1 = drand((size_t)(N / 2) * KK, -1, 1), *w3 = drand((size_t)(N / 2) * KK, -1, 1);
 	double *w13 = dnew((size_t)N * KK), *gg = dnew(N / 2), *uu = dnew(N / 2);
