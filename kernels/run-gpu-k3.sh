@@ -25,7 +25,7 @@ if [ -f "$K3SIM_CAPTURE_LIB" ] && ldd "$K3SIM_CAPTURE_LIB" 2>/dev/null | grep -q
 fi
 T=$B/tests/kernels
 missing=0
-for f in "$T/test-mla-gpu" "$T/test-moe-gpu" "$T/test-attnres-gpu" "$T/test-dsa-gpu" "$T/test-kda-gpu" \
+for f in "$T/test-mla-gpu" "$T/test-moe-gpu" "$T/test-attnres-gpu" "$T/test-dsa-gpu" "$T/test-layer-gpu" "$T/test-kda-gpu" \
          "$B/kernels/k3-bench" "$B/cli/k3sim"; do
   [ -x "$f" ] || { echo "run-gpu-k3: missing $f (build with: meson setup build-gpu -Dprefer_static=true -Dbuildtype=release && ninja -C build-gpu)"; missing=1; }
 done
@@ -60,6 +60,7 @@ CHECK=$B/tests/capture/capture_check
   run_test moe-gpu 120 "$T/test-moe-gpu"
   run_test attnres-gpu 40 "$T/test-attnres-gpu"
   run_test dsa-gpu 60 "$T/test-dsa-gpu"
+  run_test layer-gpu 30 "$T/test-layer-gpu"
   run_test kda-gpu 60 "$T/test-kda-gpu"
   if [ -x "$CHECK" ]; then
     run_test capture-basic 30 "$CHECK" basic "$APP"
@@ -83,6 +84,7 @@ CHECK=$B/tests/capture/capture_check
     san memcheck moe MOE_TEST_FILTER '*small*'
     san memcheck attnres ATTNRES_TEST_FILTER '*edges*'
     san memcheck dsa DSA_TEST_FILTER '*small_topk*'
+    san memcheck layer LAYER_TEST_FILTER '*'
     san racecheck mla MLA_TEST_FILTER '*one_split*'
   fi
 } > "$OUT/k3-tests.txt" 2>&1
