@@ -15,9 +15,12 @@
  *   p_j = exp(s_j - lse),  lse = log sum_j exp(s_j),
  *   out = sum_j p_j * row_j[0..512).
  *
- * Query token i of t (i = 0..t-1, 1 <= t <= MLA_MAX_QTOKENS, MTP or
- * speculative verify) of a request with L cached tokens (the t new ones
- * included, appended last) sees tokens 0 .. L - t + i (causal among the t).
+ * Query token i of t (i = 0..t-1) of a request with L cached tokens (the t
+ * new ones included, appended last) sees tokens 0 .. L - t + i (causal among
+ * the t). Decode runs t = 1..8 (MTP or speculative verify); larger t is a
+ * causal prefill of t new tokens over the cached prefix in the same absorbed
+ * form (576 + 512 MACs per (query, key, head): about 3.4 times the work of
+ * the materialized 192 + 128 per head, so meant for short chunks and tests).
  *
  * Paged cache: pages of MLA_PAGE_TOKENS tokens; token j of request b lives
  * in page block_table[b][j / 64] at row j % 64.
@@ -39,7 +42,7 @@
 #define MLA_ROPE 64
 #define MLA_DIM (MLA_LATENT + MLA_ROPE)
 #define MLA_PAGE_TOKENS 64
-#define MLA_MAX_QTOKENS 8
+#define MLA_MAX_QTOKENS 65536
 #define MLA_MAX_HEADS 128
 /* FP8 layout: quantization tile, bytes of a token and offsets inside it. */
 #define MLA_FP8_TILE 128

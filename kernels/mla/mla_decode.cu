@@ -433,7 +433,8 @@ bool aligned16(const void *ptr)
 bool shapes_ok(const struct mla_decode_args *a)
 {
 	if (!a || a->batch < 1 || a->batch > 65535 || a->heads < 1 || a->heads > MLA_MAX_HEADS || a->qtokens < 1 ||
-	    a->qtokens > MLA_MAX_QTOKENS || (a->kv != MLA_KV_BF16 && a->kv != MLA_KV_FP8) ||
+	    a->qtokens > MLA_MAX_QTOKENS || (int64_t)a->qtokens * a->heads > (1 << 23) ||
+	    (a->kv != MLA_KV_BF16 && a->kv != MLA_KV_FP8) ||
 	    a->max_seqlen < a->qtokens || a->max_pages < 1 ||
 	    (int64_t)a->max_pages * MLA_PAGE_TOKENS < (int64_t)a->max_seqlen || !(a->scale > 0.0f))
 		return false;

@@ -30,7 +30,7 @@ extern "C" {
 struct mla_decode_args {
 	int batch;                  /* B >= 1 */
 	int heads;                  /* H, 1..MLA_MAX_HEADS */
-	int qtokens;                /* t, 1..MLA_MAX_QTOKENS (sparse mode: 1) */
+	int qtokens;                /* t, 1..MLA_MAX_QTOKENS, t H <= 2^23 (sparse mode: 1) */
 	enum mla_kv kv;             /* MLA_KV_BF16 or MLA_KV_FP8 */
 	float scale;                /* softmax scale (K3: 192^-1/2) */
 	int max_seqlen;             /* >= every seqlens[b] (host-side bound; sizes the splits) */

@@ -178,6 +178,18 @@ static void test_fp8_eight_tokens_small_heads(void **unused)
 	run_case(&c);
 }
 
+/* A causal prefill chunk over a prefix through the same kernel (t beyond decode's 8). */
+static void test_prefill_chunks(void **unused)
+{
+	(void)unused;
+	const struct mla_case a = { .B = 1, .H = 8, .t = 100, .kv = MLA_KV_BF16, .qscale = 2,
+				    .lens = { 300 }, .name = "bf16 prefill t=100 over 200 cached" };
+	run_case(&a);
+	const struct mla_case b = { .B = 2, .H = 16, .t = 64, .kv = MLA_KV_FP8, .qscale = 2,
+				    .lens = { 64, 1000 }, .name = "fp8 prefill t=64, no prefix and 936 cached" };
+	run_case(&b);
+}
+
 static void test_sparse_bf16(void **unused)
 {
 	(void)unused;
@@ -231,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),
+		cmocka_unit_test(test_prefill_chunks),
 		cmocka_unit_test(test_sparse_bf16),
 		cmocka_unit_test(test_sparse_fp8),
 	};
