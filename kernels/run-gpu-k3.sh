@@ -9,6 +9,8 @@
 #   mkdir -p .gpu && cp /usr/lib/x86_64-linux-gnu/libcmocka.so.0 .gpu/
 # then on the GPU machine, from the repository root (carry build-gpu and .gpu):
 #   bash kernels/run-gpu-k3.sh
+# (build-gpu is about 61 MB; `bash kernels/stage-gpu.sh` stages the 13 files it runs, ~25 MB, into
+# .gpu/k3-build: carry .gpu alone and run BUILD=.gpu/k3-build bash kernels/run-gpu-k3.sh)
 # Writes 5 files to $OUT (default ./k3-out): k3-env.txt, k3-tests.txt, k3-bench.csv, k3-bench.txt,
 # k3-h200.db.xz (or k3-h200.db without xz). Expected: tests ~80 s, sanitizer ~50 s, bench ~80 s
 # (each step under its own timeout; a hung kernel costs that step's limit, and says so).
