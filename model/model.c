@@ -631,6 +631,12 @@ int64_t model_mla_kv_bytes_per_token(const struct model *m, enum dtype cache)
 	return count_layers(m, ATTN_MLA) * per_layer;
 }
 
+int64_t model_mla_expanded_kv_bytes_per_token(const struct model *m)
+{
+	const struct model_mla *a = &m->mla;
+	return count_layers(m, ATTN_MLA) * 2 * a->heads * (a->qk_nope_head_dim + a->qk_rope_head_dim + a->v_head_dim);
+}
+
 int64_t model_dsa_index_bytes_per_token(const struct model *m)
 {
 	return m->dsa.index_heads ? count_layers(m, ATTN_MLA) * m->dsa.index_key_bytes_per_token : 0;

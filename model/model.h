@@ -103,6 +103,9 @@ int64_t model_conv_state_bytes_per_request(const struct model *m, enum dtype sta
  * 64 BF16 rope dims = 656 B per layer. */
 int64_t model_mla_kv_bytes_per_token(const struct model *m, enum dtype cache);
 /* DSA indexer cache of one token over all MLA layers that carry an indexer (0 without DSA). */
+/* MLA K and V expanded per head in BF16, as a generic (Hugging Face) cache keeps them: every MLA
+ * layer's heads x (qk_nope + qk_rope + v) x 2 bytes per token. */
+int64_t model_mla_expanded_kv_bytes_per_token(const struct model *m);
 int64_t model_dsa_index_bytes_per_token(const struct model *m);
 
 /* Expert parallelism over `ranks` GPUs, experts/ranks routed experts each: a token is sent once

@@ -50,6 +50,44 @@ assert h["total"] == sum(h[k] for k in ("weights", "kda_state", "conv_state", "m
 assert d["fits"] is True and d["ttft_s"] > 0 and d["tpot_s"] > 0
 PY
 
+# The step as a timeline: table rows, JSON keys, the Perfetto export (and back through the importer).
+run "run default table has the timeline" 0 $K3SIM run
+expect_out "timeline row" "step timeline (busiest EP rank)"
+expect_out "critical path column" "critical path = compute + comm"
+run "run timeline keys" 0 $K3SIM run --json
+python3 - "$tmp/out" <<'PY' && ok "timeline json keys" || bad "timeline json keys"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for ph in ("prefill", "decode"):
+    p = d[ph]
+    assert all(k in p for k in ("step_s", "overlap", "microbatches", "critical_path", "exposed_comm_s")), ph
+    cp = p["critical_path"]
+    assert abs(cp["compute_s"] + cp["comm_s"] - p["step_s"]) <= 1e-7 * p["step_s"], ph
+    assert p["overlap"] in ("none", "tbo", "sbo") and p["step_s"] <= p["time_s"] * (1 + 1e-7)
+assert abs(d["tpot_s"] - d["decode"]["step_s"]) <= 1e-7 * d["tpot_s"]
+assert abs(d["ttft_s"] - d["prefill"]["step_s"]) <= 1e-7 * d["ttft_s"]
+PY
+run "run --timeline" 0 $K3SIM run --timeline "$tmp/step.json" --timeline-step prefill
+python3 - "$tmp/step.json" <<'PY' && ok "timeline is Chrome trace JSON" || bad "timeline is Chrome trace JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e.get("cat") == "kernel"]
+assert len(ev) > 1000
+assert any(e["args"]["critical"] for e in ev) and any(e["args"]["communication"] for e in ev)
+assert {e["args"]["microbatch"] for e in ev} == {0, 1}  # two-batch overlap across nodes
+step = [e for e in d["traceEvents"] if e.get("cat") == "step"][0]
+assert max(e["ts"] + e["dur"] for e in ev) <= step["dur"] + 0.01
+PY
+run "run --timeline over a file refuses" 1 $K3SIM run --timeline "$tmp/step.json"
+expect_err "says it exists" "file exists (use --force"
+run "run --timeline --force replaces" 0 $K3SIM run --timeline "$tmp/step.json" --timeline-step prefill --force
+run "timeline imports as a trace" 0 $K3SIM trace import "$tmp/step.json" -o "$tmp/step.db"
+run "run --timeline -" 0 $K3SIM run --timeline -
+python3 -c "import json; json.load(open('$tmp/out'))" && ok "timeline on stdout" || bad "timeline on stdout"
+run "run --timeline-step bad" 2 $K3SIM run --timeline "$tmp/x.json" --timeline-step middle
+run "run --timeline unwritable" 1 $K3SIM run --timeline /nonexistent/dir/step.json
+expect_err "timeline unwritable says so" "cannot write"
+
 run "h200x8" 0 $K3SIM run "$ROOT/scenarios/h200x8.yaml"
 expect_out "h200x8 does not fit" "fits: NO"
 run "h200x8 --json" 0 $K3SIM run h200x8 --json
@@ -57,6 +95,14 @@ python3 -c "import json; d=json.load(open('$tmp/out')); assert d['fits'] is Fals
 for s in "$ROOT"/scenarios/*.yaml; do
 	run "scenario $(basename "$s")" 0 $K3SIM run "$s" --json
 done
+# Published deployments: each names its figure (`# published: KEY VALUE`) and runs.
+for s in "$ROOT"/scenarios/published/*.yaml; do
+	[ "$(basename "$s")" = h800.yaml ] && continue
+	key=$(grep -m1 '^# published:' "$s" | cut -d' ' -f3)
+	run "published $(basename "$s")" 0 $K3SIM run "$s" --json
+	json_has "$key"
+done
+run "h800 preset by path" 0 $K3SIM op gemm m=4096 n=7168 k=7168 --hw "$ROOT/scenarios/published/h800.yaml"
 run "run overrides" 0 $K3SIM run --batch 8 --prompt 4096 --output 16 --hw h200 --json
 python3 -c "import json; d=json.load(open('$tmp/out')); assert d['batch'] == 8 and d['prompt_tokens'] == 4096" && ok "overrides applied" || bad "overrides applied"
 
