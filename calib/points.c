@@ -172,7 +172,8 @@ bool calib_op_trains(const struct op *op, double *main_size)
 /* The series a collective belongs to for the protocol: its kind and name, rank count and clock. */
 static int cmp_coll_series(const void *a, const void *b)
 {
-	const struct calib_point *x = *(const struct calib_point *const *)a, *y = *(const struct calib_point *const *)b;
+	const struct calib_point *x = *(const struct calib_point *const *)a,
+	                         *y = *(const struct calib_point *const *)b;
 	if (x->op.kind != y->op.kind)
 		return (int)x->op.kind - (int)y->op.kind;
 	int c = strcmp(x->op.name ? x->op.name : "", y->op.name ? y->op.name : "");

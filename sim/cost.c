@@ -430,7 +430,8 @@ static double calibrated_s(const struct hw *hw, const struct op *op, double mode
 	return t;
 }
 
-static void op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts, struct op_cost *out)
+static void op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
+                    struct op_cost *out)
 {
 	double launch = opts && opts->cuda_graph ? hw->graph_launch_latency_s : hw->launch_latency_s;
 	double gaps = op_is_comm(op->kind) ? 0 : launch * launches(op->kind);

@@ -526,8 +526,8 @@ static void test_protocol_series(void **state)
 	assert_int_equal(pts.n, sizeof want / sizeof want[0]);
 	for (size_t i = 0; i < pts.n; i++) {
 		if (strcmp(pts.p[i].spec, want[i].spec) != 0 || pts.p[i].held_out != want[i].held_out)
-			fail_msg("%s: held_out %d, want %s %d", pts.p[i].spec, pts.p[i].held_out, want[i].spec,
-			         want[i].held_out);
+			fail_msg("%s: held_out %d, want %s %d", pts.p[i].spec, pts.p[i].held_out,
+			         want[i].spec, want[i].held_out);
 	}
 	/* prefill its own class: it gets a table of its own (decode is memory-bound where a prefill
 	 * of the same modeled time is compute-bound) */
