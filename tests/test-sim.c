@@ -290,6 +290,22 @@ static void test_hw_presets(void **state)
 	struct hw b200;
 	assert_int_equal(hw_load(&b200, "b200", &e), 0);
 	assert_int_equal(hw_math_dtype(&b200, DT_MXFP4), DT_MXFP4);
+	/* issue 13: h100, b200, b300, gb200 calibrated (on NVIDIA's public tables, with collectives
+	 * at 4 GPUs and more); the datasheet ones under -datasheet; B300 native FP4 */
+	static const char *const gpus[] = {"h100", "b200", "b300", "gb200"};
+	for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+		struct hw cal, ds;
+		char name[32];
+		snprintf(name, sizeof name, "%s-datasheet", gpus[i]);
+		assert_int_equal(hw_load(&cal, gpus[i], &e), 0);
+		assert_int_equal(hw_load(&ds, name, &e), 0);
+		assert_true(cal.calibrated && !ds.calibrated);
+		const struct hw_coll_model *m = hw_coll_model(&cal, HW_COLL_ALLREDUCE, 4);
+		assert_true(m && m->ranks == 4);
+		assert_non_null(strstr(cal.source, "aiconfigurator"));
+		if (gpus[i][0] == 'b' || gpus[i][0] == 'g')
+			assert_int_equal(hw_math_dtype(&cal, DT_MXFP4), DT_MXFP4);
+	}
 	const char *bad = "name: x\ncalibrated: false\ndevice: {sms: 1}\n";
 	struct hw hw;
 	assert_true(hw_load_yaml(&hw, "x.yaml", bad, strlen(bad), &e) < 0);
