@@ -990,7 +990,11 @@ int64_t serve_pool_register(struct serve_pool *p, struct serve_pool_seq *sq, con
 		}
 		if (p->cfg.kda_groups > 0 && e->ckpt[0] < 0 && ckpt_at && ckpt_at(ctx, (i + 1) * H) &&
 		    e->page >= 0) {
-			/* a copy of every group's state at this endpoint (taken as the step passes it) */
+			/* a copy of every group's state at this endpoint (taken as the step passes it); the
+			 * entry's page (maybe another request's cached one) is pinned meanwhile, so that
+			 * making room cannot drop the entry */
+			int32_t pg = e->page;
+			pin(p, pg);
 			int g;
 			for (g = 0; g < p->cfg.kda_groups; g++) {
 				int32_t c = alloc_block(p, BLK_CKPT, p->cfg.group_bytes);
@@ -1003,10 +1007,12 @@ int64_t serve_pool_register(struct serve_pool *p, struct serve_pool_seq *sq, con
 			}
 			if (g < p->cfg.kda_groups) {
 				ckpt_free(p, ei);
+				unpin(p, pg);
 				continue;
 			}
 			for (g = 0; g < p->cfg.kda_groups; g++)
 				lru_push(p, e->ckpt[g]);
+			unpin(p, pg);
 			written += p->state_bytes;
 			p->st.ckpt_written_bytes += p->state_bytes;
 		}
