@@ -67,6 +67,7 @@ struct req {
 	int32_t rep, grp;      /* where it is now (side index implied by state) */
 	int32_t prep, pgrp;    /* P/D: the prefill group holding its state until the transfer ends */
 	int64_t prompt, output, target, computed, generated, chunk;
+	int64_t shared;        /* a shared prefix (system prompt) ends here: a message boundary */
 	struct serve_pool_seq seq, pseq;
 	double t_arrival, t_admit, t_first, t_last, t_done;
 	int64_t cached, prefilled, steps;
@@ -363,8 +364,11 @@ static bool ckpt_policy(const void *ctx, int64_t tokens)
 	case SERVE_CKPT_EVERY_N:
 		return tokens % c->ckpt_every_tokens == 0;
 	case SERVE_CKPT_TURNS: {
+		/* message boundaries: the end of a shared prefix (a system prompt), of the prompt, and of
+		 * the output (the next turn's prefix), each at the last endpoint at or before it */
 		int64_t h = c->hash_tokens;
-		return tokens == r->prompt / h * h || tokens == (r->prompt + r->output - 1) / h * h;
+		return tokens == r->prompt / h * h || tokens == (r->prompt + r->output - 1) / h * h ||
+		       (r->shared > 0 && tokens == r->shared / h * h);
 	}
 	case SERVE_CKPT_COUNT:
 		break;
@@ -1096,7 +1100,7 @@ static void summarize(struct engine *E)
 		x->steps = r->steps;
 		x->preemptions = r->preempt;
 		x->replica = r->rep;
-		x->group = r->grp;
+		x->dp_group = r->grp;
 		x->prefill_replica = E->n_sides == 2 ? r->prep : r->rep;
 		x->conversation = q->conversation;
 		x->turn = q->turn;
@@ -1267,6 +1271,7 @@ int serve_run(const struct scenario *s, const struct model *m, const struct hw *
 		x->st = SERVE_ST_PENDING;
 		x->prompt = q->prompt_tokens + q->vision_tokens;
 		x->output = q->output_tokens;
+		x->shared = q->seg_tokens;
 		x->target = x->prompt;
 		x->next_turn = -1;
 		x->vision_pending = q->vision_tokens > 0;

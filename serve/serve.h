@@ -64,8 +64,9 @@ struct serve_length {
  * endpoint), the only places a prefix can be reused from (docs/SERVING.md, section 3). */
 enum serve_ckpt {
 	SERVE_CKPT_NONE,    /* no checkpoint: no prefix reuse for a model with KDA layers */
-	SERVE_CKPT_TURNS,   /* the last endpoint at or before the end of the prompt and of the output
-			     * (conversation-turn boundaries) */
+	SERVE_CKPT_TURNS,   /* the last endpoint at or before each message boundary: the end of a
+			     * shared prefix (a system prompt), of the prompt, and of the output (the
+			     * next turn's prefix) */
 	SERVE_CKPT_EVERY,   /* every hash endpoint */
 	SERVE_CKPT_EVERY_N, /* every ckpt_every_tokens tokens */
 	SERVE_CKPT_COUNT
@@ -245,7 +246,7 @@ struct serve_record {
 	int64_t prefill_tokens;         /* tokens it prefilled, recomputation included */
 	int64_t steps;                  /* decode steps that gave it tokens */
 	int32_t preemptions;
-	int32_t replica, group;         /* where it decoded */
+	int32_t replica, dp_group;      /* where it decoded: replica and attention DP group */
 	int32_t prefill_replica;        /* P/D: where it prefilled (else = replica) */
 	int64_t conversation;
 	int32_t turn;
