@@ -12,7 +12,7 @@ int64_t serve_vision_params(int64_t llm_hidden)
 	int64_t layer = 4 * d * d + 4 * d + 2 * d * f + d + f + 4 * d; /* attention, MLP, two norms */
 	int64_t patch = (int64_t)VIT_PATCH_PX * VIT_PATCH_PX * 3 * d + d;
 	int64_t shuffled = d * VIT_SHUFFLE * VIT_SHUFFLE;
-	int64_t projector = shuffled * shuffled + shuffled + shuffled * llm_hidden + llm_hidden;
+	int64_t projector = llm_hidden > 0 ? shuffled * shuffled + shuffled + shuffled * llm_hidden + llm_hidden : 0;
 	return VIT_LAYERS * layer + patch + projector;
 }
 

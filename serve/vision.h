@@ -24,7 +24,8 @@ enum {
 	VIT_SHUFFLE = 2,
 };
 
-/* Parameters of the encoder and projector (for documentation and tests). */
+/* Parameters of the encoder (the published ~401M), and of the projector into llm_hidden when it is
+ * > 0 (for documentation and tests). */
 int64_t serve_vision_params(int64_t llm_hidden);
 
 /* Seconds to encode `frames` frames of px x px pixels (an image: frames = 1) on one GPU, the
