@@ -622,7 +622,56 @@ static int record_step(struct engine *E, const struct replica *R, int side, doub
 	return 0;
 }
 
-/* Forms and starts the next step of replica R when it has work. */
+/* Group g's decoding requests take a step each (growing their pages, preempting when full). */
+static void decode_part(struct engine *E, int side, struct replica *R, struct group *g, int64_t per_req)
+{
+	for (int32_t x = 0; x < g->n_run; x++) {
+		int32_t i = g->run[x];
+		struct req *r = &E->q[i];
+		if (r->st != SERVE_ST_DECODE || r->chunk != 0)
+			continue;
+		if (!grow_or_preempt(E, side, R, g, i, per_req)) {
+			x = -1; /* the run list changed: start over */
+			g->b = 0;
+			g->ctx_sum = 0;
+			for (int32_t y = 0; y < g->n_run; y++)
+				if (E->q[g->run[y]].chunk < 0)
+					E->q[g->run[y]].chunk = 0;
+			continue;
+		}
+		r->chunk = -1;
+		g->b++;
+		g->ctx_sum += (double)r->computed;
+	}
+}
+
+/* Group g's prefill chunks in what the budget leaves: requests prefilling, then admissions. */
+static int prefill_part(struct engine *E, int side, struct replica *R, struct group *g, int64_t budget)
+{
+	const struct side *sd = &E->sides[side];
+	for (int32_t x = 0; x < g->n_run && budget > 0; x++) {
+		int32_t i = g->run[x];
+		struct req *r = &E->q[i];
+		if (r->st == SERVE_ST_PREFILL && r->chunk == 0 && r->computed < r->target)
+			schedule_chunk(E, sd, g, r, i, &budget);
+	}
+	return admit_waiting(E, side, R, g, &budget);
+}
+
+static bool has_prefill_work(struct engine *E, const struct group *g)
+{
+	if (g->wait_head >= 0 && g->n_run < E->c->max_running)
+		return true;
+	for (int32_t x = 0; x < g->n_run; x++)
+		if (E->q[g->run[x]].st == SERVE_ST_PREFILL)
+			return true;
+	return false;
+}
+
+/* Forms and starts the next step of replica R when it has work. Per DP group: with mixed steps,
+ * decode and then prefill chunks in the budget left; without (SGLang's default), a group with
+ * prefill work prefills and the others decode (SGLang's DP-attention ranks schedule on their own
+ * and meet at the MoE); a prefill pool only prefills, a decode pool only decodes. */
 static int try_start(struct engine *E, int side, struct replica *R)
 {
 	if (R->busy)
@@ -630,62 +679,34 @@ static int try_start(struct engine *E, int side, struct replica *R)
 	struct side *sd = &E->sides[side];
 	const struct serve_config *c = E->c;
 	const int64_t per_req = 1 + E->k;
-	bool prefill_pass = sd->role == ROLE_PREFILL;
-	if (sd->role == ROLE_COLOC && !c->mixed)
-		for (int32_t k = 0; k < sd->s.dp && !prefill_pass; k++) {
-			struct group *g = &R->g[k];
-			if (g->wait_head >= 0 && g->n_run < c->max_running)
-				prefill_pass = true;
-			for (int32_t x = 0; x < g->n_run && !prefill_pass; x++)
-				if (E->q[g->run[x]].st == SERVE_ST_PREFILL)
-					prefill_pass = true;
-		}
 	int rc;
-	for (int pass = 0; pass < 2; pass++) {
-		bool any = false;
-		for (int32_t k = 0; k < sd->s.dp; k++) {
-			struct group *g = &R->g[k];
-			g->b = g->p = g->n = 0;
-			g->ctx_sum = g->prefix_sum = g->copy_bytes = g->vision_s = 0;
-			if (sd->role == ROLE_DECODE && (rc = admit_decode(E, R, g)) < 0)
+	for (int32_t k = 0; k < sd->s.dp; k++) {
+		struct group *g = &R->g[k];
+		g->b = g->p = g->n = 0;
+		g->ctx_sum = g->prefix_sum = g->copy_bytes = g->vision_s = 0;
+		switch (sd->role) {
+		case ROLE_DECODE:
+			if ((rc = admit_decode(E, R, g)) < 0)
 				return rc;
-			/* decode first: every decoding request advances */
-			if (sd->role != ROLE_PREFILL && !(sd->role == ROLE_COLOC && !c->mixed && prefill_pass)) {
-				for (int32_t x = 0; x < g->n_run; x++) {
-					int32_t i = g->run[x];
-					struct req *r = &E->q[i];
-					if (r->st != SERVE_ST_DECODE || r->chunk != 0)
-						continue;
-					if (!grow_or_preempt(E, side, R, g, i, per_req)) {
-						x = -1; /* the run list changed: start over (scheduled ones skip) */
-						g->b = 0;
-						g->ctx_sum = 0;
-						for (int32_t y = 0; y < g->n_run; y++)
-							E->q[g->run[y]].chunk = 0;
-						continue;
-					}
-					r->chunk = -1;
-					g->b++;
-					g->ctx_sum += (double)r->computed;
-				}
-			}
-			if (sd->role != ROLE_DECODE && (c->mixed || prefill_pass || sd->role == ROLE_PREFILL)) {
-				int64_t budget = c->token_budget - (sd->role == ROLE_COLOC ? g->b * per_req : 0);
-				for (int32_t x = 0; x < g->n_run && budget > 0; x++) {
-					int32_t i = g->run[x];
-					struct req *r = &E->q[i];
-					if (r->st == SERVE_ST_PREFILL && r->chunk == 0 && r->computed < r->target)
-						schedule_chunk(E, sd, g, r, i, &budget);
-				}
-				if ((rc = admit_waiting(E, side, R, g, &budget)) < 0)
-					return rc;
-			}
-			if (g->b || g->p)
-				any = true;
-		}
-		if (any || !prefill_pass || sd->role != ROLE_COLOC)
+			decode_part(E, side, R, g, per_req);
 			break;
-		prefill_pass = false; /* nothing could be prefilled: decode instead */
+		case ROLE_PREFILL:
+			if ((rc = prefill_part(E, side, R, g, c->token_budget)) < 0)
+				return rc;
+			break;
+		case ROLE_COLOC:
+			if (c->mixed) {
+				decode_part(E, side, R, g, per_req);
+				if ((rc = prefill_part(E, side, R, g, c->token_budget - g->b * per_req)) < 0)
+					return rc;
+			} else {
+				if (has_prefill_work(E, g) && (rc = prefill_part(E, side, R, g, c->token_budget)) < 0)
+					return rc;
+				if (g->p == 0)
+					decode_part(E, side, R, g, per_req);
+			}
+			break;
+		}
 	}
 	int64_t B = 0, P = 0, N = 1, sb = 0, sp = 0;
 	double ctx = 0, prefix = 0, extra = 0;
