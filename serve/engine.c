@@ -105,6 +105,7 @@ struct engine {
 	double sample_tokens_prev;
 	int64_t tokens_out;
 	int64_t max_steps;
+	double sample_s;       /* the sampling interval (doubles when samples are thinned) */
 	/* conversation -> (replica, group) affinity of the first side */
 	uint64_t *aff_key;
 	int32_t *aff_val;
@@ -903,9 +904,23 @@ static int on_prefetch_done(struct engine *E, int32_t i)
 	return try_start(E, 0, &E->sides[0].rep[r->rep]);
 }
 
+/* Samples are bounded: past SERVE_MAX_SAMPLES every other one is dropped and the interval
+ * doubles. */
+static void thin_samples(struct engine *E)
+{
+	struct serve_result *res = E->r;
+	int64_t k = 0;
+	for (int64_t i = 0; i < res->n_samples; i += 2)
+		res->samples[k++] = res->samples[i];
+	res->n_samples = k;
+	E->sample_s *= 2;
+}
+
 static int sample(struct engine *E)
 {
 	struct serve_result *res = E->r;
+	if (res->n_samples >= SERVE_MAX_SAMPLES)
+		thin_samples(E);
 	if (res->n_samples % 1024 == 0) {
 		struct serve_sample *n = realloc(res->samples, (size_t)(res->n_samples + 1024) * sizeof *n);
 		if (!n)
@@ -1234,6 +1249,7 @@ int serve_run(const struct scenario *s, const struct model *m, const struct hw *
 	E->r = r;
 	E->e = e;
 	E->max_steps = o && o->max_steps > 0 ? o->max_steps : 0;
+	E->sample_s = c->sample_s;
 	serve_rng_seed(&E->rng, c->seed ^ UINT64_C(0xacce97));
 	serve_hist_init(&r->itl);
 	int rc = 0;
@@ -1353,7 +1369,7 @@ int serve_run(const struct scenario *s, const struct model *m, const struct hw *
 			case EV_SAMPLE:
 				rc = sample(E);
 				if (rc == 0 && E->done < w->n)
-					rc = ev_push(E, E->now + c->sample_s, EV_SAMPLE, 0);
+					rc = ev_push(E, E->now + E->sample_s, EV_SAMPLE, 0);
 				break;
 			}
 		}

@@ -196,6 +196,7 @@ enum {
 	SERVE_MAX_REQUESTS = 20 * 1000 * 1000,
 	SERVE_MAX_IDS = 64 * 1024 * 1024,
 	SERVE_TRACE_MAX_LINE = 16 * 1024 * 1024,
+	SERVE_MAX_SAMPLES = 100000, /* queue samples kept (thinned by halves beyond) */
 };
 
 void serve_config_defaults(struct serve_config *c);
@@ -254,12 +255,14 @@ struct serve_record {
 	bool slo_met;
 };
 
-/* A sample of the system's state (every sample_s and at the end). */
+/* A sample of the system's state (every sample_s and at the end; past SERVE_MAX_SAMPLES every
+ * other sample is dropped and the interval doubles). */
 struct serve_sample {
 	double t_s;
 	int64_t queued, prefill, decode, transfer; /* requests in each state, all replicas */
 	int64_t in_system;                         /* arrived, not done */
-	double hbm_used_share;                     /* the fullest pool's share in use */
+	double hbm_used_share;                     /* the fullest pool's share held by requests
+						    * (cached, evictable blocks not counted) */
 	int64_t cpu_bytes;                         /* the fullest CPU tier */
 	double tokens_per_s;                       /* output tokens since the last sample */
 };

@@ -448,6 +448,22 @@ static void test_engine_overload(void **state)
 	serve_workload_release(&w);
 }
 
+/* Queue samples are bounded: a fine interval over a long run is thinned, in time order. */
+static void test_samples_bounded(void **state)
+{
+	struct setup x;
+	must_load(&x, SMALL "serve:\n  duration_s: 200\n  arrivals: {rate_per_s: 0.5}\n  sample_s: 0.001\n");
+	struct serve_workload w;
+	struct serve_result r;
+	run_ok(&x, &w, &r);
+	assert_true(r.n_samples > SERVE_MAX_SAMPLES / 4 && r.n_samples <= SERVE_MAX_SAMPLES + 1);
+	for (int64_t i = 1; i < r.n_samples; i++)
+		assert_true(r.samples[i].t_s >= r.samples[i - 1].t_s);
+	assert_true(r.samples[r.n_samples - 1].in_system == 0);
+	serve_result_release(&r);
+	serve_workload_release(&w);
+}
+
 /* A request that cannot fit in an empty pool is an error naming it, not a hang. */
 static void test_engine_too_big(void **state)
 {
@@ -474,7 +490,7 @@ int main(void)
 		cmocka_unit_test(test_arrivals),           cmocka_unit_test(test_conversations),
 		cmocka_unit_test(test_costs_monotone),     cmocka_unit_test(test_engine_invariants),
 		cmocka_unit_test(test_engine_determinism), cmocka_unit_test(test_engine_overload),
-		cmocka_unit_test(test_engine_too_big),
+		cmocka_unit_test(test_engine_too_big),     cmocka_unit_test(test_samples_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
