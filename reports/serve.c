@@ -171,6 +171,8 @@ int report_serve_json(FILE *f, const struct serve_report_in *in)
 	jint(&j, "cached_tokens", S->cached_tokens);
 	jint(&j, "recomputed_tokens", S->recomputed_tokens);
 	jint(&j, "preemptions", S->preemptions);
+	jint(&j, "step_prefill_tokens", S->step_prefill_tokens);
+	jint(&j, "step_output_tokens", S->step_output_tokens);
 	jnum(&j, "makespan_s", S->makespan_s);
 	jpct(&j, "ttft_s", &S->ttft);
 	jpct(&j, "tpot_s", &S->tpot);
@@ -698,9 +700,11 @@ static int write_md(const char *path, const struct outfile_opts *oo, const struc
 	fprintf(f, "| physical page | %lld tokens (%s), hash endpoints every %lld |\n", (long long)S->page_tokens,
 		fmt_bytes((double)S->page_bytes, a, sizeof a), (long long)c->hash_tokens);
 	fprintf(f, "\n## Checks\n\n- Little's law: time-average requests in the system %.4f, arrival rate x mean E2E "
-		   "%.4f.\n- Tokens: %lld prompt = %lld prefilled - %lld recomputed + %lld cached.\n",
-		S->little_l, S->little_lambda_w, (long long)S->prompt_tokens, (long long)S->prefill_tokens,
-		(long long)S->recomputed_tokens, (long long)S->cached_tokens);
+		   "%.4f.\n- Tokens: the steps prefilled %lld tokens and emitted %lld; the requests account for %lld "
+		   "prefilled (%lld prompt - %lld cached + %lld recomputed) and %lld output.\n",
+		S->little_l, S->little_lambda_w, (long long)S->step_prefill_tokens, (long long)S->step_output_tokens,
+		(long long)S->prefill_tokens, (long long)S->prompt_tokens, (long long)S->cached_tokens,
+		(long long)S->recomputed_tokens, (long long)S->output_tokens);
 	fprintf(f, "\n## Files\n\n`results.json` (the summary), `requests.csv` (one row per request), `charts/` (SVG and "
 		   "PNG, with the data and the gnuplot script `charts.gp`).\n\n---\n*k3sim %s: `%s`; step costs from %lld "
 		   "timeline evaluations in %.2f s, the simulation %.2f s.*\n",

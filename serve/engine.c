@@ -57,7 +57,6 @@ struct side {
 	int64_t pool_bytes, fixed_bytes, token_bytes, state_bytes, page_tokens;
 	int kda_groups;
 	int64_t group_gpus;    /* GPUs of an attention DP group (tp x cp) */
-	double vision_per_token_s; /* not used: vision is costed per request */
 };
 
 struct req {
@@ -730,8 +729,10 @@ static int try_start(struct engine *E, int side, struct replica *R)
 	if (B == 0 && P == 0)
 		return 0;
 	double t = serve_costs_step(&sd->costs, B, P, N, sb ? ctx / (double)sb : 0, sp ? prefix / (double)sp : 0) + extra;
-	for (int32_t k = 0; k < sd->s.dp; k++)
+	for (int32_t k = 0; k < sd->s.dp; k++) {
 		E->r->sum.vision_s += R->g[k].vision_s;
+		E->r->sum.step_prefill_tokens += R->g[k].p;
+	}
 	R->busy = true;
 	R->step_start_s = E->now;
 	record_step(E, R, side, t, P > 0 && B == 0 ? 1 : 0, B, P);
@@ -793,6 +794,7 @@ static int step_end(struct engine *E, int side, struct replica *R)
 					continue;
 				/* prefill done: it samples the next token */
 				r->generated++;
+				E->r->sum.step_output_tokens++;
 				if (sd->role == ROLE_PREFILL && r->generated < r->output) {
 					/* hand over to the decode pool; the state stays here until sent */
 					r->pseq = r->seq;
@@ -837,6 +839,7 @@ static int step_end(struct engine *E, int side, struct replica *R)
 				if (a > r->output - r->generated)
 					a = r->output - r->generated;
 				r->generated += a;
+				E->r->sum.step_output_tokens += a;
 				r->computed += a;
 				r->steps++;
 				itl_add(E, E->now - r->t_last);
@@ -981,10 +984,9 @@ static int side_init(struct engine *E, struct side *sd, enum role role, const st
 	if (rc < 0)
 		return rc;
 	sd->group_gpus = sd->s.tp * sd->s.cp;
-	struct sim_hbm one, zero;
+	struct sim_hbm one;
 	const int64_t C = INT64_C(1) << 20;
 	sim_hbm(&sd->s, E->m, E->hw, sd->s.dp, C, 0, &one);
-	sim_hbm(&sd->s, E->m, E->hw, 0, 0, 0, &zero);
 	sd->token_bytes = (one.mla_kv + one.dsa_index + C - 1) / C;
 	sd->state_bytes = one.kda_state + one.conv_state;
 	struct model_inventory inv;
@@ -1044,7 +1046,6 @@ static int side_init(struct engine *E, struct side *sd, enum role role, const st
 			(double)fixed.activations / 1073741824.0, (double)fixed.capacity / 1073741824.0);
 		return -EINVAL;
 	}
-	(void)zero;
 	sd->rep = calloc((size_t)sd->n_rep, sizeof *sd->rep);
 	if (!sd->rep)
 		return -ENOMEM;

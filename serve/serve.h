@@ -296,6 +296,9 @@ struct serve_summary {
 	int64_t cached_tokens;         /* reused from the prefix cache */
 	int64_t recomputed_tokens;     /* prefilled again after a preemption */
 	int64_t preemptions;
+	/* counted by the steps, apart from the requests (token conservation): prefill tokens the
+	 * steps scheduled, tokens they emitted */
+	int64_t step_prefill_tokens, step_output_tokens;
 	double makespan_s;             /* first arrival to last completion */
 	double duration_s;             /* the arrival window */
 	struct serve_pct ttft, tpot, e2e, queue, itl;

@@ -388,8 +388,13 @@ static void test_engine_invariants(void **state)
 	}
 	assert_int_equal(S->output_tokens, out);
 	assert_int_equal(S->prompt_tokens, prompt);
-	assert_int_equal(S->prefill_tokens, S->prompt_tokens - S->cached_tokens + S->recomputed_tokens);
-	assert_true(S->recomputed_tokens >= 0);
+	/* what the steps did, counted apart from the requests */
+	assert_int_equal(S->step_output_tokens, out);
+	assert_int_equal(S->step_prefill_tokens, S->prefill_tokens);
+	/* no shared prefix and no preemption here: every prompt token prefilled exactly once */
+	assert_int_equal(S->preemptions, 0);
+	assert_int_equal(S->cached_tokens, 0);
+	assert_int_equal(S->prefill_tokens, prompt);
 	assert_true(S->little_l > 0);
 	assert_true(fabs(S->little_l - S->little_lambda_w) < 1e-9 * S->little_l);
 	assert_true(S->ttft.p50 <= S->ttft.p90 && S->ttft.p90 <= S->ttft.p99 && S->ttft.p99 <= S->ttft.max);
@@ -442,7 +447,15 @@ static void test_engine_overload(void **state)
 	assert_int_equal(r.sum.completed, w.n);
 	assert_true(r.sum.preemptions > 0);
 	assert_true(r.sum.recomputed_tokens > 0);
-	assert_int_equal(r.sum.prefill_tokens, r.sum.prompt_tokens + r.sum.recomputed_tokens);
+	assert_int_equal(r.sum.step_prefill_tokens, r.sum.prefill_tokens);
+	assert_int_equal(r.sum.step_output_tokens, r.sum.output_tokens);
+	/* what preemption recomputed is each victim's prompt and what it had generated */
+	int64_t lost = 0;
+	for (int64_t i = 0; i < r.n_rec; i++)
+		assert_true(r.rec[i].prefill_tokens >= r.rec[i].prompt_tokens);
+	for (int64_t i = 0; i < r.n_rec; i++)
+		lost += r.rec[i].prefill_tokens - r.rec[i].prompt_tokens;
+	assert_int_equal(lost, r.sum.recomputed_tokens);
 	assert_true(fabs(r.sum.little_l - r.sum.little_lambda_w) < 1e-9 * r.sum.little_l);
 	serve_result_release(&r);
 	serve_workload_release(&w);

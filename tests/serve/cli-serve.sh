@@ -50,7 +50,7 @@ for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
     assert 0 < p["p50"] <= p["p90"] <= p["p99"] <= p["max"] * (1 + 1e-9), (k, p)
 assert d["completed"] == d["requests"] > 0
 assert abs(d["little"]["l"] - d["little"]["lambda_w"]) <= 1e-6 * d["little"]["l"]
-assert d["prompt_tokens"] == d["prefill_tokens"] - d["recomputed_tokens"] + d["cached_tokens"]
+assert d["step_prefill_tokens"] == d["prefill_tokens"] and d["step_output_tokens"] == d["output_tokens"]
 assert d["hbm"]["peak"] <= d["hbm"]["capacity"]
 assert d["prefix_hit_rate"] > 0.2  # a shared 2K system prompt, checkpointed at its end
 PY
