@@ -80,6 +80,31 @@ struct wcfg {
 	static_assert(SMEM <= 227 * 1024, "shared memory");
 };
 
+/* k3_mbar_wait with a watchdog: a pipeline that stopped (a bug) traps after 10 s instead of
+ * hanging the GPU, so that a test or bench reports the error and the process goes on. */
+__device__ __forceinline__ void wait_or_trap(uint64_t *bar, uint32_t parity)
+{
+	uint32_t done = 0;
+	uint64_t t0 = 0;
+	for (uint32_t spins = 0;; spins++) {
+		asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     " selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(k3_smem_u32(bar)), "r"(parity)
+			     : "memory");
+		if (done)
+			return;
+		if ((spins & 1023u) == 0) {
+			uint64_t now;
+			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+			if (spins == 0)
+				t0 = now;
+			else if (now - t0 > 10000000000ull)
+				__trap();
+		}
+	}
+}
+
 struct tile {
 	int g, n0;      /* group (0: dense), first weight row */
 	int64_t rb, re; /* rows [rb, re) of the (grouped) row space */
@@ -176,7 +201,7 @@ __device__ __forceinline__ void produce(const params &p, unsigned char *sm, uint
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
 			const int s = it % C::STAGES;
-			k3_mbar_wait(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
+			wait_or_trap(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
 			unsigned char *st = sm + (size_t)s * C::STAGE;
 #pragma unroll
 			for (int i = 0; i < TT / 16; i++) {
@@ -246,7 +271,7 @@ __device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, u
 {
 	using C = wcfg<FP4>;
 	const int s = it % C::STAGES;
-	k3_mbar_wait(&full[s], (uint32_t)((it / C::STAGES) & 1));
+	wait_or_trap(&full[s], (uint32_t)((it / C::STAGES) & 1));
 	k3_fence_proxy_async();
 	return sm + (size_t)s * C::STAGE;
 }
