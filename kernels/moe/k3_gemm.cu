@@ -499,6 +499,17 @@ bool tiled_mma_forced()
 	return forced == 1;
 }
 
+/* Does the wgmma kernel's grid fill the GPU? Its tiles are 256 weight rows by up to 128 rows of
+ * A; a dense GEMM of few rows has fewer tiles than SMs (m = 64, n = 4480: 18), where the mma.sync
+ * kernel's 64 x 128 tiles spread the weights over more SMs. Grouped: always (prefill sizes). */
+bool wg_fills(const struct k3_gemm_args *a)
+{
+	if (a->n_groups > 0)
+		return true;
+	const int sms = device_sms();
+	return sms > 0 && (a->rows + 127) / 128 * ((a->N + 255) / 256) >= sms;
+}
+
 /* The concrete path: K3_GEMM_GEMV, K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA, or -EINVAL. */
 int resolve_path(const struct k3_gemm_args *a)
 {
@@ -512,7 +523,8 @@ int resolve_path(const struct k3_gemm_args *a)
 	case K3_GEMM_TILED_MMA:
 		return path;
 	case K3_GEMM_TILED:
-		return !tiled_mma_forced() && k3gemm::wg_supported(a) ? K3_GEMM_TILED_WGMMA : K3_GEMM_TILED_MMA;
+		return !tiled_mma_forced() && k3gemm::wg_supported(a) && wg_fills(a) ? K3_GEMM_TILED_WGMMA
+										      : K3_GEMM_TILED_MMA;
 	case K3_GEMM_TILED_WGMMA:
 		return k3gemm::wg_supported(a) ? K3_GEMM_TILED_WGMMA : -EINVAL;
 	}

@@ -11,7 +11,8 @@
  *
  * Two paths, picked from the shapes (or forced through `path`):
  *  - tiled (prefill), in two kernels:
- *    wgmma (sm_90a builds on compute capability 9.0, the default there):
+ *    wgmma (sm_90a builds on compute capability 9.0; the default there for
+ *    grouped GEMMs and for dense ones with at least one tile per SM):
  *    persistent, warp-specialized (a cp.async producer warpgroup, two wgmma
  *    consumer warpgroups), tiles of 256 weight rows x up to 128 rows of A
  *    (the MMA's N follows a group's row count in steps of 16, so an expert

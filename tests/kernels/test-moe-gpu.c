@@ -607,7 +607,12 @@ static void test_gemm_wgmma_tiles(void **unused)
 		print_message("wgmma: not built for this device, skipped\n");
 		return;
 	}
-	struct k3_gemm_args probe = { .rows = 1000, .N = 256, .K = 256, .path = K3_GEMM_TILED };
+	/* The default for tiled shapes that fill the GPU with its tiles, and for grouped ones. */
+	struct k3_gemm_args probe = { .rows = 4096, .N = 8192, .K = 256, .path = K3_GEMM_TILED };
+	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_WGMMA);
+	probe.rows = 64; /* 32 tiles: the mma.sync kernel */
+	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_MMA);
+	probe.n_groups = 4;
 	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_WGMMA);
 	static const int32_t counts[11] = { 0, 1, 15, 16, 17, 127, 128, 129, 300, 0, 64 };
 	for (int dt = 0; dt < 2; dt++) {
