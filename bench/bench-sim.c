@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "sim/sim.h"
+#include "sim/step.h"
 
 static double now_s(void)
 {
@@ -74,6 +75,44 @@ int main(int argc, char **argv)
 	double dt = now_s() - t0;
 	printf("grid: %ld decode-step points in %.3f s (%.0f points/s, one core) [checksum %.6g]\n", points, dt,
 	       (double)points / dt, sink);
+
+	/* One decode step's timeline, two-batch overlap at 256 requests: every layer of both EP ranks
+	 * (what --timeline writes), and the extrapolated one sim_step lays out. */
+	int64_t bytes = tl_storage_bytes(SIM_TL_EVENTS, SIM_TL_DEPS);
+	void *mem = malloc((size_t)bytes);
+	if (!mem)
+		return 1;
+	struct timeline tl;
+	tl_init(&tl, mem, SIM_TL_EVENTS, SIM_TL_DEPS);
+	struct scenario g = s;
+	g.overlap = OVERLAP_TBO;
+	g.moe_imbalance = g.moe_imbalance > 1 ? g.moe_imbalance : 1.1;
+	struct phase p;
+	sim_phase_init(&g, PHASE_DECODE, 256, 1, g.prompt_tokens, &p);
+	static const char *const what[2] = {"every layer, both EP ranks", "extrapolated, busiest rank"};
+	for (int k = 0; k < 2; k++) {
+		struct sim_step_opts o = {.every_layer = k == 0, .mean_rank = k == 0};
+		struct sim_step_timing tm;
+		int n = k == 0 ? 200 : 2000;
+		double *ts = malloc((size_t)n * sizeof *ts);
+		if (!ts)
+			return 1;
+		for (int i = 0; i < n; i++) {
+			double a = now_s();
+			if (sim_step_timeline(&g, &m, &hw, &p, &o, &tl, NULL, 1, &tm) < 0) {
+				fprintf(stderr, "bench-sim: timeline failed\n");
+				return 1;
+			}
+			ts[i] = now_s() - a;
+		}
+		qsort(ts, (size_t)n, sizeof *ts, cmp_double);
+		printf("timeline: %s decode step (%d GPUs, batch 256, tbo): median %.1f us, p90 %.1f us, %d events, "
+		       "%d streams [step %.3f ms]\n",
+		       name, (int)g.gpus, ts[n / 2] * 1e6, ts[n * 9 / 10] * 1e6, tl.n_events, tl.n_streams, tm.time_s * 1e3);
+		printf("  (%s)\n", what[k]);
+		free(ts);
+	}
+	free(mem);
 	free(t);
 	free(r);
 	return 0;

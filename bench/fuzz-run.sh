@@ -8,7 +8,7 @@ set -eu
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 [ $# -gt 0 ] && shift
-targets=${*:-config kineto sweep calib sqlite merge}
+targets=${*:-config kineto sweep calib sqlite merge serve}
 B=build-fuzz
 [ -f $B/build.ninja ] || CC=clang meson setup $B -Dcuda=disabled -Dfuzzers=true \
 	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null

@@ -10,7 +10,8 @@
 double calib_predict_s(const struct hw *hw, const struct calib_point *p)
 {
 	struct op_cost c;
-	sim_op_cost(hw, &p->op, NULL, &c);
+	struct cost_opts o = {.clock = p->clock};
+	sim_op_cost(hw, &p->op, &o, &c);
 	return c.time_s;
 }
 
@@ -141,6 +142,17 @@ static void apply_gemm(struct hw *hw, const double *x)
 	hw->eff_gemm.half = exp(x[1]);
 }
 
+/* x: log cycles of the fixed cost, the wave, the k step; logits of the FLOP efficiency of BF16
+ * and FP8 math (the one of BF16 is also eff_gemm.max) */
+static void apply_gemm_kernel(struct hw *hw, const double *x)
+{
+	hw->gemm_fixed_cycles = exp(x[0]);
+	hw->gemm_wave_cycles = exp(x[1]);
+	hw->gemm_kstep_cycles = exp(x[2]);
+	hw->eff_gemm.max = hw->gemm_eff[DT_BF16] = hw->gemm_eff[DT_FP16] = squash(x[3]);
+	hw->gemm_eff[DT_FP8] = squash(x[4]);
+}
+
 static void apply_kda(struct hw *hw, const double *x)
 {
 	hw->kda_chunk_step_cycles = exp(x[0]);
@@ -174,7 +186,7 @@ static int select_points(const struct calib_points *pts, bool (*want)(const stru
 {
 	int n = 0;
 	for (size_t i = 0; i < pts->n; i++)
-		if (!pts->p[i].held_out && want(&pts->p[i]))
+		if (!pts->p[i].held_out && pts->p[i].clock == HW_CLOCK_BOOST && want(&pts->p[i]))
 			out[n++] = &pts->p[i];
 	return n;
 }
@@ -231,7 +243,7 @@ static void fit_colls(const struct calib_points *pts, struct hw *hw, struct cali
 	hw->n_coll = 0;
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct calib_point *p = &pts->p[i];
-		if (p->held_out || !is_comm(p))
+		if (p->held_out || p->clock != HW_CLOCK_BOOST || !is_comm(p))
 			continue;
 		enum hw_coll c = sim_op_coll(p->op.kind);
 		bool done = false;
@@ -246,7 +258,8 @@ static void fit_colls(const struct calib_points *pts, struct hw *hw, struct cali
 		int n = 0;
 		for (size_t j = i; j < pts->n; j++) {
 			const struct calib_point *q = &pts->p[j];
-			if (!q->held_out && is_comm(q) && sim_op_coll(q->op.kind) == c && q->op.ranks == r->ranks)
+			if (!q->held_out && q->clock == HW_CLOCK_BOOST && is_comm(q) && sim_op_coll(q->op.kind) == c &&
+			    q->op.ranks == r->ranks)
 				sel[n++] = q;
 		}
 		/* From the interconnect's values, as plain alpha-beta (half 0: the constant half adds
@@ -457,8 +470,10 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 	/* class tables */
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct calib_point *p = &pts->p[i];
+		if (p->held_out || p->clock != HW_CLOCK_BOOST)
+			continue; /* tables correct the boost clock's device time (sim/cost.h) */
 		double pred = calib_predict_s(hw, p);
-		if (p->held_out || !(pred > 0) || !(table_key(p, pred) > 0))
+		if (!(pred > 0) || !(table_key(p, pred) > 0))
 			continue;
 		struct resid *x = &r[n++];
 		memset(x, 0, sizeof *x);
@@ -502,7 +517,7 @@ static int build_tables(const struct calib_points *pts, struct hw *hw, const str
 		n = 0;
 		for (size_t i = 0; i < pts->n; i++) {
 			const struct calib_point *p = &pts->p[i];
-			if (p->held_out || p->op.kind != OP_GEMM || !(p->measured_s > 0))
+			if (p->held_out || p->clock != HW_CLOCK_BOOST || p->op.kind != OP_GEMM || !(p->measured_s > 0))
 				continue;
 			struct resid *x = &r[n++];
 			memset(x, 0, sizeof *x);
@@ -552,6 +567,44 @@ out:
 	return rc;
 }
 
+/* The sustained SM clock in [0.4, 1] x boost minimizing the mean |log error| of the points
+ * (golden-section: one parameter, unimodal in practice); returns that error, hw holds it. */
+static double fit_sustained_clock(struct hw *hw, const struct calib_point *const *pt, int n)
+{
+	const double g = (sqrt(5.0) - 1) / 2, boost = hw->sm_clock_hz;
+	double a = 0.4 * boost, b = boost;
+	double x1 = b - g * (b - a), x2 = a + g * (b - a);
+	hw->sustained_sm_clock_hz = x1;
+	double f1 = mean_abs_log(hw, pt, n);
+	hw->sustained_sm_clock_hz = x2;
+	double f2 = mean_abs_log(hw, pt, n);
+	for (int it = 0; it < 60 && b - a > 1e-4 * boost; it++) {
+		if (f1 < f2) {
+			b = x2;
+			x2 = x1;
+			f2 = f1;
+			x1 = b - g * (b - a);
+			hw->sustained_sm_clock_hz = x1;
+			f1 = mean_abs_log(hw, pt, n);
+		} else {
+			a = x1;
+			x1 = x2;
+			f1 = f2;
+			x2 = a + g * (b - a);
+			hw->sustained_sm_clock_hz = x2;
+			f2 = mean_abs_log(hw, pt, n);
+		}
+	}
+	hw->sustained_sm_clock_hz = f1 < f2 ? x1 : x2;
+	return mean_abs_log(hw, pt, n);
+}
+
+static enum dtype table_dtype_of(const struct hw *hw, const struct op *op)
+{
+	bool any;
+	return table_dtype(hw, op, &any);
+}
+
 int calib_fit(const struct calib_points *pts, const struct hw *base, const struct calib_fit_opts *o,
               struct hw *out, struct calib_fit_report *rep, struct err *e)
 {
@@ -592,18 +645,28 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	st.apply = apply_memory;
 	run_stage(&st, &rep->memory, xm, sm, 2);
 
-	/* 2. GEMMs: the curve for each wave smoothing, the best kept */
+	/* 2. GEMMs. With points enough: the kernel costs (a fixed cost, a cost per wave of tiles, the
+	 * k loop's step latency) and the FLOP efficiency, for wave smoothings 0, 1/2 and 1, the best
+	 * kept; with few, the efficiency curve (max, half) for smoothings 0, 1/4, ..., 1. */
 	st.n = select_points(pts, is_gemm, sel);
-	st.apply = apply_gemm;
-	double best_f = INFINITY, best_x[2] = {0, 0}, best_s = base->gemm_wave_smoothing;
+	bool kernel = st.n >= CALIB_FIT_GEMM_KERNEL_POINTS;
+	st.apply = kernel ? apply_gemm_kernel : apply_gemm;
+	int nx = kernel ? 5 : 2;
+	double best_f = INFINITY, best_x[5] = {0, 0, 0, 0, 0}, best_s = base->gemm_wave_smoothing;
 	struct calib_fit_stage best_r = {0};
-	for (int k = 0; k <= 4 && st.n >= CALIB_FIT_MIN_POINTS; k++) {
+	for (int k = 0; k <= 4 && st.n >= CALIB_FIT_MIN_POINTS; k += kernel ? 2 : 1) {
 		hw->gemm_wave_smoothing = k / 4.0;
-		double xg[2] = {unsquash(base->eff_gemm.max),
-		                log(base->eff_gemm.half > 0 ? base->eff_gemm.half : 1e7)};
-		const double sg[2] = {0.5, 1.0};
+		double xg[5] = {unsquash(base->eff_gemm.max), log(base->eff_gemm.half > 0 ? base->eff_gemm.half : 1e7),
+		                0, 0, 0};
+		if (kernel) {
+			xg[0] = log(4000.0); /* ~2 us at 2 GHz */
+			xg[1] = log(1500.0);
+			xg[2] = log(50.0);
+			xg[3] = xg[4] = unsquash(base->eff_gemm.max);
+		}
+		const double sg[5] = {kernel ? 1.0 : 0.5, 1.0, 1.0, 0.5, 0.5};
 		struct calib_fit_stage r = {0};
-		run_stage(&st, &r, xg, sg, 2);
+		run_stage(&st, &r, xg, sg, nx);
 		if (r.after < best_f) {
 			best_f = r.after;
 			memcpy(best_x, xg, sizeof best_x);
@@ -613,7 +676,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	}
 	hw->gemm_wave_smoothing = best_s;
 	if (st.n >= CALIB_FIT_MIN_POINTS) {
-		apply_gemm(hw, best_x);
+		st.apply(hw, best_x);
 		hw->gemm_wave_smoothing = best_s;
 		/* "before" is the base preset's error, at its own smoothing */
 		struct hw *b = malloc(sizeof *b);
@@ -621,8 +684,20 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 			*b = *hw; /* launch gaps already zero */
 			b->eff_gemm = base->eff_gemm;
 			b->gemm_wave_smoothing = base->gemm_wave_smoothing;
+			b->gemm_fixed_cycles = base->gemm_fixed_cycles;
+			b->gemm_wave_cycles = base->gemm_wave_cycles;
+			b->gemm_kstep_cycles = base->gemm_kstep_cycles;
+			memcpy(b->gemm_eff, base->gemm_eff, sizeof b->gemm_eff);
 			best_r.before = mean_abs_log(b, sel, st.n);
 			free(b);
+		}
+		if (kernel) {
+			/* an efficiency only for the math dtypes measured */
+			bool fp8 = false;
+			for (int i = 0; i < st.n; i++)
+				fp8 |= table_dtype_of(hw, &sel[i]->op) == DT_FP8;
+			if (!fp8)
+				hw->gemm_eff[DT_FP8] = base->gemm_eff[DT_FP8];
 		}
 		rep->gemm = best_r;
 	} else {
@@ -660,7 +735,8 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	st.n = 0;
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct calib_point *p = &pts->p[i];
-		if (!p->held_out && is_comm(p) && !hw_coll_model(hw, sim_op_coll(p->op.kind), p->op.ranks))
+		if (!p->held_out && p->clock == HW_CLOCK_BOOST && is_comm(p) &&
+		    !hw_coll_model(hw, sim_op_coll(p->op.kind), p->op.ranks))
 			sel[st.n++] = p;
 	}
 	st.apply = apply_comm;
@@ -672,6 +748,18 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 			err_set(e, NULL, 0, 0, "out of memory");
 			goto out;
 		}
+	}
+	/* 5. the sustained clock, from the points measured under continuous load, with everything
+	 * above held (the tables correct the boost clock's device time; another clock scales it) */
+	st.n = 0;
+	for (size_t i = 0; i < pts->n; i++)
+		if (!pts->p[i].held_out && pts->p[i].clock == HW_CLOCK_SUSTAINED)
+			sel[st.n++] = &pts->p[i];
+	rep->sustained.points = st.n;
+	if (st.n >= CALIB_FIT_MIN_POINTS) {
+		rep->sustained.before = mean_abs_log(hw, sel, st.n);
+		rep->sustained.after = fit_sustained_clock(hw, sel, st.n);
+		rep->sustained.fitted = true;
 	}
 	hw->launch_latency_s = base->launch_latency_s;
 	hw->graph_launch_latency_s = base->graph_launch_latency_s;

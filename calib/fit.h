@@ -6,16 +6,21 @@
  * Kernel durations are device time, so every stage predicts with the launch latencies zeroed and
  * the fitted preset keeps the base's launch latencies (gaps between kernels, not measured here):
  *   1. memory: eff_memory (max, half) from copies and elementwise ops;
- *   2. GEMM: eff_gemm (max, half) and gemm_wave_smoothing (0, 1/4, ..., 1) from dense GEMMs;
+ *   2. GEMM: with at least CALIB_FIT_GEMM_KERNEL_POINTS dense GEMMs the kernel costs (hw.h:
+ *      gemm_fixed_cycles, gemm_wave_cycles, gemm_kstep_cycles) and eff_gemm.max, at wave
+ *      smoothing 0, 1/2 and 1; with fewer eff_gemm (max, half) at smoothing 0, 1/4, ..., 1;
  *   3. KDA prefill: kda_chunk_step_cycles; collectives: per collective kind and rank count with
  *      points enough a model of its own (hw_coll_model): its step latency and efficiency max,
  *      with half 0 (in the alpha-beta form half only adds a constant, which the latency carries:
  *      the model is latency + bytes / bandwidth, its table the rest); then eff_comm (max, half)
  *      and NVLink latency, what kinds and rank counts without a model get, from the points of
  *      those only (none: the base's stay; 2-GPU measurements say little about 8 GPUs);
- *   4. tables (optional): the measured-over-modeled efficiency that remains, per dense GEMM
- *      shape over m, per class and dtype over size (hw.h), and per collective kind and rank
- *      count over bytes, interpolated in log space.
+ *   4. tables (optional): the modeled-over-measured efficiency that remains per class and dtype
+ *      (collectives: per kind and rank count) over the modeled time, with measured times that
+ *      never fall as it grows (isotonic); and the measured device times of dense GEMM shapes
+ *      (gemm_points), non-decreasing in m;
+ *   5. the sustained SM clock, from the points measured in the sustained regime (which take
+ *      part in none of 1-4), everything else held.
  * Each stage minimizes the mean |log(predicted / measured)| with Nelder-Mead. The result is the
  * base preset with the fitted values, marked calibrated; the base's own tables and collective
  * models are not kept (a fit starts from its curves). */
@@ -26,7 +31,7 @@
 #include "hw/hw.h"
 #include "util/err.h"
 
-enum { CALIB_FIT_MIN_POINTS = 3 };
+enum { CALIB_FIT_MIN_POINTS = 3, CALIB_FIT_GEMM_KERNEL_POINTS = 24 };
 
 struct calib_fit_opts {
 	bool no_tables;       /* fit the curves only */
@@ -48,6 +53,7 @@ struct calib_fit_coll {
 
 struct calib_fit_report {
 	struct calib_fit_stage memory, gemm, kda_chunk, kda_verify, comm;
+	struct calib_fit_stage sustained; /* the sustained SM clock (hw.h), from points measured so */
 	struct calib_fit_coll coll[HW_COLL_MODELS_MAX];
 	int n_coll;
 	int train_points, held_out_points;

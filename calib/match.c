@@ -966,6 +966,8 @@ static void read_info(struct ctx *c)
 				snprintf(in->source, sizeof in->source, "%s", v);
 			else if (strcmp(k, TRACE_CAPTURE_START_UTC_NS) == 0)
 				in->start_utc_ns = strtoll(v, NULL, 10);
+			else if (strcmp(k, "meta.regime") == 0)
+				snprintf(in->regime, sizeof in->regime, "%s", v);
 		}
 		sqlite3_finalize(st);
 	}

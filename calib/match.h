@@ -76,6 +76,7 @@ struct calib_trace_info {
 	char driver[64]; /* K3SIM_CAPTURE keys, when present */
 	char cuda_driver[32], cuda_runtime[32], host[128], command[512], source[32];
 	int64_t start_utc_ns;
+	char regime[16]; /* K3SIM_CAPTURE meta.regime (calib-grid: burst or sustained), when present */
 };
 
 struct calib_match {

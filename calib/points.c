@@ -113,7 +113,8 @@ void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *c
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
-		*cls = HW_CLASS_ATTENTION;
+		*cls = op->kind == OP_MLA_PREFILL || op->kind == OP_DSA_PREFILL ? HW_CLASS_ATTENTION_PREFILL
+		                                                                : HW_CLASS_ATTENTION;
 		*size = op->flops;
 		snprintf(label, n, "%s", kind);
 		return;
@@ -157,16 +158,66 @@ bool calib_op_trains(const struct op *op, double *main_size)
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
-		*main_size = (double)op->ctx;
-		return pow_of((double)op->ctx, 4);
+		/* the tokens the last query attends, ctx + t: a decode after 2^k - 1 cached tokens
+		 * (the public tables' grid) attends 2^k, a prefill without prefix its t tokens */
+		x = (double)op->ctx + (double)op->t;
+		*main_size = x;
+		return pow_of(x, 4);
 	default:
 		*main_size = (double)op->comm_bytes;
 		return pow_of((double)op->comm_bytes, 2);
 	}
 }
 
-static int add_point(struct calib_points *pts, const char *spec, const struct op *op, double med, double p10,
-                     double p90, int64_t samples, int32_t source, struct err *e)
+/* The series a collective belongs to for the protocol: its kind and name, rank count and clock. */
+static int cmp_coll_series(const void *a, const void *b)
+{
+	const struct calib_point *x = *(const struct calib_point *const *)a,
+	                         *y = *(const struct calib_point *const *)b;
+	if (x->op.kind != y->op.kind)
+		return (int)x->op.kind - (int)y->op.kind;
+	int c = strcmp(x->op.name ? x->op.name : "", y->op.name ? y->op.name : "");
+	if (c)
+		return c;
+	if (x->op.ranks != y->op.ranks)
+		return (x->op.ranks > y->op.ranks) - (x->op.ranks < y->op.ranks);
+	return (int)x->clock - (int)y->clock;
+}
+
+int calib_points_protocol(struct calib_points *pts, struct err *e)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < pts->n; i++)
+		n += pts->p[i].cls == HW_CLASS_COMM;
+	if (n == 0)
+		return 0;
+	struct calib_point **c = malloc(n * sizeof *c);
+	if (!c) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	n = 0;
+	for (size_t i = 0; i < pts->n; i++)
+		if (pts->p[i].cls == HW_CLASS_COMM)
+			c[n++] = &pts->p[i];
+	qsort(c, n, sizeof *c, cmp_coll_series);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		bool doubling = true;
+		for (; j < n && cmp_coll_series(&c[i], &c[j]) == 0; j++)
+			if (!pow_of((double)c[j]->op.comm_bytes, 2))
+				doubling = false;
+		for (size_t k = i; k < j; k++)
+			c[k]->held_out = doubling ? !pow_of((double)c[k]->op.comm_bytes, 4)
+			                          : !pow_of((double)c[k]->op.comm_bytes, 2);
+		i = j;
+	}
+	free(c);
+	return 0;
+}
+
+static int add_point(struct calib_points *pts, const char *spec, const struct op *op, enum hw_clock clock,
+                     double med, double p10, double p90, int64_t samples, int32_t source, struct err *e)
 {
 	if (pts->n == pts->cap) {
 		size_t cap = pts->cap ? 2 * pts->cap : 256;
@@ -195,6 +246,11 @@ static int add_point(struct calib_points *pts, const char *spec, const struct op
 	}
 	p->op = *op;
 	calib_op_class(op, p->label, sizeof p->label, &p->cls, &p->size);
+	p->clock = clock;
+	if (clock != HW_CLOCK_BOOST) {
+		size_t l = strlen(p->label);
+		snprintf(p->label + l, sizeof p->label - l, "@%s", hw_clock_name(clock));
+	}
 	p->held_out = !calib_op_trains(op, &p->main_size);
 	p->measured_s = med;
 	p->p10_s = p10;
@@ -347,7 +403,10 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 		double med = n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
 		if (med <= 0)
 			continue;
-		if ((rc = add_point(pts, m->specs[s].text, &m->specs[s].op, med * 1e-9,
+		enum hw_clock clock = HW_CLOCK_BOOST;
+		if (m->info.regime[0] && hw_clock_parse(m->info.regime, &clock) < 0)
+			clock = HW_CLOCK_BOOST; /* "burst" and the unknown: measured at the boost clock */
+		if ((rc = add_point(pts, m->specs[s].text, &m->specs[s].op, clock, med * 1e-9,
 		                    quantile(v, n, 0.1) * 1e-9, quantile(v, n, 0.9) * 1e-9, (int64_t)n, src,
 		                    e)) < 0)
 			goto out;
@@ -496,7 +555,7 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 		return src;
 	}
 	enum { NONE, GRID, KDA } fmt = NONE;
-	int col[11] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+	int col[12] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 	int lineno = 0, nf_header = 0;
 	for (char *line = buf, *next; line; line = next) {
 		next = strchr(line, '\n');
@@ -526,6 +585,7 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 				col[2] = col_of(f, nf, "p10_s");
 				col[3] = col_of(f, nf, "p90_s");
 				col[4] = col_of(f, nf, "reps");
+				col[11] = col_of(f, nf, "regime");
 			} else if (col_of(f, nf, "op") == 0 && col_of(f, nf, "time_us") > 0 &&
 			           col_of(f, nf, "heads") > 0) {
 				static const char *const names[] = {"op",      "state",  "batch",
@@ -602,7 +662,10 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 			rc = -EINVAL;
 			goto out;
 		}
-		if ((rc = add_point(pts, spec, &op, med * scale, p10 * scale, p90 * scale, reps, src, e)) < 0)
+		enum hw_clock clock = HW_CLOCK_BOOST;
+		if (fmt == GRID && col[11] >= 0 && hw_clock_parse(f[col[11]], &clock) < 0)
+			clock = HW_CLOCK_BOOST; /* "burst": the boost clock */
+		if ((rc = add_point(pts, spec, &op, clock, med * scale, p10 * scale, p90 * scale, reps, src, e)) < 0)
 			goto out;
 	}
 	if (fmt == NONE) {

@@ -172,14 +172,24 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	}
 	fprintf(f,
 	        "kernels:\n  gemm_tile_m: %lld\n  gemm_tile_n: %lld\n  gemm_wave_smoothing: %.6g\n"
+	        "  gemm_fixed_cycles: %.9g\n  gemm_wave_cycles: %.9g\n  gemm_kstep_cycles: %.9g\n"
 	        "  kda_chunk_step_cycles: %.6g\n  kda_step_row_cycles: %.6g\n"
 	        "  kda_intra_cycles_per_token_head: %.6g\n  kda_verify_lin_cycles: %.6g\n"
 	        "  kda_verify_quad_cycles: %.6g\n  kda_max_v_split: %lld\n  reserved_gib: %.9g\n",
 	        (long long)hw->gemm_tile_m, (long long)hw->gemm_tile_n, hw->gemm_wave_smoothing,
+	        hw->gemm_fixed_cycles, hw->gemm_wave_cycles, hw->gemm_kstep_cycles,
 	        hw->kda_chunk_step_cycles, hw->kda_step_row_cycles, hw->kda_intra_cycles_per_token_head,
 	        hw->kda_verify_lin_cycles, hw->kda_verify_quad_cycles,
 	        (long long)hw->kda_max_v_split, (double)hw->reserved_bytes / 1073741824.0);
 
+	bool any_eff = false;
+	for (int t = 0; t < DT_COUNT; t++)
+		if (hw->gemm_eff[t] > 0) {
+			fprintf(f, "%s%s: %.9g", any_eff ? ", " : "  gemm_eff: {", dtype_name((enum dtype)t), hw->gemm_eff[t]);
+			any_eff = true;
+		}
+	if (any_eff)
+		fprintf(f, "}\n");
 	fprintf(f, "calibration:\n  date: %s\n  base: ", meta->date ? meta->date : "?");
 	qstr(f, meta->base);
 	if (meta->command) {
@@ -259,7 +269,8 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	}
 	fprintf(f, "  protocol: \"fit on training points only; errors reported on held-out points only. "
 	           "Training: GEMM m and KDA decode b powers of 4; KDA verify t odd or a power of 4; copies sizes powers of 2; KDA prefill t*h "
-	           "4^k or 3*4^k; collectives bytes powers of 2 (one time per instance: its shortest rank). "
+	           "4^k or 3*4^k; attention ctx+t powers of 4; collectives bytes powers of 2, a series measured at powers of 2 only "
+	           "powers of 4 (one time per instance: its shortest rank). "
 	           "Everything else is held out. A point is one op: the median over runs of each run's median.\"\n");
 	if (meta->fit) {
 		fprintf(f, "  fit:\n    train_points: %d\n    held_out_points: %d\n", meta->fit->train_points,
@@ -268,6 +279,7 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		stage(f, "gemm", &meta->fit->gemm);
 		stage(f, "kda_chunk", &meta->fit->kda_chunk);
 		stage(f, "kda_verify", &meta->fit->kda_verify);
+		stage(f, "sustained_clock", &meta->fit->sustained);
 		stage(f, "comm", &meta->fit->comm);
 		for (int i = 0; i < meta->fit->n_coll; i++) {
 			const struct calib_fit_coll *c = &meta->fit->coll[i];

@@ -138,6 +138,8 @@ int calib_points_add_inputs(struct calib_points *pts, const struct calib_inputs 
 			snprintf(inputs + used, cap - used, "%s%s", i ? ", " : "", x->path);
 	}
 	calib_points_end_run(pts);
+	if (rc == 0)
+		rc = calib_points_protocol(pts, e);
 	if (have_rules)
 		calib_rules_release(&rules);
 	return rc < 0 ? rc : 0;
@@ -150,6 +152,12 @@ int calib_points_add_inputs(struct calib_points *pts, const struct calib_inputs 
 		if ((x) != (y))                                                                              \
 			return (x) < (y) ? -1 : 1;                                                           \
 	} while (0)
+
+int calib_point_cmp(const struct calib_point *a, const struct calib_point *b)
+{
+	CMP((int)a->clock, (int)b->clock);
+	return calib_op_cmp(&a->op, &b->op);
+}
 
 int calib_op_cmp(const struct op *a, const struct op *b)
 {
@@ -208,7 +216,7 @@ struct ref {
 static int cmp_ref(const void *x, const void *y)
 {
 	const struct ref *a = x, *b = y;
-	int c = calib_op_cmp(&a->p->op, &b->p->op);
+	int c = calib_point_cmp(a->p, b->p);
 	if (c)
 		return c;
 	CMP(a->run, b->run);
@@ -321,7 +329,7 @@ int calib_points_by_op(struct calib_points *out, const struct calib_points *in, 
 	size_t n_out = 0;
 	for (size_t g = 0; g < m;) {
 		size_t h = g + 1;
-		while (h < m && calib_op_cmp(&ref[h].p->op, &ref[g].p->op) == 0)
+		while (h < m && calib_point_cmp(ref[h].p, ref[g].p) == 0)
 			h++;
 		merge_op(ref + g, h - g, tmp, per_run, n_runs, &merged[n_out]);
 		size_t f = ref[g].i;

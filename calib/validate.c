@@ -199,7 +199,7 @@ static int cmp_point_op(const void *a, const void *b)
 {
 	const struct calib_point *x = *(const struct calib_point *const *)a,
 	                         *y = *(const struct calib_point *const *)b;
-	return calib_op_cmp(&x->op, &y->op);
+	return calib_point_cmp(x, y);
 }
 
 /* The scored points of the rotations: class, error and (by run) the floor's error, in %. */

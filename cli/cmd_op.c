@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "sim/cost.h"
+#include "sim/ep.h"
 #include "sim/opspec.h"
 #include "util/doc.h"
 
@@ -92,8 +93,15 @@ int cmd_op(int argc, char **argv)
 	}
 	struct cost_opts opts = {.cuda_graph = graph, .clock = clock};
 	struct op_cost c;
-	sim_op_cost(&hw, &op, &opts, &c);
+	sim_op_cost_ep(&hw, &op, &opts, &c);
 	int64_t bytes = op_bytes(&op) + (op_is_comm(op.kind) ? op.comm_bytes : 0);
+	struct sim_ep_traffic ept = {0};
+	bool ep_model = op.ep.mode == EP_MODE_NORMAL || op.ep.mode == EP_MODE_LOW_LATENCY;
+	if (ep_model) {
+		/* what the kernels move per GPU, not the equivalent all-to-all's buffer */
+		sim_ep_traffic(&hw, &op, &ept);
+		bytes = (int64_t)(ept.nic_bytes + ept.nvlink_bytes);
+	}
 	if (json) {
 		struct jw w;
 		jw_init(&w, stdout);
@@ -127,6 +135,18 @@ int cmd_op(int argc, char **argv)
 		jw_end_object(&w);
 		if (op.serial_steps)
 			jw_i64(&w, "serial_steps", op.serial_steps);
+		if (op.ep.mode != EP_MODE_NONE) {
+			jw_begin_object(&w, "ep");
+			jw_str(&w, "mode", sim_ep_mode_name(op.ep.mode));
+			jw_i64(&w, "alltoall_bytes", op.comm_bytes);
+			if (ep_model) {
+				jw_f64(&w, "nic_bytes", ept.nic_bytes);
+				jw_f64(&w, "nvlink_bytes", ept.nvlink_bytes);
+				jw_f64(&w, "nodes_per_token", ept.nodes);
+				jw_f64(&w, "ranks_per_token", ept.ranks);
+			}
+			jw_end_object(&w);
+		}
 		jw_end_object(&w);
 		jw_finish(&w);
 		return 0;
@@ -145,6 +165,14 @@ int cmd_op(int argc, char **argv)
 	if (op.serial_steps)
 		printf("\n  %lld dependent chunk steps per (sequence, head) in %.0f wave(s)", (long long)op.serial_steps,
 		       c.waves);
+	if (ep_model) {
+		char b2[32], b3[32];
+		printf("\n  %s mode: %s over the NIC, %s over NVLink per GPU; a token reaches %.2f nodes, %.2f ranks "
+		       "(the equivalent all-to-all: %s)",
+		       sim_ep_mode_name(op.ep.mode), cli_bytes(ept.nic_bytes, b2, sizeof b2),
+		       cli_bytes(ept.nvlink_bytes, b3, sizeof b3), ept.nodes, ept.ranks,
+		       cli_bytes((double)op.comm_bytes, b1, sizeof b1));
+	}
 	printf("\n  floor %s (launch + peak FLOPs or bytes)", cli_time(c.floor_s, t2, sizeof t2));
 	if (hw.calibrated)
 		printf("; %s", c.extrapolated ? "extrapolated: outside what the calibration measured, the physical model's form"

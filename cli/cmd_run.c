@@ -6,8 +6,11 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "reports/timeline.h"
 #include "sim/sim.h"
+#include "sim/step.h"
 #include "util/doc.h"
+#include "util/outfile.h"
 
 static void usage(FILE *out)
 {
@@ -23,6 +26,14 @@ static void usage(FILE *out)
 		"  --json          machine-readable output (keys ttft_s, tpot_s, fits, hbm, ...)\n"
 		"  --top N         ops to list per phase (default 12)\n"
 		"  --print         print the scenario's YAML (embedded ones) and exit\n"
+		"  --timeline FILE write the simulated step as Chrome/Perfetto trace JSON (ui.perfetto.dev;\n"
+		"                  the layout of `k3sim trace export`): every op of every layer on its\n"
+		"                  GPU's compute, communication and side streams, with the busiest and the\n"
+		"                  mean EP rank; '-' for stdout\n"
+		"  --timeline-step decode|prefill\n"
+		"                  which step --timeline writes: the mean decode step (default) or the\n"
+		"                  first prefill chunk\n"
+		"  --force         replace an existing --timeline file\n"
 		"overrides (applied after loading):\n"
 		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n"
 		"  --clock boost|sustained   SM clock regime (scenario options.clock; default sustained:\n"
@@ -104,8 +115,12 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	       hw->calibrated ? " (calibrated)" : " (datasheet, uncalibrated)");
 	if (s->description[0])
 		printf("  %s\n", s->description);
-	printf("  layout: attention TP%lld x DP%lld x CP%lld, MoE EP%lld (imbalance %.2f); TP sync %s\n",
-	       (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->ep, s->moe_imbalance,
+	printf("  engine: %s path, overlap %s%s%s\n", scenario_path_name(s->path), scenario_overlap_name(s->overlap),
+	       s->shared_expert_stream ? ", shared experts on a side stream" : "",
+	       s->attnres_side_stream ? ", AttnRes inter-block pass on a side stream" : "");
+	printf("  layout: attention TP%lld x DP%lld x CP%lld%s, MoE EP%lld (imbalance %.2f); TP sync %s\n",
+	       (long long)s->tp, (long long)s->dp, (long long)s->cp,
+	       s->pp > 1 ? (snprintf(c, sizeof c, " x PP%lld", (long long)s->pp), c) : "", (long long)s->ep, s->moe_imbalance,
 	       s->tp_rs_ag ? "reduce-scatter + all-gather" : "all-reduce");
 	printf("  workload: batch %lld, prompt %lld, output %lld tokens, prefill chunk %lld; "
 	       "KDA state %s, MLA cache %s, expert inputs %s\n",
@@ -116,14 +131,52 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	       s->clock == HW_CLOCK_SUSTAINED && !(hw->sustained_sm_clock_hz > 0)
 		       ? " (the preset has no sustained clock: boost)" : "");
 
-	printf("  %-18s %12s   (prefill of %lld tokens in %lld chunk%s, one request)\n", "TTFT",
-	       cli_time(r->ttft_s, a, sizeof a), (long long)s->prompt_tokens, (long long)r->prefill_chunks,
-	       r->prefill_chunks == 1 ? "" : "s");
+	if (s->prefill_tokens)
+		printf("  %-18s %12s   (prefill of %lld tokens in %lld step%s of %lld tokens per DP group, "
+		       "%lld prompt%s per step)\n",
+		       "TTFT", cli_time(r->ttft_s, a, sizeof a), (long long)s->prompt_tokens,
+		       (long long)r->prefill_chunks, r->prefill_chunks == 1 ? "" : "s", (long long)s->prefill_tokens,
+		       (long long)r->prefill_prompts_per_step, r->prefill_prompts_per_step == 1 ? "" : "s");
+	else
+		printf("  %-18s %12s   (prefill of %lld tokens in %lld chunk%s, one request)\n", "TTFT",
+		       cli_time(r->ttft_s, a, sizeof a), (long long)s->prompt_tokens, (long long)r->prefill_chunks,
+		       r->prefill_chunks == 1 ? "" : "s");
 	printf("  %-18s %12s   (decode step at context %lld, batch %lld; first %s, last %s)\n", "TPOT",
 	       cli_time(r->tpot_s, a, sizeof a), (long long)r->decode_context, (long long)s->batch,
 	       cli_time(r->tpot_first_s, b, sizeof b), cli_time(r->tpot_last_s, c, sizeof c));
+	if (s->mtp_draft_tokens)
+		printf("  %-18s %12s   (%lld draft token%s, %.2f accepted per request per step)\n", "decode step",
+		       cli_time(r->decode_step_s, a, sizeof a), (long long)s->mtp_draft_tokens,
+		       s->mtp_draft_tokens == 1 ? "" : "s", s->mtp_acceptance);
 	printf("  %-18s %12.0f   (%.1f per GPU)\n", "decode tokens/s", r->tokens_per_s, r->tokens_per_s_per_gpu);
+	printf("  %-18s %12.0f   (%.1f per GPU%s)\n", "prefill tokens/s",
+	       r->prefill_tokens_per_s_per_gpu * (double)s->gpus, r->prefill_tokens_per_s_per_gpu,
+	       s->prefill_tokens ? "" : "; one prompt at a time");
+	if (s->mixed_prefill_tokens)
+		printf("  %-18s %12.0f   (%.1f per GPU, %lld per DP group in each decode step)\n",
+		       "mixed prefill tok/s", r->mixed_prefill_tokens_per_s_per_gpu * (double)s->gpus,
+		       r->mixed_prefill_tokens_per_s_per_gpu, (long long)s->mixed_prefill_tokens);
 	printf("  %-18s %12s\n", "request latency", cli_time(r->e2e_s, a, sizeof a));
+	if (s->pp > 1)
+		printf("  %-18s %12lld   (each stage holds a share of the layers; the steps below are all layers on one "
+		       "stage's GPUs; TTFT's pipeline bubble %s)\n",
+		       "pipeline stages", (long long)s->pp, cli_time(r->pp_bubble_s, a, sizeof a));
+
+	printf("\n  step timeline (busiest EP rank)  overlap  critical path = compute + comm"
+	       "            exposed comm   ops in sequence\n");
+	const struct sim_phase *phs[2] = {&r->prefill, &r->decode};
+	const char *labels[2] = {"prefill (TTFT), all chunks", "decode step (TPOT)"};
+	for (int i = 0; i < 2; i++) {
+		const struct sim_phase *ph = phs[i];
+		char d[32], f[32], g[32];
+		char ov[16];
+		snprintf(ov, sizeof ov, "%s%s", scenario_overlap_name(ph->overlap), ph->microbatches == 2 ? " x2" : "");
+		printf("    %-29s %-8s %10s = %10s + %10s   %10s   %12s\n", labels[i], ov,
+		       cli_time(ph->step_s, a, sizeof a), cli_time(ph->critical_compute_s, b, sizeof b),
+		       cli_time(ph->critical_comm_s, c, sizeof c), cli_time(ph->exposed_comm_s, d, sizeof d),
+		       cli_time(ph->time_s, f, sizeof f));
+		(void)g;
+	}
 
 	const struct sim_hbm *h = &r->hbm;
 	printf("\n  HBM per GPU at context %lld, %lld request%s per attention group:\n",
@@ -163,6 +216,14 @@ static void json_phase(struct jw *w, const char *key, const struct sim_phase *ph
 {
 	jw_begin_object(w, key);
 	jw_f64(w, "time_s", ph->time_s);
+	jw_f64(w, "step_s", ph->step_s);
+	jw_str(w, "overlap", scenario_overlap_name(ph->overlap));
+	jw_i64(w, "microbatches", ph->microbatches);
+	jw_begin_object(w, "critical_path");
+	jw_f64(w, "compute_s", ph->critical_compute_s);
+	jw_f64(w, "comm_s", ph->critical_comm_s);
+	jw_end_object(w);
+	jw_f64(w, "exposed_comm_s", ph->exposed_comm_s);
 	jw_f64(w, "compute_bound_s", ph->compute_s);
 	jw_f64(w, "memory_bound_s", ph->memory_s);
 	jw_f64(w, "latency_bound_s", ph->latency_s);
@@ -231,7 +292,9 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_i64(&w, "dp", s->dp);
 	jw_i64(&w, "cp", s->cp);
 	jw_i64(&w, "ep", s->ep);
+	jw_i64(&w, "pp", s->pp);
 	jw_end_object(&w);
+	jw_f64(&w, "pp_bubble_s", r->pp_bubble_s);
 	jw_i64(&w, "batch", s->batch);
 	jw_i64(&w, "prompt_tokens", s->prompt_tokens);
 	jw_i64(&w, "output_tokens", s->output_tokens);
@@ -242,6 +305,23 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_f64(&w, "e2e_s", r->e2e_s);
 	jw_f64(&w, "tokens_per_s", r->tokens_per_s);
 	jw_f64(&w, "tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);
+	jw_f64(&w, "decode_tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);
+	jw_f64(&w, "prefill_tokens_per_s_per_gpu", r->prefill_tokens_per_s_per_gpu);
+	jw_f64(&w, "mixed_prefill_tokens_per_s_per_gpu", r->mixed_prefill_tokens_per_s_per_gpu);
+	jw_i64(&w, "prefill_prompts_per_step", r->prefill_prompts_per_step);
+	jw_f64(&w, "decode_step_s", r->decode_step_s);
+	jw_f64(&w, "accepted_tokens_per_step", (double)s->batch * s->mtp_acceptance);
+	jw_begin_object(&w, "engine");
+	jw_str(&w, "path", scenario_path_name(s->path));
+	jw_str(&w, "overlap", scenario_overlap_name(s->overlap));
+	jw_bool(&w, "shared_expert_stream", s->shared_expert_stream);
+	jw_bool(&w, "attnres_side_stream", s->attnres_side_stream);
+	jw_i64(&w, "prefill_tokens", s->prefill_tokens);
+	jw_i64(&w, "mixed_prefill_tokens", s->mixed_prefill_tokens);
+	jw_str(&w, "mla_cp", s->mla_cp_ring ? "ring" : "allgather");
+	jw_i64(&w, "mtp_draft_tokens", s->mtp_draft_tokens);
+	jw_f64(&w, "mtp_acceptance", s->mtp_acceptance);
+	jw_end_object(&w);
 	jw_i64(&w, "prefill_chunks", r->prefill_chunks);
 	jw_i64(&w, "decode_context", r->decode_context);
 	jw_bool(&w, "fits", r->fits);
@@ -264,9 +344,81 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_finish(&w);
 }
 
+/* The step --timeline names, laid out with every layer and the mean EP rank, to path. */
+static int write_timeline(const struct scenario *s, const struct model *m, const struct hw *hw,
+			  const struct sim_result *r, bool prefill, const char *path, bool force)
+{
+	/* every layer of two ranks: four times what sim_step lays out for one */
+	enum { EVENTS = 4 * SIM_TL_EVENTS, DEPS = 4 * SIM_TL_DEPS };
+	int64_t bytes = tl_storage_bytes(EVENTS, DEPS);
+	struct timeline tl;
+	void *mem = malloc((size_t)bytes);
+	if (!mem) {
+		fprintf(stderr, "k3sim run: out of memory\n");
+		return 1;
+	}
+	tl_init(&tl, mem, EVENTS, DEPS);
+	struct phase p;
+	char title[160];
+	if (prefill) {
+		sim_phase_init(s, PHASE_PREFILL, 1, s->prefill_chunk, 0, &p);
+		snprintf(title, sizeof title, "prefill chunk of %lld tokens (first of %lld), simulated",
+			 (long long)s->prefill_chunk, (long long)r->prefill_chunks);
+	} else {
+		sim_phase_init(s, PHASE_DECODE, s->batch, 1, r->decode_context, &p);
+		snprintf(title, sizeof title, "decode step (TPOT), batch %lld at context %lld, simulated",
+			 (long long)s->batch, (long long)r->decode_context);
+	}
+	struct sim_step_opts o = {.every_layer = true, .mean_rank = true};
+	struct sim_step_timing t;
+	int rc = sim_step_timeline(s, m, hw, &p, &o, &tl, NULL, 1, &t);
+	if (rc < 0) {
+		fprintf(stderr, "k3sim run: the step does not fit the timeline (%s)\n", strerror(-rc));
+		free(mem);
+		return 1;
+	}
+	struct timeline_report rep = {.title = title, .timing = &t};
+	char g0[96], g1[96];
+	snprintf(g0, sizeof g0, "GPU 0: busiest EP rank (moe_imbalance %.2f), simulated", s->moe_imbalance);
+	snprintf(g1, sizeof g1, "GPU 1: mean EP rank, simulated");
+	rep.gpu_names[0] = g0;
+	rep.gpu_names[1] = g1;
+	bool to_stdout = strcmp(path, "-") == 0;
+	FILE *f = stdout;
+	struct outfile of = {0};
+	struct err e = {0};
+	if (!to_stdout) {
+		/* atomically, never over the scenario it came from nor an existing file without --force */
+		const char *inputs[] = {s->file};
+		struct outfile_opts oo = {.force = force, .inputs = inputs, .n_inputs = s->file[0] == '<' ? 0 : 1};
+		if (outfile_open(&of, path, &oo, &e) < 0 || !(f = outfile_stream(&of, &e))) {
+			outfile_abort(&of);
+			cli_error("run", &e);
+			free(mem);
+			return 1;
+		}
+	}
+	rc = report_timeline_json(&tl, &rep, f);
+	free(mem);
+	if (to_stdout)
+		rc = rc < 0 || fflush(stdout) != 0 ? -EIO : 0;
+	else if (rc < 0)
+		outfile_abort(&of);
+	else
+		rc = outfile_commit(&of, &e);
+	if (rc < 0) {
+		if (!e.msg[0])
+			err_set(&e, path, 0, 0, "write failed: %s", strerror(-rc));
+		cli_error("run", &e);
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	const char *path = "default", *model_over = NULL, *hw_over = NULL, *clock_over = NULL;
+	const char *path = "default", *model_over = NULL, *hw_over = NULL, *clock_over = NULL, *timeline = NULL;
+	bool timeline_prefill = false, force = false;
 	bool json = false, print = false, have_path = false;
 	int64_t batch = 0, prompt = 0, output = 0, top = 12;
 	for (int i = 1; i < argc; i++) {
@@ -279,6 +431,22 @@ int cmd_run(int argc, char **argv)
 			json = true;
 		} else if (strcmp(a, "--print") == 0) {
 			print = true;
+		} else if (strcmp(a, "--force") == 0) {
+			force = true;
+		} else if (strcmp(a, "--timeline") == 0) {
+			if (!v) {
+				fprintf(stderr, "k3sim run: --timeline needs a file ('-' for stdout)\n");
+				return 2;
+			}
+			timeline = v;
+			i++;
+		} else if (strcmp(a, "--timeline-step") == 0) {
+			if (!v || (strcmp(v, "decode") != 0 && strcmp(v, "prefill") != 0)) {
+				fprintf(stderr, "k3sim run: --timeline-step takes decode or prefill, got '%s'\n", v ? v : "");
+				return 2;
+			}
+			timeline_prefill = v[0] == 'p';
+			i++;
 		} else if (strcmp(a, "--clock") == 0) {
 			enum hw_clock c;
 			if (!v || hw_clock_parse(v, &c) < 0) {
@@ -358,6 +526,14 @@ int cmd_run(int argc, char **argv)
 		cli_error("run", &e);
 		free(r);
 		return 1;
+	}
+	if (timeline && write_timeline(&s, &m, &hw, r, timeline_prefill, timeline, force) != 0) {
+		free(r);
+		return 1;
+	}
+	if (timeline && strcmp(timeline, "-") == 0) {
+		free(r);
+		return 0; /* the trace is the output */
 	}
 	if (json)
 		print_json(&s, &m, &hw, r);

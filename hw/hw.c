@@ -52,7 +52,8 @@ double hw_clock_hz(const struct hw *hw, enum hw_clock c)
 }
 
 static const char *const class_names[HW_CLASS_COUNT + 1] = {
-	"gemm", "grouped_gemm", "memory", "kda_chunk", "kda_decode", "attention", "comm", "kda_verify", NULL,
+	"gemm", "grouped_gemm", "memory", "kda_chunk", "kda_decode", "attention", "comm", "kda_verify",
+	"attention_prefill", NULL,
 };
 
 const char *hw_class_name(enum hw_class c)
@@ -667,6 +668,10 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 		{"kda_chunk_step_cycles", 1, &hw->kda_chunk_step_cycles, NULL, true},
 		{"reserved_gib", 1, &reserved_gib, NULL, true},
 		{"gemm_wave_smoothing", 1, &hw->gemm_wave_smoothing, NULL, false},
+		{"gemm_fixed_cycles", 1, &hw->gemm_fixed_cycles, NULL, false},
+		{"gemm_wave_cycles", 1, &hw->gemm_wave_cycles, NULL, false},
+		{"gemm_kstep_cycles", 1, &hw->gemm_kstep_cycles, NULL, false},
+		{"gemm_eff", 0, NULL, NULL, false}, /* read below */
 		{"kda_intra_cycles_per_token_head", 1, &hw->kda_intra_cycles_per_token_head, NULL, false},
 		{"kda_step_row_cycles", 1, &hw->kda_step_row_cycles, NULL, false},
 		{"kda_verify_lin_cycles", 1, &hw->kda_verify_lin_cycles, NULL, false},
@@ -679,6 +684,24 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if ((rc = read_fields(d, n, "kernels", kern, e)) < 0)
 		return rc;
 	hw->reserved_bytes = (int64_t)(reserved_gib * 1073741824.0);
+	const struct doc_node *ge = doc_get(n, "gemm_eff");
+	if (ge) {
+		if ((rc = doc_expect(d, ge, DOC_MAP, "gemm_eff", e)) < 0)
+			return rc;
+		for (size_t i = 0; i < ge->n; i++) {
+			const struct doc_node *k = doc_key(ge, i);
+			enum dtype t;
+			if (k->kind != DOC_SCALAR || dtype_parse(k->str, &t) < 0)
+				return doc_error(d, k, e, "gemm_eff: unknown dtype '%s' (expected one of %s)",
+						 k->kind == DOC_SCALAR ? k->str : "?", dtype_spellings());
+			double x;
+			if ((rc = doc_double(d, doc_value(ge, i), k->str, &x, e)) < 0)
+				return rc;
+			if (!(x > 0 && x <= 1))
+				return doc_error(d, doc_value(ge, i), e, "gemm_eff.%s: must be in (0, 1]", k->str);
+			hw->gemm_eff[t] = x;
+		}
+	}
 	if (hw->gemm_tile_m < 1 || hw->gemm_tile_n < 1)
 		return doc_error(d, n, e, "kernels: gemm tiles must be at least 1");
 	if (hw->kda_max_v_split < 1)

@@ -47,9 +47,11 @@ enum hw_class {
 	HW_CLASS_MEMORY,       /* elementwise ops and copies */
 	HW_CLASS_KDA_CHUNK,
 	HW_CLASS_KDA_DECODE,
-	HW_CLASS_ATTENTION,    /* MLA / DSA */
+	HW_CLASS_ATTENTION,    /* MLA / DSA decode; prefill too where it has no table of its own */
 	HW_CLASS_COMM,         /* collectives */
 	HW_CLASS_KDA_VERIFY,   /* KDA decode of t > 1 tokens per request (speculative verify + replay) */
+	HW_CLASS_ATTENTION_PREFILL, /* MLA / DSA prefill: compute-bound where decode of the same modeled
+	                             * time is memory-bound, so one table cannot hold both */
 	HW_CLASS_COUNT
 };
 
@@ -170,6 +172,14 @@ struct hw {
 	int64_t reserved_bytes;       /* CUDA context, NCCL and library workspaces per GPU */
 
 	/* calibration (optional; zero in datasheet presets, which keeps the plain model) */
+	/* Dense and grouped GEMM kernel costs, fitted (0 = not modeled: the efficiency curve's form):
+	 * a fixed cost per kernel, a cost per wave of output tiles (the epilogue), and the latency of
+	 * one step of a tile's k loop (128 bytes of k: 64 BF16 or 128 FP8 elements), which no
+	 * parallelism hides. With any of them set a
+	 * GEMM costs fixed + max(padded FLOPs at eff_gemm.max + waves x wave, bytes at
+	 * eff_memory.max) + k steps x k step, in cycles at the regime's clock. */
+	double gemm_fixed_cycles, gemm_wave_cycles, gemm_kstep_cycles;
+	double gemm_eff[DT_COUNT]; /* FLOP efficiency per math dtype (YAML kernels.gemm_eff); 0: eff_gemm.max */
 	double gemm_wave_smoothing;   /* 0: a partial last wave of GEMM tiles costs a whole wave;
 				       * 1: only its fraction (the library balances it, stream-K) */
 	int n_tables;

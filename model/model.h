@@ -62,6 +62,12 @@ struct model {
 	int64_t dense_intermediate;
 	struct model_moe moe;
 	int64_t attn_res_block;   /* Block AttnRes block size in layers; 0 = plain residual */
+	/* A slice of a deeper model (what a kernel harness such as kernels/slice/k3-slice runs):
+	 * the layers of the full model before these (Block AttnRes counts their completed blocks
+	 * among the sources), and whether the step has the layers alone (no embedding, final
+	 * AttnRes and norm, LM head or sampling, nor their weights). 0 / false: a whole model. */
+	int64_t slice_layers_before;
+	bool slice_layers_only;
 	bool tie_embeddings;
 	enum dtype weight_dtype;  /* everything but routed experts */
 	enum dtype expert_dtype;  /* routed experts' w1/w2/w3 */
@@ -103,6 +109,9 @@ int64_t model_conv_state_bytes_per_request(const struct model *m, enum dtype sta
  * 64 BF16 rope dims = 656 B per layer. */
 int64_t model_mla_kv_bytes_per_token(const struct model *m, enum dtype cache);
 /* DSA indexer cache of one token over all MLA layers that carry an indexer (0 without DSA). */
+/* MLA K and V expanded per head in BF16, as a generic (Hugging Face) cache keeps them: every MLA
+ * layer's heads x (qk_nope + qk_rope + v) x 2 bytes per token. */
+int64_t model_mla_expanded_kv_bytes_per_token(const struct model *m);
 int64_t model_dsa_index_bytes_per_token(const struct model *m);
 
 /* Expert parallelism over `ranks` GPUs, experts/ranks routed experts each: a token is sent once

@@ -173,6 +173,7 @@ struct builder {
 	const struct phase *p;
 	enum attn_kind attn;
 	int64_t layers;
+	int group; /* layer group of the ops pushed, -1 outside the layers */
 	int64_t M; /* tokens in the step: batch x tokens */
 	int overflow;
 };
@@ -192,6 +193,7 @@ static struct op *push(struct builder *b, enum op_kind kind, const char *name, e
 	op->split = split;
 	op->attn = b->attn;
 	op->layers = b->layers;
+	op->layer_group = b->group;
 	op->w_dtype = b->m->weight_dtype;
 	/* FP8 activations are the inputs of dense GEMMs (quantized with per-block scales); what is
 	 * stored, normalized and attended stays BF16 */
@@ -228,7 +230,9 @@ static void attn_res(struct builder *b, const char *name, double sources)
 {
 	if (!b->m->attn_res_block)
 		return;
-	eltwise(b, name, SPLIT_NONE, b->M, b->m->hidden, sources + 1, 1, 4.0 * (sources + 1));
+	/* with the intra-block merge fused into the TP all-reduce the partial sum is not read back */
+	double in = sources + (b->p->attnres_fused_allreduce ? 0 : 1);
+	eltwise(b, name, SPLIT_NONE, b->M, b->m->hidden, in, 1, 4.0 * (sources + 1));
 }
 
 static void kda_layer(struct builder *b)
@@ -248,19 +252,28 @@ static void kda_layer(struct builder *b)
 		gemm(b, "kda.gate_b", SPLIT_TP_N, M, proj, k->output_gate_rank, SYNC_NONE);
 	}
 	int64_t taps = k->conv_kernel > 0 ? k->conv_kernel - 1 : 0;
-	if (p->kind == PHASE_PREFILL) {
+	int64_t mixed = p->kind == PHASE_DECODE ? p->mixed_tokens : 0;
+	if (p->kind == PHASE_PREFILL || mixed) {
 		/* ShortConv + SiLU on q, k, v, L2 norm of q and k; the gate and beta activations. */
-		eltwise(b, "kda.conv_norm", SPLIT_TP_N, M, 3 * proj, 1, 1, 2.0 * k->conv_kernel + 8);
+		int64_t pre_tokens = mixed ? mixed : M;
+		eltwise(b, "kda.conv_norm", SPLIT_TP_N, pre_tokens, 3 * proj, 1, 1, 2.0 * k->conv_kernel + 8);
 		struct op *op = push(b, OP_KDA_CHUNK, "kda.chunk", SPLIT_TP_N);
-		op->b = p->batch;
-		op->t = p->tokens;
+		op->b = mixed ? 1 : p->batch;
+		op->t = mixed ? mixed : p->tokens;
 		op->h = k->heads;
-		op->ctx = p->context;
+		op->ctx = mixed ? p->mixed_context : p->context;
 		op->dk = op->dv = k->head_dim;
 		op->chunk = p->kda_chunk;
 		/* head-wise RMSNorm and the sigmoid output gate */
-		eltwise(b, "kda.norm_gate", SPLIT_TP_N, M, proj, 2, 1, 8);
-	} else {
+		eltwise(b, "kda.norm_gate", SPLIT_TP_N, pre_tokens, proj, 2, 1, 8);
+	}
+	if (p->kind == PHASE_DECODE && p->reference_path) {
+		/* causal_conv1d_update + SiLU and the L2 norms, then fused_recurrent_kda, then the
+		 * gated RMSNorm: three kernels where production fuses one */
+		eltwise(b, "kda.conv_norm", SPLIT_TP_N, p->batch * p->tokens, 3 * proj, 1 + (double)taps, 1,
+			2.0 * k->conv_kernel + 8);
+	}
+	if (p->kind == PHASE_DECODE) {
 		struct op *op = push(b, OP_KDA_DECODE, "kda.decode", SPLIT_TP_N);
 		op->b = p->batch;
 		op->t = p->tokens;
@@ -268,6 +281,8 @@ static void kda_layer(struct builder *b)
 		op->ctx = p->context;
 		op->dk = op->dv = k->head_dim;
 		op->extra_state_bytes = 2 * dtype_bytes(p->kda_state, p->batch * 3 * proj * taps);
+		if (p->reference_path)
+			eltwise(b, "kda.norm_gate", SPLIT_TP_N, p->batch * p->tokens, proj, 2, 1, 8);
 	}
 	gemm(b, "kda.o_proj", SPLIT_TP_K, M, h, proj, SYNC_TP_ATTN);
 }
@@ -299,9 +314,40 @@ static void mla_layer(struct builder *b)
 		gemm(b, "dsa.index_q", SPLIT_NONE, M, x->index_heads * x->index_head_dim, qin, SYNC_NONE);
 		gemm(b, "dsa.index_k", SPLIT_NONE, M, x->index_head_dim + x->index_heads, h, SYNC_NONE);
 	}
-	if (dsa || p->kind == PHASE_DECODE) {
+	int64_t mixed = p->kind == PHASE_DECODE ? p->mixed_tokens : 0;
+	if (p->reference_path && !dsa) {
+		/* Hugging Face: the latent is expanded per head (kv_b) for the new tokens and K/V are
+		 * cached per head in BF16; attention runs over them without absorption. */
+		int64_t per_head = dtype_bytes(DT_BF16, qk + a->v_head_dim);
+		gemm(b, "mla.kv_b", SPLIT_TP_N, M, a->heads * (a->qk_nope_head_dim + a->v_head_dim), a->kv_lora_rank,
+		     SYNC_NONE);
+		int64_t dec = p->kind == PHASE_DECODE ? p->batch * p->tokens : 0;
+		if (dec) {
+			struct op *op = push(b, OP_MLA_DECODE, "mla.attn", SPLIT_TP_N);
+			op->b = p->batch;
+			op->t = p->tokens;
+			op->ctx = p->context;
+			op->h = a->heads;
+			op->dk = qk;
+			op->dv = a->v_head_dim;
+			op->cache_bytes_per_token = per_head * a->heads;
+			op->cache_per_head = true;
+		}
+		if (p->kind == PHASE_PREFILL || mixed) {
+			struct op *op = push(b, OP_MLA_PREFILL, "mla.attn", SPLIT_TP_N);
+			op->b = mixed ? 1 : p->batch;
+			op->t = mixed ? mixed : p->tokens;
+			op->ctx = mixed ? p->mixed_context : p->context;
+			op->h = a->heads;
+			op->dk = qk;
+			op->dv = a->v_head_dim;
+			op->cache_bytes_per_token = per_head * a->heads;
+			op->cache_per_head = true;
+		}
+	} else if (dsa || p->kind == PHASE_DECODE) {
 		/* Absorbed form: attention runs over the latent cache (MQA-like, 576-wide keys). */
-		gemm(b, "mla.q_absorb", SPLIT_TP_N, M, a->heads * a->kv_lora_rank, a->qk_nope_head_dim, SYNC_NONE);
+		int64_t Mq = M - (dsa ? 0 : mixed); /* a mixed chunk takes the prefill kernels */
+		gemm(b, "mla.q_absorb", SPLIT_TP_N, Mq, a->heads * a->kv_lora_rank, a->qk_nope_head_dim, SYNC_NONE);
 		enum op_kind kind = dsa ? (p->kind == PHASE_DECODE ? OP_DSA_DECODE : OP_DSA_PREFILL)
 					: OP_MLA_DECODE;
 		struct op *op = push(b, kind, dsa ? "dsa.attn" : "mla.attn", SPLIT_TP_N);
@@ -318,15 +364,29 @@ static void mla_layer(struct builder *b)
 			op->index_dim = m->dsa.index_head_dim;
 			op->index_bytes_per_token = m->dsa.index_key_bytes_per_token;
 		}
-		gemm(b, "mla.v_absorb", SPLIT_TP_N, M, a->heads * a->v_head_dim, a->kv_lora_rank, SYNC_NONE);
-	} else {
+		if (dsa && mixed && b->list->n < OP_LIST_MAX) {
+			/* the mixed chunk through DSA's prefill kernels, with the decode op's dims */
+			struct op *pre = &b->list->ops[b->list->n];
+			*pre = *op;
+			b->list->n++;
+			pre->kind = OP_DSA_PREFILL;
+			pre->b = 1;
+			pre->t = mixed;
+			pre->ctx = p->mixed_context;
+		} else if (dsa && mixed) {
+			b->overflow = 1;
+		}
+		gemm(b, "mla.v_absorb", SPLIT_TP_N, Mq, a->heads * a->v_head_dim, a->kv_lora_rank, SYNC_NONE);
+	}
+	if (!dsa && !p->reference_path && (p->kind == PHASE_PREFILL || mixed)) {
 		/* Prefill: expand the prefix and the chunk from the latent cache, then attention. */
-		gemm(b, "mla.kv_b", SPLIT_TP_N, p->batch * (p->context + p->tokens),
+		int64_t pb = mixed ? 1 : p->batch, pt = mixed ? mixed : p->tokens, pc = mixed ? p->mixed_context : p->context;
+		gemm(b, "mla.kv_b", SPLIT_TP_N, pb * (pc + pt),
 		     a->heads * (a->qk_nope_head_dim + a->v_head_dim), a->kv_lora_rank, SYNC_NONE);
 		struct op *op = push(b, OP_MLA_PREFILL, "mla.attn", SPLIT_TP_N);
-		op->b = p->batch;
-		op->t = p->tokens;
-		op->ctx = p->context;
+		op->b = pb;
+		op->t = pt;
+		op->ctx = pc;
 		op->h = a->heads;
 		op->dk = qk;
 		op->dv = a->v_head_dim;
@@ -354,9 +414,15 @@ static void moe(struct builder *b)
 	const struct phase *p = b->p;
 	int64_t h = m->hidden, L = x->latent, M = b->M, rows = M * x->top_k;
 	bool latent = L != h;
-	/* Router and the down projection share one GEMM (the router sees full width). */
-	gemm(b, latent ? "moe.router_down" : "moe.router", SPLIT_TP_N, M, x->experts + (latent ? L : 0), h,
-	     SYNC_NONE);
+	/* Router and the down projection share one GEMM (the router sees full width); the reference
+	 * implementation runs them as two. */
+	if (latent && p->reference_path) {
+		gemm(b, "moe.router", SPLIT_TP_N, M, x->experts, h, SYNC_NONE);
+		gemm(b, "moe.down", SPLIT_TP_N, M, L, h, SYNC_NONE);
+	} else {
+		gemm(b, latent ? "moe.router_down" : "moe.router", SPLIT_TP_N, M, x->experts + (latent ? L : 0), h,
+		     SYNC_NONE);
+	}
 	eltwise(b, "moe.topk", SPLIT_NONE, M, x->experts, 1, 0.02, 6);
 
 	struct op *op = push(b, OP_ALLTOALL, "moe.dispatch", SPLIT_COMM);
@@ -403,7 +469,8 @@ static void moe(struct builder *b)
 }
 
 /* Average AttnRes sources seen by the sublayers of the layers in `mask`: the embedding, every
- * completed block, and the current block's partial sum when it is not empty. */
+ * completed block, and the current block's partial sum when it is not empty (a slice's layers
+ * count the blocks before them). */
 static double attn_res_sources(const struct model *m, const bool *mask, int count, bool ffn)
 {
 	if (!m->attn_res_block || count == 0)
@@ -412,40 +479,58 @@ static double attn_res_sources(const struct model *m, const bool *mask, int coun
 	for (int i = 0; i < m->n_layers; i++) {
 		if (!mask[i])
 			continue;
-		int64_t done = i / m->attn_res_block;
-		bool partial = ffn || (i % m->attn_res_block) != 0;
+		const int64_t layer = m->slice_layers_before + i;
+		int64_t done = layer / m->attn_res_block;
+		bool partial = ffn || (layer % m->attn_res_block) != 0;
 		sum += 1.0 + (double)done + (partial ? 1.0 : 0.0);
 	}
 	return sum / count;
 }
 
+int model_layer_groups(const struct model *m, int8_t *group_of_layer)
+{
+	int8_t index[2][2];
+	memset(index, -1, sizeof index);
+	int n = 0;
+	for (int i = 0; i < m->n_layers; i++) {
+		int8_t *g = &index[m->attn[i]][m->ffn[i]];
+		if (*g < 0)
+			*g = (int8_t)n++;
+		group_of_layer[i] = *g;
+	}
+	return n;
+}
+
 int model_build_ops(const struct model *m, const struct phase *phase, struct op_list *out)
 {
-	struct builder b = {.list = out, .m = m, .p = phase, .layers = 1};
+	struct builder b = {.list = out, .m = m, .p = phase, .layers = 1, .group = -1};
 	out->n = 0;
-	b.M = phase->batch * phase->tokens;
+	b.M = phase->batch * phase->tokens + (phase->kind == PHASE_DECODE ? phase->mixed_tokens : 0);
 	int64_t h = m->hidden;
 
-	eltwise(&b, "embed", SPLIT_TP_N, b.M, h, 1, 1, 0);
-	b.list->ops[b.list->n - 1].sync = SYNC_TP_EMBED;
+	if (!m->slice_layers_only) {
+		eltwise(&b, "embed", SPLIT_TP_N, b.M, h, 1, 1, 0);
+		b.list->ops[b.list->n - 1].sync = SYNC_TP_EMBED;
+	}
 
 	/* One group of ops per (attention kind, FFN kind) signature, in order of first appearance. */
-	bool seen[2][2] = {{false}};
-	for (int first = 0; first < m->n_layers; first++) {
-		enum attn_kind ak = m->attn[first];
-		enum ffn_kind fk = m->ffn[first];
-		if (seen[ak][fk])
-			continue;
-		seen[ak][fk] = true;
+	int8_t group_of[MODEL_MAX_LAYERS];
+	int groups = model_layer_groups(m, group_of);
+	for (int g = 0; g < groups; g++) {
 		bool mask[MODEL_MAX_LAYERS] = {false};
-		int count = 0;
-		for (int i = first; i < m->n_layers; i++)
-			if (m->attn[i] == ak && m->ffn[i] == fk) {
+		int count = 0, first = -1;
+		for (int i = 0; i < m->n_layers; i++)
+			if (group_of[i] == g) {
 				mask[i] = true;
 				count++;
+				if (first < 0)
+					first = i;
 			}
+		enum attn_kind ak = m->attn[first];
+		enum ffn_kind fk = m->ffn[first];
 		b.attn = ak;
 		b.layers = count;
+		b.group = g;
 		attn_res(&b, "attnres.pre_attn", attn_res_sources(m, mask, count, false));
 		eltwise(&b, "norm.attn", SPLIT_NONE, b.M, h, 1, 1, 4);
 		if (ak == ATTN_KDA)
@@ -462,14 +547,19 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 		eltwise(&b, "residual.add", SPLIT_NONE, b.M, h, 4, 2, 2);
 	}
 
+	if (m->slice_layers_only)
+		goto fill;
 	b.attn = ATTN_KDA;
 	b.layers = 1;
+	b.group = -1;
 	double final_sources = m->attn_res_block
-				       ? 1.0 + (double)((m->n_layers + m->attn_res_block - 1) / m->attn_res_block)
+				       ? 1.0 + (double)((m->slice_layers_before + m->n_layers + m->attn_res_block - 1) /
+							m->attn_res_block)
 				       : 0;
 	attn_res(&b, "attnres.final", final_sources);
 	/* Only the last position of each sequence needs logits. */
-	int64_t rows = phase->kind == PHASE_PREFILL ? phase->batch : b.M;
+	int64_t rows = phase->kind == PHASE_PREFILL ? phase->batch
+		       : b.M - phase->mixed_tokens + (phase->mixed_tokens ? 1 : 0);
 	eltwise(&b, "norm.final", SPLIT_NONE, rows, h, 1, 1, 4);
 	gemm(&b, "lm_head", SPLIT_TP_N, rows, m->vocab, h, SYNC_NONE);
 	b.list->ops[b.list->n - 1].o_dtype = DT_FP32;
@@ -477,6 +567,7 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 	eltwise(&b, "sample", SPLIT_TP_N, rows, m->vocab, 1, 0, 4);
 	b.list->ops[b.list->n - 1].a_dtype = DT_FP32;
 
+fill:
 	for (int i = 0; i < out->n; i++)
 		op_fill(&out->ops[i]);
 	return b.overflow ? -E2BIG : 0;

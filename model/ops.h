@@ -49,11 +49,34 @@ enum op_sync {
 	SYNC_TP_GATHER, /* all-gather of vocab-parallel logits */
 };
 
+/* How an EP dispatch or combine travels (sim/ep.h). */
+enum op_ep_mode {
+	EP_MODE_NONE,        /* not an EP dispatch or combine: a plain all-to-all */
+	EP_MODE_NORMAL,      /* DeepEP normal kernels: per-node dedup, NVLink forwarding */
+	EP_MODE_LOW_LATENCY, /* DeepEP low-latency kernels: one row per selected expert */
+	EP_MODE_ALLTOALL,    /* NCCL all-to-all of one row per EP rank reached */
+	EP_MODE_COUNT
+};
+
+struct op_ep {
+	enum op_ep_mode mode;
+	double tokens;        /* tokens each sending GPU sends (fractions: an average over GPUs) */
+	double recv_tokens;   /* tokens whose rows each EP rank receives when balanced (the sum of
+			       * tokens sent over the EP ranks); rows_ratio scales the busiest's */
+	int64_t experts, top_k;
+	int64_t row_bytes;    /* one token's payload */
+	int64_t node_limit;   /* nodes a token may reach; 0: no limit */
+	double rows_ratio;    /* the busiest rank's received rows over the mean (>= 1) */
+	int sms;              /* SMs the normal kernels keep */
+};
+
 struct op {
 	enum op_kind kind;
 	const char *name;    /* static string, e.g. "kda.qkv_proj" */
 	enum attn_kind attn; /* the layer group the op belongs to (informative) */
 	int64_t layers;      /* identical instances per step (one per layer it stands for) */
+	int layer_group;     /* the layer group it belongs to (model_layer_groups), -1 outside the
+			      * layers (embedding, final norm, LM head, sampling) */
 	enum op_split split;
 	enum op_sync sync;   /* collective after this op, when sharded */
 
@@ -69,6 +92,7 @@ struct op {
 	int64_t chunk;       /* KDA chunk length in tokens */
 	int64_t ranks;       /* collectives */
 	int64_t comm_bytes;  /* collectives: buffer per rank, as nccl-tests counts it */
+	struct op_ep ep;     /* EP dispatch / combine: how it travels (mode NONE otherwise) */
 	double in_tensors, out_tensors, flops_per_element; /* ELEMENTWISE */
 	int64_t extra_state_bytes; /* KDA decode: ShortConv state read+write */
 	bool cold;           /* inputs and outputs go to HBM even when small enough for L2: a
@@ -79,6 +103,7 @@ struct op {
 	enum dtype o_dtype;  /* activations out */
 	enum dtype s_dtype;  /* KDA state / MLA cache */
 	int64_t cache_bytes_per_token; /* MLA / DSA: bytes of one cached token of one layer */
+	bool cache_per_head;           /* the cache holds every head's K/V (split with the heads) */
 	int64_t index_bytes_per_token; /* DSA: indexer key bytes per token per layer */
 
 	/* derived by op_fill(), per instance */
@@ -122,6 +147,18 @@ struct phase {
 	enum dtype expert_act; /* routed-expert inputs: mxfp8 (K3's QAT recipe), fp8 or bf16 */
 	enum dtype dispatch;   /* EP dispatch payload: fp8 (+ scales) or bf16 */
 	int64_t kda_chunk;     /* KDA kernel chunk, tokens (16) */
+	/* Decode only: a chunk of one prompt's prefill riding in the step (chunked prefill beside
+	 * decode): its tokens go through every token-wise op with the decode tokens, its attention
+	 * through the prefill kernels after a prefix of mixed_context tokens. 0: pure decode. */
+	int64_t mixed_tokens, mixed_context;
+	/* The Hugging Face reference implementation (modeling_kimi_linear.py) instead of the
+	 * production kernels: MLA K/V expanded per head into a generic BF16 cache and attended
+	 * without absorption; KDA decode as ShortConv, norms and gate kernels around the recurrence;
+	 * the router and the latent down projection as two GEMMs; AttnRes unfused. */
+	bool reference_path;
+	/* Production with TP: Block AttnRes' intra-block merge is fused into the TP all-reduce that
+	 * produces the partial sum, so the AttnRes op does not read it back. */
+	bool attnres_fused_allreduce;
 };
 
 enum { OP_LIST_MAX = 256 };
@@ -130,6 +167,11 @@ struct op_list {
 	struct op ops[OP_LIST_MAX];
 	int n;
 };
+
+/* Layers with the same (attention, FFN) kinds form one layer group; groups are numbered in order
+ * of first appearance, the order model_build_ops lists their ops in. Fills group_of_layer[i] for
+ * each of the model's layers and returns the number of groups (at most 4). */
+int model_layer_groups(const struct model *m, int8_t *group_of_layer);
 
 /* The ops of one step of `phase` on model m. Returns 0 or -E2BIG if the list overflowed. */
 int model_build_ops(const struct model *m, const struct phase *phase, struct op_list *out);

@@ -156,6 +156,10 @@ struct sweep_row {
 	int64_t hbm_weights, hbm_kda_state, hbm_conv_state, hbm_mla_kv, hbm_dsa_index;
 	int64_t hbm_activations, hbm_workspace, hbm_total, hbm_capacity;
 	double decode_compute_s, decode_memory_s, decode_latency_s, decode_comm_s; /* by bound */
+	/* the steps on their timelines (sim/step.h) */
+	double prefill_tokens_per_s_per_gpu, decode_step_s;
+	double prefill_exposed_comm_s, decode_exposed_comm_s;   /* TTFT's (all chunks), TPOT's step */
+	double prefill_critical_comm_s, decode_critical_comm_s; /* communication on the critical path */
 	double prefill_s[OPC_COUNT];                                               /* TTFT by op class */
 	double decode_s[OPC_COUNT];                                                /* TPOT by op class */
 };
@@ -179,6 +183,7 @@ int sweep_n_columns(void);
 struct sweep_prefill {
 	double ttft_s;
 	int64_t chunks;
+	double tokens_per_s_per_gpu, exposed_comm_s, critical_comm_s;
 	int64_t peak_bytes; /* prefill activations incl. Block AttnRes' block store */
 	double class_s[OPC_COUNT];
 };

@@ -52,6 +52,9 @@ int sweep_eval_prefill(const struct sweep_point *pt, struct sweep_scratch *sc, s
 		return rc;
 	out->ttft_s = pre.ttft_s;
 	out->chunks = pre.chunks;
+	out->tokens_per_s_per_gpu = pre.tokens_per_s_per_gpu;
+	out->exposed_comm_s = sc->prefill.exposed_comm_s;
+	out->critical_comm_s = sc->prefill.critical_comm_s;
 	out->peak_bytes = pre.peak_bytes;
 	opclass_phase_times(pt->hw, &sc->prefill, false, out->class_s);
 	return 0;
@@ -96,6 +99,12 @@ int sweep_eval_decode(const struct sweep_point *pt, const struct sweep_prefill *
 	row->decode_memory_s = ph->memory_s;
 	row->decode_latency_s = ph->latency_s;
 	row->decode_comm_s = ph->comm_s;
+	row->prefill_tokens_per_s_per_gpu = pre->tokens_per_s_per_gpu;
+	row->decode_step_s = d.step_s;
+	row->prefill_exposed_comm_s = pre->exposed_comm_s;
+	row->decode_exposed_comm_s = ph->exposed_comm_s;
+	row->prefill_critical_comm_s = pre->critical_comm_s;
+	row->decode_critical_comm_s = ph->critical_comm_s;
 	memcpy(row->prefill_s, pre->class_s, sizeof row->prefill_s);
 	opclass_phase_times(pt->hw, ph, s->cuda_graph, row->decode_s);
 	return 0;
@@ -178,6 +187,12 @@ static const struct sweep_column fixed_columns[] = {
     OUT(decode_memory_s, REAL),
     OUT(decode_latency_s, REAL),
     OUT(decode_comm_s, REAL),
+    OUT(prefill_tokens_per_s_per_gpu, REAL),
+    OUT(decode_step_s, REAL),
+    OUT(prefill_exposed_comm_s, REAL),
+    OUT(decode_exposed_comm_s, REAL),
+    OUT(prefill_critical_comm_s, REAL),
+    OUT(decode_critical_comm_s, REAL),
 };
 
 enum { N_FIXED = sizeof fixed_columns / sizeof fixed_columns[0], N_COLUMNS = N_FIXED + 2 * OPC_COUNT };

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/ep.h"
 #include "sim/sim.h"
 #include "util/doc.h"
 
@@ -49,11 +50,15 @@ static const struct opspec_kind kinds[] = {
 	 {{"tokens", NULL, "tokens per rank"}, {"ranks", NULL, "EP ranks"}, {"experts", "896", "routed experts"},
 	  {"top_k", "16", "experts per token"}, {"width", "3584", "elements per row (K3: the latent)"},
 	  {"dtype", "fp8", "row dtype (fp8 rows carry one FP32 scale per 128)"},
-	  {"imbalance", "1", "busiest rank's rows over the mean"}}},
+	  {"imbalance", "1", "busiest rank's rows over the mean"},
+	  {"mode", "alltoall", "normal | low_latency | alltoall (sim/ep.h)"},
+	  {"node_limit", "0", "nodes a token may reach (0: no limit)"}, {"sms", "20", "SMs of normal kernels"}}},
 	{"ep_combine", OP_ALLTOALL, "EP combine: the expert outputs back, one row per rank reached",
 	 {{"tokens", NULL, "tokens per rank"}, {"ranks", NULL, "EP ranks"}, {"experts", "896", "routed experts"},
 	  {"top_k", "16", "experts per token"}, {"width", "3584", "elements per row"},
-	  {"dtype", "bf16", "row dtype"}, {"imbalance", "1", "busiest rank's rows over the mean"}}},
+	  {"dtype", "bf16", "row dtype"}, {"imbalance", "1", "busiest rank's rows over the mean"},
+	  {"mode", "alltoall", "normal | low_latency | alltoall (sim/ep.h)"},
+	  {"node_limit", "0", "nodes a token may reach (0: no limit)"}, {"sms", "20", "SMs of normal kernels"}}},
 	{"copy", OP_ELEMENTWISE, "device-to-device copy: bytes read and written",
 	 {{"bytes", NULL, "bytes copied"}}},
 	{"elementwise", OP_ELEMENTWISE, "memory-bound elementwise op over m x n",
@@ -251,6 +256,23 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 		}
 		int64_t row = dt == DT_FP8 ? width + 4 * ((width + 127) / 128) : dtype_bytes(dt, width);
 		op.comm_bytes = sim_ep_comm_bytes(&moe, tokens, row, op.ranks, imbalance);
+		const char *mode = value(&a, "mode");
+		op.ep.mode = EP_MODE_ALLTOALL;
+		if (mode && *mode && sim_ep_mode_parse(mode, &op.ep.mode) < 0) {
+			err_set(e, NULL, 0, 0, "%s mode=%s: expected normal, low_latency or alltoall", kind, mode);
+			return -EINVAL;
+		}
+		if (op.ep.mode == EP_MODE_NONE)
+			op.ep.mode = EP_MODE_ALLTOALL;
+		int64_t sms = 20;
+		I64("node_limit", op.ep.node_limit);
+		I64("sms", sms);
+		op.ep.tokens = op.ep.recv_tokens = (double)tokens;
+		op.ep.experts = moe.experts;
+		op.ep.top_k = moe.top_k;
+		op.ep.row_bytes = row;
+		op.ep.rows_ratio = imbalance;
+		op.ep.sms = (int)sms;
 		return finish(&op, kind, out, e);
 	}
 	switch (op.kind) {

@@ -29,6 +29,7 @@ static void set_defaults(struct scenario *s)
 	snprintf(s->hw, sizeof s->hw, "h200");
 	s->gpus = 1;
 	s->tp = s->dp = s->cp = 0; /* 0 = derive */
+	s->pp = 1;
 	s->ep = 0;
 	s->moe_imbalance = 1.1;
 	s->batch = 1;
@@ -44,6 +45,11 @@ static void set_defaults(struct scenario *s)
 	s->cuda_graph = true;
 	s->clock = HW_CLOCK_SUSTAINED;
 	s->reserved_bytes = -1;
+	s->overlap = OVERLAP_AUTO;
+	s->path = PATH_PRODUCTION;
+	s->mtp_acceptance = 1;
+	s->mtp_draft_layers = 1;
+	s->ep_sms = 20;
 }
 
 struct ctx {
@@ -137,11 +143,120 @@ static void resolve_relative(char *path, size_t cap, const char *scenario_file)
 		snprintf(path, cap, "%s", joined);
 }
 
+/* ---- engine: how the serving engine runs a step (sim/step.c) ---- */
+
+static const char *const overlap_names[OVERLAP_COUNT] = {"auto", "none", "tbo", "sbo"};
+static const char *const path_names[PATH_COUNT] = {"production", "reference"};
+
+const char *scenario_overlap_name(enum scenario_overlap o)
+{
+	return (unsigned)o < OVERLAP_COUNT ? overlap_names[o] : "?";
+}
+
+const char *scenario_path_name(enum scenario_path p)
+{
+	return (unsigned)p < PATH_COUNT ? path_names[p] : "?";
+}
+
+static int enum_field(struct ctx *c, const struct doc_node *map, const char *key, const char *const *names,
+		      int n_names, int *out)
+{
+	const struct doc_node *v = doc_get(map, key);
+	if (!v)
+		return 0;
+	const char *str;
+	int rc = doc_str(c->d, v, key, &str, c->e);
+	if (rc < 0)
+		return rc;
+	char list[160] = "";
+	for (int i = 0; i < n_names; i++) {
+		if (strcmp(str, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? (i + 1 < n_names ? ", " : " or ") : "",
+			 names[i]);
+	}
+	return doc_error(c->d, v, c->e, "%s: expected %s, got '%s'", key, list, str);
+}
+
+static int load_engine(struct ctx *c, const struct doc_node *root, struct scenario *s)
+{
+	static const char *const keys[] = {"overlap", "shared_expert_stream", "attnres_side_stream", "path",
+		"prefill_tokens", "mixed_prefill_tokens", "mtp", "mla_cp", NULL};
+	static const char *const mla_cp[] = {"allgather", "ring"};
+	static const char *const mtp_keys[] = {"draft_tokens", "acceptance", "draft_layers", NULL};
+	const int64_t big = INT64_C(1) << 40;
+	const struct doc_node *n;
+	int rc = section(c, root, "engine", keys, &n);
+	if (rc < 0 || !n)
+		return rc;
+	int ov = (int)s->overlap, path = (int)s->path;
+	if ((rc = enum_field(c, n, "overlap", overlap_names, OVERLAP_COUNT, &ov)) < 0 ||
+	    (rc = enum_field(c, n, "path", path_names, PATH_COUNT, &path)) < 0)
+		return rc;
+	s->overlap = (enum scenario_overlap)ov;
+	s->path = (enum scenario_path)path;
+	int ring = s->mla_cp_ring;
+	if ((rc = enum_field(c, n, "mla_cp", mla_cp, 2, &ring)) < 0)
+		return rc;
+	s->mla_cp_ring = ring;
+	const struct doc_node *v;
+	if ((v = doc_get(n, "shared_expert_stream")) &&
+	    (rc = doc_bool(c->d, v, "shared_expert_stream", &s->shared_expert_stream, c->e)) < 0)
+		return rc;
+	if ((v = doc_get(n, "attnres_side_stream")) &&
+	    (rc = doc_bool(c->d, v, "attnres_side_stream", &s->attnres_side_stream, c->e)) < 0)
+		return rc;
+	if ((rc = int_field(c, n, "prefill_tokens", 1, big, &s->prefill_tokens)) < 0 ||
+	    (rc = int_field(c, n, "mixed_prefill_tokens", 0, big, &s->mixed_prefill_tokens)) < 0)
+		return rc;
+	const struct doc_node *m;
+	if ((rc = section(c, n, "mtp", mtp_keys, &m)) < 0)
+		return rc;
+	if (m) {
+		if ((rc = int_field(c, m, "draft_tokens", 0, 16, &s->mtp_draft_tokens)) < 0 ||
+		    (rc = int_field(c, m, "draft_layers", 1, 8, &s->mtp_draft_layers)) < 0)
+			return rc;
+		s->mtp_acceptance = 1 + (double)s->mtp_draft_tokens;
+		if ((v = doc_get(m, "acceptance"))) {
+			if ((rc = doc_double(c->d, v, "acceptance", &s->mtp_acceptance, c->e)) < 0)
+				return rc;
+			if (!(s->mtp_acceptance >= 1 && s->mtp_acceptance <= 1 + (double)s->mtp_draft_tokens))
+				return doc_error(c->d, v, c->e,
+						 "acceptance: %g is outside [1, 1 + draft_tokens = %lld] (tokens accepted "
+						 "per request per step, the bonus token included)",
+						 s->mtp_acceptance, (long long)(1 + s->mtp_draft_tokens));
+		}
+	}
+	return 0;
+}
+
+/* ---- ep: how EP dispatch and combine travel (sim/ep.h) ---- */
+
+static int load_ep(struct ctx *c, const struct doc_node *root, struct scenario *s)
+{
+	static const char *const keys[] = {"mode", "node_limit", "sms", "redundant_experts", NULL};
+	/* the names of enum op_ep_mode, in its order (auto is EP_MODE_NONE) */
+	static const char *const modes[] = {"auto", "normal", "low_latency", "alltoall"};
+	const struct doc_node *n;
+	int rc = section(c, root, "ep", keys, &n);
+	if (rc < 0 || !n)
+		return rc;
+	if ((rc = enum_field(c, n, "mode", modes, 4, &s->ep_mode)) < 0 ||
+	    (rc = int_field(c, n, "node_limit", 0, 1 << 20, &s->ep_node_limit)) < 0 ||
+	    (rc = int_field(c, n, "sms", 0, 1024, &s->ep_sms)) < 0 ||
+	    (rc = int_field(c, n, "redundant_experts", 0, 1 << 20, &s->redundant_experts)) < 0)
+		return rc;
+	return 0;
+}
+
 static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
-		"workload", "dtypes", "options", "sweep", NULL}; /* sweep: read by reports/sweep_spec.c */
-	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", NULL};
+		"workload", "dtypes", "options", "sweep", "engine", "ep", "serve", NULL};
+	/* sweep: read by reports/sweep_spec.c; serve: by serve/config.c */
+	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", "pp", NULL};
 	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
 		"prefill_chunk", "kda_chunk", NULL};
 	static const char *const dt_keys[] = {"kda_state", "mla_cache", "activations",
@@ -165,6 +280,7 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		if ((rc = int_field(c, n, "tp", 1, 1 << 20, &s->tp)) < 0 ||
 		    (rc = int_field(c, n, "dp", 1, 1 << 20, &s->dp)) < 0 ||
 		    (rc = int_field(c, n, "cp", 1, 1 << 20, &s->cp)) < 0 ||
+		    (rc = int_field(c, n, "pp", 1, 1 << 10, &s->pp)) < 0 ||
 		    (rc = int_field(c, n, "ep", 1, 1 << 20, &s->ep)) < 0)
 			return rc;
 		const struct doc_node *v = doc_get(n, "tp_comm");
@@ -234,24 +350,32 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		}
 	}
 
+	if ((rc = load_engine(c, root, s)) < 0 || (rc = load_ep(c, root, s)) < 0)
+		return rc;
+
 	/* Layout defaults and consistency: tp x dp x cp GPUs for attention, ep for experts. */
 	if (!s->tp)
 		s->tp = 1;
 	if (!s->cp)
 		s->cp = 1;
 	if (!s->dp)
-		s->dp = s->gpus / (s->tp * s->cp) > 0 ? s->gpus / (s->tp * s->cp) : 1;
+		s->dp = s->gpus / (s->tp * s->cp * s->pp) > 0 ? s->gpus / (s->tp * s->cp * s->pp) : 1;
 	if (!s->ep)
-		s->ep = s->gpus;
+		s->ep = s->gpus / s->pp;
 	const struct doc_node *where = doc_get(root, "parallel") ? doc_get(root, "parallel") : root;
-	if (s->tp * s->dp * s->cp != s->gpus)
+	if (s->pp > 1 && s->tp * s->dp * s->cp * s->pp != s->gpus)
+		return doc_error(c->d, where, c->e,
+				 "tp x dp x cp x pp = %lld x %lld x %lld x %lld = %lld, but gpus is %lld",
+				 (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->pp,
+				 (long long)(s->tp * s->dp * s->cp * s->pp), (long long)s->gpus);
+	if (s->tp * s->dp * s->cp * s->pp != s->gpus)
 		return doc_error(c->d, where, c->e,
 				 "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
 				 (long long)s->tp, (long long)s->dp, (long long)s->cp,
 				 (long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
-	if (s->ep > s->gpus || s->gpus % s->ep != 0)
-		return doc_error(c->d, where, c->e, "ep %lld must divide gpus %lld", (long long)s->ep,
-				 (long long)s->gpus);
+	if (s->ep > s->gpus / s->pp || (s->gpus / s->pp) % s->ep != 0)
+		return doc_error(c->d, where, c->e, "ep %lld must divide gpus %lld%s", (long long)s->ep,
+				 (long long)(s->gpus / s->pp), s->pp > 1 ? " of a pipeline stage" : "");
 	if (s->prefill_chunk > s->prompt_tokens)
 		s->prefill_chunk = s->prompt_tokens;
 	return 0;

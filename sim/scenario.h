@@ -12,6 +12,28 @@
 #include "util/dtype.h"
 #include "util/err.h"
 
+/* How communication and compute of a step overlap (sim/step.c's strategy table). */
+enum scenario_overlap {
+	OVERLAP_AUTO, /* tbo when EP leaves the NVLink domain and the step splits in two, else none */
+	OVERLAP_NONE, /* one stream: every op after the other */
+	OVERLAP_TBO,  /* two-batch overlap (DeepSeek, SGLang): two microbatches, one computes while
+		       * the other communicates */
+	OVERLAP_SBO,  /* single-batch overlap (SGLang): shared experts beside the dispatch, the
+		       * combine pipelined with the expert down GEMM */
+	OVERLAP_COUNT
+};
+const char *scenario_overlap_name(enum scenario_overlap o);
+
+/* Which implementation serves the model (docs/MODEL.md, section 7). */
+enum scenario_path {
+	PATH_PRODUCTION, /* latent MLA cache, fused KDA decode, router fused with the latent down
+			  * projection, AttnRes intra-block merge fused into the TP all-reduce */
+	PATH_REFERENCE,  /* Hugging Face modeling_kimi_linear.py: MLA K/V expanded per head into a
+			  * generic cache, fla's chunk_kda and fused_recurrent_kda, unfused router */
+	PATH_COUNT
+};
+const char *scenario_path_name(enum scenario_path p);
+
 struct scenario {
 	char name[64];
 	char description[256];
@@ -23,7 +45,9 @@ struct scenario {
 	int64_t tp;             /* attention tensor parallel (heads split) */
 	int64_t dp;             /* attention data parallel (requests split) */
 	int64_t cp;             /* context parallel for prefill (sequence split) */
-	int64_t ep;             /* expert parallel */
+	int64_t ep;             /* expert parallel (inside one pipeline stage) */
+	int64_t pp;             /* pipeline stages: the layers split in pp groups of GPUs, each
+				 * tp x dp x cp (gpus = tp x dp x cp x pp); 1 = none */
 	bool tp_rs_ag;          /* reduce-scatter + all-gather instead of all-reduce */
 	double moe_imbalance;   /* busiest EP rank's rows over the mean (>= 1) */
 
@@ -38,6 +62,29 @@ struct scenario {
 	bool cuda_graph;        /* decode steps run as CUDA graphs */
 	enum hw_clock clock;    /* SM clock regime (options.clock); serving runs all day: sustained */
 	int64_t reserved_bytes; /* per-GPU workspace; -1 = the hardware preset's */
+
+	/* engine: how the serving engine runs a step (scenarios/README.md, section engine) */
+	enum scenario_overlap overlap;
+	bool shared_expert_stream; /* shared experts on a second compute stream */
+	bool attnres_side_stream;  /* Block AttnRes' inter-block pass on a second compute stream */
+	enum scenario_path path;
+	int64_t prefill_tokens;    /* tokens an attention DP group prefills in one step, prompts
+				    * batched or chunked to fill it; 0: one prompt alone */
+	int64_t mixed_prefill_tokens; /* prefill tokens riding in each decode step per DP group
+				       * (chunked prefill beside decode); 0: pure decode steps */
+	int64_t mtp_draft_tokens;  /* speculative tokens per request per decode step; 0: none */
+	double mtp_acceptance;     /* tokens accepted per request per step, the bonus one included,
+				    * in [1, 1 + draft tokens] */
+	int64_t mtp_draft_layers;  /* layers of the draft module (DeepSeek-V3's MTP: 1) */
+	bool mla_cp_ring;          /* MLA context parallel: a ring of latent blocks overlapped with
+				    * their expansion and attention, instead of one all-gather first */
+
+	/* ep: how EP dispatch and combine travel (sim/ep.h) */
+	int ep_mode;               /* enum op_ep_mode; EP_MODE_NONE (0) = auto: normal kernels for
+				    * prefill, low-latency for decode (DeepSeek, SGLang) */
+	int64_t ep_node_limit;     /* nodes a token may reach; 0: none (DeepSeek-V3 routes to <= 4) */
+	int64_t ep_sms;            /* SMs DeepEP's normal kernels keep (Buffer.num_sms = 20) */
+	int64_t redundant_experts; /* EPLB replicas over the EP group: more expert slots per GPU */
 };
 
 /* Name of an embedded scenario ("default", "h200x8", ...) or a path. */

@@ -1,8 +1,8 @@
 #ifndef K3_SIM_SIM_H
 #define K3_SIM_SIM_H
 
-/* Maps a model's ops onto the GPUs of a scenario (TP, attention DP, EP, CP), costs every op, and
- * derives TTFT, TPOT, throughput and HBM per GPU. Evaluating a scenario allocates nothing. */
+/* Maps a model's ops onto the GPUs of a scenario (TP, attention DP, EP, CP), costs every op, lays
+ * each step out on a timeline (sim/step.h), and derives TTFT, TPOT, throughput and HBM per GPU. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,9 +26,15 @@ struct sim_op_row {
 };
 
 struct sim_phase {
-	double time_s;
+	double time_s;          /* its ops one after another (sum of the rows) */
 	int64_t peak_act_bytes; /* largest live activations of one step on one GPU */
 	double compute_s, memory_s, latency_s, comm_s; /* time of ops by their bound */
+	/* on the timeline (sim/step.h), summed like the rows */
+	double step_s;          /* the phase's steps: TTFT (prefill), TPOT (decode) */
+	double critical_compute_s, critical_comm_s; /* the critical path, split; together step_s */
+	double exposed_comm_s;  /* communication with no compute beside it */
+	int microbatches;       /* of the last step */
+	enum scenario_overlap overlap; /* of the last step, resolved */
 	struct sim_op_row rows[SIM_MAX_OPS];
 	int n_rows;
 };
@@ -40,12 +46,19 @@ struct sim_hbm {
 };
 
 struct sim_result {
-	double ttft_s;            /* prefill of one prompt, chunk by chunk */
-	double tpot_s;            /* decode step at the mean context of the generation */
+	double ttft_s;            /* prefill of one prompt, chunk by chunk (batched with others when
+				   * the engine has a token budget per step) */
+	double tpot_s;            /* time per output token of a request: the decode step at the mean
+				   * context of the generation over the tokens it accepts (1 without MTP) */
 	double tpot_first_s, tpot_last_s; /* at the first and last decode step */
+	double decode_step_s;     /* the mean decode step (drafts and verify with MTP) */
 	double e2e_s;             /* ttft + (output - 1) * tpot */
 	double tokens_per_s;      /* decode tokens per second over all GPUs */
-	double tokens_per_s_per_gpu;
+	double tokens_per_s_per_gpu; /* decode */
+	double prefill_tokens_per_s_per_gpu; /* prompt tokens the prefill steps process per second */
+	double mixed_prefill_tokens_per_s_per_gpu; /* prefill riding in decode steps (0: none) */
+	int64_t prefill_prompts_per_step; /* over all DP groups */
+	double pp_bubble_s;       /* pipeline parallel: TTFT's bubble (0 without PP) */
 	int64_t prefill_chunks;
 	int64_t decode_context;   /* context of the mean decode step */
 	int64_t requests_per_gpu; /* decode requests held by one attention DP group */
@@ -62,18 +75,25 @@ struct sim_result {
 struct sim_prefill_result {
 	double ttft_s;
 	int64_t chunks;
+	int64_t prompts_per_step;      /* over all DP groups */
+	double pp_bubble_s;            /* pipeline parallel: the pp - 1 stages the last chunk crosses
+					* after the others are done (0 without PP) */
+	double tokens_per_s_per_gpu;   /* prompt tokens per second per GPU */
 	int64_t peak_bytes; /* live activations of a chunk, Block AttnRes' block store included */
 };
 
 struct sim_decode_result {
 	double tpot_s, tpot_first_s, tpot_last_s;
+	double step_s;                 /* the mean step (tpot_s x tokens accepted per step) */
+	double mixed_prefill_tokens_per_s_per_gpu;
 	int64_t decode_context, requests_per_gpu;
 	struct sim_hbm hbm;
 	bool fits;
 	int64_t missing_bytes, max_batch;
 };
 
-/* The prompt in chunks into ph (reset first). -E2BIG if an op list overflowed. */
+/* The prompt in chunks into ph (reset first). -E2BIG if an op list overflowed, -ENOMEM when the
+ * thread's timeline could not be allocated. */
 int sim_prefill(const struct scenario *s, const struct model *m, const struct hw *hw,
 		struct sim_phase *ph, struct sim_prefill_result *out, struct err *e);
 /* The decode steps into ph (reset first), HBM at the final context, the largest batch. */
@@ -88,9 +108,11 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 int sim_run(const struct scenario *s, const struct model *m, const struct hw *hw,
 	    struct sim_result *r, struct err *e);
 
-/* One step of phase p (global batch; sim_phase_init) on one GPU. Returns the step's time in
- * seconds, or a negative errno. With `acc` non-NULL the mapped ops and their costs, times
- * `weight`, are added to acc's rows (call sim_phase_reset first). */
+/* One step of phase p (global batch; sim_phase_init) on one GPU, on its timeline (sim/step.h,
+ * the scenario's overlap). Returns the step's time in seconds, or a negative errno. With `acc`
+ * non-NULL the mapped ops and their costs, times `weight`, are added to acc's rows and the
+ * timeline's figures to its step fields (call sim_phase_reset first). The timeline's storage is
+ * per thread, allocated at a thread's first step and freed when the thread ends. */
 double sim_step(const struct scenario *s, const struct model *m, const struct hw *hw,
 		const struct phase *p, struct sim_phase *acc, double weight);
 void sim_phase_reset(struct sim_phase *ph);
@@ -107,6 +129,14 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
  * receives imbalance x the mean rows (model_ep_ranks_per_token). 0 when ranks <= 1. */
 int64_t sim_ep_comm_bytes(const struct model_moe *x, int64_t tokens_per_gpu, int64_t row_bytes, int64_t ranks,
 			  double imbalance);
+
+/* The draft module of multi-token prediction: `layers` layers like the model's last one
+ * (DeepSeek-V3's MTP module is one MLA + MoE layer) and the LM head. */
+void sim_draft_model(const struct model *m, int64_t layers, struct model *out);
+
+/* Bytes per GPU of Block AttnRes' store of completed blocks for `tokens` tokens in flight (0
+ * without AttnRes). */
+int64_t sim_attn_res_store_bytes(const struct scenario *s, const struct model *m, int64_t tokens);
 
 /* The phase description a scenario implies for a step. */
 void sim_phase_init(const struct scenario *s, enum phase_kind kind, int64_t batch, int64_t tokens,

@@ -7,6 +7,7 @@
 
 #include "trace/sqlread.h"
 #include "trace/tracedb.h"
+#include "util/tracejson.h"
 
 enum { MAX_TRACKS = 4096 };
 #define GPU_PID_BASE 1000000000 /* GPU "processes" sit above real pids (24 bits) */
@@ -26,7 +27,7 @@ struct ex {
 	size_t n_tracks;
 	size_t last_track;
 	bool one_process;
-	bool first;
+	struct tj w;
 	int64_t from, to;
 	int64_t base;        /* baseTimeNanoseconds: written times are relative to it */
 };
@@ -36,50 +37,10 @@ static int64_t ci(sqlite3_stmt *st, int col)
 	return (int64_t)sqlite3_column_int64(st, col);
 }
 
-/* ---- JSON output ---- */
+/* ---- JSON output (util/tracejson.h) ---- */
 
-static void put_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	while (*p) {
-		unsigned char c = *p;
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			p++;
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-		} else if (c < 0x80) {
-			fputc(c, f);
-			p++;
-		} else {
-			/* pass valid UTF-8 through; anything else becomes U+FFFD */
-			int n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-			int ok = n > 0;
-			for (int i = 1; i < n && ok; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (ok) {
-				fwrite(p, 1, (size_t)n, f);
-				p += n;
-			} else {
-				fputs("\xef\xbf\xbd", f);
-				p++;
-			}
-		}
-	}
-	fputc('"', f);
-}
-
-/* ns as µs with three decimals, exactly (INT64_MIN included: the magnitude is unsigned). */
-static void put_us(FILE *f, int64_t ns)
-{
-	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-	if (ns < 0)
-		fputc('-', f);
-	fprintf(f, "%" PRIu64 ".%03" PRIu64, mag / 1000, mag % 1000);
-}
+#define put_str tj_str
+#define put_us tj_us
 
 /* A duration: end - start, 0 for a row that ends before it starts, INT64_MAX at most. */
 static void put_dur(FILE *f, int64_t start, int64_t end)
@@ -103,30 +64,21 @@ static void put_ts(struct ex *x, int64_t ns)
 
 static void begin_event(struct ex *x)
 {
-	fputs(x->first ? "\n" : ",\n", x->out);
-	x->first = false;
+	tj_event(&x->w);
 	x->st->events++;
 }
 
 static void meta(struct ex *x, const char *what, int64_t pid, int64_t tid, bool has_tid,
 		 const char *name)
 {
-	begin_event(x);
-	fprintf(x->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64, what, pid);
-	if (has_tid)
-		fprintf(x->out, ",\"tid\":%" PRId64, tid);
-	fputs(",\"args\":{\"name\":", x->out);
-	put_str(x->out, name);
-	fputs("}}", x->out);
+	tj_meta(&x->w, what, pid, tid, has_tid, name);
+	x->st->events++;
 }
 
 static void sort_meta(struct ex *x, int64_t pid, int64_t index)
 {
-	begin_event(x);
-	fprintf(x->out,
-		"{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%" PRId64
-		",\"args\":{\"sort_index\":%" PRId64 "}}",
-		pid, index);
+	tj_sort_index(&x->w, pid, index);
+	x->st->events++;
 }
 
 /* ---- queries ---- */
@@ -612,7 +564,6 @@ int trace_export_perfetto(const char *db_path, FILE *out, const char *out_name,
 	x->out = out;
 	x->o = o ? o : &dflt;
 	x->st = &local;
-	x->first = true;
 	x->from = x->o->has_from ? x->o->from_ns : INT64_MIN;
 	x->to = x->o->has_to ? x->o->to_ns : INT64_MAX;
 	int rc = 0;
@@ -625,10 +576,7 @@ int trace_export_perfetto(const char *db_path, FILE *out, const char *out_name,
 	if (rc)
 		goto out;
 	x->base = time_base(x);
-	fprintf(out,
-		"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"k3sim\"},"
-		"\"baseTimeNanoseconds\":%" PRId64 ",\"traceEvents\":[",
-		x->base);
+	tj_begin_base(&x->w, out, x->base);
 	rc = gpu_tracks(x, e);
 	if (!rc)
 		rc = cpu_processes(x, e);
@@ -644,8 +592,7 @@ int trace_export_perfetto(const char *db_path, FILE *out, const char *out_name,
 		rc = api(x, e);
 	if (rc)
 		goto out;
-	fputs("\n]}\n", out);
-	if (fflush(out) != 0 || ferror(out)) {
+	if (tj_end(&x->w) < 0) {
 		err_set(e, out_name, 0, 0, "write failed: %s", strerror(errno));
 		rc = -EIO;
 	}

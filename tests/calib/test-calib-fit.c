@@ -110,8 +110,13 @@ static void test_recovers_curves(void **state)
 	assert_false(rep.kda_chunk.fitted);
 	assert_true(fabs(fit.eff_memory.max / truth.eff_memory.max - 1) < 0.01);
 	assert_true(fabs(fit.eff_memory.half / truth.eff_memory.half - 1) < 0.03);
-	assert_true(fabs(fit.eff_gemm.max / truth.eff_gemm.max - 1) < 0.01);
-	assert_true(fabs(fit.eff_gemm.half / truth.eff_gemm.half - 1) < 0.03);
+	/* 180 GEMM points: the kernel costs (a fixed cost, a wave, a k step, FLOP efficiency per
+	 * math dtype) are recovered */
+	assert_true(fabs(fit.gemm_eff[DT_BF16] / truth.gemm_eff[DT_BF16] - 1) < 0.01);
+	assert_true(fabs(fit.gemm_eff[DT_FP8] / truth.gemm_eff[DT_FP8] - 1) < 0.01);
+	assert_true(fabs(fit.gemm_fixed_cycles / truth.gemm_fixed_cycles - 1) < 0.03);
+	assert_true(fabs(fit.gemm_wave_cycles / truth.gemm_wave_cycles - 1) < 0.05);
+	assert_true(fabs(fit.gemm_kstep_cycles / truth.gemm_kstep_cycles - 1) < 0.03);
 	assert_true(fit.gemm_wave_smoothing == truth.gemm_wave_smoothing);
 	assert_true(rep.gemm.after < 1e-3 && rep.gemm.after < rep.gemm.before);
 	assert_true(fit.calibrated);
@@ -343,6 +348,11 @@ int main(void)
 	truth.eff_gemm.max = 0.74;
 	truth.eff_gemm.half = 0.9e9;
 	truth.gemm_wave_smoothing = 0.5;
+	truth.gemm_fixed_cycles = 5000;
+	truth.gemm_wave_cycles = 1400;
+	truth.gemm_kstep_cycles = 60;
+	truth.gemm_eff[DT_BF16] = truth.gemm_eff[DT_FP16] = 0.74;
+	truth.gemm_eff[DT_FP8] = 0.66;
 	truth.kda_chunk_step_cycles = 2500;
 	truth.eff_comm.max = 0.7;
 	truth.eff_comm.half = 2.0 * 1048576;

@@ -50,6 +50,44 @@ assert h["total"] == sum(h[k] for k in ("weights", "kda_state", "conv_state", "m
 assert d["fits"] is True and d["ttft_s"] > 0 and d["tpot_s"] > 0
 PY
 
+# The step as a timeline: table rows, JSON keys, the Perfetto export (and back through the importer).
+run "run default table has the timeline" 0 $K3SIM run
+expect_out "timeline row" "step timeline (busiest EP rank)"
+expect_out "critical path column" "critical path = compute + comm"
+run "run timeline keys" 0 $K3SIM run --json
+python3 - "$tmp/out" <<'PY' && ok "timeline json keys" || bad "timeline json keys"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for ph in ("prefill", "decode"):
+    p = d[ph]
+    assert all(k in p for k in ("step_s", "overlap", "microbatches", "critical_path", "exposed_comm_s")), ph
+    cp = p["critical_path"]
+    assert abs(cp["compute_s"] + cp["comm_s"] - p["step_s"]) <= 1e-7 * p["step_s"], ph
+    assert p["overlap"] in ("none", "tbo", "sbo") and p["step_s"] <= p["time_s"] * (1 + 1e-7)
+assert abs(d["tpot_s"] - d["decode"]["step_s"]) <= 1e-7 * d["tpot_s"]
+assert abs(d["ttft_s"] - d["prefill"]["step_s"]) <= 1e-7 * d["ttft_s"]
+PY
+run "run --timeline" 0 $K3SIM run --timeline "$tmp/step.json" --timeline-step prefill
+python3 - "$tmp/step.json" <<'PY' && ok "timeline is Chrome trace JSON" || bad "timeline is Chrome trace JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e.get("cat") == "kernel"]
+assert len(ev) > 1000
+assert any(e["args"]["critical"] for e in ev) and any(e["args"]["communication"] for e in ev)
+assert {e["args"]["microbatch"] for e in ev} == {0, 1}  # two-batch overlap across nodes
+step = [e for e in d["traceEvents"] if e.get("cat") == "step"][0]
+assert max(e["ts"] + e["dur"] for e in ev) <= step["dur"] + 0.01
+PY
+run "run --timeline over a file refuses" 1 $K3SIM run --timeline "$tmp/step.json"
+expect_err "says it exists" "file exists (use --force"
+run "run --timeline --force replaces" 0 $K3SIM run --timeline "$tmp/step.json" --timeline-step prefill --force
+run "timeline imports as a trace" 0 $K3SIM trace import "$tmp/step.json" -o "$tmp/step.db"
+run "run --timeline -" 0 $K3SIM run --timeline -
+python3 -c "import json; json.load(open('$tmp/out'))" && ok "timeline on stdout" || bad "timeline on stdout"
+run "run --timeline-step bad" 2 $K3SIM run --timeline "$tmp/x.json" --timeline-step middle
+run "run --timeline unwritable" 1 $K3SIM run --timeline /nonexistent/dir/step.json
+expect_err "timeline unwritable says so" "cannot write"
+
 run "h200x8" 0 $K3SIM run "$ROOT/scenarios/h200x8.yaml"
 expect_out "h200x8 does not fit" "fits: NO"
 run "h200x8 --json" 0 $K3SIM run h200x8 --json
@@ -57,6 +95,14 @@ python3 -c "import json; d=json.load(open('$tmp/out')); assert d['fits'] is Fals
 for s in "$ROOT"/scenarios/*.yaml; do
 	run "scenario $(basename "$s")" 0 $K3SIM run "$s" --json
 done
+# Published deployments: each names its figure (`# published: KEY VALUE`) and runs.
+for s in "$ROOT"/scenarios/published/*.yaml; do
+	[ "$(basename "$s")" = h800.yaml ] && continue
+	key=$(grep -m1 '^# published:' "$s" | cut -d' ' -f3)
+	run "published $(basename "$s")" 0 $K3SIM run "$s" --json
+	json_has "$key"
+done
+run "h800 preset by path" 0 $K3SIM op gemm m=4096 n=7168 k=7168 --hw "$ROOT/scenarios/published/h800.yaml"
 run "run overrides" 0 $K3SIM run --batch 8 --prompt 4096 --output 16 --hw h200 --json
 python3 -c "import json; d=json.load(open('$tmp/out')); assert d['batch'] == 8 and d['prompt_tokens'] == 4096" && ok "overrides applied" || bad "overrides applied"
 
@@ -103,9 +149,16 @@ run "op bad number" 2 $K3SIM op gemm m=x n=2 k=3
 # Physical sanity (issue 11): every shipped preset, 10^5 random ops each, no violation.
 run "check help" 0 $K3SIM check --help
 expect_out "check help says usage" "usage: k3sim check"
-run "check every preset" 0 $K3SIM check --scenarios 500
-for p in h100 h200 h200-datasheet b200 gb200; do
+# the calibrated presets with 500 scenario pairs each, the datasheet ones (plain physical model,
+# no tables) with 100: ten presets at 500 took 73 s under ASan on a loaded box
+run "check calibrated presets" 0 $K3SIM check --scenarios 500 --hw h100 --hw h200 --hw b200 --hw b300 --hw gb200
+for p in h100 h200 b200 b300 gb200; do
 	expect_out "check $p: 0 violations" "^$p: 100000 ops, 500 scenario pairs in .*: 0 violations"
+done
+run "check datasheet presets" 0 $K3SIM check --scenarios 100 --hw h100-datasheet --hw h200-datasheet \
+	--hw b200-datasheet --hw b300-datasheet --hw gb200-datasheet
+for p in h100 h200 b200 b300 gb200; do
+	expect_out "check $p-datasheet: 0 violations" "^$p-datasheet: 100000 ops, 100 scenario pairs in .*: 0 violations"
 done
 run "check sustained --json" 0 $K3SIM check --hw h200 --ops 20000 --scenarios 100 --clock sustained --json
 python3 -c "import json; d=json.load(open('$tmp/out')); p=d['presets'][0]; assert d['clock']=='sustained' and p['violations']==0 and p['ops']>19000" \
@@ -128,8 +181,11 @@ run "op overflow" 2 $K3SIM op gemm m=4294967296 n=4294967296 k=4
 expect_err "op overflow says so" "sizes too large"
 run "op ep overflow" 2 $K3SIM op ep_dispatch tokens=9000000000000000000 ranks=8
 run "op json floor" 0 $K3SIM op gemm m=1 n=12 k=7168 --json
-python3 -c "import json; d=json.load(open('$tmp/out')); assert d['time_s'] >= d['floor_s'] > 0 and d['time_s'] < 20e-6 and d['clock']=='boost' and d['extrapolated'] is True" \
-	&& ok "op floor and extrapolated" || bad "op floor and extrapolated"
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['time_s'] >= d['floor_s'] > 0 and d['time_s'] < 20e-6 and d['clock']=='boost' and d['calibrated'] is True" \
+	&& ok "op floor and calibrated" || bad "op floor and calibrated"
+run "op json extrapolated" 0 $K3SIM op gemm m=100000 n=300000 k=7168 --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['extrapolated'] is True" \
+	&& ok "op outside the measured GEMMs says extrapolated" || bad "op outside the measured GEMMs says extrapolated"
 
 # Bad input: a clear file:line:col error and exit 1, never a crash (exit >= 128).
 run "unknown key" 1 $K3SIM run "$TESTS/data/bad/unknown-key.yaml"

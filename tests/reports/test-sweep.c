@@ -92,6 +92,12 @@ static void expect_equal_result(const struct sweep_row *row, const struct sim_re
 	assert_true(row->decode_memory_s == r->decode.memory_s);
 	assert_true(row->decode_latency_s == r->decode.latency_s);
 	assert_true(row->decode_comm_s == r->decode.comm_s);
+	assert_true(row->prefill_tokens_per_s_per_gpu == r->prefill_tokens_per_s_per_gpu);
+	assert_true(row->decode_step_s == r->decode_step_s);
+	assert_true(row->prefill_exposed_comm_s == r->prefill.exposed_comm_s);
+	assert_true(row->decode_exposed_comm_s == r->decode.exposed_comm_s);
+	assert_true(row->prefill_critical_comm_s == r->prefill.critical_comm_s);
+	assert_true(row->decode_critical_comm_s == r->decode.critical_comm_s);
 	/* The op classes add up to the phase times. */
 	double pre = 0, dec = 0;
 	for (int c = 0; c < OPC_COUNT; c++) {

@@ -1,0 +1,1031 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * k3-bench: timings of the K3 layer kernels outside KDA (MLA decode, the
+ * LatentMoE GEMMs and pieces, Block AttnRes, DSA decode) on the GPU at
+ * hand, written as CSV.
+ *
+ *   k3-bench -o results.csv [--quick] [--reps N] [--only copy|mla|moe|gemm|attnres|dsa]
+ *
+ * For each point:
+ *  - `time_us` (p10, p90): the median of CUDA-event timings of single
+ *    launches after warm-up, each launch inside an NVTX range whose text is
+ *    the op in `k3sim op` syntax, so that `k3sim trace capture -- k3-bench ...`
+ *    maps every kernel to its model op (a composite op, e.g. dsa_decode, is
+ *    one range around its kernels);
+ *  - `steady_us`: back-to-back launches averaged, through a CUDA graph for
+ *    decode-size launches (`graph`) or a plain stream loop (`loop`);
+ *  - operands rotate over enough sets that a launch never finds its inputs
+ *    in L2 (caches, weights, activations), unless a set alone is far
+ *    larger than L2;
+ *  - bytes (HBM bytes the op must move: cache, weights, activations) and
+ *    FLOPs, GB/s and TFLOP/s, and GB/s over the copy bandwidth measured
+ *    first; GEMMs of prefill size beside cuBLASLt at equal FLOPs.
+ * Inputs are random, never zeros (fill kernels seeded per buffer).
+ */
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "attnres/attnres.h"
+#include "dsa/dsa_index.h"
+#include "mla/mla_decode.h"
+#include "moe/k3_gemm.h"
+#include "moe/moe_combine.h"
+#include "moe/moe_route.h"
+
+namespace {
+
+constexpr int FILL_THREADS = 256;
+constexpr size_t ROTATE_BYTES = (size_t)512 << 20; /* > 10x L2 */
+constexpr size_t POOL_CAP = (size_t)24 << 30;      /* rotation pools stay below this */
+constexpr size_t CUBLAS_WS = (size_t)64 << 20;
+
+#define CK(call)                                                                                  \
+	do {                                                                                      \
+		cudaError_t e_ = (call);                                                          \
+		if (e_ != cudaSuccess) {                                                          \
+			fprintf(stderr, "k3-bench: %s:%d: %s: %s\n", __FILE__, __LINE__, #call,  \
+				cudaGetErrorString(e_));                                          \
+			exit(1);                                                                  \
+		}                                                                                 \
+	} while (0)
+
+#define KOK(call)                                                                                 \
+	do {                                                                                      \
+		int r_ = (call);                                                                  \
+		if (r_) {                                                                         \
+			fprintf(stderr, "k3-bench: %s:%d: %s returned %d (%s)\n", __FILE__, __LINE__,  \
+				#call, r_, cudaGetErrorString(cudaGetLastError()));               \
+			exit(1);                                                                  \
+		}                                                                                 \
+	} while (0)
+
+#define LTOK(call)                                                                                \
+	do {                                                                                      \
+		cublasStatus_t s_ = (call);                                                       \
+		if (s_ != CUBLAS_STATUS_SUCCESS) {                                                \
+			fprintf(stderr, "k3-bench: %s:%d: %s: cublas status %d\n", __FILE__, __LINE__, \
+				#call, (int)s_);                                                  \
+			exit(1);                                                                  \
+		}                                                                                 \
+	} while (0)
+
+/* ---- random fills ------------------------------------------------------------ */
+
+__device__ uint32_t hash32(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+__device__ float unit(uint64_t seed, size_t i)
+{
+	return (hash32(seed * 0x9e3779b97f4a7c15ull + i) >> 8) * (1.0f / 16777216.0f);
+}
+
+__global__ void fill_bf16_kernel(uint16_t *p, size_t n, uint64_t seed, float lo, float hi)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		const float f = lo + (hi - lo) * unit(seed, i);
+		const uint32_t b = __float_as_uint(f);
+		p[i] = (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+	}
+}
+
+__global__ void fill_f32_kernel(float *p, size_t n, uint64_t seed, float lo, float hi)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		p[i] = lo + (hi - lo) * unit(seed, i);
+}
+
+/* Bytes (hash & and_mask) | or_mask: E4M3 without NaN with and_mask 0xf7, E8M0 scales in a band. */
+__global__ void fill_bytes_kernel(uint8_t *p, size_t n, uint64_t seed, uint32_t and_mask, uint32_t or_mask, uint32_t mod)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		uint32_t v = hash32(seed * 0x9e3779b97f4a7c15ull + i);
+		v = mod ? (v % mod) : (v & and_mask);
+		p[i] = (uint8_t)(v | or_mask);
+	}
+}
+
+/* FlashMLA FP8 tokens: 512 E4M3 (no NaN), 4 FP32 scales in [1e-3, 1e-2], 64 BF16. */
+__global__ void fill_mla_fp8_kernel(uint8_t *p, size_t tokens, uint64_t seed)
+{
+	const size_t n = tokens * MLA_FP8_TOKEN_BYTES;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		const size_t off = i % MLA_FP8_TOKEN_BYTES;
+		const uint32_t h = hash32(seed * 0x9e3779b97f4a7c15ull + i);
+		if (off < MLA_LATENT) {
+			p[i] = (uint8_t)(h & 0xf7u);
+		} else if (off < MLA_FP8_ROPE_OFFSET) {
+			if ((off - MLA_LATENT) % 4 == 0) {
+				const float s = 1e-3f + 9e-3f * unit(seed, i);
+				memcpy(p + i, &s, 4);
+			}
+		} else if ((off - MLA_FP8_ROPE_OFFSET) % 2 == 0) {
+			const uint16_t b = (uint16_t)(0x3c00u | (h & 0x80ffu)); /* |x| in [2^-7, 2^-6) */
+			memcpy(p + i, &b, 2);
+		}
+	}
+}
+
+/* DSA key pages: 64 x 128 E4M3 (no NaN), then 64 FP32 scales in [1e-3, 1e-2]. */
+__global__ void fill_dsa_kernel(uint8_t *p, size_t pages, uint64_t seed)
+{
+	const size_t n = pages * DSA_PAGE_BYTES;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		const size_t off = i % DSA_PAGE_BYTES;
+		if (off < DSA_PAGE_TOKENS * DSA_INDEX_DIM) {
+			p[i] = (uint8_t)(hash32(seed * 0x9e3779b97f4a7c15ull + i) & 0xf7u);
+		} else if ((off - DSA_PAGE_TOKENS * DSA_INDEX_DIM) % 4 == 0) {
+			const float s = 1e-3f + 9e-3f * unit(seed, i);
+			memcpy(p + i, &s, 4);
+		}
+	}
+}
+
+uint64_t g_seed = 1;
+cudaStream_t g_stream;
+
+void fill_bf16(void *p, size_t n, float lo, float hi)
+{
+	fill_bf16_kernel<<<4096, FILL_THREADS, 0, g_stream>>>((uint16_t *)p, n, g_seed++, lo, hi);
+	CK(cudaGetLastError());
+}
+
+void fill_f32(void *p, size_t n, float lo, float hi)
+{
+	fill_f32_kernel<<<4096, FILL_THREADS, 0, g_stream>>>((float *)p, n, g_seed++, lo, hi);
+	CK(cudaGetLastError());
+}
+
+void fill_bytes(void *p, size_t n, uint32_t and_mask, uint32_t or_mask, uint32_t mod = 0)
+{
+	fill_bytes_kernel<<<4096, FILL_THREADS, 0, g_stream>>>((uint8_t *)p, n, g_seed++, and_mask, or_mask, mod);
+	CK(cudaGetLastError());
+}
+
+void *dalloc(size_t bytes)
+{
+	void *p = nullptr;
+	cudaError_t e = cudaMalloc(&p, bytes ? bytes : 16);
+	if (e != cudaSuccess) {
+		fprintf(stderr, "k3-bench: cudaMalloc(%zu bytes): %s\n", bytes, cudaGetErrorString(e));
+		exit(1);
+	}
+	return p;
+}
+
+template <typename T>
+T *upload(const std::vector<T> &v)
+{
+	T *d = (T *)dalloc(v.size() * sizeof(T));
+	CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+	return d;
+}
+
+uint64_t g_rng = 0x2026120188ull;
+
+uint32_t rnd()
+{
+	g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+	return (uint32_t)(g_rng >> 16);
+}
+
+/* ---- timing ----------------------------------------------------------------- */
+
+struct stats {
+	double med_us = 0, p10_us = 0, p90_us = 0;
+};
+
+stats summarize(std::vector<float> ms)
+{
+	std::sort(ms.begin(), ms.end());
+	auto at = [&](double f) { return 1e3 * ms[(size_t)std::min<double>(ms.size() - 1, f * (ms.size() - 1) + 0.5)]; };
+	return { at(0.5), at(0.1), at(0.9) };
+}
+
+/* Single launches between events, each in an NVTX range named `spec`. */
+template <typename F>
+stats time_events(const char *spec, int warm, int reps, F launch)
+{
+	cudaEvent_t a, b;
+	CK(cudaEventCreate(&a));
+	CK(cudaEventCreate(&b));
+	for (int i = 0; i < warm; i++)
+		launch(i);
+	CK(cudaStreamSynchronize(g_stream));
+	std::vector<float> ms;
+	for (int i = 0; i < reps; i++) {
+		nvtxRangePushA(spec);
+		CK(cudaEventRecord(a, g_stream));
+		launch(warm + i);
+		CK(cudaEventRecord(b, g_stream));
+		CK(cudaEventSynchronize(b));
+		nvtxRangePop();
+		float t;
+		CK(cudaEventElapsedTime(&t, a, b));
+		ms.push_back(t);
+	}
+	CK(cudaEventDestroy(a));
+	CK(cudaEventDestroy(b));
+	return summarize(ms);
+}
+
+/* Average of `n` back-to-back launches (launch(0..n-1)), through one CUDA graph
+ * replayed `replays` times when `graph`, else a stream loop. */
+template <typename F>
+double time_steady(bool graph, int n, int replays, F launch)
+{
+	cudaEvent_t a, b;
+	CK(cudaEventCreate(&a));
+	CK(cudaEventCreate(&b));
+	double us = 0.0;
+	if (graph) {
+		cudaGraph_t gr;
+		cudaGraphExec_t ex;
+		CK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeThreadLocal));
+		for (int i = 0; i < n; i++)
+			launch(i);
+		CK(cudaStreamEndCapture(g_stream, &gr));
+		CK(cudaGraphInstantiate(&ex, gr, 0));
+		CK(cudaGraphLaunch(ex, g_stream));
+		CK(cudaEventRecord(a, g_stream));
+		for (int r = 0; r < replays; r++)
+			CK(cudaGraphLaunch(ex, g_stream));
+		CK(cudaEventRecord(b, g_stream));
+		CK(cudaEventSynchronize(b));
+		float t;
+		CK(cudaEventElapsedTime(&t, a, b));
+		us = 1e3 * t / ((double)n * replays);
+		CK(cudaGraphExecDestroy(ex));
+		CK(cudaGraphDestroy(gr));
+	} else {
+		launch(0);
+		CK(cudaEventRecord(a, g_stream));
+		for (int r = 0; r < replays; r++)
+			for (int i = 0; i < n; i++)
+				launch(i);
+		CK(cudaEventRecord(b, g_stream));
+		CK(cudaEventSynchronize(b));
+		float t;
+		CK(cudaEventElapsedTime(&t, a, b));
+		us = 1e3 * t / ((double)n * replays);
+	}
+	CK(cudaEventDestroy(a));
+	CK(cudaEventDestroy(b));
+	return us;
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+struct options {
+	const char *out = "k3-bench.csv";
+	bool quick = false;
+	int reps = 20;
+	const char *only = nullptr;
+};
+
+FILE *g_csv;
+double g_copy_gbps = 0.0;
+
+struct row {
+	const char *op = "", *variant = "";
+	char shape[96] = "";
+	stats t;
+	double steady_us = 0;
+	const char *steady_kind = "";
+	int reps = 0;
+	double bytes = 0, flops = 0, ref_us = 0;
+	const char *spec = "";
+};
+
+void csv_header()
+{
+	fprintf(g_csv, "op,variant,shape,time_us,p10_us,p90_us,steady_us,steady_kind,reps,bytes,flops,gbps,tflops,"
+		       "pct_copy_bw,steady_gbps,steady_pct_copy_bw,ref_us,pct_of_ref,spec,copy_gbps\n");
+}
+
+void csv_row(const row &r)
+{
+	const double gb = r.bytes / (r.t.med_us * 1e3), tf = r.flops / (r.t.med_us * 1e6);
+	const double sgb = r.steady_us > 0 ? r.bytes / (r.steady_us * 1e3) : 0.0;
+	const double pct_ref = r.ref_us > 0 ? 100.0 * r.ref_us / r.t.med_us : 0.0;
+	fprintf(g_csv, "%s,%s,%s,%.3f,%.3f,%.3f,%.3f,%s,%d,%.0f,%.0f,%.1f,%.2f,%.1f,%.1f,%.1f,%.3f,%.1f,%s,%.1f\n",
+		r.op, r.variant, r.shape, r.t.med_us, r.t.p10_us, r.t.p90_us, r.steady_us, r.steady_kind, r.reps,
+		r.bytes, r.flops, gb, tf, g_copy_gbps > 0 ? 100.0 * gb / g_copy_gbps : 0.0, sgb,
+		g_copy_gbps > 0 ? 100.0 * sgb / g_copy_gbps : 0.0, r.ref_us, pct_ref, r.spec, g_copy_gbps);
+	fflush(g_csv);
+	printf("%-14s %-10s %-40s %10.2f us  steady %10.2f  %8.1f GB/s (%5.1f%% copy)  %7.2f TF%s\n", r.op, r.variant,
+	       r.shape, r.t.med_us, r.steady_us, gb, g_copy_gbps > 0 ? 100.0 * gb / g_copy_gbps : 0.0, tf,
+	       r.ref_us > 0 ? "  (ref below)" : "");
+	if (r.ref_us > 0)
+		printf("%-14s %-10s %-40s %10.2f us  ours at %.1f%% of it\n", "", "cublasLt", "", r.ref_us, pct_ref);
+	fflush(stdout);
+}
+
+/* The GEMM path a shape runs, as printed in the shape column. */
+const char *path_name(int path)
+{
+	return path == K3_GEMM_GEMV ? "gemv" : path == K3_GEMM_TILED_MMA ? "tiled-mma" : path == K3_GEMM_TILED_WGMMA ? "tiled-wgmma" : "?";
+}
+
+/* ---- copy ceiling ------------------------------------------------------------- */
+
+__global__ void copy_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+void bench_copy(const options &o)
+{
+	const size_t bytes = (size_t)2 << 30;
+	void *a = dalloc(bytes), *b = dalloc(bytes);
+	fill_f32(a, bytes / 4, -1, 1);
+	int sms = 0;
+	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	row r;
+	r.op = "copy", r.variant = "memcpy", r.reps = o.reps, r.bytes = 2.0 * bytes, r.spec = "k3sim op=copy bytes=2147483648";
+	snprintf(r.shape, sizeof r.shape, "bytes=%zu", bytes);
+	r.t = time_events(r.spec, 3, o.reps, [&](int) { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, g_stream)); });
+	const double g_memcpy = r.bytes / (r.t.med_us * 1e3);
+	stats k = time_events(r.spec, 3, o.reps, [&](int) {
+		copy_kernel<<<sms * 8, 512, 0, g_stream>>>((const uint4 *)a, (uint4 *)b, bytes / 16);
+	});
+	const double g_kernel = r.bytes / (k.med_us * 1e3);
+	g_copy_gbps = std::max(g_memcpy, g_kernel);
+	csv_row(r);
+	r.variant = "kernel", r.t = k;
+	csv_row(r);
+	printf("copy ceiling: %.0f GB/s (read + write; memcpy %.0f, kernel %.0f)\n", g_copy_gbps, g_memcpy, g_kernel);
+	CK(cudaFree(a));
+	CK(cudaFree(b));
+}
+
+/* ---- cuBLASLt reference GEMM (BF16, equal FLOPs) -------------------------------- */
+
+cublasLtHandle_t g_lt;
+void *g_lt_ws;
+
+/* Median microseconds of y[m, n] = x[m, k] W^T, W [n][k], BF16 (the TN form), in ranges named spec. */
+double cublas_us(int64_t m, int64_t n, int64_t k, int reps)
+{
+	const size_t wb = (size_t)n * k * 2, xb = (size_t)m * k * 2, db = (size_t)m * n * 2;
+	void *W = dalloc(wb), *X = dalloc(xb), *D = dalloc(db);
+	fill_bf16(W, wb / 2, -0.1f, 0.1f);
+	fill_bf16(X, xb / 2, -1, 1);
+	cublasLtMatmulDesc_t desc;
+	cublasLtMatrixLayout_t la, lb, ld;
+	LTOK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+	cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+	LTOK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+	LTOK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+	LTOK(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, (uint64_t)k, (uint64_t)n, k));
+	LTOK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, (uint64_t)k, (uint64_t)m, k));
+	LTOK(cublasLtMatrixLayoutCreate(&ld, CUDA_R_16BF, (uint64_t)n, (uint64_t)m, n));
+	cublasLtMatmulPreference_t pref;
+	LTOK(cublasLtMatmulPreferenceCreate(&pref));
+	uint64_t ws = CUBLAS_WS;
+	LTOK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+	cublasLtMatmulHeuristicResult_t heur;
+	int found = 0;
+	double us = 0.0;
+	if (cublasLtMatmulAlgoGetHeuristic(g_lt, desc, la, lb, ld, ld, pref, 1, &heur, &found) ==
+		    CUBLAS_STATUS_SUCCESS &&
+	    found) {
+		/* Not a `k3sim op` range: cuBLAS's samples must not join the op's (a capture of the bench
+		 * calibrates these kernels; the first device call's did mix them). */
+		char spec[128];
+		snprintf(spec, sizeof spec, "k3-bench cublaslt gemm m=%lld n=%lld k=%lld dtype=bf16", (long long)m,
+			 (long long)n, (long long)k);
+		const float alpha = 1.0f, beta = 0.0f;
+		us = time_events(spec, 2, reps, [&](int) {
+			     LTOK(cublasLtMatmul(g_lt, desc, &alpha, W, la, X, lb, &beta, D, ld, D, ld, &heur.algo,
+						 g_lt_ws, CUBLAS_WS, g_stream));
+		     }).med_us;
+	} else {
+		fprintf(stderr, "k3-bench: no cuBLASLt algorithm for m=%lld n=%lld k=%lld\n", (long long)m,
+			(long long)n, (long long)k);
+	}
+	cublasLtMatmulPreferenceDestroy(pref);
+	cublasLtMatrixLayoutDestroy(la);
+	cublasLtMatrixLayoutDestroy(lb);
+	cublasLtMatrixLayoutDestroy(ld);
+	cublasLtMatmulDescDestroy(desc);
+	CK(cudaFree(W));
+	CK(cudaFree(X));
+	CK(cudaFree(D));
+	return us;
+}
+
+/* ---- MLA decode ---------------------------------------------------------------- */
+
+void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
+{
+	const size_t tb = kv == MLA_KV_FP8 ? MLA_FP8_TOKEN_BYTES : MLA_BF16_TOKEN_BYTES;
+	const int pages = (ctx + MLA_PAGE_TOKENS - 1) / MLA_PAGE_TOKENS;
+	const size_t set_bytes = (size_t)B * pages * MLA_PAGE_TOKENS * tb;
+	int R = (int)std::min<size_t>(16, std::max<size_t>(1, (ROTATE_BYTES + set_bytes - 1) / set_bytes));
+	while (R > 1 && (size_t)R * set_bytes > POOL_CAP)
+		R--;
+	const size_t n_pages = (size_t)R * B * pages;
+	uint8_t *pool = (uint8_t *)dalloc(n_pages * MLA_PAGE_TOKENS * tb);
+	if (kv == MLA_KV_FP8) {
+		fill_mla_fp8_kernel<<<4096, FILL_THREADS, 0, g_stream>>>(pool, n_pages * MLA_PAGE_TOKENS, g_seed++);
+		CK(cudaGetLastError());
+	} else {
+		fill_bf16(pool, n_pages * MLA_PAGE_TOKENS * MLA_DIM, -1, 1);
+	}
+	/* Set r, request b: its pages scattered over the pool (a fixed permutation). */
+	std::vector<int32_t> table(n_pages), lens((size_t)R * B, ctx);
+	for (size_t i = 0; i < n_pages; i++)
+		table[i] = (int32_t)((i * 40503u) % n_pages);
+	std::vector<char> seen(n_pages, 0);
+	for (size_t i = 0; i < n_pages; i++) {
+		while (seen[table[i]])
+			table[i] = (int32_t)((table[i] + 1) % n_pages);
+		seen[table[i]] = 1;
+	}
+	int32_t *d_table = upload(table), *d_lens = upload(lens);
+	const size_t qn = (size_t)B * t * H * MLA_DIM;
+	uint16_t *q = (uint16_t *)dalloc((size_t)R * qn * 2);
+	fill_bf16(q, (size_t)R * qn, -1, 1);
+	uint16_t *out = (uint16_t *)dalloc((size_t)B * t * H * MLA_LATENT * 2);
+	float *lse = (float *)dalloc((size_t)B * t * H * 4);
+	mla_decode_args a = {};
+	a.batch = B, a.heads = H, a.qtokens = t, a.kv = kv, a.scale = 1.0f / sqrtf(192.0f), a.max_seqlen = ctx;
+	a.cache = pool, a.max_pages = pages, a.out = out, a.lse = lse;
+	size_t ws = 0;
+	KOK(mla_decode_workspace_bytes(&a, &ws));
+	a.workspace = ws ? dalloc(ws) : nullptr, a.workspace_bytes = ws;
+	auto launch = [&](int i) {
+		mla_decode_args x = a;
+		const int r = i % R;
+		x.q = q + (size_t)r * qn, x.block_table = d_table + (size_t)r * B * pages, x.seqlens = d_lens + (size_t)r * B;
+		KOK(mla_decode(&x, g_stream));
+	};
+	row w;
+	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? "fp8" : "bf16";
+	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d", B, H, ctx, t, mla_decode_splits(&a));
+	char spec[160];
+	snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", B, H, ctx, w.variant, t);
+	w.spec = spec;
+	w.reps = o.reps;
+	w.t = time_events(spec, 3, o.reps, launch);
+	w.steady_us = time_steady(true, R, std::max(1, 40 / R), launch), w.steady_kind = "graph";
+	w.bytes = (double)B * ctx * tb;
+	w.flops = 2.0 * B * t * H * (double)ctx * (MLA_DIM + MLA_LATENT);
+	csv_row(w);
+	CK(cudaFree(pool));
+	CK(cudaFree(d_table));
+	CK(cudaFree(d_lens));
+	CK(cudaFree(q));
+	CK(cudaFree(out));
+	CK(cudaFree(lse));
+	if (a.workspace)
+		CK(cudaFree(a.workspace));
+}
+
+void bench_mla(const options &o)
+{
+	for (int kvi = 0; kvi < 2; kvi++) {
+		const enum mla_kv kv = kvi ? MLA_KV_FP8 : MLA_KV_BF16;
+		if (o.quick) {
+			for (int H : { 16, 128 })
+				for (int B : { 1, 64 })
+					mla_point(o, kv, H, B, 8192, 1);
+			mla_point(o, kv, 128, 64, 8192, 2);
+			/* K3's 96 heads at contexts a power of 4: training points of k3sim calibrate's
+			 * protocol (mla_decode ctx 4^k), so that a preset fitted on this capture knows
+			 * the kernel (BF16: the slice's cache). */
+			if (kv == MLA_KV_BF16)
+				for (int ctx : { 4096, 16384 })
+					for (int B : { 1, 64 })
+						mla_point(o, kv, 96, B, ctx, 1);
+			continue;
+		}
+		for (int ctx : { 8192, 32768 })
+			for (int H : { 16, 64, 128 })
+				for (int B : { 1, 16, 64, 128 })
+					mla_point(o, kv, H, B, ctx, 1);
+		for (int t : { 2, 4 })
+			for (int H : { 16, 128 })
+				mla_point(o, kv, H, 64, 8192, t);
+	}
+}
+
+/* ---- LatentMoE ---------------------------------------------------------------- */
+
+/* Expert weights of one matrix for all experts, BF16 or MXFP4, random. */
+struct experts {
+	int E, N, K;
+	enum k3_wdtype dt;
+	void *w = nullptr, *packed = nullptr, *scales = nullptr;
+	experts(int E_, int N_, int K_, enum k3_wdtype dt_) : E(E_), N(N_), K(K_), dt(dt_)
+	{
+		const size_t n = (size_t)E * N * K;
+		if (dt == K3_W_BF16) {
+			w = dalloc(n * 2);
+			fill_bf16(w, n, -0.05f, 0.05f);
+		} else {
+			packed = dalloc(n / 2);
+			scales = dalloc(n / 32);
+			fill_bytes(packed, n / 2, 0xffu, 0u);
+			fill_bytes(scales, n / 32, 0u, 116u, 4u); /* E8M0 116..119: 2^-11 .. 2^-8 */
+		}
+	}
+	~experts()
+	{
+		cudaFree(w), cudaFree(packed), cudaFree(scales);
+	}
+	double bytes_per_weight() const { return dt == K3_W_BF16 ? 2.0 : 0.5 + 1.0 / 32; }
+	void into(k3_gemm_args &a) const
+	{
+		a.w_dtype = dt, a.w = (const uint16_t *)w, a.w_packed = (const uint8_t *)packed;
+		a.w_scales = (const uint8_t *)scales;
+	}
+};
+
+/* Random top-k routing of T tokens (distinct experts per token), grouped on the host. */
+struct routing {
+	int T, E, K;
+	std::vector<int32_t> off, tile_off, touched, row_token;
+	std::vector<float> row_weight;
+	routing(int T_, int E_, int K_) : T(T_), E(E_), K(K_)
+	{
+		std::vector<int32_t> ids((size_t)T * K), count(E, 0);
+		std::vector<int32_t> pick(E);
+		for (int t = 0; t < T; t++) {
+			for (int k = 0; k < K; k++) {
+				int e;
+				bool dup;
+				do {
+					e = (int)(rnd() % (uint32_t)E);
+					dup = false;
+					for (int j = 0; j < k; j++)
+						dup = dup || ids[(size_t)t * K + j] == e;
+				} while (dup);
+				ids[(size_t)t * K + k] = e;
+				count[e]++;
+			}
+		}
+		off.assign(E + 1, 0), tile_off.assign(E + 1, 0);
+		for (int e = 0; e < E; e++) {
+			off[e + 1] = off[e] + count[e];
+			tile_off[e + 1] = tile_off[e] + (count[e] + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS;
+			if (count[e])
+				touched.push_back(e);
+		}
+		row_token.assign((size_t)T * K, 0), row_weight.assign((size_t)T * K, 1.0f / K);
+		std::vector<int32_t> fill(E, 0);
+		for (size_t i = 0; i < ids.size(); i++)
+			row_token[off[ids[i]] + fill[ids[i]]++] = (int32_t)(i / K);
+	}
+};
+
+/* Device copies of a routing. */
+struct droute {
+	int32_t *off, *tile_off, *touched, *n_touched, *row_token;
+	float *row_weight;
+	int n;
+	explicit droute(const routing &r)
+	{
+		off = upload(r.off), tile_off = upload(r.tile_off), row_token = upload(r.row_token);
+		row_weight = upload(r.row_weight);
+		std::vector<int32_t> t = r.touched;
+		n = (int)t.size();
+		t.resize(r.E, 0);
+		touched = upload(t);
+		n_touched = upload(std::vector<int32_t>{ n });
+	}
+	~droute()
+	{
+		cudaFree(off), cudaFree(tile_off), cudaFree(touched), cudaFree(n_touched), cudaFree(row_token);
+		cudaFree(row_weight);
+	}
+	void into(k3_gemm_args &a) const
+	{
+		a.off = off, a.tile_off = tile_off, a.touched = touched, a.n_touched = n_touched;
+	}
+};
+
+/* One grouped expert GEMM point: T tokens routed to K of E experts, rotation over R routings. */
+void expert_point(const options &o, const experts &w, int T, bool glu, bool decode, int R,
+		  enum k3_gemm_path gpath = K3_GEMM_AUTO)
+{
+	const int E = w.E, K = K3_TOPK;
+	std::vector<routing *> rs;
+	std::vector<droute *> ds;
+	double touched_avg = 0;
+	for (int r = 0; r < R; r++) {
+		rs.push_back(new routing(T, E, K));
+		ds.push_back(new droute(*rs.back()));
+		touched_avg += rs.back()->touched.size();
+	}
+	touched_avg /= R;
+	const int64_t rows = (int64_t)T * K;
+	/* A: glu: the latent of the T tokens (gathered); else h of the grouped rows. */
+	const int64_t a_rows = glu ? T : rows;
+	const size_t a_elems = (size_t)a_rows * w.K;
+	const int Ra = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / (a_elems * 2 + 1)));
+	uint16_t *A = (uint16_t *)dalloc((size_t)Ra * a_elems * 2);
+	fill_bf16(A, (size_t)Ra * a_elems, -1, 1);
+	const int width = glu ? w.N / 2 : w.N;
+	uint16_t *out = (uint16_t *)dalloc((size_t)rows * width * 2);
+	k3_gemm_args a = {};
+	a.rows = rows, a.N = w.N, a.K = w.K, a.n_groups = E, a.epi = glu ? K3_EPI_GLU : K3_EPI_SCALE;
+	a.beta_gate = 4.0f, a.beta_up = 25.0f, a.out = out, a.path = gpath;
+	w.into(a);
+	auto launch = [&](int i) {
+		k3_gemm_args x = a;
+		ds[i % R]->into(x);
+		x.a = A + (size_t)(i % Ra) * a_elems;
+		if (glu)
+			x.a_index = ds[i % R]->row_token;
+		else
+			x.row_scale = ds[i % R]->row_weight;
+		KOK(k3_gemm(&x, g_stream));
+	};
+	row r;
+	r.op = "grouped_gemm";
+	r.variant = w.dt == K3_W_MXFP4 ? (glu ? "mxfp4_w13" : "mxfp4_w2") : (glu ? "bf16_w13" : "bf16_w2");
+	const int path = k3_gemm_path_for(&a);
+	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s", T, (long long)rows, w.N, w.K,
+		 touched_avg, path_name(path));
+	char spec[192];
+	/* A forced kernel other than the default is timed under its own name, not as the op (a
+	 * calibration of this capture must see the default kernel only). */
+	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=bf16 w_dtype=%s",
+		 gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", (long long)rows, w.N, w.K, E,
+		 touched_avg, w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
+	r.spec = spec;
+	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
+	r.t = time_events(spec, 2, r.reps, launch);
+	r.steady_us = time_steady(decode, R, decode ? std::max(1, 32 / R) : 1, launch);
+	r.steady_kind = decode ? "graph" : "loop";
+	/* Bytes: the touched experts' weights, A read, output written. */
+	r.bytes = touched_avg * w.N * (double)w.K * w.bytes_per_weight() + (double)a_elems * 2 + (double)rows * width * 2;
+	r.flops = 2.0 * rows * w.N * (double)w.K;
+	if (!decode)
+		r.ref_us = cublas_us(rows, w.N, w.K, std::max(3, o.reps / 4));
+	csv_row(r);
+	for (auto *p : rs)
+		delete p;
+	for (auto *p : ds)
+		delete p;
+	CK(cudaFree(A));
+	CK(cudaFree(out));
+}
+
+/* A dense projection of the layer (BF16 weights) at M tokens. */
+void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split,
+		 enum k3_gemm_path gpath = K3_GEMM_AUTO)
+{
+	const size_t wn = (size_t)N * K;
+	const int Rw = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / (wn * 2)));
+	uint16_t *W = (uint16_t *)dalloc((size_t)Rw * wn * 2);
+	fill_bf16(W, (size_t)Rw * wn, -0.05f, 0.05f);
+	uint16_t *X = (uint16_t *)dalloc((size_t)M * K * 2);
+	fill_bf16(X, (size_t)M * K, -1, 1);
+	const int width = epi == K3_EPI_GLU ? N / 2 : epi == K3_EPI_SPLIT ? N - n_split : N;
+	uint16_t *out = (uint16_t *)dalloc((size_t)M * width * 2 + 16);
+	float *f32 = (float *)dalloc((size_t)M * (n_split ? n_split : 1) * 4);
+	uint16_t *addend = nullptr;
+	k3_gemm_args a = {};
+	a.rows = M, a.N = N, a.K = K, a.a = X, a.epi = epi, a.n_split = n_split, a.beta_gate = 4.0f, a.beta_up = 25.0f;
+	a.path = gpath;
+	a.out = out, a.out_f32 = f32, a.w_dtype = K3_W_BF16;
+	if (epi == K3_EPI_ADD) {
+		addend = (uint16_t *)dalloc((size_t)M * N * 2);
+		fill_bf16(addend, (size_t)M * N, -1, 1);
+		a.addend = addend;
+	}
+	size_t ws = 0;
+	KOK(k3_gemm_workspace_bytes(&a, &ws));
+	a.workspace = ws ? dalloc(ws) : nullptr, a.workspace_bytes = ws;
+	auto launch = [&](int i) {
+		k3_gemm_args x = a;
+		x.w = W + (size_t)(i % Rw) * wn;
+		KOK(k3_gemm(&x, g_stream));
+	};
+	const bool decode = M <= 256;
+	row r;
+	r.op = "gemm", r.variant = name;
+	snprintf(r.shape, sizeof r.shape, "m=%d n=%d k=%d %s", M, N, K, path_name(k3_gemm_path_for(&a)));
+	char spec[128];
+	snprintf(spec, sizeof spec, "%s=gemm m=%d n=%d k=%d dtype=bf16",
+		 gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", M, N, K);
+	r.spec = spec;
+	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
+	r.t = time_events(spec, 2, r.reps, launch);
+	r.steady_us = time_steady(decode, Rw, decode ? std::max(1, 32 / Rw) : 1, launch);
+	r.steady_kind = decode ? "graph" : "loop";
+	r.bytes = (double)wn * 2 + (double)M * K * 2 + (double)M * N * 2;
+	r.flops = 2.0 * M * (double)N * K;
+	if (!decode || M >= 64)
+		r.ref_us = cublas_us(M, N, K, std::max(3, o.reps / 4));
+	csv_row(r);
+	CK(cudaFree(W));
+	CK(cudaFree(X));
+	CK(cudaFree(out));
+	CK(cudaFree(f32));
+	if (addend)
+		CK(cudaFree(addend));
+	if (a.workspace)
+		CK(cudaFree(a.workspace));
+}
+
+void bench_gemm(const options &o)
+{
+	const std::vector<int> Ms = o.quick ? std::vector<int>{ 1, 64, 4096 } : std::vector<int>{ 1, 16, 64, 256, 4096, 16384 };
+	for (int M : Ms) {
+		dense_point(o, "router_down", M, K3_EXPERTS + K3_LATENT, K3_HIDDEN, K3_EPI_SPLIT, K3_EXPERTS);
+		dense_point(o, "up_add", M, K3_HIDDEN, K3_LATENT, K3_EPI_ADD, 0);
+		dense_point(o, "shared_w13", M, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0);
+		dense_point(o, "shared_w2", M, K3_HIDDEN, K3_SHARED_INTER, K3_EPI_BF16, 0);
+		/* The attention projections of the slice (KDA: q|k|v, output gate, beta, o_proj; Gated
+		 * MLA: q_a, q_b with W_UK folded in, kv_a), so that a preset calibrated on this
+		 * capture knows every dense GEMM shape of a K3 layer. */
+		dense_point(o, "kda_qkv", M, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point(o, "kda_gate", M, 12288, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point(o, "kda_beta", M, 96, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point(o, "o_proj", M, K3_HIDDEN, 12288, K3_EPI_BF16, 0);
+		dense_point(o, "mla_q_a", M, 1536, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
+		dense_point(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
+	}
+	/* The mma.sync tiled kernel beside the default (wgmma on sm_90a) at prefill size. */
+	dense_point(o, "shared_w13", 4096, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0, K3_GEMM_TILED_MMA);
+	dense_point(o, "kda_qkv", 4096, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0, K3_GEMM_TILED_MMA);
+}
+
+void bench_moe(const options &o)
+{
+	for (int dti = 0; dti < 2; dti++) {
+		const enum k3_wdtype dt = dti ? K3_W_BF16 : K3_W_MXFP4;
+		if (dt == K3_W_BF16 && o.quick)
+			continue; /* 59 GB of BF16 experts: the full grid only */
+		{
+			experts w13(K3_EXPERTS, 2 * K3_EXPERT_INTER, K3_LATENT, dt);
+			for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 })
+				expert_point(o, w13, B, true, true, 8);
+			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 })
+				expert_point(o, w13, T, true, false, 1);
+			expert_point(o, w13, 4096, true, false, 1, K3_GEMM_TILED_MMA);
+		}
+		{
+			experts w2(K3_EXPERTS, K3_LATENT, K3_EXPERT_INTER, dt);
+			for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 })
+				expert_point(o, w2, B, false, true, 8);
+			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 })
+				expert_point(o, w2, T, false, false, 1);
+			expert_point(o, w2, 4096, false, false, 1, K3_GEMM_TILED_MMA);
+		}
+	}
+	/* Routing + grouping, and the combine + latent norm. */
+	for (int T : o.quick ? std::vector<int>{ 64, 4096 } : std::vector<int>{ 1, 64, 256, 4096, 16384 }) {
+		const int E = K3_EXPERTS, K = K3_TOPK;
+		const size_t TK = (size_t)T * K;
+		float *logits = (float *)dalloc((size_t)T * E * 4), *bias = (float *)dalloc(E * 4);
+		fill_f32(logits, (size_t)T * E, -4, 4);
+		fill_f32(bias, E, -0.01f, 0.01f);
+		moe_route_args r = {};
+		r.tokens = T, r.experts = E, r.topk = K, r.scaling = 1.0f, r.logits = logits, r.logits_stride = E, r.bias = bias;
+		r.topk_ids = (int32_t *)dalloc(TK * 4), r.topk_weights = (float *)dalloc(TK * 4);
+		r.off = (int32_t *)dalloc((E + 1) * 4), r.tile_off = (int32_t *)dalloc((E + 1) * 4);
+		r.touched = (int32_t *)dalloc(E * 4), r.n_touched = (int32_t *)dalloc(4);
+		r.row_token = (int32_t *)dalloc(TK * 4), r.row_weight = (float *)dalloc(TK * 4);
+		r.row_of = (int32_t *)dalloc(TK * 4);
+		r.workspace_bytes = moe_route_workspace_bytes(T, E), r.workspace = dalloc(r.workspace_bytes);
+		row w;
+		w.op = "moe_route", w.variant = "topk_group";
+		snprintf(w.shape, sizeof w.shape, "tokens=%d experts=%d topk=%d", T, E, K);
+		char spec[128];
+		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=0 dtype=fp32", T, E);
+		w.spec = spec, w.reps = o.reps;
+		w.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_route(&r, g_stream)); });
+		w.steady_us = time_steady(T <= 256, 4, 8, [&](int) { KOK(moe_route(&r, g_stream)); });
+		w.steady_kind = T <= 256 ? "graph" : "loop";
+		w.bytes = (double)T * E * 4 + TK * 24.0;
+		csv_row(w);
+		/* combine reads K grouped rows of 3584 per token (the grouping above). */
+		uint16_t *y = (uint16_t *)dalloc(TK * K3_LATENT * 2), *z = (uint16_t *)dalloc((size_t)T * K3_LATENT * 2);
+		uint16_t *nw = (uint16_t *)dalloc(K3_LATENT * 2);
+		fill_bf16(y, TK * K3_LATENT, -1, 1);
+		fill_bf16(nw, K3_LATENT, 0.5f, 1.5f);
+		moe_combine_args c = {};
+		c.tokens = T, c.topk = K, c.width = K3_LATENT, c.eps = 1e-6f, c.y = y, c.row_of = r.row_of, c.norm_w = nw, c.out = z;
+		row cw;
+		cw.op = "moe_combine", cw.variant = "sum_norm";
+		snprintf(cw.shape, sizeof cw.shape, "tokens=%d topk=%d width=%d", T, K, K3_LATENT);
+		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=%d out=1 dtype=bf16", T, K3_LATENT, K);
+		cw.spec = spec, cw.reps = o.reps;
+		cw.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_combine(&c, g_stream)); });
+		cw.steady_us = time_steady(T <= 256, 4, 8, [&](int) { KOK(moe_combine(&c, g_stream)); });
+		cw.steady_kind = T <= 256 ? "graph" : "loop";
+		cw.bytes = (double)TK * K3_LATENT * 2 + (double)T * K3_LATENT * 2;
+		csv_row(cw);
+		for (void *p : { (void *)logits, (void *)bias, (void *)r.topk_ids, (void *)r.topk_weights, (void *)r.off,
+				 (void *)r.tile_off, (void *)r.touched, (void *)r.n_touched, (void *)r.row_token,
+				 (void *)r.row_weight, (void *)r.row_of, r.workspace, (void *)y, (void *)z, (void *)nw })
+			CK(cudaFree(p));
+	}
+}
+
+/* ---- AttnRes ------------------------------------------------------------------ */
+
+void bench_attnres(const options &o)
+{
+	const int D = K3_HIDDEN, n = 9;
+	for (int T : o.quick ? std::vector<int>{ 64, 4096 } : std::vector<int>{ 1, 16, 64, 256, 4096, 16384 }) {
+		const size_t e = (size_t)T * D, set = e * 2 * (n + 3);
+		const int R = (int)std::min<size_t>(16, std::max<size_t>(1, (ROTATE_BYTES + set - 1) / set));
+		uint16_t *buf = (uint16_t *)dalloc((size_t)R * set);
+		fill_bf16(buf, (size_t)R * set / 2, -1, 1);
+		uint16_t *vec = (uint16_t *)dalloc((size_t)3 * D * 2);
+		fill_bf16(vec, D, -0.05f, 0.05f);
+		fill_bf16(vec + D, 2 * (size_t)D, 0.5f, 1.5f);
+		auto launch = [&](int i) {
+			uint16_t *s = buf + (size_t)(i % R) * (set / 2);
+			attnres_args a = {};
+			a.tokens = T, a.dim = D, a.n_sources = n;
+			for (int k = 0; k < n; k++)
+				a.src[k] = s + (size_t)k * e;
+			a.delta = s + (size_t)n * e, a.partial_out = s + (size_t)(n - 1) * e;
+			a.query = vec, a.key_norm_w = nullptr, a.norm_w = vec + D, a.eps = 1e-6f;
+			a.out = s + (size_t)(n + 1) * e;
+			KOK(attnres(&a, g_stream));
+		};
+		row w;
+		w.op = "attnres", w.variant = "block9_delta";
+		snprintf(w.shape, sizeof w.shape, "tokens=%d dim=%d sources=%d", T, D, n);
+		char spec[128];
+		/* reads 9 sources + delta, writes the partial and the output */
+		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=%d out=2 dtype=bf16", T, D, n + 1);
+		w.spec = spec, w.reps = o.reps;
+		w.t = time_events(spec, 2, o.reps, launch);
+		w.steady_us = time_steady(T <= 256, R, std::max(1, 32 / R), launch);
+		w.steady_kind = T <= 256 ? "graph" : "loop";
+		w.bytes = (double)e * 2 * (n + 3);
+		csv_row(w);
+		CK(cudaFree(buf));
+		CK(cudaFree(vec));
+	}
+}
+
+/* ---- DSA decode ----------------------------------------------------------------- */
+
+void dsa_point(const options &o, int B, int ctx, int H)
+{
+	const int topk = DSA_TOPK, pages = (ctx + 63) / 64;
+	const size_t set = (size_t)B * pages * (DSA_PAGE_BYTES + 64 * MLA_FP8_TOKEN_BYTES);
+	int R = (int)std::min<size_t>(8, std::max<size_t>(1, (ROTATE_BYTES + set - 1) / set));
+	while (R > 1 && (size_t)R * set > POOL_CAP)
+		R--;
+	const size_t n_pages = (size_t)R * B * pages;
+	uint8_t *keys = (uint8_t *)dalloc(n_pages * DSA_PAGE_BYTES);
+	uint8_t *lat = (uint8_t *)dalloc(n_pages * 64 * MLA_FP8_TOKEN_BYTES);
+	fill_dsa_kernel<<<4096, FILL_THREADS, 0, g_stream>>>(keys, n_pages, g_seed++);
+	fill_mla_fp8_kernel<<<4096, FILL_THREADS, 0, g_stream>>>(lat, n_pages * 64, g_seed++);
+	CK(cudaGetLastError());
+	std::vector<int32_t> table(n_pages), lens((size_t)R * B, ctx);
+	for (size_t i = 0; i < n_pages; i++)
+		table[i] = (int32_t)i;
+	int32_t *d_table = upload(table), *d_lens = upload(lens);
+	uint8_t *q = (uint8_t *)dalloc((size_t)R * B * DSA_INDEX_HEADS * DSA_INDEX_DIM);
+	fill_bytes(q, (size_t)R * B * DSA_INDEX_HEADS * DSA_INDEX_DIM, 0xf7u, 0u);
+	float *wts = (float *)dalloc((size_t)R * B * DSA_INDEX_HEADS * 4);
+	fill_f32(wts, (size_t)R * B * DSA_INDEX_HEADS, 0, 1.0f / 64);
+	float *scores = (float *)dalloc((size_t)B * ctx * 4);
+	int32_t *idx = (int32_t *)dalloc((size_t)B * topk * 4);
+	uint16_t *qm = (uint16_t *)dalloc((size_t)R * B * H * MLA_DIM * 2);
+	fill_bf16(qm, (size_t)R * B * H * MLA_DIM, -1, 1);
+	uint16_t *out = (uint16_t *)dalloc((size_t)B * H * MLA_LATENT * 2);
+	mla_decode_args m = {};
+	m.batch = B, m.heads = H, m.qtokens = 1, m.kv = MLA_KV_FP8, m.scale = 1.0f / sqrtf(192.0f), m.max_seqlen = ctx;
+	m.cache = lat, m.max_pages = pages, m.indices = idx, m.topk = topk, m.out = out;
+	size_t ws = 0;
+	KOK(mla_decode_workspace_bytes(&m, &ws));
+	m.workspace = ws ? dalloc(ws) : nullptr, m.workspace_bytes = ws;
+	auto launch = [&](int i) {
+		const int r = i % R;
+		dsa_index_args a = {};
+		a.batch = B, a.max_seqlen = ctx, a.topk = topk;
+		a.q = q + (size_t)r * B * DSA_INDEX_HEADS * DSA_INDEX_DIM, a.weights = wts + (size_t)r * B * DSA_INDEX_HEADS;
+		a.cache = keys, a.block_table = d_table + (size_t)r * B * pages, a.max_pages = pages;
+		a.seqlens = d_lens + (size_t)r * B, a.scores = scores, a.indices = idx;
+		KOK(dsa_index(&a, g_stream));
+		mla_decode_args x = m;
+		x.q = qm + (size_t)r * B * H * MLA_DIM, x.block_table = a.block_table, x.seqlens = a.seqlens;
+		KOK(mla_decode(&x, g_stream));
+	};
+	row w;
+	w.op = "dsa_decode", w.variant = "fp8";
+	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d topk=%d", B, H, ctx, topk);
+	char spec[160];
+	snprintf(spec, sizeof spec, "k3sim op=dsa_decode b=%d heads=%d ctx=%d kv=fp8 topk=%d", B, H, ctx, topk);
+	w.spec = spec, w.reps = o.reps;
+	w.t = time_events(spec, 2, o.reps, launch);
+	w.steady_us = time_steady(true, R, std::max(1, 16 / R), launch), w.steady_kind = "graph";
+	/* indexer cache of the whole context, the selected latents, scores written and read */
+	w.bytes = (double)B * ctx * (DSA_INDEX_DIM + 4) + (double)B * topk * MLA_FP8_TOKEN_BYTES + 2.0 * B * ctx * 4;
+	w.flops = 2.0 * B * ctx * DSA_INDEX_HEADS * DSA_INDEX_DIM + 2.0 * B * H * (double)topk * (MLA_DIM + MLA_LATENT);
+	csv_row(w);
+	for (void *p : { (void *)keys, (void *)lat, (void *)d_table, (void *)d_lens, (void *)q, (void *)wts,
+			 (void *)scores, (void *)idx, (void *)qm, (void *)out })
+		CK(cudaFree(p));
+	if (m.workspace)
+		CK(cudaFree(m.workspace));
+}
+
+void bench_dsa(const options &o)
+{
+	if (o.quick) {
+		dsa_point(o, 16, 32768, 16);
+		dsa_point(o, 1, 131072, 128);
+		return;
+	}
+	for (int ctx : { 32768, 131072 })
+		for (int B : { 1, 16, 64 })
+			for (int H : { 16, 128 })
+				dsa_point(o, B, ctx, H);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	options o;
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc)
+			o.out = argv[++i];
+		else if (!strcmp(argv[i], "--quick"))
+			o.quick = true;
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			o.reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			o.only = argv[++i];
+		else {
+			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|moe|gemm|attnres|dsa]\n",
+				argv[0]);
+			return strcmp(argv[i], "--help") ? 2 : 0;
+		}
+	}
+	if (o.reps < 3)
+		o.reps = 3;
+	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "moe") && strcmp(o.only, "gemm") &&
+	    strcmp(o.only, "attnres") && strcmp(o.only, "dsa")) {
+		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, moe, gemm, attnres, dsa)\n", o.only);
+		return 2;
+	}
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+		fprintf(stderr, "k3-bench: no CUDA device\n");
+		return 1;
+	}
+	g_csv = fopen(o.out, "w");
+	if (!g_csv) {
+		fprintf(stderr, "k3-bench: cannot write '%s': %s\n", o.out, strerror(errno));
+		return 1;
+	}
+	cudaDeviceProp prop;
+	CK(cudaGetDeviceProperties(&prop, 0));
+	printf("device: %s, %d SMs, L2 %d MiB, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+	       prop.totalGlobalMem / 1073741824.0);
+	CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+	LTOK(cublasLtCreate(&g_lt));
+	g_lt_ws = dalloc(CUBLAS_WS);
+	csv_header();
+	auto want = [&](const char *w) { return !o.only || !strcmp(o.only, w); };
+	bench_copy(o); /* always: the ceiling */
+	if (want("mla"))
+		bench_mla(o);
+	if (want("attnres"))
+		bench_attnres(o);
+	if (want("dsa"))
+		bench_dsa(o);
+	if (want("gemm"))
+		bench_gemm(o);
+	if (want("moe"))
+		bench_moe(o);
+	CK(cudaStreamSynchronize(g_stream));
+	CK(cudaGetLastError());
+	cublasLtDestroy(g_lt);
+	CK(cudaFree(g_lt_ws));
+	fclose(g_csv);
+	printf("k3-bench: done, %s\n", o.out);
+	return 0;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* Host encoders and decoders of the K3 kernels' number formats: see k3_quant.h. */
+#include "kernels/common/k3_quant.h"
+
+#include <math.h>
+#include <string.h>
+
+uint16_t k3_bf16_from_double(double x)
+{
+	float f = (float)x;
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN, sign kept */
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+double k3_double_from_bf16(uint16_t b)
+{
+	uint32_t u = (uint32_t)b << 16;
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+double k3_round_bf16(double x)
+{
+	return k3_double_from_bf16(k3_bf16_from_double(x));
+}
+
+uint8_t k3_e4m3_from_double(double x)
+{
+	if (isnan(x))
+		return 0x7f;
+	const uint8_t sign = signbit(x) ? 0x80 : 0x00;
+	const double a = fabs(x);
+	if (a >= K3_E4M3_MAX)
+		return sign | 0x7e;
+	if (a < 0x1p-6) {
+		/* Subnormal steps of 2^-9; 8 steps is the smallest normal, code 0x08. */
+		return sign | (uint8_t)nearbyint(a * 0x1p9);
+	}
+	int ex;
+	frexp(a, &ex); /* a = f 2^ex, f in [0.5, 1): floor(log2 a) = ex - 1 */
+	int e = ex - 1;
+	double q = nearbyint(ldexp(a, 3 - e)); /* in [8, 16] */
+	if (q >= 16.0)
+		q = 8.0, e++;
+	int code = ((e + 7) << 3) | ((int)q - 8);
+	if (code > 0x7e)
+		code = 0x7e;
+	return sign | (uint8_t)code;
+}
+
+double k3_double_from_e4m3(uint8_t b)
+{
+	const int e = (b >> 3) & 0xf, m = b & 7;
+	double v;
+	if (e == 0xf && m == 7)
+		return NAN;
+	if (e == 0)
+		v = ldexp((double)m, -9);
+	else
+		v = ldexp(1.0 + m / 8.0, e - 7);
+	return (b & 0x80) ? -v : v;
+}
+
+static const double e2m1_mag[8] = { 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0 };
+
+uint8_t k3_e2m1_from_double(double x)
+{
+	if (isnan(x))
+		return 0;
+	const uint8_t sign = signbit(x) ? 0x8 : 0x0;
+	const double a = fabs(x);
+	int best = 7;
+	for (int i = 0; i < 7; i++) {
+		const double mid = 0.5 * (e2m1_mag[i] + e2m1_mag[i + 1]);
+		if (a < mid || (a == mid && (i & 1) == 0)) {
+			best = i;
+			break;
+		}
+	}
+	return sign | (uint8_t)best;
+}
+
+double k3_double_from_e2m1(uint8_t nibble)
+{
+	const double v = e2m1_mag[nibble & 7];
+	return (nibble & 8) ? -v : v;
+}
+
+double k3_double_from_e8m0(uint8_t e)
+{
+	return e == 0xff ? NAN : ldexp(1.0, (int)e - 127);
+}
+
+void k3_mxfp4_quantize(const double *x, size_t n, uint8_t *packed, uint8_t *scales)
+{
+	for (size_t g = 0; g < n / K3_MX_GROUP; g++) {
+		const double *xg = x + g * K3_MX_GROUP;
+		double amax = 0.0;
+		for (int i = 0; i < K3_MX_GROUP; i++)
+			if (fabs(xg[i]) > amax)
+				amax = fabs(xg[i]);
+		int se = -127;
+		if (amax > 0.0) {
+			int ex;
+			frexp(amax, &ex);
+			se = ex - 1 - 2;
+			if (se < -127)
+				se = -127;
+			if (se > 127)
+				se = 127;
+		}
+		scales[g] = (uint8_t)(se + 127);
+		for (int i = 0; i < K3_MX_GROUP; i += 2) {
+			const uint8_t lo = k3_e2m1_from_double(ldexp(xg[i], -se));
+			const uint8_t hi = k3_e2m1_from_double(ldexp(xg[i + 1], -se));
+			packed[(g * K3_MX_GROUP + (size_t)i) / 2] = (uint8_t)(lo | (hi << 4));
+		}
+	}
+}
+
+double k3_mxfp4_element(const uint8_t *packed, const uint8_t *scales, size_t i)
+{
+	const uint8_t byte = packed[i / 2];
+	const uint8_t nib = (i & 1) ? (uint8_t)(byte >> 4) : (uint8_t)(byte & 0xf);
+	return k3_double_from_e2m1(nib) * k3_double_from_e8m0(scales[i / K3_MX_GROUP]);
+}

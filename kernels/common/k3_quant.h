@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Number formats of the K3 kernels, on the host (the CPU references, the
+ * tests, the bench and slice drivers): one place for each encoding, matched
+ * bit for bit by the device decoders in k3_device.cuh.
+ *
+ *   BF16      the upper half of an IEEE float32; encoded round-to-nearest-even
+ *             (through float32: a double is first rounded to float).
+ *   E4M3      OCP FP8 (FN variant, as Hopper's cvt): bias 7, no infinities,
+ *             S.1111.111 is NaN, largest finite 448, subnormals 2^-9 steps.
+ *             Encoded round-to-nearest-even, saturating to +-448.
+ *   E2M1      OCP FP4: values +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}, a nibble
+ *             S.EE.M; encoded round-to-nearest-even, saturating to +-6.
+ *   E8M0      OCP MX shared scale: the byte e means 2^(e - 127); 0xff is NaN.
+ *   MXFP4     32 consecutive elements share one E8M0 scale (OCP MX v1.0):
+ *             scale exponent floor(log2(amax)) - 2 (2 is E2M1's largest
+ *             exponent), elements encoded as E2M1 of x / 2^scale. Two
+ *             elements per byte, the lower index in the low nibble.
+ *
+ * Library code: nothing is printed; functions have no side effects.
+ */
+#ifndef K3_KERNELS_COMMON_K3_QUANT_H
+#define K3_KERNELS_COMMON_K3_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Elements per MX scale group. */
+#define K3_MX_GROUP 32
+/* Largest finite E4M3 and E2M1 magnitudes. */
+#define K3_E4M3_MAX 448.0
+#define K3_E2M1_MAX 6.0
+
+uint16_t k3_bf16_from_double(double x);
+double k3_double_from_bf16(uint16_t b);
+/* x rounded to the nearest BF16 value (NaN stays NaN). */
+double k3_round_bf16(double x);
+
+uint8_t k3_e4m3_from_double(double x);
+double k3_double_from_e4m3(uint8_t b);
+
+/* Nibble (low 4 bits) of x; NaN encodes as +0 (E2M1 has no NaN). */
+uint8_t k3_e2m1_from_double(double x);
+double k3_double_from_e2m1(uint8_t nibble);
+
+/* 2^(e - 127), NaN for 0xff. */
+double k3_double_from_e8m0(uint8_t e);
+
+/* Quantizes n elements (n a multiple of K3_MX_GROUP) to MXFP4: packed[n / 2]
+ * nibbles and scales[n / 32] E8M0 bytes. A group of zeros gets scale 2^-127. */
+void k3_mxfp4_quantize(const double *x, size_t n, uint8_t *packed, uint8_t *scales);
+/* Element i of an MXFP4 row (packed nibbles and their scales). */
+double k3_mxfp4_element(const uint8_t *packed, const uint8_t *scales, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

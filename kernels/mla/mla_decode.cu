@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Absorbed MLA decode: see mla_decode.h.
+ *
+ * Split kernel, one CTA per (block of ROWS query rows, split, request):
+ *  - warp 0 streams the split's tokens, TILE at a time, into NST shared-memory
+ *    stages: one bulk copy per token (lane j copies token j of the tile), so a
+ *    tile may cross pages or follow a sparse index list at no extra cost, and
+ *    rows land at a 1168-byte stride (an odd number of 16-byte chunks: the
+ *    ldmatrix loads below are free of bank conflicts). Entries past the end
+ *    copy token 0 (finite bytes) and are masked out of the softmax;
+ *  - the FP8 cache arrives raw (656 bytes a token, an odd number of chunks
+ *    too) and all threads expand it into one BF16 tile first: the E4M3
+ *    elements exactly (E4M3 is a subset of BF16) and unscaled, the four FP32
+ *    tile scales of each token beside it. QK^T runs per 128-column tile and
+ *    multiplies each tile's partial dot product by the token's scale in FP32;
+ *    PV takes the scale into P (one BF16 copy of P per tile). So no cache
+ *    value is rounded: the scores are FP32 sums of exact products, as for
+ *    the BF16 cache. (Rounding e4m3 * scale to BF16 first, as a first
+ *    version did, put errors of ~2^-9 relative on every key element: LSE
+ *    errors of 4-6e-3 on the H200, 2026-12-01.)
+ *  - warp (r, c), r = 0..RG-1 a group of 16 rows, c = 0..1 a half: QK^T over
+ *    576 columns for its rows and half of the tile's tokens, the row maxima
+ *    exchanged with its partner through shared memory (online softmax with
+ *    the same running max in both), P (BF16) through shared memory, then PV
+ *    for its rows and half of the 512 output columns (128 FP32 accumulators
+ *    a thread; FP8: half the columns are two scale tiles, each with its P).
+ * Combine kernel, one warp per query row: the log-sum-exp-weighted sum of
+ * the split partials (FP32 in the workspace).
+ */
+#include "mla_decode.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+
+#include "common/k3_device.cuh"
+
+namespace {
+
+constexpr int D = MLA_DIM;        /* 576 key columns */
+constexpr int DV = MLA_LATENT;    /* 512 value columns */
+constexpr int TILE = 32;          /* tokens per pipeline stage */
+constexpr int SROW = D + 8;       /* elements per shared-memory token row: 1168 bytes */
+constexpr int PROW = TILE + 8;    /* elements per P row: 80 bytes */
+constexpr int FP8B = MLA_FP8_TOKEN_BYTES;
+constexpr int COMBINE_WARPS = 4;
+constexpr int MIN_TILES_PER_SPLIT = 4; /* 128 tokens: below, partials cost more than they spread */
+constexpr float LN2 = 0.6931471805599453f;
+constexpr float LOG2E = 1.4426950408889634f;
+static_assert(D % 16 == 0 && DV == 512 && TILE == 32, "the tiling below assumes 576 / 512 / 32");
+static_assert((SROW * 2 / 16) % 2 == 1 && (FP8B / 16) % 2 == 1, "odd 16-byte chunks per row");
+
+template <int RG, bool FP8>
+struct cfg {
+	static constexpr int ROWS = 16 * RG;
+	static constexpr int WARPS = 2 * RG;
+	static constexpr int THREADS = 32 * WARPS;
+	/* stages: 2 tiles in flight while one is consumed (FP8: 3, they are smaller) */
+	static constexpr int NST = FP8 ? (RG == 1 ? 2 : 4) : (RG == 1 ? 2 : 3);
+	static constexpr int TOKB = FP8 ? FP8B : 2 * D; /* bytes copied per token */
+	static constexpr int ROWB = FP8 ? FP8B : 2 * SROW; /* bytes per token in a stage */
+	static constexpr int STAGE_BYTES = TILE * ROWB;
+	static constexpr int OFF_Q = 0;
+	static constexpr int OFF_ST = OFF_Q + ROWS * SROW * 2;
+	static constexpr int OFF_KC = OFF_ST + NST * STAGE_BYTES;
+	static constexpr int OFF_P = OFF_KC + (FP8 ? TILE * SROW * 2 : 0);
+	/* P: one copy; FP8: one per scale tile (P times that tile's scale of each token). */
+	static constexpr int P_COPIES = FP8 ? MLA_FP8_SCALES : 1;
+	static constexpr int OFF_SC = OFF_P + P_COPIES * ROWS * PROW * 2;
+	static constexpr int OFF_RED = OFF_SC + (FP8 ? TILE * MLA_FP8_SCALES * 4 : 0);
+	static constexpr int OFF_BAR = OFF_RED + RG * 2 * 16 * 4;
+	static constexpr int SMEM = OFF_BAR + NST * 8;
+	/* RG 1: 95 / 101 KiB, two CTAs per SM; RG 4: 193 / 213 KiB, one. */
+	static constexpr int CTAS_PER_SM = RG == 1 ? 2 : 1;
+	static_assert(OFF_ST % 16 == 0 && OFF_KC % 16 == 0 && OFF_P % 16 == 0 && OFF_SC % 16 == 0 && OFF_BAR % 8 == 0,
+		      "alignment");
+	static_assert(SMEM <= 227 * 1024, "shared memory");
+};
+
+struct params {
+	int H, t, rows, n_splits, tiles_per_split, max_pages, topk, max_seqlen;
+	float scale_log2; /* softmax scale * log2(e) */
+	const uint16_t *q;
+	const unsigned char *cache;
+	const int32_t *block_table, *seqlens, *indices;
+	uint16_t *out;
+	float *lse;
+	float *o_part; /* [B][splits][rows][512], normalized per split */
+	float *l_part; /* [B][splits][rows], natural log-sum-exp per split */
+};
+
+/* s = Q K^T over k steps K0 .. K0 + NK - 1 (16 columns each; NK even) of the rows at qa and
+ * the tokens at kb (ldmatrix addresses of this lane): two n-tiles; with CHAINS 2, two
+ * accumulator chains (even and odd k steps) for latency, summed at the end (the FP8 path,
+ * short of registers, runs one). */
+template <int K0, int NK, int CHAINS>
+__device__ __forceinline__ void qk_cols(float (&s)[2][4], const uint16_t *qa, const uint16_t *kb)
+{
+	static_assert(NK % 2 == 0 && (CHAINS == 1 || CHAINS == 2), "pairs of k steps");
+	float sd[CHAINS][2][4];
+#pragma unroll
+	for (int j = 0; j < 2; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++) {
+			s[j][e] = 0.0f;
+			sd[CHAINS - 1][j][e] = 0.0f;
+		}
+	float(&s2)[2][4] = sd[CHAINS - 1];
+#pragma unroll 6
+	for (int kk = K0; kk < K0 + NK; kk += 2) {
+		uint32_t a[4], bb[4], a2[4], bb2[4];
+		k3_ldsm_x4(a, qa + kk * 16);
+		k3_ldsm_x4(bb, kb + kk * 16);
+		k3_ldsm_x4(a2, qa + kk * 16 + 16);
+		k3_ldsm_x4(bb2, kb + kk * 16 + 16);
+		k3_mma_bf16(s[0], a, bb[0], bb[1]);
+		k3_mma_bf16(s[1], a, bb[2], bb[3]);
+		if (CHAINS == 2) {
+			k3_mma_bf16(s2[0], a2, bb2[0], bb2[1]);
+			k3_mma_bf16(s2[1], a2, bb2[2], bb2[3]);
+		} else {
+			k3_mma_bf16(s[0], a2, bb2[0], bb2[1]);
+			k3_mma_bf16(s[1], a2, bb2[2], bb2[3]);
+		}
+	}
+	if (CHAINS == 2)
+#pragma unroll
+		for (int j = 0; j < 2; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				s[j][e] += s2[j][e];
+}
+
+template <int RG, bool FP8>
+__global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_SM)
+	mla_split_kernel(const params p)
+{
+	using C = cfg<RG, FP8>;
+	extern __shared__ __align__(128) unsigned char smem[];
+	uint16_t *qs = reinterpret_cast<uint16_t *>(smem + C::OFF_Q);
+	unsigned char *st = smem + C::OFF_ST;
+	uint16_t *kc = reinterpret_cast<uint16_t *>(smem + C::OFF_KC);
+	uint16_t *ps = reinterpret_cast<uint16_t *>(smem + C::OFF_P);
+	float *ksc = reinterpret_cast<float *>(smem + C::OFF_SC); /* FP8: [TILE][4] scales of the tile's tokens */
+	float *red = reinterpret_cast<float *>(smem + C::OFF_RED);
+	uint64_t *bar = reinterpret_cast<uint64_t *>(smem + C::OFF_BAR);
+
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int rb = (int)blockIdx.x, split = (int)blockIdx.y, b = (int)blockIdx.z;
+	const int L = min(p.seqlens[b], p.max_seqlen); /* the host's bound sized the block table */
+	const int row0 = rb * C::ROWS;
+	const int row_hi = min(p.rows, row0 + C::ROWS) - 1;
+	const bool sparse = p.indices != nullptr;
+	const int32_t *ix = sparse ? p.indices + (size_t)b * p.topk : nullptr;
+	/* Entries this row block can see: dense, up to its last row's causal end. */
+	const int n_entries = sparse ? p.topk : L - p.t + row_hi / p.H + 1;
+	const int n_tiles = (n_entries + TILE - 1) / TILE;
+	const int tile0 = split * p.tiles_per_split;
+	const int n_it = min(n_tiles - tile0, p.tiles_per_split);
+	const size_t part0 = ((size_t)b * p.n_splits + split) * p.rows; /* partial row 0 of this split */
+	if (n_it <= 0) {
+		/* An empty split (or, against the contract, L < t): nothing seen. */
+		for (int r = tid; r < C::ROWS; r += C::THREADS) {
+			if (row0 + r >= p.rows)
+				continue;
+			if (p.n_splits > 1) {
+				p.l_part[part0 + row0 + r] = -INFINITY;
+			} else {
+				for (int k = 0; k < DV; k++)
+					p.out[((size_t)b * p.rows + row0 + r) * DV + k] = 0;
+				if (p.lse)
+					p.lse[(size_t)b * p.rows + row0 + r] = -INFINITY;
+			}
+		}
+		return;
+	}
+
+	/* Position of entry e, -1 when there is none (checked against L by callers). */
+	auto entry_pos = [&](int e) -> int {
+		if (sparse)
+			return e < p.topk ? ix[e] : -1;
+		return e < L ? e : -1;
+	};
+	/* Warp 0: copy tile `it` of this split into its stage. */
+	auto issue = [&](int it) {
+		const int s = it % C::NST;
+		int pos = entry_pos((tile0 + it) * TILE + lane);
+		if (pos < 0 || pos >= L)
+			pos = 0;
+		const int32_t page = p.block_table[(size_t)b * p.max_pages + pos / MLA_PAGE_TOKENS];
+		const unsigned char *src =
+			p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * C::TOKB;
+		if (lane == 0)
+			k3_mbar_expect_tx(&bar[s], TILE * C::TOKB);
+		__syncwarp();
+		k3_bulk_g2s(st + (size_t)s * C::STAGE_BYTES + (size_t)lane * C::ROWB, src, C::TOKB, &bar[s]);
+	};
+
+	if (tid == 0) {
+#pragma unroll
+		for (int i = 0; i < C::NST; i++)
+			k3_mbar_init(&bar[i], 1);
+		k3_mbar_fence_init();
+	}
+	__syncthreads();
+	if (warp == 0)
+		for (int it = 0; it < C::NST && it < n_it; it++)
+			issue(it);
+
+	/* Query rows of this block; rows past the last are zeros. */
+	const uint16_t *qb = p.q + (size_t)b * p.rows * D;
+	for (int ch = tid; ch < C::ROWS * (D / 8); ch += C::THREADS) {
+		const int r = ch / (D / 8), k = ch % (D / 8);
+		uint16_t *dst = qs + r * SROW + k * 8;
+		if (row0 + r < p.rows)
+			k3_cp_async16(dst, qb + (size_t)(row0 + r) * D + k * 8);
+		else
+			*reinterpret_cast<uint4 *>(dst) = make_uint4(0u, 0u, 0u, 0u);
+	}
+	k3_cp_async_commit();
+	k3_cp_async_wait<0>();
+	__syncthreads();
+
+	const int r = warp >> 1, c = warp & 1, g = lane >> 2, tq = lane & 3;
+	const int R0 = row0 + r * 16 + g, R1 = R0 + 8;
+	/* Causal end of each of this thread's two rows (padded rows: the last row's). */
+	const int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
+	const int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
+	float *rr = red + r * 32; /* [2 halves][16 rows] of this row group */
+
+	float o[32][4];
+#pragma unroll
+	for (int n = 0; n < 32; n++)
+		o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+	float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+
+#pragma unroll 1
+	for (int it = 0; it < n_it; it++) {
+		const int s = it % C::NST;
+		k3_mbar_wait(&bar[s], (uint32_t)((it / C::NST) & 1));
+		const uint16_t *K;
+		if constexpr (FP8) {
+			/* Expand the raw tile: 8 elements (16 bytes of BF16) per step, E4M3 exactly and
+			 * unscaled; the scales go to ksc. */
+			const unsigned char *raw = st + (size_t)s * C::STAGE_BYTES;
+			if (tid < TILE * MLA_FP8_SCALES)
+				ksc[tid] = *reinterpret_cast<const float *>(raw + (tid / MLA_FP8_SCALES) * FP8B +
+									    MLA_FP8_SCALE_OFFSET + (tid % MLA_FP8_SCALES) * 4);
+			for (int ch = tid; ch < TILE * (D / 8); ch += C::THREADS) {
+				const int tok = ch / (D / 8), k = ch % (D / 8);
+				const unsigned char *tr = raw + tok * FP8B;
+				uint4 v;
+				if (k < DV / 8) {
+					const uint2 f8 = *reinterpret_cast<const uint2 *>(tr + k * 8);
+					const float2 e0 = k3_e4m3x2_to_float2((uint16_t)(f8.x & 0xffffu));
+					const float2 e1 = k3_e4m3x2_to_float2((uint16_t)(f8.x >> 16));
+					const float2 e2 = k3_e4m3x2_to_float2((uint16_t)(f8.y & 0xffffu));
+					const float2 e3 = k3_e4m3x2_to_float2((uint16_t)(f8.y >> 16));
+					v.x = k3_pack_bf16(e0.x, e0.y); /* exact */
+					v.y = k3_pack_bf16(e1.x, e1.y);
+					v.z = k3_pack_bf16(e2.x, e2.y);
+					v.w = k3_pack_bf16(e3.x, e3.y);
+				} else {
+					v = *reinterpret_cast<const uint4 *>(tr + MLA_FP8_ROPE_OFFSET + (k - DV / 8) * 16);
+				}
+				*reinterpret_cast<uint4 *>(kc + tok * SROW + k * 8) = v;
+			}
+			__syncthreads();
+			if (warp == 0 && it + C::NST < n_it)
+				issue(it + C::NST); /* the raw stage is free again */
+			K = kc;
+		} else {
+			K = reinterpret_cast<const uint16_t *>(st + (size_t)s * C::STAGE_BYTES);
+		}
+
+		/* S = Q K^T: 16 rows x 16 tokens (two n-tiles); sc[j][e] is row g (e < 2) or
+		 * g + 8 (e >= 2), token c * 16 + 8 j + 2 tq + (e & 1). */
+		const uint16_t *qa = qs + (r * 16 + (lane & 15)) * SROW + (lane >> 4) * 8;
+		const uint16_t *kb = K + (c * 16 + (lane >> 4) * 8 + (lane & 7)) * SROW + ((lane >> 3) & 1) * 8;
+		float sc[2][4];
+		if constexpr (FP8) {
+			/* Per 128-column scale tile, then the 64 BF16 rope columns. */
+			float sf[2][4];
+			qk_cols<0, MLA_LATENT / 16 / MLA_FP8_SCALES, 1>(sc, qa, kb);
+#pragma unroll
+			for (int j = 0; j < 2; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					sc[j][e] *= ksc[(c * 16 + j * 8 + 2 * tq + (e & 1)) * MLA_FP8_SCALES];
+#pragma unroll
+			for (int tile = 1; tile < MLA_FP8_SCALES; tile++) {
+				qk_cols<0, MLA_LATENT / 16 / MLA_FP8_SCALES, 1>(sf, qa + tile * MLA_FP8_TILE,
+									     kb + tile * MLA_FP8_TILE);
+#pragma unroll
+				for (int j = 0; j < 2; j++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						sc[j][e] = fmaf(sf[j][e],
+								ksc[(c * 16 + j * 8 + 2 * tq + (e & 1)) * MLA_FP8_SCALES + tile],
+								sc[j][e]);
+			}
+			qk_cols<0, MLA_ROPE / 16, 1>(sf, qa + MLA_LATENT, kb + MLA_LATENT);
+#pragma unroll
+			for (int j = 0; j < 2; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					sc[j][e] += sf[j][e];
+		} else {
+			qk_cols<0, D / 16, 2>(sc, qa, kb);
+		}
+
+		/* Scale, mask, row maxima over the tile (both halves). */
+		const int ebase = (tile0 + it) * TILE + c * 16;
+		float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+		for (int j = 0; j < 2; j++)
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int pos = entry_pos(ebase + j * 8 + 2 * tq + e);
+				const float x0 = sc[j][e] * p.scale_log2;
+				const float x1 = sc[j][2 + e] * p.scale_log2;
+				sc[j][e] = pos >= 0 && pos < end0 ? x0 : -INFINITY;
+				sc[j][2 + e] = pos >= 0 && pos < end1 ? x1 : -INFINITY;
+				mx0 = fmaxf(mx0, sc[j][e]);
+				mx1 = fmaxf(mx1, sc[j][2 + e]);
+			}
+		mx0 = k3_group_max<4>(mx0);
+		mx1 = k3_group_max<4>(mx1);
+		if (tq == 0)
+			rr[c * 16 + g] = mx0, rr[c * 16 + g + 8] = mx1;
+		k3_named_sync(1 + r, 64);
+		mx0 = fmaxf(mx0, rr[(c ^ 1) * 16 + g]);
+		mx1 = fmaxf(mx1, rr[(c ^ 1) * 16 + g + 8]);
+		const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+		const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
+		const float al0 = exp2f(m0 - mu0), al1 = exp2f(m1 - mu1); /* 0 while nothing was seen */
+		m0 = mn0, m1 = mn1;
+		float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+		for (int j = 0; j < 2; j++)
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				sc[j][e] = exp2f(sc[j][e] - mu0);
+				sc[j][2 + e] = exp2f(sc[j][2 + e] - mu1);
+				s0 += sc[j][e];
+				s1 += sc[j][2 + e];
+			}
+		l0 = l0 * al0 + s0;
+		l1 = l1 * al1 + s1;
+#pragma unroll
+		for (int n = 0; n < 32; n++)
+			o[n][0] *= al0, o[n][1] *= al0, o[n][2] *= al1, o[n][3] *= al1;
+		uint16_t *pw = ps + (r * 16 + g) * PROW + c * 16 + 2 * tq;
+#pragma unroll
+		for (int cp = 0; cp < C::P_COPIES; cp++)
+#pragma unroll
+			for (int j = 0; j < 2; j++) {
+				float f0 = 1.0f, f1 = 1.0f; /* FP8: the scales of tile cp of the two tokens */
+				if constexpr (FP8) {
+					const int tok = c * 16 + j * 8 + 2 * tq;
+					f0 = ksc[tok * MLA_FP8_SCALES + cp];
+					f1 = ksc[(tok + 1) * MLA_FP8_SCALES + cp];
+				}
+				uint16_t *pc = pw + cp * (C::ROWS * PROW);
+				*reinterpret_cast<uint32_t *>(pc + j * 8) = k3_pack_bf16(sc[j][0] * f0, sc[j][1] * f1);
+				*reinterpret_cast<uint32_t *>(pc + 8 * PROW + j * 8) =
+					k3_pack_bf16(sc[j][2] * f0, sc[j][3] * f1);
+			}
+		k3_named_sync(1 + r, 64);
+
+		/* O += P V: 16 rows x 256 columns (this half), k = the tile's 32 tokens. FP8: columns
+		 * c * 256 .. + 127 are scale tile 2 c (P copy 2 c), the next 128 tile 2 c + 1. */
+#pragma unroll
+		for (int ks = 0; ks < TILE / 16; ks++) {
+			const uint16_t *pa = ps + (r * 16 + (lane & 15)) * PROW + ks * 16 + (lane >> 4) * 8;
+			const uint16_t *vb = K + (ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * SROW + c * 256 +
+					     (lane >> 4) * 8;
+			uint32_t a[4];
+#pragma unroll
+			for (int np = 0; np < 16; np++) {
+				if (np == 0 || (FP8 && np == 8))
+					k3_ldsm_x4(a, pa + (FP8 ? (2 * c + np / 8) * (C::ROWS * PROW) : 0));
+				uint32_t bb[4];
+				k3_ldsm_x4_t(bb, vb + np * 16);
+				k3_mma_bf16(o[2 * np], a, bb[0], bb[1]);
+				k3_mma_bf16(o[2 * np + 1], a, bb[2], bb[3]);
+			}
+		}
+		__syncthreads(); /* the stage, P and the maxima are free */
+		if (!FP8 && warp == 0 && it + C::NST < n_it)
+			issue(it + C::NST);
+	}
+
+	/* Row sums: 4 lanes, then the partner warp. */
+	l0 = k3_group_sum<4>(l0);
+	l1 = k3_group_sum<4>(l1);
+	if (tq == 0)
+		rr[c * 16 + g] = l0, rr[c * 16 + g + 8] = l1;
+	k3_named_sync(1 + r, 64);
+	l0 += rr[(c ^ 1) * 16 + g];
+	l1 += rr[(c ^ 1) * 16 + g + 8];
+	const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+	const float lse0 = l0 > 0.0f ? (m0 + log2f(l0)) * LN2 : -INFINITY;
+	const float lse1 = l1 > 0.0f ? (m1 + log2f(l1)) * LN2 : -INFINITY;
+	const int col = c * 256 + 2 * tq;
+	if (p.n_splits == 1) {
+		const size_t ob = (size_t)b * p.rows;
+		if (R0 < p.rows) {
+			uint16_t *out = p.out + (ob + R0) * DV + col;
+#pragma unroll
+			for (int n = 0; n < 32; n++)
+				*reinterpret_cast<uint32_t *>(out + n * 8) = k3_pack_bf16(o[n][0] * inv0, o[n][1] * inv0);
+			if (c == 0 && tq == 0 && p.lse)
+				p.lse[ob + R0] = lse0;
+		}
+		if (R1 < p.rows) {
+			uint16_t *out = p.out + (ob + R1) * DV + col;
+#pragma unroll
+			for (int n = 0; n < 32; n++)
+				*reinterpret_cast<uint32_t *>(out + n * 8) = k3_pack_bf16(o[n][2] * inv1, o[n][3] * inv1);
+			if (c == 0 && tq == 0 && p.lse)
+				p.lse[ob + R1] = lse1;
+		}
+	} else {
+		if (R0 < p.rows) {
+			float *op = p.o_part + (part0 + R0) * DV + col;
+#pragma unroll
+			for (int n = 0; n < 32; n++)
+				*reinterpret_cast<float2 *>(op + n * 8) = make_float2(o[n][0] * inv0, o[n][1] * inv0);
+			if (c == 0 && tq == 0)
+				p.l_part[part0 + R0] = lse0;
+		}
+		if (R1 < p.rows) {
+			float *op = p.o_part + (part0 + R1) * DV + col;
+#pragma unroll
+			for (int n = 0; n < 32; n++)
+				*reinterpret_cast<float2 *>(op + n * 8) = make_float2(o[n][2] * inv1, o[n][3] * inv1);
+			if (c == 0 && tq == 0)
+				p.l_part[part0 + R1] = lse1;
+		}
+	}
+}
+
+/* One warp per query row: out = sum_s e^(lse_s - lse) o_s, lse = log sum_s e^lse_s.
+ * Splits that saw nothing (lse_s = -inf) are skipped without reading o_s. */
+__global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const params p, int total_rows)
+{
+	const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
+	const int gr = (int)blockIdx.x * COMBINE_WARPS + warp;
+	if (gr >= total_rows)
+		return;
+	const int b = gr / p.rows, R = gr % p.rows;
+	const size_t base = (size_t)b * p.n_splits * p.rows + R;
+	float m = -INFINITY;
+	for (int s = lane; s < p.n_splits; s += 32)
+		m = fmaxf(m, p.l_part[base + (size_t)s * p.rows]);
+	m = k3_group_max<32>(m);
+	float4 acc[DV / 128];
+#pragma unroll
+	for (int k = 0; k < DV / 128; k++)
+		acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+	float sum = 0.0f;
+	if (m != -INFINITY) {
+		for (int s = 0; s < p.n_splits; s++) {
+			const float ls = p.l_part[base + (size_t)s * p.rows];
+			if (ls == -INFINITY)
+				continue;
+			const float w = expf(ls - m);
+			sum += w;
+			const float4 *op = reinterpret_cast<const float4 *>(p.o_part + (base + (size_t)s * p.rows) * DV);
+#pragma unroll
+			for (int k = 0; k < DV / 128; k++) {
+				const float4 v = op[lane + 32 * k];
+				acc[k].x += w * v.x, acc[k].y += w * v.y, acc[k].z += w * v.z, acc[k].w += w * v.w;
+			}
+		}
+	}
+	const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+	uint16_t *out = p.out + (size_t)gr * DV;
+#pragma unroll
+	for (int k = 0; k < DV / 128; k++) {
+		uint2 v;
+		v.x = k3_pack_bf16(acc[k].x * inv, acc[k].y * inv);
+		v.y = k3_pack_bf16(acc[k].z * inv, acc[k].w * inv);
+		*reinterpret_cast<uint2 *>(out + (lane + 32 * k) * 4) = v;
+	}
+	if (lane == 0 && p.lse)
+		p.lse[gr] = sum > 0.0f ? m + logf(sum) : -INFINITY;
+}
+
+struct plan {
+	int rg, n_rb, splits, tiles_per_split;
+};
+
+int device_sms(int *sms)
+{
+	static int cached = 0;
+	if (!cached) {
+		int dev = 0, n = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n < 1)
+			return -EIO;
+		cached = n;
+	}
+	*sms = cached;
+	return 0;
+}
+
+bool aligned16(const void *ptr)
+{
+	return ((uintptr_t)ptr & 15u) == 0;
+}
+
+/* Shapes (not pointers) valid? */
+bool shapes_ok(const struct mla_decode_args *a)
+{
+	if (!a || a->batch < 1 || a->batch > 65535 || a->heads < 1 || a->heads > MLA_MAX_HEADS || a->qtokens < 1 ||
+	    a->qtokens > MLA_MAX_QTOKENS || (int64_t)a->qtokens * a->heads > (1 << 23) ||
+	    (a->kv != MLA_KV_BF16 && a->kv != MLA_KV_FP8) ||
+	    a->max_seqlen < a->qtokens || a->max_pages < 1 ||
+	    (int64_t)a->max_pages * MLA_PAGE_TOKENS < (int64_t)a->max_seqlen || !(a->scale > 0.0f))
+		return false;
+	if (a->indices && (a->qtokens != 1 || a->topk < 1))
+		return false;
+	return true;
+}
+
+int make_plan(const struct mla_decode_args *a, plan *pl)
+{
+	if (!shapes_ok(a))
+		return -EINVAL;
+	int sms;
+	if (device_sms(&sms))
+		return -EIO;
+	const int rows = a->qtokens * a->heads;
+	pl->rg = rows <= 16 ? 1 : 4;
+	const int rows_per_cta = 16 * pl->rg;
+	pl->n_rb = (rows + rows_per_cta - 1) / rows_per_cta;
+	const int64_t entries = a->indices ? a->topk : a->max_seqlen;
+	const int64_t max_tiles = (entries + TILE - 1) / TILE;
+	const int64_t base = (int64_t)a->batch * pl->n_rb;
+	const int64_t target = (int64_t)sms * (pl->rg == 1 ? 2 : 1);
+	int64_t splits = (target + base / 2) / base; /* about one wave */
+	const int64_t most = (max_tiles + MIN_TILES_PER_SPLIT - 1) / MIN_TILES_PER_SPLIT;
+	if (splits > most)
+		splits = most;
+	if (splits < 1)
+		splits = 1;
+	const int64_t tps = (max_tiles + splits - 1) / splits;
+	splits = (max_tiles + tps - 1) / tps;
+	pl->splits = (int)splits;
+	pl->tiles_per_split = (int)tps;
+	return 0;
+}
+
+size_t workspace_for(const struct mla_decode_args *a, const plan &pl)
+{
+	if (pl.splits == 1)
+		return 0;
+	const size_t rows = (size_t)a->batch * pl.splits * a->qtokens * a->heads;
+	return rows * DV * sizeof(float) + rows * sizeof(float);
+}
+
+template <int RG, bool FP8>
+int launch_split(const params &p, dim3 grid, cudaStream_t stream)
+{
+	using C = cfg<RG, FP8>;
+	auto kern = mla_split_kernel<RG, FP8>;
+	static bool configured = false;
+	if (!configured) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess)
+			return k3_launch_status();
+		configured = true;
+	}
+	kern<<<grid, C::THREADS, C::SMEM, stream>>>(p);
+	return k3_launch_status();
+}
+
+} // namespace
+
+extern "C" int mla_decode_workspace_bytes(const struct mla_decode_args *a, size_t *bytes)
+{
+	plan pl;
+	const int rc = make_plan(a, &pl);
+	if (rc)
+		return rc;
+	*bytes = workspace_for(a, pl);
+	return 0;
+}
+
+extern "C" int mla_decode_splits(const struct mla_decode_args *a)
+{
+	plan pl;
+	const int rc = make_plan(a, &pl);
+	return rc ? rc : pl.splits;
+}
+
+extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
+{
+	plan pl;
+	const int rc = make_plan(a, &pl);
+	if (rc)
+		return rc;
+	if (!a->q || !a->cache || !a->block_table || !a->seqlens || !a->out || !aligned16(a->q) ||
+	    !aligned16(a->cache) || !aligned16(a->out))
+		return -EINVAL;
+	const size_t ws = workspace_for(a, pl);
+	if (ws > 0 && (!a->workspace || a->workspace_bytes < ws || !aligned16(a->workspace)))
+		return -EINVAL;
+	params p = {};
+	p.H = a->heads;
+	p.t = a->qtokens;
+	p.rows = a->qtokens * a->heads;
+	p.n_splits = pl.splits;
+	p.tiles_per_split = pl.tiles_per_split;
+	p.max_pages = a->max_pages;
+	p.topk = a->indices ? a->topk : 0;
+	p.max_seqlen = a->max_seqlen;
+	p.scale_log2 = a->scale * LOG2E;
+	p.q = a->q;
+	p.cache = static_cast<const unsigned char *>(a->cache);
+	p.block_table = a->block_table;
+	p.seqlens = a->seqlens;
+	p.indices = a->indices;
+	p.out = a->out;
+	p.lse = a->lse;
+	if (pl.splits > 1) {
+		const size_t rows = (size_t)a->batch * pl.splits * p.rows;
+		p.o_part = static_cast<float *>(a->workspace);
+		p.l_part = p.o_part + rows * DV;
+	}
+	const dim3 grid((unsigned)pl.n_rb, (unsigned)pl.splits, (unsigned)a->batch);
+	int r;
+	if (a->kv == MLA_KV_FP8)
+		r = pl.rg == 1 ? launch_split<1, true>(p, grid, stream) : launch_split<4, true>(p, grid, stream);
+	else
+		r = pl.rg == 1 ? launch_split<1, false>(p, grid, stream) : launch_split<4, false>(p, grid, stream);
+	if (r || pl.splits == 1)
+		return r;
+	const int total = a->batch * p.rows;
+	mla_combine_kernel<<<(total + COMBINE_WARPS - 1) / COMBINE_WARPS, COMBINE_WARPS * 32, 0, stream>>>(p, total);
+	return k3_launch_status();
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Absorbed MLA decode (CUDA) over a paged latent cache, BF16 or FP8
+ * (FlashMLA's 656-byte layout), 1..128 heads, 1..8 query tokens per request
+ * (causal among them), dense or sparse (DSA top-k indices): see mla_common.h
+ * for the function and layouts, mla_ref_decode() for the same in float64.
+ *
+ * Flash-decoding: the context of each request is cut into splits, each
+ * split's CTAs (one per block of 16 or 64 query rows, a row being a (query
+ * token, head) pair) stream the split's tokens 32 at a time through shared
+ * memory (bulk copies, one per token, so pages and sparse indices cost
+ * nothing extra), run QK^T and PV on BF16 tensor cores with an online
+ * softmax, and write a partial output and log-sum-exp; a combine kernel
+ * merges the splits. With one split the first kernel writes the output.
+ */
+#ifndef K3_KERNELS_MLA_DECODE_H
+#define K3_KERNELS_MLA_DECODE_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mla_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* All pointers are device memory, 16-byte aligned; BF16 as uint16_t bits. */
+struct mla_decode_args {
+	int batch;                  /* B >= 1 */
+	int heads;                  /* H, 1..MLA_MAX_HEADS */
+	int qtokens;                /* t, 1..MLA_MAX_QTOKENS, t H <= 2^23 (sparse mode: 1) */
+	enum mla_kv kv;             /* MLA_KV_BF16 or MLA_KV_FP8 */
+	float scale;                /* softmax scale (K3: 192^-1/2) */
+	int max_seqlen;             /* >= every seqlens[b] (host-side bound; sizes the splits) */
+	const uint16_t *q;          /* [B][t][H][576] */
+	const void *cache;          /* pages [n][64][576] BF16, or [n][64][656] bytes */
+	const int32_t *block_table; /* [B][max_pages], entries < pages in the pool */
+	int max_pages;              /* row stride of block_table, >= ceil(max_seqlen / 64) */
+	const int32_t *seqlens;     /* [B], t <= L_b <= max_seqlen */
+	const int32_t *indices;     /* NULL, or sparse: [B][topk] positions, -1 = none */
+	int topk;                   /* sparse: entries per request, >= 1 */
+	uint16_t *out;              /* [B][t][H][512] */
+	float *lse;                 /* [B][t][H] natural log (-inf: nothing visible), or NULL */
+	void *workspace;            /* mla_decode_workspace_bytes(), or NULL when that is 0 */
+	size_t workspace_bytes;     /* bytes at workspace */
+};
+
+/* Workspace the call needs for these shapes on the current device (split
+ * partials: 2052 bytes per row and split when there is more than one split).
+ * Returns 0 and sets *bytes, -EINVAL for bad shapes, -EIO when the device
+ * cannot be queried. */
+int mla_decode_workspace_bytes(const struct mla_decode_args *a, size_t *bytes);
+
+/* Splits the call will use (>= 1), or a negative error as above. */
+int mla_decode_splits(const struct mla_decode_args *a);
+
+/* Enqueues the decode on `stream` (capturable in a CUDA graph after one call
+ * outside capture has configured the kernels). Returns 0, -EINVAL (nothing
+ * launched: bad shapes, misaligned pointers, workspace too small), or -EIO
+ * when a launch failed (the CUDA error stays readable). */
+int mla_decode(const struct mla_decode_args *a, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,749 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GEMM op: see k3_gemm.h.
+ *
+ * Tiled path: a CTA of 8 warps computes a BM x 128 tile (BM 64 or 128),
+ * warps 2 x 4 with (BM / 2) x 32 warp tiles, k in blocks of 64 through a
+ * 4-stage cp.async pipeline. Shared-memory rows are 128 bytes with the
+ * 16-byte chunk c of row r stored at c ^ (r & 7): the ldmatrix loads of 8
+ * rows hit 8 distinct chunks. A rows past their group's end are zero-filled
+ * (cp.async src-size 0) and not stored. MXFP4 tiles arrive raw (32 bytes a
+ * row per k block) and are expanded into one BF16 tile (E2M1 through byte
+ * permutes, times the E8M0 scale as a BF16 product, exact) before the MMAs.
+ * Dense tiles are rasterized in groups of 8 row tiles so that the CTAs in
+ * flight share their A rows and weight columns in L2.
+ *
+ * Gemv path: warp w of a CTA owns 16 weight rows (the MMA's M) and the
+ * CTA's 8 or 16 tokens of the current pass are the N. Within each 128-deep
+ * k block, lane (g, t) holds k 32t .. 32t + 31 of its rows g and g + 8 and
+ * of token g: the MMA's k slots are a permutation of the block's k (the
+ * same for A and B, so the sum is unchanged), which makes every load one
+ * contiguous 16-byte access: 16 bytes of MXFP4 (32 weights, exactly one
+ * scale group) or 4 x 16 bytes of BF16 per row and block, 4 x 16 bytes of x
+ * per token. The next block's loads are issued before this block's MMAs.
+ */
+#include "k3_gemm.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/k3_device.cuh"
+#include "k3_gemm_internal.cuh"
+
+namespace {
+
+constexpr int BN = 128;       /* columns per tile (tiled) */
+constexpr int BK = 64;        /* k per block (tiled) */
+constexpr int STAGES = 4;     /* cp.async pipeline depth (tiled) */
+constexpr int THREADS = 256;  /* 8 warps, both paths */
+constexpr int GROUP_M = 8;    /* dense rasterization: row tiles per group */
+constexpr int GV_ROWS = 128;  /* weight rows per gemv CTA (8 warps x 16) */
+constexpr int GV_K = 128;     /* k per gemv block */
+constexpr int GV_MIN_KB_PER_SPLIT = 4;
+static_assert(MOE_TILE_ROWS == 64, "grouped tiles are 64 rows");
+
+using params = k3gemm::params;
+
+/* ---- tiled ---------------------------------------------------------------- */
+
+template <int BM, bool FP4>
+struct tcfg {
+	static constexpr int MT = BM / 32;                    /* m16 tiles per warp */
+	static constexpr int A_BYTES = BM * BK * 2;           /* per stage */
+	static constexpr int B_BYTES = FP4 ? BN * BK / 2 : BN * BK * 2;
+	static constexpr int OFF_B = STAGES * A_BYTES;
+	static constexpr int OFF_BT = OFF_B + STAGES * B_BYTES; /* FP4: the expanded BF16 tile */
+	static constexpr int SMEM = OFF_BT + (FP4 ? BN * BK * 2 : 0);
+	static constexpr int AL = BM * (BK / 8) / THREADS;    /* A chunks per thread per stage */
+	static constexpr int MIN_CTAS = BM == 64 ? 2 : 1;
+	static_assert(AL >= 1 && SMEM <= 227 * 1024, "tile shape");
+};
+
+__device__ __forceinline__ int swz(int row, int chunk)
+{
+	return row * BK + ((chunk ^ (row & 7)) << 3); /* element offset in a 64-wide swizzled tile */
+}
+
+template <int BM, bool FP4, int EPI>
+__global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel(const params p, int num_n, int num_m)
+{
+	using C = tcfg<BM, FP4>;
+	extern __shared__ __align__(128) unsigned char smem[];
+	uint16_t *As = reinterpret_cast<uint16_t *>(smem);
+	unsigned char *Bs = smem + C::OFF_B;
+	uint16_t *Bt = reinterpret_cast<uint16_t *>(smem + C::OFF_BT);
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
+
+	/* Tile: (row range, group, column tile). */
+	const int id = (int)blockIdx.x;
+	int n_tile, g = 0;
+	int64_t rb, re;
+	if (p.n_groups == 0) {
+		const int per = GROUP_M * num_n, grp = id / per, first = grp * GROUP_M;
+		const int gm = min(num_m - first, GROUP_M), in = id % per;
+		n_tile = in / gm;
+		rb = (int64_t)(first + in % gm) * BM;
+		re = min(p.rows, rb + BM);
+	} else {
+		const int tile = id / num_n;
+		n_tile = id % num_n;
+		if (tile >= p.tile_off[p.n_groups])
+			return;
+		int lo = 0, hi = p.n_groups; /* the last group whose first tile is <= tile */
+		while (lo < hi) {
+			const int mid = (lo + hi + 1) >> 1;
+			if (p.tile_off[mid] <= tile)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		g = lo;
+		rb = p.off[g] + (int64_t)(tile - p.tile_off[g]) * BM;
+		re = min((int64_t)p.off[g + 1], rb + BM);
+	}
+	const int n0 = n_tile * BN;
+
+	/* This thread's copy sources and destinations (fixed over k). */
+	const uint16_t *asrc[C::AL];
+	bool aok[C::AL];
+	int adst[C::AL];
+#pragma unroll
+	for (int i = 0; i < C::AL; i++) {
+		const int idx = tid + i * THREADS, row = idx >> 3, ch = idx & 7;
+		const int64_t r = rb + row;
+		aok[i] = r < re;
+		const int64_t ar = aok[i] ? (p.a_index ? p.a_index[r] : r) : 0;
+		asrc[i] = p.a + ar * p.K + ch * 8;
+		adst[i] = swz(row, ch);
+	}
+	const size_t wrow0 = (size_t)g * p.N + n0;
+	auto load_stage = [&](int st, int kb) {
+#pragma unroll
+		for (int i = 0; i < C::AL; i++)
+			k3_cp_async16_zfill(As + st * (BM * BK) + adst[i], asrc[i] + kb * BK, aok[i]);
+		/* Weight rows past N (the last column tile of an N not a multiple of 128) read as zeros. */
+		if constexpr (FP4) {
+			const int n = tid >> 1, ch = tid & 1; /* BN rows x 2 chunks of 16 bytes */
+			const bool ok = n0 + n < p.N;
+			k3_cp_async16_zfill(Bs + st * C::B_BYTES + n * 32 + ch * 16,
+					    p.wp + (ok ? (wrow0 + n) * (size_t)(p.K / 2) + kb * (BK / 2) + ch * 16 : 0), ok);
+		} else {
+#pragma unroll
+			for (int i = 0; i < BN * (BK / 8) / THREADS; i++) {
+				const int idx = tid + i * THREADS, n = idx >> 3, ch = idx & 7;
+				const bool ok = n0 + n < p.N;
+				k3_cp_async16_zfill(reinterpret_cast<uint16_t *>(Bs + st * C::B_BYTES) + swz(n, ch),
+						    p.w + (ok ? (wrow0 + n) * (size_t)p.K + kb * BK + ch * 8 : 0), ok);
+			}
+		}
+	};
+
+	const int nkb = p.K / BK;
+#pragma unroll
+	for (int s = 0; s < STAGES - 1; s++) {
+		if (s < nkb)
+			load_stage(s, s);
+		k3_cp_async_commit();
+	}
+	float acc[C::MT][4][4];
+#pragma unroll
+	for (int i = 0; i < C::MT; i++)
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+	const int wm0 = (warp >> 2) * (BM / 2), wn0 = (warp & 3) * 32;
+
+#pragma unroll 1
+	for (int kb = 0; kb < nkb; kb++) {
+		k3_cp_async_wait<STAGES - 2>();
+		__syncthreads();
+		{
+			const int nk = kb + STAGES - 1;
+			if (nk < nkb)
+				load_stage(nk % STAGES, nk);
+			k3_cp_async_commit();
+		}
+		const int st = kb % STAGES;
+		const uint16_t *Bsrc;
+		if constexpr (FP4) {
+			const unsigned char *raw = Bs + st * C::B_BYTES;
+#pragma unroll
+			for (int i = 0; i < BN * (BK / 8) / THREADS; i++) {
+				const int idx = tid + i * THREADS, n = idx >> 3, ch = idx & 7;
+				const uint32_t w = *reinterpret_cast<const uint32_t *>(raw + n * 32 + ch * 4);
+				const uint32_t sc = n0 + n < p.N ? k3_e8m0_to_bf16x2(p.ws[(wrow0 + n) * (size_t)(p.K / 32) +
+											  kb * (BK / 32) + (ch >> 2)])
+								 : 0u;
+				uint32_t o[4];
+				k3_e2m1x8_to_bf16x8(w, o);
+				uint4 v;
+				v.x = k3_bf16x2_mul(o[0], sc), v.y = k3_bf16x2_mul(o[1], sc);
+				v.z = k3_bf16x2_mul(o[2], sc), v.w = k3_bf16x2_mul(o[3], sc);
+				*reinterpret_cast<uint4 *>(Bt + swz(n, ch)) = v;
+			}
+			__syncthreads();
+			Bsrc = Bt;
+		} else {
+			Bsrc = reinterpret_cast<const uint16_t *>(Bs + st * C::B_BYTES);
+		}
+		const uint16_t *Ast = As + st * (BM * BK);
+#pragma unroll
+		for (int kk = 0; kk < BK / 16; kk++) {
+			uint32_t af[C::MT][4], bf[2][4];
+#pragma unroll
+			for (int mt = 0; mt < C::MT; mt++) {
+				const int row = wm0 + mt * 16 + (lane & 15);
+				k3_ldsm_x4(af[mt], Ast + swz(row, kk * 2 + (lane >> 4)));
+			}
+#pragma unroll
+			for (int np = 0; np < 2; np++) {
+				const int n = wn0 + np * 16 + (lane >> 4) * 8 + (lane & 7);
+				k3_ldsm_x4(bf[np], Bsrc + swz(n, kk * 2 + ((lane >> 3) & 1)));
+			}
+#pragma unroll
+			for (int mt = 0; mt < C::MT; mt++)
+#pragma unroll
+				for (int nt = 0; nt < 4; nt++)
+					k3_mma_bf16(acc[mt][nt], af[mt], bf[nt >> 1][(nt & 1) * 2],
+						    bf[nt >> 1][(nt & 1) * 2 + 1]);
+		}
+	}
+	k3_cp_async_wait<0>();
+
+	const int gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+	for (int mt = 0; mt < C::MT; mt++)
+#pragma unroll
+		for (int half = 0; half < 2; half++) {
+			const int64_t r = rb + wm0 + mt * 16 + gq + half * 8;
+			if (r >= re)
+				continue;
+			const int64_t ro = out_row(p, r);
+			if (EPI == K3_EPI_GLU) {
+#pragma unroll
+				for (int np = 0; np < 2; np++) {
+					if (n0 + wn0 + np * 16 >= p.N)
+						continue;
+					const int j = (n0 + wn0 + np * 16) / 2 + 2 * tq;
+					const float *gv = &acc[mt][2 * np][half * 2], *uv = &acc[mt][2 * np + 1][half * 2];
+					*reinterpret_cast<uint32_t *>(p.out + ro * (p.N / 2) + j) =
+						k3_pack_bf16(situ_glu(gv[0], uv[0], p.beta_gate, p.beta_up),
+							     situ_glu(gv[1], uv[1], p.beta_gate, p.beta_up));
+				}
+			} else {
+#pragma unroll
+				for (int nt = 0; nt < 4; nt++) {
+					const int n = n0 + wn0 + nt * 8 + 2 * tq;
+					if (n < p.N)
+						epi_store2<EPI>(p, ro, r, n, acc[mt][nt][half * 2], acc[mt][nt][half * 2 + 1]);
+				}
+			}
+		}
+}
+
+/* ---- gemv ----------------------------------------------------------------- */
+
+template <bool FP4>
+struct wblock; /* one 128-deep block of a lane's two weight rows */
+
+template <>
+struct wblock<true> {
+	uint4 r0, r1;
+	uint32_t s0, s1;
+};
+
+template <>
+struct wblock<false> {
+	uint4 r0[4], r1[4];
+};
+
+template <bool FP4, int NT8, int EPI, bool PARTIAL>
+__global__ void __launch_bounds__(THREADS, NT8 == 1 ? 2 : 1) gemv_kernel(const params p)
+{
+	constexpr int U = FP4 ? 2 : 1; /* blocks per step: MXFP4 2 (64 bytes a lane in flight), BF16 1 (128) */
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
+	int grp = 0;
+	int64_t rb = 0, re = p.rows;
+	if (p.n_groups) {
+		if ((int)blockIdx.y >= *p.n_touched)
+			return;
+		grp = p.touched[blockIdx.y];
+		rb = p.off[grp];
+		re = p.off[grp + 1];
+	}
+	const int nb = (int)blockIdx.x * GV_ROWS + warp * 16; /* this warp's first weight row */
+	if (nb >= p.N)
+		return; /* N a multiple of 16, not of 128: the last CTA's spare warps (no CTA-wide sync follows) */
+	const int nkb = p.K / GV_K;
+	const int kb0 = (int)blockIdx.z * p.kb_per_split, kb1 = min(nkb, kb0 + p.kb_per_split);
+	const size_t wr0 = (size_t)grp * p.N + nb + gq; /* weight row of lane group gq; + 8: the other */
+	const uint8_t *wp0 = nullptr, *sp0 = nullptr;
+	const uint16_t *w0 = nullptr;
+	if constexpr (FP4) {
+		wp0 = p.wp + wr0 * (size_t)(p.K / 2) + tq * 16;
+		sp0 = p.ws + wr0 * (size_t)(p.K / 32) + tq;
+	} else {
+		w0 = p.w + wr0 * (size_t)p.K + tq * 32;
+	}
+	const size_t wstep = FP4 ? (size_t)8 * (p.K / 2) : (size_t)8 * p.K, sstep = (size_t)8 * (p.K / 32);
+
+	auto load_w = [&](int kb, wblock<FP4> &b) {
+		if constexpr (FP4) {
+			b.r0 = ld_stream16(wp0 + kb * (GV_K / 2));
+			b.r1 = ld_stream16(wp0 + wstep + kb * (GV_K / 2));
+			b.s0 = k3_e8m0_to_bf16x2(sp0[kb * (GV_K / 32)]);
+			b.s1 = k3_e8m0_to_bf16x2(sp0[sstep + kb * (GV_K / 32)]);
+		} else {
+#pragma unroll
+			for (int q = 0; q < 4; q++) {
+				b.r0[q] = ld_stream16(w0 + kb * GV_K + q * 8);
+				b.r1[q] = ld_stream16(w0 + wstep + kb * GV_K + q * 8);
+			}
+		}
+	};
+
+	for (int64_t pr = rb; pr < re; pr += 8 * NT8) {
+		const uint16_t *xr[NT8];
+		bool xok[NT8];
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++) {
+			const int64_t r = pr + nt * 8 + gq;
+			xok[nt] = r < re;
+			const int64_t ar = xok[nt] ? (p.a_index ? p.a_index[r] : r) : 0;
+			xr[nt] = p.a + ar * p.K + tq * 32;
+		}
+		auto load_x = [&](int kb, uint4 (&x)[NT8][4]) {
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+				for (int q = 0; q < 4; q++)
+					x[nt][q] = xok[nt] ? ld_nc16(xr[nt] + kb * GV_K + q * 8) : make_uint4(0u, 0u, 0u, 0u);
+		};
+		float acc[NT8][4];
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++)
+			acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+		/* U blocks of weights per step, the next step's in flight during this one's MMAs. */
+		wblock<FP4> wc[U], wn[U];
+#pragma unroll
+		for (int u = 0; u < U; u++)
+			if (kb0 + u < kb1)
+				load_w(kb0 + u, wc[u]);
+#pragma unroll 1
+		for (int kb = kb0; kb < kb1; kb += U) {
+#pragma unroll
+			for (int u = 0; u < U; u++)
+				if (kb + U + u < kb1)
+					load_w(kb + U + u, wn[u]);
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				if (kb + u >= kb1)
+					break;
+				uint4 xc[NT8][4];
+				load_x(kb + u, xc);
+#pragma unroll
+				for (int q = 0; q < 4; q++) {
+					uint32_t A0[4], A1[4]; /* rows g and g + 8: BF16 pairs of k 8q + 0..7 */
+					if constexpr (FP4) {
+						const uint4 &r0 = wc[u].r0, &r1 = wc[u].r1;
+						const uint32_t u0 = q == 0 ? r0.x : q == 1 ? r0.y : q == 2 ? r0.z : r0.w;
+						const uint32_t u1 = q == 0 ? r1.x : q == 1 ? r1.y : q == 2 ? r1.z : r1.w;
+						k3_e2m1x8_to_bf16x8(u0, A0);
+						k3_e2m1x8_to_bf16x8(u1, A1);
+#pragma unroll
+						for (int i = 0; i < 4; i++) {
+							A0[i] = k3_bf16x2_mul(A0[i], wc[u].s0);
+							A1[i] = k3_bf16x2_mul(A1[i], wc[u].s1);
+						}
+					} else {
+						const uint4 &r0 = wc[u].r0[q], &r1 = wc[u].r1[q];
+						A0[0] = r0.x, A0[1] = r0.y, A0[2] = r0.z, A0[3] = r0.w;
+						A1[0] = r1.x, A1[1] = r1.y, A1[2] = r1.z, A1[3] = r1.w;
+					}
+					const uint32_t a_even[4] = { A0[0], A1[0], A0[1], A1[1] };
+					const uint32_t a_odd[4] = { A0[2], A1[2], A0[3], A1[3] };
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++) {
+						k3_mma_bf16(acc[nt], a_even, xc[nt][q].x, xc[nt][q].y);
+						k3_mma_bf16(acc[nt], a_odd, xc[nt][q].z, xc[nt][q].w);
+					}
+				}
+			}
+#pragma unroll
+			for (int u = 0; u < U; u++)
+				wc[u] = wn[u];
+		}
+		/* c0, c1: weight row nb + g, tokens 2t, 2t + 1; c2, c3: row nb + g + 8. */
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int64_t r = pr + nt * 8 + 2 * tq + e;
+				if (r >= re)
+					continue;
+				if (PARTIAL) {
+					float *pp = p.part + ((size_t)blockIdx.z * p.rows + r) * p.N + nb + gq;
+					pp[0] = acc[nt][e];
+					pp[8] = acc[nt][2 + e];
+				} else if (EPI == K3_EPI_GLU) {
+					p.out[out_row(p, r) * (p.N / 2) + nb / 2 + gq] =
+						k3_f2bf(situ_glu(acc[nt][e], acc[nt][2 + e], p.beta_gate, p.beta_up));
+				} else {
+					const int64_t ro = out_row(p, r);
+					epi_store1<EPI>(p, ro, r, nb + gq, acc[nt][e]);
+					epi_store1<EPI>(p, ro, r, nb + gq + 8, acc[nt][2 + e]);
+				}
+			}
+	}
+}
+
+/* Sums the split-k partials of the dense gemv and applies the epilogue. */
+template <int EPI>
+__global__ void __launch_bounds__(THREADS) finish_kernel(const params p)
+{
+	const int width = EPI == K3_EPI_GLU ? p.N / 2 : p.N;
+	const int64_t total = p.rows * width;
+	const size_t zs = (size_t)p.rows * p.N;
+	for (int64_t i = blockIdx.x * (int64_t)THREADS + threadIdx.x; i < total; i += (int64_t)gridDim.x * THREADS) {
+		const int64_t r = i / width;
+		const int c = (int)(i % width);
+		if (EPI == K3_EPI_GLU) {
+			const int gc = (c / MOE_GLU_BLOCK) * 2 * MOE_GLU_BLOCK + c % MOE_GLU_BLOCK;
+			float gs = 0.0f, us = 0.0f;
+			for (int z = 0; z < p.ksplit; z++) {
+				gs += p.part[z * zs + r * p.N + gc];
+				us += p.part[z * zs + r * p.N + gc + MOE_GLU_BLOCK];
+			}
+			p.out[out_row(p, r) * width + c] = k3_f2bf(situ_glu(gs, us, p.beta_gate, p.beta_up));
+		} else {
+			float s = 0.0f;
+			for (int z = 0; z < p.ksplit; z++)
+				s += p.part[z * zs + r * p.N + c];
+			epi_store1<EPI>(p, out_row(p, r), r, c, s);
+		}
+	}
+}
+
+/* ---- host ----------------------------------------------------------------- */
+
+int device_sms()
+{
+	static int cached = 0;
+	if (!cached) {
+		int dev = 0, n = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n < 1)
+			return -EIO;
+		cached = n;
+	}
+	return cached;
+}
+
+bool al16(const void *p)
+{
+	return ((uintptr_t)p & 15u) == 0;
+}
+
+/* Shapes valid? */
+bool shapes_ok(const struct k3_gemm_args *a)
+{
+	return a && a->rows >= 0 && a->rows <= ((int64_t)1 << 31) && a->N >= 16 && a->N % 16 == 0 &&
+	       a->K >= GV_K && a->K % GV_K == 0 && a->n_groups >= 0 && a->n_groups <= MOE_MAX_EXPERTS &&
+	       (a->w_dtype == K3_W_BF16 || a->w_dtype == K3_W_MXFP4) &&
+	       (a->epi != K3_EPI_SPLIT || (a->n_split >= 0 && a->n_split <= a->N && a->n_split % BN == 0));
+}
+
+/* Shapes and pointers valid? */
+bool args_ok(const struct k3_gemm_args *a)
+{
+	if (!shapes_ok(a) || !a->a || !al16(a->a))
+		return false;
+	if (a->n_groups > 0 && !a->off)
+		return false;
+	if (a->w_dtype == K3_W_BF16) {
+		if (!a->w || !al16(a->w))
+			return false;
+	} else if (a->w_dtype == K3_W_MXFP4) {
+		if (!a->w_packed || !a->w_scales || !al16(a->w_packed))
+			return false;
+	} else {
+		return false;
+	}
+	switch (a->epi) {
+	case K3_EPI_BF16:
+		return a->out && al16(a->out);
+	case K3_EPI_SPLIT:
+		return a->n_split >= 0 && a->n_split <= a->N && a->n_split % BN == 0 && a->out_f32 &&
+		       al16(a->out_f32) && (a->n_split == a->N || (a->out && al16(a->out)));
+	case K3_EPI_GLU:
+		return a->out && al16(a->out) && a->beta_gate > 0.0f && a->beta_up > 0.0f;
+	case K3_EPI_SCALE:
+		return a->out && al16(a->out) && a->row_scale;
+	case K3_EPI_ADD:
+	case K3_EPI_GATE:
+		return a->out && al16(a->out) && a->addend && al16(a->addend);
+	}
+	return false;
+}
+
+/* K3_GEMM_TILED=mma in the environment: the mma.sync kernel for every tiled call (read once). */
+bool tiled_mma_forced()
+{
+	static int forced = -1;
+	if (forced < 0) {
+		const char *e = getenv("K3_GEMM_TILED");
+		forced = e && !strcmp(e, "mma");
+	}
+	return forced == 1;
+}
+
+/* Does the wgmma kernel's grid fill the GPU? Its tiles are 256 weight rows by up to 128 rows of
+ * A; a dense GEMM of few rows has fewer tiles than SMs (m = 64, n = 4480: 18), where the mma.sync
+ * kernel's 64 x 128 tiles spread the weights over more SMs. Grouped: always (prefill sizes). */
+bool wg_fills(const struct k3_gemm_args *a)
+{
+	if (a->n_groups > 0)
+		return true;
+	const int sms = device_sms();
+	return sms > 0 && (a->rows + 127) / 128 * ((a->N + 255) / 256) >= sms;
+}
+
+/* The concrete path: K3_GEMM_GEMV, K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA, or -EINVAL. */
+int resolve_path(const struct k3_gemm_args *a)
+{
+	int path = a->path;
+	if (path == K3_GEMM_AUTO) {
+		const bool gemv = a->n_groups == 0 ? a->rows <= 16 : a->rows <= (int64_t)16 * a->n_groups;
+		path = gemv ? K3_GEMM_GEMV : K3_GEMM_TILED;
+	}
+	switch (path) {
+	case K3_GEMM_GEMV:
+	case K3_GEMM_TILED_MMA:
+		return path;
+	case K3_GEMM_TILED:
+		return !tiled_mma_forced() && k3gemm::wg_supported(a) && wg_fills(a) ? K3_GEMM_TILED_WGMMA
+										      : K3_GEMM_TILED_MMA;
+	case K3_GEMM_TILED_WGMMA:
+		return k3gemm::wg_supported(a) ? K3_GEMM_TILED_WGMMA : -EINVAL;
+	}
+	return -EINVAL;
+}
+
+/* Dense gemv split over k: about two CTAs per SM, at least 4 blocks each. */
+void gemv_split(const struct k3_gemm_args *a, int sms, int *ksplit, int *kb_per)
+{
+	const int nkb = a->K / GV_K, strips = (a->N + GV_ROWS - 1) / GV_ROWS;
+	int ks = 1;
+	if (a->n_groups == 0) {
+		ks = (2 * sms + strips - 1) / strips;
+		const int most = nkb / GV_MIN_KB_PER_SPLIT > 0 ? nkb / GV_MIN_KB_PER_SPLIT : 1;
+		ks = ks < 1 ? 1 : ks > most ? most : ks;
+	}
+	const int per = (nkb + ks - 1) / ks;
+	*kb_per = per;
+	*ksplit = (nkb + per - 1) / per;
+}
+
+template <int BM, bool FP4, int EPI>
+int launch_tiled(const params &p, int grid, int num_n, int num_m, cudaStream_t stream)
+{
+	using C = tcfg<BM, FP4>;
+	auto kern = tiled_kernel<BM, FP4, EPI>;
+	static bool configured = false;
+	if (!configured) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess)
+			return k3_launch_status();
+		configured = true;
+	}
+	kern<<<grid, THREADS, C::SMEM, stream>>>(p, num_n, num_m);
+	return k3_launch_status();
+}
+
+template <int BM, bool FP4>
+int tiled_epi(const params &p, enum k3_epilogue epi, int grid, int num_n, int num_m, cudaStream_t s)
+{
+	switch (epi) {
+	case K3_EPI_BF16:
+		return launch_tiled<BM, FP4, K3_EPI_BF16>(p, grid, num_n, num_m, s);
+	case K3_EPI_SPLIT:
+		return launch_tiled<BM, FP4, K3_EPI_SPLIT>(p, grid, num_n, num_m, s);
+	case K3_EPI_GLU:
+		return launch_tiled<BM, FP4, K3_EPI_GLU>(p, grid, num_n, num_m, s);
+	case K3_EPI_SCALE:
+		return launch_tiled<BM, FP4, K3_EPI_SCALE>(p, grid, num_n, num_m, s);
+	case K3_EPI_ADD:
+		return launch_tiled<BM, FP4, K3_EPI_ADD>(p, grid, num_n, num_m, s);
+	case K3_EPI_GATE:
+		return launch_tiled<BM, FP4, K3_EPI_GATE>(p, grid, num_n, num_m, s);
+	}
+	return -EINVAL;
+}
+
+template <bool FP4, int NT8>
+int gemv_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t s)
+{
+	if (p.ksplit > 1)
+		gemv_kernel<FP4, NT8, K3_EPI_BF16, true><<<grid, THREADS, 0, s>>>(p);
+	else if (epi == K3_EPI_BF16)
+		gemv_kernel<FP4, NT8, K3_EPI_BF16, false><<<grid, THREADS, 0, s>>>(p);
+	else if (epi == K3_EPI_SPLIT)
+		gemv_kernel<FP4, NT8, K3_EPI_SPLIT, false><<<grid, THREADS, 0, s>>>(p);
+	else if (epi == K3_EPI_GLU)
+		gemv_kernel<FP4, NT8, K3_EPI_GLU, false><<<grid, THREADS, 0, s>>>(p);
+	else if (epi == K3_EPI_SCALE)
+		gemv_kernel<FP4, NT8, K3_EPI_SCALE, false><<<grid, THREADS, 0, s>>>(p);
+	else if (epi == K3_EPI_ADD)
+		gemv_kernel<FP4, NT8, K3_EPI_ADD, false><<<grid, THREADS, 0, s>>>(p);
+	else
+		gemv_kernel<FP4, NT8, K3_EPI_GATE, false><<<grid, THREADS, 0, s>>>(p);
+	return k3_launch_status();
+}
+
+int finish(const params &p, enum k3_epilogue epi, int sms, cudaStream_t s)
+{
+	const int64_t width = epi == K3_EPI_GLU ? p.N / 2 : p.N;
+	int64_t blocks = (p.rows * width + THREADS - 1) / THREADS;
+	if (blocks > 4L * sms)
+		blocks = 4L * sms;
+	const int grid = (int)(blocks < 1 ? 1 : blocks);
+	switch (epi) {
+	case K3_EPI_BF16:
+		finish_kernel<K3_EPI_BF16><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_SPLIT:
+		finish_kernel<K3_EPI_SPLIT><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_GLU:
+		finish_kernel<K3_EPI_GLU><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_SCALE:
+		finish_kernel<K3_EPI_SCALE><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_ADD:
+		finish_kernel<K3_EPI_ADD><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_GATE:
+		finish_kernel<K3_EPI_GATE><<<grid, THREADS, 0, s>>>(p);
+		break;
+	}
+	return k3_launch_status();
+}
+
+} // namespace
+
+extern "C" int k3_gemm_path_for(const struct k3_gemm_args *a)
+{
+	if (!shapes_ok(a))
+		return -EINVAL;
+	return resolve_path(a);
+}
+
+extern "C" int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *bytes)
+{
+	if (!shapes_ok(a) || !bytes)
+		return -EINVAL;
+	const int path = resolve_path(a);
+	if (path < 0)
+		return path;
+	*bytes = 0;
+	if (path == K3_GEMM_GEMV && a->n_groups == 0) {
+		const int sms = device_sms();
+		if (sms < 0)
+			return sms;
+		int ks, per;
+		gemv_split(a, sms, &ks, &per);
+		if (ks > 1)
+			*bytes = (size_t)ks * (size_t)a->rows * (size_t)a->N * sizeof(float);
+	}
+	return 0;
+}
+
+extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
+{
+	if (!args_ok(a))
+		return -EINVAL;
+	const int path = resolve_path(a);
+	if (path < 0)
+		return path;
+	if (a->n_groups > 0 && path == K3_GEMM_TILED_MMA && !a->tile_off)
+		return -EINVAL;
+	if (a->n_groups > 0 && path == K3_GEMM_GEMV && (!a->touched || !a->n_touched))
+		return -EINVAL;
+	if (a->rows == 0)
+		return 0;
+	const int sms = device_sms();
+	if (sms < 0)
+		return sms;
+	params p = {};
+	p.rows = a->rows;
+	p.N = a->N;
+	p.K = a->K;
+	p.n_groups = a->n_groups;
+	p.n_split = a->n_split;
+	p.off = a->off;
+	p.tile_off = a->tile_off;
+	p.touched = a->touched;
+	p.n_touched = a->n_touched;
+	p.a_index = a->a_index;
+	p.out_index = a->out_index;
+	p.a = a->a;
+	p.w = a->w;
+	p.wp = a->w_packed;
+	p.ws = a->w_scales;
+	p.beta_gate = a->beta_gate;
+	p.beta_up = a->beta_up;
+	p.row_scale = a->row_scale;
+	p.addend = a->addend;
+	p.out = a->out;
+	p.out_f32 = a->out_f32;
+	const bool fp4 = a->w_dtype == K3_W_MXFP4;
+	if (path == K3_GEMM_TILED_WGMMA)
+		return k3gemm::wg_launch(p, fp4, a->epi, sms, stream);
+	const int num_n = (a->N + BN - 1) / BN;
+	if (path == K3_GEMM_TILED_MMA) {
+		if (a->n_groups > 0) {
+			const int64_t tiles = (a->rows + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS + a->n_groups;
+			if (tiles * num_n > 0x7fffffff)
+				return -EINVAL;
+			const int grid = (int)(tiles * num_n);
+			return fp4 ? tiled_epi<64, true>(p, a->epi, grid, num_n, 0, stream)
+				   : tiled_epi<64, false>(p, a->epi, grid, num_n, 0, stream);
+		}
+		/* 128-row tiles when they still fill the SMs twice over. */
+		const bool big = (a->rows + 127) / 128 * num_n >= 2 * sms;
+		const int bm = big ? 128 : 64;
+		const int64_t num_m = (a->rows + bm - 1) / bm;
+		if (num_m * num_n > 0x7fffffff)
+			return -EINVAL;
+		const int grid = (int)(num_m * num_n);
+		if (big)
+			return fp4 ? tiled_epi<128, true>(p, a->epi, grid, num_n, (int)num_m, stream)
+				   : tiled_epi<128, false>(p, a->epi, grid, num_n, (int)num_m, stream);
+		return fp4 ? tiled_epi<64, true>(p, a->epi, grid, num_n, (int)num_m, stream)
+			   : tiled_epi<64, false>(p, a->epi, grid, num_n, (int)num_m, stream);
+	}
+	int ks, per;
+	gemv_split(a, sms, &ks, &per);
+	p.ksplit = ks;
+	p.kb_per_split = per;
+	if (ks > 1) {
+		const size_t need = (size_t)ks * (size_t)a->rows * (size_t)a->N * sizeof(float);
+		if (!a->workspace || a->workspace_bytes < need || !al16(a->workspace))
+			return -EINVAL;
+		p.part = static_cast<float *>(a->workspace);
+	}
+	const dim3 grid((unsigned)((a->N + GV_ROWS - 1) / GV_ROWS), (unsigned)(a->n_groups > 0 ? a->n_groups : 1),
+			(unsigned)ks);
+	/* Tokens per pass: 16 when groups hold more than 4 rows on average (dense: more than 8 rows). */
+	const bool wide = a->n_groups > 0 ? a->rows > (int64_t)4 * a->n_groups : a->rows > 8;
+	int r;
+	if (fp4)
+		r = wide ? gemv_epi<true, 2>(p, a->epi, grid, stream) : gemv_epi<true, 1>(p, a->epi, grid, stream);
+	else
+		r = wide ? gemv_epi<false, 2>(p, a->epi, grid, stream) : gemv_epi<false, 1>(p, a->epi, grid, stream);
+	if (r || ks == 1)
+		return r;
+	return finish(p, a->epi, sms, stream);
+}

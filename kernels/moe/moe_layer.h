@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One LatentMoE layer on the GPU, composed from the kernel entry points
+ * (host code; moe_ref_layer() is the float64 counterpart):
+ *
+ *   1. k3_gemm SPLIT   [logits | latent] = x [W_r; W_down]^T     (router beside the down projection)
+ *   2. moe_route       top-k, weights, grouping
+ *   3. k3_gemm GLU     h = situ_glu(latent[row_token] W_13^T)     grouped, gathered rows
+ *   4. k3_gemm SCALE   y = row_weight * (h W_2^T)                 grouped
+ *   5. moe_combine     z = rmsnorm(sum_k y) * norm_w
+ *   6. k3_gemm GLU     hs = situ_glu(x W_s13^T)                   shared MLP (if present)
+ *   7. k3_gemm BF16    s = hs W_s2^T
+ *   8. k3_gemm ADD     out = z W_up^T + s                          (BF16 when no shared MLP)
+ *
+ * Every enqueued op can be announced to a hook (e.g. an NVTX range named in
+ * `k3sim op` syntax). Library code: nothing is printed.
+ */
+#ifndef K3_KERNELS_MOE_LAYER_H
+#define K3_KERNELS_MOE_LAYER_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "k3_gemm.h"
+#include "moe_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct moe_dims {
+	int hidden, latent, experts, topk, inter, shared_inter; /* multiples of 128; shared_inter 0: none */
+	float scaling, eps, beta_gate, beta_up;
+	enum k3_wdtype expert_dtype;                            /* routed experts only; the rest BF16 */
+};
+
+/* K3's LatentMoE (moe_common.h), MXFP4 experts. */
+struct moe_dims moe_dims_k3(void);
+
+/* Device pointers (layouts in moe_common.h). */
+struct moe_weights {
+	const uint16_t *w_router_down; /* [E + latent][hidden] */
+	const float *bias;             /* [E] or NULL */
+	const uint16_t *w13, *w2;      /* BF16 experts: [E][2 inter][latent], [E][latent][inter] */
+	const uint8_t *w13_packed, *w13_scales, *w2_packed, *w2_scales; /* MXFP4 experts */
+	const uint16_t *norm_w;        /* [latent] */
+	const uint16_t *w_up;          /* [hidden][latent] */
+	const uint16_t *ws13, *ws2;    /* [2 shared][hidden], [hidden][shared] */
+};
+
+/* Called before each op with its `k3sim op` text, and after it with NULL. */
+struct moe_hook {
+	void (*op)(void *ctx, const char *spec);
+	void *ctx;
+};
+
+/* Workspace of a forward pass of `tokens` tokens (path as k3_gemm's).
+ * 0 and *bytes, or -EINVAL / -EIO. */
+int moe_layer_workspace_bytes(const struct moe_dims *d, int tokens, enum k3_gemm_path path, size_t *bytes);
+
+/* out[T][hidden] = LatentMoE(x[T][hidden]). Returns 0, -EINVAL or -EIO (a
+ * launch failed; the CUDA error stays readable). */
+int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int tokens, const uint16_t *x,
+		      uint16_t *out, void *workspace, size_t workspace_bytes, enum k3_gemm_path path,
+		      const struct moe_hook *hook, cudaStream_t stream);
+
+/* Device views of the intermediates inside a workspace (for tests). */
+struct moe_layer_views {
+	float *logits;      /* [T][E] */
+	uint16_t *latent;   /* [T][latent] */
+	int32_t *topk_ids;  /* [T][K] */
+	float *topk_w;      /* [T][K] */
+	uint16_t *z;        /* [T][latent] after combine + norm */
+};
+void moe_layer_views(const struct moe_dims *d, int tokens, void *workspace, struct moe_layer_views *v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

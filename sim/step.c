@@ -1,0 +1,1256 @@
+/* A step: the model's ops mapped onto one GPU (TP, DP, EP, CP), costed, and laid out on a
+ * timeline by an overlap strategy (sim/step.h). */
+#include "sim/step.h"
+
+#include "sim/ep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MLA_PREFIX_BLOCK_TOKENS = 65536 };
+
+/* SMs a communication kernel keeps while it runs (the timeline's resource model). Library
+ * defaults, not measurements: NCCL runs one CTA per channel, 16 channels for the message sizes of
+ * a step on an NVLink node; EP kernels by their mode (sim/ep.h: DeepEP's normal kernels
+ * Buffer.num_sms = 20, as DeepSeek-V3's report section 3.2.2 gives 20 of 132 SMs; its low-latency
+ * kernels free every SM while the RDMA transfer flies, deepseek-ai/profile-data README). */
+enum { NCCL_SMS = 16 };
+
+/* The reference path's KDA prefill is fla's Triton chunk_kda, measured on this project's H200 at
+ * 2.25-2.30x the time of the production kernel the model is calibrated on (H = 96, T = 4K-64K and
+ * varlen: bench/results/kda-prefill-vs-fla-h200-2026-11-29/README.md). */
+#define FLA_CHUNK_KDA_OVER_PRODUCTION 2.27
+
+static int64_t ceil_div64(int64_t a, int64_t b)
+{
+	return b > 0 ? (a + b - 1) / b : a;
+}
+
+/* ---- roles ---- */
+
+static const char *const role_names[SIM_ROLE_COUNT] = {
+	"pre", "attn_prep", "attn_core", "mlp_prep", "dense", "dispatch", "shared", "experts", "combine",
+	"output", "residual", "post",
+};
+
+const char *sim_role_name(enum sim_role r)
+{
+	return (unsigned)r < SIM_ROLE_COUNT ? role_names[r] : "?";
+}
+
+static const struct {
+	const char *name;
+	enum sim_role role;
+} op_roles[] = {
+	{"embed", SIM_ROLE_PRE},
+	{"tp.embed_allreduce", SIM_ROLE_PRE},
+	{"attnres.pre_attn", SIM_ROLE_ATTN_PREP},
+	{"norm.attn", SIM_ROLE_ATTN_PREP},
+	{"kda.qkv_proj", SIM_ROLE_ATTN_PREP},
+	{"kda.decay_a", SIM_ROLE_ATTN_PREP},
+	{"kda.decay_b", SIM_ROLE_ATTN_PREP},
+	{"kda.beta_proj", SIM_ROLE_ATTN_PREP},
+	{"kda.gate_proj", SIM_ROLE_ATTN_PREP},
+	{"kda.gate_a", SIM_ROLE_ATTN_PREP},
+	{"kda.gate_b", SIM_ROLE_ATTN_PREP},
+	{"kda.conv_norm", SIM_ROLE_ATTN_PREP},
+	{"mla.q_a", SIM_ROLE_ATTN_PREP},
+	{"mla.q_b", SIM_ROLE_ATTN_PREP},
+	{"mla.q_proj", SIM_ROLE_ATTN_PREP},
+	{"mla.kv_a", SIM_ROLE_ATTN_PREP},
+	{"dsa.index_q", SIM_ROLE_ATTN_PREP},
+	{"dsa.index_k", SIM_ROLE_ATTN_PREP},
+	{"mla.q_absorb", SIM_ROLE_ATTN_PREP},
+	{"mla.gate_proj", SIM_ROLE_ATTN_PREP},
+	{"kda.chunk", SIM_ROLE_ATTN_CORE},
+	{"kcp.state_allgather", SIM_ROLE_ATTN_CORE},
+	{"kcp.scan", SIM_ROLE_ATTN_CORE},
+	{"kcp.fixup", SIM_ROLE_ATTN_CORE},
+	{"kda.norm_gate", SIM_ROLE_ATTN_CORE},
+	{"kda.decode", SIM_ROLE_ATTN_CORE},
+	{"kda.o_proj", SIM_ROLE_ATTN_CORE},
+	{"mla.kv_b", SIM_ROLE_ATTN_CORE},
+	{"cp.mla_kv_allgather", SIM_ROLE_ATTN_CORE},
+	{"cp.mla_kv_ring", SIM_ROLE_ATTN_CORE},
+	{"cp.attn_merge", SIM_ROLE_ATTN_CORE},
+	{"mla.attn", SIM_ROLE_ATTN_CORE},
+	{"dsa.attn", SIM_ROLE_ATTN_CORE},
+	{"mla.v_absorb", SIM_ROLE_ATTN_CORE},
+	{"mla.gate_mul", SIM_ROLE_ATTN_CORE},
+	{"mla.o_proj", SIM_ROLE_ATTN_CORE},
+	{"tp.attn_allreduce", SIM_ROLE_ATTN_CORE},
+	{"tp.attn_reduce_scatter", SIM_ROLE_ATTN_CORE},
+	{"tp.attn_all_gather", SIM_ROLE_ATTN_CORE},
+	{"attnres.pre_ffn", SIM_ROLE_MLP_PREP},
+	{"norm.ffn", SIM_ROLE_MLP_PREP},
+	{"moe.router_down", SIM_ROLE_MLP_PREP},
+	{"moe.router", SIM_ROLE_MLP_PREP},
+	{"moe.down", SIM_ROLE_MLP_PREP},
+	{"moe.topk", SIM_ROLE_MLP_PREP},
+	{"ffn.gate_up", SIM_ROLE_DENSE},
+	{"ffn.situ_glu", SIM_ROLE_DENSE},
+	{"ffn.down", SIM_ROLE_DENSE},
+	{"moe.dispatch", SIM_ROLE_DISPATCH},
+	{"moe.shared_gate_up", SIM_ROLE_SHARED},
+	{"moe.shared_situ_glu", SIM_ROLE_SHARED},
+	{"moe.shared_down", SIM_ROLE_SHARED},
+	{"moe.experts_gate_up", SIM_ROLE_EXPERTS},
+	{"moe.situ_glu", SIM_ROLE_EXPERTS},
+	{"moe.experts_down", SIM_ROLE_EXPERTS},
+	{"moe.combine", SIM_ROLE_COMBINE},
+	{"moe.combine_norm", SIM_ROLE_OUTPUT},
+	{"moe.up", SIM_ROLE_OUTPUT},
+	{"tp.ffn_allreduce", SIM_ROLE_OUTPUT},
+	{"tp.ffn_reduce_scatter", SIM_ROLE_OUTPUT},
+	{"tp.ffn_all_gather", SIM_ROLE_OUTPUT},
+	{"residual.add", SIM_ROLE_RESIDUAL},
+	{"attnres.final", SIM_ROLE_POST},
+	{"norm.final", SIM_ROLE_POST},
+	{"lm_head", SIM_ROLE_POST},
+	{"tp.logits_gather", SIM_ROLE_POST},
+	{"sample", SIM_ROLE_POST},
+};
+
+int sim_op_role(const char *name)
+{
+	for (size_t i = 0; i < sizeof op_roles / sizeof op_roles[0]; i++)
+		if (strcmp(op_roles[i].name, name) == 0)
+			return (int)op_roles[i].role;
+	return -1;
+}
+
+enum { TLOP_DOWN = 1, TLOP_ATTNRES_ATTN = 2, TLOP_ATTNRES_FFN = 4, TLOP_RING = 8, TLOP_KVB = 16, TLOP_ATTN = 32 };
+
+/* The role of an op name and the TLOP_* flags of the ops a strategy treats specially. */
+static void classify(const char *name, int *role, uint8_t *flags)
+{
+	*role = sim_op_role(name);
+	*flags = strcmp(name, "moe.experts_down") == 0   ? TLOP_DOWN
+		 : strcmp(name, "attnres.pre_attn") == 0 ? TLOP_ATTNRES_ATTN
+		 : strcmp(name, "attnres.pre_ffn") == 0  ? TLOP_ATTNRES_FFN
+		 : strcmp(name, "cp.mla_kv_ring") == 0   ? TLOP_RING
+		 : strcmp(name, "mla.kv_b") == 0         ? TLOP_KVB
+		 : strcmp(name, "mla.attn") == 0 || strcmp(name, "dsa.attn") == 0 ? TLOP_ATTN
+							 : 0;
+}
+
+/* Op names are static strings: their class, remembered per thread by pointer. */
+static void classify_cached(const char *name, int *role, uint8_t *flags)
+{
+	enum { SLOTS = 256 };
+	static _Thread_local struct {
+		const char *name;
+		int role;
+		uint8_t flags;
+	} cache[SLOTS];
+	size_t h = ((uintptr_t)name >> 3) % SLOTS;
+	for (size_t i = 0; i < SLOTS; i++) {
+		size_t k = (h + i) % SLOTS;
+		if (cache[k].name == name) {
+			*role = cache[k].role;
+			*flags = cache[k].flags;
+			return;
+		}
+		if (!cache[k].name) {
+			cache[k].name = name;
+			classify(name, &cache[k].role, &cache[k].flags);
+			*role = cache[k].role;
+			*flags = cache[k].flags;
+			return;
+		}
+	}
+	classify(name, role, flags);
+}
+
+/* ---- strategies (data) ---- */
+
+enum { R_YIELD = SIM_ROLE_COUNT, R_YIELD_COMM, MAX_ORDER = 24, MAX_CHUNKS = 8 };
+
+struct overlap_spec {
+	int microbatches;    /* 1, or 2 */
+	int delta_stages;    /* stages the first microbatch runs before the second starts */
+	bool comm_stream;    /* collectives on their own stream; false: on the compute stream */
+	int combine_chunks;  /* > 1: expert down GEMM and combine pipelined in this many chunks */
+	int n;
+	int8_t order[MAX_ORDER]; /* roles of a layer in issue order; R_YIELD ends a stage, R_YIELD_COMM
+				  * ends one when the role before ended with a collective */
+};
+
+#define A SIM_ROLE_ATTN_PREP
+#define C SIM_ROLE_ATTN_CORE
+#define M SIM_ROLE_MLP_PREP
+#define F SIM_ROLE_DENSE
+#define D SIM_ROLE_DISPATCH
+#define S SIM_ROLE_SHARED
+#define X SIM_ROLE_EXPERTS
+#define B SIM_ROLE_COMBINE
+#define O SIM_ROLE_OUTPUT
+#define R SIM_ROLE_RESIDUAL
+#define Y R_YIELD
+#define YC R_YIELD_COMM
+/* [strategy][phase: prefill, decode]. The two-batch-overlap rows follow SGLang's operation lists
+ * for DeepSeek (python/sglang/srt/two_batch_overlap.py, "deepseek blog" strategies, 2025): in
+ * prefill both microbatches start together and each yields after sending its dispatch and its
+ * combine (DeepEP normal kernels on their own stream); in decode the second microbatch runs two
+ * stages behind, the first yields after the attention prologue, after the router, after sending
+ * the dispatch with the shared experts, after sending the combine, and once more while its
+ * combine arrives. Single-batch overlap: the shared experts compute while the dispatch flies
+ * and the combine leaves as the down GEMM finishes expert blocks (SGLang's SBO, here 4 chunks).
+ * YC: the other microbatch runs while a TP collective flies (attention TP > 1). */
+static const struct overlap_spec overlap_specs[OVERLAP_COUNT][2] = {
+	[OVERLAP_NONE] = {
+		{1, 0, false, 1, 10, {A, C, M, F, D, X, B, S, O, R}},
+		{1, 0, false, 1, 10, {A, C, M, F, D, X, B, S, O, R}},
+	},
+	[OVERLAP_TBO] = {
+		{2, 0, true, 1, 14, {A, C, YC, M, F, D, Y, X, B, Y, S, O, YC, R}},
+		{2, 2, true, 1, 17, {A, Y, C, YC, M, F, Y, D, S, Y, X, B, Y, Y, O, YC, R}},
+	},
+	[OVERLAP_SBO] = {
+		{1, 0, true, 4, 10, {A, C, M, F, D, S, X, B, O, R}},
+		{1, 0, true, 4, 10, {A, C, M, F, D, S, X, B, O, R}},
+	},
+};
+#undef A
+#undef C
+#undef M
+#undef F
+#undef D
+#undef S
+#undef X
+#undef B
+#undef O
+#undef R
+#undef Y
+#undef YC
+
+/* ---- mapping ops onto one GPU ---- */
+
+/* One op instance on one GPU, as the timeline needs it. */
+struct tl_op {
+	const char *name;
+	double work_s;
+	float sm, hbm;
+	int8_t role, group;
+	bool comm;
+	uint8_t flags;         /* TLOP_*: ops a strategy treats specially */
+	int16_t row;           /* its row in the phase's op table */
+};
+
+struct mapped {
+	struct tl_op ops[SIM_MAX_OPS];
+	int n;
+	int64_t peak_act;
+	double ops_s;          /* all instances one after another */
+	double comm_ops_s;     /* the collectives among them */
+	/* per (layer group + 1, role): the ops in list order */
+	int16_t first[5][SIM_ROLE_COUNT], count[5][SIM_ROLE_COUNT];
+	int16_t order[SIM_MAX_OPS];
+	bool has_combine[5];
+};
+
+struct mapper {
+	const struct scenario *s;
+	const struct model *m;
+	const struct hw *hw;
+	const struct phase *p;
+	struct cost_opts opts;
+	struct sim_phase *acc;
+	double weight;
+	int index; /* position in the mapped list: rows line up across chunks and microbatches */
+	struct mapped *out;
+	int overflow;
+};
+
+/* Expected experts of `held` that receive at least one of `tokens` tokens, each routed to top_k of
+ * `experts` distinct experts uniformly. */
+static double experts_touched(double held, double experts, double top_k, double tokens)
+{
+	if (experts <= 0)
+		return 0;
+	double miss = pow(1.0 - top_k / experts, tokens);
+	return held * (1.0 - miss);
+}
+
+int64_t sim_ep_comm_bytes(const struct model_moe *x, int64_t tokens_per_gpu, int64_t row_bytes, int64_t ranks,
+			  double imbalance)
+{
+	double rows = (double)tokens_per_gpu * model_ep_ranks_per_token(x, ranks, imbalance);
+	double bytes = ceil(rows * (double)row_bytes);
+	/* past what ops count, one more than the limit: op_fill flags it (never a wrapped value) */
+	return bytes > (double)OP_ELEMENTS_MAX ? OP_ELEMENTS_MAX + 1 : (int64_t)bytes;
+}
+
+/* Shares of the GPU an op uses alone (sim/timeline.h): a collective keeps its kernels' SMs and
+ * moves its bytes through HBM twice (read to send, write received); a kernel keeps the SMs its
+ * compute needs, or half of them while it streams memory (half the SMs of a Hopper reach most of
+ * the HBM bandwidth), fewer when a GEMM has less than one wave of tiles. */
+static void demands(const struct mapper *mp, const struct op *o, const struct op_cost *c, float *sm, float *hbm)
+{
+	double t = c->time_s > 0 ? c->time_s : 1;
+	if (op_is_comm(o->kind)) {
+		double sms = o->ep.mode != EP_MODE_NONE ? sim_ep_sms(o) : NCCL_SMS;
+		*sm = (float)fmin(1, sms / (double)mp->hw->sms);
+		*hbm = (float)fmin(1, 2.0 * (double)o->comm_bytes / (t * mp->hw->hbm_bw_bytes_per_s));
+		return;
+	}
+	double need = fmax(c->compute_s, 0.5 * c->memory_s) / t;
+	if (c->waves > 0 && c->waves < 1)
+		need *= c->waves;
+	*sm = (float)fmin(1, need);
+	*hbm = (float)fmin(1, c->memory_s / t);
+}
+
+static void account(struct mapper *mp, const struct op *o)
+{
+	struct op_cost c;
+	sim_op_cost_ep(mp->hw, o, &mp->opts, &c);
+	if (mp->p->reference_path && o->kind == OP_KDA_CHUNK) {
+		c.time_s *= FLA_CHUNK_KDA_OVER_PRODUCTION;
+		c.cycles *= FLA_CHUNK_KDA_OVER_PRODUCTION;
+		c.latency_s *= FLA_CHUNK_KDA_OVER_PRODUCTION;
+	}
+	int64_t act = o->bytes_act_in + o->bytes_act_out;
+	/* MLA prefill expands the cached prefix into per-head K/V block by block (64K tokens at a
+	 * time, as chunked-prefix kernels do): the traffic is all there, the live buffer is not. */
+	int64_t keys = o->kind == OP_MLA_PREFILL ? o->b * (o->ctx + o->t)
+		       : (o->kind == OP_GEMM && strcmp(o->name, "mla.kv_b") == 0) ? o->m : 0;
+	if (keys > MLA_PREFIX_BLOCK_TOKENS)
+		act = (int64_t)((double)act * (double)MLA_PREFIX_BLOCK_TOKENS / (double)keys);
+	struct mapped *out = mp->out;
+	if (act > out->peak_act)
+		out->peak_act = act;
+	out->ops_s += c.time_s * (double)o->layers;
+	if (op_is_comm(o->kind))
+		out->comm_ops_s += c.time_s * (double)o->layers;
+	int i = mp->index++;
+	if (out->n == SIM_MAX_OPS) {
+		mp->overflow = 1;
+		return;
+	}
+	struct tl_op *t = &out->ops[out->n++];
+	t->name = o->name;
+	t->work_s = c.time_s;
+	int role;
+	classify_cached(o->name, &role, &t->flags);
+	t->role = (int8_t)role;
+	t->group = (int8_t)o->layer_group;
+	t->comm = op_is_comm(o->kind);
+	t->row = (int16_t)i;
+	demands(mp, o, &c, &t->sm, &t->hbm);
+	if (t->role < 0) /* an op this table does not know yet: keep it in the chain where it stands */
+		t->role = (int8_t)(o->layer_group < 0 ? SIM_ROLE_PRE : SIM_ROLE_ATTN_CORE);
+
+	struct sim_phase *ph = mp->acc;
+	if (!ph || i >= SIM_MAX_OPS)
+		return;
+	if (i >= ph->n_rows) {
+		memset(&ph->rows[i], 0, sizeof ph->rows[i]);
+		ph->n_rows = i + 1;
+	}
+	struct sim_op_row *r = &ph->rows[i];
+	r->op = *o;
+	r->cost = c;
+	double w = mp->weight * (double)o->layers;
+	r->total_s += c.time_s * w;
+	r->total_cycles += c.cycles * w;
+	r->total_flops += o->flops * w;
+	r->total_bytes += (double)op_bytes(o) * w + (double)o->comm_bytes * w;
+	double tw = c.time_s * w;
+	ph->time_s += tw;
+	switch (c.bound) {
+	case BOUND_COMPUTE:
+		ph->compute_s += tw;
+		break;
+	case BOUND_MEMORY:
+		ph->memory_s += tw;
+		break;
+	case BOUND_LATENCY:
+		ph->latency_s += tw;
+		break;
+	case BOUND_COMM:
+		ph->comm_s += tw;
+		break;
+	}
+}
+
+static void collective(struct mapper *mp, enum op_kind kind, const char *name, const struct op *after,
+		       int64_t bytes, int64_t ranks)
+{
+	if (ranks <= 1 || bytes <= 0)
+		return;
+	struct op o;
+	memset(&o, 0, sizeof o);
+	o.kind = kind;
+	o.name = name;
+	o.layers = after->layers;
+	o.layer_group = after->layer_group;
+	o.split = SPLIT_COMM;
+	o.comm_bytes = bytes;
+	o.ranks = ranks;
+	account(mp, &o);
+}
+
+static void tp_sync(struct mapper *mp, const struct op *o, int64_t tokens_local)
+{
+	const struct scenario *s = mp->s;
+	if (s->tp <= 1 || o->sync == SYNC_NONE)
+		return;
+	int64_t act = dtype_bytes(model_storage_dtype(mp->p->act), tokens_local * mp->m->hidden);
+	switch (o->sync) {
+	case SYNC_TP_GATHER:
+		collective(mp, OP_ALLGATHER, "tp.logits_gather", o, dtype_bytes(o->o_dtype, o->m * mp->m->vocab),
+			   s->tp);
+		return;
+	case SYNC_TP_EMBED:
+		collective(mp, OP_ALLREDUCE, "tp.embed_allreduce", o, act, s->tp);
+		return;
+	default:
+		break;
+	}
+	bool attn = o->sync == SYNC_TP_ATTN;
+	if (s->tp_rs_ag) {
+		collective(mp, OP_REDUCESCATTER, attn ? "tp.attn_reduce_scatter" : "tp.ffn_reduce_scatter", o, act,
+			   s->tp);
+		collective(mp, OP_ALLGATHER, attn ? "tp.attn_all_gather" : "tp.ffn_all_gather", o, act, s->tp);
+	} else {
+		collective(mp, OP_ALLREDUCE, attn ? "tp.attn_allreduce" : "tp.ffn_allreduce", o, act, s->tp);
+	}
+}
+
+/* The busiest EP rank's share of the routing: its rows over the mean, the larger of the
+ * scenario's skew (moe_imbalance) and the spread of random routing (the largest of `ranks`
+ * Poisson counts of mean `rows`, about rows + sqrt(2 rows ln ranks)); and the experts it holds
+ * that get a row, the mean plus the spread over ranks of a binomial count of its skewed share of
+ * the tokens (at small batch most experts get none, and the busiest rank reads more weights). */
+static void busiest_rank(const struct scenario *s, const struct model_moe *x, double tokens, double *rows_ratio,
+			 double *touched)
+{
+	double R = (double)s->ep, held = (double)ceil_div64(x->experts + s->redundant_experts, s->ep);
+	double rows = tokens * (double)x->top_k / R;
+	double spread = R > 1 && rows > 0 ? 1 + sqrt(2 * log(R) / rows) : 1;
+	*rows_ratio = fmax(s->moe_imbalance, spread);
+	double t = tokens * (R > 1 ? fmin(*rows_ratio, R) : 1);
+	double p = x->experts > 0 ? 1 - pow(1 - (double)x->top_k / (double)x->experts, t) : 0;
+	double mean = held * p;
+	*touched = fmin(held, mean + (R > 1 ? sqrt(held * p * (1 - p) * 2 * log(R)) : 0));
+}
+
+/* The ops of a step of phase p on the busiest EP rank (or a rank at the mean load), costed, into
+ * out; with acc, into its rows too. -E2BIG on overflow. */
+static int map_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		    bool busiest, struct sim_phase *acc, double weight, int row_base, struct mapped *out)
+{
+	const bool prefill = p->kind == PHASE_PREFILL;
+	const int64_t cp = prefill ? s->cp : 1;
+	const int64_t b_local = ceil_div64(p->batch, s->dp);
+	const int64_t t_local = ceil_div64(p->tokens, cp);
+	const int64_t mixed = prefill ? 0 : p->mixed_tokens; /* per DP group, every group */
+	/* attention groups holding the step's tokens (a single prefill lives on one DP group) */
+	const int64_t groups = mixed ? s->dp : p->batch < s->dp ? p->batch : s->dp;
+	const int64_t tokens_global = p->batch * p->tokens + mixed * s->dp;
+	const struct model_moe *x = &m->moe;
+	double rows_ratio = 1, touched_busiest = 0;
+	busiest_rank(s, x, (double)tokens_global, &rows_ratio, &touched_busiest);
+	const double comm_ratio = rows_ratio; /* a dispatch or combine ends with its busiest receiver */
+	if (!busiest)
+		rows_ratio = 1;
+
+	struct phase local = *p;
+	local.batch = b_local;
+	local.tokens = t_local;
+	static _Thread_local struct op_list list;
+	if (model_build_ops(m, &local, &list) < 0)
+		return -E2BIG;
+
+	out->n = 0;
+	out->peak_act = 0;
+	out->ops_s = out->comm_ops_s = 0;
+	struct mapper mp = {.s = s, .m = m, .hw = hw, .p = p, .acc = acc, .weight = weight, .index = row_base,
+			    .out = out};
+	mp.opts.cuda_graph = !prefill && s->cuda_graph;
+	mp.opts.clock = s->clock;
+	const int64_t tokens_local = b_local * t_local + mixed;
+	bool cp_gathered = false; /* the MLA CP gather of this layer group came before its kv_b */
+
+	for (int i = 0; i < list.n; i++) {
+		struct op o = list.ops[i];
+		switch (o.split) {
+		case SPLIT_TP_N:
+			if (o.kind == OP_GEMM || o.kind == OP_ELEMENTWISE)
+				o.n = ceil_div64(o.n, s->tp);
+			else
+				o.h = ceil_div64(o.h, s->tp);
+			if (o.cache_per_head)
+				o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, s->tp);
+			o.extra_state_bytes /= s->tp;
+			break;
+		case SPLIT_TP_K:
+			o.k = ceil_div64(o.k, s->tp);
+			break;
+		case SPLIT_EP: {
+			double rows = (double)tokens_global * (double)x->top_k * rows_ratio / (double)s->ep;
+			o.m = (int64_t)ceil(rows);
+			if (o.kind == OP_GROUPED_GEMM) {
+				o.groups = ceil_div64(x->experts + s->redundant_experts, s->ep);
+				o.groups_touched = busiest ? touched_busiest
+							   : experts_touched((double)o.groups, (double)x->experts,
+									     (double)x->top_k, (double)tokens_global);
+			}
+			break;
+		}
+		case SPLIT_COMM: {
+			if (s->ep <= 1)
+				continue;
+			/* The attention GPUs that hold the step's tokens each send their share, once per
+			 * EP rank a token reaches, at the latent width; FP8 rows carry their scales. The
+			 * busiest EP rank receives comm_ratio times the balanced share. */
+			double senders = (double)(groups * s->tp * cp);
+			double send = (double)tokens_global / senders, recv = (double)tokens_global / (double)s->ep;
+			int64_t width = o.a_dtype == DT_FP8 ? o.n + 4 * ceil_div64(o.n, 128)
+							    : dtype_bytes(o.a_dtype, o.n);
+			double rows = fmax(send * model_ep_ranks_per_token(x, s->ep, 1.0),
+					   recv * model_ep_ranks_per_token(x, s->ep, comm_ratio));
+			double bytes = ceil(rows * (double)width);
+			o.comm_bytes = bytes > (double)OP_ELEMENTS_MAX ? OP_ELEMENTS_MAX + 1 : (int64_t)bytes;
+			o.ranks = s->ep;
+			o.m = o.n = o.k = 0;
+			o.ep.mode = s->ep_mode != EP_MODE_NONE ? (enum op_ep_mode)s->ep_mode
+				    : prefill                  ? EP_MODE_NORMAL
+							       : EP_MODE_LOW_LATENCY;
+			o.ep.tokens = send;
+			o.ep.recv_tokens = recv;
+			o.ep.experts = x->experts;
+			o.ep.top_k = x->top_k;
+			o.ep.row_bytes = width;
+			o.ep.node_limit = s->ep_node_limit;
+			o.ep.rows_ratio = comm_ratio;
+			o.ep.sms = (int)s->ep_sms;
+			break;
+		}
+		case SPLIT_NONE:
+			break;
+		}
+		if (cp > 1) {
+			/* MLA context parallel: the cache is sharded over the CP ranks, so every chunk
+			 * gathers the latent of the prefix and of the chunk from the others (all-gather,
+			 * or a ring of blocks overlapped with their expansion and attention: bytes grow
+			 * with the context), every rank expands all visible keys, and queries are split
+			 * zig-zag, so a rank sees on average half of the other ranks' tokens. The gather
+			 * comes before the expansion (production) or the attention (DSA, reference). */
+			bool kvb = o.kind == OP_GEMM && strcmp(o.name, "mla.kv_b") == 0;
+			bool attn = o.kind == OP_MLA_PREFILL || o.kind == OP_DSA_PREFILL;
+			if (kvb && !p->reference_path)
+				o.m = b_local * (p->context + p->tokens);
+			if ((kvb && !p->reference_path) || (attn && !cp_gathered)) {
+				int64_t cache_bpt = o.cache_bytes_per_token;
+				if (kvb) /* the attention op's, which follows */
+					cache_bpt = list.ops[i + 1 < list.n ? i + 1 : i].cache_bytes_per_token;
+				collective(&mp, OP_ALLGATHER, s->mla_cp_ring ? "cp.mla_kv_ring" : "cp.mla_kv_allgather", &o,
+					   b_local * (p->context + p->tokens) * cache_bpt, cp);
+				cp_gathered = kvb;
+			} else if (attn) {
+				cp_gathered = false;
+			}
+			if (attn)
+				o.ctx = p->context + (p->tokens - t_local) / 2;
+		}
+		if (!prefill && s->cp > 1 && (o.kind == OP_MLA_DECODE || o.kind == OP_DSA_DECODE)) {
+			/* Decode over a context-parallel cache: each rank attends over its shard, then
+			 * the partial outputs and their log-sum-exps are gathered and merged. */
+			o.ctx = ceil_div64(o.ctx, s->cp);
+			collective(&mp, OP_ALLGATHER, "cp.attn_merge", &o,
+				   s->cp * b_local * o.t * o.h * (o.dv + 1) * 4, s->cp);
+		}
+		op_fill(&o);
+		account(&mp, &o);
+		tp_sync(&mp, &o, tokens_local);
+
+		if (cp > 1 && o.kind == OP_KDA_CHUNK) {
+			/* KDA context parallelism: all-gather each rank's segment transition (K x K) and
+			 * zero-start state (V x K) per head in FP32, scan them in order, then correct the
+			 * local outputs with the true incoming state. */
+			int64_t frag = b_local * o.h * (o.dk * o.dk + o.dk * o.dv) * 4;
+			collective(&mp, OP_ALLGATHER, "kcp.state_allgather", &o, frag * cp, cp);
+			/* the ordered scan: S_r = T_r S_(r-1) + S_r over the segments before this rank's
+			 * (half of them on average), a K x K by K x V product per head each, in FP32 */
+			struct op scan;
+			memset(&scan, 0, sizeof scan);
+			scan.kind = OP_GEMM;
+			scan.name = "kcp.scan";
+			scan.layers = o.layers;
+			scan.layer_group = o.layer_group;
+			scan.m = ceil_div64(cp, 2) * b_local * o.h * o.dk;
+			scan.n = o.dv;
+			scan.k = o.dk;
+			scan.w_dtype = scan.a_dtype = scan.o_dtype = DT_FP32;
+			op_fill(&scan);
+			account(&mp, &scan);
+			struct op fix;
+			memset(&fix, 0, sizeof fix);
+			fix.kind = OP_GEMM;
+			fix.name = "kcp.fixup";
+			fix.layers = o.layers;
+			fix.layer_group = o.layer_group;
+			fix.m = b_local * t_local;
+			fix.n = o.h * o.dv;
+			fix.k = o.dk;
+			fix.w_dtype = DT_FP32;
+			fix.a_dtype = model_storage_dtype(p->act);
+			fix.o_dtype = model_storage_dtype(p->act);
+			op_fill(&fix);
+			account(&mp, &fix);
+		}
+	}
+	if (mp.overflow)
+		return -E2BIG;
+
+	/* index the ops by (layer group, role), keeping list order */
+	memset(out->count, 0, sizeof out->count);
+	memset(out->has_combine, 0, sizeof out->has_combine);
+	for (int i = 0; i < out->n; i++) {
+		const struct tl_op *t = &out->ops[i];
+		if (t->group < -1 || t->group > 3)
+			return -E2BIG;
+		out->count[t->group + 1][t->role]++;
+		if (t->role == SIM_ROLE_COMBINE)
+			out->has_combine[t->group + 1] = true;
+	}
+	int16_t at = 0;
+	for (int g = 0; g < 5; g++)
+		for (int r = 0; r < SIM_ROLE_COUNT; r++) {
+			out->first[g][r] = at;
+			at = (int16_t)(at + out->count[g][r]);
+			out->count[g][r] = 0;
+		}
+	for (int i = 0; i < out->n; i++) {
+		const struct tl_op *t = &out->ops[i];
+		int g = t->group + 1;
+		out->order[out->first[g][t->role] + out->count[g][t->role]++] = (int16_t)i;
+	}
+	return 0;
+}
+
+/* ---- the graph ---- */
+
+/* Data-flow state of one microbatch on one rank: the main chain, the routed chain (dispatch ->
+ * experts -> combine) and the shared chain since the MLP prologue, the down GEMM's chunks. */
+struct flow {
+	int32_t chain, routed, shared;
+	int32_t down[MAX_CHUNKS];
+	int n_down;
+	int32_t block_end; /* AttnRes: the chain event that completed the last block */
+	int32_t ring_start; /* MLA CP ring: where the ring's transfers may begin */
+};
+
+/* Where a microbatch's issue stands (SGLang's stage executor). */
+struct cursor {
+	int mb;
+	bool last_comm; /* the last op it issued was a collective on the communication stream */
+	int part;  /* 0: before the layers, 1: layers, 2: after, 3: done */
+	int li;    /* position in the layer list */
+	int oi;    /* position in the strategy's order */
+};
+
+struct graph {
+	struct timeline *tl;
+	const struct scenario *s;
+	const struct model *m;
+	const struct overlap_spec *spec;
+	int n_ranks, n_mb;
+	int compute[2], comm[2], side[2];
+	const struct mapped *mapped[2][2]; /* [rank][microbatch] */
+	struct flow flow[2][2];
+	const int16_t *layers; /* the layers laid out, in order */
+	int n_layers;
+	const int8_t *group_of;
+	int rc;
+};
+
+static int32_t add(struct graph *g, int rank, int stream, int32_t group, const struct tl_op *t, double work,
+		   const int32_t *deps, int n_deps, int layer, int mb)
+{
+	if (g->rc)
+		return -1;
+	int32_t id = tl_add_in_group(g->tl, stream, group, t->name, work, t->sm, t->hbm, deps, n_deps);
+	if (id < 0) {
+		g->rc = id;
+		return -1;
+	}
+	struct tl_event *e = &g->tl->ev[id];
+	e->kind = (int8_t)(t->comm ? TL_COMM : TL_COMPUTE);
+	e->tag = t->row;
+	e->layer = (int16_t)layer;
+	e->mb = (int8_t)mb;
+	(void)rank;
+	return id;
+}
+
+/* Inter-block share of an AttnRes op at `layer`: the completed blocks and the embedding, over
+ * every source read (and the partial sum). */
+static double attnres_inter_share(const struct model *m, int layer, bool ffn)
+{
+	int64_t done = 1 + layer / m->attn_res_block;
+	int64_t partial = ffn || layer % m->attn_res_block != 0;
+	return (double)done / (double)(done + partial + 1);
+}
+
+/* One op of microbatch mb at `layer` (-1 outside the layers), on every rank. */
+static void emit(struct graph *g, int mb, int layer, int op_index)
+{
+	/* a collective's instances on the ranks start together: one group per piece (the chunks of
+	 * a pipelined combine each have theirs) */
+	int32_t groups[MAX_CHUNKS], group = -1;
+	const struct tl_op *t0 = &g->mapped[0][mb]->ops[op_index];
+	if (t0->comm && g->n_ranks > 1) {
+		int pieces = t0->role == SIM_ROLE_COMBINE && g->spec->combine_chunks > 1 ? g->spec->combine_chunks : 1;
+		for (int k = 0; k < pieces; k++)
+			if ((groups[k] = tl_group(g->tl)) < 0) {
+				g->rc = groups[k];
+				return;
+			}
+		group = groups[0];
+	}
+	for (int r = 0; r < g->n_ranks; r++) {
+		const struct tl_op *t = &g->mapped[r][mb]->ops[op_index];
+		struct flow *f = &g->flow[r][mb];
+		int stream = g->compute[r];
+		if (t->comm && g->spec->comm_stream)
+			stream = g->comm[r];
+		else if (t->role == SIM_ROLE_SHARED && g->s->shared_expert_stream)
+			stream = g->side[r];
+		int32_t deps[3] = {-1, -1, -1};
+		int32_t id;
+		switch (t->role) {
+		case SIM_ROLE_DISPATCH:
+		case SIM_ROLE_EXPERTS:
+		case SIM_ROLE_COMBINE: {
+			deps[0] = f->routed >= 0 ? f->routed : f->chain;
+			int chunks = g->spec->combine_chunks;
+			bool pipelined = chunks > 1 && layer >= 0 && g->mapped[r][mb]->has_combine[t->group + 1];
+			if (pipelined && (t->flags & TLOP_DOWN)) {
+				/* the down GEMM in chunks, each releasing its part of the combine */
+				for (int k = 0; k < chunks; k++) {
+					id = add(g, r, stream, group, t, t->work_s / chunks, deps, 1, layer, mb);
+					f->down[k] = deps[0] = id;
+				}
+				f->n_down = chunks;
+				f->routed = deps[0];
+				continue;
+			}
+			if (pipelined && t->role == SIM_ROLE_COMBINE && f->n_down == chunks) {
+				for (int k = 0; k < chunks; k++) {
+					deps[0] = f->down[k];
+					id = add(g, r, stream, group >= 0 ? groups[k] : -1, t, t->work_s / chunks, deps, 1,
+						 layer, mb);
+				}
+				f->n_down = 0;
+				f->routed = id;
+				continue;
+			}
+			id = add(g, r, stream, group, t, t->work_s, deps, 1, layer, mb);
+			f->routed = id;
+			continue;
+		}
+		case SIM_ROLE_SHARED:
+			deps[0] = f->shared >= 0 ? f->shared : f->chain;
+			f->shared = add(g, r, stream, group, t, t->work_s, deps, 1, layer, mb);
+			continue;
+		case SIM_ROLE_OUTPUT:
+			deps[0] = f->chain;
+			deps[1] = f->routed;
+			deps[2] = f->shared;
+			f->routed = f->shared = -1;
+			break;
+		default:
+			deps[0] = f->chain;
+			break;
+		}
+		if (g->s->attnres_side_stream && g->m->attn_res_block && layer >= 0 &&
+		    (t->flags & (TLOP_ATTNRES_ATTN | TLOP_ATTNRES_FFN))) {
+			/* the inter-block pass over completed blocks on the side stream, ahead of time */
+			double share = attnres_inter_share(g->m, layer, t->flags & TLOP_ATTNRES_FFN);
+			int32_t side_dep = f->block_end;
+			int32_t side = add(g, r, g->side[r], group, t, t->work_s * share, &side_dep, 1, layer, mb);
+			deps[1] = side;
+			f->chain = add(g, r, stream, group, t, t->work_s * (1 - share), deps, 2, layer, mb);
+			continue;
+		}
+		f->chain = add(g, r, stream, group, t, t->work_s, deps, 3, layer, mb);
+	}
+}
+
+/* MLA context parallel as a ring: the gather in cp - 1 block transfers on the communication
+ * stream, the expansion (kv_b, when there is one) and the attention in cp blocks on the compute
+ * stream, block j waiting for its transfer, so each transfer flies while the block before it is
+ * expanded and attended. */
+static void emit_ring(struct graph *g, int mb, int layer, int comm_op, int kvb_op, int attn_op)
+{
+	int cp = (int)g->s->cp;
+	for (int j = 0; j < cp; j++) {
+		int32_t group = -1;
+		if (j > 0 && g->n_ranks > 1 && (group = tl_group(g->tl)) < 0) {
+			g->rc = group;
+			return;
+		}
+		for (int r = 0; r < g->n_ranks; r++) {
+			const struct mapped *mm = g->mapped[r][mb];
+			struct flow *f = &g->flow[r][mb];
+			int32_t dep = f->chain;
+			if (j > 0) {
+				const struct tl_op *c = &mm->ops[comm_op];
+				int32_t start = f->ring_start;
+				int32_t id = add(g, r, g->comm[r], group, c, c->work_s / (cp - 1), &start, 1, layer, mb);
+				g->tl->ev[id >= 0 ? id : 0].kind = TL_COMM;
+				int32_t deps[2] = {f->chain, id};
+				if (kvb_op >= 0) {
+					const struct tl_op *k = &mm->ops[kvb_op];
+					f->chain = add(g, r, g->compute[r], -1, k, k->work_s / cp, deps, 2, layer, mb);
+					deps[0] = f->chain;
+					deps[1] = -1;
+				}
+				const struct tl_op *a = &mm->ops[attn_op];
+				f->chain = add(g, r, g->compute[r], -1, a, a->work_s / cp, deps, 2, layer, mb);
+				continue;
+			}
+			f->ring_start = dep;
+			if (kvb_op >= 0) {
+				const struct tl_op *k = &mm->ops[kvb_op];
+				f->chain = add(g, r, g->compute[r], -1, k, k->work_s / cp, &dep, 1, layer, mb);
+			}
+			const struct tl_op *a = &mm->ops[attn_op];
+			f->chain = add(g, r, g->compute[r], -1, a, a->work_s / cp, &f->chain, 1, layer, mb);
+		}
+	}
+}
+
+/* Every op of (layer group, role) of microbatch mb; true when the last was a collective on the
+ * communication stream (false when there was none). */
+static bool emit_role(struct graph *g, int mb, int layer, int group, int role)
+{
+	const struct mapped *mm = g->mapped[0][mb];
+	int k = group + 1, n = mm->count[k][role];
+	const int16_t *ops = mm->order + mm->first[k][role];
+	bool comm = false;
+	int ring = -1;
+	for (int i = 0; i < n; i++) {
+		int op = ops[i];
+		uint8_t fl = mm->ops[op].flags;
+		if ((fl & TLOP_RING) && g->s->cp > 1) {
+			ring = op; /* issued with the blocks it feeds */
+			continue;
+		}
+		if (ring >= 0 && (fl & (TLOP_KVB | TLOP_ATTN))) {
+			int kvb = -1, attn = op;
+			if ((fl & TLOP_KVB) && i + 1 < n && (mm->ops[ops[i + 1]].flags & TLOP_ATTN)) {
+				kvb = op;
+				attn = ops[++i];
+			}
+			emit_ring(g, mb, layer, ring, kvb, attn);
+			ring = -1;
+			comm = false;
+			continue;
+		}
+		emit(g, mb, layer, op);
+		comm = mm->ops[op].comm && g->spec->comm_stream;
+	}
+	return comm;
+}
+
+/* Issues the next stage of a microbatch: its ops up to the next yield (or the end). */
+static void stage(struct graph *g, struct cursor *c)
+{
+	const struct overlap_spec *sp = g->spec;
+	while (c->part < 3 && !g->rc) {
+		if (c->part == 0) {
+			emit_role(g, c->mb, -1, -1, SIM_ROLE_PRE);
+			for (int r = 0; r < g->n_ranks; r++)
+				g->flow[r][c->mb].block_end = g->flow[r][c->mb].chain;
+			c->part = g->n_layers ? 1 : 2;
+			continue;
+		}
+		if (c->part == 2) {
+			emit_role(g, c->mb, -1, -1, SIM_ROLE_POST);
+			c->part = 3;
+			return;
+		}
+		int layer = g->layers[c->li];
+		int role = sp->order[c->oi++];
+		bool yield = role == R_YIELD || (role == R_YIELD_COMM && c->last_comm);
+		if (role < SIM_ROLE_COUNT) {
+			const struct mapped *mm = g->mapped[0][c->mb];
+			int k = g->group_of[layer] + 1;
+			if (mm->count[k][role])
+				c->last_comm = emit_role(g, c->mb, layer, g->group_of[layer], role);
+		}
+		if (c->oi == sp->n) {
+			if (g->m->attn_res_block && (layer + 1) % g->m->attn_res_block == 0)
+				for (int r = 0; r < g->n_ranks; r++)
+					g->flow[r][c->mb].block_end = g->flow[r][c->mb].chain;
+			c->oi = 0;
+			if (++c->li == g->n_layers)
+				c->part = 2;
+		}
+		if (yield)
+			return;
+	}
+}
+
+/* The repeating part of the layer sequence: `reps` periods of `period` layers from `start`. */
+static void find_period(const int8_t *sig, int n, int *start, int *period, int *reps)
+{
+	*start = 0, *period = n > 0 ? n : 1, *reps = 1;
+	int best = 0;
+	for (int p = 1; p <= 12 && p <= n; p++)
+		for (int a = 0; a < p && a + p <= n; a++) {
+			int r = 1;
+			while (a + (r + 1) * p <= n && memcmp(sig + a, sig + a + r * p, (size_t)p) == 0)
+				r++;
+			if (r >= 2 && r * p > best) {
+				best = r * p;
+				*start = a, *period = p, *reps = r;
+			}
+		}
+}
+
+/* The phase of microbatch k of n: a decode step's requests, or a prefill's prompts (or the
+ * tokens of one prompt) split in two. */
+static void split_phase(const struct scenario *s, const struct phase *p, int k, int n, struct phase *out)
+{
+	*out = *p;
+	if (n == 1)
+		return;
+	int64_t b_local = ceil_div64(p->batch, s->dp);
+	int64_t groups = p->batch < s->dp ? p->batch : s->dp;
+	if (b_local >= 2) {
+		int64_t half = k == 0 ? (b_local + 1) / 2 : b_local / 2;
+		out->batch = half * groups;
+		return;
+	}
+	int64_t first = (p->tokens + 1) / 2;
+	out->tokens = k == 0 ? first : p->tokens - first;
+	out->context = k == 0 ? p->context : p->context + first;
+}
+
+/* Per-thread timeline storage for sim_step (released when the thread ends). */
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static pthread_key_t tls_key;
+
+struct tls_timeline {
+	struct timeline tl;
+	_Alignas(double) unsigned char mem[];
+};
+
+static void tls_free(void *p)
+{
+	free(p);
+}
+
+static void tls_make_key(void)
+{
+	(void)pthread_key_create(&tls_key, tls_free);
+}
+
+static struct timeline *thread_timeline(void)
+{
+	pthread_once(&tls_once, tls_make_key);
+	struct tls_timeline *t = pthread_getspecific(tls_key);
+	if (t)
+		return &t->tl;
+	size_t bytes = (size_t)tl_storage_bytes(SIM_TL_EVENTS, SIM_TL_DEPS);
+	t = malloc(sizeof *t + bytes);
+	if (!t)
+		return NULL;
+	tl_init(&t->tl, t->mem, SIM_TL_EVENTS, SIM_TL_DEPS);
+	if (pthread_setspecific(tls_key, t) != 0) {
+		free(t);
+		return NULL;
+	}
+	return &t->tl;
+}
+
+/* Per-thread scratch of mapped ops: [rank][microbatch]. */
+static _Thread_local struct mapped mapped_tls[2][2];
+
+static int build_and_run(struct graph *g, const int16_t *layers, int n_layers)
+{
+	g->layers = layers;
+	g->n_layers = n_layers;
+	g->rc = 0;
+	tl_reset(g->tl);
+	for (int r = 0; r < g->n_ranks; r++) {
+		static const char *const compute_names[2] = {"compute", "compute (mean rank)"};
+		static const char *const comm_names[2] = {"communication", "communication (mean rank)"};
+		static const char *const side_names[2] = {"side", "side (mean rank)"};
+		g->compute[r] = tl_stream(g->tl, r, TL_COMPUTE, compute_names[r]);
+		bool ring = g->s->mla_cp_ring && g->s->cp > 1;
+		g->comm[r] = g->spec->comm_stream || ring ? tl_stream(g->tl, r, TL_COMM, comm_names[r]) : g->compute[r];
+		g->side[r] = g->s->shared_expert_stream || g->s->attnres_side_stream
+				     ? tl_stream(g->tl, r, TL_COMPUTE, side_names[r])
+				     : g->compute[r];
+		for (int k = 0; k < g->n_mb; k++) {
+			struct flow *f = &g->flow[r][k];
+			f->chain = f->routed = f->shared = f->block_end = -1;
+			f->n_down = 0;
+		}
+	}
+	struct cursor c[2] = {{.mb = 0}, {.mb = 1}};
+	if (g->n_mb == 1) {
+		while (c[0].part < 3 && !g->rc)
+			stage(g, &c[0]);
+	} else {
+		for (int d = 0; d < g->spec->delta_stages && c[0].part < 3; d++)
+			stage(g, &c[0]);
+		while ((c[0].part < 3 || c[1].part < 3) && !g->rc) {
+			if (c[0].part < 3)
+				stage(g, &c[0]);
+			if (c[1].part < 3)
+				stage(g, &c[1]);
+		}
+	}
+	if (g->rc)
+		return g->rc;
+	return tl_run(g->tl);
+}
+
+static double stream_busy(const struct timeline *tl, int stream)
+{
+	return stream >= 0 ? tl->streams[stream].busy_s : 0;
+}
+
+/* The step under strategy ov. With bound_s > 0, gives up (returning 1) when the step cannot
+ * take less than bound_s: its busiest stream alone needs that long. */
+static int step_with(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		     enum scenario_overlap ov, const struct sim_step_opts *o, double bound_s, struct timeline *tl,
+		     struct sim_phase *acc, double weight, struct sim_step_timing *out)
+{
+	memset(out, 0, sizeof *out);
+	const struct overlap_spec *spec = &overlap_specs[ov][p->kind == PHASE_DECODE];
+	int n_mb = spec->microbatches;
+	if (n_mb == 2) {
+		struct phase half;
+		split_phase(s, p, 1, 2, &half);
+		if (half.batch < 1 || half.tokens < 1)
+			n_mb = 1; /* one request, one token: nothing to split */
+	}
+	int n_ranks = o->mean_rank && s->moe_imbalance > 1 && s->ep > 1 ? 2 : 1;
+	struct graph g = {.tl = tl, .s = s, .m = m, .spec = spec, .n_ranks = n_ranks, .n_mb = n_mb};
+
+	int64_t peak = 0;
+	struct phase p0, p1;
+	split_phase(s, p, 0, n_mb, &p0);
+	split_phase(s, p, 1, n_mb, &p1);
+	/* two equal halves map to the same ops: map one, count it twice */
+	bool same = n_mb == 2 && p0.batch == p1.batch && p0.tokens == p1.tokens && p0.context == p1.context;
+	for (int r = 0; r < n_ranks; r++)
+		for (int k = 0; k < n_mb; k++) {
+			struct mapped *mm = &mapped_tls[r][k];
+			if (same && k == 1) {
+				g.mapped[r][1] = g.mapped[r][0];
+				if (r == 0) {
+					out->ops_s += g.mapped[0][0]->ops_s;
+					peak += g.mapped[0][0]->peak_act;
+				}
+				continue;
+			}
+			int rc = map_step(s, m, hw, k ? &p1 : &p0, r == 0, r == 0 ? acc : NULL, same ? 2 * weight : weight,
+					  o->row_base, mm);
+			if (rc < 0)
+				return rc;
+			if (k > 0 && mm->n != mapped_tls[r][0].n)
+				return -E2BIG; /* microbatches map to different op lists: cannot happen */
+			g.mapped[r][k] = mm;
+			if (r == 0) {
+				out->ops_s += mm->ops_s;
+				peak += mm->peak_act;
+			}
+		}
+
+	if (bound_s > 0) {
+		double comm = 0, compute = 0;
+		for (int k = 0; k < n_mb; k++) {
+			comm += g.mapped[0][k]->comm_ops_s;
+			compute += g.mapped[0][k]->ops_s - g.mapped[0][k]->comm_ops_s;
+		}
+		int streams = 1 + (s->shared_expert_stream || s->attnres_side_stream);
+		if (fmax(comm, compute / streams) >= bound_s)
+			return 1;
+	}
+	if (!o->every_layer && n_mb == 1 && !spec->comm_stream && !s->shared_expert_stream &&
+	    !s->attnres_side_stream && !(s->mla_cp_ring && s->cp > 1 && p->kind == PHASE_PREFILL)) {
+		/* one stream: the timeline is the ops one after another (tests check it equals the
+		 * engine's); skip laying it out */
+		const struct mapped *mm = g.mapped[0][0];
+		out->time_s = out->compute_stream_s = mm->ops_s;
+		out->critical_comm_s = out->exposed_comm_s = mm->comm_ops_s;
+		out->critical_compute_s = mm->ops_s - mm->comm_ops_s;
+		goto done;
+	}
+
+	/* the layers to lay out: all, or the repeating part cut to three periods */
+	int8_t group_of[MODEL_MAX_LAYERS];
+	model_layer_groups(m, group_of);
+	int8_t sig[MODEL_MAX_LAYERS];
+	for (int i = 0; i < m->n_layers; i++)
+		sig[i] = (int8_t)(group_of[i] +
+				  (s->attnres_side_stream && m->attn_res_block ? 4 * (i % m->attn_res_block == 0) : 0));
+	g.group_of = group_of;
+	int start, period, reps;
+	find_period(sig, m->n_layers, &start, &period, &reps);
+	enum { SIM_PERIODS = 3 };
+	int16_t layers[MODEL_MAX_LAYERS];
+	int n = 0;
+	bool extrapolate = !o->every_layer && n_ranks == 1 && reps > SIM_PERIODS + 1;
+	for (int i = 0; i < m->n_layers; i++)
+		if (!extrapolate || i < start + SIM_PERIODS * period || i >= start + reps * period)
+			layers[n++] = (int16_t)i;
+	int rc = build_and_run(&g, layers, n);
+	double extra = 0, extra_exposed = 0, extra_crit_comm = 0, extra_busy[3] = {0, 0, 0};
+	if (rc == 0 && extrapolate) {
+		/* the end of each simulated period: its layers' last event on the busiest rank */
+		double end[SIM_PERIODS] = {0};
+		int32_t at[SIM_PERIODS] = {-1, -1, -1};
+		for (int32_t i = 0; i < tl->n_events; i++) {
+			const struct tl_event *e = &tl->ev[i];
+			int k = e->layer < start ? -1 : (e->layer - start) / period;
+			if (e->layer >= 0 && k >= 0 && k < SIM_PERIODS && tl->streams[e->stream].gpu == 0 &&
+			    e->end_s >= end[k]) {
+				end[k] = e->end_s;
+				at[k] = i;
+			}
+		}
+		double d1 = end[1] - end[0], d2 = end[2] - end[1];
+		if (at[0] >= 0 && fabs(d2 - d1) <= 1e-6 * fabs(d2) + 1e-15) {
+			int more = reps - SIM_PERIODS;
+			extra = more * d2;
+			extra_exposed = more * (tl->ev[at[2]].exposed_at_end_s - tl->ev[at[1]].exposed_at_end_s);
+			/* the critical path and the streams inside the last period, repeated */
+			double lo = end[1], hi = end[2], crit_comm = 0;
+			for (int32_t i = tl->result.last_event; i >= 0; i = tl->ev[i].released_by) {
+				const struct tl_event *e = &tl->ev[i];
+				double a = fmax(e->start_s, lo), b = fmin(e->end_s, hi);
+				if (b > a && e->kind == TL_COMM)
+					crit_comm += b - a;
+			}
+			extra_crit_comm = more * crit_comm;
+			for (int32_t i = 0; i < tl->n_events; i++) {
+				const struct tl_event *e = &tl->ev[i];
+				if (e->layer < start + 2 * period || e->layer >= start + 3 * period)
+					continue;
+				int st = e->stream;
+				int which = st == g.compute[0] ? 0 : st == g.comm[0] ? 1 : 2;
+				extra_busy[which] += more * (e->end_s - e->start_s);
+			}
+			out->extrapolated = true;
+		} else {
+			/* not periodic yet: lay out every layer */
+			n = 0;
+			for (int i = 0; i < m->n_layers; i++)
+				layers[n++] = (int16_t)i;
+			rc = build_and_run(&g, layers, n);
+		}
+	}
+	if (rc < 0)
+		return rc;
+	const struct tl_result *res = &tl->result;
+	out->time_s = res->makespan_s + extra;
+	out->critical_comm_s = res->critical_comm_s + extra_crit_comm;
+	out->critical_compute_s = out->time_s - out->critical_comm_s;
+	out->exposed_comm_s = res->exposed_comm_s[0] + extra_exposed;
+	out->compute_stream_s = stream_busy(tl, g.compute[0]) + extra_busy[0];
+	out->comm_stream_s = (g.comm[0] != g.compute[0] ? stream_busy(tl, g.comm[0]) : 0) + extra_busy[1];
+	out->side_stream_s = (g.side[0] != g.compute[0] ? stream_busy(tl, g.side[0]) : 0) + extra_busy[2];
+done:
+	out->microbatches = n_mb;
+	out->overlap = ov;
+	if (acc) {
+		if (peak > acc->peak_act_bytes)
+			acc->peak_act_bytes = peak;
+		acc->step_s += weight * out->time_s;
+		acc->critical_comm_s += weight * out->critical_comm_s;
+		acc->critical_compute_s += weight * out->critical_compute_s;
+		acc->exposed_comm_s += weight * out->exposed_comm_s;
+		acc->microbatches = n_mb;
+		acc->overlap = ov;
+	}
+	return 0;
+}
+
+/* auto: none, or two-batch overlap where EP crosses NVLink domains (its all-to-alls go through
+ * the NIC, where DeepSeek and SGLang run it) and it pays; splitting a step in two can cost more
+ * than it hides (expert weights are read once per microbatch), which an operator would see.
+ * *pick gets the choice; with `out`, the step under it (when no acc is needed: both were run). */
+static int choose_overlap(const struct scenario *s, const struct model *m, const struct hw *hw,
+			  const struct phase *p, struct timeline *tl, enum scenario_overlap *pick,
+			  struct sim_step_timing *chosen)
+{
+	static const struct sim_step_opts fast = {0};
+	struct sim_step_timing serial, tbo;
+	int rc = step_with(s, m, hw, p, OVERLAP_NONE, &fast, 0, tl, NULL, 1, &serial);
+	if (rc < 0 || s->ep <= hw->domain_gpus) {
+		*pick = OVERLAP_NONE;
+		if (chosen)
+			*chosen = serial;
+		return rc < 0 ? rc : 0;
+	}
+	rc = step_with(s, m, hw, p, OVERLAP_TBO, &fast, serial.time_s, tl, NULL, 1, &tbo);
+	if (rc < 0)
+		return rc;
+	bool win = rc == 0 && tbo.microbatches == 2 && tbo.time_s < serial.time_s;
+	*pick = win ? OVERLAP_TBO : OVERLAP_NONE;
+	if (chosen)
+		*chosen = win ? tbo : serial;
+	return 0;
+}
+
+int sim_step_overlap(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		     enum scenario_overlap *out)
+{
+	if (s->overlap != OVERLAP_AUTO) {
+		*out = s->overlap;
+		return 0;
+	}
+	struct timeline *tl = thread_timeline();
+	if (!tl)
+		return -ENOMEM;
+	return choose_overlap(s, m, hw, p, tl, out, NULL);
+}
+
+int sim_step_timeline(const struct scenario *s, const struct model *m, const struct hw *hw,
+		      const struct phase *p, const struct sim_step_opts *o, struct timeline *tl,
+		      struct sim_phase *acc, double weight, struct sim_step_timing *out)
+{
+	static const struct sim_step_opts dflt = {0};
+	if (!o)
+		o = &dflt;
+	if (s->overlap != OVERLAP_AUTO)
+		return step_with(s, m, hw, p, s->overlap, o, 0, tl, acc, weight, out);
+	enum scenario_overlap pick;
+	bool reuse = !acc && !o->every_layer && !o->mean_rank && o->row_base == 0;
+	int rc = choose_overlap(s, m, hw, p, tl, &pick, reuse ? out : NULL);
+	if (rc < 0 || reuse)
+		return rc;
+	return step_with(s, m, hw, p, pick, o, 0, tl, acc, weight, out);
+}
+
+double sim_step_rows(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		     struct sim_phase *acc, double weight, int row_base)
+{
+	struct timeline *tl = thread_timeline();
+	if (!tl)
+		return -ENOMEM;
+	struct sim_step_opts o = {.row_base = row_base};
+	struct sim_step_timing t;
+	int rc = sim_step_timeline(s, m, hw, p, &o, tl, acc, weight, &t);
+	return rc < 0 ? rc : t.time_s;
+}
+
+double sim_step(const struct scenario *s, const struct model *m, const struct hw *hw,
+		const struct phase *p, struct sim_phase *acc, double weight)
+{
+	return sim_step_rows(s, m, hw, p, acc, weight, 0);
+}

@@ -1,0 +1,332 @@
+#include "sim/timeline.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+/* Communication never takes more than this share of the SMs from compute (a guard: shares come
+ * from presets and scenarios). */
+#define TL_COMM_SM_MAX 0.95
+
+int64_t tl_storage_bytes(int32_t cap_events, int32_t cap_deps)
+{
+	if (cap_events < 1 || cap_deps < 1)
+		return 0;
+	return (int64_t)cap_events * (int64_t)sizeof(struct tl_event) +
+	       (int64_t)cap_deps * 2 * (int64_t)sizeof(int32_t) +
+	       ((int64_t)cap_events * 4 + 1) * (int64_t)sizeof(int32_t);
+}
+
+void tl_init(struct timeline *tl, void *mem, int32_t cap_events, int32_t cap_deps)
+{
+	memset(tl, 0, sizeof *tl);
+	unsigned char *p = mem;
+	tl->ev = (struct tl_event *)(void *)p;
+	p += (size_t)cap_events * sizeof(struct tl_event);
+	tl->deps = (int32_t *)(void *)p;
+	p += (size_t)cap_deps * sizeof(int32_t);
+	tl->succ = (int32_t *)(void *)p;
+	p += (size_t)cap_deps * sizeof(int32_t);
+	tl->succ_first = (int32_t *)(void *)p;
+	p += ((size_t)cap_events + 1) * sizeof(int32_t);
+	tl->group_first = (int32_t *)(void *)p;
+	p += (size_t)cap_events * sizeof(int32_t);
+	tl->group_size = (int32_t *)(void *)p;
+	p += (size_t)cap_events * sizeof(int32_t);
+	tl->group_ready = (int32_t *)(void *)p;
+	tl->cap_events = cap_events;
+	tl->cap_deps = cap_deps;
+}
+
+void tl_reset(struct timeline *tl)
+{
+	tl->n_streams = 0;
+	tl->n_gpus = 0;
+	tl->n_events = 0;
+	tl->n_deps = 0;
+	tl->n_groups = 0;
+	memset(&tl->result, 0, sizeof tl->result);
+}
+
+int tl_stream(struct timeline *tl, int gpu, enum tl_stream_kind kind, const char *name)
+{
+	if (gpu < 0 || gpu >= TL_MAX_GPUS)
+		return -EINVAL;
+	if (tl->n_streams == TL_MAX_STREAMS)
+		return -E2BIG;
+	struct tl_stream *s = &tl->streams[tl->n_streams];
+	memset(s, 0, sizeof *s);
+	s->name = name;
+	s->gpu = gpu;
+	s->kind = kind;
+	s->first = s->last = -1;
+	if (gpu + 1 > tl->n_gpus)
+		tl->n_gpus = gpu + 1;
+	return tl->n_streams++;
+}
+
+int32_t tl_group(struct timeline *tl)
+{
+	if (tl->n_groups == tl->cap_events)
+		return -E2BIG;
+	tl->group_first[tl->n_groups] = -1;
+	tl->group_size[tl->n_groups] = 0;
+	return tl->n_groups++;
+}
+
+static double clamp01(double x)
+{
+	return x > 1 ? 1 : x > 0 ? x : 0; /* NaN -> 0 */
+}
+
+int32_t tl_add_in_group(struct timeline *tl, int stream, int32_t group, const char *name, double work_s,
+			double sm, double hbm, const int32_t *deps, int n_deps)
+{
+	if (stream < 0 || stream >= tl->n_streams || !(work_s >= 0) || n_deps < 0 || n_deps > INT16_MAX ||
+	    group >= tl->n_groups)
+		return -EINVAL;
+	int valid = 0;
+	for (int i = 0; i < n_deps; i++) {
+		if (deps[i] >= tl->n_events)
+			return -EINVAL;
+		valid += deps[i] >= 0;
+	}
+	if (tl->n_events == tl->cap_events || tl->n_deps + valid > tl->cap_deps)
+		return -E2BIG;
+	int32_t id = tl->n_events++;
+	struct tl_event *e = &tl->ev[id];
+	e->name = name;
+	e->tag = 0;
+	e->mb = 0;
+	e->critical = false;
+	e->work_s = work_s;
+	e->sm = (float)clamp01(sm);
+	e->hbm = (float)clamp01(hbm);
+	e->stream = (int16_t)stream;
+	e->group = group;
+	e->group_next = -1;
+	e->layer = -1;
+	e->dep_first = tl->n_deps;
+	for (int i = 0; i < n_deps; i++)
+		if (deps[i] >= 0)
+			tl->deps[tl->n_deps++] = deps[i];
+	e->n_deps = (int16_t)valid;
+	struct tl_stream *s = &tl->streams[stream];
+	e->kind = (int8_t)s->kind;
+	e->prev = s->last;
+	e->next = -1;
+	if (s->last >= 0)
+		tl->ev[s->last].next = id;
+	else
+		s->first = id;
+	s->last = id;
+	s->n_events++;
+	if (group >= 0) {
+		e->group_next = tl->group_first[group];
+		tl->group_first[group] = id;
+		tl->group_size[group]++;
+	}
+	return id;
+}
+
+int32_t tl_add(struct timeline *tl, int stream, const char *name, double work_s, double sm, double hbm,
+	       const int32_t *deps, int n_deps)
+{
+	return tl_add_in_group(tl, stream, -1, name, work_s, sm, hbm, deps, n_deps);
+}
+
+/* ---- running ---- */
+
+struct run {
+	struct timeline *tl;
+	int32_t running[TL_MAX_STREAMS];
+	int n_running;
+	double now;
+};
+
+static void start(struct run *r, int32_t id)
+{
+	struct tl_event *e = &r->tl->ev[id];
+	e->start_s = r->now;
+	e->remaining_s = e->work_s;
+	r->running[r->n_running++] = id;
+}
+
+static void ready(struct run *r, int32_t id, int32_t by)
+{
+	struct timeline *tl = r->tl;
+	struct tl_event *e = &tl->ev[id];
+	e->released_by = by;
+	if (e->group < 0) {
+		start(r, id);
+		return;
+	}
+	if (++tl->group_ready[e->group] < tl->group_size[e->group])
+		return;
+	/* the last member is ready: all start now, released by what released it */
+	for (int32_t m = tl->group_first[e->group]; m >= 0; m = tl->ev[m].group_next) {
+		tl->ev[m].released_by = by;
+		start(r, m);
+	}
+}
+
+static void release(struct run *r, int32_t id, int32_t by)
+{
+	struct tl_event *e = &r->tl->ev[id];
+	if (--e->pending == 0)
+		ready(r, id, by);
+}
+
+static void critical_path(struct timeline *tl)
+{
+	struct tl_result *res = &tl->result;
+	int32_t last = -1;
+	for (int32_t i = 0; i < tl->n_events; i++)
+		if (last < 0 || tl->ev[i].end_s > tl->ev[last].end_s)
+			last = i;
+	res->last_event = last;
+	res->makespan_s = last >= 0 ? tl->ev[last].end_s : 0;
+	for (int32_t i = last; i >= 0; i = tl->ev[i].released_by) {
+		struct tl_event *e = &tl->ev[i];
+		e->critical = true;
+		res->critical_events++;
+		double d = e->end_s - e->start_s;
+		if (e->kind == TL_COMM)
+			res->critical_comm_s += d;
+		else
+			res->critical_compute_s += d;
+	}
+}
+
+int tl_run(struct timeline *tl)
+{
+	struct run r = {.tl = tl};
+	memset(&tl->result, 0, sizeof tl->result);
+	tl->result.last_event = -1;
+	for (int i = 0; i < tl->n_streams; i++)
+		tl->streams[i].busy_s = 0;
+
+	/* dependents of each event, in a compressed list after the dependencies */
+	int32_t *first = tl->succ_first;
+	memset(first, 0, ((size_t)tl->n_events + 1) * sizeof *first);
+	for (int32_t i = 0; i < tl->n_deps; i++)
+		first[tl->deps[i] + 1]++;
+	for (int32_t i = 0; i < tl->n_events; i++)
+		first[i + 1] += first[i];
+	for (int32_t i = 0; i < tl->n_events; i++) {
+		struct tl_event *e = &tl->ev[i];
+		for (int32_t k = 0; k < e->n_deps; k++) {
+			int32_t d = tl->deps[e->dep_first + k];
+			tl->succ[first[d]++] = i;
+		}
+	}
+	for (int32_t i = tl->n_events; i > 0; i--)
+		first[i] = first[i - 1];
+	first[0] = 0;
+
+	for (int32_t g = 0; g < tl->n_groups; g++)
+		tl->group_ready[g] = 0;
+	for (int32_t i = 0; i < tl->n_events; i++) {
+		struct tl_event *e = &tl->ev[i];
+		e->pending = e->n_deps + (e->prev >= 0);
+		e->released_by = -1;
+		e->critical = false;
+		e->start_s = e->end_s = e->exposed_at_end_s = 0;
+	}
+	for (int32_t i = 0; i < tl->n_events; i++)
+		if (tl->ev[i].pending == 0)
+			ready(&r, i, -1);
+
+	double rate[TL_MAX_STREAMS];
+	int32_t done[TL_MAX_STREAMS];
+	int32_t finished = 0;
+	const int n_gpus = tl->n_gpus > 0 ? tl->n_gpus : 1;
+	while (r.n_running > 0) {
+		double comm_sm[TL_MAX_GPUS], comp_sm[TL_MAX_GPUS], hbm[TL_MAX_GPUS];
+		int n_comm[TL_MAX_GPUS], n_comp[TL_MAX_GPUS];
+		for (int g = 0; g < n_gpus; g++) {
+			comm_sm[g] = comp_sm[g] = hbm[g] = 0;
+			n_comm[g] = n_comp[g] = 0;
+		}
+		for (int k = 0; k < r.n_running; k++) {
+			const struct tl_event *e = &tl->ev[r.running[k]];
+			const struct tl_stream *s = &tl->streams[e->stream];
+			hbm[s->gpu] += e->hbm;
+			if (e->kind == TL_COMM) {
+				comm_sm[s->gpu] += e->sm;
+				n_comm[s->gpu]++;
+			} else {
+				comp_sm[s->gpu] += e->sm;
+				n_comp[s->gpu]++;
+			}
+		}
+		double dt = INFINITY;
+		for (int k = 0; k < r.n_running; k++) {
+			const struct tl_event *e = &tl->ev[r.running[k]];
+			const struct tl_stream *s = &tl->streams[e->stream];
+			int g = s->gpu;
+			double f = 1;
+			if (hbm[g] > 1 && e->hbm > 0)
+				f = 1 / hbm[g];
+			if (e->kind != TL_COMM && e->sm > 0 && comp_sm[g] + comm_sm[g] > 1) {
+				double free_sm = 1 - (comm_sm[g] < TL_COMM_SM_MAX ? comm_sm[g] : TL_COMM_SM_MAX);
+				if (comp_sm[g] > free_sm && free_sm / comp_sm[g] < f)
+					f = free_sm / comp_sm[g];
+			}
+			rate[k] = f;
+			double t = e->remaining_s / f;
+			if (t < dt)
+				dt = t;
+		}
+		for (int g = 0; g < n_gpus; g++) {
+			if (n_comm[g])
+				tl->result.comm_busy_s[g] += dt;
+			if (n_comp[g])
+				tl->result.compute_busy_s[g] += dt;
+			if (n_comm[g] && !n_comp[g])
+				tl->result.exposed_comm_s[g] += dt;
+		}
+		r.now += dt;
+		int n_done = 0, kept = 0;
+		for (int k = 0; k < r.n_running; k++) {
+			int32_t id = r.running[k];
+			struct tl_event *e = &tl->ev[id];
+			e->remaining_s -= rate[k] * dt;
+			if (e->remaining_s <= 1e-12 * e->work_s + 1e-18) {
+				e->remaining_s = 0;
+				e->end_s = r.now;
+				e->exposed_at_end_s = tl->result.exposed_comm_s[tl->streams[e->stream].gpu];
+				done[n_done++] = id;
+			} else {
+				r.running[kept] = id;
+				rate[kept++] = rate[k];
+			}
+		}
+		r.n_running = kept;
+		finished += n_done;
+		/* release in event order: deterministic whatever the running order */
+		for (int a = 1; a < n_done; a++)
+			for (int b = a; b > 0 && done[b] < done[b - 1]; b--) {
+				int32_t t = done[b];
+				done[b] = done[b - 1];
+				done[b - 1] = t;
+			}
+		for (int k = 0; k < n_done; k++) {
+			int32_t id = done[k];
+			const struct tl_event *e = &tl->ev[id];
+			if (e->next >= 0)
+				release(&r, e->next, id);
+			for (int32_t j = first[id]; j < first[id + 1]; j++)
+				release(&r, tl->succ[j], id);
+		}
+	}
+	for (int32_t i = 0; i < tl->n_events; i++) {
+		const struct tl_event *e = &tl->ev[i];
+		tl->streams[e->stream].busy_s += e->end_s - e->start_s;
+	}
+	if (finished < tl->n_events)
+		return -EDEADLK;
+	critical_path(tl);
+	return 0;
+}

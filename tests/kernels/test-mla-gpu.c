@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MLA decode on the GPU (kernels/mla/mla_decode.h) against the float64
+ * reference (suite 'gpu'; exit 77 without a GPU). Fresh random inputs per
+ * case, outputs, workspace and the unused rows of the cache pages poisoned
+ * with 0xff (NaN) before every run. Covers one and several splits, 16- and
+ * 64-row blocks (padded rows too), 1..8 query tokens, BF16 and FP8 caches,
+ * sparse index lists with -1 and out-of-range entries.
+ * MLA_TEST_FILTER='*fp8*' runs a subset (e.g. under compute-sanitizer).
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "k3_gpu_test_util.h"
+#include "mla_test_util.h"
+#include "kernels/mla/mla_decode.h"
+#include "kernels/mla/mla_ref.h"
+
+/* BF16 output of a softmax-weighted mean, P (FP8: P times the tile scale) rounded to BF16
+ * on the way. The LSE's tolerance is derived per row in mla_test_util.h. */
+#define TOL_OUT 1.5e-2
+
+static struct test_rng rng = { 20261202 };
+
+struct mla_case {
+	int B, H, t, topk;
+	enum mla_kv kv;
+	double qscale; /* q range: sharper softmax when larger */
+	int32_t lens[8];
+	const char *name;
+};
+
+static void run_case(const struct mla_case *c)
+{
+	print_message("%s: B=%d H=%d t=%d kv=%s topk=%d\n", c->name, c->B, c->H, c->t,
+		      c->kv == MLA_KV_FP8 ? "fp8" : "bf16", c->topk);
+	const size_t tb = c->kv == MLA_KV_FP8 ? MLA_FP8_TOKEN_BYTES : MLA_BF16_TOKEN_BYTES;
+	int max_seqlen = 0;
+	for (int b = 0; b < c->B; b++)
+		max_seqlen = c->lens[b] > max_seqlen ? c->lens[b] : max_seqlen;
+	const int max_pages = (max_seqlen + MLA_PAGE_TOKENS - 1) / MLA_PAGE_TOKENS;
+	int64_t n_pages = (int64_t)c->B * max_pages + 5;
+	while (n_pages % 7 == 0)
+		n_pages++;
+	/* Pages scattered over the pool: request b's page i at (i * B + b) * 7 + 2 mod n (distinct: 7 is prime to n). */
+	int32_t *table = gt_xmalloc((size_t)c->B * max_pages * sizeof(int32_t));
+	for (int b = 0; b < c->B; b++)
+		for (int i = 0; i < max_pages; i++)
+			table[b * max_pages + i] = (int32_t)((((int64_t)i * c->B + b) * 7 + 2) % n_pages);
+	/* Every page poisoned, then the tokens of each request written. */
+	unsigned char *pool = gt_xmalloc((size_t)n_pages * MLA_PAGE_TOKENS * tb);
+	memset(pool, 0xff, (size_t)n_pages * MLA_PAGE_TOKENS * tb);
+	double x[MLA_DIM];
+	for (int b = 0; b < c->B; b++)
+		for (int j = 0; j < c->lens[b]; j++) {
+			test_fill(&rng, x, MLA_DIM, -1, 1);
+			unsigned char *dst = pool + ((size_t)table[b * max_pages + j / MLA_PAGE_TOKENS] * MLA_PAGE_TOKENS +
+						     j % MLA_PAGE_TOKENS) * tb;
+			if (c->kv == MLA_KV_FP8)
+				mla_fp8_encode_token(x, dst);
+			else
+				mla_bf16_encode_token(x, (uint16_t *)dst);
+		}
+	const size_t rows = (size_t)c->B * c->t * c->H;
+	struct gt_bf16 q = gt_bf16_rand(&rng, rows * MLA_DIM, -c->qscale, c->qscale);
+	int32_t *ix = NULL;
+	if (c->topk) {
+		ix = gt_xmalloc((size_t)c->B * c->topk * sizeof(int32_t));
+		for (int b = 0; b < c->B; b++)
+			for (int j = 0; j < c->topk; j++) {
+				const uint64_t u = test_rng_next(&rng);
+				int32_t v = (int32_t)(u % (uint64_t)c->lens[b]);
+				if (u % 17 == 0)
+					v = -1;
+				else if (u % 23 == 0)
+					v = c->lens[b] + (int32_t)(u % 100); /* past the end: skipped */
+				ix[b * c->topk + j] = v;
+			}
+	}
+
+	struct mla_ref_decode ref = {
+		.batch = c->B, .heads = c->H, .qtokens = c->t, .kv = c->kv, .scale = 1.0 / sqrt(192.0),
+		.q = q.h, .cache = pool, .n_pages = n_pages, .block_table = table, .max_pages = max_pages,
+		.seqlens = c->lens, .indices = ix, .topk = c->topk,
+		.out = gt_dnew(rows * MLA_LATENT), .lse = gt_dnew(rows), .score_abs = gt_dnew(rows),
+		.n_visible = gt_xmalloc(rows * sizeof(int32_t)),
+	};
+	assert_int_equal(mla_ref_decode(&ref), 0);
+
+	void *d_pool = gt_dev_copy(pool, (size_t)n_pages * MLA_PAGE_TOKENS * tb);
+	void *d_table = gt_dev_copy(table, (size_t)c->B * max_pages * sizeof(int32_t));
+	void *d_lens = gt_dev_copy(c->lens, (size_t)c->B * sizeof(int32_t));
+	void *d_ix = ix ? gt_dev_copy(ix, (size_t)c->B * c->topk * sizeof(int32_t)) : NULL;
+	struct gt_bf16 out = gt_bf16_out(rows * MLA_LATENT);
+	float *d_lse = gt_dev_poisoned(rows * sizeof(float));
+	struct mla_decode_args a = {
+		.batch = c->B, .heads = c->H, .qtokens = c->t, .kv = c->kv, .scale = (float)ref.scale,
+		.max_seqlen = max_seqlen, .q = q.d, .cache = d_pool, .block_table = d_table,
+		.max_pages = max_pages, .seqlens = d_lens, .indices = d_ix, .topk = c->topk,
+		.out = out.d, .lse = d_lse,
+	};
+	size_t ws = 0;
+	assert_int_equal(mla_decode_workspace_bytes(&a, &ws), 0);
+	a.workspace = ws ? gt_dev_poisoned(ws) : NULL;
+	a.workspace_bytes = ws;
+	print_message("  splits %d, workspace %zu bytes\n", mla_decode_splits(&a), ws);
+	for (int run = 0; run < 2; run++) { /* twice: nothing carried over between calls */
+		gt_poison(out.d, rows * MLA_LATENT * 2);
+		gt_poison(d_lse, rows * sizeof(float));
+		if (ws)
+			gt_poison(a.workspace, ws);
+		KERNEL_OK(mla_decode(&a, 0));
+	}
+	gt_bf16_read(&out);
+	double *lse = gt_dnew(rows);
+	gt_f32_read(d_lse, lse, rows);
+	gt_check("out", out.h, ref.out, rows * MLA_LATENT, TOL_OUT);
+	mla_check_lse("lse", lse, ref.lse, ref.score_abs, ref.n_visible, rows);
+
+	free(lse), free(ref.out), free(ref.lse), free(ref.score_abs), free(ref.n_visible), free(table), free(pool);
+	free(ix);
+	gt_bf16_release(&q), gt_bf16_release(&out);
+	cudaFree(d_pool), cudaFree(d_table), cudaFree(d_lens), cudaFree(d_ix), cudaFree(d_lse), cudaFree(a.workspace);
+}
+
+static void test_bf16_small_heads_splits(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 3, .H = 16, .t = 1, .kv = MLA_KV_BF16, .qscale = 1,
+				    .lens = { 1, 100, 1000 }, .name = "bf16 H=16 (16-row blocks), several splits" };
+	run_case(&c);
+}
+
+static void test_bf16_many_heads_mtp(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 2, .H = 128, .t = 2, .kv = MLA_KV_BF16, .qscale = 3,
+				    .lens = { 2000, 70 }, .name = "bf16 H=128 t=2 (4 row blocks)" };
+	run_case(&c);
+}
+
+static void test_bf16_one_split(void **unused)
+{
+	(void)unused;
+	struct mla_case c = { .B = 8, .H = 12, .t = 1, .kv = MLA_KV_BF16, .qscale = 2,
+			      .lens = { 128, 1, 33, 64, 65, 127, 2, 100 }, .name = "bf16 H=12, one split" };
+	run_case(&c);
+}
+
+static void test_fp8_verify_window(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 4, .H = 12, .t = 3, .kv = MLA_KV_FP8, .qscale = 2,
+				    .lens = { 3, 500, 129, 64 }, .name = "fp8 H=12 t=3 (padded 64-row block)" };
+	run_case(&c);
+}
+
+static void test_fp8_long_context(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 1, .H = 96, .t = 1, .kv = MLA_KV_FP8, .qscale = 1,
+				    .lens = { 8192 }, .name = "fp8 H=96 ctx 8192" };
+	run_case(&c);
+}
+
+static void test_fp8_eight_tokens_small_heads(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 2, .H = 2, .t = 8, .kv = MLA_KV_FP8, .qscale = 4,
+				    .lens = { 300, 8 }, .name = "fp8 H=2 t=8 (16 rows)" };
+	run_case(&c);
+}
+
+/* A causal prefill chunk over a prefix through the same kernel (t beyond decode's 8). */
+static void test_prefill_chunks(void **unused)
+{
+	(void)unused;
+	const struct mla_case a = { .B = 1, .H = 8, .t = 100, .kv = MLA_KV_BF16, .qscale = 2,
+				    .lens = { 300 }, .name = "bf16 prefill t=100 over 200 cached" };
+	run_case(&a);
+	const struct mla_case b = { .B = 2, .H = 16, .t = 64, .kv = MLA_KV_FP8, .qscale = 2,
+				    .lens = { 64, 1000 }, .name = "fp8 prefill t=64, no prefix and 936 cached" };
+	run_case(&b);
+}
+
+static void test_sparse_bf16(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 2, .H = 64, .t = 1, .topk = 300, .kv = MLA_KV_BF16, .qscale = 2,
+				    .lens = { 5000, 200 }, .name = "sparse bf16 H=64 topk=300" };
+	run_case(&c);
+}
+
+static void test_sparse_fp8(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 3, .H = 16, .t = 1, .topk = 2048, .kv = MLA_KV_FP8, .qscale = 2,
+				    .lens = { 4000, 2100, 50 }, .name = "sparse fp8 H=16 topk=2048" };
+	run_case(&c);
+}
+
+static void test_bad_arguments(void **unused)
+{
+	(void)unused;
+	struct mla_decode_args a = { 0 };
+	assert_int_equal(mla_decode(&a, 0), -EINVAL);
+	size_t ws;
+	assert_int_equal(mla_decode_workspace_bytes(&a, &ws), -EINVAL);
+	a.batch = 1, a.heads = 16, a.qtokens = 1, a.scale = 0.1f, a.max_seqlen = 100, a.max_pages = 1;
+	assert_int_equal(mla_decode_splits(&a), -EINVAL); /* 100 tokens need 2 pages */
+	a.max_pages = 2;
+	assert_true(mla_decode_splits(&a) >= 1);
+	a.qtokens = 2, a.indices = (const int32_t *)16, a.topk = 10; /* sparse needs t = 1 */
+	assert_int_equal(mla_decode_splits(&a), -EINVAL);
+	a.qtokens = MLA_MAX_QTOKENS + 1, a.indices = NULL;
+	assert_int_equal(mla_decode_splits(&a), -EINVAL);
+	a.qtokens = 1, a.heads = MLA_MAX_HEADS + 1;
+	assert_int_equal(mla_decode_splits(&a), -EINVAL);
+	/* Pointers missing or misaligned: nothing launched. */
+	a.heads = 16;
+	a.q = (const uint16_t *)8, a.cache = (const void *)16, a.block_table = (const int32_t *)16;
+	a.seqlens = (const int32_t *)16, a.out = (uint16_t *)16;
+	assert_int_equal(mla_decode(&a, 0), -EINVAL);
+}
+
+int main(void)
+{
+	int rc = gt_device_or_skip("MLA_TEST_FILTER");
+	if (rc)
+		return rc;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_bf16_small_heads_splits),
+		cmocka_unit_test(test_bf16_many_heads_mtp),
+		cmocka_unit_test(test_bf16_one_split),
+		cmocka_unit_test(test_fp8_verify_window),
+		cmocka_unit_test(test_fp8_long_context),
+		cmocka_unit_test(test_fp8_eight_tokens_small_heads),
+		cmocka_unit_test(test_prefill_chunks),
+		cmocka_unit_test(test_sparse_bf16),
+		cmocka_unit_test(test_sparse_fp8),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,708 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * LatentMoE on the GPU against the float64 references (suite 'gpu'; exit
+ * 77 without a GPU): the GEMM op (tiled paths, mma.sync and wgmma, and the gemv path, dense and grouped,
+ * gathered rows, BF16 and MXFP4 weights, every epilogue), routing and
+ * grouping, the combine + RMSNorm, and whole layers at decode and prefill
+ * sizes. Inputs are fresh random values rounded to their device format
+ * (the host copy holds exactly the device's values); outputs and workspaces
+ * are poisoned with 0xff (NaN) before every run.
+ * MOE_TEST_FILTER='*gemv*' runs a subset (e.g. under compute-sanitizer).
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "k3_gpu_test_util.h"
+#include "kernels/moe/k3_gemm.h"
+#include "kernels/moe/moe_combine.h"
+#include "kernels/moe/moe_layer.h"
+#include "kernels/moe/moe_ref.h"
+#include "kernels/moe/moe_route.h"
+
+/* BF16 outputs of FP32 sums. */
+#define TOL_BF16 8e-3
+/* FP32 outputs (router logits). */
+#define TOL_F32 1e-4
+/* A whole layer: several BF16 intermediates, each rounded where the reference rounds it. */
+#define TOL_LAYER 1.5e-2
+
+static struct test_rng rng = { 20261204 };
+
+/* Weights [G][N][K] in BF16 or MXFP4: exact host values and device copies. */
+struct wmat {
+	int G, N, K;
+	enum k3_wdtype dt;
+	double *h;
+	uint16_t *bf16;
+	uint8_t *packed, *scales;
+};
+
+static struct wmat wmat_rand(int G, int N, int K, enum k3_wdtype dt, double range)
+{
+	struct wmat m = { .G = G, .N = N, .K = K, .dt = dt };
+	const size_t n = (size_t)G * N * K;
+	m.h = gt_dnew(n);
+	if (dt == K3_W_BF16) {
+		struct gt_bf16 t = gt_bf16_rand(&rng, n, -range, range);
+		memcpy(m.h, t.h, n * sizeof(double));
+		m.bf16 = t.d;
+		free(t.h);
+		return m;
+	}
+	/* MXFP4: groups of 32 with magnitudes spread over 2^-3 .. 2^3 of `range`. */
+	double *x = gt_dnew(n);
+	for (size_t i = 0; i < n; i += K3_MX_GROUP) {
+		const double gscale = range * ldexp(1.0, (int)(test_rng_next(&rng) % 7) - 3);
+		test_fill(&rng, x + i, K3_MX_GROUP, -gscale, gscale);
+	}
+	uint8_t *packed = gt_xmalloc(n / 2), *scales = gt_xmalloc(n / K3_MX_GROUP);
+	k3_mxfp4_quantize(x, n, packed, scales);
+	for (size_t i = 0; i < n; i++)
+		m.h[i] = k3_mxfp4_element(packed, scales, i);
+	m.packed = gt_dev_copy(packed, n / 2);
+	m.scales = gt_dev_copy(scales, n / K3_MX_GROUP);
+	free(x), free(packed), free(scales);
+	return m;
+}
+
+static void wmat_release(struct wmat *m)
+{
+	free(m->h);
+	cudaFree(m->bf16), cudaFree(m->packed), cudaFree(m->scales);
+	memset(m, 0, sizeof *m);
+}
+
+static void wmat_into(const struct wmat *m, struct k3_gemm_args *a)
+{
+	a->w_dtype = m->dt;
+	a->w = m->bf16;
+	a->w_packed = m->packed;
+	a->w_scales = m->scales;
+}
+
+static const char *epi_name(enum k3_epilogue e)
+{
+	static const char *n[] = { "bf16", "split", "glu", "scale", "add", "gate" };
+	return n[e];
+}
+
+/* One GEMM case: dense (n_groups 0, rows) or grouped by counts. */
+struct gemm_case {
+	int64_t rows; /* dense rows (grouped: the sum of counts) */
+	int N, K, n_groups;
+	const int32_t *counts;
+	int a_rows;   /* rows of A; gathered through an index when > 0 */
+	enum k3_wdtype dt;
+	enum k3_gemm_path path;
+	bool scatter; /* outputs through an output row map (a permutation) */
+};
+
+/* The wgmma tiled path runs here (sm_90a build, compute capability 9.0)? */
+static bool wgmma_expected(void)
+{
+#if defined(K3_HAVE_WGMMA)
+	int dev = 0, major = 0, minor = 0;
+	CUDA_OK(cudaGetDevice(&dev));
+	CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+	CUDA_OK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+	return major == 9 && minor == 0;
+#else
+	return false;
+#endif
+}
+
+/* Every element: |got - ref| <= 2^-8 |ref| + 2^-10 rms(ref): the output's BF16 rounding and
+ * FP32 sums, element by element (a wrong tile, row or column fails it even where the
+ * relative norm of the whole output would not notice). */
+static void check_elements(const char *what, const double *got, const double *ref, size_t n)
+{
+	double ss = 0.0;
+	for (size_t i = 0; i < n; i++)
+		ss += ref[i] * ref[i];
+	const double floor = ldexp(sqrt(ss / (double)(n ? n : 1)), -10);
+	double worst = 0.0;
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		const double r = fabs(got[i] - ref[i]) / (ldexp(fabs(ref[i]), -8) + floor);
+		if (!(r <= worst)) /* NaN too */
+			worst = r == r ? r : INFINITY, at = i;
+	}
+	print_message("  %-52s worst element err/tol %.3f (at %zu)\n", what, worst, at);
+	if (!(worst < 1.0))
+		fail_msg("%s: element %zu is %g, reference %g", what, at, got[at], ref[at]);
+}
+
+static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w,
+			  enum k3_gemm_path path_arg)
+{
+	int64_t rows = c->rows;
+	int32_t *off = NULL, *tile_off = NULL, *touched = NULL, n_touched = 0;
+	if (c->n_groups) {
+		off = gt_xmalloc((size_t)(c->n_groups + 1) * sizeof(int32_t));
+		tile_off = gt_xmalloc((size_t)(c->n_groups + 1) * sizeof(int32_t));
+		touched = gt_xmalloc((size_t)c->n_groups * sizeof(int32_t));
+		for (int g = 0; g < c->n_groups; g++) {
+			off[g + 1] = off[g] + c->counts[g];
+			tile_off[g + 1] = tile_off[g] + (c->counts[g] + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS;
+			if (c->counts[g])
+				touched[n_touched++] = g;
+		}
+		rows = off[c->n_groups];
+	}
+	const int a_rows = c->a_rows > 0 ? c->a_rows : (int)rows;
+	struct gt_bf16 A = gt_bf16_rand(&rng, (size_t)a_rows * c->K, -1, 1);
+	int32_t *a_index = NULL;
+	if (c->a_rows > 0) {
+		a_index = gt_xmalloc((size_t)rows * sizeof(int32_t));
+		for (int64_t r = 0; r < rows; r++)
+			a_index[r] = (int32_t)(test_rng_next(&rng) % (uint64_t)a_rows);
+	}
+	const int width = epi == K3_EPI_GLU ? c->N / 2 : epi == K3_EPI_SPLIT ? c->N - 128 : c->N;
+	double *scale = NULL;
+	float *scale_f = NULL;
+	struct gt_bf16 add = { 0 };
+	if (epi == K3_EPI_SCALE) {
+		scale = gt_dnew((size_t)rows);
+		scale_f = gt_xmalloc((size_t)rows * sizeof(float));
+		for (int64_t r = 0; r < rows; r++)
+			scale_f[r] = (float)test_rng_uniform(&rng, 0, 1), scale[r] = scale_f[r];
+	}
+	if (epi == K3_EPI_ADD || epi == K3_EPI_GATE)
+		add = gt_bf16_rand(&rng, (size_t)rows * c->N, -1, 1);
+	int32_t *out_index = NULL;
+	if (c->scatter) { /* row r to (r * 7 + 3) mod rows, a permutation when 7 is prime to rows */
+		assert_int_not_equal(rows % 7, 0);
+		out_index = gt_xmalloc((size_t)rows * sizeof(int32_t));
+		for (int64_t r = 0; r < rows; r++)
+			out_index[r] = (int32_t)((r * 7 + 3) % rows);
+	}
+
+	struct moe_ref_gemm ref = {
+		.rows = rows, .N = c->N, .K = c->K, .n_groups = c->n_groups, .off = off, .a_index = a_index,
+		.out_index = out_index, .a = A.h, .w = w->h, .epi = epi, .n_split = 128, .beta_gate = K3_SITU_BETA_GATE,
+		.beta_up = K3_SITU_BETA_UP, .row_scale = scale, .addend = add.h,
+		.out = gt_dnew((size_t)rows * width), .out_f32 = gt_dnew((size_t)rows * 128),
+	};
+	assert_int_equal(moe_ref_gemm(&ref), 0);
+
+	struct gt_bf16 out = gt_bf16_out((size_t)rows * width);
+	float *out_f32 = gt_dev_poisoned((size_t)rows * 128 * sizeof(float));
+	struct k3_gemm_args a = {
+		.rows = rows, .N = c->N, .K = c->K, .n_groups = c->n_groups, .a = A.d, .epi = epi, .n_split = 128,
+		.beta_gate = (float)K3_SITU_BETA_GATE, .beta_up = (float)K3_SITU_BETA_UP, .out = out.d,
+		.out_f32 = epi == K3_EPI_SPLIT ? out_f32 : NULL, .path = path_arg,
+	};
+	wmat_into(w, &a);
+	if (c->n_groups) {
+		a.off = gt_dev_copy(off, (size_t)(c->n_groups + 1) * sizeof(int32_t));
+		a.tile_off = gt_dev_copy(tile_off, (size_t)(c->n_groups + 1) * sizeof(int32_t));
+		a.touched = gt_dev_copy(touched, (size_t)c->n_groups * sizeof(int32_t));
+		a.n_touched = gt_dev_copy(&n_touched, sizeof(int32_t));
+	}
+	if (a_index)
+		a.a_index = gt_dev_copy(a_index, (size_t)rows * sizeof(int32_t));
+	if (scale_f)
+		a.row_scale = gt_dev_copy(scale_f, (size_t)rows * sizeof(float));
+	if (epi == K3_EPI_ADD || epi == K3_EPI_GATE)
+		a.addend = add.d;
+	if (out_index)
+		a.out_index = gt_dev_copy(out_index, (size_t)rows * sizeof(int32_t));
+	size_t ws = 0;
+	assert_int_equal(k3_gemm_workspace_bytes(&a, &ws), 0);
+	a.workspace = ws ? gt_dev_poisoned(ws) : NULL;
+	a.workspace_bytes = ws;
+	const int path = k3_gemm_path_for(&a);
+	assert_true(path == K3_GEMM_GEMV || path == K3_GEMM_TILED_MMA || path == K3_GEMM_TILED_WGMMA);
+	char what[160];
+	snprintf(what, sizeof what, "%s %s %s rows=%lld N=%d K=%d groups=%d%s%s ws=%zu",
+		 path == K3_GEMM_GEMV ? "gemv" : path == K3_GEMM_TILED_MMA ? "tiled-mma" : "tiled-wgmma",
+		 c->dt == K3_W_MXFP4 ? "mxfp4" : "bf16", epi_name(epi),
+		 (long long)rows, c->N, c->K, c->n_groups, a_index ? " gathered" : "", out_index ? " scattered" : "", ws);
+	KERNEL_OK(k3_gemm(&a, 0));
+	gt_bf16_read(&out);
+	if (epi != K3_EPI_SPLIT || width > 0) {
+		gt_check(what, out.h, ref.out, (size_t)rows * width, TOL_BF16);
+		if (path == K3_GEMM_TILED_WGMMA)
+			check_elements("  elements", out.h, ref.out, (size_t)rows * width);
+	}
+	if (epi == K3_EPI_SPLIT) {
+		double *f = gt_dnew((size_t)rows * 128);
+		gt_f32_read(out_f32, f, (size_t)rows * 128);
+		gt_check("  fp32 columns", f, ref.out_f32, (size_t)rows * 128, TOL_F32);
+		free(f);
+	}
+	free(off), free(tile_off), free(touched), free(a_index), free(out_index), free(scale), free(scale_f);
+	free(ref.out), free(ref.out_f32);
+	gt_free(a.out_index);
+	gt_bf16_release(&A), gt_bf16_release(&out);
+	if (add.h)
+		gt_bf16_release(&add);
+	cudaFree(out_f32), gt_free(a.off), gt_free(a.tile_off), gt_free(a.touched);
+	gt_free(a.n_touched), gt_free(a.a_index), gt_free(a.row_scale), cudaFree(a.workspace);
+}
+
+/* One case; K3_GEMM_TILED runs both tiled kernels (wgmma where it is available). */
+static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w)
+{
+	if (c->path != K3_GEMM_TILED) {
+		run_gemm_path(c, epi, w, c->path);
+		return;
+	}
+	run_gemm_path(c, epi, w, K3_GEMM_TILED_MMA);
+	if (wgmma_expected())
+		run_gemm_path(c, epi, w, K3_GEMM_TILED_WGMMA);
+}
+
+static void run_all_epilogues(const struct gemm_case *c)
+{
+	struct wmat w = wmat_rand(c->n_groups ? c->n_groups : 1, c->N, c->K, c->dt, 0.1);
+	for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++)
+		if (e != K3_EPI_SPLIT || c->N > 128)
+			run_gemm(c, (enum k3_epilogue)e, &w);
+	wmat_release(&w);
+}
+
+static const int32_t COUNTS[7] = { 0, 70, 1, 130, 64, 0, 3 };
+
+static void test_gemm_dense_tiled(void **unused)
+{
+	(void)unused;
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case c = { .rows = 300, .N = 256, .K = 384, .dt = (enum k3_wdtype)dt,
+					     .path = K3_GEMM_TILED };
+		run_all_epilogues(&c);
+	}
+}
+
+static void test_gemm_dense_tiled_big_tiles(void **unused)
+{
+	(void)unused;
+	/* Enough tiles for the 128-row variant (18 x 16 >= 2 per SM). */
+	const struct gemm_case c = { .rows = 2304, .N = 2048, .K = 256, .dt = K3_W_BF16, .path = K3_GEMM_TILED };
+	struct wmat w = wmat_rand(1, c.N, c.K, c.dt, 0.1);
+	run_gemm(&c, K3_EPI_BF16, &w);
+	wmat_release(&w);
+	const struct gemm_case f = { .rows = 2304, .N = 2048, .K = 256, .dt = K3_W_MXFP4, .path = K3_GEMM_TILED };
+	w = wmat_rand(1, f.N, f.K, f.dt, 0.1);
+	run_gemm(&f, K3_EPI_GLU, &w);
+	wmat_release(&w);
+}
+
+static void test_gemm_dense_gemv(void **unused)
+{
+	(void)unused;
+	for (int dt = 0; dt < 2; dt++)
+		for (int rows = 5; rows <= 13; rows += 8) { /* 8 and 16 tokens a pass; k split over CTAs */
+			const struct gemm_case c = { .rows = rows, .N = 256, .K = 2048, .dt = (enum k3_wdtype)dt,
+						     .path = K3_GEMM_AUTO };
+			run_all_epilogues(&c);
+		}
+	/* More rows than a pass holds: several passes. */
+	const struct gemm_case c = { .rows = 37, .N = 384, .K = 512, .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	run_all_epilogues(&c);
+}
+
+static void test_gemm_grouped_tiled(void **unused)
+{
+	(void)unused;
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case c = { .N = 256, .K = 256, .n_groups = 7, .counts = COUNTS, .a_rows = 50,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED };
+		run_all_epilogues(&c);
+	}
+}
+
+static void test_gemm_grouped_gemv(void **unused)
+{
+	(void)unused;
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case c = { .N = 256, .K = 256, .n_groups = 7, .counts = COUNTS, .a_rows = 50,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_GEMV };
+		run_all_epilogues(&c);
+	}
+	/* Few rows per group: 8 tokens a pass. */
+	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 };
+	const struct gemm_case c = { .N = 384, .K = 640, .n_groups = 9, .counts = few, .a_rows = 5, .dt = K3_W_MXFP4,
+				     .path = K3_GEMM_AUTO };
+	run_all_epilogues(&c);
+}
+
+/* K3's expert shapes: w13 (GLU) and w2 (SCALE), MXFP4, both paths. */
+static void test_gemm_k3_expert_shapes(void **unused)
+{
+	(void)unused;
+	static const int32_t counts[3] = { 3, 0, 70 };
+	struct wmat w13 = wmat_rand(3, 2 * K3_EXPERT_INTER, K3_LATENT, K3_W_MXFP4, 0.05);
+	for (int p = K3_GEMM_TILED; p <= K3_GEMM_GEMV; p++) {
+		const struct gemm_case c = { .N = 2 * K3_EXPERT_INTER, .K = K3_LATENT, .n_groups = 3, .counts = counts,
+					     .a_rows = 40, .dt = K3_W_MXFP4, .path = (enum k3_gemm_path)p };
+		run_gemm(&c, K3_EPI_GLU, &w13);
+	}
+	wmat_release(&w13);
+	struct wmat w2 = wmat_rand(3, K3_LATENT, K3_EXPERT_INTER, K3_W_MXFP4, 0.05);
+	for (int p = K3_GEMM_TILED; p <= K3_GEMM_GEMV; p++) {
+		const struct gemm_case c = { .N = K3_LATENT, .K = K3_EXPERT_INTER, .n_groups = 3, .counts = counts,
+					     .dt = K3_W_MXFP4, .path = (enum k3_gemm_path)p };
+		run_gemm(&c, K3_EPI_SCALE, &w2);
+	}
+	wmat_release(&w2);
+}
+
+/* ---- routing and grouping ------------------------------------------------ */
+
+static void run_route(int T, int E, int K)
+{
+	print_message("route T=%d E=%d K=%d\n", T, E, K);
+	/* Logits on a grid (distinct, 8 / E apart, shuffled) so that FP32 and float64 rank alike. */
+	float *lg = gt_xmalloc((size_t)T * E * sizeof(float) + 4);
+	double *lgd = gt_dnew((size_t)T * E);
+	for (int t = 0; t < T; t++) {
+		for (int e = 0; e < E; e++)
+			lg[(size_t)t * E + e] = (float)(-4.0 + 8.0 * e / E);
+		for (int e = E - 1; e > 0; e--) {
+			const int j = (int)(test_rng_next(&rng) % (uint64_t)(e + 1));
+			const float x = lg[(size_t)t * E + e];
+			lg[(size_t)t * E + e] = lg[(size_t)t * E + j], lg[(size_t)t * E + j] = x;
+		}
+		for (int e = 0; e < E; e++)
+			lgd[(size_t)t * E + e] = lg[(size_t)t * E + e];
+	}
+	float *bias = gt_xmalloc((size_t)E * sizeof(float));
+	double *biasd = gt_dnew((size_t)E);
+	/* Bias classes 2 apart (more than any score difference): the ranking is by class, then by
+	 * score, with no near-ties between FP32 and float64. */
+	for (int e = 0; e < E; e++)
+		bias[e] = (float)(2.0 * (double)(test_rng_next(&rng) % 3)), biasd[e] = bias[e];
+	const size_t TK = (size_t)T * K;
+	int32_t *ids = gt_xmalloc(TK * sizeof(int32_t) + 4);
+	double *w = gt_dnew(TK);
+	assert_int_equal(moe_ref_route(T, E, K, lgd, biasd, 1.5, ids, w), 0);
+	struct moe_ref_groups g = {
+		.off = gt_xmalloc((size_t)(E + 1) * 4), .tile_off = gt_xmalloc((size_t)(E + 1) * 4),
+		.touched = gt_xmalloc((size_t)E * 4), .row_token = gt_xmalloc(TK * 4 + 4), .row_of = gt_xmalloc(TK * 4 + 4),
+	};
+	assert_int_equal(moe_ref_group(T, E, K, ids, MOE_TILE_ROWS, &g), 0);
+
+	struct moe_route_args a = {
+		.tokens = T, .experts = E, .topk = K, .scaling = 1.5f, .logits = gt_dev_copy(lg, (size_t)T * E * 4),
+		.logits_stride = E, .bias = gt_dev_copy(bias, (size_t)E * 4),
+		.topk_ids = gt_dev_poisoned(TK * 4), .topk_weights = gt_dev_poisoned(TK * 4),
+		.off = gt_dev_poisoned((size_t)(E + 1) * 4), .tile_off = gt_dev_poisoned((size_t)(E + 1) * 4),
+		.touched = gt_dev_poisoned((size_t)E * 4), .n_touched = gt_dev_poisoned(4),
+		.row_token = gt_dev_poisoned(TK * 4), .row_weight = gt_dev_poisoned(TK * 4),
+		.row_of = gt_dev_poisoned(TK * 4), .workspace_bytes = moe_route_workspace_bytes(T, E),
+	};
+	a.workspace = gt_dev_poisoned(a.workspace_bytes);
+	KERNEL_OK(moe_route(&a, 0));
+	int32_t *gi = gt_xmalloc(TK * 4 + 4), *goff = gt_xmalloc((size_t)(E + 1) * 4);
+	int32_t *gtile = gt_xmalloc((size_t)(E + 1) * 4), *gtouch = gt_xmalloc((size_t)E * 4), gn = -1;
+	int32_t *grt = gt_xmalloc(TK * 4 + 4), *gro = gt_xmalloc(TK * 4 + 4);
+	CUDA_OK(cudaMemcpy(gi, a.topk_ids, TK * 4, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(goff, a.off, (size_t)(E + 1) * 4, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(gtile, a.tile_off, (size_t)(E + 1) * 4, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(gtouch, a.touched, (size_t)E * 4, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(&gn, a.n_touched, 4, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(grt, a.row_token, TK * 4, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(gro, a.row_of, TK * 4, cudaMemcpyDeviceToHost));
+	assert_memory_equal(gi, ids, TK * 4);
+	assert_memory_equal(goff, g.off, (size_t)(E + 1) * 4);
+	assert_memory_equal(gtile, g.tile_off, (size_t)(E + 1) * 4);
+	assert_int_equal(gn, g.n_touched);
+	assert_memory_equal(gtouch, g.touched, (size_t)g.n_touched * 4);
+	assert_memory_equal(grt, g.row_token, TK * 4);
+	assert_memory_equal(gro, g.row_of, TK * 4);
+	double *gw = gt_dnew(TK), *grw = gt_dnew(TK), *rrw = gt_dnew(TK);
+	gt_f32_read(a.topk_weights, gw, TK);
+	gt_f32_read(a.row_weight, grw, TK);
+	for (size_t i = 0; i < TK; i++)
+		rrw[g.row_of[i]] = w[i];
+	gt_check("topk weights", gw, w, TK, 1e-5);
+	gt_check("grouped row weights", grw, rrw, TK, 1e-5);
+	free(lg), free(lgd), free(bias), free(biasd), free(ids), free(w), free(g.off), free(g.tile_off), free(g.touched);
+	free(g.row_token), free(g.row_of), free(gi), free(goff), free(gtile), free(gtouch), free(grt), free(gro);
+	free(gw), free(grw), free(rrw);
+	gt_free(a.logits), gt_free(a.bias), cudaFree(a.topk_ids), cudaFree(a.topk_weights);
+	cudaFree(a.off), cudaFree(a.tile_off), cudaFree(a.touched), cudaFree(a.n_touched), cudaFree(a.row_token);
+	cudaFree(a.row_weight), cudaFree(a.row_of), cudaFree(a.workspace);
+}
+
+static void test_route(void **unused)
+{
+	(void)unused;
+	run_route(1, 128, 8);
+	run_route(300, 256, 16);
+	run_route(1000, K3_EXPERTS, K3_TOPK); /* 4 counting blocks */
+}
+
+static void test_combine(void **unused)
+{
+	(void)unused;
+	enum { T = 37, K = 16, W = K3_LATENT };
+	struct gt_bf16 y = gt_bf16_rand(&rng, (size_t)T * K * W, -1, 1);
+	struct gt_bf16 nw = gt_bf16_rand(&rng, W, 0.5, 1.5);
+	int32_t row_of[T * K];
+	for (int i = 0; i < T * K; i++)
+		row_of[i] = (int32_t)((i * 97 + 5) % (T * K)); /* a permutation: 97 is prime to 592 */
+	double *sum = gt_dnew((size_t)T * W), *ref = gt_dnew((size_t)T * W);
+	for (int t = 0; t < T; t++)
+		for (int k = 0; k < K; k++)
+			for (int i = 0; i < W; i++)
+				sum[(size_t)t * W + i] += y.h[(size_t)row_of[t * K + k] * W + i];
+	struct gt_bf16 out = gt_bf16_out((size_t)T * W);
+	struct moe_combine_args a = { .tokens = T, .topk = K, .width = W, .eps = 1e-6f, .y = y.d,
+				      .row_of = gt_dev_copy(row_of, sizeof row_of), .norm_w = nw.d, .out = out.d };
+	KERNEL_OK(moe_combine(&a, 0));
+	gt_bf16_read(&out);
+	moe_ref_rmsnorm(T, W, sum, nw.h, 1e-6, ref);
+	gt_check("combine + rmsnorm", out.h, ref, (size_t)T * W, TOL_BF16);
+	gt_poison(out.d, (size_t)T * W * 2);
+	a.norm_w = NULL;
+	KERNEL_OK(moe_combine(&a, 0));
+	gt_bf16_read(&out);
+	gt_check("combine, no norm", out.h, sum, (size_t)T * W, TOL_BF16);
+	free(sum), free(ref);
+	gt_bf16_release(&y), gt_bf16_release(&nw), gt_bf16_release(&out);
+	gt_free(a.row_of);
+}
+
+/* ---- whole layers ------------------------------------------------------- */
+
+static void run_layer(int T, enum k3_wdtype edt, enum k3_gemm_path path)
+{
+	const struct moe_dims d = { .hidden = 1024, .latent = 512, .experts = 128, .topk = 8, .inter = 256,
+				    .shared_inter = 512, .scaling = 1.0f, .eps = 1e-6f, .beta_gate = 4.0f,
+				    .beta_up = 25.0f, .expert_dtype = edt };
+	print_message("layer T=%d experts %s path %d\n", T, edt == K3_W_MXFP4 ? "mxfp4" : "bf16", path);
+	struct gt_bf16 x = gt_bf16_rand(&rng, (size_t)T * d.hidden, -1, 1);
+	struct wmat rd = wmat_rand(1, d.experts + d.latent, d.hidden, K3_W_BF16, 0.06);
+	struct wmat w13 = wmat_rand(d.experts, 2 * d.inter, d.latent, edt, 0.08);
+	struct wmat w2 = wmat_rand(d.experts, d.latent, d.inter, edt, 0.08);
+	struct wmat up = wmat_rand(1, d.hidden, d.latent, K3_W_BF16, 0.06);
+	struct wmat s13 = wmat_rand(1, 2 * d.shared_inter, d.hidden, K3_W_BF16, 0.04);
+	struct wmat s2 = wmat_rand(1, d.hidden, d.shared_inter, K3_W_BF16, 0.04);
+	struct gt_bf16 nw = gt_bf16_rand(&rng, d.latent, 0.5, 1.5);
+	float *bias = gt_xmalloc((size_t)d.experts * sizeof(float));
+	double *biasd = gt_dnew(d.experts);
+	for (int e = 0; e < d.experts; e++)
+		bias[e] = (float)test_rng_uniform(&rng, -0.02, 0.02), biasd[e] = bias[e];
+	const struct moe_weights w = {
+		.w_router_down = rd.bf16, .bias = gt_dev_copy(bias, (size_t)d.experts * 4), .w13 = w13.bf16,
+		.w2 = w2.bf16, .w13_packed = w13.packed, .w13_scales = w13.scales, .w2_packed = w2.packed,
+		.w2_scales = w2.scales, .norm_w = nw.d, .w_up = up.bf16, .ws13 = s13.bf16, .ws2 = s2.bf16,
+	};
+	size_t ws = 0;
+	assert_int_equal(moe_layer_workspace_bytes(&d, T, path, &ws), 0);
+	void *dws = gt_dev_poisoned(ws);
+	struct gt_bf16 out = gt_bf16_out((size_t)T * d.hidden);
+	KERNEL_OK(moe_layer_forward(&d, &w, T, x.d, out.d, dws, ws, path, NULL, 0));
+	gt_bf16_read(&out);
+
+	/* The GPU's logits against float64; then route the reference by them. */
+	struct moe_layer_views v;
+	moe_layer_views(&d, T, dws, &v);
+	double *glog = gt_dnew((size_t)T * d.experts);
+	gt_f32_read(v.logits, glog, (size_t)T * d.experts);
+	double *rlog = gt_dnew((size_t)T * d.experts), *rout = gt_dnew((size_t)T * d.hidden);
+	int32_t *rids = gt_xmalloc((size_t)T * d.topk * 4), *gids = gt_xmalloc((size_t)T * d.topk * 4);
+	/* The GPU's choices must be a top-k of the float64 biased scores (up to FP32
+	 * rounding: near-ties may go either way); the reference then takes them. */
+	CUDA_OK(cudaMemcpy(gids, v.topk_ids, (size_t)T * d.topk * 4, cudaMemcpyDeviceToHost));
+	for (int t = 0; t < T; t++) {
+		double lo = INFINITY, hi = -INFINITY;
+		bool chosen[128] = { false };
+		for (int k = 0; k < d.topk; k++) {
+			const int e = gids[t * d.topk + k];
+			assert_true(e >= 0 && e < d.experts && !chosen[e]);
+			chosen[e] = true;
+			lo = fmin(lo, 1 / (1 + exp(-glog[(size_t)t * d.experts + e])) + biasd[e]);
+		}
+		for (int e = 0; e < d.experts; e++)
+			if (!chosen[e])
+				hi = fmax(hi, 1 / (1 + exp(-glog[(size_t)t * d.experts + e])) + biasd[e]);
+		assert_true(lo >= hi - 1e-6);
+	}
+	struct moe_ref_layer ref = {
+		.tokens = T, .hidden = d.hidden, .latent = d.latent, .experts = d.experts, .topk = d.topk,
+		.inter = d.inter, .shared_inter = d.shared_inter, .scaling = 1.0, .eps = 1e-6, .beta_gate = 4,
+		.beta_up = 25, .round_bf16 = true, .x = x.h, .w_router_down = rd.h, .bias = biasd, .w13 = w13.h,
+		.w2 = w2.h, .norm_w = nw.h, .w_up = up.h, .ws13 = s13.h, .ws2 = s2.h, .logits_in = glog,
+		.ids_in = gids, .logits = rlog, .ids = rids, .out = rout,
+	};
+	assert_int_equal(moe_ref_layer(&ref), 0);
+	gt_check("router logits", glog, rlog, (size_t)T * d.experts, TOL_F32);
+	gt_check("layer output", out.h, rout, (size_t)T * d.hidden, TOL_LAYER);
+
+	free(bias), free(biasd), free(glog), free(rlog), free(rout), free(rids), free(gids);
+	wmat_release(&rd), wmat_release(&w13), wmat_release(&w2), wmat_release(&up), wmat_release(&s13);
+	wmat_release(&s2);
+	gt_bf16_release(&x), gt_bf16_release(&nw), gt_bf16_release(&out);
+	gt_free(w.bias), cudaFree(dws);
+}
+
+static void test_layer_decode(void **unused)
+{
+	(void)unused;
+	run_layer(4, K3_W_MXFP4, K3_GEMM_AUTO);
+	run_layer(1, K3_W_BF16, K3_GEMM_AUTO);
+}
+
+static void test_layer_prefill(void **unused)
+{
+	(void)unused;
+	run_layer(300, K3_W_MXFP4, K3_GEMM_AUTO);
+	run_layer(300, K3_W_MXFP4, K3_GEMM_GEMV); /* the small-batch path on many rows, same result */
+}
+
+/* N a multiple of 16 but not of 128: the last column tile (tiled) or CTA (gemv) is partial. */
+static void test_gemm_n_not_128(void **unused)
+{
+	(void)unused;
+	static const int32_t counts[3] = { 5, 66, 0 };
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case a = { .rows = 70, .N = 96, .K = 256, .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED };
+		const struct gemm_case b = { .rows = 5, .N = 96, .K = 512, .dt = (enum k3_wdtype)dt, .path = K3_GEMM_GEMV };
+		const struct gemm_case c = { .N = 272, .K = 256, .n_groups = 3, .counts = counts, .a_rows = 20,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED };
+		const struct gemm_case d = { .N = 272, .K = 256, .n_groups = 3, .counts = counts, .a_rows = 20,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_GEMV };
+		run_all_epilogues(&a), run_all_epilogues(&b), run_all_epilogues(&c), run_all_epilogues(&d);
+	}
+}
+
+/* Per-head products (groups = heads) gathered from and scattered back to token-major rows,
+ * as Gated MLA's value up-projection with its output gate. */
+static void test_gemm_heads_scatter_gate(void **unused)
+{
+	(void)unused;
+	static const int32_t counts[4] = { 9, 9, 9, 9 }; /* 9 tokens x 4 heads */
+	struct wmat w = wmat_rand(4, 128, 512, K3_W_BF16, 0.05);
+	for (int p = K3_GEMM_TILED; p <= K3_GEMM_GEMV; p++) {
+		const struct gemm_case c = { .N = 128, .K = 512, .n_groups = 4, .counts = counts, .a_rows = 36,
+					     .dt = K3_W_BF16, .path = (enum k3_gemm_path)p, .scatter = true };
+		run_gemm(&c, K3_EPI_GATE, &w);
+		run_gemm(&c, K3_EPI_BF16, &w);
+	}
+	wmat_release(&w);
+}
+
+/* The wgmma tiled kernel where it runs: the path is picked by default for tiled shapes; tile
+ * edges (groups of 0, 1, 15, 16, 17, 127, 128, 129, 300 rows: MMA widths 16 .. 128 and
+ * several token chunks; a partial 256-row weight tile; stages reused across tiles), every
+ * epilogue, both weight formats, gathered rows and scattered outputs; then enough tiles that
+ * each CTA of the persistent grid runs several. */
+static void test_gemm_wgmma_tiles(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device, skipped\n");
+		return;
+	}
+	/* The default for tiled shapes that fill the GPU with its tiles, and for grouped ones. */
+	struct k3_gemm_args probe = { .rows = 4096, .N = 8192, .K = 256, .path = K3_GEMM_TILED };
+	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_WGMMA);
+	probe.rows = 64; /* 32 tiles: the mma.sync kernel */
+	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_MMA);
+	probe.n_groups = 4;
+	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_WGMMA);
+	static const int32_t counts[11] = { 0, 1, 15, 16, 17, 127, 128, 129, 300, 0, 64 };
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case g = { .N = 400, .K = 384, .n_groups = 11, .counts = counts, .a_rows = 333,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED_WGMMA };
+		run_all_epilogues(&g);
+		const struct gemm_case d = { .rows = 1000, .N = 272, .K = 640, .dt = (enum k3_wdtype)dt,
+					     .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+		run_all_epilogues(&d);
+	}
+	/* 40 experts of 0 .. 299 rows, N 512: ~ 2 x 2 x 40 = 160 tiles and more, over 132 CTAs. */
+	int32_t many[40];
+	for (int e = 0; e < 40; e++)
+		many[e] = (int32_t)(test_rng_next(&rng) % 300);
+	struct wmat w = wmat_rand(40, 512, 256, K3_W_MXFP4, 0.1);
+	const struct gemm_case m = { .N = 512, .K = 256, .n_groups = 40, .counts = many, .a_rows = 700,
+				     .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
+	run_gemm(&m, K3_EPI_GLU, &w);
+	run_gemm(&m, K3_EPI_SCALE, &w);
+	wmat_release(&w);
+	/* Dense, 16 x 14 tiles of 128 x 256: the raster groups and several tiles a CTA. */
+	struct wmat wd = wmat_rand(1, 3584, 256, K3_W_BF16, 0.1);
+	const struct gemm_case dd = { .rows = 2000, .N = 3584, .K = 256, .dt = K3_W_BF16,
+				      .path = K3_GEMM_TILED_WGMMA };
+	run_gemm(&dd, K3_EPI_BF16, &wd);
+	wmat_release(&wd);
+}
+
+/* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
+static void test_small_all_kernels(void **unused)
+{
+	(void)unused;
+	static const int32_t counts[4] = { 2, 0, 67, 1 };
+	struct wmat wb = wmat_rand(4, 256, 256, K3_W_BF16, 0.1), wf = wmat_rand(4, 256, 256, K3_W_MXFP4, 0.1);
+	const struct gemm_case tb = { .N = 256, .K = 256, .n_groups = 4, .counts = counts, .a_rows = 9,
+				      .dt = K3_W_BF16, .path = K3_GEMM_TILED };
+	const struct gemm_case tf = { .N = 256, .K = 256, .n_groups = 4, .counts = counts, .a_rows = 9,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED };
+	const struct gemm_case gf = { .N = 256, .K = 256, .n_groups = 4, .counts = counts, .a_rows = 9,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	run_gemm(&tb, K3_EPI_GLU, &wb);
+	run_gemm(&tf, K3_EPI_SCALE, &wf);
+	run_gemm(&gf, K3_EPI_GLU, &wf);
+	wmat_release(&wb), wmat_release(&wf);
+	struct wmat wd = wmat_rand(1, 256, 1024, K3_W_BF16, 0.1);
+	const struct gemm_case dg = { .rows = 5, .N = 256, .K = 1024, .dt = K3_W_BF16, .path = K3_GEMM_GEMV };
+	run_gemm(&dg, K3_EPI_ADD, &wd); /* split over k: partials + the finishing pass */
+	const struct gemm_case dt = { .rows = 70, .N = 256, .K = 1024, .dt = K3_W_BF16, .path = K3_GEMM_TILED };
+	run_gemm(&dt, K3_EPI_SPLIT, &wd);
+	wmat_release(&wd);
+	run_route(20, 128, 8);
+}
+
+static void test_bad_arguments(void **unused)
+{
+	(void)unused;
+	struct k3_gemm_args a = { .rows = 4, .N = 100, .K = 128 };
+	assert_int_equal(k3_gemm(&a, 0), -EINVAL); /* N not a multiple of 128 */
+	a.N = 128;
+	assert_int_equal(k3_gemm(&a, 0), -EINVAL); /* no pointers */
+	a.epi = K3_EPI_SPLIT, a.n_split = 100;
+	size_t ws;
+	assert_int_equal(k3_gemm_workspace_bytes(&a, &ws), -EINVAL);
+	struct moe_route_args r = { .tokens = 1, .experts = 8, .topk = 9 };
+	assert_int_equal(moe_route(&r, 0), -EINVAL);
+	struct moe_combine_args c = { .tokens = 1, .topk = 1, .width = 12 };
+	assert_int_equal(moe_combine(&c, 0), -EINVAL);
+}
+
+int main(void)
+{
+	int rc = gt_device_or_skip("MOE_TEST_FILTER");
+	if (rc)
+		return rc;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_small_all_kernels),
+		cmocka_unit_test(test_gemm_n_not_128),
+		cmocka_unit_test(test_gemm_heads_scatter_gate),
+		cmocka_unit_test(test_gemm_dense_tiled),
+		cmocka_unit_test(test_gemm_dense_tiled_big_tiles),
+		cmocka_unit_test(test_gemm_dense_gemv),
+		cmocka_unit_test(test_gemm_grouped_tiled),
+		cmocka_unit_test(test_gemm_grouped_gemv),
+		cmocka_unit_test(test_gemm_k3_expert_shapes),
+		cmocka_unit_test(test_gemm_wgmma_tiles),
+		cmocka_unit_test(test_route),
+		cmocka_unit_test(test_combine),
+		cmocka_unit_test(test_layer_decode),
+		cmocka_unit_test(test_layer_prefill),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
