@@ -123,6 +123,7 @@ int32_t tl_add_in_group(struct timeline *tl, int stream, int32_t group, const ch
 	e->group = group;
 	e->group_next = -1;
 	e->layer = -1;
+	e->tail = 0;
 	e->dep_first = tl->n_deps;
 	for (int i = 0; i < n_deps; i++)
 		if (deps[i] >= 0)
@@ -220,8 +221,14 @@ static void release(struct run *r, int32_t id, int32_t by)
 		ready(r, id, by);
 }
 
+/* In the share of its work where its CTAs retire (a GEMM's last wave of tiles). */
+static bool in_tail(const struct tl_event *e)
+{
+	return e->remaining_s <= (double)e->tail * e->work_s * (1 + 1e-12);
+}
+
 /* SMs held on GPU g: communication resident or working, and the compute that was running
- * before this instant (started earlier). */
+ * before this instant (started earlier), unless in its tail. */
 static void held(const struct run *r, int g, double *comm_sm, double *old_compute_sm)
 {
 	const struct timeline *tl = r->tl;
@@ -232,7 +239,7 @@ static void held(const struct run *r, int g, double *comm_sm, double *old_comput
 			continue;
 		if (e->kind == TL_COMM)
 			*comm_sm += e->sm;
-		else if (e->phase == PH_WORKING && e->start_s < r->now)
+		else if (e->phase == PH_WORKING && e->start_s < r->now && !in_tail(e))
 			*old_compute_sm += e->sm;
 	}
 }
@@ -257,8 +264,8 @@ static void admit_queued(struct run *r)
 		int g = gpu_of(tl, id);
 		double comm_sm, compute_sm;
 		held(r, g, &comm_sm, &compute_sm);
-		bool fits = comm_sm + e->sm <= tl->reserved_sm[g] + 1e-9 ||
-			    compute_sm <= capacity(tl, g, comm_sm + e->sm) + 1e-9;
+		bool fits = comm_sm + e->sm <= tl->reserved_sm[g] + 1e-6 || /* shares are floats */
+			    compute_sm <= capacity(tl, g, comm_sm + e->sm) + 1e-6;
 		if (!fits) {
 			r->queued[kept++] = id;
 			continue;
@@ -360,6 +367,9 @@ int tl_run(struct timeline *tl)
 				n_comp[g]++;
 			}
 		}
+		bool waits[TL_MAX_GPUS] = {false}; /* communication queued for SMs */
+		for (int k = 0; k < r.n_queued; k++)
+			waits[gpu_of(tl, r.queued[k])] = true;
 		double dt = INFINITY;
 		for (int k = 0; k < r.n_running; k++) {
 			const struct tl_event *e = &tl->ev[r.running[k]];
@@ -377,6 +387,8 @@ int tl_run(struct timeline *tl)
 			}
 			rate[k] = f;
 			double t = e->remaining_s / f;
+			if (waits[g] && e->kind != TL_COMM && !in_tail(e)) /* its tail frees SMs: a boundary */
+				t = (e->remaining_s - (double)e->tail * e->work_s) / f;
 			if (t < dt)
 				dt = t;
 		}

@@ -34,6 +34,8 @@
  *   were running before this instant want no more than the capacity left after admitting it;
  *   otherwise it waits, and is checked again at every event boundary (at one instant waiting
  *   communication is admitted before compute that starts then: its kernel was launched first).
+ *   A compute event in its tail (the last `tail` share of its work: a GEMM's last wave, its CTAs
+ *   retiring) no longer counts against admission.
  *   Communication that takes no SMs (sm = 0) is admitted at once; compute and copies never wait.
  *   A GPU may reserve a share of its SMs for communication (compute kernels are launched on the
  *   rest: DeepGEMM's set_num_sms(total - DeepEP's num_sms), DeepSeek-V3's 20 of 132 SMs): its
@@ -74,6 +76,9 @@ struct tl_event {
 	const char *name;      /* borrowed */
 	double work_s;         /* seconds alone on an idle GPU, >= 0 */
 	float sm, hbm;         /* shares of the GPU's SMs and HBM bandwidth used alone, in [0, 1] */
+	float tail;            /* share of its work at the end in which its CTAs retire (a GEMM's last
+				* wave of tiles): there it no longer keeps communication from SMs;
+				* 0 from tl_add, the caller may set it (in [0, 1]) */
 	int16_t stream;
 	int16_t n_deps;
 	int32_t group;         /* -1, or the collective group it starts with */
