@@ -209,6 +209,24 @@ static void test_admission(void **state)
 	near(tl.ev[x].start_s, 1.0);
 }
 
+/* A GEMM's CTAs retire in its last wave (its tail): communication waiting for SMs gets in there.
+ * A (4 s, tail 0.25) reaches its tail at 3; C runs 3..3.5 and slows A's tail to 0.75 meanwhile:
+ * 0.375 of its last 1 s by 3.5, the rest by 4.125. */
+static void test_tail(void **state)
+{
+	int c = tl_stream(&tl, 0, TL_COMPUTE, "compute");
+	int m = tl_stream(&tl, 0, TL_COMM, "comm");
+	int k = tl_stream(&tl, 0, TL_COPY, "copy");
+	int32_t tick = tl_add(&tl, k, "tick", 1.0, 0, 0, NULL, 0);
+	int32_t a = tl_add(&tl, c, "gemm", 4.0, 1, 0, NULL, 0);
+	tl.ev[a].tail = 0.25f;
+	int32_t x = tl_add(&tl, m, "a2a", 0.5, 0.25, 0, &tick, 1);
+	assert_int_equal(tl_run(&tl), 0);
+	near(tl.ev[x].admit_s, 3.0);
+	near(tl.ev[x].end_s, 3.5);
+	near(tl.ev[a].end_s, 4.125);
+}
+
 /* SMs reserved for communication: compute runs on the rest all along (0.75: A 0..5.333, B to 8),
  * and communication that fits in the reservation starts at once (1..2). */
 static void test_partition(void **state)
@@ -322,6 +340,7 @@ int main(void)
 		cmocka_unit_test_setup(test_deps_and_critical_path, reset),
 		cmocka_unit_test_setup(test_groups, reset),
 		cmocka_unit_test_setup(test_admission, reset),
+		cmocka_unit_test_setup(test_tail, reset),
 		cmocka_unit_test_setup(test_partition, reset),
 		cmocka_unit_test_setup(test_group_spin, reset),
 		cmocka_unit_test_setup(test_bad_input, reset),

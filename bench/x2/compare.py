@@ -2,6 +2,7 @@
 """Predicted vs measured for issue 20's two-GPU experiments, as Markdown tables.
 
 usage: compare.py [--predict PATH/x2-predict] [--hw h200] [--overlap overlap.csv] [--kcp kcp.csv]
+                  [--max-kcp-error PCT] [--max-overlap-error PCT]
 
 overlap.csv: bench/x2/overlap.py (one row per tokens-per-rank count and rank); kcp.csv:
 kernels/kda/bench/kcp-x2.cu (one row per case and mode). Each measured row is predicted by
@@ -106,7 +107,7 @@ def overlap(exe, hw, path):
                   f"| {eq * 100:+.1f} % | {sa_m:.2f} / {sa_p:.2f} ({sa_q:.2f}) | {sg_m:.3f} / {sg_p:.3f} ({sg_q:.3f}) |")
     print(f"\nlargest |error| of the overlapped step (rank released last): {worst * 100:.1f} % with modeled "
           f"costs, {worst_meas * 100:.1f} % with the measured times alone (target 10 %)\n")
-    return worst
+    return worst, worst_meas
 
 
 def kcp(exe, hw, path):
@@ -146,15 +147,27 @@ def main():
     ap.add_argument("--hw", default="h200")
     ap.add_argument("--overlap")
     ap.add_argument("--kcp")
+    ap.add_argument("--max-kcp-error", type=float,
+                    help="exit 1 when KCP's largest |error| (serial, T >= 64K) exceeds PCT")
+    ap.add_argument("--max-overlap-error", type=float,
+                    help="exit 1 when the overlapped step's largest |error| with the measured times alone "
+                         "(the sharing model by itself) exceeds PCT")
     a = ap.parse_args()
     if not os.access(a.predict, os.X_OK):
         sys.exit(f"compare.py: {a.predict} is not an executable (build it: ninja -C build bench/x2-predict)")
     if not a.overlap and not a.kcp:
         sys.exit("compare.py: give --overlap and/or --kcp")
+    failed = []
     if a.overlap:
-        overlap(a.predict, a.hw, a.overlap)
+        _, worst_meas = overlap(a.predict, a.hw, a.overlap)
+        if a.max_overlap_error is not None and worst_meas * 100 > a.max_overlap_error:
+            failed.append(f"overlap: {worst_meas * 100:.1f} % > {a.max_overlap_error:g} %")
     if a.kcp:
-        kcp(a.predict, a.hw, a.kcp)
+        worst = kcp(a.predict, a.hw, a.kcp)
+        if a.max_kcp_error is not None and worst * 100 > a.max_kcp_error:
+            failed.append(f"KCP: {worst * 100:.1f} % > {a.max_kcp_error:g} %")
+    if failed:
+        sys.exit("compare.py: prediction off the measurements: " + "; ".join(failed))
 
 
 if __name__ == "__main__":
