@@ -106,8 +106,8 @@ int sim_step_reserved_sms(const struct scenario *s, const struct hw *hw, const s
  * Blackwell GEMMs run 2-SM clusters for TMA multicast (CUTLASS's ClusterShape <2,1,1> in the
  * torch._grouped_mm kernels captured on the H200; DeepGEMM multicasts over 2 SMs), so a
  * communication kernel's CTA outside the reserved SMs takes its SM's cluster partner from them too
- * (measured: NCCL's 20- and 32-CTA all-to-all slowed a grouped GEMM beside it to 0.67-0.72 and
- * 0.50-0.55 of its speed; docs/perf/x2-overlap-kcp-2026-12-01.md). */
+ * (measured: NCCL's 20- and 32-CTA all-to-all slowed a grouped GEMM beside it to 0.65-0.73 and
+ * 0.49-0.59 of its speed; docs/perf/x2-overlap-kcp-2026-12-01.md). */
 enum { SIM_GEMM_CLUSTER_SMS = 2 };
 
 /* What an op demands of the GPU alone, for the timeline (sim/timeline.h), from its cost. */
