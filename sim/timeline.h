@@ -10,7 +10,8 @@
  * - A stream runs its events in the order they were added (CUDA stream order); an event also
  *   waits for its dependencies (CUDA events), which must have been added before it, so the
  *   graph is acyclic by construction.
- * - Events of one group (a collective across GPUs) start together, when every member is ready.
+ * - Events of one group (a collective across GPUs) start their work together, when every member
+ *   is admitted (below).
  * - Resource sharing, a fluid model: while events run concurrently on a GPU they progress at a
  *   rate <= 1 (work per second), constant between two event boundaries:
  *     communication events keep the SMs they take (their `sm` share: a DeepEP normal kernel
@@ -46,9 +47,10 @@
  *   starts on every GPU when the last member is admitted (`start_s`), so a member resident early
  *   spins on its SMs while its peers' GPUs are still busy, and compute beside it runs slower.
  * - The critical path is followed back from the last event to end through, at each event, the
- *   predecessor (stream or dependency) whose end released it last.
- * - Exposed communication on a GPU is the time in which a communication event runs and no
- *   compute event does (the union of communication minus the union of compute, as
+ *   predecessor (stream or dependency, or the compute event whose end admitted it) whose end
+ *   released it last.
+ * - Exposed communication on a GPU is the time in which a communication event works (not while a
+ *   member spins for its peers) and no compute event does (the union of communication minus the union of compute, as
  *   trace/analyze.h defines overlap for measured traces).
  *
  * Memory: the caller provides the storage (tl_init); nothing is allocated. Bounds are the
