@@ -113,7 +113,8 @@ void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *c
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
-		*cls = HW_CLASS_ATTENTION;
+		*cls = op->kind == OP_MLA_PREFILL || op->kind == OP_DSA_PREFILL ? HW_CLASS_ATTENTION_PREFILL
+		                                                                : HW_CLASS_ATTENTION;
 		*size = op->flops;
 		snprintf(label, n, "%s", kind);
 		return;
@@ -157,12 +158,62 @@ bool calib_op_trains(const struct op *op, double *main_size)
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
-		*main_size = (double)op->ctx;
-		return pow_of((double)op->ctx, 4);
+		/* the tokens the last query attends, ctx + t: a decode after 2^k - 1 cached tokens
+		 * (the public tables' grid) attends 2^k, a prefill without prefix its t tokens */
+		x = (double)op->ctx + (double)op->t;
+		*main_size = x;
+		return pow_of(x, 4);
 	default:
 		*main_size = (double)op->comm_bytes;
 		return pow_of((double)op->comm_bytes, 2);
 	}
+}
+
+/* The series a collective belongs to for the protocol: its kind and name, rank count and clock. */
+static int cmp_coll_series(const void *a, const void *b)
+{
+	const struct calib_point *x = *(const struct calib_point *const *)a,
+	                         *y = *(const struct calib_point *const *)b;
+	if (x->op.kind != y->op.kind)
+		return (int)x->op.kind - (int)y->op.kind;
+	int c = strcmp(x->op.name ? x->op.name : "", y->op.name ? y->op.name : "");
+	if (c)
+		return c;
+	if (x->op.ranks != y->op.ranks)
+		return (x->op.ranks > y->op.ranks) - (x->op.ranks < y->op.ranks);
+	return (int)x->clock - (int)y->clock;
+}
+
+int calib_points_protocol(struct calib_points *pts, struct err *e)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < pts->n; i++)
+		n += pts->p[i].cls == HW_CLASS_COMM;
+	if (n == 0)
+		return 0;
+	struct calib_point **c = malloc(n * sizeof *c);
+	if (!c) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	n = 0;
+	for (size_t i = 0; i < pts->n; i++)
+		if (pts->p[i].cls == HW_CLASS_COMM)
+			c[n++] = &pts->p[i];
+	qsort(c, n, sizeof *c, cmp_coll_series);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		bool doubling = true;
+		for (; j < n && cmp_coll_series(&c[i], &c[j]) == 0; j++)
+			if (!pow_of((double)c[j]->op.comm_bytes, 2))
+				doubling = false;
+		for (size_t k = i; k < j; k++)
+			c[k]->held_out = doubling ? !pow_of((double)c[k]->op.comm_bytes, 4)
+			                          : !pow_of((double)c[k]->op.comm_bytes, 2);
+		i = j;
+	}
+	free(c);
+	return 0;
 }
 
 static int add_point(struct calib_points *pts, const char *spec, const struct op *op, enum hw_clock clock,

@@ -14,8 +14,10 @@
  * Protocol (which points train a fit and which are held out to report on; never both), by the
  * op's main size: GEMMs by m (train: powers of 4), copies and elementwise ops by elements
  * (train: powers of 2, so the grid's 0.75 x 2^k sizes are held out), KDA decode by b (powers of
- * 4), KDA prefill by t x h (4^k or 3 x 4^k), attention by ctx, collectives by bytes (powers of
- * 2, so the NCCL grid's 0.75 x 2^k sizes and the EP points are held out). */
+ * 4), KDA prefill by t x h (4^k or 3 x 4^k), attention by the tokens the last query attends
+ * (ctx + t: powers of 4), collectives by bytes (powers of 2, so the NCCL grid's 0.75 x 2^k sizes
+ * and the EP points are held out; a series measured at powers of 2 only, nccl-tests' doubling
+ * grid as the public tables have it, trains on powers of 4: calib_points_protocol). */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -101,6 +103,13 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep);
  * match is handed over (the caller releases it; m_out->n_samples is 0 for a CSV). */
 int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
                           struct calib_match *m_out, struct err *e);
+
+/* The protocol's split of collectives, which depends on their series: a collective kind (and
+ * name) at one rank count and clock whose sizes are all powers of 2 trains on the powers of 4 and
+ * holds out the others (else nothing of it would be held out); any other series trains on the
+ * powers of 2 (calib_op_trains). calib_points_add_inputs calls it once every input is read, so a
+ * split never depends on which runs a cross-validation fold takes. */
+int calib_points_protocol(struct calib_points *pts, struct err *e);
 
 /* Points in the same regime and of the same op (calib_op_cmp): 0. */
 int calib_point_cmp(const struct calib_point *a, const struct calib_point *b);

@@ -138,6 +138,8 @@ int calib_points_add_inputs(struct calib_points *pts, const struct calib_inputs 
 			snprintf(inputs + used, cap - used, "%s%s", i ? ", " : "", x->path);
 	}
 	calib_points_end_run(pts);
+	if (rc == 0)
+		rc = calib_points_protocol(pts, e);
 	if (have_rules)
 		calib_rules_release(&rules);
 	return rc < 0 ? rc : 0;

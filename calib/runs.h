@@ -44,7 +44,8 @@ int calib_inputs_add_path(struct calib_inputs *in, const char *path, struct err 
  * matched by the rules `rules_name` (default, or a YAML file; NULL or "none": NVTX ranges
  * only). *first (zeroed by the caller) keeps the match summary of the first input that read any
  * GPU work or measured samples (release it with calib_match_release); the others are released.
- * `inputs` receives the paths, comma separated (truncated to cap). */
+ * `inputs` receives the paths, comma separated (truncated to cap). Then the protocol's split of
+ * collectives by series (calib_points_protocol). */
 int calib_points_add_inputs(struct calib_points *pts, const struct calib_inputs *in, const char *rules_name,
                             struct calib_match *first, char *inputs, size_t cap, struct err *e);
 

@@ -38,6 +38,8 @@ static void usage(FILE *out)
 	        "by run (leave-one-run-out, two runs or more; beside it the run floor, the other runs'\n"
 	        "median as the prediction) and by GEMM shape (leave-one-(n,k)-out, every m). See\n"
 	        "docs/CALIBRATION.md.\n\n"
+	        "SOURCE_DATE_EPOCH (seconds since 1970), when set, is the calibration date the preset\n"
+	        "records, so a script that regenerates a preset gets the same bytes on any day.\n\n"
 	        "options:\n"
 	        "  --run NAME=FILES    FILES (comma separated) are one run named NAME; repeatable\n"
 	        "  --hw BASE           the preset to start from (default h200)\n"
@@ -50,7 +52,10 @@ static void usage(FILE *out)
 	        "  --no-tables         fit the curves only, no efficiency tables\n"
 	        "  --no-shape-tables   no per-GEMM-shape tables (what unseen shapes get)\n"
 	        "  --no-xval           skip the cross-validation (by run, by GEMM shape)\n"
-	        "  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *')\n"
+	        "  --source TEXT       what the measurements are (where from, license), written as\n"
+	        "                      the preset's source: (default: the device and the base's)\n"
+	        "  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *');\n"
+	        "                      repeatable (at most 16)\n"
 	        "  -f, --force         replace an existing output (never an input; the preset is\n"
 	        "                      written beside its target and renamed into place when done)\n"
 	        "  --json              print the summary as JSON\n"
@@ -198,9 +203,16 @@ static const char *cell(double med, double p90, int n, char *buf, size_t size)
 	return buf;
 }
 
-static int run(const struct calib_inputs *ins, const char *base_name, const char *out, const char *name,
-               const char *rules_name, const char *report, const char *exclude,
-               const struct calib_fit_opts *fo_in, bool xval, bool force, bool json, bool quiet,
+enum { EXCLUDE_MAX = 16 };
+
+struct run_opts {
+	const char *base_name, *out, *name, *rules_name, *report, *source;
+	const char *exclude[EXCLUDE_MAX];
+	int n_exclude;
+	bool xval, force, json, quiet;
+};
+
+static int run(const struct calib_inputs *ins, const struct run_opts *ro, const struct calib_fit_opts *fo_in,
                int argc, char **argv);
 
 int cmd_calibrate(int argc, char **argv)
@@ -217,13 +229,15 @@ int cmd_calibrate(int argc, char **argv)
 	    {"exclude", required_argument, NULL, 'x'},
 	    {"run", required_argument, NULL, 'U'},
 	    {"no-xval", no_argument, NULL, 'X'},
+	    {"source", required_argument, NULL, 's'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *base_name = "h200", *out = NULL, *name = NULL, *rules_name = "default", *report = NULL;
-	const char *exclude = NULL;
+	const char *exclude[EXCLUDE_MAX], *source = NULL;
+	int n_exclude = 0;
 	bool force = false, json = false, quiet = false, xval = true;
 	struct calib_fit_opts fo = {0};
 	struct calib_inputs ins;
@@ -256,7 +270,12 @@ int cmd_calibrate(int argc, char **argv)
 			fo.no_shape_tables = true;
 			break;
 		case 'x':
-			exclude = optarg;
+			if (n_exclude == EXCLUDE_MAX) {
+				fprintf(stderr, "k3sim calibrate: more than %d --exclude\n", EXCLUDE_MAX);
+				status = 2;
+				goto done;
+			}
+			exclude[n_exclude++] = optarg;
 			break;
 		case 'U':
 			if (calib_inputs_add_run(&ins, optarg, &e) < 0) {
@@ -267,6 +286,14 @@ int cmd_calibrate(int argc, char **argv)
 			break;
 		case 'X':
 			xval = false;
+			break;
+		case 's':
+			if (strlen(optarg) > 300) {
+				fprintf(stderr, "k3sim calibrate: --source: longer than 300 bytes\n");
+				status = 2;
+				goto done;
+			}
+			source = optarg;
 			break;
 		case 'f':
 			force = true;
@@ -309,18 +336,44 @@ int cmd_calibrate(int argc, char **argv)
 		status = 2;
 		goto done;
 	}
-	status = run(&ins, base_name, out, name, rules_name, report, exclude, &fo, xval, force, json,
-	             quiet, argc, argv);
+	struct run_opts ro = {.base_name = base_name, .out = out, .name = name, .rules_name = rules_name,
+	                      .report = report, .source = source, .xval = xval, .force = force,
+	                      .json = json, .quiet = quiet, .n_exclude = n_exclude};
+	memcpy(ro.exclude, exclude, (size_t)n_exclude * sizeof *exclude);
+	status = run(&ins, &ro, &fo, argc, argv);
 done:
 	calib_inputs_release(&ins);
 	return status;
 }
 
-static int run(const struct calib_inputs *ins, const char *base_name, const char *out, const char *name,
-               const char *rules_name, const char *report, const char *exclude,
-               const struct calib_fit_opts *fo_in, bool xval, bool force, bool json, bool quiet,
+/* The calibration date: SOURCE_DATE_EPOCH when set (reproducible outputs:
+ * https://reproducible-builds.org/specs/source-date-epoch/), else now; UTC. 0 or -EINVAL. */
+static int calib_date(char *buf, size_t n, struct err *e)
+{
+	time_t t = time(NULL);
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	if (sde && *sde) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(sde, &end, 10);
+		if (errno || *end || v < 0 || v > 253402300799LL) {
+			err_set(e, NULL, 0, 0, "SOURCE_DATE_EPOCH '%s' is not a count of seconds since 1970", sde);
+			return -EINVAL;
+		}
+		t = (time_t)v;
+	}
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%d", &tm);
+	return 0;
+}
+
+static int run(const struct calib_inputs *ins, const struct run_opts *ro, const struct calib_fit_opts *fo_in,
                int argc, char **argv)
 {
+	const char *base_name = ro->base_name, *out = ro->out, *name = ro->name, *rules_name = ro->rules_name,
+	           *report = ro->report;
+	const bool xval = ro->xval, force = ro->force, json = ro->json, quiet = ro->quiet;
 	double t0 = now_s();
 	struct err e = {0};
 	struct calib_fit_opts fo = *fo_in;
@@ -367,8 +420,8 @@ static int run(const struct calib_inputs *ins, const char *base_name, const char
 	char inputs[2048];
 	if (calib_points_add_inputs(&raw, ins, rules_name, &first, inputs, sizeof inputs, &e) < 0)
 		goto fail;
-	if (exclude)
-		calib_points_filter(&raw, exclude, false);
+	for (int i = 0; i < ro->n_exclude; i++)
+		calib_points_filter(&raw, ro->exclude[i], false);
 	int rc = calib_points_by_op(&pts, &raw, NULL, &e);
 	have_pts = true;
 	if (rc < 0)
@@ -392,10 +445,8 @@ static int run(const struct calib_inputs *ins, const char *base_name, const char
 	if (!name && dot)
 		*dot = '\0';
 	char date[16], cmdline[1024] = "k3sim";
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(date, sizeof date, "%Y-%m-%d", &tm);
+	if (calib_date(date, sizeof date, &e) < 0)
+		goto fail;
 	for (int i = 0; i < argc; i++)
 		snprintf(cmdline + strlen(cmdline), sizeof cmdline - strlen(cmdline), " %s", argv[i]);
 	snprintf(fit->name, sizeof fit->name, "%s", nm);
@@ -405,9 +456,13 @@ static int run(const struct calib_inputs *ins, const char *base_name, const char
 	if (ds)
 		*ds = '\0';
 	snprintf(fit->description, sizeof fit->description, "%.60s, calibrated %s", desc, date);
-	snprintf(fit->source, sizeof fit->source, "k3sim calibrate %s on %.100s; base preset %.60s (%.250s)",
-	         date, pts.have_info && pts.info.device[0] ? pts.info.device : "measured kernels", base->name,
-	         base->source);
+	if (ro->source)
+		snprintf(fit->source, sizeof fit->source, "%s; k3sim calibrate %s; base preset %.60s", ro->source,
+		         date, base->name);
+	else
+		snprintf(fit->source, sizeof fit->source, "k3sim calibrate %s on %.100s; base preset %.60s (%.250s)",
+		         date, pts.have_info && pts.info.device[0] ? pts.info.device : "measured kernels",
+		         base->name, base->source);
 
 	/* write, read back, validate what was read, write again with the held-out errors */
 	struct calib_preset_meta meta = {

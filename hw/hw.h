@@ -47,9 +47,11 @@ enum hw_class {
 	HW_CLASS_MEMORY,       /* elementwise ops and copies */
 	HW_CLASS_KDA_CHUNK,
 	HW_CLASS_KDA_DECODE,
-	HW_CLASS_ATTENTION,    /* MLA / DSA */
+	HW_CLASS_ATTENTION,    /* MLA / DSA decode; prefill too where it has no table of its own */
 	HW_CLASS_COMM,         /* collectives */
 	HW_CLASS_KDA_VERIFY,   /* KDA decode of t > 1 tokens per request (speculative verify + replay) */
+	HW_CLASS_ATTENTION_PREFILL, /* MLA / DSA prefill: compute-bound where decode of the same modeled
+	                             * time is memory-bound, so one table cannot hold both */
 	HW_CLASS_COUNT
 };
 

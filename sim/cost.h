@@ -50,7 +50,10 @@ enum hw_coll sim_op_coll(enum op_kind k);
  * plain model outside it), and for dense GEMMs the bounds of measured shapes (hw_gemm_bounds);
  * another regime scales that by the physical model's ratio of the two clocks. The result is
  * never below the floor. Each part never falls as a size grows, so neither does the sum (checked
- * by `k3sim check`, sim/props.h). */
+ * by `k3sim check`, sim/props.h). A collective whose kind was calibrated at several rank counts
+ * lies between the measured ones: at least the time of the rank counts at or below it (the
+ * largest of them: more GPUs are never faster than fewer were measured), at most that of the
+ * next one above. */
 void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
 		 struct op_cost *out);
 

@@ -290,6 +290,22 @@ static void test_hw_presets(void **state)
 	struct hw b200;
 	assert_int_equal(hw_load(&b200, "b200", &e), 0);
 	assert_int_equal(hw_math_dtype(&b200, DT_MXFP4), DT_MXFP4);
+	/* issue 13: h100, b200, b300, gb200 calibrated (on NVIDIA's public tables, with collectives
+	 * at 4 GPUs and more); the datasheet ones under -datasheet; B300 native FP4 */
+	static const char *const gpus[] = {"h100", "b200", "b300", "gb200"};
+	for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+		struct hw cal, ds;
+		char name[32];
+		snprintf(name, sizeof name, "%s-datasheet", gpus[i]);
+		assert_int_equal(hw_load(&cal, gpus[i], &e), 0);
+		assert_int_equal(hw_load(&ds, name, &e), 0);
+		assert_true(cal.calibrated && !ds.calibrated);
+		const struct hw_coll_model *m = hw_coll_model(&cal, HW_COLL_ALLREDUCE, 4);
+		assert_true(m && m->ranks == 4);
+		assert_non_null(strstr(cal.source, "aiconfigurator"));
+		if (gpus[i][0] == 'b' || gpus[i][0] == 'g')
+			assert_int_equal(hw_math_dtype(&cal, DT_MXFP4), DT_MXFP4);
+	}
 	const char *bad = "name: x\ncalibrated: false\ndevice: {sms: 1}\n";
 	struct hw hw;
 	assert_true(hw_load_yaml(&hw, "x.yaml", bad, strlen(bad), &e) < 0);
@@ -326,6 +342,94 @@ static double comm_time(const struct hw *hw, enum op_kind kind, int64_t bytes, i
 	struct op_cost c;
 	sim_op_cost(hw, &o, NULL, &c);
 	return c.time_s;
+}
+
+/* Collectives calibrated at 2 and 4 ranks (the public NCCL tables measure 2, 4 and 8): a rank count
+ * between them is bounded by both, one above by the envelope of those below. Before the bounds the
+ * 2-rank model stretched to 3 ranks (log2 3 steps of its 6 us) took longer than 4 ranks measured. */
+static const char ranks_yaml[] =
+	"name: t\ncalibrated: true\n"
+	"device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n"
+	"         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n"
+	"interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n"
+	"               nic_latency_us: 8}\n"
+	"efficiency:\n"
+	"  gemm: {max: 0.8, half_gflop: 0.02}\n"
+	"  memory: {max: 0.9, half_mib: 2}\n"
+	"  comm: {max: 0.8, half_mib: 1}\n"
+	"  collectives:\n"
+	"    allgather.2: {step_latency_us: 6, max: 0.5, half_mib: 0}\n"
+	"    allgather.4: {step_latency_us: 2, max: 0.8, half_mib: 0}\n"
+	"    allreduce.2: {step_latency_us: 3, max: 0.5, half_mib: 0}\n"
+	"    allreduce.4: {step_latency_us: 1, max: 0.9, half_mib: 0}\n"
+	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4}\n";
+
+static void test_coll_rank_bounds(void **state)
+{
+	(void)state;
+	struct hw hw;
+	struct err e;
+	char buf[600];
+	if (hw_load_yaml(&hw, "t.yaml", ranks_yaml, strlen(ranks_yaml), &e) < 0)
+		fail_msg("%s", err_format(&e, buf, sizeof buf));
+	static const int64_t sizes[] = {512, 8192, 1 << 20, 64 << 20, (int64_t)1 << 30};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		double t2 = comm_time(&hw, OP_ALLGATHER, sizes[i], 2), t3 = comm_time(&hw, OP_ALLGATHER, sizes[i], 3),
+		       t4 = comm_time(&hw, OP_ALLGATHER, sizes[i], 4), t8 = comm_time(&hw, OP_ALLGATHER, sizes[i], 8);
+		assert_true(t2 <= t3 && t3 <= t4 && t4 <= t8);
+		/* 4 ranks measured faster per byte than 2 (allreduce.4 above): never faster than 2 */
+		double r2 = comm_time(&hw, OP_ALLREDUCE, sizes[i], 2), r4 = comm_time(&hw, OP_ALLREDUCE, sizes[i], 4);
+		assert_true(r4 >= r2 && comm_time(&hw, OP_ALLREDUCE, sizes[i], 3) <= r4);
+	}
+	/* 8 KiB all-gather: 2 ranks 6 us, 4 ranks 4 us by the 4-rank model alone; 3 ranks would be
+	 * log2(3) x 6 = 9.5 us by the 2-rank model: at most 4 ranks' (which is at least 2 ranks') */
+	double t3 = comm_time(&hw, OP_ALLGATHER, 8192, 3), t2 = comm_time(&hw, OP_ALLGATHER, 8192, 2);
+	assert_true(t3 < 7e-6 && t3 >= t2);
+}
+
+/* MLA prefill takes the attention_prefill table where there is one, else attention's (older
+ * presets); decode takes attention's. */
+static double attn_time(const char *tables, const char *spec)
+{
+	char y[2048];
+	snprintf(y, sizeof y,
+	         "name: t\ncalibrated: true\n"
+	         "device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n"
+	         "         vector_tflops: 60, launch_latency_us: 0, graph_launch_latency_us: 0,\n"
+	         "         tensor_tflops: {bf16: 989}}\n"
+	         "interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n"
+	         "               nic_latency_us: 8}\n"
+	         "efficiency:\n"
+	         "  gemm: {max: 0.8, half_gflop: 0.02}\n"
+	         "  memory: {max: 0.9, half_mib: 2}\n"
+	         "  comm: {max: 0.8, half_mib: 1}\n"
+	         "  tables:\n%s"
+	         "kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4}\n",
+	         tables);
+	struct hw hw;
+	struct err e;
+	char buf[600];
+	if (hw_load_yaml(&hw, "t.yaml", y, strlen(y), &e) < 0)
+		fail_msg("%s", err_format(&e, buf, sizeof buf));
+	struct op op;
+	assert_int_equal(opspec_parse_line(spec, &op, &e), 0);
+	struct op_cost c;
+	sim_op_cost(&hw, &op, NULL, &c);
+	return c.time_s;
+}
+
+static void test_attention_prefill_table(void **state)
+{
+	(void)state;
+	const char *dec = "mla_decode b=64 heads=64 ctx=8192", *pre = "mla_prefill b=1 t=8192 heads=64";
+	const char *one = "    gemm.bf16: {model_us: [0.001, 1000000], eff: [1, 1]}\n";
+	const char *both = "    attention.bf16: {model_us: [0.001, 1000000], eff: [0.5, 0.5]}\n"
+	                   "    attention_prefill.bf16: {model_us: [0.001, 1000000], eff: [0.25, 0.25]}\n";
+	const char *old = "    attention.bf16: {model_us: [0.001, 1000000], eff: [0.5, 0.5]}\n";
+	double d1 = attn_time(one, dec), p1 = attn_time(one, pre);
+	assert_true(fabs(attn_time(both, dec) / d1 - 2) < 1e-9);
+	assert_true(fabs(attn_time(both, pre) / p1 - 4) < 1e-9);
+	assert_true(fabs(attn_time(old, pre) / p1 - 2) < 1e-9);
 }
 
 static void test_hw_collectives(void **state)
@@ -577,6 +681,8 @@ static void test_props_presets(void **state)
 			fail_msg("%s: %lld violations, e.g. %s / %s", *p, (long long)r->violations, r->v[0].before,
 				 r->v[0].after);
 		assert_true(r->ops_checked > 19000 && r->scenarios_checked > 100);
+		if (hw->sustained_sm_clock_hz <= 0)
+			continue; /* sustained falls back to the boost clock (hw_clock_hz): checked above */
 		o.clock = HW_CLOCK_SUSTAINED;
 		assert_int_equal(sim_props_check(hw, &o, r, &e), 0);
 		assert_int_equal(r->violations, 0);
@@ -612,6 +718,8 @@ int main(void)
 		cmocka_unit_test(test_hw_presets),
 		cmocka_unit_test(test_properties_calibrated),
 		cmocka_unit_test(test_hw_collectives),
+		cmocka_unit_test(test_coll_rank_bounds),
+		cmocka_unit_test(test_attention_prefill_table),
 		cmocka_unit_test(test_ep_bytes),
 		cmocka_unit_test(test_issue11_regressions),
 		cmocka_unit_test(test_props_presets),

@@ -35,4 +35,27 @@ done
 "$K3SIM" calibrate "$DIR/h100_sxm/gemm-bf16.csv" "$DIR/h100_sxm/nccl.csv" --hw h100 -o "$T/h100.yaml" -q ||
 	fail "calibrate on the public H100 tables"
 grep -q "^calibrated: true" "$T/h100.yaml" || fail "calibrate: preset not marked calibrated"
+# a source text and a pinned date (what tools/aic/fit-presets.sh relies on to regenerate the
+# shipped presets byte for byte); the doubling NCCL grid holds half of its sizes out
+SOURCE_DATE_EPOCH=1796083200 "$K3SIM" calibrate "$DIR/h100_sxm/nccl.csv" --hw h100-datasheet -o "$T/s.yaml" \
+	--source "public tables @ $commit" --no-xval --json > "$T/s.json" || fail "calibrate --source"
+grep -q "^source: \"public tables @ $commit; k3sim calibrate 2026-12-01; base preset h100-datasheet\"" "$T/s.yaml" ||
+	fail "calibrate: --source and SOURCE_DATE_EPOCH not in the preset"
+grep -q "^  date: 2026-12-01" "$T/s.yaml" || fail "calibrate: SOURCE_DATE_EPOCH not the calibration date"
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = {x['class']: x for x in d['classes']}
+for k in ('allreduce', 'allgather', 'reducescatter', 'alltoall'):
+    assert c[k]['train'] == 30 and c[k]['held_out'] == 33, (k, c[k]['train'], c[k]['held_out'])
+" "$T/s.json" || fail "calibrate: the NCCL doubling grid is not split by the protocol"
+if SOURCE_DATE_EPOCH=yesterday "$K3SIM" calibrate "$DIR/h100_sxm/nccl.csv" --hw h100-datasheet -o "$T/b.yaml" \
+	--no-xval -q 2> "$T/err"; then fail "calibrate: a bad SOURCE_DATE_EPOCH was taken"; fi
+grep -q "SOURCE_DATE_EPOCH 'yesterday'" "$T/err" || fail "calibrate: no error for a bad SOURCE_DATE_EPOCH"
+# the shipped calibrated presets name the public data they were fitted on
+for g in h100 b200 b300 gb200; do
+	grep -q "^source: \"NVIDIA AIConfigurator.*@ $commit, Apache-2.0" "$2/hw/presets/$g.yaml" ||
+		fail "hw/presets/$g.yaml does not name the public data (commit, license)"
+	grep -q "^calibrated: true" "$2/hw/presets/$g.yaml" || fail "hw/presets/$g.yaml is not calibrated"
+done
 echo "public-aic: $n files ok"

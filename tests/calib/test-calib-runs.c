@@ -477,6 +477,65 @@ static void test_bad_inputs(void **state)
 
 /* reps is the sample count behind a row's median: 1e300 overflowed int64 (UBSan), -1, 0 and abc
  * were taken as 1. */
+/* The protocol's split of collectives by series (calib_points_protocol) and of attention by the
+ * tokens the last query attends: the public tables' grids (nccl-tests doubling sizes; MLA decode
+ * after 2^k - 1 cached tokens, prefill without prefix) held nothing out, or trained almost nothing. */
+static void test_protocol_series(void **state)
+{
+	(void)state;
+	struct calib_points pts;
+	struct err e = {0};
+	calib_points_init(&pts);
+	const char *text = "op,reps,median_s,p10_s,p90_s\n"
+	                   "allgather bytes=1024 ranks=4,1,1e-5,,\n"
+	                   "allgather bytes=2048 ranks=4,1,1e-5,,\n"
+	                   "allgather bytes=4096 ranks=4,1,1e-5,,\n"
+	                   "allgather bytes=8192 ranks=4,1,1e-5,,\n"
+	                   "allgather bytes=1024 ranks=2,1,1e-5,,\n"
+	                   "allgather bytes=1536 ranks=2,1,1e-5,,\n"
+	                   "allgather bytes=2048 ranks=2,1,1e-5,,\n"
+	                   "mla_decode b=8 heads=64 ctx=1,1,1e-5,,\n"
+	                   "mla_decode b=8 heads=64 ctx=3,1,1e-5,,\n"
+	                   "mla_decode b=8 heads=64 ctx=15,1,1e-5,,\n"
+	                   "mla_decode b=8 heads=64 ctx=31,1,1e-5,,\n"
+	                   "mla_prefill b=1 t=16 heads=64,1,1e-5,,\n"
+	                   "mla_prefill b=1 t=32 heads=64,1,1e-5,,\n";
+	assert_int_equal(calib_points_add_csv_string(&pts, "p.csv", text, strlen(text), &e), 0);
+	assert_int_equal(calib_points_protocol(&pts, &e), 0);
+	static const struct {
+		const char *spec;
+		bool held_out;
+	} want[] = {
+	    /* 4 ranks, powers of 2 only: powers of 4 train */
+	    {"allgather bytes=1024 ranks=4", false},
+	    {"allgather bytes=2048 ranks=4", true},
+	    {"allgather bytes=4096 ranks=4", false},
+	    {"allgather bytes=8192 ranks=4", true},
+	    /* 2 ranks with a 0.75 x 2^k size: every power of 2 trains, as for our NCCL grid */
+	    {"allgather bytes=1024 ranks=2", false},
+	    {"allgather bytes=1536 ranks=2", true},
+	    {"allgather bytes=2048 ranks=2", false},
+	    /* attended tokens ctx + t: 2, 4, 16, 32 */
+	    {"mla_decode b=8 heads=64 ctx=1", true},
+	    {"mla_decode b=8 heads=64 ctx=3", false},
+	    {"mla_decode b=8 heads=64 ctx=15", false},
+	    {"mla_decode b=8 heads=64 ctx=31", true},
+	    {"mla_prefill b=1 t=16 heads=64", false},
+	    {"mla_prefill b=1 t=32 heads=64", true},
+	};
+	assert_int_equal(pts.n, sizeof want / sizeof want[0]);
+	for (size_t i = 0; i < pts.n; i++) {
+		if (strcmp(pts.p[i].spec, want[i].spec) != 0 || pts.p[i].held_out != want[i].held_out)
+			fail_msg("%s: held_out %d, want %s %d", pts.p[i].spec, pts.p[i].held_out,
+			         want[i].spec, want[i].held_out);
+	}
+	/* prefill its own class: it gets a table of its own (decode is memory-bound where a prefill
+	 * of the same modeled time is compute-bound) */
+	assert_int_equal(pts.p[11].cls, HW_CLASS_ATTENTION_PREFILL);
+	assert_int_equal(pts.p[8].cls, HW_CLASS_ATTENTION);
+	calib_points_release(&pts);
+}
+
 static void test_bad_reps(void **state)
 {
 	(void)state;
@@ -543,6 +602,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bad_reps),
+	    cmocka_unit_test(test_protocol_series),
 	    cmocka_unit_test(test_bad_inputs),
 	    cmocka_unit_test(test_merge),
 	    cmocka_unit_test(test_leave_one_run_out),

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Score a k3sim hardware preset on public measurements (the CSVs tools/aic/convert.mjs writes) and
-compare those measurements with our own captures of the same ops. Prints Markdown tables.
+"""Score a k3sim hardware preset on public measurements (the CSVs tools/aic/convert.mjs writes),
+compare those measurements with our own captures of the same ops, and (--score-ours PRESET) score a
+preset fitted on the public tables on our captures. Prints Markdown tables.
 
 usage: tools/aic/crosscheck.py [--k3sim build/cli/k3sim] [--hw h200] [--public bench/public/aic/h200_sxm]
-                               [--ours CSV]... [--only FILE,...]
+                               [--ours PATH[,PATH...]]... [--only FILE,...] [--score-ours PRESET]
 
 Per public file and regime: points, median and p90 absolute error of the preset's prediction
 ((predicted - measured) / measured, as `k3sim trace validate` computes it), and the median signed
 error (negative: the model predicts too short). Then, for every op measured both in a public table
-and in one of our CSVs (op specs compared after dropping default keys): the median and spread of
-public / ours. Standard library only; the numbers come from `k3sim trace validate --json`."""
+and in one of our captures (op specs compared after dropping default keys): the median and spread
+of public / ours. With --score-ours, the other direction per class and regime of our captures.
+An --ours group of several paths is validated as several runs (the median over runs, as
+`k3sim calibrate` takes them). Standard library only; the numbers come from
+`k3sim trace validate --json`."""
 import argparse
 import json
 import os
@@ -17,12 +21,14 @@ import subprocess
 import sys
 import tempfile
 
-# the captures hw/presets/h200.yaml was fitted on (kernel durations from CUPTI), as committed
+# the captures hw/presets/h200.yaml was fitted on (kernel durations from CUPTI), as committed:
+# (label, paths); the paths of a group are runs of one grid
+R = "bench/results/calib-runs-h200-2026-12-01"
 DEFAULT_OURS = [
-    "bench/results/calib-h200-2026-11-29.db.xz",
-    "bench/results/nccl-h200x2-2026-11-29/nccl-dbs.tar.xz",
-    "bench/results/calib-h200-2026-11-29-kda-capture.db.xz",
-    "bench/results/calib-h200-2026-11-29-kda-verify-d.db.xz",
+    ("calib-runs 2026-12-01 (3 H200s)", [f"{R}/run{i}-{r}.db.xz" for r in ("burst", "sustained") for i in (1, 2, 3)]),
+    ("nccl-h200x2 2026-11-29", ["bench/results/nccl-h200x2-2026-11-29/nccl-dbs.tar.xz"]),
+    ("kda 2026-11-29", ["bench/results/calib-h200-2026-11-29-kda-capture.db.xz",
+                        "bench/results/calib-h200-2026-11-29-kda-verify-d.db.xz"]),
 ]
 
 # keys whose value is the op's default (sim/opspec.c): dropped before specs are compared
@@ -109,8 +115,9 @@ def prepare(k3sim, path, tmp):
     return path
 
 
-def validate(k3sim, hw, path):
-    out = subprocess.run([k3sim, "trace", "validate", path, "--hw", hw, "--json"], check=True,
+def validate(k3sim, hw, paths):
+    paths = [paths] if isinstance(paths, str) else paths
+    out = subprocess.run([k3sim, "trace", "validate", *paths, "--hw", hw, "--json"], check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out)["per_point"]
 
@@ -121,10 +128,13 @@ def main():
     ap.add_argument("--hw", default="h200")
     ap.add_argument("--public", default="bench/public/aic/h200_sxm")
     ap.add_argument("--ours", action="append", help="our measurements: CSV, trace DB, X.db.xz, or a "
-                    ".tar.xz of per-rank DBs (merged); default: the h200 preset's captures")
+                    ".tar.xz of per-rank DBs (merged); comma-separated: runs of one grid; default: "
+                    "the h200 preset's captures; none: no comparison")
     ap.add_argument("--only", help="comma-separated public file names (default: all)")
+    ap.add_argument("--score-ours", metavar="PRESET", help="also score PRESET (e.g. one fitted on the "
+                    "public tables) on our captures")
     a = ap.parse_args()
-    ours = a.ours or DEFAULT_OURS
+    ours = [(o, o.split(",")) for o in a.ours if o != "none"] if a.ours else DEFAULT_OURS
     names = sorted(f for f in os.listdir(a.public) if f.endswith(".csv"))
     if a.only:
         names = [n for n in names if n[:-4] in a.only.split(",")]
@@ -147,18 +157,41 @@ def main():
     print("| public file | our capture | regime | common ops | median ratio | p10 | p90 |")
     print("|---|---|---|---:|---:|---:|---:|")
     tmp = tempfile.TemporaryDirectory()
-    for path in ours:
-        if not os.path.exists(path):
-            print(f"{path}: missing", file=sys.stderr)
+    prepared = []
+    for label, paths in ours:
+        missing = [x for x in paths if not os.path.exists(x)]
+        if missing:
+            print(f"{', '.join(missing)}: missing", file=sys.stderr)
             continue
+        prepared.append((label, [prepare(a.k3sim, x, tmp.name) for x in paths]))
+    for label, paths in prepared:
         pairs = {}
-        for p in validate(a.k3sim, a.hw, prepare(a.k3sim, path, tmp.name)):
+        for p in validate(a.k3sim, a.hw, paths):
+            if "@" in p["class"]:
+                continue  # the sustained regime: the public tables ran at their own clocks
             for name, t in public.get(canon(p["op"]), []):
                 pairs.setdefault((name, regime(name, p["op"])), []).append(t / p["measured_s"])
         for (name, g), r in sorted(pairs.items()):
             r.sort()
-            print(f"| {name} | {os.path.basename(path)} | {g} | {len(r)} | {pct(r, 50):.3f} | "
+            print(f"| {name} | {label} | {g} | {len(r)} | {pct(r, 50):.3f} | "
                   f"{pct(r, 10):.3f} | {pct(r, 90):.3f} |")
+    if not a.score_ours:
+        return
+    print(f"\n### `--hw {a.score_ours}` on our captures\n")
+    print("| our capture | class | regime | points | med abs % | p90 abs % | bias % |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for label, paths in prepared:
+        groups = {}
+        for p in validate(a.k3sim, a.score_ours, paths):
+            groups.setdefault(p["class"], {}).setdefault(regime("", p["op"]), []).append(p["error_pct"])
+        for c in sorted(groups):
+            every = [x for g in groups[c].values() for x in g]
+            n, med, p90, bias = stats(every)
+            print(f"| {label} | **{c}** | all | {n} | {med:.1f} | {p90:.1f} | {bias:+.1f} |")
+            if len(groups[c]) > 1:
+                for g in sorted(groups[c]):
+                    n, med, p90, bias = stats(groups[c][g])
+                    print(f"| | | {g} | {n} | {med:.1f} | {p90:.1f} | {bias:+.1f} |")
 
 
 if __name__ == "__main__":
