@@ -8,12 +8,12 @@ secs=${1:-60}
 B=build-fuzz
 [ -f $B/build.ninja ] || CC=clang meson setup $B -Dcuda=disabled -Dfuzzers=true \
 	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
-ninja -C $B fuzz/fuzz-config fuzz/fuzz-kineto fuzz/fuzz-sweep fuzz/fuzz-calib >/dev/null
+ninja -C $B fuzz/fuzz-config fuzz/fuzz-kineto fuzz/fuzz-sweep fuzz/fuzz-calib fuzz/fuzz-serve >/dev/null
 out=bench/results/fuzz-$(date +%Y-%m-%d).txt
 {
 	echo "# libFuzzer runs; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; clang $(clang -dumpversion); ASan+UBSan"
 	echo "# command: bench/fuzz-run.sh $secs"
-	for t in config kineto sweep calib; do
+	for t in config kineto sweep calib serve; do
 		work=$(mktemp -d)
 		cp fuzz/corpus/$t/* "$work"/
 		line=$(./$B/fuzz/fuzz-$t "$work" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=4096 2>&1 |

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"sweep", cmd_sweep, "evaluate the cartesian product of a scenario's sweep axes (SQLite, CSV)"},
 	{"merge", cmd_merge, "join the shard databases of a sweep"},
 	{"compare", cmd_compare, "designs side by side over context: Markdown/HTML report with charts"},
+	{"serve", cmd_serve, "requests over time: TTFT/TPOT/ITL percentiles, goodput, prefix cache, P/D"},
 	{"check", cmd_check, "physical sanity of hardware presets: floors, growth, steps (random draws)"},
 	{NULL, NULL, NULL},
 };

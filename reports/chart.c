@@ -234,6 +234,65 @@ static void bar_script(FILE *f, const struct chart_bars *c, bool svg, const stru
 	fprintf(f, "\nunset output\n\n");
 }
 
+static int write_xy_data(const char *dir, const struct chart_xy *c, const struct outfile_opts *oo, struct err *e)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/%s.dat", dir, c->name);
+	struct outfile of;
+	FILE *f;
+	int rc = open_out(&of, path, oo, &f, e);
+	if (rc < 0)
+		return rc;
+	/* one block per series (gnuplot's index), two blank lines apart */
+	for (int s = 0; s < c->n_series; s++) {
+		const struct chart_xy_series *se = &c->series[s];
+		fprintf(f, "# %s: x\ty\n", se->title);
+		int64_t written = 0;
+		for (int64_t i = 0; i < se->n; i++) {
+			double x = se->x[i], y = se->y[i];
+			if (!isfinite(x) || !isfinite(y) || (c->logx && x <= 0) || (c->logy && y <= 0))
+				continue;
+			fprintf(f, "%.9g\t%.9g\n", x, y);
+			written++;
+		}
+		if (!written) /* an empty block would shift the indices */
+			fprintf(f, "?\t?\n");
+		fprintf(f, "\n\n");
+	}
+	return outfile_commit(&of, e);
+}
+
+static void xy_script(FILE *f, const struct chart_xy *c, bool svg, const struct image_names *in)
+{
+	terminal(f, c->name, svg, svg ? 800 : 960, svg ? 460 : 540, in);
+	fprintf(f, "reset\nset title ");
+	put_quoted(f, c->title);
+	fprintf(f, "\nset xlabel ");
+	put_quoted(f, c->xlabel);
+	fprintf(f, "\nset ylabel ");
+	put_quoted(f, c->ylabel);
+	fprintf(f, "\nset datafile separator '\\t'\nset datafile missing '?'\n");
+	if (c->logx)
+		fprintf(f, "set logscale x 10\nset format x '%%g'\n");
+	if (c->logy)
+		fprintf(f, "set logscale y 10\nset format y '%%g'\n");
+	else if (c->ymax > 0)
+		fprintf(f, "set yrange [0:%g]\n", c->ymax);
+	else
+		fprintf(f, "set yrange [0:*]\n");
+	fprintf(f, "set grid xtics ytics lc rgb '#dddddd' lt 1\nset border 3 lc rgb '#444444'\n"
+		   "set tics nomirror\nset key outside right top Left reverse samplen 2\nset lmargin 12\n");
+	fprintf(f, "plot ");
+	for (int s = 0; s < c->n_series; s++) {
+		const struct chart_xy_series *se = &c->series[s];
+		fprintf(f, "%s'%s.dat' index %d using 1:2 title ", s ? ", \\\n     " : "", c->name, s);
+		put_quoted(f, se->title);
+		fprintf(f, " with %s lw 2 dt %d lc rgb '%s'", se->steps ? "steps" : "lines", se->dashed ? 2 : 1,
+			color(se->color));
+	}
+	fprintf(f, "\nunset output\n\n");
+}
+
 static bool file_nonempty(const char *path)
 {
 	struct stat st;
@@ -284,25 +343,35 @@ static int run_gnuplot(const char *dir, const char *gnuplot, const char *script_
 
 /* The charts' script (users run it in dir; with names set, the one k3sim runs). */
 static void write_script(FILE *f, const struct chart_line *lines, int n_lines, const struct chart_bars *bars,
-                         int n_bars, const struct outfile *images)
+                         int n_bars, const struct chart_xy *xy, int n_xy, const struct outfile *images)
 {
-	fprintf(f, "# k3sim compare: the report's charts. Run `gnuplot charts.gp` in this directory.\n");
+	fprintf(f, "# k3sim %s: the report's charts. Run `gnuplot charts.gp` in this directory.\n",
+		n_xy ? "serve" : "compare");
 	for (int svg = 1; svg >= 0; svg--) {
 		for (int i = 0; i < n_lines; i++)
 			line_script(f, &lines[i], svg, images ? &(struct image_names){images, i} : NULL);
 		for (int i = 0; i < n_bars; i++)
 			bar_script(f, &bars[i], svg,
 			           images ? &(struct image_names){images, n_lines + i} : NULL);
+		for (int i = 0; i < n_xy; i++)
+			xy_script(f, &xy[i], svg, images ? &(struct image_names){images, n_lines + n_bars + i} : NULL);
 	}
+}
+
+/* The name of chart i of all three kinds, in order. */
+static const char *chart_name_of(const struct chart_line *lines, int n_lines, const struct chart_bars *bars,
+				 int n_bars, const struct chart_xy *xy, int i)
+{
+	return i < n_lines ? lines[i].name : i < n_lines + n_bars ? bars[i - n_lines].name : xy[i - n_lines - n_bars].name;
 }
 
 /* Runs gnuplot with every image and the log written as atomic outputs (util/outfile.h): the
  * images reach their names only when gnuplot made all of them; the log whenever gnuplot ran. */
 static int render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
-                  const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
-                  struct chart_outcome *out, struct err *e)
+                  const struct chart_bars *bars, int n_bars, const struct chart_xy *xy, int n_xy,
+                  const struct outfile_opts *oo, struct chart_outcome *out, struct err *e)
 {
-	int n_images = 2 * (n_lines + n_bars), rc = 0;
+	int n_images = 2 * (n_lines + n_bars + n_xy), rc = 0;
 	struct outfile *images = calloc((size_t)n_images, sizeof *images);
 	struct outfile *log = calloc(1, sizeof *log), *script = calloc(1, sizeof *script);
 	char path[600];
@@ -313,8 +382,7 @@ static int render(const char *dir, const char *gnuplot, const struct chart_line 
 		goto out;
 	}
 	for (int k = 0; k < n_images && rc == 0; k++) {
-		int i = k / 2;
-		const char *name = i < n_lines ? lines[i].name : bars[i - n_lines].name;
+		const char *name = chart_name_of(lines, n_lines, bars, n_bars, xy, k / 2);
 		snprintf(path, sizeof path, "%s/%s.%s", dir, name, k % 2 ? "svg" : "png");
 		rc = outfile_open(&images[k], path, oo, e);
 	}
@@ -330,7 +398,7 @@ static int render(const char *dir, const char *gnuplot, const struct chart_line 
 	FILE *f;
 	if ((rc = open_out(script, path, &replace, &f, e)) < 0)
 		goto out;
-	write_script(f, lines, n_lines, bars, n_bars, images);
+	write_script(f, lines, n_lines, bars, n_bars, xy, n_xy, images);
 	if (fflush(f) != 0 || ferror(f)) {
 		err_set(e, path, 0, 0, "write failed");
 		rc = -EIO;
@@ -344,10 +412,9 @@ static int render(const char *dir, const char *gnuplot, const struct chart_line 
 		goto out;
 	for (int k = 0; k < n_images; k++) {
 		if (!file_nonempty(outfile_tmp_path(&images[k]))) {
-			int i = k / 2;
 			snprintf(out->reason, sizeof out->reason,
 			         "gnuplot did not write %.32s (see charts/gnuplot.log)",
-			         i < n_lines ? lines[i].name : bars[i - n_lines].name);
+			         chart_name_of(lines, n_lines, bars, n_bars, xy, k / 2));
 			goto out;
 		}
 	}
@@ -370,8 +437,8 @@ out:
 
 /* Every file of the charts checked before the first is written: a refusal changes nothing. */
 static int check_outputs(const char *dir, bool with_images, const struct chart_line *lines, int n_lines,
-                         const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
-                         struct err *e)
+                         const struct chart_bars *bars, int n_bars, const struct chart_xy *xy, int n_xy,
+                         const struct outfile_opts *oo, struct err *e)
 {
 	static const char *const data_ext[] = {"dat"}, *const image_ext[] = {"dat", "svg", "png"};
 	char path[600];
@@ -383,24 +450,24 @@ static int check_outputs(const char *dir, bool with_images, const struct chart_l
 	}
 	const char *const *ext = with_images ? image_ext : data_ext;
 	int n_ext = with_images ? 3 : 1;
-	for (int i = 0; i < n_lines + n_bars && rc == 0; i++)
+	for (int i = 0; i < n_lines + n_bars + n_xy && rc == 0; i++)
 		for (int x = 0; x < n_ext && rc == 0; x++) {
-			const char *name = i < n_lines ? lines[i].name : bars[i - n_lines].name;
+			const char *name = chart_name_of(lines, n_lines, bars, n_bars, xy, i);
 			snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[x]);
 			rc = outfile_check(path, oo, e);
 		}
 	return rc;
 }
 
-int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
-                 const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
-                 struct chart_outcome *out, struct err *e)
+int chart_render_xy(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
+		    const struct chart_bars *bars, int n_bars, const struct chart_xy *xy, int n_xy,
+		    const struct outfile_opts *oo, struct chart_outcome *out, struct err *e)
 {
 	char path[600];
 	int rc;
 	out->rendered = false;
 	out->reason[0] = 0;
-	if ((rc = check_outputs(dir, gnuplot && gnuplot[0], lines, n_lines, bars, n_bars, oo, e)) < 0)
+	if ((rc = check_outputs(dir, gnuplot && gnuplot[0], lines, n_lines, bars, n_bars, xy, n_xy, oo, e)) < 0)
 		return rc;
 	for (int i = 0; i < n_lines; i++)
 		if ((rc = write_line_data(dir, &lines[i], oo, e)) < 0)
@@ -408,17 +475,27 @@ int chart_render(const char *dir, const char *gnuplot, const struct chart_line *
 	for (int i = 0; i < n_bars; i++)
 		if ((rc = write_bar_data(dir, &bars[i], oo, e)) < 0)
 			return rc;
+	for (int i = 0; i < n_xy; i++)
+		if ((rc = write_xy_data(dir, &xy[i], oo, e)) < 0)
+			return rc;
 	snprintf(path, sizeof path, "%s/charts.gp", dir);
 	struct outfile of;
 	FILE *f;
 	if ((rc = open_out(&of, path, oo, &f, e)) < 0)
 		return rc;
-	write_script(f, lines, n_lines, bars, n_bars, NULL);
+	write_script(f, lines, n_lines, bars, n_bars, xy, n_xy, NULL);
 	if ((rc = outfile_commit(&of, e)) < 0)
 		return rc;
 	if (!gnuplot || !gnuplot[0]) {
 		snprintf(out->reason, sizeof out->reason, "charts were not requested");
 		return 0;
 	}
-	return render(dir, gnuplot, lines, n_lines, bars, n_bars, oo, out, e);
+	return render(dir, gnuplot, lines, n_lines, bars, n_bars, xy, n_xy, oo, out, e);
+}
+
+int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
+                 const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
+                 struct chart_outcome *out, struct err *e)
+{
+	return chart_render_xy(dir, gnuplot, lines, n_lines, bars, n_bars, NULL, 0, oo, out, e);
 }

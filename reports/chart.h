@@ -56,6 +56,27 @@ struct chart_bars {
 	double ymax; /* 0: automatic */
 };
 
+/* y over x for any x (time series, distributions): series of points given by pointers the
+ * caller keeps alive during chart_render_xy; linear or log axes. */
+struct chart_xy_series {
+	char title[64];
+	const double *x, *y;
+	int64_t n;
+	int color; /* index into the palette; -1: gray */
+	bool dashed;
+	bool steps; /* a step function (queue lengths) instead of straight segments */
+};
+
+struct chart_xy {
+	char name[32]; /* file stem */
+	char title[128];
+	char xlabel[64], ylabel[64];
+	bool logx, logy;
+	double ymax;   /* 0: automatic */
+	struct chart_xy_series series[CHART_MAX_SERIES];
+	int n_series;
+};
+
 struct chart_outcome {
 	bool rendered;    /* every chart's SVG and PNG exists and is not empty */
 	char reason[256]; /* why not (gnuplot missing, failed, ...) */
@@ -71,5 +92,10 @@ struct outfile_opts;
 int chart_render(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
                  const struct chart_bars *bars, int n_bars, const struct outfile_opts *oo,
                  struct chart_outcome *out, struct err *e);
+
+/* chart_render with x-y charts too (lines and bars may be NULL with their counts 0). */
+int chart_render_xy(const char *dir, const char *gnuplot, const struct chart_line *lines, int n_lines,
+		    const struct chart_bars *bars, int n_bars, const struct chart_xy *xy, int n_xy,
+		    const struct outfile_opts *oo, struct chart_outcome *out, struct err *e);
 
 #endif

@@ -254,7 +254,8 @@ static int load_ep(struct ctx *c, const struct doc_node *root, struct scenario *
 static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
-		"workload", "dtypes", "options", "sweep", "engine", "ep", NULL}; /* sweep: read by reports/sweep_spec.c */
+		"workload", "dtypes", "options", "sweep", "engine", "ep", "serve", NULL};
+	/* sweep: read by reports/sweep_spec.c; serve: by serve/config.c */
 	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", "pp", NULL};
 	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
 		"prefill_chunk", "kda_chunk", NULL};

@@ -127,7 +127,7 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 }
 
 /* Block AttnRes keeps every completed block's representation of each token in flight. */
-static int64_t attn_res_store_bytes(const struct scenario *s, const struct model *m, int64_t tokens)
+int64_t sim_attn_res_store_bytes(const struct scenario *s, const struct model *m, int64_t tokens)
 {
 	if (!m->attn_res_block)
 		return 0;
@@ -206,13 +206,11 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 		out->tokens_per_s_per_gpu = (double)(batch * s->prompt_tokens) /
 					    ((ttft - out->pp_bubble_s) * (double)s->gpus);
 	int64_t group_tokens = ceil_div64(batch, s->dp) * chunk;
-	out->peak_bytes = ph->peak_act_bytes + attn_res_store_bytes(s, m, ceil_div64(group_tokens, s->cp));
+	out->peak_bytes = ph->peak_act_bytes + sim_attn_res_store_bytes(s, m, ceil_div64(group_tokens, s->cp));
 	return 0;
 }
 
-/* The draft module of multi-token prediction: `layers` layers like the model's last one
- * (DeepSeek-V3's MTP module is one MLA + MoE layer) and the LM head. */
-static void draft_model(const struct model *m, int64_t layers, struct model *out)
+void sim_draft_model(const struct model *m, int64_t layers, struct model *out)
 {
 	*out = *m;
 	out->n_layers = (int)layers;
@@ -247,7 +245,7 @@ static double decode_step(const struct scenario *s, const struct model *m, const
 	if (t < 0 || s->mtp_draft_tokens == 0)
 		return t;
 	static _Thread_local struct model draft;
-	draft_model(m, s->mtp_draft_layers, &draft);
+	sim_draft_model(m, s->mtp_draft_layers, &draft);
 	sim_phase_init(s, PHASE_DECODE, s->batch, 1, context, &p);
 	double d = sim_step_rows(s, &draft, hw, &p, acc, (double)s->mtp_draft_tokens, acc ? acc->n_rows : 0);
 	return d < 0 ? d : t + (double)s->mtp_draft_tokens * d;
@@ -290,7 +288,7 @@ int sim_decode(const struct scenario *s, const struct model *m, const struct hw 
 	out->mixed_prefill_tokens_per_s_per_gpu =
 		s->mixed_prefill_tokens ? (double)(s->mixed_prefill_tokens * s->dp) / (step * (double)s->gpus) : 0;
 
-	int64_t decode_peak = ph->peak_act_bytes + attn_res_store_bytes(s, m, out->requests_per_gpu);
+	int64_t decode_peak = ph->peak_act_bytes + sim_attn_res_store_bytes(s, m, out->requests_per_gpu);
 	int64_t act = pre->peak_bytes > decode_peak ? pre->peak_bytes : decode_peak;
 	int64_t ctx_final = s->prompt_tokens + s->output_tokens;
 	sim_hbm(s, m, hw, s->batch, ctx_final, act, &out->hbm);

@@ -131,6 +131,14 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 int64_t sim_ep_comm_bytes(const struct model_moe *x, int64_t tokens_per_gpu, int64_t row_bytes, int64_t ranks,
 			  double imbalance);
 
+/* The draft module of multi-token prediction: `layers` layers like the model's last one
+ * (DeepSeek-V3's MTP module is one MLA + MoE layer) and the LM head. */
+void sim_draft_model(const struct model *m, int64_t layers, struct model *out);
+
+/* Bytes per GPU of Block AttnRes' store of completed blocks for `tokens` tokens in flight (0
+ * without AttnRes). */
+int64_t sim_attn_res_store_bytes(const struct scenario *s, const struct model *m, int64_t tokens);
+
 /* The phase description a scenario implies for a step. */
 void sim_phase_init(const struct scenario *s, enum phase_kind kind, int64_t batch, int64_t tokens,
 		    int64_t context, struct phase *p);
