@@ -59,7 +59,7 @@ APP=$B/tests/capture/capture_app
 CHECK=$B/tests/capture/capture_check
 {
   run_test mla-gpu 90 "$T/test-mla-gpu"
-  run_test moe-gpu 120 "$T/test-moe-gpu"
+  run_test moe-gpu 150 "$T/test-moe-gpu"
   run_test attnres-gpu 40 "$T/test-attnres-gpu"
   run_test dsa-gpu 60 "$T/test-dsa-gpu"
   run_test layer-gpu 30 "$T/test-layer-gpu"
@@ -84,6 +84,7 @@ CHECK=$B/tests/capture/capture_check
     }
     san memcheck mla MLA_TEST_FILTER '*eight_tokens*'
     san memcheck moe MOE_TEST_FILTER '*small*'
+    san memcheck moe MOE_TEST_FILTER '*wgmma*'
     san memcheck attnres ATTNRES_TEST_FILTER '*edges*'
     san memcheck dsa DSA_TEST_FILTER '*small_topk*'
     san memcheck layer LAYER_TEST_FILTER '*'

@@ -162,6 +162,23 @@ static int validate(struct reader *r, const struct doc_node *root, const struct 
 	return 0;
 }
 
+/* The optional slice map (YAML preset key `slice`, config.json key `k3sim_slice`):
+ * {layers_before: N, layers_only: true|false}. */
+static int get_slice(struct reader *r, const struct doc_node *root, const char *key, struct model *m)
+{
+	static const char *const slice_keys[] = {"layers_before", "layers_only", NULL};
+	const struct doc_node *n = doc_get(root, key);
+	if (!n)
+		return 0;
+	int rc;
+	struct reader strict = {.d = r->d, .e = r->e, .strict = true}; /* k3sim keys: every one known */
+	if ((rc = check_map(&strict, n, key, slice_keys)) < 0 ||
+	    (rc = get_i64(r, n, "layers_before", false, 0, 1 << 20, &m->slice_layers_before)) < 0 ||
+	    (rc = get_bool(r, n, "layers_only", &m->slice_layers_only)) < 0)
+		return rc;
+	return 0;
+}
+
 /* ---- k3sim YAML preset ---- */
 
 static int load_preset_tree(struct reader *r, const struct doc_node *root, struct model *m)
@@ -169,7 +186,7 @@ static int load_preset_tree(struct reader *r, const struct doc_node *root, struc
 	static const char *const top_keys[] = {
 		"name", "source", "description", "hidden_size", "vocab_size", "num_layers",
 		"mla_layers", "dense_ffn_layers", "tie_embeddings", "kda", "mla", "dsa", "dense_ffn",
-		"moe", "attn_res", "dtypes", NULL};
+		"moe", "attn_res", "dtypes", "slice", NULL};
 	static const char *const kda_keys[] = {"heads", "head_dim", "conv_kernel", "decay_rank",
 		"gate_lower_bound", "output_gate", "output_gate_rank", NULL};
 	static const char *const mla_keys[] = {"heads", "q_lora_rank", "kv_lora_rank",
@@ -288,7 +305,7 @@ static int load_preset_tree(struct reader *r, const struct doc_node *root, struc
 		    (rc = get_dtype(r, n, "routed_experts", &m->expert_dtype)) < 0)
 			return rc;
 	}
-	return 0;
+	return get_slice(r, root, "slice", m);
 }
 
 static void set_defaults(struct model *m)
@@ -454,7 +471,8 @@ static int load_hf_tree(struct reader *r, const struct doc_node *top, struct mod
 	    strcmp(n->str, "fp8") == 0)
 		m->expert_dtype = DT_FP8;
 	(void)kv_heads;
-	return 0;
+	/* k3sim's own key: the config describes a slice of a deeper model. */
+	return get_slice(r, root, "k3sim_slice", m);
 }
 
 int model_load_hf_config(struct model *m, const char *name, const char *text, size_t len_bytes,
@@ -563,8 +581,8 @@ void model_inventory(const struct model *m, struct model_inventory *inv)
 		inv->dense_layers += m->ffn[i] == FFN_DENSE;
 		inv->moe_layers += m->ffn[i] == FFN_MOE;
 	}
-	inv->params_embedding = m->vocab * h;
-	inv->params_lm_head = m->tie_embeddings ? 0 : m->vocab * h;
+	inv->params_embedding = m->slice_layers_only ? 0 : m->vocab * h;
+	inv->params_lm_head = m->tie_embeddings || m->slice_layers_only ? 0 : m->vocab * h;
 	inv->params_kda_layer = inv->kda_layers ? kda_layer_params(m) : 0;
 	inv->params_mla_layer = inv->mla_layers ? mla_layer_params(m) : 0;
 	inv->params_dense_ffn = inv->dense_layers ? 3 * h * m->dense_intermediate : 0;
@@ -577,7 +595,7 @@ void model_inventory(const struct model *m, struct model_inventory *inv)
 
 	/* Per layer: two RMSNorms, and with Block AttnRes one pseudo-query per sublayer. */
 	int64_t per_layer_small = 2 * h + (m->attn_res_block ? 2 * h : 0);
-	int64_t final_small = h + (m->attn_res_block ? h : 0);
+	int64_t final_small = m->slice_layers_only ? 0 : h + (m->attn_res_block ? h : 0);
 
 	int64_t layers = (int64_t)inv->kda_layers * inv->params_kda_layer +
 			 (int64_t)inv->mla_layers * inv->params_mla_layer +
@@ -594,9 +612,10 @@ void model_inventory(const struct model *m, struct model_inventory *inv)
 	inv->conv_state_elements_per_layer =
 		3 * m->kda.heads * m->kda.head_dim * (m->kda.conv_kernel > 0 ? m->kda.conv_kernel - 1 : 0);
 	inv->mla_latent_elements_per_token_layer = m->mla.kv_lora_rank + m->mla.qk_rope_head_dim;
-	inv->attn_res_sources = m->attn_res_block
-					? (m->n_layers + m->attn_res_block - 1) / m->attn_res_block + 1
-					: 0;
+	inv->attn_res_sources = m->attn_res_block ? (m->slice_layers_before + m->n_layers + m->attn_res_block - 1) /
+								    m->attn_res_block +
+							    1
+						  : 0;
 }
 
 static int count_layers(const struct model *m, enum attn_kind k)

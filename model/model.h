@@ -62,6 +62,12 @@ struct model {
 	int64_t dense_intermediate;
 	struct model_moe moe;
 	int64_t attn_res_block;   /* Block AttnRes block size in layers; 0 = plain residual */
+	/* A slice of a deeper model (what a kernel harness such as kernels/slice/k3-slice runs):
+	 * the layers of the full model before these (Block AttnRes counts their completed blocks
+	 * among the sources), and whether the step has the layers alone (no embedding, final
+	 * AttnRes and norm, LM head or sampling, nor their weights). 0 / false: a whole model. */
+	int64_t slice_layers_before;
+	bool slice_layers_only;
 	bool tie_embeddings;
 	enum dtype weight_dtype;  /* everything but routed experts */
 	enum dtype expert_dtype;  /* routed experts' w1/w2/w3 */

@@ -469,7 +469,8 @@ static void moe(struct builder *b)
 }
 
 /* Average AttnRes sources seen by the sublayers of the layers in `mask`: the embedding, every
- * completed block, and the current block's partial sum when it is not empty. */
+ * completed block, and the current block's partial sum when it is not empty (a slice's layers
+ * count the blocks before them). */
 static double attn_res_sources(const struct model *m, const bool *mask, int count, bool ffn)
 {
 	if (!m->attn_res_block || count == 0)
@@ -478,8 +479,9 @@ static double attn_res_sources(const struct model *m, const bool *mask, int coun
 	for (int i = 0; i < m->n_layers; i++) {
 		if (!mask[i])
 			continue;
-		int64_t done = i / m->attn_res_block;
-		bool partial = ffn || (i % m->attn_res_block) != 0;
+		const int64_t layer = m->slice_layers_before + i;
+		int64_t done = layer / m->attn_res_block;
+		bool partial = ffn || (layer % m->attn_res_block) != 0;
 		sum += 1.0 + (double)done + (partial ? 1.0 : 0.0);
 	}
 	return sum / count;
@@ -506,8 +508,10 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 	b.M = phase->batch * phase->tokens + (phase->kind == PHASE_DECODE ? phase->mixed_tokens : 0);
 	int64_t h = m->hidden;
 
-	eltwise(&b, "embed", SPLIT_TP_N, b.M, h, 1, 1, 0);
-	b.list->ops[b.list->n - 1].sync = SYNC_TP_EMBED;
+	if (!m->slice_layers_only) {
+		eltwise(&b, "embed", SPLIT_TP_N, b.M, h, 1, 1, 0);
+		b.list->ops[b.list->n - 1].sync = SYNC_TP_EMBED;
+	}
 
 	/* One group of ops per (attention kind, FFN kind) signature, in order of first appearance. */
 	int8_t group_of[MODEL_MAX_LAYERS];
@@ -543,11 +547,14 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 		eltwise(&b, "residual.add", SPLIT_NONE, b.M, h, 4, 2, 2);
 	}
 
+	if (m->slice_layers_only)
+		goto fill;
 	b.attn = ATTN_KDA;
 	b.layers = 1;
 	b.group = -1;
 	double final_sources = m->attn_res_block
-				       ? 1.0 + (double)((m->n_layers + m->attn_res_block - 1) / m->attn_res_block)
+				       ? 1.0 + (double)((m->slice_layers_before + m->n_layers + m->attn_res_block - 1) /
+							m->attn_res_block)
 				       : 0;
 	attn_res(&b, "attnres.final", final_sources);
 	/* Only the last position of each sequence needs logits. */
@@ -560,6 +567,7 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 	eltwise(&b, "sample", SPLIT_TP_N, rows, m->vocab, 1, 0, 4);
 	b.list->ops[b.list->n - 1].a_dtype = DT_FP32;
 
+fill:
 	for (int i = 0; i < out->n; i++)
 		op_fill(&out->ops[i]);
 	return b.overflow ? -E2BIG : 0;

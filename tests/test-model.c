@@ -220,6 +220,62 @@ static void test_bad_model_input(void **state)
 	assert_non_null(strstr(e.msg, "cannot open"));
 }
 
+/* A slice of a deeper model (model.h: slice_*): the layers alone, AttnRes counting the blocks
+ * before them; the shape of scenarios/k3-slice-config.json (K3's layers 89-92). */
+static void test_slice(void **state)
+{
+	(void)state;
+	const char *yaml = "name: s\nhidden_size: 64\nvocab_size: 1000\nnum_layers: 4\nmla_layers: [4]\n"
+			   "kda: {heads: 2, head_dim: 16}\nmla: {heads: 2, kv_lora_rank: 32, qk_nope_head_dim: 16,"
+			   " qk_rope_head_dim: 8, v_head_dim: 16}\nmoe: {experts: 8, top_k: 2, intermediate_size: 32}\n"
+			   "attn_res: {block_size: 12}\nslice: {layers_before: 88, layers_only: true}\n";
+	struct model m, whole;
+	struct err e;
+	if (model_load_yaml(&m, "s.yaml", yaml, strlen(yaml), &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_int_equal(m.slice_layers_before, 88);
+	assert_true(m.slice_layers_only);
+	struct model_inventory inv, winv;
+	model_inventory(&m, &inv);
+	assert_int_equal(inv.params_embedding, 0);
+	assert_int_equal(inv.params_lm_head, 0);
+	assert_int_equal(inv.attn_res_sources, 9); /* 92 layers: 8 blocks + the embedding */
+	whole = m;
+	whole.slice_layers_before = 0, whole.slice_layers_only = false;
+	model_inventory(&whole, &winv);
+	assert_int_equal(winv.params_total - inv.params_total, 2 * 1000 * 64 + 2 * 64); /* + final norm, query */
+
+	struct phase p = {.kind = PHASE_PREFILL, .batch = 1, .tokens = 32, .kda_state = DT_FP32,
+			  .mla_cache = DT_BF16, .act = DT_BF16, .expert_act = DT_BF16, .dispatch = DT_FP8,
+			  .kda_chunk = 16};
+	static struct op_list l;
+	assert_int_equal(model_build_ops(&m, &p, &l), 0);
+	int attnres = 0;
+	for (int i = 0; i < l.n; i++) {
+		static const char *const absent[] = {"embed", "attnres.final", "norm.final", "lm_head", "sample", NULL};
+		for (int j = 0; absent[j]; j++)
+			if (strcmp(l.ops[i].name, absent[j]) == 0)
+				fail_msg("a layers-only slice has op %s", absent[j]);
+		/* Layers 89-92 of blocks of 12: the embedding, 7 blocks and the partial sum, plus the
+		 * sublayer's input: 10 reads per element, 4 FLOPs each. */
+		if (strncmp(l.ops[i].name, "attnres.pre_", 12) == 0) {
+			attnres++;
+			assert_true(fabs(l.ops[i].flops - 32.0 * 64 * 4 * 10) < 1e-6);
+		}
+	}
+	assert_int_equal(attnres, 4); /* pre_attn and pre_ffn of the KDA group and the MLA group */
+	assert_int_equal(model_build_ops(&whole, &p, &l), 0);
+	assert_string_equal(l.ops[0].name, "embed");
+
+	/* config.json: k3sim's key; its fields checked. */
+	const char *bad = "{\"hidden_size\": 64, \"vocab_size\": 10, \"num_hidden_layers\": 2,\n"
+			  " \"k3sim_slice\": {\"layers_befor\": 3}}";
+	char buf[600];
+	assert_true(model_load_hf_config(&m, "c.json", bad, strlen(bad), &e) < 0);
+	assert_string_equal(err_format(&e, buf, sizeof buf),
+			    "c.json:2:18: error: unknown key 'layers_befor' (did you mean 'layers_before'?)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_k3_layers),       cmocka_unit_test(test_hf_config_matches_preset),
 		cmocka_unit_test(test_counterfactuals), cmocka_unit_test(test_ops_cover_k3),
 		cmocka_unit_test(test_bad_model_input), cmocka_unit_test(test_ep_ranks_per_token),
+		cmocka_unit_test(test_slice),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -336,6 +336,12 @@ void csv_row(const row &r)
 	fflush(stdout);
 }
 
+/* The GEMM path a shape runs, as printed in the shape column. */
+const char *path_name(int path)
+{
+	return path == K3_GEMM_GEMV ? "gemv" : path == K3_GEMM_TILED_MMA ? "tiled-mma" : path == K3_GEMM_TILED_WGMMA ? "tiled-wgmma" : "?";
+}
+
 /* ---- copy ceiling ------------------------------------------------------------- */
 
 __global__ void copy_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst, size_t n)
@@ -400,9 +406,11 @@ double cublas_us(int64_t m, int64_t n, int64_t k, int reps)
 	if (cublasLtMatmulAlgoGetHeuristic(g_lt, desc, la, lb, ld, ld, pref, 1, &heur, &found) ==
 		    CUBLAS_STATUS_SUCCESS &&
 	    found) {
+		/* Not a `k3sim op` range: cuBLAS's samples must not join the op's (a capture of the bench
+		 * calibrates these kernels; the first device call's did mix them). */
 		char spec[128];
-		snprintf(spec, sizeof spec, "k3sim op=gemm m=%lld n=%lld k=%lld dtype=bf16", (long long)m, (long long)n,
-			 (long long)k);
+		snprintf(spec, sizeof spec, "k3-bench cublaslt gemm m=%lld n=%lld k=%lld dtype=bf16", (long long)m,
+			 (long long)n, (long long)k);
 		const float alpha = 1.0f, beta = 0.0f;
 		us = time_events(spec, 2, reps, [&](int) {
 			     LTOK(cublasLtMatmul(g_lt, desc, &alpha, W, la, X, lb, &beta, D, ld, D, ld, &heur.algo,
@@ -500,6 +508,13 @@ void bench_mla(const options &o)
 				for (int B : { 1, 64 })
 					mla_point(o, kv, H, B, 8192, 1);
 			mla_point(o, kv, 128, 64, 8192, 2);
+			/* K3's 96 heads at contexts a power of 4: training points of k3sim calibrate's
+			 * protocol (mla_decode ctx 4^k), so that a preset fitted on this capture knows
+			 * the kernel (BF16: the slice's cache). */
+			if (kv == MLA_KV_BF16)
+				for (int ctx : { 4096, 16384 })
+					for (int B : { 1, 64 })
+						mla_point(o, kv, 96, B, ctx, 1);
 			continue;
 		}
 		for (int ctx : { 8192, 32768 })
@@ -608,7 +623,8 @@ struct droute {
 };
 
 /* One grouped expert GEMM point: T tokens routed to K of E experts, rotation over R routings. */
-void expert_point(const options &o, const experts &w, int T, bool glu, bool decode, int R)
+void expert_point(const options &o, const experts &w, int T, bool glu, bool decode, int R,
+		  enum k3_gemm_path gpath = K3_GEMM_AUTO)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -631,7 +647,7 @@ void expert_point(const options &o, const experts &w, int T, bool glu, bool deco
 	uint16_t *out = (uint16_t *)dalloc((size_t)rows * width * 2);
 	k3_gemm_args a = {};
 	a.rows = rows, a.N = w.N, a.K = w.K, a.n_groups = E, a.epi = glu ? K3_EPI_GLU : K3_EPI_SCALE;
-	a.beta_gate = 4.0f, a.beta_up = 25.0f, a.out = out, a.path = K3_GEMM_AUTO;
+	a.beta_gate = 4.0f, a.beta_up = 25.0f, a.out = out, a.path = gpath;
 	w.into(a);
 	auto launch = [&](int i) {
 		k3_gemm_args x = a;
@@ -648,10 +664,13 @@ void expert_point(const options &o, const experts &w, int T, bool glu, bool deco
 	r.variant = w.dt == K3_W_MXFP4 ? (glu ? "mxfp4_w13" : "mxfp4_w2") : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
 	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s", T, (long long)rows, w.N, w.K,
-		 touched_avg, path == K3_GEMM_GEMV ? "gemv" : "tiled");
+		 touched_avg, path_name(path));
 	char spec[192];
-	snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=bf16 w_dtype=%s",
-		 (long long)rows, w.N, w.K, E, touched_avg, w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
+	/* A forced kernel other than the default is timed under its own name, not as the op (a
+	 * calibration of this capture must see the default kernel only). */
+	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=bf16 w_dtype=%s",
+		 gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", (long long)rows, w.N, w.K, E,
+		 touched_avg, w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
 	r.t = time_events(spec, 2, r.reps, launch);
@@ -672,7 +691,8 @@ void expert_point(const options &o, const experts &w, int T, bool glu, bool deco
 }
 
 /* A dense projection of the layer (BF16 weights) at M tokens. */
-void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split)
+void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split,
+		 enum k3_gemm_path gpath = K3_GEMM_AUTO)
 {
 	const size_t wn = (size_t)N * K;
 	const int Rw = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / (wn * 2)));
@@ -686,6 +706,7 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 	uint16_t *addend = nullptr;
 	k3_gemm_args a = {};
 	a.rows = M, a.N = N, a.K = K, a.a = X, a.epi = epi, a.n_split = n_split, a.beta_gate = 4.0f, a.beta_up = 25.0f;
+	a.path = gpath;
 	a.out = out, a.out_f32 = f32, a.w_dtype = K3_W_BF16;
 	if (epi == K3_EPI_ADD) {
 		addend = (uint16_t *)dalloc((size_t)M * N * 2);
@@ -703,9 +724,10 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 	const bool decode = M <= 256;
 	row r;
 	r.op = "gemm", r.variant = name;
-	snprintf(r.shape, sizeof r.shape, "m=%d n=%d k=%d %s", M, N, K, k3_gemm_path_for(&a) == K3_GEMM_GEMV ? "gemv" : "tiled");
+	snprintf(r.shape, sizeof r.shape, "m=%d n=%d k=%d %s", M, N, K, path_name(k3_gemm_path_for(&a)));
 	char spec[128];
-	snprintf(spec, sizeof spec, "k3sim op=gemm m=%d n=%d k=%d dtype=bf16", M, N, K);
+	snprintf(spec, sizeof spec, "%s=gemm m=%d n=%d k=%d dtype=bf16",
+		 gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", M, N, K);
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
 	r.t = time_events(spec, 2, r.reps, launch);
@@ -734,7 +756,20 @@ void bench_gemm(const options &o)
 		dense_point(o, "up_add", M, K3_HIDDEN, K3_LATENT, K3_EPI_ADD, 0);
 		dense_point(o, "shared_w13", M, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0);
 		dense_point(o, "shared_w2", M, K3_HIDDEN, K3_SHARED_INTER, K3_EPI_BF16, 0);
+		/* The attention projections of the slice (KDA: q|k|v, output gate, beta, o_proj; Gated
+		 * MLA: q_a, q_b with W_UK folded in, kv_a), so that a preset calibrated on this
+		 * capture knows every dense GEMM shape of a K3 layer. */
+		dense_point(o, "kda_qkv", M, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point(o, "kda_gate", M, 12288, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point(o, "kda_beta", M, 96, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point(o, "o_proj", M, K3_HIDDEN, 12288, K3_EPI_BF16, 0);
+		dense_point(o, "mla_q_a", M, 1536, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
+		dense_point(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
 	}
+	/* The mma.sync tiled kernel beside the default (wgmma on sm_90a) at prefill size. */
+	dense_point(o, "shared_w13", 4096, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0, K3_GEMM_TILED_MMA);
+	dense_point(o, "kda_qkv", 4096, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0, K3_GEMM_TILED_MMA);
 }
 
 void bench_moe(const options &o)
@@ -749,6 +784,7 @@ void bench_moe(const options &o)
 				expert_point(o, w13, B, true, true, 8);
 			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 })
 				expert_point(o, w13, T, true, false, 1);
+			expert_point(o, w13, 4096, true, false, 1, K3_GEMM_TILED_MMA);
 		}
 		{
 			experts w2(K3_EXPERTS, K3_LATENT, K3_EXPERT_INTER, dt);
@@ -756,6 +792,7 @@ void bench_moe(const options &o)
 				expert_point(o, w2, B, false, true, 8);
 			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 })
 				expert_point(o, w2, T, false, false, 1);
+			expert_point(o, w2, 4096, false, false, 1, K3_GEMM_TILED_MMA);
 		}
 	}
 	/* Routing + grouping, and the combine + latent norm. */

@@ -247,6 +247,38 @@ __device__ __forceinline__ void k3_bulk_g2s(void *dst, const void *src, uint32_t
 		     : "memory");
 }
 
+/* 4 bytes (both addresses 4-byte aligned), or zeros when !valid; through L1. */
+__device__ __forceinline__ void k3_cp_async4_zfill(void *smem, const void *gmem, bool valid)
+{
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(k3_smem_u32(smem)), "l"(gmem),
+		     "r"(valid ? 4 : 0));
+}
+
+/* Arrive on `bar` once this thread's earlier cp.async copies have landed (the arrival is
+ * one of the barrier's expected count: .noinc). */
+__device__ __forceinline__ void k3_cp_async_arrive(uint64_t *bar)
+{
+	asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(k3_smem_u32(bar)) : "memory");
+}
+
+__device__ __forceinline__ void k3_cp_async_wait_all()
+{
+	asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+/* A plain arrival (release) on `bar`. */
+__device__ __forceinline__ void k3_mbar_arrive(uint64_t *bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(k3_smem_u32(bar)) : "memory");
+}
+
+/* Orders this thread's view of shared memory written through the generic proxy (stores,
+ * cp.async) before its later accesses through the async proxy (wgmma, bulk copies). */
+__device__ __forceinline__ void k3_fence_proxy_async()
+{
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 /* Named barrier over `threads` threads (a multiple of 32), id 1..15. */
 __device__ __forceinline__ void k3_named_sync(int id, int threads)
 {

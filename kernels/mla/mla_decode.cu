@@ -10,13 +10,21 @@
  *    ldmatrix loads below are free of bank conflicts). Entries past the end
  *    copy token 0 (finite bytes) and are masked out of the softmax;
  *  - the FP8 cache arrives raw (656 bytes a token, an odd number of chunks
- *    too) and all threads dequantize the tile into one BF16 tile first;
+ *    too) and all threads expand it into one BF16 tile first: the E4M3
+ *    elements exactly (E4M3 is a subset of BF16) and unscaled, the four FP32
+ *    tile scales of each token beside it. QK^T runs per 128-column tile and
+ *    multiplies each tile's partial dot product by the token's scale in FP32;
+ *    PV takes the scale into P (one BF16 copy of P per tile). So no cache
+ *    value is rounded: the scores are FP32 sums of exact products, as for
+ *    the BF16 cache. (Rounding e4m3 * scale to BF16 first, as a first
+ *    version did, put errors of ~2^-9 relative on every key element: LSE
+ *    errors of 4-6e-3 on the H200, 2026-12-01.)
  *  - warp (r, c), r = 0..RG-1 a group of 16 rows, c = 0..1 a half: QK^T over
  *    576 columns for its rows and half of the tile's tokens, the row maxima
  *    exchanged with its partner through shared memory (online softmax with
  *    the same running max in both), P (BF16) through shared memory, then PV
  *    for its rows and half of the 512 output columns (128 FP32 accumulators
- *    a thread).
+ *    a thread; FP8: half the columns are two scale tiles, each with its P).
  * Combine kernel, one warp per query row: the log-sum-exp-weighted sum of
  * the split partials (FP32 in the workspace).
  */
@@ -57,12 +65,16 @@ struct cfg {
 	static constexpr int OFF_ST = OFF_Q + ROWS * SROW * 2;
 	static constexpr int OFF_KC = OFF_ST + NST * STAGE_BYTES;
 	static constexpr int OFF_P = OFF_KC + (FP8 ? TILE * SROW * 2 : 0);
-	static constexpr int OFF_RED = OFF_P + ROWS * PROW * 2;
+	/* P: one copy; FP8: one per scale tile (P times that tile's scale of each token). */
+	static constexpr int P_COPIES = FP8 ? MLA_FP8_SCALES : 1;
+	static constexpr int OFF_SC = OFF_P + P_COPIES * ROWS * PROW * 2;
+	static constexpr int OFF_RED = OFF_SC + (FP8 ? TILE * MLA_FP8_SCALES * 4 : 0);
 	static constexpr int OFF_BAR = OFF_RED + RG * 2 * 16 * 4;
 	static constexpr int SMEM = OFF_BAR + NST * 8;
-	/* RG 1: 95 / 100 KiB, two CTAs per SM; RG 4: 193 / 202 KiB, one. */
+	/* RG 1: 95 / 101 KiB, two CTAs per SM; RG 4: 193 / 213 KiB, one. */
 	static constexpr int CTAS_PER_SM = RG == 1 ? 2 : 1;
-	static_assert(OFF_ST % 16 == 0 && OFF_KC % 16 == 0 && OFF_P % 16 == 0 && OFF_BAR % 8 == 0, "alignment");
+	static_assert(OFF_ST % 16 == 0 && OFF_KC % 16 == 0 && OFF_P % 16 == 0 && OFF_SC % 16 == 0 && OFF_BAR % 8 == 0,
+		      "alignment");
 	static_assert(SMEM <= 227 * 1024, "shared memory");
 };
 
@@ -78,6 +90,48 @@ struct params {
 	float *l_part; /* [B][splits][rows], natural log-sum-exp per split */
 };
 
+/* s = Q K^T over k steps K0 .. K0 + NK - 1 (16 columns each; NK even) of the rows at qa and
+ * the tokens at kb (ldmatrix addresses of this lane): two n-tiles; with CHAINS 2, two
+ * accumulator chains (even and odd k steps) for latency, summed at the end (the FP8 path,
+ * short of registers, runs one). */
+template <int K0, int NK, int CHAINS>
+__device__ __forceinline__ void qk_cols(float (&s)[2][4], const uint16_t *qa, const uint16_t *kb)
+{
+	static_assert(NK % 2 == 0 && (CHAINS == 1 || CHAINS == 2), "pairs of k steps");
+	float sd[CHAINS][2][4];
+#pragma unroll
+	for (int j = 0; j < 2; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++) {
+			s[j][e] = 0.0f;
+			sd[CHAINS - 1][j][e] = 0.0f;
+		}
+	float(&s2)[2][4] = sd[CHAINS - 1];
+#pragma unroll 6
+	for (int kk = K0; kk < K0 + NK; kk += 2) {
+		uint32_t a[4], bb[4], a2[4], bb2[4];
+		k3_ldsm_x4(a, qa + kk * 16);
+		k3_ldsm_x4(bb, kb + kk * 16);
+		k3_ldsm_x4(a2, qa + kk * 16 + 16);
+		k3_ldsm_x4(bb2, kb + kk * 16 + 16);
+		k3_mma_bf16(s[0], a, bb[0], bb[1]);
+		k3_mma_bf16(s[1], a, bb[2], bb[3]);
+		if (CHAINS == 2) {
+			k3_mma_bf16(s2[0], a2, bb2[0], bb2[1]);
+			k3_mma_bf16(s2[1], a2, bb2[2], bb2[3]);
+		} else {
+			k3_mma_bf16(s[0], a2, bb2[0], bb2[1]);
+			k3_mma_bf16(s[1], a2, bb2[2], bb2[3]);
+		}
+	}
+	if (CHAINS == 2)
+#pragma unroll
+		for (int j = 0; j < 2; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				s[j][e] += s2[j][e];
+}
+
 template <int RG, bool FP8>
 __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_SM)
 	mla_split_kernel(const params p)
@@ -88,6 +142,7 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
 	unsigned char *st = smem + C::OFF_ST;
 	uint16_t *kc = reinterpret_cast<uint16_t *>(smem + C::OFF_KC);
 	uint16_t *ps = reinterpret_cast<uint16_t *>(smem + C::OFF_P);
+	float *ksc = reinterpret_cast<float *>(smem + C::OFF_SC); /* FP8: [TILE][4] scales of the tile's tokens */
 	float *red = reinterpret_cast<float *>(smem + C::OFF_RED);
 	uint64_t *bar = reinterpret_cast<uint64_t *>(smem + C::OFF_BAR);
 
@@ -186,24 +241,26 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
 		k3_mbar_wait(&bar[s], (uint32_t)((it / C::NST) & 1));
 		const uint16_t *K;
 		if constexpr (FP8) {
-			/* Dequantize the raw tile: 8 elements (16 bytes of BF16) per step. */
+			/* Expand the raw tile: 8 elements (16 bytes of BF16) per step, E4M3 exactly and
+			 * unscaled; the scales go to ksc. */
 			const unsigned char *raw = st + (size_t)s * C::STAGE_BYTES;
+			if (tid < TILE * MLA_FP8_SCALES)
+				ksc[tid] = *reinterpret_cast<const float *>(raw + (tid / MLA_FP8_SCALES) * FP8B +
+									    MLA_FP8_SCALE_OFFSET + (tid % MLA_FP8_SCALES) * 4);
 			for (int ch = tid; ch < TILE * (D / 8); ch += C::THREADS) {
 				const int tok = ch / (D / 8), k = ch % (D / 8);
 				const unsigned char *tr = raw + tok * FP8B;
 				uint4 v;
 				if (k < DV / 8) {
 					const uint2 f8 = *reinterpret_cast<const uint2 *>(tr + k * 8);
-					const float sc = *reinterpret_cast<const float *>(tr + MLA_FP8_SCALE_OFFSET +
-											   (k * 8 / MLA_FP8_TILE) * 4);
 					const float2 e0 = k3_e4m3x2_to_float2((uint16_t)(f8.x & 0xffffu));
 					const float2 e1 = k3_e4m3x2_to_float2((uint16_t)(f8.x >> 16));
 					const float2 e2 = k3_e4m3x2_to_float2((uint16_t)(f8.y & 0xffffu));
 					const float2 e3 = k3_e4m3x2_to_float2((uint16_t)(f8.y >> 16));
-					v.x = k3_pack_bf16(e0.x * sc, e0.y * sc);
-					v.y = k3_pack_bf16(e1.x * sc, e1.y * sc);
-					v.z = k3_pack_bf16(e2.x * sc, e2.y * sc);
-					v.w = k3_pack_bf16(e3.x * sc, e3.y * sc);
+					v.x = k3_pack_bf16(e0.x, e0.y); /* exact */
+					v.y = k3_pack_bf16(e1.x, e1.y);
+					v.z = k3_pack_bf16(e2.x, e2.y);
+					v.w = k3_pack_bf16(e3.x, e3.y);
 				} else {
 					v = *reinterpret_cast<const uint4 *>(tr + MLA_FP8_ROPE_OFFSET + (k - DV / 8) * 16);
 				}
@@ -217,27 +274,40 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
 			K = reinterpret_cast<const uint16_t *>(st + (size_t)s * C::STAGE_BYTES);
 		}
 
-		/* S = Q K^T: 16 rows x 16 tokens (two n-tiles), two accumulator
-		 * chains per n-tile (even and odd k steps) for latency. */
-		float sc[2][4], sd[2][4];
-#pragma unroll
-		for (int j = 0; j < 2; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				sc[j][e] = sd[j][e] = 0.0f;
+		/* S = Q K^T: 16 rows x 16 tokens (two n-tiles); sc[j][e] is row g (e < 2) or
+		 * g + 8 (e >= 2), token c * 16 + 8 j + 2 tq + (e & 1). */
 		const uint16_t *qa = qs + (r * 16 + (lane & 15)) * SROW + (lane >> 4) * 8;
 		const uint16_t *kb = K + (c * 16 + (lane >> 4) * 8 + (lane & 7)) * SROW + ((lane >> 3) & 1) * 8;
-#pragma unroll 6
-		for (int kk = 0; kk < D / 16; kk += 2) {
-			uint32_t a[4], bb[4], a2[4], bb2[4];
-			k3_ldsm_x4(a, qa + kk * 16);
-			k3_ldsm_x4(bb, kb + kk * 16);
-			k3_ldsm_x4(a2, qa + kk * 16 + 16);
-			k3_ldsm_x4(bb2, kb + kk * 16 + 16);
-			k3_mma_bf16(sc[0], a, bb[0], bb[1]);
-			k3_mma_bf16(sc[1], a, bb[2], bb[3]);
-			k3_mma_bf16(sd[0], a2, bb2[0], bb2[1]);
-			k3_mma_bf16(sd[1], a2, bb2[2], bb2[3]);
+		float sc[2][4];
+		if constexpr (FP8) {
+			/* Per 128-column scale tile, then the 64 BF16 rope columns. */
+			float sf[2][4];
+			qk_cols<0, MLA_LATENT / 16 / MLA_FP8_SCALES, 1>(sc, qa, kb);
+#pragma unroll
+			for (int j = 0; j < 2; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					sc[j][e] *= ksc[(c * 16 + j * 8 + 2 * tq + (e & 1)) * MLA_FP8_SCALES];
+#pragma unroll
+			for (int tile = 1; tile < MLA_FP8_SCALES; tile++) {
+				qk_cols<0, MLA_LATENT / 16 / MLA_FP8_SCALES, 1>(sf, qa + tile * MLA_FP8_TILE,
+									     kb + tile * MLA_FP8_TILE);
+#pragma unroll
+				for (int j = 0; j < 2; j++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						sc[j][e] = fmaf(sf[j][e],
+								ksc[(c * 16 + j * 8 + 2 * tq + (e & 1)) * MLA_FP8_SCALES + tile],
+								sc[j][e]);
+			}
+			qk_cols<0, MLA_ROPE / 16, 1>(sf, qa + MLA_LATENT, kb + MLA_LATENT);
+#pragma unroll
+			for (int j = 0; j < 2; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					sc[j][e] += sf[j][e];
+		} else {
+			qk_cols<0, D / 16, 2>(sc, qa, kb);
 		}
 
 		/* Scale, mask, row maxima over the tile (both halves). */
@@ -248,8 +318,8 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
 				const int pos = entry_pos(ebase + j * 8 + 2 * tq + e);
-				const float x0 = (sc[j][e] + sd[j][e]) * p.scale_log2;
-				const float x1 = (sc[j][2 + e] + sd[j][2 + e]) * p.scale_log2;
+				const float x0 = sc[j][e] * p.scale_log2;
+				const float x1 = sc[j][2 + e] * p.scale_log2;
 				sc[j][e] = pos >= 0 && pos < end0 ? x0 : -INFINITY;
 				sc[j][2 + e] = pos >= 0 && pos < end1 ? x1 : -INFINITY;
 				mx0 = fmaxf(mx0, sc[j][e]);
@@ -283,21 +353,34 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
 			o[n][0] *= al0, o[n][1] *= al0, o[n][2] *= al1, o[n][3] *= al1;
 		uint16_t *pw = ps + (r * 16 + g) * PROW + c * 16 + 2 * tq;
 #pragma unroll
-		for (int j = 0; j < 2; j++) {
-			*reinterpret_cast<uint32_t *>(pw + j * 8) = k3_pack_bf16(sc[j][0], sc[j][1]);
-			*reinterpret_cast<uint32_t *>(pw + 8 * PROW + j * 8) = k3_pack_bf16(sc[j][2], sc[j][3]);
-		}
+		for (int cp = 0; cp < C::P_COPIES; cp++)
+#pragma unroll
+			for (int j = 0; j < 2; j++) {
+				float f0 = 1.0f, f1 = 1.0f; /* FP8: the scales of tile cp of the two tokens */
+				if constexpr (FP8) {
+					const int tok = c * 16 + j * 8 + 2 * tq;
+					f0 = ksc[tok * MLA_FP8_SCALES + cp];
+					f1 = ksc[(tok + 1) * MLA_FP8_SCALES + cp];
+				}
+				uint16_t *pc = pw + cp * (C::ROWS * PROW);
+				*reinterpret_cast<uint32_t *>(pc + j * 8) = k3_pack_bf16(sc[j][0] * f0, sc[j][1] * f1);
+				*reinterpret_cast<uint32_t *>(pc + 8 * PROW + j * 8) =
+					k3_pack_bf16(sc[j][2] * f0, sc[j][3] * f1);
+			}
 		k3_named_sync(1 + r, 64);
 
-		/* O += P V: 16 rows x 256 columns (this half), k = the tile's 32 tokens. */
+		/* O += P V: 16 rows x 256 columns (this half), k = the tile's 32 tokens. FP8: columns
+		 * c * 256 .. + 127 are scale tile 2 c (P copy 2 c), the next 128 tile 2 c + 1. */
 #pragma unroll
 		for (int ks = 0; ks < TILE / 16; ks++) {
-			uint32_t a[4];
-			k3_ldsm_x4(a, ps + (r * 16 + (lane & 15)) * PROW + ks * 16 + (lane >> 4) * 8);
+			const uint16_t *pa = ps + (r * 16 + (lane & 15)) * PROW + ks * 16 + (lane >> 4) * 8;
 			const uint16_t *vb = K + (ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * SROW + c * 256 +
 					     (lane >> 4) * 8;
+			uint32_t a[4];
 #pragma unroll
 			for (int np = 0; np < 16; np++) {
+				if (np == 0 || (FP8 && np == 8))
+					k3_ldsm_x4(a, pa + (FP8 ? (2 * c + np / 8) * (C::ROWS * PROW) : 0));
 				uint32_t bb[4];
 				k3_ldsm_x4_t(bb, vb + np * 16);
 				k3_mma_bf16(o[2 * np], a, bb[0], bb[1]);

@@ -52,7 +52,7 @@ void mla_bf16_encode_token(const double *x, uint16_t *dst)
 /* One query row over the visible positions of its request, whose L tokens
  * are dequantized in kv[L][576]: writes out[512] and *lse. */
 static void ref_row(const struct mla_ref_decode *p, int b, int i, const double *kv, const double *q,
-		    double *out, double *lse, double *score, int32_t *pos)
+		    double *out, double *lse, double *score_abs, int32_t *n_visible, double *score, int32_t *pos)
 {
 	const int64_t end = (int64_t)p->seqlens[b] - p->qtokens + i + 1; /* visible: 0 .. end - 1 */
 	int n = 0;
@@ -67,6 +67,8 @@ static void ref_row(const struct mla_ref_decode *p, int b, int i, const double *
 	}
 	for (int e = 0; e < MLA_LATENT; e++)
 		out[e] = 0.0;
+	*n_visible = n;
+	*score_abs = 0.0;
 	if (n == 0) {
 		*lse = -INFINITY;
 		return;
@@ -74,11 +76,14 @@ static void ref_row(const struct mla_ref_decode *p, int b, int i, const double *
 	double m = -INFINITY;
 	for (int j = 0; j < n; j++) {
 		const double *k = kv + (size_t)pos[j] * MLA_DIM;
-		double s = 0.0;
-		for (int e = 0; e < MLA_DIM; e++)
+		double s = 0.0, sa = 0.0;
+		for (int e = 0; e < MLA_DIM; e++) {
 			s += q[e] * k[e];
+			sa += fabs(q[e] * k[e]);
+		}
 		score[j] = s * p->scale;
 		m = fmax(m, score[j]);
+		*score_abs = fmax(*score_abs, sa * p->scale);
 	}
 	double sum = 0.0;
 	for (int j = 0; j < n; j++) {
@@ -137,7 +142,14 @@ int mla_ref_decode(const struct mla_ref_decode *p)
 		for (int i = 0; i < p->qtokens && !rc; i++)
 			for (int h = 0; h < p->heads; h++) {
 				const size_t r = ((size_t)b * p->qtokens + i) * p->heads + h;
-				ref_row(p, b, i, kv, p->q + r * MLA_DIM, p->out + r * MLA_LATENT, p->lse + r, score, pos);
+				double sa;
+				int32_t nv;
+				ref_row(p, b, i, kv, p->q + r * MLA_DIM, p->out + r * MLA_LATENT, p->lse + r, &sa, &nv,
+					score, pos);
+				if (p->score_abs)
+					p->score_abs[r] = sa;
+				if (p->n_visible)
+					p->n_visible[r] = nv;
 			}
 	}
 out:

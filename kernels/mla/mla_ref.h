@@ -30,6 +30,11 @@ struct mla_ref_decode {
 	int topk;                   /* entries per query token in sparse mode */
 	double *out;                /* [B][t][H][512] */
 	double *lse;                /* [B][t][H] natural log; -INFINITY when nothing is visible */
+	/* Optional (NULL: not written), for error bounds of tests: [B][t][H] the largest
+	 * scale * sum_e |q_e k_e| over the row's visible tokens (0 when none), and the number
+	 * of visible tokens. */
+	double *score_abs;
+	int32_t *n_visible;
 };
 
 int mla_ref_decode(const struct mla_ref_decode *p);

@@ -26,8 +26,11 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "common/k3_device.cuh"
+#include "k3_gemm_internal.cuh"
 
 namespace {
 
@@ -41,90 +44,7 @@ constexpr int GV_K = 128;     /* k per gemv block */
 constexpr int GV_MIN_KB_PER_SPLIT = 4;
 static_assert(MOE_TILE_ROWS == 64, "grouped tiles are 64 rows");
 
-struct params {
-	int64_t rows;
-	int N, K, n_groups, n_split, ksplit, kb_per_split;
-	const int32_t *off, *tile_off, *touched, *n_touched, *a_index, *out_index;
-	const uint16_t *a, *w;
-	const uint8_t *wp, *ws;
-	float beta_gate, beta_up;
-	const float *row_scale;
-	const uint16_t *addend;
-	uint16_t *out;
-	float *out_f32;
-	float *part; /* gemv split-k partials [ksplit][rows][N] */
-};
-
-__device__ __forceinline__ float situ_glu(float g, float u, float bg, float bu)
-{
-	return bg * tanhf(g / bg) * k3_sigmoid(g) * (bu * tanhf(u / bu));
-}
-
-/* Streaming 16-byte load that skips L1 (weights are read once). */
-__device__ __forceinline__ uint4 ld_stream16(const void *p)
-{
-	uint4 v;
-	asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-		     : "l"(p));
-	return v;
-}
-
-__device__ __forceinline__ uint4 ld_nc16(const void *p)
-{
-	return __ldg(reinterpret_cast<const uint4 *>(p));
-}
-
-/* Non-GLU epilogues: columns n, n + 1 (n even) of output row r (row_scale: of row rs). */
-__device__ __forceinline__ int64_t out_row(const params &p, int64_t r)
-{
-	return p.out_index ? (int64_t)p.out_index[r] : r;
-}
-
-template <int EPI>
-__device__ __forceinline__ void epi_store2(const params &p, int64_t r, int64_t rs, int n, float v0, float v1)
-{
-	if (EPI == K3_EPI_SPLIT) {
-		if (n < p.n_split)
-			*reinterpret_cast<float2 *>(p.out_f32 + r * p.n_split + n) = make_float2(v0, v1);
-		else
-			*reinterpret_cast<uint32_t *>(p.out + r * (p.N - p.n_split) + (n - p.n_split)) =
-				k3_pack_bf16(v0, v1);
-		return;
-	}
-	if (EPI == K3_EPI_SCALE) {
-		const float s = p.row_scale[rs];
-		v0 *= s, v1 *= s;
-	}
-	if (EPI == K3_EPI_ADD) {
-		const uint32_t ad = *reinterpret_cast<const uint32_t *>(p.addend + r * p.N + n);
-		v0 += k3_lo_bf16(ad), v1 += k3_hi_bf16(ad);
-	}
-	if (EPI == K3_EPI_GATE) {
-		const uint32_t ad = *reinterpret_cast<const uint32_t *>(p.addend + r * p.N + n);
-		v0 *= k3_sigmoid(k3_lo_bf16(ad)), v1 *= k3_sigmoid(k3_hi_bf16(ad));
-	}
-	*reinterpret_cast<uint32_t *>(p.out + r * p.N + n) = k3_pack_bf16(v0, v1);
-}
-
-template <int EPI>
-__device__ __forceinline__ void epi_store1(const params &p, int64_t r, int64_t rs, int n, float v)
-{
-	if (EPI == K3_EPI_SPLIT) {
-		if (n < p.n_split)
-			p.out_f32[r * p.n_split + n] = v;
-		else
-			p.out[r * (p.N - p.n_split) + (n - p.n_split)] = k3_f2bf(v);
-		return;
-	}
-	if (EPI == K3_EPI_SCALE)
-		v *= p.row_scale[rs];
-	if (EPI == K3_EPI_ADD)
-		v += k3_bf2f(p.addend[r * p.N + n]);
-	if (EPI == K3_EPI_GATE)
-		v *= k3_sigmoid(k3_bf2f(p.addend[r * p.N + n]));
-	p.out[r * p.N + n] = k3_f2bf(v);
-}
+using params = k3gemm::params;
 
 /* ---- tiled ---------------------------------------------------------------- */
 
@@ -568,15 +488,47 @@ bool args_ok(const struct k3_gemm_args *a)
 	return false;
 }
 
+/* K3_GEMM_TILED=mma in the environment: the mma.sync kernel for every tiled call (read once). */
+bool tiled_mma_forced()
+{
+	static int forced = -1;
+	if (forced < 0) {
+		const char *e = getenv("K3_GEMM_TILED");
+		forced = e && !strcmp(e, "mma");
+	}
+	return forced == 1;
+}
+
+/* Does the wgmma kernel's grid fill the GPU? Its tiles are 256 weight rows by up to 128 rows of
+ * A; a dense GEMM of few rows has fewer tiles than SMs (m = 64, n = 4480: 18), where the mma.sync
+ * kernel's 64 x 128 tiles spread the weights over more SMs. Grouped: always (prefill sizes). */
+bool wg_fills(const struct k3_gemm_args *a)
+{
+	if (a->n_groups > 0)
+		return true;
+	const int sms = device_sms();
+	return sms > 0 && (a->rows + 127) / 128 * ((a->N + 255) / 256) >= sms;
+}
+
+/* The concrete path: K3_GEMM_GEMV, K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA, or -EINVAL. */
 int resolve_path(const struct k3_gemm_args *a)
 {
-	if (a->path == K3_GEMM_TILED || a->path == K3_GEMM_GEMV)
-		return a->path;
-	if (a->path != K3_GEMM_AUTO)
-		return -EINVAL;
-	if (a->n_groups == 0)
-		return a->rows <= 16 ? K3_GEMM_GEMV : K3_GEMM_TILED;
-	return a->rows <= (int64_t)16 * a->n_groups ? K3_GEMM_GEMV : K3_GEMM_TILED;
+	int path = a->path;
+	if (path == K3_GEMM_AUTO) {
+		const bool gemv = a->n_groups == 0 ? a->rows <= 16 : a->rows <= (int64_t)16 * a->n_groups;
+		path = gemv ? K3_GEMM_GEMV : K3_GEMM_TILED;
+	}
+	switch (path) {
+	case K3_GEMM_GEMV:
+	case K3_GEMM_TILED_MMA:
+		return path;
+	case K3_GEMM_TILED:
+		return !tiled_mma_forced() && k3gemm::wg_supported(a) && wg_fills(a) ? K3_GEMM_TILED_WGMMA
+										      : K3_GEMM_TILED_MMA;
+	case K3_GEMM_TILED_WGMMA:
+		return k3gemm::wg_supported(a) ? K3_GEMM_TILED_WGMMA : -EINVAL;
+	}
+	return -EINVAL;
 }
 
 /* Dense gemv split over k: about two CTAs per SM, at least 4 blocks each. */
@@ -715,7 +667,7 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	const int path = resolve_path(a);
 	if (path < 0)
 		return path;
-	if (a->n_groups > 0 && path == K3_GEMM_TILED && !a->tile_off)
+	if (a->n_groups > 0 && path == K3_GEMM_TILED_MMA && !a->tile_off)
 		return -EINVAL;
 	if (a->n_groups > 0 && path == K3_GEMM_GEMV && (!a->touched || !a->n_touched))
 		return -EINVAL;
@@ -747,8 +699,10 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	p.out = a->out;
 	p.out_f32 = a->out_f32;
 	const bool fp4 = a->w_dtype == K3_W_MXFP4;
+	if (path == K3_GEMM_TILED_WGMMA)
+		return k3gemm::wg_launch(p, fp4, a->epi, sms, stream);
 	const int num_n = (a->N + BN - 1) / BN;
-	if (path == K3_GEMM_TILED) {
+	if (path == K3_GEMM_TILED_MMA) {
 		if (a->n_groups > 0) {
 			const int64_t tiles = (a->rows + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS + a->n_groups;
 			if (tiles * num_n > 0x7fffffff)

@@ -10,11 +10,21 @@
  * (ADD). moe_ref_gemm() is the same op in float64.
  *
  * Two paths, picked from the shapes (or forced through `path`):
- *  - tiled: 64- or 128-row x 128-column tiles over 64-deep k blocks, a
- *    4-stage cp.async pipeline, BF16 tensor cores (mma.sync m16n8k16);
- *    MXFP4 tiles are dequantized into shared memory before each k block.
- *    Grouped: one CTA per (tile of MOE_TILE_ROWS rows of one group, 128
- *    columns), tiles listed by tile_off. For prefill.
+ *  - tiled (prefill), in two kernels:
+ *    wgmma (sm_90a builds on compute capability 9.0; the default there for
+ *    grouped GEMMs and for dense ones with at least one tile per SM):
+ *    persistent, warp-specialized (a cp.async producer warpgroup, two wgmma
+ *    consumer warpgroups), tiles of 256 weight rows x up to 128 rows of A
+ *    (the MMA's N follows a group's row count in steps of 16, so an expert
+ *    with 73 tokens computes 80, not 128), MXFP4 weights expanded to BF16
+ *    in registers as the MMA's A operand (k3_gemm_wg.cu);
+ *    mma.sync (any GPU; K3_GEMM_TILED_MMA, or the environment variable
+ *    K3_GEMM_TILED=mma for every tiled call of the process): 64- or
+ *    128-row x 128-column tiles over 64-deep k blocks, a 4-stage cp.async
+ *    pipeline, mma.sync m16n8k16; MXFP4 tiles are dequantized into shared
+ *    memory before each k block. Grouped: one CTA per (tile of
+ *    MOE_TILE_ROWS rows of one group, 128 columns), tiles listed by
+ *    tile_off.
  *  - gemv: for a few rows per group (decode): the weights are the MMA's
  *    A operand, streamed once from HBM straight into registers (16-byte
  *    loads, MXFP4 nibbles expanded with byte permutes), the rows' 8 or 16
@@ -36,9 +46,11 @@ extern "C" {
 #endif
 
 enum k3_gemm_path {
-	K3_GEMM_AUTO = 0,  /* gemv for dense rows <= 16 or grouped rows <= 16 per group on average */
-	K3_GEMM_TILED = 1,
+	K3_GEMM_AUTO = 0,        /* gemv for dense rows <= 16 or grouped rows <= 16 per group on average */
+	K3_GEMM_TILED = 1,       /* wgmma where available, else mma.sync */
 	K3_GEMM_GEMV = 2,
+	K3_GEMM_TILED_MMA = 3,   /* the mma.sync tiled kernel */
+	K3_GEMM_TILED_WGMMA = 4, /* the wgmma tiled kernel (-EINVAL where it is not available) */
 };
 
 /* Pointers are device memory, 16-byte aligned; BF16 as uint16_t bits. */
@@ -48,7 +60,7 @@ struct k3_gemm_args {
 	int K;                    /* reduction, a multiple of 128 */
 	int n_groups;             /* 0: dense; else groups (experts), <= MOE_MAX_EXPERTS */
 	const int32_t *off;       /* grouped: [n_groups + 1] row offsets (off[0] = 0) */
-	const int32_t *tile_off;  /* grouped, tiled path: [n_groups + 1] offsets in MOE_TILE_ROWS tiles */
+	const int32_t *tile_off;  /* grouped, mma.sync tiled path: [n_groups + 1] offsets in MOE_TILE_ROWS tiles */
 	const int32_t *touched;   /* grouped, gemv path: [n_groups] groups with rows, first *n_touched */
 	const int32_t *n_touched; /* grouped, gemv path: [1] */
 	const int32_t *a_index;   /* [rows] A row of each row, or NULL: row r of A */
@@ -57,7 +69,7 @@ struct k3_gemm_args {
 	enum k3_wdtype w_dtype;
 	const uint16_t *w;        /* BF16: [max(1, n_groups)][N][K] */
 	const uint8_t *w_packed;  /* MXFP4: [max(1, n_groups)][N][K / 2], low nibble first */
-	const uint8_t *w_scales;  /* MXFP4: [max(1, n_groups)][N][K / 32] E8M0 */
+	const uint8_t *w_scales;  /* MXFP4: [max(1, n_groups)][N][K / 32] E8M0 (wgmma path: 4-byte aligned) */
 	enum k3_epilogue epi;
 	int n_split;              /* SPLIT: FP32 columns, a multiple of 128 */
 	float beta_gate, beta_up; /* GLU: SiTU caps (K3: 4, 25) */
@@ -74,7 +86,9 @@ struct k3_gemm_args {
  * pointers are not looked at. 0 and *bytes set, or -EINVAL / -EIO. */
 int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *bytes);
 
-/* The path `path` resolves to for these shapes (K3_GEMM_TILED or K3_GEMM_GEMV), or -EINVAL. */
+/* The path `path` resolves to for these args on the current device (K3_GEMM_GEMV,
+ * K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA), or -EINVAL (bad shapes, or wgmma asked for
+ * where it is not available). */
 int k3_gemm_path_for(const struct k3_gemm_args *a);
 
 /* Enqueues the GEMM on `stream` (capturable in a CUDA graph after one call

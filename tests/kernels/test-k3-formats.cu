@@ -3,13 +3,17 @@
  * Host run of the device number-format converters of kernels/common/k3_device.cuh
  * (no GPU needed; built with nvcc, suite 'unit'): the MXFP4 nibble expansion by
  * byte permutes and the E8M0 scale as a BF16 pair, bit for bit against the
- * host decoders of k3_quant.h.
+ * host decoders of k3_quant.h; and the wgmma GEMM's MXFP4 tile layout: the
+ * producer's placement of a k block in shared memory and each lane's A
+ * fragment read back from it (moe/k3_gemm_wg_layout.cuh) give every element
+ * at its mma.m16n8k16 / wgmma fragment position with its group's scale.
  */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "common/k3_device.cuh"
+#include "moe/k3_gemm_wg_layout.cuh"
 #include "kernels/common/k3_quant.h"
 
 static int failures = 0;
@@ -40,6 +44,58 @@ static void check_word(uint32_t w)
 	}
 }
 
+/* A 256-row MXFP4 k block (random nibbles; scales of rows and groups distinct) laid out as
+ * the wgmma producer does, then every lane's fragments of every k step and 16-row block. */
+static void check_wg_fp4_tile(uint64_t seed, int kb)
+{
+	enum { ROWS = 256, KB = 64, K = 4 * KB };
+	static uint8_t packed[ROWS][K / 2], scales[ROWS][K / 32];
+	static unsigned char raw[ROWS * 32], sc[ROWS * 4];
+	uint64_t s = seed;
+	for (int r = 0; r < ROWS; r++) {
+		for (int i = 0; i < K / 2; i++) {
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			packed[r][i] = (uint8_t)(s >> 56);
+		}
+		for (int i = 0; i < K / 32; i++)
+			scales[r][i] = (uint8_t)(100 + (r * 7 + i * 3) % 50);
+	}
+	memset(raw, 0xee, sizeof raw);
+	for (int j = 0; j < ROWS; j++) {
+		for (int h = 0; h < 2; h++)
+			memcpy(raw + k3_wg_fp4_half_offset(j, h), &packed[j][kb * (KB / 2) + h * 16], 16);
+		memcpy(sc + j * 4, &scales[j][(kb & ~1) * 2], 4); /* the producer's 4-byte copy */
+	}
+	for (int row16 = 0; row16 < ROWS; row16 += 16)
+		for (int ks = 0; ks < KB / 16; ks++)
+			for (int lane = 0; lane < 32; lane++) {
+				uint32_t a[4], s0, s1;
+				k3_wg_fp4_fragment(raw, sc, kb, ks, row16, lane, a, &s0, &s1);
+				const int g = lane >> 2, t = lane & 3;
+				for (int i = 0; i < 8; i++) { /* register i / 2, half i % 2 */
+					const int reg = i / 2, row = row16 + g + (reg & 1) * 8;
+					const int k = kb * KB + ks * 16 + 2 * t + (reg >> 1) * 8 + (i & 1);
+					const uint8_t nib = (uint8_t)((packed[row][k / 2] >> (4 * (k & 1))) & 0xfu);
+					const double want = k3_double_from_e2m1(nib), got = bf16_half(a[reg], i & 1);
+					EXPECT(want == got && signbit(want) == signbit(got),
+					       "wg fp4 kb %d rows %d ks %d lane %d reg %d: %g, want %g\n", kb, row16, ks, lane,
+					       reg, got, want);
+					const uint32_t se = (reg & 1) ? s1 : s0;
+					EXPECT(se == scales[row][k / 32], "wg fp4 kb %d row %d k %d: scale %u, want %u\n", kb,
+					       row, k, se, scales[row][k / 32]);
+				}
+			}
+	/* Rows g = 0..7 of an 8-byte read land in distinct 8-byte bank pairs (no conflicts). */
+	for (int ks = 0; ks < KB / 16; ks++) {
+		unsigned banks = 0;
+		for (int g = 0; g < 8; g++) {
+			const int off = (((ks >> 1) ^ ((g >> 2) & 1)) << 4) + ((ks & 1) << 3);
+			banks |= 1u << (((g * 32 + off) / 8) % 16);
+		}
+		EXPECT(__builtin_popcount(banks) == 8, "wg fp4 ks %d: bank conflict\n", ks);
+	}
+}
+
 int main()
 {
 	for (uint32_t n = 0; n < 16; n++)
@@ -60,6 +116,8 @@ int main()
 	/* k3_prmt against its definition on a few selectors. */
 	EXPECT(k3_prmt(0x33221100u, 0x77665544u, 0x7654u) == 0x77665544u, "prmt high\n");
 	EXPECT(k3_prmt(0x33221100u, 0x77665544u, 0x5140u) == 0x55114400u, "prmt interleave\n");
+	for (int kb = 0; kb < 4; kb++)
+		check_wg_fp4_tile(0x1234567ull + (uint64_t)kb, kb);
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

@@ -6,7 +6,10 @@
  * first L - t + i + 1; sparse mode over all visible positions equals dense
  * mode; two halves combined by their log-sum-exp equal the whole (the
  * split-KV combine the GPU kernel runs); the FP8 layout decodes within its
- * quantization step; bad pages are refused.
+ * quantization step; bad pages are refused. And the LSE tolerance of the GPU
+ * tests (mla_test_util.h) separates an FP8 path that rounds the dequantized
+ * cache to BF16 (off by up to 6e-3 on the H200) from one that applies the
+ * scales in FP32 after exact tile products (emulated here in FP32).
  */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +23,7 @@
 #include <cmocka.h>
 
 #include "kda_test_util.h"
+#include "mla_test_util.h"
 #include "kernels/common/k3_quant.h"
 #include "kernels/mla/mla_ref.h"
 
@@ -265,6 +269,95 @@ static void test_fp8_layout(void **unused)
 	assert_int_equal(MLA_FP8_TOKEN_BYTES, 656);
 }
 
+/* LSE of each query row, dense, computed from the cache the way a kernel does:
+ * ROUNDED: keys e4m3 * scale rounded to BF16 (FP32 product), the rest in float64;
+ * FP32: per 128-column tile an FP32 sum of exact products (q BF16 times E4M3), times the
+ * tile scale in FP32, plus the rope part, then the softmax sum and log in FP32. */
+enum lse_emulation { LSE_ROUNDED, LSE_FP32 };
+
+static void emulate_lse(const struct cache_case *c, enum lse_emulation mode, double *lse)
+{
+	const double scale = 1.0 / sqrt(192.0);
+	for (int b = 0; b < c->B; b++)
+		for (int i = 0; i < c->t; i++)
+			for (int h = 0; h < c->H; h++) {
+				const size_t r = ((size_t)b * c->t + i) * c->H + h;
+				const double *q = c->q + r * MLA_DIM;
+				const int end = c->seqlens[b] - c->t + i + 1;
+				double *s = xcalloc((size_t)end, sizeof(double));
+				double m = -INFINITY;
+				for (int j = 0; j < end; j++) {
+					const int32_t page = c->table[b * c->max_pages + j / MLA_PAGE_TOKENS];
+					const unsigned char *tok = (const unsigned char *)c->pages +
+								   ((size_t)page * MLA_PAGE_TOKENS + j % MLA_PAGE_TOKENS) *
+									   MLA_FP8_TOKEN_BYTES;
+					if (mode == LSE_ROUNDED) {
+						double d = 0.0;
+						for (int e = 0; e < MLA_DIM; e++) {
+							double k = cache_at(c, b, j, e);
+							if (e < MLA_LATENT)
+								k = k3_round_bf16((float)k);
+							d += q[e] * k;
+						}
+						s[j] = d * scale;
+					} else {
+						float d = 0.0f;
+						for (int t = 0; t < MLA_FP8_SCALES; t++) {
+							float sc, part = 0.0f;
+							memcpy(&sc, tok + MLA_FP8_SCALE_OFFSET + 4 * t, sizeof sc);
+							for (int e = t * MLA_FP8_TILE; e < (t + 1) * MLA_FP8_TILE; e++)
+								part += (float)q[e] * (float)k3_double_from_e4m3(tok[e]);
+							d = fmaf(part, sc, d);
+						}
+						for (int e = MLA_LATENT; e < MLA_DIM; e++)
+							d += (float)q[e] * (float)cache_at(c, b, j, e);
+						s[j] = (double)(d * (float)scale);
+					}
+					m = fmax(m, s[j]);
+				}
+				if (mode == LSE_ROUNDED) {
+					double sum = 0.0;
+					for (int j = 0; j < end; j++)
+						sum += exp(s[j] - m);
+					lse[r] = m + log(sum);
+				} else {
+					float sum = 0.0f;
+					for (int j = 0; j < end; j++)
+						sum += expf((float)(s[j] - m));
+					lse[r] = (double)((float)m + logf(sum));
+				}
+				free(s);
+			}
+}
+
+static void test_lse_tolerance_catches_fp8_rounding(void **unused)
+{
+	(void)unused;
+	/* The shape of the GPU test that failed on 2026-12-01 (fp8 H=12 t=3), |q| <= 2 in BF16. */
+	struct cache_case c;
+	const int32_t lens[4] = { 3, 500, 129, 64 };
+	case_init(&c, MLA_KV_FP8, 4, 12, 3, lens);
+	const size_t rows = (size_t)c.B * c.t * c.H;
+	for (size_t i = 0; i < rows * MLA_DIM; i++)
+		c.q[i] = k3_round_bf16(2.0 * c.q[i]);
+	struct mla_ref_decode a = case_args(&c);
+	double *sa = xcalloc(rows, sizeof(double)), *lse = xcalloc(rows, sizeof(double));
+	int32_t *nv = xcalloc(rows, sizeof(int32_t));
+	a.score_abs = sa, a.n_visible = nv;
+	assert_int_equal(mla_ref_decode(&a), 0);
+	double wa, wt;
+	emulate_lse(&c, LSE_ROUNDED, lse);
+	const double rounded = mla_lse_worst(lse, c.lse, sa, nv, rows, &wa, &wt);
+	print_message("BF16-rounded keys: max abs err %.2e, worst err/tol %.2f\n", wa, rounded);
+	assert_true(rounded > 3.0);
+	emulate_lse(&c, LSE_FP32, lse);
+	const double fp32 = mla_lse_worst(lse, c.lse, sa, nv, rows, &wa, &wt);
+	print_message("scales after exact products, FP32: max abs err %.2e, worst err/tol %.3f\n", wa, fp32);
+	assert_true(fp32 < 0.25);
+	free(sa), free(lse), free(nv);
+	case_release(&c);
+}
+
 static void test_bad_arguments(void **unused)
 {
 	(void)unused;
@@ -292,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_causal_among_query_tokens),
 		cmocka_unit_test(test_sparse_and_split_combine),
 		cmocka_unit_test(test_fp8_layout),
+		cmocka_unit_test(test_lse_tolerance_catches_fp8_rounding),
 		cmocka_unit_test(test_bad_arguments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * LatentMoE on the GPU against the float64 references (suite 'gpu'; exit
- * 77 without a GPU): the GEMM op (tiled and gemv paths, dense and grouped,
+ * 77 without a GPU): the GEMM op (tiled paths, mma.sync and wgmma, and the gemv path, dense and grouped,
  * gathered rows, BF16 and MXFP4 weights, every epilogue), routing and
  * grouping, the combine + RMSNorm, and whole layers at decode and prefill
  * sizes. Inputs are fresh random values rounded to their device format
@@ -107,7 +107,43 @@ struct gemm_case {
 	bool scatter; /* outputs through an output row map (a permutation) */
 };
 
-static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w)
+/* The wgmma tiled path runs here (sm_90a build, compute capability 9.0)? */
+static bool wgmma_expected(void)
+{
+#if defined(K3_HAVE_WGMMA)
+	int dev = 0, major = 0, minor = 0;
+	CUDA_OK(cudaGetDevice(&dev));
+	CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+	CUDA_OK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+	return major == 9 && minor == 0;
+#else
+	return false;
+#endif
+}
+
+/* Every element: |got - ref| <= 2^-8 |ref| + 2^-10 rms(ref): the output's BF16 rounding and
+ * FP32 sums, element by element (a wrong tile, row or column fails it even where the
+ * relative norm of the whole output would not notice). */
+static void check_elements(const char *what, const double *got, const double *ref, size_t n)
+{
+	double ss = 0.0;
+	for (size_t i = 0; i < n; i++)
+		ss += ref[i] * ref[i];
+	const double floor = ldexp(sqrt(ss / (double)(n ? n : 1)), -10);
+	double worst = 0.0;
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		const double r = fabs(got[i] - ref[i]) / (ldexp(fabs(ref[i]), -8) + floor);
+		if (!(r <= worst)) /* NaN too */
+			worst = r == r ? r : INFINITY, at = i;
+	}
+	print_message("  %-52s worst element err/tol %.3f (at %zu)\n", what, worst, at);
+	if (!(worst < 1.0))
+		fail_msg("%s: element %zu is %g, reference %g", what, at, got[at], ref[at]);
+}
+
+static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w,
+			  enum k3_gemm_path path_arg)
 {
 	int64_t rows = c->rows;
 	int32_t *off = NULL, *tile_off = NULL, *touched = NULL, n_touched = 0;
@@ -164,7 +200,7 @@ static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const stru
 	struct k3_gemm_args a = {
 		.rows = rows, .N = c->N, .K = c->K, .n_groups = c->n_groups, .a = A.d, .epi = epi, .n_split = 128,
 		.beta_gate = (float)K3_SITU_BETA_GATE, .beta_up = (float)K3_SITU_BETA_UP, .out = out.d,
-		.out_f32 = epi == K3_EPI_SPLIT ? out_f32 : NULL, .path = c->path,
+		.out_f32 = epi == K3_EPI_SPLIT ? out_f32 : NULL, .path = path_arg,
 	};
 	wmat_into(w, &a);
 	if (c->n_groups) {
@@ -186,14 +222,19 @@ static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const stru
 	a.workspace = ws ? gt_dev_poisoned(ws) : NULL;
 	a.workspace_bytes = ws;
 	const int path = k3_gemm_path_for(&a);
+	assert_true(path == K3_GEMM_GEMV || path == K3_GEMM_TILED_MMA || path == K3_GEMM_TILED_WGMMA);
 	char what[160];
 	snprintf(what, sizeof what, "%s %s %s rows=%lld N=%d K=%d groups=%d%s%s ws=%zu",
-		 path == K3_GEMM_GEMV ? "gemv" : "tiled", c->dt == K3_W_MXFP4 ? "mxfp4" : "bf16", epi_name(epi),
+		 path == K3_GEMM_GEMV ? "gemv" : path == K3_GEMM_TILED_MMA ? "tiled-mma" : "tiled-wgmma",
+		 c->dt == K3_W_MXFP4 ? "mxfp4" : "bf16", epi_name(epi),
 		 (long long)rows, c->N, c->K, c->n_groups, a_index ? " gathered" : "", out_index ? " scattered" : "", ws);
 	KERNEL_OK(k3_gemm(&a, 0));
 	gt_bf16_read(&out);
-	if (epi != K3_EPI_SPLIT || width > 0)
+	if (epi != K3_EPI_SPLIT || width > 0) {
 		gt_check(what, out.h, ref.out, (size_t)rows * width, TOL_BF16);
+		if (path == K3_GEMM_TILED_WGMMA)
+			check_elements("  elements", out.h, ref.out, (size_t)rows * width);
+	}
 	if (epi == K3_EPI_SPLIT) {
 		double *f = gt_dnew((size_t)rows * 128);
 		gt_f32_read(out_f32, f, (size_t)rows * 128);
@@ -208,6 +249,18 @@ static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const stru
 		gt_bf16_release(&add);
 	cudaFree(out_f32), gt_free(a.off), gt_free(a.tile_off), gt_free(a.touched);
 	gt_free(a.n_touched), gt_free(a.a_index), gt_free(a.row_scale), cudaFree(a.workspace);
+}
+
+/* One case; K3_GEMM_TILED runs both tiled kernels (wgmma where it is available). */
+static void run_gemm(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w)
+{
+	if (c->path != K3_GEMM_TILED) {
+		run_gemm_path(c, epi, w, c->path);
+		return;
+	}
+	run_gemm_path(c, epi, w, K3_GEMM_TILED_MMA);
+	if (wgmma_expected())
+		run_gemm_path(c, epi, w, K3_GEMM_TILED_WGMMA);
 }
 
 static void run_all_epilogues(const struct gemm_case *c)
@@ -542,6 +595,52 @@ static void test_gemm_heads_scatter_gate(void **unused)
 	wmat_release(&w);
 }
 
+/* The wgmma tiled kernel where it runs: the path is picked by default for tiled shapes; tile
+ * edges (groups of 0, 1, 15, 16, 17, 127, 128, 129, 300 rows: MMA widths 16 .. 128 and
+ * several token chunks; a partial 256-row weight tile; stages reused across tiles), every
+ * epilogue, both weight formats, gathered rows and scattered outputs; then enough tiles that
+ * each CTA of the persistent grid runs several. */
+static void test_gemm_wgmma_tiles(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device, skipped\n");
+		return;
+	}
+	/* The default for tiled shapes that fill the GPU with its tiles, and for grouped ones. */
+	struct k3_gemm_args probe = { .rows = 4096, .N = 8192, .K = 256, .path = K3_GEMM_TILED };
+	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_WGMMA);
+	probe.rows = 64; /* 32 tiles: the mma.sync kernel */
+	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_MMA);
+	probe.n_groups = 4;
+	assert_int_equal(k3_gemm_path_for(&probe), K3_GEMM_TILED_WGMMA);
+	static const int32_t counts[11] = { 0, 1, 15, 16, 17, 127, 128, 129, 300, 0, 64 };
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case g = { .N = 400, .K = 384, .n_groups = 11, .counts = counts, .a_rows = 333,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED_WGMMA };
+		run_all_epilogues(&g);
+		const struct gemm_case d = { .rows = 1000, .N = 272, .K = 640, .dt = (enum k3_wdtype)dt,
+					     .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+		run_all_epilogues(&d);
+	}
+	/* 40 experts of 0 .. 299 rows, N 512: ~ 2 x 2 x 40 = 160 tiles and more, over 132 CTAs. */
+	int32_t many[40];
+	for (int e = 0; e < 40; e++)
+		many[e] = (int32_t)(test_rng_next(&rng) % 300);
+	struct wmat w = wmat_rand(40, 512, 256, K3_W_MXFP4, 0.1);
+	const struct gemm_case m = { .N = 512, .K = 256, .n_groups = 40, .counts = many, .a_rows = 700,
+				     .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
+	run_gemm(&m, K3_EPI_GLU, &w);
+	run_gemm(&m, K3_EPI_SCALE, &w);
+	wmat_release(&w);
+	/* Dense, 16 x 14 tiles of 128 x 256: the raster groups and several tiles a CTA. */
+	struct wmat wd = wmat_rand(1, 3584, 256, K3_W_BF16, 0.1);
+	const struct gemm_case dd = { .rows = 2000, .N = 3584, .K = 256, .dt = K3_W_BF16,
+				      .path = K3_GEMM_TILED_WGMMA };
+	run_gemm(&dd, K3_EPI_BF16, &wd);
+	wmat_release(&wd);
+}
+
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
 static void test_small_all_kernels(void **unused)
 {
@@ -599,6 +698,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_grouped_tiled),
 		cmocka_unit_test(test_gemm_grouped_gemv),
 		cmocka_unit_test(test_gemm_k3_expert_shapes),
+		cmocka_unit_test(test_gemm_wgmma_tiles),
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_combine),
 		cmocka_unit_test(test_layer_decode),

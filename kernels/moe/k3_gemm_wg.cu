@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GEMM op's wgmma path (sm_90a): see k3_gemm.h.
+ *
+ * Swapped operands: the CTA computes a tile of out^T = W X^T, 256 weight rows
+ * (the MMA's M) by up to 128 tokens (its N), so that a group (expert) with few
+ * tokens wastes little: the N of the MMA is the tile's token count rounded up
+ * to 16 (wgmma m64nNk16, N = 16 .. 128, one instantiation of the main loop
+ * each). Persistent: one CTA per SM walks the tiles (dense: groups of 16
+ * token tiles per weight column band, for L2 reuse; grouped: expert by
+ * expert, each expert's weight tiles in turn and its token chunks of 128
+ * within them, so the weights come from HBM once and the few token rows stay
+ * in L2).
+ *
+ * Warp specialization, 384 threads:
+ *  - warpgroup 0 (producer, 72 registers) copies each 64-deep k block of the
+ *    tile into one of STAGES shared-memory stages with cp.async (16 bytes a
+ *    copy; token rows gathered through a_index, rows past the tile's tokens
+ *    and weight rows past N zero-filled): the token tile [128][64] BF16 and
+ *    the weight tile [256][64] BF16, both in 128-byte rows in the 128-byte
+ *    swizzle, or for MXFP4 the raw tile [256][32 bytes] (the two 16-byte
+ *    halves of row r swapped when r & 4: conflict-free reads below) and 4
+ *    scale bytes a row (the scales of this k block and its pair). Each thread
+ *    arrives on the stage's `full` barrier when its copies have landed
+ *    (cp.async.mbarrier.arrive.noinc, 128 arrivals);
+ *  - warpgroups 1 and 2 (consumers, 216 registers) own 128 weight rows each
+ *    (two m64 blocks), B being the token tile through a 128-byte-swizzle
+ *    descriptor. BF16 weights: A from shared memory too, a stage's 8 MMAs in
+ *    flight while the next stage's are issued. MXFP4: A from registers, built
+ *    per k step (the lane's 4 nibbles of each row picked from two 8-byte
+ *    loads with byte permutes, expanded to BF16 and scaled by the E8M0 scale,
+ *    exact), two k steps at a time into one of two register sets while the
+ *    MMAs of the other set run; each half stage ends with wait_group 0, since
+ *    ptxas serializes all MMAs of a kernel that writes a register an MMA in
+ *    flight may read within one wait_group-0 interval (warning C7513): the
+ *    other consumer warpgroup keeps the tensor cores busy meanwhile. After a
+ *    stage's last MMA has completed, every consumer thread arrives on its
+ *    `empty` barrier (256 arrivals), which the producer waits on before
+ *    reusing it. Waiting on `full`, a consumer fences the proxies (cp.async
+ *    writes through the generic proxy, wgmma reads through the async proxy);
+ *  - the epilogue runs from the accumulators: thread (g, t) of warp w holds
+ *    weight rows 16 w + g and + 8 (GLU: the gate and up rows of one output,
+ *    by the interleaving of moe_common.h) for tokens 8 j + 2 t, + 1.
+ */
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+
+#include "common/k3_device.cuh"
+#include "common/k3_wgmma.cuh"
+#include "k3_gemm_internal.cuh"
+#include "k3_gemm_wg_layout.cuh"
+
+/* Built for every target the kernels are (kernels/meson.build): where the target has no wgmma
+ * (plain sm_90, -Dgpu_arch=sm_90) the device code below compiles to nothing, and nvcc would warn
+ * (an error under -Werror all-warnings) that its helpers are unused. */
+#pragma nv_diag_suppress 177
+
+namespace {
+
+using k3gemm::params;
+
+constexpr int THREADS = 384;  /* producer warpgroup + two consumer warpgroups */
+constexpr int TW = 256;       /* weight rows per tile: 128 per consumer warpgroup (two m64 blocks) */
+constexpr int TT = 128;       /* tokens per tile at most (the MMA's N) */
+constexpr int KB = 64;        /* k per stage: one 128-byte row of BF16 */
+constexpr int GROUP_M = 16;   /* dense raster: token tiles per group */
+constexpr int PRODUCER_REGS = 72, CONSUMER_REGS = 216; /* 128 x 72 + 256 x 216 <= 64K; no spills */
+constexpr int X_BYTES = TT * KB * 2;
+constexpr int TAB_INTS = MOE_MAX_EXPERTS + 1 + 16; /* chunk offsets, then scan scratch */
+static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups a thread");
+
+template <bool FP4>
+struct wcfg {
+	static constexpr int W_BYTES = FP4 ? TW * KB / 2 : TW * KB * 2;
+	static constexpr int S_BYTES = FP4 ? TW * 4 : 0;
+	static constexpr int STAGE = X_BYTES + W_BYTES + S_BYTES;
+	static constexpr int STAGES = FP4 ? 8 : 4;
+	static constexpr int OFF_W = X_BYTES;
+	static constexpr int OFF_S = X_BYTES + W_BYTES; /* MXFP4 only */
+	static constexpr int OFF_BAR = STAGES * STAGE;
+	static constexpr int OFF_TAB = OFF_BAR + 2 * STAGES * 8;
+	static constexpr int SMEM = OFF_TAB + TAB_INTS * 4 + 1024; /* + slack to align the base to 1024 */
+	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
+	static_assert(SMEM <= 227 * 1024, "shared memory");
+};
+
+/* k3_mbar_wait with a watchdog: a pipeline that stopped (a bug) traps after 10 s instead of
+ * hanging the GPU, so that a test or bench reports the error and the process goes on. */
+__device__ __forceinline__ void wait_or_trap(uint64_t *bar, uint32_t parity)
+{
+	uint32_t done = 0;
+	uint64_t t0 = 0;
+	for (uint32_t spins = 0;; spins++) {
+		asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     " selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(k3_smem_u32(bar)), "r"(parity)
+			     : "memory");
+		if (done)
+			return;
+		if ((spins & 1023u) == 0) {
+			uint64_t now;
+			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+			if (spins == 0)
+				t0 = now;
+			else if (now - t0 > 10000000000ull)
+				__trap();
+		}
+	}
+}
+
+struct tile {
+	int g, n0;      /* group (0: dense), first weight row */
+	int64_t rb, re; /* rows [rb, re) of the (grouped) row space */
+};
+
+/* Tile t of this launch. Grouped: tab[e] = token chunks (of TT) of the groups before e. */
+__device__ __forceinline__ tile decode(const params &p, const int32_t *tab, int t)
+{
+	tile r;
+	if (p.n_groups == 0) {
+		const int per = GROUP_M * p.num_n, grp = t / per, first = grp * GROUP_M;
+		const int gm = min(p.num_m - first, GROUP_M), in = t % per;
+		r.g = 0;
+		r.rb = (int64_t)(first + in % gm) * TT;
+		r.re = min(p.rows, r.rb + TT);
+		r.n0 = (in / gm) * TW;
+		return r;
+	}
+	int lo = 0, hi = p.n_groups - 1; /* the last group whose first tile is <= t */
+	while (lo < hi) {
+		const int mid = (lo + hi + 1) >> 1;
+		if (tab[mid] * p.num_n <= t)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	const int local = t - tab[lo] * p.num_n, chunks = tab[lo + 1] - tab[lo];
+	r.g = lo;
+	r.n0 = (local / chunks) * TW;
+	r.rb = p.off[lo] + (int64_t)(local % chunks) * TT;
+	r.re = min((int64_t)p.off[lo + 1], r.rb + TT);
+	return r;
+}
+
+/* tab[0 .. n_groups] = prefix sums of ceil(count_e / TT); all threads, two barriers. */
+__device__ void build_tab(const params &p, int32_t *tab)
+{
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	int32_t *scratch = tab + MOE_MAX_EXPERTS + 1;
+	int inc[3], s = 0;
+#pragma unroll
+	for (int i = 0; i < 3; i++) {
+		const int e = tid * 3 + i;
+		if (e < p.n_groups)
+			s += (p.off[e + 1] - p.off[e] + TT - 1) / TT;
+		inc[i] = s;
+	}
+	int x = s;
+#pragma unroll
+	for (int o = 1; o < 32; o <<= 1) {
+		const int y = __shfl_up_sync(0xffffffffu, x, o);
+		if (lane >= o)
+			x += y;
+	}
+	if (lane == 31)
+		scratch[warp] = x;
+	__syncthreads();
+	int before = x - s;
+	for (int w = 0; w < warp; w++)
+		before += scratch[w];
+#pragma unroll
+	for (int i = 0; i < 3; i++)
+		if (tid * 3 + i < p.n_groups)
+			tab[tid * 3 + i + 1] = before + inc[i];
+	if (tid == 0)
+		tab[0] = 0;
+	__syncthreads();
+}
+
+/* ---- producer ----------------------------------------------------------------- */
+
+template <bool FP4>
+__device__ __forceinline__ void produce(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
+					const int32_t *tab, int total)
+{
+	using C = wcfg<FP4>;
+	const int pt = (int)threadIdx.x; /* 0 .. 127 */
+	const int ch = pt & 7, r8 = pt >> 3; /* BF16 tiles: 16-byte chunk ch of rows r8 + 16 i */
+	const int nkb = p.K / KB;
+	int it = 0;
+	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
+		const tile tl = decode(p, tab, t);
+		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
+		int32_t xrow[TT / 16]; /* A row of token row r8 + 16 i, -1: zeros */
+#pragma unroll
+		for (int i = 0; i < TT / 16; i++) {
+			const int r = r8 + 16 * i;
+			xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
+		}
+		/* Weight rows of this thread: BF16 r8 + 16 i (chunk ch); MXFP4 (pt >> 1) + 64 i (half
+		 * pt & 1), scales pt + 128 i. Rows past N read as zeros. */
+		const int wrows = min(TW, p.N - tl.n0);
+		const size_t wrow0 = (size_t)tl.g * p.N + tl.n0;
+#pragma unroll 1
+		for (int kb = 0; kb < nkb; kb++, it++) {
+			const int s = it % C::STAGES;
+			wait_or_trap(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
+			unsigned char *st = sm + (size_t)s * C::STAGE;
+#pragma unroll
+			for (int i = 0; i < TT / 16; i++) {
+				const int r = r8 + 16 * i;
+				if (r < xrows) {
+					const bool ok = xrow[i] >= 0;
+					const uint16_t *src = p.a + (ok ? (size_t)xrow[i] * p.K + kb * KB + ch * 8 : 0);
+					k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
+				}
+			}
+			if constexpr (FP4) {
+				const uint8_t *wsrc = p.wp + (wrow0 + (pt >> 1)) * (size_t)(p.K / 2) + kb * (KB / 2) + (pt & 1) * 16;
+				const size_t wstep = (size_t)64 * (p.K / 2);
+#pragma unroll 1
+				for (int i = 0; i < TW * 2 / 128; i++, wsrc += wstep) {
+					const int j = (pt >> 1) + 64 * i, h = pt & 1;
+					const bool ok = j < wrows;
+					k3_cp_async16_zfill(st + C::OFF_W + k3_wg_fp4_half_offset(j, h), ok ? wsrc : p.wp, ok);
+				}
+				const uint8_t *ssrc = p.ws + (wrow0 + pt) * (size_t)(p.K / 32) + (kb & ~1) * 2;
+				const size_t sstep = (size_t)128 * (p.K / 32);
+#pragma unroll 1
+				for (int i = 0; i < TW / 128; i++, ssrc += sstep) {
+					const int j = pt + 128 * i;
+					const bool ok = j < wrows;
+					k3_cp_async4_zfill(st + C::OFF_S + j * 4, ok ? ssrc : p.ws, ok);
+				}
+			} else {
+				const uint16_t *wsrc = p.w + (wrow0 + r8) * (size_t)p.K + kb * KB + ch * 8;
+				const size_t wstep = (size_t)16 * p.K;
+#pragma unroll 4
+				for (int i = 0; i < TW / 16; i++, wsrc += wstep) {
+					const int j = r8 + 16 * i;
+					const bool ok = j < wrows;
+					k3_cp_async16_zfill(st + C::OFF_W + j * 128 + ((ch ^ (j & 7)) << 4), ok ? wsrc : p.w, ok);
+				}
+			}
+			k3_cp_async_arrive(&full[s]);
+		}
+	}
+	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
+}
+
+/* ---- consumers ---------------------------------------------------------------- */
+
+/* MXFP4: A fragments of k step ks of the stage at st for this thread's two m64 blocks
+ * (k3_gemm_wg_layout.cuh), scaled (exact: E8M0 is a power of two). */
+__device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][4], const unsigned char *st, int kb, int ks, int wr0,
+					   int lane)
+{
+	using C = wcfg<true>;
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++) {
+		uint32_t o[4], e0, e1;
+		k3_wg_fp4_fragment(st + C::OFF_W, st + C::OFF_S, kb, ks, wr0 + mb * 64, lane, o, &e0, &e1);
+		const uint32_t s0 = k3_e8m0_to_bf16x2(e0), s1 = k3_e8m0_to_bf16x2(e1);
+		a[mb][0] = k3_bf16x2_mul(o[0], s0);
+		a[mb][1] = k3_bf16x2_mul(o[1], s1);
+		a[mb][2] = k3_bf16x2_mul(o[2], s0);
+		a[mb][3] = k3_bf16x2_mul(o[3], s1);
+	}
+}
+
+/* Stage `it` ready (the copies landed): wait, then fence the proxies for wgmma's reads. */
+template <bool FP4>
+__device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, uint64_t *full, int it)
+{
+	using C = wcfg<FP4>;
+	const int s = it % C::STAGES;
+	wait_or_trap(&full[s], (uint32_t)((it / C::STAGES) & 1));
+	k3_fence_proxy_async();
+	return sm + (size_t)s * C::STAGE;
+}
+
+/* The k loop of one tile with N = 16 NC tokens; `it` counts stages over the CTA's tiles.
+ * BF16 weights: both operands from shared memory, the MMAs of one stage in flight while
+ * the next stage's are issued (wait_group 1). MXFP4: A from registers in two sets of two
+ * k steps each; a set is built while the MMAs of the other run, and each half stage ends
+ * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
+template <bool FP4, int NC>
+__device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
+					 float (&acc)[2][64], int &it, int wr0, int lane)
+{
+	using C = wcfg<FP4>;
+	constexpr int N = NC * 16;
+	const int nkb = p.K / KB;
+#pragma unroll
+	for (int i = 0; i < 64; i++)
+		acc[0][i] = acc[1][i] = 0.0f;
+	k3_wgmma_pin(acc[0]);
+	k3_wgmma_pin(acc[1]);
+	if constexpr (FP4) {
+		uint32_t ax[2][2][4], ay[2][2][4]; /* [k step of the half][m64 block][4] */
+		const unsigned char *st = stage_ready<true>(sm, full, it);
+		load_a_fp4(ax[0], st, 0, 0, wr0, lane);
+		load_a_fp4(ax[1], st, 0, 1, wr0, lane);
+#pragma unroll 1
+		for (int kb = 0; kb < nkb; kb++, it++) {
+			const uint32_t xaddr = k3_smem_u32(st);
+			k3_wgmma_fence();
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const uint64_t desc = k3_wgmma_desc_sw128(xaddr + h * 32);
+				k3_wgmma_rs<N>(acc[0], ax[h][0], desc);
+				k3_wgmma_rs<N>(acc[1], ax[h][1], desc);
+			}
+			k3_wgmma_commit();
+			load_a_fp4(ay[0], st, kb, 2, wr0, lane);
+			load_a_fp4(ay[1], st, kb, 3, wr0, lane);
+			k3_wgmma_wait<0>();
+			k3_wgmma_fence();
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const uint64_t desc = k3_wgmma_desc_sw128(xaddr + (2 + h) * 32);
+				k3_wgmma_rs<N>(acc[0], ay[h][0], desc);
+				k3_wgmma_rs<N>(acc[1], ay[h][1], desc);
+			}
+			k3_wgmma_commit();
+			if (kb + 1 < nkb) {
+				st = stage_ready<true>(sm, full, it + 1);
+				load_a_fp4(ax[0], st, kb + 1, 0, wr0, lane);
+				load_a_fp4(ax[1], st, kb + 1, 1, wr0, lane);
+			}
+			k3_wgmma_wait<0>();
+			k3_mbar_arrive(&empty[it % C::STAGES]); /* every read of stage `it` is done */
+		}
+	} else {
+		/* This warpgroup's 128 weight rows (wr0 without the warp's 16-row offset). */
+		const uint32_t wdesc0 = (uint32_t)(C::OFF_W + (wr0 & ~127) * 128);
+#pragma unroll 1
+		for (int kb = 0; kb < nkb; kb++, it++) {
+			const unsigned char *st = stage_ready<false>(sm, full, it);
+			const uint32_t xaddr = k3_smem_u32(st);
+			k3_wgmma_fence();
+#pragma unroll
+			for (int ks = 0; ks < KB / 16; ks++) {
+				const uint64_t desc = k3_wgmma_desc_sw128(xaddr + ks * 32);
+#pragma unroll
+				for (int mb = 0; mb < 2; mb++)
+					k3_wgmma_ss<N>(acc[mb], k3_wgmma_desc_sw128(xaddr + wdesc0 + mb * 64 * 128 + ks * 32),
+						       desc);
+			}
+			k3_wgmma_commit();
+			k3_wgmma_wait<1>(); /* the previous stage's MMAs are done */
+			if (kb > 0)
+				k3_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+		}
+		k3_wgmma_wait<0>();
+		k3_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+	}
+	k3_wgmma_pin(acc[0]);
+	k3_wgmma_pin(acc[1]);
+}
+
+template <int EPI>
+__device__ __forceinline__ void epilogue(const params &p, const tile &tl, const float (&acc)[2][64], int wr0,
+					 int lane)
+{
+	const int g = lane >> 2, tq = lane & 3, ntok = (int)(tl.re - tl.rb);
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++) {
+		const int nb = tl.n0 + wr0 + mb * 64; /* this warp's 16 weight rows: nb .. nb + 15 */
+		if (nb >= p.N)
+			continue;
+#pragma unroll
+		for (int j = 0; j < TT / 8; j++) {
+			if (8 * j >= ntok)
+				break;
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int tok = 8 * j + 2 * tq + e;
+				if (tok >= ntok)
+					continue;
+				const int64_t r = tl.rb + tok, ro = out_row(p, r);
+				const float v0 = acc[mb][4 * j + e], v1 = acc[mb][4 * j + 2 + e];
+				if (EPI == K3_EPI_GLU) {
+					p.out[ro * (p.N / 2) + nb / 2 + g] =
+						k3_f2bf(situ_glu(v0, v1, p.beta_gate, p.beta_up));
+				} else {
+					epi_store1<EPI>(p, ro, r, nb + g, v0);
+					epi_store1<EPI>(p, ro, r, nb + g + 8, v1);
+				}
+			}
+		}
+	}
+}
+
+template <bool FP4, int EPI>
+__device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
+					const int32_t *tab, int total)
+{
+	const int lane = (int)threadIdx.x & 31;
+	/* First weight row (in the tile) of this warp: consumer warpgroup c owns rows 128 c .. */
+	const int wr0 = ((int)threadIdx.x / 128 - 1) * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
+	float acc[2][64];
+	int it = 0;
+	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
+		const tile tl = decode(p, tab, t);
+		switch ((int)((tl.re - tl.rb + 15) >> 4)) {
+		case 1:
+			mainloop<FP4, 1>(p, sm, full, empty, acc, it, wr0, lane);
+			break;
+		case 2:
+			mainloop<FP4, 2>(p, sm, full, empty, acc, it, wr0, lane);
+			break;
+		case 3:
+			mainloop<FP4, 3>(p, sm, full, empty, acc, it, wr0, lane);
+			break;
+		case 4:
+			mainloop<FP4, 4>(p, sm, full, empty, acc, it, wr0, lane);
+			break;
+		case 5:
+			mainloop<FP4, 5>(p, sm, full, empty, acc, it, wr0, lane);
+			break;
+		case 6:
+			mainloop<FP4, 6>(p, sm, full, empty, acc, it, wr0, lane);
+			break;
+		case 7:
+			mainloop<FP4, 7>(p, sm, full, empty, acc, it, wr0, lane);
+			break;
+		default:
+			mainloop<FP4, 8>(p, sm, full, empty, acc, it, wr0, lane);
+			break;
+		}
+		epilogue<EPI>(p, tl, acc, wr0, lane);
+	}
+}
+
+template <bool FP4, int EPI>
+__global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	using C = wcfg<FP4>;
+	extern __shared__ __align__(16) unsigned char smem_raw[];
+	unsigned char *sm = smem_raw + ((1024u - (k3_smem_u32(smem_raw) & 1023u)) & 1023u);
+	uint64_t *full = reinterpret_cast<uint64_t *>(sm + C::OFF_BAR), *empty = full + C::STAGES;
+	int32_t *tab = reinterpret_cast<int32_t *>(sm + C::OFF_TAB);
+	if (threadIdx.x == 0) {
+#pragma unroll
+		for (int s = 0; s < C::STAGES; s++) {
+			k3_mbar_init(&full[s], 128);
+			k3_mbar_init(&empty[s], 256);
+		}
+		k3_mbar_fence_init();
+	}
+	int total;
+	if (p.n_groups > 0) {
+		build_tab(p, tab); /* synchronizes the CTA */
+		total = tab[p.n_groups] * p.num_n;
+	} else {
+		__syncthreads();
+		total = p.num_m * p.num_n;
+	}
+	if (threadIdx.x < 128) {
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+		produce<FP4>(p, sm, full, empty, tab, total);
+	} else {
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+		consume<FP4, EPI>(p, sm, full, empty, tab, total);
+	}
+#else
+	__trap(); /* not launched: wg_supported() is false without an sm_90a build */
+#endif
+}
+
+template <bool FP4, int EPI>
+int launch(const params &p, int grid, cudaStream_t stream)
+{
+	auto kern = wg_kernel<FP4, EPI>;
+	static bool configured = false;
+	if (!configured) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, wcfg<FP4>::SMEM) !=
+		    cudaSuccess)
+			return k3_launch_status();
+		configured = true;
+	}
+	kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p);
+	return k3_launch_status();
+}
+
+template <bool FP4>
+int launch_epi(const params &p, enum k3_epilogue epi, int grid, cudaStream_t s)
+{
+	switch (epi) {
+	case K3_EPI_BF16:
+		return launch<FP4, K3_EPI_BF16>(p, grid, s);
+	case K3_EPI_SPLIT:
+		return launch<FP4, K3_EPI_SPLIT>(p, grid, s);
+	case K3_EPI_GLU:
+		return launch<FP4, K3_EPI_GLU>(p, grid, s);
+	case K3_EPI_SCALE:
+		return launch<FP4, K3_EPI_SCALE>(p, grid, s);
+	case K3_EPI_ADD:
+		return launch<FP4, K3_EPI_ADD>(p, grid, s);
+	case K3_EPI_GATE:
+		return launch<FP4, K3_EPI_GATE>(p, grid, s);
+	}
+	return -EINVAL;
+}
+
+} // namespace
+
+bool k3gemm::wg_supported(const struct k3_gemm_args *a)
+{
+#if defined(K3_HAVE_WGMMA)
+	static int cc = -1;
+	if (cc < 0) {
+		int dev = 0, major = 0, minor = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+			return false;
+		cc = major * 10 + minor;
+	}
+	if (cc != 90 || a->K % KB != 0 || a->n_groups > MOE_MAX_EXPERTS)
+		return false;
+	/* MXFP4 scales are copied 4 bytes at a time. */
+	return a->w_dtype != K3_W_MXFP4 || ((uintptr_t)a->w_scales & 3u) == 0;
+#else
+	(void)a;
+	return false;
+#endif
+}
+
+int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaStream_t stream)
+{
+	p.num_n = (p.N + TW - 1) / TW;
+	const int64_t num_m = (p.rows + TT - 1) / TT;
+	if (num_m > INT_MAX)
+		return -EINVAL;
+	p.num_m = (int)num_m;
+	int64_t grid = sms;
+	if (p.n_groups > 0 && (p.rows / TT + p.n_groups) * p.num_n > INT_MAX)
+		return -EINVAL; /* tile indices are int */
+	if (p.n_groups == 0) {
+		const int64_t tiles = num_m * p.num_n;
+		if (tiles > INT_MAX)
+			return -EINVAL;
+		grid = tiles < grid ? tiles : grid;
+	}
+	return fp4 ? launch_epi<true>(p, epi, (int)grid, stream) : launch_epi<false>(p, epi, (int)grid, stream);
+}

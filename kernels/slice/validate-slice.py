@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Predicted vs measured for the four-layer K3 slice (issue 17, item 8), from a device call's
+committed results: per op class (`k3sim trace validate` of the slice's capture) and per step
+(`k3sim run scenarios/k3-slice.yaml` beside the slice's CUDA-event step times), under two
+hardware presets:
+
+  h200          the shipped preset, calibrated on cuBLAS-class kernels (calib-grid): what
+                production kernels would do; the gap to it is mostly our kernels' speed;
+  k3-kernels    a preset calibrated here on the same call's k3-bench capture (k3-h200.db: these
+                kernels' own measurements at the bench's shapes), so that op costs come from the
+                kernels and the step from the model's composition; the gap to it is the model
+                (composition, shapes the bench did not measure, classes it cannot fit).
+
+Also the measured composition itself: the sum of each step's op ranges (kernel time inside the
+NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps and what runs
+outside the ranges).
+
+usage: validate-slice.py [--results DIR] [--k3sim PATH] [--scenario YAML] [--clock boost|sustained]
+                         [--keep DIR] [-o REPORT.md]
+  --results   a device call's results (default bench/results/k3-kernels-h200-2026-12-01): reads
+              k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz
+  --k3sim     the k3sim binary (default build/cli/k3sim)
+  --scenario  the slice's scenario (default scenarios/k3-slice.yaml)
+  --clock     SM clock regime of the predictions (default boost: the slice ran at 1950-1980 MHz)
+  --keep      keep the decompressed databases, the calibrated preset and the validate reports here
+  -o          write the Markdown report here (default: stdout)
+Needs only python3 and k3sim (no GPU). Exit status 0, or 2 with a message on bad input.
+"""
+import argparse
+import csv
+import json
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def die(msg):
+    print("validate-slice: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        die("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-2000:]))
+    return p.stdout
+
+
+def unxz(src, dst):
+    try:
+        with lzma.open(src) as f, open(dst, "wb") as g:
+            shutil.copyfileobj(f, g)
+    except (OSError, lzma.LZMAError) as e:
+        die("%s: %s" % (src, e))
+
+
+def drop_foreign_ranges(db):
+    """The first device call's k3-bench timed its cuBLASLt reference inside `k3sim op` ranges of
+    the same name as the op (fixed in the bench since): drop every range that launched a cuBLAS
+    kernel, so that a calibration on this capture sees these kernels only. Returns the count."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    strs = dict(c.execute("SELECT id, value FROM StringIds"))
+    kern = {}
+    for corr, dn, sn in c.execute("SELECT correlationId, demangledName, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL"):
+        kern[corr] = strs.get(dn) or strs.get(sn) or ""
+    launches = [(s, tid, kern[corr]) for s, tid, corr in
+                c.execute("SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+                if corr in kern]
+    launches.sort()
+    foreign = re.compile(r"nvjet|cublas|cutlass|xmma|gemmk?SN|gemv2")
+    drop = []
+    for rowid, s0, e0, tid in c.execute("SELECT rowid, start, end, globalTid FROM NVTX_EVENTS WHERE end IS NOT NULL"):
+        for s, t, name in launches:
+            if s < s0:
+                continue
+            if s > e0:
+                break
+            if t == tid and foreign.search(name):
+                drop.append(rowid)
+                break
+    c.executemany("DELETE FROM NVTX_EVENTS WHERE rowid = ?", [(r,) for r in drop])
+    c.commit()
+    c.close()
+    return len(drop)
+
+
+def pct(pred, meas):
+    return 100.0 * (pred - meas) / meas if meas > 0 else float("nan")
+
+
+# ---- which step an op of the slice belongs to, from its spec ------------------------------------
+
+def spec_fields(spec):
+    f = {}
+    for kv in spec.split()[1:]:
+        if "=" in kv:
+            k, v = kv.split("=", 1)
+            f[k] = v
+    return spec.split()[0], f
+
+
+def op_step(spec, steps):
+    """The (phase, batch, tokens) of `steps` whose op this is, or None. Token counts: prefill T
+    gives m = T (dense), T x 16 (grouped experts), T x 96 (per-head W_UV), t = T (KDA, MLA);
+    decode B gives m = B, B x 16, B x 96, b = B."""
+    kind, f = spec_fields(spec)
+    n = None
+    if kind in ("gemm", "elementwise"):
+        n = int(f.get("m", 0))
+    elif kind == "grouped_gemm":
+        m, groups = int(f.get("m", 0)), int(f.get("groups", 0))
+        n = m // 16 if groups == 896 else m // 96
+    elif kind in ("kda_chunk",):
+        n = int(f.get("t", 0)) * int(f.get("b", 1))
+    elif kind in ("kda_decode",):
+        n = int(f.get("b", 0))
+    elif kind in ("mla_decode", "dsa_decode"):
+        n = int(f.get("b", 0)) * int(f.get("t", 1))
+    for st in steps:
+        if st["tokens_total"] == n:
+            return st
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(add_help=True, description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", default="bench/results/k3-kernels-h200-2026-12-01")
+    ap.add_argument("--k3sim", default="build/cli/k3sim")
+    ap.add_argument("--scenario", default="scenarios/k3-slice.yaml")
+    ap.add_argument("--clock", default="boost", choices=["boost", "sustained"])
+    ap.add_argument("--keep", default=None)
+    ap.add_argument("-o", "--output", default=None)
+    a = ap.parse_args()
+    for f in ("k3-slice.db.xz", "k3-slice.csv", "k3-h200.db.xz"):
+        if not os.path.isfile(os.path.join(a.results, f)):
+            die("%s: no %s" % (a.results, f))
+    if not os.access(a.k3sim, os.X_OK):
+        die("%s: not an executable (build k3sim first)" % a.k3sim)
+    work = a.keep or tempfile.mkdtemp(prefix="k3slice-")
+    os.makedirs(work, exist_ok=True)
+    slice_db = os.path.join(work, "k3-slice.db")
+    bench_db = os.path.join(work, "k3-h200.db")
+    unxz(os.path.join(a.results, "k3-slice.db.xz"), slice_db)
+    unxz(os.path.join(a.results, "k3-h200.db.xz"), bench_db)
+
+    # 1. The kernels' own preset: calibrated on the bench capture of the same call (cuBLAS's
+    #    reference timings taken out).
+    dropped = drop_foreign_ranges(bench_db)
+    preset = os.path.join(work, "k3-kernels-h200.yaml")
+    cal = json.loads(run([a.k3sim, "calibrate", bench_db, "--hw", "h200", "-o", preset, "--name",
+                          "k3-kernels-h200", "-f", "--json"]))
+
+    # 2. Per op class: the slice's ops under both presets.
+    presets = [("h200", "h200"), ("k3-kernels", preset)]
+    val = {}
+    for name, hw in presets:
+        val[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--json"]))
+
+    # 3. Steps: the CSV's CUDA-event times, the model's TTFT / TPOT for the same shapes.
+    steps = []
+    with open(os.path.join(a.results, "k3-slice.csv")) as f:
+        for row in csv.DictReader(f):
+            try:
+                b, t, c = int(row["batch"]), int(row["tokens"]), int(row["ctx"])
+                us, reps = float(row["time_us"]), int(row["reps"])
+            except (KeyError, ValueError):
+                die("%s: malformed row %s" % (os.path.join(a.results, "k3-slice.csv"), row))
+            if row["part"] == "step":
+                steps.append({"phase": row["phase"], "kind": row["kind"], "batch": b, "tokens": t, "ctx": c,
+                              "measured_us": us, "reps": reps, "tokens_total": b * t, "parts": {}})
+    for st in steps:
+        st["parts"] = {}
+    with open(os.path.join(a.results, "k3-slice.csv")) as f:
+        for row in csv.DictReader(f):
+            if row["part"] == "step" or row["kind"] != "eager":
+                continue
+            for st in steps:
+                if (st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"]) == (
+                        row["phase"], "eager", int(row["batch"]), int(row["tokens"]), int(row["ctx"])):
+                    st["parts"][row["part"]] = float(row["time_us"])
+    pred = {}
+    for name, hw in presets:
+        for st in steps:
+            if st["phase"] == "prefill":
+                args = ["--batch", "1", "--prompt", str(st["tokens"])]
+            else:
+                args = ["--batch", str(st["batch"]), "--prompt", str(st["ctx"])]
+            d = json.loads(run([a.k3sim, "run", a.scenario, "--hw", hw, "--output", "1", "--clock", a.clock,
+                                "--json"] + args))
+            ph = d["prefill"] if st["phase"] == "prefill" else d["decode"]
+            key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+            pred[(name,) + key] = {"step_us": (d["ttft_s"] if st["phase"] == "prefill" else d["tpot_s"]) * 1e6,
+                                   "ops": ph["ops"]}
+
+    # 4. The measured composition: each step's op ranges (eager runs), summed.
+    opsum = {}
+    for p in val["h200"]["per_point"]:
+        st = op_step(p["op"], [s for s in steps if s["kind"] == "eager"])
+        if st is None:
+            continue
+        k = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+        opsum.setdefault(k, {"meas": 0.0, "pred": {}})
+        per_step = p["samples"] / st["reps"]  # instances of this op in one step
+        opsum[k]["meas"] += p["measured_s"] * 1e6 * per_step
+        for name, _ in presets:
+            q = next(x for x in val[name]["per_point"] if x["op"] == p["op"])
+            opsum[k]["pred"][name] = opsum[k]["pred"].get(name, 0.0) + q["predicted_s"] * 1e6 * per_step
+
+    out = []
+    w = out.append
+    w("<!-- written by kernels/slice/validate-slice.py from %s -->" % a.results)
+    w("## Steps: predicted (k3sim run %s, --clock %s) vs measured (CUDA events)" % (a.scenario, a.clock))
+    w("")
+    w("| step | launch | measured | sum of its op ranges | h200 preset | error | k3-kernels preset | error |")
+    w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for st in steps:
+        key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+        name = ("prefill T=%d" % st["tokens"]) if st["phase"] == "prefill" else (
+            "decode B=%d C=%d" % (st["batch"], st["ctx"]))
+        os_us = opsum.get(key, {}).get("meas")
+        cells = ["%.1f ms" % (st["measured_us"] / 1e3),
+                 ("%.1f ms" % (os_us / 1e3)) if os_us and st["kind"] == "eager" else "-"]
+        for pn, _ in presets:
+            p_us = pred[(pn,) + key]["step_us"]
+            cells += ["%.1f ms" % (p_us / 1e3), "%+.1f %%" % pct(p_us, st["measured_us"])]
+        w("| %s | %s | %s |" % (name, st["kind"], " | ".join(cells)))
+    w("")
+    w("Sum of op ranges: the kernel time inside the step's NVTX op ranges, one step's worth (the "
+      "eager runs' ranges over their repetitions); the rest of the measured step is launch gaps "
+      "and host work between kernels.")
+    w("")
+
+    w("## Sublayers (eager, mean over the layers of a kind): measured vs the model's ops of that "
+      "sublayer")
+    w("")
+    w("| step | sublayer | measured | h200 preset | k3-kernels preset |")
+    w("| --- | --- | ---: | ---: | ---: |")
+    attn_pre = ("attnres.pre_attn", "norm.attn", "kda.", "mla.")
+    for st in steps:
+        if st["kind"] != "eager":
+            continue
+        key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+        name = ("prefill T=%d" % st["tokens"]) if st["phase"] == "prefill" else (
+            "decode B=%d C=%d" % (st["batch"], st["ctx"]))
+        for kind in ("kda", "mla"):
+            for sub in ("attn", "moe"):
+                parts = [v for k, v in st["parts"].items() if k.endswith("_%s_%s" % (kind, sub))]
+                if not parts:
+                    continue
+                meas = sum(parts) / len(parts)
+                cells = []
+                for pn, _ in presets:
+                    tot = 0.0
+                    for op in pred[(pn,) + key]["ops"]:
+                        n = op["name"]
+                        is_attn = n.startswith(attn_pre)
+                        if (sub == "attn") != is_attn:
+                            continue
+                        if n.startswith(("kda.", "mla.")) and not n.startswith(kind + "."):
+                            continue
+                        # per-layer ops of the group of this kind: KDA group 3 layers, MLA 1
+                        grp_layers = op.get("layers", 1)
+                        if kind == "kda" and grp_layers != 3 or kind == "mla" and grp_layers != 1:
+                            continue
+                        tot += op["instance_time_s"] * 1e6
+                    cells.append("%.2f ms (%+.0f %%)" % (tot / 1e3, pct(tot, meas)))
+                w("| %s | %s %s | %.2f ms | %s |" % (name, kind.upper(), "attention" if sub == "attn" else "MoE",
+                                                   meas / 1e3, " | ".join(cells)))
+    w("")
+
+    w("## Op classes: k3sim trace validate of the slice's capture")
+    w("")
+    w("Time: the class's measured kernel time over the captured eager steps (each op's median times "
+      "its instances), and the model's for the same ops; error: median / p90 absolute % over the "
+      "class's distinct ops, and the bias (median signed error).")
+    w("")
+    w("| class | ops | measured | h200: predicted | median / p90 | bias | k3-kernels: predicted | median / p90 | bias |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    classes = [c["class"] for c in val["h200"]["classes"]]
+    for cl in classes:
+        meas = sum(p["measured_s"] * p["samples"] for p in val["h200"]["per_point"] if p["class"] == cl)
+        cells = []
+        for pn, _ in presets:
+            c = next(x for x in val[pn]["classes"] if x["class"] == cl)
+            pr = sum(p["predicted_s"] * p["samples"] for p in val[pn]["per_point"] if p["class"] == cl)
+            al = c["all"]
+            cells += ["%.2f ms (%+.0f %%)" % (pr * 1e3, pct(pr, meas)),
+                      "%.1f / %.1f" % (al["median_abs_pct"], al["p90_abs_pct"]),
+                      "%+.1f %%" % al["median_signed_pct"]]
+        npts = next(x for x in val["h200"]["classes"] if x["class"] == cl)["all"]["n"]
+        w("| %s | %d | %.2f ms | %s |" % (cl, npts, meas * 1e3, " | ".join(cells)))
+    m = val["h200"]["match"]
+    w("")
+    w("Matched: %d kernels in %d `k3sim op` ranges (%d distinct ops); %d kernels ran outside them "
+      "(warm-up steps, the CUDA-graph replays of decode, whose kernels carry no per-op range, and "
+      "the weight initialization)." % (m["matched_nvtx"], m["k3sim_ranges"], m["ops"], m["unmatched"]))
+    w("")
+    w("## The k3-kernels preset (k3sim calibrate of the bench capture)")
+    w("")
+    w("| class | train | held out | held-out median / p90 abs % | what the protocol says |")
+    w("| --- | ---: | ---: | ---: | --- |")
+    for c in cal["classes"]:
+        ho = c.get("held_out", 0)
+        hm = ("%.1f / %.1f" % (c["held_out_median_abs_pct"], c["held_out_p90_abs_pct"])) if ho else "-"
+        w("| %s | %d | %d | %s | %s |" % (c["class"], c.get("train", 0), ho, hm, c.get("target", "")))
+    w("")
+    w("The calibration fits a class only from its training points (k3sim calibrate --help: GEMM m a "
+      "power of 4, attention ctx a power of 4, elementwise m x n a power of 2, ...). %d NVTX ranges of "
+      "the bench capture that launched cuBLAS kernels (the bench's reference timings) were dropped "
+      "before the fit." % dropped)
+    text = "\n".join(out) + "\n"
+    if a.output:
+        tmp = a.output + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, a.output)
+    else:
+        sys.stdout.write(text)
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
