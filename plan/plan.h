@@ -287,6 +287,10 @@ int plan_finish(const struct plan_spec *sp, const struct plan_opts *o, struct pl
 
 void plan_result_release(struct plan_result *r);
 
+/* Bytes one request's prefill hands a decode pool: KDA and ShortConv state and the prompt's MLA
+ * cache (DSA index included) at these dtypes. */
+int64_t plan_transfer_bytes(const struct plan_spec *sp, enum dtype kda, enum dtype mla);
+
 /* The candidate with this id (binary search), or NULL. */
 const struct plan_cand *plan_find(const struct plan_result *r, int64_t id);
 /* The P/D deployment with this id, or NULL. */
