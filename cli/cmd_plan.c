@@ -266,6 +266,16 @@ int cmd_plan(int argc, char **argv)
 			force = true;
 			continue;
 		}
+		if (strncmp(a, "-j", 2) == 0 && a[2]) {
+			int64_t n;
+			if (doc_parse_i64(a + 2, &n) < 0 || n < 1) {
+				fprintf(stderr, "k3sim plan: -j: '%s' is not a positive integer\n", a + 2);
+				status = 2;
+				goto out;
+			}
+			jobs = n > 256 ? 256 : n;
+			continue;
+		}
 		if (a[0] != '-') {
 			fprintf(stderr, "k3sim plan: unexpected argument '%s' (see 'k3sim plan --help')\n", a);
 			status = 2;

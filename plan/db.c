@@ -419,6 +419,8 @@ int plandb_read(const char *const *paths, int n, const struct plan_spec *sp, str
 				rc = -EINVAL;
 				goto next;
 			}
+			for (int64_t k = 0; k < count; k++)
+				seen[k] = true;
 		} else {
 			int64_t k = strtoll(shards, NULL, 10);
 			if (k < 1 || k > count) {

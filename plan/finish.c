@@ -14,10 +14,10 @@
 #include "sim/sim.h"
 
 enum {
-	PD_TOP_PREFILL = 8,  /* prefill pool layouts per (hw, dtypes) paired */
-	PD_TOP_DECODE = 24,  /* decode pool layouts per (hw, dtypes): their Pareto front */
+	PD_TOP_PREFILL = 2,  /* prefill pool layouts per (hw, dtypes, GPUs) paired */
+	PD_TOP_DECODE = 12,  /* decode pool layouts per (hw, dtypes, GPUs): their Pareto front */
 	PLAN_MAX_PD = 2000000,
-	SERVE_MAX_PROBES = 12,
+	SERVE_MAX_PROBES = 8,
 };
 
 static bool is(const struct plan_cand *c, enum plan_status st)
@@ -183,7 +183,8 @@ static int form_pd(const struct plan_spec *sp, struct plan_result *r, struct err
 	struct plan_point *pts = calloc((size_t)r->n_cands + 1, sizeof *pts);
 	int64_t *idx = calloc((size_t)r->n_cands + 1, sizeof *idx);
 	bool *done = calloc((size_t)r->n_cands + 1, sizeof *done);
-	if (!pre || !dec || !pts || !idx || !done) {
+	const struct plan_cand **sel = calloc((size_t)r->n_cands + 1, sizeof *sel);
+	if (!pre || !dec || !pts || !idx || !done || !sel) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -193,7 +194,7 @@ static int form_pd(const struct plan_spec *sp, struct plan_result *r, struct err
 		if (done[g] || !kind_is(lead, PLAN_KIND_PREFILL))
 			continue;
 		int64_t np = 0, nd = 0;
-		for (int64_t i = g; i < r->n_cands; i++) {
+		for (int64_t i = 0; i < r->n_cands; i++) {
 			const struct plan_cand *c = &r->cands[i];
 			if (!same_group(lead, c))
 				continue;
@@ -205,21 +206,35 @@ static int form_pd(const struct plan_spec *sp, struct plan_result *r, struct err
 				dec[nd++] = c;
 			}
 		}
+		/* per pool size: the best prefill layouts by prompts/s per GPU, and the decode layouts on
+		 * their front of tokens/s per GPU vs TPOT (a budget needs small pools as well as good ones) */
 		qsort(pre, (size_t)np, sizeof *pre, cmp_rate_desc);
-		if (np > PD_TOP_PREFILL)
-			np = PD_TOP_PREFILL;
-		/* decode pools on their front of tokens/s per GPU vs TPOT */
-		for (int64_t i = 0; i < nd; i++)
-			pts[i] = (struct plan_point){.ref = dec[i]->id, .x_s = dec[i]->est_tpot_s, .y = dec[i]->tokens_per_s_per_gpu};
-		int64_t nf = plan_pareto(pts, nd, idx);
-		int64_t step = nf > PD_TOP_DECODE ? (nf + PD_TOP_DECODE - 1) / PD_TOP_DECODE : 1;
+		int64_t npk = 0;
+		for (int64_t i = 0; i < np; i++) {
+			int64_t same = 0;
+			for (int64_t j = 0; j < npk; j++)
+				same += pre[j]->gpus == pre[i]->gpus;
+			if (same < PD_TOP_PREFILL)
+				pre[npk++] = pre[i];
+		}
+		int64_t ndk = 0;
+		for (int gi = 0; gi < sp->ax.n_gpus; gi++) {
+			int64_t k = 0;
+			for (int64_t i = 0; i < nd; i++)
+				if (dec[i]->gpus == sp->ax.gpus[gi])
+					pts[k++] = (struct plan_point){.ref = i, .x_s = dec[i]->est_tpot_s,
+								       .y = dec[i]->tokens_per_s_per_gpu};
+			int64_t nf = plan_pareto(pts, k, idx);
+			int64_t step = nf > PD_TOP_DECODE ? (nf + PD_TOP_DECODE - 1) / PD_TOP_DECODE : 1;
+			for (int64_t fi = 0; fi < nf; fi += step)
+				sel[ndk++] = dec[pts[idx[fi]].ref];
+		}
 		for (int bi = 0; bi < sp->ax.n_gpus; bi++) {
 			int64_t G = sp->ax.gpus[bi];
-			for (int64_t pi = 0; pi < np; pi++)
-				for (int64_t fi = 0; fi < nf; fi += step) {
-					const struct plan_cand *d = dec[idx[fi]];
+			for (int64_t pi = 0; pi < npk; pi++)
+				for (int64_t di = 0; di < ndk; di++) {
 					struct plan_pd x = {0};
-					if (!best_split(sp, pre[pi], d, G, &x))
+					if (!best_split(sp, pre[pi], sel[di], G, &x))
 						continue;
 					if ((rc = add_pd(r, &cap, &x)) < 0)
 						goto out;
@@ -231,6 +246,7 @@ out:
 		err_set(e, NULL, 0, 0, "out of memory (P/D deployments)");
 	else if (rc == -E2BIG)
 		err_set(e, NULL, 0, 0, "more than %d P/D deployments (narrow an axis)", PLAN_MAX_PD);
+	free(sel);
 	free(done);
 	free(idx);
 	free(pts);
@@ -495,7 +511,7 @@ static int serve_one(const struct plan_spec *sp, const struct plan_result *r, st
 			have_hi = true;
 		}
 		if (have_lo && have_hi) {
-			if (hi / lo < 1.05)
+			if (hi / lo < 1.1)
 				break;
 			rate = (lo + hi) / 2;
 		} else if (have_lo) {
@@ -642,44 +658,82 @@ static void add_loser(const struct plan_spec *sp, const struct plan_result *r, s
 }
 
 /* The best candidate of each layout (hw, GPUs, TP, CP, EP, dtypes) that is not the winner, and
- * why it lost. */
+ * why it lost: those meeting the SLOs by goodput, then those missing one, then the pruned. */
+struct lost {
+	int cls;        /* 0 ok, 1 slo, 2 memory, 3 layout */
+	double total;
+	int64_t row;
+};
+
+static int cmp_lost(const void *a, const void *b)
+{
+	const struct lost *p = a, *q = b;
+	if (p->cls != q->cls)
+		return p->cls - q->cls;
+	if (p->total != q->total)
+		return p->total > q->total ? -1 : 1;
+	return (p->row > q->row) - (p->row < q->row);
+}
+
 static void losers(const struct plan_spec *sp, const struct plan_result *r, struct plan_rec *rec, int64_t G,
-		   const struct plan_cand *win)
+		   const struct plan_cand *win, double win_total)
 {
 	enum plan_kind want = sp->mode == PLAN_MODE_PREFILL ? PLAN_KIND_PREFILL
 			      : sp->mode == PLAN_MODE_DECODE ? PLAN_KIND_DECODE
 							     : PLAN_KIND_COLOC;
-	double win_total = rec->goodput_tokens_per_s;
-	for (int64_t i = 0; i < r->n_cands && rec->n_losers < PLAN_MAX_LOSERS;) {
+	struct lost *L = malloc((size_t)(r->n_cands + 1) * sizeof *L);
+	int64_t n = 0;
+	if (!L)
+		return; /* the reasons are an explanation: without memory for them the plan stands */
+	for (int64_t i = 0; i < r->n_cands;) {
 		/* a unit's rows are contiguous: take its best row, or its reason */
 		int64_t unit = r->cands[i].unit, j = i, best = -1, any = -1;
 		for (; j < r->n_cands && r->cands[j].unit == unit; j++) {
 			const struct plan_cand *c = &r->cands[j];
 			if (!kind_is(c, want) && !(c->id % PLAN_UNIT_ROWS == PLAN_UNIT_ROWS - 1))
 				continue;
-			if (any < 0 || (is(c, PLAN_ST_SLO) && !is(&r->cands[any], PLAN_ST_OK)))
+			if (any < 0 || (is(c, PLAN_ST_SLO) && !is(&r->cands[any], PLAN_ST_SLO)))
 				any = j;
 			if (is(c, PLAN_ST_OK) && (best < 0 || c->goodput_tokens_per_s_per_gpu >
 								  r->cands[best].goodput_tokens_per_s_per_gpu))
 				best = j;
 		}
 		i = j;
-		const struct plan_cand *c = best >= 0 ? &r->cands[best] : any >= 0 ? &r->cands[any] : NULL;
-		if (!c || c->gpus > G || (win && c->unit == win->unit))
+		int64_t row = best >= 0 ? best : any;
+		if (row < 0)
 			continue;
+		const struct plan_cand *c = &r->cands[row];
+		bool listed = false;
+		for (int k = 0; k < rec->n_losers; k++)
+			listed |= !rec->losers[k].pd && rec->losers[k].ref == c->id;
+		if (c->gpus > G || (win && c->unit == win->unit) || listed)
+			continue;
+		int cls = best >= 0 ? 0 : is(c, PLAN_ST_SLO) ? 1 : is(c, PLAN_ST_MEMORY) ? 2 : 3;
+		L[n++] = (struct lost){cls, best >= 0 ? c->goodput_tokens_per_s_per_gpu * (double)(G / c->gpus * c->gpus) : 0,
+				       row};
+	}
+	qsort(L, (size_t)n, sizeof *L, cmp_lost);
+	for (int64_t k = 0; k < n && rec->n_losers < PLAN_MAX_LOSERS; k++) {
+		const struct plan_cand *c = &r->cands[L[k].row];
 		char why[240];
-		if (best < 0) {
-			snprintf(why, sizeof why, "%s: %s", c->status, c->reason);
+		if (L[k].cls) {
+			snprintf(why, sizeof why, "%s: %s%s", c->status, c->reason,
+				 L[k].cls == 1 ? (c->est_tpot_s > sp->slo_tpot_s ? " (decode " : " (prefill ") : "");
+			if (L[k].cls == 1) {
+				size_t len = strlen(why);
+				snprintf(why + len, sizeof why - len, "%s-bound at its best)",
+					 c->est_tpot_s > sp->slo_tpot_s ? bound_of(c) : "TTFT");
+			}
 		} else {
 			int64_t used = G / c->gpus * c->gpus;
-			double total = c->goodput_tokens_per_s_per_gpu * (double)used;
-			snprintf(why, sizeof why, "%.0f %% less goodput (%.4g vs %.4g tok/s)%s; decode %s-bound%s",
-				 win_total > 0 ? 100 * (1 - total / win_total) : 0, total, win_total,
+			snprintf(why, sizeof why, "step model: %.0f %% less goodput (%.4g vs %.4g tok/s)%s; decode %s-bound%s",
+				 win_total > 0 ? 100 * (1 - L[k].total / win_total) : 0, L[k].total, win_total,
 				 used < G ? ", GPUs left idle" : "", bound_of(c),
 				 c->decode_exposed_comm_s > 0.2 * c->tpot_s ? ", exposed communication" : "");
 		}
-		add_loser(sp, r, rec, false, c->id, best >= 0 ? c->goodput_tokens_per_s_per_gpu : 0, why);
+		add_loser(sp, r, rec, false, c->id, L[k].cls ? 0 : c->goodput_tokens_per_s_per_gpu, why);
 	}
+	free(L);
 }
 
 static void recommend(const struct plan_spec *sp, bool served_only, struct plan_result *r, struct plan_rec *rec,
@@ -729,7 +783,7 @@ static void recommend(const struct plan_spec *sp, bool served_only, struct plan_
 				 "the short list meets the SLOs in the step model but not when served (attainment "
 				 "< %.0f %% at every rate)",
 				 sp->attainment * 100);
-		losers(sp, r, rec, G, NULL);
+		losers(sp, r, rec, G, NULL, 0);
 		return;
 	}
 	const struct choice *x = &all[w];
@@ -759,7 +813,10 @@ static void recommend(const struct plan_spec *sp, bool served_only, struct plan_
 				 all[i].gpus_used < G ? ", GPUs left idle" : "");
 		add_loser(sp, r, rec, all[i].pd, all[i].ref, all[i].per_gpu, why);
 	}
-	losers(sp, r, rec, G, x->pd ? NULL : wc);
+	/* the step model's goodput of the winner, to compare the step model's of the others with */
+	double first = x->pd ? plan_find_pd(r, x->ref)->goodput_tokens_per_s_per_gpu
+			     : plan_find(r, x->ref)->goodput_tokens_per_s_per_gpu;
+	losers(sp, r, rec, G, x->pd ? NULL : wc, first * (double)x->gpus_used);
 }
 
 /* ---- the whole ---- */
