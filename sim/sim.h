@@ -35,6 +35,7 @@ struct sim_phase {
 	double exposed_comm_s;  /* communication with no compute beside it */
 	int microbatches;       /* of the last step */
 	enum scenario_overlap overlap; /* of the last step, resolved */
+	int comm_sms_reserved;  /* of the last step: SMs kept for communication */
 	struct sim_op_row rows[SIM_MAX_OPS];
 	int n_rows;
 };
