@@ -143,13 +143,18 @@ static int add_pd(struct plan_result *r, int64_t *cap, const struct plan_pd *x)
 static bool best_split(const struct plan_spec *sp, const struct plan_cand *p, const struct plan_cand *d, int64_t G,
 		       struct plan_pd *x)
 {
+	double xfer = transfer_s(sp, p, d);
+	double s = p->est_ttft_s; /* the prefill of a prompt, unloaded */
+	bool feasible = s + xfer <= sp->slo_ttft_s && d->est_tpot_s <= sp->slo_tpot_s;
+	double share = feasible ? plan_queue_share(s, sp->slo_ttft_s - xfer) : 1;
+	double rp = p->rate_per_s * share; /* what one prefill replica takes within the TTFT SLO */
 	bool found = false;
 	double best = -1;
 	for (int64_t a = 1; a * p->gpus + d->gpus <= G; a++) {
 		int64_t bmax = (G - a * p->gpus) / d->gpus;
-		int64_t need = (int64_t)ceil((double)a * p->rate_per_s / d->rate_per_s - 1e-9);
+		int64_t need = (int64_t)ceil((double)a * rp / d->rate_per_s - 1e-9);
 		int64_t b = need < 1 ? 1 : need > bmax ? bmax : need;
-		double rate = fmin((double)a * p->rate_per_s, (double)b * d->rate_per_s);
+		double rate = fmin((double)a * rp, (double)b * d->rate_per_s);
 		int64_t gpus = a * p->gpus + b * d->gpus;
 		if (rate > best * (1 + 1e-12)) {
 			best = rate;
@@ -160,16 +165,16 @@ static bool best_split(const struct plan_spec *sp, const struct plan_cand *p, co
 			x->rate_per_s = rate;
 		}
 	}
-	if (!found)
+	if (!found || !(best > 0))
 		return false;
 	x->budget_gpus = G;
 	x->prefill = p->id;
 	x->decode = d->id;
-	x->transfer_s = transfer_s(sp, p, d);
-	x->est_ttft_s = p->est_ttft_s + x->transfer_s;
+	x->transfer_s = xfer;
+	x->est_ttft_s = feasible ? plan_queue_p90_s(s, x->rate_per_s / ((double)x->a * p->rate_per_s)) + xfer : s + xfer;
 	x->est_tpot_s = d->est_tpot_s;
 	x->tokens_per_s_per_gpu = x->rate_per_s * (double)sp->osl / (double)x->gpus;
-	x->meets = x->est_ttft_s <= sp->slo_ttft_s && x->est_tpot_s <= sp->slo_tpot_s;
+	x->meets = feasible && x->est_ttft_s <= sp->slo_ttft_s * (1 + 1e-9);
 	x->goodput_tokens_per_s_per_gpu = x->meets ? x->tokens_per_s_per_gpu : 0;
 	return true;
 }
@@ -482,7 +487,7 @@ static void take(struct plan_served *v, const struct probe *p)
 }
 
 /* The highest Poisson rate at which `attainment` of the requests meet both SLOs: from the first
- * pass's rate up (x1.5) or down (x0.5) to a bracket, then bisection. */
+ * pass's rate up (x2) or down (x0.25) to a bracket, then geometric bisection to 15 %. */
 static int serve_one(const struct plan_spec *sp, const struct plan_result *r, struct plan_served *v, struct err *e)
 {
 	struct serve_costs tables[2];
@@ -511,13 +516,13 @@ static int serve_one(const struct plan_spec *sp, const struct plan_result *r, st
 			have_hi = true;
 		}
 		if (have_lo && have_hi) {
-			if (hi / lo < 1.1)
+			if (hi / lo < 1.15)
 				break;
-			rate = (lo + hi) / 2;
+			rate = sqrt(lo * hi);
 		} else if (have_lo) {
-			rate = lo * 1.5;
+			rate = lo * 2;
 		} else {
-			rate = hi * 0.5;
+			rate = hi * 0.25;
 		}
 	}
 	if (have_lo) {
@@ -599,7 +604,8 @@ static int64_t choices(const struct plan_spec *sp, const struct plan_result *r, 
 			const struct plan_cand *c = &r->cands[i];
 			if (!is(c, PLAN_ST_OK) || !kind_is(c, want) || c->gpus > G)
 				continue;
-			struct choice x = {.pd = false, .ref = c->id, .gpus = c->gpus, .gpus_used = G / c->gpus * c->gpus,
+			struct choice x = {.pd = false, .ref = c->id,
+					   .gpus = c->gpus, .gpus_used = G / c->gpus * c->gpus,
 					   .per_gpu = c->goodput_tokens_per_s_per_gpu, .served = -1};
 			x.total = x.per_gpu * (double)x.gpus_used;
 			/* keep the cap best: insertion into a sorted list */
@@ -618,8 +624,9 @@ static int64_t choices(const struct plan_spec *sp, const struct plan_result *r, 
 		const struct plan_pd *d = &r->pd[i];
 		if (!d->meets || d->budget_gpus != G)
 			continue;
-		struct choice x = {.pd = true, .ref = d->id, .gpus = d->gpus, .gpus_used = d->gpus,
-				   .per_gpu = d->goodput_tokens_per_s_per_gpu, .served = -1};
+		struct choice x = {.pd = true, .ref = d->id,
+				   .gpus = d->gpus, .gpus_used = d->gpus, .per_gpu = d->goodput_tokens_per_s_per_gpu,
+				   .served = -1};
 		x.total = x.per_gpu * (double)x.gpus_used;
 		int64_t j = n < cap ? n++ : cap - 1;
 		if (j == cap - 1 && n == cap && !better(&x, &out[j]))
@@ -846,7 +853,7 @@ static int64_t serve_requests(const struct plan_spec *sp, const struct plan_resu
 	const struct plan_cand *d = pd ? plan_find(r, plan_find_pd(r, ref)->decode) : plan_find(r, ref);
 	int64_t slots = d->batch * d->dp * (pd ? plan_find_pd(r, ref)->b : 1);
 	int64_t n = 4 * slots;
-	return n < 400 ? 400 : n > 6000 ? 6000 : n;
+	return n < 300 ? 300 : n > 2000 ? 2000 : n;
 }
 
 int plan_finish(const struct plan_spec *sp, const struct plan_opts *o, struct plan_result *r, struct err *e)

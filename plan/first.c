@@ -118,12 +118,23 @@ static const char *gib(int64_t b, char *buf, size_t n)
 	return buf;
 }
 
-/* Status and goodput of a scored candidate from its estimates. */
+double plan_queue_share(double service_s, double slo_s)
+{
+	return service_s < slo_s ? 1 - service_s / slo_s : 0;
+}
+
+double plan_queue_p90_s(double service_s, double utilization)
+{
+	return utilization < 1 ? service_s + utilization * service_s / (1 - utilization) : INFINITY;
+}
+
+/* Status and goodput of a scored candidate from its estimates (1e-9: the rate at the SLO's edge
+ * gives the SLO again up to rounding). */
 static void judge(const struct plan_spec *sp, struct plan_cand *c, bool ttft, bool tpot)
 {
 	char a[32], b[32];
-	bool miss_ttft = ttft && c->est_ttft_s > sp->slo_ttft_s;
-	bool miss_tpot = tpot && c->est_tpot_s > sp->slo_tpot_s;
+	bool miss_ttft = ttft && c->est_ttft_s > sp->slo_ttft_s * (1 + 1e-9);
+	bool miss_tpot = tpot && c->est_tpot_s > sp->slo_tpot_s * (1 + 1e-9);
 	if (miss_ttft) {
 		set_status(c, PLAN_ST_SLO);
 		snprintf(c->reason, sizeof c->reason, "TTFT %s > SLO %s", secs(c->est_ttft_s, a, sizeof a),
@@ -289,9 +300,22 @@ static int eval_unit(const struct plan_spec *sp, int64_t u, struct scratch *sc, 
 			}
 			double rp = (double)p->prompts_per_step / (p->ttft_s * (1 - h));
 			double rd = (double)(d->batch * x.dp) / ((double)sp->osl * d->tpot_s);
-			c->rate_per_s = 1 / (1 / rp + 1 / rd);
-			c->est_tpot_s = d->tpot_s * (1 + rd / rp);
-			c->est_ttft_s = p->ttft_s * (1 - h) + d->decode_step_s;
+			double sat = 1 / (1 / rp + 1 / rd);
+			double s_eff = p->ttft_s * (1 - h) + d->decode_step_s;
+			if (s_eff <= sp->slo_ttft_s && d->tpot_s <= sp->slo_tpot_s) {
+				/* the most requests/s whose estimated p90 TTFT and mean TPOT meet the SLOs */
+				double r_tpot = rp * (1 - d->tpot_s / sp->slo_tpot_s);
+				double r_ttft = plan_queue_share(s_eff, sp->slo_ttft_s) * sat;
+				double r = fmin(sat, fmin(r_tpot, r_ttft));
+				c->rate_per_s = r;
+				c->est_tpot_s = d->tpot_s / (1 - r / rp);
+				c->est_ttft_s = plan_queue_p90_s(s_eff, r / sat);
+			} else {
+				/* saturated: what it would do, missing an SLO */
+				c->rate_per_s = sat;
+				c->est_tpot_s = d->tpot_s * (1 + rd / rp);
+				c->est_ttft_s = s_eff;
+			}
 			c->tokens_per_s_per_gpu = c->rate_per_s * (double)sp->osl / (double)x.gpus;
 			judge(sp, c, true, true);
 		}

@@ -22,14 +22,17 @@
  *
  * The rate model (first pass). With prefix hit h, a prompt costs (1 - h) of its prefill. A
  * prefill replica completes R_p = prompts per step / (ttft x (1 - h)) prompts per second; a
- * decode replica R_d = batch x DP / (osl x tpot) requests per second. A colocated replica
- * alternates: it sustains 1 / (1/R_p + 1/R_d) requests per second, its decode steps stretched by
- * the prefills between them (estimated TPOT tpot x (1 + R_d / R_p)), a prompt waiting for the
- * step in flight (estimated TTFT ttft (1 - h) + decode step). A disaggregated deployment of a
- * prefill and b decode replicas sustains min(a R_p, b R_d), TTFT ttft (1 - h) + the KDA state
- * and MLA cache transfer over the NIC, TPOT the decode pool's. Throughput per GPU is the sustained
- * output tokens per second over the GPUs; goodput is the throughput when both estimated latencies
- * meet the SLOs, else 0.
+ * decode replica R_d = batch x DP / (osl x tpot) requests per second. A queue of prefills served
+ * in S seconds each at utilization u waits u S / (2 (1 - u)) on average (M/D/1); its p90 TTFT is
+ * taken as S + twice that (plan_queue_p90_s), so the TTFT SLO allows u <= 1 - S / SLO
+ * (plan_queue_share). A colocated replica alternates: saturated at R = 1 / (1/R_p + 1/R_d); its
+ * decode steps stretched by the prefills between them (TPOT tpot / (1 - r / R_p) at r requests/s);
+ * a prompt served in S = ttft (1 - h) + one decode step. Its rate r is the largest meeting both:
+ * min(R, R_p (1 - tpot / SLO_tpot), R (1 - S / SLO_ttft)). A disaggregated deployment of a prefill
+ * and b decode replicas sustains min(a R_p (1 - S / (SLO_ttft - x)), b R_d), x the KDA state and
+ * MLA cache transfer over the NIC; TPOT the decode pool's. Where the unloaded latencies (S, tpot)
+ * already miss an SLO the candidate is scored saturated and its goodput is 0. Throughput per GPU
+ * is output tokens per second over the GPUs; goodput the same where the SLOs are met, else 0.
  *
  * Serving (second pass). The short list (per budget the best `short_list` colocated and
  * disaggregated deployments by first-pass goodput) is served with Poisson arrivals of fixed-length
@@ -126,7 +129,7 @@ struct plan_spec {
 	int short_list;                /* per budget and kind (0: no serving pass) */
 	double attainment;             /* share of requests meeting both SLOs, (0, 1] (0.9) */
 	int64_t serve_requests;        /* per serving probe; 0: 4 x the deployment's decode slots,
-					* clamped to [400, 6000] */
+					* clamped to [300, 2000] */
 	uint64_t seed;
 	char workload[512];            /* a trace (serve/serve.h formats) or "" */
 
@@ -178,8 +181,9 @@ struct plan_cand {
 	double decode_exposed_comm_s, prefill_critical_comm_s;
 	int64_t hbm_weights, hbm_total, hbm_capacity; /* per GPU, bytes */
 	/* the rate model */
-	double rate_per_s;        /* requests (prefill: prompts) per second a replica sustains */
-	double est_ttft_s, est_tpot_s;
+	double rate_per_s;        /* requests (prefill: prompts) per second a replica sustains: within
+				   * the SLOs where it can meet them, else saturated */
+	double est_ttft_s, est_tpot_s; /* at that rate (TTFT: the p90 estimate) */
 	double tokens_per_s_per_gpu;  /* sustained output tokens per s per GPU (prefill rows: prompt
 				       * tokens) */
 	double goodput_tokens_per_s_per_gpu; /* the same when the estimates meet the SLOs, else 0 */
@@ -286,6 +290,11 @@ int64_t plan_shard_units(int64_t units, int64_t k, int64_t n);
 int plan_finish(const struct plan_spec *sp, const struct plan_opts *o, struct plan_result *r, struct err *e);
 
 void plan_result_release(struct plan_result *r);
+
+/* The largest utilization of a queue of S-second services whose p90 wait, estimated as twice the
+ * M/D/1 mean, keeps S + wait within slo_s (0 when S >= slo_s); and that p90 at a utilization. */
+double plan_queue_share(double service_s, double slo_s);
+double plan_queue_p90_s(double service_s, double utilization);
 
 /* Bytes one request's prefill hands a decode pool: KDA and ShortConv state and the prompt's MLA
  * cache (DSA index included) at these dtypes. */
