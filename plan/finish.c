@@ -427,7 +427,7 @@ int plan_deployment(const struct plan_spec *sp, const struct plan_result *r, boo
 	c->max_running = d->batch;
 	c->chunk_tokens = p->budget < sp->isl ? p->budget : sp->isl;
 	c->token_budget = p->budget + d->batch;
-	c->mixed = true;
+	c->mixed = false; /* prefill steps between decode steps (SGLang's default), as the rate model alternates them */
 	c->replicas = pd ? 1 : replicas;
 	c->slo_ttft_s = sp->slo_ttft_s;
 	c->slo_tpot_s = sp->slo_tpot_s;

@@ -52,7 +52,7 @@ int plan_write_yaml(FILE *f, const struct plan_spec *sp, const struct plan_resul
 	fprintf(f, "  arrivals: {process: poisson, rate_per_s: %.6g}\n", c.rate_per_s);
 	fprintf(f, "  requests: {prompt_tokens: %lld, output_tokens: %lld, system_tokens: %lld, system_prompts: 1}\n",
 		(long long)c.prompt.mean, (long long)c.output.mean, (long long)c.system_tokens);
-	fprintf(f, "  scheduler: {max_running: %lld, token_budget: %lld, chunk_tokens: %lld, mixed: true, replicas: %lld}\n",
+	fprintf(f, "  scheduler: {max_running: %lld, token_budget: %lld, chunk_tokens: %lld, mixed: false, replicas: %lld}\n",
 		(long long)c.max_running, (long long)c.token_budget, (long long)c.chunk_tokens, (long long)c.replicas);
 	if (c.pd)
 		fprintf(f,
