@@ -42,7 +42,7 @@ static void usage(FILE *out)
 		"  --mode M              all | colocated | disaggregated | prefill | decode (default all)\n"
 		"  --short N             deployments served per budget and kind (default 2; 0: step model only)\n"
 		"  --attainment A        share of requests meeting both SLOs when served (default 0.9)\n"
-		"  --serve-requests N    requests per serving probe (default: 4 x decode slots in [300, 2000])\n"
+		"  --serve-requests N    requests per serving probe (default: 2 x decode slots in [300, 1000])\n"
 		"  --seed N              the served workloads' seed (default 1)\n"
 		"running and outputs\n"
 		"  -j, --jobs N          threads (default: the online CPUs)\n"

@@ -852,8 +852,8 @@ static int64_t serve_requests(const struct plan_spec *sp, const struct plan_resu
 		return sp->serve_requests;
 	const struct plan_cand *d = pd ? plan_find(r, plan_find_pd(r, ref)->decode) : plan_find(r, ref);
 	int64_t slots = d->batch * d->dp * (pd ? plan_find_pd(r, ref)->b : 1);
-	int64_t n = 4 * slots;
-	return n < 300 ? 300 : n > 2000 ? 2000 : n;
+	int64_t n = 2 * slots;
+	return n < 300 ? 300 : n > 1000 ? 1000 : n;
 }
 
 int plan_finish(const struct plan_spec *sp, const struct plan_opts *o, struct plan_result *r, struct err *e)

@@ -128,8 +128,8 @@ struct plan_spec {
 	enum plan_mode mode;
 	int short_list;                /* per budget and kind (0: no serving pass) */
 	double attainment;             /* share of requests meeting both SLOs, (0, 1] (0.9) */
-	int64_t serve_requests;        /* per serving probe; 0: 4 x the deployment's decode slots,
-					* clamped to [300, 2000] */
+	int64_t serve_requests;        /* per serving probe; 0: 2 x the deployment's decode slots,
+					* clamped to [300, 1000] */
 	uint64_t seed;
 	char workload[512];            /* a trace (serve/serve.h formats) or "" */
 
