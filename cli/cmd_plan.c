@@ -214,7 +214,7 @@ static void table_out(FILE *out, const struct plan_spec *sp, const struct plan_r
 		if (x->found)
 			plan_describe(sp, r, x->pd, x->ref, what, sizeof what);
 		char rep[32] = "";
-		if (x->found && !x->pd && x->replicas > 1)
+		if (x->found && x->replicas > 1)
 			snprintf(rep, sizeof rep, "%lld x ", (long long)x->replicas);
 		char full[224];
 		snprintf(full, sizeof full, "%s%s", rep, what);

@@ -323,6 +323,14 @@ out:
 
 /* ---- deployments ---- */
 
+/* KDA state dtypes are named only for models with KDA layers. */
+static bool has_kda(const struct plan_spec *sp)
+{
+	struct model_inventory inv;
+	model_inventory(sp->model, &inv);
+	return inv.kda_layers > 0;
+}
+
 void plan_describe(const struct plan_spec *sp, const struct plan_result *r, bool pd, int64_t ref, char *buf,
 		   size_t cap)
 {
@@ -335,10 +343,11 @@ void plan_describe(const struct plan_spec *sp, const struct plan_result *r, bool
 		}
 		snprintf(buf, cap,
 			 "P/D %lld x %lld %s TP%lld DP%lld EP%lld (%lld tok/step) + %lld x %lld TP%lld DP%lld EP%lld "
-			 "(batch %lld/DP), %s/%s",
+			 "(batch %lld/DP), %s%s%s",
 			 (long long)x->a, (long long)p->gpus, p->hw, (long long)p->tp, (long long)p->dp, (long long)p->ep,
 			 (long long)p->budget, (long long)x->b, (long long)d->gpus, (long long)d->tp, (long long)d->dp,
-			 (long long)d->ep, (long long)d->batch, d->kda_state, d->mla_cache);
+			 (long long)d->ep, (long long)d->batch, has_kda(sp) ? d->kda_state : "", has_kda(sp) ? "/" : "",
+			 d->mla_cache);
 		return;
 	}
 	const struct plan_cand *c = plan_find(r, ref);
@@ -356,9 +365,10 @@ void plan_describe(const struct plan_spec *sp, const struct plan_result *r, bool
 		snprintf(what, sizeof what, ", batch %lld/DP", (long long)c->batch);
 	else if (c->budget)
 		snprintf(what, sizeof what, ", %lld tok/step", (long long)c->budget);
-	snprintf(buf, cap, "%s%lld x %s TP%lld DP%lld%s EP%lld%s, %s/%s", kind_is(c, PLAN_KIND_COLOC) ? "" : c->kind[0] == 'p' ? "prefill " : "decode ",
-		 (long long)c->gpus, c->hw, (long long)c->tp, (long long)c->dp, cp, (long long)c->ep, what, c->kda_state,
-		 c->mla_cache);
+	snprintf(buf, cap, "%s%lld x %s TP%lld DP%lld%s EP%lld%s, %s%s%s",
+		 kind_is(c, PLAN_KIND_COLOC) ? "" : c->kind[0] == 'p' ? "prefill " : "decode ", (long long)c->gpus, c->hw,
+		 (long long)c->tp, (long long)c->dp, cp, (long long)c->ep, what, has_kda(sp) ? c->kda_state : "",
+		 has_kda(sp) ? "/" : "", c->mla_cache);
 }
 
 static void layout_of(const struct plan_spec *sp, const struct plan_cand *c, struct scenario *s)
@@ -434,8 +444,8 @@ int plan_deployment(const struct plan_spec *sp, const struct plan_result *r, boo
 	c->sample_s = 10;
 	if (pd) {
 		c->pd = true;
-		c->prefill = (struct serve_layout){x->a, p->gpus, p->tp, p->dp, p->ep};
-		c->decode = (struct serve_layout){x->b, d->gpus, d->tp, d->dp, d->ep};
+		c->prefill = (struct serve_layout){x->a * replicas, p->gpus, p->tp, p->dp, p->ep};
+		c->decode = (struct serve_layout){x->b * replicas, d->gpus, d->tp, d->dp, d->ep};
 		c->pd_link = SERVE_LINK_NIC;
 	}
 	return 0;
@@ -750,7 +760,7 @@ static void recommend(const struct plan_spec *sp, bool served_only, struct plan_
 	rec->best_coloc = ncc ? cc[0].ref : -1;
 	rec->best_pd = npc ? pc[0].ref : -1;
 	/* served goodputs replace the first pass where present */
-	struct choice all[2 * PLAN_MAX_SHORT + 2];
+	struct choice all[2 * PLAN_MAX_SHORT + 2 + 2 * PLAN_MAX_SHORT * PLAN_MAX_VALUES];
 	int n = 0;
 	for (int k = 0; k < 2; k++) {
 		const struct choice *set = k ? pc : cc;
@@ -767,6 +777,19 @@ static void recommend(const struct plan_spec *sp, bool served_only, struct plan_
 				continue;
 			all[n++] = x;
 		}
+	}
+	/* copies of a deployment served for a smaller budget */
+	for (int s = 0; served_only && s < r->n_served && n < (int)(sizeof all / sizeof all[0]); s++) {
+		const struct plan_served *v = &r->served[s];
+		bool have = false;
+		for (int i = 0; i < n; i++)
+			have |= all[i].served == s;
+		if (have || v->gpus > G)
+			continue;
+		struct choice x = {.pd = v->pd, .ref = v->cand, .gpus = v->gpus, .gpus_used = G / v->gpus * v->gpus,
+				   .per_gpu = v->goodput_tokens_per_s_per_gpu, .served = s};
+		x.total = x.per_gpu * (double)x.gpus_used;
+		all[n++] = x;
 	}
 	for (int i = 0; i < n; i++) {
 		if (all[i].pd) {
@@ -798,7 +821,7 @@ static void recommend(const struct plan_spec *sp, bool served_only, struct plan_
 	rec->pd = x->pd;
 	rec->ref = x->ref;
 	rec->gpus_used = x->gpus_used;
-	rec->replicas = x->pd ? 1 : x->gpus_used / x->gpus;
+	rec->replicas = x->gpus_used / x->gpus;
 	rec->goodput_tokens_per_s_per_gpu = x->per_gpu;
 	rec->goodput_tokens_per_s = x->total;
 	rec->served = x->served >= 0;

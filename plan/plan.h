@@ -244,7 +244,7 @@ struct plan_rec {
 	bool pd;                  /* the recommendation */
 	int64_t ref;              /* candidate id (colocated, or the pool of prefill/decode modes)
 				   * or plan_pd id */
-	int64_t replicas, gpus_used;
+	int64_t replicas, gpus_used; /* copies of the deployment (a smaller one served, repeated) */
 	double goodput_tokens_per_s_per_gpu; /* serving goodput where served, else the first pass's */
 	double goodput_tokens_per_s;         /* over the GPUs used */
 	bool served;
@@ -311,8 +311,9 @@ const struct plan_pd *plan_find_pd(const struct plan_result *r, int64_t id);
 int64_t plan_pareto(const struct plan_point *pts, int64_t n, int64_t *idx);
 
 /* A deployment's scenario and serving config, exactly what the serving pass ran at rate_per_s
- * (reports/ writes them as YAML). For a colocated candidate, replicas copies; for P/D, the decode
- * pool's layout at the top and both pools in c->prefill / c->decode. */
+ * (plan/render.h writes them as YAML). replicas copies: of a colocated candidate's layout, or of
+ * both pools of a P/D deployment (the decode pool's layout at the top, the pools in c->prefill /
+ * c->decode). */
 int plan_deployment(const struct plan_spec *sp, const struct plan_result *r, bool pd, int64_t ref,
 		    int64_t replicas, double rate_per_s, int64_t requests, struct scenario *s, struct serve_config *c,
 		    struct err *e);

@@ -166,10 +166,10 @@ int plan_report(const char *dir, const char *gnuplot, const struct plan_spec *sp
 		char what[192] = "none";
 		if (x->found)
 			plan_describe(sp, r, x->pd, x->ref, what, sizeof what);
-		fprintf(f, "| %lld | %s%s | %.5g | %.5g | %s | %s |\n", (long long)x->budget_gpus, what,
-			x->found && x->replicas > 1 ? "" : "", x->goodput_tokens_per_s, x->goodput_tokens_per_s_per_gpu,
+		fprintf(f, "| %lld | %s | %.5g | %.5g | %s | %s |\n", (long long)x->budget_gpus, what,
+			x->goodput_tokens_per_s, x->goodput_tokens_per_s_per_gpu,
 			x->served ? "yes" : "no", x->why);
-		if (x->found && !x->pd && x->replicas > 1)
+		if (x->found && x->replicas > 1)
 			fprintf(f, "|  | (%lld replicas) | | | | |\n", (long long)x->replicas);
 	}
 	fprintf(f, "\nCo-located vs disaggregated (best goodput per GPU of each, served where served):\n\n"
