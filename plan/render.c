@@ -71,43 +71,72 @@ struct xy {
 	int64_t n;
 };
 
-static int points(const struct plan_result *r, int which, bool tpot, struct xy *o)
+/* The front of one kind (0 colocated, 1 P/D, 2 both: the plan's) in the chart's units (TPOT in
+ * ms), ascending in x; 3: the SLO as a vertical line from 0 to ymax. */
+static int points(const struct plan_spec *sp, const struct plan_result *r, int which, bool tpot, double ymax,
+		  struct xy *o)
 {
-	int64_t cap = r->n_cands + r->n_pd + 1;
+	int64_t cap = r->n_cands + r->n_pd + 2;
+	struct plan_point *pts = malloc((size_t)cap * sizeof *pts);
+	int64_t *idx = malloc((size_t)cap * sizeof *idx);
 	o->x = malloc((size_t)cap * sizeof *o->x);
 	o->y = malloc((size_t)cap * sizeof *o->y);
 	o->n = 0;
-	if (!o->x || !o->y)
-		return -ENOMEM;
-	if (which == 0) {
-		for (int64_t i = 0; i < r->n_cands; i++) {
-			const struct plan_cand *c = &r->cands[i];
-			if (strcmp(c->kind, "colocated") || !(strcmp(c->status, "ok") == 0 || strcmp(c->status, "slo") == 0))
-				continue;
-			o->x[o->n] = (tpot ? c->est_tpot_s : c->est_ttft_s) * (tpot ? 1e3 : 1);
-			o->y[o->n++] = c->tokens_per_s_per_gpu;
-		}
-	} else if (which == 1) {
-		for (int64_t i = 0; i < r->n_pd; i++) {
-			o->x[o->n] = (tpot ? r->pd[i].est_tpot_s : r->pd[i].est_ttft_s) * (tpot ? 1e3 : 1);
-			o->y[o->n++] = r->pd[i].tokens_per_s_per_gpu;
-		}
-	} else {
+	int rc = 0;
+	if (!pts || !idx || !o->x || !o->y) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	double scale = tpot ? 1e3 : 1;
+	if (which == 3) {
+		double slo = (tpot ? sp->slo_tpot_s : sp->slo_ttft_s) * scale;
+		o->x[0] = o->x[1] = slo;
+		o->y[0] = 0;
+		o->y[1] = ymax;
+		o->n = 2;
+		goto out;
+	}
+	if (which == 2) {
 		const struct plan_point *p = tpot ? r->front_tpot : r->front_ttft;
 		int64_t n = tpot ? r->n_front_tpot : r->n_front_ttft;
 		for (int64_t i = 0; i < n; i++) {
-			o->x[o->n] = p[i].x_s * (tpot ? 1e3 : 1);
+			o->x[o->n] = p[i].x_s * scale;
 			o->y[o->n++] = p[i].y;
 		}
+		goto out;
 	}
-	return 0;
+	int64_t k = 0;
+	if (which == 0) {
+		for (int64_t i = 0; i < r->n_cands; i++) {
+			const struct plan_cand *c = &r->cands[i];
+			if ((strcmp(c->status, "ok") && strcmp(c->status, "slo")) ||
+			    strcmp(c->kind, sp->mode == PLAN_MODE_PREFILL ? "prefill"
+					    : sp->mode == PLAN_MODE_DECODE ? "decode"
+									   : "colocated"))
+				continue;
+			pts[k++] = (struct plan_point){.x_s = tpot ? c->est_tpot_s : c->est_ttft_s, .y = c->tokens_per_s_per_gpu};
+		}
+	} else {
+		for (int64_t i = 0; i < r->n_pd; i++)
+			pts[k++] = (struct plan_point){.x_s = tpot ? r->pd[i].est_tpot_s : r->pd[i].est_ttft_s,
+						       .y = r->pd[i].tokens_per_s_per_gpu};
+	}
+	int64_t n = plan_pareto(pts, k, idx);
+	for (int64_t i = 0; i < n; i++) {
+		o->x[o->n] = pts[idx[i]].x_s * scale;
+		o->y[o->n++] = pts[idx[i]].y;
+	}
+out:
+	free(idx);
+	free(pts);
+	return rc;
 }
 
 int plan_report(const char *dir, const char *gnuplot, const struct plan_spec *sp, const struct plan_result *r,
 		const struct outfile_opts *oo, struct chart_outcome *co, struct err *e)
 {
 	struct chart_xy ch[2];
-	struct xy pts[2][3];
+	struct xy pts[2][4];
 	memset(ch, 0, sizeof ch);
 	memset(pts, 0, sizeof pts);
 	int rc = 0;
@@ -116,25 +145,34 @@ int plan_report(const char *dir, const char *gnuplot, const struct plan_spec *sp
 		bool tpot = k == 0;
 		struct chart_xy *c = &ch[k];
 		snprintf(c->name, sizeof c->name, "front-%s", tpot ? "tpot" : "ttft");
-		snprintf(c->title, sizeof c->title, "Output tokens/s per GPU vs %s (Pareto front)", tpot ? "TPOT" : "TTFT");
-		snprintf(c->xlabel, sizeof c->xlabel, "%s", tpot ? "TPOT (ms)" : "TTFT (s)");
+		snprintf(c->title, sizeof c->title, "Output tokens/s per GPU vs %s: Pareto fronts (dashed: the SLO)",
+			 tpot ? "TPOT" : "TTFT");
+		snprintf(c->xlabel, sizeof c->xlabel, "%s", tpot ? "TPOT (ms)" : "TTFT, p90 estimate (s)");
 		snprintf(c->ylabel, sizeof c->ylabel, "output tokens/s per GPU");
 		c->logx = true;
-		static const char *const titles[3] = {"co-located", "disaggregated (P/D)", "Pareto front"};
-		for (int s = 0; s < 3; s++) {
-			if ((rc = points(r, s, tpot, &pts[k][s])) < 0) {
+		static const char *const titles[4] = {"co-located", "disaggregated (P/D)", "the plan's front", "SLO"};
+		double ymax = 0;
+		const struct plan_point *f = tpot ? r->front_tpot : r->front_ttft;
+		int64_t nf = tpot ? r->n_front_tpot : r->n_front_ttft;
+		for (int64_t i = 0; i < nf; i++)
+			ymax = fmax(ymax, f[i].y);
+		static const int order[4] = {2, 0, 1, 3}; /* the plan's front under the others */
+		for (int o = 0; o < 4; o++) {
+			int s = order[o];
+			if ((rc = points(sp, r, s, tpot, ymax * 1.05, &pts[k][s])) < 0) {
 				err_set(e, dir, 0, 0, "out of memory");
 				goto out;
 			}
-			if (!pts[k][s].n)
+			if (!pts[k][s].n || (s == 3 && !(ymax > 0)))
 				continue;
 			struct chart_xy_series *se = &c->series[c->n_series++];
 			snprintf(se->title, sizeof se->title, "%s", titles[s]);
 			se->x = pts[k][s].x;
 			se->y = pts[k][s].y;
 			se->n = pts[k][s].n;
-			se->color = s == 2 ? 0 : s == 1 ? 2 : -1;
-			se->steps = s == 2;
+			se->color = s == 3 ? -1 : s == 2 ? 3 : s;
+			se->steps = s < 3;
+			se->dashed = s == 3;
 		}
 	}
 	if ((rc = chart_render_xy(dir, gnuplot, NULL, 0, NULL, 0, ch, 2, oo, co, e)) < 0)
@@ -215,7 +253,7 @@ out:
 	if (rc < 0)
 		outfile_abort(&of);
 	for (int k = 0; k < 2; k++)
-		for (int s = 0; s < 3; s++) {
+		for (int s = 0; s < 4; s++) {
 			free(pts[k][s].x);
 			free(pts[k][s].y);
 		}
