@@ -201,14 +201,14 @@ int plan_report(const char *dir, const char *gnuplot, const struct plan_spec *sp
 		   "| ---: | --- | ---: | ---: | :---: | --- |\n");
 	for (int i = 0; i < r->n_recs; i++) {
 		const struct plan_rec *x = &r->recs[i];
-		char what[192] = "none";
+		char what[192] = "none", rep[32] = "";
 		if (x->found)
 			plan_describe(sp, r, x->pd, x->ref, what, sizeof what);
-		fprintf(f, "| %lld | %s | %.5g | %.5g | %s | %s |\n", (long long)x->budget_gpus, what,
+		if (x->found && x->replicas > 1)
+			snprintf(rep, sizeof rep, "%lld copies of: ", (long long)x->replicas);
+		fprintf(f, "| %lld | %s%s | %.5g | %.5g | %s | %s |\n", (long long)x->budget_gpus, rep, what,
 			x->goodput_tokens_per_s, x->goodput_tokens_per_s_per_gpu,
 			x->served ? "yes" : "no", x->why);
-		if (x->found && x->replicas > 1)
-			fprintf(f, "|  | (%lld replicas) | | | | |\n", (long long)x->replicas);
 	}
 	fprintf(f, "\nCo-located vs disaggregated (best goodput per GPU of each, served where served):\n\n"
 		   "| GPUs | co-located | P/D |\n| ---: | ---: | ---: |\n");
