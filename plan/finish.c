@@ -582,6 +582,18 @@ static void *serve_worker(void *arg)
 
 /* ---- recommendations ---- */
 
+/* The same deployment: a candidate, or P/D deployments of the same pools and split (formed for
+ * different budgets). */
+static bool same_deployment(const struct plan_result *r, bool pd_a, int64_t a, bool pd_b, int64_t b)
+{
+	if (pd_a != pd_b)
+		return false;
+	if (!pd_a || a == b)
+		return a == b;
+	const struct plan_pd *x = plan_find_pd(r, a), *y = plan_find_pd(r, b);
+	return x->prefill == y->prefill && x->decode == y->decode && x->a == y->a && x->b == y->b;
+}
+
 struct choice {
 	bool pd;
 	int64_t ref, gpus_used, gpus;
@@ -768,7 +780,7 @@ static void recommend(const struct plan_spec *sp, bool served_only, struct plan_
 		for (int64_t i = 0; i < m && n < (int)(sizeof all / sizeof all[0]); i++) {
 			struct choice x = set[i];
 			for (int s = 0; s < r->n_served; s++)
-				if (r->served[s].pd == x.pd && r->served[s].cand == x.ref) {
+				if (same_deployment(r, r->served[s].pd, r->served[s].cand, x.pd, x.ref)) {
 					x.served = s;
 					x.per_gpu = r->served[s].goodput_tokens_per_s_per_gpu;
 					x.total = x.per_gpu * (double)x.gpus_used;
@@ -917,7 +929,7 @@ int plan_finish(const struct plan_spec *sp, const struct plan_opts *o, struct pl
 			for (int64_t i = 0; i < (k ? npc[bi] : ncc[bi]); i++) {
 				bool seen = false;
 				for (int s = 0; s < r->n_served; s++)
-					seen |= r->served[s].pd == set[i].pd && r->served[s].cand == set[i].ref;
+					seen |= same_deployment(r, r->served[s].pd, r->served[s].cand, set[i].pd, set[i].ref);
 				if (seen)
 					continue;
 				struct plan_served *v = &r->served[r->n_served++];

@@ -298,7 +298,10 @@ static int eval_unit(const struct plan_spec *sp, int64_t u, struct scratch *sc, 
 					 gib(c->hbm_capacity, b2, sizeof b2));
 				continue;
 			}
-			double rp = (double)p->prompts_per_step / (p->ttft_s * (1 - h));
+			/* Prefill steps stall every DP group (they meet at the MoE): with arrivals spread
+			 * over the groups a step carries one group's prompts, not every group's. */
+			double per_group = (double)p->prompts_per_step / (double)x.dp;
+			double rp = (per_group < 1 ? 1 : per_group) / (p->ttft_s * (1 - h));
 			double rd = (double)(d->batch * x.dp) / ((double)sp->osl * d->tpot_s);
 			double sat = 1 / (1 / rp + 1 / rd);
 			double s_eff = p->ttft_s * (1 - h) + d->decode_step_s;

@@ -25,7 +25,10 @@
  * decode replica R_d = batch x DP / (osl x tpot) requests per second. A queue of prefills served
  * in S seconds each at utilization u waits u S / (2 (1 - u)) on average (M/D/1); its p90 TTFT is
  * taken as S + twice that (plan_queue_p90_s), so the TTFT SLO allows u <= 1 - S / SLO
- * (plan_queue_share). A colocated replica alternates: saturated at R = 1 / (1/R_p + 1/R_d); its
+ * (plan_queue_share). A colocated replica alternates prefill and decode steps, and a prefill step
+ * stalls every DP group (they meet at the MoE): with arrivals spread over the groups a step carries
+ * one group's prompts, so its R_p counts one group's prompts per step. Saturated at
+ * R = 1 / (1/R_p + 1/R_d); its
  * decode steps stretched by the prefills between them (TPOT tpot / (1 - r / R_p) at r requests/s);
  * a prompt served in S = ttft (1 - h) + one decode step. Its rate r is the largest meeting both:
  * min(R, R_p (1 - tpot / SLO_tpot), R (1 - S / SLO_ttft)). A disaggregated deployment of a prefill
