@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "serve/costs.h"
 #include "sim/sim.h"
 
 /* A small K3 search on H200: 16 and 32 GPUs, TP 4/8/16, EP = GPUs or GPUs/2, both dtypes each. */
@@ -359,6 +360,65 @@ static void test_recommendation(void **state)
 	free_spec(sp);
 }
 
+/* serve_opts.tables: a run reusing the step-cost tables of an earlier run of the same deployment
+ * gives what a run building its own gives (the serving pass's probes rely on it). */
+static void test_serve_tables_reuse(void **state)
+{
+	(void)state;
+	struct plan_spec *sp = small("16,32");
+	struct plan_opts o = {.threads = 2, .shard_count = 1};
+	struct plan_result r;
+	struct err e;
+	assert_int_equal(plan_first_pass(sp, &o, &r, &e), 0);
+	sp->short_list = 0;
+	assert_int_equal(plan_finish(sp, &o, &r, &e), 0);
+	assert_true(r.n_pd > 0);
+	for (int k = 0; k < 2; k++) {
+		bool pd = k == 1;
+		int64_t ref = -1;
+		if (pd)
+			ref = r.pd[0].id;
+		else
+			for (int64_t i = 0; i < r.n_cands && ref < 0; i++)
+				if (strcmp(r.cands[i].kind, "colocated") == 0 && strcmp(r.cands[i].status, "ok") == 0)
+					ref = r.cands[i].id;
+		assert_true(ref >= 0);
+		struct serve_costs *tables = calloc(2, sizeof(struct serve_costs));
+		struct serve_summary sum[3];
+		for (int run = 0; run < 3; run++) {
+			struct scenario s;
+			struct serve_config c;
+			/* runs 0 and 1 share tables (1 reuses them), run 2 builds its own */
+			assert_int_equal(plan_deployment(sp, &r, pd, ref, 1, run == 1 ? 0.5 : 0.25, 200, &s, &c, &e), 0);
+			if (run == 2)
+				c.rate_per_s = 0.5, c.duration_s = 200 / 0.5;
+			struct serve_workload w = {0};
+			struct serve_result res = {0};
+			assert_int_equal(serve_workload_make(&w, &c, sp->model, &e), 0);
+			struct serve_opts so = {.threads = 1, .tables = run < 2 ? tables : NULL};
+			if (serve_run(&s, sp->model, sp->hw[0], &c, &w, &so, &res, &e) < 0)
+				fail_msg("serve_run: %s", e.msg);
+			sum[run] = res.sum;
+			serve_result_release(&res);
+			serve_workload_release(&w);
+		}
+		assert_true(sum[0].cost_points > 0);
+		assert_int_equal(sum[1].cost_points, 0); /* reused */
+		assert_true(sum[2].cost_points > 0);
+		assert_int_equal(sum[1].completed, sum[2].completed);
+		assert_true(sum[1].ttft.p90 == sum[2].ttft.p90);
+		assert_true(sum[1].tpot.p90 == sum[2].tpot.p90);
+		assert_true(sum[1].makespan_s == sum[2].makespan_s);
+		assert_true(sum[1].slo_attainment == sum[2].slo_attainment);
+		assert_int_equal(sum[1].steps, sum[2].steps);
+		serve_costs_release(&tables[0]);
+		serve_costs_release(&tables[1]);
+		free(tables);
+	}
+	plan_result_release(&r);
+	free_spec(sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_candidate_is_run),
 		cmocka_unit_test(test_recommendation),
+		cmocka_unit_test(test_serve_tables_reuse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
