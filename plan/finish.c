@@ -63,10 +63,10 @@ static int hw_index(const struct plan_spec *sp, const char *name)
 
 /* ---- Pareto ---- */
 
-static const struct plan_point *sort_pts;
-static int cmp_pt(const void *a, const void *b)
+static int cmp_pt(const void *a, const void *b, void *ctx)
 {
-	const struct plan_point *p = &sort_pts[*(const int64_t *)a], *q = &sort_pts[*(const int64_t *)b];
+	const struct plan_point *pts = ctx;
+	const struct plan_point *p = &pts[*(const int64_t *)a], *q = &pts[*(const int64_t *)b];
 	if (p->x_s != q->x_s)
 		return p->x_s < q->x_s ? -1 : 1;
 	if (p->y != q->y)
@@ -79,9 +79,7 @@ int64_t plan_pareto(const struct plan_point *pts, int64_t n, int64_t *idx)
 {
 	for (int64_t i = 0; i < n; i++)
 		idx[i] = i;
-	/* qsort with a file-scope key: plan_finish calls this from one thread */
-	sort_pts = pts;
-	qsort(idx, (size_t)n, sizeof *idx, cmp_pt);
+	qsort_r(idx, (size_t)n, sizeof *idx, cmp_pt, (void *)(uintptr_t)pts); /* read only */
 	int64_t k = 0;
 	double best = -INFINITY;
 	for (int64_t i = 0; i < n; i++) {

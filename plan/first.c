@@ -370,13 +370,15 @@ int64_t plan_shard_units(int64_t units, int64_t k, int64_t n)
 	return units > k ? (units - k + n - 1) / n : 0;
 }
 
+enum { BLOCK_UNITS = 1024 }; /* units evaluated between two compactions of their rows */
+
 struct pool {
 	const struct plan_spec *sp;
 	const struct plan_opts *o;
-	int64_t n;             /* units of the shard */
+	int64_t first, n;      /* the block: units first .. first + n - 1 of the shard */
 	_Atomic int64_t next;
 	_Atomic int failed;
-	struct unit_out *out;  /* per unit of the shard */
+	struct unit_out *out;  /* per unit of the block */
 };
 
 static void *worker(void *arg)
@@ -391,13 +393,20 @@ static void *worker(void *arg)
 		int64_t i = atomic_fetch_add(&P->next, 1);
 		if (i >= P->n || atomic_load(&P->failed))
 			break;
-		int64_t u = P->o->shard_index + i * P->o->shard_count;
+		int64_t u = P->o->shard_index + (P->first + i) * P->o->shard_count;
 		memset(sc->pre_ok, 0, sizeof sc->pre_ok);
 		if (eval_unit(P->sp, u, sc, &P->out[i]) < 0)
 			atomic_store(&P->failed, 1);
 	}
 	free(sc);
 	return NULL;
+}
+
+/* Rows a unit yields at most with the spec's axes. */
+static int64_t unit_rows(const struct plan_spec *sp)
+{
+	const struct plan_axes *a = &sp->ax;
+	return (int64_t)a->n_budget * a->n_batch + a->n_budget + a->n_batch + 1;
 }
 
 int plan_first_pass(const struct plan_spec *sp, const struct plan_opts *o, struct plan_result *r, struct err *e)
@@ -409,59 +418,76 @@ int plan_first_pass(const struct plan_spec *sp, const struct plan_opts *o, struc
 		return -EINVAL;
 	}
 	int rc = 0;
-	struct pool P = {.sp = sp, .o = o, .n = plan_shard_units(sp->units, o->shard_index, o->shard_count)};
-	atomic_init(&P.next, 0);
-	atomic_init(&P.failed, 0);
+	int64_t units = plan_shard_units(sp->units, o->shard_index, o->shard_count), stride = unit_rows(sp);
+	int64_t cap = 0;
+	struct pool P = {.sp = sp, .o = o};
 	int threads = o->threads > 0 ? o->threads : 1;
 	pthread_t *th = calloc((size_t)threads, sizeof *th);
-	P.out = calloc((size_t)(P.n ? P.n : 1), sizeof *P.out);
-	struct plan_cand *rows = calloc((size_t)(P.n ? P.n : 1) * PLAN_UNIT_ROWS, sizeof *rows);
+	P.out = calloc(BLOCK_UNITS, sizeof *P.out);
+	struct plan_cand *rows = calloc((size_t)BLOCK_UNITS * (size_t)stride, sizeof *rows);
 	if (!th || !P.out || !rows) {
-		err_set(e, NULL, 0, 0, "out of memory (%lld layouts)", (long long)P.n);
+		err_set(e, NULL, 0, 0, "out of memory (%lld candidates per layout)", (long long)stride);
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (int64_t i = 0; i < P.n; i++)
-		P.out[i].c = rows + i * PLAN_UNIT_ROWS;
-	int started = 0;
-	for (int t = 1; t < threads; t++, started++)
-		if (pthread_create(&th[t], NULL, worker, &P) != 0)
-			break;
-	worker(&P);
-	for (int t = 1; t <= started; t++)
-		pthread_join(th[t], NULL);
-	if (atomic_load(&P.failed)) {
+	for (P.first = 0; P.first < units; P.first += P.n) {
+		P.n = units - P.first < BLOCK_UNITS ? units - P.first : BLOCK_UNITS;
+		atomic_init(&P.next, 0);
+		atomic_init(&P.failed, 0);
 		for (int64_t i = 0; i < P.n; i++)
-			if (P.out[i].rc < 0) {
-				*e = P.out[i].e;
-				rc = P.out[i].rc;
+			P.out[i] = (struct unit_out){.c = rows + i * stride};
+		int started = 0;
+		for (int t = 1; t < threads; t++, started++)
+			if (pthread_create(&th[t], NULL, worker, &P) != 0)
+				break;
+		worker(&P);
+		for (int t = 1; t <= started; t++)
+			pthread_join(th[t], NULL);
+		if (atomic_load(&P.failed)) {
+			err_set(e, NULL, 0, 0, "out of memory");
+			rc = -ENOMEM;
+			for (int64_t i = 0; i < P.n; i++)
+				if (P.out[i].rc < 0) {
+					*e = P.out[i].e;
+					rc = P.out[i].rc;
+					break;
+				}
+			goto out;
+		}
+		for (int64_t i = 0; i < P.n; i++) {
+			if (r->n_cands + P.out[i].n > PLAN_MAX_ROWS) {
+				err_set(e, NULL, 0, 0, "more than %d candidates in one process (use --shard K/N)",
+					PLAN_MAX_ROWS);
+				rc = -E2BIG;
 				goto out;
 			}
-		err_set(e, NULL, 0, 0, "out of memory");
-		rc = -ENOMEM;
-		goto out;
+			if (r->n_cands + P.out[i].n > cap) {
+				int64_t nc = cap ? cap * 2 : 4096;
+				while (nc < r->n_cands + P.out[i].n)
+					nc *= 2;
+				if (nc > PLAN_MAX_ROWS)
+					nc = PLAN_MAX_ROWS;
+				struct plan_cand *p = realloc(r->cands, (size_t)nc * sizeof *p);
+				if (!p) {
+					err_set(e, NULL, 0, 0, "out of memory (%lld candidates)", (long long)nc);
+					rc = -ENOMEM;
+					goto out;
+				}
+				r->cands = p;
+				cap = nc;
+			}
+			memcpy(r->cands + r->n_cands, P.out[i].c, (size_t)P.out[i].n * sizeof *r->cands);
+			r->n_cands += P.out[i].n;
+			r->sim_calls += P.out[i].sim_calls;
+		}
 	}
-	int64_t total = 0;
-	for (int64_t i = 0; i < P.n; i++)
-		total += P.out[i].n;
-	if (total > PLAN_MAX_ROWS) {
-		err_set(e, NULL, 0, 0, "%lld candidates: more than the %d one process holds (use --shard)",
-			(long long)total, PLAN_MAX_ROWS);
-		rc = -E2BIG;
-		goto out;
-	}
-	if (!(r->cands = malloc((size_t)(total ? total : 1) * sizeof *r->cands))) {
-		err_set(e, NULL, 0, 0, "out of memory (%lld candidates)", (long long)total);
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (int64_t i = 0; i < P.n; i++) {
-		memcpy(r->cands + r->n_cands, P.out[i].c, (size_t)P.out[i].n * sizeof *r->cands);
-		r->n_cands += P.out[i].n;
-		r->sim_calls += P.out[i].sim_calls;
-	}
-	r->units = P.n;
+	r->units = units;
 out:
+	if (rc < 0) {
+		free(r->cands);
+		r->cands = NULL;
+		r->n_cands = 0;
+	}
 	free(rows);
 	free(P.out);
 	free(th);

@@ -282,7 +282,8 @@ struct plan_opts {
 };
 
 /* First pass of the spec's units in the shard: r->cands (in id order) and the counts. r is the
- * caller's (zeroed by this call). -E2BIG beyond PLAN_MAX_ROWS. */
+ * caller's (zeroed by this call). Memory: the candidates kept plus one block of 1024 units' rows.
+ * -E2BIG beyond PLAN_MAX_ROWS candidates. */
 int plan_first_pass(const struct plan_spec *sp, const struct plan_opts *o, struct plan_result *r, struct err *e);
 
 /* Units in shard k of n. */
