@@ -197,9 +197,11 @@ static void json_out(FILE *out, const struct plan_spec *sp, const struct plan_re
 static void table_out(FILE *out, const struct plan_spec *sp, const struct plan_result *r)
 {
 	char a[32], b[32];
-	fprintf(out, "k3sim plan: %s, %lld/%lld tokens, prefix hit %.0f %%, TTFT <= %s, TPOT <= %s\n", sp->model->name,
-		(long long)sp->isl, (long long)sp->osl, sp->prefix_hit * 100, cli_time(sp->slo_ttft_s, a, sizeof a),
-		cli_time(sp->slo_tpot_s, b, sizeof b));
+	fprintf(out, "k3sim plan: %s, %lld/%lld tokens, prefix hit %.0f %%, TTFT <= %s, TPOT <= %s%s%s\n", sp->model->name,
+		(long long)sp->isl, (long long)sp->osl, sp->prefix_hit * 100,
+		sp->slo_ttft_s > 0 ? cli_time(sp->slo_ttft_s, a, sizeof a) : "-",
+		sp->slo_tpot_s > 0 ? cli_time(sp->slo_tpot_s, b, sizeof b) : "-",
+		sp->mode == PLAN_MODE_ALL ? "" : ", mode ", sp->mode == PLAN_MODE_ALL ? "" : plan_mode_name(sp->mode));
 	fprintf(out,
 		"  %lld layouts, %lld pruned before costing (%lld layout, %lld weights); %lld candidates evaluated "
 		"(%lld miss an SLO), %lld P/D deployments, %d served (%lld runs)\n\n",
