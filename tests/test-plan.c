@@ -269,10 +269,11 @@ static void test_determinism(void **state)
 		assert_non_null(c);
 		assert_memory_equal(c, &a.cands[i], sizeof *c);
 	}
-	struct plan_opts bad = {.threads = 1, .shard_index = 3, .shard_count = 3};
-	assert_int_equal(plan_first_pass(sp, &bad, &s[0], &e), -EINVAL);
 	for (int k = 0; k < 3; k++)
 		plan_result_release(&s[k]);
+	struct plan_opts bad = {.threads = 1, .shard_index = 3, .shard_count = 3};
+	assert_int_equal(plan_first_pass(sp, &bad, &s[0], &e), -EINVAL);
+	assert_int_equal(s[0].n_cands, 0);
 	/* the whole plan twice, serving pass included */
 	sp->short_list = 1;
 	sp->serve_requests = 200;
