@@ -105,10 +105,12 @@ def spec_fields(spec):
     return spec.split()[0], f
 
 
-def op_step(spec, steps):
-    """The (phase, batch, tokens) of `steps` whose op this is, or None. Token counts: prefill T
-    gives m = T (dense), T x 16 (grouped experts), T x 96 (per-head W_UV), t = T (KDA, MLA);
-    decode B gives m = B, B x 16, B x 96, b = B."""
+def op_steps(spec, steps):
+    """The steps (phase, batch, tokens) of `steps` whose op this is: [] if none. Token counts:
+    prefill T gives m = T (dense), T x 16 (grouped experts), T x 96 (per-head W_UV), t = T (KDA,
+    MLA); decode B gives m = B, B x 16, B x 96, b = B. Decode at one B and several contexts runs
+    the same ops but attention: an op with a context (mla_decode, dsa_decode) belongs to the step
+    of the nearest context, any other to all of them (its instances shared out by repetitions)."""
     kind, f = spec_fields(spec)
     n = None
     if kind in ("gemm", "elementwise"):
@@ -122,10 +124,12 @@ def op_step(spec, steps):
         n = int(f.get("b", 0))
     elif kind in ("mla_decode", "dsa_decode"):
         n = int(f.get("b", 0)) * int(f.get("t", 1))
-    for st in steps:
-        if st["tokens_total"] == n:
-            return st
-    return None
+    cands = [st for st in steps if st["tokens_total"] == n]
+    if len(cands) > 1 and kind in ("mla_decode", "dsa_decode") and "ctx" in f:
+        ctx = int(f["ctx"])
+        best = min(abs(st["ctx"] - ctx) for st in cands)
+        cands = [st for st in cands if abs(st["ctx"] - ctx) == best][:1]
+    return cands
 
 
 def main():
@@ -201,16 +205,17 @@ def main():
     # 4. The measured composition: each step's op ranges (eager runs), summed.
     opsum = {}
     for p in val["h200"]["per_point"]:
-        st = op_step(p["op"], [s for s in steps if s["kind"] == "eager"])
-        if st is None:
+        sts = op_steps(p["op"], [s for s in steps if s["kind"] == "eager"])
+        if not sts:
             continue
-        k = (st["phase"], st["batch"], st["tokens"], st["ctx"])
-        opsum.setdefault(k, {"meas": 0.0, "pred": {}})
-        per_step = p["samples"] / st["reps"]  # instances of this op in one step
-        opsum[k]["meas"] += p["measured_s"] * 1e6 * per_step
-        for name, _ in presets:
-            q = next(x for x in val[name]["per_point"] if x["op"] == p["op"])
-            opsum[k]["pred"][name] = opsum[k]["pred"].get(name, 0.0) + q["predicted_s"] * 1e6 * per_step
+        per_step = p["samples"] / sum(st["reps"] for st in sts)  # instances of this op in one step
+        for st in sts:
+            k = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+            opsum.setdefault(k, {"meas": 0.0, "pred": {}})
+            opsum[k]["meas"] += p["measured_s"] * 1e6 * per_step
+            for name, _ in presets:
+                q = next(x for x in val[name]["per_point"] if x["op"] == p["op"])
+                opsum[k]["pred"][name] = opsum[k]["pred"].get(name, 0.0) + q["predicted_s"] * 1e6 * per_step
 
     out = []
     w = out.append
