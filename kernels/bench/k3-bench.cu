@@ -494,7 +494,9 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
 	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? "fp8" : "bf16";
 	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d", B, H, ctx, t, mla_decode_splits(&a));
 	char spec[160];
-	snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", B, H, ctx, w.variant, t);
+	/* The op's ctx counts the cached tokens before the t new ones (the kernel's length L = ctx
+	 * here includes them): a decode at L = 4^k attends 4^k tokens, a calibration point. */
+	snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", B, H, ctx - t, w.variant, t);
 	w.spec = spec;
 	w.reps = o.reps;
 	w.t = time_events(spec, 3, o.reps, launch);
@@ -521,22 +523,28 @@ void bench_mla(const options &o)
 				for (int B : { 1, 64 })
 					mla_point(o, kv, H, B, 8192, 1);
 			mla_point(o, kv, 128, 64, 8192, 2);
-			/* K3's 96 heads at contexts a power of 4: training points of k3sim calibrate's
-			 * protocol (mla_decode ctx 4^k), so that a preset fitted on this capture knows
-			 * the kernel (BF16: the slice's cache). */
-			if (kv == MLA_KV_BF16)
-				for (int ctx : { 4096, 16384 })
-					for (int B : { 1, 64 })
-						mla_point(o, kv, 96, B, ctx, 1);
-			continue;
+		} else {
+			for (int ctx : { 8192, 32768 })
+				for (int H : { 16, 64, 128 })
+					for (int B : { 1, 16, 64, 128 })
+						mla_point(o, kv, H, B, ctx, 1);
+			for (int t : { 2, 4 })
+				for (int H : { 16, 128 })
+					mla_point(o, kv, H, 64, 8192, t);
 		}
-		for (int ctx : { 8192, 32768 })
-			for (int H : { 16, 64, 128 })
-				for (int B : { 1, 16, 64, 128 })
-					mla_point(o, kv, H, B, ctx, 1);
-		for (int t : { 2, 4 })
-			for (int H : { 16, 128 })
-				mla_point(o, kv, H, 64, 8192, t);
+		/* K3's 96 heads with the slice's BF16 cache, attending 4^k tokens: training points of
+		 * k3sim calibrate's protocol (attention ctx + t a power of 4), so that a preset fitted
+		 * on this capture knows the kernel at the slice's batches (decode at 4K, 16K, 64K) and
+		 * its prefill (the absorbed kernel with t = T new tokens, no prefix: the slice's). */
+		if (kv != MLA_KV_BF16)
+			continue;
+		const std::vector<int> Bs = o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 };
+		for (int ctx : o.quick ? std::vector<int>{ 4096, 16384 } : std::vector<int>{ 4096, 16384, 65536 })
+			for (int B : Bs)
+				mla_point(o, kv, 96, B, ctx, 1);
+		if (!o.quick)
+			for (int T : { 1024, 4096 })
+				mla_point(o, kv, 96, 1, T, T);
 	}
 }
 
@@ -954,7 +962,7 @@ void dsa_point(const options &o, int B, int ctx, int H)
 	w.op = "dsa_decode", w.variant = "fp8";
 	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d topk=%d", B, H, ctx, topk);
 	char spec[160];
-	snprintf(spec, sizeof spec, "k3sim op=dsa_decode b=%d heads=%d ctx=%d kv=fp8 topk=%d", B, H, ctx, topk);
+	snprintf(spec, sizeof spec, "k3sim op=dsa_decode b=%d heads=%d ctx=%d kv=fp8 topk=%d", B, H, ctx - 1, topk);
 	w.spec = spec, w.reps = o.reps;
 	w.t = time_events(spec, 2, o.reps, launch);
 	w.steady_us = time_steady(true, R, std::max(1, 16 / R), launch), w.steady_kind = "graph";

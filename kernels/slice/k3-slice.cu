@@ -571,9 +571,11 @@ void mla_attention(phase &p, const mla_weights &w)
 	m.max_seqlen = len, m.q = p.qm, m.cache = p.cache, m.block_table = p.table, m.max_pages = p.max_pages;
 	m.seqlens = p.seqlens, m.out = p.attn, m.workspace = p.mla_ws, m.workspace_bytes = p.mla_ws_bytes;
 	{
-		/* Prefill runs the absorbed kernel with t = T query tokens per sequence (causal). */
-		snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", reqs, H, len,
-			 p.kv == MLA_KV_FP8 ? "fp8" : "bf16", p.decode ? 1 : T);
+		/* Prefill runs the absorbed kernel with t = T query tokens per sequence (causal). The
+		 * op's ctx is the cached tokens before the t new ones: prefill 0, decode C. */
+		const int qt = p.decode ? 1 : T;
+		snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", reqs, H, len - qt,
+			 p.kv == MLA_KV_FP8 ? "fp8" : "bf16", qt);
 		range r(spec);
 		KOK(mla_decode(&m, g_s));
 	}
