@@ -42,7 +42,6 @@ constexpr int GROUP_M = 8;    /* dense rasterization: row tiles per group */
 constexpr int GV_ROWS = 128;  /* weight rows per gemv CTA (8 warps x 16) */
 constexpr int GV_K = 128;     /* k per gemv block */
 constexpr int GV_MIN_KB_PER_SPLIT = 4;
-constexpr int GV_PREFETCH = 8; /* L2 prefetch distance of the gemv, k blocks (K3_GEMV_PREFETCH) */
 static_assert(MOE_TILE_ROWS == 64, "grouped tiles are 64 rows");
 
 using params = k3gemm::params;
@@ -338,26 +337,6 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 ? 2 : 1) gemv_kernel(const p
 			for (int u = 0; u < U; u++)
 				if (kb + U + u < kb1)
 					load_w(kb + U + u, wn[u]);
-			/* Weights further ahead into L2: more bytes in flight than the registers hold
-			 * (the MXFP4 blocks are a quarter of the BF16 ones: 64 bytes a lane in flight). */
-			if (p.gv_prefetch > 0)
-#pragma unroll
-				for (int u = 0; u < U; u++) {
-					const int kp = kb + U + p.gv_prefetch + u;
-					if (kp >= kb1)
-						break;
-					if constexpr (FP4) {
-						prefetch_l2(wp0 + kp * (GV_K / 2));
-						prefetch_l2(wp0 + wstep + kp * (GV_K / 2));
-						if (tq == 0 && (kp & 7) == 0) { /* a row's scales: 4 bytes a block */
-							prefetch_l2(sp0 + kp * (GV_K / 32));
-							prefetch_l2(sp0 + sstep + kp * (GV_K / 32));
-						}
-					} else {
-						prefetch_l2(w0 + kp * GV_K);
-						prefetch_l2(w0 + wstep + kp * GV_K);
-					}
-				}
 #pragma unroll
 			for (int u = 0; u < U; u++) {
 				if (kb + u >= kb1)
@@ -507,20 +486,6 @@ bool args_ok(const struct k3_gemm_args *a)
 		return a->out && al16(a->out) && a->addend && al16(a->addend);
 	}
 	return false;
-}
-
-/* K3_GEMV_PREFETCH=N in the environment (read once): the gemv's L2 prefetch distance in 128-deep
- * k blocks past the blocks it holds in registers, 0 to turn it off; default GV_PREFETCH. */
-int gemv_prefetch()
-{
-	static int blocks = -1;
-	if (blocks < 0) {
-		const char *e = getenv("K3_GEMV_PREFETCH");
-		char *end = nullptr;
-		const long v = e ? strtol(e, &end, 10) : -1;
-		blocks = e && end != e && *end == '\0' && v >= 0 && v <= 64 ? (int)v : GV_PREFETCH;
-	}
-	return blocks;
 }
 
 /* K3_GEMM_TILED=mma in the environment: the mma.sync kernel for every tiled call (read once). */
@@ -763,7 +728,6 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	gemv_split(a, sms, &ks, &per);
 	p.ksplit = ks;
 	p.kb_per_split = per;
-	p.gv_prefetch = gemv_prefetch();
 	if (ks > 1) {
 		const size_t need = (size_t)ks * (size_t)a->rows * (size_t)a->N * sizeof(float);
 		if (!a->workspace || a->workspace_bytes < need || !al16(a->workspace))

@@ -29,7 +29,6 @@ struct params {
 	float *out_f32;
 	float *part; /* gemv split-k partials [ksplit][rows][N] */
 	int num_n, num_m; /* wgmma path: weight-row tiles; token tiles (dense) */
-	int gv_prefetch;  /* gemv: L2 prefetch this many k blocks past the registers' (0: none) */
 };
 
 /* The wgmma path (sm_90a builds on compute capability 9.0): available for these args? */
@@ -55,12 +54,6 @@ __device__ __forceinline__ uint4 ld_stream16(const void *p)
 		     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
 		     : "l"(p));
 	return v;
-}
-
-/* Brings the line holding p into L2 (no register, no completion to wait for). */
-__device__ __forceinline__ void prefetch_l2(const void *p)
-{
-	asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
 }
 
 __device__ __forceinline__ uint4 ld_nc16(const void *p)
