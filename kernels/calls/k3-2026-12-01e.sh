@@ -5,7 +5,8 @@
 # bench has K3's 96-head MLA points at 4^k tokens (decode and absorbed prefill). Runs: the moe GPU
 # test (default prefetch, and its gemv cases with K3_GEMV_PREFETCH=0), memcheck on the gemv cases,
 # the FULL k3-bench under capture, k3-bench --only moe with K3_GEMV_PREFETCH=0 (the A/B), the full
-# slice under capture; nvidia-smi sampled every 500 ms.
+# slice under capture; nvidia-smi sampled every 500 ms. (Record of what ran: the prefetch and
+# K3_GEMV_PREFETCH were reverted after this call, which measured them slower.)
 # From the repository root:  PACK=.gpu/h17 bash .gpu/h17/k3-2026-12-01e.sh
 # $OUT gets 6 files (a call returns at most 8): k3-bench.txt k3-h200.db.xz k3-slice.csv k3-slice.txt
 # k3-slice.db.xz and k3-misc.tar.xz (k3-env.txt k3-tests.txt k3-smi.csv k3-bench.csv
