@@ -4,6 +4,8 @@
 # its full-MLA counterpart (MLA CP on 93 layers: the prefix's latent gathered every chunk, bytes
 # growing with the context), on 16 x H200 (TP x CP = 8 or 16 GPUs, TP inside a node) and on a
 # GB200 NVL72 domain (TP8 x CP1-9, all NVLink). Prints Markdown tables; -o FILE writes them too.
+# First, one KDA layer alone under KCP against one GPU (bench/x2-predict kcp: sim_kcp_ops on the
+# timeline), to show at which CP degree KCP itself pays.
 # usage: bench/cp-ttft.sh [BUILD_DIR] [-o FILE] [--ring]   (--ring: MLA CP as a ring of blocks)
 set -eu
 cd "$(dirname "$0")/.."
@@ -22,9 +24,33 @@ K3SIM=$B/cli/k3sim
 [ -x "$K3SIM" ] || { echo "bench/cp-ttft.sh: no $K3SIM (build first)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 - "$K3SIM" "$tmp" "$RING" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY' | tee "$tmp/out.md"
+X2=$B/bench/x2-predict
+[ -x "$X2" ] || { echo "bench/cp-ttft.sh: no $X2 (build first)" >&2; exit 1; }
+python3 - "$K3SIM" "$tmp" "$RING" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$X2" <<'PY' | tee "$tmp/out.md"
 import json, subprocess, sys
-k3sim, tmp, ring, rev = sys.argv[1:5]
+k3sim, tmp, ring, rev, x2 = sys.argv[1:6]
+
+def kcp(tokens, heads, cp):
+    out = subprocess.check_output([x2, "kcp", "--tokens", str(tokens), "--heads", str(heads), "--cp", str(cp),
+                                   "--hw", "h200"], text=True)
+    return {k: float(v) for k, v in (t.split("=") for t in out.split()[1:])}
+
+print("One KDA layer under KCP against one GPU, H200 (calibrated preset): speed-up = one GPU's "
+      "prefill of T tokens over KCP's on CP GPUs (every rank but the first: zero-start pass and "
+      "identity-start transition pass of T/CP tokens, all-gather, scan, FP32 SIMT fix-up; "
+      "`bench/x2-predict kcp`). In parentheses: the same without the transition pass, which the model "
+      "did not cost before 2026-12-01.\n")
+cps = [2, 3, 4, 8]
+print("| heads per GPU | T | " + " | ".join("CP%d" % c for c in cps) + " |")
+print("| ---: | ---: | " + " | ".join("---:" for _ in cps) + " |")
+for heads in (96, 12):
+    for tokens in (16384, 65536, 262144, 1048576):
+        cells = []
+        for c in cps:
+            d = kcp(tokens, heads, c)
+            cells.append("%.2fx (%.2fx)" % (d["speedup"], d["single_s"] / d["kcp_no_transition_s"]))
+        print("| %d | %dK | %s |" % (heads, tokens // 1024, " | ".join(cells)))
+print()
 contexts = [131072, 262144, 524288, 1048576]
 systems = [
     ("16 x H200 (two 8-GPU NVLink nodes)", "h200", [(8, 1), (8, 2), (4, 4), (2, 8), (1, 16)]),

@@ -208,6 +208,8 @@ struct ctx {
 	struct err *e;
 	struct calib_match *m;
 	const struct calib_rules *rules;
+	const struct trace_kclass_rules *classes; /* the rules', or own_classes */
+	struct trace_kclass_rules own_classes;
 	size_t max_rows;
 
 	struct string_id *ids;
@@ -755,17 +757,11 @@ static int by_rule(struct ctx *c, const struct act *a, const struct live *stack,
 	return 0;
 }
 
-/* Whether the rules name activity a a collective's kernel (NCCL's). */
+/* Whether activity a is a communication kernel: the kernel classes decide (trace/kclass.h), as
+ * they do for trace summary. */
 static bool is_comm_act(struct ctx *c, const struct act *a)
 {
-	if (!c->rules)
-		return false;
-	struct name *nm = &c->names[a->name];
-	if (nm->rule == -2)
-		nm->rule = calib_rules_find(c->rules, nm->s);
-	enum op_kind k;
-	return nm->rule >= 0 && c->rules->rule[nm->rule].op &&
-	       op_kind_parse(c->rules->rule[nm->rule].op, &k) == 0 && op_is_comm(k);
+	return trace_kclass_is_comm(c->classes, c->names[a->name].s);
 }
 
 struct ref {
@@ -1039,6 +1035,13 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 	}
 	arena_init(&m->arena, ARENA_BYTES);
 	c.max_rows = (size_t)(o && o->max_rows > 0 ? o->max_rows : CALIB_MATCH_MAX_ROWS);
+	if (c.rules) {
+		c.classes = &c.rules->classes;
+	} else {
+		if ((rc = trace_kclass_load(&c.own_classes, "default", e)) < 0)
+			goto out;
+		c.classes = &c.own_classes;
+	}
 	if ((rc = open_db(&c)) < 0 || (rc = load_strings(&c)) < 0)
 		goto out;
 	/* names[0..n_ids) are the StringIds entries; memcpy and memset names follow */
@@ -1086,6 +1089,7 @@ out:
 	smap_free(&c.spec_map);
 	smap_free(&c.reason_map);
 	imap_free(&c.groups);
+	trace_kclass_release(&c.own_classes);
 	if (rc < 0) {
 		calib_match_release(m);
 		free(m);

@@ -10,8 +10,8 @@
  *    correlationId within the process). One range instance is one sample; its time is the sum
  *    of its activities' GPU durations. Other ranges are transparent; GPU-projected ranges
  *    (TRACE_NVTX_DOMAIN_GPU) are ignored.
- *    In the range of a collective, when the rules name any of its kernels a collective (NCCL's),
- *    only those count: the rest (the gather of an EP dispatch's rows, the weighted sum of a
+ *    In the range of a collective, when the kernel classes (trace/kclass.h, the rule set trace
+ *    summary uses too) call any of its kernels communication, only those count: the rest (the gather of an EP dispatch's rows, the weighted sum of a
  *    combine) is skipped, listed with its reason.
  * 2. Rules (calib/rules.h): activities outside any k3sim range are named by kernel-name rules;
  *    shapes come from the enclosing ranges' key=value tokens or from launch geometry.

@@ -16,58 +16,7 @@ enum { RULES_ARENA_BYTES = 4 * 1024 * 1024 };
 
 bool calib_glob(const char *p, const char *s)
 {
-	const char *star_p = NULL, *star_s = NULL;
-	while (*s) {
-		if (*p == '*') {
-			star_p = ++p;
-			star_s = s;
-			continue;
-		}
-		bool ok = false;
-		const char *next = p + 1;
-		if (*p == '?') {
-			ok = true;
-		} else if (*p == '[') {
-			const char *q = p + 1;
-			bool neg = *q == '!' || *q == '^';
-			if (neg)
-				q++;
-			bool in = false;
-			const char *first = q;
-			while (*q && (*q != ']' || q == first)) {
-				if (q[1] == '-' && q[2] && q[2] != ']') {
-					if ((unsigned char)*s >= (unsigned char)q[0] &&
-					    (unsigned char)*s <= (unsigned char)q[2])
-						in = true;
-					q += 3;
-				} else {
-					if (*q == *s)
-						in = true;
-					q++;
-				}
-			}
-			if (*q == ']') {
-				ok = in != neg;
-				next = q + 1;
-			} else {
-				ok = *s == '['; /* an unclosed '[' is a literal */
-			}
-		} else if (*p) {
-			ok = *p == *s;
-		}
-		if (ok) {
-			p = next;
-			s++;
-		} else if (star_p) {
-			p = star_p;
-			s = ++star_s;
-		} else {
-			return false;
-		}
-	}
-	while (*p == '*')
-		p++;
-	return *p == '\0';
+	return trace_glob(p, s, false);
 }
 
 bool calib_nvtx_value(const char *text, const char *key, char *buf, size_t n)
@@ -209,7 +158,7 @@ static int parse_value(const struct doc *d, const struct doc_node *v, struct are
 
 static int parse_rule(const struct doc *d, const struct doc_node *n, struct calib_rules *r, struct err *e)
 {
-	static const char *const keys[] = {"name", "kernel", "op", "group", "keys", NULL};
+	static const char *const keys[] = {"name", "kernel", "collective", "op", "group", "keys", NULL};
 	struct calib_rule *rule = &r->rule[r->n];
 	memset(rule, 0, sizeof *rule);
 	rule->line = n->line;
@@ -218,14 +167,27 @@ static int parse_rule(const struct doc *d, const struct doc_node *n, struct cali
 		return rc;
 	const char *s;
 	const struct doc_node *v;
-	if (!(v = doc_get(n, "kernel")))
-		return doc_error(d, n, e, "rule: missing key 'kernel' (a glob over kernel names)");
-	if ((rc = doc_str(d, v, "kernel", &s, e)) < 0)
-		return rc;
-	if (!*s)
-		return doc_error(d, v, e, "kernel: empty pattern");
-	rule->pattern = arena_strndup(&r->arena, s, strlen(s));
-	rule->name = rule->pattern;
+	if ((v = doc_get(n, "collective"))) {
+		if ((rc = doc_str(d, v, "collective", &s, e)) < 0)
+			return rc;
+		if (!trace_kclass_collective_known(s))
+			return doc_error(d, v, e, "collective: unknown '%s' (allreduce, allgather,"
+			                 " reducescatter, alltoall, sendrecv, broadcast, reduce, dispatch,"
+			                 " combine, other)", s);
+		rule->collective = arena_strndup(&r->arena, s, strlen(s));
+		rule->name = rule->collective;
+	}
+	if ((v = doc_get(n, "kernel"))) {
+		if ((rc = doc_str(d, v, "kernel", &s, e)) < 0)
+			return rc;
+		if (!*s)
+			return doc_error(d, v, e, "kernel: empty pattern");
+		rule->pattern = arena_strndup(&r->arena, s, strlen(s));
+		rule->name = rule->pattern;
+	} else if (!rule->collective) {
+		return doc_error(d, n, e, "rule: missing key 'kernel' (a glob over kernel names) or"
+		                 " 'collective'");
+	}
 	if ((v = doc_get(n, "name"))) {
 		if ((rc = doc_str(d, v, "name", &s, e)) < 0)
 			return rc;
@@ -294,7 +256,8 @@ static int parse_rule(const struct doc *d, const struct doc_node *n, struct cali
 				return doc_error(d, kv ? kv : n, e, "rule '%s': op %s needs key '%s' (%s)",
 				                 rule->name, kind->name, k->name, k->help);
 		}
-	if (!rule->pattern || !rule->name)
+	if (!rule->name || (doc_get(n, "kernel") && !rule->pattern) ||
+	    (doc_get(n, "collective") && !rule->collective))
 		return -ENOMEM;
 	r->n++;
 	return 0;
@@ -340,6 +303,8 @@ int calib_rules_load_string(struct calib_rules *r, const char *file, const char 
 	doc_release(&d);
 	if (rc == -ENOMEM)
 		err_set(e, file, 0, 0, "out of memory reading the rules");
+	if (!rc)
+		rc = trace_kclass_load(&tmp.classes, "default", e);
 out:
 	if (rc < 0) {
 		arena_release(&tmp.arena);
@@ -375,15 +340,32 @@ int calib_rules_load(struct calib_rules *r, const char *name_or_path, struct err
 void calib_rules_release(struct calib_rules *r)
 {
 	arena_release(&r->arena);
+	trace_kclass_release(&r->classes);
 	memset(r, 0, sizeof *r);
 }
 
 int calib_rules_find(const struct calib_rules *r, const char *kernel)
 {
-	for (int i = 0; r && i < r->n; i++)
-		if (calib_glob(r->rule[i].pattern, kernel))
-			return i;
+	int cls = -2; /* the kernel's class rule, looked up once: -2 not yet */
+	for (int i = 0; r && i < r->n; i++) {
+		const struct calib_rule *rule = &r->rule[i];
+		if (rule->pattern && !calib_glob(rule->pattern, kernel))
+			continue;
+		if (rule->collective) {
+			if (cls == -2)
+				cls = trace_kclass_find(&r->classes, kernel);
+			if (cls < 0 || r->classes.rule[cls].cls != TRACE_KCLASS_COMM ||
+			    strcmp(r->classes.rule[cls].collective, rule->collective) != 0)
+				continue;
+		}
+		return i;
+	}
 	return -1;
+}
+
+bool calib_rules_is_comm(const struct calib_rules *r, const char *kernel)
+{
+	return r && trace_kclass_is_comm(&r->classes, kernel);
 }
 
 /* 0 and buf set; -ENOENT when the term has no value here. */

@@ -7,6 +7,9 @@
  *   rules:
  *     - name: fla chunk_kda             # optional label (default: the pattern)
  *       kernel: "*chunk_kda*"           # glob over the demangled kernel name: * ? [abc] [a-z]
+ *       collective: allreduce           # instead of (or with) kernel: the kernels the kernel
+ *                                       #   classes (trace/kclass.h) call this collective
+ *                                       #   (NCCL, DeepEP, custom all-reduce, MoE all-to-all)
  *       op: kda_chunk                   # a `k3sim op` kind, or `skip` (known, not a model op)
  *       group: kda_chunk                # optional: kernels of one group under one NVTX range
  *                                       #   instance add up to one sample (multi-kernel ops)
@@ -26,6 +29,7 @@
 #include <stdint.h>
 
 #include "model/ops.h"
+#include "trace/kclass.h"
 #include "util/arena.h"
 #include "util/err.h"
 
@@ -61,7 +65,8 @@ struct calib_value {
 
 struct calib_rule {
 	const char *name;
-	const char *pattern;
+	const char *pattern;      /* NULL: any kernel of `collective` */
+	const char *collective;   /* NULL: any kernel the pattern matches */
 	const char *op;    /* opspec kind; NULL for `skip` */
 	const char *group; /* NULL: each kernel is its own sample */
 	int n_keys;
@@ -75,6 +80,7 @@ struct calib_rules {
 	struct calib_rule *rule;
 	int n;
 	struct arena arena; /* owns the rules and their strings */
+	struct trace_kclass_rules classes; /* the kernel classes (the embedded default) */
 };
 
 /* What a rule's values are read from. */
@@ -92,8 +98,12 @@ int calib_rules_load_string(struct calib_rules *r, const char *file, const char 
                             struct err *e);
 void calib_rules_release(struct calib_rules *r);
 
-/* The first rule whose pattern matches `kernel`, or -1. */
+/* The first rule whose pattern (and collective) matches `kernel`, or -1. */
 int calib_rules_find(const struct calib_rules *r, const char *kernel);
+
+/* Whether `kernel` is communication, by the kernel classes (trace/kclass.h): one rule set for
+ * trace summary and calibration. */
+bool calib_rules_is_comm(const struct calib_rules *r, const char *kernel);
 
 /* The op rule `idx` makes of ctx: its spec ("gemm m=64 n=... dtype=bf16") into spec[0..n) and
  * the parsed op into *op. -ENOENT when a key's value is unknown here (e says which), -EINVAL when
@@ -101,7 +111,8 @@ int calib_rules_find(const struct calib_rules *r, const char *kernel);
 int calib_rule_build(const struct calib_rules *r, int idx, const struct calib_rule_ctx *ctx, struct op *op,
                      char *spec, size_t n, struct err *e);
 
-/* Glob match: * any run, ? one byte, [set] with ranges and a leading ! or ^ for negation. */
+/* Glob match: * any run, ? one byte, [set] with ranges and a leading ! or ^ for negation
+ * (trace_glob, case kept). */
 bool calib_glob(const char *pattern, const char *s);
 
 /* The value of key `key` in an NVTX text of key=value tokens ("k3sim op=gemm m=64 ..."; spaces

@@ -12,6 +12,7 @@
 
 #include "calib/fit.h"
 #include "calib/runs.h"
+#include "util/numfmt.h"
 #include "util/outfile.h"
 
 extern char **environ;
@@ -715,10 +716,7 @@ static void jstr(FILE *f, const char *s)
 
 static void jpct(FILE *f, double x)
 {
-	if (isnan(x))
-		fputs("null", f);
-	else
-		fprintf(f, "%.2f", x);
+	util_json_double(f, x); /* full precision; null for NaN */
 }
 
 static void j_noise(FILE *f, const struct calib_noise *x)
@@ -762,9 +760,11 @@ static void j_runs(FILE *f, const struct calib_points *pts)
 			jstr(f, run->info.driver);
 		else
 			fputs("null", f);
-		if (run->have_info && run->info.sm_clock_hz > 0)
-			fprintf(f, ", \"sm_clock_mhz\": %.6g}", (double)run->info.sm_clock_hz / 1e6);
-		else
+		if (run->have_info && run->info.sm_clock_hz > 0) {
+			fprintf(f, ", \"sm_clock_mhz\": ");
+			util_json_double(f, (double)run->info.sm_clock_hz / 1e6);
+			fputc('}', f);
+		} else
 			fprintf(f, ", \"sm_clock_mhz\": null}");
 	}
 	fprintf(f, "\n  ]");
@@ -863,8 +863,11 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 			int i = s->worst[w];
 			fprintf(f, "%s{\"op\": ", w ? ", " : "");
 			jstr(f, pts->p[i].spec);
-			fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ",
-			        pts->p[i].measured_s, v->predicted_s[i]);
+			fprintf(f, ", \"measured_s\": ");
+			util_json_double(f, pts->p[i].measured_s);
+			fprintf(f, ", \"predicted_s\": ");
+			util_json_double(f, v->predicted_s[i]);
+			fprintf(f, ", \"error_pct\": ");
 			jpct(f, v->err_pct[i]);
 			fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 "}",
 			        pts->p[i].held_out ? "true" : "false", pts->p[i].samples);
@@ -877,14 +880,22 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		jstr(f, pts->p[i].spec);
 		fprintf(f, ", \"class\": ");
 		jstr(f, pts->p[i].label);
-		fprintf(f, ", \"measured_s\": %.6g, \"predicted_s\": %.6g, \"error_pct\": ",
-		        pts->p[i].measured_s, v->predicted_s[i]);
+		fprintf(f, ", \"measured_s\": ");
+		util_json_double(f, pts->p[i].measured_s);
+		fprintf(f, ", \"predicted_s\": ");
+		util_json_double(f, v->predicted_s[i]);
+		fprintf(f, ", \"error_pct\": ");
 		jpct(f, v->err_pct[i]);
 		fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 ", \"runs\": %d",
 		        pts->p[i].held_out ? "true" : "false", pts->p[i].samples, pts->p[i].runs);
-		if (pts->p[i].runs > 1)
-			fprintf(f, ", \"run_min_s\": %.6g, \"run_max_s\": %.6g, \"spread_pct\": %.2f",
-			        pts->p[i].run_min_s, pts->p[i].run_max_s, pts->p[i].spread * 100.0);
+		if (pts->p[i].runs > 1) {
+			fprintf(f, ", \"run_min_s\": ");
+			util_json_double(f, pts->p[i].run_min_s);
+			fprintf(f, ", \"run_max_s\": ");
+			util_json_double(f, pts->p[i].run_max_s);
+			fprintf(f, ", \"spread_pct\": ");
+			util_json_double(f, pts->p[i].spread * 100.0);
+		}
 		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n  \"plots\": ");

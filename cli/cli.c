@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/numfmt.h"
+
 void cli_error(const char *cmd, const struct err *e)
 {
 	char buf[1024];
@@ -153,10 +155,7 @@ void jw_i64(struct jw *w, const char *key, int64_t v)
 void jw_f64(struct jw *w, const char *key, double v)
 {
 	prefix(w, key);
-	if (isfinite(v))
-		fprintf(w->out, "%.9g", v);
-	else
-		fputs("null", w->out);
+	util_json_double(w->out, v); /* full precision; null when not finite */
 }
 void jw_bool(struct jw *w, const char *key, bool v)
 {

@@ -219,6 +219,7 @@ static void json_phase(struct jw *w, const char *key, const struct sim_phase *ph
 	jw_f64(w, "step_s", ph->step_s);
 	jw_str(w, "overlap", scenario_overlap_name(ph->overlap));
 	jw_i64(w, "microbatches", ph->microbatches);
+	jw_i64(w, "comm_sms_reserved", ph->comm_sms_reserved);
 	jw_begin_object(w, "critical_path");
 	jw_f64(w, "compute_s", ph->critical_compute_s);
 	jw_f64(w, "comm_s", ph->critical_comm_s);

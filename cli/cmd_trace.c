@@ -13,6 +13,7 @@
 #include "trace/export.h"
 #include "trace/import.h"
 #include "trace/tracedb.h"
+#include "util/numfmt.h"
 #include "util/outfile.h"
 
 struct sub {
@@ -64,14 +65,10 @@ static void jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Full precision: the shortest text that reads back as v (76426648.5, not 7.64266e+07). */
 static void jnum(FILE *f, double v)
 {
-	if (v != v || v > 1e300 || v < -1e300)
-		fputs("null", f);
-	else if (v == (double)(int64_t)v && v < 9e15 && v > -9e15)
-		fprintf(f, "%" PRId64, (int64_t)v);
-	else
-		fprintf(f, "%.6g", v);
+	util_json_double(f, v);
 }
 
 /* ---- import ---- */
@@ -82,16 +79,22 @@ static void import_usage(FILE *out)
 		"usage: k3sim trace import FILE -o OUT.db [options]\n\n"
 		"Import a trace into a k3sim trace database (nsys-compatible SQLite schema).\n"
 		"FILE is an nsys SQLite export (nsys export --type sqlite), a k3sim database, or a\n"
-		"Kineto/Chrome JSON trace (torch.profiler export_chrome_trace).\n\n"
+		"Kineto/Chrome JSON trace (torch.profiler export_chrome_trace, k3sim trace export);\n"
+		"'-' reads standard input, and pipes or FIFOs work too (<(zcat f.json.gz)). gzip'd\n"
+		"input is read directly. The format is sniffed from the content (a UTF-8 BOM is fine);\n"
+		"--format names it. Kineto times get baseTimeNanoseconds added (ns since the epoch).\n\n"
 		"options:\n"
 		"  -o, --output PATH   the database to write (required)\n"
-		"  --format FMT        auto (default), nsys (SQLite) or kineto (JSON)\n"
+		"  --format FMT        auto (default), nsys|sqlite, or kineto|json|chrome\n"
 		"  --pid N             Kineto: process id for GPU rows (default: from CPU events)\n"
+		"  --rank N            record the capture's rank (merge tells ranks' GPUs apart by it;\n"
+		"                      default: the trace's distributedInfo)\n"
+		"  --host NAME         record the host the trace was taken on (for merge)\n"
 		"  -f, --force         replace an existing output file (never an input, never\n"
 		"                      before the import succeeded: the output is written beside\n"
 		"                      the target and renamed into place)\n"
 		"  --json              print what was imported as JSON\n"
-		"  -q, --quiet         print nothing on success\n"
+		"  -q, --quiet         print nothing on success (warnings still go to stderr)\n"
 		"  -h, --help          this text\n");
 }
 
@@ -104,6 +107,20 @@ static void stats_json(FILE *f, const struct trace_import_stats *st)
 		", \"hosts\": %" PRId64,
 		st->kernels, st->memcpys, st->memsets, st->api_calls, st->nvtx, st->gpus,
 		st->processes, st->skipped, st->dropped_records, st->hosts);
+	if (st->first_ns <= st->last_ns)
+		fprintf(f, ", \"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64, st->first_ns,
+			st->last_ns);
+	fprintf(f,
+		", \"base_time_ns\": %" PRId64 ", \"gpu_rows_no_process\": %" PRId64
+		", \"strings_cut\": %" PRId64 ", \"unknown_events\": %" PRId64
+		", \"unknown_categories\": {",
+		st->base_time_ns, st->gpu_rows_no_process, st->strings_cut, st->unknown_events);
+	for (int i = 0; i < st->n_unknown_cats; i++) {
+		fputs(i ? ", " : "", f);
+		jstr(f, st->unknown_cat[i]);
+		fprintf(f, ": %" PRId64, st->unknown_cat_events[i]);
+	}
+	fputc('}', f);
 }
 
 static void stats_human(FILE *f, const struct trace_import_stats *st)
@@ -118,16 +135,42 @@ static void stats_human(FILE *f, const struct trace_import_stats *st)
 		fprintf(f, "; %" PRId64 " records were dropped at capture", st->dropped_records);
 }
 
+/* What an import should not pass over in silence (stderr, even with --quiet). */
+static void import_warnings(const char *sub, const char *in, const struct trace_import_stats *st)
+{
+	if (st->kernels + st->memcpys + st->memsets == 0)
+		fprintf(stderr,
+			"k3sim trace %s: %s: warning: no GPU activity (kernels, memcpys, memsets) in this"
+			" trace: a CPU-only trace, or an accelerator whose events k3sim does not know\n",
+			sub, in);
+	if (st->unknown_events) {
+		fprintf(stderr, "k3sim trace %s: %s: warning: %" PRId64 " events of unknown categories"
+			" were skipped:", sub, in, st->unknown_events);
+		for (int i = 0; i < st->n_unknown_cats; i++)
+			fprintf(stderr, "%s '%s' (%" PRId64 ")", i ? "," : "", st->unknown_cat[i],
+				st->unknown_cat_events[i]);
+		if (st->n_unknown_cats == TRACE_IMPORT_UNKNOWN_CATS)
+			fprintf(stderr, ", ...");
+		fputc('\n', stderr);
+	}
+	if (st->gpu_rows_no_process)
+		fprintf(stderr,
+			"k3sim trace %s: %s: warning: %" PRId64 " GPU rows have no CPU-side event to take"
+			" a process id from: they are process 0 (give --pid N)\n",
+			sub, in, st->gpu_rows_no_process);
+}
+
 static int trace_import_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
 		{"pid", required_argument, NULL, 'p'},    {"force", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
+		{"rank", required_argument, NULL, 'r'},   {"host", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
-	const char *out = NULL, *format = "auto";
-	int64_t pid = 0;
+	const char *out = NULL, *format = "auto", *host = NULL, *rank = NULL;
+	int64_t pid = 0, rank_v = 0;
 	bool force = false, json = false, quiet = false;
 	int ch;
 	optind = 1;
@@ -137,8 +180,18 @@ static int trace_import_main(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'F': format = optarg; break;
 		case 'p':
-			if (!parse_i64(optarg, &pid) || pid < 0 || pid > 0xffffff)
+			if (!parse_i64(optarg, &pid) || pid < 0 || pid >= 0xffffff)
 				return usage_error("import", "--pid wants a process id, not", optarg);
+			break;
+		case 'r':
+			if (!parse_i64(optarg, &rank_v) || rank_v < 0)
+				return usage_error("import", "--rank wants a rank (0, 1, ...), not", optarg);
+			rank = optarg;
+			break;
+		case 'H':
+			if (!*optarg)
+				return usage_error("import", "--host wants a host name", NULL);
+			host = optarg;
 			break;
 		case 'f': force = true; break;
 		case 'j': json = true; break;
@@ -149,25 +202,16 @@ static int trace_import_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error("import", optind >= argc ? "no input file" : "one input file only,"
-			" got also", optind >= argc ? NULL : argv[optind + 1]);
+		return usage_error("import", optind >= argc ? "no input file ('-' reads standard input)"
+			: "one input file only, got also", optind >= argc ? NULL : argv[optind + 1]);
 	if (!out)
 		return usage_error("import", "no output: give -o OUT.db", NULL);
 	const char *in = argv[optind];
 	struct err e = {0};
-	enum trace_format fmt;
-	if (strcmp(format, "auto") == 0) {
-		if (trace_detect_format(in, &fmt, &e)) {
-			print_err("import", &e);
-			return 1;
-		}
-	} else if (strcmp(format, "nsys") == 0 || strcmp(format, "sqlite") == 0) {
-		fmt = TRACE_FORMAT_SQLITE;
-	} else if (strcmp(format, "kineto") == 0 || strcmp(format, "json") == 0) {
-		fmt = TRACE_FORMAT_KINETO_JSON;
-	} else {
-		return usage_error("import", "unknown format (auto, nsys, kineto):", format);
-	}
+	struct trace_import_opts io = {.kineto = {.pid = pid}};
+	if (trace_format_parse(format, &io.format))
+		return usage_error("import", "unknown format (auto, nsys, sqlite, kineto, json):",
+				   format);
 	const char *const inputs[] = {in};
 	struct outfile_opts oo = {.force = force, .sqlite = true, .inputs = inputs, .n_inputs = 1};
 	struct outfile of;
@@ -184,13 +228,12 @@ static int trace_import_main(int argc, char **argv)
 	}
 	struct trace_import_stats st;
 	memset(&st, 0, sizeof st);
-	int rc;
-	if (fmt == TRACE_FORMAT_SQLITE) {
-		rc = trace_import_sqlite(db, in, NULL, &st, &e);
-	} else {
-		struct trace_kineto_opts ko = {.pid = pid};
-		rc = trace_import_kineto(db, in, &ko, &st, &e);
-	}
+	enum trace_format fmt = TRACE_FORMAT_UNKNOWN;
+	int rc = trace_import_path(db, in, &io, &fmt, &st, &e);
+	if (!rc && rank)
+		rc = trace_db_set_capture(db, TRACE_CAPTURE_RANK, rank, &e);
+	if (!rc && host)
+		rc = trace_db_set_capture(db, TRACE_CAPTURE_HOST, host, &e);
 	if (rc) {
 		trace_db_discard(db);
 		outfile_abort(&of);
@@ -208,20 +251,22 @@ static int trace_import_main(int argc, char **argv)
 		print_err("import", &e);
 		return 1;
 	}
-	const char *fname = fmt == TRACE_FORMAT_SQLITE ? "sqlite" : "kineto";
+	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
+	const char *fname = trace_format_name(fmt);
 	if (json) {
 		printf("{\"input\": ");
-		jstr(stdout, in);
+		jstr(stdout, name);
 		printf(", \"output\": ");
 		jstr(stdout, out);
 		printf(", \"format\": \"%s\", ", fname);
 		stats_json(stdout, &st);
 		printf("}\n");
 	} else if (!quiet) {
-		printf("%s (%s): ", in, fname);
+		printf("%s (%s): ", name, fname);
 		stats_human(stdout, &st);
 		printf("\nwrote %s\n", out);
 	}
+	import_warnings("import", name, &st);
 	return 0;
 }
 
@@ -233,9 +278,12 @@ static void summary_usage(FILE *out)
 		"usage: k3sim trace summary DB [options]\n\n"
 		"Summarize a trace database (k3sim capture or import, or an nsys SQLite export):\n"
 		"per-kernel statistics (the columns of nsys' cuda_gpu_kern_sum), time per NVTX range,\n"
-		"device and stream utilization, idle gaps, communication/compute overlap (kernels\n"
-		"named *nccl* are communication) and launch overhead (API call end -> kernel start;\n"
-		"negative where a kernel started before its launching call returned).\n\n"
+		"device and stream utilization, idle gaps, communication/compute overlap and launch\n"
+		"overhead (API call end -> kernel start; negative where a kernel started before its\n"
+		"launching call returned). Communication kernels are those of the kernel classes\n"
+		"(NCCL, DeepEP normal and low-latency dispatch/combine, NVSHMEM, custom all-reduce,\n"
+		"MoE all-to-all of SGLang/vLLM/TensorRT-LLM: trace/rules/default.yaml), the same rules\n"
+		"calibration uses.\n\n"
 		"options:\n"
 		"  --json              machine-readable output\n"
 		"  --base              group kernels by short name (no templates, no arguments)\n"
@@ -259,7 +307,7 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		"},\n",
 		s->kernels, s->kernel_ns, s->memcpys, s->memcpy_bytes, s->memcpy_ns, s->memsets,
 		s->memset_bytes, s->memset_ns, s->api_calls, s->nvtx_ranges, s->first_ns, s->last_ns,
-		s->last_ns - s->first_ns, s->dropped_records);
+		s->span_ns, s->dropped_records);
 	fprintf(f, "  \"kernels\": [");
 	for (size_t i = 0; i < s->n_kern && i < top; i++) {
 		const struct trace_kernel_sum *k = &s->kern[i];
@@ -275,7 +323,14 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		fprintf(f, ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"stddev_ns\": ",
 			k->min_ns, k->max_ns);
 		jnum(f, k->stddev_ns);
-		fprintf(f, ", \"comm\": %s}", k->comm ? "true" : "false");
+		fprintf(f, ", \"comm\": %s", k->comm ? "true" : "false");
+		if (k->comm) {
+			fprintf(f, ", \"collective\": ");
+			jstr(f, k->collective);
+			fprintf(f, ", \"library\": ");
+			jstr(f, k->library);
+		}
+		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n  \"nvtx\": [");
 	for (size_t i = 0; i < s->n_nvtx; i++) {
@@ -407,7 +462,7 @@ static void summary_human(FILE *f, const char *db, const struct trace_summary *s
 		db, s->kernels, s->memcpys, s->memsets, s->api_calls, s->nvtx_ranges);
 	fprintf(f, "GPU span %.3f ms; kernel time %.3f ms; memcpy %" PRId64 " B in %.3f ms; memset %"
 		   PRId64 " B in %.3f ms",
-		(double)(s->last_ns - s->first_ns) / 1e6, (double)s->kernel_ns / 1e6, s->memcpy_bytes,
+		(double)s->span_ns / 1e6, (double)s->kernel_ns / 1e6, s->memcpy_bytes,
 		(double)s->memcpy_ns / 1e6, s->memset_bytes, (double)s->memset_ns / 1e6);
 	if (s->dropped_records)
 		fprintf(f, "\nwarning: %" PRId64 " records were dropped at capture: totals are low",
@@ -686,10 +741,13 @@ static void merge_usage(FILE *out)
 		"usage: k3sim trace merge A.db B.db ... -o OUT.db [options]\n\n"
 		"Join per-process trace databases (e.g. one per torchrun rank) into one timeline.\n"
 		"Strings are re-interned; a process id found in more than one input is renamed in the\n"
-		"later ones, so every process keeps its own globalPid. A GPU that several inputs list\n"
-		"(same UUID, else same PCI bus id on the same host) is one device row, and deviceIds\n"
-		"are rewritten to it (K3SIM_DEVICE_MAP keeps each process' CUDA ordinals).\n"
-		"Timestamps are kept as they are (captures on one host share the clock).\n\n"
+		"later ones, so every process keeps its own globalPid. A GPU is known by (host, rank\n"
+		"or process, ordinal) and its UUID where known: rows with the same UUID, or the same PCI\n"
+		"bus id on the same host, are one device; without either (Kineto traces) two ranks'\n"
+		"GPU 0 stay two devices. deviceIds are rewritten to the merged device (K3SIM_DEVICE_MAP\n"
+		"keeps each process' CUDA ordinals, host and rank). Timestamps are kept as they are;\n"
+		"a warning says when the inputs cannot be on one clock (a timeline spanning more than\n"
+		"a day, epoch and unknown time origins mixed). See docs/TRACES.md.\n\n"
 		"options:\n"
 		"  -o, --output PATH   the database to write (required)\n"
 		"  -f, --force         replace an existing output file (never an input, never\n"
@@ -697,6 +755,25 @@ static void merge_usage(FILE *out)
 		"  --json              print what was merged as JSON\n"
 		"  -q, --quiet         print nothing on success\n"
 		"  -h, --help          this text\n");
+}
+
+/* Clocks that cannot be one clock: said whatever --quiet. */
+static void merge_warnings(const struct trace_import_stats *st)
+{
+	const int64_t day_ns = (int64_t)86400 * 1000000000;
+	int64_t first_plus_day;
+	if (st->first_ns < st->last_ns &&
+	    !__builtin_add_overflow(st->first_ns, day_ns, &first_plus_day) &&
+	    st->last_ns > first_plus_day)
+		fprintf(stderr,
+			"k3sim trace merge: warning: the merged timeline spans more than a day (%" PRId64
+			" to %" PRId64 " ns): its inputs are probably not on one clock (a Kineto trace"
+			" without baseTimeNanoseconds counts from its own start)\n",
+			st->first_ns, st->last_ns);
+	if (st->clock_mixed)
+		fprintf(stderr,
+			"k3sim trace merge: warning: some inputs count time from the Unix epoch, others"
+			" from an origin they do not give: their times cannot be compared\n");
 }
 
 static int trace_merge_main(int argc, char **argv)
@@ -763,6 +840,7 @@ static int trace_merge_main(int argc, char **argv)
 			"k3sim trace merge: note: the inputs come from %" PRId64 " hosts; their"
 			" timestamps are on different clocks and were not aligned\n",
 			st.hosts);
+	merge_warnings(&st);
 	return 0;
 }
 

@@ -315,10 +315,14 @@ static int read_fields(const struct doc *d, const struct doc_node *map, const ch
 			return rc;
 		if (x < 0)
 			return doc_error(d, v, e, "%s: must not be negative", f->key);
-		if (f->dst_d)
+		if (f->dst_d) {
 			*f->dst_d = x * f->scale;
-		else
-			*f->dst_i = (int64_t)(x * f->scale + 0.5);
+		} else {
+			double y = x * f->scale + 0.5;
+			if (!(y < 9223372036854775807.0)) /* an int64 field: no float-to-int overflow */
+				return doc_error(d, v, e, "%s: %g is too large", f->key, x);
+			*f->dst_i = (int64_t)y;
+		}
 	}
 	return 0;
 }

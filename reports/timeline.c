@@ -39,9 +39,10 @@ int report_timeline_json(const struct timeline *tl, const struct timeline_report
 	tj_us(out, ns(t ? t->time_s : tl->result.makespan_s));
 	if (t)
 		fprintf(out,
-			",\"args\":{\"overlap\":\"%s\",\"microbatches\":%d,\"step us\":%.3f,\"ops in sequence us\":%.3f,"
+			",\"args\":{\"overlap\":\"%s\",\"microbatches\":%d,\"comm SMs reserved\":%d,\"step us\":%.3f,"
+			"\"ops in sequence us\":%.3f,"
 			"\"critical path compute us\":%.3f,\"critical path comm us\":%.3f,\"exposed comm us\":%.3f}",
-			scenario_overlap_name(t->overlap), t->microbatches, t->time_s * 1e6, t->ops_s * 1e6,
+			scenario_overlap_name(t->overlap), t->microbatches, t->comm_sms_reserved, t->time_s * 1e6, t->ops_s * 1e6,
 			t->critical_compute_s * 1e6, t->critical_comm_s * 1e6, t->exposed_comm_s * 1e6);
 	fputs("}", out);
 
@@ -57,9 +58,9 @@ int report_timeline_json(const struct timeline *tl, const struct timeline_report
 		tj_us(out, ns(e->end_s) - ns(e->start_s));
 		fprintf(out,
 			",\"args\":{\"device\":%d,\"stream\":%d,\"layer\":%d,\"microbatch\":%d,\"communication\":%s,"
-			"\"critical\":%s,\"alone us\":%.3f}}",
+			"\"critical\":%s,\"alone us\":%.3f,\"held SMs from us\":%.3f}}",
 			s->gpu, (int)e->stream, (int)e->layer, (int)e->mb, e->kind == TL_COMM ? "true" : "false",
-			e->critical ? "true" : "false", e->work_s * 1e6);
+			e->critical ? "true" : "false", e->work_s * 1e6, e->admit_s * 1e6);
 	}
 	return tj_end(&w);
 }

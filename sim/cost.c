@@ -21,6 +21,13 @@ static enum dtype math_dtype(enum dtype w, enum dtype a)
 	return dtype_bytes_per_element(w) >= dtype_bytes_per_element(a) ? w : a;
 }
 
+/* FP32 math on the SIMT units runs at half their FMA peak: operands come through shared memory
+ * and the register file, whose loads take issue slots from the FMAs, and sustained FMA load runs
+ * below the boost clock. The convention of every SIMT cost here (elementwise math, KDA decode's
+ * state update, GEMMs whose math has no tensor path: KCP's FP32 scan and fix-up); the measured
+ * fix-up kernel of kernels/kda/bench/kcp-x2.cu ran 5-7 % slower than this on the H200. */
+#define SIMT_FMA_EFF 0.5
+
 /* Rates at the SM clock of a regime: tensor and vector rates (and L2) scale with the clock. */
 struct rates {
 	double clock_hz;
@@ -43,7 +50,8 @@ static bool gemm_kernel_model(const struct hw *hw)
 	return hw->gemm_fixed_cycles > 0 || hw->gemm_wave_cycles > 0 || hw->gemm_kstep_cycles > 0;
 }
 
-static double gemm_compute_s(const struct hw *hw, const struct op *op, double rate, double clock_hz, double *waves)
+static double gemm_compute_s(const struct hw *hw, const struct op *op, double rate, double clock_hz, bool simt,
+			     double *waves)
 {
 	double tm = (double)hw->gemm_tile_m;
 	if ((double)op->m < tm) {
@@ -67,6 +75,8 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 	double w = tiles < sms ? tiles / sms : hw_gemm_waves(hw, tiles);
 	*waves = w;
 	double padded_flops = w * sms * 2.0 * tm * tn * (double)op->k;
+	if (simt) /* no tensor path: the FMAs at the SIMT rate; the fitted GEMM costs are tensor cores' */
+		return padded_flops / (rate * SIMT_FMA_EFF);
 	if (gemm_kernel_model(hw)) {
 		enum dtype math = hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype));
 		double eff = hw->gemm_eff[math] > 0 ? hw->gemm_eff[math] : hw->eff_gemm.max;
@@ -233,8 +243,10 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 	switch (op->kind) {
 	case OP_GEMM:
 	case OP_GROUPED_GEMM: {
-		double rate = tensor_rate(hw, r, math_dtype(op->w_dtype, op->a_dtype));
-		c.compute_s = op->m > 0 ? gemm_compute_s(hw, op, rate, r->clock_hz, &c.waves) : 0;
+		enum dtype math = hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype));
+		bool simt = !(hw->tensor_flops_per_s[math] > 0);
+		double rate = tensor_rate(hw, r, math);
+		c.compute_s = op->m > 0 ? gemm_compute_s(hw, op, rate, r->clock_hz, simt, &c.waves) : 0;
 		c.latency_s = launch;
 		if (gemm_kernel_model(hw)) {
 			/* the bytes at the achieved bandwidth (the kernel's fixed cost is its own);
@@ -249,7 +261,7 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		break;
 	}
 	case OP_ELEMENTWISE:
-		c.compute_s = op->flops / (hw->vector_flops_per_s * r->scale * 0.5);
+		c.compute_s = op->flops / (hw->vector_flops_per_s * r->scale * SIMT_FMA_EFF);
 		c.memory_s = memory_s(hw, r, hbm, l2);
 		c.latency_s = launch;
 		break;
@@ -284,7 +296,7 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		break;
 	}
 	case OP_KDA_DECODE:
-		c.compute_s = op->flops / (tensor_rate(hw, r, DT_FP32) * 0.5);
+		c.compute_s = op->flops / (tensor_rate(hw, r, DT_FP32) * SIMT_FMA_EFF);
 		if (op->t > 1 && hw->kda_verify_lin_cycles + hw->kda_verify_quad_cycles > 0) {
 			/* verify + replay: (request, head) items of t x (lin + quad t) cycles each over
 			 * the SMs, never less than one item's chain */

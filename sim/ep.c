@@ -3,9 +3,33 @@
 #include <math.h>
 #include <string.h>
 
-/* NCCL runs one CTA per channel; 16 channels for the message sizes of a step (a library default,
- * not a measurement; sim/step.c uses the same for TP collectives). */
+/* NCCL runs one CTA (one SM) per channel. Its all-to-all (grouped send/recv) was captured on two
+ * H200s (NCCL 2.28.9, NVLink; bench/results/x2-overlap-kcp-h200x2-2026-12-01/x2-dbs.tar.xz, grid of
+ * ncclDevKernel_SendRecv): 20 CTAs at a 0.47 MB send buffer per rank, 30 at 1.9 MB, 32 at 30 and
+ * 121 MB; between the points log-linear, outside them the nearest. Other collectives: 16
+ * channels (a library default for a step's message sizes on an NVLink node, not measured). */
 enum { NCCL_SMS = 16 };
+
+static const struct {
+	double bytes, ctas;
+} nccl_alltoall_ctas[] = {{473088, 20}, {1892352, 30}, {30277632, 32}};
+
+static double nccl_sms(const struct op *op)
+{
+	if (op->kind != OP_ALLTOALL)
+		return NCCL_SMS;
+	const int n = (int)(sizeof nccl_alltoall_ctas / sizeof nccl_alltoall_ctas[0]);
+	double b = (double)op->comm_bytes;
+	if (!(b > nccl_alltoall_ctas[0].bytes))
+		return nccl_alltoall_ctas[0].ctas;
+	for (int i = 1; i < n; i++)
+		if (b <= nccl_alltoall_ctas[i].bytes) {
+			double u = log(b / nccl_alltoall_ctas[i - 1].bytes) /
+				   log(nccl_alltoall_ctas[i].bytes / nccl_alltoall_ctas[i - 1].bytes);
+			return nccl_alltoall_ctas[i - 1].ctas + u * (nccl_alltoall_ctas[i].ctas - nccl_alltoall_ctas[i - 1].ctas);
+		}
+	return nccl_alltoall_ctas[n - 1].ctas;
+}
 
 static const char *const mode_names[EP_MODE_COUNT] = {"auto", "normal", "low_latency", "alltoall"};
 
@@ -119,6 +143,6 @@ double sim_ep_sms(const struct op *op)
 	case EP_MODE_LOW_LATENCY:
 		return 0;
 	default:
-		return NCCL_SMS;
+		return op_is_comm(op->kind) ? nccl_sms(op) : 0;
 	}
 }

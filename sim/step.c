@@ -13,13 +13,6 @@
 
 enum { MLA_PREFIX_BLOCK_TOKENS = 65536 };
 
-/* SMs a communication kernel keeps while it runs (the timeline's resource model). Library
- * defaults, not measurements: NCCL runs one CTA per channel, 16 channels for the message sizes of
- * a step on an NVLink node; EP kernels by their mode (sim/ep.h: DeepEP's normal kernels
- * Buffer.num_sms = 20, as DeepSeek-V3's report section 3.2.2 gives 20 of 132 SMs; its low-latency
- * kernels free every SM while the RDMA transfer flies, deepseek-ai/profile-data README). */
-enum { NCCL_SMS = 16 };
-
 /* The reference path's KDA prefill is fla's Triton chunk_kda, measured on this project's H200 at
  * 2.25-2.30x the time of the production kernel the model is calibrated on (H = 96, T = 4K-64K and
  * varlen: bench/results/kda-prefill-vs-fla-h200-2026-11-29/README.md). */
@@ -67,6 +60,7 @@ static const struct {
 	{"mla.q_absorb", SIM_ROLE_ATTN_PREP},
 	{"mla.gate_proj", SIM_ROLE_ATTN_PREP},
 	{"kda.chunk", SIM_ROLE_ATTN_CORE},
+	{"kcp.transition", SIM_ROLE_ATTN_CORE},
 	{"kcp.state_allgather", SIM_ROLE_ATTN_CORE},
 	{"kcp.scan", SIM_ROLE_ATTN_CORE},
 	{"kcp.fixup", SIM_ROLE_ATTN_CORE},
@@ -91,6 +85,7 @@ static const struct {
 	{"moe.router", SIM_ROLE_MLP_PREP},
 	{"moe.down", SIM_ROLE_MLP_PREP},
 	{"moe.topk", SIM_ROLE_MLP_PREP},
+	{"moe.dp_gather", SIM_ROLE_MLP_PREP},
 	{"ffn.gate_up", SIM_ROLE_DENSE},
 	{"ffn.situ_glu", SIM_ROLE_DENSE},
 	{"ffn.down", SIM_ROLE_DENSE},
@@ -101,12 +96,16 @@ static const struct {
 	{"moe.experts_gate_up", SIM_ROLE_EXPERTS},
 	{"moe.situ_glu", SIM_ROLE_EXPERTS},
 	{"moe.experts_down", SIM_ROLE_EXPERTS},
+	{"moe.tp_latent_allreduce", SIM_ROLE_EXPERTS},
 	{"moe.combine", SIM_ROLE_COMBINE},
 	{"moe.combine_norm", SIM_ROLE_OUTPUT},
 	{"moe.up", SIM_ROLE_OUTPUT},
 	{"tp.ffn_allreduce", SIM_ROLE_OUTPUT},
 	{"tp.ffn_reduce_scatter", SIM_ROLE_OUTPUT},
 	{"tp.ffn_all_gather", SIM_ROLE_OUTPUT},
+	{"moe.dp_reduce", SIM_ROLE_OUTPUT},
+	{"moe.dp_reduce_scatter", SIM_ROLE_OUTPUT},
+	{"moe.attn_tp_gather", SIM_ROLE_OUTPUT},
 	{"residual.add", SIM_ROLE_RESIDUAL},
 	{"attnres.final", SIM_ROLE_POST},
 	{"norm.final", SIM_ROLE_POST},
@@ -170,11 +169,19 @@ static void classify_cached(const char *name, int *role, uint8_t *flags)
 
 enum { R_YIELD = SIM_ROLE_COUNT, R_YIELD_COMM, MAX_ORDER = 24, MAX_CHUNKS = 8 };
 
+/* SMs a strategy keeps for communication (the timeline's SM partition, sim/timeline.h). */
+enum reserve {
+	RESERVE_NONE, /* compute kernels launched on every SM: communication waits for SMs to free */
+	RESERVE_EP,   /* compute launched on the SMs DeepEP's normal kernels leave (num_sms): none
+		       * with low-latency kernels (they hold no SMs) nor with NCCL's all-to-all */
+};
+
 struct overlap_spec {
 	int microbatches;    /* 1, or 2 */
 	int delta_stages;    /* stages the first microbatch runs before the second starts */
 	bool comm_stream;    /* collectives on their own stream; false: on the compute stream */
 	int combine_chunks;  /* > 1: expert down GEMM and combine pipelined in this many chunks */
+	int8_t reserve;      /* enum reserve */
 	int n;
 	int8_t order[MAX_ORDER]; /* roles of a layer in issue order; R_YIELD ends a stage, R_YIELD_COMM
 				  * ends one when the role before ended with a collective */
@@ -193,26 +200,32 @@ struct overlap_spec {
 #define Y R_YIELD
 #define YC R_YIELD_COMM
 /* [strategy][phase: prefill, decode]. The two-batch-overlap rows follow SGLang's operation lists
- * for DeepSeek (python/sglang/srt/two_batch_overlap.py, "deepseek blog" strategies, 2025): in
- * prefill both microbatches start together and each yields after sending its dispatch and its
- * combine (DeepEP normal kernels on their own stream); in decode the second microbatch runs two
- * stages behind, the first yields after the attention prologue, after the router, after sending
- * the dispatch with the shared experts, after sending the combine, and once more while its
- * combine arrives. Single-batch overlap: the shared experts compute while the dispatch flies
- * and the combine leaves as the down GEMM finishes expert blocks (SGLang's SBO, here 4 chunks).
- * YC: the other microbatch runs while a TP collective flies (attention TP > 1). */
+ * for DeepSeek (python/sglang/srt/two_batch_overlap.py and operations_strategy.py, "deepseek blog"
+ * strategies, 2025): in prefill both microbatches start together and each yields after sending
+ * its dispatch and its combine (DeepEP normal kernels on their own stream); in decode the second
+ * microbatch runs two stages behind, the first yields after the attention prologue, after the
+ * router, after sending the dispatch with the shared experts, after sending the combine, and once
+ * more while its combine arrives. Single-batch overlap: the shared experts compute while the
+ * dispatch flies and the combine leaves as the down GEMM finishes expert blocks (SGLang's SBO,
+ * here 4 chunks). YC: the other microbatch runs while a TP collective flies (attention TP > 1).
+ * SMs: SGLang's prefill strategy launches DeepGEMM on total - DeepEPConfig.num_sms SMs
+ * (deep_gemm_num_sms; DeepEP's Buffer.num_sms defaults to 20, its tests run 24; DeepSeek-V3's
+ * report, section 3.2.2: 20 of 132 SMs for communication), its decode strategy reserves none
+ * (deep_gemm_num_sms = None: the low-latency kernels hold no SMs while the transfer flies), and
+ * SBO runs the overlapped GEMMs on total - the combine's SMs (compute_num_sms). A plain NCCL +
+ * cuBLAS overlap reserves nothing (measured on two H200s: docs/perf/x2-overlap-kcp-2026-12-01.md). */
 static const struct overlap_spec overlap_specs[OVERLAP_COUNT][2] = {
 	[OVERLAP_NONE] = {
-		{1, 0, false, 1, 10, {A, C, M, F, D, X, B, S, O, R}},
-		{1, 0, false, 1, 10, {A, C, M, F, D, X, B, S, O, R}},
+		{1, 0, false, 1, RESERVE_NONE, 10, {A, C, M, F, D, X, B, S, O, R}},
+		{1, 0, false, 1, RESERVE_NONE, 10, {A, C, M, F, D, X, B, S, O, R}},
 	},
 	[OVERLAP_TBO] = {
-		{2, 0, true, 1, 14, {A, C, YC, M, F, D, Y, X, B, Y, S, O, YC, R}},
-		{2, 2, true, 1, 17, {A, Y, C, YC, M, F, Y, D, S, Y, X, B, Y, Y, O, YC, R}},
+		{2, 0, true, 1, RESERVE_EP, 14, {A, C, YC, M, F, D, Y, X, B, Y, S, O, YC, R}},
+		{2, 2, true, 1, RESERVE_NONE, 17, {A, Y, C, YC, M, F, Y, D, S, Y, X, B, Y, Y, O, YC, R}},
 	},
 	[OVERLAP_SBO] = {
-		{1, 0, true, 4, 10, {A, C, M, F, D, S, X, B, O, R}},
-		{1, 0, true, 4, 10, {A, C, M, F, D, S, X, B, O, R}},
+		{1, 0, true, 4, RESERVE_EP, 10, {A, C, M, F, D, S, X, B, O, R}},
+		{1, 0, true, 4, RESERVE_EP, 10, {A, C, M, F, D, S, X, B, O, R}},
 	},
 };
 #undef A
@@ -234,7 +247,7 @@ static const struct overlap_spec overlap_specs[OVERLAP_COUNT][2] = {
 struct tl_op {
 	const char *name;
 	double work_s;
-	float sm, hbm;
+	float sm, hbm, tail;
 	int8_t role, group;
 	bool comm;
 	uint8_t flags;         /* TLOP_*: ops a strategy treats specially */
@@ -285,24 +298,29 @@ int64_t sim_ep_comm_bytes(const struct model_moe *x, int64_t tokens_per_gpu, int
 	return bytes > (double)OP_ELEMENTS_MAX ? OP_ELEMENTS_MAX + 1 : (int64_t)bytes;
 }
 
-/* Shares of the GPU an op uses alone (sim/timeline.h): a collective keeps its kernels' SMs and
- * moves its bytes through HBM twice (read to send, write received); a kernel keeps the SMs its
- * compute needs, or half of them while it streams memory (half the SMs of a Hopper reach most of
- * the HBM bandwidth), fewer when a GEMM has less than one wave of tiles. */
-static void demands(const struct mapper *mp, const struct op *o, const struct op_cost *c, float *sm, float *hbm)
+void sim_op_demands(const struct hw *hw, const struct op *o, const struct op_cost *c, struct sim_demands *out)
 {
 	double t = c->time_s > 0 ? c->time_s : 1;
+	out->tail = 0;
 	if (op_is_comm(o->kind)) {
-		double sms = o->ep.mode != EP_MODE_NONE ? sim_ep_sms(o) : NCCL_SMS;
-		*sm = (float)fmin(1, sms / (double)mp->hw->sms);
-		*hbm = (float)fmin(1, 2.0 * (double)o->comm_bytes / (t * mp->hw->hbm_bw_bytes_per_s));
+		out->sm = (float)fmin(1, sim_ep_sms(o) / (double)hw->sms);
+		out->hbm = (float)fmin(1, 2.0 * (double)o->comm_bytes / (t * hw->hbm_bw_bytes_per_s));
+		return;
+	}
+	out->hbm = (float)fmin(1, c->memory_s / t);
+	if (o->kind == OP_GEMM || o->kind == OP_GROUPED_GEMM) {
+		/* a GEMM of a wave of tiles or more holds every SM (persistent kernels: one CTA per SM,
+		 * each with its share of the tiles) and progresses with the SMs it gets, memory-bound
+		 * or not; fewer tiles, their share. Its CTAs retire in its last wave. */
+		bool full = !(c->waves > 0 && c->waves < 1);
+		out->sm = (float)(full ? 1 : c->waves);
+		out->tail = (float)(full && c->waves >= 1 ? 1 / ceil(c->waves) : 0);
 		return;
 	}
 	double need = fmax(c->compute_s, 0.5 * c->memory_s) / t;
 	if (c->waves > 0 && c->waves < 1)
 		need *= c->waves;
-	*sm = (float)fmin(1, need);
-	*hbm = (float)fmin(1, c->memory_s / t);
+	out->sm = (float)fmin(1, need);
 }
 
 static void account(struct mapper *mp, const struct op *o)
@@ -341,7 +359,11 @@ static void account(struct mapper *mp, const struct op *o)
 	t->group = (int8_t)o->layer_group;
 	t->comm = op_is_comm(o->kind);
 	t->row = (int16_t)i;
-	demands(mp, o, &c, &t->sm, &t->hbm);
+	struct sim_demands d;
+	sim_op_demands(mp->hw, o, &c, &d);
+	t->sm = d.sm;
+	t->hbm = d.hbm;
+	t->tail = d.tail;
 	if (t->role < 0) /* an op this table does not know yet: keep it in the chain where it stands */
 		t->role = (int8_t)(o->layer_group < 0 ? SIM_ROLE_PRE : SIM_ROLE_ATTN_CORE);
 
@@ -440,6 +462,87 @@ static void busiest_rank(const struct scenario *s, const struct model_moe *x, do
 	*touched = fmin(held, mean + (R > 1 ? sqrt(held * p * (1 - p) * 2 * log(R)) : 0));
 }
 
+int sim_kcp_ops(const struct op *kda, int64_t cp, enum dtype act, struct op out[SIM_KCP_OPS])
+{
+	if (cp <= 1 || kda->kind != OP_KDA_CHUNK)
+		return 0;
+	/* every rank but the first runs its segment twice: from a zero state (kda), then with v = 0
+	 * from the identity, v = K wide: its final state is the transition, its outputs the
+	 * effective queries */
+	struct op *tr = &out[0];
+	*tr = *kda;
+	tr->name = "kcp.transition";
+	tr->sync = SYNC_NONE;
+	tr->dv = kda->dk;
+	tr->ctx = kda->ctx > 0 ? kda->ctx : 1; /* it reads its initial state: the identity */
+	op_fill(tr);
+	/* all-gather per head the transition (K x K) and the zero-start state (V x K), FP32: the
+	 * bytes do not grow with the context */
+	struct op *ag = &out[1];
+	memset(ag, 0, sizeof *ag);
+	ag->kind = OP_ALLGATHER;
+	ag->name = "kcp.state_allgather";
+	ag->layers = kda->layers;
+	ag->layer_group = kda->layer_group;
+	ag->split = SPLIT_COMM;
+	ag->comm_bytes = kda->b * kda->h * (kda->dk * kda->dk + kda->dk * kda->dv) * 4 * cp;
+	ag->ranks = cp;
+	/* the ordered scan: S_r = T_r S_(r-1) + S_r over the segments before this rank's (half of
+	 * them on average), a K x K by K x V product per head each, in FP32 */
+	struct op *scan = &out[2];
+	memset(scan, 0, sizeof *scan);
+	scan->kind = OP_GEMM;
+	scan->name = "kcp.scan";
+	scan->layers = kda->layers;
+	scan->layer_group = kda->layer_group;
+	scan->m = ceil_div64(cp, 2) * kda->b * kda->h * kda->dk;
+	scan->n = kda->dv;
+	scan->k = kda->dk;
+	scan->w_dtype = scan->a_dtype = scan->o_dtype = DT_FP32;
+	op_fill(scan);
+	/* the fix-up o_t += S_in^T q_eff,t in the measured form: an FP32 GEMM on the SIMT units
+	 * (kcp-x2's fixup_kernel; sim/cost.c costs FP32 math without a tensor path there) */
+	struct op *fix = &out[3];
+	memset(fix, 0, sizeof *fix);
+	fix->kind = OP_GEMM;
+	fix->name = "kcp.fixup";
+	fix->layers = kda->layers;
+	fix->layer_group = kda->layer_group;
+	fix->m = kda->b * kda->t;
+	fix->n = kda->h * kda->dv;
+	fix->k = kda->dk;
+	fix->w_dtype = DT_FP32;
+	fix->a_dtype = act;
+	fix->o_dtype = act;
+	op_fill(fix);
+	return SIM_KCP_OPS;
+}
+
+/* A tensor-parallel MoE over moe_tp > tp GPUs (DP attention) gathers the tokens of moe_tp / tp
+ * attention DP groups before the MoE and reduces its output back after it, as SGLang's
+ * dp_attention.py does (DpPaddingMode): a step with prefill in it pads every group's rows to the
+ * sum of them and gathers by an all-reduce, then all-reduces the output (SUM_LEN); otherwise the
+ * rows are padded to the largest group's and all-gathered, the output reduce-scattered (MAX_LEN),
+ * unless the sum is less than half the padded size (then SUM_LEN). */
+struct moe_gather {
+	bool sum_len;
+	int64_t rows;        /* rows the MoE of one GPU processes, padding included */
+};
+
+static void moe_gather_mode(const struct sim_moe_split *ms, bool extend, int64_t tokens_local, int64_t tokens_global,
+			    struct moe_gather *out)
+{
+	int64_t sum = tokens_local * ms->gather < tokens_global ? tokens_local * ms->gather : tokens_global;
+	int64_t padded = tokens_local * ms->gather;
+	out->sum_len = ms->gather > 1 && (extend || 2 * sum < padded);
+	out->rows = ms->gather <= 1 ? tokens_local : out->sum_len ? sum : padded;
+}
+
+static bool is_moe_op(const struct op *o)
+{
+	return strncmp(o->name, "moe.", 4) == 0;
+}
+
 /* The ops of a step of phase p on the busiest EP rank (or a rank at the mean load), costed, into
  * out; with acc, into its rows too. -E2BIG on overflow. */
 static int map_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
@@ -476,23 +579,53 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	mp.opts.clock = s->clock;
 	const int64_t tokens_local = b_local * t_local + mixed;
 	bool cp_gathered = false; /* the MLA CP gather of this layer group came before its kv_b */
+	struct sim_moe_split ms;
+	sim_moe_split(s, &ms);
+	const bool moe_tp = ms.expert_slices > 1;
+	struct moe_gather mg;
+	moe_gather_mode(&ms, prefill || mixed > 0, tokens_local, tokens_global, &mg);
+	const int64_t act_bytes = dtype_bytes(model_storage_dtype(p->act), m->hidden);
 
 	for (int i = 0; i < list.n; i++) {
 		struct op o = list.ops[i];
+		const bool in_moe = moe_tp && is_moe_op(&o);
+		if (in_moe && ms.gather > 1 && (i == 0 || !is_moe_op(&list.ops[i - 1])))
+			collective(&mp, mg.sum_len ? OP_ALLREDUCE : OP_ALLGATHER, "moe.dp_gather", &o, mg.rows * act_bytes,
+				   ms.expert_slices);
+		if (in_moe && o.split != SPLIT_EP && o.m == tokens_local)
+			o.m = mg.rows; /* token-wise ops of the MoE block run on the gathered rows */
+		/* the MoE block's tensor-parallel ops split over the MoE's group */
+		const int64_t tp_split = in_moe ? ms.block_tp : s->tp;
 		switch (o.split) {
 		case SPLIT_TP_N:
 			if (o.kind == OP_GEMM || o.kind == OP_ELEMENTWISE)
-				o.n = ceil_div64(o.n, s->tp);
+				o.n = ceil_div64(o.n, tp_split);
 			else
-				o.h = ceil_div64(o.h, s->tp);
+				o.h = ceil_div64(o.h, tp_split);
 			if (o.cache_per_head)
-				o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, s->tp);
-			o.extra_state_bytes /= s->tp;
+				o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, tp_split);
+			o.extra_state_bytes /= tp_split;
 			break;
 		case SPLIT_TP_K:
-			o.k = ceil_div64(o.k, s->tp);
+			o.k = ceil_div64(o.k, tp_split);
 			break;
 		case SPLIT_EP: {
+			if (moe_tp) {
+				/* every GPU: all of its group's rows, a 1/moe_tp slice of every expert */
+				o.m = mg.rows * x->top_k;
+				if (o.kind == OP_GROUPED_GEMM) {
+					o.groups = x->experts;
+					o.groups_touched = experts_touched((double)x->experts, (double)x->experts,
+									   (double)x->top_k, (double)mg.rows);
+					if (strcmp(o.name, "moe.experts_down") == 0)
+						o.k = o.k / ms.expert_slices;
+					else
+						o.n = o.n / ms.expert_slices;
+				} else {
+					o.n = o.n / ms.expert_slices;
+				}
+				break;
+			}
 			double rows = (double)tokens_global * (double)x->top_k * rows_ratio / (double)s->ep;
 			o.m = (int64_t)ceil(rows);
 			if (o.kind == OP_GROUPED_GEMM) {
@@ -568,42 +701,26 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 		}
 		op_fill(&o);
 		account(&mp, &o);
-		tp_sync(&mp, &o, tokens_local);
+		if (in_moe && o.kind == OP_GROUPED_GEMM && strcmp(o.name, "moe.experts_down") == 0 && x->latent != m->hidden)
+			/* the latent RMSNorm after the combine needs whole rows: sum the partial latents */
+			collective(&mp, OP_ALLREDUCE, "moe.tp_latent_allreduce", &o,
+				   dtype_bytes(model_storage_dtype(p->act), mg.rows * x->latent), ms.expert_slices);
+		if (in_moe && ms.gather > 1 && o.sync == SYNC_TP_FFN) {
+			/* the partial sums reduced, each attention group taking its rows back */
+			collective(&mp, mg.sum_len ? OP_ALLREDUCE : OP_REDUCESCATTER,
+				   mg.sum_len ? "moe.dp_reduce" : "moe.dp_reduce_scatter", &o, mg.rows * act_bytes,
+				   ms.expert_slices);
+			if (!mg.sum_len)
+				collective(&mp, OP_ALLGATHER, "moe.attn_tp_gather", &o, tokens_local * act_bytes, s->tp);
+		} else {
+			tp_sync(&mp, &o, tokens_local);
+		}
 
 		if (cp > 1 && o.kind == OP_KDA_CHUNK) {
-			/* KDA context parallelism: all-gather each rank's segment transition (K x K) and
-			 * zero-start state (V x K) per head in FP32, scan them in order, then correct the
-			 * local outputs with the true incoming state. */
-			int64_t frag = b_local * o.h * (o.dk * o.dk + o.dk * o.dv) * 4;
-			collective(&mp, OP_ALLGATHER, "kcp.state_allgather", &o, frag * cp, cp);
-			/* the ordered scan: S_r = T_r S_(r-1) + S_r over the segments before this rank's
-			 * (half of them on average), a K x K by K x V product per head each, in FP32 */
-			struct op scan;
-			memset(&scan, 0, sizeof scan);
-			scan.kind = OP_GEMM;
-			scan.name = "kcp.scan";
-			scan.layers = o.layers;
-			scan.layer_group = o.layer_group;
-			scan.m = ceil_div64(cp, 2) * b_local * o.h * o.dk;
-			scan.n = o.dv;
-			scan.k = o.dk;
-			scan.w_dtype = scan.a_dtype = scan.o_dtype = DT_FP32;
-			op_fill(&scan);
-			account(&mp, &scan);
-			struct op fix;
-			memset(&fix, 0, sizeof fix);
-			fix.kind = OP_GEMM;
-			fix.name = "kcp.fixup";
-			fix.layers = o.layers;
-			fix.layer_group = o.layer_group;
-			fix.m = b_local * t_local;
-			fix.n = o.h * o.dv;
-			fix.k = o.dk;
-			fix.w_dtype = DT_FP32;
-			fix.a_dtype = model_storage_dtype(p->act);
-			fix.o_dtype = model_storage_dtype(p->act);
-			op_fill(&fix);
-			account(&mp, &fix);
+			struct op kcp[SIM_KCP_OPS];
+			int n = sim_kcp_ops(&o, cp, model_storage_dtype(p->act), kcp);
+			for (int k = 0; k < n; k++)
+				account(&mp, &kcp[k]);
 		}
 	}
 	if (mp.overflow)
@@ -668,6 +785,7 @@ struct graph {
 	const int16_t *layers; /* the layers laid out, in order */
 	int n_layers;
 	const int8_t *group_of;
+	double reserved_sm; /* share of each GPU's SMs kept for communication (the strategy's) */
 	int rc;
 };
 
@@ -683,6 +801,7 @@ static int32_t add(struct graph *g, int rank, int stream, int32_t group, const s
 	}
 	struct tl_event *e = &g->tl->ev[id];
 	e->kind = (int8_t)(t->comm ? TL_COMM : TL_COMPUTE);
+	e->tail = t->tail;
 	e->tag = t->row;
 	e->layer = (int16_t)layer;
 	e->mb = (int8_t)mb;
@@ -986,6 +1105,8 @@ static int build_and_run(struct graph *g, const int16_t *layers, int n_layers)
 		static const char *const compute_names[2] = {"compute", "compute (mean rank)"};
 		static const char *const comm_names[2] = {"communication", "communication (mean rank)"};
 		static const char *const side_names[2] = {"side", "side (mean rank)"};
+		if ((g->rc = tl_partition(g->tl, r, g->reserved_sm, SIM_GEMM_CLUSTER_SMS)) < 0)
+			return g->rc;
 		g->compute[r] = tl_stream(g->tl, r, TL_COMPUTE, compute_names[r]);
 		bool ring = g->s->mla_cp_ring && g->s->cp > 1;
 		g->comm[r] = g->spec->comm_stream || ring ? tl_stream(g->tl, r, TL_COMM, comm_names[r]) : g->compute[r];
@@ -1022,6 +1143,29 @@ static double stream_busy(const struct timeline *tl, int stream)
 	return stream >= 0 ? tl->streams[stream].busy_s : 0;
 }
 
+/* The SMs strategy sp keeps for communication in a step of phase p: DeepEP normal kernels' under
+ * RESERVE_EP (with EP), else none. */
+static int step_reserved_sms(const struct scenario *s, const struct hw *hw, const struct phase *p,
+			     const struct overlap_spec *sp)
+{
+	if (sp->reserve != RESERVE_EP || s->ep <= 1)
+		return 0;
+	int mode = s->ep_mode != EP_MODE_NONE ? s->ep_mode
+		   : p->kind == PHASE_PREFILL ? EP_MODE_NORMAL
+					      : EP_MODE_LOW_LATENCY;
+	if (mode != EP_MODE_NORMAL)
+		return 0;
+	return s->ep_sms < hw->sms ? (int)s->ep_sms : (int)hw->sms;
+}
+
+int sim_step_reserved_sms(const struct scenario *s, const struct hw *hw, const struct phase *p,
+			  enum scenario_overlap ov)
+{
+	if ((unsigned)ov >= OVERLAP_COUNT || ov == OVERLAP_AUTO)
+		return 0;
+	return step_reserved_sms(s, hw, p, &overlap_specs[ov][p->kind == PHASE_DECODE]);
+}
+
 /* The step under strategy ov. With bound_s > 0, gives up (returning 1) when the step cannot
  * take less than bound_s: its busiest stream alone needs that long. */
 static int step_with(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
@@ -1039,6 +1183,8 @@ static int step_with(const struct scenario *s, const struct model *m, const stru
 	}
 	int n_ranks = o->mean_rank && s->moe_imbalance > 1 && s->ep > 1 ? 2 : 1;
 	struct graph g = {.tl = tl, .s = s, .m = m, .spec = spec, .n_ranks = n_ranks, .n_mb = n_mb};
+	int reserved_sms = step_reserved_sms(s, hw, p, spec);
+	g.reserved_sm = fmin(0.95, (double)reserved_sms / (double)hw->sms);
 
 	int64_t peak = 0;
 	struct phase p0, p1;
@@ -1167,6 +1313,7 @@ static int step_with(const struct scenario *s, const struct model *m, const stru
 done:
 	out->microbatches = n_mb;
 	out->overlap = ov;
+	out->comm_sms_reserved = reserved_sms;
 	if (acc) {
 		if (peak > acc->peak_act_bytes)
 			acc->peak_act_bytes = peak;
@@ -1176,6 +1323,7 @@ done:
 		acc->exposed_comm_s += weight * out->exposed_comm_s;
 		acc->microbatches = n_mb;
 		acc->overlap = ov;
+		acc->comm_sms_reserved = reserved_sms;
 	}
 	return 0;
 }

@@ -77,6 +77,7 @@ struct sim_step_timing {
 	double side_stream_s;
 	int microbatches;
 	enum scenario_overlap overlap; /* resolved (never OVERLAP_AUTO) */
+	int comm_sms_reserved;     /* SMs the strategy kept for communication (compute ran on the rest) */
 	bool extrapolated;         /* periods were added, not simulated */
 };
 
@@ -94,6 +95,49 @@ int sim_step_timeline(const struct scenario *s, const struct model *m, const str
  * none and two-batch overlap where EP crosses NVLink domains (none elsewhere). */
 int sim_step_overlap(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
 		     enum scenario_overlap *out);
+
+/* SMs a strategy (not auto) keeps for communication in a step of phase p: under two-batch overlap
+ * in prefill and single-batch overlap, DeepEP normal kernels' `ep.sms` (compute launched on the
+ * rest, as SGLang's deep_gemm_num_sms); none otherwise (NCCL, low-latency kernels, decode TBO). */
+int sim_step_reserved_sms(const struct scenario *s, const struct hw *hw, const struct phase *p,
+			  enum scenario_overlap ov);
+
+/* Thread-block cluster of the compute kernels, in SMs (the timeline's SM partition): Hopper and
+ * Blackwell GEMMs run 2-SM clusters for TMA multicast (CUTLASS's ClusterShape <2,1,1> in the
+ * torch._grouped_mm kernels captured on the H200; DeepGEMM multicasts over 2 SMs), so a
+ * communication kernel's CTA outside the reserved SMs takes its SM's cluster partner from them too
+ * (measured: NCCL's 20- and 32-CTA all-to-all slowed a grouped GEMM beside it to 0.65-0.73 and
+ * 0.49-0.59 of its speed; docs/perf/x2-overlap-kcp-2026-12-01.md). */
+enum { SIM_GEMM_CLUSTER_SMS = 2 };
+
+/* What an op demands of the GPU alone, for the timeline (sim/timeline.h), from its cost. */
+struct sim_demands {
+	float sm;   /* share of the SMs: a collective's kernels' (sim_ep_sms); a GEMM with a wave of
+		     * tiles or more every SM, progressing with the SMs it gets, memory-bound or not
+		     * (persistent kernels, one CTA per SM with its share of the tiles: NCCL beside
+		     * torch._grouped_mm slowed it in proportion to the SMs it took, measured on two
+		     * H200s), with fewer tiles their share; any other kernel the SMs its compute needs,
+		     * or half of them while it streams memory (half the SMs of a Hopper reach most of
+		     * the HBM bandwidth) */
+	float hbm;  /* share of the HBM bandwidth: memory time over time; a collective moves its
+		     * bytes through HBM twice (read to send, write received) */
+	float tail; /* share of its time in its last wave of tiles (a GEMM: 1 / waves rounded up),
+		     * where its CTAs retire and communication can take SMs; 0 for other ops */
+};
+void sim_op_demands(const struct hw *hw, const struct op *o, const struct op_cost *c, struct sim_demands *out);
+
+/* KDA context parallelism as the project's kernels run it (kernels/kda/bench/kcp-x2.cu, measured
+ * on two H200s: docs/perf/x2-overlap-kcp-2026-12-01.md): the ops a rank other than the first adds
+ * after its zero-start pass `kda` (an OP_KDA_CHUNK with per-GPU dims, filled) over cp ranks, in
+ * order: [0] kcp.transition, the same pass with v = 0 from the identity (v = K wide: its final
+ * state is the segment's transition, its outputs the effective queries); [1]
+ * kcp.state_allgather, each rank's transition (K x K) and zero-start state (V x K) per head in
+ * FP32 (bytes independent of the context); [2] kcp.scan, the ordered scan; [3] kcp.fixup, the
+ * outputs corrected with the true incoming state, an FP32 GEMM on the SIMT units (the measured
+ * kernel's form). `act`: the storage dtype of the activations. Fills out (filled ops: costable)
+ * and returns SIM_KCP_OPS, or 0 when cp <= 1 or kda is not a KDA chunk pass. */
+enum { SIM_KCP_OPS = 4 };
+int sim_kcp_ops(const struct op *kda, int64_t cp, enum dtype act, struct op out[SIM_KCP_OPS]);
 
 /* sim_step with the mapped ops' rows in acc from row_base on (a second model's ops beside the
  * first's: MTP's draft module). */

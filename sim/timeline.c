@@ -37,6 +37,8 @@ void tl_init(struct timeline *tl, void *mem, int32_t cap_events, int32_t cap_dep
 	tl->group_ready = (int32_t *)(void *)p;
 	tl->cap_events = cap_events;
 	tl->cap_deps = cap_deps;
+	for (int g = 0; g < TL_MAX_GPUS; g++)
+		tl->cluster_sms[g] = 1;
 }
 
 void tl_reset(struct timeline *tl)
@@ -46,7 +48,21 @@ void tl_reset(struct timeline *tl)
 	tl->n_events = 0;
 	tl->n_deps = 0;
 	tl->n_groups = 0;
+	for (int g = 0; g < TL_MAX_GPUS; g++) {
+		tl->reserved_sm[g] = 0;
+		tl->cluster_sms[g] = 1;
+	}
 	memset(&tl->result, 0, sizeof tl->result);
+}
+
+int tl_partition(struct timeline *tl, int gpu, double reserved_sm, double cluster_sms)
+{
+	if (gpu < 0 || gpu >= TL_MAX_GPUS || !(reserved_sm >= 0 && reserved_sm <= TL_COMM_SM_MAX) ||
+	    !(cluster_sms >= 1 && cluster_sms <= 16))
+		return -EINVAL;
+	tl->reserved_sm[gpu] = reserved_sm;
+	tl->cluster_sms[gpu] = cluster_sms;
+	return 0;
 }
 
 int tl_stream(struct timeline *tl, int gpu, enum tl_stream_kind kind, const char *name)
@@ -107,6 +123,7 @@ int32_t tl_add_in_group(struct timeline *tl, int stream, int32_t group, const ch
 	e->group = group;
 	e->group_next = -1;
 	e->layer = -1;
+	e->tail = 0;
 	e->dep_first = tl->n_deps;
 	for (int i = 0; i < n_deps; i++)
 		if (deps[i] >= 0)
@@ -138,37 +155,63 @@ int32_t tl_add(struct timeline *tl, int stream, const char *name, double work_s,
 
 /* ---- running ---- */
 
+enum { PH_WAIT, PH_QUEUED, PH_RESIDENT, PH_WORKING, PH_DONE };
+
 struct run {
 	struct timeline *tl;
-	int32_t running[TL_MAX_STREAMS];
+	int32_t running[TL_MAX_STREAMS]; /* resident and working events (one per stream at most) */
 	int n_running;
+	int32_t queued[TL_MAX_STREAMS];  /* communication waiting for SMs, in the order it got ready */
+	int n_queued;
+	int32_t freed_by[TL_MAX_GPUS];   /* the last event that ended on each GPU at this instant */
 	double now;
 };
 
-static void start(struct run *r, int32_t id)
+static int gpu_of(const struct timeline *tl, int32_t id)
+{
+	return tl->streams[tl->ev[id].stream].gpu;
+}
+
+static void work(struct run *r, int32_t id)
 {
 	struct tl_event *e = &r->tl->ev[id];
 	e->start_s = r->now;
 	e->remaining_s = e->work_s;
-	r->running[r->n_running++] = id;
+	e->phase = PH_WORKING;
 }
 
-static void ready(struct run *r, int32_t id, int32_t by)
+/* The kernel takes its SMs; a collective's work starts once every member has. */
+static void admit(struct run *r, int32_t id)
 {
 	struct timeline *tl = r->tl;
 	struct tl_event *e = &tl->ev[id];
-	e->released_by = by;
+	e->admit_s = r->now;
+	e->phase = PH_RESIDENT;
+	r->running[r->n_running++] = id;
 	if (e->group < 0) {
-		start(r, id);
+		work(r, id);
 		return;
 	}
 	if (++tl->group_ready[e->group] < tl->group_size[e->group])
 		return;
-	/* the last member is ready: all start now, released by what released it */
+	/* the last member is resident: all work from now, released by what released it */
 	for (int32_t m = tl->group_first[e->group]; m >= 0; m = tl->ev[m].group_next) {
-		tl->ev[m].released_by = by;
-		start(r, m);
+		tl->ev[m].released_by = e->released_by;
+		work(r, m);
 	}
+}
+
+static void ready(struct run *r, int32_t id, int32_t by)
+{
+	struct tl_event *e = &r->tl->ev[id];
+	e->released_by = by;
+	e->admit_s = r->now; /* when it got ready, until admitted */
+	if (e->kind == TL_COMM && e->sm > 0) {
+		e->phase = PH_QUEUED;
+		r->queued[r->n_queued++] = id;
+		return;
+	}
+	admit(r, id);
 }
 
 static void release(struct run *r, int32_t id, int32_t by)
@@ -176,6 +219,62 @@ static void release(struct run *r, int32_t id, int32_t by)
 	struct tl_event *e = &r->tl->ev[id];
 	if (--e->pending == 0)
 		ready(r, id, by);
+}
+
+/* In the share of its work where its CTAs retire (a GEMM's last wave of tiles). */
+static bool in_tail(const struct tl_event *e)
+{
+	return e->remaining_s <= (double)e->tail * e->work_s * (1 + 1e-12);
+}
+
+/* SMs held on GPU g: communication resident or working, and the compute that was running
+ * before this instant (started earlier), unless in its tail. */
+static void held(const struct run *r, int g, double *comm_sm, double *old_compute_sm)
+{
+	const struct timeline *tl = r->tl;
+	*comm_sm = *old_compute_sm = 0;
+	for (int k = 0; k < r->n_running; k++) {
+		const struct tl_event *e = &tl->ev[r->running[k]];
+		if (gpu_of(tl, r->running[k]) != g)
+			continue;
+		if (e->kind == TL_COMM)
+			*comm_sm += e->sm;
+		else if (e->phase == PH_WORKING && e->start_s < r->now && !in_tail(e))
+			*old_compute_sm += e->sm;
+	}
+}
+
+/* Compute capacity of GPU g with comm_sm of communication resident. */
+static double capacity(const struct timeline *tl, int g, double comm_sm)
+{
+	double reserved = tl->reserved_sm[g];
+	double outside = comm_sm > reserved ? comm_sm - reserved : 0;
+	double cap = 1 - reserved - tl->cluster_sms[g] * outside;
+	return cap > 1 - TL_COMM_SM_MAX ? cap : 1 - TL_COMM_SM_MAX;
+}
+
+/* Admits the queued communication whose SMs are free, in the order it got ready. */
+static void admit_queued(struct run *r)
+{
+	struct timeline *tl = r->tl;
+	int kept = 0;
+	for (int k = 0; k < r->n_queued; k++) {
+		int32_t id = r->queued[k];
+		struct tl_event *e = &tl->ev[id];
+		int g = gpu_of(tl, id);
+		double comm_sm, compute_sm;
+		held(r, g, &comm_sm, &compute_sm);
+		bool fits = comm_sm + e->sm <= tl->reserved_sm[g] + 1e-6 || /* shares are floats */
+			    compute_sm <= capacity(tl, g, comm_sm + e->sm) + 1e-6;
+		if (!fits) {
+			r->queued[kept++] = id;
+			continue;
+		}
+		if (r->now > e->admit_s && r->freed_by[g] >= 0)
+			e->released_by = r->freed_by[g]; /* held back by what just freed its SMs */
+		admit(r, id);
+	}
+	r->n_queued = kept;
 }
 
 static void critical_path(struct timeline *tl)
@@ -206,6 +305,8 @@ int tl_run(struct timeline *tl)
 	tl->result.last_event = -1;
 	for (int i = 0; i < tl->n_streams; i++)
 		tl->streams[i].busy_s = 0;
+	for (int g = 0; g < TL_MAX_GPUS; g++)
+		r.freed_by[g] = -1;
 
 	/* dependents of each event, in a compressed list after the dependencies */
 	int32_t *first = tl->succ_first;
@@ -232,11 +333,13 @@ int tl_run(struct timeline *tl)
 		e->pending = e->n_deps + (e->prev >= 0);
 		e->released_by = -1;
 		e->critical = false;
-		e->start_s = e->end_s = e->exposed_at_end_s = 0;
+		e->phase = PH_WAIT;
+		e->start_s = e->end_s = e->admit_s = e->exposed_at_end_s = 0;
 	}
 	for (int32_t i = 0; i < tl->n_events; i++)
 		if (tl->ev[i].pending == 0)
 			ready(&r, i, -1);
+	admit_queued(&r);
 
 	double rate[TL_MAX_STREAMS];
 	int32_t done[TL_MAX_STREAMS];
@@ -251,34 +354,46 @@ int tl_run(struct timeline *tl)
 		}
 		for (int k = 0; k < r.n_running; k++) {
 			const struct tl_event *e = &tl->ev[r.running[k]];
-			const struct tl_stream *s = &tl->streams[e->stream];
-			hbm[s->gpu] += e->hbm;
+			int g = gpu_of(tl, r.running[k]);
+			if (e->kind == TL_COMM)
+				comm_sm[g] += e->sm; /* resident or working, it holds its SMs */
+			if (e->phase != PH_WORKING)
+				continue;
+			hbm[g] += e->hbm;
 			if (e->kind == TL_COMM) {
-				comm_sm[s->gpu] += e->sm;
-				n_comm[s->gpu]++;
+				n_comm[g]++;
 			} else {
-				comp_sm[s->gpu] += e->sm;
-				n_comp[s->gpu]++;
+				comp_sm[g] += e->sm;
+				n_comp[g]++;
 			}
 		}
+		bool waits[TL_MAX_GPUS] = {false}; /* communication queued for SMs */
+		for (int k = 0; k < r.n_queued; k++)
+			waits[gpu_of(tl, r.queued[k])] = true;
 		double dt = INFINITY;
 		for (int k = 0; k < r.n_running; k++) {
 			const struct tl_event *e = &tl->ev[r.running[k]];
-			const struct tl_stream *s = &tl->streams[e->stream];
-			int g = s->gpu;
+			rate[k] = 0;
+			if (e->phase != PH_WORKING)
+				continue;
+			int g = gpu_of(tl, r.running[k]);
 			double f = 1;
 			if (hbm[g] > 1 && e->hbm > 0)
 				f = 1 / hbm[g];
-			if (e->kind != TL_COMM && e->sm > 0 && comp_sm[g] + comm_sm[g] > 1) {
-				double free_sm = 1 - (comm_sm[g] < TL_COMM_SM_MAX ? comm_sm[g] : TL_COMM_SM_MAX);
-				if (comp_sm[g] > free_sm && free_sm / comp_sm[g] < f)
-					f = free_sm / comp_sm[g];
+			if (e->kind != TL_COMM && e->sm > 0) {
+				double cap = capacity(tl, g, comm_sm[g]);
+				if (comp_sm[g] > cap && cap / comp_sm[g] < f)
+					f = cap / comp_sm[g];
 			}
 			rate[k] = f;
 			double t = e->remaining_s / f;
+			if (waits[g] && e->kind != TL_COMM && !in_tail(e)) /* its tail frees SMs: a boundary */
+				t = (e->remaining_s - (double)e->tail * e->work_s) / f;
 			if (t < dt)
 				dt = t;
 		}
+		if (dt == INFINITY)
+			break; /* only members waiting for peers that never come */
 		for (int g = 0; g < n_gpus; g++) {
 			if (n_comm[g])
 				tl->result.comm_busy_s[g] += dt;
@@ -288,20 +403,24 @@ int tl_run(struct timeline *tl)
 				tl->result.exposed_comm_s[g] += dt;
 		}
 		r.now += dt;
+		for (int g = 0; g < n_gpus; g++)
+			r.freed_by[g] = -1;
 		int n_done = 0, kept = 0;
 		for (int k = 0; k < r.n_running; k++) {
 			int32_t id = r.running[k];
 			struct tl_event *e = &tl->ev[id];
-			e->remaining_s -= rate[k] * dt;
-			if (e->remaining_s <= 1e-12 * e->work_s + 1e-18) {
-				e->remaining_s = 0;
-				e->end_s = r.now;
-				e->exposed_at_end_s = tl->result.exposed_comm_s[tl->streams[e->stream].gpu];
-				done[n_done++] = id;
-			} else {
-				r.running[kept] = id;
-				rate[kept++] = rate[k];
+			if (e->phase == PH_WORKING) {
+				e->remaining_s -= rate[k] * dt;
+				if (e->remaining_s <= 1e-12 * e->work_s + 1e-18) {
+					e->remaining_s = 0;
+					e->end_s = r.now;
+					e->phase = PH_DONE;
+					e->exposed_at_end_s = tl->result.exposed_comm_s[gpu_of(tl, id)];
+					done[n_done++] = id;
+					continue;
+				}
 			}
+			r.running[kept++] = id;
 		}
 		r.n_running = kept;
 		finished += n_done;
@@ -312,6 +431,8 @@ int tl_run(struct timeline *tl)
 				done[b] = done[b - 1];
 				done[b - 1] = t;
 			}
+		for (int k = 0; k < n_done; k++)
+			r.freed_by[gpu_of(tl, done[k])] = done[k];
 		for (int k = 0; k < n_done; k++) {
 			int32_t id = done[k];
 			const struct tl_event *e = &tl->ev[id];
@@ -320,13 +441,20 @@ int tl_run(struct timeline *tl)
 			for (int32_t j = first[id]; j < first[id + 1]; j++)
 				release(&r, tl->succ[j], id);
 		}
+		admit_queued(&r);
 	}
 	for (int32_t i = 0; i < tl->n_events; i++) {
 		const struct tl_event *e = &tl->ev[i];
 		tl->streams[e->stream].busy_s += e->end_s - e->start_s;
 	}
-	if (finished < tl->n_events)
+	if (finished < tl->n_events) {
+		for (int32_t i = 0; i < tl->n_events; i++) {
+			struct tl_event *e = &tl->ev[i];
+			if (e->phase != PH_DONE)
+				e->start_s = e->end_s = e->admit_s = 0;
+		}
 		return -EDEADLK;
+	}
 	critical_path(tl);
 	return 0;
 }

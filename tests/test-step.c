@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/ep.h"
+#include "sim/opspec.h"
 #include "sim/step.h"
 
 static struct model k3;
@@ -464,6 +466,135 @@ static void test_context_parallel(void **state)
 			    "s.yaml:2:18: error: mla_cp: expected allgather or ring, got 'tree'");
 }
 
+static const struct sim_op_row *row_named(const struct sim_phase *p, const char *name)
+{
+	for (int i = 0; i < p->n_rows; i++)
+		if (strcmp(p->rows[i].op.name, name) == 0)
+			return &p->rows[i];
+	return NULL;
+}
+
+/* KCP as the project's kernels run it (issue 20): every rank but the first also runs the
+ * identity-start pass that yields its transition (v = K wide: as long as the zero-start pass for
+ * K3, K = V = 128), and the fix-up is an FP32 GEMM on the SIMT units (half the vector FMA peak);
+ * the all-gather's bytes do not grow with the context. Before, the transition pass was not
+ * costed and the fix-up ran at the tensor-core GEMM efficiency. */
+static void test_kcp_transition(void **state)
+{
+	struct scenario s;
+	load(&s, "model: kimi-k3\nhw: h200\ngpus: 16\nparallel: {tp: 8, cp: 2, dp: 1, ep: 16}\n"
+		 "workload: {batch: 1, prompt_tokens: 1048576, prefill_chunk: 16384}\nengine: {overlap: none}\n");
+	struct phase p;
+	sim_phase_init(&s, PHASE_PREFILL, 1, 16384, 131072, &p);
+	sim_phase_reset(ph);
+	assert_true(sim_step(&s, &k3, &h200, &p, ph, 1) > 0);
+	const struct sim_op_row *pass = row_named(ph, "kda.chunk"), *tr = row_named(ph, "kcp.transition"),
+				*fix = row_named(ph, "kcp.fixup");
+	assert_non_null(pass);
+	assert_non_null(tr);
+	assert_non_null(fix);
+	assert_int_equal(tr->op.dv, tr->op.dk);
+	assert_int_equal(tr->op.t, 8192); /* the rank's half of the chunk */
+	assert_true(fabs(tr->cost.time_s - pass->cost.time_s) <= 1e-9 * pass->cost.time_s);
+	assert_true(fabs(tr->total_s - pass->total_s) <= 1e-9 * pass->total_s); /* every KDA layer */
+	/* the fix-up: 2 t H V K FLOPs (12 heads per GPU at TP8) at half the FP32 FMA rate (at the
+	 * step's clock), whole waves of tiles */
+	assert_true(fix->op.flops == 2.0 * 8192 * 12 * 128 * 128);
+	double simt = 0.5 * h200.vector_flops_per_s * fix->cost.clock_hz / h200.sm_clock_hz;
+	assert_true(fix->cost.compute_s >= fix->op.flops / simt * (1 - 1e-9));
+	assert_true(fix->cost.compute_s <= 1.1 * fix->op.flops / simt);
+
+	/* the ops themselves: none without CP or without a KDA pass; bytes per rank fixed; the scan
+	 * covers half the ranks before */
+	struct op kcp[SIM_KCP_OPS];
+	assert_int_equal(sim_kcp_ops(&pass->op, 1, DT_BF16, kcp), 0);
+	assert_int_equal(sim_kcp_ops(&fix->op, 2, DT_BF16, kcp), 0);
+	assert_int_equal(sim_kcp_ops(&pass->op, 4, DT_BF16, kcp), SIM_KCP_OPS);
+	assert_string_equal(kcp[0].name, "kcp.transition");
+	assert_int_equal(kcp[1].comm_bytes, INT64_C(12) * 2 * 128 * 128 * 4 * 4);
+	assert_int_equal(kcp[1].ranks, 4);
+	assert_int_equal(kcp[2].m, 2 * 12 * 128);
+	assert_int_equal(kcp[3].m, 8192);
+	assert_int_equal(kcp[3].a_dtype, DT_BF16);
+}
+
+/* SMs a strategy keeps for communication (issue 20): SGLang's TBO prefill and SBO launch compute
+ * on the SMs DeepEP's normal kernels leave; decode TBO (low-latency kernels) and NCCL reserve none. */
+static void test_sm_reservation(void **state)
+{
+	struct scenario s;
+	load(&s, base);
+	struct phase pp, pd;
+	sim_phase_init(&s, PHASE_PREFILL, 1, 16384, 0, &pp);
+	sim_phase_init(&s, PHASE_DECODE, 256, 1, 8192, &pd);
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pp, OVERLAP_TBO), 20); /* Buffer.num_sms */
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pd, OVERLAP_TBO), 0);
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pp, OVERLAP_SBO), 20);
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pd, OVERLAP_SBO), 0);  /* low latency */
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pp, OVERLAP_NONE), 0);
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pp, OVERLAP_AUTO), 0);
+	s.ep_sms = 24;
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pp, OVERLAP_TBO), 24);
+	s.overlap = OVERLAP_TBO;
+	struct sim_step_timing t = run(&s, &k3, PHASE_PREFILL, 1, 16384, 0, false);
+	assert_int_equal(t.comm_sms_reserved, 24);
+	s.ep_mode = EP_MODE_ALLTOALL; /* NCCL + cuBLAS: nothing reserved */
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pp, OVERLAP_TBO), 0);
+	t = run(&s, &k3, PHASE_PREFILL, 1, 16384, 0, false);
+	assert_int_equal(t.comm_sms_reserved, 0);
+	s.ep = 1;
+	s.ep_mode = EP_MODE_NONE;
+	assert_int_equal(sim_step_reserved_sms(&s, &h200, &pp, OVERLAP_TBO), 0);
+}
+
+/* What ops demand of the GPU (issue 20): a GEMM of a wave of tiles or more holds every SM,
+ * memory-bound or not, and frees them in its last wave; NCCL's all-to-all keeps the CTAs
+ * captured on two H200s (20 at 0.47 MB, 32 from 30 MB), other NCCL collectives 16, DeepEP's
+ * low-latency kernels none. */
+static void test_demands(void **state)
+{
+	static const struct {
+		const char *spec;
+		double sms; /* expected SMs (communication), or -1: a full GEMM */
+	} cases[] = {
+		{"grouped_gemm m=1042 n=6144 k=3584 groups=448 touched=412 dtype=bf16", -1},
+		{"gemm m=8192 n=8192 k=8192 dtype=bf16", -1},
+		{"alltoall bytes=473088 ranks=2", 20},
+		{"alltoall bytes=1000 ranks=2", 20},
+		{"alltoall bytes=30277632 ranks=2", 32},
+		{"alltoall bytes=121110528 ranks=2", 32},
+		{"allreduce bytes=1048576 ranks=8", 16},
+		{"ep_dispatch tokens=128 ranks=16 mode=low_latency", 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct op o;
+		struct err e;
+		if (opspec_parse_line(cases[i].spec, &o, &e) < 0)
+			fail_msg("%s: %s", cases[i].spec, e.msg);
+		struct op_cost c;
+		sim_op_cost_ep(&h200, &o, NULL, &c);
+		struct sim_demands d;
+		sim_op_demands(&h200, &o, &c, &d);
+		if (cases[i].sms < 0) {
+			assert_true(c.waves >= 1);
+			assert_true(d.sm == 1.0f);
+			assert_true(fabs(d.tail - 1 / ceil(c.waves)) < 1e-6);
+		} else {
+			assert_true(fabs(d.sm - cases[i].sms / 132.0) < 1e-6);
+			assert_true(d.tail == 0.0f);
+		}
+	}
+	/* fewer tiles than SMs: their share, no tail */
+	struct op o;
+	struct err e;
+	assert_int_equal(opspec_parse_line("gemm m=64 n=256 k=1024 dtype=bf16", &o, &e), 0);
+	struct op_cost c;
+	sim_op_cost_ep(&h200, &o, NULL, &c);
+	struct sim_demands d;
+	sim_op_demands(&h200, &o, &c, &d);
+	assert_true(c.waves < 1 && fabs(d.sm - c.waves) < 1e-6 && d.tail == 0.0f);
+}
+
 /* Pipeline parallel prefill: the layers split over stages, chunks follow each other through
  * them; TTFT is the stages' share of the steps, the hand-offs and the last chunk's bubble. */
 static void test_pipeline(void **state)
@@ -509,6 +640,9 @@ int main(void)
 		cmocka_unit_test(test_busiest_rank),
 		cmocka_unit_test(test_reference_path),
 		cmocka_unit_test(test_context_parallel),
+		cmocka_unit_test(test_kcp_transition),
+		cmocka_unit_test(test_sm_reservation),
+		cmocka_unit_test(test_demands),
 		cmocka_unit_test(test_pipeline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

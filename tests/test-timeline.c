@@ -1,5 +1,6 @@
 /* sim/timeline: the discrete-event engine: stream order, dependencies, groups, the resource
- * model (SM and HBM shares), the critical path, exposed communication and bad input. Expected
+ * model (SM and HBM shares, SM admission, reservation and clusters), the critical path, exposed
+ * communication and bad input. Expected
  * times are worked out by hand in the comments. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -163,6 +164,140 @@ static void test_groups(void **state)
 	near(tl.result.exposed_comm_s[1], 1.0);
 }
 
+/* SM admission: communication ready while a GEMM fills the GPU waits for its end (its kernel gets
+ * SMs only as the GEMM's CTAs retire), then goes before the next GEMM, which runs beside it on
+ * the SMs left. A: 0..4 at full speed; C: 4..5; B: 0.75 of its 2 s by 5, the rest by 6.25. */
+static void test_admission(void **state)
+{
+	int c = tl_stream(&tl, 0, TL_COMPUTE, "compute");
+	int m = tl_stream(&tl, 0, TL_COMM, "comm");
+	int k = tl_stream(&tl, 0, TL_COPY, "copy");
+	int32_t tick = tl_add(&tl, k, "tick", 1.0, 0, 0, NULL, 0);
+	int32_t a = tl_add(&tl, c, "gemm A", 4.0, 1, 0, NULL, 0);
+	int32_t b = tl_add(&tl, c, "gemm B", 2.0, 1, 0, NULL, 0);
+	int32_t x = tl_add(&tl, m, "a2a", 1.0, 0.25, 0, &tick, 1);
+	assert_int_equal(tl_run(&tl), 0);
+	near(tl.ev[a].end_s, 4.0);
+	near(tl.ev[x].admit_s, 4.0);
+	near(tl.ev[x].start_s, 4.0);
+	near(tl.ev[x].end_s, 5.0);
+	near(tl.ev[b].end_s, 6.25);
+	assert_int_equal(tl.ev[x].released_by, a); /* held back by the GEMM */
+	near(tl.result.exposed_comm_s[0], 0);
+
+	/* a kernel that leaves room (a memory-bound one wanting half the SMs) lets it in */
+	tl_reset(&tl);
+	c = tl_stream(&tl, 0, TL_COMPUTE, "compute");
+	m = tl_stream(&tl, 0, TL_COMM, "comm");
+	k = tl_stream(&tl, 0, TL_COPY, "copy");
+	tick = tl_add(&tl, k, "tick", 1.0, 0, 0, NULL, 0);
+	a = tl_add(&tl, c, "stream", 4.0, 0.5, 0, NULL, 0);
+	x = tl_add(&tl, m, "a2a", 1.0, 0.25, 0, &tick, 1);
+	assert_int_equal(tl_run(&tl), 0);
+	near(tl.ev[x].start_s, 1.0);
+	near(tl.ev[a].end_s, 4.0);
+
+	/* communication that takes no SMs (an RDMA transfer in flight) never waits */
+	tl_reset(&tl);
+	c = tl_stream(&tl, 0, TL_COMPUTE, "compute");
+	m = tl_stream(&tl, 0, TL_COMM, "comm");
+	k = tl_stream(&tl, 0, TL_COPY, "copy");
+	tick = tl_add(&tl, k, "tick", 1.0, 0, 0, NULL, 0);
+	a = tl_add(&tl, c, "gemm", 4.0, 1, 0, NULL, 0);
+	x = tl_add(&tl, m, "rdma", 1.0, 0, 0, &tick, 1);
+	assert_int_equal(tl_run(&tl), 0);
+	near(tl.ev[x].start_s, 1.0);
+}
+
+/* A GEMM's CTAs retire in its last wave (its tail): communication waiting for SMs gets in there.
+ * A (4 s, tail 0.25) reaches its tail at 3; C runs 3..3.5 and slows A's tail to 0.75 meanwhile:
+ * 0.375 of its last 1 s by 3.5, the rest by 4.125. */
+static void test_tail(void **state)
+{
+	int c = tl_stream(&tl, 0, TL_COMPUTE, "compute");
+	int m = tl_stream(&tl, 0, TL_COMM, "comm");
+	int k = tl_stream(&tl, 0, TL_COPY, "copy");
+	int32_t tick = tl_add(&tl, k, "tick", 1.0, 0, 0, NULL, 0);
+	int32_t a = tl_add(&tl, c, "gemm", 4.0, 1, 0, NULL, 0);
+	tl.ev[a].tail = 0.25f;
+	int32_t x = tl_add(&tl, m, "a2a", 0.5, 0.25, 0, &tick, 1);
+	assert_int_equal(tl_run(&tl), 0);
+	near(tl.ev[x].admit_s, 3.0);
+	near(tl.ev[x].end_s, 3.5);
+	near(tl.ev[a].end_s, 4.125);
+}
+
+/* SMs reserved for communication: compute runs on the rest all along (0.75: A 0..5.333, B to 8),
+ * and communication that fits in the reservation starts at once (1..2). */
+static void test_partition(void **state)
+{
+	assert_int_equal(tl_partition(&tl, 0, 0.25, 1), 0);
+	int c = tl_stream(&tl, 0, TL_COMPUTE, "compute");
+	int m = tl_stream(&tl, 0, TL_COMM, "comm");
+	int k = tl_stream(&tl, 0, TL_COPY, "copy");
+	int32_t tick = tl_add(&tl, k, "tick", 1.0, 0, 0, NULL, 0);
+	int32_t a = tl_add(&tl, c, "gemm A", 4.0, 1, 0, NULL, 0);
+	int32_t b = tl_add(&tl, c, "gemm B", 2.0, 1, 0, NULL, 0);
+	int32_t mem_bound = tl_add(&tl, c, "stream", 1.0, 0.5, 0, NULL, 0);
+	int32_t x = tl_add(&tl, m, "dispatch", 1.0, 0.25, 0, &tick, 1);
+	assert_int_equal(tl_run(&tl), 0);
+	near(tl.ev[x].start_s, 1.0);
+	near(tl.ev[x].end_s, 2.0);
+	near(tl.ev[a].end_s, 4.0 / 0.75);
+	near(tl.ev[b].end_s, 8.0);
+	near(tl.ev[mem_bound].end_s, 9.0); /* half the SMs fit in the rest: not slowed */
+	/* tl_reset forgets the partition */
+	tl_reset(&tl);
+	assert_true(tl.reserved_sm[0] == 0 && tl.cluster_sms[0] == 1);
+	assert_int_equal(tl_partition(&tl, 0, 0.96, 1), -EINVAL);
+	assert_int_equal(tl_partition(&tl, 0, 0.1, 0.5), -EINVAL);
+	assert_int_equal(tl_partition(&tl, TL_MAX_GPUS, 0.1, 2), -EINVAL);
+	assert_int_equal(tl_partition(&tl, 0, NAN, 2), -EINVAL);
+
+	/* clusters of 2 SMs: a communication kernel on 0.25 of the SMs (outside any reservation)
+	 * takes 0.5 from a GEMM: 0.5 of 3 s by 1, the rest by 3.5 */
+	assert_int_equal(tl_partition(&tl, 0, 0, 2), 0);
+	c = tl_stream(&tl, 0, TL_COMPUTE, "compute");
+	m = tl_stream(&tl, 0, TL_COMM, "comm");
+	x = tl_add(&tl, m, "a2a", 1.0, 0.25, 0, NULL, 0);
+	a = tl_add(&tl, c, "gemm", 3.0, 1, 0, NULL, 0);
+	assert_int_equal(tl_run(&tl), 0);
+	near(tl.ev[x].end_s, 1.0);
+	near(tl.ev[a].end_s, 3.5);
+}
+
+/* A collective's member resident early spins on its SMs until its peer is admitted: GPU 0's
+ * member takes 0.25 at 0 and slows its GEMM to 0.75 until the work ends at 3; GPU 1's gets ready
+ * at 0.5 beside a GEMM and is admitted when that ends at 2. A0: 2.25 by 3, done at 3.75; A2 (GPU
+ * 1, after A1) 0.75 by 3, done at 3.25. */
+static void test_group_spin(void **state)
+{
+	int c0 = tl_stream(&tl, 0, TL_COMPUTE, "compute0");
+	int m0 = tl_stream(&tl, 0, TL_COMM, "comm0");
+	int c1 = tl_stream(&tl, 1, TL_COMPUTE, "compute1");
+	int m1 = tl_stream(&tl, 1, TL_COMM, "comm1");
+	int k1 = tl_stream(&tl, 1, TL_COPY, "copy1");
+	int32_t g = tl_group(&tl);
+	int32_t tick = tl_add(&tl, k1, "tick", 0.5, 0, 0, NULL, 0);
+	int32_t a0 = tl_add(&tl, c0, "gemm A0", 3.0, 1, 0, NULL, 0);
+	int32_t a1 = tl_add(&tl, c1, "gemm A1", 2.0, 1, 0, NULL, 0);
+	int32_t a2 = tl_add(&tl, c1, "gemm A2", 1.0, 1, 0, NULL, 0);
+	int32_t x0 = tl_add_in_group(&tl, m0, g, "a2a", 1.0, 0.25, 0, NULL, 0);
+	int32_t x1 = tl_add_in_group(&tl, m1, g, "a2a", 1.0, 0.25, 0, &tick, 1);
+	assert_int_equal(tl_run(&tl), 0);
+	near(tl.ev[x0].admit_s, 0.0);
+	near(tl.ev[x0].start_s, 2.0);
+	near(tl.ev[x1].admit_s, 2.0);
+	near(tl.ev[x1].start_s, 2.0);
+	near(tl.ev[x0].end_s, 3.0);
+	near(tl.ev[a0].end_s, 3.75);
+	near(tl.ev[a1].end_s, 2.0);
+	near(tl.ev[a2].end_s, 3.25);
+	assert_int_equal(tl.ev[x0].released_by, a1);
+	assert_int_equal(tl.ev[x1].released_by, a1);
+	near(tl.result.comm_busy_s[0], 1.0); /* the work, not the spin */
+}
+
 static void test_bad_input(void **state)
 {
 	int s = tl_stream(&tl, 0, TL_COMPUTE, "compute");
@@ -204,6 +339,10 @@ int main(void)
 		cmocka_unit_test_setup(test_two_compute_streams, reset),
 		cmocka_unit_test_setup(test_deps_and_critical_path, reset),
 		cmocka_unit_test_setup(test_groups, reset),
+		cmocka_unit_test_setup(test_admission, reset),
+		cmocka_unit_test_setup(test_tail, reset),
+		cmocka_unit_test_setup(test_partition, reset),
+		cmocka_unit_test_setup(test_group_spin, reset),
 		cmocka_unit_test_setup(test_bad_input, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include "util/doc.h"
 #include "util/dtype.h"
 #include "util/err.h"
+#include "util/numfmt.h"
 #include "util/outfile.h"
 
 static void test_doc_positions(void **state)
@@ -135,6 +137,34 @@ static void test_dtypes(void **state)
 	assert_true(dtype_bytes(DT_BF16, INT64_C(1048576) * 1024 * 13824) > 0);
 }
 
+/* JSON numbers read back exactly and are as short as they can be (issue 12: trace summary --json
+ * printed 76426648.5 as 7.64266e+07). */
+static void test_double_str(void **state)
+{
+	(void)state;
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{76426648.5, "76426648.5"}, {0.1, "0.1"},   {1.0 / 3, "0.3333333333333333"},
+		{1e300, "1e+300"},          {-2.5e-7, "-2.5e-07"},
+		{9007199254740991.0, "9007199254740991"},   {123, "123"},
+		{0.30000000000000004, "0.30000000000000004"}, {-0.0, "-0"},
+		{NAN, "null"},              {INFINITY, "null"},
+	};
+	char buf[UTIL_DOUBLE_STR_BYTES];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_string_equal(util_double_str(buf, sizeof buf, cases[i].v), cases[i].want);
+	/* round trip over awkward values */
+	double v = 1.0;
+	for (int i = 0; i < 2000; i++) {
+		v = v * 1.7320508075688772 + 1e-9 * i;
+		if (v > 1e200)
+			v = 1.1e-200 * (i + 1);
+		util_double_str(buf, sizeof buf, v);
+		assert_true(strtod(buf, NULL) == v);
+	}
+}
 
 /* ---- outfile: atomic, non-destructive outputs ---- */
 
@@ -499,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_doc_positions), cmocka_unit_test(test_doc_json),
 		cmocka_unit_test(test_doc_errors),    cmocka_unit_test(test_typed_reads),
 		cmocka_unit_test(test_suggest),       cmocka_unit_test(test_dtypes),
+		cmocka_unit_test(test_double_str),
 	};
 	const struct CMUnitTest outfile_tests[] = {
 		cmocka_unit_test(test_outfile_commit_abort), cmocka_unit_test(test_outfile_force),

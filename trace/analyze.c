@@ -7,11 +7,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/kclass.h"
 #include "trace/sqlread.h"
 #include "trace/tracedb.h"
 
 #define DEFAULT_MAX_ROWS ((int64_t)64 * 1024 * 1024)
 enum { DEFAULT_TOP_GAPS = 10, MAX_DEVICES = 4096, MAX_ACTIVE_RANGES = 256 };
+
+/* ---- saturating time arithmetic ----
+ * Databases come from anywhere: a row may hold INT64_MIN..INT64_MAX. Differences and sums of
+ * times saturate at the int64 range instead of overflowing. */
+
+static inline int64_t sub_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* A duration: end - start, 0 for a row that ends before it starts (rows from anywhere). */
+static inline int64_t dur_sat(int64_t start, int64_t end)
+{
+	return end <= start ? 0 : sub_sat(end, start);
+}
 
 /* ---- small containers ---- */
 
@@ -176,7 +203,8 @@ static int map2_set(struct map2 *m, uint64_t a, uint64_t b, int32_t v)
 enum { RADIX = 65536 };
 
 /* Sort int64 values: insertion sort when short, else LSD radix sort on 16-bit digits (passes whose
- * digit is the same everywhere are skipped). tmp holds n values, count RADIX. */
+ * digit is the same everywhere are skipped). tmp holds n values, count RADIX (may be NULL when
+ * n < 64). */
 static void sort_i64(int64_t *v, size_t n, int64_t *tmp, size_t *count)
 {
 	if (n < 64) {
@@ -265,6 +293,7 @@ struct iv {             /* an interval on a device, for the sweeps */
 
 struct ctx {
 	sqlite3 *sql;
+	const struct trace_kclass_rules *classes; /* which kernels are communication */
 	const char *path;
 	const struct trace_summary_opts *o;
 	int64_t max_rows;
@@ -273,6 +302,8 @@ struct ctx {
 	size_t n_memcpy;
 	struct map2 name_ids;    /* StringIds id -> dense name index */
 	int64_t *name_src;       /* dense index -> StringIds id */
+	int64_t *name_full;      /* dense index -> a demangled name's id (classes need the full name
+				  * when kernels are grouped by short name); -1 unknown */
 	size_t n_names, cap_names;
 	struct map2 api;         /* (pid, correlationId) -> arow index, sparse processes */
 	struct api_pid *apids;
@@ -315,7 +346,7 @@ static int oom(struct ctx *c, struct err *e)
 	return -ENOMEM;
 }
 
-static int name_index(struct ctx *c, int64_t id, int32_t *out, struct err *e)
+static int name_index(struct ctx *c, int64_t id, int64_t full_id, int32_t *out, struct err *e)
 {
 	int32_t idx;
 	if (map2_put(&c->name_ids, (uint64_t)id, 0, (int32_t)c->n_names, &idx))
@@ -327,8 +358,13 @@ static int name_index(struct ctx *c, int64_t id, int32_t *out, struct err *e)
 			if (!p)
 				return oom(c, e);
 			c->name_src = p;
+			p = realloc(c->name_full, cap * sizeof *p);
+			if (!p)
+				return oom(c, e);
+			c->name_full = p;
 			c->cap_names = cap;
 		}
+		c->name_full[c->n_names] = full_id;
 		c->name_src[c->n_names++] = id;
 	}
 	*out = idx;
@@ -370,7 +406,8 @@ static int load_kernels(struct ctx *c, struct err *e)
 		k->corr = (uint32_t)col0(st, idx[5]);
 		int64_t id = trace_sql_i64(st, name_col, -1);
 		if (id != last_id) {
-			rc = name_index(c, id, &last_idx, e);
+			int64_t full = c->o->short_names ? trace_sql_i64(st, idx[7], -1) : id;
+			rc = name_index(c, id, full, &last_idx, e);
 			if (rc)
 				break;
 			last_id = id;
@@ -416,7 +453,7 @@ static int load_copies(struct ctx *c, const char *table, struct err *e)
 	return rc;
 }
 
-static int load_api(struct ctx *c, const char *table, struct err *e)
+static int load_api(struct ctx *c, const char *table, bool driver_table, struct err *e)
 {
 	static const char *const names[] = {"start", "end", "globalTid", "correlationId",
 					    "eventClass"};
@@ -432,11 +469,17 @@ static int load_api(struct ctx *c, const char *table, struct err *e)
 	vec_reserve(&c->a, row_hint(c, table));
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		c->s->api_calls++;
 		int64_t corr = sqlite3_column_int64(st, idx[3]);
 		int64_t cls = idx[4] >= 0 ? sqlite3_column_int64(st, idx[4]) : 0;
-		if (corr <= 0 || corr > UINT32_MAX ||
-		    (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER))
+		/* nsys keeps other rows in this table too (eventClass 67: a runtime call's backtrace
+		 * entry, a duplicate of the call); the import keeps runtime and driver calls only, and
+		 * so does the count, so a raw export and its import agree */
+		if (driver_table)
+			cls = TRACE_API_DRIVER;
+		if (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER)
+			continue;
+		c->s->api_calls++;
+		if (corr <= 0 || corr > UINT32_MAX)
 			continue;
 		struct arow *a = vec_push(&c->a);
 		if (!a) {
@@ -669,15 +712,6 @@ static int cmp_kern(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static bool contains_nccl(const char *s)
-{
-	for (; *s; s++)
-		if (tolower((unsigned char)s[0]) == 'n' && tolower((unsigned char)s[1]) == 'c' &&
-		    tolower((unsigned char)s[2]) == 'c' && tolower((unsigned char)s[3]) == 'l')
-			return true;
-	return false;
-}
-
 static double median_sorted(const int64_t *v, size_t n)
 {
 	if (n == 0)
@@ -699,9 +733,10 @@ static int kernel_table(struct ctx *c, struct err *e)
 	s->kern = arena_alloc(&s->arena, (nn ? nn : 1) * sizeof *s->kern);
 	dur = malloc((nk ? nk : 1) * sizeof *dur);
 	tmp = malloc((nk ? nk : 1) * sizeof *tmp);
-	count = malloc(RADIX * sizeof *count);
+	/* the radix sort's counters only when a sort is long enough to use them */
+	count = nk >= 64 ? malloc(RADIX * sizeof *count) : NULL;
 	off = calloc(nn + 1, sizeof *off);
-	if (!s->kern || !dur || !tmp || !count || !off) {
+	if (!s->kern || !dur || !tmp || (nk >= 64 && !count) || !off) {
 		rc = oom(c, e);
 		goto out;
 	}
@@ -711,7 +746,7 @@ static int kernel_table(struct ctx *c, struct err *e)
 	for (size_t i = 0; i < nn; i++)
 		off[i + 1] += off[i];
 	for (size_t i = 0; i < nk; i++)
-		dur[off[k[i].name]++] = k[i].end - k[i].start;
+		dur[off[k[i].name]++] = dur_sat(k[i].start, k[i].end);
 	for (size_t i = nn; i > 0; i--)
 		off[i] = off[i - 1];
 	off[0] = 0;
@@ -728,7 +763,7 @@ static int kernel_table(struct ctx *c, struct err *e)
 		sort_i64(d, n, tmp, count);
 		int64_t total = 0;
 		for (size_t i = 0; i < n; i++)
-			total += d[i];
+			total = add_sat(total, d[i]);
 		double avg = n ? (double)total / (double)n : 0, ss = 0;
 		for (size_t i = 0; i < n; i++)
 			ss += ((double)d[i] - avg) * ((double)d[i] - avg);
@@ -739,7 +774,7 @@ static int kernel_table(struct ctx *c, struct err *e)
 		ks->avg_ns = avg;
 		ks->med_ns = median_sorted(d, n);
 		ks->stddev_ns = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
-		s->kernel_ns += total;
+		s->kernel_ns = add_sat(s->kernel_ns, total);
 		const char *name = NULL;
 		if (str) {
 			sqlite3_bind_int64(str, 1, c->name_src[g]);
@@ -759,7 +794,27 @@ static int kernel_table(struct ctx *c, struct err *e)
 			rc = oom(c, e);
 			goto out;
 		}
-		ks->comm = contains_nccl(ks->name);
+		/* classes match the demangled name (a short name drops the namespaces) */
+		const char *full = ks->name;
+		if (str && c->name_full[g] >= 0 && c->name_full[g] != c->name_src[g]) {
+			sqlite3_bind_int64(str, 1, c->name_full[g]);
+			if (sqlite3_step(str) == SQLITE_ROW && sqlite3_column_text(str, 0))
+				full = (const char *)sqlite3_column_text(str, 0);
+		}
+		int ci = trace_kclass_find(c->classes, full);
+		if (str)
+			sqlite3_reset(str);
+		if (ci >= 0 && c->classes->rule[ci].cls == TRACE_KCLASS_COMM) {
+			const struct trace_kclass_rule *rule = &c->classes->rule[ci];
+			ks->comm = true;
+			ks->collective = arena_strndup(&s->arena, rule->collective,
+						       strlen(rule->collective));
+			ks->library = arena_strndup(&s->arena, rule->library, strlen(rule->library));
+			if (!ks->collective || !ks->library) {
+				rc = oom(c, e);
+				goto out;
+			}
+		}
 	}
 	for (size_t g = 0; g < nn; g++)
 		s->kern[g].time_pct = s->kernel_ns ? 100.0 * (double)s->kern[g].total_ns /
@@ -844,7 +899,7 @@ static int64_t union_len(int64_t (*u)[2], size_t n)
 {
 	int64_t t = 0;
 	for (size_t i = 0; i < n; i++)
-		t += u[i][1] - u[i][0];
+		t = add_sat(t, sub_sat(u[i][1], u[i][0]));
 	return t;
 }
 
@@ -856,7 +911,7 @@ static int64_t intersect_len(int64_t (*a)[2], size_t na, int64_t (*b)[2], size_t
 		int64_t lo = a[i][0] > b[j][0] ? a[i][0] : b[j][0];
 		int64_t hi = a[i][1] < b[j][1] ? a[i][1] : b[j][1];
 		if (hi > lo)
-			t += hi - lo;
+			t = add_sat(t, sub_sat(hi, lo));
 		if (a[i][1] < b[j][1])
 			i++;
 		else
@@ -997,7 +1052,7 @@ static int device_sweep(struct ctx *c, struct err *e)
 			int64_t *end = &stream_end[v[i].stream];
 			int64_t from = v[i].s > *end ? v[i].s : *end;
 			if (v[i].e > from)
-				ss->busy_ns += v[i].e - from;
+				ss->busy_ns = add_sat(ss->busy_ns, sub_sat(v[i].e, from));
 			if (v[i].e > *end)
 				*end = v[i].e;
 			if (v[i].comm == 2)
@@ -1015,15 +1070,16 @@ static int device_sweep(struct ctx *c, struct err *e)
 							    (double)ds->comm_ns
 						  : 0;
 		for (size_t i = 1; i < na; i++) {
-			int64_t gap = u_all[i][0] - u_all[i - 1][1];
+			int64_t gap = sub_sat(u_all[i][0], u_all[i - 1][1]);
 			ds->gaps++;
-			ds->idle_ns += gap;
+			ds->idle_ns = add_sat(ds->idle_ns, gap);
 			if (gap > ds->max_gap_ns)
 				ds->max_gap_ns = gap;
 			keep_gap(s, top, ds->device_id, u_all[i - 1][1], gap);
 		}
 	}
-	int64_t span = s->last_ns - s->first_ns;
+	int64_t span = sub_sat(s->last_ns, s->first_ns);
+	s->span_ns = span;
 	for (size_t d = 0; d < c->n_devs; d++)
 		s->dev[d].util_pct = span > 0 ? 100.0 * (double)s->dev[d].busy_ns / (double)span : 0;
 	for (size_t i = 0; i < n_streams; i++) {
@@ -1132,7 +1188,7 @@ static void attribute(struct point *p, size_t np, struct span *r, size_t nr,
 			if (dup)
 				continue;
 			out[active[j]->name].kernels++;
-			out[active[j]->name].gpu_ns += p[i].dur;
+			out[active[j]->name].gpu_ns = add_sat(out[active[j]->name].gpu_ns, p[i].dur);
 		}
 	}
 }
@@ -1155,12 +1211,12 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	int rc = 0;
 	int64_t *delay = malloc((nk ? nk : 1) * sizeof *delay);
 	int64_t *tmp = malloc((nk ? nk : 1) * sizeof *tmp);
-	size_t *count = malloc(RADIX * sizeof *count);
+	size_t *count = nk >= 64 ? malloc(RADIX * sizeof *count) : NULL; /* long sorts only */
 	struct point *pt = malloc((nk ? nk : 1) * sizeof *pt);
 	struct point *pp = malloc((nk ? nk : 1) * sizeof *pp);
 	struct span *st = malloc((nn ? nn : 1) * sizeof *st);
 	struct span *sp = malloc((nn ? nn : 1) * sizeof *sp);
-	if (!delay || !tmp || !count || !pt || !pp || !st || !sp) {
+	if (!delay || !tmp || (nk >= 64 && !count) || !pt || !pp || !st || !sp) {
 		rc = oom(c, e);
 		goto out;
 	}
@@ -1170,22 +1226,22 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	l->min_from_call_start_ns = INT64_MAX;
 	for (size_t i = 0; i < nk; i++) {
 		int32_t ai = k[i].corr ? api_lookup(c, trace_global_to_pid(k[i].gpid), k[i].corr) : -1;
-		int64_t dur = k[i].end - k[i].start;
+		int64_t dur = dur_sat(k[i].start, k[i].end);
 		if (ai >= 0) {
 			l->matched++;
 			pt[npt++] = (struct point){.key = a[ai].gtid, .t = a[ai].start, .dur = dur};
-			int64_t from_start = k[i].start - a[ai].start;
+			int64_t from_start = sub_sat(k[i].start, a[ai].start);
 			if (from_start < 0) {
 				l->inconsistent++;
 				continue;
 			}
 			if (from_start < l->min_from_call_start_ns)
 				l->min_from_call_start_ns = from_start;
-			delay[nd] = k[i].start - a[ai].end;
+			delay[nd] = sub_sat(k[i].start, a[ai].end);
 			if (delay[nd] < 0)
 				l->before_return++;
 			nd++;
-			api_sum += (double)(a[ai].end - a[ai].start);
+			api_sum += (double)dur_sat(a[ai].start, a[ai].end);
 		} else {
 			pp[npp++] = (struct point){.key = trace_global_to_pid(k[i].gpid),
 						   .t = k[i].start,
@@ -1219,9 +1275,9 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	}
 	for (size_t i = 0; i < nn; i++) {
 		struct trace_nvtx_sum *ns = &s->nvtx[nr[i].name];
-		int64_t d = nr[i].end - nr[i].start;
+		int64_t d = dur_sat(nr[i].start, nr[i].end);
 		ns->instances++;
-		ns->total_ns += d;
+		ns->total_ns = add_sat(ns->total_ns, d);
 		if (d < ns->min_ns)
 			ns->min_ns = d;
 		if (d > ns->max_ns)
@@ -1381,7 +1437,17 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 	c.stream_keys.max = c.max_rows;
 	struct strmap sm;
 	memset(&sm, 0, sizeof sm);
-	int rc = trace_sql_open(path, &c.sql, e);
+	struct trace_kclass_rules own_classes;
+	memset(&own_classes, 0, sizeof own_classes);
+	int rc = 0;
+	c.classes = o->classes;
+	if (!c.classes) {
+		rc = trace_kclass_load(&own_classes, "default", e);
+		if (rc)
+			goto out;
+		c.classes = &own_classes;
+	}
+	rc = trace_sql_open(path, &c.sql, e);
 	if (rc)
 		goto out;
 	static const char *const tables[] = {
@@ -1409,13 +1475,13 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 	if (!rc)
 		rc = load_copies(&c, "CUPTI_ACTIVITY_KIND_MEMSET", e);
 	if (!rc)
-		rc = load_api(&c, "CUPTI_ACTIVITY_KIND_RUNTIME", e);
+		rc = load_api(&c, "CUPTI_ACTIVITY_KIND_RUNTIME", false, e);
 	if (!rc) {
 		char type[16];
 		rc = trace_sql_object_type(c.sql, path, "CUPTI_ACTIVITY_KIND_DRIVER", type,
 					   sizeof type, e);
 		if (!rc && strcmp(type, "table") == 0)
-			rc = load_api(&c, "CUPTI_ACTIVITY_KIND_DRIVER", e);
+			rc = load_api(&c, "CUPTI_ACTIVITY_KIND_DRIVER", true, e);
 	}
 	if (!rc)
 		rc = index_api(&c, e);
@@ -1429,11 +1495,11 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 	const struct xrow *x = c.x.p;
 	for (size_t i = 0; i < c.x.n; i++) {
 		if (i < c.n_memcpy) {
-			s->memcpy_bytes += x[i].bytes;
-			s->memcpy_ns += x[i].end - x[i].start;
+			s->memcpy_bytes = add_sat(s->memcpy_bytes, x[i].bytes);
+			s->memcpy_ns = add_sat(s->memcpy_ns, dur_sat(x[i].start, x[i].end));
 		} else {
-			s->memset_bytes += x[i].bytes;
-			s->memset_ns += x[i].end - x[i].start;
+			s->memset_bytes = add_sat(s->memset_bytes, x[i].bytes);
+			s->memset_ns = add_sat(s->memset_ns, dur_sat(x[i].start, x[i].end));
 		}
 	}
 	if (trace_sql_has_table(c.sql, "K3SIM_DROPPED"))
@@ -1467,6 +1533,7 @@ out:
 	free(c.n.p);
 	free(c.stream_keys.p);
 	free(c.name_src);
+	free(c.name_full);
 	map2_release(&c.name_ids);
 	map2_release(&c.api);
 	for (size_t i = 0; i < c.n_apids; i++)
@@ -1474,6 +1541,7 @@ out:
 	free(c.apids);
 	map2_release(&c.streams);
 	strmap_release(&sm);
+	trace_kclass_release(&own_classes);
 	if (rc)
 		trace_summary_release(s);
 	return rc;

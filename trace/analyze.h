@@ -5,7 +5,8 @@
  * directly): the per-kernel table of nsys' cuda_gpu_kern_sum, the breakdown per NVTX range, device
  * and stream utilization, idle gaps, communication/compute overlap and launch overhead.
  *
- * Definitions (all times in ns):
+ * Definitions (all times in ns; differences and sums saturate at the int64 range, and a row
+ * that ends before it starts lasts 0, whatever the rows hold):
  * - kernel statistics group by demangled name (or short name with short_names); StdDev is the
  *   sample standard deviation (n - 1), Med the mean of the two middle values for even counts;
  *   Time % is the share of the summed kernel time.
@@ -13,8 +14,9 @@
  *   utilization is busy time over the trace's GPU span (first GPU start to last GPU end).
  *   Devices are told apart by deviceId (processes sharing a GPU share its device row).
  * - idle gaps are the holes between a device's busy intervals, inside its own span.
- * - communication kernels are those whose name contains "nccl" (any case); compute is every
- *   other kernel; overlap is the time both run on one device (union of each, intersected).
+ * - communication kernels are those the kernel classes (trace/kclass.h: NCCL, DeepEP, NVSHMEM,
+ *   custom all-reduce, MoE all-to-all) call comm; compute is every other kernel; overlap is the
+ *   time both run on one device (union of each, intersected).
  * - launch overhead of a kernel is its start minus the end of its launching call: the API call
  *   with the same correlationId in the same process (correlation ids are per process, so
  *   processes of a merged trace reuse them), the runtime call where a runtime and a driver call
@@ -23,6 +25,7 @@
  *   before_return. A kernel that starts before its call began cannot be on one clock: such
  *   matches (clock offset between GPU and CPU timestamps, or ids that do not belong together)
  *   are counted in inconsistent and left out of the statistics.
+ * - API calls are the runtime and driver calls (eventClass 0 and 1), as imports keep them.
  * - a kernel belongs to every NVTX push/pop or start/end range open on the launching thread when
  *   the launching call started; kernels without a launching call fall back to the ranges of
  *   their process that contain their GPU start. GPU-projected ranges (TRACE_NVTX_DOMAIN_GPU) are
@@ -37,15 +40,20 @@
 #include "util/arena.h"
 #include "util/err.h"
 
+struct trace_kclass_rules;
+
 struct trace_summary_opts {
 	bool short_names;       /* group by shortName (nsys' ":base") */
+	const struct trace_kclass_rules *classes; /* kernel classes; NULL: the embedded default */
 	int top_gaps;           /* how many of the longest gaps to list; 0: 10 */
 	int64_t max_rows;       /* rows loaded per table; 0: 64 Mi (beyond: -E2BIG) */
 };
 
 struct trace_kernel_sum {
 	const char *name;
-	bool comm;              /* an NCCL kernel */
+	bool comm;              /* a communication kernel (trace/kclass.h) */
+	const char *collective; /* comm: allreduce, dispatch, ...; NULL for compute */
+	const char *library;    /* comm: nccl, deepep-ll, ...; NULL for compute */
 	int64_t instances;
 	int64_t total_ns, min_ns, max_ns;
 	double avg_ns, med_ns, stddev_ns;
@@ -116,6 +124,7 @@ struct trace_summary {
 	int64_t kernel_ns;                  /* summed kernel durations */
 	int64_t memcpy_bytes, memcpy_ns, memset_bytes, memset_ns;
 	int64_t first_ns, last_ns;          /* GPU span */
+	int64_t span_ns;                    /* last_ns - first_ns, saturated at INT64_MAX */
 	int64_t dropped_records;            /* K3SIM_DROPPED total */
 	struct trace_kernel_sum *kern;      /* by total time, longest first */
 	size_t n_kern;

@@ -29,6 +29,7 @@ struct ex {
 	bool one_process;
 	struct tj w;
 	int64_t from, to;
+	int64_t base;        /* baseTimeNanoseconds: written times are relative to it */
 };
 
 static int64_t ci(sqlite3_stmt *st, int col)
@@ -40,6 +41,26 @@ static int64_t ci(sqlite3_stmt *st, int col)
 
 #define put_str tj_str
 #define put_us tj_us
+
+/* A duration: end - start, 0 for a row that ends before it starts, INT64_MAX at most. */
+static void put_dur(FILE *f, int64_t start, int64_t end)
+{
+	int64_t d;
+	if (end <= start)
+		d = 0;
+	else if (__builtin_sub_overflow(end, start, &d))
+		d = INT64_MAX;
+	put_us(f, d);
+}
+
+/* A time relative to the base (>= 0 for every row in the window: the base is their minimum). */
+static void put_ts(struct ex *x, int64_t ns)
+{
+	int64_t rel;
+	if (__builtin_sub_overflow(ns, x->base, &rel))
+		rel = ns < x->base ? INT64_MIN : INT64_MAX;
+	put_us(x->out, rel);
+}
 
 static void begin_event(struct ex *x)
 {
@@ -235,8 +256,9 @@ static int cpu_processes(struct ex *x, struct err *e)
 				pname = (const char *)sqlite3_column_text(pn, 0);
 		}
 		char name[300];
+		/* the name alone: Perfetto shows the pid beside it, and an import reads it back */
 		if (pname)
-			snprintf(name, sizeof name, "%s (pid %" PRId64 ")", pname, pid);
+			snprintf(name, sizeof name, "%s", pname);
 		else
 			snprintf(name, sizeof name, "process %" PRId64, pid);
 		meta(x, "process_name", pid, 0, false, name);
@@ -291,14 +313,15 @@ static int kernels(struct ex *x, struct err *e)
 		put_str(f, shortn ? shortn : full ? full : "kernel");
 		fprintf(f, ",\"pid\":%d,\"tid\":%" PRId64 ",\"ts\":", GPU_PID_BASE + ti,
 			ci(st, 4));
-		put_us(f, start);
+		put_ts(x, start);
 		fputs(",\"dur\":", f);
-		put_us(f, end - start);
+		put_dur(f, start, end);
 		fprintf(f,
-			",\"args\":{\"correlation\":%" PRId64 ",\"grid\":[%" PRId64 ",%" PRId64
+			",\"args\":{\"device\":%" PRId64 ",\"stream\":%" PRId64 ",\"process\":%" PRId64
+			",\"correlation\":%" PRId64 ",\"grid\":[%" PRId64 ",%" PRId64
 			",%" PRId64 "],\"block\":[%" PRId64 ",%" PRId64 ",%" PRId64
-			"],\"registers per thread\":%" PRId64 ",\"dynamic shared memory\":%" PRId64,
-			ci(st, 5), ci(st, 6),
+			"],\"registers per thread\":%" PRId64 ",\"shared memory\":%" PRId64,
+			ci(st, 3), ci(st, 4), trace_global_to_pid(ci(st, 2)), ci(st, 5), ci(st, 6),
 			ci(st, 7), ci(st, 8),
 			ci(st, 9), ci(st, 10),
 			ci(st, 11), ci(st, 12),
@@ -332,17 +355,18 @@ static int copies(struct ex *x, const char *table, bool is_memcpy, struct err *e
 	if (!trace_sql_has_table(x->sql, table) || !has_col(x, table, "start") ||
 	    !has_col(x, table, "end"))
 		return 0;
-	char c[5][64];
-	static const char *const cols[] = {"globalPid", "deviceId", "streamId", "bytes", "copyKind"};
-	for (int i = 0; i < 5; i++)
+	char c[6][64];
+	static const char *const cols[] = {"globalPid", "deviceId", "streamId", "bytes", "copyKind",
+					   "correlationId"};
+	for (int i = 0; i < 6; i++)
 		colx(x, table, cols[i], c[i], sizeof c[i], "0");
 	if (!is_memcpy)
 		snprintf(c[4], sizeof c[4], "0");
 	char sql[1024];
 	snprintf(sql, sizeof sql,
-		 "SELECT t.start, t.\"end\", %s, %s, %s, %s, %s FROM \"%s\" t"
+		 "SELECT t.start, t.\"end\", %s, %s, %s, %s, %s, %s FROM \"%s\" t"
 		 " WHERE t.\"end\" >= ?1 AND t.start <= ?2",
-		 c[0], c[1], c[2], c[3], c[4], table);
+		 c[0], c[1], c[2], c[3], c[4], c[5], table);
 	sqlite3_stmt *st;
 	int rc = prepare(x, sql, table, &st, e);
 	if (rc)
@@ -359,10 +383,13 @@ static int copies(struct ex *x, const char *table, bool is_memcpy, struct err *e
 			is_memcpy ? copy_name(ci(st, 6)) : "Memset");
 		fprintf(f, ",\"pid\":%d,\"tid\":%" PRId64 ",\"ts\":", GPU_PID_BASE + ti,
 			ci(st, 4));
-		put_us(f, start);
+		put_ts(x, start);
 		fputs(",\"dur\":", f);
-		put_us(f, end - start);
-		fprintf(f, ",\"args\":{\"bytes\":%" PRId64 "}}", ci(st, 5));
+		put_dur(f, start, end);
+		fprintf(f,
+			",\"args\":{\"device\":%" PRId64 ",\"stream\":%" PRId64 ",\"process\":%" PRId64
+			",\"correlation\":%" PRId64 ",\"bytes\":%" PRId64 "}}",
+			ci(st, 3), ci(st, 4), trace_global_to_pid(ci(st, 2)), ci(st, 7), ci(st, 5));
 		if (is_memcpy)
 			x->st->memcpys++;
 		else
@@ -409,9 +436,11 @@ static int nvtx(struct ex *x, struct err *e)
 		if (type != TRACE_NVTX_MARK && type != TRACE_NVTX_PUSH_POP &&
 		    type != TRACE_NVTX_START_END)
 			continue;
-		if (domain == TRACE_NVTX_DOMAIN_GPU) {
-			/* GPU projection: on the stream's track of that device */
-			int ti = track_of(x, trace_global_pid(pid), (uint32_t)ci(st, 6));
+		bool gpu = domain == TRACE_NVTX_DOMAIN_GPU;
+		int64_t proc = pid, dev = ci(st, 6);
+		if (gpu) {
+			/* GPU projection: on the stream's track of that device, as Kineto writes it */
+			int ti = track_of(x, trace_global_pid(pid), (uint32_t)dev);
 			if (ti < 0)
 				continue;
 			pid = GPU_PID_BASE + ti;
@@ -421,13 +450,17 @@ static int nvtx(struct ex *x, struct err *e)
 			fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\",\"name\":", f);
 			put_str(f, text);
 		} else {
-			fputs("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":", f);
+			fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
+				gpu ? "gpu_user_annotation" : "nvtx");
 			put_str(f, text);
 			fputs(",\"dur\":", f);
-			put_us(f, end - start);
+			put_dur(f, start, end);
 		}
 		fprintf(f, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", pid, tid);
-		put_us(f, start);
+		put_ts(x, start);
+		if (gpu)
+			fprintf(f, ",\"args\":{\"device\":%" PRId64 ",\"stream\":%" PRId64
+				   ",\"process\":%" PRId64 "}", dev, tid, proc);
 		fputs("}", f);
 		x->st->nvtx++;
 	}
@@ -472,15 +505,47 @@ static int api(struct ex *x, struct err *e)
 		put_str(f, name ? name : "(api)");
 		fprintf(f, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", trace_global_to_pid(gtid),
 			gtid & 0xffffff);
-		put_us(f, start);
+		put_ts(x, start);
 		fputs(",\"dur\":", f);
-		put_us(f, end - start);
+		put_dur(f, start, end);
 		fprintf(f, ",\"args\":{\"correlation\":%" PRId64 "}}", ci(st, 3));
 		x->st->api_calls++;
 	}
 	rc = r == SQLITE_DONE ? 0 : trace_sql_error(x->sql, x->path, table, e);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+/* Times are written relative to a base, as Kineto does: viewers read "ts" as a double, which
+ * holds epoch-sized microseconds only to 0.25 us. The base is the earliest start in the window,
+ * rounded down to a second; 0 when that is negative (times are small then). */
+static int64_t time_base(struct ex *x)
+{
+	static const char *const tables[] = {
+		"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+		"CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+	};
+	int64_t lo = INT64_MAX;
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		if (!trace_sql_has_table(x->sql, tables[i]) || !has_col(x, tables[i], "start"))
+			continue;
+		char sql[256];
+		snprintf(sql, sizeof sql, "SELECT min(start) FROM \"%s\" t WHERE %s >= ?1 AND"
+			 " t.start <= ?2", tables[i],
+			 has_col(x, tables[i], "end") ? "coalesce(t.\"end\", t.start)" : "t.start");
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(x->sql, sql, -1, &st, NULL) != SQLITE_OK)
+			continue;
+		sqlite3_bind_int64(st, 1, x->from);
+		sqlite3_bind_int64(st, 2, x->to);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+		    sqlite3_column_int64(st, 0) < lo)
+			lo = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (lo == INT64_MAX || lo < 0)
+		return 0;
+	return lo - lo % 1000000000;
 }
 
 int trace_export_perfetto(const char *db_path, FILE *out, const char *out_name,
@@ -510,7 +575,8 @@ int trace_export_perfetto(const char *db_path, FILE *out, const char *out_name,
 	rc = trace_sql_open(db_path, &x->sql, e);
 	if (rc)
 		goto out;
-	tj_begin(&x->w, out);
+	x->base = time_base(x);
+	tj_begin_base(&x->w, out, x->base);
 	rc = gpu_tracks(x, e);
 	if (!rc)
 		rc = cpu_processes(x, e);

@@ -5,8 +5,12 @@
  * chrome://tracing open. Layout: one process per (process, GPU) named "GPU <deviceId>", with one
  * thread per stream ("stream <streamId>") holding its kernels, memcpys and memsets; CPU-side NVTX
  * ranges and marks, and CUDA API calls, on their own process and thread. Timestamps are
- * microseconds with nanosecond decimals. Rows are streamed from SQLite to the output: memory does
- * not grow with the trace. */
+ * microseconds with nanosecond decimals, relative to "baseTimeNanoseconds" (as Kineto writes
+ * them: viewers read them as doubles). Events carry what an import needs to give the rows back
+ * (trace import reads this format): device and stream of GPU rows, the demangled kernel name in
+ * args.name beside the short name, correlation ids, GPU-projected NVTX ranges as
+ * gpu_user_annotation. Rows are streamed from SQLite to the output: memory does not grow with the
+ * trace. */
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,34 +1,45 @@
 /* Kineto / Chrome trace-event JSON -> trace database.
  *
- * The file is read as a token stream (trace/json.h): one event object at a time, whatever the
- * file size. Times are microseconds with fractions ("ts": 1700000000123.456); they are converted
- * to integer nanoseconds exactly from the decimal text, never through a double, which would lose
- * nanoseconds at epoch-sized values.
+ * The input is read as a token stream (trace/json.h) from a file, a pipe or memory, gzip'd or not
+ * (trace/input.h): one event object at a time, whatever the size. Values the importer does not
+ * keep (call stacks, input shapes, any argument it does not know) are scanned, never buffered.
+ * Times are microseconds with fractions ("ts": 123.456); they are converted to integer
+ * nanoseconds exactly from the decimal text, never through a double, and Kineto's
+ * baseTimeNanoseconds (the origin its "ts" are relative to) is added, so every time is
+ * nanoseconds since the Unix epoch when the trace says where its origin is.
  *
  * A Kineto file is one process. GPU-side events carry the device as "pid" and the stream as
  * "tid", so their rows take the process id of the CPU-side events (the first cuda_runtime,
- * cuda_driver, user_annotation or cpu_op event); GPU rows that come before any such event wait in
- * a bounded queue. */
+ * cuda_driver, user_annotation or cpu_op event). GPU rows that come before any such event are
+ * written at once under a placeholder process and rewritten when the process is known
+ * (trace_db_rewrite_pid): no queue, no cap, however the events are ordered.
+ *
+ * Devices: a TARGET_INFO_GPU row for each device that has activity (with deviceProperties where
+ * the trace lists them), so a merge of ranks sees which GPUs each rank used. The capture's rank
+ * (distributedInfo) and process go to K3SIM_CAPTURE, where merge reads a device's identity. */
 #include "trace/import.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "trace/json.h"
-#include "util/arena.h"
 
 enum {
-	PENDING_MAX_ROWS = 65536,
-	PENDING_MAX_NAME_BYTES = 64 * 1024 * 1024,
 	SMALL_TEXT = 64,
+	MAX_DEVICES = 1024,            /* devices tracked (rows beyond still import) */
+	MAX_PROCESSES = 65536,         /* PROCESSES rows (one per pid) */
+	PID_PLACEHOLDER = 0xffffff,    /* no Linux pid (pid_max <= 2^22) */
 };
 
 enum ev_kind {
-	EV_OTHER,
+	EV_OTHER,           /* a category k3sim does not know */
+	EV_SKIP,            /* known, not kept (flows, spans, instant events, ...) */
 	EV_KERNEL,
 	EV_MEMCPY,
 	EV_MEMSET,
@@ -42,44 +53,56 @@ enum ev_kind {
 struct kev {
 	char ph[8];
 	char cat[SMALL_TEXT];
-	bool has_ts, has_dur, has_pid, has_tid;
+	bool has_cat, has_ts, has_dur, has_pid, has_tid, has_name, has_arg_name;
 	int64_t ts_ns, dur_ns, pid, tid;
 	/* args */
-	bool has_device, has_stream;
+	bool has_device, has_stream, has_process;
 	int64_t device, stream, correlation, context, registers, shared_bytes, bytes;
+	int64_t process;    /* k3sim's export: the process of a GPU row */
 	int64_t grid[3], block[3];
-	bool has_name;
-	bool has_arg_name;
 };
 
-struct pending {
-	enum ev_kind kind;
-	union {
-		struct trace_kernel k;
-		struct trace_memcpy c;
-		struct trace_memset s;
-	} u;
+struct kdev {
+	int32_t id;
+	bool used;          /* has activity rows */
+	bool listed;        /* deviceProperties gave its row */
+	struct trace_gpu g;
+	char name[128];
 };
 
 struct kctx {
 	struct trace_db *db;
 	struct json_reader *r;
 	struct trace_import_stats *st;
-	int64_t pid;          /* process of GPU rows, once known */
+	int64_t pid;             /* process of GPU rows, once known */
 	bool pid_known;
-	struct pending *pend;
-	size_t n_pend;
-	struct arena pend_names;
-	char *name;           /* the event's "name" */
+	int64_t placeholder_rows; /* rows written under PID_PLACEHOLDER */
+	char *name;              /* the event's "name" */
 	size_t name_cap;
-	char *arg_name;       /* args.name of metadata events */
+	char *arg_name;          /* args.name: a metadata event's name, a kernel's demangled name */
 	size_t arg_name_cap;
+	int64_t base_ns;         /* baseTimeNanoseconds */
+	bool have_base;
+	bool base_pending;       /* events were read before the base: shift them at the end */
+	bool events_seen;
+	struct kdev *dev;
+	size_t n_dev;
+	size_t last_dev;
+	int64_t *procs;          /* pids with a PROCESSES row */
+	size_t n_procs, cap_procs;
+	int line, col;           /* where the current event starts */
 };
 
 static int oom(struct kctx *c, struct err *e)
 {
 	err_set(e, c->r->file, c->r->tok_line, c->r->tok_col, "out of memory");
 	return -ENOMEM;
+}
+
+static void note_cut(struct kctx *c)
+{
+	if (c->r->str_cut)
+		c->st->strings_cut++;
 }
 
 /* Copy the current string token into a growable buffer (bounded by the reader's string limit). */
@@ -97,10 +120,11 @@ static int copy_str(struct kctx *c, char **buf, size_t *cap, struct err *e)
 		*cap = n;
 	}
 	memcpy(*buf, c->r->str, need);
+	note_cut(c);
 	return 0;
 }
 
-/* The next value; containers the caller does not want are skipped and reported as JSON_NULL. */
+/* The next value as a scalar token; containers are skipped and reported as JSON_NULL. */
 static int scalar(struct kctx *c, enum json_tok *t, struct err *e)
 {
 	int rc = json_next(c->r, t, e);
@@ -163,6 +187,9 @@ static int read_dim3(struct kctx *c, int64_t dim[3], struct err *e)
 	}
 }
 
+/* Keys are told apart by length, then bytes: a hash table would cost more than it saves. */
+#define KEY_IS(k, len, lit) ((len) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
 static int read_args(struct kctx *c, struct kev *ev, struct err *e)
 {
 	enum json_tok t;
@@ -179,42 +206,50 @@ static int read_args(struct kctx *c, struct kev *ev, struct err *e)
 			return 0;
 		/* t == JSON_KEY */
 		const char *k = c->r->str;
+		size_t len = c->r->str_len;
 		int64_t *dst = NULL;
 		bool *flag = NULL;
-		if (strcmp(k, "grid") == 0) {
+		if (KEY_IS(k, len, "grid")) {
 			rc = read_dim3(c, ev->grid, e);
-		} else if (strcmp(k, "block") == 0) {
+		} else if (KEY_IS(k, len, "block")) {
 			rc = read_dim3(c, ev->block, e);
-		} else if (strcmp(k, "name") == 0) {
+		} else if (KEY_IS(k, len, "name")) {
 			rc = scalar(c, &t, e);
 			if (!rc && t == JSON_STRING) {
 				rc = copy_str(c, &c->arg_name, &c->arg_name_cap, e);
 				ev->has_arg_name = !rc;
 			}
 		} else {
-			if (strcmp(k, "device") == 0) {
+			if (KEY_IS(k, len, "device")) {
 				dst = &ev->device;
 				flag = &ev->has_device;
-			} else if (strcmp(k, "stream") == 0) {
+			} else if (KEY_IS(k, len, "stream")) {
 				dst = &ev->stream;
 				flag = &ev->has_stream;
-			} else if (strcmp(k, "correlation") == 0) {
+			} else if (KEY_IS(k, len, "correlation")) {
 				dst = &ev->correlation;
-			} else if (strcmp(k, "context") == 0) {
+			} else if (KEY_IS(k, len, "context")) {
 				dst = &ev->context;
-			} else if (strcmp(k, "registers per thread") == 0) {
+			} else if (KEY_IS(k, len, "registers per thread")) {
 				dst = &ev->registers;
-			} else if (strcmp(k, "shared memory") == 0) {
+			} else if (KEY_IS(k, len, "shared memory")) {
 				dst = &ev->shared_bytes;
-			} else if (strcmp(k, "bytes") == 0) {
+			} else if (KEY_IS(k, len, "bytes")) {
 				dst = &ev->bytes;
+			} else if (KEY_IS(k, len, "process")) {
+				dst = &ev->process;
+				flag = &ev->has_process;
 			}
-			rc = scalar(c, &t, e);
-			int64_t v;
-			if (!rc && dst && token_i64(c->r, t, &v)) {
-				*dst = v;
-				if (flag)
-					*flag = true;
+			if (!dst) {
+				rc = json_skip_value(c->r, NULL, e);
+			} else {
+				rc = scalar(c, &t, e);
+				int64_t v;
+				if (!rc && token_i64(c->r, t, &v)) {
+					*dst = v;
+					if (flag)
+						*flag = true;
+				}
 			}
 		}
 		if (rc)
@@ -235,7 +270,6 @@ static void small_copy(char *dst, size_t n, const char *src)
 static int read_event(struct kctx *c, struct kev *ev, struct err *e)
 {
 	memset(ev, 0, sizeof *ev);
-	ev->grid[0] = ev->grid[1] = ev->grid[2] = 0;
 	for (;;) {
 		enum json_tok t;
 		int rc = json_next(c->r, &t, e);
@@ -244,27 +278,38 @@ static int read_event(struct kctx *c, struct kev *ev, struct err *e)
 		if (t == JSON_OBJ_END)
 			return 0;
 		const char *k = c->r->str;
-		if (strcmp(k, "args") == 0) {
-			rc = read_args(c, ev, e);
+		size_t len = c->r->str_len;
+		enum { K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_OTHER } which = K_OTHER;
+		switch (len) {
+		case 2:
+			which = KEY_IS(k, len, "ph") ? K_PH : KEY_IS(k, len, "ts") ? K_TS : K_OTHER;
+			break;
+		case 3:
+			which = KEY_IS(k, len, "cat")   ? K_CAT
+				: KEY_IS(k, len, "dur") ? K_DUR
+				: KEY_IS(k, len, "pid") ? K_PID
+				: KEY_IS(k, len, "tid") ? K_TID
+							: K_OTHER;
+			break;
+		case 4:
+			if (KEY_IS(k, len, "name")) {
+				which = K_NAME;
+			} else if (KEY_IS(k, len, "args")) {
+				rc = read_args(c, ev, e);
+				if (rc)
+					return rc;
+				continue;
+			}
+			break;
+		default:
+			break;
+		}
+		if (which == K_OTHER) {
+			rc = json_skip_value(c->r, NULL, e);
 			if (rc)
 				return rc;
 			continue;
 		}
-		enum { K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_OTHER } which = K_OTHER;
-		if (strcmp(k, "ph") == 0)
-			which = K_PH;
-		else if (strcmp(k, "cat") == 0)
-			which = K_CAT;
-		else if (strcmp(k, "name") == 0)
-			which = K_NAME;
-		else if (strcmp(k, "ts") == 0)
-			which = K_TS;
-		else if (strcmp(k, "dur") == 0)
-			which = K_DUR;
-		else if (strcmp(k, "pid") == 0)
-			which = K_PID;
-		else if (strcmp(k, "tid") == 0)
-			which = K_TID;
 		rc = scalar(c, &t, e);
 		if (rc)
 			return rc;
@@ -274,8 +319,10 @@ static int read_event(struct kctx *c, struct kev *ev, struct err *e)
 				small_copy(ev->ph, sizeof ev->ph, c->r->str);
 			break;
 		case K_CAT:
-			if (t == JSON_STRING)
+			if (t == JSON_STRING) {
 				small_copy(ev->cat, sizeof ev->cat, c->r->str);
+				ev->has_cat = true;
+			}
 			break;
 		case K_NAME:
 			if (t == JSON_STRING) {
@@ -303,6 +350,8 @@ static int read_event(struct kctx *c, struct kev *ev, struct err *e)
 	}
 }
 
+/* Categories: what Kineto (PyTorch's profiler) and k3sim's own export write. Accelerators that
+ * reuse CUDA's names (ROCm) import alike; runtimes of other accelerators are API calls. */
 static enum ev_kind classify(const char *cat)
 {
 	static const struct {
@@ -316,18 +365,56 @@ static enum ev_kind classify(const char *cat)
 		{"memset", EV_MEMSET},
 		{"cuda_runtime", EV_RUNTIME},
 		{"runtime", EV_RUNTIME},
+		{"xpu_runtime", EV_RUNTIME},
+		{"mtia_runtime", EV_RUNTIME},
+		{"privateuse1_runtime", EV_RUNTIME},
 		{"cuda_driver", EV_DRIVER},
 		{"driver", EV_DRIVER},
+		{"xpu_driver", EV_DRIVER},
+		{"privateuse1_driver", EV_DRIVER},
 		{"user_annotation", EV_ANNOTATION},
+		{"nvtx", EV_ANNOTATION},
 		{"gpu_user_annotation", EV_GPU_ANNOTATION},
 		{"cpu_op", EV_CPU},
 		{"operator", EV_CPU},
 		{"python_function", EV_CPU},
+		/* known, not kept: flows, spans, instant events, overhead, syncs, counters */
+		{"ac2g", EV_SKIP},
+		{"fwdbwd", EV_SKIP},
+		{"async_cpu_to_gpu", EV_SKIP},
+		{"Trace", EV_SKIP},
+		{"cpu_instant_event", EV_SKIP},
+		{"overhead", EV_SKIP},
+		{"cuda_sync", EV_SKIP},
+		{"cuda_profiler_range", EV_SKIP},
+		{"external_correlation", EV_SKIP},
+		{"gpu_pm_counter", EV_SKIP},
+		{"collective_comm", EV_SKIP},
 	};
+	/* exact spelling first (every event asks), then any case ("Kernel" in older Kineto) */
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (cat[0] == map[i].cat[0] && strcmp(cat, map[i].cat) == 0)
+			return map[i].kind;
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (strcasecmp(cat, map[i].cat) == 0)
 			return map[i].kind;
 	return EV_OTHER;
+}
+
+static void count_unknown(struct kctx *c, const struct kev *ev)
+{
+	struct trace_import_stats *st = c->st;
+	const char *cat = ev->has_cat ? ev->cat : "(no category)";
+	st->unknown_events++;
+	for (int i = 0; i < st->n_unknown_cats; i++)
+		if (strcmp(st->unknown_cat[i], cat) == 0) {
+			st->unknown_cat_events[i]++;
+			return;
+		}
+	if (st->n_unknown_cats < TRACE_IMPORT_UNKNOWN_CATS) {
+		small_copy(st->unknown_cat[st->n_unknown_cats], TRACE_IMPORT_CAT_BYTES, cat);
+		st->unknown_cat_events[st->n_unknown_cats++] = 1;
+	}
 }
 
 static int32_t copy_kind_of(const char *name)
@@ -345,146 +432,204 @@ static int32_t copy_kind_of(const char *name)
 	return TRACE_COPY_UNKNOWN;
 }
 
-static int write_gpu_row(struct kctx *c, struct pending *p, struct err *e)
+/* The device entry of id (added unlisted); NULL past MAX_DEVICES. */
+static struct kdev *device(struct kctx *c, int64_t id)
 {
-	int rc = 0;
-	switch (p->kind) {
-	case EV_KERNEL:
-		p->u.k.global_pid = trace_global_pid(c->pid);
-		rc = trace_db_add_kernel(c->db, &p->u.k, e);
-		c->st->kernels += !rc;
-		break;
-	case EV_MEMCPY:
-		p->u.c.global_pid = trace_global_pid(c->pid);
-		rc = trace_db_add_memcpy(c->db, &p->u.c, e);
-		c->st->memcpys += !rc;
-		break;
-	case EV_MEMSET:
-		p->u.s.global_pid = trace_global_pid(c->pid);
-		rc = trace_db_add_memset(c->db, &p->u.s, e);
-		c->st->memsets += !rc;
-		break;
-	default:
-		break;
+	if (c->last_dev < c->n_dev && c->dev[c->last_dev].id == id)
+		return &c->dev[c->last_dev];
+	for (size_t i = 0; i < c->n_dev; i++)
+		if (c->dev[i].id == id) {
+			c->last_dev = i;
+			return &c->dev[i];
+		}
+	if (id < 0 || id > INT32_MAX || c->n_dev >= MAX_DEVICES)
+		return NULL;
+	if (!c->dev) {
+		c->dev = calloc(MAX_DEVICES, sizeof *c->dev);
+		if (!c->dev)
+			return NULL;
 	}
-	return rc;
+	struct kdev *d = &c->dev[c->n_dev];
+	memset(d, 0, sizeof *d);
+	d->id = (int32_t)id;
+	d->g.id = d->g.cu_device = (int32_t)id;
+	c->last_dev = c->n_dev++;
+	return d;
 }
 
-static int flush_pending(struct kctx *c, struct err *e)
+static void use_device(struct kctx *c, int64_t id)
 {
-	int rc = 0;
-	for (size_t i = 0; i < c->n_pend && !rc; i++)
-		rc = write_gpu_row(c, &c->pend[i], e);
-	c->n_pend = 0;
-	arena_release(&c->pend_names);
-	arena_init(&c->pend_names, PENDING_MAX_NAME_BYTES);
-	return rc;
+	struct kdev *d = device(c, id);
+	if (d)
+		d->used = true;
+}
+
+/* The process of a GPU row: named by the event (k3sim's export of a merged trace), known, or the
+ * placeholder rewritten once it is. */
+static int64_t gpu_pid(struct kctx *c, const struct kev *ev)
+{
+	if (ev && ev->has_process && ev->process >= 0 && ev->process < PID_PLACEHOLDER)
+		return ev->process;
+	if (c->pid_known)
+		return c->pid;
+	c->placeholder_rows++;
+	return PID_PLACEHOLDER;
 }
 
 static int learn_pid(struct kctx *c, int64_t pid, struct err *e)
 {
-	if (c->pid_known)
+	if (c->pid_known || pid < 0 || pid >= PID_PLACEHOLDER)
 		return 0;
 	c->pid = pid;
 	c->pid_known = true;
-	return flush_pending(c, e);
+	if (!c->placeholder_rows)
+		return 0;
+	c->placeholder_rows = 0;
+	return trace_db_rewrite_pid(c->db, PID_PLACEHOLDER, pid, NULL, e);
 }
 
-/* Queue a GPU-side row until the process id is known, or write it now. */
-static int gpu_row(struct kctx *c, struct pending *p, struct err *e)
+/* One PROCESSES row per pid: Kineto repeats process_name metadata (once per profiling step, per
+ * thread...). */
+static int add_process(struct kctx *c, int64_t pid, const char *name, struct err *e)
 {
-	if (c->pid_known)
-		return write_gpu_row(c, p, e);
-	if (!c->pend) {
-		c->pend = calloc(PENDING_MAX_ROWS, sizeof *c->pend);
-		if (!c->pend)
-			return oom(c, e);
-	}
-	if (p->kind == EV_KERNEL) {
-		char *name = arena_strndup(&c->pend_names, p->u.k.name, strlen(p->u.k.name));
-		if (!name) {
-			int rc = learn_pid(c, 0, e); /* no CPU events to learn from: pid 0 */
-			return rc ? rc : write_gpu_row(c, p, e);
+	for (size_t i = 0; i < c->n_procs; i++)
+		if (c->procs[i] == pid) {
+			c->st->skipped++;
+			return 0;
 		}
-		p->u.k.name = name;
+	if (c->n_procs >= MAX_PROCESSES) {
+		c->st->skipped++;
+		return 0;
 	}
-	c->pend[c->n_pend++] = *p;
-	if (c->n_pend == PENDING_MAX_ROWS)
-		return learn_pid(c, 0, e);
-	return 0;
+	if (c->n_procs == c->cap_procs) {
+		size_t cap = c->cap_procs ? c->cap_procs * 2 : 16;
+		int64_t *p = realloc(c->procs, cap * sizeof *p);
+		if (!p)
+			return oom(c, e);
+		c->procs = p;
+		c->cap_procs = cap;
+	}
+	c->procs[c->n_procs++] = pid;
+	int rc = trace_db_add_process(c->db, trace_global_pid(pid), pid, name, e);
+	c->st->processes += !rc;
+	return rc;
+}
+
+static void span(struct kctx *c, int64_t start, int64_t end)
+{
+	if (start < c->st->first_ns)
+		c->st->first_ns = start;
+	if (end > c->st->last_ns)
+		c->st->last_ns = end;
+}
+
+static int time_error(struct kctx *c, struct err *e, const char *what)
+{
+	err_set(e, c->r->file, c->line, c->col, "%s leaves the int64 nanosecond range", what);
+	return -ERANGE;
 }
 
 static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 {
-	enum ev_kind kind = classify(ev->cat);
+	enum ev_kind kind = ev->has_cat ? classify(ev->cat) : EV_OTHER;
 	c->st->events++;
-	if (strcmp(ev->ph, "M") == 0) {
+	if (ev->ph[0] == 'M' && !ev->ph[1]) {
 		if (ev->has_name && strcmp(c->name, "process_name") == 0 && ev->has_pid &&
 		    ev->has_arg_name && strncmp(c->arg_name, "GPU", 3) != 0 &&
-		    strncmp(c->arg_name, "Spans", 5) != 0 && strncmp(c->arg_name, "Traces", 6) != 0) {
-			int rc = trace_db_add_process(c->db, trace_global_pid(ev->pid), ev->pid,
-						      c->arg_name, e);
-			c->st->processes += !rc;
-			return rc;
-		}
+		    strncmp(c->arg_name, "Spans", 5) != 0 && strncmp(c->arg_name, "Traces", 6) != 0)
+			return add_process(c, ev->pid, c->arg_name, e);
 		c->st->skipped++;
 		return 0;
 	}
-	bool complete = strcmp(ev->ph, "X") == 0;
-	if (kind == EV_OTHER || !complete || !ev->has_ts || !ev->has_dur || ev->dur_ns < 0 ||
-	    !ev->has_name) {
+	if (kind == EV_OTHER) {
+		/* Kineto's own uncategorized markers ("Iteration Start", "Record Window End": instant
+		 * events without a category) are known; timed events of unknown categories are not */
+		bool marker = !ev->has_cat && !(ev->ph[0] == 'X' || ev->ph[0] == 'B' || ev->ph[0] == 'E');
+		if (!marker)
+			count_unknown(c, ev);
 		c->st->skipped++;
 		return 0;
 	}
-	int64_t end_ns = ev->ts_ns + ev->dur_ns;
+	bool complete = ev->ph[0] == 'X' && !ev->ph[1];
+	bool instant = (ev->ph[0] == 'i' || ev->ph[0] == 'I') && !ev->ph[1];
+	if (kind == EV_CPU || (kind != EV_SKIP && instant && kind != EV_ANNOTATION)) {
+		c->st->skipped++;
+		return ev->has_pid ? learn_pid(c, ev->pid, e) : 0;
+	}
+	if (kind == EV_SKIP || !(complete || instant) || !ev->has_ts || !ev->has_name ||
+	    (complete && (!ev->has_dur || ev->dur_ns < 0))) {
+		c->st->skipped++;
+		return 0;
+	}
+	int64_t start_ns = ev->ts_ns, end_ns;
+	if (c->have_base && !c->base_pending &&
+	    __builtin_add_overflow(start_ns, c->base_ns, &start_ns))
+		return time_error(c, e, "ts + baseTimeNanoseconds");
+	if (__builtin_add_overflow(start_ns, complete ? ev->dur_ns : 0, &end_ns))
+		return time_error(c, e, "ts + dur");
+	span(c, start_ns, end_ns);
 	int rc = 0;
-	struct pending p;
-	memset(&p, 0, sizeof p);
-	p.kind = kind;
 	switch (kind) {
 	case EV_KERNEL: {
-		struct trace_kernel *k = &p.u.k;
-		k->start_ns = ev->ts_ns;
-		k->end_ns = end_ns;
-		k->device_id = (uint32_t)(ev->has_device ? ev->device : ev->pid);
-		k->stream_id = (uint32_t)(ev->has_stream ? ev->stream : ev->tid);
-		k->context_id = (uint32_t)ev->context;
-		k->correlation_id = (uint32_t)ev->correlation;
-		k->name = c->name;
-		k->grid_x = (int32_t)ev->grid[0];
-		k->grid_y = (int32_t)ev->grid[1];
-		k->grid_z = (int32_t)ev->grid[2];
-		k->block_x = (int32_t)ev->block[0];
-		k->block_y = (int32_t)ev->block[1];
-		k->block_z = (int32_t)ev->block[2];
-		k->registers_per_thread = (int32_t)ev->registers;
+		struct trace_kernel k = {0};
+		k.start_ns = start_ns;
+		k.end_ns = end_ns;
+		int64_t dev = ev->has_device ? ev->device : ev->pid;
+		k.device_id = (uint32_t)dev;
+		k.stream_id = (uint32_t)(ev->has_stream ? ev->stream : ev->tid);
+		k.context_id = (uint32_t)ev->context;
+		k.correlation_id = (uint32_t)ev->correlation;
+		/* k3sim's export keeps the demangled name in args.name and the short one as name */
+		k.name = ev->has_arg_name ? c->arg_name : c->name;
+		k.short_name = ev->has_arg_name ? c->name : NULL;
+		k.grid_x = (int32_t)ev->grid[0];
+		k.grid_y = (int32_t)ev->grid[1];
+		k.grid_z = (int32_t)ev->grid[2];
+		k.block_x = (int32_t)ev->block[0];
+		k.block_y = (int32_t)ev->block[1];
+		k.block_z = (int32_t)ev->block[2];
+		k.registers_per_thread = (int32_t)ev->registers;
 		/* Kineto reports static + dynamic shared memory as one number */
-		k->dynamic_shared_bytes = (int32_t)ev->shared_bytes;
-		return gpu_row(c, &p, e);
+		k.dynamic_shared_bytes = (int32_t)ev->shared_bytes;
+		k.global_pid = trace_global_pid(gpu_pid(c, ev));
+		use_device(c, dev);
+		rc = trace_db_add_kernel(c->db, &k, e);
+		c->st->kernels += !rc;
+		return rc;
 	}
 	case EV_MEMCPY: {
-		struct trace_memcpy *m = &p.u.c;
-		m->start_ns = ev->ts_ns;
-		m->end_ns = end_ns;
-		m->device_id = (uint32_t)(ev->has_device ? ev->device : ev->pid);
-		m->stream_id = (uint32_t)(ev->has_stream ? ev->stream : ev->tid);
-		m->context_id = (uint32_t)ev->context;
-		m->correlation_id = (uint32_t)ev->correlation;
-		m->bytes = ev->bytes;
-		m->copy_kind = copy_kind_of(c->name);
-		m->src_device_id = m->dst_device_id = -1;
-		return gpu_row(c, &p, e);
+		struct trace_memcpy m = {0};
+		m.start_ns = start_ns;
+		m.end_ns = end_ns;
+		int64_t dev = ev->has_device ? ev->device : ev->pid;
+		m.device_id = (uint32_t)dev;
+		m.stream_id = (uint32_t)(ev->has_stream ? ev->stream : ev->tid);
+		m.context_id = (uint32_t)ev->context;
+		m.correlation_id = (uint32_t)ev->correlation;
+		m.bytes = ev->bytes;
+		m.copy_kind = copy_kind_of(c->name);
+		m.src_device_id = m.dst_device_id = -1;
+		m.global_pid = trace_global_pid(gpu_pid(c, ev));
+		use_device(c, dev);
+		rc = trace_db_add_memcpy(c->db, &m, e);
+		c->st->memcpys += !rc;
+		return rc;
 	}
 	case EV_MEMSET: {
-		struct trace_memset *m = &p.u.s;
-		m->start_ns = ev->ts_ns;
-		m->end_ns = end_ns;
-		m->device_id = (uint32_t)(ev->has_device ? ev->device : ev->pid);
-		m->stream_id = (uint32_t)(ev->has_stream ? ev->stream : ev->tid);
-		m->context_id = (uint32_t)ev->context;
-		m->correlation_id = (uint32_t)ev->correlation;
-		m->bytes = ev->bytes;
-		return gpu_row(c, &p, e);
+		struct trace_memset m = {0};
+		m.start_ns = start_ns;
+		m.end_ns = end_ns;
+		int64_t dev = ev->has_device ? ev->device : ev->pid;
+		m.device_id = (uint32_t)dev;
+		m.stream_id = (uint32_t)(ev->has_stream ? ev->stream : ev->tid);
+		m.context_id = (uint32_t)ev->context;
+		m.correlation_id = (uint32_t)ev->correlation;
+		m.bytes = ev->bytes;
+		m.global_pid = trace_global_pid(gpu_pid(c, ev));
+		use_device(c, dev);
+		rc = trace_db_add_memset(c->db, &m, e);
+		c->st->memsets += !rc;
+		return rc;
 	}
 	case EV_RUNTIME:
 	case EV_DRIVER: {
@@ -494,9 +639,9 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 				return rc;
 		}
 		struct trace_api a = {
-			.start_ns = ev->ts_ns,
+			.start_ns = start_ns,
 			.end_ns = end_ns,
-			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : c->pid, ev->tid),
+			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : gpu_pid(c, NULL), ev->tid),
 			.correlation_id = (uint32_t)ev->correlation,
 			.kind = kind == EV_DRIVER ? TRACE_API_DRIVER : TRACE_API_RUNTIME,
 			.name = c->name,
@@ -512,10 +657,10 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 				return rc;
 		}
 		struct trace_nvtx n = {
-			.start_ns = ev->ts_ns,
+			.start_ns = start_ns,
 			.end_ns = end_ns,
-			.type = TRACE_NVTX_PUSH_POP,
-			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : c->pid, ev->tid),
+			.type = instant ? TRACE_NVTX_MARK : TRACE_NVTX_PUSH_POP,
+			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : gpu_pid(c, NULL), ev->tid),
 			.text = c->name,
 		};
 		rc = trace_db_add_nvtx(c->db, &n, e);
@@ -523,28 +668,66 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 		return rc;
 	}
 	case EV_GPU_ANNOTATION: {
+		int64_t dev = ev->has_device ? ev->device : ev->pid;
 		struct trace_nvtx n = {
-			.start_ns = ev->ts_ns,
+			.start_ns = start_ns,
 			.end_ns = end_ns,
 			.type = TRACE_NVTX_START_END,
-			.global_tid = trace_global_tid(c->pid, ev->has_stream ? ev->stream : ev->tid),
-			.category = (int32_t)(ev->has_device ? ev->device : ev->pid),
+			.global_tid = trace_global_tid(gpu_pid(c, ev), ev->has_stream ? ev->stream : ev->tid),
+			.category = (int32_t)dev,
 			.domain_id = TRACE_NVTX_DOMAIN_GPU,
 			.text = c->name,
 		};
+		use_device(c, dev);
 		rc = trace_db_add_nvtx(c->db, &n, e);
 		c->st->nvtx += !rc;
 		return rc;
 	}
-	case EV_CPU:
-		if (ev->has_pid)
-			rc = learn_pid(c, ev->pid, e);
-		c->st->skipped++;
-		return rc;
-	case EV_OTHER:
+	default:
 		break;
 	}
 	return 0;
+}
+
+/* An event, or a database error placed at the event that caused it. */
+static int one_event(struct kctx *c, struct kev *ev, struct err *e)
+{
+	c->line = c->r->tok_line;
+	c->col = c->r->tok_col;
+	int rc = read_event(c, ev, e);
+	if (!rc)
+		rc = emit(c, ev, e);
+	if (rc && e && e->line == 0) {
+		char msg[sizeof e->msg];
+		memcpy(msg, e->msg, sizeof msg);
+		err_set(e, c->r->file, c->line, c->col, "%s", msg);
+	}
+	return rc;
+}
+
+/* The items of the traceEvents array (its '[' already read). */
+static int read_event_items(struct kctx *c, struct err *e)
+{
+	struct kev ev;
+	c->events_seen = true;
+	if (c->have_base)
+		c->base_pending = false;
+	for (;;) {
+		enum json_tok t;
+		int rc = json_next(c->r, &t, e);
+		if (rc)
+			return rc;
+		if (t == JSON_ARR_END)
+			return 0;
+		if (t != JSON_OBJ_BEGIN) {
+			c->st->skipped++;
+			rc = json_skip(c->r, t, e);
+		} else {
+			rc = one_event(c, &ev, e);
+		}
+		if (rc)
+			return rc;
+	}
 }
 
 static int read_events(struct kctx *c, struct err *e)
@@ -558,41 +741,15 @@ static int read_events(struct kctx *c, struct err *e)
 			"'traceEvents' is not an array");
 		return -EINVAL;
 	}
-	struct kev ev;
-	for (;;) {
-		rc = json_next(c->r, &t, e);
-		if (rc)
-			return rc;
-		if (t == JSON_ARR_END)
-			return 0;
-		if (t != JSON_OBJ_BEGIN) {
-			c->st->skipped++;
-			rc = json_skip(c->r, t, e);
-			if (rc)
-				return rc;
-			continue;
-		}
-		int line = c->r->tok_line, col = c->r->tok_col;
-		rc = read_event(c, &ev, e);
-		if (!rc)
-			rc = emit(c, &ev, e);
-		if (rc) {
-			if (e && e->line == 0) { /* a database error: say which event */
-				char msg[sizeof e->msg];
-				memcpy(msg, e->msg, sizeof msg);
-				err_set(e, c->r->file, line, col, "%s", msg);
-			}
-			return rc;
-		}
-	}
+	return read_event_items(c, e);
 }
 
 static int read_device(struct kctx *c, struct err *e)
 {
-	struct trace_gpu g;
-	memset(&g, 0, sizeof g);
-	char *name = NULL;
-	size_t name_cap = 0;
+	struct kdev tmp;
+	memset(&tmp, 0, sizeof tmp);
+	struct trace_gpu *g = &tmp.g;
+	bool has_id = false;
 	int rc = 0;
 	for (;;) {
 		enum json_tok t;
@@ -605,46 +762,52 @@ static int read_device(struct kctx *c, struct err *e)
 		if (rc)
 			break;
 		if (strcmp(key, "name") == 0 && t == JSON_STRING) {
-			rc = copy_str(c, &name, &name_cap, e);
-			if (rc)
-				break;
+			small_copy(tmp.name, sizeof tmp.name, c->r->str);
 			continue;
 		}
 		int64_t v;
 		if (!token_i64(c->r, t, &v))
 			continue;
-		if (strcmp(key, "id") == 0)
-			g.id = g.cu_device = (int32_t)v;
-		else if (strcmp(key, "totalGlobalMem") == 0)
-			g.total_memory_bytes = v;
-		else if (strcmp(key, "computeMajor") == 0)
-			g.compute_major = (int32_t)v;
-		else if (strcmp(key, "computeMinor") == 0)
-			g.compute_minor = (int32_t)v;
-		else if (strcmp(key, "maxThreadsPerBlock") == 0)
-			g.max_threads_per_block = (int32_t)v;
-		else if (strcmp(key, "regsPerBlock") == 0)
-			g.max_registers_per_block = (int32_t)v;
-		else if (strcmp(key, "regsPerMultiprocessor") == 0)
-			g.max_registers_per_sm = (int32_t)v;
-		else if (strcmp(key, "warpSize") == 0)
-			g.threads_per_warp = (int32_t)v;
-		else if (strcmp(key, "sharedMemPerBlock") == 0)
-			g.max_shmem_per_block_bytes = (int32_t)v;
-		else if (strcmp(key, "sharedMemPerMultiprocessor") == 0)
-			g.max_shmem_per_sm_bytes = (int32_t)v;
-		else if (strcmp(key, "numSms") == 0)
-			g.sm_count = (int32_t)v;
-		else if (strcmp(key, "maxThreadsPerMultiprocessor") == 0 && v > 0)
-			g.max_warps_per_sm = (int32_t)(v / 32);
+		if (strcmp(key, "id") == 0) {
+			if (v < 0 || v > INT32_MAX)
+				continue;
+			g->id = g->cu_device = (int32_t)v;
+			has_id = true;
+		} else if (strcmp(key, "totalGlobalMem") == 0) {
+			g->total_memory_bytes = v;
+		} else if (strcmp(key, "computeMajor") == 0) {
+			g->compute_major = (int32_t)v;
+		} else if (strcmp(key, "computeMinor") == 0) {
+			g->compute_minor = (int32_t)v;
+		} else if (strcmp(key, "maxThreadsPerBlock") == 0) {
+			g->max_threads_per_block = (int32_t)v;
+		} else if (strcmp(key, "regsPerBlock") == 0) {
+			g->max_registers_per_block = (int32_t)v;
+		} else if (strcmp(key, "regsPerMultiprocessor") == 0) {
+			g->max_registers_per_sm = (int32_t)v;
+		} else if (strcmp(key, "warpSize") == 0) {
+			g->threads_per_warp = (int32_t)v;
+		} else if (strcmp(key, "sharedMemPerBlock") == 0) {
+			g->max_shmem_per_block_bytes = (int32_t)v;
+		} else if (strcmp(key, "sharedMemPerMultiprocessor") == 0) {
+			g->max_shmem_per_sm_bytes = (int32_t)v;
+		} else if (strcmp(key, "numSms") == 0) {
+			g->sm_count = (int32_t)v;
+		} else if (strcmp(key, "maxThreadsPerMultiprocessor") == 0 && v > 0) {
+			g->max_warps_per_sm = (int32_t)(v / 32);
+		}
 	}
-	if (!rc) {
-		g.name = name;
-		rc = trace_db_add_gpu(c->db, &g, e);
-		c->st->gpus += !rc;
-	}
-	free(name);
-	return rc;
+	if (rc || !has_id)
+		return rc;
+	struct kdev *d = device(c, g->id);
+	if (!d)
+		return 0; /* beyond MAX_DEVICES: the row is left out, the activity is not */
+	bool used = d->used;
+	*d = tmp;
+	d->id = g->id;
+	d->used = used;
+	d->listed = true;
+	return 0;
 }
 
 static int read_devices(struct kctx *c, struct err *e)
@@ -686,13 +849,79 @@ static int read_distributed(struct kctx *c, struct err *e)
 		rc = scalar(c, &t, e);
 		if (rc)
 			return rc;
-		if ((rank || world) && t == JSON_NUMBER) {
-			rc = trace_db_set_capture(c->db, rank ? TRACE_CAPTURE_RANK : "world_size",
-						  c->r->str, e);
+		int64_t v;
+		if ((rank || world) && t == JSON_NUMBER && json_parse_i64(c->r->str, &v) == 0 &&
+		    v >= 0) {
+			char num[32];
+			snprintf(num, sizeof num, "%" PRId64, v);
+			rc = trace_db_set_capture(c->db, rank ? TRACE_CAPTURE_RANK : TRACE_CAPTURE_WORLD_SIZE, num,
+						  e);
 			if (rc)
 				return rc;
 		}
 	}
+}
+
+static int read_base_time(struct kctx *c, struct err *e)
+{
+	enum json_tok t;
+	int rc = scalar(c, &t, e);
+	if (rc || t != JSON_NUMBER)
+		return rc;
+	int64_t v;
+	if (json_parse_i64(c->r->str, &v) != 0 || v < 0) {
+		err_set(e, c->r->file, c->r->tok_line, c->r->tok_col,
+			"baseTimeNanoseconds is not a nanosecond count: %s", c->r->str);
+		return -EINVAL;
+	}
+	c->base_ns = v;
+	c->have_base = true;
+	c->base_pending = c->events_seen; /* the events already read get it at the end */
+	return trace_db_set_capture(c->db, "kineto_base_time_ns", c->r->str, e);
+}
+
+/* The end of a successful read: what had to wait for the whole file. */
+static int finish(struct kctx *c, struct err *e)
+{
+	struct trace_import_stats *st = c->st;
+	int rc = 0;
+	if (c->have_base && c->base_pending && c->base_ns) {
+		rc = trace_db_shift_time(c->db, c->base_ns, e);
+		if (rc)
+			return rc;
+		if (st->first_ns <= st->last_ns) {
+			st->first_ns += c->base_ns; /* checked by the shift */
+			st->last_ns += c->base_ns;
+		}
+	}
+	st->base_time_ns = c->have_base ? c->base_ns : 0;
+	st->clock = c->have_base ? TRACE_CLOCK_EPOCH : TRACE_CLOCK_RELATIVE;
+	if (!c->pid_known && c->placeholder_rows) {
+		rc = trace_db_rewrite_pid(c->db, PID_PLACEHOLDER, 0, &st->gpu_rows_no_process, e);
+		if (rc)
+			return rc;
+		c->pid_known = true;
+		c->pid = 0;
+	}
+	for (size_t i = 0; i < c->n_dev && !rc; i++) {
+		struct kdev *d = &c->dev[i];
+		if (!d->used)
+			continue;
+		d->g.name = d->name[0] ? d->name : NULL;
+		rc = trace_db_add_gpu(c->db, &d->g, e);
+		st->gpus += !rc;
+	}
+	char num[32];
+	if (!rc && c->pid_known) {
+		snprintf(num, sizeof num, "%" PRId64, c->pid);
+		rc = trace_db_set_capture(c->db, TRACE_CAPTURE_PID, num, e);
+	}
+	if (!rc)
+		rc = trace_db_set_capture(c->db, TRACE_CAPTURE_CLOCK,
+					  c->have_base ? TRACE_CLOCK_UNIX_EPOCH : TRACE_CLOCK_UNKNOWN, e);
+	if (!rc)
+		rc = trace_db_set_capture(c->db, TRACE_CAPTURE_SOURCE, "kineto-import", e);
+	return rc;
 }
 
 static int import_reader(struct trace_db *db, struct json_reader *r,
@@ -701,11 +930,12 @@ static int import_reader(struct trace_db *db, struct json_reader *r,
 {
 	struct trace_import_stats local;
 	memset(&local, 0, sizeof local);
+	local.first_ns = INT64_MAX;
+	local.last_ns = INT64_MIN;
 	struct kctx c = {.db = db, .r = r, .st = &local};
-	arena_init(&c.pend_names, PENDING_MAX_NAME_BYTES);
 	if (o) {
 		json_reader_limits(r, o->max_string_bytes, o->max_depth ? o->max_depth : JSON_MAX_DEPTH);
-		if (o->pid) {
+		if (o->pid > 0 && o->pid < PID_PLACEHOLDER) {
 			c.pid = o->pid;
 			c.pid_known = true;
 		}
@@ -718,26 +948,8 @@ static int import_reader(struct trace_db *db, struct json_reader *r,
 		goto out;
 	if (t == JSON_ARR_BEGIN) {
 		/* the JSON Array Format: a bare list of events */
-		struct kev ev;
-		rc = 0;
 		seen_events = true;
-		for (;;) {
-			rc = json_next(r, &t, e);
-			if (rc || t == JSON_ARR_END)
-				break;
-			if (t != JSON_OBJ_BEGIN) {
-				local.skipped++;
-				rc = json_skip(r, t, e);
-				if (rc)
-					break;
-				continue;
-			}
-			rc = read_event(&c, &ev, e);
-			if (!rc)
-				rc = emit(&c, &ev, e);
-			if (rc)
-				break;
-		}
+		rc = read_event_items(&c, e);
 		if (rc)
 			goto out;
 	} else if (t == JSON_OBJ_BEGIN) {
@@ -755,13 +967,9 @@ static int import_reader(struct trace_db *db, struct json_reader *r,
 			} else if (strcmp(r->str, "distributedInfo") == 0) {
 				rc = read_distributed(&c, e);
 			} else if (strcmp(r->str, "baseTimeNanoseconds") == 0) {
-				rc = scalar(&c, &t, e);
-				if (!rc && t == JSON_NUMBER)
-					rc = trace_db_set_capture(db, "kineto_base_time_ns", r->str, e);
+				rc = read_base_time(&c, e);
 			} else {
-				rc = json_next(r, &t, e);
-				if (!rc)
-					rc = json_skip(r, t, e);
+				rc = json_skip_value(r, NULL, e);
 			}
 			if (rc)
 				goto out;
@@ -780,13 +988,10 @@ static int import_reader(struct trace_db *db, struct json_reader *r,
 		rc = -EINVAL;
 		goto out;
 	}
-	if (!c.pid_known)
-		rc = learn_pid(&c, 0, e);
-	if (!rc)
-		rc = trace_db_set_capture(db, TRACE_CAPTURE_SOURCE, "kineto-import", e);
+	rc = finish(&c, e);
 out:
-	free(c.pend);
-	arena_release(&c.pend_names);
+	free(c.dev);
+	free(c.procs);
 	free(c.name);
 	free(c.arg_name);
 	if (st)
@@ -794,22 +999,31 @@ out:
 	return rc;
 }
 
-int trace_import_kineto(struct trace_db *db, const char *path, const struct trace_kineto_opts *o,
-			struct trace_import_stats *st, struct err *e)
+int trace_import_kineto_input(struct trace_db *db, struct trace_input *in,
+			      const struct trace_kineto_opts *o, struct trace_import_stats *st,
+			      struct err *e)
 {
 	struct json_reader *r = malloc(sizeof *r);
 	if (!r) {
-		err_set(e, path, 0, 0, "out of memory");
+		err_set(e, in->name, 0, 0, "out of memory");
 		return -ENOMEM;
 	}
-	int rc = json_reader_open_file(r, path, e);
-	if (rc) {
-		free(r);
-		return rc;
-	}
-	rc = import_reader(db, r, o, st, e);
+	json_reader_open_input(r, in);
+	int rc = import_reader(db, r, o, st, e);
 	json_reader_close(r);
 	free(r);
+	return rc;
+}
+
+int trace_import_kineto(struct trace_db *db, const char *path, const struct trace_kineto_opts *o,
+			struct trace_import_stats *st, struct err *e)
+{
+	struct trace_input in;
+	int rc = trace_input_open(&in, path, e);
+	if (rc)
+		return rc;
+	rc = trace_import_kineto_input(db, &in, o, st, e);
+	trace_input_close(&in);
 	return rc;
 }
 
@@ -817,14 +1031,9 @@ int trace_import_kineto_mem(struct trace_db *db, const char *name, const void *d
 			    const struct trace_kineto_opts *o, struct trace_import_stats *st,
 			    struct err *e)
 {
-	struct json_reader *r = malloc(sizeof *r);
-	if (!r) {
-		err_set(e, name, 0, 0, "out of memory");
-		return -ENOMEM;
-	}
-	json_reader_open_mem(r, name, data, len);
-	int rc = import_reader(db, r, o, st, e);
-	json_reader_close(r);
-	free(r);
+	struct trace_input in;
+	trace_input_open_mem(&in, name, data, len);
+	int rc = trace_import_kineto_input(db, &in, o, st, e);
+	trace_input_close(&in);
 	return rc;
 }

@@ -31,34 +31,45 @@ enum {
 
 /* ---- format detection ---- */
 
-static uint32_t be32(const unsigned char *p)
+int trace_format_parse(const char *s, enum trace_format *out)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	static const struct {
+		const char *name;
+		enum trace_format f;
+	} names[] = {
+		{"auto", TRACE_FORMAT_UNKNOWN},       {"nsys", TRACE_FORMAT_SQLITE},
+		{"sqlite", TRACE_FORMAT_SQLITE},      {"k3sim", TRACE_FORMAT_SQLITE},
+		{"kineto", TRACE_FORMAT_KINETO_JSON}, {"json", TRACE_FORMAT_KINETO_JSON},
+		{"chrome", TRACE_FORMAT_KINETO_JSON}, {"perfetto", TRACE_FORMAT_KINETO_JSON},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(s, names[i].name) == 0) {
+			*out = names[i].f;
+			return 0;
+		}
+	return -EINVAL;
 }
 
-int trace_detect_format(const char *path, enum trace_format *out, struct err *e)
+const char *trace_format_name(enum trace_format f)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		int rc = -errno;
-		err_set(e, path, 0, 0, "cannot open: %s", strerror(errno));
-		return rc;
+	switch (f) {
+	case TRACE_FORMAT_SQLITE: return "sqlite";
+	case TRACE_FORMAT_KINETO_JSON: return "kineto";
+	default: return "unknown";
 	}
-	unsigned char head[100];
-	size_t n = fread(head, 1, sizeof head, f);
-	fclose(f);
+}
+
+int trace_detect_input(struct trace_input *in, enum trace_format *out, struct err *e)
+{
+	const unsigned char *head;
+	size_t n;
+	int rc = trace_input_peek(in, &head, &n, e);
+	if (rc)
+		return rc;
 	*out = TRACE_FORMAT_UNKNOWN;
 	if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) {
 		*out = TRACE_FORMAT_SQLITE;
 		return 0;
-	}
-	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
-		err_set(e, path, 0, 0, "gzip-compressed file: decompress it first (gunzip)");
-		return -EINVAL;
-	}
-	if (n >= 4 && be32(head) == 0x28b52ffd) {
-		err_set(e, path, 0, 0, "zstd-compressed file: decompress it first (zstd -d)");
-		return -EINVAL;
 	}
 	size_t i = 0;
 	if (n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf)
@@ -69,15 +80,34 @@ int trace_detect_format(const char *path, enum trace_format *out, struct err *e)
 		*out = TRACE_FORMAT_KINETO_JSON;
 		return 0;
 	}
+	const char *gz = in->gzip ? " (after gunzip)" : "";
 	if (n == 0)
-		err_set(e, path, 0, 0, "empty file");
+		err_set(e, in->name, 0, 0, "%s%s",
+			in->kind == TRACE_INPUT_FILE && !in->gzip ? "empty file" : "empty input", gz);
+	else if (i == n)
+		err_set(e, in->name, 0, 0, "only whitespace in the first %zu bytes%s: not a trace", n,
+			gz);
 	else if (n >= 5 && memcmp(head, "QDREP", 5) == 0)
-		err_set(e, path, 0, 0, "an nsys report: export it first"
+		err_set(e, in->name, 0, 0, "an nsys report: export it first"
+			" (nsys export --type sqlite -o FILE.sqlite REPORT)");
+	else if (n >= 4 && memcmp(head, "NSYS", 4) == 0)
+		err_set(e, in->name, 0, 0, "an nsys report (.nsys-rep): export it first"
 			" (nsys export --type sqlite -o FILE.sqlite REPORT)");
 	else
-		err_set(e, path, 0, 0, "unknown format: neither an SQLite database (nsys export"
-			" --type sqlite) nor a Kineto/Chrome JSON trace");
+		err_set(e, in->name, 0, 0, "unknown format%s: neither an SQLite database (nsys export"
+			" --type sqlite) nor a Kineto/Chrome JSON trace", gz);
 	return -EINVAL;
+}
+
+int trace_detect_format(const char *path, enum trace_format *out, struct err *e)
+{
+	struct trace_input in;
+	int rc = trace_input_open(&in, path, e);
+	if (rc)
+		return rc;
+	rc = trace_detect_input(&in, out, e);
+	trace_input_close(&in);
+	return rc;
 }
 
 /* ---- process-id remapping (merge) ---- */
@@ -177,15 +207,19 @@ static void pid_map_release(struct trace_pid_map *m)
 
 /* ---- GPU identity (merge) ----
  *
- * Every process of a host records every GPU it can see, under its own CUDA ordinals (which
+ * A GPU is known by (host, rank or process, ordinal), and by its UUID where the trace has one.
+ * Every process of a host may record every GPU it can see, under its own CUDA ordinals (which
  * CUDA_VISIBLE_DEVICES may shuffle). Merge keeps one TARGET_INFO_GPU row per physical GPU and
- * rewrites each file's deviceIds to that row's id. Two rows are one GPU when their UUIDs match;
- * without UUIDs on both sides, when their PCI bus ids match on the same host; with neither, when
- * host, ordinal and name match (what the rows themselves can tell). */
+ * rewrites each file's deviceIds to that row's id. Two rows are one GPU when their UUIDs match
+ * ("GPU-" prefix or not); without UUIDs on both sides, when their PCI bus ids match on the same
+ * known host; with neither, only when the host or the rank is known and host, rank, process and
+ * ordinal all match (two profiles of one process). So two ranks' "GPU 0" from Kineto traces, which
+ * carry no UUID, stay two GPUs: the rank (distributedInfo) or the process tells them apart. */
 
 struct gpu_ident {
 	int32_t id;             /* deviceId in the merged file */
 	int32_t first_id;       /* the ordinal of the file it was first seen in */
+	int64_t rank, pid;      /* of that file; -1 unknown */
 	const char *uuid, *bus, *host, *name;   /* "" when unknown; in the map's arena */
 };
 
@@ -204,6 +238,7 @@ struct trace_gpu_map {
 	const char **hosts;      /* distinct K3SIM_CAPTURE hosts seen */
 	size_t n_hosts, cap_hosts;
 	const char *host;        /* this file's host; "" unknown */
+	int64_t rank, pid;       /* this file's rank and process; -1 unknown or several */
 };
 
 static void gpu_map_init(struct trace_gpu_map *m)
@@ -211,6 +246,7 @@ static void gpu_map_init(struct trace_gpu_map *m)
 	memset(m, 0, sizeof *m);
 	arena_init(&m->strings, GPU_MAP_STRING_BYTES);
 	m->host = "";
+	m->rank = m->pid = -1;
 }
 
 static void gpu_map_release(struct trace_gpu_map *m)
@@ -228,11 +264,13 @@ static const char *gpu_map_str(struct trace_gpu_map *m, const char *s)
 	return arena_strndup(&m->strings, s, strlen(s));
 }
 
-/* Start a file whose K3SIM_CAPTURE host is host (NULL or "": unknown). */
-static int gpu_map_begin_file(struct trace_gpu_map *m, const char *host)
+/* Start a file taken on host (NULL or "": unknown) by rank and process pid (-1: unknown). */
+static int gpu_map_begin_file(struct trace_gpu_map *m, const char *host, int64_t rank, int64_t pid)
 {
 	m->n_cur = 0;
 	m->host = "";
+	m->rank = rank;
+	m->pid = pid;
 	if (!host || !*host)
 		return 0;
 	for (size_t i = 0; i < m->n_hosts; i++)
@@ -252,15 +290,23 @@ static int gpu_map_begin_file(struct trace_gpu_map *m, const char *host)
 	return 0;
 }
 
-static bool gpu_same(const struct gpu_ident *g, const struct trace_gpu *r, const char *host)
+/* CUPTI writes "GPU-xxxxxxxx-...", nsys "xxxxxxxx-...": the same UUID. */
+static const char *uuid_body(const char *u)
+{
+	return strncasecmp(u, "GPU-", 4) == 0 ? u + 4 : u;
+}
+
+static bool gpu_same(const struct trace_gpu_map *m, const struct gpu_ident *g,
+		     const struct trace_gpu *r)
 {
 	const char *uuid = r->uuid ? r->uuid : "", *bus = r->bus_location ? r->bus_location : "";
 	if (*g->uuid && *uuid)
-		return strcasecmp(g->uuid, uuid) == 0;
+		return strcasecmp(uuid_body(g->uuid), uuid_body(uuid)) == 0;
 	if (*g->bus && *bus)
-		return strcmp(g->host, host) == 0 && strcasecmp(g->bus, bus) == 0;
-	return strcmp(g->host, host) == 0 && g->first_id == r->id &&
-	       strcmp(g->name, r->name ? r->name : "") == 0;
+		return *m->host && strcmp(g->host, m->host) == 0 && strcasecmp(g->bus, bus) == 0;
+	bool known = *m->host || m->rank >= 0;
+	return known && strcmp(g->host, m->host) == 0 && g->rank == m->rank && g->pid == m->pid &&
+	       g->first_id == r->id && strcmp(g->name, r->name ? r->name : "") == 0;
 }
 
 static bool gpu_id_taken(const struct trace_gpu_map *m, int32_t id)
@@ -281,6 +327,14 @@ static bool gpu_in_file(const struct trace_gpu_map *m, int32_t id)
 	return false;
 }
 
+static bool gpu_map_has(const struct trace_gpu_map *m, int64_t dev)
+{
+	for (size_t i = 0; i < m->n_cur; i++)
+		if (m->cur[i].from == dev)
+			return true;
+	return false;
+}
+
 /* The merged deviceId of this file's GPU row r in *to; *is_new when no earlier row was the same
  * GPU (the caller writes the row then). A GPU keeps its ordinal unless another GPU has it. */
 static int gpu_map_add(struct trace_gpu_map *m, const struct trace_gpu *r, int32_t *to,
@@ -294,7 +348,7 @@ static int gpu_map_add(struct trace_gpu_map *m, const struct trace_gpu *r, int32
 		}
 	const struct gpu_ident *g = NULL;
 	for (size_t i = 0; i < m->n && !g; i++)
-		if (!gpu_in_file(m, m->gpus[i].id) && gpu_same(&m->gpus[i], r, m->host))
+		if (!gpu_in_file(m, m->gpus[i].id) && gpu_same(m, &m->gpus[i], r))
 			g = &m->gpus[i];
 	if (m->n_cur == m->cap_cur && grow((void **)&m->cur, &m->cap_cur, sizeof *m->cur))
 		return -ENOMEM;
@@ -311,6 +365,8 @@ static int gpu_map_add(struct trace_gpu_map *m, const struct trace_gpu *r, int32
 		*ng = (struct gpu_ident){
 			.id = id,
 			.first_id = r->id,
+			.rank = m->rank,
+			.pid = m->pid,
 			.uuid = gpu_map_str(m, r->uuid),
 			.bus = gpu_map_str(m, r->bus_location),
 			.host = m->host,
@@ -327,8 +383,8 @@ static int gpu_map_add(struct trace_gpu_map *m, const struct trace_gpu *r, int32
 	return 0;
 }
 
-/* A deviceId of this file in the merged file (unchanged without a map or for a GPU the file's
- * TARGET_INFO_GPU does not list). */
+/* A deviceId of this file in the merged file (unchanged without a map; every device the file's
+ * rows use was added by import_gpus). */
 static int64_t gpu_map_dev(const struct trace_gpu_map *m, int64_t dev)
 {
 	if (!m)
@@ -360,6 +416,10 @@ struct src {
 	struct trace_pid_map *pids;
 	struct trace_gpu_map *gpus;
 	bool has_device_map;     /* the file has K3SIM_DEVICE_MAP rows (a merged file) */
+	const char *host;        /* merge: the file's host (NULL unknown; in host_buf) and rank (-1) */
+	int64_t rank;
+	char host_buf[256];
+	int64_t time_offset_ns;  /* added to every time: an nsys export's session start (UTC) */
 	struct trace_import_stats *st;
 	char unknown[64];
 };
@@ -508,10 +568,30 @@ struct gpu_head {
 	uint32_t device_id, context_id, stream_id, correlation_id;
 };
 
+/* A row's start and end on the output's clock (time_offset_ns added, checked), and the span of
+ * what was imported. */
+static int row_times(struct src *s, const char *table, int64_t *start, int64_t *end, struct err *e)
+{
+	if (__builtin_add_overflow(*start, s->time_offset_ns, start) ||
+	    __builtin_add_overflow(*end, s->time_offset_ns, end)) {
+		err_set(e, s->path, 0, 0, "%s: a time plus the session start (%lld ns) leaves the int64"
+			" nanosecond range", table, (long long)s->time_offset_ns);
+		return -ERANGE;
+	}
+	if (*start < s->st->first_ns)
+		s->st->first_ns = *start;
+	if (*end > s->st->last_ns)
+		s->st->last_ns = *end;
+	return 0;
+}
+
 static int read_gpu_head(struct src *s, sqlite3_stmt *st, const int *c, struct gpu_head *h, struct err *e)
 {
 	h->start_ns = col_i64(st, c[0], 0);
 	h->end_ns = col_i64(st, c[1], 0);
+	int rc = row_times(s, "GPU activity", &h->start_ns, &h->end_ns, e);
+	if (rc)
+		return rc;
 	h->device_id = (uint32_t)gpu_map_dev(s->gpus, col_i64(st, c[2], 0));
 	h->context_id = (uint32_t)col_i64(st, c[3], 0);
 	h->stream_id = (uint32_t)col_i64(st, c[4], 0);
@@ -712,7 +792,9 @@ static int import_api(struct src *s, const char *table, bool driver_table, struc
 		a.start_ns = col_i64(st, c[0], 0);
 		a.end_ns = col_i64(st, c[1], 0);
 		a.kind = (enum trace_api_kind)cls;
-		rc = map_gid(s, col_i64(st, c[3], 0), &a.global_tid, e);
+		rc = row_times(s, table, &a.start_ns, &a.end_ns, e);
+		if (!rc)
+			rc = map_gid(s, col_i64(st, c[3], 0), &a.global_tid, e);
 		if (rc)
 			break;
 		a.correlation_id = (uint32_t)col_i64(st, c[4], 0);
@@ -758,6 +840,9 @@ static int import_nvtx(struct src *s, struct err *e)
 		n.type = (enum trace_nvtx_type)type;
 		n.start_ns = col_i64(st, c[0], 0);
 		n.end_ns = col_i64(st, c[1], n.start_ns);
+		rc = row_times(s, table, &n.start_ns, &n.end_ns, e);
+		if (rc)
+			break;
 		n.range_id = col_i64(st, c[3], 0);
 		n.category = (int32_t)col_i64(st, c[4], 0);
 		if (c[5] >= 0 && sqlite3_column_type(st, c[5]) != SQLITE_NULL) {
@@ -787,7 +872,30 @@ static int import_nvtx(struct src *s, struct err *e)
 	return finish_rows(s, st, rc, r, table, e);
 }
 
-static int import_gpus(struct src *s, struct err *e)
+/* A GPU row of this file: written as is, or (merge) once per physical GPU under its merged id. */
+static int add_gpu(struct src *s, struct trace_gpu *g, struct err *e)
+{
+	if (s->gpus) {
+		int32_t to;
+		bool is_new;
+		int rc = gpu_map_add(s->gpus, g, &to, &is_new);
+		if (rc == -ENOSPC)
+			err_set(e, s->path, 0, 0, "more than %d GPUs to merge", MAX_GPUS);
+		else if (rc)
+			err_set(e, s->path, 0, 0, "out of memory merging GPUs");
+		if (rc)
+			return rc;
+		if (!is_new)
+			return 0; /* another process' row of the same GPU */
+		g->id = to;
+	}
+	int rc = trace_db_add_gpu(s->db, g, e);
+	if (!rc)
+		s->st->gpus++;
+	return rc;
+}
+
+static int import_gpu_rows(struct src *s, struct err *e)
 {
 	static const char *const want[] = {
 		"id", "name", "busLocation", "l2CacheSize", "totalMemory", "memoryBandwidth",
@@ -830,26 +938,66 @@ static int import_gpus(struct src *s, struct err *e)
 		g.max_warps_per_sm = (int32_t)col_i64(st, c[19], 0);
 		g.max_blocks_per_sm = (int32_t)col_i64(st, c[20], 0);
 		g.max_threads_per_block = (int32_t)col_i64(st, c[21], 0);
-		if (s->gpus) {
-			int32_t to;
-			bool is_new;
-			rc = gpu_map_add(s->gpus, &g, &to, &is_new);
-			if (rc == -ENOSPC)
-				err_set(e, s->path, 0, 0, "more than %d GPUs to merge", MAX_GPUS);
-			else if (rc)
-				err_set(e, s->path, 0, 0, "out of memory merging GPUs");
-			if (rc)
-				break;
-			if (!is_new)
-				continue; /* another process' row of the same GPU */
-			g.id = to;
-		}
-		rc = trace_db_add_gpu(s->db, &g, e);
+		rc = add_gpu(s, &g, e);
 		if (rc)
 			break;
-		s->st->gpus++;
 	}
 	return finish_rows(s, st, rc, r, table, e);
+}
+
+/* Merge: devices the activity rows use that TARGET_INFO_GPU does not list (a Kineto trace without
+ * deviceProperties, a hand-made database) get an identity too, so that two files' "device 0"
+ * are told apart as listed GPUs are. */
+static int import_unlisted_gpus(struct src *s, struct err *e)
+{
+	static const struct {
+		const char *table, *col;
+	} uses[] = {
+		{"CUPTI_ACTIVITY_KIND_KERNEL", "deviceId"}, {"CUPTI_ACTIVITY_KIND_MEMCPY", "deviceId"},
+		{"CUPTI_ACTIVITY_KIND_MEMCPY", "srcDeviceId"}, {"CUPTI_ACTIVITY_KIND_MEMCPY", "dstDeviceId"},
+		{"CUPTI_ACTIVITY_KIND_MEMSET", "deviceId"},
+	};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof uses / sizeof uses[0] && !rc; i++) {
+		const char *want[] = {uses[i].col};
+		int idx;
+		sqlite3_stmt *st;
+		rc = select_cols(s, uses[i].table, want, 1, &idx, &st, e);
+		if (rc || !st)
+			continue;
+		sqlite3_finalize(st);
+		if (idx < 0)
+			continue;
+		char sql[256];
+		snprintf(sql, sizeof sql, "SELECT DISTINCT \"%s\" FROM \"%s\" WHERE \"%s\" IS NOT NULL",
+			 uses[i].col, uses[i].table, uses[i].col);
+		if (sqlite3_prepare_v2(s->sql, sql, -1, &st, NULL) != SQLITE_OK)
+			return sql_err(s, e, uses[i].table);
+		int r;
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t dev = sqlite3_column_int64(st, 0);
+			if (dev < 0 || dev > INT32_MAX || gpu_map_has(s->gpus, dev))
+				continue;
+			struct trace_gpu g = {.id = (int32_t)dev, .cu_device = (int32_t)dev};
+			rc = add_gpu(s, &g, e);
+			if (rc)
+				break;
+		}
+		if (rc) {
+			sqlite3_finalize(st);
+			return rc;
+		}
+		rc = step_done(s, st, r, uses[i].table, e);
+	}
+	return rc;
+}
+
+static int import_gpus(struct src *s, struct err *e)
+{
+	int rc = import_gpu_rows(s, e);
+	if (!rc && s->gpus)
+		rc = import_unlisted_gpus(s, e);
+	return rc;
 }
 
 static int import_processes(struct src *s, struct err *e)
@@ -968,11 +1116,11 @@ static int import_k3sim(struct src *s, const char *prefix, struct err *e)
 /* K3SIM_DEVICE_MAP rows of a merged file, carried over with their processes and GPUs renamed. */
 static int import_device_map(struct src *s, struct err *e)
 {
-	static const char *const want[] = {"globalPid", "cudaId", "deviceId", "uuid"};
-	int c[4];
+	static const char *const want[] = {"globalPid", "cudaId", "deviceId", "uuid", "host", "rank"};
+	int c[6];
 	sqlite3_stmt *st;
 	const char *table = "K3SIM_DEVICE_MAP";
-	int rc = select_cols(s, table, want, 4, c, &st, e);
+	int rc = select_cols(s, table, want, 6, c, &st, e);
 	if (rc || !st)
 		return rc;
 	int r;
@@ -981,9 +1129,15 @@ static int import_device_map(struct src *s, struct err *e)
 		rc = map_gid(s, col_i64(st, c[0], 0), &gpid, e);
 		if (rc)
 			break;
-		int64_t dev = gpu_map_dev(s->gpus, col_i64(st, c[2], 0));
-		rc = trace_db_add_device_map(s->db, gpid, (int32_t)col_i64(st, c[1], 0), (int32_t)dev,
-					     col_text(st, c[3]), e);
+		struct trace_device_map dm = {
+			.global_pid = gpid,
+			.cuda_id = (int32_t)col_i64(st, c[1], 0),
+			.device_id = (int32_t)gpu_map_dev(s->gpus, col_i64(st, c[2], 0)),
+			.uuid = col_text(st, c[3]),
+			.host = col_text(st, c[4]),
+			.rank = col_i64(st, c[5], -1),
+		};
+		rc = trace_db_add_device_map(s->db, &dm, e);
 		if (rc)
 			break;
 		s->has_device_map = true;
@@ -1009,6 +1163,12 @@ static int import_gpu_metrics(struct src *s, struct err *e)
 		struct trace_gpu_metric m;
 		memset(&m, 0, sizeof m);
 		m.timestamp_ns = col_i64(st, c[0], 0);
+		if (__builtin_add_overflow(m.timestamp_ns, s->time_offset_ns, &m.timestamp_ns)) {
+			err_set(e, s->path, 0, 0, "%s: a time plus the session start leaves the int64"
+				" nanosecond range", table);
+			rc = -ERANGE;
+			break;
+		}
 		rc = map_gid(s, col_i64(st, c[1], 0), &m.global_pid, e);
 		if (rc)
 			break;
@@ -1041,8 +1201,15 @@ static int write_device_map(struct src *s, struct err *e)
 	for (size_t i = 0; i < p->n_cur; i++)
 		for (size_t j = 0; j < g->n_cur; j++) {
 			const struct gpu_pair *d = &g->cur[j];
-			int rc = trace_db_add_device_map(s->db, trace_global_pid(p->cur[i].to),
-							 (int32_t)d->from, d->to, d->uuid, e);
+			struct trace_device_map dm = {
+				.global_pid = trace_global_pid(p->cur[i].to),
+				.cuda_id = (int32_t)d->from,
+				.device_id = d->to,
+				.uuid = d->uuid,
+				.host = s->host,
+				.rank = s->rank,
+			};
+			int rc = trace_db_add_device_map(s->db, &dm, e);
 			if (rc)
 				return rc;
 		}
@@ -1076,13 +1243,58 @@ static void capture_value(struct src *s, const char *name, char *out, size_t n)
 	name_value(s, "K3SIM_CAPTURE", name, out, n);
 }
 
+/* An nsys export's session start, UTC ns (TARGET_INFO_SESSION_START_TIME.utcEpochNs); -1 when
+ * the file does not say. */
+static int64_t session_start(struct src *s)
+{
+	if (!has_table(s, "TARGET_INFO_SESSION_START_TIME"))
+		return -1;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->sql, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	int64_t v = -1;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static bool has_rows(struct src *s, const char *table)
+{
+	if (!has_table(s, table))
+		return false;
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT 1 FROM \"%s\" LIMIT 1", table);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->sql, sql, -1, &st, NULL) != SQLITE_OK)
+		return false;
+	bool any = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return any;
+}
+
+/* A non-negative decimal count ("3"); -EINVAL otherwise. */
+static int parse_count(const char *text, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (end == text || *end || errno || v < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int trace_import_sqlite(struct trace_db *db, const char *path, const struct trace_sqlite_opts *o,
 			struct trace_import_stats *st, struct err *e)
 {
 	struct trace_import_stats local;
 	memset(&local, 0, sizeof local);
+	local.first_ns = INT64_MAX;
+	local.last_ns = INT64_MIN;
 	struct src s = {.path = path, .db = db, .st = &local, .pids = o ? o->pids : NULL,
-			.gpus = o ? o->gpus : NULL};
+			.gpus = o ? o->gpus : NULL, .rank = -1};
 	arena_init(&s.strings.arena, MAX_STRING_BYTES);
 	const char *prefix = o ? o->capture_prefix : NULL;
 	int rc = trace_sql_open(path, &s.sql, e);
@@ -1106,9 +1318,22 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 	if (rc)
 		goto out;
 	if (s.gpus) {
-		char host[256];
+		/* the file's identity: where and by whom it was taken (a merged file has several) */
+		char host[256], rank[32], pid[32];
 		capture_value(&s, TRACE_CAPTURE_HOST, host, sizeof host);
-		rc = gpu_map_begin_file(s.gpus, host);
+		capture_value(&s, TRACE_CAPTURE_RANK, rank, sizeof rank);
+		capture_value(&s, TRACE_CAPTURE_PID, pid, sizeof pid);
+		int64_t rank_v = -1, pid_v = -1;
+		if (!has_rows(&s, "K3SIM_DEVICE_MAP")) {
+			if (rank[0] && parse_count(rank, &rank_v))
+				rank_v = -1;
+			if (pid[0] && parse_count(pid, &pid_v))
+				pid_v = -1;
+		}
+		s.rank = rank_v;
+		snprintf(s.host_buf, sizeof s.host_buf, "%s", host);
+		s.host = s.host_buf[0] ? s.host_buf : NULL;
+		rc = gpu_map_begin_file(s.gpus, host, rank_v, pid_v);
 		if (rc == -ENOSPC)
 			err_set(e, path, 0, 0, "more than %d hosts to merge", MAX_HOSTS);
 		else if (rc)
@@ -1116,6 +1341,12 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 		if (rc)
 			goto out;
 	}
+	char product[64], version[64], key[512];
+	meta_value(&s, "EXPORT_PRODUCT", product, sizeof product);
+	bool k3sim = strcmp(product, "k3sim") == 0;
+	int64_t session_ns = k3sim ? -1 : session_start(&s);
+	if (session_ns > 0)
+		s.time_offset_ns = session_ns; /* nsys times count from the session start */
 	rc = import_gpus(&s, e);
 	if (!rc)
 		rc = import_processes(&s, e);
@@ -1137,13 +1368,21 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 		rc = import_nvtx(&s, e);
 	if (rc)
 		goto out;
-	char product[64], version[64], key[512];
-	meta_value(&s, "EXPORT_PRODUCT", product, sizeof product);
-	bool k3sim = strcmp(product, "k3sim") == 0;
 	if (!k3sim) {
 		meta_value(&s, "EXPORT_SCHEMA_VERSION", version, sizeof version);
 		snprintf(key, sizeof key, "%s%s", prefix ? prefix : "", TRACE_CAPTURE_SOURCE);
 		rc = trace_db_set_capture(db, key, "nsys-import", e);
+		if (!rc) {
+			snprintf(key, sizeof key, "%s%s", prefix ? prefix : "", TRACE_CAPTURE_CLOCK);
+			rc = trace_db_set_capture(db, key, session_ns > 0 ? TRACE_CLOCK_UNIX_EPOCH
+									 : TRACE_CLOCK_UNKNOWN, e);
+		}
+		if (!rc && session_ns > 0) {
+			char num[32];
+			snprintf(key, sizeof key, "%snsys_session_start_utc_ns", prefix ? prefix : "");
+			snprintf(num, sizeof num, "%lld", (long long)session_ns);
+			rc = trace_db_set_capture(db, key, num, e);
+		}
 		if (!rc && version[0]) {
 			snprintf(key, sizeof key, "%snsys_export_schema_version",
 				 prefix ? prefix : "");
@@ -1151,6 +1390,15 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 		}
 		if (rc)
 			goto out;
+	}
+	if (!k3sim) {
+		local.clock = session_ns > 0 ? TRACE_CLOCK_EPOCH : TRACE_CLOCK_RELATIVE;
+	} else {
+		char clock[32];
+		capture_value(&s, TRACE_CAPTURE_CLOCK, clock, sizeof clock);
+		local.clock = strcmp(clock, TRACE_CLOCK_UNIX_EPOCH) == 0 ? TRACE_CLOCK_EPOCH
+			      : strcmp(clock, TRACE_CLOCK_UNKNOWN) == 0  ? TRACE_CLOCK_RELATIVE
+									 : TRACE_CLOCK_NOT_STATED;
 	}
 	rc = import_k3sim(&s, prefix, e);
 	if (!rc)
@@ -1169,16 +1417,101 @@ out:
 	return rc;
 }
 
+/* SQLite reads files, not streams: a database that arrives through a pipe or gzip'd is copied to
+ * a temporary file first (disk, not memory). */
+static int spool(struct trace_input *in, char *tmp, size_t n, struct err *e)
+{
+	const char *dir = getenv("TMPDIR");
+	snprintf(tmp, n, "%s/k3sim-import-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		int rc = -errno;
+		err_set(e, tmp, 0, 0, "cannot create a temporary copy of %s: %s", in->name,
+			strerror(errno));
+		tmp[0] = '\0';
+		return rc;
+	}
+	enum { CHUNK = 1 << 20 };
+	unsigned char *buf = malloc(CHUNK);
+	int rc = buf ? 0 : -ENOMEM;
+	if (!buf)
+		err_set(e, in->name, 0, 0, "out of memory");
+	while (!rc) {
+		size_t got;
+		rc = trace_input_read(in, buf, CHUNK, &got, e);
+		if (rc || !got)
+			break;
+		for (size_t off = 0; off < got && !rc;) {
+			ssize_t w = write(fd, buf + off, got - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				rc = -errno;
+				err_set(e, tmp, 0, 0, "cannot write a temporary copy of %s: %s",
+					in->name, strerror(errno));
+			} else {
+				off += (size_t)w;
+			}
+		}
+	}
+	free(buf);
+	if (close(fd) && !rc) {
+		rc = -EIO;
+		err_set(e, tmp, 0, 0, "cannot write a temporary copy of %s", in->name);
+	}
+	if (rc) {
+		unlink(tmp);
+		tmp[0] = '\0';
+	}
+	return rc;
+}
+
+int trace_import_path(struct trace_db *db, const char *path, const struct trace_import_opts *o,
+		      enum trace_format *fmt_out, struct trace_import_stats *st, struct err *e)
+{
+	struct trace_input in;
+	int rc = trace_input_open(&in, path, e);
+	if (rc)
+		return rc;
+	enum trace_format fmt = o ? o->format : TRACE_FORMAT_UNKNOWN, seen;
+	/* sniffing looks at the head without consuming it, so a pipe is read once */
+	rc = trace_detect_input(&in, &seen, e);
+	if (rc && fmt == TRACE_FORMAT_UNKNOWN)
+		goto out;
+	if (fmt == TRACE_FORMAT_UNKNOWN) {
+		fmt = seen;
+	} else if (!rc && seen != fmt) {
+		err_set(e, in.name, 0, 0, "--format %s, but this is %s", trace_format_name(fmt),
+			seen == TRACE_FORMAT_SQLITE ? "an SQLite database" : "a JSON trace");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = 0;
+	if (fmt_out)
+		*fmt_out = fmt;
+	if (fmt == TRACE_FORMAT_KINETO_JSON) {
+		rc = trace_import_kineto_input(db, &in, o ? &o->kineto : NULL, st, e);
+	} else if (in.kind == TRACE_INPUT_FILE && !in.gzip) {
+		rc = trace_import_sqlite(db, in.path, NULL, st, e);
+	} else {
+		char tmp[4096];
+		rc = spool(&in, tmp, sizeof tmp, e);
+		if (!rc) {
+			rc = trace_import_sqlite(db, tmp, NULL, st, e);
+			if (rc && e && strcmp(e->file, tmp) == 0)
+				snprintf(e->file, sizeof e->file, "%s", in.name);
+			unlink(tmp);
+		}
+	}
+out:
+	trace_input_close(&in);
+	return rc;
+}
+
 int trace_import_file(struct trace_db *db, const char *path, struct trace_import_stats *st,
 		      struct err *e)
 {
-	enum trace_format f;
-	int rc = trace_detect_format(path, &f, e);
-	if (rc)
-		return rc;
-	if (f == TRACE_FORMAT_SQLITE)
-		return trace_import_sqlite(db, path, NULL, st, e);
-	return trace_import_kineto(db, path, NULL, st, e);
+	return trace_import_path(db, path, NULL, NULL, st, e);
 }
 
 static void add_stats(struct trace_import_stats *to, const struct trace_import_stats *a)
@@ -1193,6 +1526,10 @@ static void add_stats(struct trace_import_stats *to, const struct trace_import_s
 	to->processes += a->processes;
 	to->skipped += a->skipped;
 	to->dropped_records += a->dropped_records;
+	if (a->first_ns < to->first_ns)
+		to->first_ns = a->first_ns;
+	if (a->last_ns > to->last_ns)
+		to->last_ns = a->last_ns;
 }
 
 int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs,
@@ -1204,6 +1541,9 @@ int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs
 	}
 	struct trace_import_stats total;
 	memset(&total, 0, sizeof total);
+	total.first_ns = INT64_MAX;
+	total.last_ns = INT64_MIN;
+	bool epoch = false, relative = false;
 	struct trace_pid_map pids;
 	memset(&pids, 0, sizeof pids);
 	struct trace_gpu_map gpus;
@@ -1212,12 +1552,24 @@ int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs
 	int rc = 0;
 	for (size_t i = 0; i < n_inputs && !rc; i++) {
 		enum trace_format f;
-		rc = trace_detect_format(inputs[i], &f, e);
-		if (!rc && f != TRACE_FORMAT_SQLITE) {
-			err_set(e, inputs[i], 0, 0, "merge takes trace databases; import this file"
-				" first (k3sim trace import)");
+		struct trace_input in;
+		if (strcmp(inputs[i], "-") == 0) {
+			err_set(e, inputs[i], 0, 0, "merge reads database files, not standard input;"
+				" import the stream first (k3sim trace import - -o FILE.db)");
+			rc = -EINVAL;
+			break;
+		}
+		rc = trace_input_open(&in, inputs[i], e);
+		if (rc)
+			break;
+		rc = trace_detect_input(&in, &f, e);
+		if (!rc && (f != TRACE_FORMAT_SQLITE || in.gzip || in.kind != TRACE_INPUT_FILE)) {
+			err_set(e, inputs[i], 0, 0, "merge takes trace database files%s; import this file"
+				" first (k3sim trace import)",
+				f == TRACE_FORMAT_SQLITE ? " (not gzip'd, not a pipe)" : "");
 			rc = -EINVAL;
 		}
+		trace_input_close(&in);
 	}
 	if (!rc)
 		rc = trace_db_create(&db, out_path, opts, e);
@@ -1231,11 +1583,14 @@ int trace_merge(const char *out_path, const char *const *inputs, size_t n_inputs
 		if (rc)
 			break;
 		add_stats(&total, &one);
+		epoch = epoch || one.clock == TRACE_CLOCK_EPOCH;
+		relative = relative || one.clock == TRACE_CLOCK_RELATIVE;
 		char key[64];
 		snprintf(key, sizeof key, "input%zu", i);
 		rc = trace_db_set_capture(db, key, inputs[i], e);
 	}
 	total.hosts = (int64_t)gpus.n_hosts;
+	total.clock_mixed = epoch && relative;
 	if (!rc)
 		rc = trace_db_set_capture(db, TRACE_CAPTURE_SOURCE, "merge", e);
 	if (db && rc) {

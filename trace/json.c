@@ -16,7 +16,9 @@ enum {
 
 static void reset(struct json_reader *r, const char *name)
 {
+	/* everything but the read buffer */
 	memset(r, 0, offsetof(struct json_reader, buf));
+	memset(&r->pos, 0, sizeof *r - offsetof(struct json_reader, pos));
 	r->pos = r->len = 0;
 	r->eof = 0;
 	snprintf(r->file, sizeof r->file, "%s", name ? name : "");
@@ -29,19 +31,39 @@ static void reset(struct json_reader *r, const char *name)
 	r->depth = 0;
 	r->state = ST_VALUE;
 	r->tokens = 0;
+	r->io_rc = 0;
 }
 
 int json_reader_open_file(struct json_reader *r, const char *path, struct err *e)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		int rc = -errno;
-		err_set(e, path, 0, 0, "cannot open: %s", strerror(errno));
+	struct trace_input *in = malloc(sizeof *in);
+	if (!in) {
+		err_set(e, path, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = trace_input_open(in, path, e);
+	if (rc) {
+		free(in);
 		return rc;
 	}
-	reset(r, path);
-	r->f = f;
+	json_reader_open_input(r, in);
+	r->own_in = true;
 	return 0;
+}
+
+void json_reader_open_input(struct json_reader *r, struct trace_input *in)
+{
+	reset(r, in->name);
+	const unsigned char *p;
+	size_t n;
+	if (trace_input_direct(in, &p, &n)) {
+		/* plain memory: read in place */
+		r->mem = p;
+		r->mem_len = n;
+		r->len = n;
+		return;
+	}
+	r->in = in;
 }
 
 void json_reader_open_mem(struct json_reader *r, const char *name, const void *data, size_t len)
@@ -54,9 +76,12 @@ void json_reader_open_mem(struct json_reader *r, const char *name, const void *d
 
 void json_reader_close(struct json_reader *r)
 {
-	if (r->f)
-		fclose(r->f);
-	r->f = NULL;
+	if (r->own_in && r->in) {
+		trace_input_close(r->in);
+		free(r->in);
+	}
+	r->in = NULL;
+	r->own_in = false;
 	free(r->str);
 	r->str = NULL;
 	r->str_cap = r->str_len = 0;
@@ -71,21 +96,26 @@ void json_reader_limits(struct json_reader *r, size_t max_string_bytes, int max_
 	r->max_depth = max_depth > JSON_MAX_DEPTH ? JSON_MAX_DEPTH : max_depth;
 }
 
-static const unsigned char *data(const struct json_reader *r)
+static inline const unsigned char *data(const struct json_reader *r)
 {
 	return r->mem ? r->mem : r->buf;
 }
 
-/* Make at least one unread byte available; false at end of input. */
-static bool fill(struct json_reader *r)
+/* Make at least one unread byte available; false at end of input or on a read error (then
+ * r->io_rc and r->io_err say why). */
+static bool refill(struct json_reader *r)
 {
-	if (r->pos < r->len)
-		return true;
-	if (r->mem || r->eof || !r->f)
+	if (r->mem || r->eof || !r->in)
 		return false;
-	size_t n = fread(r->buf, 1, sizeof r->buf, r->f);
+	size_t n = 0;
+	int rc = trace_input_read(r->in, r->buf, sizeof r->buf, &n, &r->io_err);
 	r->pos = 0;
 	r->len = n;
+	if (rc) {
+		r->io_rc = rc;
+		r->eof = 1;
+		return false;
+	}
 	if (n == 0) {
 		r->eof = 1;
 		return false;
@@ -93,14 +123,19 @@ static bool fill(struct json_reader *r)
 	return true;
 }
 
-static int peekc(struct json_reader *r)
+static inline bool fill(struct json_reader *r)
+{
+	return r->pos < r->len || refill(r);
+}
+
+static inline int peekc(struct json_reader *r)
 {
 	if (!fill(r))
 		return -1;
 	return data(r)[r->pos];
 }
 
-static void advance(struct json_reader *r, int c)
+static inline void advance(struct json_reader *r, int c)
 {
 	r->pos++;
 	if (c == '\n') {
@@ -111,8 +146,18 @@ static void advance(struct json_reader *r, int c)
 	}
 }
 
+/* A read error stands in for "end of file" in every message. */
+static int io_error(struct json_reader *r, struct err *e)
+{
+	if (e)
+		*e = r->io_err;
+	return r->io_rc;
+}
+
 static int fail(struct json_reader *r, struct err *e, int line, int col, const char *what)
 {
+	if (r->io_rc) /* whatever broke here broke because the input could not be read */
+		return io_error(r, e);
 	err_set(e, r->file, line, col, "%s", what);
 	return -EINVAL;
 }
@@ -124,6 +169,8 @@ static int fail_here(struct json_reader *r, struct err *e, const char *what)
 
 static int describe_unexpected(struct json_reader *r, struct err *e, int c, const char *expected)
 {
+	if (c < 0 && r->io_rc)
+		return io_error(r, e);
 	if (c < 0) {
 		err_set(e, r->file, r->line, r->col, "unexpected end of file (truncated document?),"
 			" expected %s", expected);
@@ -136,24 +183,43 @@ static int describe_unexpected(struct json_reader *r, struct err *e, int c, cons
 	return -EINVAL;
 }
 
-static void skip_ws(struct json_reader *r)
+static void skip_ws_slow(struct json_reader *r)
 {
 	for (;;) {
-		int c = peekc(r);
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+		const unsigned char *d = data(r);
+		size_t p = r->pos, len = r->len;
+		int col = r->col;
+		while (p < len) {
+			unsigned char c = d[p];
+			if (c == ' ' || c == '\t' || c == '\r') {
+				col++;
+			} else if (c == '\n') {
+				r->line++;
+				col = 1;
+			} else {
+				break;
+			}
+			p++;
+		}
+		r->pos = p;
+		r->col = col;
+		if (p < len || !refill(r))
 			return;
-		advance(r, c);
 	}
 }
 
-static int str_reserve(struct json_reader *r, size_t extra, struct err *e)
+/* Whitespace before a token: most tokens have none or one byte of it. */
+static inline void skip_ws(struct json_reader *r)
+{
+	if (r->pos < r->len && data(r)[r->pos] > ' ')
+		return;
+	skip_ws_slow(r);
+}
+
+/* Room for `extra` more bytes of text (plus the NUL); the caller has checked the limit. */
+static int str_grow(struct json_reader *r, size_t extra, struct err *e)
 {
 	size_t need = r->str_len + extra + 1;
-	if (r->str_len + extra > r->max_string_bytes) {
-		err_set(e, r->file, r->tok_line, r->tok_col, "string longer than %zu bytes",
-			r->max_string_bytes);
-		return -E2BIG;
-	}
 	if (need <= r->str_cap)
 		return 0;
 	size_t cap = r->str_cap ? r->str_cap : 256;
@@ -166,6 +232,33 @@ static int str_reserve(struct json_reader *r, size_t extra, struct err *e)
 	}
 	r->str = p;
 	r->str_cap = cap;
+	return 0;
+}
+
+/* Append n bytes of text, as much as the limit allows: a string past it is kept cut (on a UTF-8
+ * boundary) and flagged, never rejected. */
+static int str_append(struct json_reader *r, const unsigned char *p, size_t n, struct err *e)
+{
+	if (r->discard || r->str_cut)
+		return 0;
+	if (r->str_len + n < r->str_cap && r->str_len + n <= r->max_string_bytes) {
+		memcpy(r->str + r->str_len, p, n); /* the common case: it fits */
+		r->str_len += n;
+		return 0;
+	}
+	size_t room = r->max_string_bytes - r->str_len;
+	if (n > room) {
+		size_t k = room;
+		while (k > 0 && (p[k] & 0xc0) == 0x80)
+			k--;
+		n = k;
+		r->str_cut = true;
+	}
+	int rc = str_grow(r, n, e);
+	if (rc)
+		return rc;
+	memcpy(r->str + r->str_len, p, n);
+	r->str_len += n;
 	return 0;
 }
 
@@ -192,12 +285,11 @@ static int put_utf8(struct json_reader *r, uint32_t cp, struct err *e)
 		out[3] = (unsigned char)(0x80 | (cp & 0x3f));
 		n = 4;
 	}
-	int rc = str_reserve(r, n, e);
-	if (rc)
-		return rc;
-	memcpy(r->str + r->str_len, out, n);
-	r->str_len += n;
-	return 0;
+	if (!r->discard && !r->str_cut && n > r->max_string_bytes - r->str_len) {
+		r->str_cut = true; /* never half a character */
+		return 0;
+	}
+	return str_append(r, out, n, e);
 }
 
 static int hex4(struct json_reader *r, uint32_t *out, struct err *e)
@@ -269,19 +361,19 @@ static int read_escape(struct json_reader *r, struct err *e)
 		return describe_unexpected(r, e, c, "an escape character after '\\'");
 	}
 	advance(r, c);
-	int rc = str_reserve(r, 1, e);
-	if (rc)
-		return rc;
-	r->str[r->str_len++] = plain;
-	return 0;
+	unsigned char b = (unsigned char)plain;
+	return str_append(r, &b, 1, e);
 }
 
 static int read_string(struct json_reader *r, struct err *e)
 {
 	advance(r, '"');
 	r->str_len = 0;
+	r->str_cut = false;
 	for (;;) {
 		if (!fill(r)) {
+			if (r->io_rc)
+				return io_error(r, e);
 			return fail(r, e, r->tok_line, r->tok_col,
 				    "unterminated string (truncated document?)");
 		}
@@ -292,11 +384,9 @@ static int read_string(struct json_reader *r, struct err *e)
 			end++;
 		size_t n = end - r->pos;
 		if (n) {
-			int rc = str_reserve(r, n, e);
+			int rc = str_append(r, d + r->pos, n, e);
 			if (rc)
 				return rc;
-			memcpy(r->str + r->str_len, d + r->pos, n);
-			r->str_len += n;
 			r->pos = end;
 			r->col += (int)n;
 			continue;
@@ -315,7 +405,9 @@ static int read_string(struct json_reader *r, struct err *e)
 		}
 		return fail_here(r, e, "control character in string (unescaped newline or tab?)");
 	}
-	int rc = str_reserve(r, 0, e);
+	if (r->discard)
+		return 0;
+	int rc = str_grow(r, 0, e);
 	if (rc)
 		return rc;
 	r->str[r->str_len] = '\0';
@@ -327,18 +419,30 @@ static bool is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
+static bool is_number_char(int c)
+{
+	return is_digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
 static int read_number(struct json_reader *r, struct err *e)
 {
 	char tmp[JSON_MAX_NUMBER_BYTES + 1];
 	size_t n = 0;
 	for (;;) {
-		int c = peekc(r);
-		if (!(is_digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'))
+		if (!fill(r))
 			break;
-		if (n == JSON_MAX_NUMBER_BYTES)
-			return fail(r, e, r->tok_line, r->tok_col, "number too long");
-		tmp[n++] = (char)c;
-		advance(r, c);
+		/* the digits within the buffer at once */
+		const unsigned char *d = data(r);
+		size_t p = r->pos, len = r->len;
+		while (p < len && is_number_char(d[p])) {
+			if (n == JSON_MAX_NUMBER_BYTES)
+				return fail(r, e, r->tok_line, r->tok_col, "number too long");
+			tmp[n++] = (char)d[p++];
+		}
+		r->col += (int)(p - r->pos);
+		r->pos = p;
+		if (p < len)
+			break;
 	}
 	tmp[n] = '\0';
 	/* JSON grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
@@ -371,7 +475,9 @@ static int read_number(struct json_reader *r, struct err *e)
 	}
 	if (i != n)
 		return fail(r, e, r->tok_line, r->tok_col, "malformed number");
-	int rc = str_reserve(r, n, e);
+	if (r->discard)
+		return 0;
+	int rc = str_grow(r, n, e);
 	if (rc)
 		return rc;
 	memcpy(r->str, tmp, n + 1);
@@ -458,13 +564,37 @@ static int read_value(struct json_reader *r, int c, enum json_tok *tok, struct e
 	return rc;
 }
 
+/* A UTF-8 byte order mark before the document (editors on Windows write one). */
+static int skip_bom(struct json_reader *r, struct err *e)
+{
+	r->started = true;
+	if (peekc(r) != 0xef)
+		return 0;
+	static const unsigned char bom[3] = {0xef, 0xbb, 0xbf};
+	for (int i = 0; i < 3; i++) {
+		int c = peekc(r);
+		if (c != bom[i])
+			return describe_unexpected(r, e, c, "a value (a stray byte order mark?)");
+		r->pos++;
+	}
+	return 0;
+}
+
 int json_next(struct json_reader *r, enum json_tok *tok, struct err *e)
 {
+	r->str_cut = false;
+	if (!r->started) {
+		int rc = skip_bom(r, e);
+		if (rc)
+			return rc;
+	}
 	for (;;) {
 		skip_ws(r);
 		int c = peekc(r);
 		r->tok_line = r->line;
 		r->tok_col = r->col;
+		if (c < 0 && r->io_rc)
+			return io_error(r, e);
 		switch (r->state) {
 		case ST_DONE:
 			if (c < 0) {
@@ -533,19 +663,84 @@ int json_skip(struct json_reader *r, enum json_tok first, struct err *e)
 	if (first != JSON_OBJ_BEGIN && first != JSON_ARR_BEGIN)
 		return 0;
 	int target = r->depth - 1;
+	bool was = r->discard;
+	r->discard = true;
+	int rc = 0;
 	while (r->depth > target) {
 		enum json_tok t;
-		int rc = json_next(r, &t, e);
+		rc = json_next(r, &t, e);
 		if (rc)
-			return rc;
-		if (t == JSON_EOF)
-			return fail_here(r, e, "unexpected end of file");
+			break;
+		if (t == JSON_EOF) {
+			rc = fail_here(r, e, "unexpected end of file");
+			break;
+		}
 	}
-	return 0;
+	r->discard = was;
+	return rc;
+}
+
+int json_skip_value(struct json_reader *r, enum json_tok *tok, struct err *e)
+{
+	enum json_tok t;
+	bool was = r->discard;
+	r->discard = true;
+	int rc = json_next(r, &t, e);
+	r->discard = was;
+	if (rc)
+		return rc;
+	if (tok)
+		*tok = t;
+	return json_skip(r, t, e);
+}
+
+/* The common case of trace timestamps, "1700000000123.456": digits, an optional fraction, no
+ * exponent, at most 18 digits after scaling. false: leave it to the general routine. */
+static bool parse_scaled_fast(const char *s, int scale, int64_t *out)
+{
+	const char *p = s;
+	bool neg = *p == '-';
+	if (neg)
+		p++;
+	if (!is_digit(*p) || scale < 0 || scale > 9)
+		return false;
+	int64_t v = 0;
+	int digits = 0;
+	for (; is_digit(*p); p++) {
+		if (++digits + scale > 18)
+			return false;
+		v = v * 10 + (*p - '0');
+	}
+	int frac = 0;
+	bool round_up = false;
+	if (*p == '.') {
+		p++;
+		if (!is_digit(*p))
+			return false;
+		for (; is_digit(*p); p++) {
+			if (frac < scale) {
+				v = v * 10 + (*p - '0');
+				frac++;
+			} else if (frac == scale) {
+				round_up = *p >= '5'; /* the first dropped digit decides */
+				frac++;
+			}
+		}
+	}
+	if (*p)
+		return false;
+	for (int i = frac < scale ? frac : scale; i < scale; i++)
+		v *= 10;
+	if (round_up)
+		v++;
+	*out = neg ? -v : v;
+	return true;
 }
 
 int json_parse_scaled(const char *s, int scale, int64_t *out)
 {
+	if (parse_scaled_fast(s, scale, out))
+		return 0;
 	const char *p = s;
 	bool neg = false;
 	if (*p == '-' || *p == '+') {

@@ -68,7 +68,7 @@ static const char SCHEMA_SQL[] =
 	" correlationId INTEGER, nameId INTEGER, metric TEXT NOT NULL, value REAL,"
 	" unit TEXT);\n"
 	"CREATE TABLE K3SIM_DEVICE_MAP (globalPid INTEGER NOT NULL, cudaId INTEGER NOT NULL,"
-	" deviceId INTEGER NOT NULL, uuid TEXT);\n"
+	" deviceId INTEGER NOT NULL, uuid TEXT, host TEXT, rank INTEGER);\n"
 	"CREATE TABLE K3SIM_GPU_METRICS (timestamp INTEGER NOT NULL, globalPid INTEGER,"
 	" deviceId INTEGER, smClockMHz REAL, memClockMHz REAL, powerW REAL,"
 	" temperatureC REAL, throttleReasons INTEGER);\n";
@@ -109,7 +109,8 @@ static const struct buf_table BUF_TABLES[BUF_COUNT] = {
 
 struct rowbuf {
 	sqlite3_stmt *one;   /* single-row INSERT, for the tail of a batch */
-	sqlite3_stmt *many;  /* `rows`-row INSERT */
+	sqlite3_stmt *many;  /* `rows`-row INSERT, prepared at the first full batch */
+	const struct buf_table *table;
 	int rows;            /* rows per multi-row INSERT, <= ROWBUF_ROWS */
 	int ncol;
 	int n;               /* rows buffered */
@@ -148,8 +149,8 @@ static const char *const STMT_SQL[ST_COUNT] = {
 	[ST_METRIC] = "INSERT INTO K3SIM_KERNEL_METRICS (globalPid, deviceId, correlationId,"
 		      " nameId, metric, value, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_CAPTURE] = "INSERT OR REPLACE INTO K3SIM_CAPTURE (name, value) VALUES (?1, ?2)",
-	[ST_DEVICE_MAP] = "INSERT INTO K3SIM_DEVICE_MAP (globalPid, cudaId, deviceId, uuid)"
-			  " VALUES (?1, ?2, ?3, ?4)",
+	[ST_DEVICE_MAP] = "INSERT INTO K3SIM_DEVICE_MAP (globalPid, cudaId, deviceId, uuid, host,"
+			  " rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	[ST_GPU_METRIC] = "INSERT INTO K3SIM_GPU_METRICS (timestamp, globalPid, deviceId, smClockMHz,"
 			  " memClockMHz, powerW, temperatureC, throttleReasons)"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -285,10 +286,10 @@ static int prepare_rowbuf(struct trace_db *db, struct rowbuf *b, const struct bu
 	b->rows = max_params / t->ncol < ROWBUF_ROWS ? max_params / t->ncol : ROWBUF_ROWS;
 	if (b->rows < 1)
 		b->rows = 1;
-	int rc = prepare_one(db, t, 1, &b->one, e);
-	if (!rc)
-		rc = prepare_one(db, t, b->rows, &b->many, e);
-	return rc;
+	b->table = t;
+	/* the many-row statement when the first full batch needs it: parsing it costs more than a
+	 * small import */
+	return prepare_one(db, t, 1, &b->one, e);
 }
 
 /* Bind rows [0, nrows) of b into s starting at row 0 of the statement, and run it. */
@@ -316,12 +317,16 @@ static int rowbuf_run(struct trace_db *db, struct rowbuf *b, sqlite3_stmt *s, in
 static int rowbuf_flush(struct trace_db *db, struct rowbuf *b, struct err *e)
 {
 	int rc = 0;
-	if (b->n == b->rows)
-		rc = rowbuf_run(db, b, b->many, 0, b->rows, e);
-	else
+	if (b->n == b->rows) {
+		if (!b->many)
+			rc = prepare_one(db, b->table, b->rows, &b->many, e);
+		if (!rc)
+			rc = rowbuf_run(db, b, b->many, 0, b->rows, e);
+	} else {
 		for (int r = 0; r < b->n && !rc; r++)
 			rc = rowbuf_run(db, b, b->one, r, 1, e);
-	b->n = 0;
+	}
+	b->n = 0; /* rows buffered at an error are lost with it */
 	return rc;
 }
 
@@ -1096,20 +1101,142 @@ int trace_db_set_capture(struct trace_db *db, const char *key, const char *value
 	return step(db, ST_CAPTURE, e);
 }
 
-int trace_db_add_device_map(struct trace_db *db, int64_t global_pid, int32_t cuda_id,
-			    int32_t device_id, const char *uuid, struct err *e)
+int trace_db_add_device_map(struct trace_db *db, const struct trace_device_map *m, struct err *e)
 {
-	if (!db)
-		return bad_arg(e, "trace_db_add_device_map: NULL db");
+	if (!db || !m)
+		return bad_arg(e, "trace_db_add_device_map: NULL argument");
 	int rc = row_begin(db, e);
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_DEVICE_MAP];
-	bind_i64(s, 1, global_pid);
-	bind_i64(s, 2, cuda_id);
-	bind_i64(s, 3, device_id);
-	bind_text(s, 4, uuid);
+	bind_i64(s, 1, m->global_pid);
+	bind_i64(s, 2, m->cuda_id);
+	bind_i64(s, 3, m->device_id);
+	bind_text(s, 4, m->uuid && *m->uuid ? m->uuid : NULL);
+	bind_text(s, 5, m->host);
+	if (m->rank >= 0)
+		bind_i64(s, 6, m->rank);
 	return step(db, ST_DEVICE_MAP, e);
+}
+
+/* ---- rewrites of rows already written (importers that learn a fact late) ---- */
+
+static int exec_changes(struct trace_db *db, const char *sql, int64_t a, int64_t b, int64_t *changes,
+			struct err *e)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db->sql, sql, -1, &s, NULL) != SQLITE_OK)
+		return sql_fail(db, e, "update");
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
+	int r = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (r != SQLITE_DONE)
+		return sql_fail(db, e, "update");
+	if (changes)
+		*changes += sqlite3_changes64(db->sql);
+	return 0;
+}
+
+int trace_db_rewrite_pid(struct trace_db *db, int64_t from_pid, int64_t to_pid, int64_t *rows,
+			 struct err *e)
+{
+	static const char *const sql[] = {
+#define PID_COL(t, c)                                                                             \
+	"UPDATE " t " SET " c " = (" c " & ~(16777215 << 24)) | (?2 << 24) WHERE ((" c " >> 24) &" \
+	" 16777215) = ?1"
+		PID_COL("CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"),
+		PID_COL("CUPTI_ACTIVITY_KIND_MEMCPY", "globalPid"),
+		PID_COL("CUPTI_ACTIVITY_KIND_MEMSET", "globalPid"),
+		PID_COL("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"),
+		PID_COL("NVTX_EVENTS", "globalTid"),
+		PID_COL("NVTX_EVENTS", "endGlobalTid"),
+		PID_COL("K3SIM_KERNEL_METRICS", "globalPid"),
+		PID_COL("K3SIM_DEVICE_MAP", "globalPid"),
+		PID_COL("K3SIM_GPU_METRICS", "globalPid"),
+		PID_COL("PROCESSES", "globalPid"),
+#undef PID_COL
+		"UPDATE PROCESSES SET pid = ?2 WHERE pid = ?1",
+	};
+	if (!db || from_pid < 0 || from_pid > 0xffffff || to_pid < 0 || to_pid > 0xffffff)
+		return bad_arg(e, "trace_db_rewrite_pid: bad process id");
+	int rc = commit(db, e);
+	if (rc)
+		return rc;
+	int64_t n = 0;
+	rc = exec(db, "BEGIN", e);
+	for (size_t i = 0; i < sizeof sql / sizeof sql[0] && !rc; i++)
+		rc = exec_changes(db, sql[i], from_pid, to_pid, i < 4 ? &n : NULL, e);
+	if (!rc)
+		rc = exec(db, "COMMIT", e);
+	if (!rc && rows)
+		*rows = n;
+	return rc;
+}
+
+static const char *const TIME_TABLES[] = {
+	"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+	"CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+};
+
+int trace_db_shift_time(struct trace_db *db, int64_t delta_ns, struct err *e)
+{
+	if (!db)
+		return bad_arg(e, "trace_db_shift_time: NULL db");
+	int rc = commit(db, e);
+	if (rc || delta_ns == 0)
+		return rc;
+	char sql[256];
+	/* every shifted time must stay an int64 (SQLite would turn it into a float silently) */
+	for (size_t i = 0; i < sizeof TIME_TABLES / sizeof TIME_TABLES[0]; i++) {
+		snprintf(sql, sizeof sql, "SELECT min(start), max(start), min(\"end\"), max(\"end\") FROM %s",
+			 TIME_TABLES[i]);
+		sqlite3_stmt *s;
+		if (sqlite3_prepare_v2(db->sql, sql, -1, &s, NULL) != SQLITE_OK)
+			return sql_fail(db, e, "select");
+		if (sqlite3_step(s) == SQLITE_ROW)
+			for (int c = 0; c < 4; c++) {
+				int64_t v = sqlite3_column_int64(s, c), out;
+				if (sqlite3_column_type(s, c) != SQLITE_NULL &&
+				    __builtin_add_overflow(v, delta_ns, &out)) {
+					sqlite3_finalize(s);
+					err_set(e, db->path, 0, 0,
+						"shifting %s by %" PRId64 " ns leaves the int64 ns range",
+						TIME_TABLES[i], delta_ns);
+					return -ERANGE;
+				}
+			}
+		sqlite3_finalize(s);
+	}
+	sqlite3_stmt *g;
+	if (sqlite3_prepare_v2(db->sql, "SELECT min(timestamp), max(timestamp) FROM K3SIM_GPU_METRICS",
+			       -1, &g, NULL) != SQLITE_OK)
+		return sql_fail(db, e, "select");
+	if (sqlite3_step(g) == SQLITE_ROW)
+		for (int c = 0; c < 2; c++) {
+			int64_t out;
+			if (sqlite3_column_type(g, c) != SQLITE_NULL &&
+			    __builtin_add_overflow(sqlite3_column_int64(g, c), delta_ns, &out)) {
+				sqlite3_finalize(g);
+				err_set(e, db->path, 0, 0, "shifting K3SIM_GPU_METRICS by %" PRId64
+					" ns leaves the int64 ns range", delta_ns);
+				return -ERANGE;
+			}
+		}
+	sqlite3_finalize(g);
+	rc = exec(db, "BEGIN", e);
+	for (size_t i = 0; i < sizeof TIME_TABLES / sizeof TIME_TABLES[0] && !rc; i++) {
+		snprintf(sql, sizeof sql,
+			 "UPDATE %s SET start = start + ?1, \"end\" = \"end\" + ?1",
+			 TIME_TABLES[i]);
+		rc = exec_changes(db, sql, delta_ns, 0, NULL, e);
+	}
+	if (!rc)
+		rc = exec_changes(db, "UPDATE K3SIM_GPU_METRICS SET timestamp = timestamp + ?1",
+				  delta_ns, 0, NULL, e);
+	if (!rc)
+		rc = exec(db, "COMMIT", e);
+	return rc;
 }
 
 static void bind_opt_double(sqlite3_stmt *s, int i, bool has, double v)

@@ -36,10 +36,12 @@
  *   K3SIM_DROPPED(source, deviceId, contextId, streamId, count)   records the producer lost
  *   K3SIM_KERNEL_METRICS(globalPid, deviceId, correlationId, nameId, metric, value, unit)
  *       per-kernel hardware counters (DRAM bytes, SM throughput) from a replay pass
- *   K3SIM_DEVICE_MAP(globalPid, cudaId, deviceId, uuid)   written by merge: the CUDA ordinal a
- *       process knew a GPU by (cudaId) and the deviceId its rows carry in the merged file (the
- *       role of nsys' TARGET_INFO_CUDA_DEVICE; unlike nsys, activity rows hold deviceId, not
- *       cudaId, so one GPU is one deviceId whatever CUDA_VISIBLE_DEVICES each process had)
+ *   K3SIM_DEVICE_MAP(globalPid, cudaId, deviceId, uuid, host, rank)   written by merge: the
+ *       CUDA ordinal a process knew a GPU by (cudaId), the deviceId its rows carry in the merged
+ *       file, and the host and rank the process ran as (the role of nsys'
+ *       TARGET_INFO_CUDA_DEVICE; unlike nsys, activity rows hold deviceId, not cudaId, so one GPU
+ *       is one deviceId whatever CUDA_VISIBLE_DEVICES each process had). A device is known by
+ *       (host, rank or process, ordinal), and by its UUID where the trace has one.
  *   K3SIM_GPU_METRICS(timestamp, globalPid, deviceId, smClockMHz, memClockMHz, powerW,
  *       temperatureC, throttleReasons)   GPU clocks, power and temperature sampled (NVML) while
  *       the trace was taken: timestamp in ns on the trace's clock, deviceId that of the activity
@@ -237,6 +239,14 @@ struct trace_kernel_metric {
 #define TRACE_CAPTURE_START_UTC_NS "start_utc_ns"
 #define TRACE_CAPTURE_END_UTC_NS "end_utc_ns"
 #define TRACE_CAPTURE_SOURCE "source"      /* "cupti", "nsys-import", "kineto-import", "merge" */
+#define TRACE_CAPTURE_WORLD_SIZE "world_size"
+/* What the times are counted from: TRACE_CLOCK_UNIX_EPOCH (ns since 1970 UTC: Kineto traces with
+ * baseTimeNanoseconds, nsys exports with their session start time) or TRACE_CLOCK_UNKNOWN (an
+ * origin the file does not state). Times of different hosts are on different clocks either way;
+ * merge says so. */
+#define TRACE_CAPTURE_CLOCK "clock"
+#define TRACE_CLOCK_UNIX_EPOCH "unix_epoch"
+#define TRACE_CLOCK_UNKNOWN "unknown"
 
 /* Bounds and tuning. Zero fields take the defaults below. */
 struct trace_db_opts {
@@ -301,6 +311,28 @@ int trace_db_add_dropped(struct trace_db *db, const struct trace_dropped *d, str
 int trace_db_add_kernel_metric(struct trace_db *db, const struct trace_kernel_metric *m,
 			       struct err *e);
 
+/* A K3SIM_DEVICE_MAP row: process global_pid (rank `rank` on host `host`) knew GPU device_id
+ * (TARGET_INFO_GPU.id) as CUDA ordinal cuda_id. */
+struct trace_device_map {
+	int64_t global_pid;
+	int32_t cuda_id, device_id;
+	const char *uuid;              /* may be NULL */
+	const char *host;              /* may be NULL: unknown */
+	int64_t rank;                  /* -1: unknown */
+};
+int trace_db_add_device_map(struct trace_db *db, const struct trace_device_map *m, struct err *e);
+
+/* Rewrite process from_pid as to_pid (pid bits of every globalPid and globalTid, and PROCESSES)
+ * in all rows written so far: for an importer that learns a process id after it wrote rows.
+ * *rows (may be NULL) gets the activity rows changed (kernels, memcpys, memsets, API calls).
+ * Commits pending rows first. */
+int trace_db_rewrite_pid(struct trace_db *db, int64_t from_pid, int64_t to_pid, int64_t *rows,
+			 struct err *e);
+
+/* Add delta_ns to every start and end written so far (an importer that learns its time base after
+ * the rows). -ERANGE, with nothing changed, when a time would leave the int64 ns range. */
+int trace_db_shift_time(struct trace_db *db, int64_t delta_ns, struct err *e);
+
 /* NVML's clocks-event ("throttle") reason bits, as nvmlDeviceGetCurrentClocksEventReasons reports
  * them (nvml.h nvmlClocksEventReason*) and K3SIM_GPU_METRICS.throttleReasons stores them. */
 enum trace_throttle {
@@ -331,11 +363,6 @@ struct trace_gpu_metric {
 	uint64_t throttle_reasons;     /* NVML clocks-event reason bits */
 };
 int trace_db_add_gpu_metric(struct trace_db *db, const struct trace_gpu_metric *m, struct err *e);
-
-/* A K3SIM_DEVICE_MAP row: process global_pid knew GPU device_id (TARGET_INFO_GPU.id) as CUDA
- * ordinal cuda_id. uuid may be NULL. */
-int trace_db_add_device_map(struct trace_db *db, int64_t global_pid, int32_t cuda_id,
-			    int32_t device_id, const char *uuid, struct err *e);
 
 /* K3SIM_CAPTURE[key] = value (replacing an earlier value of key). */
 int trace_db_set_capture(struct trace_db *db, const char *key, const char *value, struct err *e);

@@ -11,6 +11,17 @@ void tj_begin(struct tj *w, FILE *out)
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"k3sim\"},\"traceEvents\":[", out);
 }
 
+void tj_begin_base(struct tj *w, FILE *out, int64_t base_ns)
+{
+	w->out = out;
+	w->first = true;
+	w->events = 0;
+	fprintf(out,
+		"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"k3sim\"},"
+		"\"baseTimeNanoseconds\":%" PRId64 ",\"traceEvents\":[",
+		base_ns);
+}
+
 void tj_event(struct tj *w)
 {
 	fputs(w->first ? "\n" : ",\n", w->out);
@@ -54,11 +65,10 @@ void tj_str(FILE *f, const char *s)
 
 void tj_us(FILE *f, int64_t ns)
 {
-	if (ns < 0) {
+	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	if (ns < 0)
 		fputc('-', f);
-		ns = -ns;
-	}
-	fprintf(f, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+	fprintf(f, "%" PRIu64 ".%03" PRIu64, mag / 1000, mag % 1000);
 }
 
 void tj_meta(struct tj *w, const char *what, int64_t pid, int64_t tid, bool has_tid, const char *name)

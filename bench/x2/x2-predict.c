@@ -1,20 +1,28 @@
-/* x2-predict: the simulator's prediction of the two-GPU experiments of issue 20, built with the
- * step timeline's engine (sim/timeline.h) from the costs of single ops (sim_op_cost_ep), so that
+/* x2-predict: the simulator's prediction of the two-GPU experiments of issue 20, built from the
+ * simulator's own pieces (sim_op_cost_ep for each op, sim_op_demands for its SM and HBM shares,
+ * the timeline's SM admission and partition, sim_kcp_ops for KDA context parallelism), so that
  * bench/x2/compare.py can set them beside what bench/x2/run-x2-overlap-kcp.sh measured.
  *
- *   x2-predict overlap --rows R --touched G --a2a-bytes B --n-a2a N --n-gemm M [--hw NAME]
- *     One EP rank: N back-to-back all-to-alls (K3's dispatch payload; B = the equivalent even
- *     all-to-all's send buffer, as bench/calib/nccl-grid.py names it) on a communication stream and
- *     M (gate_up, down) grouped-GEMM pairs (R rows over 448 experts, G of them touched, BF16) on a
- *     compute stream: each stream alone, then both from the same instant, sharing SMs and HBM as
- *     the timeline shares them.
- *   x2-predict kcp --tokens T --heads H [--hw NAME]
- *     KDA context parallelism over 2 GPUs as sim/step.c lays it out (zero-start pass of T/2
- *     tokens, the fixed-size state all-gather, kcp.scan, kcp.fixup), and the same with the
- *     identity-start pass that yields the transition (which the step does not cost), against the
- *     single-GPU prefill of T tokens.
+ *   x2-predict overlap --rows R0[,R1] --touched G0[,G1] --a2a-bytes B --n-a2a N --n-gemm M
+ *                      [--skew S] [--a2a-s T] [--gemm-s T0[,T1]] [--reserve SMS] [--hw NAME]
+ *     Two EP ranks, each with N back-to-back all-to-alls (K3's dispatch payload; B = the
+ *     equivalent even all-to-all's send buffer, as bench/calib/nccl-grid.py names it) on a
+ *     communication stream, grouped across the ranks, and M (gate_up, down) grouped-GEMM pairs
+ *     (its R rows over 448 experts, G of them touched, BF16) on a compute stream: each stream
+ *     alone, then both released together, as the timeline runs them (a plain NCCL + cuBLAS
+ *     overlap: no SMs reserved, GEMMs in 2-SM clusters). --skew: rank 1 released S seconds after
+ *     rank 0 (negative: before), as the measurement's two processes were; each rank's times count
+ *     from its own release. --a2a-s / --gemm-s: each op's work from measured times alone (one
+ *     all-to-all back to back; one GEMM pair per rank, split as the model splits it) instead of
+ *     its modeled cost, to test the sharing model by itself. --reserve: SMs kept for
+ *     communication (compute on the rest), a what-if.
+ *   x2-predict kcp --tokens T --heads H [--cp N] [--hw NAME]
+ *     KDA context parallelism over N GPUs (default 2) as sim/step.c lays it out (sim_kcp_ops:
+ *     zero-start pass of T/N tokens, then on every rank but the first the identity-start
+ *     transition pass, the fixed-size state all-gather, kcp.scan, kcp.fixup), against the
+ *     single-GPU prefill of T tokens; also without the transition pass (the model before it).
  *
- * Output: one `key=value` line per experiment (seconds), for scripts. */
+ * Output: one `key=value` line per rank (overlap) or experiment (kcp), seconds, for scripts. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,35 +34,22 @@
 #include "sim/cost.h"
 #include "sim/ep.h"
 #include "sim/opspec.h"
+#include "sim/step.h"
+#include "reports/timeline.h"
 #include "sim/timeline.h"
-
-/* SMs an NCCL collective's kernels keep: sim/step.c's NCCL_SMS (not exported). */
-enum { NCCL_SMS = 16 };
 
 struct costed {
 	struct op op;
 	struct op_cost c;
-	double sm, hbm;
+	struct sim_demands d;
+	double work_s; /* the time the timeline runs it for (its cost, or a measured time) */
 };
 
-/* Shares of the GPU an op uses alone, as sim/step.c's demands() derives them (a copy: that
- * function is static; keep the two in step). */
-static void demands(const struct hw *hw, struct costed *x)
+static void demand(const struct hw *hw, struct costed *x)
 {
-	const struct op *o = &x->op;
-	const struct op_cost *c = &x->c;
-	double t = c->time_s > 0 ? c->time_s : 1;
-	if (op_is_comm(o->kind)) {
-		double sms = o->ep.mode != EP_MODE_NONE ? sim_ep_sms(o) : NCCL_SMS;
-		x->sm = fmin(1, sms / (double)hw->sms);
-		x->hbm = fmin(1, 2.0 * (double)o->comm_bytes / (t * hw->hbm_bw_bytes_per_s));
-		return;
-	}
-	double need = fmax(c->compute_s, 0.5 * c->memory_s) / t;
-	if (c->waves > 0 && c->waves < 1)
-		need *= c->waves;
-	x->sm = fmin(1, need);
-	x->hbm = fmin(1, c->memory_s / t);
+	sim_op_cost_ep(hw, &x->op, NULL, &x->c);
+	sim_op_demands(hw, &x->op, &x->c, &x->d);
+	x->work_s = x->c.time_s;
 }
 
 static int cost(const struct hw *hw, const char *line, struct costed *x)
@@ -64,9 +59,17 @@ static int cost(const struct hw *hw, const char *line, struct costed *x)
 		fprintf(stderr, "x2-predict: %s: %s\n", line, e.msg);
 		return -1;
 	}
-	sim_op_cost_ep(hw, &x->op, NULL, &x->c);
-	demands(hw, x);
+	demand(hw, x);
 	return 0;
+}
+
+/* Runs for a measured time instead: the same bytes over a longer time use less bandwidth (a kernel
+ * keeps its SMs). */
+static void measured(struct costed *x, double work_s)
+{
+	if (x->c.time_s > 0 && work_s > 0)
+		x->d.hbm = (float)(x->d.hbm * x->c.time_s / work_s);
+	x->work_s = work_s;
 }
 
 struct tl_mem {
@@ -76,23 +79,24 @@ struct tl_mem {
 
 static int tl_open(struct tl_mem *t, int32_t events)
 {
-	int64_t b = tl_storage_bytes(events, events);
+	int64_t b = tl_storage_bytes(events, 2 * events);
 	t->mem = b > 0 ? aligned_alloc(64, (size_t)((b + 63) / 64 * 64)) : NULL;
 	if (!t->mem) {
 		fprintf(stderr, "x2-predict: out of memory\n");
 		return -1;
 	}
-	tl_init(&t->tl, t->mem, events, events);
+	tl_init(&t->tl, t->mem, events, 2 * events);
 	return 0;
 }
 
-static int add(struct timeline *tl, int stream, const char *name, const struct costed *x, int32_t dep)
+static int32_t add(struct timeline *tl, int stream, int32_t group, const char *name, const struct costed *x,
+		   int32_t dep)
 {
-	int32_t id = tl_add(tl, stream, name, x->c.time_s, x->sm, x->hbm, &dep, dep >= 0 ? 1 : 0);
-	if (id < 0) {
+	int32_t id = tl_add_in_group(tl, stream, group, name, x->work_s, x->d.sm, x->d.hbm, &dep, dep >= 0 ? 1 : 0);
+	if (id < 0)
 		fprintf(stderr, "x2-predict: timeline: error %d\n", (int)id);
-		return -1;
-	}
+	else
+		tl->ev[id].tail = x->d.tail;
 	return id;
 }
 
@@ -103,136 +107,222 @@ static double stream_end(const struct timeline *tl, int s)
 	return last >= 0 ? tl->ev[last].end_s : 0;
 }
 
-static int overlap(const struct hw *hw, double rows, double touched, double bytes, long n_a, long n_g)
+struct overlap_args {
+	double rows[2], touched[2], bytes, skew_s, a2a_s, gemm_s[2];
+	long n_a, n_g;
+	int reserve_sms;
+	const char *timeline_path; /* the overlapped pattern as Perfetto JSON, or NULL */
+};
+
+struct rank_result {
+	double alone_a2a, alone_gemm, both_a2a, both_gemm;
+};
+
+/* One run: pattern 0 all-to-alls alone, 1 GEMMs alone, 2 both. */
+static int overlap_run(const struct hw *hw, struct timeline *tl, const struct overlap_args *a, struct costed a2a[2],
+		       struct costed up[2], struct costed down[2], int pattern, struct rank_result out[2])
 {
-	char line[256];
-	struct costed a2a, up, down;
-	snprintf(line, sizeof line, "alltoall bytes=%.0f ranks=2", bytes);
-	if (cost(hw, line, &a2a) < 0)
-		return 1;
-	snprintf(line, sizeof line, "grouped_gemm m=%.0f n=6144 k=3584 groups=448 touched=%.6g dtype=bf16", rows, touched);
-	if (cost(hw, line, &up) < 0)
-		return 1;
-	snprintf(line, sizeof line, "grouped_gemm m=%.0f n=3584 k=3072 groups=448 touched=%.6g dtype=bf16", rows, touched);
-	if (cost(hw, line, &down) < 0)
-		return 1;
-	struct tl_mem t;
-	if (tl_open(&t, (int32_t)(n_a + 2 * n_g + 8)) < 0)
-		return 1;
-	double alone[2] = {0}, both_a = 0, both_g = 0, both = 0;
-	for (int run = 0; run < 3; run++) { /* 0: a2a alone, 1: GEMMs alone, 2: together */
-		tl_reset(&t.tl);
-		int sa = tl_stream(&t.tl, 0, TL_COMM, "comm");
-		int sg = tl_stream(&t.tl, 0, TL_COMPUTE, "compute");
-		if (sa < 0 || sg < 0)
-			goto fail;
-		/* issued interleaved, as the measurement enqueues them; streams keep their order */
-		long ia = 0;
-		for (long ig = 0; ig <= n_g; ig++) {
-			long upto = n_g ? (n_a * ig) / n_g : n_a;
-			for (; run != 1 && ia < upto; ia++)
-				if (add(&t.tl, sa, "alltoall", &a2a, -1) < 0)
-					goto fail;
-			if (run != 0 && ig < n_g &&
-			    (add(&t.tl, sg, "gate_up", &up, -1) < 0 || add(&t.tl, sg, "down", &down, -1) < 0))
-				goto fail;
-		}
-		for (; run != 1 && ia < n_a; ia++)
-			if (add(&t.tl, sa, "alltoall", &a2a, -1) < 0)
-				goto fail;
-		if (tl_run(&t.tl) < 0)
-			goto fail;
-		if (run < 2) {
-			alone[run] = t.tl.result.makespan_s;
-		} else {
-			both_a = stream_end(&t.tl, sa);
-			both_g = stream_end(&t.tl, sg);
-			both = t.tl.result.makespan_s;
-		}
+	tl_reset(tl);
+	int sa[2], sg[2];
+	int32_t hold[2];
+	double release[2] = {a->skew_s < 0 ? -a->skew_s : 0, a->skew_s > 0 ? a->skew_s : 0};
+	for (int r = 0; r < 2; r++) {
+		if (tl_partition(tl, r, (double)a->reserve_sms / (double)hw->sms, SIM_GEMM_CLUSTER_SMS) < 0)
+			return -1;
+		sa[r] = tl_stream(tl, r, TL_COMM, "comm");
+		sg[r] = tl_stream(tl, r, TL_COMPUTE, "compute");
+		int sh = tl_stream(tl, r, TL_COPY, "hold");
+		if (sa[r] < 0 || sg[r] < 0 || sh < 0)
+			return -1;
+		/* the sleep kernel that holds the rank's streams until its release (takes no SMs) */
+		struct costed h = {.work_s = release[r]};
+		if ((hold[r] = add(tl, sh, -1, "hold", &h, -1)) < 0)
+			return -1;
 	}
-	printf("overlap a2a_s=%.9g a2a_sm=%.4f a2a_hbm=%.4f gate_up_s=%.9g gate_up_sm=%.4f gate_up_hbm=%.4f "
-	       "down_s=%.9g down_sm=%.4f down_hbm=%.4f alone_a2a_s=%.9g alone_gemm_s=%.9g both_a2a_s=%.9g "
-	       "both_gemm_s=%.9g both_s=%.9g\n",
-	       a2a.c.time_s, a2a.sm, a2a.hbm, up.c.time_s, up.sm, up.hbm, down.c.time_s, down.sm, down.hbm, alone[0],
-	       alone[1], both_a, both_g, both);
-	free(t.mem);
+	/* issued interleaved, as the measurement enqueues them; each stream keeps its order */
+	long ia = 0;
+	for (long ig = 0; ig <= a->n_g; ig++) {
+		long upto = a->n_g ? (a->n_a * ig) / a->n_g : a->n_a;
+		if (ig == a->n_g)
+			upto = a->n_a;
+		for (; pattern != 1 && ia < upto; ia++) {
+			int32_t g = tl_group(tl);
+			for (int r = 0; r < 2; r++)
+				if (g < 0 || add(tl, sa[r], g, "alltoall", &a2a[r], ia == 0 ? hold[r] : -1) < 0)
+					return -1;
+		}
+		if (pattern == 0 || ig == a->n_g)
+			continue;
+		for (int r = 0; r < 2; r++)
+			if (add(tl, sg[r], -1, "gate_up", &up[r], ig == 0 ? hold[r] : -1) < 0 ||
+			    add(tl, sg[r], -1, "down", &down[r], -1) < 0)
+				return -1;
+	}
+	if (tl_run(tl) < 0)
+		return -1;
+	for (int r = 0; r < 2; r++) {
+		double ea = a->n_a && pattern != 1 ? stream_end(tl, sa[r]) - release[r] : 0;
+		double eg = a->n_g && pattern != 0 ? stream_end(tl, sg[r]) - release[r] : 0;
+		if (pattern == 0)
+			out[r].alone_a2a = ea;
+		else if (pattern == 1)
+			out[r].alone_gemm = eg;
+		else
+			out[r].both_a2a = ea, out[r].both_gemm = eg;
+	}
 	return 0;
-fail:
-	fprintf(stderr, "x2-predict: timeline failed\n");
-	free(t.mem);
-	return 1;
 }
 
-static int kcp(const struct hw *hw, long tokens, int heads)
+static int overlap(const struct hw *hw, const struct overlap_args *a)
 {
-	const long K = 128, V = 128, cp = 2;
+	char line[256];
+	struct costed a2a[2], up[2], down[2];
+	for (int r = 0; r < 2; r++) {
+		snprintf(line, sizeof line, "alltoall bytes=%.0f ranks=2", a->bytes);
+		if (cost(hw, line, &a2a[r]) < 0)
+			return 1;
+		snprintf(line, sizeof line, "grouped_gemm m=%.0f n=6144 k=3584 groups=448 touched=%.6g dtype=bf16",
+			 a->rows[r], a->touched[r]);
+		if (cost(hw, line, &up[r]) < 0)
+			return 1;
+		snprintf(line, sizeof line, "grouped_gemm m=%.0f n=3584 k=3072 groups=448 touched=%.6g dtype=bf16",
+			 a->rows[r], a->touched[r]);
+		if (cost(hw, line, &down[r]) < 0)
+			return 1;
+		if (a->a2a_s > 0)
+			measured(&a2a[r], a->a2a_s);
+		if (a->gemm_s[r] > 0) {
+			double share = up[r].c.time_s / (up[r].c.time_s + down[r].c.time_s);
+			measured(&up[r], a->gemm_s[r] * share);
+			measured(&down[r], a->gemm_s[r] * (1 - share));
+		}
+	}
+	struct tl_mem t;
+	if (tl_open(&t, (int32_t)(2 * (a->n_a + 2 * a->n_g) + 16)) < 0)
+		return 1;
+	struct rank_result res[2] = {{0}};
+	for (int pattern = 0; pattern < 3; pattern++)
+		if (overlap_run(hw, &t.tl, a, a2a, up, down, pattern, res) < 0) {
+			fprintf(stderr, "x2-predict: timeline failed\n");
+			free(t.mem);
+			return 1;
+		}
+	if (a->timeline_path) {
+		/* the last pattern run, both streams released together, as `k3sim run --timeline` writes a step */
+		FILE *f = fopen(a->timeline_path, "w");
+		const char *names[TL_MAX_GPUS] = {"rank 0 (simulated)", "rank 1 (simulated)"};
+		char title[160];
+		snprintf(title, sizeof title, "EP all-to-all beside grouped GEMMs, %.0f + %.0f rows, %ld all-to-alls, %ld GEMM pairs",
+			 a->rows[0], a->rows[1], a->n_a, a->n_g);
+		struct timeline_report rep = {.title = title};
+		for (int g = 0; g < 2; g++)
+			rep.gpu_names[g] = names[g];
+		int bad = !f || report_timeline_json(&t.tl, &rep, f) < 0;
+		if (f && fclose(f) != 0)
+			bad = 1;
+		if (bad) {
+			fprintf(stderr, "x2-predict: cannot write '%s'\n", a->timeline_path);
+			free(t.mem);
+			return 1;
+		}
+	}
+	for (int r = 0; r < 2; r++)
+		printf("overlap rank=%d a2a_s=%.9g a2a_sms=%.3g a2a_sm=%.4f a2a_hbm=%.4f gate_up_s=%.9g gate_up_sm=%.4f "
+		       "gate_up_hbm=%.4f gate_up_tail=%.4f down_s=%.9g down_sm=%.4f down_hbm=%.4f reserve_sms=%d cluster_sms=%d "
+		       "alone_a2a_s=%.9g alone_gemm_s=%.9g both_a2a_s=%.9g both_gemm_s=%.9g both_s=%.9g\n",
+		       r, a2a[r].work_s, sim_ep_sms(&a2a[r].op), a2a[r].d.sm, a2a[r].d.hbm, up[r].work_s, up[r].d.sm,
+		       up[r].d.hbm, up[r].d.tail, down[r].work_s, down[r].d.sm, down[r].d.hbm, a->reserve_sms, (int)SIM_GEMM_CLUSTER_SMS,
+		       res[r].alone_a2a, res[r].alone_gemm, res[r].both_a2a, res[r].both_gemm,
+		       fmax(res[r].both_a2a, res[r].both_gemm));
+	free(t.mem);
+	return 0;
+}
+
+/* KCP over cp GPUs on the timeline: rank 0 its zero-start pass; every other rank that pass and
+ * sim_kcp_ops' transition pass; the all-gather across all; then each other rank's scan and
+ * fix-up. Returns the makespan, or a negative value on failure. */
+static double kcp_layout(const struct hw *hw, struct timeline *tl, const struct costed *pass, const struct costed kcp[],
+			 int cp, bool transition)
+{
+	tl_reset(tl);
+	int32_t g = tl_group(tl);
+	if (g < 0)
+		return -1;
+	int32_t last[TL_MAX_GPUS];
+	int comm[TL_MAX_GPUS], compute[TL_MAX_GPUS];
+	for (int r = 0; r < cp; r++) {
+		if (tl_partition(tl, r, 0, SIM_GEMM_CLUSTER_SMS) < 0 ||
+		    (compute[r] = tl_stream(tl, r, TL_COMPUTE, "compute")) < 0 ||
+		    (comm[r] = tl_stream(tl, r, TL_COMM, "comm")) < 0)
+			return -1;
+		if ((last[r] = add(tl, compute[r], -1, "kda.chunk", pass, -1)) < 0)
+			return -1;
+		if (r > 0 && transition && (last[r] = add(tl, compute[r], -1, "kcp.transition", &kcp[0], -1)) < 0)
+			return -1;
+	}
+	for (int r = 0; r < cp; r++)
+		if ((last[r] = add(tl, comm[r], g, "kcp.state_allgather", &kcp[1], last[r])) < 0)
+			return -1;
+	for (int r = 1; r < cp; r++)
+		if (add(tl, compute[r], -1, "kcp.scan", &kcp[2], last[r]) < 0 ||
+		    add(tl, compute[r], -1, "kcp.fixup", &kcp[3], -1) < 0)
+			return -1;
+	if (tl_run(tl) < 0)
+		return -1;
+	(void)hw;
+	return tl->result.makespan_s;
+}
+
+static int kcp(const struct hw *hw, long tokens, int heads, int cp)
+{
 	const long t_local = (tokens + cp - 1) / cp;
 	char line[256];
-	struct costed whole, pass, ag, scan, fix;
+	struct costed whole, pass, kc[SIM_KCP_OPS];
 	snprintf(line, sizeof line, "kda_chunk b=1 t=%ld h=%d", tokens, heads);
 	if (cost(hw, line, &whole) < 0)
 		return 1;
 	snprintf(line, sizeof line, "kda_chunk b=1 t=%ld h=%d", t_local, heads);
 	if (cost(hw, line, &pass) < 0)
 		return 1;
-	/* sim/step.c: frag = H (K K + K V) 4 bytes per rank, all-gathered (output = cp frags) */
-	snprintf(line, sizeof line, "allgather bytes=%ld ranks=%ld", (long)heads * (K * K + K * V) * 4 * cp, cp);
-	if (cost(hw, line, &ag) < 0)
+	struct op ops[SIM_KCP_OPS];
+	if (sim_kcp_ops(&pass.op, cp, DT_BF16, ops) != SIM_KCP_OPS) {
+		fprintf(stderr, "x2-predict: sim_kcp_ops failed\n");
 		return 1;
-	snprintf(line, sizeof line, "gemm m=%ld n=%ld k=%ld dtype=fp32", (cp + 1) / 2 * heads * K, V, K);
-	if (cost(hw, line, &scan) < 0)
-		return 1;
-	snprintf(line, sizeof line, "gemm m=%ld n=%ld k=%ld dtype=bf16 w_dtype=fp32", t_local, heads * V, K);
-	if (cost(hw, line, &fix) < 0)
-		return 1;
-	struct tl_mem t;
-	if (tl_open(&t, 32) < 0)
-		return 1;
-	double total[2] = {0};
-	for (int with_ident = 0; with_ident < 2; with_ident++) {
-		tl_reset(&t.tl);
-		int s0 = tl_stream(&t.tl, 0, TL_COMPUTE, "rank0");
-		int c0 = tl_stream(&t.tl, 0, TL_COMM, "rank0.comm");
-		int s1 = tl_stream(&t.tl, 1, TL_COMPUTE, "rank1");
-		int c1 = tl_stream(&t.tl, 1, TL_COMM, "rank1.comm");
-		int32_t g = tl_group(&t.tl);
-		int32_t z0 = add(&t.tl, s0, "kda.zero", &pass, -1);
-		int32_t z1 = add(&t.tl, s1, "kda.zero", &pass, -1);
-		if (z0 < 0 || z1 < 0)
-			goto fail;
-		int32_t last1 = z1;
-		if (with_ident && (last1 = add(&t.tl, s1, "kda.identity", &pass, -1)) < 0)
-			goto fail;
-		int32_t a0 = tl_add_in_group(&t.tl, c0, g, "kcp.state_allgather", ag.c.time_s, ag.sm, ag.hbm, &z0, 1);
-		int32_t a1 = tl_add_in_group(&t.tl, c1, g, "kcp.state_allgather", ag.c.time_s, ag.sm, ag.hbm, &last1, 1);
-		if (a0 < 0 || a1 < 0)
-			goto fail;
-		int32_t sc = add(&t.tl, s1, "kcp.scan", &scan, a1);
-		if (sc < 0 || add(&t.tl, s1, "kcp.fixup", &fix, sc) < 0)
-			goto fail;
-		if (tl_run(&t.tl) < 0)
-			goto fail;
-		total[with_ident] = t.tl.result.makespan_s;
 	}
-	printf("kcp tokens=%ld heads=%d single_s=%.9g pass_s=%.9g allgather_s=%.9g allgather_bytes=%ld scan_s=%.9g "
-	       "fixup_s=%.9g kcp_sim_s=%.9g kcp_with_identity_s=%.9g\n",
-	       tokens, heads, whole.c.time_s, pass.c.time_s, ag.c.time_s, (long)ag.op.comm_bytes, scan.c.time_s,
-	       fix.c.time_s, total[0], total[1]);
+	for (int k = 0; k < SIM_KCP_OPS; k++) {
+		kc[k].op = ops[k];
+		demand(hw, &kc[k]);
+	}
+	struct tl_mem t;
+	if (tl_open(&t, 8 * TL_MAX_GPUS) < 0)
+		return 1;
+	double with = kcp_layout(hw, &t.tl, &pass, kc, cp, true);
+	double without = kcp_layout(hw, &t.tl, &pass, kc, cp, false);
 	free(t.mem);
+	if (with < 0 || without < 0) {
+		fprintf(stderr, "x2-predict: timeline failed\n");
+		return 1;
+	}
+	printf("kcp tokens=%ld heads=%d cp=%d single_s=%.9g pass_s=%.9g transition_s=%.9g allgather_s=%.9g "
+	       "allgather_bytes=%lld scan_s=%.9g fixup_s=%.9g kcp_s=%.9g kcp_no_transition_s=%.9g speedup=%.4f\n",
+	       tokens, heads, cp, whole.work_s, pass.work_s, kc[0].work_s, kc[1].work_s, (long long)kc[1].op.comm_bytes,
+	       kc[2].work_s, kc[3].work_s, with, without, whole.work_s / with);
 	return 0;
-fail:
-	fprintf(stderr, "x2-predict: timeline failed\n");
-	free(t.mem);
-	return 1;
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: x2-predict overlap --rows R --touched G --a2a-bytes B --n-a2a N --n-gemm M [--hw NAME]\n"
-		   "       x2-predict kcp --tokens T --heads H [--hw NAME]\n\n"
-		   "The timeline's prediction of issue 20's two-GPU experiments (bench/x2/run-x2-overlap-kcp.sh):\n"
-		   "an EP all-to-all stream beside a grouped-GEMM stream, alone and together; KDA context\n"
-		   "parallelism on 2 GPUs against one. Prints one key=value line (seconds).\n");
+	fprintf(f,
+		"usage: x2-predict overlap --rows R0[,R1] --touched G0[,G1] --a2a-bytes B --n-a2a N --n-gemm M\n"
+		"                          [--skew S] [--a2a-s T] [--gemm-s T0[,T1]] [--reserve SMS] [--hw NAME]\n"
+		"                          [--timeline OUT.json]\n"
+		"       x2-predict kcp --tokens T --heads H [--cp N] [--hw NAME]\n\n"
+		"The simulator's prediction of issue 20's two-GPU experiments (bench/x2/run-x2-overlap-kcp.sh):\n"
+		"an EP all-to-all stream beside a grouped-GEMM stream on two ranks, alone and together (the\n"
+		"timeline's SM admission: NCCL gets SMs as the GEMMs' CTAs retire; --skew: rank 1's release after\n"
+		"rank 0's, s; --a2a-s/--gemm-s: measured times alone as the ops' work; --reserve: SMs kept for\n"
+		"communication; --timeline: the overlapped run as Perfetto JSON); KDA context parallelism on N GPUs (sim_kcp_ops) against one. Prints key=value\n"
+		"lines (seconds).\n");
 }
 
 static int num(const char *opt, const char *s, double lo, double hi, double *out)
@@ -248,6 +338,24 @@ static int num(const char *opt, const char *s, double lo, double hi, double *out
 	return 0;
 }
 
+/* "A" or "A,B": one value for both ranks, or one each. */
+static int pair(const char *opt, const char *s, double lo, double hi, double out[2])
+{
+	char buf[128];
+	if (strlen(s) >= sizeof buf) {
+		fprintf(stderr, "x2-predict: %s: '%s' is too long\n", opt, s);
+		return -1;
+	}
+	strcpy(buf, s);
+	char *comma = strchr(buf, ',');
+	if (comma)
+		*comma = 0;
+	if (num(opt, buf, lo, hi, &out[0]) < 0)
+		return -1;
+	out[1] = out[0];
+	return comma ? num(opt, comma + 1, lo, hi, &out[1]) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -255,10 +363,11 @@ int main(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	const char *what = argv[1], *hw_name = "h200";
-	double rows = -1, touched = -1, bytes = -1, n_a = -1, n_g = -1, tokens = -1, heads = -1;
+	struct overlap_args oa = {.rows = {-1, -1}, .touched = {-1, -1}, .bytes = -1, .n_a = -1, .n_g = -1};
+	double n_a = -1, n_g = -1, tokens = -1, heads = -1, cp = 2, reserve = 0;
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i];
-		if (!strcmp(o, "--help")) {
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
 			usage(stdout);
 			return 0;
 		}
@@ -271,19 +380,31 @@ int main(int argc, char **argv)
 		if (!strcmp(o, "--hw"))
 			hw_name = v;
 		else if (!strcmp(o, "--rows"))
-			rc = num(o, v, 1, 1e9, &rows);
+			rc = pair(o, v, 1, 1e9, oa.rows);
 		else if (!strcmp(o, "--touched"))
-			rc = num(o, v, 0, 448, &touched);
+			rc = pair(o, v, 0, 448, oa.touched);
 		else if (!strcmp(o, "--a2a-bytes"))
-			rc = num(o, v, 1, 1e12, &bytes);
+			rc = num(o, v, 1, 1e12, &oa.bytes);
 		else if (!strcmp(o, "--n-a2a"))
 			rc = num(o, v, 0, 100000, &n_a);
 		else if (!strcmp(o, "--n-gemm"))
 			rc = num(o, v, 0, 10000, &n_g);
+		else if (!strcmp(o, "--skew"))
+			rc = num(o, v, -10, 10, &oa.skew_s);
+		else if (!strcmp(o, "--a2a-s"))
+			rc = num(o, v, 1e-9, 10, &oa.a2a_s);
+		else if (!strcmp(o, "--gemm-s"))
+			rc = pair(o, v, 1e-9, 100, oa.gemm_s);
+		else if (!strcmp(o, "--timeline"))
+			oa.timeline_path = v;
+		else if (!strcmp(o, "--reserve"))
+			rc = num(o, v, 0, 120, &reserve);
 		else if (!strcmp(o, "--tokens"))
 			rc = num(o, v, 2, 1e9, &tokens);
 		else if (!strcmp(o, "--heads"))
 			rc = num(o, v, 1, 4096, &heads);
+		else if (!strcmp(o, "--cp"))
+			rc = num(o, v, 2, TL_MAX_GPUS, &cp);
 		else {
 			fprintf(stderr, "x2-predict: unknown option '%s'\n", o);
 			return 2;
@@ -298,18 +419,26 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(what, "overlap")) {
-		if (rows < 0 || touched < 0 || bytes < 0 || n_a < 0 || n_g < 0) {
+		if (oa.rows[0] < 0 || oa.touched[0] < 0 || oa.bytes < 0 || n_a < 0 || n_g < 0) {
 			fprintf(stderr, "x2-predict overlap: --rows, --touched, --a2a-bytes, --n-a2a and --n-gemm are required\n");
 			return 2;
 		}
-		return overlap(&hw, rows, touched, bytes, (long)n_a, (long)n_g);
+		if (reserve >= 0.95 * (double)hw.sms) {
+			fprintf(stderr, "x2-predict overlap: --reserve %g leaves no SMs for compute (%d in all)\n", reserve,
+				(int)hw.sms);
+			return 2;
+		}
+		oa.n_a = (long)n_a;
+		oa.n_g = (long)n_g;
+		oa.reserve_sms = (int)reserve;
+		return overlap(&hw, &oa);
 	}
 	if (!strcmp(what, "kcp")) {
 		if (tokens < 0 || heads < 0) {
 			fprintf(stderr, "x2-predict kcp: --tokens and --heads are required\n");
 			return 2;
 		}
-		return kcp(&hw, (long)tokens, (int)heads);
+		return kcp(&hw, (long)tokens, (int)heads, (int)cp);
 	}
 	fprintf(stderr, "x2-predict: unknown experiment '%s' (overlap or kcp)\n", what);
 	return 2;

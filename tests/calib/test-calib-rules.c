@@ -176,6 +176,21 @@ static void test_build(void **state)
 	i = calib_rules_find(&r, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
 	assert_true(i >= 0);
 	assert_string_equal(r.rule[i].op, "allreduce");
+	/* collectives by the kernel classes, the rule set trace summary uses (issue 12: only names
+	 * with "nccl" were collectives; DeepEP and custom all-reduce had no rule) */
+	i = calib_rules_find(&r, "void deep_ep::internode_ll::dispatch<true, 3, 10, 7168>(void*, float*)");
+	assert_true(i >= 0);
+	assert_string_equal(r.rule[i].op, "alltoall");
+	assert_string_equal(r.rule[i].collective, "dispatch");
+	i = calib_rules_find(&r, "void deep_ep::intranode::combine<8, 768, 8192>(int4*)");
+	assert_true(i >= 0);
+	assert_string_equal(r.rule[i].op, "alltoall");
+	i = calib_rules_find(&r, "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*)");
+	assert_true(i >= 0);
+	assert_string_equal(r.rule[i].op, "allreduce");
+	assert_true(calib_rules_is_comm(&r, "void tensorrt_llm::kernels::moe_comm::moeA2ADispatchKernel<"
+	                                    "__nv_bfloat16, 8>(DispatchKernelPointers)"));
+	assert_false(calib_rules_is_comm(&r, "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT"));
 	i = calib_rules_find(&r, "nvjet_sm90_qqtst_128x160_128x5_2x1_v_bz_coopA_algo2_TNT");
 	assert_true(i >= 0);
 	const char *rr[] = {"k3sim layer m=64 n=7168 k=7168"};

@@ -109,6 +109,89 @@ else
 	bad "python3 could not write the two-rank fixtures"
 fi
 
+# real traces as they come (issue 12): standard input, pipes, gzip, a BOM, --format
+expect "import from stdin" 0 "<stdin> (kineto): 3 kernels" sh -c "\"$K3SIM\" trace import - -o \"$dir/stdin.db\" <\"$dir/rank0.json\""
+gzip -c "$dir/rank0.json" >"$dir/rank0.json.gz"
+expect "import gzip" 0 "3 kernels" "$K3SIM" trace import "$dir/rank0.json.gz" -o "$dir/gz.db"
+expect "import a gzip pipe" 0 "3 kernels" sh -c "gzip -dc \"$dir/rank0.json.gz\" | \"$K3SIM\" trace import - --format kineto -o \"$dir/zpipe.db\""
+expect "import gzip on stdin" 0 "3 kernels" sh -c "\"$K3SIM\" trace import - -o \"$dir/zstdin.db\" <\"$dir/rank0.json.gz\""
+mkfifo "$dir/fifo" && { cat "$dir/rank0.json" >"$dir/fifo" & }
+expect "import a FIFO" 0 "3 kernels" "$K3SIM" trace import "$dir/fifo" -o "$dir/fifo.db"
+wait
+printf '\357\273\277' | cat - "$dir/rank0.json" >"$dir/bom.json"
+expect "import with a BOM" 0 "3 kernels" "$K3SIM" trace import "$dir/bom.json" -o "$dir/bom.db"
+expect "import an SQLite database from a pipe" 0 "<stdin> (sqlite): 3 kernels" sh -c "cat \"$dir/rank0.db\" | \"$K3SIM\" trace import - -o \"$dir/dbpipe.db\""
+expect "--format that does not match" 1 "this is an SQLite database" "$K3SIM" trace import "$dir/rank0.db" --format kineto -o "$dir/fm.db"
+expect "--format unknown" 2 "unknown format" "$K3SIM" trace import "$dir/rank0.json" --format xml -o "$dir/fu.db"
+expect "import a directory" 1 "is a directory" "$K3SIM" trace import "$dir" -o "$dir/dir.db"
+expect "import empty stdin" 1 "empty input" sh -c "\"$K3SIM\" trace import - -o \"$dir/e.db\" </dev/null"
+printf '{"traceEvents": [{"ph": "X", "cat": "hpu_op", "name": "k", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}' >"$dir/hpu.json"
+expect "warn: no GPU activity" 0 "warning: no GPU activity" "$K3SIM" trace import "$dir/hpu.json" -o "$dir/hpu.db"
+expect "warn: unknown categories" 0 "unknown categories were skipped: 'hpu_op' (1)" "$K3SIM" trace import "$dir/hpu.json" -o "$dir/hpu.db" -f -q
+printf '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]}' >"$dir/gpuonly.json"
+expect "warn: GPU rows without a process" 0 "1 GPU rows have no CPU-side event" "$K3SIM" trace import "$dir/gpuonly.json" -o "$dir/gpuonly.db"
+
+# ranks are identities: two ranks' GPU 0 (Kineto: no UUID) stay two GPUs after a merge
+for r in 0 1; do
+	sed "s/\"traceEvents\"/\"distributedInfo\": {\"rank\": $r, \"world_size\": 2}, \"baseTimeNanoseconds\": 1733000000000000000, \"traceEvents\"/" "$dir/rank0.json" >"$dir/dist$r.json"
+	expect "import rank $r" 0 "" "$K3SIM" trace import -q "$dir/dist$r.json" -o "$dir/dist$r.db"
+done
+expect "2-rank Kineto merge: 2 GPUs" 0 "6 kernels.* 2 GPUs" "$K3SIM" trace merge "$dir/dist0.db" "$dir/dist1.db" -o "$dir/dist.db"
+expect "2-rank summary: 2 devices" 0 '"device": 1, "kernels": 3' "$K3SIM" trace summary "$dir/dist.db" --json
+expect "merge: clocks that cannot be one" 0 "warning: some inputs count time from the Unix epoch" "$K3SIM" trace merge "$dir/dist0.db" "$dir/rank1.db" -o "$dir/mixed.db"
+expect "merge: a span of years" 0 "spans more than a day" "$K3SIM" trace merge "$dir/dist0.db" "$dir/rank1.db" -o "$dir/mixed2.db"
+
+# full precision in JSON numbers (76426648.5 printed as 7.64266e+07 before)
+printf '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 76426.648},\n {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 100000, "dur": 76426.649}]}' >"$dir/prec.json"
+expect "precision import" 0 "" "$K3SIM" trace import -q "$dir/prec.json" -o "$dir/prec.db"
+expect "summary --json full precision" 0 '"avg_ns": 76426648.5' "$K3SIM" trace summary "$dir/prec.db" --json
+
+# export -> import gives the same kernels back
+expect "export for the round trip" 0 "" "$K3SIM" trace export -q "$dir/rank0.db" -o "$dir/rt.json"
+expect "round trip import" 0 "3 kernels, 0 memcpys, 0 memsets, 2 API calls, 1 NVTX events, 1 GPUs" "$K3SIM" trace import "$dir/rt.json" -o "$dir/rt.db"
+if python3 - "$dir/rank0.db" "$dir/rt.db" <<'PY'
+import sqlite3, sys
+q = ("SELECT k.start, k.end, k.deviceId, k.streamId, k.correlationId, s.value FROM"
+     " CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName ORDER BY 1, 3, 4")
+rows = [sqlite3.connect(p).execute(q).fetchall() for p in sys.argv[1:]]
+sys.exit(0 if rows[0] == rows[1] and len(rows[0]) == 3 else 1)
+PY
+then
+	ok "round trip: same kernels"
+else
+	bad "round trip: same kernels"
+fi
+
+# times at the ends of the int64 range: saturated, never an overflow (UBSan runs this too)
+if python3 - "$dir/extreme.db" <<'PY'
+import sqlite3, sys
+lo, hi = -2**63, 2**63 - 1
+c = sqlite3.connect(sys.argv[1])
+c.executescript("""
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER,
+  globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, globalTid INTEGER,
+  text TEXT);
+""")
+for s_, e_ in ((lo, hi), (lo, hi), (hi, lo), (0, hi)):
+    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 7, 1, 16777216, 1)", (s_, e_))
+c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, 16777217, 1, 2)", (hi, lo))
+c.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, 16777217, 'r')", (lo, hi))
+c.commit()
+PY
+then
+	expect "extreme times: summary" 0 "Total Time" "$K3SIM" trace summary "$dir/extreme.db"
+	expect "extreme times: summary --json" 0 '"span_ns": 9223372036854775807' "$K3SIM" trace summary "$dir/extreme.db" --json
+	expect "extreme times: export" 0 "wrote" "$K3SIM" trace export "$dir/extreme.db" -o "$dir/extreme.json"
+	expect "extreme times: import" 0 "4 kernels" "$K3SIM" trace import "$dir/extreme.db" -o "$dir/extreme2.db"
+else
+	bad "python3 could not write the extreme-times database"
+fi
+
 # bad inputs: clear errors, exit 1, never a crash
 printf 'garbage' >"$dir/garbage.json"
 printf '{"traceEvents": [{"ph": "X", "name": "k", ' >"$dir/truncated.json"
@@ -122,6 +205,9 @@ expect "import cut sqlite" 1 "truncated" "$K3SIM" trace import "$dir/cut.db" -o 
 expect "summary of json" 1 "not an SQLite database" "$K3SIM" trace summary "$dir/rank0.json"
 expect "summary missing" 1 "cannot open" "$K3SIM" trace summary "$dir/nope.db"
 expect "merge json" 1 "import this file first" "$K3SIM" trace merge "$dir/rank0.db" "$dir/rank0.json" -o "$dir/m2.db"
+gzip -c "$dir/rank0.db" >"$dir/rank0.db.gz"
+expect "merge a gzip'd database" 1 "not gzip'd" "$K3SIM" trace merge "$dir/rank0.db" "$dir/rank0.db.gz" -o "$dir/m3.db"
+expect "merge stdin" 1 "not standard input" "$K3SIM" trace merge "$dir/rank0.db" - -o "$dir/m4.db"
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails failed"

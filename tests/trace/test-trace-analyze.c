@@ -13,7 +13,9 @@
 
 #include "fixtures.h"
 #include "trace/analyze.h"
+#include "trace/export.h"
 #include "trace/import.h"
+#include "trace/kclass.h"
 #include "trace/tracedb.h"
 
 #define PID 100
@@ -263,10 +265,23 @@ static void test_summary_of_nsys_export(void **state)
 		     "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER,"
 		     " globalTid INTEGER, correlationId INTEGER, nameId INTEGER, returnValue INTEGER);"
 		     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (80, 90, 0, 16777217, 1, 2, 0),"
-		     " (150, 160, 0, 16777217, 2, 2, 0);");
+		     " (150, 160, 0, 16777217, 2, 2, 0),"
+		     /* nsys' eventClass 67 rows: backtrace entries duplicating the calls */
+		     " (79, 91, 67, 16777217, 1, 2, 0), (149, 161, 67, 16777217, 2, 2, 0);");
 	struct trace_summary s;
 	struct err e = {0};
 	assert_int_equal(trace_summary_compute(&s, p, NULL, &e), 0);
+	/* the runtime calls only, as the import keeps them (issue 12: 95 on pipit's saxpy export vs
+	 * 57 imported; 4 vs 2 here before) */
+	assert_int_equal(s.api_calls, 2);
+	const char *imp = fx_path("nsys-direct-imported.db");
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	struct trace_import_stats st;
+	assert_int_equal(trace_db_create(&db, imp, &o, &e), 0);
+	assert_int_equal(trace_import_sqlite(db, p, NULL, &st, &e), 0);
+	assert_int_equal(trace_db_close(db, &e), 0);
+	assert_int_equal(st.api_calls, s.api_calls);
 	assert_int_equal(s.n_kern, 1);
 	assert_string_equal(s.kern[0].name, "kern<1>(int)");
 	assert_true(s.kern[0].avg_ns == 75.0);
@@ -277,6 +292,183 @@ static void test_summary_of_nsys_export(void **state)
 	assert_int_equal(trace_summary_compute(&s, p, &so, &e), 0);
 	assert_string_equal(s.kern[0].name, "kern");
 	trace_summary_release(&s);
+}
+
+/* Rows at the ends of the int64 range: every difference and sum saturates, the summary is
+ * computed and says so (issue 12: UBSan reported signed overflow in analyze.c and export.c). */
+static void test_extreme_times(void **state)
+{
+	(void)state;
+	const char *p = fx_path("extreme.db");
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	assert_int_equal(trace_db_create(&db, p, &o, NULL), 0);
+	const int64_t lo = INT64_MIN, hi = INT64_MAX;
+	struct trace_kernel ks[] = {
+		{.start_ns = lo, .end_ns = hi, .name = "all", .correlation_id = 1},
+		{.start_ns = lo, .end_ns = hi, .name = "all", .correlation_id = 2},
+		{.start_ns = hi, .end_ns = lo, .name = "backwards", .stream_id = 2},
+		{.start_ns = 0, .end_ns = hi, .name = "ncclKernel", .stream_id = 3},
+	};
+	for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+		ks[i].global_pid = trace_global_pid(PID);
+		assert_int_equal(trace_db_add_kernel(db, &ks[i], NULL), 0);
+	}
+	struct trace_api a = {.start_ns = hi, .end_ns = lo, .correlation_id = 1,
+			      .global_tid = trace_global_tid(PID, TID), .name = "cudaLaunchKernel"};
+	assert_int_equal(trace_db_add_api(db, &a, NULL), 0);
+	a.start_ns = lo;
+	a.end_ns = lo;
+	a.correlation_id = 2;
+	assert_int_equal(trace_db_add_api(db, &a, NULL), 0);
+	struct trace_memcpy m = {.start_ns = lo, .end_ns = hi, .bytes = INT64_MAX,
+				 .global_pid = trace_global_pid(PID), .src_device_id = -1,
+				 .dst_device_id = -1};
+	assert_int_equal(trace_db_add_memcpy(db, &m, NULL), 0);
+	assert_int_equal(trace_db_add_memcpy(db, &m, NULL), 0);
+	struct trace_nvtx n = {.start_ns = lo, .end_ns = hi, .type = TRACE_NVTX_PUSH_POP,
+			       .global_tid = trace_global_tid(PID, TID), .text = "r"};
+	assert_int_equal(trace_db_add_nvtx(db, &n, NULL), 0);
+	assert_int_equal(trace_db_add_nvtx(db, &n, NULL), 0);
+	assert_int_equal(trace_db_close(db, NULL), 0);
+	struct trace_summary s;
+	struct err e = {0};
+	assert_int_equal(trace_summary_compute(&s, p, NULL, &e), 0);
+	assert_int_equal(s.span_ns, INT64_MAX);
+	assert_int_equal(s.kernel_ns, INT64_MAX);
+	assert_int_equal(s.memcpy_ns, INT64_MAX);
+	assert_int_equal(s.memcpy_bytes, INT64_MAX);
+	assert_int_equal(s.nvtx[0].total_ns, INT64_MAX);
+	assert_int_equal(s.dev[0].busy_ns, INT64_MAX);
+	assert_int_equal(s.launch.matched, 2);
+	trace_summary_release(&s);
+	/* and the export writes every row, durations clamped to [0, INT64_MAX] */
+	FILE *f = tmpfile();
+	struct trace_export_stats xs;
+	assert_int_equal(trace_export_perfetto(p, f, "x.json", NULL, &xs, &e), 0);
+	assert_int_equal(xs.kernels, 4);
+	fclose(f);
+}
+
+/* The one kernel classification: names as the profilers report them (demangled, templated). */
+static void test_kernel_classes(void **state)
+{
+	(void)state;
+	struct trace_kclass_rules r;
+	struct err e = {0};
+	assert_int_equal(trace_kclass_load(&r, "default", &e), 0);
+	static const struct {
+		const char *kernel, *collective, *library; /* collective NULL: compute */
+	} cases[] = {
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "allreduce", "nccl"},
+		{"ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)", "allgather", "nccl"},
+		{"ncclDevKernel_ReduceScatter_Sum_f32_RING_LL", "reducescatter", "nccl"},
+		{"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "sendrecv", "nccl"},
+		{"ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", "other", "nccl"},
+		{"void deep_ep::internode_ll::dispatch<true, 3, 10, 7168>(void*, float*, int*, long*)",
+		 "dispatch", "deepep-ll"},
+		{"void deep_ep::internode_ll::combine<false, 6144, 11, 4>(void*, void*, int*)", "combine",
+		 "deepep-ll"},
+		{"void deep_ep::internode_ll::clean_low_latency_buffer<32>(int*, int, int*, int)", "other",
+		 "deepep-ll"},
+		{"void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*)", "dispatch", "deepep"},
+		{"void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int)", "dispatch", "deepep"},
+		{"void deep_ep::internode::combine<false, 4, 8, 2, 4, 2>(int4*, float*)", "combine", "deepep"},
+		{"void deep_ep::intranode::cached_notify_combine<8>(void**, int*, int)", "combine", "deepep"},
+		{"void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals,"
+		 " vllm::Signal*, __nv_bfloat16*, int, int)", "allreduce", "custom-allreduce"},
+		{"void sglang::cross_device_reduce_2stage<__nv_bfloat16, 4>(sglang::RankData*)", "allreduce",
+		 "custom-allreduce"},
+		{"void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<"
+		 "(flashinfer::trtllm_allreduce_fusion::AllReduceFusionPattern)1, __nv_bfloat16, 8, false,"
+		 " false>(flashinfer::trtllm_allreduce_fusion::AllReduceFusionParams<__nv_bfloat16>)",
+		 "allreduce", "trtllm-allreduce"},
+		{"void tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16, 8>(AllReduceParams)",
+		 "allreduce", "trtllm-allreduce"},
+		{"void tensorrt_llm::kernels::moe_comm::moeA2ADispatchKernel<__nv_bfloat16, 8>(DispatchKernelPointers)",
+		 "dispatch", "trtllm-moe-a2a"},
+		{"void flashinfer::moeA2ACombineKernel<__nv_bfloat16, 8, false, false>(CombineKernelPointers)",
+		 "combine", "trtllm-moe-a2a"},
+		{"void dlslime::intranode_alltoall_kernel<8>(void**, int)", "alltoall", "other"},
+		{"void c10d::symmetric_memory::one_shot_all_reduce_kernel<c10::BFloat16, 8>(...)", "allreduce",
+		 "torch-symm-mem"},
+		{"nvshmemi_transfer_rma_kernel", "other", "nvshmem"},
+		/* compute: GEMMs, attention, MoE routing that only looks like dispatch */
+		{"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", NULL, NULL},
+		{"void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x1_tn_align8>"
+		 "(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x1_tn_align8::Params)", NULL, NULL},
+		{"void flash::flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8,"
+		 " cutlass::bfloat16_t, 512>, true>(Flash_fwd_mla_params)", NULL, NULL},
+		{"void moe_align_block_size_kernel<int>(int const*, int*, int*, int*, int, int, int)", NULL, NULL},
+		{"void vllm::moe::ep_scatter_kernel<float>(float const*, float*, int)", NULL, NULL},
+		{"void deep_gemm::fp8_gemm_kernel<128u, 128u, 128u, 4u>(__nv_bfloat16*, float*, int*)", NULL, NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int k = trace_kclass_find(&r, cases[i].kernel);
+		bool comm = k >= 0 && r.rule[k].cls == TRACE_KCLASS_COMM;
+		if (comm != (cases[i].collective != NULL))
+			fail_msg("%s: comm %d", cases[i].kernel, comm);
+		if (comm && (strcmp(r.rule[k].collective, cases[i].collective) != 0 ||
+			     strcmp(r.rule[k].library, cases[i].library) != 0))
+			fail_msg("%s: %s/%s, want %s/%s", cases[i].kernel, r.rule[k].collective,
+				 r.rule[k].library, cases[i].collective, cases[i].library);
+	}
+	trace_kclass_release(&r);
+	/* a bad table says where */
+	const char bad[] = "rules:\n  - {kernel: \"*x*\", class: comm, collective: allredcue}\n";
+	assert_int_equal(trace_kclass_load_string(&r, "k.yaml", bad, sizeof bad - 1, &e), -EINVAL);
+	assert_int_equal(e.line, 2);
+	assert_non_null(strstr(e.msg, "did you mean 'allreduce'"));
+}
+
+/* A DeepSeek-style MoE step: DeepEP dispatch/combine overlapped with expert GEMMs on another
+ * stream. Communication is counted and its overlap with compute found (issue 12: only names
+ * containing "nccl" were communication, so such traces showed 0 comm and 0 overlap). */
+static void test_deepep_overlap(void **state)
+{
+	(void)state;
+	const char *p = fx_path("deepep.db");
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	assert_int_equal(trace_db_create(&db, p, &o, NULL), 0);
+	static const struct {
+		const char *name;
+		uint32_t stream;
+		int64_t start, end;
+	} ks[] = {
+		{"void deep_ep::internode_ll::dispatch<true, 3, 10, 7168>(void*, float*)", 20, 0, 100},
+		{"void deep_gemm::fp8_gemm_kernel<128u, 128u, 128u, 4u>(__nv_bfloat16*)", 7, 50, 300},
+		{"void deep_ep::internode_ll::combine<false, 6144, 11, 4>(void*)", 20, 250, 400},
+		{"void deep_ep::intranode::dispatch<8, 768, 8192>(int4*)", 20, 500, 600},
+		{"void deep_gemm::fp8_gemm_kernel<128u, 128u, 128u, 4u>(__nv_bfloat16*)", 7, 600, 700},
+	};
+	for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+		struct trace_kernel k = {.start_ns = ks[i].start, .end_ns = ks[i].end,
+					 .global_pid = trace_global_pid(PID), .stream_id = ks[i].stream,
+					 .name = ks[i].name};
+		assert_int_equal(trace_db_add_kernel(db, &k, NULL), 0);
+	}
+	assert_int_equal(trace_db_close(db, NULL), 0);
+	struct trace_summary s;
+	struct err e = {0};
+	for (int base = 0; base < 2; base++) {
+		struct trace_summary_opts so = {.short_names = base};
+		assert_int_equal(trace_summary_compute(&s, p, &so, &e), 0);
+		assert_int_equal(s.n_dev, 1);
+		/* comm: [0,100] [250,400] [500,600] = 350; compute: [50,300] [600,700] = 350;
+		 * overlap: [50,100] + [250,300] = 100 */
+		assert_int_equal(s.dev[0].comm_ns, 350);
+		assert_int_equal(s.dev[0].compute_ns, 350);
+		assert_int_equal(s.dev[0].overlap_ns, 100);
+		int comm = 0;
+		for (size_t i = 0; i < s.n_kern; i++)
+			if (s.kern[i].comm) {
+				comm++;
+				assert_non_null(s.kern[i].collective);
+			}
+		assert_int_equal(comm, base ? 2 : 3); /* short names: dispatch, combine */
+		trace_summary_release(&s);
+	}
 }
 
 static void test_summary_errors(void **state)
@@ -443,6 +635,9 @@ int main(void)
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_summary_of_nsys_export),
 		cmocka_unit_test(test_summary_errors),
+		cmocka_unit_test(test_extreme_times),
+		cmocka_unit_test(test_kernel_classes),
+		cmocka_unit_test(test_deepep_overlap),
 		cmocka_unit_test(test_two_processes_colliding_ids),
 		cmocka_unit_test(test_merged_processes_colliding_ids),
 	};

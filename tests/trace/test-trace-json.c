@@ -146,22 +146,124 @@ static void test_depth_limit(void **state)
 	assert_int_equal(drain(ok, 128, &e, NULL), 0);
 }
 
+/* A string past the limit is kept cut (on a UTF-8 boundary), never an error: a 3 MiB call stack
+ * must not stop an import (issue 12; this test failed with -E2BIG before). */
 static void test_string_limit(void **state)
 {
 	(void)state;
 	size_t n = 3u << 20;
-	char *big = malloc(n + 8);
+	char *big = malloc(n + 16);
 	big[0] = '[';
 	big[1] = '"';
 	memset(big + 2, 'a', n);
-	memcpy(big + 2 + n, "\"]", 3);
+	/* a 3-byte character straddles the 1 MiB limit */
+	memcpy(big + 2 + (1u << 20) - 1, "\xe2\x82\xac", 3);
+	memcpy(big + 2 + n, "\", 7]", 5);
+	struct json_reader *r = malloc(sizeof *r);
+	json_reader_open_mem(r, "t.json", big, n + 6);
+	enum json_tok t;
 	struct err e = {0};
-	int rc = drain(big, n + 4, &e, NULL);
-	assert_int_equal(rc, -E2BIG);
-	assert_int_equal(e.line, 1);
-	assert_int_equal(e.col, 2);
-	assert_non_null(strstr(e.msg, "string longer than"));
+	assert_int_equal(json_next(r, &t, &e), 0);
+	assert_int_equal(json_next(r, &t, &e), 0);
+	assert_int_equal(t, JSON_STRING);
+	assert_true(r->str_cut);
+	assert_int_equal(r->str_len, (1u << 20) - 1); /* the euro sign is left out whole */
+	assert_int_equal(json_next(r, &t, &e), 0);
+	assert_int_equal(t, JSON_NUMBER);
+	assert_false(r->str_cut);
+	assert_string_equal(r->str, "7");
+	json_reader_close(r);
+	/* dropped without a copy: the reader's text buffer never grows */
+	json_reader_open_mem(r, "t.json", big, n + 6);
+	assert_int_equal(json_next(r, &t, &e), 0);
+	assert_int_equal(json_skip_value(r, &t, &e), 0);
+	assert_int_equal(t, JSON_STRING);
+	assert_true(r->str_cap <= 256);
+	assert_int_equal(json_next(r, &t, &e), 0);
+	assert_int_equal(t, JSON_NUMBER);
+	json_reader_close(r);
+	free(r);
 	free(big);
+}
+
+/* A UTF-8 byte order mark before the document is skipped; a stray one is an error (issue 12:
+ * "unexpected byte 0xef" before). */
+static void test_bom(void **state)
+{
+	(void)state;
+	int64_t tokens = 0;
+	struct err e = {0};
+	assert_int_equal(drain("\xef\xbb\xbf{\"a\": 1}", 11, &e, &tokens), 0);
+	assert_int_equal(tokens, 4);
+	expect_error("\xef\xbb{}", 1, 1, "byte order mark");
+	expect_error("[1, \xef\xbb\xbf]", 1, 5, "unexpected byte 0xef");
+}
+
+/* json_skip_value drops whole containers, and reports an array's end. */
+static void test_skip_value(void **state)
+{
+	(void)state;
+	const char *doc = "[{\"a\": [1, {\"b\": \"x\\\"y\"}]}, 2]";
+	struct json_reader *r = malloc(sizeof *r);
+	json_reader_open_mem(r, "t.json", doc, strlen(doc));
+	enum json_tok t;
+	struct err e = {0};
+	assert_int_equal(json_next(r, &t, &e), 0);
+	assert_int_equal(json_skip_value(r, &t, &e), 0);
+	assert_int_equal(t, JSON_OBJ_BEGIN);
+	assert_int_equal(json_next(r, &t, &e), 0);
+	assert_int_equal(t, JSON_NUMBER);
+	assert_int_equal(json_skip_value(r, &t, &e), 0);
+	assert_int_equal(t, JSON_ARR_END);
+	assert_int_equal(json_next(r, &t, &e), 0);
+	assert_int_equal(t, JSON_EOF);
+	json_reader_close(r);
+	free(r);
+}
+
+/* Files, pipes and gzip: the same tokens whatever the source (trace/input.h). */
+static void test_sources(void **state)
+{
+	(void)state;
+	const char *plain = fx_path("src.json");
+	fx_write_str(plain, "\xef\xbb\xbf[1, \"two\", {\"x\": null}]");
+	const char *gz = fx_path("src.json.gz");
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "gzip -c %s > %s", plain, gz);
+	assert_int_equal(system(cmd), 0);
+	const char *paths[] = {plain, gz};
+	for (int i = 0; i < 2; i++) {
+		struct json_reader *r = malloc(sizeof *r);
+		struct err e = {0};
+		assert_int_equal(json_reader_open_file(r, paths[i], &e), 0);
+		enum json_tok t;
+		int n = 0, rc;
+		while (!(rc = json_next(r, &t, &e)) && t != JSON_EOF)
+			n++;
+		assert_int_equal(rc, 0);
+		assert_int_equal(n, 8);
+		json_reader_close(r);
+		free(r);
+	}
+	/* a truncated gzip stream is an error, not a short document */
+	const char *cut = fx_path("cut.json.gz");
+	fx_truncate_copy(gz, cut, fx_size(gz) - 12);
+	struct json_reader *r = malloc(sizeof *r);
+	struct err e = {0};
+	assert_int_equal(json_reader_open_file(r, cut, &e), 0);
+	enum json_tok t;
+	int rc;
+	while (!(rc = json_next(r, &t, &e)) && t != JSON_EOF)
+		;
+	if (!strstr(e.msg, "gzip"))
+		fprintf(stderr, "rc %d: %s\n", rc, e.msg);
+	assert_int_not_equal(rc, 0);
+	assert_non_null(strstr(e.msg, "gzip"));
+	json_reader_close(r);
+	/* a directory is named as such */
+	assert_int_equal(json_reader_open_file(r, fx_dir(), &e), -EISDIR);
+	assert_non_null(strstr(e.msg, "is a directory"));
+	free(r);
 }
 
 /* The file reader refills its buffer mid-token: strings and numbers straddling 64 KiB. */
@@ -257,6 +359,9 @@ int main(void)
 		cmocka_unit_test(test_errors_have_positions),
 		cmocka_unit_test(test_depth_limit),
 		cmocka_unit_test(test_string_limit),
+		cmocka_unit_test(test_bom),
+		cmocka_unit_test(test_skip_value),
+		cmocka_unit_test(test_sources),
 		cmocka_unit_test(test_file_buffer_boundaries),
 		cmocka_unit_test(test_scaled),
 	};

@@ -56,7 +56,7 @@ static const char KINETO[] =
 	"    [\"not\", \"an\", \"event\"]\n"
 	"  ],\n"
 	"  \"traceName\": \"rank3.pt.trace.json\",\n"
-	"  \"baseTimeNanoseconds\": 1699999999000000000\n"
+	"  \"baseTimeNanoseconds\": 1000\n"
 	"}\n";
 
 static int import_str(const char *db_path, const char *json, size_t len,
@@ -93,11 +93,14 @@ static void test_import_rows(void **state)
 	assert_int_equal(st.gpus, 1);
 	assert_int_equal(st.processes, 1);
 
-	/* exact nanoseconds from the decimal text */
+	/* exact nanoseconds from the decimal text, plus baseTimeNanoseconds (1000 here, given after
+	 * the events: they are shifted at the end) */
 	assert_int_equal(fx_i64(p, "SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId = 101"),
-			 1700000000123456);
+			 1700000000124456);
 	assert_int_equal(fx_i64(p, "SELECT end FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId = 101"),
-			 1700000000125956);
+			 1700000000126956);
+	assert_int_equal(st.base_time_ns, 1000);
+	assert_int_equal(st.first_ns, 1700000000120500); /* the annotation, 119.5 µs + base */
 	assert_int_equal(fx_i64(p, "SELECT gridX * 1000000 + blockX * 1000 + registersPerThread FROM"
 				   " CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId = 101"),
 			 66128016);
@@ -207,14 +210,155 @@ static void test_bad_inputs(void **state)
 		deep[n++] = '[';
 	deep[n] = '\0';
 	expect_bad(deep, (size_t)n, 1, "nesting deeper");
-	/* a huge name */
-	size_t big = 2u << 20;
-	char *huge = malloc(big + 100);
-	int h = snprintf(huge, 100, "{\"traceEvents\": [{\"name\": \"");
-	memset(huge + h, 'x', big);
-	strcpy(huge + h + big, "\"}]}");
-	expect_bad(huge, strlen(huge), 1, "string longer than");
-	free(huge);
+	/* a time past the int64 ns range is an error at its event, never an overflow */
+	const char *far = "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\","
+			  " \"ts\": 9223372036854775, \"dur\": 9223372036854775}]}";
+	expect_bad(far, strlen(far), 2, "int64 nanosecond range");
+	const char *base = "{\"baseTimeNanoseconds\": 9223372036854775807, \"traceEvents\": [\n{"
+			   "\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1}]}";
+	expect_bad(base, strlen(base), 2, "int64 nanosecond range");
+}
+
+/* Strings of any length: a huge name is kept cut, a huge ignored argument costs nothing (issue 12:
+ * both aborted the import with "string longer than 1 MiB" before). */
+static void test_long_strings(void **state)
+{
+	(void)state;
+	size_t big = 3u << 20;
+	char *doc = malloc(2 * big + 512);
+	int h = snprintf(doc, 512, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\","
+			 " \"ts\": 1, \"dur\": 1, \"name\": \"");
+	memset(doc + h, 'x', big);
+	size_t n = (size_t)h + big;
+	n += (size_t)sprintf(doc + n, "\", \"args\": {\"Call stack\": \"");
+	memset(doc + n, 'y', big);
+	n += big;
+	n += (size_t)sprintf(doc + n, "\", \"device\": 3}}]}");
+	const char *p = fx_path("long.db");
+	struct trace_import_stats st;
+	struct err e = {0};
+	int rc = import_str(p, doc, n, &st, &e);
+	if (rc)
+		fprintf(stderr, "%s:%d:%d: %s\n", e.file, e.line, e.col, e.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(st.kernels, 1);
+	assert_int_equal(st.strings_cut, 1);
+	assert_int_equal(fx_i64(p, "SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL"), 3);
+	/* the database keeps names up to 64 KiB */
+	assert_int_equal(fx_i64(p, "SELECT length(s.value) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN"
+				   " StringIds s ON s.id = k.demangledName"), 65536);
+	free(doc);
+}
+
+/* GPU events listed before any CPU event, more than the old 65,536-row queue held: every row
+ * gets the process of the CPU events, so every launch is matched (issue 12: past 65,536 pending
+ * rows the rest got process 0 and no launch matched). */
+static void test_gpu_events_first(void **state)
+{
+	(void)state;
+	enum { N = 70000 };
+	size_t cap = (size_t)N * 400 + 256;
+	char *doc = malloc(cap);
+	size_t n = (size_t)sprintf(doc, "{\"traceEvents\": [\n");
+	for (int i = 0; i < N; i++)
+		n += (size_t)sprintf(doc + n, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\","
+				     " \"pid\": 0, \"tid\": 7, \"ts\": %d.5, \"dur\": 1,"
+				     " \"args\": {\"device\": 0, \"correlation\": %d}},\n",
+				     i % 3, 10 * i + 5, i + 1);
+	for (int i = 0; i < N; i++)
+		n += (size_t)sprintf(doc + n, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\":"
+				     " \"cudaLaunchKernel\", \"pid\": 4242, \"tid\": 4243, \"ts\": %d,"
+				     " \"dur\": 2, \"args\": {\"correlation\": %d}}%s\n",
+				     10 * i, i + 1, i + 1 < N ? "," : "");
+	n += (size_t)sprintf(doc + n, "]}");
+	assert_true(n < cap);
+	const char *p = fx_path("gpu-first.db");
+	struct trace_import_stats st;
+	struct err e = {0};
+	assert_int_equal(import_str(p, doc, n, &st, &e), 0);
+	assert_int_equal(st.kernels, N);
+	assert_int_equal(st.gpu_rows_no_process, 0);
+	assert_int_equal(fx_i64(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 24"
+				   " = 4242"), N);
+	assert_int_equal(fx_i64(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN"
+				   " CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId AND"
+				   " (r.globalTid >> 24) = (k.globalPid >> 24)"), N);
+
+	/* no CPU event at all: process 0, and the stats say how many rows that is */
+	const char only_gpu[] = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\","
+				" \"pid\": 1, \"tid\": 7, \"ts\": 1, \"dur\": 1},"
+				" {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset\","
+				" \"pid\": 1, \"tid\": 7, \"ts\": 3, \"dur\": 1}]}";
+	assert_int_equal(import_str(p, only_gpu, sizeof only_gpu - 1, &st, &e), 0);
+	assert_int_equal(st.gpu_rows_no_process, 2);
+	assert_int_equal(fx_i64(p, "SELECT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
+	assert_int_equal(fx_i64(p, "SELECT id FROM TARGET_INFO_GPU"), 1);
+	free(doc);
+}
+
+/* Kineto repeats process_name metadata; PROCESSES keeps one row per pid (issue 12: 62,111 rows
+ * for 2 pids before). Unknown categories and a trace without GPU activity are counted for the
+ * warnings. Kineto's own order (baseTimeNanoseconds before the events) shifts each event. */
+static void test_metadata_and_warnings(void **state)
+{
+	(void)state;
+	char doc[8192];
+	size_t n = (size_t)sprintf(doc, "{\"baseTimeNanoseconds\": 1700000000000000000,"
+				  " \"traceEvents\": [");
+	for (int i = 0; i < 50; i++)
+		n += (size_t)sprintf(doc + n, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d,"
+				     " \"tid\": %d, \"args\": {\"name\": \"python3\"}},", 100 + i % 2, i);
+	n += (size_t)sprintf(doc + n,
+			     "{\"ph\": \"X\", \"cat\": \"hpu_op\", \"name\": \"a\", \"ts\": 1, \"dur\": 1},"
+			     "{\"ph\": \"X\", \"cat\": \"hpu_op\", \"name\": \"b\", \"ts\": 1, \"dur\": 1},"
+			     "{\"ph\": \"X\", \"name\": \"no category\", \"ts\": 1, \"dur\": 1},"
+			     "{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"flow\", \"ts\": 1},"
+			     "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"step\","
+			     " \"pid\": 100, \"tid\": 1, \"ts\": 2.5, \"dur\": 1}]}");
+	const char *p = fx_path("meta.db");
+	struct trace_import_stats st;
+	struct err e = {0};
+	assert_int_equal(import_str(p, doc, n, &st, &e), 0);
+	assert_int_equal(st.processes, 2);
+	assert_int_equal(fx_i64(p, "SELECT count(*) FROM PROCESSES"), 2);
+	assert_int_equal(st.kernels + st.memcpys + st.memsets, 0);
+	assert_int_equal(st.unknown_events, 3);
+	assert_int_equal(st.n_unknown_cats, 2);
+	assert_string_equal(st.unknown_cat[0], "hpu_op");
+	assert_int_equal(st.unknown_cat_events[0], 2);
+	assert_string_equal(st.unknown_cat[1], "(no category)");
+	assert_int_equal(fx_i64(p, "SELECT start FROM NVTX_EVENTS"), 1700000000000002500);
+	assert_string_equal(fx_text(p, "SELECT value FROM K3SIM_CAPTURE WHERE name = 'clock'"),
+			    "unix_epoch");
+	assert_string_equal(fx_text(p, "SELECT value FROM K3SIM_CAPTURE WHERE name = 'pid'"), "100");
+}
+
+/* gzip'd input (from memory here; files and pipes in test-trace-json and the CLI tests). */
+static void test_gzip(void **state)
+{
+	(void)state;
+	const char *json = fx_path("z.json");
+	fx_write_str(json, KINETO);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "gzip -c %s > %s.gz", json, json);
+	assert_int_equal(system(cmd), 0);
+	char gz[4096];
+	snprintf(gz, sizeof gz, "%s.gz", json);
+	size_t len = fx_size(gz);
+	char *data = malloc(len);
+	FILE *f = fopen(gz, "rb");
+	assert_int_equal(fread(data, 1, len, f), len);
+	fclose(f);
+	const char *p = fx_path("z.db");
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	struct err e = {0};
+	assert_int_equal(trace_db_create(&db, p, &o, &e), 0);
+	struct trace_import_stats st;
+	assert_int_equal(trace_import_kineto_mem(db, "z.json.gz", data, len, NULL, &st, &e), 0);
+	assert_int_equal(trace_db_close(db, &e), 0);
+	assert_int_equal(st.kernels, 2);
+	free(data);
 }
 
 /* Odd but valid events never crash and are counted as skipped. */
@@ -259,6 +403,10 @@ int main(void)
 		cmocka_unit_test(test_array_format),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_odd_events),
+		cmocka_unit_test(test_long_strings),
+		cmocka_unit_test(test_gpu_events_first),
+		cmocka_unit_test(test_metadata_and_warnings),
+		cmocka_unit_test(test_gzip),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
+#include "trace/analyze.h"
 #include "trace/import.h"
 #include "trace/tracedb.h"
 
@@ -429,6 +430,127 @@ static void test_merge_gpus(void **state)
 	assert_int_equal(fx_i64(imp, "SELECT count(*) FROM K3SIM_DEVICE_MAP"), 0);
 }
 
+/* A Kineto trace of one rank on its GPU 0 (no UUID, no bus id: Kineto has neither). */
+static void kineto_rank(const char *db_path, int rank, int64_t pid, bool with_rank, int64_t t0_us)
+{
+	char doc[2048];
+	snprintf(doc, sizeof doc,
+		 "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H200\", \"numSms\": 132},"
+		 " {\"id\": 1, \"name\": \"NVIDIA H200\", \"numSms\": 132}],"
+		 " %s\"traceEvents\": ["
+		 "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": %lld,"
+		 " \"tid\": 1, \"ts\": %lld, \"dur\": 2, \"args\": {\"correlation\": 1}},"
+		 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm_rank%d\", \"pid\": 0, \"tid\": 7,"
+		 " \"ts\": %lld, \"dur\": 10, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1}}]}",
+		 with_rank ? (rank ? "\"distributedInfo\": {\"rank\": 1, \"world_size\": 2}, "
+				   : "\"distributedInfo\": {\"rank\": 0, \"world_size\": 2}, ")
+			   : "",
+		 (long long)pid, (long long)t0_us, rank, (long long)t0_us + 5);
+	struct trace_db *db = NULL;
+	struct trace_db_opts o = {.overwrite = true};
+	struct err e = {0};
+	assert_int_equal(trace_db_create(&db, db_path, &o, &e), 0);
+	struct trace_import_stats st;
+	int rc = trace_import_kineto_mem(db, "rank.json", doc, strlen(doc), NULL, &st, &e);
+	if (rc)
+		fprintf(stderr, "%s:%d:%d: %s\n", e.file, e.line, e.col, e.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(st.gpus, 1); /* the GPU with activity, not all the process saw */
+	assert_int_equal(trace_db_close(db, &e), 0);
+}
+
+/* Two ranks' GPU 0 are two GPUs: Kineto traces carry no UUID, and each rank (distributedInfo) or
+ * process tells them apart (issue 12: merged into one device, busy = the union of both). */
+static void test_merge_kineto_ranks(void **state)
+{
+	(void)state;
+	const char *r0 = fx_path("k-rank0.db"), *r1 = fx_path("k-rank1.db"), *m = fx_path("k-ranks.db");
+	kineto_rank(r0, 0, 500, true, 1000);
+	kineto_rank(r1, 1, 500, true, 1000); /* the same pid in two containers */
+	const char *in[] = {r0, r1};
+	struct trace_import_stats st;
+	struct err e = {0};
+	assert_int_equal(trace_merge(m, in, 2, NULL, &st, &e), 0);
+	assert_int_equal(st.gpus, 2);
+	assert_int_equal(fx_i64(m, "SELECT count(*) FROM TARGET_INFO_GPU"), 2);
+	assert_int_equal(fx_i64(m, "SELECT count(DISTINCT deviceId) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 2);
+	assert_string_equal(fx_text(m, "SELECT group_concat(rank || ':' || deviceId) FROM (SELECT rank,"
+				       " deviceId FROM K3SIM_DEVICE_MAP ORDER BY rank)"), "0:0,1:1");
+	struct trace_summary s;
+	assert_int_equal(trace_summary_compute(&s, m, NULL, &e), 0);
+	assert_int_equal(s.n_dev, 2);
+	assert_int_equal(s.dev[0].busy_ns, 10000);
+	assert_int_equal(s.dev[1].busy_ns, 10000);
+	trace_summary_release(&s);
+
+	/* no distributedInfo: the processes tell them apart */
+	const char *p0 = fx_path("k-pid0.db"), *p1 = fx_path("k-pid1.db"), *mp = fx_path("k-pids.db");
+	kineto_rank(p0, 0, 600, false, 1000);
+	kineto_rank(p1, 1, 601, false, 1000);
+	const char *inp[] = {p0, p1};
+	assert_int_equal(trace_merge(mp, inp, 2, NULL, &st, &e), 0);
+	assert_int_equal(st.gpus, 2);
+
+	/* two profiles of one rank and process: one GPU */
+	const char *a = fx_path("k-step1.db"), *b = fx_path("k-step2.db"), *ms = fx_path("k-steps.db");
+	kineto_rank(a, 0, 700, true, 1000);
+	kineto_rank(b, 0, 700, true, 9000);
+	const char *ins[] = {a, b};
+	assert_int_equal(trace_merge(ms, ins, 2, NULL, &st, &e), 0);
+	assert_int_equal(st.gpus, 1);
+	assert_int_equal(fx_i64(ms, "SELECT count(DISTINCT deviceId) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 1);
+	assert_false(st.clock_mixed);
+}
+
+/* UUIDs with and without nsys' missing "GPU-" prefix are one GPU; the same bus id on two unknown
+ * hosts is not proof of one GPU. */
+static void test_merge_uuid_forms(void **state)
+{
+	(void)state;
+	const struct gpu_def cupti[] = {{0, "GPU-479a56ec-2ee0-f597-c784-b56f503f0971", NULL}};
+	const struct gpu_def nsys[] = {{3, "479A56EC-2EE0-F597-C784-B56F503F0971", NULL}};
+	const char *in[] = {fx_path("u-cupti.db"), fx_path("u-nsys.db")};
+	gpu_capture(in[0], 20, NULL, cupti, 1, 0, -1);
+	gpu_capture(in[1], 21, NULL, nsys, 1, 3, -1);
+	const char *m = fx_path("u-merged.db");
+	struct trace_import_stats st;
+	struct err e = {0};
+	assert_int_equal(trace_merge(m, in, 2, NULL, &st, &e), 0);
+	assert_int_equal(st.gpus, 1);
+	assert_int_equal(fx_i64(m, "SELECT count(DISTINCT deviceId) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 1);
+	const struct gpu_def bus[] = {{0, NULL, "0000:17:00.0"}};
+	const char *in2[] = {fx_path("b-a.db"), fx_path("b-b.db")};
+	gpu_capture(in2[0], 30, NULL, bus, 1, 0, -1);
+	gpu_capture(in2[1], 31, NULL, bus, 1, 0, -1);
+	assert_int_equal(trace_merge(fx_path("b-merged.db"), in2, 2, NULL, &st, &e), 0);
+	assert_int_equal(st.gpus, 2);
+}
+
+/* An nsys export counts time from its session start: the import adds the session's UTC start, so
+ * exports of several ranks line up (and say their clock). */
+static void test_nsys_session_start(void **state)
+{
+	(void)state;
+	const char *p = fx_path("session.sqlite");
+	fx_sqlite(p, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+		     "INSERT INTO StringIds VALUES (1, 'k');"
+		     "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT,"
+		     " localTime TEXT);"
+		     "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1687813257637297504, '', '');"
+		     "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
+		     " globalPid INTEGER, demangledName INTEGER);"
+		     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 150, 0, 16777216, 1);");
+	const char *out = fx_path("session.db");
+	struct trace_import_stats st;
+	struct err e = {0};
+	assert_int_equal(import_one(p, out, &st, &e), 0);
+	assert_int_equal(fx_i64(out, "SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL"),
+			 1687813257637297604);
+	assert_string_equal(fx_text(out, "SELECT value FROM K3SIM_CAPTURE WHERE name = 'clock'"),
+			    "unix_epoch");
+	assert_int_equal(st.clock, TRACE_CLOCK_EPOCH);
+}
+
 /* nsys-style files whose StringIds give the same id different strings (and differently
  * numbered the same strings): every name follows its row. */
 static void test_merge_string_ids(void **state)
@@ -507,6 +629,9 @@ int main(void)
 		cmocka_unit_test(test_rejects_bad_files),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_gpus),
+		cmocka_unit_test(test_merge_kineto_ranks),
+		cmocka_unit_test(test_merge_uuid_forms),
+		cmocka_unit_test(test_nsys_session_start),
 		cmocka_unit_test(test_merge_string_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
