@@ -561,10 +561,16 @@ int resolve_path(const struct k3_gemm_args *a)
 	return -EINVAL;
 }
 
-/* k per gemv block: 128 G, G = GV_FP4_G scale groups per lane for MXFP4 when K allows, else 1. */
+/* k per gemv block: 128 G, G = GV_FP4_G scale groups per lane for MXFP4 when K allows, else 1.
+ * K3_GEMV_FP4_BLOCK=128 in the environment keeps MXFP4 at 128 (measurements of the two layouts). */
 int gemv_block_k(const struct k3_gemm_args *a)
 {
-	return a->w_dtype == K3_W_MXFP4 && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
+	static int narrow = -1;
+	if (narrow < 0) {
+		const char *e = getenv("K3_GEMV_FP4_BLOCK");
+		narrow = e && !strcmp(e, "128");
+	}
+	return a->w_dtype == K3_W_MXFP4 && !narrow && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
 }
 
 /* Dense gemv split over k (in blocks of gemv_block_k()): about two CTAs per SM, at least 4 x 128
