@@ -20,7 +20,10 @@
  * same for A and B, so the sum is unchanged), which makes every load one
  * contiguous 16-byte access: 16 bytes of MXFP4 (32 weights, exactly one
  * scale group) or 4 x 16 bytes of BF16 per row and block, 4 x 16 bytes of x
- * per token. The next block's loads are issued before this block's MMAs.
+ * per token. MXFP4 with K a multiple of 512 runs 512-deep blocks instead:
+ * lane t holds k 128t .. 128t + 127 (four scale groups: 4 x 16 bytes per
+ * row, as many bytes in flight as BF16, and the four scale bytes in one
+ * word). The next block's loads are issued before this block's MMAs.
  */
 #include "k3_gemm.h"
 
