@@ -27,8 +27,7 @@
  *    tile_off.
  *  - gemv: for a few rows per group (decode): the weights are the MMA's
  *    A operand, streamed once from HBM straight into registers (16-byte
- *    loads, MXFP4 nibbles expanded with byte permutes, 512-deep blocks when
- *    K allows: four scale groups a lane), the rows' 8 or 16
+ *    loads, MXFP4 nibbles expanded with byte permutes), the rows' 8 or 16
  *    tokens the B operand; grouped: only the touched groups' weights are
  *    read; dense: split over k (FP32 partials in the workspace, then a
  *    pass that sums them and applies the epilogue).

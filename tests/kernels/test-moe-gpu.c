@@ -659,7 +659,7 @@ static void test_small_all_kernels(void **unused)
 	run_gemm(&tf, K3_EPI_SCALE, &wf);
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	wmat_release(&wb), wmat_release(&wf);
-	/* The MXFP4 gemv's 512-deep blocks (K % 512 == 0): grouped, and dense split over k. */
+	/* The MXFP4 gemv at K = 1024 grouped, and dense split over k. */
 	struct wmat w4 = wmat_rand(4, 256, 1024, K3_W_MXFP4, 0.1), w4d = wmat_rand(1, 256, 2048, K3_W_MXFP4, 0.1);
 	const struct gemm_case g4 = { .N = 256, .K = 1024, .n_groups = 4, .counts = counts, .a_rows = 9,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
@@ -676,9 +676,8 @@ static void test_small_all_kernels(void **unused)
 	run_route(20, 128, 8);
 }
 
-/* The MXFP4 gemv loads a lane's four scale bytes of a 512-deep block as one word where the
- * scale array is 4-byte aligned, byte by byte where it is not: the same result from an array
- * that starts at an odd address. */
+/* The MXFP4 gemv reads its scales byte by byte: an array that starts at an odd address gives the
+ * same result (a word-load variant, tried 2026-12-01d, had to handle it). */
 static void test_gemv_scales_unaligned(void **unused)
 {
 	(void)unused;
