@@ -863,6 +863,7 @@ static const struct sub subs[] = {
 	/* capture: owned by the CUPTI capture work, implemented in cli/cmd_trace_capture.c */
 	{"capture", cmd_trace_capture, "run a program under CUPTI capture into a trace database"},
 	{"validate", cmd_trace_validate, "predicted vs measured per op class, with charts (calibration)"},
+	{"profile", cmd_trace_profile, "any program's kernels against the model, per op class and step"},
 	{NULL, NULL, NULL},
 };
 
