@@ -286,7 +286,7 @@ static int tensor(const struct fw_call *c, int pos, int min_rank, const struct f
 	if (!t)
 		return why(r, "%s: argument %d was not recorded (%d inputs)", c->name, pos, c->n_in);
 	if (t->rank < 0)
-		return why(r, "%s: argument %d is not a tensor", c->name, pos);
+		return why(r, "%s: argument %d has no recorded sizes (not a tensor, or a list the profiler does not record)", c->name, pos);
 	if (t->rank < min_rank)
 		return why(r, "%s: argument %d has %d dims, the rule needs %d", c->name, pos, t->rank, min_rank);
 	for (int i = 0; i < t->rank; i++)
@@ -441,6 +441,14 @@ static int derive_attention(const struct calib_derive_rule *x, const struct fw_c
 	enum dtype dt = dtype_of(q, o, r);
 	if (dt != DT_BF16 && dt != DT_FP8)
 		dt = DT_BF16;
+	if (k->dim[H] == 1 && h > 1 && d > dv) {
+		/* one shared K/V head, keys wider than values: absorbed MLA over the latent cache
+		 * (FlashMLA: latent = dv, rope = the rest) */
+		snprintf(r->spec, sizeof r->spec, "mla_decode b=%lld heads=%lld ctx=%lld t=%lld latent=%lld rope=%lld kv=%s",
+		         (long long)b, (long long)h, (long long)(skv - sq), (long long)sq, (long long)dv,
+		         (long long)(d - dv), dtype_name(dt));
+		return 0;
+	}
 	snprintf(r->spec, sizeof r->spec, "mla_prefill b=%lld t=%lld ctx=%lld heads=%lld dqk=%lld dv=%lld kv=%s",
 	         (long long)b, (long long)sq, (long long)(skv - sq), (long long)h, (long long)d, (long long)dv,
 	         dtype_name(dt));

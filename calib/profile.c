@@ -163,7 +163,7 @@ int calib_profile_run(struct calib_profile *p, const char *path, const struct ca
 		cls[i] = calib_pclass_of(m->specs[i].op.kind, false);
 		p->ops[i].spec = (int32_t)i;
 		p->ops[i].cls = cls[i];
-		p->ops[i].predicted_s = c.time_s;
+		p->ops[i].predicted_s = pred[i];
 	}
 	p->n_ops = m->n_specs;
 	/* totals over the kernels */
