@@ -5,6 +5,7 @@
 #   2. torch.profiler (CPU + CUDA, record_shapes=True), Kineto JSON.
 # Run from a folder holding k3sim, libk3capture.so, libcmocka.so.0 (unused), models.py,
 # profile-run.py and kimi-k3-config.json. Results (xz-compressed) and clocks go to $OUT.
+# Environment: MODELS (dsv3 hybrid), B/T/STEPS (profile-run.py's), TAG (a suffix of the names).
 set -u
 OUT=${OUT:-$PWD/profile-out}
 D=$(cd "$(dirname "$0")" && pwd)
@@ -27,17 +28,18 @@ clocks() { echo "== clocks $1 $(date -u +%H:%M:%S)"; nvidia-smi --query-gpu=cloc
 } > "$OUT/env.txt" 2>&1
 {
   for m in ${MODELS:-dsv3 hybrid}; do
-    clocks "before $m nvtx"
+    n=$m${TAG:+-$TAG}
+    clocks "before $n nvtx"
     s=$(date +%s.%N)
-    "$D/k3sim" trace capture -o "/tmp/$m-nvtx.db" --force -- python3 "$D/profile-run.py" "$m" nvtx
-    echo "== $m nvtx capture: exit $? in $(awk "BEGIN{print $(date +%s.%N) - $s}") s"
-    clocks "after $m nvtx"
-    "$D/k3sim" trace summary "/tmp/$m-nvtx.db" --top 12
+    "$D/k3sim" trace capture -o "/tmp/$n-nvtx.db" --force -- python3 "$D/profile-run.py" "$m" nvtx
+    echo "== $n nvtx capture: exit $? in $(awk "BEGIN{print $(date +%s.%N) - $s}") s"
+    clocks "after $n nvtx"
+    "$D/k3sim" trace summary "/tmp/$n-nvtx.db" --top 12 | grep -v -E '^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ '
     s=$(date +%s.%N)
-    python3 "$D/profile-run.py" "$m" kineto "/tmp/$m-kineto.json"
-    echo "== $m kineto: exit $? in $(awk "BEGIN{print $(date +%s.%N) - $s}") s"
-    clocks "after $m kineto"
-    ls -la /tmp/$m-*
+    python3 "$D/profile-run.py" "$m" kineto "/tmp/$n-kineto.json"
+    echo "== $n kineto: exit $? in $(awk "BEGIN{print $(date +%s.%N) - $s}") s"
+    clocks "after $n kineto"
+    ls -la /tmp/$n-*
   done
 } > "$OUT/log.txt" 2>&1
 for f in /tmp/*-nvtx.db /tmp/*-kineto.json; do [ -f "$f" ] && xz -T8 -6 -c "$f" > "$OUT/$(basename "$f").xz"; done
