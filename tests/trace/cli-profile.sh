@@ -61,6 +61,12 @@ expect "step-start" 0 "" "$K3SIM" trace profile "$dir/nvtx.db" --step-start aten
 check "step-start: one step per embedding call" "len(j['steps']) == 2 and j['steps'][0]['name'] == 'aten::embedding'"
 expect "no steps" 0 "No steps" "$K3SIM" trace profile "$dir/nvtx.db" --step nosuch
 
+# the report: trace validate on such a capture matched no GEMM, attention or MoE kernel
+expect "validate nvtx" 0 "" "$K3SIM" trace validate "$dir/nvtx.db" --json
+check "validate: GEMM, grouped GEMM and attention classes measured" \
+	"{'gemm.bf16', 'grouped_gemm.bf16', 'mla_prefill'} <= {c['class'] for c in j['classes']}"
+check "validate: few activities unmatched" "j['match']['unmatched'] < 20"
+
 # 2. torch.profiler trace (Kineto JSON with record_shapes): read directly
 expect "profile kineto" 0 "" "$K3SIM" trace profile "$FIX/profile-dsv3-kineto.json.gz" --json --top 100
 check "kineto: >= 90 % mapped" "j['mapped_pct'] >= 90"
