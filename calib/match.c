@@ -931,8 +931,9 @@ static int sweep(struct ctx *c)
 			const struct api *api = find_api(c, a->pid, a->corr);
 			o->start_ns = a->start;
 			o->end_ns = a->end;
-			o->launch_ns = api ? api->start : INT64_MIN;
-			o->launch_end_ns = api ? api->end : INT64_MIN;
+			o->launched = api != NULL;
+			o->launch_ns = api ? api->start : 0;
+			o->launch_end_ns = api ? api->end : 0;
 			o->tid = api ? api->tid : 0;
 			o->spec = -1;
 			o->kind = a->kind;

@@ -53,8 +53,9 @@ struct calib_match_opts {
 /* One GPU activity as matched (opts.keep_activities), in the order of the tables read. */
 struct calib_activity {
 	int64_t start_ns, end_ns;         /* on the GPU */
-	int64_t launch_ns, launch_end_ns; /* the launching call; INT64_MIN: none in the trace */
-	int64_t tid;                      /* the launching thread (0: none) */
+	int64_t launch_ns, launch_end_ns; /* the launching call (with launched) */
+	int64_t tid;                      /* the launching thread (with launched) */
+	bool launched;                    /* its launching call is in the trace */
 	int32_t spec;                     /* the op it was matched to; -1: unmatched or skipped */
 	bool first;                       /* the first activity of its sample: the op's time is
 					   * predicted once per sample */

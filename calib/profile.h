@@ -7,7 +7,7 @@
  * left out: device time), and
  *  - coverage: the share of GPU kernel time mapped to model ops with full shapes, and the rest
  *    by name and reason;
- *  - per op class (gemm, grouped_gemm, attention, memory, collective, other): measured GPU time
+ *  - per op class (trace validate's: gemm.bf16, grouped_gemm.bf16, mla_prefill, memory, ...): measured GPU time
  *    (kernels, and the copies of mapped ops) against predicted, summed over the trace and per
  *    step; beside it the prediction with each op's eager launch latency (what `k3sim op`
  *    prints), the time an eager program cannot go below;
@@ -30,41 +30,37 @@
 #include "hw/hw.h"
 #include "util/err.h"
 
-enum calib_pclass {
-	CALIB_PC_GEMM,
-	CALIB_PC_GROUPED_GEMM,
-	CALIB_PC_ATTENTION,
-	CALIB_PC_MEMORY,
-	CALIB_PC_COLLECTIVE,
-	CALIB_PC_OTHER,      /* KDA, DSA, ... */
-	CALIB_PC_UNMAPPED,   /* kernels no op was found for */
-	CALIB_PC_COUNT
-};
-const char *calib_pclass_name(enum calib_pclass c);
+enum { CALIB_PROFILE_CLASSES_MAX = 24 };
 
+/* Op classes are calib_op_class's labels, as trace validate reports them ("gemm.bf16",
+ * "grouped_gemm.bf16", "mla_prefill", "memory", "allreduce", ...); beyond
+ * CALIB_PROFILE_CLASSES_MAX - 2 distinct labels the rest go to "other". The last class is
+ * always "unmapped": kernels no op was found for. */
 struct calib_pclass_sum {
 	int64_t kernels;
 	int64_t ops;          /* samples (one op each) */
-	int64_t measured_ns;  /* summed GPU durations of the class's kernels */
+	int64_t measured_ns;  /* summed GPU durations of the class's kernels (and, for mapped
+			       * ops, their copies) */
 	double predicted_s;   /* summed predictions of its ops (0 for unmapped) */
 	double predicted_launch_s; /* the same with each op's eager launch latency */
 };
 
 struct calib_pstep {
 	const char *label;    /* the marker's name (text before the first ',') */
-	int64_t cpu_start_ns, cpu_end_ns, tid;
+	int64_t cpu_start_ns, cpu_end_ns, tid; /* with step_start: up to the next marker, the last
+						* one up to the trace's last launch */
 	int64_t kernels;
-	int64_t gpu_first_ns, gpu_last_ns; /* INT64_MAX / INT64_MIN when no kernel */
+	int64_t gpu_first_ns, gpu_last_ns; /* of its kernels; both 0 when kernels is 0 */
 	int64_t busy_ns;      /* union of the step's kernels */
 	int64_t host_idle_ns; /* gaps where the GPU waited on a launch */
 	int64_t other_idle_ns;
 	bool cpu_bound;       /* host_idle_ns >= span / 2 */
-	struct calib_pclass_sum cls[CALIB_PC_COUNT];
+	struct calib_pclass_sum *cls; /* [n_cls] */
 };
 
 struct calib_pspec {
 	int32_t spec;         /* index in match.specs */
-	enum calib_pclass cls;
+	int cls;              /* index in calib_profile.cls_label */
 	int64_t ops, kernels, measured_ns;
 	double predicted_s;   /* one op */
 	bool dtype_assumed;
@@ -86,13 +82,16 @@ extern const int calib_profile_n_default_steps;
 
 struct calib_profile {
 	struct calib_match m;
-	struct calib_pclass_sum total[CALIB_PC_COUNT];
+	char cls_label[CALIB_PROFILE_CLASSES_MAX][32];
+	int n_cls;                     /* the last is "unmapped" */
+	struct calib_pclass_sum total[CALIB_PROFILE_CLASSES_MAX];
 	int64_t kernel_ns;             /* all kernels */
 	int64_t mapped_kernel_ns;      /* of them, in an op with full shapes */
 	int64_t assumed_dtype_ns;      /* of those, from records without element types */
 	int64_t kernels, mapped_kernels;
 	struct calib_pstep *steps;
 	size_t n_steps;
+	struct calib_pclass_sum *step_cls; /* the steps' class sums, n_cls per step */
 	int64_t in_steps_kernel_ns, in_steps_mapped_ns;
 	struct calib_pspec *ops;       /* by measured time, most first */
 	size_t n_ops;
@@ -102,8 +101,5 @@ struct calib_profile {
 int calib_profile_run(struct calib_profile *p, const char *path, const struct calib_profile_opts *o,
                       struct err *e);
 void calib_profile_release(struct calib_profile *p);
-
-/* The class of an op kind. */
-enum calib_pclass calib_pclass_of(enum op_kind k, bool comm);
 
 #endif

@@ -64,31 +64,31 @@ static double err_pct(double pred_s, int64_t meas_ns)
 	return meas_ns > 0 ? (pred_s - (double)meas_ns / 1e9) / ((double)meas_ns / 1e9) * 100.0 : NAN;
 }
 
-static void print_classes(FILE *f, const struct calib_pclass_sum *cls)
+static void print_classes(FILE *f, const struct calib_profile *p, const struct calib_pclass_sum *cls)
 {
-	fprintf(f, "  %-13s %8s %8s %12s %12s %9s %14s\n", "class", "kernels", "ops", "measured ms", "predicted ms",
+	fprintf(f, "  %-18s %8s %8s %12s %12s %9s %12s\n", "class", "kernels", "ops", "measured ms", "predicted ms",
 	        "error %", "+launch ms");
-	for (int c = 0; c < CALIB_PC_COUNT; c++) {
+	for (int c = 0; c < p->n_cls; c++) {
 		const struct calib_pclass_sum *s = &cls[c];
-		if (!s->kernels)
+		if (!s->kernels && !s->ops)
 			continue;
-		if (c == CALIB_PC_UNMAPPED)
-			fprintf(f, "  %-13s %8" PRId64 " %8s %12.3f %12s %9s\n", calib_pclass_name(c), s->kernels, "-",
+		if (c == p->n_cls - 1)
+			fprintf(f, "  %-18s %8" PRId64 " %8s %12.3f %12s %9s\n", p->cls_label[c], s->kernels, "-",
 			        ms(s->measured_ns), "-", "-");
 		else
-			fprintf(f, "  %-13s %8" PRId64 " %8" PRId64 " %12.3f %12.3f %+9.1f %14.3f\n", calib_pclass_name(c),
+			fprintf(f, "  %-18s %8" PRId64 " %8" PRId64 " %12.3f %12.3f %+9.1f %12.3f\n", p->cls_label[c],
 			        s->kernels, s->ops, ms(s->measured_ns), s->predicted_s * 1e3,
 			        err_pct(s->predicted_s, s->measured_ns), s->predicted_launch_s * 1e3);
 	}
 }
 
 /* Whole-step prediction: the mapped ops' predictions plus the unmapped kernels as measured. */
-static double step_pred_s(const struct calib_pstep *s)
+static double step_pred_s(const struct calib_profile *p, const struct calib_pstep *s)
 {
-	double p = (double)s->cls[CALIB_PC_UNMAPPED].measured_ns / 1e9;
-	for (int c = 0; c < CALIB_PC_UNMAPPED; c++)
-		p += s->cls[c].predicted_s;
-	return p;
+	double t = (double)s->cls[p->n_cls - 1].measured_ns / 1e9;
+	for (int c = 0; c < p->n_cls - 1; c++)
+		t += s->cls[c].predicted_s;
+	return t;
 }
 
 static int64_t span_ns(const struct calib_pstep *s)
@@ -117,7 +117,7 @@ static void human(FILE *f, const char *path, const struct calib_profile *p, int 
 	fprintf(f, "\nPer op class (whole trace; measured: the GPU time of the class's kernels and copies;\n"
 	           "predicted: the model's device time of each op; +launch: with each op's eager launch\n"
 	           "latency, what `k3sim op` prints):\n");
-	print_classes(f, p->total);
+	print_classes(f, p, p->total);
 
 	if (!p->n_steps) {
 		fprintf(f, "\nNo steps: no range matched the step markers (--step, --step-start).\n");
@@ -133,10 +133,10 @@ static void human(FILE *f, const char *path, const struct calib_profile *p, int 
 				break;
 			}
 			int64_t sp = span_ns(s);
-			int64_t cpu = s->cpu_end_ns == INT64_MAX ? 0 : s->cpu_end_ns - s->cpu_start_ns;
+			int64_t cpu = s->cpu_end_ns - s->cpu_start_ns;
 			fprintf(f, "  %4zu %-16.16s %7" PRId64 " %9.3f %9.3f %9.3f %9.3f %+7.1f %7.1f  %s\n", i, s->label,
-			        s->kernels, ms(cpu), ms(sp), ms(s->busy_ns), step_pred_s(s) * 1e3,
-			        err_pct(step_pred_s(s), s->busy_ns), sp ? 100.0 * (double)s->host_idle_ns / (double)sp : 0,
+			        s->kernels, ms(cpu), ms(sp), ms(s->busy_ns), step_pred_s(p, s) * 1e3,
+			        err_pct(step_pred_s(p, s), s->busy_ns), sp ? 100.0 * (double)s->host_idle_ns / (double)sp : 0,
 			        s->cpu_bound ? "CPU-bound (launch-bound: span is the host's, not model error)" : "");
 		}
 		/* per step name: the classes summed */
@@ -147,7 +147,7 @@ static void human(FILE *f, const char *path, const struct calib_profile *p, int 
 				seen = strcmp(p->steps[j].label, p->steps[i].label) == 0;
 			if (seen)
 				continue;
-			struct calib_pclass_sum sum[CALIB_PC_COUNT];
+			struct calib_pclass_sum sum[CALIB_PROFILE_CLASSES_MAX];
 			memset(sum, 0, sizeof sum);
 			int64_t n = 0, busy = 0, sp = 0, host = 0, cpu_bound = 0;
 			for (size_t j = i; j < p->n_steps; j++) {
@@ -159,7 +159,7 @@ static void human(FILE *f, const char *path, const struct calib_profile *p, int 
 				sp += span_ns(s);
 				host += s->host_idle_ns;
 				cpu_bound += s->cpu_bound;
-				for (int c = 0; c < CALIB_PC_COUNT; c++) {
+				for (int c = 0; c < p->n_cls; c++) {
 					sum[c].kernels += s->cls[c].kernels;
 					sum[c].ops += s->cls[c].ops;
 					sum[c].measured_ns += s->cls[c].measured_ns;
@@ -171,7 +171,7 @@ static void human(FILE *f, const char *path, const struct calib_profile *p, int 
 			           "%s\n",
 			        p->steps[i].label, n, ms(sp), ms(busy), sp ? 100.0 * (double)host / (double)sp : 0,
 			        cpu_bound ? (cpu_bound == n ? " - CPU-bound (every step)" : " - CPU-bound (some steps)") : "");
-			print_classes(f, sum);
+			print_classes(f, p, sum);
 		}
 	}
 	fprintf(f, "\nOps by measured time (error per op = predicted x ops vs measured):\n");
@@ -193,18 +193,19 @@ static void human(FILE *f, const char *path, const struct calib_profile *p, int 
 		fprintf(f, "  ... %zu more (--top N)\n", m->n_unmatched - (size_t)shown);
 }
 
-static void class_json(struct jw *w, const char *key, const struct calib_pclass_sum *cls)
+static void class_json(struct jw *w, const char *key, const struct calib_profile *p,
+                       const struct calib_pclass_sum *cls)
 {
 	jw_begin_object(w, key);
-	for (int c = 0; c < CALIB_PC_COUNT; c++) {
+	for (int c = 0; c < p->n_cls; c++) {
 		const struct calib_pclass_sum *s = &cls[c];
-		if (!s->kernels)
+		if (!s->kernels && !s->ops)
 			continue;
-		jw_begin_object(w, calib_pclass_name(c));
+		jw_begin_object(w, p->cls_label[c]);
 		jw_i64(w, "kernels", s->kernels);
 		jw_i64(w, "ops", s->ops);
 		jw_i64(w, "measured_ns", s->measured_ns);
-		if (c != CALIB_PC_UNMAPPED) {
+		if (c != p->n_cls - 1) {
 			jw_f64(w, "predicted_s", s->predicted_s);
 			jw_f64(w, "predicted_with_launch_s", s->predicted_launch_s);
 			if (s->measured_ns > 0)
@@ -235,23 +236,22 @@ static void json(FILE *f, const char *path, const struct calib_profile *p, int t
 	jw_i64(&w, "framework_records", m->framework_ranges);
 	jw_i64(&w, "in_steps_kernel_ns", p->in_steps_kernel_ns);
 	jw_i64(&w, "in_steps_mapped_ns", p->in_steps_mapped_ns);
-	class_json(&w, "classes", p->total);
+	class_json(&w, "classes", p, p->total);
 	jw_begin_array(&w, "steps");
 	for (size_t i = 0; i < p->n_steps; i++) {
 		const struct calib_pstep *s = &p->steps[i];
 		jw_begin_object(&w, NULL);
 		jw_str(&w, "name", s->label);
 		jw_i64(&w, "cpu_start_ns", s->cpu_start_ns);
-		if (s->cpu_end_ns != INT64_MAX)
-			jw_i64(&w, "cpu_end_ns", s->cpu_end_ns);
+		jw_i64(&w, "cpu_end_ns", s->cpu_end_ns);
 		jw_i64(&w, "kernels", s->kernels);
 		jw_i64(&w, "gpu_span_ns", span_ns(s));
 		jw_i64(&w, "busy_ns", s->busy_ns);
 		jw_i64(&w, "host_idle_ns", s->host_idle_ns);
 		jw_i64(&w, "other_idle_ns", s->other_idle_ns);
-		jw_f64(&w, "predicted_s", step_pred_s(s));
+		jw_f64(&w, "predicted_s", step_pred_s(p, s));
 		jw_bool(&w, "cpu_bound", s->cpu_bound);
-		class_json(&w, "classes", s->cls);
+		class_json(&w, "classes", p, s->cls);
 		jw_end_object(&w);
 	}
 	jw_end_array(&w);
@@ -260,7 +260,7 @@ static void json(FILE *f, const char *path, const struct calib_profile *p, int t
 		const struct calib_pspec *o = &p->ops[i];
 		jw_begin_object(&w, NULL);
 		jw_str(&w, "op", m->specs[o->spec].text);
-		jw_str(&w, "class", calib_pclass_name(o->cls));
+		jw_str(&w, "class", p->cls_label[o->cls]);
 		jw_i64(&w, "ops", o->ops);
 		jw_i64(&w, "kernels", o->kernels);
 		jw_i64(&w, "measured_ns", o->measured_ns);

@@ -46,7 +46,7 @@ expect "import nvtx fixture" 0 "" "$K3SIM" trace import "$FIX/profile-dsv3-nvtx.
 expect "profile nvtx" 0 "" "$K3SIM" trace profile "$dir/nvtx.db" --json --top 100
 check "nvtx: >= 90 % of kernel time mapped with full shapes" "j['mapped_pct'] >= 90 and j['kernels'] == 863"
 check "nvtx: by framework records" "j['matched_framework'] > 800 and j['matched_nvtx'] == 0"
-check "nvtx: classes" "all(c in j['classes'] for c in ('gemm', 'grouped_gemm', 'attention', 'memory'))"
+check "nvtx: classes (trace validate's labels)" "all(c in j['classes'] for c in ('gemm.bf16', 'grouped_gemm.bf16', 'mla_prefill', 'memory', 'unmapped'))"
 check "nvtx: two steps, both CPU-bound" "[s['name'] for s in j['steps']] == ['prefill', 'decode'] and all(s['cpu_bound'] for s in j['steps'])"
 check "nvtx: the MoE grouped GEMM with its shape" \
 	"any(o['op'] == 'grouped_gemm m=4096 n=1536 k=2048 groups=32 dtype=bf16' for o in j['ops'])"
@@ -99,7 +99,7 @@ JSON
 expect "gaps" 0 "" "$K3SIM" trace profile "$dir/gaps.json" --json
 check "gaps: 89 us waiting on the host, 44 us other, CPU-bound" \
 	"j['steps'][0]['host_idle_ns'] == 89000 and j['steps'][0]['other_idle_ns'] == 44000 and j['steps'][0]['cpu_bound'] and j['steps'][0]['busy_ns'] == 14000"
-check "gaps: all three mapped" "j['mapped_pct'] == 100 and j['classes']['gemm']['ops'] == 1 and j['classes']['memory']['ops'] == 2"
+check "gaps: all three mapped" "j['mapped_pct'] == 100 and j['classes']['gemm.fp32']['ops'] == 1 and j['classes']['memory']['ops'] == 2"
 
 # 4. errors
 expect "no trace" 2 "expected one trace" "$K3SIM" trace profile
