@@ -159,21 +159,22 @@ static int parse_types(struct pcur *k)
 	}
 }
 
-int fw_call_parse(const char *text, struct fw_call *c, struct err *e)
+int fw_call_parse(const char *text, struct fw_call *out, struct err *e)
 {
 	const char *sz = strstr(text, ", sizes = [");
 	if (!sz)
 		return 0;
-	memset(c, 0, sizeof *c);
 	const char *comma = strchr(text, ',');
 	size_t n = (size_t)(comma - text);
 	while (n > 0 && text[n - 1] == ' ')
 		n--;
-	if (n == 0 || n >= sizeof c->name)
+	if (n == 0 || n >= sizeof out->name)
 		return 0;
-	memcpy(c->name, text, n);
-	c->name[n] = '\0';
-	struct pcur k = {.text = text, .p = sz + strlen(", sizes = "), .c = c, .e = e};
+	struct fw_call c; /* out is left alone on failure */
+	memset(&c, 0, sizeof c);
+	memcpy(c.name, text, n);
+	c.name[n] = '\0';
+	struct pcur k = {.text = text, .p = sz + strlen(", sizes = "), .c = &c, .e = e};
 	int rc = parse_list(&k, 0);
 	if (rc)
 		return rc;
@@ -182,8 +183,9 @@ int fw_call_parse(const char *text, struct fw_call *c, struct err *e)
 		k.p = ty + strlen(", types = ");
 		if ((rc = parse_types(&k)) != 0)
 			return rc;
-		c->has_types = true;
+		c.has_types = true;
 	}
+	*out = c;
 	return 1;
 }
 

@@ -41,7 +41,8 @@ struct fw_call {
 
 /* 1: text is a framework record (a name, then ", sizes = [...]" among its fields) and c holds
  * it; 0: text is not one (a plain range name, "k3sim ..." ranges, CUB's own ranges);
- * -EINVAL: it looks like one but the sizes do not parse (e says where, col 1-based in text). */
+ * -EINVAL: it looks like one but the sizes do not parse (e says where, col 1-based in text).
+ * c is written only when 1 is returned. */
 int fw_call_parse(const char *text, struct fw_call *c, struct err *e);
 
 /* Elements of input i (product of its dims); -1 when not a tensor, -ERANGE past 2^62. */
