@@ -2,12 +2,14 @@
 #include "calib/profile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calib/points.h"
 #include "sim/cost.h"
+#include "trace/kclass.h"
 
 const char *const calib_profile_default_steps[] = {"prefill", "decode", "*_prefill", "*_decode",
                                                    "*step", "ProfilerStep#*"};
@@ -38,6 +40,18 @@ static int cmp_start(const void *x, const void *y)
 {
 	const struct calib_activity *a = *(const struct calib_activity *const *)x;
 	const struct calib_activity *b = *(const struct calib_activity *const *)y;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return (a > b) - (a < b);
+}
+
+static int cmp_sel_start(const void *x, const void *y)
+{
+	const struct calib_mark *a = *(const struct calib_mark *const *)x, *b = *(const struct calib_mark *const *)y;
 	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
 }
 
@@ -121,10 +135,155 @@ static int class_index(struct calib_profile *p, const char *label)
 	return p->n_cls++;
 }
 
-/* The kernels launched inside each marker range on its thread; a kernel held by nested
- * markers goes to the innermost (latest-starting) one. kern is sorted by launch. */
-static int fill_steps(struct calib_profile *p, const struct calib_profile_opts *o, struct calib_activity **kern,
-                      size_t nk, const struct sums *u)
+/* The range's name: its text before the first ',' (framework records: the operator). */
+static size_t name_len(const char *text)
+{
+	return strcspn(text, ",");
+}
+
+static bool is_record(const char *text)
+{
+	return strstr(text, ", sizes = [") != NULL;
+}
+
+/* Kernels (of kern, sorted by launch) launched in [t0, t1). */
+static int64_t launched_in(struct calib_activity **kern, size_t nk, int64_t t0, int64_t t1)
+{
+	size_t lo = 0, hi = nk;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (!kern[mid]->launched || kern[mid]->launch_ns < t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int64_t n = 0;
+	for (size_t j = lo; j < nk && kern[j]->launch_ns < t1; j++)
+		n += kern[j]->kind == 0;
+	return n;
+}
+
+static int cmp_mark_ptr(const void *x, const void *y)
+{
+	const struct calib_mark *a = *(const struct calib_mark *const *)x, *b = *(const struct calib_mark *const *)y;
+	if (a->tid != b->tid)
+		return (a->tid > b->tid) - (a->tid < b->tid);
+	if (a->start_ns != b->start_ns)
+		return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+	return (a->end_ns < b->end_ns) - (a->end_ns > b->end_ns); /* outer first */
+}
+
+static int cmp_by_name(const void *x, const void *y)
+{
+	const struct calib_mark *a = *(const struct calib_mark *const *)x, *b = *(const struct calib_mark *const *)y;
+	size_t na = name_len(a->text), nb = name_len(b->text);
+	int c = memcmp(a->text, b->text, na < nb ? na : nb);
+	if (c || na != nb)
+		return c ? c : (na > nb) - (na < nb);
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+enum { REPEAT_MAX = 1 << 20 }; /* calls of one record considered as step starts */
+
+/* Steps by repetition (calib/profile.h): into sel[0..*n_sel), the calls of the chosen record. */
+static int find_repetition(struct calib_profile *p, struct calib_activity **kern, size_t nk,
+                           const struct calib_mark **sel, size_t *n_sel)
+{
+	struct calib_match *m = &p->m;
+	*n_sel = 0;
+	/* the thread that launches most kernels */
+	int64_t tid = 0, best = 0, run = 0;
+	int64_t *tids = malloc((nk ? nk : 1) * sizeof *tids);
+	const struct calib_mark **top = malloc((m->n_marks ? m->n_marks : 1) * sizeof *top);
+	if (!tids || !top) {
+		free(tids);
+		free(top);
+		return -ENOMEM;
+	}
+	size_t nt = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (kern[i]->launched && kern[i]->kind == 0)
+			tids[nt++] = kern[i]->tid;
+	qsort(tids, nt, sizeof *tids, cmp_i64);
+	for (size_t i = 0; i < nt; i++) {
+		run = i && tids[i] == tids[i - 1] ? run + 1 : 1;
+		if (run > best) {
+			best = run;
+			tid = tids[i];
+		}
+	}
+	free(tids);
+	/* its top-level framework records */
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_marks; i++)
+		if (m->marks[i].tid == tid && is_record(m->marks[i].text))
+			top[n++] = &m->marks[i];
+	qsort(top, n, sizeof *top, cmp_mark_ptr);
+	size_t k = 0;
+	int64_t open_end = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		if (top[i]->start_ns <= open_end)
+			continue; /* inside the last top-level record */
+		top[k++] = top[i];
+		open_end = top[i]->end_ns;
+	}
+	n = k;
+	qsort(top, n, sizeof *top, cmp_by_name);
+	/* the name whose calls split the kernels evenly */
+	int64_t *counts = malloc(2 * REPEAT_MAX * sizeof *counts), *sorted = counts + REPEAT_MAX;
+	if (!counts) {
+		free(top);
+		return -ENOMEM;
+	}
+	size_t best_at = 0, best_n = 0;
+	int64_t best_first = 0;
+	int64_t last_launch = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (kern[i]->launched && kern[i]->launch_ns > last_launch)
+			last_launch = kern[i]->launch_ns;
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && name_len(top[j]->text) == name_len(top[i]->text) &&
+		       memcmp(top[j]->text, top[i]->text, name_len(top[i]->text)) == 0)
+			j++;
+		size_t c = j - i;
+		if (c >= 3 && c <= (size_t)REPEAT_MAX) {
+			bool empty = false;
+			for (size_t q = i; q < j; q++) {
+				int64_t t1 = q + 1 < j ? top[q + 1]->start_ns : last_launch + 1;
+				counts[q - i] = launched_in(kern, nk, top[q]->start_ns, t1);
+				empty |= counts[q - i] == 0;
+			}
+			/* even: three quarters of the stretches within 10 % of the median count */
+			memcpy(sorted, counts, c * sizeof *counts);
+			qsort(sorted, c, sizeof *sorted, cmp_i64);
+			int64_t med = sorted[c / 2];
+			size_t near = 0;
+			for (size_t q = 0; q < c; q++)
+				near += counts[q] * 10 >= med * 9 && counts[q] * 10 <= med * 11;
+			bool better = !best_n || c < best_n || (c == best_n && top[i]->start_ns < best_first);
+			if (!empty && near * 4 >= c * 3 && better) {
+				best_at = i;
+				best_n = c;
+				best_first = top[i]->start_ns;
+			}
+		}
+		i = j;
+	}
+	for (size_t q = 0; q < best_n; q++)
+		sel[q] = top[best_at + q];
+	*n_sel = best_n;
+	if (best_n)
+		snprintf(p->repeated, sizeof p->repeated, "%.*s", (int)name_len(sel[0]->text), sel[0]->text);
+	free(counts);
+	free(top);
+	return 0;
+}
+
+/* The kernels launched inside each selected range (sorted by start) on its thread; a kernel
+ * held by nested ranges goes to the innermost (latest-starting) one. kern is sorted by launch. */
+static int fill_steps(struct calib_profile *p, const struct calib_mark **sel, size_t n_sel, bool step_start,
+                      struct calib_activity **kern, size_t nk, const struct sums *u)
 {
 	struct calib_match *m = &p->m;
 	int64_t last_launch = 0;
@@ -132,24 +291,25 @@ static int fill_steps(struct calib_profile *p, const struct calib_profile_opts *
 		if (kern[i]->launched && kern[i]->launch_ns > last_launch)
 			last_launch = kern[i]->launch_ns;
 	struct calib_activity **in = calloc(nk ? nk : 1, sizeof *in);
-	struct calib_pclass_sum *cls = calloc((m->n_marks ? m->n_marks : 1) * (size_t)p->n_cls, sizeof *cls);
-	if (!in || !cls) {
+	struct calib_pclass_sum *cls = calloc((n_sel ? n_sel : 1) * (size_t)p->n_cls, sizeof *cls);
+	p->steps = calloc(n_sel ? n_sel : 1, sizeof *p->steps);
+	if (!in || !cls || !p->steps) {
 		free(in);
 		free(cls);
 		return -ENOMEM;
 	}
 	p->step_cls = cls;
-	for (size_t i = 0; i < m->n_marks; i++) {
+	for (size_t i = 0; i < n_sel; i++) {
 		struct calib_pstep *s = &p->steps[p->n_steps];
-		const struct calib_mark *k = &m->marks[i];
-		if (!(s->label = arena_strndup(&m->arena, k->text, strcspn(k->text, ",")))) {
+		const struct calib_mark *k = sel[i];
+		if (!(s->label = arena_strndup(&m->arena, k->text, name_len(k->text)))) {
 			free(in);
 			return -ENOMEM;
 		}
 		s->cpu_start_ns = k->start_ns;
 		s->cpu_end_ns = k->end_ns;
-		if (o->step_start)
-			s->cpu_end_ns = i + 1 < m->n_marks ? m->marks[i + 1].start_ns : last_launch;
+		if (step_start)
+			s->cpu_end_ns = i + 1 < n_sel ? sel[i + 1]->start_ns : last_launch;
 		s->tid = k->tid;
 		s->cls = &cls[i * (size_t)p->n_cls];
 		p->n_steps++;
@@ -198,14 +358,15 @@ int calib_profile_run(struct calib_profile *p, const char *path, const struct ca
                       struct err *e)
 {
 	memset(p, 0, sizeof *p);
+	static const char *const every[] = {"*"};
 	struct calib_match_opts mo = {
 		.rules = o->rules,
 		.max_rows = o->max_rows,
 		.derive = o->derive,
 		.derive_opts = o->derive_opts,
 		.keep_activities = true,
-		.marks = o->steps ? o->steps : calib_profile_default_steps,
-		.n_marks = o->steps ? o->n_steps : calib_profile_n_default_steps,
+		.marks = every, /* all ranges: the markers are picked here, or steps by repetition */
+		.n_marks = 1,
 	};
 	int rc = calib_match_db(&p->m, path, &mo, e);
 	if (rc < 0)
@@ -216,8 +377,8 @@ int calib_profile_run(struct calib_profile *p, const char *path, const struct ca
 	int *cls = calloc(ns, sizeof *cls);
 	struct calib_activity **kern = calloc(m->n_acts ? m->n_acts : 1, sizeof *kern);
 	p->ops = calloc(ns, sizeof *p->ops);
-	p->steps = calloc(m->n_marks ? m->n_marks : 1, sizeof *p->steps);
-	if (!pred || !cls || !kern || !p->ops || !p->steps) {
+	const struct calib_mark **sel = calloc(m->n_marks ? m->n_marks : 1, sizeof *sel);
+	if (!pred || !cls || !kern || !p->ops || !sel) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -269,7 +430,32 @@ int calib_profile_run(struct calib_profile *p, const char *path, const struct ca
 		ps->dtype_assumed |= a->dtype_assumed;
 	}
 	qsort(kern, nk, sizeof *kern, cmp_launch);
-	if ((rc = fill_steps(p, o, kern, nk, &u)) < 0)
+	/* steps: the marker ranges, else by repetition */
+	const char *const *globs = o->steps ? o->steps : calib_profile_default_steps;
+	int n_globs = o->steps ? o->n_steps : calib_profile_n_default_steps;
+	bool auto_only = o->steps && o->n_steps == 1 && strcmp(o->steps[0], "auto") == 0;
+	size_t n_sel = 0;
+	for (size_t i = 0; i < m->n_marks && !auto_only; i++) {
+		char name[FW_NAME_MAX];
+		size_t nl = name_len(m->marks[i].text);
+		if (nl >= sizeof name)
+			continue;
+		memcpy(name, m->marks[i].text, nl);
+		name[nl] = '\0';
+		for (int g = 0; g < n_globs; g++)
+			if (trace_glob(globs[g], name, false)) {
+				sel[n_sel++] = &m->marks[i];
+				break;
+			}
+	}
+	bool step_start = o->step_start;
+	if (auto_only || (!n_sel && !o->steps && !o->no_repetition)) {
+		if ((rc = find_repetition(p, kern, nk, sel, &n_sel)) < 0)
+			goto out;
+		step_start = true;
+	}
+	qsort(sel, n_sel, sizeof *sel, cmp_sel_start);
+	if ((rc = fill_steps(p, sel, n_sel, step_start, kern, nk, &u)) < 0)
 		goto out;
 	qsort(p->ops, p->n_ops, sizeof *p->ops, cmp_op);
 	while (p->n_ops > 0 && p->ops[p->n_ops - 1].kernels == 0)
@@ -277,6 +463,7 @@ int calib_profile_run(struct calib_profile *p, const char *path, const struct ca
 out:
 	if (rc == -ENOMEM)
 		err_set(e, path, 0, 0, "out of memory");
+	free(sel);
 	free(pred);
 	free(cls);
 	free(kern);

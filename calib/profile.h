@@ -12,7 +12,12 @@
  *    step; beside it the prediction with each op's eager launch latency (what `k3sim op`
  *    prints), the time an eager program cannot go below;
  *  - steps: ranges whose name matches a marker glob (prefill, decode, ProfilerStep#N, ...), or
- *    with --step-start a range that starts each step (the next one ends it): the kernels whose
+ *    with --step-start a range that starts each step (the next one ends it), or, when no marker
+ *    is found (or with --step-start auto), by repetition: the top-level framework record (one
+ *    not inside another, on the thread that launches most kernels) that recurs at least three
+ *    times and splits the kernels evenly (three quarters of the stretches between its calls
+ *    within 10 % of their median kernel count: prefill stretches may differ; the fewest calls
+ *    win, then the earliest first call), each call starting a step: the kernels whose
  *    launching call started inside the step on its thread. Per step the GPU span (first kernel
  *    start to last kernel end), busy time (union of its kernels), and idle time split into
  *    host-bound gaps (the next kernel's launch call had not returned when the GPU went idle: the
@@ -74,6 +79,7 @@ struct calib_profile_opts {
 	const char *const *steps;          /* marker globs; NULL: calib_profile_default_steps */
 	int n_steps;
 	bool step_start;                   /* a marker starts a step, the next one ends it */
+	bool no_repetition;                /* no steps by repetition when no marker is found */
 	int64_t max_rows;
 };
 
@@ -93,6 +99,8 @@ struct calib_profile {
 	size_t n_steps;
 	struct calib_pclass_sum *step_cls; /* the steps' class sums, n_cls per step */
 	int64_t in_steps_kernel_ns, in_steps_mapped_ns;
+	char repeated[FW_NAME_MAX];    /* steps found by repetition: the record that starts each
+					* ("" when markers gave the steps) */
 	struct calib_pspec *ops;       /* by measured time, most first */
 	size_t n_ops;
 	char hw_name[64];

@@ -34,7 +34,10 @@ static void usage(FILE *out)
 	        "memory-bound ops by bytes); else from kernel-name rules. What maps to no op is listed\n"
 	        "by name with the reason.\n\n"
 	        "Steps are the ranges whose name matches a --step glob (default: prefill, decode,\n"
-	        "*_prefill, *_decode, *step, ProfilerStep#*): the kernels launched inside one. Per\n"
+	        "*_prefill, *_decode, *step, ProfilerStep#*): the kernels launched inside one. Without\n"
+	        "such ranges, steps are found by repetition: the top-level framework record that\n"
+	        "recurs (3 times or more) and splits the kernels evenly starts each step (an HF\n"
+	        "model's aten::embedding). Per\n"
 	        "step: GPU span, busy time, idle split into host-bound gaps (the GPU waited for a\n"
 	        "launch) and other gaps; a step idle on the host for half its span or more is flagged\n"
 	        "CPU-bound: its span measures the host, and the whole-step error is not model error.\n\n"
@@ -42,8 +45,9 @@ static void usage(FILE *out)
 	        "  --hw NAME|PATH      hardware preset or YAML (default h200)\n"
 	        "  --step GLOB         a step marker's name (the range text before the first ',');\n"
 	        "                      repeatable, replaces the defaults\n"
-	        "  --step-start GLOB   a range that starts each step (the next one ends it), for\n"
-	        "                      programs without step ranges: e.g. 'aten::embedding'\n"
+	        "  --step-start GLOB   a range that starts each step (the next one ends it), e.g.\n"
+	        "                      'aten::embedding'; 'auto': by repetition even where step\n"
+	        "                      ranges exist\n"
 	        "  --derive R          derivation rules: default, none, or a YAML file\n"
 	        "  --rules R           kernel-name rules: default, none, or a YAML file\n"
 	        "  --dtype D           element type where a record gives none (emit_nvtx): bf16\n"
@@ -120,8 +124,12 @@ static void human(FILE *f, const char *path, const struct calib_profile *p, int 
 	print_classes(f, p, p->total);
 
 	if (!p->n_steps) {
-		fprintf(f, "\nNo steps: no range matched the step markers (--step, --step-start).\n");
+		fprintf(f, "\nNo steps: no range matched the step markers (--step, --step-start), and no\n"
+		           "framework record repeats evenly enough to mark them.\n");
 	} else {
+		if (p->repeated[0])
+			fprintf(f, "\nSteps by repetition: each starts at a top-level '%s' call (no step markers).\n",
+			        p->repeated);
 		fprintf(f, "\nSteps (kernels launched inside each marker range; busy = union of its kernels; "
 		           "host idle = the GPU waited for a launch):\n");
 		fprintf(f, "  %4s %-16s %7s %9s %9s %9s %9s %7s %7s  %s\n", "#", "step", "kernels", "cpu ms", "span ms",
@@ -235,6 +243,7 @@ static void json(FILE *f, const char *path, const struct calib_profile *p, int t
 	jw_i64(&w, "matched_rules", m->matched_rules);
 	jw_i64(&w, "framework_records", m->framework_ranges);
 	jw_i64(&w, "in_steps_kernel_ns", p->in_steps_kernel_ns);
+	jw_str(&w, "steps_by_repetition", p->repeated);
 	jw_i64(&w, "in_steps_mapped_ns", p->in_steps_mapped_ns);
 	class_json(&w, "classes", p, p->total);
 	jw_begin_array(&w, "steps");

@@ -101,7 +101,42 @@ check "gaps: 89 us waiting on the host, 44 us other, CPU-bound" \
 	"j['steps'][0]['host_idle_ns'] == 89000 and j['steps'][0]['other_idle_ns'] == 44000 and j['steps'][0]['cpu_bound'] and j['steps'][0]['busy_ns'] == 14000"
 check "gaps: all three mapped" "j['mapped_pct'] == 100 and j['classes']['gemm.fp32']['ops'] == 1 and j['classes']['memory']['ops'] == 2"
 
-# 4. errors
+# 4. steps by repetition: four forwards of a program without step ranges (the first one, a
+# "prefill", launches more kernels); the record that starts each forward is found
+python3 - "$dir/rep.json" <<'PY'
+import json, sys
+ev, t, corr = [], 0, 0
+def op(name, dims, kernels):
+    global t, corr
+    ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": t, "dur": 4 * kernels + 2,
+               "args": {"Input Dims": dims, "Input type": ["c10::BFloat16"] * len(dims)}})
+    for _ in range(kernels):
+        corr += 1
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t + 1,
+                   "dur": 2, "args": {"correlation": corr}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": t + 3, "dur": 1,
+                   "args": {"device": 0, "stream": 7, "correlation": corr}})
+        t += 4
+    t += 2
+for step in range(4):
+    op("aten::embedding", [[1000, 64], [4, 8 if step == 0 else 1]], 1)
+    for layer in range(6 if step == 0 else 3):
+        op("aten::mm", [[32, 64], [64, 64]], 1)
+        op("aten::add", [[32, 64], [32, 64]], 1)
+    op("aten::argmax", [[4, 1000]], 1)
+    t += 50
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+expect "repetition" 0 "Steps by repetition: each starts at a top-level 'aten::embedding' call" \
+	"$K3SIM" trace profile "$dir/rep.json"
+expect "repetition (json)" 0 "" "$K3SIM" trace profile "$dir/rep.json" --json
+check "repetition: four steps of 14, 8, 8, 8 kernels" \
+	"j['steps_by_repetition'] == 'aten::embedding' and [s['kernels'] for s in j['steps']] == [14, 8, 8, 8]"
+expect "no repetition with --step" 0 "No steps" "$K3SIM" trace profile "$dir/rep.json" --step nosuch
+expect "markers win over repetition" 0 "" "$K3SIM" trace profile "$dir/nvtx.db" --json
+check "markers: steps_by_repetition empty" "j['steps_by_repetition'] == ''"
+
+# 5. errors
 expect "no trace" 2 "expected one trace" "$K3SIM" trace profile
 expect "bad dtype" 2 "unknown 'int3'" "$K3SIM" trace profile "$dir/nvtx.db" --dtype int3
 expect "bad top" 2 "wants a count" "$K3SIM" trace profile "$dir/nvtx.db" --top x
