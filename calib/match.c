@@ -1213,9 +1213,12 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 	qsort(c.apis, c.n_apis, sizeof *c.apis, cmp_api);
 	if ((rc = load_ranges(&c)) < 0 || (rc = sweep(&c)) < 0)
 		goto out;
-	qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
-	qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
-	qsort(m->marks, m->n_marks, sizeof *m->marks, cmp_mark);
+	if (m->n_samples) /* qsort wants a pointer even for nothing */
+		qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
+	if (m->n_unmatched)
+		qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
+	if (m->n_marks)
+		qsort(m->marks, m->n_marks, sizeof *m->marks, cmp_mark);
 	read_info(&c);
 out:
 	if (rc == -ENOMEM)
