@@ -1,7 +1,5 @@
 #include "calib/match.h"
 
-#include "trace/shapes.h"
-
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "sim/opspec.h"
+#include "trace/shapes.h"
 #include "trace/tracedb.h"
 
 enum {
@@ -536,8 +535,6 @@ static int add_spec(struct ctx *c, const char *text, const struct op *op, int32_
 	*out = (int32_t)m->n_specs++;
 	return 0;
 }
-
-static int add_spec(struct ctx *c, const char *text, const struct op *op, int32_t *out);
 
 /* Each distinct text that is a framework record: its op by the derivation rules, or why not. */
 static int derive_texts(struct ctx *c)
