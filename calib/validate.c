@@ -14,6 +14,8 @@
 #include "calib/runs.h"
 #include "util/numfmt.h"
 #include "util/outfile.h"
+#include "util/jsonw.h"
+#include "util/units.h"
 
 extern char **environ;
 
@@ -425,13 +427,7 @@ out:
 
 static const char *fmt_time(double s, char *buf, size_t n)
 {
-	if (s >= 1)
-		snprintf(buf, n, "%.3f s", s);
-	else if (s >= 1e-3)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.2f us", s * 1e6);
-	return buf;
+	return units_time(s, 3, buf, n);
 }
 
 static const char *pct(double x, char *buf, size_t n)
@@ -700,20 +696,6 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 	return 0;
 }
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static void jpct(FILE *f, double x)
 {
 	util_json_double(f, x); /* full precision; null for NaN */
@@ -738,26 +720,26 @@ static void j_runs(FILE *f, const struct calib_points *pts)
 	for (int r = 0; r < pts->n_runs; r++) {
 		const struct calib_run *run = &pts->runs[r];
 		fprintf(f, "%s\n    {\"name\": ", r ? "," : "");
-		jstr(f, run->name);
+		util_json_str(f, run->name);
 		fprintf(f, ", \"inputs\": [");
 		for (int i = 0, k = 0; i < pts->n_sources; i++)
 			if (pts->source_run[i] == r) {
 				fprintf(f, "%s", k++ ? ", " : "");
-				jstr(f, pts->sources[i]);
+				util_json_str(f, pts->sources[i]);
 			}
 		fprintf(f, "], \"device\": ");
 		if (run->have_info)
-			jstr(f, run->info.device);
+			util_json_str(f, run->info.device);
 		else
 			fputs("null", f);
 		fprintf(f, ", \"uuid\": ");
 		if (run->have_info && run->info.uuid[0])
-			jstr(f, run->info.uuid);
+			util_json_str(f, run->info.uuid);
 		else
 			fputs("null", f);
 		fprintf(f, ", \"nvidia_driver\": ");
 		if (run->have_info && run->info.driver[0])
-			jstr(f, run->info.driver);
+			util_json_str(f, run->info.driver);
 		else
 			fputs("null", f);
 		if (run->have_info && run->info.sm_clock_hz > 0) {
@@ -781,7 +763,7 @@ static void j_xval(FILE *f, const struct calib_xval *x)
 	for (int c = 0; c <= x->n_cls; c++) {
 		const struct calib_xval_class *xc = c < x->n_cls ? &x->cls[c] : &x->all;
 		fprintf(f, "%s\n      {\"class\": ", c ? "," : "");
-		jstr(f, xc->label);
+		util_json_str(f, xc->label);
 		fprintf(f, ", ");
 		j_errors(f, "by_run", &xc->by_run);
 		fprintf(f, ", ");
@@ -794,9 +776,9 @@ static void j_xval(FILE *f, const struct calib_xval *x)
 	for (int r = 0; r < x->n_runs; r++) {
 		const struct calib_xval_run *xr = &x->runs[r];
 		fprintf(f, "%s\n      {\"run\": ", r ? "," : "");
-		jstr(f, xr->name);
+		util_json_str(f, xr->name);
 		fprintf(f, ", \"fitted\": %s, \"note\": ", xr->fitted ? "true" : "false");
-		jstr(f, xr->note);
+		util_json_str(f, xr->note);
 		fprintf(f, ", \"unpaired\": %d, ", xr->unpaired);
 		j_errors(f, "errors", &xr->err);
 		fprintf(f, ", ");
@@ -833,9 +815,9 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	const struct calib_points *pts = v->pts;
 	const struct calib_match *m = in->match;
 	fprintf(f, "{\n  \"inputs\": ");
-	jstr(f, in->database);
+	util_json_str(f, in->database);
 	fprintf(f, ",\n  \"hw\": ");
-	jstr(f, v->hw_name);
+	util_json_str(f, v->hw_name);
 	fprintf(f, ",\n  \"hw_calibrated\": %s,\n  \"points\": %zu,\n  ", v->hw_calibrated ? "true" : "false",
 	        pts->n);
 	j_errors(f, "all", &v->all);
@@ -849,7 +831,7 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	for (int c = 0; c < v->n_cls; c++) {
 		const struct calib_class_stats *s = &v->cls[c];
 		fprintf(f, "%s\n    {\"class\": ", c ? "," : "");
-		jstr(f, s->label);
+		util_json_str(f, s->label);
 		fprintf(f, ", ");
 		j_errors(f, "all", &s->all);
 		fprintf(f, ", ");
@@ -862,7 +844,7 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		for (int w = 0; w < s->n_worst && w < (in->top > 0 ? in->top : 5); w++) {
 			int i = s->worst[w];
 			fprintf(f, "%s{\"op\": ", w ? ", " : "");
-			jstr(f, pts->p[i].spec);
+			util_json_str(f, pts->p[i].spec);
 			fprintf(f, ", \"measured_s\": ");
 			util_json_double(f, pts->p[i].measured_s);
 			fprintf(f, ", \"predicted_s\": ");
@@ -877,9 +859,9 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	fprintf(f, "\n  ],\n  \"per_point\": [");
 	for (size_t i = 0; i < pts->n; i++) {
 		fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
-		jstr(f, pts->p[i].spec);
+		util_json_str(f, pts->p[i].spec);
 		fprintf(f, ", \"class\": ");
-		jstr(f, pts->p[i].label);
+		util_json_str(f, pts->p[i].label);
 		fprintf(f, ", \"measured_s\": ");
 		util_json_double(f, pts->p[i].measured_s);
 		fprintf(f, ", \"predicted_s\": ");
@@ -901,13 +883,13 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	fprintf(f, "\n  ],\n  \"plots\": ");
 	if (in->scatter_svg && in->error_svg) {
 		fprintf(f, "{\"scatter\": ");
-		jstr(f, in->scatter_svg);
+		util_json_str(f, in->scatter_svg);
 		fprintf(f, ", \"error\": ");
-		jstr(f, in->error_svg);
+		util_json_str(f, in->error_svg);
 		fputc('}', f);
 	} else {
 		fprintf(f, "null, \"plot_note\": ");
-		jstr(f, in->plot_note ? in->plot_note : "not requested");
+		util_json_str(f, in->plot_note ? in->plot_note : "not requested");
 	}
 	if (m) {
 		fprintf(f,
@@ -923,18 +905,18 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		for (size_t i = 0; i < m->n_unmatched; i++) {
 			const struct calib_unmatched *u = &m->unmatched[i];
 			fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-			jstr(f, u->name);
+			util_json_str(f, u->name);
 			fprintf(f, ", \"reason\": ");
-			jstr(f, u->reason);
+			util_json_str(f, u->reason);
 			fprintf(f, ", \"skipped\": %s, \"count\": %" PRId64 ", \"gpu_ns\": %" PRId64 "}",
 			        u->skipped ? "true" : "false", u->count, u->gpu_ns);
 		}
 		fprintf(f, "\n  ],\n  \"invalid_ranges\": [");
 		for (size_t i = 0; i < m->n_bad; i++) {
 			fprintf(f, "%s\n    {\"text\": ", i ? "," : "");
-			jstr(f, m->bad[i].text);
+			util_json_str(f, m->bad[i].text);
 			fprintf(f, ", \"error\": ");
-			jstr(f, m->bad[i].error);
+			util_json_str(f, m->bad[i].error);
 			fprintf(f, ", \"instances\": %" PRId64 "}", m->bad[i].instances);
 		}
 		fprintf(f, "\n  ]");

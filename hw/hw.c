@@ -729,22 +729,12 @@ int hw_load_yaml(struct hw *hw, const char *name, const char *text, size_t len_b
 	return rc;
 }
 
+static int parse_hw(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return hw_load_yaml(obj, label, text, len_bytes, e);
+}
+
 int hw_load(struct hw *hw, const char *name_or_path, struct err *e)
 {
-	if (!embedded_is_path(name_or_path)) {
-		const struct embedded_file *f = embedded_lookup(hw_presets, name_or_path, "hardware", e);
-		if (!f)
-			return -ENOENT;
-		char label[96];
-		snprintf(label, sizeof label, "<preset %s>", f->name);
-		return hw_load_yaml(hw, label, f->data, f->size_bytes, e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = hw_load_yaml(hw, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(hw_presets, "hardware", "preset", name_or_path, parse_hw, hw, e);
 }

@@ -737,28 +737,12 @@ int sweep_spec_load_yaml(struct sweep_spec *sp, const char *name, const char *te
 	return rc;
 }
 
+static int parse_sweep(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return sweep_spec_load_yaml(obj, label, text, len_bytes, e);
+}
+
 int sweep_spec_load(struct sweep_spec *sp, const char *name_or_path, struct err *e)
 {
-	/* As scenario_load: a name without '/' or a .yaml/.yml suffix is an embedded scenario. */
-	size_t n = strlen(name_or_path);
-	bool path = strchr(name_or_path, '/') || (n > 5 && strcmp(name_or_path + n - 5, ".yaml") == 0) ||
-	            (n > 4 && strcmp(name_or_path + n - 4, ".yml") == 0);
-	if (!path) {
-		const char *text = scenario_preset_text(name_or_path);
-		if (!text) {
-			struct scenario s;
-			return scenario_load(&s, name_or_path, e); /* its message, with suggestions */
-		}
-		char label[96];
-		snprintf(label, sizeof label, "<scenario %s>", name_or_path);
-		return sweep_spec_load_yaml(sp, label, text, strlen(text), e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = sweep_spec_load_yaml(sp, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(scenario_preset_table(), "scenario", "scenario", name_or_path, parse_sweep, sp, e);
 }

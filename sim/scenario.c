@@ -411,22 +411,17 @@ out:
 	return rc;
 }
 
+static int parse_scenario(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return scenario_load_yaml(obj, label, text, len_bytes, e);
+}
+
 int scenario_load(struct scenario *s, const char *name_or_path, struct err *e)
 {
-	if (!embedded_is_path(name_or_path)) {
-		const struct embedded_file *f = embedded_lookup(scenario_presets, name_or_path, "scenario", e);
-		if (!f)
-			return -ENOENT;
-		char label[96];
-		snprintf(label, sizeof label, "<scenario %s>", f->name);
-		return scenario_load_yaml(s, label, f->data, f->size_bytes, e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = scenario_load_yaml(s, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(scenario_presets, "scenario", "scenario", name_or_path, parse_scenario, s, e);
+}
+
+const struct embedded_file *scenario_preset_table(void)
+{
+	return scenario_presets;
 }

@@ -10,6 +10,7 @@
 
 #include "hw/hw.h"
 #include "util/dtype.h"
+#include "util/embed.h"
 #include "util/err.h"
 
 /* How communication and compute of a step overlap (sim/step.c's strategy table). */
@@ -94,5 +95,7 @@ int scenario_load_yaml(struct scenario *s, const char *name, const char *text, s
 const char *const *scenario_preset_names(void);
 /* The embedded scenario's YAML text, or NULL. */
 const char *scenario_preset_text(const char *name);
+/* The embedded scenarios, for loaders of files that extend a scenario (sweeps: embedded_load). */
+const struct embedded_file *scenario_preset_table(void);
 
 #endif
