@@ -10,39 +10,17 @@
 
 #include <sqlite3.h>
 
+#include "trace/schema.h"
 #include "util/arena.h"
 
 /* Column names and types follow nsys: INTEGER for ids, times and sizes; TEXT for inline strings.
- * The activity tables carry no NOT NULL constraints (nsys declares them): the checks cost a
- * fifth of the insert time and the writer never leaves a required column NULL. */
+ * The four activity tables (kernel, memcpy, memset, runtime API) are created from their column
+ * lists in trace/schema.h, between StringIds and the rest; they carry no NOT NULL constraints
+ * (nsys declares them): the checks cost a fifth of the insert time and the writer never leaves
+ * a required column NULL. */
+static const char SCHEMA_SQL_STRINGS[] =
+	"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);\n";
 static const char SCHEMA_SQL[] =
-	"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,"
-	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
-	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" demangledName INTEGER, shortName INTEGER, mangledName INTEGER,"
-	" launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER,"
-	" gridX INTEGER, gridY INTEGER, gridZ INTEGER,"
-	" blockX INTEGER, blockY INTEGER, blockZ INTEGER,"
-	" staticSharedMemory INTEGER, dynamicSharedMemory INTEGER,"
-	" localMemoryPerThread INTEGER, localMemoryTotal INTEGER,"
-	" gridId INTEGER, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,"
-	" sharedMemoryLimitConfig INTEGER);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER,"
-	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
-	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" bytes INTEGER, copyKind INTEGER, deprecatedSrcId INTEGER,"
-	" srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER,"
-	" dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER,"
-	" graphNodeId INTEGER, virtualAddress INTEGER);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER,"
-	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
-	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" value INTEGER, bytes INTEGER, graphNodeId INTEGER,"
-	" memKind INTEGER);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER,"
-	" eventClass INTEGER, globalTid INTEGER, correlationId INTEGER,"
-	" nameId INTEGER, returnValue INTEGER, callchainId INTEGER);\n"
 	"CREATE VIEW CUPTI_ACTIVITY_KIND_DRIVER AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME"
 	" WHERE eventClass = 1;\n"
 	"CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER,"
@@ -81,36 +59,20 @@ enum buf_id { BUF_KERNEL, BUF_MEMCPY, BUF_MEMSET, BUF_API, BUF_COUNT };
 
 enum { ROWBUF_ROWS = 128, ROWBUF_MAX_COLS = 32 };
 
-struct buf_table {
-	const char *table;
-	const char *columns;
-	int ncol;
-};
-
-static const struct buf_table BUF_TABLES[BUF_COUNT] = {
-	[BUF_KERNEL] = {"CUPTI_ACTIVITY_KIND_KERNEL",
-			"start, end, deviceId, contextId, streamId, correlationId, globalPid,"
-			" demangledName, shortName, mangledName, launchType, cacheConfig,"
-			" registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ,"
-			" staticSharedMemory, dynamicSharedMemory, localMemoryPerThread,"
-			" localMemoryTotal, gridId, sharedMemoryExecuted, graphNodeId",
-			26},
-	[BUF_MEMCPY] = {"CUPTI_ACTIVITY_KIND_MEMCPY",
-			"start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes,"
-			" copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId, graphNodeId",
-			14},
-	[BUF_MEMSET] = {"CUPTI_ACTIVITY_KIND_MEMSET",
-			"start, end, deviceId, contextId, streamId, correlationId, globalPid, value,"
-			" bytes, memKind, graphNodeId",
-			11},
-	[BUF_API] = {"CUPTI_ACTIVITY_KIND_RUNTIME",
-		     "start, end, eventClass, globalTid, correlationId, nameId, returnValue", 7},
-};
+/* The row buffers' tables, in trace/schema.h's order. */
+_Static_assert((int)BUF_KERNEL == (int)TRACE_SCHEMA_KERNEL && (int)BUF_MEMCPY == (int)TRACE_SCHEMA_MEMCPY &&
+		       (int)BUF_MEMSET == (int)TRACE_SCHEMA_MEMSET && (int)BUF_API == (int)TRACE_SCHEMA_API,
+	       "row buffers follow trace_schema_tables");
+_Static_assert((int)TRACE_KERNEL_NCOLS <= (int)ROWBUF_MAX_COLS &&
+		       (int)TRACE_MEMCPY_NCOLS <= (int)ROWBUF_MAX_COLS &&
+		       (int)TRACE_MEMSET_NCOLS <= (int)ROWBUF_MAX_COLS &&
+		       (int)TRACE_API_NCOLS <= (int)ROWBUF_MAX_COLS,
+	       "a row's NULL mask is 32 bits");
 
 struct rowbuf {
 	sqlite3_stmt *one;   /* single-row INSERT, for the tail of a batch */
 	sqlite3_stmt *many;  /* `rows`-row INSERT, prepared at the first full batch */
-	const struct buf_table *table;
+	const struct trace_schema_table *table;
 	int rows;            /* rows per multi-row INSERT, <= ROWBUF_ROWS */
 	int ncol;
 	int n;               /* rows buffered */
@@ -247,21 +209,63 @@ static void remove_files(const char *path)
 	unlink(side);
 }
 
-static int prepare_one(struct trace_db *db, const struct buf_table *t, int rows,
+/* "a, b, c": the columns of t that k3sim writes (all = false) or all of them, each followed by
+ * suffix ("" or " INTEGER"), into buf[cap]. Returns the length, or -1 when cap is short. */
+static int column_list(const struct trace_schema_table *t, bool all, const char *suffix, char *buf,
+		       size_t cap)
+{
+	size_t p = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < t->n_columns; i++) {
+		if (!all && !t->columns[i].written)
+			continue;
+		int n = snprintf(buf + p, cap - p, "%s%s%s", p ? ", " : "", t->columns[i].name, suffix);
+		if (n < 0 || (size_t)n >= cap - p)
+			return -1;
+		p += (size_t)n;
+	}
+	return (int)p;
+}
+
+/* CREATE TABLE for the activity tables, from trace/schema.h. */
+static int create_activity_tables(struct trace_db *db, struct err *e)
+{
+	for (int i = 0; i < TRACE_SCHEMA_COUNT; i++) {
+		const struct trace_schema_table *t = &trace_schema_tables[i];
+		char cols[2048], sql[2200];
+		if (column_list(t, true, " INTEGER", cols, sizeof cols) < 0) {
+			err_set(e, db->path, 0, 0, "trace schema: %s: column list too long", t->table);
+			return -EINVAL;
+		}
+		snprintf(sql, sizeof sql, "CREATE TABLE %s (%s);", t->table, cols);
+		int rc = exec(db, sql, e);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int prepare_one(struct trace_db *db, const struct trace_schema_table *t, int rows,
 		       sqlite3_stmt **out, struct err *e)
 {
-	size_t cap = strlen(t->table) + strlen(t->columns) + 64 + (size_t)rows * (size_t)t->ncol * 2 +
+	char columns[1024];
+	if (column_list(t, false, "", columns, sizeof columns) < 0) {
+		err_set(e, db->path, 0, 0, "trace schema: %s: column list too long", t->table);
+		return -EINVAL;
+	}
+	int ncol = t->n_written;
+	size_t cap = strlen(t->table) + strlen(columns) + 64 + (size_t)rows * (size_t)ncol * 2 +
 		     (size_t)rows * 4;
 	char *sql = malloc(cap);
 	if (!sql) {
 		err_set(e, db->path, 0, 0, "out of memory");
 		return -ENOMEM;
 	}
-	size_t p = (size_t)snprintf(sql, cap, "INSERT INTO %s (%s) VALUES ", t->table, t->columns);
+	size_t p = (size_t)snprintf(sql, cap, "INSERT INTO %s (%s) VALUES ", t->table, columns);
 	for (int r = 0; r < rows; r++) {
 		sql[p++] = r ? ',' : ' ';
 		sql[p++] = '(';
-		for (int c = 0; c < t->ncol; c++) {
+		for (int c = 0; c < ncol; c++) {
 			if (c)
 				sql[p++] = ',';
 			sql[p++] = '?';
@@ -277,13 +281,13 @@ static int prepare_one(struct trace_db *db, const struct buf_table *t, int rows,
 	return rc;
 }
 
-static int prepare_rowbuf(struct trace_db *db, struct rowbuf *b, const struct buf_table *t,
+static int prepare_rowbuf(struct trace_db *db, struct rowbuf *b, const struct trace_schema_table *t,
 			  struct err *e)
 {
-	b->ncol = t->ncol;
+	b->ncol = t->n_written;
 	b->n = 0;
 	int max_params = sqlite3_limit(db->sql, SQLITE_LIMIT_VARIABLE_NUMBER, -1);
-	b->rows = max_params / t->ncol < ROWBUF_ROWS ? max_params / t->ncol : ROWBUF_ROWS;
+	b->rows = max_params / b->ncol < ROWBUF_ROWS ? max_params / b->ncol : ROWBUF_ROWS;
 	if (b->rows < 1)
 		b->rows = 1;
 	b->table = t;
@@ -398,7 +402,11 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 	rc = exec(db, "BEGIN", e);
 	if (rc)
 		goto out;
-	rc = exec(db, SCHEMA_SQL, e);
+	rc = exec(db, SCHEMA_SQL_STRINGS, e);
+	if (!rc)
+		rc = create_activity_tables(db, e);
+	if (!rc)
+		rc = exec(db, SCHEMA_SQL, e);
 	if (rc)
 		goto out;
 	char meta[512];
@@ -421,7 +429,7 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 		}
 	}
 	for (int i = 0; i < BUF_COUNT; i++) {
-		rc = prepare_rowbuf(db, &db->buf[i], &BUF_TABLES[i], e);
+		rc = prepare_rowbuf(db, &db->buf[i], &trace_schema_tables[i], e);
 		if (rc)
 			goto out;
 	}
@@ -826,6 +834,19 @@ static int64_t *buf_row(struct trace_db *db, enum buf_id id, uint32_t **nulls, s
 	return &b->vals[b->n++ * b->ncol];
 }
 
+/* A buffered row from a record, column by column as trace/schema.h lists them: `rec` is the
+ * record, ID columns take the local string id named in the list, and the NULL rules are the
+ * list's (INTZ: 0, INTN: negative, IDZ: 0). */
+#define PUT_HEAD(f) v[c++] = (int64_t)rec->f;
+#define PUT_INT(f) v[c++] = (int64_t)rec->f;
+#define PUT_RAW(f) v[c++] = (int64_t)rec->f;
+#define PUT_INTZ(f) *nulls |= rec->f == 0 ? 1u << c : 0; v[c++] = (int64_t)rec->f;
+#define PUT_INTN(f) *nulls |= rec->f < 0 ? 1u << c : 0; v[c++] = (int64_t)rec->f;
+#define PUT_ID(f) v[c++] = f;
+#define PUT_IDZ(f) *nulls |= f == 0 ? 1u << c : 0; v[c++] = f;
+#define PUT_NONE(f)
+#define PUT(col, f, how, absent) PUT_##how(f)
+
 int trace_db_add_kernel(struct trace_db *db, const struct trace_kernel *k, struct err *e)
 {
 	if (!db || !k || !k->name)
@@ -843,36 +864,10 @@ int trace_db_add_kernel(struct trace_db *db, const struct trace_kernel *k, struc
 	int64_t *v = buf_row(db, BUF_KERNEL, &nulls, e, &rc);
 	if (!v)
 		return rc;
-	v[0] = k->start_ns;
-	v[1] = k->end_ns;
-	v[2] = k->device_id;
-	v[3] = k->context_id;
-	v[4] = k->stream_id;
-	v[5] = k->correlation_id;
-	v[6] = k->global_pid;
-	v[7] = name_id;
-	v[8] = short_id;
-	v[9] = mangled_id;
-	v[10] = k->launch_type;
-	v[11] = k->cache_config;
-	v[12] = k->registers_per_thread;
-	v[13] = k->grid_x;
-	v[14] = k->grid_y;
-	v[15] = k->grid_z;
-	v[16] = k->block_x;
-	v[17] = k->block_y;
-	v[18] = k->block_z;
-	v[19] = k->static_shared_bytes;
-	v[20] = k->dynamic_shared_bytes;
-	v[21] = k->local_bytes_per_thread;
-	v[22] = k->local_bytes_total;
-	v[23] = k->grid_id;
-	v[24] = k->shared_memory_executed_bytes;
-	v[25] = k->graph_node_id;
-	if (!mangled_id)
-		*nulls |= 1u << 9;
-	if (!k->graph_node_id)
-		*nulls |= 1u << 25;
+	const __typeof__(*k) *rec = k;
+	int c = 0;
+	TRACE_KERNEL_COLUMNS(PUT)
+	(void)c;
 	db->stats.kernels++;
 	return 0;
 }
@@ -886,26 +881,10 @@ int trace_db_add_memcpy(struct trace_db *db, const struct trace_memcpy *m, struc
 	int64_t *v = buf_row(db, BUF_MEMCPY, &nulls, e, &rc);
 	if (!v)
 		return rc;
-	v[0] = m->start_ns;
-	v[1] = m->end_ns;
-	v[2] = m->device_id;
-	v[3] = m->context_id;
-	v[4] = m->stream_id;
-	v[5] = m->correlation_id;
-	v[6] = m->global_pid;
-	v[7] = m->bytes;
-	v[8] = m->copy_kind;
-	v[9] = m->src_kind;
-	v[10] = m->dst_kind;
-	v[11] = m->src_device_id;
-	v[12] = m->dst_device_id;
-	v[13] = m->graph_node_id;
-	if (m->src_device_id < 0)
-		*nulls |= 1u << 11;
-	if (m->dst_device_id < 0)
-		*nulls |= 1u << 12;
-	if (!m->graph_node_id)
-		*nulls |= 1u << 13;
+	const __typeof__(*m) *rec = m;
+	int c = 0;
+	TRACE_MEMCPY_COLUMNS(PUT)
+	(void)c;
 	db->stats.memcpys++;
 	return 0;
 }
@@ -919,19 +898,10 @@ int trace_db_add_memset(struct trace_db *db, const struct trace_memset *m, struc
 	int64_t *v = buf_row(db, BUF_MEMSET, &nulls, e, &rc);
 	if (!v)
 		return rc;
-	v[0] = m->start_ns;
-	v[1] = m->end_ns;
-	v[2] = m->device_id;
-	v[3] = m->context_id;
-	v[4] = m->stream_id;
-	v[5] = m->correlation_id;
-	v[6] = m->global_pid;
-	v[7] = m->value;
-	v[8] = m->bytes;
-	v[9] = m->mem_kind;
-	v[10] = m->graph_node_id;
-	if (!m->graph_node_id)
-		*nulls |= 1u << 10;
+	const __typeof__(*m) *rec = m;
+	int c = 0;
+	TRACE_MEMSET_COLUMNS(PUT)
+	(void)c;
 	db->stats.memsets++;
 	return 0;
 }
@@ -948,13 +918,10 @@ int trace_db_add_api(struct trace_db *db, const struct trace_api *a, struct err 
 	int64_t *v = buf_row(db, BUF_API, &nulls, e, &rc);
 	if (!v)
 		return rc;
-	v[0] = a->start_ns;
-	v[1] = a->end_ns;
-	v[2] = a->kind;
-	v[3] = a->global_tid;
-	v[4] = a->correlation_id;
-	v[5] = name_id;
-	v[6] = a->return_value;
+	const __typeof__(*a) *rec = a;
+	int c = 0;
+	TRACE_API_COLUMNS(PUT)
+	(void)c;
 	db->stats.api_calls++;
 	return 0;
 }
