@@ -527,7 +527,8 @@ static struct api_pid *api_pid_of(struct ctx *c, int64_t pid, bool add)
  * runtime call the program made over a driver call made under it, else the first loaded. */
 static bool api_better(const struct arow *a, const struct arow *b)
 {
-	return a->driver && !b->driver;
+	return trace_launch_call_better(a->driver ? TRACE_API_DRIVER : TRACE_API_RUNTIME,
+					b->driver ? TRACE_API_DRIVER : TRACE_API_RUNTIME);
 }
 
 /* Index the loaded API calls by (process, correlation id), keeping per id the call api_better
