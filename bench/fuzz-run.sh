@@ -15,7 +15,7 @@ B=build-fuzz
 for t in $targets; do
 	ninja -C $B "fuzz/fuzz-$t" >/dev/null
 done
-out=bench/results/fuzz-$(date +%Y-%m-%d).txt
+out=${FUZZ_OUT:-bench/results/fuzz-$(date +%Y-%m-%d).txt}
 {
 	echo "# libFuzzer runs; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); clang $(clang -dumpversion); ASan+UBSan (halt_on_error)"
 	echo "# command: bench/fuzz-run.sh $runs $targets   (git $(git rev-parse --short HEAD 2>/dev/null || echo '?'))"

@@ -59,6 +59,55 @@ static void usage(FILE *out)
 
 #ifndef K3SIM_HAVE_CAPTURE
 
+/* SQLite's companions of a database file, moved with it. */
+static const char *const sidecars[] = {"", "-wal", "-shm", "-journal"};
+
+/* Moves PATH (and its companions) to PATH.k3sim-old-PID in the same directory. */
+static int keep_aside(const char *path, char *backup, size_t n)
+{
+	if ((size_t)snprintf(backup, n, "%s.k3sim-old-%ld", path, (long)getpid()) >= n - 16) {
+		fprintf(stderr, "k3sim trace capture: output path too long\n");
+		backup[0] = '\0';
+		return -1;
+	}
+	for (size_t k = 0; k < sizeof sidecars / sizeof *sidecars; k++) {
+		char from[PATH_MAX + 16], to[PATH_MAX + 16];
+		snprintf(from, sizeof from, "%s%s", path, sidecars[k]);
+		snprintf(to, sizeof to, "%s%s", backup, sidecars[k]);
+		if (rename(from, to) < 0 && (k == 0 || errno != ENOENT)) {
+			fprintf(stderr, "k3sim trace capture: cannot move '%s' aside: %s\n", from,
+				strerror(errno));
+			if (k == 0)
+				backup[0] = '\0';
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* After the run: a new database at TARGET replaces the old one for good; otherwise the old
+ * one goes back where it was. */
+static void settle_aside(const char *target, const char *backup, bool quiet)
+{
+	struct stat st;
+	bool replaced = lstat(target, &st) == 0 && S_ISREG(st.st_mode);
+	for (size_t k = 0; k < sizeof sidecars / sizeof *sidecars; k++) {
+		char old[PATH_MAX + 16], at[PATH_MAX + 16];
+		snprintf(old, sizeof old, "%s%s", backup, sidecars[k]);
+		snprintf(at, sizeof at, "%s%s", target, sidecars[k]);
+		if (replaced) {
+			unlink(old);
+		} else if (rename(old, at) < 0 && errno != ENOENT) {
+			fprintf(stderr, "k3sim trace capture: the old '%s' is kept as '%s' (%s)\n", at,
+				old, strerror(errno));
+		}
+	}
+	if (!replaced && !quiet)
+		fprintf(stderr, "k3sim trace capture: nothing was written to '%s': the old file is "
+				"left as it was\n",
+			target);
+}
+
 int cmd_trace_capture(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
@@ -164,6 +213,55 @@ static int parse_count(const char *opt, const char *v, long lo, long hi, long *o
 	return 0;
 }
 
+/* SQLite's companions of a database file, moved with it. */
+static const char *const sidecars[] = {"", "-wal", "-shm", "-journal"};
+
+/* Moves PATH (and its companions) to PATH.k3sim-old-PID in the same directory. */
+static int keep_aside(const char *path, char *backup, size_t n)
+{
+	if ((size_t)snprintf(backup, n, "%s.k3sim-old-%ld", path, (long)getpid()) >= n - 16) {
+		fprintf(stderr, "k3sim trace capture: output path too long\n");
+		backup[0] = '\0';
+		return -1;
+	}
+	for (size_t k = 0; k < sizeof sidecars / sizeof *sidecars; k++) {
+		char from[PATH_MAX + 16], to[PATH_MAX + 16];
+		snprintf(from, sizeof from, "%s%s", path, sidecars[k]);
+		snprintf(to, sizeof to, "%s%s", backup, sidecars[k]);
+		if (rename(from, to) < 0 && (k == 0 || errno != ENOENT)) {
+			fprintf(stderr, "k3sim trace capture: cannot move '%s' aside: %s\n", from,
+				strerror(errno));
+			if (k == 0)
+				backup[0] = '\0';
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* After the run: a new database at TARGET replaces the old one for good; otherwise the old
+ * one goes back where it was. */
+static void settle_aside(const char *target, const char *backup, bool quiet)
+{
+	struct stat st;
+	bool replaced = lstat(target, &st) == 0 && S_ISREG(st.st_mode);
+	for (size_t k = 0; k < sizeof sidecars / sizeof *sidecars; k++) {
+		char old[PATH_MAX + 16], at[PATH_MAX + 16];
+		snprintf(old, sizeof old, "%s%s", backup, sidecars[k]);
+		snprintf(at, sizeof at, "%s%s", target, sidecars[k]);
+		if (replaced) {
+			unlink(old);
+		} else if (rename(old, at) < 0 && errno != ENOENT) {
+			fprintf(stderr, "k3sim trace capture: the old '%s' is kept as '%s' (%s)\n", at,
+				old, strerror(errno));
+		}
+	}
+	if (!replaced && !quiet)
+		fprintf(stderr, "k3sim trace capture: nothing was written to '%s': the old file is "
+				"left as it was\n",
+			target);
+}
+
 int cmd_trace_capture(int argc, char **argv)
 {
 	const char *output = "k3capture-%p.db", *metrics = NULL;
@@ -253,7 +351,7 @@ int cmd_trace_capture(int argc, char **argv)
 	}
 
 	/* The output template, absolute: the program may change directory before cuInit. */
-	char tmpl[PATH_MAX];
+	char tmpl[PATH_MAX], target[PATH_MAX] = "", backup[PATH_MAX] = "";
 	if (output[0] == '/') {
 		snprintf(tmpl, sizeof tmpl, "%s", output);
 	} else {
@@ -286,7 +384,11 @@ int cmd_trace_capture(int argc, char **argv)
 				fprintf(stderr, "k3sim trace capture: %s\n", err_format(&e, buf, sizeof buf));
 				return 1;
 			}
-			unlink(probe);
+			/* --force: the old capture moves aside and comes back unless a new one
+			 * is written (a command that never starts CUDA replaces nothing). */
+			if (keep_aside(probe, backup, sizeof backup) < 0)
+				return 1;
+			snprintf(target, sizeof target, "%s", probe);
 		}
 	}
 
@@ -295,6 +397,8 @@ int cmd_trace_capture(int argc, char **argv)
 	if (mfd < 0) {
 		fprintf(stderr, "k3sim trace capture: cannot create a temporary file: %s\n",
 			strerror(errno));
+		if (backup[0])
+			settle_aside(target, backup, quiet);
 		return 1;
 	}
 	close(mfd);
@@ -400,6 +504,8 @@ out_env:
 	capture_env_release(&env);
 out_manifest:
 	unlink(manifest);
+	if (backup[0])
+		settle_aside(target, backup, quiet);
 	return status;
 missing:
 	fprintf(stderr, "k3sim trace capture: '%s' needs a value\n", argv[i - 1]);

@@ -35,6 +35,7 @@
 #include "sim/ep.h"
 #include "sim/opspec.h"
 #include "sim/step.h"
+#include "reports/timeline.h"
 #include "sim/timeline.h"
 
 struct costed {
@@ -110,6 +111,7 @@ struct overlap_args {
 	double rows[2], touched[2], bytes, skew_s, a2a_s, gemm_s[2];
 	long n_a, n_g;
 	int reserve_sms;
+	const char *timeline_path; /* the overlapped pattern as Perfetto JSON, or NULL */
 };
 
 struct rank_result {
@@ -205,6 +207,25 @@ static int overlap(const struct hw *hw, const struct overlap_args *a)
 			free(t.mem);
 			return 1;
 		}
+	if (a->timeline_path) {
+		/* the last pattern run, both streams released together, as `k3sim run --timeline` writes a step */
+		FILE *f = fopen(a->timeline_path, "w");
+		const char *names[TL_MAX_GPUS] = {"rank 0 (simulated)", "rank 1 (simulated)"};
+		char title[160];
+		snprintf(title, sizeof title, "EP all-to-all beside grouped GEMMs, %.0f + %.0f rows, %ld all-to-alls, %ld GEMM pairs",
+			 a->rows[0], a->rows[1], a->n_a, a->n_g);
+		struct timeline_report rep = {.title = title};
+		for (int g = 0; g < 2; g++)
+			rep.gpu_names[g] = names[g];
+		int bad = !f || report_timeline_json(&t.tl, &rep, f) < 0;
+		if (f && fclose(f) != 0)
+			bad = 1;
+		if (bad) {
+			fprintf(stderr, "x2-predict: cannot write '%s'\n", a->timeline_path);
+			free(t.mem);
+			return 1;
+		}
+	}
 	for (int r = 0; r < 2; r++)
 		printf("overlap rank=%d a2a_s=%.9g a2a_sms=%.3g a2a_sm=%.4f a2a_hbm=%.4f gate_up_s=%.9g gate_up_sm=%.4f "
 		       "gate_up_hbm=%.4f gate_up_tail=%.4f down_s=%.9g down_sm=%.4f down_hbm=%.4f reserve_sms=%d cluster_sms=%d "
@@ -294,12 +315,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: x2-predict overlap --rows R0[,R1] --touched G0[,G1] --a2a-bytes B --n-a2a N --n-gemm M\n"
 		"                          [--skew S] [--a2a-s T] [--gemm-s T0[,T1]] [--reserve SMS] [--hw NAME]\n"
+		"                          [--timeline OUT.json]\n"
 		"       x2-predict kcp --tokens T --heads H [--cp N] [--hw NAME]\n\n"
 		"The simulator's prediction of issue 20's two-GPU experiments (bench/x2/run-x2-overlap-kcp.sh):\n"
 		"an EP all-to-all stream beside a grouped-GEMM stream on two ranks, alone and together (the\n"
 		"timeline's SM admission: NCCL gets SMs as the GEMMs' CTAs retire; --skew: rank 1's release after\n"
 		"rank 0's, s; --a2a-s/--gemm-s: measured times alone as the ops' work; --reserve: SMs kept for\n"
-		"communication); KDA context parallelism on N GPUs (sim_kcp_ops) against one. Prints key=value\n"
+		"communication; --timeline: the overlapped run as Perfetto JSON); KDA context parallelism on N GPUs (sim_kcp_ops) against one. Prints key=value\n"
 		"lines (seconds).\n");
 }
 
@@ -373,6 +395,8 @@ int main(int argc, char **argv)
 			rc = num(o, v, 1e-9, 10, &oa.a2a_s);
 		else if (!strcmp(o, "--gemm-s"))
 			rc = pair(o, v, 1e-9, 100, oa.gemm_s);
+		else if (!strcmp(o, "--timeline"))
+			oa.timeline_path = v;
 		else if (!strcmp(o, "--reserve"))
 			rc = num(o, v, 0, 120, &reserve);
 		else if (!strcmp(o, "--tokens"))

@@ -249,6 +249,16 @@ interrupt "SIGINT mid-sweep" INT "$dir/new.db" "$K3SIM" sweep "$dir/long.yaml" -
 [ -e "$dir/new.db" ] || [ -e "$dir/new.csv" ] && bad "SIGINT mid-sweep: wrote an output" || ok "SIGINT mid-sweep: no output written"
 interrupt "SIGINT mid-sweep --force" INT "$dir/user.db" "$K3SIM" sweep "$dir/long.yaml" -o "$dir/user.db" --csv "$dir/user.csv" --force -j 1 --quiet
 
+# trace capture --force of a command that never starts CUDA: the old capture stays (it was
+# deleted before the command ran); a run without --force refuses to touch it.
+printf 'an older capture\n' >"$dir/cap.db"
+capsum=$(sum "$dir/cap.db")
+"$K3SIM" trace capture -o "$dir/cap.db" -- /bin/true >/dev/null 2>&1
+same "trace capture without --force keeps the old file" "$dir/cap.db" "$capsum"
+"$K3SIM" trace capture -o "$dir/cap.db" --force -- /bin/true >/dev/null 2>&1
+same "trace capture --force with nothing captured keeps the old file" "$dir/cap.db" "$capsum"
+if ls "$dir" | grep -q 'k3sim-old'; then bad "trace capture --force left its aside copy"; else ok "trace capture --force: no aside copy left"; fi
+
 if [ "$fails" -ne 0 ]; then
 	echo "$fails failed"
 	exit 1
