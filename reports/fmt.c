@@ -75,3 +75,15 @@ const char *fmt_count(double x, char *buf, size_t cap)
 {
 	return units_count(x, false, buf, cap);
 }
+
+void fmt_md_cell(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", f);
+		else if (*s == '\n')
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
+}

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "reports/fmt.h"
-#include "reports/sweepdb.h"
+#include "sweep/sweepdb.h"
 #include "util/jsonw.h"
 
 #define GIB 1073741824.0
@@ -662,15 +662,6 @@ static void charts_build(struct charts *ch, const struct tables *T, const struct
 
 /* ---- Markdown ---- */
 
-static void md_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-}
-
 static void md_table(FILE *f, const struct rtable *t)
 {
 	fprintf(f, "\n**%s**", t->title);
@@ -679,7 +670,7 @@ static void md_table(FILE *f, const struct rtable *t)
 	fprintf(f, "\n\n<!-- table: %s -->\n|", t->id);
 	for (int j = 0; j < t->n_cols; j++) {
 		fputc(' ', f);
-		md_escape(f, t->head[j]);
+		fmt_md_cell(f, t->head[j]);
 		fprintf(f, " |");
 	}
 	fprintf(f, "\n|");
@@ -694,7 +685,7 @@ static void md_table(FILE *f, const struct rtable *t)
 		fputc('|', f);
 		for (int j = 0; j < t->n_cols; j++) {
 			fputc(' ', f);
-			md_escape(f, t->cells[(size_t)i * (size_t)t->n_cols + (size_t)j].text);
+			fmt_md_cell(f, t->cells[(size_t)i * (size_t)t->n_cols + (size_t)j].text);
 			fprintf(f, " |");
 		}
 		fputc('\n', f);

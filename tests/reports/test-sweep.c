@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "reports/sweep.h"
-#include "reports/sweepdb.h"
+#include "sweep/sweep.h"
+#include "sweep/sweepdb.h"
 
 static char dir[64];
 

@@ -1,5 +1,5 @@
 /* Sweep specs: the `sweep:` key of a scenario file, or axes added by hand; points of the product. */
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 #include <errno.h>
 #include <stdarg.h>
