@@ -363,21 +363,33 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 	if (!s->ep)
 		s->ep = s->gpus / s->pp;
 	const struct doc_node *where = doc_get(root, "parallel") ? doc_get(root, "parallel") : root;
-	if (s->pp > 1 && s->tp * s->dp * s->cp * s->pp != s->gpus)
-		return doc_error(c->d, where, c->e,
-				 "tp x dp x cp x pp = %lld x %lld x %lld x %lld = %lld, but gpus is %lld",
-				 (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->pp,
-				 (long long)(s->tp * s->dp * s->cp * s->pp), (long long)s->gpus);
-	if (s->tp * s->dp * s->cp * s->pp != s->gpus)
-		return doc_error(c->d, where, c->e,
-				 "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
-				 (long long)s->tp, (long long)s->dp, (long long)s->cp,
-				 (long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
-	if (s->ep > s->gpus / s->pp || (s->gpus / s->pp) % s->ep != 0)
-		return doc_error(c->d, where, c->e, "ep %lld must divide gpus %lld%s", (long long)s->ep,
-				 (long long)(s->gpus / s->pp), s->pp > 1 ? " of a pipeline stage" : "");
+	struct err why = {0};
+	if (scenario_check(s, &why) < 0)
+		return doc_error(c->d, where, c->e, "%s", why.msg);
+	return 0;
+}
+
+int scenario_check(struct scenario *s, struct err *e)
+{
 	if (s->prefill_chunk > s->prompt_tokens)
 		s->prefill_chunk = s->prompt_tokens;
+	if (s->pp > 1 && s->tp * s->dp * s->cp * s->pp != s->gpus) {
+		err_set(e, NULL, 0, 0, "tp x dp x cp x pp = %lld x %lld x %lld x %lld = %lld, but gpus is %lld",
+			(long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->pp,
+			(long long)(s->tp * s->dp * s->cp * s->pp), (long long)s->gpus);
+		return -EINVAL;
+	}
+	if (s->tp * s->dp * s->cp * s->pp != s->gpus) {
+		err_set(e, NULL, 0, 0, "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
+			(long long)s->tp, (long long)s->dp, (long long)s->cp,
+			(long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
+		return -EINVAL;
+	}
+	if (s->ep < 1 || s->ep > s->gpus / s->pp || (s->gpus / s->pp) % s->ep != 0) {
+		err_set(e, NULL, 0, 0, "ep %lld must divide gpus %lld%s", (long long)s->ep,
+			(long long)(s->gpus / s->pp), s->pp > 1 ? " of a pipeline stage" : "");
+		return -EINVAL;
+	}
 	return 0;
 }
 

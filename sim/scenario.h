@@ -88,6 +88,11 @@ struct scenario {
 	int64_t redundant_experts; /* EPLB replicas over the EP group: more expert slots per GPU */
 };
 
+/* The one check of a scenario's layout, for files and for every point of a sweep: tp x dp x cp
+ * (x pp) = gpus, ep dividing the GPUs of a pipeline stage; and prefill_chunk capped at the
+ * prompt. 0, or -EINVAL with the reason in e (no position: the caller knows where). */
+int scenario_check(struct scenario *s, struct err *e);
+
 /* Name of an embedded scenario ("default", "h200x8", ...) or a path. */
 int scenario_load(struct scenario *s, const char *name_or_path, struct err *e);
 int scenario_load_yaml(struct scenario *s, const char *name, const char *text, size_t len_bytes,

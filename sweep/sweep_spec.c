@@ -547,30 +547,24 @@ int sweep_spec_point(const struct sweep_spec *sp, int64_t index, struct sweep_po
 	}
 	snprintf(s->model, sizeof s->model, "%s", pt->m->name);
 	snprintf(s->hw, sizeof s->hw, "%s", pt->hw->name);
-	s->prefill_chunk = chunk < s->prompt_tokens ? chunk : s->prompt_tokens;
+	s->prefill_chunk = chunk < s->prompt_tokens ? chunk : s->prompt_tokens; /* as scenario_check */
 	if (gpus_set && !ep_set && sp->base.ep == sp->base.gpus)
 		s->ep = s->gpus;
 	if (layout && !dp_set) {
-		int64_t tc = s->tp * s->cp;
+		int64_t tc = s->tp * s->cp * (s->pp > 1 ? s->pp : 1); /* dp as a scenario file defaults it */
 		if (s->gpus % tc != 0) {
-			err_set(e, NULL, 0, 0, "tp x cp = %lld x %lld does not divide gpus %lld",
-			        (long long)s->tp, (long long)s->cp, (long long)s->gpus);
+			if (s->pp > 1)
+				err_set(e, NULL, 0, 0, "tp x cp x pp = %lld x %lld x %lld does not divide gpus %lld",
+				        (long long)s->tp, (long long)s->cp, (long long)s->pp, (long long)s->gpus);
+			else
+				err_set(e, NULL, 0, 0, "tp x cp = %lld x %lld does not divide gpus %lld",
+				        (long long)s->tp, (long long)s->cp, (long long)s->gpus);
 			s->dp = 0;
 			return -EINVAL;
 		}
 		s->dp = s->gpus / tc;
 	}
-	if (s->tp * s->dp * s->cp != s->gpus) {
-		err_set(e, NULL, 0, 0, "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
-		        (long long)s->tp, (long long)s->dp, (long long)s->cp,
-		        (long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
-		return -EINVAL;
-	}
-	if (s->ep > s->gpus || s->gpus % s->ep != 0) {
-		err_set(e, NULL, 0, 0, "ep %lld must divide gpus %lld", (long long)s->ep, (long long)s->gpus);
-		return -EINVAL;
-	}
-	return 0;
+	return scenario_check(s, e); /* the scenario file's rules, prefill_chunk capped */
 }
 
 /* ---- the `sweep:` key of a scenario file ---- */
