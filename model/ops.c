@@ -606,6 +606,7 @@ void model_weight_split(const struct model *m, struct model_weight_split *ws)
 	ws->tp_sharded = dtype_bytes(wd, inv.kda_layers * kda_shard + inv.mla_layers * mla_shard +
 						 inv.dense_layers * inv.params_dense_ffn +
 						 inv.moe_layers * moe_shard);
+	ws->moe_sharded = dtype_bytes(wd, inv.moe_layers * moe_shard);
 	ws->replicated = dtype_bytes(wd, inv.kda_layers * kda_repl + inv.mla_layers * mla_repl +
 						 inv.moe_layers * moe_repl + small);
 	ws->vocab = dtype_bytes(wd, inv.params_embedding + inv.params_lm_head);

@@ -179,6 +179,9 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 /* Weight bytes of the model by how parallelism divides them. */
 struct model_weight_split {
 	int64_t tp_sharded;   /* divided by tp (heads, columns, rows) */
+	int64_t moe_sharded;  /* the part of tp_sharded in MoE layers (router, shared experts, latent
+			       * projections): a tensor-parallel MoE wider than tp divides it by its
+			       * own width (sim_moe_split) */
 	int64_t replicated;   /* held whole by every GPU */
 	int64_t vocab;        /* embedding + LM head, vocab-parallel over tp */
 	int64_t experts;      /* routed experts, divided by ep */

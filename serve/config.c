@@ -260,7 +260,7 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 	static const char *const img_keys[] = {"fraction", "count", "px", NULL};
 	static const char *const vid_keys[] = {"fraction", "frames", "px", NULL};
 	static const char *const sch_keys[] = {"max_running", "token_budget", "chunk_tokens", "mixed", "kv_watermark",
-		"replicas", NULL};
+		"replicas", "admission", "mem_fraction_static", NULL};
 	static const char *const cache_keys[] = {"prefix", "hash_tokens", "page_tokens", "kda_groups", "checkpoints",
 		"cpu_gib", "host_link_gb_per_s", NULL};
 	static const char *const spec_keys[] = {"draft", "model", "acceptance", NULL};
@@ -348,8 +348,16 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 		   (rc = int_field(c, sc, "chunk_tokens", 1, 1 << 24, &o->chunk_tokens)) < 0 ||
 		   (rc = bool_field(c, sc, "mixed", &o->mixed)) < 0 ||
 		   (rc = num_field(c, sc, "kv_watermark", 0.01, 1, &o->kv_watermark)) < 0 ||
-		   (rc = int_field(c, sc, "replicas", 1, 4096, &o->replicas)) < 0))
+		   (rc = int_field(c, sc, "replicas", 1, 4096, &o->replicas)) < 0 ||
+		   (rc = num_field(c, sc, "mem_fraction_static", 0.01, 1, &o->mem_fraction_static)) < 0))
 		return rc;
+	if (sc) {
+		static const char *const admissions[] = {"watermark", "sglang"};
+		int adm = o->admit_sglang;
+		if ((rc = enum_field(c, sc, "admission", admissions, 2, &adm)) < 0)
+			return rc;
+		o->admit_sglang = adm == 1;
+	}
 	if (sc && !doc_get(sc, "chunk_tokens"))
 		o->chunk_tokens = o->token_budget;
 

@@ -36,7 +36,18 @@ struct group {
 	/* the step being formed */
 	int64_t b, p, n;
 	double ctx_sum, prefix_sum, copy_bytes, vision_s;
+	/* SGLang's admission (serve_config.admit_sglang) */
+	double new_token_ratio;
+	bool full;             /* a request did not fit: no admission until one leaves */
 };
+
+/* SGLang's PrefillAdder constants (python/sglang/srt/managers/schedule_policy.py and
+ * global_config.py): outputs reserved up to 4096 tokens; the running requests' share starts at
+ * 0.7 and decays linearly over 600 decode steps to 0.7 x 0.14. */
+#define SGLANG_CLIP_NEW_TOKENS 4096
+#define SGLANG_INIT_RATIO 0.7
+#define SGLANG_MIN_RATIO (0.7 * 0.14)
+#define SGLANG_RATIO_DECAY ((SGLANG_INIT_RATIO - SGLANG_MIN_RATIO) / 600.0)
 
 struct side;
 
@@ -232,6 +243,7 @@ static void run_remove(struct group *g, int32_t i)
 		if (g->run[k] == i) {
 			memmove(g->run + k, g->run + k + 1, (size_t)(g->n_run - k - 1) * sizeof *g->run);
 			g->n_run--;
+			g->full = false;
 			return;
 		}
 }
@@ -487,6 +499,20 @@ static void schedule_chunk(struct engine *E, const struct side *sd, struct group
 }
 
 /* Admits waiting requests into group g while the budget and HBM allow. */
+/* SGLang's reservation beside a new request r's prompt: its own output (clipped) and the running
+ * requests' remaining outputs at the group's new_token_ratio, in bytes of pool per GPU. */
+static int64_t sglang_reserve_bytes(const struct engine *E, const struct side *sd, const struct group *g,
+				    const struct req *r)
+{
+	double tokens = (double)(r->output < SGLANG_CLIP_NEW_TOKENS ? r->output : SGLANG_CLIP_NEW_TOKENS);
+	for (int32_t x = 0; x < g->n_run; x++) {
+		const struct req *o = &E->q[g->run[x]];
+		int64_t left = o->output - o->generated;
+		tokens += (double)(left < SGLANG_CLIP_NEW_TOKENS ? left : SGLANG_CLIP_NEW_TOKENS) * g->new_token_ratio;
+	}
+	return (int64_t)ceil(tokens * (double)sd->token_bytes);
+}
+
 static int admit_waiting(struct engine *E, int side, struct replica *R, struct group *g, int64_t *budget)
 {
 	struct side *sd = &E->sides[side];
@@ -500,8 +526,16 @@ static int admit_waiting(struct engine *E, int side, struct replica *R, struct g
 			serve_pool_lookup(&g->pool, q, r->target - 1, &m);
 		int64_t need = serve_pool_need(&g->pool, r->target, m.tokens);
 		int64_t pinned = serve_pool_pinned_bytes(&g->pool);
-		if (g->n_run > 0 && (double)(pinned + need) > c->kv_watermark * (double)g->pool.cfg.capacity_bytes)
+		if (c->admit_sglang) {
+			if (g->full)
+				break;
+			if (g->n_run > 0 && pinned + need + sglang_reserve_bytes(E, sd, g, r) > g->pool.cfg.capacity_bytes) {
+				g->full = true;
+				break;
+			}
+		} else if (g->n_run > 0 && (double)(pinned + need) > c->kv_watermark * (double)g->pool.cfg.capacity_bytes) {
 			break;
+		}
 		if (serve_pool_admit(&g->pool, &r->seq, q, &m, r->target) < 0) {
 			if (g->n_run == 0 && serve_pool_pinned_bytes(&g->pool) == 0) {
 				err_set(E->e, q->line ? E->c->trace : NULL, q->line, 0,
@@ -643,6 +677,8 @@ static void decode_part(struct engine *E, int side, struct replica *R, struct gr
 		g->b++;
 		g->ctx_sum += (double)r->computed;
 	}
+	if (g->b > 0)
+		g->new_token_ratio = fmax(g->new_token_ratio - SGLANG_RATIO_DECAY, SGLANG_MIN_RATIO);
 }
 
 /* Group g's prefill chunks in what the budget leaves: requests prefilling, then admissions. */
@@ -728,7 +764,8 @@ static int try_start(struct engine *E, int side, struct replica *R)
 	}
 	if (B == 0 && P == 0)
 		return 0;
-	double t = serve_costs_step(&sd->costs, B, P, N, sb ? ctx / (double)sb : 0, sp ? prefix / (double)sp : 0) + extra;
+	double t = serve_costs_step(&sd->costs, B, P, N, sb ? ctx / (double)sb : 0, sp ? prefix / (double)sp : 0) + extra +
+		   sd->s.step_overhead_s;
 	for (int32_t k = 0; k < sd->s.dp; k++) {
 		E->r->sum.vision_s += R->g[k].vision_s;
 		E->r->sum.step_prefill_tokens += R->g[k].p;
@@ -1038,6 +1075,12 @@ static int side_init(struct engine *E, struct side *sd, enum role role, const st
 	sim_hbm(&sd->s, E->m, E->hw, 0, 0, act, &fixed);
 	sd->fixed_bytes = fixed.total;
 	sd->pool_bytes = fixed.capacity - fixed.total;
+	if (c->mem_fraction_static > 0) {
+		/* SGLang: weights and the pool share mem_fraction_static of HBM */
+		int64_t pool = (int64_t)(c->mem_fraction_static * (double)fixed.capacity) - fixed.weights;
+		if (pool < sd->pool_bytes)
+			sd->pool_bytes = pool;
+	}
 	if (sd->pool_bytes <= 0) {
 		err_set(E->e, E->s->file, 0, 0,
 			"serve: nothing left for KV and state: weights %.1f GiB, workspace %.1f GiB and activations %.1f "
@@ -1068,6 +1111,7 @@ static int side_init(struct engine *E, struct side *sd, enum role role, const st
 			return -ENOMEM;
 		for (int32_t k = 0; k < sd->s.dp; k++) {
 			R->g[k].wait_head = R->g[k].wait_tail = -1;
+			R->g[k].new_token_ratio = SGLANG_INIT_RATIO;
 			if ((rc = serve_pool_init(&R->g[k].pool, &pc, E->e)) < 0)
 				return rc;
 		}

@@ -129,6 +129,15 @@ struct serve_config {
 				  * --enable-mixed-chunk); false: a prefill step whenever a group has
 				  * prefill work, decode steps otherwise (SGLang's default) */
 	double kv_watermark;     /* admission stops above this share of the pool in use */
+	bool admit_sglang;       /* SGLang's PrefillAdder rule instead of the watermark: a request
+				  * is admitted when its whole prompt and min(output, 4096) tokens fit
+				  * in the pool beside every running request's min(remaining output,
+				  * 4096) x new_token_ratio (0.7 at start, less 0.602 / 600 per decode
+				  * step of its group, down to 0.098); once one does not fit, its group
+				  * admits nothing until a running request leaves (batch_is_full) */
+	double mem_fraction_static; /* SGLang's --mem-fraction-static: weights and the KV pool take
+				  * this share of HBM (the pool is what the weights leave of it); 0:
+				  * the pool is all HBM leaves after weights, activations, workspace */
 	int64_t replicas;        /* co-located replicas of the scenario's layout */
 
 	/* the hybrid pool (serve/pool.h) */

@@ -31,6 +31,7 @@ static void set_defaults(struct scenario *s)
 	s->tp = s->dp = s->cp = 0; /* 0 = derive */
 	s->pp = 1;
 	s->ep = 0;
+	s->moe_tp = 1;
 	s->moe_imbalance = 1.1;
 	s->batch = 1;
 	s->prompt_tokens = 8192;
@@ -183,7 +184,7 @@ static int enum_field(struct ctx *c, const struct doc_node *map, const char *key
 static int load_engine(struct ctx *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const keys[] = {"overlap", "shared_expert_stream", "attnres_side_stream", "path",
-		"prefill_tokens", "mixed_prefill_tokens", "mtp", "mla_cp", NULL};
+		"prefill_tokens", "mixed_prefill_tokens", "mtp", "mla_cp", "step_overhead_us", NULL};
 	static const char *const mla_cp[] = {"allgather", "ring"};
 	static const char *const mtp_keys[] = {"draft_tokens", "acceptance", "draft_layers", NULL};
 	const int64_t big = INT64_C(1) << 40;
@@ -211,6 +212,15 @@ static int load_engine(struct ctx *c, const struct doc_node *root, struct scenar
 	if ((rc = int_field(c, n, "prefill_tokens", 1, big, &s->prefill_tokens)) < 0 ||
 	    (rc = int_field(c, n, "mixed_prefill_tokens", 0, big, &s->mixed_prefill_tokens)) < 0)
 		return rc;
+	if ((v = doc_get(n, "step_overhead_us"))) {
+		double us;
+		if ((rc = doc_double(c->d, v, "step_overhead_us", &us, c->e)) < 0)
+			return rc;
+		if (!(us >= 0 && us <= 1e6))
+			return doc_error(c->d, v, c->e, "step_overhead_us: %g is outside [0, 1e6] (microseconds of host "
+					 "time per engine step)", us);
+		s->step_overhead_s = us * 1e-6;
+	}
 	const struct doc_node *m;
 	if ((rc = section(c, n, "mtp", mtp_keys, &m)) < 0)
 		return rc;
@@ -256,7 +266,7 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
 		"workload", "dtypes", "options", "sweep", "engine", "ep", "serve", NULL};
 	/* sweep: read by reports/sweep_spec.c; serve: by serve/config.c */
-	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "tp_comm", "moe_imbalance", "pp", NULL};
+	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "moe_tp", "tp_comm", "moe_imbalance", "pp", NULL};
 	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
 		"prefill_chunk", "kda_chunk", NULL};
 	static const char *const dt_keys[] = {"kda_state", "mla_cache", "activations",
@@ -281,7 +291,8 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		    (rc = int_field(c, n, "dp", 1, 1 << 20, &s->dp)) < 0 ||
 		    (rc = int_field(c, n, "cp", 1, 1 << 20, &s->cp)) < 0 ||
 		    (rc = int_field(c, n, "pp", 1, 1 << 10, &s->pp)) < 0 ||
-		    (rc = int_field(c, n, "ep", 1, 1 << 20, &s->ep)) < 0)
+		    (rc = int_field(c, n, "ep", 1, 1 << 20, &s->ep)) < 0 ||
+		    (rc = int_field(c, n, "moe_tp", 1, 1 << 20, &s->moe_tp)) < 0)
 			return rc;
 		const struct doc_node *v = doc_get(n, "tp_comm");
 		if (v) {
@@ -360,9 +371,9 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		s->cp = 1;
 	if (!s->dp)
 		s->dp = s->gpus / (s->tp * s->cp * s->pp) > 0 ? s->gpus / (s->tp * s->cp * s->pp) : 1;
-	if (!s->ep)
-		s->ep = s->gpus / s->pp;
 	const struct doc_node *where = doc_get(root, "parallel") ? doc_get(root, "parallel") : root;
+	if (!s->ep)
+		s->ep = s->moe_tp > 1 ? 1 : s->gpus / s->pp;
 	struct err why = {0};
 	if (scenario_check(s, &why) < 0)
 		return doc_error(c->d, where, c->e, "%s", why.msg);
@@ -371,6 +382,13 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 
 int scenario_check(struct scenario *s, struct err *e)
 {
+	if (s->moe_tp > 1 && s->ep > 1) {
+		err_set(e, NULL, 0, 0,
+			"moe_tp %lld with ep %lld: experts split both along their width and over EP ranks "
+			"is not modeled (set ep: 1, or moe_tp: 1)",
+			(long long)s->moe_tp, (long long)s->ep);
+		return -EINVAL;
+	}
 	if (s->prefill_chunk > s->prompt_tokens)
 		s->prefill_chunk = s->prompt_tokens;
 	if (s->pp > 1 && s->tp * s->dp * s->cp * s->pp != s->gpus) {
@@ -388,6 +406,19 @@ int scenario_check(struct scenario *s, struct err *e)
 	if (s->ep < 1 || s->ep > s->gpus / s->pp || (s->gpus / s->pp) % s->ep != 0) {
 		err_set(e, NULL, 0, 0, "ep %lld must divide gpus %lld%s", (long long)s->ep,
 			(long long)(s->gpus / s->pp), s->pp > 1 ? " of a pipeline stage" : "");
+		return -EINVAL;
+	}
+	if (s->moe_tp > 1 && (s->moe_tp % s->tp != 0 || s->dp % (s->moe_tp / s->tp) != 0)) {
+		err_set(e, NULL, 0, 0,
+			"moe_tp %lld must be tp (%lld) times a divisor of dp (%lld): the MoE's tensor-parallel "
+			"group covers whole attention groups",
+			(long long)s->moe_tp, (long long)s->tp, (long long)s->dp);
+		return -EINVAL;
+	}
+	if (s->moe_tp > s->tp && s->cp > 1) {
+		err_set(e, NULL, 0, 0,
+			"moe_tp %lld beyond tp %lld with cp %lld: gathering context-parallel tokens for the MoE "
+			"is not modeled", (long long)s->moe_tp, (long long)s->tp, (long long)s->cp);
 		return -EINVAL;
 	}
 	return 0;

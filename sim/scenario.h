@@ -47,6 +47,11 @@ struct scenario {
 	int64_t dp;             /* attention data parallel (requests split) */
 	int64_t cp;             /* context parallel for prefill (sequence split) */
 	int64_t ep;             /* expert parallel (inside one pipeline stage) */
+	int64_t moe_tp;         /* tensor-parallel MoE: every expert's intermediate size split over
+				 * this many GPUs, each holding a 1/moe_tp slice of every expert (vLLM's
+				 * and SGLang's default without EP); a multiple of tp whose quotient
+				 * divides dp (DP attention: the tokens of moe_tp / tp DP groups are
+				 * gathered before the MoE); 1: whole experts, split by ep */
 	int64_t pp;             /* pipeline stages: the layers split in pp groups of GPUs, each
 				 * tp x dp x cp (gpus = tp x dp x cp x pp); 1 = none */
 	bool tp_rs_ag;          /* reduce-scatter + all-gather instead of all-reduce */
@@ -77,6 +82,9 @@ struct scenario {
 	double mtp_acceptance;     /* tokens accepted per request per step, the bonus one included,
 				    * in [1, 1 + draft tokens] */
 	int64_t mtp_draft_layers;  /* layers of the draft module (DeepSeek-V3's MTP: 1) */
+	double step_overhead_s;    /* host time per engine step the GPUs wait for (scheduling, input
+				    * preparation, sampling and output processing not overlapped with
+				    * the forward pass); 0: GPU time only */
 	bool mla_cp_ring;          /* MLA context parallel: a ring of latent blocks overlapped with
 				    * their expansion and attention, instead of one all-gather first */
 
@@ -89,8 +97,8 @@ struct scenario {
 };
 
 /* The one check of a scenario's layout, for files and for every point of a sweep: tp x dp x cp
- * (x pp) = gpus, ep dividing the GPUs of a pipeline stage; and prefill_chunk capped at the
- * prompt. 0, or -EINVAL with the reason in e (no position: the caller knows where). */
+ * (x pp) = gpus, ep dividing the GPUs of a pipeline stage, moe_tp's group (not with ep, whole
+ * attention groups, not with cp); and prefill_chunk capped at the prompt. 0, or -EINVAL with the reason in e (no position: the caller knows where). */
 int scenario_check(struct scenario *s, struct err *e);
 
 /* Name of an embedded scenario ("default", "h200x8", ...) or a path. */

@@ -59,6 +59,16 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 			(long long)s->tp, hw->name, (long long)hw->domain_gpus);
 		return -EINVAL;
 	}
+	if (s->moe_tp > 1 && inv.moe_layers && m->moe.intermediate % s->moe_tp != 0) {
+		err_set(e, s->file, 0, 0, "moe_tp %lld does not divide the expert intermediate size %lld of %s",
+			(long long)s->moe_tp, (long long)m->moe.intermediate, m->name);
+		return -EINVAL;
+	}
+	if (s->gpus > 1 && s->gpus > hw->domain_gpus && s->moe_tp > hw->domain_gpus) {
+		err_set(e, s->file, 0, 0, "moe_tp %lld spans more than one NVLink domain of %s (%lld GPUs)",
+			(long long)s->moe_tp, hw->name, (long long)hw->domain_gpus);
+		return -EINVAL;
+	}
 	if (s->pp > m->n_layers) {
 		err_set(e, s->file, 0, 0, "pp %lld: more pipeline stages than the %d layers of %s", (long long)s->pp,
 			m->n_layers, m->name);
@@ -89,6 +99,15 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 	return 0;
 }
 
+void sim_moe_split(const struct scenario *s, struct sim_moe_split *out)
+{
+	int64_t mtp = s->moe_tp > 1 ? s->moe_tp : 1;
+	out->expert_groups = mtp > 1 ? 1 : s->ep;
+	out->expert_slices = mtp;
+	out->block_tp = mtp > s->tp ? mtp : s->tp;
+	out->gather = mtp > s->tp ? mtp / s->tp : 1;
+}
+
 void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t batch,
 	     int64_t context, int64_t activations, struct sim_hbm *out)
 {
@@ -96,10 +115,15 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 	model_weight_split(m, &ws);
 	struct model_inventory inv;
 	model_inventory(m, &inv);
+	struct sim_moe_split ms;
+	sim_moe_split(s, &ms);
 	int64_t req = ceil_div64(batch, s->dp);
 	memset(out, 0, sizeof *out);
-	out->weights = ceil_div64(ws.tp_sharded, s->tp) + ws.replicated + ceil_div64(ws.vocab, s->tp) +
-		       (int64_t)inv.moe_layers * ceil_div64(m->moe.experts + s->redundant_experts, s->ep) * ws.expert_bytes;
+	out->weights = ceil_div64(ws.tp_sharded - ws.moe_sharded, s->tp) + ceil_div64(ws.moe_sharded, ms.block_tp) +
+		       ws.replicated + ceil_div64(ws.vocab, s->tp) +
+		       (int64_t)inv.moe_layers *
+			       ceil_div64(ceil_div64(m->moe.experts + s->redundant_experts, ms.expert_groups) * ws.expert_bytes,
+					  ms.expert_slices);
 	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state), s->tp);
 	out->conv_state = req * ceil_div64(model_conv_state_bytes_per_request(m, s->kda_state), s->tp);
 	/* The MLA latent is shared by all heads: every TP rank holds the whole cache of its requests.
@@ -229,6 +253,7 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 		ttft = ttft / (double)s->pp + (double)chunks * hop + (double)(s->pp - 1) * stage_last;
 		out->pp_bubble_s = (double)(s->pp - 1) * stage_last;
 	}
+	ttft += (double)chunks * s->step_overhead_s; /* the host's share of every step */
 	out->ttft_s = ttft;
 	out->chunks = chunks;
 	out->prompts_per_step = batch;
@@ -274,6 +299,8 @@ static double decode_step(const struct scenario *s, const struct model *m, const
 	if (t >= 0 && s->pp > 1)
 		/* the stages one after another (decode is not microbatched across stages here) */
 		t += (double)(s->pp - 1) * pp_hop_s(s, m, hw, ceil_div64(s->batch, s->dp) * p.tokens + p.mixed_tokens);
+	if (t >= 0)
+		t += s->step_overhead_s; /* one engine step: drafts and verify together */
 	if (t < 0 || s->mtp_draft_tokens == 0)
 		return t;
 	static _Thread_local struct model draft;

@@ -118,6 +118,23 @@ double sim_step(const struct scenario *s, const struct model *m, const struct hw
 		const struct phase *p, struct sim_phase *acc, double weight);
 void sim_phase_reset(struct sim_phase *ph);
 
+/* How a scenario splits the MoE over its GPUs: the one statement that the weights per GPU
+ * (sim_hbm) and the op shapes of a step (sim/step.c) both follow. Expert parallel (moe_tp 1):
+ * whole experts, `experts` over `ep` GPUs, tokens dispatched to them. Tensor-parallel MoE (moe_tp
+ * > 1, ep 1): every GPU holds a 1/moe_tp slice of every expert along the intermediate size and
+ * runs the grouped GEMMs of width intermediate / moe_tp over every token of its group; the
+ * partial sums are reduced after the MoE. When moe_tp exceeds the attention tp (DP attention, as
+ * SGLang's --enable-dp-attention without EP), the tokens of moe_tp / tp attention DP groups are
+ * gathered before the MoE and the output reduce-scattered back after it, and the MoE block's
+ * other tensor-parallel ops (router, shared experts, latent projections) split moe_tp ways. */
+struct sim_moe_split {
+	int64_t expert_groups; /* GPUs the experts are divided over (ep) */
+	int64_t expert_slices; /* GPUs each expert's intermediate size is divided over (moe_tp) */
+	int64_t block_tp;      /* the split of the MoE block's tensor-parallel ops: max(tp, moe_tp) */
+	int64_t gather;        /* attention DP groups whose tokens one MoE GPU processes (>= 1) */
+};
+void sim_moe_split(const struct scenario *s, struct sim_moe_split *out);
+
 /* HBM per GPU for `batch` requests at `context` tokens, with `activations` bytes of live
  * activations (from a step's peak). */
 void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t batch,

@@ -85,6 +85,7 @@ static const struct {
 	{"moe.router", SIM_ROLE_MLP_PREP},
 	{"moe.down", SIM_ROLE_MLP_PREP},
 	{"moe.topk", SIM_ROLE_MLP_PREP},
+	{"moe.dp_gather", SIM_ROLE_MLP_PREP},
 	{"ffn.gate_up", SIM_ROLE_DENSE},
 	{"ffn.situ_glu", SIM_ROLE_DENSE},
 	{"ffn.down", SIM_ROLE_DENSE},
@@ -95,12 +96,16 @@ static const struct {
 	{"moe.experts_gate_up", SIM_ROLE_EXPERTS},
 	{"moe.situ_glu", SIM_ROLE_EXPERTS},
 	{"moe.experts_down", SIM_ROLE_EXPERTS},
+	{"moe.tp_latent_allreduce", SIM_ROLE_EXPERTS},
 	{"moe.combine", SIM_ROLE_COMBINE},
 	{"moe.combine_norm", SIM_ROLE_OUTPUT},
 	{"moe.up", SIM_ROLE_OUTPUT},
 	{"tp.ffn_allreduce", SIM_ROLE_OUTPUT},
 	{"tp.ffn_reduce_scatter", SIM_ROLE_OUTPUT},
 	{"tp.ffn_all_gather", SIM_ROLE_OUTPUT},
+	{"moe.dp_reduce", SIM_ROLE_OUTPUT},
+	{"moe.dp_reduce_scatter", SIM_ROLE_OUTPUT},
+	{"moe.attn_tp_gather", SIM_ROLE_OUTPUT},
 	{"residual.add", SIM_ROLE_RESIDUAL},
 	{"attnres.final", SIM_ROLE_POST},
 	{"norm.final", SIM_ROLE_POST},
@@ -513,6 +518,31 @@ int sim_kcp_ops(const struct op *kda, int64_t cp, enum dtype act, struct op out[
 	return SIM_KCP_OPS;
 }
 
+/* A tensor-parallel MoE over moe_tp > tp GPUs (DP attention) gathers the tokens of moe_tp / tp
+ * attention DP groups before the MoE and reduces its output back after it, as SGLang's
+ * dp_attention.py does (DpPaddingMode): a step with prefill in it pads every group's rows to the
+ * sum of them and gathers by an all-reduce, then all-reduces the output (SUM_LEN); otherwise the
+ * rows are padded to the largest group's and all-gathered, the output reduce-scattered (MAX_LEN),
+ * unless the sum is less than half the padded size (then SUM_LEN). */
+struct moe_gather {
+	bool sum_len;
+	int64_t rows;        /* rows the MoE of one GPU processes, padding included */
+};
+
+static void moe_gather_mode(const struct sim_moe_split *ms, bool extend, int64_t tokens_local, int64_t tokens_global,
+			    struct moe_gather *out)
+{
+	int64_t sum = tokens_local * ms->gather < tokens_global ? tokens_local * ms->gather : tokens_global;
+	int64_t padded = tokens_local * ms->gather;
+	out->sum_len = ms->gather > 1 && (extend || 2 * sum < padded);
+	out->rows = ms->gather <= 1 ? tokens_local : out->sum_len ? sum : padded;
+}
+
+static bool is_moe_op(const struct op *o)
+{
+	return strncmp(o->name, "moe.", 4) == 0;
+}
+
 /* The ops of a step of phase p on the busiest EP rank (or a rank at the mean load), costed, into
  * out; with acc, into its rows too. -E2BIG on overflow. */
 static int map_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
@@ -549,23 +579,53 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	mp.opts.clock = s->clock;
 	const int64_t tokens_local = b_local * t_local + mixed;
 	bool cp_gathered = false; /* the MLA CP gather of this layer group came before its kv_b */
+	struct sim_moe_split ms;
+	sim_moe_split(s, &ms);
+	const bool moe_tp = ms.expert_slices > 1;
+	struct moe_gather mg;
+	moe_gather_mode(&ms, prefill || mixed > 0, tokens_local, tokens_global, &mg);
+	const int64_t act_bytes = dtype_bytes(model_storage_dtype(p->act), m->hidden);
 
 	for (int i = 0; i < list.n; i++) {
 		struct op o = list.ops[i];
+		const bool in_moe = moe_tp && is_moe_op(&o);
+		if (in_moe && ms.gather > 1 && (i == 0 || !is_moe_op(&list.ops[i - 1])))
+			collective(&mp, mg.sum_len ? OP_ALLREDUCE : OP_ALLGATHER, "moe.dp_gather", &o, mg.rows * act_bytes,
+				   ms.expert_slices);
+		if (in_moe && o.split != SPLIT_EP && o.m == tokens_local)
+			o.m = mg.rows; /* token-wise ops of the MoE block run on the gathered rows */
+		/* the MoE block's tensor-parallel ops split over the MoE's group */
+		const int64_t tp_split = in_moe ? ms.block_tp : s->tp;
 		switch (o.split) {
 		case SPLIT_TP_N:
 			if (o.kind == OP_GEMM || o.kind == OP_ELEMENTWISE)
-				o.n = ceil_div64(o.n, s->tp);
+				o.n = ceil_div64(o.n, tp_split);
 			else
-				o.h = ceil_div64(o.h, s->tp);
+				o.h = ceil_div64(o.h, tp_split);
 			if (o.cache_per_head)
-				o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, s->tp);
-			o.extra_state_bytes /= s->tp;
+				o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, tp_split);
+			o.extra_state_bytes /= tp_split;
 			break;
 		case SPLIT_TP_K:
-			o.k = ceil_div64(o.k, s->tp);
+			o.k = ceil_div64(o.k, tp_split);
 			break;
 		case SPLIT_EP: {
+			if (moe_tp) {
+				/* every GPU: all of its group's rows, a 1/moe_tp slice of every expert */
+				o.m = mg.rows * x->top_k;
+				if (o.kind == OP_GROUPED_GEMM) {
+					o.groups = x->experts;
+					o.groups_touched = experts_touched((double)x->experts, (double)x->experts,
+									   (double)x->top_k, (double)mg.rows);
+					if (strcmp(o.name, "moe.experts_down") == 0)
+						o.k = o.k / ms.expert_slices;
+					else
+						o.n = o.n / ms.expert_slices;
+				} else {
+					o.n = o.n / ms.expert_slices;
+				}
+				break;
+			}
 			double rows = (double)tokens_global * (double)x->top_k * rows_ratio / (double)s->ep;
 			o.m = (int64_t)ceil(rows);
 			if (o.kind == OP_GROUPED_GEMM) {
@@ -641,7 +701,20 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 		}
 		op_fill(&o);
 		account(&mp, &o);
-		tp_sync(&mp, &o, tokens_local);
+		if (in_moe && o.kind == OP_GROUPED_GEMM && strcmp(o.name, "moe.experts_down") == 0 && x->latent != m->hidden)
+			/* the latent RMSNorm after the combine needs whole rows: sum the partial latents */
+			collective(&mp, OP_ALLREDUCE, "moe.tp_latent_allreduce", &o,
+				   dtype_bytes(model_storage_dtype(p->act), mg.rows * x->latent), ms.expert_slices);
+		if (in_moe && ms.gather > 1 && o.sync == SYNC_TP_FFN) {
+			/* the partial sums reduced, each attention group taking its rows back */
+			collective(&mp, mg.sum_len ? OP_ALLREDUCE : OP_REDUCESCATTER,
+				   mg.sum_len ? "moe.dp_reduce" : "moe.dp_reduce_scatter", &o, mg.rows * act_bytes,
+				   ms.expert_slices);
+			if (!mg.sum_len)
+				collective(&mp, OP_ALLGATHER, "moe.attn_tp_gather", &o, tokens_local * act_bytes, s->tp);
+		} else {
+			tp_sync(&mp, &o, tokens_local);
+		}
 
 		if (cp > 1 && o.kind == OP_KDA_CHUNK) {
 			struct op kcp[SIM_KCP_OPS];

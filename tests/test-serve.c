@@ -493,6 +493,40 @@ static void test_engine_too_big(void **state)
 	serve_workload_release(&w);
 }
 
+/* SGLang's admission against a pool sized by mem_fraction_static, and the host time per step. */
+static void test_sglang_admission(void **state)
+{
+	(void)state;
+	static const char *const base = SMALL "serve:\n  max_requests: 16\n  arrivals: {process: burst, rate_per_s: 1}\n"
+					      "  requests: {prompt_tokens: 60000, output_tokens: 64}\n"
+					      "  cache: {prefix: false}\n";
+	char yaml[1024];
+	struct setup x;
+	struct serve_workload w;
+	struct serve_result r[3];
+	const char *const sched[] = {"  scheduler: {mixed: false, token_budget: 4096, mem_fraction_static: 0.7}\n",
+				     "  scheduler: {mixed: false, token_budget: 4096, mem_fraction_static: 0.7, "
+				     "admission: sglang}\n",
+				     "  scheduler: {mixed: false, token_budget: 4096, mem_fraction_static: 0.7, "
+				     "admission: sglang}\nengine: {step_overhead_us: 1500}\n"};
+	for (int k = 0; k < 3; k++) {
+		snprintf(yaml, sizeof yaml, "%s%s", base, sched[k]);
+		must_load(&x, yaml);
+		run_ok(&x, &w, &r[k]);
+		assert_int_equal(r[k].sum.completed, 16);
+		assert_int_equal(r[k].sum.step_output_tokens, r[k].sum.output_tokens);
+		serve_workload_release(&w);
+	}
+	struct sim_hbm h;
+	sim_hbm(&x.s, &x.m, &x.hw, 0, 0, 0, &h);
+	assert_int_equal(r[0].sum.hbm_pool_bytes, (int64_t)(0.7 * (double)h.capacity) - h.weights);
+	/* host time: the same steps, each 1.5 ms later */
+	assert_int_equal(r[2].sum.steps, r[1].sum.steps);
+	assert_true(fabs(r[2].sum.makespan_s - r[1].sum.makespan_s - 1.5e-3 * (double)r[2].sum.steps) < 1e-6);
+	for (int k = 0; k < 3; k++)
+		serve_result_release(&r[k]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -503,7 +537,7 @@ int main(void)
 		cmocka_unit_test(test_arrivals),           cmocka_unit_test(test_conversations),
 		cmocka_unit_test(test_costs_monotone),     cmocka_unit_test(test_engine_invariants),
 		cmocka_unit_test(test_engine_determinism), cmocka_unit_test(test_engine_overload),
-		cmocka_unit_test(test_engine_too_big),     cmocka_unit_test(test_samples_bounded),
+		cmocka_unit_test(test_engine_too_big),     cmocka_unit_test(test_samples_bounded), cmocka_unit_test(test_sglang_admission),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

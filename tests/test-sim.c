@@ -725,10 +725,188 @@ static void test_props_presets(void **state)
 	free(r);
 }
 
+/* Tensor-parallel MoE (parallel.moe_tp): weights per GPU and op shapes follow the one statement of
+ * the split (sim_moe_split); the DP-attention gather follows SGLang's padding modes; expert FLOPs
+ * per GPU are the mean (EP's busiest rank carries more); TTFT and TPOT never fall as the prompt or
+ * the batch grows. */
+static const char *const r1_yaml = "model: deepseek-v3\nhw: h200\ngpus: 8\n"
+				   "dtypes: {activations: fp8, expert_activations: fp8, dispatch: fp8}\n"
+				   "engine: {overlap: none}\nworkload: {batch: 64, prompt_tokens: 4096, output_tokens: 256}\n";
+
+static void load_r1(struct scenario *s, const char *parallel)
+{
+	char text[1024];
+	snprintf(text, sizeof text, "%sparallel: %s\n", r1_yaml, parallel);
+	struct err e;
+	if (scenario_load_yaml(s, "r1.yaml", text, strlen(text), &e) < 0)
+		fail_msg("%s: %s", parallel, e.msg);
+}
+
+static const struct sim_op_row *row_named(const struct sim_phase *ph, const char *name)
+{
+	for (int i = 0; i < ph->n_rows; i++)
+		if (strcmp(ph->rows[i].op.name, name) == 0)
+			return &ph->rows[i];
+	return NULL;
+}
+
+static void test_moe_tp(void **state)
+{
+	(void)state;
+	struct model r1;
+	struct err e;
+	assert_int_equal(model_load(&r1, "deepseek-v3", &e), 0);
+	struct scenario ep, sg, vl;
+	load_r1(&ep, "{tp: 1, dp: 8, ep: 8}");
+	load_r1(&sg, "{tp: 1, dp: 8, moe_tp: 8}");
+	load_r1(&vl, "{tp: 8, dp: 1, moe_tp: 8}");
+	assert_int_equal(sg.ep, 1);
+	for (const struct scenario *s = &ep; s; s = s == &ep ? &sg : s == &sg ? &vl : NULL)
+		assert_int_equal(sim_check(s, &r1, &h200_cal, &e), 0);
+
+	/* weights: every expert's 1/8 slice holds as many bytes as 1/8 of the experts; the MoE
+	 * block's shared experts and router split 8 ways instead of tp 1 */
+	struct model_weight_split ws;
+	model_weight_split(&r1, &ws);
+	struct sim_hbm a, b, c;
+	sim_hbm(&ep, &r1, &h200_cal, 0, 0, 0, &a);
+	sim_hbm(&sg, &r1, &h200_cal, 0, 0, 0, &b);
+	sim_hbm(&vl, &r1, &h200_cal, 0, 0, 0, &c);
+	assert_true(ws.moe_sharded > 0 && ws.moe_sharded < ws.tp_sharded);
+	assert_int_equal(a.weights - b.weights, ws.moe_sharded - (ws.moe_sharded + 7) / 8);
+	struct model_inventory inv;
+	model_inventory(&r1, &inv);
+	int64_t experts_per_gpu = (int64_t)inv.moe_layers * ((256 * ws.expert_bytes + 7) / 8);
+	assert_int_equal(b.weights, (ws.tp_sharded - ws.moe_sharded) + (ws.moe_sharded + 7) / 8 + ws.replicated +
+					    ws.vocab + experts_per_gpu);
+
+	/* op shapes: a prefill step of one 1024-token chunk per DP group */
+	static struct sim_phase ph;
+	struct phase p;
+	sim_phase_init(&sg, PHASE_PREFILL, 8, 1024, 0, &p);
+	sim_phase_reset(&ph);
+	assert_true(sim_step(&sg, &r1, &h200_cal, &p, &ph, 1) > 0);
+	const struct sim_op_row *gu = row_named(&ph, "moe.experts_gate_up"), *dn = row_named(&ph, "moe.experts_down");
+	assert_non_null(gu);
+	assert_non_null(dn);
+	assert_int_equal(gu->op.n, 2 * r1.moe.intermediate / 8);
+	assert_int_equal(dn->op.k, r1.moe.intermediate / 8);
+	assert_int_equal(gu->op.groups, r1.moe.experts);
+	assert_int_equal(gu->op.m, 8 * 1024 * r1.moe.top_k); /* all eight groups' tokens */
+	const struct sim_op_row *g = row_named(&ph, "moe.dp_gather"), *rd = row_named(&ph, "moe.dp_reduce");
+	assert_non_null(g);
+	assert_non_null(rd);
+	assert_int_equal(g->op.kind, OP_ALLREDUCE); /* prefill: SUM_LEN */
+	assert_int_equal(g->op.comm_bytes, 8 * 1024 * r1.hidden * 2);
+	assert_int_equal(rd->op.ranks, 8);
+	assert_null(row_named(&ph, "moe.dispatch"));
+	assert_null(row_named(&ph, "tp.ffn_allreduce"));
+	const struct sim_op_row *sh = row_named(&ph, "moe.shared_gate_up");
+	assert_non_null(sh);
+	assert_int_equal(sh->op.n, 2 * r1.moe.shared_intermediate / 8);
+	assert_int_equal(sh->op.m, 8 * 1024);
+
+	/* decode, balanced: MAX_LEN, all-gather and reduce-scatter */
+	sim_phase_init(&sg, PHASE_DECODE, 64, 1, 4096, &p);
+	sim_phase_reset(&ph);
+	assert_true(sim_step(&sg, &r1, &h200_cal, &p, &ph, 1) > 0);
+	assert_int_equal(row_named(&ph, "moe.dp_gather")->op.kind, OP_ALLGATHER);
+	assert_non_null(row_named(&ph, "moe.dp_reduce_scatter"));
+
+	/* vLLM's TP8: no gather, the FFN all-reduce closes the MoE */
+	sim_phase_init(&vl, PHASE_DECODE, 64, 1, 4096, &p);
+	sim_phase_reset(&ph);
+	assert_true(sim_step(&vl, &r1, &h200_cal, &p, &ph, 1) > 0);
+	assert_null(row_named(&ph, "moe.dp_gather"));
+	assert_non_null(row_named(&ph, "tp.ffn_allreduce"));
+	assert_int_equal(row_named(&ph, "moe.experts_gate_up")->op.m, 64 * r1.moe.top_k);
+
+	/* the expert FLOPs of a TP-MoE GPU are the mean; EP's busiest rank does at least as much */
+	for (int64_t batch = 8; batch <= 1024; batch *= 4) {
+		double f[2];
+		const struct scenario *two[2] = {&sg, &ep};
+		for (int k = 0; k < 2; k++) {
+			sim_phase_init(two[k], PHASE_DECODE, batch, 1, 4096, &p);
+			sim_phase_reset(&ph);
+			assert_true(sim_step(two[k], &r1, &h200_cal, &p, &ph, 1) > 0);
+			f[k] = row_named(&ph, "moe.experts_gate_up")->op.flops;
+		}
+		double mean = (double)batch * (double)r1.moe.top_k * 2.0 * (double)(2 * r1.moe.intermediate) *
+			      (double)r1.hidden / 8;
+		assert_true(fabs(f[0] - mean) <= 1e-9 * mean);
+		assert_true(f[1] >= f[0]);
+	}
+
+	/* TTFT and TPOT never fall as the prompt or the batch grows (k3sim check's property) */
+	for (int which = 0; which < 2; which++) {
+		struct scenario s = which ? vl : sg;
+		double last_ttft = 0, last_tpot = 0;
+		for (int64_t prompt = 128; prompt <= 65536; prompt *= 4) {
+			s.prompt_tokens = prompt;
+			s.prefill_chunk = prompt < 8192 ? prompt : 8192;
+			assert_int_equal(sim_run(&s, &r1, &h200_cal, res, &e), 0);
+			assert_true(res->ttft_s >= last_ttft * 0.95);
+			last_ttft = res->ttft_s;
+		}
+		s.prompt_tokens = 4096;
+		s.prefill_chunk = 4096;
+		for (int64_t batch = 1; batch <= 1024; batch *= 2) {
+			s.batch = batch;
+			assert_int_equal(sim_run(&s, &r1, &h200_cal, res, &e), 0);
+			assert_true(res->tpot_s >= last_tpot * 0.95);
+			last_tpot = res->tpot_s;
+		}
+	}
+
+	/* bad layouts */
+	struct scenario bad;
+	const char *const texts[] = {
+		"model: deepseek-v3\ngpus: 8\nparallel: {tp: 1, dp: 8, ep: 8, moe_tp: 8}\n",
+		"model: deepseek-v3\ngpus: 8\nparallel: {tp: 1, dp: 8, moe_tp: 3}\n",
+		"model: deepseek-v3\ngpus: 8\nparallel: {tp: 2, dp: 4, moe_tp: 3}\n",
+		"model: deepseek-v3\ngpus: 8\nparallel: {tp: 1, dp: 4, cp: 2, moe_tp: 4}\n",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		assert_true(scenario_load_yaml(&bad, "bad.yaml", texts[i], strlen(texts[i]), &e) < 0);
+		assert_non_null(strstr(e.msg, "moe_tp"));
+		assert_int_equal(e.line, 3);
+	}
+	/* 2048 is not a multiple of 3 x ... : moe_tp 6 on tp 2 x dp 3 does not divide it */
+	const char *odd = "model: deepseek-v3\ngpus: 6\nparallel: {tp: 2, dp: 3, moe_tp: 6}\n";
+	assert_int_equal(scenario_load_yaml(&bad, "odd.yaml", odd, strlen(odd), &e), 0);
+	assert_true(sim_check(&bad, &r1, &h200_cal, &e) < 0);
+	assert_non_null(strstr(e.msg, "intermediate"));
+}
+
+/* engine.step_overhead_us: every step waits for the host: TTFT gains it once per chunk, TPOT once
+ * per decode step. */
+static void test_step_overhead(void **state)
+{
+	(void)state;
+	struct model r1;
+	struct err e;
+	assert_int_equal(model_load(&r1, "deepseek-v3", &e), 0);
+	struct scenario s;
+	load_r1(&s, "{tp: 8, dp: 1, moe_tp: 8}");
+	s.prefill_chunk = 1024;
+	assert_int_equal(sim_run(&s, &r1, &h200_cal, res, &e), 0);
+	double ttft = res->ttft_s, tpot = res->tpot_s;
+	int64_t chunks = res->prefill_chunks;
+	s.step_overhead_s = 2e-3;
+	assert_int_equal(sim_run(&s, &r1, &h200_cal, res, &e), 0);
+	assert_true(fabs(res->ttft_s - ttft - (double)chunks * 2e-3) < 1e-9);
+	assert_true(fabs(res->tpot_s - tpot - 2e-3) < 1e-9);
+	const char *neg = "model: deepseek-v3\ngpus: 8\nengine: {step_overhead_us: -5}\n";
+	assert_true(scenario_load_yaml(&s, "neg.yaml", neg, strlen(neg), &e) < 0);
+	assert_non_null(strstr(e.msg, "step_overhead_us"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_embedded_scenarios),
+		cmocka_unit_test(test_moe_tp),
+		cmocka_unit_test(test_step_overhead),
 		cmocka_unit_test(test_monotonic_in_context),
 		cmocka_unit_test(test_tp_halves_attention_weights),
 		cmocka_unit_test(test_state_vs_cache),
