@@ -699,66 +699,49 @@ static int import_kernels(struct src *s, struct err *e)
 	return finish_rows(s, st, rc, r, table, e);
 }
 
-static int import_memcpys(struct src *s, struct err *e)
+/* Memcpys (which: TRACE_SCHEMA_MEMCPY) or memsets (TRACE_SCHEMA_MEMSET): the GPU activity head,
+ * then their own columns. */
+static int import_mem(struct src *s, int which, struct err *e)
 {
-	enum { N = TRACE_MEMCPY_NCOLS };
+	enum { N = (int)TRACE_MEMCPY_NCOLS > (int)TRACE_MEMSET_NCOLS ? (int)TRACE_MEMCPY_NCOLS
+								 : (int)TRACE_MEMSET_NCOLS };
+	const struct trace_schema_table *t = &trace_schema_tables[which];
 	const char *want[N];
-	trace_schema_written_names(&trace_schema_tables[TRACE_SCHEMA_MEMCPY], want);
+	trace_schema_written_names(t, want);
 	int c[N];
 	sqlite3_stmt *st;
-	const char *table = "CUPTI_ACTIVITY_KIND_MEMCPY";
-	int rc = select_cols(s, table, want, N, c, &st, e);
+	int rc = select_cols(s, t->table, want, t->n_written, c, &st, e);
 	if (rc || !st)
 		return rc;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_memcpy rec;
-		memset(&rec, 0, sizeof rec);
 		struct gpu_head h;
 		if ((rc = read_gpu_head(s, st, c, &h, e)))
 			break;
-		SET_GPU_HEAD(rec, h);
-		TRACE_MEMCPY_COLUMNS(GET_MEMCPY)
-		if (rec.src_device_id >= 0)
-			rec.src_device_id = (int32_t)gpu_map_dev(s->gpus, rec.src_device_id);
-		if (rec.dst_device_id >= 0)
-			rec.dst_device_id = (int32_t)gpu_map_dev(s->gpus, rec.dst_device_id);
 		s->st->events++;
-		rc = trace_db_add_memcpy(s->db, &rec, e);
-		if (rc)
-			break;
-		s->st->memcpys++;
+		if (which == TRACE_SCHEMA_MEMCPY) {
+			struct trace_memcpy rec;
+			memset(&rec, 0, sizeof rec);
+			SET_GPU_HEAD(rec, h);
+			TRACE_MEMCPY_COLUMNS(GET_MEMCPY)
+			if (rec.src_device_id >= 0)
+				rec.src_device_id = (int32_t)gpu_map_dev(s->gpus, rec.src_device_id);
+			if (rec.dst_device_id >= 0)
+				rec.dst_device_id = (int32_t)gpu_map_dev(s->gpus, rec.dst_device_id);
+			if ((rc = trace_db_add_memcpy(s->db, &rec, e)))
+				break;
+			s->st->memcpys++;
+		} else {
+			struct trace_memset rec;
+			memset(&rec, 0, sizeof rec);
+			SET_GPU_HEAD(rec, h);
+			TRACE_MEMSET_COLUMNS(GET_MEMSET)
+			if ((rc = trace_db_add_memset(s->db, &rec, e)))
+				break;
+			s->st->memsets++;
+		}
 	}
-	return finish_rows(s, st, rc, r, table, e);
-}
-
-static int import_memsets(struct src *s, struct err *e)
-{
-	enum { N = TRACE_MEMSET_NCOLS };
-	const char *want[N];
-	trace_schema_written_names(&trace_schema_tables[TRACE_SCHEMA_MEMSET], want);
-	int c[N];
-	sqlite3_stmt *st;
-	const char *table = "CUPTI_ACTIVITY_KIND_MEMSET";
-	int rc = select_cols(s, table, want, N, c, &st, e);
-	if (rc || !st)
-		return rc;
-	int r;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_memset rec;
-		memset(&rec, 0, sizeof rec);
-		struct gpu_head h;
-		if ((rc = read_gpu_head(s, st, c, &h, e)))
-			break;
-		SET_GPU_HEAD(rec, h);
-		TRACE_MEMSET_COLUMNS(GET_MEMSET)
-		s->st->events++;
-		rc = trace_db_add_memset(s->db, &rec, e);
-		if (rc)
-			break;
-		s->st->memsets++;
-	}
-	return finish_rows(s, st, rc, r, table, e);
+	return finish_rows(s, st, rc, r, t->table, e);
 }
 
 /* CUPTI_ACTIVITY_KIND_RUNTIME (eventClass 0 runtime, 1 driver) or an old-style DRIVER table. */
@@ -1359,9 +1342,9 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 	if (!rc)
 		rc = import_kernels(&s, e);
 	if (!rc)
-		rc = import_memcpys(&s, e);
+		rc = import_mem(&s, TRACE_SCHEMA_MEMCPY, e);
 	if (!rc)
-		rc = import_memsets(&s, e);
+		rc = import_mem(&s, TRACE_SCHEMA_MEMSET, e);
 	if (!rc)
 		rc = import_api(&s, "CUPTI_ACTIVITY_KIND_RUNTIME", false, e);
 	if (!rc) {

@@ -20,7 +20,8 @@
  *   IDZ   ID, stored NULL when 0 (no such string)
  *   NONE  nsys has the column; k3sim creates it and leaves it NULL */
 
-#define TRACE_KERNEL_COLUMNS(X)                                         \
+/* The head every GPU activity table begins with. */
+#define TRACE_GPU_HEAD_COLUMNS(X)                                       \
 	X(start, start_ns, HEAD, 0)                                     \
 	X(end, end_ns, HEAD, 0)                                         \
 	X(deviceId, device_id, HEAD, 0)                                 \
@@ -28,7 +29,10 @@
 	X(greenContextId, -, NONE, 0)                                   \
 	X(streamId, stream_id, HEAD, 0)                                 \
 	X(correlationId, correlation_id, HEAD, 0)                       \
-	X(globalPid, global_pid, HEAD, 0)                               \
+	X(globalPid, global_pid, HEAD, 0)
+
+#define TRACE_KERNEL_COLUMNS(X)                                         \
+	TRACE_GPU_HEAD_COLUMNS(X)                                       \
 	X(demangledName, name_id, ID, -1)                               \
 	X(shortName, short_id, ID, -1)                                  \
 	X(mangledName, mangled_id, IDZ, -1)                             \
@@ -51,14 +55,7 @@
 	X(sharedMemoryLimitConfig, -, NONE, 0)
 
 #define TRACE_MEMCPY_COLUMNS(X)                                         \
-	X(start, start_ns, HEAD, 0)                                     \
-	X(end, end_ns, HEAD, 0)                                         \
-	X(deviceId, device_id, HEAD, 0)                                 \
-	X(contextId, context_id, HEAD, 0)                               \
-	X(greenContextId, -, NONE, 0)                                   \
-	X(streamId, stream_id, HEAD, 0)                                 \
-	X(correlationId, correlation_id, HEAD, 0)                       \
-	X(globalPid, global_pid, HEAD, 0)                               \
+	TRACE_GPU_HEAD_COLUMNS(X)                                       \
 	X(bytes, bytes, INT, 0)                                         \
 	X(copyKind, copy_kind, INT, 0)                                  \
 	X(deprecatedSrcId, -, NONE, 0)                                  \
@@ -73,14 +70,7 @@
 	X(virtualAddress, -, NONE, 0)
 
 #define TRACE_MEMSET_COLUMNS(X)                                         \
-	X(start, start_ns, HEAD, 0)                                     \
-	X(end, end_ns, HEAD, 0)                                         \
-	X(deviceId, device_id, HEAD, 0)                                 \
-	X(contextId, context_id, HEAD, 0)                               \
-	X(greenContextId, -, NONE, 0)                                   \
-	X(streamId, stream_id, HEAD, 0)                                 \
-	X(correlationId, correlation_id, HEAD, 0)                       \
-	X(globalPid, global_pid, HEAD, 0)                               \
+	TRACE_GPU_HEAD_COLUMNS(X)                                       \
 	X(value, value, INT, 0)                                         \
 	X(bytes, bytes, INT, 0)                                         \
 	X(graphNodeId, graph_node_id, INTZ, 0)                          \
