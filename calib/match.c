@@ -9,12 +9,12 @@
 #include <sqlite3.h>
 
 #include "sim/opspec.h"
+#include "trace/analyze.h"
 #include "trace/sqlread.h"
 #include "trace/tracedb.h"
 
 enum {
 	ARENA_BYTES = 1024 * 1024 * 1024, /* strings and result arrays; rows are bounded separately */
-	STACK_MAX = 256,                  /* open NVTX ranges per thread */
 	SPEC_MAX_BYTES = 256,
 };
 
@@ -676,12 +676,9 @@ static void add_to_sample(struct calib_match *m, int32_t i, const struct act *a)
 		s->start_ns = a->start;
 }
 
-struct live {
-	int32_t range; /* index in ranges */
-};
-
-/* An activity outside k3sim ranges: the rules decide. stack[0..depth) are the open ranges. */
-static int by_rule(struct ctx *c, const struct act *a, const struct live *stack, int depth, int64_t t)
+/* An activity outside k3sim ranges: the rules decide. open[0..n_open) are the ranges open where it
+ * was launched, outermost first (trace_attribute; a span's id is its index in ranges). */
+static int by_rule(struct ctx *c, const struct act *a, const struct trace_span *const *open, size_t n_open)
 {
 	struct name *nm = &c->names[a->name];
 	if (nm->rule == -2)
@@ -699,12 +696,10 @@ static int by_rule(struct ctx *c, const struct act *a, const struct live *stack,
 	}
 	const char *texts[CALIB_NVTX_DEPTH_MAX];
 	int nt = 0, inner = -1;
-	for (int i = depth - 1; i >= 0 && nt < CALIB_NVTX_DEPTH_MAX; i--) {
-		const struct range *r = &c->ranges[stack[i].range];
-		if (r->end < t)
-			continue;
+	for (size_t i = n_open; i-- > 0 && nt < CALIB_NVTX_DEPTH_MAX;) {
+		const struct range *r = &c->ranges[open[i]->id];
 		if (inner < 0)
-			inner = stack[i].range;
+			inner = (int)open[i]->id;
 		texts[nt++] = c->texts[r->text].s;
 	}
 	struct calib_rule_ctx rc_ = {.bytes = a->bytes, .nvtx = texts, .n_nvtx = nt};
@@ -753,52 +748,60 @@ static bool is_comm_act(struct ctx *c, const struct act *a)
 	return trace_kclass_is_comm(c->classes, c->names[a->name].s);
 }
 
-struct ref {
-	int64_t tid, t;
-	int32_t act;
-};
-
-/* An activity in a k3sim range, kept until every range knows whether it holds a collective's
- * kernel. */
 struct in_range {
 	int32_t act, range;
 };
 
-static int cmp_ref(const void *a, const void *b)
-{
-	const struct ref *x = a, *y = b;
-	if (x->tid != y->tid)
-		return (x->tid > y->tid) - (x->tid < y->tid);
-	if (x->t != y->t)
-		return (x->t > y->t) - (x->t < y->t);
-	return (x->act > y->act) - (x->act < y->act);
-}
+struct walk {
+	struct ctx *c;
+	struct in_range *pend;
+	size_t n_pend;
+	bool *has_comm;
+};
 
-static int cmp_range(const void *a, const void *b)
+/* One activity where it was launched (trace_attribute): the innermost open k3sim range holds it,
+ * else the rules decide. */
+static int place(void *ctx, const struct trace_point *p, const struct trace_span *const *open, size_t n_open)
 {
-	const struct range *x = a, *y = b;
-	if (x->tid != y->tid)
-		return (x->tid > y->tid) - (x->tid < y->tid);
-	if (x->start != y->start)
-		return (x->start > y->start) - (x->start < y->start);
-	return (x->end < y->end) - (x->end > y->end); /* outer first */
+	struct walk *w = ctx;
+	struct ctx *c = w->c;
+	const struct act *a = &c->acts[p->id];
+	int k3 = -1;
+	for (size_t j = n_open; j-- > 0 && k3 < 0;)
+		if (c->texts[c->ranges[open[j]->id].text].k3)
+			k3 = (int)open[j]->id;
+	if (k3 < 0)
+		return by_rule(c, a, open, n_open);
+	const struct text *x = &c->texts[c->ranges[k3].text];
+	if (x->spec < 0)
+		return unmatched(c, a, "in a k3sim range that is not a valid op (see bad ranges)", false);
+	if (op_is_comm(c->m->specs[x->spec].op.kind) && is_comm_act(c, a))
+		w->has_comm[k3] = true;
+	w->pend[w->n_pend].act = (int32_t)p->id;
+	w->pend[w->n_pend].range = (int32_t)k3;
+	w->n_pend++;
+	return 0;
 }
 
 static int sweep(struct ctx *c)
 {
 	struct calib_match *m = c->m;
-	struct ref *refs = malloc((c->n_acts ? c->n_acts : 1) * sizeof *refs);
-	struct in_range *pend = malloc((c->n_acts ? c->n_acts : 1) * sizeof *pend);
-	bool *has_comm = calloc(c->n_ranges ? c->n_ranges : 1, sizeof *has_comm);
-	size_t n_pend = 0;
+	struct trace_point *pts = malloc((c->n_acts ? c->n_acts : 1) * sizeof *pts);
+	struct trace_span *spans = malloc((c->n_ranges ? c->n_ranges : 1) * sizeof *spans);
+	struct walk w = {.c = c};
+	w.pend = malloc((c->n_acts ? c->n_acts : 1) * sizeof *w.pend);
+	w.has_comm = calloc(c->n_ranges ? c->n_ranges : 1, sizeof *w.has_comm);
 	c->range_sample = malloc((c->n_ranges ? c->n_ranges : 1) * sizeof *c->range_sample);
 	int rc = 0;
-	if (!refs || !pend || !has_comm || !c->range_sample) {
+	if (!pts || !spans || !w.pend || !w.has_comm || !c->range_sample) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < c->n_ranges; i++)
+	for (size_t i = 0; i < c->n_ranges; i++) {
 		c->range_sample[i] = -1;
+		spans[i] = (struct trace_span){.key = c->ranges[i].tid, .s = c->ranges[i].start,
+		                               .e = c->ranges[i].end, .id = (int64_t)i};
+	}
 	size_t n = 0;
 	for (size_t i = 0; i < c->n_acts; i++) {
 		const struct act *a = &c->acts[i];
@@ -808,72 +811,14 @@ static int sweep(struct ctx *c)
 				goto out;
 			continue;
 		}
-		refs[n].tid = api->tid;
-		refs[n].t = api->start;
-		refs[n].act = (int32_t)i;
-		n++;
+		pts[n++] = (struct trace_point){.key = api->tid, .t = api->start, .id = (int64_t)i};
 	}
-	qsort(refs, n, sizeof *refs, cmp_ref);
-	qsort(c->ranges, c->n_ranges, sizeof *c->ranges, cmp_range);
-
-	struct live stack[STACK_MAX];
-	int depth = 0;
-	size_t ri = 0;
-	int64_t cur_tid = INT64_MIN;
-	for (size_t i = 0; i < n; i++) {
-		const struct ref *f = &refs[i];
-		if (f->tid != cur_tid) {
-			cur_tid = f->tid;
-			depth = 0;
-			while (ri < c->n_ranges && c->ranges[ri].tid < cur_tid)
-				ri++;
-		}
-		while (ri < c->n_ranges && c->ranges[ri].tid == cur_tid && c->ranges[ri].start <= f->t) {
-			int64_t s = c->ranges[ri].start;
-			while (depth > 0 && c->ranges[stack[depth - 1].range].end < s)
-				depth--;
-			if (depth == STACK_MAX) { /* drop ranges that ended under the top */
-				int k = 0;
-				for (int j = 0; j < depth; j++)
-					if (c->ranges[stack[j].range].end >= s)
-						stack[k++] = stack[j];
-				depth = k;
-			}
-			if (depth < STACK_MAX)
-				stack[depth++].range = (int32_t)ri;
-			ri++;
-		}
-		while (depth > 0 && c->ranges[stack[depth - 1].range].end < f->t)
-			depth--;
-		const struct act *a = &c->acts[f->act];
-		int k3 = -1;
-		for (int j = depth - 1; j >= 0 && k3 < 0; j--) {
-			const struct range *r = &c->ranges[stack[j].range];
-			if (r->end >= f->t && c->texts[r->text].k3)
-				k3 = stack[j].range;
-		}
-		if (k3 < 0) {
-			if ((rc = by_rule(c, a, stack, depth, f->t)) < 0)
-				goto out;
-			continue;
-		}
-		const struct text *x = &c->texts[c->ranges[k3].text];
-		if (x->spec < 0) {
-			if ((rc = unmatched(c, a, "in a k3sim range that is not a valid op (see bad ranges)",
-			                    false)) < 0)
-				goto out;
-			continue;
-		}
-		if (op_is_comm(m->specs[x->spec].op.kind) && is_comm_act(c, a))
-			has_comm[k3] = true;
-		pend[n_pend].act = f->act;
-		pend[n_pend].range = (int32_t)k3;
-		n_pend++;
-	}
-	for (size_t i = 0; i < n_pend; i++) {
-		const struct act *a = &c->acts[pend[i].act];
-		int32_t k3 = pend[i].range;
-		if (has_comm[k3] && !is_comm_act(c, a)) {
+	if ((rc = trace_attribute(pts, n, spans, c->n_ranges, place, &w)) < 0)
+		goto out;
+	for (size_t i = 0; i < w.n_pend; i++) {
+		const struct act *a = &c->acts[w.pend[i].act];
+		int32_t k3 = w.pend[i].range;
+		if (w.has_comm[k3] && !is_comm_act(c, a)) {
 			if ((rc = unmatched(c, a,
 			                    "in a collective's k3sim range: not a collective kernel (the "
 			                    "range's collective kernels time it)",
@@ -891,9 +836,10 @@ static int sweep(struct ctx *c)
 		if (c->texts[c->ranges[i].text].spec >= 0 && c->range_sample[i] < 0)
 			m->empty_ranges++;
 out:
-	free(refs);
-	free(pend);
-	free(has_comm);
+	free(pts);
+	free(spans);
+	free(w.pend);
+	free(w.has_comm);
 	return rc;
 }
 
