@@ -992,11 +992,14 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 	if (is_table(c.db, "CUPTI_ACTIVITY_KIND_DRIVER") &&
 	    (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_DRIVER", true)) < 0)
 		goto out;
-	qsort(c.apis, c.n_apis, sizeof *c.apis, cmp_api);
+	if (c.n_apis)
+		qsort(c.apis, c.n_apis, sizeof *c.apis, cmp_api);
 	if ((rc = load_ranges(&c)) < 0 || (rc = sweep(&c)) < 0)
 		goto out;
-	qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
-	qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
+	if (m->n_samples) /* qsort takes no NULL array, even empty */
+		qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
+	if (m->n_unmatched)
+		qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
 	read_info(&c);
 out:
 	if (rc == -ENOMEM)
