@@ -128,22 +128,6 @@ static int section(struct ctx *c, const struct doc_node *root, const char *key,
 	return doc_check_keys(c->d, *out, keys, c->e);
 }
 
-/* A relative model/hw path in a scenario file is relative to that file. */
-static void resolve_relative(char *path, size_t cap, const char *scenario_file)
-{
-	if (!strchr(path, '/') && !strstr(path, ".yaml") && !strstr(path, ".yml") && !strstr(path, ".json"))
-		return; /* a preset name */
-	if (path[0] == '/' || scenario_file[0] == '<')
-		return;
-	const char *slash = strrchr(scenario_file, '/');
-	if (!slash)
-		return;
-	char joined[512];
-	snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - scenario_file), scenario_file, path);
-	if (strlen(joined) < cap)
-		snprintf(path, cap, "%s", joined);
-}
-
 /* ---- engine: how the serving engine runs a step (sim/step.c) ---- */
 
 static const char *const overlap_names[OVERLAP_COUNT] = {"auto", "none", "tbo", "sbo"};
@@ -446,8 +430,10 @@ int scenario_load_yaml(struct scenario *s, const char *name, const char *text, s
 		base = base ? base + 1 : name;
 		snprintf(tmp.name, sizeof tmp.name, "%.*s", (int)strcspn(base, "."), base);
 	}
-	resolve_relative(tmp.model, sizeof tmp.model, name);
-	resolve_relative(tmp.hw, sizeof tmp.hw, name);
+	if (embedded_is_path(tmp.model))
+		embedded_resolve_relative(tmp.model, sizeof tmp.model, name);
+	if (embedded_is_path(tmp.hw))
+		embedded_resolve_relative(tmp.hw, sizeof tmp.hw, name);
 	*s = tmp;
 out:
 	doc_release(&d);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/doc.h"
+#include "util/embed.h"
 
 static const char *const axis_names[AXIS_KIND_COUNT + 1] = {
     [AXIS_CONTEXT] = "context",
@@ -199,22 +200,6 @@ static int append_double(struct sweep_axis *a, double v, struct err *e)
 	return 0;
 }
 
-/* A relative model/hw path in a scenario file is relative to that file (as sim/scenario.c). */
-static void resolve_relative(char *path, size_t cap, const char *scenario_file)
-{
-	if (!strchr(path, '/') && !strstr(path, ".yaml") && !strstr(path, ".yml") && !strstr(path, ".json"))
-		return;
-	if (path[0] == '/' || scenario_file[0] == '<')
-		return;
-	const char *slash = strrchr(scenario_file, '/');
-	if (!slash)
-		return;
-	char joined[512];
-	snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - scenario_file), scenario_file, path);
-	if (strlen(joined) < cap)
-		snprintf(path, cap, "%s", joined);
-}
-
 static int load_model(struct sweep_spec *sp, const char *name, struct err *e)
 {
 	if (sp->n_models == SWEEP_MAX_MODELS) {
@@ -223,7 +208,8 @@ static int load_model(struct sweep_spec *sp, const char *name, struct err *e)
 	}
 	char path[256];
 	snprintf(path, sizeof path, "%s", name);
-	resolve_relative(path, sizeof path, sp->base.file);
+	if (embedded_is_path(path))
+		embedded_resolve_relative(path, sizeof path, sp->base.file);
 	struct model *m = malloc(sizeof *m);
 	if (!m) {
 		err_set(e, NULL, 0, 0, "out of memory");
@@ -247,7 +233,8 @@ static int load_hw(struct sweep_spec *sp, const char *name, struct err *e)
 	}
 	char path[256];
 	snprintf(path, sizeof path, "%s", name);
-	resolve_relative(path, sizeof path, sp->base.file);
+	if (embedded_is_path(path))
+		embedded_resolve_relative(path, sizeof path, sp->base.file);
 	struct hw *hw = malloc(sizeof *hw);
 	if (!hw) {
 		err_set(e, NULL, 0, 0, "out of memory");

@@ -77,3 +77,16 @@ int embedded_load(const struct embedded_file *table, const char *what, const cha
 	free(buf);
 	return rc;
 }
+
+void embedded_resolve_relative(char *path, size_t cap, const char *file)
+{
+	if (!path[0] || path[0] == '/' || file[0] == '<')
+		return;
+	const char *slash = strrchr(file, '/');
+	if (!slash)
+		return;
+	char joined[4096];
+	int n = snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - file), file, path);
+	if (n > 0 && (size_t)n < sizeof joined && (size_t)n < cap)
+		snprintf(path, cap, "%s", joined);
+}

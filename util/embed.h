@@ -41,4 +41,10 @@ typedef int (*embedded_parse_fn)(void *obj, const char *label, const char *text,
 int embedded_load(const struct embedded_file *table, const char *what, const char *label_kind,
                   const char *name_or_path, embedded_parse_fn parse, void *obj, struct err *e);
 
+/* A path written in `file`, made relative to that file's directory, in place when it fits in cap:
+ * "model.yaml" in "dir/s.yaml" becomes "dir/model.yaml". Absolute paths, paths in an embedded file
+ * ("<...>") and files named without a directory stay as they are. Callers that also take preset
+ * names resolve only what embedded_is_path calls a path. */
+void embedded_resolve_relative(char *path, size_t cap, const char *file);
+
 #endif
