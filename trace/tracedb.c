@@ -93,30 +93,78 @@ enum stmt_id {
 	ST_COUNT,
 };
 
-static const char *const STMT_SQL[ST_COUNT] = {
-	[ST_STRING] = "INSERT INTO StringIds (id, value) VALUES (?1, ?2)",
-	[ST_NVTX] = "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color,"
-		    " text, globalTid, endGlobalTid, domainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-		    " ?8, ?9, ?10)",
-	[ST_GPU] = "INSERT OR REPLACE INTO TARGET_INFO_GPU (id, name, busLocation, isDiscrete,"
-		   " l2CacheSize, totalMemory, memoryBandwidth, clockRate, smCount, uuid, chipName,"
-		   " cuDevice, computeMajor, computeMinor, maxRegistersPerBlock, maxShmemPerBlock,"
-		   " maxShmemPerMultiprocessor, maxRegistersPerMultiprocessor, threadsPerWarp,"
-		   " asyncEngines, maxWarpsPerMultiprocessor, maxBlocksPerMultiprocessor,"
-		   " maxThreadsPerBlock) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-		   " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-	[ST_PROCESS] = "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?1, ?2, ?3)",
-	[ST_DROPPED] = "INSERT INTO K3SIM_DROPPED (source, deviceId, contextId, streamId, count)"
-		       " VALUES (?1, ?2, ?3, ?4, ?5)",
-	[ST_METRIC] = "INSERT INTO K3SIM_KERNEL_METRICS (globalPid, deviceId, correlationId,"
-		      " nameId, metric, value, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	[ST_CAPTURE] = "INSERT OR REPLACE INTO K3SIM_CAPTURE (name, value) VALUES (?1, ?2)",
-	[ST_DEVICE_MAP] = "INSERT INTO K3SIM_DEVICE_MAP (globalPid, cudaId, deviceId, uuid, host,"
-			  " rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-	[ST_GPU_METRIC] = "INSERT INTO K3SIM_GPU_METRICS (timestamp, globalPid, deviceId, smClockMHz,"
-			  " memClockMHz, powerW, temperatureC, throttleReasons)"
-			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+/* The other tables' INSERTs, each column listed once: the statement's SQL (made at
+ * trace_db_create) and its parameter numbers, P_<STATEMENT>_<column> from 1, come from these lists,
+ * so no bind names a column by position. */
+#define STRING_COLS(X) X(id) X(value)
+#define NVTX_COLS(X) X(start) X(end) X(eventType) X(rangeId) X(category) X(color) X(text) \
+	X(globalTid) X(endGlobalTid) X(domainId)
+#define GPU_COLS(X) X(id) X(name) X(busLocation) X(isDiscrete) X(l2CacheSize) X(totalMemory) \
+	X(memoryBandwidth) X(clockRate) X(smCount) X(uuid) X(chipName) X(cuDevice) X(computeMajor) \
+	X(computeMinor) X(maxRegistersPerBlock) X(maxShmemPerBlock) X(maxShmemPerMultiprocessor) \
+	X(maxRegistersPerMultiprocessor) X(threadsPerWarp) X(asyncEngines) X(maxWarpsPerMultiprocessor) \
+	X(maxBlocksPerMultiprocessor) X(maxThreadsPerBlock)
+#define PROCESS_COLS(X) X(globalPid) X(pid) X(name)
+#define DROPPED_COLS(X) X(source) X(deviceId) X(contextId) X(streamId) X(count)
+#define METRIC_COLS(X) X(globalPid) X(deviceId) X(correlationId) X(nameId) X(metric) X(value) \
+	X(unit)
+#define CAPTURE_COLS(X) X(name) X(value)
+#define DEVICE_MAP_COLS(X) X(globalPid) X(cudaId) X(deviceId) X(uuid) X(host) X(rank)
+#define GPU_METRIC_COLS(X) X(timestamp) X(globalPid) X(deviceId) X(smClockMHz) X(memClockMHz) \
+	X(powerW) X(temperatureC) X(throttleReasons)
+
+#define P_STRING(c) P_STRING_##c,
+enum { P_STRING_0, STRING_COLS(P_STRING) };
+#define P_NVTX(c) P_NVTX_##c,
+enum { P_NVTX_0, NVTX_COLS(P_NVTX) };
+#define P_GPU(c) P_GPU_##c,
+enum { P_GPU_0, GPU_COLS(P_GPU) };
+#define P_PROCESS(c) P_PROCESS_##c,
+enum { P_PROCESS_0, PROCESS_COLS(P_PROCESS) };
+#define P_DROPPED(c) P_DROPPED_##c,
+enum { P_DROPPED_0, DROPPED_COLS(P_DROPPED) };
+#define P_METRIC(c) P_METRIC_##c,
+enum { P_METRIC_0, METRIC_COLS(P_METRIC) };
+#define P_CAPTURE(c) P_CAPTURE_##c,
+enum { P_CAPTURE_0, CAPTURE_COLS(P_CAPTURE) };
+#define P_DEVICE_MAP(c) P_DEVICE_MAP_##c,
+enum { P_DEVICE_MAP_0, DEVICE_MAP_COLS(P_DEVICE_MAP) };
+#define P_GPU_METRIC(c) P_GPU_METRIC_##c,
+enum { P_GPU_METRIC_0, GPU_METRIC_COLS(P_GPU_METRIC) };
+
+#define COL_NAME(c) ", " #c
+struct stmt_def {
+	const char *verb;  /* INSERT or INSERT OR REPLACE */
+	const char *table;
+	const char *cols;  /* ", a, b, c" */
 };
+static const struct stmt_def STMTS[ST_COUNT] = {
+	[ST_STRING] = {"INSERT", "StringIds", STRING_COLS(COL_NAME)},
+	[ST_NVTX] = {"INSERT", "NVTX_EVENTS", NVTX_COLS(COL_NAME)},
+	[ST_GPU] = {"INSERT OR REPLACE", "TARGET_INFO_GPU", GPU_COLS(COL_NAME)},
+	[ST_PROCESS] = {"INSERT", "PROCESSES", PROCESS_COLS(COL_NAME)},
+	[ST_DROPPED] = {"INSERT", "K3SIM_DROPPED", DROPPED_COLS(COL_NAME)},
+	[ST_METRIC] = {"INSERT", "K3SIM_KERNEL_METRICS", METRIC_COLS(COL_NAME)},
+	[ST_CAPTURE] = {"INSERT OR REPLACE", "K3SIM_CAPTURE", CAPTURE_COLS(COL_NAME)},
+	[ST_DEVICE_MAP] = {"INSERT", "K3SIM_DEVICE_MAP", DEVICE_MAP_COLS(COL_NAME)},
+	[ST_GPU_METRIC] = {"INSERT", "K3SIM_GPU_METRICS", GPU_METRIC_COLS(COL_NAME)},
+};
+
+/* "VERB INTO table (a, b, c) VALUES (?1, ?2, ?3)" into buf[cap]; -1 when cap is short. */
+static int stmt_sql(const struct stmt_def *d, char *buf, size_t cap)
+{
+	const char *cols = d->cols + 2; /* past the first ", " */
+	int n = 1;
+	for (const char *p = cols; *p; p++)
+		n += *p == ',';
+	size_t p = (size_t)snprintf(buf, cap, "%s INTO %s (%s) VALUES (", d->verb, d->table, cols);
+	for (int k = 1; k <= n && p < cap; k++)
+		p += (size_t)snprintf(buf + p, cap - p, "%s?%d", k > 1 ? ", " : "", k);
+	if (p + 2 > cap)
+		return -1;
+	snprintf(buf + p, cap - p, ")");
+	return 0;
+}
 
 /* Interned strings: open addressing over (hash, id, text) slots; text lives in the arena. */
 struct intern_slot {
@@ -422,8 +470,14 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 	if (rc)
 		goto out;
 	for (int i = 0; i < ST_COUNT; i++) {
-		if (sqlite3_prepare_v3(db->sql, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT,
-				       &db->st[i], NULL) != SQLITE_OK) {
+		char sql[1536];
+		if (stmt_sql(&STMTS[i], sql, sizeof sql) < 0) {
+			err_set(e, db->path, 0, 0, "trace schema: %s: statement too long", STMTS[i].table);
+			rc = -EINVAL;
+			goto out;
+		}
+		if (sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, &db->st[i], NULL) !=
+		    SQLITE_OK) {
 			rc = sql_fail(db, e, "prepare");
 			goto out;
 		}
@@ -635,8 +689,8 @@ static int intern_len(struct trace_db *db, const char *s, size_t len, int64_t *i
 	int rc = row_begin(db, e);
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(db->st[ST_STRING], 1, id);
-	sqlite3_bind_text(db->st[ST_STRING], 2, copy, (int)len, SQLITE_STATIC);
+	sqlite3_bind_int64(db->st[ST_STRING], P_STRING_id, id);
+	sqlite3_bind_text(db->st[ST_STRING], P_STRING_value, copy, (int)len, SQLITE_STATIC);
 	rc = step(db, ST_STRING, e);
 	if (rc)
 		return rc;
@@ -935,18 +989,18 @@ int trace_db_add_nvtx(struct trace_db *db, const struct trace_nvtx *n, struct er
 		return rc;
 	sqlite3_stmt *s = db->st[ST_NVTX];
 	size_t len = utf8_cut(n->text, strlen(n->text), (size_t)db->opts.max_string_len_bytes);
-	bind_i64(s, 1, n->start_ns);
+	bind_i64(s, P_NVTX_start, n->start_ns);
 	if (n->type != TRACE_NVTX_MARK)
-		bind_i64(s, 2, n->end_ns);
-	bind_i64(s, 3, n->type);
-	bind_opt_i64(s, 4, n->range_id);
-	bind_opt_i64(s, 5, n->category);
+		bind_i64(s, P_NVTX_end, n->end_ns);
+	bind_i64(s, P_NVTX_eventType, n->type);
+	bind_opt_i64(s, P_NVTX_rangeId, n->range_id);
+	bind_opt_i64(s, P_NVTX_category, n->category);
 	if (n->has_color)
-		bind_i64(s, 6, n->color_argb);
-	sqlite3_bind_text(s, 7, n->text, (int)len, SQLITE_TRANSIENT);
-	bind_i64(s, 8, n->global_tid);
-	bind_opt_i64(s, 9, n->end_global_tid);
-	bind_opt_i64(s, 10, n->domain_id);
+		bind_i64(s, P_NVTX_color, n->color_argb);
+	sqlite3_bind_text(s, P_NVTX_text, n->text, (int)len, SQLITE_TRANSIENT);
+	bind_i64(s, P_NVTX_globalTid, n->global_tid);
+	bind_opt_i64(s, P_NVTX_endGlobalTid, n->end_global_tid);
+	bind_opt_i64(s, P_NVTX_domainId, n->domain_id);
 	rc = step(db, ST_NVTX, e);
 	if (!rc)
 		db->stats.nvtx++;
@@ -961,28 +1015,29 @@ int trace_db_add_gpu(struct trace_db *db, const struct trace_gpu *g, struct err 
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_GPU];
-	bind_i64(s, 1, g->id);
-	bind_text(s, 2, g->name);
-	bind_text(s, 3, g->bus_location);
-	bind_i64(s, 4, g->l2_cache_bytes);
-	bind_i64(s, 5, g->total_memory_bytes);
-	bind_i64(s, 6, g->memory_bandwidth_bytes_per_s);
-	bind_i64(s, 7, g->clock_hz);
-	bind_i64(s, 8, g->sm_count);
-	bind_text(s, 9, g->uuid);
-	bind_text(s, 10, g->chip_name);
-	bind_i64(s, 11, g->cu_device);
-	bind_i64(s, 12, g->compute_major);
-	bind_i64(s, 13, g->compute_minor);
-	bind_i64(s, 14, g->max_registers_per_block);
-	bind_i64(s, 15, g->max_shmem_per_block_bytes);
-	bind_i64(s, 16, g->max_shmem_per_sm_bytes);
-	bind_i64(s, 17, g->max_registers_per_sm);
-	bind_i64(s, 18, g->threads_per_warp);
-	bind_i64(s, 19, g->async_engines);
-	bind_i64(s, 20, g->max_warps_per_sm);
-	bind_i64(s, 21, g->max_blocks_per_sm);
-	bind_i64(s, 22, g->max_threads_per_block);
+	bind_i64(s, P_GPU_id, g->id);
+	bind_i64(s, P_GPU_isDiscrete, 1);
+	bind_text(s, P_GPU_name, g->name);
+	bind_text(s, P_GPU_busLocation, g->bus_location);
+	bind_i64(s, P_GPU_l2CacheSize, g->l2_cache_bytes);
+	bind_i64(s, P_GPU_totalMemory, g->total_memory_bytes);
+	bind_i64(s, P_GPU_memoryBandwidth, g->memory_bandwidth_bytes_per_s);
+	bind_i64(s, P_GPU_clockRate, g->clock_hz);
+	bind_i64(s, P_GPU_smCount, g->sm_count);
+	bind_text(s, P_GPU_uuid, g->uuid);
+	bind_text(s, P_GPU_chipName, g->chip_name);
+	bind_i64(s, P_GPU_cuDevice, g->cu_device);
+	bind_i64(s, P_GPU_computeMajor, g->compute_major);
+	bind_i64(s, P_GPU_computeMinor, g->compute_minor);
+	bind_i64(s, P_GPU_maxRegistersPerBlock, g->max_registers_per_block);
+	bind_i64(s, P_GPU_maxShmemPerBlock, g->max_shmem_per_block_bytes);
+	bind_i64(s, P_GPU_maxShmemPerMultiprocessor, g->max_shmem_per_sm_bytes);
+	bind_i64(s, P_GPU_maxRegistersPerMultiprocessor, g->max_registers_per_sm);
+	bind_i64(s, P_GPU_threadsPerWarp, g->threads_per_warp);
+	bind_i64(s, P_GPU_asyncEngines, g->async_engines);
+	bind_i64(s, P_GPU_maxWarpsPerMultiprocessor, g->max_warps_per_sm);
+	bind_i64(s, P_GPU_maxBlocksPerMultiprocessor, g->max_blocks_per_sm);
+	bind_i64(s, P_GPU_maxThreadsPerBlock, g->max_threads_per_block);
 	rc = step(db, ST_GPU, e);
 	if (!rc)
 		db->stats.gpus++;
@@ -998,9 +1053,9 @@ int trace_db_add_process(struct trace_db *db, int64_t global_pid, int64_t pid, c
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_PROCESS];
-	bind_i64(s, 1, global_pid);
-	bind_i64(s, 2, pid);
-	bind_text(s, 3, name);
+	bind_i64(s, P_PROCESS_globalPid, global_pid);
+	bind_i64(s, P_PROCESS_pid, pid);
+	bind_text(s, P_PROCESS_name, name);
 	return step(db, ST_PROCESS, e);
 }
 
@@ -1012,14 +1067,14 @@ int trace_db_add_dropped(struct trace_db *db, const struct trace_dropped *d, str
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_DROPPED];
-	bind_text(s, 1, d->source);
+	bind_text(s, P_DROPPED_source, d->source);
 	if (d->device_id >= 0)
-		bind_i64(s, 2, d->device_id);
+		bind_i64(s, P_DROPPED_deviceId, d->device_id);
 	if (d->context_id >= 0)
-		bind_i64(s, 3, d->context_id);
+		bind_i64(s, P_DROPPED_contextId, d->context_id);
 	if (d->stream_id >= 0)
-		bind_i64(s, 4, d->stream_id);
-	bind_i64(s, 5, d->count);
+		bind_i64(s, P_DROPPED_streamId, d->stream_id);
+	bind_i64(s, P_DROPPED_count, d->count);
 	rc = step(db, ST_DROPPED, e);
 	if (!rc)
 		db->stats.dropped_records += d->count;
@@ -1042,13 +1097,13 @@ int trace_db_add_kernel_metric(struct trace_db *db, const struct trace_kernel_me
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_METRIC];
-	bind_i64(s, 1, m->global_pid);
-	bind_i64(s, 2, m->device_id);
-	bind_i64(s, 3, m->correlation_id);
-	bind_opt_i64(s, 4, name_id);
-	bind_text(s, 5, m->metric);
-	sqlite3_bind_double(s, 6, m->value);
-	bind_text(s, 7, m->unit);
+	bind_i64(s, P_METRIC_globalPid, m->global_pid);
+	bind_i64(s, P_METRIC_deviceId, m->device_id);
+	bind_i64(s, P_METRIC_correlationId, m->correlation_id);
+	bind_opt_i64(s, P_METRIC_nameId, name_id);
+	bind_text(s, P_METRIC_metric, m->metric);
+	sqlite3_bind_double(s, P_METRIC_value, m->value);
+	bind_text(s, P_METRIC_unit, m->unit);
 	rc = step(db, ST_METRIC, e);
 	if (!rc)
 		db->stats.metrics++;
@@ -1063,8 +1118,8 @@ int trace_db_set_capture(struct trace_db *db, const char *key, const char *value
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_CAPTURE];
-	bind_text(s, 1, key);
-	bind_text(s, 2, value);
+	bind_text(s, P_CAPTURE_name, key);
+	bind_text(s, P_CAPTURE_value, value);
 	return step(db, ST_CAPTURE, e);
 }
 
@@ -1076,13 +1131,13 @@ int trace_db_add_device_map(struct trace_db *db, const struct trace_device_map *
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_DEVICE_MAP];
-	bind_i64(s, 1, m->global_pid);
-	bind_i64(s, 2, m->cuda_id);
-	bind_i64(s, 3, m->device_id);
-	bind_text(s, 4, m->uuid && *m->uuid ? m->uuid : NULL);
-	bind_text(s, 5, m->host);
+	bind_i64(s, P_DEVICE_MAP_globalPid, m->global_pid);
+	bind_i64(s, P_DEVICE_MAP_cudaId, m->cuda_id);
+	bind_i64(s, P_DEVICE_MAP_deviceId, m->device_id);
+	bind_text(s, P_DEVICE_MAP_uuid, m->uuid && *m->uuid ? m->uuid : NULL);
+	bind_text(s, P_DEVICE_MAP_host, m->host);
 	if (m->rank >= 0)
-		bind_i64(s, 6, m->rank);
+		bind_i64(s, P_DEVICE_MAP_rank, m->rank);
 	return step(db, ST_DEVICE_MAP, e);
 }
 
@@ -1222,18 +1277,18 @@ int trace_db_add_gpu_metric(struct trace_db *db, const struct trace_gpu_metric *
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_GPU_METRIC];
-	bind_i64(s, 1, m->timestamp_ns);
-	bind_i64(s, 2, m->global_pid);
-	bind_i64(s, 3, m->device_id);
-	bind_opt_double(s, 4, m->has_sm, m->sm_mhz);
-	bind_opt_double(s, 5, m->has_mem, m->mem_mhz);
-	bind_opt_double(s, 6, m->has_power, m->power_w);
-	bind_opt_double(s, 7, m->has_temp, m->temp_c);
+	bind_i64(s, P_GPU_METRIC_timestamp, m->timestamp_ns);
+	bind_i64(s, P_GPU_METRIC_globalPid, m->global_pid);
+	bind_i64(s, P_GPU_METRIC_deviceId, m->device_id);
+	bind_opt_double(s, P_GPU_METRIC_smClockMHz, m->has_sm, m->sm_mhz);
+	bind_opt_double(s, P_GPU_METRIC_memClockMHz, m->has_mem, m->mem_mhz);
+	bind_opt_double(s, P_GPU_METRIC_powerW, m->has_power, m->power_w);
+	bind_opt_double(s, P_GPU_METRIC_temperatureC, m->has_temp, m->temp_c);
 	if (m->has_throttle)
 		/* a bit mask: stored as the same 64 bits, read back with (uint64_t) */
-		sqlite3_bind_int64(s, 8, (int64_t)m->throttle_reasons);
+		sqlite3_bind_int64(s, P_GPU_METRIC_throttleReasons, (int64_t)m->throttle_reasons);
 	else
-		sqlite3_bind_null(s, 8);
+		sqlite3_bind_null(s, P_GPU_METRIC_throttleReasons);
 	rc = step(db, ST_GPU_METRIC, e);
 	if (!rc)
 		db->stats.gpu_metrics++;
