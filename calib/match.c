@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "sim/opspec.h"
+#include "trace/shapes.h"
 #include "trace/analyze.h"
 #include "trace/sqlread.h"
 #include "trace/tracedb.h"
@@ -178,7 +179,7 @@ struct act {
 
 struct api {
 	int64_t key; /* pid << 32 | correlationId */
-	int64_t start, tid;
+	int64_t start, end, tid;
 	int64_t seq;                /* load order */
 	enum trace_api_kind kind;
 };
@@ -198,6 +199,11 @@ struct text {
 	bool k3;      /* starts with "k3sim " */
 	int32_t spec; /* k3: index in specs, or -1 when invalid */
 	int32_t bad;  /* k3 invalid: index in bad */
+	/* a framework record (trace/shapes.h), with opts.derive */
+	enum { FW_NONE, FW_OP, FW_FAILED, FW_SKIPPED } fw;
+	bool fw_assumed;    /* FW_OP: element types assumed */
+	int32_t fw_spec;    /* FW_OP: index in specs */
+	const char *fw_why; /* FW_FAILED, FW_SKIPPED: the reason */
 };
 
 struct string_id {
@@ -232,6 +238,9 @@ struct ctx {
 	int32_t *range_sample;
 	size_t cap_specs, cap_samples, cap_unmatched, cap_bad;
 	int32_t memcpy_names[16], memset_name;
+	const struct calib_match_opts *o;
+	struct calib_activity *out_acts; /* o->keep_activities */
+	size_t cap_marks;
 };
 
 static int db_error(struct ctx *c, const char *table)
@@ -421,8 +430,8 @@ static int load_acts(struct ctx *c, enum act_kind kind)
 /* The runtime and driver calls (trace_launch_call_better says which launches a kernel). */
 static int load_apis_from(struct ctx *c, const char *table, bool driver_table)
 {
-	enum { COL_correlationId, COL_globalTid, COL_start, COL_eventClass, N_COLS };
-	static const char *const cols[N_COLS] = {"correlationId", "globalTid", "start", "eventClass"};
+	enum { COL_correlationId, COL_globalTid, COL_start, COL_end, COL_eventClass, N_COLS };
+	static const char *const cols[N_COLS] = {"correlationId", "globalTid", "start", "end", "eventClass"};
 	int idx[N_COLS];
 	sqlite3_stmt *st;
 	int rc = select_cols(c, table, cols, N_COLS, idx, NULL, &st);
@@ -441,6 +450,7 @@ static int load_apis_from(struct ctx *c, const char *table, bool driver_table)
 		a->tid = col_i64(st, idx[COL_globalTid], 0);
 		a->key = trace_global_to_pid(a->tid) << 32 | corr;
 		a->start = col_i64(st, idx[COL_start], 0);
+		a->end = col_i64(st, idx[COL_end], a->start);
 		a->kind = (enum trace_api_kind)cls;
 		a->seq = (int64_t)c->n_apis++;
 	}
@@ -509,6 +519,75 @@ static int add_spec(struct ctx *c, const char *text, const struct op *op, int32_
 	c->spec_map.val[slot] = (int32_t)m->n_specs;
 	c->spec_map.n++;
 	*out = (int32_t)m->n_specs++;
+	return 0;
+}
+
+/* Each distinct text that is a framework record: its op by the derivation rules, or why not. */
+static int derive_texts(struct ctx *c)
+{
+	if (!c->o || !c->o->derive)
+		return 0;
+	for (size_t i = 0; i < c->n_texts; i++) {
+		struct text *x = &c->texts[i];
+		if (x->k3)
+			continue;
+		struct fw_call call;
+		struct err pe = {0};
+		int rc = fw_call_parse(x->s, &call, &pe);
+		if (rc == 0)
+			continue;
+		char why[640];
+		if (rc < 0) {
+			x->fw = FW_FAILED;
+			snprintf(why, sizeof why, "framework record does not parse: %s", pe.msg);
+		} else {
+			struct calib_derived d;
+			rc = calib_derive_op(c->o->derive, &call, &c->o->derive_opts, &d);
+			if (rc == 0) {
+				x->fw = FW_OP;
+				x->fw_assumed = d.dtype_assumed;
+				if ((rc = add_spec(c, d.spec, &d.op, &x->fw_spec)) < 0)
+					return rc;
+				continue;
+			}
+			x->fw = d.skipped ? FW_SKIPPED : FW_FAILED;
+			snprintf(why, sizeof why, "%s", d.why);
+		}
+		if (!(x->fw_why = arena_strndup(&c->m->arena, why, strlen(why))))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Ranges whose name (the text before the first ',') matches one of o->marks. */
+static int collect_marks(struct ctx *c)
+{
+	if (!c->o || c->o->n_marks <= 0)
+		return 0;
+	for (size_t i = 0; i < c->n_ranges; i++) {
+		const struct range *r = &c->ranges[i];
+		const char *t = c->texts[r->text].s;
+		char name[160];
+		size_t n = strcspn(t, ",");
+		if (n >= sizeof name)
+			continue;
+		memcpy(name, t, n);
+		name[n] = '\0';
+		bool hit = false;
+		for (int j = 0; j < c->o->n_marks && !hit; j++)
+			hit = trace_glob(c->o->marks[j], name, false);
+		if (!hit)
+			continue;
+		int rc = grow((void **)&c->m->marks, &c->cap_marks, c->m->n_marks + 1, sizeof *c->m->marks,
+		              c->max_rows);
+		if (rc < 0)
+			return rc;
+		struct calib_mark *k = &c->m->marks[c->m->n_marks++];
+		k->text = t;
+		k->start_ns = r->start;
+		k->end_ns = r->end;
+		k->tid = r->tid;
+	}
 	return 0;
 }
 
@@ -599,8 +678,12 @@ static int load_ranges(struct ctx *c)
 			x->bad = (int32_t)c->m->n_bad++;
 		}
 	}
+	if ((rc = derive_texts(c)) < 0 || (rc = collect_marks(c)) < 0)
+		return rc;
 	for (size_t i = 0; i < c->n_ranges; i++) {
 		const struct text *x = &c->texts[c->ranges[i].text];
+		if (x->fw != FW_NONE)
+			c->m->framework_ranges++;
 		if (x->k3)
 			c->m->k3sim_ranges++;
 		if (x->bad >= 0)
@@ -663,9 +746,15 @@ static int new_sample(struct ctx *c, int32_t spec, int32_t rule, int32_t *out)
 	return 0;
 }
 
-static void add_to_sample(struct calib_match *m, int32_t i, const struct act *a)
+static void add_to_sample(struct ctx *c, int32_t i, const struct act *a)
 {
+	struct calib_match *m = c->m;
 	struct calib_sample *s = &m->samples[i];
+	if (c->out_acts) {
+		struct calib_activity *o = &c->out_acts[a - c->acts];
+		o->spec = s->spec;
+		o->first = s->activities == 0;
+	}
 	if (s->activities == 0) {
 		s->device_id = a->device;
 		s->pid = a->pid;
@@ -736,8 +825,25 @@ static int by_rule(struct ctx *c, const struct act *a, const struct trace_span *
 	} else if ((rc = new_sample(c, spec_idx, nm->rule, &sample)) < 0) {
 		return rc;
 	}
-	add_to_sample(c->m, sample, a);
+	add_to_sample(c, sample, a);
 	c->m->matched_rules++;
+	return 0;
+}
+
+/* An activity launched inside framework record `fr` (a range index): the record's op, one
+ * sample per record instance. */
+static int by_record(struct ctx *c, const struct act *a, int fr)
+{
+	const struct text *x = &c->texts[c->ranges[fr].text];
+	if (x->fw != FW_OP)
+		return unmatched(c, a, x->fw_why, x->fw == FW_SKIPPED);
+	int rc;
+	if (c->range_sample[fr] < 0 && (rc = new_sample(c, x->fw_spec, -1, &c->range_sample[fr])) < 0)
+		return rc;
+	add_to_sample(c, c->range_sample[fr], a);
+	if (c->out_acts)
+		c->out_acts[a - c->acts].dtype_assumed = x->fw_assumed;
+	c->m->matched_framework++;
 	return 0;
 }
 
@@ -770,8 +876,13 @@ static int place(void *ctx, const struct trace_point *p, const struct trace_span
 	for (size_t j = n_open; j-- > 0 && k3 < 0;)
 		if (c->texts[c->ranges[open[j]->id].text].k3)
 			k3 = (int)open[j]->id;
-	if (k3 < 0)
-		return by_rule(c, a, open, n_open);
+	if (k3 < 0) { /* the innermost framework record, else the rules */
+		int fr = -1;
+		for (size_t j = n_open; j-- > 0 && fr < 0;)
+			if (c->texts[c->ranges[open[j]->id].text].fw != FW_NONE)
+				fr = (int)open[j]->id;
+		return fr >= 0 ? by_record(c, a, fr) : by_rule(c, a, open, n_open);
+	}
 	const struct text *x = &c->texts[c->ranges[k3].text];
 	if (x->spec < 0)
 		return unmatched(c, a, "in a k3sim range that is not a valid op (see bad ranges)", false);
@@ -796,6 +907,29 @@ static int sweep(struct ctx *c)
 	if (!pts || !spans || !w.pend || !w.has_comm || !c->range_sample) {
 		rc = -ENOMEM;
 		goto out;
+	}
+	if (c->o && c->o->keep_activities) {
+		c->out_acts = calloc(c->n_acts ? c->n_acts : 1, sizeof *c->out_acts);
+		if (!c->out_acts) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < c->n_acts; i++) {
+			const struct act *a = &c->acts[i];
+			struct calib_activity *o = &c->out_acts[i];
+			const struct api *api = find_api(c, a->pid, a->corr);
+			o->start_ns = a->start;
+			o->end_ns = a->end;
+			o->launched = api != NULL;
+			o->launch_ns = api ? api->start : 0;
+			o->launch_end_ns = api ? api->end : 0;
+			o->tid = api ? api->tid : 0;
+			o->spec = -1;
+			o->kind = a->kind;
+			o->device_id = a->device;
+		}
+		m->acts = c->out_acts;
+		m->n_acts = c->n_acts;
 	}
 	for (size_t i = 0; i < c->n_ranges; i++) {
 		c->range_sample[i] = -1;
@@ -829,7 +963,7 @@ static int sweep(struct ctx *c)
 		if (c->range_sample[k3] < 0 &&
 		    (rc = new_sample(c, c->texts[c->ranges[k3].text].spec, -1, &c->range_sample[k3])) < 0)
 			goto out;
-		add_to_sample(m, c->range_sample[k3], a);
+		add_to_sample(c, c->range_sample[k3], a);
 		m->matched_nvtx++;
 	}
 	for (size_t i = 0; i < c->n_ranges; i++)
@@ -846,6 +980,12 @@ out:
 static int cmp_sample(const void *a, const void *b)
 {
 	const struct calib_sample *x = a, *y = b;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int cmp_mark(const void *a, const void *b)
+{
+	const struct calib_mark *x = a, *y = b;
 	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
@@ -954,7 +1094,7 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 	    "[CUDA memcpy]",
 	};
 	struct calib_match *m = calloc(1, sizeof *m);
-	struct ctx c = {.path = path, .e = e, .m = m, .rules = o ? o->rules : NULL};
+	struct ctx c = {.path = path, .e = e, .m = m, .rules = o ? o->rules : NULL, .o = o};
 	int rc = 0;
 	if (!m) {
 		err_set(e, path, 0, 0, "out of memory");
@@ -1000,6 +1140,8 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 		qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
 	if (m->n_unmatched)
 		qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
+	if (m->n_marks)
+		qsort(m->marks, m->n_marks, sizeof *m->marks, cmp_mark);
 	read_info(&c);
 out:
 	if (rc == -ENOMEM)
@@ -1036,6 +1178,8 @@ void calib_match_release(struct calib_match *m)
 	free(m->samples);
 	free(m->unmatched);
 	free(m->bad);
+	free(m->acts);
+	free(m->marks);
 	arena_release(&m->arena);
 	memset(m, 0, sizeof *m);
 }

@@ -77,6 +77,10 @@ static void import_usage(FILE *out)
 		"  --rank N            record the capture's rank (merge tells ranks' GPUs apart by it;\n"
 		"                      default: the trace's distributedInfo)\n"
 		"  --host NAME         record the host the trace was taken on (for merge)\n"
+		"  --cpu-ops           Kineto: keep the operator calls recorded with\n"
+		"                      record_shapes=True (cpu_op events with \"Input Dims\") as\n"
+		"                      ranges \"aten::mm, sizes = [...], types = [...]\": the shapes\n"
+		"                      that trace profile and validate derive model ops from\n"
 		"  -f, --force         replace an existing output file (never an input, never\n"
 		"                      before the import succeeded: the output is written beside\n"
 		"                      the target and renamed into place)\n"
@@ -108,6 +112,8 @@ static void stats_json(FILE *f, const struct trace_import_stats *st)
 		fprintf(f, ": %" PRId64, st->unknown_cat_events[i]);
 	}
 	fputc('}', f);
+	if (st->cpu_ops)
+		fprintf(f, ", \"cpu_ops\": %" PRId64, st->cpu_ops);
 }
 
 static void stats_human(FILE *f, const struct trace_import_stats *st)
@@ -154,8 +160,10 @@ static int trace_import_main(int argc, char **argv)
 		{"pid", required_argument, NULL, 'p'},    {"force", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
 		{"rank", required_argument, NULL, 'r'},   {"host", required_argument, NULL, 'H'},
+		{"cpu-ops", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
+	bool cpu_ops = false;
 	const char *out = NULL, *format = "auto", *host = NULL, *rank = NULL;
 	int64_t pid = 0, rank_v = 0;
 	bool force = false, json = false, quiet = false;
@@ -183,6 +191,7 @@ static int trace_import_main(int argc, char **argv)
 		case 'f': force = true; break;
 		case 'j': json = true; break;
 		case 'q': quiet = true; break;
+		case 'C': cpu_ops = true; break;
 		case 'h': import_usage(stdout); return 0;
 		case ':': return usage_error("import", "missing value for", argv[optind - 1]);
 		default: return usage_error("import", "unknown option", argv[optind - 1]);
@@ -195,7 +204,7 @@ static int trace_import_main(int argc, char **argv)
 		return usage_error("import", "no output: give -o OUT.db", NULL);
 	const char *in = argv[optind];
 	struct err e = {0};
-	struct trace_import_opts io = {.kineto = {.pid = pid}};
+	struct trace_import_opts io = {.kineto = {.pid = pid, .cpu_ops = cpu_ops}};
 	if (trace_format_parse(format, &io.format))
 		return usage_error("import", "unknown format (auto, nsys, sqlite, kineto, json):",
 				   format);
@@ -841,6 +850,7 @@ static const struct sub subs[] = {
 	/* capture: owned by the CUPTI capture work, implemented in cli/cmd_trace_capture.c */
 	{"capture", cmd_trace_capture, "run a program under CUPTI capture into a trace database"},
 	{"validate", cmd_trace_validate, "predicted vs measured per op class, with charts (calibration)"},
+	{"profile", cmd_trace_profile, "any program's kernels against the model, per op class and step"},
 	{NULL, NULL, NULL},
 };
 

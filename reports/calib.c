@@ -165,6 +165,10 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 		        " skipped by rules; %" PRId64 " unmatched\n",
 		        m->kernels, m->memcpys, m->memsets, m->matched_nvtx, m->matched_rules, m->skipped,
 		        m->unmatched_total);
+		if (m->matched_framework)
+			fprintf(f, "- matched by framework records (shapes from emit_nvtx or torch.profiler "
+			           "record_shapes, trace/rules/aten.yaml): %" PRId64 " of them\n",
+			        m->matched_framework);
 		fprintf(f,
 		        "- NVTX ranges: %" PRId64 " (%" PRId64 " k3sim op ranges, %" PRId64
 		        " of them without GPU work, %zu"
@@ -485,6 +489,8 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		        m->kernels, m->memcpys, m->memsets, m->matched_nvtx, m->matched_rules, m->skipped,
 		        m->unmatched_total, m->ranges, m->k3sim_ranges, m->empty_ranges, m->n_bad,
 		        m->n_samples, m->n_specs);
+		if (m->matched_framework) /* only then: older reports stay byte for byte */
+			fprintf(f, ",\n  \"matched_framework\": %" PRId64, m->matched_framework);
 		fprintf(f, ",\n  \"unmatched\": [");
 		for (size_t i = 0; i < m->n_unmatched; i++) {
 			const struct calib_unmatched *u = &m->unmatched[i];
