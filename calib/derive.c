@@ -220,27 +220,16 @@ out:
 	return 0;
 }
 
+static int parse_derive(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return calib_derive_load_string(obj, label, text, len_bytes, e);
+}
+
 int calib_derive_load(struct calib_derive *r, const char *name_or_path, struct err *e)
 {
-	if (!strchr(name_or_path, '/') && !strchr(name_or_path, '.')) {
-		/* the embedded file is trace/rules/aten.yaml: "default" and "aten" name it */
-		const char *nm = strcmp(name_or_path, "default") == 0 ? "aten" : name_or_path;
-		const struct embedded_file *f = embedded_find(calib_derive_files, nm);
-		if (!f) {
-			err_set(e, NULL, 0, 0, "unknown derivation rules '%s' (embedded: default; or give a path)",
-			        name_or_path);
-			return -ENOENT;
-		}
-		return calib_derive_load_string(r, "<derivation rules default>", f->data, f->size_bytes, e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = calib_derive_load_string(r, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	/* the embedded file is trace/rules/aten.yaml: "default" and "aten" name it */
+	const char *nm = strcmp(name_or_path, "default") == 0 ? "aten" : name_or_path;
+	return embedded_load(calib_derive_files, "derivation rules", "derivation rules", nm, parse_derive, r, e);
 }
 
 void calib_derive_release(struct calib_derive *r)

@@ -15,6 +15,7 @@
 #include "trace/tracedb.h"
 #include "util/numfmt.h"
 #include "util/outfile.h"
+#include "util/jsonw.h"
 
 struct sub {
 	const char *name;
@@ -50,20 +51,6 @@ static bool parse_i64(const char *s, int64_t *out)
 }
 
 /* ---- a small JSON writer for --json output ---- */
-
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
 
 /* Full precision: the shortest text that reads back as v (76426648.5, not 7.64266e+07). */
 static void jnum(FILE *f, double v)
@@ -121,7 +108,7 @@ static void stats_json(FILE *f, const struct trace_import_stats *st)
 		st->base_time_ns, st->gpu_rows_no_process, st->strings_cut, st->unknown_events);
 	for (int i = 0; i < st->n_unknown_cats; i++) {
 		fputs(i ? ", " : "", f);
-		jstr(f, st->unknown_cat[i]);
+		util_json_str(f, st->unknown_cat[i]);
 		fprintf(f, ": %" PRId64, st->unknown_cat_events[i]);
 	}
 	fputc('}', f);
@@ -264,9 +251,9 @@ static int trace_import_main(int argc, char **argv)
 	const char *fname = trace_format_name(fmt);
 	if (json) {
 		printf("{\"input\": ");
-		jstr(stdout, name);
+		util_json_str(stdout, name);
 		printf(", \"output\": ");
-		jstr(stdout, out);
+		util_json_str(stdout, out);
 		printf(", \"format\": \"%s\", ", fname);
 		stats_json(stdout, &st);
 		printf("}\n");
@@ -306,7 +293,7 @@ static void summary_usage(FILE *out)
 static void summary_json(FILE *f, const char *db, const struct trace_summary *s, size_t top)
 {
 	fprintf(f, "{\n  \"database\": ");
-	jstr(f, db);
+	util_json_str(f, db);
 	fprintf(f,
 		",\n  \"totals\": {\"kernels\": %" PRId64 ", \"kernel_ns\": %" PRId64
 		", \"memcpys\": %" PRId64 ", \"memcpy_bytes\": %" PRId64 ", \"memcpy_ns\": %" PRId64
@@ -321,7 +308,7 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 	for (size_t i = 0; i < s->n_kern && i < top; i++) {
 		const struct trace_kernel_sum *k = &s->kern[i];
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		jstr(f, k->name);
+		util_json_str(f, k->name);
 		fprintf(f, ", \"time_pct\": ");
 		jnum(f, k->time_pct);
 		fprintf(f, ", \"total_ns\": %" PRId64 ", \"instances\": %" PRId64 ", \"avg_ns\": ",
@@ -335,9 +322,9 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		fprintf(f, ", \"comm\": %s", k->comm ? "true" : "false");
 		if (k->comm) {
 			fprintf(f, ", \"collective\": ");
-			jstr(f, k->collective);
+			util_json_str(f, k->collective);
 			fprintf(f, ", \"library\": ");
-			jstr(f, k->library);
+			util_json_str(f, k->library);
 		}
 		fputc('}', f);
 	}
@@ -345,7 +332,7 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 	for (size_t i = 0; i < s->n_nvtx; i++) {
 		const struct trace_nvtx_sum *n = &s->nvtx[i];
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		jstr(f, n->name);
+		util_json_str(f, n->name);
 		fprintf(f, ", \"instances\": %" PRId64 ", \"total_ns\": %" PRId64 ", \"avg_ns\": ",
 			n->instances, n->total_ns);
 		jnum(f, n->avg_ns);
@@ -429,7 +416,7 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		fprintf(f, ", \"power_capped\": %" PRId64 ", \"throttle_reasons\": %" PRIu64
 			   ", \"throttle\": ",
 			c->power_capped, c->throttle_any);
-		jstr(f, trace_throttle_names(c->throttle_any, why, sizeof why));
+		util_json_str(f, trace_throttle_names(c->throttle_any, why, sizeof why));
 		fputc('}', f);
 	}
 	fprintf(f, "\n  ]\n}\n");
@@ -727,9 +714,9 @@ static int trace_export_main(int argc, char **argv)
 	if (json) {
 		FILE *o = to_stdout ? stderr : stdout;
 		fprintf(o, "{\"database\": ");
-		jstr(o, db);
+		util_json_str(o, db);
 		fprintf(o, ", \"output\": ");
-		jstr(o, out);
+		util_json_str(o, out);
 		fprintf(o,
 			", \"kernels\": %" PRId64 ", \"memcpys\": %" PRId64 ", \"memsets\": %" PRId64
 			", \"nvtx\": %" PRId64 ", \"api_calls\": %" PRId64 ", \"events\": %" PRId64 "}\n",
@@ -835,7 +822,7 @@ static int trace_merge_main(int argc, char **argv)
 	}
 	if (json) {
 		printf("{\"output\": ");
-		jstr(stdout, out);
+		util_json_str(stdout, out);
 		printf(", \"inputs\": %zu, ", n);
 		stats_json(stdout, &st);
 		printf("}\n");

@@ -18,6 +18,7 @@
 
 #ifdef K3SIM_HAVE_CAPTURE
 #include "trace/capture/env.h"
+#include "util/jsonw.h"
 #endif
 
 static void usage(FILE *out)
@@ -118,28 +119,13 @@ static int read_manifest(const char *path, struct db_report *out, int max)
 	return n;
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void report(const struct db_report *r, int n, int status, bool json)
 {
 	if (json) {
 		printf("{\"exit_status\": %d, \"databases\": [", status);
 		for (int i = 0; i < n; i++) {
 			printf("%s{\"path\": ", i ? ", " : "");
-			json_string(stdout, r[i].path);
+			util_json_str(stdout, r[i].path);
 			printf(", \"kernels\": %lld, \"memcpys\": %lld, \"memsets\": %lld, "
 			       "\"api_calls\": %lld, \"nvtx\": %lld, \"dropped_records\": %lld, "
 			       "\"metrics\": %lld}",

@@ -1,5 +1,5 @@
 /* Sweep results in SQLite: writing in one transaction, reading back, CSV export and merging. */
-#include "reports/sweepdb.h"
+#include "sweep/sweepdb.h"
 
 #include <errno.h>
 #include <inttypes.h>

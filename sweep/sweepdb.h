@@ -1,5 +1,5 @@
-#ifndef K3_REPORTS_SWEEPDB_H
-#define K3_REPORTS_SWEEPDB_H
+#ifndef K3_SWEEP_SWEEPDB_H
+#define K3_SWEEP_SWEEPDB_H
 
 /* Sweep results in SQLite: table `points` (one row per point, the columns of sweep_columns(),
  * `point` the primary key; outputs NULL where ok = 0) and table `meta` (key, value):
@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/outfile.h"
 

@@ -1,4 +1,4 @@
-#include "reports/opclass.h"
+#include "sweep/opclass.h"
 
 #include <string.h>
 

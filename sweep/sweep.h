@@ -1,5 +1,5 @@
-#ifndef K3_REPORTS_SWEEP_H
-#define K3_REPORTS_SWEEP_H
+#ifndef K3_SWEEP_SWEEP_H
+#define K3_SWEEP_SWEEP_H
 
 /* Sweeps: a scenario and axes of values (context, batch, layout, dtypes, model, hardware); the
  * points are the cartesian product, evaluated in parallel, one row per point.
@@ -30,7 +30,7 @@
 
 #include "hw/hw.h"
 #include "model/model.h"
-#include "reports/opclass.h"
+#include "sweep/opclass.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 #include "util/err.h"

@@ -1,5 +1,5 @@
-#ifndef K3_REPORTS_OPCLASS_H
-#define K3_REPORTS_OPCLASS_H
+#ifndef K3_SWEEP_OPCLASS_H
+#define K3_SWEEP_OPCLASS_H
 
 /* Where a step's time goes, by op class: the rows of a simulated phase (sim_phase) grouped into
  * eight classes that compare designs. The class of an op comes from its name and kind:

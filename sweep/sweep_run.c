@@ -1,6 +1,6 @@
 /* Running a sweep: the shard's points in blocks; in a block, points that share a prefill (they
  * differ only in batch and output length) form one work item, taken by threads from a counter. */
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 #include <errno.h>
 #include <pthread.h>

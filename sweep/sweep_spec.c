@@ -1,5 +1,5 @@
 /* Sweep specs: the `sweep:` key of a scenario file, or axes added by hand; points of the product. */
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/doc.h"
+#include "util/embed.h"
 
 static const char *const axis_names[AXIS_KIND_COUNT + 1] = {
     [AXIS_CONTEXT] = "context",
@@ -199,22 +200,6 @@ static int append_double(struct sweep_axis *a, double v, struct err *e)
 	return 0;
 }
 
-/* A relative model/hw path in a scenario file is relative to that file (as sim/scenario.c). */
-static void resolve_relative(char *path, size_t cap, const char *scenario_file)
-{
-	if (!strchr(path, '/') && !strstr(path, ".yaml") && !strstr(path, ".yml") && !strstr(path, ".json"))
-		return;
-	if (path[0] == '/' || scenario_file[0] == '<')
-		return;
-	const char *slash = strrchr(scenario_file, '/');
-	if (!slash)
-		return;
-	char joined[512];
-	snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - scenario_file), scenario_file, path);
-	if (strlen(joined) < cap)
-		snprintf(path, cap, "%s", joined);
-}
-
 static int load_model(struct sweep_spec *sp, const char *name, struct err *e)
 {
 	if (sp->n_models == SWEEP_MAX_MODELS) {
@@ -223,7 +208,8 @@ static int load_model(struct sweep_spec *sp, const char *name, struct err *e)
 	}
 	char path[256];
 	snprintf(path, sizeof path, "%s", name);
-	resolve_relative(path, sizeof path, sp->base.file);
+	if (embedded_is_path(path))
+		embedded_resolve_relative(path, sizeof path, sp->base.file);
 	struct model *m = malloc(sizeof *m);
 	if (!m) {
 		err_set(e, NULL, 0, 0, "out of memory");
@@ -247,7 +233,8 @@ static int load_hw(struct sweep_spec *sp, const char *name, struct err *e)
 	}
 	char path[256];
 	snprintf(path, sizeof path, "%s", name);
-	resolve_relative(path, sizeof path, sp->base.file);
+	if (embedded_is_path(path))
+		embedded_resolve_relative(path, sizeof path, sp->base.file);
 	struct hw *hw = malloc(sizeof *hw);
 	if (!hw) {
 		err_set(e, NULL, 0, 0, "out of memory");
@@ -547,30 +534,24 @@ int sweep_spec_point(const struct sweep_spec *sp, int64_t index, struct sweep_po
 	}
 	snprintf(s->model, sizeof s->model, "%s", pt->m->name);
 	snprintf(s->hw, sizeof s->hw, "%s", pt->hw->name);
-	s->prefill_chunk = chunk < s->prompt_tokens ? chunk : s->prompt_tokens;
+	s->prefill_chunk = chunk < s->prompt_tokens ? chunk : s->prompt_tokens; /* as scenario_check */
 	if (gpus_set && !ep_set && sp->base.ep == sp->base.gpus)
 		s->ep = s->gpus;
 	if (layout && !dp_set) {
-		int64_t tc = s->tp * s->cp;
+		int64_t tc = s->tp * s->cp * (s->pp > 1 ? s->pp : 1); /* dp as a scenario file defaults it */
 		if (s->gpus % tc != 0) {
-			err_set(e, NULL, 0, 0, "tp x cp = %lld x %lld does not divide gpus %lld",
-			        (long long)s->tp, (long long)s->cp, (long long)s->gpus);
+			if (s->pp > 1)
+				err_set(e, NULL, 0, 0, "tp x cp x pp = %lld x %lld x %lld does not divide gpus %lld",
+				        (long long)s->tp, (long long)s->cp, (long long)s->pp, (long long)s->gpus);
+			else
+				err_set(e, NULL, 0, 0, "tp x cp = %lld x %lld does not divide gpus %lld",
+				        (long long)s->tp, (long long)s->cp, (long long)s->gpus);
 			s->dp = 0;
 			return -EINVAL;
 		}
 		s->dp = s->gpus / tc;
 	}
-	if (s->tp * s->dp * s->cp != s->gpus) {
-		err_set(e, NULL, 0, 0, "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
-		        (long long)s->tp, (long long)s->dp, (long long)s->cp,
-		        (long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
-		return -EINVAL;
-	}
-	if (s->ep > s->gpus || s->gpus % s->ep != 0) {
-		err_set(e, NULL, 0, 0, "ep %lld must divide gpus %lld", (long long)s->ep, (long long)s->gpus);
-		return -EINVAL;
-	}
-	return 0;
+	return scenario_check(s, e); /* the scenario file's rules, prefill_chunk capped */
 }
 
 /* ---- the `sweep:` key of a scenario file ---- */
@@ -737,28 +718,12 @@ int sweep_spec_load_yaml(struct sweep_spec *sp, const char *name, const char *te
 	return rc;
 }
 
+static int parse_sweep(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return sweep_spec_load_yaml(obj, label, text, len_bytes, e);
+}
+
 int sweep_spec_load(struct sweep_spec *sp, const char *name_or_path, struct err *e)
 {
-	/* As scenario_load: a name without '/' or a .yaml/.yml suffix is an embedded scenario. */
-	size_t n = strlen(name_or_path);
-	bool path = strchr(name_or_path, '/') || (n > 5 && strcmp(name_or_path + n - 5, ".yaml") == 0) ||
-	            (n > 4 && strcmp(name_or_path + n - 4, ".yml") == 0);
-	if (!path) {
-		const char *text = scenario_preset_text(name_or_path);
-		if (!text) {
-			struct scenario s;
-			return scenario_load(&s, name_or_path, e); /* its message, with suggestions */
-		}
-		char label[96];
-		snprintf(label, sizeof label, "<scenario %s>", name_or_path);
-		return sweep_spec_load_yaml(sp, label, text, strlen(text), e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = sweep_spec_load_yaml(sp, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(scenario_preset_table(), "scenario", "scenario", name_or_path, parse_sweep, sp, e);
 }

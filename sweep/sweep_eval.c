@@ -1,7 +1,7 @@
 /* Evaluating one sweep point with sim_prefill() and sim_decode() (sim_run's two halves), so points
  * that differ only in batch or output length share one prefill. tests/reports/test-sweep.c checks
  * that every output equals sim_run()'s, bit for bit. */
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 #include <errno.h>
 #include <stddef.h>
