@@ -170,6 +170,16 @@ static double pp_hop_s(const struct scenario *s, const struct model *m, const st
 		      : bytes / hw->nic_bw_bytes_per_s + hw->nic_latency_s;
 }
 
+void sim_prefill_shape(const struct scenario *s, int64_t *batch, int64_t *chunk)
+{
+	*chunk = s->prefill_chunk;
+	*batch = 1;
+	if (s->prefill_tokens) {
+		*chunk = s->prefill_tokens < s->prompt_tokens ? s->prefill_tokens : s->prompt_tokens;
+		*batch = (s->prefill_tokens >= s->prompt_tokens ? s->prefill_tokens / s->prompt_tokens : 1) * s->dp;
+	}
+}
+
 int sim_prefill(const struct scenario *s, const struct model *m, const struct hw *hw,
 		struct sim_phase *ph, struct sim_prefill_result *out, struct err *e)
 {
@@ -181,11 +191,8 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 	out->pp_bubble_s = 0;
 	struct phase p;
 	double ttft = 0, last_step = 0;
-	int64_t chunk = s->prefill_chunk, batch = 1;
-	if (s->prefill_tokens) {
-		chunk = s->prefill_tokens < s->prompt_tokens ? s->prefill_tokens : s->prompt_tokens;
-		batch = (s->prefill_tokens >= s->prompt_tokens ? s->prefill_tokens / s->prompt_tokens : 1) * s->dp;
-	}
+	int64_t chunk, batch;
+	sim_prefill_shape(s, &batch, &chunk);
 	int64_t chunks = ceil_div64(s->prompt_tokens, chunk);
 	int64_t stride = chunks > 1024 ? ceil_div64(chunks, 1024) : 1;
 	/* An engine prefills a prompt one way. `auto` where it can matter (EP beyond one NVLink

@@ -78,6 +78,18 @@ assert {e["args"]["microbatch"] for e in ev} == {0, 1}  # two-batch overlap acro
 step = [e for e in d["traceEvents"] if e.get("cat") == "step"][0]
 assert max(e["ts"] + e["dur"] for e in ev) <= step["dur"] + 0.01
 PY
+# The prefill step it writes is the one TTFT sums: with a token budget (engine.prefill_tokens),
+# several prompts per DP group in one step (it wrote one prompt's chunk: 0.42 s of a 1.62 s step).
+run "run --timeline prefill, batched step" 0 $K3SIM run "$ROOT/scenarios/published/deepseek-v3-prefill-32xh800.yaml" --timeline "$tmp/batched.json" --timeline-step prefill --json
+python3 - "$tmp/batched.json" "$tmp/out" <<'PY' && ok "prefill timeline is the batched step TTFT sums" || bad "prefill timeline is the batched step TTFT sums"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = json.load(open(sys.argv[2]))
+step = [e for e in d["traceEvents"] if e.get("cat") == "step"][0]
+assert r["prefill_chunks"] == 1
+assert abs(step["dur"] * 1e-6 - r["ttft_s"]) <= 1e-3 * r["ttft_s"], (step["dur"], r["ttft_s"])
+assert "4 prompts per DP group" in step["name"], step["name"]
+PY
 run "run --timeline over a file refuses" 1 $K3SIM run --timeline "$tmp/step.json"
 expect_err "says it exists" "file exists (use --force"
 run "run --timeline --force replaces" 0 $K3SIM run --timeline "$tmp/step.json" --timeline-step prefill --force
