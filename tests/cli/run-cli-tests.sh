@@ -109,12 +109,13 @@ for s in "$ROOT"/scenarios/*.yaml; do
 done
 # Published deployments: each names its figure (`# published: KEY VALUE`) and runs.
 for s in "$ROOT"/scenarios/published/*.yaml; do
-	[ "$(basename "$s")" = h800.yaml ] && continue
+	case $(basename "$s") in h800*.yaml) continue ;; esac
 	key=$(grep -m1 '^# published:' "$s" | cut -d' ' -f3)
 	run "published $(basename "$s")" 0 $K3SIM run "$s" --json
 	json_has "$key"
 done
 run "h800 preset by path" 0 $K3SIM op gemm m=4096 n=7168 k=7168 --hw "$ROOT/scenarios/published/h800.yaml"
+run "h800-datasheet preset by path" 0 $K3SIM op gemm m=4096 n=7168 k=7168 --hw "$ROOT/scenarios/published/h800-datasheet.yaml"
 run "run overrides" 0 $K3SIM run --batch 8 --prompt 4096 --output 16 --hw h200 --json
 python3 -c "import json; d=json.load(open('$tmp/out')); assert d['batch'] == 8 and d['prompt_tokens'] == 4096" && ok "overrides applied" || bad "overrides applied"
 
