@@ -3,7 +3,8 @@
 # --timeline-step prefill`, the busiest EP rank) in the op classes of LMSYS' kernel breakdown
 # (bench/public/lmsys/prefill-breakdown-2025-05-05.csv: DeepSeek's profile on 32 x H800 and
 # SGLang on 32 x H100), per MoE layer, beside the published figures. Prints a Markdown table
-# (and, with -o FILE, writes it there too).
+# (and, with -o FILE, writes it there too). Classes are the busiest EP rank's (the step waits for
+# it), the routed experts also at the mean rank.
 # usage: bench/published-ops.sh [BUILD_DIR] [-o FILE]   (default build dir: build)
 set -eu
 cd "$(dirname "$0")/.."
@@ -39,11 +40,12 @@ CLASS = {
     "mla.q_a": "gemm", "mla.kv_a": "gemm", "mla.q_b": "gemm", "mla.kv_b": "gemm", "mla.o_proj": "gemm",
     "moe.shared_gate_up": "gemm", "moe.shared_down": "gemm", "moe.router": "gemm",
 }
-def classes(path):
+def classes(path, mean_rank=False):
     d = json.load(open(path))["traceEvents"]
     step = [e for e in d if e.get("cat") == "step"][0]
-    gpu0 = min(e["pid"] for e in d if e.get("cat") == "kernel")
-    ev = [e for e in d if e.get("cat") == "kernel" and e["pid"] == gpu0]
+    pids = sorted({e["pid"] for e in d if e.get("cat") == "kernel"})
+    gpu = pids[1] if mean_rank and len(pids) > 1 else pids[0]  # busiest EP rank, then the mean one
+    ev = [e for e in d if e.get("cat") == "kernel" and e["pid"] == gpu]
     layers = {e["args"]["layer"] for e in ev if e["args"]["layer"] >= 0}
     moe_layers = {e["args"]["layer"] for e in ev if e["name"] == "moe.dispatch"}
     t = defaultdict(float)
@@ -66,10 +68,12 @@ def classes(path):
     return out
 rows = [("overall", "overall (step / layers)"), ("dispatch", "dispatch (barrier + core)"),
         ("combine", "combine (barrier + core)"), ("moe", "MoE (routed grouped GEMMs, SwiGLU)"),
-        ("attention_core", "attention core"), ("gemm", "GEMM (MLA projections, shared expert, router)"),
+        ("moe_mean", "MoE, mean EP rank (LMSYS traced one rank)"), ("attention_core", "attention core"), ("gemm", "GEMM (MLA projections, shared expert, router)"),
         ("other_kernels", "other kernels"), ("comp_stream_bubble", "compute stream bubble"),
         ("comm_stream_bubble", "communication stream bubble")]
 def published(col, key):
+    if key == "moe_mean":
+        key = "moe"
     if key in ("dispatch", "combine"):
         b, c = pub[key + "_barrier"].get(col), pub[key + "_core"].get(col)
         return None if b is None or c is None else b + c
@@ -78,12 +82,13 @@ for scen, cols in (("deepseek-v3-prefill-32xh800", [("deepseek_profile", "DeepSe
                    ("sglang-dsv3-prefill-32xh100-4k", [("sglang_default", "SGLang default EPLB, 32 x H100"),
                                                       ("sglang_perfect_eplb", "SGLang perfect EPLB")])):
     k = classes(os.path.join(tmp, scen + ".json"))
+    k["moe_mean"] = classes(os.path.join(tmp, scen + ".json"), True).get("moe", 0.0)
     head = "| class (ms per MoE layer) | DeepEP/DeepGEMM unit test | " + " | ".join(
         "%s | k3sim / it" % name for _, name in cols) + " | k3sim `%s` |" % scen
     print(head)
     print("| --- | ---: | " + " | ".join("---: | ---:" for _ in cols) + " | ---: |")
     for key, label in rows:
-        ut = pub.get(key + "_core", pub.get(key, {})).get("unit_test")
+        ut = pub.get(key + "_core", pub.get("moe" if key == "moe_mean" else key, {})).get("unit_test")
         cells = []
         for col, _ in cols:
             p = published(col, key)
