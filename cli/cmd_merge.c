@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "plan/plandb.h"
 #include "reports/sweepdb.h"
 #include "util/outfile.h"
 
@@ -17,7 +18,8 @@ static void usage(FILE *out)
 	    out,
 	    "usage: k3sim merge SHARD.db... -o OUT.db [--csv OUT.csv] [--allow-partial] [--force] "
 	    "[--json]\n\n"
-	    "Joins the databases of 'k3sim sweep --shard K/N' runs of one sweep into one, in point order.\n"
+	    "Joins the databases of 'k3sim sweep --shard K/N' runs of one sweep into one, in point order\n"
+	    "(or those of 'k3sim plan --shard K/N': their candidates, finished by 'k3sim plan --from').\n"
 	    "Refuses databases of different sweeps, shards present twice (overlap), shards whose rows are\n"
 	    "not all there, and missing shards (named in the message).\n\n"
 	    "  -o, --output F    the merged database (required)\n"
@@ -75,6 +77,28 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	struct err e;
+	if (plandb_is_plan(inputs[0])) {
+		/* shards of `k3sim plan --shard K/N`: their candidates; `k3sim plan --from` finishes */
+		int64_t n_cands = 0;
+		struct outfile_opts oo = {.force = force};
+		if (csv || partial) {
+			fprintf(stderr, "k3sim merge: --csv and --allow-partial are for sweeps, not plans\n");
+			status = 2;
+			goto out;
+		}
+		if (plandb_merge(out, inputs, n, &oo, &n_cands, &e) < 0) {
+			cli_error("merge", &e);
+			goto out;
+		}
+		if (json)
+			printf("{\"plan\": true, \"candidates\": %lld, \"shards\": %d, \"output\": \"%s\"}\n",
+			       (long long)n_cands, n, out);
+		else
+			printf("k3sim merge: %d plan shards, %lld candidates -> %s (finish with 'k3sim plan ... --from %s')\n",
+			       n, (long long)n_cands, out, out);
+		status = 0;
+		goto out;
+	}
 	struct sweepdb_merge_stats st;
 	bool csv_stdout = csv && strcmp(csv, "-") == 0;
 	FILE *f = stdout;

@@ -12,6 +12,8 @@ int cmd_merge(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 /* `k3sim serve`: a serving simulation (serve/serve.h). */
 int cmd_serve(int argc, char **argv);
+/* `k3sim plan`: the best deployment under SLOs (plan/plan.h). */
+int cmd_plan(int argc, char **argv);
 /* `k3sim check`: physical sanity of hardware presets on random ops and scenarios. */
 int cmd_check(int argc, char **argv);
 /* `k3sim trace capture ...` (argv[0] is "capture"); called by cmd_trace. */

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"merge", cmd_merge, "join the shard databases of a sweep"},
 	{"compare", cmd_compare, "designs side by side over context: Markdown/HTML report with charts"},
 	{"serve", cmd_serve, "requests over time: TTFT/TPOT/ITL percentiles, goodput, prefix cache, P/D"},
+	{"plan", cmd_plan, "the best deployment under TTFT/TPOT SLOs: Pareto fronts, P/D, per GPU budget"},
 	{"check", cmd_check, "physical sanity of hardware presets: floors, growth, steps (random draws)"},
 	{NULL, NULL, NULL},
 };

@@ -14,7 +14,8 @@
 # Writes 5 files to $OUT (default ./k3-out): k3-env.txt, k3-tests.txt, k3-bench.csv, k3-bench.txt,
 # k3-h200.db.xz (or k3-h200.db without xz). Expected: tests ~80 s, sanitizer ~50 s, bench ~80 s
 # (each step under its own timeout; a hung kernel costs that step's limit, and says so).
-# Environment: BUILD (build dir, default build-gpu), OUT, K3_BENCH_FULL=1, NO_SANITIZER=1.
+# Environment: BUILD (build dir, default build-gpu), OUT, K3_BENCH_FULL=1, NO_SANITIZER=1,
+# K3_BENCH_ARGS (more k3-bench arguments, e.g. --require-wgmma).
 set -u
 B=${BUILD:-$PWD/build-gpu}
 OUT=${OUT:-$PWD/k3-out}
@@ -50,7 +51,7 @@ run_test() {  # name seconds cmd...
   echo "== $name: $*"
   timeout "$limit" "$@" > "$OUT/.log" 2>&1
   local rc=$?
-  grep -E "rel err|abs err|^\[ *(OK|FAILED|PASSED|ERROR|  SKIPPED) *\]|Failure|error|ERROR SUMMARY|ok:|FAIL" "$OUT/.log" | tail -n 80 | sed 's/^/  /'
+  grep -E "rel err|abs err|^\[ *(OK|FAILED|PASSED|ERROR|SKIPPED) *\]|Failure|error|ERROR SUMMARY|ok:|FAIL|skipped|not built" "$OUT/.log" | tail -n 300 | sed 's/^/  /'
   [ $rc = 124 ] && echo "  TIMEOUT after $limit s"
   echo "== $name: exit $rc, $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $s}") s"
   case $rc in 0) pass=$((pass + 1)) ;; 77) skip=$((skip + 1)) ;; *) fail=$((fail + 1)) ;; esac
@@ -75,20 +76,22 @@ CHECK=$B/tests/capture/capture_check
   echo "gpu suite: $pass passed, $fail failed, $skip skipped"
   if command -v compute-sanitizer >/dev/null 2>&1 && [ -z "${NO_SANITIZER:-}" ]; then
     echo "== compute-sanitizer (small cases)"
-    san() {  # tool env-var filter test
+    san() {  # tool test env-var filter [seconds]
       local s; s=$(date +%s)
-      env "$3=$4" timeout 45 compute-sanitizer --tool "$1" --error-exitcode 9 "$T/test-$2-gpu" > "$OUT/.log" 2>&1
+      env "$3=$4" timeout "${5:-45}" compute-sanitizer --tool "$1" --error-exitcode 9 "$T/test-$2-gpu" > "$OUT/.log" 2>&1
       local rc=$?
       echo "$1 $2 '$4': exit $rc ($(( $(date +%s) - s )) s) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/.log" | tail -1)"
       [ $rc = 0 ] || grep -E "Invalid|Race|Error|error|FAILED" "$OUT/.log" | head -12 | sed 's/^/    /'
     }
     san memcheck mla MLA_TEST_FILTER '*eight_tokens*'
+    san memcheck mla MLA_TEST_FILTER '*sparse_fp8*'
     san memcheck moe MOE_TEST_FILTER '*small*'
-    san memcheck moe MOE_TEST_FILTER '*wgmma*'
+    san memcheck moe MOE_TEST_FILTER '*wgmma*' 150
     san memcheck attnres ATTNRES_TEST_FILTER '*edges*'
     san memcheck dsa DSA_TEST_FILTER '*small_topk*'
     san memcheck layer LAYER_TEST_FILTER '*'
     san racecheck mla MLA_TEST_FILTER '*one_split*'
+    san racecheck mla MLA_TEST_FILTER '*eight_tokens*'
   fi
 } > "$OUT/k3-tests.txt" 2>&1
 rm -f "$OUT/.log"
@@ -98,7 +101,7 @@ grid=--quick
 {
   s=$(date +%s)
   timeout 150 "$B/cli/k3sim" trace capture -o "$OUT/k3-h200.db" --force -- \
-    "$B/kernels/k3-bench" $grid -o "$OUT/k3-bench.csv"
+    "$B/kernels/k3-bench" $grid ${K3_BENCH_ARGS:-} -o "$OUT/k3-bench.csv"
   echo "capture exit $? in $(( $(date +%s) - s )) s"
   "$B/cli/k3sim" trace summary "$OUT/k3-h200.db" --top 25
 } > "$OUT/k3-bench.txt" 2>&1
@@ -108,7 +111,7 @@ fi
 
 # The short table.
 grep -E "^== .*exit|gpu suite|^(memcheck|racecheck)" "$OUT/k3-tests.txt"
-grep -E "^copy ceiling|^mla_decode|^grouped_gemm|^gemm|^dsa_decode|^attnres|^moe_|cublasLt|capture exit|dropped" "$OUT/k3-bench.txt" | head -70
+grep -E "^tiled GEMM|^copy ceiling|^mla_decode|^grouped_gemm|^gemm|^dsa_decode|^attnres|^moe_|cublasLt|capture exit|dropped" "$OUT/k3-bench.txt" | head -70
 echo "run-gpu-k3: $(( $(date +%s) - start )) s; files:"
 ls -la "$OUT"
 [ "$fail" = 0 ]

@@ -179,6 +179,13 @@ void serve_costs_release(struct serve_costs *c)
 	memset(c, 0, sizeof *c);
 }
 
+bool serve_costs_match(const struct serve_costs *c, const struct serve_costs_opts *o)
+{
+	return c->m && c->decode == o->decode && c->prefill == o->prefill && c->built_max_b == o->max_b &&
+	       c->built_max_p == o->max_p && c->built_max_ctx == o->max_ctx &&
+	       c->built_draft_tokens == (o->draft ? o->draft_tokens : 0);
+}
+
 int serve_costs_build(struct serve_costs *c, const struct scenario *s, const struct model *m, const struct hw *hw,
 		      const struct serve_costs_opts *o, struct err *e)
 {
@@ -193,6 +200,10 @@ int serve_costs_build(struct serve_costs *c, const struct scenario *s, const str
 					 524288, 1048576};
 	c->decode = o->decode;
 	c->prefill = o->prefill;
+	c->built_max_b = o->max_b;
+	c->built_max_p = o->max_p;
+	c->built_max_ctx = o->max_ctx;
+	c->built_draft_tokens = o->draft ? o->draft_tokens : 0;
 	c->nb = grid(c->b, o->max_b > 0 ? o->max_b : 1, b_base, sizeof b_base / sizeof b_base[0], true, 2);
 	c->np = grid(c->p, o->max_p > 0 ? o->max_p : 1, p_base, sizeof p_base / sizeof p_base[0], true, 2);
 	int64_t max_n = o->max_b > 0 ? o->max_b : 1;

@@ -47,6 +47,8 @@ struct serve_costs {
 	int64_t points;       /* sim_step evaluations */
 	int64_t peak_act_bytes; /* largest live activations of a step on one GPU (the largest steps) */
 	double build_s;       /* wall time */
+	/* what it was built for (serve_costs_opts), so that a run can reuse it (serve_opts.tables) */
+	int64_t built_max_b, built_max_p, built_max_ctx, built_draft_tokens;
 };
 
 struct serve_costs_opts {
@@ -63,6 +65,10 @@ struct serve_costs_opts {
 int serve_costs_build(struct serve_costs *c, const struct scenario *s, const struct model *m, const struct hw *hw,
 		      const struct serve_costs_opts *o, struct err *e);
 void serve_costs_release(struct serve_costs *c);
+
+/* Whether c was built (for the same scenario, model and hardware: the caller's to know) with
+ * these options, so that it holds exactly what serve_costs_build would make of them. */
+bool serve_costs_match(const struct serve_costs *c, const struct serve_costs_opts *o);
 
 /* Seconds of one step (see above); ctx and prefix may be fractional means. */
 double serve_costs_step(const struct serve_costs *c, int64_t b, int64_t p, int64_t n, double ctx, double prefix);

@@ -63,6 +63,7 @@ struct side {
 	enum role role;
 	struct scenario s;     /* its layout */
 	struct serve_costs costs;
+	bool costs_borrowed;   /* costs belong to serve_opts.tables */
 	int64_t n_rep;
 	struct replica *rep;
 	int64_t pool_bytes, fixed_bytes, token_bytes, state_bytes, page_tokens;
@@ -115,6 +116,8 @@ struct engine {
 	double sample_tokens_prev;
 	int64_t tokens_out;
 	int64_t max_steps;
+	int threads;           /* serve_opts.threads: the cost tables' */
+	struct serve_costs *tables; /* serve_opts.tables */
 	double sample_s;       /* the sampling interval (doubles when samples are thinned) */
 	/* conversation -> (replica, group) affinity of the first side */
 	uint64_t *aff_key;
@@ -1063,12 +1066,24 @@ static int side_init(struct engine *E, struct side *sd, enum role role, const st
 		.max_ctx = max_ctx,
 		.decode = role != ROLE_PREFILL,
 		.prefill = role != ROLE_DECODE,
-		.threads = 0,
+		.threads = E->threads,
 	};
-	if ((rc = serve_costs_build(&sd->costs, &sd->s, E->m, E->hw, &co, E->e)) < 0)
-		return rc;
-	E->r->sum.cost_points += sd->costs.points;
-	E->r->sum.cost_build_s += sd->costs.build_s;
+	struct serve_costs *kept = E->tables ? &E->tables[role == ROLE_DECODE ? 1 : 0] : NULL;
+	if (kept && serve_costs_match(kept, &co)) {
+		sd->costs = *kept;
+		sd->costs_borrowed = true;
+	} else {
+		if (kept)
+			serve_costs_release(kept);
+		if ((rc = serve_costs_build(&sd->costs, &sd->s, E->m, E->hw, &co, E->e)) < 0)
+			return rc;
+		E->r->sum.cost_points += sd->costs.points;
+		E->r->sum.cost_build_s += sd->costs.build_s;
+		if (kept) {
+			*kept = sd->costs;
+			sd->costs_borrowed = true;
+		}
+	}
 	struct sim_hbm fixed;
 	int64_t act = sd->costs.peak_act_bytes +
 		      sim_attn_res_store_bytes(&sd->s, E->m, (c->token_budget > c->max_running ? c->token_budget : c->max_running));
@@ -1130,7 +1145,8 @@ static void side_release(struct side *sd)
 		free(R->g);
 	}
 	free(sd->rep);
-	serve_costs_release(&sd->costs);
+	if (!sd->costs_borrowed)
+		serve_costs_release(&sd->costs);
 }
 
 struct arr {
@@ -1294,6 +1310,8 @@ int serve_run(const struct scenario *s, const struct model *m, const struct hw *
 	E->r = r;
 	E->e = e;
 	E->max_steps = o && o->max_steps > 0 ? o->max_steps : 0;
+	E->threads = o ? o->threads : 0;
+	E->tables = o ? o->tables : NULL;
 	E->sample_s = c->sample_s;
 	serve_rng_seed(&E->rng, c->seed ^ UINT64_C(0xacce97));
 	serve_hist_init(&r->itl);

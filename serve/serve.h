@@ -360,9 +360,17 @@ struct serve_result {
 	struct serve_hist itl;
 };
 
+struct serve_costs;
 struct serve_opts {
 	int64_t max_steps;  /* step records kept for the timeline (0: none) */
 	int threads;        /* for the cost tables (0: 2) */
+	/* Step-cost tables kept across runs of one deployment (a rate search, k3sim plan): an array
+	 * of two, [0] for the co-located or prefill side, [1] for the decode side, zeroed before the
+	 * first run. A table built by an earlier run with the same grid (serve_costs_match) is used as
+	 * it is, else it is built there; either way the results are those of a run that builds its
+	 * own. The caller passes the same scenario, model, hardware and config each time and frees
+	 * them (serve_costs_release). NULL: each run builds and frees its own. */
+	struct serve_costs *tables;
 };
 
 /* Runs the workload on the scenario's deployment. m and hw are the scenario's model and

@@ -5,6 +5,7 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N] [--only copy|mla|moe|gemm|attnres|dsa]
+ *            [--require-wgmma]
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -19,7 +20,15 @@
  *    larger than L2;
  *  - bytes (HBM bytes the op must move: cache, weights, activations) and
  *    FLOPs, GB/s and TFLOP/s, and GB/s over the copy bandwidth measured
- *    first; GEMMs of prefill size beside cuBLASLt at equal FLOPs.
+ *    first; GEMMs of prefill size beside cuBLASLt at equal FLOPs;
+ *  - GEMM rows name the kernel k3_gemm() launches for them (gemv, tiled-mma,
+ *    tiled-wgmma); where the build has the wgmma kernel (sm_90a, compute
+ *    capability 9.0) prefill GEMMs run it by default and the mma.sync kernel
+ *    is timed beside it at prefill size under its own range name
+ *    (`k3-bench tiled-mma op=...`, not seen by a calibration). The first
+ *    line says which tiled kernels the build has; --require-wgmma exits 2
+ *    when the wgmma kernel is not there (a build configured before the
+ *    sm_90a default keeps gpu_arch=sm_90: the 2026-12-01b call ran so).
  * Inputs are random, never zeros (fill kernels seeded per buffer).
  */
 #include <algorithm>
@@ -294,6 +303,7 @@ double time_steady(bool graph, int n, int replays, F launch)
 struct options {
 	const char *out = "k3-bench.csv";
 	bool quick = false;
+	bool require_wgmma = false;
 	int reps = 20;
 	const char *only = nullptr;
 };
@@ -335,6 +345,9 @@ void csv_row(const row &r)
 		printf("%-14s %-10s %-40s %10.2f us  ours at %.1f%% of it\n", "", "cublasLt", "", r.ref_us, pct_ref);
 	fflush(stdout);
 }
+
+/* Does this build run the wgmma tiled GEMM on this device? (set in main) */
+bool g_wgmma = false;
 
 /* The GEMM path a shape runs, as printed in the shape column. */
 const char *path_name(int path)
@@ -481,7 +494,9 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
 	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? "fp8" : "bf16";
 	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d", B, H, ctx, t, mla_decode_splits(&a));
 	char spec[160];
-	snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", B, H, ctx, w.variant, t);
+	/* The op's ctx counts the cached tokens before the t new ones (the kernel's length L = ctx
+	 * here includes them): a decode at L = 4^k attends 4^k tokens, a calibration point. */
+	snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", B, H, ctx - t, w.variant, t);
 	w.spec = spec;
 	w.reps = o.reps;
 	w.t = time_events(spec, 3, o.reps, launch);
@@ -508,22 +523,28 @@ void bench_mla(const options &o)
 				for (int B : { 1, 64 })
 					mla_point(o, kv, H, B, 8192, 1);
 			mla_point(o, kv, 128, 64, 8192, 2);
-			/* K3's 96 heads at contexts a power of 4: training points of k3sim calibrate's
-			 * protocol (mla_decode ctx 4^k), so that a preset fitted on this capture knows
-			 * the kernel (BF16: the slice's cache). */
-			if (kv == MLA_KV_BF16)
-				for (int ctx : { 4096, 16384 })
-					for (int B : { 1, 64 })
-						mla_point(o, kv, 96, B, ctx, 1);
-			continue;
+		} else {
+			for (int ctx : { 8192, 32768 })
+				for (int H : { 16, 64, 128 })
+					for (int B : { 1, 16, 64, 128 })
+						mla_point(o, kv, H, B, ctx, 1);
+			for (int t : { 2, 4 })
+				for (int H : { 16, 128 })
+					mla_point(o, kv, H, 64, 8192, t);
 		}
-		for (int ctx : { 8192, 32768 })
-			for (int H : { 16, 64, 128 })
-				for (int B : { 1, 16, 64, 128 })
-					mla_point(o, kv, H, B, ctx, 1);
-		for (int t : { 2, 4 })
-			for (int H : { 16, 128 })
-				mla_point(o, kv, H, 64, 8192, t);
+		/* K3's 96 heads with the slice's BF16 cache, attending 4^k tokens: training points of
+		 * k3sim calibrate's protocol (attention ctx + t a power of 4), so that a preset fitted
+		 * on this capture knows the kernel at the slice's batches (decode at 4K, 16K, 64K) and
+		 * its prefill (the absorbed kernel with t = T new tokens, no prefix: the slice's). */
+		if (kv != MLA_KV_BF16)
+			continue;
+		const std::vector<int> Bs = o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 };
+		for (int ctx : o.quick ? std::vector<int>{ 4096, 16384 } : std::vector<int>{ 4096, 16384, 65536 })
+			for (int B : Bs)
+				mla_point(o, kv, 96, B, ctx, 1);
+		if (!o.quick)
+			for (int T : { 1024, 4096 })
+				mla_point(o, kv, 96, 1, T, T);
 	}
 }
 
@@ -767,9 +788,12 @@ void bench_gemm(const options &o)
 		dense_point(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
 		dense_point(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
 	}
-	/* The mma.sync tiled kernel beside the default (wgmma on sm_90a) at prefill size. */
-	dense_point(o, "shared_w13", 4096, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0, K3_GEMM_TILED_MMA);
-	dense_point(o, "kda_qkv", 4096, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0, K3_GEMM_TILED_MMA);
+	/* The mma.sync tiled kernel beside the default (wgmma on sm_90a) at prefill size; without
+	 * the wgmma kernel the default rows are the mma.sync kernel already. */
+	if (g_wgmma) {
+		dense_point(o, "shared_w13", 4096, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0, K3_GEMM_TILED_MMA);
+		dense_point(o, "kda_qkv", 4096, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0, K3_GEMM_TILED_MMA);
+	}
 }
 
 void bench_moe(const options &o)
@@ -784,7 +808,8 @@ void bench_moe(const options &o)
 				expert_point(o, w13, B, true, true, 8);
 			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 })
 				expert_point(o, w13, T, true, false, 1);
-			expert_point(o, w13, 4096, true, false, 1, K3_GEMM_TILED_MMA);
+			if (g_wgmma)
+				expert_point(o, w13, 4096, true, false, 1, K3_GEMM_TILED_MMA);
 		}
 		{
 			experts w2(K3_EXPERTS, K3_LATENT, K3_EXPERT_INTER, dt);
@@ -792,7 +817,8 @@ void bench_moe(const options &o)
 				expert_point(o, w2, B, false, true, 8);
 			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 })
 				expert_point(o, w2, T, false, false, 1);
-			expert_point(o, w2, 4096, false, false, 1, K3_GEMM_TILED_MMA);
+			if (g_wgmma)
+				expert_point(o, w2, 4096, false, false, 1, K3_GEMM_TILED_MMA);
 		}
 	}
 	/* Routing + grouping, and the combine + latent norm. */
@@ -936,7 +962,7 @@ void dsa_point(const options &o, int B, int ctx, int H)
 	w.op = "dsa_decode", w.variant = "fp8";
 	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d topk=%d", B, H, ctx, topk);
 	char spec[160];
-	snprintf(spec, sizeof spec, "k3sim op=dsa_decode b=%d heads=%d ctx=%d kv=fp8 topk=%d", B, H, ctx, topk);
+	snprintf(spec, sizeof spec, "k3sim op=dsa_decode b=%d heads=%d ctx=%d kv=fp8 topk=%d", B, H, ctx - 1, topk);
 	w.spec = spec, w.reps = o.reps;
 	w.t = time_events(spec, 2, o.reps, launch);
 	w.steady_us = time_steady(true, R, std::max(1, 16 / R), launch), w.steady_kind = "graph";
@@ -974,12 +1000,16 @@ int main(int argc, char **argv)
 			o.out = argv[++i];
 		else if (!strcmp(argv[i], "--quick"))
 			o.quick = true;
+		else if (!strcmp(argv[i], "--require-wgmma"))
+			o.require_wgmma = true;
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			o.reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
 			o.only = argv[++i];
 		else {
-			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|moe|gemm|attnres|dsa]\n",
+			fprintf(stderr,
+				"usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|moe|gemm|attnres|dsa]"
+				" [--require-wgmma]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
@@ -1005,6 +1035,22 @@ int main(int argc, char **argv)
 	CK(cudaGetDeviceProperties(&prop, 0));
 	printf("device: %s, %d SMs, L2 %d MiB, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
 	       prop.totalGlobalMem / 1073741824.0);
+	{
+		/* A grouped prefill shape asks for the wgmma kernel: -EINVAL where it is not there. */
+		k3_gemm_args probe = {};
+		probe.rows = 4096, probe.N = 4096, probe.K = 4096, probe.n_groups = 8;
+		probe.w_dtype = K3_W_BF16, probe.path = K3_GEMM_TILED_WGMMA;
+		g_wgmma = k3_gemm_path_for(&probe) == K3_GEMM_TILED_WGMMA;
+		printf("tiled GEMM kernels: %s\n",
+		       g_wgmma ? "wgmma (default for grouped and GPU-filling dense shapes) and mma.sync"
+			       : "mma.sync only (no wgmma kernel in this build for this device: sm_90a build, "
+				 "compute capability 9.0 needed)");
+		if (o.require_wgmma && !g_wgmma) {
+			fprintf(stderr, "k3-bench: --require-wgmma: the wgmma tiled GEMM is not available "
+					"(configure with -Dgpu_arch=sm_90a; run on compute capability 9.0)\n");
+			return 2;
+		}
+	}
 	CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
 	LTOK(cublasLtCreate(&g_lt));
 	g_lt_ws = dalloc(CUBLAS_WS);

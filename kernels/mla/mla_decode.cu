@@ -35,6 +35,7 @@
 #include <cstdint>
 
 #include "common/k3_device.cuh"
+#include "mla/mla_fp8_stage.cuh"
 
 namespace {
 
@@ -48,7 +49,8 @@ constexpr int COMBINE_WARPS = 4;
 constexpr int MIN_TILES_PER_SPLIT = 4; /* 128 tokens: below, partials cost more than they spread */
 constexpr float LN2 = 0.6931471805599453f;
 constexpr float LOG2E = 1.4426950408889634f;
-static_assert(D % 16 == 0 && DV == 512 && TILE == 32, "the tiling below assumes 576 / 512 / 32");
+static_assert(D % 16 == 0 && DV == 512 && TILE == 32 && TILE == MLA_STAGE_TOKENS,
+	      "the tiling below assumes 576 / 512 / 32");
 static_assert((SROW * 2 / 16) % 2 == 1 && (FP8B / 16) % 2 == 1, "odd 16-byte chunks per row");
 
 template <int RG, bool FP8>
@@ -244,9 +246,7 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
 			/* Expand the raw tile: 8 elements (16 bytes of BF16) per step, E4M3 exactly and
 			 * unscaled; the scales go to ksc. */
 			const unsigned char *raw = st + (size_t)s * C::STAGE_BYTES;
-			if (tid < TILE * MLA_FP8_SCALES)
-				ksc[tid] = *reinterpret_cast<const float *>(raw + (tid / MLA_FP8_SCALES) * FP8B +
-									    MLA_FP8_SCALE_OFFSET + (tid % MLA_FP8_SCALES) * 4);
+			mla_fp8_stage_scales(ksc, raw, tid, C::THREADS); /* 128 slots, 64 or 256 threads */
 			for (int ch = tid; ch < TILE * (D / 8); ch += C::THREADS) {
 				const int tok = ch / (D / 8), k = ch % (D / 8);
 				const unsigned char *tr = raw + tok * FP8B;

@@ -43,6 +43,11 @@ static int dims_ok(const struct moe_dims *d, int tokens)
 
 /* The six GEMMs' shapes (pointers filled in by the caller). */
 enum { G_RD, G_13, G_2, G_S13, G_S2, G_UP, N_GEMMS };
+_Static_assert(N_GEMMS == MOE_LAYER_GEMMS, "moe_layer.h lists the GEMMs");
+
+const char *const moe_layer_gemm_names[MOE_LAYER_GEMMS] = {
+	"router_down", "experts_w13", "experts_w2", "shared_w13", "shared_w2", "up",
+};
 
 static void gemm_shapes(const struct moe_dims *d, int T, enum k3_gemm_path path, struct k3_gemm_args g[N_GEMMS])
 {
@@ -117,6 +122,24 @@ int moe_layer_workspace_bytes(const struct moe_dims *d, int tokens, enum k3_gemm
 	if (rc)
 		return rc;
 	*bytes = L.total;
+	return 0;
+}
+
+int moe_layer_gemm_paths(const struct moe_dims *d, int tokens, enum k3_gemm_path path, int paths[MOE_LAYER_GEMMS])
+{
+	if (!dims_ok(d, tokens) || !paths)
+		return -EINVAL;
+	struct k3_gemm_args g[N_GEMMS];
+	gemm_shapes(d, tokens, path, g);
+	for (int i = 0; i < N_GEMMS; i++) {
+		paths[i] = 0;
+		if ((i == G_S13 || i == G_S2) && !d->shared_inter)
+			continue;
+		const int rc = k3_gemm_path_for(&g[i]);
+		if (rc < 0)
+			return rc;
+		paths[i] = rc;
+	}
 	return 0;
 }
 

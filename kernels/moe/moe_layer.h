@@ -65,6 +65,14 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 		      uint16_t *out, void *workspace, size_t workspace_bytes, enum k3_gemm_path path,
 		      const struct moe_hook *hook, cudaStream_t stream);
 
+/* The layer's GEMMs in launch order, and the kernel each one launches for a pass of `tokens`
+ * tokens under `path` on the current device (k3_gemm_path_for(): K3_GEMM_GEMV,
+ * K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA; 0 for the shared MLP's two where the layer has
+ * none), so that a bench names the kernels it timed. 0, or -EINVAL / -EIO. */
+#define MOE_LAYER_GEMMS 6
+extern const char *const moe_layer_gemm_names[MOE_LAYER_GEMMS];
+int moe_layer_gemm_paths(const struct moe_dims *d, int tokens, enum k3_gemm_path path, int paths[MOE_LAYER_GEMMS]);
+
 /* Device views of the intermediates inside a workspace (for tests). */
 struct moe_layer_views {
 	float *logits;      /* [T][E] */

@@ -13,7 +13,10 @@
  * It runs a prefill of T tokens (one sequence, no prefix) and decode steps
  * at batch B and context C (one new token per request), every op in an NVTX
  * range in `k3sim op` syntax; decode steps are also replayed as one CUDA
- * graph. Writes CSV: the step and each sublayer (CUDA events).
+ * graph. Writes CSV: the step and each sublayer (CUDA events). After each
+ * shape, a line names the kernel every GEMM launched (gemv, tiled-mma,
+ * tiled-wgmma: the wgmma kernel only in sm_90a builds on compute
+ * capability 9.0).
  *
  *   k3-slice [-o slice.csv] [--prefill T[,T..]] [--decode B:C[,B:C..]]
  *            [--kv bf16|fp8] [--state fp32|bf16] [--reps N] [--quick]
@@ -28,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -423,6 +427,29 @@ void phase_free(phase &p)
 	p.owned.clear();
 }
 
+/* The GEMMs of the phase: "m n k kernel" (dense and the MLA's per-head grouped one), noted
+ * in the warm-up step only (no host work in the timed ones). */
+std::set<std::string> g_gemm_kernels;
+bool g_noting = false;
+
+const char *path_name(int path)
+{
+	return path == K3_GEMM_GEMV ? "gemv"
+	       : path == K3_GEMM_TILED_MMA ? "tiled-mma"
+	       : path == K3_GEMM_TILED_WGMMA ? "tiled-wgmma"
+					     : "?";
+}
+
+void note_gemm(const k3_gemm_args &g)
+{
+	if (!g_noting)
+		return;
+	char what[96];
+	snprintf(what, sizeof what, "%s%lld x %d x %d %s", g.n_groups ? "grouped " : "", (long long)g.rows, g.N, g.K,
+		 path_name(k3_gemm_path_for(&g)));
+	g_gemm_kernels.insert(what);
+}
+
 /* A dense BF16 GEMM of the step: out = a W^T (the phase's workspace for the split-k decode path). */
 void gemm(phase &p, int M, int N, int K, const uint16_t *a, const uint16_t *w, uint16_t *out)
 {
@@ -444,6 +471,7 @@ void gemm(phase &p, int M, int N, int K, const uint16_t *a, const uint16_t *w, u
 	char spec[128];
 	snprintf(spec, sizeof spec, "k3sim op=gemm m=%d n=%d k=%d dtype=bf16", M, N, K);
 	range r(spec);
+	note_gemm(g);
 	KOK(k3_gemm(&g, g_s));
 }
 
@@ -543,9 +571,11 @@ void mla_attention(phase &p, const mla_weights &w)
 	m.max_seqlen = len, m.q = p.qm, m.cache = p.cache, m.block_table = p.table, m.max_pages = p.max_pages;
 	m.seqlens = p.seqlens, m.out = p.attn, m.workspace = p.mla_ws, m.workspace_bytes = p.mla_ws_bytes;
 	{
-		/* Prefill runs the absorbed kernel with t = T query tokens per sequence (causal). */
-		snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", reqs, H, len,
-			 p.kv == MLA_KV_FP8 ? "fp8" : "bf16", p.decode ? 1 : T);
+		/* Prefill runs the absorbed kernel with t = T query tokens per sequence (causal). The
+		 * op's ctx is the cached tokens before the t new ones: prefill 0, decode C. */
+		const int qt = p.decode ? 1 : T;
+		snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", reqs, H, len - qt,
+			 p.kv == MLA_KV_FP8 ? "fp8" : "bf16", qt);
 		range r(spec);
 		KOK(mla_decode(&m, g_s));
 	}
@@ -559,6 +589,7 @@ void mla_attention(phase &p, const mla_weights &w)
 		snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%d n=%d k=%d groups=%d touched=%d dtype=bf16", T * H, HD,
 			 MLA_LATENT, H, H);
 		range r(spec);
+		note_gemm(g);
 		KOK(k3_gemm(&g, g_s));
 	}
 	gemm(p, T, D, H * HD, p.vo, w.o, p.attn_out);
@@ -613,7 +644,9 @@ void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode
 		CK(cudaEventCreate(&e));
 	/* Warm-up (configures the kernels outside any graph), without ranges. */
 	g_ranges = false;
+	g_noting = true;
 	step(p, layers, nullptr);
+	g_noting = false;
 	CK(cudaStreamSynchronize(g_s));
 	g_ranges = true;
 	std::vector<float> total;
@@ -675,6 +708,18 @@ void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode
 		CK(cudaGraphDestroy(gr));
 	}
 	printf("\n");
+	/* The kernels the GEMMs launched: the MoE layer's, then the attention's. */
+	int mp[MOE_LAYER_GEMMS];
+	KOK(moe_layer_gemm_paths(&g_dims, T, K3_GEMM_AUTO, mp));
+	printf("  gemm kernels: moe");
+	for (int i = 0; i < MOE_LAYER_GEMMS; i++)
+		if (mp[i])
+			printf(" %s=%s", moe_layer_gemm_names[i], path_name(mp[i]));
+	printf("; attention");
+	for (const std::string &k : g_gemm_kernels)
+		printf(" [%s]", k.c_str());
+	printf("\n");
+	g_gemm_kernels.clear();
 	fflush(stdout);
 	fflush(g_csv);
 	CK(cudaEventDestroy(e0));
@@ -779,6 +824,14 @@ int main(int argc, char **argv)
 	cudaDeviceProp prop;
 	CK(cudaGetDeviceProperties(&prop, 0));
 	printf("k3-slice: %s, layers 89-92 (KDA KDA KDA MLA), %.1f GB of weights\n", prop.name, g_weight_bytes / 1e9);
+	{
+		k3_gemm_args probe = {};
+		probe.rows = 4096, probe.N = 4096, probe.K = 4096, probe.n_groups = 8;
+		probe.w_dtype = K3_W_BF16, probe.path = K3_GEMM_TILED_WGMMA;
+		printf("k3-slice: tiled GEMM kernels: %s\n", k3_gemm_path_for(&probe) == K3_GEMM_TILED_WGMMA
+								     ? "wgmma and mma.sync"
+								     : "mma.sync only (no wgmma kernel in this build for this device)");
+	}
 	for (int T : o.prefill)
 		run_phase(o, layers, false, T, 0);
 	for (auto &bc : o.decode)

@@ -6,13 +6,18 @@
  * host decoders of k3_quant.h; and the wgmma GEMM's MXFP4 tile layout: the
  * producer's placement of a k block in shared memory and each lane's A
  * fragment read back from it (moe/k3_gemm_wg_layout.cuh) give every element
- * at its mma.m16n8k16 / wgmma fragment position with its group's scale.
+ * at its mma.m16n8k16 / wgmma fragment position with its group's scale; and the
+ * MLA split kernel's FP8 scale staging (mla/mla_fp8_stage.cuh) writes every
+ * token's scales of a stage for each block size (the kernel runs 64 and 256
+ * threads; 64 once left tokens 16..31 stale).
  */
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "common/k3_device.cuh"
+#include "mla/mla_fp8_stage.cuh"
 #include "moe/k3_gemm_wg_layout.cuh"
 #include "kernels/common/k3_quant.h"
 
@@ -96,6 +101,32 @@ static void check_wg_fp4_tile(uint64_t seed, int kb)
 	}
 }
 
+/* All threads of a block of `threads` stage a tile's scales over a poisoned array: every
+ * slot must hold its token's scale, bit for bit. */
+static void check_mla_fp8_scales(int threads)
+{
+	static unsigned char raw[MLA_STAGE_TOKENS * MLA_FP8_TOKEN_BYTES];
+	float ksc[MLA_STAGE_TOKENS * MLA_FP8_SCALES];
+	for (size_t i = 0; i < sizeof raw; i++)
+		raw[i] = (unsigned char)(i * 37u + 11u);
+	for (int tok = 0; tok < MLA_STAGE_TOKENS; tok++)
+		for (int j = 0; j < MLA_FP8_SCALES; j++) {
+			const float v = 0x1p-10f * (float)(1 + tok * MLA_FP8_SCALES + j);
+			memcpy(raw + tok * MLA_FP8_TOKEN_BYTES + MLA_FP8_SCALE_OFFSET + 4 * j, &v, sizeof v);
+		}
+	for (int i = 0; i < MLA_STAGE_TOKENS * MLA_FP8_SCALES; i++)
+		ksc[i] = nanf("");
+	for (int tid = 0; tid < threads; tid++)
+		mla_fp8_stage_scales(ksc, raw, tid, threads);
+	for (int tok = 0; tok < MLA_STAGE_TOKENS; tok++)
+		for (int j = 0; j < MLA_FP8_SCALES; j++) {
+			const float want = 0x1p-10f * (float)(1 + tok * MLA_FP8_SCALES + j);
+			const float got = ksc[tok * MLA_FP8_SCALES + j];
+			EXPECT(got == want, "mla fp8 scales, %d threads: token %d scale %d is %g, want %g\n", threads,
+			       tok, j, (double)got, (double)want);
+		}
+}
+
 int main()
 {
 	for (uint32_t n = 0; n < 16; n++)
@@ -118,6 +149,8 @@ int main()
 	EXPECT(k3_prmt(0x33221100u, 0x77665544u, 0x5140u) == 0x55114400u, "prmt interleave\n");
 	for (int kb = 0; kb < 4; kb++)
 		check_wg_fp4_tile(0x1234567ull + (uint64_t)kb, kb);
+	for (int threads = 32; threads <= 512; threads *= 2)
+		check_mla_fp8_scales(threads);
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
