@@ -9,11 +9,13 @@
 #include <sqlite3.h>
 
 #include "sim/opspec.h"
+#include "trace/shapes.h"
+#include "trace/analyze.h"
+#include "trace/sqlread.h"
 #include "trace/tracedb.h"
 
 enum {
 	ARENA_BYTES = 1024 * 1024 * 1024, /* strings and result arrays; rows are bounded separately */
-	STACK_MAX = 256,                  /* open NVTX ranges per thread */
 	SPEC_MAX_BYTES = 256,
 };
 
@@ -177,7 +179,9 @@ struct act {
 
 struct api {
 	int64_t key; /* pid << 32 | correlationId */
-	int64_t start, tid;
+	int64_t start, end, tid;
+	int64_t seq;                /* load order */
+	enum trace_api_kind kind;
 };
 
 struct range {
@@ -195,6 +199,11 @@ struct text {
 	bool k3;      /* starts with "k3sim " */
 	int32_t spec; /* k3: index in specs, or -1 when invalid */
 	int32_t bad;  /* k3 invalid: index in bad */
+	/* a framework record (trace/shapes.h), with opts.derive */
+	enum { FW_NONE, FW_OP, FW_FAILED, FW_SKIPPED } fw;
+	bool fw_assumed;    /* FW_OP: element types assumed */
+	int32_t fw_spec;    /* FW_OP: index in specs */
+	const char *fw_why; /* FW_FAILED, FW_SKIPPED: the reason */
 };
 
 struct string_id {
@@ -229,6 +238,9 @@ struct ctx {
 	int32_t *range_sample;
 	size_t cap_specs, cap_samples, cap_unmatched, cap_bad;
 	int32_t memcpy_names[16], memset_name;
+	const struct calib_match_opts *o;
+	struct calib_activity *out_acts; /* o->keep_activities */
+	size_t cap_marks;
 };
 
 static int db_error(struct ctx *c, const char *table)
@@ -237,65 +249,24 @@ static int db_error(struct ctx *c, const char *table)
 	return -EIO;
 }
 
-static bool has_table(sqlite3 *db, const char *name)
+/* Tables are read by column name through trace/sqlread.h, as every trace reader does. */
+static int select_cols(struct ctx *c, const char *table, const char *const *want, int n, int *idx,
+                       const char *where, sqlite3_stmt **out)
 {
-	sqlite3_stmt *st;
-	bool yes = false;
-	if (sqlite3_prepare_v2(db,
-	                       "SELECT 1 FROM sqlite_master WHERE name = ?1 AND type IN ('table', 'view')",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return false;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	yes = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return yes;
+	int rc = trace_sql_select(c->db, c->path, table, want, n, idx, where, out, c->e);
+	if (rc == 0 && !*out) {
+		err_set(c->e, c->path, 0, 0, "%s: none of the columns k3sim reads", table);
+		return -EINVAL;
+	}
+	return rc;
 }
+
+#define col_i64 trace_sql_i64
 
 static bool is_table(sqlite3 *db, const char *name)
 {
-	sqlite3_stmt *st;
-	bool yes = false;
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?1 AND type = 'table'", -1, &st,
-	                       NULL) != SQLITE_OK)
-		return false;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	yes = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return yes;
-}
-
-/* SELECT the columns of want[] that exist (NULL for the others) FROM table [WHERE where]. */
-static int select_cols(struct ctx *c, const char *table, const char *const *want, int n, const char *where,
-                       sqlite3_stmt **out)
-{
-	char sql[2048], q[160];
-	bool have[40] = {false};
-	snprintf(q, sizeof q, "PRAGMA table_info(\"%s\")", table);
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(c->db, q, -1, &st, NULL) != SQLITE_OK)
-		return db_error(c, table);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *col = (const char *)sqlite3_column_text(st, 1);
-		for (int i = 0; i < n && col; i++)
-			if (strcmp(col, want[i]) == 0)
-				have[i] = true;
-	}
-	sqlite3_finalize(st);
-	size_t used = (size_t)snprintf(sql, sizeof sql, "SELECT ");
-	for (int i = 0; i < n; i++)
-		used +=
-		    (size_t)snprintf(sql + used, sizeof sql - used, "%s%s%s%s", i ? ", " : "",
-		                     have[i] ? "\"" : "", have[i] ? want[i] : "NULL", have[i] ? "\"" : "");
-	used += (size_t)snprintf(sql + used, sizeof sql - used, " FROM \"%s\"%s%s", table,
-	                         where ? " WHERE " : "", where ? where : "");
-	if (sqlite3_prepare_v2(c->db, sql, -1, out, NULL) != SQLITE_OK)
-		return db_error(c, table);
-	return 0;
-}
-
-static int64_t col_i64(sqlite3_stmt *st, int i, int64_t dflt)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, i);
+	char type[16];
+	return trace_sql_object_type(db, "", name, type, sizeof type, NULL) == 0 && strcmp(type, "table") == 0;
 }
 
 static int too_many(struct ctx *c, const char *table)
@@ -306,11 +277,13 @@ static int too_many(struct ctx *c, const char *table)
 
 static int load_strings(struct ctx *c)
 {
-	if (!has_table(c->db, "StringIds"))
+	if (!trace_sql_has_table(c->db, "StringIds"))
 		return 0;
-	static const char *const cols[] = {"id", "value"};
+	enum { COL_id, COL_value, N_COLS };
+	static const char *const cols[N_COLS] = {"id", "value"};
+	int idx[N_COLS];
 	sqlite3_stmt *st;
-	int rc = select_cols(c, "StringIds", cols, 2, NULL, &st);
+	int rc = select_cols(c, "StringIds", cols, N_COLS, idx, NULL, &st);
 	if (rc < 0)
 		return rc;
 	int s;
@@ -319,10 +292,10 @@ static int load_strings(struct ctx *c)
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
 		if ((rc = grow((void **)&c->ids, &c->cap_ids, c->n_ids + 1, sizeof *c->ids, c->max_rows)) < 0)
 			break;
-		const char *v = (const char *)sqlite3_column_text(st, 1);
-		int len = sqlite3_column_bytes(st, 1);
+		const char *v = trace_sql_text(st, idx[COL_value]);
+		int len = v ? sqlite3_column_bytes(st, idx[COL_value]) : 0;
 		struct string_id *x = &c->ids[c->n_ids++];
-		x->id = sqlite3_column_int64(st, 0);
+		x->id = col_i64(st, idx[COL_id], 0);
 		x->s = arena_strndup(&c->m->arena, v ? v : "", v ? (size_t)len : 0);
 		if (!x->s) {
 			rc = -ENOMEM;
@@ -376,19 +349,25 @@ static int add_name(struct ctx *c, const char *s, int32_t *out)
 
 static int load_acts(struct ctx *c, enum act_kind kind)
 {
-	static const char *const kcols[] = {
+	/* kernels, memcpys and memsets share the first columns; copyKind is the memcpys' */
+	enum { COL_start, COL_end, COL_deviceId, COL_correlationId, COL_globalPid, COL_demangledName,
+	       COL_shortName, COL_gridX, COL_gridY, COL_gridZ, COL_blockX, COL_blockY, COL_blockZ, N_K };
+	enum { COL_bytes = COL_globalPid + 1, COL_copyKind, N_M };
+	static const char *const kcols[N_K] = {
 	    "start", "end",   "deviceId", "correlationId", "globalPid", "demangledName", "shortName",
 	    "gridX", "gridY", "gridZ",    "blockX",        "blockY",    "blockZ"};
-	static const char *const mcols[] = {"start",     "end",   "deviceId", "correlationId",
-	                                    "globalPid", "bytes", "copyKind"};
+	static const char *const mcols[N_M] = {"start",     "end",   "deviceId", "correlationId",
+	                                       "globalPid", "bytes", "copyKind"};
+	int idx[N_K];
 	const char *table = kind == ACT_KERNEL   ? "CUPTI_ACTIVITY_KIND_KERNEL"
 	                    : kind == ACT_MEMCPY ? "CUPTI_ACTIVITY_KIND_MEMCPY"
 	                                         : "CUPTI_ACTIVITY_KIND_MEMSET";
-	if (!has_table(c->db, table))
+	if (!trace_sql_has_table(c->db, table))
 		return 0;
 	sqlite3_stmt *st;
-	int rc = kind == ACT_KERNEL ? select_cols(c, table, kcols, 13, NULL, &st)
-	                            : select_cols(c, table, mcols, kind == ACT_MEMCPY ? 7 : 6, NULL, &st);
+	int rc = kind == ACT_KERNEL ? select_cols(c, table, kcols, N_K, idx, NULL, &st)
+	                            : select_cols(c, table, mcols, kind == ACT_MEMCPY ? N_M : N_M - 1, idx, NULL,
+	                                          &st);
 	if (rc < 0)
 		return rc;
 	int s;
@@ -404,18 +383,18 @@ static int load_acts(struct ctx *c, enum act_kind kind)
 		struct act *a = &c->acts[c->n_acts];
 		memset(a, 0, sizeof *a);
 		a->kind = (uint8_t)kind;
-		a->start = col_i64(st, 0, 0);
-		a->end = col_i64(st, 1, a->start);
+		a->start = col_i64(st, idx[COL_start], 0);
+		a->end = col_i64(st, idx[COL_end], a->start);
 		if (a->end < a->start)
 			a->end = a->start;
-		a->device = (uint32_t)col_i64(st, 2, 0);
-		a->corr = (uint32_t)col_i64(st, 3, 0);
-		a->pid = (col_i64(st, 4, 0) >> 24) & 0xffffff;
+		a->device = (uint32_t)col_i64(st, idx[COL_deviceId], 0);
+		a->corr = (uint32_t)col_i64(st, idx[COL_correlationId], 0);
+		a->pid = trace_global_to_pid(col_i64(st, idx[COL_globalPid], 0));
 		if (kind == ACT_KERNEL) {
 			size_t pos = 0;
-			int64_t id = col_i64(st, 5, INT64_MIN);
+			int64_t id = col_i64(st, idx[COL_demangledName], INT64_MIN);
 			if (id == INT64_MIN)
-				id = col_i64(st, 6, INT64_MIN);
+				id = col_i64(st, idx[COL_shortName], INT64_MIN);
 			const char *nm = id != INT64_MIN ? string_of(c, id, &pos) : NULL;
 			if (nm) {
 				a->name = (int32_t)pos; /* names[0..n_ids) mirror StringIds */
@@ -423,14 +402,14 @@ static int load_acts(struct ctx *c, enum act_kind kind)
 				break;
 			}
 			for (int i = 0; i < 3; i++) {
-				a->grid[i] = (int32_t)col_i64(st, 7 + i, 0);
-				a->block[i] = (int32_t)col_i64(st, 10 + i, 0);
+				a->grid[i] = (int32_t)col_i64(st, idx[COL_gridX + i], 0);
+				a->block[i] = (int32_t)col_i64(st, idx[COL_blockX + i], 0);
 			}
 			c->m->kernels++;
 		} else {
-			a->bytes = col_i64(st, 5, 0);
+			a->bytes = col_i64(st, idx[COL_bytes], 0);
 			if (kind == ACT_MEMCPY) {
-				int64_t ck = col_i64(st, 6, 0);
+				int64_t ck = col_i64(st, idx[COL_copyKind], 0);
 				a->name = c->memcpy_names[ck >= 0 && ck < 16 ? ck : 0];
 				c->m->memcpys++;
 			} else {
@@ -448,22 +427,32 @@ static int load_acts(struct ctx *c, enum act_kind kind)
 	return rc;
 }
 
-static int load_apis_from(struct ctx *c, const char *table)
+/* The runtime and driver calls (trace_launch_call_better says which launches a kernel). */
+static int load_apis_from(struct ctx *c, const char *table, bool driver_table)
 {
-	static const char *const cols[] = {"correlationId", "globalTid", "start"};
+	enum { COL_correlationId, COL_globalTid, COL_start, COL_end, COL_eventClass, N_COLS };
+	static const char *const cols[N_COLS] = {"correlationId", "globalTid", "start", "end", "eventClass"};
+	int idx[N_COLS];
 	sqlite3_stmt *st;
-	int rc = select_cols(c, table, cols, 3, NULL, &st);
+	int rc = select_cols(c, table, cols, N_COLS, idx, NULL, &st);
 	if (rc < 0)
 		return rc;
 	int s;
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t cls = driver_table ? TRACE_API_DRIVER : col_i64(st, idx[COL_eventClass], TRACE_API_RUNTIME);
+		int64_t corr = col_i64(st, idx[COL_correlationId], 0);
+		if ((cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER) || corr <= 0 || corr > UINT32_MAX)
+			continue;
 		if ((rc = grow((void **)&c->apis, &c->cap_apis, c->n_apis + 1, sizeof *c->apis,
 		               2 * c->max_rows)) < 0)
 			break;
-		struct api *a = &c->apis[c->n_apis++];
-		a->tid = col_i64(st, 1, 0);
-		a->key = ((a->tid >> 24) & 0xffffff) << 32 | (col_i64(st, 0, 0) & 0xffffffff);
-		a->start = col_i64(st, 2, 0);
+		struct api *a = &c->apis[c->n_apis];
+		a->tid = col_i64(st, idx[COL_globalTid], 0);
+		a->key = trace_global_to_pid(a->tid) << 32 | corr;
+		a->start = col_i64(st, idx[COL_start], 0);
+		a->end = col_i64(st, idx[COL_end], a->start);
+		a->kind = (enum trace_api_kind)cls;
+		a->seq = (int64_t)c->n_apis++;
 	}
 	if (rc == 0 && s != SQLITE_DONE)
 		rc = db_error(c, table);
@@ -476,9 +465,12 @@ static int load_apis_from(struct ctx *c, const char *table)
 static int cmp_api(const void *a, const void *b)
 {
 	const struct api *x = a, *y = b;
-	return (x->key > y->key) - (x->key < y->key);
+	if (x->key != y->key)
+		return (x->key > y->key) - (x->key < y->key);
+	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* The launching call of a kernel of process pid with correlation id corr, by the one rule. */
 static const struct api *find_api(const struct ctx *c, int64_t pid, uint32_t corr)
 {
 	int64_t key = pid << 32 | corr;
@@ -490,7 +482,11 @@ static const struct api *find_api(const struct ctx *c, int64_t pid, uint32_t cor
 		else
 			hi = mid;
 	}
-	return lo < c->n_apis && c->apis[lo].key == key ? &c->apis[lo] : NULL;
+	const struct api *best = NULL;
+	for (size_t i = lo; i < c->n_apis && c->apis[i].key == key; i++)
+		if (!best || trace_launch_call_better(best->kind, c->apis[i].kind))
+			best = &c->apis[i];
+	return best;
 }
 
 /* Specs are keyed without the "k3sim op=" prefix, so a range and a rule naming the same op meet. */
@@ -526,26 +522,98 @@ static int add_spec(struct ctx *c, const char *text, const struct op *op, int32_
 	return 0;
 }
 
+/* Each distinct text that is a framework record: its op by the derivation rules, or why not. */
+static int derive_texts(struct ctx *c)
+{
+	if (!c->o || !c->o->derive)
+		return 0;
+	for (size_t i = 0; i < c->n_texts; i++) {
+		struct text *x = &c->texts[i];
+		if (x->k3)
+			continue;
+		struct fw_call call;
+		struct err pe = {0};
+		int rc = fw_call_parse(x->s, &call, &pe);
+		if (rc == 0)
+			continue;
+		char why[640];
+		if (rc < 0) {
+			x->fw = FW_FAILED;
+			snprintf(why, sizeof why, "framework record does not parse: %s", pe.msg);
+		} else {
+			struct calib_derived d;
+			rc = calib_derive_op(c->o->derive, &call, &c->o->derive_opts, &d);
+			if (rc == 0) {
+				x->fw = FW_OP;
+				x->fw_assumed = d.dtype_assumed;
+				if ((rc = add_spec(c, d.spec, &d.op, &x->fw_spec)) < 0)
+					return rc;
+				continue;
+			}
+			x->fw = d.skipped ? FW_SKIPPED : FW_FAILED;
+			snprintf(why, sizeof why, "%s", d.why);
+		}
+		if (!(x->fw_why = arena_strndup(&c->m->arena, why, strlen(why))))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Ranges whose name (the text before the first ',') matches one of o->marks. */
+static int collect_marks(struct ctx *c)
+{
+	if (!c->o || c->o->n_marks <= 0)
+		return 0;
+	for (size_t i = 0; i < c->n_ranges; i++) {
+		const struct range *r = &c->ranges[i];
+		const char *t = c->texts[r->text].s;
+		char name[160];
+		size_t n = strcspn(t, ",");
+		if (n >= sizeof name)
+			continue;
+		memcpy(name, t, n);
+		name[n] = '\0';
+		bool hit = false;
+		for (int j = 0; j < c->o->n_marks && !hit; j++)
+			hit = trace_glob(c->o->marks[j], name, false);
+		if (!hit)
+			continue;
+		int rc = grow((void **)&c->m->marks, &c->cap_marks, c->m->n_marks + 1, sizeof *c->m->marks,
+		              c->max_rows);
+		if (rc < 0)
+			return rc;
+		struct calib_mark *k = &c->m->marks[c->m->n_marks++];
+		k->text = t;
+		k->start_ns = r->start;
+		k->end_ns = r->end;
+		k->tid = r->tid;
+	}
+	return 0;
+}
+
 static int load_ranges(struct ctx *c)
 {
-	if (!has_table(c->db, "NVTX_EVENTS"))
+	if (!trace_sql_has_table(c->db, "NVTX_EVENTS"))
 		return 0;
-	static const char *const cols[] = {"start",     "end",      "text",     "textId",
-	                                   "globalTid", "domainId", "eventType"};
+	enum { COL_start, COL_end, COL_text, COL_textId, COL_globalTid, COL_domainId, COL_eventType, N_COLS };
+	static const char *const cols[N_COLS] = {"start",     "end",      "text",     "textId",
+	                                         "globalTid", "domainId", "eventType"};
+	int idx[N_COLS];
 	sqlite3_stmt *st;
-	int rc = select_cols(c, "NVTX_EVENTS", cols, 7, "\"end\" IS NOT NULL AND eventType IN (59, 60)", &st);
+	int rc = select_cols(c, "NVTX_EVENTS", cols, N_COLS, idx, "\"end\" IS NOT NULL AND eventType IN (59, 60)",
+	                     &st);
 	if (rc < 0)
 		return rc;
 	int s;
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-		if (col_i64(st, 5, 0) == TRACE_NVTX_DOMAIN_GPU)
+		if (col_i64(st, idx[COL_domainId], 0) == TRACE_NVTX_DOMAIN_GPU)
 			continue;
 		if ((rc = grow((void **)&c->ranges, &c->cap_ranges, c->n_ranges + 1, sizeof *c->ranges,
 		               c->max_rows)) < 0)
 			break;
-		const char *t = (const char *)sqlite3_column_text(st, 2);
-		if (!t && sqlite3_column_type(st, 3) != SQLITE_NULL)
-			t = string_of(c, sqlite3_column_int64(st, 3), NULL);
+		const char *t = trace_sql_text(st, idx[COL_text]);
+		if (!t && col_i64(st, idx[COL_textId], INT64_MIN) != INT64_MIN)
+			t = string_of(c, col_i64(st, idx[COL_textId], 0), NULL);
 		if (!t)
 			t = "";
 		size_t slot;
@@ -574,9 +642,9 @@ static int load_ranges(struct ctx *c)
 			c->text_map.n++;
 		}
 		struct range *r = &c->ranges[c->n_ranges++];
-		r->start = col_i64(st, 0, 0);
-		r->end = col_i64(st, 1, r->start);
-		r->tid = col_i64(st, 4, 0);
+		r->start = col_i64(st, idx[COL_start], 0);
+		r->end = col_i64(st, idx[COL_end], r->start);
+		r->tid = col_i64(st, idx[COL_globalTid], 0);
 		r->text = c->text_map.val[slot];
 		c->m->ranges++;
 	}
@@ -610,8 +678,12 @@ static int load_ranges(struct ctx *c)
 			x->bad = (int32_t)c->m->n_bad++;
 		}
 	}
+	if ((rc = derive_texts(c)) < 0 || (rc = collect_marks(c)) < 0)
+		return rc;
 	for (size_t i = 0; i < c->n_ranges; i++) {
 		const struct text *x = &c->texts[c->ranges[i].text];
+		if (x->fw != FW_NONE)
+			c->m->framework_ranges++;
 		if (x->k3)
 			c->m->k3sim_ranges++;
 		if (x->bad >= 0)
@@ -674,9 +746,15 @@ static int new_sample(struct ctx *c, int32_t spec, int32_t rule, int32_t *out)
 	return 0;
 }
 
-static void add_to_sample(struct calib_match *m, int32_t i, const struct act *a)
+static void add_to_sample(struct ctx *c, int32_t i, const struct act *a)
 {
+	struct calib_match *m = c->m;
 	struct calib_sample *s = &m->samples[i];
+	if (c->out_acts) {
+		struct calib_activity *o = &c->out_acts[a - c->acts];
+		o->spec = s->spec;
+		o->first = s->activities == 0;
+	}
 	if (s->activities == 0) {
 		s->device_id = a->device;
 		s->pid = a->pid;
@@ -687,12 +765,9 @@ static void add_to_sample(struct calib_match *m, int32_t i, const struct act *a)
 		s->start_ns = a->start;
 }
 
-struct live {
-	int32_t range; /* index in ranges */
-};
-
-/* An activity outside k3sim ranges: the rules decide. stack[0..depth) are the open ranges. */
-static int by_rule(struct ctx *c, const struct act *a, const struct live *stack, int depth, int64_t t)
+/* An activity outside k3sim ranges: the rules decide. open[0..n_open) are the ranges open where it
+ * was launched, outermost first (trace_attribute; a span's id is its index in ranges). */
+static int by_rule(struct ctx *c, const struct act *a, const struct trace_span *const *open, size_t n_open)
 {
 	struct name *nm = &c->names[a->name];
 	if (nm->rule == -2)
@@ -710,12 +785,10 @@ static int by_rule(struct ctx *c, const struct act *a, const struct live *stack,
 	}
 	const char *texts[CALIB_NVTX_DEPTH_MAX];
 	int nt = 0, inner = -1;
-	for (int i = depth - 1; i >= 0 && nt < CALIB_NVTX_DEPTH_MAX; i--) {
-		const struct range *r = &c->ranges[stack[i].range];
-		if (r->end < t)
-			continue;
+	for (size_t i = n_open; i-- > 0 && nt < CALIB_NVTX_DEPTH_MAX;) {
+		const struct range *r = &c->ranges[open[i]->id];
 		if (inner < 0)
-			inner = stack[i].range;
+			inner = (int)open[i]->id;
 		texts[nt++] = c->texts[r->text].s;
 	}
 	struct calib_rule_ctx rc_ = {.bytes = a->bytes, .nvtx = texts, .n_nvtx = nt};
@@ -752,8 +825,25 @@ static int by_rule(struct ctx *c, const struct act *a, const struct live *stack,
 	} else if ((rc = new_sample(c, spec_idx, nm->rule, &sample)) < 0) {
 		return rc;
 	}
-	add_to_sample(c->m, sample, a);
+	add_to_sample(c, sample, a);
 	c->m->matched_rules++;
+	return 0;
+}
+
+/* An activity launched inside framework record `fr` (a range index): the record's op, one
+ * sample per record instance. */
+static int by_record(struct ctx *c, const struct act *a, int fr)
+{
+	const struct text *x = &c->texts[c->ranges[fr].text];
+	if (x->fw != FW_OP)
+		return unmatched(c, a, x->fw_why, x->fw == FW_SKIPPED);
+	int rc;
+	if (c->range_sample[fr] < 0 && (rc = new_sample(c, x->fw_spec, -1, &c->range_sample[fr])) < 0)
+		return rc;
+	add_to_sample(c, c->range_sample[fr], a);
+	if (c->out_acts)
+		c->out_acts[a - c->acts].dtype_assumed = x->fw_assumed;
+	c->m->matched_framework++;
 	return 0;
 }
 
@@ -764,52 +854,88 @@ static bool is_comm_act(struct ctx *c, const struct act *a)
 	return trace_kclass_is_comm(c->classes, c->names[a->name].s);
 }
 
-struct ref {
-	int64_t tid, t;
-	int32_t act;
-};
-
-/* An activity in a k3sim range, kept until every range knows whether it holds a collective's
- * kernel. */
 struct in_range {
 	int32_t act, range;
 };
 
-static int cmp_ref(const void *a, const void *b)
-{
-	const struct ref *x = a, *y = b;
-	if (x->tid != y->tid)
-		return (x->tid > y->tid) - (x->tid < y->tid);
-	if (x->t != y->t)
-		return (x->t > y->t) - (x->t < y->t);
-	return (x->act > y->act) - (x->act < y->act);
-}
+struct walk {
+	struct ctx *c;
+	struct in_range *pend;
+	size_t n_pend;
+	bool *has_comm;
+};
 
-static int cmp_range(const void *a, const void *b)
+/* One activity where it was launched (trace_attribute): the innermost open k3sim range holds it,
+ * else the rules decide. */
+static int place(void *ctx, const struct trace_point *p, const struct trace_span *const *open, size_t n_open)
 {
-	const struct range *x = a, *y = b;
-	if (x->tid != y->tid)
-		return (x->tid > y->tid) - (x->tid < y->tid);
-	if (x->start != y->start)
-		return (x->start > y->start) - (x->start < y->start);
-	return (x->end < y->end) - (x->end > y->end); /* outer first */
+	struct walk *w = ctx;
+	struct ctx *c = w->c;
+	const struct act *a = &c->acts[p->id];
+	int k3 = -1;
+	for (size_t j = n_open; j-- > 0 && k3 < 0;)
+		if (c->texts[c->ranges[open[j]->id].text].k3)
+			k3 = (int)open[j]->id;
+	if (k3 < 0) { /* the innermost framework record, else the rules */
+		int fr = -1;
+		for (size_t j = n_open; j-- > 0 && fr < 0;)
+			if (c->texts[c->ranges[open[j]->id].text].fw != FW_NONE)
+				fr = (int)open[j]->id;
+		return fr >= 0 ? by_record(c, a, fr) : by_rule(c, a, open, n_open);
+	}
+	const struct text *x = &c->texts[c->ranges[k3].text];
+	if (x->spec < 0)
+		return unmatched(c, a, "in a k3sim range that is not a valid op (see bad ranges)", false);
+	if (op_is_comm(c->m->specs[x->spec].op.kind) && is_comm_act(c, a))
+		w->has_comm[k3] = true;
+	w->pend[w->n_pend].act = (int32_t)p->id;
+	w->pend[w->n_pend].range = (int32_t)k3;
+	w->n_pend++;
+	return 0;
 }
 
 static int sweep(struct ctx *c)
 {
 	struct calib_match *m = c->m;
-	struct ref *refs = malloc((c->n_acts ? c->n_acts : 1) * sizeof *refs);
-	struct in_range *pend = malloc((c->n_acts ? c->n_acts : 1) * sizeof *pend);
-	bool *has_comm = calloc(c->n_ranges ? c->n_ranges : 1, sizeof *has_comm);
-	size_t n_pend = 0;
+	struct trace_point *pts = malloc((c->n_acts ? c->n_acts : 1) * sizeof *pts);
+	struct trace_span *spans = malloc((c->n_ranges ? c->n_ranges : 1) * sizeof *spans);
+	struct walk w = {.c = c};
+	w.pend = malloc((c->n_acts ? c->n_acts : 1) * sizeof *w.pend);
+	w.has_comm = calloc(c->n_ranges ? c->n_ranges : 1, sizeof *w.has_comm);
 	c->range_sample = malloc((c->n_ranges ? c->n_ranges : 1) * sizeof *c->range_sample);
 	int rc = 0;
-	if (!refs || !pend || !has_comm || !c->range_sample) {
+	if (!pts || !spans || !w.pend || !w.has_comm || !c->range_sample) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < c->n_ranges; i++)
+	if (c->o && c->o->keep_activities) {
+		c->out_acts = calloc(c->n_acts ? c->n_acts : 1, sizeof *c->out_acts);
+		if (!c->out_acts) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < c->n_acts; i++) {
+			const struct act *a = &c->acts[i];
+			struct calib_activity *o = &c->out_acts[i];
+			const struct api *api = find_api(c, a->pid, a->corr);
+			o->start_ns = a->start;
+			o->end_ns = a->end;
+			o->launched = api != NULL;
+			o->launch_ns = api ? api->start : 0;
+			o->launch_end_ns = api ? api->end : 0;
+			o->tid = api ? api->tid : 0;
+			o->spec = -1;
+			o->kind = a->kind;
+			o->device_id = a->device;
+		}
+		m->acts = c->out_acts;
+		m->n_acts = c->n_acts;
+	}
+	for (size_t i = 0; i < c->n_ranges; i++) {
 		c->range_sample[i] = -1;
+		spans[i] = (struct trace_span){.key = c->ranges[i].tid, .s = c->ranges[i].start,
+		                               .e = c->ranges[i].end, .id = (int64_t)i};
+	}
 	size_t n = 0;
 	for (size_t i = 0; i < c->n_acts; i++) {
 		const struct act *a = &c->acts[i];
@@ -819,72 +945,14 @@ static int sweep(struct ctx *c)
 				goto out;
 			continue;
 		}
-		refs[n].tid = api->tid;
-		refs[n].t = api->start;
-		refs[n].act = (int32_t)i;
-		n++;
+		pts[n++] = (struct trace_point){.key = api->tid, .t = api->start, .id = (int64_t)i};
 	}
-	qsort(refs, n, sizeof *refs, cmp_ref);
-	qsort(c->ranges, c->n_ranges, sizeof *c->ranges, cmp_range);
-
-	struct live stack[STACK_MAX];
-	int depth = 0;
-	size_t ri = 0;
-	int64_t cur_tid = INT64_MIN;
-	for (size_t i = 0; i < n; i++) {
-		const struct ref *f = &refs[i];
-		if (f->tid != cur_tid) {
-			cur_tid = f->tid;
-			depth = 0;
-			while (ri < c->n_ranges && c->ranges[ri].tid < cur_tid)
-				ri++;
-		}
-		while (ri < c->n_ranges && c->ranges[ri].tid == cur_tid && c->ranges[ri].start <= f->t) {
-			int64_t s = c->ranges[ri].start;
-			while (depth > 0 && c->ranges[stack[depth - 1].range].end < s)
-				depth--;
-			if (depth == STACK_MAX) { /* drop ranges that ended under the top */
-				int k = 0;
-				for (int j = 0; j < depth; j++)
-					if (c->ranges[stack[j].range].end >= s)
-						stack[k++] = stack[j];
-				depth = k;
-			}
-			if (depth < STACK_MAX)
-				stack[depth++].range = (int32_t)ri;
-			ri++;
-		}
-		while (depth > 0 && c->ranges[stack[depth - 1].range].end < f->t)
-			depth--;
-		const struct act *a = &c->acts[f->act];
-		int k3 = -1;
-		for (int j = depth - 1; j >= 0 && k3 < 0; j--) {
-			const struct range *r = &c->ranges[stack[j].range];
-			if (r->end >= f->t && c->texts[r->text].k3)
-				k3 = stack[j].range;
-		}
-		if (k3 < 0) {
-			if ((rc = by_rule(c, a, stack, depth, f->t)) < 0)
-				goto out;
-			continue;
-		}
-		const struct text *x = &c->texts[c->ranges[k3].text];
-		if (x->spec < 0) {
-			if ((rc = unmatched(c, a, "in a k3sim range that is not a valid op (see bad ranges)",
-			                    false)) < 0)
-				goto out;
-			continue;
-		}
-		if (op_is_comm(m->specs[x->spec].op.kind) && is_comm_act(c, a))
-			has_comm[k3] = true;
-		pend[n_pend].act = f->act;
-		pend[n_pend].range = (int32_t)k3;
-		n_pend++;
-	}
-	for (size_t i = 0; i < n_pend; i++) {
-		const struct act *a = &c->acts[pend[i].act];
-		int32_t k3 = pend[i].range;
-		if (has_comm[k3] && !is_comm_act(c, a)) {
+	if ((rc = trace_attribute(pts, n, spans, c->n_ranges, place, &w)) < 0)
+		goto out;
+	for (size_t i = 0; i < w.n_pend; i++) {
+		const struct act *a = &c->acts[w.pend[i].act];
+		int32_t k3 = w.pend[i].range;
+		if (w.has_comm[k3] && !is_comm_act(c, a)) {
 			if ((rc = unmatched(c, a,
 			                    "in a collective's k3sim range: not a collective kernel (the "
 			                    "range's collective kernels time it)",
@@ -895,22 +963,29 @@ static int sweep(struct ctx *c)
 		if (c->range_sample[k3] < 0 &&
 		    (rc = new_sample(c, c->texts[c->ranges[k3].text].spec, -1, &c->range_sample[k3])) < 0)
 			goto out;
-		add_to_sample(m, c->range_sample[k3], a);
+		add_to_sample(c, c->range_sample[k3], a);
 		m->matched_nvtx++;
 	}
 	for (size_t i = 0; i < c->n_ranges; i++)
 		if (c->texts[c->ranges[i].text].spec >= 0 && c->range_sample[i] < 0)
 			m->empty_ranges++;
 out:
-	free(refs);
-	free(pend);
-	free(has_comm);
+	free(pts);
+	free(spans);
+	free(w.pend);
+	free(w.has_comm);
 	return rc;
 }
 
 static int cmp_sample(const void *a, const void *b)
 {
 	const struct calib_sample *x = a, *y = b;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int cmp_mark(const void *a, const void *b)
+{
+	const struct calib_mark *x = a, *y = b;
 	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
@@ -928,19 +1003,23 @@ static void read_info(struct ctx *c)
 {
 	struct calib_trace_info *in = &c->m->info;
 	sqlite3_stmt *st;
-	if (has_table(c->db, "TARGET_INFO_GPU")) {
-		static const char *const cols[] = {"name", "clockRate", "smCount", "totalMemory",
-		                                   "memoryBandwidth", "uuid"};
-		if (select_cols(c, "TARGET_INFO_GPU", cols, 6, NULL, &st) == 0) {
+	if (trace_sql_has_table(c->db, "TARGET_INFO_GPU")) {
+		enum { COL_name, COL_clockRate, COL_smCount, COL_totalMemory, COL_memoryBandwidth, COL_uuid, N_COLS };
+		static const char *const cols[N_COLS] = {"name", "clockRate", "smCount", "totalMemory",
+		                                         "memoryBandwidth", "uuid"};
+		int idx[N_COLS];
+		struct err ignored;
+		if (trace_sql_select(c->db, c->path, "TARGET_INFO_GPU", cols, N_COLS, idx, NULL, &st, &ignored) == 0 &&
+		    st) {
 			if (sqlite3_step(st) == SQLITE_ROW) {
-				const char *nm = (const char *)sqlite3_column_text(st, 0);
-				const char *uu = (const char *)sqlite3_column_text(st, 5);
+				const char *nm = trace_sql_text(st, idx[COL_name]);
+				const char *uu = trace_sql_text(st, idx[COL_uuid]);
 				snprintf(in->device, sizeof in->device, "%s", nm ? nm : "");
 				snprintf(in->uuid, sizeof in->uuid, "%s", uu ? uu : "");
-				in->sm_clock_hz = col_i64(st, 1, 0);
-				in->sms = col_i64(st, 2, 0);
-				in->memory_bytes = col_i64(st, 3, 0);
-				in->memory_bw_bytes_per_s = col_i64(st, 4, 0);
+				in->sm_clock_hz = col_i64(st, idx[COL_clockRate], 0);
+				in->sms = col_i64(st, idx[COL_smCount], 0);
+				in->memory_bytes = col_i64(st, idx[COL_totalMemory], 0);
+				in->memory_bw_bytes_per_s = col_i64(st, idx[COL_memoryBandwidth], 0);
 			}
 			sqlite3_finalize(st);
 		}
@@ -975,29 +1054,17 @@ static void read_info(struct ctx *c)
 
 static int open_db(struct ctx *c)
 {
-	FILE *f = fopen(c->path, "rb");
-	if (!f) {
-		err_set(c->e, c->path, 0, 0, "cannot open: %s", strerror(errno));
-		return -ENOENT;
+	int rc = trace_sql_open(c->path, &c->db, c->e);
+	if (rc == -EINVAL) {
+		char why[sizeof c->e->msg];
+		snprintf(why, sizeof why, "%s", c->e->msg);
+		err_set(c->e, c->path, 0, 0, "not a trace database (%s; import traces with 'k3sim trace import')",
+		        why);
 	}
-	char magic[16] = {0};
-	size_t got = fread(magic, 1, sizeof magic, f);
-	fclose(f);
-	if (got < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0) {
-		err_set(c->e, c->path, 0, 0,
-		        "not a trace database (not an SQLite file; import traces with "
-		        "'k3sim trace import')");
-		return -EINVAL;
-	}
-	if (sqlite3_open_v2(c->path, &c->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		err_set(c->e, c->path, 0, 0, "cannot open: %s",
-		        c->db ? sqlite3_errmsg(c->db) : "out of memory");
-		return -EIO;
-	}
-	if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK)
-		return db_error(c, NULL);
-	if (!has_table(c->db, "CUPTI_ACTIVITY_KIND_KERNEL") &&
-	    !has_table(c->db, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
+	if (rc < 0)
+		return rc;
+	if (!trace_sql_has_table(c->db, "CUPTI_ACTIVITY_KIND_KERNEL") &&
+	    !trace_sql_has_table(c->db, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
 		err_set(c->e, c->path, 0, 0,
 		        "not a trace database: no CUPTI_ACTIVITY_KIND_KERNEL or _MEMCPY table "
 		        "(expected a k3sim capture or import, or an nsys SQLite export)");
@@ -1027,7 +1094,7 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 	    "[CUDA memcpy]",
 	};
 	struct calib_match *m = calloc(1, sizeof *m);
-	struct ctx c = {.path = path, .e = e, .m = m, .rules = o ? o->rules : NULL};
+	struct ctx c = {.path = path, .e = e, .m = m, .rules = o ? o->rules : NULL, .o = o};
 	int rc = 0;
 	if (!m) {
 		err_set(e, path, 0, 0, "out of memory");
@@ -1059,17 +1126,22 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 	    (rc = load_acts(&c, ACT_KERNEL)) < 0 || (rc = load_acts(&c, ACT_MEMCPY)) < 0 ||
 	    (rc = load_acts(&c, ACT_MEMSET)) < 0)
 		goto out;
-	if (has_table(c.db, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
-	    (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_RUNTIME")) < 0)
+	if (trace_sql_has_table(c.db, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
+	    (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_RUNTIME", false)) < 0)
 		goto out;
 	if (is_table(c.db, "CUPTI_ACTIVITY_KIND_DRIVER") &&
-	    (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_DRIVER")) < 0)
+	    (rc = load_apis_from(&c, "CUPTI_ACTIVITY_KIND_DRIVER", true)) < 0)
 		goto out;
-	qsort(c.apis, c.n_apis, sizeof *c.apis, cmp_api);
+	if (c.n_apis)
+		qsort(c.apis, c.n_apis, sizeof *c.apis, cmp_api);
 	if ((rc = load_ranges(&c)) < 0 || (rc = sweep(&c)) < 0)
 		goto out;
-	qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
-	qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
+	if (m->n_samples) /* qsort takes no NULL array, even empty */
+		qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
+	if (m->n_unmatched)
+		qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
+	if (m->n_marks)
+		qsort(m->marks, m->n_marks, sizeof *m->marks, cmp_mark);
 	read_info(&c);
 out:
 	if (rc == -ENOMEM)
@@ -1106,6 +1178,8 @@ void calib_match_release(struct calib_match *m)
 	free(m->samples);
 	free(m->unmatched);
 	free(m->bad);
+	free(m->acts);
+	free(m->marks);
 	arena_release(&m->arena);
 	memset(m, 0, sizeof *m);
 }

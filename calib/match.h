@@ -13,8 +13,15 @@
  *    In the range of a collective, when the kernel classes (trace/kclass.h, the rule set trace
  *    summary uses too) call any of its kernels communication, only those count: the rest (the gather of an EP dispatch's rows, the weighted sum of a
  *    combine) is skipped, listed with its reason.
- * 2. Rules (calib/rules.h): activities outside any k3sim range are named by kernel-name rules;
- *    shapes come from the enclosing ranges' key=value tokens or from launch geometry.
+ * 2. Framework records (trace/shapes.h, with opts.derive): an activity outside k3sim ranges
+ *    whose launching call ran inside a framework record ("aten::mm, ..., sizes = [[..], [..]]":
+ *    emit_nvtx(record_shapes=True), or a Kineto import with --cpu-ops) gets the op the
+ *    derivation rules (calib/derive.h) make of the innermost such record; one record instance
+ *    is one sample (all the kernels it launched). Records the rules cannot price are listed
+ *    with the reason.
+ * 3. Rules (calib/rules.h): activities outside k3sim ranges and framework records are named by
+ *    kernel-name rules; shapes come from the enclosing ranges' key=value tokens or from launch
+ *    geometry.
  * Nothing is dropped silently: every activity is counted as matched, skipped by a rule, or
  * unmatched, and unmatched ones are listed by name with the reason.
  *
@@ -24,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calib/derive.h"
 #include "calib/rules.h"
 #include "model/ops.h"
 #include "util/arena.h"
@@ -34,6 +42,32 @@ enum { CALIB_MATCH_MAX_ROWS = 32 * 1024 * 1024 };
 struct calib_match_opts {
 	const struct calib_rules *rules; /* NULL: NVTX ranges only */
 	int64_t max_rows;                /* per table; 0: CALIB_MATCH_MAX_ROWS */
+	const struct calib_derive *derive; /* NULL: framework records are not read */
+	struct calib_derive_opts derive_opts;
+	bool keep_activities;            /* fill calib_match.acts (trace profile) */
+	const char *const *marks;        /* globs over range names (the text before the first
+					  * ','): matching ranges go to calib_match.marks */
+	int n_marks;
+};
+
+/* One GPU activity as matched (opts.keep_activities), in the order of the tables read. */
+struct calib_activity {
+	int64_t start_ns, end_ns;         /* on the GPU */
+	int64_t launch_ns, launch_end_ns; /* the launching call (with launched) */
+	int64_t tid;                      /* the launching thread (with launched) */
+	bool launched;                    /* its launching call is in the trace */
+	int32_t spec;                     /* the op it was matched to; -1: unmatched or skipped */
+	bool first;                       /* the first activity of its sample: the op's time is
+					   * predicted once per sample */
+	bool dtype_assumed;               /* a framework record without element types */
+	uint8_t kind;                     /* 0 kernel, 1 memcpy, 2 memset */
+	uint32_t device_id;
+};
+
+/* A range whose name matched opts.marks (step markers). */
+struct calib_mark {
+	const char *text;
+	int64_t start_ns, end_ns, tid;
 };
 
 /* A distinct op measured in the trace. */
@@ -90,6 +124,12 @@ struct calib_match {
 	size_t n_bad;
 	int64_t kernels, memcpys, memsets; /* activities read */
 	int64_t matched_nvtx, matched_rules, skipped, unmatched_total;
+	int64_t matched_framework;          /* of the activities: by a framework record */
+	int64_t framework_ranges;           /* ranges that are framework records */
+	struct calib_activity *acts;        /* opts.keep_activities */
+	size_t n_acts;
+	struct calib_mark *marks;           /* opts.marks, by start */
+	size_t n_marks;
 	int64_t ranges, k3sim_ranges, empty_ranges; /* k3sim ranges with no GPU work */
 	struct calib_trace_info info;
 	struct arena arena;

@@ -693,8 +693,14 @@ int calib_points_add_file(struct calib_points *pts, const char *path, const stru
 	if (got < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0)
 		return calib_points_add_csv(pts, path, e);
 	struct calib_match m;
-	struct calib_match_opts mo = {.rules = rules};
-	int rc = calib_match_db(&m, path, &mo, e);
+	/* framework records (emit_nvtx, Kineto --cpu-ops) through the default derivation rules */
+	struct calib_derive derive;
+	int rc = calib_derive_load(&derive, "default", e);
+	if (rc < 0)
+		return rc;
+	struct calib_match_opts mo = {.rules = rules, .derive = &derive, .derive_opts = {.dtype = DT_BF16}};
+	rc = calib_match_db(&m, path, &mo, e);
+	calib_derive_release(&derive);
 	if (rc < 0)
 		return rc;
 	rc = calib_points_add_match(pts, &m, path, e);

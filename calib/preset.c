@@ -98,26 +98,10 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	fprintf(f, "\nsource: ");
 	qstr(f, hw->source);
 	fprintf(f, "\ncalibrated: %s\n", hw->calibrated ? "true" : "false");
-	char sustained[64] = "";
-	if (hw->sustained_sm_clock_hz > 0)
-		snprintf(sustained, sizeof sustained, "  sustained_sm_clock_mhz: %.9g\n", hw->sustained_sm_clock_hz / 1e6);
-	fprintf(f,
-	        "device:\n  sms: %lld\n  sm_clock_mhz: %.9g\n%s  l2_mib: %.9g\n  smem_per_sm_kib: %.9g\n"
-	        "  hbm_mib: %.9g\n  hbm_gb_per_s: %.9g\n  l2_gb_per_s: %.9g\n  tensor_tflops:\n",
-	        (long long)hw->sms, hw->sm_clock_hz / 1e6, sustained, (double)hw->l2_bytes / 1048576.0,
-	        (double)hw->smem_per_sm_bytes / 1024.0, (double)hw->hbm_bytes / 1048576.0,
-	        hw->hbm_bw_bytes_per_s / 1e9, hw->l2_bw_bytes_per_s / 1e9);
-	for (int t = 0; t < DT_COUNT; t++)
-		if (hw->tensor_flops_per_s[t] > 0)
-			fprintf(f, "    %s: %.9g\n", dtype_name((enum dtype)t),
-			        hw->tensor_flops_per_s[t] / 1e12);
-	fprintf(f, "  vector_tflops: %.9g\n  launch_latency_us: %.9g\n  graph_launch_latency_us: %.9g\n",
-	        hw->vector_flops_per_s / 1e12, hw->launch_latency_s * 1e6, hw->graph_launch_latency_s * 1e6);
-	fprintf(f,
-	        "interconnect:\n  domain_gpus: %lld\n  nvlink_gb_per_s: %.9g\n  nvlink_latency_us: %.9g\n"
-	        "  nic_gb_per_s: %.9g\n  nic_latency_us: %.9g\n",
-	        (long long)hw->domain_gpus, hw->nvlink_bw_bytes_per_s / 1e9, hw->nvlink_latency_s * 1e6,
-	        hw->nic_bw_bytes_per_s / 1e9, hw->nic_latency_s * 1e6);
+	fprintf(f, "device:\n");
+	hw_write_section(f, hw, "device");
+	fprintf(f, "interconnect:\n");
+	hw_write_section(f, hw, "interconnect");
 	fprintf(f,
 	        "efficiency:\n  gemm: {max: %.9g, half_gflop: %.9g}\n  memory: {max: %.9g, half_mib: %.9g}\n"
 	        "  comm: {max: %.9g, half_mib: %.9g}\n",
@@ -170,26 +154,8 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 			fprintf(f, "}\n");
 		}
 	}
-	fprintf(f,
-	        "kernels:\n  gemm_tile_m: %lld\n  gemm_tile_n: %lld\n  gemm_wave_smoothing: %.6g\n"
-	        "  gemm_fixed_cycles: %.9g\n  gemm_wave_cycles: %.9g\n  gemm_kstep_cycles: %.9g\n"
-	        "  kda_chunk_step_cycles: %.6g\n  kda_step_row_cycles: %.6g\n"
-	        "  kda_intra_cycles_per_token_head: %.6g\n  kda_verify_lin_cycles: %.6g\n"
-	        "  kda_verify_quad_cycles: %.6g\n  kda_max_v_split: %lld\n  reserved_gib: %.9g\n",
-	        (long long)hw->gemm_tile_m, (long long)hw->gemm_tile_n, hw->gemm_wave_smoothing,
-	        hw->gemm_fixed_cycles, hw->gemm_wave_cycles, hw->gemm_kstep_cycles,
-	        hw->kda_chunk_step_cycles, hw->kda_step_row_cycles, hw->kda_intra_cycles_per_token_head,
-	        hw->kda_verify_lin_cycles, hw->kda_verify_quad_cycles,
-	        (long long)hw->kda_max_v_split, (double)hw->reserved_bytes / 1073741824.0);
-
-	bool any_eff = false;
-	for (int t = 0; t < DT_COUNT; t++)
-		if (hw->gemm_eff[t] > 0) {
-			fprintf(f, "%s%s: %.9g", any_eff ? ", " : "  gemm_eff: {", dtype_name((enum dtype)t), hw->gemm_eff[t]);
-			any_eff = true;
-		}
-	if (any_eff)
-		fprintf(f, "}\n");
+	fprintf(f, "kernels:\n");
+	hw_write_section(f, hw, "kernels");
 	fprintf(f, "calibration:\n  date: %s\n  base: ", meta->date ? meta->date : "?");
 	qstr(f, meta->base);
 	if (meta->command) {

@@ -314,27 +314,14 @@ out:
 	return 0;
 }
 
+static int parse_rules(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return calib_rules_load_string(obj, label, text, len_bytes, e);
+}
+
 int calib_rules_load(struct calib_rules *r, const char *name_or_path, struct err *e)
 {
-	if (!strchr(name_or_path, '/') && !strchr(name_or_path, '.')) {
-		const struct embedded_file *f = embedded_find(calib_rule_files, name_or_path);
-		if (!f) {
-			err_set(e, NULL, 0, 0, "unknown rules '%s' (embedded: default; or give a path)",
-			        name_or_path);
-			return -ENOENT;
-		}
-		char label[96];
-		snprintf(label, sizeof label, "<rules %s>", f->name);
-		return calib_rules_load_string(r, label, f->data, f->size_bytes, e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = calib_rules_load_string(r, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(calib_rule_files, "rules", "rules", name_or_path, parse_rules, r, e);
 }
 
 void calib_rules_release(struct calib_rules *r)

@@ -13,6 +13,7 @@
 #include "calib/preset.h"
 #include "calib/runs.h"
 #include "calib/validate.h"
+#include "reports/calib.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "util/outfile.h"

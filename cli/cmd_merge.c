@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "plan/plandb.h"
-#include "reports/sweepdb.h"
+#include "sweep/sweepdb.h"
 #include "util/outfile.h"
 
 static void usage(FILE *out)

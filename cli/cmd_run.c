@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"                  mean EP rank; '-' for stdout\n"
 		"  --timeline-step decode|prefill\n"
 		"                  which step --timeline writes: the mean decode step (default) or the\n"
-		"                  first prefill chunk\n"
+		"                  first prefill step (with engine.prefill_tokens: the batched step\n"
+		"                  TTFT sums)\n"
 		"  --force         replace an existing --timeline file\n"
 		"overrides (applied after loading):\n"
 		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n"
@@ -362,9 +363,13 @@ static int write_timeline(const struct scenario *s, const struct model *m, const
 	struct phase p;
 	char title[160];
 	if (prefill) {
-		sim_phase_init(s, PHASE_PREFILL, 1, s->prefill_chunk, 0, &p);
-		snprintf(title, sizeof title, "prefill chunk of %lld tokens (first of %lld), simulated",
-			 (long long)s->prefill_chunk, (long long)r->prefill_chunks);
+		/* the first step as sim_prefill runs it: a token budget batches prompts */
+		int64_t batch, chunk;
+		sim_prefill_shape(s, &batch, &chunk);
+		sim_phase_init(s, PHASE_PREFILL, batch, chunk, 0, &p);
+		snprintf(title, sizeof title,
+			 "prefill step: %lld tokens of %lld prompts per DP group (first of %lld), simulated",
+			 (long long)chunk, (long long)(batch + s->dp - 1) / s->dp, (long long)r->prefill_chunks);
 	} else {
 		sim_phase_init(s, PHASE_DECODE, s->batch, 1, r->decode_context, &p);
 		snprintf(title, sizeof title, "decode step (TPOT), batch %lld at context %lld, simulated",

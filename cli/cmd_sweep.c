@@ -10,8 +10,8 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "reports/sweep.h"
-#include "reports/sweepdb.h"
+#include "sweep/sweep.h"
+#include "sweep/sweepdb.h"
 #include "util/doc.h"
 #include "util/outfile.h"
 

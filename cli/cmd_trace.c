@@ -15,6 +15,7 @@
 #include "trace/tracedb.h"
 #include "util/numfmt.h"
 #include "util/outfile.h"
+#include "util/jsonw.h"
 
 struct sub {
 	const char *name;
@@ -51,20 +52,6 @@ static bool parse_i64(const char *s, int64_t *out)
 
 /* ---- a small JSON writer for --json output ---- */
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 /* Full precision: the shortest text that reads back as v (76426648.5, not 7.64266e+07). */
 static void jnum(FILE *f, double v)
 {
@@ -90,6 +77,10 @@ static void import_usage(FILE *out)
 		"  --rank N            record the capture's rank (merge tells ranks' GPUs apart by it;\n"
 		"                      default: the trace's distributedInfo)\n"
 		"  --host NAME         record the host the trace was taken on (for merge)\n"
+		"  --cpu-ops           Kineto: keep the operator calls recorded with\n"
+		"                      record_shapes=True (cpu_op events with \"Input Dims\") as\n"
+		"                      ranges \"aten::mm, sizes = [...], types = [...]\": the shapes\n"
+		"                      that trace profile and validate derive model ops from\n"
 		"  -f, --force         replace an existing output file (never an input, never\n"
 		"                      before the import succeeded: the output is written beside\n"
 		"                      the target and renamed into place)\n"
@@ -117,10 +108,12 @@ static void stats_json(FILE *f, const struct trace_import_stats *st)
 		st->base_time_ns, st->gpu_rows_no_process, st->strings_cut, st->unknown_events);
 	for (int i = 0; i < st->n_unknown_cats; i++) {
 		fputs(i ? ", " : "", f);
-		jstr(f, st->unknown_cat[i]);
+		util_json_str(f, st->unknown_cat[i]);
 		fprintf(f, ": %" PRId64, st->unknown_cat_events[i]);
 	}
 	fputc('}', f);
+	if (st->cpu_ops)
+		fprintf(f, ", \"cpu_ops\": %" PRId64, st->cpu_ops);
 }
 
 static void stats_human(FILE *f, const struct trace_import_stats *st)
@@ -167,8 +160,10 @@ static int trace_import_main(int argc, char **argv)
 		{"pid", required_argument, NULL, 'p'},    {"force", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},         {"quiet", no_argument, NULL, 'q'},
 		{"rank", required_argument, NULL, 'r'},   {"host", required_argument, NULL, 'H'},
+		{"cpu-ops", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
+	bool cpu_ops = false;
 	const char *out = NULL, *format = "auto", *host = NULL, *rank = NULL;
 	int64_t pid = 0, rank_v = 0;
 	bool force = false, json = false, quiet = false;
@@ -196,6 +191,7 @@ static int trace_import_main(int argc, char **argv)
 		case 'f': force = true; break;
 		case 'j': json = true; break;
 		case 'q': quiet = true; break;
+		case 'C': cpu_ops = true; break;
 		case 'h': import_usage(stdout); return 0;
 		case ':': return usage_error("import", "missing value for", argv[optind - 1]);
 		default: return usage_error("import", "unknown option", argv[optind - 1]);
@@ -208,7 +204,7 @@ static int trace_import_main(int argc, char **argv)
 		return usage_error("import", "no output: give -o OUT.db", NULL);
 	const char *in = argv[optind];
 	struct err e = {0};
-	struct trace_import_opts io = {.kineto = {.pid = pid}};
+	struct trace_import_opts io = {.kineto = {.pid = pid, .cpu_ops = cpu_ops}};
 	if (trace_format_parse(format, &io.format))
 		return usage_error("import", "unknown format (auto, nsys, sqlite, kineto, json):",
 				   format);
@@ -255,9 +251,9 @@ static int trace_import_main(int argc, char **argv)
 	const char *fname = trace_format_name(fmt);
 	if (json) {
 		printf("{\"input\": ");
-		jstr(stdout, name);
+		util_json_str(stdout, name);
 		printf(", \"output\": ");
-		jstr(stdout, out);
+		util_json_str(stdout, out);
 		printf(", \"format\": \"%s\", ", fname);
 		stats_json(stdout, &st);
 		printf("}\n");
@@ -297,7 +293,7 @@ static void summary_usage(FILE *out)
 static void summary_json(FILE *f, const char *db, const struct trace_summary *s, size_t top)
 {
 	fprintf(f, "{\n  \"database\": ");
-	jstr(f, db);
+	util_json_str(f, db);
 	fprintf(f,
 		",\n  \"totals\": {\"kernels\": %" PRId64 ", \"kernel_ns\": %" PRId64
 		", \"memcpys\": %" PRId64 ", \"memcpy_bytes\": %" PRId64 ", \"memcpy_ns\": %" PRId64
@@ -312,7 +308,7 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 	for (size_t i = 0; i < s->n_kern && i < top; i++) {
 		const struct trace_kernel_sum *k = &s->kern[i];
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		jstr(f, k->name);
+		util_json_str(f, k->name);
 		fprintf(f, ", \"time_pct\": ");
 		jnum(f, k->time_pct);
 		fprintf(f, ", \"total_ns\": %" PRId64 ", \"instances\": %" PRId64 ", \"avg_ns\": ",
@@ -326,9 +322,9 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		fprintf(f, ", \"comm\": %s", k->comm ? "true" : "false");
 		if (k->comm) {
 			fprintf(f, ", \"collective\": ");
-			jstr(f, k->collective);
+			util_json_str(f, k->collective);
 			fprintf(f, ", \"library\": ");
-			jstr(f, k->library);
+			util_json_str(f, k->library);
 		}
 		fputc('}', f);
 	}
@@ -336,7 +332,7 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 	for (size_t i = 0; i < s->n_nvtx; i++) {
 		const struct trace_nvtx_sum *n = &s->nvtx[i];
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		jstr(f, n->name);
+		util_json_str(f, n->name);
 		fprintf(f, ", \"instances\": %" PRId64 ", \"total_ns\": %" PRId64 ", \"avg_ns\": ",
 			n->instances, n->total_ns);
 		jnum(f, n->avg_ns);
@@ -420,7 +416,7 @@ static void summary_json(FILE *f, const char *db, const struct trace_summary *s,
 		fprintf(f, ", \"power_capped\": %" PRId64 ", \"throttle_reasons\": %" PRIu64
 			   ", \"throttle\": ",
 			c->power_capped, c->throttle_any);
-		jstr(f, trace_throttle_names(c->throttle_any, why, sizeof why));
+		util_json_str(f, trace_throttle_names(c->throttle_any, why, sizeof why));
 		fputc('}', f);
 	}
 	fprintf(f, "\n  ]\n}\n");
@@ -718,9 +714,9 @@ static int trace_export_main(int argc, char **argv)
 	if (json) {
 		FILE *o = to_stdout ? stderr : stdout;
 		fprintf(o, "{\"database\": ");
-		jstr(o, db);
+		util_json_str(o, db);
 		fprintf(o, ", \"output\": ");
-		jstr(o, out);
+		util_json_str(o, out);
 		fprintf(o,
 			", \"kernels\": %" PRId64 ", \"memcpys\": %" PRId64 ", \"memsets\": %" PRId64
 			", \"nvtx\": %" PRId64 ", \"api_calls\": %" PRId64 ", \"events\": %" PRId64 "}\n",
@@ -826,7 +822,7 @@ static int trace_merge_main(int argc, char **argv)
 	}
 	if (json) {
 		printf("{\"output\": ");
-		jstr(stdout, out);
+		util_json_str(stdout, out);
 		printf(", \"inputs\": %zu, ", n);
 		stats_json(stdout, &st);
 		printf("}\n");
@@ -854,6 +850,7 @@ static const struct sub subs[] = {
 	/* capture: owned by the CUPTI capture work, implemented in cli/cmd_trace_capture.c */
 	{"capture", cmd_trace_capture, "run a program under CUPTI capture into a trace database"},
 	{"validate", cmd_trace_validate, "predicted vs measured per op class, with charts (calibration)"},
+	{"profile", cmd_trace_profile, "any program's kernels against the model, per op class and step"},
 	{NULL, NULL, NULL},
 };
 

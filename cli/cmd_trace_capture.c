@@ -18,6 +18,7 @@
 
 #ifdef K3SIM_HAVE_CAPTURE
 #include "trace/capture/env.h"
+#include "util/jsonw.h"
 #endif
 
 static void usage(FILE *out)
@@ -57,55 +58,6 @@ static void usage(FILE *out)
 }
 
 #ifndef K3SIM_HAVE_CAPTURE
-
-/* SQLite's companions of a database file, moved with it. */
-static const char *const sidecars[] = {"", "-wal", "-shm", "-journal"};
-
-/* Moves PATH (and its companions) to PATH.k3sim-old-PID in the same directory. */
-static int keep_aside(const char *path, char *backup, size_t n)
-{
-	if ((size_t)snprintf(backup, n, "%s.k3sim-old-%ld", path, (long)getpid()) >= n - 16) {
-		fprintf(stderr, "k3sim trace capture: output path too long\n");
-		backup[0] = '\0';
-		return -1;
-	}
-	for (size_t k = 0; k < sizeof sidecars / sizeof *sidecars; k++) {
-		char from[PATH_MAX + 16], to[PATH_MAX + 16];
-		snprintf(from, sizeof from, "%s%s", path, sidecars[k]);
-		snprintf(to, sizeof to, "%s%s", backup, sidecars[k]);
-		if (rename(from, to) < 0 && (k == 0 || errno != ENOENT)) {
-			fprintf(stderr, "k3sim trace capture: cannot move '%s' aside: %s\n", from,
-				strerror(errno));
-			if (k == 0)
-				backup[0] = '\0';
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* After the run: a new database at TARGET replaces the old one for good; otherwise the old
- * one goes back where it was. */
-static void settle_aside(const char *target, const char *backup, bool quiet)
-{
-	struct stat st;
-	bool replaced = lstat(target, &st) == 0 && S_ISREG(st.st_mode);
-	for (size_t k = 0; k < sizeof sidecars / sizeof *sidecars; k++) {
-		char old[PATH_MAX + 16], at[PATH_MAX + 16];
-		snprintf(old, sizeof old, "%s%s", backup, sidecars[k]);
-		snprintf(at, sizeof at, "%s%s", target, sidecars[k]);
-		if (replaced) {
-			unlink(old);
-		} else if (rename(old, at) < 0 && errno != ENOENT) {
-			fprintf(stderr, "k3sim trace capture: the old '%s' is kept as '%s' (%s)\n", at,
-				old, strerror(errno));
-		}
-	}
-	if (!replaced && !quiet)
-		fprintf(stderr, "k3sim trace capture: nothing was written to '%s': the old file is "
-				"left as it was\n",
-			target);
-}
 
 int cmd_trace_capture(int argc, char **argv)
 {
@@ -167,28 +119,13 @@ static int read_manifest(const char *path, struct db_report *out, int max)
 	return n;
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void report(const struct db_report *r, int n, int status, bool json)
 {
 	if (json) {
 		printf("{\"exit_status\": %d, \"databases\": [", status);
 		for (int i = 0; i < n; i++) {
 			printf("%s{\"path\": ", i ? ", " : "");
-			json_string(stdout, r[i].path);
+			util_json_str(stdout, r[i].path);
 			printf(", \"kernels\": %lld, \"memcpys\": %lld, \"memsets\": %lld, "
 			       "\"api_calls\": %lld, \"nvtx\": %lld, \"dropped_records\": %lld, "
 			       "\"metrics\": %lld}",

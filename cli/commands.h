@@ -21,6 +21,8 @@ int cmd_trace_capture(int argc, char **argv);
 
 /* `k3sim trace validate ...` (argv[0] is "validate"); called by cmd_trace. */
 int cmd_trace_validate(int argc, char **argv);
+/* `k3sim trace profile ...` (argv[0] is "profile"); called by cmd_trace. */
+int cmd_trace_profile(int argc, char **argv);
 /* `k3sim calibrate ...`: fit a hardware preset to measured kernels. */
 int cmd_calibrate(int argc, char **argv);
 

@@ -33,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		runs = 0;
 	}
-	struct trace_kineto_opts ko = {.max_string_bytes = 64 * 1024, .max_depth = 32};
+	/* odd-sized inputs also keep cpu_op shape records (trace import --cpu-ops) */
+	struct trace_kineto_opts ko = {.max_string_bytes = 64 * 1024, .max_depth = 32, .cpu_ops = size % 2 == 1};
 	struct trace_import_stats st;
 	int rc = trace_import_kineto_mem(db, "fuzz.json", data, size, &ko, &st, &e);
 	if (rc && !e.msg[0])

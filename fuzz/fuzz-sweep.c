@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

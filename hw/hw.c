@@ -1,6 +1,7 @@
 #include "hw/hw.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,6 +328,177 @@ static int read_fields(const struct doc *d, const struct doc_node *map, const ch
 	return 0;
 }
 
+/* ---- the key tables: the scalar keys of device:, interconnect: and kernels:, read by the loader
+ * and written by hw_write_section, in the order they are written ---- */
+
+enum hw_key_type {
+	HK_F64,   /* double */
+	HK_I64,   /* int64, the file's number rounded */
+	HK_BYTES, /* int64 bytes from a file unit (MiB, GiB, KiB, GB), truncated */
+	HK_HAND,  /* read and written by hand (maps: tensor_tflops, gemm_eff) */
+};
+enum hw_key_write { HK_ALWAYS, HK_NONZERO, HK_NEVER };
+
+struct hw_key {
+	const char *key;
+	enum hw_key_type type;
+	size_t offset;           /* into struct hw */
+	double scale;            /* the file's value x scale = the struct's (SI units, bytes) */
+	double out_mul, out_div; /* written: the struct's value x out_mul / out_div (the exact inverse) */
+	int digits;              /* written with %.<digits>g; integers as %lld */
+	bool required;
+	enum hw_key_write write;
+};
+
+#define KEY(k, t, field, sc, mul, div, dig, req, w) {k, t, offsetof(struct hw, field), sc, mul, div, dig, req, w}
+#define KEY_HAND(k, req) {k, HK_HAND, 0, 0, 1, 1, 0, req, HK_ALWAYS}
+
+static const struct hw_key device_keys[] = {
+	KEY("sms", HK_I64, sms, 1, 1, 1, 0, true, HK_ALWAYS),
+	KEY("sm_clock_mhz", HK_F64, sm_clock_hz, 1e6, 1, 1e6, 9, true, HK_ALWAYS),
+	KEY("sustained_sm_clock_mhz", HK_F64, sustained_sm_clock_hz, 1e6, 1, 1e6, 9, false, HK_NONZERO),
+	KEY("l2_mib", HK_BYTES, l2_bytes, 1048576.0, 1, 1048576.0, 9, true, HK_ALWAYS),
+	KEY("smem_per_sm_kib", HK_BYTES, smem_per_sm_bytes, 1024.0, 1, 1024.0, 9, false, HK_ALWAYS),
+	KEY("hbm_gb", HK_BYTES, hbm_bytes, 1e9, 1, 1e9, 9, false, HK_NEVER), /* or hbm_mib */
+	KEY("hbm_mib", HK_BYTES, hbm_bytes, 1048576.0, 1, 1048576.0, 9, false, HK_ALWAYS),
+	KEY("hbm_gb_per_s", HK_F64, hbm_bw_bytes_per_s, 1e9, 1, 1e9, 9, true, HK_ALWAYS),
+	KEY("l2_gb_per_s", HK_F64, l2_bw_bytes_per_s, 1e9, 1, 1e9, 9, false, HK_ALWAYS),
+	KEY_HAND("tensor_tflops", true),
+	KEY("vector_tflops", HK_F64, vector_flops_per_s, 1e12, 1, 1e12, 9, true, HK_ALWAYS),
+	KEY("launch_latency_us", HK_F64, launch_latency_s, 1e-6, 1e6, 1, 9, true, HK_ALWAYS),
+	KEY("graph_launch_latency_us", HK_F64, graph_launch_latency_s, 1e-6, 1e6, 1, 9, false, HK_ALWAYS),
+	{NULL, HK_HAND, 0, 0, 1, 1, 0, false, HK_NEVER},
+};
+
+static const struct hw_key interconnect_keys[] = {
+	KEY("domain_gpus", HK_I64, domain_gpus, 1, 1, 1, 0, true, HK_ALWAYS),
+	KEY("nvlink_gb_per_s", HK_F64, nvlink_bw_bytes_per_s, 1e9, 1, 1e9, 9, true, HK_ALWAYS),
+	KEY("nvlink_latency_us", HK_F64, nvlink_latency_s, 1e-6, 1e6, 1, 9, true, HK_ALWAYS),
+	KEY("nic_gb_per_s", HK_F64, nic_bw_bytes_per_s, 1e9, 1, 1e9, 9, true, HK_ALWAYS),
+	KEY("nic_latency_us", HK_F64, nic_latency_s, 1e-6, 1e6, 1, 9, true, HK_ALWAYS),
+	{NULL, HK_HAND, 0, 0, 1, 1, 0, false, HK_NEVER},
+};
+
+static const struct hw_key kernel_keys[] = {
+	KEY("gemm_tile_m", HK_I64, gemm_tile_m, 1, 1, 1, 0, true, HK_ALWAYS),
+	KEY("gemm_tile_n", HK_I64, gemm_tile_n, 1, 1, 1, 0, true, HK_ALWAYS),
+	KEY("gemm_wave_smoothing", HK_F64, gemm_wave_smoothing, 1, 1, 1, 6, false, HK_ALWAYS),
+	KEY("gemm_fixed_cycles", HK_F64, gemm_fixed_cycles, 1, 1, 1, 9, false, HK_ALWAYS),
+	KEY("gemm_wave_cycles", HK_F64, gemm_wave_cycles, 1, 1, 1, 9, false, HK_ALWAYS),
+	KEY("gemm_kstep_cycles", HK_F64, gemm_kstep_cycles, 1, 1, 1, 9, false, HK_ALWAYS),
+	KEY("kda_chunk_step_cycles", HK_F64, kda_chunk_step_cycles, 1, 1, 1, 6, true, HK_ALWAYS),
+	KEY("kda_step_row_cycles", HK_F64, kda_step_row_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
+	KEY("kda_intra_cycles_per_token_head", HK_F64, kda_intra_cycles_per_token_head, 1, 1, 1, 6, false, HK_ALWAYS),
+	KEY("kda_verify_lin_cycles", HK_F64, kda_verify_lin_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
+	KEY("kda_verify_quad_cycles", HK_F64, kda_verify_quad_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
+	KEY("kda_max_v_split", HK_I64, kda_max_v_split, 1, 1, 1, 0, false, HK_ALWAYS),
+	KEY("reserved_gib", HK_BYTES, reserved_bytes, 1073741824.0, 1, 1073741824.0, 9, true, HK_ALWAYS),
+	KEY_HAND("gemm_eff", false),
+	{NULL, HK_HAND, 0, 0, 1, 1, 0, false, HK_NEVER},
+};
+
+static int read_keys(const struct doc *d, const struct doc_node *map, const char *what,
+		     const struct hw_key *keys, struct hw *hw, struct err *e)
+{
+	int rc = doc_expect(d, map, DOC_MAP, what, e);
+	if (rc < 0)
+		return rc;
+	const char *names[48];
+	int n = 0;
+	for (const struct hw_key *k = keys; k->key && n < 47; k++)
+		names[n++] = k->key;
+	names[n] = NULL;
+	if ((rc = doc_check_keys(d, map, names, e)) < 0)
+		return rc;
+	for (const struct hw_key *k = keys; k->key; k++) {
+		const struct doc_node *v = doc_get(map, k->key);
+		if (!v) {
+			if (k->required)
+				return doc_error(d, map, e, "%s: missing key '%s'", what, k->key);
+			continue;
+		}
+		if (k->type == HK_HAND)
+			continue; /* read by the caller */
+		double x;
+		if ((rc = doc_double(d, v, k->key, &x, e)) < 0)
+			return rc;
+		if (x < 0)
+			return doc_error(d, v, e, "%s: must not be negative", k->key);
+		char *dst = (char *)hw + k->offset;
+		if (k->type == HK_F64) {
+			double y = x * k->scale;
+			memcpy(dst, &y, sizeof y);
+		} else {
+			double y = x * k->scale + (k->type == HK_I64 ? 0.5 : 0.0);
+			if (!(y < 9223372036854775807.0)) /* an int64 field: no float-to-int overflow */
+				return doc_error(d, v, e, "%s: %g is too large", k->key, x);
+			int64_t i = (int64_t)y;
+			memcpy(dst, &i, sizeof i);
+		}
+	}
+	return 0;
+}
+
+static const struct hw_key *section_keys(const char *section)
+{
+	if (strcmp(section, "device") == 0)
+		return device_keys;
+	if (strcmp(section, "interconnect") == 0)
+		return interconnect_keys;
+	if (strcmp(section, "kernels") == 0)
+		return kernel_keys;
+	return NULL;
+}
+
+int hw_write_section(FILE *f, const struct hw *hw, const char *section)
+{
+	const struct hw_key *keys = section_keys(section);
+	if (!keys)
+		return -EINVAL;
+	for (const struct hw_key *k = keys; k->key; k++) {
+		const char *src = (const char *)hw + k->offset;
+		if (k->type == HK_HAND) {
+			if (strcmp(k->key, "tensor_tflops") == 0) {
+				fprintf(f, "  tensor_tflops:\n");
+				for (int t = 0; t < DT_COUNT; t++)
+					if (hw->tensor_flops_per_s[t] > 0)
+						fprintf(f, "    %s: %.9g\n", dtype_name((enum dtype)t),
+							hw->tensor_flops_per_s[t] / 1e12);
+			} else if (strcmp(k->key, "gemm_eff") == 0) {
+				bool any = false;
+				for (int t = 0; t < DT_COUNT; t++)
+					if (hw->gemm_eff[t] > 0) {
+						fprintf(f, "%s%s: %.9g", any ? ", " : "  gemm_eff: {",
+							dtype_name((enum dtype)t), hw->gemm_eff[t]);
+						any = true;
+					}
+				if (any)
+					fprintf(f, "}\n");
+			}
+			continue;
+		}
+		if (k->write == HK_NEVER)
+			continue;
+		if (k->type == HK_F64) {
+			double v;
+			memcpy(&v, src, sizeof v);
+			if (k->write == HK_NONZERO && !(v > 0))
+				continue;
+			fprintf(f, "  %s: %.*g\n", k->key, k->digits, v * k->out_mul / k->out_div);
+		} else {
+			int64_t v;
+			memcpy(&v, src, sizeof v);
+			if (k->write == HK_NONZERO && v <= 0)
+				continue;
+			if (k->type == HK_I64)
+				fprintf(f, "  %s: %lld\n", k->key, (long long)v);
+			else
+				fprintf(f, "  %s: %.*g\n", k->key, k->digits, (double)v * k->out_mul / k->out_div);
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 static int read_curve(const struct doc *d, const struct doc_node *map, const char *what,
 		      double half_scale, const char *half_key, struct hw_curve *c, struct err *e)
 {
@@ -569,34 +741,14 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if ((rc = doc_bool(d, n, "calibrated", &hw->calibrated, e)) < 0)
 		return rc;
 
-	double hbm_gb = 0, hbm_mib = 0, l2_mib = 0, smem_kib = 0;
-	const struct field dev[] = {
-		{"sms", 1, NULL, &hw->sms, true},
-		{"sm_clock_mhz", 1e6, &hw->sm_clock_hz, NULL, true},
-		{"sustained_sm_clock_mhz", 1e6, &hw->sustained_sm_clock_hz, NULL, false},
-		{"l2_mib", 1, &l2_mib, NULL, true},
-		{"smem_per_sm_kib", 1, &smem_kib, NULL, false},
-		{"hbm_gb", 1, &hbm_gb, NULL, false},
-		{"hbm_mib", 1, &hbm_mib, NULL, false},
-		{"hbm_gb_per_s", 1e9, &hw->hbm_bw_bytes_per_s, NULL, true},
-		{"l2_gb_per_s", 1e9, &hw->l2_bw_bytes_per_s, NULL, false},
-		{"vector_tflops", 1e12, &hw->vector_flops_per_s, NULL, true},
-		{"launch_latency_us", 1e-6, &hw->launch_latency_s, NULL, true},
-		{"graph_launch_latency_us", 1e-6, &hw->graph_launch_latency_s, NULL, false},
-		{"tensor_tflops", 0, NULL, NULL, true}, /* read below */
-		{NULL, 0, NULL, NULL, false},
-	};
 	if (!(n = doc_get(root, "device")))
 		return doc_error(d, root, e, "missing key 'device'");
-	if ((rc = read_fields(d, n, "device", dev, e)) < 0)
+	if ((rc = read_keys(d, n, "device", device_keys, hw, e)) < 0)
 		return rc;
-	if (hbm_gb > 0 && hbm_mib > 0)
+	if (doc_get(n, "hbm_gb") && doc_get(n, "hbm_mib"))
 		return doc_error(d, n, e, "device: give hbm_gb or hbm_mib, not both");
-	if (hbm_gb <= 0 && hbm_mib <= 0)
+	if (!(hw->hbm_bytes > 0))
 		return doc_error(d, n, e, "device: missing key 'hbm_mib' (or 'hbm_gb')");
-	hw->hbm_bytes = hbm_mib > 0 ? (int64_t)(hbm_mib * 1048576.0) : (int64_t)(hbm_gb * 1e9);
-	hw->l2_bytes = (int64_t)(l2_mib * 1048576.0);
-	hw->smem_per_sm_bytes = (int64_t)(smem_kib * 1024.0);
 	if (hw->sms <= 0 || hw->sm_clock_hz <= 0 || hw->hbm_bw_bytes_per_s <= 0)
 		return doc_error(d, n, e, "device: sms, sm_clock_mhz and hbm_gb_per_s must be positive");
 	if (hw->sustained_sm_clock_hz > hw->sm_clock_hz)
@@ -624,17 +776,9 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if (hw->tensor_flops_per_s[DT_BF16] <= 0)
 		return doc_error(d, tt, e, "tensor_tflops: bf16 is required");
 
-	const struct field ic[] = {
-		{"domain_gpus", 1, NULL, &hw->domain_gpus, true},
-		{"nvlink_gb_per_s", 1e9, &hw->nvlink_bw_bytes_per_s, NULL, true},
-		{"nvlink_latency_us", 1e-6, &hw->nvlink_latency_s, NULL, true},
-		{"nic_gb_per_s", 1e9, &hw->nic_bw_bytes_per_s, NULL, true},
-		{"nic_latency_us", 1e-6, &hw->nic_latency_s, NULL, true},
-		{NULL, 0, NULL, NULL, false},
-	};
 	if (!(n = doc_get(root, "interconnect")))
 		return doc_error(d, root, e, "missing key 'interconnect'");
-	if ((rc = read_fields(d, n, "interconnect", ic, e)) < 0)
+	if ((rc = read_keys(d, n, "interconnect", interconnect_keys, hw, e)) < 0)
 		return rc;
 	if (hw->domain_gpus < 1)
 		return doc_error(d, n, e, "interconnect: domain_gpus must be at least 1");
@@ -661,29 +805,10 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if (doc_get(n, "gemm_points") && (rc = read_gemm_points(d, doc_get(n, "gemm_points"), hw, e)) < 0)
 		return rc;
 
-	double reserved_gib = 0;
-	const struct field kern[] = {
-		{"gemm_tile_m", 1, NULL, &hw->gemm_tile_m, true},
-		{"gemm_tile_n", 1, NULL, &hw->gemm_tile_n, true},
-		{"kda_chunk_step_cycles", 1, &hw->kda_chunk_step_cycles, NULL, true},
-		{"reserved_gib", 1, &reserved_gib, NULL, true},
-		{"gemm_wave_smoothing", 1, &hw->gemm_wave_smoothing, NULL, false},
-		{"gemm_fixed_cycles", 1, &hw->gemm_fixed_cycles, NULL, false},
-		{"gemm_wave_cycles", 1, &hw->gemm_wave_cycles, NULL, false},
-		{"gemm_kstep_cycles", 1, &hw->gemm_kstep_cycles, NULL, false},
-		{"gemm_eff", 0, NULL, NULL, false}, /* read below */
-		{"kda_intra_cycles_per_token_head", 1, &hw->kda_intra_cycles_per_token_head, NULL, false},
-		{"kda_step_row_cycles", 1, &hw->kda_step_row_cycles, NULL, false},
-		{"kda_verify_lin_cycles", 1, &hw->kda_verify_lin_cycles, NULL, false},
-		{"kda_verify_quad_cycles", 1, &hw->kda_verify_quad_cycles, NULL, false},
-		{"kda_max_v_split", 1, NULL, &hw->kda_max_v_split, false},
-		{NULL, 0, NULL, NULL, false},
-	};
 	if (!(n = doc_get(root, "kernels")))
 		return doc_error(d, root, e, "missing key 'kernels'");
-	if ((rc = read_fields(d, n, "kernels", kern, e)) < 0)
+	if ((rc = read_keys(d, n, "kernels", kernel_keys, hw, e)) < 0)
 		return rc;
-	hw->reserved_bytes = (int64_t)(reserved_gib * 1073741824.0);
 	const struct doc_node *ge = doc_get(n, "gemm_eff");
 	if (ge) {
 		if ((rc = doc_expect(d, ge, DOC_MAP, "gemm_eff", e)) < 0)
@@ -729,22 +854,12 @@ int hw_load_yaml(struct hw *hw, const char *name, const char *text, size_t len_b
 	return rc;
 }
 
+static int parse_hw(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return hw_load_yaml(obj, label, text, len_bytes, e);
+}
+
 int hw_load(struct hw *hw, const char *name_or_path, struct err *e)
 {
-	if (!embedded_is_path(name_or_path)) {
-		const struct embedded_file *f = embedded_lookup(hw_presets, name_or_path, "hardware", e);
-		if (!f)
-			return -ENOENT;
-		char label[96];
-		snprintf(label, sizeof label, "<preset %s>", f->name);
-		return hw_load_yaml(hw, label, f->data, f->size_bytes, e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = hw_load_yaml(hw, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(hw_presets, "hardware", "preset", name_or_path, parse_hw, hw, e);
 }

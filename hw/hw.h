@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/dtype.h"
 #include "util/err.h"
@@ -191,6 +192,12 @@ struct hw {
 /* Preset name ("h200") or a path to a YAML file. */
 int hw_load(struct hw *hw, const char *name_or_path, struct err *e);
 int hw_load_yaml(struct hw *hw, const char *name, const char *text, size_t len_bytes, struct err *e);
+
+/* The scalar keys of a preset's section ("device", "interconnect" or "kernels") as YAML lines at
+ * two spaces (the caller writes the "device:" line), by walking the key table the loader reads,
+ * in file units: what is written reads back to the same hw (to the file's precision: %.9g, the
+ * cycle counts %.6g). Returns 0, -EINVAL for an unknown section, or -EIO when f failed. */
+int hw_write_section(FILE *f, const struct hw *hw, const char *section);
 const char *const *hw_preset_names(void);
 
 /* Dense tensor rate for math in `t`, falling back when there is no native path

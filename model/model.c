@@ -506,28 +506,18 @@ out:
 	return rc;
 }
 
+/* A path ending in .json is a Hugging Face config.json; anything else a k3sim YAML preset. */
+static int parse_model(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	size_t n = strlen(label);
+	if (n > 5 && strcmp(label + n - 5, ".json") == 0)
+		return model_load_hf_config(obj, label, text, len_bytes, e);
+	return model_load_yaml(obj, label, text, len_bytes, e);
+}
+
 int model_load(struct model *m, const char *name_or_path, struct err *e)
 {
-	if (!embedded_is_path(name_or_path)) {
-		const struct embedded_file *f = embedded_lookup(model_presets, name_or_path, "model", e);
-		if (!f)
-			return -ENOENT;
-		char label[96];
-		snprintf(label, sizeof label, "<preset %s>", f->name);
-		return model_load_yaml(m, label, f->data, f->size_bytes, e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	size_t len_name = strlen(name_or_path);
-	if (len_name > 5 && strcmp(name_or_path + len_name - 5, ".json") == 0)
-		rc = model_load_hf_config(m, name_or_path, buf, len, e);
-	else
-		rc = model_load_yaml(m, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(model_presets, "model", "preset", name_or_path, parse_model, m, e);
 }
 
 /* ---- inventory ---- */

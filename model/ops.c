@@ -224,6 +224,17 @@ static void eltwise(struct builder *b, const char *name, enum op_split split, in
 	op->flops_per_element = flops_per_element;
 }
 
+/* FP8 activations are quantized per token in groups of 128 before each FP8 GEMM that a BF16 op
+ * feeds (DeepSeek-V3's 1 x 128 activation tiles; SGLang's per_token_group_quant_fp8): the BF16
+ * tensor read, FP8 and one FP32 scale per group written. Where SwiGLU feeds the GEMM the cast is
+ * fused into it (DeepSeek's swiglu_forward_with_weight_and_per_token_cast_to_fp8). */
+static void quant(struct builder *b, const char *name, enum op_split split, int64_t m, int64_t n)
+{
+	if (b->p->act != DT_FP8)
+		return;
+	eltwise(b, name, split, m, n, 1, (1.0 + 4.0 / 128) / 2, 4);
+}
+
 /* Block AttnRes before a sublayer: RMSNorm of each source, a pseudo-query score, softmax over
  * depth, the weighted sum; reads every source and the partial sum, writes the input. */
 static void attn_res(struct builder *b, const char *name, double sources)
@@ -300,13 +311,18 @@ static void mla_layer(struct builder *b)
 				    : dtype_bytes(p->mla_cache, latent);
 	bool dsa = m->dsa.index_heads > 0;
 
+	quant(b, "mla.quant_in", SPLIT_NONE, M, h);
 	if (a->q_lora_rank) {
 		gemm(b, "mla.q_a", SPLIT_NONE, M, a->q_lora_rank, h, SYNC_NONE);
+		quant(b, "mla.quant_q_b", SPLIT_NONE, M, a->q_lora_rank);
 		gemm(b, "mla.q_b", SPLIT_TP_N, M, a->heads * qk, a->q_lora_rank, SYNC_NONE);
 	} else {
 		gemm(b, "mla.q_proj", SPLIT_TP_N, M, a->heads * qk, h, SYNC_NONE);
 	}
 	gemm(b, "mla.kv_a", SPLIT_NONE, M, latent, h, SYNC_NONE);
+	if (a->rope && a->qk_rope_head_dim > 0)
+		/* the rotary embedding of the new tokens' q_pe (every head) and k_pe, in place */
+		eltwise(b, "mla.rope", SPLIT_TP_N, M, (a->heads + 1) * a->qk_rope_head_dim, 1, 1, 6);
 
 	if (dsa) {
 		const struct model_dsa *x = &m->dsa;
@@ -381,8 +397,14 @@ static void mla_layer(struct builder *b)
 	if (!dsa && !p->reference_path && (p->kind == PHASE_PREFILL || mixed)) {
 		/* Prefill: expand the prefix and the chunk from the latent cache, then attention. */
 		int64_t pb = mixed ? 1 : p->batch, pt = mixed ? mixed : p->tokens, pc = mixed ? p->mixed_context : p->context;
+		quant(b, "mla.quant_kv_b", SPLIT_NONE, pb * (pc + pt), a->kv_lora_rank);
 		gemm(b, "mla.kv_b", SPLIT_TP_N, pb * (pc + pt),
 		     a->heads * (a->qk_nope_head_dim + a->v_head_dim), a->kv_lora_rank, SYNC_NONE);
+		/* The attention kernel (FlashAttention-3 at head dims 192/128) takes K whole: each
+		 * head's k_nope from the expansion beside the shared k_pe, written as one tensor (V is
+		 * read in place, strided). */
+		eltwise(b, "mla.k_concat", SPLIT_TP_N, pb * (pc + pt), a->heads * qk,
+			(double)a->qk_nope_head_dim / (double)qk, 1, 0);
 		struct op *op = push(b, OP_MLA_PREFILL, "mla.attn", SPLIT_TP_N);
 		op->b = pb;
 		op->t = pt;
@@ -396,12 +418,14 @@ static void mla_layer(struct builder *b)
 		gemm(b, "mla.gate_proj", SPLIT_TP_N, M, a->heads * a->v_head_dim, h, SYNC_NONE);
 		eltwise(b, "mla.gate_mul", SPLIT_TP_N, M, a->heads * a->v_head_dim, 2, 1, 5);
 	}
+	quant(b, "mla.quant_o_proj", SPLIT_TP_N, M, a->heads * a->v_head_dim);
 	gemm(b, "mla.o_proj", SPLIT_TP_K, M, h, a->heads * a->v_head_dim, SYNC_TP_ATTN);
 }
 
 static void dense_ffn(struct builder *b)
 {
 	int64_t h = b->m->hidden, I = b->m->dense_intermediate, M = b->M;
+	quant(b, "ffn.quant_in", SPLIT_NONE, M, h);
 	gemm(b, "ffn.gate_up", SPLIT_TP_N, M, 2 * I, h, SYNC_NONE);
 	eltwise(b, "ffn.situ_glu", SPLIT_TP_N, M, I, 2, 1, 12);
 	gemm(b, "ffn.down", SPLIT_TP_K, M, h, I, SYNC_TP_FFN);
@@ -424,6 +448,8 @@ static void moe(struct builder *b)
 		     SYNC_NONE);
 	}
 	eltwise(b, "moe.topk", SPLIT_NONE, M, x->experts, 1, 0.02, 6);
+	/* one FP8 copy of the MoE input: the dispatch payload and the shared expert's input */
+	quant(b, "moe.quant_in", SPLIT_NONE, M, L);
 
 	struct op *op = push(b, OP_ALLTOALL, "moe.dispatch", SPLIT_COMM);
 	op->m = M;
@@ -431,6 +457,14 @@ static void moe(struct builder *b)
 	op->k = x->top_k;
 	op->a_dtype = p->dispatch;
 
+	if (p->moe_permute) {
+		/* the received rows copied into each local expert's contiguous rows (with scales) */
+		op = push(b, OP_ELEMENTWISE, "moe.permute", SPLIT_EP);
+		op->m = rows;
+		op->n = L;
+		op->in_tensors = op->out_tensors = 1;
+		op->a_dtype = op->o_dtype = p->expert_act;
+	}
 	op = push(b, OP_GROUPED_GEMM, "moe.experts_gate_up", SPLIT_EP);
 	op->m = rows;
 	op->n = 2 * x->intermediate;
@@ -449,6 +483,10 @@ static void moe(struct builder *b)
 	op->w_dtype = m->expert_dtype;
 	op->a_dtype = p->expert_act;
 
+	if (p->moe_permute)
+		/* each expert row back to its token's slot, weighted by its gate (a received token's
+		 * rows on this GPU summed: written once per row at most) */
+		eltwise(b, "moe.unpermute", SPLIT_EP, rows, L, 1, 1, 2);
 	op = push(b, OP_ALLTOALL, "moe.combine", SPLIT_COMM);
 	op->m = M;
 	op->n = L;

@@ -159,6 +159,11 @@ struct phase {
 	/* Production with TP: Block AttnRes' intra-block merge is fused into the TP all-reduce that
 	 * produces the partial sum, so the AttnRes op does not read it back. */
 	bool attnres_fused_allreduce;
+	/* Routed rows arrive per source token (DeepEP's normal kernels) and are permuted into each
+	 * expert's contiguous rows for the grouped GEMMs (DeepGEMM's contiguous layout), then
+	 * gathered back per token before the combine; the low-latency kernels write the masked
+	 * per-expert layout themselves. */
+	bool moe_permute;
 };
 
 enum { OP_LIST_MAX = 256 };

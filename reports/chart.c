@@ -299,19 +299,19 @@ static bool file_nonempty(const char *path)
 	return stat(path, &st) == 0 && st.st_size > 0;
 }
 
-/* Runs `gnuplot SCRIPT` in dir (script: a name in dir) with its output in log; the exit status,
- * or -errno. */
-static int run_gnuplot(const char *dir, const char *gnuplot, const char *script_name, const char *log,
-                       char *reason, size_t cap)
+int chart_run_gnuplot(const char *dir, const char *gnuplot, const char *script_name, const char *log,
+                      char *reason, size_t cap)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
+	                                 0644);
 	posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
 	/* After the log is open (its path may be relative): the script's files are relative to dir. */
-	posix_spawn_file_actions_addchdir_np(&fa, dir);
-	char prog[512], script[300];
+	if (dir)
+		posix_spawn_file_actions_addchdir_np(&fa, dir);
+	char prog[1024], script[4096];
 	snprintf(prog, sizeof prog, "%s", gnuplot);
 	snprintf(script, sizeof script, "%s", script_name);
 	char *argv[] = {prog, script, NULL};
@@ -335,7 +335,7 @@ static int run_gnuplot(const char *dir, const char *gnuplot, const char *script_
 		return 127;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(reason, cap, "gnuplot failed (see charts/gnuplot.log)");
+		snprintf(reason, cap, log ? "gnuplot failed (see charts/gnuplot.log)" : "gnuplot failed");
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 	}
 	return 0;
@@ -404,7 +404,7 @@ static int render(const char *dir, const char *gnuplot, const struct chart_line 
 		rc = -EIO;
 		goto out;
 	}
-	ran = run_gnuplot(dir, gnuplot, base_name(outfile_tmp_path(script)), outfile_tmp_path(log),
+	ran = chart_run_gnuplot(dir, gnuplot, base_name(outfile_tmp_path(script)), outfile_tmp_path(log),
 	                  out->reason, sizeof out->reason) == 0;
 	if ((rc = outfile_commit(log, e)) < 0)
 		goto out;

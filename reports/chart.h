@@ -98,4 +98,11 @@ int chart_render_xy(const char *dir, const char *gnuplot, const struct chart_lin
 		    const struct chart_bars *bars, int n_bars, const struct chart_xy *xy, int n_xy,
 		    const struct outfile_opts *oo, struct chart_outcome *out, struct err *e);
 
+/* The one gnuplot launcher: runs `gnuplot SCRIPT` (gnuplot: a program name looked up in PATH, or a
+ * path) in dir (NULL: here; script_name relative to it) with stdout and stderr in log (NULL:
+ * discarded). Returns 0, gnuplot's exit status (127: not installed), or -errno when it could
+ * not be started; reason says why in words when not 0. */
+int chart_run_gnuplot(const char *dir, const char *gnuplot, const char *script_name, const char *log,
+                      char *reason, size_t cap);
+
 #endif

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 enum {
 	COMPARE_MAX_MODELS = 8,

@@ -4,42 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/units.h"
+
 const char *fmt_bytes(double b, char *buf, size_t cap)
 {
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	int u = 0;
-	double v = b;
-	while (fabs(v) >= 1024.0 && u < 5) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, cap, "%.0f B", v);
-	else
-		snprintf(buf, cap,
-		         fabs(v) >= 100  ? "%.0f %s"
-		         : fabs(v) >= 10 ? "%.1f %s"
-		                         : "%.2f %s",
-		         v, units[u]);
-	return buf;
-}
-
-/* Three significant digits, trailing zeros kept (24.0 ms, 1.50 s, 597 s). */
-static void three(double v, const char *unit, char *buf, size_t cap)
-{
-	double a = fabs(v);
-	snprintf(buf, cap, a >= 99.95 ? "%.0f %s" : a >= 9.995 ? "%.1f %s" : "%.2f %s", v, unit);
+	return units_bytes(b, UNITS_SIG3, buf, cap);
 }
 
 const char *fmt_time(double s, char *buf, size_t cap)
 {
-	if (s >= 1.0)
-		three(s, "s", buf, cap);
-	else if (s >= 1e-3)
-		three(s * 1e3, "ms", buf, cap);
-	else
-		three(s * 1e6, "us", buf, cap);
-	return buf;
+	return units_time(s, UNITS_SIG3, buf, cap);
 }
 
 const char *fmt_int(int64_t v, char *buf, size_t cap)
@@ -99,13 +73,17 @@ const char *fmt_sig4(double v, char *buf, size_t cap)
 
 const char *fmt_count(double x, char *buf, size_t cap)
 {
-	if (fabs(x) >= 1e12)
-		snprintf(buf, cap, "%.3f T", x / 1e12);
-	else if (fabs(x) >= 1e9)
-		snprintf(buf, cap, "%.1f B", x / 1e9);
-	else if (fabs(x) >= 1e6)
-		snprintf(buf, cap, "%.1f M", x / 1e6);
-	else
-		snprintf(buf, cap, "%.0f", x);
-	return buf;
+	return units_count(x, false, buf, cap);
+}
+
+void fmt_md_cell(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", f);
+		else if (*s == '\n')
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
 }

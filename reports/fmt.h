@@ -4,6 +4,7 @@
 /* Number formatting shared by the report writers. Every function writes into buf and returns it. */
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* 1.42 TiB, 207.0 MiB, 656 B (binary units, 3 significant digits or more). */
@@ -20,5 +21,8 @@ const char *fmt_int(int64_t v, char *buf, size_t cap);
 const char *fmt_sig4(double v, char *buf, size_t cap);
 /* 2.780 T, 104.2 B, 443.9 M parameters. */
 const char *fmt_count(double v, char *buf, size_t cap);
+
+/* Text as one Markdown table cell: '|' escaped, line breaks as spaces. Writes to f. */
+void fmt_md_cell(FILE *f, const char *s);
 
 #endif

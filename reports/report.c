@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "reports/fmt.h"
-#include "reports/sweepdb.h"
+#include "sweep/sweepdb.h"
+#include "util/jsonw.h"
 
 #define GIB 1073741824.0
 #define MIB 1048576.0
@@ -661,15 +662,6 @@ static void charts_build(struct charts *ch, const struct tables *T, const struct
 
 /* ---- Markdown ---- */
 
-static void md_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-}
-
 static void md_table(FILE *f, const struct rtable *t)
 {
 	fprintf(f, "\n**%s**", t->title);
@@ -678,7 +670,7 @@ static void md_table(FILE *f, const struct rtable *t)
 	fprintf(f, "\n\n<!-- table: %s -->\n|", t->id);
 	for (int j = 0; j < t->n_cols; j++) {
 		fputc(' ', f);
-		md_escape(f, t->head[j]);
+		fmt_md_cell(f, t->head[j]);
 		fprintf(f, " |");
 	}
 	fprintf(f, "\n|");
@@ -693,7 +685,7 @@ static void md_table(FILE *f, const struct rtable *t)
 		fputc('|', f);
 		for (int j = 0; j < t->n_cols; j++) {
 			fputc(' ', f);
-			md_escape(f, t->cells[(size_t)i * (size_t)t->n_cols + (size_t)j].text);
+			fmt_md_cell(f, t->cells[(size_t)i * (size_t)t->n_cols + (size_t)j].text);
 			fprintf(f, " |");
 		}
 		fputc('\n', f);
@@ -1273,143 +1265,66 @@ static int write_html(const char *path, const struct outfile_opts *oo, const cha
 
 /* ---- JSON ---- */
 
-struct jout {
-	FILE *f;
-	int depth;
-	bool comma[16];
-};
+/* results.json: objects broken onto lines to the third level, rows on one line each, "key":value,
+ * numbers as %.17g (exact; the format's readers have always been given it). */
+static const struct jw_style results_style = {.wrap_depth = 2, .wrap_top = true, .colon = ":", .number_digits = 17};
 
-static void jkey(struct jout *j, const char *key)
-{
-	if (j->comma[j->depth])
-		fputc(',', j->f);
-	j->comma[j->depth] = true;
-	if (j->depth <= 2) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
-	}
-	if (key)
-		fprintf(j->f, "\"%s\":", key);
-}
-
-static void jstr_raw(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-static void jbegin(struct jout *j, const char *key, char brace)
-{
-	jkey(j, key);
-	fputc(brace, j->f);
-	j->depth++;
-	j->comma[j->depth] = false;
-}
-
-static void jend(struct jout *j, char brace)
-{
-	j->depth--;
-	if (j->depth <= 1 && j->comma[j->depth + 1]) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
-	}
-	fputc(brace, j->f);
-}
-
-static void jstr(struct jout *j, const char *key, const char *v)
-{
-	jkey(j, key);
-	jstr_raw(j->f, v);
-}
-
-static void ji64(struct jout *j, const char *key, int64_t v)
-{
-	jkey(j, key);
-	fprintf(j->f, "%lld", (long long)v);
-}
-
-static void jf64(struct jout *j, const char *key, double v)
-{
-	jkey(j, key);
-	if (isfinite(v))
-		fprintf(j->f, "%.17g", v);
-	else
-		fputs("null", j->f);
-}
-
-static void jbool(struct jout *j, const char *key, bool v)
-{
-	jkey(j, key);
-	fputs(v ? "true" : "false", j->f);
-}
-
-static void jrow(struct jout *j, const struct sweep_row *r)
+static void jrow(struct jw *j, const struct sweep_row *r)
 {
 	const struct sweep_column *c = sweep_columns();
-	jbegin(j, NULL, '{');
+	jw_begin_object(j, NULL);
 	for (int i = 0; i < sweep_n_columns(); i++) {
 		const char *p = (const char *)r + c[i].offset;
 		if (c[i].output && !r->ok) {
-			jkey(j, c[i].name);
-			fputs("null", j->f);
+			jw_null(j, c[i].name);
 			continue;
 		}
 		if (c[i].type == SWEEP_COL_INT) {
 			int64_t v;
 			memcpy(&v, p, sizeof v);
-			ji64(j, c[i].name, v);
+			jw_i64(j, c[i].name, v);
 		} else if (c[i].type == SWEEP_COL_REAL) {
 			double v;
 			memcpy(&v, p, sizeof v);
-			jf64(j, c[i].name, v);
+			jw_f64(j, c[i].name, v);
 		} else {
-			jstr(j, c[i].name, p);
+			jw_str(j, c[i].name, p);
 		}
 	}
-	jend(j, '}');
+	jw_end_object(j);
 }
 
-static void jtable(struct jout *j, const struct rtable *t)
+static void jtable(struct jw *j, const struct rtable *t)
 {
-	jbegin(j, NULL, '{');
-	jstr(j, "id", t->id);
-	jstr(j, "title", t->title);
-	jstr(j, "note", t->note);
-	jbegin(j, "columns", '[');
+	jw_begin_object(j, NULL);
+	jw_str(j, "id", t->id);
+	jw_str(j, "title", t->title);
+	jw_str(j, "note", t->note);
+	jw_begin_array(j, "columns");
 	for (int c = 0; c < t->n_cols; c++)
-		jstr(j, NULL, t->head[c]);
-	jend(j, ']');
-	jbegin(j, "rows", '[');
+		jw_str(j, NULL, t->head[c]);
+	jw_end_array(j);
+	jw_begin_array(j, "rows");
 	for (int i = 0; i < t->n_rows; i++) {
-		jbegin(j, NULL, '[');
+		jw_begin_array(j, NULL);
 		for (int c = 0; c < t->n_cols; c++) {
 			const struct rcell *cell = &t->cells[(size_t)i * (size_t)t->n_cols + (size_t)c];
-			jbegin(j, NULL, '{');
-			jstr(j, "text", cell->text);
+			jw_begin_object(j, NULL);
+			jw_str(j, "text", cell->text);
 			if (cell->has_value)
-				jf64(j, "value", cell->value);
+				jw_f64(j, "value", cell->value);
 			if (cell->src_table) {
-				jstr(j, "table", cell->src_table);
-				ji64(j, "point", cell->src_point);
-				jstr(j, "column", cell->src_col);
-				jf64(j, "scale", cell->scale);
+				jw_str(j, "table", cell->src_table);
+				jw_i64(j, "point", cell->src_point);
+				jw_str(j, "column", cell->src_col);
+				jw_f64(j, "scale", cell->scale);
 			}
-			jend(j, '}');
+			jw_end_object(j);
 		}
-		jend(j, ']');
+		jw_end_array(j);
 	}
-	jend(j, ']');
-	jend(j, '}');
+	jw_end_array(j);
+	jw_end_object(j);
 }
 
 static int write_json(const char *path, const struct outfile_opts *oo, const struct compare *c,
@@ -1423,123 +1338,124 @@ static int write_json(const char *path, const struct outfile_opts *oo, const str
 		return orc;
 	const struct scenario *s = &c->spec.base;
 	const struct hw *hw = c->spec.hws[0];
-	struct jout jo = {.f = f}, *j = &jo;
-	jbegin(j, NULL, '{');
-	jstr(j, "format", "k3sim-compare 1");
-	jstr(j, "k3sim_version", o->version ? o->version : "");
-	jbegin(j, "scenario", '{');
-	jstr(j, "name", s->name);
-	jstr(j, "file", s->file);
-	jstr(j, "description", s->description);
-	jstr(j, "hw", hw->name);
-	jbool(j, "hw_calibrated", hw->calibrated);
-	ji64(j, "gpus", s->gpus);
-	ji64(j, "tp", s->tp);
-	ji64(j, "dp", s->dp);
-	ji64(j, "cp", s->cp);
-	ji64(j, "ep", s->ep);
-	jstr(j, "tp_comm", s->tp_rs_ag ? "rs_ag" : "allreduce");
-	jf64(j, "moe_imbalance", s->moe_imbalance);
-	ji64(j, "reference_batch", s->batch);
-	ji64(j, "output_tokens", s->output_tokens);
-	ji64(j, "prefill_chunk", c->spec.prefill_chunk);
-	jstr(j, "kda_state", dtype_name(s->kda_state));
-	jstr(j, "mla_cache", dtype_name(s->mla_cache));
-	jstr(j, "activations", dtype_name(s->act));
-	jstr(j, "expert_activations", dtype_name(s->expert_act));
-	jstr(j, "dispatch", dtype_name(s->dispatch));
-	jbool(j, "cuda_graph", s->cuda_graph);
-	jend(j, '}');
-	jbegin(j, "models", '[');
+	struct jw jo, *j = &jo;
+	jw_init_style(j, f, &results_style);
+	jw_begin_object(j, NULL);
+	jw_str(j, "format", "k3sim-compare 1");
+	jw_str(j, "k3sim_version", o->version ? o->version : "");
+	jw_begin_object(j, "scenario");
+	jw_str(j, "name", s->name);
+	jw_str(j, "file", s->file);
+	jw_str(j, "description", s->description);
+	jw_str(j, "hw", hw->name);
+	jw_bool(j, "hw_calibrated", hw->calibrated);
+	jw_i64(j, "gpus", s->gpus);
+	jw_i64(j, "tp", s->tp);
+	jw_i64(j, "dp", s->dp);
+	jw_i64(j, "cp", s->cp);
+	jw_i64(j, "ep", s->ep);
+	jw_str(j, "tp_comm", s->tp_rs_ag ? "rs_ag" : "allreduce");
+	jw_f64(j, "moe_imbalance", s->moe_imbalance);
+	jw_i64(j, "reference_batch", s->batch);
+	jw_i64(j, "output_tokens", s->output_tokens);
+	jw_i64(j, "prefill_chunk", c->spec.prefill_chunk);
+	jw_str(j, "kda_state", dtype_name(s->kda_state));
+	jw_str(j, "mla_cache", dtype_name(s->mla_cache));
+	jw_str(j, "activations", dtype_name(s->act));
+	jw_str(j, "expert_activations", dtype_name(s->expert_act));
+	jw_str(j, "dispatch", dtype_name(s->dispatch));
+	jw_bool(j, "cuda_graph", s->cuda_graph);
+	jw_end_object(j);
+	jw_begin_array(j, "models");
 	for (int m = 0; m < c->n_models; m++) {
 		const struct model *md = compare_model(c, m);
 		struct model_inventory inv;
 		model_inventory(md, &inv);
-		jbegin(j, NULL, '{');
-		jstr(j, "name", md->name);
-		jstr(j, "source", md->source);
-		ji64(j, "layers", md->n_layers);
-		ji64(j, "kda_layers", inv.kda_layers);
-		ji64(j, "mla_layers", inv.mla_layers);
-		jbool(j, "dsa", md->dsa.index_heads > 0);
-		ji64(j, "params_total", inv.params_total);
-		ji64(j, "params_active", inv.params_active);
-		ji64(j, "weights_bytes", inv.weights_bytes);
-		jend(j, '}');
+		jw_begin_object(j, NULL);
+		jw_str(j, "name", md->name);
+		jw_str(j, "source", md->source);
+		jw_i64(j, "layers", md->n_layers);
+		jw_i64(j, "kda_layers", inv.kda_layers);
+		jw_i64(j, "mla_layers", inv.mla_layers);
+		jw_bool(j, "dsa", md->dsa.index_heads > 0);
+		jw_i64(j, "params_total", inv.params_total);
+		jw_i64(j, "params_active", inv.params_active);
+		jw_i64(j, "weights_bytes", inv.weights_bytes);
+		jw_end_object(j);
 	}
-	jend(j, ']');
-	jbegin(j, "contexts", '[');
+	jw_end_array(j);
+	jw_begin_array(j, "contexts");
 	for (int x = 0; x < c->n_contexts; x++)
-		ji64(j, NULL, compare_context(c, x));
-	jend(j, ']');
-	jbegin(j, "batches", '[');
+		jw_i64(j, NULL, compare_context(c, x));
+	jw_end_array(j);
+	jw_begin_array(j, "batches");
 	for (int b = 0; b < c->n_batches; b++)
-		ji64(j, NULL, compare_batch(c, b));
-	jend(j, ']');
-	jbegin(j, "points", '[');
+		jw_i64(j, NULL, compare_batch(c, b));
+	jw_end_array(j);
+	jw_begin_array(j, "points");
 	for (int64_t i = 0; i < c->spec.points; i++)
 		jrow(j, &c->rows[i]);
-	jend(j, ']');
-	jbegin(j, "at_max_batch", '[');
+	jw_end_array(j);
+	jw_begin_array(j, "at_max_batch");
 	for (int64_t i = 0; i < (int64_t)c->n_models * c->n_contexts; i++)
 		jrow(j, &c->best[i]);
-	jend(j, ']');
-	jbegin(j, "crossovers", '[');
+	jw_end_array(j);
+	jw_begin_array(j, "crossovers");
 	for (int i = 0; i < c->n_cross; i++) {
 		const struct compare_crossover *x = &c->cross[i];
-		jbegin(j, NULL, '{');
-		jstr(j, "metric", compare_metric_name(x->metric));
-		jstr(j, "model_a", compare_model(c, x->a)->name);
-		jstr(j, "model_b", compare_model(c, x->b)->name);
-		ji64(j, "context_tokens", x->context);
-		jbool(j, "a_lower_above", x->a_lower_above);
-		jf64(j, "a_value", x->a_value);
-		jf64(j, "b_value", x->b_value);
-		jstr(j, "text", x->text);
-		jend(j, '}');
+		jw_begin_object(j, NULL);
+		jw_str(j, "metric", compare_metric_name(x->metric));
+		jw_str(j, "model_a", compare_model(c, x->a)->name);
+		jw_str(j, "model_b", compare_model(c, x->b)->name);
+		jw_i64(j, "context_tokens", x->context);
+		jw_bool(j, "a_lower_above", x->a_lower_above);
+		jw_f64(j, "a_value", x->a_value);
+		jw_f64(j, "b_value", x->b_value);
+		jw_str(j, "text", x->text);
+		jw_end_object(j);
 	}
-	jend(j, ']');
-	jbegin(j, "dsa", '[');
+	jw_end_array(j);
+	jw_begin_array(j, "dsa");
 	for (int i = 0; i < c->n_dsa; i++) {
 		const struct compare_dsa *d = &c->dsa[i];
-		jbegin(j, NULL, '{');
-		jstr(j, "model", compare_model(c, d->model)->name);
-		ji64(j, "indexer_over_sparse_from", d->over_sparse);
-		ji64(j, "indexer_over_moe_from", d->over_moe);
-		ji64(j, "indexer_over_half_from", d->over_half);
-		jstr(j, "text", d->text);
-		jend(j, '}');
+		jw_begin_object(j, NULL);
+		jw_str(j, "model", compare_model(c, d->model)->name);
+		jw_i64(j, "indexer_over_sparse_from", d->over_sparse);
+		jw_i64(j, "indexer_over_moe_from", d->over_moe);
+		jw_i64(j, "indexer_over_half_from", d->over_half);
+		jw_str(j, "text", d->text);
+		jw_end_object(j);
 	}
-	jend(j, ']');
-	jbegin(j, "claims", '[');
+	jw_end_array(j);
+	jw_begin_array(j, "claims");
 	for (int i = 0; i < c->n_claims; i++) {
-		jbegin(j, NULL, '{');
-		jstr(j, "what", c->claims[i].what);
-		jstr(j, "published", c->claims[i].published);
-		jstr(j, "k3sim", c->claims[i].tool);
-		jf64(j, "k3sim_value", c->claims[i].tool_value);
-		jstr(j, "source", c->claims[i].source);
-		jend(j, '}');
+		jw_begin_object(j, NULL);
+		jw_str(j, "what", c->claims[i].what);
+		jw_str(j, "published", c->claims[i].published);
+		jw_str(j, "k3sim", c->claims[i].tool);
+		jw_f64(j, "k3sim_value", c->claims[i].tool_value);
+		jw_str(j, "source", c->claims[i].source);
+		jw_end_object(j);
 	}
-	jend(j, ']');
-	jbegin(j, "tables", '[');
+	jw_end_array(j);
+	jw_begin_array(j, "tables");
 	for (int t = 0; t < T_COUNT; t++)
 		if (T->present[t])
 			jtable(j, &T->t[t]);
-	jend(j, ']');
-	jbegin(j, "charts", '{');
-	jbool(j, "rendered", co->rendered);
-	jstr(j, "reason", co->reason);
-	jbegin(j, "files", '[');
+	jw_end_array(j);
+	jw_begin_object(j, "charts");
+	jw_bool(j, "rendered", co->rendered);
+	jw_str(j, "reason", co->reason);
+	jw_begin_array(j, "files");
 	for (int k = 0; k < CH_LINES + CH_BARS && co->rendered; k++)
 		for (int x = 0; x < 2; x++) {
 			char name[96];
 			snprintf(name, sizeof name, "charts/%s.%s", chart_name(ch, k), x ? "png" : "svg");
-			jstr(j, NULL, name);
+			jw_str(j, NULL, name);
 		}
-	jend(j, ']');
-	jend(j, '}');
-	jend(j, '}');
+	jw_end_array(j);
+	jw_end_object(j);
+	jw_end_object(j);
 	fputc('\n', f);
 	return outfile_commit(&of, e);
 }

@@ -12,6 +12,7 @@
 #include "reports/fmt.h"
 #include "util/outfile.h"
 #include "util/tracejson.h"
+#include "util/jsonw.h"
 
 #define GIB 1073741824.0
 
@@ -77,74 +78,20 @@ int report_serve_csv(FILE *f, const struct serve_report_in *in)
 
 /* ---- JSON ---- */
 
-struct jw {
-	FILE *f;
-	bool first[16];
-	int depth;
-};
-
-static void jkey(struct jw *j, const char *key)
-{
-	if (!j->first[j->depth])
-		fputc(',', j->f);
-	j->first[j->depth] = false;
-	if (key) {
-		tj_str(j->f, key);
-		fputc(':', j->f);
-	}
-}
-
-static void jopen(struct jw *j, const char *key)
-{
-	jkey(j, key);
-	fputc('{', j->f);
-	j->first[++j->depth] = true;
-}
-
-static void jclose(struct jw *j)
-{
-	fputc('}', j->f);
-	j->depth--;
-}
-
-static void jnum(struct jw *j, const char *key, double v)
-{
-	jkey(j, key);
-	if (isfinite(v))
-		fprintf(j->f, "%.9g", v);
-	else
-		fputs("null", j->f);
-}
-
-static void jint(struct jw *j, const char *key, int64_t v)
-{
-	jkey(j, key);
-	fprintf(j->f, "%lld", (long long)v);
-}
-
-static void jstr(struct jw *j, const char *key, const char *v)
-{
-	jkey(j, key);
-	tj_str(j->f, v);
-}
-
-static void jbool(struct jw *j, const char *key, bool v)
-{
-	jkey(j, key);
-	fputs(v ? "true" : "false", j->f);
-}
+/* The summary on one line, "key":value, numbers exact (util_json_double). */
+static const struct jw_style serve_style = {.wrap_depth = -1, .colon = ":"};
 
 static void jpct(struct jw *j, const char *key, const struct serve_pct *p)
 {
-	jopen(j, key);
-	jnum(j, "mean", p->mean);
-	jnum(j, "p50", p->p50);
-	jnum(j, "p90", p->p90);
-	jnum(j, "p95", p->p95);
-	jnum(j, "p99", p->p99);
-	jnum(j, "max", p->max);
-	jint(j, "n", p->n);
-	jclose(j);
+	jw_begin_object(j, key);
+	jw_f64(j, "mean", p->mean);
+	jw_f64(j, "p50", p->p50);
+	jw_f64(j, "p90", p->p90);
+	jw_f64(j, "p95", p->p95);
+	jw_f64(j, "p99", p->p99);
+	jw_f64(j, "max", p->max);
+	jw_i64(j, "n", p->n);
+	jw_end_object(j);
 }
 
 int report_serve_json(FILE *f, const struct serve_report_in *in)
@@ -152,81 +99,81 @@ int report_serve_json(FILE *f, const struct serve_report_in *in)
 	const struct serve_summary *S = &in->r->sum;
 	const struct serve_config *c = in->c;
 	const struct scenario *s = in->s;
-	struct jw j = {.f = f};
-	j.first[0] = true;
-	jopen(&j, NULL);
-	jstr(&j, "scenario", s->name);
-	jstr(&j, "model", in->m->name);
-	jstr(&j, "hw", in->hw->name);
-	jint(&j, "gpus", c->pd ? c->prefill.replicas * c->prefill.gpus + c->decode.replicas * c->decode.gpus
+	struct jw j;
+	jw_init_style(&j, f, &serve_style);
+	jw_begin_object(&j, NULL);
+	jw_str(&j, "scenario", s->name);
+	jw_str(&j, "model", in->m->name);
+	jw_str(&j, "hw", in->hw->name);
+	jw_i64(&j, "gpus", c->pd ? c->prefill.replicas * c->prefill.gpus + c->decode.replicas * c->decode.gpus
 			       : c->replicas * s->gpus);
-	jstr(&j, "workload", in->w->source);
-	jstr(&j, "arrivals", serve_arrival_name(c->arrival));
-	jint(&j, "seed", (int64_t)c->seed);
-	jint(&j, "requests", S->requests);
-	jint(&j, "completed", S->completed);
-	jint(&j, "prompt_tokens", S->prompt_tokens);
-	jint(&j, "output_tokens", S->output_tokens);
-	jint(&j, "prefill_tokens", S->prefill_tokens);
-	jint(&j, "cached_tokens", S->cached_tokens);
-	jint(&j, "recomputed_tokens", S->recomputed_tokens);
-	jint(&j, "preemptions", S->preemptions);
-	jint(&j, "step_prefill_tokens", S->step_prefill_tokens);
-	jint(&j, "step_output_tokens", S->step_output_tokens);
-	jnum(&j, "makespan_s", S->makespan_s);
+	jw_str(&j, "workload", in->w->source);
+	jw_str(&j, "arrivals", serve_arrival_name(c->arrival));
+	jw_i64(&j, "seed", (int64_t)c->seed);
+	jw_i64(&j, "requests", S->requests);
+	jw_i64(&j, "completed", S->completed);
+	jw_i64(&j, "prompt_tokens", S->prompt_tokens);
+	jw_i64(&j, "output_tokens", S->output_tokens);
+	jw_i64(&j, "prefill_tokens", S->prefill_tokens);
+	jw_i64(&j, "cached_tokens", S->cached_tokens);
+	jw_i64(&j, "recomputed_tokens", S->recomputed_tokens);
+	jw_i64(&j, "preemptions", S->preemptions);
+	jw_i64(&j, "step_prefill_tokens", S->step_prefill_tokens);
+	jw_i64(&j, "step_output_tokens", S->step_output_tokens);
+	jw_f64(&j, "makespan_s", S->makespan_s);
 	jpct(&j, "ttft_s", &S->ttft);
 	jpct(&j, "tpot_s", &S->tpot);
 	jpct(&j, "itl_s", &S->itl);
 	jpct(&j, "e2e_s", &S->e2e);
 	jpct(&j, "queue_s", &S->queue);
-	jnum(&j, "throughput_tokens_per_s", S->throughput_tokens_per_s);
-	jnum(&j, "throughput_requests_per_s", S->throughput_requests_per_s);
-	jnum(&j, "goodput_requests_per_s", S->goodput_requests_per_s);
-	jnum(&j, "slo_attainment", S->slo_attainment);
-	jopen(&j, "slo");
-	jnum(&j, "ttft_s", c->slo_ttft_s);
-	jnum(&j, "tpot_s", c->slo_tpot_s);
-	jclose(&j);
-	jnum(&j, "prefix_hit_rate", S->prefix_hit_rate);
-	jnum(&j, "saved_prefill_s", S->saved_prefill_s);
-	jnum(&j, "mean_accepted_tokens", S->mean_accepted);
-	jopen(&j, "cache");
-	jstr(&j, "checkpoints", serve_ckpt_name(c->ckpt));
-	jint(&j, "hash_tokens", c->hash_tokens);
-	jint(&j, "page_tokens", S->page_tokens);
-	jint(&j, "page_bytes", S->page_bytes);
-	jint(&j, "kda_groups", S->kda_groups);
-	jint(&j, "kda_state_bytes_per_request", S->kda_state_bytes);
-	jint(&j, "ckpt_bytes_written", S->ckpt_bytes_written);
-	jint(&j, "ckpt_bytes_peak", S->ckpt_bytes_peak);
-	jint(&j, "ckpt_invalidated", S->ckpt_invalidated);
-	jint(&j, "cpu_hits", S->cpu_hits);
-	jint(&j, "offload_bytes", S->offload_bytes);
-	jint(&j, "prefetch_bytes", S->prefetch_bytes);
-	jclose(&j);
-	jopen(&j, "hbm");
-	jint(&j, "fixed", S->hbm_fixed_bytes);
-	jint(&j, "pool", S->hbm_pool_bytes);
-	jint(&j, "peak", S->hbm_peak_bytes);
-	jint(&j, "capacity", in->hw->hbm_bytes);
-	jint(&j, "cpu_peak", S->cpu_peak_bytes);
-	jclose(&j);
-	jint(&j, "pd_transfer_bytes", S->pd_transfer_bytes);
-	jopen(&j, "little");
-	jnum(&j, "l", S->little_l);
-	jnum(&j, "lambda_w", S->little_lambda_w);
-	jclose(&j);
-	jint(&j, "steps", S->steps);
-	jnum(&j, "busy_s", S->busy_s);
-	jnum(&j, "vision_s", S->vision_s);
-	jint(&j, "samples", in->r->n_samples);
-	jopen(&j, "wall");
-	jnum(&j, "cost_tables_s", S->cost_build_s);
-	jint(&j, "cost_points", S->cost_points);
-	jnum(&j, "simulation_s", S->sim_s);
-	jclose(&j);
-	jbool(&j, "pd", c->pd);
-	jclose(&j);
+	jw_f64(&j, "throughput_tokens_per_s", S->throughput_tokens_per_s);
+	jw_f64(&j, "throughput_requests_per_s", S->throughput_requests_per_s);
+	jw_f64(&j, "goodput_requests_per_s", S->goodput_requests_per_s);
+	jw_f64(&j, "slo_attainment", S->slo_attainment);
+	jw_begin_object(&j, "slo");
+	jw_f64(&j, "ttft_s", c->slo_ttft_s);
+	jw_f64(&j, "tpot_s", c->slo_tpot_s);
+	jw_end_object(&j);
+	jw_f64(&j, "prefix_hit_rate", S->prefix_hit_rate);
+	jw_f64(&j, "saved_prefill_s", S->saved_prefill_s);
+	jw_f64(&j, "mean_accepted_tokens", S->mean_accepted);
+	jw_begin_object(&j, "cache");
+	jw_str(&j, "checkpoints", serve_ckpt_name(c->ckpt));
+	jw_i64(&j, "hash_tokens", c->hash_tokens);
+	jw_i64(&j, "page_tokens", S->page_tokens);
+	jw_i64(&j, "page_bytes", S->page_bytes);
+	jw_i64(&j, "kda_groups", S->kda_groups);
+	jw_i64(&j, "kda_state_bytes_per_request", S->kda_state_bytes);
+	jw_i64(&j, "ckpt_bytes_written", S->ckpt_bytes_written);
+	jw_i64(&j, "ckpt_bytes_peak", S->ckpt_bytes_peak);
+	jw_i64(&j, "ckpt_invalidated", S->ckpt_invalidated);
+	jw_i64(&j, "cpu_hits", S->cpu_hits);
+	jw_i64(&j, "offload_bytes", S->offload_bytes);
+	jw_i64(&j, "prefetch_bytes", S->prefetch_bytes);
+	jw_end_object(&j);
+	jw_begin_object(&j, "hbm");
+	jw_i64(&j, "fixed", S->hbm_fixed_bytes);
+	jw_i64(&j, "pool", S->hbm_pool_bytes);
+	jw_i64(&j, "peak", S->hbm_peak_bytes);
+	jw_i64(&j, "capacity", in->hw->hbm_bytes);
+	jw_i64(&j, "cpu_peak", S->cpu_peak_bytes);
+	jw_end_object(&j);
+	jw_i64(&j, "pd_transfer_bytes", S->pd_transfer_bytes);
+	jw_begin_object(&j, "little");
+	jw_f64(&j, "l", S->little_l);
+	jw_f64(&j, "lambda_w", S->little_lambda_w);
+	jw_end_object(&j);
+	jw_i64(&j, "steps", S->steps);
+	jw_f64(&j, "busy_s", S->busy_s);
+	jw_f64(&j, "vision_s", S->vision_s);
+	jw_i64(&j, "samples", in->r->n_samples);
+	jw_begin_object(&j, "wall");
+	jw_f64(&j, "cost_tables_s", S->cost_build_s);
+	jw_i64(&j, "cost_points", S->cost_points);
+	jw_f64(&j, "simulation_s", S->sim_s);
+	jw_end_object(&j);
+	jw_bool(&j, "pd", c->pd);
+	jw_end_object(&j);
 	fputc('\n', f);
 	return ferror(f) ? -EIO : 0;
 }

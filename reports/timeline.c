@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "util/tracejson.h"
+#include "util/jsonw.h"
 
 #define GPU_PID_BASE 1000000000 /* as trace/export.c: GPU "processes" above real pids */
 #define STEP_PID 1
@@ -34,7 +35,7 @@ int report_timeline_json(const struct timeline *tl, const struct timeline_report
 
 	tj_event(&w);
 	fputs("{\"ph\":\"X\",\"cat\":\"step\",\"name\":", out);
-	tj_str(out, r->title ? r->title : "step");
+	util_json_str(out, r->title ? r->title : "step");
 	fprintf(out, ",\"pid\":%d,\"tid\":0,\"ts\":0.000,\"dur\":", STEP_PID);
 	tj_us(out, ns(t ? t->time_s : tl->result.makespan_s));
 	if (t)
@@ -51,7 +52,7 @@ int report_timeline_json(const struct timeline *tl, const struct timeline_report
 		const struct tl_stream *s = &tl->streams[e->stream];
 		tj_event(&w);
 		fputs("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":", out);
-		tj_str(out, e->name);
+		util_json_str(out, e->name);
 		fprintf(out, ",\"pid\":%d,\"tid\":%d,\"ts\":", GPU_PID_BASE + s->gpu, (int)e->stream);
 		tj_us(out, ns(e->start_s));
 		fputs(",\"dur\":", out);

@@ -237,19 +237,6 @@ static double constant_acceptance(double mean, int64_t k)
 	return 0.5 * (lo + hi);
 }
 
-static void resolve_relative(char *path, size_t cap, const char *file)
-{
-	if (!path[0] || path[0] == '/' || file[0] == '<')
-		return;
-	const char *slash = strrchr(file, '/');
-	if (!slash)
-		return;
-	char joined[1200];
-	snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - file), file, path);
-	if (strlen(joined) < cap)
-		snprintf(path, cap, "%s", joined);
-}
-
 static int load_serve(struct ctx *c, const struct doc_node *n, const struct scenario *s, struct serve_config *o)
 {
 	static const char *const top[] = {"seed", "duration_s", "max_requests", "arrivals", "requests", "scheduler",
@@ -427,7 +414,7 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 				return doc_error(c->d, mv, c->e, "model: too long");
 			snprintf(o->draft_model, sizeof o->draft_model, "%s", str);
 			if (embedded_is_path(str))
-				resolve_relative(o->draft_model, sizeof o->draft_model, s->file);
+				embedded_resolve_relative(o->draft_model, sizeof o->draft_model, s->file);
 		}
 		if (o->draft == SERVE_DRAFT_MODEL && !o->draft_model[0])
 			return doc_error(c->d, sp, c->e, "draft: model needs spec.model (a model preset or path)");
@@ -511,7 +498,7 @@ int serve_config_load_yaml(struct serve_config *c, const struct scenario *s, con
 	if (n && (rc = load_serve(&cx, n, s, &tmp)) < 0)
 		goto out;
 	if (tmp.trace[0])
-		resolve_relative(tmp.trace, sizeof tmp.trace, name);
+		embedded_resolve_relative(tmp.trace, sizeof tmp.trace, name);
 	*c = tmp;
 out:
 	doc_release(&d);

@@ -61,6 +61,8 @@ static const struct opspec_kind kinds[] = {
 	  {"node_limit", "0", "nodes a token may reach (0: no limit)"}, {"sms", "20", "SMs of normal kernels"}}},
 	{"copy", OP_ELEMENTWISE, "device-to-device copy: bytes read and written",
 	 {{"bytes", NULL, "bytes copied"}}},
+	{"memory", OP_ELEMENTWISE, "memory-bound op by its bytes (a framework call: trace profile)",
+	 {{"read", NULL, "bytes read"}, {"write", "0", "bytes written"}}},
 	{"elementwise", OP_ELEMENTWISE, "memory-bound elementwise op over m x n",
 	 {{"m", NULL, "rows"}, {"n", NULL, "columns"}, {"in", "1", "input tensors"},
 	  {"out", "1", "output tensors"}, {"dtype", "bf16", "element type"}}},
@@ -230,6 +232,22 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 		op.in_tensors = op.out_tensors = 1;
 		op.a_dtype = op.o_dtype = DT_FP8; /* one byte per element */
 		op.cold = true;                   /* a D2D copy streams through HBM */
+		return finish(&op, kind, out, e);
+	}
+	if (strcmp(a.spec->name, "memory") == 0) {
+		int64_t rd = 0, wr = 0;
+		I64("read", rd);
+		I64("write", wr);
+		if (rd < 0 || wr < 0 || (rd == 0 && wr == 0)) {
+			err_set(e, NULL, 0, 0, "memory: read and write are bytes, not both 0");
+			return -EINVAL;
+		}
+		op.m = 1;
+		op.n = rd > wr ? rd : wr;
+		op.in_tensors = (double)rd / (double)op.n;
+		op.out_tensors = (double)wr / (double)op.n;
+		op.a_dtype = op.o_dtype = DT_FP8; /* one byte per element */
+		op.flops_per_element = 1;
 		return finish(&op, kind, out, e);
 	}
 	if (strncmp(a.spec->name, "ep_", 3) == 0) {

@@ -128,22 +128,6 @@ static int section(struct ctx *c, const struct doc_node *root, const char *key,
 	return doc_check_keys(c->d, *out, keys, c->e);
 }
 
-/* A relative model/hw path in a scenario file is relative to that file. */
-static void resolve_relative(char *path, size_t cap, const char *scenario_file)
-{
-	if (!strchr(path, '/') && !strstr(path, ".yaml") && !strstr(path, ".yml") && !strstr(path, ".json"))
-		return; /* a preset name */
-	if (path[0] == '/' || scenario_file[0] == '<')
-		return;
-	const char *slash = strrchr(scenario_file, '/');
-	if (!slash)
-		return;
-	char joined[512];
-	snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - scenario_file), scenario_file, path);
-	if (strlen(joined) < cap)
-		snprintf(path, cap, "%s", joined);
-}
-
 /* ---- engine: how the serving engine runs a step (sim/step.c) ---- */
 
 static const char *const overlap_names[OVERLAP_COUNT] = {"auto", "none", "tbo", "sbo"};
@@ -372,37 +356,55 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 	if (!s->dp)
 		s->dp = s->gpus / (s->tp * s->cp * s->pp) > 0 ? s->gpus / (s->tp * s->cp * s->pp) : 1;
 	const struct doc_node *where = doc_get(root, "parallel") ? doc_get(root, "parallel") : root;
-	if (s->moe_tp > 1 && s->ep > 1)
-		return doc_error(c->d, where, c->e,
-				 "moe_tp %lld with ep %lld: experts split both along their width and over EP ranks "
-				 "is not modeled (set ep: 1, or moe_tp: 1)",
-				 (long long)s->moe_tp, (long long)s->ep);
 	if (!s->ep)
 		s->ep = s->moe_tp > 1 ? 1 : s->gpus / s->pp;
-	if (s->pp > 1 && s->tp * s->dp * s->cp * s->pp != s->gpus)
-		return doc_error(c->d, where, c->e,
-				 "tp x dp x cp x pp = %lld x %lld x %lld x %lld = %lld, but gpus is %lld",
-				 (long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->pp,
-				 (long long)(s->tp * s->dp * s->cp * s->pp), (long long)s->gpus);
-	if (s->tp * s->dp * s->cp * s->pp != s->gpus)
-		return doc_error(c->d, where, c->e,
-				 "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
-				 (long long)s->tp, (long long)s->dp, (long long)s->cp,
-				 (long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
-	if (s->ep > s->gpus / s->pp || (s->gpus / s->pp) % s->ep != 0)
-		return doc_error(c->d, where, c->e, "ep %lld must divide gpus %lld%s", (long long)s->ep,
-				 (long long)(s->gpus / s->pp), s->pp > 1 ? " of a pipeline stage" : "");
-	if (s->moe_tp > 1 && (s->moe_tp % s->tp != 0 || s->dp % (s->moe_tp / s->tp) != 0))
-		return doc_error(c->d, where, c->e,
-				 "moe_tp %lld must be tp (%lld) times a divisor of dp (%lld): the MoE's tensor-parallel "
-				 "group covers whole attention groups",
-				 (long long)s->moe_tp, (long long)s->tp, (long long)s->dp);
-	if (s->moe_tp > s->tp && s->cp > 1)
-		return doc_error(c->d, where, c->e,
-				 "moe_tp %lld beyond tp %lld with cp %lld: gathering context-parallel tokens for the MoE "
-				 "is not modeled", (long long)s->moe_tp, (long long)s->tp, (long long)s->cp);
+	struct err why = {0};
+	if (scenario_check(s, &why) < 0)
+		return doc_error(c->d, where, c->e, "%s", why.msg);
+	return 0;
+}
+
+int scenario_check(struct scenario *s, struct err *e)
+{
+	if (s->moe_tp > 1 && s->ep > 1) {
+		err_set(e, NULL, 0, 0,
+			"moe_tp %lld with ep %lld: experts split both along their width and over EP ranks "
+			"is not modeled (set ep: 1, or moe_tp: 1)",
+			(long long)s->moe_tp, (long long)s->ep);
+		return -EINVAL;
+	}
 	if (s->prefill_chunk > s->prompt_tokens)
 		s->prefill_chunk = s->prompt_tokens;
+	if (s->pp > 1 && s->tp * s->dp * s->cp * s->pp != s->gpus) {
+		err_set(e, NULL, 0, 0, "tp x dp x cp x pp = %lld x %lld x %lld x %lld = %lld, but gpus is %lld",
+			(long long)s->tp, (long long)s->dp, (long long)s->cp, (long long)s->pp,
+			(long long)(s->tp * s->dp * s->cp * s->pp), (long long)s->gpus);
+		return -EINVAL;
+	}
+	if (s->tp * s->dp * s->cp * s->pp != s->gpus) {
+		err_set(e, NULL, 0, 0, "tp x dp x cp = %lld x %lld x %lld = %lld, but gpus is %lld",
+			(long long)s->tp, (long long)s->dp, (long long)s->cp,
+			(long long)(s->tp * s->dp * s->cp), (long long)s->gpus);
+		return -EINVAL;
+	}
+	if (s->ep < 1 || s->ep > s->gpus / s->pp || (s->gpus / s->pp) % s->ep != 0) {
+		err_set(e, NULL, 0, 0, "ep %lld must divide gpus %lld%s", (long long)s->ep,
+			(long long)(s->gpus / s->pp), s->pp > 1 ? " of a pipeline stage" : "");
+		return -EINVAL;
+	}
+	if (s->moe_tp > 1 && (s->moe_tp % s->tp != 0 || s->dp % (s->moe_tp / s->tp) != 0)) {
+		err_set(e, NULL, 0, 0,
+			"moe_tp %lld must be tp (%lld) times a divisor of dp (%lld): the MoE's tensor-parallel "
+			"group covers whole attention groups",
+			(long long)s->moe_tp, (long long)s->tp, (long long)s->dp);
+		return -EINVAL;
+	}
+	if (s->moe_tp > s->tp && s->cp > 1) {
+		err_set(e, NULL, 0, 0,
+			"moe_tp %lld beyond tp %lld with cp %lld: gathering context-parallel tokens for the MoE "
+			"is not modeled", (long long)s->moe_tp, (long long)s->tp, (long long)s->cp);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -428,30 +430,27 @@ int scenario_load_yaml(struct scenario *s, const char *name, const char *text, s
 		base = base ? base + 1 : name;
 		snprintf(tmp.name, sizeof tmp.name, "%.*s", (int)strcspn(base, "."), base);
 	}
-	resolve_relative(tmp.model, sizeof tmp.model, name);
-	resolve_relative(tmp.hw, sizeof tmp.hw, name);
+	if (embedded_is_path(tmp.model))
+		embedded_resolve_relative(tmp.model, sizeof tmp.model, name);
+	if (embedded_is_path(tmp.hw))
+		embedded_resolve_relative(tmp.hw, sizeof tmp.hw, name);
 	*s = tmp;
 out:
 	doc_release(&d);
 	return rc;
 }
 
+static int parse_scenario(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return scenario_load_yaml(obj, label, text, len_bytes, e);
+}
+
 int scenario_load(struct scenario *s, const char *name_or_path, struct err *e)
 {
-	if (!embedded_is_path(name_or_path)) {
-		const struct embedded_file *f = embedded_lookup(scenario_presets, name_or_path, "scenario", e);
-		if (!f)
-			return -ENOENT;
-		char label[96];
-		snprintf(label, sizeof label, "<scenario %s>", f->name);
-		return scenario_load_yaml(s, label, f->data, f->size_bytes, e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = scenario_load_yaml(s, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(scenario_presets, "scenario", "scenario", name_or_path, parse_scenario, s, e);
+}
+
+const struct embedded_file *scenario_preset_table(void)
+{
+	return scenario_presets;
 }

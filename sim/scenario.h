@@ -10,6 +10,7 @@
 
 #include "hw/hw.h"
 #include "util/dtype.h"
+#include "util/embed.h"
 #include "util/err.h"
 
 /* How communication and compute of a step overlap (sim/step.c's strategy table). */
@@ -95,6 +96,11 @@ struct scenario {
 	int64_t redundant_experts; /* EPLB replicas over the EP group: more expert slots per GPU */
 };
 
+/* The one check of a scenario's layout, for files and for every point of a sweep: tp x dp x cp
+ * (x pp) = gpus, ep dividing the GPUs of a pipeline stage, moe_tp's group (not with ep, whole
+ * attention groups, not with cp); and prefill_chunk capped at the prompt. 0, or -EINVAL with the reason in e (no position: the caller knows where). */
+int scenario_check(struct scenario *s, struct err *e);
+
 /* Name of an embedded scenario ("default", "h200x8", ...) or a path. */
 int scenario_load(struct scenario *s, const char *name_or_path, struct err *e);
 int scenario_load_yaml(struct scenario *s, const char *name, const char *text, size_t len_bytes,
@@ -102,5 +108,7 @@ int scenario_load_yaml(struct scenario *s, const char *name, const char *text, s
 const char *const *scenario_preset_names(void);
 /* The embedded scenario's YAML text, or NULL. */
 const char *scenario_preset_text(const char *name);
+/* The embedded scenarios, for loaders of files that extend a scenario (sweeps: embedded_load). */
+const struct embedded_file *scenario_preset_table(void);
 
 #endif

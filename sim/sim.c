@@ -28,6 +28,8 @@ void sim_phase_init(const struct scenario *s, enum phase_kind kind, int64_t batc
 	p->mixed_tokens = p->mixed_context = 0;
 	p->reference_path = s->path == PATH_REFERENCE;
 	p->attnres_fused_allreduce = s->path == PATH_PRODUCTION && s->tp > 1;
+	int mode = s->ep_mode != EP_MODE_NONE ? s->ep_mode : kind == PHASE_PREFILL ? EP_MODE_NORMAL : EP_MODE_LOW_LATENCY;
+	p->moe_permute = s->ep > 1 && s->moe_tp <= 1 && mode == EP_MODE_NORMAL;
 }
 
 void sim_phase_reset(struct sim_phase *ph)
@@ -170,6 +172,16 @@ static double pp_hop_s(const struct scenario *s, const struct model *m, const st
 		      : bytes / hw->nic_bw_bytes_per_s + hw->nic_latency_s;
 }
 
+void sim_prefill_shape(const struct scenario *s, int64_t *batch, int64_t *chunk)
+{
+	*chunk = s->prefill_chunk;
+	*batch = 1;
+	if (s->prefill_tokens) {
+		*chunk = s->prefill_tokens < s->prompt_tokens ? s->prefill_tokens : s->prompt_tokens;
+		*batch = (s->prefill_tokens >= s->prompt_tokens ? s->prefill_tokens / s->prompt_tokens : 1) * s->dp;
+	}
+}
+
 int sim_prefill(const struct scenario *s, const struct model *m, const struct hw *hw,
 		struct sim_phase *ph, struct sim_prefill_result *out, struct err *e)
 {
@@ -181,11 +193,8 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 	out->pp_bubble_s = 0;
 	struct phase p;
 	double ttft = 0, last_step = 0;
-	int64_t chunk = s->prefill_chunk, batch = 1;
-	if (s->prefill_tokens) {
-		chunk = s->prefill_tokens < s->prompt_tokens ? s->prefill_tokens : s->prompt_tokens;
-		batch = (s->prefill_tokens >= s->prompt_tokens ? s->prefill_tokens / s->prompt_tokens : 1) * s->dp;
-	}
+	int64_t chunk, batch;
+	sim_prefill_shape(s, &batch, &chunk);
 	int64_t chunks = ceil_div64(s->prompt_tokens, chunk);
 	int64_t stride = chunks > 1024 ? ceil_div64(chunks, 1024) : 1;
 	/* An engine prefills a prompt one way. `auto` where it can matter (EP beyond one NVLink

@@ -93,6 +93,13 @@ struct sim_decode_result {
 	int64_t missing_bytes, max_batch;
 };
 
+/* The shape of a prefill step: `chunk` tokens of each of `batch` prompts (over all DP groups).
+ * With a token budget per step (engine.prefill_tokens) every attention DP group fills its step:
+ * prompts that fit are batched, longer ones chunked at the budget; otherwise one prompt in
+ * prefill_chunk pieces. The one statement sim_prefill and `k3sim run --timeline-step prefill`
+ * both follow. */
+void sim_prefill_shape(const struct scenario *s, int64_t *batch, int64_t *chunk);
+
 /* The prompt in chunks into ph (reset first). -E2BIG if an op list overflowed, -ENOMEM when the
  * thread's timeline could not be allocated. */
 int sim_prefill(const struct scenario *s, const struct model *m, const struct hw *hw,

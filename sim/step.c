@@ -43,6 +43,9 @@ static const struct {
 	{"tp.embed_allreduce", SIM_ROLE_PRE},
 	{"attnres.pre_attn", SIM_ROLE_ATTN_PREP},
 	{"norm.attn", SIM_ROLE_ATTN_PREP},
+	{"mla.quant_in", SIM_ROLE_ATTN_PREP},
+	{"mla.quant_q_b", SIM_ROLE_ATTN_PREP},
+	{"mla.rope", SIM_ROLE_ATTN_PREP},
 	{"kda.qkv_proj", SIM_ROLE_ATTN_PREP},
 	{"kda.decay_a", SIM_ROLE_ATTN_PREP},
 	{"kda.decay_b", SIM_ROLE_ATTN_PREP},
@@ -67,7 +70,9 @@ static const struct {
 	{"kda.norm_gate", SIM_ROLE_ATTN_CORE},
 	{"kda.decode", SIM_ROLE_ATTN_CORE},
 	{"kda.o_proj", SIM_ROLE_ATTN_CORE},
+	{"mla.quant_kv_b", SIM_ROLE_ATTN_CORE},
 	{"mla.kv_b", SIM_ROLE_ATTN_CORE},
+	{"mla.k_concat", SIM_ROLE_ATTN_CORE},
 	{"cp.mla_kv_allgather", SIM_ROLE_ATTN_CORE},
 	{"cp.mla_kv_ring", SIM_ROLE_ATTN_CORE},
 	{"cp.attn_merge", SIM_ROLE_ATTN_CORE},
@@ -75,6 +80,7 @@ static const struct {
 	{"dsa.attn", SIM_ROLE_ATTN_CORE},
 	{"mla.v_absorb", SIM_ROLE_ATTN_CORE},
 	{"mla.gate_mul", SIM_ROLE_ATTN_CORE},
+	{"mla.quant_o_proj", SIM_ROLE_ATTN_CORE},
 	{"mla.o_proj", SIM_ROLE_ATTN_CORE},
 	{"tp.attn_allreduce", SIM_ROLE_ATTN_CORE},
 	{"tp.attn_reduce_scatter", SIM_ROLE_ATTN_CORE},
@@ -85,7 +91,9 @@ static const struct {
 	{"moe.router", SIM_ROLE_MLP_PREP},
 	{"moe.down", SIM_ROLE_MLP_PREP},
 	{"moe.topk", SIM_ROLE_MLP_PREP},
+	{"moe.quant_in", SIM_ROLE_MLP_PREP},
 	{"moe.dp_gather", SIM_ROLE_MLP_PREP},
+	{"ffn.quant_in", SIM_ROLE_DENSE},
 	{"ffn.gate_up", SIM_ROLE_DENSE},
 	{"ffn.situ_glu", SIM_ROLE_DENSE},
 	{"ffn.down", SIM_ROLE_DENSE},
@@ -93,9 +101,11 @@ static const struct {
 	{"moe.shared_gate_up", SIM_ROLE_SHARED},
 	{"moe.shared_situ_glu", SIM_ROLE_SHARED},
 	{"moe.shared_down", SIM_ROLE_SHARED},
+	{"moe.permute", SIM_ROLE_EXPERTS},
 	{"moe.experts_gate_up", SIM_ROLE_EXPERTS},
 	{"moe.situ_glu", SIM_ROLE_EXPERTS},
 	{"moe.experts_down", SIM_ROLE_EXPERTS},
+	{"moe.unpermute", SIM_ROLE_EXPERTS},
 	{"moe.tp_latent_allreduce", SIM_ROLE_EXPERTS},
 	{"moe.combine", SIM_ROLE_COMBINE},
 	{"moe.combine_norm", SIM_ROLE_OUTPUT},
@@ -677,12 +687,17 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			 * comes before the expansion (production) or the attention (DSA, reference). */
 			bool kvb = o.kind == OP_GEMM && strcmp(o.name, "mla.kv_b") == 0;
 			bool attn = o.kind == OP_MLA_PREFILL || o.kind == OP_DSA_PREFILL;
-			if (kvb && !p->reference_path)
+			/* the expansion's input cast and the key it builds run over every visible token too */
+			bool kv_rows = kvb || strcmp(o.name, "mla.quant_kv_b") == 0 || strcmp(o.name, "mla.k_concat") == 0;
+			if (kv_rows && !p->reference_path)
 				o.m = b_local * (p->context + p->tokens);
 			if ((kvb && !p->reference_path) || (attn && !cp_gathered)) {
 				int64_t cache_bpt = o.cache_bytes_per_token;
+				int j = i + 1;
+				while (kvb && j < list.n - 1 && list.ops[j].kind != OP_MLA_PREFILL)
+					j++;
 				if (kvb) /* the attention op's, which follows */
-					cache_bpt = list.ops[i + 1 < list.n ? i + 1 : i].cache_bytes_per_token;
+					cache_bpt = list.ops[j < list.n ? j : i].cache_bytes_per_token;
 				collective(&mp, OP_ALLGATHER, s->mla_cp_ring ? "cp.mla_kv_ring" : "cp.mla_kv_allgather", &o,
 					   b_local * (p->context + p->tokens) * cache_bpt, cp);
 				cp_gathered = kvb;
@@ -964,12 +979,19 @@ static bool emit_role(struct graph *g, int mb, int layer, int group, int role)
 			continue;
 		}
 		if (ring >= 0 && (fl & (TLOP_KVB | TLOP_ATTN))) {
-			int kvb = -1, attn = op;
-			if ((fl & TLOP_KVB) && i + 1 < n && (mm->ops[ops[i + 1]].flags & TLOP_ATTN)) {
+			int kvb = -1, attn = op, between = i + 1, j = i + 1;
+			while ((fl & TLOP_KVB) && j < n && !(mm->ops[ops[j]].flags & TLOP_ATTN))
+				j++;
+			if ((fl & TLOP_KVB) && j < n) {
 				kvb = op;
-				attn = ops[++i];
+				attn = ops[j];
 			}
 			emit_ring(g, mb, layer, ring, kvb, attn);
+			/* the ops between the expansion and the attention (the key's layout), whole */
+			for (; kvb >= 0 && between < j; between++)
+				emit(g, mb, layer, ops[between]);
+			if (kvb >= 0)
+				i = j;
 			ring = -1;
 			comm = false;
 			continue;

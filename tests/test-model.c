@@ -164,6 +164,68 @@ static void test_ops_cover_k3(void **state)
 	assert_int_equal(state_bytes, 8 * 2 * model_kda_state_bytes_per_request(&k3, DT_FP32));
 }
 
+static const struct op *find_op(const struct op_list *l, const char *name)
+{
+	for (int j = 0; j < l->n; j++)
+		if (strcmp(l->ops[j].name, name) == 0)
+			return &l->ops[j];
+	return NULL;
+}
+
+/* The kernels a DeepSeek-V3 FP8 prefill step runs besides its GEMMs, attention and all-to-alls
+ * (LMSYS 2025-05-05, "Prefill Time Breakdown": 5.1 ms of "other kernels" per layer in DeepSeek's
+ * profile, 6.1 in SGLang's, where k3sim had 1.7): the per-token-group FP8 casts before the FP8
+ * GEMMs, RoPE, the MHA key built from k_nope and k_pe, and DeepEP normal's permute into DeepGEMM's
+ * contiguous layout and back. Bytes from the shapes; none of them without FP8 activations or
+ * without the permute (K3's default BF16 activations, low-latency decode). */
+static void test_prefill_kernels_dsv3(void **state)
+{
+	(void)state;
+	struct model ds;
+	struct err e;
+	assert_int_equal(model_load(&ds, "deepseek-v3", &e), 0);
+	struct phase p = {.kind = PHASE_PREFILL, .batch = 2, .tokens = 4096, .context = 0,
+			  .kda_state = DT_FP32, .mla_cache = DT_BF16, .act = DT_FP8,
+			  .expert_act = DT_FP8, .dispatch = DT_FP8, .kda_chunk = 16, .moe_permute = true};
+	static struct op_list l;
+	assert_int_equal(model_build_ops(&ds, &p, &l), 0);
+	const int64_t M = 2 * 4096, h = 7168, heads = 128;
+	const struct op *q = find_op(&l, "mla.quant_in");
+	assert_non_null(q);
+	assert_int_equal(q->bytes_act_in, M * h * 2);          /* BF16 read */
+	assert_int_equal(q->bytes_act_out, M * h + M * h / 32); /* FP8 + an FP32 scale per 128 */
+	assert_non_null(find_op(&l, "mla.quant_q_b"));
+	assert_non_null(find_op(&l, "mla.quant_kv_b"));
+	q = find_op(&l, "mla.quant_o_proj");
+	assert_non_null(q);
+	assert_int_equal(q->n, heads * 128);
+	assert_non_null(find_op(&l, "moe.quant_in"));
+	assert_non_null(find_op(&l, "ffn.quant_in"));
+	const struct op *r = find_op(&l, "mla.rope");
+	assert_non_null(r);
+	assert_int_equal(r->n, (heads + 1) * 64);
+	const struct op *k = find_op(&l, "mla.k_concat");
+	assert_non_null(k);
+	assert_int_equal(k->bytes_act_out, M * heads * 192 * 2); /* K whole, BF16 */
+	assert_int_equal(k->bytes_act_in, M * heads * 128 * 2);  /* k_nope read */
+	const struct op *pm = find_op(&l, "moe.permute"), *um = find_op(&l, "moe.unpermute");
+	assert_non_null(pm);
+	assert_non_null(um);
+	assert_int_equal(pm->bytes_act_in, M * 8 * h); /* top-8 rows of FP8 */
+	assert_int_equal(um->bytes_act_in, M * 8 * h * 2); /* BF16 expert outputs */
+
+	/* BF16 activations: no casts; low-latency layout: no permute */
+	p.act = DT_BF16;
+	p.moe_permute = false;
+	assert_int_equal(model_build_ops(&ds, &p, &l), 0);
+	static const char *const absent[] = {"mla.quant_in", "mla.quant_q_b", "mla.quant_kv_b",
+		"mla.quant_o_proj", "moe.quant_in", "ffn.quant_in", "moe.permute", "moe.unpermute", NULL};
+	for (int i = 0; absent[i]; i++)
+		if (find_op(&l, absent[i]))
+			fail_msg("%s without FP8 activations or the permute", absent[i]);
+	assert_non_null(find_op(&l, "mla.k_concat"));
+}
+
 /* Expected distinct EP ranks a token reaches, R x (1 - C(E - E/R, k) / C(E, k)), for K3's 896
  * experts and top-16 (values from Python's math.comb). */
 static void test_ep_ranks_per_token(void **state)
@@ -284,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_counterfactuals), cmocka_unit_test(test_ops_cover_k3),
 		cmocka_unit_test(test_bad_model_input), cmocka_unit_test(test_ep_ranks_per_token),
 		cmocka_unit_test(test_slice),
+		cmocka_unit_test(test_prefill_kernels_dsv3),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

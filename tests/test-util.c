@@ -20,9 +20,12 @@
 
 #include "util/doc.h"
 #include "util/dtype.h"
+#include "util/embed.h"
 #include "util/err.h"
+#include "util/jsonw.h"
 #include "util/numfmt.h"
 #include "util/outfile.h"
+#include "util/units.h"
 
 static void test_doc_positions(void **state)
 {
@@ -523,6 +526,123 @@ static void test_outfile_dir(void **state)
 	assert_int_equal(leftovers(), 0);
 }
 
+/* What util_json_str writes for s, into buf. */
+static const char *json_of(const char *s, char *buf, size_t n)
+{
+	FILE *f = fmemopen(buf, n, "w");
+	assert_non_null(f);
+	util_json_str(f, s);
+	fclose(f);
+	return buf;
+}
+
+/* One escaper for every JSON string (issue 15). Before it, the CLI's and the reports' escapers
+ * passed any byte through and tj_str took overlong forms, surrogates, code points above
+ * U+10FFFF and lead bytes 0xf5-0xff as UTF-8: each now comes out as U+FFFD per byte. */
+static void test_json_str(void **state)
+{
+	(void)state;
+	char b[128];
+	assert_string_equal(json_of("a\"b\\c", b, sizeof b), "\"a\\\"b\\\\c\"");
+	assert_string_equal(json_of("t\tn\n\x01", b, sizeof b), "\"t\\u0009n\\u000a\\u0001\"");
+	assert_string_equal(json_of(NULL, b, sizeof b), "\"\"");
+	/* valid UTF-8 through: é, €, U+10FFFF */
+	assert_string_equal(json_of("\xc3\xa9\xe2\x82\xac\xf4\x8f\xbf\xbf", b, sizeof b),
+	                    "\"\xc3\xa9\xe2\x82\xac\xf4\x8f\xbf\xbf\"");
+#define FFFD "\xef\xbf\xbd"
+	assert_string_equal(json_of("\xe0\x80\xaf", b, sizeof b), "\"" FFFD FFFD FFFD "\"");     /* overlong */
+	assert_string_equal(json_of("\xed\xa0\x80", b, sizeof b), "\"" FFFD FFFD FFFD "\"");     /* surrogate */
+	assert_string_equal(json_of("\xf4\x90\x80\x80", b, sizeof b), "\"" FFFD FFFD FFFD FFFD "\""); /* > U+10FFFF */
+	assert_string_equal(json_of("\xf8\x80\x80x", b, sizeof b), "\"" FFFD FFFD FFFD "x\"");   /* no such lead */
+	assert_string_equal(json_of("\xc3", b, sizeof b), "\"" FFFD "\"");                        /* cut short */
+#undef FFFD
+}
+
+static const char *jw_sample(const struct jw_style *st, char *buf, size_t n)
+{
+	FILE *f = fmemopen(buf, n, "w");
+	assert_non_null(f);
+	struct jw w;
+	jw_init_style(&w, f, st);
+	jw_begin_object(&w, NULL);
+	jw_str(&w, "k", "v");
+	jw_begin_array(&w, "a");
+	jw_i64(&w, NULL, 1);
+	jw_begin_object(&w, NULL);
+	jw_f64(&w, "x", 0.1);
+	jw_null(&w, "y");
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_bool(&w, "b", true);
+	jw_end_object(&w);
+	fclose(f);
+	return buf;
+}
+
+/* One writer, three layouts: the CLI's, results.json's and the serve summary's. */
+static void test_jw_styles(void **state)
+{
+	(void)state;
+	char b[256];
+	assert_string_equal(jw_sample(&jw_style_pretty, b, sizeof b),
+	                    "{\n  \"k\": \"v\",\n  \"a\": [\n    1,\n    {\n      \"x\": 0.1,\n"
+	                    "      \"y\": null\n    }\n  ],\n  \"b\": true\n}");
+	struct jw_style results = {.wrap_depth = 1, .wrap_top = true, .colon = ":", .number_digits = 17};
+	assert_string_equal(jw_sample(&results, b, sizeof b),
+	                    "\n{\n  \"k\":\"v\",\n  \"a\":[1,{\"x\":0.10000000000000001,\"y\":null}],\n  \"b\":true\n}");
+	struct jw_style line = {.wrap_depth = -1, .colon = ":"};
+	assert_string_equal(jw_sample(&line, b, sizeof b), "{\"k\":\"v\",\"a\":[1,{\"x\":0.1,\"y\":null}],\"b\":true}");
+}
+
+/* The human units, spelled in one place (util/units.c) with the two roundings. */
+static void test_units(void **state)
+{
+	(void)state;
+	char b[32];
+	assert_string_equal(units_time(0.040662, 2, b, sizeof b), "40.66 ms");
+	assert_string_equal(units_time(0.040662, 3, b, sizeof b), "40.662 ms");
+	assert_string_equal(units_time(0.040662, UNITS_SIG3, b, sizeof b), "40.7 ms");
+	assert_string_equal(units_time(1.5, UNITS_SIG3, b, sizeof b), "1.50 s");
+	assert_string_equal(units_time(2.5e-5, 2, b, sizeof b), "25.00 us");
+	assert_string_equal(units_bytes(217083904.0, 2, b, sizeof b), "207.03 MiB");
+	assert_string_equal(units_bytes(217083904.0, UNITS_SIG3, b, sizeof b), "207 MiB");
+	assert_string_equal(units_bytes(656, UNITS_SIG3, b, sizeof b), "656 B");
+	assert_string_equal(units_count(1500, true, b, sizeof b), "1.5 K");
+	assert_string_equal(units_count(1500, false, b, sizeof b), "1500");
+	assert_string_equal(units_count(2.78e12, false, b, sizeof b), "2.780 T");
+}
+
+static int parse_copy(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	(void)e;
+	snprintf(obj, 256, "%s|%.*s", label, (int)len_bytes, text);
+	return 0;
+}
+
+/* One preset-or-path loader for hw, model, scenario, sweep and rules. */
+static void test_embedded_load(void **state)
+{
+	(void)state;
+	static const struct embedded_file table[] = {{"alpha", "a: 1\n", 5}, {NULL, NULL, 0}};
+	char got[256];
+	struct err e;
+	assert_int_equal(embedded_load(table, "thing", "preset", "alpha", parse_copy, got, &e), 0);
+	assert_string_equal(got, "<preset alpha>|a: 1\n");
+	assert_int_equal(embedded_load(table, "thing", "preset", "alpah", parse_copy, got, &e), -ENOENT);
+	assert_non_null(strstr(e.msg, "unknown thing 'alpah' (did you mean 'alpha'?)"));
+	/* a .json name is a path too (the sweep loader once read it as a preset name) */
+	assert_true(embedded_load(table, "thing", "preset", "nope.json", parse_copy, got, &e) < 0);
+	char path[] = "/tmp/k3-embed-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "b: 2\n", 5), 5);
+	close(fd);
+	assert_int_equal(embedded_load(table, "thing", "preset", path, parse_copy, got, &e), 0);
+	assert_non_null(strstr(got, "|b: 2\n"));
+	assert_int_equal(strncmp(got, path, strlen(path)), 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +650,8 @@ int main(void)
 		cmocka_unit_test(test_doc_errors),    cmocka_unit_test(test_typed_reads),
 		cmocka_unit_test(test_suggest),       cmocka_unit_test(test_dtypes),
 		cmocka_unit_test(test_double_str),
+		cmocka_unit_test(test_json_str), cmocka_unit_test(test_jw_styles),
+		cmocka_unit_test(test_units), cmocka_unit_test(test_embedded_load),
 	};
 	const struct CMUnitTest outfile_tests[] = {
 		cmocka_unit_test(test_outfile_commit_abort), cmocka_unit_test(test_outfile_force),

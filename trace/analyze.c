@@ -12,7 +12,7 @@
 #include "trace/tracedb.h"
 
 #define DEFAULT_MAX_ROWS ((int64_t)64 * 1024 * 1024)
-enum { DEFAULT_TOP_GAPS = 10, MAX_DEVICES = 4096, MAX_ACTIVE_RANGES = 256 };
+enum { DEFAULT_TOP_GAPS = 10, MAX_DEVICES = 4096 };
 
 /* ---- saturating time arithmetic ----
  * Databases come from anywhere: a row may hold INT64_MIN..INT64_MAX. Differences and sums of
@@ -527,7 +527,8 @@ static struct api_pid *api_pid_of(struct ctx *c, int64_t pid, bool add)
  * runtime call the program made over a driver call made under it, else the first loaded. */
 static bool api_better(const struct arow *a, const struct arow *b)
 {
-	return a->driver && !b->driver;
+	return trace_launch_call_better(a->driver ? TRACE_API_DRIVER : TRACE_API_RUNTIME,
+					b->driver ? TRACE_API_DRIVER : TRACE_API_RUNTIME);
 }
 
 /* Index the loaded API calls by (process, correlation id), keeping per id the call api_better
@@ -1120,20 +1121,9 @@ static int cmp_stream(const void *a, const void *b)
 
 /* ---- launch overhead and NVTX attribution ---- */
 
-struct point {          /* a kernel, placed where it was launched */
-	int64_t key;        /* globalTid (thread sweep) or pid (process sweep) */
-	int64_t t;
-	int64_t dur;
-};
-
-struct span {
-	int64_t key, s, e;
-	int32_t name;
-};
-
 static int cmp_point(const void *a, const void *b)
 {
-	const struct point *x = a, *y = b;
+	const struct trace_point *x = a, *y = b;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	return (x->t > y->t) - (x->t < y->t);
@@ -1141,15 +1131,14 @@ static int cmp_point(const void *a, const void *b)
 
 static int cmp_span(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct trace_span *x = a, *y = b;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	return (x->s > y->s) - (x->s < y->s);
 }
 
-/* Credit each point's duration to every distinct range name open at it (same key). */
-static void attribute(struct point *p, size_t np, struct span *r, size_t nr,
-		      struct trace_nvtx_sum *out)
+int trace_attribute(struct trace_point *p, size_t np, struct trace_span *r, size_t nr, trace_attribute_fn fn,
+		    void *ctx)
 {
 	bool sorted = true;
 	for (size_t i = 1; i < np && sorted; i++)
@@ -1161,18 +1150,18 @@ static void attribute(struct point *p, size_t np, struct span *r, size_t nr,
 		sorted = cmp_span(&r[i - 1], &r[i]) <= 0;
 	if (!sorted)
 		qsort(r, nr, sizeof *r, cmp_span);
-	const struct span *active[MAX_ACTIVE_RANGES];
+	const struct trace_span *active[TRACE_OPEN_SPANS_MAX];
 	size_t na = 0, ri = 0;
 	int64_t key = INT64_MIN;
 	for (size_t i = 0; i < np; i++) {
-		if (p[i].key != key) {
+		if (i == 0 || p[i].key != key) {
 			key = p[i].key;
 			na = 0;
 			while (ri < nr && r[ri].key < key)
 				ri++;
 		}
 		while (ri < nr && r[ri].key == key && r[ri].s <= p[i].t) {
-			if (r[ri].e >= p[i].t && na < MAX_ACTIVE_RANGES)
+			if (r[ri].e >= p[i].t && na < TRACE_OPEN_SPANS_MAX)
 				active[na++] = &r[ri];
 			ri++;
 		}
@@ -1181,16 +1170,28 @@ static void attribute(struct point *p, size_t np, struct span *r, size_t nr,
 			if (active[j]->e >= p[i].t)
 				active[w++] = active[j];
 		na = w;
-		for (size_t j = 0; j < na; j++) {
-			bool dup = false;
-			for (size_t q = 0; q < j && !dup; q++)
-				dup = active[q]->name == active[j]->name;
-			if (dup)
-				continue;
-			out[active[j]->name].kernels++;
-			out[active[j]->name].gpu_ns = add_sat(out[active[j]->name].gpu_ns, p[i].dur);
-		}
+		int rc = fn(ctx, &p[i], active, na);
+		if (rc < 0)
+			return rc;
 	}
+	return 0;
+}
+
+/* trace summary: each kernel's duration (the point's id) to every distinct range name (the span's
+ * id) open where it was launched. */
+static int credit_names(void *ctx, const struct trace_point *p, const struct trace_span *const *open, size_t n)
+{
+	struct trace_nvtx_sum *out = ctx;
+	for (size_t j = 0; j < n; j++) {
+		bool dup = false;
+		for (size_t q = 0; q < j && !dup; q++)
+			dup = open[q]->id == open[j]->id;
+		if (dup)
+			continue;
+		out[open[j]->id].kernels++;
+		out[open[j]->id].gpu_ns = add_sat(out[open[j]->id].gpu_ns, p->id);
+	}
+	return 0;
 }
 
 static int cmp_nvtx(const void *a, const void *b)
@@ -1212,10 +1213,10 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 	int64_t *delay = malloc((nk ? nk : 1) * sizeof *delay);
 	int64_t *tmp = malloc((nk ? nk : 1) * sizeof *tmp);
 	size_t *count = nk >= 64 ? malloc(RADIX * sizeof *count) : NULL; /* long sorts only */
-	struct point *pt = malloc((nk ? nk : 1) * sizeof *pt);
-	struct point *pp = malloc((nk ? nk : 1) * sizeof *pp);
-	struct span *st = malloc((nn ? nn : 1) * sizeof *st);
-	struct span *sp = malloc((nn ? nn : 1) * sizeof *sp);
+	struct trace_point *pt = malloc((nk ? nk : 1) * sizeof *pt);
+	struct trace_point *pp = malloc((nk ? nk : 1) * sizeof *pp);
+	struct trace_span *st = malloc((nn ? nn : 1) * sizeof *st);
+	struct trace_span *sp = malloc((nn ? nn : 1) * sizeof *sp);
 	if (!delay || !tmp || (nk >= 64 && !count) || !pt || !pp || !st || !sp) {
 		rc = oom(c, e);
 		goto out;
@@ -1229,7 +1230,7 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 		int64_t dur = dur_sat(k[i].start, k[i].end);
 		if (ai >= 0) {
 			l->matched++;
-			pt[npt++] = (struct point){.key = a[ai].gtid, .t = a[ai].start, .dur = dur};
+			pt[npt++] = (struct trace_point){.key = a[ai].gtid, .t = a[ai].start, .id = dur};
 			int64_t from_start = sub_sat(k[i].start, a[ai].start);
 			if (from_start < 0) {
 				l->inconsistent++;
@@ -1243,9 +1244,9 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 			nd++;
 			api_sum += (double)dur_sat(a[ai].start, a[ai].end);
 		} else {
-			pp[npp++] = (struct point){.key = trace_global_to_pid(k[i].gpid),
-						   .t = k[i].start,
-						   .dur = dur};
+			pp[npp++] = (struct trace_point){.key = trace_global_to_pid(k[i].gpid),
+							 .t = k[i].start,
+							 .id = dur};
 		}
 	}
 	l->unmatched = (int64_t)nk - l->matched;
@@ -1282,14 +1283,14 @@ static int launch_and_nvtx(struct ctx *c, struct strmap *sm, struct err *e)
 			ns->min_ns = d;
 		if (d > ns->max_ns)
 			ns->max_ns = d;
-		st[i] = (struct span){.key = nr[i].gtid, .s = nr[i].start, .e = nr[i].end,
-				      .name = nr[i].name};
-		sp[i] = (struct span){.key = trace_global_to_pid(nr[i].gtid), .s = nr[i].start,
-				      .e = nr[i].end, .name = nr[i].name};
+		st[i] = (struct trace_span){.key = nr[i].gtid, .s = nr[i].start, .e = nr[i].end,
+					    .id = nr[i].name};
+		sp[i] = (struct trace_span){.key = trace_global_to_pid(nr[i].gtid), .s = nr[i].start,
+					    .e = nr[i].end, .id = nr[i].name};
 	}
 	if (nn) {
-		attribute(pt, npt, st, nn, s->nvtx);
-		attribute(pp, npp, sp, nn, s->nvtx);
+		trace_attribute(pt, npt, st, nn, credit_names, s->nvtx);
+		trace_attribute(pp, npp, sp, nn, credit_names, s->nvtx);
 	}
 	for (size_t i = 0; i < sm->n; i++) {
 		struct trace_nvtx_sum *ns = &s->nvtx[i];

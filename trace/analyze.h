@@ -147,4 +147,25 @@ int trace_summary_compute(struct trace_summary *s, const char *path,
 			  const struct trace_summary_opts *o, struct err *e);
 void trace_summary_release(struct trace_summary *s);
 
+/* Attribution, the one walk for trace summary's NVTX times and calibration's matching. Points are
+ * activities placed where they were launched (key: the launching thread's globalTid, or a process
+ * for kernels without a launching call; t: the launching call's start), spans are NVTX ranges
+ * (key: their thread or process; [s, e]). For each point, in (key, t) order, fn gets the spans
+ * open at t on the point's key (s <= t <= e), outermost (earliest start) first, at most
+ * TRACE_OPEN_SPANS_MAX of them. id is the caller's (an index, a duration). Sorts p and r in
+ * place. Returns 0, or the first negative value fn returns (which stops the walk). */
+enum { TRACE_OPEN_SPANS_MAX = 256 };
+struct trace_point {
+	int64_t key, t;
+	int64_t id;
+};
+struct trace_span {
+	int64_t key, s, e;
+	int64_t id;
+};
+typedef int (*trace_attribute_fn)(void *ctx, const struct trace_point *p, const struct trace_span *const *open,
+				  size_t n_open);
+int trace_attribute(struct trace_point *p, size_t np, struct trace_span *r, size_t nr, trace_attribute_fn fn,
+		    void *ctx);
+
 #endif

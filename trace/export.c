@@ -8,6 +8,7 @@
 #include "trace/sqlread.h"
 #include "trace/tracedb.h"
 #include "util/tracejson.h"
+#include "util/jsonw.h"
 
 enum { MAX_TRACKS = 4096 };
 #define GPU_PID_BASE 1000000000 /* GPU "processes" sit above real pids (24 bits) */
@@ -39,7 +40,7 @@ static int64_t ci(sqlite3_stmt *st, int col)
 
 /* ---- JSON output (util/tracejson.h) ---- */
 
-#define put_str tj_str
+#define put_str util_json_str
 #define put_us tj_us
 
 /* A duration: end - start, 0 for a row that ends before it starts, INT64_MAX at most. */

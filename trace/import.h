@@ -50,6 +50,8 @@ struct trace_import_stats {
 	int64_t unknown_cat_events[TRACE_IMPORT_UNKNOWN_CATS];
 	int64_t strings_cut;       /* strings longer than the reader keeps, cut (never rejected) */
 	int64_t base_time_ns;      /* Kineto baseTimeNanoseconds added to every time (0: none) */
+	int64_t cpu_ops;           /* framework records kept as ranges (trace_kineto_opts.cpu_ops;
+				    * counted in nvtx too) */
 };
 
 /* Guess the format from the first bytes: the SQLite header, or a JSON object/array (after a
@@ -68,6 +70,9 @@ struct trace_kineto_opts {
 	size_t max_string_bytes;   /* one JSON string is kept up to this, longer ones are cut;
 				    * 0: 1 MiB */
 	int max_depth;             /* JSON nesting; 0: 64 */
+	bool cpu_ops;              /* keep cpu_op events that carry "Input Dims" (record_shapes=True)
+				    * as ranges "NAME, sizes = [...], types = [...]" on their
+				    * thread: the framework records trace/shapes.h reads */
 };
 
 int trace_import_kineto(struct trace_db *db, const char *path, const struct trace_kineto_opts *o,

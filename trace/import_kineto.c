@@ -57,6 +57,7 @@ struct kev {
 	int64_t ts_ns, dur_ns, pid, tid;
 	/* args */
 	bool has_device, has_stream, has_process;
+	bool has_dims, has_types; /* "Input Dims" / "Input type" kept (opts.cpu_ops) */
 	int64_t device, stream, correlation, context, registers, shared_bytes, bytes;
 	int64_t process;    /* k3sim's export: the process of a GPU row */
 	int64_t grid[3], block[3];
@@ -91,7 +92,16 @@ struct kctx {
 	int64_t *procs;          /* pids with a PROCESSES row */
 	size_t n_procs, cap_procs;
 	int line, col;           /* where the current event starts */
+	bool cpu_ops;            /* keep cpu_op shape records as ranges (trace/shapes.h) */
+	struct sbuf {
+		char *p;
+		size_t len, cap;
+		bool over;       /* past FW_RECORD_MAX: the record is not kept */
+	} dims, types, rec;
 };
+
+/* A framework record's text is kept up to this many bytes; longer ones are counted. */
+enum { FW_RECORD_MAX = 16 * 1024 };
 
 static int oom(struct kctx *c, struct err *e)
 {
@@ -135,6 +145,84 @@ static int scalar(struct kctx *c, enum json_tok *t, struct err *e)
 		*t = JSON_NULL;
 	}
 	return rc;
+}
+
+static int sb_add(struct kctx *c, struct sbuf *b, const char *s, size_t n, struct err *e)
+{
+	if (b->over)
+		return 0;
+	if (b->len + n + 1 > FW_RECORD_MAX) {
+		b->over = true;
+		return 0;
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *q = realloc(b->p, cap);
+		if (!q)
+			return oom(c, e);
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+/* "Input Dims" ([[4, 16], [16, 32], []], lists of lists for tensor lists) or "Input type"
+ * (["c10::BFloat16", "Scalar"]) as the text trace/shapes.h reads: the array written back with
+ * ", " between items; strings bare, with ',' '[' ']' replaced by ';' '(' ')'. */
+static int read_shape_list(struct kctx *c, struct sbuf *b, struct err *e)
+{
+	b->len = 0;
+	b->over = false;
+	enum json_tok t;
+	int rc = json_next(c->r, &t, e);
+	if (rc)
+		return rc;
+	if (t != JSON_ARR_BEGIN) {
+		b->over = true; /* not a list: not kept */
+		return json_skip(c->r, t, e);
+	}
+	int depth = 1;
+	bool first = true;
+	if ((rc = sb_add(c, b, "[", 1, e)) != 0)
+		return rc;
+	while (depth > 0) {
+		if ((rc = json_next(c->r, &t, e)) != 0)
+			return rc;
+		if (t == JSON_ARR_END) {
+			depth--;
+			first = false;
+			rc = sb_add(c, b, "]", 1, e);
+			continue;
+		}
+		if (!first && (rc = sb_add(c, b, ", ", 2, e)) != 0)
+			return rc;
+		first = false;
+		if (t == JSON_ARR_BEGIN) {
+			depth++;
+			first = true;
+			rc = sb_add(c, b, "[", 1, e);
+		} else if (t == JSON_NUMBER || t == JSON_STRING) {
+			for (size_t i = 0; i < c->r->str_len; i++) {
+				char ch = c->r->str[i];
+				ch = ch == ',' ? ';' : ch == '[' ? '(' : ch == ']' ? ')' : ch;
+				if ((rc = sb_add(c, b, &ch, 1, e)) != 0)
+					return rc;
+			}
+		} else if (t == JSON_OBJ_BEGIN) {
+			b->over = true;
+			rc = json_skip(c->r, t, e);
+		} else {
+			rc = sb_add(c, b, "null", 4, e);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /* An integer from a number, or from the digits in a string ("stream 7" -> 7). */
@@ -213,6 +301,12 @@ static int read_args(struct kctx *c, struct kev *ev, struct err *e)
 			rc = read_dim3(c, ev->grid, e);
 		} else if (KEY_IS(k, len, "block")) {
 			rc = read_dim3(c, ev->block, e);
+		} else if (c->cpu_ops && KEY_IS(k, len, "Input Dims")) {
+			rc = read_shape_list(c, &c->dims, e);
+			ev->has_dims = !rc && !c->dims.over;
+		} else if (c->cpu_ops && KEY_IS(k, len, "Input type")) {
+			rc = read_shape_list(c, &c->types, e);
+			ev->has_types = !rc && !c->types.over;
 		} else if (KEY_IS(k, len, "name")) {
 			rc = scalar(c, &t, e);
 			if (!rc && t == JSON_STRING) {
@@ -552,7 +646,8 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 	}
 	bool complete = ev->ph[0] == 'X' && !ev->ph[1];
 	bool instant = (ev->ph[0] == 'i' || ev->ph[0] == 'I') && !ev->ph[1];
-	if (kind == EV_CPU || (kind != EV_SKIP && instant && kind != EV_ANNOTATION)) {
+	bool fw_record = kind == EV_CPU && c->cpu_ops && ev->has_dims && complete;
+	if ((kind == EV_CPU && !fw_record) || (kind != EV_SKIP && instant && kind != EV_ANNOTATION)) {
 		c->st->skipped++;
 		return ev->has_pid ? learn_pid(c, ev->pid, e) : 0;
 	}
@@ -665,6 +760,35 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 		};
 		rc = trace_db_add_nvtx(c->db, &n, e);
 		c->st->nvtx += !rc;
+		return rc;
+	}
+	case EV_CPU: {
+		/* a framework record (cpu_op with "Input Dims"): a range trace/shapes.h reads */
+		if (ev->has_pid && (rc = learn_pid(c, ev->pid, e)) != 0)
+			return rc;
+		c->rec.len = 0;
+		c->rec.over = false;
+		if ((rc = sb_add(c, &c->rec, c->name, strlen(c->name), e)) != 0 ||
+		    (rc = sb_add(c, &c->rec, ", sizes = ", 10, e)) != 0 ||
+		    (rc = sb_add(c, &c->rec, c->dims.p, c->dims.len, e)) != 0)
+			return rc;
+		if (ev->has_types && ((rc = sb_add(c, &c->rec, ", types = ", 10, e)) != 0 ||
+		                      (rc = sb_add(c, &c->rec, c->types.p, c->types.len, e)) != 0))
+			return rc;
+		if (c->rec.over) {
+			c->st->skipped++;
+			return 0;
+		}
+		struct trace_nvtx n = {
+			.start_ns = start_ns,
+			.end_ns = end_ns,
+			.type = TRACE_NVTX_PUSH_POP,
+			.global_tid = trace_global_tid(ev->has_pid ? ev->pid : gpu_pid(c, NULL), ev->tid),
+			.text = c->rec.p,
+		};
+		rc = trace_db_add_nvtx(c->db, &n, e);
+		c->st->nvtx += !rc;
+		c->st->cpu_ops += !rc;
 		return rc;
 	}
 	case EV_GPU_ANNOTATION: {
@@ -935,6 +1059,7 @@ static int import_reader(struct trace_db *db, struct json_reader *r,
 	struct kctx c = {.db = db, .r = r, .st = &local};
 	if (o) {
 		json_reader_limits(r, o->max_string_bytes, o->max_depth ? o->max_depth : JSON_MAX_DEPTH);
+		c.cpu_ops = o->cpu_ops;
 		if (o->pid > 0 && o->pid < PID_PLACEHOLDER) {
 			c.pid = o->pid;
 			c.pid_known = true;
@@ -994,6 +1119,9 @@ out:
 	free(c.procs);
 	free(c.name);
 	free(c.arg_name);
+	free(c.dims.p);
+	free(c.types.p);
+	free(c.rec.p);
 	if (st)
 		*st = local;
 	return rc;

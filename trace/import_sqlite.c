@@ -16,6 +16,7 @@
 
 #include <sqlite3.h>
 
+#include "trace/schema.h"
 #include "trace/sqlread.h"
 #include "util/arena.h"
 
@@ -450,23 +451,24 @@ static int select_cols(struct src *s, const char *table, const char *const *want
 
 static int load_strings(struct src *s, struct err *e)
 {
-	static const char *const want[] = {"id", "value"};
-	int idx[2];
+	enum { COL_id, COL_value, N_COLS };
+	static const char *const want[N_COLS] = {"id", "value"};
+	int idx[N_COLS];
 	sqlite3_stmt *st;
 	struct strtab *t = &s->strings;
-	int rc = select_cols(s, "StringIds", want, 2, idx, &st, e);
+	int rc = select_cols(s, "StringIds", want, N_COLS, idx, &st, e);
 	if (rc || !st)
 		return rc;
-	if (idx[0] < 0 || idx[1] < 0) {
+	if (idx[COL_id] < 0 || idx[COL_value] < 0) {
 		sqlite3_finalize(st);
 		return 0;
 	}
 	size_t cap = 0;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, idx[0]);
-		const char *v = (const char *)sqlite3_column_text(st, idx[1]);
-		int len = sqlite3_column_bytes(st, idx[1]);
+		int64_t id = sqlite3_column_int64(st, idx[COL_id]);
+		const char *v = (const char *)sqlite3_column_text(st, idx[COL_value]);
+		int len = sqlite3_column_bytes(st, idx[COL_value]);
 		if (!v)
 			continue;
 		if (t->n_sorted >= MAX_STRINGS) {
@@ -559,9 +561,32 @@ static int map_gid(struct src *s, int64_t gid, int64_t *out, struct err *e)
 	return rc;
 }
 
-/* The first columns every GPU activity table shares (nsys names), read alike for kernels,
- * memcpys and memsets. */
-#define GPU_ACTIVITY_COLUMNS "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"
+/* Columns read from an nsys export are named by trace/schema.h (TRACE_KERNEL_COL_gridX, ...); every
+ * GPU activity table begins with the same head (start, end, deviceId, contextId, streamId,
+ * correlationId, globalPid), read alike for kernels, memcpys and memsets. */
+#define HEAD_AT(T)                                                                            \
+	_Static_assert(T##_COL_start == 0 && T##_COL_end == 1 && T##_COL_deviceId == 2 &&    \
+			       T##_COL_contextId == 3 && T##_COL_streamId == 4 &&                \
+			       T##_COL_correlationId == 5 && T##_COL_globalPid == 6,             \
+		       #T ": the GPU activity head comes first")
+HEAD_AT(TRACE_KERNEL);
+HEAD_AT(TRACE_MEMCPY);
+HEAD_AT(TRACE_MEMSET);
+
+/* A record's INT columns from the row (INTZ/INTN too; absent: the list's value). `rec` is the
+ * record, c[] the column indexes of select_cols. */
+#define GET_INT(T, col, f, absent) rec.f = col_i64(st, c[T##_COL_##col], absent);
+#define GET_HEAD(T, col, f, absent)
+#define GET_INTZ GET_INT
+#define GET_INTN GET_INT
+#define GET_RAW GET_HEAD
+#define GET_ID GET_HEAD
+#define GET_IDZ GET_HEAD
+#define GET_NONE(T, col, f, absent)
+#define GET_KERNEL(col, f, how, absent) GET_##how(TRACE_KERNEL, col, f, absent)
+#define GET_MEMCPY(col, f, how, absent) GET_##how(TRACE_MEMCPY, col, f, absent)
+#define GET_MEMSET(col, f, how, absent) GET_##how(TRACE_MEMSET, col, f, absent)
+#define GET_API(col, f, how, absent) GET_##how(TRACE_API, col, f, absent)
 
 struct gpu_head {
 	int64_t start_ns, end_ns, global_pid;
@@ -587,16 +612,16 @@ static int row_times(struct src *s, const char *table, int64_t *start, int64_t *
 
 static int read_gpu_head(struct src *s, sqlite3_stmt *st, const int *c, struct gpu_head *h, struct err *e)
 {
-	h->start_ns = col_i64(st, c[0], 0);
-	h->end_ns = col_i64(st, c[1], 0);
+	h->start_ns = col_i64(st, c[TRACE_KERNEL_COL_start], 0);
+	h->end_ns = col_i64(st, c[TRACE_KERNEL_COL_end], 0);
 	int rc = row_times(s, "GPU activity", &h->start_ns, &h->end_ns, e);
 	if (rc)
 		return rc;
-	h->device_id = (uint32_t)gpu_map_dev(s->gpus, col_i64(st, c[2], 0));
-	h->context_id = (uint32_t)col_i64(st, c[3], 0);
-	h->stream_id = (uint32_t)col_i64(st, c[4], 0);
-	h->correlation_id = (uint32_t)col_i64(st, c[5], 0);
-	return map_gid(s, col_i64(st, c[6], 0), &h->global_pid, e);
+	h->device_id = (uint32_t)gpu_map_dev(s->gpus, col_i64(st, c[TRACE_KERNEL_COL_deviceId], 0));
+	h->context_id = (uint32_t)col_i64(st, c[TRACE_KERNEL_COL_contextId], 0);
+	h->stream_id = (uint32_t)col_i64(st, c[TRACE_KERNEL_COL_streamId], 0);
+	h->correlation_id = (uint32_t)col_i64(st, c[TRACE_KERNEL_COL_correlationId], 0);
+	return map_gid(s, col_i64(st, c[TRACE_KERNEL_COL_globalPid], 0), &h->global_pid, e);
 }
 
 #define SET_GPU_HEAD(rec, h)                              \
@@ -622,35 +647,35 @@ static int finish_rows(struct src *s, sqlite3_stmt *st, int rc, int r, const cha
 
 static int import_kernels(struct src *s, struct err *e)
 {
-	static const char *const want[] = {
-		GPU_ACTIVITY_COLUMNS,
-		"demangledName", "shortName", "mangledName", "name", "launchType", "cacheConfig",
-		"registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-		"staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread",
-		"localMemoryTotal", "gridId", "sharedMemoryExecuted", "graphNodeId",
-	};
-	enum { N = sizeof want / sizeof want[0] };
+	/* the schema's columns, and "name" (older nsys exports name kernels there) */
+	enum { COL_name = TRACE_KERNEL_NCOLS, N };
+	const char *want[N];
+	trace_schema_written_names(&trace_schema_tables[TRACE_SCHEMA_KERNEL], want);
+	want[COL_name] = "name";
 	int c[N];
 	sqlite3_stmt *st;
 	const char *table = "CUPTI_ACTIVITY_KIND_KERNEL";
 	int rc = select_cols(s, table, want, N, c, &st, e);
 	if (rc || !st)
 		return rc;
-	if (c[0] < 0 || c[1] < 0) {
+	if (c[TRACE_KERNEL_COL_start] < 0 || c[TRACE_KERNEL_COL_end] < 0) {
 		sqlite3_finalize(st);
 		err_set(e, s->path, 0, 0, "%s has no start/end columns: not an nsys export", table);
 		return -EINVAL;
 	}
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_kernel k;
-		memset(&k, 0, sizeof k);
+		struct trace_kernel rec;
+		memset(&rec, 0, sizeof rec);
 		struct gpu_head h;
 		if ((rc = read_gpu_head(s, st, c, &h, e)))
 			break;
-		SET_GPU_HEAD(k, h);
-		int64_t dn = col_i64(st, c[7], -1), sn = col_i64(st, c[8], -1);
-		int64_t mn = col_i64(st, c[9], -1), on = col_i64(st, c[10], -1);
+		SET_GPU_HEAD(rec, h);
+		TRACE_KERNEL_COLUMNS(GET_KERNEL)
+		int64_t dn = col_i64(st, c[TRACE_KERNEL_COL_demangledName], -1);
+		int64_t sn = col_i64(st, c[TRACE_KERNEL_COL_shortName], -1);
+		int64_t mn = col_i64(st, c[TRACE_KERNEL_COL_mangledName], -1);
+		int64_t on = col_i64(st, c[COL_name], -1);
 		const char *name = dn >= 0 ? string_of(s, dn) : NULL;
 		const char *shortn = sn >= 0 ? string_of(s, sn) : NULL;
 		if (!name)
@@ -662,27 +687,11 @@ static int import_kernels(struct src *s, struct err *e)
 				 (long long)(dn >= 0 ? dn : on >= 0 ? on : sn));
 			name = s->unknown;
 		}
-		k.name = name;
-		k.short_name = shortn;
-		k.mangled_name = mn >= 0 ? string_of(s, mn) : NULL;
-		k.launch_type = (int32_t)col_i64(st, c[11], 0);
-		k.cache_config = (int32_t)col_i64(st, c[12], 0);
-		k.registers_per_thread = (int32_t)col_i64(st, c[13], 0);
-		k.grid_x = (int32_t)col_i64(st, c[14], 0);
-		k.grid_y = (int32_t)col_i64(st, c[15], 0);
-		k.grid_z = (int32_t)col_i64(st, c[16], 0);
-		k.block_x = (int32_t)col_i64(st, c[17], 0);
-		k.block_y = (int32_t)col_i64(st, c[18], 0);
-		k.block_z = (int32_t)col_i64(st, c[19], 0);
-		k.static_shared_bytes = (int32_t)col_i64(st, c[20], 0);
-		k.dynamic_shared_bytes = (int32_t)col_i64(st, c[21], 0);
-		k.local_bytes_per_thread = (int32_t)col_i64(st, c[22], 0);
-		k.local_bytes_total = col_i64(st, c[23], 0);
-		k.grid_id = col_i64(st, c[24], 0);
-		k.shared_memory_executed_bytes = (int32_t)col_i64(st, c[25], 0);
-		k.graph_node_id = col_i64(st, c[26], 0);
+		rec.name = name;
+		rec.short_name = shortn;
+		rec.mangled_name = mn >= 0 ? string_of(s, mn) : NULL;
 		s->st->events++;
-		rc = trace_db_add_kernel(s->db, &k, e);
+		rc = trace_db_add_kernel(s->db, &rec, e);
 		if (rc)
 			break;
 		s->st->kernels++;
@@ -690,89 +699,57 @@ static int import_kernels(struct src *s, struct err *e)
 	return finish_rows(s, st, rc, r, table, e);
 }
 
-static int import_memcpys(struct src *s, struct err *e)
+/* Memcpys (which: TRACE_SCHEMA_MEMCPY) or memsets (TRACE_SCHEMA_MEMSET): the GPU activity head,
+ * then their own columns. */
+static int import_mem(struct src *s, int which, struct err *e)
 {
-	static const char *const want[] = {
-		GPU_ACTIVITY_COLUMNS,
-		"bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId",
-		"graphNodeId",
-	};
-	enum { N = sizeof want / sizeof want[0] };
+	enum { N = (int)TRACE_MEMCPY_NCOLS > (int)TRACE_MEMSET_NCOLS ? (int)TRACE_MEMCPY_NCOLS
+								 : (int)TRACE_MEMSET_NCOLS };
+	const struct trace_schema_table *t = &trace_schema_tables[which];
+	const char *want[N];
+	trace_schema_written_names(t, want);
 	int c[N];
 	sqlite3_stmt *st;
-	const char *table = "CUPTI_ACTIVITY_KIND_MEMCPY";
-	int rc = select_cols(s, table, want, N, c, &st, e);
+	int rc = select_cols(s, t->table, want, t->n_written, c, &st, e);
 	if (rc || !st)
 		return rc;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_memcpy m;
-		memset(&m, 0, sizeof m);
 		struct gpu_head h;
 		if ((rc = read_gpu_head(s, st, c, &h, e)))
 			break;
-		SET_GPU_HEAD(m, h);
-		m.bytes = col_i64(st, c[7], 0);
-		m.copy_kind = (int32_t)col_i64(st, c[8], 0);
-		m.src_kind = (int32_t)col_i64(st, c[9], 0);
-		m.dst_kind = (int32_t)col_i64(st, c[10], 0);
-		m.src_device_id = (int32_t)col_i64(st, c[11], -1);
-		m.dst_device_id = (int32_t)col_i64(st, c[12], -1);
-		if (m.src_device_id >= 0)
-			m.src_device_id = (int32_t)gpu_map_dev(s->gpus, m.src_device_id);
-		if (m.dst_device_id >= 0)
-			m.dst_device_id = (int32_t)gpu_map_dev(s->gpus, m.dst_device_id);
-		m.graph_node_id = col_i64(st, c[13], 0);
 		s->st->events++;
-		rc = trace_db_add_memcpy(s->db, &m, e);
-		if (rc)
-			break;
-		s->st->memcpys++;
+		if (which == TRACE_SCHEMA_MEMCPY) {
+			struct trace_memcpy rec;
+			memset(&rec, 0, sizeof rec);
+			SET_GPU_HEAD(rec, h);
+			TRACE_MEMCPY_COLUMNS(GET_MEMCPY)
+			if (rec.src_device_id >= 0)
+				rec.src_device_id = (int32_t)gpu_map_dev(s->gpus, rec.src_device_id);
+			if (rec.dst_device_id >= 0)
+				rec.dst_device_id = (int32_t)gpu_map_dev(s->gpus, rec.dst_device_id);
+			if ((rc = trace_db_add_memcpy(s->db, &rec, e)))
+				break;
+			s->st->memcpys++;
+		} else {
+			struct trace_memset rec;
+			memset(&rec, 0, sizeof rec);
+			SET_GPU_HEAD(rec, h);
+			TRACE_MEMSET_COLUMNS(GET_MEMSET)
+			if ((rc = trace_db_add_memset(s->db, &rec, e)))
+				break;
+			s->st->memsets++;
+		}
 	}
-	return finish_rows(s, st, rc, r, table, e);
-}
-
-static int import_memsets(struct src *s, struct err *e)
-{
-	static const char *const want[] = {
-		GPU_ACTIVITY_COLUMNS,
-		"value", "bytes", "memKind", "graphNodeId",
-	};
-	enum { N = sizeof want / sizeof want[0] };
-	int c[N];
-	sqlite3_stmt *st;
-	const char *table = "CUPTI_ACTIVITY_KIND_MEMSET";
-	int rc = select_cols(s, table, want, N, c, &st, e);
-	if (rc || !st)
-		return rc;
-	int r;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_memset m;
-		memset(&m, 0, sizeof m);
-		struct gpu_head h;
-		if ((rc = read_gpu_head(s, st, c, &h, e)))
-			break;
-		SET_GPU_HEAD(m, h);
-		m.value = (int32_t)col_i64(st, c[7], 0);
-		m.bytes = col_i64(st, c[8], 0);
-		m.mem_kind = (int32_t)col_i64(st, c[9], 0);
-		m.graph_node_id = col_i64(st, c[10], 0);
-		s->st->events++;
-		rc = trace_db_add_memset(s->db, &m, e);
-		if (rc)
-			break;
-		s->st->memsets++;
-	}
-	return finish_rows(s, st, rc, r, table, e);
+	return finish_rows(s, st, rc, r, t->table, e);
 }
 
 /* CUPTI_ACTIVITY_KIND_RUNTIME (eventClass 0 runtime, 1 driver) or an old-style DRIVER table. */
 static int import_api(struct src *s, const char *table, bool driver_table, struct err *e)
 {
-	static const char *const want[] = {
-		"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue",
-	};
-	enum { N = sizeof want / sizeof want[0] };
+	enum { N = TRACE_API_NCOLS };
+	const char *want[N];
+	trace_schema_written_names(&trace_schema_tables[TRACE_SCHEMA_API], want);
 	int c[N];
 	sqlite3_stmt *st;
 	int rc = select_cols(s, table, want, N, c, &st, e);
@@ -782,30 +759,30 @@ static int import_api(struct src *s, const char *table, bool driver_table, struc
 	char unknown[64];
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		s->st->events++;
-		int64_t cls = driver_table ? TRACE_API_DRIVER : col_i64(st, c[2], TRACE_API_RUNTIME);
+		int64_t cls = driver_table ? TRACE_API_DRIVER
+					   : col_i64(st, c[TRACE_API_COL_eventClass], TRACE_API_RUNTIME);
 		if (cls != TRACE_API_RUNTIME && cls != TRACE_API_DRIVER) {
 			s->st->skipped++; /* cuBLAS, cuDNN, backtraces... */
 			continue;
 		}
-		struct trace_api a;
-		memset(&a, 0, sizeof a);
-		a.start_ns = col_i64(st, c[0], 0);
-		a.end_ns = col_i64(st, c[1], 0);
-		a.kind = (enum trace_api_kind)cls;
-		rc = row_times(s, table, &a.start_ns, &a.end_ns, e);
+		struct trace_api rec;
+		memset(&rec, 0, sizeof rec);
+		TRACE_API_COLUMNS(GET_API)
+		rec.start_ns = col_i64(st, c[TRACE_API_COL_start], 0);
+		rec.end_ns = col_i64(st, c[TRACE_API_COL_end], 0);
+		rec.kind = (enum trace_api_kind)cls;
+		rc = row_times(s, table, &rec.start_ns, &rec.end_ns, e);
 		if (!rc)
-			rc = map_gid(s, col_i64(st, c[3], 0), &a.global_tid, e);
+			rc = map_gid(s, col_i64(st, c[TRACE_API_COL_globalTid], 0), &rec.global_tid, e);
 		if (rc)
 			break;
-		a.correlation_id = (uint32_t)col_i64(st, c[4], 0);
-		int64_t nid = col_i64(st, c[5], -1);
-		a.name = string_of(s, nid);
-		if (!a.name) {
+		int64_t nid = col_i64(st, c[TRACE_API_COL_nameId], -1);
+		rec.name = string_of(s, nid);
+		if (!rec.name) {
 			snprintf(unknown, sizeof unknown, "(unknown api %lld)", (long long)nid);
-			a.name = unknown;
+			rec.name = unknown;
 		}
-		a.return_value = (int32_t)col_i64(st, c[6], 0);
-		rc = trace_db_add_api(s->db, &a, e);
+		rc = trace_db_add_api(s->db, &rec, e);
 		if (rc)
 			break;
 		s->st->api_calls++;
@@ -815,21 +792,20 @@ static int import_api(struct src *s, const char *table, bool driver_table, struc
 
 static int import_nvtx(struct src *s, struct err *e)
 {
-	static const char *const want[] = {
-		"start", "end", "eventType", "rangeId", "category", "color", "text", "globalTid",
-		"endGlobalTid", "textId", "domainId",
-	};
-	enum { N = sizeof want / sizeof want[0] };
-	int c[N];
+	enum { COL_start, COL_end, COL_eventType, COL_rangeId, COL_category, COL_color, COL_text,
+	       COL_globalTid, COL_endGlobalTid, COL_textId, COL_domainId, N_COLS };
+	static const char *const want[N_COLS] = {"start", "end", "eventType", "rangeId", "category",
+		"color", "text", "globalTid", "endGlobalTid", "textId", "domainId"};
+	int c[N_COLS];
 	sqlite3_stmt *st;
 	const char *table = "NVTX_EVENTS";
-	int rc = select_cols(s, table, want, N, c, &st, e);
+	int rc = select_cols(s, table, want, N_COLS, c, &st, e);
 	if (rc || !st)
 		return rc;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		s->st->events++;
-		int64_t type = col_i64(st, c[2], TRACE_NVTX_PUSH_POP);
+		int64_t type = col_i64(st, c[COL_eventType], TRACE_NVTX_PUSH_POP);
 		if (type != TRACE_NVTX_MARK && type != TRACE_NVTX_PUSH_POP &&
 		    type != TRACE_NVTX_START_END) {
 			s->st->skipped++;
@@ -838,28 +814,28 @@ static int import_nvtx(struct src *s, struct err *e)
 		struct trace_nvtx n;
 		memset(&n, 0, sizeof n);
 		n.type = (enum trace_nvtx_type)type;
-		n.start_ns = col_i64(st, c[0], 0);
-		n.end_ns = col_i64(st, c[1], n.start_ns);
+		n.start_ns = col_i64(st, c[COL_start], 0);
+		n.end_ns = col_i64(st, c[COL_end], n.start_ns);
 		rc = row_times(s, table, &n.start_ns, &n.end_ns, e);
 		if (rc)
 			break;
-		n.range_id = col_i64(st, c[3], 0);
-		n.category = (int32_t)col_i64(st, c[4], 0);
-		if (c[5] >= 0 && sqlite3_column_type(st, c[5]) != SQLITE_NULL) {
+		n.range_id = col_i64(st, c[COL_rangeId], 0);
+		n.category = (int32_t)col_i64(st, c[COL_category], 0);
+		if (c[COL_color] >= 0 && sqlite3_column_type(st, c[COL_color]) != SQLITE_NULL) {
 			n.has_color = true;
-			n.color_argb = (uint32_t)sqlite3_column_int64(st, c[5]);
+			n.color_argb = (uint32_t)sqlite3_column_int64(st, c[COL_color]);
 		}
-		rc = map_gid(s, col_i64(st, c[7], 0), &n.global_tid, e);
-		if (!rc && col_i64(st, c[8], 0))
-			rc = map_gid(s, col_i64(st, c[8], 0), &n.end_global_tid, e);
+		rc = map_gid(s, col_i64(st, c[COL_globalTid], 0), &n.global_tid, e);
+		if (!rc && col_i64(st, c[COL_endGlobalTid], 0))
+			rc = map_gid(s, col_i64(st, c[COL_endGlobalTid], 0), &n.end_global_tid, e);
 		if (rc)
 			break;
-		n.domain_id = col_i64(st, c[10], 0);
+		n.domain_id = col_i64(st, c[COL_domainId], 0);
 		if (n.domain_id == TRACE_NVTX_DOMAIN_GPU) /* the category is a deviceId */
 			n.category = (int32_t)gpu_map_dev(s->gpus, n.category);
-		n.text = col_text(st, c[6]);
+		n.text = col_text(st, c[COL_text]);
 		if (!n.text) {
-			int64_t tid = col_i64(st, c[9], -1);
+			int64_t tid = col_i64(st, c[COL_textId], -1);
 			n.text = tid >= 0 ? string_of(s, tid) : NULL;
 		}
 		if (!n.text)
@@ -897,47 +873,49 @@ static int add_gpu(struct src *s, struct trace_gpu *g, struct err *e)
 
 static int import_gpu_rows(struct src *s, struct err *e)
 {
-	static const char *const want[] = {
-		"id", "name", "busLocation", "l2CacheSize", "totalMemory", "memoryBandwidth",
-		"clockRate", "smCount", "uuid", "chipName", "cuDevice", "computeMajor",
-		"computeMinor", "maxRegistersPerBlock", "maxShmemPerBlock",
-		"maxShmemPerMultiprocessor", "maxRegistersPerMultiprocessor", "threadsPerWarp",
-		"asyncEngines", "maxWarpsPerMultiprocessor", "maxBlocksPerMultiprocessor",
-		"maxThreadsPerBlock",
-	};
-	enum { N = sizeof want / sizeof want[0] };
-	int c[N];
+	enum { COL_id, COL_name, COL_busLocation, COL_l2CacheSize, COL_totalMemory, COL_memoryBandwidth,
+	       COL_clockRate, COL_smCount, COL_uuid, COL_chipName, COL_cuDevice, COL_computeMajor,
+	       COL_computeMinor, COL_maxRegistersPerBlock, COL_maxShmemPerBlock,
+	       COL_maxShmemPerMultiprocessor, COL_maxRegistersPerMultiprocessor, COL_threadsPerWarp,
+	       COL_asyncEngines, COL_maxWarpsPerMultiprocessor, COL_maxBlocksPerMultiprocessor,
+	       COL_maxThreadsPerBlock, N_COLS };
+	static const char *const want[N_COLS] = {"id", "name", "busLocation", "l2CacheSize", "totalMemory",
+		"memoryBandwidth", "clockRate", "smCount", "uuid", "chipName", "cuDevice", "computeMajor",
+		"computeMinor", "maxRegistersPerBlock", "maxShmemPerBlock", "maxShmemPerMultiprocessor",
+		"maxRegistersPerMultiprocessor", "threadsPerWarp", "asyncEngines", "maxWarpsPerMultiprocessor",
+		"maxBlocksPerMultiprocessor", "maxThreadsPerBlock"};
+	int c[N_COLS];
 	sqlite3_stmt *st;
 	const char *table = "TARGET_INFO_GPU";
-	int rc = select_cols(s, table, want, N, c, &st, e);
+	int rc = select_cols(s, table, want, N_COLS, c, &st, e);
 	if (rc || !st)
 		return rc;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct trace_gpu g;
 		memset(&g, 0, sizeof g);
-		g.id = (int32_t)col_i64(st, c[0], 0);
-		g.name = col_text(st, c[1]);
-		g.bus_location = col_text(st, c[2]);
-		g.l2_cache_bytes = col_i64(st, c[3], 0);
-		g.total_memory_bytes = col_i64(st, c[4], 0);
-		g.memory_bandwidth_bytes_per_s = col_i64(st, c[5], 0);
-		g.clock_hz = col_i64(st, c[6], 0);
-		g.sm_count = (int32_t)col_i64(st, c[7], 0);
-		g.uuid = col_text(st, c[8]);
-		g.chip_name = col_text(st, c[9]);
-		g.cu_device = (int32_t)col_i64(st, c[10], 0);
-		g.compute_major = (int32_t)col_i64(st, c[11], 0);
-		g.compute_minor = (int32_t)col_i64(st, c[12], 0);
-		g.max_registers_per_block = (int32_t)col_i64(st, c[13], 0);
-		g.max_shmem_per_block_bytes = (int32_t)col_i64(st, c[14], 0);
-		g.max_shmem_per_sm_bytes = (int32_t)col_i64(st, c[15], 0);
-		g.max_registers_per_sm = (int32_t)col_i64(st, c[16], 0);
-		g.threads_per_warp = (int32_t)col_i64(st, c[17], 0);
-		g.async_engines = (int32_t)col_i64(st, c[18], 0);
-		g.max_warps_per_sm = (int32_t)col_i64(st, c[19], 0);
-		g.max_blocks_per_sm = (int32_t)col_i64(st, c[20], 0);
-		g.max_threads_per_block = (int32_t)col_i64(st, c[21], 0);
+		g.id = (int32_t)col_i64(st, c[COL_id], 0);
+		g.name = col_text(st, c[COL_name]);
+		g.bus_location = col_text(st, c[COL_busLocation]);
+		g.l2_cache_bytes = col_i64(st, c[COL_l2CacheSize], 0);
+		g.total_memory_bytes = col_i64(st, c[COL_totalMemory], 0);
+		g.memory_bandwidth_bytes_per_s = col_i64(st, c[COL_memoryBandwidth], 0);
+		g.clock_hz = col_i64(st, c[COL_clockRate], 0);
+		g.sm_count = (int32_t)col_i64(st, c[COL_smCount], 0);
+		g.uuid = col_text(st, c[COL_uuid]);
+		g.chip_name = col_text(st, c[COL_chipName]);
+		g.cu_device = (int32_t)col_i64(st, c[COL_cuDevice], 0);
+		g.compute_major = (int32_t)col_i64(st, c[COL_computeMajor], 0);
+		g.compute_minor = (int32_t)col_i64(st, c[COL_computeMinor], 0);
+		g.max_registers_per_block = (int32_t)col_i64(st, c[COL_maxRegistersPerBlock], 0);
+		g.max_shmem_per_block_bytes = (int32_t)col_i64(st, c[COL_maxShmemPerBlock], 0);
+		g.max_shmem_per_sm_bytes = (int32_t)col_i64(st, c[COL_maxShmemPerMultiprocessor], 0);
+		g.max_registers_per_sm = (int32_t)col_i64(st, c[COL_maxRegistersPerMultiprocessor], 0);
+		g.threads_per_warp = (int32_t)col_i64(st, c[COL_threadsPerWarp], 0);
+		g.async_engines = (int32_t)col_i64(st, c[COL_asyncEngines], 0);
+		g.max_warps_per_sm = (int32_t)col_i64(st, c[COL_maxWarpsPerMultiprocessor], 0);
+		g.max_blocks_per_sm = (int32_t)col_i64(st, c[COL_maxBlocksPerMultiprocessor], 0);
+		g.max_threads_per_block = (int32_t)col_i64(st, c[COL_maxThreadsPerBlock], 0);
 		rc = add_gpu(s, &g, e);
 		if (rc)
 			break;
@@ -1002,20 +980,21 @@ static int import_gpus(struct src *s, struct err *e)
 
 static int import_processes(struct src *s, struct err *e)
 {
-	static const char *const want[] = {"globalPid", "pid", "name"};
-	int c[3];
+	enum { COL_globalPid, COL_pid, COL_name, N_COLS };
+	static const char *const want[N_COLS] = {"globalPid", "pid", "name"};
+	int c[N_COLS];
 	sqlite3_stmt *st;
 	const char *table = "PROCESSES";
-	int rc = select_cols(s, table, want, 3, c, &st, e);
+	int rc = select_cols(s, table, want, N_COLS, c, &st, e);
 	if (rc || !st)
 		return rc;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t gpid;
-		rc = map_gid(s, col_i64(st, c[0], 0), &gpid, e);
+		rc = map_gid(s, col_i64(st, c[COL_globalPid], 0), &gpid, e);
 		if (rc)
 			break;
-		rc = trace_db_add_process(s->db, gpid, trace_global_to_pid(gpid), col_text(st, c[2]),
+		rc = trace_db_add_process(s->db, gpid, trace_global_to_pid(gpid), col_text(st, c[COL_name]),
 					  e);
 		if (rc)
 			break;
@@ -1026,24 +1005,28 @@ static int import_processes(struct src *s, struct err *e)
 
 static int import_k3sim(struct src *s, const char *prefix, struct err *e)
 {
-	static const char *const cap_want[] = {"name", "value"};
-	static const char *const drop_want[] = {"source", "deviceId", "contextId", "streamId",
-						"count"};
-	static const char *const met_want[] = {"globalPid", "deviceId", "correlationId", "nameId",
-					       "metric", "value", "unit"};
+	enum { CAP_name, CAP_value, CAP_N };
+	static const char *const cap_want[CAP_N] = {"name", "value"};
+	enum { DROP_source, DROP_deviceId, DROP_contextId, DROP_streamId, DROP_count, DROP_N };
+	static const char *const drop_want[DROP_N] = {"source", "deviceId", "contextId", "streamId",
+						      "count"};
+	enum { MET_globalPid, MET_deviceId, MET_correlationId, MET_nameId, MET_metric, MET_value,
+	       MET_unit, MET_N };
+	static const char *const met_want[MET_N] = {"globalPid", "deviceId", "correlationId",
+						    "nameId", "metric", "value", "unit"};
 	int c[8];
 	sqlite3_stmt *st;
-	int r, rc = select_cols(s, "K3SIM_CAPTURE", cap_want, 2, c, &st, e);
+	int r, rc = select_cols(s, "K3SIM_CAPTURE", cap_want, CAP_N, c, &st, e);
 	if (rc)
 		return rc;
 	if (st) {
 		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-			const char *k = col_text(st, c[0]);
+			const char *k = col_text(st, c[CAP_name]);
 			if (!k)
 				continue;
 			char key[512];
 			snprintf(key, sizeof key, "%s%s", prefix ? prefix : "", k);
-			rc = trace_db_set_capture(s->db, key, col_text(st, c[1]), e);
+			rc = trace_db_set_capture(s->db, key, col_text(st, c[CAP_value]), e);
 			if (rc)
 				break;
 		}
@@ -1055,18 +1038,18 @@ static int import_k3sim(struct src *s, const char *prefix, struct err *e)
 		if (rc)
 			return rc;
 	}
-	rc = select_cols(s, "K3SIM_DROPPED", drop_want, 5, c, &st, e);
+	rc = select_cols(s, "K3SIM_DROPPED", drop_want, DROP_N, c, &st, e);
 	if (rc)
 		return rc;
 	if (st) {
 		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-			const char *src = col_text(st, c[0]);
+			const char *src = col_text(st, c[DROP_source]);
 			struct trace_dropped d = {
 				.source = src ? src : "unknown",
-				.device_id = (int32_t)col_i64(st, c[1], -1),
-				.context_id = (int32_t)col_i64(st, c[2], -1),
-				.stream_id = (int32_t)col_i64(st, c[3], -1),
-				.count = col_i64(st, c[4], 0),
+				.device_id = (int32_t)col_i64(st, c[DROP_deviceId], -1),
+				.context_id = (int32_t)col_i64(st, c[DROP_contextId], -1),
+				.stream_id = (int32_t)col_i64(st, c[DROP_streamId], -1),
+				.count = col_i64(st, c[DROP_count], 0),
 			};
 			if (d.device_id >= 0)
 				d.device_id = (int32_t)gpu_map_dev(s->gpus, d.device_id);
@@ -1083,25 +1066,25 @@ static int import_k3sim(struct src *s, const char *prefix, struct err *e)
 		if (rc)
 			return rc;
 	}
-	rc = select_cols(s, "K3SIM_KERNEL_METRICS", met_want, 7, c, &st, e);
+	rc = select_cols(s, "K3SIM_KERNEL_METRICS", met_want, MET_N, c, &st, e);
 	if (rc || !st)
 		return rc;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *metric = col_text(st, c[4]);
+		const char *metric = col_text(st, c[MET_metric]);
 		if (!metric)
 			continue;
 		struct trace_kernel_metric m;
 		memset(&m, 0, sizeof m);
-		rc = map_gid(s, col_i64(st, c[0], 0), &m.global_pid, e);
+		rc = map_gid(s, col_i64(st, c[MET_globalPid], 0), &m.global_pid, e);
 		if (rc)
 			break;
-		m.device_id = (uint32_t)gpu_map_dev(s->gpus, col_i64(st, c[1], 0));
-		m.correlation_id = (uint32_t)col_i64(st, c[2], 0);
-		int64_t nid = col_i64(st, c[3], -1);
+		m.device_id = (uint32_t)gpu_map_dev(s->gpus, col_i64(st, c[MET_deviceId], 0));
+		m.correlation_id = (uint32_t)col_i64(st, c[MET_correlationId], 0);
+		int64_t nid = col_i64(st, c[MET_nameId], -1);
 		m.kernel_name = nid >= 0 ? string_of(s, nid) : NULL;
 		m.metric = metric;
-		m.value = c[5] >= 0 ? sqlite3_column_double(st, c[5]) : 0;
-		m.unit = col_text(st, c[6]);
+		m.value = c[MET_value] >= 0 ? sqlite3_column_double(st, c[MET_value]) : 0;
+		m.unit = col_text(st, c[MET_unit]);
 		rc = trace_db_add_kernel_metric(s->db, &m, e);
 		if (rc)
 			break;
@@ -1116,26 +1099,28 @@ static int import_k3sim(struct src *s, const char *prefix, struct err *e)
 /* K3SIM_DEVICE_MAP rows of a merged file, carried over with their processes and GPUs renamed. */
 static int import_device_map(struct src *s, struct err *e)
 {
-	static const char *const want[] = {"globalPid", "cudaId", "deviceId", "uuid", "host", "rank"};
-	int c[6];
+	enum { COL_globalPid, COL_cudaId, COL_deviceId, COL_uuid, COL_host, COL_rank, N_COLS };
+	static const char *const want[N_COLS] = {"globalPid", "cudaId", "deviceId", "uuid", "host",
+		"rank"};
+	int c[N_COLS];
 	sqlite3_stmt *st;
 	const char *table = "K3SIM_DEVICE_MAP";
-	int rc = select_cols(s, table, want, 6, c, &st, e);
+	int rc = select_cols(s, table, want, N_COLS, c, &st, e);
 	if (rc || !st)
 		return rc;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t gpid;
-		rc = map_gid(s, col_i64(st, c[0], 0), &gpid, e);
+		rc = map_gid(s, col_i64(st, c[COL_globalPid], 0), &gpid, e);
 		if (rc)
 			break;
 		struct trace_device_map dm = {
 			.global_pid = gpid,
-			.cuda_id = (int32_t)col_i64(st, c[1], 0),
-			.device_id = (int32_t)gpu_map_dev(s->gpus, col_i64(st, c[2], 0)),
-			.uuid = col_text(st, c[3]),
-			.host = col_text(st, c[4]),
-			.rank = col_i64(st, c[5], -1),
+			.cuda_id = (int32_t)col_i64(st, c[COL_cudaId], 0),
+			.device_id = (int32_t)gpu_map_dev(s->gpus, col_i64(st, c[COL_deviceId], 0)),
+			.uuid = col_text(st, c[COL_uuid]),
+			.host = col_text(st, c[COL_host]),
+			.rank = col_i64(st, c[COL_rank], -1),
 		};
 		rc = trace_db_add_device_map(s->db, &dm, e);
 		if (rc)
@@ -1149,40 +1134,44 @@ static int import_device_map(struct src *s, struct err *e)
  * GPU renamed like every other row. */
 static int import_gpu_metrics(struct src *s, struct err *e)
 {
-	static const char *const want[] = {"timestamp", "globalPid", "deviceId", "smClockMHz",
-					   "memClockMHz", "powerW", "temperatureC",
-					   "throttleReasons"};
-	int c[8];
+	enum { COL_timestamp, COL_globalPid, COL_deviceId, COL_smClockMHz, COL_memClockMHz, COL_powerW,
+	       COL_temperatureC, COL_throttleReasons, N_COLS };
+	static const char *const want[N_COLS] = {"timestamp", "globalPid", "deviceId", "smClockMHz",
+		"memClockMHz", "powerW", "temperatureC", "throttleReasons"};
+	int c[N_COLS];
 	sqlite3_stmt *st;
 	const char *table = "K3SIM_GPU_METRICS";
-	int rc = select_cols(s, table, want, 8, c, &st, e);
+	int rc = select_cols(s, table, want, N_COLS, c, &st, e);
 	if (rc || !st)
 		return rc;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct trace_gpu_metric m;
 		memset(&m, 0, sizeof m);
-		m.timestamp_ns = col_i64(st, c[0], 0);
+		m.timestamp_ns = col_i64(st, c[COL_timestamp], 0);
 		if (__builtin_add_overflow(m.timestamp_ns, s->time_offset_ns, &m.timestamp_ns)) {
 			err_set(e, s->path, 0, 0, "%s: a time plus the session start leaves the int64"
 				" nanosecond range", table);
 			rc = -ERANGE;
 			break;
 		}
-		rc = map_gid(s, col_i64(st, c[1], 0), &m.global_pid, e);
+		rc = map_gid(s, col_i64(st, c[COL_globalPid], 0), &m.global_pid, e);
 		if (rc)
 			break;
-		m.device_id = (int32_t)gpu_map_dev(s->gpus, col_i64(st, c[2], 0));
+		m.device_id = (int32_t)gpu_map_dev(s->gpus, col_i64(st, c[COL_deviceId], 0));
 		bool *has[4] = {&m.has_sm, &m.has_mem, &m.has_power, &m.has_temp};
 		double *val[4] = {&m.sm_mhz, &m.mem_mhz, &m.power_w, &m.temp_c};
+		const int col[4] = {c[COL_smClockMHz], c[COL_memClockMHz], c[COL_powerW],
+				    c[COL_temperatureC]};
 		for (int k = 0; k < 4; k++)
-			if (c[3 + k] >= 0 && sqlite3_column_type(st, c[3 + k]) != SQLITE_NULL) {
+			if (col[k] >= 0 && sqlite3_column_type(st, col[k]) != SQLITE_NULL) {
 				*has[k] = true;
-				*val[k] = sqlite3_column_double(st, c[3 + k]);
+				*val[k] = sqlite3_column_double(st, col[k]);
 			}
-		if (c[7] >= 0 && sqlite3_column_type(st, c[7]) != SQLITE_NULL) {
+		if (c[COL_throttleReasons] >= 0 &&
+		    sqlite3_column_type(st, c[COL_throttleReasons]) != SQLITE_NULL) {
 			m.has_throttle = true;
-			m.throttle_reasons = (uint64_t)sqlite3_column_int64(st, c[7]);
+			m.throttle_reasons = (uint64_t)sqlite3_column_int64(st, c[COL_throttleReasons]);
 		}
 		rc = trace_db_add_gpu_metric(s->db, &m, e);
 		if (rc)
@@ -1353,9 +1342,9 @@ int trace_import_sqlite(struct trace_db *db, const char *path, const struct trac
 	if (!rc)
 		rc = import_kernels(&s, e);
 	if (!rc)
-		rc = import_memcpys(&s, e);
+		rc = import_mem(&s, TRACE_SCHEMA_MEMCPY, e);
 	if (!rc)
-		rc = import_memsets(&s, e);
+		rc = import_mem(&s, TRACE_SCHEMA_MEMSET, e);
 	if (!rc)
 		rc = import_api(&s, "CUPTI_ACTIVITY_KIND_RUNTIME", false, e);
 	if (!rc) {

@@ -211,25 +211,15 @@ out:
 	return 0;
 }
 
+static int parse_kclass(void *obj, const char *label, const char *text, size_t len_bytes, struct err *e)
+{
+	return trace_kclass_load_string(obj, label, text, len_bytes, e);
+}
+
 int trace_kclass_load(struct trace_kclass_rules *r, const char *name_or_path, struct err *e)
 {
-	if (!embedded_is_path(name_or_path)) {
-		const struct embedded_file *f =
-			embedded_lookup(trace_kclass_files, name_or_path, "kernel classes", e);
-		if (!f)
-			return -ENOENT;
-		char label[96];
-		snprintf(label, sizeof label, "<kernel classes %s>", f->name);
-		return trace_kclass_load_string(r, label, f->data, f->size_bytes, e);
-	}
-	char *buf;
-	size_t len;
-	int rc = doc_read_file(name_or_path, &buf, &len, e);
-	if (rc < 0)
-		return rc;
-	rc = trace_kclass_load_string(r, name_or_path, buf, len, e);
-	free(buf);
-	return rc;
+	return embedded_load(trace_kclass_files, "kernel classes", "kernel classes", name_or_path, parse_kclass,
+			     r, e);
 }
 
 void trace_kclass_release(struct trace_kclass_rules *r)

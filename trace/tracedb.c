@@ -10,39 +10,17 @@
 
 #include <sqlite3.h>
 
+#include "trace/schema.h"
 #include "util/arena.h"
 
 /* Column names and types follow nsys: INTEGER for ids, times and sizes; TEXT for inline strings.
- * The activity tables carry no NOT NULL constraints (nsys declares them): the checks cost a
- * fifth of the insert time and the writer never leaves a required column NULL. */
+ * The four activity tables (kernel, memcpy, memset, runtime API) are created from their column
+ * lists in trace/schema.h, between StringIds and the rest; they carry no NOT NULL constraints
+ * (nsys declares them): the checks cost a fifth of the insert time and the writer never leaves
+ * a required column NULL. */
+static const char SCHEMA_SQL_STRINGS[] =
+	"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);\n";
 static const char SCHEMA_SQL[] =
-	"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,"
-	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
-	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" demangledName INTEGER, shortName INTEGER, mangledName INTEGER,"
-	" launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER,"
-	" gridX INTEGER, gridY INTEGER, gridZ INTEGER,"
-	" blockX INTEGER, blockY INTEGER, blockZ INTEGER,"
-	" staticSharedMemory INTEGER, dynamicSharedMemory INTEGER,"
-	" localMemoryPerThread INTEGER, localMemoryTotal INTEGER,"
-	" gridId INTEGER, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,"
-	" sharedMemoryLimitConfig INTEGER);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER,"
-	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
-	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" bytes INTEGER, copyKind INTEGER, deprecatedSrcId INTEGER,"
-	" srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER,"
-	" dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER,"
-	" graphNodeId INTEGER, virtualAddress INTEGER);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER,"
-	" deviceId INTEGER, contextId INTEGER, greenContextId INTEGER,"
-	" streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" value INTEGER, bytes INTEGER, graphNodeId INTEGER,"
-	" memKind INTEGER);\n"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER,"
-	" eventClass INTEGER, globalTid INTEGER, correlationId INTEGER,"
-	" nameId INTEGER, returnValue INTEGER, callchainId INTEGER);\n"
 	"CREATE VIEW CUPTI_ACTIVITY_KIND_DRIVER AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME"
 	" WHERE eventClass = 1;\n"
 	"CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER,"
@@ -81,36 +59,20 @@ enum buf_id { BUF_KERNEL, BUF_MEMCPY, BUF_MEMSET, BUF_API, BUF_COUNT };
 
 enum { ROWBUF_ROWS = 128, ROWBUF_MAX_COLS = 32 };
 
-struct buf_table {
-	const char *table;
-	const char *columns;
-	int ncol;
-};
-
-static const struct buf_table BUF_TABLES[BUF_COUNT] = {
-	[BUF_KERNEL] = {"CUPTI_ACTIVITY_KIND_KERNEL",
-			"start, end, deviceId, contextId, streamId, correlationId, globalPid,"
-			" demangledName, shortName, mangledName, launchType, cacheConfig,"
-			" registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ,"
-			" staticSharedMemory, dynamicSharedMemory, localMemoryPerThread,"
-			" localMemoryTotal, gridId, sharedMemoryExecuted, graphNodeId",
-			26},
-	[BUF_MEMCPY] = {"CUPTI_ACTIVITY_KIND_MEMCPY",
-			"start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes,"
-			" copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId, graphNodeId",
-			14},
-	[BUF_MEMSET] = {"CUPTI_ACTIVITY_KIND_MEMSET",
-			"start, end, deviceId, contextId, streamId, correlationId, globalPid, value,"
-			" bytes, memKind, graphNodeId",
-			11},
-	[BUF_API] = {"CUPTI_ACTIVITY_KIND_RUNTIME",
-		     "start, end, eventClass, globalTid, correlationId, nameId, returnValue", 7},
-};
+/* The row buffers' tables, in trace/schema.h's order. */
+_Static_assert((int)BUF_KERNEL == (int)TRACE_SCHEMA_KERNEL && (int)BUF_MEMCPY == (int)TRACE_SCHEMA_MEMCPY &&
+		       (int)BUF_MEMSET == (int)TRACE_SCHEMA_MEMSET && (int)BUF_API == (int)TRACE_SCHEMA_API,
+	       "row buffers follow trace_schema_tables");
+_Static_assert((int)TRACE_KERNEL_NCOLS <= (int)ROWBUF_MAX_COLS &&
+		       (int)TRACE_MEMCPY_NCOLS <= (int)ROWBUF_MAX_COLS &&
+		       (int)TRACE_MEMSET_NCOLS <= (int)ROWBUF_MAX_COLS &&
+		       (int)TRACE_API_NCOLS <= (int)ROWBUF_MAX_COLS,
+	       "a row's NULL mask is 32 bits");
 
 struct rowbuf {
 	sqlite3_stmt *one;   /* single-row INSERT, for the tail of a batch */
 	sqlite3_stmt *many;  /* `rows`-row INSERT, prepared at the first full batch */
-	const struct buf_table *table;
+	const struct trace_schema_table *table;
 	int rows;            /* rows per multi-row INSERT, <= ROWBUF_ROWS */
 	int ncol;
 	int n;               /* rows buffered */
@@ -131,30 +93,78 @@ enum stmt_id {
 	ST_COUNT,
 };
 
-static const char *const STMT_SQL[ST_COUNT] = {
-	[ST_STRING] = "INSERT INTO StringIds (id, value) VALUES (?1, ?2)",
-	[ST_NVTX] = "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color,"
-		    " text, globalTid, endGlobalTid, domainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-		    " ?8, ?9, ?10)",
-	[ST_GPU] = "INSERT OR REPLACE INTO TARGET_INFO_GPU (id, name, busLocation, isDiscrete,"
-		   " l2CacheSize, totalMemory, memoryBandwidth, clockRate, smCount, uuid, chipName,"
-		   " cuDevice, computeMajor, computeMinor, maxRegistersPerBlock, maxShmemPerBlock,"
-		   " maxShmemPerMultiprocessor, maxRegistersPerMultiprocessor, threadsPerWarp,"
-		   " asyncEngines, maxWarpsPerMultiprocessor, maxBlocksPerMultiprocessor,"
-		   " maxThreadsPerBlock) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-		   " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-	[ST_PROCESS] = "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?1, ?2, ?3)",
-	[ST_DROPPED] = "INSERT INTO K3SIM_DROPPED (source, deviceId, contextId, streamId, count)"
-		       " VALUES (?1, ?2, ?3, ?4, ?5)",
-	[ST_METRIC] = "INSERT INTO K3SIM_KERNEL_METRICS (globalPid, deviceId, correlationId,"
-		      " nameId, metric, value, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	[ST_CAPTURE] = "INSERT OR REPLACE INTO K3SIM_CAPTURE (name, value) VALUES (?1, ?2)",
-	[ST_DEVICE_MAP] = "INSERT INTO K3SIM_DEVICE_MAP (globalPid, cudaId, deviceId, uuid, host,"
-			  " rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-	[ST_GPU_METRIC] = "INSERT INTO K3SIM_GPU_METRICS (timestamp, globalPid, deviceId, smClockMHz,"
-			  " memClockMHz, powerW, temperatureC, throttleReasons)"
-			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+/* The other tables' INSERTs, each column listed once: the statement's SQL (made at
+ * trace_db_create) and its parameter numbers, P_<STATEMENT>_<column> from 1, come from these lists,
+ * so no bind names a column by position. */
+#define STRING_COLS(X) X(id) X(value)
+#define NVTX_COLS(X) X(start) X(end) X(eventType) X(rangeId) X(category) X(color) X(text) \
+	X(globalTid) X(endGlobalTid) X(domainId)
+#define GPU_COLS(X) X(id) X(name) X(busLocation) X(isDiscrete) X(l2CacheSize) X(totalMemory) \
+	X(memoryBandwidth) X(clockRate) X(smCount) X(uuid) X(chipName) X(cuDevice) X(computeMajor) \
+	X(computeMinor) X(maxRegistersPerBlock) X(maxShmemPerBlock) X(maxShmemPerMultiprocessor) \
+	X(maxRegistersPerMultiprocessor) X(threadsPerWarp) X(asyncEngines) X(maxWarpsPerMultiprocessor) \
+	X(maxBlocksPerMultiprocessor) X(maxThreadsPerBlock)
+#define PROCESS_COLS(X) X(globalPid) X(pid) X(name)
+#define DROPPED_COLS(X) X(source) X(deviceId) X(contextId) X(streamId) X(count)
+#define METRIC_COLS(X) X(globalPid) X(deviceId) X(correlationId) X(nameId) X(metric) X(value) \
+	X(unit)
+#define CAPTURE_COLS(X) X(name) X(value)
+#define DEVICE_MAP_COLS(X) X(globalPid) X(cudaId) X(deviceId) X(uuid) X(host) X(rank)
+#define GPU_METRIC_COLS(X) X(timestamp) X(globalPid) X(deviceId) X(smClockMHz) X(memClockMHz) \
+	X(powerW) X(temperatureC) X(throttleReasons)
+
+#define P_STRING(c) P_STRING_##c,
+enum { P_STRING_0, STRING_COLS(P_STRING) };
+#define P_NVTX(c) P_NVTX_##c,
+enum { P_NVTX_0, NVTX_COLS(P_NVTX) };
+#define P_GPU(c) P_GPU_##c,
+enum { P_GPU_0, GPU_COLS(P_GPU) };
+#define P_PROCESS(c) P_PROCESS_##c,
+enum { P_PROCESS_0, PROCESS_COLS(P_PROCESS) };
+#define P_DROPPED(c) P_DROPPED_##c,
+enum { P_DROPPED_0, DROPPED_COLS(P_DROPPED) };
+#define P_METRIC(c) P_METRIC_##c,
+enum { P_METRIC_0, METRIC_COLS(P_METRIC) };
+#define P_CAPTURE(c) P_CAPTURE_##c,
+enum { P_CAPTURE_0, CAPTURE_COLS(P_CAPTURE) };
+#define P_DEVICE_MAP(c) P_DEVICE_MAP_##c,
+enum { P_DEVICE_MAP_0, DEVICE_MAP_COLS(P_DEVICE_MAP) };
+#define P_GPU_METRIC(c) P_GPU_METRIC_##c,
+enum { P_GPU_METRIC_0, GPU_METRIC_COLS(P_GPU_METRIC) };
+
+#define COL_NAME(c) ", " #c
+struct stmt_def {
+	const char *verb;  /* INSERT or INSERT OR REPLACE */
+	const char *table;
+	const char *cols;  /* ", a, b, c" */
 };
+static const struct stmt_def STMTS[ST_COUNT] = {
+	[ST_STRING] = {"INSERT", "StringIds", STRING_COLS(COL_NAME)},
+	[ST_NVTX] = {"INSERT", "NVTX_EVENTS", NVTX_COLS(COL_NAME)},
+	[ST_GPU] = {"INSERT OR REPLACE", "TARGET_INFO_GPU", GPU_COLS(COL_NAME)},
+	[ST_PROCESS] = {"INSERT", "PROCESSES", PROCESS_COLS(COL_NAME)},
+	[ST_DROPPED] = {"INSERT", "K3SIM_DROPPED", DROPPED_COLS(COL_NAME)},
+	[ST_METRIC] = {"INSERT", "K3SIM_KERNEL_METRICS", METRIC_COLS(COL_NAME)},
+	[ST_CAPTURE] = {"INSERT OR REPLACE", "K3SIM_CAPTURE", CAPTURE_COLS(COL_NAME)},
+	[ST_DEVICE_MAP] = {"INSERT", "K3SIM_DEVICE_MAP", DEVICE_MAP_COLS(COL_NAME)},
+	[ST_GPU_METRIC] = {"INSERT", "K3SIM_GPU_METRICS", GPU_METRIC_COLS(COL_NAME)},
+};
+
+/* "VERB INTO table (a, b, c) VALUES (?1, ?2, ?3)" into buf[cap]; -1 when cap is short. */
+static int stmt_sql(const struct stmt_def *d, char *buf, size_t cap)
+{
+	const char *cols = d->cols + 2; /* past the first ", " */
+	int n = 1;
+	for (const char *p = cols; *p; p++)
+		n += *p == ',';
+	size_t p = (size_t)snprintf(buf, cap, "%s INTO %s (%s) VALUES (", d->verb, d->table, cols);
+	for (int k = 1; k <= n && p < cap; k++)
+		p += (size_t)snprintf(buf + p, cap - p, "%s?%d", k > 1 ? ", " : "", k);
+	if (p + 2 > cap)
+		return -1;
+	snprintf(buf + p, cap - p, ")");
+	return 0;
+}
 
 /* Interned strings: open addressing over (hash, id, text) slots; text lives in the arena. */
 struct intern_slot {
@@ -247,21 +257,63 @@ static void remove_files(const char *path)
 	unlink(side);
 }
 
-static int prepare_one(struct trace_db *db, const struct buf_table *t, int rows,
+/* "a, b, c": the columns of t that k3sim writes (all = false) or all of them, each followed by
+ * suffix ("" or " INTEGER"), into buf[cap]. Returns the length, or -1 when cap is short. */
+static int column_list(const struct trace_schema_table *t, bool all, const char *suffix, char *buf,
+		       size_t cap)
+{
+	size_t p = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < t->n_columns; i++) {
+		if (!all && !t->columns[i].written)
+			continue;
+		int n = snprintf(buf + p, cap - p, "%s%s%s", p ? ", " : "", t->columns[i].name, suffix);
+		if (n < 0 || (size_t)n >= cap - p)
+			return -1;
+		p += (size_t)n;
+	}
+	return (int)p;
+}
+
+/* CREATE TABLE for the activity tables, from trace/schema.h. */
+static int create_activity_tables(struct trace_db *db, struct err *e)
+{
+	for (int i = 0; i < TRACE_SCHEMA_COUNT; i++) {
+		const struct trace_schema_table *t = &trace_schema_tables[i];
+		char cols[2048], sql[2200];
+		if (column_list(t, true, " INTEGER", cols, sizeof cols) < 0) {
+			err_set(e, db->path, 0, 0, "trace schema: %s: column list too long", t->table);
+			return -EINVAL;
+		}
+		snprintf(sql, sizeof sql, "CREATE TABLE %s (%s);", t->table, cols);
+		int rc = exec(db, sql, e);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int prepare_one(struct trace_db *db, const struct trace_schema_table *t, int rows,
 		       sqlite3_stmt **out, struct err *e)
 {
-	size_t cap = strlen(t->table) + strlen(t->columns) + 64 + (size_t)rows * (size_t)t->ncol * 2 +
+	char columns[1024];
+	if (column_list(t, false, "", columns, sizeof columns) < 0) {
+		err_set(e, db->path, 0, 0, "trace schema: %s: column list too long", t->table);
+		return -EINVAL;
+	}
+	int ncol = t->n_written;
+	size_t cap = strlen(t->table) + strlen(columns) + 64 + (size_t)rows * (size_t)ncol * 2 +
 		     (size_t)rows * 4;
 	char *sql = malloc(cap);
 	if (!sql) {
 		err_set(e, db->path, 0, 0, "out of memory");
 		return -ENOMEM;
 	}
-	size_t p = (size_t)snprintf(sql, cap, "INSERT INTO %s (%s) VALUES ", t->table, t->columns);
+	size_t p = (size_t)snprintf(sql, cap, "INSERT INTO %s (%s) VALUES ", t->table, columns);
 	for (int r = 0; r < rows; r++) {
 		sql[p++] = r ? ',' : ' ';
 		sql[p++] = '(';
-		for (int c = 0; c < t->ncol; c++) {
+		for (int c = 0; c < ncol; c++) {
 			if (c)
 				sql[p++] = ',';
 			sql[p++] = '?';
@@ -277,13 +329,13 @@ static int prepare_one(struct trace_db *db, const struct buf_table *t, int rows,
 	return rc;
 }
 
-static int prepare_rowbuf(struct trace_db *db, struct rowbuf *b, const struct buf_table *t,
+static int prepare_rowbuf(struct trace_db *db, struct rowbuf *b, const struct trace_schema_table *t,
 			  struct err *e)
 {
-	b->ncol = t->ncol;
+	b->ncol = t->n_written;
 	b->n = 0;
 	int max_params = sqlite3_limit(db->sql, SQLITE_LIMIT_VARIABLE_NUMBER, -1);
-	b->rows = max_params / t->ncol < ROWBUF_ROWS ? max_params / t->ncol : ROWBUF_ROWS;
+	b->rows = max_params / b->ncol < ROWBUF_ROWS ? max_params / b->ncol : ROWBUF_ROWS;
 	if (b->rows < 1)
 		b->rows = 1;
 	b->table = t;
@@ -398,7 +450,11 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 	rc = exec(db, "BEGIN", e);
 	if (rc)
 		goto out;
-	rc = exec(db, SCHEMA_SQL, e);
+	rc = exec(db, SCHEMA_SQL_STRINGS, e);
+	if (!rc)
+		rc = create_activity_tables(db, e);
+	if (!rc)
+		rc = exec(db, SCHEMA_SQL, e);
 	if (rc)
 		goto out;
 	char meta[512];
@@ -414,14 +470,20 @@ int trace_db_create(struct trace_db **out, const char *path, const struct trace_
 	if (rc)
 		goto out;
 	for (int i = 0; i < ST_COUNT; i++) {
-		if (sqlite3_prepare_v3(db->sql, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT,
-				       &db->st[i], NULL) != SQLITE_OK) {
+		char sql[1536];
+		if (stmt_sql(&STMTS[i], sql, sizeof sql) < 0) {
+			err_set(e, db->path, 0, 0, "trace schema: %s: statement too long", STMTS[i].table);
+			rc = -EINVAL;
+			goto out;
+		}
+		if (sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, &db->st[i], NULL) !=
+		    SQLITE_OK) {
 			rc = sql_fail(db, e, "prepare");
 			goto out;
 		}
 	}
 	for (int i = 0; i < BUF_COUNT; i++) {
-		rc = prepare_rowbuf(db, &db->buf[i], &BUF_TABLES[i], e);
+		rc = prepare_rowbuf(db, &db->buf[i], &trace_schema_tables[i], e);
 		if (rc)
 			goto out;
 	}
@@ -627,8 +689,8 @@ static int intern_len(struct trace_db *db, const char *s, size_t len, int64_t *i
 	int rc = row_begin(db, e);
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(db->st[ST_STRING], 1, id);
-	sqlite3_bind_text(db->st[ST_STRING], 2, copy, (int)len, SQLITE_STATIC);
+	sqlite3_bind_int64(db->st[ST_STRING], P_STRING_id, id);
+	sqlite3_bind_text(db->st[ST_STRING], P_STRING_value, copy, (int)len, SQLITE_STATIC);
 	rc = step(db, ST_STRING, e);
 	if (rc)
 		return rc;
@@ -826,6 +888,19 @@ static int64_t *buf_row(struct trace_db *db, enum buf_id id, uint32_t **nulls, s
 	return &b->vals[b->n++ * b->ncol];
 }
 
+/* A buffered row from a record, column by column as trace/schema.h lists them: `rec` is the
+ * record, ID columns take the local string id named in the list, and the NULL rules are the
+ * list's (INTZ: 0, INTN: negative, IDZ: 0). */
+#define PUT_HEAD(f) v[c++] = (int64_t)rec->f;
+#define PUT_INT(f) v[c++] = (int64_t)rec->f;
+#define PUT_RAW(f) v[c++] = (int64_t)rec->f;
+#define PUT_INTZ(f) *nulls |= rec->f == 0 ? 1u << c : 0; v[c++] = (int64_t)rec->f;
+#define PUT_INTN(f) *nulls |= rec->f < 0 ? 1u << c : 0; v[c++] = (int64_t)rec->f;
+#define PUT_ID(f) v[c++] = f;
+#define PUT_IDZ(f) *nulls |= f == 0 ? 1u << c : 0; v[c++] = f;
+#define PUT_NONE(f)
+#define PUT(col, f, how, absent) PUT_##how(f)
+
 int trace_db_add_kernel(struct trace_db *db, const struct trace_kernel *k, struct err *e)
 {
 	if (!db || !k || !k->name)
@@ -843,36 +918,10 @@ int trace_db_add_kernel(struct trace_db *db, const struct trace_kernel *k, struc
 	int64_t *v = buf_row(db, BUF_KERNEL, &nulls, e, &rc);
 	if (!v)
 		return rc;
-	v[0] = k->start_ns;
-	v[1] = k->end_ns;
-	v[2] = k->device_id;
-	v[3] = k->context_id;
-	v[4] = k->stream_id;
-	v[5] = k->correlation_id;
-	v[6] = k->global_pid;
-	v[7] = name_id;
-	v[8] = short_id;
-	v[9] = mangled_id;
-	v[10] = k->launch_type;
-	v[11] = k->cache_config;
-	v[12] = k->registers_per_thread;
-	v[13] = k->grid_x;
-	v[14] = k->grid_y;
-	v[15] = k->grid_z;
-	v[16] = k->block_x;
-	v[17] = k->block_y;
-	v[18] = k->block_z;
-	v[19] = k->static_shared_bytes;
-	v[20] = k->dynamic_shared_bytes;
-	v[21] = k->local_bytes_per_thread;
-	v[22] = k->local_bytes_total;
-	v[23] = k->grid_id;
-	v[24] = k->shared_memory_executed_bytes;
-	v[25] = k->graph_node_id;
-	if (!mangled_id)
-		*nulls |= 1u << 9;
-	if (!k->graph_node_id)
-		*nulls |= 1u << 25;
+	const __typeof__(*k) *rec = k;
+	int c = 0;
+	TRACE_KERNEL_COLUMNS(PUT)
+	(void)c;
 	db->stats.kernels++;
 	return 0;
 }
@@ -886,26 +935,10 @@ int trace_db_add_memcpy(struct trace_db *db, const struct trace_memcpy *m, struc
 	int64_t *v = buf_row(db, BUF_MEMCPY, &nulls, e, &rc);
 	if (!v)
 		return rc;
-	v[0] = m->start_ns;
-	v[1] = m->end_ns;
-	v[2] = m->device_id;
-	v[3] = m->context_id;
-	v[4] = m->stream_id;
-	v[5] = m->correlation_id;
-	v[6] = m->global_pid;
-	v[7] = m->bytes;
-	v[8] = m->copy_kind;
-	v[9] = m->src_kind;
-	v[10] = m->dst_kind;
-	v[11] = m->src_device_id;
-	v[12] = m->dst_device_id;
-	v[13] = m->graph_node_id;
-	if (m->src_device_id < 0)
-		*nulls |= 1u << 11;
-	if (m->dst_device_id < 0)
-		*nulls |= 1u << 12;
-	if (!m->graph_node_id)
-		*nulls |= 1u << 13;
+	const __typeof__(*m) *rec = m;
+	int c = 0;
+	TRACE_MEMCPY_COLUMNS(PUT)
+	(void)c;
 	db->stats.memcpys++;
 	return 0;
 }
@@ -919,19 +952,10 @@ int trace_db_add_memset(struct trace_db *db, const struct trace_memset *m, struc
 	int64_t *v = buf_row(db, BUF_MEMSET, &nulls, e, &rc);
 	if (!v)
 		return rc;
-	v[0] = m->start_ns;
-	v[1] = m->end_ns;
-	v[2] = m->device_id;
-	v[3] = m->context_id;
-	v[4] = m->stream_id;
-	v[5] = m->correlation_id;
-	v[6] = m->global_pid;
-	v[7] = m->value;
-	v[8] = m->bytes;
-	v[9] = m->mem_kind;
-	v[10] = m->graph_node_id;
-	if (!m->graph_node_id)
-		*nulls |= 1u << 10;
+	const __typeof__(*m) *rec = m;
+	int c = 0;
+	TRACE_MEMSET_COLUMNS(PUT)
+	(void)c;
 	db->stats.memsets++;
 	return 0;
 }
@@ -948,13 +972,10 @@ int trace_db_add_api(struct trace_db *db, const struct trace_api *a, struct err 
 	int64_t *v = buf_row(db, BUF_API, &nulls, e, &rc);
 	if (!v)
 		return rc;
-	v[0] = a->start_ns;
-	v[1] = a->end_ns;
-	v[2] = a->kind;
-	v[3] = a->global_tid;
-	v[4] = a->correlation_id;
-	v[5] = name_id;
-	v[6] = a->return_value;
+	const __typeof__(*a) *rec = a;
+	int c = 0;
+	TRACE_API_COLUMNS(PUT)
+	(void)c;
 	db->stats.api_calls++;
 	return 0;
 }
@@ -968,18 +989,18 @@ int trace_db_add_nvtx(struct trace_db *db, const struct trace_nvtx *n, struct er
 		return rc;
 	sqlite3_stmt *s = db->st[ST_NVTX];
 	size_t len = utf8_cut(n->text, strlen(n->text), (size_t)db->opts.max_string_len_bytes);
-	bind_i64(s, 1, n->start_ns);
+	bind_i64(s, P_NVTX_start, n->start_ns);
 	if (n->type != TRACE_NVTX_MARK)
-		bind_i64(s, 2, n->end_ns);
-	bind_i64(s, 3, n->type);
-	bind_opt_i64(s, 4, n->range_id);
-	bind_opt_i64(s, 5, n->category);
+		bind_i64(s, P_NVTX_end, n->end_ns);
+	bind_i64(s, P_NVTX_eventType, n->type);
+	bind_opt_i64(s, P_NVTX_rangeId, n->range_id);
+	bind_opt_i64(s, P_NVTX_category, n->category);
 	if (n->has_color)
-		bind_i64(s, 6, n->color_argb);
-	sqlite3_bind_text(s, 7, n->text, (int)len, SQLITE_TRANSIENT);
-	bind_i64(s, 8, n->global_tid);
-	bind_opt_i64(s, 9, n->end_global_tid);
-	bind_opt_i64(s, 10, n->domain_id);
+		bind_i64(s, P_NVTX_color, n->color_argb);
+	sqlite3_bind_text(s, P_NVTX_text, n->text, (int)len, SQLITE_TRANSIENT);
+	bind_i64(s, P_NVTX_globalTid, n->global_tid);
+	bind_opt_i64(s, P_NVTX_endGlobalTid, n->end_global_tid);
+	bind_opt_i64(s, P_NVTX_domainId, n->domain_id);
 	rc = step(db, ST_NVTX, e);
 	if (!rc)
 		db->stats.nvtx++;
@@ -994,28 +1015,29 @@ int trace_db_add_gpu(struct trace_db *db, const struct trace_gpu *g, struct err 
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_GPU];
-	bind_i64(s, 1, g->id);
-	bind_text(s, 2, g->name);
-	bind_text(s, 3, g->bus_location);
-	bind_i64(s, 4, g->l2_cache_bytes);
-	bind_i64(s, 5, g->total_memory_bytes);
-	bind_i64(s, 6, g->memory_bandwidth_bytes_per_s);
-	bind_i64(s, 7, g->clock_hz);
-	bind_i64(s, 8, g->sm_count);
-	bind_text(s, 9, g->uuid);
-	bind_text(s, 10, g->chip_name);
-	bind_i64(s, 11, g->cu_device);
-	bind_i64(s, 12, g->compute_major);
-	bind_i64(s, 13, g->compute_minor);
-	bind_i64(s, 14, g->max_registers_per_block);
-	bind_i64(s, 15, g->max_shmem_per_block_bytes);
-	bind_i64(s, 16, g->max_shmem_per_sm_bytes);
-	bind_i64(s, 17, g->max_registers_per_sm);
-	bind_i64(s, 18, g->threads_per_warp);
-	bind_i64(s, 19, g->async_engines);
-	bind_i64(s, 20, g->max_warps_per_sm);
-	bind_i64(s, 21, g->max_blocks_per_sm);
-	bind_i64(s, 22, g->max_threads_per_block);
+	bind_i64(s, P_GPU_id, g->id);
+	bind_i64(s, P_GPU_isDiscrete, 1);
+	bind_text(s, P_GPU_name, g->name);
+	bind_text(s, P_GPU_busLocation, g->bus_location);
+	bind_i64(s, P_GPU_l2CacheSize, g->l2_cache_bytes);
+	bind_i64(s, P_GPU_totalMemory, g->total_memory_bytes);
+	bind_i64(s, P_GPU_memoryBandwidth, g->memory_bandwidth_bytes_per_s);
+	bind_i64(s, P_GPU_clockRate, g->clock_hz);
+	bind_i64(s, P_GPU_smCount, g->sm_count);
+	bind_text(s, P_GPU_uuid, g->uuid);
+	bind_text(s, P_GPU_chipName, g->chip_name);
+	bind_i64(s, P_GPU_cuDevice, g->cu_device);
+	bind_i64(s, P_GPU_computeMajor, g->compute_major);
+	bind_i64(s, P_GPU_computeMinor, g->compute_minor);
+	bind_i64(s, P_GPU_maxRegistersPerBlock, g->max_registers_per_block);
+	bind_i64(s, P_GPU_maxShmemPerBlock, g->max_shmem_per_block_bytes);
+	bind_i64(s, P_GPU_maxShmemPerMultiprocessor, g->max_shmem_per_sm_bytes);
+	bind_i64(s, P_GPU_maxRegistersPerMultiprocessor, g->max_registers_per_sm);
+	bind_i64(s, P_GPU_threadsPerWarp, g->threads_per_warp);
+	bind_i64(s, P_GPU_asyncEngines, g->async_engines);
+	bind_i64(s, P_GPU_maxWarpsPerMultiprocessor, g->max_warps_per_sm);
+	bind_i64(s, P_GPU_maxBlocksPerMultiprocessor, g->max_blocks_per_sm);
+	bind_i64(s, P_GPU_maxThreadsPerBlock, g->max_threads_per_block);
 	rc = step(db, ST_GPU, e);
 	if (!rc)
 		db->stats.gpus++;
@@ -1031,9 +1053,9 @@ int trace_db_add_process(struct trace_db *db, int64_t global_pid, int64_t pid, c
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_PROCESS];
-	bind_i64(s, 1, global_pid);
-	bind_i64(s, 2, pid);
-	bind_text(s, 3, name);
+	bind_i64(s, P_PROCESS_globalPid, global_pid);
+	bind_i64(s, P_PROCESS_pid, pid);
+	bind_text(s, P_PROCESS_name, name);
 	return step(db, ST_PROCESS, e);
 }
 
@@ -1045,14 +1067,14 @@ int trace_db_add_dropped(struct trace_db *db, const struct trace_dropped *d, str
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_DROPPED];
-	bind_text(s, 1, d->source);
+	bind_text(s, P_DROPPED_source, d->source);
 	if (d->device_id >= 0)
-		bind_i64(s, 2, d->device_id);
+		bind_i64(s, P_DROPPED_deviceId, d->device_id);
 	if (d->context_id >= 0)
-		bind_i64(s, 3, d->context_id);
+		bind_i64(s, P_DROPPED_contextId, d->context_id);
 	if (d->stream_id >= 0)
-		bind_i64(s, 4, d->stream_id);
-	bind_i64(s, 5, d->count);
+		bind_i64(s, P_DROPPED_streamId, d->stream_id);
+	bind_i64(s, P_DROPPED_count, d->count);
 	rc = step(db, ST_DROPPED, e);
 	if (!rc)
 		db->stats.dropped_records += d->count;
@@ -1075,13 +1097,13 @@ int trace_db_add_kernel_metric(struct trace_db *db, const struct trace_kernel_me
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_METRIC];
-	bind_i64(s, 1, m->global_pid);
-	bind_i64(s, 2, m->device_id);
-	bind_i64(s, 3, m->correlation_id);
-	bind_opt_i64(s, 4, name_id);
-	bind_text(s, 5, m->metric);
-	sqlite3_bind_double(s, 6, m->value);
-	bind_text(s, 7, m->unit);
+	bind_i64(s, P_METRIC_globalPid, m->global_pid);
+	bind_i64(s, P_METRIC_deviceId, m->device_id);
+	bind_i64(s, P_METRIC_correlationId, m->correlation_id);
+	bind_opt_i64(s, P_METRIC_nameId, name_id);
+	bind_text(s, P_METRIC_metric, m->metric);
+	sqlite3_bind_double(s, P_METRIC_value, m->value);
+	bind_text(s, P_METRIC_unit, m->unit);
 	rc = step(db, ST_METRIC, e);
 	if (!rc)
 		db->stats.metrics++;
@@ -1096,8 +1118,8 @@ int trace_db_set_capture(struct trace_db *db, const char *key, const char *value
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_CAPTURE];
-	bind_text(s, 1, key);
-	bind_text(s, 2, value);
+	bind_text(s, P_CAPTURE_name, key);
+	bind_text(s, P_CAPTURE_value, value);
 	return step(db, ST_CAPTURE, e);
 }
 
@@ -1109,13 +1131,13 @@ int trace_db_add_device_map(struct trace_db *db, const struct trace_device_map *
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_DEVICE_MAP];
-	bind_i64(s, 1, m->global_pid);
-	bind_i64(s, 2, m->cuda_id);
-	bind_i64(s, 3, m->device_id);
-	bind_text(s, 4, m->uuid && *m->uuid ? m->uuid : NULL);
-	bind_text(s, 5, m->host);
+	bind_i64(s, P_DEVICE_MAP_globalPid, m->global_pid);
+	bind_i64(s, P_DEVICE_MAP_cudaId, m->cuda_id);
+	bind_i64(s, P_DEVICE_MAP_deviceId, m->device_id);
+	bind_text(s, P_DEVICE_MAP_uuid, m->uuid && *m->uuid ? m->uuid : NULL);
+	bind_text(s, P_DEVICE_MAP_host, m->host);
 	if (m->rank >= 0)
-		bind_i64(s, 6, m->rank);
+		bind_i64(s, P_DEVICE_MAP_rank, m->rank);
 	return step(db, ST_DEVICE_MAP, e);
 }
 
@@ -1255,18 +1277,18 @@ int trace_db_add_gpu_metric(struct trace_db *db, const struct trace_gpu_metric *
 	if (rc)
 		return rc;
 	sqlite3_stmt *s = db->st[ST_GPU_METRIC];
-	bind_i64(s, 1, m->timestamp_ns);
-	bind_i64(s, 2, m->global_pid);
-	bind_i64(s, 3, m->device_id);
-	bind_opt_double(s, 4, m->has_sm, m->sm_mhz);
-	bind_opt_double(s, 5, m->has_mem, m->mem_mhz);
-	bind_opt_double(s, 6, m->has_power, m->power_w);
-	bind_opt_double(s, 7, m->has_temp, m->temp_c);
+	bind_i64(s, P_GPU_METRIC_timestamp, m->timestamp_ns);
+	bind_i64(s, P_GPU_METRIC_globalPid, m->global_pid);
+	bind_i64(s, P_GPU_METRIC_deviceId, m->device_id);
+	bind_opt_double(s, P_GPU_METRIC_smClockMHz, m->has_sm, m->sm_mhz);
+	bind_opt_double(s, P_GPU_METRIC_memClockMHz, m->has_mem, m->mem_mhz);
+	bind_opt_double(s, P_GPU_METRIC_powerW, m->has_power, m->power_w);
+	bind_opt_double(s, P_GPU_METRIC_temperatureC, m->has_temp, m->temp_c);
 	if (m->has_throttle)
 		/* a bit mask: stored as the same 64 bits, read back with (uint64_t) */
-		sqlite3_bind_int64(s, 8, (int64_t)m->throttle_reasons);
+		sqlite3_bind_int64(s, P_GPU_METRIC_throttleReasons, (int64_t)m->throttle_reasons);
 	else
-		sqlite3_bind_null(s, 8);
+		sqlite3_bind_null(s, P_GPU_METRIC_throttleReasons);
 	rc = step(db, ST_GPU_METRIC, e);
 	if (!rc)
 		db->stats.gpu_metrics++;

@@ -105,6 +105,16 @@ enum trace_api_kind {
 	TRACE_API_DRIVER = 1,
 };
 
+/* The one rule for a kernel's launching call (trace summary, calibration, validate): the API call
+ * of the kernel's process with its correlation id; where a runtime and a driver call share the id,
+ * the runtime call the program made rather than the driver call made under it, else the first
+ * loaded. Whether cand should replace have. Calls of other classes (nsys eventClass 67, a
+ * backtrace duplicate) and correlation id 0 launch nothing. */
+static inline bool trace_launch_call_better(enum trace_api_kind have, enum trace_api_kind cand)
+{
+	return have == TRACE_API_DRIVER && cand == TRACE_API_RUNTIME;
+}
+
 /* copyKind values (CUpti_ActivityMemcpyKind). */
 enum trace_copy_kind {
 	TRACE_COPY_UNKNOWN = 0,

@@ -29,4 +29,22 @@ const char *const *embedded_names(const struct embedded_file *table, const char 
  * suffix. */
 bool embedded_is_path(const char *s);
 
+/* Parses len_bytes of text (NUL-terminated) into obj; label names it in errors: the file's path,
+ * or "<KIND NAME>" for an embedded file (KIND: "preset", "scenario", "rules"). */
+typedef int (*embedded_parse_fn)(void *obj, const char *label, const char *text, size_t len_bytes,
+                                 struct err *e);
+
+/* The one preset-or-path loader (hw, model, scenario, sweep, rules): a path (embedded_is_path)
+ * is read and parsed under its own name; anything else is the embedded file of that name in
+ * table, or -ENOENT with embedded_lookup's message ("unknown <what> 'x' (did you mean ...)").
+ * Returns parse's result, or the read's error (-ENOENT, -EIO, ...). obj is parse's to fill. */
+int embedded_load(const struct embedded_file *table, const char *what, const char *label_kind,
+                  const char *name_or_path, embedded_parse_fn parse, void *obj, struct err *e);
+
+/* A path written in `file`, made relative to that file's directory, in place when it fits in cap:
+ * "model.yaml" in "dir/s.yaml" becomes "dir/model.yaml". Absolute paths, paths in an embedded file
+ * ("<...>") and files named without a directory stay as they are. Callers that also take preset
+ * names resolve only what embedded_is_path calls a path. */
+void embedded_resolve_relative(char *path, size_t cap, const char *file);
+
 #endif

@@ -1,4 +1,5 @@
 #include "util/tracejson.h"
+#include "util/jsonw.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,40 +30,6 @@ void tj_event(struct tj *w)
 	w->events++;
 }
 
-void tj_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	while (*p) {
-		unsigned char c = *p;
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			p++;
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-		} else if (c < 0x80) {
-			fputc(c, f);
-			p++;
-		} else {
-			/* pass valid UTF-8 through; anything else becomes U+FFFD */
-			int n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-			int ok = n > 0;
-			for (int i = 1; i < n && ok; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (ok) {
-				fwrite(p, 1, (size_t)n, f);
-				p += n;
-			} else {
-				fputs("\xef\xbf\xbd", f);
-				p++;
-			}
-		}
-	}
-	fputc('"', f);
-}
-
 void tj_us(FILE *f, int64_t ns)
 {
 	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
@@ -78,7 +45,7 @@ void tj_meta(struct tj *w, const char *what, int64_t pid, int64_t tid, bool has_
 	if (has_tid)
 		fprintf(w->out, ",\"tid\":%" PRId64, tid);
 	fputs(",\"args\":{\"name\":", w->out);
-	tj_str(w->out, name);
+	util_json_str(w->out, name);
 	fputs("}}", w->out);
 }
 

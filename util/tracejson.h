@@ -23,8 +23,6 @@ void tj_begin(struct tj *w, FILE *out);
 void tj_begin_base(struct tj *w, FILE *out, int64_t base_ns);
 /* Starts an event (the separator before it); the caller writes the object "{...}". */
 void tj_event(struct tj *w);
-/* A JSON string: quotes, escapes, valid UTF-8 passed through, anything else U+FFFD. */
-void tj_str(FILE *f, const char *s);
 /* Nanoseconds as microseconds with three decimals ("12.345"), exact for every int64 (INT64_MIN too). */
 void tj_us(FILE *f, int64_t ns);
 /* Metadata: what is "process_name" or "thread_name" (has_tid for threads). */

@@ -337,6 +337,60 @@ static void test_nelder_mead(void **state)
 	assert_true(fabs(x[0] - 3) < 1e-3 && fabs(x[1] + 2) < 1e-3);
 }
 
+/* hw/ writes a preset's scalar keys by walking the table it reads them with (issue 15): every
+ * shipped preset, written by calib_preset_write and read back, keeps its device, interconnect
+ * and kernel numbers (to the written precision). */
+static void test_presets_write_back(void **state)
+{
+	(void)state;
+	const char *const *names = hw_preset_names();
+	int n = 0;
+	for (int i = 0; names[i]; i++, n++) {
+		struct hw h, back;
+		struct err e = {0};
+		if (hw_load(&h, names[i], &e) < 0)
+			fail_msg("%s: %s", names[i], e.msg);
+		preset_round_trip(&h, NULL, NULL, &back);
+#define SAME_I(f) assert_int_equal(h.f, back.f)
+#define SAME_D(f, digits)                                                                           \
+	do {                                                                                         \
+		if (fabs(h.f - back.f) > fabs(h.f) * 5 * pow(10, -(digits)))                        \
+			fail_msg("%s: %s %.17g written, %.17g read back", names[i], #f, h.f, back.f); \
+	} while (0)
+		SAME_I(sms);
+		SAME_D(sm_clock_hz, 9);
+		SAME_D(sustained_sm_clock_hz, 9);
+		assert_true(llabs(h.l2_bytes - back.l2_bytes) <= 1 + h.l2_bytes / 100000000);
+		assert_true(llabs(h.hbm_bytes - back.hbm_bytes) <= 1 + h.hbm_bytes / 100000000);
+		assert_true(llabs(h.smem_per_sm_bytes - back.smem_per_sm_bytes) <= 1);
+		SAME_D(hbm_bw_bytes_per_s, 9);
+		SAME_D(l2_bw_bytes_per_s, 9);
+		SAME_D(vector_flops_per_s, 9);
+		SAME_D(launch_latency_s, 9);
+		SAME_D(graph_launch_latency_s, 9);
+		for (int t = 0; t < DT_COUNT; t++)
+			SAME_D(tensor_flops_per_s[t], 9);
+		SAME_I(domain_gpus);
+		SAME_D(nvlink_bw_bytes_per_s, 9);
+		SAME_D(nvlink_latency_s, 9);
+		SAME_D(nic_bw_bytes_per_s, 9);
+		SAME_D(nic_latency_s, 9);
+		SAME_I(gemm_tile_m);
+		SAME_I(gemm_tile_n);
+		SAME_D(gemm_wave_smoothing, 6);
+		SAME_D(gemm_fixed_cycles, 9);
+		SAME_D(kda_chunk_step_cycles, 6);
+		SAME_D(kda_step_row_cycles, 6);
+		SAME_I(kda_max_v_split);
+		assert_true(llabs(h.reserved_bytes - back.reserved_bytes) <= 1 + h.reserved_bytes / 100000000);
+		for (int t = 0; t < DT_COUNT; t++)
+			SAME_D(gemm_eff[t], 9);
+#undef SAME_I
+#undef SAME_D
+	}
+	assert_true(n >= 5);
+}
+
 int main(void)
 {
 	struct err e = {0};
@@ -358,6 +412,7 @@ int main(void)
 	truth.eff_comm.half = 2.0 * 1048576;
 	truth.nvlink_latency_s = 5e-6;
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_presets_write_back),
 	    cmocka_unit_test(test_nelder_mead),
 	    cmocka_unit_test(test_recovers_curves),
 	    cmocka_unit_test(test_recovers_kda_and_comm),

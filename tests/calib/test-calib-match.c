@@ -284,6 +284,44 @@ static void test_collectives_over_ranks(void **state)
 	calib_rules_release(&rules);
 }
 
+/* One rule for the launching call (issue 15): where a driver and a runtime call of one process
+ * share a correlation id, the kernel belongs to the runtime call (and so to the ranges open on its
+ * thread), as in trace summary. Before, calibration took whichever call sorted first: here the
+ * driver call, loaded first, put the GEMM kernel into the copy range of another thread. */
+static void test_runtime_call_launches(void **state)
+{
+	(void)state;
+	const char *p = path("runtime-driver.db");
+	struct cfx f;
+	assert_int_equal(cfx_open(&f, p), 0);
+	assert_int_equal(cfx_range(&f, 1, 1000, 5000, GEMM64), 0);
+	assert_int_equal(cfx_range(&f, 2, 1000, 5000, "k3sim op=copy bytes=4096"), 0);
+	const uint32_t corr = 900000;
+	struct trace_api drv = {.start_ns = 1500, .end_ns = 1600, .global_tid = trace_global_tid(CFX_PID, 2),
+	                        .correlation_id = corr, .kind = TRACE_API_DRIVER, .name = "cuLaunchKernel"};
+	struct trace_api rt = {.start_ns = 1100, .end_ns = 1700, .global_tid = trace_global_tid(CFX_PID, 1),
+	                       .correlation_id = corr, .kind = TRACE_API_RUNTIME, .name = "cudaLaunchKernel_v7000"};
+	assert_int_equal(trace_db_add_api(f.db, &drv, NULL), 0);
+	assert_int_equal(trace_db_add_api(f.db, &rt, NULL), 0);
+	struct trace_kernel k = {.start_ns = 100000, .end_ns = 110000, .global_pid = trace_global_pid(CFX_PID),
+	                         .stream_id = 7, .correlation_id = corr, .name = "nvjet_sm90_tst_192x192",
+	                         .grid_x = 132, .grid_y = 1, .grid_z = 1, .block_x = 128, .block_y = 1,
+	                         .block_z = 1};
+	assert_int_equal(trace_db_add_kernel(f.db, &k, NULL), 0);
+	assert_int_equal(cfx_close(&f), 0);
+
+	struct calib_match m;
+	struct err e = {0};
+	if (calib_match_db(&m, p, NULL, &e) < 0)
+		fail_msg("%s", e.msg);
+	const struct calib_sample *s = sample_of(&m, "gemm m=64 n=7168 k=7168 dtype=bf16", 0);
+	assert_non_null(s);
+	assert_int_equal(s->gpu_ns, 10000);
+	assert_null(sample_of(&m, "copy bytes=4096", 0));
+	assert_int_equal(m.matched_nvtx, 1);
+	calib_match_release(&m);
+}
+
 static void test_bad_databases(void **state)
 {
 	(void)state;
@@ -350,6 +388,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_match_fixture),
+	    cmocka_unit_test(test_runtime_call_launches),
 	    cmocka_unit_test(test_bad_databases),
 	    cmocka_unit_test(test_collectives_over_ranks),
 	};

@@ -18,6 +18,7 @@
 #include "calib/fit.h"
 #include "calib/runs.h"
 #include "calib/validate.h"
+#include "reports/calib.h"
 #include "sim/opspec.h"
 #include "util/doc.h"
 

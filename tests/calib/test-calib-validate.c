@@ -15,6 +15,7 @@
 
 #include "calib-fixture.h"
 #include "calib/validate.h"
+#include "reports/calib.h"
 #include "util/outfile.h"
 #include "util/doc.h"
 

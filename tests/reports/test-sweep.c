@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "reports/sweep.h"
-#include "reports/sweepdb.h"
+#include "sweep/sweep.h"
+#include "sweep/sweepdb.h"
 
 static char dir[64];
 
@@ -212,6 +212,31 @@ static void test_point_order_and_layout(void **state)
 	assert_int_equal(row.ok, 0);
 	assert_non_null(strstr(row.error, "does not divide the 96 KDA heads"));
 	free(sc);
+	sweep_spec_release(&sp);
+}
+
+/* Points are checked by the scenario file's own rule (scenario_check, issue 15): with pipeline
+ * stages, a swept tp derives dp over tp x cp x pp, as a scenario file defaults it. Before, the
+ * sweep's copy of the check ignored pp: tp 4 on 16 GPUs in 2 stages took dp 4 (32 GPUs). */
+static void test_points_checked_as_scenarios(void **state)
+{
+	(void)state;
+	const char *p = write_file("pp.yaml", "name: pp\nmodel: kimi-k3\nhw: h200\ngpus: 16\n"
+	                                      "parallel: {tp: 8, dp: 1, pp: 2, ep: 8}\n"
+	                                      "workload: {batch: 8, prompt_tokens: 4096, output_tokens: 64}\n"
+	                                      "sweep:\n  tp: [4, 8, 16]\n");
+	struct sweep_spec sp;
+	struct err e;
+	if (sweep_spec_load(&sp, p, &e) < 0)
+		fail_msg("%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+	struct sweep_point pt;
+	assert_int_equal(sweep_spec_point(&sp, 0, &pt, &e), 0);
+	assert_int_equal(pt.s.tp, 4);
+	assert_int_equal(pt.s.dp, 2); /* 16 / (4 x 1 x 2) */
+	assert_int_equal(sweep_spec_point(&sp, 1, &pt, &e), 0);
+	assert_int_equal(pt.s.dp, 1);
+	assert_int_equal(sweep_spec_point(&sp, 2, &pt, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "tp x cp x pp = 16 x 1 x 2 does not divide gpus 16"));
 	sweep_spec_release(&sp);
 }
 
@@ -471,6 +496,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_eval_equals_sim_run),
 	    cmocka_unit_test(test_point_order_and_layout),
+	    cmocka_unit_test(test_points_checked_as_scenarios),
 	    cmocka_unit_test(test_no_axes),
 	    cmocka_unit_test(test_bad_specs),
 	    cmocka_unit_test(test_shards_merge_to_whole),
