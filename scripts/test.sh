@@ -26,6 +26,12 @@ ninja -C "$dir" || { echo "0 passed, 1 failed (build)"; exit 1; }
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 	meson test -C "$dir" --print-errorlogs --num-processes 2
 rc=$?
+# A test run must leave the system as it found it: /dev/null was once found replaced by a regular
+# file on a shared machine (the culprit unknown); say so loudly if it happens here.
+if [ ! -c /dev/null ]; then
+	echo "test.sh: /dev/null is no longer a character device after the tests" >&2
+	rc=1
+fi
 log="$dir/meson-logs/testlog.json"
 python3 - "$log" <<'PY'
 import json, sys
