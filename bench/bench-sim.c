@@ -68,7 +68,12 @@ int main(int argc, char **argv)
 			for (int64_t c = 0; c < 500; c++) {
 				struct phase p;
 				sim_phase_init(&g, PHASE_DECODE, b * 8, 1, 4096 + c * 2048, &p);
-				sink += sim_step(&g, &m, &hw, &p, NULL, 1);
+				double step_s;
+				if (sim_step(&g, &m, &hw, &p, NULL, 1, &step_s) < 0) {
+					fprintf(stderr, "bench-sim: sim_step failed\n");
+					return 1;
+				}
+				sink += step_s;
 				points++;
 			}
 	}

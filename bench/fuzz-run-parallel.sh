@@ -18,9 +18,9 @@ for spec in "$@"; do
   rc=$?
   total=0; fails=0
   for f in logs-$t/fuzz-*.log; do
-    n=$(grep -E '^#[0-9]+' "$f" | tail -1 | sed 's/^#\([0-9]*\).*/\1/'); total=$((total + ${n:-0}))
-    grep -qE 'ERROR|SUMMARY: (Address|Undefined|Leak)' "$f" && { fails=$((fails+1)); grep -E 'ERROR|SUMMARY|#[0-9]+ in ' "$f" | head -20; }
+    n=$(grep -aE '^#[0-9]+' "$f" | tail -1 | sed 's/^#\([0-9]*\).*/\1/'); total=$((total + ${n:-0}))
+    grep -aqE 'ERROR|SUMMARY: (Address|Undefined|Leak)' "$f" && { fails=$((fails+1)); grep -aE 'ERROR|SUMMARY|#[0-9]+ in ' "$f" | head -20; }
   done
-  echo "fuzz-$t: $J jobs x $runs runs: $total executions in $(( $(date +%s) - s )) s, $fails jobs with errors, exit $rc; last line of job 0: $(grep -E 'DONE|ERROR|SUMMARY' logs-$t/fuzz-0.log | tail -1)"
+  echo "fuzz-$t: $J jobs x $runs runs: $total executions in $(( $(date +%s) - s )) s, $fails jobs with errors, exit $rc; last line of job 0: $(grep -aE 'DONE|ERROR|SUMMARY' logs-$t/fuzz-0.log | tail -1)"
 done
 nproc; uname -r

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "trace/analyze.h"
-#include "trace/import.h"
-#include "trace/tracedb.h"
+#include "trace/analyze/analyze.h"
+#include "trace/import/import.h"
+#include "trace/db/tracedb.h"
 
 enum { NAMES = 60 };
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "sim/opspec.h"
-#include "trace/kclass.h"
+#include "trace/analyze/kclass.h"
 #include "util/doc.h"
 #include "util/embed.h"
 

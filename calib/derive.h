@@ -1,7 +1,7 @@
 #ifndef K3_CALIB_DERIVE_H
 #define K3_CALIB_DERIVE_H
 
-/* Model ops derived from framework records (trace/shapes.h): an operator call recorded with its
+/* Model ops derived from framework records (trace/analyze/shapes.h): an operator call recorded with its
  * input sizes ("aten::mm, sizes = [[1024, 2048], [2048, 768]]") becomes a `k3sim op` spec with
  * full dims ("gemm m=1024 n=768 k=2048 dtype=bf16"), by the rules of a YAML file (the embedded
  * default is trace/rules/aten.yaml, which documents the forms). calib_match uses them for the
@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "model/ops.h"
-#include "trace/shapes.h"
+#include "trace/analyze/shapes.h"
 #include "util/arena.h"
 #include "util/dtype.h"
 #include "util/err.h"

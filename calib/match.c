@@ -9,10 +9,10 @@
 #include <sqlite3.h>
 
 #include "sim/opspec.h"
-#include "trace/shapes.h"
-#include "trace/analyze.h"
-#include "trace/sqlread.h"
-#include "trace/tracedb.h"
+#include "trace/analyze/shapes.h"
+#include "trace/analyze/analyze.h"
+#include "trace/db/sqlread.h"
+#include "trace/db/tracedb.h"
 
 enum {
 	ARENA_BYTES = 1024 * 1024 * 1024, /* strings and result arrays; rows are bounded separately */
@@ -199,7 +199,7 @@ struct text {
 	bool k3;      /* starts with "k3sim " */
 	int32_t spec; /* k3: index in specs, or -1 when invalid */
 	int32_t bad;  /* k3 invalid: index in bad */
-	/* a framework record (trace/shapes.h), with opts.derive */
+	/* a framework record (trace/analyze/shapes.h), with opts.derive */
 	enum { FW_NONE, FW_OP, FW_FAILED, FW_SKIPPED } fw;
 	bool fw_assumed;    /* FW_OP: element types assumed */
 	int32_t fw_spec;    /* FW_OP: index in specs */
@@ -249,7 +249,7 @@ static int db_error(struct ctx *c, const char *table)
 	return -EIO;
 }
 
-/* Tables are read by column name through trace/sqlread.h, as every trace reader does. */
+/* Tables are read by column name through trace/db/sqlread.h, as every trace reader does. */
 static int select_cols(struct ctx *c, const char *table, const char *const *want, int n, int *idx,
                        const char *where, sqlite3_stmt **out)
 {
@@ -847,7 +847,7 @@ static int by_record(struct ctx *c, const struct act *a, int fr)
 	return 0;
 }
 
-/* Whether activity a is a communication kernel: the kernel classes decide (trace/kclass.h), as
+/* Whether activity a is a communication kernel: the kernel classes decide (trace/analyze/kclass.h), as
  * they do for trace summary. */
 static bool is_comm_act(struct ctx *c, const struct act *a)
 {

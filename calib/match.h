@@ -10,10 +10,10 @@
  *    correlationId within the process). One range instance is one sample; its time is the sum
  *    of its activities' GPU durations. Other ranges are transparent; GPU-projected ranges
  *    (TRACE_NVTX_DOMAIN_GPU) are ignored.
- *    In the range of a collective, when the kernel classes (trace/kclass.h, the rule set trace
+ *    In the range of a collective, when the kernel classes (trace/analyze/kclass.h, the rule set trace
  *    summary uses too) call any of its kernels communication, only those count: the rest (the gather of an EP dispatch's rows, the weighted sum of a
  *    combine) is skipped, listed with its reason.
- * 2. Framework records (trace/shapes.h, with opts.derive): an activity outside k3sim ranges
+ * 2. Framework records (trace/analyze/shapes.h, with opts.derive): an activity outside k3sim ranges
  *    whose launching call ran inside a framework record ("aten::mm, ..., sizes = [[..], [..]]":
  *    emit_nvtx(record_shapes=True), or a Kineto import with --cpu-ops) gets the op the
  *    derivation rules (calib/derive.h) make of the innermost such record; one record instance

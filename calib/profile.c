@@ -9,7 +9,7 @@
 
 #include "calib/points.h"
 #include "sim/cost.h"
-#include "trace/kclass.h"
+#include "trace/analyze/kclass.h"
 
 const char *const calib_profile_default_steps[] = {"prefill", "decode", "*_prefill", "*_decode",
                                                    "*step", "ProfilerStep#*"};

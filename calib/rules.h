@@ -8,7 +8,7 @@
  *     - name: fla chunk_kda             # optional label (default: the pattern)
  *       kernel: "*chunk_kda*"           # glob over the demangled kernel name: * ? [abc] [a-z]
  *       collective: allreduce           # instead of (or with) kernel: the kernels the kernel
- *                                       #   classes (trace/kclass.h) call this collective
+ *                                       #   classes (trace/analyze/kclass.h) call this collective
  *                                       #   (NCCL, DeepEP, custom all-reduce, MoE all-to-all)
  *       op: kda_chunk                   # a `k3sim op` kind, or `skip` (known, not a model op)
  *       group: kda_chunk                # optional: kernels of one group under one NVTX range
@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "model/ops.h"
-#include "trace/kclass.h"
+#include "trace/analyze/kclass.h"
 #include "util/arena.h"
 #include "util/err.h"
 
@@ -101,7 +101,7 @@ void calib_rules_release(struct calib_rules *r);
 /* The first rule whose pattern (and collective) matches `kernel`, or -1. */
 int calib_rules_find(const struct calib_rules *r, const char *kernel);
 
-/* Whether `kernel` is communication, by the kernel classes (trace/kclass.h): one rule set for
+/* Whether `kernel` is communication, by the kernel classes (trace/analyze/kclass.h): one rule set for
  * trace summary and calibration. */
 bool calib_rules_is_comm(const struct calib_rules *r, const char *kernel);
 

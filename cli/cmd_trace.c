@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "trace/analyze.h"
-#include "trace/export.h"
-#include "trace/import.h"
-#include "trace/tracedb.h"
+#include "trace/analyze/analyze.h"
+#include "trace/analyze/export.h"
+#include "trace/import/import.h"
+#include "trace/db/tracedb.h"
 #include "util/numfmt.h"
 #include "util/outfile.h"
 #include "util/jsonw.h"

@@ -12,8 +12,8 @@
 #include "calib/profile.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "trace/import.h"
-#include "trace/tracedb.h"
+#include "trace/import/import.h"
+#include "trace/db/tracedb.h"
 
 enum { STEP_GLOBS_MAX = 16 };
 

@@ -1,4 +1,4 @@
-/* Fuzz target: Kineto/Chrome JSON import (trace/json.c + trace/import_kineto.c) into an in-memory
+/* Fuzz target: Kineto/Chrome JSON import (trace/import/json.c + trace/import/import_kineto.c) into an in-memory
  * trace database. Any input must give 0 or an error with a message, never a crash, a leak or
  * unbounded memory. With gcc, driver.c replays files given on the command line. */
 #include <errno.h>
@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "trace/import.h"
-#include "trace/tracedb.h"
+#include "trace/import/import.h"
+#include "trace/db/tracedb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* Fuzz target: trace merge (trace/import_sqlite.c: pid and GPU identity maps, device maps,
+/* Fuzz target: trace merge (trace/import/import_sqlite.c: pid and GPU identity maps, device maps,
  * re-interned strings) of two databases cut from one input: the first two bytes (big-endian) are
  * the length of the first file, the rest is the second. Any input must give 0 or an error with a message, never a crash or a leak.
  * Seeds: pairs of small databases (fuzz/corpus/merge). */
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "fuzz/scratch.h"
-#include "trace/import.h"
+#include "trace/import/import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

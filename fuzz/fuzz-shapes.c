@@ -1,4 +1,4 @@
-/* Fuzz target for framework records (trace/shapes.h) and their derivation (calib/derive.h): the
+/* Fuzz target for framework records (trace/analyze/shapes.h) and their derivation (calib/derive.h): the
  * input as a range text, parsed and, when it is a record, turned into an op by the default rules;
  * and the input as a derivation-rules file, applied to a fixed record. Any input must give 0 or
  * a clean error, never a crash. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "calib/derive.h"
-#include "trace/shapes.h"
+#include "trace/analyze/shapes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* Fuzz target: the nsys/k3sim SQLite importer (trace/import_sqlite.c: bound-by-name columns,
+/* Fuzz target: the nsys/k3sim SQLite importer (trace/import/import_sqlite.c: bound-by-name columns,
  * StringIds, GPUs, processes, k3sim's own tables) into an in-memory trace database. The input is
  * a database file (SQLite reads files: it is written to a scratch file first). Any input must give
  * 0 or an error with a message, never a crash, a leak or unbounded memory. Seeds: small nsys-like
@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "fuzz/scratch.h"
-#include "trace/import.h"
-#include "trace/kclass.h"
-#include "trace/tracedb.h"
+#include "trace/import/import.h"
+#include "trace/analyze/kclass.h"
+#include "trace/db/tracedb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

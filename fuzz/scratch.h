@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace/analyze.h"
+#include "trace/analyze/analyze.h"
 
 static inline int fuzz_scratch_write(char *path, size_t n, const char *name, const uint8_t *data,
 				     size_t size)

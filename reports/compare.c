@@ -231,7 +231,8 @@ static double metric_at(struct probe *p, int64_t context)
 	case CMP_TPOT: {
 		struct phase ph;
 		sim_phase_init(s, PHASE_DECODE, s->batch, 1, context + (s->output_tokens - 1) / 2, &ph);
-		return sim_step(s, pt.m, pt.hw, &ph, NULL, 1.0);
+		double t;
+		return sim_step(s, pt.m, pt.hw, &ph, NULL, 1.0, &t) < 0 ? NAN : t;
 	}
 	case CMP_METRIC_COUNT:
 		break;
@@ -392,7 +393,9 @@ static int dsa_parts_at(const struct compare *c, struct sweep_scratch *sc, int m
 	struct sim_phase *acc = &sc->decode;
 	sim_phase_reset(acc);
 	sim_phase_init(&pt.s, PHASE_DECODE, pt.s.batch, 1, context + (pt.s.output_tokens - 1) / 2, &ph);
-	out->step_s = sim_step(&pt.s, pt.m, pt.hw, &ph, acc, 1.0);
+	int rc = sim_step(&pt.s, pt.m, pt.hw, &ph, acc, 1.0, &out->step_s);
+	if (rc < 0)
+		return rc;
 	out->indexer_s = out->sparse_s = out->moe_s = 0;
 	for (int i = 0; i < acc->n_rows; i++) {
 		const struct sim_op_row *r = &acc->rows[i];

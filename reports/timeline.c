@@ -6,7 +6,7 @@
 #include "util/tracejson.h"
 #include "util/jsonw.h"
 
-#define GPU_PID_BASE 1000000000 /* as trace/export.c: GPU "processes" above real pids */
+#define GPU_PID_BASE 1000000000 /* as trace/analyze/export.c: GPU "processes" above real pids */
 #define STEP_PID 1
 
 static int64_t ns(double s)

@@ -59,8 +59,10 @@ struct job {
 
 enum { T_M, T_D, T_F, T_DF0, T_DF };
 
-/* One decode (or mixed) step: verify 1 + k tokens per request after k draft steps. */
-static double decode_step(const struct job *j, int64_t b, int64_t p, int64_t ctx, struct sim_phase *acc)
+/* One decode (or mixed) step: verify 1 + k tokens per request after k draft steps. 0 and the
+ * time in *time_s, or a negative errno (as sim_step). */
+static int decode_step(const struct job *j, int64_t b, int64_t p, int64_t ctx, struct sim_phase *acc,
+		       double *time_s)
 {
 	struct phase ph;
 	sim_phase_init(j->s, PHASE_DECODE, b * j->s->dp, 1 + j->k, ctx, &ph);
@@ -68,16 +70,24 @@ static double decode_step(const struct job *j, int64_t b, int64_t p, int64_t ctx
 	ph.mixed_context = 0;
 	if (acc)
 		sim_phase_reset(acc);
-	double t = sim_step(j->s, j->m, j->hw, &ph, acc, 1.0);
-	if (t < 0 || j->k == 0 || !j->draft)
-		return t;
+	double t;
+	int rc = sim_step(j->s, j->m, j->hw, &ph, acc, 1.0, &t);
+	*time_s = t;
+	if (rc < 0 || j->k == 0 || !j->draft)
+		return rc;
 	sim_phase_init(j->s, PHASE_DECODE, b * j->s->dp, 1, ctx, &ph);
-	double d = sim_step(j->s, j->draft, j->hw, &ph, NULL, 1.0);
-	return d < 0 ? d : t + (double)j->k * d;
+	double d;
+	rc = sim_step(j->s, j->draft, j->hw, &ph, NULL, 1.0, &d);
+	if (rc < 0)
+		return rc;
+	*time_s = t + (double)j->k * d;
+	return 0;
 }
 
-static double prefill_step(const struct job *j, int64_t n, int64_t p, int64_t prefix, struct sim_phase *acc)
+static int prefill_step(const struct job *j, int64_t n, int64_t p, int64_t prefix, struct sim_phase *acc,
+			double *time_s)
 {
+	*time_s = 0;
 	if (p <= 0)
 		return 0;
 	if (n > p)
@@ -86,11 +96,11 @@ static double prefill_step(const struct job *j, int64_t n, int64_t p, int64_t pr
 	sim_phase_init(j->s, PHASE_PREFILL, n * j->s->dp, (p + n - 1) / n, prefix, &ph);
 	if (acc)
 		sim_phase_reset(acc);
-	return sim_step(j->s, j->m, j->hw, &ph, acc, 1.0);
+	return sim_step(j->s, j->m, j->hw, &ph, acc, 1.0, time_s);
 }
 
-/* Item k of the flattened work list: which table and cell. */
-static double eval(struct job *j, int64_t k, struct sim_phase *acc)
+/* Item k of the flattened work list: which table and cell. 0 or a negative errno. */
+static int eval(struct job *j, int64_t k, struct sim_phase *acc)
 {
 	struct serve_costs *c = j->c;
 	int64_t nm = c->decode ? (int64_t)c->nb * c->np : 0, nd = c->decode ? (int64_t)c->nb * c->nc : 0;
@@ -99,37 +109,40 @@ static double eval(struct job *j, int64_t k, struct sim_phase *acc)
 		int bi = (int)(k / c->np), pi = (int)(k % c->np);
 		if (c->b[bi] == 0)
 			return 0;
-		double t = decode_step(j, c->b[bi], c->p[pi], 0, acc);
-		if (t >= 0) {
+		double t;
+		int rc = decode_step(j, c->b[bi], c->p[pi], 0, acc, &t);
+		if (rc == 0)
 			c->m[k] = t;
-		}
-		return t;
+		return rc;
 	}
 	k -= nm;
 	if (k < nd) {
 		int bi = (int)(k / c->nc), ci = (int)(k % c->nc);
 		if (c->b[bi] == 0)
 			return 0;
-		double t = decode_step(j, c->b[bi], 0, c->c[ci], NULL);
-		if (t >= 0)
+		double t;
+		int rc = decode_step(j, c->b[bi], 0, c->c[ci], NULL, &t);
+		if (rc == 0)
 			c->dd[k] = t; /* D(B, C) now; the increment later */
-		return t;
+		return rc;
 	}
 	k -= nd;
 	if (k < nf) {
 		int ni = (int)(k / c->np), pi = (int)(k % c->np);
-		double t = prefill_step(j, c->n[ni], c->p[pi], 0, acc);
-		if (t >= 0)
+		double t;
+		int rc = prefill_step(j, c->n[ni], c->p[pi], 0, acc, &t);
+		if (rc == 0)
 			c->f[k] = t;
-		return t;
+		return rc;
 	}
 	k -= nf;
 	if (k < ndf) {
 		int pi = (int)(k / c->nc), ci = (int)(k % c->nc);
-		double t = prefill_step(j, 1, c->p[pi], c->c[ci], NULL);
-		if (t >= 0)
+		double t;
+		int rc = prefill_step(j, 1, c->p[pi], c->c[ci], NULL, &t);
+		if (rc == 0)
 			c->df[k] = t; /* F(1, P) at prefix X now; the increment later */
-		return t;
+		return rc;
 	}
 	return 0;
 }
@@ -145,10 +158,10 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&j->lock);
 		if (stop)
 			break;
-		double t = eval(j, k, acc);
+		int rc = eval(j, k, acc);
 		pthread_mutex_lock(&j->lock);
-		if (t < 0 && j->rc == 0)
-			j->rc = t == -ENOMEM ? -ENOMEM : -E2BIG;
+		if (rc < 0 && j->rc == 0)
+			j->rc = rc == -ENOMEM ? -ENOMEM : -E2BIG;
 		if (acc && acc->peak_act_bytes > j->peak)
 			j->peak = acc->peak_act_bytes;
 		if (acc)

@@ -216,10 +216,11 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 				int64_t tk = s->prompt_tokens - done < chunk ? s->prompt_tokens - done : chunk;
 				double w = (double)(i + stride <= chunks ? stride : chunks - i);
 				sim_phase_init(&t, PHASE_PREFILL, batch, tk, done, &p);
-				double step = sim_step(&t, m, hw, &p, NULL, w);
-				if (step < 0) {
-					err_set(e, s->file, 0, 0, step == -ENOMEM ? "out of memory" : "op list overflow");
-					return step == -ENOMEM ? -ENOMEM : -E2BIG;
+				double step;
+				rc = sim_step(&t, m, hw, &p, NULL, w, &step);
+				if (rc < 0) {
+					err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+					return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 				}
 				sum += step * w;
 			}
@@ -244,10 +245,11 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 		int64_t t = s->prompt_tokens - done < chunk ? s->prompt_tokens - done : chunk;
 		double w = (double)(i + stride <= chunks ? stride : chunks - i);
 		sim_phase_init(s, PHASE_PREFILL, batch, t, done, &p);
-		double step = sim_step(s, m, hw, &p, ph, w);
-		if (step < 0) {
-			err_set(e, s->file, 0, 0, step == -ENOMEM ? "out of memory" : "op list overflow");
-			return step == -ENOMEM ? -ENOMEM : -E2BIG;
+		double step;
+		rc = sim_step(s, m, hw, &p, ph, w, &step);
+		if (rc < 0) {
+			err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+			return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 		}
 		ttft += step * w;
 		last_step = step;
@@ -299,24 +301,32 @@ static void decode_phase(const struct scenario *s, int64_t context, struct phase
 	}
 }
 
-static double decode_step(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t context,
-			  struct sim_phase *acc)
+/* One engine step of decode at `context`: 0 and its time in *time_s, or a negative errno. */
+static int decode_step(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t context,
+		       struct sim_phase *acc, double *time_s)
 {
 	struct phase p;
 	decode_phase(s, context, &p);
-	double t = sim_step(s, m, hw, &p, acc, 1.0);
-	if (t >= 0 && s->pp > 1)
+	double t;
+	int rc = sim_step(s, m, hw, &p, acc, 1.0, &t);
+	if (rc < 0)
+		return rc;
+	if (s->pp > 1)
 		/* the stages one after another (decode is not microbatched across stages here) */
 		t += (double)(s->pp - 1) * pp_hop_s(s, m, hw, ceil_div64(s->batch, s->dp) * p.tokens + p.mixed_tokens);
-	if (t >= 0)
-		t += s->step_overhead_s; /* one engine step: drafts and verify together */
-	if (t < 0 || s->mtp_draft_tokens == 0)
-		return t;
+	t += s->step_overhead_s; /* one engine step: drafts and verify together */
+	*time_s = t;
+	if (s->mtp_draft_tokens == 0)
+		return 0;
 	static _Thread_local struct model draft;
 	sim_draft_model(m, s->mtp_draft_layers, &draft);
 	sim_phase_init(s, PHASE_DECODE, s->batch, 1, context, &p);
-	double d = sim_step_rows(s, &draft, hw, &p, acc, (double)s->mtp_draft_tokens, acc ? acc->n_rows : 0);
-	return d < 0 ? d : t + (double)s->mtp_draft_tokens * d;
+	double d;
+	rc = sim_step_rows(s, &draft, hw, &p, acc, (double)s->mtp_draft_tokens, acc ? acc->n_rows : 0, &d);
+	if (rc < 0)
+		return rc;
+	*time_s = t + (double)s->mtp_draft_tokens * d;
+	return 0;
 }
 
 int sim_decode(const struct scenario *s, const struct model *m, const struct hw *hw,
@@ -339,13 +349,15 @@ int sim_decode(const struct scenario *s, const struct model *m, const struct hw 
 		return rc;
 	}
 	s = &sd;
-	double step = decode_step(s, m, hw, out->decode_context, ph);
-	double step_first = decode_step(s, m, hw, first, NULL);
-	double step_last = decode_step(s, m, hw, last, NULL);
-	if (step < 0 || step_first < 0 || step_last < 0) {
-		double bad = step < 0 ? step : step_first < 0 ? step_first : step_last;
-		err_set(e, s->file, 0, 0, bad == -ENOMEM ? "out of memory" : "op list overflow");
-		return bad == -ENOMEM ? -ENOMEM : -E2BIG;
+	double step, step_first, step_last;
+	rc = decode_step(s, m, hw, out->decode_context, ph, &step);
+	if (rc == 0)
+		rc = decode_step(s, m, hw, first, NULL, &step_first);
+	if (rc == 0)
+		rc = decode_step(s, m, hw, last, NULL, &step_last);
+	if (rc < 0) {
+		err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+		return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 	}
 	double a = s->mtp_acceptance >= 1 ? s->mtp_acceptance : 1;
 	out->step_s = step;

@@ -117,12 +117,13 @@ int sim_run(const struct scenario *s, const struct model *m, const struct hw *hw
 	    struct sim_result *r, struct err *e);
 
 /* One step of phase p (global batch; sim_phase_init) on one GPU, on its timeline (sim/step.h,
- * the scenario's overlap). Returns the step's time in seconds, or a negative errno. With `acc`
+ * the scenario's overlap). Returns 0 with the step's time in *time_s, or a negative errno
+ * (-ENOMEM: the timeline's storage; -E2BIG: an op list overflowed) with *time_s 0. With `acc`
  * non-NULL the mapped ops and their costs, times `weight`, are added to acc's rows and the
  * timeline's figures to its step fields (call sim_phase_reset first). The timeline's storage is
  * per thread, allocated at a thread's first step and freed when the thread ends. */
-double sim_step(const struct scenario *s, const struct model *m, const struct hw *hw,
-		const struct phase *p, struct sim_phase *acc, double weight);
+int sim_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+	     struct sim_phase *acc, double weight, double *time_s);
 void sim_phase_reset(struct sim_phase *ph);
 
 /* How a scenario splits the MoE over its GPUs: the one statement that the weights per GPU

@@ -1407,20 +1407,24 @@ int sim_step_timeline(const struct scenario *s, const struct model *m, const str
 	return step_with(s, m, hw, p, pick, o, 0, tl, acc, weight, out);
 }
 
-double sim_step_rows(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
-		     struct sim_phase *acc, double weight, int row_base)
+int sim_step_rows(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		  struct sim_phase *acc, double weight, int row_base, double *time_s)
 {
+	*time_s = 0;
 	struct timeline *tl = thread_timeline();
 	if (!tl)
 		return -ENOMEM;
 	struct sim_step_opts o = {.row_base = row_base};
 	struct sim_step_timing t;
 	int rc = sim_step_timeline(s, m, hw, p, &o, tl, acc, weight, &t);
-	return rc < 0 ? rc : t.time_s;
+	if (rc < 0)
+		return rc;
+	*time_s = t.time_s;
+	return 0;
 }
 
-double sim_step(const struct scenario *s, const struct model *m, const struct hw *hw,
-		const struct phase *p, struct sim_phase *acc, double weight)
+int sim_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+	     struct sim_phase *acc, double weight, double *time_s)
 {
-	return sim_step_rows(s, m, hw, p, acc, weight, 0);
+	return sim_step_rows(s, m, hw, p, acc, weight, 0, time_s);
 }

@@ -140,8 +140,8 @@ enum { SIM_KCP_OPS = 4 };
 int sim_kcp_ops(const struct op *kda, int64_t cp, enum dtype act, struct op out[SIM_KCP_OPS]);
 
 /* sim_step with the mapped ops' rows in acc from row_base on (a second model's ops beside the
- * first's: MTP's draft module). */
-double sim_step_rows(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
-		     struct sim_phase *acc, double weight, int row_base);
+ * first's: MTP's draft module). Returns 0 and the time in *time_s, or a negative errno. */
+int sim_step_rows(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		  struct sim_phase *acc, double weight, int row_base, double *time_s);
 
 #endif

@@ -51,7 +51,7 @@
  *   released it last.
  * - Exposed communication on a GPU is the time in which a communication event works (not while a
  *   member spins for its peers) and no compute event does (the union of communication minus the union of compute, as
- *   trace/analyze.h defines overlap for measured traces).
+ *   trace/analyze/analyze.h defines overlap for measured traces).
  *
  * Memory: the caller provides the storage (tl_init); nothing is allocated. Bounds are the
  * capacities given; tl_add / tl_dep return -E2BIG beyond them and leave the timeline unchanged.

@@ -16,6 +16,16 @@
 #include "sim/sim.h"
 #include "serve/serve.h"
 
+/* sim_step's time, asserting it returned 0 (and set the time). */
+static double ok_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		      struct sim_phase *acc, double weight)
+{
+	double t = -1;
+	assert_int_equal(sim_step(s, m, hw, p, acc, weight, &t), 0);
+	assert_true(t >= 0);
+	return t;
+}
+
 /* ---- helpers ---- */
 
 struct setup {
@@ -353,9 +363,9 @@ static void test_costs_monotone(void **state)
 	/* a grid point is the timeline's step: pure decode of 32 per group at context 0 */
 	struct phase ph;
 	sim_phase_init(&x.s, PHASE_DECODE, 64, 3, 0, &ph);
-	double verify = sim_step(&x.s, &x.m, &x.hw, &ph, NULL, 1);
+	double verify = ok_step(&x.s, &x.m, &x.hw, &ph, NULL, 1);
 	sim_phase_init(&x.s, PHASE_DECODE, 64, 1, 0, &ph);
-	double d = sim_step(&x.s, &draft, &x.hw, &ph, NULL, 1);
+	double d = ok_step(&x.s, &draft, &x.hw, &ph, NULL, 1);
 	assert_true(fabs(serve_costs_step(&c, 32, 0, 1, 0, 0) - (verify + 2 * d)) < 1e-12);
 	serve_costs_release(&c);
 }

@@ -13,6 +13,16 @@
 #include "sim/props.h"
 #include "sim/sim.h"
 
+/* sim_step's time, asserting it returned 0 (and set the time). */
+static double ok_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		      struct sim_phase *acc, double weight)
+{
+	double t = -1;
+	assert_int_equal(sim_step(s, m, hw, p, acc, weight, &t), 0);
+	assert_true(t >= 0);
+	return t;
+}
+
 static struct model k3, full;
 /* The model's mechanics are checked on the datasheet preset (no fitted tables); the properties
  * must hold on the calibrated default too (test_properties_calibrated). */
@@ -75,7 +85,7 @@ static void test_monotonic_in_context(void **state)
 	for (int64_t ctx = 4096; ctx <= 1048576; ctx *= 2) {
 		struct phase p;
 		sim_phase_init(&s, PHASE_DECODE, s.batch, 1, ctx, &p);
-		double t = sim_step(&s, &k3, &h200, &p, NULL, 1);
+		double t = ok_step(&s, &k3, &h200, &p, NULL, 1);
 		struct sim_hbm h;
 		sim_hbm(&s, &k3, &h200, s.batch, ctx, 0, &h);
 		assert_true(t >= last_step);
@@ -99,7 +109,7 @@ static double attention_weights(const struct scenario *s, bool sharded_only)
 	sim_phase_init(s, PHASE_DECODE, s->batch, 1, 4096, &p);
 	static struct sim_phase ph;
 	sim_phase_reset(&ph);
-	sim_step(s, &k3, &h200, &p, &ph, 1);
+	ok_step(s, &k3, &h200, &p, &ph, 1);
 	double w = 0;
 	for (int i = 0; i < ph.n_rows; i++) {
 		const struct op *o = &ph.rows[i].op;
@@ -147,7 +157,7 @@ static void test_state_vs_cache(void **state)
 		sim_phase_init(&s, PHASE_DECODE, s.batch, 1, ctxs[k], &p);
 		static struct sim_phase ph;
 		sim_phase_reset(&ph);
-		sim_step(&s, &k3, &h200, &p, &ph, 1);
+		ok_step(&s, &k3, &h200, &p, &ph, 1);
 		for (int i = 0; i < ph.n_rows; i++)
 			if (ph.rows[i].op.kind == OP_KDA_DECODE)
 				kda_bytes[k] += op_bytes(&ph.rows[i].op);
@@ -572,7 +582,7 @@ static void test_ep_bytes(void **state)
 		sim_phase_init(&s, PHASE_DECODE, 64, 1, 4096, &p);
 		static struct sim_phase ph;
 		sim_phase_reset(&ph);
-		assert_true(sim_step(&s, &k3, &h200, &p, &ph, 1) > 0);
+		assert_true(ok_step(&s, &k3, &h200, &p, &ph, 1) > 0);
 		int found = 0;
 		for (int i = 0; i < ph.n_rows; i++) {
 			const struct op *o = &ph.rows[i].op;
@@ -603,7 +613,7 @@ static void test_properties_calibrated(void **state)
 		sim_phase_init(&s, PHASE_DECODE, s.batch, 1, ctx, &p);
 		static struct sim_phase ph;
 		sim_phase_reset(&ph);
-		double t = sim_step(&s, &k3, &h200_cal, &p, &ph, 1);
+		double t = ok_step(&s, &k3, &h200_cal, &p, &ph, 1);
 		assert_true(t >= last_step);
 		last_step = t;
 		int64_t kb = 0;
@@ -785,7 +795,7 @@ static void test_moe_tp(void **state)
 	struct phase p;
 	sim_phase_init(&sg, PHASE_PREFILL, 8, 1024, 0, &p);
 	sim_phase_reset(&ph);
-	assert_true(sim_step(&sg, &r1, &h200_cal, &p, &ph, 1) > 0);
+	assert_true(ok_step(&sg, &r1, &h200_cal, &p, &ph, 1) > 0);
 	const struct sim_op_row *gu = row_named(&ph, "moe.experts_gate_up"), *dn = row_named(&ph, "moe.experts_down");
 	assert_non_null(gu);
 	assert_non_null(dn);
@@ -809,14 +819,14 @@ static void test_moe_tp(void **state)
 	/* decode, balanced: MAX_LEN, all-gather and reduce-scatter */
 	sim_phase_init(&sg, PHASE_DECODE, 64, 1, 4096, &p);
 	sim_phase_reset(&ph);
-	assert_true(sim_step(&sg, &r1, &h200_cal, &p, &ph, 1) > 0);
+	assert_true(ok_step(&sg, &r1, &h200_cal, &p, &ph, 1) > 0);
 	assert_int_equal(row_named(&ph, "moe.dp_gather")->op.kind, OP_ALLGATHER);
 	assert_non_null(row_named(&ph, "moe.dp_reduce_scatter"));
 
 	/* vLLM's TP8: no gather, the FFN all-reduce closes the MoE */
 	sim_phase_init(&vl, PHASE_DECODE, 64, 1, 4096, &p);
 	sim_phase_reset(&ph);
-	assert_true(sim_step(&vl, &r1, &h200_cal, &p, &ph, 1) > 0);
+	assert_true(ok_step(&vl, &r1, &h200_cal, &p, &ph, 1) > 0);
 	assert_null(row_named(&ph, "moe.dp_gather"));
 	assert_non_null(row_named(&ph, "tp.ffn_allreduce"));
 	assert_int_equal(row_named(&ph, "moe.experts_gate_up")->op.m, 64 * r1.moe.top_k);
@@ -828,7 +838,7 @@ static void test_moe_tp(void **state)
 		for (int k = 0; k < 2; k++) {
 			sim_phase_init(two[k], PHASE_DECODE, batch, 1, 4096, &p);
 			sim_phase_reset(&ph);
-			assert_true(sim_step(two[k], &r1, &h200_cal, &p, &ph, 1) > 0);
+			assert_true(ok_step(two[k], &r1, &h200_cal, &p, &ph, 1) > 0);
 			f[k] = row_named(&ph, "moe.experts_gate_up")->op.flops;
 		}
 		double mean = (double)batch * (double)r1.moe.top_k * 2.0 * (double)(2 * r1.moe.intermediate) *

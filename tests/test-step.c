@@ -16,6 +16,16 @@
 #include "sim/opspec.h"
 #include "sim/step.h"
 
+/* sim_step's time, asserting it returned 0 (and set the time). */
+static double ok_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		      struct sim_phase *acc, double weight)
+{
+	double t = -1;
+	assert_int_equal(sim_step(s, m, hw, p, acc, weight, &t), 0);
+	assert_true(t >= 0);
+	return t;
+}
+
 static struct model k3;
 static struct sim_result *res;
 static struct hw h200;
@@ -83,7 +93,7 @@ static void test_roles(void **state)
 			struct phase p;
 			sim_phase_init(&s, k ? PHASE_DECODE : PHASE_PREFILL, k ? 64 : 1, k ? 1 : 4096, 4096, &p);
 			sim_phase_reset(ph);
-			assert_true(sim_step(&s, &m, &h200, &p, ph, 1) > 0);
+			assert_true(ok_step(&s, &m, &h200, &p, ph, 1) > 0);
 			for (int i = 0; i < ph->n_rows; i++)
 				if (sim_op_role(ph->rows[i].op.name) < 0)
 					fail_msg("%s: op '%s' has no role", *n, ph->rows[i].op.name);
@@ -114,7 +124,7 @@ static void test_none_is_sum(void **state)
 		struct phase p;
 		sim_phase_init(&s, kind, k ? 256 : 1, k ? 1 : 8192, 8192, &p);
 		sim_phase_reset(ph);
-		double t = sim_step(&s, &k3, &h200, &p, ph, 2.0);
+		double t = ok_step(&s, &k3, &h200, &p, ph, 2.0);
 		assert_true(fabs(t / fast.time_s - 1) < 1e-12);
 		assert_true(fabs(ph->step_s / (2 * t) - 1) < 1e-12);
 		assert_true(fabs(ph->time_s / ph->step_s - 1) < 1e-9);
@@ -367,7 +377,7 @@ static void test_busiest_rank(void **state)
 		}
 	sim_phase_init(&s, PHASE_DECODE, 8192, 1, 8192, &p);
 	sim_phase_reset(ph);
-	assert_true(sim_step(&s, &k3, &h200, &p, ph, 1) > 0);
+	assert_true(ok_step(&s, &k3, &h200, &p, ph, 1) > 0);
 	for (int i = 0; i < ph->n_rows; i++)
 		if (strcmp(ph->rows[i].op.name, "moe.experts_gate_up") == 0)
 			assert_true(fabs(ph->rows[i].op.groups_touched - 56) < 1e-6);
@@ -430,7 +440,7 @@ static void test_context_parallel(void **state)
 		struct phase p;
 		sim_phase_init(&s, PHASE_PREFILL, 1, 16384, ctx[k], &p);
 		sim_phase_reset(ph);
-		assert_true(sim_step(&s, &k3, &h200, &p, ph, 1) > 0);
+		assert_true(ok_step(&s, &k3, &h200, &p, ph, 1) > 0);
 		kcp[k] = row_bytes(ph, "kcp.state_allgather");
 		mla[k] = row_bytes(ph, "cp.mla_kv_allgather");
 	}
@@ -456,7 +466,7 @@ static void test_context_parallel(void **state)
 	assert_int_equal(blocks, 24 * 2);    /* 24 MLA layers, cp blocks each */
 	assert_int_equal(transfers, 24 * 1); /* cp - 1 transfers each */
 	sim_phase_reset(ph);
-	assert_true(sim_step(&s, &k3, &h200, &p, ph, 1) > 0);
+	assert_true(ok_step(&s, &k3, &h200, &p, ph, 1) > 0);
 	assert_int_equal(row_bytes(ph, "cp.mla_kv_ring"), (524288 + 16384) * INT64_C(1152));
 	struct err e;
 	char buf[600];
@@ -487,7 +497,7 @@ static void test_kcp_transition(void **state)
 	struct phase p;
 	sim_phase_init(&s, PHASE_PREFILL, 1, 16384, 131072, &p);
 	sim_phase_reset(ph);
-	assert_true(sim_step(&s, &k3, &h200, &p, ph, 1) > 0);
+	assert_true(ok_step(&s, &k3, &h200, &p, ph, 1) > 0);
 	const struct sim_op_row *pass = row_named(ph, "kda.chunk"), *tr = row_named(ph, "kcp.transition"),
 				*fix = row_named(ph, "kcp.fixup");
 	assert_non_null(pass);

@@ -2,7 +2,7 @@
 #define K3_UTIL_TRACEJSON_H
 
 /* Chrome trace-event JSON (what Perfetto, ui.perfetto.dev, and chrome://tracing open), the one
- * writer of it: trace/export.c writes measured traces with it, reports/ the simulated timeline.
+ * writer of it: trace/analyze/export.c writes measured traces with it, reports/ the simulated timeline.
  * A file is tj_begin, events (each after tj_event), tj_end. Timestamps and durations are written
  * in microseconds with nanosecond decimals, as Kineto writes them. Nothing is buffered here: the
  * stream's errors are the caller's to check (tj_end flushes and reports them). */

@@ -154,10 +154,12 @@ static int each_mapped_op(struct sim_inputs *in, int (*visit)(void *ctx, const s
 		else
 			sim_phase_init(&in->s, PHASE_PREFILL, 1, PREFILL_TOKENS, 0, &p);
 		sim_phase_reset(&in->ph);
-		if (sim_step(&in->s, &in->m, &in->hw, &p, &in->ph, 1.0) < 0)
-			return -E2BIG;
+		double step_s;
+		int rc = sim_step(&in->s, &in->m, &in->hw, &p, &in->ph, 1.0, &step_s);
+		if (rc < 0)
+			return rc;
 		for (int i = 0; i < in->ph.n_rows; i++) {
-			int rc = visit(ctx, &in->ph.rows[i].op);
+			rc = visit(ctx, &in->ph.rows[i].op);
 			if (rc < 0)
 				return rc;
 		}

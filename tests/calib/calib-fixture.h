@@ -1,13 +1,13 @@
 #ifndef K3_TESTS_CALIB_FIXTURE_H
 #define K3_TESTS_CALIB_FIXTURE_H
 
-/* Trace databases for the calib tests, written through trace/tracedb.h: launches (a CUDA API call
+/* Trace databases for the calib tests, written through trace/db/tracedb.h: launches (a CUDA API call
  * on a thread and the kernel or memcpy it starts, joined by a fresh correlationId) and NVTX
  * ranges. One process (pid CFX_PID) unless a function takes another; times in ns. */
 
 #include <stdint.h>
 
-#include "trace/tracedb.h"
+#include "trace/db/tracedb.h"
 
 enum { CFX_PID = 4242 };
 

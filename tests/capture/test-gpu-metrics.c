@@ -16,12 +16,12 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "trace/analyze.h"
+#include "trace/analyze/analyze.h"
 #include "trace/capture/decode.h"
 #include "trace/capture/gpumon.h"
 #include "trace/capture/side.h"
 #include "trace/capture/writer.h"
-#include "trace/import.h"
+#include "trace/import/import.h"
 
 enum { ROUNDS = 25, DEV_B = 3 };
 

@@ -12,11 +12,11 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "trace/analyze.h"
-#include "trace/export.h"
-#include "trace/import.h"
-#include "trace/kclass.h"
-#include "trace/tracedb.h"
+#include "trace/analyze/analyze.h"
+#include "trace/analyze/export.h"
+#include "trace/import/import.h"
+#include "trace/analyze/kclass.h"
+#include "trace/db/tracedb.h"
 
 #define PID 100
 #define TID 101

@@ -14,10 +14,10 @@
 #include "fixtures.h"
 #include <sqlite3.h>
 
-#include "trace/export.h"
-#include "trace/import.h"
-#include "trace/json.h"
-#include "trace/tracedb.h"
+#include "trace/analyze/export.h"
+#include "trace/import/import.h"
+#include "trace/import/json.h"
+#include "trace/db/tracedb.h"
 
 static void build(const char *path)
 {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "trace/json.h"
+#include "trace/import/json.h"
 
 /* Read the whole document; return 0 or the error code, with e filled. */
 static int drain(const char *text, size_t len, struct err *e, int64_t *tokens)
@@ -221,7 +221,7 @@ static void test_skip_value(void **state)
 	free(r);
 }
 
-/* Files, pipes and gzip: the same tokens whatever the source (trace/input.h). */
+/* Files, pipes and gzip: the same tokens whatever the source (trace/import/input.h). */
 static void test_sources(void **state)
 {
 	(void)state;

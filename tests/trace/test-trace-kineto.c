@@ -11,8 +11,8 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "trace/import.h"
-#include "trace/tracedb.h"
+#include "trace/import/import.h"
+#include "trace/db/tracedb.h"
 
 /* A trace as torch.profiler writes it: CPU events (pid 4242), GPU events (pid = device,
  * tid = stream), epoch-sized microsecond timestamps with fractions. The kernel rows come before

@@ -13,9 +13,9 @@
 
 #include <sqlite3.h>
 
-#include "trace/import.h"
-#include "trace/shapes.h"
-#include "trace/tracedb.h"
+#include "trace/import/import.h"
+#include "trace/analyze/shapes.h"
+#include "trace/db/tracedb.h"
 
 static void test_emit_nvtx(void **state)
 {

@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "trace/analyze.h"
-#include "trace/import.h"
-#include "trace/tracedb.h"
+#include "trace/analyze/analyze.h"
+#include "trace/import/import.h"
+#include "trace/db/tracedb.h"
 
 /* An nsys-style export: nsys' own column order with columns k3sim does not know (and without
  * some it does), enum tables, an old-style DRIVER table, NVTX text both inline and registered,

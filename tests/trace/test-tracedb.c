@@ -14,9 +14,9 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "trace/import.h"
-#include "trace/schema.h"
-#include "trace/tracedb.h"
+#include "trace/import/import.h"
+#include "trace/db/schema.h"
+#include "trace/db/tracedb.h"
 
 static struct trace_db *create(const char *path, const struct trace_db_opts *o)
 {
@@ -61,7 +61,7 @@ static void test_schema_has_nsys_tables(void **state)
 
 /* GPU clock/power samples: values, NULL for what a reading lacked, and the throttle mask's 64
  * bits intact (bit 63 set reads back as the same mask). */
-/* The activity tables are made from trace/schema.h's lists (issue 15): the created columns are
+/* The activity tables are made from trace/db/schema.h's lists (issue 15): the created columns are
  * the list's, in its (nsys') order, and a record whose every field differs comes back from the
  * nsys importer with every written column equal, so writer and importer cannot drift apart. */
 static void test_schema_lists_roundtrip(void **state)

@@ -1,7 +1,7 @@
 #ifndef K3_TRACE_CAPTURE_CAPTURE_H
 #define K3_TRACE_CAPTURE_CAPTURE_H
 
-/* Live CUPTI capture into a trace database (trace/tracedb.h), in-process.
+/* Live CUPTI capture into a trace database (trace/db/tracedb.h), in-process.
  *
  * Two ways in:
  *  - libk3capture.so loaded by CUDA through CUDA_INJECTION64_PATH (what `k3sim trace capture`
@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/tracedb.h"
+#include "trace/db/tracedb.h"
 #include "util/err.h"
 
 #define TRACE_CAPTURE_API __attribute__((visibility("default")))

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "trace/capture/gpumon.h"
-#include "trace/tracedb.h"
+#include "trace/db/tracedb.h"
 #include "util/err.h"
 
 enum {

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#include "trace/tracedb.h" /* enum trace_throttle: the reason bits */
+#include "trace/db/tracedb.h" /* enum trace_throttle: the reason bits */
 #include "util/err.h"
 
 /* Which fields of a sample were read (the others are 0). */

@@ -1,8 +1,8 @@
 // Per-kernel counters through CUPTI's range profiler (see metrics.h). C++ only because
 // cupti_profiler_host.h is; the code stays C-like: no exceptions, fixed arrays, malloc'd images.
-// util/err.h and trace/tracedb.h are C headers without C++ guards.
+// util/err.h and trace/db/tracedb.h are C headers without C++ guards.
 extern "C" {
-#include "trace/tracedb.h"
+#include "trace/db/tracedb.h"
 #include "util/err.h"
 }
 #include "trace/capture/metrics.h"

@@ -2,7 +2,7 @@
 #define K3_TRACE_CAPTURE_WRITER_H
 
 /* The capture writer thread: takes filled buffers from the pool, decodes them (decode.c) and
- * inserts rows through trace/tracedb.h, which commits in batches. It is the only thread that
+ * inserts rows through trace/db/tracedb.h, which commits in batches. It is the only thread that
  * touches the database between capture_writer_start and capture_writer_stop. */
 
 #include <pthread.h>
@@ -10,7 +10,7 @@
 
 #include "trace/capture/decode.h"
 #include "trace/capture/pool.h"
-#include "trace/tracedb.h"
+#include "trace/db/tracedb.h"
 #include "util/err.h"
 
 struct capture_writer {

@@ -1,5 +1,5 @@
-/* Framework records (trace/shapes.h): operator name, input sizes and types from a range text. */
-#include "trace/shapes.h"
+/* Framework records (trace/analyze/shapes.h): operator name, input sizes and types from a range text. */
+#include "trace/analyze/shapes.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
-#include "trace/export.h"
+#include "trace/analyze/export.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/sqlread.h"
-#include "trace/tracedb.h"
+#include "trace/db/sqlread.h"
+#include "trace/db/tracedb.h"
 #include "util/tracejson.h"
 #include "util/jsonw.h"
 

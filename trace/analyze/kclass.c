@@ -1,4 +1,4 @@
-#include "trace/kclass.h"
+#include "trace/analyze/kclass.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
  * depth, whatever the input. Errors carry file:line:col (1-based; col counts bytes).
  *
  * Usage: json_reader_open_file (a path, "-" for standard input; gzip is inflated on the way,
- * trace/input.h), _input or _mem, then json_next until JSON_EOF; json_skip drops the rest of a
+ * trace/import/input.h), _input or _mem, then json_next until JSON_EOF; json_skip drops the rest of a
  * container a token starts, json_skip_value the next value without keeping any of its text.
  * After JSON_KEY, JSON_STRING and JSON_NUMBER, r->str holds the text (NUL-terminated, unescaped,
  * r->str_len bytes) until the next call. A string longer than max_string_bytes is kept cut there
@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "trace/input.h"
+#include "trace/import/input.h"
 #include "util/err.h"
 
 enum json_tok {

@@ -3,7 +3,7 @@
  * nsys' schema drifts between versions (columns are added, renamed, reordered; tables appear only
  * when their data exists), so every table is read through its PRAGMA table_info: the SELECT names
  * only the columns present, and a column that is missing reads as its default. */
-#include "trace/import.h"
+#include "trace/import/import.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -16,8 +16,8 @@
 
 #include <sqlite3.h>
 
-#include "trace/schema.h"
-#include "trace/sqlread.h"
+#include "trace/db/schema.h"
+#include "trace/db/sqlread.h"
 #include "util/arena.h"
 
 enum {
@@ -561,7 +561,7 @@ static int map_gid(struct src *s, int64_t gid, int64_t *out, struct err *e)
 	return rc;
 }
 
-/* Columns read from an nsys export are named by trace/schema.h (TRACE_KERNEL_COL_gridX, ...); every
+/* Columns read from an nsys export are named by trace/db/schema.h (TRACE_KERNEL_COL_gridX, ...); every
  * GPU activity table begins with the same head (start, end, deviceId, contextId, streamId,
  * correlationId, globalPid), read alike for kernels, memcpys and memsets. */
 #define HEAD_AT(T)                                                                            \

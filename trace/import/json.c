@@ -1,4 +1,4 @@
-#include "trace/json.h"
+#include "trace/import/json.h"
 
 #include <errno.h>
 #include <stdbool.h>

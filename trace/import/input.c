@@ -1,4 +1,4 @@
-#include "trace/input.h"
+#include "trace/import/input.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
  *   utilization is busy time over the trace's GPU span (first GPU start to last GPU end).
  *   Devices are told apart by deviceId (processes sharing a GPU share its device row).
  * - idle gaps are the holes between a device's busy intervals, inside its own span.
- * - communication kernels are those the kernel classes (trace/kclass.h: NCCL, DeepEP, NVSHMEM,
+ * - communication kernels are those the kernel classes (trace/analyze/kclass.h: NCCL, DeepEP, NVSHMEM,
  *   custom all-reduce, MoE all-to-all) call comm; compute is every other kernel; overlap is the
  *   time both run on one device (union of each, intersected).
  * - launch overhead of a kernel is its start minus the end of its launching call: the API call
@@ -51,7 +51,7 @@ struct trace_summary_opts {
 
 struct trace_kernel_sum {
 	const char *name;
-	bool comm;              /* a communication kernel (trace/kclass.h) */
+	bool comm;              /* a communication kernel (trace/analyze/kclass.h) */
 	const char *collective; /* comm: allreduce, dispatch, ...; NULL for compute */
 	const char *library;    /* comm: nccl, deepep-ll, ...; NULL for compute */
 	int64_t instances;

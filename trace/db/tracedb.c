@@ -1,4 +1,4 @@
-#include "trace/tracedb.h"
+#include "trace/db/tracedb.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,12 +10,12 @@
 
 #include <sqlite3.h>
 
-#include "trace/schema.h"
+#include "trace/db/schema.h"
 #include "util/arena.h"
 
 /* Column names and types follow nsys: INTEGER for ids, times and sizes; TEXT for inline strings.
  * The four activity tables (kernel, memcpy, memset, runtime API) are created from their column
- * lists in trace/schema.h, between StringIds and the rest; they carry no NOT NULL constraints
+ * lists in trace/db/schema.h, between StringIds and the rest; they carry no NOT NULL constraints
  * (nsys declares them): the checks cost a fifth of the insert time and the writer never leaves
  * a required column NULL. */
 static const char SCHEMA_SQL_STRINGS[] =
@@ -59,7 +59,7 @@ enum buf_id { BUF_KERNEL, BUF_MEMCPY, BUF_MEMSET, BUF_API, BUF_COUNT };
 
 enum { ROWBUF_ROWS = 128, ROWBUF_MAX_COLS = 32 };
 
-/* The row buffers' tables, in trace/schema.h's order. */
+/* The row buffers' tables, in trace/db/schema.h's order. */
 _Static_assert((int)BUF_KERNEL == (int)TRACE_SCHEMA_KERNEL && (int)BUF_MEMCPY == (int)TRACE_SCHEMA_MEMCPY &&
 		       (int)BUF_MEMSET == (int)TRACE_SCHEMA_MEMSET && (int)BUF_API == (int)TRACE_SCHEMA_API,
 	       "row buffers follow trace_schema_tables");
@@ -275,7 +275,7 @@ static int column_list(const struct trace_schema_table *t, bool all, const char 
 	return (int)p;
 }
 
-/* CREATE TABLE for the activity tables, from trace/schema.h. */
+/* CREATE TABLE for the activity tables, from trace/db/schema.h. */
 static int create_activity_tables(struct trace_db *db, struct err *e)
 {
 	for (int i = 0; i < TRACE_SCHEMA_COUNT; i++) {
@@ -888,7 +888,7 @@ static int64_t *buf_row(struct trace_db *db, enum buf_id id, uint32_t **nulls, s
 	return &b->vals[b->n++ * b->ncol];
 }
 
-/* A buffered row from a record, column by column as trace/schema.h lists them: `rec` is the
+/* A buffered row from a record, column by column as trace/db/schema.h lists them: `rec` is the
  * record, ID columns take the local string id named in the list, and the NULL rules are the
  * list's (INTZ: 0, INTN: negative, IDZ: 0). */
 #define PUT_HEAD(f) v[c++] = (int64_t)rec->f;

@@ -1,7 +1,7 @@
 /* Kineto / Chrome trace-event JSON -> trace database.
  *
- * The input is read as a token stream (trace/json.h) from a file, a pipe or memory, gzip'd or not
- * (trace/input.h): one event object at a time, whatever the size. Values the importer does not
+ * The input is read as a token stream (trace/import/json.h) from a file, a pipe or memory, gzip'd or not
+ * (trace/import/input.h): one event object at a time, whatever the size. Values the importer does not
  * keep (call stacks, input shapes, any argument it does not know) are scanned, never buffered.
  * Times are microseconds with fractions ("ts": 123.456); they are converted to integer
  * nanoseconds exactly from the decimal text, never through a double, and Kineto's
@@ -17,7 +17,7 @@
  * Devices: a TARGET_INFO_GPU row for each device that has activity (with deviceProperties where
  * the trace lists them), so a merge of ranks sees which GPUs each rank used. The capture's rank
  * (distributedInfo) and process go to K3SIM_CAPTURE, where merge reads a device's identity. */
-#include "trace/import.h"
+#include "trace/import/import.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -28,7 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "trace/json.h"
+#include "trace/import/json.h"
 
 enum {
 	SMALL_TEXT = 64,
@@ -92,7 +92,7 @@ struct kctx {
 	int64_t *procs;          /* pids with a PROCESSES row */
 	size_t n_procs, cap_procs;
 	int line, col;           /* where the current event starts */
-	bool cpu_ops;            /* keep cpu_op shape records as ranges (trace/shapes.h) */
+	bool cpu_ops;            /* keep cpu_op shape records as ranges (trace/analyze/shapes.h) */
 	struct sbuf {
 		char *p;
 		size_t len, cap;
@@ -172,7 +172,7 @@ static int sb_add(struct kctx *c, struct sbuf *b, const char *s, size_t n, struc
 }
 
 /* "Input Dims" ([[4, 16], [16, 32], []], lists of lists for tensor lists) or "Input type"
- * (["c10::BFloat16", "Scalar"]) as the text trace/shapes.h reads: the array written back with
+ * (["c10::BFloat16", "Scalar"]) as the text trace/analyze/shapes.h reads: the array written back with
  * ", " between items; strings bare, with ',' '[' ']' replaced by ';' '(' ')'. */
 static int read_shape_list(struct kctx *c, struct sbuf *b, struct err *e)
 {
@@ -763,7 +763,7 @@ static int emit(struct kctx *c, const struct kev *ev, struct err *e)
 		return rc;
 	}
 	case EV_CPU: {
-		/* a framework record (cpu_op with "Input Dims"): a range trace/shapes.h reads */
+		/* a framework record (cpu_op with "Input Dims"): a range trace/analyze/shapes.h reads */
 		if (ev->has_pid && (rc = learn_pid(c, ev->pid, e)) != 0)
 			return rc;
 		c->rec.len = 0;

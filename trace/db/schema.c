@@ -1,4 +1,4 @@
-#include "trace/schema.h"
+#include "trace/db/schema.h"
 
 #define WRITTEN_HEAD 1
 #define WRITTEN_INT 1

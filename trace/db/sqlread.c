@@ -1,4 +1,4 @@
-#include "trace/sqlread.h"
+#include "trace/db/sqlread.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,18 +1,18 @@
 #ifndef K3_TRACE_IMPORT_H
 #define K3_TRACE_IMPORT_H
 
-/* Importers into a trace database (trace/tracedb.h): nsys SQLite exports (and k3sim's own
+/* Importers into a trace database (trace/db/tracedb.h): nsys SQLite exports (and k3sim's own
  * databases, the same schema), and Kineto/Chrome JSON traces (PyTorch profiler output, k3sim's
  * own Perfetto export). JSON comes from a file, a pipe or standard input, gzip'd or not
- * (trace/input.h). Importers read their input in bounded memory and stream rows into the writer;
+ * (trace/import/input.h). Importers read their input in bounded memory and stream rows into the writer;
  * on error they return a negative errno with file:line:col (JSON) or file + table (SQLite) in e,
  * and the caller discards the half-written database. */
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/input.h"
-#include "trace/tracedb.h"
+#include "trace/import/input.h"
+#include "trace/db/tracedb.h"
 #include "util/err.h"
 
 enum trace_format {
@@ -72,7 +72,7 @@ struct trace_kineto_opts {
 	int max_depth;             /* JSON nesting; 0: 64 */
 	bool cpu_ops;              /* keep cpu_op events that carry "Input Dims" (record_shapes=True)
 				    * as ranges "NAME, sizes = [...], types = [...]" on their
-				    * thread: the framework records trace/shapes.h reads */
+				    * thread: the framework records trace/analyze/shapes.h reads */
 };
 
 int trace_import_kineto(struct trace_db *db, const char *path, const struct trace_kineto_opts *o,

@@ -1,4 +1,4 @@
-#include "trace/analyze.h"
+#include "trace/analyze/analyze.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/kclass.h"
-#include "trace/sqlread.h"
-#include "trace/tracedb.h"
+#include "trace/analyze/kclass.h"
+#include "trace/db/sqlread.h"
+#include "trace/db/tracedb.h"
 
 #define DEFAULT_MAX_ROWS ((int64_t)64 * 1024 * 1024)
 enum { DEFAULT_TOP_GAPS = 10, MAX_DEVICES = 4096 };

@@ -2,13 +2,13 @@
 #define K3_TRACE_SCHEMA_H
 
 /* The activity tables' columns, each written once (issue 15): the CREATE statements, the INSERT
- * column lists and row buffers (trace/tracedb.c) and the nsys-export reader (trace/
+ * column lists and row buffers (trace/db/tracedb.c) and the nsys-export reader (trace/import/
  * import_sqlite.c) are generated from these lists, so adding a column is one line here and no
  * index shifts anywhere. Order is nsys' (PRAGMA table_info of an nsys export); every column is
  * INTEGER.
  *
  * X(column, field, how, absent): column is the nsys column name; field the member of the record
- * struct (trace/tracedb.h) or, for ID columns, the writer's local string id; absent the value an
+ * struct (trace/db/tracedb.h) or, for ID columns, the writer's local string id; absent the value an
  * importer takes when the column is NULL or missing. how:
  *   HEAD  the GPU activity head (times, device, stream, ids): written from field, read by
  *         hand (the importer shifts times and renumbers devices and processes)
