@@ -20,7 +20,13 @@
  * same for A and B, so the sum is unchanged), which makes every load one
  * contiguous 16-byte access: 16 bytes of MXFP4 (32 weights, exactly one
  * scale group) or 4 x 16 bytes of BF16 per row and block, 4 x 16 bytes of x
- * per token. The next block's loads are issued before this block's MMAs.
+ * per token. The next block's loads are issued before this block's MMAs;
+ * MXFP4 scale bytes stay raw until their block's MMAs (converting them at
+ * the load waited on it there: 10 % slower, 2026-12-01d call2). With
+ * K3_GEMV_FP4_BLOCK=512 (measurements), MXFP4 with K a multiple of 512 runs
+ * 512-deep blocks: lane t holds k 128t .. 128t + 127 (four scale groups: 4 x
+ * 16 bytes per row, as many bytes in flight as BF16, the four scale bytes in
+ * one word); measured no faster.
  */
 #include "k3_gemm.h"
 
@@ -245,24 +251,35 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 
 /* ---- gemv ----------------------------------------------------------------- */
 
-template <bool FP4>
-struct wblock; /* one 128-deep block of a lane's two weight rows */
+/* K3_GEMV_FP4_BLOCK=512: MXFP4 gemv blocks of GV_FP4_G scale groups per lane (512 k). */
+constexpr int GV_FP4_G = 4;
 
-template <>
-struct wblock<true> {
-	uint4 r0, r1;
-	uint32_t s0, s1;
+template <bool FP4, int G>
+struct wblock; /* one (128 G)-deep block of a lane's two weight rows */
+
+template <int G>
+struct wblock<true, G> {
+	uint4 r0[G], r1[G]; /* 16 bytes (32 weights, one scale group) each */
+	uint32_t s0, s1;    /* the G scale bytes of rows g and g + 8, byte j: group j */
 };
 
 template <>
-struct wblock<false> {
+struct wblock<false, 1> {
 	uint4 r0[4], r1[4];
 };
 
-template <bool FP4, int NT8, int EPI, bool PARTIAL>
-__global__ void __launch_bounds__(THREADS, NT8 == 1 ? 2 : 1) gemv_kernel(const params p)
+/* G: scale groups per lane per block (MXFP4: 1 or GV_FP4_G; BF16: 1). Lane (g, t) holds k
+ * 32Gt .. 32G(t + 1) - 1 of each 128G-deep block: G contiguous 16-byte loads of packed weights
+ * and one load of G scale bytes per row, the same k of x. */
+template <bool FP4, int G, int NT8, int EPI, bool PARTIAL>
+__global__ void __launch_bounds__(THREADS, NT8 == 1 || FP4 ? 2 : 1) gemv_kernel(const params p)
 {
-	constexpr int U = FP4 ? 2 : 1; /* blocks per step: MXFP4 2 (64 bytes a lane in flight), BF16 1 (128) */
+	static_assert(G == 1 || (FP4 && G == GV_FP4_G), "block shape");
+	/* Blocks per step (the next step's in flight during this one's MMAs): 64 or 128 bytes a lane.
+	 * Two CTAs an SM for MXFP4 at 16 tokens a pass too (128 registers, a few bytes spilled):
+	 * B = 256 at 49 % of copy, 26 % with one (2026-12-01d call1 / 01c). */
+	constexpr int U = FP4 && G == 1 ? 2 : 1;
+	constexpr int BKD = GV_K * G; /* k per block */
 	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
 	int grp = 0;
 	int64_t rb = 0, re = p.rows;
@@ -276,30 +293,42 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 ? 2 : 1) gemv_kernel(const p
 	const int nb = (int)blockIdx.x * GV_ROWS + warp * 16; /* this warp's first weight row */
 	if (nb >= p.N)
 		return; /* N a multiple of 16, not of 128: the last CTA's spare warps (no CTA-wide sync follows) */
-	const int nkb = p.K / GV_K;
+	const int nkb = p.K / BKD;
 	const int kb0 = (int)blockIdx.z * p.kb_per_split, kb1 = min(nkb, kb0 + p.kb_per_split);
 	const size_t wr0 = (size_t)grp * p.N + nb + gq; /* weight row of lane group gq; + 8: the other */
 	const uint8_t *wp0 = nullptr, *sp0 = nullptr;
 	const uint16_t *w0 = nullptr;
 	if constexpr (FP4) {
-		wp0 = p.wp + wr0 * (size_t)(p.K / 2) + tq * 16;
-		sp0 = p.ws + wr0 * (size_t)(p.K / 32) + tq;
+		wp0 = p.wp + wr0 * (size_t)(p.K / 2) + tq * 16 * G;
+		sp0 = p.ws + wr0 * (size_t)(p.K / 32) + tq * G;
 	} else {
 		w0 = p.w + wr0 * (size_t)p.K + tq * 32;
 	}
 	const size_t wstep = FP4 ? (size_t)8 * (p.K / 2) : (size_t)8 * p.K, sstep = (size_t)8 * (p.K / 32);
+	const bool s_al4 = ((uintptr_t)p.ws & 3u) == 0; /* G = 4: whole-word scale loads */
 
-	auto load_w = [&](int kb, wblock<FP4> &b) {
+	auto load_s = [&](const uint8_t *sp) -> uint32_t {
+		if constexpr (G == 1)
+			return *sp;
+		else if (s_al4)
+			return __ldg(reinterpret_cast<const unsigned int *>(sp));
+		else
+			return (uint32_t)sp[0] | (uint32_t)sp[1] << 8 | (uint32_t)sp[2] << 16 | (uint32_t)sp[3] << 24;
+	};
+	auto load_w = [&](int kb, wblock<FP4, G> &b) {
 		if constexpr (FP4) {
-			b.r0 = ld_stream16(wp0 + kb * (GV_K / 2));
-			b.r1 = ld_stream16(wp0 + wstep + kb * (GV_K / 2));
-			b.s0 = k3_e8m0_to_bf16x2(sp0[kb * (GV_K / 32)]);
-			b.s1 = k3_e8m0_to_bf16x2(sp0[sstep + kb * (GV_K / 32)]);
+#pragma unroll
+			for (int j = 0; j < G; j++) {
+				b.r0[j] = ld_stream16(wp0 + (size_t)kb * (BKD / 2) + 16 * j);
+				b.r1[j] = ld_stream16(wp0 + wstep + (size_t)kb * (BKD / 2) + 16 * j);
+			}
+			b.s0 = load_s(sp0 + (size_t)kb * (BKD / 32));
+			b.s1 = load_s(sp0 + sstep + (size_t)kb * (BKD / 32));
 		} else {
 #pragma unroll
 			for (int q = 0; q < 4; q++) {
-				b.r0[q] = ld_stream16(w0 + kb * GV_K + q * 8);
-				b.r1[q] = ld_stream16(w0 + wstep + kb * GV_K + q * 8);
+				b.r0[q] = ld_stream16(w0 + (size_t)kb * GV_K + q * 8);
+				b.r1[q] = ld_stream16(w0 + wstep + (size_t)kb * GV_K + q * 8);
 			}
 		}
 	};
@@ -312,21 +341,22 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 ? 2 : 1) gemv_kernel(const p
 			const int64_t r = pr + nt * 8 + gq;
 			xok[nt] = r < re;
 			const int64_t ar = xok[nt] ? (p.a_index ? p.a_index[r] : r) : 0;
-			xr[nt] = p.a + ar * p.K + tq * 32;
+			xr[nt] = p.a + ar * p.K + tq * 32 * G;
 		}
-		auto load_x = [&](int kb, uint4 (&x)[NT8][4]) {
+		/* x for scale group j of block kb (32 k of this lane). */
+		auto load_x = [&](int kb, int j, uint4 (&x)[NT8][4]) {
 #pragma unroll
 			for (int nt = 0; nt < NT8; nt++)
 #pragma unroll
 				for (int q = 0; q < 4; q++)
-					x[nt][q] = xok[nt] ? ld_nc16(xr[nt] + kb * GV_K + q * 8) : make_uint4(0u, 0u, 0u, 0u);
+					x[nt][q] = xok[nt] ? ld_nc16(xr[nt] + (size_t)kb * BKD + j * 32 + q * 8)
+							   : make_uint4(0u, 0u, 0u, 0u);
 		};
 		float acc[NT8][4];
 #pragma unroll
 		for (int nt = 0; nt < NT8; nt++)
 			acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-		/* U blocks of weights per step, the next step's in flight during this one's MMAs. */
-		wblock<FP4> wc[U], wn[U];
+		wblock<FP4, G> wc[U], wn[U];
 #pragma unroll
 		for (int u = 0; u < U; u++)
 			if (kb0 + u < kb1)
@@ -341,33 +371,41 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 ? 2 : 1) gemv_kernel(const p
 			for (int u = 0; u < U; u++) {
 				if (kb + u >= kb1)
 					break;
-				uint4 xc[NT8][4];
-				load_x(kb + u, xc);
 #pragma unroll
-				for (int q = 0; q < 4; q++) {
-					uint32_t A0[4], A1[4]; /* rows g and g + 8: BF16 pairs of k 8q + 0..7 */
+				for (int j = 0; j < G; j++) {
+					uint4 xc[NT8][4];
+					load_x(kb + u, j, xc);
+					uint32_t sc0 = 0, sc1 = 0;
 					if constexpr (FP4) {
-						const uint4 &r0 = wc[u].r0, &r1 = wc[u].r1;
-						const uint32_t u0 = q == 0 ? r0.x : q == 1 ? r0.y : q == 2 ? r0.z : r0.w;
-						const uint32_t u1 = q == 0 ? r1.x : q == 1 ? r1.y : q == 2 ? r1.z : r1.w;
-						k3_e2m1x8_to_bf16x8(u0, A0);
-						k3_e2m1x8_to_bf16x8(u1, A1);
-#pragma unroll
-						for (int i = 0; i < 4; i++) {
-							A0[i] = k3_bf16x2_mul(A0[i], wc[u].s0);
-							A1[i] = k3_bf16x2_mul(A1[i], wc[u].s1);
-						}
-					} else {
-						const uint4 &r0 = wc[u].r0[q], &r1 = wc[u].r1[q];
-						A0[0] = r0.x, A0[1] = r0.y, A0[2] = r0.z, A0[3] = r0.w;
-						A1[0] = r1.x, A1[1] = r1.y, A1[2] = r1.z, A1[3] = r1.w;
+						sc0 = k3_e8m0_to_bf16x2((wc[u].s0 >> (8 * j)) & 0xffu);
+						sc1 = k3_e8m0_to_bf16x2((wc[u].s1 >> (8 * j)) & 0xffu);
 					}
-					const uint32_t a_even[4] = { A0[0], A1[0], A0[1], A1[1] };
-					const uint32_t a_odd[4] = { A0[2], A1[2], A0[3], A1[3] };
 #pragma unroll
-					for (int nt = 0; nt < NT8; nt++) {
-						k3_mma_bf16(acc[nt], a_even, xc[nt][q].x, xc[nt][q].y);
-						k3_mma_bf16(acc[nt], a_odd, xc[nt][q].z, xc[nt][q].w);
+					for (int q = 0; q < 4; q++) {
+						uint32_t A0[4], A1[4]; /* rows g and g + 8: BF16 pairs of k 8q + 0..7 */
+						if constexpr (FP4) {
+							const uint4 &r0 = wc[u].r0[j], &r1 = wc[u].r1[j];
+							const uint32_t u0 = q == 0 ? r0.x : q == 1 ? r0.y : q == 2 ? r0.z : r0.w;
+							const uint32_t u1 = q == 0 ? r1.x : q == 1 ? r1.y : q == 2 ? r1.z : r1.w;
+							k3_e2m1x8_to_bf16x8(u0, A0);
+							k3_e2m1x8_to_bf16x8(u1, A1);
+#pragma unroll
+							for (int i = 0; i < 4; i++) {
+								A0[i] = k3_bf16x2_mul(A0[i], sc0);
+								A1[i] = k3_bf16x2_mul(A1[i], sc1);
+							}
+						} else {
+							const uint4 &r0 = wc[u].r0[q], &r1 = wc[u].r1[q];
+							A0[0] = r0.x, A0[1] = r0.y, A0[2] = r0.z, A0[3] = r0.w;
+							A1[0] = r1.x, A1[1] = r1.y, A1[2] = r1.z, A1[3] = r1.w;
+						}
+						const uint32_t a_even[4] = { A0[0], A1[0], A0[1], A1[1] };
+						const uint32_t a_odd[4] = { A0[2], A1[2], A0[3], A1[3] };
+#pragma unroll
+						for (int nt = 0; nt < NT8; nt++) {
+							k3_mma_bf16(acc[nt], a_even, xc[nt][q].x, xc[nt][q].y);
+							k3_mma_bf16(acc[nt], a_odd, xc[nt][q].z, xc[nt][q].w);
+						}
 					}
 				}
 			}
@@ -531,14 +569,27 @@ int resolve_path(const struct k3_gemm_args *a)
 	return -EINVAL;
 }
 
-/* Dense gemv split over k: about two CTAs per SM, at least 4 blocks each. */
+/* k per gemv block: 128 (G = 1). K3_GEMV_FP4_BLOCK=512 in the environment runs MXFP4 with K a
+ * multiple of 512 at 512-deep blocks (G = GV_FP4_G), for measurements: on an H200 (2026-12-01d,
+ * call1) they ran as fast as 128-deep ones at 8 tokens a pass (w13 B = 16: 56.3 vs 54.7 % of
+ * copy; w2 B = 1: 27.7 vs 30.6 %) and slower at 16 (B = 256: 43 vs 49 %), so 128 is the default. */
+int gemv_block_k(const struct k3_gemm_args *a)
+{
+	const char *e = getenv("K3_GEMV_FP4_BLOCK"); /* read per call: tests switch it */
+	const bool deep = e && !strcmp(e, "512");
+	return a->w_dtype == K3_W_MXFP4 && deep && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
+}
+
+/* Dense gemv split over k (in blocks of gemv_block_k()): about two CTAs per SM, at least 4 x 128
+ * k each. */
 void gemv_split(const struct k3_gemm_args *a, int sms, int *ksplit, int *kb_per)
 {
-	const int nkb = a->K / GV_K, strips = (a->N + GV_ROWS - 1) / GV_ROWS;
+	const int nkb = a->K / gemv_block_k(a), strips = (a->N + GV_ROWS - 1) / GV_ROWS;
 	int ks = 1;
 	if (a->n_groups == 0) {
 		ks = (2 * sms + strips - 1) / strips;
-		const int most = nkb / GV_MIN_KB_PER_SPLIT > 0 ? nkb / GV_MIN_KB_PER_SPLIT : 1;
+		int most = a->K / GV_K / GV_MIN_KB_PER_SPLIT;
+		most = most < 1 ? 1 : most > nkb ? nkb : most;
 		ks = ks < 1 ? 1 : ks > most ? most : ks;
 	}
 	const int per = (nkb + ks - 1) / ks;
@@ -581,23 +632,23 @@ int tiled_epi(const params &p, enum k3_epilogue epi, int grid, int num_n, int nu
 	return -EINVAL;
 }
 
-template <bool FP4, int NT8>
+template <bool FP4, int G, int NT8>
 int gemv_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t s)
 {
 	if (p.ksplit > 1)
-		gemv_kernel<FP4, NT8, K3_EPI_BF16, true><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_BF16, true><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_BF16)
-		gemv_kernel<FP4, NT8, K3_EPI_BF16, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_BF16, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_SPLIT)
-		gemv_kernel<FP4, NT8, K3_EPI_SPLIT, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_SPLIT, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_GLU)
-		gemv_kernel<FP4, NT8, K3_EPI_GLU, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_GLU, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_SCALE)
-		gemv_kernel<FP4, NT8, K3_EPI_SCALE, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_SCALE, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_ADD)
-		gemv_kernel<FP4, NT8, K3_EPI_ADD, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_ADD, false><<<grid, THREADS, 0, s>>>(p);
 	else
-		gemv_kernel<FP4, NT8, K3_EPI_GATE, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_GATE, false><<<grid, THREADS, 0, s>>>(p);
 	return k3_launch_status();
 }
 
@@ -739,10 +790,13 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	/* Tokens per pass: 16 when groups hold more than 4 rows on average (dense: more than 8 rows). */
 	const bool wide = a->n_groups > 0 ? a->rows > (int64_t)4 * a->n_groups : a->rows > 8;
 	int r;
-	if (fp4)
-		r = wide ? gemv_epi<true, 2>(p, a->epi, grid, stream) : gemv_epi<true, 1>(p, a->epi, grid, stream);
+	if (fp4 && gemv_block_k(a) > GV_K)
+		r = wide ? gemv_epi<true, GV_FP4_G, 2>(p, a->epi, grid, stream)
+			 : gemv_epi<true, GV_FP4_G, 1>(p, a->epi, grid, stream);
+	else if (fp4)
+		r = wide ? gemv_epi<true, 1, 2>(p, a->epi, grid, stream) : gemv_epi<true, 1, 1>(p, a->epi, grid, stream);
 	else
-		r = wide ? gemv_epi<false, 2>(p, a->epi, grid, stream) : gemv_epi<false, 1>(p, a->epi, grid, stream);
+		r = wide ? gemv_epi<false, 1, 2>(p, a->epi, grid, stream) : gemv_epi<false, 1, 1>(p, a->epi, grid, stream);
 	if (r || ks == 1)
 		return r;
 	return finish(p, a->epi, sms, stream);

@@ -659,6 +659,19 @@ static void test_small_all_kernels(void **unused)
 	run_gemm(&tf, K3_EPI_SCALE, &wf);
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	wmat_release(&wb), wmat_release(&wf);
+	/* The MXFP4 gemv at K = 1024 grouped, and dense split over k, with 128- and 512-deep blocks. */
+	struct wmat w4 = wmat_rand(4, 256, 1024, K3_W_MXFP4, 0.1), w4d = wmat_rand(1, 256, 2048, K3_W_MXFP4, 0.1);
+	const struct gemm_case g4 = { .N = 256, .K = 1024, .n_groups = 4, .counts = counts, .a_rows = 9,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	const struct gemm_case d4 = { .rows = 5, .N = 256, .K = 2048, .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	for (int deep = 0; deep < 2; deep++) {
+		if (deep)
+			setenv("K3_GEMV_FP4_BLOCK", "512", 1);
+		run_gemm(&g4, K3_EPI_SCALE, &w4);
+		run_gemm(&d4, K3_EPI_ADD, &w4d);
+	}
+	unsetenv("K3_GEMV_FP4_BLOCK");
+	wmat_release(&w4), wmat_release(&w4d);
 	struct wmat wd = wmat_rand(1, 256, 1024, K3_W_BF16, 0.1);
 	const struct gemm_case dg = { .rows = 5, .N = 256, .K = 1024, .dt = K3_W_BF16, .path = K3_GEMM_GEMV };
 	run_gemm(&dg, K3_EPI_ADD, &wd); /* split over k: partials + the finishing pass */
@@ -666,6 +679,41 @@ static void test_small_all_kernels(void **unused)
 	run_gemm(&dt, K3_EPI_SPLIT, &wd);
 	wmat_release(&wd);
 	run_route(20, 128, 8);
+}
+
+/* An MXFP4 scale array that starts at an odd address gives the same result (the 512-deep gemv
+ * blocks, K3_GEMV_FP4_BLOCK=512, load a lane's four scale bytes as one word where the array is
+ * 4-byte aligned, byte by byte where it is not). */
+static void test_gemv_scales_unaligned(void **unused)
+{
+	(void)unused;
+	static const int32_t few[5] = { 1, 3, 0, 8, 2 };
+	for (int dense = 0; dense < 2; dense++) {
+		const int G = dense ? 1 : 5, N = 384, K = 1536;
+		struct wmat w = wmat_rand(G, N, K, K3_W_MXFP4, 0.1);
+		const size_t n_sc = (size_t)G * N * (K / K3_MX_GROUP);
+		uint8_t *host = gt_xmalloc(n_sc), *odd = NULL;
+		CUDA_OK(cudaMemcpy(host, w.scales, n_sc, cudaMemcpyDeviceToHost));
+		CUDA_OK(cudaMalloc((void **)&odd, n_sc + 1));
+		CUDA_OK(cudaMemcpy(odd + 1, host, n_sc, cudaMemcpyHostToDevice));
+		uint8_t *aligned = w.scales;
+		w.scales = odd + 1;
+		const struct gemm_case c = dense ? (struct gemm_case){ .rows = 11, .N = N, .K = K, .dt = K3_W_MXFP4,
+								       .path = K3_GEMM_GEMV }
+						 : (struct gemm_case){ .N = N, .K = K, .n_groups = G, .counts = few,
+								       .a_rows = 6, .dt = K3_W_MXFP4,
+								       .path = K3_GEMM_GEMV };
+		for (int deep = 0; deep < 2; deep++) {
+			if (deep)
+				setenv("K3_GEMV_FP4_BLOCK", "512", 1);
+			run_gemm(&c, K3_EPI_BF16, &w);
+			run_gemm(&c, K3_EPI_GLU, &w);
+		}
+		unsetenv("K3_GEMV_FP4_BLOCK");
+		w.scales = aligned;
+		cudaFree(odd), free(host);
+		wmat_release(&w);
+	}
 }
 
 static void test_bad_arguments(void **unused)
@@ -692,6 +740,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_small_all_kernels),
+		cmocka_unit_test(test_gemv_scales_unaligned),
 		cmocka_unit_test(test_gemm_n_not_128),
 		cmocka_unit_test(test_gemm_heads_scatter_gate),
 		cmocka_unit_test(test_gemm_dense_tiled),
