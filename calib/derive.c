@@ -173,20 +173,10 @@ static int parse_rule(const struct doc *d, const struct doc_node *n, struct cali
 
 static int load_doc(const struct doc *d, struct calib_derive *r, struct err *e)
 {
-	static const char *const top[] = {"rules", NULL};
-	int rc;
-	if (!d->root)
-		return doc_error(d, NULL, e, "empty rules file (expected 'rules:' with a list)");
-	if ((rc = doc_expect(d, d->root, DOC_MAP, "rules file", e)) < 0 ||
-	    (rc = doc_check_keys(d, d->root, top, e)) < 0)
+	const struct doc_node *list;
+	int rc = doc_rules_list(d, CALIB_DERIVE_RULES_MAX, &list, e);
+	if (rc < 0)
 		return rc;
-	const struct doc_node *list = doc_get(d->root, "rules");
-	if (!list)
-		return doc_error(d, d->root, e, "missing key 'rules'");
-	if ((rc = doc_expect(d, list, DOC_SEQ, "rules", e)) < 0)
-		return rc;
-	if (list->n > CALIB_DERIVE_RULES_MAX)
-		return doc_error(d, list, e, "rules: at most %d rules, got %zu", CALIB_DERIVE_RULES_MAX, list->n);
 	r->rule = arena_alloc(&r->arena, (list->n ? list->n : 1) * sizeof *r->rule);
 	if (!r->rule)
 		return -ENOMEM;

@@ -491,3 +491,23 @@ int doc_check_keys(const struct doc *d, const struct doc_node *map, const char *
 	}
 	return 0;
 }
+
+int doc_rules_list(const struct doc *d, size_t max, const struct doc_node **list, struct err *e)
+{
+	static const char *const top[] = {"rules", NULL};
+	int rc;
+	if (!d->root)
+		return doc_error(d, NULL, e, "empty rules file (expected 'rules:' with a list)");
+	if ((rc = doc_expect(d, d->root, DOC_MAP, "rules file", e)) < 0 ||
+	    (rc = doc_check_keys(d, d->root, top, e)) < 0)
+		return rc;
+	const struct doc_node *l = doc_get(d->root, "rules");
+	if (!l)
+		return doc_error(d, d->root, e, "missing key 'rules'");
+	if ((rc = doc_expect(d, l, DOC_SEQ, "rules", e)) < 0)
+		return rc;
+	if (l->n > max)
+		return doc_error(d, l, e, "rules: at most %zu rules, got %zu", max, l->n);
+	*list = l;
+	return 0;
+}

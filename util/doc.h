@@ -80,6 +80,10 @@ bool doc_is_null(const struct doc_node *n);
 int doc_check_keys(const struct doc *d, const struct doc_node *map, const char *const *allowed,
 		   struct err *e);
 
+/* A rules file's top level (kernel-name rules, derivation rules): a map whose one key `rules`
+ * holds a list of at most `max` items; *list is that list. */
+int doc_rules_list(const struct doc *d, size_t max, const struct doc_node **list, struct err *e);
+
 /* Strict number parsing shared with the command line (key=value arguments):
  * integers in decimal with optional '_' separators, or an exact integer in exponent form (1e6);
  * doubles in C syntax. Return 0, -EINVAL (not a number) or -ERANGE. */
