@@ -356,13 +356,15 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 || FP4 ? 2 : 1) gemv_kernel(
 #pragma unroll
 		for (int nt = 0; nt < NT8; nt++)
 			acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-		wblock<FP4, G> wc[U], wn[U];
+		/* Two register sets in turn (ping-pong, unrolled by two steps): while one set's MMAs run,
+		 * the next step's loads land in the other, with no copy between them (the round-4 loop
+		 * copied the set each step: 20 register moves per 256 k). */
+		wblock<FP4, G> wa[U], wb[U];
 #pragma unroll
 		for (int u = 0; u < U; u++)
 			if (kb0 + u < kb1)
-				load_w(kb0 + u, wc[u]);
-#pragma unroll 1
-		for (int kb = kb0; kb < kb1; kb += U) {
+				load_w(kb0 + u, wa[u]);
+		auto step = [&](int kb, wblock<FP4, G>(&wc)[U], wblock<FP4, G>(&wn)[U]) {
 #pragma unroll
 			for (int u = 0; u < U; u++)
 				if (kb + U + u < kb1)
@@ -409,9 +411,12 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 || FP4 ? 2 : 1) gemv_kernel(
 					}
 				}
 			}
-#pragma unroll
-			for (int u = 0; u < U; u++)
-				wc[u] = wn[u];
+		};
+#pragma unroll 1
+		for (int kb = kb0; kb < kb1; kb += 2 * U) {
+			step(kb, wa, wb);
+			if (kb + U < kb1)
+				step(kb + U, wb, wa);
 		}
 		/* c0, c1: weight row nb + g, tokens 2t, 2t + 1; c2, c3: row nb + g + 8. */
 #pragma unroll
