@@ -67,14 +67,14 @@ echo "tests done at $(( $(date +%s) - t0 )) s: $(grep -E '^== .*exit' "$OUT/k3-t
   done
 } > "$OUT/kda-bench.txt" 2>&1
 echo "kda-bench done at $(( $(date +%s) - t0 )) s"
-timeout 150 "$K/k3-bench" --only moe -o "$M/k3-bench.csv" > "$OUT/k3-bench.txt" 2>&1
+timeout 120 "$K/k3-bench" --only moe -o "$M/k3-bench.csv" > "$OUT/k3-bench.txt" 2>&1
 echo "k3-bench exit $? at $(( $(date +%s) - t0 )) s"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 SEC="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis
   --section Occupancy --section LaunchStats --metrics dram__bytes_read.sum,dram__bytes_write.sum"
 {
   echo "== ncu gemv (MXFP4 w13, B = 64: k3-bench --quick --only moe, gemv launch 70)"
-  timeout 120 "$NCU" --clock-control none -k regex:gemv_kernel --launch-skip 70 --launch-count 1 $SEC \
+  timeout 90 "$NCU" --clock-control none -k regex:gemv_kernel --launch-skip 70 --launch-count 1 $SEC \
     "$K/k3-bench" --quick --only moe -o /dev/null 2>&1 | grep -v "^grouped_gemm\|^gemm\|^copy\|^moe\|cublasLt" | tail -120
   echo "== ncu exit ${PIPESTATUS[0]}"
   for c in "auto 10 fp32" "auto 60 bf16" "ring8 180 bf16"; do
@@ -85,7 +85,7 @@ SEC="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --
     echo "== ncu exit ${PIPESTATUS[0]}"
   done
   echo "== ncu prefill kernels (T = 4096, H = 96, fp32: the first 6 kda launches)"
-  timeout 90 "$NCU" --clock-control none -k regex:kda --launch-count 6 --section SpeedOfLight --section LaunchStats \
+  timeout 60 "$NCU" --clock-control none -k regex:kda --launch-count 6 --section SpeedOfLight --section LaunchStats \
     --section Occupancy "$K/kda-bench" --only prefill --quick -o /dev/null 2>&1 | grep -v "^prefill" | tail -150
   echo "== ncu exit ${PIPESTATUS[0]}"
 } > "$OUT/k3-ncu.txt" 2>&1
