@@ -271,8 +271,18 @@ struct wblock<false, 1> {
 /* G: scale groups per lane per block (MXFP4: 1 or GV_FP4_G; BF16: 1). Lane (g, t) holds k
  * 32Gt .. 32G(t + 1) - 1 of each 128G-deep block: G contiguous 16-byte loads of packed weights
  * and one load of G scale bytes per row, the same k of x. */
+/* CTAs an SM the register budget must allow: MXFP4 at 8 tokens a pass (128-deep blocks) three
+ * (80 registers: the 01e call1 profile had it issue-bound at 2, 0.64 instructions a cycle per
+ * scheduler with 4 warps each, 36 % of cycles with none eligible), other MXFP4 and BF16 at 8
+ * tokens two, BF16 at 16 tokens one. */
+template <bool FP4, int G, int NT8>
+constexpr int gemv_min_ctas()
+{
+	return FP4 && G == 1 && NT8 == 1 ? 3 : NT8 == 1 || FP4 ? 2 : 1;
+}
+
 template <bool FP4, int G, int NT8, int EPI, bool PARTIAL>
-__global__ void __launch_bounds__(THREADS, NT8 == 1 || FP4 ? 2 : 1) gemv_kernel(const params p)
+__global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_kernel(const params p)
 {
 	static_assert(G == 1 || (FP4 && G == GV_FP4_G), "block shape");
 	/* Blocks per step (the next step's in flight during this one's MMAs): 64 or 128 bytes a lane.
