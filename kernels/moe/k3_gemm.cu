@@ -271,14 +271,14 @@ struct wblock<false, 1> {
 /* G: scale groups per lane per block (MXFP4: 1 or GV_FP4_G; BF16: 1). Lane (g, t) holds k
  * 32Gt .. 32G(t + 1) - 1 of each 128G-deep block: G contiguous 16-byte loads of packed weights
  * and one load of G scale bytes per row, the same k of x. */
-/* CTAs an SM the register budget must allow: MXFP4 at 8 tokens a pass (128-deep blocks) three
- * (80 registers: the 01e call1 profile had it issue-bound at 2, 0.64 instructions a cycle per
- * scheduler with 4 warps each, 36 % of cycles with none eligible), other MXFP4 and BF16 at 8
- * tokens two, BF16 at 16 tokens one. */
+/* CTAs an SM the register budget must allow: two at 8 tokens a pass and for MXFP4, one for BF16
+ * at 16 tokens. Three for MXFP4 at 8 tokens (80 registers, no spills) measured slower
+ * (2026-12-01e call2: w13 B = 64 55.1 vs 59.7 % of copy): the kernel is ALU-pipe bound (72 % of
+ * peak; the E2M1 expansion), not short of warps. */
 template <bool FP4, int G, int NT8>
 constexpr int gemv_min_ctas()
 {
-	return FP4 && G == 1 && NT8 == 1 ? 3 : NT8 == 1 || FP4 ? 2 : 1;
+	return NT8 == 1 || FP4 ? 2 : 1;
 }
 
 template <bool FP4, int G, int NT8, int EPI, bool PARTIAL>
