@@ -254,6 +254,37 @@ static void test_gemm_quantization(void **state)
 	assert_true(busbw < h200.nvlink_bw_bytes_per_s && busbw > 0.5 * h200.nvlink_bw_bytes_per_s);
 }
 
+/* The GEMM epilogue's store rate (issue 11): the calibrated h200 has it; an output that fits in
+ * L2 still costs its bytes at that rate (the calibration grid: k = 128 GEMMs writing 12-25 MB
+ * ran at the store rate, not at L2's), it slows with the clock, and without the key (the other
+ * presets) the output stays where memory_split puts it. */
+static void test_gemm_store(void **state)
+{
+	(void)state;
+	assert_true(h200_cal.gemm_store_bytes_per_sm_cycle > 0);
+	struct hw hw = h200_cal;
+	hw.n_tables = hw.n_gemm_points = 0; /* the physical model alone */
+	hw.launch_latency_s = hw.graph_launch_latency_s = 0;
+	struct op g = {.kind = OP_GEMM, .m = 128, .n = 49152, .k = 128, .w_dtype = DT_FP8,
+		       .a_dtype = DT_FP8, .o_dtype = DT_BF16, .layers = 1};
+	op_fill(&g);
+	assert_true((double)g.bytes_act_out < 0.5 * (double)hw.l2_bytes);
+	double store_bw = hw.gemm_store_bytes_per_sm_cycle * (double)hw.sms * hw.sm_clock_hz;
+	struct op_cost c, cs, c0;
+	sim_op_cost(&hw, &g, NULL, &c);
+	assert_true(c.memory_s >= (double)g.bytes_act_out / store_bw);
+	assert_true(c.time_s >= (double)g.bytes_act_out / store_bw);
+	assert_int_equal(c.bound, BOUND_MEMORY);
+	/* SM-side: slower at the sustained clock */
+	struct cost_opts o = {.clock = HW_CLOCK_SUSTAINED};
+	sim_op_cost(&hw, &g, &o, &cs);
+	assert_true(cs.memory_s > c.memory_s * 1.1);
+	/* without the key: the output in L2, at L2's rate */
+	hw.gemm_store_bytes_per_sm_cycle = 0;
+	sim_op_cost(&hw, &g, NULL, &c0);
+	assert_true(c0.memory_s < 0.6 * c.memory_s);
+}
+
 static void test_bad_scenarios(void **state)
 {
 	struct scenario s;
@@ -922,6 +953,7 @@ int main(void)
 		cmocka_unit_test(test_state_vs_cache),
 		cmocka_unit_test(test_kda_chain),
 		cmocka_unit_test(test_gemm_quantization),
+		cmocka_unit_test(test_gemm_store),
 		cmocka_unit_test(test_bad_scenarios),
 		cmocka_unit_test(test_hw_presets),
 		cmocka_unit_test(test_properties_calibrated),
