@@ -101,6 +101,21 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 	return 0;
 }
 
+/* Why sim_step failed, for the error message. */
+static const char *step_failure(int rc)
+{
+	switch (rc) {
+	case -ENOMEM:
+		return "out of memory";
+	case -EINVAL:
+		return "an op without a role was mapped (a bug in k3sim)";
+	case -EDEADLK:
+		return "an overlap strategy deadlocked (a bug in k3sim)";
+	default:
+		return "op list overflow";
+	}
+}
+
 void sim_moe_split(const struct scenario *s, struct sim_moe_split *out)
 {
 	int64_t mtp = s->moe_tp > 1 ? s->moe_tp : 1;
@@ -219,7 +234,7 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 				double step;
 				rc = sim_step(&t, m, hw, &p, NULL, w, &step);
 				if (rc < 0) {
-					err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+					err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 					return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 				}
 				sum += step * w;
@@ -235,7 +250,7 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 			       mid, &p);
 		rc = sim_step_overlap(s, m, hw, &p, &sp.overlap);
 		if (rc < 0) {
-			err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+			err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 			return rc;
 		}
 	}
@@ -248,7 +263,7 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 		double step;
 		rc = sim_step(s, m, hw, &p, ph, w, &step);
 		if (rc < 0) {
-			err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+			err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 			return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 		}
 		ttft += step * w;
@@ -345,7 +360,7 @@ int sim_decode(const struct scenario *s, const struct model *m, const struct hw 
 	decode_phase(s, out->decode_context, &pm);
 	int rc = sim_step_overlap(s, m, hw, &pm, &sd.overlap);
 	if (rc < 0) {
-		err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+		err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 		return rc;
 	}
 	s = &sd;
@@ -356,7 +371,7 @@ int sim_decode(const struct scenario *s, const struct model *m, const struct hw 
 	if (rc == 0)
 		rc = decode_step(s, m, hw, last, NULL, &step_last);
 	if (rc < 0) {
-		err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+		err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 		return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 	}
 	double a = s->mtp_acceptance >= 1 ? s->mtp_acceptance : 1;
