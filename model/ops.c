@@ -68,6 +68,20 @@ enum op_split op_role_split(enum op_role r)
 	return roles[role_index(r)].split;
 }
 
+struct op_state_split op_state_split(enum op_state s)
+{
+	static const struct op_state_split splits[OP_STATE_COUNT] = {
+		[OP_STATE_NONE] = {false, false},
+		/* every CP rank carries the state of its requests (KDA CP passes states, it does not
+		 * shard them) */
+		[OP_STATE_KDA] = {.tp = true, .cp = false},
+		[OP_STATE_MLA_LATENT] = {.tp = false, .cp = true},
+		[OP_STATE_MLA_PER_HEAD] = {.tp = true, .cp = true},
+		[OP_STATE_DSA_INDEX] = {.tp = false, .cp = true},
+	};
+	return (unsigned)s < OP_STATE_COUNT ? splits[s] : splits[OP_STATE_NONE];
+}
+
 static const char *const part_names[OP_PART_COUNT] = {
 	"pre", "attn_prep", "attn_core", "mlp_prep", "dense", "dispatch", "shared", "experts", "combine",
 	"output", "residual", "post",
@@ -317,6 +331,7 @@ static void kda_layer(struct builder *b)
 		int64_t pre_tokens = mixed ? mixed : M;
 		eltwise(b, OP_ROLE_KDA_CONV_NORM, pre_tokens, 3 * proj, 1, 1, 2.0 * k->conv_kernel + 8);
 		struct op *op = push(b, OP_KDA_CHUNK, OP_ROLE_KDA_CHUNK);
+		op->cache = OP_STATE_KDA;
 		op->b = mixed ? 1 : p->batch;
 		op->t = mixed ? mixed : p->tokens;
 		op->h = k->heads;
@@ -334,6 +349,7 @@ static void kda_layer(struct builder *b)
 	}
 	if (p->kind == PHASE_DECODE) {
 		struct op *op = push(b, OP_KDA_DECODE, OP_ROLE_KDA_DECODE);
+		op->cache = OP_STATE_KDA;
 		op->b = p->batch;
 		op->t = p->tokens;
 		op->h = k->heads;
@@ -395,7 +411,7 @@ static void mla_layer(struct builder *b)
 			op->dk = qk;
 			op->dv = a->v_head_dim;
 			op->cache_bytes_per_token = per_head * a->heads;
-			op->cache_per_head = true;
+			op->cache = OP_STATE_MLA_PER_HEAD;
 		}
 		if (p->kind == PHASE_PREFILL || mixed) {
 			struct op *op = push(b, OP_MLA_PREFILL, OP_ROLE_MLA_ATTN);
@@ -406,7 +422,7 @@ static void mla_layer(struct builder *b)
 			op->dk = qk;
 			op->dv = a->v_head_dim;
 			op->cache_bytes_per_token = per_head * a->heads;
-			op->cache_per_head = true;
+			op->cache = OP_STATE_MLA_PER_HEAD;
 		}
 	} else if (dsa || p->kind == PHASE_DECODE) {
 		/* Absorbed form: attention runs over the latent cache (MQA-like, 576-wide keys). */
@@ -422,6 +438,7 @@ static void mla_layer(struct builder *b)
 		op->dk = latent;
 		op->dv = a->kv_lora_rank;
 		op->cache_bytes_per_token = cache_bpt;
+		op->cache = OP_STATE_MLA_LATENT;
 		if (dsa) {
 			op->top_k = m->dsa.top_k;
 			op->index_heads = m->dsa.index_heads;
@@ -461,6 +478,7 @@ static void mla_layer(struct builder *b)
 		op->dk = qk;
 		op->dv = a->v_head_dim;
 		op->cache_bytes_per_token = cache_bpt;
+		op->cache = OP_STATE_MLA_LATENT;
 	}
 	if (a->output_gate) {
 		gemm(b, OP_ROLE_MLA_GATE_PROJ, M, a->heads * a->v_head_dim, h, SYNC_NONE);

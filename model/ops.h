@@ -178,6 +178,23 @@ enum op_block op_role_block(enum op_role r);
 enum op_part op_role_part(enum op_role r);
 enum op_split op_role_split(enum op_role r);
 
+/* What a request keeps on the GPUs between steps, and which parallel modes divide it per GPU:
+ * the one statement that the memory per GPU (sim_hbm) and the bytes a step's ops read on one GPU
+ * (sim/step.c) both follow. Data parallelism divides the requests, never a request's state. */
+enum op_state {
+	OP_STATE_NONE,
+	OP_STATE_KDA,          /* KDA recurrent state (heads x K x V) and its ShortConv state */
+	OP_STATE_MLA_LATENT,   /* the MLA latent cache: one for all heads */
+	OP_STATE_MLA_PER_HEAD, /* K and V expanded per head (the reference path's generic cache) */
+	OP_STATE_DSA_INDEX,    /* the DSA indexer's key cache: one for all heads */
+	OP_STATE_COUNT
+};
+struct op_state_split {
+	bool tp; /* divided with the heads over tensor parallelism */
+	bool cp; /* divided over context parallelism (tokens of the context sharded) */
+};
+struct op_state_split op_state_split(enum op_state s);
+
 /* Which collective follows a row-parallel op. */
 enum op_sync {
 	SYNC_NONE,
@@ -242,7 +259,7 @@ struct op {
 	enum dtype o_dtype;  /* activations out */
 	enum dtype s_dtype;  /* KDA state / MLA cache */
 	int64_t cache_bytes_per_token; /* MLA / DSA: bytes of one cached token of one layer */
-	bool cache_per_head;           /* the cache holds every head's K/V (split with the heads) */
+	enum op_state cache;           /* what the op's state or cache bytes are (op_state_split) */
 	int64_t index_bytes_per_token; /* DSA: indexer key bytes per token per layer */
 
 	/* derived by op_fill(), per instance */

@@ -125,6 +125,13 @@ void sim_moe_split(const struct scenario *s, struct sim_moe_split *out)
 	out->gather = mtp > s->tp ? mtp / s->tp : 1;
 }
 
+/* The GPUs of one request's attention group that divide a state between them. */
+static int64_t state_gpus(const struct scenario *s, enum op_state st)
+{
+	struct op_state_split sp = op_state_split(st);
+	return (sp.tp ? s->tp : 1) * (sp.cp ? s->cp : 1);
+}
+
 void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t batch,
 	     int64_t context, int64_t activations, struct sim_hbm *out)
 {
@@ -141,15 +148,19 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 		       (int64_t)inv.moe_layers *
 			       ceil_div64(ceil_div64(m->moe.experts + s->redundant_experts, ms.expert_groups) * ws.expert_bytes,
 					  ms.expert_slices);
-	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state), s->tp);
-	out->conv_state = req * ceil_div64(model_conv_state_bytes_per_request(m, s->kda_state), s->tp);
-	/* The MLA latent is shared by all heads: every TP rank holds the whole cache of its requests.
-	 * The reference path caches every head's K and V in BF16, split with the heads. */
+	/* Each state over the GPUs that divide it (op_state_split, which the step's ops follow too):
+	 * the MLA latent is shared by all heads, so every TP rank holds the whole cache of its
+	 * requests; the reference path caches every head's K and V in BF16, split with the heads. */
+	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state), state_gpus(s, OP_STATE_KDA));
+	out->conv_state = req * ceil_div64(model_conv_state_bytes_per_request(m, s->kda_state),
+					   state_gpus(s, OP_STATE_KDA));
 	if (s->path == PATH_REFERENCE)
-		out->mla_kv = req * ceil_div64(context * model_mla_expanded_kv_bytes_per_token(m), s->cp * s->tp);
+		out->mla_kv = req * ceil_div64(context * model_mla_expanded_kv_bytes_per_token(m),
+					       state_gpus(s, OP_STATE_MLA_PER_HEAD));
 	else
-		out->mla_kv = req * ceil_div64(context * model_mla_kv_bytes_per_token(m, s->mla_cache), s->cp);
-	out->dsa_index = req * ceil_div64(context * model_dsa_index_bytes_per_token(m), s->cp);
+		out->mla_kv = req * ceil_div64(context * model_mla_kv_bytes_per_token(m, s->mla_cache),
+					       state_gpus(s, OP_STATE_MLA_LATENT));
+	out->dsa_index = req * ceil_div64(context * model_dsa_index_bytes_per_token(m), state_gpus(s, OP_STATE_DSA_INDEX));
 	if (s->pp > 1) {
 		/* A pipeline stage holds its share of the layers (and their state and cache), and the
 		 * first or the last stage the embedding or the LM head. */

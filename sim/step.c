@@ -491,9 +491,14 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 				o.n = ceil_div64(o.n, tp_split);
 			else
 				o.h = ceil_div64(o.h, tp_split);
-			if (o.cache_per_head)
-				o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, tp_split);
-			o.extra_state_bytes /= tp_split;
+			/* the state or cache, where tensor parallelism divides it (op_state_split): a KDA
+			 * state through its heads (h above), its ShortConv state and a per-head cache
+			 * here; a latent cache stays whole on every TP rank */
+			if (op_state_split(o.cache).tp) {
+				if (o.kind != OP_KDA_CHUNK && o.kind != OP_KDA_DECODE)
+					o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, tp_split);
+				o.extra_state_bytes /= tp_split;
+			}
 			break;
 		case SPLIT_TP_K:
 			o.k = ceil_div64(o.k, tp_split);
@@ -586,9 +591,11 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			if (attn)
 				o.ctx = p->context + (p->tokens - t_local) / 2;
 		}
-		if (!prefill && s->cp > 1 && (o.kind == OP_MLA_DECODE || o.kind == OP_DSA_DECODE)) {
-			/* Decode over a context-parallel cache: each rank attends over its shard, then
-			 * the partial outputs and their log-sum-exps are gathered and merged. */
+		if (!prefill && s->cp > 1 && (o.kind == OP_MLA_DECODE || o.kind == OP_DSA_DECODE) &&
+		    op_state_split(o.cache).cp) {
+			/* Decode over a context-parallel cache (op_state_split: MLA and DSA caches are
+			 * sharded by tokens): each rank attends over its shard, then the partial outputs
+			 * and their log-sum-exps are gathered and merged. */
 			o.ctx = ceil_div64(o.ctx, s->cp);
 			collective(&mp, OP_ALLGATHER, OP_ROLE_CP_ATTN_MERGE, &o,
 				   s->cp * b_local * o.t * o.h * (o.dv + 1) * 4, s->cp);
