@@ -208,6 +208,31 @@ static void test_ops_have_roles(void **state)
 				fail_msg("roles %d and %d share the name '%s'", a, b, op_role_name((enum op_role)a));
 }
 
+/* model_weight_split (the ops' weights by their roles' splits, and the vectors no GEMM reads) adds
+ * up to the inventory's weights, stated separately from the configuration, for every preset. */
+static void test_weight_split_matches_inventory(void **state)
+{
+	for (const char *const *n = model_preset_names(); *n; n++) {
+		struct model m;
+		struct err e;
+		assert_int_equal(model_load(&m, *n, &e), 0);
+		for (int tied = 0; tied < 2; tied++) {
+			m.tie_embeddings = tied;
+			struct model_weight_split ws;
+			struct model_inventory inv;
+			model_weight_split(&m, &ws);
+			model_inventory(&m, &inv);
+			assert_true(ws.tp_sharded > 0 && ws.replicated > 0 && ws.vocab > 0);
+			if (ws.tp_sharded + ws.replicated + ws.vocab + ws.experts != inv.weights_bytes)
+				fail_msg("%s (tied %d): split %lld + %lld + %lld + %lld != inventory %lld", *n, tied,
+					 (long long)ws.tp_sharded, (long long)ws.replicated, (long long)ws.vocab,
+					 (long long)ws.experts, (long long)inv.weights_bytes);
+			assert_true(ws.held_tp <= ws.tp_sharded && ws.held_replicated <= ws.replicated &&
+				    ws.held_vocab <= ws.vocab);
+		}
+	}
+}
+
 static const struct op *find_op(const struct op_list *l, const char *name)
 {
 	for (int j = 0; j < l->n; j++)
@@ -390,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_counterfactuals), cmocka_unit_test(test_ops_cover_k3),
 		cmocka_unit_test(test_bad_model_input), cmocka_unit_test(test_ep_ranks_per_token),
 		cmocka_unit_test(test_slice),          cmocka_unit_test(test_ops_have_roles),
+		cmocka_unit_test(test_weight_split_matches_inventory),
 		cmocka_unit_test(test_prefill_kernels_dsv3),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
