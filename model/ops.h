@@ -307,6 +307,10 @@ struct phase {
 	 * decode): its tokens go through every token-wise op with the decode tokens, its attention
 	 * through the prefill kernels after a prefix of mixed_context tokens. 0: pure decode. */
 	int64_t mixed_tokens, mixed_context;
+	/* Attention DP groups with work in this step, each holding batch / dp_groups sequences (and
+	 * mixed_tokens): a serving step whose other groups are idle. 0: the batch spread over every
+	 * group (a batch below dp: one sequence per group, the rest idle). */
+	int64_t dp_groups;
 	/* The Hugging Face reference implementation (modeling_kimi_linear.py) instead of the
 	 * production kernels: MLA K/V expanded per head into a generic BF16 cache and attended
 	 * without absorption; KDA decode as ShortConv, norms and gate kernels around the recurrence;

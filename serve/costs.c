@@ -61,13 +61,15 @@ enum { T_M, T_D, T_F, T_DF0, T_DF };
 
 /* One decode (or mixed) step: verify 1 + k tokens per request after k draft steps. 0 and the
  * time in *time_s, or a negative errno (as sim_step). */
-static int decode_step(const struct job *j, int64_t b, int64_t p, int64_t ctx, struct sim_phase *acc,
+static int decode_step(const struct job *j, int set, int64_t b, int64_t p, int64_t ctx, struct sim_phase *acc,
 		       double *time_s)
 {
+	const int64_t groups = set ? 1 : j->s->dp;
 	struct phase ph;
-	sim_phase_init(j->s, PHASE_DECODE, b * j->s->dp, 1 + j->k, ctx, &ph);
+	sim_phase_init(j->s, PHASE_DECODE, b * groups, 1 + j->k, ctx, &ph);
 	ph.mixed_tokens = p;
 	ph.mixed_context = 0;
+	ph.dp_groups = groups;
 	if (acc)
 		sim_phase_reset(acc);
 	double t;
@@ -75,7 +77,8 @@ static int decode_step(const struct job *j, int64_t b, int64_t p, int64_t ctx, s
 	*time_s = t;
 	if (rc < 0 || j->k == 0 || !j->draft)
 		return rc;
-	sim_phase_init(j->s, PHASE_DECODE, b * j->s->dp, 1, ctx, &ph);
+	sim_phase_init(j->s, PHASE_DECODE, b * groups, 1, ctx, &ph);
+	ph.dp_groups = groups;
 	double d;
 	rc = sim_step(j->s, j->draft, j->hw, &ph, NULL, 1.0, &d);
 	if (rc < 0)
@@ -84,7 +87,7 @@ static int decode_step(const struct job *j, int64_t b, int64_t p, int64_t ctx, s
 	return 0;
 }
 
-static int prefill_step(const struct job *j, int64_t n, int64_t p, int64_t prefix, struct sim_phase *acc,
+static int prefill_step(const struct job *j, int set, int64_t n, int64_t p, int64_t prefix, struct sim_phase *acc,
 			double *time_s)
 {
 	*time_s = 0;
@@ -92,8 +95,10 @@ static int prefill_step(const struct job *j, int64_t n, int64_t p, int64_t prefi
 		return 0;
 	if (n > p)
 		n = p;
+	const int64_t groups = set ? 1 : j->s->dp;
 	struct phase ph;
-	sim_phase_init(j->s, PHASE_PREFILL, n * j->s->dp, (p + n - 1) / n, prefix, &ph);
+	sim_phase_init(j->s, PHASE_PREFILL, n * groups, (p + n - 1) / n, prefix, &ph);
+	ph.dp_groups = groups;
 	if (acc)
 		sim_phase_reset(acc);
 	return sim_step(j->s, j->m, j->hw, &ph, acc, 1.0, time_s);
@@ -105,14 +110,17 @@ static int eval(struct job *j, int64_t k, struct sim_phase *acc)
 	struct serve_costs *c = j->c;
 	int64_t nm = c->decode ? (int64_t)c->nb * c->np : 0, nd = c->decode ? (int64_t)c->nb * c->nc : 0;
 	int64_t nf = c->prefill ? (int64_t)c->nn * c->np : 0, ndf = c->prefill ? (int64_t)c->np * c->nc : 0;
+	const int64_t per_set = nm + nd + nf + ndf;
+	const int set = k >= per_set;
+	k -= set * per_set;
 	if (k < nm) {
 		int bi = (int)(k / c->np), pi = (int)(k % c->np);
 		if (c->b[bi] == 0)
 			return 0;
 		double t;
-		int rc = decode_step(j, c->b[bi], c->p[pi], 0, acc, &t);
+		int rc = decode_step(j, set, c->b[bi], c->p[pi], 0, acc, &t);
 		if (rc == 0)
-			c->m[k] = t;
+			c->m[set][k] = t;
 		return rc;
 	}
 	k -= nm;
@@ -121,27 +129,27 @@ static int eval(struct job *j, int64_t k, struct sim_phase *acc)
 		if (c->b[bi] == 0)
 			return 0;
 		double t;
-		int rc = decode_step(j, c->b[bi], 0, c->c[ci], NULL, &t);
+		int rc = decode_step(j, set, c->b[bi], 0, c->c[ci], NULL, &t);
 		if (rc == 0)
-			c->dd[k] = t; /* D(B, C) now; the increment later */
+			c->dd[set][k] = t; /* D(B, C) now; the increment later */
 		return rc;
 	}
 	k -= nd;
 	if (k < nf) {
 		int ni = (int)(k / c->np), pi = (int)(k % c->np);
 		double t;
-		int rc = prefill_step(j, c->n[ni], c->p[pi], 0, acc, &t);
+		int rc = prefill_step(j, set, c->n[ni], c->p[pi], 0, acc, &t);
 		if (rc == 0)
-			c->f[k] = t;
+			c->f[set][k] = t;
 		return rc;
 	}
 	k -= nf;
 	if (k < ndf) {
 		int pi = (int)(k / c->nc), ci = (int)(k % c->nc);
 		double t;
-		int rc = prefill_step(j, 1, c->p[pi], c->c[ci], NULL, &t);
+		int rc = prefill_step(j, set, 1, c->p[pi], c->c[ci], NULL, &t);
 		if (rc == 0)
-			c->df[k] = t; /* F(1, P) at prefix X now; the increment later */
+			c->df[set][k] = t; /* F(1, P) at prefix X now; the increment later */
 		return rc;
 	}
 	return 0;
@@ -185,16 +193,18 @@ static void monotone2(double *t, int rows, int cols, int first_row)
 
 void serve_costs_release(struct serve_costs *c)
 {
-	free(c->m);
-	free(c->dd);
-	free(c->f);
-	free(c->df);
+	for (int k = 0; k < 2; k++) {
+		free(c->m[k]);
+		free(c->dd[k]);
+		free(c->f[k]);
+		free(c->df[k]);
+	}
 	memset(c, 0, sizeof *c);
 }
 
 bool serve_costs_match(const struct serve_costs *c, const struct serve_costs_opts *o)
 {
-	return c->m && c->decode == o->decode && c->prefill == o->prefill && c->built_max_b == o->max_b &&
+	return c->m[0] && c->decode == o->decode && c->prefill == o->prefill && c->built_max_b == o->max_b &&
 	       c->built_max_p == o->max_p && c->built_max_ctx == o->max_ctx &&
 	       c->built_draft_tokens == (o->draft ? o->draft_tokens : 0);
 }
@@ -226,17 +236,21 @@ int serve_costs_build(struct serve_costs *c, const struct scenario *s, const str
 	c->nc = grid(c->c, o->max_ctx > 0 ? o->max_ctx : 1, c_base, sizeof c_base / sizeof c_base[0], true, 2);
 	size_t nm = (size_t)c->nb * (size_t)c->np, nd = (size_t)c->nb * (size_t)c->nc;
 	size_t nf = (size_t)c->nn * (size_t)c->np, ndf = (size_t)c->np * (size_t)c->nc;
-	c->m = calloc(nm, sizeof *c->m);
-	c->dd = calloc(nd, sizeof *c->dd);
-	c->f = calloc(nf, sizeof *c->f);
-	c->df = calloc(ndf, sizeof *c->df);
-	if (!c->m || !c->dd || !c->f || !c->df) {
-		serve_costs_release(c);
-		err_set(e, s->file, 0, 0, "out of memory");
-		return -ENOMEM;
+	c->dp = s->dp > 1 ? s->dp : 1;
+	const int sets = c->dp > 1 ? 2 : 1;
+	for (int k = 0; k < sets; k++) {
+		c->m[k] = calloc(nm, sizeof *c->m[k]);
+		c->dd[k] = calloc(nd, sizeof *c->dd[k]);
+		c->f[k] = calloc(nf, sizeof *c->f[k]);
+		c->df[k] = calloc(ndf, sizeof *c->df[k]);
+		if (!c->m[k] || !c->dd[k] || !c->f[k] || !c->df[k]) {
+			serve_costs_release(c);
+			err_set(e, s->file, 0, 0, "out of memory");
+			return -ENOMEM;
+		}
 	}
 	struct job j = {.s = s, .m = m, .draft = o->draft, .hw = hw, .k = o->draft ? o->draft_tokens : 0, .c = c};
-	j.total = (int64_t)((c->decode ? nm + nd : 0) + (c->prefill ? nf + ndf : 0));
+	j.total = (int64_t)sets * (int64_t)((c->decode ? nm + nd : 0) + (c->prefill ? nf + ndf : 0));
 	pthread_mutex_init(&j.lock, NULL);
 	int threads = o->threads > 0 ? o->threads : 2;
 	if (threads > 64)
@@ -257,27 +271,41 @@ int serve_costs_build(struct serve_costs *c, const struct scenario *s, const str
 	}
 	c->points = j.total;
 	c->peak_act_bytes = j.peak;
-	/* increments over context 0, then monotone */
-	if (c->decode) {
-		for (int bi = 0; bi < c->nb; bi++) {
-			double d0 = c->dd[bi * c->nc];
-			for (int ci = c->nc - 1; ci >= 0; ci--)
-				c->dd[bi * c->nc + ci] = fmax(0, c->dd[bi * c->nc + ci] - d0);
+	/* increments over context 0, then monotone; the busiest group alone never costs more than
+	 * every group loaded, so the step never falls as the other groups fill */
+	for (int k = sets - 1; k >= 0; k--) {
+		double *mm = c->m[k], *dd = c->dd[k], *f = c->f[k], *df = c->df[k];
+		if (c->decode) {
+			for (int bi = 0; bi < c->nb; bi++) {
+				double d0 = dd[bi * c->nc];
+				for (int ci = c->nc - 1; ci >= 0; ci--)
+					dd[bi * c->nc + ci] = fmax(0, dd[bi * c->nc + ci] - d0);
+			}
+			monotone2(mm, c->nb, c->np, 1);
+			monotone2(dd, c->nb, c->nc, 0);
 		}
-		monotone2(c->m, c->nb, c->np, 1);
-		monotone2(c->dd, c->nb, c->nc, 0);
-	}
-	if (c->prefill) {
-		for (int pi = 0; pi < c->np; pi++) {
-			double f0 = c->df[pi * c->nc];
-			for (int ci = c->nc - 1; ci >= 0; ci--)
-				c->df[pi * c->nc + ci] = fmax(0, c->df[pi * c->nc + ci] - f0);
+		if (c->prefill) {
+			for (int pi = 0; pi < c->np; pi++) {
+				double f0 = df[pi * c->nc];
+				for (int ci = c->nc - 1; ci >= 0; ci--)
+					df[pi * c->nc + ci] = fmax(0, df[pi * c->nc + ci] - f0);
+			}
+			monotone2(df, c->np, c->nc, 0);
+			/* along P only: n is not a size */
+			for (int ni = 0; ni < c->nn; ni++)
+				for (int pi = 1; pi < c->np; pi++)
+					f[ni * c->np + pi] = fmax(f[ni * c->np + pi], f[ni * c->np + pi - 1]);
 		}
-		monotone2(c->df, c->np, c->nc, 0);
-		/* along P only: n is not a size */
-		for (int ni = 0; ni < c->nn; ni++)
-			for (int pi = 1; pi < c->np; pi++)
-				c->f[ni * c->np + pi] = fmax(c->f[ni * c->np + pi], c->f[ni * c->np + pi - 1]);
+		if (k == 0 && sets == 2) {
+			for (size_t i = 0; c->decode && i < nm; i++)
+				mm[i] = fmax(mm[i], c->m[1][i]);
+			for (size_t i = 0; c->decode && i < nd; i++)
+				dd[i] = fmax(dd[i], c->dd[1][i]);
+			for (size_t i = 0; c->prefill && i < nf; i++)
+				f[i] = fmax(f[i], c->f[1][i]);
+			for (size_t i = 0; c->prefill && i < ndf; i++)
+				df[i] = fmax(df[i], c->df[1][i]);
+		}
 	}
 	c->build_s = now_s() - t0;
 	return 0;
@@ -323,7 +351,7 @@ static double bilinear(const double *t, int cols, const int64_t *gr, int nr, con
 }
 
 /* The n axis interpolates in log2(n). */
-static double prefill_part(const struct serve_costs *c, int64_t p, int64_t n)
+static double prefill_part(const struct serve_costs *c, const double *f, int64_t p, int64_t n)
 {
 	if (n > p)
 		n = p;
@@ -340,7 +368,7 @@ static double prefill_part(const struct serve_costs *c, int64_t p, int64_t n)
 	double pw;
 	locate(c->p, c->np, (double)p, &pi, &pw);
 	int pi1 = c->np > 1 ? pi + 1 : pi;
-	const double *row = c->f + (size_t)i * (size_t)c->np;
+	const double *row = f + (size_t)i * (size_t)c->np;
 	double a = row[pi] + (row[pi1] - row[pi]) * pw;
 	if (w <= 0 || i + 1 >= c->nn)
 		return a;
@@ -349,21 +377,33 @@ static double prefill_part(const struct serve_costs *c, int64_t p, int64_t n)
 	return a + (b - a) * w;
 }
 
-double serve_costs_step(const struct serve_costs *c, int64_t b, int64_t p, int64_t n, double ctx, double prefix)
+/* The step with table set k (serve/costs.h). */
+static double step_of(const struct serve_costs *c, int k, int64_t b, int64_t p, int64_t n, double ctx, double prefix)
 {
-	if (b <= 0 && p <= 0)
-		return 0;
 	double pre = 0, inc = 0;
 	if (p > 0 && c->prefill) {
 		int64_t nn = n < 1 ? 1 : n > p ? p : n;
-		pre = prefill_part(c, p, nn);
-		inc = (double)nn * bilinear(c->df, c->nc, c->p, c->np, c->c, c->nc, (double)p / (double)nn, prefix);
+		pre = prefill_part(c, c->f[k], p, nn);
+		inc = (double)nn * bilinear(c->df[k], c->nc, c->p, c->np, c->c, c->nc, (double)p / (double)nn, prefix);
 		if (b <= 0 || !c->decode)
 			return pre + inc;
 	}
 	if (!c->decode)
 		return 0;
-	double t = bilinear(c->m, c->np, c->b, c->nb, c->p, c->np, (double)b, (double)(p > 0 ? p : 0)) +
-		   bilinear(c->dd, c->nc, c->b, c->nb, c->c, c->nc, (double)b, ctx) + inc;
+	double t = bilinear(c->m[k], c->np, c->b, c->nb, c->p, c->np, (double)b, (double)(p > 0 ? p : 0)) +
+		   bilinear(c->dd[k], c->nc, c->b, c->nb, c->c, c->nc, (double)b, ctx) + inc;
 	return p > 0 && c->prefill ? fmax(t, pre + inc) : t;
+}
+
+double serve_costs_step(const struct serve_costs *c, int64_t b, int64_t p, int64_t n, double ctx, double prefix,
+			double fill)
+{
+	if (b <= 0 && p <= 0)
+		return 0;
+	double all = step_of(c, 0, b, p, n, ctx, prefix);
+	if (c->dp <= 1 || !c->m[1] || !(fill < (double)c->dp))
+		return all;
+	double one = step_of(c, 1, b, p, n, ctx, prefix);
+	double w = fill <= 1 ? 0 : (fill - 1) / (double)(c->dp - 1);
+	return one + (all - one) * w;
 }

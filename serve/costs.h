@@ -20,6 +20,12 @@
  * P/n tokens at prefix 0, dF(t, X) = F(1, t) at prefix X - at prefix 0 (attention over the prefix
  * and its expansion, per sequence). With drafts, M and D include the k draft steps.
  *
+ * DP groups: the tables hold the step with every attention DP group as loaded as the busiest
+ * one and, with dp > 1, the same step with the other groups idle (the MoE and its all-to-alls see
+ * one group's tokens instead of dp groups'). A step between the two, `fill` = the groups' tokens
+ * over the busiest group's (1..dp), interpolates linearly in fill: a lone request costs what
+ * `k3sim run` says it costs, a full replica what every group loaded costs.
+ *
  * Monotone: after evaluation every table is made non-decreasing along B, P, C and X (the running
  * maximum; k3sim check bounds the model's own falls at 5 %), and interpolation is piecewise
  * linear between grid points (bilinear in two axes), linear beyond the last point with the last
@@ -39,10 +45,12 @@ enum { SERVE_GRID_MAX = 48 };
 struct serve_costs {
 	int nb, np, nn, nc;
 	int64_t b[SERVE_GRID_MAX], p[SERVE_GRID_MAX], n[SERVE_GRID_MAX], c[SERVE_GRID_MAX];
-	double *m;   /* nb x np (row b = 0 unused) */
-	double *dd;  /* nb x nc */
-	double *f;   /* nn x np */
-	double *df;  /* np x nc (the prefix axis uses the context grid) */
+	/* [0]: every DP group loaded as the busiest; [1]: the busiest alone (dp > 1 only) */
+	double *m[2];   /* nb x np (row b = 0 unused) */
+	double *dd[2];  /* nb x nc */
+	double *f[2];   /* nn x np */
+	double *df[2];  /* np x nc (the prefix axis uses the context grid) */
+	int64_t dp;     /* the scenario's attention DP groups */
 	bool decode, prefill; /* which tables exist */
 	int64_t points;       /* sim_step evaluations */
 	int64_t peak_act_bytes; /* largest live activations of a step on one GPU (the largest steps) */
@@ -70,7 +78,10 @@ void serve_costs_release(struct serve_costs *c);
  * these options, so that it holds exactly what serve_costs_build would make of them. */
 bool serve_costs_match(const struct serve_costs *c, const struct serve_costs_opts *o);
 
-/* Seconds of one step (see above); ctx and prefix may be fractional means. */
-double serve_costs_step(const struct serve_costs *c, int64_t b, int64_t p, int64_t n, double ctx, double prefix);
+/* Seconds of one step (see above); ctx and prefix may be fractional means; fill is the step's
+ * tokens over all DP groups divided by the busiest group's (clamped to 1..dp; dp passes as
+ * "every group loaded"). */
+double serve_costs_step(const struct serve_costs *c, int64_t b, int64_t p, int64_t n, double ctx, double prefix,
+			double fill);
 
 #endif

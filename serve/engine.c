@@ -767,8 +767,17 @@ static int try_start(struct engine *E, int side, struct replica *R)
 	}
 	if (B == 0 && P == 0)
 		return 0;
-	double t = serve_costs_step(&sd->costs, B, P, N, sb ? ctx / (double)sb : 0, sp ? prefix / (double)sp : 0) + extra +
-		   sd->s.step_overhead_s;
+	/* the groups' tokens over the busiest group's: how loaded the other groups are */
+	int64_t busiest_tokens = 0;
+	for (int32_t k = 0; k < sd->s.dp; k++) {
+		int64_t x = R->g[k].b * per_req + R->g[k].p;
+		if (x > busiest_tokens)
+			busiest_tokens = x;
+	}
+	double fill = busiest_tokens > 0 ? (double)(sb * per_req + sp) / (double)busiest_tokens : (double)sd->s.dp;
+	double t = serve_costs_step(&sd->costs, B, P, N, sb ? ctx / (double)sb : 0, sp ? prefix / (double)sp : 0,
+				    fill) +
+		   extra + sd->s.step_overhead_s;
 	for (int32_t k = 0; k < sd->s.dp; k++) {
 		E->r->sum.vision_s += R->g[k].vision_s;
 		E->r->sum.step_prefill_tokens += R->g[k].p;
@@ -1268,7 +1277,8 @@ static void summarize(struct engine *E)
 	/* the time the cached tokens would have taken: prefill at the token budget */
 	if (s0->costs.prefill && c->token_budget > 0)
 		S->saved_prefill_s = (double)S->cached_tokens *
-				     serve_costs_step(&s0->costs, 0, c->token_budget, 1, 0, 0) / (double)c->token_budget;
+				     serve_costs_step(&s0->costs, 0, c->token_budget, 1, 0, 0, (double)s0->s.dp) /
+				     (double)c->token_budget;
 	S->hbm_fixed_bytes = s0->fixed_bytes;
 	S->hbm_pool_bytes = s0->pool_bytes;
 	S->kda_state_bytes = s0->state_bytes;

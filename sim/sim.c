@@ -26,6 +26,7 @@ void sim_phase_init(const struct scenario *s, enum phase_kind kind, int64_t batc
 	p->dispatch = s->dispatch;
 	p->kda_chunk = s->kda_chunk;
 	p->mixed_tokens = p->mixed_context = 0;
+	p->dp_groups = 0;
 	p->reference_path = s->path == PATH_REFERENCE;
 	p->attnres_fused_allreduce = s->path == PATH_PRODUCTION && s->tp > 1;
 	int mode = s->ep_mode != EP_MODE_NONE ? s->ep_mode : kind == PHASE_PREFILL ? EP_MODE_NORMAL : EP_MODE_LOW_LATENCY;

@@ -427,6 +427,12 @@ static void moe_gather_mode(const struct sim_moe_split *ms, bool extend, int64_t
 	out->rows = ms->gather <= 1 ? tokens_local : out->sum_len ? sum : padded;
 }
 
+/* Attention DP groups the step's batch spreads over (struct phase.dp_groups). */
+static int64_t active_groups(const struct scenario *s, const struct phase *p)
+{
+	return p->dp_groups > 0 && p->dp_groups < s->dp ? p->dp_groups : s->dp;
+}
+
 static bool is_moe_op(const struct op *o)
 {
 	return op_role_block(o->role) == OP_BLOCK_MOE;
@@ -439,12 +445,13 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 {
 	const bool prefill = p->kind == PHASE_PREFILL;
 	const int64_t cp = prefill ? s->cp : 1;
-	const int64_t b_local = ceil_div64(p->batch, s->dp);
+	const int64_t dp = active_groups(s, p);
+	const int64_t b_local = ceil_div64(p->batch, dp);
 	const int64_t t_local = ceil_div64(p->tokens, cp);
-	const int64_t mixed = prefill ? 0 : p->mixed_tokens; /* per DP group, every group */
+	const int64_t mixed = prefill ? 0 : p->mixed_tokens; /* per DP group, every active group */
 	/* attention groups holding the step's tokens (a single prefill lives on one DP group) */
-	const int64_t groups = mixed ? s->dp : p->batch < s->dp ? p->batch : s->dp;
-	const int64_t tokens_global = p->batch * p->tokens + mixed * s->dp;
+	const int64_t groups = mixed ? dp : p->batch < dp ? p->batch : dp;
+	const int64_t tokens_global = p->batch * p->tokens + mixed * dp;
 	const struct model_moe *x = &m->moe;
 	double rows_ratio = 1, touched_busiest = 0;
 	busiest_rank(s, x, (double)tokens_global, &rows_ratio, &touched_busiest);
@@ -953,8 +960,9 @@ static void split_phase(const struct scenario *s, const struct phase *p, int k, 
 	*out = *p;
 	if (n == 1)
 		return;
-	int64_t b_local = ceil_div64(p->batch, s->dp);
-	int64_t groups = p->batch < s->dp ? p->batch : s->dp;
+	const int64_t dp = active_groups(s, p);
+	int64_t b_local = ceil_div64(p->batch, dp);
+	int64_t groups = p->batch < dp ? p->batch : dp;
 	if (b_local >= 2) {
 		int64_t half = k == 0 ? (b_local + 1) / 2 : b_local / 2;
 		out->batch = half * groups;

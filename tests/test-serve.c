@@ -348,13 +348,15 @@ static void test_costs_monotone(void **state)
 		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
 		int64_t b = (int64_t)(seed >> 33) % 220, p = (int64_t)(seed >> 13) % 9000, n = 1 + (int64_t)(seed >> 50) % 16;
 		double ctx = (double)((seed >> 20) % 400000), pre = (double)((seed >> 7) % 400000);
-		double t = serve_costs_step(&c, b, p, n, ctx, pre);
+		double fill = 1 + (double)((seed >> 40) % 100) / 99.0; /* dp = 2 */
+		double t = serve_costs_step(&c, b, p, n, ctx, pre, fill);
 		assert_true(t >= 0 && isfinite(t));
 		if (b == 0 && p == 0)
 			continue;
-		int axis = it % 4;
+		int axis = it % 5;
 		double grown = serve_costs_step(&c, b + (axis == 0) * (1 + b / 3), p + (axis == 1) * (1 + p / 3), n,
-						ctx + (axis == 2) * (1 + ctx / 3), pre + (axis == 3) * (1 + pre / 3));
+						ctx + (axis == 2) * (1 + ctx / 3), pre + (axis == 3) * (1 + pre / 3),
+						axis == 4 ? 2 : fill);
 		if (grown < t * (1 - 1e-12))
 			fprintf(stderr, "axis %d: b %lld p %lld n %lld ctx %g pre %g: %g -> %g\n", axis, (long long)b,
 				(long long)p, (long long)n, ctx, pre, t, grown);
@@ -366,7 +368,17 @@ static void test_costs_monotone(void **state)
 	double verify = ok_step(&x.s, &x.m, &x.hw, &ph, NULL, 1);
 	sim_phase_init(&x.s, PHASE_DECODE, 64, 1, 0, &ph);
 	double d = ok_step(&x.s, &draft, &x.hw, &ph, NULL, 1);
-	assert_true(fabs(serve_costs_step(&c, 32, 0, 1, 0, 0) - (verify + 2 * d)) < 1e-12);
+	assert_true(fabs(serve_costs_step(&c, 32, 0, 1, 0, 0, 2) - (verify + 2 * d)) < 1e-12);
+	/* the busiest group alone: the timeline's step with the other group idle */
+	sim_phase_init(&x.s, PHASE_DECODE, 32, 3, 0, &ph);
+	ph.dp_groups = 1;
+	double verify1 = ok_step(&x.s, &x.m, &x.hw, &ph, NULL, 1);
+	sim_phase_init(&x.s, PHASE_DECODE, 32, 1, 0, &ph);
+	ph.dp_groups = 1;
+	double d1 = ok_step(&x.s, &draft, &x.hw, &ph, NULL, 1);
+	double alone = serve_costs_step(&c, 32, 0, 1, 0, 0, 1);
+	assert_true(fabs(alone - (verify1 + 2 * d1)) < 1e-12);
+	assert_true(alone < verify + 2 * d);
 	serve_costs_release(&c);
 }
 
@@ -411,6 +423,30 @@ static void test_engine_invariants(void **state)
 	assert_true(S->itl.n > 0 && S->itl.p50 > 0 && S->itl.p50 <= S->itl.p99);
 	assert_true(S->hbm_peak_bytes <= x.hw.hbm_bytes);
 	assert_true(r.n_samples > 60);
+	serve_result_release(&r);
+	serve_workload_release(&w);
+}
+
+/* A lone request on a DP2 layout costs what `k3sim run` says one request costs: the other DP
+ * group is idle, so the MoE sees one group's tokens (it was charged as loaded as the busy one). */
+static void test_engine_lone_request(void **state)
+{
+	struct setup x;
+	must_load(&x, "model: kimi-linear\nhw: h200\ngpus: 2\nparallel: {tp: 1, dp: 2, ep: 2}\n"
+		      "workload: {batch: 1, prompt_tokens: 4096, output_tokens: 33}\n"
+		      "serve:\n  max_requests: 1\n  arrivals: {process: burst}\n"
+		      "  requests: {prompt_tokens: 4096, output_tokens: 33, system_tokens: 0}\n"
+		      "  scheduler: {max_running: 1, token_budget: 4096}\n  cache: {prefix: false}\n");
+	struct sim_result sr;
+	struct err e = {0};
+	assert_int_equal(sim_run(&x.s, &x.m, &x.hw, &sr, &e), 0);
+	struct serve_workload w;
+	struct serve_result r;
+	run_ok(&x, &w, &r);
+	assert_int_equal(r.n_rec, 1);
+	assert_true(fabs(r.rec[0].ttft_s - sr.ttft_s) <= 1e-9 * sr.ttft_s);
+	/* decode at contexts 4096..4128 against run's step at the mean context */
+	assert_true(fabs(r.sum.tpot.p50 - sr.tpot_s) <= 0.01 * sr.tpot_s);
 	serve_result_release(&r);
 	serve_workload_release(&w);
 }
@@ -546,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_config_errors),      cmocka_unit_test(test_config_defaults),
 		cmocka_unit_test(test_arrivals),           cmocka_unit_test(test_conversations),
 		cmocka_unit_test(test_costs_monotone),     cmocka_unit_test(test_engine_invariants),
+		cmocka_unit_test(test_engine_lone_request),
 		cmocka_unit_test(test_engine_determinism), cmocka_unit_test(test_engine_overload),
 		cmocka_unit_test(test_engine_too_big),     cmocka_unit_test(test_samples_bounded), cmocka_unit_test(test_sglang_admission),
 	};
