@@ -510,8 +510,8 @@ static void moe(struct builder *b)
 		gemm(b, OP_ROLE_MOE_ROUTER, M, x->experts, h, SYNC_NONE);
 		gemm(b, OP_ROLE_MOE_DOWN, M, L, h, SYNC_NONE);
 	} else {
-		gemm(b, latent ? OP_ROLE_MOE_ROUTER_DOWN : OP_ROLE_MOE_ROUTER, M, x->experts + (latent ? L : 0), h,
-		     SYNC_NONE);
+		gemm(b, latent ? OP_ROLE_MOE_ROUTER_DOWN : OP_ROLE_MOE_ROUTER, M, x->experts + (latent ? L : 0),
+		     h, SYNC_NONE);
 	}
 	eltwise(b, OP_ROLE_MOE_TOPK, M, x->experts, 1, 0.02, 6);
 	/* one FP8 copy of the MoE input: the dispatch payload and the shared expert's input */
@@ -731,7 +731,8 @@ void model_weight_split(const struct model *m, struct model_weight_split *ws)
 	 * projections are kv_b's two halves), and each op's role says how parallelism splits it:
 	 * the same split sim/step.c maps the op's dims by. */
 	const struct phase p = {.kind = PHASE_DECODE, .batch = 1, .tokens = 1, .kda_state = DT_FP32,
-				.mla_cache = DT_BF16, .act = DT_BF16, .expert_act = DT_BF16, .dispatch = DT_BF16,
+				.mla_cache = DT_BF16, .act = DT_BF16, .expert_act = DT_BF16,
+				.dispatch = DT_BF16,
 				.kda_chunk = 16};
 	static _Thread_local struct op_list list;
 	if (model_build_ops(m, &p, &list) < 0)

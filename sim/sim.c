@@ -152,7 +152,8 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 	/* Each state over the GPUs that divide it (op_state_split, which the step's ops follow too):
 	 * the MLA latent is shared by all heads, so every TP rank holds the whole cache of its
 	 * requests; the reference path caches every head's K and V in BF16, split with the heads. */
-	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state), state_gpus(s, OP_STATE_KDA));
+	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state),
+					  state_gpus(s, OP_STATE_KDA));
 	out->conv_state = req * ceil_div64(model_conv_state_bytes_per_request(m, s->kda_state),
 					   state_gpus(s, OP_STATE_KDA));
 	if (s->path == PATH_REFERENCE)
@@ -161,7 +162,8 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 	else
 		out->mla_kv = req * ceil_div64(context * model_mla_kv_bytes_per_token(m, s->mla_cache),
 					       state_gpus(s, OP_STATE_MLA_LATENT));
-	out->dsa_index = req * ceil_div64(context * model_dsa_index_bytes_per_token(m), state_gpus(s, OP_STATE_DSA_INDEX));
+	out->dsa_index = req * ceil_div64(context * model_dsa_index_bytes_per_token(m),
+					  state_gpus(s, OP_STATE_DSA_INDEX));
 	if (s->pp > 1) {
 		/* A pipeline stage holds its share of the layers (and their state and cache), and the
 		 * first or the last stage the embedding or the LM head. */

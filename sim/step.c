@@ -309,7 +309,8 @@ static void tp_sync(struct mapper *mp, const struct op *o, int64_t tokens_local)
 	int64_t act = dtype_bytes(model_storage_dtype(mp->p->act), tokens_local * mp->m->hidden);
 	switch (o->sync) {
 	case SYNC_TP_GATHER:
-		collective(mp, OP_ALLGATHER, OP_ROLE_TP_LOGITS_GATHER, o, dtype_bytes(o->o_dtype, o->m * mp->m->vocab),
+		collective(mp, OP_ALLGATHER, OP_ROLE_TP_LOGITS_GATHER, o,
+			   dtype_bytes(o->o_dtype, o->m * mp->m->vocab),
 			   s->tp);
 		return;
 	case SYNC_TP_EMBED:
@@ -320,9 +321,10 @@ static void tp_sync(struct mapper *mp, const struct op *o, int64_t tokens_local)
 	}
 	bool attn = o->sync == SYNC_TP_ATTN;
 	if (s->tp_rs_ag) {
-		collective(mp, OP_REDUCESCATTER, attn ? OP_ROLE_TP_ATTN_REDUCE_SCATTER : OP_ROLE_TP_FFN_REDUCE_SCATTER, o, act,
+		collective(mp, OP_REDUCESCATTER, attn ? OP_ROLE_TP_ATTN_REDUCE_SCATTER : OP_ROLE_TP_FFN_REDUCE_SCATTER,
+			   o, act, s->tp);
+		collective(mp, OP_ALLGATHER, attn ? OP_ROLE_TP_ATTN_ALL_GATHER : OP_ROLE_TP_FFN_ALL_GATHER, o, act,
 			   s->tp);
-		collective(mp, OP_ALLGATHER, attn ? OP_ROLE_TP_ATTN_ALL_GATHER : OP_ROLE_TP_FFN_ALL_GATHER, o, act, s->tp);
 	} else {
 		collective(mp, OP_ALLREDUCE, attn ? OP_ROLE_TP_ATTN_ALLREDUCE : OP_ROLE_TP_FFN_ALLREDUCE, o, act, s->tp);
 	}
