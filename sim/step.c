@@ -66,8 +66,8 @@ struct overlap_spec {
 	int combine_chunks;  /* > 1: expert down GEMM and combine pipelined in this many chunks */
 	int8_t reserve;      /* enum reserve */
 	int n;
-	int8_t order[MAX_ORDER]; /* roles of a layer in issue order; R_YIELD ends a stage, R_YIELD_COMM
-				  * ends one when the role before ended with a collective */
+	int8_t order[MAX_ORDER]; /* parts of a layer in issue order; R_YIELD ends a stage, R_YIELD_COMM
+				  * ends one when the part before ended with a collective */
 };
 
 #define A OP_PART_ATTN_PREP
@@ -131,7 +131,7 @@ struct tl_op {
 	const char *name;
 	double work_s;
 	float sm, hbm, tail;
-	int8_t role, group;
+	int8_t part, group;  /* enum op_part of its role; layer group */
 	bool comm;
 	uint8_t flags;         /* TLOP_*: ops a strategy treats specially */
 	int16_t row;           /* its row in the phase's op table */
@@ -143,7 +143,7 @@ struct mapped {
 	int64_t peak_act;
 	double ops_s;          /* all instances one after another */
 	double comm_ops_s;     /* the collectives among them */
-	/* per (layer group + 1, role): the ops in list order */
+	/* per (layer group + 1, part): the ops in list order */
 	int16_t first[5][OP_PART_COUNT], count[5][OP_PART_COUNT];
 	int16_t order[SIM_MAX_OPS];
 	bool has_combine[5];
@@ -238,7 +238,7 @@ static void account(struct mapper *mp, const struct op *o)
 	t->name = o->name;
 	t->work_s = c.time_s;
 	t->flags = tlop_flags(o->role);
-	t->role = (int8_t)op_role_part(o->role);
+	t->part = (int8_t)op_role_part(o->role);
 	t->group = (int8_t)o->layer_group;
 	t->comm = op_is_comm(o->kind);
 	t->row = (int16_t)i;
@@ -638,15 +638,15 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	if (mp.unroled)
 		return -EINVAL;
 
-	/* index the ops by (layer group, role), keeping list order */
+	/* index the ops by (layer group, part), keeping list order */
 	memset(out->count, 0, sizeof out->count);
 	memset(out->has_combine, 0, sizeof out->has_combine);
 	for (int i = 0; i < out->n; i++) {
 		const struct tl_op *t = &out->ops[i];
 		if (t->group < -1 || t->group > 3)
 			return -E2BIG;
-		out->count[t->group + 1][t->role]++;
-		if (t->role == OP_PART_COMBINE)
+		out->count[t->group + 1][t->part]++;
+		if (t->part == OP_PART_COMBINE)
 			out->has_combine[t->group + 1] = true;
 	}
 	int16_t at = 0;
@@ -659,7 +659,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	for (int i = 0; i < out->n; i++) {
 		const struct tl_op *t = &out->ops[i];
 		int g = t->group + 1;
-		out->order[out->first[g][t->role] + out->count[g][t->role]++] = (int16_t)i;
+		out->order[out->first[g][t->part] + out->count[g][t->part]++] = (int16_t)i;
 	}
 	return 0;
 }
@@ -738,7 +738,7 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 	int32_t groups[MAX_CHUNKS], group = -1;
 	const struct tl_op *t0 = &g->mapped[0][mb]->ops[op_index];
 	if (t0->comm && g->n_ranks > 1) {
-		int pieces = t0->role == OP_PART_COMBINE && g->spec->combine_chunks > 1 ? g->spec->combine_chunks : 1;
+		int pieces = t0->part == OP_PART_COMBINE && g->spec->combine_chunks > 1 ? g->spec->combine_chunks : 1;
 		for (int k = 0; k < pieces; k++)
 			if ((groups[k] = tl_group(g->tl)) < 0) {
 				g->rc = groups[k];
@@ -752,11 +752,11 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 		int stream = g->compute[r];
 		if (t->comm && g->spec->comm_stream)
 			stream = g->comm[r];
-		else if (t->role == OP_PART_SHARED && g->s->shared_expert_stream)
+		else if (t->part == OP_PART_SHARED && g->s->shared_expert_stream)
 			stream = g->side[r];
 		int32_t deps[3] = {-1, -1, -1};
 		int32_t id;
-		switch (t->role) {
+		switch (t->part) {
 		case OP_PART_DISPATCH:
 		case OP_PART_EXPERTS:
 		case OP_PART_COMBINE: {
@@ -773,7 +773,7 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 				f->routed = deps[0];
 				continue;
 			}
-			if (pipelined && t->role == OP_PART_COMBINE && f->n_down == chunks) {
+			if (pipelined && t->part == OP_PART_COMBINE && f->n_down == chunks) {
 				for (int k = 0; k < chunks; k++) {
 					deps[0] = f->down[k];
 					id = add(g, r, stream, group >= 0 ? groups[k] : -1, t, t->work_s / chunks, deps, 1,
@@ -859,13 +859,13 @@ static void emit_ring(struct graph *g, int mb, int layer, int comm_op, int kvb_o
 	}
 }
 
-/* Every op of (layer group, role) of microbatch mb; true when the last was a collective on the
+/* Every op of (layer group, part) of microbatch mb; true when the last was a collective on the
  * communication stream (false when there was none). */
-static bool emit_role(struct graph *g, int mb, int layer, int group, int role)
+static bool emit_part(struct graph *g, int mb, int layer, int group, int part)
 {
 	const struct mapped *mm = g->mapped[0][mb];
-	int k = group + 1, n = mm->count[k][role];
-	const int16_t *ops = mm->order + mm->first[k][role];
+	int k = group + 1, n = mm->count[k][part];
+	const int16_t *ops = mm->order + mm->first[k][part];
 	bool comm = false;
 	int ring = -1;
 	for (int i = 0; i < n; i++) {
@@ -905,25 +905,25 @@ static void stage(struct graph *g, struct cursor *c)
 	const struct overlap_spec *sp = g->spec;
 	while (c->part < 3 && !g->rc) {
 		if (c->part == 0) {
-			emit_role(g, c->mb, -1, -1, OP_PART_PRE);
+			emit_part(g, c->mb, -1, -1, OP_PART_PRE);
 			for (int r = 0; r < g->n_ranks; r++)
 				g->flow[r][c->mb].block_end = g->flow[r][c->mb].chain;
 			c->part = g->n_layers ? 1 : 2;
 			continue;
 		}
 		if (c->part == 2) {
-			emit_role(g, c->mb, -1, -1, OP_PART_POST);
+			emit_part(g, c->mb, -1, -1, OP_PART_POST);
 			c->part = 3;
 			return;
 		}
 		int layer = g->layers[c->li];
-		int role = sp->order[c->oi++];
-		bool yield = role == R_YIELD || (role == R_YIELD_COMM && c->last_comm);
-		if (role < OP_PART_COUNT) {
+		int part = sp->order[c->oi++];
+		bool yield = part == R_YIELD || (part == R_YIELD_COMM && c->last_comm);
+		if (part < OP_PART_COUNT) {
 			const struct mapped *mm = g->mapped[0][c->mb];
 			int k = g->group_of[layer] + 1;
-			if (mm->count[k][role])
-				c->last_comm = emit_role(g, c->mb, layer, g->group_of[layer], role);
+			if (mm->count[k][part])
+				c->last_comm = emit_part(g, c->mb, layer, g->group_of[layer], part);
 		}
 		if (c->oi == sp->n) {
 			if (g->m->attn_res_block && (layer + 1) % g->m->attn_res_block == 0)
