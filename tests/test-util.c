@@ -159,6 +159,36 @@ static void test_doc_fields(void **state)
 	doc_release(&d);
 }
 
+static int count_rule(const struct doc *d, const struct doc_node *rule, size_t i, size_t n, void *obj, struct err *e)
+{
+	(void)d, (void)rule, (void)e;
+	size_t *seen = obj;
+	assert_int_equal(i, seen[0]);
+	seen[0]++;
+	seen[1] = n;
+	return seen[2] && i + 1 == seen[2] ? -ENOMEM : 0;
+}
+
+/* A rules file read rule by rule; an out-of-memory is reported at the file. */
+static void test_doc_rules_each(void **state)
+{
+	const char *text = "rules:\n  - {a: 1}\n  - {a: 2}\n  - {a: 3}\n";
+	struct err e;
+	size_t seen[3] = {0, 0, 0};
+	assert_int_equal(doc_rules_each("r.yaml", text, strlen(text), 8, "rules", count_rule, seen, &e), 0);
+	assert_int_equal(seen[0], 3);
+	assert_int_equal(seen[1], 3);
+	size_t stop[3] = {0, 0, 2};
+	assert_int_equal(doc_rules_each("r.yaml", text, strlen(text), 8, "rules", count_rule, stop, &e), -ENOMEM);
+	assert_int_equal(stop[0], 2);
+	assert_string_equal(e.msg, "out of memory reading the rules");
+	assert_true(doc_rules_each("r.yaml", text, strlen(text), 2, "rules", count_rule, seen, &e) < 0);
+	assert_non_null(strstr(e.msg, "at most 2 rules"));
+	size_t none[3] = {0, 0, 0};
+	assert_int_equal(doc_rules_each("r.yaml", "rules: []\n", 10, 8, "rules", count_rule, none, &e), 0);
+	assert_int_equal(none[0], 0);
+}
+
 static void test_suggest(void **state)
 {
 	static const char *const keys[] = {"tp_size", "ep_size", "batch", NULL};
@@ -692,7 +722,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_doc_positions), cmocka_unit_test(test_doc_json),
 		cmocka_unit_test(test_doc_errors),    cmocka_unit_test(test_typed_reads),
-		cmocka_unit_test(test_doc_fields),
+		cmocka_unit_test(test_doc_fields),    cmocka_unit_test(test_doc_rules_each),
 		cmocka_unit_test(test_suggest),       cmocka_unit_test(test_dtypes),
 		cmocka_unit_test(test_double_str),
 		cmocka_unit_test(test_json_str), cmocka_unit_test(test_jw_styles),

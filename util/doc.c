@@ -582,3 +582,22 @@ int doc_rules_list(const struct doc *d, size_t max, const struct doc_node **list
 	*list = l;
 	return 0;
 }
+
+int doc_rules_each(const char *file, const char *text, size_t len_bytes, size_t max, const char *what,
+		   int (*each)(const struct doc *d, const struct doc_node *rule, size_t i, size_t n, void *obj,
+			       struct err *e),
+		   void *obj, struct err *e)
+{
+	struct doc d;
+	int rc = doc_load_string(&d, file, text, len_bytes, e);
+	if (rc < 0)
+		return rc;
+	const struct doc_node *list;
+	rc = doc_rules_list(&d, max, &list, e);
+	for (size_t i = 0; rc == 0 && i < list->n; i++)
+		rc = each(&d, list->items[i], i, list->n, obj, e);
+	doc_release(&d);
+	if (rc == -ENOMEM)
+		err_set(e, file, 0, 0, "out of memory reading the %s", what);
+	return rc;
+}

@@ -105,6 +105,15 @@ int doc_section(struct doc_reader *r, const struct doc_node *map, const char *ke
  * holds a list of at most `max` items; *list is that list. */
 int doc_rules_list(const struct doc *d, size_t max, const struct doc_node **list, struct err *e);
 
+/* Reads text as a rules file (doc_rules_list, at most max rules) and calls each(d, rule, i, n, obj,
+ * e) on its n rules in order (n == 0: never), the document alive only during the call. A
+ * negative return from `each` stops the reading and is returned; -ENOMEM (from `each` or the
+ * reading) is reported as "out of memory reading the <what>" at the file. */
+int doc_rules_each(const char *file, const char *text, size_t len_bytes, size_t max, const char *what,
+		   int (*each)(const struct doc *d, const struct doc_node *rule, size_t i, size_t n, void *obj,
+			       struct err *e),
+		   void *obj, struct err *e);
+
 /* Strict number parsing shared with the command line (key=value arguments):
  * integers in decimal with optional '_' separators, or an exact integer in exponent form (1e6);
  * doubles in C syntax. Return 0, -EINVAL (not a number) or -ERANGE. */
