@@ -38,4 +38,7 @@ export SOURCE_DATE_EPOCH
 	--run kda-2026-11-29=bench/results/calib-h200-2026-11-29-kda-capture-b.db,bench/results/calib-h200-2026-11-29-kda-verify-d.db \
 	--run nccl-2026-11-29=$N/nccl-h200x2-merged.db \
 	--run nccl-2.29.2:aic-x4x8=$P \
-	--source "three H200s of this workplace (2026-12-01 runs; KDA and 2-GPU NCCL 2026-11-29), and at 4 and 8 GPUs NVIDIA AIConfigurator's H200 NCCL table (github.com/ai-dynamo/aiconfigurator @ $commit, Apache-2.0)"
+	--exclude '* kv=fp8*' \
+	--run sglang-0.5.14:mla-generation=bench/public/aic/h200_sxm/mla-decode.csv \
+	--run sglang-0.5.14:mla-context=bench/public/aic/h200_sxm/mla-prefill.csv \
+	--source "three H200s of this workplace (2026-12-01 runs; KDA, 2-GPU NCCL 2026-11-29), NVIDIA AIConfigurator's H200 NCCL table at 4 and 8 GPUs and MLA tables (SGLang FA3, BF16 cache) (github.com/ai-dynamo/aiconfigurator @ $commit, Apache-2.0)"

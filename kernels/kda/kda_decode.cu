@@ -313,14 +313,64 @@ __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
 	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
 
-template <typename StateT, int CPS>
+/* Where a lane's KS k values of a row sit when LANES = 128 / KS lanes share it: 16-byte pieces
+ * (4 FP32 or 8 BF16 values) at sub * 16 bytes + j * (128 / pieces) values, so that each quarter
+ * warp reads or writes 128 contiguous bytes. KS = 8 is step_layout. */
+template <typename T, int KS>
+struct ring_layout : step_layout<T> {
+};
+
+template <typename T>
+struct ring_layout<T, 16> {
+	static constexpr int PV = 16 / (int)sizeof(T); /* values per 16-byte piece */
+	static constexpr int NP = 16 / PV;             /* pieces per lane */
+	static constexpr int STRIDE = DEC_D / NP;      /* values between a lane's pieces */
+	static __device__ __forceinline__ int k(int sub, int e) { return (e / PV) * STRIDE + sub * PV + e % PV; }
+	static __device__ __forceinline__ void load(const T *row, int sub, float m[16])
+	{
+#pragma unroll
+		for (int j = 0; j < NP; j++) {
+			const uint4 a = *reinterpret_cast<const uint4 *>(row + j * STRIDE + sub * PV);
+			if (sizeof(T) == 4) {
+				m[4 * j] = __uint_as_float(a.x), m[4 * j + 1] = __uint_as_float(a.y);
+				m[4 * j + 2] = __uint_as_float(a.z), m[4 * j + 3] = __uint_as_float(a.w);
+			} else {
+				m[8 * j] = lo_bf16(a.x), m[8 * j + 1] = hi_bf16(a.x), m[8 * j + 2] = lo_bf16(a.y);
+				m[8 * j + 3] = hi_bf16(a.y), m[8 * j + 4] = lo_bf16(a.z), m[8 * j + 5] = hi_bf16(a.z);
+				m[8 * j + 6] = lo_bf16(a.w), m[8 * j + 7] = hi_bf16(a.w);
+			}
+		}
+	}
+	static __device__ __forceinline__ void store(T *row, int sub, const float m[16])
+	{
+#pragma unroll
+		for (int j = 0; j < NP; j++) {
+			uint4 a;
+			if (sizeof(T) == 4) {
+				a = make_uint4(__float_as_uint(m[4 * j]), __float_as_uint(m[4 * j + 1]),
+					       __float_as_uint(m[4 * j + 2]), __float_as_uint(m[4 * j + 3]));
+			} else {
+				a.x = pack_bf16(m[8 * j], m[8 * j + 1]), a.y = pack_bf16(m[8 * j + 2], m[8 * j + 3]);
+				a.z = pack_bf16(m[8 * j + 4], m[8 * j + 5]), a.w = pack_bf16(m[8 * j + 6], m[8 * j + 7]);
+			}
+			*reinterpret_cast<uint4 *>(row + j * STRIDE + sub * PV) = a;
+		}
+	}
+};
+
+/* LANES: lanes per state row (16: 8 k values a lane, as kda_decode_kernel; 8: 16 values a lane,
+ * 3 shuffle rounds per dot product instead of 4 and twice the values per round: `ring8`). */
+template <typename StateT, int CPS, int LANES = DEC_LANES>
 __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_params p, int n_items)
 {
 	constexpr uint32_t CHUNK_BYTES = RING_ROWS * DEC_D * sizeof(StateT);
 	constexpr int NS = (int)(ring_bytes<CPS>() / CHUNK_BYTES);
 	constexpr int NIN = ring_nin<CPS>();
-	constexpr int NRG = RING_NC / DEC_LANES; /* 16 row groups */
-	constexpr int RPC = RING_ROWS / NRG;     /* 2 rows per thread per chunk */
+	constexpr int KS = DEC_D / LANES;        /* k values per lane */
+	constexpr int NRG = RING_NC / LANES;     /* 16 or 32 row groups */
+	constexpr int RPC = RING_ROWS / NRG;     /* 2 or 1 rows per thread per chunk */
+	using L = ring_layout<StateT, KS>;
+	static_assert(LANES == 16 || LANES == 8, "lanes per row");
 	static_assert(NS <= 32 && NIN <= 8 && RPC * NRG == RING_ROWS, "ring shape");
 	extern __shared__ __align__(128) unsigned char dyn[];
 	StateT *ring = reinterpret_cast<StateT *>(dyn);
@@ -400,7 +450,7 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 
 	/* Consumers. */
 	const float nw = bf2f(p.norm_w[tid & (DEC_D - 1)]);
-	const int sub = tid & (DEC_LANES - 1), rg = tid / DEC_LANES;
+	const int sub = tid & (LANES - 1), rg = tid / LANES;
 	int s = 0, ph = 0, si = 0, phi = 0;
 	uint2 wn[3]; /* conv taps of this item's channel tid (tid < 128) */
 	if (tid < DEC_D && (int)blockIdx.x < n_items)
@@ -467,10 +517,10 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 		const float rq = rsqrtf(sq + (float)KDA_L2_EPS) * p.scale;
 		const float rk = rsqrtf(sk + (float)KDA_L2_EPS);
 		const float kq = sqk * rq * rk;
-		float qh[STEP_KS], kh[STEP_KS], al[STEP_KS];
+		float qh[KS], kh[KS], al[KS];
 #pragma unroll
-		for (int e = 0; e < STEP_KS; e += 4) {
-			const int kp = step_layout<StateT>::k(sub, e);
+		for (int e = 0; e < KS; e += 4) {
+			const int kp = L::k(sub, e);
 			float4 a = *reinterpret_cast<const float4 *>(&sm.q[kp]);
 			float4 bb = *reinterpret_cast<const float4 *>(&sm.k[kp]);
 			float4 cc = *reinterpret_cast<const float4 *>(&sm.alpha[kp]);
@@ -482,11 +532,11 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 #pragma unroll 1
 		for (int ch = 0; ch < RING_CHUNKS; ch++) {
 			mbar_wait(&bar.full[s], ph);
-			float m[RPC][STEP_KS];
+			float m[RPC][KS];
 			const StateT *S = ring + (size_t)s * RING_ROWS * DEC_D;
 #pragma unroll
 			for (int i = 0; i < RPC; i++)
-				step_layout<StateT>::load(S + (size_t)(rg + NRG * i) * DEC_D, sub, m[i]);
+				L::load(S + (size_t)(rg + NRG * i) * DEC_D, sub, m[i]);
 			__syncwarp();
 			if (lane == 0)
 				mbar_arrive(&bar.empty[s]);
@@ -497,25 +547,28 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 				const int row = ch * RING_ROWS + rg + NRG * i;
 				float a = 0.0f, cq = 0.0f;
 #pragma unroll
-				for (int e = 0; e < STEP_KS; e++) {
+				for (int e = 0; e < KS; e++) {
 					m[i][e] *= al[e];
 					a += m[i][e] * kh[e];
 					cq += m[i][e] * qh[e];
 				}
-				a = group_sum<DEC_LANES>(a);
-				cq = group_sum<DEC_LANES>(cq);
+				a = group_sum<LANES>(a);
+				cq = group_sum<LANES>(cq);
 				const float coef = beta * (sm.v[row] - a);
 #pragma unroll
-				for (int e = 0; e < STEP_KS; e++)
+				for (int e = 0; e < KS; e++)
 					m[i][e] += coef * kh[e];
-				step_layout<StateT>::store(st + (size_t)row * DEC_D, sub, m[i]);
+				L::store(st + (size_t)row * DEC_D, sub, m[i]);
 				const float o = cq + coef * kq;
 				if (sub == 0)
 					sm.o[row] = o;
 				osq += o * o;
 			}
 		}
-		osq += __shfl_xor_sync(0xffffffffu, osq, 16);
+		/* osq is equal on the LANES lanes of a row group; add the warp's 32 / LANES groups. */
+#pragma unroll
+		for (int w = LANES; w < 32; w *= 2)
+			osq += __shfl_xor_sync(0xffffffffu, osq, w);
 		if (lane == 0)
 			sm.ored[warp] = osq;
 		asm volatile("bar.sync 1, %0;\n" ::"r"(RING_NC) : "memory");
@@ -530,11 +583,11 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 	}
 }
 
-template <typename StateT, int CPS>
+template <typename StateT, int CPS, int LANES = DEC_LANES>
 int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
 {
 	constexpr size_t smem = ring_smem<StateT, CPS>();
-	auto kern = kda_decode_ring<StateT, CPS>;
+	auto kern = kda_decode_ring<StateT, CPS, LANES>;
 	static int nsm = 0;
 	if (!nsm) {
 		int dev = 0, n = 0;
@@ -593,7 +646,8 @@ int dec_launch(const dec_params &p, int batch, cudaStream_t stream)
  * cluster per head; heads2 (4): staged, 2 heads per CTA of 256 threads for
  * BF16 state with H even (otherwise as smem256); ring (5): persistent, one
  * CTA per SM with a 192 KiB ring of stages; ring2 (6): two CTAs per SM, 80 KiB
- * rings. The ring variants fall back to smem256 when an input is not 16-byte
+ * rings; ring8 (8), ring82 (9): ring, ring2 with 8 lanes per state row (16 values a lane).
+ * The ring variants fall back to smem256 when an input is not 16-byte
  * aligned. Default (no variable, or `auto`, 7): ring from RING_MIN_ITEMS
  * (request, head) items on, smem256 below: on the H200 ring beat smem256 by
  * 1 % (FP32) / 3.6 % (BF16) from 12288 items on, by 0.2-0.6 % at 6144, and
@@ -607,7 +661,7 @@ int dec_variant()
 		const char *e = getenv("KDA_DECODE_KERNEL");
 		v = !e ? 7 : !strcmp(e, "smem128") ? 0 : !strcmp(e, "step") ? 1 : !strcmp(e, "smem256") ? 2
 		    : !strcmp(e, "split") ? 3 : !strcmp(e, "heads2") ? 4 : !strcmp(e, "ring") ? 5
-		    : !strcmp(e, "ring2") ? 6 : 7;
+		    : !strcmp(e, "ring2") ? 6 : !strcmp(e, "ring8") ? 8 : !strcmp(e, "ring82") ? 9 : 7;
 	}
 	return v;
 }
@@ -660,6 +714,13 @@ extern "C" int kda_decode(const struct kda_decode_args *a, cudaStream_t stream)
 	p.state = a->state;
 	p.conv_state = a->conv_state;
 	p.out = a->out;
+	if ((variant == 8 || variant == 9) && ring_ok(p, (long)a->batch * a->heads)) {
+		if (a->state_dtype == KDA_F32)
+			return variant == 8 ? ring_launch<float, 1, 8>(p, a->batch, stream)
+					    : ring_launch<float, 2, 8>(p, a->batch, stream);
+		return variant == 8 ? ring_launch<uint16_t, 1, 8>(p, a->batch, stream)
+				    : ring_launch<uint16_t, 2, 8>(p, a->batch, stream);
+	}
 	if ((variant == 5 || variant == 6) && ring_ok(p, (long)a->batch * a->heads)) {
 		if (a->state_dtype == KDA_F32)
 			return variant == 5 ? ring_launch<float, 1>(p, a->batch, stream)

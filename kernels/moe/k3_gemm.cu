@@ -271,8 +271,18 @@ struct wblock<false, 1> {
 /* G: scale groups per lane per block (MXFP4: 1 or GV_FP4_G; BF16: 1). Lane (g, t) holds k
  * 32Gt .. 32G(t + 1) - 1 of each 128G-deep block: G contiguous 16-byte loads of packed weights
  * and one load of G scale bytes per row, the same k of x. */
+/* CTAs an SM the register budget must allow: two at 8 tokens a pass and for MXFP4, one for BF16
+ * at 16 tokens. Three for MXFP4 at 8 tokens (80 registers, no spills) measured slower
+ * (2026-12-01e call2: w13 B = 64 55.1 vs 59.7 % of copy): the kernel is ALU-pipe bound (72 % of
+ * peak; the E2M1 expansion), not short of warps. */
+template <bool FP4, int G, int NT8>
+constexpr int gemv_min_ctas()
+{
+	return NT8 == 1 || FP4 ? 2 : 1;
+}
+
 template <bool FP4, int G, int NT8, int EPI, bool PARTIAL>
-__global__ void __launch_bounds__(THREADS, NT8 == 1 || FP4 ? 2 : 1) gemv_kernel(const params p)
+__global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_kernel(const params p)
 {
 	static_assert(G == 1 || (FP4 && G == GV_FP4_G), "block shape");
 	/* Blocks per step (the next step's in flight during this one's MMAs): 64 or 128 bytes a lane.
@@ -356,13 +366,15 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 || FP4 ? 2 : 1) gemv_kernel(
 #pragma unroll
 		for (int nt = 0; nt < NT8; nt++)
 			acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-		wblock<FP4, G> wc[U], wn[U];
+		/* Two register sets in turn (ping-pong, unrolled by two steps): while one set's MMAs run,
+		 * the next step's loads land in the other, with no copy between them (the round-4 loop
+		 * copied the set each step: 20 register moves per 256 k). */
+		wblock<FP4, G> wa[U], wb[U];
 #pragma unroll
 		for (int u = 0; u < U; u++)
 			if (kb0 + u < kb1)
-				load_w(kb0 + u, wc[u]);
-#pragma unroll 1
-		for (int kb = kb0; kb < kb1; kb += U) {
+				load_w(kb0 + u, wa[u]);
+		auto step = [&](int kb, wblock<FP4, G>(&wc)[U], wblock<FP4, G>(&wn)[U]) {
 #pragma unroll
 			for (int u = 0; u < U; u++)
 				if (kb + U + u < kb1)
@@ -409,9 +421,12 @@ __global__ void __launch_bounds__(THREADS, NT8 == 1 || FP4 ? 2 : 1) gemv_kernel(
 					}
 				}
 			}
-#pragma unroll
-			for (int u = 0; u < U; u++)
-				wc[u] = wn[u];
+		};
+#pragma unroll 1
+		for (int kb = kb0; kb < kb1; kb += 2 * U) {
+			step(kb, wa, wb);
+			if (kb + U < kb1)
+				step(kb + U, wb, wa);
 		}
 		/* c0, c1: weight row nb + g, tokens 2t, 2t + 1; c2, c3: row nb + g + 8. */
 #pragma unroll

@@ -2,7 +2,9 @@
 /*
  * kda-bench: KDA kernel timings on the GPU at hand, written as CSV.
  *
- *   kda-bench -o results.csv [--quick] [--reps N] [--only copy|decode|verify|prefill]
+ *   kda-bench -o results.csv [--quick] [--reps N] [--only copy|decode|verify|prefill] [--batch B,B,...]
+ *   (--batch: the decode points at H = 96 and these batches only; each decode row at H = 96 and
+ *   B = 1 or >= 64 is followed by a `copy_same` row: cudaMemcpy of the same bytes, timed alike)
  *
  * Every figure is the median (and p10/p90) of CUDA-event timings of single
  * launches after warm-up, on random (never zero) data. Decode and verify
@@ -195,6 +197,7 @@ struct options {
 	bool quick = false;
 	int reps = 30;
 	const char *only = nullptr;
+	std::vector<int> batches; /* --batch: decode batches (H = 96 only); empty: the grid */
 };
 
 FILE *g_csv;
@@ -346,11 +349,12 @@ struct step_bench {
 	}
 };
 
-/* Decode time per (B, H, dtype), for the summary and the verify ratio. */
+/* Decode time per (B, H, dtype), for the summary and the verify ratio, beside a cudaMemcpy of
+ * the same bytes (total_bytes / 2 read, as many written) timed the same two ways. */
 struct decode_time {
 	int B, H;
 	enum kda_dtype sdt;
-	double us, loop_us;
+	double us, loop_us, total_bytes, copy_us, copy_loop_us;
 };
 std::vector<decode_time> g_decode;
 
@@ -369,11 +373,51 @@ struct verify_time {
 };
 std::vector<verify_time> g_verify;
 
+/* Source and destination of the same-bytes copies (grown on demand, freed at exit). */
+struct same_copy {
+	void *a = nullptr, *b = nullptr;
+	size_t cap = 0;
+	/* Times a D2D copy of `bytes` as `r` (op copy_same) and returns it: per-launch events as
+	 * time_launches, back-to-back as time_loop_us. One source, one destination: from B = 64 on
+	 * (>= 200 MB) far beyond L2; at B = 1 (a few MB) the copy runs from L2 while the decode
+	 * rotates over R sets of states, so only the B >= 64 comparison is like for like. */
+	row time(const options &o, size_t bytes)
+	{
+		bytes = (bytes + 255) & ~(size_t)255;
+		if (bytes > cap) {
+			if (a) {
+				CK(cudaFree(a));
+				CK(cudaFree(b));
+			}
+			a = dalloc(bytes), b = dalloc(bytes);
+			cap = bytes;
+			fill(a, bytes / 4, KDA_F32, -1, 1);
+			CK(cudaDeviceSynchronize());
+		}
+		bench_range(nullptr, nullptr);
+		row r;
+		r.op = "copy_same";
+		r.t = time_launches(5, o.reps, [&](int) { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); });
+		r.loop_us = time_loop_us(20, [&](int) { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); });
+		r.reps = o.reps;
+		r.state_bytes = r.total_bytes = 2.0 * bytes;
+		return r;
+	}
+	~same_copy()
+	{
+		if (a)
+			cudaFree(a), cudaFree(b);
+	}
+};
+
 void bench_decode(const options &o)
 {
+	same_copy cp;
 	std::vector<int> Bs = { 1, 2, 4, 8, 16, 32, 64, 128, 256 }, Hs = { 12, 24, 48, 96 };
 	if (o.quick)
 		Bs = { 1, 64 }, Hs = { 96 };
+	if (!o.batches.empty())
+		Bs = o.batches, Hs = { 96 };
 	for (enum kda_dtype sdt : { KDA_F32, KDA_BF16 })
 		for (int H : Hs)
 			for (int B : Bs) {
@@ -394,7 +438,14 @@ void bench_decode(const options &o)
 									   H * D * 2 * 3.0 + H * 2);
 				r.us_per_token = r.t.med_us / B;
 				csv_row(r);
-				g_decode.push_back({ B, H, sdt, r.t.med_us, r.loop_us });
+				decode_time d = { B, H, sdt, r.t.med_us, r.loop_us, r.total_bytes, 0.0, 0.0 };
+				if (H == 96 && (B == 1 || B >= 64)) {
+					row c = cp.time(o, (size_t)(r.total_bytes / 2));
+					c.state = r.state, c.batch = B, c.heads = H;
+					csv_row(c);
+					d.copy_us = c.t.med_us, d.copy_loop_us = c.loop_us;
+				}
+				g_decode.push_back(d);
 			}
 }
 
@@ -524,14 +575,20 @@ void bench_prefill(const options &o)
 
 void summary()
 {
-	printf("\n%-8s %-5s %5s %4s %10s %10s %10s %8s\n", "decode", "state", "B", "H", "us", "loop us", "GB/s",
-	       "% copy");
+	/* % copy: state bytes over the 2 GiB ceiling (the historical column); all: every byte moved
+	 * (total_bytes) over that ceiling, per launch and back to back; same: the time of a cudaMemcpy
+	 * of the same bytes over the decode's, each timed the same way (per launch / back to back). */
+	printf("\n%-8s %-5s %5s %4s %10s %10s %10s %8s %8s %8s %9s %9s\n", "decode", "state", "B", "H", "us",
+	       "loop us", "GB/s", "% copy", "all %", "all lp%", "same %", "same lp%");
 	for (const auto &d : g_decode) {
 		if (d.H != 96 || (d.B != 1 && d.B != 64 && d.B != 128 && d.B != 256))
 			continue;
 		double gb = 2.0 * d.B * d.H * D * D * dsize(d.sdt) / (d.us * 1e3);
-		printf("%-8s %-5s %5d %4d %10.2f %10.2f %10.0f %7.1f%%\n", "", dname(d.sdt), d.B, d.H, d.us,
-		       d.loop_us, gb, 100.0 * gb / g_copy_gbps);
+		double all = d.total_bytes / (d.us * 1e3), all_lp = d.total_bytes / (d.loop_us * 1e3);
+		printf("%-8s %-5s %5d %4d %10.2f %10.2f %10.0f %7.1f%% %7.1f%% %7.1f%% %8.1f%% %8.1f%%\n", "",
+		       dname(d.sdt), d.B, d.H, d.us, d.loop_us, gb, 100.0 * gb / g_copy_gbps, 100.0 * all / g_copy_gbps,
+		       100.0 * all_lp / g_copy_gbps, d.copy_us > 0 ? 100.0 * d.copy_us / d.us : 0.0,
+		       d.copy_loop_us > 0 ? 100.0 * d.copy_loop_us / d.loop_us : 0.0);
 	}
 	printf("\n%-8s %-5s %5s %4s %10s %14s\n", "verify", "state", "B", "acc", "us", "per tok / dec");
 	for (const auto &v : g_verify) {
@@ -555,8 +612,19 @@ int main(int argc, char **argv)
 			o.reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
 			o.only = argv[++i];
-		else {
-			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|decode|verify|prefill]\n",
+		else if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
+			for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) {
+				char *end;
+				const long b = strtol(t, &end, 10);
+				if (*end || b < 1 || b > 4096) {
+					fprintf(stderr, "kda-bench: --batch wants batches 1..4096 separated by commas, not '%s'\n", t);
+					return 2;
+				}
+				o.batches.push_back((int)b);
+			}
+		} else {
+			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|decode|verify|prefill]"
+					" [--batch B,B,...]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
