@@ -776,12 +776,6 @@ void model_weight_split(const struct model *m, struct model_weight_split *ws)
 			break;
 		}
 	}
-	if (m->slice_layers_only)
-		/* KNOWN BUG, kept so that this refactor changes no output (tests/golden): the split
-		 * this replaced counted the final norm's and final AttnRes query's weights for a slice,
-		 * which holds neither (model_inventory counts none): 2 x hidden x 2 bytes too many per
-		 * GPU (28 KiB for K3). Remove with a golden update. */
-		held_repl += m->hidden + (m->attn_res_block ? m->hidden : 0);
 	const enum dtype wd = m->weight_dtype;
 	ws->tp_sharded = dtype_bytes(wd, tp + held_tp);
 	ws->moe_sharded = dtype_bytes(wd, moe);
