@@ -418,8 +418,9 @@ static double gemm_shape_s(const struct hw *hw, const struct hw_gemm_points *g, 
  * model_s at the boost clock: the class table; for a dense GEMM of a measured shape inside its
  * measured m the shape's own points; then for every dense GEMM the bounds of the measured ones. */
 static double calibrated_s(const struct hw *hw, const struct op *op, double model_s, bool *calibrated,
-			   bool *extrapolated)
+			   bool *extrapolated, double *kernel_floor_s)
 {
+	*kernel_floor_s = 0;
 	*calibrated = false;
 	*extrapolated = false;
 	double t = model_s;
@@ -430,6 +431,14 @@ static double calibrated_s(const struct hw *hw, const struct op *op, double mode
 		double eff = hw_table_eff_at(tb, op->flops, bytes, model_s, &inside);
 		if (eff > 0)
 			t = model_s / eff;
+		/* below the smallest kernel of its class that was measured: a kernel's fixed cost
+		 * (launching its CTAs, the first bytes' latency, draining) does not shrink with the op,
+		 * so the time holds at that kernel's measured time (an elementwise op on a few KB took
+		 * 1.1-4.8 us on the H200, docs/perf/profile-h200-2026-12-01.md, where bytes over
+		 * bandwidth give nanoseconds) */
+		if (op->kind != OP_GEMM && op->kind != OP_GROUPED_GEMM && /* their own fixed cost */
+		    tb->key == HW_KEY_MODEL_S && tb->n > 0 && model_s < tb->x[0] && tb->eff[0] > 0)
+			*kernel_floor_s = tb->x[0] / tb->eff[0];
 		*calibrated = true;
 		*extrapolated = !inside;
 	}
@@ -473,7 +482,9 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 	if ((hw->n_tables > 0 || hw->n_gemm_points > 0) && dev_b > 0) {
 		/* calibrated from kernel durations at the boost clock; another clock scales it as the
 		 * physical model does; launch gaps stay */
-		double t = calibrated_s(hw, op, dev_b, &c.calibrated, &c.extrapolated) * (dev / dev_b);
+		double kfloor;
+		double t = calibrated_s(hw, op, dev_b, &c.calibrated, &c.extrapolated, &kfloor) * (dev / dev_b);
+		t = fmax(t, kfloor); /* as measured at boost: a lower bound at a lower clock too */
 		double f = t / dev;
 		c.time_s = t + gaps;
 		c.latency_s = (c.latency_s - gaps) * f + gaps;

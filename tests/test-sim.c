@@ -285,6 +285,38 @@ static void test_gemm_store(void **state)
 	assert_true(c0.memory_s < 0.6 * c.memory_s);
 }
 
+/* A kernel smaller than the smallest one its class measured takes that kernel's time, not its
+ * bytes over the bandwidth (an elementwise op on a few KB: nanoseconds before; 1.1-4.8 us
+ * measured, docs/perf/profile-h200-2026-12-01.md); the floor holds at the sustained clock too. */
+static void test_kernel_floor(void **state)
+{
+	(void)state;
+	const struct hw_table *tb = hw_table_find(&h200_cal, HW_CLASS_MEMORY, DT_BF16);
+	assert_non_null(tb);
+	assert_int_equal(tb->key, HW_KEY_MODEL_S);
+	double t0 = tb->x[0] / tb->eff[0];
+	assert_true(t0 > 0.5e-6 && t0 < 5e-6);
+	struct hw hw = h200_cal;
+	hw.launch_latency_s = hw.graph_launch_latency_s = 0;
+	struct op e = {.kind = OP_ELEMENTWISE, .m = 1, .n = 64, .a_dtype = DT_BF16, .o_dtype = DT_BF16, .layers = 1,
+		       .in_tensors = 1, .out_tensors = 1, .flops_per_element = 2};
+	op_fill(&e);
+	struct op_cost c, cs;
+	sim_op_cost(&hw, &e, NULL, &c);
+	assert_true(c.time_s >= t0 * (1 - 1e-12));
+	assert_true(c.extrapolated);
+	struct cost_opts o = {.clock = HW_CLOCK_SUSTAINED};
+	sim_op_cost(&hw, &e, &o, &cs);
+	assert_true(cs.time_s >= t0 * (1 - 1e-12));
+	/* inside the measured range the table decides */
+	e.m = 4096;
+	e.n = 4096;
+	op_fill(&e);
+	sim_op_cost(&hw, &e, NULL, &c);
+	assert_false(c.extrapolated);
+	assert_true(c.time_s > t0);
+}
+
 static void test_bad_scenarios(void **state)
 {
 	struct scenario s;
@@ -1028,6 +1060,7 @@ int main(void)
 		cmocka_unit_test(test_kda_chain),
 		cmocka_unit_test(test_gemm_quantization),
 		cmocka_unit_test(test_gemm_store),
+		cmocka_unit_test(test_kernel_floor),
 		cmocka_unit_test(test_bad_scenarios),
 		cmocka_unit_test(test_hw_presets),
 		cmocka_unit_test(test_properties_calibrated),
