@@ -494,8 +494,8 @@ static int run(const struct calib_inputs *ins, const struct run_opts *ro, const 
 		if (pr < 0)
 			goto fail;
 		if (pr == 0) {
-			in.scatter_svg = "calibration-scatter.svg";
-			in.error_svg = "calibration-error.svg";
+			in.scatter_img = "calibration-scatter.png";
+			in.error_img = "calibration-error.png";
 		} else {
 			in.plot_note = note;
 		}

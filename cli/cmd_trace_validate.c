@@ -37,7 +37,7 @@ static void usage(FILE *out)
 	        "  --hw NAME|PATH      hardware preset or YAML (default h200)\n"
 	        "  --rules R           rules for kernels outside k3sim ranges: default, none, or a YAML\n"
 	        "  -o, --output DIR    write DIR/validate.md, DIR/validate.json and gnuplot charts\n"
-	        "                      (DIR/validate-scatter.svg, DIR/validate-error.svg); each file is\n"
+	        "                      (DIR/validate-scatter.png, DIR/validate-error.png); each file is\n"
 	        "                      written beside its target and renamed into place. A directory\n"
 	        "                      k3sim made (it holds .k3sim-report) is refreshed; in any other\n"
 	        "                      non-empty directory an existing file takes --force\n"
@@ -275,8 +275,8 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 		if (pr < 0)
 			goto fail;
 		if (pr == 0) {
-			in.scatter_svg = "validate-scatter.svg";
-			in.error_svg = "validate-error.svg";
+			in.scatter_img = "validate-scatter.png";
+			in.error_img = "validate-error.png";
 		} else {
 			in.plot_note = note;
 			fprintf(stderr, "k3sim trace validate: no plots: %s\n", note);
@@ -303,7 +303,7 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 		table(&v, in.match);
 		if (dir)
 			printf("wrote %s/validate.md, %s/validate.json%s\n", dir, dir,
-			       in.scatter_svg ? " and the charts" : "");
+			       in.scatter_img ? " and the charts" : "");
 	}
 	status = fflush(stdout) == 0 ? 0 : 1;
 	goto out;

@@ -221,9 +221,9 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 		fputc('\n', f);
 	}
 	fprintf(f, "## Plots\n\n");
-	if (in->scatter_svg && in->error_svg)
+	if (in->scatter_img && in->error_img)
 		fprintf(f, "![predicted vs measured, log-log](%s)\n\n![error vs size](%s)\n\n",
-		        in->scatter_svg, in->error_svg);
+		        in->scatter_img, in->error_img);
 	else
 		fprintf(f, "No plots: %s\n\n", in->plot_note ? in->plot_note : "not requested (give -o DIR)");
 	if (m) {
@@ -469,11 +469,11 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n  \"plots\": ");
-	if (in->scatter_svg && in->error_svg) {
+	if (in->scatter_img && in->error_img) {
 		fprintf(f, "{\"scatter\": ");
-		util_json_str(f, in->scatter_svg);
+		util_json_str(f, in->scatter_img);
 		fprintf(f, ", \"error\": ");
-		util_json_str(f, in->error_svg);
+		util_json_str(f, in->error_img);
 		fputc('}', f);
 	} else {
 		fprintf(f, "null, \"plot_note\": ");
@@ -526,8 +526,8 @@ static void plot_script(FILE *f, const struct calib_validation *v, const char *p
                         const char *scatter, const char *error)
 {
 	fprintf(f,
-	        "# gnuplot %s.gp  (k3sim trace validate)\nset terminal svg size 900,640 dynamic background "
-	        "rgb 'white'\n"
+	        "# gnuplot %s.gp  (k3sim trace validate)\nset terminal pngcairo size 1100,780 background "
+	        "rgb 'white' font 'DejaVu Sans,11'\n"
 	        "set termoption noenhanced\nset key top left\nset grid\n",
 	        prefix);
 	fprintf(f,
@@ -581,7 +581,8 @@ static int run_plot(const char *gnuplot, const char *script, const char *prefix,
 	return 1;
 }
 
-const char *const calib_plot_files[] = {".dat", ".gp", "-scatter.svg", "-error.svg", NULL};
+/* PNG, not SVG: a scatter of thousands of points is ~0.75 MB of SVG per chart and ~0.1 MB of PNG */
+const char *const calib_plot_files[] = {".dat", ".gp", "-scatter.png", "-error.png", NULL};
 
 int calib_plots(const struct calib_validation *v, const char *dir, const char *prefix, const char *gnuplot,
                 const struct outfile_opts *oo, char *note, size_t n, struct err *e)
@@ -595,8 +596,8 @@ int calib_plots(const struct calib_validation *v, const char *dir, const char *p
 	}
 	snprintf(dat, sizeof dat, "%s/%s.dat", dir, prefix);
 	snprintf(gp, sizeof gp, "%s/%s.gp", dir, prefix);
-	snprintf(scatter, sizeof scatter, "%s/%s-scatter.svg", dir, prefix);
-	snprintf(error, sizeof error, "%s/%s-error.svg", dir, prefix);
+	snprintf(scatter, sizeof scatter, "%s/%s-scatter.png", dir, prefix);
+	snprintf(error, sizeof error, "%s/%s-error.png", dir, prefix);
 	int orc;
 	if ((orc = outfile_check(scatter, oo, e)) < 0 || (orc = outfile_check(error, oo, e)) < 0)
 		return orc;

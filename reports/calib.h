@@ -18,7 +18,7 @@ struct calib_report_in {
 	const struct calib_match *match; /* may be NULL (CSV input): unmatched lists */
 	const struct calib_validation *v;
 	const struct calib_xval *xval;       /* may be NULL: not done */
-	const char *scatter_svg, *error_svg; /* file names relative to the report, or NULL */
+	const char *scatter_img, *error_img; /* file names relative to the report, or NULL */
 	const char *plot_note;               /* why there are no plots, or NULL */
 	int top;                             /* worst offenders per class */
 };
@@ -27,8 +27,8 @@ struct calib_report_in {
 int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err *e);
 int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e);
 
-/* Gnuplot charts in dir: <prefix>-scatter.svg (predicted vs measured, log-log) and
- * <prefix>-error.svg (error vs size), from <prefix>.dat and <prefix>.gp written beside them, by
+/* Gnuplot charts in dir: <prefix>-scatter.png (predicted vs measured, log-log) and
+ * <prefix>-error.png (error vs size), from <prefix>.dat and <prefix>.gp written beside them, by
  * running `gnuplot` (or the program `gnuplot` names; NULL: "gnuplot") as a subprocess. Returns 0
  * when the charts were made, 1 when gnuplot could not make them (note says why; the data and
  * script are still there), or a negative error. Every file is an atomic output by the rules of

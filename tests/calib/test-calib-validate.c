@@ -131,8 +131,8 @@ static void test_report(void **state)
 	int pr = calib_plots(&v, out, "validate", NULL, &force, note2, sizeof note2, &e);
 	assert_true(pr == 0 || pr == 1);
 	if (pr == 0) {
-		assert_int_equal(access(path("report/validate-scatter.svg"), R_OK), 0);
-		assert_int_equal(access(path("report/validate-error.svg"), R_OK), 0);
+		assert_int_equal(access(path("report/validate-scatter.png"), R_OK), 0);
+		assert_int_equal(access(path("report/validate-error.png"), R_OK), 0);
 	}
 
 	FILE *f = fopen(path("report/validate.md"), "w");

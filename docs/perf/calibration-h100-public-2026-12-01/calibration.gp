@@ -1,9 +1,9 @@
 # gnuplot calibration.gp  (k3sim trace validate)
-set terminal svg size 900,640 dynamic background rgb 'white'
+set terminal pngcairo size 1100,780 background rgb 'white' font 'DejaVu Sans,11'
 set termoption noenhanced
 set key top left
 set grid
-set output 'docs/perf/calibration-h100-public-2026-12-01/calibration-scatter.svg'
+set output 'docs/perf/calibration-h100-public-2026-12-01/calibration-scatter.png'
 set logscale xy
 set format x '1e%L'
 set format y '1e%L'
@@ -11,7 +11,7 @@ set xlabel 'measured (s)'
 set ylabel 'predicted (s)'
 set title 'predicted vs measured (h100; filled: held out, open: training)'
 plot x title 'exact' lw 1 lc rgb '#888888', 1.15*x title '+-15%' dt 2 lc rgb '#bbbbbb', x/1.15 notitle dt 2 lc rgb '#bbbbbb', 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 0 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 1 title 'gemm.bf16', '' index 0 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 1 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 1 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 2 title 'gemm.fp8', '' index 1 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 2 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 2 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 3 title 'allgather', '' index 2 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 3 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 3 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 4 title 'alltoall', '' index 3 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 4 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 4 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 5 title 'reducescatter', '' index 4 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 5 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 5 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 6 title 'allreduce', '' index 5 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 6 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 6 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 7 title 'mla_decode', '' index 6 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 7 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 7 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 8 title 'mla_prefill', '' index 7 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 8 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 8 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 9 title 'kda_decode.fp32', '' index 8 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 9 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 9 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 10 title 'kda_verify.fp32', '' index 9 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 10 notitle, 'docs/perf/calibration-h100-public-2026-12-01/calibration.dat' index 10 using 1:($5 > 0 ? $2 : 1/0) with points pt 7 ps 0.6 lc 11 title 'kda_chunk.fp32', '' index 10 using 1:($5 > 0 ? 1/0 : $2) with points pt 6 ps 0.6 lc 11 notitle
-set output 'docs/perf/calibration-h100-public-2026-12-01/calibration-error.svg'
+set output 'docs/perf/calibration-h100-public-2026-12-01/calibration-error.png'
 unset logscale y
 set format y '%g'
 set logscale x
