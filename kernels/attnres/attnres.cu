@@ -20,6 +20,8 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include <cooperative_groups.h>
 
@@ -290,6 +292,13 @@ int cluster_size(int tokens, int dim, int n_sources, bool with_delta)
 	} else {
 		cs = chunks > 4 * THREADS ? 2 : 1;
 	}
+	/* K3_ATTNRES_CLUSTER=1|2|4|8 forces a width (read per call: the bench and tests switch it);
+	 * still at least 2 where one CTA's threads cannot hold the row, and wider where it won't fit. */
+	const char *e = getenv("K3_ATTNRES_CLUSTER");
+	if (e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8")))
+		cs = atoi(e);
+	if (cs == 1 && chunks > 4 * THREADS)
+		cs = 2;
 	while (cs < 8 && (size_t)(n_sources + (with_delta ? 1 : 0)) * ((chunks + cs - 1) / cs) * 16 > SMEM_MAX)
 		cs *= 2;
 	return cs;
