@@ -12,9 +12,11 @@
  * shared memory (the same order in every CTA: the same scores); pass 2 mixes
  * the sources from shared memory, and a second cluster sum gives the RMSNorm
  * of h. Small T runs wide clusters (8 CTAs a token at K3's width), large T
- * clusters of 2 (72 KiB of shared memory, three CTAs an SM). The one-CTA-a-
- * token kernel it replaces ran 23-26 us at T = 1-256 and 299 us (9 sources)
- * at T = 4096, the sources' loads of one source in turn (2026-12-01c slice).
+ * clusters of 4 (36 KiB of shared memory, six CTAs an SM: 271 us at T = 4096,
+ * 9 sources, 61 % of copy; clusters of 2, three CTAs an SM loading, reducing
+ * and storing in lock step, ran 333 us, 50 %; of 8, 324 us; 2026-12-01 calls
+ * 01k/01l). The one-CTA-a-token kernel it replaces ran 21-38 us at T = 1-256
+ * and 340 us at T = 4096, the sources' loads one source in turn (01e bench).
  */
 #include "attnres.h"
 
@@ -290,7 +292,7 @@ int cluster_size(int tokens, int dim, int n_sources, bool with_delta)
 		const int w = chunks / 112;
 		cs = w >= 8 ? 8 : w >= 4 ? 4 : w >= 2 ? 2 : 1;
 	} else {
-		cs = chunks > 4 * THREADS ? 2 : 1;
+		cs = chunks > 4 * THREADS ? 4 : 1; /* 4 at K3's width: 61-64 % of copy, 2: 50-54, 8: 51-52 (01l) */
 	}
 	/* K3_ATTNRES_CLUSTER=1|2|4|8 forces a width (read per call: the bench and tests switch it);
 	 * still at least 2 where one CTA's threads cannot hold the row, and wider where it won't fit. */
