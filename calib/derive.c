@@ -171,37 +171,24 @@ static int parse_rule(const struct doc *d, const struct doc_node *n, struct cali
 	return 0;
 }
 
-static int load_doc(const struct doc *d, struct calib_derive *r, struct err *e)
+/* One rule of the file: the array of all of them allocated at the first. */
+static int load_rule(const struct doc *d, const struct doc_node *n, size_t i, size_t count, void *obj,
+		     struct err *e)
 {
-	const struct doc_node *list;
-	int rc = doc_rules_list(d, CALIB_DERIVE_RULES_MAX, &list, e);
-	if (rc < 0)
-		return rc;
-	r->rule = arena_alloc(&r->arena, (list->n ? list->n : 1) * sizeof *r->rule);
-	if (!r->rule)
+	struct calib_derive *r = obj;
+	if (i == 0 && !(r->rule = arena_alloc(&r->arena, count * sizeof *r->rule)))
 		return -ENOMEM;
-	for (size_t i = 0; i < list->n; i++)
-		if ((rc = parse_rule(d, list->items[i], r, e)) < 0)
-			return rc;
-	return 0;
+	return parse_rule(d, n, r, e);
 }
 
 int calib_derive_load_string(struct calib_derive *r, const char *file, const char *text, size_t len_bytes,
                              struct err *e)
 {
-	struct doc d;
 	struct calib_derive tmp;
 	memset(&tmp, 0, sizeof tmp);
 	arena_init(&tmp.arena, DERIVE_ARENA_BYTES);
 	snprintf(tmp.file, sizeof tmp.file, "%s", file);
-	int rc = doc_load_string(&d, file, text, len_bytes, e);
-	if (rc < 0)
-		goto out;
-	rc = load_doc(&d, &tmp, e);
-	doc_release(&d);
-	if (rc == -ENOMEM)
-		err_set(e, file, 0, 0, "out of memory reading the rules");
-out:
+	int rc = doc_rules_each(file, text, len_bytes, CALIB_DERIVE_RULES_MAX, "rules", load_rule, &tmp, e);
 	if (rc < 0) {
 		arena_release(&tmp.arena);
 		return rc;

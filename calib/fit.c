@@ -143,7 +143,7 @@ static void apply_gemm(struct hw *hw, const double *x)
 }
 
 /* x: log cycles of the fixed cost, the wave, the k step; logits of the FLOP efficiency of BF16
- * and FP8 math (the one of BF16 is also eff_gemm.max) */
+ * and FP8 math (the one of BF16 is also eff_gemm.max); log bytes the epilogue stores per SM cycle */
 static void apply_gemm_kernel(struct hw *hw, const double *x)
 {
 	hw->gemm_fixed_cycles = exp(x[0]);
@@ -151,6 +151,7 @@ static void apply_gemm_kernel(struct hw *hw, const double *x)
 	hw->gemm_kstep_cycles = exp(x[2]);
 	hw->eff_gemm.max = hw->gemm_eff[DT_BF16] = hw->gemm_eff[DT_FP16] = squash(x[3]);
 	hw->gemm_eff[DT_FP8] = squash(x[4]);
+	hw->gemm_store_bytes_per_sm_cycle = exp(x[5]);
 }
 
 static void apply_kda(struct hw *hw, const double *x)
@@ -651,20 +652,22 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	st.n = select_points(pts, is_gemm, sel);
 	bool kernel = st.n >= CALIB_FIT_GEMM_KERNEL_POINTS;
 	st.apply = kernel ? apply_gemm_kernel : apply_gemm;
-	int nx = kernel ? 5 : 2;
-	double best_f = INFINITY, best_x[5] = {0, 0, 0, 0, 0}, best_s = base->gemm_wave_smoothing;
+	int nx = kernel ? 6 : 2;
+	double best_f = INFINITY, best_x[6] = {0, 0, 0, 0, 0, 0}, best_s = base->gemm_wave_smoothing;
 	struct calib_fit_stage best_r = {0};
 	for (int k = 0; k <= 4 && st.n >= CALIB_FIT_MIN_POINTS; k += kernel ? 2 : 1) {
 		hw->gemm_wave_smoothing = k / 4.0;
-		double xg[5] = {unsquash(base->eff_gemm.max), log(base->eff_gemm.half > 0 ? base->eff_gemm.half : 1e7),
-		                0, 0, 0};
+		double xg[6] = {unsquash(base->eff_gemm.max), log(base->eff_gemm.half > 0 ? base->eff_gemm.half : 1e7),
+		                0, 0, 0, 0};
 		if (kernel) {
 			xg[0] = log(4000.0); /* ~2 us at 2 GHz */
 			xg[1] = log(1500.0);
 			xg[2] = log(50.0);
 			xg[3] = xg[4] = unsquash(base->eff_gemm.max);
+			/* from half the copies' rate (at the copies' rate HBM caps it: flat) */
+			xg[5] = log(0.5 * hw->hbm_bw_bytes_per_s * hw->eff_memory.max / ((double)hw->sms * hw->sm_clock_hz));
 		}
-		const double sg[5] = {kernel ? 1.0 : 0.5, 1.0, 1.0, 0.5, 0.5};
+		const double sg[6] = {kernel ? 1.0 : 0.5, 1.0, 1.0, 0.5, 0.5, 0.5};
 		struct calib_fit_stage r = {0};
 		run_stage(&st, &r, xg, sg, nx);
 		if (r.after < best_f) {
@@ -687,6 +690,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 			b->gemm_fixed_cycles = base->gemm_fixed_cycles;
 			b->gemm_wave_cycles = base->gemm_wave_cycles;
 			b->gemm_kstep_cycles = base->gemm_kstep_cycles;
+			b->gemm_store_bytes_per_sm_cycle = base->gemm_store_bytes_per_sm_cycle;
 			memcpy(b->gemm_eff, base->gemm_eff, sizeof b->gemm_eff);
 			best_r.before = mean_abs_log(b, sel, st.n);
 			free(b);

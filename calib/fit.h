@@ -7,8 +7,9 @@
  * the fitted preset keeps the base's launch latencies (gaps between kernels, not measured here):
  *   1. memory: eff_memory (max, half) from copies and elementwise ops;
  *   2. GEMM: with at least CALIB_FIT_GEMM_KERNEL_POINTS dense GEMMs the kernel costs (hw.h:
- *      gemm_fixed_cycles, gemm_wave_cycles, gemm_kstep_cycles) and eff_gemm.max, at wave
- *      smoothing 0, 1/2 and 1; with fewer eff_gemm (max, half) at smoothing 0, 1/4, ..., 1;
+ *      gemm_fixed_cycles, gemm_wave_cycles, gemm_kstep_cycles, gemm_store_bytes_per_sm_cycle) and
+ *      eff_gemm.max, at wave smoothing 0, 1/2 and 1; with fewer eff_gemm (max, half) at
+ *      smoothing 0, 1/4, ..., 1;
  *   3. KDA prefill: kda_chunk_step_cycles; collectives: per collective kind and rank count with
  *      points enough a model of its own (hw_coll_model): its step latency and efficiency max,
  *      with half 0 (in the alpha-beta form half only adds a constant, which the latency carries:

@@ -386,6 +386,7 @@ static const struct hw_key kernel_keys[] = {
 	KEY("gemm_fixed_cycles", HK_F64, gemm_fixed_cycles, 1, 1, 1, 9, false, HK_ALWAYS),
 	KEY("gemm_wave_cycles", HK_F64, gemm_wave_cycles, 1, 1, 1, 9, false, HK_ALWAYS),
 	KEY("gemm_kstep_cycles", HK_F64, gemm_kstep_cycles, 1, 1, 1, 9, false, HK_ALWAYS),
+	KEY("gemm_store_bytes_per_sm_cycle", HK_F64, gemm_store_bytes_per_sm_cycle, 1, 1, 1, 9, false, HK_NONZERO),
 	KEY("kda_chunk_step_cycles", HK_F64, kda_chunk_step_cycles, 1, 1, 1, 6, true, HK_ALWAYS),
 	KEY("kda_step_row_cycles", HK_F64, kda_step_row_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
 	KEY("kda_intra_cycles_per_token_head", HK_F64, kda_intra_cycles_per_token_head, 1, 1, 1, 6, false, HK_ALWAYS),

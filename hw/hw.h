@@ -178,8 +178,17 @@ struct hw {
 	 * one step of a tile's k loop (128 bytes of k: 64 BF16 or 128 FP8 elements), which no
 	 * parallelism hides. With any of them set a
 	 * GEMM costs fixed + max(padded FLOPs at eff_gemm.max + waves x wave, bytes at
-	 * eff_memory.max) + k steps x k step, in cycles at the regime's clock. */
+	 * eff_memory.max [+ output at the epilogue's store rate, below]) + k steps x k step, in
+	 * cycles at the regime's clock. */
 	double gemm_fixed_cycles, gemm_wave_cycles, gemm_kstep_cycles;
+	/* Optional (0 = not modeled: outputs as any other bytes), fitted with the costs above: the
+	 * bytes of output a GEMM's epilogue stores per SM per SM cycle (converting the accumulators,
+	 * staging through shared memory, issuing the stores: SM-side work, so it slows with the
+	 * clock), never faster than HBM at eff_memory.max. The output is stored at this rate even
+	 * when it would fit in L2 (a write-back L2 evicts it during the kernels that follow, which a
+	 * stream of kernels pays; the calibration grid measured no L2 benefit for outputs of
+	 * 12-25 MB), beside the reads at eff_memory.max. */
+	double gemm_store_bytes_per_sm_cycle;
 	double gemm_eff[DT_COUNT]; /* FLOP efficiency per math dtype (YAML kernels.gemm_eff); 0: eff_gemm.max */
 	double gemm_wave_smoothing;   /* 0: a partial last wave of GEMM tiles costs a whole wave;
 				       * 1: only its fraction (the library balances it, stream-K) */

@@ -48,15 +48,8 @@ static int get_i64(struct reader *r, const struct doc_node *map, const char *key
 			return doc_error(r->d, map, r->e, "missing key '%s'", key);
 		return 0;
 	}
-	int64_t x;
-	int rc = doc_i64(r->d, v, key, &x, r->e);
-	if (rc < 0)
-		return rc;
-	if (x < min || x > max)
-		return doc_error(r->d, v, r->e, "%s: %lld is out of range [%lld, %lld]", key, (long long)x,
-				 (long long)min, (long long)max);
-	*out = x;
-	return 0;
+	struct doc_reader dr = {.d = r->d, .e = r->e};
+	return doc_field_i64(&dr, map, key, min, max, out);
 }
 
 static int get_double(struct reader *r, const struct doc_node *map, const char *key, double *out)

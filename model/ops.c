@@ -30,6 +30,68 @@ bool op_is_comm(enum op_kind k)
 	return k == OP_ALLREDUCE || k == OP_ALLGATHER || k == OP_REDUCESCATTER || k == OP_ALLTOALL;
 }
 
+static const struct {
+	const char *name;
+	enum op_block block;
+	enum op_part part;
+	enum op_split split;
+} roles[OP_ROLE_COUNT] = {
+	[OP_ROLE_NONE] = {"?", OP_BLOCK_OTHER, OP_PART_PRE, SPLIT_NONE},
+#define OP_ROLE_ROW(role, name, block, part, split) \
+	[OP_ROLE_##role] = {name, OP_BLOCK_##block, OP_PART_##part, split},
+	OP_ROLES(OP_ROLE_ROW)
+#undef OP_ROLE_ROW
+};
+
+static enum op_role role_index(enum op_role r)
+{
+	return (unsigned)r < OP_ROLE_COUNT ? r : OP_ROLE_NONE;
+}
+
+const char *op_role_name(enum op_role r)
+{
+	return roles[role_index(r)].name;
+}
+
+enum op_block op_role_block(enum op_role r)
+{
+	return roles[role_index(r)].block;
+}
+
+enum op_part op_role_part(enum op_role r)
+{
+	return roles[role_index(r)].part;
+}
+
+enum op_split op_role_split(enum op_role r)
+{
+	return roles[role_index(r)].split;
+}
+
+struct op_state_split op_state_split(enum op_state s)
+{
+	static const struct op_state_split splits[OP_STATE_COUNT] = {
+		[OP_STATE_NONE] = {false, false},
+		/* every CP rank carries the state of its requests (KDA CP passes states, it does not
+		 * shard them) */
+		[OP_STATE_KDA] = {.tp = true, .cp = false},
+		[OP_STATE_MLA_LATENT] = {.tp = false, .cp = true},
+		[OP_STATE_MLA_PER_HEAD] = {.tp = true, .cp = true},
+		[OP_STATE_DSA_INDEX] = {.tp = false, .cp = true},
+	};
+	return (unsigned)s < OP_STATE_COUNT ? splits[s] : splits[OP_STATE_NONE];
+}
+
+static const char *const part_names[OP_PART_COUNT] = {
+	"pre", "attn_prep", "attn_core", "mlp_prep", "dense", "dispatch", "shared", "experts", "combine",
+	"output", "residual", "post",
+};
+
+const char *op_part_name(enum op_part p)
+{
+	return (unsigned)p < OP_PART_COUNT ? part_names[p] : "?";
+}
+
 /* Sum over the t new queries at positions ctx+1 .. ctx+t of min(top_k, visible tokens), in
  * double (sizes may be anything a user typed). */
 static double sparse_visible(int64_t ctx, int64_t t, int64_t top_k)
@@ -178,7 +240,7 @@ struct builder {
 	int overflow;
 };
 
-static struct op *push(struct builder *b, enum op_kind kind, const char *name, enum op_split split)
+static struct op *push(struct builder *b, enum op_kind kind, enum op_role role)
 {
 	if (b->list->n == OP_LIST_MAX) {
 		b->overflow = 1;
@@ -189,8 +251,9 @@ static struct op *push(struct builder *b, enum op_kind kind, const char *name, e
 	struct op *op = &b->list->ops[b->list->n++];
 	memset(op, 0, sizeof *op);
 	op->kind = kind;
-	op->name = name;
-	op->split = split;
+	op->role = role;
+	op->name = op_role_name(role);
+	op->split = op_role_split(role);
 	op->attn = b->attn;
 	op->layers = b->layers;
 	op->layer_group = b->group;
@@ -203,20 +266,19 @@ static struct op *push(struct builder *b, enum op_kind kind, const char *name, e
 	return op;
 }
 
-static void gemm(struct builder *b, const char *name, enum op_split split, int64_t m, int64_t n,
-		 int64_t k, enum op_sync sync)
+static void gemm(struct builder *b, enum op_role role, int64_t m, int64_t n, int64_t k, enum op_sync sync)
 {
-	struct op *op = push(b, OP_GEMM, name, split);
+	struct op *op = push(b, OP_GEMM, role);
 	op->m = m;
 	op->n = n;
 	op->k = k;
 	op->sync = sync;
 }
 
-static void eltwise(struct builder *b, const char *name, enum op_split split, int64_t m, int64_t n,
-		    double in, double out, double flops_per_element)
+static void eltwise(struct builder *b, enum op_role role, int64_t m, int64_t n, double in, double out,
+		    double flops_per_element)
 {
-	struct op *op = push(b, OP_ELEMENTWISE, name, split);
+	struct op *op = push(b, OP_ELEMENTWISE, role);
 	op->m = m;
 	op->n = n;
 	op->in_tensors = in;
@@ -228,22 +290,22 @@ static void eltwise(struct builder *b, const char *name, enum op_split split, in
  * feeds (DeepSeek-V3's 1 x 128 activation tiles; SGLang's per_token_group_quant_fp8): the BF16
  * tensor read, FP8 and one FP32 scale per group written. Where SwiGLU feeds the GEMM the cast is
  * fused into it (DeepSeek's swiglu_forward_with_weight_and_per_token_cast_to_fp8). */
-static void quant(struct builder *b, const char *name, enum op_split split, int64_t m, int64_t n)
+static void quant(struct builder *b, enum op_role role, int64_t m, int64_t n)
 {
 	if (b->p->act != DT_FP8)
 		return;
-	eltwise(b, name, split, m, n, 1, (1.0 + 4.0 / 128) / 2, 4);
+	eltwise(b, role, m, n, 1, (1.0 + 4.0 / 128) / 2, 4);
 }
 
 /* Block AttnRes before a sublayer: RMSNorm of each source, a pseudo-query score, softmax over
  * depth, the weighted sum; reads every source and the partial sum, writes the input. */
-static void attn_res(struct builder *b, const char *name, double sources)
+static void attn_res(struct builder *b, enum op_role role, double sources)
 {
 	if (!b->m->attn_res_block)
 		return;
 	/* with the intra-block merge fused into the TP all-reduce the partial sum is not read back */
 	double in = sources + (b->p->attnres_fused_allreduce ? 0 : 1);
-	eltwise(b, name, SPLIT_NONE, b->M, b->m->hidden, in, 1, 4.0 * (sources + 1));
+	eltwise(b, role, b->M, b->m->hidden, in, 1, 4.0 * (sources + 1));
 }
 
 static void kda_layer(struct builder *b)
@@ -252,23 +314,24 @@ static void kda_layer(struct builder *b)
 	const struct model_kda *k = &m->kda;
 	const struct phase *p = b->p;
 	int64_t h = m->hidden, proj = k->heads * k->head_dim, M = b->M;
-	gemm(b, "kda.qkv_proj", SPLIT_TP_N, M, 3 * proj, h, SYNC_NONE);
-	gemm(b, "kda.decay_a", SPLIT_NONE, M, k->decay_rank, h, SYNC_NONE);
-	gemm(b, "kda.decay_b", SPLIT_TP_N, M, proj, k->decay_rank, SYNC_NONE);
-	gemm(b, "kda.beta_proj", SPLIT_TP_N, M, k->heads, h, SYNC_NONE);
+	gemm(b, OP_ROLE_KDA_QKV_PROJ, M, 3 * proj, h, SYNC_NONE);
+	gemm(b, OP_ROLE_KDA_DECAY_A, M, k->decay_rank, h, SYNC_NONE);
+	gemm(b, OP_ROLE_KDA_DECAY_B, M, proj, k->decay_rank, SYNC_NONE);
+	gemm(b, OP_ROLE_KDA_BETA_PROJ, M, k->heads, h, SYNC_NONE);
 	if (k->output_gate == GATE_FULL)
-		gemm(b, "kda.gate_proj", SPLIT_TP_N, M, proj, h, SYNC_NONE);
+		gemm(b, OP_ROLE_KDA_GATE_PROJ, M, proj, h, SYNC_NONE);
 	else if (k->output_gate == GATE_LOW_RANK) {
-		gemm(b, "kda.gate_a", SPLIT_NONE, M, k->output_gate_rank, h, SYNC_NONE);
-		gemm(b, "kda.gate_b", SPLIT_TP_N, M, proj, k->output_gate_rank, SYNC_NONE);
+		gemm(b, OP_ROLE_KDA_GATE_A, M, k->output_gate_rank, h, SYNC_NONE);
+		gemm(b, OP_ROLE_KDA_GATE_B, M, proj, k->output_gate_rank, SYNC_NONE);
 	}
 	int64_t taps = k->conv_kernel > 0 ? k->conv_kernel - 1 : 0;
 	int64_t mixed = p->kind == PHASE_DECODE ? p->mixed_tokens : 0;
 	if (p->kind == PHASE_PREFILL || mixed) {
 		/* ShortConv + SiLU on q, k, v, L2 norm of q and k; the gate and beta activations. */
 		int64_t pre_tokens = mixed ? mixed : M;
-		eltwise(b, "kda.conv_norm", SPLIT_TP_N, pre_tokens, 3 * proj, 1, 1, 2.0 * k->conv_kernel + 8);
-		struct op *op = push(b, OP_KDA_CHUNK, "kda.chunk", SPLIT_TP_N);
+		eltwise(b, OP_ROLE_KDA_CONV_NORM, pre_tokens, 3 * proj, 1, 1, 2.0 * k->conv_kernel + 8);
+		struct op *op = push(b, OP_KDA_CHUNK, OP_ROLE_KDA_CHUNK);
+		op->cache = OP_STATE_KDA;
 		op->b = mixed ? 1 : p->batch;
 		op->t = mixed ? mixed : p->tokens;
 		op->h = k->heads;
@@ -276,16 +339,17 @@ static void kda_layer(struct builder *b)
 		op->dk = op->dv = k->head_dim;
 		op->chunk = p->kda_chunk;
 		/* head-wise RMSNorm and the sigmoid output gate */
-		eltwise(b, "kda.norm_gate", SPLIT_TP_N, pre_tokens, proj, 2, 1, 8);
+		eltwise(b, OP_ROLE_KDA_NORM_GATE, pre_tokens, proj, 2, 1, 8);
 	}
 	if (p->kind == PHASE_DECODE && p->reference_path) {
 		/* causal_conv1d_update + SiLU and the L2 norms, then fused_recurrent_kda, then the
 		 * gated RMSNorm: three kernels where production fuses one */
-		eltwise(b, "kda.conv_norm", SPLIT_TP_N, p->batch * p->tokens, 3 * proj, 1 + (double)taps, 1,
+		eltwise(b, OP_ROLE_KDA_CONV_NORM, p->batch * p->tokens, 3 * proj, 1 + (double)taps, 1,
 			2.0 * k->conv_kernel + 8);
 	}
 	if (p->kind == PHASE_DECODE) {
-		struct op *op = push(b, OP_KDA_DECODE, "kda.decode", SPLIT_TP_N);
+		struct op *op = push(b, OP_KDA_DECODE, OP_ROLE_KDA_DECODE);
+		op->cache = OP_STATE_KDA;
 		op->b = p->batch;
 		op->t = p->tokens;
 		op->h = k->heads;
@@ -293,9 +357,9 @@ static void kda_layer(struct builder *b)
 		op->dk = op->dv = k->head_dim;
 		op->extra_state_bytes = 2 * dtype_bytes(p->kda_state, p->batch * 3 * proj * taps);
 		if (p->reference_path)
-			eltwise(b, "kda.norm_gate", SPLIT_TP_N, p->batch * p->tokens, proj, 2, 1, 8);
+			eltwise(b, OP_ROLE_KDA_NORM_GATE, p->batch * p->tokens, proj, 2, 1, 8);
 	}
-	gemm(b, "kda.o_proj", SPLIT_TP_K, M, h, proj, SYNC_TP_ATTN);
+	gemm(b, OP_ROLE_KDA_O_PROJ, M, h, proj, SYNC_TP_ATTN);
 }
 
 static void mla_layer(struct builder *b)
@@ -311,35 +375,35 @@ static void mla_layer(struct builder *b)
 				    : dtype_bytes(p->mla_cache, latent);
 	bool dsa = m->dsa.index_heads > 0;
 
-	quant(b, "mla.quant_in", SPLIT_NONE, M, h);
+	quant(b, OP_ROLE_MLA_QUANT_IN, M, h);
 	if (a->q_lora_rank) {
-		gemm(b, "mla.q_a", SPLIT_NONE, M, a->q_lora_rank, h, SYNC_NONE);
-		quant(b, "mla.quant_q_b", SPLIT_NONE, M, a->q_lora_rank);
-		gemm(b, "mla.q_b", SPLIT_TP_N, M, a->heads * qk, a->q_lora_rank, SYNC_NONE);
+		gemm(b, OP_ROLE_MLA_Q_A, M, a->q_lora_rank, h, SYNC_NONE);
+		quant(b, OP_ROLE_MLA_QUANT_Q_B, M, a->q_lora_rank);
+		gemm(b, OP_ROLE_MLA_Q_B, M, a->heads * qk, a->q_lora_rank, SYNC_NONE);
 	} else {
-		gemm(b, "mla.q_proj", SPLIT_TP_N, M, a->heads * qk, h, SYNC_NONE);
+		gemm(b, OP_ROLE_MLA_Q_PROJ, M, a->heads * qk, h, SYNC_NONE);
 	}
-	gemm(b, "mla.kv_a", SPLIT_NONE, M, latent, h, SYNC_NONE);
+	gemm(b, OP_ROLE_MLA_KV_A, M, latent, h, SYNC_NONE);
 	if (a->rope && a->qk_rope_head_dim > 0)
 		/* the rotary embedding of the new tokens' q_pe (every head) and k_pe, in place */
-		eltwise(b, "mla.rope", SPLIT_TP_N, M, (a->heads + 1) * a->qk_rope_head_dim, 1, 1, 6);
+		eltwise(b, OP_ROLE_MLA_ROPE, M, (a->heads + 1) * a->qk_rope_head_dim, 1, 1, 6);
 
 	if (dsa) {
 		const struct model_dsa *x = &m->dsa;
 		int64_t qin = a->q_lora_rank ? a->q_lora_rank : h;
-		gemm(b, "dsa.index_q", SPLIT_NONE, M, x->index_heads * x->index_head_dim, qin, SYNC_NONE);
-		gemm(b, "dsa.index_k", SPLIT_NONE, M, x->index_head_dim + x->index_heads, h, SYNC_NONE);
+		gemm(b, OP_ROLE_DSA_INDEX_Q, M, x->index_heads * x->index_head_dim, qin, SYNC_NONE);
+		gemm(b, OP_ROLE_DSA_INDEX_K, M, x->index_head_dim + x->index_heads, h, SYNC_NONE);
 	}
 	int64_t mixed = p->kind == PHASE_DECODE ? p->mixed_tokens : 0;
 	if (p->reference_path && !dsa) {
 		/* Hugging Face: the latent is expanded per head (kv_b) for the new tokens and K/V are
 		 * cached per head in BF16; attention runs over them without absorption. */
 		int64_t per_head = dtype_bytes(DT_BF16, qk + a->v_head_dim);
-		gemm(b, "mla.kv_b", SPLIT_TP_N, M, a->heads * (a->qk_nope_head_dim + a->v_head_dim), a->kv_lora_rank,
+		gemm(b, OP_ROLE_MLA_KV_B, M, a->heads * (a->qk_nope_head_dim + a->v_head_dim), a->kv_lora_rank,
 		     SYNC_NONE);
 		int64_t dec = p->kind == PHASE_DECODE ? p->batch * p->tokens : 0;
 		if (dec) {
-			struct op *op = push(b, OP_MLA_DECODE, "mla.attn", SPLIT_TP_N);
+			struct op *op = push(b, OP_MLA_DECODE, OP_ROLE_MLA_ATTN);
 			op->b = p->batch;
 			op->t = p->tokens;
 			op->ctx = p->context;
@@ -347,10 +411,10 @@ static void mla_layer(struct builder *b)
 			op->dk = qk;
 			op->dv = a->v_head_dim;
 			op->cache_bytes_per_token = per_head * a->heads;
-			op->cache_per_head = true;
+			op->cache = OP_STATE_MLA_PER_HEAD;
 		}
 		if (p->kind == PHASE_PREFILL || mixed) {
-			struct op *op = push(b, OP_MLA_PREFILL, "mla.attn", SPLIT_TP_N);
+			struct op *op = push(b, OP_MLA_PREFILL, OP_ROLE_MLA_ATTN);
 			op->b = mixed ? 1 : p->batch;
 			op->t = mixed ? mixed : p->tokens;
 			op->ctx = mixed ? p->mixed_context : p->context;
@@ -358,15 +422,15 @@ static void mla_layer(struct builder *b)
 			op->dk = qk;
 			op->dv = a->v_head_dim;
 			op->cache_bytes_per_token = per_head * a->heads;
-			op->cache_per_head = true;
+			op->cache = OP_STATE_MLA_PER_HEAD;
 		}
 	} else if (dsa || p->kind == PHASE_DECODE) {
 		/* Absorbed form: attention runs over the latent cache (MQA-like, 576-wide keys). */
 		int64_t Mq = M - (dsa ? 0 : mixed); /* a mixed chunk takes the prefill kernels */
-		gemm(b, "mla.q_absorb", SPLIT_TP_N, Mq, a->heads * a->kv_lora_rank, a->qk_nope_head_dim, SYNC_NONE);
+		gemm(b, OP_ROLE_MLA_Q_ABSORB, Mq, a->heads * a->kv_lora_rank, a->qk_nope_head_dim, SYNC_NONE);
 		enum op_kind kind = dsa ? (p->kind == PHASE_DECODE ? OP_DSA_DECODE : OP_DSA_PREFILL)
 					: OP_MLA_DECODE;
-		struct op *op = push(b, kind, dsa ? "dsa.attn" : "mla.attn", SPLIT_TP_N);
+		struct op *op = push(b, kind, dsa ? OP_ROLE_DSA_ATTN : OP_ROLE_MLA_ATTN);
 		op->b = p->batch;
 		op->t = p->tokens;
 		op->ctx = p->context;
@@ -374,6 +438,7 @@ static void mla_layer(struct builder *b)
 		op->dk = latent;
 		op->dv = a->kv_lora_rank;
 		op->cache_bytes_per_token = cache_bpt;
+		op->cache = OP_STATE_MLA_LATENT;
 		if (dsa) {
 			op->top_k = m->dsa.top_k;
 			op->index_heads = m->dsa.index_heads;
@@ -392,20 +457,20 @@ static void mla_layer(struct builder *b)
 		} else if (dsa && mixed) {
 			b->overflow = 1;
 		}
-		gemm(b, "mla.v_absorb", SPLIT_TP_N, Mq, a->heads * a->v_head_dim, a->kv_lora_rank, SYNC_NONE);
+		gemm(b, OP_ROLE_MLA_V_ABSORB, Mq, a->heads * a->v_head_dim, a->kv_lora_rank, SYNC_NONE);
 	}
 	if (!dsa && !p->reference_path && (p->kind == PHASE_PREFILL || mixed)) {
 		/* Prefill: expand the prefix and the chunk from the latent cache, then attention. */
 		int64_t pb = mixed ? 1 : p->batch, pt = mixed ? mixed : p->tokens, pc = mixed ? p->mixed_context : p->context;
-		quant(b, "mla.quant_kv_b", SPLIT_NONE, pb * (pc + pt), a->kv_lora_rank);
-		gemm(b, "mla.kv_b", SPLIT_TP_N, pb * (pc + pt),
+		quant(b, OP_ROLE_MLA_QUANT_KV_B, pb * (pc + pt), a->kv_lora_rank);
+		gemm(b, OP_ROLE_MLA_KV_B, pb * (pc + pt),
 		     a->heads * (a->qk_nope_head_dim + a->v_head_dim), a->kv_lora_rank, SYNC_NONE);
 		/* The attention kernel (FlashAttention-3 at head dims 192/128) takes K whole: each
 		 * head's k_nope from the expansion beside the shared k_pe, written as one tensor (V is
 		 * read in place, strided). */
-		eltwise(b, "mla.k_concat", SPLIT_TP_N, pb * (pc + pt), a->heads * qk,
+		eltwise(b, OP_ROLE_MLA_K_CONCAT, pb * (pc + pt), a->heads * qk,
 			(double)a->qk_nope_head_dim / (double)qk, 1, 0);
-		struct op *op = push(b, OP_MLA_PREFILL, "mla.attn", SPLIT_TP_N);
+		struct op *op = push(b, OP_MLA_PREFILL, OP_ROLE_MLA_ATTN);
 		op->b = pb;
 		op->t = pt;
 		op->ctx = pc;
@@ -413,22 +478,23 @@ static void mla_layer(struct builder *b)
 		op->dk = qk;
 		op->dv = a->v_head_dim;
 		op->cache_bytes_per_token = cache_bpt;
+		op->cache = OP_STATE_MLA_LATENT;
 	}
 	if (a->output_gate) {
-		gemm(b, "mla.gate_proj", SPLIT_TP_N, M, a->heads * a->v_head_dim, h, SYNC_NONE);
-		eltwise(b, "mla.gate_mul", SPLIT_TP_N, M, a->heads * a->v_head_dim, 2, 1, 5);
+		gemm(b, OP_ROLE_MLA_GATE_PROJ, M, a->heads * a->v_head_dim, h, SYNC_NONE);
+		eltwise(b, OP_ROLE_MLA_GATE_MUL, M, a->heads * a->v_head_dim, 2, 1, 5);
 	}
-	quant(b, "mla.quant_o_proj", SPLIT_TP_N, M, a->heads * a->v_head_dim);
-	gemm(b, "mla.o_proj", SPLIT_TP_K, M, h, a->heads * a->v_head_dim, SYNC_TP_ATTN);
+	quant(b, OP_ROLE_MLA_QUANT_O_PROJ, M, a->heads * a->v_head_dim);
+	gemm(b, OP_ROLE_MLA_O_PROJ, M, h, a->heads * a->v_head_dim, SYNC_TP_ATTN);
 }
 
 static void dense_ffn(struct builder *b)
 {
 	int64_t h = b->m->hidden, I = b->m->dense_intermediate, M = b->M;
-	quant(b, "ffn.quant_in", SPLIT_NONE, M, h);
-	gemm(b, "ffn.gate_up", SPLIT_TP_N, M, 2 * I, h, SYNC_NONE);
-	eltwise(b, "ffn.situ_glu", SPLIT_TP_N, M, I, 2, 1, 12);
-	gemm(b, "ffn.down", SPLIT_TP_K, M, h, I, SYNC_TP_FFN);
+	quant(b, OP_ROLE_FFN_QUANT_IN, M, h);
+	gemm(b, OP_ROLE_FFN_GATE_UP, M, 2 * I, h, SYNC_NONE);
+	eltwise(b, OP_ROLE_FFN_SITU_GLU, M, I, 2, 1, 12);
+	gemm(b, OP_ROLE_FFN_DOWN, M, h, I, SYNC_TP_FFN);
 }
 
 static void moe(struct builder *b)
@@ -441,17 +507,17 @@ static void moe(struct builder *b)
 	/* Router and the down projection share one GEMM (the router sees full width); the reference
 	 * implementation runs them as two. */
 	if (latent && p->reference_path) {
-		gemm(b, "moe.router", SPLIT_TP_N, M, x->experts, h, SYNC_NONE);
-		gemm(b, "moe.down", SPLIT_TP_N, M, L, h, SYNC_NONE);
+		gemm(b, OP_ROLE_MOE_ROUTER, M, x->experts, h, SYNC_NONE);
+		gemm(b, OP_ROLE_MOE_DOWN, M, L, h, SYNC_NONE);
 	} else {
-		gemm(b, latent ? "moe.router_down" : "moe.router", SPLIT_TP_N, M, x->experts + (latent ? L : 0), h,
-		     SYNC_NONE);
+		gemm(b, latent ? OP_ROLE_MOE_ROUTER_DOWN : OP_ROLE_MOE_ROUTER, M, x->experts + (latent ? L : 0),
+		     h, SYNC_NONE);
 	}
-	eltwise(b, "moe.topk", SPLIT_NONE, M, x->experts, 1, 0.02, 6);
+	eltwise(b, OP_ROLE_MOE_TOPK, M, x->experts, 1, 0.02, 6);
 	/* one FP8 copy of the MoE input: the dispatch payload and the shared expert's input */
-	quant(b, "moe.quant_in", SPLIT_NONE, M, L);
+	quant(b, OP_ROLE_MOE_QUANT_IN, M, L);
 
-	struct op *op = push(b, OP_ALLTOALL, "moe.dispatch", SPLIT_COMM);
+	struct op *op = push(b, OP_ALLTOALL, OP_ROLE_MOE_DISPATCH);
 	op->m = M;
 	op->n = L;
 	op->k = x->top_k;
@@ -459,13 +525,13 @@ static void moe(struct builder *b)
 
 	if (p->moe_permute) {
 		/* the received rows copied into each local expert's contiguous rows (with scales) */
-		op = push(b, OP_ELEMENTWISE, "moe.permute", SPLIT_EP);
+		op = push(b, OP_ELEMENTWISE, OP_ROLE_MOE_PERMUTE);
 		op->m = rows;
 		op->n = L;
 		op->in_tensors = op->out_tensors = 1;
 		op->a_dtype = op->o_dtype = p->expert_act;
 	}
-	op = push(b, OP_GROUPED_GEMM, "moe.experts_gate_up", SPLIT_EP);
+	op = push(b, OP_GROUPED_GEMM, OP_ROLE_MOE_EXPERTS_GATE_UP);
 	op->m = rows;
 	op->n = 2 * x->intermediate;
 	op->k = L;
@@ -473,8 +539,8 @@ static void moe(struct builder *b)
 	op->groups_touched = (double)x->experts;
 	op->w_dtype = m->expert_dtype;
 	op->a_dtype = p->expert_act;
-	eltwise(b, "moe.situ_glu", SPLIT_EP, rows, x->intermediate, 2, 1, 12);
-	op = push(b, OP_GROUPED_GEMM, "moe.experts_down", SPLIT_EP);
+	eltwise(b, OP_ROLE_MOE_SITU_GLU, rows, x->intermediate, 2, 1, 12);
+	op = push(b, OP_GROUPED_GEMM, OP_ROLE_MOE_EXPERTS_DOWN);
 	op->m = rows;
 	op->n = L;
 	op->k = x->intermediate;
@@ -486,22 +552,22 @@ static void moe(struct builder *b)
 	if (p->moe_permute)
 		/* each expert row back to its token's slot, weighted by its gate (a received token's
 		 * rows on this GPU summed: written once per row at most) */
-		eltwise(b, "moe.unpermute", SPLIT_EP, rows, L, 1, 1, 2);
-	op = push(b, OP_ALLTOALL, "moe.combine", SPLIT_COMM);
+		eltwise(b, OP_ROLE_MOE_UNPERMUTE, rows, L, 1, 1, 2);
+	op = push(b, OP_ALLTOALL, OP_ROLE_MOE_COMBINE);
 	op->m = M;
 	op->n = L;
 	op->k = x->top_k;
 	op->a_dtype = model_storage_dtype(p->act);
 
 	/* Weighted sum of the top_k rows (and the latent RMSNorm), then back to full width. */
-	eltwise(b, "moe.combine_norm", SPLIT_NONE, M, L, (double)x->top_k, 1, 2.0 * x->top_k + 4);
+	eltwise(b, OP_ROLE_MOE_COMBINE_NORM, M, L, (double)x->top_k, 1, 2.0 * x->top_k + 4);
 	if (x->shared_intermediate) {
-		gemm(b, "moe.shared_gate_up", SPLIT_TP_N, M, 2 * x->shared_intermediate, h, SYNC_NONE);
-		eltwise(b, "moe.shared_situ_glu", SPLIT_TP_N, M, x->shared_intermediate, 2, 1, 12);
-		gemm(b, "moe.shared_down", SPLIT_TP_K, M, h, x->shared_intermediate, SYNC_NONE);
+		gemm(b, OP_ROLE_MOE_SHARED_GATE_UP, M, 2 * x->shared_intermediate, h, SYNC_NONE);
+		eltwise(b, OP_ROLE_MOE_SHARED_SITU_GLU, M, x->shared_intermediate, 2, 1, 12);
+		gemm(b, OP_ROLE_MOE_SHARED_DOWN, M, h, x->shared_intermediate, SYNC_NONE);
 	}
 	if (latent)
-		gemm(b, "moe.up", SPLIT_TP_K, M, h, L, SYNC_TP_FFN);
+		gemm(b, OP_ROLE_MOE_UP, M, h, L, SYNC_TP_FFN);
 	else
 		b->list->ops[b->list->n - 1].sync = SYNC_TP_FFN;
 }
@@ -547,7 +613,7 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 	int64_t h = m->hidden;
 
 	if (!m->slice_layers_only) {
-		eltwise(&b, "embed", SPLIT_TP_N, b.M, h, 1, 1, 0);
+		eltwise(&b, OP_ROLE_EMBED, b.M, h, 1, 1, 0);
 		b.list->ops[b.list->n - 1].sync = SYNC_TP_EMBED;
 	}
 
@@ -569,20 +635,20 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 		b.attn = ak;
 		b.layers = count;
 		b.group = g;
-		attn_res(&b, "attnres.pre_attn", attn_res_sources(m, mask, count, false));
-		eltwise(&b, "norm.attn", SPLIT_NONE, b.M, h, 1, 1, 4);
+		attn_res(&b, OP_ROLE_ATTNRES_PRE_ATTN, attn_res_sources(m, mask, count, false));
+		eltwise(&b, OP_ROLE_NORM_ATTN, b.M, h, 1, 1, 4);
 		if (ak == ATTN_KDA)
 			kda_layer(&b);
 		else
 			mla_layer(&b);
-		attn_res(&b, "attnres.pre_ffn", attn_res_sources(m, mask, count, true));
-		eltwise(&b, "norm.ffn", SPLIT_NONE, b.M, h, 1, 1, 4);
+		attn_res(&b, OP_ROLE_ATTNRES_PRE_FFN, attn_res_sources(m, mask, count, true));
+		eltwise(&b, OP_ROLE_NORM_FFN, b.M, h, 1, 1, 4);
 		if (fk == FFN_DENSE)
 			dense_ffn(&b);
 		else
 			moe(&b);
 		/* Residual or block partial-sum updates after both sublayers. */
-		eltwise(&b, "residual.add", SPLIT_NONE, b.M, h, 4, 2, 2);
+		eltwise(&b, OP_ROLE_RESIDUAL_ADD, b.M, h, 4, 2, 2);
 	}
 
 	if (m->slice_layers_only)
@@ -594,15 +660,15 @@ int model_build_ops(const struct model *m, const struct phase *phase, struct op_
 				       ? 1.0 + (double)((m->slice_layers_before + m->n_layers + m->attn_res_block - 1) /
 							m->attn_res_block)
 				       : 0;
-	attn_res(&b, "attnres.final", final_sources);
+	attn_res(&b, OP_ROLE_ATTNRES_FINAL, final_sources);
 	/* Only the last position of each sequence needs logits. */
 	int64_t rows = phase->kind == PHASE_PREFILL ? phase->batch
 		       : b.M - phase->mixed_tokens + (phase->mixed_tokens ? 1 : 0);
-	eltwise(&b, "norm.final", SPLIT_NONE, rows, h, 1, 1, 4);
-	gemm(&b, "lm_head", SPLIT_TP_N, rows, m->vocab, h, SYNC_NONE);
+	eltwise(&b, OP_ROLE_NORM_FINAL, rows, h, 1, 1, 4);
+	gemm(&b, OP_ROLE_LM_HEAD, rows, m->vocab, h, SYNC_NONE);
 	b.list->ops[b.list->n - 1].o_dtype = DT_FP32;
 	b.list->ops[b.list->n - 1].sync = SYNC_TP_GATHER;
-	eltwise(&b, "sample", SPLIT_TP_N, rows, m->vocab, 1, 0, 4);
+	eltwise(&b, OP_ROLE_SAMPLE, rows, m->vocab, 1, 0, 4);
 	b.list->ops[b.list->n - 1].a_dtype = DT_FP32;
 
 fill:
@@ -611,44 +677,113 @@ fill:
 	return b.overflow ? -E2BIG : 0;
 }
 
+/* Weights an op's role holds that no GEMM reads (RMSNorm gains, AttnRes pseudo-queries, ShortConv
+ * taps, KDA's dt_bias and A_log, the router's score bias, the embedding table), per layer it
+ * stands for, in elements, by how the memory holding them is split: tp (per head: ShortConv and
+ * KDA's per-head vectors), replicated (as wide as one head, a latent or the model), vocab (the
+ * embedding, vocab-parallel). Attached to roles a one-token production decode always lists. */
+static void held_elements(const struct model *m, enum op_role r, int64_t *tp, int64_t *repl, int64_t *vocab)
+{
+	const int64_t h = m->hidden;
+	const struct model_kda *k = &m->kda;
+	*tp = *repl = *vocab = 0;
+	switch (r) {
+	case OP_ROLE_NORM_ATTN:
+	case OP_ROLE_NORM_FFN:
+	case OP_ROLE_NORM_FINAL:
+	case OP_ROLE_ATTNRES_PRE_ATTN: /* AttnRes ops are listed only with Block AttnRes */
+	case OP_ROLE_ATTNRES_PRE_FFN:
+	case OP_ROLE_ATTNRES_FINAL:
+		*repl = h;
+		return;
+	case OP_ROLE_KDA_DECODE:
+		*tp = 3 * k->heads * k->head_dim * k->conv_kernel /* ShortConv on q, k, v */
+		      + k->heads * k->head_dim + k->heads;       /* dt_bias, A_log */
+		*repl = k->head_dim;                             /* head-wise RMSNorm */
+		return;
+	case OP_ROLE_MLA_Q_A:
+		*repl = m->mla.q_lora_rank; /* its RMSNorm */
+		return;
+	case OP_ROLE_MLA_KV_A:
+		*repl = m->mla.kv_lora_rank;
+		return;
+	case OP_ROLE_DSA_INDEX_K:
+		*repl = 2 * m->dsa.index_head_dim; /* the index key's LayerNorm */
+		return;
+	case OP_ROLE_MOE_TOPK:
+		*repl = m->moe.experts; /* the score bias */
+		return;
+	case OP_ROLE_MOE_COMBINE_NORM:
+		*repl = m->moe.latent_norm ? m->moe.latent : 0;
+		return;
+	case OP_ROLE_EMBED:
+		*vocab = m->tie_embeddings ? 0 : m->vocab * h; /* tied: the LM head's GEMM reads it */
+		return;
+	default:
+		return;
+	}
+}
+
 void model_weight_split(const struct model *m, struct model_weight_split *ws)
 {
-	struct model_inventory inv;
-	model_inventory(m, &inv);
 	memset(ws, 0, sizeof *ws);
-	const int64_t h = m->hidden;
-	enum dtype wd = m->weight_dtype;
-
-	const struct model_kda *k = &m->kda;
-	int64_t proj = k->heads * k->head_dim;
-	int64_t kda_repl = h * k->decay_rank + k->head_dim +
-			   (k->output_gate == GATE_LOW_RANK ? h * k->output_gate_rank : 0);
-	int64_t kda_shard = inv.params_kda_layer - kda_repl;
-
-	const struct model_mla *a = &m->mla;
-	int64_t mla_repl = (a->q_lora_rank ? h * a->q_lora_rank + a->q_lora_rank : 0) +
-			   h * (a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank;
-	if (m->dsa.index_heads) {
-		int64_t qin = a->q_lora_rank ? a->q_lora_rank : h;
-		mla_repl += qin * m->dsa.index_heads * m->dsa.index_head_dim +
-			    h * m->dsa.index_head_dim + 2 * m->dsa.index_head_dim + h * m->dsa.index_heads;
+	/* The ops of a one-token production decode list every weight once (the absorbed q and v
+	 * projections are kv_b's two halves), and each op's role says how parallelism splits it:
+	 * the same split sim/step.c maps the op's dims by. */
+	const struct phase p = {.kind = PHASE_DECODE, .batch = 1, .tokens = 1, .kda_state = DT_FP32,
+				.mla_cache = DT_BF16, .act = DT_BF16, .expert_act = DT_BF16,
+				.dispatch = DT_BF16,
+				.kda_chunk = 16};
+	static _Thread_local struct op_list list;
+	if (model_build_ops(m, &p, &list) < 0)
+		return; /* cannot happen: a decode step lists far fewer than OP_LIST_MAX ops */
+	int64_t tp = 0, moe = 0, repl = 0, vocab = 0, expert = 0, moe_layers = 0;
+	int64_t held_tp = 0, held_repl = 0, held_vocab = 0;
+	int expert_group = -2;
+	for (int i = 0; i < list.n; i++) {
+		const struct op *o = &list.ops[i];
+		int64_t ht, hr, hv;
+		held_elements(m, o->role, &ht, &hr, &hv);
+		held_tp += ht * o->layers;
+		held_repl += hr * o->layers;
+		held_vocab += hv * o->layers;
+		if (o->kind != OP_GEMM && o->kind != OP_GROUPED_GEMM)
+			continue;
+		int64_t w = o->n * o->k; /* a grouped GEMM: one expert's */
+		if (o->role == OP_ROLE_LM_HEAD) {
+			vocab += w;
+			continue;
+		}
+		switch (o->split) {
+		case SPLIT_TP_N:
+		case SPLIT_TP_K:
+			tp += w * o->layers;
+			if (op_role_block(o->role) == OP_BLOCK_MOE)
+				moe += w * o->layers;
+			break;
+		case SPLIT_EP:
+			/* one routed expert: its GEMMs in the first MoE layer group */
+			if (expert_group == -2)
+				expert_group = o->layer_group;
+			if (o->layer_group == expert_group)
+				expert += w;
+			if (o->role == OP_ROLE_MOE_EXPERTS_DOWN)
+				moe_layers += o->layers;
+			break;
+		case SPLIT_NONE:
+		case SPLIT_COMM:
+			repl += w * o->layers;
+			break;
+		}
 	}
-	int64_t mla_shard = inv.params_mla_layer - mla_repl;
-
-	const struct model_moe *x = &m->moe;
-	int64_t moe_repl = x->experts + (x->latent_norm ? x->latent : 0);
-	int64_t moe_shard = inv.params_moe_layer - moe_repl - x->experts * inv.params_per_expert;
-
-	int64_t small = (int64_t)m->n_layers * (2 * h + (m->attn_res_block ? 2 * h : 0)) + h +
-			(m->attn_res_block ? h : 0);
-	ws->tp_sharded = dtype_bytes(wd, inv.kda_layers * kda_shard + inv.mla_layers * mla_shard +
-						 inv.dense_layers * inv.params_dense_ffn +
-						 inv.moe_layers * moe_shard);
-	ws->moe_sharded = dtype_bytes(wd, inv.moe_layers * moe_shard);
-	ws->replicated = dtype_bytes(wd, inv.kda_layers * kda_repl + inv.mla_layers * mla_repl +
-						 inv.moe_layers * moe_repl + small);
-	ws->vocab = dtype_bytes(wd, inv.params_embedding + inv.params_lm_head);
-	ws->expert_bytes = dtype_bytes(m->expert_dtype, inv.params_per_expert);
-	ws->experts = (int64_t)inv.moe_layers * x->experts * ws->expert_bytes;
-	(void)proj;
+	const enum dtype wd = m->weight_dtype;
+	ws->tp_sharded = dtype_bytes(wd, tp + held_tp);
+	ws->moe_sharded = dtype_bytes(wd, moe);
+	ws->replicated = dtype_bytes(wd, repl + held_repl);
+	ws->vocab = dtype_bytes(wd, vocab + held_vocab);
+	ws->expert_bytes = dtype_bytes(m->expert_dtype, expert);
+	ws->experts = moe_layers * m->moe.experts * ws->expert_bytes;
+	ws->held_tp = dtype_bytes(wd, held_tp);
+	ws->held_replicated = dtype_bytes(wd, held_repl);
+	ws->held_vocab = dtype_bytes(wd, held_vocab);
 }

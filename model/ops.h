@@ -40,6 +40,161 @@ enum op_split {
 	SPLIT_COMM,     /* a collective placed by the mapping, not by the model */
 };
 
+/* Where an op sits in a layer's data flow (sim/step.h schedules by it): the routed chain
+ * (dispatch -> experts -> combine) and the shared experts both start from the MLP prologue and
+ * join at the output; everything else is a chain. */
+enum op_part {
+	OP_PART_PRE,       /* before the layers: embedding */
+	OP_PART_ATTN_PREP, /* AttnRes, norm, q/k/v and gate projections */
+	OP_PART_ATTN_CORE, /* attention / KDA kernels, output projection, TP and CP collectives */
+	OP_PART_MLP_PREP,  /* AttnRes, norm, router (and the latent down projection) */
+	OP_PART_DENSE,     /* dense FFN */
+	OP_PART_DISPATCH,  /* EP dispatch */
+	OP_PART_SHARED,    /* shared experts */
+	OP_PART_EXPERTS,   /* routed experts */
+	OP_PART_COMBINE,   /* EP combine */
+	OP_PART_OUTPUT,    /* combine weighting, up projection, TP all-reduce */
+	OP_PART_RESIDUAL,  /* the residual (or AttnRes partial-sum) update closing the layer */
+	OP_PART_POST,      /* after the layers: final norm, LM head, sampling */
+	OP_PART_COUNT
+};
+const char *op_part_name(enum op_part p);
+
+/* The block of the model an op belongs to (the prefix of its name), for breakdowns. */
+enum op_block {
+	OP_BLOCK_OTHER, /* embedding, norms, AttnRes, residual, LM head, sampling */
+	OP_BLOCK_KDA,
+	OP_BLOCK_KCP,   /* KDA context parallelism */
+	OP_BLOCK_MLA,
+	OP_BLOCK_DSA,   /* the DSA indexer and sparse attention */
+	OP_BLOCK_CP,    /* MLA context parallelism */
+	OP_BLOCK_FFN,   /* dense FFN */
+	OP_BLOCK_MOE,   /* the MoE block: router, experts, EP and its tensor-parallel collectives */
+	OP_BLOCK_TP,    /* tensor-parallel collectives of attention, FFN, embedding and logits */
+};
+
+/* What an op is: one row per op that model_build_ops lists or the mapping adds (sim/step.c: the
+ * collectives and KDA context parallelism), set where the op is created. Everything that treats
+ * ops differently reads the role (sim/ schedules, maps and splits by it, sweep/ classifies by it),
+ * never the name, which is for display. Columns: role, name, block, part of the layer, and how
+ * tensor and expert parallelism split the op (its time: sim/step.c divides its dims; its weights:
+ * model_weight_split sums them by it, so the memory per GPU and the bytes a step reads agree). */
+#define OP_ROLES(X)                                                                                 \
+	X(EMBED, "embed", OTHER, PRE, SPLIT_TP_N)                                                   \
+	X(TP_EMBED_ALLREDUCE, "tp.embed_allreduce", TP, PRE, SPLIT_COMM)                            \
+	X(ATTNRES_PRE_ATTN, "attnres.pre_attn", OTHER, ATTN_PREP, SPLIT_NONE)                       \
+	X(NORM_ATTN, "norm.attn", OTHER, ATTN_PREP, SPLIT_NONE)                                     \
+	X(MLA_QUANT_IN, "mla.quant_in", MLA, ATTN_PREP, SPLIT_NONE)                                 \
+	X(MLA_QUANT_Q_B, "mla.quant_q_b", MLA, ATTN_PREP, SPLIT_NONE)                               \
+	X(MLA_ROPE, "mla.rope", MLA, ATTN_PREP, SPLIT_TP_N)                                         \
+	X(KDA_QKV_PROJ, "kda.qkv_proj", KDA, ATTN_PREP, SPLIT_TP_N)                                 \
+	X(KDA_DECAY_A, "kda.decay_a", KDA, ATTN_PREP, SPLIT_NONE)                                   \
+	X(KDA_DECAY_B, "kda.decay_b", KDA, ATTN_PREP, SPLIT_TP_N)                                   \
+	X(KDA_BETA_PROJ, "kda.beta_proj", KDA, ATTN_PREP, SPLIT_TP_N)                               \
+	X(KDA_GATE_PROJ, "kda.gate_proj", KDA, ATTN_PREP, SPLIT_TP_N)                               \
+	X(KDA_GATE_A, "kda.gate_a", KDA, ATTN_PREP, SPLIT_NONE)                                     \
+	X(KDA_GATE_B, "kda.gate_b", KDA, ATTN_PREP, SPLIT_TP_N)                                     \
+	X(KDA_CONV_NORM, "kda.conv_norm", KDA, ATTN_PREP, SPLIT_TP_N)                               \
+	X(MLA_Q_A, "mla.q_a", MLA, ATTN_PREP, SPLIT_NONE)                                           \
+	X(MLA_Q_B, "mla.q_b", MLA, ATTN_PREP, SPLIT_TP_N)                                           \
+	X(MLA_Q_PROJ, "mla.q_proj", MLA, ATTN_PREP, SPLIT_TP_N)                                     \
+	X(MLA_KV_A, "mla.kv_a", MLA, ATTN_PREP, SPLIT_NONE)                                         \
+	X(DSA_INDEX_Q, "dsa.index_q", DSA, ATTN_PREP, SPLIT_NONE)                                   \
+	X(DSA_INDEX_K, "dsa.index_k", DSA, ATTN_PREP, SPLIT_NONE)                                   \
+	X(MLA_Q_ABSORB, "mla.q_absorb", MLA, ATTN_PREP, SPLIT_TP_N)                                 \
+	X(MLA_GATE_PROJ, "mla.gate_proj", MLA, ATTN_PREP, SPLIT_TP_N)                               \
+	X(KDA_CHUNK, "kda.chunk", KDA, ATTN_CORE, SPLIT_TP_N)                                       \
+	X(KCP_TRANSITION, "kcp.transition", KCP, ATTN_CORE, SPLIT_TP_N)                             \
+	X(KCP_STATE_ALLGATHER, "kcp.state_allgather", KCP, ATTN_CORE, SPLIT_COMM)                   \
+	X(KCP_SCAN, "kcp.scan", KCP, ATTN_CORE, SPLIT_NONE)                                         \
+	X(KCP_FIXUP, "kcp.fixup", KCP, ATTN_CORE, SPLIT_NONE)                                       \
+	X(KDA_NORM_GATE, "kda.norm_gate", KDA, ATTN_CORE, SPLIT_TP_N)                               \
+	X(KDA_DECODE, "kda.decode", KDA, ATTN_CORE, SPLIT_TP_N)                                     \
+	X(KDA_O_PROJ, "kda.o_proj", KDA, ATTN_CORE, SPLIT_TP_K)                                     \
+	X(MLA_QUANT_KV_B, "mla.quant_kv_b", MLA, ATTN_CORE, SPLIT_NONE)                             \
+	X(MLA_KV_B, "mla.kv_b", MLA, ATTN_CORE, SPLIT_TP_N)                                         \
+	X(MLA_K_CONCAT, "mla.k_concat", MLA, ATTN_CORE, SPLIT_TP_N)                                 \
+	X(CP_MLA_KV_ALLGATHER, "cp.mla_kv_allgather", CP, ATTN_CORE, SPLIT_COMM)                    \
+	X(CP_MLA_KV_RING, "cp.mla_kv_ring", CP, ATTN_CORE, SPLIT_COMM)                              \
+	X(CP_ATTN_MERGE, "cp.attn_merge", CP, ATTN_CORE, SPLIT_COMM)                                \
+	X(MLA_ATTN, "mla.attn", MLA, ATTN_CORE, SPLIT_TP_N)                                         \
+	X(DSA_ATTN, "dsa.attn", DSA, ATTN_CORE, SPLIT_TP_N)                                         \
+	X(MLA_V_ABSORB, "mla.v_absorb", MLA, ATTN_CORE, SPLIT_TP_N)                                 \
+	X(MLA_GATE_MUL, "mla.gate_mul", MLA, ATTN_CORE, SPLIT_TP_N)                                 \
+	X(MLA_QUANT_O_PROJ, "mla.quant_o_proj", MLA, ATTN_CORE, SPLIT_TP_N)                         \
+	X(MLA_O_PROJ, "mla.o_proj", MLA, ATTN_CORE, SPLIT_TP_K)                                     \
+	X(TP_ATTN_ALLREDUCE, "tp.attn_allreduce", TP, ATTN_CORE, SPLIT_COMM)                        \
+	X(TP_ATTN_REDUCE_SCATTER, "tp.attn_reduce_scatter", TP, ATTN_CORE, SPLIT_COMM)              \
+	X(TP_ATTN_ALL_GATHER, "tp.attn_all_gather", TP, ATTN_CORE, SPLIT_COMM)                      \
+	X(ATTNRES_PRE_FFN, "attnres.pre_ffn", OTHER, MLP_PREP, SPLIT_NONE)                          \
+	X(NORM_FFN, "norm.ffn", OTHER, MLP_PREP, SPLIT_NONE)                                        \
+	X(MOE_ROUTER_DOWN, "moe.router_down", MOE, MLP_PREP, SPLIT_TP_N)                            \
+	X(MOE_ROUTER, "moe.router", MOE, MLP_PREP, SPLIT_TP_N)                                      \
+	X(MOE_DOWN, "moe.down", MOE, MLP_PREP, SPLIT_TP_N)                                          \
+	X(MOE_TOPK, "moe.topk", MOE, MLP_PREP, SPLIT_NONE)                                          \
+	X(MOE_QUANT_IN, "moe.quant_in", MOE, MLP_PREP, SPLIT_NONE)                                  \
+	X(MOE_DP_GATHER, "moe.dp_gather", MOE, MLP_PREP, SPLIT_COMM)                                \
+	X(FFN_QUANT_IN, "ffn.quant_in", FFN, DENSE, SPLIT_NONE)                                     \
+	X(FFN_GATE_UP, "ffn.gate_up", FFN, DENSE, SPLIT_TP_N)                                       \
+	X(FFN_SITU_GLU, "ffn.situ_glu", FFN, DENSE, SPLIT_TP_N)                                     \
+	X(FFN_DOWN, "ffn.down", FFN, DENSE, SPLIT_TP_K)                                             \
+	X(MOE_DISPATCH, "moe.dispatch", MOE, DISPATCH, SPLIT_COMM)                                  \
+	X(MOE_SHARED_GATE_UP, "moe.shared_gate_up", MOE, SHARED, SPLIT_TP_N)                        \
+	X(MOE_SHARED_SITU_GLU, "moe.shared_situ_glu", MOE, SHARED, SPLIT_TP_N)                      \
+	X(MOE_SHARED_DOWN, "moe.shared_down", MOE, SHARED, SPLIT_TP_K)                              \
+	X(MOE_PERMUTE, "moe.permute", MOE, EXPERTS, SPLIT_EP)                                       \
+	X(MOE_EXPERTS_GATE_UP, "moe.experts_gate_up", MOE, EXPERTS, SPLIT_EP)                       \
+	X(MOE_SITU_GLU, "moe.situ_glu", MOE, EXPERTS, SPLIT_EP)                                     \
+	X(MOE_EXPERTS_DOWN, "moe.experts_down", MOE, EXPERTS, SPLIT_EP)                             \
+	X(MOE_UNPERMUTE, "moe.unpermute", MOE, EXPERTS, SPLIT_EP)                                   \
+	X(MOE_TP_LATENT_ALLREDUCE, "moe.tp_latent_allreduce", MOE, EXPERTS, SPLIT_COMM)             \
+	X(MOE_COMBINE, "moe.combine", MOE, COMBINE, SPLIT_COMM)                                     \
+	X(MOE_COMBINE_NORM, "moe.combine_norm", MOE, OUTPUT, SPLIT_NONE)                            \
+	X(MOE_UP, "moe.up", MOE, OUTPUT, SPLIT_TP_K)                                                \
+	X(TP_FFN_ALLREDUCE, "tp.ffn_allreduce", TP, OUTPUT, SPLIT_COMM)                             \
+	X(TP_FFN_REDUCE_SCATTER, "tp.ffn_reduce_scatter", TP, OUTPUT, SPLIT_COMM)                   \
+	X(TP_FFN_ALL_GATHER, "tp.ffn_all_gather", TP, OUTPUT, SPLIT_COMM)                           \
+	X(MOE_DP_REDUCE, "moe.dp_reduce", MOE, OUTPUT, SPLIT_COMM)                                  \
+	X(MOE_DP_REDUCE_SCATTER, "moe.dp_reduce_scatter", MOE, OUTPUT, SPLIT_COMM)                  \
+	X(MOE_ATTN_TP_GATHER, "moe.attn_tp_gather", MOE, OUTPUT, SPLIT_COMM)                        \
+	X(RESIDUAL_ADD, "residual.add", OTHER, RESIDUAL, SPLIT_NONE)                                \
+	X(ATTNRES_FINAL, "attnres.final", OTHER, POST, SPLIT_NONE)                                  \
+	X(NORM_FINAL, "norm.final", OTHER, POST, SPLIT_NONE)                                        \
+	X(LM_HEAD, "lm_head", OTHER, POST, SPLIT_TP_N)                                              \
+	X(TP_LOGITS_GATHER, "tp.logits_gather", TP, POST, SPLIT_COMM)                               \
+	X(SAMPLE, "sample", OTHER, POST, SPLIT_TP_N)
+
+enum op_role {
+	OP_ROLE_NONE, /* a standalone op (k3sim op, calibration, a ViT encoder): not part of a step */
+#define OP_ROLE_ENUM(role, name, block, part, split) OP_ROLE_##role,
+	OP_ROLES(OP_ROLE_ENUM)
+#undef OP_ROLE_ENUM
+	OP_ROLE_COUNT
+};
+
+/* The role's columns; "?", OP_BLOCK_OTHER, OP_PART_PRE and SPLIT_NONE for OP_ROLE_NONE or out of range. */
+const char *op_role_name(enum op_role r);
+enum op_block op_role_block(enum op_role r);
+enum op_part op_role_part(enum op_role r);
+enum op_split op_role_split(enum op_role r);
+
+/* What a request keeps on the GPUs between steps, and which parallel modes divide it per GPU:
+ * the one statement that the memory per GPU (sim_hbm) and the bytes a step's ops read on one GPU
+ * (sim/step.c) both follow. Data parallelism divides the requests, never a request's state. */
+enum op_state {
+	OP_STATE_NONE,
+	OP_STATE_KDA,          /* KDA recurrent state (heads x K x V) and its ShortConv state */
+	OP_STATE_MLA_LATENT,   /* the MLA latent cache: one for all heads */
+	OP_STATE_MLA_PER_HEAD, /* K and V expanded per head (the reference path's generic cache) */
+	OP_STATE_DSA_INDEX,    /* the DSA indexer's key cache: one for all heads */
+	OP_STATE_COUNT
+};
+struct op_state_split {
+	bool tp; /* divided with the heads over tensor parallelism */
+	bool cp; /* divided over context parallelism (tokens of the context sharded) */
+};
+struct op_state_split op_state_split(enum op_state s);
+
 /* Which collective follows a row-parallel op. */
 enum op_sync {
 	SYNC_NONE,
@@ -72,12 +227,13 @@ struct op_ep {
 
 struct op {
 	enum op_kind kind;
-	const char *name;    /* static string, e.g. "kda.qkv_proj" */
+	enum op_role role;   /* what it is (OP_ROLE_NONE: standalone); never deduce it from the name */
+	const char *name;    /* for display only: op_role_name(role), or NULL / a label for standalone ops */
 	enum attn_kind attn; /* the layer group the op belongs to (informative) */
 	int64_t layers;      /* identical instances per step (one per layer it stands for) */
 	int layer_group;     /* the layer group it belongs to (model_layer_groups), -1 outside the
 			      * layers (embedding, final norm, LM head, sampling) */
-	enum op_split split;
+	enum op_split split; /* op_role_split(role) for ops of a step */
 	enum op_sync sync;   /* collective after this op, when sharded */
 
 	/* dims (which ones matter depends on kind) */
@@ -103,7 +259,7 @@ struct op {
 	enum dtype o_dtype;  /* activations out */
 	enum dtype s_dtype;  /* KDA state / MLA cache */
 	int64_t cache_bytes_per_token; /* MLA / DSA: bytes of one cached token of one layer */
-	bool cache_per_head;           /* the cache holds every head's K/V (split with the heads) */
+	enum op_state cache;           /* what the op's state or cache bytes are (op_state_split) */
 	int64_t index_bytes_per_token; /* DSA: indexer key bytes per token per layer */
 
 	/* derived by op_fill(), per instance */
@@ -185,7 +341,10 @@ int model_layer_groups(const struct model *m, int8_t *group_of_layer);
 /* The ops of one step of `phase` on model m. Returns 0 or -E2BIG if the list overflowed. */
 int model_build_ops(const struct model *m, const struct phase *phase, struct op_list *out);
 
-/* Weight bytes of the model by how parallelism divides them. */
+/* Weight bytes of the model by how parallelism divides them: each GEMM's weights by its role's
+ * split (op_role_split, the split sim/step.c maps the op's dims by), and the weights no GEMM reads
+ * (norm gains, biases, ShortConv taps, the embedding table) by theirs. So the weights a step's
+ * ops read on one GPU and the weights sim_hbm holds there come from one statement. */
 struct model_weight_split {
 	int64_t tp_sharded;   /* divided by tp (heads, columns, rows) */
 	int64_t moe_sharded;  /* the part of tp_sharded in MoE layers (router, shared experts, latent
@@ -195,6 +354,8 @@ struct model_weight_split {
 	int64_t vocab;        /* embedding + LM head, vocab-parallel over tp */
 	int64_t experts;      /* routed experts, divided by ep */
 	int64_t expert_bytes; /* one routed expert of one layer */
+	/* the parts of tp_sharded, replicated and vocab that no GEMM reads */
+	int64_t held_tp, held_replicated, held_vocab;
 };
 void model_weight_split(const struct model *m, struct model_weight_split *ws);
 

@@ -69,84 +69,9 @@ void serve_config_defaults(struct serve_config *c)
 	c->sample_s = 1.0;
 }
 
-struct ctx {
-	const struct doc *d;
-	struct err *e;
-};
-
-static int int_field(struct ctx *c, const struct doc_node *map, const char *key, int64_t min, int64_t max,
-		     int64_t *out)
-{
-	const struct doc_node *v = doc_get(map, key);
-	if (!v)
-		return 0;
-	int64_t x;
-	int rc = doc_i64(c->d, v, key, &x, c->e);
-	if (rc < 0)
-		return rc;
-	if (x < min || x > max)
-		return doc_error(c->d, v, c->e, "%s: %lld is out of range [%lld, %lld]", key, (long long)x,
-				 (long long)min, (long long)max);
-	*out = x;
-	return 0;
-}
-
-static int num_field(struct ctx *c, const struct doc_node *map, const char *key, double min, double max,
-		     double *out)
-{
-	const struct doc_node *v = doc_get(map, key);
-	if (!v)
-		return 0;
-	double x;
-	int rc = doc_double(c->d, v, key, &x, c->e);
-	if (rc < 0)
-		return rc;
-	if (!(x >= min && x <= max))
-		return doc_error(c->d, v, c->e, "%s: %g is out of range [%g, %g]", key, x, min, max);
-	*out = x;
-	return 0;
-}
-
-static int bool_field(struct ctx *c, const struct doc_node *map, const char *key, bool *out)
-{
-	const struct doc_node *v = doc_get(map, key);
-	return v ? doc_bool(c->d, v, key, out, c->e) : 0;
-}
-
-static int enum_field(struct ctx *c, const struct doc_node *map, const char *key, const char *const *names, int n,
-		      int *out)
-{
-	const struct doc_node *v = doc_get(map, key);
-	if (!v)
-		return 0;
-	const char *s;
-	int rc = doc_str(c->d, v, key, &s, c->e);
-	if (rc < 0)
-		return rc;
-	char list[200] = "";
-	for (int i = 0; i < n; i++) {
-		if (strcmp(s, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? (i + 1 < n ? ", " : " or ") : "",
-			 names[i]);
-	}
-	return doc_error(c->d, v, c->e, "%s: expected %s, got '%s'", key, list, s);
-}
-
-static int section(struct ctx *c, const struct doc_node *map, const char *key, const char *const *keys,
-		   const struct doc_node **out)
-{
-	*out = doc_get(map, key);
-	if (!*out)
-		return 0;
-	int rc = doc_expect(c->d, *out, DOC_MAP, key, c->e);
-	return rc < 0 ? rc : doc_check_keys(c->d, *out, keys, c->e);
-}
-
 /* A length: a number (fixed) or {dist, mean, cv, min, max}. */
-static int length_field(struct ctx *c, const struct doc_node *map, const char *key, struct serve_length *out)
+static int length_field(struct doc_reader *c, const struct doc_node *map, const char *key,
+			struct serve_length *out)
 {
 	const struct doc_node *v = doc_get(map, key);
 	if (!v)
@@ -171,10 +96,11 @@ static int length_field(struct ctx *c, const struct doc_node *map, const char *k
 	l.min = 1;
 	l.max = big;
 	l.cv = 1;
-	if ((rc = enum_field(c, v, "dist", dist_names, SERVE_DIST_COUNT, &dist)) < 0 ||
-	    (rc = num_field(c, v, "mean", 1, (double)big, &l.mean)) < 0 ||
-	    (rc = num_field(c, v, "cv", 0, 100, &l.cv)) < 0 || (rc = int_field(c, v, "min", 1, big, &l.min)) < 0 ||
-	    (rc = int_field(c, v, "max", 1, big, &l.max)) < 0)
+	if ((rc = doc_field_enum(c, v, "dist", dist_names, SERVE_DIST_COUNT, &dist)) < 0 ||
+	    (rc = doc_field_double(c, v, "mean", 1, (double)big, &l.mean)) < 0 ||
+	    (rc = doc_field_double(c, v, "cv", 0, 100, &l.cv)) < 0 ||
+	    (rc = doc_field_i64(c, v, "min", 1, big, &l.min)) < 0 ||
+	    (rc = doc_field_i64(c, v, "max", 1, big, &l.max)) < 0)
 		return rc;
 	l.dist = (enum serve_dist)dist;
 	if (l.min > l.max)
@@ -187,21 +113,22 @@ static int length_field(struct ctx *c, const struct doc_node *map, const char *k
 	return 0;
 }
 
-static int layout_field(struct ctx *c, const struct doc_node *map, const char *key, const struct scenario *s,
-			struct serve_layout *out)
+static int layout_field(struct doc_reader *c, const struct doc_node *map, const char *key,
+			const struct scenario *s, struct serve_layout *out)
 {
 	static const char *const keys[] = {"replicas", "gpus", "tp", "dp", "ep", NULL};
 	const struct doc_node *n;
-	int rc = section(c, map, key, keys, &n);
+	int rc = doc_section(c, map, key, keys, &n);
 	if (rc < 0)
 		return rc;
 	struct serve_layout l = {.replicas = 1, .gpus = s->gpus, .tp = s->tp, .dp = s->dp, .ep = s->ep};
 	if (n) {
 		bool dp_given = doc_get(n, "dp") != NULL, ep_given = doc_get(n, "ep") != NULL;
-		if ((rc = int_field(c, n, "replicas", 1, 4096, &l.replicas)) < 0 ||
-		    (rc = int_field(c, n, "gpus", 1, SERVE_MAX_GPUS_POOL, &l.gpus)) < 0 ||
-		    (rc = int_field(c, n, "tp", 1, 1024, &l.tp)) < 0 || (rc = int_field(c, n, "dp", 1, 4096, &l.dp)) < 0 ||
-		    (rc = int_field(c, n, "ep", 1, 4096, &l.ep)) < 0)
+		if ((rc = doc_field_i64(c, n, "replicas", 1, 4096, &l.replicas)) < 0 ||
+		    (rc = doc_field_i64(c, n, "gpus", 1, SERVE_MAX_GPUS_POOL, &l.gpus)) < 0 ||
+		    (rc = doc_field_i64(c, n, "tp", 1, 1024, &l.tp)) < 0 ||
+		    (rc = doc_field_i64(c, n, "dp", 1, 4096, &l.dp)) < 0 ||
+		    (rc = doc_field_i64(c, n, "ep", 1, 4096, &l.ep)) < 0)
 			return rc;
 		if (!dp_given)
 			l.dp = l.gpus / l.tp > 0 ? l.gpus / l.tp : 1;
@@ -237,7 +164,8 @@ static double constant_acceptance(double mean, int64_t k)
 	return 0.5 * (lo + hi);
 }
 
-static int load_serve(struct ctx *c, const struct doc_node *n, const struct scenario *s, struct serve_config *o)
+static int load_serve(struct doc_reader *c, const struct doc_node *n, const struct scenario *s,
+		      struct serve_config *o)
 {
 	static const char *const top[] = {"seed", "duration_s", "max_requests", "arrivals", "requests", "scheduler",
 		"cache", "spec", "pd", "slo", "sample_s", NULL};
@@ -261,23 +189,23 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 	if ((rc = doc_expect(c->d, n, DOC_MAP, "serve", c->e)) < 0 || (rc = doc_check_keys(c->d, n, top, c->e)) < 0)
 		return rc;
 	int64_t seed = (int64_t)o->seed;
-	if ((rc = int_field(c, n, "seed", 0, INT64_MAX, &seed)) < 0 ||
-	    (rc = num_field(c, n, "duration_s", 1e-6, 1e7, &o->duration_s)) < 0 ||
-	    (rc = int_field(c, n, "max_requests", 0, SERVE_MAX_REQUESTS, &o->max_requests)) < 0 ||
-	    (rc = num_field(c, n, "sample_s", 1e-3, 1e6, &o->sample_s)) < 0)
+	if ((rc = doc_field_i64(c, n, "seed", 0, INT64_MAX, &seed)) < 0 ||
+	    (rc = doc_field_double(c, n, "duration_s", 1e-6, 1e7, &o->duration_s)) < 0 ||
+	    (rc = doc_field_i64(c, n, "max_requests", 0, SERVE_MAX_REQUESTS, &o->max_requests)) < 0 ||
+	    (rc = doc_field_double(c, n, "sample_s", 1e-3, 1e6, &o->sample_s)) < 0)
 		return rc;
 	o->seed = (uint64_t)seed;
 
 	const struct doc_node *a;
-	if ((rc = section(c, n, "arrivals", arr_keys, &a)) < 0)
+	if ((rc = doc_section(c, n, "arrivals", arr_keys, &a)) < 0)
 		return rc;
 	if (a) {
 		int proc = (int)o->arrival, fmt = (int)o->trace_format;
-		if ((rc = enum_field(c, a, "process", arrival_names, SERVE_ARRIVAL_COUNT, &proc)) < 0 ||
-		    (rc = num_field(c, a, "rate_per_s", 1e-9, 1e9, &o->rate_per_s)) < 0 ||
-		    (rc = num_field(c, a, "cv", 1e-3, 100, &o->cv)) < 0 ||
-		    (rc = enum_field(c, a, "format", formats, 3, &fmt)) < 0 ||
-		    (rc = num_field(c, a, "time_scale", 1e-9, 1e9, &o->time_scale)) < 0)
+		if ((rc = doc_field_enum(c, a, "process", arrival_names, SERVE_ARRIVAL_COUNT, &proc)) < 0 ||
+		    (rc = doc_field_double(c, a, "rate_per_s", 1e-9, 1e9, &o->rate_per_s)) < 0 ||
+		    (rc = doc_field_double(c, a, "cv", 1e-3, 100, &o->cv)) < 0 ||
+		    (rc = doc_field_enum(c, a, "format", formats, 3, &fmt)) < 0 ||
+		    (rc = doc_field_double(c, a, "time_scale", 1e-9, 1e9, &o->time_scale)) < 0)
 			return rc;
 		o->arrival = (enum serve_arrival)proc;
 		o->trace_format = (enum serve_trace_format)fmt;
@@ -300,48 +228,49 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 	}
 
 	const struct doc_node *r;
-	if ((rc = section(c, n, "requests", req_keys, &r)) < 0)
+	if ((rc = doc_section(c, n, "requests", req_keys, &r)) < 0)
 		return rc;
 	if (r) {
 		if ((rc = length_field(c, r, "prompt_tokens", &o->prompt)) < 0 ||
 		    (rc = length_field(c, r, "output_tokens", &o->output)) < 0 ||
 		    (rc = length_field(c, r, "turn_tokens", &o->turn_tokens)) < 0 ||
-		    (rc = int_field(c, r, "system_tokens", 0, big, &o->system_tokens)) < 0 ||
-		    (rc = int_field(c, r, "system_prompts", 1, 1 << 20, &o->system_prompts)) < 0 ||
-		    (rc = int_field(c, r, "turns", 1, 1 << 16, &o->turns)) < 0 ||
-		    (rc = num_field(c, r, "think_s", 0, 1e6, &o->think_s)) < 0)
+		    (rc = doc_field_i64(c, r, "system_tokens", 0, big, &o->system_tokens)) < 0 ||
+		    (rc = doc_field_i64(c, r, "system_prompts", 1, 1 << 20, &o->system_prompts)) < 0 ||
+		    (rc = doc_field_i64(c, r, "turns", 1, 1 << 16, &o->turns)) < 0 ||
+		    (rc = doc_field_double(c, r, "think_s", 0, 1e6, &o->think_s)) < 0)
 			return rc;
 		const struct doc_node *im;
-		if ((rc = section(c, r, "images", img_keys, &im)) < 0)
+		if ((rc = doc_section(c, r, "images", img_keys, &im)) < 0)
 			return rc;
-		if (im && ((rc = num_field(c, im, "fraction", 0, 1, &o->image_fraction)) < 0 ||
-			   (rc = int_field(c, im, "count", 1, 64, &o->images)) < 0 ||
-			   (rc = int_field(c, im, "px", 14, 3584, &o->image_px)) < 0))
+		if (im && ((rc = doc_field_double(c, im, "fraction", 0, 1, &o->image_fraction)) < 0 ||
+			   (rc = doc_field_i64(c, im, "count", 1, 64, &o->images)) < 0 ||
+			   (rc = doc_field_i64(c, im, "px", 14, 3584, &o->image_px)) < 0))
 			return rc;
 		const struct doc_node *vd;
-		if ((rc = section(c, r, "video", vid_keys, &vd)) < 0)
+		if ((rc = doc_section(c, r, "video", vid_keys, &vd)) < 0)
 			return rc;
-		if (vd && ((rc = num_field(c, vd, "fraction", 0, 1, &o->video_fraction)) < 0 ||
-			   (rc = int_field(c, vd, "frames", 1, 4096, &o->video_frames)) < 0 ||
-			   (rc = int_field(c, vd, "px", 14, 3584, &o->video_px)) < 0))
+		if (vd && ((rc = doc_field_double(c, vd, "fraction", 0, 1, &o->video_fraction)) < 0 ||
+			   (rc = doc_field_i64(c, vd, "frames", 1, 4096, &o->video_frames)) < 0 ||
+			   (rc = doc_field_i64(c, vd, "px", 14, 3584, &o->video_px)) < 0))
 			return rc;
 	}
 
 	const struct doc_node *sc;
-	if ((rc = section(c, n, "scheduler", sch_keys, &sc)) < 0)
+	if ((rc = doc_section(c, n, "scheduler", sch_keys, &sc)) < 0)
 		return rc;
-	if (sc && ((rc = int_field(c, sc, "max_running", 1, 1 << 20, &o->max_running)) < 0 ||
-		   (rc = int_field(c, sc, "token_budget", 1, 1 << 24, &o->token_budget)) < 0 ||
-		   (rc = int_field(c, sc, "chunk_tokens", 1, 1 << 24, &o->chunk_tokens)) < 0 ||
-		   (rc = bool_field(c, sc, "mixed", &o->mixed)) < 0 ||
-		   (rc = num_field(c, sc, "kv_watermark", 0.01, 1, &o->kv_watermark)) < 0 ||
-		   (rc = int_field(c, sc, "replicas", 1, 4096, &o->replicas)) < 0 ||
-		   (rc = num_field(c, sc, "mem_fraction_static", 0.01, 1, &o->mem_fraction_static)) < 0))
+	if (sc && ((rc = doc_field_i64(c, sc, "max_running", 1, 1 << 20, &o->max_running)) < 0 ||
+		   (rc = doc_field_i64(c, sc, "token_budget", 1, 1 << 24, &o->token_budget)) < 0 ||
+		   (rc = doc_field_i64(c, sc, "chunk_tokens", 1, 1 << 24, &o->chunk_tokens)) < 0 ||
+		   (rc = doc_field_bool(c, sc, "mixed", &o->mixed)) < 0 ||
+		   (rc = doc_field_double(c, sc, "kv_watermark", 0.01, 1, &o->kv_watermark)) < 0 ||
+		   (rc = doc_field_i64(c, sc, "replicas", 1, 4096, &o->replicas)) < 0 ||
+		   (rc = doc_field_double(c, sc, "mem_fraction_static", 0.01, 1,
+					   &o->mem_fraction_static)) < 0))
 		return rc;
 	if (sc) {
 		static const char *const admissions[] = {"watermark", "sglang"};
 		int adm = o->admit_sglang;
-		if ((rc = enum_field(c, sc, "admission", admissions, 2, &adm)) < 0)
+		if ((rc = doc_field_enum(c, sc, "admission", admissions, 2, &adm)) < 0)
 			return rc;
 		o->admit_sglang = adm == 1;
 	}
@@ -349,16 +278,16 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 		o->chunk_tokens = o->token_budget;
 
 	const struct doc_node *ca;
-	if ((rc = section(c, n, "cache", cache_keys, &ca)) < 0)
+	if ((rc = doc_section(c, n, "cache", cache_keys, &ca)) < 0)
 		return rc;
 	if (ca) {
 		double cpu_gib = 0, link = o->host_link_bytes_per_s / 1e9;
-		if ((rc = bool_field(c, ca, "prefix", &o->prefix_cache)) < 0 ||
-		    (rc = int_field(c, ca, "hash_tokens", 16, 1 << 20, &o->hash_tokens)) < 0 ||
-		    (rc = int_field(c, ca, "page_tokens", 0, 1 << 24, &o->page_tokens)) < 0 ||
-		    (rc = int_field(c, ca, "kda_groups", 0, SERVE_MAX_KDA_GROUPS, &o->kda_groups)) < 0 ||
-		    (rc = num_field(c, ca, "cpu_gib", 0, 1 << 20, &cpu_gib)) < 0 ||
-		    (rc = num_field(c, ca, "host_link_gb_per_s", 0.001, 1e5, &link)) < 0)
+		if ((rc = doc_field_bool(c, ca, "prefix", &o->prefix_cache)) < 0 ||
+		    (rc = doc_field_i64(c, ca, "hash_tokens", 16, 1 << 20, &o->hash_tokens)) < 0 ||
+		    (rc = doc_field_i64(c, ca, "page_tokens", 0, 1 << 24, &o->page_tokens)) < 0 ||
+		    (rc = doc_field_i64(c, ca, "kda_groups", 0, SERVE_MAX_KDA_GROUPS, &o->kda_groups)) < 0 ||
+		    (rc = doc_field_double(c, ca, "cpu_gib", 0, 1 << 20, &cpu_gib)) < 0 ||
+		    (rc = doc_field_double(c, ca, "host_link_gb_per_s", 0.001, 1e5, &link)) < 0)
 			return rc;
 		o->cpu_bytes = (int64_t)(cpu_gib * 1073741824.0);
 		o->host_link_bytes_per_s = link * 1e9;
@@ -377,7 +306,7 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 			} else {
 				static const char *const ck_names[] = {"none", "turns", "every"};
 				int v = 0;
-				if ((rc = enum_field(c, ca, "checkpoints", ck_names, 3, &v)) < 0)
+				if ((rc = doc_field_enum(c, ca, "checkpoints", ck_names, 3, &v)) < 0)
 					return rc;
 				o->ckpt = (enum serve_ckpt)v;
 			}
@@ -392,7 +321,7 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 	}
 
 	const struct doc_node *sp;
-	if ((rc = section(c, n, "spec", spec_keys, &sp)) < 0)
+	if ((rc = doc_section(c, n, "spec", spec_keys, &sp)) < 0)
 		return rc;
 	int64_t k = s->mtp_draft_tokens;
 	if (k > 0) {
@@ -402,7 +331,7 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 	}
 	if (sp) {
 		int dr = (int)o->draft;
-		if ((rc = enum_field(c, sp, "draft", drafts, 2, &dr)) < 0)
+		if ((rc = doc_field_enum(c, sp, "draft", drafts, 2, &dr)) < 0)
 			return rc;
 		o->draft = (enum serve_draft)dr;
 		const struct doc_node *mv = doc_get(sp, "model");
@@ -452,23 +381,23 @@ static int load_serve(struct ctx *c, const struct doc_node *n, const struct scen
 	}
 
 	const struct doc_node *pd;
-	if ((rc = section(c, n, "pd", pd_keys, &pd)) < 0)
+	if ((rc = doc_section(c, n, "pd", pd_keys, &pd)) < 0)
 		return rc;
 	if (pd) {
 		o->pd = true;
 		int link = (int)o->pd_link;
 		if ((rc = layout_field(c, pd, "prefill", s, &o->prefill)) < 0 ||
 		    (rc = layout_field(c, pd, "decode", s, &o->decode)) < 0 ||
-		    (rc = enum_field(c, pd, "link", links, 2, &link)) < 0)
+		    (rc = doc_field_enum(c, pd, "link", links, 2, &link)) < 0)
 			return rc;
 		o->pd_link = (enum serve_link)link;
 	}
 
 	const struct doc_node *sl;
-	if ((rc = section(c, n, "slo", slo_keys, &sl)) < 0)
+	if ((rc = doc_section(c, n, "slo", slo_keys, &sl)) < 0)
 		return rc;
-	if (sl && ((rc = num_field(c, sl, "ttft_s", 1e-6, 1e6, &o->slo_ttft_s)) < 0 ||
-		   (rc = num_field(c, sl, "tpot_s", 1e-6, 1e6, &o->slo_tpot_s)) < 0))
+	if (sl && ((rc = doc_field_double(c, sl, "ttft_s", 1e-6, 1e6, &o->slo_ttft_s)) < 0 ||
+		   (rc = doc_field_double(c, sl, "tpot_s", 1e-6, 1e6, &o->slo_tpot_s)) < 0))
 		return rc;
 	return 0;
 }
@@ -493,7 +422,7 @@ int serve_config_load_yaml(struct serve_config *c, const struct scenario *s, con
 	int rc = doc_load_string(&d, name, text, len_bytes, e);
 	if (rc < 0)
 		return rc;
-	struct ctx cx = {.d = &d, .e = e};
+	struct doc_reader cx = {.d = &d, .e = e};
 	const struct doc_node *n = d.root && d.root->kind == DOC_MAP ? doc_get(d.root, "serve") : NULL;
 	if (n && (rc = load_serve(&cx, n, s, &tmp)) < 0)
 		goto out;

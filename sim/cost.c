@@ -86,20 +86,18 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 }
 
 /* Activations that fit in half of L2 were just produced by the previous op and stay there. */
+static bool act_in_l2(const struct hw *hw, const struct op *op, int64_t bytes)
+{
+	return !op->cold && (double)bytes <= 0.5 * (double)hw->l2_bytes;
+}
+
 static void memory_split(const struct hw *hw, const struct op *op, double *hbm, double *l2)
 {
-	double half_l2 = op->cold ? -1.0 : 0.5 * (double)hw->l2_bytes;
 	*hbm = (double)(op->bytes_weight + op->bytes_kv_read + op->bytes_kv_write + op->bytes_state_read +
 			op->bytes_state_write);
 	*l2 = 0;
-	if ((double)op->bytes_act_in <= half_l2)
-		*l2 += (double)op->bytes_act_in;
-	else
-		*hbm += (double)op->bytes_act_in;
-	if ((double)op->bytes_act_out <= half_l2)
-		*l2 += (double)op->bytes_act_out;
-	else
-		*hbm += (double)op->bytes_act_out;
+	*(act_in_l2(hw, op, op->bytes_act_in) ? l2 : hbm) += (double)op->bytes_act_in;
+	*(act_in_l2(hw, op, op->bytes_act_out) ? l2 : hbm) += (double)op->bytes_act_out;
 }
 
 /* HBM bytes at the memory curve (a fixed cost once there is HBM traffic, then the achieved
@@ -251,7 +249,18 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		if (gemm_kernel_model(hw)) {
 			/* the bytes at the achieved bandwidth (the kernel's fixed cost is its own);
 			 * a fixed cost and the k loop's latency beside the larger of the two */
-			c.memory_s = hbm / (hw->hbm_bw_bytes_per_s * hw->eff_memory.max) + l2 / (hw->l2_bw_bytes_per_s * r->scale);
+			double store_s = 0;
+			if (hw->gemm_store_bytes_per_sm_cycle > 0) {
+				/* the output at the epilogue's store rate (SM cycles), to HBM even when
+				 * it fits in L2 (hw.h), beside the reads */
+				double out_b = (double)op->bytes_act_out;
+				*(act_in_l2(hw, op, op->bytes_act_out) ? &l2 : &hbm) -= out_b;
+				double store_bw = fmin(hw->gemm_store_bytes_per_sm_cycle * (double)hw->sms * r->clock_hz,
+						       hw->hbm_bw_bytes_per_s * hw->eff_memory.max);
+				store_s = out_b / store_bw;
+			}
+			c.memory_s = hbm / (hw->hbm_bw_bytes_per_s * hw->eff_memory.max) +
+				     l2 / (hw->l2_bw_bytes_per_s * r->scale) + store_s;
 			/* a k step holds 128 bytes of k per row (64 BF16, 128 FP8 elements) */
 			double kstep = 128.0 / dtype_bytes_per_element(math_dtype(op->w_dtype, op->a_dtype));
 			c.latency_s += (hw->gemm_fixed_cycles + ceil((double)op->k / kstep) * hw->gemm_kstep_cycles) / r->clock_hz;

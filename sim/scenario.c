@@ -53,29 +53,7 @@ static void set_defaults(struct scenario *s)
 	s->ep_sms = 20;
 }
 
-struct ctx {
-	const struct doc *d;
-	struct err *e;
-};
-
-static int int_field(struct ctx *c, const struct doc_node *map, const char *key, int64_t min,
-		     int64_t max, int64_t *out)
-{
-	const struct doc_node *v = doc_get(map, key);
-	if (!v)
-		return 0;
-	int64_t x;
-	int rc = doc_i64(c->d, v, key, &x, c->e);
-	if (rc < 0)
-		return rc;
-	if (x < min || x > max)
-		return doc_error(c->d, v, c->e, "%s: %lld is out of range [%lld, %lld]", key, (long long)x,
-				 (long long)min, (long long)max);
-	*out = x;
-	return 0;
-}
-
-static int dtype_field(struct ctx *c, const struct doc_node *map, const char *key,
+static int dtype_field(struct doc_reader *c, const struct doc_node *map, const char *key,
 		       const enum dtype *allowed, int n_allowed, enum dtype *out)
 {
 	const struct doc_node *v = doc_get(map, key);
@@ -101,7 +79,7 @@ static int dtype_field(struct ctx *c, const struct doc_node *map, const char *ke
 	return doc_error(c->d, v, c->e, "%s: '%s' is not one of %s", key, s, list);
 }
 
-static int str_field(struct ctx *c, const struct doc_node *map, const char *key, char *dst, size_t cap)
+static int str_field(struct doc_reader *c, const struct doc_node *map, const char *key, char *dst, size_t cap)
 {
 	const struct doc_node *v = doc_get(map, key);
 	if (!v)
@@ -114,18 +92,6 @@ static int str_field(struct ctx *c, const struct doc_node *map, const char *key,
 		return doc_error(c->d, v, c->e, "%s: too long (at most %zu characters)", key, cap - 1);
 	snprintf(dst, cap, "%s", s);
 	return 0;
-}
-
-static int section(struct ctx *c, const struct doc_node *root, const char *key,
-		   const char *const *keys, const struct doc_node **out)
-{
-	*out = doc_get(root, key);
-	if (!*out)
-		return 0;
-	int rc = doc_expect(c->d, *out, DOC_MAP, key, c->e);
-	if (rc < 0)
-		return rc;
-	return doc_check_keys(c->d, *out, keys, c->e);
 }
 
 /* ---- engine: how the serving engine runs a step (sim/step.c) ---- */
@@ -143,29 +109,7 @@ const char *scenario_path_name(enum scenario_path p)
 	return (unsigned)p < PATH_COUNT ? path_names[p] : "?";
 }
 
-static int enum_field(struct ctx *c, const struct doc_node *map, const char *key, const char *const *names,
-		      int n_names, int *out)
-{
-	const struct doc_node *v = doc_get(map, key);
-	if (!v)
-		return 0;
-	const char *str;
-	int rc = doc_str(c->d, v, key, &str, c->e);
-	if (rc < 0)
-		return rc;
-	char list[160] = "";
-	for (int i = 0; i < n_names; i++) {
-		if (strcmp(str, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? (i + 1 < n_names ? ", " : " or ") : "",
-			 names[i]);
-	}
-	return doc_error(c->d, v, c->e, "%s: expected %s, got '%s'", key, list, str);
-}
-
-static int load_engine(struct ctx *c, const struct doc_node *root, struct scenario *s)
+static int load_engine(struct doc_reader *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const keys[] = {"overlap", "shared_expert_stream", "attnres_side_stream", "path",
 		"prefill_tokens", "mixed_prefill_tokens", "mtp", "mla_cp", "step_overhead_us", NULL};
@@ -173,17 +117,17 @@ static int load_engine(struct ctx *c, const struct doc_node *root, struct scenar
 	static const char *const mtp_keys[] = {"draft_tokens", "acceptance", "draft_layers", NULL};
 	const int64_t big = INT64_C(1) << 40;
 	const struct doc_node *n;
-	int rc = section(c, root, "engine", keys, &n);
+	int rc = doc_section(c, root, "engine", keys, &n);
 	if (rc < 0 || !n)
 		return rc;
 	int ov = (int)s->overlap, path = (int)s->path;
-	if ((rc = enum_field(c, n, "overlap", overlap_names, OVERLAP_COUNT, &ov)) < 0 ||
-	    (rc = enum_field(c, n, "path", path_names, PATH_COUNT, &path)) < 0)
+	if ((rc = doc_field_enum(c, n, "overlap", overlap_names, OVERLAP_COUNT, &ov)) < 0 ||
+	    (rc = doc_field_enum(c, n, "path", path_names, PATH_COUNT, &path)) < 0)
 		return rc;
 	s->overlap = (enum scenario_overlap)ov;
 	s->path = (enum scenario_path)path;
 	int ring = s->mla_cp_ring;
-	if ((rc = enum_field(c, n, "mla_cp", mla_cp, 2, &ring)) < 0)
+	if ((rc = doc_field_enum(c, n, "mla_cp", mla_cp, 2, &ring)) < 0)
 		return rc;
 	s->mla_cp_ring = ring;
 	const struct doc_node *v;
@@ -193,8 +137,8 @@ static int load_engine(struct ctx *c, const struct doc_node *root, struct scenar
 	if ((v = doc_get(n, "attnres_side_stream")) &&
 	    (rc = doc_bool(c->d, v, "attnres_side_stream", &s->attnres_side_stream, c->e)) < 0)
 		return rc;
-	if ((rc = int_field(c, n, "prefill_tokens", 1, big, &s->prefill_tokens)) < 0 ||
-	    (rc = int_field(c, n, "mixed_prefill_tokens", 0, big, &s->mixed_prefill_tokens)) < 0)
+	if ((rc = doc_field_i64(c, n, "prefill_tokens", 1, big, &s->prefill_tokens)) < 0 ||
+	    (rc = doc_field_i64(c, n, "mixed_prefill_tokens", 0, big, &s->mixed_prefill_tokens)) < 0)
 		return rc;
 	if ((v = doc_get(n, "step_overhead_us"))) {
 		double us;
@@ -206,11 +150,11 @@ static int load_engine(struct ctx *c, const struct doc_node *root, struct scenar
 		s->step_overhead_s = us * 1e-6;
 	}
 	const struct doc_node *m;
-	if ((rc = section(c, n, "mtp", mtp_keys, &m)) < 0)
+	if ((rc = doc_section(c, n, "mtp", mtp_keys, &m)) < 0)
 		return rc;
 	if (m) {
-		if ((rc = int_field(c, m, "draft_tokens", 0, 16, &s->mtp_draft_tokens)) < 0 ||
-		    (rc = int_field(c, m, "draft_layers", 1, 8, &s->mtp_draft_layers)) < 0)
+		if ((rc = doc_field_i64(c, m, "draft_tokens", 0, 16, &s->mtp_draft_tokens)) < 0 ||
+		    (rc = doc_field_i64(c, m, "draft_layers", 1, 8, &s->mtp_draft_layers)) < 0)
 			return rc;
 		s->mtp_acceptance = 1 + (double)s->mtp_draft_tokens;
 		if ((v = doc_get(m, "acceptance"))) {
@@ -228,24 +172,24 @@ static int load_engine(struct ctx *c, const struct doc_node *root, struct scenar
 
 /* ---- ep: how EP dispatch and combine travel (sim/ep.h) ---- */
 
-static int load_ep(struct ctx *c, const struct doc_node *root, struct scenario *s)
+static int load_ep(struct doc_reader *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const keys[] = {"mode", "node_limit", "sms", "redundant_experts", NULL};
 	/* the names of enum op_ep_mode, in its order (auto is EP_MODE_NONE) */
 	static const char *const modes[] = {"auto", "normal", "low_latency", "alltoall"};
 	const struct doc_node *n;
-	int rc = section(c, root, "ep", keys, &n);
+	int rc = doc_section(c, root, "ep", keys, &n);
 	if (rc < 0 || !n)
 		return rc;
-	if ((rc = enum_field(c, n, "mode", modes, 4, &s->ep_mode)) < 0 ||
-	    (rc = int_field(c, n, "node_limit", 0, 1 << 20, &s->ep_node_limit)) < 0 ||
-	    (rc = int_field(c, n, "sms", 0, 1024, &s->ep_sms)) < 0 ||
-	    (rc = int_field(c, n, "redundant_experts", 0, 1 << 20, &s->redundant_experts)) < 0)
+	if ((rc = doc_field_enum(c, n, "mode", modes, 4, &s->ep_mode)) < 0 ||
+	    (rc = doc_field_i64(c, n, "node_limit", 0, 1 << 20, &s->ep_node_limit)) < 0 ||
+	    (rc = doc_field_i64(c, n, "sms", 0, 1024, &s->ep_sms)) < 0 ||
+	    (rc = doc_field_i64(c, n, "redundant_experts", 0, 1 << 20, &s->redundant_experts)) < 0)
 		return rc;
 	return 0;
 }
 
-static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario *s)
+static int load_tree(struct doc_reader *c, const struct doc_node *root, struct scenario *s)
 {
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
 		"workload", "dtypes", "options", "sweep", "engine", "ep", "serve", NULL};
@@ -264,19 +208,19 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 	    (rc = str_field(c, root, "description", s->description, sizeof s->description)) < 0 ||
 	    (rc = str_field(c, root, "model", s->model, sizeof s->model)) < 0 ||
 	    (rc = str_field(c, root, "hw", s->hw, sizeof s->hw)) < 0 ||
-	    (rc = int_field(c, root, "gpus", 1, 1 << 20, &s->gpus)) < 0)
+	    (rc = doc_field_i64(c, root, "gpus", 1, 1 << 20, &s->gpus)) < 0)
 		return rc;
 
 	const struct doc_node *n;
-	if ((rc = section(c, root, "parallel", par_keys, &n)) < 0)
+	if ((rc = doc_section(c, root, "parallel", par_keys, &n)) < 0)
 		return rc;
 	if (n) {
-		if ((rc = int_field(c, n, "tp", 1, 1 << 20, &s->tp)) < 0 ||
-		    (rc = int_field(c, n, "dp", 1, 1 << 20, &s->dp)) < 0 ||
-		    (rc = int_field(c, n, "cp", 1, 1 << 20, &s->cp)) < 0 ||
-		    (rc = int_field(c, n, "pp", 1, 1 << 10, &s->pp)) < 0 ||
-		    (rc = int_field(c, n, "ep", 1, 1 << 20, &s->ep)) < 0 ||
-		    (rc = int_field(c, n, "moe_tp", 1, 1 << 20, &s->moe_tp)) < 0)
+		if ((rc = doc_field_i64(c, n, "tp", 1, 1 << 20, &s->tp)) < 0 ||
+		    (rc = doc_field_i64(c, n, "dp", 1, 1 << 20, &s->dp)) < 0 ||
+		    (rc = doc_field_i64(c, n, "cp", 1, 1 << 20, &s->cp)) < 0 ||
+		    (rc = doc_field_i64(c, n, "pp", 1, 1 << 10, &s->pp)) < 0 ||
+		    (rc = doc_field_i64(c, n, "ep", 1, 1 << 20, &s->ep)) < 0 ||
+		    (rc = doc_field_i64(c, n, "moe_tp", 1, 1 << 20, &s->moe_tp)) < 0)
 			return rc;
 		const struct doc_node *v = doc_get(n, "tp_comm");
 		if (v) {
@@ -297,17 +241,17 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 				return doc_error(c->d, v, c->e, "moe_imbalance: must be in [1, 64] (busiest rank over the mean)");
 		}
 	}
-	if ((rc = section(c, root, "workload", work_keys, &n)) < 0)
+	if ((rc = doc_section(c, root, "workload", work_keys, &n)) < 0)
 		return rc;
 	if (n) {
-		if ((rc = int_field(c, n, "batch", 1, 1 << 24, &s->batch)) < 0 ||
-		    (rc = int_field(c, n, "prompt_tokens", 1, big, &s->prompt_tokens)) < 0 ||
-		    (rc = int_field(c, n, "output_tokens", 1, big, &s->output_tokens)) < 0 ||
-		    (rc = int_field(c, n, "prefill_chunk", 1, big, &s->prefill_chunk)) < 0 ||
-		    (rc = int_field(c, n, "kda_chunk", 1, 1024, &s->kda_chunk)) < 0)
+		if ((rc = doc_field_i64(c, n, "batch", 1, 1 << 24, &s->batch)) < 0 ||
+		    (rc = doc_field_i64(c, n, "prompt_tokens", 1, big, &s->prompt_tokens)) < 0 ||
+		    (rc = doc_field_i64(c, n, "output_tokens", 1, big, &s->output_tokens)) < 0 ||
+		    (rc = doc_field_i64(c, n, "prefill_chunk", 1, big, &s->prefill_chunk)) < 0 ||
+		    (rc = doc_field_i64(c, n, "kda_chunk", 1, 1024, &s->kda_chunk)) < 0)
 			return rc;
 	}
-	if ((rc = section(c, root, "dtypes", dt_keys, &n)) < 0)
+	if ((rc = doc_section(c, root, "dtypes", dt_keys, &n)) < 0)
 		return rc;
 	if (n) {
 		static const enum dtype state[] = {DT_FP32, DT_BF16};
@@ -322,7 +266,7 @@ static int load_tree(struct ctx *c, const struct doc_node *root, struct scenario
 		    (rc = dtype_field(c, n, "dispatch", disp, 2, &s->dispatch)) < 0)
 			return rc;
 	}
-	if ((rc = section(c, root, "options", opt_keys, &n)) < 0)
+	if ((rc = doc_section(c, root, "options", opt_keys, &n)) < 0)
 		return rc;
 	if (n) {
 		const struct doc_node *v = doc_get(n, "cuda_graph");
@@ -418,7 +362,7 @@ int scenario_load_yaml(struct scenario *s, const char *name, const char *text, s
 	struct scenario tmp;
 	set_defaults(&tmp);
 	snprintf(tmp.file, sizeof tmp.file, "%s", name);
-	struct ctx c = {.d = &d, .e = e};
+	struct doc_reader c = {.d = &d, .e = e};
 	if (!d.root) {
 		rc = doc_error(&d, NULL, e, "empty scenario file");
 		goto out;

@@ -102,6 +102,21 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 	return 0;
 }
 
+/* Why sim_step failed, for the error message. */
+static const char *step_failure(int rc)
+{
+	switch (rc) {
+	case -ENOMEM:
+		return "out of memory";
+	case -EINVAL:
+		return "an op without a role was mapped (a bug in k3sim)";
+	case -EDEADLK:
+		return "an overlap strategy deadlocked (a bug in k3sim)";
+	default:
+		return "op list overflow";
+	}
+}
+
 void sim_moe_split(const struct scenario *s, struct sim_moe_split *out)
 {
 	int64_t mtp = s->moe_tp > 1 ? s->moe_tp : 1;
@@ -109,6 +124,13 @@ void sim_moe_split(const struct scenario *s, struct sim_moe_split *out)
 	out->expert_slices = mtp;
 	out->block_tp = mtp > s->tp ? mtp : s->tp;
 	out->gather = mtp > s->tp ? mtp / s->tp : 1;
+}
+
+/* The GPUs of one request's attention group that divide a state between them. */
+static int64_t state_gpus(const struct scenario *s, enum op_state st)
+{
+	struct op_state_split sp = op_state_split(st);
+	return (sp.tp ? s->tp : 1) * (sp.cp ? s->cp : 1);
 }
 
 void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *hw, int64_t batch,
@@ -127,15 +149,21 @@ void sim_hbm(const struct scenario *s, const struct model *m, const struct hw *h
 		       (int64_t)inv.moe_layers *
 			       ceil_div64(ceil_div64(m->moe.experts + s->redundant_experts, ms.expert_groups) * ws.expert_bytes,
 					  ms.expert_slices);
-	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state), s->tp);
-	out->conv_state = req * ceil_div64(model_conv_state_bytes_per_request(m, s->kda_state), s->tp);
-	/* The MLA latent is shared by all heads: every TP rank holds the whole cache of its requests.
-	 * The reference path caches every head's K and V in BF16, split with the heads. */
+	/* Each state over the GPUs that divide it (op_state_split, which the step's ops follow too):
+	 * the MLA latent is shared by all heads, so every TP rank holds the whole cache of its
+	 * requests; the reference path caches every head's K and V in BF16, split with the heads. */
+	out->kda_state = req * ceil_div64(model_kda_state_bytes_per_request(m, s->kda_state),
+					  state_gpus(s, OP_STATE_KDA));
+	out->conv_state = req * ceil_div64(model_conv_state_bytes_per_request(m, s->kda_state),
+					   state_gpus(s, OP_STATE_KDA));
 	if (s->path == PATH_REFERENCE)
-		out->mla_kv = req * ceil_div64(context * model_mla_expanded_kv_bytes_per_token(m), s->cp * s->tp);
+		out->mla_kv = req * ceil_div64(context * model_mla_expanded_kv_bytes_per_token(m),
+					       state_gpus(s, OP_STATE_MLA_PER_HEAD));
 	else
-		out->mla_kv = req * ceil_div64(context * model_mla_kv_bytes_per_token(m, s->mla_cache), s->cp);
-	out->dsa_index = req * ceil_div64(context * model_dsa_index_bytes_per_token(m), s->cp);
+		out->mla_kv = req * ceil_div64(context * model_mla_kv_bytes_per_token(m, s->mla_cache),
+					       state_gpus(s, OP_STATE_MLA_LATENT));
+	out->dsa_index = req * ceil_div64(context * model_dsa_index_bytes_per_token(m),
+					  state_gpus(s, OP_STATE_DSA_INDEX));
 	if (s->pp > 1) {
 		/* A pipeline stage holds its share of the layers (and their state and cache), and the
 		 * first or the last stage the embedding or the LM head. */
@@ -220,7 +248,7 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 				double step;
 				rc = sim_step(&t, m, hw, &p, NULL, w, &step);
 				if (rc < 0) {
-					err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+					err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 					return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 				}
 				sum += step * w;
@@ -236,7 +264,7 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 			       mid, &p);
 		rc = sim_step_overlap(s, m, hw, &p, &sp.overlap);
 		if (rc < 0) {
-			err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+			err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 			return rc;
 		}
 	}
@@ -249,7 +277,7 @@ int sim_prefill(const struct scenario *s, const struct model *m, const struct hw
 		double step;
 		rc = sim_step(s, m, hw, &p, ph, w, &step);
 		if (rc < 0) {
-			err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+			err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 			return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 		}
 		ttft += step * w;
@@ -346,7 +374,7 @@ int sim_decode(const struct scenario *s, const struct model *m, const struct hw 
 	decode_phase(s, out->decode_context, &pm);
 	int rc = sim_step_overlap(s, m, hw, &pm, &sd.overlap);
 	if (rc < 0) {
-		err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+		err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 		return rc;
 	}
 	s = &sd;
@@ -357,7 +385,7 @@ int sim_decode(const struct scenario *s, const struct model *m, const struct hw 
 	if (rc == 0)
 		rc = decode_step(s, m, hw, last, NULL, &step_last);
 	if (rc < 0) {
-		err_set(e, s->file, 0, 0, rc == -ENOMEM ? "out of memory" : "op list overflow");
+		err_set(e, s->file, 0, 0, "%s", step_failure(rc));
 		return rc == -ENOMEM ? -ENOMEM : -E2BIG;
 	}
 	double a = s->mtp_acceptance >= 1 ? s->mtp_acceptance : 1;

@@ -23,161 +23,34 @@ static int64_t ceil_div64(int64_t a, int64_t b)
 	return b > 0 ? (a + b - 1) / b : a;
 }
 
-/* ---- roles ---- */
-
-static const char *const role_names[SIM_ROLE_COUNT] = {
-	"pre", "attn_prep", "attn_core", "mlp_prep", "dense", "dispatch", "shared", "experts", "combine",
-	"output", "residual", "post",
-};
-
-const char *sim_role_name(enum sim_role r)
-{
-	return (unsigned)r < SIM_ROLE_COUNT ? role_names[r] : "?";
-}
-
-static const struct {
-	const char *name;
-	enum sim_role role;
-} op_roles[] = {
-	{"embed", SIM_ROLE_PRE},
-	{"tp.embed_allreduce", SIM_ROLE_PRE},
-	{"attnres.pre_attn", SIM_ROLE_ATTN_PREP},
-	{"norm.attn", SIM_ROLE_ATTN_PREP},
-	{"mla.quant_in", SIM_ROLE_ATTN_PREP},
-	{"mla.quant_q_b", SIM_ROLE_ATTN_PREP},
-	{"mla.rope", SIM_ROLE_ATTN_PREP},
-	{"kda.qkv_proj", SIM_ROLE_ATTN_PREP},
-	{"kda.decay_a", SIM_ROLE_ATTN_PREP},
-	{"kda.decay_b", SIM_ROLE_ATTN_PREP},
-	{"kda.beta_proj", SIM_ROLE_ATTN_PREP},
-	{"kda.gate_proj", SIM_ROLE_ATTN_PREP},
-	{"kda.gate_a", SIM_ROLE_ATTN_PREP},
-	{"kda.gate_b", SIM_ROLE_ATTN_PREP},
-	{"kda.conv_norm", SIM_ROLE_ATTN_PREP},
-	{"mla.q_a", SIM_ROLE_ATTN_PREP},
-	{"mla.q_b", SIM_ROLE_ATTN_PREP},
-	{"mla.q_proj", SIM_ROLE_ATTN_PREP},
-	{"mla.kv_a", SIM_ROLE_ATTN_PREP},
-	{"dsa.index_q", SIM_ROLE_ATTN_PREP},
-	{"dsa.index_k", SIM_ROLE_ATTN_PREP},
-	{"mla.q_absorb", SIM_ROLE_ATTN_PREP},
-	{"mla.gate_proj", SIM_ROLE_ATTN_PREP},
-	{"kda.chunk", SIM_ROLE_ATTN_CORE},
-	{"kcp.transition", SIM_ROLE_ATTN_CORE},
-	{"kcp.state_allgather", SIM_ROLE_ATTN_CORE},
-	{"kcp.scan", SIM_ROLE_ATTN_CORE},
-	{"kcp.fixup", SIM_ROLE_ATTN_CORE},
-	{"kda.norm_gate", SIM_ROLE_ATTN_CORE},
-	{"kda.decode", SIM_ROLE_ATTN_CORE},
-	{"kda.o_proj", SIM_ROLE_ATTN_CORE},
-	{"mla.quant_kv_b", SIM_ROLE_ATTN_CORE},
-	{"mla.kv_b", SIM_ROLE_ATTN_CORE},
-	{"mla.k_concat", SIM_ROLE_ATTN_CORE},
-	{"cp.mla_kv_allgather", SIM_ROLE_ATTN_CORE},
-	{"cp.mla_kv_ring", SIM_ROLE_ATTN_CORE},
-	{"cp.attn_merge", SIM_ROLE_ATTN_CORE},
-	{"mla.attn", SIM_ROLE_ATTN_CORE},
-	{"dsa.attn", SIM_ROLE_ATTN_CORE},
-	{"mla.v_absorb", SIM_ROLE_ATTN_CORE},
-	{"mla.gate_mul", SIM_ROLE_ATTN_CORE},
-	{"mla.quant_o_proj", SIM_ROLE_ATTN_CORE},
-	{"mla.o_proj", SIM_ROLE_ATTN_CORE},
-	{"tp.attn_allreduce", SIM_ROLE_ATTN_CORE},
-	{"tp.attn_reduce_scatter", SIM_ROLE_ATTN_CORE},
-	{"tp.attn_all_gather", SIM_ROLE_ATTN_CORE},
-	{"attnres.pre_ffn", SIM_ROLE_MLP_PREP},
-	{"norm.ffn", SIM_ROLE_MLP_PREP},
-	{"moe.router_down", SIM_ROLE_MLP_PREP},
-	{"moe.router", SIM_ROLE_MLP_PREP},
-	{"moe.down", SIM_ROLE_MLP_PREP},
-	{"moe.topk", SIM_ROLE_MLP_PREP},
-	{"moe.quant_in", SIM_ROLE_MLP_PREP},
-	{"moe.dp_gather", SIM_ROLE_MLP_PREP},
-	{"ffn.quant_in", SIM_ROLE_DENSE},
-	{"ffn.gate_up", SIM_ROLE_DENSE},
-	{"ffn.situ_glu", SIM_ROLE_DENSE},
-	{"ffn.down", SIM_ROLE_DENSE},
-	{"moe.dispatch", SIM_ROLE_DISPATCH},
-	{"moe.shared_gate_up", SIM_ROLE_SHARED},
-	{"moe.shared_situ_glu", SIM_ROLE_SHARED},
-	{"moe.shared_down", SIM_ROLE_SHARED},
-	{"moe.permute", SIM_ROLE_EXPERTS},
-	{"moe.experts_gate_up", SIM_ROLE_EXPERTS},
-	{"moe.situ_glu", SIM_ROLE_EXPERTS},
-	{"moe.experts_down", SIM_ROLE_EXPERTS},
-	{"moe.unpermute", SIM_ROLE_EXPERTS},
-	{"moe.tp_latent_allreduce", SIM_ROLE_EXPERTS},
-	{"moe.combine", SIM_ROLE_COMBINE},
-	{"moe.combine_norm", SIM_ROLE_OUTPUT},
-	{"moe.up", SIM_ROLE_OUTPUT},
-	{"tp.ffn_allreduce", SIM_ROLE_OUTPUT},
-	{"tp.ffn_reduce_scatter", SIM_ROLE_OUTPUT},
-	{"tp.ffn_all_gather", SIM_ROLE_OUTPUT},
-	{"moe.dp_reduce", SIM_ROLE_OUTPUT},
-	{"moe.dp_reduce_scatter", SIM_ROLE_OUTPUT},
-	{"moe.attn_tp_gather", SIM_ROLE_OUTPUT},
-	{"residual.add", SIM_ROLE_RESIDUAL},
-	{"attnres.final", SIM_ROLE_POST},
-	{"norm.final", SIM_ROLE_POST},
-	{"lm_head", SIM_ROLE_POST},
-	{"tp.logits_gather", SIM_ROLE_POST},
-	{"sample", SIM_ROLE_POST},
-};
-
-int sim_op_role(const char *name)
-{
-	for (size_t i = 0; i < sizeof op_roles / sizeof op_roles[0]; i++)
-		if (strcmp(op_roles[i].name, name) == 0)
-			return (int)op_roles[i].role;
-	return -1;
-}
+/* ---- ops a strategy treats specially ---- */
 
 enum { TLOP_DOWN = 1, TLOP_ATTNRES_ATTN = 2, TLOP_ATTNRES_FFN = 4, TLOP_RING = 8, TLOP_KVB = 16, TLOP_ATTN = 32 };
 
-/* The role of an op name and the TLOP_* flags of the ops a strategy treats specially. */
-static void classify(const char *name, int *role, uint8_t *flags)
+static uint8_t tlop_flags(enum op_role r)
 {
-	*role = sim_op_role(name);
-	*flags = strcmp(name, "moe.experts_down") == 0   ? TLOP_DOWN
-		 : strcmp(name, "attnres.pre_attn") == 0 ? TLOP_ATTNRES_ATTN
-		 : strcmp(name, "attnres.pre_ffn") == 0  ? TLOP_ATTNRES_FFN
-		 : strcmp(name, "cp.mla_kv_ring") == 0   ? TLOP_RING
-		 : strcmp(name, "mla.kv_b") == 0         ? TLOP_KVB
-		 : strcmp(name, "mla.attn") == 0 || strcmp(name, "dsa.attn") == 0 ? TLOP_ATTN
-							 : 0;
-}
-
-/* Op names are static strings: their class, remembered per thread by pointer. */
-static void classify_cached(const char *name, int *role, uint8_t *flags)
-{
-	enum { SLOTS = 256 };
-	static _Thread_local struct {
-		const char *name;
-		int role;
-		uint8_t flags;
-	} cache[SLOTS];
-	size_t h = ((uintptr_t)name >> 3) % SLOTS;
-	for (size_t i = 0; i < SLOTS; i++) {
-		size_t k = (h + i) % SLOTS;
-		if (cache[k].name == name) {
-			*role = cache[k].role;
-			*flags = cache[k].flags;
-			return;
-		}
-		if (!cache[k].name) {
-			cache[k].name = name;
-			classify(name, &cache[k].role, &cache[k].flags);
-			*role = cache[k].role;
-			*flags = cache[k].flags;
-			return;
-		}
+	switch (r) {
+	case OP_ROLE_MOE_EXPERTS_DOWN:
+		return TLOP_DOWN; /* pipelined with the combine in chunks */
+	case OP_ROLE_ATTNRES_PRE_ATTN:
+		return TLOP_ATTNRES_ATTN; /* the inter-block pass can run on the side stream */
+	case OP_ROLE_ATTNRES_PRE_FFN:
+		return TLOP_ATTNRES_FFN;
+	case OP_ROLE_CP_MLA_KV_RING:
+		return TLOP_RING; /* issued with the blocks it feeds */
+	case OP_ROLE_MLA_KV_B:
+		return TLOP_KVB;
+	case OP_ROLE_MLA_ATTN:
+	case OP_ROLE_DSA_ATTN:
+		return TLOP_ATTN;
+	default:
+		return 0;
 	}
-	classify(name, role, flags);
 }
 
 /* ---- strategies (data) ---- */
 
-enum { R_YIELD = SIM_ROLE_COUNT, R_YIELD_COMM, MAX_ORDER = 24, MAX_CHUNKS = 8 };
+enum { R_YIELD = OP_PART_COUNT, R_YIELD_COMM, MAX_ORDER = 24, MAX_CHUNKS = 8 };
 
 /* SMs a strategy keeps for communication (the timeline's SM partition, sim/timeline.h). */
 enum reserve {
@@ -193,20 +66,20 @@ struct overlap_spec {
 	int combine_chunks;  /* > 1: expert down GEMM and combine pipelined in this many chunks */
 	int8_t reserve;      /* enum reserve */
 	int n;
-	int8_t order[MAX_ORDER]; /* roles of a layer in issue order; R_YIELD ends a stage, R_YIELD_COMM
-				  * ends one when the role before ended with a collective */
+	int8_t order[MAX_ORDER]; /* parts of a layer in issue order; R_YIELD ends a stage, R_YIELD_COMM
+				  * ends one when the part before ended with a collective */
 };
 
-#define A SIM_ROLE_ATTN_PREP
-#define C SIM_ROLE_ATTN_CORE
-#define M SIM_ROLE_MLP_PREP
-#define F SIM_ROLE_DENSE
-#define D SIM_ROLE_DISPATCH
-#define S SIM_ROLE_SHARED
-#define X SIM_ROLE_EXPERTS
-#define B SIM_ROLE_COMBINE
-#define O SIM_ROLE_OUTPUT
-#define R SIM_ROLE_RESIDUAL
+#define A OP_PART_ATTN_PREP
+#define C OP_PART_ATTN_CORE
+#define M OP_PART_MLP_PREP
+#define F OP_PART_DENSE
+#define D OP_PART_DISPATCH
+#define S OP_PART_SHARED
+#define X OP_PART_EXPERTS
+#define B OP_PART_COMBINE
+#define O OP_PART_OUTPUT
+#define R OP_PART_RESIDUAL
 #define Y R_YIELD
 #define YC R_YIELD_COMM
 /* [strategy][phase: prefill, decode]. The two-batch-overlap rows follow SGLang's operation lists
@@ -258,7 +131,7 @@ struct tl_op {
 	const char *name;
 	double work_s;
 	float sm, hbm, tail;
-	int8_t role, group;
+	int8_t part, group;  /* enum op_part of its role; layer group */
 	bool comm;
 	uint8_t flags;         /* TLOP_*: ops a strategy treats specially */
 	int16_t row;           /* its row in the phase's op table */
@@ -270,8 +143,8 @@ struct mapped {
 	int64_t peak_act;
 	double ops_s;          /* all instances one after another */
 	double comm_ops_s;     /* the collectives among them */
-	/* per (layer group + 1, role): the ops in list order */
-	int16_t first[5][SIM_ROLE_COUNT], count[5][SIM_ROLE_COUNT];
+	/* per (layer group + 1, part): the ops in list order */
+	int16_t first[5][OP_PART_COUNT], count[5][OP_PART_COUNT];
 	int16_t order[SIM_MAX_OPS];
 	bool has_combine[5];
 };
@@ -287,6 +160,7 @@ struct mapper {
 	int index; /* position in the mapped list: rows line up across chunks and microbatches */
 	struct mapped *out;
 	int overflow;
+	int unroled; /* an op without a role was mapped (a bug where it was created) */
 };
 
 /* Expected experts of `held` that receive at least one of `tokens` tokens, each routed to top_k of
@@ -346,7 +220,7 @@ static void account(struct mapper *mp, const struct op *o)
 	/* MLA prefill expands the cached prefix into per-head K/V block by block (64K tokens at a
 	 * time, as chunked-prefix kernels do): the traffic is all there, the live buffer is not. */
 	int64_t keys = o->kind == OP_MLA_PREFILL ? o->b * (o->ctx + o->t)
-		       : (o->kind == OP_GEMM && strcmp(o->name, "mla.kv_b") == 0) ? o->m : 0;
+		       : o->role == OP_ROLE_MLA_KV_B ? o->m : 0;
 	if (keys > MLA_PREFIX_BLOCK_TOKENS)
 		act = (int64_t)((double)act * (double)MLA_PREFIX_BLOCK_TOKENS / (double)keys);
 	struct mapped *out = mp->out;
@@ -363,9 +237,8 @@ static void account(struct mapper *mp, const struct op *o)
 	struct tl_op *t = &out->ops[out->n++];
 	t->name = o->name;
 	t->work_s = c.time_s;
-	int role;
-	classify_cached(o->name, &role, &t->flags);
-	t->role = (int8_t)role;
+	t->flags = tlop_flags(o->role);
+	t->part = (int8_t)op_role_part(o->role);
 	t->group = (int8_t)o->layer_group;
 	t->comm = op_is_comm(o->kind);
 	t->row = (int16_t)i;
@@ -374,8 +247,8 @@ static void account(struct mapper *mp, const struct op *o)
 	t->sm = d.sm;
 	t->hbm = d.hbm;
 	t->tail = d.tail;
-	if (t->role < 0) /* an op this table does not know yet: keep it in the chain where it stands */
-		t->role = (int8_t)(o->layer_group < 0 ? SIM_ROLE_PRE : SIM_ROLE_ATTN_CORE);
+	if (o->role == OP_ROLE_NONE) /* an op created without a role: a bug */
+		mp->unroled = 1;
 
 	struct sim_phase *ph = mp->acc;
 	if (!ph || i >= SIM_MAX_OPS)
@@ -410,7 +283,7 @@ static void account(struct mapper *mp, const struct op *o)
 	}
 }
 
-static void collective(struct mapper *mp, enum op_kind kind, const char *name, const struct op *after,
+static void collective(struct mapper *mp, enum op_kind kind, enum op_role role, const struct op *after,
 		       int64_t bytes, int64_t ranks)
 {
 	if (ranks <= 1 || bytes <= 0)
@@ -418,10 +291,11 @@ static void collective(struct mapper *mp, enum op_kind kind, const char *name, c
 	struct op o;
 	memset(&o, 0, sizeof o);
 	o.kind = kind;
-	o.name = name;
+	o.role = role;
+	o.name = op_role_name(role);
 	o.layers = after->layers;
 	o.layer_group = after->layer_group;
-	o.split = SPLIT_COMM;
+	o.split = op_role_split(role);
 	o.comm_bytes = bytes;
 	o.ranks = ranks;
 	account(mp, &o);
@@ -435,22 +309,24 @@ static void tp_sync(struct mapper *mp, const struct op *o, int64_t tokens_local)
 	int64_t act = dtype_bytes(model_storage_dtype(mp->p->act), tokens_local * mp->m->hidden);
 	switch (o->sync) {
 	case SYNC_TP_GATHER:
-		collective(mp, OP_ALLGATHER, "tp.logits_gather", o, dtype_bytes(o->o_dtype, o->m * mp->m->vocab),
+		collective(mp, OP_ALLGATHER, OP_ROLE_TP_LOGITS_GATHER, o,
+			   dtype_bytes(o->o_dtype, o->m * mp->m->vocab),
 			   s->tp);
 		return;
 	case SYNC_TP_EMBED:
-		collective(mp, OP_ALLREDUCE, "tp.embed_allreduce", o, act, s->tp);
+		collective(mp, OP_ALLREDUCE, OP_ROLE_TP_EMBED_ALLREDUCE, o, act, s->tp);
 		return;
 	default:
 		break;
 	}
 	bool attn = o->sync == SYNC_TP_ATTN;
 	if (s->tp_rs_ag) {
-		collective(mp, OP_REDUCESCATTER, attn ? "tp.attn_reduce_scatter" : "tp.ffn_reduce_scatter", o, act,
+		collective(mp, OP_REDUCESCATTER, attn ? OP_ROLE_TP_ATTN_REDUCE_SCATTER : OP_ROLE_TP_FFN_REDUCE_SCATTER,
+			   o, act, s->tp);
+		collective(mp, OP_ALLGATHER, attn ? OP_ROLE_TP_ATTN_ALL_GATHER : OP_ROLE_TP_FFN_ALL_GATHER, o, act,
 			   s->tp);
-		collective(mp, OP_ALLGATHER, attn ? "tp.attn_all_gather" : "tp.ffn_all_gather", o, act, s->tp);
 	} else {
-		collective(mp, OP_ALLREDUCE, attn ? "tp.attn_allreduce" : "tp.ffn_allreduce", o, act, s->tp);
+		collective(mp, OP_ALLREDUCE, attn ? OP_ROLE_TP_ATTN_ALLREDUCE : OP_ROLE_TP_FFN_ALLREDUCE, o, act, s->tp);
 	}
 }
 
@@ -481,7 +357,9 @@ int sim_kcp_ops(const struct op *kda, int64_t cp, enum dtype act, struct op out[
 	 * effective queries */
 	struct op *tr = &out[0];
 	*tr = *kda;
-	tr->name = "kcp.transition";
+	tr->role = OP_ROLE_KCP_TRANSITION;
+	tr->name = op_role_name(tr->role);
+	tr->split = op_role_split(tr->role);
 	tr->sync = SYNC_NONE;
 	tr->dv = kda->dk;
 	tr->ctx = kda->ctx > 0 ? kda->ctx : 1; /* it reads its initial state: the identity */
@@ -491,10 +369,11 @@ int sim_kcp_ops(const struct op *kda, int64_t cp, enum dtype act, struct op out[
 	struct op *ag = &out[1];
 	memset(ag, 0, sizeof *ag);
 	ag->kind = OP_ALLGATHER;
-	ag->name = "kcp.state_allgather";
+	ag->role = OP_ROLE_KCP_STATE_ALLGATHER;
+	ag->name = op_role_name(ag->role);
 	ag->layers = kda->layers;
 	ag->layer_group = kda->layer_group;
-	ag->split = SPLIT_COMM;
+	ag->split = op_role_split(ag->role);
 	ag->comm_bytes = kda->b * kda->h * (kda->dk * kda->dk + kda->dk * kda->dv) * 4 * cp;
 	ag->ranks = cp;
 	/* the ordered scan: S_r = T_r S_(r-1) + S_r over the segments before this rank's (half of
@@ -502,7 +381,8 @@ int sim_kcp_ops(const struct op *kda, int64_t cp, enum dtype act, struct op out[
 	struct op *scan = &out[2];
 	memset(scan, 0, sizeof *scan);
 	scan->kind = OP_GEMM;
-	scan->name = "kcp.scan";
+	scan->role = OP_ROLE_KCP_SCAN;
+	scan->name = op_role_name(scan->role);
 	scan->layers = kda->layers;
 	scan->layer_group = kda->layer_group;
 	scan->m = ceil_div64(cp, 2) * kda->b * kda->h * kda->dk;
@@ -515,7 +395,8 @@ int sim_kcp_ops(const struct op *kda, int64_t cp, enum dtype act, struct op out[
 	struct op *fix = &out[3];
 	memset(fix, 0, sizeof *fix);
 	fix->kind = OP_GEMM;
-	fix->name = "kcp.fixup";
+	fix->role = OP_ROLE_KCP_FIXUP;
+	fix->name = op_role_name(fix->role);
 	fix->layers = kda->layers;
 	fix->layer_group = kda->layer_group;
 	fix->m = kda->b * kda->t;
@@ -556,7 +437,7 @@ static int64_t active_groups(const struct scenario *s, const struct phase *p)
 
 static bool is_moe_op(const struct op *o)
 {
-	return strncmp(o->name, "moe.", 4) == 0;
+	return op_role_block(o->role) == OP_BLOCK_MOE;
 }
 
 /* The ops of a step of phase p on the busiest EP rank (or a rank at the mean load), costed, into
@@ -607,7 +488,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 		struct op o = list.ops[i];
 		const bool in_moe = moe_tp && is_moe_op(&o);
 		if (in_moe && ms.gather > 1 && (i == 0 || !is_moe_op(&list.ops[i - 1])))
-			collective(&mp, mg.sum_len ? OP_ALLREDUCE : OP_ALLGATHER, "moe.dp_gather", &o, mg.rows * act_bytes,
+			collective(&mp, mg.sum_len ? OP_ALLREDUCE : OP_ALLGATHER, OP_ROLE_MOE_DP_GATHER, &o, mg.rows * act_bytes,
 				   ms.expert_slices);
 		if (in_moe && o.split != SPLIT_EP && o.m == tokens_local)
 			o.m = mg.rows; /* token-wise ops of the MoE block run on the gathered rows */
@@ -619,9 +500,14 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 				o.n = ceil_div64(o.n, tp_split);
 			else
 				o.h = ceil_div64(o.h, tp_split);
-			if (o.cache_per_head)
-				o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, tp_split);
-			o.extra_state_bytes /= tp_split;
+			/* the state or cache, where tensor parallelism divides it (op_state_split): a KDA
+			 * state through its heads (h above), its ShortConv state and a per-head cache
+			 * here; a latent cache stays whole on every TP rank */
+			if (op_state_split(o.cache).tp) {
+				if (o.kind != OP_KDA_CHUNK && o.kind != OP_KDA_DECODE)
+					o.cache_bytes_per_token = ceil_div64(o.cache_bytes_per_token, tp_split);
+				o.extra_state_bytes /= tp_split;
+			}
 			break;
 		case SPLIT_TP_K:
 			o.k = ceil_div64(o.k, tp_split);
@@ -634,7 +520,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 					o.groups = x->experts;
 					o.groups_touched = experts_touched((double)x->experts, (double)x->experts,
 									   (double)x->top_k, (double)mg.rows);
-					if (strcmp(o.name, "moe.experts_down") == 0)
+					if (o.role == OP_ROLE_MOE_EXPERTS_DOWN)
 						o.k = o.k / ms.expert_slices;
 					else
 						o.n = o.n / ms.expert_slices;
@@ -692,10 +578,10 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			 * with the context), every rank expands all visible keys, and queries are split
 			 * zig-zag, so a rank sees on average half of the other ranks' tokens. The gather
 			 * comes before the expansion (production) or the attention (DSA, reference). */
-			bool kvb = o.kind == OP_GEMM && strcmp(o.name, "mla.kv_b") == 0;
+			bool kvb = o.role == OP_ROLE_MLA_KV_B;
 			bool attn = o.kind == OP_MLA_PREFILL || o.kind == OP_DSA_PREFILL;
 			/* the expansion's input cast and the key it builds run over every visible token too */
-			bool kv_rows = kvb || strcmp(o.name, "mla.quant_kv_b") == 0 || strcmp(o.name, "mla.k_concat") == 0;
+			bool kv_rows = kvb || o.role == OP_ROLE_MLA_QUANT_KV_B || o.role == OP_ROLE_MLA_K_CONCAT;
 			if (kv_rows && !p->reference_path)
 				o.m = b_local * (p->context + p->tokens);
 			if ((kvb && !p->reference_path) || (attn && !cp_gathered)) {
@@ -705,7 +591,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 					j++;
 				if (kvb) /* the attention op's, which follows */
 					cache_bpt = list.ops[j < list.n ? j : i].cache_bytes_per_token;
-				collective(&mp, OP_ALLGATHER, s->mla_cp_ring ? "cp.mla_kv_ring" : "cp.mla_kv_allgather", &o,
+				collective(&mp, OP_ALLGATHER, s->mla_cp_ring ? OP_ROLE_CP_MLA_KV_RING : OP_ROLE_CP_MLA_KV_ALLGATHER, &o,
 					   b_local * (p->context + p->tokens) * cache_bpt, cp);
 				cp_gathered = kvb;
 			} else if (attn) {
@@ -714,26 +600,28 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			if (attn)
 				o.ctx = p->context + (p->tokens - t_local) / 2;
 		}
-		if (!prefill && s->cp > 1 && (o.kind == OP_MLA_DECODE || o.kind == OP_DSA_DECODE)) {
-			/* Decode over a context-parallel cache: each rank attends over its shard, then
-			 * the partial outputs and their log-sum-exps are gathered and merged. */
+		if (!prefill && s->cp > 1 && (o.kind == OP_MLA_DECODE || o.kind == OP_DSA_DECODE) &&
+		    op_state_split(o.cache).cp) {
+			/* Decode over a context-parallel cache (op_state_split: MLA and DSA caches are
+			 * sharded by tokens): each rank attends over its shard, then the partial outputs
+			 * and their log-sum-exps are gathered and merged. */
 			o.ctx = ceil_div64(o.ctx, s->cp);
-			collective(&mp, OP_ALLGATHER, "cp.attn_merge", &o,
+			collective(&mp, OP_ALLGATHER, OP_ROLE_CP_ATTN_MERGE, &o,
 				   s->cp * b_local * o.t * o.h * (o.dv + 1) * 4, s->cp);
 		}
 		op_fill(&o);
 		account(&mp, &o);
-		if (in_moe && o.kind == OP_GROUPED_GEMM && strcmp(o.name, "moe.experts_down") == 0 && x->latent != m->hidden)
+		if (in_moe && o.role == OP_ROLE_MOE_EXPERTS_DOWN && x->latent != m->hidden)
 			/* the latent RMSNorm after the combine needs whole rows: sum the partial latents */
-			collective(&mp, OP_ALLREDUCE, "moe.tp_latent_allreduce", &o,
+			collective(&mp, OP_ALLREDUCE, OP_ROLE_MOE_TP_LATENT_ALLREDUCE, &o,
 				   dtype_bytes(model_storage_dtype(p->act), mg.rows * x->latent), ms.expert_slices);
 		if (in_moe && ms.gather > 1 && o.sync == SYNC_TP_FFN) {
 			/* the partial sums reduced, each attention group taking its rows back */
 			collective(&mp, mg.sum_len ? OP_ALLREDUCE : OP_REDUCESCATTER,
-				   mg.sum_len ? "moe.dp_reduce" : "moe.dp_reduce_scatter", &o, mg.rows * act_bytes,
+				   mg.sum_len ? OP_ROLE_MOE_DP_REDUCE : OP_ROLE_MOE_DP_REDUCE_SCATTER, &o, mg.rows * act_bytes,
 				   ms.expert_slices);
 			if (!mg.sum_len)
-				collective(&mp, OP_ALLGATHER, "moe.attn_tp_gather", &o, tokens_local * act_bytes, s->tp);
+				collective(&mp, OP_ALLGATHER, OP_ROLE_MOE_ATTN_TP_GATHER, &o, tokens_local * act_bytes, s->tp);
 		} else {
 			tp_sync(&mp, &o, tokens_local);
 		}
@@ -747,21 +635,23 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	}
 	if (mp.overflow)
 		return -E2BIG;
+	if (mp.unroled)
+		return -EINVAL;
 
-	/* index the ops by (layer group, role), keeping list order */
+	/* index the ops by (layer group, part), keeping list order */
 	memset(out->count, 0, sizeof out->count);
 	memset(out->has_combine, 0, sizeof out->has_combine);
 	for (int i = 0; i < out->n; i++) {
 		const struct tl_op *t = &out->ops[i];
 		if (t->group < -1 || t->group > 3)
 			return -E2BIG;
-		out->count[t->group + 1][t->role]++;
-		if (t->role == SIM_ROLE_COMBINE)
+		out->count[t->group + 1][t->part]++;
+		if (t->part == OP_PART_COMBINE)
 			out->has_combine[t->group + 1] = true;
 	}
 	int16_t at = 0;
 	for (int g = 0; g < 5; g++)
-		for (int r = 0; r < SIM_ROLE_COUNT; r++) {
+		for (int r = 0; r < OP_PART_COUNT; r++) {
 			out->first[g][r] = at;
 			at = (int16_t)(at + out->count[g][r]);
 			out->count[g][r] = 0;
@@ -769,7 +659,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	for (int i = 0; i < out->n; i++) {
 		const struct tl_op *t = &out->ops[i];
 		int g = t->group + 1;
-		out->order[out->first[g][t->role] + out->count[g][t->role]++] = (int16_t)i;
+		out->order[out->first[g][t->part] + out->count[g][t->part]++] = (int16_t)i;
 	}
 	return 0;
 }
@@ -848,7 +738,7 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 	int32_t groups[MAX_CHUNKS], group = -1;
 	const struct tl_op *t0 = &g->mapped[0][mb]->ops[op_index];
 	if (t0->comm && g->n_ranks > 1) {
-		int pieces = t0->role == SIM_ROLE_COMBINE && g->spec->combine_chunks > 1 ? g->spec->combine_chunks : 1;
+		int pieces = t0->part == OP_PART_COMBINE && g->spec->combine_chunks > 1 ? g->spec->combine_chunks : 1;
 		for (int k = 0; k < pieces; k++)
 			if ((groups[k] = tl_group(g->tl)) < 0) {
 				g->rc = groups[k];
@@ -862,14 +752,14 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 		int stream = g->compute[r];
 		if (t->comm && g->spec->comm_stream)
 			stream = g->comm[r];
-		else if (t->role == SIM_ROLE_SHARED && g->s->shared_expert_stream)
+		else if (t->part == OP_PART_SHARED && g->s->shared_expert_stream)
 			stream = g->side[r];
 		int32_t deps[3] = {-1, -1, -1};
 		int32_t id;
-		switch (t->role) {
-		case SIM_ROLE_DISPATCH:
-		case SIM_ROLE_EXPERTS:
-		case SIM_ROLE_COMBINE: {
+		switch (t->part) {
+		case OP_PART_DISPATCH:
+		case OP_PART_EXPERTS:
+		case OP_PART_COMBINE: {
 			deps[0] = f->routed >= 0 ? f->routed : f->chain;
 			int chunks = g->spec->combine_chunks;
 			bool pipelined = chunks > 1 && layer >= 0 && g->mapped[r][mb]->has_combine[t->group + 1];
@@ -883,7 +773,7 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 				f->routed = deps[0];
 				continue;
 			}
-			if (pipelined && t->role == SIM_ROLE_COMBINE && f->n_down == chunks) {
+			if (pipelined && t->part == OP_PART_COMBINE && f->n_down == chunks) {
 				for (int k = 0; k < chunks; k++) {
 					deps[0] = f->down[k];
 					id = add(g, r, stream, group >= 0 ? groups[k] : -1, t, t->work_s / chunks, deps, 1,
@@ -897,11 +787,11 @@ static void emit(struct graph *g, int mb, int layer, int op_index)
 			f->routed = id;
 			continue;
 		}
-		case SIM_ROLE_SHARED:
+		case OP_PART_SHARED:
 			deps[0] = f->shared >= 0 ? f->shared : f->chain;
 			f->shared = add(g, r, stream, group, t, t->work_s, deps, 1, layer, mb);
 			continue;
-		case SIM_ROLE_OUTPUT:
+		case OP_PART_OUTPUT:
 			deps[0] = f->chain;
 			deps[1] = f->routed;
 			deps[2] = f->shared;
@@ -969,13 +859,13 @@ static void emit_ring(struct graph *g, int mb, int layer, int comm_op, int kvb_o
 	}
 }
 
-/* Every op of (layer group, role) of microbatch mb; true when the last was a collective on the
+/* Every op of (layer group, part) of microbatch mb; true when the last was a collective on the
  * communication stream (false when there was none). */
-static bool emit_role(struct graph *g, int mb, int layer, int group, int role)
+static bool emit_part(struct graph *g, int mb, int layer, int group, int part)
 {
 	const struct mapped *mm = g->mapped[0][mb];
-	int k = group + 1, n = mm->count[k][role];
-	const int16_t *ops = mm->order + mm->first[k][role];
+	int k = group + 1, n = mm->count[k][part];
+	const int16_t *ops = mm->order + mm->first[k][part];
 	bool comm = false;
 	int ring = -1;
 	for (int i = 0; i < n; i++) {
@@ -1015,25 +905,25 @@ static void stage(struct graph *g, struct cursor *c)
 	const struct overlap_spec *sp = g->spec;
 	while (c->part < 3 && !g->rc) {
 		if (c->part == 0) {
-			emit_role(g, c->mb, -1, -1, SIM_ROLE_PRE);
+			emit_part(g, c->mb, -1, -1, OP_PART_PRE);
 			for (int r = 0; r < g->n_ranks; r++)
 				g->flow[r][c->mb].block_end = g->flow[r][c->mb].chain;
 			c->part = g->n_layers ? 1 : 2;
 			continue;
 		}
 		if (c->part == 2) {
-			emit_role(g, c->mb, -1, -1, SIM_ROLE_POST);
+			emit_part(g, c->mb, -1, -1, OP_PART_POST);
 			c->part = 3;
 			return;
 		}
 		int layer = g->layers[c->li];
-		int role = sp->order[c->oi++];
-		bool yield = role == R_YIELD || (role == R_YIELD_COMM && c->last_comm);
-		if (role < SIM_ROLE_COUNT) {
+		int part = sp->order[c->oi++];
+		bool yield = part == R_YIELD || (part == R_YIELD_COMM && c->last_comm);
+		if (part < OP_PART_COUNT) {
 			const struct mapped *mm = g->mapped[0][c->mb];
 			int k = g->group_of[layer] + 1;
-			if (mm->count[k][role])
-				c->last_comm = emit_role(g, c->mb, layer, g->group_of[layer], role);
+			if (mm->count[k][part])
+				c->last_comm = emit_part(g, c->mb, layer, g->group_of[layer], part);
 		}
 		if (c->oi == sp->n) {
 			if (g->m->attn_res_block && (layer + 1) % g->m->attn_res_block == 0)

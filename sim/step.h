@@ -4,15 +4,17 @@
 /* A step as a timeline (sim/timeline.h): the ops a scenario maps onto one GPU, laid out layer by
  * layer on compute, communication and side streams by an overlap strategy, and simulated.
  *
- * Roles. Every op of a layer has a role: attention prologue (norms, projections), attention core
- * (the attention kernel, the output projection and their collectives), MLP prologue (router),
- * dense FFN, EP dispatch, shared experts, routed experts, EP combine, MLP epilogue (combine
- * weighting, up projection, residual). Data flow between roles is fixed: the routed chain
- * (dispatch -> experts -> combine) and the shared experts both start from the MLP prologue and
- * join at the epilogue; everything else is a chain.
+ * Parts. Every op has a role (model/ops.h: set where the op is created, never read from its name),
+ * and its role a part of the layer: attention prologue (norms, projections), attention core (the
+ * attention kernel, the output projection and their collectives), MLP prologue (router), dense
+ * FFN, EP dispatch, shared experts, routed experts, EP combine, MLP epilogue (combine weighting,
+ * up projection), residual. Data flow between parts is fixed: the routed chain (dispatch ->
+ * experts -> combine) and the shared experts both start from the MLP prologue and join at the
+ * epilogue; everything else is a chain. The step maps each op onto one GPU by its role's split
+ * (op_role_split: which dims tensor and expert parallelism divide).
  *
  * Strategies are data (step.c's table, one row per strategy and phase): how many microbatches,
- * the order of roles in a layer and where a stage ends (a "yield", as SGLang's two-batch-overlap
+ * the order of parts in a layer and where a stage ends (a "yield", as SGLang's two-batch-overlap
  * operation lists spell it), how many stages the first microbatch runs ahead, whether
  * collectives have their own stream, and whether the expert down GEMM and the combine are
  * pipelined in chunks. Ops are issued stage by stage, alternating microbatches (SGLang's
@@ -35,26 +37,6 @@
 
 #include "sim/sim.h"
 #include "sim/timeline.h"
-
-enum sim_role {
-	SIM_ROLE_PRE,       /* before the layers: embedding */
-	SIM_ROLE_ATTN_PREP, /* AttnRes, norm, q/k/v and gate projections */
-	SIM_ROLE_ATTN_CORE, /* attention / KDA kernels, output projection, TP and CP collectives */
-	SIM_ROLE_MLP_PREP,  /* AttnRes, norm, router (and the latent down projection) */
-	SIM_ROLE_DENSE,     /* dense FFN */
-	SIM_ROLE_DISPATCH,  /* EP dispatch */
-	SIM_ROLE_SHARED,    /* shared experts */
-	SIM_ROLE_EXPERTS,   /* routed experts */
-	SIM_ROLE_COMBINE,   /* EP combine */
-	SIM_ROLE_OUTPUT,    /* combine weighting, up projection, TP all-reduce */
-	SIM_ROLE_RESIDUAL,  /* the residual (or AttnRes partial-sum) update closing the layer */
-	SIM_ROLE_POST,      /* after the layers: final norm, LM head, sampling */
-	SIM_ROLE_COUNT
-};
-
-const char *sim_role_name(enum sim_role r);
-/* The role of a mapped op by its name (model/ops.c and the collectives sim adds); -1 unknown. */
-int sim_op_role(const char *name);
 
 /* Timeline storage for one step of one rank, every layer laid out (tl_init capacities; K3 with
  * two-batch overlap takes about 5,000 events); with the mean rank, twice as many. */
@@ -86,7 +68,8 @@ struct sim_step_timing {
  * overlap where EP crosses NVLink domains and it takes less time than none (both are simulated),
  * else none. With acc, the mapped ops' costs times `weight`
  * are added to its rows and timing (as sim_step). Returns 0, -E2BIG when an op list or the
- * timeline overflowed, or -EDEADLK (a bug in a strategy). */
+ * timeline overflowed, -EINVAL when an op has no role, or -EDEADLK (a bug in a strategy); the
+ * last two are bugs. */
 int sim_step_timeline(const struct scenario *s, const struct model *m, const struct hw *hw,
 		      const struct phase *p, const struct sim_step_opts *o, struct timeline *tl,
 		      struct sim_phase *acc, double weight, struct sim_step_timing *out);

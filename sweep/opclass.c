@@ -1,7 +1,5 @@
 #include "sweep/opclass.h"
 
-#include <string.h>
-
 #include "sim/cost.h"
 
 static const char *const keys[OPC_COUNT] = {
@@ -22,29 +20,28 @@ const char *opclass_label(enum opclass c)
 	return (unsigned)c < OPC_COUNT ? labels[c] : "?";
 }
 
-static bool starts(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 enum opclass opclass_of(const struct op *op)
 {
-	const char *n = op->name ? op->name : "";
-	if (starts(n, "kda.") || starts(n, "kcp."))
+	switch (op_role_block(op->role)) {
+	case OP_BLOCK_KDA:
+	case OP_BLOCK_KCP:
 		return OPC_ATTN_KDA;
-	if (starts(n, "dsa.index"))
-		return OPC_DSA_INDEXER;
-	if (starts(n, "mla.") || starts(n, "cp.") || starts(n, "dsa."))
+	case OP_BLOCK_DSA:
+		return op->role == OP_ROLE_DSA_ATTN ? OPC_ATTN_MLA : OPC_DSA_INDEXER;
+	case OP_BLOCK_MLA:
+	case OP_BLOCK_CP:
 		return OPC_ATTN_MLA;
-	if (strcmp(n, "moe.dispatch") == 0 || strcmp(n, "moe.combine") == 0)
-		return OPC_MOE_COMM;
-	if (starts(n, "moe."))
-		return OPC_MOE_EXPERTS;
-	if (starts(n, "tp."))
+	case OP_BLOCK_MOE:
+		return op->role == OP_ROLE_MOE_DISPATCH || op->role == OP_ROLE_MOE_COMBINE ? OPC_MOE_COMM
+											    : OPC_MOE_EXPERTS;
+	case OP_BLOCK_TP:
 		return OPC_TP_COMM;
-	if (starts(n, "ffn.") || strcmp(n, "lm_head") == 0)
+	case OP_BLOCK_FFN:
 		return OPC_DENSE_GEMM;
-	return OPC_OTHER;
+	case OP_BLOCK_OTHER:
+		break;
+	}
+	return op->role == OP_ROLE_LM_HEAD ? OPC_DENSE_GEMM : OPC_OTHER;
 }
 
 /* Share of a DSA attention op's time that is the indexer scan: the op costed as its indexer alone

@@ -2,7 +2,8 @@
 #define K3_SWEEP_OPCLASS_H
 
 /* Where a step's time goes, by op class: the rows of a simulated phase (sim_phase) grouped into
- * eight classes that compare designs. The class of an op comes from its name and kind:
+ * eight classes that compare designs. The class of an op comes from its role (model/ops.h: its
+ * block, and a few roles by name here; the names below are the roles' display names):
  *   attn_kda     kda.* (projections, ShortConv, chunked recurrence or fused decode, gate, o_proj)
  *                and kcp.* (KDA context parallelism: fixup GEMM and state all-gather)
  *   attn_mla     mla.* (projections, attention over the latent cache, gate, o_proj), cp.* (MLA

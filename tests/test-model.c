@@ -164,6 +164,75 @@ static void test_ops_cover_k3(void **state)
 	assert_int_equal(state_bytes, 8 * 2 * model_kda_state_bytes_per_request(&k3, DT_FP32));
 }
 
+/* Every op model_build_ops lists carries a role, whose name and split it takes, for every preset
+ * and every phase variant (prefill, decode, mixed chunk, the reference path, FP8 activations with
+ * their casts, the MoE permute, a slice without the vocab ops). An op pushed without a role fails
+ * here. */
+static void test_ops_have_roles(void **state)
+{
+	static struct op_list l;
+	int variants = 0;
+	for (const char *const *n = model_preset_names(); *n; n++) {
+		struct model m;
+		struct err e;
+		assert_int_equal(model_load(&m, *n, &e), 0);
+		for (int v = 0; v < 16; v++) {
+			struct phase p = {.kind = (v & 1) ? PHASE_DECODE : PHASE_PREFILL, .batch = 2,
+					  .tokens = (v & 1) ? 1 : 256, .context = 1024, .kda_state = DT_FP32,
+					  .mla_cache = DT_BF16, .act = (v & 4) ? DT_FP8 : DT_BF16,
+					  .expert_act = DT_MXFP8, .dispatch = DT_FP8, .kda_chunk = 16,
+					  .reference_path = (v & 2) != 0, .moe_permute = (v & 8) != 0};
+			if ((v & 1) && (v & 8)) {
+				p.mixed_tokens = 128;
+				p.mixed_context = 512;
+			}
+			struct model sl = m;
+			sl.slice_layers_only = (v & 6) == 6;
+			assert_int_equal(model_build_ops(&sl, &p, &l), 0);
+			for (int j = 0; j < l.n; j++) {
+				const struct op *o = &l.ops[j];
+				if (o->role <= OP_ROLE_NONE || o->role >= OP_ROLE_COUNT)
+					fail_msg("%s variant %d: op %d ('%s') has no role", *n, v, j, o->name);
+				assert_string_equal(o->name, op_role_name(o->role));
+				assert_int_equal(o->split, op_role_split(o->role));
+				assert_true(o->split != SPLIT_COMM || op_is_comm(o->kind));
+			}
+			variants++;
+		}
+	}
+	assert_true(variants >= 5 * 16);
+	/* every role has a distinct name */
+	for (int a = OP_ROLE_NONE + 1; a < OP_ROLE_COUNT; a++)
+		for (int b = a + 1; b < OP_ROLE_COUNT; b++)
+			if (strcmp(op_role_name((enum op_role)a), op_role_name((enum op_role)b)) == 0)
+				fail_msg("roles %d and %d share the name '%s'", a, b, op_role_name((enum op_role)a));
+}
+
+/* model_weight_split (the ops' weights by their roles' splits, and the vectors no GEMM reads) adds
+ * up to the inventory's weights, stated separately from the configuration, for every preset. */
+static void test_weight_split_matches_inventory(void **state)
+{
+	for (const char *const *n = model_preset_names(); *n; n++) {
+		struct model m;
+		struct err e;
+		assert_int_equal(model_load(&m, *n, &e), 0);
+		for (int tied = 0; tied < 2; tied++) {
+			m.tie_embeddings = tied;
+			struct model_weight_split ws;
+			struct model_inventory inv;
+			model_weight_split(&m, &ws);
+			model_inventory(&m, &inv);
+			assert_true(ws.tp_sharded > 0 && ws.replicated > 0 && ws.vocab > 0);
+			if (ws.tp_sharded + ws.replicated + ws.vocab + ws.experts != inv.weights_bytes)
+				fail_msg("%s (tied %d): split %lld + %lld + %lld + %lld != inventory %lld", *n, tied,
+					 (long long)ws.tp_sharded, (long long)ws.replicated, (long long)ws.vocab,
+					 (long long)ws.experts, (long long)inv.weights_bytes);
+			assert_true(ws.held_tp <= ws.tp_sharded && ws.held_replicated <= ws.replicated &&
+				    ws.held_vocab <= ws.vocab);
+		}
+	}
+}
+
 static const struct op *find_op(const struct op_list *l, const char *name)
 {
 	for (int j = 0; j < l->n; j++)
@@ -345,7 +414,8 @@ int main(void)
 		cmocka_unit_test(test_k3_layers),       cmocka_unit_test(test_hf_config_matches_preset),
 		cmocka_unit_test(test_counterfactuals), cmocka_unit_test(test_ops_cover_k3),
 		cmocka_unit_test(test_bad_model_input), cmocka_unit_test(test_ep_ranks_per_token),
-		cmocka_unit_test(test_slice),
+		cmocka_unit_test(test_slice),          cmocka_unit_test(test_ops_have_roles),
+		cmocka_unit_test(test_weight_split_matches_inventory),
 		cmocka_unit_test(test_prefill_kernels_dsv3),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -113,7 +113,7 @@ static double attention_weights(const struct scenario *s, bool sharded_only)
 	double w = 0;
 	for (int i = 0; i < ph.n_rows; i++) {
 		const struct op *o = &ph.rows[i].op;
-		if (strncmp(o->name, "kda.", 4) != 0 && strncmp(o->name, "mla.", 4) != 0)
+		if (op_role_block(o->role) != OP_BLOCK_KDA && op_role_block(o->role) != OP_BLOCK_MLA)
 			continue;
 		if (sharded_only && o->split == SPLIT_NONE)
 			continue;
@@ -252,6 +252,37 @@ static void test_gemm_quantization(void **state)
 	assert_int_equal(ca.bound, BOUND_COMM);
 	double busbw = (double)(1 << 30) * 2 * 7 / 8 / ca.time_s;
 	assert_true(busbw < h200.nvlink_bw_bytes_per_s && busbw > 0.5 * h200.nvlink_bw_bytes_per_s);
+}
+
+/* The GEMM epilogue's store rate (issue 11): the calibrated h200 has it; an output that fits in
+ * L2 still costs its bytes at that rate (the calibration grid: k = 128 GEMMs writing 12-25 MB
+ * ran at the store rate, not at L2's), it slows with the clock, and without the key (the other
+ * presets) the output stays where memory_split puts it. */
+static void test_gemm_store(void **state)
+{
+	(void)state;
+	assert_true(h200_cal.gemm_store_bytes_per_sm_cycle > 0);
+	struct hw hw = h200_cal;
+	hw.n_tables = hw.n_gemm_points = 0; /* the physical model alone */
+	hw.launch_latency_s = hw.graph_launch_latency_s = 0;
+	struct op g = {.kind = OP_GEMM, .m = 128, .n = 49152, .k = 128, .w_dtype = DT_FP8,
+		       .a_dtype = DT_FP8, .o_dtype = DT_BF16, .layers = 1};
+	op_fill(&g);
+	assert_true((double)g.bytes_act_out < 0.5 * (double)hw.l2_bytes);
+	double store_bw = hw.gemm_store_bytes_per_sm_cycle * (double)hw.sms * hw.sm_clock_hz;
+	struct op_cost c, cs, c0;
+	sim_op_cost(&hw, &g, NULL, &c);
+	assert_true(c.memory_s >= (double)g.bytes_act_out / store_bw);
+	assert_true(c.time_s >= (double)g.bytes_act_out / store_bw);
+	assert_int_equal(c.bound, BOUND_MEMORY);
+	/* SM-side: slower at the sustained clock */
+	struct cost_opts o = {.clock = HW_CLOCK_SUSTAINED};
+	sim_op_cost(&hw, &g, &o, &cs);
+	assert_true(cs.memory_s > c.memory_s * 1.1);
+	/* without the key: the output in L2, at L2's rate */
+	hw.gemm_store_bytes_per_sm_cycle = 0;
+	sim_op_cost(&hw, &g, NULL, &c0);
+	assert_true(c0.memory_s < 0.6 * c.memory_s);
 }
 
 static void test_bad_scenarios(void **state)
@@ -760,6 +791,80 @@ static const struct sim_op_row *row_named(const struct sim_phase *ph, const char
 	return NULL;
 }
 
+/* One statement of how the parallel modes split each op (model/ops.h: each role's split, and
+ * op_state_split for what a request keeps): the weights a decode step's ops read on one GPU (every
+ * expert touched), its KDA state and its MLA cache equal what sim_hbm holds on that GPU, for
+ * layouts of TP, DP, EP, CP, a tensor-parallel MoE and the reference path's per-head cache. The
+ * weights no GEMM reads (norm gains, biases, ShortConv taps, the embedding) are held, not read. */
+static void test_split_time_matches_memory(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *model, *parallel, *path;
+		int64_t gpus, batch;
+	} cases[] = {
+		{"kimi-k3", "{tp: 1, dp: 1, ep: 1}", "production", 1, 4096},
+		{"kimi-k3", "{tp: 8, dp: 2, ep: 16}", "production", 16, 8192},
+		{"kimi-k3", "{tp: 4, dp: 2, cp: 2, ep: 16}", "production", 16, 8192},
+		{"kimi-k3", "{tp: 2, dp: 4, ep: 8}", "reference", 8, 8192},
+		{"kimi-k3", "{tp: 8, dp: 1, cp: 2, ep: 16}", "reference", 16, 4096},
+		{"k3-dsa", "{tp: 8, dp: 1, cp: 2, ep: 16}", "production", 16, 4096},
+		{"k3-full-mla", "{tp: 4, dp: 4, ep: 16}", "production", 16, 8192},
+		{"deepseek-v3", "{tp: 1, dp: 8, moe_tp: 8}", "production", 8, 8192},
+		{"deepseek-v3", "{tp: 8, dp: 1, moe_tp: 8}", "production", 8, 8192},
+		{"deepseek-v3", "{tp: 2, dp: 4, ep: 8}", "production", 8, 8192},
+		{"kimi-linear", "{tp: 4, dp: 2, ep: 8}", "reference", 8, 8192},
+	};
+	static struct sim_phase ph;
+	const int64_t ctx = 4096;
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+			 "model: %s\nhw: h200\ngpus: %lld\nparallel: %s\nengine: {overlap: none, path: %s}\n"
+			 "workload: {batch: %lld, prompt_tokens: 4096, output_tokens: 256}\n",
+			 cases[c].model, (long long)cases[c].gpus, cases[c].parallel, cases[c].path,
+			 (long long)cases[c].batch);
+		struct scenario s;
+		struct model m;
+		struct err e;
+		if (scenario_load_yaml(&s, "split.yaml", text, strlen(text), &e) < 0)
+			fail_msg("%s %s: %s", cases[c].model, cases[c].parallel, e.msg);
+		assert_int_equal(model_load(&m, s.model, &e), 0);
+		struct phase p;
+		sim_phase_init(&s, PHASE_DECODE, s.batch, 1, ctx, &p);
+		sim_phase_reset(&ph);
+		ok_step(&s, &m, &h200, &p, &ph, 1);
+		int64_t weights = 0, kda = 0, mla = 0, dsa = 0;
+		for (int i = 0; i < ph.n_rows; i++) {
+			const struct op *o = &ph.rows[i].op;
+			if (o->kind == OP_GEMM || o->kind == OP_GROUPED_GEMM)
+				weights += o->bytes_weight * o->layers;
+			if (o->kind == OP_KDA_DECODE)
+				kda += o->bytes_state_read * o->layers;
+			if (o->kind == OP_MLA_DECODE)
+				mla += o->bytes_kv_read * o->layers;
+			if (o->kind == OP_DSA_DECODE) /* the indexer scans every cached key */
+				dsa += o->b * (o->ctx + o->t) * o->index_bytes_per_token * o->layers;
+		}
+
+		/* the decode token is in the cache it attends over: one more per CP rank */
+		struct sim_hbm hb;
+		sim_hbm(&s, &m, &h200, s.batch, ctx + s.cp, 0, &hb);
+		struct model_weight_split ws;
+		model_weight_split(&m, &ws);
+		int64_t held = (ws.held_tp + s.tp - 1) / s.tp + ws.held_replicated + (ws.held_vocab + s.tp - 1) / s.tp;
+		/* DSA's sparse attention gathers only the top-k latents: its indexer's cache instead */
+		int64_t cache = dsa ? dsa : mla, cache_held = dsa ? hb.dsa_index : hb.mla_kv;
+		if (weights != hb.weights - held || kda != hb.kda_state + hb.conv_state || cache != cache_held)
+			fail_msg("%s %s %s: weights read %lld vs held %lld - %lld; KDA state %lld vs %lld; cache "
+				 "%lld vs %lld",
+				 cases[c].model, cases[c].parallel, cases[c].path, (long long)weights,
+				 (long long)hb.weights, (long long)held, (long long)kda,
+				 (long long)(hb.kda_state + hb.conv_state), (long long)cache, (long long)cache_held);
+		assert_true(weights > 0 && cache > 0);
+	}
+}
+
 static void test_moe_tp(void **state)
 {
 	(void)state;
@@ -922,6 +1027,7 @@ int main(void)
 		cmocka_unit_test(test_state_vs_cache),
 		cmocka_unit_test(test_kda_chain),
 		cmocka_unit_test(test_gemm_quantization),
+		cmocka_unit_test(test_gemm_store),
 		cmocka_unit_test(test_bad_scenarios),
 		cmocka_unit_test(test_hw_presets),
 		cmocka_unit_test(test_properties_calibrated),
@@ -932,6 +1038,7 @@ int main(void)
 		cmocka_unit_test(test_issue11_regressions),
 		cmocka_unit_test(test_props_presets),
 		cmocka_unit_test(test_auto_overlap_prompt_monotone),
+		cmocka_unit_test(test_split_time_matches_memory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

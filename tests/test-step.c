@@ -94,14 +94,39 @@ static void test_roles(void **state)
 			sim_phase_init(&s, k ? PHASE_DECODE : PHASE_PREFILL, k ? 64 : 1, k ? 1 : 4096, 4096, &p);
 			sim_phase_reset(ph);
 			assert_true(ok_step(&s, &m, &h200, &p, ph, 1) > 0);
-			for (int i = 0; i < ph->n_rows; i++)
-				if (sim_op_role(ph->rows[i].op.name) < 0)
-					fail_msg("%s: op '%s' has no role", *n, ph->rows[i].op.name);
+			for (int i = 0; i < ph->n_rows; i++) {
+				const struct op *o = &ph->rows[i].op;
+				if (o->role <= OP_ROLE_NONE || o->role >= OP_ROLE_COUNT)
+					fail_msg("%s: op '%s' has no role", *n, o->name);
+				/* the name is the role's, for display; the split is the role's */
+				assert_string_equal(o->name, op_role_name(o->role));
+				assert_int_equal(o->split, op_role_split(o->role));
+			}
 		}
 	}
-	assert_int_equal(sim_op_role("moe.dispatch"), SIM_ROLE_DISPATCH);
-	assert_int_equal(sim_op_role("no.such_op"), -1);
-	assert_string_equal(sim_role_name(SIM_ROLE_SHARED), "shared");
+	assert_int_equal(op_role_part(OP_ROLE_MOE_DISPATCH), OP_PART_DISPATCH);
+	assert_string_equal(op_role_name(OP_ROLE_NONE), "?");
+	assert_string_equal(op_role_name((enum op_role)999), "?");
+	assert_string_equal(op_part_name(OP_PART_SHARED), "shared");
+}
+
+/* The ops KDA context parallelism adds carry their roles. */
+static void test_kcp_ops_have_roles(void **state)
+{
+	struct op kda;
+	memset(&kda, 0, sizeof kda);
+	kda.kind = OP_KDA_CHUNK;
+	kda.role = OP_ROLE_KDA_CHUNK;
+	kda.layers = 1;
+	kda.b = 1, kda.t = 64, kda.h = 4, kda.dk = kda.dv = 16, kda.chunk = 16;
+	kda.w_dtype = kda.a_dtype = kda.o_dtype = kda.s_dtype = DT_BF16;
+	op_fill(&kda);
+	struct op kcp[SIM_KCP_OPS];
+	assert_int_equal(sim_kcp_ops(&kda, 2, DT_BF16, kcp), SIM_KCP_OPS);
+	for (int i = 0; i < SIM_KCP_OPS; i++) {
+		assert_true(kcp[i].role > OP_ROLE_NONE);
+		assert_int_equal(op_role_block(kcp[i].role), OP_BLOCK_KCP);
+	}
 }
 
 /* No overlap: the step is its ops one after another, on the fast path and on the engine. */
@@ -639,6 +664,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roles),
+		cmocka_unit_test(test_kcp_ops_have_roles),
 		cmocka_unit_test(test_none_is_sum),
 		cmocka_unit_test(test_tbo_hides_comm),
 		cmocka_unit_test(test_extrapolation),

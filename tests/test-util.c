@@ -115,6 +115,80 @@ static void test_typed_reads(void **state)
 	doc_release(&d);
 }
 
+/* The optional map fields parsers share (scenario, serve config): an absent key keeps the default,
+ * a present one is range-checked at its position. */
+static void test_doc_fields(void **state)
+{
+	const char *text = "a: 5\nx: 2.5\nb: true\nmode: tbo\nsec: {k: 1}\nbad: {q: 1}\n";
+	struct doc d;
+	struct err e;
+	char buf[256];
+	assert_int_equal(doc_load_string(&d, "f.yaml", text, strlen(text), &e), 0);
+	struct doc_reader r = {.d = &d, .e = &e};
+	int64_t a = -1, none = 42;
+	double x = 0;
+	bool b = false;
+	int mode = 0;
+	assert_int_equal(doc_field_i64(&r, d.root, "a", 1, 10, &a), 0);
+	assert_int_equal(a, 5);
+	assert_int_equal(doc_field_i64(&r, d.root, "absent", 1, 10, &none), 0);
+	assert_int_equal(none, 42);
+	assert_true(doc_field_i64(&r, d.root, "a", 6, 10, &none) < 0);
+	assert_int_equal(none, 42);
+	assert_string_equal(err_format(&e, buf, sizeof buf), "f.yaml:1:4: error: a: 5 is out of range [6, 10]");
+	assert_int_equal(doc_field_double(&r, d.root, "x", 0, 3, &x), 0);
+	assert_true(x == 2.5);
+	assert_true(doc_field_double(&r, d.root, "x", 0, 1, &x) < 0);
+	assert_string_equal(e.msg, "x: 2.5 is out of range [0, 1]");
+	assert_int_equal(doc_field_bool(&r, d.root, "b", &b), 0);
+	assert_true(b);
+	static const char *const modes[] = {"auto", "none", "tbo", "sbo"};
+	assert_int_equal(doc_field_enum(&r, d.root, "mode", modes, 4, &mode), 0);
+	assert_int_equal(mode, 2);
+	assert_true(doc_field_enum(&r, d.root, "mode", modes, 2, &mode) < 0);
+	assert_string_equal(e.msg, "mode: expected auto or none, got 'tbo'");
+	static const char *const keys[] = {"k", NULL};
+	const struct doc_node *sec;
+	assert_int_equal(doc_section(&r, d.root, "sec", keys, &sec), 0);
+	assert_non_null(sec);
+	assert_int_equal(doc_section(&r, d.root, "nosec", keys, &sec), 0);
+	assert_null(sec);
+	assert_true(doc_section(&r, d.root, "bad", keys, &sec) < 0);
+	assert_non_null(strstr(e.msg, "unknown key 'q'"));
+	assert_true(doc_section(&r, d.root, "a", keys, &sec) < 0);
+	doc_release(&d);
+}
+
+static int count_rule(const struct doc *d, const struct doc_node *rule, size_t i, size_t n, void *obj, struct err *e)
+{
+	(void)d, (void)rule, (void)e;
+	size_t *seen = obj;
+	assert_int_equal(i, seen[0]);
+	seen[0]++;
+	seen[1] = n;
+	return seen[2] && i + 1 == seen[2] ? -ENOMEM : 0;
+}
+
+/* A rules file read rule by rule; an out-of-memory is reported at the file. */
+static void test_doc_rules_each(void **state)
+{
+	const char *text = "rules:\n  - {a: 1}\n  - {a: 2}\n  - {a: 3}\n";
+	struct err e;
+	size_t seen[3] = {0, 0, 0};
+	assert_int_equal(doc_rules_each("r.yaml", text, strlen(text), 8, "rules", count_rule, seen, &e), 0);
+	assert_int_equal(seen[0], 3);
+	assert_int_equal(seen[1], 3);
+	size_t stop[3] = {0, 0, 2};
+	assert_int_equal(doc_rules_each("r.yaml", text, strlen(text), 8, "rules", count_rule, stop, &e), -ENOMEM);
+	assert_int_equal(stop[0], 2);
+	assert_string_equal(e.msg, "out of memory reading the rules");
+	assert_true(doc_rules_each("r.yaml", text, strlen(text), 2, "rules", count_rule, seen, &e) < 0);
+	assert_non_null(strstr(e.msg, "at most 2 rules"));
+	size_t none[3] = {0, 0, 0};
+	assert_int_equal(doc_rules_each("r.yaml", "rules: []\n", 10, 8, "rules", count_rule, none, &e), 0);
+	assert_int_equal(none[0], 0);
+}
+
 static void test_suggest(void **state)
 {
 	static const char *const keys[] = {"tp_size", "ep_size", "batch", NULL};
@@ -648,6 +722,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_doc_positions), cmocka_unit_test(test_doc_json),
 		cmocka_unit_test(test_doc_errors),    cmocka_unit_test(test_typed_reads),
+		cmocka_unit_test(test_doc_fields),    cmocka_unit_test(test_doc_rules_each),
 		cmocka_unit_test(test_suggest),       cmocka_unit_test(test_dtypes),
 		cmocka_unit_test(test_double_str),
 		cmocka_unit_test(test_json_str), cmocka_unit_test(test_jw_styles),

@@ -342,6 +342,77 @@ int doc_expect(const struct doc *d, const struct doc_node *n, enum doc_kind kind
 			 n->kind == DOC_SCALAR ? "'" : "");
 }
 
+int doc_field_i64(struct doc_reader *r, const struct doc_node *map, const char *key, int64_t min, int64_t max,
+		  int64_t *out)
+{
+	const struct doc_node *v = doc_get(map, key);
+	if (!v)
+		return 0;
+	int64_t x;
+	int rc = doc_i64(r->d, v, key, &x, r->e);
+	if (rc < 0)
+		return rc;
+	if (x < min || x > max)
+		return doc_error(r->d, v, r->e, "%s: %lld is out of range [%lld, %lld]", key, (long long)x,
+				 (long long)min, (long long)max);
+	*out = x;
+	return 0;
+}
+
+int doc_field_double(struct doc_reader *r, const struct doc_node *map, const char *key, double min, double max,
+		     double *out)
+{
+	const struct doc_node *v = doc_get(map, key);
+	if (!v)
+		return 0;
+	double x;
+	int rc = doc_double(r->d, v, key, &x, r->e);
+	if (rc < 0)
+		return rc;
+	if (!(x >= min && x <= max))
+		return doc_error(r->d, v, r->e, "%s: %g is out of range [%g, %g]", key, x, min, max);
+	*out = x;
+	return 0;
+}
+
+int doc_field_bool(struct doc_reader *r, const struct doc_node *map, const char *key, bool *out)
+{
+	const struct doc_node *v = doc_get(map, key);
+	return v ? doc_bool(r->d, v, key, out, r->e) : 0;
+}
+
+int doc_field_enum(struct doc_reader *r, const struct doc_node *map, const char *key, const char *const *names,
+		   int n, int *out)
+{
+	const struct doc_node *v = doc_get(map, key);
+	if (!v)
+		return 0;
+	const char *s;
+	int rc = doc_str(r->d, v, key, &s, r->e);
+	if (rc < 0)
+		return rc;
+	char list[200] = "";
+	for (int i = 0; i < n; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? (i + 1 < n ? ", " : " or ") : "",
+			 names[i]);
+	}
+	return doc_error(r->d, v, r->e, "%s: expected %s, got '%s'", key, list, s);
+}
+
+int doc_section(struct doc_reader *r, const struct doc_node *map, const char *key, const char *const *keys,
+		const struct doc_node **out)
+{
+	*out = doc_get(map, key);
+	if (!*out)
+		return 0;
+	int rc = doc_expect(r->d, *out, DOC_MAP, key, r->e);
+	return rc < 0 ? rc : doc_check_keys(r->d, *out, keys, r->e);
+}
+
 int doc_parse_i64(const char *s, int64_t *out)
 {
 	char digits[64];
@@ -510,4 +581,23 @@ int doc_rules_list(const struct doc *d, size_t max, const struct doc_node **list
 		return doc_error(d, l, e, "rules: at most %zu rules, got %zu", max, l->n);
 	*list = l;
 	return 0;
+}
+
+int doc_rules_each(const char *file, const char *text, size_t len_bytes, size_t max, const char *what,
+		   int (*each)(const struct doc *d, const struct doc_node *rule, size_t i, size_t n, void *obj,
+			       struct err *e),
+		   void *obj, struct err *e)
+{
+	struct doc d;
+	int rc = doc_load_string(&d, file, text, len_bytes, e);
+	if (rc < 0)
+		return rc;
+	const struct doc_node *list;
+	rc = doc_rules_list(&d, max, &list, e);
+	for (size_t i = 0; rc == 0 && i < list->n; i++)
+		rc = each(&d, list->items[i], i, list->n, obj, e);
+	doc_release(&d);
+	if (rc == -ENOMEM)
+		err_set(e, file, 0, 0, "out of memory reading the %s", what);
+	return rc;
 }

@@ -80,9 +80,39 @@ bool doc_is_null(const struct doc_node *n);
 int doc_check_keys(const struct doc *d, const struct doc_node *map, const char *const *allowed,
 		   struct err *e);
 
+/* Optional fields of a map, read by key with their range checked. A parser keeps its document
+ * and error struct in one doc_reader. An absent key returns 0 and leaves *out untouched (its
+ * default); a present one of the wrong type or out of range fails at its position with
+ * "<key>: <value> is out of range [<min>, <max>]" or "<key>: expected a, b or c, got '<value>'". */
+struct doc_reader {
+	const struct doc *d;
+	struct err *e;
+};
+int doc_field_i64(struct doc_reader *r, const struct doc_node *map, const char *key, int64_t min, int64_t max,
+		  int64_t *out);
+int doc_field_double(struct doc_reader *r, const struct doc_node *map, const char *key, double min, double max,
+		     double *out);
+int doc_field_bool(struct doc_reader *r, const struct doc_node *map, const char *key, bool *out);
+/* *out: the index of the value among names[0 .. n-1]. */
+int doc_field_enum(struct doc_reader *r, const struct doc_node *map, const char *key, const char *const *names,
+		   int n, int *out);
+/* A section: *out is map's `key`, a map whose keys are among `keys` (doc_check_keys), or NULL
+ * when absent (returns 0). */
+int doc_section(struct doc_reader *r, const struct doc_node *map, const char *key, const char *const *keys,
+		const struct doc_node **out);
+
 /* A rules file's top level (kernel-name rules, derivation rules): a map whose one key `rules`
  * holds a list of at most `max` items; *list is that list. */
 int doc_rules_list(const struct doc *d, size_t max, const struct doc_node **list, struct err *e);
+
+/* Reads text as a rules file (doc_rules_list, at most max rules) and calls each(d, rule, i, n, obj,
+ * e) on its n rules in order (n == 0: never), the document alive only during the call. A
+ * negative return from `each` stops the reading and is returned; -ENOMEM (from `each` or the
+ * reading) is reported as "out of memory reading the <what>" at the file. */
+int doc_rules_each(const char *file, const char *text, size_t len_bytes, size_t max, const char *what,
+		   int (*each)(const struct doc *d, const struct doc_node *rule, size_t i, size_t n, void *obj,
+			       struct err *e),
+		   void *obj, struct err *e);
 
 /* Strict number parsing shared with the command line (key=value arguments):
  * integers in decimal with optional '_' separators, or an exact integer in exponent form (1e6);

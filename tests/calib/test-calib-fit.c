@@ -74,7 +74,7 @@ static const char *spec(const char *fmt, ...)
 static void grid(struct calib_points *pts, const struct hw *t, bool wobble)
 {
 	static const int64_t shapes[][2] = {
-	    {36864, 7168}, {4608, 7168}, {7168, 1536}, {96, 7168}, {24576, 512}};
+	    {36864, 7168}, {4608, 7168}, {7168, 1536}, {96, 7168}, {24576, 512}, {49152, 128}};
 	static const int64_t ms[] = {1,   2,   4,   8,    16,   32,   64,   96,   128,
 	                             256, 384, 512, 1024, 1536, 2048, 4096, 8192, 16384};
 	n_specs = 0;
@@ -110,13 +110,15 @@ static void test_recovers_curves(void **state)
 	assert_false(rep.kda_chunk.fitted);
 	assert_true(fabs(fit.eff_memory.max / truth.eff_memory.max - 1) < 0.01);
 	assert_true(fabs(fit.eff_memory.half / truth.eff_memory.half - 1) < 0.03);
-	/* 180 GEMM points: the kernel costs (a fixed cost, a wave, a k step, FLOP efficiency per
+	/* 216 GEMM points: the kernel costs (a fixed cost, a wave, a k step, FLOP efficiency per
 	 * math dtype) are recovered */
 	assert_true(fabs(fit.gemm_eff[DT_BF16] / truth.gemm_eff[DT_BF16] - 1) < 0.01);
 	assert_true(fabs(fit.gemm_eff[DT_FP8] / truth.gemm_eff[DT_FP8] - 1) < 0.01);
 	assert_true(fabs(fit.gemm_fixed_cycles / truth.gemm_fixed_cycles - 1) < 0.03);
 	assert_true(fabs(fit.gemm_wave_cycles / truth.gemm_wave_cycles - 1) < 0.05);
 	assert_true(fabs(fit.gemm_kstep_cycles / truth.gemm_kstep_cycles - 1) < 0.03);
+	/* and the epilogue's store rate: the k = 128 shape at large m is store-bound */
+	assert_true(fabs(fit.gemm_store_bytes_per_sm_cycle / truth.gemm_store_bytes_per_sm_cycle - 1) < 0.03);
 	assert_true(fit.gemm_wave_smoothing == truth.gemm_wave_smoothing);
 	assert_true(rep.gemm.after < 1e-3 && rep.gemm.after < rep.gemm.before);
 	assert_true(fit.calibrated);
@@ -193,7 +195,7 @@ static void test_tables_and_roundtrip(void **state)
 	struct calib_fit_opts o = {.no_tables = true};
 	assert_int_equal(calib_fit(&pts, &base, &o, &curves, &rep, &e), 0);
 	assert_int_equal(calib_fit(&pts, &base, NULL, &fit, &rep, &e), 0);
-	assert_int_equal(rep.gemm_shapes, 10);
+	assert_int_equal(rep.gemm_shapes, 12);
 	assert_true(rep.tables >= 3);
 	struct calib_validation vc, vt;
 	assert_int_equal(calib_validate(&vc, &pts, &curves, &e), 0);
@@ -379,6 +381,7 @@ static void test_presets_write_back(void **state)
 		SAME_I(gemm_tile_n);
 		SAME_D(gemm_wave_smoothing, 6);
 		SAME_D(gemm_fixed_cycles, 9);
+		SAME_D(gemm_store_bytes_per_sm_cycle, 9);
 		SAME_D(kda_chunk_step_cycles, 6);
 		SAME_D(kda_step_row_cycles, 6);
 		SAME_I(kda_max_v_split);
@@ -405,6 +408,7 @@ int main(void)
 	truth.gemm_fixed_cycles = 5000;
 	truth.gemm_wave_cycles = 1400;
 	truth.gemm_kstep_cycles = 60;
+	truth.gemm_store_bytes_per_sm_cycle = 12;
 	truth.gemm_eff[DT_BF16] = truth.gemm_eff[DT_FP16] = 0.74;
 	truth.gemm_eff[DT_FP8] = 0.66;
 	truth.kda_chunk_step_cycles = 2500;

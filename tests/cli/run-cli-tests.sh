@@ -217,6 +217,19 @@ run "op ep overflow" 2 $K3SIM op ep_dispatch tokens=9000000000000000000 ranks=8
 run "op json floor" 0 $K3SIM op gemm m=1 n=12 k=7168 --json
 python3 -c "import json; d=json.load(open('$tmp/out')); assert d['time_s'] >= d['floor_s'] > 0 and d['time_s'] < 20e-6 and d['clock']=='boost' and d['calibrated'] is True" \
 	&& ok "op floor and calibrated" || bad "op floor and calibrated"
+# The shipped h200's recorded GEMM cross-validation meets issue 11's targets: held out by
+# run and by GEMM shape (leave one (n, k) out), median <= 5 / 6 %, p90 <= 15 % (FP8 by shape was
+# 15.47 % before the epilogue's store rate)
+python3 - "$TESTS/../hw/presets/h200.yaml" <<'PY' && ok "h200 GEMM cross-validation within targets" || bad "h200 GEMM cross-validation within targets"
+import re, sys
+t = open(sys.argv[1]).read()
+for c in ("gemm.bf16", "gemm.fp8"):
+    line = re.search(r"^    %s: .*$" % re.escape(c), t, re.M).group(0)
+    run = re.search(r"by_run: \{median_pct: ([0-9.]+), p90_pct: ([0-9.]+)\}", line)
+    shape = re.search(r"by_gemm_shape: \{median_pct: ([0-9.]+), p90_pct: ([0-9.]+)\}", line)
+    assert float(run.group(1)) <= 5 and float(run.group(2)) <= 15, (c, run.groups())
+    assert float(shape.group(1)) <= 6 and float(shape.group(2)) <= 15, (c, shape.groups())
+PY
 run "op json extrapolated" 0 $K3SIM op gemm m=100000 n=300000 k=7168 --json
 python3 -c "import json; d=json.load(open('$tmp/out')); assert d['extrapolated'] is True" \
 	&& ok "op outside the measured GEMMs says extrapolated" || bad "op outside the measured GEMMs says extrapolated"

@@ -89,10 +89,8 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 16386, graph 0 to 16386, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'kimi-k3 below k3-full-mla from 16,386' at 16386, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
-set arrow from 843777, graph 0 to 843777, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'k3-dsa below k3-full-mla from 843,777' at 843777, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 14749, graph 0 to 14749, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'kimi-k3 below k3-full-mla from 14,749' at 14749, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'ttft.dat' using 1:2 title 'kimi-k3' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
      'ttft.dat' using 1:3 title 'k3-full-mla' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#D55E00', \
      'ttft.dat' using 1:4 title 'k3-dsa' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#009E73'
@@ -116,12 +114,10 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 5325, graph 0 to 5325, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'kimi-k3 below k3-full-mla from 5,325' at 5325, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
-set arrow from 51926, graph 0 to 51926, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'k3-dsa below kimi-k3 from 51,926' at 51926, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
-set arrow from 12877, graph 0 to 12877, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'k3-dsa below k3-full-mla from 12,877' at 12877, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 142479, graph 0 to 142479, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'k3-dsa below kimi-k3 from 142,479' at 142479, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 8328, graph 0 to 8328, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'k3-dsa below k3-full-mla from 8,328' at 8328, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'tpot.dat' using 1:2 title 'kimi-k3' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
      'tpot.dat' using 1:3 title 'k3-full-mla' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#D55E00', \
      'tpot.dat' using 1:4 title 'k3-dsa' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#009E73'
@@ -335,10 +331,8 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 16386, graph 0 to 16386, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'kimi-k3 below k3-full-mla from 16,386' at 16386, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
-set arrow from 843777, graph 0 to 843777, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'k3-dsa below k3-full-mla from 843,777' at 843777, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 14749, graph 0 to 14749, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'kimi-k3 below k3-full-mla from 14,749' at 14749, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'ttft.dat' using 1:2 title 'kimi-k3' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
      'ttft.dat' using 1:3 title 'k3-full-mla' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#D55E00', \
      'ttft.dat' using 1:4 title 'k3-dsa' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#009E73'
@@ -362,12 +356,10 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 5325, graph 0 to 5325, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'kimi-k3 below k3-full-mla from 5,325' at 5325, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
-set arrow from 51926, graph 0 to 51926, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'k3-dsa below kimi-k3 from 51,926' at 51926, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
-set arrow from 12877, graph 0 to 12877, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'k3-dsa below k3-full-mla from 12,877' at 12877, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 142479, graph 0 to 142479, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'k3-dsa below kimi-k3 from 142,479' at 142479, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 8328, graph 0 to 8328, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'k3-dsa below k3-full-mla from 8,328' at 8328, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'tpot.dat' using 1:2 title 'kimi-k3' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
      'tpot.dat' using 1:3 title 'k3-full-mla' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#D55E00', \
      'tpot.dat' using 1:4 title 'k3-dsa' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#009E73'
