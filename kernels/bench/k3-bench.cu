@@ -4,7 +4,7 @@
  * LatentMoE GEMMs and pieces, Block AttnRes, DSA decode) on the GPU at
  * hand, written as CSV.
  *
- *   k3-bench -o results.csv [--quick] [--reps N] [--only copy|mla|moe|gemm|attnres|dsa]
+ *   k3-bench -o results.csv [--quick] [--reps N] [--only copy|mla|moe|route|gemm|attnres|dsa]
  *            [--require-wgmma]
  *
  * For each point:
@@ -821,7 +821,11 @@ void bench_moe(const options &o)
 				expert_point(o, w2, 4096, false, false, 1, K3_GEMM_TILED_MMA);
 		}
 	}
-	/* Routing + grouping, and the combine + latent norm. */
+}
+
+/* Routing + grouping, and the combine + latent norm (--only route: these alone). */
+void bench_route(const options &o)
+{
 	for (int T : o.quick ? std::vector<int>{ 64, 4096 } : std::vector<int>{ 1, 64, 256, 4096, 16384 }) {
 		const int E = K3_EXPERTS, K = K3_TOPK;
 		const size_t TK = (size_t)T * K;
@@ -1008,7 +1012,7 @@ int main(int argc, char **argv)
 			o.only = argv[++i];
 		else {
 			fprintf(stderr,
-				"usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|moe|gemm|attnres|dsa]"
+				"usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|moe|route|gemm|attnres|dsa]"
 				" [--require-wgmma]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
@@ -1017,8 +1021,9 @@ int main(int argc, char **argv)
 	if (o.reps < 3)
 		o.reps = 3;
 	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "moe") && strcmp(o.only, "gemm") &&
+	    strcmp(o.only, "route") &&
 	    strcmp(o.only, "attnres") && strcmp(o.only, "dsa")) {
-		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, moe, gemm, attnres, dsa)\n", o.only);
+		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, moe, route, gemm, attnres, dsa)\n", o.only);
 		return 2;
 	}
 	int n = 0;
@@ -1067,6 +1072,8 @@ int main(int argc, char **argv)
 		bench_gemm(o);
 	if (want("moe"))
 		bench_moe(o);
+	if (want("moe") || want("route"))
+		bench_route(o);
 	CK(cudaStreamSynchronize(g_stream));
 	CK(cudaGetLastError());
 	cublasLtDestroy(g_lt);

@@ -89,6 +89,22 @@ static void test_edges(void **unused)
 	run(64, 1000, 4, false, false, true); /* width not a multiple of 256 */
 }
 
+/* Each cluster shape of the kernel: 8 CTAs a token (one token, K3's width), 4 (width 4000), 2
+ * (width 2048 at small T), one CTA (narrow rows at small and large T), 4 (large T at K3's width,
+ * the partial-sum update in place; 16 sources of width 8192 too). K3_ATTNRES_CLUSTER=1|2|4|8 forces a width (at least the one that fits): run the suite
+ * under each. */
+static void test_cluster_shapes(void **unused)
+{
+	(void)unused;
+	run(1, 7168, 9, true, true, false);
+	run(7, 4000, 10, true, false, true);
+	run(5, 2048, 9, true, false, true);
+	run(3, 1536, 1, false, false, false);
+	run(1030, 576, 1, false, false, false);
+	run(1100, 7168, 9, true, true, false);
+	run(1024, 8192, ATTNRES_MAX_SOURCES, true, false, false);
+}
+
 static void test_bad_arguments(void **unused)
 {
 	(void)unused;
@@ -107,6 +123,7 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_k3_width),
 		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_cluster_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -360,9 +360,11 @@ static void test_gemm_k3_expert_shapes(void **unused)
 
 /* ---- routing and grouping ------------------------------------------------ */
 
-static void run_route(int T, int E, int K)
+/* ties: logits from 3 values and no bias, so that most scores tie (equal in FP32 and float64):
+ * the order must be the reference's, ties to the lower expert. */
+static void run_route_tied(int T, int E, int K, bool ties)
 {
-	print_message("route T=%d E=%d K=%d\n", T, E, K);
+	print_message("route T=%d E=%d K=%d%s\n", T, E, K, ties ? " (ties)" : "");
 	/* Logits on a grid (distinct, 8 / E apart, shuffled) so that FP32 and float64 rank alike. */
 	float *lg = gt_xmalloc((size_t)T * E * sizeof(float) + 4);
 	double *lgd = gt_dnew((size_t)T * E);
@@ -374,6 +376,9 @@ static void run_route(int T, int E, int K)
 			const float x = lg[(size_t)t * E + e];
 			lg[(size_t)t * E + e] = lg[(size_t)t * E + j], lg[(size_t)t * E + j] = x;
 		}
+		if (ties)
+			for (int e = 0; e < E; e++)
+				lg[(size_t)t * E + e] = (float)((int)(test_rng_next(&rng) % 3) - 1);
 		for (int e = 0; e < E; e++)
 			lgd[(size_t)t * E + e] = lg[(size_t)t * E + e];
 	}
@@ -382,7 +387,7 @@ static void run_route(int T, int E, int K)
 	/* Bias classes 2 apart (more than any score difference): the ranking is by class, then by
 	 * score, with no near-ties between FP32 and float64. */
 	for (int e = 0; e < E; e++)
-		bias[e] = (float)(2.0 * (double)(test_rng_next(&rng) % 3)), biasd[e] = bias[e];
+		bias[e] = ties ? 0.0f : (float)(2.0 * (double)(test_rng_next(&rng) % 3)), biasd[e] = bias[e];
 	const size_t TK = (size_t)T * K;
 	int32_t *ids = gt_xmalloc(TK * sizeof(int32_t) + 4);
 	double *w = gt_dnew(TK);
@@ -436,12 +441,22 @@ static void run_route(int T, int E, int K)
 	cudaFree(a.row_weight), cudaFree(a.row_of), cudaFree(a.workspace);
 }
 
+static void run_route(int T, int E, int K)
+{
+	run_route_tied(T, E, K, false);
+}
+
 static void test_route(void **unused)
 {
 	(void)unused;
 	run_route(1, 128, 8);
 	run_route(300, 256, 16);
 	run_route(1000, K3_EXPERTS, K3_TOPK); /* 4 counting blocks */
+	run_route(2100, K3_EXPERTS, K3_TOPK); /* 9 counting blocks: two batches of the scan's loads */
+	run_route(5, MOE_MAX_EXPERTS, MOE_MAX_TOPK);
+	run_route(3, 100, 32);                /* experts not a multiple of 32 */
+	run_route_tied(40, K3_EXPERTS, K3_TOPK, true);
+	run_route_tied(9, 128, 8, true);
 }
 
 static void test_combine(void **unused)
