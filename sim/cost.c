@@ -417,6 +417,10 @@ static double gemm_shape_s(const struct hw *hw, const struct hw_gemm_points *g, 
 /* A calibrated preset's device time (launch gaps excluded) of an op the physical model gives
  * model_s at the boost clock: the class table; for a dense GEMM of a measured shape inside its
  * measured m the shape's own points; then for every dense GEMM the bounds of the measured ones. */
+/* A class's smallest measured kernel is its fixed cost only when it is small: a table whose
+ * smallest point is a large kernel (a fit that saw one 2 GiB copy) says nothing about small ones. */
+#define KERNEL_FIXED_MAX_S 10e-6
+
 static double calibrated_s(const struct hw *hw, const struct op *op, double model_s, bool *calibrated,
 			   bool *extrapolated, double *kernel_floor_s)
 {
@@ -437,7 +441,8 @@ static double calibrated_s(const struct hw *hw, const struct op *op, double mode
 		 * 1.1-4.8 us on the H200, docs/perf/profile-h200-2026-12-01.md, where bytes over
 		 * bandwidth give nanoseconds) */
 		if (op->kind != OP_GEMM && op->kind != OP_GROUPED_GEMM && /* their own fixed cost */
-		    tb->key == HW_KEY_MODEL_S && tb->n > 0 && model_s < tb->x[0] && tb->eff[0] > 0)
+		    tb->key == HW_KEY_MODEL_S && tb->n > 0 && model_s < tb->x[0] && tb->eff[0] > 0 &&
+		    tb->x[0] / tb->eff[0] <= KERNEL_FIXED_MAX_S)
 			*kernel_floor_s = tb->x[0] / tb->eff[0];
 		*calibrated = true;
 		*extrapolated = !inside;

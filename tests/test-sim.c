@@ -308,6 +308,16 @@ static void test_kernel_floor(void **state)
 	struct cost_opts o = {.clock = HW_CLOCK_SUSTAINED};
 	sim_op_cost(&hw, &e, &o, &cs);
 	assert_true(cs.time_s >= t0 * (1 - 1e-12));
+	/* a table whose smallest kernel is large (one 2 GiB copy) gives no floor to small ops */
+	struct hw big = hw;
+	for (int i = 0; i < big.n_tables; i++)
+		if (big.tables[i].cls == HW_CLASS_MEMORY) {
+			big.tables[i].n = 1;
+			big.tables[i].x[0] = 1e-3;
+			big.tables[i].eff[0] = 1;
+		}
+	sim_op_cost(&big, &e, NULL, &cs);
+	assert_true(cs.time_s < 1e-6);
 	/* inside the measured range the table decides */
 	e.m = 4096;
 	e.n = 4096;
