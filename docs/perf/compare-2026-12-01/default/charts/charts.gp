@@ -114,8 +114,8 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 142479, graph 0 to 142479, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'k3-dsa below kimi-k3 from 142,479' at 142479, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 145602, graph 0 to 145602, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'k3-dsa below kimi-k3 from 145,602' at 145602, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 set arrow from 8328, graph 0 to 8328, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
 set label 'k3-dsa below k3-full-mla from 8,328' at 8328, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'tpot.dat' using 1:2 title 'kimi-k3' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
@@ -356,8 +356,8 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 142479, graph 0 to 142479, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'k3-dsa below kimi-k3 from 142,479' at 142479, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 145602, graph 0 to 145602, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'k3-dsa below kimi-k3 from 145,602' at 145602, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 set arrow from 8328, graph 0 to 8328, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
 set label 'k3-dsa below k3-full-mla from 8,328' at 8328, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'tpot.dat' using 1:2 title 'kimi-k3' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
