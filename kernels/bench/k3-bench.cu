@@ -21,6 +21,8 @@
  *  - bytes (HBM bytes the op must move: cache, weights, activations) and
  *    FLOPs, GB/s and TFLOP/s, and GB/s over the copy bandwidth measured
  *    first; GEMMs of prefill size beside cuBLASLt at equal FLOPs;
+ *  - copies from 4 KiB to 1 GiB (the full run and --only copy): the memory
+ *    class from a kernel's fixed cost up, for a calibration on this bench;
  *  - GEMM rows name the kernel k3_gemm() launches for them (gemv, tiled-mma,
  *    tiled-wgmma); where the build has the wgmma kernel (sm_90a, compute
  *    capability 9.0) prefill GEMMs run it by default and the mma.sync kernel
@@ -384,6 +386,44 @@ void bench_copy(const options &o)
 	r.variant = "kernel", r.t = k;
 	csv_row(r);
 	printf("copy ceiling: %.0f GB/s (read + write; memcpy %.0f, kernel %.0f)\n", g_copy_gbps, g_memcpy, g_kernel);
+	CK(cudaFree(a));
+	CK(cudaFree(b));
+}
+
+/* Copies from 4 KiB to 1 GiB (powers of 2, and 0.75 x from 16 KiB: k3sim calibrate holds those
+ * out), each in a `k3sim op=copy bytes=N` range, one CTA per 8 KiB up to 8 an SM, each launch on
+ * fresh addresses of the 2 GiB buffers: the memory class's curve down to a kernel's fixed cost.
+ * Without them a fit on this bench knows one copy (2 GiB, ~1 ms), and k3sim's floor for non-GEMM
+ * ops (below the smallest kernel a class measured, its measured time) charges every small
+ * elementwise op that millisecond. */
+void bench_copy_sizes(const options &o)
+{
+	const size_t cap = (size_t)2 << 30;
+	void *a = dalloc(cap), *b = dalloc(cap);
+	fill_f32(a, cap / 4, -1, 1);
+	int sms = 0;
+	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	for (size_t p2 = (size_t)4 << 10; p2 <= ((size_t)1 << 30); p2 *= 2)
+		for (int h = 0; h < 2; h++) {
+			const size_t bytes = h ? p2 / 4 * 3 : p2;
+			if (h && p2 < 16384)
+				continue;
+			const size_t sets = std::max<size_t>(1, cap / bytes);
+			const size_t n16 = bytes / 16;
+			const unsigned grid = (unsigned)std::min<size_t>((size_t)sms * 8, std::max<size_t>(1, bytes / 8192));
+			char spec[64];
+			snprintf(spec, sizeof spec, "k3sim op=copy bytes=%zu", bytes);
+			row r;
+			r.op = "copy", r.variant = "sweep", r.reps = o.reps, r.bytes = 2.0 * bytes, r.spec = spec;
+			snprintf(r.shape, sizeof r.shape, "bytes=%zu", bytes);
+			r.t = time_events(spec, 3, o.reps, [&](int i) {
+				const size_t off = (size_t)i % sets * bytes;
+				copy_kernel<<<grid, 512, 0, g_stream>>>((const uint4 *)((const char *)a + off),
+									(uint4 *)((char *)b + off), n16);
+				CK(cudaGetLastError());
+			});
+			csv_row(r);
+		}
 	CK(cudaFree(a));
 	CK(cudaFree(b));
 }
@@ -1062,6 +1102,8 @@ int main(int argc, char **argv)
 	csv_header();
 	auto want = [&](const char *w) { return !o.only || !strcmp(o.only, w); };
 	bench_copy(o); /* always: the ceiling */
+	if (want("copy"))
+		bench_copy_sizes(o);
 	if (want("mla"))
 		bench_mla(o);
 	if (want("attnres"))

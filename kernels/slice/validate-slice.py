@@ -16,7 +16,7 @@ Also the measured composition itself: the sum of each step's op ranges (kernel t
 NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps and what runs
 outside the ranges).
 
-usage: validate-slice.py [--results DIR] [--bench-results DIR] [--old-ctx] [--k3sim PATH]
+usage: validate-slice.py [--results DIR] [--bench-results DIR] [--old-ctx] [--chunked-prefill] [--k3sim PATH]
                          [--scenario YAML] [--clock boost|sustained] [--keep DIR] [-o REPORT.md]
   --results   a device call's results (default bench/results/k3-kernels-h200-2026-12-01): reads
               k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz
@@ -25,6 +25,9 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--old-ctx] [--k3
               out by run, as issue 17 asks; both calls of the same build)
   --old-ctx   the captures predate the attention ops' ctx fix (2026-12-01, third round: ctx was
               the length with the t new tokens): rewrite their ctx to the cached tokens first
+  --chunked-prefill  predict prefill as the reports before round 7 did: the scenario's prompt
+              (8K) clamps its prefill_chunk, so a 16K prompt ran as two 8K chunks (the slice runs
+              one); by default each prefill step gets a scenario copy whose prompt is its T
   --k3sim     the k3sim binary (default build/cli/k3sim)
   --scenario  the slice's scenario (default scenarios/k3-slice.yaml)
   --clock     SM clock regime of the predictions (default boost: the slice ran at 1950-1980 MHz)
@@ -134,6 +137,32 @@ def rewrite_old_ctx(db):
     return n
 
 
+def scenario_for_prompt(scenario, tokens, work):
+    """A copy of the scenario whose own prompt_tokens is `tokens`, in `work` (its model path made
+    absolute): `k3sim run` clamps the file's prefill_chunk to the file's prompt_tokens before
+    --prompt overrides the prompt, so the slice's scenario (prompt 8K, chunk 16K) ran a 16K prompt
+    as two 8K chunks where the slice runs one (every report before round 7). Returns the path."""
+    try:
+        with open(scenario) as f:
+            text = f.read()
+    except OSError as e:
+        die("%s: %s" % (scenario, e))
+    text, n = re.subn(r"(?m)^(\s*prompt_tokens:\s*)\d+\s*$", lambda m: "%s%d" % (m.group(1), tokens), text)
+    if n != 1:
+        die("%s: expected one 'prompt_tokens: N' line, found %d" % (scenario, n))
+    base = os.path.dirname(os.path.abspath(scenario))
+
+    def absmodel(m):
+        v = m.group(2).strip().strip('"')
+        path = os.path.join(base, v)
+        return m.group(1) + (('"%s"' % path) if os.path.exists(path) else m.group(2))
+    text = re.sub(r"(?m)^(model:\s*)(.+?)\s*$", absmodel, text)
+    out = os.path.join(work, "scenario-prompt-%d.yaml" % tokens)
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
 def pct(pred, meas):
     return 100.0 * (pred - meas) / meas if meas > 0 else float("nan")
 
@@ -181,6 +210,7 @@ def main():
     ap.add_argument("--results", default="bench/results/k3-kernels-h200-2026-12-01")
     ap.add_argument("--bench-results", default=None)
     ap.add_argument("--old-ctx", action="store_true")
+    ap.add_argument("--chunked-prefill", action="store_true")
     ap.add_argument("--k3sim", default="build/cli/k3sim")
     ap.add_argument("--scenario", default="scenarios/k3-slice.yaml")
     ap.add_argument("--clock", default="boost", choices=["boost", "sustained"])
@@ -242,11 +272,14 @@ def main():
     pred = {}
     for name, hw in presets:
         for st in steps:
+            scen = a.scenario
             if st["phase"] == "prefill":
                 args = ["--batch", "1", "--prompt", str(st["tokens"])]
+                if not a.chunked_prefill:
+                    scen = scenario_for_prompt(a.scenario, st["tokens"], work)
             else:
                 args = ["--batch", str(st["batch"]), "--prompt", str(st["ctx"])]
-            d = json.loads(run([a.k3sim, "run", a.scenario, "--hw", hw, "--output", "1", "--clock", a.clock,
+            d = json.loads(run([a.k3sim, "run", scen, "--hw", hw, "--output", "1", "--clock", a.clock,
                                 "--json"] + args))
             ph = d["prefill"] if st["phase"] == "prefill" else d["decode"]
             key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
@@ -325,7 +358,7 @@ def main():
                         grp_layers = op.get("layers", 1)
                         if kind == "kda" and grp_layers != 3 or kind == "mla" and grp_layers != 1:
                             continue
-                        tot += op["instance_time_s"] * 1e6
+                        tot += op["time_s"] / grp_layers * 1e6  # one layer, every chunk
                     cells.append("%.2f ms (%+.0f %%)" % (tot / 1e3, pct(tot, meas)))
                 w("| %s | %s %s | %.2f ms | %s |" % (name, kind.upper(), "attention" if sub == "attn" else "MoE",
                                                    meas / 1e3, " | ".join(cells)))
