@@ -513,6 +513,10 @@ int cmd_run(int argc, char **argv)
 		s.prompt_tokens = prompt;
 	if (output)
 		s.output_tokens = output;
+	/* the file's chunk, capped at the prompt as run (a --prompt above the file's own keeps the
+	 * chunk the file asked for, not the file's prompt) */
+	if (s.prefill_chunk_set > 0)
+		s.prefill_chunk = s.prefill_chunk_set;
 	if (s.prefill_chunk > s.prompt_tokens)
 		s.prefill_chunk = s.prompt_tokens;
 

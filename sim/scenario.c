@@ -291,6 +291,7 @@ static int load_tree(struct doc_reader *c, const struct doc_node *root, struct s
 
 	if ((rc = load_engine(c, root, s)) < 0 || (rc = load_ep(c, root, s)) < 0)
 		return rc;
+	s->prefill_chunk_set = s->prefill_chunk;
 
 	/* Layout defaults and consistency: tp x dp x cp GPUs for attention, ep for experts. */
 	if (!s->tp)

@@ -60,7 +60,8 @@ struct scenario {
 	int64_t batch;          /* concurrent decode requests */
 	int64_t prompt_tokens;
 	int64_t output_tokens;
-	int64_t prefill_chunk;  /* tokens per prefill step */
+	int64_t prefill_chunk;  /* tokens per prefill step (capped at the prompt) */
+	int64_t prefill_chunk_set; /* as the file says it, before the cap: an override of the prompt caps this again */
 	int64_t kda_chunk;      /* KDA kernel chunk (16) */
 
 	enum dtype kda_state, mla_cache, act, expert_act, dispatch; /* act fp8: GEMM inputs in FP8

@@ -701,7 +701,7 @@ int sweep_spec_load_yaml(struct sweep_spec *sp, const char *name, const char *te
 	int rc = scenario_load_yaml(&base, name, text, len_bytes, e);
 	if (rc < 0)
 		return rc;
-	sweep_spec_init(sp, &base, base.prefill_chunk);
+	sweep_spec_init(sp, &base, base.prefill_chunk_set > 0 ? base.prefill_chunk_set : base.prefill_chunk);
 	struct doc d;
 	if ((rc = doc_load_string(&d, name, text, len_bytes, e)) < 0) {
 		sweep_spec_release(sp);

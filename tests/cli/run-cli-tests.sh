@@ -107,6 +107,11 @@ python3 -c "import json; d=json.load(open('$tmp/out')); assert d['fits'] is Fals
 for s in "$ROOT"/scenarios/*.yaml; do
 	run "scenario $(basename "$s")" 0 $K3SIM run "$s" --json
 done
+# --prompt above the file's own prompt keeps the file's prefill_chunk (it was capped at the file's
+# 8192-token prompt before the override, so 16K ran as two chunks where the slice runs one)
+run "run --prompt keeps the file's chunk" 0 $K3SIM run "$ROOT/scenarios/k3-slice.yaml" --prompt 16384
+expect_out "run --prompt: one 16K chunk" "prefill of 16384 tokens in 1 chunk"
+
 # Published deployments: each names its figure (`# published: KEY VALUE`) and runs.
 for s in "$ROOT"/scenarios/published/*.yaml; do
 	case $(basename "$s") in h800*.yaml) continue ;; esac
