@@ -281,17 +281,10 @@ constexpr int gemv_min_ctas()
 	return NT8 == 1 || FP4 ? 2 : 1;
 }
 
-/* AS (MXFP4): each scale group's two k16 MMAs run on the raw E2M1 values into a zeroed FP32
- * tile, which is then scaled (FP32, by the E8M0 power of two) into the accumulators: 4 FFMA per
- * token tile and group instead of 32 BF16 pair products (HMUL2) on the weights; the weights the
- * MMAs see are the exact E2M1 values, the scale is exact in FP32, only the FP32 rounding of the
- * sum moves (one more rounding per group). K3_GEMV_FP4_SCALE=w in the environment runs the
- * weight-side scaling (AS false) for A/B measurements. */
-template <bool FP4, int G, int NT8, int EPI, bool PARTIAL, bool AS = false>
+template <bool FP4, int G, int NT8, int EPI, bool PARTIAL>
 __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_kernel(const params p)
 {
 	static_assert(G == 1 || (FP4 && G == GV_FP4_G), "block shape");
-	static_assert(!AS || FP4, "accumulator-side scaling is MXFP4's");
 	/* Blocks per step (the next step's in flight during this one's MMAs): 64 or 128 bytes a lane.
 	 * Two CTAs an SM for MXFP4 at 16 tokens a pass too (128 registers, a few bytes spilled):
 	 * B = 256 at 49 % of copy, 26 % with one (2026-12-01d call1 / 01c). */
@@ -395,14 +388,10 @@ __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_ke
 					uint4 xc[NT8][4];
 					load_x(kb + u, j, xc);
 					uint32_t sc0 = 0, sc1 = 0;
-					if constexpr (FP4 && !AS) {
+					if constexpr (FP4) {
 						sc0 = k3_e8m0_to_bf16x2((wc[u].s0 >> (8 * j)) & 0xffu);
 						sc1 = k3_e8m0_to_bf16x2((wc[u].s1 >> (8 * j)) & 0xffu);
 					}
-					float ta[NT8][4]; /* AS: this group's unscaled sums */
-#pragma unroll
-					for (int nt = 0; nt < NT8; nt++)
-						ta[nt][0] = ta[nt][1] = ta[nt][2] = ta[nt][3] = 0.0f;
 #pragma unroll
 					for (int q = 0; q < 4; q++) {
 						uint32_t A0[4], A1[4]; /* rows g and g + 8: BF16 pairs of k 8q + 0..7 */
@@ -412,12 +401,10 @@ __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_ke
 							const uint32_t u1 = q == 0 ? r1.x : q == 1 ? r1.y : q == 2 ? r1.z : r1.w;
 							k3_e2m1x8_to_bf16x8(u0, A0);
 							k3_e2m1x8_to_bf16x8(u1, A1);
-							if constexpr (!AS) {
 #pragma unroll
-								for (int i = 0; i < 4; i++) {
-									A0[i] = k3_bf16x2_mul(A0[i], sc0);
-									A1[i] = k3_bf16x2_mul(A1[i], sc1);
-								}
+							for (int i = 0; i < 4; i++) {
+								A0[i] = k3_bf16x2_mul(A0[i], sc0);
+								A1[i] = k3_bf16x2_mul(A1[i], sc1);
 							}
 						} else {
 							const uint4 &r0 = wc[u].r0[q], &r1 = wc[u].r1[q];
@@ -428,20 +415,8 @@ __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_ke
 						const uint32_t a_odd[4] = { A0[2], A1[2], A0[3], A1[3] };
 #pragma unroll
 						for (int nt = 0; nt < NT8; nt++) {
-							float(&c)[4] = AS ? ta[nt] : acc[nt];
-							k3_mma_bf16(c, a_even, xc[nt][q].x, xc[nt][q].y);
-							k3_mma_bf16(c, a_odd, xc[nt][q].z, xc[nt][q].w);
-						}
-					}
-					if constexpr (AS) { /* c0, c1: row g (scale s0); c2, c3: row g + 8 (s1) */
-						const float f0 = k3_e8m0_to_float((wc[u].s0 >> (8 * j)) & 0xffu);
-						const float f1 = k3_e8m0_to_float((wc[u].s1 >> (8 * j)) & 0xffu);
-#pragma unroll
-						for (int nt = 0; nt < NT8; nt++) {
-							acc[nt][0] = fmaf(ta[nt][0], f0, acc[nt][0]);
-							acc[nt][1] = fmaf(ta[nt][1], f0, acc[nt][1]);
-							acc[nt][2] = fmaf(ta[nt][2], f1, acc[nt][2]);
-							acc[nt][3] = fmaf(ta[nt][3], f1, acc[nt][3]);
+							k3_mma_bf16(acc[nt], a_even, xc[nt][q].x, xc[nt][q].y);
+							k3_mma_bf16(acc[nt], a_odd, xc[nt][q].z, xc[nt][q].w);
 						}
 					}
 				}
@@ -620,14 +595,6 @@ int gemv_block_k(const struct k3_gemm_args *a)
 	return a->w_dtype == K3_W_MXFP4 && deep && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
 }
 
-/* K3_GEMV_FP4_SCALE=w in the environment: the MXFP4 gemv (128-deep blocks) scales the weights
- * (BF16 pair products) instead of each group's FP32 sums (gemv_kernel's AS), for measurements. */
-bool gemv_fp4_weight_scale(void)
-{
-	const char *e = getenv("K3_GEMV_FP4_SCALE"); /* read per call: tests switch it */
-	return e && !strcmp(e, "w");
-}
-
 /* Dense gemv split over k (in blocks of gemv_block_k()): about two CTAs per SM, at least 4 x 128
  * k each. */
 void gemv_split(const struct k3_gemm_args *a, int sms, int *ksplit, int *kb_per)
@@ -680,23 +647,23 @@ int tiled_epi(const params &p, enum k3_epilogue epi, int grid, int num_n, int nu
 	return -EINVAL;
 }
 
-template <bool FP4, int G, int NT8, bool AS = false>
+template <bool FP4, int G, int NT8>
 int gemv_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t s)
 {
 	if (p.ksplit > 1)
-		gemv_kernel<FP4, G, NT8, K3_EPI_BF16, true, AS><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_BF16, true><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_BF16)
-		gemv_kernel<FP4, G, NT8, K3_EPI_BF16, false, AS><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_BF16, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_SPLIT)
-		gemv_kernel<FP4, G, NT8, K3_EPI_SPLIT, false, AS><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_SPLIT, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_GLU)
-		gemv_kernel<FP4, G, NT8, K3_EPI_GLU, false, AS><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_GLU, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_SCALE)
-		gemv_kernel<FP4, G, NT8, K3_EPI_SCALE, false, AS><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_SCALE, false><<<grid, THREADS, 0, s>>>(p);
 	else if (epi == K3_EPI_ADD)
-		gemv_kernel<FP4, G, NT8, K3_EPI_ADD, false, AS><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_ADD, false><<<grid, THREADS, 0, s>>>(p);
 	else
-		gemv_kernel<FP4, G, NT8, K3_EPI_GATE, false, AS><<<grid, THREADS, 0, s>>>(p);
+		gemv_kernel<FP4, G, NT8, K3_EPI_GATE, false><<<grid, THREADS, 0, s>>>(p);
 	return k3_launch_status();
 }
 
@@ -841,9 +808,6 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	if (fp4 && gemv_block_k(a) > GV_K)
 		r = wide ? gemv_epi<true, GV_FP4_G, 2>(p, a->epi, grid, stream)
 			 : gemv_epi<true, GV_FP4_G, 1>(p, a->epi, grid, stream);
-	else if (fp4 && !gemv_fp4_weight_scale())
-		r = wide ? gemv_epi<true, 1, 2, true>(p, a->epi, grid, stream)
-			 : gemv_epi<true, 1, 1, true>(p, a->epi, grid, stream);
 	else if (fp4)
 		r = wide ? gemv_epi<true, 1, 2>(p, a->epi, grid, stream) : gemv_epi<true, 1, 1>(p, a->epi, grid, stream);
 	else

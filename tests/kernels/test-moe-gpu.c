@@ -658,18 +658,6 @@ static void test_gemm_wgmma_tiles(void **unused)
 	wmat_release(&wd);
 }
 
-/* The MXFP4 gemv's variants: 0 the default (128-deep blocks, each group's FP32 sums scaled),
- * 1 K3_GEMV_FP4_BLOCK=512, 2 K3_GEMV_FP4_SCALE=w (the weights scaled, BF16 pair products). */
-static void gemv_fp4_mode(int mode)
-{
-	unsetenv("K3_GEMV_FP4_BLOCK");
-	unsetenv("K3_GEMV_FP4_SCALE");
-	if (mode == 1)
-		setenv("K3_GEMV_FP4_BLOCK", "512", 1);
-	if (mode == 2)
-		setenv("K3_GEMV_FP4_SCALE", "w", 1);
-}
-
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
 static void test_small_all_kernels(void **unused)
 {
@@ -691,12 +679,13 @@ static void test_small_all_kernels(void **unused)
 	const struct gemm_case g4 = { .N = 256, .K = 1024, .n_groups = 4, .counts = counts, .a_rows = 9,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	const struct gemm_case d4 = { .rows = 5, .N = 256, .K = 2048, .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
-	for (int mode = 0; mode < 3; mode++) { /* scaled sums; 512-deep blocks; scaled weights */
-		gemv_fp4_mode(mode);
+	for (int deep = 0; deep < 2; deep++) {
+		if (deep)
+			setenv("K3_GEMV_FP4_BLOCK", "512", 1);
 		run_gemm(&g4, K3_EPI_SCALE, &w4);
 		run_gemm(&d4, K3_EPI_ADD, &w4d);
 	}
-	gemv_fp4_mode(0);
+	unsetenv("K3_GEMV_FP4_BLOCK");
 	wmat_release(&w4), wmat_release(&w4d);
 	struct wmat wd = wmat_rand(1, 256, 1024, K3_W_BF16, 0.1);
 	const struct gemm_case dg = { .rows = 5, .N = 256, .K = 1024, .dt = K3_W_BF16, .path = K3_GEMM_GEMV };
@@ -729,12 +718,13 @@ static void test_gemv_scales_unaligned(void **unused)
 						 : (struct gemm_case){ .N = N, .K = K, .n_groups = G, .counts = few,
 								       .a_rows = 6, .dt = K3_W_MXFP4,
 								       .path = K3_GEMM_GEMV };
-		for (int mode = 0; mode < 3; mode++) {
-			gemv_fp4_mode(mode);
+		for (int deep = 0; deep < 2; deep++) {
+			if (deep)
+				setenv("K3_GEMV_FP4_BLOCK", "512", 1);
 			run_gemm(&c, K3_EPI_BF16, &w);
 			run_gemm(&c, K3_EPI_GLU, &w);
 		}
-		gemv_fp4_mode(0);
+		unsetenv("K3_GEMV_FP4_BLOCK");
 		w.scales = aligned;
 		cudaFree(odd), free(host);
 		wmat_release(&w);
