@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calib/rules.h"
+#include "sim/cost.h"
 #include "sim/opspec.h"
 #include "util/doc.h"
 
@@ -113,8 +114,7 @@ void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *c
 	case OP_MLA_DECODE:
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
-		*cls = op->kind == OP_MLA_PREFILL || op->kind == OP_DSA_PREFILL ? HW_CLASS_ATTENTION_PREFILL
-		                                                                : HW_CLASS_ATTENTION;
+		*cls = sim_attn_prefill_regime(op) ? HW_CLASS_ATTENTION_PREFILL : HW_CLASS_ATTENTION;
 		*size = op->flops;
 		snprintf(label, n, "%s", kind);
 		return;

@@ -350,6 +350,20 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 	*out = c;
 }
 
+bool sim_attn_prefill_regime(const struct op *op)
+{
+	switch (op->kind) {
+	case OP_MLA_PREFILL:
+	case OP_DSA_PREFILL:
+		return true;
+	case OP_MLA_DECODE:
+	case OP_DSA_DECODE:
+		return op->t >= SIM_ATTN_PREFILL_T;
+	default:
+		return false;
+	}
+}
+
 /* The calibrated class table of an op (NULL: none), for its math, state or element dtype. */
 static const struct hw_table *op_table(const struct hw *hw, const struct op *op)
 {
@@ -367,13 +381,13 @@ static const struct hw_table *op_table(const struct hw *hw, const struct op *op)
 		/* several tokens per request: speculative verify + replay, its own kernel regime */
 		return hw_table_find(hw, op->t > 1 ? HW_CLASS_KDA_VERIFY : HW_CLASS_KDA_DECODE, op->s_dtype);
 	case OP_MLA_PREFILL:
-	case OP_DSA_PREFILL: {
-		const struct hw_table *tb = hw_table_find(hw, HW_CLASS_ATTENTION_PREFILL, op->a_dtype);
+	case OP_DSA_PREFILL:
+	case OP_MLA_DECODE:
+	case OP_DSA_DECODE: {
+		const struct hw_table *tb =
+			sim_attn_prefill_regime(op) ? hw_table_find(hw, HW_CLASS_ATTENTION_PREFILL, op->a_dtype) : NULL;
 		return tb ? tb : hw_table_find(hw, HW_CLASS_ATTENTION, op->a_dtype);
 	}
-	case OP_MLA_DECODE:
-	case OP_DSA_DECODE:
-		return hw_table_find(hw, HW_CLASS_ATTENTION, op->a_dtype);
 	case OP_ALLREDUCE:
 	case OP_ALLGATHER:
 	case OP_REDUCESCATTER:
@@ -509,6 +523,21 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 			c.compute_s *= f;
 			c.memory_s *= f;
 			c.time_s = c1.time_s;
+		}
+	}
+	if ((op->kind == OP_MLA_DECODE || op->kind == OP_DSA_DECODE) && op->t >= SIM_ATTN_PREFILL_T) {
+		/* the prefill regime's table from SIM_ATTN_PREFILL_T tokens on: never faster than the
+		 * decode regime's last token count (another class, table) */
+		struct op last = *op;
+		struct op_cost cl;
+		last.t = SIM_ATTN_PREFILL_T - 1;
+		op_fill(&last);
+		sim_op_cost(hw, &last, opts, &cl);
+		if (cl.time_s > c.time_s) {
+			double f = (cl.time_s - gaps) / (c.time_s - gaps);
+			c.compute_s *= f;
+			c.memory_s *= f;
+			c.time_s = cl.time_s;
 		}
 	}
 	c.floor_s = floor_s(hw, op, &reg, gaps);

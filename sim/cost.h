@@ -54,6 +54,13 @@ enum hw_coll sim_op_coll(enum op_kind k);
  * lies between the measured ones: at least the time of the rank counts at or below it (the
  * largest of them: more GPUs are never faster than fewer were measured), at most that of the
  * next one above. */
+/* Whether an attention op runs in the prefill regime (compute-bound: the `attention_prefill`
+ * class): MLA / DSA prefill, and an MLA / DSA decode of SIM_ATTN_PREFILL_T or more new tokens per
+ * request (an absorbed prefill through the decode kernel; speculative verify of a few tokens
+ * stays decode). Calibration classifies measured points by the same rule. */
+enum { SIM_ATTN_PREFILL_T = 64 };
+bool sim_attn_prefill_regime(const struct op *op);
+
 void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
 		 struct op_cost *out);
 

@@ -129,7 +129,7 @@ static void draw_op(uint64_t *s, struct draw *d)
 		add_int(d, "ctx", logu(s, 1, 1 << 20), 1 << 22);
 		add_str(d, "kv", pick(s, kv_dt, 2));
 		if (d->kind[0] == 'm')
-			add_int(d, "t", logu(s, 1, 8), 32);
+			add_int(d, "t", logu(s, 1, 256), 4096); /* across SIM_ATTN_PREFILL_T */
 		else
 			add_int(d, "topk", logu(s, 256, 4096), 16384);
 	} else if (strcmp(d->kind, "ep_dispatch") == 0 || strcmp(d->kind, "ep_combine") == 0) {
