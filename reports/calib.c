@@ -149,6 +149,17 @@ static void md_xval(FILE *f, const struct calib_validation *v, const struct cali
 	fputc('\n', f);
 }
 
+/* One row of the unmatched or skipped table: name, reason or rule, count, GPU time. */
+static void unmatched_row(FILE *f, const struct calib_unmatched *u)
+{
+	char t[32];
+	fprintf(f, "| `");
+	fmt_md_cell(f, u->name);
+	fprintf(f, "` | ");
+	fmt_md_cell(f, u->reason);
+	fprintf(f, " | %" PRId64 " | %s |\n", u->count, units_time_ms3((double)u->gpu_ns * 1e-9, t, sizeof t));
+}
+
 int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err *e)
 {
 	const struct calib_validation *v = in->v;
@@ -242,12 +253,7 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 				fprintf(f, "| ... | more names: see --json | | |\n");
 				break;
 			}
-			fprintf(f, "| `");
-			fmt_md_cell(f, u->name);
-			fprintf(f, "` | ");
-			fmt_md_cell(f, u->reason);
-			fprintf(f, " | %" PRId64 " | %s |\n", u->count,
-			        units_time_ms3((double)u->gpu_ns * 1e-9, t1, 32));
+			unmatched_row(f, u);
 		}
 		if (m->skipped) {
 			fprintf(f, "\n## Skipped by rules\n\n| name | rule | count | GPU time |\n| --- | --- "
@@ -256,12 +262,7 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 				const struct calib_unmatched *u = &m->unmatched[i];
 				if (!u->skipped)
 					continue;
-				fprintf(f, "| `");
-				fmt_md_cell(f, u->name);
-				fprintf(f, "` | ");
-				fmt_md_cell(f, u->reason);
-				fprintf(f, " | %" PRId64 " | %s |\n", u->count,
-				        units_time_ms3((double)u->gpu_ns * 1e-9, t1, 32));
+				unmatched_row(f, u);
 			}
 		}
 		if (m->n_bad) {
