@@ -454,7 +454,7 @@ static double calibrated_s(const struct hw *hw, const struct op *op, double mode
 		 * so the time holds at that kernel's measured time (an elementwise op on a few KB took
 		 * 1.1-4.8 us on the H200, docs/perf/profile-h200-2026-12-01.md, where bytes over
 		 * bandwidth give nanoseconds) */
-		if (op->kind != OP_GEMM && op->kind != OP_GROUPED_GEMM && /* their own fixed cost */
+		if (op->kind != OP_GEMM && op->kind != OP_GROUPED_GEMM && !op_is_comm(op->kind) && /* own models */
 		    tb->key == HW_KEY_MODEL_S && tb->n > 0 && model_s < tb->x[0] && tb->eff[0] > 0 &&
 		    tb->x[0] / tb->eff[0] <= KERNEL_FIXED_MAX_S)
 			*kernel_floor_s = tb->x[0] / tb->eff[0];
@@ -477,6 +477,18 @@ static double calibrated_s(const struct hw *hw, const struct op *op, double mode
 		*extrapolated = !(lo > 0 && isfinite(hi));
 	}
 	return t;
+}
+
+/* Where the tokens per request move an op into another class (another table), the op is never
+ * faster than at the last count of the class below: that count, or 0. A KDA verify of t > 1
+ * tokens against the decode of one; an MLA / DSA decode in the prefill regime against 63 tokens. */
+static int64_t class_boundary_below(const struct op *op)
+{
+	if (op->kind == OP_KDA_DECODE && op->t > 1)
+		return 1;
+	if ((op->kind == OP_MLA_DECODE || op->kind == OP_DSA_DECODE) && op->t >= SIM_ATTN_PREFILL_T)
+		return SIM_ATTN_PREFILL_T - 1;
+	return 0;
 }
 
 static void op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
@@ -511,26 +523,11 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 		c.memory_s *= f;
 		c.comm_s *= f;
 	}
-	if (op->kind == OP_KDA_DECODE && op->t > 1) {
-		/* a verify of t tokens is never faster than the decode of one (another class, table) */
-		struct op one = *op;
-		struct op_cost c1;
-		one.t = 1;
-		op_fill(&one);
-		sim_op_cost(hw, &one, opts, &c1);
-		if (c1.time_s > c.time_s) {
-			double f = (c1.time_s - gaps) / (c.time_s - gaps);
-			c.compute_s *= f;
-			c.memory_s *= f;
-			c.time_s = c1.time_s;
-		}
-	}
-	if ((op->kind == OP_MLA_DECODE || op->kind == OP_DSA_DECODE) && op->t >= SIM_ATTN_PREFILL_T) {
-		/* the prefill regime's table from SIM_ATTN_PREFILL_T tokens on: never faster than the
-		 * decode regime's last token count (another class, table) */
+	int64_t below = class_boundary_below(op);
+	if (below > 0) {
 		struct op last = *op;
 		struct op_cost cl;
-		last.t = SIM_ATTN_PREFILL_T - 1;
+		last.t = below;
 		op_fill(&last);
 		sim_op_cost(hw, &last, opts, &cl);
 		if (cl.time_s > c.time_s) {
