@@ -39,7 +39,11 @@
  *    FP32 sums are added times 2^(ew + ea - 248) (the weights' E4M3 form
  *    is v 2^-6). Exact products, FP32 sums; weight scales 0..253 and
  *    activation scales 0..249 (every scale an MX quantizer of finite FP32 or
- *    BF16 values writes), a product of scales up to 2^127.
+ *    BF16 values writes), a product of scales up to 2^127. Each lane streams
+ *    its weight blocks through a private cp.async ring in shared memory
+ *    (K3_GEMV8_PIPE=regs: two register sets, as the BF16-activation gemv).
+ *    A selectable path: the BF16-activation gemv stays the default where
+ *    a is BF16 (k3_gemm_path_for() says GEMV for both).
  */
 #ifndef K3_KERNELS_MOE_K3_GEMM_H
 #define K3_KERNELS_MOE_K3_GEMM_H
