@@ -836,11 +836,25 @@ bool wg_fills(const struct k3_gemm_args *a)
 }
 
 /* The concrete path: K3_GEMM_GEMV, K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA, or -EINVAL. */
+/* Does the code this build runs on the current device have the FP8 MMA and the E4M3 convert
+ * (sm_89+: k3_mma_e4m3_zero() and k3_f32x2_to_e4m3x2() are NaN stubs below)? Read once. */
+bool fp8_mma_available()
+{
+	static int avail = -1;
+	if (avail < 0) {
+		cudaFuncAttributes fa;
+		avail = cudaFuncGetAttributes(&fa, quant8_kernel) == cudaSuccess && fa.binaryVersion >= 89;
+	}
+	return avail == 1;
+}
+
 int resolve_path(const struct k3_gemm_args *a)
 {
-	if (a->a_dtype == K3_A_MXFP8) /* the gemv path only */
-		return a->w_dtype == K3_W_MXFP4 && (a->path == K3_GEMM_AUTO || a->path == K3_GEMM_GEMV) ? K3_GEMM_GEMV
-												      : -EINVAL;
+	if (a->a_dtype == K3_A_MXFP8) /* the gemv path only, sm_89+ */
+		return a->w_dtype == K3_W_MXFP4 && (a->path == K3_GEMM_AUTO || a->path == K3_GEMM_GEMV) &&
+				       fp8_mma_available()
+			       ? K3_GEMM_GEMV
+			       : -EINVAL;
 	if (a->a_dtype != K3_A_BF16)
 		return -EINVAL;
 	int path = a->path;
@@ -1148,7 +1162,7 @@ extern "C" int k3_gemm_quantize_mxfp8(const uint16_t *x, int64_t rows, int K, ui
 				      cudaStream_t stream)
 {
 	if (!x || !q || !scales || !al16(x) || !al16(q) || !al4(scales) || rows < 0 || K < K3_MX_GROUP ||
-	    K % K3_MX_GROUP || rows > ((int64_t)1 << 40) / K)
+	    K % K3_MX_GROUP || rows > ((int64_t)1 << 40) / K || !fp8_mma_available())
 		return -EINVAL;
 	const int64_t chunks = rows * (K / 8);
 	if (chunks == 0)

@@ -69,7 +69,8 @@ enum k3_gemm_path {
 /* Activation formats of the GEMM op. */
 enum k3_adtype {
 	K3_A_BF16 = 0,  /* a */
-	K3_A_MXFP8 = 1, /* a_q, a_scales: gemv path only, MXFP4 weights in the FP8 layout */
+	K3_A_MXFP8 = 1, /* a_q, a_scales: gemv path only, MXFP4 weights in the FP8 layout; code for
+			   sm_89+ (-EINVAL where the build's code for this device is older) */
 };
 
 /* Pointers are device memory, 16-byte aligned; BF16 as uint16_t bits. */
@@ -122,7 +123,7 @@ int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream);
 
 /* MXFP8 of BF16 rows x [rows][K] (K a multiple of 32; k3_mxfp8_quantize() bit for bit):
  * q [rows][K] E4M3, scales [rows][K / 32] E8M0 (x, q 16-byte aligned, scales 4-byte). Finite
- * inputs. Enqueued on `stream`; 0, -EINVAL or -EIO. */
+ * inputs; sm_89+ code (else -EINVAL). Enqueued on `stream`; 0, -EINVAL or -EIO. */
 int k3_gemm_quantize_mxfp8(const uint16_t *x, int64_t rows, int K, uint8_t *q, uint8_t *scales,
 			   cudaStream_t stream);
 
