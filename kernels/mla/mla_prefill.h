@@ -21,8 +21,8 @@
  *    mla_ref_prefill().
  *
  * Flash-attention on BF16 tensor cores (mma.sync m16n8k16, any sm_80+ GPU):
- * one CTA per (128 query rows, head, sequence), the last row blocks first
- * (they carry the most keys); 8 warps of 16 rows; K and V tiles of 64 keys
+ * one CTA per (64 or 128 query rows, head, sequence), the last row blocks
+ * first (they carry the most keys); warps of 16 rows; K and V tiles of 64 keys
  * double-buffered in shared memory through cp.async; the online softmax in
  * FP32 registers, P rounded to BF16 for the PV product; FP32 accumulation.
  * The query block's rows are independent: T need not be a multiple of 128.
@@ -31,6 +31,7 @@
 #define K3_KERNELS_MLA_PREFILL_H
 
 #include <cuda_runtime_api.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,17 @@ struct mla_prefill_args {
  * capture). Returns 0, -EINVAL (nothing launched: bad shapes, misaligned pointers or
  * strides), or -EIO when the launch failed (the CUDA error stays readable). */
 int mla_prefill(const struct mla_prefill_args *a, cudaStream_t stream);
+
+/* Query rows a CTA (64 or 128): MLA_PREFILL_DEFAULT_BM, or the environment variable
+ * K3_MLA_PREFILL_BM=64|128 (read at every call; for measuring the two side by side). */
+#define MLA_PREFILL_DEFAULT_BM 128
+int mla_prefill_block_rows(void);
+
+/* Whether QK^T runs on wgmma (sm_90a builds on compute capability 9.0; PV stays on
+ * mma.sync): MLA_PREFILL_DEFAULT_WGMMA where available, or K3_MLA_PREFILL_KERNEL=wgmma|mma
+ * (read at every call). */
+#define MLA_PREFILL_DEFAULT_WGMMA 0
+bool mla_prefill_kernel_wgmma(void);
 
 /* Multiply-adds of the attention (the causal triangle: T (P + (T + 1) / 2) pairs a head and
  * sequence, 192 + 128 MACs each), times 2: FLOPs, as k3sim's mla_prefill op counts them. */

@@ -7,9 +7,12 @@
  * and not a multiple of it, P = 0 and P > 0, one token, several sequences,
  * K3's 96 heads, K and V as views of one kv_b output [N][H][256] (the
  * slice's layout) or as separate tensors, with and without the output gate
- * and the LSE; and the gather of the latent rows out of BF16 and FP8 paged
- * caches. MLA_PREFILL_TEST_FILTER='*gather*' runs a subset (e.g. under
- * compute-sanitizer).
+ * and the LSE; each case on every kernel variant (64- and 128-row blocks,
+ * QK^T on mma.sync and, where built and present, on wgmma: the environment
+ * variables K3_MLA_PREFILL_BM and K3_MLA_PREFILL_KERNEL, set per run); and
+ * the gather of the latent rows out of BF16 and FP8 paged caches.
+ * MLA_PREFILL_TEST_FILTER='*gather*' runs a subset (e.g. under
+ * compute-sanitizer), MLA_PREFILL_TEST_VARIANTS=mma128,wgmma64 some variants.
  */
 #include <errno.h>
 #include <math.h>
@@ -74,22 +77,38 @@ static void run_case(const struct pf_case *c)
 
 	struct gt_bf16 out = gt_bf16_out(rows * MLA_V_HEAD);
 	float *d_lse = c->lse ? gt_dev_poisoned(rows * sizeof(float)) : NULL;
+	double *lse = gt_dnew(rows);
 	struct mla_prefill_args a = {
 		.batch = c->B, .heads = c->H, .tokens = c->T, .prefix = c->P, .scale = (float)ref.scale,
 		.q = q.d, .k_nope = kv.d, .v = c->separate ? kv.d + keys * c->H * 128 : kv.d + 128,
 		.ld_kv = ld, .head_stride = hs, .k_rope = kr.d, .gate = c->gate ? gate.d : NULL,
 		.out = out.d, .lse = d_lse,
 	};
-	for (int run = 0; run < 2; run++) {
-		gt_poison(out.d, rows * MLA_V_HEAD * 2);
-		if (d_lse)
-			gt_poison(d_lse, rows * sizeof(float));
-		KERNEL_OK(mla_prefill(&a, 0));
-	}
-	gt_bf16_read(&out);
-	gt_check("out", out.h, ref.out, rows * MLA_V_HEAD, TOL_OUT);
-	if (d_lse) {
-		double *lse = gt_dnew(rows);
+	static const char *const variants[][3] = {
+		{ "mma128", "mma", "128" }, { "mma64", "mma", "64" }, { "wgmma128", "wgmma", "128" }, { "wgmma64", "wgmma", "64" },
+	};
+	const char *only = getenv("MLA_PREFILL_TEST_VARIANTS");
+	for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++) {
+		if (only && !strstr(only, variants[vi][0]))
+			continue;
+		setenv("K3_MLA_PREFILL_KERNEL", variants[vi][1], 1);
+		setenv("K3_MLA_PREFILL_BM", variants[vi][2], 1);
+		const bool wg = mla_prefill_kernel_wgmma();
+		if (!strcmp(variants[vi][1], "wgmma") && !wg) {
+			print_message("  %s: no wgmma kernel here (skipped)\n", variants[vi][0]);
+			continue;
+		}
+		print_message("  %s (%s, %d-row blocks)\n", variants[vi][0], wg ? "wgmma" : "mma.sync", mla_prefill_block_rows());
+		for (int run = 0; run < 2; run++) {
+			gt_poison(out.d, rows * MLA_V_HEAD * 2);
+			if (d_lse)
+				gt_poison(d_lse, rows * sizeof(float));
+			KERNEL_OK(mla_prefill(&a, 0));
+		}
+		gt_bf16_read(&out);
+		gt_check("out", out.h, ref.out, rows * MLA_V_HEAD, TOL_OUT);
+		if (!d_lse)
+			continue;
 		gt_f32_read(d_lse, lse, rows);
 		const double u = ldexp(1.0, -24);
 		double worst = 0.0, worst_abs = 0.0;
@@ -105,9 +124,11 @@ static void run_case(const struct pf_case *c)
 		print_message("  %-52s max abs err %.3e, worst err/tol %.3f\n", "lse", worst_abs, worst);
 		if (!(worst < 1.0))
 			fail_msg("lse: error over its rounding bound (worst err/tol %g)", worst);
-		free(lse);
-		cudaFree(d_lse);
 	}
+	unsetenv("K3_MLA_PREFILL_KERNEL");
+	unsetenv("K3_MLA_PREFILL_BM");
+	free(lse);
+	cudaFree(d_lse);
 	free(kn), free(v), free(ref.out), free(ref.lse), free(ref.score_abs);
 	gt_bf16_release(&q), gt_bf16_release(&kr), gt_bf16_release(&gate), gt_bf16_release(&kv);
 	gt_bf16_release(&out);
