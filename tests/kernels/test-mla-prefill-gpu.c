@@ -49,6 +49,23 @@ struct pf_case {
 	const char *name;
 };
 
+/* Whether `name` is an entry of the comma-separated `list` (whole entries: "wgmma128" does not
+ * list "mma128"). */
+static bool listed(const char *list, const char *name)
+{
+	const size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		const char *end = strchr(p, ',');
+		const size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return false;
+}
+
 static void run_case(const struct pf_case *c)
 {
 	print_message("%s: B=%d H=%d T=%d P=%d %s%s%s\n", c->name, c->B, c->H, c->T, c->P,
@@ -89,7 +106,7 @@ static void run_case(const struct pf_case *c)
 	};
 	const char *only = getenv("MLA_PREFILL_TEST_VARIANTS");
 	for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++) {
-		if (only && !strstr(only, variants[vi][0]))
+		if (only && !listed(only, variants[vi][0]))
 			continue;
 		setenv("K3_MLA_PREFILL_KERNEL", variants[vi][1], 1);
 		setenv("K3_MLA_PREFILL_BM", variants[vi][2], 1);

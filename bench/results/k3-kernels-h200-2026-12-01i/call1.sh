@@ -4,7 +4,7 @@
 # cases, `k3-bench --only mla_prefill` under `k3sim trace capture` (the attention_prefill points at
 # H = 96), then the four-layer slice at prefill T = 4K and 16K (and one decode point, B = 1 at 8K:
 # k3-slice needs one) under capture (kernels/slice/run-slice.sh); nvidia-smi every 500 ms throughout.
-# From the repository root:  PACK=.gpu/h17j bash .gpu/h17j/call.sh
+# From the repository root:  PACK=.gpu/h17j bash .gpu/h17j/call1.sh (run as call.sh)
 # $OUT gets: k3-tests.txt k3-bench.txt k3-prefill.db.xz k3-slice.txt k3-slice.csv k3-slice.db.xz
 # k3-misc.tar.xz (k3-env.txt k3-smi.csv k3-bench.csv).
 set -u
