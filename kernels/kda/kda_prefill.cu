@@ -19,6 +19,8 @@
 #include "kda_prefill.h"
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "kda_device.cuh"
 
@@ -92,6 +94,7 @@ struct intra_params {
 	const int32_t *cu, *off;
 	const uint16_t *q, *k, *v, *g_raw, *beta_raw;
 	uint8_t *rec;
+	int32_t *ready; /* overlapped path: [chunk][head] set to 1 once the record is written; NULL: serial */
 };
 
 /* Row stride (elements) of the BF16 MMA operand tiles: 136 = 68 words, so
@@ -121,7 +124,10 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra
 	__shared__ float s_a[CH][CH + 1], s_t[CH][CH + 1];
 	__shared__ float s_rq[CH], s_rk[CH], s_beta[CH];
 
-	const int j = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, H = p.heads;
+	/* Overlapped path: chunk-major grid (heads in x), so that chunks are produced in the order the
+	 * recurrent kernel, running beside, consumes them. */
+	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
+	const int tid = threadIdx.x, H = p.heads;
 	const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
 	if (j >= p.off[p.n_seqs])
 		return;
@@ -324,6 +330,16 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra
 				*reinterpret_cast<const uint4 *>(&t_qt[t][ch * 8]);
 		}
 	}
+	if (p.ready) {
+		/* Publish the record: the barrier orders every thread's stores before thread 0's
+		 * gpu-scope release (cumulative), which the recurrent kernel acquires. */
+		__syncthreads();
+		if (tid == 0) {
+			__threadfence();
+			asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p.ready + (size_t)j * H + h), "r"(1)
+				     : "memory");
+		}
+	}
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -337,6 +353,7 @@ struct recur_params {
 	int n_seqs, heads, slices;
 	const int32_t *cu, *off, *slot;
 	const uint8_t *rec;
+	const int32_t *ready; /* overlapped path: wait for each record's flag; NULL: serial */
 	const void *s0;
 	void *s1;
 	uint16_t *out;
@@ -349,11 +366,30 @@ __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
 		     : "r"(addr));
 }
 
-/* One thread stages chunk record `rec` (its U rows from vbase) into `st`. */
+/* Overlapped path: spin until the intra kernel has published the record behind
+ * `flag`, then order the async proxy's (bulk copy) reads after the acquire. */
+__device__ __forceinline__ void wait_ready(const int32_t *flag)
+{
+	if (!flag)
+		return;
+	for (;;) {
+		int32_t x;
+		asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(flag) : "memory");
+		if (x)
+			break;
+		__nanosleep(100);
+	}
+	asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
+/* One thread stages chunk record `rec` (its U rows from vbase) into `st`, once
+ * `flag` (overlapped path, else NULL) says the record is written. */
 template <int WARPS>
-__device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar)
+__device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar,
+					    const int32_t *flag)
 {
 	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2;
+	wait_ready(flag);
 	mbar_expect_tx(bar, REC_U + U_BYTES);
 	bulk_g2s(st, rec, REC_U, bar);
 	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
@@ -382,13 +418,15 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	const size_t sbase = (slot * H + h) * (size_t)D * D;
 	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
 	const size_t rec_stride = (size_t)H * REC_BYTES;
+	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
 
 	if (threadIdx.x == 0) {
 		for (int i = 0; i < RECUR_STAGES; i++)
 			mbar_init(&full[i], 1);
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 		for (int i = 0; i < RECUR_STAGES - 1 && i < n_chunks; i++)
-			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i]);
+			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
+					   flag0 ? flag0 + (size_t)i * H : nullptr);
 	}
 
 	float s[D / 8][4];
@@ -420,7 +458,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			if (nx < n_chunks) {
 				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 				issue_stage<WARPS>(smem + (nx % RECUR_STAGES) * SB, rec0 + nx * rec_stride, vbase,
-						   &full[nx % RECUR_STAGES]);
+						   &full[nx % RECUR_STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
 			}
 		}
 		mbar_wait(&full[cc % RECUR_STAGES], (uint32_t)(cc / RECUR_STAGES) & 1u);
@@ -512,8 +550,29 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
+/* What one CTA of a kernel holds on an SM. */
+struct cta_footprint {
+	int regs, smem, threads;
+};
+
+/* Registers are allocated per warp in units of 256 (8 per thread); shared
+ * memory per CTA carries the driver's reserved 1 KiB (on sm_90). */
+int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_footprint *f)
+{
+	cudaFuncAttributes at;
+	if (cudaFuncGetAttributes(&at, kern) != cudaSuccess)
+		return -EIO;
+	f->regs = (threads / 32) * ((at.numRegs + 7) / 8 * 8) * 32;
+	f->smem = (int)at.sharedSizeBytes + dyn_smem + reserved;
+	f->threads = threads;
+	return 0;
+}
+
+/* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
+ * cannot take every SM's room for an intra CTA (its CTAs spin on records the
+ * intra kernel has still to write). */
 template <typename StateT, int WARPS>
-int launch_recurrent(const recur_params &rp, cudaStream_t stream)
+int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bool *ok)
 {
 	const int smem = RECUR_STAGES * stage_bytes(WARPS);
 	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS>;
@@ -522,23 +581,90 @@ int launch_recurrent(const recur_params &rp, cudaStream_t stream)
 	recur_params p = rp;
 	p.slices = RECUR_MAX_WARPS / WARPS;
 	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
+	if (query) {
+		int dev = 0, sms = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&reg_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&thr_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&blk_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
+			return -EIO;
+		cta_footprint r, in;
+		if (footprint_of((const void *)kern, WARPS * 32, smem, reserved, &r) ||
+		    footprint_of((const void *)kda_chunk_intra_kernel, INTRA_THREADS, 0, reserved, &in))
+			return -EIO;
+		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
+		int b = 0;
+		while (b < blk_sm && (b + 1) * r.regs + in.regs <= reg_sm && (b + 1) * r.smem + in.smem <= smem_sm &&
+		       (b + 1) * r.threads + in.threads <= thr_sm && b + 2 <= blk_sm)
+			b++;
+		b++;
+		/* Some SM keeps room for an intra CTA while fewer than b recurrent CTAs sit on it:
+		 * guaranteed below b x SMs CTAs; one CTA an SM of margin (shared-memory carveouts). */
+		*ok = (int64_t)grid.x * grid.y <= (int64_t)(b - 1) * sms;
+		return 0;
+	}
 	kern<<<grid, WARPS * 32, smem, stream>>>(p);
 	return kda_launch_status();
 }
 
 template <typename StateT>
-int launch_recurrent_for(const recur_params &rp, int warps, cudaStream_t stream)
+int launch_recurrent_for(const recur_params &rp, int warps, cudaStream_t stream, bool query = false,
+			 bool *ok = nullptr)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8>(rp, stream);
+		return launch_recurrent<StateT, 8>(rp, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4>(rp, stream);
+		return launch_recurrent<StateT, 4>(rp, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2>(rp, stream);
+		return launch_recurrent<StateT, 2>(rp, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1>(rp, stream);
+		return launch_recurrent<StateT, 1>(rp, stream, query, ok);
 	}
+}
+
+int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, cudaStream_t stream,
+			 bool query = false, bool *ok = nullptr)
+{
+	if (dt == KDA_F32)
+		return launch_recurrent_for<float>(rp, warps, stream, query, ok);
+	return launch_recurrent_for<uint16_t>(rp, warps, stream, query, ok);
+}
+
+/* K3_KDA_PREFILL=serial: the two kernels one after the other (the path before
+ * 2026-12-01l); default (`overlap`): the recurrent kernel runs beside the intra
+ * one on a side stream of higher priority, waiting on per-record flags, so the
+ * records are read back while still in L2. Read per call (tests switch it). */
+bool want_overlap()
+{
+	const char *e = getenv("K3_KDA_PREFILL");
+	return !e || strcmp(e, "serial") != 0;
+}
+
+/* Forks `side` off `stream`, launches the intra kernel on `stream` first (it
+ * never waits, so any scheduling order finishes) and the recurrent kernel on
+ * `side`, and joins `side` back into `stream`. */
+int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, enum kda_dtype dt,
+		      int warps, cudaEvent_t split_event, cudaStream_t stream, cudaStream_t side,
+		      cudaEvent_t fork, cudaEvent_t join)
+{
+	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
+		return -EIO;
+	dim3 grid((unsigned)ip.heads, nmax);
+	kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	if (kda_launch_status())
+		return -EIO;
+	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
+		return -EIO;
+	int rc = launch_recurrent_any(rp, dt, warps, side);
+	if (rc)
+		return rc;
+	if (cudaEventRecord(join, side) != cudaSuccess || cudaStreamWaitEvent(stream, join, 0) != cudaSuccess)
+		return -EIO;
+	return 0;
 }
 
 size_t align256(size_t x)
@@ -551,13 +677,20 @@ size_t max_chunks(int n_seqs, int64_t total_tokens)
 	return (size_t)(total_tokens / CH) + (size_t)n_seqs;
 }
 
+/* Workspace: chunk offsets [N + 1], ready flags [max chunks][H] (overlapped
+ * path), records [max chunks][H]; each part 256-byte aligned. */
+size_t flags_bytes(int n_seqs, int heads, int64_t total_tokens)
+{
+	return align256(max_chunks(n_seqs, total_tokens) * (size_t)heads * sizeof(int32_t));
+}
+
 } // namespace
 
 extern "C" size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t total_tokens)
 {
 	if (n_seqs < 1 || heads < 1 || total_tokens < 0)
 		return 0;
-	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) +
+	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) + flags_bytes(n_seqs, heads, total_tokens) +
 	       max_chunks(n_seqs, total_tokens) * (size_t)heads * REC_BYTES;
 }
 
@@ -576,8 +709,9 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		return -EINVAL;
 
 	int32_t *off = static_cast<int32_t *>(a->workspace);
-	uint8_t *rec = static_cast<uint8_t *>(a->workspace) +
-		       align256((size_t)(a->n_seqs + 1) * sizeof(int32_t));
+	int32_t *ready = reinterpret_cast<int32_t *>(static_cast<uint8_t *>(a->workspace) +
+						     align256((size_t)(a->n_seqs + 1) * sizeof(int32_t)));
+	uint8_t *rec = reinterpret_cast<uint8_t *>(ready) + flags_bytes(a->n_seqs, a->heads, a->total_tokens);
 	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off);
 	if (kda_launch_status())
 		return -EIO;
@@ -590,14 +724,6 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	ip.off = off;
 	ip.q = a->q, ip.k = a->k, ip.v = a->v, ip.g_raw = a->g_raw, ip.beta_raw = a->beta_raw;
 	ip.rec = rec;
-	if (nmax > 0) {
-		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-		if (kda_launch_status())
-			return -EIO;
-	}
-	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
-		return -EIO;
 
 	/* Fewer rows per CTA when (sequence, head) pairs alone leave SMs idle. */
 	int dev = 0, sms = 132;
@@ -617,7 +743,50 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	rp.s0 = a->initial_state;
 	rp.s1 = a->final_state;
 	rp.out = a->out;
-	if (a->state_dtype == KDA_F32)
-		return launch_recurrent_for<float>(rp, warps, stream);
-	return launch_recurrent_for<uint16_t>(rp, warps, stream);
+
+	/* The overlapped path unless asked for the serial one, the grid's y (chunks) would pass
+	 * 65535, the stream is being captured (no side stream then) or the recurrent CTAs could
+	 * take every SM's room for an intra CTA. */
+	bool overlap = want_overlap() && nmax > 0 && nmax <= 65535;
+	if (overlap) {
+		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+		if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess)
+			return -EIO;
+		overlap = cs == cudaStreamCaptureStatusNone;
+	}
+	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, stream, true, &overlap))
+		return -EIO;
+	if (overlap) {
+		ip.ready = ready;
+		rp.ready = ready;
+		if (cudaMemsetAsync(ready, 0, nmax * (size_t)a->heads * sizeof(int32_t), stream) != cudaSuccess)
+			return -EIO;
+		int least = 0, greatest = 0, rc = -EIO;
+		cudaStream_t side = nullptr;
+		cudaEvent_t fork = nullptr, join = nullptr;
+		if (cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess &&
+		    cudaStreamCreateWithPriority(&side, cudaStreamNonBlocking, greatest) == cudaSuccess &&
+		    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) == cudaSuccess &&
+		    cudaEventCreateWithFlags(&join, cudaEventDisableTiming) == cudaSuccess)
+			rc = launch_overlapped(ip, (unsigned)nmax, rp, a->state_dtype, warps, a->split_event, stream,
+					       side, fork, join);
+		/* Released by the runtime once their work is done. */
+		if (join)
+			cudaEventDestroy(join);
+		if (fork)
+			cudaEventDestroy(fork);
+		if (side)
+			cudaStreamDestroy(side);
+		return rc;
+	}
+
+	if (nmax > 0) {
+		dim3 grid((unsigned)nmax, (unsigned)a->heads);
+		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+		if (kda_launch_status())
+			return -EIO;
+	}
+	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
+		return -EIO;
+	return launch_recurrent_any(rp, a->state_dtype, warps, stream);
 }

@@ -524,6 +524,89 @@ static void test_prefill_varlen(void **unused)
 	prefill_case(KDA_F32, 6, lens, 14, true, false);  /* 84 pairs: 4 warps */
 }
 
+/* Random BF16 bits, uniform in [lo, hi), straight to the device (the bitwise
+ * comparisons below need no float64 copies). */
+static void *dev_bf16_rand(size_t n, double lo, double hi)
+{
+	uint16_t *h = xmalloc(n * 2);
+	for (size_t i = 0; i < n; i++)
+		h[i] = bf16_of(test_rng_uniform(&rng, lo, hi));
+	void *d;
+	CUDA_OK(cudaMalloc(&d, n * 2));
+	CUDA_OK(cudaMemcpy(d, h, n * 2, cudaMemcpyHostToDevice));
+	free(h);
+	return d;
+}
+
+/* The overlapped prefill (default: the recurrent kernel beside the intra one,
+ * waiting on per-record flags) against the serial one (K3_KDA_PREFILL=serial):
+ * same kernels, same arithmetic, so outputs and final states must match bit
+ * for bit, at shapes where the recurrent CTAs share the SMs with thousands of
+ * intra CTAs (a missed flag or a stale record would show as a difference). */
+static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
+{
+	int32_t cu[65];
+	cu[0] = 0;
+	for (int i = 0; i < n; i++)
+		cu[i + 1] = cu[i] + lens[i];
+	const int64_t T = cu[n];
+	print_message(" prefill overlapped vs serial: %s state, N=%d H=%d T=%lld\n",
+		      sdt == KDA_F32 ? "fp32" : "bf16", n, H, (long long)T);
+	const size_t E = (size_t)T * H * D, SB = (size_t)n * H * D * D * (sdt == KDA_F32 ? 4 : 2);
+	void *q = dev_bf16_rand(E, -1, 1), *k = dev_bf16_rand(E, -1, 1), *v = dev_bf16_rand(E, -1, 1);
+	void *g = dev_bf16_rand(E, -6, 3), *b = dev_bf16_rand((size_t)T * H, -3, 3);
+	void *s0 = dev_bf16_rand(SB / 2, -1, 1); /* any bits: FP32 state from BF16 pairs */
+	void *s1, *out, *ws, *d_cu = dev_i32(cu, n + 1);
+	CUDA_OK(cudaMalloc(&s1, SB));
+	CUDA_OK(cudaMalloc(&out, E * 2));
+	const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
+	CUDA_OK(cudaMalloc(&ws, wsb));
+	uint8_t *ho[2], *hs[2];
+	const char *mode[2] = { NULL, "serial" };
+	for (int m = 0; m < 2; m++) {
+		CUDA_OK(cudaMemset(out, 0xff, E * 2));
+		CUDA_OK(cudaMemset(s1, 0xff, SB));
+		CUDA_OK(cudaMemset(ws, 0xff, wsb));
+		if (mode[m])
+			setenv("K3_KDA_PREFILL", mode[m], 1);
+		else
+			unsetenv("K3_KDA_PREFILL");
+		struct kda_prefill_args a = {
+			.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = sdt,
+			.scale = 0.08838835f, .q = q, .k = k, .v = v, .g_raw = g, .beta_raw = b,
+			.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
+		};
+		assert_int_equal(kda_prefill(&a, 0), 0);
+		CUDA_OK(cudaDeviceSynchronize());
+		ho[m] = xmalloc(E * 2), hs[m] = xmalloc(SB);
+		CUDA_OK(cudaMemcpy(ho[m], out, E * 2, cudaMemcpyDeviceToHost));
+		CUDA_OK(cudaMemcpy(hs[m], s1, SB, cudaMemcpyDeviceToHost));
+	}
+	unsetenv("K3_KDA_PREFILL");
+	size_t diff_o = 0, diff_s = 0;
+	for (size_t i = 0; i < E * 2; i++)
+		diff_o += ho[0][i] != ho[1][i];
+	for (size_t i = 0; i < SB; i++)
+		diff_s += hs[0][i] != hs[1][i];
+	if (diff_o || diff_s)
+		print_error("overlapped vs serial: %zu output bytes, %zu state bytes differ\n", diff_o, diff_s);
+	assert_true(diff_o == 0 && diff_s == 0);
+	for (int m = 0; m < 2; m++)
+		free(ho[m]), free(hs[m]);
+	cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
+	cudaFree(out), cudaFree(ws), cudaFree(d_cu);
+}
+
+static void test_prefill_overlap(void **unused)
+{
+	(void)unused;
+	static const int one2k[] = { 2048 };
+	overlap_case(KDA_F32, 1, one2k, 96); /* 192 recurrent CTAs of 4 warps, 12288 intra CTAs */
+	static const int lens[] = { 1000, 17, 0, 1031, 16 };
+	overlap_case(KDA_BF16, 5, lens, 24); /* 120 pairs: 240 CTAs of 4 warps */
+	overlap_case(KDA_F32, 5, lens, 4);   /* 20 pairs: 1-warp CTAs, 160 of them */
+}
+
 /* Prefill of T tokens on the GPU, then n fused decode steps on the GPU,
  * against the float64 prefill of T + n (with ShortConv and gated norm). */
 static void test_prefill_then_decode(void **unused)
@@ -644,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_verify_replay_bf16),
 		cmocka_unit_test(test_prefill_fixed),
 		cmocka_unit_test(test_prefill_varlen),
+		cmocka_unit_test(test_prefill_overlap),
 		cmocka_unit_test(test_prefill_then_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
