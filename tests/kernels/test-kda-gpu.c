@@ -538,8 +538,8 @@ static void *dev_bf16_rand(size_t n, double lo, double hi)
 	return d;
 }
 
-/* The overlapped prefill (default: the recurrent kernel beside the intra one,
- * waiting on per-record flags) against the serial one (K3_KDA_PREFILL=serial):
+/* The overlapped prefill (K3_KDA_PREFILL=overlap: the recurrent kernel beside
+ * the intra one, waiting on per-record flags) against the serial one (default):
  * same kernels, same arithmetic, so outputs and final states must match bit
  * for bit, at shapes where the recurrent CTAs share the SMs with thousands of
  * intra CTAs (a missed flag or a stale record would show as a difference). */
@@ -562,7 +562,7 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 	const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
 	CUDA_OK(cudaMalloc(&ws, wsb));
 	uint8_t *ho[2], *hs[2];
-	const char *mode[2] = { NULL, "serial" };
+	const char *mode[2] = { "overlap", NULL };
 	for (int m = 0; m < 2; m++) {
 		CUDA_OK(cudaMemset(out, 0xff, E * 2));
 		CUDA_OK(cudaMemset(s1, 0xff, SB));

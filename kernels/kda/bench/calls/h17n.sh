@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# One device call (nvidia-h200, ~3 minutes) for the overlapped KDA prefill (2026-12-01l): the
-# recurrent kernel beside the intra one (default) against the serial pair (K3_KDA_PREFILL=serial).
+# One device call (nvidia-h200, ~1 minute) for the overlapped KDA prefill (2026-12-01l): the
+# recurrent kernel beside the intra one (K3_KDA_PREFILL=overlap) against the serial pair. It ran
+# commit b327c30, where overlap was the default: "default path" below was the overlapped one then;
+# since, serial is the default and test_prefill_overlap asks for overlap itself.
 # Runs: kda-bench --only prefill --quick six times, serial and overlap alternating (T = 4K, 16K at
 # H = 96, B = 1, FP32 and BF16 state; 4 x 4096 and varlen rows); test-kda-gpu (all cases, default
 # path), its prefill cases under the serial path; compute-sanitizer memcheck on test_prefill_overlap
