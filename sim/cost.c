@@ -121,6 +121,22 @@ enum hw_coll sim_op_coll(enum op_kind k)
 	}
 }
 
+enum hw_class sim_op_class(enum op_kind k)
+{
+	switch (k) {
+	case OP_ATTNRES:
+		return HW_CLASS_ATTNRES;
+	case OP_ROUTE:
+		return HW_CLASS_ROUTE;
+	case OP_COMBINE:
+		return HW_CLASS_COMBINE;
+	case OP_SHORT_CONV:
+		return HW_CLASS_SHORT_CONV;
+	default:
+		return HW_CLASS_MEMORY;
+	}
+}
+
 /* Bytes each rank moves per byte of its buffer, and the number of latency steps. */
 static void coll_shape(const struct op *op, double *factor, double *steps)
 {
@@ -179,7 +195,10 @@ static double launches(enum op_kind k)
 {
 	switch (k) {
 	case OP_KDA_CHUNK:
+	case OP_SHORT_CONV: /* the convolution, then the last taps into the state */
 		return 2;
+	case OP_ROUTE: /* top-k, per-expert counts, their scan, the scatter into groups */
+		return 4;
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
 		return 3;
@@ -216,6 +235,10 @@ static double floor_s(const struct hw *hw, const struct op *op, const struct rat
 		comp = op->flops / tensor_rate(hw, r, math_dtype(op->w_dtype, op->a_dtype));
 		break;
 	case OP_ELEMENTWISE:
+	case OP_ATTNRES:
+	case OP_ROUTE:
+	case OP_COMBINE:
+	case OP_SHORT_CONV:
 		comp = op->flops / (hw->vector_flops_per_s * r->scale);
 		break;
 	case OP_KDA_DECODE:
@@ -227,6 +250,55 @@ static double floor_s(const struct hw *hw, const struct op *op, const struct rat
 		break;
 	}
 	return gaps + fmax(comp, mem);
+}
+
+/* Tokens one CTA (or warp group) of a row-reduction op works on: a token's reduction (over its
+ * dim, its experts or its gathered rows) runs inside one CTA or one cluster, so a step of fewer
+ * tokens than the SMs' worth leaves SMs idle and its bytes and math run at the busy SMs' share
+ * of the machine (the combine: a CTA a token; AttnRes: a cluster of up to 8 CTAs a token, its
+ * sums added through distributed shared memory, kernels/attnres/attnres.cu; routing: a warp a
+ * token, 8 to a CTA). 0: the op's elements spread over every SM whatever its tokens. */
+static double tokens_per_cta(enum op_kind k)
+{
+	switch (k) {
+	case OP_ATTNRES:
+		return 1.0 / 8;
+	case OP_COMBINE:
+		return 1;
+	case OP_ROUTE:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+/* The share of the SMs a row-reduction op keeps busy (1 for every other op). */
+static double busy_share(const struct hw *hw, const struct op *op)
+{
+	double per = tokens_per_cta(op->kind);
+	if (per <= 0 || hw->sms <= 0)
+		return 1;
+	double ctas = ceil((double)op->m / per);
+	return ctas >= (double)hw->sms ? 1 : fmax(ctas, 1) / (double)hw->sms;
+}
+
+/* Ops of their own kind: bytes and math at the busy SMs' share of the machine, the bytes a kernel
+ * reads again from L2 (AttnRes' second pass over its sources, the convolution's earlier taps), a
+ * launch gap per kernel. Only the streaming part slows with the share (the memory curve's fixed
+ * cost is paid once), so the time never falls as the tokens grow: below the SMs' worth of CTAs
+ * bytes and share grow together. */
+static void row_op_cost(const struct hw *hw, const struct op *op, const struct rates *r, double launch,
+			double hbm, double l2, struct op_cost *c)
+{
+	double share = busy_share(hw, op), ab = dtype_bytes_per_element(op->a_dtype);
+	if (op->kind == OP_ATTNRES)
+		l2 += op->sources * (double)op->m * (double)op->n * ab;
+	else if (op->kind == OP_SHORT_CONV && op->k > 1)
+		l2 += (double)(op->k - 1) * (double)op->m * (double)op->n * ab;
+	double stream = hbm / (hw->hbm_bw_bytes_per_s * hw->eff_memory.max);
+	c->memory_s = memory_s(hw, r, hbm, l2) + (stream + l2 / (hw->l2_bw_bytes_per_s * r->scale)) * (1 / share - 1);
+	c->compute_s = op->flops / (hw->vector_flops_per_s * r->scale * SIMT_FMA_EFF * share);
+	c->latency_s = launch * launches(op->kind);
 }
 
 /* The physical model at the clock of r: components and time (launches included). */
@@ -273,6 +345,12 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		c.compute_s = op->flops / (hw->vector_flops_per_s * r->scale * SIMT_FMA_EFF);
 		c.memory_s = memory_s(hw, r, hbm, l2);
 		c.latency_s = launch;
+		break;
+	case OP_ATTNRES:
+	case OP_ROUTE:
+	case OP_COMBINE:
+	case OP_SHORT_CONV:
+		row_op_cost(hw, op, r, launch, hbm, l2, &c);
 		break;
 	case OP_KDA_CHUNK: {
 		/* Two kernels: token-parallel intra-chunk work, then the head-parallel recurrence:
@@ -375,6 +453,13 @@ static const struct hw_table *op_table(const struct hw *hw, const struct op *op)
 				     hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype)));
 	case OP_ELEMENTWISE:
 		return hw_table_find(hw, HW_CLASS_MEMORY, op->a_dtype);
+	case OP_ATTNRES:
+	case OP_ROUTE:
+	case OP_COMBINE:
+	case OP_SHORT_CONV: {
+		const struct hw_table *tb = hw_table_find(hw, sim_op_class(op->kind), op->a_dtype);
+		return tb ? tb : hw_table_find(hw, HW_CLASS_MEMORY, op->a_dtype);
+	}
 	case OP_KDA_CHUNK:
 		return hw_table_find(hw, HW_CLASS_KDA_CHUNK, op->s_dtype);
 	case OP_KDA_DECODE:

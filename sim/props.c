@@ -86,7 +86,7 @@ static void draw_op(uint64_t *s, struct draw *d)
 {
 	static const char *const kinds[] = {"gemm", "gemm", "gemm", "grouped_gemm", "kda_chunk", "kda_decode",
 		"mla_prefill", "mla_decode", "dsa_decode", "allreduce", "allgather", "reducescatter", "alltoall",
-		"ep_dispatch", "ep_combine", "copy", "elementwise"};
+		"ep_dispatch", "ep_combine", "copy", "elementwise", "attnres", "route", "combine", "short_conv"};
 	memset(d, 0, sizeof *d);
 	d->kind = pick(s, kinds, (int)(sizeof kinds / sizeof *kinds));
 	const int64_t G = 1 << 30;
@@ -144,6 +144,24 @@ static void draw_op(uint64_t *s, struct draw *d)
 		add_int(d, "n", logu(s, 1, 65536), 262144);
 		add_int(d, "in", logu(s, 1, 4), 16);
 		add_str(d, "dtype", pick(s, gemm_dt, 1));
+	} else if (strcmp(d->kind, "attnres") == 0) {
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "dim", logu(s, 8, 16384), 65536);
+		add_int(d, "sources", logu(s, 1, 32), 128);
+		add_int(d, "delta", (int64_t)(next(s) % 2), 1);
+	} else if (strcmp(d->kind, "route") == 0) {
+		int64_t experts = logu(s, 1, 1024);
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "experts", experts, 4096);
+		add_int(d, "top_k", logu(s, 1, experts < 32 ? experts : 32), experts); /* never past the experts */
+	} else if (strcmp(d->kind, "combine") == 0) {
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "width", logu(s, 64, 16384), 65536);
+		add_int(d, "top_k", logu(s, 1, 32), 128);
+	} else if (strcmp(d->kind, "short_conv") == 0) {
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "channels", logu(s, 8, 65536), 262144);
+		add_int(d, "taps", logu(s, 1, 8), 16);
 	} else { /* collectives */
 		add_int(d, "bytes", logu(s, 1, 4 * G), 16 * G);
 		add_int(d, "ranks", logu(s, 2, 128), 1024);
