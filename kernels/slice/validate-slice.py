@@ -438,10 +438,17 @@ def main():
         w("| %s | %d | %d | %s | %s |" % (c["class"], c.get("train", 0), ho, hm, c.get("target", "")))
     w("")
     w("The calibration fits a class only from its training points (k3sim calibrate --help: GEMM m a "
-      "power of 4, attention ctx a power of 4, elementwise m x n a power of 2, ...). %d NVTX ranges of "
+      "power of 4, attention ctx a power of 4, elementwise m x n a power of 2, the tokens of attnres, "
+      "route, combine and short_conv a power of 4, ...). %d NVTX ranges of "
       "the bench capture that launched cuBLAS kernels (the bench's reference timings) and %d of its "
       "routed experts with BF16 weights (the slice's are MXFP4; the class does not tell them apart) "
       "were dropped before the fit." % (dropped, dropped_bf16))
+    if renamed:
+        w("")
+        w("%d `elementwise` ranges of these captures (taken before AttnRes, routing, the combine and the "
+          "ShortConv had op kinds of their own) were read as those ops by their shapes (validate-slice.py "
+          "OLD_ELEMENTWISE: n=7168 in=10/9 -> attnres sources=9 delta=1/0, n=1536 -> attnres sources=1, "
+          "n=896 fp32 -> route, n=3584 in=16 -> combine, n=36864 -> short_conv)." % renamed)
     text = "\n".join(out) + "\n"
     if a.output:
         tmp = a.output + ".tmp"
