@@ -272,32 +272,62 @@ static double tokens_per_cta(enum op_kind k)
 	}
 }
 
-/* The share of the SMs a row-reduction op keeps busy (1 for every other op). */
-static double busy_share(const struct hw *hw, const struct op *op)
+/* One token's bytes in and out and its FLOPs (the per-token part of op_fill's counts, without
+ * what does not grow with the tokens: routing's per-expert offsets). */
+static void token_work(const struct op *op, double *in_b, double *out_b, double *flops)
 {
-	double per = tokens_per_cta(op->kind);
-	if (per <= 0 || hw->sms <= 0)
-		return 1;
-	double ctas = ceil((double)op->m / per);
-	return ctas >= (double)hw->sms ? 1 : fmax(ctas, 1) / (double)hw->sms;
+	double n = (double)op->n, k = (double)op->top_k, ab = dtype_bytes_per_element(op->a_dtype),
+	       ob = dtype_bytes_per_element(op->o_dtype);
+	*in_b = *out_b = *flops = 0;
+	switch (op->kind) {
+	case OP_ATTNRES:
+		*in_b = (op->sources + op->in_tensors) * n * ab;
+		*out_b = op->out_tensors * n * ob;
+		*flops = n * (6.0 * op->sources + 6.0) + op->sources * 8.0;
+		break;
+	case OP_ROUTE:
+		*in_b = n * ab;
+		*out_b = 20.0 * k;
+		*flops = n * (6.0 + k) + 4.0 * k;
+		break;
+	case OP_COMBINE:
+		*in_b = k * n * ab + 8.0 * k;
+		*out_b = n * ob;
+		*flops = n * (2.0 * k + 4.0);
+		break;
+	default:
+		break;
+	}
 }
 
-/* Ops of their own kind: bytes and math at the busy SMs' share of the machine, the bytes a kernel
- * reads again from L2 (AttnRes' second pass over its sources, the convolution's earlier taps), a
- * launch gap per kernel. Only the streaming part slows with the share (the memory curve's fixed
- * cost is paid once), so the time never falls as the tokens grow: below the SMs' worth of CTAs
- * bytes and share grow together. */
+/* Ops of their own kind: bytes and math over the whole machine, the bytes a kernel reads again
+ * from L2 (AttnRes' second pass over its sources, the convolution's earlier taps), a launch gap
+ * per kernel; and for a row reduction never less than one CTA's share of it at one SM's share of
+ * the bandwidth and math (below the SMs' worth of CTAs the step is that CTA's time). Each term
+ * never falls as a size grows. */
 static void row_op_cost(const struct hw *hw, const struct op *op, const struct rates *r, double launch,
 			double hbm, double l2, struct op_cost *c)
 {
-	double share = busy_share(hw, op), ab = dtype_bytes_per_element(op->a_dtype);
+	double ab = dtype_bytes_per_element(op->a_dtype);
 	if (op->kind == OP_ATTNRES)
 		l2 += op->sources * (double)op->m * (double)op->n * ab;
 	else if (op->kind == OP_SHORT_CONV && op->k > 1)
 		l2 += (double)(op->k - 1) * (double)op->m * (double)op->n * ab;
-	double stream = hbm / (hw->hbm_bw_bytes_per_s * hw->eff_memory.max);
-	c->memory_s = memory_s(hw, r, hbm, l2) + (stream + l2 / (hw->l2_bw_bytes_per_s * r->scale)) * (1 / share - 1);
-	c->compute_s = op->flops / (hw->vector_flops_per_s * r->scale * SIMT_FMA_EFF * share);
+	double vec = hw->vector_flops_per_s * r->scale * SIMT_FMA_EFF;
+	c->memory_s = memory_s(hw, r, hbm, l2);
+	c->compute_s = op->flops / vec;
+	double per = tokens_per_cta(op->kind), sms = (double)hw->sms;
+	if (per > 0 && sms > 0 && op->m > 0) {
+		double rows = fmin(per, (double)op->m), in_b, out_b, tf;
+		token_work(op, &in_b, &out_b, &tf);
+		double l2_sm = hw->l2_bw_bytes_per_s * r->scale / sms, hbm_sm = hw->hbm_bw_bytes_per_s * hw->eff_memory.max / sms;
+		double cta = rows * (in_b / (act_in_l2(hw, op, op->bytes_act_in) ? l2_sm : hbm_sm) +
+				     out_b / (act_in_l2(hw, op, op->bytes_act_out) ? l2_sm : hbm_sm));
+		if (op->kind == OP_ATTNRES)
+			cta += rows * op->sources * (double)op->n * ab / l2_sm;
+		c->memory_s = fmax(c->memory_s, cta);
+		c->compute_s = fmax(c->compute_s, rows * tf / (vec / sms));
+	}
 	c->latency_s = launch * launches(op->kind);
 }
 
