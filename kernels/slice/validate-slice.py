@@ -12,6 +12,10 @@ hardware presets:
                 kernels and the step from the model's composition; the gap to it is the model
                 (composition, shapes the bench did not measure, classes it cannot fit).
 
+Captures taken before AttnRes, routing, the combine and the ShortConv had op kinds of their own
+(attnres, route, combine, short_conv) wrote them as `elementwise` ranges: those are read as their
+kinds by their shapes (OLD_ELEMENTWISE; a no-op on newer captures).
+
 Also the measured composition itself: the sum of each step's op ranges (kernel time inside the
 NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps and what runs
 outside the ranges).
