@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * k3-bench: timings of the K3 layer kernels outside KDA (MLA decode, the
+ * k3-bench: timings of the K3 layer kernels outside KDA (MLA decode and materialized prefill, the
  * LatentMoE GEMMs and pieces, Block AttnRes, DSA decode) on the GPU at
  * hand, written as CSV.
  *
- *   k3-bench -o results.csv [--quick] [--reps N] [--only copy|mla|moe|route|gemm|attnres|conv|dsa]
+ *   k3-bench -o results.csv [--quick] [--reps N]
+ *            [--only copy|mla|mla_prefill|moe|route|gemm|attnres|conv|dsa]
  *            [--require-wgmma]
  *
  * For each point:
@@ -53,6 +54,7 @@
 #include "dsa/dsa_index.h"
 #include "layer/short_conv.h"
 #include "mla/mla_decode.h"
+#include "mla/mla_prefill.h"
 #include "moe/k3_gemm.h"
 #include "moe/moe_combine.h"
 #include "moe/moe_route.h"
@@ -559,6 +561,54 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
 		CK(cudaFree(a.workspace));
 }
 
+/* Materialized MLA prefill (mla_prefill()): T new tokens over P cached ones, H heads, K/V as
+ * views of one kv_b output [N][H][256], the output gate fused (as the slice runs it). */
+void mla_prefill_point(const options &o, int H, int T, int P)
+{
+	const size_t N = (size_t)P + T;
+	uint16_t *q = (uint16_t *)dalloc((size_t)T * H * MLA_QK_HEAD * 2);
+	uint16_t *kv = (uint16_t *)dalloc(N * H * 256 * 2);
+	uint16_t *kr = (uint16_t *)dalloc(N * MLA_ROPE * 2);
+	uint16_t *gate = (uint16_t *)dalloc((size_t)T * H * MLA_V_HEAD * 2);
+	uint16_t *out = (uint16_t *)dalloc((size_t)T * H * MLA_V_HEAD * 2);
+	fill_bf16(q, (size_t)T * H * MLA_QK_HEAD, -1, 1);
+	fill_bf16(kv, N * H * 256, -1, 1);
+	fill_bf16(kr, N * MLA_ROPE, -1, 1);
+	fill_bf16(gate, (size_t)T * H * MLA_V_HEAD, -2, 2);
+	mla_prefill_args a = {};
+	a.batch = 1, a.heads = H, a.tokens = T, a.prefix = P, a.scale = 1.0f / sqrtf((float)MLA_QK_HEAD);
+	a.q = q, a.k_nope = kv, a.v = kv + MLA_QK_NOPE, a.ld_kv = (int64_t)H * 256, a.head_stride = 256;
+	a.k_rope = kr, a.gate = gate, a.out = out;
+	row w;
+	w.op = "mla_prefill", w.variant = "bf16";
+	snprintf(w.shape, sizeof w.shape, "b=1 heads=%d t=%d ctx=%d", H, T, P);
+	char spec[160];
+	snprintf(spec, sizeof spec, "k3sim op=mla_prefill b=1 t=%d ctx=%d heads=%d dqk=%d dv=%d kv=bf16", T, P, H,
+		 MLA_QK_HEAD, MLA_V_HEAD);
+	w.spec = spec;
+	w.reps = std::max(3, o.reps / 2);
+	w.t = time_events(spec, 2, w.reps, [&](int) { KOK(mla_prefill(&a, g_stream)); });
+	w.flops = mla_prefill_flops(1, H, T, P);
+	w.bytes = 2.0 * ((double)T * H * (MLA_QK_HEAD + 2 * MLA_V_HEAD) + (double)N * (H * 256 + MLA_ROPE));
+	csv_row(w);
+	CK(cudaFree(q));
+	CK(cudaFree(kv));
+	CK(cudaFree(kr));
+	CK(cudaFree(gate));
+	CK(cudaFree(out));
+}
+
+/* The materialized prefill at K3's 96 heads: ctx + t a power of 4 trains k3sim calibrate's
+ * attention_prefill class (1K, 4K, 16K; 2K over a 2K prefix), the rest is held out. */
+void bench_mla_prefill(const options &o)
+{
+	const int pts[][2] = { { 1024, 0 }, { 4096, 0 }, { 16384, 0 }, { 2048, 2048 }, { 2048, 0 }, { 8192, 0 },
+			       { 1024, 7168 } };
+	for (const auto &tp : pts)
+		if (!o.quick || tp[0] <= 4096)
+			mla_prefill_point(o, 96, tp[0], tp[1]);
+}
+
 void bench_mla(const options &o)
 {
 	for (int kvi = 0; kvi < 2; kvi++) {
@@ -832,6 +882,11 @@ void bench_gemm(const options &o)
 		dense_point(o, "mla_q_a", M, 1536, K3_HIDDEN, K3_EPI_BF16, 0);
 		dense_point(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
 		dense_point(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
+		if (M >= 256) {
+			/* The materialized prefill's q_b (192 a head) and kv_b expansion (k_nope | v). */
+			dense_point(o, "mla_q_b_pre", M, 96 * MLA_QK_HEAD, 1536, K3_EPI_BF16, 0);
+			dense_point(o, "mla_kv_b", M, 96 * (MLA_QK_NOPE + MLA_V_HEAD), MLA_LATENT, K3_EPI_BF16, 0);
+		}
 	}
 	/* The mma.sync tiled kernel beside the default (wgmma on sm_90a) at prefill size; without
 	 * the wgmma kernel the default rows are the mma.sync kernel already. */
@@ -1126,7 +1181,7 @@ int main(int argc, char **argv)
 			o.only = argv[++i];
 		else {
 			fprintf(stderr,
-				"usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|moe|route|gemm|attnres|conv|dsa]"
+				"usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|mla_prefill|moe|route|gemm|attnres|conv|dsa]"
 				" [--require-wgmma]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
@@ -1134,10 +1189,12 @@ int main(int argc, char **argv)
 	}
 	if (o.reps < 3)
 		o.reps = 3;
-	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "moe") && strcmp(o.only, "gemm") &&
+	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_prefill") &&
+	    strcmp(o.only, "moe") && strcmp(o.only, "gemm") &&
 	    strcmp(o.only, "route") &&
 	    strcmp(o.only, "attnres") && strcmp(o.only, "conv") && strcmp(o.only, "dsa")) {
-		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, moe, route, gemm, attnres, conv, dsa)\n", o.only);
+		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, route, gemm, attnres, conv, dsa)\n",
+			o.only);
 		return 2;
 	}
 	int n = 0;
@@ -1178,6 +1235,8 @@ int main(int argc, char **argv)
 	bench_copy(o); /* always: the ceiling */
 	if (want("copy"))
 		bench_copy_sizes(o);
+	if (want("mla") || want("mla_prefill"))
+		bench_mla_prefill(o);
 	if (want("mla"))
 		bench_mla(o);
 	if (want("attnres"))
