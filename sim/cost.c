@@ -254,10 +254,11 @@ static double floor_s(const struct hw *hw, const struct op *op, const struct rat
 
 /* Tokens one CTA (or warp group) of a row-reduction op works on: a token's reduction (over its
  * dim, its experts or its gathered rows) runs inside one CTA or one cluster, so a step of fewer
- * tokens than the SMs' worth leaves SMs idle and its bytes and math run at the busy SMs' share
- * of the machine (the combine: a CTA a token; AttnRes: a cluster of up to 8 CTAs a token, its
- * sums added through distributed shared memory, kernels/attnres/attnres.cu; routing: a warp a
- * token, 8 to a CTA). 0: the op's elements spread over every SM whatever its tokens. */
+ * tokens than the SMs' worth leaves SMs idle and takes one CTA's time: its tokens' bytes and
+ * math at one SM's share of the machine (the combine: a CTA a token; AttnRes: a cluster of up
+ * to 8 CTAs a token, its sums added through distributed shared memory,
+ * kernels/attnres/attnres.cu; routing: a warp a token, 8 to a CTA). 0: the op's elements spread
+ * over every SM whatever its tokens. */
 static double tokens_per_cta(enum op_kind k)
 {
 	switch (k) {
@@ -320,7 +321,8 @@ static void row_op_cost(const struct hw *hw, const struct op *op, const struct r
 	if (per > 0 && sms > 0 && op->m > 0) {
 		double rows = fmin(per, (double)op->m), in_b, out_b, tf;
 		token_work(op, &in_b, &out_b, &tf);
-		double l2_sm = hw->l2_bw_bytes_per_s * r->scale / sms, hbm_sm = hw->hbm_bw_bytes_per_s * hw->eff_memory.max / sms;
+		double l2_sm = hw->l2_bw_bytes_per_s * r->scale / sms;
+		double hbm_sm = hw->hbm_bw_bytes_per_s * hw->eff_memory.max / sms;
 		double cta = rows * (in_b / (act_in_l2(hw, op, op->bytes_act_in) ? l2_sm : hbm_sm) +
 				     out_b / (act_in_l2(hw, op, op->bytes_act_out) ? l2_sm : hbm_sm));
 		if (op->kind == OP_ATTNRES)

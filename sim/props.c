@@ -157,7 +157,8 @@ static void draw_op(uint64_t *s, struct draw *d, bool own)
 		int64_t experts = logu(s, 1, 1024);
 		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
 		add_int(d, "experts", experts, 4096);
-		add_int(d, "top_k", logu(s, 1, experts < 32 ? experts : 32), experts); /* never past the experts */
+		/* never past the experts */
+		add_int(d, "top_k", logu(s, 1, experts < 32 ? experts : 32), experts);
 	} else if (strcmp(d->kind, "combine") == 0) {
 		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
 		add_int(d, "width", logu(s, 64, 16384), 65536);

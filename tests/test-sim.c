@@ -506,7 +506,8 @@ static double attn_time(const char *tables, const char *spec)
 static void test_own_kind_tables(void **state)
 {
 	(void)state;
-	const char *at = "attnres tokens=4096 dim=7168 sources=9 delta=1", *rt = "route tokens=4096 experts=896 top_k=16";
+	const char *at = "attnres tokens=4096 dim=7168 sources=9 delta=1";
+	const char *rt = "route tokens=4096 experts=896 top_k=16";
 	const char *none = "    gemm.bf16: {model_us: [0.001, 1000000], eff: [1, 1]}\n";
 	const char *mem = "    memory: {model_us: [0.001, 1000000], eff: [0.5, 0.5]}\n";
 	const char *own = "    memory: {model_us: [0.001, 1000000], eff: [0.5, 0.5]}\n"
