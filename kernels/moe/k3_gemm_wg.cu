@@ -13,23 +13,29 @@
  * in L2).
  *
  * Warp specialization, 384 threads:
- *  - warpgroup 0 (producer, 72 registers) copies each 64-deep k block of the
- *    tile into one of STAGES shared-memory stages with cp.async (16 bytes a
- *    copy; token rows gathered through a_index, rows past the tile's tokens
- *    and weight rows past N zero-filled): the token tile [128][64] BF16 and
- *    the weight tile [256][64] BF16, both in 128-byte rows in the 128-byte
- *    swizzle, or for MXFP4 the raw tile [256][32 bytes] (the two 16-byte
- *    halves of row r swapped when r & 4: conflict-free reads below) and 4
- *    scale bytes a row (the scales of this k block and its pair). Each thread
- *    arrives on the stage's `full` barrier when its copies have landed
- *    (cp.async.mbarrier.arrive.noinc, 128 arrivals);
+ *  - warpgroup 0 (producer, 72 registers) fills each 64-deep k block of the
+ *    tile into one of STAGES shared-memory stages: the token tile [128][64]
+ *    BF16 with cp.async (16 bytes a copy; token rows gathered through
+ *    a_index, rows past the tile's tokens zero-filled), 128-byte rows in the
+ *    128-byte swizzle; the weight tile by one tensor copy (TMA) of a box of
+ *    a 3D map {K, N, groups} issued by thread 0 with the bytes expected on
+ *    the stage's barrier (rows past N zero-filled): [256][64] BF16 in the
+ *    128-byte swizzle, or for MXFP4 the raw tile [256][32 bytes] in the
+ *    32-byte swizzle (the two 16-byte halves of row r swapped when r & 4:
+ *    conflict-free reads below); MXFP4: 4 scale bytes a row by cp.async (the
+ *    scales of this k block and its pair). Each thread arrives on the
+ *    stage's `full` barrier when its copies have landed
+ *    (cp.async.mbarrier.arrive.noinc; 128 arrivals + thread 0's expect-tx).
+ *    K3_GEMM_WG_WEIGHTS=cp: the weight tiles by cp.async too (the kernel
+ *    before TMA, for measurements; also where the map cannot be built);
  *  - warpgroups 1 and 2 (consumers, 216 registers) own 128 weight rows each
  *    (two m64 blocks), B being the token tile through a 128-byte-swizzle
  *    descriptor. BF16 weights: A from shared memory too, a stage's 8 MMAs in
  *    flight while the next stage's are issued. MXFP4: A from registers, built
  *    per k step (the lane's 4 nibbles of each row picked from two 8-byte
  *    loads with byte permutes, expanded to BF16 and scaled by the E8M0 scale,
- *    exact), two k steps at a time into one of two register sets while the
+ *    exact; each scale loaded and converted once for the two k steps of its
+ *    group), two k steps at a time into one of two register sets while the
  *    MMAs of the other set run; each half stage ends with wait_group 0, since
  *    ptxas serializes all MMAs of a kernel that writes a register an MMA in
  *    flight may read within one wait_group-0 interval (warning C7513): the
@@ -65,36 +71,26 @@ namespace {
 using k3gemm::params;
 
 constexpr int THREADS = 384;  /* producer warpgroup + two consumer warpgroups */
-constexpr int THREADS_X = 512; /* MXFP4, expanded tiles: + an expander warpgroup (WG 1) */
 constexpr int TW = 256;       /* weight rows per tile: 128 per consumer warpgroup (two m64 blocks) */
 constexpr int TT = 128;       /* tokens per tile at most (the MMA's N) */
 constexpr int KB = 64;        /* k per stage: one 128-byte row of BF16 */
 constexpr int GROUP_M = 16;   /* dense raster: token tiles per group */
 constexpr int PRODUCER_REGS = 72, CONSUMER_REGS = 216; /* 128 x 72 + 256 x 216 <= 64K; no spills */
-/* Expanded MXFP4: 128 x (64 + 80) + 256 x 184 = 64K. */
-constexpr int PRODUCER_REGS_X = 64, EXPANDER_REGS_X = 80, CONSUMER_REGS_X = 184;
 constexpr int X_BYTES = TT * KB * 2;
 constexpr int TAB_INTS = MOE_MAX_EXPERTS + 1 + 16; /* chunk offsets, then scan scratch */
 static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups a thread");
 
-/* Shared memory of a variant: STAGES stages of [token tile | weight tile | MXFP4 scales], then
- * (EXP: MXFP4 expanded by the expander warpgroup) EBUFS BF16 weight tiles, the barriers
- * (full, empty, then EXP: efull, eempty) and the chunk table. */
-template <bool FP4, bool EXP = false>
+template <bool FP4>
 struct wcfg {
-	static_assert(FP4 || !EXP, "only MXFP4 tiles are expanded");
 	static constexpr int W_BYTES = FP4 ? TW * KB / 2 : TW * KB * 2;
 	static constexpr int S_BYTES = FP4 ? TW * 4 : 0;
 	static constexpr int STAGE = X_BYTES + W_BYTES + S_BYTES;
-	static constexpr int STAGES = EXP ? 5 : FP4 ? 8 : 4;
-	static constexpr int EBUFS = EXP ? 3 : 0;
-	static constexpr int E_BYTES = TW * KB * 2;
-	static constexpr int OFF_E = STAGES * STAGE;
+	static constexpr int STAGES = FP4 ? 8 : 4;
 	static constexpr int W_BOX = FP4 ? KB / 2 : KB; /* TMA box: elements (bytes / BF16) of a row */
 	static constexpr int OFF_W = X_BYTES;
 	static constexpr int OFF_S = X_BYTES + W_BYTES; /* MXFP4 only */
-	static constexpr int OFF_BAR = OFF_E + EBUFS * E_BYTES;
-	static constexpr int OFF_TAB = OFF_BAR + 2 * (STAGES + EBUFS) * 8;
+	static constexpr int OFF_BAR = STAGES * STAGE;
+	static constexpr int OFF_TAB = OFF_BAR + 2 * STAGES * 8;
 	static constexpr int SMEM = OFF_TAB + TAB_INTS * 4 + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
 	static_assert(SMEM <= 227 * 1024, "shared memory");
@@ -207,11 +203,11 @@ __device__ __forceinline__ void tma_load_w(void *dst, const CUtensorMap *map, in
 		     : "memory");
 }
 
-template <bool FP4, bool TMA, bool EXP>
+template <bool FP4, bool TMA>
 __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
 					uint64_t *empty, const int32_t *tab, int total)
 {
-	using C = wcfg<FP4, EXP>;
+	using C = wcfg<FP4>;
 	const int pt = (int)threadIdx.x; /* 0 .. 127 */
 	const int ch = pt & 7, r8 = pt >> 3; /* BF16 tiles: 16-byte chunk ch of rows r8 + 16 i */
 	const int nkb = p.K / KB;
@@ -282,59 +278,6 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
 }
 
-/* ---- expander (MXFP4, EXP) ------------------------------------------------------- */
-
-/* Warpgroup 1 turns each stage's raw MXFP4 tile into the BF16 tile of the 128-byte swizzle (the
- * layout of a BF16 stage's weights) in one of EBUFS buffers, scaled (exact), so that the
- * consumers run the BF16 main loop: thread x expands weight rows x and x + 128, each 16-byte
- * chunk c (k 8 c .. 8 c + 7) from one word of the raw row. It waits for the stage (`full`) and a
- * free buffer (`eempty`), and arrives on `efull` (128 arrivals) and on the stage's `empty` (its
- * reads of the raw tile are done; the consumers' 256 arrivals are the rest). */
-__device__ __forceinline__ void expand(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-				       uint64_t *efull, uint64_t *eempty, int total)
-{
-	using C = wcfg<true, true>;
-	const int x = (int)threadIdx.x - 128; /* 0 .. 127 */
-	const int nkb = p.K / KB;
-	int it = 0;
-	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
-#pragma unroll 1
-		for (int kb = 0; kb < nkb; kb++, it++) {
-			const int s = it % C::STAGES, e = it % C::EBUFS;
-			wait_or_trap(&full[s], (uint32_t)((it / C::STAGES) & 1));
-			wait_or_trap(&eempty[e], (uint32_t)(((it / C::EBUFS) & 1) ^ 1));
-			const unsigned char *st = sm + (size_t)s * C::STAGE;
-			unsigned char *eb = sm + C::OFF_E + (size_t)e * C::E_BYTES;
-			const int sb = (kb & 1) << 1; /* scale bytes sb (k 0..31) and sb + 1 (k 32..63) */
-#pragma unroll
-			for (int rr = 0; rr < 2; rr++) {
-				const int j = x + 128 * rr;
-				const uint4 h0 = *reinterpret_cast<const uint4 *>(st + C::OFF_W + k3_wg_fp4_half_offset(j, 0));
-				const uint4 h1 = *reinterpret_cast<const uint4 *>(st + C::OFF_W + k3_wg_fp4_half_offset(j, 1));
-				const uint32_t sw = *reinterpret_cast<const uint32_t *>(st + C::OFF_S + j * 4);
-				const uint32_t sc[2] = { k3_e8m0_to_bf16x2((sw >> (8 * sb)) & 0xffu),
-							 k3_e8m0_to_bf16x2((sw >> (8 * sb + 8)) & 0xffu) };
-				const uint32_t words[8] = { h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w };
-#pragma unroll
-				for (int c = 0; c < 8; c++) {
-					uint32_t o[4];
-					k3_e2m1x8_to_bf16x8(words[c], o);
-					const uint32_t f = sc[c >> 2];
-					uint4 v;
-					v.x = k3_bf16x2_mul(o[0], f);
-					v.y = k3_bf16x2_mul(o[1], f);
-					v.z = k3_bf16x2_mul(o[2], f);
-					v.w = k3_bf16x2_mul(o[3], f);
-					*reinterpret_cast<uint4 *>(eb + j * 128 + ((c ^ (j & 7)) << 4)) = v;
-				}
-			}
-			k3_fence_proxy_async(); /* the stores, before the consumers' wgmma reads */
-			k3_mbar_arrive(&efull[e]);
-			k3_mbar_arrive(&empty[s]);
-		}
-	}
-}
-
 /* ---- consumers ---------------------------------------------------------------- */
 
 /* MXFP4: A fragments of k steps 2 h and 2 h + 1 of the stage at st for this thread's two m64
@@ -364,10 +307,10 @@ __device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][2][4], const unsigne
 }
 
 /* Stage `it` ready (the copies landed): wait, then fence the proxies for wgmma's reads. */
-template <bool FP4, bool EXP = false>
+template <bool FP4>
 __device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, uint64_t *full, int it)
 {
-	using C = wcfg<FP4, EXP>;
+	using C = wcfg<FP4>;
 	const int s = it % C::STAGES;
 	wait_or_trap(&full[s], (uint32_t)((it / C::STAGES) & 1));
 	k3_fence_proxy_async();
@@ -379,12 +322,11 @@ __device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, u
  * the next stage's are issued (wait_group 1). MXFP4: A from registers in two sets of two
  * k steps each; a set is built while the MMAs of the other run, and each half stage ends
  * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
-template <bool FP4, bool EXP, int NC>
+template <bool FP4, int NC>
 __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-					 uint64_t *efull, uint64_t *eempty, float (&acc)[2][64], int &it, int wr0,
-					 int lane)
+					 float (&acc)[2][64], int &it, int wr0, int lane)
 {
-	using C = wcfg<FP4, EXP>;
+	using C = wcfg<FP4>;
 	constexpr int N = NC * 16;
 	const int nkb = p.K / KB;
 #pragma unroll
@@ -392,35 +334,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		acc[0][i] = acc[1][i] = 0.0f;
 	k3_wgmma_pin(acc[0]);
 	k3_wgmma_pin(acc[1]);
-	if constexpr (EXP) {
-		/* The BF16 loop over the expander's tiles: buffer it % EBUFS, tokens from stage it. */
-		const uint32_t eoff = (uint32_t)(C::OFF_E + (wr0 & ~127) * 128);
-#pragma unroll 1
-		for (int kb = 0; kb < nkb; kb++, it++) {
-			const unsigned char *st = stage_ready<true, true>(sm, full, it);
-			wait_or_trap(&efull[it % C::EBUFS], (uint32_t)((it / C::EBUFS) & 1));
-			k3_fence_proxy_async();
-			const uint32_t xaddr = k3_smem_u32(st);
-			const uint32_t waddr = k3_smem_u32(sm) + eoff + (uint32_t)((it % C::EBUFS) * C::E_BYTES);
-			k3_wgmma_fence();
-#pragma unroll
-			for (int ks = 0; ks < KB / 16; ks++) {
-				const uint64_t desc = k3_wgmma_desc_sw128(xaddr + ks * 32);
-#pragma unroll
-				for (int mb = 0; mb < 2; mb++)
-					k3_wgmma_ss<N>(acc[mb], k3_wgmma_desc_sw128(waddr + mb * 64 * 128 + ks * 32), desc);
-			}
-			k3_wgmma_commit();
-			k3_wgmma_wait<1>(); /* the previous stage's MMAs are done */
-			if (kb > 0) {
-				k3_mbar_arrive(&empty[(it - 1) % C::STAGES]);
-				k3_mbar_arrive(&eempty[(it - 1) % C::EBUFS]);
-			}
-		}
-		k3_wgmma_wait<0>();
-		k3_mbar_arrive(&empty[(it - 1) % C::STAGES]);
-		k3_mbar_arrive(&eempty[(it - 1) % C::EBUFS]);
-	} else if constexpr (FP4) {
+	if constexpr (FP4) {
 		uint32_t ax[2][2][4], ay[2][2][4]; /* [k step of the half][m64 block][4] */
 		const unsigned char *st = stage_ready<true>(sm, full, it);
 		load_a_fp4(ax, st, 0, 0, wr0, lane);
@@ -513,70 +427,62 @@ __device__ __forceinline__ void epilogue(const params &p, const tile &tl, const 
 	}
 }
 
-template <bool FP4, bool EXP, int EPI>
+template <bool FP4, int EPI>
 __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-					uint64_t *efull, uint64_t *eempty, const int32_t *tab, int total)
+					const int32_t *tab, int total)
 {
 	const int lane = (int)threadIdx.x & 31;
-	/* First weight row (in the tile) of this warp: consumer c (warpgroup c + 1, EXP: c + 2) owns
-	 * rows 128 c .. */
-	const int wr0 = ((int)threadIdx.x / 128 - (EXP ? 2 : 1)) * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
+	/* First weight row (in the tile) of this warp: consumer warpgroup c owns rows 128 c .. */
+	const int wr0 = ((int)threadIdx.x / 128 - 1) * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
 	float acc[2][64];
 	int it = 0;
 	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
 		const tile tl = decode(p, tab, t);
 		switch ((int)((tl.re - tl.rb + 15) >> 4)) {
 		case 1:
-			mainloop<FP4, EXP, 1>(p, sm, full, empty, efull, eempty, acc, it, wr0, lane);
+			mainloop<FP4, 1>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 2:
-			mainloop<FP4, EXP, 2>(p, sm, full, empty, efull, eempty, acc, it, wr0, lane);
+			mainloop<FP4, 2>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 3:
-			mainloop<FP4, EXP, 3>(p, sm, full, empty, efull, eempty, acc, it, wr0, lane);
+			mainloop<FP4, 3>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 4:
-			mainloop<FP4, EXP, 4>(p, sm, full, empty, efull, eempty, acc, it, wr0, lane);
+			mainloop<FP4, 4>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 5:
-			mainloop<FP4, EXP, 5>(p, sm, full, empty, efull, eempty, acc, it, wr0, lane);
+			mainloop<FP4, 5>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 6:
-			mainloop<FP4, EXP, 6>(p, sm, full, empty, efull, eempty, acc, it, wr0, lane);
+			mainloop<FP4, 6>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 7:
-			mainloop<FP4, EXP, 7>(p, sm, full, empty, efull, eempty, acc, it, wr0, lane);
+			mainloop<FP4, 7>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		default:
-			mainloop<FP4, EXP, 8>(p, sm, full, empty, efull, eempty, acc, it, wr0, lane);
+			mainloop<FP4, 8>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		}
 		epilogue<EPI>(p, tl, acc, wr0, lane);
 	}
 }
 
-template <bool FP4, bool TMA, bool EXP, int EPI>
-__global__ void __launch_bounds__(EXP ? THREADS_X : THREADS, 1) wg_kernel(const __grid_constant__ params p,
-									  const __grid_constant__ CUtensorMap tmw)
+template <bool FP4, bool TMA, int EPI>
+__global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p,
+							const __grid_constant__ CUtensorMap tmw)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	using C = wcfg<FP4, EXP>;
-	static_assert(TMA || !EXP, "expanded tiles come by TMA");
+	using C = wcfg<FP4>;
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	unsigned char *sm = smem_raw + ((1024u - (k3_smem_u32(smem_raw) & 1023u)) & 1023u);
 	uint64_t *full = reinterpret_cast<uint64_t *>(sm + C::OFF_BAR), *empty = full + C::STAGES;
-	uint64_t *efull = empty + C::STAGES, *eempty = efull + C::EBUFS; /* EXP only */
 	int32_t *tab = reinterpret_cast<int32_t *>(sm + C::OFF_TAB);
 	if (threadIdx.x == 0) {
 #pragma unroll
 		for (int s = 0; s < C::STAGES; s++) {
 			k3_mbar_init(&full[s], TMA ? 129 : 128); /* + the arrival with the tile's bytes */
-			k3_mbar_init(&empty[s], EXP ? 384 : 256); /* consumers (+ expander) */
-		}
-#pragma unroll
-		for (int e = 0; e < C::EBUFS; e++) {
-			k3_mbar_init(&efull[e], 128);
-			k3_mbar_init(&eempty[e], 256);
+			k3_mbar_init(&empty[s], 256);
 		}
 		k3_mbar_fence_init();
 		if (TMA)
@@ -590,78 +496,51 @@ __global__ void __launch_bounds__(EXP ? THREADS_X : THREADS, 1) wg_kernel(const 
 		__syncthreads();
 		total = p.num_m * p.num_n;
 	}
-	if constexpr (EXP) {
-		if (threadIdx.x < 128) {
-			asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS_X));
-			produce<FP4, TMA, EXP>(p, &tmw, sm, full, empty, tab, total);
-		} else if (threadIdx.x < 256) {
-			asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(EXPANDER_REGS_X));
-			expand(p, sm, full, empty, efull, eempty, total);
-		} else {
-			asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS_X));
-			consume<FP4, EXP, EPI>(p, sm, full, empty, efull, eempty, tab, total);
-		}
-	} else if (threadIdx.x < 128) {
+	if (threadIdx.x < 128) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
-		produce<FP4, TMA, EXP>(p, &tmw, sm, full, empty, tab, total);
+		produce<FP4, TMA>(p, &tmw, sm, full, empty, tab, total);
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-		consume<FP4, EXP, EPI>(p, sm, full, empty, efull, eempty, tab, total);
+		consume<FP4, EPI>(p, sm, full, empty, tab, total);
 	}
 #else
 	__trap(); /* not launched: wg_supported() is false without an sm_90a build */
 #endif
 }
 
-template <bool FP4, bool TMA, bool EXP, int EPI>
+template <bool FP4, bool TMA, int EPI>
 int launch(const params &p, const CUtensorMap &tmw, int grid, cudaStream_t stream)
 {
-	using C = wcfg<FP4, EXP>;
-	auto kern = wg_kernel<FP4, TMA, EXP, EPI>;
+	auto kern = wg_kernel<FP4, TMA, EPI>;
 	static bool configured = false;
 	if (!configured) {
-		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) !=
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, wcfg<FP4>::SMEM) !=
 		    cudaSuccess)
 			return k3_launch_status();
 		configured = true;
 	}
-	kern<<<grid, EXP ? THREADS_X : THREADS, C::SMEM, stream>>>(p, tmw);
+	kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p, tmw);
 	return k3_launch_status();
 }
 
-template <bool FP4, bool TMA, bool EXP>
+template <bool FP4, bool TMA>
 int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		return launch<FP4, TMA, EXP, K3_EPI_BF16>(p, tmw, grid, s);
+		return launch<FP4, TMA, K3_EPI_BF16>(p, tmw, grid, s);
 	case K3_EPI_SPLIT:
-		return launch<FP4, TMA, EXP, K3_EPI_SPLIT>(p, tmw, grid, s);
+		return launch<FP4, TMA, K3_EPI_SPLIT>(p, tmw, grid, s);
 	case K3_EPI_GLU:
-		return launch<FP4, TMA, EXP, K3_EPI_GLU>(p, tmw, grid, s);
+		return launch<FP4, TMA, K3_EPI_GLU>(p, tmw, grid, s);
 	case K3_EPI_SCALE:
-		return launch<FP4, TMA, EXP, K3_EPI_SCALE>(p, tmw, grid, s);
+		return launch<FP4, TMA, K3_EPI_SCALE>(p, tmw, grid, s);
 	case K3_EPI_ADD:
-		return launch<FP4, TMA, EXP, K3_EPI_ADD>(p, tmw, grid, s);
+		return launch<FP4, TMA, K3_EPI_ADD>(p, tmw, grid, s);
 	case K3_EPI_GATE:
-		return launch<FP4, TMA, EXP, K3_EPI_GATE>(p, tmw, grid, s);
+		return launch<FP4, TMA, K3_EPI_GATE>(p, tmw, grid, s);
 	}
 	return -EINVAL;
-}
-
-/* MXFP4 tiles expanded to BF16 in shared memory by an expander warpgroup (the consumers run the
- * BF16 loop), or in the consumers' registers: FP4_EXPAND_DEFAULT, or K3_GEMM_WG_FP4=expand|regs
- * in the environment (read per call). */
-constexpr bool FP4_EXPAND_DEFAULT = false;
-
-bool fp4_expanded()
-{
-	const char *e = getenv("K3_GEMM_WG_FP4");
-	if (e && !strcmp(e, "expand"))
-		return true;
-	if (e && !strcmp(e, "regs"))
-		return false;
-	return FP4_EXPAND_DEFAULT;
 }
 
 /* K3_GEMM_WG_WEIGHTS=cp in the environment: the weight tiles by cp.async from the producer's
@@ -762,11 +641,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	const bool tma = !weights_by_cp_async() && weight_map(p, fp4, &tmw);
 	if (!tma)
 		memset(&tmw, 0, sizeof(tmw));
-	if (fp4 && tma && fp4_expanded())
-		return launch_epi<true, true, true>(p, tmw, epi, (int)grid, stream);
 	if (fp4)
-		return tma ? launch_epi<true, true, false>(p, tmw, epi, (int)grid, stream)
-			   : launch_epi<true, false, false>(p, tmw, epi, (int)grid, stream);
-	return tma ? launch_epi<false, true, false>(p, tmw, epi, (int)grid, stream)
-		   : launch_epi<false, false, false>(p, tmw, epi, (int)grid, stream);
+		return tma ? launch_epi<true, true>(p, tmw, epi, (int)grid, stream)
+			   : launch_epi<true, false>(p, tmw, epi, (int)grid, stream);
+	return tma ? launch_epi<false, true>(p, tmw, epi, (int)grid, stream)
+		   : launch_epi<false, false>(p, tmw, epi, (int)grid, stream);
 }
