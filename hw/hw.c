@@ -215,6 +215,34 @@ const struct hw_gemm_points *hw_gemm_points_find(const struct hw *hw, enum dtype
 	return NULL;
 }
 
+/* The number of measured m at most mm (the points' m ascend). */
+static int gemm_points_le(const struct hw_gemm_points *g, double mm)
+{
+	int lo = 0, hi = g->points;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (g->m[mid] <= mm)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The number of measured m below mm. */
+static int gemm_points_lt(const struct hw_gemm_points *g, double mm)
+{
+	int lo = 0, hi = g->points;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (g->m[mid] < mm)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 void hw_gemm_bounds(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, double *lo_s,
 		    double *hi_s)
 {
@@ -223,16 +251,18 @@ void hw_gemm_bounds(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int
 		const struct hw_gemm_points *g = &hw->gemm_points[i];
 		if (g->dtype != t || g->points < 1)
 			continue;
-		/* the last measured m at most m, the first at least m */
-		int a = -1, b = g->points;
-		while (a + 1 < g->points && g->m[a + 1] <= mm)
-			a++;
-		while (b - 1 >= 0 && g->m[b - 1] >= mm)
-			b--;
-		if (a >= 0 && g->n <= n && g->k <= k && g->time_s[a] > lo)
-			lo = g->time_s[a];
-		if (b < g->points && g->n >= n && g->k >= k && g->time_s[b] < hi)
-			hi = g->time_s[b];
+		/* a shape no larger bounds from below at the last measured m at most m; one no smaller
+		 * bounds from above at the first measured m at least m */
+		if (g->n <= n && g->k <= k) {
+			int a = gemm_points_le(g, mm) - 1;
+			if (a >= 0 && g->time_s[a] > lo)
+				lo = g->time_s[a];
+		}
+		if (g->n >= n && g->k >= k) {
+			int b = gemm_points_lt(g, mm);
+			if (b < g->points && g->time_s[b] < hi)
+				hi = g->time_s[b];
+		}
 	}
 	*lo_s = lo;
 	*hi_s = hi;
