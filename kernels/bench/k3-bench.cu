@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * k3-bench: timings of the K3 layer kernels outside KDA (MLA decode, the
+ * k3-bench: timings of the K3 layer kernels outside KDA (MLA decode and materialized prefill, the
  * LatentMoE GEMMs and pieces, Block AttnRes, DSA decode) on the GPU at
  * hand, written as CSV.
  *
- *   k3-bench -o results.csv [--quick] [--reps N] [--only copy|mla|moe|route|gemm|attnres|dsa]
+ *   k3-bench -o results.csv [--quick] [--reps N]
+ *            [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|dsa]
  *            [--require-wgmma]
+ *
+ * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
+ * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer.
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -48,6 +52,7 @@
 #include "attnres/attnres.h"
 #include "dsa/dsa_index.h"
 #include "mla/mla_decode.h"
+#include "mla/mla_prefill.h"
 #include "moe/k3_gemm.h"
 #include "moe/moe_combine.h"
 #include "moe/moe_route.h"
@@ -554,6 +559,54 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
 		CK(cudaFree(a.workspace));
 }
 
+/* Materialized MLA prefill (mla_prefill()): T new tokens over P cached ones, H heads, K/V as
+ * views of one kv_b output [N][H][256], the output gate fused (as the slice runs it). */
+void mla_prefill_point(const options &o, int H, int T, int P)
+{
+	const size_t N = (size_t)P + T;
+	uint16_t *q = (uint16_t *)dalloc((size_t)T * H * MLA_QK_HEAD * 2);
+	uint16_t *kv = (uint16_t *)dalloc(N * H * 256 * 2);
+	uint16_t *kr = (uint16_t *)dalloc(N * MLA_ROPE * 2);
+	uint16_t *gate = (uint16_t *)dalloc((size_t)T * H * MLA_V_HEAD * 2);
+	uint16_t *out = (uint16_t *)dalloc((size_t)T * H * MLA_V_HEAD * 2);
+	fill_bf16(q, (size_t)T * H * MLA_QK_HEAD, -1, 1);
+	fill_bf16(kv, N * H * 256, -1, 1);
+	fill_bf16(kr, N * MLA_ROPE, -1, 1);
+	fill_bf16(gate, (size_t)T * H * MLA_V_HEAD, -2, 2);
+	mla_prefill_args a = {};
+	a.batch = 1, a.heads = H, a.tokens = T, a.prefix = P, a.scale = 1.0f / sqrtf((float)MLA_QK_HEAD);
+	a.q = q, a.k_nope = kv, a.v = kv + MLA_QK_NOPE, a.ld_kv = (int64_t)H * 256, a.head_stride = 256;
+	a.k_rope = kr, a.gate = gate, a.out = out;
+	row w;
+	w.op = "mla_prefill", w.variant = "bf16";
+	snprintf(w.shape, sizeof w.shape, "b=1 heads=%d t=%d ctx=%d", H, T, P);
+	char spec[160];
+	snprintf(spec, sizeof spec, "k3sim op=mla_prefill b=1 t=%d ctx=%d heads=%d dqk=%d dv=%d kv=bf16", T, P, H,
+		 MLA_QK_HEAD, MLA_V_HEAD);
+	w.spec = spec;
+	w.reps = std::max(3, o.reps / 2);
+	w.t = time_events(spec, 2, w.reps, [&](int) { KOK(mla_prefill(&a, g_stream)); });
+	w.flops = mla_prefill_flops(1, H, T, P);
+	w.bytes = 2.0 * ((double)T * H * (MLA_QK_HEAD + 2 * MLA_V_HEAD) + (double)N * (H * 256 + MLA_ROPE));
+	csv_row(w);
+	CK(cudaFree(q));
+	CK(cudaFree(kv));
+	CK(cudaFree(kr));
+	CK(cudaFree(gate));
+	CK(cudaFree(out));
+}
+
+/* The materialized prefill at K3's 96 heads: ctx + t a power of 4 trains k3sim calibrate's
+ * attention_prefill class (1K, 4K, 16K; 2K over a 2K prefix), the rest is held out. */
+void bench_mla_prefill(const options &o)
+{
+	const int pts[][2] = { { 1024, 0 }, { 4096, 0 }, { 16384, 0 }, { 2048, 2048 }, { 2048, 0 }, { 8192, 0 },
+			       { 1024, 7168 } };
+	for (const auto &tp : pts)
+		if (!o.quick || tp[0] <= 4096)
+			mla_prefill_point(o, 96, tp[0], tp[1]);
+}
+
 void bench_mla(const options &o)
 {
 	for (int kvi = 0; kvi < 2; kvi++) {
@@ -595,6 +648,7 @@ struct experts {
 	int E, N, K;
 	enum k3_wdtype dt;
 	void *w = nullptr, *packed = nullptr, *scales = nullptr;
+	void *packed8 = nullptr; /* MXFP4: the FP8 layout (k3_gemm_repack_fp8()), made on first use */
 	experts(int E_, int N_, int K_, enum k3_wdtype dt_) : E(E_), N(N_), K(K_), dt(dt_)
 	{
 		const size_t n = (size_t)E * N * K;
@@ -610,7 +664,18 @@ struct experts {
 	}
 	~experts()
 	{
-		cudaFree(w), cudaFree(packed), cudaFree(scales);
+		cudaFree(w), cudaFree(packed), cudaFree(scales), cudaFree(packed8);
+	}
+	/* The FP8 layout of the nibbles (a one-time step, not timed). */
+	const uint8_t *fp8_layout()
+	{
+		if (!packed8) {
+			const size_t n = (size_t)E * N * K;
+			packed8 = dalloc(n / 2);
+			KOK(k3_gemm_repack_fp8((const uint8_t *)packed, (int64_t)E * N, K, (uint8_t *)packed8, g_stream));
+			CK(cudaStreamSynchronize(g_stream));
+		}
+		return (const uint8_t *)packed8;
 	}
 	double bytes_per_weight() const { return dt == K3_W_BF16 ? 2.0 : 0.5 + 1.0 / 32; }
 	void into(k3_gemm_args &a) const
@@ -683,9 +748,12 @@ struct droute {
 	}
 };
 
-/* One grouped expert GEMM point: T tokens routed to K of E experts, rotation over R routings. */
-void expert_point(const options &o, const experts &w, int T, bool glu, bool decode, int R,
-		  enum k3_gemm_path gpath = K3_GEMM_AUTO)
+/* One grouped expert GEMM point: T tokens routed to K of E experts, rotation over R routings.
+ * a8: MXFP8 activations (quantized once per rotation set before timing: the gemv alone is
+ * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
+ * (the model has no MXFP8-activation GEMM: not a calibration range). */
+void expert_point(const options &o, experts &w, int T, bool glu, bool decode, int R,
+		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -704,16 +772,27 @@ void expert_point(const options &o, const experts &w, int T, bool glu, bool deco
 	const int Ra = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / (a_elems * 2 + 1)));
 	uint16_t *A = (uint16_t *)dalloc((size_t)Ra * a_elems * 2);
 	fill_bf16(A, (size_t)Ra * a_elems, -1, 1);
+	uint8_t *Aq = nullptr, *As = nullptr;
+	if (a8) {
+		Aq = (uint8_t *)dalloc((size_t)Ra * a_elems);
+		As = (uint8_t *)dalloc((size_t)Ra * a_elems / 32);
+		KOK(k3_gemm_quantize_mxfp8(A, (int64_t)Ra * a_rows, w.K, Aq, As, g_stream));
+	}
 	const int width = glu ? w.N / 2 : w.N;
 	uint16_t *out = (uint16_t *)dalloc((size_t)rows * width * 2);
 	k3_gemm_args a = {};
 	a.rows = rows, a.N = w.N, a.K = w.K, a.n_groups = E, a.epi = glu ? K3_EPI_GLU : K3_EPI_SCALE;
 	a.beta_gate = 4.0f, a.beta_up = 25.0f, a.out = out, a.path = gpath;
 	w.into(a);
+	if (a8)
+		a.a_dtype = K3_A_MXFP8, a.w_packed = w.fp8_layout(), a.a_q = Aq, a.a_scales = As;
 	auto launch = [&](int i) {
 		k3_gemm_args x = a;
 		ds[i % R]->into(x);
-		x.a = A + (size_t)(i % Ra) * a_elems;
+		if (a8)
+			x.a_q = Aq + (size_t)(i % Ra) * a_elems, x.a_scales = As + (size_t)(i % Ra) * a_elems / 32;
+		else
+			x.a = A + (size_t)(i % Ra) * a_elems;
 		if (glu)
 			x.a_index = ds[i % R]->row_token;
 		else
@@ -722,33 +801,60 @@ void expert_point(const options &o, const experts &w, int T, bool glu, bool deco
 	};
 	row r;
 	r.op = "grouped_gemm";
-	r.variant = w.dt == K3_W_MXFP4 ? (glu ? "mxfp4_w13" : "mxfp4_w2") : (glu ? "bf16_w13" : "bf16_w2");
+	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (glu ? "mxfp4a8_w13" : "mxfp4a8_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
+				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
 	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s", T, (long long)rows, w.N, w.K,
 		 touched_avg, path_name(path));
 	char spec[192];
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
-	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=bf16 w_dtype=%s",
-		 gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", (long long)rows, w.N, w.K, E,
-		 touched_avg, w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
+	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
+		 a8 ? "k3-bench mxfp8 op" : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op",
+		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
 	r.t = time_events(spec, 2, r.reps, launch);
 	r.steady_us = time_steady(decode, R, decode ? std::max(1, 32 / R) : 1, launch);
 	r.steady_kind = decode ? "graph" : "loop";
 	/* Bytes: the touched experts' weights, A read, output written. */
-	r.bytes = touched_avg * w.N * (double)w.K * w.bytes_per_weight() + (double)a_elems * 2 + (double)rows * width * 2;
+	const double wbytes = touched_avg * w.N * (double)w.K * w.bytes_per_weight();
+	r.bytes = wbytes + (double)a_elems * (a8 ? 1.0 + 1.0 / 32 : 2.0) + (double)rows * width * 2;
 	r.flops = 2.0 * rows * w.N * (double)w.K;
 	if (!decode)
 		r.ref_us = cublas_us(rows, w.N, w.K, std::max(3, o.reps / 4));
 	csv_row(r);
+	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
+		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
+		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
+	if (a8 && decode) { /* the activations' quantizer, once per GEMM input (not in the row above) */
+		row q;
+		q.op = "mxfp8_quant", q.variant = glu ? "latent" : "hidden";
+		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
+		char qspec[96];
+		snprintf(qspec, sizeof qspec, "k3-bench mxfp8 quantize rows=%lld k=%d", (long long)a_rows, w.K);
+		q.spec = qspec;
+		q.reps = o.reps;
+		auto qlaunch = [&](int i) {
+			KOK(k3_gemm_quantize_mxfp8(A + (size_t)(i % Ra) * a_elems, a_rows, w.K, Aq + (size_t)(i % Ra) * a_elems,
+						   As + (size_t)(i % Ra) * a_elems / 32, g_stream));
+		};
+		q.t = time_events(qspec, 2, q.reps, qlaunch);
+		q.steady_us = time_steady(true, Ra, std::max(1, 32 / Ra), qlaunch);
+		q.steady_kind = "graph";
+		q.bytes = (double)a_elems * (2.0 + 1.0 + 1.0 / 32);
+		csv_row(q);
+	}
 	for (auto *p : rs)
 		delete p;
 	for (auto *p : ds)
 		delete p;
 	CK(cudaFree(A));
 	CK(cudaFree(out));
+	if (a8) {
+		CK(cudaFree(Aq));
+		CK(cudaFree(As));
+	}
 }
 
 /* A dense projection of the layer (BF16 weights) at M tokens. */
@@ -827,6 +933,11 @@ void bench_gemm(const options &o)
 		dense_point(o, "mla_q_a", M, 1536, K3_HIDDEN, K3_EPI_BF16, 0);
 		dense_point(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
 		dense_point(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
+		if (M >= 256) {
+			/* The materialized prefill's q_b (192 a head) and kv_b expansion (k_nope | v). */
+			dense_point(o, "mla_q_b_pre", M, 96 * MLA_QK_HEAD, 1536, K3_EPI_BF16, 0);
+			dense_point(o, "mla_kv_b", M, 96 * (MLA_QK_NOPE + MLA_V_HEAD), MLA_LATENT, K3_EPI_BF16, 0);
+		}
 	}
 	/* The mma.sync tiled kernel beside the default (wgmma on sm_90a) at prefill size; without
 	 * the wgmma kernel the default rows are the mma.sync kernel already. */
@@ -859,6 +970,20 @@ void bench_moe(const options &o)
 				expert_point(o, w2, T, false, false, 1);
 			if (g_wgmma)
 				expert_point(o, w2, 4096, false, false, 1, K3_GEMM_TILED_MMA);
+		}
+	}
+}
+
+/* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
+ * activations (the default kernel) and with MXFP8 activations (the FP8 gemv), side by side in
+ * one process, and the MXFP8 quantizer of each input. */
+void bench_gemv(const options &o)
+{
+	for (int glu = 1; glu >= 0; glu--) {
+		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
+		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
+			expert_point(o, w, B, glu, true, 8);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true);
 		}
 	}
 }
@@ -1052,7 +1177,8 @@ int main(int argc, char **argv)
 			o.only = argv[++i];
 		else {
 			fprintf(stderr,
-				"usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|moe|route|gemm|attnres|dsa]"
+				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
+				" [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|dsa]"
 				" [--require-wgmma]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
@@ -1060,10 +1186,12 @@ int main(int argc, char **argv)
 	}
 	if (o.reps < 3)
 		o.reps = 3;
-	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "moe") && strcmp(o.only, "gemm") &&
+	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_prefill") &&
+	    strcmp(o.only, "moe") && strcmp(o.only, "gemm") && strcmp(o.only, "gemv") &&
 	    strcmp(o.only, "route") &&
 	    strcmp(o.only, "attnres") && strcmp(o.only, "dsa")) {
-		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, moe, route, gemm, attnres, dsa)\n", o.only);
+		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, route, gemm, gemv, attnres, dsa)\n",
+			o.only);
 		return 2;
 	}
 	int n = 0;
@@ -1104,6 +1232,8 @@ int main(int argc, char **argv)
 	bench_copy(o); /* always: the ceiling */
 	if (want("copy"))
 		bench_copy_sizes(o);
+	if (want("mla") || want("mla_prefill"))
+		bench_mla_prefill(o);
 	if (want("mla"))
 		bench_mla(o);
 	if (want("attnres"))
@@ -1114,6 +1244,8 @@ int main(int argc, char **argv)
 		bench_gemm(o);
 	if (want("moe"))
 		bench_moe(o);
+	if (o.only && !strcmp(o.only, "gemv"))
+		bench_gemv(o);
 	if (want("moe") || want("route"))
 		bench_route(o);
 	CK(cudaStreamSynchronize(g_stream));

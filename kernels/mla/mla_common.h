@@ -44,6 +44,11 @@
 #define MLA_PAGE_TOKENS 64
 #define MLA_MAX_QTOKENS 65536
 #define MLA_MAX_HEADS 128
+/* Materialized prefill (mla_prefill.h): per-head dims after the kv_b expansion. */
+#define MLA_QK_NOPE 128                      /* NoPE query/key columns a head */
+#define MLA_QK_HEAD (MLA_QK_NOPE + MLA_ROPE) /* 192: with the shared rope columns */
+#define MLA_V_HEAD 128                       /* value columns a head */
+#define MLA_PREFILL_MAX_TOKENS (1 << 22)     /* P + T a sequence */
 /* FP8 layout: quantization tile, bytes of a token and offsets inside it. */
 #define MLA_FP8_TILE 128
 #define MLA_FP8_SCALES (MLA_LATENT / MLA_FP8_TILE)

@@ -158,3 +158,54 @@ out:
 	free(pos);
 	return rc;
 }
+
+int mla_ref_prefill(const struct mla_ref_prefill *p)
+{
+	if (!p || p->batch < 1 || p->heads < 1 || p->tokens < 1 || p->prefix < 0 ||
+	    (int64_t)p->tokens + p->prefix > MLA_PREFILL_MAX_TOKENS || !p->q || !p->k_nope || !p->k_rope || !p->v ||
+	    !p->out || !p->lse)
+		return -EINVAL;
+	const int64_t B = p->batch, H = p->heads, T = p->tokens, P = p->prefix, N = P + T;
+	double *score = malloc((size_t)N * sizeof *score);
+	if (!score)
+		return -ENOMEM;
+	for (int64_t b = 0; b < B; b++)
+		for (int64_t i = 0; i < T; i++)
+			for (int64_t h = 0; h < H; h++) {
+				const size_t r = (size_t)((b * T + i) * H + h);
+				const double *q = p->q + r * MLA_QK_HEAD;
+				double m = -INFINITY, sa_max = 0.0;
+				for (int64_t j = 0; j <= P + i; j++) {
+					const double *kn = p->k_nope + (size_t)((b * N + j) * H + h) * MLA_QK_NOPE;
+					const double *kr = p->k_rope + (size_t)(b * N + j) * MLA_ROPE;
+					double s = 0.0, sa = 0.0;
+					for (int e = 0; e < MLA_QK_NOPE; e++)
+						s += q[e] * kn[e], sa += fabs(q[e] * kn[e]);
+					for (int e = 0; e < MLA_ROPE; e++)
+						s += q[MLA_QK_NOPE + e] * kr[e], sa += fabs(q[MLA_QK_NOPE + e] * kr[e]);
+					score[j] = s * p->scale;
+					m = fmax(m, score[j]);
+					sa_max = fmax(sa_max, sa * p->scale);
+				}
+				double sum = 0.0;
+				for (int64_t j = 0; j <= P + i; j++)
+					sum += (score[j] = exp(score[j] - m));
+				double *out = p->out + r * MLA_V_HEAD;
+				for (int e = 0; e < MLA_V_HEAD; e++)
+					out[e] = 0.0;
+				for (int64_t j = 0; j <= P + i; j++) {
+					const double *v = p->v + (size_t)((b * N + j) * H + h) * MLA_V_HEAD;
+					const double w = score[j] / sum;
+					for (int e = 0; e < MLA_V_HEAD; e++)
+						out[e] += w * v[e];
+				}
+				if (p->gate)
+					for (int e = 0; e < MLA_V_HEAD; e++)
+						out[e] /= 1.0 + exp(-p->gate[r * MLA_V_HEAD + e]);
+				p->lse[r] = m + log(sum);
+				if (p->score_abs)
+					p->score_abs[r] = sa_max;
+			}
+	free(score);
+	return 0;
+}

@@ -39,6 +39,25 @@ struct mla_ref_decode {
 
 int mla_ref_decode(const struct mla_ref_decode *p);
 
+/* Materialized MLA prefill (mla_prefill.h has the function): causal attention of T new
+ * tokens (query i at position P + i sees keys 0 .. P + i) per head, keys of 192 columns
+ * (the head's 128 NoPE ones and the token's 64 rope ones, shared by all heads), values of
+ * 128. N = P + T keys a sequence. */
+struct mla_ref_prefill {
+	int batch, heads, tokens, prefix; /* B, H, T >= 1; P >= 0 */
+	double scale;                     /* softmax scale */
+	const double *q;                  /* [B][T][H][192] */
+	const double *k_nope;             /* [B][N][H][128] */
+	const double *k_rope;             /* [B][N][64] */
+	const double *v;                  /* [B][N][H][128] */
+	const double *gate;               /* NULL, or [B][T][H][128]: out times sigmoid(gate) */
+	double *out;                      /* [B][T][H][128] */
+	double *lse;                      /* [B][T][H] natural log (before the gate) */
+	double *score_abs;                /* optional: [B][T][H] the largest scale sum_e |q_e k_e| */
+};
+
+int mla_ref_prefill(const struct mla_ref_prefill *p);
+
 /* Element e (0..575) of token `row` (0..63) of a page, dequantized. */
 double mla_ref_cache_element(enum mla_kv kv, const void *page, int row, int e);
 

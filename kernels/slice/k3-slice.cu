@@ -7,8 +7,11 @@
  *   current block's partial sum, which takes each sublayer's output) fused
  *   with the pre-norm, before the attention and before the MoE,
  *   the attention (KDA: projections, ShortConv, chunked recurrence or fused
- *   decode, gated norm, output projection; MLA: absorbed, latent cache,
- *   per-head value up-projection with the output gate, output projection),
+ *   decode, gated norm, output projection; MLA decode: absorbed, latent
+ *   cache, per-head value up-projection with the output gate, output
+ *   projection; MLA prefill: materialized, the latent rows expanded per head
+ *   through kv_b, causal attention with the output gate fused, output
+ *   projection),
  *   and a LatentMoE with MXFP4 routed experts (moe_layer_forward()).
  * It runs a prefill of T tokens (one sequence, no prefix) and decode steps
  * at batch B and context C (one new token per request), every op in an NVTX
@@ -45,6 +48,7 @@
 #include "layer/mla_append.h"
 #include "layer/short_conv.h"
 #include "mla/mla_decode.h"
+#include "mla/mla_prefill.h"
 #include "moe/k3_gemm.h"
 #include "moe/moe_layer.h"
 
@@ -217,6 +221,7 @@ struct kda_weights {
 
 struct mla_weights {
 	uint16_t *qa, *qa_norm, *qabs, *kva, *kv_norm, *og, *uv, *o;
+	uint16_t *qb, *kvb; /* prefill (materialized): q_b [96 x 192][1536], kv_b [96 x (128 + 128)][512] */
 };
 
 struct layer_weights {
@@ -246,6 +251,8 @@ void make_layer(layer_weights &L, bool mla)
 		L.m.og = weight((size_t)H * HD, D);             /* Gated MLA's full-rank output gate */
 		L.m.uv = weight((size_t)H * HD, MLA_LATENT);    /* W_UV per head: [96][128][512] */
 		L.m.o = weight(D, (size_t)H * HD);
+		L.m.qb = weight((size_t)H * MLA_QK_HEAD, Q_LORA);
+		L.m.kvb = weight((size_t)H * (MLA_QK_NOPE + MLA_V_HEAD), MLA_LATENT); /* head h: k_nope rows, then v */
 	} else {
 		L.k.qkv = weight(KDA_C, D);
 		L.k.g = weight((size_t)H * HD, D);               /* full-rank gate */
@@ -292,6 +299,8 @@ struct phase {
 	uint16_t *xa, *attn_out, *xm, *moe_out;
 	uint16_t *xqkv, *g, *gate, *beta, *q, *k, *v, *o, *y;
 	uint16_t *qa, *qn, *qm, *kv_row, *attn, *ogate, *vo;
+	/* materialized prefill: q [T][96][192], latent [N][512], k_rope [N][64], kv_b output [N][96][256] */
+	uint16_t *qp, *lat, *krope, *kvx;
 	void *kda_ws = nullptr, *moe_ws = nullptr, *mla_ws = nullptr, *gemm_ws = nullptr;
 	size_t kda_ws_bytes = 0, moe_ws_bytes = 0, mla_ws_bytes = 0, gemm_ws_bytes = 0;
 	int32_t *cu, *slot;
@@ -354,9 +363,17 @@ void phase_init(phase &p)
 	/* MLA */
 	p.qa = own(p, (uint16_t *)dalloc((size_t)T * Q_LORA * 2));
 	p.qn = own(p, (uint16_t *)dalloc((size_t)T * Q_LORA * 2));
-	p.qm = own(p, (uint16_t *)dalloc((size_t)T * H * MLA_DIM * 2));
 	p.kv_row = own(p, (uint16_t *)dalloc((size_t)T * MLA_DIM * 2));
-	p.attn = own(p, (uint16_t *)dalloc((size_t)T * H * MLA_LATENT * 2));
+	if (p.decode) {
+		p.qm = own(p, (uint16_t *)dalloc((size_t)T * H * MLA_DIM * 2));
+		p.attn = own(p, (uint16_t *)dalloc((size_t)T * H * MLA_LATENT * 2));
+	} else {
+		/* One sequence without prefix: the N = T latent rows are the prompt's. */
+		p.qp = own(p, (uint16_t *)dalloc((size_t)T * H * MLA_QK_HEAD * 2));
+		p.lat = own(p, (uint16_t *)dalloc((size_t)T * MLA_LATENT * 2));
+		p.krope = own(p, (uint16_t *)dalloc((size_t)T * MLA_ROPE * 2));
+		p.kvx = own(p, (uint16_t *)dalloc((size_t)T * H * (MLA_QK_NOPE + MLA_V_HEAD) * 2));
+	}
 	p.ogate = own(p, (uint16_t *)dalloc((size_t)T * H * HD * 2));
 	p.vo = own(p, (uint16_t *)dalloc((size_t)T * H * HD * 2));
 	const int reqs = p.decode ? T : 1;
@@ -385,11 +402,13 @@ void phase_init(phase &p)
 	p.seqlens = own(p, upload(lens));
 	p.req = own(p, upload(req));
 	p.pos = own(p, upload(pos));
-	mla_decode_args m = {};
-	m.batch = reqs, m.heads = H, m.qtokens = p.decode ? 1 : T, m.kv = p.kv, m.scale = 1.0f / sqrtf(192.0f);
-	m.max_seqlen = len, m.max_pages = p.max_pages;
-	KOK(mla_decode_workspace_bytes(&m, &p.mla_ws_bytes));
-	p.mla_ws = p.mla_ws_bytes ? own(p, dalloc(p.mla_ws_bytes)) : nullptr;
+	if (p.decode) {
+		mla_decode_args m = {};
+		m.batch = reqs, m.heads = H, m.qtokens = 1, m.kv = p.kv, m.scale = 1.0f / sqrtf(192.0f);
+		m.max_seqlen = len, m.max_pages = p.max_pages;
+		KOK(mla_decode_workspace_bytes(&m, &p.mla_ws_bytes));
+		p.mla_ws = p.mla_ws_bytes ? own(p, dalloc(p.mla_ws_bytes)) : nullptr;
+	}
 	/* Value up-projection grouped by head: grouped row h T + t reads attention row t H + h and writes it back there. */
 	std::vector<int32_t> off(H + 1), toff(H + 1), touched(H), idx((size_t)T * H);
 	for (int h = 0; h <= H; h++)
@@ -406,7 +425,8 @@ void phase_init(phase &p)
 	p.uv_index = own(p, upload(idx));
 	/* The dense GEMMs' workspace (decode sizes split over k): the largest any of them needs. */
 	const int shapes[][2] = { { KDA_C, D }, { H * HD, D }, { H, D }, { D, H * HD }, { Q_LORA, D },
-				  { H * MLA_DIM, Q_LORA }, { MLA_DIM, D } };
+				  { H * MLA_DIM, Q_LORA }, { MLA_DIM, D }, { H * MLA_QK_HEAD, Q_LORA },
+				  { H * (MLA_QK_NOPE + MLA_V_HEAD), MLA_LATENT } };
 	for (const auto &nk : shapes) {
 		k3_gemm_args g = {};
 		g.rows = T, g.N = nk[0], g.K = nk[1], g.w_dtype = K3_W_BF16, g.epi = K3_EPI_BF16;
@@ -549,8 +569,58 @@ void kda_attention(phase &p, const kda_weights &w, int l)
 	gemm(p, T, D, H * HD, p.y, w.o, p.attn_out);
 }
 
+/* Prefill, materialized (DeepSeek-V3's prefill form; the ops k3sim's model emits for it): q
+ * through q_b (192 columns a head), the new latent rows into the cache, the sequence's latent
+ * rows out of it, expanded per head through kv_b (k_nope | v, 256 columns a head), the output
+ * gate, then causal attention with the gate fused (out = attention * sigmoid(gate)) and the
+ * output projection. One sequence without prefix: the cache holds the T new rows. */
+void mla_prefill_attention(phase &p, const mla_weights &w)
+{
+	const int T = p.T, N = T;
+	const int KV_HEAD = MLA_QK_NOPE + MLA_V_HEAD;
+	char spec[192];
+	gemm(p, T, Q_LORA, D, p.xa, w.qa, p.qa);
+	rmsnorm(T, Q_LORA, p.qa, w.qa_norm, p.qn);
+	gemm(p, T, H * MLA_QK_HEAD, Q_LORA, p.qn, w.qb, p.qp);
+	gemm(p, T, MLA_DIM, D, p.xa, w.kva, p.kv_row);
+	mla_append_args ap = {};
+	ap.tokens = T, ap.kv = p.kv, ap.eps = 1e-6f, ap.kv_in = p.kv_row, ap.ld = MLA_DIM, ap.norm_w = w.kv_norm;
+	ap.req = p.req, ap.pos = p.pos, ap.block_table = p.table, ap.max_pages = p.max_pages, ap.cache = p.cache;
+	{
+		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=1 dtype=bf16", T, MLA_DIM);
+		range r(spec);
+		KOK(mla_append(&ap, g_s));
+	}
+	mla_gather_args ga = {};
+	ga.batch = 1, ga.tokens = N, ga.kv = p.kv, ga.cache = p.cache, ga.block_table = p.table;
+	ga.max_pages = p.max_pages, ga.latent = p.lat, ga.k_rope = p.krope;
+	{
+		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=1 dtype=bf16", N, MLA_DIM);
+		range r(spec);
+		KOK(mla_prefill_gather(&ga, g_s));
+	}
+	gemm(p, N, H * KV_HEAD, MLA_LATENT, p.lat, w.kvb, p.kvx);
+	gemm(p, T, H * HD, D, p.xa, w.og, p.ogate);
+	mla_prefill_args a = {};
+	a.batch = 1, a.heads = H, a.tokens = T, a.prefix = N - T, a.scale = 1.0f / sqrtf((float)MLA_QK_HEAD);
+	a.q = p.qp, a.k_nope = p.kvx, a.v = p.kvx + MLA_QK_NOPE, a.ld_kv = (int64_t)H * KV_HEAD, a.head_stride = KV_HEAD;
+	a.k_rope = p.krope, a.gate = p.ogate, a.out = p.vo, a.lse = nullptr;
+	{
+		snprintf(spec, sizeof spec, "k3sim op=mla_prefill b=1 t=%d ctx=%d heads=%d dqk=%d dv=%d kv=%s", T, N - T, H,
+			 MLA_QK_HEAD, MLA_V_HEAD, p.kv == MLA_KV_FP8 ? "fp8" : "bf16");
+		range r(spec);
+		KOK(mla_prefill(&a, g_s));
+	}
+	gemm(p, T, D, H * HD, p.vo, w.o, p.attn_out);
+}
+
+/* Decode, absorbed (the latent cache, q_b with W_UK folded in, W_UV per head after). */
 void mla_attention(phase &p, const mla_weights &w)
 {
+	if (!p.decode) {
+		mla_prefill_attention(p, w);
+		return;
+	}
 	const int T = p.T;
 	char spec[192];
 	gemm(p, T, Q_LORA, D, p.xa, w.qa, p.qa);
@@ -566,14 +636,13 @@ void mla_attention(phase &p, const mla_weights &w)
 		KOK(mla_append(&ap, g_s));
 	}
 	mla_decode_args m = {};
-	const int reqs = p.decode ? T : 1, len = p.decode ? p.ctx + 1 : T;
-	m.batch = reqs, m.heads = H, m.qtokens = p.decode ? 1 : T, m.kv = p.kv, m.scale = 1.0f / sqrtf(192.0f);
+	const int reqs = T, len = p.ctx + 1;
+	m.batch = reqs, m.heads = H, m.qtokens = 1, m.kv = p.kv, m.scale = 1.0f / sqrtf(192.0f);
 	m.max_seqlen = len, m.q = p.qm, m.cache = p.cache, m.block_table = p.table, m.max_pages = p.max_pages;
 	m.seqlens = p.seqlens, m.out = p.attn, m.workspace = p.mla_ws, m.workspace_bytes = p.mla_ws_bytes;
 	{
-		/* Prefill runs the absorbed kernel with t = T query tokens per sequence (causal). The
-		 * op's ctx is the cached tokens before the t new ones: prefill 0, decode C. */
-		const int qt = p.decode ? 1 : T;
+		/* The op's ctx is the cached tokens before the new one. */
+		const int qt = 1;
 		snprintf(spec, sizeof spec, "k3sim op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", reqs, H, len - qt,
 			 p.kv == MLA_KV_FP8 ? "fp8" : "bf16", qt);
 		range r(spec);

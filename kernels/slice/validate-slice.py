@@ -16,13 +16,16 @@ Also the measured composition itself: the sum of each step's op ranges (kernel t
 NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps and what runs
 outside the ranges).
 
-usage: validate-slice.py [--results DIR] [--bench-results DIR] [--old-ctx] [--chunked-prefill] [--k3sim PATH]
-                         [--scenario YAML] [--clock boost|sustained] [--keep DIR] [-o REPORT.md]
+usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB.xz]... [--old-ctx]
+                         [--chunked-prefill] [--k3sim PATH] [--scenario YAML] [--clock boost|sustained]
+                         [--keep DIR] [-o REPORT.md]
   --results   a device call's results (default bench/results/k3-kernels-h200-2026-12-01): reads
               k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz
   --bench-results  take k3-h200.db.xz (the bench capture the k3-kernels preset is fitted on) from
               another call's results instead: the slice then validates a fit on another run (held
               out by run, as issue 17 asks; both calls of the same build)
+  --extra-bench  another bench capture (xz), e.g. a call's `k3-bench --only mla_prefill`, fitted
+              with the first as a run of its own (repeatable): kernels the first bench predates
   --old-ctx   the captures predate the attention ops' ctx fix (2026-12-01, third round: ctx was
               the length with the t new tokens): rewrite their ctx to the cached tokens first
   --chunked-prefill  predict prefill as the reports before round 7 did: the scenario's prompt
@@ -209,6 +212,7 @@ def main():
     ap = argparse.ArgumentParser(add_help=True, description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", default="bench/results/k3-kernels-h200-2026-12-01")
     ap.add_argument("--bench-results", default=None)
+    ap.add_argument("--extra-bench", action="append", default=[])
     ap.add_argument("--old-ctx", action="store_true")
     ap.add_argument("--chunked-prefill", action="store_true")
     ap.add_argument("--k3sim", default="build/cli/k3sim")
@@ -221,6 +225,9 @@ def main():
     for d, f in ((a.results, "k3-slice.db.xz"), (a.results, "k3-slice.csv"), (bench_dir, "k3-h200.db.xz")):
         if not os.path.isfile(os.path.join(d, f)):
             die("%s: no %s" % (d, f))
+    for f in a.extra_bench:
+        if not os.path.isfile(f):
+            die("%s: no such file" % f)
     if not os.access(a.k3sim, os.X_OK):
         die("%s: not an executable (build k3sim first)" % a.k3sim)
     work = a.keep or tempfile.mkdtemp(prefix="k3slice-")
@@ -229,6 +236,10 @@ def main():
     bench_db = os.path.join(work, "k3-h200.db")
     unxz(os.path.join(a.results, "k3-slice.db.xz"), slice_db)
     unxz(os.path.join(bench_dir, "k3-h200.db.xz"), bench_db)
+    extra_dbs = []
+    for i, f in enumerate(a.extra_bench):
+        extra_dbs.append(os.path.join(work, "extra-bench-%d.db" % i))
+        unxz(f, extra_dbs[-1])
     if a.old_ctx:
         rewrite_old_ctx(slice_db)
         rewrite_old_ctx(bench_db)
@@ -238,7 +249,7 @@ def main():
     dropped = drop_foreign_ranges(bench_db)
     dropped_bf16 = drop_bf16_experts(bench_db)
     preset = os.path.join(work, "k3-kernels-h200.yaml")
-    cal = json.loads(run([a.k3sim, "calibrate", bench_db, "--hw", "h200", "-o", preset, "--name",
+    cal = json.loads(run([a.k3sim, "calibrate", bench_db] + extra_dbs + ["--hw", "h200", "-o", preset, "--name",
                           "k3-kernels-h200", "-f", "--json"]))
 
     # 2. Per op class: the slice's ops under both presets.

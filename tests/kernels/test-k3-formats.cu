@@ -9,7 +9,9 @@
  * at its mma.m16n8k16 / wgmma fragment position with its group's scale; and the
  * MLA split kernel's FP8 scale staging (mla/mla_fp8_stage.cuh) writes every
  * token's scales of a stage for each block size (the kernel runs 64 and 256
- * threads; 64 once left tokens 16..31 stale).
+ * threads; 64 once left tokens 16..31 stale). The FP8 layout of MXFP4 weights
+ * (the MXFP8-activation gemv): device and host repacks agree and the
+ * expansion gives every E2M1 value as E4M3 of v 2^-6.
  */
 #include <cmath>
 #include <cstdio>
@@ -155,8 +157,38 @@ static void check_mla_fp8_scales(int threads)
 		}
 }
 
+/* The FP8 layout word of 8 standard-order nibbles w (device k3_fp8r_word() = host
+ * k3_mxfp4_fp8_word()) expanded to E4M3 (k3_e2m1r_to_e4m3x8): byte i of lo / hi is element i /
+ * 4 + i as E4M3 of v 2^-6, exactly. */
+static void check_fp8_word(uint32_t w)
+{
+	const uint32_t u = k3_fp8r_word(w);
+	EXPECT(u == k3_mxfp4_fp8_word(w), "fp8 layout %08x: device %08x, host %08x\n", w, u, k3_mxfp4_fp8_word(w));
+	uint32_t lo, hi;
+	k3_e2m1r_to_e4m3x8(u, lo, hi);
+	for (int i = 0; i < 8; i++) {
+		const uint8_t e4 = (uint8_t)((i < 4 ? lo : hi) >> (8 * (i % 4)));
+		const double got = std::ldexp(k3_double_from_e4m3(e4), 6);
+		const double want = k3_double_from_e2m1((uint8_t)((w >> (4 * i)) & 0xfu));
+		EXPECT(got == want && std::signbit(got) == std::signbit(want),
+		       "e2m1 -> e4m3 %08x element %d: %g (0x%02x), want %g\n", w, i, got, e4, want);
+	}
+	EXPECT(((lo | hi) & 0x63636363u) == 0, "e2m1 -> e4m3 %08x: stray bits %08x %08x\n", w, lo, hi);
+}
+
 int main()
 {
+	/* Each output byte depends on two nibbles (elements b, 4 + b): all 256 pairs at each b. */
+	for (uint32_t pair = 0; pair < 256; pair++)
+		for (int b = 0; b < 4; b++)
+			check_fp8_word(((pair & 0xfu) << (4 * b)) | ((pair >> 4) << (4 * (b + 4))) | 0x00000000u);
+	{
+		uint64_t r = 7;
+		for (int i = 0; i < 200000; i++) {
+			r = r * 6364136223846793005ull + 1442695040888963407ull;
+			check_fp8_word((uint32_t)(r >> 32));
+		}
+	}
 	for (uint32_t n = 0; n < 16; n++)
 		for (int pos = 0; pos < 8; pos++)
 			check_word((n << (4 * pos)) | (0x21436587u & ~(0xfu << (4 * pos))));
