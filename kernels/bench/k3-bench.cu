@@ -5,8 +5,11 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
- *            [--only copy|mla|mla_prefill|moe|route|gemm|attnres|conv|dsa]
+ *            [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]
  *            [--require-wgmma]
+ *
+ * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
+ * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer.
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -650,6 +653,7 @@ struct experts {
 	int E, N, K;
 	enum k3_wdtype dt;
 	void *w = nullptr, *packed = nullptr, *scales = nullptr;
+	void *packed8 = nullptr; /* MXFP4: the FP8 layout (k3_gemm_repack_fp8()), made on first use */
 	experts(int E_, int N_, int K_, enum k3_wdtype dt_) : E(E_), N(N_), K(K_), dt(dt_)
 	{
 		const size_t n = (size_t)E * N * K;
@@ -665,7 +669,18 @@ struct experts {
 	}
 	~experts()
 	{
-		cudaFree(w), cudaFree(packed), cudaFree(scales);
+		cudaFree(w), cudaFree(packed), cudaFree(scales), cudaFree(packed8);
+	}
+	/* The FP8 layout of the nibbles (a one-time step, not timed). */
+	const uint8_t *fp8_layout()
+	{
+		if (!packed8) {
+			const size_t n = (size_t)E * N * K;
+			packed8 = dalloc(n / 2);
+			KOK(k3_gemm_repack_fp8((const uint8_t *)packed, (int64_t)E * N, K, (uint8_t *)packed8, g_stream));
+			CK(cudaStreamSynchronize(g_stream));
+		}
+		return (const uint8_t *)packed8;
 	}
 	double bytes_per_weight() const { return dt == K3_W_BF16 ? 2.0 : 0.5 + 1.0 / 32; }
 	void into(k3_gemm_args &a) const
@@ -738,9 +753,12 @@ struct droute {
 	}
 };
 
-/* One grouped expert GEMM point: T tokens routed to K of E experts, rotation over R routings. */
-void expert_point(const options &o, const experts &w, int T, bool glu, bool decode, int R,
-		  enum k3_gemm_path gpath = K3_GEMM_AUTO)
+/* One grouped expert GEMM point: T tokens routed to K of E experts, rotation over R routings.
+ * a8: MXFP8 activations (quantized once per rotation set before timing: the gemv alone is
+ * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
+ * (the model has no MXFP8-activation GEMM: not a calibration range). */
+void expert_point(const options &o, experts &w, int T, bool glu, bool decode, int R,
+		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -759,16 +777,27 @@ void expert_point(const options &o, const experts &w, int T, bool glu, bool deco
 	const int Ra = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / (a_elems * 2 + 1)));
 	uint16_t *A = (uint16_t *)dalloc((size_t)Ra * a_elems * 2);
 	fill_bf16(A, (size_t)Ra * a_elems, -1, 1);
+	uint8_t *Aq = nullptr, *As = nullptr;
+	if (a8) {
+		Aq = (uint8_t *)dalloc((size_t)Ra * a_elems);
+		As = (uint8_t *)dalloc((size_t)Ra * a_elems / 32);
+		KOK(k3_gemm_quantize_mxfp8(A, (int64_t)Ra * a_rows, w.K, Aq, As, g_stream));
+	}
 	const int width = glu ? w.N / 2 : w.N;
 	uint16_t *out = (uint16_t *)dalloc((size_t)rows * width * 2);
 	k3_gemm_args a = {};
 	a.rows = rows, a.N = w.N, a.K = w.K, a.n_groups = E, a.epi = glu ? K3_EPI_GLU : K3_EPI_SCALE;
 	a.beta_gate = 4.0f, a.beta_up = 25.0f, a.out = out, a.path = gpath;
 	w.into(a);
+	if (a8)
+		a.a_dtype = K3_A_MXFP8, a.w_packed = w.fp8_layout(), a.a_q = Aq, a.a_scales = As;
 	auto launch = [&](int i) {
 		k3_gemm_args x = a;
 		ds[i % R]->into(x);
-		x.a = A + (size_t)(i % Ra) * a_elems;
+		if (a8)
+			x.a_q = Aq + (size_t)(i % Ra) * a_elems, x.a_scales = As + (size_t)(i % Ra) * a_elems / 32;
+		else
+			x.a = A + (size_t)(i % Ra) * a_elems;
 		if (glu)
 			x.a_index = ds[i % R]->row_token;
 		else
@@ -777,33 +806,60 @@ void expert_point(const options &o, const experts &w, int T, bool glu, bool deco
 	};
 	row r;
 	r.op = "grouped_gemm";
-	r.variant = w.dt == K3_W_MXFP4 ? (glu ? "mxfp4_w13" : "mxfp4_w2") : (glu ? "bf16_w13" : "bf16_w2");
+	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (glu ? "mxfp4a8_w13" : "mxfp4a8_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
+				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
 	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s", T, (long long)rows, w.N, w.K,
 		 touched_avg, path_name(path));
 	char spec[192];
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
-	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=bf16 w_dtype=%s",
-		 gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", (long long)rows, w.N, w.K, E,
-		 touched_avg, w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
+	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
+		 a8 ? "k3-bench mxfp8 op" : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op",
+		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
 	r.t = time_events(spec, 2, r.reps, launch);
 	r.steady_us = time_steady(decode, R, decode ? std::max(1, 32 / R) : 1, launch);
 	r.steady_kind = decode ? "graph" : "loop";
 	/* Bytes: the touched experts' weights, A read, output written. */
-	r.bytes = touched_avg * w.N * (double)w.K * w.bytes_per_weight() + (double)a_elems * 2 + (double)rows * width * 2;
+	const double wbytes = touched_avg * w.N * (double)w.K * w.bytes_per_weight();
+	r.bytes = wbytes + (double)a_elems * (a8 ? 1.0 + 1.0 / 32 : 2.0) + (double)rows * width * 2;
 	r.flops = 2.0 * rows * w.N * (double)w.K;
 	if (!decode)
 		r.ref_us = cublas_us(rows, w.N, w.K, std::max(3, o.reps / 4));
 	csv_row(r);
+	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
+		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
+		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
+	if (a8 && decode) { /* the activations' quantizer, once per GEMM input (not in the row above) */
+		row q;
+		q.op = "mxfp8_quant", q.variant = glu ? "latent" : "hidden";
+		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
+		char qspec[96];
+		snprintf(qspec, sizeof qspec, "k3-bench mxfp8 quantize rows=%lld k=%d", (long long)a_rows, w.K);
+		q.spec = qspec;
+		q.reps = o.reps;
+		auto qlaunch = [&](int i) {
+			KOK(k3_gemm_quantize_mxfp8(A + (size_t)(i % Ra) * a_elems, a_rows, w.K, Aq + (size_t)(i % Ra) * a_elems,
+						   As + (size_t)(i % Ra) * a_elems / 32, g_stream));
+		};
+		q.t = time_events(qspec, 2, q.reps, qlaunch);
+		q.steady_us = time_steady(true, Ra, std::max(1, 32 / Ra), qlaunch);
+		q.steady_kind = "graph";
+		q.bytes = (double)a_elems * (2.0 + 1.0 + 1.0 / 32);
+		csv_row(q);
+	}
 	for (auto *p : rs)
 		delete p;
 	for (auto *p : ds)
 		delete p;
 	CK(cudaFree(A));
 	CK(cudaFree(out));
+	if (a8) {
+		CK(cudaFree(Aq));
+		CK(cudaFree(As));
+	}
 }
 
 /* A dense projection of the layer (BF16 weights) at M tokens. */
@@ -931,6 +987,20 @@ std::vector<int> token_sizes(const options &o)
 	if (o.quick)
 		return { 64, 4096 };
 	return { 1, 2, 4, 16, 32, 64, 256, 512, 1024, 4096, 8192, 16384 };
+}
+
+/* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
+ * activations (the default kernel) and with MXFP8 activations (the FP8 gemv), side by side in
+ * one process, and the MXFP8 quantizer of each input. */
+void bench_gemv(const options &o)
+{
+	for (int glu = 1; glu >= 0; glu--) {
+		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
+		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
+			expert_point(o, w, B, glu, true, 8);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true);
+		}
+	}
 }
 
 /* Routing + grouping, and the combine + latent norm (--only route: these alone). */
@@ -1181,7 +1251,8 @@ int main(int argc, char **argv)
 			o.only = argv[++i];
 		else {
 			fprintf(stderr,
-				"usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|mla|mla_prefill|moe|route|gemm|attnres|conv|dsa]"
+				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
+				" [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]"
 				" [--require-wgmma]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
@@ -1190,10 +1261,11 @@ int main(int argc, char **argv)
 	if (o.reps < 3)
 		o.reps = 3;
 	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_prefill") &&
-	    strcmp(o.only, "moe") && strcmp(o.only, "gemm") &&
+	    strcmp(o.only, "moe") && strcmp(o.only, "gemm") && strcmp(o.only, "gemv") &&
 	    strcmp(o.only, "route") &&
 	    strcmp(o.only, "attnres") && strcmp(o.only, "conv") && strcmp(o.only, "dsa")) {
-		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, route, gemm, attnres, conv, dsa)\n",
+		fprintf(stderr,
+			"k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, route, gemm, gemv, attnres, conv, dsa)\n",
 			o.only);
 		return 2;
 	}
@@ -1249,6 +1321,8 @@ int main(int argc, char **argv)
 		bench_gemm(o);
 	if (want("moe"))
 		bench_moe(o);
+	if (o.only && !strcmp(o.only, "gemv"))
+		bench_gemv(o);
 	if (want("moe") || want("route"))
 		bench_route(o);
 	CK(cudaStreamSynchronize(g_stream));

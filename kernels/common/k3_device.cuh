@@ -123,6 +123,27 @@ __host__ __device__ __forceinline__ uint32_t k3_e8m0_to_bf16x2(uint32_t e)
 	return b | (b << 16);
 }
 
+/* The FP8 layout of 8 MXFP4 nibbles (k3_quant.h; k3_mxfp4_fp8_word() on the host): w holds
+ * elements 0..7 in standard order (element i at bits 4i..4i+3); byte b of the result holds
+ * elements b and 4 + b where k3_e2m1r_to_e4m3x8() reads them. */
+__host__ __device__ __forceinline__ uint32_t k3_fp8r_word(uint32_t w)
+{
+	const uint32_t lo = w & 0x0f0f0f0fu, hi = (w >> 4) & 0x0f0f0f0fu; /* byte q: elements 2q, 2q + 1 */
+	/* Elements b (byte b) and 4 + b (byte b) as separate nibble bytes. */
+	const uint32_t e_lo = k3_prmt(lo, hi, 0x5140u), e_hi = k3_prmt(lo, hi, 0x7362u);
+	return ((e_lo & 0x08080808u) << 4) | ((e_hi & 0x04040404u) << 4) | ((e_hi & 0x08080808u) << 2) |
+	       ((e_lo & 0x07070707u) << 2) | (e_hi & 0x03030303u);
+}
+
+/* 8 MXFP4 weights of the FP8 layout as E4M3 bytes of v 2^-6 (exact, the 0.5 subnormal
+ * included): lo holds elements 0..3, hi elements 4..7 (byte i: element i, 4 + i). Five integer
+ * instructions. */
+__host__ __device__ __forceinline__ void k3_e2m1r_to_e4m3x8(uint32_t u, uint32_t &lo, uint32_t &hi)
+{
+	lo = u & 0x9c9c9c9cu;
+	hi = ((u & 0x23232323u) << 2) | ((u >> 2) & 0x10101010u);
+}
+
 /* BF16 pair product (exact for a power-of-two scale that keeps the result normal). */
 __device__ __forceinline__ uint32_t k3_bf16x2_mul(uint32_t a, uint32_t b)
 {
@@ -170,6 +191,36 @@ __device__ __forceinline__ void k3_mma_bf16(float d[4], const uint32_t a[4], uin
 		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* d = A B with a zero accumulator, mma.m16n8k32 E4M3 x E4M3 -> FP32 (sm_89+). Fragments
+ * (g = lane / 4, t = lane % 4; 4 bytes each, byte i: k + i):
+ *   A (16 x 32): a0 (g, 4t..)  a1 (g+8, 4t..)  a2 (g, 16+4t..)  a3 (g+8, 16+4t..)
+ *   B (32 x 8):  b0 (k 4t.., n g)  b1 (k 16+4t.., n g);   C as for m16n8k16. */
+__device__ __forceinline__ void k3_mma_e4m3_zero(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};\n"
+		     : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+#else
+	d[0] = d[1] = d[2] = d[3] = __int_as_float(0x7fc00000); /* no FP8 MMA before sm_89: NaN */
+	(void)a, (void)b0, (void)b1;
+#endif
+}
+
+/* Two floats as E4M3 bytes (nearest even, saturating to +-448; NaN stays NaN): lo in the low byte. */
+__device__ __forceinline__ uint32_t k3_f32x2_to_e4m3x2(float lo, float hi)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+	uint16_t v;
+	asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(v) : "f"(hi), "f"(lo));
+	return v;
+#else
+	(void)lo, (void)hi;
+	return 0x7f7fu;
+#endif
 }
 
 __device__ __forceinline__ void k3_ldsm_x4(uint32_t r[4], const void *p)

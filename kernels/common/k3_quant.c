@@ -129,3 +129,62 @@ double k3_mxfp4_element(const uint8_t *packed, const uint8_t *scales, size_t i)
 	const uint8_t nib = (i & 1) ? (uint8_t)(byte >> 4) : (uint8_t)(byte & 0xf);
 	return k3_double_from_e2m1(nib) * k3_double_from_e8m0(scales[i / K3_MX_GROUP]);
 }
+
+void k3_mxfp8_quantize(const double *x, size_t n, uint8_t *q, uint8_t *scales)
+{
+	for (size_t g = 0; g < n / K3_MX_GROUP; g++) {
+		const double *xg = x + g * K3_MX_GROUP;
+		double amax = 0.0;
+		for (int i = 0; i < K3_MX_GROUP; i++)
+			if (fabs(xg[i]) > amax)
+				amax = fabs(xg[i]);
+		int se = -127;
+		if (amax > 0.0) {
+			int ex;
+			frexp(amax, &ex);
+			se = ex - 1 - 8;
+			if (se < -127)
+				se = -127;
+			if (se > 127)
+				se = 127;
+		}
+		scales[g] = (uint8_t)(se + 127);
+		for (int i = 0; i < K3_MX_GROUP; i++)
+			q[g * K3_MX_GROUP + (size_t)i] = k3_e4m3_from_double(ldexp(xg[i], -se));
+	}
+}
+
+double k3_mxfp8_element(const uint8_t *q, const uint8_t *scales, size_t i)
+{
+	return k3_double_from_e4m3(q[i]) * k3_double_from_e8m0(scales[i / K3_MX_GROUP]);
+}
+
+uint32_t k3_mxfp4_fp8_word(uint32_t w)
+{
+	uint32_t out = 0;
+	for (int b = 0; b < 4; b++) {
+		const uint32_t lo = (w >> (4 * b)) & 0xfu, hi = (w >> (4 * (b + 4))) & 0xfu; /* elements b, 4 + b */
+		const uint32_t byte = ((lo & 8u) << 4) | ((hi & 4u) << 4) | ((hi & 8u) << 2) | ((lo & 7u) << 2) | (hi & 3u);
+		out |= byte << (8 * b);
+	}
+	return out;
+}
+
+void k3_mxfp4_repack_fp8(const uint8_t *packed, size_t rows, size_t K, uint8_t *out)
+{
+	for (size_t r = 0; r < rows; r++) {
+		const uint8_t *src = packed + r * (K / 2);
+		uint8_t *dst = out + r * (K / 2);
+		for (size_t kb = 0; kb < K / 128; kb++)
+			for (int t = 0; t < 4; t++)
+				for (int j = 0; j < 4; j++) {
+					const uint8_t *s = src + kb * 64 + 16 * j + 4 * t; /* elements 32 j + 8 t .. + 7 */
+					const uint32_t w = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
+							   (uint32_t)s[3] << 24;
+					const uint32_t o = k3_mxfp4_fp8_word(w);
+					uint8_t *d = dst + kb * 64 + 16 * t + 4 * j;
+					d[0] = (uint8_t)o, d[1] = (uint8_t)(o >> 8), d[2] = (uint8_t)(o >> 16);
+					d[3] = (uint8_t)(o >> 24);
+				}
+	}
+}

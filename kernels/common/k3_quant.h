@@ -56,6 +56,20 @@ void k3_mxfp4_quantize(const double *x, size_t n, uint8_t *packed, uint8_t *scal
 /* Element i of an MXFP4 row (packed nibbles and their scales). */
 double k3_mxfp4_element(const uint8_t *packed, const uint8_t *scales, size_t i);
 
+/* Quantizes n elements (n a multiple of K3_MX_GROUP) to MXFP8: q[n] E4M3 bytes and
+ * scales[n / 32] E8M0 bytes. Finite inputs only (a NaN or infinity makes its group's bytes
+ * meaningless). */
+void k3_mxfp8_quantize(const double *x, size_t n, uint8_t *q, uint8_t *scales);
+/* Element i of an MXFP8 row. */
+double k3_mxfp8_element(const uint8_t *q, const uint8_t *scales, size_t i);
+
+/* Byte b of the FP8-layout word of 8 standard-order nibbles w (nibble i at bits 4i..4i+3):
+ * the same word as k3_fp8r_word() in k3_device.cuh. */
+uint32_t k3_mxfp4_fp8_word(uint32_t w);
+/* The FP8 layout of MXFP4 nibbles: rows of K elements (K a multiple of 128), packed [rows][K / 2]
+ * -> out [rows][K / 2] (not in place). */
+void k3_mxfp4_repack_fp8(const uint8_t *packed, size_t rows, size_t K, uint8_t *out);
+
 #ifdef __cplusplus
 }
 #endif

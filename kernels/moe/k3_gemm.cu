@@ -27,6 +27,21 @@
  * 512-deep blocks: lane t holds k 128t .. 128t + 127 (four scale groups: 4 x
  * 16 bytes per row, as many bytes in flight as BF16, the four scale bytes in
  * one word); measured no faster.
+ *
+ * Gemv with MXFP8 activations (gemv8_kernel): the same warp/row/token split,
+ * FP8 MMAs m16n8k32, one per scale group: per 128-deep block lane (g, t)
+ * holds 8 weights of each of the 4 groups (the FP8 layout puts them in one
+ * 16-byte chunk), expands each 8 with 5 integer instructions (E2M1 -> E4M3 is
+ * bit placement) and adds each MMA's zero-based FP32 sums times the product
+ * of the two E8M0 powers of two (built by a byte permute and an add into the
+ * exponent field). Weight blocks reach registers through a 6-slot cp.async
+ * ring in shared memory private to each lane (5 blocks, 160 bytes a lane in
+ * flight, no barrier) or, with K3_GEMV8_PIPE=regs, two register sets as
+ * above. Measured 2026-12-01k (H200, bench/results/k3-kernels-h200-2026-12-01k):
+ * w13 60.3 / 60.7 % of copy on weight bytes at B = 16 / 64 (the BF16-activation
+ * kernel 58.5 / 60.1 in the same process), w2 58.2 / 59.7 (54.1 / 57.7); the
+ * register-set variant 59.2 / 59.7 and 54.4 / 55.3. A 16-token pass only above
+ * 8 rows a group on average (K3_GEMV8_WIDE; at 4, B = 256 lost 9-12 points).
  */
 #include "k3_gemm.h"
 
@@ -36,6 +51,7 @@
 #include <cstring>
 
 #include "common/k3_device.cuh"
+#include "common/k3_quant.h"
 #include "k3_gemm_internal.cuh"
 
 namespace {
@@ -281,6 +297,34 @@ constexpr int gemv_min_ctas()
 	return NT8 == 1 || FP4 ? 2 : 1;
 }
 
+/* A gemv pass's sums to the output (or the split-k partials): acc[nt] holds c0, c1 (weight row
+ * nb + g, tokens 2t, 2t + 1 of the pass's token tile nt) and c2, c3 (row nb + g + 8). */
+template <int NT8, int EPI, bool PARTIAL>
+__device__ __forceinline__ void gemv_store(const params &p, int64_t pr, int64_t re, int nb, int gq, int tq,
+					   const float (&acc)[NT8][4])
+{
+#pragma unroll
+	for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const int64_t r = pr + nt * 8 + 2 * tq + e;
+			if (r >= re)
+				continue;
+			if (PARTIAL) {
+				float *pp = p.part + ((size_t)blockIdx.z * p.rows + r) * p.N + nb + gq;
+				pp[0] = acc[nt][e];
+				pp[8] = acc[nt][2 + e];
+			} else if (EPI == K3_EPI_GLU) {
+				p.out[out_row(p, r) * (p.N / 2) + nb / 2 + gq] =
+					k3_f2bf(situ_glu(acc[nt][e], acc[nt][2 + e], p.beta_gate, p.beta_up));
+			} else {
+				const int64_t ro = out_row(p, r);
+				epi_store1<EPI>(p, ro, r, nb + gq, acc[nt][e]);
+				epi_store1<EPI>(p, ro, r, nb + gq + 8, acc[nt][2 + e]);
+			}
+		}
+}
+
 template <bool FP4, int G, int NT8, int EPI, bool PARTIAL>
 __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_kernel(const params p)
 {
@@ -428,28 +472,244 @@ __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_ke
 			if (kb + U < kb1)
 				step(kb + U, wb, wa);
 		}
-		/* c0, c1: weight row nb + g, tokens 2t, 2t + 1; c2, c3: row nb + g + 8. */
+		gemv_store<NT8, EPI, PARTIAL>(p, pr, re, nb, gq, tq, acc);
+	}
+}
+
+/* ---- gemv with MXFP8 activations (FP8 MMA) -------------------------------- */
+
+/* One 128-deep block of a lane's two weight rows in the FP8 layout: 16 bytes (8 weights of
+ * each of the block's 4 scale groups) and the 4 scale bytes of each row. */
+struct w8block {
+	uint4 r0, r1;
+	uint32_t s0, s1;
+};
+
+/* 2^(e + bias - 127) from byte j of an E8M0 word (bias: 1 for weights, 5 for activations;
+ * exact while e + bias <= 254). */
+template <int BIAS>
+__device__ __forceinline__ float e8m0_pow2(uint32_t word, int j)
+{
+	return __uint_as_float((__byte_perm(word, 0u, 0x4440u + (uint32_t)j) + (uint32_t)BIAS) << 23);
+}
+
+/* A gemv8 pass's token operands: token g's E4M3 row (at k 8t) and the scale rows of tokens
+ * 2t, 2t + 1 (the C fragment's) of each token tile. */
+template <int NT8>
+struct a8_rows {
+	const uint8_t *xr[NT8];
+	const uint8_t *xs[NT8][2];
+	bool xok[NT8], sok[NT8][2];
+};
+
+template <int NT8>
+__device__ __forceinline__ void a8_rows_init(a8_rows<NT8> &a, const params &p, int64_t pr, int64_t re, int gq, int tq)
+{
+#pragma unroll
+	for (int nt = 0; nt < NT8; nt++) {
+		const int64_t r = pr + nt * 8 + gq;
+		a.xok[nt] = r < re;
+		const int64_t ar = a.xok[nt] ? (p.a_index ? p.a_index[r] : r) : 0;
+		a.xr[nt] = p.aq + (size_t)ar * p.K + tq * 8;
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const int64_t rs = pr + nt * 8 + 2 * tq + e;
+			a.sok[nt][e] = rs < re;
+			const int64_t as = a.sok[nt][e] ? (p.a_index ? p.a_index[rs] : rs) : 0;
+			a.xs[nt][e] = p.as + (size_t)as * (p.K / 32);
+		}
+	}
+}
+
+/* The FP8 MMAs of 128-deep block k of a lane's two weight rows (w) against the pass's tokens. */
+template <int NT8>
+__device__ __forceinline__ void gemv8_block(const w8block &w, int k, const a8_rows<NT8> &a, float (&acc)[NT8][4])
+{
+	uint2 x[NT8][4];
+	uint32_t sa[NT8][2];
+#pragma unroll
+	for (int nt = 0; nt < NT8; nt++) {
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			x[nt][j] = a.xok[nt] ? __ldg(reinterpret_cast<const uint2 *>(a.xr[nt] + (size_t)k * GV_K + 32 * j))
+					     : make_uint2(0u, 0u);
+#pragma unroll
+		for (int e = 0; e < 2; e++)
+			sa[nt][e] = a.sok[nt][e] ? __ldg(reinterpret_cast<const unsigned int *>(a.xs[nt][e] + (size_t)k * 4))
+						 : 0u;
+	}
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const uint32_t u0 = j == 0 ? w.r0.x : j == 1 ? w.r0.y : j == 2 ? w.r0.z : w.r0.w;
+		const uint32_t u1 = j == 0 ? w.r1.x : j == 1 ? w.r1.y : j == 2 ? w.r1.z : w.r1.w;
+		uint32_t A[4]; /* rows g, g + 8 at slots 4t.. (a0, a1) and 16 + 4t.. (a2, a3) */
+		k3_e2m1r_to_e4m3x8(u0, A[0], A[2]);
+		k3_e2m1r_to_e4m3x8(u1, A[1], A[3]);
+		const float fw0 = e8m0_pow2<1>(w.s0, j), fw1 = e8m0_pow2<1>(w.s1, j);
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++) {
+			float d[4];
+			k3_mma_e4m3_zero(d, A, x[nt][j].x, x[nt][j].y);
+			const float fa0 = e8m0_pow2<5>(sa[nt][0], j), fa1 = e8m0_pow2<5>(sa[nt][1], j);
+			acc[nt][0] = fmaf(d[0], fw0 * fa0, acc[nt][0]);
+			acc[nt][1] = fmaf(d[1], fw0 * fa1, acc[nt][1]);
+			acc[nt][2] = fmaf(d[2], fw1 * fa0, acc[nt][2]);
+			acc[nt][3] = fmaf(d[3], fw1 * fa1, acc[nt][3]);
+		}
+	}
+}
+
+/* As gemv_kernel, with MXFP8 activations and FP8 MMAs. Lane (g, t) holds, per 128-deep block,
+ * k 32 j + 8 t .. + 7 of each scale group j of its rows g, g + 8 (one 16-byte load a row, the FP8
+ * layout) and of token g (8 bytes per group). MMA j covers group j: its k slots 4t..4t+3 are k
+ * 32 j + 8 t + 0..3 and slots 16 + 4t.. are + 4..7, the same for both operands. Its FP32 sums
+ * (zero accumulator) are added times fw fa: fw = 2^(ew - 126) of the weight row, fa = 2^(ea -
+ * 122) of the token (the 2^6 of the weights' E4M3 form folded in).
+ * STAGES 0: the weights stream into two register sets in turn (gemv_kernel's MXFP4 scheme, 64
+ * bytes a lane in flight); STAGES > 1: each lane copies its own weight blocks into a private
+ * ring of STAGES shared-memory slots with cp.async (STAGES - 1 blocks, 32 (STAGES - 1) bytes a
+ * lane, in flight at no register cost; no CTA barrier: a lane reads only what it copied). */
+template <int NT8, int EPI, bool PARTIAL, int STAGES>
+__global__ void __launch_bounds__(THREADS, 2) gemv8_kernel(const params p)
+{
+	constexpr int U = 2; /* STAGES 0: blocks per step */
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
+	int grp = 0;
+	int64_t rb = 0, re = p.rows;
+	if (p.n_groups) {
+		if ((int)blockIdx.y >= *p.n_touched)
+			return;
+		grp = p.touched[blockIdx.y];
+		rb = p.off[grp];
+		re = p.off[grp + 1];
+	}
+	const int nb = (int)blockIdx.x * GV_ROWS + warp * 16;
+	if (nb >= p.N)
+		return;
+	const int nkb = p.K / GV_K;
+	const int kb0 = (int)blockIdx.z * p.kb_per_split, kb1 = min(nkb, kb0 + p.kb_per_split);
+	const size_t wr0 = (size_t)grp * p.N + nb + gq;
+	const uint8_t *wp0 = p.wp + wr0 * (size_t)(p.K / 2) + tq * 16;
+	const uint8_t *sp0 = p.ws + wr0 * (size_t)(p.K / 32);
+	const size_t wstep = (size_t)8 * (p.K / 2), sstep = (size_t)8 * (p.K / 32);
+
+	auto load_w = [&](int kb, w8block &b) {
+		b.r0 = ld_stream16(wp0 + (size_t)kb * 64);
+		b.r1 = ld_stream16(wp0 + wstep + (size_t)kb * 64);
+		b.s0 = __ldg(reinterpret_cast<const unsigned int *>(sp0 + (size_t)kb * 4));
+		b.s1 = __ldg(reinterpret_cast<const unsigned int *>(sp0 + sstep + (size_t)kb * 4));
+	};
+	extern __shared__ __align__(16) unsigned char gv8_smem[];
+	/* STAGES > 1: slot s of this thread: r0, r1 (16 bytes each), s0, s1 (4 each). */
+	uint4 *R0 = reinterpret_cast<uint4 *>(gv8_smem), *R1 = R0 + STAGES * THREADS;
+	uint32_t *S0 = reinterpret_cast<uint32_t *>(R1 + STAGES * THREADS), *S1 = S0 + STAGES * THREADS;
+	auto issue = [&](int kb, int slot) { /* an empty group past the end keeps the wait counts */
+		if (kb < kb1) {
+			const int i = slot * THREADS + tid;
+			k3_cp_async16(R0 + i, wp0 + (size_t)kb * 64);
+			k3_cp_async16(R1 + i, wp0 + wstep + (size_t)kb * 64);
+			k3_cp_async4_zfill(S0 + i, sp0 + (size_t)kb * 4, true);
+			k3_cp_async4_zfill(S1 + i, sp0 + sstep + (size_t)kb * 4, true);
+		}
+		k3_cp_async_commit();
+	};
+
+	for (int64_t pr = rb; pr < re; pr += 8 * NT8) {
+		a8_rows<NT8> a;
+		a8_rows_init<NT8>(a, p, pr, re, gq, tq);
+		float acc[NT8][4];
 #pragma unroll
 		for (int nt = 0; nt < NT8; nt++)
+			acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+		if constexpr (STAGES > 1) {
 #pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int64_t r = pr + nt * 8 + 2 * tq + e;
-				if (r >= re)
-					continue;
-				if (PARTIAL) {
-					float *pp = p.part + ((size_t)blockIdx.z * p.rows + r) * p.N + nb + gq;
-					pp[0] = acc[nt][e];
-					pp[8] = acc[nt][2 + e];
-				} else if (EPI == K3_EPI_GLU) {
-					p.out[out_row(p, r) * (p.N / 2) + nb / 2 + gq] =
-						k3_f2bf(situ_glu(acc[nt][e], acc[nt][2 + e], p.beta_gate, p.beta_up));
-				} else {
-					const int64_t ro = out_row(p, r);
-					epi_store1<EPI>(p, ro, r, nb + gq, acc[nt][e]);
-					epi_store1<EPI>(p, ro, r, nb + gq + 8, acc[nt][2 + e]);
-				}
+			for (int st = 0; st < STAGES - 1; st++)
+				issue(kb0 + st, st);
+			int slot = 0;
+#pragma unroll 1
+			for (int kb = kb0; kb < kb1; kb++) {
+				k3_cp_async_wait<STAGES - 2>(); /* block kb has landed */
+				const int i = slot * THREADS + tid;
+				const w8block w = { R0[i], R1[i], S0[i], S1[i] };
+				/* Refill the slot of block kb - 1 (read into registers an iteration ago). */
+				issue(kb + STAGES - 1, slot == 0 ? STAGES - 1 : slot - 1);
+				gemv8_block<NT8>(w, kb, a, acc);
+				slot = slot == STAGES - 1 ? 0 : slot + 1;
 			}
+			k3_cp_async_wait<0>();
+		} else {
+			w8block wa[U], wb[U];
+#pragma unroll
+			for (int u = 0; u < U; u++)
+				if (kb0 + u < kb1)
+					load_w(kb0 + u, wa[u]);
+			auto step = [&](int kb, w8block(&wc)[U], w8block(&wn)[U]) {
+#pragma unroll
+				for (int u = 0; u < U; u++)
+					if (kb + U + u < kb1)
+						load_w(kb + U + u, wn[u]);
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					if (kb + u >= kb1)
+						break;
+					gemv8_block<NT8>(wc[u], kb + u, a, acc);
+				}
+			};
+#pragma unroll 1
+			for (int kb = kb0; kb < kb1; kb += 2 * U) {
+				step(kb, wa, wb);
+				if (kb + U < kb1)
+					step(kb + U, wb, wa);
+			}
+		}
+		gemv_store<NT8, EPI, PARTIAL>(p, pr, re, nb, gq, tq, acc);
 	}
+}
+
+/* MXFP8 of BF16 rows: a thread per 8 elements, 4 threads per scale group (the group's amax by
+ * two shuffles). The largest magnitude's BF16 exponent field f gives the scale exponent
+ * max(f - 127 - 8, -127) (a subnormal or zero amax: -127, as the host's frexp). */
+__global__ void __launch_bounds__(THREADS) quant8_kernel(const uint16_t *x, int64_t chunks, uint8_t *q,
+							 uint8_t *scales)
+{
+	const int64_t i = blockIdx.x * (int64_t)THREADS + threadIdx.x;
+	const bool ok = i < chunks; /* chunks is a multiple of 4: a group's 4 threads agree */
+	const uint4 v = ok ? ld_nc16(x + i * 8) : make_uint4(0u, 0u, 0u, 0u);
+	const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+	uint32_t m = 0;
+#pragma unroll
+	for (int c = 0; c < 4; c++)
+		m = max(m, max(w[c] & 0x7fffu, (w[c] >> 16) & 0x7fffu));
+	m = max(m, __shfl_xor_sync(0xffffffffu, m, 1));
+	m = max(m, __shfl_xor_sync(0xffffffffu, m, 2));
+	const int se = max((int)(m >> 7) - 135, -127);
+	const float mul = __uint_as_float((uint32_t)(127 - se) << 23); /* 2^-se, exact */
+	uint32_t o[2];
+#pragma unroll
+	for (int c = 0; c < 2; c++)
+		o[c] = k3_f32x2_to_e4m3x2(k3_lo_bf16(w[2 * c]) * mul, k3_hi_bf16(w[2 * c]) * mul) |
+		       k3_f32x2_to_e4m3x2(k3_lo_bf16(w[2 * c + 1]) * mul, k3_hi_bf16(w[2 * c + 1]) * mul) << 16;
+	if (!ok)
+		return;
+	*reinterpret_cast<uint2 *>(q + i * 8) = make_uint2(o[0], o[1]);
+	if ((i & 3) == 0)
+		scales[i >> 2] = (uint8_t)(se + 127);
+}
+
+/* The FP8 layout: a thread per 16-byte output chunk (row, 128-block, t). */
+__global__ void __launch_bounds__(THREADS) repack8_kernel(const uint8_t *packed, int64_t chunks, uint8_t *out)
+{
+	const int64_t i = blockIdx.x * (int64_t)THREADS + threadIdx.x;
+	if (i >= chunks)
+		return;
+	const int64_t blk = i >> 2; /* (row, 128-block): 64 bytes in both layouts */
+	const int t = (int)(i & 3);
+	const uint8_t *src = packed + blk * 64 + 4 * t;
+	uint32_t o[4];
+#pragma unroll
+	for (int j = 0; j < 4; j++)
+		o[j] = k3_fp8r_word(__ldg(reinterpret_cast<const unsigned int *>(src + 16 * j)));
+	*reinterpret_cast<uint4 *>(out + i * 16) = make_uint4(o[0], o[1], o[2], o[3]);
 }
 
 /* Sums the split-k partials of the dense gemv and applies the epilogue. */
@@ -508,11 +768,23 @@ bool shapes_ok(const struct k3_gemm_args *a)
 	       (a->epi != K3_EPI_SPLIT || (a->n_split >= 0 && a->n_split <= a->N && a->n_split % BN == 0));
 }
 
+bool al4(const void *p)
+{
+	return ((uintptr_t)p & 3u) == 0;
+}
+
 /* Shapes and pointers valid? */
 bool args_ok(const struct k3_gemm_args *a)
 {
-	if (!shapes_ok(a) || !a->a || !al16(a->a))
+	if (!shapes_ok(a))
 		return false;
+	if (a->a_dtype == K3_A_MXFP8) {
+		if (!a->a_q || !al16(a->a_q) || !a->a_scales || !al4(a->a_scales) || a->w_dtype != K3_W_MXFP4 ||
+		    !al4(a->w_scales))
+			return false;
+	} else if (a->a_dtype != K3_A_BF16 || !a->a || !al16(a->a)) {
+		return false;
+	}
 	if (a->n_groups > 0 && !a->off)
 		return false;
 	if (a->w_dtype == K3_W_BF16) {
@@ -564,8 +836,27 @@ bool wg_fills(const struct k3_gemm_args *a)
 }
 
 /* The concrete path: K3_GEMM_GEMV, K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA, or -EINVAL. */
+/* Does the code this build runs on the current device have the FP8 MMA and the E4M3 convert
+ * (sm_89+: k3_mma_e4m3_zero() and k3_f32x2_to_e4m3x2() are NaN stubs below)? Read once. */
+bool fp8_mma_available()
+{
+	static int avail = -1;
+	if (avail < 0) {
+		cudaFuncAttributes fa;
+		avail = cudaFuncGetAttributes(&fa, quant8_kernel) == cudaSuccess && fa.binaryVersion >= 89;
+	}
+	return avail == 1;
+}
+
 int resolve_path(const struct k3_gemm_args *a)
 {
+	if (a->a_dtype == K3_A_MXFP8) /* the gemv path only, sm_89+ */
+		return a->w_dtype == K3_W_MXFP4 && (a->path == K3_GEMM_AUTO || a->path == K3_GEMM_GEMV) &&
+				       fp8_mma_available()
+			       ? K3_GEMM_GEMV
+			       : -EINVAL;
+	if (a->a_dtype != K3_A_BF16)
+		return -EINVAL;
 	int path = a->path;
 	if (path == K3_GEMM_AUTO) {
 		const bool gemv = a->n_groups == 0 ? a->rows <= 16 : a->rows <= (int64_t)16 * a->n_groups;
@@ -592,7 +883,27 @@ int gemv_block_k(const struct k3_gemm_args *a)
 {
 	const char *e = getenv("K3_GEMV_FP4_BLOCK"); /* read per call: tests switch it */
 	const bool deep = e && !strcmp(e, "512");
-	return a->w_dtype == K3_W_MXFP4 && deep && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
+	return a->w_dtype == K3_W_MXFP4 && a->a_dtype == K3_A_BF16 && deep && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
+}
+
+/* The MXFP8-activation gemv's weight stream: cp.async into GV8_STAGES shared-memory slots a lane
+ * (K3_GEMV8_PIPE=smem) or two register sets (K3_GEMV8_PIPE=regs); read per call (tests switch it). */
+constexpr int GV8_STAGES = 6;
+bool gemv8_smem()
+{
+	const char *e = getenv("K3_GEMV8_PIPE");
+	return !(e && !strcmp(e, "regs"));
+}
+
+/* Grouped MXFP8-activation gemv: 16 tokens a pass when groups hold more than this many rows on
+ * average (K3_GEMV8_WIDE, default 8; the BF16-activation kernel switches above 4): a pass's
+ * per-token work (scales, 4 FP32 products per MMA) is the larger share in this kernel, and at
+ * 4-8 rows a 16-token pass computes mostly empty tokens. */
+int gemv8_wide()
+{
+	const char *e = getenv("K3_GEMV8_WIDE");
+	const int v = e ? atoi(e) : 8;
+	return v > 0 ? v : 8;
 }
 
 /* Dense gemv split over k (in blocks of gemv_block_k()): about two CTAs per SM, at least 4 x 128
@@ -647,23 +958,43 @@ int tiled_epi(const params &p, enum k3_epilogue epi, int grid, int num_n, int nu
 	return -EINVAL;
 }
 
-template <bool FP4, int G, int NT8>
+/* A8 < 0: gemv_kernel; else the MXFP8-activation kernel gemv8_kernel with STAGES = A8 (FP4
+ * true, G 1). */
+template <bool FP4, int G, int NT8, int A8, int EPI, bool PARTIAL>
+void gemv_launch(const params &p, dim3 grid, cudaStream_t s)
+{
+	if constexpr (A8 >= 0) {
+		auto kern = gemv8_kernel<NT8, EPI, PARTIAL, A8>;
+		constexpr int smem = A8 > 1 ? A8 * THREADS * 40 : 0; /* 2 x 16 + 2 x 4 bytes a slot */
+		static bool configured = false;
+		if (smem > 48 * 1024 && !configured) {
+			if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+				return;
+			configured = true;
+		}
+		kern<<<grid, THREADS, smem, s>>>(p);
+	} else {
+		gemv_kernel<FP4, G, NT8, EPI, PARTIAL><<<grid, THREADS, 0, s>>>(p);
+	}
+}
+
+template <bool FP4, int G, int NT8, int A8 = -1>
 int gemv_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t s)
 {
 	if (p.ksplit > 1)
-		gemv_kernel<FP4, G, NT8, K3_EPI_BF16, true><<<grid, THREADS, 0, s>>>(p);
+		gemv_launch<FP4, G, NT8, A8, K3_EPI_BF16, true>(p, grid, s);
 	else if (epi == K3_EPI_BF16)
-		gemv_kernel<FP4, G, NT8, K3_EPI_BF16, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_launch<FP4, G, NT8, A8, K3_EPI_BF16, false>(p, grid, s);
 	else if (epi == K3_EPI_SPLIT)
-		gemv_kernel<FP4, G, NT8, K3_EPI_SPLIT, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_launch<FP4, G, NT8, A8, K3_EPI_SPLIT, false>(p, grid, s);
 	else if (epi == K3_EPI_GLU)
-		gemv_kernel<FP4, G, NT8, K3_EPI_GLU, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_launch<FP4, G, NT8, A8, K3_EPI_GLU, false>(p, grid, s);
 	else if (epi == K3_EPI_SCALE)
-		gemv_kernel<FP4, G, NT8, K3_EPI_SCALE, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_launch<FP4, G, NT8, A8, K3_EPI_SCALE, false>(p, grid, s);
 	else if (epi == K3_EPI_ADD)
-		gemv_kernel<FP4, G, NT8, K3_EPI_ADD, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_launch<FP4, G, NT8, A8, K3_EPI_ADD, false>(p, grid, s);
 	else
-		gemv_kernel<FP4, G, NT8, K3_EPI_GATE, false><<<grid, THREADS, 0, s>>>(p);
+		gemv_launch<FP4, G, NT8, A8, K3_EPI_GATE, false>(p, grid, s);
 	return k3_launch_status();
 }
 
@@ -764,6 +1095,8 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	p.addend = a->addend;
 	p.out = a->out;
 	p.out_f32 = a->out_f32;
+	p.aq = a->a_q;
+	p.as = a->a_scales;
 	const bool fp4 = a->w_dtype == K3_W_MXFP4;
 	if (path == K3_GEMM_TILED_WGMMA)
 		return k3gemm::wg_launch(p, fp4, a->epi, sms, stream);
@@ -805,7 +1138,15 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	/* Tokens per pass: 16 when groups hold more than 4 rows on average (dense: more than 8 rows). */
 	const bool wide = a->n_groups > 0 ? a->rows > (int64_t)4 * a->n_groups : a->rows > 8;
 	int r;
-	if (fp4 && gemv_block_k(a) > GV_K)
+	if (a->a_dtype == K3_A_MXFP8) {
+		const bool w8 = a->n_groups > 0 ? a->rows > (int64_t)gemv8_wide() * a->n_groups : a->rows > 8;
+		if (gemv8_smem())
+			r = w8 ? gemv_epi<true, 1, 2, GV8_STAGES>(p, a->epi, grid, stream)
+			       : gemv_epi<true, 1, 1, GV8_STAGES>(p, a->epi, grid, stream);
+		else
+			r = w8 ? gemv_epi<true, 1, 2, 0>(p, a->epi, grid, stream)
+			       : gemv_epi<true, 1, 1, 0>(p, a->epi, grid, stream);
+	} else if (fp4 && gemv_block_k(a) > GV_K)
 		r = wide ? gemv_epi<true, GV_FP4_G, 2>(p, a->epi, grid, stream)
 			 : gemv_epi<true, GV_FP4_G, 1>(p, a->epi, grid, stream);
 	else if (fp4)
@@ -815,4 +1156,32 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	if (r || ks == 1)
 		return r;
 	return finish(p, a->epi, sms, stream);
+}
+
+extern "C" int k3_gemm_quantize_mxfp8(const uint16_t *x, int64_t rows, int K, uint8_t *q, uint8_t *scales,
+				      cudaStream_t stream)
+{
+	if (!x || !q || !scales || !al16(x) || !al16(q) || !al4(scales) || rows < 0 || K < K3_MX_GROUP ||
+	    K % K3_MX_GROUP || rows > ((int64_t)1 << 40) / K || !fp8_mma_available())
+		return -EINVAL;
+	const int64_t chunks = rows * (K / 8);
+	if (chunks == 0)
+		return 0;
+	quant8_kernel<<<(unsigned)((chunks + THREADS - 1) / THREADS), THREADS, 0, stream>>>(x, chunks, q, scales);
+	return k3_launch_status();
+}
+
+extern "C" int k3_gemm_repack_fp8(const uint8_t *packed, int64_t rows, int K, uint8_t *out, cudaStream_t stream)
+{
+	if (!packed || !out || !al16(packed) || !al16(out) || rows < 0 || K < GV_K || K % GV_K ||
+	    rows > ((int64_t)1 << 40) / K)
+		return -EINVAL;
+	const int64_t bytes = rows * (K / 2);
+	if (bytes == 0)
+		return 0;
+	if ((packed < out + bytes) && (out < packed + bytes))
+		return -EINVAL; /* overlapping */
+	const int64_t chunks = bytes / 16;
+	repack8_kernel<<<(unsigned)((chunks + THREADS - 1) / THREADS), THREADS, 0, stream>>>(packed, chunks, out);
+	return k3_launch_status();
 }

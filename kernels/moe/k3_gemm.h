@@ -31,6 +31,19 @@
  *    tokens the B operand; grouped: only the touched groups' weights are
  *    read; dense: split over k (FP32 partials in the workspace, then a
  *    pass that sums them and applies the epilogue).
+ *    With MXFP8 activations (a_dtype K3_A_MXFP8: E4M3 elements, one E8M0
+ *    scale per 32 along k, from k3_gemm_quantize_mxfp8()) and MXFP4 weights
+ *    in the FP8 layout (k3_quant.h; k3_gemm_repack_fp8(), once), the gemv
+ *    runs FP8 MMAs (m16n8k32 E4M3, sm_89+): one MMA's 32 k are one scale
+ *    group of both operands, so each runs from a zero accumulator and its
+ *    FP32 sums are added times 2^(ew + ea - 248) (the weights' E4M3 form
+ *    is v 2^-6). Exact products, FP32 sums; weight scales 0..253 and
+ *    activation scales 0..249 (every scale an MX quantizer of finite FP32 or
+ *    BF16 values writes), a product of scales up to 2^127. Each lane streams
+ *    its weight blocks through a private cp.async ring in shared memory
+ *    (K3_GEMV8_PIPE=regs: two register sets, as the BF16-activation gemv).
+ *    A selectable path: the BF16-activation gemv stays the default where
+ *    a is BF16 (k3_gemm_path_for() says GEMV for both).
  */
 #ifndef K3_KERNELS_MOE_K3_GEMM_H
 #define K3_KERNELS_MOE_K3_GEMM_H
@@ -51,6 +64,13 @@ enum k3_gemm_path {
 	K3_GEMM_GEMV = 2,
 	K3_GEMM_TILED_MMA = 3,   /* the mma.sync tiled kernel */
 	K3_GEMM_TILED_WGMMA = 4, /* the wgmma tiled kernel (-EINVAL where it is not available) */
+};
+
+/* Activation formats of the GEMM op. */
+enum k3_adtype {
+	K3_A_BF16 = 0,  /* a */
+	K3_A_MXFP8 = 1, /* a_q, a_scales: gemv path only, MXFP4 weights in the FP8 layout; code for
+			   sm_89+ (-EINVAL where the build's code for this device is older) */
 };
 
 /* Pointers are device memory, 16-byte aligned; BF16 as uint16_t bits. */
@@ -80,6 +100,10 @@ struct k3_gemm_args {
 	enum k3_gemm_path path;
 	void *workspace;          /* k3_gemm_workspace_bytes(), or NULL when 0 */
 	size_t workspace_bytes;
+	enum k3_adtype a_dtype;   /* K3_A_MXFP8: a is not read; w_packed in the FP8 layout,
+				     w_scales 4-byte aligned */
+	const uint8_t *a_q;       /* MXFP8: [*][K] E4M3 (a_index applies as to a) */
+	const uint8_t *a_scales;  /* MXFP8: [*][K / 32] E8M0, 4-byte aligned */
 };
 
 /* Device workspace for these shapes (only the dense gemv path needs one);
@@ -96,6 +120,17 @@ int k3_gemm_path_for(const struct k3_gemm_args *a);
  * -EINVAL (nothing launched), or -EIO when a launch failed (the CUDA error
  * stays readable). */
 int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream);
+
+/* MXFP8 of BF16 rows x [rows][K] (K a multiple of 32; k3_mxfp8_quantize() bit for bit):
+ * q [rows][K] E4M3, scales [rows][K / 32] E8M0 (x, q 16-byte aligned, scales 4-byte). Finite
+ * inputs; sm_89+ code (else -EINVAL). Enqueued on `stream`; 0, -EINVAL or -EIO. */
+int k3_gemm_quantize_mxfp8(const uint16_t *x, int64_t rows, int K, uint8_t *q, uint8_t *scales,
+			   cudaStream_t stream);
+
+/* MXFP4 nibbles packed [rows][K / 2] (K a multiple of 128; rows: groups x N) into the FP8
+ * layout `out` (k3_mxfp4_repack_fp8() bit for bit; not in place; 16-byte aligned): a one-time
+ * step for the MXFP8-activation gemv. 0, -EINVAL or -EIO. */
+int k3_gemm_repack_fp8(const uint8_t *packed, int64_t rows, int K, uint8_t *out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -145,9 +145,15 @@ int moe_ref_gemm(const struct moe_ref_gemm *p)
 	    (p->epi == K3_EPI_SPLIT && (p->n_split < 0 || p->n_split > p->N || !p->out_f32)) ||
 	    (p->epi == K3_EPI_SCALE && !p->row_scale) || ((p->epi == K3_EPI_ADD || p->epi == K3_EPI_GATE) && !p->addend))
 		return -EINVAL;
+	if (p->a_mxfp8 && p->K % K3_MX_GROUP)
+		return -EINVAL;
 	double *acc = malloc((size_t)p->N * sizeof *acc);
-	if (!acc)
+	double *aq = p->a_mxfp8 ? malloc((size_t)p->K * sizeof *aq) : NULL;
+	uint8_t *q = p->a_mxfp8 ? malloc((size_t)p->K) : NULL, *qs = p->a_mxfp8 ? malloc((size_t)p->K / K3_MX_GROUP) : NULL;
+	if (!acc || (p->a_mxfp8 && (!aq || !q || !qs))) {
+		free(acc), free(aq), free(q), free(qs);
 		return -ENOMEM;
+	}
 	for (int64_t r = 0; r < p->rows; r++) {
 		int g = 0;
 		if (p->n_groups > 0) {
@@ -158,7 +164,14 @@ int moe_ref_gemm(const struct moe_ref_gemm *p)
 		}
 		const int64_t ar = p->a_index ? p->a_index[r] : r;
 		const int64_t ro = p->out_index ? p->out_index[r] : r;
-		moe_ref_linear(1, p->N, p->K, p->a + ar * p->K, p->w + (int64_t)g * p->N * p->K, acc);
+		const double *arow = p->a + ar * p->K;
+		if (p->a_mxfp8) {
+			k3_mxfp8_quantize(arow, (size_t)p->K, q, qs);
+			for (int64_t k = 0; k < p->K; k++)
+				aq[k] = k3_mxfp8_element(q, qs, (size_t)k);
+			arow = aq;
+		}
+		moe_ref_linear(1, p->N, p->K, arow, p->w + (int64_t)g * p->N * p->K, acc);
 		switch (p->epi) {
 		case K3_EPI_BF16:
 			memcpy(p->out + ro * p->N, acc, (size_t)p->N * sizeof *acc);
@@ -191,7 +204,7 @@ int moe_ref_gemm(const struct moe_ref_gemm *p)
 			break;
 		}
 	}
-	free(acc);
+	free(acc), free(aq), free(q), free(qs);
 	return 0;
 }
 

@@ -57,6 +57,8 @@ struct moe_ref_gemm {
 	const int32_t *a_index;  /* [rows] or NULL */
 	const int32_t *out_index; /* [rows] output row of each row, or NULL: r */
 	const double *a;         /* [*][K] */
+	bool a_mxfp8;            /* A rows quantized to MXFP8 first (k3_mxfp8_quantize(); K a multiple of 32),
+				    as the gemv path with MXFP8 activations reads them */
 	const double *w;         /* [max(1, n_groups)][N][K] */
 	enum k3_epilogue epi;
 	int64_t n_split;         /* SPLIT */

@@ -9,7 +9,9 @@
  * at its mma.m16n8k16 / wgmma fragment position with its group's scale; and the
  * MLA split kernel's FP8 scale staging (mla/mla_fp8_stage.cuh) writes every
  * token's scales of a stage for each block size (the kernel runs 64 and 256
- * threads; 64 once left tokens 16..31 stale).
+ * threads; 64 once left tokens 16..31 stale). The FP8 layout of MXFP4 weights
+ * (the MXFP8-activation gemv): device and host repacks agree and the
+ * expansion gives every E2M1 value as E4M3 of v 2^-6.
  */
 #include <cmath>
 #include <cstdio>
@@ -101,6 +103,34 @@ static void check_wg_fp4_tile(uint64_t seed, int kb)
 	}
 }
 
+/* The wgmma producer's tensor copies: the 32-byte swizzle of a [256][32]-byte MXFP4 box is
+ * k3_wg_fp4_half_offset()'s layout, and the 128-byte swizzle of a [256][128]-byte BF16 box puts
+ * chunk c of row r at c ^ (r % 8) (the layout of the cp.async producer and of the descriptors);
+ * both are permutations of the tile. */
+static void check_tma_swizzles(void)
+{
+	static unsigned char seen[256 * 128];
+	memset(seen, 0, sizeof seen);
+	for (int j = 0; j < 256; j++)
+		for (int h = 0; h < 2; h++) {
+			const int o = k3_tma_swizzle32(j * 32 + h * 16);
+			EXPECT(o == k3_wg_fp4_half_offset(j, h), "swizzle32 row %d half %d: %d, want %d\n", j, h, o,
+			       k3_wg_fp4_half_offset(j, h));
+			EXPECT(o >= 0 && o < 256 * 32 && !seen[o], "swizzle32 row %d half %d: %d twice\n", j, h, o);
+			if (o >= 0 && o < 256 * 32)
+				seen[o] = 1;
+		}
+	memset(seen, 0, sizeof seen);
+	for (int r = 0; r < 256; r++)
+		for (int c = 0; c < 8; c++) {
+			const int o = k3_tma_swizzle128(r * 128 + c * 16);
+			EXPECT(o == r * 128 + ((c ^ (r & 7)) << 4), "swizzle128 row %d chunk %d: %d\n", r, c, o);
+			EXPECT(o >= 0 && o < 256 * 128 && !seen[o], "swizzle128 row %d chunk %d: %d twice\n", r, c, o);
+			if (o >= 0 && o < 256 * 128)
+				seen[o] = 1;
+		}
+}
+
 /* All threads of a block of `threads` stage a tile's scales over a poisoned array: every
  * slot must hold its token's scale, bit for bit. */
 static void check_mla_fp8_scales(int threads)
@@ -127,8 +157,38 @@ static void check_mla_fp8_scales(int threads)
 		}
 }
 
+/* The FP8 layout word of 8 standard-order nibbles w (device k3_fp8r_word() = host
+ * k3_mxfp4_fp8_word()) expanded to E4M3 (k3_e2m1r_to_e4m3x8): byte i of lo / hi is element i /
+ * 4 + i as E4M3 of v 2^-6, exactly. */
+static void check_fp8_word(uint32_t w)
+{
+	const uint32_t u = k3_fp8r_word(w);
+	EXPECT(u == k3_mxfp4_fp8_word(w), "fp8 layout %08x: device %08x, host %08x\n", w, u, k3_mxfp4_fp8_word(w));
+	uint32_t lo, hi;
+	k3_e2m1r_to_e4m3x8(u, lo, hi);
+	for (int i = 0; i < 8; i++) {
+		const uint8_t e4 = (uint8_t)((i < 4 ? lo : hi) >> (8 * (i % 4)));
+		const double got = std::ldexp(k3_double_from_e4m3(e4), 6);
+		const double want = k3_double_from_e2m1((uint8_t)((w >> (4 * i)) & 0xfu));
+		EXPECT(got == want && std::signbit(got) == std::signbit(want),
+		       "e2m1 -> e4m3 %08x element %d: %g (0x%02x), want %g\n", w, i, got, e4, want);
+	}
+	EXPECT(((lo | hi) & 0x63636363u) == 0, "e2m1 -> e4m3 %08x: stray bits %08x %08x\n", w, lo, hi);
+}
+
 int main()
 {
+	/* Each output byte depends on two nibbles (elements b, 4 + b): all 256 pairs at each b. */
+	for (uint32_t pair = 0; pair < 256; pair++)
+		for (int b = 0; b < 4; b++)
+			check_fp8_word(((pair & 0xfu) << (4 * b)) | ((pair >> 4) << (4 * (b + 4))) | 0x00000000u);
+	{
+		uint64_t r = 7;
+		for (int i = 0; i < 200000; i++) {
+			r = r * 6364136223846793005ull + 1442695040888963407ull;
+			check_fp8_word((uint32_t)(r >> 32));
+		}
+	}
 	for (uint32_t n = 0; n < 16; n++)
 		for (int pos = 0; pos < 8; pos++)
 			check_word((n << (4 * pos)) | (0x21436587u & ~(0xfu << (4 * pos))));
@@ -149,6 +209,7 @@ int main()
 	EXPECT(k3_prmt(0x33221100u, 0x77665544u, 0x5140u) == 0x55114400u, "prmt interleave\n");
 	for (int kb = 0; kb < 4; kb++)
 		check_wg_fp4_tile(0x1234567ull + (uint64_t)kb, kb);
+	check_tma_swizzles();
 	for (int threads = 32; threads <= 512; threads *= 2)
 		check_mla_fp8_scales(threads);
 	if (failures) {

@@ -121,6 +121,76 @@ static void test_mxfp4(void **unused)
 	assert_true(k3_double_from_e8m0(127) == 1.0);
 }
 
+/* MXFP8: the OCP scale (amax / 2^scale in [256, 512)), elements within half an E4M3 step or
+ * saturated at 448, zeros and the clamped extremes of the scale. */
+static void test_mxfp8(void **unused)
+{
+	(void)unused;
+	struct test_rng r = { 7 };
+	enum { N = 32 * 64 };
+	double x[N];
+	uint8_t q[N], scales[N / 32];
+	for (int i = 0; i < N; i++)
+		x[i] = test_rng_uniform(&r, -1, 1) * pow(2.0, (double)((i / 32) % 11) * 25 - 130);
+	for (int i = 0; i < 32; i++)
+		x[32 * 5 + i] = 0.0;              /* a group of zeros: 2^-127 */
+	for (int i = 1; i < 32; i++)
+		x[32 * 7 + i] = ldexp(x[32 * 7 + i], -50);
+	x[32 * 7] = 0x1.ffp-3;                    /* amax / 2^scale = 511: the element saturates */
+	x[32 * 8] = 0x1p-140;                     /* below 2^-135: the scale clamps at 2^-127 */
+	for (int i = 1; i < 32; i++)
+		x[32 * 8 + i] = 0.0;
+	k3_mxfp8_quantize(x, N, q, scales);
+	assert_int_equal(scales[5], 0);
+	assert_int_equal(scales[8], 0);
+	assert_int_equal(q[32 * 7], 0x7e); /* 448 */
+	for (int g = 0; g < N / 32; g++) {
+		double amax = 0;
+		for (int i = 0; i < 32; i++)
+			amax = fmax(amax, fabs(x[g * 32 + i]));
+		const double s = k3_double_from_e8m0(scales[g]);
+		if (amax == 0)
+			continue;
+		if (scales[g] > 0)
+			assert_true(amax / s >= 256.0 && amax / s < 512.0);
+		for (int i = 0; i < 32; i++) {
+			const double y = k3_mxfp8_element(q, scales, (size_t)(g * 32 + i)) / s;
+			const double xs = x[g * 32 + i] / s;
+			if (fabs(xs) >= 448.0) {
+				assert_true(fabs(y) == 448.0);
+				continue;
+			}
+			int e;
+			frexp(fabs(xs), &e);
+			const double step = ldexp(1.0, (e - 1 < -6 ? -6 : e - 1) - 3); /* subnormals: 2^-9 */
+			assert_true(fabs(y - xs) <= step / 2);
+		}
+	}
+}
+
+/* The FP8 layout of MXFP4 weights: every element lands where the E4M3 expansion reads it (the
+ * element of k slot i of chunk t, word j is element 32 j + 8 t + i of its 128-block). */
+static void test_mxfp4_fp8_layout(void **unused)
+{
+	(void)unused;
+	struct test_rng r = { 9 };
+	enum { ROWS = 3, K = 384 };
+	uint8_t packed[ROWS * K / 2], out[ROWS * K / 2];
+	for (size_t i = 0; i < sizeof packed; i++)
+		packed[i] = (uint8_t)test_rng_next(&r);
+	k3_mxfp4_repack_fp8(packed, ROWS, K, out);
+	for (int row = 0; row < ROWS; row++)
+		for (int k = 0; k < K; k++) {
+			const int kb = k / 128, j = (k % 128) / 32, t = (k % 32) / 8, i = k % 8;
+			const uint8_t nib = (uint8_t)(packed[row * K / 2 + k / 2] >> (4 * (k & 1))) & 0xf;
+			const uint8_t byte = out[row * K / 2 + kb * 64 + 16 * t + 4 * j + i % 4];
+			/* The byte's bits of element i (i < 4: 7 | 4 3 2; else 5 | 6 | 1 0) as S.EE.M. */
+			const uint8_t got = i < 4 ? (uint8_t)(((byte >> 4) & 8) | ((byte >> 2) & 7))
+						  : (uint8_t)(((byte >> 2) & 8) | ((byte >> 4) & 4) | (byte & 3));
+			assert_int_equal(got, nib);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +199,8 @@ int main(void)
 		cmocka_unit_test(test_e4m3_error),
 		cmocka_unit_test(test_e2m1_codes),
 		cmocka_unit_test(test_mxfp4),
+		cmocka_unit_test(test_mxfp8),
+		cmocka_unit_test(test_mxfp4_fp8_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,14 +38,29 @@
 
 static struct test_rng rng = { 20261204 };
 
-/* Weights [G][N][K] in BF16 or MXFP4: exact host values and device copies. */
+/* Weights [G][N][K] in BF16 or MXFP4: exact host values and device copies (MXFP4: also the
+ * FP8 layout of the nibbles, k3_gemm_repack_fp8(), for the MXFP8-activation gemv). */
 struct wmat {
 	int G, N, K;
 	enum k3_wdtype dt;
 	double *h;
 	uint16_t *bf16;
-	uint8_t *packed, *scales;
+	uint8_t *packed, *scales, *packed8;
 };
+
+/* The FP8 layout of m's nibbles on the device, checked byte for byte against the host's. */
+static void wmat_repack8(struct wmat *m)
+{
+	const size_t bytes = (size_t)m->G * m->N * m->K / 2;
+	m->packed8 = gt_dev_poisoned(bytes);
+	KERNEL_OK(k3_gemm_repack_fp8(m->packed, (int64_t)m->G * m->N, m->K, m->packed8, 0));
+	uint8_t *src = gt_xmalloc(bytes), *want = gt_xmalloc(bytes), *got = gt_xmalloc(bytes);
+	CUDA_OK(cudaMemcpy(src, m->packed, bytes, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(got, m->packed8, bytes, cudaMemcpyDeviceToHost));
+	k3_mxfp4_repack_fp8(src, (size_t)m->G * m->N, (size_t)m->K, want);
+	assert_memory_equal(got, want, bytes);
+	free(src), free(want), free(got);
+}
 
 static struct wmat wmat_rand(int G, int N, int K, enum k3_wdtype dt, double range)
 {
@@ -72,13 +87,36 @@ static struct wmat wmat_rand(int G, int N, int K, enum k3_wdtype dt, double rang
 	m.packed = gt_dev_copy(packed, n / 2);
 	m.scales = gt_dev_copy(scales, n / K3_MX_GROUP);
 	free(x), free(packed), free(scales);
+	if (K % 128 == 0)
+		wmat_repack8(&m);
+	return m;
+}
+
+/* MXFP4 weights of random nibbles whose scale bytes follow the k group: scale of (g, n, group c)
+ * is exps[c % n_exps] (E8M0 extremes). */
+static struct wmat wmat_mx_scales(int G, int N, int K, const uint8_t *exps, int n_exps)
+{
+	struct wmat m = { .G = G, .N = N, .K = K, .dt = K3_W_MXFP4 };
+	const size_t n = (size_t)G * N * K;
+	uint8_t *packed = gt_xmalloc(n / 2), *scales = gt_xmalloc(n / K3_MX_GROUP);
+	for (size_t i = 0; i < n / 2; i++)
+		packed[i] = (uint8_t)test_rng_next(&rng);
+	for (size_t i = 0; i < n / K3_MX_GROUP; i++)
+		scales[i] = exps[(i % (size_t)(K / K3_MX_GROUP)) % (size_t)n_exps];
+	m.h = gt_dnew(n);
+	for (size_t i = 0; i < n; i++)
+		m.h[i] = k3_mxfp4_element(packed, scales, i);
+	m.packed = gt_dev_copy(packed, n / 2);
+	m.scales = gt_dev_copy(scales, n / K3_MX_GROUP);
+	free(packed), free(scales);
+	wmat_repack8(&m);
 	return m;
 }
 
 static void wmat_release(struct wmat *m)
 {
 	free(m->h);
-	cudaFree(m->bf16), cudaFree(m->packed), cudaFree(m->scales);
+	cudaFree(m->bf16), cudaFree(m->packed), cudaFree(m->scales), cudaFree(m->packed8);
 	memset(m, 0, sizeof *m);
 }
 
@@ -105,7 +143,26 @@ struct gemm_case {
 	enum k3_wdtype dt;
 	enum k3_gemm_path path;
 	bool scatter; /* outputs through an output row map (a permutation) */
+	bool a8;      /* MXFP8 activations (k3_gemm_quantize_mxfp8() of the BF16 A), the FP8 gemv */
+	const int *a_exp; /* NULL, or [K / 32]: A's k group c is U(-1, 1) 2^a_exp[c] (default U(-1, 1)) */
 };
+
+/* BF16 A [rows][K]: U(-1, 1), times 2^a_exp[k / 32] where given. */
+static struct gt_bf16 a_rand(int64_t rows, int K, const int *a_exp)
+{
+	const size_t n = (size_t)rows * K;
+	if (!a_exp)
+		return gt_bf16_rand(&rng, n, -1, 1);
+	struct gt_bf16 t = { .n = n, .h = gt_dnew(n) };
+	uint16_t *tmp = gt_xmalloc(n * 2);
+	for (size_t i = 0; i < n; i++) {
+		tmp[i] = k3_bf16_from_double(ldexp(test_rng_uniform(&rng, -1, 1), a_exp[(i % (size_t)K) / K3_MX_GROUP]));
+		t.h[i] = k3_double_from_bf16(tmp[i]);
+	}
+	t.d = gt_dev_copy(tmp, n * 2);
+	free(tmp);
+	return t;
+}
 
 /* The wgmma tiled path runs here (sm_90a build, compute capability 9.0)? */
 static bool wgmma_expected(void)
@@ -124,22 +181,95 @@ static bool wgmma_expected(void)
 /* Every element: |got - ref| <= 2^-8 |ref| + 2^-10 rms(ref): the output's BF16 rounding and
  * FP32 sums, element by element (a wrong tile, row or column fails it even where the
  * relative norm of the whole output would not notice). */
-static void check_elements(const char *what, const double *got, const double *ref, size_t n)
+static void check_elements_allow(const char *what, const double *got, const double *ref, const double *allow,
+				 size_t n, int rel_exp, int floor_exp)
 {
 	double ss = 0.0;
 	for (size_t i = 0; i < n; i++)
 		ss += ref[i] * ref[i];
-	const double floor = ldexp(sqrt(ss / (double)(n ? n : 1)), -10);
+	const double floor = ldexp(sqrt(ss / (double)(n ? n : 1)), floor_exp);
 	double worst = 0.0;
 	size_t at = 0;
 	for (size_t i = 0; i < n; i++) {
-		const double r = fabs(got[i] - ref[i]) / (ldexp(fabs(ref[i]), -8) + floor);
+		const double r = fabs(got[i] - ref[i]) / (ldexp(fabs(ref[i]), rel_exp) + floor + (allow ? allow[i] : 0.0));
 		if (!(r <= worst)) /* NaN too */
 			worst = r == r ? r : INFINITY, at = i;
 	}
 	print_message("  %-52s worst element err/tol %.3f (at %zu)\n", what, worst, at);
 	if (!(worst < 1.0))
 		fail_msg("%s: element %zu is %g, reference %g", what, at, got[at], ref[at]);
+}
+
+static void check_elements(const char *what, const double *got, const double *ref, size_t n)
+{
+	check_elements_allow(what, got, ref, NULL, n, -8, -10);
+}
+
+/* The FP8 MMA's 32-product sums need not be FP32-exact (public accounts of Hopper's FP8 wgmma
+ * put its accumulation at 13-14 bits). A per-element allowance of FP8_ACC_ULP sum |a w| over
+ * each accumulator (the float64 sum of |a_k w_k| of the quantized values) covers that; a wrong
+ * scale, slot or row costs a whole group's share (about 2^-7 of the sum at K = 4096) or more.
+ * Measured on an H200 (2026-12-01k, the SPLIT cases' FP32 columns): at most 2^-25 of sum |a w|,
+ * i.e. the m16n8k32 sums of these 6-bit products came out exact and only the FP32 accumulation
+ * over groups remains; the BF16 outputs' worst element is at 0.69 of the tolerance, BF16
+ * rounding. The allowance stays as the bound the tests ran with. */
+#define FP8_ACC_ULP 0x1p-11
+
+struct fp8_allow {
+	double *bf16, *f32; /* [rows][width], [rows][n_split] (SPLIT) */
+	double worst_rel;   /* largest |err| / sum |a w| seen, filled by fp8_report() */
+};
+
+/* The allowances of the reference `ref` (its epilogue, maps and outputs) for the FP8 path. */
+static struct fp8_allow fp8_allowance(const struct moe_ref_gemm *ref, int64_t a_rows, int64_t w_elems, int width,
+				      double **absacc_out)
+{
+	const int64_t rows = ref->rows, N = ref->N, K = ref->K;
+	double *absa = gt_dnew((size_t)(a_rows * K)), *absw = gt_dnew((size_t)w_elems);
+	for (int64_t i = 0; i < a_rows * K; i++)
+		absa[i] = fabs(ref->a[i]);
+	for (int64_t i = 0; i < w_elems; i++)
+		absw[i] = fabs(ref->w[i]);
+	double *absacc = gt_dnew((size_t)(rows * N)), *raw = gt_dnew((size_t)(rows * N));
+	struct moe_ref_gemm r = *ref;
+	r.a = absa, r.w = absw, r.epi = K3_EPI_BF16, r.out = absacc;
+	assert_int_equal(moe_ref_gemm(&r), 0);
+	r = *ref;
+	r.epi = K3_EPI_BF16, r.out = raw;
+	assert_int_equal(moe_ref_gemm(&r), 0);
+	struct fp8_allow al = { .bf16 = gt_dnew((size_t)(rows * (width > 0 ? width : 1))),
+				.f32 = gt_dnew((size_t)(rows * ref->n_split + 1)) };
+	for (int64_t rr = 0; rr < rows; rr++) {
+		const int64_t ro = ref->out_index ? ref->out_index[rr] : rr;
+		const double *ab = absacc + ro * N, *rw = raw + ro * N;
+		for (int64_t n = 0; n < N; n++) {
+			const double e = FP8_ACC_ULP * ab[n];
+			switch (ref->epi) {
+			case K3_EPI_SPLIT:
+				if (n < ref->n_split)
+					al.f32[ro * ref->n_split + n] = e;
+				else
+					al.bf16[ro * (N - ref->n_split) + n - ref->n_split] = e;
+				break;
+			case K3_EPI_SCALE:
+				al.bf16[ro * N + n] = e * fabs(ref->row_scale[rr]);
+				break;
+			case K3_EPI_GLU:
+				break;
+			default:
+				al.bf16[ro * N + n] = e;
+			}
+		}
+		if (ref->epi == K3_EPI_GLU) /* |d out| <= 1.1 |u| |dg| + |g| |du| (both caps' slopes <= 1) */
+			for (int64_t j = 0; j < N / 2; j++) {
+				const int64_t gc = moe_glu_column(j, 0), uc = moe_glu_column(j, 1);
+				const double eg = FP8_ACC_ULP * ab[gc], eu = FP8_ACC_ULP * ab[uc];
+				al.bf16[ro * (N / 2) + j] = 1.1 * (fabs(rw[uc]) + eu) * eg + (fabs(rw[gc]) + eg) * eu;
+			}
+	}
+	free(absa), free(absw), free(raw);
+	*absacc_out = absacc;
+	return al;
 }
 
 static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w,
@@ -160,7 +290,13 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		rows = off[c->n_groups];
 	}
 	const int a_rows = c->a_rows > 0 ? c->a_rows : (int)rows;
-	struct gt_bf16 A = gt_bf16_rand(&rng, (size_t)a_rows * c->K, -1, 1);
+	struct gt_bf16 A = a_rand(a_rows, c->K, c->a_exp);
+	uint8_t *aq = NULL, *as = NULL;
+	if (c->a8) { /* the quantizer's bytes are checked against the host's in test_mxfp8_quantize */
+		aq = gt_dev_poisoned((size_t)a_rows * c->K);
+		as = gt_dev_poisoned((size_t)a_rows * (c->K / K3_MX_GROUP));
+		KERNEL_OK(k3_gemm_quantize_mxfp8(A.d, a_rows, c->K, aq, as, 0));
+	}
 	int32_t *a_index = NULL;
 	if (c->a_rows > 0) {
 		a_index = gt_xmalloc((size_t)rows * sizeof(int32_t));
@@ -189,11 +325,15 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 
 	struct moe_ref_gemm ref = {
 		.rows = rows, .N = c->N, .K = c->K, .n_groups = c->n_groups, .off = off, .a_index = a_index,
-		.out_index = out_index, .a = A.h, .w = w->h, .epi = epi, .n_split = 128, .beta_gate = K3_SITU_BETA_GATE,
+		.out_index = out_index, .a = A.h, .a_mxfp8 = c->a8, .w = w->h, .epi = epi, .n_split = 128, .beta_gate = K3_SITU_BETA_GATE,
 		.beta_up = K3_SITU_BETA_UP, .row_scale = scale, .addend = add.h,
 		.out = gt_dnew((size_t)rows * width), .out_f32 = gt_dnew((size_t)rows * 128),
 	};
 	assert_int_equal(moe_ref_gemm(&ref), 0);
+	struct fp8_allow al = { 0 };
+	double *absacc = NULL;
+	if (c->a8)
+		al = fp8_allowance(&ref, a_rows, (int64_t)w->G * w->N * w->K, width, &absacc);
 
 	struct gt_bf16 out = gt_bf16_out((size_t)rows * width);
 	float *out_f32 = gt_dev_poisoned((size_t)rows * 128 * sizeof(float));
@@ -203,6 +343,10 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		.out_f32 = epi == K3_EPI_SPLIT ? out_f32 : NULL, .path = path_arg,
 	};
 	wmat_into(w, &a);
+	if (c->a8) {
+		a.a = NULL, a.a_dtype = K3_A_MXFP8, a.a_q = aq, a.a_scales = as;
+		a.w_packed = w->packed8;
+	}
 	if (c->n_groups) {
 		a.off = gt_dev_copy(off, (size_t)(c->n_groups + 1) * sizeof(int32_t));
 		a.tile_off = gt_dev_copy(tile_off, (size_t)(c->n_groups + 1) * sizeof(int32_t));
@@ -225,7 +369,8 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 	assert_true(path == K3_GEMM_GEMV || path == K3_GEMM_TILED_MMA || path == K3_GEMM_TILED_WGMMA);
 	char what[160];
 	snprintf(what, sizeof what, "%s %s %s rows=%lld N=%d K=%d groups=%d%s%s ws=%zu",
-		 path == K3_GEMM_GEMV ? "gemv" : path == K3_GEMM_TILED_MMA ? "tiled-mma" : "tiled-wgmma",
+		 path == K3_GEMM_GEMV ? (c->a8 ? "gemv-mxfp8" : "gemv")
+				      : path == K3_GEMM_TILED_MMA ? "tiled-mma" : "tiled-wgmma",
 		 c->dt == K3_W_MXFP4 ? "mxfp4" : "bf16", epi_name(epi),
 		 (long long)rows, c->N, c->K, c->n_groups, a_index ? " gathered" : "", out_index ? " scattered" : "", ws);
 	KERNEL_OK(k3_gemm(&a, 0));
@@ -234,13 +379,35 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		gt_check(what, out.h, ref.out, (size_t)rows * width, TOL_BF16);
 		if (path == K3_GEMM_TILED_WGMMA)
 			check_elements("  elements", out.h, ref.out, (size_t)rows * width);
+		if (c->a8)
+			check_elements_allow("  elements (+ 2^-11 sum |a w|)", out.h, ref.out, al.bf16,
+					     (size_t)rows * width, -8, -10);
 	}
 	if (epi == K3_EPI_SPLIT) {
 		double *f = gt_dnew((size_t)rows * 128);
 		gt_f32_read(out_f32, f, (size_t)rows * 128);
-		gt_check("  fp32 columns", f, ref.out_f32, (size_t)rows * 128, TOL_F32);
+		if (c->a8) {
+			/* The tensor core's sums, seen raw: the largest error as a fraction of sum |a w|. */
+			double worst = 0.0;
+			for (int64_t r = 0; r < rows; r++) {
+				const int64_t ro = out_index ? out_index[r] : r;
+				for (int n = 0; n < 128; n++) {
+					const double d = fabs(f[ro * 128 + n] - ref.out_f32[ro * 128 + n]);
+					const double b = absacc[ro * c->N + n];
+					if (b > 0 && d / b > worst)
+						worst = d / b;
+				}
+			}
+			print_message("  fp32 columns: largest |err| / sum |a w| = %.3g (2^%.1f)\n", worst,
+				      worst > 0 ? log2(worst) : -INFINITY);
+			check_elements_allow("  fp32 columns (+ 2^-11 sum |a w|)", f, ref.out_f32, al.f32,
+					     (size_t)rows * 128, -20, -22);
+		} else {
+			gt_check("  fp32 columns", f, ref.out_f32, (size_t)rows * 128, TOL_F32);
+		}
 		free(f);
 	}
+	free(al.bf16), free(al.f32), free(absacc);
 	free(off), free(tile_off), free(touched), free(a_index), free(out_index), free(scale), free(scale_f);
 	free(ref.out), free(ref.out_f32);
 	gt_free(a.out_index);
@@ -249,6 +416,7 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		gt_bf16_release(&add);
 	cudaFree(out_f32), gt_free(a.off), gt_free(a.tile_off), gt_free(a.touched);
 	gt_free(a.n_touched), gt_free(a.a_index), gt_free(a.row_scale), cudaFree(a.workspace);
+	cudaFree(aq), cudaFree(as);
 }
 
 /* One case; K3_GEMM_TILED runs both tiled kernels (wgmma where it is available). */
@@ -656,6 +824,18 @@ static void test_gemm_wgmma_tiles(void **unused)
 				      .path = K3_GEMM_TILED_WGMMA };
 	run_gemm(&dd, K3_EPI_BF16, &wd);
 	wmat_release(&wd);
+	/* The weight tiles by the producer's cp.async copies instead of the tensor copies (the
+	 * round-3 producer, kept for measurements: K3_GEMM_WG_WEIGHTS=cp, read per call). */
+	setenv("K3_GEMM_WG_WEIGHTS", "cp", 1);
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case g = { .N = 400, .K = 384, .n_groups = 11, .counts = counts, .a_rows = 333,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED_WGMMA };
+		run_all_epilogues(&g);
+	}
+	struct wmat wv = wmat_rand(40, 512, 256, K3_W_MXFP4, 0.1);
+	run_gemm(&m, K3_EPI_GLU, &wv);
+	wmat_release(&wv);
+	unsetenv("K3_GEMM_WG_WEIGHTS");
 }
 
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
@@ -731,6 +911,133 @@ static void test_gemv_scales_unaligned(void **unused)
 	}
 }
 
+/* The device MXFP8 quantizer against the host's, byte for byte: groups of zeros, BF16
+ * subnormals (the scale clamps at 2^-127), the largest BF16 magnitudes, groups whose largest
+ * element rounds up past 448 (saturated), and ordinary spreads. */
+static void test_mxfp8_quantize(void **unused)
+{
+	(void)unused;
+	const int rows = 7, K = 640, ng = K / K3_MX_GROUP;
+	int a_exp[640 / 32];
+	for (int c = 0; c < ng; c++)
+		a_exp[c] = (int)(test_rng_next(&rng) % 60) - 30;
+	a_exp[0] = -133, a_exp[1] = -128, a_exp[2] = 127, a_exp[3] = -126, a_exp[4] = 120, a_exp[6] = -5;
+	struct gt_bf16 A = a_rand(rows, K, a_exp);
+	uint16_t *h = gt_xmalloc((size_t)rows * K * 2);
+	for (int r = 0; r < rows; r++) {
+		for (int i = 0; i < K3_MX_GROUP; i++)
+			A.h[r * K + 5 * K3_MX_GROUP + i] = 0.0; /* zeros */
+		A.h[r * K + 6 * K3_MX_GROUP] = 0x1.fep-1;   /* x / 2^scale = 510: saturates to 448 */
+		A.h[r * K + 7 * K3_MX_GROUP + 3] = -0x1.fep127;
+	}
+	for (size_t i = 0; i < (size_t)rows * K; i++)
+		h[i] = k3_bf16_from_double(A.h[i]);
+	CUDA_OK(cudaMemcpy(A.d, h, (size_t)rows * K * 2, cudaMemcpyHostToDevice));
+	uint8_t *q = gt_dev_poisoned((size_t)rows * K), *sc = gt_dev_poisoned((size_t)rows * ng);
+	KERNEL_OK(k3_gemm_quantize_mxfp8(A.d, rows, K, q, sc, 0));
+	uint8_t *gq = gt_xmalloc((size_t)rows * K), *gs = gt_xmalloc((size_t)rows * ng);
+	uint8_t *wq = gt_xmalloc((size_t)rows * K), *ws = gt_xmalloc((size_t)rows * ng);
+	CUDA_OK(cudaMemcpy(gq, q, (size_t)rows * K, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(gs, sc, (size_t)rows * ng, cudaMemcpyDeviceToHost));
+	k3_mxfp8_quantize(A.h, (size_t)rows * K, wq, ws);
+	assert_int_equal(ws[0], 0), assert_int_equal(ws[5], 0), assert_int_equal(wq[6 * K3_MX_GROUP], 0x7e);
+	assert_memory_equal(gs, ws, (size_t)rows * ng);
+	assert_memory_equal(gq, wq, (size_t)rows * K);
+	print_message("  mxfp8 quantizer: %d x %d bytes as the host's\n", rows, K);
+	assert_int_equal(k3_gemm_quantize_mxfp8(A.d, rows, 48, q, sc, 0), -EINVAL); /* K not a multiple of 32 */
+	assert_int_equal(k3_gemm_quantize_mxfp8(A.d, rows, K, q, sc + 1, 0), -EINVAL);
+	free(h), free(gq), free(gs), free(wq), free(ws);
+	cudaFree(q), cudaFree(sc);
+	gt_bf16_release(&A);
+}
+
+/* The gemv with MXFP8 activations (FP8 MMAs) against the float64 reference of the quantized
+ * activations: every epilogue, dense (k split over CTAs; several passes) and grouped (gathered,
+ * scattered), 8 and 16 tokens a pass. */
+static void test_gemv_mxfp8(void **unused)
+{
+	(void)unused;
+	for (int rows = 5; rows <= 37; rows += 8) { /* 5: 8 a pass; 13, 21, 29, 37: 16 a pass, several passes */
+		const struct gemm_case c = { .rows = rows, .N = 256, .K = 2048, .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO,
+					     .a8 = true };
+		struct wmat w = wmat_rand(1, c.N, c.K, c.dt, 0.1);
+		if (rows == 5 || rows == 37)
+			for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++)
+				run_gemm(&c, (enum k3_epilogue)e, &w);
+		else
+			run_gemm(&c, K3_EPI_BF16, &w);
+		wmat_release(&w);
+	}
+	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 };
+	const struct gemm_case f = { .N = 384, .K = 640, .n_groups = 9, .counts = few, .a_rows = 5, .dt = K3_W_MXFP4,
+				     .path = K3_GEMM_GEMV, .a8 = true };
+	run_all_epilogues(&f);
+	const struct gemm_case g = { .N = 256, .K = 256, .n_groups = 7, .counts = COUNTS, .a_rows = 50,
+				     .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .a8 = true };
+	run_all_epilogues(&g);
+	struct wmat w = wmat_rand(7, 272, 384, K3_W_MXFP4, 0.1); /* N not a multiple of 128 */
+	static const int32_t sc[7] = { 3, 0, 9, 1, 4, 2, 1 };
+	const struct gemm_case s = { .N = 272, .K = 384, .n_groups = 7, .counts = sc, .a_rows = 11,
+				     .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .scatter = true, .a8 = true };
+	run_gemm(&s, K3_EPI_BF16, &w);
+	run_gemm(&s, K3_EPI_GATE, &w);
+	wmat_release(&w);
+}
+
+/* K3's expert shapes with MXFP8 activations: w13 (GLU, rows gathered from the tokens) and w2
+ * (SCALE), decode batches B = 1, 16, 64, 256 as per-expert row counts (top-16 of 896: about
+ * 16 B / 896 rows an expert, so B = 1 and 16 give single rows, 64 one or two, 256 four or
+ * five: the 16-token pass), and one expert of 256 rows (16 passes). */
+static void test_gemv_mxfp8_k3_shapes(void **unused)
+{
+	(void)unused;
+	static const int32_t b1[4] = { 1, 1, 0, 1 }, b64[4] = { 1, 2, 1, 2 }, b256[5] = { 4, 6, 3, 5, 0 };
+	static const int32_t one256[1] = { 256 };
+	const int32_t *counts[4] = { b1, b64, b256, one256 };
+	const int ng[4] = { 4, 4, 5, 1 };
+	struct wmat w13 = wmat_rand(5, 2 * K3_EXPERT_INTER, K3_LATENT, K3_W_MXFP4, 0.05);
+	for (int i = 0; i < 3; i++) {
+		const struct gemm_case c = { .N = 2 * K3_EXPERT_INTER, .K = K3_LATENT, .n_groups = ng[i],
+					     .counts = counts[i], .a_rows = 3, .dt = K3_W_MXFP4,
+					     .path = K3_GEMM_AUTO, .a8 = true };
+		run_gemm(&c, K3_EPI_GLU, &w13);
+	}
+	wmat_release(&w13);
+	struct wmat w2 = wmat_rand(5, K3_LATENT, K3_EXPERT_INTER, K3_W_MXFP4, 0.05);
+	for (int i = 0; i < 4; i++) {
+		const struct gemm_case c = { .N = K3_LATENT, .K = K3_EXPERT_INTER, .n_groups = ng[i], .counts = counts[i],
+					     .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .a8 = true };
+		run_gemm(&c, K3_EPI_SCALE, &w2);
+	}
+	wmat_release(&w2);
+}
+
+/* E8M0 extremes: weight scale bytes 0 (2^-127), 1, 2, 127, 251, 252 (the largest an MX quantizer of
+ * FP32 writes) and 253, against activations that bring each product back near 1 (A's k group
+ * c at 2^(127 - e_c), BF16 from 2^127 down to 2^-126), and activations so small that their
+ * scale clamps at 2^-127 (BF16 subnormals) against 2^126 weights. */
+static void test_gemv_mxfp8_e8m0_extremes(void **unused)
+{
+	(void)unused;
+	static const uint8_t exps[8] = { 0, 1, 2, 127, 251, 252, 253, 253 };
+	enum { K = 512 };
+	int a_exp[K / 32];
+	for (int c = 0; c < K / 32; c++)
+		a_exp[c] = 127 - exps[c % 8] - (c % 8 == 7 ? 7 : 0); /* the last: 2^-133 (subnormal) A vs 2^126 */
+	struct wmat w = wmat_mx_scales(3, 256, K, exps, 8);
+	static const int32_t counts[3] = { 1, 5, 20 };
+	for (int dense = 0; dense < 2; dense++) {
+		const struct gemm_case c = dense ? (struct gemm_case){ .rows = 9, .N = 256, .K = K, .dt = K3_W_MXFP4,
+								       .path = K3_GEMM_GEMV, .a8 = true, .a_exp = a_exp }
+						 : (struct gemm_case){ .N = 256, .K = K, .n_groups = 3, .counts = counts,
+								       .a_rows = 7, .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV,
+								       .a8 = true, .a_exp = a_exp };
+		run_gemm(&c, K3_EPI_BF16, &w);
+		run_gemm(&c, K3_EPI_SPLIT, &w);
+	}
+	wmat_release(&w);
+}
+
 static void test_bad_arguments(void **unused)
 {
 	(void)unused;
@@ -745,6 +1052,22 @@ static void test_bad_arguments(void **unused)
 	assert_int_equal(moe_route(&r, 0), -EINVAL);
 	struct moe_combine_args c = { .tokens = 1, .topk = 1, .width = 12 };
 	assert_int_equal(moe_combine(&c, 0), -EINVAL);
+	/* MXFP8 activations: the gemv path with MXFP4 weights only; aligned scale arrays. */
+	static uint8_t buf[256] __attribute__((aligned(16)));
+	struct k3_gemm_args m = { .rows = 4, .N = 128, .K = 128, .a_dtype = K3_A_MXFP8, .a_q = buf, .a_scales = buf,
+				  .w_dtype = K3_W_MXFP4, .w_packed = buf, .w_scales = buf, .out = (uint16_t *)buf };
+	assert_int_equal(k3_gemm_path_for(&m), K3_GEMM_GEMV);
+	m.path = K3_GEMM_TILED;
+	assert_int_equal(k3_gemm_path_for(&m), -EINVAL);
+	assert_int_equal(k3_gemm(&m, 0), -EINVAL);
+	m.path = K3_GEMM_GEMV, m.w_dtype = K3_W_BF16, m.w = (uint16_t *)buf;
+	assert_int_equal(k3_gemm(&m, 0), -EINVAL);
+	m.w_dtype = K3_W_MXFP4, m.a_scales = buf + 1;
+	assert_int_equal(k3_gemm(&m, 0), -EINVAL);
+	m.a_scales = buf, m.a_dtype = (enum k3_adtype)7;
+	assert_int_equal(k3_gemm(&m, 0), -EINVAL);
+	assert_int_equal(k3_gemm_repack_fp8(buf, 1, 96, buf + 128, 0), -EINVAL); /* K not a multiple of 128 */
+	assert_int_equal(k3_gemm_repack_fp8(buf, 2, 128, buf + 64, 0), -EINVAL); /* overlapping */
 }
 
 int main(void)
@@ -756,6 +1079,10 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_small_all_kernels),
 		cmocka_unit_test(test_gemv_scales_unaligned),
+		cmocka_unit_test(test_mxfp8_quantize),
+		cmocka_unit_test(test_gemv_mxfp8),
+		cmocka_unit_test(test_gemv_mxfp8_e8m0_extremes),
+		cmocka_unit_test(test_gemv_mxfp8_k3_shapes),
 		cmocka_unit_test(test_gemm_n_not_128),
 		cmocka_unit_test(test_gemm_heads_scatter_gate),
 		cmocka_unit_test(test_gemm_dense_tiled),

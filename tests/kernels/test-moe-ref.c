@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kda_test_util.h"
+#include "kernels/common/k3_quant.h"
 #include "kernels/moe/moe_ref.h"
 
 #define EXACT 1e-12
@@ -241,6 +242,35 @@ static void test_layer_equal_experts(void **unused)
 	free(spre), free(sh), free(so);
 }
 
+/* a_mxfp8: each A row is quantized to MXFP8 (k3_mxfp8_quantize) before the product, exactly
+ * the product of the pre-quantized rows; K must be a multiple of 32. */
+static void test_gemm_mxfp8_activations(void **unused)
+{
+	(void)unused;
+	enum { R = 5, N = 8, KK = 64, A_ROWS = 3 };
+	const int32_t a_index[R] = { 2, 0, 1, 2, 0 };
+	double *a = drand((size_t)A_ROWS * KK, -3, 3), *w = drand((size_t)N * KK, -1, 1);
+	for (int k = 32; k < KK; k++)
+		a[KK + k] *= 0x1p-40; /* a second group of row 1 at another scale */
+	double *out = dnew((size_t)R * N), *want = dnew((size_t)R * N), *aq = dnew((size_t)A_ROWS * KK);
+	uint8_t q[A_ROWS * KK], sc[A_ROWS * KK / 32];
+	k3_mxfp8_quantize(a, (size_t)A_ROWS * KK, q, sc);
+	for (int i = 0; i < A_ROWS * KK; i++)
+		aq[i] = k3_mxfp8_element(q, sc, (size_t)i);
+	struct moe_ref_gemm p = { .rows = R, .N = N, .K = KK, .a_index = a_index, .a = a, .a_mxfp8 = true, .w = w,
+				  .epi = K3_EPI_BF16, .out = out };
+	assert_int_equal(moe_ref_gemm(&p), 0);
+	p.a = aq, p.a_mxfp8 = false, p.out = want;
+	assert_int_equal(moe_ref_gemm(&p), 0);
+	assert_memory_equal(out, want, (size_t)R * N * sizeof(double));
+	p.a = a;
+	assert_int_equal(moe_ref_gemm(&p), 0);
+	assert_true(memcmp(out, want, (size_t)R * N * sizeof(double)) != 0); /* the quantization shows */
+	p.a_mxfp8 = true, p.K = 48;
+	assert_int_equal(moe_ref_gemm(&p), -EINVAL);
+	free(a), free(w), free(out), free(want), free(aq);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_gemm_epilogues),
+		cmocka_unit_test(test_gemm_mxfp8_activations),
 		cmocka_unit_test(test_layer_equal_experts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
