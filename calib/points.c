@@ -96,7 +96,11 @@ void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *c
 		snprintf(label, n, "%s.%s", kind, dtype_name(wider(op->w_dtype, op->a_dtype)));
 		return;
 	case OP_ELEMENTWISE:
-		*cls = HW_CLASS_MEMORY;
+	case OP_ATTNRES:
+	case OP_ROUTE:
+	case OP_COMBINE:
+	case OP_SHORT_CONV:
+		*cls = sim_op_class(op->kind);
 		*size = (double)op_bytes(op);
 		snprintf(label, n, "%s", kind);
 		return;
@@ -138,6 +142,14 @@ bool calib_op_trains(const struct op *op, double *main_size)
 		x = (double)op->m * (double)op->n;
 		*main_size = x;
 		return pow_of(x, 2);
+	case OP_ATTNRES:
+	case OP_ROUTE:
+	case OP_COMBINE:
+	case OP_SHORT_CONV:
+		/* tokens a power of 4 (1, 4, 16, ... 16K) train; the other powers of 2 and the
+		 * rest are held out */
+		*main_size = (double)op->m;
+		return pow_of((double)op->m, 4);
 	case OP_KDA_DECODE:
 		if (op->t > 1) {
 			/* verify: tokens per request (accepted + drafts); the odd counts and powers of

@@ -235,7 +235,7 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 	}
 	fprintf(f, "  protocol: \"fit on training points only; errors reported on held-out points only. "
 	           "Training: GEMM m and KDA decode b powers of 4; KDA verify t odd or a power of 4; copies sizes powers of 2; KDA prefill t*h "
-	           "4^k or 3*4^k; attention ctx+t powers of 4; collectives bytes powers of 2, a series measured at powers of 2 only "
+	           "4^k or 3*4^k; attention ctx+t powers of 4; AttnRes, routing, combine and ShortConv tokens powers of 4; collectives bytes powers of 2, a series measured at powers of 2 only "
 	           "powers of 4 (one time per instance: its shortest rank). "
 	           "Everything else is held out. A point is one op: the median over runs of each run's median.\"\n");
 	if (meta->fit) {

@@ -185,6 +185,7 @@ int calib_op_cmp(const struct op *a, const struct op *b)
 	CMP(a->in_tensors, b->in_tensors);
 	CMP(a->out_tensors, b->out_tensors);
 	CMP(a->flops_per_element, b->flops_per_element);
+	CMP(a->sources, b->sources);
 	CMP(a->extra_state_bytes, b->extra_state_bytes);
 	CMP((int)a->cold, (int)b->cold);
 	CMP((int)a->w_dtype, (int)b->w_dtype);

@@ -54,7 +54,7 @@ double hw_clock_hz(const struct hw *hw, enum hw_clock c)
 
 static const char *const class_names[HW_CLASS_COUNT + 1] = {
 	"gemm", "grouped_gemm", "memory", "kda_chunk", "kda_decode", "attention", "comm", "kda_verify",
-	"attention_prefill", NULL,
+	"attention_prefill", "attnres", "route", "combine", "short_conv", NULL,
 };
 
 const char *hw_class_name(enum hw_class c)

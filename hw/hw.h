@@ -53,6 +53,12 @@ enum hw_class {
 	HW_CLASS_KDA_VERIFY,   /* KDA decode of t > 1 tokens per request (speculative verify + replay) */
 	HW_CLASS_ATTENTION_PREFILL, /* MLA / DSA prefill: compute-bound where decode of the same modeled
 	                             * time is memory-bound, so one table cannot hold both */
+	/* Ops of their own kind (model/ops.h): where a preset has no table for one, the memory
+	 * class's applies (sim/cost.c). */
+	HW_CLASS_ATTNRES,
+	HW_CLASS_ROUTE,
+	HW_CLASS_COMBINE,
+	HW_CLASS_SHORT_CONV,
 	HW_CLASS_COUNT
 };
 

@@ -7,7 +7,7 @@
 static const char *const kind_names[OP_KIND_COUNT] = {
 	"gemm", "grouped_gemm", "elementwise", "kda_chunk", "kda_decode", "mla_prefill",
 	"mla_decode", "dsa_prefill", "dsa_decode", "allreduce", "allgather", "reducescatter",
-	"alltoall",
+	"alltoall", "attnres", "route", "combine", "short_conv",
 };
 
 const char *op_kind_name(enum op_kind k)
@@ -147,6 +147,45 @@ void op_fill(struct op *op)
 		op->flops = op->flops_per_element * e;
 		op->bytes_act_in = elems(op, op->in_tensors * e * ab);
 		op->bytes_act_out = elems(op, op->out_tensors * e * dtype_bytes_per_element(op->o_dtype));
+		break;
+	}
+	case OP_ATTNRES: {
+		/* Per token: each source's sum of squares and its dot with the pseudo-query (4 FLOPs
+		 * an element), the softmax over the sources, the weighted sum (2), then the delta
+		 * and the pre-norm of the result. The second pass over the sources is L2's
+		 * (sim/cost.c), not more HBM bytes. */
+		double e = D(op->m) * D(op->n);
+		op->flops = e * (6.0 * op->sources + 6.0) + D(op->m) * op->sources * 8.0;
+		op->bytes_act_in = elems(op, (op->sources + op->in_tensors) * e * ab);
+		op->bytes_act_out = elems(op, op->out_tensors * e * dtype_bytes_per_element(op->o_dtype));
+		break;
+	}
+	case OP_ROUTE: {
+		/* Per token: score (sigmoid + bias) of every expert, top_k rounds of an argmax over
+		 * them, then each chosen row counted, placed and written: its expert, weight, token,
+		 * slot (4 bytes each) and the per-expert offsets. */
+		double rows = D(op->m) * D(op->top_k);
+		op->flops = D(op->m) * D(op->n) * (6.0 + D(op->top_k)) + 4.0 * rows;
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, D(op->m) * D(op->n)));
+		op->bytes_act_out = elems(op, 20.0 * rows + 12.0 * D(op->n));
+		break;
+	}
+	case OP_COMBINE: {
+		/* top_k gathered rows of n per token (with their slot and weight), weighted, summed,
+		 * RMS-normalized: one row of n out. */
+		double rows = D(op->m) * D(op->top_k);
+		op->flops = D(op->m) * D(op->n) * (2.0 * D(op->top_k) + 4.0);
+		op->bytes_act_in = elems(op, rows * D(op->n) * ab + 8.0 * rows);
+		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, D(op->m) * D(op->n)));
+		break;
+	}
+	case OP_SHORT_CONV: {
+		/* k taps over the previous tokens of each channel (those re-reads are L2's), SiLU, and
+		 * the L2 norms of q and k over the head dim. */
+		double e = D(op->m) * D(op->n);
+		op->flops = e * (2.0 * D(op->k) + 8.0);
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, e));
+		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, e));
 		break;
 	}
 	case OP_KDA_CHUNK: {
@@ -304,8 +343,12 @@ static void attn_res(struct builder *b, enum op_role role, double sources)
 	if (!b->m->attn_res_block)
 		return;
 	/* with the intra-block merge fused into the TP all-reduce the partial sum is not read back */
-	double in = sources + (b->p->attnres_fused_allreduce ? 0 : 1);
-	eltwise(b, role, b->M, b->m->hidden, in, 1, 4.0 * (sources + 1));
+	struct op *op = push(b, OP_ATTNRES, role);
+	op->m = b->M;
+	op->n = b->m->hidden;
+	op->sources = sources;
+	op->in_tensors = b->p->attnres_fused_allreduce ? 0 : 1;
+	op->out_tensors = 1;
 }
 
 static void kda_layer(struct builder *b)
@@ -329,8 +372,11 @@ static void kda_layer(struct builder *b)
 	if (p->kind == PHASE_PREFILL || mixed) {
 		/* ShortConv + SiLU on q, k, v, L2 norm of q and k; the gate and beta activations. */
 		int64_t pre_tokens = mixed ? mixed : M;
-		eltwise(b, OP_ROLE_KDA_CONV_NORM, pre_tokens, 3 * proj, 1, 1, 2.0 * k->conv_kernel + 8);
-		struct op *op = push(b, OP_KDA_CHUNK, OP_ROLE_KDA_CHUNK);
+		struct op *op = push(b, OP_SHORT_CONV, OP_ROLE_KDA_CONV_NORM);
+		op->m = pre_tokens;
+		op->n = 3 * proj;
+		op->k = k->conv_kernel;
+		op = push(b, OP_KDA_CHUNK, OP_ROLE_KDA_CHUNK);
 		op->cache = OP_STATE_KDA;
 		op->b = mixed ? 1 : p->batch;
 		op->t = mixed ? mixed : p->tokens;
@@ -513,11 +559,14 @@ static void moe(struct builder *b)
 		gemm(b, latent ? OP_ROLE_MOE_ROUTER_DOWN : OP_ROLE_MOE_ROUTER, M, x->experts + (latent ? L : 0),
 		     h, SYNC_NONE);
 	}
-	eltwise(b, OP_ROLE_MOE_TOPK, M, x->experts, 1, 0.02, 6);
+	struct op *op = push(b, OP_ROUTE, OP_ROLE_MOE_TOPK);
+	op->m = M;
+	op->n = x->experts;
+	op->top_k = x->top_k;
 	/* one FP8 copy of the MoE input: the dispatch payload and the shared expert's input */
 	quant(b, OP_ROLE_MOE_QUANT_IN, M, L);
 
-	struct op *op = push(b, OP_ALLTOALL, OP_ROLE_MOE_DISPATCH);
+	op = push(b, OP_ALLTOALL, OP_ROLE_MOE_DISPATCH);
 	op->m = M;
 	op->n = L;
 	op->k = x->top_k;
@@ -560,7 +609,10 @@ static void moe(struct builder *b)
 	op->a_dtype = model_storage_dtype(p->act);
 
 	/* Weighted sum of the top_k rows (and the latent RMSNorm), then back to full width. */
-	eltwise(b, OP_ROLE_MOE_COMBINE_NORM, M, L, (double)x->top_k, 1, 2.0 * x->top_k + 4);
+	op = push(b, OP_COMBINE, OP_ROLE_MOE_COMBINE_NORM);
+	op->m = M;
+	op->n = L;
+	op->top_k = x->top_k;
 	if (x->shared_intermediate) {
 		gemm(b, OP_ROLE_MOE_SHARED_GATE_UP, M, 2 * x->shared_intermediate, h, SYNC_NONE);
 		eltwise(b, OP_ROLE_MOE_SHARED_SITU_GLU, M, x->shared_intermediate, 2, 1, 12);

@@ -17,7 +17,7 @@
 enum op_kind {
 	OP_GEMM,         /* y[m,n] = x[m,k] W[k,n] */
 	OP_GROUPED_GEMM, /* routed experts: m rows over `groups` experts, each W[k,n] */
-	OP_ELEMENTWISE,  /* norms, activations, gates, AttnRes, top-k: m x n elements */
+	OP_ELEMENTWISE,  /* norms, activations, gates, copies: m x n elements streamed once */
 	OP_KDA_CHUNK,    /* chunked KDA prefill: b sequences x t tokens x h heads */
 	OP_KDA_DECODE,   /* fused KDA decode: b requests x h heads, t tokens each (1; >1 = verify) */
 	OP_MLA_PREFILL,  /* attention of t new tokens over ctx prefix + themselves, h heads */
@@ -28,6 +28,13 @@ enum op_kind {
 	OP_ALLGATHER,
 	OP_REDUCESCATTER,
 	OP_ALLTOALL,
+	/* Ops whose work is not m x n elements streamed once, each with the sizes that drive its
+	 * cost and a calibration class of its own (hw.h); appended so the kinds above keep their
+	 * numbers. */
+	OP_ATTNRES,      /* Block AttnRes (+ pre-norm): m tokens x n dim over `sources`, two passes */
+	OP_ROUTE,        /* MoE routing: m tokens x n experts, top_k chosen, grouped per expert */
+	OP_COMBINE,      /* weighted sum of top_k expert rows per token (+ RMSNorm): m x n out */
+	OP_SHORT_CONV,   /* causal depthwise conv + SiLU: m tokens x n channels, k taps */
 	OP_KIND_COUNT
 };
 
@@ -237,19 +244,24 @@ struct op {
 	enum op_sync sync;   /* collective after this op, when sharded */
 
 	/* dims (which ones matter depends on kind) */
-	int64_t m, n, k;     /* GEMM; ELEMENTWISE: m x n elements */
+	int64_t m, n, k;     /* GEMM; ELEMENTWISE: m x n elements; ATTNRES, ROUTE, COMBINE, SHORT_CONV:
+			      * m tokens, n dim / experts / width / channels; SHORT_CONV: k taps */
 	int64_t groups;      /* GROUPED_GEMM: experts held; groups_touched: experts that get rows */
 	double groups_touched;
 	int64_t b, t, h;     /* attention: sequences, tokens per sequence, heads */
 	int64_t ctx;         /* attention: tokens already in context (prefix) */
 	int64_t dk, dv;      /* KDA: key/value head dims; MLA: qk dim, v dim (prefill) or latent dims (decode) */
-	int64_t top_k;       /* DSA: tokens selected per query */
+	int64_t top_k;       /* DSA: tokens selected per query; ROUTE, COMBINE: experts per token */
 	int64_t index_heads, index_dim; /* DSA indexer */
 	int64_t chunk;       /* KDA chunk length in tokens */
 	int64_t ranks;       /* collectives */
 	int64_t comm_bytes;  /* collectives: buffer per rank, as nccl-tests counts it */
 	struct op_ep ep;     /* EP dispatch / combine: how it travels (mode NONE otherwise) */
-	double in_tensors, out_tensors, flops_per_element; /* ELEMENTWISE */
+	double in_tensors, out_tensors, flops_per_element; /* ELEMENTWISE; ATTNRES: in_tensors are the
+			      * full-width inputs besides the sources (the partial sum's delta), out_tensors
+			      * its outputs (the input of the sublayer, the updated partial sum) */
+	double sources;      /* ATTNRES: the tensors the softmax over depth mixes (an average over a
+			      * layer group's layers may be fractional) */
 	int64_t extra_state_bytes; /* KDA decode: ShortConv state read+write */
 	bool cold;           /* inputs and outputs go to HBM even when small enough for L2: a
 			      * standalone copy, or a benchmark that rotates its buffers */

@@ -121,6 +121,22 @@ enum hw_coll sim_op_coll(enum op_kind k)
 	}
 }
 
+enum hw_class sim_op_class(enum op_kind k)
+{
+	switch (k) {
+	case OP_ATTNRES:
+		return HW_CLASS_ATTNRES;
+	case OP_ROUTE:
+		return HW_CLASS_ROUTE;
+	case OP_COMBINE:
+		return HW_CLASS_COMBINE;
+	case OP_SHORT_CONV:
+		return HW_CLASS_SHORT_CONV;
+	default:
+		return HW_CLASS_MEMORY;
+	}
+}
+
 /* Bytes each rank moves per byte of its buffer, and the number of latency steps. */
 static void coll_shape(const struct op *op, double *factor, double *steps)
 {
@@ -179,7 +195,10 @@ static double launches(enum op_kind k)
 {
 	switch (k) {
 	case OP_KDA_CHUNK:
+	case OP_SHORT_CONV: /* the convolution, then the last taps into the state */
 		return 2;
+	case OP_ROUTE: /* top-k, per-expert counts, their scan, the scatter into groups */
+		return 4;
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
 		return 3;
@@ -216,6 +235,10 @@ static double floor_s(const struct hw *hw, const struct op *op, const struct rat
 		comp = op->flops / tensor_rate(hw, r, math_dtype(op->w_dtype, op->a_dtype));
 		break;
 	case OP_ELEMENTWISE:
+	case OP_ATTNRES:
+	case OP_ROUTE:
+	case OP_COMBINE:
+	case OP_SHORT_CONV:
 		comp = op->flops / (hw->vector_flops_per_s * r->scale);
 		break;
 	case OP_KDA_DECODE:
@@ -227,6 +250,87 @@ static double floor_s(const struct hw *hw, const struct op *op, const struct rat
 		break;
 	}
 	return gaps + fmax(comp, mem);
+}
+
+/* Tokens one CTA (or warp group) of a row-reduction op works on: a token's reduction (over its
+ * dim, its experts or its gathered rows) runs inside one CTA or one cluster, so a step of fewer
+ * tokens than the SMs' worth leaves SMs idle and takes one CTA's time: its tokens' bytes and
+ * math at one SM's share of the machine (the combine: a CTA a token; AttnRes: a cluster of up
+ * to 8 CTAs a token, its sums added through distributed shared memory,
+ * kernels/attnres/attnres.cu; routing: a warp a token, 8 to a CTA). 0: the op's elements spread
+ * over every SM whatever its tokens. */
+static double tokens_per_cta(enum op_kind k)
+{
+	switch (k) {
+	case OP_ATTNRES:
+		return 1.0 / 8;
+	case OP_COMBINE:
+		return 1;
+	case OP_ROUTE:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+/* One token's bytes in and out and its FLOPs (the per-token part of op_fill's counts, without
+ * what does not grow with the tokens: routing's per-expert offsets). */
+static void token_work(const struct op *op, double *in_b, double *out_b, double *flops)
+{
+	double n = (double)op->n, k = (double)op->top_k, ab = dtype_bytes_per_element(op->a_dtype),
+	       ob = dtype_bytes_per_element(op->o_dtype);
+	*in_b = *out_b = *flops = 0;
+	switch (op->kind) {
+	case OP_ATTNRES:
+		*in_b = (op->sources + op->in_tensors) * n * ab;
+		*out_b = op->out_tensors * n * ob;
+		*flops = n * (6.0 * op->sources + 6.0) + op->sources * 8.0;
+		break;
+	case OP_ROUTE:
+		*in_b = n * ab;
+		*out_b = 20.0 * k;
+		*flops = n * (6.0 + k) + 4.0 * k;
+		break;
+	case OP_COMBINE:
+		*in_b = k * n * ab + 8.0 * k;
+		*out_b = n * ob;
+		*flops = n * (2.0 * k + 4.0);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Ops of their own kind: bytes and math over the whole machine, the bytes a kernel reads again
+ * from L2 (AttnRes' second pass over its sources, the convolution's earlier taps), a launch gap
+ * per kernel; and for a row reduction never less than one CTA's share of it at one SM's share of
+ * the bandwidth and math (below the SMs' worth of CTAs the step is that CTA's time). Each term
+ * never falls as a size grows. */
+static void row_op_cost(const struct hw *hw, const struct op *op, const struct rates *r, double launch,
+			double hbm, double l2, struct op_cost *c)
+{
+	double ab = dtype_bytes_per_element(op->a_dtype);
+	if (op->kind == OP_ATTNRES)
+		l2 += op->sources * (double)op->m * (double)op->n * ab;
+	else if (op->kind == OP_SHORT_CONV && op->k > 1)
+		l2 += (double)(op->k - 1) * (double)op->m * (double)op->n * ab;
+	double vec = hw->vector_flops_per_s * r->scale * SIMT_FMA_EFF;
+	c->memory_s = memory_s(hw, r, hbm, l2);
+	c->compute_s = op->flops / vec;
+	double per = tokens_per_cta(op->kind), sms = (double)hw->sms;
+	if (per > 0 && sms > 0 && op->m > 0) {
+		double rows = fmin(per, (double)op->m), in_b, out_b, tf;
+		token_work(op, &in_b, &out_b, &tf);
+		double l2_sm = hw->l2_bw_bytes_per_s * r->scale / sms;
+		double hbm_sm = hw->hbm_bw_bytes_per_s * hw->eff_memory.max / sms;
+		double cta = rows * (in_b / (act_in_l2(hw, op, op->bytes_act_in) ? l2_sm : hbm_sm) +
+				     out_b / (act_in_l2(hw, op, op->bytes_act_out) ? l2_sm : hbm_sm));
+		if (op->kind == OP_ATTNRES)
+			cta += rows * op->sources * (double)op->n * ab / l2_sm;
+		c->memory_s = fmax(c->memory_s, cta);
+		c->compute_s = fmax(c->compute_s, rows * tf / (vec / sms));
+	}
+	c->latency_s = launch * launches(op->kind);
 }
 
 /* The physical model at the clock of r: components and time (launches included). */
@@ -273,6 +377,12 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		c.compute_s = op->flops / (hw->vector_flops_per_s * r->scale * SIMT_FMA_EFF);
 		c.memory_s = memory_s(hw, r, hbm, l2);
 		c.latency_s = launch;
+		break;
+	case OP_ATTNRES:
+	case OP_ROUTE:
+	case OP_COMBINE:
+	case OP_SHORT_CONV:
+		row_op_cost(hw, op, r, launch, hbm, l2, &c);
 		break;
 	case OP_KDA_CHUNK: {
 		/* Two kernels: token-parallel intra-chunk work, then the head-parallel recurrence:
@@ -375,6 +485,13 @@ static const struct hw_table *op_table(const struct hw *hw, const struct op *op)
 				     hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype)));
 	case OP_ELEMENTWISE:
 		return hw_table_find(hw, HW_CLASS_MEMORY, op->a_dtype);
+	case OP_ATTNRES:
+	case OP_ROUTE:
+	case OP_COMBINE:
+	case OP_SHORT_CONV: {
+		const struct hw_table *tb = hw_table_find(hw, sim_op_class(op->kind), op->a_dtype);
+		return tb ? tb : hw_table_find(hw, HW_CLASS_MEMORY, op->a_dtype);
+	}
 	case OP_KDA_CHUNK:
 		return hw_table_find(hw, HW_CLASS_KDA_CHUNK, op->s_dtype);
 	case OP_KDA_DECODE:

@@ -41,6 +41,11 @@ const char *bound_name(enum bound b);
 /* The collective model of a collective op kind (all-to-all for anything else). */
 enum hw_coll sim_op_coll(enum op_kind k);
 
+/* The calibration class of an op of its own kind (OP_ATTNRES, OP_ROUTE, OP_COMBINE,
+ * OP_SHORT_CONV: their table, the memory class's where a preset has none); HW_CLASS_MEMORY for
+ * any other kind. Calibration files measured points under the same class. */
+enum hw_class sim_op_class(enum op_kind k);
+
 /* Cost of `op` on one GPU of `hw`; `op` already has per-GPU dims and derived bytes (op_fill);
  * opts may be NULL (eager launches, boost clock).
  *

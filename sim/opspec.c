@@ -63,6 +63,20 @@ static const struct opspec_kind kinds[] = {
 	 {{"bytes", NULL, "bytes copied"}}},
 	{"memory", OP_ELEMENTWISE, "memory-bound op by its bytes (a framework call: trace profile)",
 	 {{"read", NULL, "bytes read"}, {"write", "0", "bytes written"}}},
+	{"attnres", OP_ATTNRES, "Block AttnRes + pre-norm: scores, softmax over sources, weighted sum",
+	 {{"tokens", NULL, "tokens"}, {"dim", NULL, "hidden width"},
+	  {"sources", NULL, "tensors mixed (completed blocks, embedding, partial sum)"},
+	  {"delta", "0", "1: the partial sum takes a sublayer's output first (read, written back)"},
+	  {"dtype", "bf16", "element type"}}},
+	{"route", OP_ROUTE, "MoE routing: sigmoid + bias scores, top-k, rows grouped per expert",
+	 {{"tokens", NULL, "tokens"}, {"experts", NULL, "routed experts"},
+	  {"top_k", NULL, "experts per token"}, {"dtype", "fp32", "router logits"}}},
+	{"combine", OP_COMBINE, "MoE combine: weighted sum of each token's top-k expert rows + RMSNorm",
+	 {{"tokens", NULL, "tokens"}, {"width", NULL, "elements per row (K3: the latent)"},
+	  {"top_k", NULL, "rows per token"}, {"dtype", "bf16", "row type"}}},
+	{"short_conv", OP_SHORT_CONV, "causal depthwise ShortConv + SiLU over tokens x channels",
+	 {{"tokens", NULL, "tokens"}, {"channels", NULL, "channels (KDA: q|k|v)"},
+	  {"taps", "4", "kernel taps"}, {"dtype", "bf16", "element type"}}},
 	{"elementwise", OP_ELEMENTWISE, "memory-bound elementwise op over m x n",
 	 {{"m", NULL, "rows"}, {"n", NULL, "columns"}, {"in", "1", "input tensors"},
 	  {"out", "1", "output tensors"}, {"dtype", "bf16", "element type"}}},
@@ -382,6 +396,42 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 		op.flops_per_element = 2;
 		break;
 	}
+	case OP_ATTNRES: {
+		int64_t sources = 0, delta = 0;
+		I64("tokens", op.m);
+		I64("dim", op.n);
+		I64("sources", sources);
+		I64("delta", delta);
+		DT("dtype", op.a_dtype);
+		if (sources < 1 || delta > 1) {
+			err_set(e, NULL, 0, 0, "attnres: sources must be at least 1 and delta 0 or 1");
+			return -EINVAL;
+		}
+		op.o_dtype = op.a_dtype;
+		op.sources = (double)sources;
+		op.in_tensors = (double)delta;
+		op.out_tensors = 1.0 + (double)delta;
+		break;
+	}
+	case OP_ROUTE:
+	case OP_COMBINE:
+		I64("tokens", op.m);
+		I64(op.kind == OP_ROUTE ? "experts" : "width", op.n);
+		I64("top_k", op.top_k);
+		DT("dtype", op.a_dtype);
+		op.o_dtype = op.a_dtype;
+		if (op.kind == OP_ROUTE && (op.top_k < 1 || op.top_k > op.n)) {
+			err_set(e, NULL, 0, 0, "route: top_k must be in 1..experts");
+			return -EINVAL;
+		}
+		break;
+	case OP_SHORT_CONV:
+		I64("tokens", op.m);
+		I64("channels", op.n);
+		I64("taps", op.k);
+		DT("dtype", op.a_dtype);
+		op.o_dtype = op.a_dtype;
+		break;
 	default:
 		break;
 	}

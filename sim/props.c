@@ -81,14 +81,18 @@ static const char *const gemm_dt[] = {"bf16", "fp8"};
 static const char *const state_dt[] = {"fp32", "bf16"};
 static const char *const kv_dt[] = {"bf16", "fp8"};
 
-/* A random op of a random kind, with sizes over the ranges serving K3-class models reach. */
-static void draw_op(uint64_t *s, struct draw *d)
+/* A random op of a random kind, with sizes over the ranges serving K3-class models reach; own:
+ * of the kinds added for AttnRes, routing, the combine and the ShortConv (drawn from a stream of
+ * their own, so that adding kinds leaves every other kind's draws as they were). */
+static void draw_op(uint64_t *s, struct draw *d, bool own)
 {
 	static const char *const kinds[] = {"gemm", "gemm", "gemm", "grouped_gemm", "kda_chunk", "kda_decode",
 		"mla_prefill", "mla_decode", "dsa_decode", "allreduce", "allgather", "reducescatter", "alltoall",
 		"ep_dispatch", "ep_combine", "copy", "elementwise"};
+	static const char *const own_kinds[] = {"attnres", "route", "combine", "short_conv"};
 	memset(d, 0, sizeof *d);
-	d->kind = pick(s, kinds, (int)(sizeof kinds / sizeof *kinds));
+	d->kind = own ? pick(s, own_kinds, (int)(sizeof own_kinds / sizeof *own_kinds))
+		      : pick(s, kinds, (int)(sizeof kinds / sizeof *kinds));
 	const int64_t G = 1 << 30;
 	if (strcmp(d->kind, "gemm") == 0) {
 		add_int(d, "m", logu(s, 1, 65536), 262144);
@@ -144,6 +148,25 @@ static void draw_op(uint64_t *s, struct draw *d)
 		add_int(d, "n", logu(s, 1, 65536), 262144);
 		add_int(d, "in", logu(s, 1, 4), 16);
 		add_str(d, "dtype", pick(s, gemm_dt, 1));
+	} else if (strcmp(d->kind, "attnres") == 0) {
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "dim", logu(s, 8, 16384), 65536);
+		add_int(d, "sources", logu(s, 1, 32), 128);
+		add_int(d, "delta", (int64_t)(next(s) % 2), 1);
+	} else if (strcmp(d->kind, "route") == 0) {
+		int64_t experts = logu(s, 1, 1024);
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "experts", experts, 4096);
+		/* never past the experts */
+		add_int(d, "top_k", logu(s, 1, experts < 32 ? experts : 32), experts);
+	} else if (strcmp(d->kind, "combine") == 0) {
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "width", logu(s, 64, 16384), 65536);
+		add_int(d, "top_k", logu(s, 1, 32), 128);
+	} else if (strcmp(d->kind, "short_conv") == 0) {
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "channels", logu(s, 8, 65536), 262144);
+		add_int(d, "taps", logu(s, 1, 8), 16);
 	} else { /* collectives */
 		add_int(d, "bytes", logu(s, 1, 4 * G), 16 * G);
 		add_int(d, "ranks", logu(s, 2, 128), 1024);
@@ -190,69 +213,88 @@ static void keep(struct sim_props_report *r, const struct sim_props_violation *v
 		r->v[r->n++] = *v;
 }
 
+/* One drawn op: valid, never below its floor, never faster when a size grows (drawn from s). */
+static int check_draw(const struct hw *hw, const struct sim_props_opts *o, uint64_t *s, const struct draw *d,
+		      const struct cost_opts *co, struct sim_props_report *r, struct err *e)
+{
+	struct op_cost c;
+	int rc = cost_of(hw, d, co, &c, e);
+	if (rc == -EINVAL)
+		return 0; /* a draw the op rejects (a size combination out of its domain) */
+	if (rc < 0)
+		return rc;
+	r->ops_checked++;
+	struct sim_props_violation v = {.before_s = c.time_s, .after_s = c.floor_s};
+	snprintf(v.what, sizeof v.what, "time_s");
+	if (!isfinite(c.time_s) || !(c.time_s > 0)) {
+		v.kind = SIM_PROPS_INVALID;
+		format_cmd(d, o, v.before, sizeof v.before);
+		keep(r, &v);
+		return 0;
+	}
+	if (c.time_s < c.floor_s * (1 - 1e-9)) {
+		v.kind = SIM_PROPS_FLOOR;
+		format_cmd(d, o, v.before, sizeof v.before);
+		keep(r, &v);
+	}
+	/* grow one size by 1 % to 4x */
+	int sizes[12], ns = 0;
+	for (int j = 0; j < d->n; j++)
+		if (d->a[j].grows)
+			sizes[ns++] = j;
+	if (!ns)
+		return 0;
+	struct draw g = *d;
+	struct arg *a = &g.a[sizes[next(s) % (uint64_t)ns]];
+	int64_t x = strtoll(a->val, NULL, 10);
+	double f = next(s) % 3 == 0 ? 1.0 + 0.1 * uniform(s) : exp(uniform(s) * log(4.0));
+	int64_t y = (int64_t)ceil((double)x * f);
+	if (y <= x)
+		y = x + 1;
+	if (y > a->max)
+		return 0;
+	snprintf(a->val, sizeof a->val, "%lld", (long long)y);
+	struct op_cost cg;
+	rc = cost_of(hw, &g, co, &cg, e);
+	if (rc == -EINVAL)
+		return 0;
+	if (rc < 0)
+		return rc;
+	double fall = 1 - cg.time_s / c.time_s;
+	if (fall > r->worst_fall)
+		r->worst_fall = fall;
+	if (!(cg.time_s >= c.time_s * (1 - o->tolerance))) {
+		v.kind = SIM_PROPS_OP_GROWTH;
+		v.before_s = c.time_s;
+		v.after_s = cg.time_s;
+		format_cmd(d, o, v.before, sizeof v.before);
+		format_cmd(&g, o, v.after, sizeof v.after);
+		keep(r, &v);
+	}
+	return 0;
+}
+
+/* o->ops draws of the first kinds from s, and beside every fourth one a draw of the op kinds of
+ * their own (AttnRes, routing, combine, ShortConv) from a stream of their own. */
 static int check_ops(const struct hw *hw, const struct sim_props_opts *o, uint64_t *s,
 		     struct sim_props_report *r, struct err *e)
 {
-	struct cost_opts co = {.clock = o->clock};
+	struct cost_opts co = {.clock = o->clock}, co_own = co;
+	uint64_t own = o->seed ^ UINT64_C(0x6f776e6b696e6473); /* "ownkinds" */
 	for (int64_t i = 0; i < o->ops; i++) {
 		struct draw d;
-		draw_op(s, &d);
+		draw_op(s, &d, false);
 		if (next(s) % 4 == 0)
 			co.cuda_graph = !co.cuda_graph;
-		struct op_cost c;
-		int rc = cost_of(hw, &d, &co, &c, e);
-		if (rc == -EINVAL)
-			continue; /* a draw the op rejects (a size combination out of its domain) */
+		int rc = check_draw(hw, o, s, &d, &co, r, e);
+		if (rc == 0 && i % 4 == 0) {
+			draw_op(&own, &d, true);
+			if (next(&own) % 4 == 0)
+				co_own.cuda_graph = !co_own.cuda_graph;
+			rc = check_draw(hw, o, &own, &d, &co_own, r, e);
+		}
 		if (rc < 0)
 			return rc;
-		r->ops_checked++;
-		struct sim_props_violation v = {.before_s = c.time_s, .after_s = c.floor_s};
-		snprintf(v.what, sizeof v.what, "time_s");
-		if (!isfinite(c.time_s) || !(c.time_s > 0)) {
-			v.kind = SIM_PROPS_INVALID;
-			format_cmd(&d, o, v.before, sizeof v.before);
-			keep(r, &v);
-			continue;
-		}
-		if (c.time_s < c.floor_s * (1 - 1e-9)) {
-			v.kind = SIM_PROPS_FLOOR;
-			format_cmd(&d, o, v.before, sizeof v.before);
-			keep(r, &v);
-		}
-		/* grow one size by 1 % to 4x */
-		int sizes[12], ns = 0;
-		for (int j = 0; j < d.n; j++)
-			if (d.a[j].grows)
-				sizes[ns++] = j;
-		if (!ns)
-			continue;
-		struct draw g = d;
-		struct arg *a = &g.a[sizes[next(s) % (uint64_t)ns]];
-		int64_t x = strtoll(a->val, NULL, 10);
-		double f = next(s) % 3 == 0 ? 1.0 + 0.1 * uniform(s) : exp(uniform(s) * log(4.0));
-		int64_t y = (int64_t)ceil((double)x * f);
-		if (y <= x)
-			y = x + 1;
-		if (y > a->max)
-			continue;
-		snprintf(a->val, sizeof a->val, "%lld", (long long)y);
-		struct op_cost cg;
-		rc = cost_of(hw, &g, &co, &cg, e);
-		if (rc == -EINVAL)
-			continue;
-		if (rc < 0)
-			return rc;
-		double fall = 1 - cg.time_s / c.time_s;
-		if (fall > r->worst_fall)
-			r->worst_fall = fall;
-		if (!(cg.time_s >= c.time_s * (1 - o->tolerance))) {
-			v.kind = SIM_PROPS_OP_GROWTH;
-			v.before_s = c.time_s;
-			v.after_s = cg.time_s;
-			format_cmd(&d, o, v.before, sizeof v.before);
-			format_cmd(&g, o, v.after, sizeof v.after);
-			keep(r, &v);
-		}
 	}
 	return 0;
 }

@@ -387,11 +387,27 @@ static void test_slice(void **state)
 		for (int j = 0; absent[j]; j++)
 			if (strcmp(l.ops[i].name, absent[j]) == 0)
 				fail_msg("a layers-only slice has op %s", absent[j]);
-		/* Layers 89-92 of blocks of 12: the embedding, 7 blocks and the partial sum, plus the
-		 * sublayer's input: 10 reads per element, 4 FLOPs each. */
+		/* Layers 89-92 of blocks of 12: the embedding, 7 blocks and the partial sum mixed
+		 * (9 sources), plus the sublayer's input: 10 reads per element, one output; an
+		 * AttnRes op of its own kind (issue 17), not an elementwise one. */
 		if (strncmp(l.ops[i].name, "attnres.pre_", 12) == 0) {
 			attnres++;
-			assert_true(fabs(l.ops[i].flops - 32.0 * 64 * 4 * 10) < 1e-6);
+			assert_int_equal(l.ops[i].kind, OP_ATTNRES);
+			assert_true(fabs(l.ops[i].sources - 9.0) < 1e-9);
+			assert_int_equal(l.ops[i].bytes_act_in, 10 * 32 * 64 * 2);
+			assert_int_equal(l.ops[i].bytes_act_out, 32 * 64 * 2);
+		}
+		/* the router's top-k and the combine are ops of their own kinds too */
+		if (strcmp(l.ops[i].name, "moe.topk") == 0) {
+			assert_int_equal(l.ops[i].kind, OP_ROUTE);
+			assert_int_equal(l.ops[i].n, 8);
+			assert_int_equal(l.ops[i].top_k, 2);
+		}
+		if (strcmp(l.ops[i].name, "moe.combine_norm") == 0)
+			assert_int_equal(l.ops[i].kind, OP_COMBINE);
+		if (strcmp(l.ops[i].name, "kda.conv_norm") == 0) {
+			assert_int_equal(l.ops[i].kind, OP_SHORT_CONV);
+			assert_int_equal(l.ops[i].m, 32);
 		}
 	}
 	assert_int_equal(attnres, 4); /* pre_attn and pre_ffn of the KDA group and the MLA group */

@@ -501,6 +501,69 @@ static double attn_time(const char *tables, const char *spec)
 	return c.time_s;
 }
 
+/* The op kinds of their own (issue 17): their class's table where the preset has one, else the
+ * memory class's (a preset calibrated before them keeps charging them as it did). */
+static void test_own_kind_tables(void **state)
+{
+	(void)state;
+	const char *at = "attnres tokens=4096 dim=7168 sources=9 delta=1";
+	const char *rt = "route tokens=4096 experts=896 top_k=16";
+	const char *none = "    gemm.bf16: {model_us: [0.001, 1000000], eff: [1, 1]}\n";
+	const char *mem = "    memory: {model_us: [0.001, 1000000], eff: [0.5, 0.5]}\n";
+	const char *own = "    memory: {model_us: [0.001, 1000000], eff: [0.5, 0.5]}\n"
+	                  "    attnres: {model_us: [0.001, 1000000], eff: [0.25, 0.25]}\n";
+	double a0 = attn_time(none, at), r0 = attn_time(none, rt);
+	assert_true(fabs(attn_time(mem, at) / a0 - 2) < 1e-9);
+	assert_true(fabs(attn_time(own, at) / a0 - 4) < 1e-9);
+	assert_true(fabs(attn_time(own, rt) / r0 - 2) < 1e-9); /* no route table: the memory one */
+}
+
+/* AttnRes, routing, combine, ShortConv on the physical model: never faster when a size grows
+ * (tokens one by one across the SMs' worth of CTAs, where a row reduction leaves its one-CTA
+ * time), never below the floor, and a token's AttnRes costs more than the same bytes streamed
+ * by every SM (an 8-CTA cluster reads them: measured 7.0 us on the H200 where a stream of its
+ * 168 KiB takes 0.04 us, bench/results/k3-kernels-h200-2026-12-01g). */
+static void test_own_kinds_physical(void **state)
+{
+	(void)state;
+	static const char *const kind[] = {"attnres", "route", "combine", "short_conv"};
+	static const char *const rest[] = {"dim=7168 sources=9 delta=1", "experts=896 top_k=16",
+					   "width=3584 top_k=16", "channels=36864 taps=4"};
+	struct err e;
+	for (int k = 0; k < 4; k++) {
+		double prev = 0;
+		for (int t = 1; t <= 70000; t = t < 2200 ? t + 1 : t * 2) {
+			char spec[128];
+			snprintf(spec, sizeof spec, "%s tokens=%d %s", kind[k], t, rest[k]);
+			struct op op;
+			assert_int_equal(opspec_parse_line(spec, &op, &e), 0);
+			struct op_cost c;
+			sim_op_cost(&h200, &op, NULL, &c);
+			assert_true(c.time_s >= c.floor_s * (1 - 1e-12));
+			if (c.time_s < prev * (1 - 1e-12))
+				fail_msg("%s: %.4g s, %.4g s at one token less", spec, c.time_s, prev);
+			prev = c.time_s;
+		}
+	}
+	struct op a, m;
+	assert_int_equal(opspec_parse_line("attnres tokens=1 dim=7168 sources=9 delta=1", &a, &e), 0);
+	m = (struct op){.kind = OP_ELEMENTWISE, .m = 1, .n = 7168, .a_dtype = DT_BF16, .o_dtype = DT_BF16,
+			.layers = 1, .in_tensors = 10, .out_tensors = 2, .flops_per_element = 2};
+	op_fill(&m);
+	assert_int_equal(op_bytes(&a), op_bytes(&m));
+	struct op_cost ca, cm;
+	struct hw hw = h200;
+	hw.launch_latency_s = 0;
+	sim_op_cost(&hw, &a, NULL, &ca);
+	sim_op_cost(&hw, &m, NULL, &cm);
+	assert_true(ca.time_s > 4 * cm.time_s);
+	/* more sources, more experts per token: never faster */
+	struct op b;
+	assert_int_equal(opspec_parse_line("attnres tokens=1 dim=7168 sources=10 delta=1", &b, &e), 0);
+	sim_op_cost(&hw, &b, NULL, &cm);
+	assert_true(cm.time_s > ca.time_s);
+}
+
 static void test_attention_prefill_table(void **state)
 {
 	(void)state;
@@ -1077,6 +1140,8 @@ int main(void)
 		cmocka_unit_test(test_hw_collectives),
 		cmocka_unit_test(test_coll_rank_bounds),
 		cmocka_unit_test(test_attention_prefill_table),
+		cmocka_unit_test(test_own_kind_tables),
+		cmocka_unit_test(test_own_kinds_physical),
 		cmocka_unit_test(test_ep_bytes),
 		cmocka_unit_test(test_issue11_regressions),
 		cmocka_unit_test(test_props_presets),

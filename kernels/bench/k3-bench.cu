@@ -5,7 +5,7 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
- *            [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|dsa]
+ *            [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]
  *            [--require-wgmma]
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
@@ -27,6 +27,10 @@
  *    first; GEMMs of prefill size beside cuBLASLt at equal FLOPs;
  *  - copies from 4 KiB to 1 GiB (the full run and --only copy): the memory
  *    class from a kernel's fixed cost up, for a calibration on this bench;
+ *  - routing, the combine, AttnRes and the ShortConv (ops of their own kind:
+ *    `k3sim op attnres|route|combine|short_conv`) at tokens 1 to 16K
+ *    (TOKEN_SIZES: k3sim calibrate trains on the powers of 4 and holds the
+ *    other sizes out);
  *  - GEMM rows name the kernel k3_gemm() launches for them (gemv, tiled-mma,
  *    tiled-wgmma); where the build has the wgmma kernel (sm_90a, compute
  *    capability 9.0) prefill GEMMs run it by default and the mma.sync kernel
@@ -51,6 +55,7 @@
 
 #include "attnres/attnres.h"
 #include "dsa/dsa_index.h"
+#include "layer/short_conv.h"
 #include "mla/mla_decode.h"
 #include "mla/mla_prefill.h"
 #include "moe/k3_gemm.h"
@@ -974,6 +979,16 @@ void bench_moe(const options &o)
 	}
 }
 
+/* Token counts of the ops of their own kind (routing, combine, AttnRes, ShortConv): from a decode
+ * step of one request to a 16K prefill. k3sim calibrate trains on the powers of 4 (1, 4, 16, 64,
+ * 256, 1024, 4096, 16384) and holds the others out (2, 32, 512, 8192). */
+std::vector<int> token_sizes(const options &o)
+{
+	if (o.quick)
+		return { 64, 4096 };
+	return { 1, 2, 4, 16, 32, 64, 256, 512, 1024, 4096, 8192, 16384 };
+}
+
 /* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
  * activations (the default kernel) and with MXFP8 activations (the FP8 gemv), side by side in
  * one process, and the MXFP8 quantizer of each input. */
@@ -991,7 +1006,7 @@ void bench_gemv(const options &o)
 /* Routing + grouping, and the combine + latent norm (--only route: these alone). */
 void bench_route(const options &o)
 {
-	for (int T : o.quick ? std::vector<int>{ 64, 4096 } : std::vector<int>{ 1, 64, 256, 4096, 16384 }) {
+	for (int T : token_sizes(o)) {
 		const int E = K3_EXPERTS, K = K3_TOPK;
 		const size_t TK = (size_t)T * K;
 		float *logits = (float *)dalloc((size_t)T * E * 4), *bias = (float *)dalloc(E * 4);
@@ -1009,7 +1024,7 @@ void bench_route(const options &o)
 		w.op = "moe_route", w.variant = "topk_group";
 		snprintf(w.shape, sizeof w.shape, "tokens=%d experts=%d topk=%d", T, E, K);
 		char spec[128];
-		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=0 dtype=fp32", T, E);
+		snprintf(spec, sizeof spec, "k3sim op=route tokens=%d experts=%d top_k=%d dtype=fp32", T, E, K);
 		w.spec = spec, w.reps = o.reps;
 		w.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_route(&r, g_stream)); });
 		w.steady_us = time_steady(T <= 256, 4, 8, [&](int) { KOK(moe_route(&r, g_stream)); });
@@ -1026,7 +1041,7 @@ void bench_route(const options &o)
 		row cw;
 		cw.op = "moe_combine", cw.variant = "sum_norm";
 		snprintf(cw.shape, sizeof cw.shape, "tokens=%d topk=%d width=%d", T, K, K3_LATENT);
-		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=%d out=1 dtype=bf16", T, K3_LATENT, K);
+		snprintf(spec, sizeof spec, "k3sim op=combine tokens=%d width=%d top_k=%d dtype=bf16", T, K3_LATENT, K);
 		cw.spec = spec, cw.reps = o.reps;
 		cw.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_combine(&c, g_stream)); });
 		cw.steady_us = time_steady(T <= 256, 4, 8, [&](int) { KOK(moe_combine(&c, g_stream)); });
@@ -1042,42 +1057,101 @@ void bench_route(const options &o)
 
 /* ---- AttnRes ------------------------------------------------------------------ */
 
+/* Three series, as the slice runs them: 9 sources + the partial-sum update at K3's width (every
+ * sublayer but the first), 9 sources without it (the first), and one source at 1536 (MLA's q_a
+ * RMSNorm: AttnRes of one source). */
+struct attnres_series {
+	const char *variant;
+	int dim, sources;
+	bool delta;
+};
+
 void bench_attnres(const options &o)
 {
-	const int D = K3_HIDDEN, n = 9;
-	for (int T : o.quick ? std::vector<int>{ 64, 4096 } : std::vector<int>{ 1, 16, 64, 256, 4096, 16384 }) {
-		const size_t e = (size_t)T * D, set = e * 2 * (n + 3);
+	static const attnres_series series[] = { { "block9_delta", K3_HIDDEN, 9, true },
+						 { "block9", K3_HIDDEN, 9, false },
+						 { "rmsnorm1536", 1536, 1, false } };
+	for (const attnres_series &sr : series)
+		for (int T : token_sizes(o)) {
+			const int D = sr.dim, n = sr.sources;
+			const size_t e = (size_t)T * D, set = e * 2 * (n + 3);
+			const int R = (int)std::min<size_t>(16, std::max<size_t>(1, (ROTATE_BYTES + set - 1) / set));
+			uint16_t *buf = (uint16_t *)dalloc((size_t)R * set);
+			fill_bf16(buf, (size_t)R * set / 2, -1, 1);
+			uint16_t *vec = (uint16_t *)dalloc((size_t)3 * D * 2);
+			fill_bf16(vec, D, -0.05f, 0.05f);
+			fill_bf16(vec + D, 2 * (size_t)D, 0.5f, 1.5f);
+			auto launch = [&](int i) {
+				uint16_t *s = buf + (size_t)(i % R) * (set / 2);
+				attnres_args a = {};
+				a.tokens = T, a.dim = D, a.n_sources = n;
+				for (int k = 0; k < n; k++)
+					a.src[k] = s + (size_t)k * e;
+				if (sr.delta)
+					a.delta = s + (size_t)n * e, a.partial_out = s + (size_t)(n - 1) * e;
+				a.query = vec, a.key_norm_w = nullptr, a.norm_w = vec + D, a.eps = 1e-6f;
+				a.out = s + (size_t)(n + 1) * e;
+				KOK(attnres(&a, g_stream));
+			};
+			row w;
+			w.op = "attnres", w.variant = sr.variant;
+			snprintf(w.shape, sizeof w.shape, "tokens=%d dim=%d sources=%d", T, D, n);
+			char spec[128];
+			/* reads the sources (+ delta), writes the output (+ the partial) */
+			snprintf(spec, sizeof spec, "k3sim op=attnres tokens=%d dim=%d sources=%d delta=%d dtype=bf16", T, D, n,
+				 sr.delta ? 1 : 0);
+			w.spec = spec, w.reps = o.reps;
+			w.t = time_events(spec, 2, o.reps, launch);
+			w.steady_us = time_steady(T <= 256, R, std::max(1, 32 / R), launch);
+			w.steady_kind = T <= 256 ? "graph" : "loop";
+			w.bytes = (double)e * 2 * (n + 1 + (sr.delta ? 2 : 0));
+			csv_row(w);
+			CK(cudaFree(buf));
+			CK(cudaFree(vec));
+		}
+}
+
+/* ---- KDA prefill ShortConv ------------------------------------------------------- */
+
+/* The prefill ShortConv + SiLU of K3's KDA layers (q | k | v: 3 x 96 x 128 channels, one
+ * sequence of T tokens, its state read and advanced), over rotating sets. */
+void bench_short_conv(const options &o)
+{
+	const int C = 3 * 96 * 128;
+	for (int T : token_sizes(o)) {
+		const size_t e = (size_t)T * C, set = e * 2 * 2;
 		const int R = (int)std::min<size_t>(16, std::max<size_t>(1, (ROTATE_BYTES + set - 1) / set));
 		uint16_t *buf = (uint16_t *)dalloc((size_t)R * set);
 		fill_bf16(buf, (size_t)R * set / 2, -1, 1);
-		uint16_t *vec = (uint16_t *)dalloc((size_t)3 * D * 2);
-		fill_bf16(vec, D, -0.05f, 0.05f);
-		fill_bf16(vec + D, 2 * (size_t)D, 0.5f, 1.5f);
+		uint16_t *w = (uint16_t *)dalloc((size_t)C * K3_CONV_TAPS * 2);
+		fill_bf16(w, (size_t)C * K3_CONV_TAPS, -0.6f, 0.6f);
+		uint16_t *state = (uint16_t *)dalloc((size_t)3 * C * 2);
+		fill_bf16(state, (size_t)3 * C, -1, 1);
+		int32_t *cu = upload(std::vector<int32_t>{ 0, T });
 		auto launch = [&](int i) {
 			uint16_t *s = buf + (size_t)(i % R) * (set / 2);
-			attnres_args a = {};
-			a.tokens = T, a.dim = D, a.n_sources = n;
-			for (int k = 0; k < n; k++)
-				a.src[k] = s + (size_t)k * e;
-			a.delta = s + (size_t)n * e, a.partial_out = s + (size_t)(n - 1) * e;
-			a.query = vec, a.key_norm_w = nullptr, a.norm_w = vec + D, a.eps = 1e-6f;
-			a.out = s + (size_t)(n + 1) * e;
-			KOK(attnres(&a, g_stream));
+			k3_short_conv_args c = {};
+			c.n_seqs = 1, c.total_tokens = T, c.channels = C, c.cu_seqlens = cu, c.x = s, c.w = w;
+			c.conv_state = state, c.slot = nullptr;
+			for (int q = 0; q < K3_CONV_OUTS; q++)
+				c.out[q] = s + e + (size_t)q * (e / K3_CONV_OUTS);
+			KOK(k3_short_conv(&c, g_stream));
 		};
-		row w;
-		w.op = "attnres", w.variant = "block9_delta";
-		snprintf(w.shape, sizeof w.shape, "tokens=%d dim=%d sources=%d", T, D, n);
+		row r;
+		r.op = "short_conv", r.variant = "kda_qkv";
+		snprintf(r.shape, sizeof r.shape, "tokens=%d channels=%d taps=%d", T, C, K3_CONV_TAPS);
 		char spec[128];
-		/* reads 9 sources + delta, writes the partial and the output */
-		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=%d out=2 dtype=bf16", T, D, n + 1);
-		w.spec = spec, w.reps = o.reps;
-		w.t = time_events(spec, 2, o.reps, launch);
-		w.steady_us = time_steady(T <= 256, R, std::max(1, 32 / R), launch);
-		w.steady_kind = T <= 256 ? "graph" : "loop";
-		w.bytes = (double)e * 2 * (n + 3);
-		csv_row(w);
+		snprintf(spec, sizeof spec, "k3sim op=short_conv tokens=%d channels=%d taps=%d dtype=bf16", T, C, K3_CONV_TAPS);
+		r.spec = spec, r.reps = o.reps;
+		r.t = time_events(spec, 2, o.reps, launch);
+		r.steady_us = time_steady(T <= 256, R, std::max(1, 32 / R), launch);
+		r.steady_kind = T <= 256 ? "graph" : "loop";
+		r.bytes = (double)e * 2 * 2;
+		csv_row(r);
 		CK(cudaFree(buf));
-		CK(cudaFree(vec));
+		CK(cudaFree(w));
+		CK(cudaFree(state));
+		CK(cudaFree(cu));
 	}
 }
 
@@ -1178,7 +1252,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
-				" [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|dsa]"
+				" [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]"
 				" [--require-wgmma]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
@@ -1189,8 +1263,9 @@ int main(int argc, char **argv)
 	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_prefill") &&
 	    strcmp(o.only, "moe") && strcmp(o.only, "gemm") && strcmp(o.only, "gemv") &&
 	    strcmp(o.only, "route") &&
-	    strcmp(o.only, "attnres") && strcmp(o.only, "dsa")) {
-		fprintf(stderr, "k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, route, gemm, gemv, attnres, dsa)\n",
+	    strcmp(o.only, "attnres") && strcmp(o.only, "conv") && strcmp(o.only, "dsa")) {
+		fprintf(stderr,
+			"k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, route, gemm, gemv, attnres, conv, dsa)\n",
 			o.only);
 		return 2;
 	}
@@ -1238,6 +1313,8 @@ int main(int argc, char **argv)
 		bench_mla(o);
 	if (want("attnres"))
 		bench_attnres(o);
+	if (want("conv"))
+		bench_short_conv(o);
 	if (want("dsa"))
 		bench_dsa(o);
 	if (want("gemm"))

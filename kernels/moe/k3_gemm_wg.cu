@@ -13,23 +13,29 @@
  * in L2).
  *
  * Warp specialization, 384 threads:
- *  - warpgroup 0 (producer, 72 registers) copies each 64-deep k block of the
- *    tile into one of STAGES shared-memory stages with cp.async (16 bytes a
- *    copy; token rows gathered through a_index, rows past the tile's tokens
- *    and weight rows past N zero-filled): the token tile [128][64] BF16 and
- *    the weight tile [256][64] BF16, both in 128-byte rows in the 128-byte
- *    swizzle, or for MXFP4 the raw tile [256][32 bytes] (the two 16-byte
- *    halves of row r swapped when r & 4: conflict-free reads below) and 4
- *    scale bytes a row (the scales of this k block and its pair). Each thread
- *    arrives on the stage's `full` barrier when its copies have landed
- *    (cp.async.mbarrier.arrive.noinc, 128 arrivals);
+ *  - warpgroup 0 (producer, 72 registers) fills each 64-deep k block of the
+ *    tile into one of STAGES shared-memory stages: the token tile [128][64]
+ *    BF16 with cp.async (16 bytes a copy; token rows gathered through
+ *    a_index, rows past the tile's tokens zero-filled), 128-byte rows in the
+ *    128-byte swizzle; the weight tile by one tensor copy (TMA) of a box of
+ *    a 3D map {K, N, groups} issued by thread 0 with the bytes expected on
+ *    the stage's barrier (rows past N zero-filled): [256][64] BF16 in the
+ *    128-byte swizzle, or for MXFP4 the raw tile [256][32 bytes] in the
+ *    32-byte swizzle (the two 16-byte halves of row r swapped when r & 4:
+ *    conflict-free reads below); MXFP4: 4 scale bytes a row by cp.async (the
+ *    scales of this k block and its pair). Each thread arrives on the
+ *    stage's `full` barrier when its copies have landed
+ *    (cp.async.mbarrier.arrive.noinc; 128 arrivals + thread 0's expect-tx).
+ *    K3_GEMM_WG_WEIGHTS=cp: the weight tiles by cp.async too (the kernel
+ *    before TMA, for measurements; also where the map cannot be built);
  *  - warpgroups 1 and 2 (consumers, 216 registers) own 128 weight rows each
  *    (two m64 blocks), B being the token tile through a 128-byte-swizzle
  *    descriptor. BF16 weights: A from shared memory too, a stage's 8 MMAs in
  *    flight while the next stage's are issued. MXFP4: A from registers, built
  *    per k step (the lane's 4 nibbles of each row picked from two 8-byte
  *    loads with byte permutes, expanded to BF16 and scaled by the E8M0 scale,
- *    exact), two k steps at a time into one of two register sets while the
+ *    exact; each scale loaded and converted once for the two k steps of its
+ *    group), two k steps at a time into one of two register sets while the
  *    MMAs of the other set run; each half stage ends with wait_group 0, since
  *    ptxas serializes all MMAs of a kernel that writes a register an MMA in
  *    flight may read within one wait_group-0 interval (warning C7513): the
@@ -45,6 +51,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through the runtime */
 
 #include "common/k3_device.cuh"
 #include "common/k3_wgmma.cuh"
@@ -76,6 +86,7 @@ struct wcfg {
 	static constexpr int S_BYTES = FP4 ? TW * 4 : 0;
 	static constexpr int STAGE = X_BYTES + W_BYTES + S_BYTES;
 	static constexpr int STAGES = FP4 ? 8 : 4;
+	static constexpr int W_BOX = FP4 ? KB / 2 : KB; /* TMA box: elements (bytes / BF16) of a row */
 	static constexpr int OFF_W = X_BYTES;
 	static constexpr int OFF_S = X_BYTES + W_BYTES; /* MXFP4 only */
 	static constexpr int OFF_BAR = STAGES * STAGE;
@@ -181,9 +192,20 @@ __device__ void build_tab(const params &p, int32_t *tab)
 
 /* ---- producer ----------------------------------------------------------------- */
 
-template <bool FP4>
-__device__ __forceinline__ void produce(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-					const int32_t *tab, int total)
+/* The weight tile of one stage by the tensor copy engine: box {W_BOX, 256, 1} at (k, n0, group) of
+ * the map (k3gemm's wg_launch: {K or K / 2 bytes, N, groups}, the 128- or 32-byte swizzle, rows past
+ * N zero-filled); its bytes counted on `bar`. */
+__device__ __forceinline__ void tma_load_w(void *dst, const CUtensorMap *map, int c0, int c1, int c2, uint64_t *bar)
+{
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(k3_smem_u32(dst)),
+		     "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(k3_smem_u32(bar))
+		     : "memory");
+}
+
+template <bool FP4, bool TMA>
+__device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
+					uint64_t *empty, const int32_t *tab, int total)
 {
 	using C = wcfg<FP4>;
 	const int pt = (int)threadIdx.x; /* 0 .. 127 */
@@ -208,6 +230,10 @@ __device__ __forceinline__ void produce(const params &p, unsigned char *sm, uint
 			const int s = it % C::STAGES;
 			wait_or_trap(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
 			unsigned char *st = sm + (size_t)s * C::STAGE;
+			if (TMA && pt == 0) { /* this thread's arrival carries the tile's bytes */
+				k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
+				tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
+			}
 #pragma unroll
 			for (int i = 0; i < TT / 16; i++) {
 				const int r = r8 + 16 * i;
@@ -217,7 +243,7 @@ __device__ __forceinline__ void produce(const params &p, unsigned char *sm, uint
 					k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
 				}
 			}
-			if constexpr (FP4) {
+			if constexpr (FP4 && !TMA) {
 				const uint8_t *wsrc = p.wp + (wrow0 + (pt >> 1)) * (size_t)(p.K / 2) + kb * (KB / 2) + (pt & 1) * 16;
 				const size_t wstep = (size_t)64 * (p.K / 2);
 #pragma unroll 1
@@ -226,6 +252,8 @@ __device__ __forceinline__ void produce(const params &p, unsigned char *sm, uint
 					const bool ok = j < wrows;
 					k3_cp_async16_zfill(st + C::OFF_W + k3_wg_fp4_half_offset(j, h), ok ? wsrc : p.wp, ok);
 				}
+			}
+			if constexpr (FP4) {
 				const uint8_t *ssrc = p.ws + (wrow0 + pt) * (size_t)(p.K / 32) + (kb & ~1) * 2;
 				const size_t sstep = (size_t)128 * (p.K / 32);
 #pragma unroll 1
@@ -234,7 +262,7 @@ __device__ __forceinline__ void produce(const params &p, unsigned char *sm, uint
 					const bool ok = j < wrows;
 					k3_cp_async4_zfill(st + C::OFF_S + j * 4, ok ? ssrc : p.ws, ok);
 				}
-			} else {
+			} else if constexpr (!TMA) {
 				const uint16_t *wsrc = p.w + (wrow0 + r8) * (size_t)p.K + kb * KB + ch * 8;
 				const size_t wstep = (size_t)16 * p.K;
 #pragma unroll 4
@@ -252,21 +280,29 @@ __device__ __forceinline__ void produce(const params &p, unsigned char *sm, uint
 
 /* ---- consumers ---------------------------------------------------------------- */
 
-/* MXFP4: A fragments of k step ks of the stage at st for this thread's two m64 blocks
- * (k3_gemm_wg_layout.cuh), scaled (exact: E8M0 is a power of two). */
-__device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][4], const unsigned char *st, int kb, int ks, int wr0,
+/* MXFP4: A fragments of k steps 2 h and 2 h + 1 of the stage at st for this thread's two m64
+ * blocks (k3_gemm_wg_layout.cuh), scaled (exact: E8M0 is a power of two). Both k steps share
+ * their scale group: each of the lane's 4 scales is loaded and converted once. */
+__device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][2][4], const unsigned char *st, int kb, int h, int wr0,
 					   int lane)
 {
 	using C = wcfg<true>;
+	const int sb = k3_wg_fp4_scale_byte(kb, 2 * h);
 #pragma unroll
 	for (int mb = 0; mb < 2; mb++) {
-		uint32_t o[4], e0, e1;
-		k3_wg_fp4_fragment(st + C::OFF_W, st + C::OFF_S, kb, ks, wr0 + mb * 64, lane, o, &e0, &e1);
-		const uint32_t s0 = k3_e8m0_to_bf16x2(e0), s1 = k3_e8m0_to_bf16x2(e1);
-		a[mb][0] = k3_bf16x2_mul(o[0], s0);
-		a[mb][1] = k3_bf16x2_mul(o[1], s1);
-		a[mb][2] = k3_bf16x2_mul(o[2], s0);
-		a[mb][3] = k3_bf16x2_mul(o[3], s1);
+		uint32_t w0, w1;
+		k3_wg_fp4_scale_words(st + C::OFF_S, wr0 + mb * 64, lane, &w0, &w1);
+		const uint32_t s0 = k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
+		const uint32_t s1 = k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			uint32_t o[4];
+			k3_wg_fp4_fragment_raw(st + C::OFF_W, 2 * h + j, wr0 + mb * 64, lane, o);
+			a[j][mb][0] = k3_bf16x2_mul(o[0], s0);
+			a[j][mb][1] = k3_bf16x2_mul(o[1], s1);
+			a[j][mb][2] = k3_bf16x2_mul(o[2], s0);
+			a[j][mb][3] = k3_bf16x2_mul(o[3], s1);
+		}
 	}
 }
 
@@ -301,8 +337,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 	if constexpr (FP4) {
 		uint32_t ax[2][2][4], ay[2][2][4]; /* [k step of the half][m64 block][4] */
 		const unsigned char *st = stage_ready<true>(sm, full, it);
-		load_a_fp4(ax[0], st, 0, 0, wr0, lane);
-		load_a_fp4(ax[1], st, 0, 1, wr0, lane);
+		load_a_fp4(ax, st, 0, 0, wr0, lane);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
 			const uint32_t xaddr = k3_smem_u32(st);
@@ -314,8 +349,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 				k3_wgmma_rs<N>(acc[1], ax[h][1], desc);
 			}
 			k3_wgmma_commit();
-			load_a_fp4(ay[0], st, kb, 2, wr0, lane);
-			load_a_fp4(ay[1], st, kb, 3, wr0, lane);
+			load_a_fp4(ay, st, kb, 1, wr0, lane);
 			k3_wgmma_wait<0>();
 			k3_wgmma_fence();
 #pragma unroll
@@ -327,8 +361,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 			k3_wgmma_commit();
 			if (kb + 1 < nkb) {
 				st = stage_ready<true>(sm, full, it + 1);
-				load_a_fp4(ax[0], st, kb + 1, 0, wr0, lane);
-				load_a_fp4(ax[1], st, kb + 1, 1, wr0, lane);
+				load_a_fp4(ax, st, kb + 1, 0, wr0, lane);
 			}
 			k3_wgmma_wait<0>();
 			k3_mbar_arrive(&empty[it % C::STAGES]); /* every read of stage `it` is done */
@@ -435,8 +468,9 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 	}
 }
 
-template <bool FP4, int EPI>
-__global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p)
+template <bool FP4, bool TMA, int EPI>
+__global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p,
+							const __grid_constant__ CUtensorMap tmw)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 	using C = wcfg<FP4>;
@@ -447,10 +481,12 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	if (threadIdx.x == 0) {
 #pragma unroll
 		for (int s = 0; s < C::STAGES; s++) {
-			k3_mbar_init(&full[s], 128);
+			k3_mbar_init(&full[s], TMA ? 129 : 128); /* + the arrival with the tile's bytes */
 			k3_mbar_init(&empty[s], 256);
 		}
 		k3_mbar_fence_init();
+		if (TMA)
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmw)) : "memory");
 	}
 	int total;
 	if (p.n_groups > 0) {
@@ -462,7 +498,7 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	}
 	if (threadIdx.x < 128) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
-		produce<FP4>(p, sm, full, empty, tab, total);
+		produce<FP4, TMA>(p, &tmw, sm, full, empty, tab, total);
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 		consume<FP4, EPI>(p, sm, full, empty, tab, total);
@@ -472,10 +508,10 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 #endif
 }
 
-template <bool FP4, int EPI>
-int launch(const params &p, int grid, cudaStream_t stream)
+template <bool FP4, bool TMA, int EPI>
+int launch(const params &p, const CUtensorMap &tmw, int grid, cudaStream_t stream)
 {
-	auto kern = wg_kernel<FP4, EPI>;
+	auto kern = wg_kernel<FP4, TMA, EPI>;
 	static bool configured = false;
 	if (!configured) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, wcfg<FP4>::SMEM) !=
@@ -483,28 +519,80 @@ int launch(const params &p, int grid, cudaStream_t stream)
 			return k3_launch_status();
 		configured = true;
 	}
-	kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p);
+	kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p, tmw);
 	return k3_launch_status();
 }
 
-template <bool FP4>
-int launch_epi(const params &p, enum k3_epilogue epi, int grid, cudaStream_t s)
+template <bool FP4, bool TMA>
+int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		return launch<FP4, K3_EPI_BF16>(p, grid, s);
+		return launch<FP4, TMA, K3_EPI_BF16>(p, tmw, grid, s);
 	case K3_EPI_SPLIT:
-		return launch<FP4, K3_EPI_SPLIT>(p, grid, s);
+		return launch<FP4, TMA, K3_EPI_SPLIT>(p, tmw, grid, s);
 	case K3_EPI_GLU:
-		return launch<FP4, K3_EPI_GLU>(p, grid, s);
+		return launch<FP4, TMA, K3_EPI_GLU>(p, tmw, grid, s);
 	case K3_EPI_SCALE:
-		return launch<FP4, K3_EPI_SCALE>(p, grid, s);
+		return launch<FP4, TMA, K3_EPI_SCALE>(p, tmw, grid, s);
 	case K3_EPI_ADD:
-		return launch<FP4, K3_EPI_ADD>(p, grid, s);
+		return launch<FP4, TMA, K3_EPI_ADD>(p, tmw, grid, s);
 	case K3_EPI_GATE:
-		return launch<FP4, K3_EPI_GATE>(p, grid, s);
+		return launch<FP4, TMA, K3_EPI_GATE>(p, tmw, grid, s);
 	}
 	return -EINVAL;
+}
+
+/* K3_GEMM_WG_WEIGHTS=cp in the environment: the weight tiles by cp.async from the producer's
+ * threads (the kernel before TMA; for measurements beside it). Read per call. */
+bool weights_by_cp_async()
+{
+	const char *e = getenv("K3_GEMM_WG_WEIGHTS");
+	return e && !strcmp(e, "cp");
+}
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link), once. */
+using encode_fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+			       const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+			       CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+encode_fn tensor_map_encoder()
+{
+	static encode_fn fn = nullptr;
+	static bool looked = false;
+	if (!looked) {
+		void *f = nullptr;
+		cudaDriverEntryPointQueryResult q;
+		if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
+			    cudaSuccess &&
+		    q == cudaDriverEntryPointSuccess)
+			fn = reinterpret_cast<encode_fn>(f);
+		looked = true;
+	}
+	return fn;
+}
+
+/* The weights' tensor map: {K (BF16) or K / 2 bytes (MXFP4), N, groups}, boxes of one stage's
+ * tile ({64 BF16, 256} in the 128-byte swizzle; {32 bytes, 256} in the 32-byte swizzle, which
+ * is k3_wg_fp4_half_offset's layout: bit 4 ^= bit 7), rows past N read as zeros. false where it
+ * cannot be built (no encoder, unaligned weights). */
+bool weight_map(const params &p, bool fp4, CUtensorMap *m)
+{
+	const void *base = fp4 ? (const void *)p.wp : (const void *)p.w;
+	encode_fn enc = tensor_map_encoder();
+	if (!enc || ((uintptr_t)base & 15u) != 0)
+		return false;
+	const uint64_t row_bytes = fp4 ? (uint64_t)p.K / 2 : (uint64_t)p.K * 2; /* a multiple of 32 */
+	const cuuint64_t dim[3] = { fp4 ? (cuuint64_t)p.K / 2 : (cuuint64_t)p.K, (cuuint64_t)p.N,
+				    (cuuint64_t)(p.n_groups > 0 ? p.n_groups : 1) };
+	const cuuint64_t stride[2] = { row_bytes, row_bytes * (uint64_t)p.N };
+	const cuuint32_t box[3] = { (cuuint32_t)(fp4 ? wcfg<true>::W_BOX : wcfg<false>::W_BOX), (cuuint32_t)TW, 1 };
+	const cuuint32_t estride[3] = { 1, 1, 1 };
+	memset(m, 0, sizeof(*m));
+	return enc(m, fp4 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(base),
+		   dim, stride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+		   fp4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 } // namespace
@@ -523,6 +611,8 @@ bool k3gemm::wg_supported(const struct k3_gemm_args *a)
 	}
 	if (cc != 90 || a->K % KB != 0 || a->n_groups > MOE_MAX_EXPERTS)
 		return false;
+	/* (MXFP4: each k block pair's 4 scale bytes a row are one aligned 4-byte copy inside the
+	 * row, which needs K % 128 == 0: every path's shape check, k3_gemm.cu shapes_ok(), has it.) */
 	/* MXFP4 scales are copied 4 bytes at a time. */
 	return a->w_dtype != K3_W_MXFP4 || ((uintptr_t)a->w_scales & 3u) == 0;
 #else
@@ -547,5 +637,13 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 			return -EINVAL;
 		grid = tiles < grid ? tiles : grid;
 	}
-	return fp4 ? launch_epi<true>(p, epi, (int)grid, stream) : launch_epi<false>(p, epi, (int)grid, stream);
+	CUtensorMap tmw;
+	const bool tma = !weights_by_cp_async() && weight_map(p, fp4, &tmw);
+	if (!tma)
+		memset(&tmw, 0, sizeof(tmw));
+	if (fp4)
+		return tma ? launch_epi<true, true>(p, tmw, epi, (int)grid, stream)
+			   : launch_epi<true, false>(p, tmw, epi, (int)grid, stream);
+	return tma ? launch_epi<false, true>(p, tmw, epi, (int)grid, stream)
+		   : launch_epi<false, false>(p, tmw, epi, (int)grid, stream);
 }

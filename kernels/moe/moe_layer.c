@@ -221,7 +221,8 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 		.row_weight = row_weight, .row_of = (int32_t *)(b + L.row_of), .workspace = b + L.route_ws,
 		.workspace_bytes = L.route_ws_bytes,
 	};
-	snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=0 dtype=fp32", T, d->experts);
+	snprintf(spec, sizeof spec, "k3sim op=route tokens=%d experts=%d top_k=%d dtype=fp32", T, d->experts,
+		 d->topk);
 	announce(hook, spec);
 	rc = moe_route(&r, stream);
 	announce(hook, NULL);
@@ -256,7 +257,8 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 		.tokens = T, .topk = d->topk, .width = d->latent, .eps = d->eps, .y = y,
 		.row_of = (const int32_t *)(b + L.row_of), .norm_w = w->norm_w, .out = z,
 	};
-	snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=%d out=1 dtype=bf16", T, d->latent, d->topk);
+	snprintf(spec, sizeof spec, "k3sim op=combine tokens=%d width=%d top_k=%d dtype=bf16", T, d->latent,
+		 d->topk);
 	announce(hook, spec);
 	rc = moe_combine(&c, stream);
 	announce(hook, NULL);

@@ -504,8 +504,8 @@ void attn_res(phase &p, const uint16_t *delta, const uint16_t *query, const uint
 		a.src[i] = p.src[i];
 	a.delta = delta, a.partial_out = p.src[SOURCES - 1], a.query = query, a.norm_w = norm, a.eps = 1e-6f, a.out = out;
 	char spec[128];
-	snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=%d out=%d dtype=bf16", p.T, D,
-		 SOURCES + (delta ? 1 : 0), delta ? 2 : 1);
+	snprintf(spec, sizeof spec, "k3sim op=attnres tokens=%d dim=%d sources=%d delta=%d dtype=bf16", p.T, D, SOURCES,
+		 delta ? 1 : 0);
 	range r(spec);
 	KOK(attnres(&a, g_s));
 }
@@ -516,7 +516,7 @@ void rmsnorm(int T, int dim, const uint16_t *x, const uint16_t *w, uint16_t *out
 	attnres_args a = {};
 	a.tokens = T, a.dim = dim, a.n_sources = 1, a.src[0] = x, a.query = w, a.norm_w = w, a.eps = 1e-6f, a.out = out;
 	char spec[128];
-	snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=1 dtype=bf16", T, dim);
+	snprintf(spec, sizeof spec, "k3sim op=attnres tokens=%d dim=%d sources=1 dtype=bf16", T, dim);
 	range r(spec);
 	KOK(attnres(&a, g_s));
 }
@@ -543,7 +543,8 @@ void kda_attention(phase &p, const kda_weights &w, int l)
 		c.n_seqs = 1, c.total_tokens = T, c.channels = KDA_C, c.cu_seqlens = p.cu, c.x = p.xqkv, c.w = w.conv_w;
 		c.conv_state = p.conv_state[l], c.slot = p.slot, c.out[0] = p.q, c.out[1] = p.k, c.out[2] = p.v;
 		{
-			snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=1 dtype=bf16", T, KDA_C);
+			snprintf(spec, sizeof spec, "k3sim op=short_conv tokens=%d channels=%d taps=%d dtype=bf16", T, KDA_C,
+				 K3_CONV_TAPS);
 			range r(spec);
 			KOK(k3_short_conv(&c, g_s));
 		}

@@ -12,6 +12,10 @@ hardware presets:
                 kernels and the step from the model's composition; the gap to it is the model
                 (composition, shapes the bench did not measure, classes it cannot fit).
 
+Captures taken before AttnRes, routing, the combine and the ShortConv had op kinds of their own
+(attnres, route, combine, short_conv) wrote them as `elementwise` ranges: those are read as their
+kinds by their shapes (OLD_ELEMENTWISE; a no-op on newer captures).
+
 Also the measured composition itself: the sum of each step's op ranges (kernel time inside the
 NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps and what runs
 outside the ranges).
@@ -140,6 +144,40 @@ def rewrite_old_ctx(db):
     return n
 
 
+# The K3 ops that run under `elementwise` ranges in captures taken before their op kinds (issue 17,
+# 2026-12-01 round 9): each is known by its width, input and output counts (and dtype).
+OLD_ELEMENTWISE = [
+    (r"n=7168 in=10 out=2 dtype=bf16", "attnres tokens=%d dim=7168 sources=9 delta=1"),
+    (r"n=7168 in=9 out=1 dtype=bf16", "attnres tokens=%d dim=7168 sources=9"),
+    (r"n=1536 in=1 out=1 dtype=bf16", "attnres tokens=%d dim=1536 sources=1"),  # the q_a RMSNorm: AttnRes of one source
+    (r"n=896 in=1 out=0 dtype=fp32", "route tokens=%d experts=896 top_k=16"),
+    (r"n=3584 in=16 out=1 dtype=bf16", "combine tokens=%d width=3584 top_k=16"),
+    (r"n=36864 in=1 out=1 dtype=bf16", "short_conv tokens=%d channels=36864 taps=4"),
+]
+
+
+def rewrite_old_elementwise(db):
+    """Captures taken before the AttnRes, routing, combine and ShortConv ops had kinds of their
+    own wrote them as `elementwise m=T n=N in=I out=O dtype=D` ranges with their bytes: rewrite
+    each (OLD_ELEMENTWISE, by its shape) to its own kind, so that calibration fits their classes
+    and validation costs them as the model now does. The gated norm (n=12288) and the MLA cache
+    append (n=576) stay elementwise. Returns the count of ranges rewritten (0 on a new capture)."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    n = 0
+    pats = [(re.compile(r"^k3sim op=elementwise m=(\d+) " + pat + r"$"), new) for pat, new in OLD_ELEMENTWISE]
+    for rowid, text in c.execute("SELECT rowid, text FROM NVTX_EVENTS WHERE text LIKE 'k3sim op=elementwise %'").fetchall():
+        for pat, new in pats:
+            m = pat.match(text)
+            if m:
+                c.execute("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?", ("k3sim op=" + new % int(m.group(1)), rowid))
+                n += 1
+                break
+    c.commit()
+    c.close()
+    return n
+
+
 def scenario_for_prompt(scenario, tokens, work):
     """A copy of the scenario whose own prompt_tokens is `tokens`, in `work` (its model path made
     absolute): `k3sim run` clamps the file's prefill_chunk to the file's prompt_tokens before
@@ -191,6 +229,8 @@ def op_steps(spec, steps):
     n = None
     if kind in ("gemm", "elementwise"):
         n = int(f.get("m", 0))
+    elif kind in ("attnres", "route", "combine", "short_conv"):
+        n = int(f.get("tokens", 0))
     elif kind == "grouped_gemm":
         m, groups = int(f.get("m", 0)), int(f.get("groups", 0))
         n = m // 16 if groups == 896 else m // 96
@@ -243,6 +283,7 @@ def main():
     if a.old_ctx:
         rewrite_old_ctx(slice_db)
         rewrite_old_ctx(bench_db)
+    renamed = rewrite_old_elementwise(slice_db) + rewrite_old_elementwise(bench_db)
 
     # 1. The kernels' own preset: calibrated on the bench capture of the same call (cuBLAS's
     #    reference timings taken out).
@@ -412,10 +453,17 @@ def main():
         w("| %s | %d | %d | %s | %s |" % (c["class"], c.get("train", 0), ho, hm, c.get("target", "")))
     w("")
     w("The calibration fits a class only from its training points (k3sim calibrate --help: GEMM m a "
-      "power of 4, attention ctx a power of 4, elementwise m x n a power of 2, ...). %d NVTX ranges of "
+      "power of 4, attention ctx a power of 4, elementwise m x n a power of 2, the tokens of attnres, "
+      "route, combine and short_conv a power of 4, ...). %d NVTX ranges of "
       "the bench capture that launched cuBLAS kernels (the bench's reference timings) and %d of its "
       "routed experts with BF16 weights (the slice's are MXFP4; the class does not tell them apart) "
       "were dropped before the fit." % (dropped, dropped_bf16))
+    if renamed:
+        w("")
+        w("%d `elementwise` ranges of these captures (taken before AttnRes, routing, the combine and the "
+          "ShortConv had op kinds of their own) were read as those ops by their shapes (validate-slice.py "
+          "OLD_ELEMENTWISE: n=7168 in=10/9 -> attnres sources=9 delta=1/0, n=1536 -> attnres sources=1, "
+          "n=896 fp32 -> route, n=3584 in=16 -> combine, n=36864 -> short_conv)." % renamed)
     text = "\n".join(out) + "\n"
     if a.output:
         tmp = a.output + ".tmp"

@@ -231,6 +231,55 @@ static void test_tables_and_roundtrip(void **state)
 	calib_points_release(&pts);
 }
 
+/* AttnRes, routing and the combine measured at tokens 1..16K, copies beside them (issue 17): each
+ * op kind of its own gets a table of its own class, fitted on the powers of 4 and predicting the
+ * held-out token counts, and the copies' memory class does not take them in (before the kinds
+ * they ran as elementwise ops under the copies' class, which charged them a copy's time). */
+static void test_own_kind_classes(void **state)
+{
+	(void)state;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	n_specs = 0;
+	for (int64_t b = 4096; b <= ((int64_t)1 << 30); b *= 2)
+		add(&pts, spec("copy bytes=%lld", (long long)b), &truth, 1.1);
+	static const int tokens[] = {1, 2, 4, 16, 32, 64, 256, 512, 1024, 4096, 8192, 16384};
+	for (int i = 0; i < 12; i++) {
+		add(&pts, spec("attnres tokens=%d dim=7168 sources=9 delta=1", tokens[i]), &truth, 2.5);
+		add(&pts, spec("route tokens=%d experts=896 top_k=16", tokens[i]), &truth, 8.0);
+		add(&pts, spec("combine tokens=%d width=3584 top_k=16", tokens[i]), &truth, 1.5);
+	}
+	int held = 0;
+	for (size_t i = 0; i < pts.n; i++)
+		if (pts.p[i].cls != HW_CLASS_MEMORY) {
+			assert_true(pts.p[i].cls == HW_CLASS_ATTNRES || pts.p[i].cls == HW_CLASS_ROUTE ||
+				    pts.p[i].cls == HW_CLASS_COMBINE);
+			held += pts.p[i].held_out;
+		}
+	assert_int_equal(held, 3 * 4); /* tokens 2, 32, 512, 8192 */
+	struct hw fit;
+	struct calib_fit_report rep;
+	struct err e = {0};
+	assert_int_equal(calib_fit(&pts, &base, NULL, &fit, &rep, &e), 0);
+	assert_non_null(hw_table_find(&fit, HW_CLASS_ATTNRES, DT_BF16));
+	assert_non_null(hw_table_find(&fit, HW_CLASS_ROUTE, DT_FP32));
+	assert_non_null(hw_table_find(&fit, HW_CLASS_COMBINE, DT_BF16));
+	struct hw dev;
+	calib_device_hw(&dev, &fit); /* kernel durations: no launch gaps */
+	for (size_t i = 0; i < pts.n; i++) {
+		double r = calib_predict_s(&dev, &pts.p[i]) / pts.p[i].measured_s;
+		if (pts.p[i].cls != HW_CLASS_MEMORY && fabs(r - 1) > 0.05)
+			fail_msg("%s: predicted / measured %.3f", pts.p[i].spec, r);
+	}
+	/* the preset as written loads them back */
+	struct hw back;
+	preset_round_trip(&fit, &pts, &rep, &back);
+	assert_non_null(hw_table_find(&back, HW_CLASS_ROUTE, DT_FP32));
+	free(pts.p);
+	pts.p = NULL;
+	calib_points_release(&pts);
+}
+
 /* Per collective kind at 2 ranks: each kind's own latency and bandwidth are recovered; with a
  * wobble the curves cannot follow, the per-kind tables take the rest; all of it loads back. */
 static void test_recovers_collectives(void **state)
@@ -421,6 +470,7 @@ int main(void)
 	    cmocka_unit_test(test_recovers_curves),
 	    cmocka_unit_test(test_recovers_kda_and_comm),
 	    cmocka_unit_test(test_tables_and_roundtrip),
+	    cmocka_unit_test(test_own_kind_classes),
 	    cmocka_unit_test(test_recovers_collectives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

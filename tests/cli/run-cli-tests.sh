@@ -184,20 +184,33 @@ run "op missing key" 2 $K3SIM op gemm m=1 n=2
 expect_err "op names missing key" "missing k="
 run "op bad dtype" 2 $K3SIM op gemm m=1 n=2 k=3 dtype=fp7
 run "op bad number" 2 $K3SIM op gemm m=x n=2 k=3
+# the op kinds of their own (issue 17): parsed, costed, bad input refused with a reason
+run "op attnres" 0 $K3SIM op attnres tokens=4096 dim=7168 sources=9 delta=1
+expect_out "op attnres names its kind" "^attnres on h200"
+run "op route" 0 $K3SIM op route tokens=64 experts=896 top_k=16
+run "op combine" 0 $K3SIM op combine tokens=64 width=3584 top_k=16
+run "op short_conv" 0 $K3SIM op short_conv tokens=4096 channels=36864
+run "op attnres no sources" 2 $K3SIM op attnres tokens=1 dim=7168 sources=0
+expect_err "op attnres no sources says why" "sources must be at least 1"
+run "op route top_k past experts" 2 $K3SIM op route tokens=1 experts=8 top_k=9
+expect_err "op route top_k says why" "top_k must be in 1..experts"
+run "op combine missing top_k" 2 $K3SIM op combine tokens=1 width=3584
+expect_err "op combine missing says which" "missing top_k"
 
-# Physical sanity (issue 11): every shipped preset, 10^5 random ops each, no violation.
+# Physical sanity (issue 11): every shipped preset, 10^5 random ops each (and 25000 of the op kinds
+# of their own, AttnRes, routing, combine, ShortConv: issue 17), no violation.
 run "check help" 0 $K3SIM check --help
 expect_out "check help says usage" "usage: k3sim check"
 # the calibrated presets with 500 scenario pairs each, the datasheet ones (plain physical model,
 # no tables) with 100: ten presets at 500 took 73 s under ASan on a loaded box
 run "check calibrated presets" 0 $K3SIM check --scenarios 500 --hw h100 --hw h200 --hw b200 --hw b300 --hw gb200
 for p in h100 h200 b200 b300 gb200; do
-	expect_out "check $p: 0 violations" "^$p: 100000 ops, 500 scenario pairs in .*: 0 violations"
+	expect_out "check $p: 0 violations" "^$p: 125000 ops, 500 scenario pairs in .*: 0 violations"
 done
 run "check datasheet presets" 0 $K3SIM check --scenarios 100 --hw h100-datasheet --hw h200-datasheet \
 	--hw b200-datasheet --hw b300-datasheet --hw gb200-datasheet
 for p in h100 h200 b200 b300 gb200; do
-	expect_out "check $p-datasheet: 0 violations" "^$p-datasheet: 100000 ops, 100 scenario pairs in .*: 0 violations"
+	expect_out "check $p-datasheet: 0 violations" "^$p-datasheet: 125000 ops, 100 scenario pairs in .*: 0 violations"
 done
 run "check sustained --json" 0 $K3SIM check --hw h200 --ops 20000 --scenarios 100 --clock sustained --json
 python3 -c "import json; d=json.load(open('$tmp/out')); p=d['presets'][0]; assert d['clock']=='sustained' and p['violations']==0 and p['ops']>19000" \

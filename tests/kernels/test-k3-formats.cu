@@ -103,6 +103,34 @@ static void check_wg_fp4_tile(uint64_t seed, int kb)
 	}
 }
 
+/* The wgmma producer's tensor copies: the 32-byte swizzle of a [256][32]-byte MXFP4 box is
+ * k3_wg_fp4_half_offset()'s layout, and the 128-byte swizzle of a [256][128]-byte BF16 box puts
+ * chunk c of row r at c ^ (r % 8) (the layout of the cp.async producer and of the descriptors);
+ * both are permutations of the tile. */
+static void check_tma_swizzles(void)
+{
+	static unsigned char seen[256 * 128];
+	memset(seen, 0, sizeof seen);
+	for (int j = 0; j < 256; j++)
+		for (int h = 0; h < 2; h++) {
+			const int o = k3_tma_swizzle32(j * 32 + h * 16);
+			EXPECT(o == k3_wg_fp4_half_offset(j, h), "swizzle32 row %d half %d: %d, want %d\n", j, h, o,
+			       k3_wg_fp4_half_offset(j, h));
+			EXPECT(o >= 0 && o < 256 * 32 && !seen[o], "swizzle32 row %d half %d: %d twice\n", j, h, o);
+			if (o >= 0 && o < 256 * 32)
+				seen[o] = 1;
+		}
+	memset(seen, 0, sizeof seen);
+	for (int r = 0; r < 256; r++)
+		for (int c = 0; c < 8; c++) {
+			const int o = k3_tma_swizzle128(r * 128 + c * 16);
+			EXPECT(o == r * 128 + ((c ^ (r & 7)) << 4), "swizzle128 row %d chunk %d: %d\n", r, c, o);
+			EXPECT(o >= 0 && o < 256 * 128 && !seen[o], "swizzle128 row %d chunk %d: %d twice\n", r, c, o);
+			if (o >= 0 && o < 256 * 128)
+				seen[o] = 1;
+		}
+}
+
 /* All threads of a block of `threads` stage a tile's scales over a poisoned array: every
  * slot must hold its token's scale, bit for bit. */
 static void check_mla_fp8_scales(int threads)
@@ -181,6 +209,7 @@ int main()
 	EXPECT(k3_prmt(0x33221100u, 0x77665544u, 0x5140u) == 0x55114400u, "prmt interleave\n");
 	for (int kb = 0; kb < 4; kb++)
 		check_wg_fp4_tile(0x1234567ull + (uint64_t)kb, kb);
+	check_tma_swizzles();
 	for (int threads = 32; threads <= 512; threads *= 2)
 		check_mla_fp8_scales(threads);
 	if (failures) {

@@ -824,6 +824,18 @@ static void test_gemm_wgmma_tiles(void **unused)
 				      .path = K3_GEMM_TILED_WGMMA };
 	run_gemm(&dd, K3_EPI_BF16, &wd);
 	wmat_release(&wd);
+	/* The weight tiles by the producer's cp.async copies instead of the tensor copies (the
+	 * round-3 producer, kept for measurements: K3_GEMM_WG_WEIGHTS=cp, read per call). */
+	setenv("K3_GEMM_WG_WEIGHTS", "cp", 1);
+	for (int dt = 0; dt < 2; dt++) {
+		const struct gemm_case g = { .N = 400, .K = 384, .n_groups = 11, .counts = counts, .a_rows = 333,
+					     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED_WGMMA };
+		run_all_epilogues(&g);
+	}
+	struct wmat wv = wmat_rand(40, 512, 256, K3_W_MXFP4, 0.1);
+	run_gemm(&m, K3_EPI_GLU, &wv);
+	wmat_release(&wv);
+	unsetenv("K3_GEMM_WG_WEIGHTS");
 }
 
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
