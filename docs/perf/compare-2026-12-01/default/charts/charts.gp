@@ -89,8 +89,8 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 14749, graph 0 to 14749, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'kimi-k3 below k3-full-mla from 14,749' at 14749, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 15289, graph 0 to 15289, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'kimi-k3 below k3-full-mla from 15,289' at 15289, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'ttft.dat' using 1:2 title 'kimi-k3' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
      'ttft.dat' using 1:3 title 'k3-full-mla' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#D55E00', \
      'ttft.dat' using 1:4 title 'k3-dsa' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#009E73'
@@ -331,8 +331,8 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 14749, graph 0 to 14749, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'kimi-k3 below k3-full-mla from 14,749' at 14749, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 15289, graph 0 to 15289, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'kimi-k3 below k3-full-mla from 15,289' at 15289, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'ttft.dat' using 1:2 title 'kimi-k3' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
      'ttft.dat' using 1:3 title 'k3-full-mla' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#D55E00', \
      'ttft.dat' using 1:4 title 'k3-dsa' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#009E73'

@@ -84,8 +84,8 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 7535, graph 0 to 7535, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'kimi-linear below kimi-linear-full-mla from 7,535' at 7535, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 7845, graph 0 to 7845, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'kimi-linear below kimi-linear-full-mla from 7,845' at 7845, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'ttft.dat' using 1:2 title 'kimi-linear' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
      'ttft.dat' using 1:3 title 'kimi-linear-full-mla' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#D55E00'
 unset output
@@ -303,8 +303,8 @@ set border 3 lc rgb '#444444'
 set tics nomirror
 set key outside right top Left reverse samplen 2
 set lmargin 12
-set arrow from 7535, graph 0 to 7535, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
-set label 'kimi-linear below kimi-linear-full-mla from 7,535' at 7535, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
+set arrow from 7845, graph 0 to 7845, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set label 'kimi-linear below kimi-linear-full-mla from 7,845' at 7845, graph 0.97 right rotate by 90 offset -0.7,0 font ',12' tc rgb '#444444'
 plot 'ttft.dat' using 1:2 title 'kimi-linear' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#0072B2', \
      'ttft.dat' using 1:3 title 'kimi-linear-full-mla' with linespoints lw 2.5 pt 7 ps 0.9 dt 1 lc rgb '#D55E00'
 unset output
