@@ -1,6 +1,6 @@
 #!/bin/bash
 # libFuzzer over many cores: each target as J parallel jobs (-jobs=J -workers=J) sharing one
-# corpus (a copy of fuzz/corpus/T), RUNS executions per job; prints the executions summed over
+# corpus (a copy of fuzz/corpus/T), RUNS executions per job (or T:Ns: N seconds per job); prints the executions summed over
 # the jobs' logs and any job's ASan/UBSan report. For a machine with more cores than this one (the
 # lent GPU machine's 16): stage the fuzz binaries built here (build-fuzz/fuzz/fuzz-T, clang,
 # ASan+UBSan) with libsqlite3.so.0 and libyaml-0.so.2 beside them in .gpu/fuzz/ next to this
@@ -14,7 +14,9 @@ for spec in "$@"; do
   t=${spec%%:*}; runs=${spec#*:}
   mkdir -p w-$t logs-$t && cp ../../fuzz/corpus/$t/* w-$t/
   s=$(date +%s)
-  (cd logs-$t && ../fuzz-$t ../w-$t -jobs=$J -workers=$J -runs=$runs -max_len=65536 -rss_limit_mb=4096 >/dev/null 2>&1)
+  # T:RUNS executions per job, or T:Ns (e.g. fuzz:20s) a time limit per job
+  case $runs in *s) lim=-max_total_time=${runs%s} ;; *) lim=-runs=$runs ;; esac
+  (cd logs-$t && ../fuzz-$t ../w-$t -jobs=$J -workers=$J $lim -max_len=65536 -rss_limit_mb=4096 >/dev/null 2>&1)
   rc=$?
   total=0; fails=0
   for f in logs-$t/fuzz-*.log; do
