@@ -96,24 +96,27 @@ double k3_double_from_e8m0(uint8_t e)
 	return e == 0xff ? NAN : ldexp(1.0, (int)e - 127);
 }
 
+/* A group's E8M0 scale exponent (OCP MX): the exponent of its largest magnitude less the element
+ * format's largest exponent (2 for E2M1, 8 for E4M3), within the scale's range. */
+static int mx_group_scale_exp(const double *xg, int elem_emax)
+{
+	double amax = 0.0;
+	for (int i = 0; i < K3_MX_GROUP; i++)
+		if (fabs(xg[i]) > amax)
+			amax = fabs(xg[i]);
+	if (!(amax > 0.0))
+		return -127;
+	int ex;
+	frexp(amax, &ex);
+	int se = ex - 1 - elem_emax;
+	return se < -127 ? -127 : se > 127 ? 127 : se;
+}
+
 void k3_mxfp4_quantize(const double *x, size_t n, uint8_t *packed, uint8_t *scales)
 {
 	for (size_t g = 0; g < n / K3_MX_GROUP; g++) {
 		const double *xg = x + g * K3_MX_GROUP;
-		double amax = 0.0;
-		for (int i = 0; i < K3_MX_GROUP; i++)
-			if (fabs(xg[i]) > amax)
-				amax = fabs(xg[i]);
-		int se = -127;
-		if (amax > 0.0) {
-			int ex;
-			frexp(amax, &ex);
-			se = ex - 1 - 2;
-			if (se < -127)
-				se = -127;
-			if (se > 127)
-				se = 127;
-		}
+		int se = mx_group_scale_exp(xg, 2);
 		scales[g] = (uint8_t)(se + 127);
 		for (int i = 0; i < K3_MX_GROUP; i += 2) {
 			const uint8_t lo = k3_e2m1_from_double(ldexp(xg[i], -se));
@@ -134,20 +137,7 @@ void k3_mxfp8_quantize(const double *x, size_t n, uint8_t *q, uint8_t *scales)
 {
 	for (size_t g = 0; g < n / K3_MX_GROUP; g++) {
 		const double *xg = x + g * K3_MX_GROUP;
-		double amax = 0.0;
-		for (int i = 0; i < K3_MX_GROUP; i++)
-			if (fabs(xg[i]) > amax)
-				amax = fabs(xg[i]);
-		int se = -127;
-		if (amax > 0.0) {
-			int ex;
-			frexp(amax, &ex);
-			se = ex - 1 - 8;
-			if (se < -127)
-				se = -127;
-			if (se > 127)
-				se = 127;
-		}
+		int se = mx_group_scale_exp(xg, 8);
 		scales[g] = (uint8_t)(se + 127);
 		for (int i = 0; i < K3_MX_GROUP; i++)
 			q[g * K3_MX_GROUP + (size_t)i] = k3_e4m3_from_double(ldexp(xg[i], -se));
