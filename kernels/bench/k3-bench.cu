@@ -5,7 +5,7 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
- *            [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]
+ *            [--only copy|mla|mla_decode|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]
  *            [--require-wgmma]
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
@@ -646,6 +646,34 @@ void bench_mla(const options &o)
 	}
 }
 
+/* --only mla_decode: the decode target's grid, BF16 and FP8 caches side by side in one process
+ * (% of the copy ceiling measured first on the cache bytes): K3's heads per GPU at TP 8 (12)
+ * and 16, t = 1 (decode) and 2, 4 (MTP), contexts 8K-64K, batches that fill the GPU; then 64 and
+ * 128 heads (compute-bound: TFLOP/s). K3_MLA_FP8_KERNEL / K3_MLA_FP8_CVT pick the FP8 kernel
+ * (mla_decode.cu). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
+void bench_mla_decode(const options &o)
+{
+	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
+	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: registers)", c ? c : "(default: ic)");
+	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
+	if (o.quick) {
+		for (int ctx : { 8192, 65536 })
+			for (int t : { 1, 4 })
+				for (enum mla_kv kv : kvs)
+					mla_point(o, kv, 16, 128, ctx, t);
+		return;
+	}
+	for (int t : { 1, 2, 4 })
+		for (int H : { 16, 12 })
+			for (int ctx : { 8192, 32768, 65536 })
+				for (int B : { 64, 128 })
+					for (enum mla_kv kv : kvs)
+						mla_point(o, kv, H, B, ctx, t);
+	for (int H : { 64, 128 })
+		for (enum mla_kv kv : kvs)
+			mla_point(o, kv, H, 64, 8192, 1);
+}
+
 /* ---- LatentMoE ---------------------------------------------------------------- */
 
 /* Expert weights of one matrix for all experts, BF16 or MXFP4, random. */
@@ -1252,7 +1280,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
-				" [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]"
+				" [--only copy|mla|mla_decode|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]"
 				" [--require-wgmma]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
@@ -1260,12 +1288,13 @@ int main(int argc, char **argv)
 	}
 	if (o.reps < 3)
 		o.reps = 3;
-	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_prefill") &&
+	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_decode") &&
+	    strcmp(o.only, "mla_prefill") &&
 	    strcmp(o.only, "moe") && strcmp(o.only, "gemm") && strcmp(o.only, "gemv") &&
 	    strcmp(o.only, "route") &&
 	    strcmp(o.only, "attnres") && strcmp(o.only, "conv") && strcmp(o.only, "dsa")) {
 		fprintf(stderr,
-			"k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, route, gemm, gemv, attnres, conv, dsa)\n",
+			"k3-bench: unknown --only '%s' (copy, mla, mla_decode, mla_prefill, moe, route, gemm, gemv, attnres, conv, dsa)\n",
 			o.only);
 		return 2;
 	}
@@ -1311,6 +1340,8 @@ int main(int argc, char **argv)
 		bench_mla_prefill(o);
 	if (want("mla"))
 		bench_mla(o);
+	if (o.only && !strcmp(o.only, "mla_decode"))
+		bench_mla_decode(o);
 	if (want("attnres"))
 		bench_attnres(o);
 	if (want("conv"))

@@ -144,6 +144,34 @@ __host__ __device__ __forceinline__ void k3_e2m1r_to_e4m3x8(uint32_t u, uint32_t
 	hi = ((u & 0x23232323u) << 2) | ((u >> 2) & 0x10101010u);
 }
 
+/* E4M3 pair (bits 0..7 the low element) as an FP16 pair, exact (E4M3 is a subset of FP16):
+ * one cvt.f16x2.e4m3x2 (sm_89+; a conversion-pipe instruction). */
+__device__ __forceinline__ uint32_t k3_e4m3x2_to_f16x2(uint16_t v)
+{
+	uint32_t h;
+	asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h) : "h"(v));
+	return h;
+}
+
+/* Four E4M3 bytes (x0..x3, x0 at bits 0..7) as two FP16 pairs of value x 2^-8, exact (the
+ * subnormals too; the E4M3 NaN 0x7f / 0xff becomes the finite 480 2^-8): the E4M3 fields
+ * land in the FP16 fields unchanged, so only the exponent bias (7 against 15) differs, a
+ * power of two the caller folds into its scale. lo = (x0, x2), hi = (x1, x3), the first in
+ * the low half. Integer instructions only (7), for code bound by the conversion pipe. */
+__host__ __device__ __forceinline__ void k3_e4m3x4_to_f16x4_scaled(uint32_t x, uint32_t &lo, uint32_t &hi)
+{
+	const uint32_t y = x << 8;
+	hi = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);
+	lo = (y & 0x80008000u) | ((y >> 1) & 0x3f803f80u);
+}
+
+/* Two FP32 values as an FP16 pair (round to nearest; lo in the low half). */
+__device__ __forceinline__ uint32_t k3_pack_f16(float lo, float hi)
+{
+	__half2 h = __floats2half2_rn(lo, hi);
+	return *reinterpret_cast<uint32_t *>(&h);
+}
+
 /* BF16 pair product (exact for a power-of-two scale that keeps the result normal). */
 __device__ __forceinline__ uint32_t k3_bf16x2_mul(uint32_t a, uint32_t b)
 {
@@ -188,6 +216,15 @@ __device__ __forceinline__ uint32_t k3_smem_u32(const void *p)
 __device__ __forceinline__ void k3_mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
 	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* d += A B, mma.m16n8k16 FP16 x FP16 -> FP32 (fragments as for BF16; exact products). */
+__device__ __forceinline__ void k3_mma_f16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
 		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));

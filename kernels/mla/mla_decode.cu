@@ -33,6 +33,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "common/k3_device.cuh"
 #include "mla/mla_fp8_stage.cuh"
@@ -442,6 +444,402 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
 	}
 }
 
+/* ---- FP8 cache, conversion in registers ------------------------------------------------
+ *
+ * One CTA of 4 warps per (16 query rows, split, request); warp w owns FP8 scale tile w
+ * (cache columns 128 w .. 128 w + 127) in both products, so its tile's FP32 scale is
+ * applied to FP32 partials it owns:
+ *  - QK^T split over k: warp w computes S'_w = Q[:, tile w] K[:, tile w]^T for all 32 tokens
+ *    of the stage (FP16 MMAs: Q pre-scaled by 2^e_row into FP16, exact but for elements
+ *    below 2^-29 of the row's largest; the E4M3 bytes converted in registers, exact) and
+ *    16 of the 64 BF16 rope columns, then part_w = S'_w * scale(token, w) * 2^-e_row + rope_w
+ *    in FP32 goes through shared memory; after one barrier every warp sums the 4 parts in
+ *    the same order (bitwise the same S in all warps) and runs the online softmax itself;
+ *  - PV split over columns: warp w accumulates O[:, tile w] (64 FP32 a thread) from
+ *    A = P * scale(token, w) * 2^f_row in FP16 (registers, no shared memory) and the same
+ *    bytes of tile w converted again in the transposed order. 2^f_row keeps the largest
+ *    P * scale seen so far (in the running max's frame) in [1, 2): no FP16 overflow, and
+ *    what underflows is below 2^-24 of it; O is kept in units of 2^f_row (the change of f
+ *    folded into the softmax rescale, powers of two: exact).
+ * Fragment loads are 16-byte shared loads from the raw 656-byte rows (41 chunks: odd), the
+ * token and column orders permuted (the dot products do not care, Q and P follow) so that
+ * every 8-lane phase hits 8 distinct chunk columns: conflict free. The E4M3 -> FP16
+ * conversion runs as cvt.f16x2.e4m3x2 (conversion pipe, 16 lanes a clock on Hopper) or as 7
+ * integer instructions per 4 elements (k3_e4m3x4_to_f16x4_scaled: value 2^-8, folded into
+ * the scales), chosen per product (KINT, VINT). One __syncthreads a tile. */
+namespace fp8r {
+constexpr int WARPS = 4;
+constexpr int THREADS = 32 * WARPS;
+constexpr int ROWS = 16;
+constexpr int NST = 4;
+constexpr int STAGE_BYTES = TILE * FP8B;
+constexpr int RED_F4 = WARPS * 4 * 32; /* float4 per buffer: [warp][n-tile][lane] */
+constexpr int OFF_ST = 0;
+constexpr int OFF_RED = OFF_ST + NST * STAGE_BYTES;
+constexpr int OFF_QMX = OFF_RED + 2 * RED_F4 * 16;
+constexpr int OFF_BAR = OFF_QMX + WARPS * ROWS * 4;
+constexpr int SMEM = OFF_BAR + NST * 8;
+constexpr int CTAS_PER_SM = 2;
+static_assert(OFF_RED % 16 == 0 && OFF_QMX % 16 == 0 && OFF_BAR % 8 == 0, "alignment");
+static_assert(CTAS_PER_SM * (SMEM + 1024) <= 228 * 1024, "two CTAs an SM");
+static_assert(MLA_FP8_SCALES == WARPS && MLA_FP8_TILE == 128 && MLA_ROPE == 16 * WARPS, "a warp per scale tile");
+} // namespace fp8r
+
+/* Token (0..31) of column n of n-tile j of S: C columns 2 tq, 2 tq + 1 are tokens tq, tq + 4
+ * (+ 8 (j & 1) + 16 (j >> 1)), so that PV's lane tq takes tokens tq + 4 r of each 16. */
+__device__ __forceinline__ int fp8r_token(int j, int n)
+{
+	return 16 * (j >> 1) + 8 * (j & 1) + (n >> 1) + 4 * (n & 1);
+}
+
+/* 2^e as a float, e in [-126, 127]. */
+__device__ __forceinline__ float fp8r_pow2(int e)
+{
+	return __int_as_float((127 + e) << 23);
+}
+
+template <bool KINT, bool VINT>
+__global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_kernel(const params p)
+{
+	using namespace fp8r;
+	extern __shared__ __align__(128) unsigned char smem[];
+	unsigned char *st = smem + OFF_ST;
+	float4 *red = reinterpret_cast<float4 *>(smem + OFF_RED);
+	uint32_t *qmx = reinterpret_cast<uint32_t *>(smem + OFF_QMX);
+	uint64_t *bar = reinterpret_cast<uint64_t *>(smem + OFF_BAR);
+
+	const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane & 3;
+	const int rb = (int)blockIdx.x, split = (int)blockIdx.y, b = (int)blockIdx.z;
+	const int L = min(p.seqlens[b], p.max_seqlen);
+	const int row0 = rb * ROWS;
+	const int row_hi = min(p.rows, row0 + ROWS) - 1;
+	const bool sparse = p.indices != nullptr;
+	const int32_t *ix = sparse ? p.indices + (size_t)b * p.topk : nullptr;
+	const int n_entries = sparse ? p.topk : L - p.t + row_hi / p.H + 1;
+	const int n_tiles = (n_entries + TILE - 1) / TILE;
+	const int tile0 = split * p.tiles_per_split;
+	const int n_it = min(n_tiles - tile0, p.tiles_per_split);
+	const size_t part0 = ((size_t)b * p.n_splits + split) * p.rows;
+	if (n_it <= 0) {
+		for (int r = tid; r < ROWS; r += THREADS) {
+			if (row0 + r >= p.rows)
+				continue;
+			if (p.n_splits > 1) {
+				p.l_part[part0 + row0 + r] = -INFINITY;
+			} else {
+				for (int k = 0; k < DV; k++)
+					p.out[((size_t)b * p.rows + row0 + r) * DV + k] = 0;
+				if (p.lse)
+					p.lse[(size_t)b * p.rows + row0 + r] = -INFINITY;
+			}
+		}
+		return;
+	}
+	auto entry_pos = [&](int e) -> int {
+		if (sparse)
+			return e < p.topk ? ix[e] : -1;
+		return e < L ? e : -1;
+	};
+	auto issue = [&](int it) {
+		const int s = it % NST;
+		int pos = entry_pos((tile0 + it) * TILE + lane);
+		if (pos < 0 || pos >= L)
+			pos = 0;
+		const int32_t page = p.block_table[(size_t)b * p.max_pages + pos / MLA_PAGE_TOKENS];
+		const unsigned char *src = p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
+		if (lane == 0)
+			k3_mbar_expect_tx(&bar[s], TILE * FP8B);
+		__syncwarp();
+		k3_bulk_g2s(st + (size_t)s * STAGE_BYTES + (size_t)lane * FP8B, src, FP8B, &bar[s]);
+	};
+	if (tid == 0) {
+#pragma unroll
+		for (int i = 0; i < NST; i++)
+			k3_mbar_init(&bar[i], 1);
+		k3_mbar_fence_init();
+	}
+	__syncthreads();
+	if (w == 0)
+		for (int it = 0; it < NST && it < n_it; it++)
+			issue(it);
+
+	/* Q: this lane's fragment elements of rows g, g + 8 in tile w (k step q: 4 consecutive
+	 * columns, word q of the K row below), and of rope step w; padded rows are zeros. */
+	const int R0 = row0 + g, R1 = R0 + 8;
+	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
+	uint2 qr0[8], qr1[8];
+	uint32_t mb0 = 0, mb1 = 0; /* largest |q| (BF16 bits, monotonic as integers) */
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
+		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
+		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
+				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
+		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
+				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
+	}
+	uint32_t qa_r[4]; /* rope step w, BF16 as stored: elements 16 w + 4 tq .. + 3 */
+	{
+		const int col = MLA_LATENT + 16 * w + 4 * tq;
+		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
+	}
+#pragma unroll
+	for (int o = 1; o < 4; o <<= 1) {
+		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
+		mb1 = max(mb1, __shfl_xor_sync(0xffffffffu, mb1, o));
+	}
+	if (tq == 0)
+		qmx[w * ROWS + g] = mb0, qmx[w * ROWS + g + 8] = mb1;
+	__syncthreads();
+	mb0 = max(max(qmx[g], qmx[ROWS + g]), max(qmx[2 * ROWS + g], qmx[3 * ROWS + g]));
+	mb1 = max(max(qmx[g + 8], qmx[ROWS + g + 8]), max(qmx[2 * ROWS + g + 8], qmx[3 * ROWS + g + 8]));
+	/* The row's largest |q| to [2^15, 2^16) (BF16's largest mantissa: below 65504); an all-zero
+	 * row is left as is. e clamped so that the FP32 factors below stay normal. */
+	const int e0 = mb0 ? min(110, max(-110, 142 - (int)(mb0 >> 7))) : 0;
+	const int e1 = mb1 ? min(110, max(-110, 142 - (int)(mb1 >> 7))) : 0;
+	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
+	/* S = part * scale * qf (K converted with the 2^-8 of the integer path: 2^8 back). */
+	const float qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
+	uint32_t qa[8][4];
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
+		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
+		const float a2 = k3_lo_bf16(qr0[q].y) * qs0, a3 = k3_hi_bf16(qr0[q].y) * qs0;
+		const float c0 = k3_lo_bf16(qr1[q].x) * qs1, c1 = k3_hi_bf16(qr1[q].x) * qs1;
+		const float c2 = k3_lo_bf16(qr1[q].y) * qs1, c3 = k3_hi_bf16(qr1[q].y) * qs1;
+		if (KINT) { /* K pairs (x0, x2), (x1, x3) */
+			qa[q][0] = k3_pack_f16(a0, a2), qa[q][1] = k3_pack_f16(c0, c2);
+			qa[q][2] = k3_pack_f16(a1, a3), qa[q][3] = k3_pack_f16(c1, c3);
+		} else { /* cvt: (x0, x1), (x2, x3) */
+			qa[q][0] = k3_pack_f16(a0, a1), qa[q][1] = k3_pack_f16(c0, c1);
+			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
+		}
+	}
+
+	const int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
+	const int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
+	const int sg = (g >> 1) + 4 * (g & 1); /* PV: this lane's 16-column chunk of tile w */
+
+	float o[16][4];
+#pragma unroll
+	for (int n = 0; n < 16; n++)
+		o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+	float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+	float d0 = 0.0f, d1 = 0.0f; /* largest P * scale so far (running max's frame) */
+	int f0 = 0, f1 = 0;	    /* O in units of 2^f */
+
+#pragma unroll 1
+	for (int it = 0; it < n_it; it++) {
+		const int s = it % NST;
+		k3_mbar_wait(&bar[s], (uint32_t)((it / NST) & 1));
+		const unsigned char *raw = st + (size_t)s * STAGE_BYTES;
+
+		/* QK^T over tile w and rope step w for the 4 n-tiles (32 tokens). */
+		float sp[4][4], sr[4][4], sc[4][2];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
+			const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				sp[j][e] = 0.0f, sr[j][e] = 0.0f;
+			k3_mma_bf16(sr[j], qa_r, kr.x, kr.y);
+#pragma unroll
+			for (int e = 0; e < 2; e++)
+				sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
+									   MLA_FP8_SCALE_OFFSET + 4 * w);
+		}
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			uint4 kw[4];
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+				kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
+									 (tq + 4 * h) * 16);
+#pragma unroll
+			for (int qq = 0; qq < 4; qq++)
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					const uint32_t x = qq == 0 ? kw[j].x : qq == 1 ? kw[j].y : qq == 2 ? kw[j].z : kw[j].w;
+					uint32_t b0, b1;
+					if (KINT) {
+						k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
+					} else {
+						b0 = k3_e4m3x2_to_f16x2((uint16_t)(x & 0xffffu));
+						b1 = k3_e4m3x2_to_f16x2((uint16_t)(x >> 16));
+					}
+					k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
+				}
+		}
+		float4 *rw = red + (it & 1) * RED_F4;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0, y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
+			rw[(w * 4 + j) * 32 + lane] = make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
+		}
+		__syncthreads(); /* the parts are in; every warp is done with tile it - 1 */
+		if (w == 0 && it >= 1 && it - 1 + NST < n_it)
+			issue(it - 1 + NST);
+
+		/* S (the same sum in every warp), mask, online softmax. */
+		const int ebase = (tile0 + it) * TILE;
+		float x[4][4];
+		float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			float4 a = rw[j * 32 + lane];
+#pragma unroll
+			for (int ww = 1; ww < WARPS; ww++) {
+				const float4 v = rw[(ww * 4 + j) * 32 + lane];
+				a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+			}
+			const float av[4] = { a.x, a.y, a.z, a.w };
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int pos = entry_pos(ebase + fp8r_token(j, 2 * tq + (e & 1)));
+				const bool vis = pos >= 0 && pos < (e < 2 ? end0 : end1);
+				x[j][e] = vis ? av[e] * p.scale_log2 : -INFINITY;
+			}
+			mx0 = fmaxf(mx0, fmaxf(x[j][0], x[j][1]));
+			mx1 = fmaxf(mx1, fmaxf(x[j][2], x[j][3]));
+		}
+		mx0 = k3_group_max<4>(mx0);
+		mx1 = k3_group_max<4>(mx1);
+		const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+		const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
+		const float al0 = exp2f(m0 - mu0), al1 = exp2f(m1 - mu1);
+		m0 = mn0, m1 = mn1;
+		float s0 = 0.0f, s1 = 0.0f, t0 = 0.0f, t1 = 0.0f;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				x[j][e] = exp2f(x[j][e] - (e < 2 ? mu0 : mu1));
+			s0 += x[j][0] + x[j][1];
+			s1 += x[j][2] + x[j][3];
+			/* P * scale of tile w (FP32) */
+			x[j][0] *= sc[j][0], x[j][1] *= sc[j][1], x[j][2] *= sc[j][0], x[j][3] *= sc[j][1];
+			t0 = fmaxf(t0, fmaxf(x[j][0], x[j][1]));
+			t1 = fmaxf(t1, fmaxf(x[j][2], x[j][3]));
+		}
+		l0 = l0 * al0 + s0;
+		l1 = l1 * al1 + s1;
+		t0 = k3_group_max<4>(t0);
+		t1 = k3_group_max<4>(t1);
+		/* The largest P * scale to [1, 2): O's unit changes by 2^(f_new - f). */
+		d0 = fmaxf(d0 * al0, t0);
+		d1 = fmaxf(d1 * al1, t1);
+		const int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
+		const int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
+		const float r0 = ldexpf(al0, g0 - f0), r1 = ldexpf(al1, g1 - f1);
+		f0 = g0, f1 = g1;
+		const float pf0 = fp8r_pow2(f0), pf1 = fp8r_pow2(f1);
+#pragma unroll
+		for (int n = 0; n < 16; n++)
+			o[n][0] *= r0, o[n][1] *= r0, o[n][2] *= r1, o[n][3] *= r1;
+		uint32_t pa[2][4];
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			pa[k][0] = k3_pack_f16(x[2 * k][0] * pf0, x[2 * k][1] * pf0);
+			pa[k][1] = k3_pack_f16(x[2 * k][2] * pf1, x[2 * k][3] * pf1);
+			pa[k][2] = k3_pack_f16(x[2 * k + 1][0] * pf0, x[2 * k + 1][1] * pf0);
+			pa[k][3] = k3_pack_f16(x[2 * k + 1][2] * pf1, x[2 * k + 1][3] * pf1);
+		}
+
+		/* O[:, tile w] += P V: k step k covers tokens 16 k + tq + 4 r (r = 0..3: b0 pairs r 0, 1,
+		 * b1 pairs r 2, 3); n-tile 4 qq + c is column 16 sg + 4 qq + c of the tile. */
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			uint4 vw[4];
+#pragma unroll
+			for (int r = 0; r < 4; r++)
+				vw[r] = *reinterpret_cast<const uint4 *>(raw + (16 * k + tq + 4 * r) * FP8B + 128 * w + 16 * sg);
+#pragma unroll
+			for (int qq = 0; qq < 4; qq++) {
+				const uint32_t x0 = qq == 0 ? vw[0].x : qq == 1 ? vw[0].y : qq == 2 ? vw[0].z : vw[0].w;
+				const uint32_t x1 = qq == 0 ? vw[1].x : qq == 1 ? vw[1].y : qq == 2 ? vw[1].z : vw[1].w;
+				const uint32_t x2 = qq == 0 ? vw[2].x : qq == 1 ? vw[2].y : qq == 2 ? vw[2].z : vw[2].w;
+				const uint32_t x3 = qq == 0 ? vw[3].x : qq == 1 ? vw[3].y : qq == 2 ? vw[3].z : vw[3].w;
+				uint32_t bA[4], bB[4]; /* column c of the word: (r0, r1) and (r2, r3) */
+				if (VINT) {
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x0, x1, 0x5410u), bA[0], bA[1]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x0, x1, 0x7632u), bA[2], bA[3]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x2, x3, 0x5410u), bB[0], bB[1]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x2, x3, 0x7632u), bB[2], bB[3]);
+				} else {
+					const uint32_t u01 = k3_prmt(x0, x1, 0x5140u), u23 = k3_prmt(x0, x1, 0x7362u);
+					const uint32_t v01 = k3_prmt(x2, x3, 0x5140u), v23 = k3_prmt(x2, x3, 0x7362u);
+					bA[0] = k3_e4m3x2_to_f16x2((uint16_t)(u01 & 0xffffu));
+					bA[1] = k3_e4m3x2_to_f16x2((uint16_t)(u01 >> 16));
+					bA[2] = k3_e4m3x2_to_f16x2((uint16_t)(u23 & 0xffffu));
+					bA[3] = k3_e4m3x2_to_f16x2((uint16_t)(u23 >> 16));
+					bB[0] = k3_e4m3x2_to_f16x2((uint16_t)(v01 & 0xffffu));
+					bB[1] = k3_e4m3x2_to_f16x2((uint16_t)(v01 >> 16));
+					bB[2] = k3_e4m3x2_to_f16x2((uint16_t)(v23 & 0xffffu));
+					bB[3] = k3_e4m3x2_to_f16x2((uint16_t)(v23 >> 16));
+				}
+#pragma unroll
+				for (int c = 0; c < 4; c++)
+					k3_mma_f16(o[4 * qq + c], pa[k], bA[c], bB[c]);
+			}
+		}
+	}
+
+	/* Row sums over the 4 lanes (the same in every warp); column 16 sg(2 tq + e) + i of tile
+	 * w holds o[i][e] (row g) and o[i][2 + e] (row g + 8). */
+	l0 = k3_group_sum<4>(l0);
+	l1 = k3_group_sum<4>(l1);
+	const float inv0 = l0 > 0.0f ? ldexpf(1.0f / l0, (VINT ? 8 : 0) - f0) : 0.0f;
+	const float inv1 = l1 > 0.0f ? ldexpf(1.0f / l1, (VINT ? 8 : 0) - f1) : 0.0f;
+	const float lse0 = l0 > 0.0f ? (m0 + log2f(l0)) * LN2 : -INFINITY;
+	const float lse1 = l1 > 0.0f ? (m1 + log2f(l1)) * LN2 : -INFINITY;
+#pragma unroll
+	for (int e = 0; e < 2; e++) {
+		const int cn = 2 * tq + e;
+		const int col = 128 * w + 16 * ((cn >> 1) + 4 * (cn & 1));
+#pragma unroll
+		for (int hr = 0; hr < 2; hr++) {
+			const int R = hr ? R1 : R0;
+			const float inv = hr ? inv1 : inv0;
+			if (R >= p.rows)
+				continue;
+			if (p.n_splits == 1) {
+				uint16_t *out = p.out + ((size_t)b * p.rows + R) * DV + col;
+				uint4 v[2];
+				uint32_t *vv = reinterpret_cast<uint32_t *>(v);
+#pragma unroll
+				for (int i = 0; i < 8; i++)
+					vv[i] = k3_pack_bf16(o[2 * i][2 * hr + e] * inv, o[2 * i + 1][2 * hr + e] * inv);
+				reinterpret_cast<uint4 *>(out)[0] = v[0];
+				reinterpret_cast<uint4 *>(out)[1] = v[1];
+			} else {
+				float4 *op = reinterpret_cast<float4 *>(p.o_part + (part0 + R) * DV + col);
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+					op[i] = make_float4(o[4 * i][2 * hr + e] * inv, o[4 * i + 1][2 * hr + e] * inv,
+							    o[4 * i + 2][2 * hr + e] * inv, o[4 * i + 3][2 * hr + e] * inv);
+			}
+		}
+	}
+	if (w == 0 && tq == 0) {
+		if (p.n_splits == 1) {
+			if (p.lse && R0 < p.rows)
+				p.lse[(size_t)b * p.rows + R0] = lse0;
+			if (p.lse && R1 < p.rows)
+				p.lse[(size_t)b * p.rows + R1] = lse1;
+		} else {
+			if (R0 < p.rows)
+				p.l_part[part0 + R0] = lse0;
+			if (R1 < p.rows)
+				p.l_part[part0 + R1] = lse1;
+		}
+	}
+}
+
 /* One warp per query row: out = sum_s e^(lse_s - lse) o_s, lse = log sum_s e^lse_s.
  * Splits that saw nothing (lse_s = -inf) are skipped without reading o_s. */
 __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const params p, int total_rows)
@@ -491,7 +889,26 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 
 struct plan {
 	int rg, n_rb, splits, tiles_per_split;
+	int fp8r; /* FP8 cache through mla_fp8r_kernel: 0 (the BF16-expansion kernel), or 1 + variant */
 };
+
+/* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel
+ * that expands each tile into BF16 in shared memory (the comparison rows); otherwise the
+ * register kernel, its E4M3 -> FP16 conversion per product from K3_MLA_FP8_CVT: "ic" (the
+ * default: QK^T by integer instructions, PV by cvt), "ii", "cc" or "ci". Returns 0 for the
+ * staged kernel, else 1 + (K by integers) + 2 (V by integers). */
+int fp8_kernel_choice()
+{
+	static int choice = -1;
+	if (choice < 0) {
+		const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
+		int v = 1 + 1; /* "ic" */
+		if (c && strlen(c) == 2 && (c[0] == 'i' || c[0] == 'c') && (c[1] == 'i' || c[1] == 'c'))
+			v = 1 + (c[0] == 'i' ? 1 : 0) + (c[1] == 'i' ? 2 : 0);
+		choice = k && strcmp(k, "stage") == 0 ? 0 : v;
+	}
+	return choice;
+}
 
 int device_sms(int *sms)
 {
@@ -534,13 +951,14 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 	if (device_sms(&sms))
 		return -EIO;
 	const int rows = a->qtokens * a->heads;
-	pl->rg = rows <= 16 ? 1 : 4;
+	pl->fp8r = a->kv == MLA_KV_FP8 ? fp8_kernel_choice() : 0;
+	pl->rg = pl->fp8r || rows <= 16 ? 1 : 4;
 	const int rows_per_cta = 16 * pl->rg;
 	pl->n_rb = (rows + rows_per_cta - 1) / rows_per_cta;
 	const int64_t entries = a->indices ? a->topk : a->max_seqlen;
 	const int64_t max_tiles = (entries + TILE - 1) / TILE;
 	const int64_t base = (int64_t)a->batch * pl->n_rb;
-	const int64_t target = (int64_t)sms * (pl->rg == 1 ? 2 : 1);
+	const int64_t target = (int64_t)sms * (pl->fp8r ? fp8r::CTAS_PER_SM : pl->rg == 1 ? 2 : 1);
 	int64_t splits = (target + base / 2) / base; /* about one wave */
 	const int64_t most = (max_tiles + MIN_TILES_PER_SPLIT - 1) / MIN_TILES_PER_SPLIT;
 	if (splits > most)
@@ -574,6 +992,20 @@ int launch_split(const params &p, dim3 grid, cudaStream_t stream)
 		configured = true;
 	}
 	kern<<<grid, C::THREADS, C::SMEM, stream>>>(p);
+	return k3_launch_status();
+}
+
+template <bool KINT, bool VINT>
+int launch_fp8r(const params &p, dim3 grid, cudaStream_t stream)
+{
+	auto kern = mla_fp8r_kernel<KINT, VINT>;
+	static bool configured = false;
+	if (!configured) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM) != cudaSuccess)
+			return k3_launch_status();
+		configured = true;
+	}
+	kern<<<grid, fp8r::THREADS, fp8r::SMEM, stream>>>(p);
 	return k3_launch_status();
 }
 
@@ -632,7 +1064,14 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	}
 	const dim3 grid((unsigned)pl.n_rb, (unsigned)pl.splits, (unsigned)a->batch);
 	int r;
-	if (a->kv == MLA_KV_FP8)
+	if (pl.fp8r) {
+		switch (pl.fp8r - 1) {
+		case 0: r = launch_fp8r<false, false>(p, grid, stream); break;
+		case 1: r = launch_fp8r<true, false>(p, grid, stream); break;
+		case 2: r = launch_fp8r<false, true>(p, grid, stream); break;
+		default: r = launch_fp8r<true, true>(p, grid, stream); break;
+		}
+	} else if (a->kv == MLA_KV_FP8)
 		r = pl.rg == 1 ? launch_split<1, true>(p, grid, stream) : launch_split<4, true>(p, grid, stream);
 	else
 		r = pl.rg == 1 ? launch_split<1, false>(p, grid, stream) : launch_split<4, false>(p, grid, stream);

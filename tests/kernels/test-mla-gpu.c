@@ -35,6 +35,7 @@ struct mla_case {
 	int B, H, t, topk;
 	enum mla_kv kv;
 	double qscale; /* q range: sharper softmax when larger */
+	int spread;    /* FP8: each token's NoPE part times 2^(-40..8), each tile a further 2^(-6..6) */
 	int32_t lens[8];
 	const char *name;
 };
@@ -63,6 +64,14 @@ static void run_case(const struct mla_case *c)
 	for (int b = 0; b < c->B; b++)
 		for (int j = 0; j < c->lens[b]; j++) {
 			test_fill(&rng, x, MLA_DIM, -1, 1);
+			if (c->spread) {
+				const int kj = (int)(test_rng_next(&rng) % 49) - 40;
+				for (int tile = 0; tile < MLA_FP8_SCALES; tile++) {
+					const int kt = kj + (int)(test_rng_next(&rng) % 13) - 6;
+					for (int i = 0; i < MLA_FP8_TILE; i++)
+						x[tile * MLA_FP8_TILE + i] = ldexp(x[tile * MLA_FP8_TILE + i], kt);
+				}
+			}
 			unsigned char *dst = pool + ((size_t)table[b * max_pages + j / MLA_PAGE_TOKENS] * MLA_PAGE_TOKENS +
 						     j % MLA_PAGE_TOKENS) * tb;
 			if (c->kv == MLA_KV_FP8)
@@ -156,6 +165,25 @@ static void test_bf16_one_split(void **unused)
 	run_case(&c);
 }
 
+/* The K3 decode shape (16 rows: one row block) with one to several splits. */
+static void test_fp8_small_heads_splits(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 3, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2,
+				    .lens = { 1, 100, 1000 }, .name = "fp8 H=16 (16-row blocks), several splits" };
+	run_case(&c);
+}
+
+/* Tile scales 2^-46 .. 2^14 apart within a request (and within a token): P times the scale
+ * spans ~60 binades, beyond FP16's range; the kernel must keep the largest in range. */
+static void test_fp8_scale_spread(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 2, .H = 12, .t = 2, .kv = MLA_KV_FP8, .qscale = 2, .spread = 1,
+				    .lens = { 700, 3000 }, .name = "fp8 H=12 t=2, scales 2^-46..2^14" };
+	run_case(&c);
+}
+
 static void test_fp8_verify_window(void **unused)
 {
 	(void)unused;
@@ -242,6 +270,8 @@ int main(void)
 		cmocka_unit_test(test_bf16_small_heads_splits),
 		cmocka_unit_test(test_bf16_many_heads_mtp),
 		cmocka_unit_test(test_bf16_one_split),
+		cmocka_unit_test(test_fp8_small_heads_splits),
+		cmocka_unit_test(test_fp8_scale_spread),
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),

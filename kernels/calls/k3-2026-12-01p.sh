@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Issue 17, MLA decode with the FP8 cache converted in registers (helper h18a): one device call
+# (nvidia-h200, < 160 s). The pack holds three stripped binaries of an sm_90a release build
+# (k3-bench, test-mla-gpu, test-dsa-gpu). In order:
+#  1. test-mla-gpu and test-dsa-gpu with the default FP8 kernel (registers, "ic": QK^T's E4M3 by
+#     integer instructions, PV's by cvt), then test-mla-gpu's FP8 cases with the other
+#     conversions (ii, cc) and with the old kernel (K3_MLA_FP8_KERNEL=stage);
+#  2. k3-bench --only mla_decode (BF16 and FP8 caches side by side, % of the copy ceiling
+#     measured in the same process): the default kernel, then the old one (stage), then --quick
+#     with ii and with cc;
+#  3. compute-sanitizer memcheck and racecheck on small FP8 cases (MLA and DSA);
+#  4. the new kernel's SASS opcode counts (cuobjdump), nvidia-smi sampled every 500 ms throughout.
+# From the repository root:  PACK=.gpu/h18a bash .gpu/h18a/k3-2026-12-01p.sh
+# $OUT gets 8 files: k3-tests.txt k3-bench.txt bench-ic.csv bench-stage.csv bench-ii.csv
+# bench-cc.csv k3-smi.csv k3-sass.txt.
+set -u
+PACK=${PACK:-.gpu/h18a}
+OUT=${OUT:-$PWD/k3-out}
+mkdir -p "$OUT"
+t0=$(date +%s)
+LIMIT=${LIMIT:-150}
+left() { echo $(( LIMIT - ($(date +%s) - t0) )); }
+[ -d "$PACK/bin" ] || tar xJf "$PACK/pack.tar.xz" -C "$PACK" || { echo "cannot unpack $PACK/pack.tar.xz"; exit 2; }
+T=$PACK/bin
+export LD_LIBRARY_PATH=$PWD/$PACK:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv -lms 500 > "$OUT/k3-smi.csv" 2>&1 &
+smi=$!
+run() {  # name seconds env... -- command...
+  local name=$1 lim=$2; shift 2
+  local l; l=$(left); [ "$l" -lt "$lim" ] && lim=$l
+  [ "$lim" -gt 3 ] || { echo "== $name: no time left"; return; }
+  local s; s=$(date +%s)
+  echo "== $name"
+  timeout "$lim" env "$@" 2>&1
+  echo "== $name: exit $? in $(( $(date +%s) - s )) s"
+}
+{
+  date -u +"date %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total,power.limit,temperature.gpu --format=csv
+  nvcc --version 2>/dev/null | tail -1
+  run "mla-gpu (fp8 kernel: registers, ic)" 30 K3_MLA_FP8_CVT=ic "$T/test-mla-gpu"
+  run "dsa-gpu (ic)" 30 K3_MLA_FP8_CVT=ic "$T/test-dsa-gpu"
+} > "$OUT/k3-tests.txt" 2>&1
+echo "tests done at $(( $(date +%s) - t0 )) s"
+{
+  run "k3-bench mla_decode ic" 45 K3_MLA_FP8_CVT=ic "$T/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-ic.csv"
+  run "k3-bench mla_decode stage" 45 K3_MLA_FP8_KERNEL=stage "$T/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-stage.csv"
+} > "$OUT/k3-bench.txt" 2>&1
+echo "bench done at $(( $(date +%s) - t0 )) s"
+san() {  # tool test filter-var filter seconds [env]
+  local l; l=$(left); local lim=$5; [ "$l" -lt "$lim" ] && lim=$l
+  [ "$lim" -gt 3 ] || { echo "$1 $2 '$4': no time left"; return; }
+  local s; s=$(date +%s)
+  env "$3=$4" ${6:-K3_MLA_FP8_CVT=ic} timeout "$lim" compute-sanitizer --tool "$1" --error-exitcode 9 "$T/test-$2-gpu" > "$OUT/.log" 2>&1
+  local rc=$?
+  echo "$1 $2 '$4' ${6:-}: exit $rc ($(( $(date +%s) - s )) s) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/.log" | tail -1)"
+  [ $rc = 0 ] || grep -E "Invalid|Race|Error|error|FAILED|SKIPPED|lse|rel err" "$OUT/.log" | head -12 | sed 's/^/    /'
+}
+{
+  echo "== compute-sanitizer (small FP8 cases)"
+  san memcheck mla MLA_TEST_FILTER '*fp8_small_heads*' 25
+  san racecheck mla MLA_TEST_FILTER '*fp8_small_heads*' 25
+  san memcheck mla MLA_TEST_FILTER '*fp8_verify_window*' 20
+  san memcheck dsa DSA_TEST_FILTER '*short_and_long*' 20
+  san memcheck mla MLA_TEST_FILTER '*fp8_small_heads*' 15 K3_MLA_FP8_CVT=ii
+  run "mla-gpu fp8 cases, ii" 15 K3_MLA_FP8_CVT=ii MLA_TEST_FILTER='*fp8*' "$T/test-mla-gpu"
+  run "mla-gpu fp8 cases, cc" 15 K3_MLA_FP8_CVT=cc MLA_TEST_FILTER='*fp8*' "$T/test-mla-gpu"
+  run "mla-gpu fp8 cases, stage (old kernel)" 15 K3_MLA_FP8_KERNEL=stage MLA_TEST_FILTER='*fp8*' "$T/test-mla-gpu"
+} >> "$OUT/k3-tests.txt" 2>&1
+{
+  run "k3-bench mla_decode ii --quick" 20 K3_MLA_FP8_CVT=ii "$T/k3-bench" --only mla_decode --quick --reps 10 -o "$OUT/bench-ii.csv"
+  run "k3-bench mla_decode cc --quick" 20 K3_MLA_FP8_CVT=cc "$T/k3-bench" --only mla_decode --quick --reps 10 -o "$OUT/bench-cc.csv"
+} >> "$OUT/k3-bench.txt" 2>&1
+cuobjdump -sass "$T/test-mla-gpu" > "$OUT/.sass" 2>&1
+{
+  echo "opcode counts of the mla_fp8r_kernel instances (static, whole kernel)"
+  awk '/Function :/ { fn = $3; keep = (fn ~ /fp8r_kernel/) }
+       keep && /\/\*[0-9a-f]+\*\// { for (i = 1; i <= NF; i++) if ($i ~ /^[A-Z][A-Z0-9]+/) { split($i, a, "."); c[fn " " a[1]]++; break } }
+       END { for (k in c) print c[k], k }' "$OUT/.sass" | sort -k2,2 -k1,1nr
+  echo "sass lines: $(wc -l < "$OUT/.sass")"
+} > "$OUT/k3-sass.txt" 2>&1
+rm -f "$OUT/.log" "$OUT/.sass"
+kill "$smi" 2>/dev/null
+grep -E "^== .*exit|PASSED|FAILED|rel err|lse  |worst|^(memcheck|racecheck)" "$OUT/k3-tests.txt" | head -70
+grep -E "copy ceiling|^== " "$OUT/k3-bench.txt"
+for f in ic stage ii cc; do
+  [ -f "$OUT/bench-$f.csv" ] || continue
+  echo "-- $f: kv shape med_us %copy(med) %copy(steady)"
+  awk -F, 'NR > 1 && $1 == "mla_decode" { print $2, $3, $4, $14, $16 }' "$OUT/bench-$f.csv"
+done
+echo "call: $(( $(date +%s) - t0 )) s"
