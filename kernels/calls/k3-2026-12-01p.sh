@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Issue 17, MLA decode with the FP8 cache converted in registers (helper h18a): one device call
 # (nvidia-h200, < 160 s). The pack holds three stripped binaries of an sm_90a release build
-# (k3-bench, test-mla-gpu, test-dsa-gpu). In order:
-#  1. test-mla-gpu and test-dsa-gpu with the default FP8 kernel (registers, "ic": QK^T's E4M3 by
-#     integer instructions, PV's by cvt), then test-mla-gpu's FP8 cases with the other
-#     conversions (ii, cc) and with the old kernel (K3_MLA_FP8_KERNEL=stage);
+# (k3-bench, test-mla-gpu, test-dsa-gpu). FP8 kernels (mla_decode.cu): K3_MLA_FP8_KERNEL unset =
+# the 8-warp register kernel (16 or 32 rows a CTA), reg4 = the 4-warp register kernel, stage =
+# the old BF16-expansion kernel; K3_MLA_FP8_CVT = ic (default) | ii | cc: E4M3 -> FP16 by
+# integer instructions (i) or cvt (c) for QK^T and PV. In order:
+#  1. test-mla-gpu and test-dsa-gpu (default kernel);
 #  2. k3-bench --only mla_decode (BF16 and FP8 caches side by side, % of the copy ceiling
-#     measured in the same process): the default kernel, then the old one (stage), then --quick
-#     with ii and with cc;
-#  3. compute-sanitizer memcheck and racecheck on small FP8 cases (MLA and DSA);
-#  4. the new kernel's SASS opcode counts (cuobjdump), nvidia-smi sampled every 500 ms throughout.
+#     measured in the same process): the default kernel, then the old one (stage);
+#  3. compute-sanitizer memcheck and racecheck on small FP8 cases (16 and 32 rows a CTA; DSA);
+#     test-mla-gpu's FP8 cases with ii, cc, reg4 and stage;
+#  4. k3-bench --only mla_decode --quick with reg4, cc, ii;
+#  5. the register kernels' SASS opcode counts; nvidia-smi sampled every 500 ms throughout.
 # From the repository root:  PACK=.gpu/h18a bash .gpu/h18a/k3-2026-12-01p.sh
-# $OUT gets 8 files: k3-tests.txt k3-bench.txt bench-ic.csv bench-stage.csv bench-ii.csv
-# bench-cc.csv k3-smi.csv k3-sass.txt.
+# $OUT gets 8 files: k3-tests.txt k3-bench.txt bench-default.csv bench-stage.csv bench-reg4.csv
+# bench-var.csv (cc then ii, --quick) k3-smi.csv k3-sass.txt.
 set -u
 PACK=${PACK:-.gpu/h18a}
 OUT=${OUT:-$PWD/k3-out}
@@ -39,12 +41,12 @@ run() {  # name seconds env... -- command...
   date -u +"date %Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total,power.limit,temperature.gpu --format=csv
   nvcc --version 2>/dev/null | tail -1
-  run "mla-gpu (fp8 kernel: registers, ic)" 30 K3_MLA_FP8_CVT=ic "$T/test-mla-gpu"
-  run "dsa-gpu (ic)" 30 K3_MLA_FP8_CVT=ic "$T/test-dsa-gpu"
+  run "mla-gpu (default FP8 kernel)" 30 K3_MLA_FP8_CVT=ic "$T/test-mla-gpu"
+  run "dsa-gpu (default FP8 kernel)" 30 K3_MLA_FP8_CVT=ic "$T/test-dsa-gpu"
 } > "$OUT/k3-tests.txt" 2>&1
 echo "tests done at $(( $(date +%s) - t0 )) s"
 {
-  run "k3-bench mla_decode ic" 45 K3_MLA_FP8_CVT=ic "$T/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-ic.csv"
+  run "k3-bench mla_decode default" 45 K3_MLA_FP8_CVT=ic "$T/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-default.csv"
   run "k3-bench mla_decode stage" 45 K3_MLA_FP8_KERNEL=stage "$T/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-stage.csv"
 } > "$OUT/k3-bench.txt" 2>&1
 echo "bench done at $(( $(date +%s) - t0 )) s"
@@ -59,23 +61,28 @@ san() {  # tool test filter-var filter seconds [env]
 }
 {
   echo "== compute-sanitizer (small FP8 cases)"
-  san memcheck mla MLA_TEST_FILTER '*fp8_small_heads*' 25
+  san memcheck mla MLA_TEST_FILTER '*fp8_small_heads*' 20
   san racecheck mla MLA_TEST_FILTER '*fp8_small_heads*' 25
   san memcheck mla MLA_TEST_FILTER '*fp8_verify_window*' 20
+  san racecheck mla MLA_TEST_FILTER '*fp8_verify_window*' 25
   san memcheck dsa DSA_TEST_FILTER '*short_and_long*' 20
-  san memcheck mla MLA_TEST_FILTER '*fp8_small_heads*' 15 K3_MLA_FP8_CVT=ii
+  san memcheck mla MLA_TEST_FILTER '*fp8_small_heads*' 15 K3_MLA_FP8_KERNEL=reg4
   run "mla-gpu fp8 cases, ii" 15 K3_MLA_FP8_CVT=ii MLA_TEST_FILTER='*fp8*' "$T/test-mla-gpu"
   run "mla-gpu fp8 cases, cc" 15 K3_MLA_FP8_CVT=cc MLA_TEST_FILTER='*fp8*' "$T/test-mla-gpu"
+  run "mla-gpu fp8 cases, reg4" 15 K3_MLA_FP8_KERNEL=reg4 MLA_TEST_FILTER='*fp8*' "$T/test-mla-gpu"
   run "mla-gpu fp8 cases, stage (old kernel)" 15 K3_MLA_FP8_KERNEL=stage MLA_TEST_FILTER='*fp8*' "$T/test-mla-gpu"
 } >> "$OUT/k3-tests.txt" 2>&1
 {
-  run "k3-bench mla_decode ii --quick" 20 K3_MLA_FP8_CVT=ii "$T/k3-bench" --only mla_decode --quick --reps 10 -o "$OUT/bench-ii.csv"
+  run "k3-bench mla_decode reg4 --quick" 20 K3_MLA_FP8_KERNEL=reg4 "$T/k3-bench" --only mla_decode --quick --reps 10 -o "$OUT/bench-reg4.csv"
   run "k3-bench mla_decode cc --quick" 20 K3_MLA_FP8_CVT=cc "$T/k3-bench" --only mla_decode --quick --reps 10 -o "$OUT/bench-cc.csv"
+  run "k3-bench mla_decode ii --quick" 20 K3_MLA_FP8_CVT=ii "$T/k3-bench" --only mla_decode --quick --reps 10 -o "$OUT/bench-ii.csv"
+  { cat "$OUT/bench-cc.csv"; tail -n +2 "$OUT/bench-ii.csv" | sed 's/^/ii:/'; } > "$OUT/bench-var.csv" 2>/dev/null
+  rm -f "$OUT/bench-cc.csv" "$OUT/bench-ii.csv"
 } >> "$OUT/k3-bench.txt" 2>&1
 cuobjdump -sass "$T/test-mla-gpu" > "$OUT/.sass" 2>&1
 {
-  echo "opcode counts of the mla_fp8r_kernel instances (static, whole kernel)"
-  awk '/Function :/ { fn = $3; keep = (fn ~ /fp8r_kernel/) }
+  echo "opcode counts of the register kernels (mla_fp8r_kernel, mla_fp8w_kernel; static, whole kernel)"
+  awk '/Function :/ { fn = $3; keep = (fn ~ /fp8[rw]_kernel/) }
        keep && /\/\*[0-9a-f]+\*\// { for (i = 1; i <= NF; i++) if ($i ~ /^[A-Z][A-Z0-9]+/) { split($i, a, "."); c[fn " " a[1]]++; break } }
        END { for (k in c) print c[k], k }' "$OUT/.sass" | sort -k2,2 -k1,1nr
   echo "sass lines: $(wc -l < "$OUT/.sass")"
@@ -84,9 +91,9 @@ rm -f "$OUT/.log" "$OUT/.sass"
 kill "$smi" 2>/dev/null
 grep -E "^== .*exit|PASSED|FAILED|rel err|lse  |worst|^(memcheck|racecheck)" "$OUT/k3-tests.txt" | head -70
 grep -E "copy ceiling|^== " "$OUT/k3-bench.txt"
-for f in ic stage ii cc; do
+for f in default stage reg4 var; do
   [ -f "$OUT/bench-$f.csv" ] || continue
   echo "-- $f: kv shape med_us %copy(med) %copy(steady)"
-  awk -F, 'NR > 1 && $1 == "mla_decode" { print $2, $3, $4, $14, $16 }' "$OUT/bench-$f.csv"
+  awk -F, 'NR > 1 && $1 ~ /mla_decode$/ { print $1, $2, $3, $4, $14, $16 }' "$OUT/bench-$f.csv"
 done
 echo "call: $(( $(date +%s) - t0 )) s"
