@@ -157,12 +157,14 @@ __device__ __forceinline__ uint32_t k3_e4m3x2_to_f16x2(uint16_t v)
  * subnormals too; the E4M3 NaN 0x7f / 0xff becomes the finite 480 2^-8): the E4M3 fields
  * land in the FP16 fields unchanged, so only the exponent bias (7 against 15) differs, a
  * power of two the caller folds into its scale. lo = (x0, x2), hi = (x1, x3), the first in
- * the low half. Integer instructions only (7), for code bound by the conversion pipe. */
+ * the low half. Integer instructions only (6: the signs masked once, each pair one shift of the
+ * word and a bit select against 0x3f803f80, lo one more shift of the signs), for code bound by
+ * the conversion pipe. */
 __host__ __device__ __forceinline__ void k3_e4m3x4_to_f16x4_scaled(uint32_t x, uint32_t &lo, uint32_t &hi)
 {
-	const uint32_t y = x << 8;
-	hi = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);
-	lo = (y & 0x80008000u) | ((y >> 1) & 0x3f803f80u);
+	const uint32_t M = 0x3f803f80u, s = x & 0x80808080u;
+	hi = ((x >> 1) & M) | (s & ~M);
+	lo = ((x << 7) & M) | ((s << 8) & ~M);
 }
 
 /* Two FP32 values as an FP16 pair (round to nearest; lo in the low half). */
