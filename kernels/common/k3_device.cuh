@@ -223,10 +223,21 @@ __device__ __forceinline__ void k3_mma_bf16(float d[4], const uint32_t a[4], uin
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* d += A B, mma.m16n8k16 FP16 x FP16 -> FP32 (fragments as for BF16; exact products). */
+/* d += A B, mma.m16n8k16 BF16, as k3_mma_bf16() but not volatile: the compiler may interleave
+ * it with other work and other MMAs (it only reads and writes registers). */
+__device__ __forceinline__ void k3_mma_bf16_sched(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+	asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+	    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+	    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* d += A B, mma.m16n8k16 FP16 x FP16 -> FP32 (fragments as for BF16; exact products); not
+ * volatile, as k3_mma_bf16_sched(). */
 __device__ __forceinline__ void k3_mma_f16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
 		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));

@@ -498,6 +498,12 @@ __device__ __forceinline__ float fp8r_pow2(int e)
 	return __int_as_float((127 + e) << 23);
 }
 
+/* x 2^e for e in [-252, 252], exact while the result is normal (two power-of-two products). */
+__device__ __forceinline__ float fp8r_scale2(float x, int e)
+{
+	return x * fp8r_pow2(e / 2) * fp8r_pow2(e - e / 2);
+}
+
 template <bool KINT, bool VINT>
 __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_kernel(const params p)
 {
@@ -540,13 +546,17 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 			return e < p.topk ? ix[e] : -1;
 		return e < L ? e : -1;
 	};
-	auto issue = [&](int it) {
-		const int s = it % NST;
+	/* Warp 0: lane j's source for token j of tile it (global loads: the index list, the block
+	 * table), computed a tile before the copy is issued so that their latency is hidden. */
+	auto source = [&](int it) -> const unsigned char * {
 		int pos = entry_pos((tile0 + it) * TILE + lane);
 		if (pos < 0 || pos >= L)
 			pos = 0;
 		const int32_t page = p.block_table[(size_t)b * p.max_pages + pos / MLA_PAGE_TOKENS];
-		const unsigned char *src = p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
+		return p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
+	};
+	auto issue = [&](int it, const unsigned char *src) {
+		const int s = it % NST;
 		if (lane == 0)
 			k3_mbar_expect_tx(&bar[s], TILE * FP8B);
 		__syncwarp();
@@ -559,9 +569,13 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 		k3_mbar_fence_init();
 	}
 	__syncthreads();
-	if (w == 0)
+	const unsigned char *next_src = nullptr; /* warp 0: the source of tile it - 1 + NST */
+	if (w == 0) {
 		for (int it = 0; it < NST && it < n_it; it++)
-			issue(it);
+			issue(it, source(it));
+		if (NST < n_it)
+			next_src = source(NST);
+	}
 
 	/* Q: this lane's fragment elements of rows g, g + 8 in tile w (k step q: 4 consecutive
 	 * columns, word q of the K row below), and of rope step w; padded rows are zeros. */
@@ -646,7 +660,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 #pragma unroll
 			for (int e = 0; e < 4; e++)
 				sp[j][e] = 0.0f, sr[j][e] = 0.0f;
-			k3_mma_bf16(sr[j], qa_r, kr.x, kr.y);
+			k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
 #pragma unroll
 			for (int e = 0; e < 2; e++)
 				sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
@@ -682,8 +696,11 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
 		}
 		__syncthreads(); /* the parts are in; every warp is done with tile it - 1 */
-		if (w == 0 && it >= 1 && it - 1 + NST < n_it)
-			issue(it - 1 + NST);
+		if (w == 0 && it >= 1 && it - 1 + NST < n_it) {
+			issue(it - 1 + NST, next_src);
+			if (it + NST < n_it)
+				next_src = source(it + NST);
+		}
 
 		/* S (the same sum in every warp), mask, online softmax. A dense tile below the block's
 		 * first causal end needs no mask. */
@@ -740,12 +757,13 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 		d1 = fmaxf(d1 * al1, t1);
 		const int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
 		const int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
-		const float r0 = ldexpf(al0, g0 - f0), r1 = ldexpf(al1, g1 - f1);
+		const float r0 = fp8r_scale2(al0, g0 - f0), r1 = fp8r_scale2(al1, g1 - f1);
 		f0 = g0, f1 = g1;
 		const float pf0 = fp8r_pow2(f0), pf1 = fp8r_pow2(f1);
+		if (__any_sync(0xffffffffu, r0 != 1.0f || r1 != 1.0f)) /* mostly not, once the max settles */
 #pragma unroll
-		for (int n = 0; n < 16; n++)
-			o[n][0] *= r0, o[n][1] *= r0, o[n][2] *= r1, o[n][3] *= r1;
+			for (int n = 0; n < 16; n++)
+				o[n][0] *= r0, o[n][1] *= r0, o[n][2] *= r1, o[n][3] *= r1;
 		uint32_t pa[2][4];
 #pragma unroll
 		for (int k = 0; k < 2; k++) {
@@ -919,13 +937,17 @@ __global__ void __launch_bounds__(fp8w::THREADS, fp8w::wcfg<MT>::CTAS_PER_SM) ml
 			return e < p.topk ? ix[e] : -1;
 		return e < L ? e : -1;
 	};
-	auto issue = [&](int it) {
-		const int s = it % NST;
+	/* Warp 0: lane j's source for token j of tile it (global loads: the index list, the block
+	 * table), computed a tile before the copy is issued so that their latency is hidden. */
+	auto source = [&](int it) -> const unsigned char * {
 		int pos = entry_pos((tile0 + it) * TILE + lane);
 		if (pos < 0 || pos >= L)
 			pos = 0;
 		const int32_t page = p.block_table[(size_t)b * p.max_pages + pos / MLA_PAGE_TOKENS];
-		const unsigned char *src = p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
+		return p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
+	};
+	auto issue = [&](int it, const unsigned char *src) {
+		const int s = it % NST;
 		if (lane == 0)
 			k3_mbar_expect_tx(&bar[s], TILE * FP8B);
 		__syncwarp();
@@ -938,9 +960,13 @@ __global__ void __launch_bounds__(fp8w::THREADS, fp8w::wcfg<MT>::CTAS_PER_SM) ml
 		k3_mbar_fence_init();
 	}
 	__syncthreads();
-	if (warp == 0)
+	const unsigned char *next_src = nullptr; /* warp 0: the source of tile it - 1 + NST */
+	if (warp == 0) {
 		for (int it = 0; it < NST && it < n_it; it++)
-			issue(it);
+			issue(it, source(it));
+		if (NST < n_it)
+			next_src = source(NST);
+	}
 
 	/* Q fragments of m-tile mt, rows g and g + 8: word q of tile w is columns 32 tq + 4 q ..
 	 * + 3 (as K's), rope step w columns 512 + 16 w + 4 tq .. + 3. */
@@ -1040,51 +1066,61 @@ __global__ void __launch_bounds__(fp8w::THREADS, fp8w::wcfg<MT>::CTAS_PER_SM) ml
 			for (int e = 0; e < 2; e++)
 				sc[j][e] = *reinterpret_cast<const float *>(raw + (8 * j + 2 * tq + e) * FP8B +
 									   MLA_FP8_SCALE_OFFSET + 4 * w);
-		/* QK^T: n-tiles 2 hv + jj (tokens 8 (2 hv + jj) + g), tile w and rope step w. */
+		/* QK^T: n-tiles 2 hv + jj (tokens 8 (2 hv + jj) + g), tile w and rope step w; the two
+		 * n-tiles' (and m-tiles') MMA chains interleaved. */
 		float4 *rw = red + (it & 1) * C::RED_F4;
+		{
+			uint4 k0[2], k1[2];
+			float sp[MT][2][4], sr[MT][2][4];
 #pragma unroll
-		for (int jj = 0; jj < 2; jj++) {
-			const int j = 2 * hv + jj;
-			const unsigned char *tr = raw + (8 * j + g) * FP8B;
-			const uint4 k0 = *reinterpret_cast<const uint4 *>(tr + 128 * w + 32 * tq);
-			const uint4 k1 = *reinterpret_cast<const uint4 *>(tr + 128 * w + 32 * tq + 16);
-			const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
-			float sp[MT][4], sr[MT][4];
+			for (int jj = 0; jj < 2; jj++) {
+				const unsigned char *tr = raw + (8 * (2 * hv + jj) + g) * FP8B;
+				k0[jj] = *reinterpret_cast<const uint4 *>(tr + 128 * w + 32 * tq);
+				k1[jj] = *reinterpret_cast<const uint4 *>(tr + 128 * w + 32 * tq + 16);
+				const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
 #pragma unroll
-			for (int mt = 0; mt < MT; mt++) {
+				for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
-				for (int e = 0; e < 4; e++)
-					sp[mt][e] = 0.0f, sr[mt][e] = 0.0f;
-				k3_mma_bf16(sr[mt], qa_r[mt], kr.x, kr.y);
+					for (int e = 0; e < 4; e++)
+						sp[mt][jj][e] = 0.0f, sr[mt][jj][e] = 0.0f;
+					k3_mma_bf16_sched(sr[mt][jj], qa_r[mt], kr.x, kr.y);
+				}
 			}
 #pragma unroll
-			for (int q = 0; q < 8; q++) {
-				const uint4 &kh = q < 4 ? k0 : k1;
-				const uint32_t kx = (q & 3) == 0 ? kh.x : (q & 3) == 1 ? kh.y : (q & 3) == 2 ? kh.z : kh.w;
-				uint32_t b0, b1;
-				if (KINT) {
-					k3_e4m3x4_to_f16x4_scaled(kx, b0, b1);
-				} else {
-					b0 = k3_e4m3x2_to_f16x2((uint16_t)(kx & 0xffffu));
-					b1 = k3_e4m3x2_to_f16x2((uint16_t)(kx >> 16));
+			for (int q = 0; q < 8; q++)
+#pragma unroll
+				for (int jj = 0; jj < 2; jj++) {
+					const uint4 &kh = q < 4 ? k0[jj] : k1[jj];
+					const uint32_t kx = (q & 3) == 0 ? kh.x : (q & 3) == 1 ? kh.y : (q & 3) == 2 ? kh.z : kh.w;
+					uint32_t b0, b1;
+					if (KINT) {
+						k3_e4m3x4_to_f16x4_scaled(kx, b0, b1);
+					} else {
+						b0 = k3_e4m3x2_to_f16x2((uint16_t)(kx & 0xffffu));
+						b1 = k3_e4m3x2_to_f16x2((uint16_t)(kx >> 16));
+					}
+#pragma unroll
+					for (int mt = 0; mt < MT; mt++)
+						k3_mma_f16(sp[mt][jj], qa[mt][q], b0, b1);
 				}
 #pragma unroll
-				for (int mt = 0; mt < MT; mt++)
-					k3_mma_f16(sp[mt], qa[mt][q], b0, b1);
-			}
+			for (int jj = 0; jj < 2; jj++)
 #pragma unroll
-			for (int mt = 0; mt < MT; mt++) {
-				const float c0 = hv ? sc[2 + jj][0] : sc[jj][0], c1 = hv ? sc[2 + jj][1] : sc[jj][1];
-				const float x0 = c0 * qf[mt][0], x1 = c1 * qf[mt][0];
-				const float y0 = c0 * qf[mt][1], y1 = c1 * qf[mt][1];
-				rw[((mt * 4 + w) * 4 + j) * 32 + lane] =
-					make_float4(fmaf(sp[mt][0], x0, sr[mt][0]), fmaf(sp[mt][1], x1, sr[mt][1]),
-						    fmaf(sp[mt][2], y0, sr[mt][2]), fmaf(sp[mt][3], y1, sr[mt][3]));
-			}
+				for (int mt = 0; mt < MT; mt++) {
+					const float c0 = hv ? sc[2 + jj][0] : sc[jj][0], c1 = hv ? sc[2 + jj][1] : sc[jj][1];
+					const float x0 = c0 * qf[mt][0], x1 = c1 * qf[mt][0];
+					const float y0 = c0 * qf[mt][1], y1 = c1 * qf[mt][1];
+					rw[((mt * 4 + w) * 4 + 2 * hv + jj) * 32 + lane] = make_float4(
+						fmaf(sp[mt][jj][0], x0, sr[mt][jj][0]), fmaf(sp[mt][jj][1], x1, sr[mt][jj][1]),
+						fmaf(sp[mt][jj][2], y0, sr[mt][jj][2]), fmaf(sp[mt][jj][3], y1, sr[mt][jj][3]));
+				}
 		}
 		__syncthreads(); /* the parts are in; every warp is done with tile it - 1 */
-		if (warp == 0 && it >= 1 && it - 1 + NST < n_it)
-			issue(it - 1 + NST);
+		if (warp == 0 && it >= 1 && it - 1 + NST < n_it) {
+			issue(it - 1 + NST, next_src);
+			if (it + NST < n_it)
+				next_src = source(it + NST);
+		}
 
 		/* Per m-tile: S (the same sum in every warp), mask, online softmax, P's fragments. */
 		const int ebase = (tile0 + it) * TILE;
@@ -1145,12 +1181,13 @@ __global__ void __launch_bounds__(fp8w::THREADS, fp8w::wcfg<MT>::CTAS_PER_SM) ml
 			const int g1 = d[mt][1] > 0.0f
 					       ? min(126, max(-126, 127 - max(1, (__float_as_int(d[mt][1]) >> 23) & 0xff)))
 					       : f[mt][1];
-			const float r0 = ldexpf(al0, g0 - f[mt][0]), r1 = ldexpf(al1, g1 - f[mt][1]);
+			const float r0 = fp8r_scale2(al0, g0 - f[mt][0]), r1 = fp8r_scale2(al1, g1 - f[mt][1]);
 			f[mt][0] = g0, f[mt][1] = g1;
 			const float pf0 = fp8r_pow2(g0), pf1 = fp8r_pow2(g1);
+			if (__any_sync(0xffffffffu, r0 != 1.0f || r1 != 1.0f)) /* mostly not, once the max settles */
 #pragma unroll
-			for (int n = 0; n < 8; n++)
-				o[mt][n][0] *= r0, o[mt][n][1] *= r0, o[mt][n][2] *= r1, o[mt][n][3] *= r1;
+				for (int n = 0; n < 8; n++)
+					o[mt][n][0] *= r0, o[mt][n][1] *= r0, o[mt][n][2] *= r1, o[mt][n][3] *= r1;
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
 				pa[mt][k][0] = k3_pack_f16(x[2 * k][0] * pf0, x[2 * k][1] * pf0);
