@@ -654,7 +654,7 @@ void bench_mla(const options &o)
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
-	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: registers)", c ? c : "(default: ic)");
+	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: registers up to 32 rows)", c ? c : "(default: ic)");
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
 	if (o.quick) {
 		for (int ctx : { 8192, 65536 })

@@ -27,6 +27,9 @@
  *    a thread; FP8: half the columns are two scale tiles, each with its P).
  * Combine kernel, one warp per query row: the log-sum-exp-weighted sum of
  * the split partials (FP32 in the workspace).
+ * FP8 cache up to 32 query rows: mla_fp8r_kernel below (E4M3 converted to FP16 in registers,
+ * FP16 MMAs, a warp per scale tile), 40-44 % of copy at t = 1 against the expansion's 22-24 %
+ * (H200, 2026-12-01p); above 32 rows the expansion kernel's 64-row CTAs measured faster.
  */
 #include "mla_decode.h"
 
@@ -451,7 +454,7 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
  * applied to FP32 partials it owns:
  *  - QK^T split over k: warp w computes S'_w = Q[:, tile w] K[:, tile w]^T for all 32 tokens
  *    of the stage (FP16 MMAs: Q pre-scaled by 2^e_row into FP16, exact but for elements
- *    below 2^-29 of the row's largest; the E4M3 bytes converted in registers, exact) and
+ *    below 2^-32 of the row's largest; the E4M3 bytes converted in registers, exact) and
  *    16 of the 64 BF16 rope columns, then part_w = S'_w * scale(token, w) * 2^-e_row + rope_w
  *    in FP32 goes through shared memory; after one barrier every warp sums the 4 parts in
  *    the same order (bitwise the same S in all warps) and runs the online softmax itself;
@@ -464,7 +467,7 @@ __global__ void __launch_bounds__(cfg<RG, FP8>::THREADS, cfg<RG, FP8>::CTAS_PER_
  * Fragment loads are 16-byte shared loads from the raw 656-byte rows (41 chunks: odd), the
  * token and column orders permuted (the dot products do not care, Q and P follow) so that
  * every 8-lane phase hits 8 distinct chunk columns: conflict free. The E4M3 -> FP16
- * conversion runs as cvt.f16x2.e4m3x2 (conversion pipe, 16 lanes a clock on Hopper) or as 7
+ * conversion runs as cvt.f16x2.e4m3x2 (conversion pipe, 16 lanes a clock on Hopper) or as 6
  * integer instructions per 4 elements (k3_e4m3x4_to_f16x4_scaled: value 2^-8, folded into
  * the scales), chosen per product (KINT, VINT). One __syncthreads a tile. */
 namespace fp8r {
@@ -863,420 +866,6 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 	}
 }
 
-/* ---- FP8 cache, conversion in registers, 8 warps ---------------------------------------
- *
- * As mla_fp8r_kernel, with two warps per scale tile: warp (w, hv), w = warp % 4 the scale
- * tile, hv = warp / 4 the half: QK^T for n-tiles 2 hv, 2 hv + 1 (16 of the 32 tokens), PV for
- * columns 64 hv .. 64 hv + 63 of tile w. No byte is converted twice for the same product, and
- * MT m-tiles of 16 rows share each converted fragment (MT = 2: 32 rows a CTA, for t H > 16).
- * Tokens in natural order: K loads 32 contiguous bytes (lane tq: bytes 32 tq .. of the tile),
- * V loads 8 bytes of tokens 2 tq, 2 tq + 1, 2 tq + 8, 2 tq + 9 (lane g: columns 8 g ..): both
- * conflict free. */
-namespace fp8w {
-constexpr int WARPS = 8;
-constexpr int THREADS = 32 * WARPS;
-constexpr int STAGE_BYTES = TILE * FP8B;
-template <int MT>
-struct wcfg {
-	static constexpr int ROWS = 16 * MT;
-	static constexpr int NST = MT == 1 ? 4 : 6;
-	static constexpr int RED_F4 = MT * 4 * 4 * 32; /* float4 per buffer: [m-tile][warp w][n-tile][lane] */
-	static constexpr int OFF_ST = 0;
-	static constexpr int OFF_RED = OFF_ST + NST * STAGE_BYTES;
-	static constexpr int OFF_QMX = OFF_RED + 2 * RED_F4 * 16;
-	static constexpr int OFF_BAR = OFF_QMX + 4 * ROWS * 4;
-	static constexpr int SMEM = OFF_BAR + NST * 8;
-	static constexpr int CTAS_PER_SM = MT == 1 ? 2 : 1;
-	static_assert(OFF_RED % 16 == 0 && OFF_QMX % 16 == 0 && OFF_BAR % 8 == 0, "alignment");
-	static_assert(CTAS_PER_SM * (SMEM + 1024) <= 228 * 1024, "CTAs an SM");
-};
-} // namespace fp8w
-
-template <int MT, bool KINT, bool VINT>
-__global__ void __launch_bounds__(fp8w::THREADS, fp8w::wcfg<MT>::CTAS_PER_SM) mla_fp8w_kernel(const params p)
-{
-	using namespace fp8w;
-	using C = wcfg<MT>;
-	constexpr int ROWS = C::ROWS, NST = C::NST;
-	extern __shared__ __align__(128) unsigned char smem[];
-	unsigned char *st = smem + C::OFF_ST;
-	float4 *red = reinterpret_cast<float4 *>(smem + C::OFF_RED);
-	uint32_t *qmx = reinterpret_cast<uint32_t *>(smem + C::OFF_QMX);
-	uint64_t *bar = reinterpret_cast<uint64_t *>(smem + C::OFF_BAR);
-
-	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, tq = lane & 3;
-	const int w = warp & 3, hv = warp >> 2;
-	const int rb = (int)blockIdx.x, split = (int)blockIdx.y, b = (int)blockIdx.z;
-	const int L = min(p.seqlens[b], p.max_seqlen);
-	const int row0 = rb * ROWS;
-	const int row_hi = min(p.rows, row0 + ROWS) - 1;
-	const bool sparse = p.indices != nullptr;
-	const int32_t *ix = sparse ? p.indices + (size_t)b * p.topk : nullptr;
-	const int n_entries = sparse ? p.topk : L - p.t + row_hi / p.H + 1;
-	const int n_tiles = (n_entries + TILE - 1) / TILE;
-	const int tile0 = split * p.tiles_per_split;
-	const int n_it = min(n_tiles - tile0, p.tiles_per_split);
-	const size_t part0 = ((size_t)b * p.n_splits + split) * p.rows;
-	if (n_it <= 0) {
-		for (int r = tid; r < ROWS; r += THREADS) {
-			if (row0 + r >= p.rows)
-				continue;
-			if (p.n_splits > 1) {
-				p.l_part[part0 + row0 + r] = -INFINITY;
-			} else {
-				for (int k = 0; k < DV; k++)
-					p.out[((size_t)b * p.rows + row0 + r) * DV + k] = 0;
-				if (p.lse)
-					p.lse[(size_t)b * p.rows + row0 + r] = -INFINITY;
-			}
-		}
-		return;
-	}
-	auto entry_pos = [&](int e) -> int {
-		if (sparse)
-			return e < p.topk ? ix[e] : -1;
-		return e < L ? e : -1;
-	};
-	/* Warp 0: lane j's source for token j of tile it (global loads: the index list, the block
-	 * table), computed a tile before the copy is issued so that their latency is hidden. */
-	auto source = [&](int it) -> const unsigned char * {
-		int pos = entry_pos((tile0 + it) * TILE + lane);
-		if (pos < 0 || pos >= L)
-			pos = 0;
-		const int32_t page = p.block_table[(size_t)b * p.max_pages + pos / MLA_PAGE_TOKENS];
-		return p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
-	};
-	auto issue = [&](int it, const unsigned char *src) {
-		const int s = it % NST;
-		if (lane == 0)
-			k3_mbar_expect_tx(&bar[s], TILE * FP8B);
-		__syncwarp();
-		k3_bulk_g2s(st + (size_t)s * STAGE_BYTES + (size_t)lane * FP8B, src, FP8B, &bar[s]);
-	};
-	if (tid == 0) {
-#pragma unroll
-		for (int i = 0; i < NST; i++)
-			k3_mbar_init(&bar[i], 1);
-		k3_mbar_fence_init();
-	}
-	__syncthreads();
-	const unsigned char *next_src = nullptr; /* warp 0: the source of tile it - 1 + NST */
-	if (warp == 0) {
-		for (int it = 0; it < NST && it < n_it; it++)
-			issue(it, source(it));
-		if (NST < n_it)
-			next_src = source(NST);
-	}
-
-	/* Q fragments of m-tile mt, rows g and g + 8: word q of tile w is columns 32 tq + 4 q ..
-	 * + 3 (as K's), rope step w columns 512 + 16 w + 4 tq .. + 3. */
-	uint32_t qa[MT][8][4], qa_r[MT][4];
-	int er[MT][2];
-	{
-		uint2 qr[MT][2][8];
-		uint32_t mb[MT][2];
-#pragma unroll
-		for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-			for (int hr = 0; hr < 2; hr++) {
-				const int R = row0 + 16 * mt + 8 * hr + g;
-				const uint16_t *qrow = p.q + ((size_t)b * p.rows + R) * D;
-				mb[mt][hr] = 0;
-#pragma unroll
-				for (int q = 0; q < 8; q++) {
-					qr[mt][hr][q] = R < p.rows ? *reinterpret_cast<const uint2 *>(qrow + 128 * w + 32 * tq + 4 * q)
-								   : make_uint2(0u, 0u);
-					const uint2 v = qr[mt][hr][q];
-					mb[mt][hr] = max(mb[mt][hr], max(max(v.x & 0x7fffu, (v.x >> 16) & 0x7fffu),
-									 max(v.y & 0x7fffu, (v.y >> 16) & 0x7fffu)));
-				}
-				const uint2 rr = R < p.rows ? *reinterpret_cast<const uint2 *>(qrow + MLA_LATENT + 16 * w + 4 * tq)
-							    : make_uint2(0u, 0u);
-				qa_r[mt][hr] = rr.x, qa_r[mt][2 + hr] = rr.y;
-#pragma unroll
-				for (int o = 1; o < 4; o <<= 1)
-					mb[mt][hr] = max(mb[mt][hr], __shfl_xor_sync(0xffffffffu, mb[mt][hr], o));
-				if (hv == 0 && tq == 0)
-					qmx[w * ROWS + 16 * mt + 8 * hr + g] = mb[mt][hr];
-			}
-		__syncthreads();
-#pragma unroll
-		for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-			for (int hr = 0; hr < 2; hr++) {
-				const int r = 16 * mt + 8 * hr + g;
-				const uint32_t m = max(max(qmx[r], qmx[ROWS + r]), max(qmx[2 * ROWS + r], qmx[3 * ROWS + r]));
-				er[mt][hr] = m ? min(110, max(-110, 142 - (int)(m >> 7))) : 0;
-			}
-#pragma unroll
-		for (int mt = 0; mt < MT; mt++) {
-			const float s0 = fp8r_pow2(er[mt][0] / 2) * fp8r_pow2(er[mt][0] - er[mt][0] / 2);
-			const float s1 = fp8r_pow2(er[mt][1] / 2) * fp8r_pow2(er[mt][1] - er[mt][1] / 2);
-#pragma unroll
-			for (int q = 0; q < 8; q++) {
-				const uint2 u = qr[mt][0][q], v = qr[mt][1][q];
-				const float a0 = k3_lo_bf16(u.x) * s0, a1 = k3_hi_bf16(u.x) * s0;
-				const float a2 = k3_lo_bf16(u.y) * s0, a3 = k3_hi_bf16(u.y) * s0;
-				const float c0 = k3_lo_bf16(v.x) * s1, c1 = k3_hi_bf16(v.x) * s1;
-				const float c2 = k3_lo_bf16(v.y) * s1, c3 = k3_hi_bf16(v.y) * s1;
-				if (KINT) {
-					qa[mt][q][0] = k3_pack_f16(a0, a2), qa[mt][q][1] = k3_pack_f16(c0, c2);
-					qa[mt][q][2] = k3_pack_f16(a1, a3), qa[mt][q][3] = k3_pack_f16(c1, c3);
-				} else {
-					qa[mt][q][0] = k3_pack_f16(a0, a1), qa[mt][q][1] = k3_pack_f16(c0, c1);
-					qa[mt][q][2] = k3_pack_f16(a2, a3), qa[mt][q][3] = k3_pack_f16(c2, c3);
-				}
-			}
-		}
-	}
-	float qf[MT][2];
-	int end[MT][2];
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++) {
-			qf[mt][hr] = fp8r_pow2((KINT ? 8 : 0) - er[mt][hr]);
-			end[mt][hr] = L - p.t + min(row0 + 16 * mt + 8 * hr + g, p.rows - 1) / p.H + 1;
-		}
-
-	float o[MT][8][4];
-	float m[MT][2], l[MT][2], d[MT][2];
-	int f[MT][2];
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-		for (int n = 0; n < 8; n++)
-			o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.0f;
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++)
-			m[mt][hr] = -INFINITY, l[mt][hr] = 0.0f, d[mt][hr] = 0.0f, f[mt][hr] = 0;
-	}
-
-#pragma unroll 1
-	for (int it = 0; it < n_it; it++) {
-		const int s = it % NST;
-		k3_mbar_wait(&bar[s], (uint32_t)((it / NST) & 1));
-		const unsigned char *raw = st + (size_t)s * STAGE_BYTES;
-
-		/* Scales of tile w for the C columns of all 4 n-tiles (tokens 8 j + 2 tq + e). */
-		float sc[4][2];
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-#pragma unroll
-			for (int e = 0; e < 2; e++)
-				sc[j][e] = *reinterpret_cast<const float *>(raw + (8 * j + 2 * tq + e) * FP8B +
-									   MLA_FP8_SCALE_OFFSET + 4 * w);
-		/* QK^T: n-tiles 2 hv + jj (tokens 8 (2 hv + jj) + g), tile w and rope step w; the two
-		 * n-tiles' (and m-tiles') MMA chains interleaved. */
-		float4 *rw = red + (it & 1) * C::RED_F4;
-		{
-			uint4 k0[2], k1[2];
-			float sp[MT][2][4], sr[MT][2][4];
-#pragma unroll
-			for (int jj = 0; jj < 2; jj++) {
-				const unsigned char *tr = raw + (8 * (2 * hv + jj) + g) * FP8B;
-				k0[jj] = *reinterpret_cast<const uint4 *>(tr + 128 * w + 32 * tq);
-				k1[jj] = *reinterpret_cast<const uint4 *>(tr + 128 * w + 32 * tq + 16);
-				const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
-#pragma unroll
-				for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-					for (int e = 0; e < 4; e++)
-						sp[mt][jj][e] = 0.0f, sr[mt][jj][e] = 0.0f;
-					k3_mma_bf16_sched(sr[mt][jj], qa_r[mt], kr.x, kr.y);
-				}
-			}
-#pragma unroll
-			for (int q = 0; q < 8; q++)
-#pragma unroll
-				for (int jj = 0; jj < 2; jj++) {
-					const uint4 &kh = q < 4 ? k0[jj] : k1[jj];
-					const uint32_t kx = (q & 3) == 0 ? kh.x : (q & 3) == 1 ? kh.y : (q & 3) == 2 ? kh.z : kh.w;
-					uint32_t b0, b1;
-					if (KINT) {
-						k3_e4m3x4_to_f16x4_scaled(kx, b0, b1);
-					} else {
-						b0 = k3_e4m3x2_to_f16x2((uint16_t)(kx & 0xffffu));
-						b1 = k3_e4m3x2_to_f16x2((uint16_t)(kx >> 16));
-					}
-#pragma unroll
-					for (int mt = 0; mt < MT; mt++)
-						k3_mma_f16(sp[mt][jj], qa[mt][q], b0, b1);
-				}
-#pragma unroll
-			for (int jj = 0; jj < 2; jj++)
-#pragma unroll
-				for (int mt = 0; mt < MT; mt++) {
-					const float c0 = hv ? sc[2 + jj][0] : sc[jj][0], c1 = hv ? sc[2 + jj][1] : sc[jj][1];
-					const float x0 = c0 * qf[mt][0], x1 = c1 * qf[mt][0];
-					const float y0 = c0 * qf[mt][1], y1 = c1 * qf[mt][1];
-					rw[((mt * 4 + w) * 4 + 2 * hv + jj) * 32 + lane] = make_float4(
-						fmaf(sp[mt][jj][0], x0, sr[mt][jj][0]), fmaf(sp[mt][jj][1], x1, sr[mt][jj][1]),
-						fmaf(sp[mt][jj][2], y0, sr[mt][jj][2]), fmaf(sp[mt][jj][3], y1, sr[mt][jj][3]));
-				}
-		}
-		__syncthreads(); /* the parts are in; every warp is done with tile it - 1 */
-		if (warp == 0 && it >= 1 && it - 1 + NST < n_it) {
-			issue(it - 1 + NST, next_src);
-			if (it + NST < n_it)
-				next_src = source(it + NST);
-		}
-
-		/* Per m-tile: S (the same sum in every warp), mask, online softmax, P's fragments. */
-		const int ebase = (tile0 + it) * TILE;
-		const bool all_vis = !sparse && ebase + TILE <= L - p.t + row0 / p.H + 1;
-		uint32_t pa[MT][2][4];
-#pragma unroll
-		for (int mt = 0; mt < MT; mt++) {
-			float x[4][4];
-			float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				float4 a = rw[((mt * 4 + 0) * 4 + j) * 32 + lane];
-#pragma unroll
-				for (int ww = 1; ww < 4; ww++) {
-					const float4 v = rw[((mt * 4 + ww) * 4 + j) * 32 + lane];
-					a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
-				}
-				const float av[4] = { a.x, a.y, a.z, a.w };
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					x[j][e] = av[e] * p.scale_log2;
-					if (!all_vis) {
-						const int pos = entry_pos(ebase + 8 * j + 2 * tq + (e & 1));
-						if (!(pos >= 0 && pos < end[mt][e >> 1]))
-							x[j][e] = -INFINITY;
-					}
-				}
-				mx0 = fmaxf(mx0, fmaxf(x[j][0], x[j][1]));
-				mx1 = fmaxf(mx1, fmaxf(x[j][2], x[j][3]));
-			}
-			mx0 = k3_group_max<4>(mx0);
-			mx1 = k3_group_max<4>(mx1);
-			const float mn0 = fmaxf(m[mt][0], mx0), mn1 = fmaxf(m[mt][1], mx1);
-			const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
-			const float al0 = exp2f(m[mt][0] - mu0), al1 = exp2f(m[mt][1] - mu1);
-			m[mt][0] = mn0, m[mt][1] = mn1;
-			float s0 = 0.0f, s1 = 0.0f, t0 = 0.0f, t1 = 0.0f;
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-#pragma unroll
-				for (int e = 0; e < 4; e++)
-					x[j][e] = exp2f(x[j][e] - (e < 2 ? mu0 : mu1));
-				s0 += x[j][0] + x[j][1];
-				s1 += x[j][2] + x[j][3];
-				x[j][0] *= sc[j][0], x[j][1] *= sc[j][1], x[j][2] *= sc[j][0], x[j][3] *= sc[j][1];
-				t0 = fmaxf(t0, fmaxf(x[j][0], x[j][1]));
-				t1 = fmaxf(t1, fmaxf(x[j][2], x[j][3]));
-			}
-			l[mt][0] = l[mt][0] * al0 + s0;
-			l[mt][1] = l[mt][1] * al1 + s1;
-			t0 = k3_group_max<4>(t0);
-			t1 = k3_group_max<4>(t1);
-			d[mt][0] = fmaxf(d[mt][0] * al0, t0);
-			d[mt][1] = fmaxf(d[mt][1] * al1, t1);
-			const int g0 = d[mt][0] > 0.0f
-					       ? min(126, max(-126, 127 - max(1, (__float_as_int(d[mt][0]) >> 23) & 0xff)))
-					       : f[mt][0];
-			const int g1 = d[mt][1] > 0.0f
-					       ? min(126, max(-126, 127 - max(1, (__float_as_int(d[mt][1]) >> 23) & 0xff)))
-					       : f[mt][1];
-			const float r0 = fp8r_scale2(al0, g0 - f[mt][0]), r1 = fp8r_scale2(al1, g1 - f[mt][1]);
-			f[mt][0] = g0, f[mt][1] = g1;
-			const float pf0 = fp8r_pow2(g0), pf1 = fp8r_pow2(g1);
-			if (__any_sync(0xffffffffu, r0 != 1.0f || r1 != 1.0f)) /* mostly not, once the max settles */
-#pragma unroll
-				for (int n = 0; n < 8; n++)
-					o[mt][n][0] *= r0, o[mt][n][1] *= r0, o[mt][n][2] *= r1, o[mt][n][3] *= r1;
-#pragma unroll
-			for (int k = 0; k < 2; k++) {
-				pa[mt][k][0] = k3_pack_f16(x[2 * k][0] * pf0, x[2 * k][1] * pf0);
-				pa[mt][k][1] = k3_pack_f16(x[2 * k][2] * pf1, x[2 * k][3] * pf1);
-				pa[mt][k][2] = k3_pack_f16(x[2 * k + 1][0] * pf0, x[2 * k + 1][1] * pf0);
-				pa[mt][k][3] = k3_pack_f16(x[2 * k + 1][2] * pf1, x[2 * k + 1][3] * pf1);
-			}
-		}
-
-		/* O[:, tile w, half hv] += P V: k step k is tokens 16 k + (2 tq, 2 tq + 1 | + 8, + 9);
-		 * n-tile 4 qq + c is column 64 hv + 8 g + 4 qq + c of tile w. */
-#pragma unroll
-		for (int k = 0; k < 2; k++) {
-			const unsigned char *vb = raw + (16 * k + 2 * tq) * FP8B + 128 * w + 64 * hv + 8 * g;
-			const uint2 v0 = *reinterpret_cast<const uint2 *>(vb);
-			const uint2 v1 = *reinterpret_cast<const uint2 *>(vb + FP8B);
-			const uint2 v2 = *reinterpret_cast<const uint2 *>(vb + 8 * FP8B);
-			const uint2 v3 = *reinterpret_cast<const uint2 *>(vb + 9 * FP8B);
-#pragma unroll
-			for (int qq = 0; qq < 2; qq++) {
-				const uint32_t x0 = qq ? v0.y : v0.x, x1 = qq ? v1.y : v1.x;
-				const uint32_t x2 = qq ? v2.y : v2.x, x3 = qq ? v3.y : v3.x;
-				uint32_t bA[4], bB[4];
-				if (VINT) {
-					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x0, x1, 0x5410u), bA[0], bA[1]);
-					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x0, x1, 0x7632u), bA[2], bA[3]);
-					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x2, x3, 0x5410u), bB[0], bB[1]);
-					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x2, x3, 0x7632u), bB[2], bB[3]);
-				} else {
-					const uint32_t u01 = k3_prmt(x0, x1, 0x5140u), u23 = k3_prmt(x0, x1, 0x7362u);
-					const uint32_t w01 = k3_prmt(x2, x3, 0x5140u), w23 = k3_prmt(x2, x3, 0x7362u);
-					bA[0] = k3_e4m3x2_to_f16x2((uint16_t)(u01 & 0xffffu));
-					bA[1] = k3_e4m3x2_to_f16x2((uint16_t)(u01 >> 16));
-					bA[2] = k3_e4m3x2_to_f16x2((uint16_t)(u23 & 0xffffu));
-					bA[3] = k3_e4m3x2_to_f16x2((uint16_t)(u23 >> 16));
-					bB[0] = k3_e4m3x2_to_f16x2((uint16_t)(w01 & 0xffffu));
-					bB[1] = k3_e4m3x2_to_f16x2((uint16_t)(w01 >> 16));
-					bB[2] = k3_e4m3x2_to_f16x2((uint16_t)(w23 & 0xffffu));
-					bB[3] = k3_e4m3x2_to_f16x2((uint16_t)(w23 >> 16));
-				}
-#pragma unroll
-				for (int c = 0; c < 4; c++)
-#pragma unroll
-					for (int mt = 0; mt < MT; mt++)
-						k3_mma_f16(o[mt][4 * qq + c], pa[mt][k], bA[c], bB[c]);
-			}
-		}
-	}
-
-	/* Columns 128 w + 64 hv + 8 (2 tq + e) + i hold o[mt][i][e] (row g) and o[mt][i][2 + e]. */
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++) {
-			const int R = row0 + 16 * mt + 8 * hr + g;
-			const float ls = k3_group_sum<4>(l[mt][hr]);
-			if (R >= p.rows)
-				continue;
-			const float inv = ls > 0.0f ? ldexpf(1.0f / ls, (VINT ? 8 : 0) - f[mt][hr]) : 0.0f;
-			const float lse = ls > 0.0f ? (m[mt][hr] + log2f(ls)) * LN2 : -INFINITY;
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int col = 128 * w + 64 * hv + 8 * (2 * tq + e);
-				if (p.n_splits == 1) {
-					uint4 v;
-					v.x = k3_pack_bf16(o[mt][0][2 * hr + e] * inv, o[mt][1][2 * hr + e] * inv);
-					v.y = k3_pack_bf16(o[mt][2][2 * hr + e] * inv, o[mt][3][2 * hr + e] * inv);
-					v.z = k3_pack_bf16(o[mt][4][2 * hr + e] * inv, o[mt][5][2 * hr + e] * inv);
-					v.w = k3_pack_bf16(o[mt][6][2 * hr + e] * inv, o[mt][7][2 * hr + e] * inv);
-					*reinterpret_cast<uint4 *>(p.out + ((size_t)b * p.rows + R) * DV + col) = v;
-				} else {
-					float4 *op = reinterpret_cast<float4 *>(p.o_part + (part0 + R) * DV + col);
-					op[0] = make_float4(o[mt][0][2 * hr + e] * inv, o[mt][1][2 * hr + e] * inv,
-							    o[mt][2][2 * hr + e] * inv, o[mt][3][2 * hr + e] * inv);
-					op[1] = make_float4(o[mt][4][2 * hr + e] * inv, o[mt][5][2 * hr + e] * inv,
-							    o[mt][6][2 * hr + e] * inv, o[mt][7][2 * hr + e] * inv);
-				}
-			}
-			if (warp == 0 && tq == 0) {
-				if (p.n_splits == 1) {
-					if (p.lse)
-						p.lse[(size_t)b * p.rows + R] = lse;
-				} else {
-					p.l_part[part0 + R] = lse;
-				}
-			}
-		}
-}
-
 /* One warp per query row: out = sum_s e^(lse_s - lse) o_s, lse = log sum_s e^lse_s.
  * Splits that saw nothing (lse_s = -inf) are skipped without reading o_s. */
 __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const params p, int total_rows)
@@ -1326,16 +915,16 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 
 struct plan {
 	int rg, n_rb, splits, tiles_per_split;
-	int fp8r; /* FP8 cache: fp8_kernel_choice() (0: the BF16-expansion kernel); BF16: 0 */
-	int mt;   /* fp8w kernel: m-tiles of 16 rows a CTA */
+	int fp8r; /* fp8r_variant(): 0, or the register kernel's 4 + conversion variant */
 };
 
-/* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel
- * that expands each tile into BF16 in shared memory (the comparison rows), =reg4 the 4-warp
- * register kernel (mla_fp8r_kernel), otherwise the 8-warp one (mla_fp8w_kernel, 32 rows a CTA
- * when t H > 16); the E4M3 -> FP16 conversion per product from K3_MLA_FP8_CVT: "ic" (the
- * default: QK^T by integer instructions, PV by cvt), "ii", "cc" or "ci". Returns
- * 0 (staged), else kernel * 4 + (K by integers) + 2 (V by integers), kernel 1 (reg4) or 2 (reg8). */
+/* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel that
+ * expands each tile into BF16 in shared memory for every shape, =reg the register kernel
+ * (mla_fp8r_kernel) for every shape; unset, the register kernel up to 32 query rows (t H) and
+ * the staged one (64 rows a CTA) above, where it measured faster (2026-12-01p). The register
+ * kernel's E4M3 -> FP16 conversion per product from K3_MLA_FP8_CVT: "ic" (the default: QK^T by
+ * integer instructions, PV by cvt), "ii", "cc" or "ci". Returns kernel * 4 + (K by integers) +
+ * 2 (V by integers), kernel 0 (auto), 1 (reg) or 2 (stage). */
 int fp8_kernel_choice()
 {
 	static int choice = -1;
@@ -1344,9 +933,19 @@ int fp8_kernel_choice()
 		int v = 1; /* "ic" */
 		if (c && strlen(c) == 2 && (c[0] == 'i' || c[0] == 'c') && (c[1] == 'i' || c[1] == 'c'))
 			v = (c[0] == 'i' ? 1 : 0) + (c[1] == 'i' ? 2 : 0);
-		choice = k && !strcmp(k, "stage") ? 0 : k && !strcmp(k, "reg4") ? 4 + v : 8 + v;
+		choice = (k && !strcmp(k, "stage") ? 2 : k && !strcmp(k, "reg") ? 1 : 0) * 4 + v;
 	}
 	return choice;
+}
+
+/* The FP8 register kernel for these rows? 0: no (BF16 cache, or the staged kernel), else 4 + the
+ * conversion variant. */
+int fp8r_variant(enum mla_kv kv, int rows)
+{
+	if (kv != MLA_KV_FP8)
+		return 0;
+	const int c = fp8_kernel_choice(), k = c / 4;
+	return k == 1 || (k == 0 && rows <= 32) ? 4 + (c & 3) : 0;
 }
 
 int device_sms(int *sms)
@@ -1390,16 +989,14 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 	if (device_sms(&sms))
 		return -EIO;
 	const int rows = a->qtokens * a->heads;
-	pl->fp8r = a->kv == MLA_KV_FP8 ? fp8_kernel_choice() : 0;
-	pl->mt = pl->fp8r >= 8 && rows > 16 ? 2 : 1;
+	pl->fp8r = fp8r_variant(a->kv, rows);
 	pl->rg = pl->fp8r || rows <= 16 ? 1 : 4;
-	const int rows_per_cta = pl->fp8r ? 16 * pl->mt : 16 * pl->rg;
+	const int rows_per_cta = 16 * pl->rg;
 	pl->n_rb = (rows + rows_per_cta - 1) / rows_per_cta;
 	const int64_t entries = a->indices ? a->topk : a->max_seqlen;
 	const int64_t max_tiles = (entries + TILE - 1) / TILE;
 	const int64_t base = (int64_t)a->batch * pl->n_rb;
-	const int per_sm = pl->fp8r >= 8 ? (pl->mt == 1 ? fp8w::wcfg<1>::CTAS_PER_SM : fp8w::wcfg<2>::CTAS_PER_SM)
-			   : pl->fp8r ? fp8r::CTAS_PER_SM : pl->rg == 1 ? 2 : 1;
+	const int per_sm = pl->fp8r ? fp8r::CTAS_PER_SM : pl->rg == 1 ? 2 : 1;
 	const int64_t target = (int64_t)sms * per_sm;
 	int64_t splits = (target + base / 2) / base; /* about one wave */
 	const int64_t most = (max_tiles + MIN_TILES_PER_SPLIT - 1) / MIN_TILES_PER_SPLIT;
@@ -1449,32 +1046,6 @@ int launch_fp8r(const params &p, dim3 grid, cudaStream_t stream)
 	}
 	kern<<<grid, fp8r::THREADS, fp8r::SMEM, stream>>>(p);
 	return k3_launch_status();
-}
-
-template <int MT, bool KINT, bool VINT>
-int launch_fp8w(const params &p, dim3 grid, cudaStream_t stream)
-{
-	auto kern = mla_fp8w_kernel<MT, KINT, VINT>;
-	static bool configured = false;
-	if (!configured) {
-		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8w::wcfg<MT>::SMEM) !=
-		    cudaSuccess)
-			return k3_launch_status();
-		configured = true;
-	}
-	kern<<<grid, fp8w::THREADS, fp8w::wcfg<MT>::SMEM, stream>>>(p);
-	return k3_launch_status();
-}
-
-template <int MT>
-int launch_fp8w_cvt(int v, const params &p, dim3 grid, cudaStream_t stream)
-{
-	switch (v) {
-	case 0: return launch_fp8w<MT, false, false>(p, grid, stream);
-	case 1: return launch_fp8w<MT, true, false>(p, grid, stream);
-	case 2: return launch_fp8w<MT, false, true>(p, grid, stream);
-	default: return launch_fp8w<MT, true, true>(p, grid, stream);
-	}
 }
 
 } // namespace
@@ -1532,10 +1103,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	}
 	const dim3 grid((unsigned)pl.n_rb, (unsigned)pl.splits, (unsigned)a->batch);
 	int r;
-	if (pl.fp8r >= 8) {
-		r = pl.mt == 1 ? launch_fp8w_cvt<1>(pl.fp8r & 3, p, grid, stream)
-			       : launch_fp8w_cvt<2>(pl.fp8r & 3, p, grid, stream);
-	} else if (pl.fp8r) {
+	if (pl.fp8r) {
 		switch (pl.fp8r & 3) {
 		case 0: r = launch_fp8r<false, false>(p, grid, stream); break;
 		case 1: r = launch_fp8r<true, false>(p, grid, stream); break;
