@@ -18,6 +18,7 @@
  */
 #include "kda_prefill.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -115,7 +116,9 @@ __device__ __forceinline__ void split_pair(float x, float y, uint32_t &hi, uint3
 	lo = pack_bf16(x - lo_bf16(hi), y - hi_bf16(hi));
 }
 
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+/* Version 1 (2026-11-29 .. 12-01l; `K3_KDA_INTRA=v1` for A/B): one thread per channel over all
+ * 16 tokens, q, k, v and g_raw staged through shared memory, 16-bit shared loads and stores. */
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra_v1_kernel(const intra_params p)
 {
 	__shared__ __align__(16) uint16_t raw[4][CH][D];        /* q, k, v, g_raw of the chunk */
 	__shared__ __align__(16) uint16_t t_qt[CH][TILE_LD];     /* Qt, Kt, Kb as MMA operands */
@@ -342,6 +345,285 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra
 	}
 }
 
+
+/* The bf16 pair at `p` (4-byte aligned) of global memory, read once: no L1 allocation. */
+__device__ __forceinline__ uint32_t ld_once_b32(const uint16_t *p)
+{
+	uint32_t x;
+	asm volatile("ld.global.nc.L1::no_allocate.b32 %0, [%1];\n" : "=r"(x) : "l"(p));
+	return x;
+}
+
+/*
+ * Version 2 (default): the same record from fewer instructions and shared-memory
+ * wavefronts. Thread (warp w, lane l) owns the channel pair c0 = 2 (32 (w & 1) + l),
+ * c0 + 1 over the 8 tokens 8 (w >> 1) .. + 7: q, k, g_raw come straight from global
+ * memory as BF16 pairs (one 128-byte line a warp a token), the L2 norms by a warp
+ * reduce-scatter (16 sums in 16 shuffles) and a 2-way exchange in shared memory, the
+ * decays' prefix over the two token halves by one exchange of the half sums; Qt, Kt,
+ * Kb are stored as pairs (32-bit) and Kh^T as 16-byte pieces. v alone is staged (padded
+ * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
+ * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
+ */
+constexpr int INTRA_V2_MIN_CTAS = 8;
+
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+{
+	__shared__ __align__(16) uint16_t s_v[CH][TILE_LD];     /* v of the chunk */
+	__shared__ __align__(16) uint16_t t_qt[CH][TILE_LD];    /* Qt, Kt, Kb as MMA operands */
+	__shared__ __align__(16) uint16_t t_kt[CH][TILE_LD];
+	__shared__ __align__(16) uint16_t t_kb[CH][TILE_LD];    /* then U^T in the record's layout */
+	__shared__ __align__(16) uint8_t s_wk[CH * D * 2];      /* Wk in the record's layout */
+	__shared__ float s_a[CH][CH + 1], s_t[CH][CH + 1];
+	__shared__ float2 s_gsum[2][D / 2];                      /* log-decay sums per channel pair, tokens 0-7 | 8-15 */
+	__shared__ float s_part[4][CH];                          /* per warp: squared norms, q then k of its tokens */
+	__shared__ float s_rq[CH], s_rk[CH], s_beta[CH];
+	static_assert(sizeof(t_kb) >= CH * D * 2, "U^T is staged in t_kb");
+
+	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
+	const int tid = threadIdx.x, H = p.heads;
+	const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+	if (j >= p.off[p.n_seqs])
+		return;
+	int lo = 0, hi = p.n_seqs; /* off[lo] <= j < off[hi] */
+	while (hi - lo > 1) {
+		int mid = (lo + hi) >> 1;
+		if (p.off[mid] <= j)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const int seq = lo;
+	const int t0 = p.cu[seq] + (j - p.off[seq]) * CH;
+	const int L = min(CH, p.cu[seq + 1] - t0);
+	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
+	const int half = warp >> 1, cp = 32 * (warp & 1) + lane, c0 = 2 * cp;
+
+	/* Every load first: q, k, g_raw pairs of the thread's 8 tokens, v's 16-byte pieces. */
+	uint32_t rq[8], rk[8], rg[8];
+	{
+		const size_t base = ((size_t)(t0 + 8 * half) * H + h) * D + c0, ts = (size_t)H * D;
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const bool in = 8 * half + i < L;
+			rq[i] = in ? ld_once_b32(p.q + base + i * ts) : 0u;
+			rk[i] = in ? ld_once_b32(p.k + base + i * ts) : 0u;
+			rg[i] = in ? ld_once_b32(p.g_raw + base + i * ts) : 0u;
+		}
+	}
+#pragma unroll
+	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
+		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
+		uint4 x = make_uint4(0, 0, 0, 0);
+		if (row < L)
+			x = *reinterpret_cast<const uint4 *>(p.v + ((size_t)(t0 + row) * H + h) * D + col);
+		*reinterpret_cast<uint4 *>(&s_v[row][col]) = x;
+	}
+	if (tid < CH)
+		s_beta[tid] = tid < L ? sigmoidf_(bf2f(p.beta_raw[(size_t)(t0 + tid) * H + h])) : 0.0f;
+
+	/* Squared norms: 16 values a lane (q then k of the 8 tokens), reduce-scattered over the
+	 * warp: afterwards lane l holds the warp's sum of value l >> 1. */
+	{
+		float a[16];
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const float q0 = lo_bf16(rq[i]), q1 = hi_bf16(rq[i]), k0 = lo_bf16(rk[i]), k1 = hi_bf16(rk[i]);
+			a[i] = q0 * q0 + q1 * q1;
+			a[8 + i] = k0 * k0 + k1 * k1;
+		}
+#pragma unroll
+		for (int m = 16, n = 8; m >= 2; m >>= 1, n >>= 1) {
+			const bool up = (lane & m) != 0;
+#pragma unroll
+			for (int i = 0; i < n; i++) {
+				const float send = up ? a[i] : a[i + n], keep = up ? a[i + n] : a[i];
+				a[i] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+			}
+		}
+		a[0] += __shfl_xor_sync(0xffffffffu, a[0], 1);
+		if ((lane & 1) == 0)
+			s_part[warp][lane >> 1] = a[0];
+	}
+
+	/* Log decays of the thread's channels and tokens (0 past L) and their half sums. */
+	float gl0[8], gl1[8];
+	{
+		float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const bool in = 8 * half + i < L;
+			gl0[i] = in ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(lo_bf16(rg[i])) : 0.0f;
+			gl1[i] = in ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(hi_bf16(rg[i])) : 0.0f;
+			s0 += gl0[i], s1 += gl1[i];
+		}
+		s_gsum[half][cp] = make_float2(s0, s1);
+	}
+	__syncthreads();
+	if (tid < 2 * CH) {
+		const int t = tid & (CH - 1), hf = t >> 3, idx = (tid >> 4) * 8 + (t & 7);
+		const float ss = s_part[2 * hf][idx] + s_part[2 * hf + 1][idx];
+		if (tid < CH)
+			s_rq[t] = rsqrtf(ss + (float)KDA_L2_EPS) * p.scale;
+		else
+			s_rk[t] = rsqrtf(ss + (float)KDA_L2_EPS);
+	}
+	__syncthreads();
+
+	/* Decays and the scaled operands of the thread's 2 channels x 8 tokens. */
+	{
+		const float2 h0 = s_gsum[0][cp], h1 = s_gsum[1][cp];
+		const float gml0 = __expf(h0.x + h1.x), gml1 = __expf(h0.y + h1.y); /* Gamma_last */
+		if (half == 0)
+			*reinterpret_cast<float2 *>(rec + REC_G + ((cp & 3) * G_LD + (cp >> 2) * 2) * 4) =
+				make_float2(gml0, gml1);
+		float G0 = half ? h0.x : 0.0f, G1 = half ? h0.y : 0.0f;
+		uint32_t kh0[4], kh1[4]; /* Kh^T rows c0, c0 + 1, tokens 8 half .. + 7 */
+		float pk0 = 0.0f, pk1 = 0.0f;
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const int t = 8 * half + i;
+			G0 += gl0[i], G1 += gl1[i];
+			const float gam0 = __expf(G0), igam0 = __expf(-G0), gam1 = __expf(G1), igam1 = __expf(-G1);
+			const float rqv = s_rq[t], rkv = s_rk[t];
+			const float q0 = lo_bf16(rq[i]) * rqv, q1 = hi_bf16(rq[i]) * rqv;
+			const float k0 = lo_bf16(rk[i]) * rkv, k1 = hi_bf16(rk[i]) * rkv;
+			*reinterpret_cast<uint32_t *>(&t_qt[t][c0]) = pack_bf16(q0 * gam0, q1 * gam1);
+			*reinterpret_cast<uint32_t *>(&t_kt[t][c0]) = pack_bf16(k0 * gam0, k1 * gam1);
+			*reinterpret_cast<uint32_t *>(&t_kb[t][c0]) = pack_bf16(k0 * igam0, k1 * igam1);
+			/* Kh = Gamma_last / Gamma_t k_t as a product (factors in FP32 range, see the top) */
+			const float kh_0 = k0 * (gml0 * igam0), kh_1 = k1 * (gml1 * igam1);
+			if (i & 1) {
+				kh0[i >> 1] = pack_bf16(pk0, kh_0);
+				kh1[i >> 1] = pack_bf16(pk1, kh_1);
+			} else {
+				pk0 = kh_0, pk1 = kh_1;
+			}
+		}
+		uint8_t *row0 = rec + REC_KH + c0 * CH * 2, *row1 = row0 + CH * 2;
+		*reinterpret_cast<uint4 *>(row0 + swz_narrow(c0, half) * 16) = make_uint4(kh0[0], kh0[1], kh0[2], kh0[3]);
+		*reinterpret_cast<uint4 *>(row1 + swz_narrow(c0 + 1, half) * 16) = make_uint4(kh1[0], kh1[1], kh1[2], kh1[3]);
+	}
+	__syncthreads();
+
+	/* A = Kt Kb^T (warps 0, 1) and P = Qt Kb^T (warps 2, 3), one 16x8 tile each. */
+	{
+		const uint16_t(*am)[TILE_LD] = warp < 2 ? t_kt : t_qt;
+		const int nn = warp & 1;
+		float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+#pragma unroll
+		for (int kk = 0; kk < D / 16; kk++) {
+			const int k0 = kk * 16 + 2 * t4;
+			uint32_t a[4];
+			a[0] = *reinterpret_cast<const uint32_t *>(&am[g][k0]);
+			a[1] = *reinterpret_cast<const uint32_t *>(&am[g + 8][k0]);
+			a[2] = *reinterpret_cast<const uint32_t *>(&am[g][k0 + 8]);
+			a[3] = *reinterpret_cast<const uint32_t *>(&am[g + 8][k0 + 8]);
+			const uint32_t b0 = *reinterpret_cast<const uint32_t *>(&t_kb[8 * nn + g][k0]);
+			const uint32_t b1 = *reinterpret_cast<const uint32_t *>(&t_kb[8 * nn + g][k0 + 8]);
+			mma_bf16_16816(d, a, b0, b1);
+		}
+		const int col = 8 * nn + 2 * t4;
+#pragma unroll
+		for (int hf = 0; hf < 2; hf++) {
+			const int row = g + 8 * hf;
+			const float d0 = d[2 * hf], d1 = d[2 * hf + 1];
+			if (warp < 2) {
+				s_a[row][col] = col < row ? s_beta[row] * d0 : 0.0f;
+				s_a[row][col + 1] = col + 1 < row ? s_beta[row] * d1 : 0.0f;
+			} else {
+				*reinterpret_cast<uint32_t *>(rec + REC_P + row * CH * 2 + swz_narrow(row, col >> 3) * 16 +
+							      (col & 7) * 2) =
+					pack_bf16(col <= row ? d0 : 0.0f, col + 1 <= row ? d1 : 0.0f);
+			}
+		}
+	}
+	__syncthreads();
+
+	/* T = (I + A)^-1 by forward substitution; lane j < 16 owns column j. */
+	if (warp == 0 && lane < CH) {
+		float col[CH];
+#pragma unroll
+		for (int t = 0; t < CH; t++) {
+			float x = t == lane ? 1.0f : 0.0f;
+#pragma unroll
+			for (int s = 0; s < t; s++)
+				x -= s_a[t][s] * col[s];
+			col[t] = x;
+			s_t[t][lane] = x;
+		}
+	}
+	__syncthreads();
+
+	/* U = T diag(beta) V and Wk = T diag(beta) Kt on tensor cores, as in v1. */
+	{
+		uint8_t *su = reinterpret_cast<uint8_t *>(&t_kb[0][0]), *sw = s_wk;
+		uint32_t th[4], tl[4];
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			const int t = g + 8 * (q & 1), s0 = 2 * t4 + 8 * (q >> 1);
+			split_pair(s_t[t][s0] * s_beta[s0], s_t[t][s0 + 1] * s_beta[s0 + 1], th[q], tl[q]);
+		}
+#pragma unroll
+		for (int mi = 0; mi < 2; mi++) {
+			const int v0 = 32 * warp + 16 * mi;
+			uint32_t a[4];
+			const int lr = (lane & 7) + 8 * (lane >> 4), lc = v0 + 8 * ((lane >> 3) & 1);
+			ldsm_x4_t(a, &s_v[lr][lc]);
+#pragma unroll
+			for (int nt = 0; nt < 2; nt++) {
+				float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+				mma_bf16_16816(d, a, th[nt], th[nt + 2]);
+				mma_bf16_16816(d, a, tl[nt], tl[nt + 2]);
+				const int t = 8 * nt + 2 * t4;
+#pragma unroll
+				for (int hf = 0; hf < 2; hf++) {
+					const int v = v0 + g + 8 * hf;
+					*reinterpret_cast<uint32_t *>(su + v * CH * 2 + swz_narrow(v, t >> 3) * 16 + (t & 7) * 2) =
+						pack_bf16(d[2 * hf], d[2 * hf + 1]);
+				}
+			}
+		}
+#pragma unroll
+		for (int np = 0; np < 2; np++) {
+			const int k0 = 32 * warp + 16 * np;
+			uint32_t b[4];
+			const int lr = (lane & 7) + 8 * ((lane >> 3) & 1), lc = k0 + 8 * (lane >> 4);
+			ldsm_x4_t(b, &t_kt[lr][lc]);
+#pragma unroll
+			for (int nt = 0; nt < 2; nt++) {
+				float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+				mma_bf16_16816(d, th, b[2 * nt], b[2 * nt + 1]);
+				mma_bf16_16816(d, tl, b[2 * nt], b[2 * nt + 1]);
+				const int k = k0 + 8 * nt + 2 * t4;
+#pragma unroll
+				for (int hf = 0; hf < 2; hf++) {
+					const int t = g + 8 * hf;
+					*reinterpret_cast<uint32_t *>(sw + t * D * 2 + swz_wide(t, k >> 3) * 16 + (k & 7) * 2) =
+						pack_bf16(d[2 * hf], d[2 * hf + 1]);
+				}
+			}
+		}
+		__syncthreads();
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			const int i = tid + r * INTRA_THREADS, t = i >> 4, ch = i & 15;
+			*reinterpret_cast<uint4 *>(rec + REC_U + i * 16) = *reinterpret_cast<const uint4 *>(su + i * 16);
+			*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
+			*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
+				*reinterpret_cast<const uint4 *>(&t_qt[t][ch * 8]);
+		}
+	}
+	if (p.ready) {
+		__syncthreads();
+		if (tid == 0) {
+			__threadfence();
+			asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p.ready + (size_t)j * H + h), "r"(1)
+				     : "memory");
+		}
+	}
+}
+
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
  * CTA's slice of U^T rows; same layout (and swizzle) as in global memory. */
 __host__ __device__ constexpr int stage_bytes(int warps)
@@ -550,6 +832,27 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
+/* The intra kernel: v2, or v1 under K3_KDA_INTRA=v1 (read per call; A/B in the bench). */
+bool want_intra_v1()
+{
+	const char *e = getenv("K3_KDA_INTRA");
+	return e && strcmp(e, "v1") == 0;
+}
+
+const void *intra_kernel()
+{
+	return want_intra_v1() ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
+}
+
+int launch_intra(const intra_params &ip, dim3 grid, cudaStream_t stream)
+{
+	if (want_intra_v1())
+		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else
+		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	return kda_launch_status();
+}
+
 /* What one CTA of a kernel holds on an SM. */
 struct cta_footprint {
 	int regs, smem, threads;
@@ -593,7 +896,7 @@ int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bo
 			return -EIO;
 		cta_footprint r, in;
 		if (footprint_of((const void *)kern, WARPS * 32, smem, reserved, &r) ||
-		    footprint_of((const void *)kda_chunk_intra_kernel, INTRA_THREADS, 0, reserved, &in))
+		    footprint_of(intra_kernel(), INTRA_THREADS, 0, reserved, &in))
 			return -EIO;
 		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
 		int b = 0;
@@ -634,6 +937,55 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 	return launch_recurrent_for<uint16_t>(rp, warps, stream, query, ok);
 }
 
+/* Recurrent CTAs of `warps` warps one SM holds at once (0 on error). */
+int recurrent_ctas_per_sm(int warps)
+{
+	const void *kern = warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8>
+			   : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4>
+			   : warps == 2 ? (const void *)kda_chunk_recurrent_kernel<float, 2>
+					: (const void *)kda_chunk_recurrent_kernel<float, 1>;
+	int dev = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
+	cta_footprint f;
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&reg_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&thr_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&blk_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess ||
+	    footprint_of(kern, warps * 32, RECUR_STAGES * stage_bytes(warps), reserved, &f) || f.regs <= 0 ||
+	    f.smem <= 0)
+		return 0;
+	return std::min(std::min(reg_sm / f.regs, smem_sm / f.smem), std::min(thr_sm / f.threads, blk_sm));
+}
+
+/* Warps per recurrent CTA (16 state rows each; 8 / warps CTAs per (sequence, head)).
+ * First the most warps that still give every SM a CTA (as before 2026-12-01r); then, while
+ * some SM holds two or more CTAs, halve the CTAs while that lowers the warps the busiest SM
+ * holds, ceil(CTAs / SMs) x warps (each warp's 50 MMAs a chunk share its SM's tensor cores;
+ * a step waits for the slowest SM) and the grid stays one wave. T = 16K, H = 96: 4 warps
+ * (192 CTAs, 8 warps on 60 SMs) -> 2 warps (384 CTAs, 6 warps at most); 4 x 16K: 8 warps
+ * (unchanged). More CTAs a head stream the chunk's shared record more times through L2.
+ * K3_KDA_RECUR_WARPS=1|2|4|8 forces it, =v1 applies the first rule alone (A/B, tests). */
+int recurrent_warps(int n_seqs, int heads, int sms)
+{
+	const char *e = getenv("K3_KDA_RECUR_WARPS");
+	if (e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8")))
+		return atoi(e);
+	const int64_t pairs = (int64_t)n_seqs * heads;
+	int w = RECUR_MAX_WARPS;
+	while (w > 1 && pairs * (RECUR_MAX_WARPS / w) < sms)
+		w /= 2;
+	const bool v1 = e && !strcmp(e, "v1"); /* the first rule alone (A/B) */
+	while (!v1 && w > 1 && pairs * (RECUR_MAX_WARPS / w) > sms) {
+		const int64_t ctas = pairs * (RECUR_MAX_WARPS / w), load = (ctas + sms - 1) / sms * w;
+		const int64_t ctas2 = 2 * ctas, load2 = (ctas2 + sms - 1) / sms * (w / 2);
+		if (load2 >= load || ctas2 > (int64_t)recurrent_ctas_per_sm(w / 2) * sms)
+			break;
+		w /= 2;
+	}
+	return w;
+}
+
 /* Default (or K3_KDA_PREFILL=serial): the two kernels one after the other.
  * K3_KDA_PREFILL=overlap: the recurrent kernel runs beside the intra one on a
  * side stream of higher priority, waiting on per-record flags (records read
@@ -658,8 +1010,7 @@ int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params 
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
 	dim3 grid((unsigned)ip.heads, nmax);
-	kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	if (kda_launch_status())
+	if (launch_intra(ip, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
@@ -729,13 +1080,11 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	ip.q = a->q, ip.k = a->k, ip.v = a->v, ip.g_raw = a->g_raw, ip.beta_raw = a->beta_raw;
 	ip.rec = rec;
 
-	/* Fewer rows per CTA when (sequence, head) pairs alone leave SMs idle. */
+	/* Rows per recurrent CTA: see recurrent_warps(). */
 	int dev = 0, sms = 132;
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	int warps = RECUR_MAX_WARPS;
-	while (warps > 1 && (int64_t)a->n_seqs * a->heads * (RECUR_MAX_WARPS / warps) < sms)
-		warps /= 2;
+	const int warps = recurrent_warps(a->n_seqs, a->heads, sms);
 
 	recur_params rp = {};
 	rp.n_seqs = a->n_seqs;
@@ -786,8 +1135,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 
 	if (nmax > 0) {
 		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-		if (kda_launch_status())
+		if (launch_intra(ip, grid, stream))
 			return -EIO;
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)

@@ -513,15 +513,36 @@ static void test_prefill_fixed(void **unused)
 	static const int one2k[] = { 2048 };
 	prefill_case(KDA_F32, 1, one2k, 2, true, false);   /* long chain */
 	static const int three64[] = { 64, 64, 64 };
-	prefill_case(KDA_BF16, 3, three64, 48, true, false); /* 144 pairs: 8 warps */
+	prefill_case(KDA_BF16, 3, three64, 48, true, false); /* 144 pairs: 288 CTAs of 4 warps */
 }
 
 static void test_prefill_varlen(void **unused)
 {
 	(void)unused;
 	static const int lens[] = { 1, 16, 17, 0, 200, 33 };
-	prefill_case(KDA_BF16, 6, lens, 8, true, true);   /* 48 pairs: 2 warps, in place */
-	prefill_case(KDA_F32, 6, lens, 14, true, false);  /* 84 pairs: 4 warps */
+	prefill_case(KDA_BF16, 6, lens, 8, true, true);   /* 48 pairs: 1 warp, in place */
+	prefill_case(KDA_F32, 6, lens, 14, true, false);  /* 84 pairs: 2 warps */
+}
+
+/* The recurrent kernel at every CTA width (K3_KDA_RECUR_WARPS forces what
+ * recurrent_warps() would pick by shape) and the v1 intra kernel (K3_KDA_INTRA=v1,
+ * kept for A/B) against the float64 definition. */
+static void test_prefill_variants(void **unused)
+{
+	(void)unused;
+	static const int lens[] = { 300, 17, 0, 100 };
+	static const char *const warps[] = { "8", "4", "2", "1" };
+	for (int i = 0; i < 4; i++) {
+		setenv("K3_KDA_RECUR_WARPS", warps[i], 1);
+		print_message(" K3_KDA_RECUR_WARPS=%s\n", warps[i]);
+		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 4, lens, 6, true, false);
+	}
+	unsetenv("K3_KDA_RECUR_WARPS");
+	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
+	setenv("K3_KDA_INTRA", "v1", 1);
+	print_message(" K3_KDA_INTRA=v1\n");
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	unsetenv("K3_KDA_INTRA");
 }
 
 /* Random BF16 bits, uniform in [lo, hi), straight to the device (the bitwise
@@ -601,7 +622,7 @@ static void test_prefill_overlap(void **unused)
 {
 	(void)unused;
 	static const int one2k[] = { 2048 };
-	overlap_case(KDA_F32, 1, one2k, 96); /* 192 recurrent CTAs of 4 warps, 12288 intra CTAs */
+	overlap_case(KDA_F32, 1, one2k, 96); /* 384 recurrent CTAs of 2 warps, 12288 intra CTAs */
 	static const int lens[] = { 1000, 17, 0, 1031, 16 };
 	overlap_case(KDA_BF16, 5, lens, 24); /* 120 pairs: 240 CTAs of 4 warps */
 	overlap_case(KDA_F32, 5, lens, 4);   /* 20 pairs: 1-warp CTAs, 160 of them */
@@ -727,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_verify_replay_bf16),
 		cmocka_unit_test(test_prefill_fixed),
 		cmocka_unit_test(test_prefill_varlen),
+		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_overlap),
 		cmocka_unit_test(test_prefill_then_decode),
 	};
