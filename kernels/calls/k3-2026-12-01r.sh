@@ -2,10 +2,11 @@
 # First device call of issue 17 item 5, round 2026-12-01r (one nvidia-h200, ~2 minutes): the v2 intra
 # kernel (channel pairs x 8 tokens a thread, q/k/g straight from global memory, warp reduce-scatter
 # norms, 8 CTAs an SM) and the recurrent CTA width rule (T = 16K, H = 96: 2 warps, 384 CTAs) against
-# the previous kernels, both selectable: K3_KDA_INTRA=v1, K3_KDA_RECUR_WARPS=v1|1|2|4|8.
-# Runs: kda-bench --only prefill --quick under six configurations (old, new, each half alone, 1-warp
-# CTAs, the overlapped path), old and new twice; kda-bench --only decode --quick once (baseline);
-# test-kda-gpu (all cases); compute-sanitizer memcheck on the prefill cases, racecheck on
+# the previous kernels, both selectable: K3_KDA_INTRA=v1, K3_KDA_RECUR_WARPS=v1|1|2|4|8; the recurrent
+# kernel with split accumulator chains (K3_KDA_RECUR_ILP=1).
+# Runs: kda-bench --only prefill --quick under eight configurations (old, new, each half alone, 1-warp
+# CTAs, split accumulators at 2 and 4 warps, the overlapped path), old and new twice; kda-bench
+# --only decode --quick once (baseline); test-kda-gpu (all cases); compute-sanitizer memcheck on the prefill cases, racecheck on
 # test_prefill_varlen and test_prefill_variants; ncu on both intra kernels (T = 4096) and the
 # recurrent kernel at T = 16K under 2 and 4 warps; nvidia-smi sampled every 500 ms.
 # Staged beforehand: kda-bench, test-kda-gpu (stripped) in $PACK/pack.tar.xz, libcmocka.so.0 beside.
@@ -33,7 +34,8 @@ smi=$!
 
 # name:environment (comma-separated assignments; "-" for none)
 CONFIGS="old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:- v2only:K3_KDA_RECUR_WARPS=v1 warpsonly:K3_KDA_INTRA=v1
-w1:K3_KDA_RECUR_WARPS=1 overlap:K3_KDA_PREFILL=overlap old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:-"
+w1:K3_KDA_RECUR_WARPS=1 ilp:K3_KDA_RECUR_ILP=1 ilpw4:K3_KDA_RECUR_ILP=1,K3_KDA_RECUR_WARPS=4
+overlap:K3_KDA_PREFILL=overlap old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:-"
 echo "== bench t=$(el)s"
 i=0
 for c in $CONFIGS; do

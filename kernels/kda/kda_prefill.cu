@@ -684,7 +684,7 @@ __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int
  * the staged chunk records, which thread 0 streams RECUR_STAGES - 1 chunks
  * ahead with the bulk copy engine.
  */
-template <typename StateT, int WARPS>
+template <typename StateT, int WARPS, bool ILP = false>
 __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
@@ -749,6 +749,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 
 		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
 		float wa[2][4] = {}, oa[2][4] = {};
+		float wb[2][4] = {}, ob[2][4] = {}; /* ILP: odd kk into a second set (chains of 4, not 8) */
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++) {
 			uint32_t a[4];
@@ -760,10 +761,18 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			uint32_t bw[4], bq[4];
 			ldsm_x4(bw, sa + REC_WK + off);
 			ldsm_x4(bq, sa + REC_QT + off);
-			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
-			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
-			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
-			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
+			float(*w_)[4] = ILP && (kk & 1) ? wb : wa, (*o_)[4] = ILP && (kk & 1) ? ob : oa;
+			mma_bf16_16816(w_[0], a, bw[0], bw[1]);
+			mma_bf16_16816(w_[1], a, bw[2], bw[3]);
+			mma_bf16_16816(o_[0], a, bq[0], bq[1]);
+			mma_bf16_16816(o_[1], a, bq[2], bq[3]);
+		}
+		if (ILP) {
+#pragma unroll
+			for (int nn = 0; nn < 2; nn++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					wa[nn][e] += wb[nn][e], oa[nn][e] += ob[nn][e];
 		}
 		uint32_t u[4];
 		ldsm_x4(u, sa + u_off);
@@ -871,6 +880,15 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 	return 0;
 }
 
+/* K3_KDA_RECUR_ILP=1 (A/B, read per call): the recurrent kernel's M Wk^T and M Qt^T
+ * accumulate odd k steps into a second set of accumulators (4 chains of 4 MMAs instead
+ * of 8; 16 more registers). */
+bool want_recur_ilp()
+{
+	const char *e = getenv("K3_KDA_RECUR_ILP");
+	return e && strcmp(e, "1") == 0;
+}
+
 /* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
  * cannot take every SM's room for an intra CTA (its CTAs spin on records the
  * intra kernel has still to write). */
@@ -878,7 +896,8 @@ template <typename StateT, int WARPS>
 int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bool *ok)
 {
 	const int smem = RECUR_STAGES * stage_bytes(WARPS);
-	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS>;
+	auto kern = want_recur_ilp() ? kda_chunk_recurrent_kernel<StateT, WARPS, true>
+				     : kda_chunk_recurrent_kernel<StateT, WARPS, false>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;

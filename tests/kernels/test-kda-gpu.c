@@ -525,8 +525,8 @@ static void test_prefill_varlen(void **unused)
 }
 
 /* The recurrent kernel at every CTA width (K3_KDA_RECUR_WARPS forces what
- * recurrent_warps() would pick by shape) and the v1 intra kernel (K3_KDA_INTRA=v1,
- * kept for A/B) against the float64 definition. */
+ * recurrent_warps() would pick by shape), with split accumulators (K3_KDA_RECUR_ILP=1)
+ * and the v1 intra kernel (K3_KDA_INTRA=v1), kept for A/B, against the float64 definition. */
 static void test_prefill_variants(void **unused)
 {
 	(void)unused;
@@ -538,6 +538,10 @@ static void test_prefill_variants(void **unused)
 		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 4, lens, 6, true, false);
 	}
 	unsetenv("K3_KDA_RECUR_WARPS");
+	setenv("K3_KDA_RECUR_ILP", "1", 1);
+	print_message(" K3_KDA_RECUR_ILP=1\n");
+	prefill_case(KDA_F32, 4, lens, 6, true, false);
+	unsetenv("K3_KDA_RECUR_ILP");
 	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
 	setenv("K3_KDA_INTRA", "v1", 1);
 	print_message(" K3_KDA_INTRA=v1\n");
