@@ -62,9 +62,9 @@ constexpr int INTRA_MIN_CTAS = 5;              /* CTAs per SM at least (64 regis
 constexpr int RECUR_STAGES = 4;                /* chunk records in flight (bulk copies) */
 constexpr int RECUR_MAX_WARPS = 8;             /* 8 warps x 16 rows = all 128 rows of a head */
 
-/* Chunk offsets: off[i] = sum over j < i of ceil(len_j / 16); one CTA. */
+/* Chunk offsets: off[i] = sum over j < i of ceil(len_j / 16), and the chunk table; one CTA. */
 __global__ void __launch_bounds__(OFFSETS_THREADS) chunk_offsets_kernel(const int32_t *cu, int n,
-									int32_t *off)
+									int32_t *off, int2 *chunk, int nmax)
 {
 	__shared__ int32_t part[OFFSETS_THREADS];
 	const int tid = threadIdx.x, per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
@@ -87,12 +87,34 @@ __global__ void __launch_bounds__(OFFSETS_THREADS) chunk_offsets_kernel(const in
 	}
 	if (tid == OFFSETS_THREADS - 1)
 		off[n] = part[tid];
+	/* Chunk table: (first token, tokens) of chunk j, (0, 0) past the last chunk (the grid's
+	 * spare chunks). The barrier makes this CTA's writes of off[] visible to all of it. */
+	__syncthreads();
+	const int total = off[n];
+	for (int j = tid; j < nmax; j += OFFSETS_THREADS) {
+		int2 c = make_int2(0, 0);
+		if (j < total) {
+			int l = 0, h = n; /* off[l] <= j < off[h] */
+			while (h - l > 1) {
+				const int mid = (l + h) >> 1;
+				if (off[mid] <= j)
+					l = mid;
+				else
+					h = mid;
+			}
+			c.x = cu[l] + (j - off[l]) * CH;
+			c.y = min(CH, cu[l + 1] - c.x);
+		}
+		chunk[j] = c;
+	}
 }
 
 struct intra_params {
 	int n_seqs, heads;
 	float scale;
 	const int32_t *cu, *off;
+	const int2 *chunk; /* [chunks] (first token, tokens): v2 */
+	int total;         /* tokens (v2, one sequence: no table read) */
 	const uint16_t *q, *k, *v, *g_raw, *beta_raw;
 	uint8_t *rec;
 	int32_t *ready; /* overlapped path: [chunk][head] set to 1 once the record is written; NULL: serial */
@@ -383,19 +405,17 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
 	const int tid = threadIdx.x, H = p.heads;
 	const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-	if (j >= p.off[p.n_seqs])
-		return;
-	int lo = 0, hi = p.n_seqs; /* off[lo] <= j < off[hi] */
-	while (hi - lo > 1) {
-		int mid = (lo + hi) >> 1;
-		if (p.off[mid] <= j)
-			lo = mid;
-		else
-			hi = mid;
+	/* One sequence: chunk j starts at token 16 j (cu[0] = 0), no memory read before the
+	 * loads; else one read of the chunk table (v1: three dependent reads). */
+	int t0, L;
+	if (p.n_seqs == 1) {
+		t0 = j * CH, L = min(CH, p.total - t0);
+	} else {
+		const int2 c = p.chunk[j];
+		t0 = c.x, L = c.y;
 	}
-	const int seq = lo;
-	const int t0 = p.cu[seq] + (j - p.off[seq]) * CH;
-	const int L = min(CH, p.cu[seq + 1] - t0);
+	if (L <= 0)
+		return;
 	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
 	const int half = warp >> 1, cp = 32 * (warp & 1) + lane, c0 = 2 * cp;
 
@@ -1051,11 +1071,16 @@ size_t max_chunks(int n_seqs, int64_t total_tokens)
 	return (size_t)(total_tokens / CH) + (size_t)n_seqs;
 }
 
-/* Workspace: chunk offsets [N + 1], ready flags [max chunks][H] (overlapped
- * path), records [max chunks][H]; each part 256-byte aligned. */
+/* Workspace: chunk offsets [N + 1], the chunk table [max chunks], ready flags
+ * [max chunks][H] (overlapped path), records [max chunks][H]; each part 256-byte aligned. */
 size_t flags_bytes(int n_seqs, int heads, int64_t total_tokens)
 {
 	return align256(max_chunks(n_seqs, total_tokens) * (size_t)heads * sizeof(int32_t));
+}
+
+size_t head_bytes(int n_seqs, int64_t total_tokens) /* offsets and chunk table */
+{
+	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) + align256(max_chunks(n_seqs, total_tokens) * sizeof(int2));
 }
 
 } // namespace
@@ -1064,7 +1089,7 @@ extern "C" size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t tot
 {
 	if (n_seqs < 1 || heads < 1 || total_tokens < 0)
 		return 0;
-	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) + flags_bytes(n_seqs, heads, total_tokens) +
+	return head_bytes(n_seqs, total_tokens) + flags_bytes(n_seqs, heads, total_tokens) +
 	       max_chunks(n_seqs, total_tokens) * (size_t)heads * REC_BYTES;
 }
 
@@ -1083,10 +1108,12 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		return -EINVAL;
 
 	int32_t *off = static_cast<int32_t *>(a->workspace);
+	int2 *chunk = reinterpret_cast<int2 *>(static_cast<uint8_t *>(a->workspace) +
+					       align256((size_t)(a->n_seqs + 1) * sizeof(int32_t)));
 	int32_t *ready = reinterpret_cast<int32_t *>(static_cast<uint8_t *>(a->workspace) +
-						     align256((size_t)(a->n_seqs + 1) * sizeof(int32_t)));
+						     head_bytes(a->n_seqs, a->total_tokens));
 	uint8_t *rec = reinterpret_cast<uint8_t *>(ready) + flags_bytes(a->n_seqs, a->heads, a->total_tokens);
-	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off);
+	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off, chunk, (int)nmax);
 	if (kda_launch_status())
 		return -EIO;
 
@@ -1096,6 +1123,8 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	ip.scale = a->scale;
 	ip.cu = a->cu_seqlens;
 	ip.off = off;
+	ip.chunk = chunk;
+	ip.total = (int)a->total_tokens;
 	ip.q = a->q, ip.k = a->k, ip.v = a->v, ip.g_raw = a->g_raw, ip.beta_raw = a->beta_raw;
 	ip.rec = rec;
 

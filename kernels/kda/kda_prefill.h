@@ -56,7 +56,7 @@ struct kda_prefill_args {
 
 /* Device workspace, in bytes, for N sequences of T tokens in all, H heads:
  * about 17 KiB per (chunk, head), i.e. 4.27x the bytes of q (the records and
- * a 4-byte ready flag each). */
+ * a 4-byte ready flag each), and 8 bytes per chunk (the chunk table). */
 size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t total_tokens);
 
 /* Enqueues the prefill on `stream`. Returns 0, -EINVAL (nothing launched),
