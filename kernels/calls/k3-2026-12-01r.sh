@@ -5,7 +5,7 @@
 # the previous kernels, both selectable: K3_KDA_INTRA=v1, K3_KDA_RECUR_WARPS=v1|1|2|4|8; the recurrent
 # kernel with split accumulator chains (K3_KDA_RECUR_ILP=1).
 # Runs: kda-bench --only prefill --quick under eight configurations (old, new, each half alone, 1-warp
-# CTAs, split accumulators at 2 and 4 warps, the overlapped path), old and new twice; kda-bench
+# CTAs, split accumulators at 2 and 4 warps, the overlapped path at 2 and 4 warps), old and new twice; kda-bench
 # --only decode --quick once (baseline); test-kda-gpu (all cases); compute-sanitizer memcheck on the prefill cases, racecheck on
 # test_prefill_varlen and test_prefill_variants; ncu on both intra kernels (T = 4096) and the
 # recurrent kernel at T = 16K under 2 and 4 warps; nvidia-smi sampled every 500 ms.
@@ -35,7 +35,7 @@ smi=$!
 # name:environment (comma-separated assignments; "-" for none)
 CONFIGS="old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:- v2only:K3_KDA_RECUR_WARPS=v1 warpsonly:K3_KDA_INTRA=v1
 w1:K3_KDA_RECUR_WARPS=1 ilp:K3_KDA_RECUR_ILP=1 ilpw4:K3_KDA_RECUR_ILP=1,K3_KDA_RECUR_WARPS=4
-overlap:K3_KDA_PREFILL=overlap old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:-"
+overlap:K3_KDA_PREFILL=overlap overlapw4:K3_KDA_PREFILL=overlap,K3_KDA_RECUR_WARPS=4 old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:-"
 echo "== bench t=$(el)s"
 i=0
 for c in $CONFIGS; do
