@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# First device call of issue 17 item 5, round 2026-12-01r (one nvidia-h200, ~2 minutes): the v2 intra
-# kernel (channel pairs x 8 tokens a thread, q/k/g straight from global memory, warp reduce-scatter
-# norms, 8 CTAs an SM) and the recurrent CTA width rule (T = 16K, H = 96: 2 warps, 384 CTAs) against
-# the previous kernels, both selectable: K3_KDA_INTRA=v1, K3_KDA_RECUR_WARPS=v1|1|2|4|8; the recurrent
-# kernel with split accumulator chains (K3_KDA_RECUR_ILP=1).
-# Runs: kda-bench --only prefill --quick under eight configurations (old, new, each half alone, 1-warp
-# CTAs, split accumulators at 2 and 4 warps, the overlapped path at 2 and 4 warps), old and new twice; kda-bench
-# --only decode --quick once (baseline); test-kda-gpu (all cases); compute-sanitizer memcheck on the prefill cases, racecheck on
-# test_prefill_varlen and test_prefill_variants; ncu on both intra kernels (T = 4096) and the
-# recurrent kernel at T = 16K under 2 and 4 warps; nvidia-smi sampled every 500 ms.
+# First device call of issue 17 item 5, round 2026-12-01r (one nvidia-h200, ~2.5 minutes): the v2
+# intra kernel (channel pairs x 8 tokens a thread, q/k/g straight from global memory, warp
+# reduce-scatter norms, 8 CTAs an SM), v3 (v2's work in persistent CTAs that load the next item
+# while computing one) and the recurrent CTA width rule (T = 16K, H = 96: 2 warps, 384 CTAs)
+# against the previous kernels, all selectable: K3_KDA_INTRA=v1|v3, K3_KDA_RECUR_WARPS=v1|1|2|4|8;
+# the recurrent kernel with split accumulator chains (K3_KDA_RECUR_ILP=1).
+# Runs: kda-bench --only prefill --quick under 14 configurations (old, new, each half alone, v3,
+# 1-warp CTAs, split accumulators, the overlapped path), old and new twice; kda-bench --only
+# decode --quick once (baseline); test-kda-gpu (all cases); compute-sanitizer memcheck on the
+# prefill cases, racecheck on test_prefill_varlen (v2; v3 with 8 CTAs looping over the items); ncu on the v2
+# and v3 intra kernels (T = 4096) and the recurrent kernel at T = 16K under 2 and 4 warps; nvidia-smi
+# sampled every 500 ms.
 # Staged beforehand: kda-bench, test-kda-gpu (stripped) in $PACK/pack.tar.xz, libcmocka.so.0 beside.
 # From the repository root:  PACK=.gpu/h18c bash .gpu/h18c/k3-2026-12-01r.sh
 # $OUT gets: log.txt (from the caller's tee), bench.txt, tests.txt, sanitizer.txt, ncu.txt, misc.tar.xz.
@@ -34,6 +36,7 @@ smi=$!
 
 # name:environment (comma-separated assignments; "-" for none)
 CONFIGS="old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:- v2only:K3_KDA_RECUR_WARPS=v1 warpsonly:K3_KDA_INTRA=v1
+v3:K3_KDA_INTRA=v3 v3ilp:K3_KDA_INTRA=v3,K3_KDA_RECUR_ILP=1 v3overlap:K3_KDA_INTRA=v3,K3_KDA_PREFILL=overlap
 w1:K3_KDA_RECUR_WARPS=1 ilp:K3_KDA_RECUR_ILP=1 ilpw4:K3_KDA_RECUR_ILP=1,K3_KDA_RECUR_WARPS=4
 overlap:K3_KDA_PREFILL=overlap overlapw4:K3_KDA_PREFILL=overlap,K3_KDA_RECUR_WARPS=4 old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:-"
 echo "== bench t=$(el)s"
@@ -57,12 +60,14 @@ echo "test-kda-gpu rc=$? t=$(el)s"
 grep -E "^\[ *(OK|FAILED|PASSED|ERROR) *\]|differ|Failure|error" "$OUT/tests.txt"
 
 echo "== sanitizers t=$(el)s"
-for tc in "memcheck test_prefill_variants" "memcheck test_prefill_varlen" "memcheck test_prefill_overlap" \
-  "racecheck test_prefill_varlen" "racecheck test_prefill_variants"; do
+for tc in "memcheck test_prefill_variants -" "memcheck test_prefill_overlap -" \
+  "racecheck test_prefill_varlen -" "racecheck test_prefill_varlen K3_KDA_INTRA=v3,K3_KDA_INTRA_CTAS=8" \
+  "memcheck test_prefill_varlen K3_KDA_INTRA=v3,K3_KDA_INTRA_CTAS=8"; do
   set -- $tc
-  echo "### $1 $2" >> "$OUT/sanitizer.txt"
-  KDA_TEST_FILTER=$2 timeout 60 compute-sanitizer --tool "$1" --error-exitcode 9 "$TEST" >> "$OUT/sanitizer.txt" 2>&1
-  echo "$1 $2 rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.txt" | tail -1) t=$(el)s"
+  [ "$3" = "-" ] && e="" || e=${3//,/ }
+  echo "### $1 $2 $e" >> "$OUT/sanitizer.txt"
+  env $e KDA_TEST_FILTER=$2 timeout 45 compute-sanitizer --tool "$1" --error-exitcode 9 "$TEST" >> "$OUT/sanitizer.txt" 2>&1
+  echo "$1 $2 $e rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.txt" | tail -1) t=$(el)s"
 done
 
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
@@ -70,7 +75,7 @@ SEC="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --
   --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum"
 echo "== ncu t=$(el)s"
 {
-  for c in "v2 -" "v1 K3_KDA_INTRA=v1"; do
+  for c in "v2 -" "v3 K3_KDA_INTRA=v3"; do
     set -- $c
     echo "== ncu intra $1 (T = 4096, H = 96, fp32, first launch)"
     [ "$2" = "-" ] && e="" || e=$2

@@ -388,59 +388,87 @@ __device__ __forceinline__ uint32_t ld_once_b32(const uint16_t *p)
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
 constexpr int INTRA_V2_MIN_CTAS = 8;
+constexpr int INTRA_V3_MIN_CTAS = 5; /* 102 registers: the next item's loads beside the current one's work */
 
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
-{
-	__shared__ __align__(16) uint16_t s_v[CH][TILE_LD];     /* v of the chunk */
-	__shared__ __align__(16) uint16_t t_qt[CH][TILE_LD];    /* Qt, Kt, Kb as MMA operands */
-	__shared__ __align__(16) uint16_t t_kt[CH][TILE_LD];
-	__shared__ __align__(16) uint16_t t_kb[CH][TILE_LD];    /* then U^T in the record's layout */
-	__shared__ __align__(16) uint8_t s_wk[CH * D * 2];      /* Wk in the record's layout */
-	__shared__ float s_a[CH][CH + 1], s_t[CH][CH + 1];
-	__shared__ float2 s_gsum[2][D / 2];                      /* log-decay sums per channel pair, tokens 0-7 | 8-15 */
-	__shared__ float s_part[4][CH];                          /* per warp: squared norms, q then k of its tokens */
-	__shared__ float s_rq[CH], s_rk[CH], s_beta[CH];
-	static_assert(sizeof(t_kb) >= CH * D * 2, "U^T is staged in t_kb");
+struct intra_smem {
+	__align__(16) uint16_t s_v[CH][TILE_LD];     /* v of the chunk */
+	__align__(16) uint16_t t_qt[CH][TILE_LD];    /* Qt, Kt, Kb as MMA operands */
+	__align__(16) uint16_t t_kt[CH][TILE_LD];
+	__align__(16) uint16_t t_kb[CH][TILE_LD];    /* then U^T in the record's layout */
+	__align__(16) uint8_t s_wk[CH * D * 2];      /* Wk in the record's layout */
+	float s_a[CH][CH + 1], s_t[CH][CH + 1];
+	float2 s_gsum[2][D / 2];                      /* log-decay sums per channel pair, tokens 0-7 | 8-15 */
+	float s_part[4][CH];                          /* per warp: squared norms, q then k of its tokens */
+	float s_rq[CH], s_rk[CH], s_beta[CH];
+};
+static_assert(sizeof(((intra_smem *)nullptr)->t_kb) >= CH * D * 2, "U^T is staged in t_kb");
 
-	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
-	const int tid = threadIdx.x, H = p.heads;
-	const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-	/* One sequence: chunk j starts at token 16 j (cu[0] = 0), no memory read before the
-	 * loads; else one read of the chunk table (v1: three dependent reads). */
+/* What a thread loads for one (chunk, head) item: its q, k, g_raw pairs (8 tokens), its two
+ * 16-byte pieces of v, beta_raw (threads < 16); t0, L: the chunk's tokens (L <= 0: none). */
+struct intra_in {
+	uint32_t rq[8], rk[8], rg[8];
+	uint4 rv[2];
+	uint32_t beta;
 	int t0, L;
+};
+
+/* Chunk j's first token and length: one sequence from the token count (cu[0] = 0), no memory
+ * read; else one read of the chunk table (v1: three dependent reads). */
+__device__ __forceinline__ void intra_locate(const intra_params &p, int j, int &t0, int &L)
+{
 	if (p.n_seqs == 1) {
 		t0 = j * CH, L = min(CH, p.total - t0);
 	} else {
 		const int2 c = p.chunk[j];
 		t0 = c.x, L = c.y;
 	}
+}
+
+/* Issues every load of item (j, h); nothing waits on them here. */
+__device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, intra_in &in)
+{
+	const int tid = threadIdx.x, H = p.heads, warp = tid >> 5, lane = tid & 31;
+	const int half = warp >> 1, c0 = 2 * (32 * (warp & 1) + lane);
+	intra_locate(p, j, in.t0, in.L);
+	const int t0 = in.t0, L = in.L;
 	if (L <= 0)
 		return;
-	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
-	const int half = warp >> 1, cp = 32 * (warp & 1) + lane, c0 = 2 * cp;
-
-	/* Every load first: q, k, g_raw pairs of the thread's 8 tokens, v's 16-byte pieces. */
-	uint32_t rq[8], rk[8], rg[8];
-	{
-		const size_t base = ((size_t)(t0 + 8 * half) * H + h) * D + c0, ts = (size_t)H * D;
+	const size_t base = ((size_t)(t0 + 8 * half) * H + h) * D + c0, ts = (size_t)H * D;
 #pragma unroll
-		for (int i = 0; i < 8; i++) {
-			const bool in = 8 * half + i < L;
-			rq[i] = in ? ld_once_b32(p.q + base + i * ts) : 0u;
-			rk[i] = in ? ld_once_b32(p.k + base + i * ts) : 0u;
-			rg[i] = in ? ld_once_b32(p.g_raw + base + i * ts) : 0u;
-		}
+	for (int i = 0; i < 8; i++) {
+		const bool ok = 8 * half + i < L;
+		in.rq[i] = ok ? ld_once_b32(p.q + base + i * ts) : 0u;
+		in.rk[i] = ok ? ld_once_b32(p.k + base + i * ts) : 0u;
+		in.rg[i] = ok ? ld_once_b32(p.g_raw + base + i * ts) : 0u;
 	}
 #pragma unroll
 	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
 		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
-		uint4 x = make_uint4(0, 0, 0, 0);
+		in.rv[r] = make_uint4(0, 0, 0, 0);
 		if (row < L)
-			x = *reinterpret_cast<const uint4 *>(p.v + ((size_t)(t0 + row) * H + h) * D + col);
-		*reinterpret_cast<uint4 *>(&s_v[row][col]) = x;
+			in.rv[r] = *reinterpret_cast<const uint4 *>(p.v + ((size_t)(t0 + row) * H + h) * D + col);
+	}
+	in.beta = tid < L ? p.beta_raw[(size_t)(t0 + tid) * H + h] : 0u;
+}
+
+/* Item (j, h) from its loaded inputs (L > 0, the same for the whole CTA): the record. Shared
+ * memory is reused item after item: every write below that a previous item's reads could
+ * see comes after a barrier those reads precede. */
+__device__ __forceinline__ void intra_compute(const intra_params &p, int j, int h, const intra_in &in,
+					      intra_smem &sm)
+{
+	const int tid = threadIdx.x, H = p.heads;
+	const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+	const int L = in.L;
+	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
+	const int half = warp >> 1, cp = 32 * (warp & 1) + lane, c0 = 2 * cp;
+#pragma unroll
+	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
+		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
+		*reinterpret_cast<uint4 *>(&sm.s_v[row][col]) = in.rv[r];
 	}
 	if (tid < CH)
-		s_beta[tid] = tid < L ? sigmoidf_(bf2f(p.beta_raw[(size_t)(t0 + tid) * H + h])) : 0.0f;
+		sm.s_beta[tid] = tid < L ? sigmoidf_(bf2f((uint16_t)in.beta)) : 0.0f;
 
 	/* Squared norms: 16 values a lane (q then k of the 8 tokens), reduce-scattered over the
 	 * warp: afterwards lane l holds the warp's sum of value l >> 1. */
@@ -448,7 +476,8 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 		float a[16];
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
-			const float q0 = lo_bf16(rq[i]), q1 = hi_bf16(rq[i]), k0 = lo_bf16(rk[i]), k1 = hi_bf16(rk[i]);
+			const float q0 = lo_bf16(in.rq[i]), q1 = hi_bf16(in.rq[i]);
+			const float k0 = lo_bf16(in.rk[i]), k1 = hi_bf16(in.rk[i]);
 			a[i] = q0 * q0 + q1 * q1;
 			a[8 + i] = k0 * k0 + k1 * k1;
 		}
@@ -463,7 +492,7 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 		}
 		a[0] += __shfl_xor_sync(0xffffffffu, a[0], 1);
 		if ((lane & 1) == 0)
-			s_part[warp][lane >> 1] = a[0];
+			sm.s_part[warp][lane >> 1] = a[0];
 	}
 
 	/* Log decays of the thread's channels and tokens (0 past L) and their half sums. */
@@ -472,27 +501,27 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 		float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
-			const bool in = 8 * half + i < L;
-			gl0[i] = in ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(lo_bf16(rg[i])) : 0.0f;
-			gl1[i] = in ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(hi_bf16(rg[i])) : 0.0f;
+			const bool ok = 8 * half + i < L;
+			gl0[i] = ok ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(lo_bf16(in.rg[i])) : 0.0f;
+			gl1[i] = ok ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(hi_bf16(in.rg[i])) : 0.0f;
 			s0 += gl0[i], s1 += gl1[i];
 		}
-		s_gsum[half][cp] = make_float2(s0, s1);
+		sm.s_gsum[half][cp] = make_float2(s0, s1);
 	}
 	__syncthreads();
 	if (tid < 2 * CH) {
 		const int t = tid & (CH - 1), hf = t >> 3, idx = (tid >> 4) * 8 + (t & 7);
-		const float ss = s_part[2 * hf][idx] + s_part[2 * hf + 1][idx];
+		const float ss = sm.s_part[2 * hf][idx] + sm.s_part[2 * hf + 1][idx];
 		if (tid < CH)
-			s_rq[t] = rsqrtf(ss + (float)KDA_L2_EPS) * p.scale;
+			sm.s_rq[t] = rsqrtf(ss + (float)KDA_L2_EPS) * p.scale;
 		else
-			s_rk[t] = rsqrtf(ss + (float)KDA_L2_EPS);
+			sm.s_rk[t] = rsqrtf(ss + (float)KDA_L2_EPS);
 	}
 	__syncthreads();
 
 	/* Decays and the scaled operands of the thread's 2 channels x 8 tokens. */
 	{
-		const float2 h0 = s_gsum[0][cp], h1 = s_gsum[1][cp];
+		const float2 h0 = sm.s_gsum[0][cp], h1 = sm.s_gsum[1][cp];
 		const float gml0 = __expf(h0.x + h1.x), gml1 = __expf(h0.y + h1.y); /* Gamma_last */
 		if (half == 0)
 			*reinterpret_cast<float2 *>(rec + REC_G + ((cp & 3) * G_LD + (cp >> 2) * 2) * 4) =
@@ -505,12 +534,12 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 			const int t = 8 * half + i;
 			G0 += gl0[i], G1 += gl1[i];
 			const float gam0 = __expf(G0), igam0 = __expf(-G0), gam1 = __expf(G1), igam1 = __expf(-G1);
-			const float rqv = s_rq[t], rkv = s_rk[t];
-			const float q0 = lo_bf16(rq[i]) * rqv, q1 = hi_bf16(rq[i]) * rqv;
-			const float k0 = lo_bf16(rk[i]) * rkv, k1 = hi_bf16(rk[i]) * rkv;
-			*reinterpret_cast<uint32_t *>(&t_qt[t][c0]) = pack_bf16(q0 * gam0, q1 * gam1);
-			*reinterpret_cast<uint32_t *>(&t_kt[t][c0]) = pack_bf16(k0 * gam0, k1 * gam1);
-			*reinterpret_cast<uint32_t *>(&t_kb[t][c0]) = pack_bf16(k0 * igam0, k1 * igam1);
+			const float rqv = sm.s_rq[t], rkv = sm.s_rk[t];
+			const float q0 = lo_bf16(in.rq[i]) * rqv, q1 = hi_bf16(in.rq[i]) * rqv;
+			const float k0 = lo_bf16(in.rk[i]) * rkv, k1 = hi_bf16(in.rk[i]) * rkv;
+			*reinterpret_cast<uint32_t *>(&sm.t_qt[t][c0]) = pack_bf16(q0 * gam0, q1 * gam1);
+			*reinterpret_cast<uint32_t *>(&sm.t_kt[t][c0]) = pack_bf16(k0 * gam0, k1 * gam1);
+			*reinterpret_cast<uint32_t *>(&sm.t_kb[t][c0]) = pack_bf16(k0 * igam0, k1 * igam1);
 			/* Kh = Gamma_last / Gamma_t k_t as a product (factors in FP32 range, see the top) */
 			const float kh_0 = k0 * (gml0 * igam0), kh_1 = k1 * (gml1 * igam1);
 			if (i & 1) {
@@ -528,7 +557,7 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 
 	/* A = Kt Kb^T (warps 0, 1) and P = Qt Kb^T (warps 2, 3), one 16x8 tile each. */
 	{
-		const uint16_t(*am)[TILE_LD] = warp < 2 ? t_kt : t_qt;
+		const uint16_t(*am)[TILE_LD] = warp < 2 ? sm.t_kt : sm.t_qt;
 		const int nn = warp & 1;
 		float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
 #pragma unroll
@@ -539,8 +568,8 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 			a[1] = *reinterpret_cast<const uint32_t *>(&am[g + 8][k0]);
 			a[2] = *reinterpret_cast<const uint32_t *>(&am[g][k0 + 8]);
 			a[3] = *reinterpret_cast<const uint32_t *>(&am[g + 8][k0 + 8]);
-			const uint32_t b0 = *reinterpret_cast<const uint32_t *>(&t_kb[8 * nn + g][k0]);
-			const uint32_t b1 = *reinterpret_cast<const uint32_t *>(&t_kb[8 * nn + g][k0 + 8]);
+			const uint32_t b0 = *reinterpret_cast<const uint32_t *>(&sm.t_kb[8 * nn + g][k0]);
+			const uint32_t b1 = *reinterpret_cast<const uint32_t *>(&sm.t_kb[8 * nn + g][k0 + 8]);
 			mma_bf16_16816(d, a, b0, b1);
 		}
 		const int col = 8 * nn + 2 * t4;
@@ -549,8 +578,8 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 			const int row = g + 8 * hf;
 			const float d0 = d[2 * hf], d1 = d[2 * hf + 1];
 			if (warp < 2) {
-				s_a[row][col] = col < row ? s_beta[row] * d0 : 0.0f;
-				s_a[row][col + 1] = col + 1 < row ? s_beta[row] * d1 : 0.0f;
+				sm.s_a[row][col] = col < row ? sm.s_beta[row] * d0 : 0.0f;
+				sm.s_a[row][col + 1] = col + 1 < row ? sm.s_beta[row] * d1 : 0.0f;
 			} else {
 				*reinterpret_cast<uint32_t *>(rec + REC_P + row * CH * 2 + swz_narrow(row, col >> 3) * 16 +
 							      (col & 7) * 2) =
@@ -568,28 +597,28 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 			float x = t == lane ? 1.0f : 0.0f;
 #pragma unroll
 			for (int s = 0; s < t; s++)
-				x -= s_a[t][s] * col[s];
+				x -= sm.s_a[t][s] * col[s];
 			col[t] = x;
-			s_t[t][lane] = x;
+			sm.s_t[t][lane] = x;
 		}
 	}
 	__syncthreads();
 
 	/* U = T diag(beta) V and Wk = T diag(beta) Kt on tensor cores, as in v1. */
 	{
-		uint8_t *su = reinterpret_cast<uint8_t *>(&t_kb[0][0]), *sw = s_wk;
+		uint8_t *su = reinterpret_cast<uint8_t *>(&sm.t_kb[0][0]), *sw = sm.s_wk;
 		uint32_t th[4], tl[4];
 #pragma unroll
 		for (int q = 0; q < 4; q++) {
 			const int t = g + 8 * (q & 1), s0 = 2 * t4 + 8 * (q >> 1);
-			split_pair(s_t[t][s0] * s_beta[s0], s_t[t][s0 + 1] * s_beta[s0 + 1], th[q], tl[q]);
+			split_pair(sm.s_t[t][s0] * sm.s_beta[s0], sm.s_t[t][s0 + 1] * sm.s_beta[s0 + 1], th[q], tl[q]);
 		}
 #pragma unroll
 		for (int mi = 0; mi < 2; mi++) {
 			const int v0 = 32 * warp + 16 * mi;
 			uint32_t a[4];
 			const int lr = (lane & 7) + 8 * (lane >> 4), lc = v0 + 8 * ((lane >> 3) & 1);
-			ldsm_x4_t(a, &s_v[lr][lc]);
+			ldsm_x4_t(a, &sm.s_v[lr][lc]);
 #pragma unroll
 			for (int nt = 0; nt < 2; nt++) {
 				float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
@@ -609,7 +638,7 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 			const int k0 = 32 * warp + 16 * np;
 			uint32_t b[4];
 			const int lr = (lane & 7) + 8 * ((lane >> 3) & 1), lc = k0 + 8 * (lane >> 4);
-			ldsm_x4_t(b, &t_kt[lr][lc]);
+			ldsm_x4_t(b, &sm.t_kt[lr][lc]);
 #pragma unroll
 			for (int nt = 0; nt < 2; nt++) {
 				float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
@@ -631,7 +660,7 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 			*reinterpret_cast<uint4 *>(rec + REC_U + i * 16) = *reinterpret_cast<const uint4 *>(su + i * 16);
 			*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
 			*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
-				*reinterpret_cast<const uint4 *>(&t_qt[t][ch * 8]);
+				*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
 		}
 	}
 	if (p.ready) {
@@ -641,6 +670,55 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 			asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p.ready + (size_t)j * H + h), "r"(1)
 				     : "memory");
 		}
+	}
+}
+
+/*
+ * Version 2 (default): the same record from fewer instructions and shared-memory
+ * wavefronts. Thread (warp w, lane l) owns the channel pair c0 = 2 (32 (w & 1) + l),
+ * c0 + 1 over the 8 tokens 8 (w >> 1) .. + 7: q, k, g_raw come straight from global
+ * memory as BF16 pairs (one 128-byte line a warp a token), the L2 norms by a warp
+ * reduce-scatter (16 sums in 16 shuffles) and a 2-way exchange in shared memory, the
+ * decays' prefix over the two token halves by one exchange of the half sums; Qt, Kt,
+ * Kb are stored as pairs (32-bit) and Kh^T as 16-byte pieces. v alone is staged (padded
+ * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
+ * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
+ */
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+{
+	__shared__ intra_smem sm;
+	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
+	intra_in in;
+	intra_load(p, j, h, in);
+	if (in.L <= 0)
+		return;
+	intra_compute(p, j, h, in, sm);
+}
+
+/*
+ * Version 3 (K3_KDA_INTRA=v3): v2's work in persistent CTAs (SMs x 5) over the items
+ * i = (chunk i / H, head i % H), chunk-major, each CTA loading item i + grid while it
+ * computes item i: loads always in flight, where v2 has them only in its first phase.
+ */
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V3_MIN_CTAS) kda_chunk_intra_v3_kernel(const intra_params p,
+											       int items)
+{
+	__shared__ intra_smem sm;
+	const int H = p.heads;
+	int i = blockIdx.x;
+	if (i >= items)
+		return;
+	intra_in cur, nxt;
+	intra_load(p, i / H, i % H, cur);
+	for (;;) {
+		const int n = i + (int)gridDim.x;
+		if (n < items)
+			intra_load(p, n / H, n % H, nxt);
+		if (cur.L > 0)
+			intra_compute(p, i / H, i % H, cur, sm);
+		if (n >= items)
+			break;
+		cur = nxt, i = n;
 	}
 }
 
@@ -861,24 +939,44 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
-/* The intra kernel: v2, or v1 under K3_KDA_INTRA=v1 (read per call; A/B in the bench). */
-bool want_intra_v1()
+/* The intra kernel: v2, or K3_KDA_INTRA=v1 | v3 (read per call; A/B in the bench). */
+int intra_variant()
 {
 	const char *e = getenv("K3_KDA_INTRA");
-	return e && strcmp(e, "v1") == 0;
+	return e && !strcmp(e, "v1") ? 1 : e && !strcmp(e, "v3") ? 3 : 2;
 }
 
 const void *intra_kernel()
 {
-	return want_intra_v1() ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
+	const int v = intra_variant();
+	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel
+	       : v == 3 ? (const void *)kda_chunk_intra_v3_kernel
+			: (const void *)kda_chunk_intra_kernel;
 }
 
+/* `grid`: chunks x heads in either order (v1, v2); v3 takes as many CTAs as fit (at most
+ * K3_KDA_INTRA_CTAS where set: tests and the racecheck make each CTA loop) and loops. */
 int launch_intra(const intra_params &ip, dim3 grid, cudaStream_t stream)
 {
-	if (want_intra_v1())
+	const int v = intra_variant();
+	const int64_t items = (int64_t)grid.x * grid.y;
+	if (v == 3 && items < ((int64_t)1 << 31)) {
+		int dev = 0, sms = 0, per_sm = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kda_chunk_intra_v3_kernel, INTRA_THREADS, 0) !=
+			    cudaSuccess)
+			return -EIO;
+		int64_t ctas = std::min(items, (int64_t)std::max(1, sms * per_sm));
+		const char *cap = getenv("K3_KDA_INTRA_CTAS"); /* fewer CTAs, more items each (tests) */
+		if (cap && atoi(cap) > 0)
+			ctas = std::min(ctas, (int64_t)atoi(cap));
+		kda_chunk_intra_v3_kernel<<<(unsigned)ctas, INTRA_THREADS, 0, stream>>>(ip, (int)items);
+	} else if (v == 1) {
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	else
+	} else {
 		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	}
 	return kda_launch_status();
 }
 

@@ -525,8 +525,9 @@ static void test_prefill_varlen(void **unused)
 }
 
 /* The recurrent kernel at every CTA width (K3_KDA_RECUR_WARPS forces what
- * recurrent_warps() would pick by shape), with split accumulators (K3_KDA_RECUR_ILP=1)
- * and the v1 intra kernel (K3_KDA_INTRA=v1), kept for A/B, against the float64 definition. */
+ * recurrent_warps() would pick by shape), with split accumulators (K3_KDA_RECUR_ILP=1),
+ * the v1 and v3 intra kernels (K3_KDA_INTRA=v1 | v3), kept for A/B, against the float64
+ * definition. */
 static void test_prefill_variants(void **unused)
 {
 	(void)unused;
@@ -546,6 +547,14 @@ static void test_prefill_variants(void **unused)
 	setenv("K3_KDA_INTRA", "v1", 1);
 	print_message(" K3_KDA_INTRA=v1\n");
 	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	setenv("K3_KDA_INTRA", "v3", 1); /* persistent CTAs loop over the (chunk, head) items */
+	setenv("K3_KDA_INTRA_CTAS", "7", 1);
+	print_message(" K3_KDA_INTRA=v3, 7 CTAs\n");
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	unsetenv("K3_KDA_INTRA_CTAS");
+	print_message(" K3_KDA_INTRA=v3\n");
+	static const int one3k[] = { 3000 };
+	prefill_case(KDA_F32, 1, one3k, 32, true, false); /* 6016 items over the CTAs */
 	unsetenv("K3_KDA_INTRA");
 }
 
@@ -630,6 +639,10 @@ static void test_prefill_overlap(void **unused)
 	static const int lens[] = { 1000, 17, 0, 1031, 16 };
 	overlap_case(KDA_BF16, 5, lens, 24); /* 120 pairs: 240 CTAs of 4 warps */
 	overlap_case(KDA_F32, 5, lens, 4);   /* 20 pairs: 1-warp CTAs, 160 of them */
+	setenv("K3_KDA_INTRA", "v3", 1);     /* persistent intra CTAs beside the recurrent ones */
+	overlap_case(KDA_BF16, 5, lens, 24);
+	overlap_case(KDA_F32, 1, one2k, 96);
+	unsetenv("K3_KDA_INTRA");
 }
 
 /* Prefill of T tokens on the GPU, then n fused decode steps on the GPU,
