@@ -19,6 +19,7 @@
 #include "kda_prefill.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -1074,8 +1075,22 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 	return launch_recurrent_for<uint16_t>(rp, warps, stream, query, ok);
 }
 
-/* Recurrent CTAs of `warps` warps one SM holds at once (0 on error). */
+/* Recurrent CTAs of `warps` warps one SM holds at once (0 on error); queried once per width
+ * (on the first device asked: one kind of GPU per process assumed). */
+int recurrent_ctas_per_sm_query(int warps);
+
 int recurrent_ctas_per_sm(int warps)
+{
+	static std::atomic<int> cache[RECUR_MAX_WARPS + 1];
+	int n = cache[warps].load(std::memory_order_relaxed);
+	if (n <= 0) {
+		n = recurrent_ctas_per_sm_query(warps);
+		cache[warps].store(n, std::memory_order_relaxed);
+	}
+	return n;
+}
+
+int recurrent_ctas_per_sm_query(int warps)
 {
 	const void *kern = warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8>
 			   : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4>
