@@ -447,7 +447,8 @@ __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, 
 		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
 		in.rv[r] = make_uint4(0, 0, 0, 0);
 		if (row < L)
-			in.rv[r] = *reinterpret_cast<const uint4 *>(p.v + ((size_t)(t0 + row) * H + h) * D + col);
+			in.rv[r] =
+				*reinterpret_cast<const uint4 *>(p.v + ((size_t)(t0 + row) * H + h) * D + col);
 	}
 	in.beta = tid < L ? p.beta_raw[(size_t)(t0 + tid) * H + h] : 0u;
 }
@@ -534,7 +535,8 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 		for (int i = 0; i < 8; i++) {
 			const int t = 8 * half + i;
 			G0 += gl0[i], G1 += gl1[i];
-			const float gam0 = __expf(G0), igam0 = __expf(-G0), gam1 = __expf(G1), igam1 = __expf(-G1);
+			const float gam0 = __expf(G0), igam0 = __expf(-G0);
+			const float gam1 = __expf(G1), igam1 = __expf(-G1);
 			const float rqv = sm.s_rq[t], rkv = sm.s_rk[t];
 			const float q0 = lo_bf16(in.rq[i]) * rqv, q1 = hi_bf16(in.rq[i]) * rqv;
 			const float k0 = lo_bf16(in.rk[i]) * rkv, k1 = hi_bf16(in.rk[i]) * rkv;
@@ -551,8 +553,10 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 			}
 		}
 		uint8_t *row0 = rec + REC_KH + c0 * CH * 2, *row1 = row0 + CH * 2;
-		*reinterpret_cast<uint4 *>(row0 + swz_narrow(c0, half) * 16) = make_uint4(kh0[0], kh0[1], kh0[2], kh0[3]);
-		*reinterpret_cast<uint4 *>(row1 + swz_narrow(c0 + 1, half) * 16) = make_uint4(kh1[0], kh1[1], kh1[2], kh1[3]);
+		*reinterpret_cast<uint4 *>(row0 + swz_narrow(c0, half) * 16) =
+			make_uint4(kh0[0], kh0[1], kh0[2], kh0[3]);
+		*reinterpret_cast<uint4 *>(row1 + swz_narrow(c0 + 1, half) * 16) =
+			make_uint4(kh1[0], kh1[1], kh1[2], kh1[3]);
 	}
 	__syncthreads();
 
@@ -612,7 +616,8 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 #pragma unroll
 		for (int q = 0; q < 4; q++) {
 			const int t = g + 8 * (q & 1), s0 = 2 * t4 + 8 * (q >> 1);
-			split_pair(sm.s_t[t][s0] * sm.s_beta[s0], sm.s_t[t][s0 + 1] * sm.s_beta[s0 + 1], th[q], tl[q]);
+			split_pair(sm.s_t[t][s0] * sm.s_beta[s0], sm.s_t[t][s0 + 1] * sm.s_beta[s0 + 1],
+				   th[q], tl[q]);
 		}
 #pragma unroll
 		for (int mi = 0; mi < 2; mi++) {
@@ -685,7 +690,8 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS)
+	kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
@@ -701,8 +707,8 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
  * i = (chunk i / H, head i % H), chunk-major, each CTA loading item i + grid while it
  * computes item i: loads always in flight, where v2 has them only in its first phase.
  */
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V3_MIN_CTAS) kda_chunk_intra_v3_kernel(const intra_params p,
-											       int items)
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V3_MIN_CTAS)
+	kda_chunk_intra_v3_kernel(const intra_params p, int items)
 {
 	__shared__ intra_smem sm;
 	const int H = p.heads;
@@ -940,11 +946,18 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
-/* The intra kernel: v2, or K3_KDA_INTRA=v1 | v3 (read per call; A/B in the bench). */
+/* Defaults until the H200 says otherwise (2026-12-01r: built, device call pending): the
+ * intra kernel's version and the recurrent width rule (1: the first rule alone, 2: both). */
+constexpr int INTRA_DEFAULT = 2;
+constexpr int RECUR_RULE_DEFAULT = 2;
+
+/* The intra kernel: INTRA_DEFAULT, or K3_KDA_INTRA=v1 | v2 | v3 (read per call; A/B). */
 int intra_variant()
 {
 	const char *e = getenv("K3_KDA_INTRA");
-	return e && !strcmp(e, "v1") ? 1 : e && !strcmp(e, "v3") ? 3 : 2;
+	if (!e)
+		return INTRA_DEFAULT;
+	return !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : !strcmp(e, "v3") ? 3 : INTRA_DEFAULT;
 }
 
 const void *intra_kernel()
@@ -965,8 +978,8 @@ int launch_intra(const intra_params &ip, dim3 grid, cudaStream_t stream)
 		int dev = 0, sms = 0, per_sm = 0;
 		if (cudaGetDevice(&dev) != cudaSuccess ||
 		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kda_chunk_intra_v3_kernel, INTRA_THREADS, 0) !=
-			    cudaSuccess)
+		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kda_chunk_intra_v3_kernel,
+								  INTRA_THREADS, 0) != cudaSuccess)
 			return -EIO;
 		int64_t ctas = std::min(items, (int64_t)std::max(1, sms * per_sm));
 		const char *cap = getenv("K3_KDA_INTRA_CTAS"); /* fewer CTAs, more items each (tests) */
@@ -1117,7 +1130,8 @@ int recurrent_ctas_per_sm_query(int warps)
  * a step waits for the slowest SM) and the grid stays one wave. T = 16K, H = 96: 4 warps
  * (192 CTAs, 8 warps on 60 SMs) -> 2 warps (384 CTAs, 6 warps at most); 4 x 16K: 8 warps
  * (unchanged). More CTAs a head stream the chunk's shared record more times through L2.
- * K3_KDA_RECUR_WARPS=1|2|4|8 forces it, =v1 applies the first rule alone (A/B, tests). */
+ * K3_KDA_RECUR_WARPS=1|2|4|8 forces a width, =v1 applies the first rule alone, =v2 both
+ * (A/B, tests; default RECUR_RULE_DEFAULT). */
 int recurrent_warps(int n_seqs, int heads, int sms)
 {
 	const char *e = getenv("K3_KDA_RECUR_WARPS");
@@ -1127,8 +1141,8 @@ int recurrent_warps(int n_seqs, int heads, int sms)
 	int w = RECUR_MAX_WARPS;
 	while (w > 1 && pairs * (RECUR_MAX_WARPS / w) < sms)
 		w /= 2;
-	const bool v1 = e && !strcmp(e, "v1"); /* the first rule alone (A/B) */
-	while (!v1 && w > 1 && pairs * (RECUR_MAX_WARPS / w) > sms) {
+	const int rule = e && !strcmp(e, "v1") ? 1 : e && !strcmp(e, "v2") ? 2 : RECUR_RULE_DEFAULT;
+	while (rule == 2 && w > 1 && pairs * (RECUR_MAX_WARPS / w) > sms) {
 		const int64_t ctas = pairs * (RECUR_MAX_WARPS / w), load = (ctas + sms - 1) / sms * w;
 		const int64_t ctas2 = 2 * ctas, load2 = (ctas2 + sms - 1) / sms * (w / 2);
 		if (load2 >= load || ctas2 > (int64_t)recurrent_ctas_per_sm(w / 2) * sms)
@@ -1193,7 +1207,8 @@ size_t flags_bytes(int n_seqs, int heads, int64_t total_tokens)
 
 size_t head_bytes(int n_seqs, int64_t total_tokens) /* offsets and chunk table */
 {
-	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) + align256(max_chunks(n_seqs, total_tokens) * sizeof(int2));
+	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) +
+	       align256(max_chunks(n_seqs, total_tokens) * sizeof(int2));
 }
 
 } // namespace
@@ -1226,7 +1241,8 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	int32_t *ready = reinterpret_cast<int32_t *>(static_cast<uint8_t *>(a->workspace) +
 						     head_bytes(a->n_seqs, a->total_tokens));
 	uint8_t *rec = reinterpret_cast<uint8_t *>(ready) + flags_bytes(a->n_seqs, a->heads, a->total_tokens);
-	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off, chunk, (int)nmax);
+	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off, chunk,
+								 (int)nmax);
 	if (kda_launch_status())
 		return -EIO;
 
