@@ -5,7 +5,7 @@
 # while computing one) and the recurrent CTA width rule (T = 16K, H = 96: 2 warps, 384 CTAs)
 # against the previous kernels, all selectable: K3_KDA_INTRA=v1|v3, K3_KDA_RECUR_WARPS=v1|1|2|4|8;
 # the recurrent kernel with split accumulator chains (K3_KDA_RECUR_ILP=1).
-# Runs: kda-bench --only prefill --quick under 14 configurations (old, new, each half alone, v3,
+# Runs: kda-bench --only prefill --quick under 13 configurations (old, new, each half alone, v3,
 # 1-warp CTAs, split accumulators, the overlapped path), old and new twice; kda-bench --only
 # decode --quick once (baseline); test-kda-gpu (all cases); compute-sanitizer memcheck on the
 # prefill cases, racecheck on test_prefill_varlen (v2; v3 with 8 CTAs looping over the items); ncu on the v2
@@ -35,10 +35,15 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
 smi=$!
 
 # name:environment (comma-separated assignments; "-" for none)
-CONFIGS="old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:- v2only:K3_KDA_RECUR_WARPS=v1 warpsonly:K3_KDA_INTRA=v1
-v3:K3_KDA_INTRA=v3 v3ilp:K3_KDA_INTRA=v3,K3_KDA_RECUR_ILP=1 v3overlap:K3_KDA_INTRA=v3,K3_KDA_PREFILL=overlap
-w1:K3_KDA_RECUR_WARPS=1 ilp:K3_KDA_RECUR_ILP=1 ilpw4:K3_KDA_RECUR_ILP=1,K3_KDA_RECUR_WARPS=4
-overlap:K3_KDA_PREFILL=overlap overlapw4:K3_KDA_PREFILL=overlap,K3_KDA_RECUR_WARPS=4 old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:-"
+CONFIGS="old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:K3_KDA_INTRA=v2,K3_KDA_RECUR_WARPS=v2
+v2only:K3_KDA_INTRA=v2,K3_KDA_RECUR_WARPS=v1 warpsonly:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v2
+v3:K3_KDA_INTRA=v3,K3_KDA_RECUR_WARPS=v2 v3w4:K3_KDA_INTRA=v3,K3_KDA_RECUR_WARPS=v1
+v3ilp:K3_KDA_INTRA=v3,K3_KDA_RECUR_WARPS=v2,K3_KDA_RECUR_ILP=1 w1:K3_KDA_INTRA=v2,K3_KDA_RECUR_WARPS=1
+ilp:K3_KDA_INTRA=v2,K3_KDA_RECUR_WARPS=v2,K3_KDA_RECUR_ILP=1 ilpw4:K3_KDA_INTRA=v2,K3_KDA_RECUR_WARPS=v1,K3_KDA_RECUR_ILP=1
+overlap:K3_KDA_INTRA=v2,K3_KDA_RECUR_WARPS=v2,K3_KDA_PREFILL=overlap
+overlapw4:K3_KDA_INTRA=v2,K3_KDA_RECUR_WARPS=v1,K3_KDA_PREFILL=overlap
+v3overlap:K3_KDA_INTRA=v3,K3_KDA_RECUR_WARPS=v2,K3_KDA_PREFILL=overlap
+old:K3_KDA_INTRA=v1,K3_KDA_RECUR_WARPS=v1 new:K3_KDA_INTRA=v2,K3_KDA_RECUR_WARPS=v2"
 echo "== bench t=$(el)s"
 i=0
 for c in $CONFIGS; do
@@ -75,7 +80,7 @@ SEC="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --
   --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum"
 echo "== ncu t=$(el)s"
 {
-  for c in "v2 -" "v3 K3_KDA_INTRA=v3"; do
+  for c in "v2 K3_KDA_INTRA=v2" "v3 K3_KDA_INTRA=v3"; do
     set -- $c
     echo "== ncu intra $1 (T = 4096, H = 96, fp32, first launch)"
     [ "$2" = "-" ] && e="" || e=$2

@@ -539,6 +539,13 @@ static void test_prefill_variants(void **unused)
 		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 4, lens, 6, true, false);
 	}
 	unsetenv("K3_KDA_RECUR_WARPS");
+	setenv("K3_KDA_INTRA", "v2", 1); /* v2 and the two-step width rule, whatever the defaults */
+	setenv("K3_KDA_RECUR_WARPS", "v2", 1);
+	print_message(" K3_KDA_INTRA=v2 K3_KDA_RECUR_WARPS=v2\n");
+	static const int three64[] = { 64, 64, 64 };
+	prefill_case(KDA_BF16, 3, three64, 48, true, false); /* 144 pairs: 288 CTAs of 4 warps */
+	unsetenv("K3_KDA_INTRA");
+	unsetenv("K3_KDA_RECUR_WARPS");
 	setenv("K3_KDA_RECUR_ILP", "1", 1);
 	print_message(" K3_KDA_RECUR_ILP=1\n");
 	prefill_case(KDA_F32, 4, lens, 6, true, false);
