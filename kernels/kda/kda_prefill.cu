@@ -60,7 +60,6 @@ __host__ __device__ constexpr int swz_narrow(int row, int chunk) /* rows of 2 ch
 constexpr int OFFSETS_THREADS = 1024;
 constexpr int INTRA_THREADS = D;               /* one thread per channel */
 constexpr int INTRA_MIN_CTAS = 5;              /* CTAs per SM at least (64 registers and 31 KiB of shared memory give 7) */
-constexpr int RECUR_STAGES = 4;                /* chunk records in flight (bulk copies) */
 constexpr int RECUR_MAX_WARPS = 8;             /* 8 warps x 16 rows = all 128 rows of a head */
 
 /* Chunk offsets: off[i] = sum over j < i of ceil(len_j / 16), and the chunk table; one CTA. */
@@ -388,8 +387,9 @@ __device__ __forceinline__ uint32_t ld_once_b32(const uint16_t *p)
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
-constexpr int INTRA_V2_MIN_CTAS = 8;
-constexpr int INTRA_V3_MIN_CTAS = 5; /* 102 registers: the next item's loads beside the current one's work */
+constexpr int INTRA_V2_MIN_CTAS = 8;  /* 64 registers; shared memory also allows 8 */
+constexpr int INTRA_V2R_MIN_CTAS = 10; /* "v2r": <= 48 registers (56 bytes of spills), for the
+					* overlapped path, where registers, not shared memory, bound it */
 
 struct intra_smem {
 	__align__(16) uint16_t s_v[CH][TILE_LD];     /* v of the chunk */
@@ -690,8 +690,8 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS)
-	kda_chunk_intra_kernel(const intra_params p)
+template <int MIN_CTAS>
+__global__ void __launch_bounds__(INTRA_THREADS, MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
@@ -700,33 +700,6 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS)
 	if (in.L <= 0)
 		return;
 	intra_compute(p, j, h, in, sm);
-}
-
-/*
- * Version 3 (K3_KDA_INTRA=v3): v2's work in persistent CTAs (SMs x 5) over the items
- * i = (chunk i / H, head i % H), chunk-major, each CTA loading item i + grid while it
- * computes item i: loads always in flight, where v2 has them only in its first phase.
- */
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V3_MIN_CTAS)
-	kda_chunk_intra_v3_kernel(const intra_params p, int items)
-{
-	__shared__ intra_smem sm;
-	const int H = p.heads;
-	int i = blockIdx.x;
-	if (i >= items)
-		return;
-	intra_in cur, nxt;
-	intra_load(p, i / H, i % H, cur);
-	for (;;) {
-		const int n = i + (int)gridDim.x;
-		if (n < items)
-			intra_load(p, n / H, n % H, nxt);
-		if (cur.L > 0)
-			intra_compute(p, i / H, i % H, cur, sm);
-		if (n >= items)
-			break;
-		cur = nxt, i = n;
-	}
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -786,14 +759,14 @@ __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
  * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
  * FP32 accumulator tiles. Warps never exchange data: the CTA only shares
- * the staged chunk records, which thread 0 streams RECUR_STAGES - 1 chunks
+ * the staged chunk records, which thread 0 streams STAGES - 1 chunks
  * ahead with the bulk copy engine.
  */
-template <typename StateT, int WARPS, bool ILP = false>
+template <typename StateT, int WARPS, int STAGES>
 __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
-	__shared__ __align__(8) uint64_t full[RECUR_STAGES];
+	__shared__ __align__(8) uint64_t full[STAGES];
 	constexpr int SB = stage_bytes(WARPS);
 	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
 	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -808,10 +781,10 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
 
 	if (threadIdx.x == 0) {
-		for (int i = 0; i < RECUR_STAGES; i++)
+		for (int i = 0; i < STAGES; i++)
 			mbar_init(&full[i], 1);
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int i = 0; i < RECUR_STAGES - 1 && i < n_chunks; i++)
+		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
 			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
 					   flag0 ? flag0 + (size_t)i * H : nullptr);
 	}
@@ -841,20 +814,19 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	for (int cc = 0; cc < n_chunks; cc++) {
 		__syncthreads(); /* every warp is done with the stage refilled below */
 		if (threadIdx.x == 0) {
-			const int nx = cc + RECUR_STAGES - 1;
+			const int nx = cc + STAGES - 1;
 			if (nx < n_chunks) {
 				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				issue_stage<WARPS>(smem + (nx % RECUR_STAGES) * SB, rec0 + nx * rec_stride, vbase,
-						   &full[nx % RECUR_STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
+				issue_stage<WARPS>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
+						   &full[nx % STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
 			}
 		}
-		mbar_wait(&full[cc % RECUR_STAGES], (uint32_t)(cc / RECUR_STAGES) & 1u);
-		const uint8_t *st = smem + (cc % RECUR_STAGES) * SB;
+		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
+		const uint8_t *st = smem + (cc % STAGES) * SB;
 		const uint32_t sa = smem_u32(st);
 
 		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
 		float wa[2][4] = {}, oa[2][4] = {};
-		float wb[2][4] = {}, ob[2][4] = {}; /* ILP: odd kk into a second set (chains of 4, not 8) */
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++) {
 			uint32_t a[4];
@@ -866,18 +838,10 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			uint32_t bw[4], bq[4];
 			ldsm_x4(bw, sa + REC_WK + off);
 			ldsm_x4(bq, sa + REC_QT + off);
-			float(*w_)[4] = ILP && (kk & 1) ? wb : wa, (*o_)[4] = ILP && (kk & 1) ? ob : oa;
-			mma_bf16_16816(w_[0], a, bw[0], bw[1]);
-			mma_bf16_16816(w_[1], a, bw[2], bw[3]);
-			mma_bf16_16816(o_[0], a, bq[0], bq[1]);
-			mma_bf16_16816(o_[1], a, bq[2], bq[3]);
-		}
-		if (ILP) {
-#pragma unroll
-			for (int nn = 0; nn < 2; nn++)
-#pragma unroll
-				for (int e = 0; e < 4; e++)
-					wa[nn][e] += wb[nn][e], oa[nn][e] += ob[nn][e];
+			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
+			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
+			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
+			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
 		}
 		uint32_t u[4];
 		ldsm_x4(u, sa + u_off);
@@ -946,51 +910,57 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
-/* Defaults until the H200 says otherwise (2026-12-01r: built, device call pending): the
- * intra kernel's version and the recurrent width rule (1: the first rule alone, 2: both). */
-constexpr int INTRA_DEFAULT = 2;
-constexpr int RECUR_RULE_DEFAULT = 2;
+/* How one prefill call runs; defaults by path, each overridable per call (read from the
+ * environment in kda_prefill(); the bench and tests use these for A/B):
+ *   K3_KDA_PREFILL=serial | overlap   the two kernels one after the other, or side by side
+ *   K3_KDA_INTRA=v1 | v2 | v2r         intra kernel version (v2r: v2 at <= 48 registers)
+ *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
+ *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width */
+struct prefill_cfg {
+	bool overlap;
+	int intra;  /* 1, 2, 3 (v2r) */
+	int stages; /* 3, 4 */
+	int rule;   /* 1, 2; forced width: 10 + warps */
+};
 
-/* The intra kernel: INTRA_DEFAULT, or K3_KDA_INTRA=v1 | v2 | v3 (read per call; A/B). */
-int intra_variant()
+/* H200, 2026-12-01r call 1 (T = 16K, H = 96): serial v1 2.29 ms -> v2 with rule 2 2.10 ms;
+ * overlapped v2 with rule 1 (4-warp CTAs) 1.82 ms (rule 2's 384 CTAs: 2.91 ms). */
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 3, 3, 1 };
+
+/* The configuration asked for; `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
+prefill_cfg prefill_config(bool allow_overlap = true)
 {
-	const char *e = getenv("K3_KDA_INTRA");
-	if (!e)
-		return INTRA_DEFAULT;
-	return !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : !strcmp(e, "v3") ? 3 : INTRA_DEFAULT;
+	const char *e = getenv("K3_KDA_PREFILL");
+	prefill_cfg c = allow_overlap && e && !strcmp(e, "overlap") ? CFG_OVERLAP : CFG_SERIAL;
+	if ((e = getenv("K3_KDA_INTRA")))
+		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : !strcmp(e, "v2r") ? 3 : c.intra;
+	if ((e = getenv("K3_KDA_RECUR_STAGES")))
+		c.stages = !strcmp(e, "3") ? 3 : !strcmp(e, "4") ? 4 : c.stages;
+	if ((e = getenv("K3_KDA_RECUR_WARPS")))
+		c.rule = !strcmp(e, "v1")  ? 1
+			 : !strcmp(e, "v2") ? 2
+			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
+											   : c.rule;
+	return c;
 }
 
-const void *intra_kernel()
+const void *intra_kernel(int v)
 {
-	const int v = intra_variant();
 	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel
-	       : v == 3 ? (const void *)kda_chunk_intra_v3_kernel
-			: (const void *)kda_chunk_intra_kernel;
+	       : v == 3 ? (const void *)kda_chunk_intra_kernel<INTRA_V2R_MIN_CTAS>
+			: (const void *)kda_chunk_intra_kernel<INTRA_V2_MIN_CTAS>;
 }
 
-/* `grid`: chunks x heads in either order (v1, v2); v3 takes as many CTAs as fit (at most
- * K3_KDA_INTRA_CTAS where set: tests and the racecheck make each CTA loop) and loops. */
-int launch_intra(const intra_params &ip, dim3 grid, cudaStream_t stream)
+/* `grid`: chunks x heads in either order. */
+int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 {
-	const int v = intra_variant();
-	const int64_t items = (int64_t)grid.x * grid.y;
-	if (v == 3 && items < ((int64_t)1 << 31)) {
-		int dev = 0, sms = 0, per_sm = 0;
-		if (cudaGetDevice(&dev) != cudaSuccess ||
-		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kda_chunk_intra_v3_kernel,
-								  INTRA_THREADS, 0) != cudaSuccess)
-			return -EIO;
-		int64_t ctas = std::min(items, (int64_t)std::max(1, sms * per_sm));
-		const char *cap = getenv("K3_KDA_INTRA_CTAS"); /* fewer CTAs, more items each (tests) */
-		if (cap && atoi(cap) > 0)
-			ctas = std::min(ctas, (int64_t)atoi(cap));
-		kda_chunk_intra_v3_kernel<<<(unsigned)ctas, INTRA_THREADS, 0, stream>>>(ip, (int)items);
-	} else if (v == 1) {
+	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	} else {
-		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	}
+	else if (v == 3)
+		kda_chunk_intra_kernel<INTRA_V2R_MIN_CTAS><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else
+		kda_chunk_intra_kernel<INTRA_V2_MIN_CTAS><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
 }
 
@@ -1012,24 +982,14 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 	return 0;
 }
 
-/* K3_KDA_RECUR_ILP=1 (A/B, read per call): the recurrent kernel's M Wk^T and M Qt^T
- * accumulate odd k steps into a second set of accumulators (4 chains of 4 MMAs instead
- * of 8; 16 more registers). */
-bool want_recur_ilp()
-{
-	const char *e = getenv("K3_KDA_RECUR_ILP");
-	return e && strcmp(e, "1") == 0;
-}
-
 /* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
- * cannot take every SM's room for an intra CTA (its CTAs spin on records the
- * intra kernel has still to write). */
-template <typename StateT, int WARPS>
-int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bool *ok)
+ * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
+ * the intra kernel has still to write). */
+template <typename StateT, int WARPS, int STAGES>
+int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
-	const int smem = RECUR_STAGES * stage_bytes(WARPS);
-	auto kern = want_recur_ilp() ? kda_chunk_recurrent_kernel<StateT, WARPS, true>
-				     : kda_chunk_recurrent_kernel<StateT, WARPS, false>;
+	const int smem = STAGES * stage_bytes(WARPS);
+	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
@@ -1047,7 +1007,7 @@ int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bo
 			return -EIO;
 		cta_footprint r, in;
 		if (footprint_of((const void *)kern, WARPS * 32, smem, reserved, &r) ||
-		    footprint_of(intra_kernel(), INTRA_THREADS, 0, reserved, &in))
+		    footprint_of(intra_kernel(intra), INTRA_THREADS, 0, reserved, &in))
 			return -EIO;
 		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
 		int b = 0;
@@ -1064,51 +1024,44 @@ int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bo
 	return kda_launch_status();
 }
 
-template <typename StateT>
-int launch_recurrent_for(const recur_params &rp, int warps, cudaStream_t stream, bool query = false,
-			 bool *ok = nullptr)
+template <typename StateT, int STAGES>
+int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
+			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8>(rp, stream, query, ok);
+		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4>(rp, stream, query, ok);
+		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2>(rp, stream, query, ok);
+		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1>(rp, stream, query, ok);
+		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok);
 	}
 }
 
-int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, cudaStream_t stream,
-			 bool query = false, bool *ok = nullptr)
+int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
+			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
 	if (dt == KDA_F32)
-		return launch_recurrent_for<float>(rp, warps, stream, query, ok);
-	return launch_recurrent_for<uint16_t>(rp, warps, stream, query, ok);
+		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok);
+	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok)
+			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok);
 }
 
-/* Recurrent CTAs of `warps` warps one SM holds at once (0 on error); queried once per width
- * (on the first device asked: one kind of GPU per process assumed). */
-int recurrent_ctas_per_sm_query(int warps);
-
-int recurrent_ctas_per_sm(int warps)
+/* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
+ * queried once per shape (on the first device asked: one kind of GPU per process assumed). */
+int recurrent_ctas_per_sm_query(int warps, int stages)
 {
-	static std::atomic<int> cache[RECUR_MAX_WARPS + 1];
-	int n = cache[warps].load(std::memory_order_relaxed);
-	if (n <= 0) {
-		n = recurrent_ctas_per_sm_query(warps);
-		cache[warps].store(n, std::memory_order_relaxed);
-	}
-	return n;
-}
-
-int recurrent_ctas_per_sm_query(int warps)
-{
-	const void *kern = warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8>
-			   : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4>
-			   : warps == 2 ? (const void *)kda_chunk_recurrent_kernel<float, 2>
-					: (const void *)kda_chunk_recurrent_kernel<float, 1>;
+	const void *kern = stages == 3 ? (warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8, 3>
+					  : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4, 3>
+					  : warps == 2 ? (const void *)kda_chunk_recurrent_kernel<float, 2, 3>
+						       : (const void *)kda_chunk_recurrent_kernel<float, 1, 3>)
+				       : (warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8, 4>
+					  : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4, 4>
+					  : warps == 2 ? (const void *)kda_chunk_recurrent_kernel<float, 2, 4>
+						       : (const void *)kda_chunk_recurrent_kernel<float, 1, 4>);
 	int dev = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
 	cta_footprint f;
 	if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -1117,10 +1070,21 @@ int recurrent_ctas_per_sm_query(int warps)
 	    cudaDeviceGetAttribute(&thr_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&blk_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess ||
-	    footprint_of(kern, warps * 32, RECUR_STAGES * stage_bytes(warps), reserved, &f) || f.regs <= 0 ||
-	    f.smem <= 0)
+	    footprint_of(kern, warps * 32, stages * stage_bytes(warps), reserved, &f) || f.regs <= 0 || f.smem <= 0)
 		return 0;
 	return std::min(std::min(reg_sm / f.regs, smem_sm / f.smem), std::min(thr_sm / f.threads, blk_sm));
+}
+
+int recurrent_ctas_per_sm(int warps, int stages)
+{
+	static std::atomic<int> cache[2][RECUR_MAX_WARPS + 1];
+	std::atomic<int> &slot = cache[stages == 3 ? 0 : 1][warps];
+	int n = slot.load(std::memory_order_relaxed);
+	if (n <= 0) {
+		n = recurrent_ctas_per_sm_query(warps, stages);
+		slot.store(n, std::memory_order_relaxed);
+	}
+	return n;
 }
 
 /* Warps per recurrent CTA (16 state rows each; 8 / warps CTAs per (sequence, head)).
@@ -1130,57 +1094,41 @@ int recurrent_ctas_per_sm_query(int warps)
  * a step waits for the slowest SM) and the grid stays one wave. T = 16K, H = 96: 4 warps
  * (192 CTAs, 8 warps on 60 SMs) -> 2 warps (384 CTAs, 6 warps at most); 4 x 16K: 8 warps
  * (unchanged). More CTAs a head stream the chunk's shared record more times through L2.
- * K3_KDA_RECUR_WARPS=1|2|4|8 forces a width, =v1 applies the first rule alone, =v2 both
- * (A/B, tests; default RECUR_RULE_DEFAULT). */
-int recurrent_warps(int n_seqs, int heads, int sms)
+ * Rule 1 is the first step alone (the overlapped path's: rule 2's 384 CTAs at H = 96 leave the
+ * intra kernel too little room, 2.91 ms against 1.82 on the H200). */
+int recurrent_warps(int n_seqs, int heads, int sms, const prefill_cfg &c)
 {
-	const char *e = getenv("K3_KDA_RECUR_WARPS");
-	if (e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8")))
-		return atoi(e);
+	if (c.rule > 10)
+		return c.rule - 10;
 	const int64_t pairs = (int64_t)n_seqs * heads;
 	int w = RECUR_MAX_WARPS;
 	while (w > 1 && pairs * (RECUR_MAX_WARPS / w) < sms)
 		w /= 2;
-	const int rule = e && !strcmp(e, "v1") ? 1 : e && !strcmp(e, "v2") ? 2 : RECUR_RULE_DEFAULT;
-	while (rule == 2 && w > 1 && pairs * (RECUR_MAX_WARPS / w) > sms) {
+	while (c.rule == 2 && w > 1 && pairs * (RECUR_MAX_WARPS / w) > sms) {
 		const int64_t ctas = pairs * (RECUR_MAX_WARPS / w), load = (ctas + sms - 1) / sms * w;
 		const int64_t ctas2 = 2 * ctas, load2 = (ctas2 + sms - 1) / sms * (w / 2);
-		if (load2 >= load || ctas2 > (int64_t)recurrent_ctas_per_sm(w / 2) * sms)
+		if (load2 >= load || ctas2 > (int64_t)recurrent_ctas_per_sm(w / 2, c.stages) * sms)
 			break;
 		w /= 2;
 	}
 	return w;
 }
 
-/* Default (or K3_KDA_PREFILL=serial): the two kernels one after the other.
- * K3_KDA_PREFILL=overlap: the recurrent kernel runs beside the intra one on a
- * side stream of higher priority, waiting on per-record flags (records read
- * back while still in L2). Opt-in: on the H200 (2026-12-01l) it gained 2.4 %
- * at T = 16K, H = 96 and lost 1 % at 4K, 3.5 % on the H = 12 varlen batch: the
- * recurrent CTAs (FP32 state in registers, 62 KB of stages) take two fifths of
- * the intra kernel's CTA slots and the intra kernel, 1.28 -> 2.22 ms at 16K,
- * sets the pace. Read per call (tests switch it). */
-bool want_overlap()
-{
-	const char *e = getenv("K3_KDA_PREFILL");
-	return e && strcmp(e, "overlap") == 0;
-}
-
 /* Forks `side` off `stream`, launches the intra kernel on `stream` first (it
  * never waits, so any scheduling order finishes) and the recurrent kernel on
  * `side`, and joins `side` back into `stream`. */
 int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, enum kda_dtype dt,
-		      int warps, cudaEvent_t split_event, cudaStream_t stream, cudaStream_t side,
-		      cudaEvent_t fork, cudaEvent_t join)
+		      int warps, const prefill_cfg &c, cudaEvent_t split_event, cudaStream_t stream,
+		      cudaStream_t side, cudaEvent_t fork, cudaEvent_t join)
 {
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
 	dim3 grid((unsigned)ip.heads, nmax);
-	if (launch_intra(ip, grid, stream))
+	if (launch_intra(ip, c.intra, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
-	int rc = launch_recurrent_any(rp, dt, warps, side);
+	int rc = launch_recurrent_any(rp, dt, warps, c, side);
 	if (rc)
 		return rc;
 	if (cudaEventRecord(join, side) != cudaSuccess || cudaStreamWaitEvent(stream, join, 0) != cudaSuccess)
@@ -1261,7 +1209,8 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	int dev = 0, sms = 132;
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	const int warps = recurrent_warps(a->n_seqs, a->heads, sms);
+	prefill_cfg cfg = prefill_config();
+	int warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
 
 	recur_params rp = {};
 	rp.n_seqs = a->n_seqs;
@@ -1277,15 +1226,19 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	/* The overlapped path when asked for, unless the grid's y (chunks) would pass
 	 * 65535, the stream is being captured (no side stream then) or the recurrent CTAs could
 	 * take every SM's room for an intra CTA. */
-	bool overlap = want_overlap() && nmax > 0 && nmax <= 65535;
+	bool overlap = cfg.overlap && nmax > 0 && nmax <= 65535;
 	if (overlap) {
 		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
 		if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess)
 			return -EIO;
 		overlap = cs == cudaStreamCaptureStatusNone;
 	}
-	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, stream, true, &overlap))
+	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true, &overlap))
 		return -EIO;
+	if (cfg.overlap && !overlap) { /* fell back: the serial path's configuration */
+		cfg = prefill_config(false);
+		warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
+	}
 	if (overlap) {
 		ip.ready = ready;
 		rp.ready = ready;
@@ -1298,8 +1251,8 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		    cudaStreamCreateWithPriority(&side, cudaStreamNonBlocking, greatest) == cudaSuccess &&
 		    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) == cudaSuccess &&
 		    cudaEventCreateWithFlags(&join, cudaEventDisableTiming) == cudaSuccess)
-			rc = launch_overlapped(ip, (unsigned)nmax, rp, a->state_dtype, warps, a->split_event, stream,
-					       side, fork, join);
+			rc = launch_overlapped(ip, (unsigned)nmax, rp, a->state_dtype, warps, cfg, a->split_event,
+					       stream, side, fork, join);
 		/* Released by the runtime once their work is done. */
 		if (join)
 			cudaEventDestroy(join);
@@ -1312,10 +1265,10 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 
 	if (nmax > 0) {
 		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		if (launch_intra(ip, grid, stream))
+		if (launch_intra(ip, cfg.intra, grid, stream))
 			return -EIO;
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
 		return -EIO;
-	return launch_recurrent_any(rp, a->state_dtype, warps, stream);
+	return launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream);
 }

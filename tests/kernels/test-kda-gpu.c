@@ -524,10 +524,10 @@ static void test_prefill_varlen(void **unused)
 	prefill_case(KDA_F32, 6, lens, 14, true, false);  /* 84 pairs: 2 warps */
 }
 
-/* The recurrent kernel at every CTA width (K3_KDA_RECUR_WARPS forces what
- * recurrent_warps() would pick by shape), with split accumulators (K3_KDA_RECUR_ILP=1),
- * the v1 and v3 intra kernels (K3_KDA_INTRA=v1 | v3), kept for A/B, against the float64
- * definition. */
+/* The configurations kda_prefill() can take (K3_KDA_* variables, see kda_prefill.cu's
+ * prefill_cfg) against the float64 definition: the recurrent kernel at every CTA width, with 3
+ * stages, both width rules; the intra kernel v1, v2 and v2r; the overlapped path with its
+ * defaults. */
 static void test_prefill_variants(void **unused)
 {
 	(void)unused;
@@ -538,31 +538,31 @@ static void test_prefill_variants(void **unused)
 		print_message(" K3_KDA_RECUR_WARPS=%s\n", warps[i]);
 		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 4, lens, 6, true, false);
 	}
-	unsetenv("K3_KDA_RECUR_WARPS");
-	setenv("K3_KDA_INTRA", "v2", 1); /* v2 and the two-step width rule, whatever the defaults */
+	setenv("K3_KDA_INTRA", "v2", 1);
 	setenv("K3_KDA_RECUR_WARPS", "v2", 1);
 	print_message(" K3_KDA_INTRA=v2 K3_KDA_RECUR_WARPS=v2\n");
 	static const int three64[] = { 64, 64, 64 };
 	prefill_case(KDA_BF16, 3, three64, 48, true, false); /* 144 pairs: 288 CTAs of 4 warps */
-	unsetenv("K3_KDA_INTRA");
-	unsetenv("K3_KDA_RECUR_WARPS");
-	setenv("K3_KDA_RECUR_ILP", "1", 1);
-	print_message(" K3_KDA_RECUR_ILP=1\n");
+	setenv("K3_KDA_RECUR_WARPS", "v1", 1);
+	setenv("K3_KDA_RECUR_STAGES", "3", 1);
+	print_message(" K3_KDA_RECUR_WARPS=v1 K3_KDA_RECUR_STAGES=3\n");
 	prefill_case(KDA_F32, 4, lens, 6, true, false);
-	unsetenv("K3_KDA_RECUR_ILP");
+	unsetenv("K3_KDA_RECUR_WARPS");
+	unsetenv("K3_KDA_RECUR_STAGES");
 	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
-	setenv("K3_KDA_INTRA", "v1", 1);
-	print_message(" K3_KDA_INTRA=v1\n");
-	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-	setenv("K3_KDA_INTRA", "v3", 1); /* persistent CTAs loop over the (chunk, head) items */
-	setenv("K3_KDA_INTRA_CTAS", "7", 1);
-	print_message(" K3_KDA_INTRA=v3, 7 CTAs\n");
-	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-	unsetenv("K3_KDA_INTRA_CTAS");
-	print_message(" K3_KDA_INTRA=v3\n");
-	static const int one3k[] = { 3000 };
-	prefill_case(KDA_F32, 1, one3k, 32, true, false); /* 6016 items over the CTAs */
+	static const char *const intra[] = { "v1", "v2r" };
+	for (int i = 0; i < 2; i++) {
+		setenv("K3_KDA_INTRA", intra[i], 1);
+		print_message(" K3_KDA_INTRA=%s\n", intra[i]);
+		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	}
 	unsetenv("K3_KDA_INTRA");
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	print_message(" K3_KDA_PREFILL=overlap (its defaults)\n");
+	static const int one2k[] = { 2048 };
+	prefill_case(KDA_F32, 1, one2k, 32, true, false);
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	unsetenv("K3_KDA_PREFILL");
 }
 
 /* Random BF16 bits, uniform in [lo, hi), straight to the device (the bitwise
@@ -604,6 +604,15 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 	CUDA_OK(cudaMalloc(&ws, wsb));
 	uint8_t *ho[2], *hs[2];
 	const char *mode[2] = { "overlap", NULL };
+	/* The same kernels both ways (by default the serial path takes another intra build,
+	 * stage count and width rule): only the flags and the side stream differ. The caller's
+	 * K3_KDA_INTRA / K3_KDA_RECUR_STAGES stand; else v2r and 3 stages. */
+	const bool pin_intra = !getenv("K3_KDA_INTRA"), pin_stages = !getenv("K3_KDA_RECUR_STAGES");
+	if (pin_intra)
+		setenv("K3_KDA_INTRA", "v2r", 1);
+	if (pin_stages)
+		setenv("K3_KDA_RECUR_STAGES", "3", 1);
+	setenv("K3_KDA_RECUR_WARPS", "v1", 1);
 	for (int m = 0; m < 2; m++) {
 		CUDA_OK(cudaMemset(out, 0xff, E * 2));
 		CUDA_OK(cudaMemset(s1, 0xff, SB));
@@ -624,6 +633,11 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 		CUDA_OK(cudaMemcpy(hs[m], s1, SB, cudaMemcpyDeviceToHost));
 	}
 	unsetenv("K3_KDA_PREFILL");
+	unsetenv("K3_KDA_RECUR_WARPS");
+	if (pin_intra)
+		unsetenv("K3_KDA_INTRA");
+	if (pin_stages)
+		unsetenv("K3_KDA_RECUR_STAGES");
 	size_t diff_o = 0, diff_s = 0;
 	for (size_t i = 0; i < E * 2; i++)
 		diff_o += ho[0][i] != ho[1][i];
@@ -642,14 +656,15 @@ static void test_prefill_overlap(void **unused)
 {
 	(void)unused;
 	static const int one2k[] = { 2048 };
-	overlap_case(KDA_F32, 1, one2k, 96); /* 384 recurrent CTAs of 2 warps, 12288 intra CTAs */
+	overlap_case(KDA_F32, 1, one2k, 96); /* 192 recurrent CTAs of 4 warps, 12288 intra CTAs */
 	static const int lens[] = { 1000, 17, 0, 1031, 16 };
 	overlap_case(KDA_BF16, 5, lens, 24); /* 120 pairs: 240 CTAs of 4 warps */
 	overlap_case(KDA_F32, 5, lens, 4);   /* 20 pairs: 1-warp CTAs, 160 of them */
-	setenv("K3_KDA_INTRA", "v3", 1);     /* persistent intra CTAs beside the recurrent ones */
-	overlap_case(KDA_BF16, 5, lens, 24);
+	setenv("K3_KDA_INTRA", "v2", 1);     /* the serial path's intra kernel and stages beside */
+	setenv("K3_KDA_RECUR_STAGES", "4", 1);
 	overlap_case(KDA_F32, 1, one2k, 96);
 	unsetenv("K3_KDA_INTRA");
+	unsetenv("K3_KDA_RECUR_STAGES");
 }
 
 /* Prefill of T tokens on the GPU, then n fused decode steps on the GPU,
