@@ -387,9 +387,8 @@ __device__ __forceinline__ uint32_t ld_once_b32(const uint16_t *p)
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
-constexpr int INTRA_V2_MIN_CTAS = 8;  /* 64 registers; shared memory also allows 8 */
-constexpr int INTRA_V2R_MIN_CTAS = 10; /* "v2r": <= 48 registers (56 bytes of spills), for the
-					* overlapped path, where registers, not shared memory, bound it */
+constexpr int INTRA_V2_MIN_CTAS = 8; /* 64 registers; shared memory also allows 8 (at <= 48
+				       * registers, 56 bytes of spills, it ran slower: 01r) */
 
 struct intra_smem {
 	__align__(16) uint16_t s_v[CH][TILE_LD];     /* v of the chunk */
@@ -690,8 +689,7 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
-template <int MIN_CTAS>
-__global__ void __launch_bounds__(INTRA_THREADS, MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
@@ -913,20 +911,24 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap   the two kernels one after the other, or side by side
- *   K3_KDA_INTRA=v1 | v2 | v2r         intra kernel version (v2r: v2 at <= 48 registers)
+ *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width */
 struct prefill_cfg {
 	bool overlap;
-	int intra;  /* 1, 2, 3 (v2r) */
+	int intra;  /* 1, 2 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 };
 
-/* H200, 2026-12-01r call 1 (T = 16K, H = 96): serial v1 2.29 ms -> v2 with rule 2 2.10 ms;
- * overlapped v2 with rule 1 (4-warp CTAs) 1.82 ms (rule 2's 384 CTAs: 2.91 ms). */
+/* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
+ * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
+ * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
+ * 2.04-2.19 ms. The overlapped path stays opt-in: beside the recurrent CTAs at H = 12..48 the
+ * intra kernel slows more than the recurrent tail it hides (e.g. 16K, H = 12: 1.07 against 0.89
+ * ms serial, with the <= 48-register build). */
 constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 3, 3, 1 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
 
 /* The configuration asked for; `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
 prefill_cfg prefill_config(bool allow_overlap = true)
@@ -934,7 +936,7 @@ prefill_cfg prefill_config(bool allow_overlap = true)
 	const char *e = getenv("K3_KDA_PREFILL");
 	prefill_cfg c = allow_overlap && e && !strcmp(e, "overlap") ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
-		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : !strcmp(e, "v2r") ? 3 : c.intra;
+		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
 		c.stages = !strcmp(e, "3") ? 3 : !strcmp(e, "4") ? 4 : c.stages;
 	if ((e = getenv("K3_KDA_RECUR_WARPS")))
@@ -947,9 +949,7 @@ prefill_cfg prefill_config(bool allow_overlap = true)
 
 const void *intra_kernel(int v)
 {
-	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel
-	       : v == 3 ? (const void *)kda_chunk_intra_kernel<INTRA_V2R_MIN_CTAS>
-			: (const void *)kda_chunk_intra_kernel<INTRA_V2_MIN_CTAS>;
+	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
 }
 
 /* `grid`: chunks x heads in either order. */
@@ -957,10 +957,8 @@ int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 {
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	else if (v == 3)
-		kda_chunk_intra_kernel<INTRA_V2R_MIN_CTAS><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else
-		kda_chunk_intra_kernel<INTRA_V2_MIN_CTAS><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
 }
 

@@ -526,7 +526,7 @@ static void test_prefill_varlen(void **unused)
 
 /* The configurations kda_prefill() can take (K3_KDA_* variables, see kda_prefill.cu's
  * prefill_cfg) against the float64 definition: the recurrent kernel at every CTA width, with 3
- * stages, both width rules; the intra kernel v1, v2 and v2r; the overlapped path with its
+ * stages, both width rules; the intra kernel v1 and v2; the overlapped path with its
  * defaults. */
 static void test_prefill_variants(void **unused)
 {
@@ -550,12 +550,9 @@ static void test_prefill_variants(void **unused)
 	unsetenv("K3_KDA_RECUR_WARPS");
 	unsetenv("K3_KDA_RECUR_STAGES");
 	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
-	static const char *const intra[] = { "v1", "v2r" };
-	for (int i = 0; i < 2; i++) {
-		setenv("K3_KDA_INTRA", intra[i], 1);
-		print_message(" K3_KDA_INTRA=%s\n", intra[i]);
-		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-	}
+	setenv("K3_KDA_INTRA", "v1", 1);
+	print_message(" K3_KDA_INTRA=v1\n");
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
 	unsetenv("K3_KDA_INTRA");
 	setenv("K3_KDA_PREFILL", "overlap", 1);
 	print_message(" K3_KDA_PREFILL=overlap (its defaults)\n");
@@ -606,10 +603,10 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 	const char *mode[2] = { "overlap", NULL };
 	/* The same kernels both ways (by default the serial path takes another intra build,
 	 * stage count and width rule): only the flags and the side stream differ. The caller's
-	 * K3_KDA_INTRA / K3_KDA_RECUR_STAGES stand; else v2r and 3 stages. */
+	 * K3_KDA_INTRA / K3_KDA_RECUR_STAGES stand; else v2 and 3 stages (the overlapped defaults). */
 	const bool pin_intra = !getenv("K3_KDA_INTRA"), pin_stages = !getenv("K3_KDA_RECUR_STAGES");
 	if (pin_intra)
-		setenv("K3_KDA_INTRA", "v2r", 1);
+		setenv("K3_KDA_INTRA", "v2", 1);
 	if (pin_stages)
 		setenv("K3_KDA_RECUR_STAGES", "3", 1);
 	setenv("K3_KDA_RECUR_WARPS", "v1", 1);
@@ -660,7 +657,7 @@ static void test_prefill_overlap(void **unused)
 	static const int lens[] = { 1000, 17, 0, 1031, 16 };
 	overlap_case(KDA_BF16, 5, lens, 24); /* 120 pairs: 240 CTAs of 4 warps */
 	overlap_case(KDA_F32, 5, lens, 4);   /* 20 pairs: 1-warp CTAs, 160 of them */
-	setenv("K3_KDA_INTRA", "v2", 1);     /* the serial path's intra kernel and stages beside */
+	setenv("K3_KDA_INTRA", "v1", 1); /* the previous intra kernel, 4 stages */
 	setenv("K3_KDA_RECUR_STAGES", "4", 1);
 	overlap_case(KDA_F32, 1, one2k, 96);
 	unsetenv("K3_KDA_INTRA");
