@@ -17,8 +17,12 @@
  * kernel runs beside the intra one on a side stream of higher priority,
  * waiting on a ready flag per record; it falls back to the serial order where
  * its CTAs could fill every SM, past 65535 chunks or while `stream` is being
- * captured. Same arithmetic, bit-identical results; on the H200 within -2.4 %
- * to +3.5 % of the serial time (bench/results/k3-kernels-h200-2026-12-01l/).
+ * captured. Same kernels' arithmetic: the overlapped results equal the serial
+ * ones bit for bit when both use the same intra build, stage count and CTA
+ * width (each path has its own defaults; K3_KDA_INTRA, K3_KDA_RECUR_STAGES,
+ * K3_KDA_RECUR_WARPS override them, see kda_prefill.cu). On the H200 at
+ * T = 16K, H = 96: serial 2.07-2.11 ms, overlapped 1.75 ms; the overlapped
+ * path loses at H <= 48 (bench/results/k3-kernels-h200-2026-12-01r/).
  */
 #ifndef K3_KERNELS_KDA_PREFILL_H
 #define K3_KERNELS_KDA_PREFILL_H
