@@ -600,7 +600,7 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 	const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
 	CUDA_OK(cudaMalloc(&ws, wsb));
 	uint8_t *ho[2], *hs[2];
-	const char *mode[2] = { "overlap", NULL };
+	const char *mode[2] = { "overlap", "serial" };
 	/* The same kernels both ways (by default the serial path takes another intra build,
 	 * stage count and width rule): only the flags and the side stream differ. The caller's
 	 * K3_KDA_INTRA / K3_KDA_RECUR_STAGES stand; else v2 and 3 stages (the overlapped defaults). */
@@ -614,10 +614,7 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 		CUDA_OK(cudaMemset(out, 0xff, E * 2));
 		CUDA_OK(cudaMemset(s1, 0xff, SB));
 		CUDA_OK(cudaMemset(ws, 0xff, wsb));
-		if (mode[m])
-			setenv("K3_KDA_PREFILL", mode[m], 1);
-		else
-			unsetenv("K3_KDA_PREFILL");
+		setenv("K3_KDA_PREFILL", mode[m], 1);
 		struct kda_prefill_args a = {
 			.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = sdt,
 			.scale = 0.08838835f, .q = q, .k = k, .v = v, .g_raw = g, .beta_raw = b,
