@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Device call of issue 17's grouped-GEMM round q (one nvidia-h200, <= ~150 s of work): the wgmma
+# expert GEMM in clusters (K3_GEMM_WG_CLUSTER; default ceil(rows per group / 128) CTAs, 3 at
+# T = 16K: the CTAs of a cluster take one expert's token chunks and share its weight tiles by
+# TMA multicast) beside the kernel without clusters (K3_GEMM_WG_CLUSTER=1), back to back in one
+# process (k3-bench --only moe_prefill --quick: T = 16K, BF16 then MXFP4, w13 then w2, each beside
+# cuBLASLt); test-moe-gpu (float64 references); compute-sanitizer memcheck and racecheck on the
+# cluster test; then, as time allows, clusters of 2 (K3_GEMM_WG_CLUSTER=2) and of 4.
+# nvidia-smi sampled every 500 ms throughout.
+# From the repository root:  LIMIT=150 PACK=.gpu/h18b bash .gpu/h18b/call.sh
+# $OUT gets: k3-tests.txt k3-bench.txt k3-misc.tar.xz (env, smi, CSVs).
+set -u
+PACK=${PACK:-.gpu/h18b}
+B=${BUILD:-$PACK/k3-build}
+OUT=${OUT:-$PWD/k3-out}
+M=$OUT/misc
+LIMIT=${LIMIT:-150}
+mkdir -p "$OUT" "$M"
+t0=$(date +%s)
+left() { echo $(( LIMIT - ($(date +%s) - t0) )); }
+[ -d "$B" ] || tar xJf "$PACK/pack.tar.xz" -C "$PACK" || { echo "cannot unpack $PACK/pack.tar.xz"; exit 2; }
+mkdir -p .gpu
+[ -f .gpu/libcmocka.so.0 ] || cp "$PACK/libcmocka.so.0" .gpu/
+export LD_LIBRARY_PATH=$PWD/.gpu:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+{
+  date -u +"date %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total,power.limit,temperature.gpu --format=csv
+  nvcc --version 2>/dev/null | tail -1
+  uname -r
+} > "$M/k3-env.txt" 2>&1
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv -lms 500 > "$M/k3-smi.csv" 2>&1 &
+smi=$!
+T=$B/tests/kernels
+K=$B/kernels
+unset K3_GEMM_WG_CLUSTER K3_GEMM_WG_WEIGHTS
+{
+  echo "== moe-gpu"
+  timeout 70 "$T/test-moe-gpu" 2>&1 | grep -E "err/tol|rel err|^\[ *(OK|FAILED|PASSED|ERROR|SKIPPED)|Failure|wgmma|error" | tail -60
+  echo "== moe-gpu: exit ${PIPESTATUS[0]} at $(( $(date +%s) - t0 )) s"
+} > "$OUT/k3-tests.txt" 2>&1
+echo "tests done at $(( $(date +%s) - t0 )) s: $(grep -E '^== .*exit' "$OUT/k3-tests.txt" | tr '\n' ' ')"
+{
+  echo "==== clusters: default (auto)"
+  timeout 60 "$K/k3-bench" --only moe_prefill --quick -o "$M/k3-bench-auto.csv" 2>&1
+  echo "==== exit ${PIPESTATUS[0]} at $(( $(date +%s) - t0 )) s"
+} > "$OUT/k3-bench.txt" 2>&1
+echo "k3-bench done at $(( $(date +%s) - t0 )) s"
+{
+  for tool in memcheck racecheck; do
+    l=$(( $(left) - 10 )); [ "$l" -gt 10 ] || { echo "no time for $tool"; continue; }
+    [ "$l" -gt 30 ] && l=30
+    echo "== $tool moe *wgmma_clusters*"
+    MOE_TEST_FILTER='*wgmma_clusters*' timeout "$l" compute-sanitizer --tool "$tool" --error-exitcode 9 "$T/test-moe-gpu" 2>&1 |
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race|hazard|FAILED|PASSED|OK \]|rror" | tail -12
+    echo "== $tool: exit ${PIPESTATUS[0]} at $(( $(date +%s) - t0 )) s"
+  done
+} >> "$OUT/k3-tests.txt" 2>&1
+echo "sanitizer done at $(( $(date +%s) - t0 )) s"
+for c in 2 4; do
+  l=$(( $(left) - 5 )); [ "$l" -gt 40 ] || { echo "no time for clusters of $c" >> "$OUT/k3-bench.txt"; break; }
+  {
+    echo "==== clusters: K3_GEMM_WG_CLUSTER=$c (limit $l s)"
+    K3_GEMM_WG_CLUSTER=$c timeout "$l" "$K/k3-bench" --only moe_prefill --quick -o "$M/k3-bench-c$c.csv" 2>&1
+    echo "==== exit ${PIPESTATUS[0]} at $(( $(date +%s) - t0 )) s"
+  } >> "$OUT/k3-bench.txt" 2>&1
+done
+kill "$smi"
+tar cJf "$OUT/k3-misc.tar.xz" -C "$M" .
+rm -rf "$M"
+cat "$OUT/k3-tests.txt" | grep -E "^==|SUMMARY|FAILED|Failure|PASSED" | head -30
+grep -E "grouped_gemm|cublasLt|====" "$OUT/k3-bench.txt" | head -60
+echo "call: $(( $(date +%s) - t0 )) s"
