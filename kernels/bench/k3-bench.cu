@@ -970,12 +970,18 @@ void bench_gemm(const options &o)
 	}
 }
 
-/* --only moe_prefill: the grouped prefill rows alone, each with and without clusters. */
+/* --only moe_prefill: the grouped prefill rows alone, each with and without clusters
+ * (K3_BENCH_MOE_VARIANT=bf16_w13 etc. in the environment: that variant only, e.g. under ncu). */
 void bench_moe_prefill(const options &o)
 {
+	const char *only = getenv("K3_BENCH_MOE_VARIANT");
 	for (int dti = 0; dti < 2; dti++) {
 		const enum k3_wdtype dt = dti ? K3_W_MXFP4 : K3_W_BF16;
 		for (int glu = 1; glu >= 0; glu--) {
+			char name[16];
+			snprintf(name, sizeof name, "%s_%s", dti ? "mxfp4" : "bf16", glu ? "w13" : "w2");
+			if (only && *only && strcmp(only, name) != 0)
+				continue;
 			experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, dt);
 			for (int T : o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 }) {
 				expert_point(o, w, T, glu, false, 1);
