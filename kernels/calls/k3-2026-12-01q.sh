@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device call of issue 17's grouped-GEMM round q (one nvidia-h200, <= ~150 s of work): the wgmma
-# expert GEMM in clusters (K3_GEMM_WG_CLUSTER; default ceil(rows per group / 128) CTAs, 3 at
+# expert GEMM in clusters (K3_GEMM_WG_CLUSTER=auto: ceil(rows per group / 128) CTAs, 3 at
 # T = 16K: the CTAs of a cluster take one expert's token chunks and share its weight tiles by
 # TMA multicast) beside the kernel without clusters (K3_GEMM_WG_CLUSTER=1), back to back in one
 # process (k3-bench --only moe_prefill --quick: T = 16K, BF16 then MXFP4, w13 then w2, each beside
@@ -42,8 +42,8 @@ unset K3_GEMM_WG_CLUSTER K3_GEMM_WG_WEIGHTS
 } > "$OUT/k3-tests.txt" 2>&1
 echo "tests done at $(( $(date +%s) - t0 )) s: $(grep -E '^== .*exit' "$OUT/k3-tests.txt" | tr '\n' ' ')"
 {
-  echo "==== clusters: default (auto)"
-  timeout 60 "$K/k3-bench" --only moe_prefill --quick -o "$M/k3-bench-auto.csv" 2>&1
+  echo "==== clusters: K3_GEMM_WG_CLUSTER=auto"
+  K3_GEMM_WG_CLUSTER=auto timeout 60 "$K/k3-bench" --only moe_prefill --quick -o "$M/k3-bench-auto.csv" 2>&1
   echo "==== exit ${PIPESTATUS[0]} at $(( $(date +%s) - t0 )) s"
 } > "$OUT/k3-bench.txt" 2>&1
 echo "k3-bench done at $(( $(date +%s) - t0 )) s"
@@ -70,7 +70,7 @@ done
   for v in ELb1:cluster ELb0:nocluster; do
     l=$(( $(left) - 5 )); [ "$l" -gt 35 ] || { echo "no time for ncu ${v#*:}"; break; }
     echo "==== ncu BF16 w13 T = 16K, ${v#*:} (limit $l s)"
-    K3_BENCH_MOE_VARIANT=bf16_w13 timeout "$l" ncu --clock-control none --kernel-name-base mangled \
+    K3_GEMM_WG_CLUSTER=auto K3_BENCH_MOE_VARIANT=bf16_w13 timeout "$l" ncu --clock-control none --kernel-name-base mangled \
       --kernel-name "regex:wg_kernelILb0ELb1${v%%:*}" --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
       --section WarpStateStats --section LaunchStats \

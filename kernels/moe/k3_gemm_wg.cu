@@ -670,12 +670,16 @@ int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 }
 
 /* Cluster size of a grouped launch with weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per call):
- * 1 (or 0): the kernel without clusters; 2 .. 4: that size; unset or "auto": ceil(rows per group
- * / TT) clamped to 1 .. 4, so that a cluster's CTAs take the token chunks of a typical group and
- * its weight tiles come from L2 once for them all. */
+ * unset, 0 or 1: the kernel without clusters (CLUSTER_DEFAULT_AUTO false); 2 .. 4: that size;
+ * "auto": ceil(rows per group / TT) clamped to 1 .. 4, so that a cluster's CTAs take the token
+ * chunks of a typical group and its weight tiles come from L2 once for them all. */
+constexpr bool CLUSTER_DEFAULT_AUTO = false;
+
 int cluster_ctas(const params &p)
 {
 	const char *e = getenv("K3_GEMM_WG_CLUSTER");
+	if (!(e && *e) && !CLUSTER_DEFAULT_AUTO)
+		return 1;
 	if (e && *e && strcmp(e, "auto") != 0) {
 		char *end = nullptr;
 		const long v = strtol(e, &end, 10);

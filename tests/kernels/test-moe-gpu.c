@@ -838,8 +838,8 @@ static void test_gemm_wgmma_tiles(void **unused)
 	unsetenv("K3_GEMM_WG_WEIGHTS");
 }
 
-/* The wgmma kernel in clusters (K3_GEMM_WG_CLUSTER, read per call; by default ceil(rows per
- * group / 128) CTAs, here 2): a cluster's CTAs take one group's token chunks (equal chunks of
+/* The wgmma kernel in clusters (K3_GEMM_WG_CLUSTER, read per call; "auto": ceil(rows per group
+ * / 128) CTAs, here 2): a cluster's CTAs take one group's token chunks (equal chunks of
  * <= 128 rows) and share its weight tiles, each CTA copying quarters of them into all. Groups of
  * 1 .. 4 chunks (CTAs with no chunk in a unit), a last weight band of 64 rows (quarters past N),
  * both formats, gathered rows; then clusters of 3 and 4, and enough units that each cluster runs
