@@ -47,6 +47,16 @@
  *  - the epilogue runs from the accumulators: thread (g, t) of warp w holds
  *    weight rows 16 w + g and + 8 (GLU: the gate and up rows of one output,
  *    by the interleaving of moe_common.h) for tokens 8 j + 2 t, + 1.
+ *
+ * Clusters (grouped, BF16 weights by TMA; K3_GEMM_WG_CLUSTER, cluster_ctas()):
+ * the ncl CTAs of a cluster walk units (group, weight tile, ncl token chunks):
+ * CTA r takes chunk ncl j + r of the group's ceil(count / TT) equal chunks (none
+ * past them: its stages pass through) and all share the weight tile, whose four
+ * 64-row boxes CTA b % ncl copies into every CTA's stage (TMA multicast; each
+ * CTA expects the whole tile's bytes on its own `full` barrier). A stage is
+ * rewritten only when the consumers of every CTA released it: lane 0 of each
+ * consumer warp arrives on the `empty` barrier of every CTA (8 ncl a phase).
+ * The weight tiles thus come from L2 once per unit instead of once per chunk.
  */
 #include <cerrno>
 #include <climits>
@@ -672,11 +682,13 @@ int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 	return -EINVAL;
 }
 
-/* Cluster size of a grouped launch with weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per call):
- * unset, 0 or 1: the kernel without clusters (CLUSTER_DEFAULT_AUTO false); 2 .. 4: that size;
- * "auto": ceil(rows per group / TT) clamped to 1 .. 4, so that a cluster's CTAs take the token
- * chunks of a typical group and its weight tiles come from L2 once for them all. */
-constexpr bool CLUSTER_DEFAULT_AUTO = false;
+/* Cluster size of a grouped launch with BF16 weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per
+ * call): unset or "auto": ceil(rows per group / TT) clamped to 1 .. 4, so that a cluster's CTAs
+ * take the token chunks of a typical group and its weight tiles come from L2 once for them all
+ * (3 at K3's T = 16K: 10-20 % faster than without, bench/results/k3-kernels-h200-2026-12-01q);
+ * 0 or 1: the kernel without clusters; 2 .. 4: that size. MXFP4 weights never cluster (measured
+ * 4-24 % slower there: its k loop, not the L2, is the limit). */
+constexpr bool CLUSTER_DEFAULT_AUTO = true;
 
 int cluster_ctas(const params &p)
 {
@@ -791,15 +803,14 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		grid = tiles < grid ? tiles : grid;
 	}
 	CUtensorMap tmw;
-	int ncl = p.n_groups > 0 && !weights_by_cp_async() ? cluster_ctas(p) : 1;
+	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p) : 1;
 	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
 		ncl = 1;
 	}
 	if (ncl > 1)
-		return fp4 ? launch_epi<true, true, true>(p, tmw, epi, (int)grid, ncl, stream)
-			   : launch_epi<false, true, true>(p, tmw, epi, (int)grid, ncl, stream);
+		return launch_epi<false, true, true>(p, tmw, epi, (int)grid, ncl, stream);
 	if (fp4)
 		return tma ? launch_epi<true, true, false>(p, tmw, epi, (int)grid, 1, stream)
 			   : launch_epi<true, false, false>(p, tmw, epi, (int)grid, 1, stream);
