@@ -758,7 +758,7 @@ struct droute {
  * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
  * (the model has no MXFP8-activation GEMM: not a calibration range). */
 void expert_point(const options &o, experts &w, int T, bool glu, bool decode, int R,
-		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false)
+		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool regs = false)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -806,7 +806,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	};
 	row r;
 	r.op = "grouped_gemm";
-	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (glu ? "mxfp4a8_w13" : "mxfp4a8_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
+	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (glu ? "mxfp4a8_w13" : "mxfp4a8_w2")
+					     : regs ? (glu ? "mxfp4r_w13" : "mxfp4r_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
 	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s", T, (long long)rows, w.N, w.K,
@@ -815,7 +816,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
 	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
-		 a8 ? "k3-bench mxfp8 op" : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op",
+		 a8 ? "k3-bench mxfp8 op" : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
+			 : regs ? "k3-bench gemv-regs op" : "k3sim op",
 		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
@@ -990,7 +992,8 @@ std::vector<int> token_sizes(const options &o)
 }
 
 /* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
- * activations (the default kernel) and with MXFP8 activations (the FP8 gemv), side by side in
+ * activations (the default kernel: the bulk-copy ring; then K3_GEMV_FP4=regs, the register-
+ * pipelined kernel, as mxfp4r_*) and with MXFP8 activations (the FP8 gemv), side by side in
  * one process, and the MXFP8 quantizer of each input. */
 void bench_gemv(const options &o)
 {
@@ -998,6 +1001,9 @@ void bench_gemv(const options &o)
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
+			setenv("K3_GEMV_FP4", "regs", 1); /* the register-pipelined kernel, back to back */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, true);
+			unsetenv("K3_GEMV_FP4");
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true);
 		}
 	}
