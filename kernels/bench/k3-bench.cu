@@ -9,7 +9,9 @@
  *            [--require-wgmma]
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
- * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer.
+ * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer;
+ * each beside the older kernel forced (K3_GEMV_FP4=regs: `mxfp4r_*` rows, `k3-bench gemv-regs
+ * op=...`; K3_GEMV8_PIPE=smem: `mxfp4a8s_*`, `k3-bench mxfp8-smem op=...`).
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -806,7 +808,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	};
 	row r;
 	r.op = "grouped_gemm";
-	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (glu ? "mxfp4a8_w13" : "mxfp4a8_w2")
+	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (regs ? (glu ? "mxfp4a8s_w13" : "mxfp4a8s_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
 					     : regs ? (glu ? "mxfp4r_w13" : "mxfp4r_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
@@ -816,7 +818,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
 	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
-		 a8 ? "k3-bench mxfp8 op" : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
+		 a8 ? (regs ? "k3-bench mxfp8-smem op" : "k3-bench mxfp8 op") : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
 			 : regs ? "k3-bench gemv-regs op" : "k3sim op",
 		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
@@ -834,7 +836,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
 		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
 		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
-	if (a8 && decode) { /* the activations' quantizer, once per GEMM input (not in the row above) */
+	if (a8 && decode && !regs) { /* the activations' quantizer, once per GEMM input (not in the row above) */
 		row q;
 		q.op = "mxfp8_quant", q.variant = glu ? "latent" : "hidden";
 		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
@@ -1005,6 +1007,9 @@ void bench_gemv(const options &o)
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, true);
 			unsetenv("K3_GEMV_FP4");
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true);
+			setenv("K3_GEMV8_PIPE", "smem", 1); /* the MXFP8 gemv8_kernel, back to back */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, true);
+			unsetenv("K3_GEMV8_PIPE");
 		}
 	}
 }

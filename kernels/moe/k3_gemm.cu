@@ -476,211 +476,6 @@ __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_ke
 	}
 }
 
-/* ---- gemv, MXFP4 weights through the bulk copy engine (grouped) ---------- */
-
-/* A persistent grid (one CTA of 8 warps an SM) in which every warp is its own pipeline: the work
- * is the touched experts' 16-row strips (warp units: the MMA's M), handed out round-robin to the
- * grid's warps numbered across CTAs first (warp w of CTA b is warp w * grid + b, so that the
- * units left over after whole rounds spread over all SMs, not the first CTAs). A warp walks its
- * units' (token pass, 512-deep k stage) sequence and keeps GB_STAGES stages of it in flight in a
- * private shared-memory ring filled by the bulk copy engine: per stage 16 row copies of 256 bytes
- * (512 MXFP4 weights) and 16 of 16 scale bytes, issued by lanes 0..15, completion counted on the
- * slot's mbarrier, L2 evict-first (the weights are read once). No register holds a byte in
- * flight, so the ring carries 4 x 4352 bytes a warp (139 KB an SM) where the register-pipelined
- * kernel carried 64 bytes a lane (32 KB an SM at two CTAs); a warp reads its slot into registers
- * at the stage's start, refills the slot at once, and computes as gemv_kernel does (MMA
- * m16n8k16, lane (g, t) k 32t .. 32t + 31 of each 128-deep block of rows g, g + 8). Rows of a
- * slot sit in pairs 576 bytes apart, the odd row 320 bytes into its pair: the eight lanes of a
- * 16-byte shared load's phase (rows 2m, 2m + 1) hit disjoint banks. */
-constexpr int GB_STAGES = 4;                   /* ring slots a warp */
-constexpr int GB_KS = 512;                     /* k per stage */
-constexpr int GB_ROW = GB_KS / 2;              /* packed bytes a row per stage */
-constexpr int GB_WBYTES = 8 * 576;             /* the 16 rows' weights of a slot */
-constexpr int GB_SLOT = GB_WBYTES + 16 * 16;   /* + 16 scale bytes a row */
-constexpr int GB_TX = 16 * (GB_ROW + 16);      /* bytes a stage's copies deliver */
-constexpr int GB_SMEM = 8 * GB_STAGES * GB_SLOT + 8 * GB_STAGES * 8;
-static_assert(GB_SMEM <= 227 * 1024, "gemv bulk ring");
-
-__device__ __forceinline__ int gb_row_off(int r)
-{
-	return (r >> 1) * 576 + (r & 1) * 320;
-}
-
-/* A warp's position in its work: unit u (touched expert u / strips, strip u % strips), token pass,
- * k stage. */
-struct gb_pos {
-	int u, grp, pass, npass, ks;
-};
-
-/* The first unit at or after pos.u (step W) whose expert has rows; false past the last. */
-template <int NT8>
-__device__ __forceinline__ bool gb_seek(const params &p, int strips, int total, int W, gb_pos &s)
-{
-	for (; s.u < total; s.u += W) {
-		s.grp = p.touched[s.u / strips];
-		const int64_t rows = (int64_t)p.off[s.grp + 1] - p.off[s.grp];
-		if (rows > 0) {
-			s.npass = (int)((rows + 8 * NT8 - 1) / (8 * NT8));
-			s.pass = 0, s.ks = 0;
-			return true;
-		}
-	}
-	return false;
-}
-
-template <int NT8>
-__device__ __forceinline__ bool gb_next(const params &p, int strips, int total, int W, int nks, gb_pos &s)
-{
-	if (++s.ks < nks)
-		return true;
-	s.ks = 0;
-	if (++s.pass < s.npass)
-		return true;
-	s.u += W;
-	return gb_seek<NT8>(p, strips, total, W, s);
-}
-
-/* Bulk copy global -> shared with an L2 cache policy. */
-__device__ __forceinline__ void gb_bulk(void *dst, const void *src, uint32_t bytes, uint64_t *bar, uint64_t pol)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, "
-		     "[%3], %4;\n" ::"r"(k3_smem_u32(dst)),
-		     "l"(src), "r"(bytes), "r"(k3_smem_u32(bar)), "l"(pol)
-		     : "memory");
-#endif
-}
-
-template <int NT8, int EPI>
-__global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-	extern __shared__ __align__(128) unsigned char gb_smem[];
-	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
-	unsigned char *ring = gb_smem + warp * GB_STAGES * GB_SLOT;
-	uint64_t *full = reinterpret_cast<uint64_t *>(gb_smem + 8 * GB_STAGES * GB_SLOT) + warp * GB_STAGES;
-	if (lane == 0) {
-#pragma unroll
-		for (int s = 0; s < GB_STAGES; s++)
-			k3_mbar_init(full + s, 1);
-		k3_mbar_fence_init();
-	}
-	__syncwarp();
-	uint64_t pol;
-	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-	const int strips = p.N / 16, nks = p.K / GB_KS, W = (int)gridDim.x * 8;
-	const int total = *p.n_touched * strips;
-	const size_t rbytes = (size_t)p.K / 2, sbytes = (size_t)p.K / 32;
-
-	auto issue = [&](const gb_pos &s, int slot) {
-		unsigned char *dst = ring + slot * GB_SLOT;
-		if (lane == 0)
-			k3_mbar_expect_tx(full + slot, GB_TX);
-		__syncwarp();
-		if (lane < 16) {
-			const size_t row = (size_t)s.grp * p.N + (size_t)(s.u % strips) * 16 + lane;
-			k3_fence_proxy_async(); /* the slot's earlier shared loads before the copies' writes */
-			gb_bulk(dst + gb_row_off(lane), p.wp + row * rbytes + (size_t)s.ks * GB_ROW, GB_ROW, full + slot, pol);
-			gb_bulk(dst + GB_WBYTES + lane * 16, p.ws + row * sbytes + (size_t)s.ks * 16, 16, full + slot, pol);
-		}
-	};
-
-	gb_pos pq = { warp * (int)gridDim.x + (int)blockIdx.x, 0, 0, 0, 0 };
-	bool pv = gb_seek<NT8>(p, strips, total, W, pq);
-	gb_pos cq = pq; /* the consumer's position */
-	bool cv = pv;
-	for (int st = 0; st < GB_STAGES && pv; st++) {
-		issue(pq, st);
-		pv = gb_next<NT8>(p, strips, total, W, nks, pq);
-	}
-
-	const uint16_t *xr[NT8];
-	bool xok[NT8];
-	float acc[NT8][4];
-	int64_t pr = 0, re = 0;
-	uint4 xc[2][NT8][4]; /* x of the current and the next 128-deep block */
-	auto load_x = [&](int kb, uint4 (&x)[NT8][4]) {
-#pragma unroll
-		for (int nt = 0; nt < NT8; nt++)
-#pragma unroll
-			for (int q = 0; q < 4; q++)
-				x[nt][q] = xok[nt] ? ld_nc16(xr[nt] + (size_t)kb * GV_K + q * 8) : make_uint4(0u, 0u, 0u, 0u);
-	};
-	uint32_t consumed = 0;
-#pragma unroll 1
-	while (cv) {
-		if (cq.ks == 0) { /* a new token pass: its rows, x pointers, zero sums */
-			const int64_t rb = p.off[cq.grp];
-			re = p.off[cq.grp + 1];
-			pr = rb + (int64_t)cq.pass * 8 * NT8;
-#pragma unroll
-			for (int nt = 0; nt < NT8; nt++) {
-				const int64_t r = pr + nt * 8 + gq;
-				xok[nt] = r < re;
-				const int64_t ar = xok[nt] ? (p.a_index ? p.a_index[r] : r) : 0;
-				xr[nt] = p.a + ar * p.K + tq * 32;
-				acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-			}
-			load_x(0, xc[0]);
-		}
-		const int slot = (int)(consumed % GB_STAGES);
-		k3_mbar_wait(full + slot, (consumed / GB_STAGES) & 1u);
-		const unsigned char *sl = ring + slot * GB_SLOT;
-		uint4 w0[4], w1[4];
-#pragma unroll
-		for (int b = 0; b < 4; b++) {
-			w0[b] = *reinterpret_cast<const uint4 *>(sl + gb_row_off(gq) + b * 64 + tq * 16);
-			w1[b] = *reinterpret_cast<const uint4 *>(sl + gb_row_off(gq + 8) + b * 64 + tq * 16);
-		}
-		const uint4 s0 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + gq * 16);
-		const uint4 s1 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + (gq + 8) * 16);
-		__syncwarp();
-		if (pv) { /* refill the slot just read: the stage GB_STAGES ahead */
-			issue(pq, slot);
-			pv = gb_next<NT8>(p, strips, total, W, nks, pq);
-		}
-		consumed++;
-		const bool more = cq.ks + 1 < nks; /* the pass's next stage follows: prefetch its first x */
-#pragma unroll
-		for (int b = 0; b < 4; b++) {
-			const int kb = cq.ks * 4 + b;
-			if (b < 3)
-				load_x(kb + 1, xc[(b + 1) & 1]);
-			else if (more)
-				load_x(kb + 1, xc[0]);
-			const uint4 (&x)[NT8][4] = xc[b & 1];
-			const uint32_t e0 = b == 0 ? s0.x : b == 1 ? s0.y : b == 2 ? s0.z : s0.w;
-			const uint32_t e1 = b == 0 ? s1.x : b == 1 ? s1.y : b == 2 ? s1.z : s1.w;
-			const uint32_t sc0 = k3_e8m0_to_bf16x2((e0 >> (8 * tq)) & 0xffu);
-			const uint32_t sc1 = k3_e8m0_to_bf16x2((e1 >> (8 * tq)) & 0xffu);
-#pragma unroll
-			for (int q = 0; q < 4; q++) {
-				const uint32_t u0 = q == 0 ? w0[b].x : q == 1 ? w0[b].y : q == 2 ? w0[b].z : w0[b].w;
-				const uint32_t u1 = q == 0 ? w1[b].x : q == 1 ? w1[b].y : q == 2 ? w1[b].z : w1[b].w;
-				uint32_t A0[4], A1[4];
-				k3_e2m1x8_to_bf16x8(u0, A0);
-				k3_e2m1x8_to_bf16x8(u1, A1);
-#pragma unroll
-				for (int i = 0; i < 4; i++) {
-					A0[i] = k3_bf16x2_mul(A0[i], sc0);
-					A1[i] = k3_bf16x2_mul(A1[i], sc1);
-				}
-				const uint32_t a_even[4] = { A0[0], A1[0], A0[1], A1[1] };
-				const uint32_t a_odd[4] = { A0[2], A1[2], A0[3], A1[3] };
-#pragma unroll
-				for (int nt = 0; nt < NT8; nt++) {
-					k3_mma_bf16(acc[nt], a_even, x[nt][q].x, x[nt][q].y);
-					k3_mma_bf16(acc[nt], a_odd, x[nt][q].z, x[nt][q].w);
-				}
-			}
-		}
-		if (!more) /* the pass's last stage: its sums out */
-			gemv_store<NT8, EPI, false>(p, pr, re, (cq.u % strips) * 16, gq, tq, acc);
-		cv = gb_next<NT8>(p, strips, total, W, nks, cq);
-	}
-#endif
-}
-
 /* ---- gemv with MXFP8 activations (FP8 MMA) -------------------------------- */
 
 /* One 128-deep block of a lane's two weight rows in the FP8 layout: 16 bytes (8 weights of
@@ -869,6 +664,224 @@ __global__ void __launch_bounds__(THREADS, 2) gemv8_kernel(const params p)
 		}
 		gemv_store<NT8, EPI, PARTIAL>(p, pr, re, nb, gq, tq, acc);
 	}
+}
+
+/* ---- gemv, MXFP4 weights through the bulk copy engine (grouped) ---------- */
+
+/* A persistent grid (one CTA of 8 warps an SM) in which every warp is its own pipeline: the work
+ * is the touched experts' 16-row strips (warp units: the MMA's M), handed out round-robin to the
+ * grid's warps numbered across CTAs first (warp w of CTA b is warp w * grid + b, so that the
+ * units left over after whole rounds spread over all SMs, not the first CTAs). A warp walks its
+ * units' (token pass, 512-deep k stage) sequence and keeps GB_STAGES stages of it in flight in a
+ * private shared-memory ring filled by the bulk copy engine: per stage 16 row copies of 256 bytes
+ * (512 MXFP4 weights) and 16 of 16 scale bytes, issued by lanes 0..15, completion counted on the
+ * slot's mbarrier, L2 evict-first (the weights are read once). No register holds a byte in
+ * flight, so the ring carries 4 x 4352 bytes a warp (139 KB an SM) where the register-pipelined
+ * kernel carried 64 bytes a lane (32 KB an SM at two CTAs); a warp reads its slot into registers
+ * at the stage's start, refills the slot at once, and computes as gemv_kernel does (MMA
+ * m16n8k16, lane (g, t) k 32t .. 32t + 31 of each 128-deep block of rows g, g + 8). Rows of a
+ * slot sit in pairs 576 bytes apart, the odd row 320 bytes into its pair: the eight lanes of a
+ * 16-byte shared load's phase (rows 2m, 2m + 1) hit disjoint banks. */
+constexpr int GB_STAGES = 4;                   /* ring slots a warp */
+constexpr int GB_KS = 512;                     /* k per stage */
+constexpr int GB_ROW = GB_KS / 2;              /* packed bytes a row per stage */
+constexpr int GB_WBYTES = 8 * 576;             /* the 16 rows' weights of a slot */
+constexpr int GB_SLOT = GB_WBYTES + 16 * 16;   /* + 16 scale bytes a row */
+constexpr int GB_TX = 16 * (GB_ROW + 16);      /* bytes a stage's copies deliver */
+constexpr int GB_SMEM = 8 * GB_STAGES * GB_SLOT + 8 * GB_STAGES * 8;
+static_assert(GB_SMEM <= 227 * 1024, "gemv bulk ring");
+
+__device__ __forceinline__ int gb_row_off(int r)
+{
+	return (r >> 1) * 576 + (r & 1) * 320;
+}
+
+/* A warp's position in its work: unit u (touched expert u / strips, strip u % strips), token pass,
+ * k stage. */
+struct gb_pos {
+	int u, grp, pass, npass, ks;
+};
+
+/* The first unit at or after pos.u (step W) whose expert has rows; false past the last. */
+template <int NT8>
+__device__ __forceinline__ bool gb_seek(const params &p, int strips, int total, int W, gb_pos &s)
+{
+	for (; s.u < total; s.u += W) {
+		s.grp = p.touched[s.u / strips];
+		const int64_t rows = (int64_t)p.off[s.grp + 1] - p.off[s.grp];
+		if (rows > 0) {
+			s.npass = (int)((rows + 8 * NT8 - 1) / (8 * NT8));
+			s.pass = 0, s.ks = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+template <int NT8>
+__device__ __forceinline__ bool gb_next(const params &p, int strips, int total, int W, int nks, gb_pos &s)
+{
+	if (++s.ks < nks)
+		return true;
+	s.ks = 0;
+	if (++s.pass < s.npass)
+		return true;
+	s.u += W;
+	return gb_seek<NT8>(p, strips, total, W, s);
+}
+
+/* Bulk copy global -> shared with an L2 cache policy. */
+__device__ __forceinline__ void gb_bulk(void *dst, const void *src, uint32_t bytes, uint64_t *bar, uint64_t pol)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, "
+		     "[%3], %4;\n" ::"r"(k3_smem_u32(dst)),
+		     "l"(src), "r"(bytes), "r"(k3_smem_u32(bar)), "l"(pol)
+		     : "memory");
+#endif
+}
+
+template <int NT8, int EPI, bool A8>
+__global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	extern __shared__ __align__(128) unsigned char gb_smem[];
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
+	unsigned char *ring = gb_smem + warp * GB_STAGES * GB_SLOT;
+	uint64_t *full = reinterpret_cast<uint64_t *>(gb_smem + 8 * GB_STAGES * GB_SLOT) + warp * GB_STAGES;
+	if (lane == 0) {
+#pragma unroll
+		for (int s = 0; s < GB_STAGES; s++)
+			k3_mbar_init(full + s, 1);
+		k3_mbar_fence_init();
+	}
+	__syncwarp();
+	uint64_t pol;
+	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+	const int strips = p.N / 16, nks = p.K / GB_KS, W = (int)gridDim.x * 8;
+	const int total = *p.n_touched * strips;
+	const size_t rbytes = (size_t)p.K / 2, sbytes = (size_t)p.K / 32;
+
+	auto issue = [&](const gb_pos &s, int slot) {
+		unsigned char *dst = ring + slot * GB_SLOT;
+		if (lane == 0)
+			k3_mbar_expect_tx(full + slot, GB_TX);
+		__syncwarp();
+		if (lane < 16) {
+			const size_t row = (size_t)s.grp * p.N + (size_t)(s.u % strips) * 16 + lane;
+			k3_fence_proxy_async(); /* the slot's earlier shared loads before the copies' writes */
+			gb_bulk(dst + gb_row_off(lane), p.wp + row * rbytes + (size_t)s.ks * GB_ROW, GB_ROW, full + slot, pol);
+			gb_bulk(dst + GB_WBYTES + lane * 16, p.ws + row * sbytes + (size_t)s.ks * 16, 16, full + slot, pol);
+		}
+	};
+
+	gb_pos pq = { warp * (int)gridDim.x + (int)blockIdx.x, 0, 0, 0, 0 };
+	bool pv = gb_seek<NT8>(p, strips, total, W, pq);
+	gb_pos cq = pq; /* the consumer's position */
+	bool cv = pv;
+	for (int st = 0; st < GB_STAGES && pv; st++) {
+		issue(pq, st);
+		pv = gb_next<NT8>(p, strips, total, W, nks, pq);
+	}
+
+	const uint16_t *xr[NT8];
+	bool xok[NT8];
+	a8_rows<NT8> a8; /* A8: the pass's MXFP8 token rows */
+	float acc[NT8][4];
+	int64_t pr = 0, re = 0;
+	uint4 xc[2][NT8][4]; /* x of the current and the next 128-deep block */
+	auto load_x = [&](int kb, uint4 (&x)[NT8][4]) {
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+			for (int q = 0; q < 4; q++)
+				x[nt][q] = xok[nt] ? ld_nc16(xr[nt] + (size_t)kb * GV_K + q * 8) : make_uint4(0u, 0u, 0u, 0u);
+	};
+	uint32_t consumed = 0;
+#pragma unroll 1
+	while (cv) {
+		if (cq.ks == 0) { /* a new token pass: its rows, x pointers, zero sums */
+			const int64_t rb = p.off[cq.grp];
+			re = p.off[cq.grp + 1];
+			pr = rb + (int64_t)cq.pass * 8 * NT8;
+			if constexpr (A8)
+				a8_rows_init<NT8>(a8, p, pr, re, gq, tq);
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++) {
+				const int64_t r = pr + nt * 8 + gq;
+				xok[nt] = !A8 && r < re;
+				const int64_t ar = xok[nt] ? (p.a_index ? p.a_index[r] : r) : 0;
+				xr[nt] = p.a + ar * p.K + tq * 32;
+				acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+			}
+			if constexpr (!A8)
+				load_x(0, xc[0]);
+		}
+		const int slot = (int)(consumed % GB_STAGES);
+		k3_mbar_wait(full + slot, (consumed / GB_STAGES) & 1u);
+		const unsigned char *sl = ring + slot * GB_SLOT;
+		uint4 w0[4], w1[4];
+#pragma unroll
+		for (int b = 0; b < 4; b++) {
+			w0[b] = *reinterpret_cast<const uint4 *>(sl + gb_row_off(gq) + b * 64 + tq * 16);
+			w1[b] = *reinterpret_cast<const uint4 *>(sl + gb_row_off(gq + 8) + b * 64 + tq * 16);
+		}
+		const uint4 s0 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + gq * 16);
+		const uint4 s1 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + (gq + 8) * 16);
+		__syncwarp();
+		if (pv) { /* refill the slot just read: the stage GB_STAGES ahead */
+			issue(pq, slot);
+			pv = gb_next<NT8>(p, strips, total, W, nks, pq);
+		}
+		consumed++;
+		const bool more = cq.ks + 1 < nks; /* the pass's next stage follows: prefetch its first x */
+		if constexpr (A8) { /* the FP8 layout: block b's 4 scale bytes of a row are word b */
+#pragma unroll
+			for (int b = 0; b < 4; b++) {
+				const w8block w = { w0[b], w1[b], b == 0 ? s0.x : b == 1 ? s0.y : b == 2 ? s0.z : s0.w,
+						    b == 0 ? s1.x : b == 1 ? s1.y : b == 2 ? s1.z : s1.w };
+				gemv8_block<NT8>(w, cq.ks * 4 + b, a8, acc);
+			}
+		} else {
+#pragma unroll
+		for (int b = 0; b < 4; b++) {
+			const int kb = cq.ks * 4 + b;
+			if (b < 3)
+				load_x(kb + 1, xc[(b + 1) & 1]);
+			else if (more)
+				load_x(kb + 1, xc[0]);
+			const uint4 (&x)[NT8][4] = xc[b & 1];
+			const uint32_t e0 = b == 0 ? s0.x : b == 1 ? s0.y : b == 2 ? s0.z : s0.w;
+			const uint32_t e1 = b == 0 ? s1.x : b == 1 ? s1.y : b == 2 ? s1.z : s1.w;
+			const uint32_t sc0 = k3_e8m0_to_bf16x2((e0 >> (8 * tq)) & 0xffu);
+			const uint32_t sc1 = k3_e8m0_to_bf16x2((e1 >> (8 * tq)) & 0xffu);
+#pragma unroll
+			for (int q = 0; q < 4; q++) {
+				const uint32_t u0 = q == 0 ? w0[b].x : q == 1 ? w0[b].y : q == 2 ? w0[b].z : w0[b].w;
+				const uint32_t u1 = q == 0 ? w1[b].x : q == 1 ? w1[b].y : q == 2 ? w1[b].z : w1[b].w;
+				uint32_t A0[4], A1[4];
+				k3_e2m1x8_to_bf16x8(u0, A0);
+				k3_e2m1x8_to_bf16x8(u1, A1);
+#pragma unroll
+				for (int i = 0; i < 4; i++) {
+					A0[i] = k3_bf16x2_mul(A0[i], sc0);
+					A1[i] = k3_bf16x2_mul(A1[i], sc1);
+				}
+				const uint32_t a_even[4] = { A0[0], A1[0], A0[1], A1[1] };
+				const uint32_t a_odd[4] = { A0[2], A1[2], A0[3], A1[3] };
+#pragma unroll
+				for (int nt = 0; nt < NT8; nt++) {
+					k3_mma_bf16(acc[nt], a_even, x[nt][q].x, x[nt][q].y);
+					k3_mma_bf16(acc[nt], a_odd, x[nt][q].z, x[nt][q].w);
+				}
+			}
+		}
+		}
+		if (!more) /* the pass's last stage: its sums out */
+			gemv_store<NT8, EPI, false>(p, pr, re, (cq.u % strips) * 16, gq, tq, acc);
+		cv = gb_next<NT8>(p, strips, total, W, nks, cq);
+	}
+#endif
 }
 
 /* MXFP8 of BF16 rows: a thread per 8 elements, 4 threads per scale group (the group's amax by
@@ -1091,8 +1104,9 @@ int gemv_block_k(const struct k3_gemm_args *a)
 	return a->w_dtype == K3_W_MXFP4 && a->a_dtype == K3_A_BF16 && deep && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
 }
 
-/* The MXFP8-activation gemv's weight stream: cp.async into GV8_STAGES shared-memory slots a lane
- * (K3_GEMV8_PIPE=smem) or two register sets (K3_GEMV8_PIPE=regs); read per call (tests switch it). */
+/* The MXFP8-activation gemv8_kernel's weight stream (where gemv_bulk_kernel does not run, or
+ * K3_GEMV8_PIPE=smem / regs asks for it): cp.async into GV8_STAGES shared-memory slots a lane
+ * (smem) or two register sets (regs); read per call (tests switch it). */
 constexpr int GV8_STAGES = 6;
 bool gemv8_smem()
 {
@@ -1111,28 +1125,35 @@ int gemv8_wide()
 	return v > 0 ? v : 8;
 }
 
-/* The grouped MXFP4 gemv with BF16 activations: gemv_bulk_kernel (the bulk-copy ring) where this
- * build's code for the device has the bulk copy engine (sm_90+), K is a multiple of 512 and the
- * weight and scale arrays are 16-byte aligned; K3_GEMV_FP4=regs in the environment keeps
- * gemv_kernel (the register pipeline) for back-to-back measurements (read per call: tests switch
- * it). K3_GEMV_FP4_CTAS=n caps the persistent grid at n CTAs (tests: many units a warp). */
+/* The grouped MXFP4 gemv (BF16 or MXFP8 activations): gemv_bulk_kernel (the bulk-copy ring)
+ * where this build's code for the device has the bulk copy engine (sm_90+), K is a multiple of
+ * 512 and the weight and scale arrays are 16-byte aligned. For back-to-back measurements (read
+ * per call: tests switch them) K3_GEMV_FP4=regs keeps gemv_kernel (the register pipeline) for
+ * BF16 activations, K3_GEMV8_PIPE=smem or regs gemv8_kernel for MXFP8 ones. K3_GEMV_FP4_CTAS=n
+ * caps the persistent grid at n CTAs (tests: many units a warp). */
 bool gemv_bulk_available()
 {
 	static int avail = -1;
 	if (avail < 0) {
 		cudaFuncAttributes fa;
-		avail = cudaFuncGetAttributes(&fa, gemv_bulk_kernel<1, K3_EPI_BF16>) == cudaSuccess && fa.binaryVersion >= 90;
+		avail = cudaFuncGetAttributes(&fa, gemv_bulk_kernel<1, K3_EPI_BF16, false>) == cudaSuccess && fa.binaryVersion >= 90;
 	}
 	return avail == 1;
 }
 
 bool gemv_bulk(const struct k3_gemm_args *a)
 {
-	const char *e = getenv("K3_GEMV_FP4");
-	if (e && !strcmp(e, "regs"))
-		return false;
-	return a->w_dtype == K3_W_MXFP4 && a->a_dtype == K3_A_BF16 && a->n_groups > 0 && a->K % GB_KS == 0 &&
-	       gemv_block_k(a) == GV_K && al16(a->w_packed) && al16(a->w_scales) && gemv_bulk_available();
+	if (a->a_dtype == K3_A_MXFP8) {
+		const char *e = getenv("K3_GEMV8_PIPE");
+		if (e && (!strcmp(e, "smem") || !strcmp(e, "regs")))
+			return false;
+	} else {
+		const char *e = getenv("K3_GEMV_FP4");
+		if ((e && !strcmp(e, "regs")) || gemv_block_k(a) != GV_K)
+			return false;
+	}
+	return a->w_dtype == K3_W_MXFP4 && a->n_groups > 0 && a->K % GB_KS == 0 && al16(a->w_packed) &&
+	       al16(a->w_scales) && gemv_bulk_available();
 }
 
 int gemv_bulk_ctas(int sms)
@@ -1142,10 +1163,10 @@ int gemv_bulk_ctas(int sms)
 	return cap > 0 && cap < sms ? cap : sms;
 }
 
-template <int NT8, int EPI>
+template <int NT8, int EPI, bool A8>
 int gemv_bulk_launch(const params &p, int ctas, cudaStream_t s)
 {
-	auto kern = gemv_bulk_kernel<NT8, EPI>;
+	auto kern = gemv_bulk_kernel<NT8, EPI, A8>;
 	static bool configured = false;
 	if (!configured) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, GB_SMEM) != cudaSuccess)
@@ -1156,22 +1177,22 @@ int gemv_bulk_launch(const params &p, int ctas, cudaStream_t s)
 	return k3_launch_status();
 }
 
-template <int NT8>
+template <int NT8, bool A8>
 int gemv_bulk_epi(const params &p, enum k3_epilogue epi, int ctas, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		return gemv_bulk_launch<NT8, K3_EPI_BF16>(p, ctas, s);
+		return gemv_bulk_launch<NT8, K3_EPI_BF16, A8>(p, ctas, s);
 	case K3_EPI_SPLIT:
-		return gemv_bulk_launch<NT8, K3_EPI_SPLIT>(p, ctas, s);
+		return gemv_bulk_launch<NT8, K3_EPI_SPLIT, A8>(p, ctas, s);
 	case K3_EPI_GLU:
-		return gemv_bulk_launch<NT8, K3_EPI_GLU>(p, ctas, s);
+		return gemv_bulk_launch<NT8, K3_EPI_GLU, A8>(p, ctas, s);
 	case K3_EPI_SCALE:
-		return gemv_bulk_launch<NT8, K3_EPI_SCALE>(p, ctas, s);
+		return gemv_bulk_launch<NT8, K3_EPI_SCALE, A8>(p, ctas, s);
 	case K3_EPI_ADD:
-		return gemv_bulk_launch<NT8, K3_EPI_ADD>(p, ctas, s);
+		return gemv_bulk_launch<NT8, K3_EPI_ADD, A8>(p, ctas, s);
 	case K3_EPI_GATE:
-		return gemv_bulk_launch<NT8, K3_EPI_GATE>(p, ctas, s);
+		return gemv_bulk_launch<NT8, K3_EPI_GATE, A8>(p, ctas, s);
 	}
 	return -EINVAL;
 }
@@ -1410,15 +1431,18 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	int r;
 	if (a->a_dtype == K3_A_MXFP8) {
 		const bool w8 = a->n_groups > 0 ? a->rows > (int64_t)gemv8_wide() * a->n_groups : a->rows > 8;
-		if (gemv8_smem())
+		if (gemv_bulk(a))
+			r = w8 ? gemv_bulk_epi<2, true>(p, a->epi, gemv_bulk_ctas(sms), stream)
+			       : gemv_bulk_epi<1, true>(p, a->epi, gemv_bulk_ctas(sms), stream);
+		else if (gemv8_smem())
 			r = w8 ? gemv_epi<true, 1, 2, GV8_STAGES>(p, a->epi, grid, stream)
 			       : gemv_epi<true, 1, 1, GV8_STAGES>(p, a->epi, grid, stream);
 		else
 			r = w8 ? gemv_epi<true, 1, 2, 0>(p, a->epi, grid, stream)
 			       : gemv_epi<true, 1, 1, 0>(p, a->epi, grid, stream);
 	} else if (gemv_bulk(a))
-		r = wide ? gemv_bulk_epi<2>(p, a->epi, gemv_bulk_ctas(sms), stream)
-			 : gemv_bulk_epi<1>(p, a->epi, gemv_bulk_ctas(sms), stream);
+		r = wide ? gemv_bulk_epi<2, false>(p, a->epi, gemv_bulk_ctas(sms), stream)
+			 : gemv_bulk_epi<1, false>(p, a->epi, gemv_bulk_ctas(sms), stream);
 	else if (fp4 && gemv_block_k(a) > GV_K)
 		r = wide ? gemv_epi<true, GV_FP4_G, 2>(p, a->epi, grid, stream)
 			 : gemv_epi<true, GV_FP4_G, 1>(p, a->epi, grid, stream);
