@@ -742,7 +742,7 @@ __device__ __forceinline__ void gb_bulk(void *dst, const void *src, uint32_t byt
 }
 
 template <int NT8, int EPI, bool A8>
-__global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p)
+__global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p, int depth)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 	extern __shared__ __align__(128) unsigned char gb_smem[];
@@ -779,8 +779,9 @@ __global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p)
 	bool pv = gb_seek<NT8>(p, strips, total, W, pq);
 	gb_pos cq = pq; /* the consumer's position */
 	bool cv = pv;
-	for (int st = 0; st < GB_STAGES && pv; st++) {
-		issue(pq, st);
+	uint32_t produced = 0, consumed = 0; /* stage j lands in slot j % GB_STAGES */
+	for (; (int)produced < depth && pv; produced++) {
+		issue(pq, (int)(produced % GB_STAGES));
 		pv = gb_next<NT8>(p, strips, total, W, nks, pq);
 	}
 
@@ -797,7 +798,6 @@ __global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p)
 			for (int q = 0; q < 4; q++)
 				x[nt][q] = xok[nt] ? ld_nc16(xr[nt] + (size_t)kb * GV_K + q * 8) : make_uint4(0u, 0u, 0u, 0u);
 	};
-	uint32_t consumed = 0;
 #pragma unroll 1
 	while (cv) {
 		if (cq.ks == 0) { /* a new token pass: its rows, x pointers, zero sums */
@@ -829,8 +829,9 @@ __global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p)
 		const uint4 s0 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + gq * 16);
 		const uint4 s1 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + (gq + 8) * 16);
 		__syncwarp();
-		if (pv) { /* refill the slot just read: the stage GB_STAGES ahead */
-			issue(pq, slot);
+		if (pv) { /* the stage `depth` ahead (depth GB_STAGES: into the slot just read) */
+			issue(pq, (int)(produced % GB_STAGES));
+			produced++;
 			pv = gb_next<NT8>(p, strips, total, W, nks, pq);
 		}
 		consumed++;
@@ -1156,6 +1157,15 @@ bool gemv_bulk(const struct k3_gemm_args *a)
 	       al16(a->w_scales) && gemv_bulk_available();
 }
 
+/* Stages a warp keeps in flight: GB_STAGES; K3_GEMV_FP4_DEPTH=1..GB_STAGES fewer (measurements:
+ * throughput against bytes in flight). */
+int gemv_bulk_depth()
+{
+	const char *e = getenv("K3_GEMV_FP4_DEPTH");
+	const int d = e ? atoi(e) : GB_STAGES;
+	return d >= 1 && d <= GB_STAGES ? d : GB_STAGES;
+}
+
 int gemv_bulk_ctas(int sms)
 {
 	const char *e = getenv("K3_GEMV_FP4_CTAS");
@@ -1173,7 +1183,7 @@ int gemv_bulk_launch(const params &p, int ctas, cudaStream_t s)
 			return k3_launch_status();
 		configured = true;
 	}
-	kern<<<ctas, THREADS, GB_SMEM, s>>>(p);
+	kern<<<ctas, THREADS, GB_SMEM, s>>>(p, gemv_bulk_depth());
 	return k3_launch_status();
 }
 

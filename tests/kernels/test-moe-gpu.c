@@ -916,8 +916,8 @@ static void test_gemv_scales_unaligned(void **unused)
  * (K3_GEMV_FP4=regs, K3_GEMV8_PIPE=smem), each against the float64 reference: every epilogue; 8
  * tokens a pass (about one row a group) and 16 (several passes of one unit: 70 and 130 rows);
  * N = 272 (17 strips: units that straddle CTAs); and the persistent grid capped at 1 and 3 CTAs
- * (K3_GEMV_FP4_CTAS): 8 and 24 warps walk many units each, the ring running on across units,
- * passes and experts. */
+ * (K3_GEMV_FP4_CTAS), the second with 2 stages in flight of the 4 slots (K3_GEMV_FP4_DEPTH): 8
+ * and 24 warps walk many units each, the ring running on across units, passes and experts. */
 static void test_gemv_fp4_bulk(void **unused)
 {
 	(void)unused;
@@ -929,16 +929,20 @@ static void test_gemv_fp4_bulk(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	struct gemm_case ca8 = ca, cb8 = cb;
 	ca8.a8 = cb8.a8 = true;
-	static const char *const modes[4][2] = { { NULL, NULL }, { "regs", NULL }, { NULL, "3" }, { NULL, "1" } };
+	static const char *const modes[4][3] = { { NULL, NULL, NULL }, { "regs", NULL, NULL }, { NULL, "3", NULL },
+						 { NULL, "1", "2" } };
 	for (int m = 0; m < 4; m++) {
-		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_FP4_CTAS=%s\n", modes[m][0] ? modes[m][0] : "(unset)",
-			      modes[m][1] ? modes[m][1] : "(unset)");
+		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_FP4_CTAS=%s K3_GEMV_FP4_DEPTH=%s\n",
+			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
+			      modes[m][2] ? modes[m][2] : "(unset)");
 		if (modes[m][0]) {
 			setenv("K3_GEMV_FP4", modes[m][0], 1);
 			setenv("K3_GEMV8_PIPE", "smem", 1);
 		}
 		if (modes[m][1])
 			setenv("K3_GEMV_FP4_CTAS", modes[m][1], 1);
+		if (modes[m][2])
+			setenv("K3_GEMV_FP4_DEPTH", modes[m][2], 1);
 		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
 			run_gemm(&ca, (enum k3_epilogue)e, &wa);
 			if (m < 2 || e == K3_EPI_GLU || e == K3_EPI_SCALE)
@@ -951,6 +955,7 @@ static void test_gemv_fp4_bulk(void **unused)
 		unsetenv("K3_GEMV_FP4");
 		unsetenv("K3_GEMV8_PIPE");
 		unsetenv("K3_GEMV_FP4_CTAS");
+		unsetenv("K3_GEMV_FP4_DEPTH");
 	}
 	wmat_release(&wa), wmat_release(&wb);
 }
