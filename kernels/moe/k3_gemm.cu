@@ -682,7 +682,7 @@ __global__ void __launch_bounds__(THREADS, 2) gemv8_kernel(const params p)
  * m16n8k16, lane (g, t) k 32t .. 32t + 31 of each 128-deep block of rows g, g + 8). Rows of a
  * slot sit in pairs 576 bytes apart, the odd row 320 bytes into its pair: the eight lanes of a
  * 16-byte shared load's phase (rows 2m, 2m + 1) hit disjoint banks. */
-constexpr int GB_STAGES = 4;                   /* ring slots a warp */
+constexpr int GB_STAGES = 2;                   /* ring slots a warp */
 constexpr int GB_KS = 512;                     /* k per stage */
 constexpr int GB_ROW = GB_KS / 2;              /* packed bytes a row per stage */
 constexpr int GB_WBYTES = 8 * 576;             /* the 16 rows' weights of a slot */
@@ -699,7 +699,7 @@ __device__ __forceinline__ int gb_row_off(int r)
 /* A warp's position in its work: unit u (touched expert u / strips, strip u % strips), token pass,
  * k stage. */
 struct gb_pos {
-	int u, grp, pass, npass, ks;
+	int u, grp, strip, pass, npass, ks;
 };
 
 /* The first unit at or after pos.u (step W) whose expert has rows; false past the last. */
@@ -707,7 +707,9 @@ template <int NT8>
 __device__ __forceinline__ bool gb_seek(const params &p, int strips, int total, int W, gb_pos &s)
 {
 	for (; s.u < total; s.u += W) {
-		s.grp = p.touched[s.u / strips];
+		const int e = s.u / strips;
+		s.grp = p.touched[e];
+		s.strip = s.u - e * strips;
 		const int64_t rows = (int64_t)p.off[s.grp + 1] - p.off[s.grp];
 		if (rows > 0) {
 			s.npass = (int)((rows + 8 * NT8 - 1) / (8 * NT8));
@@ -741,8 +743,12 @@ __device__ __forceinline__ void gb_bulk(void *dst, const void *src, uint32_t byt
 #endif
 }
 
+/* Two CTAs an SM (128 registers: none spilled at 8 tokens a pass, 8-24 bytes at 16): 16 warps.
+ * The first device call ran one CTA of 8 warps with 4 slots a warp and was issue-bound (0.45
+ * instructions a cycle per scheduler, 2 warps each; 1, 2 or 4 stages in flight made no
+ * difference: 2026-12-01s call1). */
 template <int NT8, int EPI, bool A8>
-__global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p, int depth)
+__global__ void __launch_bounds__(THREADS, 2) gemv_bulk_kernel(const params p, int depth)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 	extern __shared__ __align__(128) unsigned char gb_smem[];
@@ -768,14 +774,14 @@ __global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p, i
 			k3_mbar_expect_tx(full + slot, GB_TX);
 		__syncwarp();
 		if (lane < 16) {
-			const size_t row = (size_t)s.grp * p.N + (size_t)(s.u % strips) * 16 + lane;
+			const size_t row = (size_t)s.grp * p.N + (size_t)s.strip * 16 + lane;
 			k3_fence_proxy_async(); /* the slot's earlier shared loads before the copies' writes */
 			gb_bulk(dst + gb_row_off(lane), p.wp + row * rbytes + (size_t)s.ks * GB_ROW, GB_ROW, full + slot, pol);
 			gb_bulk(dst + GB_WBYTES + lane * 16, p.ws + row * sbytes + (size_t)s.ks * 16, 16, full + slot, pol);
 		}
 	};
 
-	gb_pos pq = { warp * (int)gridDim.x + (int)blockIdx.x, 0, 0, 0, 0 };
+	gb_pos pq = { warp * (int)gridDim.x + (int)blockIdx.x, 0, 0, 0, 0, 0 };
 	bool pv = gb_seek<NT8>(p, strips, total, W, pq);
 	gb_pos cq = pq; /* the consumer's position */
 	bool cv = pv;
@@ -820,25 +826,16 @@ __global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p, i
 		const int slot = (int)(consumed % GB_STAGES);
 		k3_mbar_wait(full + slot, (consumed / GB_STAGES) & 1u);
 		const unsigned char *sl = ring + slot * GB_SLOT;
-		uint4 w0[4], w1[4];
-#pragma unroll
-		for (int b = 0; b < 4; b++) {
-			w0[b] = *reinterpret_cast<const uint4 *>(sl + gb_row_off(gq) + b * 64 + tq * 16);
-			w1[b] = *reinterpret_cast<const uint4 *>(sl + gb_row_off(gq + 8) + b * 64 + tq * 16);
-		}
+		const unsigned char *sw0 = sl + gb_row_off(gq) + tq * 16, *sw1 = sl + gb_row_off(gq + 8) + tq * 16;
 		const uint4 s0 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + gq * 16);
 		const uint4 s1 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + (gq + 8) * 16);
-		__syncwarp();
-		if (pv) { /* the stage `depth` ahead (depth GB_STAGES: into the slot just read) */
-			issue(pq, (int)(produced % GB_STAGES));
-			produced++;
-			pv = gb_next<NT8>(p, strips, total, W, nks, pq);
-		}
-		consumed++;
+		uint4 w0[4], w1[4]; /* block b read just before its MMAs (registers: two CTAs an SM) */
 		const bool more = cq.ks + 1 < nks; /* the pass's next stage follows: prefetch its first x */
 		if constexpr (A8) { /* the FP8 layout: block b's 4 scale bytes of a row are word b */
 #pragma unroll
 			for (int b = 0; b < 4; b++) {
+				w0[b] = *reinterpret_cast<const uint4 *>(sw0 + b * 64);
+				w1[b] = *reinterpret_cast<const uint4 *>(sw1 + b * 64);
 				const w8block w = { w0[b], w1[b], b == 0 ? s0.x : b == 1 ? s0.y : b == 2 ? s0.z : s0.w,
 						    b == 0 ? s1.x : b == 1 ? s1.y : b == 2 ? s1.z : s1.w };
 				gemv8_block<NT8>(w, cq.ks * 4 + b, a8, acc);
@@ -852,6 +849,8 @@ __global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p, i
 			else if (more)
 				load_x(kb + 1, xc[0]);
 			const uint4 (&x)[NT8][4] = xc[b & 1];
+			w0[b] = *reinterpret_cast<const uint4 *>(sw0 + b * 64);
+			w1[b] = *reinterpret_cast<const uint4 *>(sw1 + b * 64);
 			const uint32_t e0 = b == 0 ? s0.x : b == 1 ? s0.y : b == 2 ? s0.z : s0.w;
 			const uint32_t e1 = b == 0 ? s1.x : b == 1 ? s1.y : b == 2 ? s1.z : s1.w;
 			const uint32_t sc0 = k3_e8m0_to_bf16x2((e0 >> (8 * tq)) & 0xffu);
@@ -878,8 +877,15 @@ __global__ void __launch_bounds__(THREADS, 1) gemv_bulk_kernel(const params p, i
 			}
 		}
 		}
+		__syncwarp(); /* every lane's reads of the slot done: refill it (the stage `depth` ahead) */
+		if (pv) {
+			issue(pq, (int)(produced % GB_STAGES));
+			produced++;
+			pv = gb_next<NT8>(p, strips, total, W, nks, pq);
+		}
+		consumed++;
 		if (!more) /* the pass's last stage: its sums out */
-			gemv_store<NT8, EPI, false>(p, pr, re, (cq.u % strips) * 16, gq, tq, acc);
+			gemv_store<NT8, EPI, false>(p, pr, re, cq.strip * 16, gq, tq, acc);
 		cv = gb_next<NT8>(p, strips, total, W, nks, cq);
 	}
 #endif
@@ -1166,24 +1172,33 @@ int gemv_bulk_depth()
 	return d >= 1 && d <= GB_STAGES ? d : GB_STAGES;
 }
 
-int gemv_bulk_ctas(int sms)
+int gemv_bulk_ctas()
 {
 	const char *e = getenv("K3_GEMV_FP4_CTAS");
 	const int cap = e ? atoi(e) : 0;
-	return cap > 0 && cap < sms ? cap : sms;
+	return cap > 0 ? cap : 1 << 30;
 }
 
+/* ctas: the persistent grid's cap (gemv_bulk_ctas()); the grid is the SMs times the CTAs an SM
+ * holds, at most that. */
 template <int NT8, int EPI, bool A8>
 int gemv_bulk_launch(const params &p, int ctas, cudaStream_t s)
 {
 	auto kern = gemv_bulk_kernel<NT8, EPI, A8>;
-	static bool configured = false;
-	if (!configured) {
-		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, GB_SMEM) != cudaSuccess)
-			return k3_launch_status();
-		configured = true;
+	static int per_sm = 0;
+	if (!per_sm) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, GB_SMEM) != cudaSuccess ||
+		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, THREADS, GB_SMEM) != cudaSuccess ||
+		    per_sm < 1) {
+			per_sm = 0;
+			return -EIO;
+		}
 	}
-	kern<<<ctas, THREADS, GB_SMEM, s>>>(p, gemv_bulk_depth());
+	const int sms = device_sms();
+	if (sms < 0)
+		return sms;
+	const int grid = ctas < sms * per_sm ? ctas : sms * per_sm;
+	kern<<<grid, THREADS, GB_SMEM, s>>>(p, gemv_bulk_depth());
 	return k3_launch_status();
 }
 
@@ -1442,8 +1457,8 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	if (a->a_dtype == K3_A_MXFP8) {
 		const bool w8 = a->n_groups > 0 ? a->rows > (int64_t)gemv8_wide() * a->n_groups : a->rows > 8;
 		if (gemv_bulk(a))
-			r = w8 ? gemv_bulk_epi<2, true>(p, a->epi, gemv_bulk_ctas(sms), stream)
-			       : gemv_bulk_epi<1, true>(p, a->epi, gemv_bulk_ctas(sms), stream);
+			r = w8 ? gemv_bulk_epi<2, true>(p, a->epi, gemv_bulk_ctas(), stream)
+			       : gemv_bulk_epi<1, true>(p, a->epi, gemv_bulk_ctas(), stream);
 		else if (gemv8_smem())
 			r = w8 ? gemv_epi<true, 1, 2, GV8_STAGES>(p, a->epi, grid, stream)
 			       : gemv_epi<true, 1, 1, GV8_STAGES>(p, a->epi, grid, stream);
@@ -1451,8 +1466,8 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 			r = w8 ? gemv_epi<true, 1, 2, 0>(p, a->epi, grid, stream)
 			       : gemv_epi<true, 1, 1, 0>(p, a->epi, grid, stream);
 	} else if (gemv_bulk(a))
-		r = wide ? gemv_bulk_epi<2, false>(p, a->epi, gemv_bulk_ctas(sms), stream)
-			 : gemv_bulk_epi<1, false>(p, a->epi, gemv_bulk_ctas(sms), stream);
+		r = wide ? gemv_bulk_epi<2, false>(p, a->epi, gemv_bulk_ctas(), stream)
+			 : gemv_bulk_epi<1, false>(p, a->epi, gemv_bulk_ctas(), stream);
 	else if (fp4 && gemv_block_k(a) > GV_K)
 		r = wide ? gemv_epi<true, GV_FP4_G, 2>(p, a->epi, grid, stream)
 			 : gemv_epi<true, GV_FP4_G, 1>(p, a->epi, grid, stream);

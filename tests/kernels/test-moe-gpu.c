@@ -916,7 +916,7 @@ static void test_gemv_scales_unaligned(void **unused)
  * (K3_GEMV_FP4=regs, K3_GEMV8_PIPE=smem), each against the float64 reference: every epilogue; 8
  * tokens a pass (about one row a group) and 16 (several passes of one unit: 70 and 130 rows);
  * N = 272 (17 strips: units that straddle CTAs); and the persistent grid capped at 1 and 3 CTAs
- * (K3_GEMV_FP4_CTAS), the second with 2 stages in flight of the 4 slots (K3_GEMV_FP4_DEPTH): 8
+ * (K3_GEMV_FP4_CTAS), the second with 1 stage in flight of the 2 slots (K3_GEMV_FP4_DEPTH): 8
  * and 24 warps walk many units each, the ring running on across units, passes and experts. */
 static void test_gemv_fp4_bulk(void **unused)
 {
@@ -930,7 +930,7 @@ static void test_gemv_fp4_bulk(void **unused)
 	struct gemm_case ca8 = ca, cb8 = cb;
 	ca8.a8 = cb8.a8 = true;
 	static const char *const modes[4][3] = { { NULL, NULL, NULL }, { "regs", NULL, NULL }, { NULL, "3", NULL },
-						 { NULL, "1", "2" } };
+						 { NULL, "1", "1" } };
 	for (int m = 0; m < 4; m++) {
 		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_FP4_CTAS=%s K3_GEMV_FP4_DEPTH=%s\n",
 			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
