@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Second device call of the round (call 2): the bulk kernel at two CTAs an SM (2 slots a warp,
-# a block's weights read from the slot just before its MMAs). Runs test-moe-gpu '*gemv*' and
+# Second device call of the round (NOT RUN: the session's device time was spent): the bulk
+# kernel, now opt-in (K3_GEMV_FP4=bulk, K3_GEMV8_PIPE=bulk; k3-bench rows mxfp4b_*, mxfp4a8b_*
+# beside the default kernels' rows), at two CTAs an SM (2 slots a warp, a block's weights read
+# from the slot just before its MMAs). Runs test-moe-gpu '*gemv*' and
 # '*k3_expert*' (the full suite outran 50 s in call 1 at the K3 expert shapes' references), the
 # bench, memcheck and racecheck, ncu of the bulk kernel, then --quick runs with 8 warps an SM
 # (K3_GEMV_FP4_CTAS=132) and with one stage in flight (K3_GEMV_FP4_DEPTH=1):
@@ -64,7 +66,7 @@ ncu1 gemv_bulk_kernel > "$OUT/k3-ncu.txt" 2>&1
 for v in K3_GEMV_FP4_CTAS=132 K3_GEMV_FP4_DEPTH=1; do  # 8 warps an SM; one stage in flight (--quick)
   l=$(left); [ "$l" -gt 20 ] || break
   echo "== $v k3-bench --only gemv --quick" >> "$OUT/k3-bench.txt"
-  env $v timeout $(( l - 5 )) "$PACK/k3-bench" --only gemv --quick -o "$M/k3-bench-$v.csv" 2>&1 | grep -E "mxfp4_|mxfp4a8_" >> "$OUT/k3-bench.txt"
+  env $v timeout $(( l - 5 )) "$PACK/k3-bench" --only gemv --quick -o "$M/k3-bench-$v.csv" 2>&1 | grep -E "mxfp4b_|mxfp4a8b_" >> "$OUT/k3-bench.txt"
 done
 kill "$smi"
 tar cJf "$OUT/k3-misc.tar.xz" -C "$M" .

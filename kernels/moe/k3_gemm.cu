@@ -42,6 +42,10 @@
  * kernel 58.5 / 60.1 in the same process), w2 58.2 / 59.7 (54.1 / 57.7); the
  * register-set variant 59.2 / 59.7 and 54.4 / 55.3. A 16-token pass only above
  * 8 rows a group on average (K3_GEMV8_WIDE; at 4, B = 256 lost 9-12 points).
+ *
+ * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
+ * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
+ * shared-memory ring; see the kernel. Slower than the kernels above where measured.
  */
 #include "k3_gemm.h"
 
@@ -668,20 +672,22 @@ __global__ void __launch_bounds__(THREADS, 2) gemv8_kernel(const params p)
 
 /* ---- gemv, MXFP4 weights through the bulk copy engine (grouped) ---------- */
 
-/* A persistent grid (one CTA of 8 warps an SM) in which every warp is its own pipeline: the work
- * is the touched experts' 16-row strips (warp units: the MMA's M), handed out round-robin to the
- * grid's warps numbered across CTAs first (warp w of CTA b is warp w * grid + b, so that the
- * units left over after whole rounds spread over all SMs, not the first CTAs). A warp walks its
- * units' (token pass, 512-deep k stage) sequence and keeps GB_STAGES stages of it in flight in a
- * private shared-memory ring filled by the bulk copy engine: per stage 16 row copies of 256 bytes
- * (512 MXFP4 weights) and 16 of 16 scale bytes, issued by lanes 0..15, completion counted on the
- * slot's mbarrier, L2 evict-first (the weights are read once). No register holds a byte in
- * flight, so the ring carries 4 x 4352 bytes a warp (139 KB an SM) where the register-pipelined
- * kernel carried 64 bytes a lane (32 KB an SM at two CTAs); a warp reads its slot into registers
- * at the stage's start, refills the slot at once, and computes as gemv_kernel does (MMA
- * m16n8k16, lane (g, t) k 32t .. 32t + 31 of each 128-deep block of rows g, g + 8). Rows of a
- * slot sit in pairs 576 bytes apart, the odd row 320 bytes into its pair: the eight lanes of a
- * 16-byte shared load's phase (rows 2m, 2m + 1) hit disjoint banks. */
+/* Opt-in (gemv_bulk()). A persistent grid (two CTAs of 8 warps an SM) in which every warp is its
+ * own pipeline: the work is the touched experts' 16-row strips (warp units: the MMA's M), handed
+ * out round-robin to the grid's warps numbered across CTAs first (warp w of CTA b is warp w *
+ * grid + b, so that the units left over after whole rounds spread over all SMs, not the first
+ * CTAs). A warp walks its units' (token pass, 512-deep k stage) sequence and keeps up to
+ * GB_STAGES stages of it in flight in a private shared-memory ring filled by the bulk copy
+ * engine: per stage 16 row copies of 256 bytes (512 MXFP4 weights) and 16 of 16 scale bytes,
+ * issued by lanes 0..15, completion counted on the slot's mbarrier, L2 evict-first (the weights
+ * are read once); no register holds a byte in flight. Each 128-deep block's weights are read from
+ * the slot just before its MMAs, which are gemv_kernel's (BF16: lane (g, t) k 32t .. 32t + 31 of
+ * rows g, g + 8) or gemv8_block's (MXFP8 activations, the FP8 layout); the slot is refilled after
+ * the stage. Rows of a slot sit in pairs 576 bytes apart, the odd row 320 bytes into its pair: the
+ * eight lanes of a 16-byte shared load's phase (rows 2m, 2m + 1) hit disjoint banks.
+ * Measured (2026-12-01s call1) with one CTA an SM and 4 slots a warp (139 KB an SM in flight):
+ * 31-38 % of copy, slower than gemv_kernel (33-59 %) and the same with 1 or 2 stages in flight:
+ * issue-bound at 8 warps an SM (0.45 warp-instructions a cycle per scheduler). */
 constexpr int GB_STAGES = 2;                   /* ring slots a warp */
 constexpr int GB_KS = 512;                     /* k per stage */
 constexpr int GB_ROW = GB_KS / 2;              /* packed bytes a row per stage */
@@ -1111,9 +1117,9 @@ int gemv_block_k(const struct k3_gemm_args *a)
 	return a->w_dtype == K3_W_MXFP4 && a->a_dtype == K3_A_BF16 && deep && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
 }
 
-/* The MXFP8-activation gemv8_kernel's weight stream (where gemv_bulk_kernel does not run, or
- * K3_GEMV8_PIPE=smem / regs asks for it): cp.async into GV8_STAGES shared-memory slots a lane
- * (smem) or two register sets (regs); read per call (tests switch it). */
+/* The MXFP8-activation gemv8_kernel's weight stream (K3_GEMV8_PIPE=bulk: gemv_bulk_kernel
+ * instead, where it runs): cp.async into GV8_STAGES shared-memory slots a lane (smem, the
+ * default) or two register sets (K3_GEMV8_PIPE=regs); read per call (tests switch it). */
 constexpr int GV8_STAGES = 6;
 bool gemv8_smem()
 {
@@ -1132,11 +1138,13 @@ int gemv8_wide()
 	return v > 0 ? v : 8;
 }
 
-/* The grouped MXFP4 gemv (BF16 or MXFP8 activations): gemv_bulk_kernel (the bulk-copy ring)
- * where this build's code for the device has the bulk copy engine (sm_90+), K is a multiple of
- * 512 and the weight and scale arrays are 16-byte aligned. For back-to-back measurements (read
- * per call: tests switch them) K3_GEMV_FP4=regs keeps gemv_kernel (the register pipeline) for
- * BF16 activations, K3_GEMV8_PIPE=smem or regs gemv8_kernel for MXFP8 ones. K3_GEMV_FP4_CTAS=n
+/* The grouped MXFP4 gemv (BF16 or MXFP8 activations) through gemv_bulk_kernel (the bulk-copy
+ * ring), opt-in: K3_GEMV_FP4=bulk (BF16 activations) or K3_GEMV8_PIPE=bulk (MXFP8) in the
+ * environment, where this build's code for the device has the bulk copy engine (sm_90+), K is a
+ * multiple of 512 and the weight and scale arrays are 16-byte aligned; read per call (tests and
+ * k3-bench switch them). Not the default: its one measured form (one CTA of 8 warps an SM, 4
+ * slots a warp) ran 31-36 % of copy where gemv_kernel ran 33-59 % (2026-12-01s call1); this
+ * two-CTA form did not run on a device (the session's device time was spent). K3_GEMV_FP4_CTAS=n
  * caps the persistent grid at n CTAs (tests: many units a warp). */
 bool gemv_bulk_available()
 {
@@ -1152,11 +1160,11 @@ bool gemv_bulk(const struct k3_gemm_args *a)
 {
 	if (a->a_dtype == K3_A_MXFP8) {
 		const char *e = getenv("K3_GEMV8_PIPE");
-		if (e && (!strcmp(e, "smem") || !strcmp(e, "regs")))
+		if (!e || strcmp(e, "bulk"))
 			return false;
 	} else {
 		const char *e = getenv("K3_GEMV_FP4");
-		if ((e && !strcmp(e, "regs")) || gemv_block_k(a) != GV_K)
+		if (!e || strcmp(e, "bulk") || gemv_block_k(a) != GV_K)
 			return false;
 	}
 	return a->w_dtype == K3_W_MXFP4 && a->n_groups > 0 && a->K % GB_KS == 0 && al16(a->w_packed) &&

@@ -911,9 +911,9 @@ static void test_gemv_scales_unaligned(void **unused)
 	}
 }
 
-/* The grouped MXFP4 gemv through the bulk-copy ring (gemv_bulk_kernel, the default where K is a
- * multiple of 512 on sm_90+), BF16 and MXFP8 activations, beside the older kernels
- * (K3_GEMV_FP4=regs, K3_GEMV8_PIPE=smem), each against the float64 reference: every epilogue; 8
+/* The grouped MXFP4 gemv through the bulk-copy ring (gemv_bulk_kernel: K3_GEMV_FP4=bulk and
+ * K3_GEMV8_PIPE=bulk, K a multiple of 512, sm_90+), BF16 and MXFP8 activations, beside the default
+ * kernels (gemv_kernel, gemv8_kernel), each against the float64 reference: every epilogue; 8
  * tokens a pass (about one row a group) and 16 (several passes of one unit: 70 and 130 rows);
  * N = 272 (17 strips: units that straddle CTAs); and the persistent grid capped at 1 and 3 CTAs
  * (K3_GEMV_FP4_CTAS), the second with 1 stage in flight of the 2 slots (K3_GEMV_FP4_DEPTH): 8
@@ -929,15 +929,15 @@ static void test_gemv_fp4_bulk(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	struct gemm_case ca8 = ca, cb8 = cb;
 	ca8.a8 = cb8.a8 = true;
-	static const char *const modes[4][3] = { { NULL, NULL, NULL }, { "regs", NULL, NULL }, { NULL, "3", NULL },
-						 { NULL, "1", "1" } };
+	static const char *const modes[4][3] = { { "bulk", NULL, NULL }, { NULL, NULL, NULL }, { "bulk", "3", NULL },
+						 { "bulk", "1", "1" } };
 	for (int m = 0; m < 4; m++) {
 		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_FP4_CTAS=%s K3_GEMV_FP4_DEPTH=%s\n",
 			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
 			      modes[m][2] ? modes[m][2] : "(unset)");
 		if (modes[m][0]) {
 			setenv("K3_GEMV_FP4", modes[m][0], 1);
-			setenv("K3_GEMV8_PIPE", "smem", 1);
+			setenv("K3_GEMV8_PIPE", modes[m][0], 1);
 		}
 		if (modes[m][1])
 			setenv("K3_GEMV_FP4_CTAS", modes[m][1], 1);
