@@ -9,7 +9,8 @@ B=${1:-build-gpu}
 D=${2:-.gpu/k3-build}
 files="cli/k3sim trace/capture/libk3capture.so kernels/k3-bench kernels/k3-slice kernels/kda-bench
   tests/kernels/test-mla-gpu tests/kernels/test-moe-gpu tests/kernels/test-attnres-gpu tests/kernels/test-dsa-gpu
-  tests/kernels/test-layer-gpu tests/kernels/test-kda-gpu tests/capture/capture_app tests/capture/capture_check"
+  tests/kernels/test-layer-gpu tests/kernels/test-kda-gpu tests/kernels/test-mla-prefill-gpu tests/capture/capture_app
+  tests/capture/capture_check"
 # The wgmma GEMM (the default prefill kernel on an H200) exists only in sm_90a builds; a build dir
 # set up before that default keeps gpu_arch=sm_90 (the 2026-12-01b call ran the mma.sync kernel so).
 if [ -f "$B/build.ninja" ] && ! grep -q K3_HAVE_WGMMA "$B/build.ninja" && [ -z "${ALLOW_NO_WGMMA:-}" ]; then

@@ -570,6 +570,24 @@ void kda_attention(phase &p, const kda_weights &w, int l)
 	gemm(p, T, D, H * HD, p.y, w.o, p.attn_out);
 }
 
+/* The queries (q_a, its RMSNorm, then q_cols columns of q_b: the materialized or the absorbed
+ * form) and the new latent rows normed into the cache: the start of both MLA forms. */
+static void mla_q_and_append(phase &p, const mla_weights &w, int q_cols, const uint16_t *qb, uint16_t *q)
+{
+	const int T = p.T;
+	char spec[192];
+	gemm(p, T, Q_LORA, D, p.xa, w.qa, p.qa);
+	rmsnorm(T, Q_LORA, p.qa, w.qa_norm, p.qn);
+	gemm(p, T, q_cols, Q_LORA, p.qn, qb, q);
+	gemm(p, T, MLA_DIM, D, p.xa, w.kva, p.kv_row);
+	mla_append_args ap = {};
+	ap.tokens = T, ap.kv = p.kv, ap.eps = 1e-6f, ap.kv_in = p.kv_row, ap.ld = MLA_DIM, ap.norm_w = w.kv_norm;
+	ap.req = p.req, ap.pos = p.pos, ap.block_table = p.table, ap.max_pages = p.max_pages, ap.cache = p.cache;
+	snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=1 dtype=bf16", T, MLA_DIM);
+	range r(spec);
+	KOK(mla_append(&ap, g_s));
+}
+
 /* Prefill, materialized (DeepSeek-V3's prefill form; the ops k3sim's model emits for it): q
  * through q_b (192 columns a head), the new latent rows into the cache, the sequence's latent
  * rows out of it, expanded per head through kv_b (k_nope | v, 256 columns a head), the output
@@ -580,18 +598,7 @@ void mla_prefill_attention(phase &p, const mla_weights &w)
 	const int T = p.T, N = T;
 	const int KV_HEAD = MLA_QK_NOPE + MLA_V_HEAD;
 	char spec[192];
-	gemm(p, T, Q_LORA, D, p.xa, w.qa, p.qa);
-	rmsnorm(T, Q_LORA, p.qa, w.qa_norm, p.qn);
-	gemm(p, T, H * MLA_QK_HEAD, Q_LORA, p.qn, w.qb, p.qp);
-	gemm(p, T, MLA_DIM, D, p.xa, w.kva, p.kv_row);
-	mla_append_args ap = {};
-	ap.tokens = T, ap.kv = p.kv, ap.eps = 1e-6f, ap.kv_in = p.kv_row, ap.ld = MLA_DIM, ap.norm_w = w.kv_norm;
-	ap.req = p.req, ap.pos = p.pos, ap.block_table = p.table, ap.max_pages = p.max_pages, ap.cache = p.cache;
-	{
-		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=1 dtype=bf16", T, MLA_DIM);
-		range r(spec);
-		KOK(mla_append(&ap, g_s));
-	}
+	mla_q_and_append(p, w, H * MLA_QK_HEAD, w.qb, p.qp);
 	mla_gather_args ga = {};
 	ga.batch = 1, ga.tokens = N, ga.kv = p.kv, ga.cache = p.cache, ga.block_table = p.table;
 	ga.max_pages = p.max_pages, ga.latent = p.lat, ga.k_rope = p.krope;
@@ -624,18 +631,7 @@ void mla_attention(phase &p, const mla_weights &w)
 	}
 	const int T = p.T;
 	char spec[192];
-	gemm(p, T, Q_LORA, D, p.xa, w.qa, p.qa);
-	rmsnorm(T, Q_LORA, p.qa, w.qa_norm, p.qn);
-	gemm(p, T, H * MLA_DIM, Q_LORA, p.qn, w.qabs, p.qm);
-	gemm(p, T, MLA_DIM, D, p.xa, w.kva, p.kv_row);
-	mla_append_args ap = {};
-	ap.tokens = T, ap.kv = p.kv, ap.eps = 1e-6f, ap.kv_in = p.kv_row, ap.ld = MLA_DIM, ap.norm_w = w.kv_norm;
-	ap.req = p.req, ap.pos = p.pos, ap.block_table = p.table, ap.max_pages = p.max_pages, ap.cache = p.cache;
-	{
-		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=1 out=1 dtype=bf16", T, MLA_DIM);
-		range r(spec);
-		KOK(mla_append(&ap, g_s));
-	}
+	mla_q_and_append(p, w, H * MLA_DIM, w.qabs, p.qm);
 	mla_decode_args m = {};
 	const int reqs = T, len = p.ctx + 1;
 	m.batch = reqs, m.heads = H, m.qtokens = 1, m.kv = p.kv, m.scale = 1.0f / sqrtf(192.0f);

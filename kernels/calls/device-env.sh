@@ -1,0 +1,26 @@
+# Sourced by the device-call scripts from this one on (kernels/calls/k3-2026-12-01t.sh and later):
+# unpacks the pack, puts libcmocka, the CUDA runtime and CUPTI on the library path, records the
+# device (name, driver, clocks, power limit, temperature, nvcc, kernel) into $1 and starts
+# nvidia-smi sampling every 500 ms into $2 (its pid in $SMI_PID: kill it at the end).
+# Needs PACK (the staged folder with pack.tar.xz and libcmocka.so.0) and B (the build inside it).
+device_env() {
+  local env_txt=$1 smi_csv=$2 d
+  [ -d "$B" ] || tar xJf "$PACK/pack.tar.xz" -C "$PACK" || { echo "cannot unpack $PACK/pack.tar.xz"; return 2; }
+  mkdir -p .gpu
+  [ -f .gpu/libcmocka.so.0 ] || cp "$PACK/libcmocka.so.0" .gpu/
+  export LD_LIBRARY_PATH=$PWD/.gpu:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export K3SIM_CAPTURE_LIB=$B/trace/capture/libk3capture.so
+  if ldd "$K3SIM_CAPTURE_LIB" 2>/dev/null | grep -q 'libcupti.so.13 => not found'; then
+    d=$(dirname "$( (find /usr/local/cuda*/ /opt /usr/lib -name 'libcupti.so.13*' 2>/dev/null) | head -1)")
+    export LD_LIBRARY_PATH=$d:$LD_LIBRARY_PATH
+  fi
+  {
+    date -u +"date %Y-%m-%dT%H:%M:%SZ"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total,power.limit,temperature.gpu --format=csv
+    nvcc --version 2>/dev/null | tail -1
+    uname -r
+  } > "$env_txt" 2>&1
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 500 > "$smi_csv" 2>&1 &
+  SMI_PID=$!
+}
