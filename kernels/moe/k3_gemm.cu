@@ -1167,8 +1167,9 @@ bool gemv_bulk(const struct k3_gemm_args *a)
 		if (!e || strcmp(e, "bulk") || gemv_block_k(a) != GV_K)
 			return false;
 	}
+	/* Warp units (touched experts x 16-row strips) and the grid's warps count in int. */
 	return a->w_dtype == K3_W_MXFP4 && a->n_groups > 0 && a->K % GB_KS == 0 && al16(a->w_packed) &&
-	       al16(a->w_scales) && gemv_bulk_available();
+	       al16(a->w_scales) && (int64_t)a->n_groups * (a->N / 16) < ((int64_t)1 << 30) && gemv_bulk_available();
 }
 
 /* Stages a warp keeps in flight: GB_STAGES; K3_GEMV_FP4_DEPTH=1..GB_STAGES fewer (measurements:
