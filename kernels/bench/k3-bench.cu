@@ -5,8 +5,13 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
- *            [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]
+ *            [--only copy|mla|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa]
  *            [--require-wgmma]
+ *
+ * --only moe_prefill: the grouped expert GEMMs at prefill sizes (T = 16K, 4K; BF16 and MXFP4
+ * weights; --quick: T = 16K) alone, each row twice back to back: the default wgmma kernel, then the same launch
+ * with K3_GEMM_WG_CLUSTER=1 (no clusters; shape ending "wg_cluster=1", NVTX "k3-bench
+ * wg-nocluster op=..."), each beside cuBLASLt.
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
  * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer;
@@ -49,6 +54,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <cublasLt.h>
@@ -760,7 +766,7 @@ struct droute {
  * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
  * (the model has no MXFP8-activation GEMM: not a calibration range). */
 void expert_point(const options &o, experts &w, int T, bool glu, bool decode, int R,
-		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool bulk = false)
+		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool nocluster = false, bool bulk = false)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -812,19 +818,30 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 					     : bulk ? (glu ? "mxfp4b_w13" : "mxfp4b_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
-	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s", T, (long long)rows, w.N, w.K,
-		 touched_avg, path_name(path));
+	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s", T, (long long)rows, w.N, w.K,
+		 touched_avg, path_name(path), nocluster ? " wg_cluster=1" : "");
 	char spec[192];
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
 	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
-		 a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op") : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
-			 : bulk ? "k3-bench gemv-bulk op" : "k3sim op",
+		 a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op")
+		    : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
+		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op" : "k3sim op",
 		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
+	const char *old_env = getenv("K3_GEMM_WG_CLUSTER");
+	const std::string saved = old_env ? old_env : "";
+	if (nocluster)
+		setenv("K3_GEMM_WG_CLUSTER", "1", 1);
 	r.t = time_events(spec, 2, r.reps, launch);
 	r.steady_us = time_steady(decode, R, decode ? std::max(1, 32 / R) : 1, launch);
+	if (nocluster) {
+		if (old_env)
+			setenv("K3_GEMM_WG_CLUSTER", saved.c_str(), 1);
+		else
+			unsetenv("K3_GEMM_WG_CLUSTER");
+	}
 	r.steady_kind = decode ? "graph" : "loop";
 	/* Bytes: the touched experts' weights, A read, output written. */
 	const double wbytes = touched_avg * w.N * (double)w.K * w.bytes_per_weight();
@@ -956,6 +973,27 @@ void bench_gemm(const options &o)
 	}
 }
 
+/* --only moe_prefill: the grouped prefill rows alone, each with and without clusters
+ * (K3_BENCH_MOE_VARIANT=bf16_w13 etc. in the environment: that variant only, e.g. under ncu). */
+void bench_moe_prefill(const options &o)
+{
+	const char *only = getenv("K3_BENCH_MOE_VARIANT");
+	for (int dti = 0; dti < 2; dti++) {
+		const enum k3_wdtype dt = dti ? K3_W_MXFP4 : K3_W_BF16;
+		for (int glu = 1; glu >= 0; glu--) {
+			char name[16];
+			snprintf(name, sizeof name, "%s_%s", dti ? "mxfp4" : "bf16", glu ? "w13" : "w2");
+			if (only && *only && strcmp(only, name) != 0)
+				continue;
+			experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, dt);
+			for (int T : o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 }) {
+				expert_point(o, w, T, glu, false, 1);
+				expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, true);
+			}
+		}
+	}
+}
+
 void bench_moe(const options &o)
 {
 	for (int dti = 0; dti < 2; dti++) {
@@ -1004,11 +1042,11 @@ void bench_gemv(const options &o)
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
 			setenv("K3_GEMV_FP4", "bulk", 1); /* the bulk-copy gemv, back to back */
-			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, true);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, true);
 			unsetenv("K3_GEMV_FP4");
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true);
 			setenv("K3_GEMV8_PIPE", "bulk", 1);
-			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, true);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, false, true);
 			unsetenv("K3_GEMV8_PIPE");
 		}
 	}
@@ -1263,7 +1301,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
-				" [--only copy|mla|mla_prefill|moe|route|gemm|gemv|attnres|conv|dsa]"
+				" [--only copy|mla|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa]"
 				" [--require-wgmma]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
@@ -1272,11 +1310,12 @@ int main(int argc, char **argv)
 	if (o.reps < 3)
 		o.reps = 3;
 	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_prefill") &&
-	    strcmp(o.only, "moe") && strcmp(o.only, "gemm") && strcmp(o.only, "gemv") &&
+	    strcmp(o.only, "moe") && strcmp(o.only, "moe_prefill") && strcmp(o.only, "gemm") && strcmp(o.only, "gemv") &&
 	    strcmp(o.only, "route") &&
 	    strcmp(o.only, "attnres") && strcmp(o.only, "conv") && strcmp(o.only, "dsa")) {
 		fprintf(stderr,
-			"k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, route, gemm, gemv, attnres, conv, dsa)\n",
+			"k3-bench: unknown --only '%s' (copy, mla, mla_prefill, moe, moe_prefill, route, gemm, gemv, attnres, "
+			"conv, dsa)\n",
 			o.only);
 		return 2;
 	}
@@ -1332,6 +1371,8 @@ int main(int argc, char **argv)
 		bench_gemm(o);
 	if (want("moe"))
 		bench_moe(o);
+	if (o.only && !strcmp(o.only, "moe_prefill"))
+		bench_moe_prefill(o);
 	if (o.only && !strcmp(o.only, "gemv"))
 		bench_gemv(o);
 	if (want("moe") || want("route"))

@@ -18,6 +18,8 @@
  */
 #include "kda_prefill.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -58,12 +60,11 @@ __host__ __device__ constexpr int swz_narrow(int row, int chunk) /* rows of 2 ch
 constexpr int OFFSETS_THREADS = 1024;
 constexpr int INTRA_THREADS = D;               /* one thread per channel */
 constexpr int INTRA_MIN_CTAS = 5;              /* CTAs per SM at least (64 registers and 31 KiB of shared memory give 7) */
-constexpr int RECUR_STAGES = 4;                /* chunk records in flight (bulk copies) */
 constexpr int RECUR_MAX_WARPS = 8;             /* 8 warps x 16 rows = all 128 rows of a head */
 
-/* Chunk offsets: off[i] = sum over j < i of ceil(len_j / 16); one CTA. */
+/* Chunk offsets: off[i] = sum over j < i of ceil(len_j / 16), and the chunk table; one CTA. */
 __global__ void __launch_bounds__(OFFSETS_THREADS) chunk_offsets_kernel(const int32_t *cu, int n,
-									int32_t *off)
+									int32_t *off, int2 *chunk, int nmax)
 {
 	__shared__ int32_t part[OFFSETS_THREADS];
 	const int tid = threadIdx.x, per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
@@ -86,12 +87,34 @@ __global__ void __launch_bounds__(OFFSETS_THREADS) chunk_offsets_kernel(const in
 	}
 	if (tid == OFFSETS_THREADS - 1)
 		off[n] = part[tid];
+	/* Chunk table: (first token, tokens) of chunk j, (0, 0) past the last chunk (the grid's
+	 * spare chunks). The barrier makes this CTA's writes of off[] visible to all of it. */
+	__syncthreads();
+	const int total = off[n];
+	for (int j = tid; j < nmax; j += OFFSETS_THREADS) {
+		int2 c = make_int2(0, 0);
+		if (j < total) {
+			int l = 0, h = n; /* off[l] <= j < off[h] */
+			while (h - l > 1) {
+				const int mid = (l + h) >> 1;
+				if (off[mid] <= j)
+					l = mid;
+				else
+					h = mid;
+			}
+			c.x = cu[l] + (j - off[l]) * CH;
+			c.y = min(CH, cu[l + 1] - c.x);
+		}
+		chunk[j] = c;
+	}
 }
 
 struct intra_params {
 	int n_seqs, heads;
 	float scale;
 	const int32_t *cu, *off;
+	const int2 *chunk; /* [chunks] (first token, tokens): v2 */
+	int total;         /* tokens (v2, one sequence: no table read) */
 	const uint16_t *q, *k, *v, *g_raw, *beta_raw;
 	uint8_t *rec;
 	int32_t *ready; /* overlapped path: [chunk][head] set to 1 once the record is written; NULL: serial */
@@ -115,7 +138,9 @@ __device__ __forceinline__ void split_pair(float x, float y, uint32_t &hi, uint3
 	lo = pack_bf16(x - lo_bf16(hi), y - hi_bf16(hi));
 }
 
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+/* Version 1 (2026-11-29 .. 12-01l; `K3_KDA_INTRA=v1` for A/B): one thread per channel over all
+ * 16 tokens, q, k, v and g_raw staged through shared memory, 16-bit shared loads and stores. */
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra_v1_kernel(const intra_params p)
 {
 	__shared__ __align__(16) uint16_t raw[4][CH][D];        /* q, k, v, g_raw of the chunk */
 	__shared__ __align__(16) uint16_t t_qt[CH][TILE_LD];     /* Qt, Kt, Kb as MMA operands */
@@ -342,6 +367,339 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra
 	}
 }
 
+
+/* The bf16 pair at `p` (4-byte aligned) of global memory, read once: no L1 allocation. */
+__device__ __forceinline__ uint32_t ld_once_b32(const uint16_t *p)
+{
+	uint32_t x;
+	asm volatile("ld.global.nc.L1::no_allocate.b32 %0, [%1];\n" : "=r"(x) : "l"(p));
+	return x;
+}
+
+/*
+ * Version 2 (default): the same record from fewer instructions and shared-memory
+ * wavefronts. Thread (warp w, lane l) owns the channel pair c0 = 2 (32 (w & 1) + l),
+ * c0 + 1 over the 8 tokens 8 (w >> 1) .. + 7: q, k, g_raw come straight from global
+ * memory as BF16 pairs (one 128-byte line a warp a token), the L2 norms by a warp
+ * reduce-scatter (16 sums in 16 shuffles) and a 2-way exchange in shared memory, the
+ * decays' prefix over the two token halves by one exchange of the half sums; Qt, Kt,
+ * Kb are stored as pairs (32-bit) and Kh^T as 16-byte pieces. v alone is staged (padded
+ * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
+ * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
+ */
+constexpr int INTRA_V2_MIN_CTAS = 8; /* 64 registers; shared memory also allows 8 (at <= 48
+				       * registers, 56 bytes of spills, it ran slower: 01r) */
+
+struct intra_smem {
+	__align__(16) uint16_t s_v[CH][TILE_LD];     /* v of the chunk */
+	__align__(16) uint16_t t_qt[CH][TILE_LD];    /* Qt, Kt, Kb as MMA operands */
+	__align__(16) uint16_t t_kt[CH][TILE_LD];
+	__align__(16) uint16_t t_kb[CH][TILE_LD];    /* then U^T in the record's layout */
+	__align__(16) uint8_t s_wk[CH * D * 2];      /* Wk in the record's layout */
+	float s_a[CH][CH + 1], s_t[CH][CH + 1];
+	float2 s_gsum[2][D / 2];                      /* log-decay sums per channel pair, tokens 0-7 | 8-15 */
+	float s_part[4][CH];                          /* per warp: squared norms, q then k of its tokens */
+	float s_rq[CH], s_rk[CH], s_beta[CH];
+};
+static_assert(sizeof(((intra_smem *)nullptr)->t_kb) >= CH * D * 2, "U^T is staged in t_kb");
+
+/* What a thread loads for one (chunk, head) item: its q, k, g_raw pairs (8 tokens), its two
+ * 16-byte pieces of v, beta_raw (threads < 16); t0, L: the chunk's tokens (L <= 0: none). */
+struct intra_in {
+	uint32_t rq[8], rk[8], rg[8];
+	uint4 rv[2];
+	uint32_t beta;
+	int t0, L;
+};
+
+/* Chunk j's first token and length: one sequence from the token count (cu[0] = 0), no memory
+ * read; else one read of the chunk table (v1: three dependent reads). */
+__device__ __forceinline__ void intra_locate(const intra_params &p, int j, int &t0, int &L)
+{
+	if (p.n_seqs == 1) {
+		t0 = j * CH, L = min(CH, p.total - t0);
+	} else {
+		const int2 c = p.chunk[j];
+		t0 = c.x, L = c.y;
+	}
+}
+
+/* Issues every load of item (j, h); nothing waits on them here. */
+__device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, intra_in &in)
+{
+	const int tid = threadIdx.x, H = p.heads, warp = tid >> 5, lane = tid & 31;
+	const int half = warp >> 1, c0 = 2 * (32 * (warp & 1) + lane);
+	intra_locate(p, j, in.t0, in.L);
+	const int t0 = in.t0, L = in.L;
+	if (L <= 0)
+		return;
+	const size_t base = ((size_t)(t0 + 8 * half) * H + h) * D + c0, ts = (size_t)H * D;
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		const bool ok = 8 * half + i < L;
+		in.rq[i] = ok ? ld_once_b32(p.q + base + i * ts) : 0u;
+		in.rk[i] = ok ? ld_once_b32(p.k + base + i * ts) : 0u;
+		in.rg[i] = ok ? ld_once_b32(p.g_raw + base + i * ts) : 0u;
+	}
+#pragma unroll
+	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
+		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
+		in.rv[r] = make_uint4(0, 0, 0, 0);
+		if (row < L)
+			in.rv[r] =
+				*reinterpret_cast<const uint4 *>(p.v + ((size_t)(t0 + row) * H + h) * D + col);
+	}
+	in.beta = tid < L ? p.beta_raw[(size_t)(t0 + tid) * H + h] : 0u;
+}
+
+/* Item (j, h) from its loaded inputs (L > 0, the same for the whole CTA): the record. Shared
+ * memory is reused item after item: every write below that a previous item's reads could
+ * see comes after a barrier those reads precede. */
+__device__ __forceinline__ void intra_compute(const intra_params &p, int j, int h, const intra_in &in,
+					      intra_smem &sm)
+{
+	const int tid = threadIdx.x, H = p.heads;
+	const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+	const int L = in.L;
+	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
+	const int half = warp >> 1, cp = 32 * (warp & 1) + lane, c0 = 2 * cp;
+#pragma unroll
+	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
+		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
+		*reinterpret_cast<uint4 *>(&sm.s_v[row][col]) = in.rv[r];
+	}
+	if (tid < CH)
+		sm.s_beta[tid] = tid < L ? sigmoidf_(bf2f((uint16_t)in.beta)) : 0.0f;
+
+	/* Squared norms: 16 values a lane (q then k of the 8 tokens), reduce-scattered over the
+	 * warp: afterwards lane l holds the warp's sum of value l >> 1. */
+	{
+		float a[16];
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const float q0 = lo_bf16(in.rq[i]), q1 = hi_bf16(in.rq[i]);
+			const float k0 = lo_bf16(in.rk[i]), k1 = hi_bf16(in.rk[i]);
+			a[i] = q0 * q0 + q1 * q1;
+			a[8 + i] = k0 * k0 + k1 * k1;
+		}
+#pragma unroll
+		for (int m = 16, n = 8; m >= 2; m >>= 1, n >>= 1) {
+			const bool up = (lane & m) != 0;
+#pragma unroll
+			for (int i = 0; i < n; i++) {
+				const float send = up ? a[i] : a[i + n], keep = up ? a[i + n] : a[i];
+				a[i] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+			}
+		}
+		a[0] += __shfl_xor_sync(0xffffffffu, a[0], 1);
+		if ((lane & 1) == 0)
+			sm.s_part[warp][lane >> 1] = a[0];
+	}
+
+	/* Log decays of the thread's channels and tokens (0 past L) and their half sums. */
+	float gl0[8], gl1[8];
+	{
+		float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const bool ok = 8 * half + i < L;
+			gl0[i] = ok ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(lo_bf16(in.rg[i])) : 0.0f;
+			gl1[i] = ok ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(hi_bf16(in.rg[i])) : 0.0f;
+			s0 += gl0[i], s1 += gl1[i];
+		}
+		sm.s_gsum[half][cp] = make_float2(s0, s1);
+	}
+	__syncthreads();
+	if (tid < 2 * CH) {
+		const int t = tid & (CH - 1), hf = t >> 3, idx = (tid >> 4) * 8 + (t & 7);
+		const float ss = sm.s_part[2 * hf][idx] + sm.s_part[2 * hf + 1][idx];
+		if (tid < CH)
+			sm.s_rq[t] = rsqrtf(ss + (float)KDA_L2_EPS) * p.scale;
+		else
+			sm.s_rk[t] = rsqrtf(ss + (float)KDA_L2_EPS);
+	}
+	__syncthreads();
+
+	/* Decays and the scaled operands of the thread's 2 channels x 8 tokens. */
+	{
+		const float2 h0 = sm.s_gsum[0][cp], h1 = sm.s_gsum[1][cp];
+		const float gml0 = __expf(h0.x + h1.x), gml1 = __expf(h0.y + h1.y); /* Gamma_last */
+		if (half == 0)
+			*reinterpret_cast<float2 *>(rec + REC_G + ((cp & 3) * G_LD + (cp >> 2) * 2) * 4) =
+				make_float2(gml0, gml1);
+		float G0 = half ? h0.x : 0.0f, G1 = half ? h0.y : 0.0f;
+		uint32_t kh0[4], kh1[4]; /* Kh^T rows c0, c0 + 1, tokens 8 half .. + 7 */
+		float pk0 = 0.0f, pk1 = 0.0f;
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const int t = 8 * half + i;
+			G0 += gl0[i], G1 += gl1[i];
+			const float gam0 = __expf(G0), igam0 = __expf(-G0);
+			const float gam1 = __expf(G1), igam1 = __expf(-G1);
+			const float rqv = sm.s_rq[t], rkv = sm.s_rk[t];
+			const float q0 = lo_bf16(in.rq[i]) * rqv, q1 = hi_bf16(in.rq[i]) * rqv;
+			const float k0 = lo_bf16(in.rk[i]) * rkv, k1 = hi_bf16(in.rk[i]) * rkv;
+			*reinterpret_cast<uint32_t *>(&sm.t_qt[t][c0]) = pack_bf16(q0 * gam0, q1 * gam1);
+			*reinterpret_cast<uint32_t *>(&sm.t_kt[t][c0]) = pack_bf16(k0 * gam0, k1 * gam1);
+			*reinterpret_cast<uint32_t *>(&sm.t_kb[t][c0]) = pack_bf16(k0 * igam0, k1 * igam1);
+			/* Kh = Gamma_last / Gamma_t k_t as a product (factors in FP32 range, see the top) */
+			const float kh_0 = k0 * (gml0 * igam0), kh_1 = k1 * (gml1 * igam1);
+			if (i & 1) {
+				kh0[i >> 1] = pack_bf16(pk0, kh_0);
+				kh1[i >> 1] = pack_bf16(pk1, kh_1);
+			} else {
+				pk0 = kh_0, pk1 = kh_1;
+			}
+		}
+		uint8_t *row0 = rec + REC_KH + c0 * CH * 2, *row1 = row0 + CH * 2;
+		*reinterpret_cast<uint4 *>(row0 + swz_narrow(c0, half) * 16) =
+			make_uint4(kh0[0], kh0[1], kh0[2], kh0[3]);
+		*reinterpret_cast<uint4 *>(row1 + swz_narrow(c0 + 1, half) * 16) =
+			make_uint4(kh1[0], kh1[1], kh1[2], kh1[3]);
+	}
+	__syncthreads();
+
+	/* A = Kt Kb^T (warps 0, 1) and P = Qt Kb^T (warps 2, 3), one 16x8 tile each. */
+	{
+		const uint16_t(*am)[TILE_LD] = warp < 2 ? sm.t_kt : sm.t_qt;
+		const int nn = warp & 1;
+		float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+#pragma unroll
+		for (int kk = 0; kk < D / 16; kk++) {
+			const int k0 = kk * 16 + 2 * t4;
+			uint32_t a[4];
+			a[0] = *reinterpret_cast<const uint32_t *>(&am[g][k0]);
+			a[1] = *reinterpret_cast<const uint32_t *>(&am[g + 8][k0]);
+			a[2] = *reinterpret_cast<const uint32_t *>(&am[g][k0 + 8]);
+			a[3] = *reinterpret_cast<const uint32_t *>(&am[g + 8][k0 + 8]);
+			const uint32_t b0 = *reinterpret_cast<const uint32_t *>(&sm.t_kb[8 * nn + g][k0]);
+			const uint32_t b1 = *reinterpret_cast<const uint32_t *>(&sm.t_kb[8 * nn + g][k0 + 8]);
+			mma_bf16_16816(d, a, b0, b1);
+		}
+		const int col = 8 * nn + 2 * t4;
+#pragma unroll
+		for (int hf = 0; hf < 2; hf++) {
+			const int row = g + 8 * hf;
+			const float d0 = d[2 * hf], d1 = d[2 * hf + 1];
+			if (warp < 2) {
+				sm.s_a[row][col] = col < row ? sm.s_beta[row] * d0 : 0.0f;
+				sm.s_a[row][col + 1] = col + 1 < row ? sm.s_beta[row] * d1 : 0.0f;
+			} else {
+				*reinterpret_cast<uint32_t *>(rec + REC_P + row * CH * 2 + swz_narrow(row, col >> 3) * 16 +
+							      (col & 7) * 2) =
+					pack_bf16(col <= row ? d0 : 0.0f, col + 1 <= row ? d1 : 0.0f);
+			}
+		}
+	}
+	__syncthreads();
+
+	/* T = (I + A)^-1 by forward substitution; lane j < 16 owns column j. */
+	if (warp == 0 && lane < CH) {
+		float col[CH];
+#pragma unroll
+		for (int t = 0; t < CH; t++) {
+			float x = t == lane ? 1.0f : 0.0f;
+#pragma unroll
+			for (int s = 0; s < t; s++)
+				x -= sm.s_a[t][s] * col[s];
+			col[t] = x;
+			sm.s_t[t][lane] = x;
+		}
+	}
+	__syncthreads();
+
+	/* U = T diag(beta) V and Wk = T diag(beta) Kt on tensor cores, as in v1. */
+	{
+		uint8_t *su = reinterpret_cast<uint8_t *>(&sm.t_kb[0][0]), *sw = sm.s_wk;
+		uint32_t th[4], tl[4];
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			const int t = g + 8 * (q & 1), s0 = 2 * t4 + 8 * (q >> 1);
+			split_pair(sm.s_t[t][s0] * sm.s_beta[s0], sm.s_t[t][s0 + 1] * sm.s_beta[s0 + 1],
+				   th[q], tl[q]);
+		}
+#pragma unroll
+		for (int mi = 0; mi < 2; mi++) {
+			const int v0 = 32 * warp + 16 * mi;
+			uint32_t a[4];
+			const int lr = (lane & 7) + 8 * (lane >> 4), lc = v0 + 8 * ((lane >> 3) & 1);
+			ldsm_x4_t(a, &sm.s_v[lr][lc]);
+#pragma unroll
+			for (int nt = 0; nt < 2; nt++) {
+				float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+				mma_bf16_16816(d, a, th[nt], th[nt + 2]);
+				mma_bf16_16816(d, a, tl[nt], tl[nt + 2]);
+				const int t = 8 * nt + 2 * t4;
+#pragma unroll
+				for (int hf = 0; hf < 2; hf++) {
+					const int v = v0 + g + 8 * hf;
+					*reinterpret_cast<uint32_t *>(su + v * CH * 2 + swz_narrow(v, t >> 3) * 16 + (t & 7) * 2) =
+						pack_bf16(d[2 * hf], d[2 * hf + 1]);
+				}
+			}
+		}
+#pragma unroll
+		for (int np = 0; np < 2; np++) {
+			const int k0 = 32 * warp + 16 * np;
+			uint32_t b[4];
+			const int lr = (lane & 7) + 8 * ((lane >> 3) & 1), lc = k0 + 8 * (lane >> 4);
+			ldsm_x4_t(b, &sm.t_kt[lr][lc]);
+#pragma unroll
+			for (int nt = 0; nt < 2; nt++) {
+				float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+				mma_bf16_16816(d, th, b[2 * nt], b[2 * nt + 1]);
+				mma_bf16_16816(d, tl, b[2 * nt], b[2 * nt + 1]);
+				const int k = k0 + 8 * nt + 2 * t4;
+#pragma unroll
+				for (int hf = 0; hf < 2; hf++) {
+					const int t = g + 8 * hf;
+					*reinterpret_cast<uint32_t *>(sw + t * D * 2 + swz_wide(t, k >> 3) * 16 + (k & 7) * 2) =
+						pack_bf16(d[2 * hf], d[2 * hf + 1]);
+				}
+			}
+		}
+		__syncthreads();
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			const int i = tid + r * INTRA_THREADS, t = i >> 4, ch = i & 15;
+			*reinterpret_cast<uint4 *>(rec + REC_U + i * 16) = *reinterpret_cast<const uint4 *>(su + i * 16);
+			*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
+			*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
+				*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
+		}
+	}
+	if (p.ready) {
+		__syncthreads();
+		if (tid == 0) {
+			__threadfence();
+			asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p.ready + (size_t)j * H + h), "r"(1)
+				     : "memory");
+		}
+	}
+}
+
+/*
+ * Version 2 (default): the same record from fewer instructions and shared-memory
+ * wavefronts. Thread (warp w, lane l) owns the channel pair c0 = 2 (32 (w & 1) + l),
+ * c0 + 1 over the 8 tokens 8 (w >> 1) .. + 7: q, k, g_raw come straight from global
+ * memory as BF16 pairs (one 128-byte line a warp a token), the L2 norms by a warp
+ * reduce-scatter (16 sums in 16 shuffles) and a 2-way exchange in shared memory, the
+ * decays' prefix over the two token halves by one exchange of the half sums; Qt, Kt,
+ * Kb are stored as pairs (32-bit) and Kh^T as 16-byte pieces. v alone is staged (padded
+ * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
+ * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
+ */
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+{
+	__shared__ intra_smem sm;
+	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
+	intra_in in;
+	intra_load(p, j, h, in);
+	if (in.L <= 0)
+		return;
+	intra_compute(p, j, h, in, sm);
+}
+
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
  * CTA's slice of U^T rows; same layout (and swizzle) as in global memory. */
 __host__ __device__ constexpr int stage_bytes(int warps)
@@ -399,14 +757,14 @@ __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
  * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
  * FP32 accumulator tiles. Warps never exchange data: the CTA only shares
- * the staged chunk records, which thread 0 streams RECUR_STAGES - 1 chunks
+ * the staged chunk records, which thread 0 streams STAGES - 1 chunks
  * ahead with the bulk copy engine.
  */
-template <typename StateT, int WARPS>
+template <typename StateT, int WARPS, int STAGES>
 __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
-	__shared__ __align__(8) uint64_t full[RECUR_STAGES];
+	__shared__ __align__(8) uint64_t full[STAGES];
 	constexpr int SB = stage_bytes(WARPS);
 	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
 	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -421,10 +779,10 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
 
 	if (threadIdx.x == 0) {
-		for (int i = 0; i < RECUR_STAGES; i++)
+		for (int i = 0; i < STAGES; i++)
 			mbar_init(&full[i], 1);
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int i = 0; i < RECUR_STAGES - 1 && i < n_chunks; i++)
+		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
 			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
 					   flag0 ? flag0 + (size_t)i * H : nullptr);
 	}
@@ -454,15 +812,15 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	for (int cc = 0; cc < n_chunks; cc++) {
 		__syncthreads(); /* every warp is done with the stage refilled below */
 		if (threadIdx.x == 0) {
-			const int nx = cc + RECUR_STAGES - 1;
+			const int nx = cc + STAGES - 1;
 			if (nx < n_chunks) {
 				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				issue_stage<WARPS>(smem + (nx % RECUR_STAGES) * SB, rec0 + nx * rec_stride, vbase,
-						   &full[nx % RECUR_STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
+				issue_stage<WARPS>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
+						   &full[nx % STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
 			}
 		}
-		mbar_wait(&full[cc % RECUR_STAGES], (uint32_t)(cc / RECUR_STAGES) & 1u);
-		const uint8_t *st = smem + (cc % RECUR_STAGES) * SB;
+		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
+		const uint8_t *st = smem + (cc % STAGES) * SB;
 		const uint32_t sa = smem_u32(st);
 
 		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
@@ -550,6 +908,71 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
+/* How one prefill call runs; defaults by path, each overridable per call (read from the
+ * environment in kda_prefill(); the bench and tests use these for A/B):
+ *   K3_KDA_PREFILL=serial | overlap   the two kernels one after the other, or side by side
+ *   K3_KDA_INTRA=v1 | v2               intra kernel version
+ *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
+ *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width */
+struct prefill_cfg {
+	bool overlap;
+	int intra;  /* 1, 2 */
+	int stages; /* 3, 4 */
+	int rule;   /* 1, 2; forced width: 10 + warps */
+};
+
+/* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
+ * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
+ * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
+ * 2.04-2.19 ms. The overlapped path is the default only where overlap_by_default() says: beside
+ * the recurrent CTAs at H = 12..48 the intra kernel slows more than the recurrent tail it hides
+ * (e.g. 16K, H = 12: 1.07 against 0.89 ms serial, with the <= 48-register build). */
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
+
+/* Where the overlapped path is the default: one sequence of >= 4K tokens at >= 96 heads (K3's KDA
+ * on one GPU), the shapes where it was measured faster (2026-12-01r, H = 96: T = 4K 475 against
+ * 560-566 us serial, 16K 1748 against 2071-2108 us; 64K 8.19 against 8.74 ms); it lost at T = 1K
+ * and at H <= 48. */
+bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
+{
+	return n_seqs == 1 && heads >= 96 && total_tokens >= 4096;
+}
+
+/* The configuration asked for (K3_KDA_PREFILL=serial | overlap, else `by_default`);
+ * `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
+prefill_cfg prefill_config(bool allow_overlap = true, bool by_default = false)
+{
+	const char *e = getenv("K3_KDA_PREFILL");
+	bool want = e && !strcmp(e, "overlap") ? true : e && !strcmp(e, "serial") ? false : by_default;
+	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
+	if ((e = getenv("K3_KDA_INTRA")))
+		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
+	if ((e = getenv("K3_KDA_RECUR_STAGES")))
+		c.stages = !strcmp(e, "3") ? 3 : !strcmp(e, "4") ? 4 : c.stages;
+	if ((e = getenv("K3_KDA_RECUR_WARPS")))
+		c.rule = !strcmp(e, "v1")  ? 1
+			 : !strcmp(e, "v2") ? 2
+			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
+											   : c.rule;
+	return c;
+}
+
+const void *intra_kernel(int v)
+{
+	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
+}
+
+/* `grid`: chunks x heads in either order. */
+int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
+{
+	if (v == 1)
+		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else
+		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	return kda_launch_status();
+}
+
 /* What one CTA of a kernel holds on an SM. */
 struct cta_footprint {
 	int regs, smem, threads;
@@ -569,13 +992,13 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 }
 
 /* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
- * cannot take every SM's room for an intra CTA (its CTAs spin on records the
- * intra kernel has still to write). */
-template <typename StateT, int WARPS>
-int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bool *ok)
+ * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
+ * the intra kernel has still to write). */
+template <typename StateT, int WARPS, int STAGES>
+int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
-	const int smem = RECUR_STAGES * stage_bytes(WARPS);
-	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS>;
+	const int smem = STAGES * stage_bytes(WARPS);
+	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
@@ -593,7 +1016,7 @@ int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bo
 			return -EIO;
 		cta_footprint r, in;
 		if (footprint_of((const void *)kern, WARPS * 32, smem, reserved, &r) ||
-		    footprint_of((const void *)kda_chunk_intra_kernel, INTRA_THREADS, 0, reserved, &in))
+		    footprint_of(intra_kernel(intra), INTRA_THREADS, 0, reserved, &in))
 			return -EIO;
 		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
 		int b = 0;
@@ -610,60 +1033,112 @@ int launch_recurrent(const recur_params &rp, cudaStream_t stream, bool query, bo
 	return kda_launch_status();
 }
 
-template <typename StateT>
-int launch_recurrent_for(const recur_params &rp, int warps, cudaStream_t stream, bool query = false,
-			 bool *ok = nullptr)
+template <typename StateT, int STAGES>
+int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
+			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8>(rp, stream, query, ok);
+		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4>(rp, stream, query, ok);
+		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2>(rp, stream, query, ok);
+		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1>(rp, stream, query, ok);
+		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok);
 	}
 }
 
-int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, cudaStream_t stream,
-			 bool query = false, bool *ok = nullptr)
+int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
+			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
 	if (dt == KDA_F32)
-		return launch_recurrent_for<float>(rp, warps, stream, query, ok);
-	return launch_recurrent_for<uint16_t>(rp, warps, stream, query, ok);
+		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok);
+	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok)
+			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok);
 }
 
-/* Default (or K3_KDA_PREFILL=serial): the two kernels one after the other.
- * K3_KDA_PREFILL=overlap: the recurrent kernel runs beside the intra one on a
- * side stream of higher priority, waiting on per-record flags (records read
- * back while still in L2). Opt-in: on the H200 (2026-12-01l) it gained 2.4 %
- * at T = 16K, H = 96 and lost 1 % at 4K, 3.5 % on the H = 12 varlen batch: the
- * recurrent CTAs (FP32 state in registers, 62 KB of stages) take two fifths of
- * the intra kernel's CTA slots and the intra kernel, 1.28 -> 2.22 ms at 16K,
- * sets the pace. Read per call (tests switch it). */
-bool want_overlap()
+/* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
+ * queried once per shape (on the first device asked: one kind of GPU per process assumed). */
+int recurrent_ctas_per_sm_query(int warps, int stages)
 {
-	const char *e = getenv("K3_KDA_PREFILL");
-	return e && strcmp(e, "overlap") == 0;
+	const void *kern = stages == 3 ? (warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8, 3>
+					  : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4, 3>
+					  : warps == 2 ? (const void *)kda_chunk_recurrent_kernel<float, 2, 3>
+						       : (const void *)kda_chunk_recurrent_kernel<float, 1, 3>)
+				       : (warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8, 4>
+					  : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4, 4>
+					  : warps == 2 ? (const void *)kda_chunk_recurrent_kernel<float, 2, 4>
+						       : (const void *)kda_chunk_recurrent_kernel<float, 1, 4>);
+	int dev = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
+	cta_footprint f;
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&reg_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&thr_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&blk_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess ||
+	    footprint_of(kern, warps * 32, stages * stage_bytes(warps), reserved, &f) || f.regs <= 0 || f.smem <= 0)
+		return 0;
+	return std::min(std::min(reg_sm / f.regs, smem_sm / f.smem), std::min(thr_sm / f.threads, blk_sm));
+}
+
+int recurrent_ctas_per_sm(int warps, int stages)
+{
+	static std::atomic<int> cache[2][RECUR_MAX_WARPS + 1];
+	std::atomic<int> &slot = cache[stages == 3 ? 0 : 1][warps];
+	int n = slot.load(std::memory_order_relaxed);
+	if (n <= 0) {
+		n = recurrent_ctas_per_sm_query(warps, stages);
+		slot.store(n, std::memory_order_relaxed);
+	}
+	return n;
+}
+
+/* Warps per recurrent CTA (16 state rows each; 8 / warps CTAs per (sequence, head)).
+ * First the most warps that still give every SM a CTA (as before 2026-12-01r); then (rule 2),
+ * while some SM holds two or more CTAs, halve the warps a CTA (twice the CTAs) while that
+ * lowers the warps the busiest SM holds, ceil(CTAs / SMs) x warps (each warp's 50 MMAs a chunk
+ * share its SM's tensor cores; a step waits for the slowest SM), and the grid stays one wave.
+ * T = 16K, H = 96: 4 warps (192 CTAs, 8 warps on 60 SMs) -> 2 warps (384 CTAs, 6 warps at
+ * most): 1.01 -> 0.96-0.97 ms on the H200; 4 x 4K: 8 warps (unchanged). More CTAs a head
+ * stream the chunk's shared record more times through L2.
+ * Rule 1 is the first step alone (the overlapped path's: rule 2's 384 CTAs at H = 96 leave the
+ * intra kernel too little room, 2.91 ms against 1.82 on the H200). */
+int recurrent_warps(int n_seqs, int heads, int sms, const prefill_cfg &c)
+{
+	if (c.rule > 10)
+		return c.rule - 10;
+	const int64_t pairs = (int64_t)n_seqs * heads;
+	int w = RECUR_MAX_WARPS;
+	while (w > 1 && pairs * (RECUR_MAX_WARPS / w) < sms)
+		w /= 2;
+	while (c.rule == 2 && w > 1 && pairs * (RECUR_MAX_WARPS / w) > sms) {
+		const int64_t ctas = pairs * (RECUR_MAX_WARPS / w), load = (ctas + sms - 1) / sms * w;
+		const int64_t ctas2 = 2 * ctas, load2 = (ctas2 + sms - 1) / sms * (w / 2);
+		if (load2 >= load || ctas2 > (int64_t)recurrent_ctas_per_sm(w / 2, c.stages) * sms)
+			break;
+		w /= 2;
+	}
+	return w;
 }
 
 /* Forks `side` off `stream`, launches the intra kernel on `stream` first (it
  * never waits, so any scheduling order finishes) and the recurrent kernel on
  * `side`, and joins `side` back into `stream`. */
 int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, enum kda_dtype dt,
-		      int warps, cudaEvent_t split_event, cudaStream_t stream, cudaStream_t side,
-		      cudaEvent_t fork, cudaEvent_t join)
+		      int warps, const prefill_cfg &c, cudaEvent_t split_event, cudaStream_t stream,
+		      cudaStream_t side, cudaEvent_t fork, cudaEvent_t join)
 {
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
 	dim3 grid((unsigned)ip.heads, nmax);
-	kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	if (kda_launch_status())
+	if (launch_intra(ip, c.intra, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
-	int rc = launch_recurrent_any(rp, dt, warps, side);
+	int rc = launch_recurrent_any(rp, dt, warps, c, side);
 	if (rc)
 		return rc;
 	if (cudaEventRecord(join, side) != cudaSuccess || cudaStreamWaitEvent(stream, join, 0) != cudaSuccess)
@@ -681,11 +1156,17 @@ size_t max_chunks(int n_seqs, int64_t total_tokens)
 	return (size_t)(total_tokens / CH) + (size_t)n_seqs;
 }
 
-/* Workspace: chunk offsets [N + 1], ready flags [max chunks][H] (overlapped
- * path), records [max chunks][H]; each part 256-byte aligned. */
+/* Workspace: chunk offsets [N + 1], the chunk table [max chunks], ready flags
+ * [max chunks][H] (overlapped path), records [max chunks][H]; each part 256-byte aligned. */
 size_t flags_bytes(int n_seqs, int heads, int64_t total_tokens)
 {
 	return align256(max_chunks(n_seqs, total_tokens) * (size_t)heads * sizeof(int32_t));
+}
+
+size_t head_bytes(int n_seqs, int64_t total_tokens) /* offsets and chunk table */
+{
+	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) +
+	       align256(max_chunks(n_seqs, total_tokens) * sizeof(int2));
 }
 
 } // namespace
@@ -694,7 +1175,7 @@ extern "C" size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t tot
 {
 	if (n_seqs < 1 || heads < 1 || total_tokens < 0)
 		return 0;
-	return align256((size_t)(n_seqs + 1) * sizeof(int32_t)) + flags_bytes(n_seqs, heads, total_tokens) +
+	return head_bytes(n_seqs, total_tokens) + flags_bytes(n_seqs, heads, total_tokens) +
 	       max_chunks(n_seqs, total_tokens) * (size_t)heads * REC_BYTES;
 }
 
@@ -713,10 +1194,13 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		return -EINVAL;
 
 	int32_t *off = static_cast<int32_t *>(a->workspace);
+	int2 *chunk = reinterpret_cast<int2 *>(static_cast<uint8_t *>(a->workspace) +
+					       align256((size_t)(a->n_seqs + 1) * sizeof(int32_t)));
 	int32_t *ready = reinterpret_cast<int32_t *>(static_cast<uint8_t *>(a->workspace) +
-						     align256((size_t)(a->n_seqs + 1) * sizeof(int32_t)));
+						     head_bytes(a->n_seqs, a->total_tokens));
 	uint8_t *rec = reinterpret_cast<uint8_t *>(ready) + flags_bytes(a->n_seqs, a->heads, a->total_tokens);
-	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off);
+	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off, chunk,
+								 (int)nmax);
 	if (kda_launch_status())
 		return -EIO;
 
@@ -726,16 +1210,17 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	ip.scale = a->scale;
 	ip.cu = a->cu_seqlens;
 	ip.off = off;
+	ip.chunk = chunk;
+	ip.total = (int)a->total_tokens;
 	ip.q = a->q, ip.k = a->k, ip.v = a->v, ip.g_raw = a->g_raw, ip.beta_raw = a->beta_raw;
 	ip.rec = rec;
 
-	/* Fewer rows per CTA when (sequence, head) pairs alone leave SMs idle. */
+	/* Rows per recurrent CTA: see recurrent_warps(). */
 	int dev = 0, sms = 132;
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	int warps = RECUR_MAX_WARPS;
-	while (warps > 1 && (int64_t)a->n_seqs * a->heads * (RECUR_MAX_WARPS / warps) < sms)
-		warps /= 2;
+	prefill_cfg cfg = prefill_config(true, overlap_by_default(a->n_seqs, a->heads, a->total_tokens));
+	int warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
 
 	recur_params rp = {};
 	rp.n_seqs = a->n_seqs;
@@ -751,15 +1236,19 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	/* The overlapped path when asked for, unless the grid's y (chunks) would pass
 	 * 65535, the stream is being captured (no side stream then) or the recurrent CTAs could
 	 * take every SM's room for an intra CTA. */
-	bool overlap = want_overlap() && nmax > 0 && nmax <= 65535;
+	bool overlap = cfg.overlap && nmax > 0 && nmax <= 65535;
 	if (overlap) {
 		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
 		if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess)
 			return -EIO;
 		overlap = cs == cudaStreamCaptureStatusNone;
 	}
-	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, stream, true, &overlap))
+	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true, &overlap))
 		return -EIO;
+	if (cfg.overlap && !overlap) { /* fell back: the serial path's configuration */
+		cfg = prefill_config(false);
+		warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
+	}
 	if (overlap) {
 		ip.ready = ready;
 		rp.ready = ready;
@@ -772,8 +1261,8 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		    cudaStreamCreateWithPriority(&side, cudaStreamNonBlocking, greatest) == cudaSuccess &&
 		    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) == cudaSuccess &&
 		    cudaEventCreateWithFlags(&join, cudaEventDisableTiming) == cudaSuccess)
-			rc = launch_overlapped(ip, (unsigned)nmax, rp, a->state_dtype, warps, a->split_event, stream,
-					       side, fork, join);
+			rc = launch_overlapped(ip, (unsigned)nmax, rp, a->state_dtype, warps, cfg, a->split_event,
+					       stream, side, fork, join);
 		/* Released by the runtime once their work is done. */
 		if (join)
 			cudaEventDestroy(join);
@@ -786,11 +1275,10 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 
 	if (nmax > 0) {
 		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-		if (kda_launch_status())
+		if (launch_intra(ip, cfg.intra, grid, stream))
 			return -EIO;
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
 		return -EIO;
-	return launch_recurrent_any(rp, a->state_dtype, warps, stream);
+	return launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream);
 }

@@ -12,13 +12,18 @@
  *  2. recurrent, head-parallel (one CTA per sequence, head and slice of V
  *     rows): the state in FP32 registers, three BF16 tensor-core products
  *     per chunk, chunk operands streamed ahead by the bulk copy engine.
- * By default the second starts when the first has finished. With the
- * environment variable K3_KDA_PREFILL=overlap (read per call) the recurrent
+ * The second starts when the first has finished, except for one sequence of
+ * >= 4K tokens at >= 96 heads, where (and wherever the environment variable
+ * K3_KDA_PREFILL=overlap says so; =serial: never; read per call) the recurrent
  * kernel runs beside the intra one on a side stream of higher priority,
  * waiting on a ready flag per record; it falls back to the serial order where
  * its CTAs could fill every SM, past 65535 chunks or while `stream` is being
- * captured. Same arithmetic, bit-identical results; on the H200 within -2.4 %
- * to +3.5 % of the serial time (bench/results/k3-kernels-h200-2026-12-01l/).
+ * captured. Same kernels' arithmetic: the overlapped results equal the serial
+ * ones bit for bit when both use the same intra build, stage count and CTA
+ * width (each path has its own defaults; K3_KDA_INTRA, K3_KDA_RECUR_STAGES,
+ * K3_KDA_RECUR_WARPS override them, see kda_prefill.cu). On the H200 at
+ * T = 16K, H = 96: serial 2.07-2.11 ms, overlapped 1.75 ms; the overlapped
+ * path loses at H <= 48 (bench/results/k3-kernels-h200-2026-12-01r/).
  */
 #ifndef K3_KERNELS_KDA_PREFILL_H
 #define K3_KERNELS_KDA_PREFILL_H
@@ -56,7 +61,7 @@ struct kda_prefill_args {
 
 /* Device workspace, in bytes, for N sequences of T tokens in all, H heads:
  * about 17 KiB per (chunk, head), i.e. 4.27x the bytes of q (the records and
- * a 4-byte ready flag each). */
+ * a 4-byte ready flag each), and 8 bytes per chunk (the chunk table). */
 size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t total_tokens);
 
 /* Enqueues the prefill on `stream`. Returns 0, -EINVAL (nothing launched),

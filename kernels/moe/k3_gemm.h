@@ -17,7 +17,11 @@
  *    consumer warpgroups), tiles of 256 weight rows x up to 128 rows of A
  *    (the MMA's N follows a group's row count in steps of 16, so an expert
  *    with 73 tokens computes 80, not 128), MXFP4 weights expanded to BF16
- *    in registers as the MMA's A operand (k3_gemm_wg.cu);
+ *    in registers as the MMA's A operand (k3_gemm_wg.cu); grouped with BF16
+ *    weights and more than 128 rows per group on average: in clusters of
+ *    ceil(rows per group / 128) CTAs (at most 4) that take one group's token
+ *    chunks and share its weight tiles by TMA multicast (K3_GEMM_WG_CLUSTER in
+ *    the environment: 1 without clusters, 2..4 forced);
  *    mma.sync (any GPU; K3_GEMM_TILED_MMA, or the environment variable
  *    K3_GEMM_TILED=mma for every tiled call of the process): 64- or
  *    128-row x 128-column tiles over 64-deep k blocks, a 4-stage cp.async

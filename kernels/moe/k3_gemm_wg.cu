@@ -47,6 +47,16 @@
  *  - the epilogue runs from the accumulators: thread (g, t) of warp w holds
  *    weight rows 16 w + g and + 8 (GLU: the gate and up rows of one output,
  *    by the interleaving of moe_common.h) for tokens 8 j + 2 t, + 1.
+ *
+ * Clusters (grouped, BF16 weights by TMA; K3_GEMM_WG_CLUSTER, cluster_ctas()):
+ * the ncl CTAs of a cluster walk units (group, weight tile, ncl token chunks):
+ * CTA r takes chunk ncl j + r of the group's ceil(count / TT) equal chunks (none
+ * past them: its stages pass through) and all share the weight tile, whose four
+ * 64-row boxes CTA b % ncl copies into every CTA's stage (TMA multicast; each
+ * CTA expects the whole tile's bytes on its own `full` barrier). A stage is
+ * rewritten only when the consumers of every CTA released it: lane 0 of each
+ * consumer warp arrives on the `empty` barrier of every CTA (8 ncl a phase).
+ * The weight tiles thus come from L2 once per unit instead of once per chunk.
  */
 #include <cerrno>
 #include <climits>
@@ -121,13 +131,49 @@ __device__ __forceinline__ void wait_or_trap(uint64_t *bar, uint32_t parity)
 	}
 }
 
+/* ---- clusters (K3_GEMM_WG_CLUSTER) ---------------------------------------------- */
+
+__device__ __forceinline__ uint32_t cluster_rank()
+{
+	uint32_t r;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return r;
+}
+
+__device__ __forceinline__ uint32_t cluster_size()
+{
+	uint32_t n;
+	asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+	return n;
+}
+
+/* Every thread of every CTA of the cluster: memory before it seen by all after it. */
+__device__ __forceinline__ void cluster_sync()
+{
+	asm volatile("barrier.cluster.arrive.release;\n barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+/* One arrival on the barrier at the same offset as `bar` in the shared memory of CTA `cta`
+ * (the default .release.cta: a .release.cluster arrival, as in round q's first call, fences
+ * every earlier memory access of the thread at cluster scope and made the kernel 1.65x
+ * slower). */
+__device__ __forceinline__ void mbar_arrive_cta(uint64_t *bar, uint32_t cta)
+{
+	uint32_t remote;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(k3_smem_u32(bar)), "r"(cta));
+	asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
 struct tile {
 	int g, n0;      /* group (0: dense), first weight row */
 	int64_t rb, re; /* rows [rb, re) of the (grouped) row space */
 };
 
-/* Tile t of this launch. Grouped: tab[e] = token chunks (of TT) of the groups before e. */
-__device__ __forceinline__ tile decode(const params &p, const int32_t *tab, int t)
+/* Tile t of this launch (CTA `rank` of a cluster of ncl). Grouped: tab[e] = the units of the
+ * groups before e: ncl == 1, token chunks of TT; ncl > 1, clusters' units, ncl chunks each (the
+ * group's rows in ceil(count / TT) chunks of equal size, q <= TT; CTA `rank` takes chunk
+ * ncl j + rank of unit j, none (re == rb) past the group's chunks), the weight tile shared. */
+__device__ __forceinline__ tile decode(const params &p, const int32_t *tab, int t, int rank = 0, int ncl = 1)
 {
 	tile r;
 	if (p.n_groups == 0) {
@@ -150,13 +196,20 @@ __device__ __forceinline__ tile decode(const params &p, const int32_t *tab, int 
 	const int local = t - tab[lo] * p.num_n, chunks = tab[lo + 1] - tab[lo];
 	r.g = lo;
 	r.n0 = (local / chunks) * TW;
+	if (ncl > 1) {
+		const int cnt = p.off[lo + 1] - p.off[lo], nch = (cnt + TT - 1) / TT, q = (cnt + nch - 1) / nch;
+		const int i = (local % chunks) * ncl + rank;
+		r.rb = p.off[lo] + min(i * q, cnt);
+		r.re = p.off[lo] + min(i * q + q, cnt);
+		return r;
+	}
 	r.rb = p.off[lo] + (int64_t)(local % chunks) * TT;
 	r.re = min((int64_t)p.off[lo + 1], r.rb + TT);
 	return r;
 }
 
-/* tab[0 .. n_groups] = prefix sums of ceil(count_e / TT); all threads, two barriers. */
-__device__ void build_tab(const params &p, int32_t *tab)
+/* tab[0 .. n_groups] = prefix sums of ceil(ceil(count_e / TT) / ncl); all threads, two barriers. */
+__device__ void build_tab(const params &p, int32_t *tab, int ncl)
 {
 	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	int32_t *scratch = tab + MOE_MAX_EXPERTS + 1;
@@ -165,7 +218,7 @@ __device__ void build_tab(const params &p, int32_t *tab)
 	for (int i = 0; i < 3; i++) {
 		const int e = tid * 3 + i;
 		if (e < p.n_groups)
-			s += (p.off[e + 1] - p.off[e] + TT - 1) / TT;
+			s += ((p.off[e + 1] - p.off[e] + TT - 1) / TT + ncl - 1) / ncl;
 		inc[i] = s;
 	}
 	int x = s;
@@ -203,7 +256,20 @@ __device__ __forceinline__ void tma_load_w(void *dst, const CUtensorMap *map, in
 		     : "memory");
 }
 
-template <bool FP4, bool TMA>
+/* The same copy of a box {W_BOX, 64, 1} into the shared memory of every CTA in `mask` (same
+ * offset), its bytes counted on each one's barrier at the offset of `bar`. */
+__device__ __forceinline__ void tma_load_w_mc(void *dst, const CUtensorMap *map, int c0, int c1, int c2, uint64_t *bar,
+					      uint16_t mask)
+{
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+		     " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(k3_smem_u32(dst)),
+		     "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(k3_smem_u32(bar)), "h"(mask)
+		     : "memory");
+}
+
+constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a quarter tile) */
+
+template <bool FP4, bool TMA, bool CLU>
 __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
 					uint64_t *empty, const int32_t *tab, int total)
 {
@@ -211,9 +277,11 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	const int pt = (int)threadIdx.x; /* 0 .. 127 */
 	const int ch = pt & 7, r8 = pt >> 3; /* BF16 tiles: 16-byte chunk ch of rows r8 + 16 i */
 	const int nkb = p.K / KB;
+	const int ncl = CLU ? (int)cluster_size() : 1, rank = CLU ? (int)cluster_rank() : 0;
+	const uint16_t mask = (uint16_t)((1u << ncl) - 1u);
 	int it = 0;
-	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
-		const tile tl = decode(p, tab, t);
+	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
+		const tile tl = decode(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
 		int32_t xrow[TT / 16]; /* A row of token row r8 + 16 i, -1: zeros */
 #pragma unroll
@@ -232,7 +300,12 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 			unsigned char *st = sm + (size_t)s * C::STAGE;
 			if (TMA && pt == 0) { /* this thread's arrival carries the tile's bytes */
 				k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
-				tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
+				if (CLU) /* quarter b of the tile from CTA b % ncl, to every CTA of the cluster */
+					for (int b = rank; b < TW / MC_ROWS; b += ncl)
+						tma_load_w_mc(st + C::OFF_W + b * (C::W_BYTES / (TW / MC_ROWS)), tmw,
+							      kb * C::W_BOX, tl.n0 + b * MC_ROWS, tl.g, &full[s], mask);
+				else
+					tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
 			}
 #pragma unroll
 			for (int i = 0; i < TT / 16; i++) {
@@ -306,6 +379,25 @@ __device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][2][4], const unsigne
 	}
 }
 
+/* Every read of stage s by this thread's MMAs is done: one arrival of the thread on the stage's
+ * `empty` barrier (256 a phase); in a cluster (CLU), one of each warp (lane 0, after the warp's
+ * threads) on the barrier of every CTA of the cluster, whose producers all write the stage
+ * (8 ncl a phase). */
+template <bool CLU>
+__device__ __forceinline__ void release(uint64_t *bar)
+{
+	if constexpr (CLU) {
+		__syncwarp();
+		if ((threadIdx.x & 31) == 0) {
+			const uint32_t n = cluster_size();
+			for (uint32_t c = 0; c < n; c++)
+				mbar_arrive_cta(bar, c);
+		}
+	} else {
+		k3_mbar_arrive(bar);
+	}
+}
+
 /* Stage `it` ready (the copies landed): wait, then fence the proxies for wgmma's reads. */
 template <bool FP4>
 __device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, uint64_t *full, int it)
@@ -322,7 +414,7 @@ __device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, u
  * the next stage's are issued (wait_group 1). MXFP4: A from registers in two sets of two
  * k steps each; a set is built while the MMAs of the other run, and each half stage ends
  * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
-template <bool FP4, int NC>
+template <bool FP4, bool CLU, int NC>
 __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					 float (&acc)[2][64], int &it, int wr0, int lane)
 {
@@ -364,7 +456,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 				load_a_fp4(ax, st, kb + 1, 0, wr0, lane);
 			}
 			k3_wgmma_wait<0>();
-			k3_mbar_arrive(&empty[it % C::STAGES]); /* every read of stage `it` is done */
+			release<CLU>(&empty[it % C::STAGES]); /* every read of stage `it` is done */
 		}
 	} else {
 		/* This warpgroup's 128 weight rows (wr0 without the warp's 16-row offset). */
@@ -385,13 +477,27 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 			k3_wgmma_commit();
 			k3_wgmma_wait<1>(); /* the previous stage's MMAs are done */
 			if (kb > 0)
-				k3_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+				release<CLU>(&empty[(it - 1) % C::STAGES]);
 		}
 		k3_wgmma_wait<0>();
-		k3_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+		release<CLU>(&empty[(it - 1) % C::STAGES]);
 	}
 	k3_wgmma_pin(acc[0]);
 	k3_wgmma_pin(acc[1]);
+}
+
+/* A CTA of a cluster with no rows in this unit: the stages pass through (the cluster's
+ * producers write each one into every CTA, and wait for every CTA to release it). */
+template <bool FP4>
+__device__ __forceinline__ void passthrough(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
+					    int &it)
+{
+	const int nkb = p.K / KB;
+#pragma unroll 1
+	for (int kb = 0; kb < nkb; kb++, it++) {
+		stage_ready<FP4>(sm, full, it);
+		release<true>(&empty[it % wcfg<FP4>::STAGES]);
+	}
 }
 
 template <int EPI>
@@ -427,48 +533,53 @@ __device__ __forceinline__ void epilogue(const params &p, const tile &tl, const 
 	}
 }
 
-template <bool FP4, int EPI>
+template <bool FP4, bool CLU, int EPI>
 __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					const int32_t *tab, int total)
 {
+	const int ncl = CLU ? (int)cluster_size() : 1, rank = CLU ? (int)cluster_rank() : 0;
 	const int lane = (int)threadIdx.x & 31;
 	/* First weight row (in the tile) of this warp: consumer warpgroup c owns rows 128 c .. */
 	const int wr0 = ((int)threadIdx.x / 128 - 1) * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
 	float acc[2][64];
 	int it = 0;
-	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
-		const tile tl = decode(p, tab, t);
+	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
+		const tile tl = decode(p, tab, t, rank, ncl);
 		switch ((int)((tl.re - tl.rb + 15) >> 4)) {
+		case 0: /* a cluster's CTA past its group's chunks */
+			if constexpr (CLU)
+				passthrough<FP4>(p, sm, full, empty, it);
+			break;
 		case 1:
-			mainloop<FP4, 1>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 1>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 2:
-			mainloop<FP4, 2>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 2>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 3:
-			mainloop<FP4, 3>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 3>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 4:
-			mainloop<FP4, 4>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 4>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 5:
-			mainloop<FP4, 5>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 5>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 6:
-			mainloop<FP4, 6>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 6>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 7:
-			mainloop<FP4, 7>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 7>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		default:
-			mainloop<FP4, 8>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 8>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		}
 		epilogue<EPI>(p, tl, acc, wr0, lane);
 	}
 }
 
-template <bool FP4, bool TMA, int EPI>
+template <bool FP4, bool TMA, bool CLU, int EPI>
 __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p,
 							const __grid_constant__ CUtensorMap tmw)
 {
@@ -478,11 +589,12 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	unsigned char *sm = smem_raw + ((1024u - (k3_smem_u32(smem_raw) & 1023u)) & 1023u);
 	uint64_t *full = reinterpret_cast<uint64_t *>(sm + C::OFF_BAR), *empty = full + C::STAGES;
 	int32_t *tab = reinterpret_cast<int32_t *>(sm + C::OFF_TAB);
+	const int ncl = CLU ? (int)cluster_size() : 1;
 	if (threadIdx.x == 0) {
 #pragma unroll
 		for (int s = 0; s < C::STAGES; s++) {
 			k3_mbar_init(&full[s], TMA ? 129 : 128); /* + the arrival with the tile's bytes */
-			k3_mbar_init(&empty[s], 256);
+			k3_mbar_init(&empty[s], CLU ? 8 * ncl : 256);
 		}
 		k3_mbar_fence_init();
 		if (TMA)
@@ -490,57 +602,109 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	}
 	int total;
 	if (p.n_groups > 0) {
-		build_tab(p, tab); /* synchronizes the CTA */
+		build_tab(p, tab, ncl); /* synchronizes the CTA */
 		total = tab[p.n_groups] * p.num_n;
 	} else {
 		__syncthreads();
 		total = p.num_m * p.num_n;
 	}
+	if (CLU) /* the barriers of every CTA initialized before any is written from another */
+		cluster_sync();
 	if (threadIdx.x < 128) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
-		produce<FP4, TMA>(p, &tmw, sm, full, empty, tab, total);
+		produce<FP4, TMA, CLU>(p, &tmw, sm, full, empty, tab, total);
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-		consume<FP4, EPI>(p, sm, full, empty, tab, total);
+		consume<FP4, CLU, EPI>(p, sm, full, empty, tab, total);
 	}
+	if (CLU) /* no CTA exits while another may still arrive on its barriers */
+		cluster_sync();
 #else
 	__trap(); /* not launched: wg_supported() is false without an sm_90a build */
 #endif
 }
 
-template <bool FP4, bool TMA, int EPI>
-int launch(const params &p, const CUtensorMap &tmw, int grid, cudaStream_t stream)
+/* Launches the kernel: CLU, in clusters of ncl CTAs (as many as fit at once: sms caps the grid
+ * of the plain kernel). */
+template <bool FP4, bool TMA, bool CLU, int EPI>
+int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStream_t stream)
 {
-	auto kern = wg_kernel<FP4, TMA, EPI>;
+	auto kern = wg_kernel<FP4, TMA, CLU, EPI>;
 	static bool configured = false;
+	static int clusters[5] = { 0, 0, 0, 0, 0 }; /* resident clusters of each size */
 	if (!configured) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, wcfg<FP4>::SMEM) !=
 		    cudaSuccess)
 			return k3_launch_status();
 		configured = true;
 	}
-	kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p, tmw);
+	if (!CLU) {
+		kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p, tmw);
+		return k3_launch_status();
+	}
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute attr[1];
+	attr[0].id = cudaLaunchAttributeClusterDimension;
+	attr[0].val.clusterDim.x = (unsigned)ncl, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+	cfg.blockDim = dim3(THREADS), cfg.dynamicSmemBytes = wcfg<FP4>::SMEM, cfg.stream = stream;
+	cfg.attrs = attr, cfg.numAttrs = 1;
+	if (clusters[ncl] == 0) {
+		cfg.gridDim = dim3((unsigned)(grid / ncl * ncl));
+		int n = 0;
+		if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess)
+			return k3_launch_status();
+		if (n <= 0)
+			return -EIO; /* no cluster of this size fits on the device */
+		clusters[ncl] = n;
+	}
+	cfg.gridDim = dim3((unsigned)(clusters[ncl] * ncl));
+	(void)cudaLaunchKernelEx(&cfg, kern, p, tmw);
 	return k3_launch_status();
 }
 
-template <bool FP4, bool TMA>
-int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+template <bool FP4, bool TMA, bool CLU>
+int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, int ncl, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		return launch<FP4, TMA, K3_EPI_BF16>(p, tmw, grid, s);
+		return launch<FP4, TMA, CLU, K3_EPI_BF16>(p, tmw, grid, ncl, s);
 	case K3_EPI_SPLIT:
-		return launch<FP4, TMA, K3_EPI_SPLIT>(p, tmw, grid, s);
+		return launch<FP4, TMA, CLU, K3_EPI_SPLIT>(p, tmw, grid, ncl, s);
 	case K3_EPI_GLU:
-		return launch<FP4, TMA, K3_EPI_GLU>(p, tmw, grid, s);
+		return launch<FP4, TMA, CLU, K3_EPI_GLU>(p, tmw, grid, ncl, s);
 	case K3_EPI_SCALE:
-		return launch<FP4, TMA, K3_EPI_SCALE>(p, tmw, grid, s);
+		return launch<FP4, TMA, CLU, K3_EPI_SCALE>(p, tmw, grid, ncl, s);
 	case K3_EPI_ADD:
-		return launch<FP4, TMA, K3_EPI_ADD>(p, tmw, grid, s);
+		return launch<FP4, TMA, CLU, K3_EPI_ADD>(p, tmw, grid, ncl, s);
 	case K3_EPI_GATE:
-		return launch<FP4, TMA, K3_EPI_GATE>(p, tmw, grid, s);
+		return launch<FP4, TMA, CLU, K3_EPI_GATE>(p, tmw, grid, ncl, s);
 	}
 	return -EINVAL;
+}
+
+/* Cluster size of a grouped launch with BF16 weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per
+ * call): unset or "auto": ceil(rows per group / TT) clamped to 1 .. 4, so that a cluster's CTAs
+ * take the token chunks of a typical group and its weight tiles come from L2 once for them all
+ * (3 at K3's T = 16K: 10-20 % faster than without, bench/results/k3-kernels-h200-2026-12-01q);
+ * 0 or 1: the kernel without clusters; 2 .. 4: that size. MXFP4 weights never cluster (measured
+ * 4-24 % slower there: its k loop, not the L2, is the limit). */
+constexpr bool CLUSTER_DEFAULT_AUTO = true;
+
+int cluster_ctas(const params &p)
+{
+	const char *e = getenv("K3_GEMM_WG_CLUSTER");
+	if (!(e && *e) && !CLUSTER_DEFAULT_AUTO)
+		return 1;
+	if (e && *e && strcmp(e, "auto") != 0) {
+		char *end = nullptr;
+		const long v = strtol(e, &end, 10);
+		if (*end == '\0' && v >= 0 && v <= 4)
+			return v < 1 ? 1 : (int)v;
+	}
+	if (p.n_groups <= 0)
+		return 1;
+	const int64_t per_group = p.rows / p.n_groups, c = (per_group + TT - 1) / TT;
+	return c < 1 ? 1 : c > 4 ? 4 : (int)c;
 }
 
 /* K3_GEMM_WG_WEIGHTS=cp in the environment: the weight tiles by cp.async from the producer's
@@ -576,7 +740,7 @@ encode_fn tensor_map_encoder()
  * tile ({64 BF16, 256} in the 128-byte swizzle; {32 bytes, 256} in the 32-byte swizzle, which
  * is k3_wg_fp4_half_offset's layout: bit 4 ^= bit 7), rows past N read as zeros. false where it
  * cannot be built (no encoder, unaligned weights). */
-bool weight_map(const params &p, bool fp4, CUtensorMap *m)
+bool weight_map(const params &p, bool fp4, int box_rows, CUtensorMap *m)
 {
 	const void *base = fp4 ? (const void *)p.wp : (const void *)p.w;
 	encode_fn enc = tensor_map_encoder();
@@ -586,7 +750,8 @@ bool weight_map(const params &p, bool fp4, CUtensorMap *m)
 	const cuuint64_t dim[3] = { fp4 ? (cuuint64_t)p.K / 2 : (cuuint64_t)p.K, (cuuint64_t)p.N,
 				    (cuuint64_t)(p.n_groups > 0 ? p.n_groups : 1) };
 	const cuuint64_t stride[2] = { row_bytes, row_bytes * (uint64_t)p.N };
-	const cuuint32_t box[3] = { (cuuint32_t)(fp4 ? wcfg<true>::W_BOX : wcfg<false>::W_BOX), (cuuint32_t)TW, 1 };
+	const cuuint32_t box[3] = { (cuuint32_t)(fp4 ? wcfg<true>::W_BOX : wcfg<false>::W_BOX), (cuuint32_t)box_rows,
+				    1 };
 	const cuuint32_t estride[3] = { 1, 1, 1 };
 	memset(m, 0, sizeof(*m));
 	return enc(m, fp4 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(base),
@@ -638,12 +803,17 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		grid = tiles < grid ? tiles : grid;
 	}
 	CUtensorMap tmw;
-	const bool tma = !weights_by_cp_async() && weight_map(p, fp4, &tmw);
-	if (!tma)
+	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p) : 1;
+	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
+	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
+		ncl = 1;
+	}
+	if (ncl > 1)
+		return launch_epi<false, true, true>(p, tmw, epi, (int)grid, ncl, stream);
 	if (fp4)
-		return tma ? launch_epi<true, true>(p, tmw, epi, (int)grid, stream)
-			   : launch_epi<true, false>(p, tmw, epi, (int)grid, stream);
-	return tma ? launch_epi<false, true>(p, tmw, epi, (int)grid, stream)
-		   : launch_epi<false, false>(p, tmw, epi, (int)grid, stream);
+		return tma ? launch_epi<true, true, false>(p, tmw, epi, (int)grid, 1, stream)
+			   : launch_epi<true, false, false>(p, tmw, epi, (int)grid, 1, stream);
+	return tma ? launch_epi<false, true, false>(p, tmw, epi, (int)grid, 1, stream)
+		   : launch_epi<false, false, false>(p, tmw, epi, (int)grid, 1, stream);
 }

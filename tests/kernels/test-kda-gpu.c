@@ -513,15 +513,53 @@ static void test_prefill_fixed(void **unused)
 	static const int one2k[] = { 2048 };
 	prefill_case(KDA_F32, 1, one2k, 2, true, false);   /* long chain */
 	static const int three64[] = { 64, 64, 64 };
-	prefill_case(KDA_BF16, 3, three64, 48, true, false); /* 144 pairs: 8 warps */
+	prefill_case(KDA_BF16, 3, three64, 48, true, false); /* 144 pairs: 288 CTAs of 4 warps */
 }
 
 static void test_prefill_varlen(void **unused)
 {
 	(void)unused;
 	static const int lens[] = { 1, 16, 17, 0, 200, 33 };
-	prefill_case(KDA_BF16, 6, lens, 8, true, true);   /* 48 pairs: 2 warps, in place */
-	prefill_case(KDA_F32, 6, lens, 14, true, false);  /* 84 pairs: 4 warps */
+	prefill_case(KDA_BF16, 6, lens, 8, true, true);   /* 48 pairs: 1 warp, in place */
+	prefill_case(KDA_F32, 6, lens, 14, true, false);  /* 84 pairs: 2 warps */
+}
+
+/* The configurations kda_prefill() can take (K3_KDA_* variables, see kda_prefill.cu's
+ * prefill_cfg) against the float64 definition: the recurrent kernel at every CTA width, with 3
+ * stages, both width rules; the intra kernel v1 and v2; the overlapped path with its
+ * defaults. */
+static void test_prefill_variants(void **unused)
+{
+	(void)unused;
+	static const int lens[] = { 300, 17, 0, 100 };
+	static const char *const warps[] = { "8", "4", "2", "1" };
+	for (int i = 0; i < 4; i++) {
+		setenv("K3_KDA_RECUR_WARPS", warps[i], 1);
+		print_message(" K3_KDA_RECUR_WARPS=%s\n", warps[i]);
+		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 4, lens, 6, true, false);
+	}
+	setenv("K3_KDA_INTRA", "v2", 1);
+	setenv("K3_KDA_RECUR_WARPS", "v2", 1);
+	print_message(" K3_KDA_INTRA=v2 K3_KDA_RECUR_WARPS=v2\n");
+	static const int three64[] = { 64, 64, 64 };
+	prefill_case(KDA_BF16, 3, three64, 48, true, false); /* 144 pairs: 288 CTAs of 4 warps */
+	setenv("K3_KDA_RECUR_WARPS", "v1", 1);
+	setenv("K3_KDA_RECUR_STAGES", "3", 1);
+	print_message(" K3_KDA_RECUR_WARPS=v1 K3_KDA_RECUR_STAGES=3\n");
+	prefill_case(KDA_F32, 4, lens, 6, true, false);
+	unsetenv("K3_KDA_RECUR_WARPS");
+	unsetenv("K3_KDA_RECUR_STAGES");
+	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
+	setenv("K3_KDA_INTRA", "v1", 1);
+	print_message(" K3_KDA_INTRA=v1\n");
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	unsetenv("K3_KDA_INTRA");
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	print_message(" K3_KDA_PREFILL=overlap (its defaults)\n");
+	static const int one2k[] = { 2048 };
+	prefill_case(KDA_F32, 1, one2k, 32, true, false);
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	unsetenv("K3_KDA_PREFILL");
 }
 
 /* Random BF16 bits, uniform in [lo, hi), straight to the device (the bitwise
@@ -562,15 +600,21 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 	const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
 	CUDA_OK(cudaMalloc(&ws, wsb));
 	uint8_t *ho[2], *hs[2];
-	const char *mode[2] = { "overlap", NULL };
+	const char *mode[2] = { "overlap", "serial" };
+	/* The same kernels both ways (by default the serial path takes another intra build,
+	 * stage count and width rule): only the flags and the side stream differ. The caller's
+	 * K3_KDA_INTRA / K3_KDA_RECUR_STAGES stand; else v2 and 3 stages (the overlapped defaults). */
+	const bool pin_intra = !getenv("K3_KDA_INTRA"), pin_stages = !getenv("K3_KDA_RECUR_STAGES");
+	if (pin_intra)
+		setenv("K3_KDA_INTRA", "v2", 1);
+	if (pin_stages)
+		setenv("K3_KDA_RECUR_STAGES", "3", 1);
+	setenv("K3_KDA_RECUR_WARPS", "v1", 1);
 	for (int m = 0; m < 2; m++) {
 		CUDA_OK(cudaMemset(out, 0xff, E * 2));
 		CUDA_OK(cudaMemset(s1, 0xff, SB));
 		CUDA_OK(cudaMemset(ws, 0xff, wsb));
-		if (mode[m])
-			setenv("K3_KDA_PREFILL", mode[m], 1);
-		else
-			unsetenv("K3_KDA_PREFILL");
+		setenv("K3_KDA_PREFILL", mode[m], 1);
 		struct kda_prefill_args a = {
 			.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = sdt,
 			.scale = 0.08838835f, .q = q, .k = k, .v = v, .g_raw = g, .beta_raw = b,
@@ -583,6 +627,11 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 		CUDA_OK(cudaMemcpy(hs[m], s1, SB, cudaMemcpyDeviceToHost));
 	}
 	unsetenv("K3_KDA_PREFILL");
+	unsetenv("K3_KDA_RECUR_WARPS");
+	if (pin_intra)
+		unsetenv("K3_KDA_INTRA");
+	if (pin_stages)
+		unsetenv("K3_KDA_RECUR_STAGES");
 	size_t diff_o = 0, diff_s = 0;
 	for (size_t i = 0; i < E * 2; i++)
 		diff_o += ho[0][i] != ho[1][i];
@@ -605,6 +654,11 @@ static void test_prefill_overlap(void **unused)
 	static const int lens[] = { 1000, 17, 0, 1031, 16 };
 	overlap_case(KDA_BF16, 5, lens, 24); /* 120 pairs: 240 CTAs of 4 warps */
 	overlap_case(KDA_F32, 5, lens, 4);   /* 20 pairs: 1-warp CTAs, 160 of them */
+	setenv("K3_KDA_INTRA", "v1", 1); /* the previous intra kernel, 4 stages */
+	setenv("K3_KDA_RECUR_STAGES", "4", 1);
+	overlap_case(KDA_F32, 1, one2k, 96);
+	unsetenv("K3_KDA_INTRA");
+	unsetenv("K3_KDA_RECUR_STAGES");
 }
 
 /* Prefill of T tokens on the GPU, then n fused decode steps on the GPU,
@@ -727,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_verify_replay_bf16),
 		cmocka_unit_test(test_prefill_fixed),
 		cmocka_unit_test(test_prefill_varlen),
+		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_overlap),
 		cmocka_unit_test(test_prefill_then_decode),
 	};

@@ -838,6 +838,54 @@ static void test_gemm_wgmma_tiles(void **unused)
 	unsetenv("K3_GEMM_WG_WEIGHTS");
 }
 
+/* The wgmma kernel in clusters (BF16 weights; K3_GEMM_WG_CLUSTER, read per call; by default
+ * ceil(rows per group / 128) CTAs, here 2): a cluster's CTAs take one group's token chunks (equal
+ * chunks of <= 128 rows) and share its weight tiles, each CTA copying quarters of them into all.
+ * Groups of 1 .. 4 chunks (CTAs with no chunk in a unit), a last weight band of 64 rows (quarters
+ * past N), every epilogue, gathered rows; then clusters of 3 and 4, MXFP4 weights (never in
+ * clusters: the same results as without), and enough units that each cluster runs several. */
+static void test_gemm_wgmma_clusters(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
+		skip();
+	}
+	static const int32_t counts[12] = { 0, 1, 129, 300, 255, 256, 257, 383, 384, 385, 17, 500 };
+	static const char *const sizes[3] = { "auto", "3", "4" };
+	const struct gemm_case g = { .N = 320, .K = 256, .n_groups = 12, .counts = counts, .a_rows = 900,
+				     .dt = K3_W_BF16, .path = K3_GEMM_TILED_WGMMA };
+	struct wmat w = wmat_rand(g.n_groups, g.N, g.K, g.dt, 0.1);
+	for (int i = 0; i < 3; i++) {
+		setenv("K3_GEMM_WG_CLUSTER", sizes[i], 1);
+		if (i == 0) {
+			run_all_epilogues(&g);
+		} else {
+			run_gemm(&g, K3_EPI_GLU, &w);
+			run_gemm(&g, K3_EPI_SCALE, &w);
+		}
+	}
+	wmat_release(&w);
+	const struct gemm_case f = { .N = 320, .K = 256, .n_groups = 12, .counts = counts, .a_rows = 900,
+				     .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
+	struct wmat wf = wmat_rand(f.n_groups, f.N, f.K, f.dt, 0.1);
+	run_gemm(&f, K3_EPI_GLU, &wf);
+	wmat_release(&wf);
+	/* 40 experts of 0 .. 399 rows, N 768 (3 bands): ~ 40 x 3 units and more over the clusters. */
+	int32_t many[40];
+	for (int e = 0; e < 40; e++)
+		many[e] = (int32_t)(test_rng_next(&rng) % 400);
+	struct wmat wm = wmat_rand(40, 768, 256, K3_W_BF16, 0.1);
+	const struct gemm_case m = { .N = 768, .K = 256, .n_groups = 40, .counts = many, .a_rows = 2000,
+				     .dt = K3_W_BF16, .path = K3_GEMM_TILED_WGMMA };
+	for (int i = 0; i < 2; i++) {
+		setenv("K3_GEMM_WG_CLUSTER", i ? "3" : "auto", 1);
+		run_gemm(&m, i ? K3_EPI_SCALE : K3_EPI_GLU, &wm);
+	}
+	wmat_release(&wm);
+	unsetenv("K3_GEMM_WG_CLUSTER");
+}
+
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
 static void test_small_all_kernels(void **unused)
 {
@@ -1142,6 +1190,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_grouped_gemv),
 		cmocka_unit_test(test_gemm_k3_expert_shapes),
 		cmocka_unit_test(test_gemm_wgmma_tiles),
+		cmocka_unit_test(test_gemm_wgmma_clusters),
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_combine),
 		cmocka_unit_test(test_layer_decode),

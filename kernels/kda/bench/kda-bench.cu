@@ -549,11 +549,15 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	r.total_bytes = r.state_bytes + 5.0 * E * 2 + T * H * 2; /* q k v g in, out; beta */
 	r.us_per_token = r.t.med_us / T;
 	csv_row(r);
-	/* Default (serial): intra, then recurrent; K3_KDA_PREFILL=overlap (where kda_prefill() takes it):
+	/* Serial: intra, then recurrent; overlapped (by default for one sequence of >= 4K tokens at >= 96
+	 * heads, or K3_KDA_PREFILL=overlap, where kda_prefill() takes it):
 	 * "intra" ends when the intra kernel does, "recurrent" is the recurrent kernel's tail after it. */
-	const char *path = getenv("K3_KDA_PREFILL");
-	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)  path=%s\n", op, dname(sdt),
-	       n, T, H, r.t.med_us, r.k1_us, r.k2_us, path ? path : "default");
+	const char *path = getenv("K3_KDA_PREFILL"), *intra = getenv("K3_KDA_INTRA");
+	const char *rw = getenv("K3_KDA_RECUR_WARPS");
+	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)  path=%s intra=%s"
+	       " warps=%s\n",
+	       op, dname(sdt), n, T, H, r.t.med_us, r.k1_us, r.k2_us, path ? path : "default",
+	       intra ? intra : "default", rw ? rw : "default");
 	fflush(stdout);
 	for (void *p : { (void *)q, (void *)k, (void *)v, (void *)g, (void *)beta, (void *)out, s0, s1,
 			 (void *)dcu, ws })
