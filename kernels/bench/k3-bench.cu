@@ -14,7 +14,9 @@
  * wg-nocluster op=..."), each beside cuBLASLt.
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
- * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer.
+ * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer;
+ * each beside the opt-in bulk-copy gemv (K3_GEMV_FP4=bulk: `mxfp4b_*` rows, `k3-bench gemv-bulk
+ * op=...`; K3_GEMV8_PIPE=bulk: `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -792,7 +794,7 @@ struct droute {
  * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
  * (the model has no MXFP8-activation GEMM: not a calibration range). */
 void expert_point(const options &o, experts &w, int T, bool glu, bool decode, int R,
-		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool nocluster = false)
+		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool nocluster = false, bool bulk = false)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -840,7 +842,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	};
 	row r;
 	r.op = "grouped_gemm";
-	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (glu ? "mxfp4a8_w13" : "mxfp4a8_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
+	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (bulk ? (glu ? "mxfp4a8b_w13" : "mxfp4a8b_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
+					     : bulk ? (glu ? "mxfp4b_w13" : "mxfp4b_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
 	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s", T, (long long)rows, w.N, w.K,
@@ -849,9 +852,9 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
 	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
-		 a8 ? "k3-bench mxfp8 op"
+		 a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op")
 		    : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
-						 : nocluster ? "k3-bench wg-nocluster op" : "k3sim op",
+		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op" : "k3sim op",
 		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
@@ -878,7 +881,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
 		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
 		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
-	if (a8 && decode) { /* the activations' quantizer, once per GEMM input (not in the row above) */
+	if (a8 && decode && !bulk) { /* the activations' quantizer, once per GEMM input (not in the row above) */
 		row q;
 		q.op = "mxfp8_quant", q.variant = glu ? "latent" : "hidden";
 		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
@@ -1057,7 +1060,8 @@ std::vector<int> token_sizes(const options &o)
 }
 
 /* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
- * activations (the default kernel) and with MXFP8 activations (the FP8 gemv), side by side in
+ * activations (the default kernel; then K3_GEMV_FP4=bulk, the bulk-copy ring, as mxfp4b_*) and
+ * with MXFP8 activations (the FP8 gemv; K3_GEMV8_PIPE=bulk as mxfp4a8b_*), side by side in
  * one process, and the MXFP8 quantizer of each input. */
 void bench_gemv(const options &o)
 {
@@ -1065,7 +1069,13 @@ void bench_gemv(const options &o)
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
+			setenv("K3_GEMV_FP4", "bulk", 1); /* the bulk-copy gemv, back to back */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, true);
+			unsetenv("K3_GEMV_FP4");
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true);
+			setenv("K3_GEMV8_PIPE", "bulk", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, false, true);
+			unsetenv("K3_GEMV8_PIPE");
 		}
 	}
 }

@@ -42,6 +42,10 @@
  * kernel 58.5 / 60.1 in the same process), w2 58.2 / 59.7 (54.1 / 57.7); the
  * register-set variant 59.2 / 59.7 and 54.4 / 55.3. A 16-token pass only above
  * 8 rows a group on average (K3_GEMV8_WIDE; at 4, B = 256 lost 9-12 points).
+ *
+ * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
+ * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
+ * shared-memory ring; see the kernel. Slower than the kernels above where measured.
  */
 #include "k3_gemm.h"
 
@@ -666,6 +670,233 @@ __global__ void __launch_bounds__(THREADS, 2) gemv8_kernel(const params p)
 	}
 }
 
+/* ---- gemv, MXFP4 weights through the bulk copy engine (grouped) ---------- */
+
+/* Opt-in (gemv_bulk()). A persistent grid (two CTAs of 8 warps an SM) in which every warp is its
+ * own pipeline: the work is the touched experts' 16-row strips (warp units: the MMA's M), handed
+ * out round-robin to the grid's warps numbered across CTAs first (warp w of CTA b is warp w *
+ * grid + b, so that the units left over after whole rounds spread over all SMs, not the first
+ * CTAs). A warp walks its units' (token pass, 512-deep k stage) sequence and keeps up to
+ * GB_STAGES stages of it in flight in a private shared-memory ring filled by the bulk copy
+ * engine: per stage 16 row copies of 256 bytes (512 MXFP4 weights) and 16 of 16 scale bytes,
+ * issued by lanes 0..15, completion counted on the slot's mbarrier, L2 evict-first (the weights
+ * are read once); no register holds a byte in flight. Each 128-deep block's weights are read from
+ * the slot just before its MMAs, which are gemv_kernel's (BF16: lane (g, t) k 32t .. 32t + 31 of
+ * rows g, g + 8) or gemv8_block's (MXFP8 activations, the FP8 layout); the slot is refilled after
+ * the stage. Rows of a slot sit in pairs 576 bytes apart, the odd row 320 bytes into its pair: the
+ * eight lanes of a 16-byte shared load's phase (rows 2m, 2m + 1) hit disjoint banks.
+ * Measured (2026-12-01s call1) with one CTA an SM and 4 slots a warp (139 KB an SM in flight):
+ * 31-38 % of copy, slower than gemv_kernel (33-59 %) and the same with 1 or 2 stages in flight:
+ * issue-bound at 8 warps an SM (0.45 warp-instructions a cycle per scheduler). */
+constexpr int GB_STAGES = 2;                   /* ring slots a warp */
+constexpr int GB_KS = 512;                     /* k per stage */
+constexpr int GB_ROW = GB_KS / 2;              /* packed bytes a row per stage */
+constexpr int GB_WBYTES = 8 * 576;             /* the 16 rows' weights of a slot */
+constexpr int GB_SLOT = GB_WBYTES + 16 * 16;   /* + 16 scale bytes a row */
+constexpr int GB_TX = 16 * (GB_ROW + 16);      /* bytes a stage's copies deliver */
+constexpr int GB_SMEM = 8 * GB_STAGES * GB_SLOT + 8 * GB_STAGES * 8;
+static_assert(GB_SMEM <= 227 * 1024, "gemv bulk ring");
+
+__device__ __forceinline__ int gb_row_off(int r)
+{
+	return (r >> 1) * 576 + (r & 1) * 320;
+}
+
+/* A warp's position in its work: unit u (touched expert u / strips, strip u % strips), token pass,
+ * k stage. */
+struct gb_pos {
+	int u, grp, strip, pass, npass, ks;
+};
+
+/* The first unit at or after pos.u (step W) whose expert has rows; false past the last. */
+template <int NT8>
+__device__ __forceinline__ bool gb_seek(const params &p, int strips, int total, int W, gb_pos &s)
+{
+	for (; s.u < total; s.u += W) {
+		const int e = s.u / strips;
+		s.grp = p.touched[e];
+		s.strip = s.u - e * strips;
+		const int64_t rows = (int64_t)p.off[s.grp + 1] - p.off[s.grp];
+		if (rows > 0) {
+			s.npass = (int)((rows + 8 * NT8 - 1) / (8 * NT8));
+			s.pass = 0, s.ks = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+template <int NT8>
+__device__ __forceinline__ bool gb_next(const params &p, int strips, int total, int W, int nks, gb_pos &s)
+{
+	if (++s.ks < nks)
+		return true;
+	s.ks = 0;
+	if (++s.pass < s.npass)
+		return true;
+	s.u += W;
+	return gb_seek<NT8>(p, strips, total, W, s);
+}
+
+/* Bulk copy global -> shared with an L2 cache policy. */
+__device__ __forceinline__ void gb_bulk(void *dst, const void *src, uint32_t bytes, uint64_t *bar, uint64_t pol)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, "
+		     "[%3], %4;\n" ::"r"(k3_smem_u32(dst)),
+		     "l"(src), "r"(bytes), "r"(k3_smem_u32(bar)), "l"(pol)
+		     : "memory");
+#endif
+}
+
+/* Two CTAs an SM (128 registers: none spilled at 8 tokens a pass, 8-24 bytes at 16): 16 warps.
+ * The first device call ran one CTA of 8 warps with 4 slots a warp and was issue-bound (0.45
+ * instructions a cycle per scheduler, 2 warps each; 1, 2 or 4 stages in flight made no
+ * difference: 2026-12-01s call1). */
+template <int NT8, int EPI, bool A8>
+__global__ void __launch_bounds__(THREADS, 2) gemv_bulk_kernel(const params p, int depth)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	extern __shared__ __align__(128) unsigned char gb_smem[];
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
+	unsigned char *ring = gb_smem + warp * GB_STAGES * GB_SLOT;
+	uint64_t *full = reinterpret_cast<uint64_t *>(gb_smem + 8 * GB_STAGES * GB_SLOT) + warp * GB_STAGES;
+	if (lane == 0) {
+#pragma unroll
+		for (int s = 0; s < GB_STAGES; s++)
+			k3_mbar_init(full + s, 1);
+		k3_mbar_fence_init();
+	}
+	__syncwarp();
+	uint64_t pol;
+	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+	const int strips = p.N / 16, nks = p.K / GB_KS, W = (int)gridDim.x * 8;
+	const int total = *p.n_touched * strips;
+	const size_t rbytes = (size_t)p.K / 2, sbytes = (size_t)p.K / 32;
+
+	auto issue = [&](const gb_pos &s, int slot) {
+		unsigned char *dst = ring + slot * GB_SLOT;
+		if (lane == 0)
+			k3_mbar_expect_tx(full + slot, GB_TX);
+		__syncwarp();
+		if (lane < 16) {
+			const size_t row = (size_t)s.grp * p.N + (size_t)s.strip * 16 + lane;
+			k3_fence_proxy_async(); /* the slot's earlier shared loads before the copies' writes */
+			gb_bulk(dst + gb_row_off(lane), p.wp + row * rbytes + (size_t)s.ks * GB_ROW, GB_ROW, full + slot, pol);
+			gb_bulk(dst + GB_WBYTES + lane * 16, p.ws + row * sbytes + (size_t)s.ks * 16, 16, full + slot, pol);
+		}
+	};
+
+	gb_pos pq = { warp * (int)gridDim.x + (int)blockIdx.x, 0, 0, 0, 0, 0 };
+	bool pv = gb_seek<NT8>(p, strips, total, W, pq);
+	gb_pos cq = pq; /* the consumer's position */
+	bool cv = pv;
+	uint32_t produced = 0, consumed = 0; /* stage j lands in slot j % GB_STAGES */
+	for (; (int)produced < depth && pv; produced++) {
+		issue(pq, (int)(produced % GB_STAGES));
+		pv = gb_next<NT8>(p, strips, total, W, nks, pq);
+	}
+
+	const uint16_t *xr[NT8];
+	bool xok[NT8];
+	a8_rows<NT8> a8; /* A8: the pass's MXFP8 token rows */
+	float acc[NT8][4];
+	int64_t pr = 0, re = 0;
+	uint4 xc[2][NT8][4]; /* x of the current and the next 128-deep block */
+	auto load_x = [&](int kb, uint4 (&x)[NT8][4]) {
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+			for (int q = 0; q < 4; q++)
+				x[nt][q] = xok[nt] ? ld_nc16(xr[nt] + (size_t)kb * GV_K + q * 8) : make_uint4(0u, 0u, 0u, 0u);
+	};
+#pragma unroll 1
+	while (cv) {
+		if (cq.ks == 0) { /* a new token pass: its rows, x pointers, zero sums */
+			const int64_t rb = p.off[cq.grp];
+			re = p.off[cq.grp + 1];
+			pr = rb + (int64_t)cq.pass * 8 * NT8;
+			if constexpr (A8)
+				a8_rows_init<NT8>(a8, p, pr, re, gq, tq);
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++) {
+				const int64_t r = pr + nt * 8 + gq;
+				xok[nt] = !A8 && r < re;
+				const int64_t ar = xok[nt] ? (p.a_index ? p.a_index[r] : r) : 0;
+				xr[nt] = p.a + ar * p.K + tq * 32;
+				acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+			}
+			if constexpr (!A8)
+				load_x(0, xc[0]);
+		}
+		const int slot = (int)(consumed % GB_STAGES);
+		k3_mbar_wait(full + slot, (consumed / GB_STAGES) & 1u);
+		const unsigned char *sl = ring + slot * GB_SLOT;
+		const unsigned char *sw0 = sl + gb_row_off(gq) + tq * 16, *sw1 = sl + gb_row_off(gq + 8) + tq * 16;
+		const uint4 s0 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + gq * 16);
+		const uint4 s1 = *reinterpret_cast<const uint4 *>(sl + GB_WBYTES + (gq + 8) * 16);
+		uint4 w0[4], w1[4]; /* block b read just before its MMAs (registers: two CTAs an SM) */
+		const bool more = cq.ks + 1 < nks; /* the pass's next stage follows: prefetch its first x */
+		if constexpr (A8) { /* the FP8 layout: block b's 4 scale bytes of a row are word b */
+#pragma unroll
+			for (int b = 0; b < 4; b++) {
+				w0[b] = *reinterpret_cast<const uint4 *>(sw0 + b * 64);
+				w1[b] = *reinterpret_cast<const uint4 *>(sw1 + b * 64);
+				const w8block w = { w0[b], w1[b], b == 0 ? s0.x : b == 1 ? s0.y : b == 2 ? s0.z : s0.w,
+						    b == 0 ? s1.x : b == 1 ? s1.y : b == 2 ? s1.z : s1.w };
+				gemv8_block<NT8>(w, cq.ks * 4 + b, a8, acc);
+			}
+		} else {
+#pragma unroll
+		for (int b = 0; b < 4; b++) {
+			const int kb = cq.ks * 4 + b;
+			if (b < 3)
+				load_x(kb + 1, xc[(b + 1) & 1]);
+			else if (more)
+				load_x(kb + 1, xc[0]);
+			const uint4 (&x)[NT8][4] = xc[b & 1];
+			w0[b] = *reinterpret_cast<const uint4 *>(sw0 + b * 64);
+			w1[b] = *reinterpret_cast<const uint4 *>(sw1 + b * 64);
+			const uint32_t e0 = b == 0 ? s0.x : b == 1 ? s0.y : b == 2 ? s0.z : s0.w;
+			const uint32_t e1 = b == 0 ? s1.x : b == 1 ? s1.y : b == 2 ? s1.z : s1.w;
+			const uint32_t sc0 = k3_e8m0_to_bf16x2((e0 >> (8 * tq)) & 0xffu);
+			const uint32_t sc1 = k3_e8m0_to_bf16x2((e1 >> (8 * tq)) & 0xffu);
+#pragma unroll
+			for (int q = 0; q < 4; q++) {
+				const uint32_t u0 = q == 0 ? w0[b].x : q == 1 ? w0[b].y : q == 2 ? w0[b].z : w0[b].w;
+				const uint32_t u1 = q == 0 ? w1[b].x : q == 1 ? w1[b].y : q == 2 ? w1[b].z : w1[b].w;
+				uint32_t A0[4], A1[4];
+				k3_e2m1x8_to_bf16x8(u0, A0);
+				k3_e2m1x8_to_bf16x8(u1, A1);
+#pragma unroll
+				for (int i = 0; i < 4; i++) {
+					A0[i] = k3_bf16x2_mul(A0[i], sc0);
+					A1[i] = k3_bf16x2_mul(A1[i], sc1);
+				}
+				const uint32_t a_even[4] = { A0[0], A1[0], A0[1], A1[1] };
+				const uint32_t a_odd[4] = { A0[2], A1[2], A0[3], A1[3] };
+#pragma unroll
+				for (int nt = 0; nt < NT8; nt++) {
+					k3_mma_bf16(acc[nt], a_even, x[nt][q].x, x[nt][q].y);
+					k3_mma_bf16(acc[nt], a_odd, x[nt][q].z, x[nt][q].w);
+				}
+			}
+		}
+		}
+		__syncwarp(); /* every lane's reads of the slot done: refill it (the stage `depth` ahead) */
+		if (pv) {
+			issue(pq, (int)(produced % GB_STAGES));
+			produced++;
+			pv = gb_next<NT8>(p, strips, total, W, nks, pq);
+		}
+		consumed++;
+		if (!more) /* the pass's last stage: its sums out */
+			gemv_store<NT8, EPI, false>(p, pr, re, cq.strip * 16, gq, tq, acc);
+		cv = gb_next<NT8>(p, strips, total, W, nks, cq);
+	}
+#endif
+}
+
 /* MXFP8 of BF16 rows: a thread per 8 elements, 4 threads per scale group (the group's amax by
  * two shuffles). The largest magnitude's BF16 exponent field f gives the scale exponent
  * max(f - 127 - 8, -127) (a subnormal or zero amax: -127, as the host's frexp). */
@@ -886,8 +1117,9 @@ int gemv_block_k(const struct k3_gemm_args *a)
 	return a->w_dtype == K3_W_MXFP4 && a->a_dtype == K3_A_BF16 && deep && a->K % (GV_K * GV_FP4_G) == 0 ? GV_K * GV_FP4_G : GV_K;
 }
 
-/* The MXFP8-activation gemv's weight stream: cp.async into GV8_STAGES shared-memory slots a lane
- * (K3_GEMV8_PIPE=smem) or two register sets (K3_GEMV8_PIPE=regs); read per call (tests switch it). */
+/* The MXFP8-activation gemv8_kernel's weight stream (K3_GEMV8_PIPE=bulk: gemv_bulk_kernel
+ * instead, where it runs): cp.async into GV8_STAGES shared-memory slots a lane (smem, the
+ * default) or two register sets (K3_GEMV8_PIPE=regs); read per call (tests switch it). */
 constexpr int GV8_STAGES = 6;
 bool gemv8_smem()
 {
@@ -904,6 +1136,99 @@ int gemv8_wide()
 	const char *e = getenv("K3_GEMV8_WIDE");
 	const int v = e ? atoi(e) : 8;
 	return v > 0 ? v : 8;
+}
+
+/* The grouped MXFP4 gemv (BF16 or MXFP8 activations) through gemv_bulk_kernel (the bulk-copy
+ * ring), opt-in: K3_GEMV_FP4=bulk (BF16 activations) or K3_GEMV8_PIPE=bulk (MXFP8) in the
+ * environment, where this build's code for the device has the bulk copy engine (sm_90+), K is a
+ * multiple of 512 and the weight and scale arrays are 16-byte aligned; read per call (tests and
+ * k3-bench switch them). Not the default: its one measured form (one CTA of 8 warps an SM, 4
+ * slots a warp) ran 31-36 % of copy where gemv_kernel ran 33-59 % (2026-12-01s call1); this
+ * two-CTA form did not run on a device (the session's device time was spent). K3_GEMV_FP4_CTAS=n
+ * caps the persistent grid at n CTAs (tests: many units a warp). */
+bool gemv_bulk_available()
+{
+	static int avail = -1;
+	if (avail < 0) {
+		cudaFuncAttributes fa;
+		avail = cudaFuncGetAttributes(&fa, gemv_bulk_kernel<1, K3_EPI_BF16, false>) == cudaSuccess && fa.binaryVersion >= 90;
+	}
+	return avail == 1;
+}
+
+bool gemv_bulk(const struct k3_gemm_args *a)
+{
+	if (a->a_dtype == K3_A_MXFP8) {
+		const char *e = getenv("K3_GEMV8_PIPE");
+		if (!e || strcmp(e, "bulk"))
+			return false;
+	} else {
+		const char *e = getenv("K3_GEMV_FP4");
+		if (!e || strcmp(e, "bulk") || gemv_block_k(a) != GV_K)
+			return false;
+	}
+	/* Warp units (touched experts x 16-row strips) and the grid's warps count in int. */
+	return a->w_dtype == K3_W_MXFP4 && a->n_groups > 0 && a->K % GB_KS == 0 && al16(a->w_packed) &&
+	       al16(a->w_scales) && (int64_t)a->n_groups * (a->N / 16) < ((int64_t)1 << 30) && gemv_bulk_available();
+}
+
+/* Stages a warp keeps in flight: GB_STAGES; K3_GEMV_FP4_DEPTH=1..GB_STAGES fewer (measurements:
+ * throughput against bytes in flight). */
+int gemv_bulk_depth()
+{
+	const char *e = getenv("K3_GEMV_FP4_DEPTH");
+	const int d = e ? atoi(e) : GB_STAGES;
+	return d >= 1 && d <= GB_STAGES ? d : GB_STAGES;
+}
+
+int gemv_bulk_ctas()
+{
+	const char *e = getenv("K3_GEMV_FP4_CTAS");
+	const int cap = e ? atoi(e) : 0;
+	return cap > 0 ? cap : 1 << 30;
+}
+
+/* ctas: the persistent grid's cap (gemv_bulk_ctas()); the grid is the SMs times the CTAs an SM
+ * holds, at most that. */
+template <int NT8, int EPI, bool A8>
+int gemv_bulk_launch(const params &p, int ctas, cudaStream_t s)
+{
+	auto kern = gemv_bulk_kernel<NT8, EPI, A8>;
+	static int per_sm = 0;
+	if (!per_sm) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, GB_SMEM) != cudaSuccess ||
+		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, THREADS, GB_SMEM) != cudaSuccess ||
+		    per_sm < 1) {
+			per_sm = 0;
+			return -EIO;
+		}
+	}
+	const int sms = device_sms();
+	if (sms < 0)
+		return sms;
+	const int grid = ctas < sms * per_sm ? ctas : sms * per_sm;
+	kern<<<grid, THREADS, GB_SMEM, s>>>(p, gemv_bulk_depth());
+	return k3_launch_status();
+}
+
+template <int NT8, bool A8>
+int gemv_bulk_epi(const params &p, enum k3_epilogue epi, int ctas, cudaStream_t s)
+{
+	switch (epi) {
+	case K3_EPI_BF16:
+		return gemv_bulk_launch<NT8, K3_EPI_BF16, A8>(p, ctas, s);
+	case K3_EPI_SPLIT:
+		return gemv_bulk_launch<NT8, K3_EPI_SPLIT, A8>(p, ctas, s);
+	case K3_EPI_GLU:
+		return gemv_bulk_launch<NT8, K3_EPI_GLU, A8>(p, ctas, s);
+	case K3_EPI_SCALE:
+		return gemv_bulk_launch<NT8, K3_EPI_SCALE, A8>(p, ctas, s);
+	case K3_EPI_ADD:
+		return gemv_bulk_launch<NT8, K3_EPI_ADD, A8>(p, ctas, s);
+	case K3_EPI_GATE:
+		return gemv_bulk_launch<NT8, K3_EPI_GATE, A8>(p, ctas, s);
+	}
+	return -EINVAL;
 }
 
 /* Dense gemv split over k (in blocks of gemv_block_k()): about two CTAs per SM, at least 4 x 128
@@ -1140,13 +1465,19 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	int r;
 	if (a->a_dtype == K3_A_MXFP8) {
 		const bool w8 = a->n_groups > 0 ? a->rows > (int64_t)gemv8_wide() * a->n_groups : a->rows > 8;
-		if (gemv8_smem())
+		if (gemv_bulk(a))
+			r = w8 ? gemv_bulk_epi<2, true>(p, a->epi, gemv_bulk_ctas(), stream)
+			       : gemv_bulk_epi<1, true>(p, a->epi, gemv_bulk_ctas(), stream);
+		else if (gemv8_smem())
 			r = w8 ? gemv_epi<true, 1, 2, GV8_STAGES>(p, a->epi, grid, stream)
 			       : gemv_epi<true, 1, 1, GV8_STAGES>(p, a->epi, grid, stream);
 		else
 			r = w8 ? gemv_epi<true, 1, 2, 0>(p, a->epi, grid, stream)
 			       : gemv_epi<true, 1, 1, 0>(p, a->epi, grid, stream);
-	} else if (fp4 && gemv_block_k(a) > GV_K)
+	} else if (gemv_bulk(a))
+		r = wide ? gemv_bulk_epi<2, false>(p, a->epi, gemv_bulk_ctas(), stream)
+			 : gemv_bulk_epi<1, false>(p, a->epi, gemv_bulk_ctas(), stream);
+	else if (fp4 && gemv_block_k(a) > GV_K)
 		r = wide ? gemv_epi<true, GV_FP4_G, 2>(p, a->epi, grid, stream)
 			 : gemv_epi<true, GV_FP4_G, 1>(p, a->epi, grid, stream);
 	else if (fp4)

@@ -959,6 +959,55 @@ static void test_gemv_scales_unaligned(void **unused)
 	}
 }
 
+/* The grouped MXFP4 gemv through the bulk-copy ring (gemv_bulk_kernel: K3_GEMV_FP4=bulk and
+ * K3_GEMV8_PIPE=bulk, K a multiple of 512, sm_90+), BF16 and MXFP8 activations, beside the default
+ * kernels (gemv_kernel, gemv8_kernel), each against the float64 reference: every epilogue; 8
+ * tokens a pass (about one row a group) and 16 (several passes of one unit: 70 and 130 rows);
+ * N = 272 (17 strips: units that straddle CTAs); and the persistent grid capped at 1 and 3 CTAs
+ * (K3_GEMV_FP4_CTAS), the second with 1 stage in flight of the 2 slots (K3_GEMV_FP4_DEPTH): 8
+ * and 24 warps walk many units each, the ring running on across units, passes and experts. */
+static void test_gemv_fp4_bulk(void **unused)
+{
+	(void)unused;
+	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 };
+	struct wmat wa = wmat_rand(9, 384, 1024, K3_W_MXFP4, 0.1), wb = wmat_rand(7, 272, 1536, K3_W_MXFP4, 0.1);
+	const struct gemm_case ca = { .N = 384, .K = 1024, .n_groups = 9, .counts = few, .a_rows = 5,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	const struct gemm_case cb = { .N = 272, .K = 1536, .n_groups = 7, .counts = COUNTS, .a_rows = 50,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	struct gemm_case ca8 = ca, cb8 = cb;
+	ca8.a8 = cb8.a8 = true;
+	static const char *const modes[4][3] = { { "bulk", NULL, NULL }, { NULL, NULL, NULL }, { "bulk", "3", NULL },
+						 { "bulk", "1", "1" } };
+	for (int m = 0; m < 4; m++) {
+		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_FP4_CTAS=%s K3_GEMV_FP4_DEPTH=%s\n",
+			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
+			      modes[m][2] ? modes[m][2] : "(unset)");
+		if (modes[m][0]) {
+			setenv("K3_GEMV_FP4", modes[m][0], 1);
+			setenv("K3_GEMV8_PIPE", modes[m][0], 1);
+		}
+		if (modes[m][1])
+			setenv("K3_GEMV_FP4_CTAS", modes[m][1], 1);
+		if (modes[m][2])
+			setenv("K3_GEMV_FP4_DEPTH", modes[m][2], 1);
+		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
+			run_gemm(&ca, (enum k3_epilogue)e, &wa);
+			if (m < 2 || e == K3_EPI_GLU || e == K3_EPI_SCALE)
+				run_gemm(&cb, (enum k3_epilogue)e, &wb);
+			if (e == K3_EPI_BF16 || e == K3_EPI_GLU || e == K3_EPI_SPLIT) {
+				run_gemm(&ca8, (enum k3_epilogue)e, &wa);
+				run_gemm(&cb8, (enum k3_epilogue)e, &wb);
+			}
+		}
+		unsetenv("K3_GEMV_FP4");
+		unsetenv("K3_GEMV8_PIPE");
+		unsetenv("K3_GEMV_FP4_CTAS");
+		unsetenv("K3_GEMV_FP4_DEPTH");
+	}
+	wmat_release(&wa), wmat_release(&wb);
+}
+
 /* The device MXFP8 quantizer against the host's, byte for byte: groups of zeros, BF16
  * subnormals (the scale clamps at 2^-127), the largest BF16 magnitudes, groups whose largest
  * element rounds up past 448 (saturated), and ordinary spreads. */
@@ -1127,6 +1176,7 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_small_all_kernels),
 		cmocka_unit_test(test_gemv_scales_unaligned),
+		cmocka_unit_test(test_gemv_fp4_bulk),
 		cmocka_unit_test(test_mxfp8_quantize),
 		cmocka_unit_test(test_gemv_mxfp8),
 		cmocka_unit_test(test_gemv_mxfp8_e8m0_extremes),
