@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Device call of issue 17's twelfth round (one nvidia-h200, at most 300 s): everything of this
-# session together — the materialized MLA prefill in the slice (01i), TMA weight tiles in the grouped
-# wgmma GEMM (01j), the MXFP8 gemv rows (01k), and the op kinds of their own for AttnRes, routing,
-# combine and ShortConv (their NVTX ranges and bench points; kernels unchanged).
+# session together — the KDA prefill's v2 intra kernel and overlapped default (01r), the grouped
+# wgmma GEMM in clusters for BF16 weights (01q), the FP8-cache MLA decode in registers (01p), the
+# opt-in bulk-copy gemv (01s).
 # Runs, each in its own process: the FULL k3-bench under `k3sim trace capture` (--require-wgmma: the
 # capture the k3-kernels preset is fitted on), then the four-layer slice under capture
 # (kernels/slice/run-slice.sh --reps 3: prefill T = 4K, 16K; decode B = 1, 16, 64, 256 at C = 8K, 64K,
-# eager and CUDA graphs), held out from the fit by process; the GPU tests of the changed kernels in the
-# time left; nvidia-smi sampled every 500 ms throughout.
+# eager and CUDA graphs), held out from the fit by process; then (PHASE=tests, the default) every
+# kernel GPU suite in the time left, or (PHASE=san) compute-sanitizer memcheck / racecheck on the
+# kernels this round changed and the opt-in gemv's bench rows; nvidia-smi every 500 ms throughout.
 # From the repository root:  PACK=.gpu/r12 bash .gpu/r12/k3-2026-12-01t.sh
 # $OUT gets 6 files (a call returns at most 8): k3-bench.txt k3-h200.db.xz k3-slice.txt k3-slice.csv
 # k3-slice.db.xz k3-misc.tar.xz (k3-env.txt k3-smi.csv k3-bench.csv k3-tests.txt).
@@ -38,24 +39,51 @@ if [ "$left" -gt 45 ]; then
 else
   echo "no time left for the slice"
 fi
+left_s() { echo $(( LIMIT - 8 - ($(date +%s) - t0) )); }
+if [ "${PHASE:-tests}" = tests ]; then
 {
-  left=$(( LIMIT - 8 - ($(date +%s) - t0) ))
-  if [ "$left" -gt 10 ]; then
-    for t in test-mla-gpu test-dsa-gpu test-moe-gpu test-kda-gpu test-mla-prefill-gpu test-attnres-gpu test-layer-gpu; do
-      left=$(( LIMIT - 8 - ($(date +%s) - t0) ))
-      [ "$left" -gt 10 ] || { echo "no time left for $t"; continue; }
-      echo "== $t"
-      timeout "$left" "$B/tests/kernels/$t" 2>&1 | tail -n 40
-      echo "== $t: exit ${PIPESTATUS[0]}"
-    done
-  else
-    echo "no time left for the GPU tests"
+  for t in test-moe-gpu test-kda-gpu test-mla-gpu test-dsa-gpu test-mla-prefill-gpu test-attnres-gpu test-layer-gpu; do
+    left=$(left_s)
+    [ "$left" -gt 10 ] || { echo "no time left for $t"; continue; }
+    echo "== $t"
+    timeout "$left" "$B/tests/kernels/$t" 2>&1 | tail -n 40
+    echo "== $t: exit ${PIPESTATUS[0]}"
+  done
+} > "$M/k3-tests.txt" 2>&1
+else
+# PHASE=san: compute-sanitizer on the kernels this round changed, then the opt-in gemv rows
+san() {  # tool test filter-var filter seconds
+  local l lim=$5 s rc; l=$(left_s); [ "$l" -lt "$lim" ] && lim=$l
+  [ "$lim" -gt 3 ] || { echo "$1 $2 '$4': no time left"; return; }
+  s=$(date +%s)
+  env "$3=$4" timeout "$lim" compute-sanitizer --tool "$1" --error-exitcode 9 "$B/tests/kernels/test-$2-gpu" > "$M/san.log" 2>&1
+  rc=$?
+  echo "== $1 test-$2-gpu $3='$4': exit $rc ($(( $(date +%s) - s )) s) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$M/san.log" | tail -1)"
+  grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED)" "$M/san.log" | tail -8 | sed 's/^/    /'
+  [ $rc = 0 ] || grep -E "Invalid|Race|hazard|rror" "$M/san.log" | head -12 | sed 's/^/    /'
+}
+{
+  san memcheck moe MOE_TEST_FILTER '*wgmma_clusters*' 40
+  san racecheck moe MOE_TEST_FILTER '*wgmma_clusters*' 40
+  san memcheck mla MLA_TEST_FILTER '*fp8_small_heads*' 20
+  san racecheck mla MLA_TEST_FILTER '*fp8_small_heads*' 25
+  san memcheck dsa DSA_TEST_FILTER '*' 25
+  san memcheck kda KDA_TEST_FILTER '*prefill_overlap*' 25
+  san memcheck moe MOE_TEST_FILTER '*fp4_bulk*' 20
+  san racecheck moe MOE_TEST_FILTER '*fp4_bulk*' 25
+  l=$(left_s)
+  if [ "$l" -gt 15 ]; then
+    echo "== k3-bench --only gemv, default kernels then K3_GEMV_FP4=bulk K3_GEMV8_PIPE=bulk"
+    timeout $(( l / 2 )) "$B/kernels/k3-bench" --only gemv 2>&1 | grep -E "mxfp4|clocks" | head -40
+    K3_GEMV_FP4=bulk K3_GEMV8_PIPE=bulk timeout $(( l / 2 )) "$B/kernels/k3-bench" --only gemv 2>&1 | grep -E "mxfp4|clocks" | head -40
   fi
 } > "$M/k3-tests.txt" 2>&1
+rm -f "$M/san.log"
+fi
 kill "$SMI_PID"
 tar cJf "$OUT/k3-misc.tar.xz" -C "$M" .
 rm -rf /tmp/k3-misc.keep; cp -r "$M" /tmp/k3-misc.keep; rm -rf "$M"
-grep -E "^== .*exit|^\[  (FAILED|PASSED)" /tmp/k3-misc.keep/k3-tests.txt
+grep -E "^== |^\[  (FAILED|PASSED)|SUMMARY" /tmp/k3-misc.keep/k3-tests.txt
 grep -E "^grouped_gemm" "$OUT/k3-bench.txt" | head -24
 grep -E "GPU 0 clocks" "$OUT/k3-bench.txt" "$OUT/k3-slice.txt" 2>/dev/null
 tail -n 20 "$OUT/k3-slice.txt" 2>/dev/null

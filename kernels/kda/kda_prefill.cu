@@ -725,17 +725,28 @@ __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
 }
 
 /* Overlapped path: spin until the intra kernel has published the record behind
- * `flag`, then order the async proxy's (bulk copy) reads after the acquire. */
+ * `flag`, then order the async proxy's (bulk copy) reads after the acquire. A flag
+ * not set within 10 s (the path once hung, 2026-12-01) traps: an error the caller
+ * sees instead of a GPU that never finishes. */
 __device__ __forceinline__ void wait_ready(const int32_t *flag)
 {
 	if (!flag)
 		return;
-	for (;;) {
+	uint64_t t0 = 0;
+	for (uint32_t spins = 0;; spins++) {
 		int32_t x;
 		asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(flag) : "memory");
 		if (x)
 			break;
 		__nanosleep(100);
+		if ((spins & 1023u) == 0) {
+			uint64_t now;
+			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+			if (spins == 0)
+				t0 = now;
+			else if (now - t0 > 10000000000ull)
+				__trap();
+		}
 	}
 	asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
@@ -924,28 +935,21 @@ struct prefill_cfg {
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
- * 2.04-2.19 ms. The overlapped path is the default only where overlap_by_default() says: beside
- * the recurrent CTAs at H = 12..48 the intra kernel slows more than the recurrent tail it hides
- * (e.g. 16K, H = 12: 1.07 against 0.89 ms serial, with the <= 48-register build). */
+ * 2.04-2.19 ms. The overlapped path stays opt-in: beside the recurrent CTAs at H = 12..48 the
+ * intra kernel slows more than the recurrent tail it hides (e.g. 16K, H = 12: 1.07 against 0.89
+ * ms serial, with the <= 48-register build), and it hung once (prefill_config()). */
 constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
 constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
 
-/* Where the overlapped path is the default: one sequence of >= 4K tokens at >= 96 heads (K3's KDA
- * on one GPU), the shapes where it was measured faster (2026-12-01r, H = 96: T = 4K 475 against
- * 560-566 us serial, 16K 1748 against 2071-2108 us; 64K 8.19 against 8.74 ms); it lost at T = 1K
- * and at H <= 48. */
-bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
-{
-	return n_seqs == 1 && heads >= 96 && total_tokens >= 4096;
-}
-
-/* The configuration asked for (K3_KDA_PREFILL=serial | overlap, else `by_default`);
+/* The configuration asked for (K3_KDA_PREFILL=serial | overlap; serial by default: the
+ * overlapped path, faster at one sequence of >= 4K tokens at 96 heads (2026-12-01r: T = 4K 475
+ * against 560-566 us, 16K 1748 against 2071-2108 us), hung in the K3 slice under `k3sim trace
+ * capture` on 2026-12-01 (round 12's first call: both kernels never finished; cause not found)).
  * `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
-prefill_cfg prefill_config(bool allow_overlap = true, bool by_default = false)
+prefill_cfg prefill_config(bool allow_overlap = true)
 {
 	const char *e = getenv("K3_KDA_PREFILL");
-	bool want = e && !strcmp(e, "overlap") ? true : e && !strcmp(e, "serial") ? false : by_default;
-	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
+	prefill_cfg c = allow_overlap && e && !strcmp(e, "overlap") ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
 		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
@@ -1219,7 +1223,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	int dev = 0, sms = 132;
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	prefill_cfg cfg = prefill_config(true, overlap_by_default(a->n_seqs, a->heads, a->total_tokens));
+	prefill_cfg cfg = prefill_config();
 	int warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
 
 	recur_params rp = {};

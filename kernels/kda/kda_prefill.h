@@ -12,10 +12,10 @@
  *  2. recurrent, head-parallel (one CTA per sequence, head and slice of V
  *     rows): the state in FP32 registers, three BF16 tensor-core products
  *     per chunk, chunk operands streamed ahead by the bulk copy engine.
- * The second starts when the first has finished, except for one sequence of
- * >= 4K tokens at >= 96 heads, where (and wherever the environment variable
- * K3_KDA_PREFILL=overlap says so; =serial: never; read per call) the recurrent
- * kernel runs beside the intra one on a side stream of higher priority,
+ * By default the second starts when the first has finished. With the
+ * environment variable K3_KDA_PREFILL=overlap (read per call; opt-in: it hung
+ * once in the K3 slice under capture, 2026-12-01, and its wait now traps
+ * after 10 s) the recurrent kernel runs beside the intra one on a side stream of higher priority,
  * waiting on a ready flag per record; it falls back to the serial order where
  * its CTAs could fill every SM, past 65535 chunks or while `stream` is being
  * captured. Same kernels' arithmetic: the overlapped results equal the serial

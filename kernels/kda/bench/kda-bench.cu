@@ -549,8 +549,7 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	r.total_bytes = r.state_bytes + 5.0 * E * 2 + T * H * 2; /* q k v g in, out; beta */
 	r.us_per_token = r.t.med_us / T;
 	csv_row(r);
-	/* Serial: intra, then recurrent; overlapped (by default for one sequence of >= 4K tokens at >= 96
-	 * heads, or K3_KDA_PREFILL=overlap, where kda_prefill() takes it):
+	/* Default (serial): intra, then recurrent; K3_KDA_PREFILL=overlap (where kda_prefill() takes it):
 	 * "intra" ends when the intra kernel does, "recurrent" is the recurrent kernel's tail after it. */
 	const char *path = getenv("K3_KDA_PREFILL"), *intra = getenv("K3_KDA_INTRA");
 	const char *rw = getenv("K3_KDA_RECUR_WARPS");
