@@ -937,14 +937,17 @@ struct prefill_cfg {
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. The overlapped path stays opt-in: beside the recurrent CTAs at H = 12..48 the
  * intra kernel slows more than the recurrent tail it hides (e.g. 16K, H = 12: 1.07 against 0.89
- * ms serial, with the <= 48-register build), and it hung once (prefill_config()). */
+ * ms serial, with the <= 48-register build), and it deadlocked once (prefill_config()). */
 constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
 constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
 
 /* The configuration asked for (K3_KDA_PREFILL=serial | overlap; serial by default: the
  * overlapped path, faster at one sequence of >= 4K tokens at 96 heads (2026-12-01r: T = 4K 475
- * against 560-566 us, 16K 1748 against 2071-2108 us), hung in the K3 slice under `k3sim trace
- * capture` on 2026-12-01 (round 12's first call: both kernels never finished; cause not found)).
+ * against 560-566 us, 16K 1748 against 2071-2108 us), deadlocked in the K3 slice on 2026-12-01
+ * (01t calls 1 and 4, with and without capture: the SMs' shared-memory carveout left no intra CTA
+ * room beside the spinning recurrent ones; both kernels now ask for the largest carveout, and the
+ * slice completed twice with it, call 5), and a kernel that spins on another one's progress stays
+ * opt-in: another process on the GPU can take the SMs it waits for (the wait traps after 10 s).
  * `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
 prefill_cfg prefill_config(bool allow_overlap = true)
 {
@@ -970,6 +973,10 @@ const void *intra_kernel(int v)
 /* `grid`: chunks x heads in either order. */
 int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 {
+	/* Overlapped: see launch_recurrent() (both kernels ask for the same carveout). */
+	if (ip.ready && cudaFuncSetAttribute(intra_kernel(v), cudaFuncAttributePreferredSharedMemoryCarveout,
+					     cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+		return -EIO;
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else
@@ -1033,6 +1040,11 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 		*ok = (int64_t)grid.x * grid.y <= (int64_t)(b - 1) * sms;
 		return 0;
 	}
+	/* Overlapped: the SMs that take a recurrent CTA keep the largest shared-memory carveout, so
+	 * that an intra CTA still fits beside it whatever carveout the driver would pick. */
+	if (p.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+		return -EIO;
 	kern<<<grid, WARPS * 32, smem, stream>>>(p);
 	return kda_launch_status();
 }

@@ -13,9 +13,10 @@
  *     rows): the state in FP32 registers, three BF16 tensor-core products
  *     per chunk, chunk operands streamed ahead by the bulk copy engine.
  * By default the second starts when the first has finished. With the
- * environment variable K3_KDA_PREFILL=overlap (read per call; opt-in: it hung
- * once in the K3 slice under capture, 2026-12-01, and its wait now traps
- * after 10 s) the recurrent kernel runs beside the intra one on a side stream of higher priority,
+ * environment variable K3_KDA_PREFILL=overlap (read per call; opt-in: it
+ * deadlocked in the K3 slice until both kernels asked for the largest
+ * shared-memory carveout, 2026-12-01, and its wait traps after 10 s) the
+ * recurrent kernel runs beside the intra one on a side stream of higher priority,
  * waiting on a ready flag per record; it falls back to the serial order where
  * its CTAs could fill every SM, past 65535 chunks or while `stream` is being
  * captured. Same kernels' arithmetic: the overlapped results equal the serial
