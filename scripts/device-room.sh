@@ -24,11 +24,15 @@ out)
 in)
   [ -d "$STASH" ] || { echo "device-room: nothing stashed in $STASH"; exit 0; }
   (cd "$STASH" && find . -type f -print0) | while IFS= read -r -d '' f; do
+    if [ -e "$f" ]; then  # written again meanwhile: keep both, never overwrite
+      echo "in: ${f#./} exists; the stashed copy stays in $STASH/${f#./}"
+      continue
+    fi
     mkdir -p "$(dirname "$f")"
     mv "$STASH/$f" "$f"
     echo "in: ${f#./}"
   done
-  rm -rf "$STASH"
+  find "$STASH" -type d -empty -delete 2>/dev/null || true
   ;;
 *)
   echo "usage: scripts/device-room.sh out [MiB] | in"; exit 2 ;;
