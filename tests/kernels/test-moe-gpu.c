@@ -886,6 +886,140 @@ static void test_gemm_wgmma_clusters(void **unused)
 	unsetenv("K3_GEMM_WG_CLUSTER");
 }
 
+/* One grouped BF16 GLU GEMM of g's shape on A [a_rows][K] gathered by a_index (device) or
+ * contiguous (a_index NULL), into a fresh host array of rows x N / 2 BF16 words. */
+static uint16_t *wg_glu_bits(const struct gemm_case *g, const struct wmat *w, const int32_t *d_off,
+			     const uint16_t *d_a, const int32_t *d_index, int64_t rows)
+{
+	const size_t n = (size_t)rows * (g->N / 2);
+	uint16_t *d_out = gt_dev_poisoned(n * 2), *h = gt_xmalloc(n * 2);
+	struct k3_gemm_args a = { .rows = rows, .N = g->N, .K = g->K, .n_groups = g->n_groups, .off = d_off,
+				  .a_index = d_index, .a = d_a, .epi = K3_EPI_GLU, .beta_gate = (float)K3_SITU_BETA_GATE,
+				  .beta_up = (float)K3_SITU_BETA_UP, .out = d_out, .path = K3_GEMM_TILED_WGMMA };
+	wmat_into(w, &a);
+	KERNEL_OK(k3_gemm(&a, 0));
+	assert_int_equal(cudaMemcpy(h, d_out, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+	gt_free(d_out);
+	return h;
+}
+
+/* Round u's opt-in levers of the grouped wgmma kernel (BF16 weights by TMA): the weights
+ * prefetched into L2 K3_GEMM_WG_PREFETCH k blocks ahead (0, 1, 3, 64: past the k loop, the next
+ * unit's from a tile's tail), and, where A is not gathered, the token tiles by TMA (16-row boxes;
+ * K3_GEMM_WG_XTMA), in clusters (auto, 3) and without, every group size class (0 .. 500 rows,
+ * the last group's rows ending the matrix: its boxes read past it as zeros), checked against
+ * float64; then bit for bit against today's kernel (no prefetch, cp.async gather) on gathered
+ * rows: the same rows gathered by k3_gemm_gather_rows (checked against the host), the GEMM on
+ * them and on the gathered rows with the levers on; then MMA widths 88 / 104 (K3_GEMM_WG_N8). */
+static void test_gemm_wgmma_tokens_tma(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
+		skip();
+	}
+	static const int32_t counts[12] = { 0, 1, 129, 300, 255, 256, 257, 383, 17, 385, 64, 500 };
+	const struct gemm_case g = { .N = 320, .K = 256, .n_groups = 12, .counts = counts, .dt = K3_W_BF16,
+				     .path = K3_GEMM_TILED_WGMMA };
+	struct wmat w = wmat_rand(g.n_groups, g.N, g.K, g.dt, 0.1);
+	static const char *const cl[3] = { "auto", "1", "3" }, *const pf[4] = { "0", "1", "3", "64" };
+	for (int x = 0; x < 2; x++) {
+		setenv("K3_GEMM_WG_XTMA", x ? "1" : "0", 1);
+		for (int c = 0; c < 3; c++) {
+			setenv("K3_GEMM_WG_CLUSTER", cl[c], 1);
+			for (int f = 0; f < 4; f++) {
+				if (f != 3 && c == 2)
+					continue;
+				setenv("K3_GEMM_WG_PREFETCH", pf[f], 1);
+				run_gemm(&g, f & 1 ? K3_EPI_SCALE : K3_EPI_GLU, &w);
+			}
+		}
+	}
+	unsetenv("K3_GEMM_WG_PREFETCH");
+	unsetenv("K3_GEMM_WG_CLUSTER");
+	unsetenv("K3_GEMM_WG_XTMA");
+	run_all_epilogues(&g); /* the defaults */
+	/* Bit for bit: gathered vs k3_gemm_gather_rows + contiguous. */
+	int32_t off[13] = { 0 };
+	for (int e = 0; e < 12; e++)
+		off[e + 1] = off[e] + counts[e];
+	const int64_t rows = off[12];
+	const int a_rows = 700;
+	struct gt_bf16 A = gt_bf16_rand(&rng, (size_t)a_rows * g.K, -1, 1);
+	int32_t *index = gt_xmalloc((size_t)rows * sizeof(int32_t));
+	for (int64_t r = 0; r < rows; r++)
+		index[r] = (int32_t)(test_rng_next(&rng) % (uint64_t)a_rows);
+	int32_t *d_index = gt_dev_copy(index, (size_t)rows * sizeof(int32_t));
+	int32_t *d_off = gt_dev_copy(off, sizeof off);
+	uint16_t *d_p = gt_dev_poisoned((size_t)rows * g.K * 2);
+	KERNEL_OK(k3_gemm_gather_rows(A.d, d_index, rows, g.K, d_p, 0));
+	uint16_t *hp = gt_xmalloc((size_t)rows * g.K * 2), *ha = gt_xmalloc((size_t)a_rows * g.K * 2);
+	assert_int_equal(cudaMemcpy(hp, d_p, (size_t)rows * g.K * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+	assert_int_equal(cudaMemcpy(ha, A.d, (size_t)a_rows * g.K * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+	for (int64_t r = 0; r < rows; r++)
+		assert_memory_equal(hp + r * g.K, ha + (size_t)index[r] * g.K, (size_t)g.K * 2);
+	/* Per cluster setting (the token chunks differ with it): today's kernel on the gathered rows
+	 * (no prefetch, cp.async gather; MMA widths by the default K3_GEMM_WG_N8) is the reference. */
+	static const char *const cls[3] = { "1", "auto", "3" };
+	static const char *const sets[3][2] = { { "0", "1" }, { "8", "0" }, { "3", "1" } }; /* PREFETCH, XTMA */
+	for (int c = 0; c < 3; c++) {
+		setenv("K3_GEMM_WG_CLUSTER", cls[c], 1);
+		setenv("K3_GEMM_WG_PREFETCH", "0", 1);
+		setenv("K3_GEMM_WG_XTMA", "0", 1);
+		uint16_t *ref = wg_glu_bits(&g, &w, d_off, A.d, d_index, rows);
+		for (int i = 0; i < 3; i++) {
+			setenv("K3_GEMM_WG_PREFETCH", sets[i][0], 1);
+			setenv("K3_GEMM_WG_XTMA", sets[i][1], 1);
+			uint16_t *gathered = wg_glu_bits(&g, &w, d_off, A.d, d_index, rows);
+			uint16_t *contig = wg_glu_bits(&g, &w, d_off, d_p, NULL, rows);
+			assert_memory_equal(gathered, ref, (size_t)rows * (g.N / 2) * 2);
+			assert_memory_equal(contig, ref, (size_t)rows * (g.N / 2) * 2);
+			free(gathered), free(contig);
+		}
+		free(ref);
+	}
+	unsetenv("K3_GEMM_WG_PREFETCH");
+	unsetenv("K3_GEMM_WG_XTMA");
+	unsetenv("K3_GEMM_WG_CLUSTER");
+	/* MMA widths 88 and 104 (K3_GEMM_WG_N8; chunks of 86 and 100 rows in clusters of 3 here,
+	 * 100 rows without clusters) against float64, and how many output bits differ from widths
+	 * 96 and 112 (printed: the sums need not be bit-identical across MMA widths). */
+	static const int32_t counts8[6] = { 257, 300, 100, 88, 81, 400 };
+	const struct gemm_case g8 = { .N = 320, .K = 256, .n_groups = 6, .counts = counts8, .a_rows = 500,
+				      .dt = K3_W_BF16, .path = K3_GEMM_TILED_WGMMA };
+	struct wmat w8m = wmat_rand(g8.n_groups, g8.N, g8.K, g8.dt, 0.1);
+	setenv("K3_GEMM_WG_N8", "1", 1);
+	for (int c = 0; c < 2; c++) {
+		setenv("K3_GEMM_WG_CLUSTER", c ? "1" : "3", 1);
+		run_gemm(&g8, K3_EPI_GLU, &w8m);
+		run_gemm(&g8, K3_EPI_SCALE, &w8m);
+	}
+	wmat_release(&w8m);
+	setenv("K3_GEMM_WG_CLUSTER", "3", 1);
+	setenv("K3_GEMM_WG_N8", "0", 1);
+	uint16_t *w16 = wg_glu_bits(&g, &w, d_off, A.d, d_index, rows);
+	setenv("K3_GEMM_WG_N8", "1", 1);
+	uint16_t *w8 = wg_glu_bits(&g, &w, d_off, A.d, d_index, rows);
+	unsetenv("K3_GEMM_WG_N8");
+	unsetenv("K3_GEMM_WG_CLUSTER");
+	size_t differ = 0;
+	for (size_t i = 0; i < (size_t)rows * (g.N / 2); i++)
+		differ += w16[i] != w8[i];
+	print_message("  N 88 / 104 vs 96 / 112: %zu of %lld outputs differ in their bits\n", differ,
+		      (long long)rows * (g.N / 2));
+	free(w16), free(w8);
+	/* Bad arguments of the gather. */
+	assert_int_equal(k3_gemm_gather_rows(A.d, d_index, rows, 12, d_p, 0), -EINVAL); /* K % 8 */
+	assert_int_equal(k3_gemm_gather_rows(A.d + 1, d_index, rows, g.K, d_p, 0), -EINVAL); /* unaligned */
+	assert_int_equal(k3_gemm_gather_rows(NULL, d_index, rows, g.K, d_p, 0), -EINVAL);
+	assert_int_equal(k3_gemm_gather_rows(A.d, d_index, -1, g.K, d_p, 0), -EINVAL);
+	assert_int_equal(k3_gemm_gather_rows(A.d, d_index, 0, g.K, d_p, 0), 0);
+	free(hp), free(ha), free(index);
+	gt_free(d_index), gt_free(d_off), gt_free(d_p);
+	gt_bf16_release(&A);
+	wmat_release(&w);
+}
+
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
 static void test_small_all_kernels(void **unused)
 {
@@ -1191,6 +1325,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_k3_expert_shapes),
 		cmocka_unit_test(test_gemm_wgmma_tiles),
 		cmocka_unit_test(test_gemm_wgmma_clusters),
+		cmocka_unit_test(test_gemm_wgmma_tokens_tma),
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_combine),
 		cmocka_unit_test(test_layer_decode),
