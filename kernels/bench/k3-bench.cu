@@ -6,7 +6,7 @@
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
  *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa]
- *            [--require-wgmma]
+ *            [--require-wgmma] [--warm-l2]
  *
  * --only moe_prefill: the grouped expert GEMMs at prefill sizes (T = 16K, 4K; BF16 and MXFP4
  * weights; --quick: T = 16K) alone, each row twice back to back: the default wgmma kernel, then the same launch
@@ -28,7 +28,9 @@
  *    decode-size launches (`graph`) or a plain stream loop (`loop`);
  *  - operands rotate over enough sets that a launch never finds its inputs
  *    in L2 (caches, weights, activations), unless a set alone is far
- *    larger than L2;
+ *    larger than L2; and each timed single launch follows a read of 4x L2's
+ *    bytes of another buffer (a cold L2, as in a serving step; --warm-l2:
+ *    without, the figures before 2026-12-01 evening);
  *  - bytes (HBM bytes the op must move: cache, weights, activations) and
  *    FLOPs, GB/s and TFLOP/s, and GB/s over the copy bandwidth measured
  *    first; GEMMs of prefill size beside cuBLASLt at equal FLOPs;
@@ -246,7 +248,39 @@ stats summarize(std::vector<float> ms)
 	return { at(0.5), at(0.1), at(0.9) };
 }
 
-/* Single launches between events, each in an NVTX range named `spec`. */
+/* ---- a cold L2 before each timed launch ---------------------------------------
+ * In a serving step nothing an op reads is still in L2 when it starts (the weights, caches and
+ * states of every other op stream through in between), but a bench that repeats one launch
+ * finds part of its inputs there: a set far larger than L2 still hits on ~10 % (the 528 MB
+ * weight of gemm m=1 n=36864 k=7168: 168 us repeated against 183 us on its first launch and
+ * 187-190 us in the K3 slice, 2026-12-01t), a small set rotated 16 ways (2 MB) fits whole. So,
+ * unless --warm-l2, each timed launch of time_events() follows a read of 4x L2's bytes of a
+ * buffer of its own (outside the NVTX range and the events): clean lines, so the op pays no
+ * write-back of someone else's dirty lines either. */
+const uint4 *g_l2_flush = nullptr;
+size_t g_l2_flush_n = 0; /* uint4s */
+unsigned *g_l2_sink = nullptr;
+
+__global__ void l2_flush_kernel(const uint4 *__restrict__ p, size_t n, unsigned *sink)
+{
+	unsigned x = 0;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		const uint4 v = p[i];
+		x ^= v.x ^ v.y ^ v.z ^ v.w;
+	}
+	if (x == 0x9e3779b9u) /* never in practice; keeps the loads */
+		*sink = x;
+}
+
+void l2_flush()
+{
+	if (!g_l2_flush)
+		return;
+	l2_flush_kernel<<<1024, 256, 0, g_stream>>>(g_l2_flush, g_l2_flush_n, g_l2_sink);
+	CK(cudaGetLastError());
+}
+
+/* Single launches between events, each in an NVTX range named `spec` (after l2_flush()). */
 template <typename F>
 stats time_events(const char *spec, int warm, int reps, F launch)
 {
@@ -258,6 +292,7 @@ stats time_events(const char *spec, int warm, int reps, F launch)
 	CK(cudaStreamSynchronize(g_stream));
 	std::vector<float> ms;
 	for (int i = 0; i < reps; i++) {
+		l2_flush();
 		nvtxRangePushA(spec);
 		CK(cudaEventRecord(a, g_stream));
 		launch(warm + i);
@@ -324,6 +359,7 @@ struct options {
 	const char *out = "k3-bench.csv";
 	bool quick = false;
 	bool require_wgmma = false;
+	bool warm_l2 = false;
 	int reps = 20;
 	const char *only = nullptr;
 };
@@ -1322,6 +1358,8 @@ int main(int argc, char **argv)
 			o.quick = true;
 		else if (!strcmp(argv[i], "--require-wgmma"))
 			o.require_wgmma = true;
+		else if (!strcmp(argv[i], "--warm-l2"))
+			o.warm_l2 = true;
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			o.reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
@@ -1330,7 +1368,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
 				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa]"
-				" [--require-wgmma]\n",
+				" [--require-wgmma] [--warm-l2]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
@@ -1380,6 +1418,16 @@ int main(int argc, char **argv)
 	CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
 	LTOK(cublasLtCreate(&g_lt));
 	g_lt_ws = dalloc(CUBLAS_WS);
+	if (!o.warm_l2) {
+		const size_t fb = (size_t)4 * (size_t)std::max(prop.l2CacheSize, 1 << 20);
+		g_l2_flush_n = fb / sizeof(uint4);
+		uint8_t *f = (uint8_t *)dalloc(fb);
+		fill_bytes(f, fb, 0xffu, 0u);
+		g_l2_flush = (const uint4 *)f;
+		g_l2_sink = (unsigned *)dalloc(sizeof(unsigned));
+	}
+	printf("timed launches: %s\n", o.warm_l2 ? "as they come (--warm-l2)"
+						   : "each after a read of 4x L2's bytes (a cold L2; --warm-l2: without)");
 	csv_header();
 	auto want = [&](const char *w) { return !o.only || !strcmp(o.only, w); };
 	bench_copy(o); /* always: the ceiling */
