@@ -280,9 +280,13 @@ void l2_flush()
 	CK(cudaGetLastError());
 }
 
-/* Single launches between events, each in an NVTX range named `spec` (after l2_flush()). */
+/* Single launches between events, each in an NVTX range named `spec` (after l2_flush() unless
+ * `hot_inputs`: an op whose inputs the op before it has just written, as routing reads the
+ * router's logits and the combine the experts' rows: in a serving step they are in L2 when they
+ * fit; measured cold in the K3 slice's own ops, 2026-12-01y call 1: route tokens=1 19.6 us and
+ * combine 11.9 us against 15.7 and 6.8 us in the slice, 16.1 and 6.2 us warm). */
 template <typename F>
-stats time_events(const char *spec, int warm, int reps, F launch)
+stats time_events(const char *spec, int warm, int reps, F launch, bool hot_inputs = false)
 {
 	cudaEvent_t a, b;
 	CK(cudaEventCreate(&a));
@@ -292,7 +296,8 @@ stats time_events(const char *spec, int warm, int reps, F launch)
 	CK(cudaStreamSynchronize(g_stream));
 	std::vector<float> ms;
 	for (int i = 0; i < reps; i++) {
-		l2_flush();
+		if (!hot_inputs)
+			l2_flush();
 		nvtxRangePushA(spec);
 		CK(cudaEventRecord(a, g_stream));
 		launch(warm + i);
@@ -952,7 +957,13 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 		 enum k3_gemm_path gpath = K3_GEMM_AUTO)
 {
 	const size_t wn = (size_t)N * K;
-	const int Rw = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / (wn * 2)));
+	/* K3_BENCH_WPOOL_MB: rotate the weights over that many MiB (up to 64 sets) instead of
+	 * ROTATE_BYTES (up to 8): a measurement of whether a weight's pages, not only its bytes,
+	 * being cold matters (the slice's m = 1 GEMMs over > 64 MB of weights ran 9-14 % slower
+	 * than the bench's with a cold L2, 2026-12-01y call 1). */
+	const char *wp = getenv("K3_BENCH_WPOOL_MB");
+	const size_t pool = wp && atol(wp) > 0 ? (size_t)atol(wp) << 20 : ROTATE_BYTES;
+	const int Rw = (int)std::min<size_t>(wp ? 64 : 8, std::max<size_t>(1, pool / (wn * 2)));
 	uint16_t *W = (uint16_t *)dalloc((size_t)Rw * wn * 2);
 	fill_bf16(W, (size_t)Rw * wn, -0.05f, 0.05f);
 	uint16_t *X = (uint16_t *)dalloc((size_t)M * K * 2);
@@ -1139,7 +1150,7 @@ void bench_route(const options &o)
 		char spec[128];
 		snprintf(spec, sizeof spec, "k3sim op=route tokens=%d experts=%d top_k=%d dtype=fp32", T, E, K);
 		w.spec = spec, w.reps = o.reps;
-		w.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_route(&r, g_stream)); });
+		w.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_route(&r, g_stream)); }, true);
 		w.steady_us = time_steady(T <= 256, 4, 8, [&](int) { KOK(moe_route(&r, g_stream)); });
 		w.steady_kind = T <= 256 ? "graph" : "loop";
 		w.bytes = (double)T * E * 4 + TK * 24.0;
@@ -1156,7 +1167,7 @@ void bench_route(const options &o)
 		snprintf(cw.shape, sizeof cw.shape, "tokens=%d topk=%d width=%d", T, K, K3_LATENT);
 		snprintf(spec, sizeof spec, "k3sim op=combine tokens=%d width=%d top_k=%d dtype=bf16", T, K3_LATENT, K);
 		cw.spec = spec, cw.reps = o.reps;
-		cw.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_combine(&c, g_stream)); });
+		cw.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_combine(&c, g_stream)); }, true);
 		cw.steady_us = time_steady(T <= 256, 4, 8, [&](int) { KOK(moe_combine(&c, g_stream)); });
 		cw.steady_kind = T <= 256 ? "graph" : "loop";
 		cw.bytes = (double)TK * K3_LATENT * 2 + (double)T * K3_LATENT * 2;
