@@ -44,7 +44,9 @@
  *    tiled-wgmma); where the build has the wgmma kernel (sm_90a, compute
  *    capability 9.0) prefill GEMMs run it by default and the mma.sync kernel
  *    is timed beside it at prefill size under its own range name
- *    (`k3-bench tiled-mma op=...`, not seen by a calibration). The first
+ *    (`k3-bench tiled-mma op=...`: a reference range, which k3sim's matcher
+ *    skips, as `k3sim ref ...`; before 2026-12-01y a kernel-name rule took its
+ *    kernels for the op, mixing mma.sync samples into the wgmma op). The first
  *    line says which tiled kernels the build has; --require-wgmma exits 2
  *    when the wgmma kernel is not there (a build configured before the
  *    sm_90a default keeps gpu_arch=sm_90: the 2026-12-01b call ran so).
