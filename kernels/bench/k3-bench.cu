@@ -28,7 +28,8 @@
  *    decode-size launches (`graph`) or a plain stream loop (`loop`);
  *  - operands rotate over enough sets that a launch never finds its inputs
  *    in L2 (caches, weights, activations), unless a set alone is far
- *    larger than L2; and each timed single launch follows a read of 4x L2's
+ *    larger than L2 (dense GEMM weights over 16 GiB of sets, so that their
+ *    pages are cold as in a step); and each timed single launch follows a read of 4x L2's
  *    bytes of another buffer (a cold L2, as in a serving step; --warm-l2:
  *    without, the figures before 2026-12-01 evening);
  *  - bytes (HBM bytes the op must move: cache, weights, activations) and
@@ -79,6 +80,7 @@ namespace {
 constexpr int FILL_THREADS = 256;
 constexpr size_t ROTATE_BYTES = (size_t)512 << 20; /* > 10x L2 */
 constexpr size_t POOL_CAP = (size_t)24 << 30;      /* rotation pools stay below this */
+constexpr size_t WPOOL_BYTES = (size_t)16 << 30;   /* dense GEMM weights: pages cold too */
 constexpr size_t CUBLAS_WS = (size_t)64 << 20;
 
 #define CK(call)                                                                                  \
@@ -959,13 +961,15 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 		 enum k3_gemm_path gpath = K3_GEMM_AUTO)
 {
 	const size_t wn = (size_t)N * K;
-	/* K3_BENCH_WPOOL_MB: rotate the weights over that many MiB (up to 64 sets) instead of
-	 * ROTATE_BYTES (up to 8): a measurement of whether a weight's pages, not only its bytes,
-	 * being cold matters (the slice's m = 1 GEMMs over > 64 MB of weights ran 9-14 % slower
-	 * than the bench's with a cold L2, 2026-12-01y call 1). */
+	/* The weights rotate over WPOOL_BYTES (up to 64 sets; K3_BENCH_WPOOL_MB sets another size):
+	 * in a step a weight's pages are cold too, not only its bytes, and a GEMM reading one set
+	 * again and again runs faster than it will there. H200, 2026-12-01y call 2, with a cold L2:
+	 * gemm m=1 n=36864 k=7168 171 us over 512 MiB of sets, 189 us over 16 GiB, 187-190 us in the
+	 * K3 slice (68 GB of weights); n=55296 k=1536 49 / 56 / 54 us; n=12288 k=7168 64 / 69 / 65;
+	 * weights up to 64 MB the same either way. */
 	const char *wp = getenv("K3_BENCH_WPOOL_MB");
-	const size_t pool = wp && atol(wp) > 0 ? (size_t)atol(wp) << 20 : ROTATE_BYTES;
-	const int Rw = (int)std::min<size_t>(wp ? 64 : 8, std::max<size_t>(1, pool / (wn * 2)));
+	const size_t pool = wp && atol(wp) > 0 ? (size_t)atol(wp) << 20 : WPOOL_BYTES;
+	const int Rw = (int)std::min<size_t>(64, std::max<size_t>(1, pool / (wn * 2)));
 	uint16_t *W = (uint16_t *)dalloc((size_t)Rw * wn * 2);
 	fill_bf16(W, (size_t)Rw * wn, -0.05f, 0.05f);
 	uint16_t *X = (uint16_t *)dalloc((size_t)M * K * 2);
