@@ -1069,7 +1069,9 @@ std::vector<int> token_sizes(const options &o)
 
 /* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
  * activations, side by side in one process: the default kernel (gemv_lean_kernel, grid rows
- * min(groups, rows)); K3_GEMV_FP4=regs, gemv_kernel on the same grid (mxfp4regs_*); gemv_kernel
+ * min(groups, rows)); at B <= 16 the same without k slices (K3_GEMV_KSPLIT=1, mxfp4ks1_*; at
+ * B = 1 also with 2 and 4 forced: mxfp4ks2_*, mxfp4ks4_*), at
+ * B >= 64 with 16 tokens a pass above 4 rows a group (K3_GEMV_WIDE=4, mxfp4w4_*); K3_GEMV_FP4=regs, gemv_kernel on the same grid (mxfp4regs_*); gemv_kernel
  * with K3_GEMV_GRID=full, one grid row a group (mxfp4old_*: the default before 2026-12-01x);
  * then with MXFP8 activations (the FP8 gemv, the new grid; mxfp4a8old_*: K3_GEMV_GRID=full)
  * and the MXFP8 quantizer of each input. K3_BENCH_GEMV_BULK=1 in the environment adds the
@@ -1081,6 +1083,16 @@ void bench_gemv(const options &o)
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
+			setenv(B <= 16 ? "K3_GEMV_KSPLIT" : "K3_GEMV_WIDE", B <= 16 ? "1" : "4", 1);
+			/* lean without k slices (B <= 16) or with 16 tokens a pass above 4 rows a group */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, B <= 16 ? "mxfp4ks1" : "mxfp4w4");
+			unsetenv("K3_GEMV_KSPLIT");
+			unsetenv("K3_GEMV_WIDE");
+			for (int ks = 2; B == 1 && ks <= 4; ks *= 2) { /* each k-slice count forced */
+				setenv("K3_GEMV_KSPLIT", ks == 2 ? "2" : "4", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, ks == 2 ? "mxfp4ks2" : "mxfp4ks4");
+				unsetenv("K3_GEMV_KSPLIT");
+			}
 			setenv("K3_GEMV_FP4", "regs", 1); /* the register-pipelined gemv_kernel, back to back */
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4regs");
 			setenv("K3_GEMV_GRID", "full", 1); /* and on one grid row a group: the old default */

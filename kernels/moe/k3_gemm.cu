@@ -43,6 +43,10 @@
  * register-set variant 59.2 / 59.7 and 54.4 / 55.3. A 16-token pass only above
  * 8 rows a group on average (K3_GEMV8_WIDE; at 4, B = 256 lost 9-12 points).
  *
+ * Default for BF16 activations since 2026-12-01x: gemv_lean_kernel (the same fragments and
+ * arithmetic as gemv_kernel with fewer instructions around them; see the kernel), K3_GEMV_FP4=regs
+ * for gemv_kernel; grouped grids of min(groups, rows) rows (K3_GEMV_GRID=full: one a group).
+ *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
  * shared-memory ring; see the kernel. Slower than the kernels above where measured.
@@ -489,7 +493,8 @@ __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_ke
  *  - each block's scale bytes of a row come as one word (the 4 groups of the 128-deep block;
  *    the 4 lanes of a quad read the same word) and become the BF16 scale pair in two
  *    instructions (a byte permute that puts the lane's byte in both halves, a shift): scale
- *    bytes 1..254 exact as before; 0 (2^-127) multiplies by 0 and 255 (NaN) by infinity;
+ *    bytes 3..252 exact as before (the scaled E2M1 values stay normal BF16); 0 (2^-127)
+ *    multiplies by 0 and 255 (NaN) by infinity;
  *  - the weight, scale and activation addresses are pointers advanced once per 4 blocks, every
  *    load at a constant offset from one of them; the loads past a lane's last block are
  *    predicated off (no branches, no zero fills);
@@ -497,8 +502,17 @@ __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_ke
  *    output columns are never stored; an MMA's columns are independent);
  *  - grouped: a CTA walks touched groups blockIdx.y, + gridDim.y, ... (the grid's y is
  *    min(groups, rows), not groups: at B = 1, 16 CTAs a strip instead of 896, of which 880
- *    used to start only to exit).
- * Needs 4-byte aligned scales (else gemv_kernel runs). */
+ *    used to start only to exit);
+ *  - 8 tokens a pass up to 8 rows a group on average (gemv_wide()).
+ * Needs 4-byte aligned scales (else gemv_kernel runs). Measured (H200, 2026-12-01x calls 1-2,
+ * bench/results/k3-kernels-h200-2026-12-01x; % of copy on weight bytes, median of single
+ * launches, w13 / w2 at B = 1, 16, 64, 256): 51.6 / 39.5, 63.3 / 58.9, 61.5 / 59.9, 55.4 / 54.5;
+ * the old default launch (gemv_kernel, a grid row a group) in the same process 37.3 / 31.7,
+ * 57.7 / 54.8, 54.6 / 54.8, 50.3 / 49.7. ncu (w13 B = 1): 0.197 warp-instructions a weight byte
+ * (gemv_kernel on the new grid 0.238, on the old ~0.31), 0.52 issued a cycle per scheduler. The
+ * E2M1 expansion and scale products (19 of the ~27 instructions per 8 weights a lane) are most
+ * of what is left: see docs/KERNELS.md (*gemv*, seventh round) for why the standard nibble
+ * layout cannot go much lower. */
 __device__ __forceinline__ void ld_stream16_if(bool c, const void *ptr, uint4 &v)
 {
 	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %4, 0;\n\t"
@@ -549,17 +563,32 @@ __device__ __forceinline__ void gemv_lean_block(const uint4 &r0, const uint4 &r1
 	}
 }
 
-template <int NT8, int EPI, bool PARTIAL>
+/* KS: k slices a CTA (1, 2, 4; grouped, 8 tokens a pass): warp w takes rows (w % (8 / KS)) 16
+ * of the CTA's 128 / KS and k slice w / (8 / KS) (ceil(blocks / KS) blocks); slices 1.. add
+ * their sums into slice 0's through shared memory, which stores. For grids of few CTAs (B = 1:
+ * 16 touched groups) a smaller wave quantum. */
+template <int NT8, int EPI, bool PARTIAL, int KS>
 __global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
 {
+	static_assert(KS == 1 || KS == 2 || KS == 4, "k slices");
+	static_assert(KS == 1 || !PARTIAL, "split-k partials: one slice");
 	constexpr int U = 2; /* blocks a register set: two sets in turn, 4 blocks a loop step */
+	constexpr int RG = 8 / KS; /* warps (16-row groups) a k slice */
+	__shared__ float red[KS > 1 ? (KS - 1) * RG * NT8 * 4 * 32 : 1];
 	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
-	const int nb = (int)blockIdx.x * GV_ROWS + warp * 16;
-	if (nb >= p.N)
-		return; /* the last CTA's spare warps (no CTA-wide sync follows) */
+	const int rg = warp % RG, ksl = warp / RG;
+	const int nb = (int)blockIdx.x * (16 * RG) + rg * 16;
+	const bool active = nb < p.N; /* N a multiple of 16, not of 16 RG: the last CTA's spare warps */
+	if (KS == 1 && !active)
+		return; /* no CTA-wide sync follows with one slice */
 	const int nkb = p.K / GV_K;
-	const int kb0 = (int)blockIdx.z * p.kb_per_split, kb1 = min(nkb, kb0 + p.kb_per_split);
-	const int nblk = kb1 - kb0; /* may be <= 0 for a split past the end: zeros stored */
+	int kb0 = (int)blockIdx.z * p.kb_per_split, kb1 = min(nkb, kb0 + p.kb_per_split);
+	if constexpr (KS > 1) {
+		const int per = (kb1 - kb0 + KS - 1) / KS;
+		kb0 += ksl * per;
+		kb1 = min(kb1, kb0 + per);
+	}
+	const int nblk = active ? kb1 - kb0 : 0; /* may be <= 0 (a split or slice past the end): zeros */
 	const uint32_t ssel = 0x4040u | (uint32_t)tq * 0x0101u; /* byte t of the word in both halves */
 	const size_t wrow = (size_t)(p.K / 2), srow = (size_t)(p.K / 32);
 	const int units = p.n_groups ? *p.n_touched : 1;
@@ -642,6 +671,27 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
 #pragma unroll
 				for (int nt = 0; nt < NT8; nt++)
 					xp[nt] += 2 * U * GV_K;
+			}
+			if constexpr (KS > 1) {
+				float *rw = red + (size_t)((ksl - 1) * RG + rg) * NT8 * 4 * 32 + lane;
+				if (ksl > 0)
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+						for (int e = 0; e < 4; e++)
+							rw[(nt * 4 + e) * 32] = acc[nt][e];
+				__syncthreads();
+				if (ksl == 0)
+#pragma unroll
+					for (int k = 1; k < KS; k++)
+#pragma unroll
+						for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+							for (int e = 0; e < 4; e++)
+								acc[nt][e] += red[(size_t)(((k - 1) * RG + rg) * NT8 * 4 + nt * 4 + e) * 32 + lane];
+				__syncthreads(); /* the next pass writes red again */
+				if (ksl > 0 || !active)
+					continue;
 			}
 			gemv_store<NT8, EPI, PARTIAL>(p, pr, re, nb, gq, tq, acc);
 		}
@@ -1297,6 +1347,39 @@ unsigned gemv_grid_y(const struct k3_gemm_args *a)
 	return (unsigned)(a->rows < (int64_t)a->n_groups ? a->rows : (int64_t)a->n_groups);
 }
 
+/* gemv_lean_kernel's tokens a pass for grouped calls: 16 when groups hold more than this many
+ * rows on average (K3_GEMV_WIDE, default 8, as the MXFP8 gemv's K3_GEMV8_WIDE; gemv_kernel
+ * switches above 4). Read per call (benches switch it). */
+int gemv_wide()
+{
+	const char *e = getenv("K3_GEMV_WIDE");
+	const int v = e ? atoi(e) : 8;
+	return v >= 1 && v <= 16 ? v : 8;
+}
+
+/* gemv_lean_kernel's k slices a CTA (grouped calls, 8 tokens a pass, no split over CTAs): 2 where
+ * the grid has fewer than 4 waves of 2 CTAs an SM (at B = 1 the 16 touched experts make 768
+ * CTAs of w13 and 448 of w2: 2.9 and 1.7 waves on 132 SMs) and each slice keeps at least 4
+ * blocks, else 1; K3_GEMV_KSPLIT=1, 2 or 4 forces it (measurements; read per call). Measured
+ * (2026-12-01x call 2, B = 1, % of copy on weight bytes, 1 / 2 / 4 slices): w13 51.5 / 51.6 /
+ * 50.4, w2 38.7 / 39.5 / 37.2: the wave tail is not what holds B = 1 back. */
+int gemv_kslices(const struct k3_gemm_args *a, dim3 grid, int sms)
+{
+	if (a->n_groups <= 0 || grid.z > 1)
+		return 1;
+	const char *e = getenv("K3_GEMV_KSPLIT");
+	if (e) {
+		const int v = atoi(e);
+		return v == 2 || v == 4 ? v : 1;
+	}
+	const int64_t ctas = (int64_t)grid.x * grid.y, want = (int64_t)8 * sms;
+	const int nkb = a->K / GV_K;
+	int k = 1;
+	if (ctas < want && nkb >= 2 * 4)
+		k = 2;
+	return k;
+}
+
 /* k per gemv block: 128 (G = 1). K3_GEMV_FP4_BLOCK=512 in the environment runs MXFP4 with K a
  * multiple of 512 at 512-deep blocks (G = GV_FP4_G), for measurements: on an H200 (2026-12-01d,
  * call1) they ran as fast as 128-deep ones at 8 tokens a pass (w13 B = 16: 56.3 vs 54.7 % of
@@ -1474,27 +1557,27 @@ int tiled_epi(const params &p, enum k3_epilogue epi, int grid, int num_n, int nu
 	return -EINVAL;
 }
 
-template <int NT8, bool PARTIAL>
+template <int NT8, bool PARTIAL, int KS = 1>
 int gemv_lean_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		gemv_lean_kernel<NT8, K3_EPI_BF16, PARTIAL><<<grid, THREADS, 0, s>>>(p);
+		gemv_lean_kernel<NT8, K3_EPI_BF16, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
 		break;
 	case K3_EPI_SPLIT:
-		gemv_lean_kernel<NT8, K3_EPI_SPLIT, PARTIAL><<<grid, THREADS, 0, s>>>(p);
+		gemv_lean_kernel<NT8, K3_EPI_SPLIT, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
 		break;
 	case K3_EPI_GLU:
-		gemv_lean_kernel<NT8, K3_EPI_GLU, PARTIAL><<<grid, THREADS, 0, s>>>(p);
+		gemv_lean_kernel<NT8, K3_EPI_GLU, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
 		break;
 	case K3_EPI_SCALE:
-		gemv_lean_kernel<NT8, K3_EPI_SCALE, PARTIAL><<<grid, THREADS, 0, s>>>(p);
+		gemv_lean_kernel<NT8, K3_EPI_SCALE, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
 		break;
 	case K3_EPI_ADD:
-		gemv_lean_kernel<NT8, K3_EPI_ADD, PARTIAL><<<grid, THREADS, 0, s>>>(p);
+		gemv_lean_kernel<NT8, K3_EPI_ADD, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
 		break;
 	case K3_EPI_GATE:
-		gemv_lean_kernel<NT8, K3_EPI_GATE, PARTIAL><<<grid, THREADS, 0, s>>>(p);
+		gemv_lean_kernel<NT8, K3_EPI_GATE, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
 		break;
 	}
 	return k3_launch_status();
@@ -1695,12 +1778,21 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 			 : gemv_bulk_epi<1, false>(p, a->epi, gemv_bulk_ctas(), stream);
 	else if (gemv_lean(a, gemv_block_k(a))) {
 		/* The split-k partials (dense, ks > 1) are stored as PARTIAL; the epilogue after. */
+		const bool lw = a->n_groups > 0 ? a->rows > (int64_t)gemv_wide() * a->n_groups : a->rows > 8;
+		const int kslices = lw ? 1 : gemv_kslices(a, grid, sms);
+		dim3 g = grid;
+		g.x = (unsigned)((a->N + GV_ROWS / kslices - 1) / (GV_ROWS / kslices));
 		if (ks > 1)
-			r = wide ? gemv_lean_epi<2, true>(p, K3_EPI_BF16, grid, stream)
-				 : gemv_lean_epi<1, true>(p, K3_EPI_BF16, grid, stream);
+			r = lw ? gemv_lean_epi<2, true>(p, K3_EPI_BF16, grid, stream)
+			       : gemv_lean_epi<1, true>(p, K3_EPI_BF16, grid, stream);
+		else if (lw)
+			r = gemv_lean_epi<2, false>(p, a->epi, grid, stream);
+		else if (kslices == 4)
+			r = gemv_lean_epi<1, false, 4>(p, a->epi, g, stream);
+		else if (kslices == 2)
+			r = gemv_lean_epi<1, false, 2>(p, a->epi, g, stream);
 		else
-			r = wide ? gemv_lean_epi<2, false>(p, a->epi, grid, stream)
-				 : gemv_lean_epi<1, false>(p, a->epi, grid, stream);
+			r = gemv_lean_epi<1, false>(p, a->epi, grid, stream);
 	} else if (fp4 && gemv_block_k(a) > GV_K)
 		r = wide ? gemv_epi<true, GV_FP4_G, 2>(p, a->epi, grid, stream)
 			 : gemv_epi<true, GV_FP4_G, 1>(p, a->epi, grid, stream);

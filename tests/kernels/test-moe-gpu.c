@@ -1009,8 +1009,10 @@ static void test_gemv_fp4_bulk(void **unused)
 }
 
 /* The BF16-activation MXFP4 gemv (gemv_lean_kernel, the default since 2026-12-01x) beside the
- * kernel it replaced (K3_GEMV_FP4=regs: gemv_kernel) and with one grid row a group
- * (K3_GEMV_GRID=full), each against the float64 reference, every epilogue: 8 tokens a pass
+ * kernel it replaced (K3_GEMV_FP4=regs: gemv_kernel), with one grid row a group
+ * (K3_GEMV_GRID=full) and with 2 and 4 k slices a CTA (K3_GEMV_KSPLIT: at N = 272 and 4 slices a
+ * CTA of 32 rows with a spare warp pair, at K = 640 a slice with no blocks), each against the
+ * float64 reference, every epilogue: 8 tokens a pass
  * (about a row a group: the grid's rows are min(groups, rows) = 9 of 9 groups, 5 touched) and
  * 16 (70 and 130 rows: several passes); K = 640, 384 and 128 (5, 3 and 1 blocks: a loop step of
  * 4 blocks with its tail loads predicated off); N = 272 (a CTA with spare warps); dense rows 5
@@ -1019,7 +1021,8 @@ static void test_gemv_lean(void **unused)
 {
 	(void)unused;
 	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 };
-	static const char *const modes[3][2] = { { NULL, NULL }, { "regs", NULL }, { NULL, "full" } };
+	static const char *const modes[6][3] = { { NULL, NULL, NULL }, { "regs", NULL, NULL }, { NULL, "full", NULL },
+						 { NULL, NULL, "2" },     { NULL, NULL, "4" },      { NULL, "full", "4" } };
 	struct wmat wa = wmat_rand(9, 272, 640, K3_W_MXFP4, 0.1), wb = wmat_rand(7, 384, 384, K3_W_MXFP4, 0.1);
 	struct wmat wc = wmat_rand(9, 256, 128, K3_W_MXFP4, 0.1), wd = wmat_rand(1, 256, 2048, K3_W_MXFP4, 0.1);
 	const struct gemm_case ca = { .N = 272, .K = 640, .n_groups = 9, .counts = few, .a_rows = 5,
@@ -1028,13 +1031,16 @@ static void test_gemv_lean(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	const struct gemm_case cc = { .N = 256, .K = 128, .n_groups = 9, .counts = few, .a_rows = 5,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
-	for (int m = 0; m < 3; m++) {
-		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_GRID=%s\n", modes[m][0] ? modes[m][0] : "(unset)",
-			      modes[m][1] ? modes[m][1] : "(unset)");
+	for (int m = 0; m < 6; m++) {
+		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_GRID=%s K3_GEMV_KSPLIT=%s\n",
+			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
+			      modes[m][2] ? modes[m][2] : "(unset)");
 		if (modes[m][0])
 			setenv("K3_GEMV_FP4", modes[m][0], 1);
 		if (modes[m][1])
 			setenv("K3_GEMV_GRID", modes[m][1], 1);
+		if (modes[m][2])
+			setenv("K3_GEMV_KSPLIT", modes[m][2], 1);
 		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
 			run_gemm(&ca, (enum k3_epilogue)e, &wa);
 			run_gemm(&cb, (enum k3_epilogue)e, &wb);
@@ -1049,7 +1055,13 @@ static void test_gemv_lean(void **unused)
 		}
 		unsetenv("K3_GEMV_FP4");
 		unsetenv("K3_GEMV_GRID");
+		unsetenv("K3_GEMV_KSPLIT");
 	}
+	/* 16-token passes at fewer rows a group (K3_GEMV_WIDE=1: the few-rows case as 16 a pass). */
+	setenv("K3_GEMV_WIDE", "1", 1);
+	for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++)
+		run_gemm(&ca, (enum k3_epilogue)e, &wa);
+	unsetenv("K3_GEMV_WIDE");
 	wmat_release(&wa), wmat_release(&wb), wmat_release(&wc), wmat_release(&wd);
 }
 
