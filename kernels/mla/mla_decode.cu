@@ -27,9 +27,11 @@
  *    a thread; FP8: half the columns are two scale tiles, each with its P).
  * Combine kernel, one warp per query row: the log-sum-exp-weighted sum of
  * the split partials (FP32 in the workspace).
- * FP8 cache up to 32 query rows: mla_fp8r_kernel below (E4M3 converted to FP16 in registers,
- * FP16 MMAs, a warp per scale tile), 40-44 % of copy at t = 1 against the expansion's 22-24 %
- * (H200, 2026-12-01p); above 32 rows the expansion kernel's 64-row CTAs measured faster.
+ * FP8 cache up to 32 query rows: mla_fp8p_kernel below (E4M3 converted to FP16 in registers,
+ * FP16 MMAs, a warp per scale tile, software-pipelined with mbarriers: 43-46 % of copy at
+ * t = 1, H200 2026-12-01v), or mla_fp8r_kernel, the same without the pipelining
+ * (K3_MLA_FP8_KERNEL=reg: 40-44 %; the expansion: 22-24 %, 2026-12-01p); above 32 rows the
+ * expansion kernel's 64-row CTAs measured faster.
  */
 #include "mla_decode.h"
 
@@ -873,17 +875,23 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 /* ---- FP8 cache, register conversion, software-pipelined (the default up to 32 rows) ------
  *
  * mla_fp8r_kernel's fragment maps, shared-memory layout and arithmetic (bit for bit the same
- * S, P, scales and units), with the tile loop reordered so that the phases of two tiles
- * overlap inside every warp instead of following each other behind the tile's barrier:
- * iteration it reads the S parts of tile it (written in iteration it - 1), runs the online
- * softmax of tile it, computes and stores the S parts of tile it + 1 (QK^T: integer
- * conversions and MMAs), and accumulates P V of tile it (cvt conversions and MMAs), all in one
- * straight-line block (no branch between the barriers: the rescale of O is unconditional, the
- * causal mask always computed, the sparse positions of the next tile loaded a tile ahead), so
- * that the scheduler interleaves the softmax's dependent chain (shuffles, exp2) with the
- * independent conversions and MMAs of the other two products. One __syncthreads a tile (the
- * parts of tile it + 1 visible; tile it's stage free for the copy of tile it + NST). The last
- * iteration recomputes the parts of its own tile into the unused buffer (no branch). */
+ * S, P, scales and units), with the tile loop reordered and its barrier replaced:
+ *  - iteration it reads the S parts of tile it (written in iteration it - 1), runs the online
+ *    softmax of tile it, computes and stores the S parts of tile it + 1 (QK^T), then
+ *    accumulates P V of tile it, so that the softmax's dependent chain (shuffles, exp2) has the
+ *    independent conversions and MMAs of QK^T beside it;
+ *  - no __syncthreads in the loop: every thread arrives on an mbarrier of the parts buffer
+ *    after writing tile it + 1's parts and waits for it only at the top of the next iteration
+ *    (the PV in between absorbs the warps' skew; the other buffer is free once that wait has
+ *    passed, since every thread read it before arriving), and arrives on the stage's "empty"
+ *    mbarrier after its PV; warp 0 refills a stage a tile late (tile it - 1 + NST into the
+ *    stage of tile it - 1, after waiting for that barrier), so no warp waits for the slowest;
+ *  - the O rescale only when a row's max or unit moved (warp vote), the causal mask only on
+ *    the tiles at a dense block's causal end (sparse: always, the positions loaded a tile
+ *    ahead); the causal ends are made opaque so that their divisions stay out of the loop;
+ *  - both conversions by cvt by default ("cc": measured faster than "ic" here).
+ * The last iteration recomputes the parts of its own tile into the unused buffer (no branch).
+ * H200, 2026-12-01v: 43-46 % of copy at t = 1 (reg: 40-44 %), 23-24 % at t = 2. */
 template <bool KINT, bool VINT, bool SPARSE>
 __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_kernel(const params p)
 {
