@@ -75,19 +75,17 @@ san() {  # tool test filter-var filter seconds
   [ $rc = 0 ] || grep -E "Invalid|Race|hazard|rror" "$M/san.log" | head -12 | sed 's/^/    /'
 }
 {
-  san memcheck moe MOE_TEST_FILTER '*wgmma_clusters*' 40
-  san racecheck moe MOE_TEST_FILTER '*wgmma_clusters*' 40
-  san memcheck mla MLA_TEST_FILTER '*fp8_small_heads*' 20
+  san memcheck moe MOE_TEST_FILTER '*gemv_lean*' 30
+  san racecheck moe MOE_TEST_FILTER '*gemv_lean*' 35
+  san memcheck moe MOE_TEST_FILTER '*dense_gemv*' 25
+  san memcheck mla MLA_TEST_FILTER '*fp8_tile_edges*' 25
   san racecheck mla MLA_TEST_FILTER '*fp8_small_heads*' 25
   san memcheck dsa DSA_TEST_FILTER '*' 25
-  san memcheck kda KDA_TEST_FILTER '*prefill_overlap*' 25
-  san memcheck moe MOE_TEST_FILTER '*fp4_bulk*' 20
-  san racecheck moe MOE_TEST_FILTER '*fp4_bulk*' 25
   l=$(left_s)
   if [ "$l" -gt 15 ]; then
-    echo "== k3-bench --only gemv, default kernels then K3_GEMV_FP4=bulk K3_GEMV8_PIPE=bulk"
+    echo "== k3-bench --only gemv, default kernels then K3_GEMV_FP4=regs K3_GEMV_GRID=full K3_GEMV_KSPLIT=1 (the kernel before 2026-12-01x)"
     timeout $(( l / 2 )) "$B/kernels/k3-bench" --only gemv 2>&1 | grep -E "mxfp4|clocks" | head -40
-    K3_GEMV_FP4=bulk K3_GEMV8_PIPE=bulk timeout $(( l / 2 )) "$B/kernels/k3-bench" --only gemv 2>&1 | grep -E "mxfp4|clocks" | head -40
+    K3_GEMV_FP4=regs K3_GEMV_GRID=full K3_GEMV_KSPLIT=1 timeout $(( l / 2 )) "$B/kernels/k3-bench" --only gemv 2>&1 | grep -E "mxfp4|clocks" | head -40
   fi
 } > "$M/k3-tests.txt" 2>&1
 rm -f "$M/san.log"
