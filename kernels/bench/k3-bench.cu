@@ -19,8 +19,11 @@
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
  * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer;
- * each beside the opt-in bulk-copy gemv (K3_GEMV_FP4=bulk: `mxfp4b_*` rows, `k3-bench gemv-bulk
- * op=...`; K3_GEMV8_PIPE=bulk: `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
+ * beside the default BF16-activation kernel the one it replaced (K3_GEMV_FP4=regs: `mxfp4regs_*`,
+ * `k3-bench gemv-mxfp4regs op=...`) and the old default launch (also K3_GEMV_GRID=full:
+ * `mxfp4old_*`, `mxfp4a8old_*`); K3_BENCH_GEMV_BULK=1 adds the opt-in bulk-copy gemv
+ * (K3_GEMV_FP4=bulk: `mxfp4b_*` rows, `k3-bench gemv-bulk op=...`; K3_GEMV8_PIPE=bulk:
+ * `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -708,11 +711,11 @@ void bench_mla(const options &o)
  * (% of the copy ceiling measured first on the cache bytes): K3's heads per GPU at TP 8 (12)
  * and 16, t = 1 (decode) and 2, 4 (MTP), contexts 8K-64K, batches that fill the GPU; then 64 and
  * 128 heads (compute-bound: TFLOP/s). K3_MLA_FP8_KERNEL / K3_MLA_FP8_CVT pick the FP8 kernel
- * (mla_decode.cu). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
+ * (mla_decode.cu: stage, reg, pipe). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
-	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: registers up to 32 rows)", c ? c : "(default: ic)");
+	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: pipelined registers up to 32 rows)", c ? c : "(default: cc for pipe, ic for reg)");
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
 	if (o.quick) {
 		for (int ctx : { 8192, 65536 })
@@ -891,12 +894,12 @@ struct env_set {
 	}
 };
 
-/* alt: environment assignments for this row (env_set; NVTX "k3-bench wg-alt op=..."); permute
+/* wg_env: environment assignments for this row (env_set; NVTX "k3-bench wg-alt op=..."); permute
  * (BF16 w13 prefill): A gathered once into expert-contiguous rows by k3_gemm_gather_rows, the
  * GEMM timed on them (a_index NULL: the token tiles by TMA), the gather as its own row. */
 void expert_point(const options &o, experts &w, int T, bool glu, bool decode, int R,
 		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool nocluster = false, bool bulk = false,
-		  const char *alt = nullptr, bool permute = false)
+		  const char *alt = nullptr, const char *wg_env = nullptr, bool permute = false)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -964,23 +967,27 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	};
 	row r;
 	r.op = "grouped_gemm";
-	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (bulk ? (glu ? "mxfp4a8b_w13" : "mxfp4a8b_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
+	/* alt: a gemv kernel other than the default, forced through the environment by the caller:
+	 * rows `<alt>_w13` / `<alt>_w2`, timed as `k3-bench gemv-<alt> op=...`. */
+	std::string alt_variant = alt ? std::string(alt) + (glu ? "_w13" : "_w2") : "";
+	std::string alt_op = alt ? std::string("k3-bench gemv-") + alt + " op" : "";
+	r.variant = alt ? alt_variant.c_str() : w.dt == K3_W_MXFP4 ? (a8 ? (bulk ? (glu ? "mxfp4a8b_w13" : "mxfp4a8b_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
 					     : bulk ? (glu ? "mxfp4b_w13" : "mxfp4b_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
 	if (P)
 		r.variant = "bf16_w13p";
 	const int path = k3_gemm_path_for(&a);
-	const std::string lab = env_set(alt).label();
+	const std::string lab = env_set(wg_env).label();
 	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s%s%s", T, (long long)rows, w.N, w.K,
 		 touched_avg, path_name(path), nocluster ? " wg_cluster=1" : "", lab.c_str(), P ? " permuted" : "");
 	char spec[192];
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
 	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
-		 a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op")
+		 alt ? alt_op.c_str() : a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op")
 		    : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
 		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op"
-		    : alt || P ? "k3-bench wg-alt op" : "k3sim op",
+		    : wg_env || P ? "k3-bench wg-alt op" : "k3sim op",
 		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
@@ -989,7 +996,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (nocluster)
 		setenv("K3_GEMM_WG_CLUSTER", "1", 1);
 	{
-		env_set es(alt);
+		env_set es(wg_env);
 		r.t = time_events(spec, 2, r.reps, launch);
 		r.steady_us = time_steady(decode, R, decode ? std::max(1, 32 / R) : 1, launch);
 	}
@@ -1010,7 +1017,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
 		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
 		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
-	if (a8 && decode && !bulk) { /* the activations' quantizer, once per GEMM input (not in the row above) */
+	if (a8 && decode && !bulk && !alt) { /* the activations' quantizer, once per GEMM input (not in the row above) */
 		row q;
 		q.op = "mxfp8_quant", q.variant = glu ? "latent" : "hidden";
 		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
@@ -1167,11 +1174,12 @@ void bench_moe_prefill(const options &o)
 						e = l.size();
 					const std::string one = l.substr(b, e - b);
 					if (!one.empty())
-						expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, false, false, one.c_str());
+						expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, false, false, nullptr,
+							     one.c_str());
 					b = e + 1;
 				}
 				if (dti == 0 && glu)
-					expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, false, false,
+					expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, false, false, nullptr,
 						     "K3_GEMM_WG_XTMA=1", true);
 			}
 		}
@@ -1216,22 +1224,51 @@ std::vector<int> token_sizes(const options &o)
 }
 
 /* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
- * activations (the default kernel; then K3_GEMV_FP4=bulk, the bulk-copy ring, as mxfp4b_*) and
- * with MXFP8 activations (the FP8 gemv; K3_GEMV8_PIPE=bulk as mxfp4a8b_*), side by side in
- * one process, and the MXFP8 quantizer of each input. */
+ * activations, side by side in one process: the default kernel (gemv_lean_kernel, grid rows
+ * min(groups, rows)); at B <= 16 the same without k slices (K3_GEMV_KSPLIT=1, mxfp4ks1_*; at
+ * B = 1 also with 2 and 4 forced: mxfp4ks2_*, mxfp4ks4_*), at
+ * B >= 64 with 16 tokens a pass above 4 rows a group (K3_GEMV_WIDE=4, mxfp4w4_*); K3_GEMV_FP4=regs, gemv_kernel on the same grid (mxfp4regs_*); gemv_kernel
+ * with K3_GEMV_GRID=full, one grid row a group (mxfp4old_*: the default before 2026-12-01x);
+ * then with MXFP8 activations (the FP8 gemv, the new grid; mxfp4a8old_*: K3_GEMV_GRID=full)
+ * and the MXFP8 quantizer of each input. K3_BENCH_GEMV_BULK=1 in the environment adds the
+ * bulk-copy rows (K3_GEMV_FP4=bulk as mxfp4b_*, K3_GEMV8_PIPE=bulk as mxfp4a8b_*). */
 void bench_gemv(const options &o)
 {
+	const bool bulk = getenv("K3_BENCH_GEMV_BULK") != nullptr;
 	for (int glu = 1; glu >= 0; glu--) {
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
-			setenv("K3_GEMV_FP4", "bulk", 1); /* the bulk-copy gemv, back to back */
-			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, true);
+			setenv(B <= 16 ? "K3_GEMV_KSPLIT" : "K3_GEMV_WIDE", B <= 16 ? "1" : "4", 1);
+			/* lean without k slices (B <= 16) or with 16 tokens a pass above 4 rows a group */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, B <= 16 ? "mxfp4ks1" : "mxfp4w4");
+			unsetenv("K3_GEMV_KSPLIT");
+			unsetenv("K3_GEMV_WIDE");
+			for (int ks = 2; B == 1 && ks <= 4; ks *= 2) { /* each k-slice count forced */
+				setenv("K3_GEMV_KSPLIT", ks == 2 ? "2" : "4", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, ks == 2 ? "mxfp4ks2" : "mxfp4ks4");
+				unsetenv("K3_GEMV_KSPLIT");
+			}
+			setenv("K3_GEMV_FP4", "regs", 1); /* the register-pipelined gemv_kernel, back to back */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4regs");
+			setenv("K3_GEMV_GRID", "full", 1); /* and on one grid row a group: the old default */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4old");
 			unsetenv("K3_GEMV_FP4");
+			unsetenv("K3_GEMV_GRID");
+			if (bulk) {
+				setenv("K3_GEMV_FP4", "bulk", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, true);
+				unsetenv("K3_GEMV_FP4");
+			}
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true);
-			setenv("K3_GEMV8_PIPE", "bulk", 1);
-			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, false, true);
-			unsetenv("K3_GEMV8_PIPE");
+			setenv("K3_GEMV_GRID", "full", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, false, false, "mxfp4a8old");
+			unsetenv("K3_GEMV_GRID");
+			if (bulk) {
+				setenv("K3_GEMV8_PIPE", "bulk", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, false, true);
+				unsetenv("K3_GEMV8_PIPE");
+			}
 		}
 	}
 }
