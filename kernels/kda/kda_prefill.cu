@@ -739,11 +739,16 @@ struct recur_params {
 	const int32_t *cu, *off, *slot;
 	const uint8_t *rec;
 	int32_t *ready; /* overlapped path: each record's flag (REC_*); NULL: serial */
-	intra_params ip; /* overlapped path: what a recurrent CTA needs to compute a record itself */
-	uint64_t steal_ns; /* overlapped path: wait this long on an unclaimed record before claiming it */
 	const void *s0;
 	void *s1;
 	uint16_t *out;
+};
+
+/* The overlapped path's (a separate kernel argument: with intra_params inside recur_params
+ * the serial kernel's code took the parameter block's address, 128 instead of 124 registers). */
+struct claim_params {
+	intra_params ip;   /* what a recurrent CTA needs to compute a record itself */
+	uint64_t steal_ns; /* how long it waits on an unclaimed record before it claims it */
 };
 
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
@@ -847,27 +852,9 @@ __device__ __forceinline__ int await_or_claim(int32_t *flag, uint64_t steal_ns, 
  * FP32 accumulator tiles. Warps never exchange data: the CTA only shares
  * the staged chunk records, which thread 0 streams STAGES - 1 chunks
  * ahead with the bulk copy engine.
- * Overlapped path (4-warp CTAs, the intra kernel's 128 threads): thread 0 stages
- * a record only once it is written, without waiting (s_iss[slot] says which chunk
- * a stage holds); a chunk whose record was not staged by the time the CTA needs
- * it is awaited by the whole CTA, which computes the record itself when no CTA
- * has claimed it (await_or_claim()): then every stage is idle (records are staged
- * in chunk order, all earlier ones consumed) and holds the intra work's shared
- * memory, and the state waits in local memory.
  */
-/* Dynamic shared memory of a recurrent CTA: the stages; with CLAIM also room for a claimed
- * record's work (the intra kernel's shared memory, then the parked state: 64 floats a thread),
- * which reuses the stages (idle then). */
-constexpr int PARK_OFF = (int)((sizeof(intra_smem) + 127) / 128 * 128);
-constexpr int PARK_BYTES = INTRA_THREADS * (D / 8) * 4 * 4;
-__host__ __device__ constexpr int recur_smem_bytes(int warps, int stages, bool claim)
-{
-	return claim && PARK_OFF + PARK_BYTES > stages * stage_bytes(warps) ? PARK_OFF + PARK_BYTES
-									    : stages * stage_bytes(warps);
-}
-
-template <typename StateT, int WARPS, int STAGES, bool CLAIM>
-__device__ __forceinline__ void recurrent_body(const recur_params &p)
+template <typename StateT, int WARPS, int STAGES>
+__global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[STAGES];
@@ -882,31 +869,15 @@ __device__ __forceinline__ void recurrent_body(const recur_params &p)
 	const size_t sbase = (slot * H + h) * (size_t)D * D;
 	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
 	const size_t rec_stride = (size_t)H * REC_BYTES;
-	int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
-	static_assert(!CLAIM || WARPS * 32 == INTRA_THREADS, "a claimed record takes the intra kernel's threads");
-	constexpr bool lazy = CLAIM; /* the host passes flags to the claiming kernel alone */
-	__shared__ int s_iss[STAGES]; /* lazy: the chunk whose record stage i holds (or is copying) */
-	__shared__ int s_dec;
-	int next = 0;                 /* thread 0, lazy: records of chunks < next are staged */
-	bool eager = p.steal_ns == 0; /* thread 0, lazy: claim unclaimed records at once */
+	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
 
 	if (threadIdx.x == 0) {
 		for (int i = 0; i < STAGES; i++)
 			mbar_init(&full[i], 1);
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		if (lazy) {
-			for (int i = 0; i < STAGES; i++)
-				s_iss[i] = -1;
-			while (next < STAGES - 1 && next < n_chunks && record_ready(flag0 + (size_t)next * H)) {
-				copy_stage<WARPS>(smem + next * SB, rec0 + next * rec_stride, vbase, &full[next]);
-				s_iss[next] = next;
-				next++;
-			}
-		} else {
-			for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
-				issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
-						   flag0 ? flag0 + (size_t)i * H : nullptr);
-		}
+		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
+			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
+					   flag0 ? flag0 + (size_t)i * H : nullptr);
 	}
 
 	float s[D / 8][4];
@@ -933,64 +904,7 @@ __device__ __forceinline__ void recurrent_body(const recur_params &p)
 
 	for (int cc = 0; cc < n_chunks; cc++) {
 		__syncthreads(); /* every warp is done with the stage refilled below */
-		if (lazy) {
-			/* Thread 0 stages the written records of chunks cc + 1 .. cc + STAGES - 1 in order
-			 * (their slots: no other thread reads them in this step); chunk cc's is staged
-			 * already or is the whole CTA's business below. */
-			if (threadIdx.x == 0 && next > cc) {
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				while (next < n_chunks && next < cc + STAGES && record_ready(flag0 + (size_t)next * H)) {
-					copy_stage<WARPS>(smem + (next % STAGES) * SB, rec0 + next * rec_stride, vbase,
-							  &full[next % STAGES]);
-					s_iss[next % STAGES] = next;
-					next++;
-				}
-			}
-			if (s_iss[cc % STAGES] != cc) {
-				int32_t *fl = flag0 + (size_t)cc * H;
-				if (threadIdx.x == 0) {
-					const int dec = await_or_claim(fl, p.steal_ns, eager);
-					eager = eager || dec == 2;
-					s_dec = dec;
-				}
-				__syncthreads();
-				if constexpr (CLAIM) {
-					if (s_dec == 2) {
-						/* This CTA computes record (c_begin + cc, h) with the intra kernel's
-						 * code; the state's registers are free meanwhile. */
-						float *park = reinterpret_cast<float *>(smem + PARK_OFF) + threadIdx.x;
-#pragma unroll
-						for (int nt = 0; nt < D / 8; nt++)
-#pragma unroll
-							for (int e = 0; e < 4; e++)
-								park[(4 * nt + e) * INTRA_THREADS] = s[nt][e];
-						intra_in in;
-						intra_load(p.ip, c_begin + cc, h, in);
-						intra_compute(p.ip, c_begin + cc, h, in, *reinterpret_cast<intra_smem *>(smem));
-						/* The state back (its own slots) before the barrier after which the
-						 * stage over them is refilled; the record's global stores before the
-						 * bulk copies that read them (this CTA's and the other slice's), the
-						 * shared accesses before the copy into them. */
-#pragma unroll
-						for (int nt = 0; nt < D / 8; nt++)
-#pragma unroll
-							for (int e = 0; e < 4; e++)
-								s[nt][e] = park[(4 * nt + e) * INTRA_THREADS];
-						asm volatile("fence.proxy.async.global;\n" ::: "memory");
-						asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-						__syncthreads();
-						if (threadIdx.x == 0)
-							publish_record(fl);
-					}
-				}
-				if (threadIdx.x == 0) {
-					asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-					copy_stage<WARPS>(smem + (cc % STAGES) * SB, rec0 + cc * rec_stride, vbase,
-							  &full[cc % STAGES]);
-					next = cc + 1;
-				}
-			}
-		} else if (threadIdx.x == 0) {
+		if (threadIdx.x == 0) {
 			const int nx = cc + STAGES - 1;
 			if (nx < n_chunks) {
 				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -1087,19 +1001,229 @@ __device__ __forceinline__ void recurrent_body(const recur_params &p)
 	}
 }
 
-template <typename StateT, int WARPS, int STAGES>
-__global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
+/* Dynamic shared memory of a claiming recurrent CTA: the stages, and room for a claimed
+ * record's work (the intra kernel's shared memory, then the parked state, 64 floats a thread),
+ * which reuses the stages (all idle then). */
+constexpr int CLAIM_WARPS = INTRA_THREADS / 32;
+constexpr int PARK_OFF = (int)((sizeof(intra_smem) + 127) / 128 * 128);
+constexpr int PARK_BYTES = INTRA_THREADS * (D / 8) * 4 * 4;
+__host__ __device__ constexpr int claim_smem_bytes(int stages)
 {
-	recurrent_body<StateT, WARPS, STAGES, false>(p);
+	return PARK_OFF + PARK_BYTES > stages * stage_bytes(CLAIM_WARPS) ? PARK_OFF + PARK_BYTES
+									 : stages * stage_bytes(CLAIM_WARPS);
 }
 
-/* The overlapped path's: 4 warps (the intra kernel's threads), records claimed when nobody has;
- * at most 128 registers a thread (4 CTAs an SM; the recurrence alone takes 124), else the intra
- * code would raise the whole kernel's count (~200 without the cap, leaving intra CTAs less room). */
+/*
+ * The overlapped path's recurrent kernel: kda_chunk_recurrent_kernel's arithmetic in
+ * 4-warp CTAs (the intra kernel's 128 threads), the records behind flags (REC_FREE ..).
+ * Thread 0 stages a record only once it is written, without waiting, in chunk order
+ * (s_iss[stage] says which chunk a stage holds). A chunk whose record is not staged when
+ * the CTA needs it is awaited by the whole CTA (await_or_claim()), which computes the
+ * record itself when no CTA has claimed it: every stage is idle then (staged in chunk
+ * order, all earlier ones consumed) and holds the intra work's shared memory and the
+ * parked state. At most 128 registers a thread (4 CTAs an SM; the recurrence takes
+ * 124): without the cap the record's code raised the count to ~200.
+ */
 template <typename StateT, int STAGES>
-__global__ void __launch_bounds__(INTRA_THREADS, 4) kda_chunk_recurrent_claim_kernel(const recur_params p)
+__global__ void __launch_bounds__(INTRA_THREADS, 4) kda_chunk_recurrent_claim_kernel(const recur_params p, const claim_params cp)
 {
-	recurrent_body<StateT, INTRA_THREADS / 32, STAGES, true>(p);
+	constexpr int WARPS = CLAIM_WARPS;
+	extern __shared__ __align__(128) uint8_t smem[];
+	__shared__ __align__(8) uint64_t full[STAGES];
+	__shared__ int s_iss[STAGES];
+	__shared__ int s_dec;
+	constexpr int SB = stage_bytes(WARPS);
+	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
+	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
+	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
+	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
+	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
+	const size_t sbase = (slot * H + h) * (size_t)D * D;
+	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
+	const size_t rec_stride = (size_t)H * REC_BYTES;
+	int32_t *const flag0 = p.ready + (size_t)c_begin * H + h;
+	int next = 0;                 /* thread 0: records of chunks < next are staged */
+	bool eager = cp.steal_ns == 0; /* thread 0: claim an unclaimed record at once */
+
+	/* Thread 0: stage the written records of chunks next .. < end, in order, without waiting
+	 * (their stages: no other thread reads those slots of s_iss meanwhile). */
+	auto stage_ready = [&](int end) {
+		while (next < n_chunks && next < end && record_ready(flag0 + (size_t)next * H)) {
+			copy_stage<WARPS>(smem + (next % STAGES) * SB, rec0 + next * rec_stride, vbase,
+					  &full[next % STAGES]);
+			s_iss[next % STAGES] = next;
+			next++;
+		}
+	};
+	if (threadIdx.x == 0) {
+		for (int i = 0; i < STAGES; i++)
+			mbar_init(&full[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		for (int i = 0; i < STAGES; i++)
+			s_iss[i] = -1;
+		stage_ready(STAGES - 1);
+	}
+
+	float s[D / 8][4];
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * t4;
+		if (p.s0) {
+			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
+			const StateT *b = a + 8 * D;
+			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
+			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
+		} else {
+			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+		}
+	}
+
+	/* Per-lane ldmatrix row offsets (bytes) inside a stage. */
+	const int wide_row = 8 * (mi >> 1) + mr;            /* Wk, Qt: token row */
+	const int wide_off = wide_row * D * 2;
+	const int pk_row = 8 * (mi >> 1) + mr;              /* P: token row */
+	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
+	const int u_row = 16 * warp + 8 * (mi & 1) + mr;    /* U^T: local row */
+	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
+
+	for (int cc = 0; cc < n_chunks; cc++) {
+		__syncthreads(); /* every warp is done with the stage refilled below */
+		if (threadIdx.x == 0 && next > cc) {
+			asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+			stage_ready(cc + STAGES);
+		}
+		if (s_iss[cc % STAGES] != cc) { /* uniform: written before the barrier above */
+			int32_t *fl = flag0 + (size_t)cc * H;
+			if (threadIdx.x == 0) {
+				const int dec = await_or_claim(fl, cp.steal_ns, eager);
+				eager = eager || dec == 2;
+				s_dec = dec;
+			}
+			__syncthreads();
+			if (s_dec == 2) {
+				/* Record (c_begin + cc, h) by the intra kernel's code; the state's
+				 * registers are free meanwhile. */
+				float *park = reinterpret_cast<float *>(smem + PARK_OFF) + threadIdx.x;
+#pragma unroll
+				for (int nt = 0; nt < D / 8; nt++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						park[(4 * nt + e) * INTRA_THREADS] = s[nt][e];
+				intra_in in;
+				intra_load(cp.ip, c_begin + cc, h, in);
+				intra_compute(cp.ip, c_begin + cc, h, in, *reinterpret_cast<intra_smem *>(smem));
+				/* The state back (its own slots) before the barrier after which the stages
+				 * over them are refilled; the record's global stores before the bulk copies
+				 * that read them (this CTA's and the other slice's), the shared accesses
+				 * before the copies into them. */
+#pragma unroll
+				for (int nt = 0; nt < D / 8; nt++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						s[nt][e] = park[(4 * nt + e) * INTRA_THREADS];
+				asm volatile("fence.proxy.async.global;\n" ::: "memory");
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				__syncthreads();
+				if (threadIdx.x == 0)
+					publish_record(fl);
+			}
+			if (threadIdx.x == 0) {
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				copy_stage<WARPS>(smem + (cc % STAGES) * SB, rec0 + cc * rec_stride, vbase,
+						  &full[cc % STAGES]);
+				next = cc + 1;
+				stage_ready(cc + STAGES); /* and what is written beyond it */
+			}
+		}
+		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
+		const uint8_t *st = smem + (cc % STAGES) * SB;
+		const uint32_t sa = smem_u32(st);
+
+		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
+		float wa[2][4] = {}, oa[2][4] = {};
+#pragma unroll
+		for (int kk = 0; kk < D / 16; kk++) {
+			uint32_t a[4];
+			a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+			a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+			a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+			a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+			const int off = wide_off + swz_wide(wide_row, 2 * kk + (mi & 1)) * 16;
+			uint32_t bw[4], bq[4];
+			ldsm_x4(bw, sa + REC_WK + off);
+			ldsm_x4(bq, sa + REC_QT + off);
+			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
+			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
+			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
+			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
+		}
+		uint32_t u[4];
+		ldsm_x4(u, sa + u_off);
+		float w[2][4];
+#pragma unroll
+		for (int nn = 0; nn < 2; nn++) {
+			w[nn][0] = lo_bf16(u[2 * nn]) - wa[nn][0];
+			w[nn][1] = hi_bf16(u[2 * nn]) - wa[nn][1];
+			w[nn][2] = lo_bf16(u[2 * nn + 1]) - wa[nn][2];
+			w[nn][3] = hi_bf16(u[2 * nn + 1]) - wa[nn][3];
+		}
+		uint32_t aw[4];
+		aw[0] = pack_bf16(w[0][0], w[0][1]);
+		aw[1] = pack_bf16(w[0][2], w[0][3]);
+		aw[2] = pack_bf16(w[1][0], w[1][1]);
+		aw[3] = pack_bf16(w[1][2], w[1][3]);
+
+		/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
+		{
+			uint32_t bp[4];
+			ldsm_x4(bp, sa + p_off);
+			mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
+			mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
+		}
+
+		/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
+		const float *gp = reinterpret_cast<const float *>(st + REC_G) + t4 * G_LD;
+#pragma unroll
+		for (int np = 0; np < D / 16; np++) {
+			const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
+			const int j = 8 * (2 * np + (mi >> 1)) + mr;
+			uint32_t bk[4];
+			ldsm_x4(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, mi & 1) * 16);
+			float *s0 = s[2 * np], *s1 = s[2 * np + 1];
+			s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
+			s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
+			mma_bf16_16816(s0, aw, bk[0], bk[1]);
+			mma_bf16_16816(s1, aw, bk[2], bk[3]);
+		}
+
+		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
+		const int lc = min(CH, len - cc * CH);
+		uint16_t *o = p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g;
+#pragma unroll
+		for (int nn = 0; nn < 2; nn++) {
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int t = 8 * nn + 2 * t4 + e;
+				if (t < lc) {
+					o[(size_t)t * H * D] = f2bf(oa[nn][e]);
+					o[(size_t)t * H * D + 8] = f2bf(oa[nn][2 + e]);
+				}
+			}
+		}
+	}
+
+	if (p.s1) {
+#pragma unroll
+		for (int nt = 0; nt < D / 8; nt++) {
+			const int col = nt * 8 + 2 * t4;
+			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
+			StateT *b = a + 8 * D;
+			state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
+			state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
+		}
+	}
 }
 
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
@@ -1208,21 +1332,33 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 template <typename StateT, int WARPS, int STAGES>
 int launch_recurrent(const recur_params &rp, cudaStream_t stream)
 {
-	/* Overlapped (flags): the claiming kernel, 4 warps (launch_recurrent_any() checks). */
-	const bool claim = rp.ready != nullptr;
-	const int smem = recur_smem_bytes(WARPS, STAGES, claim);
-	auto kern = claim ? kda_chunk_recurrent_claim_kernel<StateT, STAGES> : kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
+	const int smem = STAGES * stage_bytes(WARPS);
+	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
 	p.slices = RECUR_MAX_WARPS / WARPS;
 	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
-	/* Overlapped: the SMs that take a recurrent CTA keep the largest shared-memory carveout, so
-	 * that intra CTAs still fit beside it (speed: the path no longer needs them to, 01w). */
-	if (p.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
-		return -EIO;
 	kern<<<grid, WARPS * 32, smem, stream>>>(p);
+	return kda_launch_status();
+}
+
+/* The overlapped path's recurrent kernel (4-warp CTAs that can claim records). */
+template <typename StateT, int STAGES>
+int launch_recurrent_claim(const recur_params &rp, const claim_params &cp, cudaStream_t stream)
+{
+	const int smem = claim_smem_bytes(STAGES);
+	auto kern = kda_chunk_recurrent_claim_kernel<StateT, STAGES>;
+	/* The SMs that take a recurrent CTA keep the largest shared-memory carveout, so that intra
+	 * CTAs still fit beside it (speed: the path no longer needs them to). */
+	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess ||
+	    cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+				 cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+		return -EIO;
+	recur_params p = rp;
+	p.slices = RECUR_MAX_WARPS / CLAIM_WARPS;
+	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
+	kern<<<grid, INTRA_THREADS, smem, stream>>>(p, cp);
 	return kda_launch_status();
 }
 
@@ -1241,13 +1377,19 @@ int launch_recurrent_for(const recur_params &rp, int warps, cudaStream_t stream)
 	}
 }
 
-int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
-			 cudaStream_t stream)
+/* `cp` (with rp.ready: the overlapped path) selects the claiming kernel; else `warps` wide. */
+int launch_recurrent_any(const recur_params &rp, const claim_params *cp, enum kda_dtype dt, int warps,
+			 const prefill_cfg &c, cudaStream_t stream)
 {
-	/* The overlapped path's CTAs must be able to compute a record (the intra kernel's 128
-	 * threads): their waits are safe only so. */
-	if (rp.ready && warps * 32 != INTRA_THREADS)
+	if (!rp.ready != !cp)
 		return -EINVAL;
+	if (cp) {
+		if (dt == KDA_F32)
+			return c.stages == 3 ? launch_recurrent_claim<float, 3>(rp, *cp, stream)
+					     : launch_recurrent_claim<float, 4>(rp, *cp, stream);
+		return c.stages == 3 ? launch_recurrent_claim<uint16_t, 3>(rp, *cp, stream)
+				     : launch_recurrent_claim<uint16_t, 4>(rp, *cp, stream);
+	}
 	if (dt == KDA_F32)
 		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, stream)
 				     : launch_recurrent_for<float, 4>(rp, warps, stream);
@@ -1323,8 +1465,8 @@ int recurrent_warps(int n_seqs, int heads, int sms, const prefill_cfg &c)
 /* Forks `side` off `stream`, launches the intra kernel on `stream` first (it
  * never waits, so any scheduling order finishes) and the recurrent kernel on
  * `side`, and joins `side` back into `stream`. */
-int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, enum kda_dtype dt,
-		      int warps, const prefill_cfg &c, cudaEvent_t split_event, cudaStream_t stream,
+int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, const claim_params &cp,
+		      enum kda_dtype dt, const prefill_cfg &c, cudaEvent_t split_event, cudaStream_t stream,
 		      cudaStream_t side, cudaEvent_t fork, cudaEvent_t join)
 {
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
@@ -1334,7 +1476,7 @@ int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params 
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
-	int rc = launch_recurrent_any(rp, dt, warps, c, side);
+	int rc = launch_recurrent_any(rp, &cp, dt, CLAIM_WARPS, c, side);
 	if (rc)
 		return rc;
 	if (cudaEventRecord(join, side) != cudaSuccess || cudaStreamWaitEvent(stream, join, 0) != cudaSuccess)
@@ -1445,11 +1587,11 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
 	}
 	if (overlap) {
-		warps = INTRA_THREADS / 32;
 		ip.ready = ready;
 		rp.ready = ready;
-		rp.ip = ip;
-		rp.steal_ns = cfg.steal_ns;
+		claim_params cp = {};
+		cp.ip = ip;
+		cp.steal_ns = cfg.steal_ns;
 		if (cudaMemsetAsync(ready, 0, nmax * (size_t)a->heads * sizeof(int32_t), stream) != cudaSuccess)
 			return -EIO;
 		int least = 0, greatest = 0, rc = -EIO;
@@ -1459,7 +1601,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		    cudaStreamCreateWithPriority(&side, cudaStreamNonBlocking, greatest) == cudaSuccess &&
 		    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) == cudaSuccess &&
 		    cudaEventCreateWithFlags(&join, cudaEventDisableTiming) == cudaSuccess)
-			rc = launch_overlapped(ip, (unsigned)nmax, rp, a->state_dtype, warps, cfg, a->split_event,
+			rc = launch_overlapped(ip, (unsigned)nmax, rp, cp, a->state_dtype, cfg, a->split_event,
 					       stream, side, fork, join);
 		/* Released by the runtime once their work is done. */
 		if (join)
@@ -1478,5 +1620,5 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
 		return -EIO;
-	return launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream);
+	return launch_recurrent_any(rp, nullptr, a->state_dtype, warps, cfg, stream);
 }
