@@ -117,39 +117,8 @@ struct intra_params {
 	int total;         /* tokens (v2, one sequence: no table read) */
 	const uint16_t *q, *k, *v, *g_raw, *beta_raw;
 	uint8_t *rec;
-	int32_t *ready; /* overlapped path: [chunk][head] REC_FREE, REC_CLAIMED, REC_READY; NULL: serial */
+	int32_t *ready; /* overlapped path: [chunk][head] set to 1 once the record is written; NULL: serial */
 };
-
-/* Overlapped path: each (chunk, head) record has a flag, REC_FREE until a CTA claims it (one
- * atomicCAS: an intra CTA, or the recurrent CTA that needs it and found it unclaimed), REC_CLAIMED
- * while that CTA computes it, REC_READY once it is written (release; the readers acquire). A CTA
- * only ever waits on a record some running CTA has claimed, and computing a record never waits:
- * no deadlock whatever the occupancy or the order the two kernels are scheduled in. */
-constexpr int32_t REC_FREE = 0, REC_CLAIMED = 1, REC_READY = 2;
-
-/* One thread: claim the record behind `flag`; true if this caller got it. */
-__device__ __forceinline__ bool claim_record(int32_t *flag)
-{
-	return atomicCAS(flag, REC_FREE, REC_CLAIMED) == REC_FREE;
-}
-
-/* One thread, after a barrier that follows every thread's record stores: publish it. The
- * barrier orders those stores before this thread's gpu-scope release (cumulative). */
-__device__ __forceinline__ void publish_record(int32_t *flag)
-{
-	__threadfence();
-	asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(REC_READY) : "memory");
-}
-
-/* The whole CTA (uniform result): claim record (j, h) for this intra CTA. */
-__device__ __forceinline__ bool intra_claim(int32_t *flag)
-{
-	__shared__ int s_got;
-	if (threadIdx.x == 0)
-		s_got = claim_record(flag);
-	__syncthreads();
-	return s_got != 0;
-}
 
 /* Row stride (elements) of the BF16 MMA operand tiles: 136 = 68 words, so
  * the 8 rows g of a fragment load fall in distinct banks. */
@@ -199,8 +168,6 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra
 	const int t0 = p.cu[seq] + (j - p.off[seq]) * CH;
 	const int L = min(CH, p.cu[seq + 1] - t0);
 	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
-	if (p.ready && !intra_claim(p.ready + (size_t)j * H + h))
-		return; /* a recurrent CTA computes this record itself */
 
 	/* Stage the chunk's q, k, v, g_raw (16-byte pieces; rows past L are zero). */
 	const uint16_t *src[4] = { p.q, p.k, p.v, p.g_raw };
@@ -389,9 +356,14 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra
 		}
 	}
 	if (p.ready) {
+		/* Publish the record: the barrier orders every thread's stores before thread 0's
+		 * gpu-scope release (cumulative), which the recurrent kernel acquires. */
 		__syncthreads();
-		if (tid == 0)
-			publish_record(p.ready + (size_t)j * H + h);
+		if (tid == 0) {
+			__threadfence();
+			asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p.ready + (size_t)j * H + h), "r"(1)
+				     : "memory");
+		}
 	}
 }
 
@@ -696,6 +668,14 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 				*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
 		}
 	}
+	if (p.ready) {
+		__syncthreads();
+		if (tid == 0) {
+			__threadfence();
+			asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p.ready + (size_t)j * H + h), "r"(1)
+				     : "memory");
+		}
+	}
 }
 
 /*
@@ -714,17 +694,10 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
 	intra_in in;
-	intra_load(p, j, h, in); /* in flight while the record is claimed */
+	intra_load(p, j, h, in);
 	if (in.L <= 0)
 		return;
-	if (p.ready && !intra_claim(p.ready + (size_t)j * p.heads + h))
-		return; /* a recurrent CTA computes this record itself */
 	intra_compute(p, j, h, in, sm);
-	if (p.ready) {
-		__syncthreads();
-		if (threadIdx.x == 0)
-			publish_record(p.ready + (size_t)j * p.heads + h);
-	}
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -738,17 +711,10 @@ struct recur_params {
 	int n_seqs, heads, slices;
 	const int32_t *cu, *off, *slot;
 	const uint8_t *rec;
-	int32_t *ready; /* overlapped path: each record's flag (REC_*); NULL: serial */
+	const int32_t *ready; /* overlapped path: wait for each record's flag; NULL: serial */
 	const void *s0;
 	void *s1;
 	uint16_t *out;
-};
-
-/* The overlapped path's (a separate kernel argument: with intra_params inside recur_params
- * the serial kernel's code took the parameter block's address, 128 instead of 124 registers). */
-struct claim_params {
-	intra_params ip;   /* what a recurrent CTA needs to compute a record itself */
-	uint64_t steal_ns; /* how long it waits on an unclaimed record before it claims it */
 };
 
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
@@ -770,7 +736,7 @@ __device__ __forceinline__ void wait_ready(const int32_t *flag)
 	for (uint32_t spins = 0;; spins++) {
 		int32_t x;
 		asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(flag) : "memory");
-		if (x == REC_READY)
+		if (x)
 			break;
 		__nanosleep(100);
 		if ((spins & 1023u) == 0) {
@@ -785,65 +751,17 @@ __device__ __forceinline__ void wait_ready(const int32_t *flag)
 	asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
-/* One thread stages chunk record `rec` (its U rows from vbase) into `st`. */
-template <int WARPS>
-__device__ __forceinline__ void copy_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar)
-{
-	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2;
-	mbar_expect_tx(bar, REC_U + U_BYTES);
-	bulk_g2s(st, rec, REC_U, bar);
-	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
-}
-
-/* copy_stage() once `flag` (NULL: serial path) says the record is written. */
+/* One thread stages chunk record `rec` (its U rows from vbase) into `st`, once
+ * `flag` (overlapped path, else NULL) says the record is written. */
 template <int WARPS>
 __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar,
 					    const int32_t *flag)
 {
+	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2;
 	wait_ready(flag);
-	copy_stage<WARPS>(st, rec, vbase, bar);
-}
-
-/* One thread, no waiting: is the record behind `flag` written (acquire; then the async proxy's
- * reads are ordered after it)? */
-__device__ __forceinline__ bool record_ready(const int32_t *flag)
-{
-	int32_t x;
-	asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(flag) : "memory");
-	if (x != REC_READY)
-		return false;
-	asm volatile("fence.proxy.async.global;\n" ::: "memory");
-	return true;
-}
-
-/* Thread 0 of a recurrent CTA on the overlapped path: wait until record `flag` is written
- * (1) or this CTA has claimed it (2). An unclaimed record is claimed after `steal_ns` of
- * waiting, at once when `eager`; a claimed one is waited for: its CTA is running and computing
- * a record never waits. 10 s on one record traps (it cannot happen; an error rather than a
- * GPU that never finishes if it did). */
-__device__ __forceinline__ int await_or_claim(int32_t *flag, uint64_t steal_ns, bool eager)
-{
-	uint64_t start = 0;
-	for (uint32_t spins = 0;; spins++) {
-		int32_t x;
-		asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(flag) : "memory");
-		if (x == REC_READY) {
-			asm volatile("fence.proxy.async.global;\n" ::: "memory");
-			return 1;
-		}
-		uint64_t now;
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-		if (spins == 0)
-			start = now;
-		if (x == REC_FREE && (eager || now - start >= steal_ns)) {
-			if (claim_record(flag))
-				return 2;
-			continue;
-		}
-		if (now - start > 10000000000ull)
-			__trap();
-		__nanosleep(64);
-	}
+	mbar_expect_tx(bar, REC_U + U_BYTES);
+	bulk_g2s(st, rec, REC_U, bar);
+	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
 }
 
 /*
@@ -1001,278 +919,40 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
-/* Dynamic shared memory of a claiming recurrent CTA: the stages, and room for a claimed
- * record's work (the intra kernel's shared memory, then the parked state, 64 floats a thread),
- * which reuses the stages (all idle then). */
-constexpr int CLAIM_WARPS = INTRA_THREADS / 32;
-constexpr int PARK_OFF = (int)((sizeof(intra_smem) + 127) / 128 * 128);
-constexpr int PARK_BYTES = INTRA_THREADS * (D / 8) * 4 * 4;
-__host__ __device__ constexpr int claim_smem_bytes(int stages)
-{
-	return PARK_OFF + PARK_BYTES > stages * stage_bytes(CLAIM_WARPS) ? PARK_OFF + PARK_BYTES
-									 : stages * stage_bytes(CLAIM_WARPS);
-}
-
-/*
- * The overlapped path's recurrent kernel: kda_chunk_recurrent_kernel's arithmetic in
- * 4-warp CTAs (the intra kernel's 128 threads), the records behind flags (REC_FREE ..).
- * Thread 0 stages a record only once it is written, without waiting, in chunk order
- * (s_iss[stage] says which chunk a stage holds). A chunk whose record is not staged when
- * the CTA needs it is awaited by the whole CTA (await_or_claim()), which computes the
- * record itself when no CTA has claimed it: every stage is idle then (staged in chunk
- * order, all earlier ones consumed) and holds the intra work's shared memory and the
- * parked state. At most 128 registers a thread (4 CTAs an SM; the recurrence takes
- * 124): without the cap the record's code raised the count to ~200.
- */
-template <typename StateT, int STAGES>
-__global__ void __launch_bounds__(INTRA_THREADS, 4) kda_chunk_recurrent_claim_kernel(const recur_params p, const claim_params cp)
-{
-	constexpr int WARPS = CLAIM_WARPS;
-	extern __shared__ __align__(128) uint8_t smem[];
-	__shared__ __align__(8) uint64_t full[STAGES];
-	__shared__ int s_iss[STAGES];
-	__shared__ int s_dec;
-	constexpr int SB = stage_bytes(WARPS);
-	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
-	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
-	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
-	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
-	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	const size_t sbase = (slot * H + h) * (size_t)D * D;
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
-	int32_t *const flag0 = p.ready + (size_t)c_begin * H + h;
-	int next = 0;                 /* thread 0: records of chunks < next are staged */
-	bool eager = cp.steal_ns == 0; /* thread 0: claim an unclaimed record at once */
-
-	/* Thread 0: stage the written records of chunks next .. < end, in order, without waiting
-	 * (their stages: no other thread reads those slots of s_iss meanwhile). */
-	auto stage_ready = [&](int end) {
-		while (next < n_chunks && next < end && record_ready(flag0 + (size_t)next * H)) {
-			copy_stage<WARPS>(smem + (next % STAGES) * SB, rec0 + next * rec_stride, vbase,
-					  &full[next % STAGES]);
-			s_iss[next % STAGES] = next;
-			next++;
-		}
-	};
-	if (threadIdx.x == 0) {
-		for (int i = 0; i < STAGES; i++)
-			mbar_init(&full[i], 1);
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int i = 0; i < STAGES; i++)
-			s_iss[i] = -1;
-		stage_ready(STAGES - 1);
-	}
-
-	float s[D / 8][4];
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * t4;
-		if (p.s0) {
-			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
-			const StateT *b = a + 8 * D;
-			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
-			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
-		} else {
-			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-		}
-	}
-
-	/* Per-lane ldmatrix row offsets (bytes) inside a stage. */
-	const int wide_row = 8 * (mi >> 1) + mr;            /* Wk, Qt: token row */
-	const int wide_off = wide_row * D * 2;
-	const int pk_row = 8 * (mi >> 1) + mr;              /* P: token row */
-	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
-	const int u_row = 16 * warp + 8 * (mi & 1) + mr;    /* U^T: local row */
-	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
-
-	for (int cc = 0; cc < n_chunks; cc++) {
-		__syncthreads(); /* every warp is done with the stage refilled below */
-		if (threadIdx.x == 0 && next > cc) {
-			asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-			stage_ready(cc + STAGES);
-		}
-		if (s_iss[cc % STAGES] != cc) { /* uniform: written before the barrier above */
-			int32_t *fl = flag0 + (size_t)cc * H;
-			if (threadIdx.x == 0) {
-				const int dec = await_or_claim(fl, cp.steal_ns, eager);
-				eager = eager || dec == 2;
-				s_dec = dec;
-			}
-			__syncthreads();
-			if (s_dec == 2) {
-				/* Record (c_begin + cc, h) by the intra kernel's code; the state's
-				 * registers are free meanwhile. */
-				float *park = reinterpret_cast<float *>(smem + PARK_OFF) + threadIdx.x;
-#pragma unroll
-				for (int nt = 0; nt < D / 8; nt++)
-#pragma unroll
-					for (int e = 0; e < 4; e++)
-						park[(4 * nt + e) * INTRA_THREADS] = s[nt][e];
-				intra_in in;
-				intra_load(cp.ip, c_begin + cc, h, in);
-				intra_compute(cp.ip, c_begin + cc, h, in, *reinterpret_cast<intra_smem *>(smem));
-				/* The state back (its own slots) before the barrier after which the stages
-				 * over them are refilled; the record's global stores before the bulk copies
-				 * that read them (this CTA's and the other slice's), the shared accesses
-				 * before the copies into them. */
-#pragma unroll
-				for (int nt = 0; nt < D / 8; nt++)
-#pragma unroll
-					for (int e = 0; e < 4; e++)
-						s[nt][e] = park[(4 * nt + e) * INTRA_THREADS];
-				asm volatile("fence.proxy.async.global;\n" ::: "memory");
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				__syncthreads();
-				if (threadIdx.x == 0)
-					publish_record(fl);
-			}
-			if (threadIdx.x == 0) {
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				copy_stage<WARPS>(smem + (cc % STAGES) * SB, rec0 + cc * rec_stride, vbase,
-						  &full[cc % STAGES]);
-				next = cc + 1;
-				stage_ready(cc + STAGES); /* and what is written beyond it */
-			}
-		}
-		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
-		const uint8_t *st = smem + (cc % STAGES) * SB;
-		const uint32_t sa = smem_u32(st);
-
-		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
-		float wa[2][4] = {}, oa[2][4] = {};
-#pragma unroll
-		for (int kk = 0; kk < D / 16; kk++) {
-			uint32_t a[4];
-			a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-			a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-			a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-			a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-			const int off = wide_off + swz_wide(wide_row, 2 * kk + (mi & 1)) * 16;
-			uint32_t bw[4], bq[4];
-			ldsm_x4(bw, sa + REC_WK + off);
-			ldsm_x4(bq, sa + REC_QT + off);
-			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
-			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
-			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
-			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
-		}
-		uint32_t u[4];
-		ldsm_x4(u, sa + u_off);
-		float w[2][4];
-#pragma unroll
-		for (int nn = 0; nn < 2; nn++) {
-			w[nn][0] = lo_bf16(u[2 * nn]) - wa[nn][0];
-			w[nn][1] = hi_bf16(u[2 * nn]) - wa[nn][1];
-			w[nn][2] = lo_bf16(u[2 * nn + 1]) - wa[nn][2];
-			w[nn][3] = hi_bf16(u[2 * nn + 1]) - wa[nn][3];
-		}
-		uint32_t aw[4];
-		aw[0] = pack_bf16(w[0][0], w[0][1]);
-		aw[1] = pack_bf16(w[0][2], w[0][3]);
-		aw[2] = pack_bf16(w[1][0], w[1][1]);
-		aw[3] = pack_bf16(w[1][2], w[1][3]);
-
-		/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
-		{
-			uint32_t bp[4];
-			ldsm_x4(bp, sa + p_off);
-			mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
-			mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
-		}
-
-		/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
-		const float *gp = reinterpret_cast<const float *>(st + REC_G) + t4 * G_LD;
-#pragma unroll
-		for (int np = 0; np < D / 16; np++) {
-			const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
-			const int j = 8 * (2 * np + (mi >> 1)) + mr;
-			uint32_t bk[4];
-			ldsm_x4(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, mi & 1) * 16);
-			float *s0 = s[2 * np], *s1 = s[2 * np + 1];
-			s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
-			s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
-			mma_bf16_16816(s0, aw, bk[0], bk[1]);
-			mma_bf16_16816(s1, aw, bk[2], bk[3]);
-		}
-
-		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
-		const int lc = min(CH, len - cc * CH);
-		uint16_t *o = p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g;
-#pragma unroll
-		for (int nn = 0; nn < 2; nn++) {
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int t = 8 * nn + 2 * t4 + e;
-				if (t < lc) {
-					o[(size_t)t * H * D] = f2bf(oa[nn][e]);
-					o[(size_t)t * H * D + 8] = f2bf(oa[nn][2 + e]);
-				}
-			}
-		}
-	}
-
-	if (p.s1) {
-#pragma unroll
-		for (int nt = 0; nt < D / 8; nt++) {
-			const int col = nt * 8 + 2 * t4;
-			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
-			StateT *b = a + 8 * D;
-			state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
-			state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
-		}
-	}
-}
-
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
- *   K3_KDA_PREFILL=serial | overlap | alone   the two kernels one after the other, side by side,
- *       or the overlapped path's recurrent kernel alone (it computes every record itself: the
- *       protocol's test, slow); unset: overlap_rule() picks serial or overlap per shape
+ *   K3_KDA_PREFILL=serial | overlap   the two kernels one after the other, or side by side
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
- *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
- *       (serial path; the overlapped one always takes 4-warp CTAs: the intra kernel's threads)
- *   K3_KDA_STEAL_US=N                  overlapped path: a recurrent CTA waits N us (0 .. 10^6) on a
- *       record no CTA has claimed before it claims and computes it itself (0: at once) */
+ *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width */
 struct prefill_cfg {
 	bool overlap;
-	bool alone; /* overlapped path without the intra kernel */
 	int intra;  /* 1, 2 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
-	uint64_t steal_ns;
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
- * 2.04-2.19 ms. */
-constexpr uint64_t STEAL_NS_DEFAULT = 20000;
-constexpr prefill_cfg CFG_SERIAL = { false, false, 2, 4, 2, STEAL_NS_DEFAULT };
-constexpr prefill_cfg CFG_OVERLAP = { true, false, 2, 3, 1, STEAL_NS_DEFAULT };
+ * 2.04-2.19 ms. The overlapped path stays opt-in: beside the recurrent CTAs at H = 12..48 the
+ * intra kernel slows more than the recurrent tail it hides (e.g. 16K, H = 12: 1.07 against 0.89
+ * ms serial, with the <= 48-register build), and it deadlocked once (prefill_config()). */
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
 
-/* Where the overlapped path is the default (K3_KDA_PREFILL unset). It cannot deadlock (the
- * record flags, REC_FREE above), so the rule is speed alone: one sequence of >= 4K tokens at
- * >= 96 heads, where it won on the H200 (2026-12-01r: T = 4K 475 against 560-566 us, 16K 1748
- * against 2071-2108 us); at H = 12..48 and at T = 1K the intra kernel slowed beside the
- * recurrent CTAs more than the recurrent tail it hides (01r, e.g. 16K, H = 12: 1.07 against
- * 0.89 ms). Re-measured with the claimable records: bench/results/k3-kernels-h200-2026-12-01w. */
-bool overlap_rule(int n_seqs, int heads, int64_t total_tokens)
-{
-	return n_seqs == 1 && heads >= 96 && total_tokens >= 4096;
-}
-
-/* The configuration asked for (K3_KDA_PREFILL=serial | overlap | alone, else overlap_rule()).
+/* The configuration asked for (K3_KDA_PREFILL=serial | overlap; serial by default: the
+ * overlapped path, faster at one sequence of >= 4K tokens at 96 heads (2026-12-01r: T = 4K 475
+ * against 560-566 us, 16K 1748 against 2071-2108 us), deadlocked in the K3 slice on 2026-12-01
+ * (01t calls 1 and 4, with and without capture: the SMs' shared-memory carveout left no intra CTA
+ * room beside the spinning recurrent ones; both kernels now ask for the largest carveout, and the
+ * slice completed twice with it, call 5), and a kernel that spins on another one's progress stays
+ * opt-in: another process on the GPU can take the SMs it waits for (the wait traps after 10 s).
  * `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
-prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool allow_overlap = true)
+prefill_cfg prefill_config(bool allow_overlap = true)
 {
 	const char *e = getenv("K3_KDA_PREFILL");
-	bool overlap = e ? !strcmp(e, "overlap") || !strcmp(e, "alone") : overlap_rule(n_seqs, heads, total_tokens);
-	prefill_cfg c = allow_overlap && overlap ? CFG_OVERLAP : CFG_SERIAL;
-	c.alone = c.overlap && e && !strcmp(e, "alone");
+	prefill_cfg c = allow_overlap && e && !strcmp(e, "overlap") ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
 		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
@@ -1282,13 +962,6 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 			 : !strcmp(e, "v2") ? 2
 			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
 											   : c.rule;
-	if ((e = getenv("K3_KDA_STEAL_US"))) {
-		char *end = nullptr;
-		errno = 0;
-		const long long us = strtoll(e, &end, 10);
-		if (end != e && !*end && errno == 0 && us >= 0 && us <= 1000000)
-			c.steal_ns = (uint64_t)us * 1000u;
-	}
 	return c;
 }
 
@@ -1329,8 +1002,11 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 	return 0;
 }
 
+/* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
+ * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
+ * the intra kernel has still to write). */
 template <typename StateT, int WARPS, int STAGES>
-int launch_recurrent(const recur_params &rp, cudaStream_t stream)
+int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
 	const int smem = STAGES * stage_bytes(WARPS);
 	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
@@ -1339,62 +1015,64 @@ int launch_recurrent(const recur_params &rp, cudaStream_t stream)
 	recur_params p = rp;
 	p.slices = RECUR_MAX_WARPS / WARPS;
 	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
+	if (query) {
+		int dev = 0, sms = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&reg_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&thr_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&blk_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
+			return -EIO;
+		cta_footprint r, in;
+		if (footprint_of((const void *)kern, WARPS * 32, smem, reserved, &r) ||
+		    footprint_of(intra_kernel(intra), INTRA_THREADS, 0, reserved, &in))
+			return -EIO;
+		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
+		int b = 0;
+		while (b < blk_sm && (b + 1) * r.regs + in.regs <= reg_sm && (b + 1) * r.smem + in.smem <= smem_sm &&
+		       (b + 1) * r.threads + in.threads <= thr_sm && b + 2 <= blk_sm)
+			b++;
+		b++;
+		/* Some SM keeps room for an intra CTA while fewer than b recurrent CTAs sit on it:
+		 * guaranteed below b x SMs CTAs; one CTA an SM of margin (shared-memory carveouts). */
+		*ok = (int64_t)grid.x * grid.y <= (int64_t)(b - 1) * sms;
+		return 0;
+	}
+	/* Overlapped: the SMs that take a recurrent CTA keep the largest shared-memory carveout, so
+	 * that an intra CTA still fits beside it whatever carveout the driver would pick. */
+	if (p.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+		return -EIO;
 	kern<<<grid, WARPS * 32, smem, stream>>>(p);
 	return kda_launch_status();
 }
 
-/* The overlapped path's recurrent kernel (4-warp CTAs that can claim records). */
 template <typename StateT, int STAGES>
-int launch_recurrent_claim(const recur_params &rp, const claim_params &cp, cudaStream_t stream)
-{
-	const int smem = claim_smem_bytes(STAGES);
-	auto kern = kda_chunk_recurrent_claim_kernel<StateT, STAGES>;
-	/* The SMs that take a recurrent CTA keep the largest shared-memory carveout, so that intra
-	 * CTAs still fit beside it (speed: the path no longer needs them to). */
-	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess ||
-	    cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-				 cudaSharedmemCarveoutMaxShared) != cudaSuccess)
-		return -EIO;
-	recur_params p = rp;
-	p.slices = RECUR_MAX_WARPS / CLAIM_WARPS;
-	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
-	kern<<<grid, INTRA_THREADS, smem, stream>>>(p, cp);
-	return kda_launch_status();
-}
-
-template <typename StateT, int STAGES>
-int launch_recurrent_for(const recur_params &rp, int warps, cudaStream_t stream)
+int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
+			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES>(rp, stream);
+		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES>(rp, stream);
+		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES>(rp, stream);
+		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1, STAGES>(rp, stream);
+		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok);
 	}
 }
 
-/* `cp` (with rp.ready: the overlapped path) selects the claiming kernel; else `warps` wide. */
-int launch_recurrent_any(const recur_params &rp, const claim_params *cp, enum kda_dtype dt, int warps,
-			 const prefill_cfg &c, cudaStream_t stream)
+int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
+			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
-	if (!rp.ready != !cp)
-		return -EINVAL;
-	if (cp) {
-		if (dt == KDA_F32)
-			return c.stages == 3 ? launch_recurrent_claim<float, 3>(rp, *cp, stream)
-					     : launch_recurrent_claim<float, 4>(rp, *cp, stream);
-		return c.stages == 3 ? launch_recurrent_claim<uint16_t, 3>(rp, *cp, stream)
-				     : launch_recurrent_claim<uint16_t, 4>(rp, *cp, stream);
-	}
 	if (dt == KDA_F32)
-		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, stream)
-				     : launch_recurrent_for<float, 4>(rp, warps, stream);
-	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, stream)
-			     : launch_recurrent_for<uint16_t, 4>(rp, warps, stream);
+		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok);
+	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok)
+			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
@@ -1465,18 +1143,18 @@ int recurrent_warps(int n_seqs, int heads, int sms, const prefill_cfg &c)
 /* Forks `side` off `stream`, launches the intra kernel on `stream` first (it
  * never waits, so any scheduling order finishes) and the recurrent kernel on
  * `side`, and joins `side` back into `stream`. */
-int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, const claim_params &cp,
-		      enum kda_dtype dt, const prefill_cfg &c, cudaEvent_t split_event, cudaStream_t stream,
+int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, enum kda_dtype dt,
+		      int warps, const prefill_cfg &c, cudaEvent_t split_event, cudaStream_t stream,
 		      cudaStream_t side, cudaEvent_t fork, cudaEvent_t join)
 {
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
 	dim3 grid((unsigned)ip.heads, nmax);
-	if (!c.alone && launch_intra(ip, c.intra, grid, stream))
+	if (launch_intra(ip, c.intra, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
-	int rc = launch_recurrent_any(rp, &cp, dt, CLAIM_WARPS, c, side);
+	int rc = launch_recurrent_any(rp, dt, warps, c, side);
 	if (rc)
 		return rc;
 	if (cudaEventRecord(join, side) != cudaSuccess || cudaStreamWaitEvent(stream, join, 0) != cudaSuccess)
@@ -1557,7 +1235,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	int dev = 0, sms = 132;
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	prefill_cfg cfg = prefill_config(a->n_seqs, a->heads, a->total_tokens);
+	prefill_cfg cfg = prefill_config();
 	int warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
 
 	recur_params rp = {};
@@ -1571,10 +1249,9 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	rp.s1 = a->final_state;
 	rp.out = a->out;
 
-	/* The overlapped path where chosen, unless the grid's y (chunks) would pass 65535 or the
-	 * stream is being captured (no side stream then). Whatever the occupancy it finishes: its
-	 * recurrent CTAs (4 warps, the intra kernel's threads) compute any record no CTA has
-	 * claimed themselves (await_or_claim()). */
+	/* The overlapped path when asked for, unless the grid's y (chunks) would pass
+	 * 65535, the stream is being captured (no side stream then) or the recurrent CTAs could
+	 * take every SM's room for an intra CTA. */
 	bool overlap = cfg.overlap && nmax > 0 && nmax <= 65535;
 	if (overlap) {
 		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -1582,16 +1259,15 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 			return -EIO;
 		overlap = cs == cudaStreamCaptureStatusNone;
 	}
+	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true, &overlap))
+		return -EIO;
 	if (cfg.overlap && !overlap) { /* fell back: the serial path's configuration */
-		cfg = prefill_config(a->n_seqs, a->heads, a->total_tokens, false);
+		cfg = prefill_config(false);
 		warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
 	}
 	if (overlap) {
 		ip.ready = ready;
 		rp.ready = ready;
-		claim_params cp = {};
-		cp.ip = ip;
-		cp.steal_ns = cfg.steal_ns;
 		if (cudaMemsetAsync(ready, 0, nmax * (size_t)a->heads * sizeof(int32_t), stream) != cudaSuccess)
 			return -EIO;
 		int least = 0, greatest = 0, rc = -EIO;
@@ -1601,7 +1277,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		    cudaStreamCreateWithPriority(&side, cudaStreamNonBlocking, greatest) == cudaSuccess &&
 		    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) == cudaSuccess &&
 		    cudaEventCreateWithFlags(&join, cudaEventDisableTiming) == cudaSuccess)
-			rc = launch_overlapped(ip, (unsigned)nmax, rp, cp, a->state_dtype, cfg, a->split_event,
+			rc = launch_overlapped(ip, (unsigned)nmax, rp, a->state_dtype, warps, cfg, a->split_event,
 					       stream, side, fork, join);
 		/* Released by the runtime once their work is done. */
 		if (join)
@@ -1620,5 +1296,5 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
 		return -EIO;
-	return launch_recurrent_any(rp, nullptr, a->state_dtype, warps, cfg, stream);
+	return launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream);
 }

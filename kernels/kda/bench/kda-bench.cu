@@ -573,11 +573,11 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	/* Default (serial): intra, then recurrent; K3_KDA_PREFILL=overlap (where kda_prefill() takes it):
 	 * "intra" ends when the intra kernel does, "recurrent" is the recurrent kernel's tail after it. */
 	const char *path = getenv("K3_KDA_PREFILL"), *intra = getenv("K3_KDA_INTRA");
-	const char *rw = getenv("K3_KDA_RECUR_WARPS"), *steal = getenv("K3_KDA_STEAL_US");
+	const char *rw = getenv("K3_KDA_RECUR_WARPS");
 	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)  path=%s intra=%s"
-	       " warps=%s steal_us=%s\n",
+	       " warps=%s\n",
 	       op, dname(sdt), n, T, H, r.t.med_us, r.k1_us, r.k2_us, path ? path : "default",
-	       intra ? intra : "default", rw ? rw : "default", steal ? steal : "default");
+	       intra ? intra : "default", rw ? rw : "default");
 	fflush(stdout);
 	for (void *p : { (void *)q, (void *)k, (void *)v, (void *)g, (void *)beta, (void *)out, s0, s1,
 			 (void *)dcu, ws })
