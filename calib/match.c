@@ -196,7 +196,9 @@ struct name {
 
 struct text {
 	const char *s;
-	bool k3;      /* starts with "k3sim " */
+	bool k3;      /* starts with "k3sim " (not "k3sim ref") */
+	bool ref;     /* "k3sim ref ...", or k3-bench's "k3-bench ..." (its captures before 2026-12-01y):
+	               * a reference measurement (cuBLASLt, a kernel variant) beside an op, not the op */
 	int32_t spec; /* k3: index in specs, or -1 when invalid */
 	int32_t bad;  /* k3 invalid: index in bad */
 	/* a framework record (trace/analyze/shapes.h), with opts.derive */
@@ -634,7 +636,9 @@ static int load_ranges(struct ctx *c)
 			const char *p = x->s;
 			while (*p == ' ')
 				p++;
-			x->k3 = strncmp(p, "k3sim ", 6) == 0;
+			x->ref = strncmp(p, "k3sim ref ", 10) == 0 || strcmp(p, "k3sim ref") == 0 ||
+			         strncmp(p, "k3-bench ", 9) == 0;
+			x->k3 = strncmp(p, "k3sim ", 6) == 0 && !x->ref;
 			x->spec = -1;
 			x->bad = -1;
 			c->text_map.key[slot] = x->s;
@@ -873,9 +877,13 @@ static int place(void *ctx, const struct trace_point *p, const struct trace_span
 	struct ctx *c = w->c;
 	const struct act *a = &c->acts[p->id];
 	int k3 = -1;
-	for (size_t j = n_open; j-- > 0 && k3 < 0;)
-		if (c->texts[c->ranges[open[j]->id].text].k3)
+	for (size_t j = n_open; j-- > 0 && k3 < 0;) {
+		const struct text *t = &c->texts[c->ranges[open[j]->id].text];
+		if (t->ref) /* a reference inside (or around) an op is still not the op */
+			return unmatched(c, a, "in a reference range (k3sim ref): not a model op", true);
+		if (t->k3)
 			k3 = (int)open[j]->id;
+	}
 	if (k3 < 0) { /* the innermost framework record, else the rules */
 		int fr = -1;
 		for (size_t j = n_open; j-- > 0 && fr < 0;)

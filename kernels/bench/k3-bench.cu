@@ -6,7 +6,7 @@
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
  *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa]
- *            [--require-wgmma]
+ *            [--require-wgmma] [--warm-l2]
  *
  * --only moe_prefill: the grouped expert GEMMs at prefill sizes (T = 16K, 4K; BF16 and MXFP4
  * weights; --quick: T = 16K) alone, each row twice back to back: the default wgmma kernel, then the same launch
@@ -28,7 +28,9 @@
  *    decode-size launches (`graph`) or a plain stream loop (`loop`);
  *  - operands rotate over enough sets that a launch never finds its inputs
  *    in L2 (caches, weights, activations), unless a set alone is far
- *    larger than L2;
+ *    larger than L2; and each timed single launch follows a read of 4x L2's
+ *    bytes of another buffer (a cold L2, as in a serving step; --warm-l2:
+ *    without, the figures before 2026-12-01 evening);
  *  - bytes (HBM bytes the op must move: cache, weights, activations) and
  *    FLOPs, GB/s and TFLOP/s, and GB/s over the copy bandwidth measured
  *    first; GEMMs of prefill size beside cuBLASLt at equal FLOPs;
@@ -42,7 +44,9 @@
  *    tiled-wgmma); where the build has the wgmma kernel (sm_90a, compute
  *    capability 9.0) prefill GEMMs run it by default and the mma.sync kernel
  *    is timed beside it at prefill size under its own range name
- *    (`k3-bench tiled-mma op=...`, not seen by a calibration). The first
+ *    (`k3-bench tiled-mma op=...`: a reference range, which k3sim's matcher
+ *    skips, as `k3sim ref ...`; before 2026-12-01y a kernel-name rule took its
+ *    kernels for the op, mixing mma.sync samples into the wgmma op). The first
  *    line says which tiled kernels the build has; --require-wgmma exits 2
  *    when the wgmma kernel is not there (a build configured before the
  *    sm_90a default keeps gpu_arch=sm_90: the 2026-12-01b call ran so).
@@ -246,9 +250,45 @@ stats summarize(std::vector<float> ms)
 	return { at(0.5), at(0.1), at(0.9) };
 }
 
-/* Single launches between events, each in an NVTX range named `spec`. */
+/* ---- a cold L2 before each timed launch ---------------------------------------
+ * In a serving step nothing an op reads is still in L2 when it starts (the weights, caches and
+ * states of every other op stream through in between), but a bench that repeats one launch
+ * finds part of its inputs there: a set far larger than L2 still hits on ~10 % (the 528 MB
+ * weight of gemm m=1 n=36864 k=7168: 168 us repeated against 183 us on its first launch and
+ * 187-190 us in the K3 slice, 2026-12-01t), a small set rotated 16 ways (2 MB) fits whole. So,
+ * unless --warm-l2, each timed launch of time_events() follows a read of 4x L2's bytes of a
+ * buffer of its own (outside the NVTX range and the events): clean lines, so the op pays no
+ * write-back of someone else's dirty lines either. */
+const uint4 *g_l2_flush = nullptr;
+size_t g_l2_flush_n = 0; /* uint4s */
+unsigned *g_l2_sink = nullptr;
+
+__global__ void l2_flush_kernel(const uint4 *__restrict__ p, size_t n, unsigned *sink)
+{
+	unsigned x = 0;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		const uint4 v = p[i];
+		x ^= v.x ^ v.y ^ v.z ^ v.w;
+	}
+	if (x == 0x9e3779b9u) /* never in practice; keeps the loads */
+		*sink = x;
+}
+
+void l2_flush()
+{
+	if (!g_l2_flush)
+		return;
+	l2_flush_kernel<<<1024, 256, 0, g_stream>>>(g_l2_flush, g_l2_flush_n, g_l2_sink);
+	CK(cudaGetLastError());
+}
+
+/* Single launches between events, each in an NVTX range named `spec` (after l2_flush() unless
+ * `hot_inputs`: an op whose inputs the op before it has just written, as routing reads the
+ * router's logits and the combine the experts' rows: in a serving step they are in L2 when they
+ * fit; measured cold in the K3 slice's own ops, 2026-12-01y call 1: route tokens=1 19.6 us and
+ * combine 11.9 us against 15.7 and 6.8 us in the slice, 16.1 and 6.2 us warm). */
 template <typename F>
-stats time_events(const char *spec, int warm, int reps, F launch)
+stats time_events(const char *spec, int warm, int reps, F launch, bool hot_inputs = false)
 {
 	cudaEvent_t a, b;
 	CK(cudaEventCreate(&a));
@@ -258,6 +298,8 @@ stats time_events(const char *spec, int warm, int reps, F launch)
 	CK(cudaStreamSynchronize(g_stream));
 	std::vector<float> ms;
 	for (int i = 0; i < reps; i++) {
+		if (!hot_inputs)
+			l2_flush();
 		nvtxRangePushA(spec);
 		CK(cudaEventRecord(a, g_stream));
 		launch(warm + i);
@@ -324,6 +366,7 @@ struct options {
 	const char *out = "k3-bench.csv";
 	bool quick = false;
 	bool require_wgmma = false;
+	bool warm_l2 = false;
 	int reps = 20;
 	const char *only = nullptr;
 };
@@ -916,7 +959,13 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 		 enum k3_gemm_path gpath = K3_GEMM_AUTO)
 {
 	const size_t wn = (size_t)N * K;
-	const int Rw = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / (wn * 2)));
+	/* K3_BENCH_WPOOL_MB: rotate the weights over that many MiB (up to 64 sets) instead of
+	 * ROTATE_BYTES (up to 8): a measurement of whether a weight's pages, not only its bytes,
+	 * being cold matters (the slice's m = 1 GEMMs over > 64 MB of weights ran 9-14 % slower
+	 * than the bench's with a cold L2, 2026-12-01y call 1). */
+	const char *wp = getenv("K3_BENCH_WPOOL_MB");
+	const size_t pool = wp && atol(wp) > 0 ? (size_t)atol(wp) << 20 : ROTATE_BYTES;
+	const int Rw = (int)std::min<size_t>(wp ? 64 : 8, std::max<size_t>(1, pool / (wn * 2)));
 	uint16_t *W = (uint16_t *)dalloc((size_t)Rw * wn * 2);
 	fill_bf16(W, (size_t)Rw * wn, -0.05f, 0.05f);
 	uint16_t *X = (uint16_t *)dalloc((size_t)M * K * 2);
@@ -1103,7 +1152,7 @@ void bench_route(const options &o)
 		char spec[128];
 		snprintf(spec, sizeof spec, "k3sim op=route tokens=%d experts=%d top_k=%d dtype=fp32", T, E, K);
 		w.spec = spec, w.reps = o.reps;
-		w.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_route(&r, g_stream)); });
+		w.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_route(&r, g_stream)); }, true);
 		w.steady_us = time_steady(T <= 256, 4, 8, [&](int) { KOK(moe_route(&r, g_stream)); });
 		w.steady_kind = T <= 256 ? "graph" : "loop";
 		w.bytes = (double)T * E * 4 + TK * 24.0;
@@ -1120,7 +1169,7 @@ void bench_route(const options &o)
 		snprintf(cw.shape, sizeof cw.shape, "tokens=%d topk=%d width=%d", T, K, K3_LATENT);
 		snprintf(spec, sizeof spec, "k3sim op=combine tokens=%d width=%d top_k=%d dtype=bf16", T, K3_LATENT, K);
 		cw.spec = spec, cw.reps = o.reps;
-		cw.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_combine(&c, g_stream)); });
+		cw.t = time_events(spec, 2, o.reps, [&](int) { KOK(moe_combine(&c, g_stream)); }, true);
 		cw.steady_us = time_steady(T <= 256, 4, 8, [&](int) { KOK(moe_combine(&c, g_stream)); });
 		cw.steady_kind = T <= 256 ? "graph" : "loop";
 		cw.bytes = (double)TK * K3_LATENT * 2 + (double)T * K3_LATENT * 2;
@@ -1322,6 +1371,8 @@ int main(int argc, char **argv)
 			o.quick = true;
 		else if (!strcmp(argv[i], "--require-wgmma"))
 			o.require_wgmma = true;
+		else if (!strcmp(argv[i], "--warm-l2"))
+			o.warm_l2 = true;
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			o.reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
@@ -1330,7 +1381,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
 				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa]"
-				" [--require-wgmma]\n",
+				" [--require-wgmma] [--warm-l2]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
@@ -1380,6 +1431,16 @@ int main(int argc, char **argv)
 	CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
 	LTOK(cublasLtCreate(&g_lt));
 	g_lt_ws = dalloc(CUBLAS_WS);
+	if (!o.warm_l2) {
+		const size_t fb = (size_t)4 * (size_t)std::max(prop.l2CacheSize, 1 << 20);
+		g_l2_flush_n = fb / sizeof(uint4);
+		uint8_t *f = (uint8_t *)dalloc(fb);
+		fill_bytes(f, fb, 0xffu, 0u);
+		g_l2_flush = (const uint4 *)f;
+		g_l2_sink = (unsigned *)dalloc(sizeof(unsigned));
+	}
+	printf("timed launches: %s\n", o.warm_l2 ? "as they come (--warm-l2)"
+						   : "each after a read of 4x L2's bytes (a cold L2; --warm-l2: without)");
 	csv_header();
 	auto want = [&](const char *w) { return !o.only || !strcmp(o.only, w); };
 	bench_copy(o); /* always: the ceiling */

@@ -1079,6 +1079,22 @@ bool fp8_mma_available()
 	return avail == 1;
 }
 
+/* Dense GEMMs of up to 8 rows take the gemv; of 9-16 rows the gemv too unless N's 128-column
+ * tiles fill 70 % of the SMs, where the tiled kernel (its 64-row tile a quarter used) streams the
+ * weights faster than the 16-token gemv. H200, 2026-12-01t bench, the gemv at m = 16 against the
+ * tiled kernel at m = 64, same weights: n = 12288 k = 7168 77.4 vs 66.6 us, n = 36864 k = 7168
+ * 217 vs 172, n = 55296 k = 1536 67 vs 51 (96-432 tiles); narrower the other way: n = 7168
+ * k = 12288 74 vs 105, n = 4480 k = 7168 35 vs 63, n = 1536 17 vs 63 (12-56 tiles). */
+bool dense_gemv(const struct k3_gemm_args *a)
+{
+	if (a->rows <= 8)
+		return true;
+	if (a->rows > 16)
+		return false;
+	const int sms = device_sms();
+	return sms <= 0 || (int64_t)a->N * 10 < (int64_t)128 * 7 * sms;
+}
+
 int resolve_path(const struct k3_gemm_args *a)
 {
 	if (a->a_dtype == K3_A_MXFP8) /* the gemv path only, sm_89+ */
@@ -1090,7 +1106,7 @@ int resolve_path(const struct k3_gemm_args *a)
 		return -EINVAL;
 	int path = a->path;
 	if (path == K3_GEMM_AUTO) {
-		const bool gemv = a->n_groups == 0 ? a->rows <= 16 : a->rows <= (int64_t)16 * a->n_groups;
+		const bool gemv = a->n_groups == 0 ? dense_gemv(a) : a->rows <= (int64_t)16 * a->n_groups;
 		path = gemv ? K3_GEMM_GEMV : K3_GEMM_TILED;
 	}
 	switch (path) {

@@ -63,7 +63,7 @@ extern "C" {
 #endif
 
 enum k3_gemm_path {
-	K3_GEMM_AUTO = 0,        /* gemv for dense rows <= 16 or grouped rows <= 16 per group on average */
+	K3_GEMM_AUTO = 0,        /* gemv for dense rows <= 8 (<= 16 where N is narrow, k3_gemm.cu dense_gemv) or grouped rows <= 16 per group on average */
 	K3_GEMM_TILED = 1,       /* wgmma where available, else mma.sync */
 	K3_GEMM_GEMV = 2,
 	K3_GEMM_TILED_MMA = 3,   /* the mma.sync tiled kernel */

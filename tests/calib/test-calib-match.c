@@ -67,6 +67,14 @@ static void write_fixture(const char *p)
 	assert_int_equal(cfx_kernel(&f, 2, 100500, "other_thread_kernel", 260000, 100, 1, 1), 0);
 	/* 11: a k3sim range without GPU work */
 	assert_int_equal(cfx_range(&f, 1, 120000, 121000, "k3sim op=copy bytes=4096"), 0);
+	/* 12, 13: reference measurements beside an op (cuBLASLt; another kernel of ours) whose text
+	 * names the op's keys: skipped, never the op by a rule (k3-bench's tiled-mma rows once were,
+	 * mixing 6.6 ms mma.sync samples into a 2.85 ms wgmma GEMM's median) */
+	assert_int_equal(cfx_range(&f, 1, 130000, 131000, "k3sim ref cublaslt gemm m=64 n=7168 k=7168 dtype=bf16"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 130500, "nvjet_sm90_tst_192x192", 270000, 9000, 132, 1), 0);
+	assert_int_equal(cfx_range(&f, 1, 140000, 141000, "k3-bench tiled-mma op=gemm m=64 n=7168 k=7168 dtype=bf16"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 140500, "void (anonymous namespace)::tiled_kernel<64, false, 0>(k3gemm::params, int, int)",
+	                            280000, 9000, 132, 1), 0);
 	assert_int_equal(cfx_close(&f), 0);
 }
 
@@ -98,7 +106,7 @@ static void test_match_fixture(void **state)
 	struct calib_match_opts o = {.rules = &rules};
 	if (calib_match_db(&m, p, &o, &e) < 0)
 		fail_msg("%s", e.msg);
-	assert_int_equal(m.kernels, 12);
+	assert_int_equal(m.kernels, 14);
 	assert_int_equal(m.memcpys, 1);
 	assert_int_equal(m.k3sim_ranges, 7);
 	assert_int_equal(m.empty_ranges, 2);
@@ -150,6 +158,15 @@ static void test_match_fixture(void **state)
 	assert_int_equal(nvjet_missing, 1);
 	assert_int_equal(nvjet_bad, 1);
 	assert_int_equal(m.unmatched_total, 5);
+	u = unmatched_of(&m, "void (anonymous namespace)::tiled_kernel<64, false, 0>(k3gemm::params, int, int)");
+	assert_non_null(u);
+	assert_true(u->skipped);
+	assert_non_null(strstr(u->reason, "reference range"));
+	int nvjet_ref = 0;
+	for (size_t i = 0; i < m.n_unmatched; i++)
+		if (strcmp(m.unmatched[i].name, "nvjet_sm90_tst_192x192") == 0 && strstr(m.unmatched[i].reason, "reference range"))
+			nvjet_ref += (int)m.unmatched[i].count, assert_true(m.unmatched[i].skipped);
+	assert_int_equal(nvjet_ref, 1);
 	/* every activity is accounted for */
 	assert_int_equal(m.matched_nvtx + m.matched_rules + m.skipped + m.unmatched_total,
 	                 m.kernels + m.memcpys + m.memsets);

@@ -475,6 +475,17 @@ static void test_gemm_dense_gemv(void **unused)
 						     .path = K3_GEMM_AUTO };
 			run_all_epilogues(&c);
 		}
+	/* 9-16 rows over an N whose 128-column tiles fill the GPU: the tiled kernel (k3_gemm.cu
+	 * dense_gemv), every epilogue, the same results. */
+	int sms = 0;
+	assert_int_equal(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+	const struct gemm_case wide = { .rows = 12, .N = (sms * 7 / 10 + 2) * 128, .K = 256, .dt = K3_W_BF16,
+					.path = K3_GEMM_AUTO };
+	struct k3_gemm_args wa = { .rows = wide.rows, .N = wide.N, .K = wide.K, .w_dtype = K3_W_BF16 };
+	assert_int_not_equal(k3_gemm_path_for(&wa), K3_GEMM_GEMV);
+	wa.N = 256;
+	assert_int_equal(k3_gemm_path_for(&wa), K3_GEMM_GEMV);
+	run_all_epilogues(&wide);
 	/* More rows than a pass holds: several passes. */
 	const struct gemm_case c = { .rows = 37, .N = 384, .K = 512, .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	run_all_epilogues(&c);
