@@ -2,7 +2,7 @@
 # Second device call of round 2026-12-01w (one nvidia-h200, <= 150 s), after call 1
 # (k3-2026-12-01w.sh) showed (a) the claiming recurrent kernel staging records only at the frontier
 # once it had waited there (no prefetch: 2.5 ms at 16K), fixed: after an awaited record thread 0
-# also stages the written ones beyond it; (b) the serial recurrent kernel 20 % slower than in 01r
+# also stages the written ones beyond it; (b) the serial recurrent kernel ~11 % slower than 01r's code
 # (intra_params inside recur_params made its code take the parameter block's address: 128
 # registers), fixed: the serial kernel is the 01r code again, the claiming kernel takes its own
 # argument; (c) records computed by a recurrent CTA differ from the intra kernel's in the last bit
