@@ -15,8 +15,11 @@
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
  * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer;
- * each beside the opt-in bulk-copy gemv (K3_GEMV_FP4=bulk: `mxfp4b_*` rows, `k3-bench gemv-bulk
- * op=...`; K3_GEMV8_PIPE=bulk: `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
+ * beside the default BF16-activation kernel the one it replaced (K3_GEMV_FP4=regs: `mxfp4regs_*`,
+ * `k3-bench gemv-mxfp4regs op=...`) and the old default launch (also K3_GEMV_GRID=full:
+ * `mxfp4old_*`, `mxfp4a8old_*`); K3_BENCH_GEMV_BULK=1 adds the opt-in bulk-copy gemv
+ * (K3_GEMV_FP4=bulk: `mxfp4b_*` rows, `k3-bench gemv-bulk op=...`; K3_GEMV8_PIPE=bulk:
+ * `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -28,7 +31,8 @@
  *    decode-size launches (`graph`) or a plain stream loop (`loop`);
  *  - operands rotate over enough sets that a launch never finds its inputs
  *    in L2 (caches, weights, activations), unless a set alone is far
- *    larger than L2; and each timed single launch follows a read of 4x L2's
+ *    larger than L2 (dense GEMM weights over 16 GiB of sets, so that their
+ *    pages are cold as in a step); and each timed single launch follows a read of 4x L2's
  *    bytes of another buffer (a cold L2, as in a serving step; --warm-l2:
  *    without, the figures before 2026-12-01 evening);
  *  - bytes (HBM bytes the op must move: cache, weights, activations) and
@@ -79,6 +83,7 @@ namespace {
 constexpr int FILL_THREADS = 256;
 constexpr size_t ROTATE_BYTES = (size_t)512 << 20; /* > 10x L2 */
 constexpr size_t POOL_CAP = (size_t)24 << 30;      /* rotation pools stay below this */
+constexpr size_t WPOOL_BYTES = (size_t)16 << 30;   /* dense GEMM weights: pages cold too */
 constexpr size_t CUBLAS_WS = (size_t)64 << 20;
 
 #define CK(call)                                                                                  \
@@ -701,11 +706,11 @@ void bench_mla(const options &o)
  * (% of the copy ceiling measured first on the cache bytes): K3's heads per GPU at TP 8 (12)
  * and 16, t = 1 (decode) and 2, 4 (MTP), contexts 8K-64K, batches that fill the GPU; then 64 and
  * 128 heads (compute-bound: TFLOP/s). K3_MLA_FP8_KERNEL / K3_MLA_FP8_CVT pick the FP8 kernel
- * (mla_decode.cu). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
+ * (mla_decode.cu: stage, reg, pipe). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
-	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: registers up to 32 rows)", c ? c : "(default: ic)");
+	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: pipelined registers up to 32 rows)", c ? c : "(default: cc for pipe, ic for reg)");
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
 	if (o.quick) {
 		for (int ctx : { 8192, 65536 })
@@ -837,7 +842,8 @@ struct droute {
  * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
  * (the model has no MXFP8-activation GEMM: not a calibration range). */
 void expert_point(const options &o, experts &w, int T, bool glu, bool decode, int R,
-		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool nocluster = false, bool bulk = false)
+		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool nocluster = false, bool bulk = false,
+		  const char *alt = nullptr)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -885,7 +891,11 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	};
 	row r;
 	r.op = "grouped_gemm";
-	r.variant = w.dt == K3_W_MXFP4 ? (a8 ? (bulk ? (glu ? "mxfp4a8b_w13" : "mxfp4a8b_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
+	/* alt: a gemv kernel other than the default, forced through the environment by the caller:
+	 * rows `<alt>_w13` / `<alt>_w2`, timed as `k3-bench gemv-<alt> op=...`. */
+	std::string alt_variant = alt ? std::string(alt) + (glu ? "_w13" : "_w2") : "";
+	std::string alt_op = alt ? std::string("k3-bench gemv-") + alt + " op" : "";
+	r.variant = alt ? alt_variant.c_str() : w.dt == K3_W_MXFP4 ? (a8 ? (bulk ? (glu ? "mxfp4a8b_w13" : "mxfp4a8b_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
 					     : bulk ? (glu ? "mxfp4b_w13" : "mxfp4b_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
@@ -895,7 +905,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
 	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
-		 a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op")
+		 alt ? alt_op.c_str() : a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op")
 		    : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
 		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op" : "k3sim op",
 		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
@@ -924,7 +934,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
 		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
 		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
-	if (a8 && decode && !bulk) { /* the activations' quantizer, once per GEMM input (not in the row above) */
+	if (a8 && decode && !bulk && !alt) { /* the activations' quantizer, once per GEMM input (not in the row above) */
 		row q;
 		q.op = "mxfp8_quant", q.variant = glu ? "latent" : "hidden";
 		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
@@ -959,13 +969,15 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 		 enum k3_gemm_path gpath = K3_GEMM_AUTO)
 {
 	const size_t wn = (size_t)N * K;
-	/* K3_BENCH_WPOOL_MB: rotate the weights over that many MiB (up to 64 sets) instead of
-	 * ROTATE_BYTES (up to 8): a measurement of whether a weight's pages, not only its bytes,
-	 * being cold matters (the slice's m = 1 GEMMs over > 64 MB of weights ran 9-14 % slower
-	 * than the bench's with a cold L2, 2026-12-01y call 1). */
+	/* The weights rotate over WPOOL_BYTES (up to 64 sets; K3_BENCH_WPOOL_MB sets another size):
+	 * in a step a weight's pages are cold too, not only its bytes, and a GEMM reading one set
+	 * again and again runs faster than it will there. H200, 2026-12-01y call 2, with a cold L2:
+	 * gemm m=1 n=36864 k=7168 171 us over 512 MiB of sets, 189 us over 16 GiB, 187-190 us in the
+	 * K3 slice (68 GB of weights); n=55296 k=1536 49 / 56 / 54 us; n=12288 k=7168 64 / 69 / 65;
+	 * weights up to 64 MB the same either way. */
 	const char *wp = getenv("K3_BENCH_WPOOL_MB");
-	const size_t pool = wp && atol(wp) > 0 ? (size_t)atol(wp) << 20 : ROTATE_BYTES;
-	const int Rw = (int)std::min<size_t>(wp ? 64 : 8, std::max<size_t>(1, pool / (wn * 2)));
+	const size_t pool = wp && atol(wp) > 0 ? (size_t)atol(wp) << 20 : WPOOL_BYTES;
+	const int Rw = (int)std::min<size_t>(64, std::max<size_t>(1, pool / (wn * 2)));
 	uint16_t *W = (uint16_t *)dalloc((size_t)Rw * wn * 2);
 	fill_bf16(W, (size_t)Rw * wn, -0.05f, 0.05f);
 	uint16_t *X = (uint16_t *)dalloc((size_t)M * K * 2);
@@ -1109,22 +1121,51 @@ std::vector<int> token_sizes(const options &o)
 }
 
 /* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
- * activations (the default kernel; then K3_GEMV_FP4=bulk, the bulk-copy ring, as mxfp4b_*) and
- * with MXFP8 activations (the FP8 gemv; K3_GEMV8_PIPE=bulk as mxfp4a8b_*), side by side in
- * one process, and the MXFP8 quantizer of each input. */
+ * activations, side by side in one process: the default kernel (gemv_lean_kernel, grid rows
+ * min(groups, rows)); at B <= 16 the same without k slices (K3_GEMV_KSPLIT=1, mxfp4ks1_*; at
+ * B = 1 also with 2 and 4 forced: mxfp4ks2_*, mxfp4ks4_*), at
+ * B >= 64 with 16 tokens a pass above 4 rows a group (K3_GEMV_WIDE=4, mxfp4w4_*); K3_GEMV_FP4=regs, gemv_kernel on the same grid (mxfp4regs_*); gemv_kernel
+ * with K3_GEMV_GRID=full, one grid row a group (mxfp4old_*: the default before 2026-12-01x);
+ * then with MXFP8 activations (the FP8 gemv, the new grid; mxfp4a8old_*: K3_GEMV_GRID=full)
+ * and the MXFP8 quantizer of each input. K3_BENCH_GEMV_BULK=1 in the environment adds the
+ * bulk-copy rows (K3_GEMV_FP4=bulk as mxfp4b_*, K3_GEMV8_PIPE=bulk as mxfp4a8b_*). */
 void bench_gemv(const options &o)
 {
+	const bool bulk = getenv("K3_BENCH_GEMV_BULK") != nullptr;
 	for (int glu = 1; glu >= 0; glu--) {
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
-			setenv("K3_GEMV_FP4", "bulk", 1); /* the bulk-copy gemv, back to back */
-			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, true);
+			setenv(B <= 16 ? "K3_GEMV_KSPLIT" : "K3_GEMV_WIDE", B <= 16 ? "1" : "4", 1);
+			/* lean without k slices (B <= 16) or with 16 tokens a pass above 4 rows a group */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, B <= 16 ? "mxfp4ks1" : "mxfp4w4");
+			unsetenv("K3_GEMV_KSPLIT");
+			unsetenv("K3_GEMV_WIDE");
+			for (int ks = 2; B == 1 && ks <= 4; ks *= 2) { /* each k-slice count forced */
+				setenv("K3_GEMV_KSPLIT", ks == 2 ? "2" : "4", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, ks == 2 ? "mxfp4ks2" : "mxfp4ks4");
+				unsetenv("K3_GEMV_KSPLIT");
+			}
+			setenv("K3_GEMV_FP4", "regs", 1); /* the register-pipelined gemv_kernel, back to back */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4regs");
+			setenv("K3_GEMV_GRID", "full", 1); /* and on one grid row a group: the old default */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4old");
 			unsetenv("K3_GEMV_FP4");
+			unsetenv("K3_GEMV_GRID");
+			if (bulk) {
+				setenv("K3_GEMV_FP4", "bulk", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, true);
+				unsetenv("K3_GEMV_FP4");
+			}
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true);
-			setenv("K3_GEMV8_PIPE", "bulk", 1);
-			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, false, true);
-			unsetenv("K3_GEMV8_PIPE");
+			setenv("K3_GEMV_GRID", "full", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, false, false, "mxfp4a8old");
+			unsetenv("K3_GEMV_GRID");
+			if (bulk) {
+				setenv("K3_GEMV8_PIPE", "bulk", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, true, false, true);
+				unsetenv("K3_GEMV8_PIPE");
+			}
 		}
 	}
 }

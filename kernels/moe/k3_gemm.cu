@@ -43,6 +43,10 @@
  * register-set variant 59.2 / 59.7 and 54.4 / 55.3. A 16-token pass only above
  * 8 rows a group on average (K3_GEMV8_WIDE; at 4, B = 256 lost 9-12 points).
  *
+ * Default for BF16 activations since 2026-12-01x: gemv_lean_kernel (the same fragments and
+ * arithmetic as gemv_kernel with fewer instructions around them; see the kernel), K3_GEMV_FP4=regs
+ * for gemv_kernel; grouped grids of min(groups, rows) rows (K3_GEMV_GRID=full: one a group).
+ *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
  * shared-memory ring; see the kernel. Slower than the kernels above where measured.
@@ -480,6 +484,219 @@ __global__ void __launch_bounds__(THREADS, gemv_min_ctas<FP4, G, NT8>()) gemv_ke
 	}
 }
 
+/* ---- gemv, MXFP4 weights, lean issue (the default for BF16 activations) ---- */
+
+/* gemv_kernel's arithmetic (the same fragments, k permutation, E2M1 expansion and BF16 scale
+ * products, so the same sums) with far fewer instructions around it, for a kernel bound by
+ * instruction issue (2026-12-01s ncu: ~0.31 warp-instructions a weight byte, of which the
+ * expansion and scale products are ~0.14):
+ *  - each block's scale bytes of a row come as one word (the 4 groups of the 128-deep block;
+ *    the 4 lanes of a quad read the same word) and become the BF16 scale pair in two
+ *    instructions (a byte permute that puts the lane's byte in both halves, a shift): scale
+ *    bytes 3..252 exact as before (the scaled E2M1 values stay normal BF16); 0 (2^-127)
+ *    multiplies by 0 and 255 (NaN) by infinity;
+ *  - the weight, scale and activation addresses are pointers advanced once per 4 blocks, every
+ *    load at a constant offset from one of them; the loads past a lane's last block are
+ *    predicated off (no branches, no zero fills);
+ *  - activation rows past a group's end read the pass's first row instead of zeros (their
+ *    output columns are never stored; an MMA's columns are independent);
+ *  - grouped: a CTA walks touched groups blockIdx.y, + gridDim.y, ... (the grid's y is
+ *    min(groups, rows), not groups: at B = 1, 16 CTAs a strip instead of 896, of which 880
+ *    used to start only to exit);
+ *  - 8 tokens a pass up to 8 rows a group on average (gemv_wide()).
+ * Needs 4-byte aligned scales (else gemv_kernel runs). Measured (H200, 2026-12-01x calls 1-2,
+ * bench/results/k3-kernels-h200-2026-12-01x; % of copy on weight bytes, median of single
+ * launches, w13 / w2 at B = 1, 16, 64, 256): 51.6 / 39.5, 63.3 / 58.9, 61.5 / 59.9, 55.4 / 54.5;
+ * the old default launch (gemv_kernel, a grid row a group) in the same process 37.3 / 31.7,
+ * 57.7 / 54.8, 54.6 / 54.8, 50.3 / 49.7. ncu (w13 B = 1): 0.197 warp-instructions a weight byte
+ * (gemv_kernel on the new grid 0.238, on the old ~0.31), 0.52 issued a cycle per scheduler. The
+ * E2M1 expansion and scale products (19 of the ~27 instructions per 8 weights a lane) are most
+ * of what is left: see docs/KERNELS.md (*gemv*, seventh round) for why the standard nibble
+ * layout cannot go much lower. */
+__device__ __forceinline__ void ld_stream16_if(bool c, const void *ptr, uint4 &v)
+{
+	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %4, 0;\n\t"
+		     "@q ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%5];\n\t}\n"
+		     : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
+		     : "r"((int)c), "l"(ptr));
+}
+
+__device__ __forceinline__ void ld_u32_if(bool c, const void *ptr, uint32_t &v)
+{
+	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %1, 0;\n\t@q ld.global.nc.u32 %0, [%2];\n\t}\n"
+		     : "+r"(v)
+		     : "r"((int)c), "l"(ptr));
+}
+
+/* One 128-deep block: lane (g, t) holds 16 bytes (k 32t .. 32t + 31) of rows g and g + 8 and
+ * the block's scale word of each row; x[nt] points at k 32t of the block in token g's row. */
+template <int NT8>
+__device__ __forceinline__ void gemv_lean_block(const uint4 &r0, const uint4 &r1, uint32_t s0, uint32_t s1,
+						uint32_t ssel, const uint16_t *const (&x)[NT8], float (&acc)[NT8][4])
+{
+	uint4 xc[NT8][4];
+#pragma unroll
+	for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+		for (int q = 0; q < 4; q++)
+			xc[nt][q] = ld_nc16(x[nt] + q * 8);
+	const uint32_t sc0 = __byte_perm(s0, 0u, ssel) << 7, sc1 = __byte_perm(s1, 0u, ssel) << 7;
+#pragma unroll
+	for (int q = 0; q < 4; q++) {
+		uint32_t A0[4], A1[4];
+		const uint32_t u0 = q == 0 ? r0.x : q == 1 ? r0.y : q == 2 ? r0.z : r0.w;
+		const uint32_t u1 = q == 0 ? r1.x : q == 1 ? r1.y : q == 2 ? r1.z : r1.w;
+		k3_e2m1x8_to_bf16x8(u0, A0);
+		k3_e2m1x8_to_bf16x8(u1, A1);
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			A0[i] = k3_bf16x2_mul(A0[i], sc0);
+			A1[i] = k3_bf16x2_mul(A1[i], sc1);
+		}
+		const uint32_t a_even[4] = { A0[0], A1[0], A0[1], A1[1] };
+		const uint32_t a_odd[4] = { A0[2], A1[2], A0[3], A1[3] };
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++) {
+			k3_mma_bf16(acc[nt], a_even, xc[nt][q].x, xc[nt][q].y);
+			k3_mma_bf16(acc[nt], a_odd, xc[nt][q].z, xc[nt][q].w);
+		}
+	}
+}
+
+/* KS: k slices a CTA (1, 2, 4; grouped, 8 tokens a pass): warp w takes rows (w % (8 / KS)) 16
+ * of the CTA's 128 / KS and k slice w / (8 / KS) (ceil(blocks / KS) blocks); slices 1.. add
+ * their sums into slice 0's through shared memory, which stores. For grids of few CTAs (B = 1:
+ * 16 touched groups) a smaller wave quantum. */
+template <int NT8, int EPI, bool PARTIAL, int KS>
+__global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
+{
+	static_assert(KS == 1 || KS == 2 || KS == 4, "k slices");
+	static_assert(KS == 1 || !PARTIAL, "split-k partials: one slice");
+	constexpr int U = 2; /* blocks a register set: two sets in turn, 4 blocks a loop step */
+	constexpr int RG = 8 / KS; /* warps (16-row groups) a k slice */
+	__shared__ float red[KS > 1 ? (KS - 1) * RG * NT8 * 4 * 32 : 1];
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
+	const int rg = warp % RG, ksl = warp / RG;
+	const int nb = (int)blockIdx.x * (16 * RG) + rg * 16;
+	const bool active = nb < p.N; /* N a multiple of 16, not of 16 RG: the last CTA's spare warps */
+	if (KS == 1 && !active)
+		return; /* no CTA-wide sync follows with one slice */
+	const int nkb = p.K / GV_K;
+	int kb0 = (int)blockIdx.z * p.kb_per_split, kb1 = min(nkb, kb0 + p.kb_per_split);
+	if constexpr (KS > 1) {
+		const int per = (kb1 - kb0 + KS - 1) / KS;
+		kb0 += ksl * per;
+		kb1 = min(kb1, kb0 + per);
+	}
+	const int nblk = active ? kb1 - kb0 : 0; /* may be <= 0 (a split or slice past the end): zeros */
+	const uint32_t ssel = 0x4040u | (uint32_t)tq * 0x0101u; /* byte t of the word in both halves */
+	const size_t wrow = (size_t)(p.K / 2), srow = (size_t)(p.K / 32);
+	const int units = p.n_groups ? *p.n_touched : 1;
+	for (int ui = (int)blockIdx.y; ui < units; ui += (int)gridDim.y) {
+		int grp = 0;
+		int64_t rb = 0, re = p.rows;
+		if (p.n_groups) {
+			grp = p.touched[ui];
+			rb = p.off[grp];
+			re = p.off[grp + 1];
+		}
+		const size_t wr0 = (size_t)grp * p.N + nb + gq; /* weight row of lane group gq; + 8: the other */
+		const uint8_t *const w0b = p.wp + wr0 * wrow + tq * 16 + (size_t)kb0 * (GV_K / 2);
+		const uint8_t *const s0b = p.ws + wr0 * srow + (size_t)kb0 * (GV_K / 32);
+		for (int64_t pr = rb; pr < re; pr += 8 * NT8) {
+			const uint16_t *xp[NT8];
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++) {
+				const int64_t r0 = pr + nt * 8 + gq, r = r0 < re ? r0 : pr;
+				const int64_t ar = p.a_index ? p.a_index[r] : r;
+				xp[nt] = p.a + ar * p.K + tq * 32 + (size_t)kb0 * GV_K;
+			}
+			float acc[NT8][4];
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++)
+				acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+			const uint8_t *w0 = w0b, *w1 = w0b + 8 * wrow, *s0 = s0b, *s1 = s0b + 8 * srow;
+			uint4 wa0[U], wa1[U], wb0[U], wb1[U];
+			uint32_t sa0[U], sa1[U], sb0[U], sb1[U];
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				wa0[u] = wa1[u] = wb0[u] = wb1[u] = make_uint4(0u, 0u, 0u, 0u);
+				sa0[u] = sa1[u] = sb0[u] = sb1[u] = 0u;
+				const bool c = u < nblk;
+				ld_stream16_if(c, w0 + u * (GV_K / 2), wa0[u]);
+				ld_stream16_if(c, w1 + u * (GV_K / 2), wa1[u]);
+				ld_u32_if(c, s0 + u * (GV_K / 32), sa0[u]);
+				ld_u32_if(c, s1 + u * (GV_K / 32), sa1[u]);
+			}
+#pragma unroll 1
+			for (int i = 0; i < nblk; i += 2 * U) {
+#pragma unroll
+				for (int u = 0; u < U; u++) { /* set b: blocks i + U + u */
+					const bool c = i + U + u < nblk;
+					ld_stream16_if(c, w0 + (U + u) * (GV_K / 2), wb0[u]);
+					ld_stream16_if(c, w1 + (U + u) * (GV_K / 2), wb1[u]);
+					ld_u32_if(c, s0 + (U + u) * (GV_K / 32), sb0[u]);
+					ld_u32_if(c, s1 + (U + u) * (GV_K / 32), sb1[u]);
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					if (i + u >= nblk)
+						break;
+					const uint16_t *xb[NT8];
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+						xb[nt] = xp[nt] + u * GV_K;
+					gemv_lean_block<NT8>(wa0[u], wa1[u], sa0[u], sa1[u], ssel, xb, acc);
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) { /* set a: blocks i + 2U + u */
+					const bool c = i + 2 * U + u < nblk;
+					ld_stream16_if(c, w0 + (2 * U + u) * (GV_K / 2), wa0[u]);
+					ld_stream16_if(c, w1 + (2 * U + u) * (GV_K / 2), wa1[u]);
+					ld_u32_if(c, s0 + (2 * U + u) * (GV_K / 32), sa0[u]);
+					ld_u32_if(c, s1 + (2 * U + u) * (GV_K / 32), sa1[u]);
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					if (i + U + u >= nblk)
+						break;
+					const uint16_t *xb[NT8];
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+						xb[nt] = xp[nt] + (U + u) * GV_K;
+					gemv_lean_block<NT8>(wb0[u], wb1[u], sb0[u], sb1[u], ssel, xb, acc);
+				}
+				w0 += 2 * U * (GV_K / 2), w1 += 2 * U * (GV_K / 2);
+				s0 += 2 * U * (GV_K / 32), s1 += 2 * U * (GV_K / 32);
+#pragma unroll
+				for (int nt = 0; nt < NT8; nt++)
+					xp[nt] += 2 * U * GV_K;
+			}
+			if constexpr (KS > 1) {
+				float *rw = red + (size_t)((ksl - 1) * RG + rg) * NT8 * 4 * 32 + lane;
+				if (ksl > 0)
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+						for (int e = 0; e < 4; e++)
+							rw[(nt * 4 + e) * 32] = acc[nt][e];
+				__syncthreads();
+				if (ksl == 0)
+#pragma unroll
+					for (int k = 1; k < KS; k++)
+#pragma unroll
+						for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+							for (int e = 0; e < 4; e++)
+								acc[nt][e] += red[(size_t)(((k - 1) * RG + rg) * NT8 * 4 + nt * 4 + e) * 32 + lane];
+				__syncthreads(); /* the next pass writes red again */
+				if (ksl > 0 || !active)
+					continue;
+			}
+			gemv_store<NT8, EPI, PARTIAL>(p, pr, re, nb, gq, tq, acc);
+		}
+	}
+}
 /* ---- gemv with MXFP8 activations (FP8 MMA) -------------------------------- */
 
 /* One 128-deep block of a lane's two weight rows in the FP8 layout: 16 bytes (8 weights of
@@ -1122,6 +1339,63 @@ int resolve_path(const struct k3_gemm_args *a)
 	return -EINVAL;
 }
 
+/* The BF16-activation MXFP4 gemv kernel: gemv_lean_kernel by default (128-deep blocks, 4-byte
+ * aligned scales); K3_GEMV_FP4=regs in the environment: gemv_kernel, the register-pipelined
+ * kernel it replaced (measurements; read per call: tests switch it). */
+bool gemv_lean(const struct k3_gemm_args *a, int block_k)
+{
+	if (a->w_dtype != K3_W_MXFP4 || a->a_dtype != K3_A_BF16 || block_k != GV_K || !al4(a->w_scales))
+		return false;
+	const char *e = getenv("K3_GEMV_FP4");
+	return !e || strcmp(e, "regs");
+}
+
+/* Grouped gemv grid rows: min(groups, rows) (the touched groups are at most the rows; the
+ * CTAs past *n_touched exit at once: at B = 1 with 896 experts, 880 of every 896 did);
+ * K3_GEMV_GRID=full in the environment: one a group, as before (measurements). */
+unsigned gemv_grid_y(const struct k3_gemm_args *a)
+{
+	if (a->n_groups <= 0)
+		return 1;
+	const char *e = getenv("K3_GEMV_GRID");
+	if (e && !strcmp(e, "full"))
+		return (unsigned)a->n_groups;
+	return (unsigned)(a->rows < (int64_t)a->n_groups ? a->rows : (int64_t)a->n_groups);
+}
+
+/* gemv_lean_kernel's tokens a pass for grouped calls: 16 when groups hold more than this many
+ * rows on average (K3_GEMV_WIDE, default 8, as the MXFP8 gemv's K3_GEMV8_WIDE; gemv_kernel
+ * switches above 4). Read per call (benches switch it). */
+int gemv_wide()
+{
+	const char *e = getenv("K3_GEMV_WIDE");
+	const int v = e ? atoi(e) : 8;
+	return v >= 1 && v <= 16 ? v : 8;
+}
+
+/* gemv_lean_kernel's k slices a CTA (grouped calls, 8 tokens a pass, no split over CTAs): 2 where
+ * the grid has fewer than 4 waves of 2 CTAs an SM (at B = 1 the 16 touched experts make 768
+ * CTAs of w13 and 448 of w2: 2.9 and 1.7 waves on 132 SMs) and each slice keeps at least 4
+ * blocks, else 1; K3_GEMV_KSPLIT=1, 2 or 4 forces it (measurements; read per call). Measured
+ * (2026-12-01x call 2, B = 1, % of copy on weight bytes, 1 / 2 / 4 slices): w13 51.5 / 51.6 /
+ * 50.4, w2 38.7 / 39.5 / 37.2: the wave tail is not what holds B = 1 back. */
+int gemv_kslices(const struct k3_gemm_args *a, dim3 grid, int sms)
+{
+	if (a->n_groups <= 0 || grid.z > 1)
+		return 1;
+	const char *e = getenv("K3_GEMV_KSPLIT");
+	if (e) {
+		const int v = atoi(e);
+		return v == 2 || v == 4 ? v : 1;
+	}
+	const int64_t ctas = (int64_t)grid.x * grid.y, want = (int64_t)8 * sms;
+	const int nkb = a->K / GV_K;
+	int k = 1;
+	if (ctas < want && nkb >= 2 * 4)
+		k = 2;
+	return k;
+}
+
 /* k per gemv block: 128 (G = 1). K3_GEMV_FP4_BLOCK=512 in the environment runs MXFP4 with K a
  * multiple of 512 at 512-deep blocks (G = GV_FP4_G), for measurements: on an H200 (2026-12-01d,
  * call1) they ran as fast as 128-deep ones at 8 tokens a pass (w13 B = 16: 56.3 vs 54.7 % of
@@ -1299,6 +1573,32 @@ int tiled_epi(const params &p, enum k3_epilogue epi, int grid, int num_n, int nu
 	return -EINVAL;
 }
 
+template <int NT8, bool PARTIAL, int KS = 1>
+int gemv_lean_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t s)
+{
+	switch (epi) {
+	case K3_EPI_BF16:
+		gemv_lean_kernel<NT8, K3_EPI_BF16, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_SPLIT:
+		gemv_lean_kernel<NT8, K3_EPI_SPLIT, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_GLU:
+		gemv_lean_kernel<NT8, K3_EPI_GLU, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_SCALE:
+		gemv_lean_kernel<NT8, K3_EPI_SCALE, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_ADD:
+		gemv_lean_kernel<NT8, K3_EPI_ADD, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
+		break;
+	case K3_EPI_GATE:
+		gemv_lean_kernel<NT8, K3_EPI_GATE, PARTIAL, KS><<<grid, THREADS, 0, s>>>(p);
+		break;
+	}
+	return k3_launch_status();
+}
+
 /* A8 < 0: gemv_kernel; else the MXFP8-activation kernel gemv8_kernel with STAGES = A8 (FP4
  * true, G 1). */
 template <bool FP4, int G, int NT8, int A8, int EPI, bool PARTIAL>
@@ -1474,8 +1774,7 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 			return -EINVAL;
 		p.part = static_cast<float *>(a->workspace);
 	}
-	const dim3 grid((unsigned)((a->N + GV_ROWS - 1) / GV_ROWS), (unsigned)(a->n_groups > 0 ? a->n_groups : 1),
-			(unsigned)ks);
+	const dim3 grid((unsigned)((a->N + GV_ROWS - 1) / GV_ROWS), gemv_grid_y(a), (unsigned)ks);
 	/* Tokens per pass: 16 when groups hold more than 4 rows on average (dense: more than 8 rows). */
 	const bool wide = a->n_groups > 0 ? a->rows > (int64_t)4 * a->n_groups : a->rows > 8;
 	int r;
@@ -1493,7 +1792,24 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	} else if (gemv_bulk(a))
 		r = wide ? gemv_bulk_epi<2, false>(p, a->epi, gemv_bulk_ctas(), stream)
 			 : gemv_bulk_epi<1, false>(p, a->epi, gemv_bulk_ctas(), stream);
-	else if (fp4 && gemv_block_k(a) > GV_K)
+	else if (gemv_lean(a, gemv_block_k(a))) {
+		/* The split-k partials (dense, ks > 1) are stored as PARTIAL; the epilogue after. */
+		const bool lw = a->n_groups > 0 ? a->rows > (int64_t)gemv_wide() * a->n_groups : a->rows > 8;
+		const int kslices = lw ? 1 : gemv_kslices(a, grid, sms);
+		dim3 g = grid;
+		g.x = (unsigned)((a->N + GV_ROWS / kslices - 1) / (GV_ROWS / kslices));
+		if (ks > 1)
+			r = lw ? gemv_lean_epi<2, true>(p, K3_EPI_BF16, grid, stream)
+			       : gemv_lean_epi<1, true>(p, K3_EPI_BF16, grid, stream);
+		else if (lw)
+			r = gemv_lean_epi<2, false>(p, a->epi, grid, stream);
+		else if (kslices == 4)
+			r = gemv_lean_epi<1, false, 4>(p, a->epi, g, stream);
+		else if (kslices == 2)
+			r = gemv_lean_epi<1, false, 2>(p, a->epi, g, stream);
+		else
+			r = gemv_lean_epi<1, false>(p, a->epi, grid, stream);
+	} else if (fp4 && gemv_block_k(a) > GV_K)
 		r = wide ? gemv_epi<true, GV_FP4_G, 2>(p, a->epi, grid, stream)
 			 : gemv_epi<true, GV_FP4_G, 1>(p, a->epi, grid, stream);
 	else if (fp4)

@@ -34,7 +34,12 @@
  *    loads, MXFP4 nibbles expanded with byte permutes), the rows' 8 or 16
  *    tokens the B operand; grouped: only the touched groups' weights are
  *    read; dense: split over k (FP32 partials in the workspace, then a
- *    pass that sums them and applies the epilogue).
+ *    pass that sums them and applies the epilogue). MXFP4 with BF16
+ *    activations runs gemv_lean_kernel (K3_GEMV_FP4=regs in the
+ *    environment: the older gemv_kernel; E8M0 weight scale bytes 3..252
+ *    exact there, 0 taken as 0, 255 as infinity, not NaN); the grouped grid has
+ *    min(n_groups, rows) rows (so `touched` must list groups with rows
+ *    only, as moe_route() writes it; K3_GEMV_GRID=full: n_groups rows).
  *    With MXFP8 activations (a_dtype K3_A_MXFP8: E4M3 elements, one E8M0
  *    scale per 32 along k, from k3_gemm_quantize_mxfp8()) and MXFP4 weights
  *    in the FP8 layout (k3_quant.h; k3_gemm_repack_fp8(), once), the gemv

@@ -1019,6 +1019,96 @@ static void test_gemv_fp4_bulk(void **unused)
 	wmat_release(&wa), wmat_release(&wb);
 }
 
+/* The BF16-activation MXFP4 gemv (gemv_lean_kernel, the default since 2026-12-01x) beside the
+ * kernel it replaced (K3_GEMV_FP4=regs: gemv_kernel), with one grid row a group
+ * (K3_GEMV_GRID=full) and with 2 and 4 k slices a CTA (K3_GEMV_KSPLIT: at N = 272 and 4 slices a
+ * CTA of 32 rows with a spare warp pair, at K = 640 a slice with no blocks), each against the
+ * float64 reference, every epilogue: 8 tokens a pass
+ * (about a row a group: the grid's rows are min(groups, rows) = 9 of 9 groups, 5 touched) and
+ * 16 (70 and 130 rows: several passes); K = 640, 384 and 128 (5, 3 and 1 blocks: a loop step of
+ * 4 blocks with its tail loads predicated off); N = 272 (a CTA with spare warps); dense rows 5
+ * and 13 split over k (the PARTIAL stores and the finishing pass). */
+static void test_gemv_lean(void **unused)
+{
+	(void)unused;
+	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 };
+	static const char *const modes[6][3] = { { NULL, NULL, NULL }, { "regs", NULL, NULL }, { NULL, "full", NULL },
+						 { NULL, NULL, "2" },     { NULL, NULL, "4" },      { NULL, "full", "4" } };
+	struct wmat wa = wmat_rand(9, 272, 640, K3_W_MXFP4, 0.1), wb = wmat_rand(7, 384, 384, K3_W_MXFP4, 0.1);
+	struct wmat wc = wmat_rand(9, 256, 128, K3_W_MXFP4, 0.1), wd = wmat_rand(1, 256, 2048, K3_W_MXFP4, 0.1);
+	const struct gemm_case ca = { .N = 272, .K = 640, .n_groups = 9, .counts = few, .a_rows = 5,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	const struct gemm_case cb = { .N = 384, .K = 384, .n_groups = 7, .counts = COUNTS, .a_rows = 50,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	const struct gemm_case cc = { .N = 256, .K = 128, .n_groups = 9, .counts = few, .a_rows = 5,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	for (int m = 0; m < 6; m++) {
+		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_GRID=%s K3_GEMV_KSPLIT=%s\n",
+			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
+			      modes[m][2] ? modes[m][2] : "(unset)");
+		if (modes[m][0])
+			setenv("K3_GEMV_FP4", modes[m][0], 1);
+		if (modes[m][1])
+			setenv("K3_GEMV_GRID", modes[m][1], 1);
+		if (modes[m][2])
+			setenv("K3_GEMV_KSPLIT", modes[m][2], 1);
+		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
+			run_gemm(&ca, (enum k3_epilogue)e, &wa);
+			run_gemm(&cb, (enum k3_epilogue)e, &wb);
+			if (e == K3_EPI_GLU || e == K3_EPI_SCALE)
+				run_gemm(&cc, (enum k3_epilogue)e, &wc);
+		}
+		for (int rows = 5; rows <= 13; rows += 8) {
+			const struct gemm_case cd = { .rows = rows, .N = 256, .K = 2048, .dt = K3_W_MXFP4,
+						      .path = K3_GEMM_GEMV };
+			run_gemm(&cd, K3_EPI_ADD, &wd);
+			run_gemm(&cd, K3_EPI_GLU, &wd);
+		}
+		unsetenv("K3_GEMV_FP4");
+		unsetenv("K3_GEMV_GRID");
+		unsetenv("K3_GEMV_KSPLIT");
+	}
+	/* 16-token passes at fewer rows a group (K3_GEMV_WIDE=1: the few-rows case as 16 a pass). */
+	setenv("K3_GEMV_WIDE", "1", 1);
+	for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++)
+		run_gemm(&ca, (enum k3_epilogue)e, &wa);
+	unsetenv("K3_GEMV_WIDE");
+	wmat_release(&wa), wmat_release(&wb), wmat_release(&wc), wmat_release(&wd);
+}
+
+/* E8M0 weight scales far from 127 (bytes 3 .. 227; the kernels keep 3 .. 252 exact: the scaled
+ * E2M1 values stay normal BF16; 0 multiplies by 0 in gemv_lean_kernel, see k3_gemm.cu), the
+ * activations scaled the other way (normal BF16: 2^124 .. 2^-100) so that the products stay
+ * near 1, both kernels, grouped and dense. */
+static void test_gemv_lean_scales(void **unused)
+{
+	(void)unused;
+	static const uint8_t exps[8] = { 3, 4, 60, 127, 180, 200, 220, 227 };
+	enum { K = 512 };
+	int a_exp[K / 32];
+	for (int c = 0; c < K / 32; c++)
+		a_exp[c] = 127 - exps[c % 8];
+	struct wmat w = wmat_mx_scales(3, 256, K, exps, 8);
+	static const int32_t counts[3] = { 1, 5, 20 };
+	for (int m = 0; m < 2; m++) {
+		if (m)
+			setenv("K3_GEMV_FP4", "regs", 1);
+		for (int dense = 0; dense < 2; dense++) {
+			const struct gemm_case c = dense ? (struct gemm_case){ .rows = 9, .N = 256, .K = K,
+									       .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV,
+									       .a_exp = a_exp }
+							 : (struct gemm_case){ .N = 256, .K = K, .n_groups = 3,
+									       .counts = counts, .a_rows = 7,
+									       .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV,
+									       .a_exp = a_exp };
+			run_gemm(&c, K3_EPI_BF16, &w);
+			run_gemm(&c, K3_EPI_SPLIT, &w);
+		}
+		unsetenv("K3_GEMV_FP4");
+	}
+	wmat_release(&w);
+}
+
 /* The device MXFP8 quantizer against the host's, byte for byte: groups of zeros, BF16
  * subnormals (the scale clamps at 2^-127), the largest BF16 magnitudes, groups whose largest
  * element rounds up past 448 (saturated), and ordinary spreads. */
@@ -1187,6 +1277,8 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_small_all_kernels),
 		cmocka_unit_test(test_gemv_scales_unaligned),
+		cmocka_unit_test(test_gemv_lean),
+		cmocka_unit_test(test_gemv_lean_scales),
 		cmocka_unit_test(test_gemv_fp4_bulk),
 		cmocka_unit_test(test_mxfp8_quantize),
 		cmocka_unit_test(test_gemv_mxfp8),
