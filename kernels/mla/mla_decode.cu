@@ -27,9 +27,11 @@
  *    a thread; FP8: half the columns are two scale tiles, each with its P).
  * Combine kernel, one warp per query row: the log-sum-exp-weighted sum of
  * the split partials (FP32 in the workspace).
- * FP8 cache up to 32 query rows: mla_fp8r_kernel below (E4M3 converted to FP16 in registers,
- * FP16 MMAs, a warp per scale tile), 40-44 % of copy at t = 1 against the expansion's 22-24 %
- * (H200, 2026-12-01p); above 32 rows the expansion kernel's 64-row CTAs measured faster.
+ * FP8 cache up to 32 query rows: mla_fp8p_kernel below (E4M3 converted to FP16 in registers,
+ * FP16 MMAs, a warp per scale tile, software-pipelined with mbarriers: 43-46 % of copy at
+ * t = 1, H200 2026-12-01v), or mla_fp8r_kernel, the same without the pipelining
+ * (K3_MLA_FP8_KERNEL=reg: 40-44 %; the expansion: 22-24 %, 2026-12-01p); above 32 rows the
+ * expansion kernel's 64-row CTAs measured faster.
  */
 #include "mla_decode.h"
 
@@ -486,6 +488,10 @@ constexpr int CTAS_PER_SM = 2;
 static_assert(OFF_RED % 16 == 0 && OFF_QMX % 16 == 0 && OFF_BAR % 8 == 0, "alignment");
 static_assert(CTAS_PER_SM * (SMEM + 1024) <= 228 * 1024, "two CTAs an SM");
 static_assert(MLA_FP8_SCALES == WARPS && MLA_FP8_TILE == 128 && MLA_ROPE == 16 * WARPS, "a warp per scale tile");
+/* mla_fp8p_kernel: the same, plus mbarriers for the parts (2) and the stages' release (NST). */
+constexpr int OFF_BAR_P = SMEM;
+constexpr int SMEM_P = OFF_BAR_P + (2 + NST) * 8;
+static_assert(CTAS_PER_SM * (SMEM_P + 1024) <= 228 * 1024, "two CTAs an SM");
 } // namespace fp8r
 
 /* Token (0..31) of column n of n-tile j of S: C columns 2 tq, 2 tq + 1 are tokens tq, tq + 4
@@ -866,6 +872,418 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 	}
 }
 
+/* ---- FP8 cache, register conversion, software-pipelined (the default up to 32 rows) ------
+ *
+ * mla_fp8r_kernel's fragment maps, shared-memory layout and arithmetic (bit for bit the same
+ * S, P, scales and units), with the tile loop reordered and its barrier replaced:
+ *  - iteration it reads the S parts of tile it (written in iteration it - 1), runs the online
+ *    softmax of tile it, computes and stores the S parts of tile it + 1 (QK^T), then
+ *    accumulates P V of tile it, so that the softmax's dependent chain (shuffles, exp2) has the
+ *    independent conversions and MMAs of QK^T beside it;
+ *  - no __syncthreads in the loop: every thread arrives on an mbarrier of the parts buffer
+ *    after writing tile it + 1's parts and waits for it only at the top of the next iteration
+ *    (the PV in between absorbs the warps' skew; the other buffer is free once that wait has
+ *    passed, since every thread read it before arriving), and arrives on the stage's "empty"
+ *    mbarrier after its PV; warp 0 refills a stage a tile late (tile it - 1 + NST into the
+ *    stage of tile it - 1, after waiting for that barrier), so no warp waits for the slowest;
+ *  - the O rescale only when a row's max or unit moved (warp vote), the causal mask only on
+ *    the tiles at a dense block's causal end (sparse: always, the positions loaded a tile
+ *    ahead); the causal ends are made opaque so that their divisions stay out of the loop;
+ *  - both conversions by cvt by default ("cc": measured faster than "ic" here).
+ * The last iteration recomputes the parts of its own tile into the unused buffer (no branch).
+ * H200, 2026-12-01v: 43-46 % of copy at t = 1 (reg: 40-44 %), 23-24 % at t = 2. */
+template <bool KINT, bool VINT, bool SPARSE>
+__global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_kernel(const params p)
+{
+	using namespace fp8r;
+	extern __shared__ __align__(128) unsigned char smem[];
+	unsigned char *st = smem + OFF_ST;
+	float4 *red = reinterpret_cast<float4 *>(smem + OFF_RED);
+	uint32_t *qmx = reinterpret_cast<uint32_t *>(smem + OFF_QMX);
+	uint64_t *bar = reinterpret_cast<uint64_t *>(smem + OFF_BAR);     /* [NST] stage full (bulk copies) */
+	uint64_t *pfull = reinterpret_cast<uint64_t *>(smem + OFF_BAR_P); /* [2] parts of a tile written */
+	uint64_t *sempty = pfull + 2;                                     /* [NST] stage read by every thread */
+
+	const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane & 3;
+	const int rb = (int)blockIdx.x, split = (int)blockIdx.y, b = (int)blockIdx.z;
+	const int L = min(p.seqlens[b], p.max_seqlen);
+	const int row0 = rb * ROWS;
+	const int row_hi = min(p.rows, row0 + ROWS) - 1;
+	const int32_t *ix = SPARSE ? p.indices + (size_t)b * p.topk : nullptr;
+	const int n_entries = SPARSE ? p.topk : L - p.t + row_hi / p.H + 1;
+	const int n_tiles = (n_entries + TILE - 1) / TILE;
+	const int tile0 = split * p.tiles_per_split;
+	const int n_it = min(n_tiles - tile0, p.tiles_per_split);
+	const size_t part0 = ((size_t)b * p.n_splits + split) * p.rows;
+	if (n_it <= 0) {
+		for (int r = tid; r < ROWS; r += THREADS) {
+			if (row0 + r >= p.rows)
+				continue;
+			if (p.n_splits > 1) {
+				p.l_part[part0 + row0 + r] = -INFINITY;
+			} else {
+				for (int k = 0; k < DV; k++)
+					p.out[((size_t)b * p.rows + row0 + r) * DV + k] = 0;
+				if (p.lse)
+					p.lse[(size_t)b * p.rows + row0 + r] = -INFINITY;
+			}
+		}
+		return;
+	}
+	auto entry_pos = [&](int e) -> int {
+		if (SPARSE)
+			return e < p.topk ? ix[e] : -1;
+		return e < L ? e : -1;
+	};
+	auto source = [&](int it) -> const unsigned char * {
+		int pos = entry_pos((tile0 + it) * TILE + lane);
+		if (pos < 0 || pos >= L)
+			pos = 0;
+		const int32_t page = p.block_table[(size_t)b * p.max_pages + pos / MLA_PAGE_TOKENS];
+		return p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
+	};
+	auto issue = [&](int it, const unsigned char *src) {
+		const int s = it % NST;
+		if (lane == 0)
+			k3_mbar_expect_tx(&bar[s], TILE * FP8B);
+		__syncwarp();
+		k3_bulk_g2s(st + (size_t)s * STAGE_BYTES + (size_t)lane * FP8B, src, FP8B, &bar[s]);
+	};
+	if (tid == 0) {
+#pragma unroll
+		for (int i = 0; i < NST; i++) {
+			k3_mbar_init(&bar[i], 1);
+			k3_mbar_init(&sempty[i], THREADS);
+		}
+		k3_mbar_init(&pfull[0], THREADS);
+		k3_mbar_init(&pfull[1], THREADS);
+		k3_mbar_fence_init();
+	}
+	__syncthreads();
+	const unsigned char *next_src = nullptr; /* warp 0: the source of the next tile to copy */
+	if (w == 0) {
+		for (int it = 0; it < NST && it < n_it; it++)
+			issue(it, source(it));
+		if (NST < n_it)
+			next_src = source(NST);
+	}
+
+	/* Q as in mla_fp8r_kernel: rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
+	const int R0 = row0 + g, R1 = R0 + 8;
+	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
+	uint2 qr0[8], qr1[8];
+	uint32_t mb0 = 0, mb1 = 0;
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
+		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
+		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
+				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
+		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
+				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
+	}
+	uint32_t qa_r[4];
+	{
+		const int col = MLA_LATENT + 16 * w + 4 * tq;
+		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
+	}
+#pragma unroll
+	for (int o = 1; o < 4; o <<= 1) {
+		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
+		mb1 = max(mb1, __shfl_xor_sync(0xffffffffu, mb1, o));
+	}
+	if (tq == 0)
+		qmx[w * ROWS + g] = mb0, qmx[w * ROWS + g + 8] = mb1;
+	__syncthreads();
+	mb0 = max(max(qmx[g], qmx[ROWS + g]), max(qmx[2 * ROWS + g], qmx[3 * ROWS + g]));
+	mb1 = max(max(qmx[g + 8], qmx[ROWS + g + 8]), max(qmx[2 * ROWS + g + 8], qmx[3 * ROWS + g + 8]));
+	const int e0 = mb0 ? min(110, max(-110, 142 - (int)(mb0 >> 7))) : 0;
+	const int e1 = mb1 ? min(110, max(-110, 142 - (int)(mb1 >> 7))) : 0;
+	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
+	const float qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
+	uint32_t qa[8][4];
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
+		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
+		const float a2 = k3_lo_bf16(qr0[q].y) * qs0, a3 = k3_hi_bf16(qr0[q].y) * qs0;
+		const float c0 = k3_lo_bf16(qr1[q].x) * qs1, c1 = k3_hi_bf16(qr1[q].x) * qs1;
+		const float c2 = k3_lo_bf16(qr1[q].y) * qs1, c3 = k3_hi_bf16(qr1[q].y) * qs1;
+		if (KINT) {
+			qa[q][0] = k3_pack_f16(a0, a2), qa[q][1] = k3_pack_f16(c0, c2);
+			qa[q][2] = k3_pack_f16(a1, a3), qa[q][3] = k3_pack_f16(c1, c3);
+		} else {
+			qa[q][0] = k3_pack_f16(a0, a1), qa[q][1] = k3_pack_f16(c0, c1);
+			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
+		}
+	}
+
+	int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
+	int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
+	int end_all = L - p.t + row0 / p.H + 1; /* dense: entries below are visible to every row */
+	/* Opaque, so that the divisions are not recomputed in the loop (register pressure). */
+	asm volatile("" : "+r"(end0), "+r"(end1), "+r"(end_all));
+	const int sg = (g >> 1) + 4 * (g & 1);
+
+	/* QK^T of the stage at raw over tile w and rope step w: the parts (S'_w scale qf + rope_w)
+	 * to rw, the tile-w scales of this lane's tokens to sc. */
+	auto qk_tile = [&](const unsigned char *raw, float4 *rw, float (&sc)[4][2]) {
+		float sp[4][4], sr[4][4];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
+			const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				sp[j][e] = 0.0f, sr[j][e] = 0.0f;
+			k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
+#pragma unroll
+			for (int e = 0; e < 2; e++)
+				sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
+									   MLA_FP8_SCALE_OFFSET + 4 * w);
+		}
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			uint4 kw[4];
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+				kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
+									 (tq + 4 * h) * 16);
+#pragma unroll
+			for (int qq = 0; qq < 4; qq++)
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					const uint32_t x = qq == 0 ? kw[j].x : qq == 1 ? kw[j].y : qq == 2 ? kw[j].z : kw[j].w;
+					uint32_t b0, b1;
+					if (KINT) {
+						k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
+					} else {
+						b0 = k3_e4m3x2_to_f16x2((uint16_t)(x & 0xffffu));
+						b1 = k3_e4m3x2_to_f16x2((uint16_t)(x >> 16));
+					}
+					k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
+				}
+		}
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0, y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
+			rw[(w * 4 + j) * 32 + lane] = make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
+		}
+	};
+	/* Sparse: positions of this lane's 8 tokens of tile it (-1: none), loaded a tile ahead. */
+	auto tile_pos = [&](int it, int (&ps)[4][2]) {
+		if (SPARSE)
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+#pragma unroll
+				for (int e = 0; e < 2; e++)
+					ps[j][e] = entry_pos((tile0 + it) * TILE + fp8r_token(j, 2 * tq + e));
+	};
+
+	float o[16][4];
+#pragma unroll
+	for (int n = 0; n < 16; n++)
+		o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+	float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+	float d0 = 0.0f, d1 = 0.0f;
+	int f0 = 0, f1 = 0;
+
+	/* Prologue: the parts of tile 0. */
+	float sc[4][2];
+	int pc[4][2] = {};
+	k3_mbar_wait(&bar[0], 0u);
+	tile_pos(0, pc);
+	qk_tile(st, red, sc);
+	k3_mbar_arrive(&pfull[0]);
+
+#pragma unroll 1
+	for (int it = 0; it < n_it; it++) {
+		const int nx = it + 1 < n_it ? it + 1 : it;
+		if (it + 1 < n_it)
+			k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
+		k3_mbar_wait(&pfull[it & 1], (uint32_t)((it >> 1) & 1)); /* every warp's parts of tile it */
+		const unsigned char *raw = st + (size_t)(it % NST) * STAGE_BYTES;
+		const float4 *rr = red + (it & 1) * RED_F4;
+
+		/* S of tile it (the same sum in every warp), mask, online softmax. */
+		float x[4][4];
+		float mx0 = -INFINITY, mx1 = -INFINITY;
+		const int ebase = (tile0 + it) * TILE;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			float4 a = rr[j * 32 + lane];
+#pragma unroll
+			for (int ww = 1; ww < WARPS; ww++) {
+				const float4 v = rr[(ww * 4 + j) * 32 + lane];
+				a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+			}
+			x[j][0] = a.x * p.scale_log2, x[j][1] = a.y * p.scale_log2;
+			x[j][2] = a.z * p.scale_log2, x[j][3] = a.w * p.scale_log2;
+		}
+		if (SPARSE || ebase + TILE > end_all) { /* dense: only the tiles at the causal end */
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					const int pos = SPARSE ? pc[j][e & 1] : ebase + fp8r_token(j, 2 * tq + (e & 1));
+					if (!(pos >= 0 && pos < (e < 2 ? end0 : end1)))
+						x[j][e] = -INFINITY;
+				}
+		}
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			mx0 = fmaxf(mx0, fmaxf(x[j][0], x[j][1]));
+			mx1 = fmaxf(mx1, fmaxf(x[j][2], x[j][3]));
+		}
+		mx0 = k3_group_max<4>(mx0);
+		mx1 = k3_group_max<4>(mx1);
+		const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+		const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
+		const float al0 = exp2f(m0 - mu0), al1 = exp2f(m1 - mu1);
+		m0 = mn0, m1 = mn1;
+		float s0 = 0.0f, s1 = 0.0f, t0 = 0.0f, t1 = 0.0f;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				x[j][e] = exp2f(x[j][e] - (e < 2 ? mu0 : mu1));
+			s0 += x[j][0] + x[j][1];
+			s1 += x[j][2] + x[j][3];
+			x[j][0] *= sc[j][0], x[j][1] *= sc[j][1], x[j][2] *= sc[j][0], x[j][3] *= sc[j][1];
+			t0 = fmaxf(t0, fmaxf(x[j][0], x[j][1]));
+			t1 = fmaxf(t1, fmaxf(x[j][2], x[j][3]));
+		}
+		l0 = l0 * al0 + s0;
+		l1 = l1 * al1 + s1;
+		t0 = k3_group_max<4>(t0);
+		t1 = k3_group_max<4>(t1);
+		d0 = fmaxf(d0 * al0, t0);
+		d1 = fmaxf(d1 * al1, t1);
+		const int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
+		const int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
+		const float r0 = fp8r_scale2(al0, g0 - f0), r1 = fp8r_scale2(al1, g1 - f1);
+		f0 = g0, f1 = g1;
+		const float pf0 = fp8r_pow2(f0), pf1 = fp8r_pow2(f1);
+		uint32_t pa[2][4];
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			pa[k][0] = k3_pack_f16(x[2 * k][0] * pf0, x[2 * k][1] * pf0);
+			pa[k][1] = k3_pack_f16(x[2 * k][2] * pf1, x[2 * k][3] * pf1);
+			pa[k][2] = k3_pack_f16(x[2 * k + 1][0] * pf0, x[2 * k + 1][1] * pf0);
+			pa[k][3] = k3_pack_f16(x[2 * k + 1][2] * pf1, x[2 * k + 1][3] * pf1);
+		}
+
+		/* The parts of tile nx into the other buffer (every thread has passed the wait above,
+		 * so all are done reading it: they read it before arriving for tile it), then signalled
+		 * without waiting: the PV below absorbs the warps' skew. */
+		qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4, sc);
+		k3_mbar_arrive(&pfull[(it + 1) & 1]);
+		tile_pos(nx, pc);
+
+		if (__any_sync(0xffffffffu, r0 != 1.0f || r1 != 1.0f)) /* mostly not, once the max settles */
+#pragma unroll
+			for (int n = 0; n < 16; n++)
+				o[n][0] *= r0, o[n][1] *= r0, o[n][2] *= r1, o[n][3] *= r1;
+		/* O[:, tile w] += P V (fragment maps as in mla_fp8r_kernel). */
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			uint4 vw[4];
+#pragma unroll
+			for (int r = 0; r < 4; r++)
+				vw[r] = *reinterpret_cast<const uint4 *>(raw + (16 * k + tq + 4 * r) * FP8B + 128 * w + 16 * sg);
+#pragma unroll
+			for (int qq = 0; qq < 4; qq++) {
+				const uint32_t x0 = qq == 0 ? vw[0].x : qq == 1 ? vw[0].y : qq == 2 ? vw[0].z : vw[0].w;
+				const uint32_t x1 = qq == 0 ? vw[1].x : qq == 1 ? vw[1].y : qq == 2 ? vw[1].z : vw[1].w;
+				const uint32_t x2 = qq == 0 ? vw[2].x : qq == 1 ? vw[2].y : qq == 2 ? vw[2].z : vw[2].w;
+				const uint32_t x3 = qq == 0 ? vw[3].x : qq == 1 ? vw[3].y : qq == 2 ? vw[3].z : vw[3].w;
+				uint32_t bA[4], bB[4];
+				if (VINT) {
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x0, x1, 0x5410u), bA[0], bA[1]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x0, x1, 0x7632u), bA[2], bA[3]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x2, x3, 0x5410u), bB[0], bB[1]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x2, x3, 0x7632u), bB[2], bB[3]);
+				} else {
+					const uint32_t u01 = k3_prmt(x0, x1, 0x5140u), u23 = k3_prmt(x0, x1, 0x7362u);
+					const uint32_t v01 = k3_prmt(x2, x3, 0x5140u), v23 = k3_prmt(x2, x3, 0x7362u);
+					bA[0] = k3_e4m3x2_to_f16x2((uint16_t)(u01 & 0xffffu));
+					bA[1] = k3_e4m3x2_to_f16x2((uint16_t)(u01 >> 16));
+					bA[2] = k3_e4m3x2_to_f16x2((uint16_t)(u23 & 0xffffu));
+					bA[3] = k3_e4m3x2_to_f16x2((uint16_t)(u23 >> 16));
+					bB[0] = k3_e4m3x2_to_f16x2((uint16_t)(v01 & 0xffffu));
+					bB[1] = k3_e4m3x2_to_f16x2((uint16_t)(v01 >> 16));
+					bB[2] = k3_e4m3x2_to_f16x2((uint16_t)(v23 & 0xffffu));
+					bB[3] = k3_e4m3x2_to_f16x2((uint16_t)(v23 >> 16));
+				}
+#pragma unroll
+				for (int c = 0; c < 4; c++)
+					k3_mma_f16(o[4 * qq + c], pa[k], bA[c], bB[c]);
+			}
+		}
+		k3_mbar_arrive(&sempty[it % NST]); /* this thread is done with tile it's stage */
+		/* Warp 0: tile it - 1 + NST into the stage of tile it - 1, once every thread is done
+		 * with it (a tile of slack: no warp waits for the slowest at a barrier). */
+		const int nt = it - 1 + NST;
+		if (w == 0 && it >= 1 && nt < n_it) {
+			k3_mbar_wait(&sempty[(it - 1) % NST], (uint32_t)(((it - 1) / NST) & 1));
+			issue(nt, next_src);
+			if (nt + 1 < n_it)
+				next_src = source(nt + 1);
+		}
+	}
+
+	l0 = k3_group_sum<4>(l0);
+	l1 = k3_group_sum<4>(l1);
+	const float inv0 = l0 > 0.0f ? ldexpf(1.0f / l0, (VINT ? 8 : 0) - f0) : 0.0f;
+	const float inv1 = l1 > 0.0f ? ldexpf(1.0f / l1, (VINT ? 8 : 0) - f1) : 0.0f;
+	const float lse0 = l0 > 0.0f ? (m0 + log2f(l0)) * LN2 : -INFINITY;
+	const float lse1 = l1 > 0.0f ? (m1 + log2f(l1)) * LN2 : -INFINITY;
+#pragma unroll
+	for (int e = 0; e < 2; e++) {
+		const int cn = 2 * tq + e;
+		const int col = 128 * w + 16 * ((cn >> 1) + 4 * (cn & 1));
+#pragma unroll
+		for (int hr = 0; hr < 2; hr++) {
+			const int R = hr ? R1 : R0;
+			const float inv = hr ? inv1 : inv0;
+			if (R >= p.rows)
+				continue;
+			if (p.n_splits == 1) {
+				uint16_t *out = p.out + ((size_t)b * p.rows + R) * DV + col;
+				uint4 v[2];
+				uint32_t *vv = reinterpret_cast<uint32_t *>(v);
+#pragma unroll
+				for (int i = 0; i < 8; i++)
+					vv[i] = k3_pack_bf16(o[2 * i][2 * hr + e] * inv, o[2 * i + 1][2 * hr + e] * inv);
+				reinterpret_cast<uint4 *>(out)[0] = v[0];
+				reinterpret_cast<uint4 *>(out)[1] = v[1];
+			} else {
+				float4 *op = reinterpret_cast<float4 *>(p.o_part + (part0 + R) * DV + col);
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+					op[i] = make_float4(o[4 * i][2 * hr + e] * inv, o[4 * i + 1][2 * hr + e] * inv,
+							    o[4 * i + 2][2 * hr + e] * inv, o[4 * i + 3][2 * hr + e] * inv);
+			}
+		}
+	}
+	if (w == 0 && tq == 0) {
+		if (p.n_splits == 1) {
+			if (p.lse && R0 < p.rows)
+				p.lse[(size_t)b * p.rows + R0] = lse0;
+			if (p.lse && R1 < p.rows)
+				p.lse[(size_t)b * p.rows + R1] = lse1;
+		} else {
+			if (R0 < p.rows)
+				p.l_part[part0 + R0] = lse0;
+			if (R1 < p.rows)
+				p.l_part[part0 + R1] = lse1;
+		}
+	}
+}
+
 /* One warp per query row: out = sum_s e^(lse_s - lse) o_s, lse = log sum_s e^lse_s.
  * Splits that saw nothing (lse_s = -inf) are skipped without reading o_s. */
 __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const params p, int total_rows)
@@ -915,37 +1333,50 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 
 struct plan {
 	int rg, n_rb, splits, tiles_per_split;
-	int fp8r; /* fp8r_variant(): 0, or the register kernel's 4 + conversion variant */
+	int fp8r; /* fp8r_variant(): 0, or a register kernel's kernel * 4 + conversion variant */
 };
 
 /* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel that
  * expands each tile into BF16 in shared memory for every shape, =reg the register kernel
- * (mla_fp8r_kernel) for every shape; unset, the register kernel up to 32 query rows (t H) and
- * the staged one (64 rows a CTA) above, where it measured faster (2026-12-01p). The register
- * kernel's E4M3 -> FP16 conversion per product from K3_MLA_FP8_CVT: "ic" (the default: QK^T by
- * integer instructions, PV by cvt), "ii", "cc" or "ci". Returns kernel * 4 + (K by integers) +
- * 2 (V by integers), kernel 0 (auto), 1 (reg) or 2 (stage). */
+ * (mla_fp8r_kernel) for every shape, =pipe its software-pipelined form (mla_fp8p_kernel) for
+ * every shape; unset, the pipelined register kernel up to 32 query rows (t H) and the staged one
+ * (64 rows a CTA) above, where it measured faster (2026-12-01p). The register kernels' E4M3 ->
+ * FP16 conversion per product from K3_MLA_FP8_CVT: "ic" (QK^T by integer instructions, PV by
+ * cvt: the register kernel's default), "cc" (both by cvt: the pipelined kernel's default), "ii"
+ * or "ci". Returns kernel * 8 + (K by integers) + 2 (V by integers), or kernel * 8 + 4 where the
+ * conversion is not set; kernel 0 (auto), 1 (reg), 2 (stage) or 3 (pipe). */
 int fp8_kernel_choice()
 {
 	static int choice = -1;
 	if (choice < 0) {
 		const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
-		int v = 1; /* "ic" */
+		int v = 4; /* unset: the kernel's default (fp8r_variant()) */
 		if (c && strlen(c) == 2 && (c[0] == 'i' || c[0] == 'c') && (c[1] == 'i' || c[1] == 'c'))
 			v = (c[0] == 'i' ? 1 : 0) + (c[1] == 'i' ? 2 : 0);
-		choice = (k && !strcmp(k, "stage") ? 2 : k && !strcmp(k, "reg") ? 1 : 0) * 4 + v;
+		int kind = 0;
+		if (k && !strcmp(k, "stage"))
+			kind = 2;
+		else if (k && !strcmp(k, "reg"))
+			kind = 1;
+		else if (k && !strcmp(k, "pipe"))
+			kind = 3;
+		choice = kind * 8 + v;
 	}
 	return choice;
 }
 
-/* The FP8 register kernel for these rows? 0: no (BF16 cache, or the staged kernel), else 4 + the
- * conversion variant. */
+/* A register kernel for these rows? 0: no (BF16 cache, or the staged kernel), else kernel * 4 +
+ * the conversion variant, kernel 1 (mla_fp8r_kernel) or 3 (mla_fp8p_kernel). */
 int fp8r_variant(enum mla_kv kv, int rows)
 {
 	if (kv != MLA_KV_FP8)
 		return 0;
-	const int c = fp8_kernel_choice(), k = c / 4;
-	return k == 1 || (k == 0 && rows <= 32) ? 4 + (c & 3) : 0;
+	const int c = fp8_kernel_choice(), k = c / 8, v = c % 8;
+	if (k == 2 || (k == 0 && rows > 32))
+		return 0;
+	if (k == 1)
+		return 4 + (v == 4 ? 1 : v); /* mla_fp8r_kernel: "ic" unless set */
+	return 12 + (v == 4 ? 0 : v);     /* mla_fp8p_kernel: "cc" unless set */
 }
 
 int device_sms(int *sms)
@@ -1048,6 +1479,21 @@ int launch_fp8r(const params &p, dim3 grid, cudaStream_t stream)
 	return k3_launch_status();
 }
 
+template <bool KINT, bool VINT>
+int launch_fp8p(const params &p, dim3 grid, cudaStream_t stream)
+{
+	auto kern = p.indices ? mla_fp8p_kernel<KINT, VINT, true> : mla_fp8p_kernel<KINT, VINT, false>;
+	static bool configured[2] = { false, false };
+	bool &cf = configured[p.indices ? 1 : 0];
+	if (!cf) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_P) != cudaSuccess)
+			return k3_launch_status();
+		cf = true;
+	}
+	kern<<<grid, fp8r::THREADS, fp8r::SMEM_P, stream>>>(p);
+	return k3_launch_status();
+}
+
 } // namespace
 
 extern "C" int mla_decode_workspace_bytes(const struct mla_decode_args *a, size_t *bytes)
@@ -1103,7 +1549,14 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	}
 	const dim3 grid((unsigned)pl.n_rb, (unsigned)pl.splits, (unsigned)a->batch);
 	int r;
-	if (pl.fp8r) {
+	if (pl.fp8r >= 12) {
+		switch (pl.fp8r & 3) {
+		case 0: r = launch_fp8p<false, false>(p, grid, stream); break;
+		case 1: r = launch_fp8p<true, false>(p, grid, stream); break;
+		case 2: r = launch_fp8p<false, true>(p, grid, stream); break;
+		default: r = launch_fp8p<true, true>(p, grid, stream); break;
+		}
+	} else if (pl.fp8r) {
 		switch (pl.fp8r & 3) {
 		case 0: r = launch_fp8r<false, false>(p, grid, stream); break;
 		case 1: r = launch_fp8r<true, false>(p, grid, stream); break;

@@ -13,8 +13,9 @@
  * rows: FP16, the E4M3 converted in registers) with an online softmax, and
  * write a partial output and log-sum-exp; a combine kernel merges the
  * splits. With one split the first kernel writes the output.
- * K3_MLA_FP8_KERNEL=stage|reg and K3_MLA_FP8_CVT=ic|ii|cc|ci pick the FP8
- * kernel and its conversions (mla_decode.cu; read once per process).
+ * K3_MLA_FP8_KERNEL=stage|reg|pipe and K3_MLA_FP8_CVT=ic|ii|cc|ci pick the
+ * FP8 kernel and its conversions (mla_decode.cu; read once per process;
+ * unset: pipe with cc up to 32 query rows, stage above).
  */
 #ifndef K3_KERNELS_MLA_DECODE_H
 #define K3_KERNELS_MLA_DECODE_H

@@ -184,6 +184,17 @@ static void test_fp8_scale_spread(void **unused)
 	run_case(&c);
 }
 
+/* The K3 decode shape with requests of 1, 31, 32, 33, 64 tokens beside a long one, scales
+ * spread: splits of one tile (the pipelined kernel's last iteration recomputes its own tile's
+ * parts), of none, tile edges, and many splits of the long request. */
+static void test_fp8_tile_edges(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 6, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .spread = 1,
+				    .lens = { 1, 31, 32, 33, 64, 4100 }, .name = "fp8 H=16 t=1, 1..64 and 4100 tokens, scales spread" };
+	run_case(&c);
+}
+
 static void test_fp8_verify_window(void **unused)
 {
 	(void)unused;
@@ -272,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_bf16_one_split),
 		cmocka_unit_test(test_fp8_small_heads_splits),
 		cmocka_unit_test(test_fp8_scale_spread),
+		cmocka_unit_test(test_fp8_tile_edges),
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),
