@@ -268,7 +268,9 @@ stats summarize(std::vector<float> ms)
  * 187-190 us in the K3 slice, 2026-12-01t), a small set rotated 16 ways (2 MB) fits whole. So,
  * unless --warm-l2, each timed launch of time_events() follows a read of 4x L2's bytes of a
  * buffer of its own (outside the NVTX range and the events): clean lines, so the op pays no
- * write-back of someone else's dirty lines either. */
+ * write-back of someone else's dirty lines either. Ops whose inputs the op before them has just
+ * written in a step (routing, the combine) pass hot_inputs. (The decode-size expert gemv timed
+ * that way, 2026-12-01y call 5, stayed 6-15 % above the slice as it was read cold: not L2.) */
 const uint4 *g_l2_flush = nullptr;
 size_t g_l2_flush_n = 0; /* uint4s */
 unsigned *g_l2_sink = nullptr;

@@ -115,6 +115,33 @@ __host__ __device__ __forceinline__ void k3_e2m1x8_to_bf16x8(uint32_t w, uint32_
 	o[3] = k3_prmt(lb, hb, 0x7362u);
 }
 
+/* x rotated left by s (1..31): one funnel shift on the device. */
+__host__ __device__ __forceinline__ uint32_t k3_rotl(uint32_t x, int s)
+{
+#ifdef __CUDA_ARCH__
+	return __funnelshift_l(x, x, (unsigned)s);
+#else
+	return (x << s) | (x >> (32 - s));
+#endif
+}
+
+/* The FP16-pair encoding of 8 MXFP4 nibbles (k3_mxfp4_f16enc_word() on the host writes it; no
+ * kernel reads it yet: docs/KERNELS.md, *gemv*, seventh round): a GF(2)-linear re-encoding of
+ * the word's 32 bits from which one funnel-shift rotate and one LOP3 give each FP16 pair, o[j] =
+ * (element j, element j + 4), each the E2M1 value times 2^-14 exactly (sign at bit 15, e1 e0 m at
+ * bits 11..9: the FP16 subnormal 2^-15 for 0.5, normals above), all other bits zero: 8 integer
+ * instructions for 8 weights where k3_e2m1x8_to_bf16x8() takes 15 (the sign and the magnitude
+ * of a standard-order nibble move by different distances, which costs a mask and a merge a pair
+ * more). */
+__host__ __device__ __forceinline__ void k3_f16enc_to_f16x8(uint32_t q, uint32_t o[4])
+{
+	const uint32_t M = 0x8e008e00u;
+	o[0] = k3_rotl(q, 2) & M;
+	o[1] = (q ^ k3_rotl(q, 6)) & M;
+	o[2] = (q ^ k3_rotl(q, 9)) & M;
+	o[3] = (q ^ k3_rotl(q, 13)) & M;
+}
+
 /* An E8M0 scale byte as a BF16 pair (2^(e - 127) twice; 0: the BF16
  * subnormal 2^-127; 0xff: NaN). */
 __host__ __device__ __forceinline__ uint32_t k3_e8m0_to_bf16x2(uint32_t e)

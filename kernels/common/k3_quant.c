@@ -178,3 +178,25 @@ void k3_mxfp4_repack_fp8(const uint8_t *packed, size_t rows, size_t K, uint8_t *
 				}
 	}
 }
+
+uint32_t k3_mxfp4_f16enc_word(uint32_t w)
+{
+	/* col[8 j + 4 h + b]: the stored word whose decoding is bit b (0: m, 1: e0, 2: e1, 3: sign)
+	 * of element j + 4 h alone, i.e. the columns of the inverse of the 32 x 32 GF(2) map from
+	 * the stored word to the 32 field bits of k3_f16enc_to_f16x8()'s four pairs. */
+	static const uint32_t col[32] = {
+		0x00000080u, 0x00000100u, 0x50008a6du, 0x04122000u, 0x00800000u, 0x01000000u, 0x8a6d5000u,
+		0x20000412u, 0x00000008u, 0x00000010u, 0x00000020u, 0x40008864u, 0x00080000u, 0x00100000u,
+		0x00200000u, 0x88644000u, 0x00000001u, 0x00000002u, 0x40000820u, 0x00000040u, 0x00010000u,
+		0x00020000u, 0x08204000u, 0x00400000u, 0x10000000u, 0x00000412u, 0x40000000u, 0x40000824u,
+		0x00001000u, 0x04120000u, 0x00004000u, 0x08244000u,
+	};
+	uint32_t q = 0;
+	for (int e = 0; e < 8; e++) {
+		const uint32_t nib = (w >> (4 * e)) & 0xfu;
+		for (int b = 0; b < 4; b++)
+			if ((nib >> b) & 1u)
+				q ^= col[8 * (e % 4) + 4 * (e / 4) + b];
+	}
+	return q;
+}

@@ -70,6 +70,11 @@ uint32_t k3_mxfp4_fp8_word(uint32_t w);
  * -> out [rows][K / 2] (not in place). */
 void k3_mxfp4_repack_fp8(const uint8_t *packed, size_t rows, size_t K, uint8_t *out);
 
+/* The FP16-pair encoding of 8 standard-order nibbles w (nibble i at bits 4i..4i+3): the word q
+ * from which k3_f16enc_to_f16x8() (k3_device.cuh) gives element j and j + 4 as the FP16 pair j
+ * of value v 2^-14. Linear over GF(2) (the encoding of w ^ v is the XOR of theirs). */
+uint32_t k3_mxfp4_f16enc_word(uint32_t w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,7 +11,8 @@
  * token's scales of a stage for each block size (the kernel runs 64 and 256
  * threads; 64 once left tokens 16..31 stale). The FP8 layout of MXFP4 weights
  * (the MXFP8-activation gemv): device and host repacks agree and the
- * expansion gives every E2M1 value as E4M3 of v 2^-6.
+ * expansion gives every E2M1 value as E4M3 of v 2^-6. The FP16-pair encoding of 8 nibbles
+ * (k3_mxfp4_f16enc_word(), k3_f16enc_to_f16x8()): every element as FP16 of v 2^-14.
  */
 #include <cmath>
 #include <cstdio>
@@ -176,8 +177,48 @@ static void check_fp8_word(uint32_t w)
 	EXPECT(((lo | hi) & 0x63636363u) == 0, "e2m1 -> e4m3 %08x: stray bits %08x %08x\n", w, lo, hi);
 }
 
+/* An FP16 bit pattern as a double (subnormals included; no infinities or NaNs here). */
+static double f16_value(uint32_t h)
+{
+	const int e = (int)((h >> 10) & 0x1fu), m = (int)(h & 0x3ffu);
+	const double v = e ? std::ldexp(1024.0 + m, e - 25) : std::ldexp((double)m, -24);
+	return (h & 0x8000u) ? -v : v;
+}
+
+/* The FP16-pair encoding (host k3_mxfp4_f16enc_word(), device k3_f16enc_to_f16x8()): pair j holds
+ * elements j and j + 4 as v 2^-14 exactly, signed zeros included, and nothing else. */
+static void check_f16enc_word(uint32_t w)
+{
+	uint32_t o[4];
+	k3_f16enc_to_f16x8(k3_mxfp4_f16enc_word(w), o);
+	for (int j = 0; j < 4; j++) {
+		EXPECT((o[j] & ~0x8e008e00u) == 0, "f16 encoding %08x pair %d: stray bits %08x\n", w, j, o[j]);
+		for (int h = 0; h < 2; h++) {
+			const int e = j + 4 * h;
+			const double got = std::ldexp(f16_value(h ? o[j] >> 16 : o[j] & 0xffffu), 14);
+			const double want = k3_double_from_e2m1((uint8_t)((w >> (4 * e)) & 0xfu));
+			EXPECT(got == want && std::signbit(got) == std::signbit(want),
+			       "f16 encoding %08x element %d: %g, want %g\n", w, e, got, want);
+		}
+	}
+}
+
 int main()
 {
+	/* The encoding is linear, so the 32 one-bit words decide it; then every nibble value at
+	 * every position and random words. */
+	for (int b = 0; b < 32; b++)
+		check_f16enc_word(1u << b);
+	for (uint32_t n = 0; n < 16; n++)
+		for (int pos = 0; pos < 8; pos++)
+			check_f16enc_word((n << (4 * pos)) | (0x9abcdef1u & ~(0xfu << (4 * pos))));
+	{
+		uint64_t r = 11;
+		for (int i = 0; i < 200000; i++) {
+			r = r * 6364136223846793005ull + 1442695040888963407ull;
+			check_f16enc_word((uint32_t)(r >> 32));
+		}
+	}
 	/* Each output byte depends on two nibbles (elements b, 4 + b): all 256 pairs at each b. */
 	for (uint32_t pair = 0; pair < 256; pair++)
 		for (int b = 0; b < 4; b++)

@@ -3,7 +3,10 @@
  * kda-bench: KDA kernel timings on the GPU at hand, written as CSV.
  *
  *   kda-bench -o results.csv [--quick] [--reps N] [--only copy|decode|verify|prefill] [--batch B,B,...]
- *   (--batch: the decode points at H = 96 and these batches only; each decode row at H = 96 and
+ *             [--prefill-t T,T,...] [--prefill-h H,H,...]
+ *   (--prefill-t / --prefill-h: the one-sequence FP32 prefill grid's tokens / heads, instead of
+ *   the default grid; the BF16, 4 x 4K and varlen rows stay.
+ *   --batch: the decode points at H = 96 and these batches only; each decode row at H = 96 and
  *   B = 1 or >= 64 is followed by a `copy_same` row: cudaMemcpy of the same bytes, timed alike)
  *
  * Every figure is the median (and p10/p90) of CUDA-event timings of single
@@ -198,7 +201,25 @@ struct options {
 	int reps = 30;
 	const char *only = nullptr;
 	std::vector<int> batches; /* --batch: decode batches (H = 96 only); empty: the grid */
+	std::vector<int> prefill_t, prefill_h; /* --prefill-t, --prefill-h: empty: the grid */
 };
+
+/* "a,b,c" of integers in [lo, hi] appended to `v`; false (and a message) on anything else. */
+bool parse_list(const char *opt, char *arg, int lo, int hi, std::vector<int> &v)
+{
+	for (char *t = strtok(arg, ","); t; t = strtok(nullptr, ",")) {
+		char *end;
+		errno = 0;
+		const long x = strtol(t, &end, 10);
+		if (end == t || *end || errno || x < lo || x > hi) {
+			fprintf(stderr, "kda-bench: %s wants integers %d..%d separated by commas, not '%s'\n", opt, lo,
+				hi, t);
+			return false;
+		}
+		v.push_back((int)x);
+	}
+	return !v.empty();
+}
 
 FILE *g_csv;
 double g_copy_gbps = 0.0;
@@ -569,6 +590,10 @@ void bench_prefill(const options &o)
 	std::vector<int> Ts = { 1024, 4096, 16384, 65536 }, Hs = { 12, 24, 48, 96 };
 	if (o.quick)
 		Ts = { 4096, 16384 }, Hs = { 96 };
+	if (!o.prefill_t.empty())
+		Ts = o.prefill_t;
+	if (!o.prefill_h.empty())
+		Hs = o.prefill_h;
 	for (int H : Hs)
 		for (int T : Ts)
 			prefill_run(o, { T }, H, KDA_F32, "prefill");
@@ -619,18 +644,17 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
 			o.only = argv[++i];
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
-			for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) {
-				char *end;
-				const long b = strtol(t, &end, 10);
-				if (*end || b < 1 || b > 4096) {
-					fprintf(stderr, "kda-bench: --batch wants batches 1..4096 separated by commas, not '%s'\n", t);
-					return 2;
-				}
-				o.batches.push_back((int)b);
-			}
+			if (!parse_list("--batch", argv[++i], 1, 4096, o.batches))
+				return 2;
+		} else if (!strcmp(argv[i], "--prefill-t") && i + 1 < argc) {
+			if (!parse_list("--prefill-t", argv[++i], 1, 1 << 20, o.prefill_t))
+				return 2;
+		} else if (!strcmp(argv[i], "--prefill-h") && i + 1 < argc) {
+			if (!parse_list("--prefill-h", argv[++i], 1, 256, o.prefill_h))
+				return 2;
 		} else {
 			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|decode|verify|prefill]"
-					" [--batch B,B,...]\n",
+					" [--batch B,B,...] [--prefill-t T,T,...] [--prefill-h H,H,...]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
