@@ -11,11 +11,7 @@
  * --only moe_prefill: the grouped expert GEMMs at prefill sizes (T = 16K, 4K; BF16 and MXFP4
  * weights; --quick: T = 16K) alone, each row twice back to back: the default wgmma kernel, then the same launch
  * with K3_GEMM_WG_CLUSTER=1 (no clusters; shape ending "wg_cluster=1", NVTX "k3-bench
- * wg-nocluster op=..."), each beside cuBLASLt; K3_BENCH_WG_ALT="NAME=V,NAME=V;NAME=V": one more row
- * for each ';'-separated set of environment assignments (shape ending " wg[...]", NVTX "k3-bench
- * wg-alt op=...", e.g. K3_GEMM_WG_PREFETCH=0,K3_GEMM_WG_XTMA=0: the kernel before round u); BF16 w13
- * also on its rows gathered into expert order first (`gather_rows` row, then `bf16_w13p`: the
- * GEMM on them, token tiles by TMA).
+ * wg-nocluster op=..."), each beside cuBLASLt.
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
  * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer;
@@ -67,7 +63,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <cublasLt.h>
@@ -388,7 +383,7 @@ double g_copy_gbps = 0.0;
 
 struct row {
 	const char *op = "", *variant = "";
-	char shape[160] = "";
+	char shape[96] = "";
 	stats t;
 	double steady_us = 0;
 	const char *steady_kind = "";
@@ -848,60 +843,9 @@ struct droute {
  * a8: MXFP8 activations (quantized once per rotation set before timing: the gemv alone is
  * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
  * (the model has no MXFP8-activation GEMM: not a calibration range). */
-/* Environment assignments "NAME=VALUE,NAME=VALUE" set for one row and restored after it. */
-struct env_set {
-	std::vector<std::pair<std::string, std::string>> set, saved;
-	std::vector<bool> had;
-	explicit env_set(const char *list)
-	{
-		std::string l = list ? list : "";
-		size_t b = 0;
-		while (b < l.size()) {
-			size_t e = l.find(',', b);
-			if (e == std::string::npos)
-				e = l.size();
-			const std::string kv = l.substr(b, e - b);
-			const size_t eq = kv.find('=');
-			if (eq != std::string::npos && eq > 0)
-				set.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-			b = e + 1;
-		}
-		for (auto &kv : set) {
-			const char *old = getenv(kv.first.c_str());
-			had.push_back(old != nullptr);
-			saved.emplace_back(kv.first, old ? old : "");
-			setenv(kv.first.c_str(), kv.second.c_str(), 1);
-		}
-	}
-	~env_set()
-	{
-		for (size_t i = set.size(); i-- > 0;) {
-			if (had[i])
-				setenv(saved[i].first.c_str(), saved[i].second.c_str(), 1);
-			else
-				unsetenv(saved[i].first.c_str());
-		}
-	}
-	/* " wg[PREFETCH=0+XTMA=0]": the assignments without their K3_GEMM_WG_ prefix. */
-	std::string label() const
-	{
-		std::string r;
-		for (auto &kv : set) {
-			std::string k = kv.first;
-			if (k.rfind("K3_GEMM_WG_", 0) == 0)
-				k = k.substr(11);
-			r += (r.empty() ? "" : "+") + k + "=" + kv.second; /* no comma: a CSV field */
-		}
-		return r.empty() ? r : " wg[" + r + "]";
-	}
-};
-
-/* wg_env: environment assignments for this row (env_set; NVTX "k3-bench wg-alt op=..."); permute
- * (BF16 w13 prefill): A gathered once into expert-contiguous rows by k3_gemm_gather_rows, the
- * GEMM timed on them (a_index NULL: the token tiles by TMA), the gather as its own row. */
 void expert_point(const options &o, experts &w, int T, bool glu, bool decode, int R,
 		  enum k3_gemm_path gpath = K3_GEMM_AUTO, bool a8 = false, bool nocluster = false, bool bulk = false,
-		  const char *alt = nullptr, const char *wg_env = nullptr, bool permute = false)
+		  const char *alt = nullptr)
 {
 	const int E = w.E, K = K3_TOPK;
 	std::vector<routing *> rs;
@@ -934,36 +878,16 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	w.into(a);
 	if (a8)
 		a.a_dtype = K3_A_MXFP8, a.w_packed = w.fp8_layout(), a.a_q = Aq, a.a_scales = As;
-	permute = permute && glu && !a8 && !decode && R == 1;
-	uint16_t *P = permute ? (uint16_t *)dalloc((size_t)rows * w.K * 2) : nullptr;
-	if (permute) { /* the gather alone first, over the rotation sets of A */
-		row g;
-		g.op = "gather_rows", g.variant = "w13";
-		snprintf(g.shape, sizeof g.shape, "rows=%lld k=%d src_rows=%lld", (long long)rows, w.K, (long long)a_rows);
-		char gspec[96];
-		snprintf(gspec, sizeof gspec, "k3-bench gather rows=%lld k=%d", (long long)rows, w.K);
-		g.spec = gspec;
-		g.reps = std::max(3, o.reps / 4);
-		auto glaunch = [&](int i) {
-			KOK(k3_gemm_gather_rows(A + (size_t)(i % Ra) * a_elems, ds[0]->row_token, rows, w.K, P, g_stream));
-		};
-		g.t = time_events(gspec, 2, g.reps, glaunch);
-		g.steady_us = time_steady(false, Ra, 1, glaunch);
-		g.steady_kind = "loop";
-		g.bytes = (double)rows * w.K * 2 * 2;
-		csv_row(g);
-		KOK(k3_gemm_gather_rows(A, ds[0]->row_token, rows, w.K, P, g_stream));
-	}
 	auto launch = [&](int i) {
 		k3_gemm_args x = a;
 		ds[i % R]->into(x);
 		if (a8)
 			x.a_q = Aq + (size_t)(i % Ra) * a_elems, x.a_scales = As + (size_t)(i % Ra) * a_elems / 32;
 		else
-			x.a = P ? P : A + (size_t)(i % Ra) * a_elems;
-		if (glu && !P)
+			x.a = A + (size_t)(i % Ra) * a_elems;
+		if (glu)
 			x.a_index = ds[i % R]->row_token;
-		else if (!glu)
+		else
 			x.row_scale = ds[i % R]->row_weight;
 		KOK(k3_gemm(&x, g_stream));
 	};
@@ -976,20 +900,16 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	r.variant = alt ? alt_variant.c_str() : w.dt == K3_W_MXFP4 ? (a8 ? (bulk ? (glu ? "mxfp4a8b_w13" : "mxfp4a8b_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
 					     : bulk ? (glu ? "mxfp4b_w13" : "mxfp4b_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
-	if (P)
-		r.variant = "bf16_w13p";
 	const int path = k3_gemm_path_for(&a);
-	const std::string lab = env_set(wg_env).label();
-	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s%s%s", T, (long long)rows, w.N, w.K,
-		 touched_avg, path_name(path), nocluster ? " wg_cluster=1" : "", lab.c_str(), P ? " permuted" : "");
+	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s", T, (long long)rows, w.N, w.K,
+		 touched_avg, path_name(path), nocluster ? " wg_cluster=1" : "");
 	char spec[192];
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
 	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
 		 alt ? alt_op.c_str() : a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op")
 		    : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
-		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op"
-		    : wg_env || P ? "k3-bench wg-alt op" : "k3sim op",
+		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op" : "k3sim op",
 		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
@@ -997,11 +917,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	const std::string saved = old_env ? old_env : "";
 	if (nocluster)
 		setenv("K3_GEMM_WG_CLUSTER", "1", 1);
-	{
-		env_set es(wg_env);
-		r.t = time_events(spec, 2, r.reps, launch);
-		r.steady_us = time_steady(decode, R, decode ? std::max(1, 32 / R) : 1, launch);
-	}
+	r.t = time_events(spec, 2, r.reps, launch);
+	r.steady_us = time_steady(decode, R, decode ? std::max(1, 32 / R) : 1, launch);
 	if (nocluster) {
 		if (old_env)
 			setenv("K3_GEMM_WG_CLUSTER", saved.c_str(), 1);
@@ -1043,8 +960,6 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		delete p;
 	CK(cudaFree(A));
 	CK(cudaFree(out));
-	if (P)
-		CK(cudaFree(P));
 	if (a8) {
 		CK(cudaFree(Aq));
 		CK(cudaFree(As));
@@ -1150,8 +1065,7 @@ void bench_gemm(const options &o)
 }
 
 /* --only moe_prefill: the grouped prefill rows alone, each with and without clusters
- * (K3_BENCH_MOE_VARIANT=bf16_w13[,bf16_w2..] in the environment: those variants only, e.g. under
- * ncu; K3_BENCH_WG_ALT: more rows, see below). */
+ * (K3_BENCH_MOE_VARIANT=bf16_w13 etc. in the environment: that variant only, e.g. under ncu). */
 void bench_moe_prefill(const options &o)
 {
 	const char *only = getenv("K3_BENCH_MOE_VARIANT");
@@ -1160,29 +1074,12 @@ void bench_moe_prefill(const options &o)
 		for (int glu = 1; glu >= 0; glu--) {
 			char name[16];
 			snprintf(name, sizeof name, "%s_%s", dti ? "mxfp4" : "bf16", glu ? "w13" : "w2");
-			if (only && *only && (std::string(",") + only + ",").find(std::string(",") + name + ",") == std::string::npos)
+			if (only && *only && strcmp(only, name) != 0)
 				continue;
 			experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, dt);
 			for (int T : o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 }) {
 				expert_point(o, w, T, glu, false, 1);
 				expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, true);
-				/* K3_BENCH_WG_ALT="A;B;..": a row for each set of assignments (env_set),
-				 * back to back with the default; BF16 w13: also on permuted rows. */
-				const char *alts = getenv("K3_BENCH_WG_ALT");
-				std::string l = alts ? alts : "";
-				for (size_t b = 0; alts && b < l.size();) {
-					size_t e = l.find(';', b);
-					if (e == std::string::npos)
-						e = l.size();
-					const std::string one = l.substr(b, e - b);
-					if (!one.empty())
-						expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, false, false, nullptr,
-							     one.c_str());
-					b = e + 1;
-				}
-				if (dti == 0 && glu)
-					expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, false, false, nullptr,
-						     "K3_GEMM_WG_XTMA=1", true);
 			}
 		}
 	}

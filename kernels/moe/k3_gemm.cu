@@ -1848,33 +1848,3 @@ extern "C" int k3_gemm_repack_fp8(const uint8_t *packed, int64_t rows, int K, ui
 	repack8_kernel<<<(unsigned)((chunks + THREADS - 1) / THREADS), THREADS, 0, stream>>>(packed, chunks, out);
 	return k3_launch_status();
 }
-
-/* out[r] = x[index[r]], 16 bytes a thread per step (vpr vectors a row). */
-__global__ void __launch_bounds__(256) gather_rows_kernel(const uint4 *__restrict__ x, const int32_t *__restrict__ index,
-							  int64_t rows, int vpr, uint4 *__restrict__ out)
-{
-	const int64_t n = rows * vpr, step = (int64_t)gridDim.x * blockDim.x;
-	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-		const int64_t r = i / vpr;
-		const int v = (int)(i - r * vpr);
-		__stcs(out + i, __ldg(x + (int64_t)__ldg(index + r) * vpr + v));
-	}
-}
-
-extern "C" int k3_gemm_gather_rows(const uint16_t *x, const int32_t *index, int64_t rows, int K, uint16_t *out,
-				   cudaStream_t stream)
-{
-	if (!x || !index || !out || !al16(x) || !al16(out) || rows < 0 || K <= 0 || K % 8 ||
-	    rows > ((int64_t)1 << 40) / K)
-		return -EINVAL;
-	if (rows == 0)
-		return 0;
-	const int sms = device_sms();
-	if (sms < 0)
-		return sms;
-	const int vpr = K / 8;
-	const int64_t n = rows * vpr, blocks = (n + 255) / 256, cap = (int64_t)sms * 16;
-	gather_rows_kernel<<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, stream>>>(
-		reinterpret_cast<const uint4 *>(x), index, rows, vpr, reinterpret_cast<uint4 *>(out));
-	return k3_launch_status();
-}

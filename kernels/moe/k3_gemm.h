@@ -141,13 +141,6 @@ int k3_gemm_quantize_mxfp8(const uint16_t *x, int64_t rows, int K, uint8_t *q, u
  * step for the MXFP8-activation gemv. 0, -EINVAL or -EIO. */
 int k3_gemm_repack_fp8(const uint8_t *packed, int64_t rows, int K, uint8_t *out, cudaStream_t stream);
 
-/* The rows of x [*][K] BF16 picked by index into out [rows][K] (out[r] = x[index[r]]): a grouped
- * GEMM's gathered A (k3_gemm_args.a_index) made contiguous, so that the wgmma path copies its
- * token tiles by TMA (a_index NULL). K a multiple of 8, x and out 16-byte aligned and not
- * overlapping, index values rows of x. Enqueued on `stream`; 0, -EINVAL or -EIO. */
-int k3_gemm_gather_rows(const uint16_t *x, const int32_t *index, int64_t rows, int K, uint16_t *out,
-			cudaStream_t stream);
-
 #ifdef __cplusplus
 }
 #endif

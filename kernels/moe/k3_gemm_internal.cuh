@@ -30,10 +30,6 @@ struct params {
 	float *out_f32;
 	float *part; /* gemv split-k partials [ksplit][rows][N] */
 	int num_n, num_m; /* wgmma path: weight-row tiles; token tiles (dense) */
-	int wg_pf;   /* wgmma path, weights by TMA: L2 prefetch this many k blocks ahead (0: none) */
-	int wg_xtma; /* wgmma path, BF16 weights by TMA and A not gathered: the token tiles by TMA too */
-	int wg_n8;   /* wgmma path, BF16: MMA widths 88 and 104 too (else multiples of 16) */
-	int wg_diag; /* wgmma path, weights by TMA: K3_GEMM_WG_DIAG (measurements only) */
 };
 
 /* The wgmma path (sm_90a builds on compute capability 9.0): available for these args? */

@@ -57,13 +57,6 @@
  * rewritten only when the consumers of every CTA released it: lane 0 of each
  * consumer warp arrives on the `empty` barrier of every CTA (8 ncl a phase).
  * The weight tiles thus come from L2 once per unit instead of once per chunk.
- *
- * Opt-in, off by default (read per call; measured in bench/results/k3-kernels-h200-2026-12-01u,
- * none faster): K3_GEMM_WG_PREFETCH=N, the weight boxes a producer copies prefetched into L2 N k
- * blocks ahead; K3_GEMM_WG_XTMA=1, where A is not gathered the token tiles by TMA too (16-row
- * boxes, one arrival a stage); K3_GEMM_WG_N8=1, MMA widths 88 / 104 for BF16 tiles of 81-88 /
- * 97-104 tokens (built, not yet measured); K3_GEMM_WG_DIAG=nomma / nofeed, timing of the feed /
- * of the MMAs alone (results garbage).
  */
 #include <cerrno>
 #include <climits>
@@ -275,47 +268,10 @@ __device__ __forceinline__ void tma_load_w_mc(void *dst, const CUtensorMap *map,
 }
 
 constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a quarter tile) */
-constexpr int XT_ROWS = 16; /* token tiles by TMA (p.wg_xtma): rows of one tensor copy */
-/* p.wg_diag (K3_GEMM_WG_DIAG, measurements only; results are garbage): the consumers issue no MMA
- * (the pipeline's feed alone), or the producer copies nothing and only arrives (the MMAs and the
- * barriers alone, on stale shared memory). */
-constexpr int DIAG_NOMMA = 1, DIAG_NOFEED = 2;
-
-/* The box of the weight map at (k, n0, group) into L2 (no shared memory, no barrier). */
-__device__ __forceinline__ void tma_prefetch_w(const CUtensorMap *map, int c0, int c1, int c2)
-{
-	asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
-			     reinterpret_cast<uint64_t>(map)),
-		     "r"(c0), "r"(c1), "r"(c2)
-		     : "memory");
-}
-
-/* Token rows [r0, r0 + 16) of the A map ({K, rows}, box {64, 16}, the 128-byte swizzle, rows past
- * `rows` zero-filled), k from c0, into dst; bytes counted on `bar`. */
-__device__ __forceinline__ void tma_load_x(void *dst, const CUtensorMap *map, int c0, int r0, uint64_t *bar)
-{
-	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-		     " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(k3_smem_u32(dst)),
-		     "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(r0), "r"(k3_smem_u32(bar))
-		     : "memory");
-}
-
-/* L2 prefetch of k block kb of the weight tile of `tl`: the boxes this CTA copies (clusters:
- * quarters rank, rank + ncl, ..; else the whole tile). */
-template <bool CLU>
-__device__ __forceinline__ void prefetch_w(const CUtensorMap *map, const tile &tl, int kb, int w_box, int rank,
-					   int ncl)
-{
-	if (CLU)
-		for (int b = rank; b < TW / MC_ROWS; b += ncl)
-			tma_prefetch_w(map, kb * w_box, tl.n0 + b * MC_ROWS, tl.g);
-	else
-		tma_prefetch_w(map, kb * w_box, tl.n0, tl.g);
-}
 
 template <bool FP4, bool TMA, bool CLU>
-__device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, const CUtensorMap *tmx,
-					unsigned char *sm, uint64_t *full, uint64_t *empty, const int32_t *tab, int total)
+__device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
+					uint64_t *empty, const int32_t *tab, int total)
 {
 	using C = wcfg<FP4>;
 	const int pt = (int)threadIdx.x; /* 0 .. 127 */
@@ -323,18 +279,10 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	const int nkb = p.K / KB;
 	const int ncl = CLU ? (int)cluster_size() : 1, rank = CLU ? (int)cluster_rank() : 0;
 	const uint16_t mask = (uint16_t)((1u << ncl) - 1u);
-	const bool xt = !FP4 && TMA && p.wg_xtma; /* the token tiles by TMA from thread 0 */
-	const int pf = TMA ? p.wg_pf : 0;
-	const int stride = (int)gridDim.x / ncl;
 	int it = 0;
-	for (int t = (int)blockIdx.x / ncl; t < total; t += stride) {
+	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
-		const bool more = t + stride < total; /* the next tile's first k blocks are prefetched from this one's tail */
-		const tile tn = more ? decode(p, tab, t + stride, rank, ncl) : tl;
-		if (pf > 0 && pt == 0 && t == (int)blockIdx.x / ncl)
-			for (int k = 0; k < pf && k < nkb; k++)
-				prefetch_w<CLU>(tmw, tl, k, C::W_BOX, rank, ncl);
 		int32_t xrow[TT / 16]; /* A row of token row r8 + 16 i, -1: zeros */
 #pragma unroll
 		for (int i = 0; i < TT / 16; i++) {
@@ -348,28 +296,10 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
 			const int s = it % C::STAGES;
-			if (pf > 0 && pt == 0) { /* the weights of k block kb + pf (of this tile or the next) into L2 */
-				const int k = kb + pf;
-				if (k < nkb)
-					prefetch_w<CLU>(tmw, tl, k, C::W_BOX, rank, ncl);
-				else if (more && k - nkb < nkb)
-					prefetch_w<CLU>(tmw, tn, k - nkb, C::W_BOX, rank, ncl);
-			}
 			wait_or_trap(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
 			unsigned char *st = sm + (size_t)s * C::STAGE;
-			if (TMA && p.wg_diag == DIAG_NOFEED) { /* arrivals only: 129, or thread 0's one */
-				if (pt == 0)
-					k3_mbar_expect_tx(&full[s], 0u);
-				if (!xt)
-					k3_mbar_arrive(&full[s]);
-				continue;
-			}
 			if (TMA && pt == 0) { /* this thread's arrival carries the tile's bytes */
-				k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES + (xt ? (uint32_t)xrows * 128u : 0u));
-				if (xt) /* rows past the tile's tokens: the next group's (never stored) or zeros */
-					for (int i = 0; i < xrows / XT_ROWS; i++)
-						tma_load_x(st + i * XT_ROWS * 128, tmx, kb * KB, (int)tl.rb + i * XT_ROWS,
-							   &full[s]);
+				k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
 				if (CLU) /* quarter b of the tile from CTA b % ncl, to every CTA of the cluster */
 					for (int b = rank; b < TW / MC_ROWS; b += ncl)
 						tma_load_w_mc(st + C::OFF_W + b * (C::W_BYTES / (TW / MC_ROWS)), tmw,
@@ -377,8 +307,6 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 				else
 					tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
 			}
-			if (xt)
-				continue; /* thread 0's arrival above is the stage's only one */
 #pragma unroll
 			for (int i = 0; i < TT / 16; i++) {
 				const int r = r8 + 16 * i;
@@ -451,53 +379,6 @@ __device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][2][4], const unsigne
 	}
 }
 
-/* m64nNk16 for the N that are multiples of 8 but not of 16 which K3's token chunks take (k3_wgmma.cuh
- * has the multiples of 16): 88 and 104 (chunks of 81 .. 88 and 97 .. 104 tokens). */
-__device__ __forceinline__ void wgmma_ss_n88(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
-{
-	asm volatile("wgmma.mma_async.sync.aligned.m64n88k16.f32.bf16.bf16 {"
-		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43"
-		     "}, %44, %45, 1, 1, 1, 0, 0;\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
-		     : "l"(desc_a), "l"(desc_b));
-}
-
-__device__ __forceinline__ void wgmma_ss_n104(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
-{
-	asm volatile("wgmma.mma_async.sync.aligned.m64n104k16.f32.bf16.bf16 {"
-		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-		     "%48, %49, %50, %51"
-		     "}, %52, %53, 1, 1, 1, 0, 0;\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51])
-		     : "l"(desc_a), "l"(desc_b));
-}
-
-template <int N>
-__device__ __forceinline__ void mma_ss(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
-{
-	if constexpr (N == 88)
-		wgmma_ss_n88(d, desc_a, desc_b);
-	else if constexpr (N == 104)
-		wgmma_ss_n104(d, desc_a, desc_b);
-	else
-		k3_wgmma_ss<N>(d, desc_a, desc_b);
-}
-
 /* Every read of stage s by this thread's MMAs is done: one arrival of the thread on the stage's
  * `empty` barrier (256 a phase); in a cluster (CLU), one of each warp (lane 0, after the warp's
  * threads) on the barrier of every CTA of the cluster, whose producers all write the stage
@@ -528,17 +409,17 @@ __device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, u
 	return sm + (size_t)s * C::STAGE;
 }
 
-/* The k loop of one tile with N tokens (a multiple of 16; BF16 also 88 and 104); `it` counts
- * stages over the CTA's tiles.
+/* The k loop of one tile with N = 16 NC tokens; `it` counts stages over the CTA's tiles.
  * BF16 weights: both operands from shared memory, the MMAs of one stage in flight while
  * the next stage's are issued (wait_group 1). MXFP4: A from registers in two sets of two
  * k steps each; a set is built while the MMAs of the other run, and each half stage ends
  * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
-template <bool FP4, bool CLU, int N>
+template <bool FP4, bool CLU, int NC>
 __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					 float (&acc)[2][64], int &it, int wr0, int lane)
 {
 	using C = wcfg<FP4>;
+	constexpr int N = NC * 16;
 	const int nkb = p.K / KB;
 #pragma unroll
 	for (int i = 0; i < 64; i++)
@@ -590,8 +471,8 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 				const uint64_t desc = k3_wgmma_desc_sw128(xaddr + ks * 32);
 #pragma unroll
 				for (int mb = 0; mb < 2; mb++)
-					mma_ss<N>(acc[mb], k3_wgmma_desc_sw128(xaddr + wdesc0 + mb * 64 * 128 + ks * 32),
-						  desc);
+					k3_wgmma_ss<N>(acc[mb], k3_wgmma_desc_sw128(xaddr + wdesc0 + mb * 64 * 128 + ks * 32),
+						       desc);
 			}
 			k3_wgmma_commit();
 			k3_wgmma_wait<1>(); /* the previous stage's MMAs are done */
@@ -605,9 +486,9 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 	k3_wgmma_pin(acc[1]);
 }
 
-/* A CTA of a cluster with no rows in this unit (or DIAG_NOMMA): the stages pass through (the cluster's
+/* A CTA of a cluster with no rows in this unit: the stages pass through (the cluster's
  * producers write each one into every CTA, and wait for every CTA to release it). */
-template <bool FP4, bool CLU = true>
+template <bool FP4>
 __device__ __forceinline__ void passthrough(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					    int &it)
 {
@@ -615,7 +496,7 @@ __device__ __forceinline__ void passthrough(const params &p, unsigned char *sm, 
 #pragma unroll 1
 	for (int kb = 0; kb < nkb; kb++, it++) {
 		stage_ready<FP4>(sm, full, it);
-		release<CLU>(&empty[it % wcfg<FP4>::STAGES]);
+		release<true>(&empty[it % wcfg<FP4>::STAGES]);
 	}
 }
 
@@ -664,51 +545,34 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 	int it = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode(p, tab, t, rank, ncl);
-		const int ntok = (int)(tl.re - tl.rb);
-		if (!FP4 && p.wg_diag == DIAG_NOMMA) { /* the stages pass through: the feed alone */
-			passthrough<FP4, CLU>(p, sm, full, empty, it);
-			continue;
-		}
-		if constexpr (!FP4) { /* N a multiple of 8 where 16 would waste more (K3_GEMM_WG_N8) */
-			if (p.wg_n8 && (ntok + 7) >> 3 == 11) {
-				mainloop<FP4, CLU, 88>(p, sm, full, empty, acc, it, wr0, lane);
-				epilogue<EPI>(p, tl, acc, wr0, lane);
-				continue;
-			}
-			if (p.wg_n8 && (ntok + 7) >> 3 == 13) {
-				mainloop<FP4, CLU, 104>(p, sm, full, empty, acc, it, wr0, lane);
-				epilogue<EPI>(p, tl, acc, wr0, lane);
-				continue;
-			}
-		}
-		switch ((ntok + 15) >> 4) {
+		switch ((int)((tl.re - tl.rb + 15) >> 4)) {
 		case 0: /* a cluster's CTA past its group's chunks */
 			if constexpr (CLU)
 				passthrough<FP4>(p, sm, full, empty, it);
 			break;
 		case 1:
-			mainloop<FP4, CLU, 16>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 1>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 2:
-			mainloop<FP4, CLU, 32>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 2>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 3:
-			mainloop<FP4, CLU, 48>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 3>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 4:
-			mainloop<FP4, CLU, 64>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 4>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 5:
-			mainloop<FP4, CLU, 80>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 5>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 6:
-			mainloop<FP4, CLU, 96>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 6>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		case 7:
-			mainloop<FP4, CLU, 112>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 7>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		default:
-			mainloop<FP4, CLU, 128>(p, sm, full, empty, acc, it, wr0, lane);
+			mainloop<FP4, CLU, 8>(p, sm, full, empty, acc, it, wr0, lane);
 			break;
 		}
 		epilogue<EPI>(p, tl, acc, wr0, lane);
@@ -717,8 +581,7 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 
 template <bool FP4, bool TMA, bool CLU, int EPI>
 __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p,
-							const __grid_constant__ CUtensorMap tmw,
-							const __grid_constant__ CUtensorMap tmx)
+							const __grid_constant__ CUtensorMap tmw)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 	using C = wcfg<FP4>;
@@ -730,16 +593,12 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	if (threadIdx.x == 0) {
 #pragma unroll
 		for (int s = 0; s < C::STAGES; s++) {
-			/* 128 producer threads' cp.async arrivals + thread 0's with the tile's bytes; token
-			 * tiles by TMA too: thread 0's alone */
-			k3_mbar_init(&full[s], !TMA ? 128 : !FP4 && p.wg_xtma ? 1 : 129);
+			k3_mbar_init(&full[s], TMA ? 129 : 128); /* + the arrival with the tile's bytes */
 			k3_mbar_init(&empty[s], CLU ? 8 * ncl : 256);
 		}
 		k3_mbar_fence_init();
 		if (TMA)
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmw)) : "memory");
-		if (TMA && !FP4 && p.wg_xtma)
-			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
 	}
 	int total;
 	if (p.n_groups > 0) {
@@ -753,7 +612,7 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 		cluster_sync();
 	if (threadIdx.x < 128) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
-		produce<FP4, TMA, CLU>(p, &tmw, &tmx, sm, full, empty, tab, total);
+		produce<FP4, TMA, CLU>(p, &tmw, sm, full, empty, tab, total);
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 		consume<FP4, CLU, EPI>(p, sm, full, empty, tab, total);
@@ -768,7 +627,7 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 /* Launches the kernel: CLU, in clusters of ncl CTAs (as many as fit at once: sms caps the grid
  * of the plain kernel). */
 template <bool FP4, bool TMA, bool CLU, int EPI>
-int launch(const params &p, const CUtensorMap &tmw, const CUtensorMap &tmx, int grid, int ncl, cudaStream_t stream)
+int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStream_t stream)
 {
 	auto kern = wg_kernel<FP4, TMA, CLU, EPI>;
 	static bool configured = false;
@@ -780,7 +639,7 @@ int launch(const params &p, const CUtensorMap &tmw, const CUtensorMap &tmx, int 
 		configured = true;
 	}
 	if (!CLU) {
-		kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p, tmw, tmx);
+		kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p, tmw);
 		return k3_launch_status();
 	}
 	cudaLaunchConfig_t cfg = {};
@@ -799,27 +658,26 @@ int launch(const params &p, const CUtensorMap &tmw, const CUtensorMap &tmx, int 
 		clusters[ncl] = n;
 	}
 	cfg.gridDim = dim3((unsigned)(clusters[ncl] * ncl));
-	(void)cudaLaunchKernelEx(&cfg, kern, p, tmw, tmx);
+	(void)cudaLaunchKernelEx(&cfg, kern, p, tmw);
 	return k3_launch_status();
 }
 
 template <bool FP4, bool TMA, bool CLU>
-int launch_epi(const params &p, const CUtensorMap &tmw, const CUtensorMap &tmx, enum k3_epilogue epi, int grid, int ncl,
-	       cudaStream_t s)
+int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, int ncl, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		return launch<FP4, TMA, CLU, K3_EPI_BF16>(p, tmw, tmx, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_BF16>(p, tmw, grid, ncl, s);
 	case K3_EPI_SPLIT:
-		return launch<FP4, TMA, CLU, K3_EPI_SPLIT>(p, tmw, tmx, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_SPLIT>(p, tmw, grid, ncl, s);
 	case K3_EPI_GLU:
-		return launch<FP4, TMA, CLU, K3_EPI_GLU>(p, tmw, tmx, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_GLU>(p, tmw, grid, ncl, s);
 	case K3_EPI_SCALE:
-		return launch<FP4, TMA, CLU, K3_EPI_SCALE>(p, tmw, tmx, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_SCALE>(p, tmw, grid, ncl, s);
 	case K3_EPI_ADD:
-		return launch<FP4, TMA, CLU, K3_EPI_ADD>(p, tmw, tmx, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_ADD>(p, tmw, grid, ncl, s);
 	case K3_EPI_GATE:
-		return launch<FP4, TMA, CLU, K3_EPI_GATE>(p, tmw, tmx, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_GATE>(p, tmw, grid, ncl, s);
 	}
 	return -EINVAL;
 }
@@ -847,61 +705,6 @@ int cluster_ctas(const params &p)
 		return 1;
 	const int64_t per_group = p.rows / p.n_groups, c = (per_group + TT - 1) / TT;
 	return c < 1 ? 1 : c > 4 ? 4 : (int)c;
-}
-
-/* Grouped launches with the weight tiles by TMA: the weights of k block kb + PF are prefetched
- * into L2 when k block kb is loaded (the next tile's first ones from the tail of a tile), so that
- * the stages' copies find them in L2 instead of waiting on HBM with two stages in flight.
- * K3_GEMM_WG_PREFETCH (read per call): 0 none (the kernel before round u), 1 .. 64 k blocks. */
-constexpr int PREFETCH_DEFAULT = 0; /* 4, 8, 16: 1-19 % slower (round u, call 1) */
-
-int prefetch_blocks()
-{
-	const char *e = getenv("K3_GEMM_WG_PREFETCH");
-	if (e && *e) {
-		char *end = nullptr;
-		const long v = strtol(e, &end, 10);
-		if (*end == '\0' && v >= 0 && v <= 64)
-			return (int)v;
-	}
-	return PREFETCH_DEFAULT;
-}
-
-/* Grouped launches with BF16 weights by TMA whose A is not gathered (a_index NULL: the rows of
- * each group contiguous): the token tiles by TMA too, thread 0 copying 16-row boxes, instead of
- * 128 producer threads' cp.async copies. K3_GEMM_WG_XTMA (read per call): 0 off (the kernel
- * before round u), else on. */
-constexpr bool XTMA_DEFAULT = false; /* w2: no faster (round u, call 1) */
-
-bool tokens_by_tma()
-{
-	const char *e = getenv("K3_GEMM_WG_XTMA");
-	if (e && *e)
-		return strcmp(e, "0") != 0;
-	return XTMA_DEFAULT;
-}
-
-/* BF16 weights: a tile of 81 .. 88 or 97 .. 104 tokens runs MMAs of N 88 or 104 instead of 96
- * or 112 (K3's chunks at T = 16K are 86 .. 108 tokens). K3_GEMM_WG_N8 (read per call): 0 off
- * (the kernel before round u), else on. */
-constexpr bool N8_DEFAULT = false; /* built, not yet run on a device (round u) */
-
-bool n8_widths()
-{
-	const char *e = getenv("K3_GEMM_WG_N8");
-	if (e && *e)
-		return strcmp(e, "0") != 0;
-	return N8_DEFAULT;
-}
-
-/* K3_GEMM_WG_DIAG=nomma / nofeed (read per call; weights by TMA): see DIAG_NOMMA. Results are
- * garbage: for timing the pipeline's parts only. */
-int diag_mode()
-{
-	const char *e = getenv("K3_GEMM_WG_DIAG");
-	if (!e || !*e)
-		return 0;
-	return !strcmp(e, "nomma") ? DIAG_NOMMA : !strcmp(e, "nofeed") ? DIAG_NOFEED : 0;
 }
 
 /* K3_GEMM_WG_WEIGHTS=cp in the environment: the weight tiles by cp.async from the producer's
@@ -957,23 +760,6 @@ bool weight_map(const params &p, bool fp4, int box_rows, CUtensorMap *m)
 		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* The token map of a non-gathered A: {K, rows} BF16, boxes {64, 16} in the 128-byte swizzle (the
- * producer's cp.async layout: chunk c of row r at c ^ (r % 8)), rows past `rows` zero-filled. */
-bool token_map(const params &p, CUtensorMap *m)
-{
-	encode_fn enc = tensor_map_encoder();
-	if (!enc || ((uintptr_t)p.a & 15u) != 0 || p.rows <= 0 || p.rows > INT_MAX - TT)
-		return false;
-	const cuuint64_t dim[2] = { (cuuint64_t)p.K, (cuuint64_t)p.rows };
-	const cuuint64_t stride[1] = { (cuuint64_t)p.K * 2 };
-	const cuuint32_t box[2] = { (cuuint32_t)KB, (cuuint32_t)XT_ROWS };
-	const cuuint32_t estride[2] = { 1, 1 };
-	memset(m, 0, sizeof(*m));
-	return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<uint16_t *>(p.a), dim, stride, box, estride,
-		   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 } // namespace
 
 bool k3gemm::wg_supported(const struct k3_gemm_args *a)
@@ -1016,25 +802,18 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 			return -EINVAL;
 		grid = tiles < grid ? tiles : grid;
 	}
-	CUtensorMap tmw, tmx;
-	memset(&tmx, 0, sizeof(tmx));
+	CUtensorMap tmw;
 	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p) : 1;
 	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
 		ncl = 1;
 	}
-	/* Round u's levers, grouped launches only (the dense ones reuse each weight tile over 16
-	 * token tiles from L2 already). */
-	p.wg_pf = tma && p.n_groups > 0 ? prefetch_blocks() : 0;
-	p.wg_xtma = tma && p.n_groups > 0 && !fp4 && !p.a_index && tokens_by_tma() && token_map(p, &tmx) ? 1 : 0;
-	p.wg_n8 = !fp4 && n8_widths() ? 1 : 0;
-	p.wg_diag = tma ? diag_mode() : 0;
 	if (ncl > 1)
-		return launch_epi<false, true, true>(p, tmw, tmx, epi, (int)grid, ncl, stream);
+		return launch_epi<false, true, true>(p, tmw, epi, (int)grid, ncl, stream);
 	if (fp4)
-		return tma ? launch_epi<true, true, false>(p, tmw, tmx, epi, (int)grid, 1, stream)
-			   : launch_epi<true, false, false>(p, tmw, tmx, epi, (int)grid, 1, stream);
-	return tma ? launch_epi<false, true, false>(p, tmw, tmx, epi, (int)grid, 1, stream)
-		   : launch_epi<false, false, false>(p, tmw, tmx, epi, (int)grid, 1, stream);
+		return tma ? launch_epi<true, true, false>(p, tmw, epi, (int)grid, 1, stream)
+			   : launch_epi<true, false, false>(p, tmw, epi, (int)grid, 1, stream);
+	return tma ? launch_epi<false, true, false>(p, tmw, epi, (int)grid, 1, stream)
+		   : launch_epi<false, false, false>(p, tmw, epi, (int)grid, 1, stream);
 }
