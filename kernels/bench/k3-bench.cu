@@ -5,8 +5,12 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
- *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa]
+ *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|wgmma_peak]
  *            [--require-wgmma] [--warm-l2]
+ *
+ * --only wgmma_peak: the tensor pipe's rate at the expert GEMMs' MMA shapes with no copies
+ * (bench/k3_wgmma_peak.h: wgmma m64nNk16 from shared memory, N 64 .. 256, 1-3 warpgroups, 1-2
+ * m64 blocks each, A from shared memory or registers, the k loop's rhythm), one table on stdout.
  *
  * --only moe_prefill: the grouped expert GEMMs at prefill sizes (T = 16K, 4K; BF16 and MXFP4
  * weights; --quick: T = 16K) alone, each row twice back to back: the default wgmma kernel, then the same launch
@@ -70,6 +74,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "attnres/attnres.h"
+#include "bench/k3_wgmma_peak.h"
 #include "dsa/dsa_index.h"
 #include "layer/short_conv.h"
 #include "mla/mla_decode.h"
@@ -839,6 +844,11 @@ struct droute {
 	}
 };
 
+/* --only moe_prefill with K3_BENCH_WG_KERNELS: the grouped wgmma kernel forced by the caller
+ * (K3_GEMM_WG_KERNEL), named in the rows' shape (" wg_kernel=<name>") and timed as
+ * `k3-bench wg-<name> op=...` (not a calibration range). */
+std::string g_wg_kernel;
+
 /* One grouped expert GEMM point: T tokens routed to K of E experts, rotation over R routings.
  * a8: MXFP8 activations (quantized once per rotation set before timing: the gemv alone is
  * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
@@ -901,15 +911,18 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 					     : bulk ? (glu ? "mxfp4b_w13" : "mxfp4b_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
-	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s", T, (long long)rows, w.N, w.K,
-		 touched_avg, path_name(path), nocluster ? " wg_cluster=1" : "");
+	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s%s%s", T, (long long)rows, w.N,
+		 w.K, touched_avg, path_name(path), nocluster ? " wg_cluster=1" : "",
+		 g_wg_kernel.empty() ? "" : " wg_kernel=", g_wg_kernel.c_str());
+	const std::string wg_op = "k3-bench wg-" + g_wg_kernel + " op";
 	char spec[192];
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
 	 * calibration of this capture must see the default kernel only). */
 	snprintf(spec, sizeof spec, "%s=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f dtype=%s w_dtype=%s",
 		 alt ? alt_op.c_str() : a8 ? (bulk ? "k3-bench mxfp8-bulk op" : "k3-bench mxfp8 op")
 		    : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
-		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op" : "k3sim op",
+		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op"
+		    : !g_wg_kernel.empty() ? wg_op.c_str() : "k3sim op",
 		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
@@ -1064,11 +1077,44 @@ void bench_gemm(const options &o)
 	}
 }
 
+/* --only wgmma_peak: k3_wgmma_peak.h's table, % of 4096 FLOP/clk/SM (H100/H200 dense BF16). */
+void bench_wgmma_peak(const options &o)
+{
+	static const char *const mode[] = { "wait1", "wait0", "handshake" };
+	int n = 0;
+	const k3_wgmma_peak_cfg *t = k3_wgmma_peak_table(&n);
+	printf("wgmma_peak: N wgs mb A rhythm | ms TFLOP/s | cycles/CTA MHz FLOP/clk/SM %%of4096\n");
+	for (int i = 0; i < n; i++) {
+		k3_wgmma_peak_result r = {};
+		const int rc = k3_wgmma_peak_run(&t[i], std::max(o.reps, 5), &r);
+		if (rc) {
+			printf("wgmma_peak: n=%d wgs=%d mb=%d %s %s: not run (%d)\n", t[i].n, t[i].wgs, t[i].mb,
+			       t[i].rs ? "RS" : "SS", mode[t[i].mode], rc);
+			continue;
+		}
+		printf("wgmma_peak: n=%3d wgs=%d mb=%d %s %-9s | %7.3f %6.1f | %9.0f %5.0f %6.0f %5.1f%%\n", t[i].n,
+		       t[i].wgs, t[i].mb, t[i].rs ? "RS" : "SS", mode[t[i].mode], r.ms, r.flops / r.ms * 1e-9, r.cycles,
+		       r.clock_mhz, r.flop_per_clk_sm, r.flop_per_clk_sm / 40.96);
+		fflush(stdout);
+	}
+}
+
 /* --only moe_prefill: the grouped prefill rows alone, each with and without clusters
- * (K3_BENCH_MOE_VARIANT=bf16_w13 etc. in the environment: that variant only, e.g. under ncu). */
+ * (K3_BENCH_MOE_VARIANT=bf16_w13 etc. in the environment: that variant only, e.g. under ncu).
+ * K3_BENCH_WG_KERNELS=q,wide,... : instead, each row once per named kernel (K3_GEMM_WG_KERNEL),
+ * back to back, in clusters as the kernel picks them. */
 void bench_moe_prefill(const options &o)
 {
 	const char *only = getenv("K3_BENCH_MOE_VARIANT");
+	const char *kernels = getenv("K3_BENCH_WG_KERNELS");
+	std::vector<std::string> ks;
+	for (const char *c = kernels; c && *c;) {
+		const char *e = strchr(c, ',');
+		const std::string k = e ? std::string(c, (size_t)(e - c)) : std::string(c);
+		if (!k.empty())
+			ks.push_back(k);
+		c = e ? e + 1 : nullptr;
+	}
 	for (int dti = 0; dti < 2; dti++) {
 		const enum k3_wdtype dt = dti ? K3_W_MXFP4 : K3_W_BF16;
 		for (int glu = 1; glu >= 0; glu--) {
@@ -1078,6 +1124,16 @@ void bench_moe_prefill(const options &o)
 				continue;
 			experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, dt);
 			for (int T : o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 }) {
+				if (!ks.empty()) {
+					for (const std::string &k : ks) {
+						setenv("K3_GEMM_WG_KERNEL", k.c_str(), 1);
+						g_wg_kernel = k;
+						expert_point(o, w, T, glu, false, 1);
+					}
+					unsetenv("K3_GEMM_WG_KERNEL");
+					g_wg_kernel.clear();
+					continue;
+				}
 				expert_point(o, w, T, glu, false, 1);
 				expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, true);
 			}
@@ -1423,7 +1479,8 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
-				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa]"
+				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|"
+				"wgmma_peak]"
 				" [--require-wgmma] [--warm-l2]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
@@ -1434,10 +1491,10 @@ int main(int argc, char **argv)
 	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_decode") &&
 	    strcmp(o.only, "mla_prefill") && strcmp(o.only, "moe") && strcmp(o.only, "moe_prefill") &&
 	    strcmp(o.only, "gemm") && strcmp(o.only, "gemv") && strcmp(o.only, "route") && strcmp(o.only, "attnres") &&
-	    strcmp(o.only, "conv") && strcmp(o.only, "dsa")) {
+	    strcmp(o.only, "conv") && strcmp(o.only, "dsa") && strcmp(o.only, "wgmma_peak")) {
 		fprintf(stderr,
 			"k3-bench: unknown --only '%s' (copy, mla, mla_decode, mla_prefill, moe, moe_prefill, route, gemm, "
-			"gemv, attnres, conv, dsa)\n",
+			"gemv, attnres, conv, dsa, wgmma_peak)\n",
 			o.only);
 		return 2;
 	}
@@ -1509,6 +1566,8 @@ int main(int argc, char **argv)
 		bench_moe_prefill(o);
 	if (o.only && !strcmp(o.only, "gemv"))
 		bench_gemv(o);
+	if (o.only && !strcmp(o.only, "wgmma_peak"))
+		bench_wgmma_peak(o);
 	if (want("moe") || want("route"))
 		bench_route(o);
 	CK(cudaStreamSynchronize(g_stream));

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Writes kernels/common/k3_wgmma.cuh: the BF16 wgmma of N = 16, 32, ..., 128 columns,
 A from registers (k3_wgmma_rs<N>) or from shared memory (k3_wgmma_ss<N>), B from shared
-memory. Inline PTX needs one operand per accumulator, so each N is spelled out; run this
+memory; and wide forms of N = 16 .. 256 (steps of 8 past 128) with float[N / 2] accumulators (k3_wgmma_rsw<N>,
+k3_wgmma_ssw<N>). Inline PTX needs one operand per accumulator, so each N is spelled out; run this
 after changing it:
     python3 kernels/common/gen_wgmma.py > kernels/common/k3_wgmma.cuh
 """
@@ -78,6 +79,57 @@ for n in NS:
     print('\t\t     : "l"(desc_a), "l"(desc_b));')
     print("}")
     print()
+
+# Wide forms (N up to 256: steps of 16 to 128, then of 8; the accumulators an array of exactly N / 2): k3_wgmma_ssw<N>,
+# k3_wgmma_rsw<N>, k3_wgmma_pinw<N>. The N <= 128 forms above keep their float[64] signature.
+NW = list(range(16, 129, 16)) + list(range(136, 257, 8))
+print("""/* Wide forms: d is float[N / 2] (N = 16 .. 128 in steps of 16, 136 .. 256 in steps of 8);
+ * otherwise as above. */
+template <int N>
+__device__ __forceinline__ void k3_wgmma_rsw(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b);
+
+template <int N>
+__device__ __forceinline__ void k3_wgmma_ssw(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b);
+""")
+for rs in (True, False):
+    for n in NW:
+        nd = n // 2
+        print("template <>")
+        if rs:
+            print("__device__ __forceinline__ void k3_wgmma_rsw<%d>(float (&d)[%d], const uint32_t (&a)[4], uint64_t desc_b)" % (n, nd))
+        else:
+            print("__device__ __forceinline__ void k3_wgmma_ssw<%d>(float (&d)[%d], uint64_t desc_a, uint64_t desc_b)" % (n, nd))
+        print("{")
+        print('\tasm volatile("wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 "' % n)
+        regs = ["%%%d" % i for i in range(nd)]
+        chunks = [", ".join(regs[i:i + 16]) for i in range(0, nd, 16)]
+        print('\t\t     "{"')
+        for i, c in enumerate(chunks):
+            sep = ", " if i + 1 < len(chunks) else ""
+            print('\t\t     "%s%s"' % (c, sep))
+        if rs:
+            print('\t\t     "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, 1, 1, 1, 0;\\n"' % (nd, nd + 1, nd + 2, nd + 3, nd + 4))
+        else:
+            print('\t\t     "}, %%%d, %%%d, 1, 1, 1, 0, 0;\\n"' % (nd, nd + 1))
+        outs = ['"+f"(d[%d])' % i for i in range(nd)]
+        lines = [", ".join(outs[i:i + 8]) for i in range(0, nd, 8)]
+        print("\t\t     : " + (",\n\t\t       ".join(lines)))
+        if rs:
+            print('\t\t     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));')
+        else:
+            print('\t\t     : "l"(desc_a), "l"(desc_b));')
+        print("}")
+        print()
+
+print("""/* Keeps the compiler from moving accumulators across the asynchronous MMAs (wide forms). */
+template <int N>
+__device__ __forceinline__ void k3_wgmma_pinw(float (&d)[N / 2])
+{
+#pragma unroll
+	for (int i = 0; i < N / 2; i++)
+		asm volatile("" : "+f"(d[i])::"memory");
+}
+""")
 
 print("""__device__ __forceinline__ void k3_wgmma_fence()
 {
