@@ -57,6 +57,15 @@
  * rewritten only when the consumers of every CTA released it: lane 0 of each
  * consumer warp arrives on the `empty` barrier of every CTA (8 ncl a phase).
  * The weight tiles thus come from L2 once per unit instead of once per chunk.
+ *
+ * Kernels (K3_GEMM_WG_KERNEL, kernel_variant(); round za, bench/results/k3-kernels-h200-2026-12-01za):
+ * "q" (the default), round q's as described above; "epi", the same with epilogue_nb (each tile's
+ * per-token scalars loaded before its k loop and kept in a shared buffer, no branches in the
+ * epilogue but the stores' predicates, SiTU-GLU without divisions) and one MMA descriptor a stage;
+ * "wide", that, and grouped BF16 launches in clusters take token chunks of up to TT_WIDE = 176
+ * rows (wgmma N up to 176, in steps of 8 past 128): K3's ~292-token experts at T = 16K in 2 chunks,
+ * clusters of 2 on all 132 SMs instead of 39 clusters of 3 on 117. "epi" and "wide" were built
+ * but not run on a device in round za (its device budget): staged as kernels/calls/k3-2026-12-01za-2.sh.
  */
 #include <cerrno>
 #include <climits>
@@ -83,15 +92,27 @@ using k3gemm::params;
 constexpr int THREADS = 384;  /* producer warpgroup + two consumer warpgroups */
 constexpr int TW = 256;       /* weight rows per tile: 128 per consumer warpgroup (two m64 blocks) */
 constexpr int TT = 128;       /* tokens per tile at most (the MMA's N) */
+constexpr int TT_WIDE = 176;  /* the wide kernel's (grouped BF16 in clusters; kernel_variant()) */
 constexpr int KB = 64;        /* k per stage: one 128-byte row of BF16 */
 constexpr int GROUP_M = 16;   /* dense raster: token tiles per group */
-constexpr int PRODUCER_REGS = 72, CONSUMER_REGS = 216; /* 128 x 72 + 256 x 216 <= 64K; no spills */
-constexpr int X_BYTES = TT * KB * 2;
+/* Register split of the warpgroups (setmaxnreg): the consumers get what the producer gives up
+ * from the launch's 168 a thread (128 x (168 - P) >= 256 x (C - 168)). The wide kernel's tiles of
+ * N tokens keep N / 2 accumulators a consumer thread live (176 at N = 176). */
+template <int TTV>
+struct regs {
+	static constexpr int PRODUCER = 72, CONSUMER = 216;
+	static_assert(128 * (168 - PRODUCER) >= 256 * (CONSUMER - 168), "registers");
+};
 constexpr int TAB_INTS = MOE_MAX_EXPERTS + 1 + 16; /* chunk offsets, then scan scratch */
 static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups a thread");
 
-template <bool FP4>
+/* Shared memory of the kernel with token tiles of TTV rows: STAGES stages (token tile, weight tile,
+ * MXFP4 scales), the barriers, the chunk table, and (the epilogue of kernel_variant() >= 1) each
+ * consumer warpgroup's token scalars of its tile: TTV row scales (float), then TTV output rows
+ * (int32, from out_index). */
+template <bool FP4, int TTV = TT>
 struct wcfg {
+	static constexpr int X_BYTES = TTV * KB * 2;
 	static constexpr int W_BYTES = FP4 ? TW * KB / 2 : TW * KB * 2;
 	static constexpr int S_BYTES = FP4 ? TW * 4 : 0;
 	static constexpr int STAGE = X_BYTES + W_BYTES + S_BYTES;
@@ -101,9 +122,12 @@ struct wcfg {
 	static constexpr int OFF_S = X_BYTES + W_BYTES; /* MXFP4 only */
 	static constexpr int OFF_BAR = STAGES * STAGE;
 	static constexpr int OFF_TAB = OFF_BAR + 2 * STAGES * 8;
-	static constexpr int SMEM = OFF_TAB + TAB_INTS * 4 + 1024; /* + slack to align the base to 1024 */
+	static constexpr int OFF_TOK = OFF_TAB + TAB_INTS * 4;
+	static constexpr int TOK_INTS = 2 * TTV; /* one tile of one warpgroup */
+	static constexpr int SMEM = OFF_TOK + 2 * TOK_INTS * 4 + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
 	static_assert(SMEM <= 227 * 1024, "shared memory");
+	static_assert(TTV % 16 == 0 && TTV <= 256, "token tile");
 };
 
 /* k3_mbar_wait with a watchdog: a pipeline that stopped (a bug) traps after 10 s instead of
@@ -173,6 +197,7 @@ struct tile {
  * groups before e: ncl == 1, token chunks of TT; ncl > 1, clusters' units, ncl chunks each (the
  * group's rows in ceil(count / TT) chunks of equal size, q <= TT; CTA `rank` takes chunk
  * ncl j + rank of unit j, none (re == rb) past the group's chunks), the weight tile shared. */
+template <int TTV>
 __device__ __forceinline__ tile decode(const params &p, const int32_t *tab, int t, int rank = 0, int ncl = 1)
 {
 	tile r;
@@ -180,8 +205,8 @@ __device__ __forceinline__ tile decode(const params &p, const int32_t *tab, int 
 		const int per = GROUP_M * p.num_n, grp = t / per, first = grp * GROUP_M;
 		const int gm = min(p.num_m - first, GROUP_M), in = t % per;
 		r.g = 0;
-		r.rb = (int64_t)(first + in % gm) * TT;
-		r.re = min(p.rows, r.rb + TT);
+		r.rb = (int64_t)(first + in % gm) * TTV;
+		r.re = min(p.rows, r.rb + TTV);
 		r.n0 = (in / gm) * TW;
 		return r;
 	}
@@ -197,18 +222,19 @@ __device__ __forceinline__ tile decode(const params &p, const int32_t *tab, int 
 	r.g = lo;
 	r.n0 = (local / chunks) * TW;
 	if (ncl > 1) {
-		const int cnt = p.off[lo + 1] - p.off[lo], nch = (cnt + TT - 1) / TT, q = (cnt + nch - 1) / nch;
+		const int cnt = p.off[lo + 1] - p.off[lo], nch = (cnt + TTV - 1) / TTV, q = (cnt + nch - 1) / nch;
 		const int i = (local % chunks) * ncl + rank;
 		r.rb = p.off[lo] + min(i * q, cnt);
 		r.re = p.off[lo] + min(i * q + q, cnt);
 		return r;
 	}
-	r.rb = p.off[lo] + (int64_t)(local % chunks) * TT;
-	r.re = min((int64_t)p.off[lo + 1], r.rb + TT);
+	r.rb = p.off[lo] + (int64_t)(local % chunks) * TTV;
+	r.re = min((int64_t)p.off[lo + 1], r.rb + TTV);
 	return r;
 }
 
-/* tab[0 .. n_groups] = prefix sums of ceil(ceil(count_e / TT) / ncl); all threads, two barriers. */
+/* tab[0 .. n_groups] = prefix sums of ceil(ceil(count_e / TTV) / ncl); all threads, two barriers. */
+template <int TTV>
 __device__ void build_tab(const params &p, int32_t *tab, int ncl)
 {
 	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -218,7 +244,7 @@ __device__ void build_tab(const params &p, int32_t *tab, int ncl)
 	for (int i = 0; i < 3; i++) {
 		const int e = tid * 3 + i;
 		if (e < p.n_groups)
-			s += ((p.off[e + 1] - p.off[e] + TT - 1) / TT + ncl - 1) / ncl;
+			s += ((p.off[e + 1] - p.off[e] + TTV - 1) / TTV + ncl - 1) / ncl;
 		inc[i] = s;
 	}
 	int x = s;
@@ -269,11 +295,11 @@ __device__ __forceinline__ void tma_load_w_mc(void *dst, const CUtensorMap *map,
 
 constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a quarter tile) */
 
-template <bool FP4, bool TMA, bool CLU>
+template <bool FP4, bool TMA, bool CLU, int TTV>
 __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
 					uint64_t *empty, const int32_t *tab, int total)
 {
-	using C = wcfg<FP4>;
+	using C = wcfg<FP4, TTV>;
 	const int pt = (int)threadIdx.x; /* 0 .. 127 */
 	const int ch = pt & 7, r8 = pt >> 3; /* BF16 tiles: 16-byte chunk ch of rows r8 + 16 i */
 	const int nkb = p.K / KB;
@@ -281,11 +307,11 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	const uint16_t mask = (uint16_t)((1u << ncl) - 1u);
 	int it = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
-		const tile tl = decode(p, tab, t, rank, ncl);
+		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
-		int32_t xrow[TT / 16]; /* A row of token row r8 + 16 i, -1: zeros */
+		int32_t xrow[TTV / 16]; /* A row of token row r8 + 16 i, -1: zeros */
 #pragma unroll
-		for (int i = 0; i < TT / 16; i++) {
+		for (int i = 0; i < TTV / 16; i++) {
 			const int r = r8 + 16 * i;
 			xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
 		}
@@ -308,7 +334,7 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 					tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
 			}
 #pragma unroll
-			for (int i = 0; i < TT / 16; i++) {
+			for (int i = 0; i < TTV / 16; i++) {
 				const int r = r8 + 16 * i;
 				if (r < xrows) {
 					const bool ok = xrow[i] >= 0;
@@ -399,36 +425,58 @@ __device__ __forceinline__ void release(uint64_t *bar)
 }
 
 /* Stage `it` ready (the copies landed): wait, then fence the proxies for wgmma's reads. */
-template <bool FP4>
+template <bool FP4, int TTV>
 __device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, uint64_t *full, int it)
 {
-	using C = wcfg<FP4>;
+	using C = wcfg<FP4, TTV>;
 	const int s = it % C::STAGES;
 	wait_or_trap(&full[s], (uint32_t)((it / C::STAGES) & 1));
 	k3_fence_proxy_async();
 	return sm + (size_t)s * C::STAGE;
 }
 
-/* The k loop of one tile with N = 16 NC tokens; `it` counts stages over the CTA's tiles.
- * BF16 weights: both operands from shared memory, the MMAs of one stage in flight while
- * the next stage's are issued (wait_group 1). MXFP4: A from registers in two sets of two
- * k steps each; a set is built while the MMAs of the other run, and each half stage ends
- * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
-template <bool FP4, bool CLU, int NC>
-__device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-					 float (&acc)[2][64], int &it, int wr0, int lane)
+/* d[0 .. N / 2) of one m64 block's accumulators += A (shared, desc_a) * B (shared, desc_b): the
+ * float[64] forms for N <= 128 (round q's instantiations), the wide ones past it. */
+template <int N, int L>
+__device__ __forceinline__ void mma_ss(float (&d)[L], uint64_t desc_a, uint64_t desc_b)
 {
-	using C = wcfg<FP4>;
-	constexpr int N = NC * 16;
+	if constexpr (L == 64)
+		k3_wgmma_ss<N>(d, desc_a, desc_b);
+	else
+		k3_wgmma_ssw<N>(*reinterpret_cast<float(*)[N / 2]>(&d[0]), desc_a, desc_b);
+}
+
+/* d[0 .. N / 2) pinned (the wide kernel: only the accumulators an MMA of N tokens writes stay
+ * live in its tiles). */
+template <int N, int L>
+__device__ __forceinline__ void pin_acc(float (&d)[L])
+{
+	if constexpr (L == 64)
+		k3_wgmma_pin(d);
+	else
+		k3_wgmma_pinw<N>(*reinterpret_cast<float(*)[N / 2]>(&d[0]));
+}
+
+/* The k loop of one tile with N tokens (a multiple of 16, or of 8 past 128); `it` counts stages
+ * over the CTA's tiles. BF16 weights: both operands from shared memory, the MMAs of one stage in
+ * flight while the next stage's are issued (wait_group 1). MXFP4: A from registers in two sets
+ * of two k steps each; a set is built while the MMAs of the other run, and each half stage ends
+ * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
+template <bool FP4, bool CLU, int N, int TTV, bool NB>
+__device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
+					 float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
+{
+	using C = wcfg<FP4, TTV>;
 	const int nkb = p.K / KB;
 #pragma unroll
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < (TTV == TT ? TT / 2 : N / 2); i++) /* round q's: all 64 */
 		acc[0][i] = acc[1][i] = 0.0f;
-	k3_wgmma_pin(acc[0]);
-	k3_wgmma_pin(acc[1]);
+	pin_acc<N>(acc[0]);
+	pin_acc<N>(acc[1]);
 	if constexpr (FP4) {
+		static_assert(TTV == 64 * 2, "MXFP4: the round-q tile");
 		uint32_t ax[2][2][4], ay[2][2][4]; /* [k step of the half][m64 block][4] */
-		const unsigned char *st = stage_ready<true>(sm, full, it);
+		const unsigned char *st = stage_ready<true, TTV>(sm, full, it);
 		load_a_fp4(ax, st, 0, 0, wr0, lane);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
@@ -452,7 +500,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 			}
 			k3_wgmma_commit();
 			if (kb + 1 < nkb) {
-				st = stage_ready<true>(sm, full, it + 1);
+				st = stage_ready<true, TTV>(sm, full, it + 1);
 				load_a_fp4(ax, st, kb + 1, 0, wr0, lane);
 			}
 			k3_wgmma_wait<0>();
@@ -463,16 +511,29 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		const uint32_t wdesc0 = (uint32_t)(C::OFF_W + (wr0 & ~127) * 128);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
-			const unsigned char *st = stage_ready<false>(sm, full, it);
+			const unsigned char *st = stage_ready<false, TTV>(sm, full, it);
 			const uint32_t xaddr = k3_smem_u32(st);
 			k3_wgmma_fence();
+			if constexpr (NB) {
+				/* One descriptor a stage, the others by adding offsets / 16 to its start field:
+				 * equal to k3_wgmma_desc_sw128 of each address (all under 0x40000, multiples of
+				 * 16: no carry out of the 14-bit field). */
+				const uint64_t d0 = k3_wgmma_desc_sw128(xaddr), da = d0 + (wdesc0 >> 4);
 #pragma unroll
-			for (int ks = 0; ks < KB / 16; ks++) {
-				const uint64_t desc = k3_wgmma_desc_sw128(xaddr + ks * 32);
+				for (int ks = 0; ks < KB / 16; ks++)
 #pragma unroll
-				for (int mb = 0; mb < 2; mb++)
-					k3_wgmma_ss<N>(acc[mb], k3_wgmma_desc_sw128(xaddr + wdesc0 + mb * 64 * 128 + ks * 32),
-						       desc);
+					for (int mb = 0; mb < 2; mb++)
+						mma_ss<N>(acc[mb], da + (uint64_t)(mb * 64 * 128 + ks * 32) / 16,
+							  d0 + (uint64_t)(ks * 32) / 16);
+			} else {
+#pragma unroll
+				for (int ks = 0; ks < KB / 16; ks++) {
+					const uint64_t desc = k3_wgmma_desc_sw128(xaddr + ks * 32);
+#pragma unroll
+					for (int mb = 0; mb < 2; mb++)
+						mma_ss<N>(acc[mb],
+							  k3_wgmma_desc_sw128(xaddr + wdesc0 + mb * 64 * 128 + ks * 32), desc);
+				}
 			}
 			k3_wgmma_commit();
 			k3_wgmma_wait<1>(); /* the previous stage's MMAs are done */
@@ -482,24 +543,26 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		k3_wgmma_wait<0>();
 		release<CLU>(&empty[(it - 1) % C::STAGES]);
 	}
-	k3_wgmma_pin(acc[0]);
-	k3_wgmma_pin(acc[1]);
+	pin_acc<N>(acc[0]);
+	pin_acc<N>(acc[1]);
 }
 
 /* A CTA of a cluster with no rows in this unit: the stages pass through (the cluster's
  * producers write each one into every CTA, and wait for every CTA to release it). */
-template <bool FP4>
+template <bool FP4, int TTV>
 __device__ __forceinline__ void passthrough(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					    int &it)
 {
 	const int nkb = p.K / KB;
 #pragma unroll 1
 	for (int kb = 0; kb < nkb; kb++, it++) {
-		stage_ready<FP4>(sm, full, it);
-		release<true>(&empty[it % wcfg<FP4>::STAGES]);
+		stage_ready<FP4, TTV>(sm, full, it);
+		release<true>(&empty[it % wcfg<FP4, TTV>::STAGES]);
 	}
 }
 
+/* Round q's epilogue (kernel_variant() 0): per output, the row's scalars from global memory and
+ * the exact SiTU-GLU, in branches past the tile's tokens. */
 template <int EPI>
 __device__ __forceinline__ void epilogue(const params &p, const tile &tl, const float (&acc)[2][64], int wr0,
 					 int lane)
@@ -533,7 +596,112 @@ __device__ __forceinline__ void epilogue(const params &p, const tile &tl, const 
 	}
 }
 
-template <bool FP4, bool CLU, int EPI>
+/* tanh without branches: 1 - 2 / (1 + e^2|x|) with the sign of x (ex2.approx and rcp.approx:
+ * absolute error ~1e-7, far under the BF16 output's rounding; e^2|x| = inf gives 1). */
+__device__ __forceinline__ float tanh_nb(float x)
+{
+	return copysignf(1.0f - __fdividef(2.0f, 1.0f + __expf(2.0f * fabsf(x))), x);
+}
+
+/* The tile's per-token scalars (kernel_variant() >= 1): loaded from global memory before the
+ * k loop (tokens ct and ct + 128 of the tile, ct = this thread's index in its warpgroup), kept
+ * in registers through it, and written after it into the warpgroup's shared buffer. */
+template <int EPI>
+struct tok_scalars {
+	float rs[2];
+	int32_t oi[2];
+	__device__ __forceinline__ void load(const params &p, const tile &tl, int ct)
+	{
+		const int ntok = (int)(tl.re - tl.rb);
+#pragma unroll
+		for (int i = 0; i < 2; i++) {
+			const int tok = ct + 128 * i;
+			const bool ok = tok < ntok;
+			rs[i] = EPI == K3_EPI_SCALE && ok ? p.row_scale[tl.rb + tok] : 0.0f;
+			oi[i] = p.out_index && ok ? p.out_index[tl.rb + tok] : 0;
+		}
+	}
+	template <int TTV>
+	__device__ __forceinline__ void store(float *srs, int32_t *soi, int ct) const
+	{
+#pragma unroll
+		for (int i = 0; i < 2; i++)
+			if (ct + 128 * i < TTV) {
+				srs[ct + 128 * i] = rs[i];
+				soi[ct + 128 * i] = oi[i];
+			}
+	}
+};
+
+/* The epilogue of kernel_variant() >= 1, for an MMA of N tokens: no global loads (the token
+ * scalars come from the warpgroup's shared buffer), no branches but the stores' predicates, so
+ * that the outputs' arithmetic interleaves; SiTU-GLU through tanh_nb and reciprocals of the caps
+ * (within ~1e-6 of situ_glu). */
+template <int EPI, int N, int TTV>
+__device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, const float (&acc)[2][TTV / 2], int wr0,
+					    int lane, const float *srs, const int32_t *soi)
+{
+	const int g = lane >> 2, tq = lane & 3, ntok = (int)(tl.re - tl.rb);
+	const bool scatter = p.out_index != nullptr;
+	const float bg = p.beta_gate, bu = p.beta_up, ibg = 1.0f / bg, ibu = 1.0f / bu;
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++) {
+		const int nb = tl.n0 + wr0 + mb * 64; /* this warp's 16 weight rows: nb .. nb + 15 */
+		if (nb >= p.N)
+			continue;
+#pragma unroll
+		for (int j = 0; j < N / 8; j++) {
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int tok = 8 * j + 2 * tq + e;
+				const bool ok = tok < ntok;
+				const int64_t r = tl.rb + tok, ro = scatter ? (int64_t)soi[tok] : r;
+				const float v0 = acc[mb][4 * j + e], v1 = acc[mb][4 * j + 2 + e];
+				if (EPI == K3_EPI_GLU) {
+					const float o = bg * tanh_nb(v0 * ibg) * k3_sigmoid(v0) * (bu * tanh_nb(v1 * ibu));
+					if (ok)
+						p.out[ro * (p.N / 2) + nb / 2 + g] = k3_f2bf(o);
+				} else if (EPI == K3_EPI_SCALE) {
+					const float sc = srs[tok];
+					if (ok) {
+						p.out[ro * p.N + nb + g] = k3_f2bf(v0 * sc);
+						p.out[ro * p.N + nb + g + 8] = k3_f2bf(v1 * sc);
+					}
+				} else if (ok) {
+					epi_store1<EPI>(p, ro, r, nb + g, v0);
+					epi_store1<EPI>(p, ro, r, nb + g + 8, v1);
+				}
+			}
+		}
+	}
+}
+
+/* One tile of N tokens: the k loop, then the epilogue (NB: kernel_variant() >= 1's). */
+template <bool FP4, bool CLU, int EPI, int N, int TTV, bool NB>
+__device__ __forceinline__ void tile_n(const params &p, const tile &tl, unsigned char *sm, uint64_t *full,
+				       uint64_t *empty, float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
+{
+	if constexpr (NB) {
+		using C = wcfg<FP4, TTV>;
+		const int ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
+		tok_scalars<EPI> ts;
+		ts.load(p, tl, ct); /* in flight through the k loop */
+		mainloop<FP4, CLU, N, TTV, true>(p, sm, full, empty, acc, it, wr0, lane);
+		/* The warpgroup's buffer: rewritten once each of its warps finished the last tile's
+		 * epilogue (first barrier), read once all of them wrote it (second). */
+		float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
+		int32_t *soi = reinterpret_cast<int32_t *>(srs + TTV);
+		k3_named_sync(1 + wg, 128);
+		ts.template store<TTV>(srs, soi, ct);
+		k3_named_sync(1 + wg, 128);
+		epilogue_nb<EPI, N, TTV>(p, tl, acc, wr0, lane, srs, soi);
+	} else {
+		mainloop<FP4, CLU, N, TTV, false>(p, sm, full, empty, acc, it, wr0, lane);
+		epilogue<EPI>(p, tl, acc, wr0, lane);
+	}
+}
+
+template <bool FP4, bool CLU, int EPI, int TTV, bool NB>
 __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					const int32_t *tab, int total)
 {
@@ -541,50 +709,52 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 	const int lane = (int)threadIdx.x & 31;
 	/* First weight row (in the tile) of this warp: consumer warpgroup c owns rows 128 c .. */
 	const int wr0 = ((int)threadIdx.x / 128 - 1) * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
-	float acc[2][64];
+	float acc[2][TTV / 2];
 	int it = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
-		const tile tl = decode(p, tab, t, rank, ncl);
-		switch ((int)((tl.re - tl.rb + 15) >> 4)) {
+		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
+		const int ntok = (int)(tl.re - tl.rb);
+		/* N: the tokens rounded up to 16 (to 8 past 128: the wide kernel's chunks of 129 .. 176) */
+		const int n = ntok <= 128 ? (ntok + 15) & ~15 : (ntok + 7) & ~7;
+#define K3_WG_TILE(NN) tile_n<FP4, CLU, EPI, NN, TTV, NB>(p, tl, sm, full, empty, acc, it, wr0, lane)
+		switch (n) {
 		case 0: /* a cluster's CTA past its group's chunks */
 			if constexpr (CLU)
-				passthrough<FP4>(p, sm, full, empty, it);
+				passthrough<FP4, TTV>(p, sm, full, empty, it);
 			break;
-		case 1:
-			mainloop<FP4, CLU, 1>(p, sm, full, empty, acc, it, wr0, lane);
-			break;
-		case 2:
-			mainloop<FP4, CLU, 2>(p, sm, full, empty, acc, it, wr0, lane);
-			break;
-		case 3:
-			mainloop<FP4, CLU, 3>(p, sm, full, empty, acc, it, wr0, lane);
-			break;
-		case 4:
-			mainloop<FP4, CLU, 4>(p, sm, full, empty, acc, it, wr0, lane);
-			break;
-		case 5:
-			mainloop<FP4, CLU, 5>(p, sm, full, empty, acc, it, wr0, lane);
-			break;
-		case 6:
-			mainloop<FP4, CLU, 6>(p, sm, full, empty, acc, it, wr0, lane);
-			break;
-		case 7:
-			mainloop<FP4, CLU, 7>(p, sm, full, empty, acc, it, wr0, lane);
-			break;
+		case 16: K3_WG_TILE(16); break;
+		case 32: K3_WG_TILE(32); break;
+		case 48: K3_WG_TILE(48); break;
+		case 64: K3_WG_TILE(64); break;
+		case 80: K3_WG_TILE(80); break;
+		case 96: K3_WG_TILE(96); break;
+		case 112: K3_WG_TILE(112); break;
 		default:
-			mainloop<FP4, CLU, 8>(p, sm, full, empty, acc, it, wr0, lane);
+			if constexpr (TTV > 128) {
+				switch (n) {
+				case 128: K3_WG_TILE(128); break;
+				case 136: K3_WG_TILE(136); break;
+				case 144: K3_WG_TILE(144); break;
+				case 152: K3_WG_TILE(152); break;
+				case 160: K3_WG_TILE(160); break;
+				case 168: K3_WG_TILE(168); break;
+				default: K3_WG_TILE(TTV); break;
+				}
+			} else {
+				K3_WG_TILE(128);
+			}
 			break;
 		}
-		epilogue<EPI>(p, tl, acc, wr0, lane);
+#undef K3_WG_TILE
 	}
 }
 
-template <bool FP4, bool TMA, bool CLU, int EPI>
+template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB>
 __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p,
 							const __grid_constant__ CUtensorMap tmw)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	using C = wcfg<FP4>;
+	using C = wcfg<FP4, TTV>;
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	unsigned char *sm = smem_raw + ((1024u - (k3_smem_u32(smem_raw) & 1023u)) & 1023u);
 	uint64_t *full = reinterpret_cast<uint64_t *>(sm + C::OFF_BAR), *empty = full + C::STAGES;
@@ -602,7 +772,7 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	}
 	int total;
 	if (p.n_groups > 0) {
-		build_tab(p, tab, ncl); /* synchronizes the CTA */
+		build_tab<TTV>(p, tab, ncl); /* synchronizes the CTA */
 		total = tab[p.n_groups] * p.num_n;
 	} else {
 		__syncthreads();
@@ -611,11 +781,11 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	if (CLU) /* the barriers of every CTA initialized before any is written from another */
 		cluster_sync();
 	if (threadIdx.x < 128) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
-		produce<FP4, TMA, CLU>(p, &tmw, sm, full, empty, tab, total);
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::PRODUCER));
+		produce<FP4, TMA, CLU, TTV>(p, &tmw, sm, full, empty, tab, total);
 	} else {
-		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-		consume<FP4, CLU, EPI>(p, sm, full, empty, tab, total);
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::CONSUMER));
+		consume<FP4, CLU, EPI, TTV, NB>(p, sm, full, empty, tab, total);
 	}
 	if (CLU) /* no CTA exits while another may still arrive on its barriers */
 		cluster_sync();
@@ -626,27 +796,28 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 
 /* Launches the kernel: CLU, in clusters of ncl CTAs (as many as fit at once: sms caps the grid
  * of the plain kernel). */
-template <bool FP4, bool TMA, bool CLU, int EPI>
+template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB>
 int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStream_t stream)
 {
-	auto kern = wg_kernel<FP4, TMA, CLU, EPI>;
+	using C = wcfg<FP4, TTV>;
+	auto kern = wg_kernel<FP4, TMA, CLU, EPI, TTV, NB>;
 	static bool configured = false;
 	static int clusters[5] = { 0, 0, 0, 0, 0 }; /* resident clusters of each size */
 	if (!configured) {
-		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, wcfg<FP4>::SMEM) !=
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) !=
 		    cudaSuccess)
 			return k3_launch_status();
 		configured = true;
 	}
 	if (!CLU) {
-		kern<<<grid, THREADS, wcfg<FP4>::SMEM, stream>>>(p, tmw);
+		kern<<<grid, THREADS, C::SMEM, stream>>>(p, tmw);
 		return k3_launch_status();
 	}
 	cudaLaunchConfig_t cfg = {};
 	cudaLaunchAttribute attr[1];
 	attr[0].id = cudaLaunchAttributeClusterDimension;
 	attr[0].val.clusterDim.x = (unsigned)ncl, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-	cfg.blockDim = dim3(THREADS), cfg.dynamicSmemBytes = wcfg<FP4>::SMEM, cfg.stream = stream;
+	cfg.blockDim = dim3(THREADS), cfg.dynamicSmemBytes = C::SMEM, cfg.stream = stream;
 	cfg.attrs = attr, cfg.numAttrs = 1;
 	if (clusters[ncl] == 0) {
 		cfg.gridDim = dim3((unsigned)(grid / ncl * ncl));
@@ -662,35 +833,55 @@ int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStrea
 	return k3_launch_status();
 }
 
-template <bool FP4, bool TMA, bool CLU>
+template <bool FP4, bool TMA, bool CLU, int TTV = TT, bool NB = false>
 int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, int ncl, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		return launch<FP4, TMA, CLU, K3_EPI_BF16>(p, tmw, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_BF16, TTV, NB>(p, tmw, grid, ncl, s);
 	case K3_EPI_SPLIT:
-		return launch<FP4, TMA, CLU, K3_EPI_SPLIT>(p, tmw, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_SPLIT, TTV, NB>(p, tmw, grid, ncl, s);
 	case K3_EPI_GLU:
-		return launch<FP4, TMA, CLU, K3_EPI_GLU>(p, tmw, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_GLU, TTV, NB>(p, tmw, grid, ncl, s);
 	case K3_EPI_SCALE:
-		return launch<FP4, TMA, CLU, K3_EPI_SCALE>(p, tmw, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_SCALE, TTV, NB>(p, tmw, grid, ncl, s);
 	case K3_EPI_ADD:
-		return launch<FP4, TMA, CLU, K3_EPI_ADD>(p, tmw, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_ADD, TTV, NB>(p, tmw, grid, ncl, s);
 	case K3_EPI_GATE:
-		return launch<FP4, TMA, CLU, K3_EPI_GATE>(p, tmw, grid, ncl, s);
+		return launch<FP4, TMA, CLU, K3_EPI_GATE, TTV, NB>(p, tmw, grid, ncl, s);
 	}
 	return -EINVAL;
 }
 
+/* Which kernel (K3_GEMM_WG_KERNEL, read per call; bench/results/k3-kernels-h200-2026-12-01za):
+ *  - "q" (0): round q's kernel: token tiles of up to 128 rows (clusters of 3 at K3's T = 16K, 117
+ *    of 132 SMs), the epilogue reading each row's scalars from global memory in branches;
+ *  - "epi" (1): the same tiles, the branch-free epilogue (epilogue_nb: the token scalars loaded
+ *    through the k loop into shared memory, stores predicated, SiTU-GLU without divisions);
+ *  - "wide" (2): that epilogue, and for grouped BF16 launches in clusters token chunks of up to
+ *    176 rows (wgmma N up to 176: 292-token groups in 2 chunks, clusters of 2, all 132 SMs).
+ * Unset: KERNEL_DEFAULT, round q's until "epi" / "wide" pass test-moe-gpu on a device and measure
+ * faster (kernels/calls/k3-2026-12-01za-2.sh). */
+constexpr int KERNEL_DEFAULT = 0;
+
+int kernel_variant()
+{
+	const char *e = getenv("K3_GEMM_WG_KERNEL");
+	if (!(e && *e))
+		return KERNEL_DEFAULT;
+	return !strcmp(e, "q") ? 0 : !strcmp(e, "epi") ? 1 : !strcmp(e, "wide") ? 2 : KERNEL_DEFAULT;
+}
+
 /* Cluster size of a grouped launch with BF16 weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per
- * call): unset or "auto": ceil(rows per group / TT) clamped to 1 .. 4, so that a cluster's CTAs
+ * call): unset or "auto": ceil(rows per group / tt) clamped to 1 .. 4 (tt: the kernel's token
+ * chunk, 128, or 176 for the wide kernel: 2 at T = 16K), so that a cluster's CTAs
  * take the token chunks of a typical group and its weight tiles come from L2 once for them all
  * (3 at K3's T = 16K: 10-20 % faster than without, bench/results/k3-kernels-h200-2026-12-01q);
  * 0 or 1: the kernel without clusters; 2 .. 4: that size. MXFP4 weights never cluster (measured
  * 4-24 % slower there: its k loop, not the L2, is the limit). */
 constexpr bool CLUSTER_DEFAULT_AUTO = true;
 
-int cluster_ctas(const params &p)
+int cluster_ctas(const params &p, int tt)
 {
 	const char *e = getenv("K3_GEMM_WG_CLUSTER");
 	if (!(e && *e) && !CLUSTER_DEFAULT_AUTO)
@@ -703,7 +894,7 @@ int cluster_ctas(const params &p)
 	}
 	if (p.n_groups <= 0)
 		return 1;
-	const int64_t per_group = p.rows / p.n_groups, c = (per_group + TT - 1) / TT;
+	const int64_t per_group = p.rows / p.n_groups, c = (per_group + tt - 1) / tt;
 	return c < 1 ? 1 : c > 4 ? 4 : (int)c;
 }
 
@@ -803,17 +994,23 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		grid = tiles < grid ? tiles : grid;
 	}
 	CUtensorMap tmw;
-	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p) : 1;
+	const int kv = kernel_variant();
+	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p, kv == 2 ? TT_WIDE : TT) : 1;
 	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
 		ncl = 1;
 	}
 	if (ncl > 1)
-		return launch_epi<false, true, true>(p, tmw, epi, (int)grid, ncl, stream);
+		return kv == 2	 ? launch_epi<false, true, true, TT_WIDE, true>(p, tmw, epi, (int)grid, ncl, stream)
+		       : kv == 1 ? launch_epi<false, true, true, TT, true>(p, tmw, epi, (int)grid, ncl, stream)
+				 : launch_epi<false, true, true>(p, tmw, epi, (int)grid, ncl, stream);
+	if (!tma) /* the cp.async weights (measurements only): round q's kernel */
+		return fp4 ? launch_epi<true, false, false>(p, tmw, epi, (int)grid, 1, stream)
+			   : launch_epi<false, false, false>(p, tmw, epi, (int)grid, 1, stream);
 	if (fp4)
-		return tma ? launch_epi<true, true, false>(p, tmw, epi, (int)grid, 1, stream)
-			   : launch_epi<true, false, false>(p, tmw, epi, (int)grid, 1, stream);
-	return tma ? launch_epi<false, true, false>(p, tmw, epi, (int)grid, 1, stream)
-		   : launch_epi<false, false, false>(p, tmw, epi, (int)grid, 1, stream);
+		return kv ? launch_epi<true, true, false, TT, true>(p, tmw, epi, (int)grid, 1, stream)
+			  : launch_epi<true, true, false>(p, tmw, epi, (int)grid, 1, stream);
+	return kv ? launch_epi<false, true, false, TT, true>(p, tmw, epi, (int)grid, 1, stream)
+		  : launch_epi<false, true, false>(p, tmw, epi, (int)grid, 1, stream);
 }

@@ -847,6 +847,19 @@ static void test_gemm_wgmma_tiles(void **unused)
 	run_gemm(&m, K3_EPI_GLU, &wv);
 	wmat_release(&wv);
 	unsetenv("K3_GEMM_WG_WEIGHTS");
+	/* Round q's kernel (K3_GEMM_WG_KERNEL=q: the epilogue with global loads and branches) and the
+	 * branch-free epilogue alone (epi), both weight formats, every epilogue. */
+	static const char *const kernels[2] = { "q", "epi" };
+	for (int k = 0; k < 2; k++) {
+		setenv("K3_GEMM_WG_KERNEL", kernels[k], 1);
+		print_message("K3_GEMM_WG_KERNEL=%s\n", kernels[k]);
+		for (int dt = 0; dt < 2; dt++) {
+			const struct gemm_case g = { .N = 400, .K = 384, .n_groups = 11, .counts = counts, .a_rows = 333,
+						     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED_WGMMA };
+			run_all_epilogues(&g);
+		}
+	}
+	unsetenv("K3_GEMM_WG_KERNEL");
 }
 
 /* The wgmma kernel in clusters (BF16 weights; K3_GEMM_WG_CLUSTER, read per call; by default
@@ -895,6 +908,58 @@ static void test_gemm_wgmma_clusters(void **unused)
 	}
 	wmat_release(&wm);
 	unsetenv("K3_GEMM_WG_CLUSTER");
+	/* The wide kernel's chunk edges (the default, K3_GEMM_WG_KERNEL=wide: chunks of up to 176
+	 * rows, MMA widths 136 .. 176 in steps of 8; clusters of 2 here): one chunk of 176 / 170 / 160 /
+	 * 145 / 137 / 130 rows (N 176, 176, 160, 152, 144, 136), two of 176 (352), 168 (336) and 89 + 88
+	 * (177), three of 118 (353: a unit with a CTA passing through); then the same groups through
+	 * round q's kernel and the epi kernel (chunks of <= 128, clusters of 3). Scattered outputs
+	 * (out_index) on every epilogue. */
+	static const int32_t edges[11] = { 176, 177, 352, 353, 170, 160, 130, 137, 0, 336, 145 };
+	const struct gemm_case eg = { .N = 320, .K = 256, .n_groups = 11, .counts = edges, .a_rows = 1200,
+				      .dt = K3_W_BF16, .path = K3_GEMM_TILED_WGMMA };
+	const struct gemm_case es = { .N = 320, .K = 256, .n_groups = 11, .counts = edges, .a_rows = 1200,
+				      .dt = K3_W_BF16, .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+	struct wmat we = wmat_rand(eg.n_groups, eg.N, eg.K, eg.dt, 0.1);
+	static const char *const kernels[3] = { "wide", "q", "epi" };
+	for (int k = 0; k < 3; k++) {
+		setenv("K3_GEMM_WG_KERNEL", kernels[k], 1);
+		print_message("K3_GEMM_WG_KERNEL=%s\n", kernels[k]);
+		run_gemm(&eg, K3_EPI_GLU, &we);
+		run_gemm(&eg, K3_EPI_SCALE, &we);
+		if (k == 0)
+			run_all_epilogues(&es);
+	}
+	unsetenv("K3_GEMM_WG_KERNEL");
+	wmat_release(&we);
+}
+
+/* The wgmma kernels of round za at a small size (for compute-sanitizer runs): the wide kernel in
+ * clusters of 2 (groups of 177 rows: chunks of 89 + 88, N 96; 40: one chunk, the other CTA passing
+ * through; 300: 2 x 150, N 152), GLU gathered and SCALE scattered; the branch-free epilogue
+ * without clusters. */
+static void test_gemm_wgmma_wide_small(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
+		skip();
+	}
+	static const int32_t counts[4] = { 177, 0, 40, 300 };
+	const struct gemm_case g = { .N = 256, .K = 128, .n_groups = 4, .counts = counts, .a_rows = 400,
+				     .dt = K3_W_BF16, .path = K3_GEMM_TILED_WGMMA };
+	const struct gemm_case s = { .N = 256, .K = 128, .n_groups = 4, .counts = counts, .dt = K3_W_BF16,
+				     .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+	struct wmat w = wmat_rand(4, 256, 128, K3_W_BF16, 0.1);
+	setenv("K3_GEMM_WG_KERNEL", "wide", 1);
+	setenv("K3_GEMM_WG_CLUSTER", "2", 1);
+	run_gemm(&g, K3_EPI_GLU, &w);
+	run_gemm(&s, K3_EPI_SCALE, &w);
+	setenv("K3_GEMM_WG_KERNEL", "epi", 1);
+	setenv("K3_GEMM_WG_CLUSTER", "1", 1);
+	run_gemm(&s, K3_EPI_SCALE, &w);
+	unsetenv("K3_GEMM_WG_KERNEL");
+	unsetenv("K3_GEMM_WG_CLUSTER");
+	wmat_release(&w);
 }
 
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
@@ -1294,6 +1359,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_k3_expert_shapes),
 		cmocka_unit_test(test_gemm_wgmma_tiles),
 		cmocka_unit_test(test_gemm_wgmma_clusters),
+		cmocka_unit_test(test_gemm_wgmma_wide_small),
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_combine),
 		cmocka_unit_test(test_layer_decode),
