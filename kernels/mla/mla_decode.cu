@@ -90,6 +90,10 @@ struct cfg {
 struct params {
 	int H, t, rows, n_splits, tiles_per_split, max_pages, topk, max_seqlen;
 	float scale_log2; /* softmax scale * log2(e) */
+	/* mla_fp8s_kernel's options (K3_MLA_FP8S): one bulk copy a whole dense tile; the lazy
+	 * rescale's tau (binades the running max may lag) and band (binades the unit may drift). */
+	int fp8s_whole, fp8s_band;
+	float fp8s_tau;
 	const uint16_t *q;
 	const unsigned char *cache;
 	const int32_t *block_table, *seqlens, *indices;
@@ -1338,10 +1342,23 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			pos = 0;
 		page = p.block_table[(size_t)b * p.max_pages + pos / MLA_PAGE_TOKENS];
 	};
+	/* A dense tile whose 32 entries all exist lies in one page (TILE divides the page), so
+	 * one bulk copy of 20992 bytes from its first token (lane 0's) fills the stage; otherwise
+	 * one copy a token (lane j: token j; past the end: token 0, finite bytes). One copy a
+	 * token cost warp 0 ~38 % of its issue time in 2026-12-01zc call 1 (the 32 copies of a
+	 * warp are issued one lane at a time), and the other warps waited for it. */
 	auto issue = [&](int it, int pos, int page) {
 		const int s = it % NST;
 		const unsigned char *src =
 			p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
+		const bool whole = !SPARSE && p.fp8s_whole && (tile0 + it + 1) * TILE <= L;
+		if (whole) {
+			if (lane == 0) {
+				k3_mbar_expect_tx(&bar[s], TILE * FP8B);
+				k3_bulk_g2s(st + (size_t)s * STAGE_BYTES, src, TILE * FP8B, &bar[s]);
+			}
+			return;
+		}
 		if (lane == 0)
 			k3_mbar_expect_tx(&bar[s], TILE * FP8B);
 		__syncwarp();
@@ -1463,8 +1480,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 					if (KINT) {
 						k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
 					} else {
-						b0 = k3_e4m3x2_to_f16x2((uint16_t)(x & 0xffffu));
-						b1 = k3_e4m3x2_to_f16x2((uint16_t)(x >> 16));
+						k3_e4m3x4_to_f16x2x2(x, b0, b1);
 					}
 					k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
 				}
@@ -1518,12 +1534,14 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 					x[e] = -INFINITY;
 			}
 		}
-		const float mw0 = fmaxf(m0, k3_group_max<4>(fmaxf(x[0], x[1])));
-		const float mw1 = fmaxf(m1, k3_group_max<4>(fmaxf(x[2], x[3])));
+		/* The frame moves only when the group's max passes the running max by more than tau
+		 * (lazy rescale: P <= 2^tau; tau 0: every new max, as mla_fp8p_kernel). */
+		const float lm0 = k3_group_max<4>(fmaxf(x[0], x[1])), lm1 = k3_group_max<4>(fmaxf(x[2], x[3]));
+		const float mw0 = lm0 > m0 + p.fp8s_tau ? lm0 : m0, mw1 = lm1 > m1 + p.fp8s_tau ? lm1 : m1;
 		const float mwu0 = mw0 == -INFINITY ? 0.0f : mw0, mwu1 = mw1 == -INFINITY ? 0.0f : mw1;
 #pragma unroll
 		for (int e = 0; e < 4; e++)
-			x[e] = exp2f(x[e] - (e < 2 ? mwu0 : mwu1));
+			x[e] = k3_exp2_ftz(x[e] - (e < 2 ? mwu0 : mwu1));
 		const float s0 = x[0] + x[1], s1 = x[2] + x[3]; /* this lane's, in the frame mw */
 		{
 			const float4 c0 = *reinterpret_cast<const float4 *>(raw + tok0 * FP8B + MLA_FP8_SCALE_OFFSET);
@@ -1553,13 +1571,15 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		const float M0 = fmaxf(fmaxf(wa.x, wa.y), fmaxf(wa.z, wa.w));
 		const float M1 = fmaxf(fmaxf(wb.x, wb.y), fmaxf(wb.z, wb.w));
 		const float mu0 = M0 == -INFINITY ? 0.0f : M0, mu1 = M1 == -INFINITY ? 0.0f : M1;
-		const float al0 = exp2f(m0 - mu0), al1 = exp2f(m1 - mu1);
+		const float al0 = k3_exp2_ftz(m0 - mu0), al1 = k3_exp2_ftz(m1 - mu1);
 		m0 = M0, m1 = M1;
 		/* 2^(mw_j - M) of each token group j (0 where the group saw nothing). */
-		const float cj0[4] = { exp2f(wa.x - mu0), exp2f(wa.y - mu0), exp2f(wa.z - mu0), exp2f(wa.w - mu0) };
-		const float cj1[4] = { exp2f(wb.x - mu1), exp2f(wb.y - mu1), exp2f(wb.z - mu1), exp2f(wb.w - mu1) };
-		l0 = l0 * al0 + s0 * exp2f(mw0 - mu0); /* cj0[w], without indexing by w */
-		l1 = l1 * al1 + s1 * exp2f(mw1 - mu1);
+		const float cj0[4] = { k3_exp2_ftz(wa.x - mu0), k3_exp2_ftz(wa.y - mu0), k3_exp2_ftz(wa.z - mu0),
+				       k3_exp2_ftz(wa.w - mu0) };
+		const float cj1[4] = { k3_exp2_ftz(wb.x - mu1), k3_exp2_ftz(wb.y - mu1), k3_exp2_ftz(wb.z - mu1),
+				       k3_exp2_ftz(wb.w - mu1) };
+		l0 = l0 * al0 + s0 * k3_exp2_ftz(mw0 - mu0); /* cj0[w], without indexing by w */
+		l1 = l1 * al1 + s1 * k3_exp2_ftz(mw1 - mu1);
 		float4 y[4];
 		float t0 = 0.0f, t1 = 0.0f;
 #pragma unroll
@@ -1572,8 +1592,12 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		t1 = k3_group_max<4>(t1);
 		d0 = fmaxf(d0 * al0, t0);
 		d1 = fmaxf(d1 * al1, t1);
-		const int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
-		const int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
+		/* The unit: the largest P x scale in [1, 2) when set; kept while it stays in
+		 * [1, 2^(band + 1)) (band 0: set every tile, as mla_fp8p_kernel; FP16 holds 2^15). */
+		int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
+		int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
+		g0 = f0 >= g0 && f0 <= g0 + p.fp8s_band ? f0 : g0;
+		g1 = f1 >= g1 && f1 <= g1 + p.fp8s_band ? f1 : g1;
 		const float r0 = fp8r_scale2(al0, g0 - f0), r1 = fp8r_scale2(al1, g1 - f1);
 		f0 = g0, f1 = g1;
 		const float pf0 = fp8r_pow2(f0), pf1 = fp8r_pow2(f1);
@@ -1625,14 +1649,10 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 				} else {
 					const uint32_t u01 = k3_prmt(x0, x1, 0x5140u), u23 = k3_prmt(x0, x1, 0x7362u);
 					const uint32_t v01 = k3_prmt(x2, x3, 0x5140u), v23 = k3_prmt(x2, x3, 0x7362u);
-					bA[0] = k3_e4m3x2_to_f16x2((uint16_t)(u01 & 0xffffu));
-					bA[1] = k3_e4m3x2_to_f16x2((uint16_t)(u01 >> 16));
-					bA[2] = k3_e4m3x2_to_f16x2((uint16_t)(u23 & 0xffffu));
-					bA[3] = k3_e4m3x2_to_f16x2((uint16_t)(u23 >> 16));
-					bB[0] = k3_e4m3x2_to_f16x2((uint16_t)(v01 & 0xffffu));
-					bB[1] = k3_e4m3x2_to_f16x2((uint16_t)(v01 >> 16));
-					bB[2] = k3_e4m3x2_to_f16x2((uint16_t)(v23 & 0xffffu));
-					bB[3] = k3_e4m3x2_to_f16x2((uint16_t)(v23 >> 16));
+					k3_e4m3x4_to_f16x2x2(u01, bA[0], bA[1]);
+					k3_e4m3x4_to_f16x2x2(u23, bA[2], bA[3]);
+					k3_e4m3x4_to_f16x2x2(v01, bB[0], bB[1]);
+					k3_e4m3x4_to_f16x2x2(v23, bB[2], bB[3]);
 				}
 #pragma unroll
 				for (int c = 0; c < 4; c++)
@@ -1753,6 +1773,22 @@ int fp8r_variant(enum mla_kv kv, int rows)
 	if (k == 3)
 		return 12 + (v == 4 ? 0 : v); /* mla_fp8p_kernel: "cc" unless set */
 	return 16 + (v == 4 ? 0 : v);         /* mla_fp8s_kernel: "cc" unless set */
+}
+
+/* mla_fp8s_kernel's options, read once: K3_MLA_FP8S_COPY=token copies every token on its own
+ * (default "whole": one bulk copy a whole dense tile); K3_MLA_FP8S_RESCALE=eager moves the running
+ * max at every new maximum and resets the unit every tile (default "lazy": tau = band = 8). */
+void fp8s_options(int *whole, float *tau, int *band)
+{
+	static int w = -1, lazy = -1;
+	if (w < 0) {
+		const char *c = getenv("K3_MLA_FP8S_COPY"), *r = getenv("K3_MLA_FP8S_RESCALE");
+		w = !(c && !strcmp(c, "token"));
+		lazy = !(r && !strcmp(r, "eager"));
+	}
+	*whole = w;
+	*tau = lazy ? 8.0f : 0.0f;
+	*band = lazy ? 8 : 0;
 }
 
 int device_sms(int *sms)
@@ -1926,6 +1962,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.topk = a->indices ? a->topk : 0;
 	p.max_seqlen = a->max_seqlen;
 	p.scale_log2 = a->scale * LOG2E;
+	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band);
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
 	p.block_table = a->block_table;
