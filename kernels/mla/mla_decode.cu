@@ -27,12 +27,13 @@
  *    a thread; FP8: half the columns are two scale tiles, each with its P).
  * Combine kernel, one warp per query row: the log-sum-exp-weighted sum of
  * the split partials (FP32 in the workspace).
- * FP8 cache up to 32 query rows: mla_fp8p_kernel below (E4M3 converted to FP16 in registers,
- * FP16 MMAs, a warp per scale tile, software-pipelined with mbarriers: 43-46 % of copy at
- * t = 1, H200 2026-12-01v), or mla_fp8r_kernel, the same without the pipelining
- * (K3_MLA_FP8_KERNEL=reg: 40-44 %; the expansion: 22-24 %, 2026-12-01p); above 32 rows the
- * expansion kernel's 64-row CTAs measured faster.
- */
+ * FP8 cache up to 32 query rows: mla_fp8s_kernel below (E4M3 converted to FP16 in registers,
+ * FP16 MMAs, a warp per scale tile in both products, one softmax a tile split over the warps'
+ * token groups, one bulk copy a whole tile: 60-77 % of copy at t = 1, H200 2026-12-01zc), or
+ * (K3_MLA_FP8_KERNEL=pipe) mla_fp8p_kernel, its predecessor with the softmax repeated in every
+ * warp and one copy a token (43-47 %), or (=reg) mla_fp8r_kernel, the same without the
+ * pipelining (40-44 %; the expansion: 22-24 %, 2026-12-01p); above 32 rows the expansion
+ * kernel's 64-row CTAs measured faster. */
 #include "mla_decode.h"
 
 #include <cerrno>
@@ -895,7 +896,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
 }
 
-/* ---- FP8 cache, register conversion, software-pipelined (the default up to 32 rows) ------
+/* ---- FP8 cache, register conversion, software-pipelined (K3_MLA_FP8_KERNEL=pipe) --------
  *
  * mla_fp8r_kernel's fragment maps, shared-memory layout and arithmetic (bit for bit the same
  * S, P, scales and units), with the tile loop reordered and its barrier replaced:
@@ -914,7 +915,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
  *    ahead); the causal ends are made opaque so that their divisions stay out of the loop;
  *  - both conversions by cvt by default ("cc": measured faster than "ic" here).
  * The last iteration recomputes the parts of its own tile into the unused buffer (no branch).
- * H200, 2026-12-01v: 43-46 % of copy at t = 1 (reg: 40-44 %), 23-24 % at t = 2. */
+ * H200, 2026-12-01v: 43-46 % of copy at t = 1 (reg: 40-44 %), 23-24 % at t = 2; the default
+ * up to 32 rows from 01v to 01zc, now mla_fp8s_kernel below. */
 template <bool KINT, bool VINT, bool SPARSE>
 __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_kernel(const params p)
 {
@@ -1287,7 +1289,12 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_ker
  * Per-tile order: wait parts(it); softmax slice; P out; hand-off; P in, frames, pack; wait
  * stage(it + 1); QK^T(it + 1) -> parts; O rescale; PV(it); release stage(it). The single P
  * buffer is safe: a warp writes P(it + 1) only after waiting for parts(it + 1), which every
- * thread arrives at after reading P(it). */
+ * thread arrives at after reading P(it).
+ * H200, 2026-12-01zc (call 2; bench/results/k3-kernels-h200-2026-12-01zc/): 60-77 % of copy at
+ * t = 1, 12-16 heads (B = 128: 71-77 %; mla_fp8p_kernel 43-47 % in the same call), 34-41 % at
+ * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
+ * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
+ * the same as lazy within noise. */
 template <bool KINT, bool VINT, bool SPARSE>
 __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_kernel(const params p)
 {
@@ -1731,12 +1738,13 @@ struct plan {
 /* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel that
  * expands each tile into BF16 in shared memory for every shape, =reg the register kernel
  * (mla_fp8r_kernel) for every shape, =pipe its software-pipelined form (mla_fp8p_kernel) for
- * every shape; unset, the pipelined register kernel up to 32 query rows (t H) and the staged one
- * (64 rows a CTA) above, where it measured faster (2026-12-01p). The register kernels' E4M3 ->
- * FP16 conversion per product from K3_MLA_FP8_CVT: "ic" (QK^T by integer instructions, PV by
- * cvt: the register kernel's default), "cc" (both by cvt: the pipelined kernel's default), "ii"
- * or "ci". Returns kernel * 8 + (K by integers) + 2 (V by integers), or kernel * 8 + 4 where the
- * conversion is not set; kernel 0 (auto), 1 (reg), 2 (stage) or 3 (pipe). */
+ * every shape, =split the form with one softmax a tile (mla_fp8s_kernel) for every shape; unset,
+ * mla_fp8s_kernel up to 32 query rows (t H) and the staged one (64 rows a CTA) above, where it
+ * measured faster (2026-12-01p). The register kernels' E4M3 -> FP16 conversion per product from
+ * K3_MLA_FP8_CVT: "ic" (QK^T by integer instructions, PV by cvt: the register kernel's default),
+ * "cc" (both by cvt: the pipelined and split kernels' default), "ii" or "ci". Returns kernel * 8 +
+ * (K by integers) + 2 (V by integers), or kernel * 8 + 4 where the conversion is not set; kernel
+ * 0 (auto), 1 (reg), 2 (stage), 3 (pipe) or 4 (split). */
 int fp8_kernel_choice()
 {
 	static int choice = -1;
@@ -1760,7 +1768,7 @@ int fp8_kernel_choice()
 }
 
 /* A register kernel for these rows? 0: no (BF16 cache, or the staged kernel), else kernel * 4 +
- * the conversion variant, kernel 1 (mla_fp8r_kernel) or 3 (mla_fp8p_kernel). */
+ * the conversion variant, kernel 1 (mla_fp8r_kernel), 3 (mla_fp8p_kernel) or 4 (mla_fp8s_kernel). */
 int fp8r_variant(enum mla_kv kv, int rows)
 {
 	if (kv != MLA_KV_FP8)
