@@ -700,6 +700,33 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	intra_compute(p, j, h, in, sm);
 }
 
+/*
+ * The PDL path's intra kernel (K3_KDA_PREFILL=pdl, 2026-12-01zd): v2's work in persistent CTAs,
+ * item i = j H + h (chunk-major) taken by CTA i mod gridDim.x, the grid sized by the host to
+ * what fits beside the recurrent CTAs (pdl_intra_grid()). Each CTA first lets the dependent
+ * launch go (griddepcontrol.launch_dependents): the recurrent kernel, launched after it with
+ * programmatic stream serialization, starts only once every CTA of this grid has started, so
+ * every record a recurrent CTA waits for belongs to a CTA that is already resident and waits
+ * for nothing: the pair finishes at any occupancy (the waiting overlap of 01r could not say
+ * that: its recurrent CTAs could fill the SMs before the intra CTAs they wait on started).
+ */
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_pdl_kernel(const intra_params p,
+												 int nmax)
+{
+	__shared__ intra_smem sm;
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+	const int H = p.heads, n = nmax * H; /* < 2^31: kda_prefill() checks */
+	for (int i = blockIdx.x; i < n; i += gridDim.x) {
+		const int j = i / H, h = i - j * H;
+		intra_in in;
+		intra_load(p, j, h, in);
+		if (in.L <= 0) /* the same for the whole CTA */
+			continue;
+		intra_compute(p, j, h, in, sm);
+		__syncthreads(); /* this item's shared-memory reads before the next one's writes */
+	}
+}
+
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
  * CTA's slice of U^T rows; same layout (and swizzle) as in global memory. */
 __host__ __device__ constexpr int stage_bytes(int warps)
@@ -921,13 +948,22 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
- *   K3_KDA_PREFILL=serial | overlap   the two kernels one after the other, or side by side
+ *   K3_KDA_PREFILL=auto | serial | overlap | pdl   auto (default): pdl where pdl_by_default()
+ *                                      says, else serial; serial: the two kernels one after the
+ *                                      other; overlap: side by side on two streams, recurrent CTAs
+ *                                      spinning on the intra CTAs' flags (opt-in, can deadlock when
+ *                                      spinning CTAs fill the SMs); pdl: the persistent intra kernel
+ *                                      and the recurrent one by programmatic dependent launch, the
+ *                                      same flags (cannot deadlock: kda_chunk_intra_pdl_kernel)
+ *   K3_KDA_PDL_PER_SM=N                PDL path: intra CTAs an SM (default: what fits beside the
+ *                                      recurrent CTAs an SM holds)
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width */
+enum { PATH_SERIAL = 0, PATH_OVERLAP = 1, PATH_PDL = 2 };
 struct prefill_cfg {
-	bool overlap;
-	int intra;  /* 1, 2 */
+	int path;   /* PATH_* */
+	int intra;  /* 1, 2 (PATH_PDL: the persistent form of v2 whatever this says) */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 };
@@ -938,8 +974,19 @@ struct prefill_cfg {
  * 2.04-2.19 ms. The overlapped path stays opt-in: beside the recurrent CTAs at H = 12..48 the
  * intra kernel slows more than the recurrent tail it hides (e.g. 16K, H = 12: 1.07 against 0.89
  * ms serial, with the <= 48-register build), and it deadlocked once (prefill_config()). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
+constexpr prefill_cfg CFG_SERIAL = { PATH_SERIAL, 2, 4, 2 };
+constexpr prefill_cfg CFG_OVERLAP = { PATH_OVERLAP, 2, 3, 1 };
+constexpr prefill_cfg CFG_PDL = { PATH_PDL, 2, 3, 1 };
+
+/* Where the default (K3_KDA_PREFILL unset or `auto`) takes the PDL path: one sequence of at least
+ * PDL_MIN_TOKENS tokens at PDL_MIN_HEADS heads or more (kda_prefill(); measured in 2026-12-01zd). */
+constexpr int PDL_MIN_HEADS = 96;
+constexpr int64_t PDL_MIN_TOKENS = 4096;
+
+bool pdl_by_default(int n_seqs, int heads, int64_t total_tokens)
+{
+	return n_seqs == 1 && heads >= PDL_MIN_HEADS && total_tokens >= PDL_MIN_TOKENS;
+}
 
 /* The configuration asked for (K3_KDA_PREFILL=serial | overlap; serial by default: the
  * overlapped path, faster at one sequence of >= 4K tokens at 96 heads (2026-12-01r: T = 4K 475
@@ -949,10 +996,15 @@ constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
  * slice completed twice with it, call 5), and a kernel that spins on another one's progress stays
  * opt-in: another process on the GPU can take the SMs it waits for (the wait traps after 10 s).
  * `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
-prefill_cfg prefill_config(bool allow_overlap = true)
+prefill_cfg prefill_config(bool allow_overlap = true, bool pdl_default = false)
 {
 	const char *e = getenv("K3_KDA_PREFILL");
-	prefill_cfg c = allow_overlap && e && !strcmp(e, "overlap") ? CFG_OVERLAP : CFG_SERIAL;
+	prefill_cfg c = !allow_overlap                         ? CFG_SERIAL
+			: e && !strcmp(e, "overlap")           ? CFG_OVERLAP
+			: e && !strcmp(e, "pdl")               ? CFG_PDL
+			: e && strcmp(e, "auto")               ? CFG_SERIAL
+			: pdl_default                          ? CFG_PDL
+							       : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
 		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
@@ -967,7 +1019,9 @@ prefill_cfg prefill_config(bool allow_overlap = true)
 
 const void *intra_kernel(int v)
 {
-	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
+	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel
+	       : v == 3 ? (const void *)kda_chunk_intra_pdl_kernel /* the PDL path's */
+			: (const void *)kda_chunk_intra_kernel;
 }
 
 /* `grid`: chunks x heads in either order. */
@@ -1006,7 +1060,8 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
  * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
  * the intra kernel has still to write). */
 template <typename StateT, int WARPS, int STAGES>
-int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
+int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok, int *pdl_per_sm,
+		     bool pdl)
 {
 	const int smem = STAGES * stage_bytes(WARPS);
 	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
@@ -1038,6 +1093,19 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 		/* Some SM keeps room for an intra CTA while fewer than b recurrent CTAs sit on it:
 		 * guaranteed below b x SMs CTAs; one CTA an SM of margin (shared-memory carveouts). */
 		*ok = (int64_t)grid.x * grid.y <= (int64_t)(b - 1) * sms;
+		/* PDL path: intra CTAs (the persistent kernel's footprint) an SM leaves beside the
+		 * ceil(CTAs / SMs) recurrent CTAs its share of the grid needs, all resident at once. */
+		if (pdl_per_sm) {
+			cta_footprint ip;
+			if (footprint_of(intra_kernel(3), INTRA_THREADS, 0, reserved, &ip))
+				return -EIO;
+			const int64_t rs = ((int64_t)grid.x * grid.y + sms - 1) / sms;
+			int k = 0;
+			while (rs + k + 1 <= blk_sm && rs * r.regs + (k + 1) * ip.regs <= reg_sm &&
+			       rs * r.smem + (k + 1) * ip.smem <= smem_sm && rs * r.threads + (k + 1) * ip.threads <= thr_sm)
+				k++;
+			*pdl_per_sm = k;
+		}
 		return 0;
 	}
 	/* Overlapped: the SMs that take a recurrent CTA keep the largest shared-memory carveout, so
@@ -1045,34 +1113,55 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 	if (p.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
 					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
-	kern<<<grid, WARPS * 32, smem, stream>>>(p);
+	if (!pdl) {
+		kern<<<grid, WARPS * 32, smem, stream>>>(p);
+		return kda_launch_status();
+	}
+	/* PDL path: may start once every CTA of the intra kernel before it has started. */
+	cudaLaunchConfig_t cfg = {};
+	cfg.gridDim = grid;
+	cfg.blockDim = dim3(WARPS * 32);
+	cfg.dynamicSmemBytes = (size_t)smem;
+	cfg.stream = stream;
+	cudaLaunchAttribute attr[1];
+	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr[0].val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = attr;
+	cfg.numAttrs = 1;
+	if (cudaLaunchKernelEx(&cfg, kern, p) != cudaSuccess)
+		return -EIO;
 	return kda_launch_status();
 }
 
 template <typename StateT, int STAGES>
 int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
-			 bool *ok)
+			 bool *ok, int *pdl_per_sm, bool pdl)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok, pdl_per_sm, pdl);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok, pdl_per_sm, pdl);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok, pdl_per_sm, pdl);
 	default:
-		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok, pdl_per_sm, pdl);
 	}
 }
 
+/* `query`: nothing launched; *ok (overlapped path) and *pdl_per_sm (PDL path, may be NULL) as
+ * launch_recurrent() says. `pdl`: launched with programmatic stream serialization. */
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
-			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
+			 cudaStream_t stream, bool query = false, bool *ok = nullptr, int *pdl_per_sm = nullptr,
+			 bool pdl = false)
 {
 	if (dt == KDA_F32)
-		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok)
-				     : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok);
-	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok)
-			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok);
+		return c.stages == 3
+			       ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok, pdl_per_sm, pdl)
+			       : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok, pdl_per_sm, pdl);
+	return c.stages == 3
+		       ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok, pdl_per_sm, pdl)
+		       : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok, pdl_per_sm, pdl);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
@@ -1235,7 +1324,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	int dev = 0, sms = 132;
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	prefill_cfg cfg = prefill_config();
+	prefill_cfg cfg = prefill_config(true, pdl_by_default(a->n_seqs, a->heads, a->total_tokens));
 	int warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
 
 	recur_params rp = {};
@@ -1251,19 +1340,51 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 
 	/* The overlapped path when asked for, unless the grid's y (chunks) would pass
 	 * 65535, the stream is being captured (no side stream then) or the recurrent CTAs could
-	 * take every SM's room for an intra CTA. */
-	bool overlap = cfg.overlap && nmax > 0 && nmax <= 65535;
+	 * take every SM's room for an intra CTA. The PDL path unless the stream is being captured
+	 * (not tried under capture) or no intra CTA fits beside the recurrent CTAs an SM holds. */
+	const bool pdl = cfg.path == PATH_PDL;
+	bool overlap = cfg.path != PATH_SERIAL && nmax > 0 && (pdl || nmax <= 65535);
 	if (overlap) {
 		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
 		if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess)
 			return -EIO;
 		overlap = cs == cudaStreamCaptureStatusNone;
 	}
-	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true, &overlap))
+	int per_sm = 0;
+	bool waiting_ok = false;
+	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true,
+					    pdl ? &waiting_ok : &overlap, pdl ? &per_sm : nullptr))
 		return -EIO;
-	if (cfg.overlap && !overlap) { /* fell back: the serial path's configuration */
+	if (overlap && pdl) {
+		const char *e = getenv("K3_KDA_PDL_PER_SM"); /* A/B: intra CTAs an SM, forced */
+		if (e && atoi(e) > 0)
+			per_sm = atoi(e);
+		overlap = per_sm >= 1 && nmax * (size_t)a->heads < ((size_t)1 << 31);
+	}
+	if (cfg.path != PATH_SERIAL && !overlap) { /* fell back: the serial path's configuration */
 		cfg = prefill_config(false);
 		warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
+	}
+	if (overlap && pdl) {
+		ip.ready = ready;
+		rp.ready = ready;
+		if (cudaMemsetAsync(ready, 0, nmax * (size_t)a->heads * sizeof(int32_t), stream) != cudaSuccess)
+			return -EIO;
+		const int64_t items = (int64_t)nmax * a->heads, want = (int64_t)per_sm * sms;
+		const unsigned grid = (unsigned)(items < want ? items : want);
+		if (cudaFuncSetAttribute(kda_chunk_intra_pdl_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+					 cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+			return -EIO;
+		kda_chunk_intra_pdl_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip, (int)nmax);
+		if (kda_launch_status())
+			return -EIO;
+		const int rc = launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, false, nullptr, nullptr, true);
+		if (rc)
+			return rc;
+		/* After both (an event between them would end the programmatic overlap). */
+		if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
+			return -EIO;
+		return 0;
 	}
 	if (overlap) {
 		ip.ready = ready;
