@@ -4,12 +4,15 @@
 # fence, KDA_DECODE_RING_ARRIVE=thread, against lane 0 after __syncwarp, =warp), the ring's grid
 # at BF16 B = 64 (KDA_DECODE_RING_GRID), and the PDL prefill path (K3_KDA_PREFILL=pdl) against
 # serial and the old waiting overlap. One pack (kda-bench, test-kda-gpu, stripped), two phases:
-#   PHASE=1 (call 1): decode tests (incl. ring_arrivals both ways, ring_repeat x RING_REPEAT),
+#   PHASE=1 (call 1, build of commit 25413e1: the PDL path then had a persistent intra kernel and
+#     K3_KDA_PDL_PER_SM; both removed after this call): decode tests (incl. ring_arrivals both ways, ring_repeat x RING_REPEAT),
 #     racecheck of the ring both ways, decode A/B (old, new, old, new; B = 64, 128, 256), the
 #     B = 64 grid A/B, prefill grid serial / pdl / overlap, the PDL tests.
-#   PHASE=2 (call 2): the whole test-kda-gpu, test_decode_many_items in a loop, memcheck and
-#     racecheck of the PDL prefill and of the ring at test_decode_many_items' shape, the final
-#     defaults' bench rows.
+#   PHASE=2 (call 2, after call 1 rejected the persistent-intra PDL design): the PDL path as
+#     kept (the intra kernel as it is, the recurrent one started beside its last wave) against
+#     serial on the grid, twice, the decode rows old/new, then the whole test-kda-gpu
+#     (ring_repeat x RING_REPEAT), racecheck of test_decode_many_items, memcheck of the PDL
+#     tests, test_decode_many_items in a loop in the time left.
 # From the repository root:  PACK=.gpu/h20d PHASE=1 bash .gpu/h20d/k3-2026-12-01zd.sh
 # $OUT gets: log.txt (everything, in order), smi.csv.xz, env.txt, and per-step files.
 set -u
@@ -65,28 +68,32 @@ if [ "$PHASE" = 1 ]; then
   KDA_DECODE_RING_ARRIVE=warp KDA_TEST_FILTER='*ring_arrivals*' run 25 "racecheck ring warp" \
     compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 12
 else
-  run 60 "test-kda-gpu" "$T" | tail -n 40
-  n=0; fails=0
-  for i in $(seq 1 50); do
-    [ "$(left)" -gt 60 ] || break
-    KDA_TEST_FILTER='*many_items*' timeout 10 "$T" > /tmp/many.log 2>&1 || { fails=$((fails+1)); cat /tmp/many.log | tail -n 20; }
-    n=$i
-  done
-  echo "== test_decode_many_items: $n runs, $fails failed"
-  KDA_TEST_FILTER='*prefill_pdl*' run 30 "memcheck pdl" compute-sanitizer --tool memcheck --error-exitcode 9 "$T" | tail -n 6
-  KDA_TEST_FILTER='*ring_arrivals*' run 25 "memcheck ring" compute-sanitizer --tool memcheck --error-exitcode 9 "$T" | tail -n 6
-  KDA_TEST_FILTER='*many_items*' run 40 "racecheck many_items" compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 8
-  K3_KDA_PDL_PER_SM=1 KDA_TEST_FILTER='*prefill_variants*' run 30 "racecheck variants" \
-    compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 8
-  for v in warp thread; do
-    echo "## decode KDA_DECODE_RING_ARRIVE=$v"
-    KDA_DECODE_RING_ARRIVE=$v run 15 "bench decode $v" "$K" --only decode --batch 64,128,256 -o /tmp/d.csv | grab
-  done
-  for p in serial auto; do
+  for p in serial auto serial auto; do
     echo "## prefill K3_KDA_PREFILL=$p"
     K3_KDA_PREFILL=$p run 20 "bench prefill $p" "$K" --only prefill --prefill-t 1024,4096,16384 \
       --prefill-h 12,24,48,96 -o /tmp/p.csv | grab
   done
+  echo "## prefill K3_KDA_PREFILL=pdl K3_KDA_RECUR_WARPS=v1 K3_KDA_RECUR_STAGES=3 (the overlap's recurrent config)"
+  K3_KDA_PREFILL=pdl K3_KDA_RECUR_WARPS=v1 K3_KDA_RECUR_STAGES=3 run 10 "bench pdl v1/3" "$K" --only prefill \
+    --prefill-t 4096,16384 --prefill-h 96 -o /tmp/q.csv | grab
+  echo "## prefill K3_KDA_PREFILL=overlap (old, opt-in)"
+  K3_KDA_PREFILL=overlap run 10 "bench overlap" "$K" --only prefill --prefill-t 4096,16384 --prefill-h 96 -o /tmp/q.csv | grab
+  for v in warp thread; do
+    echo "## decode KDA_DECODE_RING_ARRIVE=$v"
+    KDA_DECODE_RING_ARRIVE=$v run 15 "bench decode $v" "$K" --only decode --batch 64,128,256 -o /tmp/d.csv | grab
+  done
+  echo "## decode default, B = 64 alone"
+  run 10 "bench decode b64" "$K" --only decode --batch 64 -o /tmp/d.csv | grab
+  KDA_TEST_RING_REPEAT=${RING_REPEAT:-300} run 60 "test-kda-gpu" "$T" | grep -E "^\[|rel err .*FAIL|differ|repeat"
+  KDA_TEST_FILTER='*many_items*' run 40 "racecheck many_items" compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 4
+  KDA_TEST_FILTER='*prefill_pdl*' run 30 "memcheck pdl" compute-sanitizer --tool memcheck --error-exitcode 9 "$T" | tail -n 4
+  n=0; fails=0
+  for i in $(seq 1 50); do
+    [ "$(left)" -gt 14 ] || break
+    KDA_TEST_FILTER='*many_items*' timeout 10 "$T" > /tmp/many.log 2>&1 || { fails=$((fails+1)); tail -n 20 /tmp/many.log; }
+    n=$i
+  done
+  echo "== test_decode_many_items: $n runs, $fails failed"
 fi
 } > "$OUT/log.txt" 2>&1
 kill "$SMI_PID" 2>/dev/null

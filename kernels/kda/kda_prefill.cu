@@ -692,39 +692,18 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
+	/* PDL path (K3_KDA_PREFILL=pdl): the recurrent kernel launched after this one with
+	 * programmatic stream serialization may start once every CTA of this grid has passed this
+	 * point, i.e. once its last CTA has started; every record a recurrent CTA then waits for
+	 * belongs to a CTA that has started (resident, or done) and never waits: the pair finishes
+	 * at any occupancy. No effect on the other paths (no dependent launch follows). */
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
 	intra_in in;
 	intra_load(p, j, h, in);
 	if (in.L <= 0)
 		return;
 	intra_compute(p, j, h, in, sm);
-}
-
-/*
- * The PDL path's intra kernel (K3_KDA_PREFILL=pdl, 2026-12-01zd): v2's work in persistent CTAs,
- * item i = j H + h (chunk-major) taken by CTA i mod gridDim.x, the grid sized by the host to
- * what fits beside the recurrent CTAs (pdl_intra_grid()). Each CTA first lets the dependent
- * launch go (griddepcontrol.launch_dependents): the recurrent kernel, launched after it with
- * programmatic stream serialization, starts only once every CTA of this grid has started, so
- * every record a recurrent CTA waits for belongs to a CTA that is already resident and waits
- * for nothing: the pair finishes at any occupancy (the waiting overlap of 01r could not say
- * that: its recurrent CTAs could fill the SMs before the intra CTAs they wait on started).
- */
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_pdl_kernel(const intra_params p,
-												 int nmax)
-{
-	__shared__ intra_smem sm;
-	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-	const int H = p.heads, n = nmax * H; /* < 2^31: kda_prefill() checks */
-	for (int i = blockIdx.x; i < n; i += gridDim.x) {
-		const int j = i / H, h = i - j * H;
-		intra_in in;
-		intra_load(p, j, h, in);
-		if (in.L <= 0) /* the same for the whole CTA */
-			continue;
-		intra_compute(p, j, h, in, sm);
-		__syncthreads(); /* this item's shared-memory reads before the next one's writes */
-	}
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -952,11 +931,10 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  *                                      says, else serial; serial: the two kernels one after the
  *                                      other; overlap: side by side on two streams, recurrent CTAs
  *                                      spinning on the intra CTAs' flags (opt-in, can deadlock when
- *                                      spinning CTAs fill the SMs); pdl: the persistent intra kernel
- *                                      and the recurrent one by programmatic dependent launch, the
- *                                      same flags (cannot deadlock: kda_chunk_intra_pdl_kernel)
- *   K3_KDA_PDL_PER_SM=N                PDL path: intra CTAs an SM (default: what fits beside the
- *                                      recurrent CTAs an SM holds)
+ *                                      spinning CTAs fill the SMs); pdl: the recurrent kernel by
+ *                                      programmatic dependent launch after the intra kernel, from
+ *                                      the start of the intra kernel's last CTA on, the same flags
+ *                                      (cannot deadlock: kda_chunk_intra_kernel)
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width */
@@ -976,16 +954,16 @@ struct prefill_cfg {
  * ms serial, with the <= 48-register build), and it deadlocked once (prefill_config()). */
 constexpr prefill_cfg CFG_SERIAL = { PATH_SERIAL, 2, 4, 2 };
 constexpr prefill_cfg CFG_OVERLAP = { PATH_OVERLAP, 2, 3, 1 };
-constexpr prefill_cfg CFG_PDL = { PATH_PDL, 2, 3, 1 };
+constexpr prefill_cfg CFG_PDL = { PATH_PDL, 2, 4, 2 }; /* the serial path's kernels */
 
-/* Where the default (K3_KDA_PREFILL unset or `auto`) takes the PDL path: one sequence of at least
- * PDL_MIN_TOKENS tokens at PDL_MIN_HEADS heads or more (kda_prefill(); measured in 2026-12-01zd). */
-constexpr int PDL_MIN_HEADS = 96;
-constexpr int64_t PDL_MIN_TOKENS = 4096;
-
+/* Where the default (K3_KDA_PREFILL unset or `auto`) takes the PDL path (kda_prefill() still
+ * falls back to serial under stream capture or past 65535 chunks): everywhere. It runs the
+ * serial path's kernels and lets the recurrent one start during the intra kernel's last wave,
+ * so it can only gain the overlap of that wave (2026-12-01zd). */
 bool pdl_by_default(int n_seqs, int heads, int64_t total_tokens)
 {
-	return n_seqs == 1 && heads >= PDL_MIN_HEADS && total_tokens >= PDL_MIN_TOKENS;
+	(void)n_seqs, (void)heads, (void)total_tokens;
+	return true;
 }
 
 /* The configuration asked for (K3_KDA_PREFILL=serial | overlap; serial by default: the
@@ -1019,9 +997,7 @@ prefill_cfg prefill_config(bool allow_overlap = true, bool pdl_default = false)
 
 const void *intra_kernel(int v)
 {
-	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel
-	       : v == 3 ? (const void *)kda_chunk_intra_pdl_kernel /* the PDL path's */
-			: (const void *)kda_chunk_intra_kernel;
+	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
 }
 
 /* `grid`: chunks x heads in either order. */
@@ -1060,8 +1036,7 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
  * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
  * the intra kernel has still to write). */
 template <typename StateT, int WARPS, int STAGES>
-int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok, int *pdl_per_sm,
-		     bool pdl)
+int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok, bool pdl)
 {
 	const int smem = STAGES * stage_bytes(WARPS);
 	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
@@ -1093,19 +1068,6 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 		/* Some SM keeps room for an intra CTA while fewer than b recurrent CTAs sit on it:
 		 * guaranteed below b x SMs CTAs; one CTA an SM of margin (shared-memory carveouts). */
 		*ok = (int64_t)grid.x * grid.y <= (int64_t)(b - 1) * sms;
-		/* PDL path: intra CTAs (the persistent kernel's footprint) an SM leaves beside the
-		 * ceil(CTAs / SMs) recurrent CTAs its share of the grid needs, all resident at once. */
-		if (pdl_per_sm) {
-			cta_footprint ip;
-			if (footprint_of(intra_kernel(3), INTRA_THREADS, 0, reserved, &ip))
-				return -EIO;
-			const int64_t rs = ((int64_t)grid.x * grid.y + sms - 1) / sms;
-			int k = 0;
-			while (rs + k + 1 <= blk_sm && rs * r.regs + (k + 1) * ip.regs <= reg_sm &&
-			       rs * r.smem + (k + 1) * ip.smem <= smem_sm && rs * r.threads + (k + 1) * ip.threads <= thr_sm)
-				k++;
-			*pdl_per_sm = k;
-		}
 		return 0;
 	}
 	/* Overlapped: the SMs that take a recurrent CTA keep the largest shared-memory carveout, so
@@ -1117,7 +1079,8 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 		kern<<<grid, WARPS * 32, smem, stream>>>(p);
 		return kda_launch_status();
 	}
-	/* PDL path: may start once every CTA of the intra kernel before it has started. */
+	/* PDL path: may start once every CTA of the intra kernel before it has started
+	 * (kda_chunk_intra_kernel's griddepcontrol.launch_dependents). */
 	cudaLaunchConfig_t cfg = {};
 	cfg.gridDim = grid;
 	cfg.blockDim = dim3(WARPS * 32);
@@ -1135,33 +1098,32 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 
 template <typename StateT, int STAGES>
 int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
-			 bool *ok, int *pdl_per_sm, bool pdl)
+			 bool *ok, bool pdl)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok, pdl_per_sm, pdl);
+		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok, pdl);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok, pdl_per_sm, pdl);
+		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok, pdl);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok, pdl_per_sm, pdl);
+		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok, pdl);
 	default:
-		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok, pdl_per_sm, pdl);
+		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok, pdl);
 	}
 }
 
-/* `query`: nothing launched; *ok (overlapped path) and *pdl_per_sm (PDL path, may be NULL) as
- * launch_recurrent() says. `pdl`: launched with programmatic stream serialization. */
+/* `query`: nothing launched; *ok (overlapped path) as launch_recurrent() says. `pdl`: launched
+ * with programmatic stream serialization (the PDL path). */
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
-			 cudaStream_t stream, bool query = false, bool *ok = nullptr, int *pdl_per_sm = nullptr,
-			 bool pdl = false)
+			 cudaStream_t stream, bool query = false, bool *ok = nullptr, bool pdl = false)
 {
 	if (dt == KDA_F32)
 		return c.stages == 3
-			       ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok, pdl_per_sm, pdl)
-			       : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok, pdl_per_sm, pdl);
+			       ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok, pdl)
+			       : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok, pdl);
 	return c.stages == 3
-		       ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok, pdl_per_sm, pdl)
-		       : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok, pdl_per_sm, pdl);
+		       ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok, pdl)
+		       : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok, pdl);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
@@ -1340,27 +1302,18 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 
 	/* The overlapped path when asked for, unless the grid's y (chunks) would pass
 	 * 65535, the stream is being captured (no side stream then) or the recurrent CTAs could
-	 * take every SM's room for an intra CTA. The PDL path unless the stream is being captured
-	 * (not tried under capture) or no intra CTA fits beside the recurrent CTAs an SM holds. */
+	 * take every SM's room for an intra CTA. The PDL path unless the grid's y would pass 65535
+	 * or the stream is being captured (not tried under capture). */
 	const bool pdl = cfg.path == PATH_PDL;
-	bool overlap = cfg.path != PATH_SERIAL && nmax > 0 && (pdl || nmax <= 65535);
+	bool overlap = cfg.path != PATH_SERIAL && nmax > 0 && nmax <= 65535;
 	if (overlap) {
 		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
 		if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess)
 			return -EIO;
 		overlap = cs == cudaStreamCaptureStatusNone;
 	}
-	int per_sm = 0;
-	bool waiting_ok = false;
-	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true,
-					    pdl ? &waiting_ok : &overlap, pdl ? &per_sm : nullptr))
+	if (overlap && !pdl && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true, &overlap))
 		return -EIO;
-	if (overlap && pdl) {
-		const char *e = getenv("K3_KDA_PDL_PER_SM"); /* A/B: intra CTAs an SM, forced */
-		if (e && atoi(e) > 0)
-			per_sm = atoi(e);
-		overlap = per_sm >= 1 && nmax * (size_t)a->heads < ((size_t)1 << 31);
-	}
 	if (cfg.path != PATH_SERIAL && !overlap) { /* fell back: the serial path's configuration */
 		cfg = prefill_config(false);
 		warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
@@ -1370,15 +1323,10 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		rp.ready = ready;
 		if (cudaMemsetAsync(ready, 0, nmax * (size_t)a->heads * sizeof(int32_t), stream) != cudaSuccess)
 			return -EIO;
-		const int64_t items = (int64_t)nmax * a->heads, want = (int64_t)per_sm * sms;
-		const unsigned grid = (unsigned)(items < want ? items : want);
-		if (cudaFuncSetAttribute(kda_chunk_intra_pdl_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-					 cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+		/* Chunk-major (grid.x heads): the records the recurrent CTAs need first come first. */
+		if (launch_intra(ip, cfg.intra, dim3((unsigned)a->heads, (unsigned)nmax), stream))
 			return -EIO;
-		kda_chunk_intra_pdl_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip, (int)nmax);
-		if (kda_launch_status())
-			return -EIO;
-		const int rc = launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, false, nullptr, nullptr, true);
+		const int rc = launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, false, nullptr, true);
 		if (rc)
 			return rc;
 		/* After both (an event between them would end the programmatic overlap). */
