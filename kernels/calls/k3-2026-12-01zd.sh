@@ -3,13 +3,14 @@
 # the KDA decode ring's stage hand-back (every consumer thread arrives + the producer's proxy
 # fence, KDA_DECODE_RING_ARRIVE=thread, against lane 0 after __syncwarp, =warp), the ring's grid
 # at BF16 B = 64 (KDA_DECODE_RING_GRID), and the PDL prefill path (K3_KDA_PREFILL=pdl) against
-# serial and the old waiting overlap. One pack (kda-bench, test-kda-gpu, stripped), two phases:
+# serial and the old waiting overlap (results: bench/results/k3-kernels-h200-2026-12-01zd/). One pack (kda-bench, test-kda-gpu, stripped), two phases:
 #   PHASE=1 (call 1, build of commit 25413e1: the PDL path then had a persistent intra kernel and
 #     K3_KDA_PDL_PER_SM; both removed after this call): decode tests (incl. ring_arrivals both ways, ring_repeat x RING_REPEAT),
 #     racecheck of the ring both ways, decode A/B (old, new, old, new; B = 64, 128, 256), the
 #     B = 64 grid A/B, prefill grid serial / pdl / overlap, the PDL tests.
-#   PHASE=2 (call 2, after call 1 rejected the persistent-intra PDL design): the PDL path as
-#     kept (the intra kernel as it is, the recurrent one started beside its last wave) against
+#   PHASE=2 (call 2, build of commit 6e04c2a, after call 1 rejected the persistent-intra PDL
+#     design): the second PDL design (the intra kernel as it is, the recurrent one started beside
+#     its last wave; then `auto`, removed after this call as slower everywhere) against
 #     serial on the grid, twice, the decode rows old/new, then the whole test-kda-gpu
 #     (ring_repeat x RING_REPEAT), racecheck of test_decode_many_items, memcheck of the PDL
 #     tests, test_decode_many_items in a loop in the time left.

@@ -622,12 +622,7 @@ int ring_launch_as(const dec_params &p, int batch, cudaStream_t stream)
 		nsm = n;
 	}
 	const long items = (long)batch * p.heads;
-	long cap = (long)nsm * CPS;
-	/* KDA_DECODE_RING_GRID=N (A/B, 2026-12-01zd): at most N CTAs instead of one an SM (x CPS). */
-	const char *e = getenv("KDA_DECODE_RING_GRID");
-	if (e && atol(e) > 0 && atol(e) < cap)
-		cap = atol(e);
-	const int grid = (int)(items < cap ? items : cap);
+	const int grid = (int)(items < (long)nsm * CPS ? items : (long)nsm * CPS);
 	kern<<<grid, RING_THREADS, smem, stream>>>(p, (int)items);
 	return kda_launch_status();
 }

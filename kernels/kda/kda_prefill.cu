@@ -692,12 +692,6 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
-	/* PDL path (K3_KDA_PREFILL=pdl): the recurrent kernel launched after this one with
-	 * programmatic stream serialization may start once every CTA of this grid has passed this
-	 * point, i.e. once its last CTA has started; every record a recurrent CTA then waits for
-	 * belongs to a CTA that has started (resident, or done) and never waits: the pair finishes
-	 * at any occupancy. No effect on the other paths (no dependent launch follows). */
-	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
 	intra_in in;
 	intra_load(p, j, h, in);
@@ -927,21 +921,13 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
- *   K3_KDA_PREFILL=auto | serial | overlap | pdl   auto (default): pdl where pdl_by_default()
- *                                      says, else serial; serial: the two kernels one after the
- *                                      other; overlap: side by side on two streams, recurrent CTAs
- *                                      spinning on the intra CTAs' flags (opt-in, can deadlock when
- *                                      spinning CTAs fill the SMs); pdl: the recurrent kernel by
- *                                      programmatic dependent launch after the intra kernel, from
- *                                      the start of the intra kernel's last CTA on, the same flags
- *                                      (cannot deadlock: kda_chunk_intra_kernel)
+ *   K3_KDA_PREFILL=serial | overlap   the two kernels one after the other, or side by side
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width */
-enum { PATH_SERIAL = 0, PATH_OVERLAP = 1, PATH_PDL = 2 };
 struct prefill_cfg {
-	int path;   /* PATH_* */
-	int intra;  /* 1, 2 (PATH_PDL: the persistent form of v2 whatever this says) */
+	bool overlap;
+	int intra;  /* 1, 2 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 };
@@ -952,19 +938,8 @@ struct prefill_cfg {
  * 2.04-2.19 ms. The overlapped path stays opt-in: beside the recurrent CTAs at H = 12..48 the
  * intra kernel slows more than the recurrent tail it hides (e.g. 16K, H = 12: 1.07 against 0.89
  * ms serial, with the <= 48-register build), and it deadlocked once (prefill_config()). */
-constexpr prefill_cfg CFG_SERIAL = { PATH_SERIAL, 2, 4, 2 };
-constexpr prefill_cfg CFG_OVERLAP = { PATH_OVERLAP, 2, 3, 1 };
-constexpr prefill_cfg CFG_PDL = { PATH_PDL, 2, 4, 2 }; /* the serial path's kernels */
-
-/* Where the default (K3_KDA_PREFILL unset or `auto`) takes the PDL path (kda_prefill() still
- * falls back to serial under stream capture or past 65535 chunks): everywhere. It runs the
- * serial path's kernels and lets the recurrent one start during the intra kernel's last wave,
- * so it can only gain the overlap of that wave (2026-12-01zd). */
-bool pdl_by_default(int n_seqs, int heads, int64_t total_tokens)
-{
-	(void)n_seqs, (void)heads, (void)total_tokens;
-	return true;
-}
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
 
 /* The configuration asked for (K3_KDA_PREFILL=serial | overlap; serial by default: the
  * overlapped path, faster at one sequence of >= 4K tokens at 96 heads (2026-12-01r: T = 4K 475
@@ -974,15 +949,10 @@ bool pdl_by_default(int n_seqs, int heads, int64_t total_tokens)
  * slice completed twice with it, call 5), and a kernel that spins on another one's progress stays
  * opt-in: another process on the GPU can take the SMs it waits for (the wait traps after 10 s).
  * `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
-prefill_cfg prefill_config(bool allow_overlap = true, bool pdl_default = false)
+prefill_cfg prefill_config(bool allow_overlap = true)
 {
 	const char *e = getenv("K3_KDA_PREFILL");
-	prefill_cfg c = !allow_overlap                         ? CFG_SERIAL
-			: e && !strcmp(e, "overlap")           ? CFG_OVERLAP
-			: e && !strcmp(e, "pdl")               ? CFG_PDL
-			: e && strcmp(e, "auto")               ? CFG_SERIAL
-			: pdl_default                          ? CFG_PDL
-							       : CFG_SERIAL;
+	prefill_cfg c = allow_overlap && e && !strcmp(e, "overlap") ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
 		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
@@ -1036,7 +1006,7 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
  * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
  * the intra kernel has still to write). */
 template <typename StateT, int WARPS, int STAGES>
-int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok, bool pdl)
+int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
 	const int smem = STAGES * stage_bytes(WARPS);
 	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
@@ -1075,55 +1045,34 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 	if (p.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
 					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
-	if (!pdl) {
-		kern<<<grid, WARPS * 32, smem, stream>>>(p);
-		return kda_launch_status();
-	}
-	/* PDL path: may start once every CTA of the intra kernel before it has started
-	 * (kda_chunk_intra_kernel's griddepcontrol.launch_dependents). */
-	cudaLaunchConfig_t cfg = {};
-	cfg.gridDim = grid;
-	cfg.blockDim = dim3(WARPS * 32);
-	cfg.dynamicSmemBytes = (size_t)smem;
-	cfg.stream = stream;
-	cudaLaunchAttribute attr[1];
-	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	attr[0].val.programmaticStreamSerializationAllowed = 1;
-	cfg.attrs = attr;
-	cfg.numAttrs = 1;
-	if (cudaLaunchKernelEx(&cfg, kern, p) != cudaSuccess)
-		return -EIO;
+	kern<<<grid, WARPS * 32, smem, stream>>>(p);
 	return kda_launch_status();
 }
 
 template <typename StateT, int STAGES>
 int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
-			 bool *ok, bool pdl)
+			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok, pdl);
+		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok, pdl);
+		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok, pdl);
+		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok, pdl);
+		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok);
 	}
 }
 
-/* `query`: nothing launched; *ok (overlapped path) as launch_recurrent() says. `pdl`: launched
- * with programmatic stream serialization (the PDL path). */
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
-			 cudaStream_t stream, bool query = false, bool *ok = nullptr, bool pdl = false)
+			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
 	if (dt == KDA_F32)
-		return c.stages == 3
-			       ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok, pdl)
-			       : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok, pdl);
-	return c.stages == 3
-		       ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok, pdl)
-		       : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok, pdl);
+		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok);
+	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok)
+			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
@@ -1286,7 +1235,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	int dev = 0, sms = 132;
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	prefill_cfg cfg = prefill_config(true, pdl_by_default(a->n_seqs, a->heads, a->total_tokens));
+	prefill_cfg cfg = prefill_config();
 	int warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
 
 	recur_params rp = {};
@@ -1302,37 +1251,19 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 
 	/* The overlapped path when asked for, unless the grid's y (chunks) would pass
 	 * 65535, the stream is being captured (no side stream then) or the recurrent CTAs could
-	 * take every SM's room for an intra CTA. The PDL path unless the grid's y would pass 65535
-	 * or the stream is being captured (not tried under capture). */
-	const bool pdl = cfg.path == PATH_PDL;
-	bool overlap = cfg.path != PATH_SERIAL && nmax > 0 && nmax <= 65535;
+	 * take every SM's room for an intra CTA. */
+	bool overlap = cfg.overlap && nmax > 0 && nmax <= 65535;
 	if (overlap) {
 		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
 		if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess)
 			return -EIO;
 		overlap = cs == cudaStreamCaptureStatusNone;
 	}
-	if (overlap && !pdl && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true, &overlap))
+	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true, &overlap))
 		return -EIO;
-	if (cfg.path != PATH_SERIAL && !overlap) { /* fell back: the serial path's configuration */
+	if (cfg.overlap && !overlap) { /* fell back: the serial path's configuration */
 		cfg = prefill_config(false);
 		warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
-	}
-	if (overlap && pdl) {
-		ip.ready = ready;
-		rp.ready = ready;
-		if (cudaMemsetAsync(ready, 0, nmax * (size_t)a->heads * sizeof(int32_t), stream) != cudaSuccess)
-			return -EIO;
-		/* Chunk-major (grid.x heads): the records the recurrent CTAs need first come first. */
-		if (launch_intra(ip, cfg.intra, dim3((unsigned)a->heads, (unsigned)nmax), stream))
-			return -EIO;
-		const int rc = launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, false, nullptr, true);
-		if (rc)
-			return rc;
-		/* After both (an event between them would end the programmatic overlap). */
-		if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
-			return -EIO;
-		return 0;
 	}
 	if (overlap) {
 		ip.ready = ready;

@@ -583,10 +583,6 @@ static void test_prefill_variants(void **unused)
 	static const int one2k[] = { 2048 };
 	prefill_case(KDA_F32, 1, one2k, 32, true, false);
 	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-	setenv("K3_KDA_PREFILL", "pdl", 1);
-	print_message(" K3_KDA_PREFILL=pdl (its defaults)\n");
-	prefill_case(KDA_F32, 1, one2k, 32, true, false);
-	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
 	unsetenv("K3_KDA_PREFILL");
 }
 
@@ -609,14 +605,14 @@ static void *dev_bf16_rand(size_t n, double lo, double hi)
  * same kernels, same arithmetic, so outputs and final states must match bit
  * for bit, at shapes where the recurrent CTAs share the SMs with thousands of
  * intra CTAs (a missed flag or a stale record would show as a difference). */
-static void paired_case(const char *path, enum kda_dtype sdt, int n, const int *lens, int H)
+static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 {
 	int32_t cu[65];
 	cu[0] = 0;
 	for (int i = 0; i < n; i++)
 		cu[i + 1] = cu[i] + lens[i];
 	const int64_t T = cu[n];
-	print_message(" prefill %s vs serial: %s state, N=%d H=%d T=%lld\n", path,
+	print_message(" prefill overlapped vs serial: %s state, N=%d H=%d T=%lld\n",
 		      sdt == KDA_F32 ? "fp32" : "bf16", n, H, (long long)T);
 	const size_t E = (size_t)T * H * D, SB = (size_t)n * H * D * D * (sdt == KDA_F32 ? 4 : 2);
 	void *q = dev_bf16_rand(E, -1, 1), *k = dev_bf16_rand(E, -1, 1), *v = dev_bf16_rand(E, -1, 1);
@@ -628,7 +624,7 @@ static void paired_case(const char *path, enum kda_dtype sdt, int n, const int *
 	const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
 	CUDA_OK(cudaMalloc(&ws, wsb));
 	uint8_t *ho[2], *hs[2];
-	const char *mode[2] = { path, "serial" };
+	const char *mode[2] = { "overlap", "serial" };
 	/* The same kernels both ways (by default the serial path takes another intra build,
 	 * stage count and width rule): only the flags and the side stream differ. The caller's
 	 * K3_KDA_INTRA / K3_KDA_RECUR_STAGES stand; else v2 and 3 stages (the overlapped defaults). */
@@ -666,33 +662,12 @@ static void paired_case(const char *path, enum kda_dtype sdt, int n, const int *
 	for (size_t i = 0; i < SB; i++)
 		diff_s += hs[0][i] != hs[1][i];
 	if (diff_o || diff_s)
-		print_error("%s vs serial: %zu output bytes, %zu state bytes differ\n", path, diff_o, diff_s);
+		print_error("overlapped vs serial: %zu output bytes, %zu state bytes differ\n", diff_o, diff_s);
 	assert_true(diff_o == 0 && diff_s == 0);
 	for (int m = 0; m < 2; m++)
 		free(ho[m]), free(hs[m]);
 	cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
 	cudaFree(out), cudaFree(ws), cudaFree(d_cu);
-}
-
-static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
-{
-	paired_case("overlap", sdt, n, lens, H);
-}
-
-/* The PDL path (K3_KDA_PREFILL=pdl: the recurrent kernel launched after the intra one with
- * programmatic stream serialization, started once the intra kernel's last CTA has started, waiting
- * on the same flags as the overlapped path) against the serial one, bit for bit: one sequence at
- * 96 heads (12288 intra CTAs: about 12 waves, the recurrent CTAs start beside the last one), varlen
- * at 24 and 4 heads (one wave: the recurrent CTAs start at once and wait on flags). */
-static void test_prefill_pdl(void **unused)
-{
-	(void)unused;
-	static const int one2k[] = { 2048 };
-	static const int lens[] = { 1000, 17, 0, 1031, 16 };
-	paired_case("pdl", KDA_F32, 1, one2k, 96);
-	paired_case("pdl", KDA_BF16, 5, lens, 24);
-	paired_case("pdl", KDA_F32, 5, lens, 4);
-	paired_case("pdl", KDA_BF16, 1, one2k, 12);
 }
 
 /* The default decode (the ring kernel at 8192 (request, head) items, as test_decode_many_items)
@@ -901,7 +876,6 @@ int main(void)
 		cmocka_unit_test(test_prefill_varlen),
 		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_overlap),
-		cmocka_unit_test(test_prefill_pdl),
 		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
 	};
