@@ -637,8 +637,9 @@ int ring_arrive()
 template <typename StateT, int CPS, int LANES = DEC_LANES>
 int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
 {
-	return ring_arrive() == RING_ARRIVE_WARP ? ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_WARP>(p, batch, stream)
-						 : ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_THREAD>(p, batch, stream);
+	if (ring_arrive() == RING_ARRIVE_WARP)
+		return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_WARP>(p, batch, stream);
+	return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_THREAD>(p, batch, stream);
 }
 
 /* The ring reads the per-token inputs with bulk copies: 16-byte aligned bases. */

@@ -674,7 +674,7 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
  * run again and again from the same state, conv state and inputs: every run must give the
  * first run's outputs bit for bit, and the last run its final state (a stage refilled before
  * all its readers were done would show as a difference). KDA_TEST_RING_REPEAT runs (default 4;
- * the device calls of 2026-12-01zd: 200). The first run is checked against float64 by
+ * the device calls of 2026-12-01zd: 100 and 300). The first run is checked against float64 by
  * test_decode_many_items; this one needs no float64 pass, so it can repeat many times. */
 static void test_decode_ring_repeat(void **unused)
 {
