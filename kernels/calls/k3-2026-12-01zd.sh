@@ -14,6 +14,7 @@
 #     serial on the grid, twice, the decode rows old/new, then the whole test-kda-gpu
 #     (ring_repeat x RING_REPEAT), racecheck of test_decode_many_items, memcheck of the PDL
 #     tests, test_decode_many_items in a loop in the time left.
+#   PHASE=3 (not run): the final build's check, for whoever has a call to spare (~100 s).
 # From the repository root:  PACK=.gpu/h20d PHASE=1 bash .gpu/h20d/k3-2026-12-01zd.sh
 # $OUT gets: log.txt (everything, in order), smi.csv.xz, env.txt, and per-step files.
 set -u
@@ -68,6 +69,18 @@ if [ "$PHASE" = 1 ]; then
   KDA_TEST_FILTER='*prefill_variants*' run 25 "variants tests" "$T" | tail -n 6
   KDA_DECODE_RING_ARRIVE=warp KDA_TEST_FILTER='*ring_arrivals*' run 25 "racecheck ring warp" \
     compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 12
+elif [ "$PHASE" = 3 ]; then
+  # Not run in 01zd (two calls only): the branch's final build (prefill as on main, the ring's new
+  # hand-back by default): the whole suite, racecheck of the ring both ways, decode rows old / new.
+  KDA_TEST_RING_REPEAT=${RING_REPEAT:-100} run 60 "test-kda-gpu" "$T" | grep -E "^\[|differ|repeat"
+  for v in thread warp; do
+    KDA_DECODE_RING_ARRIVE=$v KDA_TEST_FILTER='*ring_arrivals*' run 30 "racecheck ring $v" \
+      compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 3
+  done
+  for v in warp thread warp thread; do
+    echo "## decode KDA_DECODE_RING_ARRIVE=$v"
+    KDA_DECODE_RING_ARRIVE=$v run 15 "bench decode $v" "$K" --only decode --batch 64,128,256 -o /tmp/d.csv | grab
+  done
 else
   for p in serial auto serial auto; do
     echo "## prefill K3_KDA_PREFILL=$p"
