@@ -713,11 +713,13 @@ void bench_mla(const options &o)
  * (% of the copy ceiling measured first on the cache bytes): K3's heads per GPU at TP 8 (12)
  * and 16, t = 1 (decode) and 2, 4 (MTP), contexts 8K-64K, batches that fill the GPU; then 64 and
  * 128 heads (compute-bound: TFLOP/s). K3_MLA_FP8_KERNEL / K3_MLA_FP8_CVT pick the FP8 kernel
- * (mla_decode.cu: stage, reg, pipe). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
+ * (mla_decode.cu: stage, reg, pipe, split; K3_MLA_FP8S_COPY / K3_MLA_FP8S_RESCALE the split
+ * kernel's options). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
-	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: pipelined registers up to 32 rows)", c ? c : "(default: cc for pipe, ic for reg)");
+	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: split softmax up to 32 rows)",
+	       c ? c : "(default: cc for split and pipe, ic for reg)");
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
 	if (o.quick) {
 		for (int ctx : { 8192, 65536 })

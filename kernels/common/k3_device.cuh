@@ -180,6 +180,25 @@ __device__ __forceinline__ uint32_t k3_e4m3x2_to_f16x2(uint16_t v)
 	return h;
 }
 
+/* Four E4M3 bytes as two FP16 pairs, exact: lo from bytes 0, 1, hi from bytes 2, 3. The word
+ * is split into its halves inside the asm (mov.b32 {lo, hi}) so that ptxas may read the high
+ * half in place instead of shifting it down first. */
+__device__ __forceinline__ void k3_e4m3x4_to_f16x2x2(uint32_t x, uint32_t &lo, uint32_t &hi)
+{
+	asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n cvt.rn.f16x2.e4m3x2 %1, h;\n}\n"
+	    : "=r"(lo), "=r"(hi)
+	    : "r"(x));
+}
+
+/* 2^x by the SFU's ex2.approx with denormal results flushed to zero (exp2f adds the range
+ * handling for those: 2-4 instructions more); -inf gives 0. */
+__device__ __forceinline__ float k3_exp2_ftz(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
 /* Four E4M3 bytes (x0..x3, x0 at bits 0..7) as two FP16 pairs of value x 2^-8, exact (the
  * subnormals too; the E4M3 NaN 0x7f / 0xff becomes the finite 480 2^-8): the E4M3 fields
  * land in the FP16 fields unchanged, so only the exponent bias (7 against 15) differs, a

@@ -13,7 +13,7 @@
  * 64 state registers per thread of kda_step.cuh's kernel (2 CTAs per SM),
  * and the state reads of several CTAs are in flight at once.
  *
- * KDA_DECODE_KERNEL (environment, read once; see dec_variant()) selects
+ * KDA_DECODE_KERNEL (environment, read at each call; see dec_variant()) selects
  * another variant for side-by-side measurements, `step` kda_step.cuh's
  * register-resident kernel, `ring` a persistent kernel that streams the
  * states of many (request, head) items through a ring of shared-memory
@@ -358,11 +358,26 @@ struct ring_layout<T, 16> {
 	}
 };
 
+/* How a ring stage is handed back to the producer once the consumers have read it (the
+ * producer then bulk-copies the next chunk into it: the async proxy writing what the generic
+ * proxy read).
+ *   RING_ARRIVE_THREAD (default since 2026-12-01zd): every consumer thread arrives on the
+ *     stage's "empty" mbarrier (count 256) after its own reads, and the producer issues
+ *     fence.proxy.async.shared::cta between its wait on that barrier and the bulk copy (as the
+ *     prefill's recurrent kernel does after its __syncthreads). Each reading thread's release
+ *     arrive, the producer's acquire wait and its proxy fence order every read before the copy
+ *     in the PTX memory model, and compute-sanitizer racecheck sees each thread's own arrival.
+ *   RING_ARRIVE_WARP (the kernel until 2026-12-01; KDA_DECODE_RING_ARRIVE=warp): __syncwarp()
+ *     then lane 0 arrives (count 8), no proxy fence. Racecheck does not credit the other 31
+ *     lanes' reads to lane 0's arrival and reported ~600,000 hazards a pair (2026-12-01y). */
+enum { RING_ARRIVE_WARP = 0, RING_ARRIVE_THREAD = 1 };
+
 /* LANES: lanes per state row (16: 8 k values a lane, as kda_decode_kernel; 8: 16 values a lane,
  * 3 shuffle rounds per dot product instead of 4 and twice the values per round: `ring8`). */
-template <typename StateT, int CPS, int LANES = DEC_LANES>
+template <typename StateT, int CPS, int LANES = DEC_LANES, int ARRIVE = RING_ARRIVE_THREAD>
 __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_params p, int n_items)
 {
+	constexpr uint32_t EMPTY_COUNT = ARRIVE == RING_ARRIVE_THREAD ? RING_NC : RING_NC / 32;
 	constexpr uint32_t CHUNK_BYTES = RING_ROWS * DEC_D * sizeof(StateT);
 	constexpr int NS = (int)(ring_bytes<CPS>() / CHUNK_BYTES);
 	constexpr int NIN = ring_nin<CPS>();
@@ -384,7 +399,7 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 	const int G = (int)gridDim.x;
 	if (tid == 0) {
 		for (int i = 0; i < NS; i++)
-			mbar_init(&bar.full[i], 1), mbar_init(&bar.empty[i], RING_NC / 32);
+			mbar_init(&bar.full[i], 1), mbar_init(&bar.empty[i], EMPTY_COUNT);
 		for (int i = 0; i < NIN; i++)
 			mbar_init(&bar.in_full[i], 1), mbar_init(&bar.in_empty[i], 1);
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -415,6 +430,8 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 					const int b = item / H, h = item - b * H;
 					unsigned char *in = inb + si * RIN_BYTES;
 					mbar_wait(&bar.in_empty[si], phi ^ 1);
+					if (ARRIVE == RING_ARRIVE_THREAD)
+						asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 					*reinterpret_cast<float *>(in + RIN_TX) = braw;
 					*reinterpret_cast<int *>(in + RIN_TX + 4) = slot;
 					mbar_expect_tx(&bar.in_full[si], RIN_TX);
@@ -435,6 +452,8 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 					const StateT *st = static_cast<const StateT *>(p.state) + ((size_t)slot * H + h) * DEC_D * DEC_D;
 					for (int ch = 0; ch < RING_CHUNKS; ch++) {
 						mbar_wait(&bar.empty[s], ph ^ 1);
+						if (ARRIVE == RING_ARRIVE_THREAD)
+							asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 						mbar_expect_tx(&bar.full[s], CHUNK_BYTES);
 						bulk_g2s(ring + (size_t)s * RING_ROWS * DEC_D, st + (size_t)ch * RING_ROWS * DEC_D,
 							 CHUNK_BYTES, &bar.full[s]);
@@ -537,9 +556,13 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 #pragma unroll
 			for (int i = 0; i < RPC; i++)
 				L::load(S + (size_t)(rg + NRG * i) * DEC_D, sub, m[i]);
-			__syncwarp();
-			if (lane == 0)
+			if (ARRIVE == RING_ARRIVE_THREAD) {
 				mbar_arrive(&bar.empty[s]);
+			} else {
+				__syncwarp();
+				if (lane == 0)
+					mbar_arrive(&bar.empty[s]);
+			}
 			if (++s == NS)
 				s = 0, ph ^= 1;
 #pragma unroll
@@ -583,11 +606,11 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 	}
 }
 
-template <typename StateT, int CPS, int LANES = DEC_LANES>
-int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
+template <typename StateT, int CPS, int LANES = DEC_LANES, int ARRIVE = RING_ARRIVE_THREAD>
+int ring_launch_as(const dec_params &p, int batch, cudaStream_t stream)
 {
 	constexpr size_t smem = ring_smem<StateT, CPS>();
-	auto kern = kda_decode_ring<StateT, CPS, LANES>;
+	auto kern = kda_decode_ring<StateT, CPS, LANES, ARRIVE>;
 	static int nsm = 0;
 	if (!nsm) {
 		int dev = 0, n = 0;
@@ -602,6 +625,21 @@ int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
 	const int grid = (int)(items < (long)nsm * CPS ? items : (long)nsm * CPS);
 	kern<<<grid, RING_THREADS, smem, stream>>>(p, (int)items);
 	return kda_launch_status();
+}
+
+/* KDA_DECODE_RING_ARRIVE=warp | thread (read at each call): see RING_ARRIVE_THREAD. */
+int ring_arrive()
+{
+	const char *e = getenv("KDA_DECODE_RING_ARRIVE");
+	return e && !strcmp(e, "warp") ? RING_ARRIVE_WARP : RING_ARRIVE_THREAD;
+}
+
+template <typename StateT, int CPS, int LANES = DEC_LANES>
+int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
+{
+	if (ring_arrive() == RING_ARRIVE_WARP)
+		return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_WARP>(p, batch, stream);
+	return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_THREAD>(p, batch, stream);
 }
 
 /* The ring reads the per-token inputs with bulk copies: 16-byte aligned bases. */
@@ -656,14 +694,12 @@ constexpr long RING_MIN_ITEMS = 6144;
 
 int dec_variant()
 {
-	static int v = -1;
-	if (v < 0) {
-		const char *e = getenv("KDA_DECODE_KERNEL");
-		v = !e ? 7 : !strcmp(e, "smem128") ? 0 : !strcmp(e, "step") ? 1 : !strcmp(e, "smem256") ? 2
-		    : !strcmp(e, "split") ? 3 : !strcmp(e, "heads2") ? 4 : !strcmp(e, "ring") ? 5
-		    : !strcmp(e, "ring2") ? 6 : !strcmp(e, "ring8") ? 8 : !strcmp(e, "ring82") ? 9 : 7;
-	}
-	return v;
+	/* Read at each call (a getenv, ~0.1 us beside a >= 7 us decode), so that a test can switch
+	 * variants within one process. */
+	const char *e = getenv("KDA_DECODE_KERNEL");
+	return !e ? 7 : !strcmp(e, "smem128") ? 0 : !strcmp(e, "step") ? 1 : !strcmp(e, "smem256") ? 2
+	       : !strcmp(e, "split") ? 3 : !strcmp(e, "heads2") ? 4 : !strcmp(e, "ring") ? 5
+	       : !strcmp(e, "ring2") ? 6 : !strcmp(e, "ring8") ? 8 : !strcmp(e, "ring82") ? 9 : 7;
 }
 
 } // namespace

@@ -27,12 +27,13 @@
  *    a thread; FP8: half the columns are two scale tiles, each with its P).
  * Combine kernel, one warp per query row: the log-sum-exp-weighted sum of
  * the split partials (FP32 in the workspace).
- * FP8 cache up to 32 query rows: mla_fp8p_kernel below (E4M3 converted to FP16 in registers,
- * FP16 MMAs, a warp per scale tile, software-pipelined with mbarriers: 43-46 % of copy at
- * t = 1, H200 2026-12-01v), or mla_fp8r_kernel, the same without the pipelining
- * (K3_MLA_FP8_KERNEL=reg: 40-44 %; the expansion: 22-24 %, 2026-12-01p); above 32 rows the
- * expansion kernel's 64-row CTAs measured faster.
- */
+ * FP8 cache up to 32 query rows: mla_fp8s_kernel below (E4M3 converted to FP16 in registers,
+ * FP16 MMAs, a warp per scale tile in both products, one softmax a tile split over the warps'
+ * token groups, one bulk copy a whole tile: 60-77 % of copy at t = 1, H200 2026-12-01zc), or
+ * (K3_MLA_FP8_KERNEL=pipe) mla_fp8p_kernel, its predecessor with the softmax repeated in every
+ * warp and one copy a token (43-47 %), or (=reg) mla_fp8r_kernel, the same without the
+ * pipelining (40-44 %; the expansion: 22-24 %, 2026-12-01p); above 32 rows the expansion
+ * kernel's 64-row CTAs measured faster. */
 #include "mla_decode.h"
 
 #include <cerrno>
@@ -90,6 +91,10 @@ struct cfg {
 struct params {
 	int H, t, rows, n_splits, tiles_per_split, max_pages, topk, max_seqlen;
 	float scale_log2; /* softmax scale * log2(e) */
+	/* mla_fp8s_kernel's options (K3_MLA_FP8S): one bulk copy a whole dense tile; the lazy
+	 * rescale's tau (binades the running max may lag) and band (binades the unit may drift). */
+	int fp8s_whole, fp8s_band;
+	float fp8s_tau;
 	const uint16_t *q;
 	const unsigned char *cache;
 	const int32_t *block_table, *seqlens, *indices;
@@ -492,6 +497,12 @@ static_assert(MLA_FP8_SCALES == WARPS && MLA_FP8_TILE == 128 && MLA_ROPE == 16 *
 constexpr int OFF_BAR_P = SMEM;
 constexpr int SMEM_P = OFF_BAR_P + (2 + NST) * 8;
 static_assert(CTAS_PER_SM * (SMEM_P + 1024) <= 228 * 1024, "two CTAs an SM");
+/* mla_fp8s_kernel: plus the P hand-off's mbarrier, P x scale of a tile ([4 scale tiles][4 n-tiles]
+ * [32 lanes] float4) and the softmax warps' frames ([16 rows] float4). */
+constexpr int OFF_PS = (SMEM_P + 8 + 15) / 16 * 16;
+constexpr int OFF_MW = OFF_PS + WARPS * 4 * 32 * 16;
+constexpr int SMEM_S = OFF_MW + ROWS * 16;
+static_assert(CTAS_PER_SM * (SMEM_S + 1024) <= 228 * 1024, "two CTAs an SM");
 } // namespace fp8r
 
 /* Token (0..31) of column n of n-tile j of S: C columns 2 tq, 2 tq + 1 are tokens tq, tq + 4
@@ -511,6 +522,63 @@ __device__ __forceinline__ float fp8r_pow2(int e)
 __device__ __forceinline__ float fp8r_scale2(float x, int e)
 {
 	return x * fp8r_pow2(e / 2) * fp8r_pow2(e - e / 2);
+}
+
+/* The register kernels' epilogue: O (columns of scale tile w in units of 2^f, the integer
+ * conversion's 2^-8 when VINT) normalized by l, to the output (one split) or the split's
+ * partials, and the natural-log LSE from the base-2 running max m; l0, l1 are the rows' sums
+ * over every token of the split (already reduced over the lanes, and over the warps where each
+ * warp summed its own tokens). Column 16 sg(2 tq + e) + i of tile w holds o[i][e] (row g) and
+ * o[i][2 + e] (row g + 8). */
+template <bool VINT>
+__device__ __forceinline__ void fp8r_epilogue(const params &p, const float (&o)[16][4], float l0, float l1, float m0,
+					      float m1, int f0, int f1, int w, int tq, int R0, int R1, int b, size_t part0)
+{
+	const float inv0 = l0 > 0.0f ? ldexpf(1.0f / l0, (VINT ? 8 : 0) - f0) : 0.0f;
+	const float inv1 = l1 > 0.0f ? ldexpf(1.0f / l1, (VINT ? 8 : 0) - f1) : 0.0f;
+	const float lse0 = l0 > 0.0f ? (m0 + log2f(l0)) * LN2 : -INFINITY;
+	const float lse1 = l1 > 0.0f ? (m1 + log2f(l1)) * LN2 : -INFINITY;
+#pragma unroll
+	for (int e = 0; e < 2; e++) {
+		const int cn = 2 * tq + e;
+		const int col = 128 * w + 16 * ((cn >> 1) + 4 * (cn & 1));
+#pragma unroll
+		for (int hr = 0; hr < 2; hr++) {
+			const int R = hr ? R1 : R0;
+			const float inv = hr ? inv1 : inv0;
+			if (R >= p.rows)
+				continue;
+			if (p.n_splits == 1) {
+				uint16_t *out = p.out + ((size_t)b * p.rows + R) * DV + col;
+				uint4 v[2];
+				uint32_t *vv = reinterpret_cast<uint32_t *>(v);
+#pragma unroll
+				for (int i = 0; i < 8; i++)
+					vv[i] = k3_pack_bf16(o[2 * i][2 * hr + e] * inv, o[2 * i + 1][2 * hr + e] * inv);
+				reinterpret_cast<uint4 *>(out)[0] = v[0];
+				reinterpret_cast<uint4 *>(out)[1] = v[1];
+			} else {
+				float4 *op = reinterpret_cast<float4 *>(p.o_part + (part0 + R) * DV + col);
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+					op[i] = make_float4(o[4 * i][2 * hr + e] * inv, o[4 * i + 1][2 * hr + e] * inv,
+							    o[4 * i + 2][2 * hr + e] * inv, o[4 * i + 3][2 * hr + e] * inv);
+			}
+		}
+	}
+	if (w == 0 && tq == 0) {
+		if (p.n_splits == 1) {
+			if (p.lse && R0 < p.rows)
+				p.lse[(size_t)b * p.rows + R0] = lse0;
+			if (p.lse && R1 < p.rows)
+				p.lse[(size_t)b * p.rows + R1] = lse1;
+		} else {
+			if (R0 < p.rows)
+				p.l_part[part0 + R0] = lse0;
+			if (R1 < p.rows)
+				p.l_part[part0 + R1] = lse1;
+		}
+	}
 }
 
 template <bool KINT, bool VINT>
@@ -825,54 +893,10 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 	 * w holds o[i][e] (row g) and o[i][2 + e] (row g + 8). */
 	l0 = k3_group_sum<4>(l0);
 	l1 = k3_group_sum<4>(l1);
-	const float inv0 = l0 > 0.0f ? ldexpf(1.0f / l0, (VINT ? 8 : 0) - f0) : 0.0f;
-	const float inv1 = l1 > 0.0f ? ldexpf(1.0f / l1, (VINT ? 8 : 0) - f1) : 0.0f;
-	const float lse0 = l0 > 0.0f ? (m0 + log2f(l0)) * LN2 : -INFINITY;
-	const float lse1 = l1 > 0.0f ? (m1 + log2f(l1)) * LN2 : -INFINITY;
-#pragma unroll
-	for (int e = 0; e < 2; e++) {
-		const int cn = 2 * tq + e;
-		const int col = 128 * w + 16 * ((cn >> 1) + 4 * (cn & 1));
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++) {
-			const int R = hr ? R1 : R0;
-			const float inv = hr ? inv1 : inv0;
-			if (R >= p.rows)
-				continue;
-			if (p.n_splits == 1) {
-				uint16_t *out = p.out + ((size_t)b * p.rows + R) * DV + col;
-				uint4 v[2];
-				uint32_t *vv = reinterpret_cast<uint32_t *>(v);
-#pragma unroll
-				for (int i = 0; i < 8; i++)
-					vv[i] = k3_pack_bf16(o[2 * i][2 * hr + e] * inv, o[2 * i + 1][2 * hr + e] * inv);
-				reinterpret_cast<uint4 *>(out)[0] = v[0];
-				reinterpret_cast<uint4 *>(out)[1] = v[1];
-			} else {
-				float4 *op = reinterpret_cast<float4 *>(p.o_part + (part0 + R) * DV + col);
-#pragma unroll
-				for (int i = 0; i < 4; i++)
-					op[i] = make_float4(o[4 * i][2 * hr + e] * inv, o[4 * i + 1][2 * hr + e] * inv,
-							    o[4 * i + 2][2 * hr + e] * inv, o[4 * i + 3][2 * hr + e] * inv);
-			}
-		}
-	}
-	if (w == 0 && tq == 0) {
-		if (p.n_splits == 1) {
-			if (p.lse && R0 < p.rows)
-				p.lse[(size_t)b * p.rows + R0] = lse0;
-			if (p.lse && R1 < p.rows)
-				p.lse[(size_t)b * p.rows + R1] = lse1;
-		} else {
-			if (R0 < p.rows)
-				p.l_part[part0 + R0] = lse0;
-			if (R1 < p.rows)
-				p.l_part[part0 + R1] = lse1;
-		}
-	}
+	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
 }
 
-/* ---- FP8 cache, register conversion, software-pipelined (the default up to 32 rows) ------
+/* ---- FP8 cache, register conversion, software-pipelined (K3_MLA_FP8_KERNEL=pipe) --------
  *
  * mla_fp8r_kernel's fragment maps, shared-memory layout and arithmetic (bit for bit the same
  * S, P, scales and units), with the tile loop reordered and its barrier replaced:
@@ -891,7 +915,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
  *    ahead); the causal ends are made opaque so that their divisions stay out of the loop;
  *  - both conversions by cvt by default ("cc": measured faster than "ic" here).
  * The last iteration recomputes the parts of its own tile into the unused buffer (no branch).
- * H200, 2026-12-01v: 43-46 % of copy at t = 1 (reg: 40-44 %), 23-24 % at t = 2. */
+ * H200, 2026-12-01v: 43-46 % of copy at t = 1 (reg: 40-44 %), 23-24 % at t = 2; the default
+ * up to 32 rows from 01v to 01zc, now mla_fp8s_kernel below. */
 template <bool KINT, bool VINT, bool SPARSE>
 __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_kernel(const params p)
 {
@@ -1237,51 +1262,425 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_ker
 
 	l0 = k3_group_sum<4>(l0);
 	l1 = k3_group_sum<4>(l1);
-	const float inv0 = l0 > 0.0f ? ldexpf(1.0f / l0, (VINT ? 8 : 0) - f0) : 0.0f;
-	const float inv1 = l1 > 0.0f ? ldexpf(1.0f / l1, (VINT ? 8 : 0) - f1) : 0.0f;
-	const float lse0 = l0 > 0.0f ? (m0 + log2f(l0)) * LN2 : -INFINITY;
-	const float lse1 = l1 > 0.0f ? (m1 + log2f(l1)) * LN2 : -INFINITY;
-#pragma unroll
-	for (int e = 0; e < 2; e++) {
-		const int cn = 2 * tq + e;
-		const int col = 128 * w + 16 * ((cn >> 1) + 4 * (cn & 1));
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++) {
-			const int R = hr ? R1 : R0;
-			const float inv = hr ? inv1 : inv0;
-			if (R >= p.rows)
+	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
+}
+
+/* ---- FP8 cache, register conversion, one softmax a tile (the default up to 32 rows) -------
+ *
+ * mla_fp8p_kernel's QK^T (split over k, parts through shared memory), PV (split over the 512
+ * columns: warp w owns scale tile w) and conversions, with the softmax split over tokens instead
+ * of repeated in every warp:
+ *  - softmax warp w takes n-tile w of S (tokens fp8r_token(w, .): 8 of the 32): it sums the 4
+ *    parts of its 16 x 8 scores in the same order as mla_fp8p_kernel (bitwise the same S), masks,
+ *    and exponentiates in its own frame mw = max(m, its 8 tokens' max) (p <= 1). It writes
+ *    P x scale(token, v) for all 4 scale tiles v in FP32 to the P buffer (in the C-fragment
+ *    layout that PV warp v reads back as its own S fragment: conflict free) and mw per row;
+ *  - one mbarrier hand-off (every thread arrives, every thread waits), then PV warp v reads
+ *    its tile's P x scale of all 32 tokens and the 4 frames: M = max_w mw (the running max),
+ *    each token group times 2^(mw_j - M) (<= 1), the unit 2^f and the O rescale as before, and
+ *    its own row-sum partial l (its 8 tokens) kept in the global frame; the 4 warps' l are summed
+ *    once at the end. Not bitwise the register kernels' P: p = 2^(x - mw) 2^(mw - M), two FP32
+ *    roundings where they have one;
+ *  - the stage of tile it - 1 is refilled (tile it - 1 + NST) by warp 0 right after the P
+ *    hand-off of tile it, when every thread is past tile it - 1 (no wait), and the wait for
+ *    the next tile's stage sits just before its QK^T: a copy is issued ~2.3 iterations before its
+ *    first use (mla_fp8p_kernel: ~1); the block table is read a tile ahead and the copy source
+ *    formed only at the issue.
+ * Per-tile order: wait parts(it); softmax slice; P out; hand-off; P in, frames, pack; wait
+ * stage(it + 1); QK^T(it + 1) -> parts; O rescale; PV(it); release stage(it). The single P
+ * buffer is safe: a warp writes P(it + 1) only after waiting for parts(it + 1), which every
+ * thread arrives at after reading P(it).
+ * H200, 2026-12-01zc (call 2; bench/results/k3-kernels-h200-2026-12-01zc/): 60-77 % of copy at
+ * t = 1, 12-16 heads (B = 128: 71-77 %; mla_fp8p_kernel 43-47 % in the same call), 34-41 % at
+ * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
+ * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
+ * the same as lazy within noise. */
+template <bool KINT, bool VINT, bool SPARSE>
+__global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_kernel(const params p)
+{
+	using namespace fp8r;
+	extern __shared__ __align__(128) unsigned char smem[];
+	unsigned char *st = smem + OFF_ST;
+	float4 *red = reinterpret_cast<float4 *>(smem + OFF_RED);
+	uint32_t *qmx = reinterpret_cast<uint32_t *>(smem + OFF_QMX);
+	uint64_t *bar = reinterpret_cast<uint64_t *>(smem + OFF_BAR);     /* [NST] stage full (bulk copies) */
+	uint64_t *pfull = reinterpret_cast<uint64_t *>(smem + OFF_BAR_P); /* [2] parts of a tile written */
+	uint64_t *sempty = pfull + 2;                                     /* [NST] stage read by every thread */
+	uint64_t *pxb = sempty + NST;                                     /* P x scale and frames written */
+	float4 *pbuf = reinterpret_cast<float4 *>(smem + OFF_PS);         /* [v][j][lane] */
+	float4 *mwb = reinterpret_cast<float4 *>(smem + OFF_MW);          /* [row]: mw of warps 0..3 */
+
+	const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane & 3;
+	const int rb = (int)blockIdx.x, split = (int)blockIdx.y, b = (int)blockIdx.z;
+	const int L = min(p.seqlens[b], p.max_seqlen);
+	const int row0 = rb * ROWS;
+	const int row_hi = min(p.rows, row0 + ROWS) - 1;
+	const int32_t *ix = SPARSE ? p.indices + (size_t)b * p.topk : nullptr;
+	const int n_entries = SPARSE ? p.topk : L - p.t + row_hi / p.H + 1;
+	const int n_tiles = (n_entries + TILE - 1) / TILE;
+	const int tile0 = split * p.tiles_per_split;
+	const int n_it = min(n_tiles - tile0, p.tiles_per_split);
+	const size_t part0 = ((size_t)b * p.n_splits + split) * p.rows;
+	if (n_it <= 0) {
+		for (int r = tid; r < ROWS; r += THREADS) {
+			if (row0 + r >= p.rows)
 				continue;
-			if (p.n_splits == 1) {
-				uint16_t *out = p.out + ((size_t)b * p.rows + R) * DV + col;
-				uint4 v[2];
-				uint32_t *vv = reinterpret_cast<uint32_t *>(v);
-#pragma unroll
-				for (int i = 0; i < 8; i++)
-					vv[i] = k3_pack_bf16(o[2 * i][2 * hr + e] * inv, o[2 * i + 1][2 * hr + e] * inv);
-				reinterpret_cast<uint4 *>(out)[0] = v[0];
-				reinterpret_cast<uint4 *>(out)[1] = v[1];
+			if (p.n_splits > 1) {
+				p.l_part[part0 + row0 + r] = -INFINITY;
 			} else {
-				float4 *op = reinterpret_cast<float4 *>(p.o_part + (part0 + R) * DV + col);
-#pragma unroll
-				for (int i = 0; i < 4; i++)
-					op[i] = make_float4(o[4 * i][2 * hr + e] * inv, o[4 * i + 1][2 * hr + e] * inv,
-							    o[4 * i + 2][2 * hr + e] * inv, o[4 * i + 3][2 * hr + e] * inv);
+				for (int k = 0; k < DV; k++)
+					p.out[((size_t)b * p.rows + row0 + r) * DV + k] = 0;
+				if (p.lse)
+					p.lse[(size_t)b * p.rows + row0 + r] = -INFINITY;
 			}
 		}
+		return;
 	}
-	if (w == 0 && tq == 0) {
-		if (p.n_splits == 1) {
-			if (p.lse && R0 < p.rows)
-				p.lse[(size_t)b * p.rows + R0] = lse0;
-			if (p.lse && R1 < p.rows)
-				p.lse[(size_t)b * p.rows + R1] = lse1;
+	auto entry_pos = [&](int e) -> int {
+		if (SPARSE)
+			return e < p.topk ? ix[e] : -1;
+		return e < L ? e : -1;
+	};
+	/* Warp 0: lane j's token of tile it as (position, page); the page is a global load whose
+	 * latency the tile in between hides (the source address is formed at the issue). */
+	auto source_pos = [&](int it, int &pos, int &page) {
+		pos = entry_pos((tile0 + it) * TILE + lane);
+		if (pos < 0 || pos >= L)
+			pos = 0;
+		page = p.block_table[(size_t)b * p.max_pages + pos / MLA_PAGE_TOKENS];
+	};
+	/* A dense tile whose 32 entries all exist lies in one page (TILE divides the page), so
+	 * one bulk copy of 20992 bytes from its first token (lane 0's) fills the stage; otherwise
+	 * one copy a token (lane j: token j; past the end: token 0, finite bytes). One copy a
+	 * token cost warp 0 ~38 % of its issue time in 2026-12-01zc call 1 (the 32 copies of a
+	 * warp are issued one lane at a time), and the other warps waited for it. */
+	auto issue = [&](int it, int pos, int page) {
+		const int s = it % NST;
+		const unsigned char *src =
+			p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B;
+		const bool whole = !SPARSE && p.fp8s_whole && (tile0 + it + 1) * TILE <= L;
+		if (whole) {
+			if (lane == 0) {
+				k3_mbar_expect_tx(&bar[s], TILE * FP8B);
+				k3_bulk_g2s(st + (size_t)s * STAGE_BYTES, src, TILE * FP8B, &bar[s]);
+			}
+			return;
+		}
+		if (lane == 0)
+			k3_mbar_expect_tx(&bar[s], TILE * FP8B);
+		__syncwarp();
+		k3_bulk_g2s(st + (size_t)s * STAGE_BYTES + (size_t)lane * FP8B, src, FP8B, &bar[s]);
+	};
+	if (tid == 0) {
+#pragma unroll
+		for (int i = 0; i < NST; i++) {
+			k3_mbar_init(&bar[i], 1);
+			k3_mbar_init(&sempty[i], THREADS);
+		}
+		k3_mbar_init(&pfull[0], THREADS);
+		k3_mbar_init(&pfull[1], THREADS);
+		k3_mbar_init(pxb, THREADS);
+		k3_mbar_fence_init();
+	}
+	__syncthreads();
+	int next_pos = 0, next_page = 0; /* warp 0: the next tile to copy */
+	if (w == 0) {
+		for (int it = 0; it < NST && it < n_it; it++) {
+			int ps, pg;
+			source_pos(it, ps, pg);
+			issue(it, ps, pg);
+		}
+		if (NST < n_it)
+			source_pos(NST, next_pos, next_page);
+	}
+
+	/* Q as in mla_fp8r_kernel: rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
+	const int R0 = row0 + g, R1 = R0 + 8;
+	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
+	uint2 qr0[8], qr1[8];
+	uint32_t mb0 = 0, mb1 = 0;
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
+		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
+		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
+				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
+		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
+				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
+	}
+	uint32_t qa_r[4];
+	{
+		const int col = MLA_LATENT + 16 * w + 4 * tq;
+		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
+	}
+#pragma unroll
+	for (int o = 1; o < 4; o <<= 1) {
+		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
+		mb1 = max(mb1, __shfl_xor_sync(0xffffffffu, mb1, o));
+	}
+	if (tq == 0)
+		qmx[w * ROWS + g] = mb0, qmx[w * ROWS + g + 8] = mb1;
+	__syncthreads();
+	mb0 = max(max(qmx[g], qmx[ROWS + g]), max(qmx[2 * ROWS + g], qmx[3 * ROWS + g]));
+	mb1 = max(max(qmx[g + 8], qmx[ROWS + g + 8]), max(qmx[2 * ROWS + g + 8], qmx[3 * ROWS + g + 8]));
+	const int e0 = mb0 ? min(110, max(-110, 142 - (int)(mb0 >> 7))) : 0;
+	const int e1 = mb1 ? min(110, max(-110, 142 - (int)(mb1 >> 7))) : 0;
+	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
+	const float qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
+	uint32_t qa[8][4];
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
+		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
+		const float a2 = k3_lo_bf16(qr0[q].y) * qs0, a3 = k3_hi_bf16(qr0[q].y) * qs0;
+		const float c0 = k3_lo_bf16(qr1[q].x) * qs1, c1 = k3_hi_bf16(qr1[q].x) * qs1;
+		const float c2 = k3_lo_bf16(qr1[q].y) * qs1, c3 = k3_hi_bf16(qr1[q].y) * qs1;
+		if (KINT) {
+			qa[q][0] = k3_pack_f16(a0, a2), qa[q][1] = k3_pack_f16(c0, c2);
+			qa[q][2] = k3_pack_f16(a1, a3), qa[q][3] = k3_pack_f16(c1, c3);
 		} else {
-			if (R0 < p.rows)
-				p.l_part[part0 + R0] = lse0;
-			if (R1 < p.rows)
-				p.l_part[part0 + R1] = lse1;
+			qa[q][0] = k3_pack_f16(a0, a1), qa[q][1] = k3_pack_f16(c0, c1);
+			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
 		}
 	}
+
+	int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
+	int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
+	int end_all = L - p.t + row0 / p.H + 1; /* dense: entries below are visible to every row */
+	asm volatile("" : "+r"(end0), "+r"(end1), "+r"(end_all));
+	const int sg = (g >> 1) + 4 * (g & 1);
+	/* This lane's two softmax tokens: columns 2 tq, 2 tq + 1 of n-tile w. */
+	const int tok0 = fp8r_token(w, 2 * tq), tok1 = fp8r_token(w, 2 * tq + 1);
+
+	/* QK^T of the stage at raw over tile w and rope step w: the parts (S'_w scale qf + rope_w)
+	 * to rw (as in mla_fp8p_kernel). */
+	auto qk_tile = [&](const unsigned char *raw, float4 *rw) {
+		float sp[4][4], sr[4][4], sc[4][2];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
+			const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				sp[j][e] = 0.0f, sr[j][e] = 0.0f;
+			k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
+#pragma unroll
+			for (int e = 0; e < 2; e++)
+				sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
+									   MLA_FP8_SCALE_OFFSET + 4 * w);
+		}
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			uint4 kw[4];
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+				kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
+									 (tq + 4 * h) * 16);
+#pragma unroll
+			for (int qq = 0; qq < 4; qq++)
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					const uint32_t x = qq == 0 ? kw[j].x : qq == 1 ? kw[j].y : qq == 2 ? kw[j].z : kw[j].w;
+					uint32_t b0, b1;
+					if (KINT) {
+						k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
+					} else {
+						k3_e4m3x4_to_f16x2x2(x, b0, b1);
+					}
+					k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
+				}
+		}
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0, y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
+			rw[(w * 4 + j) * 32 + lane] = make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
+		}
+	};
+
+	float o[16][4];
+#pragma unroll
+	for (int n = 0; n < 16; n++)
+		o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+	float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+	float d0 = 0.0f, d1 = 0.0f;
+	int f0 = 0, f1 = 0;
+
+	/* Prologue: the parts of tile 0; sparse: the positions of this lane's two tokens of tile 0. */
+	int pc0 = 0, pc1 = 0;
+	if (SPARSE) {
+		pc0 = entry_pos(tile0 * TILE + tok0);
+		pc1 = entry_pos(tile0 * TILE + tok1);
+	}
+	k3_mbar_wait(&bar[0], 0u);
+	qk_tile(st, red);
+	k3_mbar_arrive(&pfull[0]);
+
+#pragma unroll 1
+	for (int it = 0; it < n_it; it++) {
+		k3_mbar_wait(&pfull[it & 1], (uint32_t)((it >> 1) & 1)); /* every warp's parts of tile it */
+		const unsigned char *raw = st + (size_t)(it % NST) * STAGE_BYTES;
+		const float4 *rr = red + (it & 1) * RED_F4;
+
+		/* Softmax slice: n-tile w of S (the 4 parts summed in mla_fp8p_kernel's order). */
+		float4 a = rr[w * 32 + lane];
+#pragma unroll
+		for (int ww = 1; ww < WARPS; ww++) {
+			const float4 v = rr[(ww * 4 + w) * 32 + lane];
+			a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+		}
+		float x[4] = { a.x * p.scale_log2, a.y * p.scale_log2, a.z * p.scale_log2, a.w * p.scale_log2 };
+		const int ebase = (tile0 + it) * TILE;
+		if (SPARSE || ebase + TILE > end_all) { /* dense: only the tiles at the causal end */
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int pos = SPARSE ? ((e & 1) ? pc1 : pc0) : ebase + ((e & 1) ? tok1 : tok0);
+				if (!(pos >= 0 && pos < (e < 2 ? end0 : end1)))
+					x[e] = -INFINITY;
+			}
+		}
+		/* The frame moves only when the group's max passes the running max by more than tau
+		 * (lazy rescale: P <= 2^tau; tau 0: every new max, as mla_fp8p_kernel). */
+		const float lm0 = k3_group_max<4>(fmaxf(x[0], x[1])), lm1 = k3_group_max<4>(fmaxf(x[2], x[3]));
+		const float mw0 = lm0 > m0 + p.fp8s_tau ? lm0 : m0, mw1 = lm1 > m1 + p.fp8s_tau ? lm1 : m1;
+		const float mwu0 = mw0 == -INFINITY ? 0.0f : mw0, mwu1 = mw1 == -INFINITY ? 0.0f : mw1;
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			x[e] = k3_exp2_ftz(x[e] - (e < 2 ? mwu0 : mwu1));
+		const float s0 = x[0] + x[1], s1 = x[2] + x[3]; /* this lane's, in the frame mw */
+		{
+			const float4 c0 = *reinterpret_cast<const float4 *>(raw + tok0 * FP8B + MLA_FP8_SCALE_OFFSET);
+			const float4 c1 = *reinterpret_cast<const float4 *>(raw + tok1 * FP8B + MLA_FP8_SCALE_OFFSET);
+			pbuf[(0 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.x, x[1] * c1.x, x[2] * c0.x, x[3] * c1.x);
+			pbuf[(1 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.y, x[1] * c1.y, x[2] * c0.y, x[3] * c1.y);
+			pbuf[(2 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.z, x[1] * c1.z, x[2] * c0.z, x[3] * c1.z);
+			pbuf[(3 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.w, x[1] * c1.w, x[2] * c0.w, x[3] * c1.w);
+		}
+		if (tq == 0) {
+			reinterpret_cast<float *>(mwb + g)[w] = mw0;
+			reinterpret_cast<float *>(mwb + g + 8)[w] = mw1;
+		}
+		k3_mbar_arrive(pxb);
+		k3_mbar_wait(pxb, (uint32_t)(it & 1));
+		/* Every thread is past tile it - 1: warp 0 refills its stage with tile it - 1 + NST. */
+		const int nt = it - 1 + NST;
+		if (w == 0 && it >= 1 && nt < n_it) {
+			k3_mbar_wait(&sempty[(it - 1) % NST], (uint32_t)(((it - 1) / NST) & 1)); /* done already */
+			issue(nt, next_pos, next_page);
+			if (nt + 1 < n_it)
+				source_pos(nt + 1, next_pos, next_page);
+		}
+
+		/* PV warp w: the frames, then P x scale(., w) of all 32 tokens in the frame M. */
+		const float4 wa = mwb[g], wb = mwb[g + 8];
+		const float M0 = fmaxf(fmaxf(wa.x, wa.y), fmaxf(wa.z, wa.w));
+		const float M1 = fmaxf(fmaxf(wb.x, wb.y), fmaxf(wb.z, wb.w));
+		const float mu0 = M0 == -INFINITY ? 0.0f : M0, mu1 = M1 == -INFINITY ? 0.0f : M1;
+		const float al0 = k3_exp2_ftz(m0 - mu0), al1 = k3_exp2_ftz(m1 - mu1);
+		m0 = M0, m1 = M1;
+		/* 2^(mw_j - M) of each token group j (0 where the group saw nothing). */
+		const float cj0[4] = { k3_exp2_ftz(wa.x - mu0), k3_exp2_ftz(wa.y - mu0), k3_exp2_ftz(wa.z - mu0),
+				       k3_exp2_ftz(wa.w - mu0) };
+		const float cj1[4] = { k3_exp2_ftz(wb.x - mu1), k3_exp2_ftz(wb.y - mu1), k3_exp2_ftz(wb.z - mu1),
+				       k3_exp2_ftz(wb.w - mu1) };
+		l0 = l0 * al0 + s0 * k3_exp2_ftz(mw0 - mu0); /* cj0[w], without indexing by w */
+		l1 = l1 * al1 + s1 * k3_exp2_ftz(mw1 - mu1);
+		float4 y[4];
+		float t0 = 0.0f, t1 = 0.0f;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			y[j] = pbuf[(w * 4 + j) * 32 + lane];
+			t0 = fmaxf(t0, fmaxf(y[j].x, y[j].y) * cj0[j]);
+			t1 = fmaxf(t1, fmaxf(y[j].z, y[j].w) * cj1[j]);
+		}
+		t0 = k3_group_max<4>(t0);
+		t1 = k3_group_max<4>(t1);
+		d0 = fmaxf(d0 * al0, t0);
+		d1 = fmaxf(d1 * al1, t1);
+		/* The unit: the largest P x scale in [1, 2) when set; kept while it stays in
+		 * [1, 2^(band + 1)) (band 0: set every tile, as mla_fp8p_kernel; FP16 holds 2^15). */
+		int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
+		int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
+		g0 = f0 >= g0 && f0 <= g0 + p.fp8s_band ? f0 : g0;
+		g1 = f1 >= g1 && f1 <= g1 + p.fp8s_band ? f1 : g1;
+		const float r0 = fp8r_scale2(al0, g0 - f0), r1 = fp8r_scale2(al1, g1 - f1);
+		f0 = g0, f1 = g1;
+		const float pf0 = fp8r_pow2(f0), pf1 = fp8r_pow2(f1);
+		uint32_t pa[2][4];
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			const float u0 = cj0[2 * k] * pf0, u1 = cj1[2 * k] * pf1;
+			const float v0 = cj0[2 * k + 1] * pf0, v1 = cj1[2 * k + 1] * pf1;
+			pa[k][0] = k3_pack_f16(y[2 * k].x * u0, y[2 * k].y * u0);
+			pa[k][1] = k3_pack_f16(y[2 * k].z * u1, y[2 * k].w * u1);
+			pa[k][2] = k3_pack_f16(y[2 * k + 1].x * v0, y[2 * k + 1].y * v0);
+			pa[k][3] = k3_pack_f16(y[2 * k + 1].z * v1, y[2 * k + 1].w * v1);
+		}
+
+		/* The parts of tile it + 1 (the last iteration recomputes its own into the unused buffer). */
+		const int nx = it + 1 < n_it ? it + 1 : it;
+		if (it + 1 < n_it)
+			k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
+		qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
+		k3_mbar_arrive(&pfull[(it + 1) & 1]);
+		if (SPARSE) {
+			pc0 = entry_pos((tile0 + nx) * TILE + tok0);
+			pc1 = entry_pos((tile0 + nx) * TILE + tok1);
+		}
+
+		if (__any_sync(0xffffffffu, r0 != 1.0f || r1 != 1.0f)) /* mostly not, once the max settles */
+#pragma unroll
+			for (int n = 0; n < 16; n++)
+				o[n][0] *= r0, o[n][1] *= r0, o[n][2] *= r1, o[n][3] *= r1;
+		/* O[:, tile w] += P V (fragment maps as in mla_fp8r_kernel). */
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			uint4 vw[4];
+#pragma unroll
+			for (int r = 0; r < 4; r++)
+				vw[r] = *reinterpret_cast<const uint4 *>(raw + (16 * k + tq + 4 * r) * FP8B + 128 * w + 16 * sg);
+#pragma unroll
+			for (int qq = 0; qq < 4; qq++) {
+				const uint32_t x0 = qq == 0 ? vw[0].x : qq == 1 ? vw[0].y : qq == 2 ? vw[0].z : vw[0].w;
+				const uint32_t x1 = qq == 0 ? vw[1].x : qq == 1 ? vw[1].y : qq == 2 ? vw[1].z : vw[1].w;
+				const uint32_t x2 = qq == 0 ? vw[2].x : qq == 1 ? vw[2].y : qq == 2 ? vw[2].z : vw[2].w;
+				const uint32_t x3 = qq == 0 ? vw[3].x : qq == 1 ? vw[3].y : qq == 2 ? vw[3].z : vw[3].w;
+				uint32_t bA[4], bB[4];
+				if (VINT) {
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x0, x1, 0x5410u), bA[0], bA[1]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x0, x1, 0x7632u), bA[2], bA[3]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x2, x3, 0x5410u), bB[0], bB[1]);
+					k3_e4m3x4_to_f16x4_scaled(k3_prmt(x2, x3, 0x7632u), bB[2], bB[3]);
+				} else {
+					const uint32_t u01 = k3_prmt(x0, x1, 0x5140u), u23 = k3_prmt(x0, x1, 0x7362u);
+					const uint32_t v01 = k3_prmt(x2, x3, 0x5140u), v23 = k3_prmt(x2, x3, 0x7362u);
+					k3_e4m3x4_to_f16x2x2(u01, bA[0], bA[1]);
+					k3_e4m3x4_to_f16x2x2(u23, bA[2], bA[3]);
+					k3_e4m3x4_to_f16x2x2(v01, bB[0], bB[1]);
+					k3_e4m3x4_to_f16x2x2(v23, bB[2], bB[3]);
+				}
+#pragma unroll
+				for (int c = 0; c < 4; c++)
+					k3_mma_f16(o[4 * qq + c], pa[k], bA[c], bB[c]);
+			}
+		}
+		k3_mbar_arrive(&sempty[it % NST]); /* this thread is done with tile it's stage */
+	}
+
+	/* l: this warp's tokens, summed over the lanes here and over the warps through shared
+	 * memory (qmx, free since the prologue's barrier), in warp order. */
+	l0 = k3_group_sum<4>(l0);
+	l1 = k3_group_sum<4>(l1);
+	float *lw = reinterpret_cast<float *>(qmx);
+	__syncthreads(); /* every warp is past its reads of qmx (the prologue) */
+	if (tq == 0)
+		lw[w * ROWS + g] = l0, lw[w * ROWS + g + 8] = l1;
+	__syncthreads();
+	l0 = ((lw[g] + lw[ROWS + g]) + lw[2 * ROWS + g]) + lw[3 * ROWS + g];
+	l1 = ((lw[g + 8] + lw[ROWS + g + 8]) + lw[2 * ROWS + g + 8]) + lw[3 * ROWS + g + 8];
+	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
 }
 
 /* One warp per query row: out = sum_s e^(lse_s - lse) o_s, lse = log sum_s e^lse_s.
@@ -1339,12 +1738,13 @@ struct plan {
 /* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel that
  * expands each tile into BF16 in shared memory for every shape, =reg the register kernel
  * (mla_fp8r_kernel) for every shape, =pipe its software-pipelined form (mla_fp8p_kernel) for
- * every shape; unset, the pipelined register kernel up to 32 query rows (t H) and the staged one
- * (64 rows a CTA) above, where it measured faster (2026-12-01p). The register kernels' E4M3 ->
- * FP16 conversion per product from K3_MLA_FP8_CVT: "ic" (QK^T by integer instructions, PV by
- * cvt: the register kernel's default), "cc" (both by cvt: the pipelined kernel's default), "ii"
- * or "ci". Returns kernel * 8 + (K by integers) + 2 (V by integers), or kernel * 8 + 4 where the
- * conversion is not set; kernel 0 (auto), 1 (reg), 2 (stage) or 3 (pipe). */
+ * every shape, =split the form with one softmax a tile (mla_fp8s_kernel) for every shape; unset,
+ * mla_fp8s_kernel up to 32 query rows (t H) and the staged one (64 rows a CTA) above, where it
+ * measured faster (2026-12-01p). The register kernels' E4M3 -> FP16 conversion per product from
+ * K3_MLA_FP8_CVT: "ic" (QK^T by integer instructions, PV by cvt: the register kernel's default),
+ * "cc" (both by cvt: the pipelined and split kernels' default), "ii" or "ci". Returns kernel * 8 +
+ * (K by integers) + 2 (V by integers), or kernel * 8 + 4 where the conversion is not set; kernel
+ * 0 (auto), 1 (reg), 2 (stage), 3 (pipe) or 4 (split). */
 int fp8_kernel_choice()
 {
 	static int choice = -1;
@@ -1360,13 +1760,15 @@ int fp8_kernel_choice()
 			kind = 1;
 		else if (k && !strcmp(k, "pipe"))
 			kind = 3;
+		else if (k && !strcmp(k, "split"))
+			kind = 4;
 		choice = kind * 8 + v;
 	}
 	return choice;
 }
 
 /* A register kernel for these rows? 0: no (BF16 cache, or the staged kernel), else kernel * 4 +
- * the conversion variant, kernel 1 (mla_fp8r_kernel) or 3 (mla_fp8p_kernel). */
+ * the conversion variant, kernel 1 (mla_fp8r_kernel), 3 (mla_fp8p_kernel) or 4 (mla_fp8s_kernel). */
 int fp8r_variant(enum mla_kv kv, int rows)
 {
 	if (kv != MLA_KV_FP8)
@@ -1376,7 +1778,25 @@ int fp8r_variant(enum mla_kv kv, int rows)
 		return 0;
 	if (k == 1)
 		return 4 + (v == 4 ? 1 : v); /* mla_fp8r_kernel: "ic" unless set */
-	return 12 + (v == 4 ? 0 : v);     /* mla_fp8p_kernel: "cc" unless set */
+	if (k == 3)
+		return 12 + (v == 4 ? 0 : v); /* mla_fp8p_kernel: "cc" unless set */
+	return 16 + (v == 4 ? 0 : v);         /* mla_fp8s_kernel: "cc" unless set */
+}
+
+/* mla_fp8s_kernel's options, read once: K3_MLA_FP8S_COPY=token copies every token on its own
+ * (default "whole": one bulk copy a whole dense tile); K3_MLA_FP8S_RESCALE=eager moves the running
+ * max at every new maximum and resets the unit every tile (default "lazy": tau = band = 8). */
+void fp8s_options(int *whole, float *tau, int *band)
+{
+	static int w = -1, lazy = -1;
+	if (w < 0) {
+		const char *c = getenv("K3_MLA_FP8S_COPY"), *r = getenv("K3_MLA_FP8S_RESCALE");
+		w = !(c && !strcmp(c, "token"));
+		lazy = !(r && !strcmp(r, "eager"));
+	}
+	*whole = w;
+	*tau = lazy ? 8.0f : 0.0f;
+	*band = lazy ? 8 : 0;
 }
 
 int device_sms(int *sms)
@@ -1480,6 +1900,21 @@ int launch_fp8r(const params &p, dim3 grid, cudaStream_t stream)
 }
 
 template <bool KINT, bool VINT>
+int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
+{
+	auto kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true> : mla_fp8s_kernel<KINT, VINT, false>;
+	static bool configured[2] = { false, false };
+	bool &cf = configured[p.indices ? 1 : 0];
+	if (!cf) {
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
+			return k3_launch_status();
+		cf = true;
+	}
+	kern<<<grid, fp8r::THREADS, fp8r::SMEM_S, stream>>>(p);
+	return k3_launch_status();
+}
+
+template <bool KINT, bool VINT>
 int launch_fp8p(const params &p, dim3 grid, cudaStream_t stream)
 {
 	auto kern = p.indices ? mla_fp8p_kernel<KINT, VINT, true> : mla_fp8p_kernel<KINT, VINT, false>;
@@ -1535,6 +1970,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.topk = a->indices ? a->topk : 0;
 	p.max_seqlen = a->max_seqlen;
 	p.scale_log2 = a->scale * LOG2E;
+	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band);
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
 	p.block_table = a->block_table;
@@ -1549,7 +1985,14 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	}
 	const dim3 grid((unsigned)pl.n_rb, (unsigned)pl.splits, (unsigned)a->batch);
 	int r;
-	if (pl.fp8r >= 12) {
+	if (pl.fp8r >= 16) {
+		switch (pl.fp8r & 3) {
+		case 0: r = launch_fp8s<false, false>(p, grid, stream); break;
+		case 1: r = launch_fp8s<true, false>(p, grid, stream); break;
+		case 2: r = launch_fp8s<false, true>(p, grid, stream); break;
+		default: r = launch_fp8s<true, true>(p, grid, stream); break;
+		}
+	} else if (pl.fp8r >= 12) {
 		switch (pl.fp8r & 3) {
 		case 0: r = launch_fp8p<false, false>(p, grid, stream); break;
 		case 1: r = launch_fp8p<true, false>(p, grid, stream); break;

@@ -9,13 +9,13 @@
  * split's CTAs (one per block of 16 or 64 query rows, a row being a (query
  * token, head) pair) stream the split's tokens 32 at a time through shared
  * memory (bulk copies, one per token, so pages and sparse indices cost
- * nothing extra), run QK^T and PV on BF16 tensor cores (FP8 cache up to 32
+ * nothing extra; the FP8 default copies a whole dense tile at once), run QK^T and PV on BF16 tensor cores (FP8 cache up to 32
  * rows: FP16, the E4M3 converted in registers) with an online softmax, and
  * write a partial output and log-sum-exp; a combine kernel merges the
  * splits. With one split the first kernel writes the output.
- * K3_MLA_FP8_KERNEL=stage|reg|pipe and K3_MLA_FP8_CVT=ic|ii|cc|ci pick the
- * FP8 kernel and its conversions (mla_decode.cu; read once per process;
- * unset: pipe with cc up to 32 query rows, stage above).
+ * K3_MLA_FP8_KERNEL=stage|reg|pipe|split and K3_MLA_FP8_CVT=ic|ii|cc|ci pick
+ * the FP8 kernel and its conversions (mla_decode.cu; read once per process;
+ * unset: split with cc up to 32 query rows, stage above).
  */
 #ifndef K3_KERNELS_MLA_DECODE_H
 #define K3_KERNELS_MLA_DECODE_H

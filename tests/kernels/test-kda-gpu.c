@@ -285,6 +285,30 @@ static void test_decode_many_items(void **unused)
 	decode_case(KDA_BF16, 64, 128, 2);
 }
 
+/* The persistent ring kernel at shapes where every CTA reuses its ring stages (FP32: 3 items
+ * of stages, ~8 items a CTA; BF16: 6 items, ~16 a CTA), both ways of handing a stage back
+ * (KDA_DECODE_RING_ARRIVE, kda_decode.cu RING_ARRIVE_THREAD), or only the one the environment
+ * names (compute-sanitizer racecheck of one way: 0 hazards with `thread`, the default). */
+static void test_decode_ring_arrivals(void **unused)
+{
+	(void)unused;
+	static const char *const modes[] = { "thread", "warp" };
+	const char *fixed = getenv("KDA_DECODE_RING_ARRIVE");
+	setenv("KDA_DECODE_KERNEL", "ring", 1);
+	for (int m = 0; m < 2; m++) {
+		if (fixed && strcmp(fixed, modes[m]))
+			continue;
+		if (!fixed)
+			setenv("KDA_DECODE_RING_ARRIVE", modes[m], 1);
+		print_message(" KDA_DECODE_KERNEL=ring KDA_DECODE_RING_ARRIVE=%s\n", modes[m]);
+		decode_case(KDA_F32, 8, 128, 2);
+		decode_case(KDA_BF16, 16, 128, 2);
+	}
+	if (!fixed)
+		unsetenv("KDA_DECODE_RING_ARRIVE");
+	unsetenv("KDA_DECODE_KERNEL");
+}
+
 static void test_decode_bf16(void **unused)
 {
 	(void)unused;
@@ -646,6 +670,74 @@ static void overlap_case(enum kda_dtype sdt, int n, const int *lens, int H)
 	cudaFree(out), cudaFree(ws), cudaFree(d_cu);
 }
 
+/* The default decode (the ring kernel at 8192 (request, head) items, as test_decode_many_items)
+ * run again and again from the same state, conv state and inputs: every run must give the
+ * first run's outputs bit for bit, and the last run its final state (a stage refilled before
+ * all its readers were done would show as a difference). KDA_TEST_RING_REPEAT runs (default 4;
+ * the device calls of 2026-12-01zd: 100 and 300). The first run is checked against float64 by
+ * test_decode_many_items; this one needs no float64 pass, so it can repeat many times. */
+static void test_decode_ring_repeat(void **unused)
+{
+	(void)unused;
+	enum { B = 64, H = 128 };
+	const char *e = getenv("KDA_TEST_RING_REPEAT");
+	const int reps = e && atoi(e) > 0 ? atoi(e) : 4;
+	const size_t C = (size_t)H * 3 * D, O = (size_t)B * H * D;
+	const enum kda_dtype dts[2] = { KDA_F32, KDA_BF16 };
+	int32_t slot[B];
+	for (int i = 0; i < B; i++)
+		slot[i] = (int32_t)(B - 1 - i);
+	void *d_slot = dev_i32(slot, B);
+	void *x = dev_bf16_rand((size_t)B * C, -1.5, 1.5), *g = dev_bf16_rand(O, -6, 3);
+	void *bt = dev_bf16_rand((size_t)B * H, -3, 3), *gate = dev_bf16_rand(O, -2, 2);
+	void *cw = dev_bf16_rand(C * KDA_CONV_TAPS, -0.6, 0.6), *nw = dev_bf16_rand(D, 0.5, 1.5);
+	const size_t CB = (size_t)B * 3 * C * 2;
+	void *conv0 = dev_bf16_rand(CB / 2, -1.5, 1.5), *conv, *out;
+	CUDA_OK(cudaMalloc(&conv, CB));
+	CUDA_OK(cudaMalloc(&out, O * 2));
+	for (int d = 0; d < 2; d++) {
+		const size_t SB = (size_t)B * H * D * D * (dts[d] == KDA_F32 ? 4 : 2);
+		print_message(" ring repeat: %s state, B=%d H=%d, %d runs\n", dts[d] == KDA_F32 ? "fp32" : "bf16", B,
+			      H, reps);
+		void *s0 = dev_bf16_rand(SB / 2, -1, 1), *st; /* FP32 state from BF16 pairs: finite */
+		CUDA_OK(cudaMalloc(&st, SB));
+		uint8_t *first = xmalloc(O * 2), *now = xmalloc(O * 2), *sfirst = xmalloc(SB), *snow = xmalloc(SB);
+		size_t bad_runs = 0;
+		for (int r = 0; r < reps; r++) {
+			CUDA_OK(cudaMemcpy(st, s0, SB, cudaMemcpyDeviceToDevice));
+			CUDA_OK(cudaMemcpy(conv, conv0, CB, cudaMemcpyDeviceToDevice));
+			CUDA_OK(cudaMemset(out, 0xff, O * 2));
+			struct kda_decode_args a = {
+				.batch = B, .heads = H, .state_dtype = dts[d], .scale = 0.08838835f,
+				.norm_eps = 1e-6f, .x = x, .g_raw = g, .beta_raw = bt, .gate_raw = gate,
+				.conv_w = cw, .norm_w = nw, .slot = d_slot, .state = st, .conv_state = conv,
+				.out = out,
+			};
+			assert_int_equal(kda_decode(&a, 0), 0);
+			CUDA_OK(cudaDeviceSynchronize());
+			CUDA_OK(cudaMemcpy(r ? now : first, out, O * 2, cudaMemcpyDeviceToHost));
+			if (r == 0 || r == reps - 1)
+				CUDA_OK(cudaMemcpy(r ? snow : sfirst, st, SB, cudaMemcpyDeviceToHost));
+			if (r && memcmp(now, first, O * 2)) {
+				size_t n = 0;
+				for (size_t i = 0; i < O * 2; i++)
+					n += now[i] != first[i];
+				print_error("run %d: %zu output bytes differ from run 0's\n", r, n);
+				bad_runs++;
+			}
+			if (r && r == reps - 1 && memcmp(snow, sfirst, SB)) {
+				print_error("run %d: the final state differs from run 0's\n", r);
+				bad_runs++;
+			}
+		}
+		free(first), free(now), free(sfirst), free(snow);
+		cudaFree(s0), cudaFree(st);
+		assert_true(bad_runs == 0);
+	}
+	cudaFree(d_slot), cudaFree(x), cudaFree(g), cudaFree(bt), cudaFree(gate), cudaFree(cw), cudaFree(nw);
+	cudaFree(conv0), cudaFree(conv), cudaFree(out);
+}
+
 static void test_prefill_overlap(void **unused)
 {
 	(void)unused;
@@ -777,12 +869,14 @@ int main(void)
 		cmocka_unit_test(test_decode_fp32),
 		cmocka_unit_test(test_decode_bf16),
 		cmocka_unit_test(test_decode_many_items),
+		cmocka_unit_test(test_decode_ring_arrivals),
 		cmocka_unit_test(test_verify_replay_fp32),
 		cmocka_unit_test(test_verify_replay_bf16),
 		cmocka_unit_test(test_prefill_fixed),
 		cmocka_unit_test(test_prefill_varlen),
 		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_overlap),
+		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
