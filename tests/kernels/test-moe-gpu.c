@@ -912,8 +912,8 @@ static void test_gemm_wgmma_clusters(void **unused)
 	 * rows, MMA widths 136 .. 176 in steps of 8; clusters of 2 here): one chunk of 176 / 170 / 160 /
 	 * 145 / 137 / 130 rows (N 176, 176, 160, 152, 144, 136), two of 176 (352), 168 (336) and 89 + 88
 	 * (177), three of 118 (353: a unit with a CTA passing through); then the same groups through
-	 * round q's kernel and the epi kernel (chunks of <= 128, clusters of 3). Scattered outputs
-	 * (out_index) on every epilogue. */
+	 * round q's kernel and the epi kernel (chunks of <= 128; clusters of 2 too: 194 rows a group
+	 * on average). Scattered outputs (out_index) on every epilogue through the wide kernel. */
 	static const int32_t edges[11] = { 176, 177, 352, 353, 170, 160, 130, 137, 0, 336, 145 };
 	const struct gemm_case eg = { .N = 320, .K = 256, .n_groups = 11, .counts = edges, .a_rows = 1200,
 				      .dt = K3_W_BF16, .path = K3_GEMM_TILED_WGMMA };
