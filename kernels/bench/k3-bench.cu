@@ -15,7 +15,9 @@
  * --only moe_prefill: the grouped expert GEMMs at prefill sizes (T = 16K, 4K; BF16 and MXFP4
  * weights; --quick: T = 16K) alone, each row twice back to back: the default wgmma kernel, then the same launch
  * with K3_GEMM_WG_CLUSTER=1 (no clusters; shape ending "wg_cluster=1", NVTX "k3-bench
- * wg-nocluster op=..."), each beside cuBLASLt.
+ * wg-nocluster op=..."), each beside cuBLASLt; K3_BENCH_WG_KERNELS=q,epi,wide,... instead: one
+ * row per named kernel (K3_GEMM_WG_KERNEL), back to back (shape ending "wg_kernel=<name>", NVTX
+ * "k3-bench wg-<name> op=...").
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
  * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer;
