@@ -1145,9 +1145,10 @@ std::vector<int> token_sizes(const options &o)
 /* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
  * activations, side by side in one process: the default kernel (gemv_f16_kernel on the FP16-pair
  * layout, its first pass included: mxfp4_*), gemv_lean_kernel, the default before 2026-12-01zb
- * (K3_GEMV_FP4=lean: mxfp4lean_*); at B = 1 gemv_f16_kernel with 1, 2 and 4 k slices forced
- * (K3_GEMV_KSPLIT: f16ks1_*, f16ks2_*, f16ks4_*); at B >= 64 with the other tile count a pass
- * forced (K3_GEMV_F16_NT: f16nt1_* where the default takes 2, f16nt2_* where it takes 1).
+ * (K3_GEMV_FP4=lean: mxfp4lean_*); at B <= 16 gemv_f16_kernel launched without programmatic
+ * dependent launch (K3_GEMV_F16_PDL=0: f16pdl0_*), at B = 1 with 2 k slices a CTA
+ * (K3_GEMV_KSPLIT=2: f16ks2_*), at B = 256 with 16-token passes (K3_GEMV_F16_NT=2: f16nt2_*),
+ * at every B with the weight loads asking the L2 for 256-byte sectors (K3_GEMV_F16_L2PF=1: f16pf_*).
  * K3_BENCH_GEMV_ALL=1 in the environment adds the older rows: lean without k slices or with 16
  * tokens a pass above 4 rows a group (mxfp4ks1_*, mxfp4w4_*), K3_GEMV_FP4=regs (mxfp4regs_*),
  * the old grid (mxfp4old_*), MXFP8 activations (mxfp4a8_*, mxfp4a8old_*) and the quantizer;
@@ -1162,16 +1163,23 @@ void bench_gemv(const options &o)
 			setenv("K3_GEMV_FP4", "lean", 1); /* the previous default, back to back */
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4lean");
 			unsetenv("K3_GEMV_FP4");
-			for (int ks = 1; B == 1 && ks <= 4; ks *= 2) { /* each k-slice count forced */
-				setenv("K3_GEMV_KSPLIT", ks == 1 ? "1" : ks == 2 ? "2" : "4", 1);
-				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false,
-					     ks == 1 ? "f16ks1" : ks == 2 ? "f16ks2" : "f16ks4");
+			if (B <= 16) { /* without programmatic dependent launch: the first pass, then the gemv */
+				setenv("K3_GEMV_F16_PDL", "0", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pdl0");
+				unsetenv("K3_GEMV_F16_PDL");
+			}
+			/* the weight loads with the L2 256-byte prefetch (K3_GEMV_F16_L2PF=1) */
+			setenv("K3_GEMV_F16_L2PF", "1", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pf");
+			unsetenv("K3_GEMV_F16_L2PF");
+			if (B == 1) { /* 2 k slices a CTA */
+				setenv("K3_GEMV_KSPLIT", "2", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16ks2");
 				unsetenv("K3_GEMV_KSPLIT");
 			}
-			if (B >= 64) { /* the other tile count a pass (the default: 2 above 2 rows a group) */
-				const bool two = (int64_t)B * K3_TOPK > 2 * (int64_t)K3_EXPERTS;
-				setenv("K3_GEMV_F16_NT", two ? "1" : "2", 1);
-				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, two ? "f16nt1" : "f16nt2");
+			if (B >= 256) { /* 16-token passes, the second tile only where a group has more than 8 rows left */
+				setenv("K3_GEMV_F16_NT", "2", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16nt2");
 				unsetenv("K3_GEMV_F16_NT");
 			}
 			if (!all && !bulk)

@@ -719,44 +719,72 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
  * padding to 16). Grouped calls only. */
 constexpr int GF_STEP = 4; /* blocks a loop step and a scale load */
 
-/* The FP16 activations of gemv_f16_kernel: warp per grouped row (rows past off[n_groups] are
- * not read or written); xf[r] = 2^e. */
+/* The FP16 activations of gemv_f16_kernel: a CTA per grouped row (rows past off[n_groups] are
+ * not read or written), each thread up to GF_ACT_CH 8-chunks held in registers between the
+ * row's max and its conversion (one read of the row); xf[r] = 2^e. With programmatic dependent
+ * launch the gemv starts when every CTA of this grid has begun (it waits for this grid's writes
+ * before reading them, griddepcontrol.wait), so its first weight loads overlap this pass. */
+constexpr int GF_ACT_CH = 4; /* K <= 8 x THREADS x GF_ACT_CH = 8192 */
 __global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_t *xh, float *xf)
 {
-	const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
-	const int64_t r = (int64_t)blockIdx.x * (THREADS / 32) + warp;
+	__shared__ uint32_t wmax[THREADS / 32];
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+	const int tid = (int)threadIdx.x;
+	const int64_t r = blockIdx.x;
 	if (r >= p.rows || r >= (int64_t)p.off[p.n_groups])
-		return;
+		return; /* CTA-uniform */
 	const int64_t ar = p.a_index ? p.a_index[r] : r;
 	const uint16_t *src = p.a + ar * p.K;
 	const int chunks = p.K / 8;
+	uint4 v[GF_ACT_CH];
 	uint32_t m2 = 0;
-	for (int c = lane; c < chunks; c += 32) {
-		const uint4 v = ld_nc16(src + (size_t)c * 8);
-		m2 = __vmaxu2(m2, __vmaxu2(__vmaxu2(v.x & 0x7fff7fffu, v.y & 0x7fff7fffu),
-					   __vmaxu2(v.z & 0x7fff7fffu, v.w & 0x7fff7fffu)));
+#pragma unroll
+	for (int i = 0; i < GF_ACT_CH; i++) {
+		const int c = tid + i * THREADS;
+		v[i] = c < chunks ? ld_nc16(src + (size_t)c * 8) : make_uint4(0u, 0u, 0u, 0u);
+		m2 = __vmaxu2(m2, __vmaxu2(__vmaxu2(v[i].x & 0x7fff7fffu, v[i].y & 0x7fff7fffu),
+					   __vmaxu2(v[i].z & 0x7fff7fffu, v[i].w & 0x7fff7fffu)));
 	}
-	const uint32_t m = __reduce_max_sync(0xffffffffu, max(m2 & 0xffffu, m2 >> 16));
+	uint32_t m = __reduce_max_sync(0xffffffffu, max(m2 & 0xffffu, m2 >> 16));
+	if ((tid & 31) == 0)
+		wmax[tid >> 5] = m;
+	__syncthreads();
+#pragma unroll
+	for (int w = 0; w < THREADS / 32; w++)
+		m = max(m, wmax[w]);
 	const int ef = (int)(m >> 7); /* BF16 exponent field of the largest magnitude */
 	const int e = m == 0 ? 0 : ef == 0 ? -127 : min(ef, 254) - 127;
 	const int sh = 14 - e, sh1 = sh / 2; /* 2^sh in two exact steps: sh is -113 .. 141 */
 	const float mul1 = __uint_as_float((uint32_t)(127 + sh1) << 23);
 	const float mul2 = __uint_as_float((uint32_t)(127 + sh - sh1) << 23);
-	if (lane == 0)
+	if (tid == 0)
 		xf[r] = e >= -126 ? __uint_as_float((uint32_t)(e + 127) << 23) : __uint_as_float(0x00400000u);
 	uint16_t *dst = xh + r * p.K;
-	for (int c = lane; c < chunks; c += 32) {
-		const uint4 v = ld_nc16(src + (size_t)c * 8);
-		const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+#pragma unroll
+	for (int i = 0; i < GF_ACT_CH; i++) {
+		const int c = tid + i * THREADS;
+		if (c >= chunks)
+			break;
+		const uint32_t w[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
 		float f[8];
 #pragma unroll
-		for (int i = 0; i < 4; i++) {
-			f[2 * i] = k3_lo_bf16(w[i]) * mul1 * mul2;
-			f[2 * i + 1] = k3_hi_bf16(w[i]) * mul1 * mul2;
+		for (int q = 0; q < 4; q++) {
+			f[2 * q] = k3_lo_bf16(w[q]) * mul1 * mul2;
+			f[2 * q + 1] = k3_hi_bf16(w[q]) * mul1 * mul2;
 		}
 		*reinterpret_cast<uint4 *>(dst + (size_t)c * 8) = make_uint4(
 			k3_pack_f16(f[0], f[4]), k3_pack_f16(f[1], f[5]), k3_pack_f16(f[2], f[6]), k3_pack_f16(f[3], f[7]));
 	}
+}
+
+/* ld_stream16_if() with the L2 asked to fetch the whole 256-byte sector around the address
+ * (.L2::256B: a row's next 3 blocks of 64 bytes come into L2 with the first). */
+__device__ __forceinline__ void ld_stream16_pf_if(bool c, const void *ptr, uint4 &v)
+{
+	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %4, 0;\n\t"
+		     "@q ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%5];\n\t}\n"
+		     : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
+		     : "r"((int)c), "l"(ptr));
 }
 
 /* 8 bytes (scale words), predicated as ld_stream16_if(). */
@@ -813,9 +841,15 @@ __device__ __forceinline__ void gemv_f16_block(const uint4 &r0, const uint4 &r1,
 }
 
 /* KS: k slices a CTA (1, 2, 4; NT8 = 1) as in gemv_lean_kernel, each a multiple of GF_STEP blocks. */
-template <int NT8, int EPI, int KS>
+template <int NT8, int EPI, int KS, bool PF = false>
 __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf)
 {
+	auto ldw = [](bool c, const void *ptr, uint4 &v) { /* PF: with the L2 256-byte prefetch */
+		if constexpr (PF)
+			ld_stream16_pf_if(c, ptr, v);
+		else
+			ld_stream16_if(c, ptr, v);
+	};
 	static_assert(KS == 1 || KS == 2 || KS == 4, "k slices");
 	static_assert(KS == 1 || NT8 == 1, "k slices: 8 tokens a pass");
 	constexpr int U = 2; /* blocks a register set: two sets in turn, GF_STEP blocks a loop step */
@@ -862,17 +896,21 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 #pragma unroll
 			for (int u = 0; u < U; u++) {
 				wa0[u] = wa1[u] = wb0[u] = wb1[u] = make_uint4(0u, 0u, 0u, 0u);
-				ld_stream16_if(nblk > 0, w0 + u * (GV_K / 2), wa0[u]);
-				ld_stream16_if(nblk > 0, w1 + u * (GV_K / 2), wa1[u]);
+				ldw(nblk > 0, w0 + u * (GV_K / 2), wa0[u]);
+				ldw(nblk > 0, w1 + u * (GV_K / 2), wa1[u]);
 			}
 			ld_u64_if(nblk > 0, s0, sa0);
 			ld_u64_if(nblk > 0, s1, sa1);
+			/* The activations and row factors are the first pass's (f16act_kernel, launched
+			 * before this grid, which may start early: programmatic dependent launch); a no-op
+			 * once that grid has finished or without it. */
+			asm volatile("griddepcontrol.wait;" ::: "memory");
 #pragma unroll 1
 			for (int i = 0; i < nblk; i += GF_STEP) {
 #pragma unroll
 				for (int u = 0; u < U; u++) { /* set b: blocks i + U + u */
-					ld_stream16_if(true, w0 + (U + u) * (GV_K / 2), wb0[u]);
-					ld_stream16_if(true, w1 + (U + u) * (GV_K / 2), wb1[u]);
+					ldw(true, w0 + (U + u) * (GV_K / 2), wb0[u]);
+					ldw(true, w1 + (U + u) * (GV_K / 2), wb1[u]);
 				}
 				ld_u64_if(true, s0 + U * (GV_K / 32), sb0);
 				ld_u64_if(true, s1 + U * (GV_K / 32), sb1);
@@ -890,8 +928,8 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 				}
 #pragma unroll
 				for (int u = 0; u < U; u++) { /* set a: blocks i + 2U + u */
-					ld_stream16_if(more, w0 + (2 * U + u) * (GV_K / 2), wa0[u]);
-					ld_stream16_if(more, w1 + (2 * U + u) * (GV_K / 2), wa1[u]);
+					ldw(more, w0 + (2 * U + u) * (GV_K / 2), wa0[u]);
+					ldw(more, w1 + (2 * U + u) * (GV_K / 2), wa1[u]);
 				}
 				ld_u64_if(more, s0 + 2 * U * (GV_K / 32), sa0);
 				ld_u64_if(more, s1 + 2 * U * (GV_K / 32), sa1);
@@ -1634,7 +1672,8 @@ bool gemv_lean(const struct k3_gemm_args *a, int block_k)
  * their kernels; read per call: tests and benches switch it). Pointers not looked at. */
 bool gemv_f16_shapes(const struct k3_gemm_args *a)
 {
-	if (a->n_groups <= 0 || a->w_dtype != K3_W_MXFP4 || a->a_dtype != K3_A_BF16 || a->K % (GV_K * 4))
+	if (a->n_groups <= 0 || a->w_dtype != K3_W_MXFP4 || a->a_dtype != K3_A_BF16 || a->K % (GV_K * 4) ||
+	    a->K > 8 * THREADS * GF_ACT_CH || a->rows > 0x7fffffff)
 		return false;
 	const char *e = getenv("K3_GEMV_FP4");
 	return !e || !strcmp(e, "f16");
@@ -1652,14 +1691,27 @@ bool gemv_f16(const struct k3_gemm_args *a)
 	return gemv_f16_shapes(a) && a->w_f16 && al16(a->w_f16) && al16(a->w_scales);
 }
 
-/* gemv_f16_kernel's tiles a pass: 2 (the second run only where a group has more than 8 rows left)
- * where groups hold more than 2 rows on average, else 1; K3_GEMV_F16_NT=1|2 forces (measurements). */
+/* gemv_f16_kernel's tiles a pass: 1 (8 tokens; a group of more rows takes several passes);
+ * K3_GEMV_F16_NT=2: 16-token passes whose second tile runs only where the group has more than 8
+ * rows left (measurements). H200, 2026-12-01zb call 1, B = 256 (4.6 rows a group on average, the
+ * largest about 12), % of copy on weight bytes: w13 39.6 with 2 (the default then), 63.9 with 1;
+ * w2 40.1 / 54.7. Read per call. */
 int gemv_f16_nt(const struct k3_gemm_args *a)
 {
+	(void)a;
 	const char *e = getenv("K3_GEMV_F16_NT");
-	if (e && (!strcmp(e, "1") || !strcmp(e, "2")))
-		return atoi(e);
-	return a->rows > (int64_t)2 * a->n_groups ? 2 : 1;
+	return e && !strcmp(e, "2") ? 2 : 1;
+}
+
+/* gemv_f16_kernel's k slices a CTA: 1; K3_GEMV_KSPLIT=2|4 forces (measurements; read per call).
+ * 2026-12-01zb call 1, B = 1 (% of copy, 1 / 2 / 4 slices): w13 55.4 / 53.2 / 50.0, w2 39.1 /
+ * 37.1 / 33.7. */
+int gemv_f16_kslices(const struct k3_gemm_args *a)
+{
+	(void)a;
+	const char *e = getenv("K3_GEMV_KSPLIT");
+	const int v = e ? atoi(e) : 1;
+	return v == 2 || v == 4 ? v : 1;
 }
 
 /* Grouped gemv grid rows: min(groups, rows) (the touched groups are at most the rows; the
@@ -1911,31 +1963,51 @@ int gemv_lean_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t
 	return k3_launch_status();
 }
 
+/* gemv_f16_kernel after f16act_kernel on stream s: with programmatic dependent launch (the
+ * gemv's weight loads start while the first pass runs) unless K3_GEMV_F16_PDL=0 (read per call). */
+template <int NT8, int EPI, int KS>
+int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 grid, cudaStream_t s)
+{
+	const char *e = getenv("K3_GEMV_F16_PDL"), *pf = getenv("K3_GEMV_F16_L2PF");
+	cudaLaunchConfig_t cfg = {};
+	cfg.gridDim = grid;
+	cfg.blockDim = dim3(THREADS);
+	cfg.dynamicSmemBytes = 0;
+	cfg.stream = s;
+	cudaLaunchAttribute attr[1];
+	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr[0].val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = attr;
+	cfg.numAttrs = e && !strcmp(e, "0") ? 0 : 1;
+	cudaError_t rc;
+	if (NT8 == 1 && KS == 1 && pf && !strcmp(pf, "1")) /* measurements: the L2 256-byte prefetch */
+		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS, true>, p, xh, xf);
+	else
+		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf);
+	if (rc != cudaSuccess)
+		return -EIO;
+	return k3_launch_status();
+}
+
 template <int NT8, int KS = 1>
 int gemv_f16_epi(const params &p, const uint16_t *xh, const float *xf, enum k3_epilogue epi, dim3 grid,
 		 cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		gemv_f16_kernel<NT8, K3_EPI_BF16, KS><<<grid, THREADS, 0, s>>>(p, xh, xf);
-		break;
+		return gemv_f16_launch<NT8, K3_EPI_BF16, KS>(p, xh, xf, grid, s);
 	case K3_EPI_SPLIT:
-		gemv_f16_kernel<NT8, K3_EPI_SPLIT, KS><<<grid, THREADS, 0, s>>>(p, xh, xf);
-		break;
+		return gemv_f16_launch<NT8, K3_EPI_SPLIT, KS>(p, xh, xf, grid, s);
 	case K3_EPI_GLU:
-		gemv_f16_kernel<NT8, K3_EPI_GLU, KS><<<grid, THREADS, 0, s>>>(p, xh, xf);
-		break;
+		return gemv_f16_launch<NT8, K3_EPI_GLU, KS>(p, xh, xf, grid, s);
 	case K3_EPI_SCALE:
-		gemv_f16_kernel<NT8, K3_EPI_SCALE, KS><<<grid, THREADS, 0, s>>>(p, xh, xf);
-		break;
+		return gemv_f16_launch<NT8, K3_EPI_SCALE, KS>(p, xh, xf, grid, s);
 	case K3_EPI_ADD:
-		gemv_f16_kernel<NT8, K3_EPI_ADD, KS><<<grid, THREADS, 0, s>>>(p, xh, xf);
-		break;
+		return gemv_f16_launch<NT8, K3_EPI_ADD, KS>(p, xh, xf, grid, s);
 	case K3_EPI_GATE:
-		gemv_f16_kernel<NT8, K3_EPI_GATE, KS><<<grid, THREADS, 0, s>>>(p, xh, xf);
-		break;
+		return gemv_f16_launch<NT8, K3_EPI_GATE, KS>(p, xh, xf, grid, s);
 	}
-	return k3_launch_status();
+	return -EINVAL;
 }
 
 /* A8 < 0: gemv_kernel; else the MXFP8-activation kernel gemv8_kernel with STAGES = A8 (FP4
@@ -2136,13 +2208,12 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 		uint16_t *xh = static_cast<uint16_t *>(a->workspace);
 		float *xf = reinterpret_cast<float *>(xh + (size_t)a->rows * a->K);
 		p.wp = a->w_f16;
-		f16act_kernel<<<(unsigned)((a->rows + THREADS / 32 - 1) / (THREADS / 32)), THREADS, 0, stream>>>(p, xh,
-														  xf);
+		f16act_kernel<<<(unsigned)a->rows, THREADS, 0, stream>>>(p, xh, xf);
 		r = k3_launch_status();
 		if (r)
 			return r;
 		const int nt = gemv_f16_nt(a);
-		const int kslices = nt == 2 ? 1 : gemv_kslices(a, grid, sms);
+		const int kslices = nt == 2 ? 1 : gemv_f16_kslices(a);
 		dim3 g = grid;
 		g.x = (unsigned)((a->N + GV_ROWS / kslices - 1) / (GV_ROWS / kslices));
 		if (nt == 2)

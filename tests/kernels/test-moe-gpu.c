@@ -1137,19 +1137,21 @@ static void test_gemv_lean_scales(void **unused)
 
 /* The grouped MXFP4 gemv on the FP16-pair layout (gemv_f16_kernel, the default where w_f16 is
  * given and K is a multiple of 512) beside gemv_lean_kernel (K3_GEMV_FP4=lean), each against the
- * float64 reference, every epilogue: 8-token passes and 16-token passes whose second tile runs
- * only where a group has more than 8 rows left (K3_GEMV_F16_NT=1 / 2 forced; groups of 8, 9, 12,
- * 16, 17 and 70 rows), 2 and 4 k slices a CTA (K3_GEMV_KSPLIT; at K = 2560, 4 slices leave one
- * with no blocks), one grid row a group (K3_GEMV_GRID=full); K = 512 (one loop step), 1536, 2560;
- * N = 272 (a CTA with spare warps); gathered activations (a_index) and scattered outputs. */
+ * float64 reference, every epilogue: 8-token passes (the default; groups of 8, 9, 12, 16, 17 and
+ * 70 rows: one to nine passes) and 16-token passes whose second tile runs only where a group has
+ * more than 8 rows left (K3_GEMV_F16_NT=2), 2 and 4 k slices a CTA (K3_GEMV_KSPLIT; at K = 2560,
+ * 4 slices leave one with no blocks), one grid row a group (K3_GEMV_GRID=full), the gemv launched
+ * without programmatic dependent launch (K3_GEMV_F16_PDL=0), the weight loads with the L2
+ * 256-byte prefetch (K3_GEMV_F16_L2PF=1); K = 512 (one loop step), 1536,
+ * 2560; N = 272 (a CTA with spare warps); gathered activations (a_index) and scattered outputs. */
 static void test_gemv_f16(void **unused)
 {
 	(void)unused;
-	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 };
+	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 }, few7[7] = { 1, 0, 2, 1, 0, 3, 1 };
 	static const int32_t tiles[6] = { 8, 9, 12, 16, 17, 70 };
-	static const char *const modes[7][3] = { { NULL, NULL, NULL }, { "lean", NULL, NULL }, { NULL, "1", NULL },
-						 { NULL, "2", NULL },     { NULL, "1", "2" },     { NULL, "1", "4" },
-						 { NULL, NULL, "full" } };
+	static const char *const modes[8][3] = { { NULL, NULL, NULL }, { "lean", NULL, NULL }, { NULL, "2", NULL },
+						 { NULL, NULL, "2" },     { NULL, NULL, "4" },     { NULL, NULL, "full" },
+						 { NULL, NULL, "pdl0" },  { NULL, NULL, "l2pf" } };
 	struct wmat wa = wmat_rand(9, 272, 1536, K3_W_MXFP4, 0.1), wb = wmat_rand(6, 384, 512, K3_W_MXFP4, 0.1);
 	struct wmat wc = wmat_rand(7, 256, 2560, K3_W_MXFP4, 0.1);
 	const struct gemm_case ca = { .N = 272, .K = 1536, .n_groups = 9, .counts = few, .a_rows = 5,
@@ -1160,18 +1162,24 @@ static void test_gemv_f16(void **unused)
 				       .path = K3_GEMM_GEMV, .scatter = true };
 	const struct gemm_case cc = { .N = 256, .K = 2560, .n_groups = 7, .counts = COUNTS, .a_rows = 50,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
-	const struct gemm_case cd = { .N = 256, .K = 2560, .n_groups = 9, .counts = few, .a_rows = 5,
+	const struct gemm_case cd = { .N = 256, .K = 2560, .n_groups = 7, .counts = few7, .a_rows = 5,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
-	for (int m = 0; m < 7; m++) {
-		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_F16_NT=%s K3_GEMV_KSPLIT / GRID=%s\n",
+	for (int m = 0; m < 8; m++) {
+		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_F16_NT=%s K3_GEMV_KSPLIT / GRID / F16_PDL / F16_L2PF=%s\n",
 			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
 			      modes[m][2] ? modes[m][2] : "(unset)");
 		if (modes[m][0])
 			setenv("K3_GEMV_FP4", modes[m][0], 1);
 		if (modes[m][1])
 			setenv("K3_GEMV_F16_NT", modes[m][1], 1);
-		if (modes[m][2])
-			setenv(strcmp(modes[m][2], "full") ? "K3_GEMV_KSPLIT" : "K3_GEMV_GRID", modes[m][2], 1);
+		if (modes[m][2] && !strcmp(modes[m][2], "full"))
+			setenv("K3_GEMV_GRID", "full", 1);
+		else if (modes[m][2] && !strcmp(modes[m][2], "pdl0"))
+			setenv("K3_GEMV_F16_PDL", "0", 1);
+		else if (modes[m][2] && !strcmp(modes[m][2], "l2pf"))
+			setenv("K3_GEMV_F16_L2PF", "1", 1);
+		else if (modes[m][2])
+			setenv("K3_GEMV_KSPLIT", modes[m][2], 1);
 		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
 			run_gemm(&ca, (enum k3_epilogue)e, &wa);
 			run_gemm(&cb, (enum k3_epilogue)e, &wb);
@@ -1186,6 +1194,8 @@ static void test_gemv_f16(void **unused)
 		unsetenv("K3_GEMV_F16_NT");
 		unsetenv("K3_GEMV_KSPLIT");
 		unsetenv("K3_GEMV_GRID");
+		unsetenv("K3_GEMV_F16_PDL");
+		unsetenv("K3_GEMV_F16_L2PF");
 	}
 	wmat_release(&wa), wmat_release(&wb), wmat_release(&wc);
 }
