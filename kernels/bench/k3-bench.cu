@@ -1148,7 +1148,8 @@ std::vector<int> token_sizes(const options &o)
  * (K3_GEMV_FP4=lean: mxfp4lean_*); at B <= 16 gemv_f16_kernel launched without programmatic
  * dependent launch (K3_GEMV_F16_PDL=0: f16pdl0_*), at B = 1 with 2 k slices a CTA
  * (K3_GEMV_KSPLIT=2: f16ks2_*), at B = 256 with 16-token passes (K3_GEMV_F16_NT=2: f16nt2_*),
- * at every B with the weight loads asking the L2 for 256-byte sectors (K3_GEMV_F16_L2PF=1: f16pf_*).
+ * at every B without the L2 256-byte prefetch of the weight loads (K3_GEMV_F16_L2PF=0: f16nopf_*;
+ * 2026-12-01zb call 2 ran it as the opt-in f16pf_* rows and these as the default rows).
  * K3_BENCH_GEMV_ALL=1 in the environment adds the older rows: lean without k slices or with 16
  * tokens a pass above 4 rows a group (mxfp4ks1_*, mxfp4w4_*), K3_GEMV_FP4=regs (mxfp4regs_*),
  * the old grid (mxfp4old_*), MXFP8 activations (mxfp4a8_*, mxfp4a8old_*) and the quantizer;
@@ -1168,9 +1169,9 @@ void bench_gemv(const options &o)
 				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pdl0");
 				unsetenv("K3_GEMV_F16_PDL");
 			}
-			/* the weight loads with the L2 256-byte prefetch (K3_GEMV_F16_L2PF=1) */
-			setenv("K3_GEMV_F16_L2PF", "1", 1);
-			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pf");
+			/* the weight loads without the L2 256-byte prefetch (K3_GEMV_F16_L2PF=0) */
+			setenv("K3_GEMV_F16_L2PF", "0", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16nopf");
 			unsetenv("K3_GEMV_F16_L2PF");
 			if (B == 1) { /* 2 k slices a CTA */
 				setenv("K3_GEMV_KSPLIT", "2", 1);

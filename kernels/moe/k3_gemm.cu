@@ -46,6 +46,10 @@
  * Default for BF16 activations since 2026-12-01x: gemv_lean_kernel (the same fragments and
  * arithmetic as gemv_kernel with fewer instructions around them; see the kernel), K3_GEMV_FP4=regs
  * for gemv_kernel; grouped grids of min(groups, rows) rows (K3_GEMV_GRID=full: one a group).
+ * Since 2026-12-01zb grouped calls that give the weights in the FP16-pair layout too (w_f16; K a
+ * multiple of 512) run gemv_f16_kernel (8 integer instructions for 8 weights, FP16 MMAs one scale
+ * group each, FP16 activations from a first pass; see the kernel); K3_GEMV_FP4=lean:
+ * gemv_lean_kernel there.
  *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
@@ -714,9 +718,16 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
  * (0, 4), (1, 5), (2, 6), (3, 7): lane t's 16 bytes of group j are the B fragments of its two
  * MMAs. The sums are multiplied by 2^e at the store. Elements below the row's largest magnitude
  * times 2^-28 become FP16 subnormals (absolute error 2^-25 of that magnitude), below 2^-39 zero.
- * A pass takes up to 16 tokens (NT8 = 2) but runs the second 8-token tile's loads and MMAs only
- * where the group has more than 8 rows left (groups of 1-12 rows at B = 256: one pass, no
- * padding to 16). Grouped calls only. */
+ * A pass takes 8 tokens (a group of more rows takes several, each reading the weights again);
+ * NT8 = 2 (K3_GEMV_F16_NT=2, measurements) takes up to 16 but runs the second tile's loads and
+ * MMAs only where the group has more than 8 rows left: measured slower (B = 256: 38 against
+ * 66 % of copy; 128 registers with spills). Grouped calls only, K a multiple of 512 up to 8192.
+ * Measured (H200, 2026-12-01zb call 2, bench/results/k3-kernels-h200-2026-12-01zb; % of copy on
+ * weight bytes, median of single launches, the first pass included, w13 / w2 at B = 1, 16, 64,
+ * 256): 61.1 / 47.6, 81.4 / 80.6, 83.0 / 83.8, 69.1 / 68.5 (gemv_lean_kernel in the same process
+ * 54.5 / 40.6, 63.5 / 59.8, 60.4 / 59.1, 52.2 / 54.5). ncu (w13 B = 1, no L2 prefetch): 21.5 M
+ * warp-instructions, 0.115 a weight byte (gemv_lean_kernel 0.197), 0.38 issued a cycle per
+ * scheduler, DRAM 59 %; f16act_kernel 3.1 us. */
 constexpr int GF_STEP = 4; /* blocks a loop step and a scale load */
 
 /* The FP16 activations of gemv_f16_kernel: a CTA per grouped row (rows past off[n_groups] are
@@ -1964,7 +1975,13 @@ int gemv_lean_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t
 }
 
 /* gemv_f16_kernel after f16act_kernel on stream s: with programmatic dependent launch (the
- * gemv's weight loads start while the first pass runs) unless K3_GEMV_F16_PDL=0 (read per call). */
+ * gemv's weight loads start while the first pass runs) unless K3_GEMV_F16_PDL=0, and (8-token
+ * passes, no k slices: the default) with the weight loads asking the L2 for whole 256-byte
+ * sectors unless K3_GEMV_F16_L2PF=0; both read per call. H200, 2026-12-01zb call 2, % of copy
+ * on weight bytes at B = 1, 16, 64, 256: the prefetch w13 61.1, 81.4, 83.0, 69.1 / w2 47.6,
+ * 80.6, 83.8, 68.5; without 61.8, 75.1, 73.9, 66.0 / 48.9, 74.4, 75.9, 66.5 (steady graph
+ * replays at B = 1: 75.2 / 60.9 against 68.1 / 54.8); without PDL at B = 1, 16: w13 60.0,
+ * 74.1, w2 46.0, 74.4 (no prefetch). */
 template <int NT8, int EPI, int KS>
 int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 grid, cudaStream_t s)
 {
@@ -1980,7 +1997,7 @@ int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 g
 	cfg.attrs = attr;
 	cfg.numAttrs = e && !strcmp(e, "0") ? 0 : 1;
 	cudaError_t rc;
-	if (NT8 == 1 && KS == 1 && pf && !strcmp(pf, "1")) /* measurements: the L2 256-byte prefetch */
+	if (NT8 == 1 && KS == 1 && !(pf && !strcmp(pf, "0"))) /* the default: the L2 256-byte prefetch */
 		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS, true>, p, xh, xf);
 	else
 		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf);

@@ -41,11 +41,12 @@
  *    min(n_groups, rows) rows (so `touched` must list groups with rows
  *    only, as moe_route() writes it; K3_GEMV_GRID=full: n_groups rows).
  *    Grouped, with the weights also given in the FP16-pair layout (w_f16,
- *    K a multiple of 512): gemv_f16_kernel, the default there (a first
- *    pass writes the activations as FP16 times a power of two a row into
- *    the workspace; FP16 MMAs, one scale group each, FP32 sums times the
- *    E8M0 scale; elements below 2^-24 of their row's largest magnitude
- *    lose bits, see k3_gemm.cu).
+ *    K a multiple of 512 up to 8192): gemv_f16_kernel, the default there
+ *    (a first pass writes the activations as FP16 times a power of two a
+ *    row into the workspace; FP16 MMAs, one scale group each, FP32 sums
+ *    times the E8M0 scale: weight scale bytes 1..254 exact, 0 taken as 0,
+ *    255 as infinity; activation elements below 2^-28 of their row's
+ *    largest magnitude lose bits, below 2^-39 become 0, see k3_gemm.cu).
  *    With MXFP8 activations (a_dtype K3_A_MXFP8: E4M3 elements, one E8M0
  *    scale per 32 along k, from k3_gemm_quantize_mxfp8()) and MXFP4 weights
  *    in the FP8 layout (k3_quant.h; k3_gemm_repack_fp8(), once), the gemv
@@ -122,15 +123,16 @@ struct k3_gemm_args {
 	const uint8_t *w_f16;     /* MXFP4, optional: w_packed's nibbles in the FP16-pair layout
 				     (k3_quant.h; k3_gemm_repack_f16enc(), once), 16-byte aligned. Where
 				     set, grouped gemv calls with BF16 activations, K a multiple of 512
-				     and 16-byte aligned w_scales run gemv_f16_kernel on it (the tiled
-				     path keeps reading w_packed); K3_GEMV_FP4=lean in the environment:
-				     gemv_lean_kernel on w_packed */
+				     up to 8192 and 16-byte aligned w_scales run gemv_f16_kernel on it
+				     (needs the workspace; the tiled path keeps reading w_packed);
+				     K3_GEMV_FP4=lean in the environment: gemv_lean_kernel on w_packed */
 };
 
 /* Device workspace for these shapes (the dense gemv split over k, and grouped MXFP4 gemv calls
- * with BF16 activations and K a multiple of 512: the FP16 activations of gemv_f16_kernel, rows x
- * (2 K + 4) bytes, asked for whether w_f16 is set or not); pointers are not looked at. 0 and
- * *bytes set, or -EINVAL / -EIO. */
+ * with BF16 activations and K a multiple of 512 up to 8192: the FP16 activations of
+ * gemv_f16_kernel, rows x (2 K + 4) bytes, asked for whether w_f16 is set or not, unless
+ * K3_GEMV_FP4 names another kernel); pointers are not looked at. 0 and *bytes set, or -EINVAL /
+ * -EIO. */
 int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *bytes);
 
 /* The path `path` resolves to for these args on the current device (K3_GEMM_GEMV,

@@ -1141,8 +1141,8 @@ static void test_gemv_lean_scales(void **unused)
  * 70 rows: one to nine passes) and 16-token passes whose second tile runs only where a group has
  * more than 8 rows left (K3_GEMV_F16_NT=2), 2 and 4 k slices a CTA (K3_GEMV_KSPLIT; at K = 2560,
  * 4 slices leave one with no blocks), one grid row a group (K3_GEMV_GRID=full), the gemv launched
- * without programmatic dependent launch (K3_GEMV_F16_PDL=0), the weight loads with the L2
- * 256-byte prefetch (K3_GEMV_F16_L2PF=1); K = 512 (one loop step), 1536,
+ * without programmatic dependent launch (K3_GEMV_F16_PDL=0), the weight loads without the L2
+ * 256-byte prefetch (K3_GEMV_F16_L2PF=0); K = 512 (one loop step), 1536,
  * 2560; N = 272 (a CTA with spare warps); gathered activations (a_index) and scattered outputs. */
 static void test_gemv_f16(void **unused)
 {
@@ -1151,7 +1151,7 @@ static void test_gemv_f16(void **unused)
 	static const int32_t tiles[6] = { 8, 9, 12, 16, 17, 70 };
 	static const char *const modes[8][3] = { { NULL, NULL, NULL }, { "lean", NULL, NULL }, { NULL, "2", NULL },
 						 { NULL, NULL, "2" },     { NULL, NULL, "4" },     { NULL, NULL, "full" },
-						 { NULL, NULL, "pdl0" },  { NULL, NULL, "l2pf" } };
+						 { NULL, NULL, "pdl0" },  { NULL, NULL, "nopf" } };
 	struct wmat wa = wmat_rand(9, 272, 1536, K3_W_MXFP4, 0.1), wb = wmat_rand(6, 384, 512, K3_W_MXFP4, 0.1);
 	struct wmat wc = wmat_rand(7, 256, 2560, K3_W_MXFP4, 0.1);
 	const struct gemm_case ca = { .N = 272, .K = 1536, .n_groups = 9, .counts = few, .a_rows = 5,
@@ -1176,8 +1176,8 @@ static void test_gemv_f16(void **unused)
 			setenv("K3_GEMV_GRID", "full", 1);
 		else if (modes[m][2] && !strcmp(modes[m][2], "pdl0"))
 			setenv("K3_GEMV_F16_PDL", "0", 1);
-		else if (modes[m][2] && !strcmp(modes[m][2], "l2pf"))
-			setenv("K3_GEMV_F16_L2PF", "1", 1);
+		else if (modes[m][2] && !strcmp(modes[m][2], "nopf"))
+			setenv("K3_GEMV_F16_L2PF", "0", 1);
 		else if (modes[m][2])
 			setenv("K3_GEMV_KSPLIT", modes[m][2], 1);
 		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
