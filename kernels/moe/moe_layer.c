@@ -155,6 +155,7 @@ void moe_layer_views(const struct moe_dims *d, int tokens, void *workspace, stru
 	v->topk_ids = (int32_t *)(b + L.ids);
 	v->topk_w = (float *)(b + L.tw);
 	v->z = (uint16_t *)(b + L.z);
+	v->n_touched = (int32_t *)(b + L.n_touched);
 }
 
 static void announce(const struct moe_hook *h, const char *spec)

@@ -82,6 +82,7 @@ struct moe_layer_views {
 	int32_t *topk_ids;  /* [T][K] */
 	float *topk_w;      /* [T][K] */
 	uint16_t *z;        /* [T][latent] after combine + norm */
+	int32_t *n_touched; /* [1] experts that received rows in the last forward */
 };
 void moe_layer_views(const struct moe_dims *d, int tokens, void *workspace, struct moe_layer_views *v);
 

@@ -667,8 +667,10 @@ void mla_attention(phase &p, const mla_weights &w)
 	gemm(p, T, D, H * HD, p.vo, w.o, p.attn_out);
 }
 
-/* The whole step; sub[2 l] and sub[2 l + 1] (if given) record the ends of layer l's sublayers. */
-void step(phase &p, std::vector<layer_weights> &layers, cudaEvent_t *sub)
+/* The whole step; sub[2 l] and sub[2 l + 1] (if given) record the ends of layer l's sublayers;
+ * touched (if given) gets each layer's count of experts that received rows (an untimed step:
+ * the copies wait for the stream). */
+void step(phase &p, std::vector<layer_weights> &layers, cudaEvent_t *sub, int32_t *touched = nullptr)
 {
 	const moe_hook hook = { moe_hook_fn, nullptr };
 	for (int l = 0; l < N_LAYERS; l++) {
@@ -682,6 +684,12 @@ void step(phase &p, std::vector<layer_weights> &layers, cudaEvent_t *sub)
 			CK(cudaEventRecord(sub[2 * l], g_s));
 		attn_res(p, p.attn_out, L.moe_query, L.moe_norm, p.xm);
 		KOK(moe_layer_forward(&g_dims, &L.moe, p.T, p.xm, p.moe_out, p.moe_ws, p.moe_ws_bytes, K3_GEMM_AUTO, &hook, g_s));
+		if (touched) {
+			struct moe_layer_views v;
+			moe_layer_views(&g_dims, p.T, p.moe_ws, &v);
+			CK(cudaMemcpyAsync(&touched[l], v.n_touched, sizeof *touched, cudaMemcpyDeviceToHost, g_s));
+			CK(cudaStreamSynchronize(g_s));
+		}
 		if (sub)
 			CK(cudaEventRecord(sub[2 * l + 1], g_s));
 	}
@@ -780,6 +788,21 @@ void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode
 		CK(cudaGraphDestroy(gr));
 	}
 	printf("\n");
+	/* The experts the step's routing touched, layer by layer (one more step, untimed, no ranges),
+	 * beside what the NVTX ranges and the model assume: T tokens picking top-k of E uniformly. */
+	if (decode) {
+		int32_t touched[N_LAYERS] = {};
+		g_ranges = false;
+		g_noting = true;
+		step(p, layers, nullptr, touched);
+		g_noting = false;
+		g_ranges = true;
+		const double uniform = g_dims.experts * (1.0 - pow(1.0 - (double)g_dims.topk / g_dims.experts, (double)T));
+		printf("  touched experts:");
+		for (int l = 0; l < N_LAYERS; l++)
+			printf(" %d", touched[l]);
+		printf(" (layers %d-%d; uniform routing: %.0f)\n", 89, 89 + N_LAYERS - 1, uniform);
+	}
 	/* The kernels the GEMMs launched: the MoE layer's, then the attention's. */
 	int mp[MOE_LAYER_GEMMS];
 	KOK(moe_layer_gemm_paths(&g_dims, T, K3_GEMM_AUTO, mp));
