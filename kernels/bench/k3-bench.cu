@@ -19,13 +19,13 @@
  * row per named kernel (K3_GEMM_WG_KERNEL), back to back (shape ending "wg_kernel=<name>", NVTX
  * "k3-bench wg-<name> op=...").
  *
- * --only gemv: the MXFP4 expert gemv at decode with BF16 and with MXFP8 activations side by
- * side (the FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) and the MXFP8 quantizer;
- * beside the default BF16-activation kernel the one it replaced (K3_GEMV_FP4=regs: `mxfp4regs_*`,
- * `k3-bench gemv-mxfp4regs op=...`) and the old default launch (also K3_GEMV_GRID=full:
- * `mxfp4old_*`, `mxfp4a8old_*`); K3_BENCH_GEMV_BULK=1 adds the opt-in bulk-copy gemv
- * (K3_GEMV_FP4=bulk: `mxfp4b_*` rows, `k3-bench gemv-bulk op=...`; K3_GEMV8_PIPE=bulk:
- * `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
+ * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel
+ * (gemv_f16_kernel on the FP16-pair layout) beside the one it replaced (K3_GEMV_FP4=lean:
+ * `mxfp4lean_*`, `k3-bench gemv-mxfp4lean op=...`) and its k-slice and tile-count variants
+ * (bench_gemv()); K3_BENCH_GEMV_ALL=1 adds the older kernels and the MXFP8-activation gemv (the
+ * FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) with the MXFP8 quantizer;
+ * K3_BENCH_GEMV_BULK=1 the opt-in bulk-copy gemv (K3_GEMV_FP4=bulk: `mxfp4b_*` rows,
+ * `k3-bench gemv-bulk op=...`; K3_GEMV8_PIPE=bulk: `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -749,6 +749,7 @@ struct experts {
 	enum k3_wdtype dt;
 	void *w = nullptr, *packed = nullptr, *scales = nullptr;
 	void *packed8 = nullptr; /* MXFP4: the FP8 layout (k3_gemm_repack_fp8()), made on first use */
+	void *packed16 = nullptr; /* MXFP4: the FP16-pair layout (k3_gemm_repack_f16enc()), made on first use */
 	experts(int E_, int N_, int K_, enum k3_wdtype dt_) : E(E_), N(N_), K(K_), dt(dt_)
 	{
 		const size_t n = (size_t)E * N * K;
@@ -764,7 +765,19 @@ struct experts {
 	}
 	~experts()
 	{
-		cudaFree(w), cudaFree(packed), cudaFree(scales), cudaFree(packed8);
+		cudaFree(w), cudaFree(packed), cudaFree(scales), cudaFree(packed8), cudaFree(packed16);
+	}
+	/* The FP16-pair layout of the nibbles (a one-time step, not timed): from then on into() gives
+	 * it as w_f16, and the grouped gemv runs gemv_f16_kernel on it (unless K3_GEMV_FP4 says
+	 * otherwise). */
+	void f16_layout()
+	{
+		if (!packed16) {
+			const size_t n = (size_t)E * N * K;
+			packed16 = dalloc(n / 2);
+			KOK(k3_gemm_repack_f16enc((const uint8_t *)packed, (int64_t)E * N, K, (uint8_t *)packed16, g_stream));
+			CK(cudaStreamSynchronize(g_stream));
+		}
 	}
 	/* The FP8 layout of the nibbles (a one-time step, not timed). */
 	const uint8_t *fp8_layout()
@@ -781,7 +794,7 @@ struct experts {
 	void into(k3_gemm_args &a) const
 	{
 		a.w_dtype = dt, a.w = (const uint16_t *)w, a.w_packed = (const uint8_t *)packed;
-		a.w_scales = (const uint8_t *)scales;
+		a.w_scales = (const uint8_t *)scales, a.w_f16 = (const uint8_t *)packed16;
 	}
 };
 
@@ -889,9 +902,14 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	k3_gemm_args a = {};
 	a.rows = rows, a.N = w.N, a.K = w.K, a.n_groups = E, a.epi = glu ? K3_EPI_GLU : K3_EPI_SCALE;
 	a.beta_gate = 4.0f, a.beta_up = 25.0f, a.out = out, a.path = gpath;
+	if (w.dt == K3_W_MXFP4 && decode && !a8)
+		w.f16_layout();
 	w.into(a);
 	if (a8)
 		a.a_dtype = K3_A_MXFP8, a.w_packed = w.fp8_layout(), a.a_q = Aq, a.a_scales = As;
+	size_t gws = 0; /* gemv_f16_kernel's FP16 activations */
+	KOK(k3_gemm_workspace_bytes(&a, &gws));
+	a.workspace = gws ? dalloc(gws) : nullptr, a.workspace_bytes = gws;
 	auto launch = [&](int i) {
 		k3_gemm_args x = a;
 		ds[i % R]->into(x);
@@ -977,6 +995,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		delete p;
 	CK(cudaFree(A));
 	CK(cudaFree(out));
+	if (a.workspace)
+		CK(cudaFree(a.workspace));
 	if (a8) {
 		CK(cudaFree(Aq));
 		CK(cudaFree(As));
@@ -1183,34 +1203,57 @@ std::vector<int> token_sizes(const options &o)
 }
 
 /* --only gemv: the MXFP4 expert gemv at decode (B = 1, 16, 64, 256; w13 and w2) with BF16
- * activations, side by side in one process: the default kernel (gemv_lean_kernel, grid rows
- * min(groups, rows)); at B <= 16 the same without k slices (K3_GEMV_KSPLIT=1, mxfp4ks1_*; at
- * B = 1 also with 2 and 4 forced: mxfp4ks2_*, mxfp4ks4_*), at
- * B >= 64 with 16 tokens a pass above 4 rows a group (K3_GEMV_WIDE=4, mxfp4w4_*); K3_GEMV_FP4=regs, gemv_kernel on the same grid (mxfp4regs_*); gemv_kernel
- * with K3_GEMV_GRID=full, one grid row a group (mxfp4old_*: the default before 2026-12-01x);
- * then with MXFP8 activations (the FP8 gemv, the new grid; mxfp4a8old_*: K3_GEMV_GRID=full)
- * and the MXFP8 quantizer of each input. K3_BENCH_GEMV_BULK=1 in the environment adds the
- * bulk-copy rows (K3_GEMV_FP4=bulk as mxfp4b_*, K3_GEMV8_PIPE=bulk as mxfp4a8b_*). */
+ * activations, side by side in one process: the default kernel (gemv_f16_kernel on the FP16-pair
+ * layout, its first pass included: mxfp4_*), gemv_lean_kernel, the default before 2026-12-01zb
+ * (K3_GEMV_FP4=lean: mxfp4lean_*); at B <= 16 gemv_f16_kernel launched without programmatic
+ * dependent launch (K3_GEMV_F16_PDL=0: f16pdl0_*), at B = 1 with 2 k slices a CTA
+ * (K3_GEMV_KSPLIT=2: f16ks2_*), at B = 256 with 16-token passes (K3_GEMV_F16_NT=2: f16nt2_*),
+ * at every B without the L2 256-byte prefetch of the weight loads (K3_GEMV_F16_L2PF=0: f16nopf_*;
+ * 2026-12-01zb call 2 ran it as the opt-in f16pf_* rows and these as the default rows).
+ * K3_BENCH_GEMV_ALL=1 in the environment adds the older rows: lean without k slices or with 16
+ * tokens a pass above 4 rows a group (mxfp4ks1_*, mxfp4w4_*), K3_GEMV_FP4=regs (mxfp4regs_*),
+ * the old grid (mxfp4old_*), MXFP8 activations (mxfp4a8_*, mxfp4a8old_*) and the quantizer;
+ * K3_BENCH_GEMV_BULK=1 the bulk-copy rows (mxfp4b_*, mxfp4a8b_*). */
 void bench_gemv(const options &o)
 {
-	const bool bulk = getenv("K3_BENCH_GEMV_BULK") != nullptr;
+	const bool bulk = getenv("K3_BENCH_GEMV_BULK") != nullptr, all = getenv("K3_BENCH_GEMV_ALL") != nullptr;
 	for (int glu = 1; glu >= 0; glu--) {
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
+			setenv("K3_GEMV_FP4", "lean", 1); /* the previous default, back to back */
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4lean");
+			unsetenv("K3_GEMV_FP4");
+			if (B <= 16) { /* without programmatic dependent launch: the first pass, then the gemv */
+				setenv("K3_GEMV_F16_PDL", "0", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pdl0");
+				unsetenv("K3_GEMV_F16_PDL");
+			}
+			/* the weight loads without the L2 256-byte prefetch (K3_GEMV_F16_L2PF=0) */
+			setenv("K3_GEMV_F16_L2PF", "0", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16nopf");
+			unsetenv("K3_GEMV_F16_L2PF");
+			if (B == 1) { /* 2 k slices a CTA */
+				setenv("K3_GEMV_KSPLIT", "2", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16ks2");
+				unsetenv("K3_GEMV_KSPLIT");
+			}
+			if (B >= 256) { /* 16-token passes, the second tile only where a group has more than 8 rows left */
+				setenv("K3_GEMV_F16_NT", "2", 1);
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16nt2");
+				unsetenv("K3_GEMV_F16_NT");
+			}
+			if (!all && !bulk)
+				continue;
+			setenv("K3_GEMV_FP4", "lean", 1);
 			setenv(B <= 16 ? "K3_GEMV_KSPLIT" : "K3_GEMV_WIDE", B <= 16 ? "1" : "4", 1);
 			/* lean without k slices (B <= 16) or with 16 tokens a pass above 4 rows a group */
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, B <= 16 ? "mxfp4ks1" : "mxfp4w4");
 			unsetenv("K3_GEMV_KSPLIT");
 			unsetenv("K3_GEMV_WIDE");
-			for (int ks = 2; B == 1 && ks <= 4; ks *= 2) { /* each k-slice count forced */
-				setenv("K3_GEMV_KSPLIT", ks == 2 ? "2" : "4", 1);
-				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, ks == 2 ? "mxfp4ks2" : "mxfp4ks4");
-				unsetenv("K3_GEMV_KSPLIT");
-			}
 			setenv("K3_GEMV_FP4", "regs", 1); /* the register-pipelined gemv_kernel, back to back */
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4regs");
-			setenv("K3_GEMV_GRID", "full", 1); /* and on one grid row a group: the old default */
+			setenv("K3_GEMV_GRID", "full", 1); /* and on one grid row a group: the default before 01x */
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4old");
 			unsetenv("K3_GEMV_FP4");
 			unsetenv("K3_GEMV_GRID");

@@ -289,6 +289,16 @@ __device__ __forceinline__ void k3_mma_f16(float d[4], const uint32_t a[4], uint
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* d = A B with a zero accumulator, mma.m16n8k16 FP16 x FP16 -> FP32 (fragments as for BF16); not
+ * volatile. */
+__device__ __forceinline__ void k3_mma_f16_zero(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+	    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};\n"
+	    : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+}
+
 /* d = A B with a zero accumulator, mma.m16n8k32 E4M3 x E4M3 -> FP32 (sm_89+). Fragments
  * (g = lane / 4, t = lane % 4; 4 bytes each, byte i: k + i):
  *   A (16 x 32): a0 (g, 4t..)  a1 (g+8, 4t..)  a2 (g, 16+4t..)  a3 (g+8, 16+4t..)

@@ -184,13 +184,7 @@ uint32_t k3_mxfp4_f16enc_word(uint32_t w)
 	/* col[8 j + 4 h + b]: the stored word whose decoding is bit b (0: m, 1: e0, 2: e1, 3: sign)
 	 * of element j + 4 h alone, i.e. the columns of the inverse of the 32 x 32 GF(2) map from
 	 * the stored word to the 32 field bits of k3_f16enc_to_f16x8()'s four pairs. */
-	static const uint32_t col[32] = {
-		0x00000080u, 0x00000100u, 0x50008a6du, 0x04122000u, 0x00800000u, 0x01000000u, 0x8a6d5000u,
-		0x20000412u, 0x00000008u, 0x00000010u, 0x00000020u, 0x40008864u, 0x00080000u, 0x00100000u,
-		0x00200000u, 0x88644000u, 0x00000001u, 0x00000002u, 0x40000820u, 0x00000040u, 0x00010000u,
-		0x00020000u, 0x08204000u, 0x00400000u, 0x10000000u, 0x00000412u, 0x40000000u, 0x40000824u,
-		0x00001000u, 0x04120000u, 0x00004000u, 0x08244000u,
-	};
+	static const uint32_t col[32] = K3_MXFP4_F16ENC_COLS;
 	uint32_t q = 0;
 	for (int e = 0; e < 8; e++) {
 		const uint32_t nib = (w >> (4 * e)) & 0xfu;
@@ -199,4 +193,23 @@ uint32_t k3_mxfp4_f16enc_word(uint32_t w)
 				q ^= col[8 * (e % 4) + 4 * (e / 4) + b];
 	}
 	return q;
+}
+
+void k3_mxfp4_repack_f16enc(const uint8_t *packed, size_t rows, size_t K, uint8_t *out)
+{
+	for (size_t r = 0; r < rows; r++) {
+		const uint8_t *src = packed + r * (K / 2);
+		uint8_t *dst = out + r * (K / 2);
+		for (size_t kb = 0; kb < K / 128; kb++)
+			for (int t = 0; t < 4; t++)
+				for (int j = 0; j < 4; j++) {
+					const uint8_t *s = src + kb * 64 + 16 * j + 4 * t; /* elements 32 j + 8 t .. + 7 */
+					const uint32_t w = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
+							   (uint32_t)s[3] << 24;
+					const uint32_t o = k3_mxfp4_f16enc_word(w);
+					uint8_t *d = dst + kb * 64 + 16 * t + 4 * j;
+					d[0] = (uint8_t)o, d[1] = (uint8_t)(o >> 8), d[2] = (uint8_t)(o >> 16);
+					d[3] = (uint8_t)(o >> 24);
+				}
+	}
 }

@@ -74,6 +74,24 @@ void k3_mxfp4_repack_fp8(const uint8_t *packed, size_t rows, size_t K, uint8_t *
  * from which k3_f16enc_to_f16x8() (k3_device.cuh) gives element j and j + 4 as the FP16 pair j
  * of value v 2^-14. Linear over GF(2) (the encoding of w ^ v is the XOR of theirs). */
 uint32_t k3_mxfp4_f16enc_word(uint32_t w);
+/* Its columns (col[8 j + 4 h + b]: the stored word whose decoding is bit b (0: m, 1: e0, 2: e1,
+ * 3: sign) of element j + 4 h alone; the encoding of w is the XOR of the columns of w's set
+ * bits), as an initializer for the device repack (k3_gemm_repack_f16enc()). */
+#define K3_MXFP4_F16ENC_COLS                                                                             \
+	{                                                                                                \
+		0x00000080u, 0x00000100u, 0x50008a6du, 0x04122000u, 0x00800000u, 0x01000000u, 0x8a6d5000u, \
+		0x20000412u, 0x00000008u, 0x00000010u, 0x00000020u, 0x40008864u, 0x00080000u, 0x00100000u, \
+		0x00200000u, 0x88644000u, 0x00000001u, 0x00000002u, 0x40000820u, 0x00000040u, 0x00010000u, \
+		0x00020000u, 0x08204000u, 0x00400000u, 0x10000000u, 0x00000412u, 0x40000000u, 0x40000824u, \
+		0x00001000u, 0x04120000u, 0x00004000u, 0x08244000u,                                        \
+	}
+/* The FP16-pair layout of MXFP4 nibbles (the gemv's gemv_f16_kernel reads it): rows of K elements
+ * (K a multiple of 128), packed [rows][K / 2] -> out [rows][K / 2] (not in place). Per 128-deep
+ * block of a row (64 bytes in both layouts), bytes 16 t + 4 j .. + 3 hold the
+ * k3_mxfp4_f16enc_word() of elements 32 j + 8 t .. 32 j + 8 t + 7 (scale group j): one 16-byte
+ * load gives lane t of an MMA quad 8 weights of each of the block's 4 scale groups. The scales
+ * stay as they are ([rows][K / 32]). */
+void k3_mxfp4_repack_f16enc(const uint8_t *packed, size_t rows, size_t K, uint8_t *out);
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,10 @@
  * Default for BF16 activations since 2026-12-01x: gemv_lean_kernel (the same fragments and
  * arithmetic as gemv_kernel with fewer instructions around them; see the kernel), K3_GEMV_FP4=regs
  * for gemv_kernel; grouped grids of min(groups, rows) rows (K3_GEMV_GRID=full: one a group).
+ * Since 2026-12-01zb grouped calls that give the weights in the FP16-pair layout too (w_f16; K a
+ * multiple of 512) run gemv_f16_kernel (8 integer instructions for 8 weights, FP16 MMAs one scale
+ * group each, FP16 activations from a first pass; see the kernel); K3_GEMV_FP4=lean:
+ * gemv_lean_kernel there.
  *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
@@ -697,6 +701,330 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
 		}
 	}
 }
+/* ---- gemv, MXFP4 weights in the FP16-pair layout (grouped; the default where w_f16 is given) ---- */
+
+/* gemv_f16_kernel: the weights in the FP16-pair layout (k3_quant.h, k3_mxfp4_repack_f16enc()):
+ * lane (g, t) loads 16 bytes of rows g and g + 8 a 128-deep block, word j the 8 weights 32 j +
+ * 8 t .. + 7 of scale group j, and k3_f16enc_to_f16x8() turns each word into the 4 FP16 pairs
+ * (v 2^-14) of two MMAs m16n8k16 whose 16 k lie in one scale group (8 integer instructions for 8
+ * weights: a rotate and a LOP3 a pair; gemv_lean_kernel takes 15 and 4 BF16 scale products).
+ * The two MMAs start from a zero accumulator and their FP32 sums are added times the group's
+ * E8M0 scale (a shift and a mask make 2^(e - 127) from the scale byte: 0 multiplies by 0, 255 by
+ * infinity, as in gemv_lean_kernel). The scales stay in the standard layout: one 8-byte load a
+ * row gives a lane the scale words of a register set's 2 blocks (K a multiple of 512, the loop's
+ * step of 4 blocks in two sets). The
+ * activations come from a first pass (f16act_kernel): each grouped row as FP16 times 2^(14 - e)
+ * (e = floor(log2) of the row's largest magnitude), the 8 elements of each 8-chunk as the pairs
+ * (0, 4), (1, 5), (2, 6), (3, 7): lane t's 16 bytes of group j are the B fragments of its two
+ * MMAs. The sums are multiplied by 2^e at the store. Elements below the row's largest magnitude
+ * times 2^-28 become FP16 subnormals (absolute error 2^-25 of that magnitude), below 2^-39 zero.
+ * A pass takes 8 tokens (a group of more rows takes several, each reading the weights again);
+ * NT8 = 2 (K3_GEMV_F16_NT=2, measurements) takes up to 16 but runs the second tile's loads and
+ * MMAs only where the group has more than 8 rows left: measured slower (B = 256: 38 against
+ * 66 % of copy; 128 registers with spills). Grouped calls only, K a multiple of 512 up to 8192.
+ * Measured (H200, 2026-12-01zb call 2, bench/results/k3-kernels-h200-2026-12-01zb; % of copy on
+ * weight bytes, median of single launches, the first pass included, w13 / w2 at B = 1, 16, 64,
+ * 256): 61.1 / 47.6, 81.4 / 80.6, 83.0 / 83.8, 69.1 / 68.5 (gemv_lean_kernel in the same process
+ * 54.5 / 40.6, 63.5 / 59.8, 60.4 / 59.1, 52.2 / 54.5). ncu (w13 B = 1, no L2 prefetch): 21.5 M
+ * warp-instructions, 0.115 a weight byte (gemv_lean_kernel 0.197), 0.38 issued a cycle per
+ * scheduler, DRAM 59 %; f16act_kernel 3.1 us. */
+constexpr int GF_STEP = 4; /* blocks a loop step and a scale load */
+
+/* The FP16 activations of gemv_f16_kernel: a CTA per grouped row (rows past off[n_groups] are
+ * not read or written), each thread up to GF_ACT_CH 8-chunks held in registers between the
+ * row's max and its conversion (one read of the row); xf[r] = 2^e. With programmatic dependent
+ * launch the gemv starts when every CTA of this grid has begun (it waits for this grid's writes
+ * before reading them, griddepcontrol.wait), so its first weight loads overlap this pass. */
+constexpr int GF_ACT_CH = 4; /* K <= 8 x THREADS x GF_ACT_CH = 8192 */
+__global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_t *xh, float *xf)
+{
+	__shared__ uint32_t wmax[THREADS / 32];
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+	const int tid = (int)threadIdx.x;
+	const int64_t r = blockIdx.x;
+	if (r >= p.rows || r >= (int64_t)p.off[p.n_groups])
+		return; /* CTA-uniform */
+	const int64_t ar = p.a_index ? p.a_index[r] : r;
+	const uint16_t *src = p.a + ar * p.K;
+	const int chunks = p.K / 8;
+	uint4 v[GF_ACT_CH];
+	uint32_t m2 = 0;
+#pragma unroll
+	for (int i = 0; i < GF_ACT_CH; i++) {
+		const int c = tid + i * THREADS;
+		v[i] = c < chunks ? ld_nc16(src + (size_t)c * 8) : make_uint4(0u, 0u, 0u, 0u);
+		m2 = __vmaxu2(m2, __vmaxu2(__vmaxu2(v[i].x & 0x7fff7fffu, v[i].y & 0x7fff7fffu),
+					   __vmaxu2(v[i].z & 0x7fff7fffu, v[i].w & 0x7fff7fffu)));
+	}
+	uint32_t m = __reduce_max_sync(0xffffffffu, max(m2 & 0xffffu, m2 >> 16));
+	if ((tid & 31) == 0)
+		wmax[tid >> 5] = m;
+	__syncthreads();
+#pragma unroll
+	for (int w = 0; w < THREADS / 32; w++)
+		m = max(m, wmax[w]);
+	const int ef = (int)(m >> 7); /* BF16 exponent field of the largest magnitude */
+	const int e = m == 0 ? 0 : ef == 0 ? -127 : min(ef, 254) - 127;
+	const int sh = 14 - e, sh1 = sh / 2; /* 2^sh in two exact steps: sh is -113 .. 141 */
+	const float mul1 = __uint_as_float((uint32_t)(127 + sh1) << 23);
+	const float mul2 = __uint_as_float((uint32_t)(127 + sh - sh1) << 23);
+	if (tid == 0)
+		xf[r] = e >= -126 ? __uint_as_float((uint32_t)(e + 127) << 23) : __uint_as_float(0x00400000u);
+	uint16_t *dst = xh + r * p.K;
+#pragma unroll
+	for (int i = 0; i < GF_ACT_CH; i++) {
+		const int c = tid + i * THREADS;
+		if (c >= chunks)
+			break;
+		const uint32_t w[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
+		float f[8];
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			f[2 * q] = k3_lo_bf16(w[q]) * mul1 * mul2;
+			f[2 * q + 1] = k3_hi_bf16(w[q]) * mul1 * mul2;
+		}
+		*reinterpret_cast<uint4 *>(dst + (size_t)c * 8) = make_uint4(
+			k3_pack_f16(f[0], f[4]), k3_pack_f16(f[1], f[5]), k3_pack_f16(f[2], f[6]), k3_pack_f16(f[3], f[7]));
+	}
+}
+
+/* ld_stream16_if() with the L2 asked to fetch the whole 256-byte sector around the address
+ * (.L2::256B: a row's next 3 blocks of 64 bytes come into L2 with the first). */
+__device__ __forceinline__ void ld_stream16_pf_if(bool c, const void *ptr, uint4 &v)
+{
+	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %4, 0;\n\t"
+		     "@q ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%5];\n\t}\n"
+		     : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
+		     : "r"((int)c), "l"(ptr));
+}
+
+/* 8 bytes (scale words), predicated as ld_stream16_if(). */
+__device__ __forceinline__ void ld_u64_if(bool c, const void *ptr, uint2 &v)
+{
+	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t"
+		     "@q ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%3];\n\t}\n"
+		     : "+r"(v.x), "+r"(v.y)
+		     : "r"((int)c), "l"(ptr));
+}
+
+/* 2^(e - 127) of byte J of a scale word as FP32 bits (0: 0; 255: infinity). */
+template <int J>
+__device__ __forceinline__ float f16_scale(uint32_t s)
+{
+	const uint32_t b = J == 0 ? s << 23 : J == 1 ? s << 15 : J == 2 ? s << 7 : s >> 1;
+	return __uint_as_float(b & 0x7f800000u);
+}
+
+/* One 128-deep block of gemv_f16_kernel: r0, r1 lane (g, t)'s 16 bytes of rows g and g + 8, s0,
+ * s1 their 4 scale bytes (byte j: group j), x[nt] token g's FP16 row at k 8t of the block. */
+template <int NT8>
+__device__ __forceinline__ void gemv_f16_block(const uint4 &r0, const uint4 &r1, uint32_t s0, uint32_t s1,
+					       const uint16_t *const (&x)[NT8], bool two, float (&acc)[NT8][4])
+{
+	const uint32_t q0[4] = { r0.x, r0.y, r0.z, r0.w }, q1[4] = { r1.x, r1.y, r1.z, r1.w };
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		uint4 xc[NT8];
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++)
+			if (nt == 0 || two)
+				xc[nt] = ld_nc16(x[nt] + 32 * j);
+		uint32_t A0[4], A1[4];
+		k3_f16enc_to_f16x8(q0[j], A0);
+		k3_f16enc_to_f16x8(q1[j], A1);
+		const float f0 = j == 0 ? f16_scale<0>(s0) : j == 1 ? f16_scale<1>(s0) : j == 2 ? f16_scale<2>(s0) : f16_scale<3>(s0);
+		const float f1 = j == 0 ? f16_scale<0>(s1) : j == 1 ? f16_scale<1>(s1) : j == 2 ? f16_scale<2>(s1) : f16_scale<3>(s1);
+		const uint32_t a_lo[4] = { A0[0], A1[0], A0[1], A1[1] }; /* elements (0, 4), (1, 5) */
+		const uint32_t a_hi[4] = { A0[2], A1[2], A0[3], A1[3] }; /* (2, 6), (3, 7) */
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++) {
+			if (nt > 0 && !two)
+				continue;
+			float d[4];
+			k3_mma_f16_zero(d, a_lo, xc[nt].x, xc[nt].y);
+			k3_mma_f16(d, a_hi, xc[nt].z, xc[nt].w);
+			acc[nt][0] = fmaf(d[0], f0, acc[nt][0]);
+			acc[nt][1] = fmaf(d[1], f0, acc[nt][1]);
+			acc[nt][2] = fmaf(d[2], f1, acc[nt][2]);
+			acc[nt][3] = fmaf(d[3], f1, acc[nt][3]);
+		}
+	}
+}
+
+/* KS: k slices a CTA (1, 2, 4; NT8 = 1) as in gemv_lean_kernel, each a multiple of GF_STEP blocks. */
+template <int NT8, int EPI, int KS, bool PF = false>
+__global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf)
+{
+	auto ldw = [](bool c, const void *ptr, uint4 &v) { /* PF: with the L2 256-byte prefetch */
+		if constexpr (PF)
+			ld_stream16_pf_if(c, ptr, v);
+		else
+			ld_stream16_if(c, ptr, v);
+	};
+	static_assert(KS == 1 || KS == 2 || KS == 4, "k slices");
+	static_assert(KS == 1 || NT8 == 1, "k slices: 8 tokens a pass");
+	constexpr int U = 2; /* blocks a register set: two sets in turn, GF_STEP blocks a loop step */
+	static_assert(2 * U == GF_STEP, "step");
+	constexpr int RG = 8 / KS;
+	__shared__ float red[KS > 1 ? (KS - 1) * RG * NT8 * 4 * 32 : 1];
+	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
+	const int rg = warp % RG, ksl = warp / RG;
+	const int nb = (int)blockIdx.x * (16 * RG) + rg * 16;
+	const bool active = nb < p.N;
+	if (KS == 1 && !active)
+		return;
+	const int nkb = p.K / GV_K; /* a multiple of GF_STEP */
+	int kb0 = 0, kb1 = nkb;
+	if constexpr (KS > 1) {
+		const int per = (nkb / GF_STEP + KS - 1) / KS * GF_STEP;
+		kb0 = min(nkb, ksl * per);
+		kb1 = min(nkb, kb0 + per);
+	}
+	const int nblk = active ? kb1 - kb0 : 0;
+	const size_t wrow = (size_t)(p.K / 2), srow = (size_t)(p.K / 32);
+	const int units = *p.n_touched;
+	for (int ui = (int)blockIdx.y; ui < units; ui += (int)gridDim.y) {
+		const int grp = p.touched[ui];
+		const int64_t rb = p.off[grp], re = p.off[grp + 1];
+		const size_t wr0 = (size_t)grp * p.N + nb + gq;
+		const uint8_t *const w0b = p.wp + wr0 * wrow + tq * 16 + (size_t)kb0 * (GV_K / 2);
+		const uint8_t *const s0b = p.ws + wr0 * srow + (size_t)kb0 * (GV_K / 32);
+		for (int64_t pr = rb; pr < re; pr += 8 * NT8) {
+			const bool two = NT8 > 1 && re - pr > 8;
+			const uint16_t *xp[NT8];
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++) {
+				const int64_t r0 = pr + nt * 8 + gq, r = r0 < re ? r0 : pr;
+				xp[nt] = xh + r * p.K + tq * 8 + (size_t)kb0 * GV_K;
+			}
+			float acc[NT8][4];
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++)
+				acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+			const uint8_t *w0 = w0b, *w1 = w0b + 8 * wrow, *s0 = s0b, *s1 = s0b + 8 * srow;
+			uint4 wa0[U], wa1[U], wb0[U], wb1[U];
+			uint2 sa0 = make_uint2(0u, 0u), sa1 = sa0, sb0 = sa0, sb1 = sa0; /* a set's 2 scale words a row */
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				wa0[u] = wa1[u] = wb0[u] = wb1[u] = make_uint4(0u, 0u, 0u, 0u);
+				ldw(nblk > 0, w0 + u * (GV_K / 2), wa0[u]);
+				ldw(nblk > 0, w1 + u * (GV_K / 2), wa1[u]);
+			}
+			ld_u64_if(nblk > 0, s0, sa0);
+			ld_u64_if(nblk > 0, s1, sa1);
+			/* The activations and row factors are the first pass's (f16act_kernel, launched
+			 * before this grid, which may start early: programmatic dependent launch); a no-op
+			 * once that grid has finished or without it. */
+			asm volatile("griddepcontrol.wait;" ::: "memory");
+#pragma unroll 1
+			for (int i = 0; i < nblk; i += GF_STEP) {
+#pragma unroll
+				for (int u = 0; u < U; u++) { /* set b: blocks i + U + u */
+					ldw(true, w0 + (U + u) * (GV_K / 2), wb0[u]);
+					ldw(true, w1 + (U + u) * (GV_K / 2), wb1[u]);
+				}
+				ld_u64_if(true, s0 + U * (GV_K / 32), sb0);
+				ld_u64_if(true, s1 + U * (GV_K / 32), sb1);
+				const bool more = i + GF_STEP < nblk;
+				{
+					const uint16_t *xb[NT8];
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+						xb[nt] = xp[nt];
+					gemv_f16_block<NT8>(wa0[0], wa1[0], sa0.x, sa1.x, xb, two, acc);
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+						xb[nt] = xp[nt] + GV_K;
+					gemv_f16_block<NT8>(wa0[1], wa1[1], sa0.y, sa1.y, xb, two, acc);
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) { /* set a: blocks i + 2U + u */
+					ldw(more, w0 + (2 * U + u) * (GV_K / 2), wa0[u]);
+					ldw(more, w1 + (2 * U + u) * (GV_K / 2), wa1[u]);
+				}
+				ld_u64_if(more, s0 + 2 * U * (GV_K / 32), sa0);
+				ld_u64_if(more, s1 + 2 * U * (GV_K / 32), sa1);
+				{
+					const uint16_t *xb[NT8];
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+						xb[nt] = xp[nt] + 2 * GV_K;
+					gemv_f16_block<NT8>(wb0[0], wb1[0], sb0.x, sb1.x, xb, two, acc);
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+						xb[nt] = xp[nt] + 3 * GV_K;
+					gemv_f16_block<NT8>(wb0[1], wb1[1], sb0.y, sb1.y, xb, two, acc);
+				}
+				w0 += GF_STEP * (GV_K / 2), w1 += GF_STEP * (GV_K / 2);
+				s0 += GF_STEP * (GV_K / 32), s1 += GF_STEP * (GV_K / 32);
+#pragma unroll
+				for (int nt = 0; nt < NT8; nt++)
+					xp[nt] += GF_STEP * GV_K;
+			}
+			if constexpr (KS > 1) {
+				float *rw = red + (size_t)((ksl - 1) * RG + rg) * NT8 * 4 * 32 + lane;
+				if (ksl > 0)
+#pragma unroll
+					for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+						for (int e = 0; e < 4; e++)
+							rw[(nt * 4 + e) * 32] = acc[nt][e];
+				__syncthreads();
+				if (ksl == 0)
+#pragma unroll
+					for (int k = 1; k < KS; k++)
+#pragma unroll
+						for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+							for (int e = 0; e < 4; e++)
+								acc[nt][e] += red[(size_t)(((k - 1) * RG + rg) * NT8 * 4 + nt * 4 + e) * 32 + lane];
+				__syncthreads(); /* the next pass writes red again */
+				if (ksl > 0 || !active)
+					continue;
+			}
+			/* The row factors 2^e back (columns 2t, 2t + 1 of each tile: tokens of rows pr + 8 nt + 2t + e). */
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					const int64_t r = pr + nt * 8 + 2 * tq + e;
+					const float f = r < re ? xf[r] : 0.0f;
+					acc[nt][e] *= f;
+					acc[nt][2 + e] *= f;
+				}
+			gemv_store<NT8, EPI, false>(p, pr, re, nb, gq, tq, acc);
+		}
+	}
+}
+
+/* The FP16-pair layout: a thread per 16-byte output chunk (row, 128-block, t); enc[b] is the
+ * encoding of the one-bit word 1 << b (the encoding is GF(2)-linear). */
+struct f16enc_table {
+	uint32_t col[32];
+};
+
+__global__ void __launch_bounds__(THREADS) repack16_kernel(const uint8_t *packed, int64_t chunks, uint8_t *out,
+							   const f16enc_table enc)
+{
+	const int64_t i = blockIdx.x * (int64_t)THREADS + threadIdx.x;
+	if (i >= chunks)
+		return;
+	const int64_t blk = i >> 2;
+	const int t = (int)(i & 3);
+	const uint8_t *src = packed + blk * 64 + 4 * t;
+	uint32_t o[4];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const uint32_t w = __ldg(reinterpret_cast<const unsigned int *>(src + 16 * j));
+		uint32_t q = 0;
+#pragma unroll
+		for (int b = 0; b < 32; b++)
+			q ^= ((w >> b) & 1u) ? enc.col[b] : 0u;
+		o[j] = q;
+	}
+	*reinterpret_cast<uint4 *>(out + i * 16) = make_uint4(o[0], o[1], o[2], o[3]);
+}
+
 /* ---- gemv with MXFP8 activations (FP8 MMA) -------------------------------- */
 
 /* One 128-deep block of a lane's two weight rows in the FP8 layout: 16 bytes (8 weights of
@@ -1350,6 +1678,53 @@ bool gemv_lean(const struct k3_gemm_args *a, int block_k)
 	return !e || strcmp(e, "regs");
 }
 
+/* gemv_f16_kernel's shapes: grouped, MXFP4 weights, BF16 activations, K a multiple of 512, the
+ * gemv path, and K3_GEMV_FP4 unset or "f16" (K3_GEMV_FP4=lean: gemv_lean_kernel, regs and bulk
+ * their kernels; read per call: tests and benches switch it). Pointers not looked at. */
+bool gemv_f16_shapes(const struct k3_gemm_args *a)
+{
+	if (a->n_groups <= 0 || a->w_dtype != K3_W_MXFP4 || a->a_dtype != K3_A_BF16 || a->K % (GV_K * 4) ||
+	    a->K > 8 * THREADS * GF_ACT_CH || a->rows > 0x7fffffff)
+		return false;
+	const char *e = getenv("K3_GEMV_FP4");
+	return !e || !strcmp(e, "f16");
+}
+
+/* Its workspace: FP16 activations [rows][K] and the rows' factors [rows] (FP32). */
+size_t gemv_f16_ws_bytes(const struct k3_gemm_args *a)
+{
+	return (size_t)a->rows * (size_t)a->K * 2 + (size_t)a->rows * 4;
+}
+
+/* gemv_f16_kernel runs: its shapes, the layout given, aligned scales. */
+bool gemv_f16(const struct k3_gemm_args *a)
+{
+	return gemv_f16_shapes(a) && a->w_f16 && al16(a->w_f16) && al16(a->w_scales);
+}
+
+/* gemv_f16_kernel's tiles a pass: 1 (8 tokens; a group of more rows takes several passes);
+ * K3_GEMV_F16_NT=2: 16-token passes whose second tile runs only where the group has more than 8
+ * rows left (measurements). H200, 2026-12-01zb call 1, B = 256 (4.6 rows a group on average, the
+ * largest about 12), % of copy on weight bytes: w13 39.6 with 2 (the default then), 63.9 with 1;
+ * w2 40.1 / 54.7. Read per call. */
+int gemv_f16_nt(const struct k3_gemm_args *a)
+{
+	(void)a;
+	const char *e = getenv("K3_GEMV_F16_NT");
+	return e && !strcmp(e, "2") ? 2 : 1;
+}
+
+/* gemv_f16_kernel's k slices a CTA: 1; K3_GEMV_KSPLIT=2|4 forces (measurements; read per call).
+ * 2026-12-01zb call 1, B = 1 (% of copy, 1 / 2 / 4 slices): w13 55.4 / 53.2 / 50.0, w2 39.1 /
+ * 37.1 / 33.7. */
+int gemv_f16_kslices(const struct k3_gemm_args *a)
+{
+	(void)a;
+	const char *e = getenv("K3_GEMV_KSPLIT");
+	const int v = e ? atoi(e) : 1;
+	return v == 2 || v == 4 ? v : 1;
+}
+
 /* Grouped gemv grid rows: min(groups, rows) (the touched groups are at most the rows; the
  * CTAs past *n_touched exit at once: at B = 1 with 896 experts, 880 of every 896 did);
  * K3_GEMV_GRID=full in the environment: one a group, as before (measurements). */
@@ -1599,6 +1974,59 @@ int gemv_lean_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t
 	return k3_launch_status();
 }
 
+/* gemv_f16_kernel after f16act_kernel on stream s: with programmatic dependent launch (the
+ * gemv's weight loads start while the first pass runs) unless K3_GEMV_F16_PDL=0, and (8-token
+ * passes, no k slices: the default) with the weight loads asking the L2 for whole 256-byte
+ * sectors unless K3_GEMV_F16_L2PF=0; both read per call. H200, 2026-12-01zb call 2, % of copy
+ * on weight bytes at B = 1, 16, 64, 256: the prefetch w13 61.1, 81.4, 83.0, 69.1 / w2 47.6,
+ * 80.6, 83.8, 68.5; without 61.8, 75.1, 73.9, 66.0 / 48.9, 74.4, 75.9, 66.5 (steady graph
+ * replays at B = 1: 75.2 / 60.9 against 68.1 / 54.8); without PDL at B = 1, 16: w13 60.0,
+ * 74.1, w2 46.0, 74.4 (no prefetch). */
+template <int NT8, int EPI, int KS>
+int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 grid, cudaStream_t s)
+{
+	const char *e = getenv("K3_GEMV_F16_PDL"), *pf = getenv("K3_GEMV_F16_L2PF");
+	cudaLaunchConfig_t cfg = {};
+	cfg.gridDim = grid;
+	cfg.blockDim = dim3(THREADS);
+	cfg.dynamicSmemBytes = 0;
+	cfg.stream = s;
+	cudaLaunchAttribute attr[1];
+	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr[0].val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = attr;
+	cfg.numAttrs = e && !strcmp(e, "0") ? 0 : 1;
+	cudaError_t rc;
+	if (NT8 == 1 && KS == 1 && !(pf && !strcmp(pf, "0"))) /* the default: the L2 256-byte prefetch */
+		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS, true>, p, xh, xf);
+	else
+		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf);
+	if (rc != cudaSuccess)
+		return -EIO;
+	return k3_launch_status();
+}
+
+template <int NT8, int KS = 1>
+int gemv_f16_epi(const params &p, const uint16_t *xh, const float *xf, enum k3_epilogue epi, dim3 grid,
+		 cudaStream_t s)
+{
+	switch (epi) {
+	case K3_EPI_BF16:
+		return gemv_f16_launch<NT8, K3_EPI_BF16, KS>(p, xh, xf, grid, s);
+	case K3_EPI_SPLIT:
+		return gemv_f16_launch<NT8, K3_EPI_SPLIT, KS>(p, xh, xf, grid, s);
+	case K3_EPI_GLU:
+		return gemv_f16_launch<NT8, K3_EPI_GLU, KS>(p, xh, xf, grid, s);
+	case K3_EPI_SCALE:
+		return gemv_f16_launch<NT8, K3_EPI_SCALE, KS>(p, xh, xf, grid, s);
+	case K3_EPI_ADD:
+		return gemv_f16_launch<NT8, K3_EPI_ADD, KS>(p, xh, xf, grid, s);
+	case K3_EPI_GATE:
+		return gemv_f16_launch<NT8, K3_EPI_GATE, KS>(p, xh, xf, grid, s);
+	}
+	return -EINVAL;
+}
+
 /* A8 < 0: gemv_kernel; else the MXFP8-activation kernel gemv8_kernel with STAGES = A8 (FP4
  * true, G 1). */
 template <bool FP4, int G, int NT8, int A8, int EPI, bool PARTIAL>
@@ -1695,6 +2123,8 @@ extern "C" int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *byt
 		if (ks > 1)
 			*bytes = (size_t)ks * (size_t)a->rows * (size_t)a->N * sizeof(float);
 	}
+	if (path == K3_GEMM_GEMV && gemv_f16_shapes(a))
+		*bytes = gemv_f16_ws_bytes(a);
 	return 0;
 }
 
@@ -1789,6 +2219,28 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 		else
 			r = w8 ? gemv_epi<true, 1, 2, 0>(p, a->epi, grid, stream)
 			       : gemv_epi<true, 1, 1, 0>(p, a->epi, grid, stream);
+	} else if (gemv_f16(a) && ks == 1) {
+		if (!a->workspace || a->workspace_bytes < gemv_f16_ws_bytes(a) || !al16(a->workspace))
+			return -EINVAL;
+		uint16_t *xh = static_cast<uint16_t *>(a->workspace);
+		float *xf = reinterpret_cast<float *>(xh + (size_t)a->rows * a->K);
+		p.wp = a->w_f16;
+		f16act_kernel<<<(unsigned)a->rows, THREADS, 0, stream>>>(p, xh, xf);
+		r = k3_launch_status();
+		if (r)
+			return r;
+		const int nt = gemv_f16_nt(a);
+		const int kslices = nt == 2 ? 1 : gemv_f16_kslices(a);
+		dim3 g = grid;
+		g.x = (unsigned)((a->N + GV_ROWS / kslices - 1) / (GV_ROWS / kslices));
+		if (nt == 2)
+			r = gemv_f16_epi<2>(p, xh, xf, a->epi, grid, stream);
+		else if (kslices == 4)
+			r = gemv_f16_epi<1, 4>(p, xh, xf, a->epi, g, stream);
+		else if (kslices == 2)
+			r = gemv_f16_epi<1, 2>(p, xh, xf, a->epi, g, stream);
+		else
+			r = gemv_f16_epi<1>(p, xh, xf, a->epi, grid, stream);
 	} else if (gemv_bulk(a))
 		r = wide ? gemv_bulk_epi<2, false>(p, a->epi, gemv_bulk_ctas(), stream)
 			 : gemv_bulk_epi<1, false>(p, a->epi, gemv_bulk_ctas(), stream);
@@ -1846,5 +2298,26 @@ extern "C" int k3_gemm_repack_fp8(const uint8_t *packed, int64_t rows, int K, ui
 		return -EINVAL; /* overlapping */
 	const int64_t chunks = bytes / 16;
 	repack8_kernel<<<(unsigned)((chunks + THREADS - 1) / THREADS), THREADS, 0, stream>>>(packed, chunks, out);
+	return k3_launch_status();
+}
+
+extern "C" int k3_gemm_repack_f16enc(const uint8_t *packed, int64_t rows, int K, uint8_t *out, cudaStream_t stream)
+{
+	if (!packed || !out || !al16(packed) || !al16(out) || rows < 0 || K < GV_K || K % GV_K ||
+	    rows > ((int64_t)1 << 40) / K)
+		return -EINVAL;
+	const int64_t bytes = rows * (K / 2);
+	if (bytes == 0)
+		return 0;
+	if ((packed < out + bytes) && (out < packed + bytes))
+		return -EINVAL; /* overlapping */
+	static const uint32_t col[32] = K3_MXFP4_F16ENC_COLS; /* the host encoder's, k3_quant.h */
+	f16enc_table enc;
+	for (int i = 0; i < 32; i++) { /* bit i: bit i % 4 of element i / 4 */
+		const int e = i / 4, b = i % 4;
+		enc.col[i] = col[8 * (e % 4) + 4 * (e / 4) + b];
+	}
+	const int64_t chunks = bytes / 16;
+	repack16_kernel<<<(unsigned)((chunks + THREADS - 1) / THREADS), THREADS, 0, stream>>>(packed, chunks, out, enc);
 	return k3_launch_status();
 }

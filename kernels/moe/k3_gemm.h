@@ -40,6 +40,13 @@
  *    exact there, 0 taken as 0, 255 as infinity, not NaN); the grouped grid has
  *    min(n_groups, rows) rows (so `touched` must list groups with rows
  *    only, as moe_route() writes it; K3_GEMV_GRID=full: n_groups rows).
+ *    Grouped, with the weights also given in the FP16-pair layout (w_f16,
+ *    K a multiple of 512 up to 8192): gemv_f16_kernel, the default there
+ *    (a first pass writes the activations as FP16 times a power of two a
+ *    row into the workspace; FP16 MMAs, one scale group each, FP32 sums
+ *    times the E8M0 scale: weight scale bytes 1..254 exact, 0 taken as 0,
+ *    255 as infinity; activation elements below 2^-28 of their row's
+ *    largest magnitude lose bits, below 2^-39 become 0, see k3_gemm.cu).
  *    With MXFP8 activations (a_dtype K3_A_MXFP8: E4M3 elements, one E8M0
  *    scale per 32 along k, from k3_gemm_quantize_mxfp8()) and MXFP4 weights
  *    in the FP8 layout (k3_quant.h; k3_gemm_repack_fp8(), once), the gemv
@@ -113,10 +120,19 @@ struct k3_gemm_args {
 				     w_scales 4-byte aligned */
 	const uint8_t *a_q;       /* MXFP8: [*][K] E4M3 (a_index applies as to a) */
 	const uint8_t *a_scales;  /* MXFP8: [*][K / 32] E8M0, 4-byte aligned */
+	const uint8_t *w_f16;     /* MXFP4, optional: w_packed's nibbles in the FP16-pair layout
+				     (k3_quant.h; k3_gemm_repack_f16enc(), once), 16-byte aligned. Where
+				     set, grouped gemv calls with BF16 activations, K a multiple of 512
+				     up to 8192 and 16-byte aligned w_scales run gemv_f16_kernel on it
+				     (needs the workspace; the tiled path keeps reading w_packed);
+				     K3_GEMV_FP4=lean in the environment: gemv_lean_kernel on w_packed */
 };
 
-/* Device workspace for these shapes (only the dense gemv path needs one);
- * pointers are not looked at. 0 and *bytes set, or -EINVAL / -EIO. */
+/* Device workspace for these shapes (the dense gemv split over k, and grouped MXFP4 gemv calls
+ * with BF16 activations and K a multiple of 512 up to 8192: the FP16 activations of
+ * gemv_f16_kernel, rows x (2 K + 4) bytes, asked for whether w_f16 is set or not, unless
+ * K3_GEMV_FP4 names another kernel); pointers are not looked at. 0 and *bytes set, or -EINVAL /
+ * -EIO. */
 int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *bytes);
 
 /* The path `path` resolves to for these args on the current device (K3_GEMM_GEMV,
@@ -140,6 +156,11 @@ int k3_gemm_quantize_mxfp8(const uint16_t *x, int64_t rows, int K, uint8_t *q, u
  * layout `out` (k3_mxfp4_repack_fp8() bit for bit; not in place; 16-byte aligned): a one-time
  * step for the MXFP8-activation gemv. 0, -EINVAL or -EIO. */
 int k3_gemm_repack_fp8(const uint8_t *packed, int64_t rows, int K, uint8_t *out, cudaStream_t stream);
+
+/* MXFP4 nibbles packed [rows][K / 2] (K a multiple of 128) into the FP16-pair layout `out`
+ * (k3_mxfp4_repack_f16enc() bit for bit; not in place; 16-byte aligned): a one-time step for the
+ * grouped gemv's gemv_f16_kernel (k3_gemm_args.w_f16). 0, -EINVAL or -EIO. */
+int k3_gemm_repack_f16enc(const uint8_t *packed, int64_t rows, int K, uint8_t *out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -44,6 +44,8 @@ struct moe_weights {
 	const float *bias;             /* [E] or NULL */
 	const uint16_t *w13, *w2;      /* BF16 experts: [E][2 inter][latent], [E][latent][inter] */
 	const uint8_t *w13_packed, *w13_scales, *w2_packed, *w2_scales; /* MXFP4 experts */
+	const uint8_t *w13_f16, *w2_f16; /* MXFP4, optional: the packed nibbles in the FP16-pair layout
+					    (k3_gemm_repack_f16enc()) for the decode gemv (k3_gemm_args.w_f16) */
 	const uint16_t *norm_w;        /* [latent] */
 	const uint16_t *w_up;          /* [hidden][latent] */
 	const uint16_t *ws13, *ws2;    /* [2 shared][hidden], [hidden][shared] */

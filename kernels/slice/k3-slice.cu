@@ -283,6 +283,12 @@ void make_layer(layer_weights &L, bool mla)
 	L.moe = {};
 	L.moe.w_router_down = rd, L.moe.bias = bias, L.moe.w13_packed = p13, L.moe.w13_scales = s13;
 	L.moe.w2_packed = p2, L.moe.w2_scales = s2, L.moe.norm_w = nw, L.moe.w_up = up, L.moe.ws13 = ws13;
+	/* The decode gemv reads the same random bytes as the FP16-pair layout (k3_gemm_args.w_f16):
+	 * the layout re-encodes each 32-bit word by a bijection, so they are uniformly random MXFP4
+	 * weights either way, with the same scales; prefill (standard nibbles) and decode thus run
+	 * different but identically distributed weights (a second copy, 64 GB, would not fit beside
+	 * the caches; the slice checks timings, not values). */
+	L.moe.w13_f16 = p13, L.moe.w2_f16 = p2;
 	L.moe.ws2 = ws2;
 }
 

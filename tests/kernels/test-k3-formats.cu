@@ -12,7 +12,9 @@
  * threads; 64 once left tokens 16..31 stale). The FP8 layout of MXFP4 weights
  * (the MXFP8-activation gemv): device and host repacks agree and the
  * expansion gives every E2M1 value as E4M3 of v 2^-6. The FP16-pair encoding of 8 nibbles
- * (k3_mxfp4_f16enc_word(), k3_f16enc_to_f16x8()): every element as FP16 of v 2^-14.
+ * (k3_mxfp4_f16enc_word(), k3_f16enc_to_f16x8()): every element as FP16 of v 2^-14; the
+ * FP16-pair layout of whole rows (k3_mxfp4_repack_f16enc(), what gemv_f16_kernel reads): lane t's
+ * 16 bytes of a 128-block decode to elements 32 j + 8 t + i and + 4 (pair i of word j) of the row.
  */
 #include <cmath>
 #include <cstdio>
@@ -203,8 +205,43 @@ static void check_f16enc_word(uint32_t w)
 	}
 }
 
+/* The FP16-pair layout of rows of random nibbles read back as gemv_f16_kernel's lanes read it:
+ * lane t's 16 bytes of block kb, word j, pair i = elements kb 128 + 32 j + 8 t + i (low half) and
+ * + 4 (high half) of the row, as FP16 of v 2^-14. */
+static void check_f16enc_layout()
+{
+	enum { ROWS = 3, K = 384 };
+	uint8_t packed[ROWS * K / 2], out[ROWS * K / 2];
+	uint64_t r = 5;
+	for (size_t i = 0; i < sizeof packed; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		packed[i] = (uint8_t)(r >> 56);
+	}
+	k3_mxfp4_repack_f16enc(packed, ROWS, K, out);
+	for (int row = 0; row < ROWS; row++)
+		for (int kb = 0; kb < K / 128; kb++)
+			for (int t = 0; t < 4; t++)
+				for (int j = 0; j < 4; j++) {
+					const uint8_t *q = out + row * (K / 2) + kb * 64 + 16 * t + 4 * j;
+					uint32_t o[4];
+					k3_f16enc_to_f16x8((uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |
+								   (uint32_t)q[3] << 24,
+							   o);
+					for (int i = 0; i < 4; i++)
+						for (int h = 0; h < 2; h++) {
+							const int k = kb * 128 + 32 * j + 8 * t + i + 4 * h;
+							const uint8_t b = packed[row * (K / 2) + k / 2];
+							const double want = k3_double_from_e2m1((uint8_t)((k & 1) ? b >> 4 : b & 0xfu));
+							const double got = std::ldexp(f16_value(h ? o[i] >> 16 : o[i] & 0xffffu), 14);
+							EXPECT(got == want && std::signbit(got) == std::signbit(want),
+							       "f16 layout row %d k %d: %g, want %g\n", row, k, got, want);
+						}
+				}
+}
+
 int main()
 {
+	check_f16enc_layout();
 	/* The encoding is linear, so the 32 one-bit words decide it; then every nibble value at
 	 * every position and random words. */
 	for (int b = 0; b < 32; b++)

@@ -39,13 +39,15 @@
 static struct test_rng rng = { 20261204 };
 
 /* Weights [G][N][K] in BF16 or MXFP4: exact host values and device copies (MXFP4: also the
- * FP8 layout of the nibbles, k3_gemm_repack_fp8(), for the MXFP8-activation gemv). */
+ * FP8 layout of the nibbles, k3_gemm_repack_fp8(), for the MXFP8-activation gemv, and the
+ * FP16-pair layout, k3_gemm_repack_f16enc(), given to every call as w_f16: the grouped gemv
+ * runs gemv_f16_kernel where K is a multiple of 512, unless K3_GEMV_FP4 says otherwise). */
 struct wmat {
 	int G, N, K;
 	enum k3_wdtype dt;
 	double *h;
 	uint16_t *bf16;
-	uint8_t *packed, *scales, *packed8;
+	uint8_t *packed, *scales, *packed8, *packed16;
 };
 
 /* The FP8 layout of m's nibbles on the device, checked byte for byte against the host's. */
@@ -58,6 +60,20 @@ static void wmat_repack8(struct wmat *m)
 	CUDA_OK(cudaMemcpy(src, m->packed, bytes, cudaMemcpyDeviceToHost));
 	CUDA_OK(cudaMemcpy(got, m->packed8, bytes, cudaMemcpyDeviceToHost));
 	k3_mxfp4_repack_fp8(src, (size_t)m->G * m->N, (size_t)m->K, want);
+	assert_memory_equal(got, want, bytes);
+	free(src), free(want), free(got);
+}
+
+/* The FP16-pair layout of m's nibbles on the device, checked byte for byte against the host's. */
+static void wmat_repack16(struct wmat *m)
+{
+	const size_t bytes = (size_t)m->G * m->N * m->K / 2;
+	m->packed16 = gt_dev_poisoned(bytes);
+	KERNEL_OK(k3_gemm_repack_f16enc(m->packed, (int64_t)m->G * m->N, m->K, m->packed16, 0));
+	uint8_t *src = gt_xmalloc(bytes), *want = gt_xmalloc(bytes), *got = gt_xmalloc(bytes);
+	CUDA_OK(cudaMemcpy(src, m->packed, bytes, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(got, m->packed16, bytes, cudaMemcpyDeviceToHost));
+	k3_mxfp4_repack_f16enc(src, (size_t)m->G * m->N, (size_t)m->K, want);
 	assert_memory_equal(got, want, bytes);
 	free(src), free(want), free(got);
 }
@@ -87,8 +103,10 @@ static struct wmat wmat_rand(int G, int N, int K, enum k3_wdtype dt, double rang
 	m.packed = gt_dev_copy(packed, n / 2);
 	m.scales = gt_dev_copy(scales, n / K3_MX_GROUP);
 	free(x), free(packed), free(scales);
-	if (K % 128 == 0)
+	if (K % 128 == 0) {
 		wmat_repack8(&m);
+		wmat_repack16(&m);
+	}
 	return m;
 }
 
@@ -110,13 +128,14 @@ static struct wmat wmat_mx_scales(int G, int N, int K, const uint8_t *exps, int 
 	m.scales = gt_dev_copy(scales, n / K3_MX_GROUP);
 	free(packed), free(scales);
 	wmat_repack8(&m);
+	wmat_repack16(&m);
 	return m;
 }
 
 static void wmat_release(struct wmat *m)
 {
 	free(m->h);
-	cudaFree(m->bf16), cudaFree(m->packed), cudaFree(m->scales), cudaFree(m->packed8);
+	cudaFree(m->bf16), cudaFree(m->packed), cudaFree(m->scales), cudaFree(m->packed8), cudaFree(m->packed16);
 	memset(m, 0, sizeof *m);
 }
 
@@ -126,6 +145,7 @@ static void wmat_into(const struct wmat *m, struct k3_gemm_args *a)
 	a->w = m->bf16;
 	a->w_packed = m->packed;
 	a->w_scales = m->scales;
+	a->w_f16 = m->packed16;
 }
 
 static const char *epi_name(enum k3_epilogue e)
@@ -367,9 +387,14 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 	a.workspace_bytes = ws;
 	const int path = k3_gemm_path_for(&a);
 	assert_true(path == K3_GEMM_GEMV || path == K3_GEMM_TILED_MMA || path == K3_GEMM_TILED_WGMMA);
+	/* gemv_f16_kernel runs (k3_gemm.h: grouped, MXFP4, BF16 activations, K % 512, w_f16, 16-byte
+	 * aligned scales, K3_GEMV_FP4 unset or f16)? */
+	const char *fp4k = getenv("K3_GEMV_FP4");
+	const bool f16k = path == K3_GEMM_GEMV && c->n_groups && c->dt == K3_W_MXFP4 && !c->a8 && c->K % 512 == 0 &&
+			  a.w_f16 && ((uintptr_t)a.w_scales & 15u) == 0 && (!fp4k || !strcmp(fp4k, "f16"));
 	char what[160];
 	snprintf(what, sizeof what, "%s %s %s rows=%lld N=%d K=%d groups=%d%s%s ws=%zu",
-		 path == K3_GEMM_GEMV ? (c->a8 ? "gemv-mxfp8" : "gemv")
+		 path == K3_GEMM_GEMV ? (c->a8 ? "gemv-mxfp8" : f16k ? "gemv-f16" : "gemv")
 				      : path == K3_GEMM_TILED_MMA ? "tiled-mma" : "tiled-wgmma",
 		 c->dt == K3_W_MXFP4 ? "mxfp4" : "bf16", epi_name(epi),
 		 (long long)rows, c->N, c->K, c->n_groups, a_index ? " gathered" : "", out_index ? " scattered" : "", ws);
@@ -377,7 +402,7 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 	gt_bf16_read(&out);
 	if (epi != K3_EPI_SPLIT || width > 0) {
 		gt_check(what, out.h, ref.out, (size_t)rows * width, TOL_BF16);
-		if (path == K3_GEMM_TILED_WGMMA)
+		if (path == K3_GEMM_TILED_WGMMA || f16k)
 			check_elements("  elements", out.h, ref.out, (size_t)rows * width);
 		if (c->a8)
 			check_elements_allow("  elements (+ 2^-11 sum |a w|)", out.h, ref.out, al.bf16,
@@ -692,7 +717,7 @@ static void run_layer(int T, enum k3_wdtype edt, enum k3_gemm_path path)
 	const struct moe_weights w = {
 		.w_router_down = rd.bf16, .bias = gt_dev_copy(bias, (size_t)d.experts * 4), .w13 = w13.bf16,
 		.w2 = w2.bf16, .w13_packed = w13.packed, .w13_scales = w13.scales, .w2_packed = w2.packed,
-		.w2_scales = w2.scales, .norm_w = nw.d, .w_up = up.bf16, .ws13 = s13.bf16, .ws2 = s2.bf16,
+		.w2_scales = w2.scales, .w13_f16 = w13.packed16, .w2_f16 = w2.packed16, .norm_w = nw.d, .w_up = up.bf16, .ws13 = s13.bf16, .ws2 = s2.bf16,
 	};
 	size_t ws = 0;
 	assert_int_equal(moe_layer_workspace_bytes(&d, T, path, &ws), 0);
@@ -1144,7 +1169,9 @@ static void test_gemv_lean(void **unused)
 /* E8M0 weight scales far from 127 (bytes 3 .. 227; the kernels keep 3 .. 252 exact: the scaled
  * E2M1 values stay normal BF16; 0 multiplies by 0 in gemv_lean_kernel, see k3_gemm.cu), the
  * activations scaled the other way (normal BF16: 2^124 .. 2^-100) so that the products stay
- * near 1, both kernels, grouped and dense. */
+ * near 1, both kernels, grouped and dense. gemv_f16_kernel (the grouped default at K = 512) is
+ * left out (K3_GEMV_FP4=lean): its FP16 activations span 2^-39 .. 1 of a row's largest
+ * magnitude, not 2^-224; test_gemv_f16_scales checks its scales. */
 static void test_gemv_lean_scales(void **unused)
 {
 	(void)unused;
@@ -1156,8 +1183,7 @@ static void test_gemv_lean_scales(void **unused)
 	struct wmat w = wmat_mx_scales(3, 256, K, exps, 8);
 	static const int32_t counts[3] = { 1, 5, 20 };
 	for (int m = 0; m < 2; m++) {
-		if (m)
-			setenv("K3_GEMV_FP4", "regs", 1);
+		setenv("K3_GEMV_FP4", m ? "regs" : "lean", 1);
 		for (int dense = 0; dense < 2; dense++) {
 			const struct gemm_case c = dense ? (struct gemm_case){ .rows = 9, .N = 256, .K = K,
 									       .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV,
@@ -1172,6 +1198,97 @@ static void test_gemv_lean_scales(void **unused)
 		unsetenv("K3_GEMV_FP4");
 	}
 	wmat_release(&w);
+}
+
+/* The grouped MXFP4 gemv on the FP16-pair layout (gemv_f16_kernel, the default where w_f16 is
+ * given and K is a multiple of 512) beside gemv_lean_kernel (K3_GEMV_FP4=lean), each against the
+ * float64 reference, every epilogue: 8-token passes (the default; groups of 8, 9, 12, 16, 17 and
+ * 70 rows: one to nine passes) and 16-token passes whose second tile runs only where a group has
+ * more than 8 rows left (K3_GEMV_F16_NT=2), 2 and 4 k slices a CTA (K3_GEMV_KSPLIT; at K = 2560,
+ * 4 slices leave one with no blocks), one grid row a group (K3_GEMV_GRID=full), the gemv launched
+ * without programmatic dependent launch (K3_GEMV_F16_PDL=0), the weight loads without the L2
+ * 256-byte prefetch (K3_GEMV_F16_L2PF=0); K = 512 (one loop step), 1536,
+ * 2560; N = 272 (a CTA with spare warps); gathered activations (a_index) and scattered outputs. */
+static void test_gemv_f16(void **unused)
+{
+	(void)unused;
+	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 }, few7[7] = { 1, 0, 2, 1, 0, 3, 1 };
+	static const int32_t tiles[6] = { 8, 9, 12, 16, 17, 70 };
+	static const char *const modes[8][3] = { { NULL, NULL, NULL }, { "lean", NULL, NULL }, { NULL, "2", NULL },
+						 { NULL, NULL, "2" },     { NULL, NULL, "4" },     { NULL, NULL, "full" },
+						 { NULL, NULL, "pdl0" },  { NULL, NULL, "nopf" } };
+	struct wmat wa = wmat_rand(9, 272, 1536, K3_W_MXFP4, 0.1), wb = wmat_rand(6, 384, 512, K3_W_MXFP4, 0.1);
+	struct wmat wc = wmat_rand(7, 256, 2560, K3_W_MXFP4, 0.1);
+	const struct gemm_case ca = { .N = 272, .K = 1536, .n_groups = 9, .counts = few, .a_rows = 5,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	const struct gemm_case cb = { .N = 384, .K = 512, .n_groups = 6, .counts = tiles, .a_rows = 40,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	const struct gemm_case cbs = { .N = 384, .K = 512, .n_groups = 6, .counts = tiles, .dt = K3_W_MXFP4,
+				       .path = K3_GEMM_GEMV, .scatter = true };
+	const struct gemm_case cc = { .N = 256, .K = 2560, .n_groups = 7, .counts = COUNTS, .a_rows = 50,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	const struct gemm_case cd = { .N = 256, .K = 2560, .n_groups = 7, .counts = few7, .a_rows = 5,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
+	for (int m = 0; m < 8; m++) {
+		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_F16_NT=%s K3_GEMV_KSPLIT / GRID / F16_PDL / F16_L2PF=%s\n",
+			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
+			      modes[m][2] ? modes[m][2] : "(unset)");
+		if (modes[m][0])
+			setenv("K3_GEMV_FP4", modes[m][0], 1);
+		if (modes[m][1])
+			setenv("K3_GEMV_F16_NT", modes[m][1], 1);
+		if (modes[m][2] && !strcmp(modes[m][2], "full"))
+			setenv("K3_GEMV_GRID", "full", 1);
+		else if (modes[m][2] && !strcmp(modes[m][2], "pdl0"))
+			setenv("K3_GEMV_F16_PDL", "0", 1);
+		else if (modes[m][2] && !strcmp(modes[m][2], "nopf"))
+			setenv("K3_GEMV_F16_L2PF", "0", 1);
+		else if (modes[m][2])
+			setenv("K3_GEMV_KSPLIT", modes[m][2], 1);
+		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
+			run_gemm(&ca, (enum k3_epilogue)e, &wa);
+			run_gemm(&cb, (enum k3_epilogue)e, &wb);
+			if (e == K3_EPI_GLU || e == K3_EPI_SCALE) {
+				run_gemm(&cc, (enum k3_epilogue)e, &wc);
+				run_gemm(&cd, (enum k3_epilogue)e, &wc);
+			}
+			if (e == K3_EPI_BF16 || e == K3_EPI_SCALE)
+				run_gemm(&cbs, (enum k3_epilogue)e, &wb);
+		}
+		unsetenv("K3_GEMV_FP4");
+		unsetenv("K3_GEMV_F16_NT");
+		unsetenv("K3_GEMV_KSPLIT");
+		unsetenv("K3_GEMV_GRID");
+		unsetenv("K3_GEMV_F16_PDL");
+		unsetenv("K3_GEMV_F16_L2PF");
+	}
+	wmat_release(&wa), wmat_release(&wb), wmat_release(&wc);
+}
+
+/* gemv_f16_kernel's scales: E8M0 weight scale bytes 3 .. 252 (each set cycling over a row's k
+ * groups: every byte of a scale word, each block of a 4-block step), the activations scaled the
+ * other way (2^124 .. 2^-125, BF16 subnormals included) so that each group's products stay near
+ * 1; a set's exponents span at most 27 binades, which the FP16 activations of one row hold
+ * exactly (the first pass's power of two a row). Element by element against float64. */
+static void test_gemv_f16_scales(void **unused)
+{
+	(void)unused;
+	static const uint8_t sets[6][6] = { { 3, 4, 10, 20, 30, 3 },         { 60, 70, 80, 87, 61, 62 },
+					    { 100, 110, 120, 126, 127, 128 }, { 140, 150, 160, 167, 141, 142 },
+					    { 180, 190, 200, 207, 181, 182 }, { 226, 230, 240, 252, 250, 227 } };
+	enum { K = 1024, N = 256, G = 3 };
+	static const int32_t counts[G] = { 1, 5, 12 };
+	for (int s = 0; s < 6; s++) {
+		int a_exp[K / 32];
+		for (int c = 0; c < K / 32; c++)
+			a_exp[c] = 127 - sets[s][c % 6];
+		struct wmat w = wmat_mx_scales(G, N, K, sets[s], 6);
+		const struct gemm_case c = { .N = N, .K = K, .n_groups = G, .counts = counts, .a_rows = 7,
+					     .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .a_exp = a_exp };
+		run_gemm(&c, K3_EPI_BF16, &w);
+		run_gemm(&c, K3_EPI_SPLIT, &w);
+		wmat_release(&w);
+	}
 }
 
 /* The device MXFP8 quantizer against the host's, byte for byte: groups of zeros, BF16
@@ -1344,6 +1461,8 @@ int main(void)
 		cmocka_unit_test(test_gemv_scales_unaligned),
 		cmocka_unit_test(test_gemv_lean),
 		cmocka_unit_test(test_gemv_lean_scales),
+		cmocka_unit_test(test_gemv_f16),
+		cmocka_unit_test(test_gemv_f16_scales),
 		cmocka_unit_test(test_gemv_fp4_bulk),
 		cmocka_unit_test(test_mxfp8_quantize),
 		cmocka_unit_test(test_gemv_mxfp8),
