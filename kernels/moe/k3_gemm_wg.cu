@@ -59,13 +59,14 @@
  * The weight tiles thus come from L2 once per unit instead of once per chunk.
  *
  * Kernels (K3_GEMM_WG_KERNEL, kernel_variant(); round za, bench/results/k3-kernels-h200-2026-12-01za):
- * "q" (the default), round q's as described above; "epi", the same with epilogue_nb (each tile's
- * per-token scalars loaded before its k loop and kept in a shared buffer, no per-output branches
- * in the epilogue, SiTU-GLU without divisions) and one MMA descriptor a stage;
- * "wide", that, and grouped BF16 launches in clusters take token chunks of up to TT_WIDE = 176
+ * "q", round q's as described above; "epi", the same with epilogue_nb (each tile's per-token
+ * scalars loaded before its k loop and kept in a shared buffer, no branches in the epilogue but
+ * the stores' predicates, SiTU-GLU without divisions) and one MMA descriptor a stage; "wide" (the
+ * default), that, and grouped BF16 launches in clusters take token chunks of up to TT_WIDE = 176
  * rows (wgmma N up to 176, in steps of 8 past 128): K3's ~292-token experts at T = 16K in 2 chunks,
- * clusters of 2 on all 132 SMs instead of 39 clusters of 3 on 117. "epi" and "wide" were built
- * but not run on a device in round za (its device budget): staged as kernels/calls/k3-2026-12-01za-2.sh.
+ * clusters of 2 on all 132 SMs instead of 39 clusters of 3 on 117. Measured (2026-12-01z call 2,
+ * kernels/calls/k3-2026-12-01za-2.sh): BF16 w13 / w2 at T = 16K 26.5-27.5 / 11.0-11.9 ms against
+ * round q's 29.1-29.4 / 14.7-14.8 ms; MXFP4 (epi) w13 37.2-38.3 against 41.9 ms.
  */
 #include <cerrno>
 #include <climits>
@@ -633,12 +634,11 @@ struct tok_scalars {
 	}
 };
 
-/* The epilogue of kernel_variant() >= 1: no global loads (the token scalars come from the
- * warpgroup's shared buffer), no branches inside a group of 8 tokens but the stores' predicates
- * (warp-uniform ones at the tile's end), so that the outputs' arithmetic interleaves; SiTU-GLU
- * through tanh_nb and reciprocals of the caps (within ~1e-6 of situ_glu). One copy a kernel, as
- * round q's epilogue (not one a tile width). */
-template <int EPI, int TTV>
+/* The epilogue of kernel_variant() >= 1, for an MMA of N tokens: no global loads (the token
+ * scalars come from the warpgroup's shared buffer), no branches but the stores' predicates, so
+ * that the outputs' arithmetic interleaves; SiTU-GLU through tanh_nb and reciprocals of the caps
+ * (within ~1e-6 of situ_glu). */
+template <int EPI, int N, int TTV>
 __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, const float (&acc)[2][TTV / 2], int wr0,
 					    int lane, const float *srs, const int32_t *soi)
 {
@@ -651,9 +651,7 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 		if (nb >= p.N)
 			continue;
 #pragma unroll
-		for (int j = 0; j < TTV / 8; j++) {
-			if (8 * j >= ntok)
-				break;
+		for (int j = 0; j < N / 8; j++) {
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
 				const int tok = 8 * j + 2 * tq + e;
@@ -679,18 +677,42 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 	}
 }
 
+/* One tile of N tokens: the k loop, then (NB: kernel_variant() >= 1) epilogue_nb for this N. Round
+ * q's kernel runs the k loop here and its epilogue after the switch, as before round za (with
+ * epilogue() inside each width's case, 2026-12-01z call 2 measured it 25 % slower: 36.5-37.5 against
+ * 29.1-29.4 ms at BF16 w13). */
+template <bool FP4, bool CLU, int EPI, int N, int TTV, bool NB>
+__device__ __forceinline__ void tile_n(const params &p, const tile &tl, unsigned char *sm, uint64_t *full,
+				       uint64_t *empty, float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
+{
+	if constexpr (NB) {
+		using C = wcfg<FP4, TTV>;
+		const int ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
+		tok_scalars<EPI> ts;
+		ts.load(p, tl, ct); /* in flight through the k loop */
+		mainloop<FP4, CLU, N, TTV, true>(p, sm, full, empty, acc, it, wr0, lane);
+		/* The warpgroup's buffer: rewritten once each of its warps finished the last tile's
+		 * epilogue (first barrier), read once all of them wrote it (second). */
+		float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
+		int32_t *soi = reinterpret_cast<int32_t *>(srs + TTV);
+		k3_named_sync(1 + wg, 128);
+		ts.template store<TTV>(srs, soi, ct);
+		k3_named_sync(1 + wg, 128);
+		epilogue_nb<EPI, N, TTV>(p, tl, acc, wr0, lane, srs, soi);
+	} else { /* round q's: its epilogue once a kernel, after the width switch (consume) */
+		(void)tl;
+		mainloop<FP4, CLU, N, TTV, false>(p, sm, full, empty, acc, it, wr0, lane);
+	}
+}
+
 template <bool FP4, bool CLU, int EPI, int TTV, bool NB>
 __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					const int32_t *tab, int total)
 {
-	using C = wcfg<FP4, TTV>;
 	const int ncl = CLU ? (int)cluster_size() : 1, rank = CLU ? (int)cluster_rank() : 0;
-	const int lane = (int)threadIdx.x & 31, ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
+	const int lane = (int)threadIdx.x & 31;
 	/* First weight row (in the tile) of this warp: consumer warpgroup c owns rows 128 c .. */
-	const int wr0 = wg * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
-	/* NB: the warpgroup's token-scalar buffer (kernel_variant() >= 1) */
-	float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
-	int32_t *soi = reinterpret_cast<int32_t *>(srs + TTV);
+	const int wr0 = ((int)threadIdx.x / 128 - 1) * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
 	float acc[2][TTV / 2];
 	int it = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
@@ -698,51 +720,38 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 		const int ntok = (int)(tl.re - tl.rb);
 		/* N: the tokens rounded up to 16 (to 8 past 128: the wide kernel's chunks of 129 .. 176) */
 		const int n = ntok <= 128 ? (ntok + 15) & ~15 : (ntok + 7) & ~7;
-		tok_scalars<EPI> ts;
-		if constexpr (NB)
-			ts.load(p, tl, ct); /* in flight through the k loop */
-#define K3_WG_MAIN(NN) mainloop<FP4, CLU, NN, TTV, NB>(p, sm, full, empty, acc, it, wr0, lane)
+#define K3_WG_TILE(NN) tile_n<FP4, CLU, EPI, NN, TTV, NB>(p, tl, sm, full, empty, acc, it, wr0, lane)
 		switch (n) {
 		case 0: /* a cluster's CTA past its group's chunks */
 			if constexpr (CLU)
 				passthrough<FP4, TTV>(p, sm, full, empty, it);
 			break;
-		case 16: K3_WG_MAIN(16); break;
-		case 32: K3_WG_MAIN(32); break;
-		case 48: K3_WG_MAIN(48); break;
-		case 64: K3_WG_MAIN(64); break;
-		case 80: K3_WG_MAIN(80); break;
-		case 96: K3_WG_MAIN(96); break;
-		case 112: K3_WG_MAIN(112); break;
+		case 16: K3_WG_TILE(16); break;
+		case 32: K3_WG_TILE(32); break;
+		case 48: K3_WG_TILE(48); break;
+		case 64: K3_WG_TILE(64); break;
+		case 80: K3_WG_TILE(80); break;
+		case 96: K3_WG_TILE(96); break;
+		case 112: K3_WG_TILE(112); break;
 		default:
 			if constexpr (TTV > 128) {
 				switch (n) {
-				case 128: K3_WG_MAIN(128); break;
-				case 136: K3_WG_MAIN(136); break;
-				case 144: K3_WG_MAIN(144); break;
-				case 152: K3_WG_MAIN(152); break;
-				case 160: K3_WG_MAIN(160); break;
-				case 168: K3_WG_MAIN(168); break;
-				default: K3_WG_MAIN(TTV); break;
+				case 128: K3_WG_TILE(128); break;
+				case 136: K3_WG_TILE(136); break;
+				case 144: K3_WG_TILE(144); break;
+				case 152: K3_WG_TILE(152); break;
+				case 160: K3_WG_TILE(160); break;
+				case 168: K3_WG_TILE(168); break;
+				default: K3_WG_TILE(TTV); break;
 				}
 			} else {
-				K3_WG_MAIN(128);
+				K3_WG_TILE(128);
 			}
 			break;
 		}
-#undef K3_WG_MAIN
-		if constexpr (NB) {
-			if (n == 0)
-				continue;
-			/* The warpgroup's buffer: rewritten once each of its warps finished the last tile's
-			 * epilogue (first barrier), read once all of them wrote it (second). */
-			k3_named_sync(1 + wg, 128);
-			ts.template store<TTV>(srs, soi, ct);
-			k3_named_sync(1 + wg, 128);
-			epilogue_nb<EPI, TTV>(p, tl, acc, wr0, lane, srs, soi);
-		} else {
+#undef K3_WG_TILE
+		if constexpr (!NB)
 			epilogue<EPI>(p, tl, acc, wr0, lane);
-		}
 	}
 }
 
@@ -857,9 +866,9 @@ int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *    through the k loop into shared memory, stores predicated, SiTU-GLU without divisions);
  *  - "wide" (2): that epilogue, and for grouped BF16 launches in clusters token chunks of up to
  *    176 rows (wgmma N up to 176: 292-token groups in 2 chunks, clusters of 2, all 132 SMs).
- * Unset: KERNEL_DEFAULT, round q's until "epi" / "wide" pass test-moe-gpu on a device and measure
- * faster (kernels/calls/k3-2026-12-01za-2.sh). */
-constexpr int KERNEL_DEFAULT = 0;
+ * Unset: KERNEL_DEFAULT ("wide": test-moe-gpu's wgmma tests, memcheck and racecheck passed and it
+ * measured fastest, 2026-12-01z call 2). */
+constexpr int KERNEL_DEFAULT = 2;
 
 int kernel_variant()
 {
