@@ -62,7 +62,8 @@
  * "q", round q's as described above; "epi", the same with epilogue_nb (each tile's per-token
  * scalars loaded before its k loop and kept in a shared buffer, no branches in the epilogue but
  * the stores' predicates, SiTU-GLU without divisions) and one MMA descriptor a stage; "wide" (the
- * default), that, and grouped BF16 launches in clusters take token chunks of up to TT_WIDE = 176
+ * default for grouped launches; dense ones default to "q"), that, and grouped BF16 launches in
+ * clusters take token chunks of up to TT_WIDE = 176
  * rows (wgmma N up to 176, in steps of 8 past 128): K3's ~292-token experts at T = 16K in 2 chunks,
  * clusters of 2 on all 132 SMs instead of 39 clusters of 3 on 117. Measured (2026-12-01z call 2,
  * kernels/calls/k3-2026-12-01za-2.sh): BF16 w13 / w2 at T = 16K 26.5-27.5 / 11.0-11.9 ms against
@@ -866,16 +867,18 @@ int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *    through the k loop into shared memory, stores predicated, SiTU-GLU without divisions);
  *  - "wide" (2): that epilogue, and for grouped BF16 launches in clusters token chunks of up to
  *    176 rows (wgmma N up to 176: 292-token groups in 2 chunks, clusters of 2, all 132 SMs).
- * Unset: KERNEL_DEFAULT ("wide": test-moe-gpu's wgmma tests, memcheck and racecheck passed and it
- * measured fastest, 2026-12-01z call 2). */
+ * Unset (or another value): KERNEL_DEFAULT for grouped launches ("wide": test-moe-gpu's wgmma tests,
+ * memcheck and racecheck passed and it measured fastest, 2026-12-01z call 2), round q's for dense
+ * ones (epi / wide were measured on the grouped expert GEMMs only). */
 constexpr int KERNEL_DEFAULT = 2;
 
-int kernel_variant()
+int kernel_variant(const params &p)
 {
 	const char *e = getenv("K3_GEMM_WG_KERNEL");
+	const int dflt = p.n_groups > 0 ? KERNEL_DEFAULT : 0;
 	if (!(e && *e))
-		return KERNEL_DEFAULT;
-	return !strcmp(e, "q") ? 0 : !strcmp(e, "epi") ? 1 : !strcmp(e, "wide") ? 2 : KERNEL_DEFAULT;
+		return dflt;
+	return !strcmp(e, "q") ? 0 : !strcmp(e, "epi") ? 1 : !strcmp(e, "wide") ? 2 : dflt;
 }
 
 /* Cluster size of a grouped launch with BF16 weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per
@@ -1000,7 +1003,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		grid = tiles < grid ? tiles : grid;
 	}
 	CUtensorMap tmw;
-	const int kv = kernel_variant();
+	const int kv = kernel_variant(p);
 	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p, kv == 2 ? TT_WIDE : TT) : 1;
 	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
 	if (!tma) {

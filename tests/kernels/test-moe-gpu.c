@@ -872,8 +872,9 @@ static void test_gemm_wgmma_tiles(void **unused)
 	run_gemm(&m, K3_EPI_GLU, &wv);
 	wmat_release(&wv);
 	unsetenv("K3_GEMM_WG_WEIGHTS");
-	/* Round q's kernel (K3_GEMM_WG_KERNEL=q: the epilogue with global loads and branches) and the
-	 * branch-free epilogue alone (epi), both weight formats, every epilogue. */
+	/* Round q's kernel (K3_GEMM_WG_KERNEL=q: the epilogue with global loads and branches; the
+	 * grouped default is wide) and the branch-free epilogue alone (epi; dense launches default to
+	 * q), both weight formats, every epilogue, grouped and dense. */
 	static const char *const kernels[2] = { "q", "epi" };
 	for (int k = 0; k < 2; k++) {
 		setenv("K3_GEMM_WG_KERNEL", kernels[k], 1);
@@ -882,6 +883,9 @@ static void test_gemm_wgmma_tiles(void **unused)
 			const struct gemm_case g = { .N = 400, .K = 384, .n_groups = 11, .counts = counts, .a_rows = 333,
 						     .dt = (enum k3_wdtype)dt, .path = K3_GEMM_TILED_WGMMA };
 			run_all_epilogues(&g);
+			const struct gemm_case d = { .rows = 1000, .N = 272, .K = 640, .dt = (enum k3_wdtype)dt,
+						     .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+			run_all_epilogues(&d);
 		}
 	}
 	unsetenv("K3_GEMM_WG_KERNEL");
