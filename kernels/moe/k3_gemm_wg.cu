@@ -223,7 +223,7 @@ __device__ __forceinline__ tile decode(const params &p, const int32_t *tab, int 
 	const int local = t - tab[lo] * p.num_n, chunks = tab[lo + 1] - tab[lo];
 	r.g = lo;
 	r.n0 = (local / chunks) * TW;
-	if (ncl > 1) {
+	if (ncl > 1 || TTV > TT) { /* equal chunks (the wide kernel's, in clusters or not) */
 		const int cnt = p.off[lo + 1] - p.off[lo], nch = (cnt + TTV - 1) / TTV, q = (cnt + nch - 1) / nch;
 		const int i = (local % chunks) * ncl + rank;
 		r.rb = p.off[lo] + min(i * q, cnt);
@@ -297,7 +297,17 @@ __device__ __forceinline__ void tma_load_w_mc(void *dst, const CUtensorMap *map,
 
 constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a quarter tile) */
 
-template <bool FP4, bool TMA, bool CLU, int TTV>
+/* Kernel extras (the XV template bits; kernel_variant()): XV_FGLU, SiTU-GLU through tanh.approx
+ * (epilogue_nb); XV_ONE, one epilogue a kernel (epilogue_nb for the widest tile, after the width
+ * switch, stopping after the tile's last group of 8 tokens) instead of one a width: the
+ * epilogue is straight-line code run once a tile, and one copy a width (15 in the wide kernel,
+ * ~3000 instructions each) did not stay in the instruction cache (round 22: ncu's no-instruction
+ * stalls, the epilogue ~13 of 27 ms at BF16 w13). The others leave a stage out, for
+ * measurements only (the outputs are then wrong): XV_NOEPI no epilogue, XV_NOFEED no copies (the
+ * stages stale), XV_NOMMA no MMAs. */
+enum { XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16 };
+
+template <bool FP4, bool TMA, bool CLU, int TTV, int XV>
 __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
 					uint64_t *empty, const int32_t *tab, int total)
 {
@@ -307,6 +317,7 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	const int nkb = p.K / KB;
 	const int ncl = CLU ? (int)cluster_size() : 1, rank = CLU ? (int)cluster_rank() : 0;
 	const uint16_t mask = (uint16_t)((1u << ncl) - 1u);
+	constexpr bool feed = !(XV & XV_NOFEED); /* measurements: no copies, stale stages */
 	int it = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
@@ -326,7 +337,9 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 			const int s = it % C::STAGES;
 			wait_or_trap(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
 			unsigned char *st = sm + (size_t)s * C::STAGE;
-			if (TMA && pt == 0) { /* this thread's arrival carries the tile's bytes */
+			if (TMA && pt == 0 && !feed) {
+				k3_mbar_arrive(&full[s]);
+			} else if (TMA && pt == 0) { /* this thread's arrival carries the tile's bytes */
 				k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
 				if (CLU) /* quarter b of the tile from CTA b % ncl, to every CTA of the cluster */
 					for (int b = rank; b < TW / MC_ROWS; b += ncl)
@@ -338,7 +351,7 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 #pragma unroll
 			for (int i = 0; i < TTV / 16; i++) {
 				const int r = r8 + 16 * i;
-				if (r < xrows) {
+				if (feed && r < xrows) {
 					const bool ok = xrow[i] >= 0;
 					const uint16_t *src = p.a + (ok ? (size_t)xrow[i] * p.K + kb * KB + ch * 8 : 0);
 					k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
@@ -464,14 +477,14 @@ __device__ __forceinline__ void pin_acc(float (&d)[L])
  * flight while the next stage's are issued (wait_group 1). MXFP4: A from registers in two sets
  * of two k steps each; a set is built while the MMAs of the other run, and each half stage ends
  * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
-template <bool FP4, bool CLU, int N, int TTV, bool NB>
+template <bool FP4, bool CLU, int N, int TTV, bool NB, int XV = 0>
 __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					 float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
 {
 	using C = wcfg<FP4, TTV>;
 	const int nkb = p.K / KB;
 #pragma unroll
-	for (int i = 0; i < (TTV == TT ? TT / 2 : N / 2); i++) /* round q's: all 64 */
+	for (int i = 0; i < (TTV == TT || (XV & XV_ONE) ? TTV / 2 : N / 2); i++) /* round q's: all 64 */
 		acc[0][i] = acc[1][i] = 0.0f;
 	pin_acc<N>(acc[0]);
 	pin_acc<N>(acc[1]);
@@ -525,6 +538,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 				for (int ks = 0; ks < KB / 16; ks++)
 #pragma unroll
 					for (int mb = 0; mb < 2; mb++)
+						if constexpr (!(XV & XV_NOMMA))
 						mma_ss<N>(acc[mb], da + (uint64_t)(mb * 64 * 128 + ks * 32) / 16,
 							  d0 + (uint64_t)(ks * 32) / 16);
 			} else {
@@ -605,6 +619,15 @@ __device__ __forceinline__ float tanh_nb(float x)
 	return copysignf(1.0f - __fdividef(2.0f, 1.0f + __expf(2.0f * fabsf(x))), x);
 }
 
+/* tanh.approx.f32 (one MUFU op; maximum relative error about 2^-11 by the PTX ISA: a quarter of
+ * the BF16 output's half ulp). */
+__device__ __forceinline__ float tanh_approx(float x)
+{
+	float y;
+	asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
 /* The tile's per-token scalars (kernel_variant() >= 1): loaded from global memory before the
  * k loop (tokens ct and ct + 128 of the tile, ct = this thread's index in its warpgroup), kept
  * in registers through it, and written after it into the warpgroup's shared buffer. */
@@ -639,7 +662,7 @@ struct tok_scalars {
  * scalars come from the warpgroup's shared buffer), no branches but the stores' predicates, so
  * that the outputs' arithmetic interleaves; SiTU-GLU through tanh_nb and reciprocals of the caps
  * (within ~1e-6 of situ_glu). */
-template <int EPI, int N, int TTV>
+template <int EPI, int N, int TTV, int XV = 0>
 __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, const float (&acc)[2][TTV / 2], int wr0,
 					    int lane, const float *srs, const int32_t *soi)
 {
@@ -653,6 +676,9 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 			continue;
 #pragma unroll
 		for (int j = 0; j < N / 8; j++) {
+			if constexpr ((XV & XV_ONE) != 0)
+				if (8 * j >= ntok) /* the widest tile's copy: past this tile's tokens (warp-uniform) */
+					break;
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
 				const int tok = 8 * j + 2 * tq + e;
@@ -660,7 +686,10 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 				const int64_t r = tl.rb + tok, ro = scatter ? (int64_t)soi[tok] : r;
 				const float v0 = acc[mb][4 * j + e], v1 = acc[mb][4 * j + 2 + e];
 				if (EPI == K3_EPI_GLU) {
-					const float o = bg * tanh_nb(v0 * ibg) * k3_sigmoid(v0) * (bu * tanh_nb(v1 * ibu));
+					const float o = XV & XV_FGLU
+								? bg * tanh_approx(v0 * ibg) * k3_sigmoid(v0) *
+									  (bu * tanh_approx(v1 * ibu))
+								: bg * tanh_nb(v0 * ibg) * k3_sigmoid(v0) * (bu * tanh_nb(v1 * ibu));
 					if (ok)
 						p.out[ro * (p.N / 2) + nb / 2 + g] = k3_f2bf(o);
 				} else if (EPI == K3_EPI_SCALE) {
@@ -682,16 +711,19 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
  * q's kernel runs the k loop here and its epilogue after the switch, as before round za (with
  * epilogue() inside each width's case, 2026-12-01z call 2 measured it 25 % slower: 36.5-37.5 against
  * 29.1-29.4 ms at BF16 w13). */
-template <bool FP4, bool CLU, int EPI, int N, int TTV, bool NB>
+template <bool FP4, bool CLU, int EPI, int N, int TTV, bool NB, int XV>
 __device__ __forceinline__ void tile_n(const params &p, const tile &tl, unsigned char *sm, uint64_t *full,
 				       uint64_t *empty, float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
 {
-	if constexpr (NB) {
+	if constexpr (NB && (XV & XV_ONE)) { /* the epilogue after the width switch (consume) */
+		(void)tl;
+		mainloop<FP4, CLU, N, TTV, true, XV>(p, sm, full, empty, acc, it, wr0, lane);
+	} else if constexpr (NB) {
 		using C = wcfg<FP4, TTV>;
 		const int ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
 		tok_scalars<EPI> ts;
 		ts.load(p, tl, ct); /* in flight through the k loop */
-		mainloop<FP4, CLU, N, TTV, true>(p, sm, full, empty, acc, it, wr0, lane);
+		mainloop<FP4, CLU, N, TTV, true, XV>(p, sm, full, empty, acc, it, wr0, lane);
 		/* The warpgroup's buffer: rewritten once each of its warps finished the last tile's
 		 * epilogue (first barrier), read once all of them wrote it (second). */
 		float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
@@ -699,14 +731,15 @@ __device__ __forceinline__ void tile_n(const params &p, const tile &tl, unsigned
 		k3_named_sync(1 + wg, 128);
 		ts.template store<TTV>(srs, soi, ct);
 		k3_named_sync(1 + wg, 128);
-		epilogue_nb<EPI, N, TTV>(p, tl, acc, wr0, lane, srs, soi);
+		if constexpr (!(XV & XV_NOEPI))
+			epilogue_nb<EPI, N, TTV, XV>(p, tl, acc, wr0, lane, srs, soi);
 	} else { /* round q's: its epilogue once a kernel, after the width switch (consume) */
 		(void)tl;
 		mainloop<FP4, CLU, N, TTV, false>(p, sm, full, empty, acc, it, wr0, lane);
 	}
 }
 
-template <bool FP4, bool CLU, int EPI, int TTV, bool NB>
+template <bool FP4, bool CLU, int EPI, int TTV, bool NB, int XV>
 __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					const int32_t *tab, int total)
 {
@@ -721,7 +754,10 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 		const int ntok = (int)(tl.re - tl.rb);
 		/* N: the tokens rounded up to 16 (to 8 past 128: the wide kernel's chunks of 129 .. 176) */
 		const int n = ntok <= 128 ? (ntok + 15) & ~15 : (ntok + 7) & ~7;
-#define K3_WG_TILE(NN) tile_n<FP4, CLU, EPI, NN, TTV, NB>(p, tl, sm, full, empty, acc, it, wr0, lane)
+		tok_scalars<EPI> ts;
+		if constexpr (NB && (XV & XV_ONE))
+			ts.load(p, tl, (int)threadIdx.x & 127); /* in flight through the k loop */
+#define K3_WG_TILE(NN) tile_n<FP4, CLU, EPI, NN, TTV, NB, XV>(p, tl, sm, full, empty, acc, it, wr0, lane)
 		switch (n) {
 		case 0: /* a cluster's CTA past its group's chunks */
 			if constexpr (CLU)
@@ -753,10 +789,23 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 #undef K3_WG_TILE
 		if constexpr (!NB)
 			epilogue<EPI>(p, tl, acc, wr0, lane);
+		if constexpr (NB && (XV & XV_ONE)) {
+			if (n > 0) { /* as tile_n's, once for every width */
+				using C = wcfg<FP4, TTV>;
+				const int ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
+				float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
+				int32_t *soi = reinterpret_cast<int32_t *>(srs + TTV);
+				k3_named_sync(1 + wg, 128);
+				ts.template store<TTV>(srs, soi, ct);
+				k3_named_sync(1 + wg, 128);
+				if constexpr (!(XV & XV_NOEPI))
+					epilogue_nb<EPI, TTV, TTV, XV>(p, tl, acc, wr0, lane, srs, soi);
+			}
+		}
 	}
 }
 
-template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB>
+template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB, int XV>
 __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p,
 							const __grid_constant__ CUtensorMap tmw)
 {
@@ -789,10 +838,10 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 		cluster_sync();
 	if (threadIdx.x < 128) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::PRODUCER));
-		produce<FP4, TMA, CLU, TTV>(p, &tmw, sm, full, empty, tab, total);
+		produce<FP4, TMA, CLU, TTV, XV>(p, &tmw, sm, full, empty, tab, total);
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::CONSUMER));
-		consume<FP4, CLU, EPI, TTV, NB>(p, sm, full, empty, tab, total);
+		consume<FP4, CLU, EPI, TTV, NB, XV>(p, sm, full, empty, tab, total);
 	}
 	if (CLU) /* no CTA exits while another may still arrive on its barriers */
 		cluster_sync();
@@ -803,11 +852,11 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 
 /* Launches the kernel: CLU, in clusters of ncl CTAs (as many as fit at once: sms caps the grid
  * of the plain kernel). */
-template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB>
+template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB, int XV = 0>
 int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStream_t stream)
 {
 	using C = wcfg<FP4, TTV>;
-	auto kern = wg_kernel<FP4, TMA, CLU, EPI, TTV, NB>;
+	auto kern = wg_kernel<FP4, TMA, CLU, EPI, TTV, NB, XV>;
 	static bool configured = false;
 	static int clusters[5] = { 0, 0, 0, 0, 0 }; /* resident clusters of each size */
 	if (!configured) {
@@ -860,6 +909,18 @@ int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 	return -EINVAL;
 }
 
+/* The GLU and SCALE launches (the expert GEMMs) with the extras XV; the other epilogues as
+ * launch_epi's (no extras). */
+template <bool CLU, int TTV, int XV, bool FP4 = false>
+int launch_x(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, int ncl, cudaStream_t s)
+{
+	if (epi == K3_EPI_GLU)
+		return launch<FP4, true, CLU, K3_EPI_GLU, TTV, true, XV>(p, tmw, grid, ncl, s);
+	if (epi == K3_EPI_SCALE)
+		return launch<FP4, true, CLU, K3_EPI_SCALE, TTV, true, XV & ~XV_FGLU>(p, tmw, grid, ncl, s);
+	return launch_epi<FP4, true, CLU, TTV, true>(p, tmw, epi, grid, ncl, s);
+}
+
 /* Which kernel (K3_GEMM_WG_KERNEL, read per call; bench/results/k3-kernels-h200-2026-12-01za):
  *  - "q" (0): round q's kernel: token tiles of up to 128 rows (clusters of 3 at K3's T = 16K, 117
  *    of 132 SMs), the epilogue reading each row's scalars from global memory in branches;
@@ -872,13 +933,41 @@ int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  * ones (epi / wide were measured on the grouped expert GEMMs only). */
 constexpr int KERNEL_DEFAULT = 2;
 
-int kernel_variant(const params &p)
+/* Round 22's variants of the wide kernel (grouped BF16 launches by TMA; GLU and SCALE epilogues,
+ * the others run wide's): "fglu", SiTU-GLU through tanh.approx (XV_FGLU); "wide1", the wide
+ * chunks without clusters (each CTA its own weight tiles, no lockstep between CTAs); and for
+ * measurements only, their outputs wrong: "diag-noepi", "diag-nofeed", "diag-nomma" (the XV_NO*
+ * bits). */
+struct variant {
+	int kv;	   /* 0 q, 1 epi, 2 wide */
+	int xv;	   /* XV_* bits (kv 2 only) */
+	bool nocl; /* wide chunks without clusters */
+};
+
+variant kernel_variant(const params &p)
 {
 	const char *e = getenv("K3_GEMM_WG_KERNEL");
-	const int dflt = p.n_groups > 0 ? KERNEL_DEFAULT : 0;
+	const variant dflt = { p.n_groups > 0 ? KERNEL_DEFAULT : 0, 0, false };
 	if (!(e && *e))
 		return dflt;
-	return !strcmp(e, "q") ? 0 : !strcmp(e, "epi") ? 1 : !strcmp(e, "wide") ? 2 : dflt;
+	static const struct {
+		const char *name;
+		variant v;
+	} names[] = { { "q", { 0, 0, false } },
+		      { "epi", { 1, 0, false } },
+		      { "wide", { 2, 0, false } },
+		      { "fglu", { 2, XV_FGLU, false } },
+		      { "wide1", { 2, 0, true } },
+		      { "wide2", { 2, XV_ONE | XV_FGLU, true } },
+		      { "wide2c", { 2, XV_ONE | XV_FGLU, false } },
+		      { "one1", { 2, XV_ONE, true } },
+		      { "diag-noepi", { 2, XV_NOEPI, false } },
+		      { "diag-nofeed", { 2, XV_NOFEED, false } },
+		      { "diag-nomma", { 2, XV_NOMMA, false } } };
+	for (const auto &n : names)
+		if (!strcmp(e, n.name))
+			return n.v.kv == 2 && p.n_groups <= 0 ? variant{ 1, 0, false } : n.v;
+	return dflt;
 }
 
 /* Cluster size of a grouped launch with BF16 weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per
@@ -1003,13 +1092,34 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		grid = tiles < grid ? tiles : grid;
 	}
 	CUtensorMap tmw;
-	const int kv = kernel_variant(p);
+	const variant v = kernel_variant(p);
+	const int kv = v.kv;
 	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p, kv == 2 ? TT_WIDE : TT) : 1;
+	const bool nocl = kv == 2 && v.nocl && ncl > 1; /* "wide1": the wide chunks, no clusters */
+	if (nocl)
+		ncl = 1;
 	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
 		ncl = 1;
 	}
+	if (tma && nocl)
+		return v.xv == (XV_ONE | XV_FGLU) ? launch_x<false, TT_WIDE, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
+		       : v.xv == XV_ONE		  ? launch_x<false, TT_WIDE, XV_ONE>(p, tmw, epi, (int)grid, 1, stream)
+						  : launch_x<false, TT_WIDE, 0>(p, tmw, epi, (int)grid, 1, stream);
+	if (tma && !fp4 && ncl == 1 && kv == 2 && (v.xv & XV_ONE)) /* groups too small for clusters */
+		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
+				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
+	if (tma && fp4 && kv == 2 && (v.xv & XV_ONE)) /* MXFP4 (never in clusters): the one-copy epilogue */
+		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU, true>(p, tmw, epi, (int)grid, 1, stream)
+				      : launch_x<false, TT, XV_ONE, true>(p, tmw, epi, (int)grid, 1, stream);
+	if (ncl > 1 && kv == 2 && v.xv == (XV_ONE | XV_FGLU))
+		return launch_x<true, TT_WIDE, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, ncl, stream);
+	if (ncl > 1 && kv == 2 && v.xv != 0 && !(v.xv & XV_ONE))
+		return v.xv == XV_FGLU	   ? launch_x<true, TT_WIDE, XV_FGLU>(p, tmw, epi, (int)grid, ncl, stream)
+		       : v.xv == XV_NOEPI  ? launch_x<true, TT_WIDE, XV_NOEPI>(p, tmw, epi, (int)grid, ncl, stream)
+		       : v.xv == XV_NOFEED ? launch_x<true, TT_WIDE, XV_NOFEED>(p, tmw, epi, (int)grid, ncl, stream)
+					   : launch_x<true, TT_WIDE, XV_NOMMA>(p, tmw, epi, (int)grid, ncl, stream);
 	if (ncl > 1)
 		return kv == 2	 ? launch_epi<false, true, true, TT_WIDE, true>(p, tmw, epi, (int)grid, ncl, stream)
 		       : kv == 1 ? launch_epi<false, true, true, TT, true>(p, tmw, epi, (int)grid, ncl, stream)

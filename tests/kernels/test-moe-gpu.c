@@ -949,23 +949,47 @@ static void test_gemm_wgmma_clusters(void **unused)
 	const struct gemm_case es = { .N = 320, .K = 256, .n_groups = 11, .counts = edges, .a_rows = 1200,
 				      .dt = K3_W_BF16, .path = K3_GEMM_TILED_WGMMA, .scatter = true };
 	struct wmat we = wmat_rand(eg.n_groups, eg.N, eg.K, eg.dt, 0.1);
-	static const char *const kernels[3] = { "wide", "q", "epi" };
-	for (int k = 0; k < 3; k++) {
+	/* Round 22's variants too, GLU and SCALE gathered and scattered: SiTU-GLU through tanh.approx
+	 * (fglu), the wide chunks without clusters (wide1), both with one epilogue a kernel (wide2; in
+	 * clusters: wide2c; exact SiTU-GLU: one1), and wide2 where the groups are too small for
+	 * clusters (K3_GEMM_WG_CLUSTER=1: chunks of 128, one epilogue a kernel). */
+	static const char *const kernels[9] = { "wide", "q", "epi", "fglu", "wide1", "wide2", "wide2c", "one1", "wide2" };
+	for (int k = 0; k < 9; k++) {
+		if (k == 8)
+			setenv("K3_GEMM_WG_CLUSTER", "1", 1);
 		setenv("K3_GEMM_WG_KERNEL", kernels[k], 1);
 		print_message("K3_GEMM_WG_KERNEL=%s\n", kernels[k]);
 		run_gemm(&eg, K3_EPI_GLU, &we);
 		run_gemm(&eg, K3_EPI_SCALE, &we);
 		if (k == 0)
 			run_all_epilogues(&es);
+		if (k >= 3) {
+			run_gemm(&es, K3_EPI_GLU, &we);
+			run_gemm(&es, K3_EPI_SCALE, &we);
+		}
 	}
+	unsetenv("K3_GEMM_WG_CLUSTER");
+	/* MXFP4 weights through wide2 (chunks of 128, never in clusters, one epilogue a kernel). */
+	struct wmat wef = wmat_rand(eg.n_groups, eg.N, eg.K, K3_W_MXFP4, 0.1);
+	const struct gemm_case egf = { .N = 320, .K = 256, .n_groups = 11, .counts = edges, .a_rows = 1200,
+				       .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
+	const struct gemm_case esf = { .N = 320, .K = 256, .n_groups = 11, .counts = edges, .a_rows = 1200,
+				       .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+	setenv("K3_GEMM_WG_KERNEL", "wide2", 1);
+	print_message("K3_GEMM_WG_KERNEL=wide2 (MXFP4)\n");
+	run_gemm(&egf, K3_EPI_GLU, &wef);
+	run_gemm(&esf, K3_EPI_SCALE, &wef);
+	run_gemm(&esf, K3_EPI_BF16, &wef);
+	wmat_release(&wef);
 	unsetenv("K3_GEMM_WG_KERNEL");
 	wmat_release(&we);
 }
 
 /* The wgmma kernels of round za at a small size (for compute-sanitizer runs): the wide kernel in
  * clusters of 2 (groups of 177 rows: chunks of 89 + 88, N 96; 40: one chunk, the other CTA passing
- * through; 300: 2 x 150, N 152), GLU gathered and SCALE scattered; the branch-free epilogue
- * without clusters. */
+ * through; 300: 2 x 150, N 152), GLU gathered and SCALE scattered; round 22's fglu (GLU), wide1
+ * (its chunks without clusters), wide2 and wide2c (one epilogue a kernel); the branch-free
+ * epilogue without clusters. */
 static void test_gemm_wgmma_wide_small(void **unused)
 {
 	(void)unused;
@@ -983,6 +1007,16 @@ static void test_gemm_wgmma_wide_small(void **unused)
 	setenv("K3_GEMM_WG_CLUSTER", "2", 1);
 	run_gemm(&g, K3_EPI_GLU, &w);
 	run_gemm(&s, K3_EPI_SCALE, &w);
+	setenv("K3_GEMM_WG_KERNEL", "fglu", 1); /* round 22's variants */
+	run_gemm(&g, K3_EPI_GLU, &w);
+	setenv("K3_GEMM_WG_KERNEL", "wide1", 1);
+	run_gemm(&g, K3_EPI_GLU, &w);
+	run_gemm(&s, K3_EPI_SCALE, &w);
+	setenv("K3_GEMM_WG_KERNEL", "wide2", 1);
+	run_gemm(&g, K3_EPI_GLU, &w);
+	run_gemm(&s, K3_EPI_SCALE, &w);
+	setenv("K3_GEMM_WG_KERNEL", "wide2c", 1);
+	run_gemm(&g, K3_EPI_GLU, &w);
 	setenv("K3_GEMM_WG_KERNEL", "epi", 1);
 	setenv("K3_GEMM_WG_CLUSTER", "1", 1);
 	run_gemm(&s, K3_EPI_SCALE, &w);
