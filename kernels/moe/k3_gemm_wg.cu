@@ -921,35 +921,38 @@ int launch_x(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int 
 	return launch_epi<FP4, true, CLU, TTV, true>(p, tmw, epi, grid, ncl, s);
 }
 
-/* Which kernel (K3_GEMM_WG_KERNEL, read per call; bench/results/k3-kernels-h200-2026-12-01za):
- *  - "q" (0): round q's kernel: token tiles of up to 128 rows (clusters of 3 at K3's T = 16K, 117
- *    of 132 SMs), the epilogue reading each row's scalars from global memory in branches;
- *  - "epi" (1): the same tiles, the branch-free epilogue (epilogue_nb: the token scalars loaded
+/* Which kernel (K3_GEMM_WG_KERNEL, read per call; bench/results/k3-kernels-h200-2026-12-01za and
+ * -2026-12-02e):
+ *  - "q": round q's kernel: token tiles of up to 128 rows (clusters of 3 at K3's T = 16K, 117 of
+ *    132 SMs), the epilogue reading each row's scalars from global memory in branches;
+ *  - "epi": the same tiles, the branch-free epilogue (epilogue_nb: the token scalars loaded
  *    through the k loop into shared memory, stores predicated, SiTU-GLU without divisions);
- *  - "wide" (2): that epilogue, and for grouped BF16 launches in clusters token chunks of up to
- *    176 rows (wgmma N up to 176: 292-token groups in 2 chunks, clusters of 2, all 132 SMs).
- * Unset (or another value): KERNEL_DEFAULT for grouped launches ("wide": test-moe-gpu's wgmma tests,
- * memcheck and racecheck passed and it measured fastest, 2026-12-01z call 2), round q's for dense
- * ones (epi / wide were measured on the grouped expert GEMMs only). */
-constexpr int KERNEL_DEFAULT = 2;
-
-/* Round 22's variants of the wide kernel (grouped BF16 launches by TMA; GLU and SCALE epilogues,
- * the others run wide's): "fglu", SiTU-GLU through tanh.approx (XV_FGLU); "wide1", the wide
- * chunks without clusters (each CTA its own weight tiles, no lockstep between CTAs); and for
- * measurements only, their outputs wrong: "diag-noepi", "diag-nofeed", "diag-nomma" (the XV_NO*
- * bits). */
+ *  - "wide": that epilogue, and for grouped BF16 launches in clusters token chunks of up to 176
+ *    rows (wgmma N up to 176: 292-token groups in 2 chunks, clusters of 2, all 132 SMs);
+ *  - round 22's variants of wide (grouped BF16 launches by TMA; GLU and SCALE epilogues, the
+ *    others run wide's): "fglu", SiTU-GLU through tanh.approx (XV_FGLU); "wide1", wide's chunks
+ *    without clusters (each CTA its own weight tiles); "wide2", wide1 with fglu's SiTU-GLU and one
+ *    epilogue a kernel (XV_ONE; groups too small for clusters: 128-row chunks, one epilogue;
+ *    MXFP4: its kernel with one epilogue); "wide2c", wide2 in clusters; "one1", wide2 with the
+ *    exact SiTU-GLU; for measurements only, their outputs wrong: "diag-noepi", "diag-nofeed",
+ *    "diag-nomma" (the XV_NO* bits).
+ * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
+ * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
+ * there). */
 struct variant {
-	int kv;	   /* 0 q, 1 epi, 2 wide */
+	int kv;	   /* 0 q, 1 epi, 2 the wide family */
 	int xv;	   /* XV_* bits (kv 2 only) */
 	bool nocl; /* wide chunks without clusters */
 };
 
+/* "wide": test-moe-gpu's wgmma tests, memcheck and racecheck passed and it measured fastest in
+ * 2026-12-01z call 2. Round 22 (2026-12-02e call 1) measured fglu and wide1 faster once each
+ * (BF16 w13 24.5 / 24.8 against 27.0-27.2 ms); wide2 (one epilogue a kernel) is built and tested
+ * on the CPU side only, staged for kernels/calls/k3-2026-12-02e-2.sh: the candidate to name here. */
+constexpr const char *GROUPED_DEFAULT = "wide";
+
 variant kernel_variant(const params &p)
 {
-	const char *e = getenv("K3_GEMM_WG_KERNEL");
-	const variant dflt = { p.n_groups > 0 ? KERNEL_DEFAULT : 0, 0, false };
-	if (!(e && *e))
-		return dflt;
 	static const struct {
 		const char *name;
 		variant v;
@@ -964,10 +967,16 @@ variant kernel_variant(const params &p)
 		      { "diag-noepi", { 2, XV_NOEPI, false } },
 		      { "diag-nofeed", { 2, XV_NOFEED, false } },
 		      { "diag-nomma", { 2, XV_NOMMA, false } } };
-	for (const auto &n : names)
-		if (!strcmp(e, n.name))
-			return n.v.kv == 2 && p.n_groups <= 0 ? variant{ 1, 0, false } : n.v;
-	return dflt;
+	const char *e = getenv("K3_GEMM_WG_KERNEL");
+	for (int pass = 0; pass < 2; pass++) {
+		for (const auto &n : names)
+			if (e && !strcmp(e, n.name)) /* dense: the wide family runs epi */
+				return p.n_groups > 0 ? n.v : variant{ n.v.kv < 1 ? n.v.kv : 1, 0, false };
+		if (p.n_groups <= 0)
+			return variant{ 0, 0, false };
+		e = GROUPED_DEFAULT;
+	}
+	return variant{ 2, 0, false }; /* not reached: GROUPED_DEFAULT is one of the names */
 }
 
 /* Cluster size of a grouped launch with BF16 weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per
