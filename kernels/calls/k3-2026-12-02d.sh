@@ -8,8 +8,10 @@
 #   PHASE=1: the decode tests (every option against float64, the trace's consistency), the
 #     bench A/B with traces (B = 64, 128, 256, FP32 then BF16, one process; then BF16 B = 64
 #     alone in the reverse order), racecheck and memcheck of the options.
-#   PHASE=2: the chosen default's check: the whole test-kda-gpu, racecheck / memcheck of the
-#     default, the bench A/B default vs none twice in one process, BF16 B = 64 alone.
+#   PHASE=2 (after call 1 found a half-depth ring better at BF16 B = 64): the ring depths (none,
+#     half, quarter, ramp, half+ramp) A/B twice in one process, FP32 and BF16, B = 64-256; the
+#     default (BF16: half) against none twice; BF16 B = 64 alone with traces; the whole
+#     test-kda-gpu; racecheck of every depth option (ring_opts), memcheck of half.
 # From the repository root:  PACK=.gpu/h22c PHASE=1 bash .gpu/h22c/k3-2026-12-02d.sh
 # $OUT gets: log.txt (everything, in order), smi.csv.xz, env.txt.
 set -u
@@ -54,15 +56,20 @@ if [ "$PHASE" = 1 ]; then
   KDA_DECODE_RING_OPT=early KDA_TEST_FILTER='*ring_opts*' run 20 "racecheck early" \
     compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 4
 else
-  KDA_TEST_RING_REPEAT=${RING_REPEAT:-50} run 60 "test-kda-gpu" "$T" | grep -E "^\[|rel err .*FAIL|differ|repeat"
-  run 25 "bench A/B default vs none, B = 64-256" "$K" --only decode --batch 64,128,256 \
-    --ring-opt "default,none,default,none" -o "$OUT/ab1.csv" | grab
-  run 12 "bench BF16 B = 64 alone, default vs none" "$K" --only decode --batch 64 --ring-opt "none,default,none,default" \
-    --trace -o "$OUT/ab2.csv" | grab
-  KDA_TEST_FILTER='*many_items*' run 30 "racecheck many_items (default)" \
-    compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 4
-  KDA_TEST_FILTER='*many_items*' run 25 "memcheck many_items (default)" \
-    compute-sanitizer --tool memcheck --error-exitcode 9 "$T" | tail -n 4
+  D=${DEPTHS:-none,half,quarter,ramp,half+ramp}
+  run 20 "bench A/B ring depth x2, B = 64-256" "$K" --only decode --batch 64,128,256 --ring-opt "$D,$D" \
+    -o "$OUT/ab1.csv" | grab
+  run 15 "bench default vs none x2, B = 64-256" "$K" --only decode --batch 64,128,256 \
+    --ring-opt "default,none,default,none" -o "$OUT/ab2.csv" | grab
+  run 10 "bench BF16 B = 64 alone + trace" "$K" --only decode --state bf16 --batch 64 \
+    --ring-opt "$(echo "$D" | tr ',' '\n' | tac | paste -sd,),default" --trace -o "$OUT/ab3.csv" | grab
+  KDA_TEST_RING_REPEAT=${RING_REPEAT:-20} run 70 "test-kda-gpu" "$T" | grep -E "^\[|rel err .*FAIL|differ|repeat"
+  for o in half quarter ramp half+ramp; do
+    KDA_DECODE_RING_OPT=$o KDA_TEST_FILTER='*ring_opts*' run 15 "racecheck $o" \
+      compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 3
+    [ "$o" = half ] && KDA_DECODE_RING_OPT=$o KDA_TEST_FILTER='*ring_opts*' run 12 "memcheck $o" \
+      compute-sanitizer --tool memcheck --error-exitcode 9 "$T" | tail -n 3
+  done
 fi
 } > "$OUT/log.txt" 2>&1
 kill "$SMI_PID" 2>/dev/null

@@ -324,8 +324,12 @@ __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
  *   RF_BULKST: the new state rows are written back into their ring stage and stored to the slot
  *     by bulk copies (cp.async.bulk shared -> global, one per warp and 2-row run), a stage handed
  *     back once its stores have read it (one chunk later, cp.async.bulk.wait_group.read 1).
- *   RF_HALF: half the ring's stages in use (a depth check: 3 items ahead with BF16 state, not 6). */
-enum { RF_TRACE = 1, RF_HINT = 2, RF_EARLY = 4, RF_BULKST = 8, RF_HALF = 16 };
+ *   RF_HALF, RF_QUARTER: a half / a quarter of the ring's stages in use (BF16 state: 3 / 1.5
+ *     items ahead of the consumers instead of 6; FP32: 1.5 / 0.75 instead of 3).
+ *   RF_RAMP: in the first pass over the ring the producer runs at most half the stages ahead of
+ *     the consumers (it waits for chunk c - NS / 2 to be handed back before copying chunk c), then
+ *     the whole ring: a smaller burst of copies at the start, the full depth afterwards. */
+enum { RF_TRACE = 1, RF_HINT = 2, RF_EARLY = 4, RF_BULKST = 8, RF_HALF = 16, RF_QUARTER = 32, RF_RAMP = 64 };
 
 /* Trace record of one CTA (KDA_DECODE_TRACE_FIELDS u64; kda_decode.h). */
 enum {
@@ -464,7 +468,8 @@ __global__ void __launch_bounds__(RING_THREADS, CPS)
 	/* Bulk stores: every consumer thread arrives (after its warp's stores have read the stage). */
 	constexpr uint32_t EMPTY_COUNT = ARRIVE == RING_ARRIVE_THREAD || BULKST ? RING_NC : RING_NC / 32;
 	constexpr uint32_t CHUNK_BYTES = RING_ROWS * DEC_D * sizeof(StateT);
-	constexpr int NS = (int)(ring_bytes<CPS>() / CHUNK_BYTES) / ((FLAGS & RF_HALF) ? 2 : 1);
+	constexpr int NS = (int)(ring_bytes<CPS>() / CHUNK_BYTES) / ((FLAGS & RF_HALF) ? 2 : 1) / ((FLAGS & RF_QUARTER) ? 4 : 1);
+	static_assert(NS >= 3, "ring depth");
 	constexpr int NIN = ring_nin<CPS>();
 	constexpr int KS = DEC_D / LANES;        /* k values per lane */
 	constexpr int NRG = RING_NC / LANES;     /* 16 or 32 row groups */
@@ -510,7 +515,7 @@ __global__ void __launch_bounds__(RING_THREADS, CPS)
 		const uint64_t p_entry = TRACE ? clock64() : 0;
 		uint64_t p_wait = 0;
 		bool first_issue = true;
-		int s = 0, ph = 0, si = 0, phi = 0;
+		int s = 0, ph = 0, si = 0, phi = 0, n_issued = 0;
 		/* EARLY: the slots and beta_raw of the first 32 items loaded before the barriers exist,
 		 * those of the next 32 while these are copied. */
 		int slot_n = 0;
@@ -563,6 +568,9 @@ __global__ void __launch_bounds__(RING_THREADS, CPS)
 					auto chunks = [&]() {
 						for (int ch = 0; ch < RING_CHUNKS; ch++) {
 							const uint64_t w0 = TRACE ? clock64() : 0;
+							if ((FLAGS & RF_RAMP) && n_issued >= NS / 2 && n_issued < NS)
+								mbar_wait(&bar.empty[n_issued - NS / 2], 0);
+							n_issued++;
 							mbar_wait(&bar.empty[s], ph ^ 1);
 							if (TRACE)
 								p_wait += clock64() - w0;
@@ -872,26 +880,36 @@ int ring_arrive()
 	return e && !strcmp(e, "warp") ? RING_ARRIVE_WARP : RING_ARRIVE_THREAD;
 }
 
-/* KDA_DECODE_RING_OPT (read at each call): `none`, or options joined by '+' from `early`,
- * `hint`, `bulkst`, `half` (RF_EARLY, RF_HINT, RF_BULKST, RF_HALF; `half` only alone or as
- * early+hint+half, other sets with it run without it); without the variable: RING_OPT_DEFAULT. */
-constexpr int RING_OPT_DEFAULT = 0;
+/* The main ring's options without KDA_DECODE_RING_OPT, by state dtype (2026-12-02d). */
+constexpr int RING_OPT_DEFAULT_F32 = 0, RING_OPT_DEFAULT_BF16 = RF_HALF;
 
+/* KDA_DECODE_RING_OPT (read at each call): `none` (the kernel of 2026-12-01zd), or options
+ * joined by '+' from `early`, `hint`, `bulkst`, `half`, `quarter`, `ramp` (RF_*; the sets
+ * ring_launch() lists); without the variable: RING_OPT_DEFAULT_*. -1: a set not built. */
+template <typename StateT>
 int ring_opt()
 {
 	const char *e = getenv("KDA_DECODE_RING_OPT");
 	if (!e)
-		return RING_OPT_DEFAULT;
+		return sizeof(StateT) == 4 ? RING_OPT_DEFAULT_F32 : RING_OPT_DEFAULT_BF16;
+	static const struct {
+		const char *name;
+		int flag;
+	} names[] = { { "early", RF_EARLY }, { "hint", RF_HINT }, { "bulkst", RF_BULKST }, { "half", RF_HALF },
+		      { "quarter", RF_QUARTER }, { "ramp", RF_RAMP }, { "none", 0 } };
 	int f = 0;
-	if (strstr(e, "early"))
-		f |= RF_EARLY;
-	if (strstr(e, "hint"))
-		f |= RF_HINT;
-	if (strstr(e, "bulkst"))
-		f |= RF_BULKST;
-	if (strstr(e, "half") && (f == 0 || f == (RF_EARLY | RF_HINT)))
-		f |= RF_HALF;
-	return f;
+	for (const char *t = e;; t++) { /* name (+ name)*, nothing else */
+		const size_t n = strcspn(t, "+");
+		int k = 0, nk = (int)(sizeof(names) / sizeof(names[0]));
+		while (k < nk && (strlen(names[k].name) != n || strncmp(t, names[k].name, n)))
+			k++;
+		if (k == nk)
+			return -1;
+		f |= names[k].flag;
+		t += n;
+		if (!*t)
+			return f;
+	}
 }
 
 /* The options of the main ring (one CTA an SM, 16 lanes a row, every thread hands back). */
@@ -910,7 +928,7 @@ int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
 	if (ring_arrive() == RING_ARRIVE_WARP)
 		return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_WARP>(p, batch, nullptr, stream);
 	if (CPS == 1 && LANES == DEC_LANES) {
-		switch (ring_opt()) {
+		switch (ring_opt<StateT>()) {
 		case RF_EARLY: return ring_launch_opt<StateT, RF_EARLY>(p, batch, stream);
 		case RF_HINT: return ring_launch_opt<StateT, RF_HINT>(p, batch, stream);
 		case RF_BULKST: return ring_launch_opt<StateT, RF_BULKST>(p, batch, stream);
@@ -920,8 +938,11 @@ int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
 		case RF_EARLY | RF_HINT | RF_BULKST:
 			return ring_launch_opt<StateT, RF_EARLY | RF_HINT | RF_BULKST>(p, batch, stream);
 		case RF_HALF: return ring_launch_opt<StateT, RF_HALF>(p, batch, stream);
-		case RF_EARLY | RF_HINT | RF_HALF: return ring_launch_opt<StateT, RF_EARLY | RF_HINT | RF_HALF>(p, batch, stream);
-		default: return ring_launch_opt<StateT, 0>(p, batch, stream);
+		case RF_QUARTER: return ring_launch_opt<StateT, RF_QUARTER>(p, batch, stream);
+		case RF_RAMP: return ring_launch_opt<StateT, RF_RAMP>(p, batch, stream);
+		case RF_HALF | RF_RAMP: return ring_launch_opt<StateT, RF_HALF | RF_RAMP>(p, batch, stream);
+		case 0: return ring_launch_opt<StateT, 0>(p, batch, stream);
+		default: return -EINVAL;
 		}
 	}
 	return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_THREAD>(p, batch, nullptr, stream);

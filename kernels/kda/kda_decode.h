@@ -43,8 +43,9 @@ struct kda_decode_args {
 };
 
 /* Enqueues the decode step on `stream`. Returns 0, -EINVAL for bad
- * arguments (nothing launched), or -EIO when the launch failed (the CUDA
- * error stays readable through cudaGetLastError()). */
+ * arguments or a KDA_DECODE_RING_OPT naming options that were not built
+ * (kda_decode.cu; nothing launched), or -EIO when the launch failed (the
+ * CUDA error stays readable through cudaGetLastError()). */
 int kda_decode(const struct kda_decode_args *a, cudaStream_t stream);
 
 /* Diagnostics for kda-bench --trace (not for a serving path). While the environment variable

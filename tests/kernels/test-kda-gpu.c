@@ -316,8 +316,8 @@ static void test_decode_ring_arrivals(void **unused)
 static void test_decode_ring_opts(void **unused)
 {
 	(void)unused;
-	static const char *const opts[] = { "none", "early", "hint", "bulkst", "early+hint", "early+bulkst",
-					    "hint+bulkst", "early+hint+bulkst" };
+	static const char *const opts[] = { "none", "half", "quarter", "ramp", "half+ramp", "early", "hint",
+					    "bulkst", "early+hint", "early+bulkst", "hint+bulkst", "early+hint+bulkst" };
 	const char *fixed = getenv("KDA_DECODE_RING_OPT");
 	char keep[64] = "";
 	if (fixed)
@@ -332,6 +332,35 @@ static void test_decode_ring_opts(void **unused)
 		decode_case(KDA_BF16, 16, 128, 2);
 		decode_case(KDA_BF16, 5, 7, 2); /* 35 items: fewer than the SMs, one item a CTA */
 	}
+	/* A name or a set that was not built: -EINVAL, nothing launched. */
+	static const char *const bad[] = { "halfx", "half+quarter", "early+", "" };
+	const size_t SN = (size_t)D * D, C = 3 * D;
+	void *st, *cv, *x, *g, *bt, *gt, *cw, *nw, *sl, *out;
+	CUDA_OK(cudaMalloc(&st, SN * 4));
+	CUDA_OK(cudaMalloc(&cv, 3 * C * 2));
+	CUDA_OK(cudaMalloc(&x, C * 2));
+	CUDA_OK(cudaMalloc(&g, D * 2));
+	CUDA_OK(cudaMalloc(&bt, 16));
+	CUDA_OK(cudaMalloc(&gt, D * 2));
+	CUDA_OK(cudaMalloc(&cw, C * 4 * 2));
+	CUDA_OK(cudaMalloc(&nw, D * 2));
+	CUDA_OK(cudaMalloc(&sl, 16));
+	CUDA_OK(cudaMalloc(&out, D * 2));
+	CUDA_OK(cudaMemset(sl, 0, 16));
+	for (size_t m = 0; m < sizeof(bad) / sizeof(bad[0]); m++) {
+		setenv("KDA_DECODE_RING_OPT", bad[m], 1);
+		for (int d = 0; d < 2; d++) {
+			struct kda_decode_args a = {
+				.batch = 1, .heads = 1, .state_dtype = d ? KDA_BF16 : KDA_F32, .scale = 0.08838835f,
+				.norm_eps = 1e-6f, .x = x, .g_raw = g, .beta_raw = bt, .gate_raw = gt, .conv_w = cw,
+				.norm_w = nw, .slot = sl, .state = st, .conv_state = cv, .out = out,
+			};
+			assert_int_equal(kda_decode(&a, 0), -EINVAL);
+		}
+	}
+	CUDA_OK(cudaDeviceSynchronize());
+	cudaFree(st), cudaFree(cv), cudaFree(x), cudaFree(g), cudaFree(bt), cudaFree(gt), cudaFree(cw);
+	cudaFree(nw), cudaFree(sl), cudaFree(out);
 	if (fixed)
 		setenv("KDA_DECODE_RING_OPT", keep, 1);
 	else
