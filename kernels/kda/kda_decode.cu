@@ -276,7 +276,8 @@ __global__ void __launch_bounds__(NT, dec_min_ctas<StateT, NT, SPLIT, HPC>()) kd
  * phases (ShortConv, norms, the RMSNorm reduction) of this one, and no wave
  * tail: every CTA lives for the whole launch. Slots and beta_raw of 32
  * items are loaded at once by the producer's 32 lanes. Same arithmetic as
- * kda_decode_kernel (256 consumer threads, 16 lanes per row). */
+ * kda_decode_kernel (256 consumer threads, 16 lanes per row). How many of the stages are in
+ * use (BF16 below 128 items a CTA: a quarter) and the other options: RF_*, ring_opt_default(). */
 constexpr int RING_NC = 256;                 /* consumer threads */
 constexpr int RING_THREADS = RING_NC + 32;   /* + producer warp */
 constexpr int RING_ROWS = 32;                /* rows per chunk */
@@ -880,18 +881,48 @@ int ring_arrive()
 	return e && !strcmp(e, "warp") ? RING_ARRIVE_WARP : RING_ARRIVE_THREAD;
 }
 
-/* The main ring's options without KDA_DECODE_RING_OPT, by state dtype (2026-12-02d). */
-constexpr int RING_OPT_DEFAULT_F32 = 0, RING_OPT_DEFAULT_BF16 = RF_HALF;
+/* SMs of the current device (cached at the first call; 0 when unknown). */
+int dec_sms()
+{
+	static int n = 0;
+	if (!n) {
+		int dev = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+			n = 0;
+	}
+	return n;
+}
 
-/* KDA_DECODE_RING_OPT (read at each call): `none` (the kernel of 2026-12-01zd), or options
- * joined by '+' from `early`, `hint`, `bulkst`, `half`, `quarter`, `ramp` (RF_*; the sets
- * ring_launch() lists); without the variable: RING_OPT_DEFAULT_*. -1: a set not built. */
+/* The main ring's depth without KDA_DECODE_RING_OPT (2026-12-02d, H200, H = 96, back to back,
+ * all bytes over the copy ceiling; bench/results/k3-kernels-h200-2026-12-02d/):
+ *   BF16, fewer than RING_QUARTER_BELOW items a CTA: a quarter of the ring (6 stages, 1.5 items
+ *     ahead; B = 64: 87.0-87.5 % where the whole ring gave 80.4-84.5 %, B = 128: 89.6-89.9 %
+ *     against 88.5-89.2 %): the whole ring's burst of copies at the start (132 x 192 KiB) made
+ *     the completion rate take ~25 us to reach its steady ~87 % (a quarter: ~10 us) and widened
+ *     the tail (4.6 against 2.5 us after the median CTA's end);
+ *   BF16 from RING_QUARTER_BELOW items a CTA on, and FP32: the whole ring (BF16 B = 256: 90.1-90.8
+ *     % against 89.4-89.5 % for a quarter; FP32 B = 64-256: a half 0.3-0.7 points and a quarter
+ *     1-1.5 points under the whole ring). */
+constexpr long RING_QUARTER_BELOW = 128;
+
 template <typename StateT>
-int ring_opt()
+int ring_opt_default(long items)
+{
+	const int sms = dec_sms();
+	return sizeof(StateT) == 2 && sms > 0 && items < RING_QUARTER_BELOW * sms ? RF_QUARTER : 0;
+}
+
+/* KDA_DECODE_RING_OPT (read at each call): `none` (the kernel of 2026-12-01zd, the whole
+ * ring), or options joined by '+' from `early`, `hint`, `bulkst`, `half`, `quarter`, `ramp`
+ * (RF_*; the sets ring_launch() lists); without the variable: ring_opt_default(). -1: a set not
+ * built. */
+template <typename StateT>
+int ring_opt(long items)
 {
 	const char *e = getenv("KDA_DECODE_RING_OPT");
 	if (!e)
-		return sizeof(StateT) == 4 ? RING_OPT_DEFAULT_F32 : RING_OPT_DEFAULT_BF16;
+		return ring_opt_default<StateT>(items);
 	static const struct {
 		const char *name;
 		int flag;
@@ -928,7 +959,7 @@ int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
 	if (ring_arrive() == RING_ARRIVE_WARP)
 		return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_WARP>(p, batch, nullptr, stream);
 	if (CPS == 1 && LANES == DEC_LANES) {
-		switch (ring_opt<StateT>()) {
+		switch (ring_opt<StateT>((long)batch * p.heads)) {
 		case RF_EARLY: return ring_launch_opt<StateT, RF_EARLY>(p, batch, stream);
 		case RF_HINT: return ring_launch_opt<StateT, RF_HINT>(p, batch, stream);
 		case RF_BULKST: return ring_launch_opt<StateT, RF_BULKST>(p, batch, stream);
