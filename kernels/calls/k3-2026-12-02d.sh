@@ -11,7 +11,8 @@
 #   PHASE=2 (after call 1 found a half-depth ring better at BF16 B = 64): the ring depths (none,
 #     half, quarter, ramp, half+ramp) A/B twice in one process, FP32 and BF16, B = 64-256; the
 #     default (BF16: half) against none twice; BF16 B = 64 alone with traces; the whole
-#     test-kda-gpu; racecheck of every depth option (ring_opts), memcheck of half.
+#     test-kda-gpu; racecheck and memcheck of half, ncu of the default BF16 B = 64 launch,
+#     racecheck of the other depth options.
 # From the repository root:  PACK=.gpu/h22c PHASE=1 bash .gpu/h22c/k3-2026-12-02d.sh
 # $OUT gets: log.txt (everything, in order), smi.csv.xz, env.txt.
 set -u
@@ -64,11 +65,18 @@ else
   run 10 "bench BF16 B = 64 alone + trace" "$K" --only decode --state bf16 --batch 64 \
     --ring-opt "$(echo "$D" | tr ',' '\n' | tac | paste -sd,),default" --trace -o "$OUT/ab3.csv" | grab
   KDA_TEST_RING_REPEAT=${RING_REPEAT:-20} run 70 "test-kda-gpu" "$T" | grep -E "^\[|rel err .*FAIL|differ|repeat"
-  for o in half quarter ramp half+ramp; do
+  KDA_DECODE_RING_OPT=half KDA_TEST_FILTER='*ring_opts*' run 15 "racecheck half" \
+    compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 3
+  KDA_DECODE_RING_OPT=half KDA_TEST_FILTER='*ring_opts*' run 12 "memcheck half" \
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$T" | tail -n 3
+  # The default BF16 B = 64 launch under ncu (stall reasons, memory, issue): the 6th ring launch.
+  run 25 "ncu bf16 B = 64 default" ncu --clock-control none --kernel-name-base demangled -k regex:kda_decode_ring \
+    --launch-skip 5 --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+    --section MemoryWorkloadAnalysis --section LaunchStats "$K" --only decode --state bf16 --batch 64 --reps 3 \
+    -o /tmp/n.csv | grep -vE "^ +(fp32|bf16) |^copy|^device|^decode|^verify|^ *$" | tail -n 90
+  for o in quarter ramp half+ramp; do
     KDA_DECODE_RING_OPT=$o KDA_TEST_FILTER='*ring_opts*' run 15 "racecheck $o" \
       compute-sanitizer --tool racecheck --error-exitcode 9 "$T" | tail -n 3
-    [ "$o" = half ] && KDA_DECODE_RING_OPT=$o KDA_TEST_FILTER='*ring_opts*' run 12 "memcheck $o" \
-      compute-sanitizer --tool memcheck --error-exitcode 9 "$T" | tail -n 3
   done
 fi
 } > "$OUT/log.txt" 2>&1
