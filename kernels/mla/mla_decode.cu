@@ -1349,19 +1349,23 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
 		if (row0 + r >= p.rows)
 			continue;
 		const uint32_t at = base + (uint32_t)(r * XS + 4 * c4) * 4u;
-		float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+		/* All loads first (independent: one round trip, not S), each only where the split's
+		 * weight is positive: a split that saw nothing of the row staged no O. */
+		float ws[MAX_CLUSTER];
+		float4 v[MAX_CLUSTER];
 #pragma unroll
 		for (int s = 0; s < MAX_CLUSTER; s++) {
-			const float ws = s < S ? wt[r * MAX_CLUSTER + s] : 0.0f;
-			if (ws > 0.0f) { /* a split that saw nothing of the row staged no O */
-				const float4 v = clu_ld_f32x4(clu_mapa(at, s));
-				acc.x += ws * v.x, acc.y += ws * v.y, acc.z += ws * v.z, acc.w += ws * v.w;
-			}
+			ws[s] = s < S ? wt[r * MAX_CLUSTER + s] : 0.0f;
+			v[s] = ws[s] > 0.0f ? clu_ld_f32x4(clu_mapa(at, s)) : make_float4(0.f, 0.f, 0.f, 0.f);
 		}
-		uint2 v;
-		v.x = k3_pack_bf16(acc.x, acc.y);
-		v.y = k3_pack_bf16(acc.z, acc.w);
-		*reinterpret_cast<uint2 *>(p.out + ((size_t)b * p.rows + row0 + r) * DV + 4 * c4) = v;
+		float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++)
+			acc.x += ws[s] * v[s].x, acc.y += ws[s] * v[s].y, acc.z += ws[s] * v[s].z, acc.w += ws[s] * v[s].w;
+		uint2 ov;
+		ov.x = k3_pack_bf16(acc.x, acc.y);
+		ov.y = k3_pack_bf16(acc.z, acc.w);
+		*reinterpret_cast<uint2 *>(p.out + ((size_t)b * p.rows + row0 + r) * DV + 4 * c4) = ov;
 	}
 	clu_sync_all(); /* no CTA leaves while another may still read its shared memory */
 }
