@@ -541,31 +541,45 @@ __device__ __forceinline__ float fp8r_scale2(float x, int e)
  * the maxima exchanged through qmx[WARPS][16]: one __syncthreads, so every thread calls it), and
  * of rope step w as stored (BF16); padded rows are zeros. qf0, qf1 undo the row scale (and the
  * integer conversion's 2^-8 when KINT) on the scores. */
-template <bool KINT>
-__device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int b, int R0, int R1, int w, int g, int tq,
-					    uint32_t (&qa)[8][4], uint32_t (&qa_r)[4], float &qf0, float &qf1)
+struct fp8r_qraw {
+	uint2 q0[8], q1[8]; /* rows R0, R1: the words of tile w this lane's fragments take */
+	uint2 r0, r1;       /* rope step w, BF16 as stored: elements 16 w + 4 tq .. + 3 */
+};
+
+/* fp8r_load_q()'s global loads alone (mla_fp8s_kernel issues them before its first bulk copies,
+ * which would otherwise queue ahead of them: ~2 % of its samples at B 128, 8K waited there). */
+__device__ __forceinline__ void fp8r_q_fetch(const params &p, int b, int R0, int R1, int w, int tq, fp8r_qraw &r)
 {
-	constexpr int ROWS = fp8r::ROWS;
 	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
-	uint2 qr0[8], qr1[8];
-	uint32_t mb0 = 0, mb1 = 0; /* largest |q| (BF16 bits, monotonic as integers) */
 #pragma unroll
 	for (int q = 0; q < 8; q++) {
 		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
-		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		r.q0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		r.q1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+	}
+	const int col = MLA_LATENT + 16 * w + 4 * tq;
+	r.r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+	r.r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+}
+
+/* The rest of fp8r_load_q(): row maxima, scales, FP16 fragments (one __syncthreads). ROPE_QF: the
+ * rope fragment times 1 / qf, so that qf can multiply the whole score once (mla_fp8s_kernel). */
+template <bool KINT, bool ROPE_QF = false>
+__device__ __forceinline__ void fp8r_q_finish(const fp8r_qraw &qr, uint32_t *qmx, int w, int g, uint32_t (&qa)[8][4],
+					      uint32_t (&qa_r)[4], float &qf0, float &qf1)
+{
+	constexpr int ROWS = fp8r::ROWS;
+	const int tq = (int)threadIdx.x & 3;
+	const uint2 *qr0 = qr.q0, *qr1 = qr.q1;
+	uint32_t mb0 = 0, mb1 = 0; /* largest |q| (BF16 bits, monotonic as integers) */
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
 		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
 				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
 		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
 				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
 	}
-	/* rope step w, BF16 as stored: elements 16 w + 4 tq .. + 3 */
-	{
-		const int col = MLA_LATENT + 16 * w + 4 * tq;
-		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
-		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
-	}
+	qa_r[0] = qr.r0.x, qa_r[1] = qr.r1.x, qa_r[2] = qr.r0.y, qa_r[3] = qr.r1.y;
 #pragma unroll
 	for (int o = 1; o < 4; o <<= 1) {
 		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
@@ -583,6 +597,14 @@ __device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int 
 	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
 	/* S = part * scale * qf (K converted with the 2^-8 of the integer path: 2^8 back). */
 	qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
+	if (ROPE_QF) { /* rope q times 1 / qf (powers of two: exact), so that qf applies to the sum */
+		const int k0 = e0 - (KINT ? 8 : 0), k1 = e1 - (KINT ? 8 : 0);
+		const float u0 = fp8r_pow2(k0 / 2) * fp8r_pow2(k0 - k0 / 2), u1 = fp8r_pow2(k1 / 2) * fp8r_pow2(k1 - k1 / 2);
+		qa_r[0] = k3_pack_bf16(k3_lo_bf16(qa_r[0]) * u0, k3_hi_bf16(qa_r[0]) * u0);
+		qa_r[2] = k3_pack_bf16(k3_lo_bf16(qa_r[2]) * u0, k3_hi_bf16(qa_r[2]) * u0);
+		qa_r[1] = k3_pack_bf16(k3_lo_bf16(qa_r[1]) * u1, k3_hi_bf16(qa_r[1]) * u1);
+		qa_r[3] = k3_pack_bf16(k3_lo_bf16(qa_r[3]) * u1, k3_hi_bf16(qa_r[3]) * u1);
+	}
 #pragma unroll
 	for (int q = 0; q < 8; q++) {
 		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
@@ -597,6 +619,15 @@ __device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int 
 			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
 		}
 	}
+}
+
+template <bool KINT>
+__device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int b, int R0, int R1, int w, int g, int tq,
+					    uint32_t (&qa)[8][4], uint32_t (&qa_r)[4], float &qf0, float &qf1)
+{
+	fp8r_qraw qr;
+	fp8r_q_fetch(p, b, R0, R1, w, tq, qr);
+	fp8r_q_finish<KINT>(qr, qmx, w, g, qa, qa_r, qf0, qf1);
 }
 
 /* The register kernels' epilogue: O (columns of scale tile w in units of 2^f, the integer
@@ -1483,6 +1514,11 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		__syncwarp();
 		k3_bulk_g2s(st + (size_t)s * STAGE_BYTES + (size_t)lane * FP8B, src, FP8B, &bar[s]);
 	};
+	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w; its
+	 * loads first, ahead of the stages' bulk copies. */
+	const int R0 = row0 + g, R1 = R0 + 8;
+	fp8r_qraw qraw;
+	fp8r_q_fetch(p, b, R0, R1, w, tq, qraw);
 	if (tid == 0) {
 #pragma unroll
 		for (int i = 0; i < NST; i++) {
@@ -1497,20 +1533,23 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 	__syncthreads();
 	int next_pos = 0, next_page = 0; /* warp 0: the next tile to copy */
 	if (w == 0) {
-		for (int it = 0; it < NST && it < n_it; it++) {
-			int ps, pg;
-			source_pos(it, ps, pg);
-			issue(it, ps, pg);
-		}
+		int ps[NST], pg[NST]; /* the first stages' block-table loads in flight together */
+#pragma unroll
+		for (int it = 0; it < NST; it++)
+			if (it < n_it)
+				source_pos(it, ps[it], pg[it]);
+#pragma unroll
+		for (int it = 0; it < NST; it++)
+			if (it < n_it)
+				issue(it, ps[it], pg[it]);
 		if (NST < n_it)
 			source_pos(NST, next_pos, next_page);
 	}
-
-	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
-	const int R0 = row0 + g, R1 = R0 + 8;
 	uint32_t qa[8][4], qa_r[4];
 	float qf0, qf1;
-	fp8r_load_q<KINT>(p, qmx, b, R0, R1, w, g, tq, qa, qa_r, qf0, qf1);
+	fp8r_q_finish<KINT, true>(qraw, qmx, w, g, qa, qa_r, qf0, qf1);
+	/* S in the softmax slice: the parts' sum times qf (and the scale) per row. */
+	const float sl0 = p.scale_log2 * qf0, sl1 = p.scale_log2 * qf1;
 
 	int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
 	int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
@@ -1560,9 +1599,9 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		}
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
-			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0, y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
-			rw[(w * 4 + j) * 32 + lane] = make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
-								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
+			rw[(w * 4 + j) * 32 + lane] =
+				make_float4(fmaf(sp[j][0], sc[j][0], sr[j][0]), fmaf(sp[j][1], sc[j][1], sr[j][1]),
+					    fmaf(sp[j][2], sc[j][0], sr[j][2]), fmaf(sp[j][3], sc[j][1], sr[j][3]));
 		}
 	};
 
@@ -1597,7 +1636,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			const float4 v = rr[(ww * 4 + w) * 32 + lane];
 			a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
 		}
-		float x[4] = { a.x * p.scale_log2, a.y * p.scale_log2, a.z * p.scale_log2, a.w * p.scale_log2 };
+		float x[4] = { a.x * sl0, a.y * sl0, a.z * sl1, a.w * sl1 };
 		const int ebase = (tile0 + it) * TILE;
 		if (SPARSE || ebase + TILE > end_all) { /* dense: only the tiles at the causal end */
 #pragma unroll
@@ -1775,17 +1814,32 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 		acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
 	float sum = 0.0f;
 	if (m != -INFINITY) {
-		for (int s = 0; s < p.n_splits; s++) {
-			const float ls = p.l_part[base + (size_t)s * p.rows];
-			if (ls == -INFINITY)
-				continue;
-			const float w = expf(ls - m);
-			sum += w;
-			const float4 *op = reinterpret_cast<const float4 *>(p.o_part + (base + (size_t)s * p.rows) * DV);
+		/* 4 splits at a time, their loads issued together (2 round trips, not 8); the sums in
+		 * split order as before. */
+		for (int s0 = 0; s0 < p.n_splits; s0 += 4) {
+			float ls[4];
+			float4 v[4][DV / 128];
 #pragma unroll
-			for (int k = 0; k < DV / 128; k++) {
-				const float4 v = op[lane + 32 * k];
-				acc[k].x += w * v.x, acc[k].y += w * v.y, acc[k].z += w * v.z, acc[k].w += w * v.w;
+			for (int u = 0; u < 4; u++)
+				ls[u] = s0 + u < p.n_splits ? p.l_part[base + (size_t)(s0 + u) * p.rows] : -INFINITY;
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				const float4 *op =
+					reinterpret_cast<const float4 *>(p.o_part + (base + (size_t)(s0 + u) * p.rows) * DV);
+#pragma unroll
+				for (int k = 0; k < DV / 128; k++)
+					v[u][k] = ls[u] != -INFINITY ? op[lane + 32 * k] : make_float4(0.f, 0.f, 0.f, 0.f);
+			}
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				if (ls[u] == -INFINITY)
+					continue;
+				const float w = expf(ls[u] - m);
+				sum += w;
+#pragma unroll
+				for (int k = 0; k < DV / 128; k++)
+					acc[k].x += w * v[u][k].x, acc[k].y += w * v[u][k].y, acc[k].z += w * v[u][k].z,
+						acc[k].w += w * v[u][k].w;
 			}
 		}
 	}
