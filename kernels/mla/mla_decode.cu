@@ -502,7 +502,7 @@ constexpr int SMEM_P = OFF_BAR_P + (2 + NST) * 8;
 static_assert(CTAS_PER_SM * (SMEM_P + 1024) <= 228 * 1024, "two CTAs an SM");
 /* mla_fp8s_kernel: plus the P hand-off's mbarrier, P x scale of a tile ([4 scale tiles][4 n-tiles]
  * [32 lanes] float4) and the softmax warps' frames ([16 rows] float4). */
-constexpr int OFF_PS = (SMEM_P + 8 + 15) / 16 * 16;
+constexpr int OFF_PS = (SMEM_P + 16 + 15) / 16 * 16; /* after the P hand-off's two mbarriers */
 constexpr int OFF_MW = OFF_PS + WARPS * 4 * 32 * 16;
 constexpr int SMEM_S = OFF_MW + ROWS * 16;
 /* The cluster combine (fp8s_cluster_combine()), in the stage area once the tile loop is done: this
@@ -1422,16 +1422,22 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
  *    the next tile's stage sits just before its QK^T: a copy is issued ~2.3 iterations before its
  *    first use (mla_fp8p_kernel: ~1); the block table is read a tile ahead and the copy source
  *    formed only at the issue.
- * Per-tile order: wait parts(it); softmax slice; P out; hand-off; P in, frames, pack; wait
- * stage(it + 1); QK^T(it + 1) -> parts; O rescale; PV(it); release stage(it). The single P
- * buffer is safe: a warp writes P(it + 1) only after waiting for parts(it + 1), which every
- * thread arrives at after reading P(it).
+ * Per-tile order (EARLY, the default since 2026-12-02c): wait parts(it); softmax slice; wait
+ * P free(it - 1); P out; arrive hand-off(it); wait stage(it + 1); QK^T(it + 1) -> parts; wait
+ * hand-off(it); P in, frames; arrive P free(it); pack; O rescale; PV(it); release stage(it). The
+ * next tile's QK^T sits between the hand-off's arrive and its wait, where every warp used to wait
+ * for the slowest (12 % of the samples at H 16, B 128, 8K, 2026-12-02c call 1). The single P
+ * buffer: P(it + 1) is written only once every thread has read P(it) (P free); the parts buffer
+ * of tile it + 1 was last read in the softmax of tile it - 1, before P free(it - 1). Without EARLY
+ * (K3_MLA_FP8S_HANDOFF=late): wait hand-off(it) right after its arrive, QK^T(it + 1) after the
+ * pack, and the single P buffer is safe since a warp writes P(it + 1) only after waiting for
+ * parts(it + 1), which every thread arrives at after reading P(it).
  * H200, 2026-12-01zc (call 2; bench/results/k3-kernels-h200-2026-12-01zc/): 60-77 % of copy at
  * t = 1, 12-16 heads (B = 128: 71-77 %; mla_fp8p_kernel 43-47 % in the same call), 34-41 % at
  * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
-template <bool KINT, bool VINT, bool SPARSE>
+template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true>
 __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_kernel(const params p)
 {
 	using namespace fp8r;
@@ -1443,6 +1449,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 	uint64_t *pfull = reinterpret_cast<uint64_t *>(smem + OFF_BAR_P); /* [2] parts of a tile written */
 	uint64_t *sempty = pfull + 2;                                     /* [NST] stage read by every thread */
 	uint64_t *pxb = sempty + NST;                                     /* P x scale and frames written */
+	uint64_t *pfree = pxb + 1; /* EARLY: every thread has read P x scale and the frames of the tile */
 	float4 *pbuf = reinterpret_cast<float4 *>(smem + OFF_PS);         /* [v][j][lane] */
 	float4 *mwb = reinterpret_cast<float4 *>(smem + OFF_MW);          /* [row]: mw of warps 0..3 */
 
@@ -1528,6 +1535,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		k3_mbar_init(&pfull[0], THREADS);
 		k3_mbar_init(&pfull[1], THREADS);
 		k3_mbar_init(pxb, THREADS);
+		k3_mbar_init(pfree, THREADS);
 		k3_mbar_fence_init();
 	}
 	__syncthreads();
@@ -1559,8 +1567,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 	/* This lane's two softmax tokens: columns 2 tq, 2 tq + 1 of n-tile w. */
 	const int tok0 = fp8r_token(w, 2 * tq), tok1 = fp8r_token(w, 2 * tq + 1);
 
-	/* QK^T of the stage at raw over tile w and rope step w: the parts (S'_w scale qf + rope_w)
-	 * to rw (as in mla_fp8p_kernel). */
+	/* QK^T of the stage at raw over tile w and rope step w: the parts S'_w scale + rope_w / qf to
+	 * rw (mla_fp8p_kernel's times qf: the softmax slice applies qf once a row, sl0 / sl1). */
 	auto qk_tile = [&](const unsigned char *raw, float4 *rw) {
 		float sp[4][4], sr[4][4], sc[4][2];
 #pragma unroll
@@ -1658,6 +1666,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		{
 			const float4 c0 = *reinterpret_cast<const float4 *>(raw + tok0 * FP8B + MLA_FP8_SCALE_OFFSET);
 			const float4 c1 = *reinterpret_cast<const float4 *>(raw + tok1 * FP8B + MLA_FP8_SCALE_OFFSET);
+			if (EARLY && it >= 1) /* every thread has read P of tile it - 1 */
+				k3_mbar_wait(pfree, (uint32_t)((it - 1) & 1));
 			pbuf[(0 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.x, x[1] * c1.x, x[2] * c0.x, x[3] * c1.x);
 			pbuf[(1 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.y, x[1] * c1.y, x[2] * c0.y, x[3] * c1.y);
 			pbuf[(2 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.z, x[1] * c1.z, x[2] * c0.z, x[3] * c1.z);
@@ -1668,6 +1678,21 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			reinterpret_cast<float *>(mwb + g + 8)[w] = mw1;
 		}
 		k3_mbar_arrive(pxb);
+		/* The parts of tile it + 1 (the last iteration recomputes its own into the unused buffer).
+		 * EARLY: before the hand-off's wait, which they cover (they need nothing of P). */
+		const int nx = it + 1 < n_it ? it + 1 : it;
+		auto next_parts = [&]() {
+			if (it + 1 < n_it)
+				k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
+			qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
+			k3_mbar_arrive(&pfull[(it + 1) & 1]);
+			if (SPARSE) {
+				pc0 = entry_pos((tile0 + nx) * TILE + tok0);
+				pc1 = entry_pos((tile0 + nx) * TILE + tok1);
+			}
+		};
+		if (EARLY)
+			next_parts();
 		k3_mbar_wait(pxb, (uint32_t)(it & 1));
 		/* Every thread is past tile it - 1: warp 0 refills its stage with tile it - 1 + NST. */
 		const int nt = it - 1 + NST;
@@ -1693,10 +1718,14 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		l0 = l0 * al0 + s0 * k3_exp2_ftz(mw0 - mu0); /* cj0[w], without indexing by w */
 		l1 = l1 * al1 + s1 * k3_exp2_ftz(mw1 - mu1);
 		float4 y[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			y[j] = pbuf[(w * 4 + j) * 32 + lane];
+		if (EARLY)
+			k3_mbar_arrive(pfree);
 		float t0 = 0.0f, t1 = 0.0f;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
-			y[j] = pbuf[(w * 4 + j) * 32 + lane];
 			t0 = fmaxf(t0, fmaxf(y[j].x, y[j].y) * cj0[j]);
 			t1 = fmaxf(t1, fmaxf(y[j].z, y[j].w) * cj1[j]);
 		}
@@ -1724,16 +1753,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			pa[k][3] = k3_pack_f16(y[2 * k + 1].z * v1, y[2 * k + 1].w * v1);
 		}
 
-		/* The parts of tile it + 1 (the last iteration recomputes its own into the unused buffer). */
-		const int nx = it + 1 < n_it ? it + 1 : it;
-		if (it + 1 < n_it)
-			k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
-		qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
-		k3_mbar_arrive(&pfull[(it + 1) & 1]);
-		if (SPARSE) {
-			pc0 = entry_pos((tile0 + nx) * TILE + tok0);
-			pc1 = entry_pos((tile0 + nx) * TILE + tok1);
-		}
+		if (!EARLY)
+			next_parts();
 
 		if (__any_sync(0xffffffffu, r0 != 1.0f || r1 != 1.0f)) /* mostly not, once the max settles */
 #pragma unroll
@@ -1933,6 +1954,15 @@ int fp8s_cluster_option()
 	return !(c && !strcmp(c, "kernel"));
 }
 
+/* mla_fp8s_kernel's P hand-off: 1 (default) the next tile's QK^T between its arrive and its wait
+ * (a second mbarrier guards the single P buffer), 0 (K3_MLA_FP8S_HANDOFF=late, the order up to
+ * 2026-12-02) the wait first. */
+bool fp8s_early_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_HANDOFF");
+	return !(c && !strcmp(c, "late"));
+}
+
 /* Clusters of `size` CTAs of mla_fp8s_kernel that fit the device at once (cached; 0: none). */
 int fp8s_max_clusters(int size)
 {
@@ -2066,9 +2096,11 @@ int launch_fp8r(const params &p, dim3 grid, cudaStream_t stream)
 template <bool KINT, bool VINT>
 int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 {
-	auto kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true> : mla_fp8s_kernel<KINT, VINT, false>;
-	static bool configured[2] = { false, false };
-	bool &cf = configured[p.indices ? 1 : 0];
+	const bool early = fp8s_early_option();
+	auto kern = early ? (p.indices ? mla_fp8s_kernel<KINT, VINT, true, true> : mla_fp8s_kernel<KINT, VINT, false, true>)
+			  : (p.indices ? mla_fp8s_kernel<KINT, VINT, true, false> : mla_fp8s_kernel<KINT, VINT, false, false>);
+	static bool configured[4] = { false, false, false, false };
+	bool &cf = configured[(p.indices ? 1 : 0) + (early ? 2 : 0)];
 	if (!cf) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
 			return k3_launch_status();
