@@ -609,8 +609,8 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 	row w;
 	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? (variant ? variant : "fp8") : "bf16";
 	const int clu = mla_decode_cluster(&a);
-	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d%s", B, H, ctx, t, mla_decode_splits(&a),
-		 clu > 0 ? " cluster" : "");
+	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d%s", B, H, ctx, t,
+		 mla_decode_splits(&a), clu > 0 ? " cluster" : "");
 	char spec[160];
 	/* The op's ctx counts the cached tokens before the t new ones (the kernel's length L = ctx
 	 * here includes them): a decode at L = 4^k attends 4^k tokens, a calibration point. */

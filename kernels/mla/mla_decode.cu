@@ -512,7 +512,8 @@ constexpr int MAX_CLUSTER = 8; /* portable cluster size */
 constexpr int XS = DV + 4;
 constexpr int X_L = ROWS * XS;         /* floats */
 constexpr int X_W = X_L + ROWS;        /* floats */
-static_assert((X_W + ROWS * MAX_CLUSTER) * 4 <= NST * STAGE_BYTES && OFF_ST == 0 && XS % 4 == 0, "the stage area holds it");
+static_assert((X_W + ROWS * MAX_CLUSTER) * 4 <= NST * STAGE_BYTES && OFF_ST == 0 && XS % 4 == 0,
+	      "the stage area holds it");
 static_assert(CTAS_PER_SM * (SMEM_S + 1024) <= 228 * 1024, "two CTAs an SM");
 } // namespace fp8r
 
@@ -1327,7 +1328,8 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
 		float ls[MAX_CLUSTER], m = -INFINITY;
 #pragma unroll
 		for (int s = 0; s < MAX_CLUSTER; s++) {
-			ls[s] = s < S ? clu_ld_f32(clu_mapa(base + (uint32_t)(X_L + tid) * 4u, s)) : -INFINITY;
+			const uint32_t at = base + (uint32_t)(X_L + tid) * 4u;
+			ls[s] = s < S ? clu_ld_f32(clu_mapa(at, s)) : -INFINITY;
 			m = fmaxf(m, ls[s]);
 		}
 		float sum = 0.0f;
@@ -1360,8 +1362,10 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
 		}
 		float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-		for (int s = 0; s < MAX_CLUSTER; s++)
-			acc.x += ws[s] * v[s].x, acc.y += ws[s] * v[s].y, acc.z += ws[s] * v[s].z, acc.w += ws[s] * v[s].w;
+		for (int s = 0; s < MAX_CLUSTER; s++) {
+			acc.x += ws[s] * v[s].x, acc.y += ws[s] * v[s].y;
+			acc.z += ws[s] * v[s].z, acc.w += ws[s] * v[s].w;
+		}
 		uint2 ov;
 		ov.x = k3_pack_bf16(acc.x, acc.y);
 		ov.y = k3_pack_bf16(acc.z, acc.w);
@@ -1890,11 +1894,13 @@ int fp8s_max_clusters(int size)
 		cudaLaunchConfig_t cfg = {};
 		cudaLaunchAttribute attr[1];
 		attr[0].id = cudaLaunchAttributeClusterDimension;
-		attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)size, attr[0].val.clusterDim.z = 1;
+		attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)size;
+		attr[0].val.clusterDim.z = 1;
 		cfg.gridDim = dim3(1, (unsigned)size, 1), cfg.blockDim = dim3(fp8r::THREADS);
 		cfg.dynamicSmemBytes = fp8r::SMEM_S, cfg.attrs = attr, cfg.numAttrs = 1;
 		int n = 0;
-		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess ||
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) !=
+			    cudaSuccess ||
 		    cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n < 1) {
 			(void)cudaGetLastError(); /* not sticky: clear it, run without clusters */
 			n = -1;
@@ -2027,7 +2033,8 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 	cudaLaunchConfig_t cfg = {};
 	cudaLaunchAttribute attr[1];
 	attr[0].id = cudaLaunchAttributeClusterDimension;
-	attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)p.n_splits, attr[0].val.clusterDim.z = 1;
+	attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)p.n_splits;
+	attr[0].val.clusterDim.z = 1;
 	cfg.gridDim = grid, cfg.blockDim = dim3(fp8r::THREADS), cfg.dynamicSmemBytes = fp8r::SMEM_S;
 	cfg.stream = stream, cfg.attrs = attr, cfg.numAttrs = 1;
 	(void)cudaLaunchKernelEx(&cfg, kern, p);

@@ -122,7 +122,8 @@ static void run_case(const struct mla_case *c)
 	assert_int_equal(mla_decode_workspace_bytes(&a, &ws), 0);
 	a.workspace = ws ? gt_dev_poisoned(ws) : NULL;
 	a.workspace_bytes = ws;
-	print_message("  splits %d, cluster %d, workspace %zu bytes\n", mla_decode_splits(&a), mla_decode_cluster(&a), ws);
+	print_message("  splits %d, cluster %d, workspace %zu bytes\n", mla_decode_splits(&a), mla_decode_cluster(&a),
+		      ws);
 	if (c->cluster && !getenv("K3_MLA_FP8_KERNEL") && !getenv("K3_MLA_FP8S_COMBINE")) {
 		assert_int_equal(mla_decode_cluster(&a), c->cluster);
 		assert_int_equal(ws, 0);
@@ -214,7 +215,8 @@ static void test_fp8_cluster_splits(void **unused)
 		{ .B = 4, .H = 16, .t = 2, .kv = MLA_KV_FP8, .qscale = 3, .cluster = 6,
 		  .lens = { 2, 700, 129, 64 }, .name = "fp8 H=16 t=2, 6 splits in a cluster, 2 row blocks" },
 		{ .B = 8, .H = 12, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .spread = 1, .cluster = 2,
-		  .lens = { 200, 150, 5, 97, 128, 160, 2, 190 }, .name = "fp8 H=12, 2 splits in a cluster, scales spread" },
+		  .lens = { 200, 150, 5, 97, 128, 160, 2, 190 },
+		  .name = "fp8 H=12, 2 splits in a cluster, scales spread" },
 	};
 	const char *had = getenv("K3_MLA_FP8S_COMBINE");
 	for (int i = 0; i < 3; i++) {
