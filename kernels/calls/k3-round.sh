@@ -3,14 +3,14 @@
 # `k3sim trace capture` (--require-wgmma: the capture the k3-kernels preset is fitted on), then the
 # four-layer K3 slice under capture (kernels/slice/run-slice.sh --reps 3: prefill T = 4K, 16K; decode
 # B = 1, 16, 64, 256 at C = 8K, 64K, eager and CUDA graphs; the routing's touched experts printed), and
-# in the time left either every kernel GPU suite (PHASE=tests, the default; a failing suite keeps its
-# whole log) or the compute-sanitizer runs listed in $SAN (PHASE=san: one per line,
+# in the time left every kernel GPU suite (PHASE=tests, the default; a failing suite keeps its
+# whole log), the compute-sanitizer runs listed in $SAN (PHASE=san), or both (PHASE=all: one per line,
 # `tool suite FILTER_VAR filter seconds`, e.g. `racecheck kda KDA_TEST_FILTER *many_items* 30`);
 # nvidia-smi every 500 ms throughout. Rounds before 2026-12-01z copied this body into each call script
 # (k3-2026-12-01y3.sh is the last of them).
 # From the repository root, the pack staged in .gpu/<tag> (k3-build/ as xz, libcmocka.so.0,
 # device-env.sh, run-slice.sh, this script, the SAN list):
-#   PACK=.gpu/<tag> LIMIT=<s> [PHASE=san SAN=.gpu/<tag>/san.txt] bash .gpu/<tag>/k3-round.sh
+#   PACK=.gpu/<tag> LIMIT=<s> [PHASE=san|all SAN=.gpu/<tag>/san.txt] bash .gpu/<tag>/k3-round.sh
 # $OUT gets 6 files: k3-bench.txt k3-h200.db.xz k3-slice.txt k3-slice.csv k3-slice.db.xz
 # k3-misc.tar.xz (k3-env.txt k3-smi.csv k3-bench.csv k3-tests.txt and any failing suite's log).
 set -u
@@ -19,6 +19,9 @@ B=${BUILD:-$PACK/k3-build}
 OUT=${OUT:-$PWD/k3-out}
 M=$OUT/misc
 LIMIT=${LIMIT:-280}
+PHASE=${PHASE:-tests}
+case "$PHASE" in tests) ;; san|all) [ -r "${SAN:-}" ] || { echo "PHASE=$PHASE needs SAN=<list>"; exit 2; } ;;
+  *) echo "PHASE=$PHASE: tests, san or all"; exit 2 ;; esac
 mkdir -p "$OUT" "$M"
 t0=$(date +%s)
 . "$PACK/device-env.sh" || . kernels/calls/device-env.sh
@@ -41,7 +44,8 @@ if [ "$left" -gt 45 ]; then
 else
   echo "no time left for the slice"
 fi
-if [ "${PHASE:-tests}" = tests ]; then
+: > "$M/k3-tests.txt"
+if [ "$PHASE" != san ]; then
 {
   for t in test-moe-gpu test-kda-gpu test-mla-gpu test-dsa-gpu test-mla-prefill-gpu test-attnres-gpu test-layer-gpu; do
     left=$(left_s)
@@ -53,8 +57,9 @@ if [ "${PHASE:-tests}" = tests ]; then
     echo "== $t: exit $rc"
     [ $rc = 0 ] && rm -f "$M/$t.log"
   done
-} > "$M/k3-tests.txt" 2>&1
-else
+} >> "$M/k3-tests.txt" 2>&1
+fi
+if [ "$PHASE" != tests ]; then
 san() {  # tool suite filter-var filter seconds
   local l lim=$5 s rc; l=$(left_s); [ "$l" -lt "$lim" ] && lim=$l
   [ "$lim" -gt 3 ] || { echo "$1 $2 '$4': no time left"; return; }
@@ -69,8 +74,8 @@ san() {  # tool suite filter-var filter seconds
   while read -r tool suite var filter secs; do
     case "$tool" in ''|'#'*) continue ;; esac
     san "$tool" "$suite" "$var" "$filter" "$secs"
-  done < "${SAN:?PHASE=san needs SAN=<list>}"
-} > "$M/k3-tests.txt" 2>&1
+  done < "$SAN"
+} >> "$M/k3-tests.txt" 2>&1
 rm -f "$M/san.log"
 fi
 kill "$SMI_PID"

@@ -11,7 +11,10 @@
  * row per k block) and are expanded into one BF16 tile (E2M1 through byte
  * permutes, times the E8M0 scale as a BF16 product, exact) before the MMAs.
  * Dense tiles are rasterized in groups of 8 row tiles so that the CTAs in
- * flight share their A rows and weight columns in L2.
+ * flight share their A rows and weight columns in L2. Dense GEMMs of few
+ * tiles (decode batches of 17-256 rows) split k over gridDim.y slices of
+ * kb_per_split blocks each (tiled_split()): each slice stores its FP32 sums
+ * to the workspace and finish_kernel adds them and applies the epilogue.
  *
  * Gemv path: warp w of a CTA owns 16 weight rows (the MMA's M) and the
  * CTA's 8 or 16 tokens of the current pass are the N. Within each 128-deep
@@ -78,6 +81,9 @@ constexpr int GROUP_M = 8;    /* dense rasterization: row tiles per group */
 constexpr int GV_ROWS = 128;  /* weight rows per gemv CTA (8 warps x 16) */
 constexpr int GV_K = 128;     /* k per gemv block */
 constexpr int GV_MIN_KB_PER_SPLIT = 4;
+constexpr int TS_MIN_KB = 8;   /* tiled split-k: at least 8 x 64 k a slice */
+constexpr int TS_MAX = 32;     /* tiled split-k: at most 32 slices */
+constexpr int EPI_PART = -1;   /* tiled epilogue: the slice's FP32 sums to p.part */
 static_assert(MOE_TILE_ROWS == 64, "grouped tiles are 64 rows");
 
 using params = k3gemm::params;
@@ -176,11 +182,13 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 		}
 	};
 
-	const int nkb = p.K / BK;
+	/* k blocks [kb0, kb0 + nkb): all of them, or split-k slice blockIdx.y. */
+	const int kb_all = p.K / BK, kb0 = (int)blockIdx.y * p.kb_per_split;
+	const int nkb = p.kb_per_split > 0 ? min(p.kb_per_split, kb_all - kb0) : kb_all;
 #pragma unroll
 	for (int s = 0; s < STAGES - 1; s++) {
 		if (s < nkb)
-			load_stage(s, s);
+			load_stage(s, kb0 + s);
 		k3_cp_async_commit();
 	}
 	float acc[C::MT][4][4];
@@ -198,7 +206,7 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 		{
 			const int nk = kb + STAGES - 1;
 			if (nk < nkb)
-				load_stage(nk % STAGES, nk);
+				load_stage(nk % STAGES, kb0 + nk);
 			k3_cp_async_commit();
 		}
 		const int st = kb % STAGES;
@@ -210,7 +218,7 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 				const int idx = tid + i * THREADS, n = idx >> 3, ch = idx & 7;
 				const uint32_t w = *reinterpret_cast<const uint32_t *>(raw + n * 32 + ch * 4);
 				const uint32_t sc = n0 + n < p.N ? k3_e8m0_to_bf16x2(p.ws[(wrow0 + n) * (size_t)(p.K / 32) +
-											  kb * (BK / 32) + (ch >> 2)])
+											  (kb0 + kb) * (BK / 32) + (ch >> 2)])
 								 : 0u;
 				uint32_t o[4];
 				k3_e2m1x8_to_bf16x8(w, o);
@@ -256,8 +264,17 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 			const int64_t r = rb + wm0 + mt * 16 + gq + half * 8;
 			if (r >= re)
 				continue;
-			const int64_t ro = out_row(p, r);
-			if (EPI == K3_EPI_GLU) {
+			if constexpr (EPI == EPI_PART) {
+				float *pp = p.part + ((size_t)blockIdx.y * p.rows + r) * p.N;
+#pragma unroll
+				for (int nt = 0; nt < 4; nt++) {
+					const int n = n0 + wn0 + nt * 8 + 2 * tq;
+					if (n < p.N)
+						*reinterpret_cast<float2 *>(pp + n) =
+							make_float2(acc[mt][nt][half * 2], acc[mt][nt][half * 2 + 1]);
+				}
+			} else if constexpr (EPI == K3_EPI_GLU) {
+				const int64_t ro = out_row(p, r);
 #pragma unroll
 				for (int np = 0; np < 2; np++) {
 					if (n0 + wn0 + np * 16 >= p.N)
@@ -269,6 +286,7 @@ __global__ void __launch_bounds__(THREADS, tcfg<BM, FP4>::MIN_CTAS) tiled_kernel
 							     situ_glu(gv[1], uv[1], p.beta_gate, p.beta_up));
 				}
 			} else {
+				const int64_t ro = out_row(p, r);
 #pragma unroll
 				for (int nt = 0; nt < 4; nt++) {
 					const int n = n0 + wn0 + nt * 8 + 2 * tq;
@@ -1613,7 +1631,7 @@ __global__ void __launch_bounds__(THREADS) repack8_kernel(const uint8_t *packed,
 	*reinterpret_cast<uint4 *>(out + i * 16) = make_uint4(o[0], o[1], o[2], o[3]);
 }
 
-/* Sums the split-k partials of the dense gemv and applies the epilogue. */
+/* Sums the split-k partials of the dense gemv or tiled kernel and applies the epilogue. */
 template <int EPI>
 __global__ void __launch_bounds__(THREADS) finish_kernel(const params p)
 {
@@ -2061,8 +2079,66 @@ void gemv_split(const struct k3_gemm_args *a, int sms, int *ksplit, int *kb_per)
 	*ksplit = (nkb + per - 1) / per;
 }
 
+/* Dense mma.sync GEMMs of 64-row tiles split over k when their tiles are few (decode batches of
+ * 17-256 rows: m = 64, n = 96 .. 4480, k = 7168 ran one CTA's whole k loop, 63-65 us whatever n,
+ * H200, 2026-12-02a call 1, the k3-kernels preset's gemm points): the slice count with the least
+ * estimated time, from what that bench measured: a 64-deep k block takes a CTA ~0.57 us alone on
+ * its SM and ~0.92 us two to an SM (m = 64 vs 256 rows at n = 4480, 7168), and a split pays the
+ * finishing kernel (~3 us) and its FP32 partials written and read (~3 TB/s). Slices of at least
+ * TS_MIN_KB blocks, at most TS_MAX. K3_GEMM_TILED_SPLIT=off (or 1): never; =N: N slices where k
+ * allows (tests). Returns the slice count (1: no split) and the blocks a slice in *kb_per. */
+int tiled_split(const struct k3_gemm_args *a, int sms, int64_t tiles, int *kb_per)
+{
+	const int nkb = a->K / BK;
+	*kb_per = nkb;
+	if (a->n_groups > 0 || sms <= 0 || tiles <= 0)
+		return 1;
+	const char *e = getenv("K3_GEMM_TILED_SPLIT");
+	if (e && (!strcmp(e, "off") || atoi(e) == 1))
+		return 1;
+	/* Two tiles an SM already: a split measured no faster or slower (m = 256, n = 12288,
+	 * k = 7168, 384 tiles: 175-179 us unsplit, 180-215 in two slices; 2026-12-02f). */
+	if (tiles >= 2 * (int64_t)sms && !(e && atoi(e) > 1))
+		return 1;
+	int most = nkb / TS_MIN_KB;
+	most = most > TS_MAX ? TS_MAX : most;
+	int best = 1;
+	if (e && atoi(e) > 1) {
+		best = atoi(e) < nkb ? atoi(e) : nkb;
+	} else {
+		double best_us = 0;
+		for (int ks = 1; ks <= most || ks == 1; ks++) {
+			const int64_t load = (tiles * ks + sms - 1) / sms; /* CTAs an SM */
+			const double kb_us = load == 1 ? 0.57 : 0.92 * (double)((load + 1) / 2);
+			double us = kb_us * (double)((nkb + ks - 1) / ks);
+			if (ks > 1)
+				us += 3.0 + (double)ks * (double)a->rows * a->N * 8.0 / 3e6;
+			if (ks == 1 || us < best_us)
+				best = ks, best_us = us;
+		}
+	}
+	const int per = (nkb + best - 1) / best;
+	*kb_per = per;
+	return (nkb + per - 1) / per;
+}
+
+/* The dense mma.sync path's tiles: 128 rows when they fill the SMs twice over, else 64. */
+bool tiled_big(const struct k3_gemm_args *a, int sms)
+{
+	return (a->rows + 127) / 128 * ((a->N + BN - 1) / BN) >= 2 * sms;
+}
+
+/* Split-k slices of a dense mma.sync GEMM of 64-row tiles (1: none). */
+int dense_tiled_split(const struct k3_gemm_args *a, int sms, int *kb_per)
+{
+	*kb_per = a->K / BK;
+	if (a->n_groups > 0 || tiled_big(a, sms))
+		return 1;
+	return tiled_split(a, sms, (a->rows + 63) / 64 * ((a->N + BN - 1) / BN), kb_per);
+}
+
 template <int BM, bool FP4, int EPI>
-int launch_tiled(const params &p, int grid, int num_n, int num_m, cudaStream_t stream)
+int launch_tiled(const params &p, int grid, int num_n, int num_m, cudaStream_t stream, int ks = 1)
 {
 	using C = tcfg<BM, FP4>;
 	auto kern = tiled_kernel<BM, FP4, EPI>;
@@ -2072,7 +2148,7 @@ int launch_tiled(const params &p, int grid, int num_n, int num_m, cudaStream_t s
 			return k3_launch_status();
 		configured = true;
 	}
-	kern<<<grid, THREADS, C::SMEM, stream>>>(p, num_n, num_m);
+	kern<<<dim3((unsigned)grid, (unsigned)ks), THREADS, C::SMEM, stream>>>(p, num_n, num_m);
 	return k3_launch_status();
 }
 
@@ -2289,6 +2365,15 @@ extern "C" int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *byt
 	}
 	if (path == K3_GEMM_GEMV && gemv_f16_shapes(a))
 		*bytes = gemv_f16_ws_bytes(a);
+	if (path == K3_GEMM_TILED_MMA && a->n_groups == 0) {
+		const int sms = device_sms();
+		if (sms < 0)
+			return sms;
+		int per;
+		const int ks = dense_tiled_split(a, sms, &per);
+		if (ks > 1)
+			*bytes = (size_t)ks * (size_t)a->rows * (size_t)a->N * sizeof(float);
+	}
 	return 0;
 }
 
@@ -2346,7 +2431,7 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 				   : tiled_epi<64, false>(p, a->epi, grid, num_n, 0, stream);
 		}
 		/* 128-row tiles when they still fill the SMs twice over. */
-		const bool big = (a->rows + 127) / 128 * num_n >= 2 * sms;
+		const bool big = tiled_big(a, sms);
 		const int bm = big ? 128 : 64;
 		const int64_t num_m = (a->rows + bm - 1) / bm;
 		if (num_m * num_n > 0x7fffffff)
@@ -2355,6 +2440,19 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 		if (big)
 			return fp4 ? tiled_epi<128, true>(p, a->epi, grid, num_n, (int)num_m, stream)
 				   : tiled_epi<128, false>(p, a->epi, grid, num_n, (int)num_m, stream);
+		int per;
+		const int ks = dense_tiled_split(a, sms, &per);
+		if (ks > 1) {
+			const size_t need = (size_t)ks * (size_t)a->rows * (size_t)a->N * sizeof(float);
+			if (!a->workspace || a->workspace_bytes < need || !al16(a->workspace))
+				return -EINVAL;
+			p.part = static_cast<float *>(a->workspace);
+			p.ksplit = ks;
+			p.kb_per_split = per;
+			const int r = fp4 ? launch_tiled<64, true, EPI_PART>(p, grid, num_n, (int)num_m, stream, ks)
+					  : launch_tiled<64, false, EPI_PART>(p, grid, num_n, (int)num_m, stream, ks);
+			return r ? r : finish(p, a->epi, sms, stream);
+		}
 		return fp4 ? tiled_epi<64, true>(p, a->epi, grid, num_n, (int)num_m, stream)
 			   : tiled_epi<64, false>(p, a->epi, grid, num_n, (int)num_m, stream);
 	}

@@ -28,7 +28,7 @@ struct params {
 	const uint16_t *addend;
 	uint16_t *out;
 	float *out_f32;
-	float *part; /* gemv split-k partials [ksplit][rows][N] */
+	float *part; /* dense split-k partials (gemv, tiled) [ksplit][rows][N] */
 	int num_n, num_m; /* wgmma path: weight-row tiles; token tiles (dense) */
 };
 

@@ -491,6 +491,36 @@ static void test_gemm_dense_tiled_big_tiles(void **unused)
 	wmat_release(&w);
 }
 
+/* Dense decode-size GEMMs on the mma.sync kernel split over k (k3_gemm.cu tiled_split()): the
+ * slices' FP32 partials through a poisoned workspace and the finishing kernel, every epilogue,
+ * against float64; the split the heuristic picks, a forced uneven one (32 blocks in 11, 11, 10)
+ * and none. */
+static void test_gemm_dense_tiled_splitk(void **unused)
+{
+	(void)unused;
+	const struct gemm_case one = { .rows = 64, .N = 96, .K = 2048, .dt = K3_W_BF16, .path = K3_GEMM_TILED_MMA };
+	const struct gemm_case fp4 = { .rows = 200, .N = 272, .K = 1024, .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_MMA };
+	const struct gemm_case uneven = { .rows = 37, .N = 256, .K = 2048, .dt = K3_W_BF16, .path = K3_GEMM_TILED_MMA };
+	struct k3_gemm_args a = { .rows = one.rows, .N = one.N, .K = one.K, .w_dtype = K3_W_BF16,
+				  .path = K3_GEMM_TILED_MMA };
+	size_t ws = 0;
+	unsetenv("K3_GEMM_TILED_SPLIT");
+	assert_int_equal(k3_gemm_workspace_bytes(&a, &ws), 0);
+	assert_true(ws >= (size_t)2 * 64 * 96 * sizeof(float)); /* one tile, 32 k blocks: split */
+	run_all_epilogues(&one);
+	run_all_epilogues(&fp4);
+	setenv("K3_GEMM_TILED_SPLIT", "3", 1);
+	a.rows = uneven.rows, a.N = uneven.N;
+	assert_int_equal(k3_gemm_workspace_bytes(&a, &ws), 0);
+	assert_int_equal(ws, (size_t)3 * 37 * 256 * sizeof(float));
+	run_all_epilogues(&uneven);
+	setenv("K3_GEMM_TILED_SPLIT", "off", 1);
+	assert_int_equal(k3_gemm_workspace_bytes(&a, &ws), 0);
+	assert_int_equal(ws, 0);
+	run_all_epilogues(&uneven);
+	unsetenv("K3_GEMM_TILED_SPLIT");
+}
+
 static void test_gemm_dense_gemv(void **unused)
 {
 	(void)unused;
@@ -1492,6 +1522,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_heads_scatter_gate),
 		cmocka_unit_test(test_gemm_dense_tiled),
 		cmocka_unit_test(test_gemm_dense_tiled_big_tiles),
+		cmocka_unit_test(test_gemm_dense_tiled_splitk),
 		cmocka_unit_test(test_gemm_dense_gemv),
 		cmocka_unit_test(test_gemm_grouped_tiled),
 		cmocka_unit_test(test_gemm_grouped_gemv),
