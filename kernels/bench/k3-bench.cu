@@ -72,6 +72,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cublasLt.h>
@@ -564,7 +565,7 @@ double cublas_us(int64_t m, int64_t n, int64_t k, int reps)
 
 /* ---- MLA decode ---------------------------------------------------------------- */
 
-void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
+void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, const char *variant = nullptr)
 {
 	const size_t tb = kv == MLA_KV_FP8 ? MLA_FP8_TOKEN_BYTES : MLA_BF16_TOKEN_BYTES;
 	const int pages = (ctx + MLA_PAGE_TOKENS - 1) / MLA_PAGE_TOKENS;
@@ -609,8 +610,10 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
 		KOK(mla_decode(&x, g_stream));
 	};
 	row w;
-	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? "fp8" : "bf16";
-	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d", B, H, ctx, t, mla_decode_splits(&a));
+	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? (variant ? variant : "fp8") : "bf16";
+	const int clu = mla_decode_cluster(&a);
+	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d%s", B, H, ctx, t,
+		 mla_decode_splits(&a), clu > 0 ? " cluster" : "");
 	char spec[160];
 	/* The op's ctx counts the cached tokens before the t new ones (the kernel's length L = ctx
 	 * here includes them): a decode at L = 4^k attends 4^k tokens, a calibration point. */
@@ -718,19 +721,70 @@ void bench_mla(const options &o)
  * (% of the copy ceiling measured first on the cache bytes): K3's heads per GPU at TP 8 (12)
  * and 16, t = 1 (decode) and 2, 4 (MTP), contexts 8K-64K, batches that fill the GPU; then 64 and
  * 128 heads (compute-bound: TFLOP/s). K3_MLA_FP8_KERNEL / K3_MLA_FP8_CVT pick the FP8 kernel
- * (mla_decode.cu: stage, reg, pipe, split; K3_MLA_FP8S_COPY / K3_MLA_FP8S_RESCALE the split
- * kernel's options). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
+ * (mla_decode.cu: stage, reg, pipe, split; K3_MLA_FP8S_COPY / K3_MLA_FP8S_RESCALE /
+ * K3_MLA_FP8S_COMBINE the split kernel's options). --quick: 16 heads, t = 1 and 4, 8K and 64K,
+ * B = 128. K3_BENCH_MLA_AB="VAR=VALUE ..." repeats each FP8 row with those settings right after
+ * it (variant fp8-ab, same process); K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1,
+ * B = 1, 16, 64, 128 at 8K, 32K, 64K. A shape ending "cluster" merged its splits in a cluster. */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
 	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: split softmax up to 32 rows)",
 	       c ? c : "(default: cc for split and pipe, ic for reg)");
+	/* K3_BENCH_MLA_AB="VAR=VALUE[ VAR=VALUE...]": each FP8 row again right after it with those
+	 * settings (mla_decode.h: read at every call), variant "fp8-ab": A/B in one process. */
+	const char *ab = getenv("K3_BENCH_MLA_AB");
+	std::vector<std::pair<std::string, std::string>> ab_set;
+	if (ab && *ab) {
+		std::string all(ab);
+		size_t i = 0;
+		while (i < all.size()) {
+			size_t j = all.find(' ', i);
+			if (j == std::string::npos)
+				j = all.size();
+			const std::string kvs = all.substr(i, j - i);
+			i = j + 1;
+			if (kvs.empty())
+				continue;
+			const size_t eq = kvs.find('=');
+			if (eq == std::string::npos || eq == 0) {
+				fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n", kvs.c_str());
+				exit(2);
+			}
+			ab_set.emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
+		}
+		printf("mla_decode: each FP8 row again as fp8-ab with %s\n", ab);
+	}
+	auto point = [&](enum mla_kv kv, int H, int B, int ctx, int t) {
+		mla_point(o, kv, H, B, ctx, t);
+		if (kv != MLA_KV_FP8 || ab_set.empty())
+			return;
+		std::vector<std::pair<std::string, std::string>> saved;
+		for (const auto &e : ab_set) {
+			const char *old = getenv(e.first.c_str());
+			saved.emplace_back(e.first, old ? std::string(old) : std::string("\x01"));
+			setenv(e.first.c_str(), e.second.c_str(), 1);
+		}
+		mla_point(o, kv, H, B, ctx, t, "fp8-ab");
+		for (const auto &e : saved) {
+			if (e.second == "\x01")
+				unsetenv(e.first.c_str());
+			else
+				setenv(e.first.c_str(), e.second.c_str(), 1);
+		}
+	};
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
 	if (o.quick) {
 		for (int ctx : { 8192, 65536 })
 			for (int t : { 1, 4 })
 				for (enum mla_kv kv : kvs)
-					mla_point(o, kv, 16, 128, ctx, t);
+					point(kv, 16, 128, ctx, t);
+		return;
+	}
+	if (getenv("K3_BENCH_MLA_BATCHES")) { /* B = 1, 16, 64, 128 at H 16, t 1, 8K-64K, FP8 only */
+		for (int ctx : { 8192, 32768, 65536 })
+			for (int B : { 1, 16, 64, 128 })
+				point(MLA_KV_FP8, 16, B, ctx, 1);
 		return;
 	}
 	for (int t : { 1, 2, 4 })
@@ -738,10 +792,10 @@ void bench_mla_decode(const options &o)
 			for (int ctx : { 8192, 32768, 65536 })
 				for (int B : { 64, 128 })
 					for (enum mla_kv kv : kvs)
-						mla_point(o, kv, H, B, ctx, t);
+						point(kv, H, B, ctx, t);
 	for (int H : { 64, 128 })
 		for (enum mla_kv kv : kvs)
-			mla_point(o, kv, H, 64, 8192, 1);
+			point(kv, H, 64, 8192, 1);
 }
 
 /* ---- LatentMoE ---------------------------------------------------------------- */
