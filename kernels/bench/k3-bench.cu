@@ -20,9 +20,12 @@
  * "k3-bench wg-<name> op=...").
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel
- * (gemv_f16_kernel on the FP16-pair layout) beside the one it replaced (K3_GEMV_FP4=lean:
- * `mxfp4lean_*`, `k3-bench gemv-mxfp4lean op=...`) and its k-slice and tile-count variants
- * (bench_gemv()); K3_BENCH_GEMV_ALL=1 adds the older kernels and the MXFP8-activation gemv (the
+ * (gemv_f16_kernel on the FP16-pair layout; fused up to 2 rows a group: each CTA converts its
+ * activation rows) beside the two-kernel path (K3_GEMV_F16_FUSE=0: `f16twok_*`, `k3-bench
+ * gemv-f16twok op=...`; the default before 2026-12-02b), the fused kernel at B = 256
+ * (K3_GEMV_F16_FUSE=1: `f16fused_*`) and gemv_lean_kernel (K3_GEMV_FP4=lean: `mxfp4lean_*`) (bench_gemv();
+ * K3_BENCH_GEMV_GLU=1 or 0: w13 or w2 alone); K3_BENCH_GEMV_ALL=1 adds the k-slice, tile-count,
+ * no-PDL and no-prefetch variants, the older kernels and the MXFP8-activation gemv (the
  * FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) with the MXFP8 quantizer;
  * K3_BENCH_GEMV_BULK=1 the opt-in bulk-copy gemv (K3_GEMV_FP4=bulk: `mxfp4b_*` rows,
  * `k3-bench gemv-bulk op=...`; K3_GEMV8_PIPE=bulk: `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
@@ -1271,23 +1274,39 @@ std::vector<int> token_sizes(const options &o)
 void bench_gemv(const options &o)
 {
 	const bool bulk = getenv("K3_BENCH_GEMV_BULK") != nullptr, all = getenv("K3_BENCH_GEMV_ALL") != nullptr;
+	const char *only_glu = getenv("K3_BENCH_GEMV_GLU"); /* 1: w13 alone, 0: w2 alone (profiles) */
 	for (int glu = 1; glu >= 0; glu--) {
+		if (only_glu && atoi(only_glu) != glu)
+			continue;
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
-			setenv("K3_GEMV_FP4", "lean", 1); /* the previous default, back to back */
+			/* the default before 2026-12-02b, back to back: the first pass (f16act_kernel), then
+			 * the gemv by programmatic dependent launch */
+			setenv("K3_GEMV_F16_FUSE", "0", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16twok");
+			/* and the fused kernel where the default is the two-kernel path (above 2 rows a group) */
+			setenv("K3_GEMV_F16_FUSE", "1", 1);
+			if (B >= 256)
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16fused");
+			unsetenv("K3_GEMV_F16_FUSE");
+			setenv("K3_GEMV_FP4", "lean", 1); /* gemv_lean_kernel on the standard layout */
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4lean");
 			unsetenv("K3_GEMV_FP4");
+			if (!all && !bulk)
+				continue;
 			if (B <= 16) { /* without programmatic dependent launch: the first pass, then the gemv */
+				setenv("K3_GEMV_F16_FUSE", "0", 1);
 				setenv("K3_GEMV_F16_PDL", "0", 1);
 				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pdl0");
 				unsetenv("K3_GEMV_F16_PDL");
+				unsetenv("K3_GEMV_F16_FUSE");
 			}
 			/* the weight loads without the L2 256-byte prefetch (K3_GEMV_F16_L2PF=0) */
 			setenv("K3_GEMV_F16_L2PF", "0", 1);
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16nopf");
 			unsetenv("K3_GEMV_F16_L2PF");
-			if (B == 1) { /* 2 k slices a CTA */
+			if (B == 1) { /* 2 k slices a CTA (the two-kernel path) */
 				setenv("K3_GEMV_KSPLIT", "2", 1);
 				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16ks2");
 				unsetenv("K3_GEMV_KSPLIT");
