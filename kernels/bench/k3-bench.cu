@@ -20,9 +20,12 @@
  * "k3-bench wg-<name> op=...").
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel
- * (gemv_f16_kernel on the FP16-pair layout) beside the one it replaced (K3_GEMV_FP4=lean:
- * `mxfp4lean_*`, `k3-bench gemv-mxfp4lean op=...`) and its k-slice and tile-count variants
- * (bench_gemv()); K3_BENCH_GEMV_ALL=1 adds the older kernels and the MXFP8-activation gemv (the
+ * (gemv_f16_kernel on the FP16-pair layout; fused up to 2 rows a group: each CTA converts its
+ * activation rows) beside the two-kernel path (K3_GEMV_F16_FUSE=0: `f16twok_*`, `k3-bench
+ * gemv-f16twok op=...`; the default before 2026-12-02b), the fused kernel at B = 256
+ * (K3_GEMV_F16_FUSE=1: `f16fused_*`) and gemv_lean_kernel (K3_GEMV_FP4=lean: `mxfp4lean_*`) (bench_gemv();
+ * K3_BENCH_GEMV_GLU=1 or 0: w13 or w2 alone); K3_BENCH_GEMV_ALL=1 adds the k-slice, tile-count,
+ * no-PDL and no-prefetch variants, the older kernels and the MXFP8-activation gemv (the
  * FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) with the MXFP8 quantizer;
  * K3_BENCH_GEMV_BULK=1 the opt-in bulk-copy gemv (K3_GEMV_FP4=bulk: `mxfp4b_*` rows,
  * `k3-bench gemv-bulk op=...`; K3_GEMV8_PIPE=bulk: `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
@@ -69,6 +72,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cublasLt.h>
@@ -561,7 +565,7 @@ double cublas_us(int64_t m, int64_t n, int64_t k, int reps)
 
 /* ---- MLA decode ---------------------------------------------------------------- */
 
-void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
+void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, const char *variant = nullptr)
 {
 	const size_t tb = kv == MLA_KV_FP8 ? MLA_FP8_TOKEN_BYTES : MLA_BF16_TOKEN_BYTES;
 	const int pages = (ctx + MLA_PAGE_TOKENS - 1) / MLA_PAGE_TOKENS;
@@ -606,8 +610,10 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t)
 		KOK(mla_decode(&x, g_stream));
 	};
 	row w;
-	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? "fp8" : "bf16";
-	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d", B, H, ctx, t, mla_decode_splits(&a));
+	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? (variant ? variant : "fp8") : "bf16";
+	const int clu = mla_decode_cluster(&a);
+	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d%s", B, H, ctx, t,
+		 mla_decode_splits(&a), clu > 0 ? " cluster" : "");
 	char spec[160];
 	/* The op's ctx counts the cached tokens before the t new ones (the kernel's length L = ctx
 	 * here includes them): a decode at L = 4^k attends 4^k tokens, a calibration point. */
@@ -715,19 +721,70 @@ void bench_mla(const options &o)
  * (% of the copy ceiling measured first on the cache bytes): K3's heads per GPU at TP 8 (12)
  * and 16, t = 1 (decode) and 2, 4 (MTP), contexts 8K-64K, batches that fill the GPU; then 64 and
  * 128 heads (compute-bound: TFLOP/s). K3_MLA_FP8_KERNEL / K3_MLA_FP8_CVT pick the FP8 kernel
- * (mla_decode.cu: stage, reg, pipe, split; K3_MLA_FP8S_COPY / K3_MLA_FP8S_RESCALE the split
- * kernel's options). --quick: 16 heads, t = 1 and 4, 8K and 64K, B = 128. */
+ * (mla_decode.cu: stage, reg, pipe, split; K3_MLA_FP8S_COPY / K3_MLA_FP8S_RESCALE /
+ * K3_MLA_FP8S_COMBINE the split kernel's options). --quick: 16 heads, t = 1 and 4, 8K and 64K,
+ * B = 128. K3_BENCH_MLA_AB="VAR=VALUE ..." repeats each FP8 row with those settings right after
+ * it (variant fp8-ab, same process); K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1,
+ * B = 1, 16, 64, 128 at 8K, 32K, 64K. A shape ending "cluster" merged its splits in a cluster. */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
 	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: split softmax up to 32 rows)",
 	       c ? c : "(default: cc for split and pipe, ic for reg)");
+	/* K3_BENCH_MLA_AB="VAR=VALUE[ VAR=VALUE...]": each FP8 row again right after it with those
+	 * settings (mla_decode.h: read at every call), variant "fp8-ab": A/B in one process. */
+	const char *ab = getenv("K3_BENCH_MLA_AB");
+	std::vector<std::pair<std::string, std::string>> ab_set;
+	if (ab && *ab) {
+		std::string all(ab);
+		size_t i = 0;
+		while (i < all.size()) {
+			size_t j = all.find(' ', i);
+			if (j == std::string::npos)
+				j = all.size();
+			const std::string kvs = all.substr(i, j - i);
+			i = j + 1;
+			if (kvs.empty())
+				continue;
+			const size_t eq = kvs.find('=');
+			if (eq == std::string::npos || eq == 0) {
+				fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n", kvs.c_str());
+				exit(2);
+			}
+			ab_set.emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
+		}
+		printf("mla_decode: each FP8 row again as fp8-ab with %s\n", ab);
+	}
+	auto point = [&](enum mla_kv kv, int H, int B, int ctx, int t) {
+		mla_point(o, kv, H, B, ctx, t);
+		if (kv != MLA_KV_FP8 || ab_set.empty())
+			return;
+		std::vector<std::pair<std::string, std::string>> saved;
+		for (const auto &e : ab_set) {
+			const char *old = getenv(e.first.c_str());
+			saved.emplace_back(e.first, old ? std::string(old) : std::string("\x01"));
+			setenv(e.first.c_str(), e.second.c_str(), 1);
+		}
+		mla_point(o, kv, H, B, ctx, t, "fp8-ab");
+		for (const auto &e : saved) {
+			if (e.second == "\x01")
+				unsetenv(e.first.c_str());
+			else
+				setenv(e.first.c_str(), e.second.c_str(), 1);
+		}
+	};
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
 	if (o.quick) {
 		for (int ctx : { 8192, 65536 })
 			for (int t : { 1, 4 })
 				for (enum mla_kv kv : kvs)
-					mla_point(o, kv, 16, 128, ctx, t);
+					point(kv, 16, 128, ctx, t);
+		return;
+	}
+	if (getenv("K3_BENCH_MLA_BATCHES")) { /* B = 1, 16, 64, 128 at H 16, t 1, 8K-64K, FP8 only */
+		for (int ctx : { 8192, 32768, 65536 })
+			for (int B : { 1, 16, 64, 128 })
+				point(MLA_KV_FP8, 16, B, ctx, 1);
 		return;
 	}
 	for (int t : { 1, 2, 4 })
@@ -735,10 +792,10 @@ void bench_mla_decode(const options &o)
 			for (int ctx : { 8192, 32768, 65536 })
 				for (int B : { 64, 128 })
 					for (enum mla_kv kv : kvs)
-						mla_point(o, kv, H, B, ctx, t);
+						point(kv, H, B, ctx, t);
 	for (int H : { 64, 128 })
 		for (enum mla_kv kv : kvs)
-			mla_point(o, kv, H, 64, 8192, 1);
+			point(kv, H, 64, 8192, 1);
 }
 
 /* ---- LatentMoE ---------------------------------------------------------------- */
@@ -1217,23 +1274,39 @@ std::vector<int> token_sizes(const options &o)
 void bench_gemv(const options &o)
 {
 	const bool bulk = getenv("K3_BENCH_GEMV_BULK") != nullptr, all = getenv("K3_BENCH_GEMV_ALL") != nullptr;
+	const char *only_glu = getenv("K3_BENCH_GEMV_GLU"); /* 1: w13 alone, 0: w2 alone (profiles) */
 	for (int glu = 1; glu >= 0; glu--) {
+		if (only_glu && atoi(only_glu) != glu)
+			continue;
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
-			setenv("K3_GEMV_FP4", "lean", 1); /* the previous default, back to back */
+			/* the default before 2026-12-02b, back to back: the first pass (f16act_kernel), then
+			 * the gemv by programmatic dependent launch */
+			setenv("K3_GEMV_F16_FUSE", "0", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16twok");
+			/* and the fused kernel where the default is the two-kernel path (above 2 rows a group) */
+			setenv("K3_GEMV_F16_FUSE", "1", 1);
+			if (B >= 256)
+				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16fused");
+			unsetenv("K3_GEMV_F16_FUSE");
+			setenv("K3_GEMV_FP4", "lean", 1); /* gemv_lean_kernel on the standard layout */
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4lean");
 			unsetenv("K3_GEMV_FP4");
+			if (!all && !bulk)
+				continue;
 			if (B <= 16) { /* without programmatic dependent launch: the first pass, then the gemv */
+				setenv("K3_GEMV_F16_FUSE", "0", 1);
 				setenv("K3_GEMV_F16_PDL", "0", 1);
 				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pdl0");
 				unsetenv("K3_GEMV_F16_PDL");
+				unsetenv("K3_GEMV_F16_FUSE");
 			}
 			/* the weight loads without the L2 256-byte prefetch (K3_GEMV_F16_L2PF=0) */
 			setenv("K3_GEMV_F16_L2PF", "0", 1);
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16nopf");
 			unsetenv("K3_GEMV_F16_L2PF");
-			if (B == 1) { /* 2 k slices a CTA */
+			if (B == 1) { /* 2 k slices a CTA (the two-kernel path) */
 				setenv("K3_GEMV_KSPLIT", "2", 1);
 				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16ks2");
 				unsetenv("K3_GEMV_KSPLIT");

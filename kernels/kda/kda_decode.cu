@@ -276,7 +276,8 @@ __global__ void __launch_bounds__(NT, dec_min_ctas<StateT, NT, SPLIT, HPC>()) kd
  * phases (ShortConv, norms, the RMSNorm reduction) of this one, and no wave
  * tail: every CTA lives for the whole launch. Slots and beta_raw of 32
  * items are loaded at once by the producer's 32 lanes. Same arithmetic as
- * kda_decode_kernel (256 consumer threads, 16 lanes per row). */
+ * kda_decode_kernel (256 consumer threads, 16 lanes per row). How many of the stages are in
+ * use (BF16 below 128 items a CTA: a quarter) and the other options: RF_*, ring_opt_default(). */
 constexpr int RING_NC = 256;                 /* consumer threads */
 constexpr int RING_THREADS = RING_NC + 32;   /* + producer warp */
 constexpr int RING_ROWS = 32;                /* rows per chunk */
@@ -312,6 +313,91 @@ __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
 {
 	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
+
+/* Ring options (template flags; KDA_DECODE_RING_OPT, read at each call, see ring_opt()).
+ *   RF_TRACE: %globaltimer / clock64 stamps of every CTA into a device record (diagnostics for
+ *     kda-bench --trace; KDA_DECODE_RING_TRACE=n picks record n, kda_decode_trace_read()).
+ *   RF_HINT: the streamed state is read (bulk copies) and written (16-byte stores, L1 no-allocate)
+ *     with an L2 evict-first policy: read once, written once, never reused by this launch.
+ *   RF_EARLY: the producer warp initializes the barriers itself, its slot and beta loads issued
+ *     before that, and starts copying at once (the consumers wait on a named barrier the producer
+ *     only arrives at); each item's state chunks are issued before its small inputs.
+ *   RF_BULKST: the new state rows are written back into their ring stage and stored to the slot
+ *     by bulk copies (cp.async.bulk shared -> global, one per warp and 2-row run), a stage handed
+ *     back once its stores have read it (one chunk later, cp.async.bulk.wait_group.read 1).
+ *   RF_HALF, RF_QUARTER: a half / a quarter of the ring's stages in use (BF16 state: 3 / 1.5
+ *     items ahead of the consumers instead of 6; FP32: 1.5 / 0.75 instead of 3).
+ *   RF_RAMP: in the first pass over the ring the producer runs at most half the stages ahead of
+ *     the consumers (it waits for chunk c - NS / 2 to be handed back before copying chunk c), then
+ *     the whole ring: a smaller burst of copies at the start, the full depth afterwards. */
+enum { RF_TRACE = 1, RF_HINT = 2, RF_EARLY = 4, RF_BULKST = 8, RF_HALF = 16, RF_QUARTER = 32, RF_RAMP = 64 };
+
+/* Trace record of one CTA (KDA_DECODE_TRACE_FIELDS u64; kda_decode.h). */
+enum {
+	TR_ENTRY = 0,    /* consumer thread 0 at entry, %globaltimer ns */
+	TR_PROD = 1,     /* producer: its first bulk copy issued */
+	TR_FIRST_IN = 2, /* consumers: the first input stage arrived */
+	TR_FIRST_ST = 3, /* consumers: the first state chunk arrived */
+	TR_END = 4,      /* consumers: the last item done */
+	TR_ITEMS = 5,    /* items done | SM id << 32 */
+	TR_WAIT_FULL = 6, TR_WAIT_IN = 7, TR_CYCLES = 8, /* consumer thread 0: clock64 cycles */
+	TR_PWAIT = 9, TR_PCYCLES = 10,                   /* producer lane 0: waiting on empty stages, all */
+	TR_ITEM0 = 12                                    /* end of item k at TR_ITEM0 + k */
+};
+
+__device__ __forceinline__ uint64_t gtimer()
+{
+	uint64_t t;
+	asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+	return t;
+}
+
+__device__ __forceinline__ uint64_t l2_evict_first()
+{
+	uint64_t pol;
+	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+	return pol;
+}
+
+__device__ __forceinline__ void bulk_g2s_hint(void *dst, const void *src, uint32_t bytes, uint64_t *bar, uint64_t pol)
+{
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+		     " [%0], [%1], %2, [%3], %4;\n" ::"r"(smem_u32(dst)),
+		     "l"(src), "r"(bytes), "r"(smem_u32(bar)), "l"(pol)
+		     : "memory");
+}
+
+__device__ __forceinline__ void st_v4_hint(void *p, uint4 a, uint64_t pol)
+{
+	asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.b32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p),
+		     "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(pol)
+		     : "memory");
+}
+
+/* Bulk copy shared -> global in the thread's bulk async-group. */
+__device__ __forceinline__ void bulk_s2g(void *dst, const void *src, uint32_t bytes)
+{
+	asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(smem_u32(src)),
+		     "r"(bytes)
+		     : "memory");
+}
+
+/* The 16-byte pieces of a lane's KS values of a row (the layout of ring_layout<T, KS> and
+ * step_layout): piece j holds values m[j * PV ..] at element j * (128 / NP) + sub * PV. */
+template <typename T, int KS>
+struct ring_pieces {
+	static constexpr int PV = 16 / (int)sizeof(T);
+	static constexpr int NP = KS / PV;
+	static __device__ __forceinline__ int at(int sub, int j) { return j * (DEC_D / NP) + sub * PV; }
+	static __device__ __forceinline__ uint4 pack(const float *m, int j)
+	{
+		if (sizeof(T) == 4)
+			return make_uint4(__float_as_uint(m[4 * j]), __float_as_uint(m[4 * j + 1]),
+					  __float_as_uint(m[4 * j + 2]), __float_as_uint(m[4 * j + 3]));
+		return make_uint4(pack_bf16(m[8 * j], m[8 * j + 1]), pack_bf16(m[8 * j + 2], m[8 * j + 3]),
+				  pack_bf16(m[8 * j + 4], m[8 * j + 5]), pack_bf16(m[8 * j + 6], m[8 * j + 7]));
+	}
+};
 
 /* Where a lane's KS k values of a row sit when LANES = 128 / KS lanes share it: 16-byte pieces
  * (4 FP32 or 8 BF16 values) at sub * 16 bytes + j * (128 / pieces) values, so that each quarter
@@ -374,19 +460,26 @@ enum { RING_ARRIVE_WARP = 0, RING_ARRIVE_THREAD = 1 };
 
 /* LANES: lanes per state row (16: 8 k values a lane, as kda_decode_kernel; 8: 16 values a lane,
  * 3 shuffle rounds per dot product instead of 4 and twice the values per round: `ring8`). */
-template <typename StateT, int CPS, int LANES = DEC_LANES, int ARRIVE = RING_ARRIVE_THREAD>
-__global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_params p, int n_items)
+template <typename StateT, int CPS, int LANES = DEC_LANES, int ARRIVE = RING_ARRIVE_THREAD, int FLAGS = 0>
+__global__ void __launch_bounds__(RING_THREADS, CPS)
+	kda_decode_ring(const dec_params p, int n_items, unsigned long long *trace)
 {
-	constexpr uint32_t EMPTY_COUNT = ARRIVE == RING_ARRIVE_THREAD ? RING_NC : RING_NC / 32;
+	constexpr bool TRACE = (FLAGS & RF_TRACE) != 0, HINT = (FLAGS & RF_HINT) != 0;
+	constexpr bool EARLY = (FLAGS & RF_EARLY) != 0, BULKST = (FLAGS & RF_BULKST) != 0;
+	/* Bulk stores: every consumer thread arrives (after its warp's stores have read the stage). */
+	constexpr uint32_t EMPTY_COUNT = ARRIVE == RING_ARRIVE_THREAD || BULKST ? RING_NC : RING_NC / 32;
 	constexpr uint32_t CHUNK_BYTES = RING_ROWS * DEC_D * sizeof(StateT);
-	constexpr int NS = (int)(ring_bytes<CPS>() / CHUNK_BYTES);
+	constexpr int NS = (int)(ring_bytes<CPS>() / CHUNK_BYTES) / ((FLAGS & RF_HALF) ? 2 : 1) / ((FLAGS & RF_QUARTER) ? 4 : 1);
+	static_assert(NS >= 3, "ring depth");
 	constexpr int NIN = ring_nin<CPS>();
 	constexpr int KS = DEC_D / LANES;        /* k values per lane */
 	constexpr int NRG = RING_NC / LANES;     /* 16 or 32 row groups */
 	constexpr int RPC = RING_ROWS / NRG;     /* 2 or 1 rows per thread per chunk */
 	using L = ring_layout<StateT, KS>;
+	using P = ring_pieces<StateT, KS>;
 	static_assert(LANES == 16 || LANES == 8, "lanes per row");
 	static_assert(NS <= 32 && NIN <= 8 && RPC * NRG == RING_ROWS, "ring shape");
+	static_assert(!BULKST || (LANES == 16 && RPC == 2), "bulk stores: a warp's rows are 2 runs of 2");
 	extern __shared__ __align__(128) unsigned char dyn[];
 	StateT *ring = reinterpret_cast<StateT *>(dyn);
 	unsigned char *inb = dyn + ring_bytes<CPS>();
@@ -397,28 +490,72 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 	const int H = p.heads;
 	const size_t C = (size_t)H * 3 * DEC_D;
 	const int G = (int)gridDim.x;
-	if (tid == 0) {
-		for (int i = 0; i < NS; i++)
-			mbar_init(&bar.full[i], 1), mbar_init(&bar.empty[i], EMPTY_COUNT);
-		for (int i = 0; i < NIN; i++)
-			mbar_init(&bar.in_full[i], 1), mbar_init(&bar.in_empty[i], 1);
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	unsigned long long *tr = TRACE ? trace + (size_t)blockIdx.x * KDA_DECODE_TRACE_FIELDS : nullptr;
+	uint64_t c_entry = 0;
+	if (TRACE && tid == 0) {
+		c_entry = clock64();
+		tr[TR_ENTRY] = gtimer();
 	}
-	__syncthreads();
+	uint64_t pol = 0;
+	if (HINT)
+		pol = l2_evict_first();
+
+	if (!EARLY) {
+		if (tid == 0) {
+			for (int i = 0; i < NS; i++)
+				mbar_init(&bar.full[i], 1), mbar_init(&bar.empty[i], EMPTY_COUNT);
+			for (int i = 0; i < NIN; i++)
+				mbar_init(&bar.in_full[i], 1), mbar_init(&bar.in_empty[i], 1);
+			asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		}
+		__syncthreads();
+	}
 
 	if (warp == RING_NC / 32) {
 		/* Producer. */
-		int s = 0, ph = 0, si = 0, phi = 0;
+		const uint64_t p_entry = TRACE ? clock64() : 0;
+		uint64_t p_wait = 0;
+		bool first_issue = true;
+		int s = 0, ph = 0, si = 0, phi = 0, n_issued = 0;
+		/* EARLY: the slots and beta_raw of the first 32 items loaded before the barriers exist,
+		 * those of the next 32 while these are copied. */
+		int slot_n = 0;
+		float beta_n = 0.0f;
+		if (EARLY) {
+			const int mine = (int)blockIdx.x + lane * G;
+			if (mine < n_items) {
+				slot_n = p.slot[mine / H];
+				beta_n = bf2f(p.beta_raw[mine]);
+			}
+			if (lane == 0) {
+				for (int i = 0; i < NS; i++)
+					mbar_init(&bar.full[i], 1), mbar_init(&bar.empty[i], EMPTY_COUNT);
+				for (int i = 0; i < NIN; i++)
+					mbar_init(&bar.in_full[i], 1), mbar_init(&bar.in_empty[i], 1);
+				asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+			}
+			__syncwarp();
+			/* The consumers wait at barrier 2 for the producer warp's arrival. */
+			asm volatile("bar.arrive 2, %0;\n" ::"r"(RING_THREADS) : "memory");
+		}
 		for (int base = 0;; base += 32) {
 			const int first = (int)blockIdx.x + base * G;
 			if (first >= n_items)
 				break;
-			const int mine = first + lane * G;
-			int slot_l = 0;
-			float beta_l = 0.0f;
-			if (mine < n_items) {
-				slot_l = p.slot[mine / H];
-				beta_l = bf2f(p.beta_raw[mine]);
+			int slot_l = slot_n;
+			float beta_l = beta_n;
+			if (EARLY) {
+				const int mine = first + (32 + lane) * G;
+				if (mine < n_items) {
+					slot_n = p.slot[mine / H];
+					beta_n = bf2f(p.beta_raw[mine]);
+				}
+			} else {
+				const int mine = first + lane * G;
+				if (mine < n_items) {
+					slot_l = p.slot[mine / H];
+					beta_l = bf2f(p.beta_raw[mine]);
+				}
 			}
 			for (int j = 0; j < 32; j++) {
 				const int item = first + j * G;
@@ -428,13 +565,43 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 				const float braw = __shfl_sync(0xffffffffu, beta_l, j);
 				if (lane == 0) {
 					const int b = item / H, h = item - b * H;
+					const StateT *st = static_cast<const StateT *>(p.state) + ((size_t)slot * H + h) * DEC_D * DEC_D;
+					auto chunks = [&]() {
+						for (int ch = 0; ch < RING_CHUNKS; ch++) {
+							const uint64_t w0 = TRACE ? clock64() : 0;
+							if ((FLAGS & RF_RAMP) && n_issued >= NS / 2 && n_issued < NS)
+								mbar_wait(&bar.empty[n_issued - NS / 2], 0);
+							n_issued++;
+							mbar_wait(&bar.empty[s], ph ^ 1);
+							if (TRACE)
+								p_wait += clock64() - w0;
+							if (ARRIVE == RING_ARRIVE_THREAD || BULKST)
+								asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+							mbar_expect_tx(&bar.full[s], CHUNK_BYTES);
+							if (TRACE && first_issue)
+								tr[TR_PROD] = gtimer(), first_issue = false;
+							if (HINT)
+								bulk_g2s_hint(ring + (size_t)s * RING_ROWS * DEC_D,
+									      st + (size_t)ch * RING_ROWS * DEC_D, CHUNK_BYTES,
+									      &bar.full[s], pol);
+							else
+								bulk_g2s(ring + (size_t)s * RING_ROWS * DEC_D,
+									 st + (size_t)ch * RING_ROWS * DEC_D, CHUNK_BYTES, &bar.full[s]);
+							if (++s == NS)
+								s = 0, ph ^= 1;
+						}
+					};
+					if (EARLY)
+						chunks();
 					unsigned char *in = inb + si * RIN_BYTES;
 					mbar_wait(&bar.in_empty[si], phi ^ 1);
-					if (ARRIVE == RING_ARRIVE_THREAD)
+					if (ARRIVE == RING_ARRIVE_THREAD || BULKST)
 						asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 					*reinterpret_cast<float *>(in + RIN_TX) = braw;
 					*reinterpret_cast<int *>(in + RIN_TX + 4) = slot;
 					mbar_expect_tx(&bar.in_full[si], RIN_TX);
+					if (TRACE && first_issue)
+						tr[TR_PROD] = gtimer(), first_issue = false;
 					const uint16_t *cs = p.conv_state + (size_t)slot * KDA_CONV_STATE_TAPS * C;
 #pragma unroll
 					for (int q = 0; q < 3; q++) {
@@ -449,28 +616,26 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 					bulk_g2s(in + RIN_GATE, p.gate_raw + (size_t)item * DEC_D, 256, &bar.in_full[si]);
 					if (++si == NIN)
 						si = 0, phi ^= 1;
-					const StateT *st = static_cast<const StateT *>(p.state) + ((size_t)slot * H + h) * DEC_D * DEC_D;
-					for (int ch = 0; ch < RING_CHUNKS; ch++) {
-						mbar_wait(&bar.empty[s], ph ^ 1);
-						if (ARRIVE == RING_ARRIVE_THREAD)
-							asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-						mbar_expect_tx(&bar.full[s], CHUNK_BYTES);
-						bulk_g2s(ring + (size_t)s * RING_ROWS * DEC_D, st + (size_t)ch * RING_ROWS * DEC_D,
-							 CHUNK_BYTES, &bar.full[s]);
-						if (++s == NS)
-							s = 0, ph ^= 1;
-					}
+					if (!EARLY)
+						chunks();
 				}
 				__syncwarp();
 			}
 		}
+		if (TRACE && lane == 0)
+			tr[TR_PWAIT] = p_wait, tr[TR_PCYCLES] = clock64() - p_entry;
 		return;
 	}
+	if (EARLY)
+		asm volatile("bar.sync 2, %0;\n" ::"r"(RING_THREADS) : "memory");
 
 	/* Consumers. */
+	uint64_t w_full = 0, w_in = 0;
+	int n_done = 0;
 	const float nw = bf2f(p.norm_w[tid & (DEC_D - 1)]);
 	const int sub = tid & (LANES - 1), rg = tid / LANES;
 	int s = 0, ph = 0, si = 0, phi = 0;
+	int s_prev = -1; /* BULKST: the stage whose stores were committed last, not yet handed back */
 	uint2 wn[3]; /* conv taps of this item's channel tid (tid < 128) */
 	if (tid < DEC_D && (int)blockIdx.x < n_items)
 #pragma unroll
@@ -489,7 +654,15 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 				wn[j] = *reinterpret_cast<const uint2 *>(
 					p.conv_w + ((size_t)(j * H + (item + G) % H) * DEC_D + tid) * KDA_CONV_TAPS);
 		const unsigned char *in = inb + si * RIN_BYTES;
-		mbar_wait(&bar.in_full[si], phi);
+		{
+			const uint64_t w0 = TRACE ? clock64() : 0;
+			mbar_wait(&bar.in_full[si], phi);
+			if (TRACE && tid == 0) {
+				w_in += clock64() - w0;
+				if (n_done == 0)
+					tr[TR_FIRST_IN] = gtimer();
+			}
+		}
 		const size_t slot = (size_t)*reinterpret_cast<const int *>(in + RIN_TX + 4);
 		StateT *st = static_cast<StateT *>(p.state) + (slot * H + h) * DEC_D * DEC_D;
 		float og = 0.0f;
@@ -550,21 +723,29 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 		float osq = 0.0f;
 #pragma unroll 1
 		for (int ch = 0; ch < RING_CHUNKS; ch++) {
-			mbar_wait(&bar.full[s], ph);
+			{
+				const uint64_t w0 = TRACE ? clock64() : 0;
+				mbar_wait(&bar.full[s], ph);
+				if (TRACE && tid == 0) {
+					w_full += clock64() - w0;
+					if (n_done == 0 && ch == 0)
+						tr[TR_FIRST_ST] = gtimer();
+				}
+			}
 			float m[RPC][KS];
-			const StateT *S = ring + (size_t)s * RING_ROWS * DEC_D;
+			StateT *S = ring + (size_t)s * RING_ROWS * DEC_D;
 #pragma unroll
 			for (int i = 0; i < RPC; i++)
 				L::load(S + (size_t)(rg + NRG * i) * DEC_D, sub, m[i]);
-			if (ARRIVE == RING_ARRIVE_THREAD) {
-				mbar_arrive(&bar.empty[s]);
-			} else {
-				__syncwarp();
-				if (lane == 0)
+			if (!BULKST) {
+				if (ARRIVE == RING_ARRIVE_THREAD) {
 					mbar_arrive(&bar.empty[s]);
+				} else {
+					__syncwarp();
+					if (lane == 0)
+						mbar_arrive(&bar.empty[s]);
+				}
 			}
-			if (++s == NS)
-				s = 0, ph ^= 1;
 #pragma unroll
 			for (int i = 0; i < RPC; i++) {
 				const int row = ch * RING_ROWS + rg + NRG * i;
@@ -581,12 +762,45 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 #pragma unroll
 				for (int e = 0; e < KS; e++)
 					m[i][e] += coef * kh[e];
-				L::store(st + (size_t)row * DEC_D, sub, m[i]);
+				if (BULKST) {
+					StateT *r = S + (size_t)(rg + NRG * i) * DEC_D;
+#pragma unroll
+					for (int j = 0; j < P::NP; j++)
+						*reinterpret_cast<uint4 *>(r + P::at(sub, j)) = P::pack(m[i], j);
+				} else if (HINT) {
+					StateT *r = st + (size_t)row * DEC_D;
+#pragma unroll
+					for (int j = 0; j < P::NP; j++)
+						st_v4_hint(r + P::at(sub, j), P::pack(m[i], j), pol);
+				} else {
+					L::store(st + (size_t)row * DEC_D, sub, m[i]);
+				}
 				const float o = cq + coef * kq;
 				if (sub == 0)
 					sm.o[row] = o;
 				osq += o * o;
 			}
+			if (BULKST) {
+				/* This warp's rows 2w, 2w + 1 and 2w + 16, 2w + 17 of the chunk: written by the
+				 * generic proxy, read by the bulk copy; the stage of the previous chunk goes back
+				 * once its copies have read it (the group before this one). */
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				__syncwarp();
+				if (lane == 0) {
+					constexpr uint32_t RUN = 2 * DEC_D * sizeof(StateT);
+					const size_t r0 = (size_t)ch * RING_ROWS + 2 * warp;
+					bulk_s2g(st + r0 * DEC_D, S + (size_t)(2 * warp) * DEC_D, RUN);
+					bulk_s2g(st + (r0 + 16) * DEC_D, S + (size_t)(2 * warp + 16) * DEC_D, RUN);
+					asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+					asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+				}
+				__syncwarp();
+				if (s_prev >= 0)
+					mbar_arrive(&bar.empty[s_prev]);
+				s_prev = s;
+			}
+			if (++s == NS)
+				s = 0, ph ^= 1;
 		}
 		/* osq is equal on the LANES lanes of a row group; add the warp's 32 / LANES groups. */
 #pragma unroll
@@ -603,14 +817,45 @@ __global__ void __launch_bounds__(RING_THREADS, CPS) kda_decode_ring(const dec_p
 			const float r = rsqrtf(ss * (1.0f / DEC_D) + p.norm_eps);
 			p.out[(size_t)item * DEC_D + tid] = f2bf(sm.o[tid] * r * nw * og);
 		}
+		if (TRACE && tid == 0 && n_done < KDA_DECODE_TRACE_ITEMS)
+			tr[TR_ITEM0 + n_done] = gtimer();
+		n_done++;
+	}
+	if (BULKST && lane == 0)
+		asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+	if (TRACE && tid == 0) {
+		unsigned smid;
+		asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
+		tr[TR_END] = gtimer();
+		tr[TR_ITEMS] = (unsigned long long)n_done | (unsigned long long)smid << 32;
+		tr[TR_WAIT_FULL] = w_full, tr[TR_WAIT_IN] = w_in, tr[TR_CYCLES] = clock64() - c_entry;
 	}
 }
 
-template <typename StateT, int CPS, int LANES = DEC_LANES, int ARRIVE = RING_ARRIVE_THREAD>
-int ring_launch_as(const dec_params &p, int batch, cudaStream_t stream)
+/* The trace records (KDA_DECODE_RING_TRACE; kda_decode_trace_read()), allocated at first use. */
+unsigned long long *g_trace;
+
+/* KDA_DECODE_RING_TRACE=n (0 <= n < KDA_DECODE_TRACE_LAUNCHES, read at each call): the record
+ * this launch writes, allocated (and zeroed) at first use; null without the variable. */
+unsigned long long *ring_trace()
+{
+	const char *e = getenv("KDA_DECODE_RING_TRACE");
+	if (!e || *e < '0' || *e >= '0' + KDA_DECODE_TRACE_LAUNCHES || e[1])
+		return nullptr;
+	constexpr size_t n = (size_t)KDA_DECODE_TRACE_LAUNCHES * KDA_DECODE_TRACE_CTAS * KDA_DECODE_TRACE_FIELDS;
+	if (!g_trace && (cudaMalloc(&g_trace, n * sizeof(*g_trace)) != cudaSuccess ||
+			 cudaMemset(g_trace, 0, n * sizeof(*g_trace)) != cudaSuccess)) {
+		g_trace = nullptr;
+		return nullptr;
+	}
+	return g_trace + (size_t)(*e - '0') * KDA_DECODE_TRACE_CTAS * KDA_DECODE_TRACE_FIELDS;
+}
+
+template <typename StateT, int CPS, int LANES = DEC_LANES, int ARRIVE = RING_ARRIVE_THREAD, int FLAGS = 0>
+int ring_launch_as(const dec_params &p, int batch, unsigned long long *trace, cudaStream_t stream)
 {
 	constexpr size_t smem = ring_smem<StateT, CPS>();
-	auto kern = kda_decode_ring<StateT, CPS, LANES, ARRIVE>;
+	auto kern = kda_decode_ring<StateT, CPS, LANES, ARRIVE, FLAGS>;
 	static int nsm = 0;
 	if (!nsm) {
 		int dev = 0, n = 0;
@@ -623,7 +868,9 @@ int ring_launch_as(const dec_params &p, int batch, cudaStream_t stream)
 	}
 	const long items = (long)batch * p.heads;
 	const int grid = (int)(items < (long)nsm * CPS ? items : (long)nsm * CPS);
-	kern<<<grid, RING_THREADS, smem, stream>>>(p, (int)items);
+	if ((FLAGS & RF_TRACE) && grid > KDA_DECODE_TRACE_CTAS)
+		return -EINVAL;
+	kern<<<grid, RING_THREADS, smem, stream>>>(p, (int)items, trace);
 	return kda_launch_status();
 }
 
@@ -634,12 +881,102 @@ int ring_arrive()
 	return e && !strcmp(e, "warp") ? RING_ARRIVE_WARP : RING_ARRIVE_THREAD;
 }
 
+/* SMs of the current device (cached at the first call; 0 when unknown). */
+int dec_sms()
+{
+	static int n = 0;
+	if (!n) {
+		int dev = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+			n = 0;
+	}
+	return n;
+}
+
+/* The main ring's depth without KDA_DECODE_RING_OPT (2026-12-02d, H200, H = 96, back to back,
+ * all bytes over the copy ceiling; bench/results/k3-kernels-h200-2026-12-02d/):
+ *   BF16, fewer than RING_QUARTER_BELOW items a CTA: a quarter of the ring (6 stages, 1.5 items
+ *     ahead; B = 64: 87.0-87.5 % where the whole ring gave 80.4-84.5 %, B = 128: 89.6-89.9 %
+ *     against 88.5-89.2 %): the whole ring's burst of copies at the start (132 x 192 KiB) made
+ *     the completion rate take ~25 us to reach its steady ~87 % (a quarter: ~10 us) and widened
+ *     the tail (4.6 against 2.5 us after the median CTA's end);
+ *   BF16 from RING_QUARTER_BELOW items a CTA on, and FP32: the whole ring (BF16 B = 256: 90.1-90.8
+ *     % against 89.4-89.5 % for a quarter; FP32 B = 64-256: a half 0.3-0.7 points and a quarter
+ *     1-1.5 points under the whole ring). */
+constexpr long RING_QUARTER_BELOW = 128;
+
+template <typename StateT>
+int ring_opt_default(long items)
+{
+	const int sms = dec_sms();
+	return sizeof(StateT) == 2 && sms > 0 && items < RING_QUARTER_BELOW * sms ? RF_QUARTER : 0;
+}
+
+/* KDA_DECODE_RING_OPT (read at each call): `none` (the kernel of 2026-12-01zd, the whole
+ * ring), or options joined by '+' from `early`, `hint`, `bulkst`, `half`, `quarter`, `ramp`
+ * (RF_*; the sets ring_launch() lists); without the variable: ring_opt_default(). -1: a set not
+ * built. */
+template <typename StateT>
+int ring_opt(long items)
+{
+	const char *e = getenv("KDA_DECODE_RING_OPT");
+	if (!e)
+		return ring_opt_default<StateT>(items);
+	static const struct {
+		const char *name;
+		int flag;
+	} names[] = { { "early", RF_EARLY }, { "hint", RF_HINT }, { "bulkst", RF_BULKST }, { "half", RF_HALF },
+		      { "quarter", RF_QUARTER }, { "ramp", RF_RAMP }, { "none", 0 } };
+	int f = 0;
+	for (const char *t = e;; t++) { /* name (+ name)*, nothing else */
+		const size_t n = strcspn(t, "+");
+		int k = 0, nk = (int)(sizeof(names) / sizeof(names[0]));
+		while (k < nk && (strlen(names[k].name) != n || strncmp(t, names[k].name, n)))
+			k++;
+		if (k == nk)
+			return -1;
+		f |= names[k].flag;
+		t += n;
+		if (!*t)
+			return f;
+	}
+}
+
+/* The options of the main ring (one CTA an SM, 16 lanes a row, every thread hands back). */
+template <typename StateT, int FLAGS>
+int ring_launch_opt(const dec_params &p, int batch, cudaStream_t stream)
+{
+	unsigned long long *tr = ring_trace();
+	if (tr)
+		return ring_launch_as<StateT, 1, DEC_LANES, RING_ARRIVE_THREAD, FLAGS | RF_TRACE>(p, batch, tr, stream);
+	return ring_launch_as<StateT, 1, DEC_LANES, RING_ARRIVE_THREAD, FLAGS>(p, batch, nullptr, stream);
+}
+
 template <typename StateT, int CPS, int LANES = DEC_LANES>
 int ring_launch(const dec_params &p, int batch, cudaStream_t stream)
 {
 	if (ring_arrive() == RING_ARRIVE_WARP)
-		return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_WARP>(p, batch, stream);
-	return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_THREAD>(p, batch, stream);
+		return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_WARP>(p, batch, nullptr, stream);
+	if (CPS == 1 && LANES == DEC_LANES) {
+		switch (ring_opt<StateT>((long)batch * p.heads)) {
+		case RF_EARLY: return ring_launch_opt<StateT, RF_EARLY>(p, batch, stream);
+		case RF_HINT: return ring_launch_opt<StateT, RF_HINT>(p, batch, stream);
+		case RF_BULKST: return ring_launch_opt<StateT, RF_BULKST>(p, batch, stream);
+		case RF_EARLY | RF_HINT: return ring_launch_opt<StateT, RF_EARLY | RF_HINT>(p, batch, stream);
+		case RF_EARLY | RF_BULKST: return ring_launch_opt<StateT, RF_EARLY | RF_BULKST>(p, batch, stream);
+		case RF_HINT | RF_BULKST: return ring_launch_opt<StateT, RF_HINT | RF_BULKST>(p, batch, stream);
+		case RF_EARLY | RF_HINT | RF_BULKST:
+			return ring_launch_opt<StateT, RF_EARLY | RF_HINT | RF_BULKST>(p, batch, stream);
+		case RF_HALF: return ring_launch_opt<StateT, RF_HALF>(p, batch, stream);
+		case RF_QUARTER: return ring_launch_opt<StateT, RF_QUARTER>(p, batch, stream);
+		case RF_RAMP: return ring_launch_opt<StateT, RF_RAMP>(p, batch, stream);
+		case RF_HALF | RF_RAMP: return ring_launch_opt<StateT, RF_HALF | RF_RAMP>(p, batch, stream);
+		case 0: return ring_launch_opt<StateT, 0>(p, batch, stream);
+		default: return -EINVAL;
+		}
+	}
+	return ring_launch_as<StateT, CPS, LANES, RING_ARRIVE_THREAD>(p, batch, nullptr, stream);
 }
 
 /* The ring reads the per-token inputs with bulk copies: 16-byte aligned bases. */
@@ -773,4 +1110,17 @@ extern "C" int kda_decode(const struct kda_decode_args *a, cudaStream_t stream)
 	return variant == 2 || variant >= 4 ? dec_launch<uint16_t, 256, 1>(p, a->batch, stream)
 	       : variant == 3 ? dec_launch<uint16_t, 128, 2>(p, a->batch, stream)
 			      : dec_launch<uint16_t, 128, 1>(p, a->batch, stream);
+}
+
+extern "C" int kda_decode_trace_read(unsigned long long *dst, size_t n)
+{
+	if (!dst)
+		return -EINVAL;
+	if (!g_trace)
+		return -ENODATA;
+	const size_t all = (size_t)KDA_DECODE_TRACE_LAUNCHES * KDA_DECODE_TRACE_CTAS * KDA_DECODE_TRACE_FIELDS;
+	if (cudaMemcpy(dst, g_trace, (n < all ? n : all) * sizeof(*dst), cudaMemcpyDeviceToHost) != cudaSuccess ||
+	    cudaMemset(g_trace, 0, all * sizeof(*dst)) != cudaSuccess)
+		return kda_launch_status();
+	return 0;
 }

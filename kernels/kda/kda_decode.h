@@ -12,6 +12,7 @@
 #define K3_KERNELS_KDA_DECODE_H
 
 #include <cuda_runtime_api.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kda_common.h"
@@ -42,9 +43,27 @@ struct kda_decode_args {
 };
 
 /* Enqueues the decode step on `stream`. Returns 0, -EINVAL for bad
- * arguments (nothing launched), or -EIO when the launch failed (the CUDA
- * error stays readable through cudaGetLastError()). */
+ * arguments or a KDA_DECODE_RING_OPT naming options that were not built
+ * (kda_decode.cu; nothing launched), or -EIO when the launch failed (the
+ * CUDA error stays readable through cudaGetLastError()). */
 int kda_decode(const struct kda_decode_args *a, cudaStream_t stream);
+
+/* Diagnostics for kda-bench --trace (not for a serving path). While the environment variable
+ * KDA_DECODE_RING_TRACE holds a digit n < KDA_DECODE_TRACE_LAUNCHES, each launch of the main
+ * ring kernel writes record n of a device buffer (allocated at the first such launch):
+ * KDA_DECODE_TRACE_CTAS x KDA_DECODE_TRACE_FIELDS u64 a launch, one row per CTA (field map:
+ * kda_decode.cu, TR_*), %globaltimer in ns and clock64 cycles. A grid larger than
+ * KDA_DECODE_TRACE_CTAS fails the launch with -EINVAL. */
+enum {
+	KDA_DECODE_TRACE_LAUNCHES = 4,
+	KDA_DECODE_TRACE_CTAS = 264,
+	KDA_DECODE_TRACE_ITEMS = 64,
+	KDA_DECODE_TRACE_FIELDS = 12 + KDA_DECODE_TRACE_ITEMS,
+};
+
+/* Copies the first n u64 of the records (launch-major) to dst and zeroes the device copy.
+ * Synchronous. Returns 0, -EINVAL (dst null), -ENODATA (no traced launch yet) or -EIO. */
+int kda_decode_trace_read(unsigned long long *dst, size_t n);
 
 #ifdef __cplusplus
 }

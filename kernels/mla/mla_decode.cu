@@ -95,6 +95,9 @@ struct params {
 	 * rescale's tau (binades the running max may lag) and band (binades the unit may drift). */
 	int fp8s_whole, fp8s_band;
 	float fp8s_tau;
+	/* mla_fp8s_kernel: 1 when the n_splits CTAs of a row block run as one thread-block cluster and
+	 * combine their partials through distributed shared memory (no workspace, no combine kernel). */
+	int cluster;
 	const uint16_t *q;
 	const unsigned char *cache;
 	const int32_t *block_table, *seqlens, *indices;
@@ -502,6 +505,15 @@ static_assert(CTAS_PER_SM * (SMEM_P + 1024) <= 228 * 1024, "two CTAs an SM");
 constexpr int OFF_PS = (SMEM_P + 8 + 15) / 16 * 16;
 constexpr int OFF_MW = OFF_PS + WARPS * 4 * 32 * 16;
 constexpr int SMEM_S = OFF_MW + ROWS * 16;
+/* The cluster combine (fp8s_cluster_combine()), in the stage area once the tile loop is done: this
+ * split's normalized O ([ROWS][XS] FP32, rows padded by 16 bytes against bank conflicts), its LSE
+ * per row, and the rows' weights of every split ([ROWS][MAX_CLUSTER]). */
+constexpr int MAX_CLUSTER = 8; /* portable cluster size */
+constexpr int XS = DV + 4;
+constexpr int X_L = ROWS * XS;         /* floats */
+constexpr int X_W = X_L + ROWS;        /* floats */
+static_assert((X_W + ROWS * MAX_CLUSTER) * 4 <= NST * STAGE_BYTES && OFF_ST == 0 && XS % 4 == 0,
+	      "the stage area holds it");
 static_assert(CTAS_PER_SM * (SMEM_S + 1024) <= 228 * 1024, "two CTAs an SM");
 } // namespace fp8r
 
@@ -522,6 +534,70 @@ __device__ __forceinline__ float fp8r_pow2(int e)
 __device__ __forceinline__ float fp8r_scale2(float x, int e)
 {
 	return x * fp8r_pow2(e / 2) * fp8r_pow2(e - e / 2);
+}
+
+/* Q of the register kernels (mla_fp8r_kernel, mla_fp8p_kernel, mla_fp8s_kernel): this lane's
+ * fragment elements of rows R0 = row0 + g and R1 = R0 + 8 in scale tile w (k step q: 4 consecutive
+ * columns, word q of the K row), in FP16 scaled by 2^e_row (the row's largest |q| to [2^15, 2^16),
+ * the maxima exchanged through qmx[WARPS][16]: one __syncthreads, so every thread calls it), and
+ * of rope step w as stored (BF16); padded rows are zeros. qf0, qf1 undo the row scale (and the
+ * integer conversion's 2^-8 when KINT) on the scores. */
+template <bool KINT>
+__device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int b, int R0, int R1, int w, int g, int tq,
+					    uint32_t (&qa)[8][4], uint32_t (&qa_r)[4], float &qf0, float &qf1)
+{
+	constexpr int ROWS = fp8r::ROWS;
+	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
+	uint2 qr0[8], qr1[8];
+	uint32_t mb0 = 0, mb1 = 0; /* largest |q| (BF16 bits, monotonic as integers) */
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
+		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
+		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
+				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
+		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
+				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
+	}
+	/* rope step w, BF16 as stored: elements 16 w + 4 tq .. + 3 */
+	{
+		const int col = MLA_LATENT + 16 * w + 4 * tq;
+		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
+	}
+#pragma unroll
+	for (int o = 1; o < 4; o <<= 1) {
+		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
+		mb1 = max(mb1, __shfl_xor_sync(0xffffffffu, mb1, o));
+	}
+	if (tq == 0)
+		qmx[w * ROWS + g] = mb0, qmx[w * ROWS + g + 8] = mb1;
+	__syncthreads();
+	mb0 = max(max(qmx[g], qmx[ROWS + g]), max(qmx[2 * ROWS + g], qmx[3 * ROWS + g]));
+	mb1 = max(max(qmx[g + 8], qmx[ROWS + g + 8]), max(qmx[2 * ROWS + g + 8], qmx[3 * ROWS + g + 8]));
+	/* The row's largest |q| to [2^15, 2^16) (BF16's largest mantissa: below 65504); an all-zero
+	 * row is left as is. e clamped so that the FP32 factors below stay normal. */
+	const int e0 = mb0 ? min(110, max(-110, 142 - (int)(mb0 >> 7))) : 0;
+	const int e1 = mb1 ? min(110, max(-110, 142 - (int)(mb1 >> 7))) : 0;
+	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
+	/* S = part * scale * qf (K converted with the 2^-8 of the integer path: 2^8 back). */
+	qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
+		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
+		const float a2 = k3_lo_bf16(qr0[q].y) * qs0, a3 = k3_hi_bf16(qr0[q].y) * qs0;
+		const float c0 = k3_lo_bf16(qr1[q].x) * qs1, c1 = k3_hi_bf16(qr1[q].x) * qs1;
+		const float c2 = k3_lo_bf16(qr1[q].y) * qs1, c3 = k3_hi_bf16(qr1[q].y) * qs1;
+		if (KINT) { /* K pairs (x0, x2), (x1, x3) */
+			qa[q][0] = k3_pack_f16(a0, a2), qa[q][1] = k3_pack_f16(c0, c2);
+			qa[q][2] = k3_pack_f16(a1, a3), qa[q][3] = k3_pack_f16(c1, c3);
+		} else { /* cvt: (x0, x1), (x2, x3) */
+			qa[q][0] = k3_pack_f16(a0, a1), qa[q][1] = k3_pack_f16(c0, c1);
+			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
+		}
+	}
 }
 
 /* The register kernels' epilogue: O (columns of scale tile w in units of 2^f, the integer
@@ -654,61 +730,11 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 			next_src = source(NST);
 	}
 
-	/* Q: this lane's fragment elements of rows g, g + 8 in tile w (k step q: 4 consecutive
-	 * columns, word q of the K row below), and of rope step w; padded rows are zeros. */
+	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
 	const int R0 = row0 + g, R1 = R0 + 8;
-	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
-	uint2 qr0[8], qr1[8];
-	uint32_t mb0 = 0, mb1 = 0; /* largest |q| (BF16 bits, monotonic as integers) */
-#pragma unroll
-	for (int q = 0; q < 8; q++) {
-		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
-		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
-		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
-				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
-		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
-				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
-	}
-	uint32_t qa_r[4]; /* rope step w, BF16 as stored: elements 16 w + 4 tq .. + 3 */
-	{
-		const int col = MLA_LATENT + 16 * w + 4 * tq;
-		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
-		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
-	}
-#pragma unroll
-	for (int o = 1; o < 4; o <<= 1) {
-		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
-		mb1 = max(mb1, __shfl_xor_sync(0xffffffffu, mb1, o));
-	}
-	if (tq == 0)
-		qmx[w * ROWS + g] = mb0, qmx[w * ROWS + g + 8] = mb1;
-	__syncthreads();
-	mb0 = max(max(qmx[g], qmx[ROWS + g]), max(qmx[2 * ROWS + g], qmx[3 * ROWS + g]));
-	mb1 = max(max(qmx[g + 8], qmx[ROWS + g + 8]), max(qmx[2 * ROWS + g + 8], qmx[3 * ROWS + g + 8]));
-	/* The row's largest |q| to [2^15, 2^16) (BF16's largest mantissa: below 65504); an all-zero
-	 * row is left as is. e clamped so that the FP32 factors below stay normal. */
-	const int e0 = mb0 ? min(110, max(-110, 142 - (int)(mb0 >> 7))) : 0;
-	const int e1 = mb1 ? min(110, max(-110, 142 - (int)(mb1 >> 7))) : 0;
-	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
-	/* S = part * scale * qf (K converted with the 2^-8 of the integer path: 2^8 back). */
-	const float qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
-	uint32_t qa[8][4];
-#pragma unroll
-	for (int q = 0; q < 8; q++) {
-		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
-		const float a2 = k3_lo_bf16(qr0[q].y) * qs0, a3 = k3_hi_bf16(qr0[q].y) * qs0;
-		const float c0 = k3_lo_bf16(qr1[q].x) * qs1, c1 = k3_hi_bf16(qr1[q].x) * qs1;
-		const float c2 = k3_lo_bf16(qr1[q].y) * qs1, c3 = k3_hi_bf16(qr1[q].y) * qs1;
-		if (KINT) { /* K pairs (x0, x2), (x1, x3) */
-			qa[q][0] = k3_pack_f16(a0, a2), qa[q][1] = k3_pack_f16(c0, c2);
-			qa[q][2] = k3_pack_f16(a1, a3), qa[q][3] = k3_pack_f16(c1, c3);
-		} else { /* cvt: (x0, x1), (x2, x3) */
-			qa[q][0] = k3_pack_f16(a0, a1), qa[q][1] = k3_pack_f16(c0, c1);
-			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
-		}
-	}
+	uint32_t qa[8][4], qa_r[4];
+	float qf0, qf1;
+	fp8r_load_q<KINT>(p, qmx, b, R0, R1, w, g, tq, qa, qa_r, qf0, qf1);
 
 	const int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
 	const int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
@@ -993,57 +1019,11 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_ker
 			next_src = source(NST);
 	}
 
-	/* Q as in mla_fp8r_kernel: rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
+	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
 	const int R0 = row0 + g, R1 = R0 + 8;
-	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
-	uint2 qr0[8], qr1[8];
-	uint32_t mb0 = 0, mb1 = 0;
-#pragma unroll
-	for (int q = 0; q < 8; q++) {
-		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
-		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
-		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
-				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
-		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
-				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
-	}
-	uint32_t qa_r[4];
-	{
-		const int col = MLA_LATENT + 16 * w + 4 * tq;
-		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
-		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
-	}
-#pragma unroll
-	for (int o = 1; o < 4; o <<= 1) {
-		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
-		mb1 = max(mb1, __shfl_xor_sync(0xffffffffu, mb1, o));
-	}
-	if (tq == 0)
-		qmx[w * ROWS + g] = mb0, qmx[w * ROWS + g + 8] = mb1;
-	__syncthreads();
-	mb0 = max(max(qmx[g], qmx[ROWS + g]), max(qmx[2 * ROWS + g], qmx[3 * ROWS + g]));
-	mb1 = max(max(qmx[g + 8], qmx[ROWS + g + 8]), max(qmx[2 * ROWS + g + 8], qmx[3 * ROWS + g + 8]));
-	const int e0 = mb0 ? min(110, max(-110, 142 - (int)(mb0 >> 7))) : 0;
-	const int e1 = mb1 ? min(110, max(-110, 142 - (int)(mb1 >> 7))) : 0;
-	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
-	const float qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
-	uint32_t qa[8][4];
-#pragma unroll
-	for (int q = 0; q < 8; q++) {
-		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
-		const float a2 = k3_lo_bf16(qr0[q].y) * qs0, a3 = k3_hi_bf16(qr0[q].y) * qs0;
-		const float c0 = k3_lo_bf16(qr1[q].x) * qs1, c1 = k3_hi_bf16(qr1[q].x) * qs1;
-		const float c2 = k3_lo_bf16(qr1[q].y) * qs1, c3 = k3_hi_bf16(qr1[q].y) * qs1;
-		if (KINT) {
-			qa[q][0] = k3_pack_f16(a0, a2), qa[q][1] = k3_pack_f16(c0, c2);
-			qa[q][2] = k3_pack_f16(a1, a3), qa[q][3] = k3_pack_f16(c1, c3);
-		} else {
-			qa[q][0] = k3_pack_f16(a0, a1), qa[q][1] = k3_pack_f16(c0, c1);
-			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
-		}
-	}
+	uint32_t qa[8][4], qa_r[4];
+	float qf0, qf1;
+	fp8r_load_q<KINT>(p, qmx, b, R0, R1, w, g, tq, qa, qa_r, qf0, qf1);
 
 	int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
 	int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
@@ -1265,6 +1245,135 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_ker
 	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
 }
 
+/* ---- the cluster combine of mla_fp8s_kernel --------------------------------------------------
+ *
+ * With more than one split, each split's CTA used to write its normalized O (FP32) and LSE to the
+ * workspace and mla_combine_kernel merged them: a second launch, serial over the splits in one
+ * warp per row, and the partials' round trip through L2. It cost ~20 us a call at H 16 whatever
+ * the batch (2026-12-02a: fp8 H 16 8K, B 64 119.5 us and B 128 218.9 us = 20 + 1.55 us a tile of
+ * a CTA; BF16 likewise; without splits ~2 us). Here the n_splits CTAs of a row block are one
+ * cluster: each stages its O and LSE in its own stage area (free once the tile loop is done), one
+ * cluster barrier, then CTA s merges the output columns of items s, s + S, ... of the block's 16
+ * rows x 128 float4 from every split's shared memory (ld.shared::cluster), with the weights
+ * e^(lse_s - m) / sum as mla_combine_kernel (computed once a row), writes BF16 and (CTA 0) the LSE;
+ * a second barrier keeps every CTA's shared memory alive until all have read it. */
+__device__ __forceinline__ void clu_sync_all()
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;\n"
+		     "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ uint32_t clu_mapa(uint32_t addr, int rank)
+{
+	uint32_t r;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+	return r;
+}
+
+__device__ __forceinline__ float clu_ld_f32(uint32_t addr)
+{
+	float v;
+	asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+	return v;
+}
+
+__device__ __forceinline__ float4 clu_ld_f32x4(uint32_t addr)
+{
+	float4 v;
+	asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+		     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+		     : "r"(addr)
+		     : "memory");
+	return v;
+}
+
+/* This split's O (normalized by l, as fp8r_epilogue() writes a partial) and natural-log LSE into
+ * the stage area xo ([ROWS][XS], LSE at X_L); the caller has made every warp leave the stages. */
+template <bool VINT>
+__device__ __forceinline__ void fp8s_stage_partial(float *xo, const float (&o)[16][4], float l0, float l1, float m0,
+						   float m1, int f0, int f1, int w, int g, int tq)
+{
+	const float inv0 = l0 > 0.0f ? ldexpf(1.0f / l0, (VINT ? 8 : 0) - f0) : 0.0f;
+	const float inv1 = l1 > 0.0f ? ldexpf(1.0f / l1, (VINT ? 8 : 0) - f1) : 0.0f;
+#pragma unroll
+	for (int e = 0; e < 2; e++) {
+		const int cn = 2 * tq + e;
+		const int col = 128 * w + 16 * ((cn >> 1) + 4 * (cn & 1));
+#pragma unroll
+		for (int hr = 0; hr < 2; hr++) {
+			const float inv = hr ? inv1 : inv0;
+			float4 *op = reinterpret_cast<float4 *>(xo + (g + 8 * hr) * fp8r::XS + col);
+#pragma unroll
+			for (int i = 0; i < 4; i++)
+				op[i] = make_float4(o[4 * i][2 * hr + e] * inv, o[4 * i + 1][2 * hr + e] * inv,
+						    o[4 * i + 2][2 * hr + e] * inv, o[4 * i + 3][2 * hr + e] * inv);
+		}
+	}
+	if (w == 0 && tq == 0) {
+		xo[fp8r::X_L + g] = l0 > 0.0f ? (m0 + log2f(l0)) * LN2 : -INFINITY;
+		xo[fp8r::X_L + g + 8] = l1 > 0.0f ? (m1 + log2f(l1)) * LN2 : -INFINITY;
+	}
+}
+
+/* Every thread of every CTA of the cluster calls it once (after fp8s_stage_partial(), or with
+ * only the LSE set to -inf where the split saw no token). */
+__device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo, int b, int row0, int split)
+{
+	using namespace fp8r;
+	const int tid = (int)threadIdx.x, S = p.n_splits;
+	float *wt = xo + X_W;
+	const uint32_t base = k3_smem_u32(xo);
+	clu_sync_all(); /* every split's O and LSE are in place */
+	if (tid < ROWS) {
+		float ls[MAX_CLUSTER], m = -INFINITY;
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++) {
+			const uint32_t at = base + (uint32_t)(X_L + tid) * 4u;
+			ls[s] = s < S ? clu_ld_f32(clu_mapa(at, s)) : -INFINITY;
+			m = fmaxf(m, ls[s]);
+		}
+		float sum = 0.0f;
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++) {
+			ls[s] = ls[s] == -INFINITY ? 0.0f : expf(ls[s] - m);
+			sum += ls[s];
+		}
+		const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++)
+			wt[tid * MAX_CLUSTER + s] = ls[s] * inv;
+		if (split == 0 && p.lse && row0 + tid < p.rows)
+			p.lse[(size_t)b * p.rows + row0 + tid] = sum > 0.0f ? m + logf(sum) : -INFINITY;
+	}
+	__syncthreads();
+	for (int i = split * THREADS + tid; i < ROWS * (DV / 4); i += S * THREADS) {
+		const int r = i / (DV / 4), c4 = i % (DV / 4);
+		if (row0 + r >= p.rows)
+			continue;
+		const uint32_t at = base + (uint32_t)(r * XS + 4 * c4) * 4u;
+		/* All loads first (independent: one round trip, not S), each only where the split's
+		 * weight is positive: a split that saw nothing of the row staged no O. */
+		float ws[MAX_CLUSTER];
+		float4 v[MAX_CLUSTER];
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++) {
+			ws[s] = s < S ? wt[r * MAX_CLUSTER + s] : 0.0f;
+			v[s] = ws[s] > 0.0f ? clu_ld_f32x4(clu_mapa(at, s)) : make_float4(0.f, 0.f, 0.f, 0.f);
+		}
+		float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++) {
+			acc.x += ws[s] * v[s].x, acc.y += ws[s] * v[s].y;
+			acc.z += ws[s] * v[s].z, acc.w += ws[s] * v[s].w;
+		}
+		uint2 ov;
+		ov.x = k3_pack_bf16(acc.x, acc.y);
+		ov.y = k3_pack_bf16(acc.z, acc.w);
+		*reinterpret_cast<uint2 *>(p.out + ((size_t)b * p.rows + row0 + r) * DV + 4 * c4) = ov;
+	}
+	clu_sync_all(); /* no CTA leaves while another may still read its shared memory */
+}
+
 /* ---- FP8 cache, register conversion, one softmax a tile (the default up to 32 rows) -------
  *
  * mla_fp8p_kernel's QK^T (split over k, parts through shared memory), PV (split over the 512
@@ -1322,6 +1431,13 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 	const int n_it = min(n_tiles - tile0, p.tiles_per_split);
 	const size_t part0 = ((size_t)b * p.n_splits + split) * p.rows;
 	if (n_it <= 0) {
+		if (p.cluster) { /* nothing here: the split's LSE -inf, then its share of the merge */
+			float *xo = reinterpret_cast<float *>(smem + OFF_ST);
+			if (tid < ROWS)
+				xo[X_L + tid] = -INFINITY;
+			fp8s_cluster_combine(p, xo, b, row0, split);
+			return;
+		}
 		for (int r = tid; r < ROWS; r += THREADS) {
 			if (row0 + r >= p.rows)
 				continue;
@@ -1394,57 +1510,11 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			source_pos(NST, next_pos, next_page);
 	}
 
-	/* Q as in mla_fp8r_kernel: rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
+	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
 	const int R0 = row0 + g, R1 = R0 + 8;
-	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
-	uint2 qr0[8], qr1[8];
-	uint32_t mb0 = 0, mb1 = 0;
-#pragma unroll
-	for (int q = 0; q < 8; q++) {
-		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
-		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
-		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
-				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
-		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
-				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
-	}
-	uint32_t qa_r[4];
-	{
-		const int col = MLA_LATENT + 16 * w + 4 * tq;
-		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
-		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
-	}
-#pragma unroll
-	for (int o = 1; o < 4; o <<= 1) {
-		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
-		mb1 = max(mb1, __shfl_xor_sync(0xffffffffu, mb1, o));
-	}
-	if (tq == 0)
-		qmx[w * ROWS + g] = mb0, qmx[w * ROWS + g + 8] = mb1;
-	__syncthreads();
-	mb0 = max(max(qmx[g], qmx[ROWS + g]), max(qmx[2 * ROWS + g], qmx[3 * ROWS + g]));
-	mb1 = max(max(qmx[g + 8], qmx[ROWS + g + 8]), max(qmx[2 * ROWS + g + 8], qmx[3 * ROWS + g + 8]));
-	const int e0 = mb0 ? min(110, max(-110, 142 - (int)(mb0 >> 7))) : 0;
-	const int e1 = mb1 ? min(110, max(-110, 142 - (int)(mb1 >> 7))) : 0;
-	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
-	const float qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
-	uint32_t qa[8][4];
-#pragma unroll
-	for (int q = 0; q < 8; q++) {
-		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
-		const float a2 = k3_lo_bf16(qr0[q].y) * qs0, a3 = k3_hi_bf16(qr0[q].y) * qs0;
-		const float c0 = k3_lo_bf16(qr1[q].x) * qs1, c1 = k3_hi_bf16(qr1[q].x) * qs1;
-		const float c2 = k3_lo_bf16(qr1[q].y) * qs1, c3 = k3_hi_bf16(qr1[q].y) * qs1;
-		if (KINT) {
-			qa[q][0] = k3_pack_f16(a0, a2), qa[q][1] = k3_pack_f16(c0, c2);
-			qa[q][2] = k3_pack_f16(a1, a3), qa[q][3] = k3_pack_f16(c1, c3);
-		} else {
-			qa[q][0] = k3_pack_f16(a0, a1), qa[q][1] = k3_pack_f16(c0, c1);
-			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
-		}
-	}
+	uint32_t qa[8][4], qa_r[4];
+	float qf0, qf1;
+	fp8r_load_q<KINT>(p, qmx, b, R0, R1, w, g, tq, qa, qa_r, qf0, qf1);
 
 	int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
 	int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
@@ -1680,6 +1750,12 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 	__syncthreads();
 	l0 = ((lw[g] + lw[ROWS + g]) + lw[2 * ROWS + g]) + lw[3 * ROWS + g];
 	l1 = ((lw[g + 8] + lw[ROWS + g + 8]) + lw[2 * ROWS + g + 8]) + lw[3 * ROWS + g + 8];
+	if (p.cluster) { /* every warp has left the stages (the barrier above), no copy is in flight */
+		float *xo = reinterpret_cast<float *>(smem + OFF_ST);
+		fp8s_stage_partial<VINT>(xo, o, l0, l1, m0, m1, f0, f1, w, g, tq);
+		fp8s_cluster_combine(p, xo, b, row0, split);
+		return;
+	}
 	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
 }
 
@@ -1732,7 +1808,8 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 
 struct plan {
 	int rg, n_rb, splits, tiles_per_split;
-	int fp8r; /* fp8r_variant(): 0, or a register kernel's kernel * 4 + conversion variant */
+	int fp8r;    /* fp8r_variant(): 0, or a register kernel's kernel * 4 + conversion variant */
+	int cluster; /* mla_fp8s_kernel's splits of a row block as one cluster (fp8s_cluster_combine()) */
 };
 
 /* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel that
@@ -1747,8 +1824,8 @@ struct plan {
  * 0 (auto), 1 (reg), 2 (stage), 3 (pipe) or 4 (split). */
 int fp8_kernel_choice()
 {
-	static int choice = -1;
-	if (choice < 0) {
+	int choice = -1;
+	{
 		const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
 		int v = 4; /* unset: the kernel's default (fp8r_variant()) */
 		if (c && strlen(c) == 2 && (c[0] == 'i' || c[0] == 'c') && (c[1] == 'i' || c[1] == 'c'))
@@ -1788,15 +1865,49 @@ int fp8r_variant(enum mla_kv kv, int rows)
  * max at every new maximum and resets the unit every tile (default "lazy": tau = band = 8). */
 void fp8s_options(int *whole, float *tau, int *band)
 {
-	static int w = -1, lazy = -1;
-	if (w < 0) {
-		const char *c = getenv("K3_MLA_FP8S_COPY"), *r = getenv("K3_MLA_FP8S_RESCALE");
-		w = !(c && !strcmp(c, "token"));
-		lazy = !(r && !strcmp(r, "eager"));
-	}
+	const char *c = getenv("K3_MLA_FP8S_COPY"), *r = getenv("K3_MLA_FP8S_RESCALE");
+	const int w = !(c && !strcmp(c, "token"));
+	const int lazy = !(r && !strcmp(r, "eager"));
 	*whole = w;
 	*tau = lazy ? 8.0f : 0.0f;
 	*band = lazy ? 8 : 0;
+}
+
+/* mla_fp8s_kernel's split plan: 1 (default) a wave at most (splits rounded down) and the splits
+ * of a row block combined in a cluster where 2..8 of them fit one wave; 0
+ * (K3_MLA_FP8S_COMBINE=kernel, the default up to 2026-12-02) splits rounded to the nearest
+ * count of a wave and always mla_combine_kernel. */
+int fp8s_cluster_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_COMBINE");
+	return !(c && !strcmp(c, "kernel"));
+}
+
+/* Clusters of `size` CTAs of mla_fp8s_kernel that fit the device at once (cached; 0: none). */
+int fp8s_max_clusters(int size)
+{
+	static int cached[fp8r::MAX_CLUSTER + 1] = { 0 };
+	if (size < 2 || size > fp8r::MAX_CLUSTER)
+		return 0;
+	if (cached[size] == 0) {
+		auto kern = mla_fp8s_kernel<false, false, false>;
+		cudaLaunchConfig_t cfg = {};
+		cudaLaunchAttribute attr[1];
+		attr[0].id = cudaLaunchAttributeClusterDimension;
+		attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)size;
+		attr[0].val.clusterDim.z = 1;
+		cfg.gridDim = dim3(1, (unsigned)size, 1), cfg.blockDim = dim3(fp8r::THREADS);
+		cfg.dynamicSmemBytes = fp8r::SMEM_S, cfg.attrs = attr, cfg.numAttrs = 1;
+		int n = 0;
+		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) !=
+			    cudaSuccess ||
+		    cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n < 1) {
+			(void)cudaGetLastError(); /* not sticky: clear it, run without clusters */
+			n = -1;
+		}
+		cached[size] = n;
+	}
+	return cached[size] > 0 ? cached[size] : 0;
 }
 
 int device_sms(int *sms)
@@ -1849,7 +1960,10 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 	const int64_t base = (int64_t)a->batch * pl->n_rb;
 	const int per_sm = pl->fp8r ? fp8r::CTAS_PER_SM : pl->rg == 1 ? 2 : 1;
 	const int64_t target = (int64_t)sms * per_sm;
-	int64_t splits = (target + base / 2) / base; /* about one wave */
+	/* About one wave; mla_fp8s_kernel: at most one (17 splits of 16 requests, 272 CTAs on 264
+	 * places, ran a second wave of 8 CTAs: 2026-12-02a fp8 H 16 B 16 32K 175 us, B 64 418). */
+	const bool fp8s_new = pl->fp8r >= 16 && fp8s_cluster_option();
+	int64_t splits = fp8s_new ? target / base : (target + base / 2) / base;
 	const int64_t most = (max_tiles + MIN_TILES_PER_SPLIT - 1) / MIN_TILES_PER_SPLIT;
 	if (splits > most)
 		splits = most;
@@ -1859,12 +1973,14 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 	splits = (max_tiles + tps - 1) / tps;
 	pl->splits = (int)splits;
 	pl->tiles_per_split = (int)tps;
+	pl->cluster = fp8s_new && !a->indices && splits >= 2 && splits <= fp8r::MAX_CLUSTER &&
+		      base <= fp8s_max_clusters((int)splits);
 	return 0;
 }
 
 size_t workspace_for(const struct mla_decode_args *a, const plan &pl)
 {
-	if (pl.splits == 1)
+	if (pl.splits == 1 || pl.cluster)
 		return 0;
 	const size_t rows = (size_t)a->batch * pl.splits * a->qtokens * a->heads;
 	return rows * DV * sizeof(float) + rows * sizeof(float);
@@ -1910,7 +2026,18 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 			return k3_launch_status();
 		cf = true;
 	}
-	kern<<<grid, fp8r::THREADS, fp8r::SMEM_S, stream>>>(p);
+	if (!p.cluster) {
+		kern<<<grid, fp8r::THREADS, fp8r::SMEM_S, stream>>>(p);
+		return k3_launch_status();
+	}
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute attr[1];
+	attr[0].id = cudaLaunchAttributeClusterDimension;
+	attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)p.n_splits;
+	attr[0].val.clusterDim.z = 1;
+	cfg.gridDim = grid, cfg.blockDim = dim3(fp8r::THREADS), cfg.dynamicSmemBytes = fp8r::SMEM_S;
+	cfg.stream = stream, cfg.attrs = attr, cfg.numAttrs = 1;
+	(void)cudaLaunchKernelEx(&cfg, kern, p);
 	return k3_launch_status();
 }
 
@@ -1948,6 +2075,13 @@ extern "C" int mla_decode_splits(const struct mla_decode_args *a)
 	return rc ? rc : pl.splits;
 }
 
+extern "C" int mla_decode_cluster(const struct mla_decode_args *a)
+{
+	plan pl;
+	const int rc = make_plan(a, &pl);
+	return rc ? rc : pl.cluster ? pl.splits : 0;
+}
+
 extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 {
 	plan pl;
@@ -1971,6 +2105,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.max_seqlen = a->max_seqlen;
 	p.scale_log2 = a->scale * LOG2E;
 	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band);
+	p.cluster = pl.cluster;
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
 	p.block_table = a->block_table;
@@ -1978,7 +2113,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.indices = a->indices;
 	p.out = a->out;
 	p.lse = a->lse;
-	if (pl.splits > 1) {
+	if (pl.splits > 1 && !pl.cluster) {
 		const size_t rows = (size_t)a->batch * pl.splits * p.rows;
 		p.o_part = static_cast<float *>(a->workspace);
 		p.l_part = p.o_part + rows * DV;
@@ -2010,7 +2145,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 		r = pl.rg == 1 ? launch_split<1, true>(p, grid, stream) : launch_split<4, true>(p, grid, stream);
 	else
 		r = pl.rg == 1 ? launch_split<1, false>(p, grid, stream) : launch_split<4, false>(p, grid, stream);
-	if (r || pl.splits == 1)
+	if (r || pl.splits == 1 || pl.cluster)
 		return r;
 	const int total = a->batch * p.rows;
 	mla_combine_kernel<<<(total + COMBINE_WARPS - 1) / COMBINE_WARPS, COMBINE_WARPS * 32, 0, stream>>>(p, total);

@@ -12,10 +12,15 @@
  * nothing extra; the FP8 default copies a whole dense tile at once), run QK^T and PV on BF16 tensor cores (FP8 cache up to 32
  * rows: FP16, the E4M3 converted in registers) with an online softmax, and
  * write a partial output and log-sum-exp; a combine kernel merges the
- * splits. With one split the first kernel writes the output.
+ * splits. With one split the first kernel writes the output. The FP8
+ * default up to 32 rows (mla_fp8s_kernel) runs 2..8 splits of a row block
+ * as one thread-block cluster instead, merging them through distributed
+ * shared memory: no workspace and no combine kernel (mla_decode_cluster()).
  * K3_MLA_FP8_KERNEL=stage|reg|pipe|split and K3_MLA_FP8_CVT=ic|ii|cc|ci pick
- * the FP8 kernel and its conversions (mla_decode.cu; read once per process;
- * unset: split with cc up to 32 query rows, stage above).
+ * the FP8 kernel and its conversions, K3_MLA_FP8S_COMBINE=kernel the split
+ * kernel's previous plan (partials and the combine kernel); mla_decode.cu.
+ * Read at every call (so that a bench can switch them between rows);
+ * unset: split with cc up to 32 query rows, stage above.
  */
 #ifndef K3_KERNELS_MLA_DECODE_H
 #define K3_KERNELS_MLA_DECODE_H
@@ -52,13 +57,19 @@ struct mla_decode_args {
 };
 
 /* Workspace the call needs for these shapes on the current device (split
- * partials: 2052 bytes per row and split when there is more than one split).
+ * partials: 2052 bytes per row and split when there is more than one split
+ * and no cluster merges them).
  * Returns 0 and sets *bytes, -EINVAL for bad shapes, -EIO when the device
  * cannot be queried. */
 int mla_decode_workspace_bytes(const struct mla_decode_args *a, size_t *bytes);
 
 /* Splits the call will use (>= 1), or a negative error as above. */
 int mla_decode_splits(const struct mla_decode_args *a);
+
+/* Cluster size (the splits) when the splits are merged inside one thread-block
+ * cluster, 0 when not (one split, or partials and the combine kernel), or a
+ * negative error as above. */
+int mla_decode_cluster(const struct mla_decode_args *a);
 
 /* Enqueues the decode on `stream` (capturable in a CUDA graph after one call
  * outside capture has configured the kernels). Returns 0, -EINVAL (nothing

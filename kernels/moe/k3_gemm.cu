@@ -52,7 +52,8 @@
  * Since 2026-12-01zb grouped calls that give the weights in the FP16-pair layout too (w_f16; K a
  * multiple of 512) run gemv_f16_kernel (8 integer instructions for 8 weights, FP16 MMAs one scale
  * group each, FP16 activations from a first pass; see the kernel); K3_GEMV_FP4=lean:
- * gemv_lean_kernel there.
+ * gemv_lean_kernel there. Since 2026-12-02b up to 2 rows a group on average that first pass is
+ * fused into the gemv (each CTA converts its rows in shared memory; K3_GEMV_F16_FUSE=0|1).
  *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
@@ -64,6 +65,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "common/k3_device.cuh"
 #include "common/k3_quant.h"
@@ -585,6 +587,37 @@ __device__ __forceinline__ void gemv_lean_block(const uint4 &r0, const uint4 &r1
 	}
 }
 
+/* The k-slice sum of gemv_lean_kernel and gemv_f16_kernel (KS > 1 slices of RG warps a CTA): the
+ * warps of slices 1.. write their sums to red ((KS - 1) RG NT8 4 32 floats), slice 0's warps add
+ * them in slice order (the same sums whatever the timing). Every thread of the CTA calls it (two
+ * barriers: the next pass writes red again). Returns whether this warp stores the pass (slice 0,
+ * active). */
+template <int KS, int RG, int NT8>
+__device__ __forceinline__ bool gemv_kslice_sum(float *red, int ksl, int rg, int lane, bool active,
+						float (&acc)[NT8][4])
+{
+	static_assert(KS > 1, "k slices");
+	if (ksl > 0) {
+		float *rw = red + (size_t)((ksl - 1) * RG + rg) * NT8 * 4 * 32 + lane;
+#pragma unroll
+		for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				rw[(nt * 4 + e) * 32] = acc[nt][e];
+	}
+	__syncthreads();
+	if (ksl == 0)
+#pragma unroll
+		for (int k = 1; k < KS; k++)
+#pragma unroll
+			for (int nt = 0; nt < NT8; nt++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					acc[nt][e] += red[(size_t)(((k - 1) * RG + rg) * NT8 * 4 + nt * 4 + e) * 32 + lane];
+	__syncthreads();
+	return ksl == 0 && active;
+}
+
 /* KS: k slices a CTA (1, 2, 4; grouped, 8 tokens a pass): warp w takes rows (w % (8 / KS)) 16
  * of the CTA's 128 / KS and k slice w / (8 / KS) (ceil(blocks / KS) blocks); slices 1.. add
  * their sums into slice 0's through shared memory, which stores. For grids of few CTAs (B = 1:
@@ -694,27 +727,9 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
 				for (int nt = 0; nt < NT8; nt++)
 					xp[nt] += 2 * U * GV_K;
 			}
-			if constexpr (KS > 1) {
-				float *rw = red + (size_t)((ksl - 1) * RG + rg) * NT8 * 4 * 32 + lane;
-				if (ksl > 0)
-#pragma unroll
-					for (int nt = 0; nt < NT8; nt++)
-#pragma unroll
-						for (int e = 0; e < 4; e++)
-							rw[(nt * 4 + e) * 32] = acc[nt][e];
-				__syncthreads();
-				if (ksl == 0)
-#pragma unroll
-					for (int k = 1; k < KS; k++)
-#pragma unroll
-						for (int nt = 0; nt < NT8; nt++)
-#pragma unroll
-							for (int e = 0; e < 4; e++)
-								acc[nt][e] += red[(size_t)(((k - 1) * RG + rg) * NT8 * 4 + nt * 4 + e) * 32 + lane];
-				__syncthreads(); /* the next pass writes red again */
-				if (ksl > 0 || !active)
+			if constexpr (KS > 1)
+				if (!gemv_kslice_sum<KS, RG, NT8>(red, ksl, rg, lane, active, acc))
 					continue;
-			}
 			gemv_store<NT8, EPI, PARTIAL>(p, pr, re, nb, gq, tq, acc);
 		}
 	}
@@ -745,7 +760,10 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
  * 256): 61.1 / 47.6, 81.4 / 80.6, 83.0 / 83.8, 69.1 / 68.5 (gemv_lean_kernel in the same process
  * 54.5 / 40.6, 63.5 / 59.8, 60.4 / 59.1, 52.2 / 54.5). ncu (w13 B = 1, no L2 prefetch): 21.5 M
  * warp-instructions, 0.115 a weight byte (gemv_lean_kernel 0.197), 0.38 issued a cycle per
- * scheduler, DRAM 59 %; f16act_kernel 3.1 us. */
+ * scheduler, DRAM 59 %; f16act_kernel 3.1 us. Fused (FUSE, 2026-12-02b call 1, fused / two-kernel
+ * in one process, power-capped bench): w13 / w2 at B = 1 61.2 / 59.6, 47.2 / 46.3; B = 16 83.2 /
+ * 73.1, 79.2 / 78.6; ncu of w2 B = 1: 34.05 us (64 % of copy for the kernel alone) against 2.98
+ * + 35.07, 8.15 cycles between issues against 9.52, SM active 83 % of the elapsed cycles. */
 constexpr int GF_STEP = 4; /* blocks a loop step and a scale load */
 
 /* The FP16 activations of gemv_f16_kernel: a CTA per grouped row (rows past off[n_groups] are
@@ -754,6 +772,42 @@ constexpr int GF_STEP = 4; /* blocks a loop step and a scale load */
  * launch the gemv starts when every CTA of this grid has begun (it waits for this grid's writes
  * before reading them, griddepcontrol.wait), so its first weight loads overlap this pass. */
 constexpr int GF_ACT_CH = 4; /* K <= 8 x THREADS x GF_ACT_CH = 8192 */
+
+/* A row's FP16 conversion from m, the largest BF16 magnitude bits (|x| & 0x7fff) of the row: the
+ * elements times 2^(14 - e) (e = floor(log2) of that magnitude; 0 for an all-zero row), xf = 2^e
+ * (the factor the gemv multiplies its sums by), and chunk(): an 8-chunk of BF16 in the pair order
+ * (0, 4), (1, 5), (2, 6), (3, 7). One place for f16act_kernel and the fused kernel. */
+struct f16act_scale {
+	float mul1, mul2, xf;
+	__device__ __forceinline__ explicit f16act_scale(uint32_t m)
+	{
+		const int ef = (int)(m >> 7); /* BF16 exponent field of the largest magnitude */
+		const int e = m == 0 ? 0 : ef == 0 ? -127 : min(ef, 254) - 127;
+		const int sh = 14 - e, sh1 = sh / 2; /* 2^sh in two exact steps: sh is -113 .. 141 */
+		mul1 = __uint_as_float((uint32_t)(127 + sh1) << 23);
+		mul2 = __uint_as_float((uint32_t)(127 + sh - sh1) << 23);
+		xf = e >= -126 ? __uint_as_float((uint32_t)(e + 127) << 23) : __uint_as_float(0x00400000u);
+	}
+	__device__ __forceinline__ uint4 chunk(const uint4 &v) const
+	{
+		const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+		float f[8];
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			f[2 * q] = k3_lo_bf16(w[q]) * mul1 * mul2;
+			f[2 * q + 1] = k3_hi_bf16(w[q]) * mul1 * mul2;
+		}
+		return make_uint4(k3_pack_f16(f[0], f[4]), k3_pack_f16(f[1], f[5]), k3_pack_f16(f[2], f[6]),
+				  k3_pack_f16(f[3], f[7]));
+	}
+};
+
+/* The largest BF16 magnitude bits of the 8 elements of v (both halves of the result). */
+__device__ __forceinline__ uint32_t bf16x8_absmax2(const uint4 &v)
+{
+	return __vmaxu2(__vmaxu2(v.x & 0x7fff7fffu, v.y & 0x7fff7fffu), __vmaxu2(v.z & 0x7fff7fffu, v.w & 0x7fff7fffu));
+}
+
 __global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_t *xh, float *xf)
 {
 	__shared__ uint32_t wmax[THREADS / 32];
@@ -771,8 +825,7 @@ __global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_
 	for (int i = 0; i < GF_ACT_CH; i++) {
 		const int c = tid + i * THREADS;
 		v[i] = c < chunks ? ld_nc16(src + (size_t)c * 8) : make_uint4(0u, 0u, 0u, 0u);
-		m2 = __vmaxu2(m2, __vmaxu2(__vmaxu2(v[i].x & 0x7fff7fffu, v[i].y & 0x7fff7fffu),
-					   __vmaxu2(v[i].z & 0x7fff7fffu, v[i].w & 0x7fff7fffu)));
+		m2 = __vmaxu2(m2, bf16x8_absmax2(v[i]));
 	}
 	uint32_t m = __reduce_max_sync(0xffffffffu, max(m2 & 0xffffu, m2 >> 16));
 	if ((tid & 31) == 0)
@@ -781,28 +834,16 @@ __global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_
 #pragma unroll
 	for (int w = 0; w < THREADS / 32; w++)
 		m = max(m, wmax[w]);
-	const int ef = (int)(m >> 7); /* BF16 exponent field of the largest magnitude */
-	const int e = m == 0 ? 0 : ef == 0 ? -127 : min(ef, 254) - 127;
-	const int sh = 14 - e, sh1 = sh / 2; /* 2^sh in two exact steps: sh is -113 .. 141 */
-	const float mul1 = __uint_as_float((uint32_t)(127 + sh1) << 23);
-	const float mul2 = __uint_as_float((uint32_t)(127 + sh - sh1) << 23);
+	const f16act_scale sc(m);
 	if (tid == 0)
-		xf[r] = e >= -126 ? __uint_as_float((uint32_t)(e + 127) << 23) : __uint_as_float(0x00400000u);
+		xf[r] = sc.xf;
 	uint16_t *dst = xh + r * p.K;
 #pragma unroll
 	for (int i = 0; i < GF_ACT_CH; i++) {
 		const int c = tid + i * THREADS;
 		if (c >= chunks)
 			break;
-		const uint32_t w[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
-		float f[8];
-#pragma unroll
-		for (int q = 0; q < 4; q++) {
-			f[2 * q] = k3_lo_bf16(w[q]) * mul1 * mul2;
-			f[2 * q + 1] = k3_hi_bf16(w[q]) * mul1 * mul2;
-		}
-		*reinterpret_cast<uint4 *>(dst + (size_t)c * 8) = make_uint4(
-			k3_pack_f16(f[0], f[4]), k3_pack_f16(f[1], f[5]), k3_pack_f16(f[2], f[6]), k3_pack_f16(f[3], f[7]));
+		*reinterpret_cast<uint4 *>(dst + (size_t)c * 8) = sc.chunk(v[i]);
 	}
 }
 
@@ -833,11 +874,35 @@ __device__ __forceinline__ float f16_scale(uint32_t s)
 	return __uint_as_float(b & 0x7f800000u);
 }
 
+/* Activation operands of gemv_f16_block: a global pointer (the first pass's FP16 rows) or a
+ * shared-memory address (the fused kernel's rows, FUSE); x_at(): e elements further. */
+__device__ __forceinline__ uint4 ld_x16(const uint16_t *x)
+{
+	return ld_nc16(x);
+}
+
+__device__ __forceinline__ uint4 ld_x16(uint32_t x)
+{
+	uint4 v;
+	asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(x));
+	return v;
+}
+
+__device__ __forceinline__ const uint16_t *x_at(const uint16_t *x, int e)
+{
+	return x + e;
+}
+
+__device__ __forceinline__ uint32_t x_at(uint32_t x, int e)
+{
+	return x + 2u * (uint32_t)e;
+}
+
 /* One 128-deep block of gemv_f16_kernel: r0, r1 lane (g, t)'s 16 bytes of rows g and g + 8, s0,
  * s1 their 4 scale bytes (byte j: group j), x[nt] token g's FP16 row at k 8t of the block. */
-template <int NT8>
+template <int NT8, typename XP>
 __device__ __forceinline__ void gemv_f16_block(const uint4 &r0, const uint4 &r1, uint32_t s0, uint32_t s1,
-					       const uint16_t *const (&x)[NT8], bool two, float (&acc)[NT8][4])
+					       const XP (&x)[NT8], bool two, float (&acc)[NT8][4])
 {
 	const uint32_t q0[4] = { r0.x, r0.y, r0.z, r0.w }, q1[4] = { r1.x, r1.y, r1.z, r1.w };
 #pragma unroll
@@ -846,7 +911,7 @@ __device__ __forceinline__ void gemv_f16_block(const uint4 &r0, const uint4 &r1,
 #pragma unroll
 		for (int nt = 0; nt < NT8; nt++)
 			if (nt == 0 || two)
-				xc[nt] = ld_nc16(x[nt] + 32 * j);
+				xc[nt] = ld_x16(x_at(x[nt], 32 * j));
 		uint32_t A0[4], A1[4];
 		k3_f16enc_to_f16x8(q0[j], A0);
 		k3_f16enc_to_f16x8(q1[j], A1);
@@ -869,8 +934,71 @@ __device__ __forceinline__ void gemv_f16_block(const uint4 &r0, const uint4 &r1,
 	}
 }
 
-/* KS: k slices a CTA (1, 2, 4; NT8 = 1) as in gemv_lean_kernel, each a multiple of GF_STEP blocks. */
-template <int NT8, int EPI, int KS, bool PF = false>
+/* The fused kernel's activations (gemv_f16_kernel with FUSE): shared memory holds GF_FHDR bytes
+ * (the rows' factors 2^e and largest magnitudes, 8 each) and then up to 8 FP16 rows of K +
+ * GF_XPAD elements (rows 64 bytes apart modulo 128: the 16-byte reads of an MMA's 8 rows hit
+ * disjoint banks). */
+constexpr int GF_FHDR = 64;
+constexpr int GF_XPAD = 32;
+
+/* The fused kernel's shared memory for rows_cap rows of K (bytes). */
+constexpr size_t gemv_f16_fused_smem(int rows_cap, int K)
+{
+	return (size_t)GF_FHDR + (size_t)rows_cap * (size_t)(K + GF_XPAD) * 2;
+}
+
+/* A pass's activation rows pr .. pr + nr - 1 (nr <= 8) converted as f16act_kernel does, by the
+ * whole CTA into shared memory: the BF16 rows copied in (cp.async, no registers: the weight loads
+ * issued before stay in flight), each row's largest magnitude (a warp maximum a row, then a
+ * shared-memory maximum over the warps), each 8-chunk converted in place. Every thread of the CTA
+ * calls it; four barriers (the first: the previous pass's reads are done). */
+__device__ __forceinline__ void f16act_smem(const params &p, int64_t pr, int nr, unsigned char *smem)
+{
+	float *xfs = reinterpret_cast<float *>(smem);
+	uint32_t *rmax = reinterpret_cast<uint32_t *>(smem) + 8;
+	uint16_t *xs = reinterpret_cast<uint16_t *>(smem + GF_FHDR);
+	const int tid = (int)threadIdx.x, chunks = p.K / 8, xst = p.K + GF_XPAD;
+	__syncthreads();
+	if (tid < 8)
+		rmax[tid] = 0u;
+	for (int r = 0; r < nr; r++) {
+		const int64_t ar = p.a_index ? p.a_index[pr + r] : pr + r;
+		const uint16_t *src = p.a + ar * p.K;
+		for (int c = tid; c < chunks; c += THREADS)
+			k3_cp_async16(xs + (size_t)r * xst + (size_t)c * 8, src + (size_t)c * 8);
+	}
+	k3_cp_async_commit();
+	k3_cp_async_wait<0>();
+	__syncthreads();
+	for (int r = 0; r < nr; r++) {
+		uint32_t m2 = 0;
+		for (int c = tid; c < chunks; c += THREADS)
+			m2 = __vmaxu2(m2, bf16x8_absmax2(*reinterpret_cast<const uint4 *>(xs + (size_t)r * xst + (size_t)c * 8)));
+		const uint32_t m = __reduce_max_sync(0xffffffffu, max(m2 & 0xffffu, m2 >> 16));
+		if ((tid & 31) == 0)
+			atomicMax(rmax + r, m);
+	}
+	__syncthreads();
+	for (int r = 0; r < nr; r++) {
+		const f16act_scale sc(rmax[r]);
+		if (tid == 0)
+			xfs[r] = sc.xf;
+		for (int c = tid; c < chunks; c += THREADS) {
+			uint4 *q = reinterpret_cast<uint4 *>(xs + (size_t)r * xst + (size_t)c * 8);
+			*q = sc.chunk(*q);
+		}
+	}
+	__syncthreads();
+}
+
+/* KS: k slices a CTA (1, 2, 4; NT8 = 1) as in gemv_lean_kernel, each a multiple of GF_STEP blocks.
+ * PF: the weight loads with the L2 256-byte hint (a row's next 3 blocks come with the first).
+ * Measured and removed (2026-12-02b call 1): each row's sectors 2 and 3 ahead besides, by the bulk
+ * copy engine's L2 prefetch: 5-25 points slower at every batch.
+ * FUSE (NT8 = 1, KS = 1): no first pass: each CTA converts its pass's activation rows itself into
+ * shared memory (f16act_smem(), after its first weight loads) and reads its B fragments there;
+ * xh, xf unused; launched without programmatic dependent launch (nothing to wait for). */
+template <int NT8, int EPI, int KS, bool PF = false, bool FUSE = false>
 __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf)
 {
 	auto ldw = [](bool c, const void *ptr, uint4 &v) { /* PF: with the L2 256-byte prefetch */
@@ -881,16 +1009,19 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 	};
 	static_assert(KS == 1 || KS == 2 || KS == 4, "k slices");
 	static_assert(KS == 1 || NT8 == 1, "k slices: 8 tokens a pass");
+	static_assert(!FUSE || (KS == 1 && NT8 == 1), "fused: 8 tokens a pass, no k slices");
+	using XP = typename std::conditional<FUSE, uint32_t, const uint16_t *>::type;
 	constexpr int U = 2; /* blocks a register set: two sets in turn, GF_STEP blocks a loop step */
 	static_assert(2 * U == GF_STEP, "step");
 	constexpr int RG = 8 / KS;
 	__shared__ float red[KS > 1 ? (KS - 1) * RG * NT8 * 4 * 32 : 1];
+	extern __shared__ __align__(16) unsigned char gf_smem[];
 	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
 	const int rg = warp % RG, ksl = warp / RG;
 	const int nb = (int)blockIdx.x * (16 * RG) + rg * 16;
 	const bool active = nb < p.N;
-	if (KS == 1 && !active)
-		return;
+	if (!FUSE && KS == 1 && !active)
+		return; /* fused: every warp takes part in the conversion's barriers */
 	const int nkb = p.K / GV_K; /* a multiple of GF_STEP */
 	int kb0 = 0, kb1 = nkb;
 	if constexpr (KS > 1) {
@@ -909,11 +1040,15 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 		const uint8_t *const s0b = p.ws + wr0 * srow + (size_t)kb0 * (GV_K / 32);
 		for (int64_t pr = rb; pr < re; pr += 8 * NT8) {
 			const bool two = NT8 > 1 && re - pr > 8;
-			const uint16_t *xp[NT8];
+			XP xp[NT8];
 #pragma unroll
 			for (int nt = 0; nt < NT8; nt++) {
 				const int64_t r0 = pr + nt * 8 + gq, r = r0 < re ? r0 : pr;
-				xp[nt] = xh + r * p.K + tq * 8 + (size_t)kb0 * GV_K;
+				if constexpr (FUSE)
+					xp[nt] = k3_smem_u32(gf_smem + GF_FHDR) +
+						 2u * (uint32_t)((r - pr) * (p.K + GF_XPAD) + tq * 8 + kb0 * GV_K);
+				else
+					xp[nt] = xh + r * p.K + tq * 8 + (size_t)kb0 * GV_K;
 			}
 			float acc[NT8][4];
 #pragma unroll
@@ -930,10 +1065,14 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 			}
 			ld_u64_if(nblk > 0, s0, sa0);
 			ld_u64_if(nblk > 0, s1, sa1);
-			/* The activations and row factors are the first pass's (f16act_kernel, launched
-			 * before this grid, which may start early: programmatic dependent launch); a no-op
-			 * once that grid has finished or without it. */
-			asm volatile("griddepcontrol.wait;" ::: "memory");
+			if constexpr (FUSE) {
+				f16act_smem(p, pr, re - pr < 8 ? (int)(re - pr) : 8, gf_smem);
+			} else {
+				/* The activations and row factors are the first pass's (f16act_kernel, launched
+				 * before this grid, which may start early: programmatic dependent launch); a
+				 * no-op once that grid has finished or without it. */
+				asm volatile("griddepcontrol.wait;" ::: "memory");
+			}
 #pragma unroll 1
 			for (int i = 0; i < nblk; i += GF_STEP) {
 #pragma unroll
@@ -945,14 +1084,14 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 				ld_u64_if(true, s1 + U * (GV_K / 32), sb1);
 				const bool more = i + GF_STEP < nblk;
 				{
-					const uint16_t *xb[NT8];
+					XP xb[NT8];
 #pragma unroll
 					for (int nt = 0; nt < NT8; nt++)
 						xb[nt] = xp[nt];
 					gemv_f16_block<NT8>(wa0[0], wa1[0], sa0.x, sa1.x, xb, two, acc);
 #pragma unroll
 					for (int nt = 0; nt < NT8; nt++)
-						xb[nt] = xp[nt] + GV_K;
+						xb[nt] = x_at(xp[nt], GV_K);
 					gemv_f16_block<NT8>(wa0[1], wa1[1], sa0.y, sa1.y, xb, two, acc);
 				}
 #pragma unroll
@@ -963,50 +1102,36 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 				ld_u64_if(more, s0 + 2 * U * (GV_K / 32), sa0);
 				ld_u64_if(more, s1 + 2 * U * (GV_K / 32), sa1);
 				{
-					const uint16_t *xb[NT8];
+					XP xb[NT8];
 #pragma unroll
 					for (int nt = 0; nt < NT8; nt++)
-						xb[nt] = xp[nt] + 2 * GV_K;
+						xb[nt] = x_at(xp[nt], 2 * GV_K);
 					gemv_f16_block<NT8>(wb0[0], wb1[0], sb0.x, sb1.x, xb, two, acc);
 #pragma unroll
 					for (int nt = 0; nt < NT8; nt++)
-						xb[nt] = xp[nt] + 3 * GV_K;
+						xb[nt] = x_at(xp[nt], 3 * GV_K);
 					gemv_f16_block<NT8>(wb0[1], wb1[1], sb0.y, sb1.y, xb, two, acc);
 				}
 				w0 += GF_STEP * (GV_K / 2), w1 += GF_STEP * (GV_K / 2);
 				s0 += GF_STEP * (GV_K / 32), s1 += GF_STEP * (GV_K / 32);
 #pragma unroll
 				for (int nt = 0; nt < NT8; nt++)
-					xp[nt] += GF_STEP * GV_K;
+					xp[nt] = x_at(xp[nt], GF_STEP * GV_K);
 			}
-			if constexpr (KS > 1) {
-				float *rw = red + (size_t)((ksl - 1) * RG + rg) * NT8 * 4 * 32 + lane;
-				if (ksl > 0)
-#pragma unroll
-					for (int nt = 0; nt < NT8; nt++)
-#pragma unroll
-						for (int e = 0; e < 4; e++)
-							rw[(nt * 4 + e) * 32] = acc[nt][e];
-				__syncthreads();
-				if (ksl == 0)
-#pragma unroll
-					for (int k = 1; k < KS; k++)
-#pragma unroll
-						for (int nt = 0; nt < NT8; nt++)
-#pragma unroll
-							for (int e = 0; e < 4; e++)
-								acc[nt][e] += red[(size_t)(((k - 1) * RG + rg) * NT8 * 4 + nt * 4 + e) * 32 + lane];
-				__syncthreads(); /* the next pass writes red again */
-				if (ksl > 0 || !active)
+			if constexpr (KS > 1)
+				if (!gemv_kslice_sum<KS, RG, NT8>(red, ksl, rg, lane, active, acc))
 					continue;
-			}
+			if (FUSE && !active)
+				continue;
 			/* The row factors 2^e back (columns 2t, 2t + 1 of each tile: tokens of rows pr + 8 nt + 2t + e). */
 #pragma unroll
 			for (int nt = 0; nt < NT8; nt++)
 #pragma unroll
 				for (int e = 0; e < 2; e++) {
 					const int64_t r = pr + nt * 8 + 2 * tq + e;
-					const float f = r < re ? xf[r] : 0.0f;
+					float f = 0.0f;
+					if (r < re)
+						f = FUSE ? reinterpret_cast<const float *>(gf_smem)[r - pr] : xf[r];
 					acc[nt][e] *= f;
 					acc[nt][2 + e] *= f;
 				}
@@ -1743,6 +1868,29 @@ int gemv_f16_kslices(const struct k3_gemm_args *a)
 	return v == 2 || v == 4 ? v : 1;
 }
 
+/* gemv_f16_kernel fused (FUSE: no first pass, no workspace read; each CTA converts its pass's
+ * activation rows into shared memory): its shared memory in bytes, or 0 for the two-kernel path
+ * (f16act_kernel, then the gemv by programmatic dependent launch; the default before 2026-12-02b).
+ * Fused where groups hold at most GF_FUSE_ROWS rows on average and a pass's rows (min(8, rows))
+ * fit two CTAs an SM (<= GF_FUSED_MAX bytes each); K3_GEMV_F16_FUSE=0: never, =1: wherever they
+ * fit (read per call: tests and benches switch it). H200, 2026-12-02b call 1 (% of copy on weight
+ * bytes, median of single launches, fused / two-kernel in one process, w13; w2): B = 1 61.2 /
+ * 59.6; 47.2 / 46.3, B = 16 83.2 / 73.1; 79.2 / 78.6, B = 64 78.9 / 75.7; 80.0 / 77.7, B = 256
+ * (4.6 rows a group) 61.6 / 66.0; 67.4 / 61.3 (steady 63.6 / 65.1; 57.9 / 61.2): the two-kernel
+ * path stays above 2 rows a group (each CTA converts its group's rows, up to 8 a pass, itself). */
+constexpr size_t GF_FUSED_MAX = 100 * 1024;
+constexpr int GF_FUSE_ROWS = 2;
+size_t gemv_f16_fused_bytes(const struct k3_gemm_args *a)
+{
+	const char *e = getenv("K3_GEMV_F16_FUSE");
+	if (e && !strcmp(e, "0"))
+		return 0;
+	if (!(e && !strcmp(e, "1")) && a->rows > (int64_t)GF_FUSE_ROWS * a->n_groups)
+		return 0;
+	const size_t b = gemv_f16_fused_smem((int)(a->rows < 8 ? a->rows : 8), a->K);
+	return b <= GF_FUSED_MAX ? b : 0;
+}
+
 /* Grouped gemv grid rows: min(groups, rows) (the touched groups are at most the rows; the
  * CTAs past *n_touched exit at once: at B = 1 with 896 experts, 880 of every 896 did);
  * K3_GEMV_GRID=full in the environment: one a group, as before (measurements). */
@@ -2050,18 +2198,21 @@ int gemv_lean_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t
 	return k3_launch_status();
 }
 
-/* gemv_f16_kernel after f16act_kernel on stream s: with programmatic dependent launch (the
- * gemv's weight loads start while the first pass runs) unless K3_GEMV_F16_PDL=0, and (8-token
- * passes, no k slices: the default) with the weight loads asking the L2 for whole 256-byte
- * sectors unless K3_GEMV_F16_L2PF=0; both read per call. H200, 2026-12-01zb call 2, % of copy
+/* gemv_f16_kernel on stream s: fused (fused_smem > 0: one kernel, a plain launch, fused_smem
+ * bytes of dynamic shared memory; 8-token passes, no k slices) or after f16act_kernel, with
+ * programmatic dependent launch (the gemv's weight loads start while the first pass runs) unless
+ * K3_GEMV_F16_PDL=0; with 8-token passes and no k slices (the default) the weight loads ask the
+ * L2 for whole 256-byte sectors unless K3_GEMV_F16_L2PF=0; both read per call. H200, 2026-12-01zb call 2, % of copy
  * on weight bytes at B = 1, 16, 64, 256: the prefetch w13 61.1, 81.4, 83.0, 69.1 / w2 47.6,
  * 80.6, 83.8, 68.5; without 61.8, 75.1, 73.9, 66.0 / 48.9, 74.4, 75.9, 66.5 (steady graph
  * replays at B = 1: 75.2 / 60.9 against 68.1 / 54.8); without PDL at B = 1, 16: w13 60.0,
  * 74.1, w2 46.0, 74.4 (no prefetch). */
 template <int NT8, int EPI, int KS>
-int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 grid, cudaStream_t s)
+int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 grid, size_t fused_smem,
+		    cudaStream_t s)
 {
 	const char *e = getenv("K3_GEMV_F16_PDL"), *pf = getenv("K3_GEMV_F16_L2PF");
+	const bool pfl = !(pf && !strcmp(pf, "0"));
 	cudaLaunchConfig_t cfg = {};
 	cfg.gridDim = grid;
 	cfg.blockDim = dim3(THREADS);
@@ -2073,10 +2224,23 @@ int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 g
 	cfg.attrs = attr;
 	cfg.numAttrs = e && !strcmp(e, "0") ? 0 : 1;
 	cudaError_t rc;
-	if (NT8 == 1 && KS == 1 && !(pf && !strcmp(pf, "0"))) /* the default: the L2 256-byte prefetch */
-		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS, true>, p, xh, xf);
-	else
+	if constexpr (NT8 == 1 && KS == 1) {
+		if (fused_smem) { /* one kernel, no first pass to wait for: a plain launch */
+			auto kern = pfl ? gemv_f16_kernel<1, EPI, 1, true, true> : gemv_f16_kernel<1, EPI, 1, false, true>;
+			if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fused_smem) !=
+			    cudaSuccess)
+				return -EIO;
+			cfg.dynamicSmemBytes = fused_smem;
+			cfg.numAttrs = 0;
+			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf);
+		} else {
+			auto kern = pfl ? gemv_f16_kernel<1, EPI, 1, true> : gemv_f16_kernel<1, EPI, 1, false>;
+			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf);
+		}
+	} else {
+		(void)fused_smem;
 		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf);
+	}
 	if (rc != cudaSuccess)
 		return -EIO;
 	return k3_launch_status();
@@ -2084,21 +2248,21 @@ int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 g
 
 template <int NT8, int KS = 1>
 int gemv_f16_epi(const params &p, const uint16_t *xh, const float *xf, enum k3_epilogue epi, dim3 grid,
-		 cudaStream_t s)
+		 size_t fused_smem, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
-		return gemv_f16_launch<NT8, K3_EPI_BF16, KS>(p, xh, xf, grid, s);
+		return gemv_f16_launch<NT8, K3_EPI_BF16, KS>(p, xh, xf, grid, fused_smem, s);
 	case K3_EPI_SPLIT:
-		return gemv_f16_launch<NT8, K3_EPI_SPLIT, KS>(p, xh, xf, grid, s);
+		return gemv_f16_launch<NT8, K3_EPI_SPLIT, KS>(p, xh, xf, grid, fused_smem, s);
 	case K3_EPI_GLU:
-		return gemv_f16_launch<NT8, K3_EPI_GLU, KS>(p, xh, xf, grid, s);
+		return gemv_f16_launch<NT8, K3_EPI_GLU, KS>(p, xh, xf, grid, fused_smem, s);
 	case K3_EPI_SCALE:
-		return gemv_f16_launch<NT8, K3_EPI_SCALE, KS>(p, xh, xf, grid, s);
+		return gemv_f16_launch<NT8, K3_EPI_SCALE, KS>(p, xh, xf, grid, fused_smem, s);
 	case K3_EPI_ADD:
-		return gemv_f16_launch<NT8, K3_EPI_ADD, KS>(p, xh, xf, grid, s);
+		return gemv_f16_launch<NT8, K3_EPI_ADD, KS>(p, xh, xf, grid, fused_smem, s);
 	case K3_EPI_GATE:
-		return gemv_f16_launch<NT8, K3_EPI_GATE, KS>(p, xh, xf, grid, s);
+		return gemv_f16_launch<NT8, K3_EPI_GATE, KS>(p, xh, xf, grid, fused_smem, s);
 	}
 	return -EINVAL;
 }
@@ -2318,27 +2482,30 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 			r = w8 ? gemv_epi<true, 1, 2, 0>(p, a->epi, grid, stream)
 			       : gemv_epi<true, 1, 1, 0>(p, a->epi, grid, stream);
 	} else if (gemv_f16(a) && ks == 1) {
+		const int nt = gemv_f16_nt(a);
+		const int kslices = nt == 2 ? 1 : gemv_f16_kslices(a);
+		p.wp = a->w_f16;
+		const size_t fsm = nt == 1 && kslices == 1 ? gemv_f16_fused_bytes(a) : 0;
+		if (fsm) /* one kernel: each CTA converts its activation rows itself */
+			return gemv_f16_epi<1>(p, nullptr, nullptr, a->epi, grid, fsm, stream);
 		if (!a->workspace || a->workspace_bytes < gemv_f16_ws_bytes(a) || !al16(a->workspace))
 			return -EINVAL;
 		uint16_t *xh = static_cast<uint16_t *>(a->workspace);
 		float *xf = reinterpret_cast<float *>(xh + (size_t)a->rows * a->K);
-		p.wp = a->w_f16;
 		f16act_kernel<<<(unsigned)a->rows, THREADS, 0, stream>>>(p, xh, xf);
 		r = k3_launch_status();
 		if (r)
 			return r;
-		const int nt = gemv_f16_nt(a);
-		const int kslices = nt == 2 ? 1 : gemv_f16_kslices(a);
 		dim3 g = grid;
 		g.x = (unsigned)((a->N + GV_ROWS / kslices - 1) / (GV_ROWS / kslices));
 		if (nt == 2)
-			r = gemv_f16_epi<2>(p, xh, xf, a->epi, grid, stream);
+			r = gemv_f16_epi<2>(p, xh, xf, a->epi, grid, 0, stream);
 		else if (kslices == 4)
-			r = gemv_f16_epi<1, 4>(p, xh, xf, a->epi, g, stream);
+			r = gemv_f16_epi<1, 4>(p, xh, xf, a->epi, g, 0, stream);
 		else if (kslices == 2)
-			r = gemv_f16_epi<1, 2>(p, xh, xf, a->epi, g, stream);
+			r = gemv_f16_epi<1, 2>(p, xh, xf, a->epi, g, 0, stream);
 		else
-			r = gemv_f16_epi<1>(p, xh, xf, a->epi, grid, stream);
+			r = gemv_f16_epi<1>(p, xh, xf, a->epi, grid, 0, stream);
 	} else if (gemv_bulk(a))
 		r = wide ? gemv_bulk_epi<2, false>(p, a->epi, gemv_bulk_ctas(), stream)
 			 : gemv_bulk_epi<1, false>(p, a->epi, gemv_bulk_ctas(), stream);

@@ -309,6 +309,107 @@ static void test_decode_ring_arrivals(void **unused)
 	unsetenv("KDA_DECODE_KERNEL");
 }
 
+/* The ring kernel's options (KDA_DECODE_RING_OPT, kda_decode.cu RF_*: the first state loads
+ * before the prologue, L2 evict-first hints, bulk stores of the new state), each against float64
+ * at shapes where every CTA reuses its stages, or only the one the environment names
+ * (compute-sanitizer of one option). */
+static void test_decode_ring_opts(void **unused)
+{
+	(void)unused;
+	static const char *const opts[] = { "none", "half", "quarter", "ramp", "half+ramp", "early", "hint",
+					    "bulkst", "early+hint", "early+bulkst", "hint+bulkst", "early+hint+bulkst" };
+	const char *fixed = getenv("KDA_DECODE_RING_OPT");
+	char keep[64] = "";
+	if (fixed)
+		snprintf(keep, sizeof(keep), "%s", fixed);
+	setenv("KDA_DECODE_KERNEL", "ring", 1);
+	for (size_t m = 0; m < sizeof(opts) / sizeof(opts[0]); m++) {
+		if (fixed && strcmp(keep, opts[m]))
+			continue;
+		setenv("KDA_DECODE_RING_OPT", opts[m], 1);
+		print_message(" KDA_DECODE_KERNEL=ring KDA_DECODE_RING_OPT=%s\n", opts[m]);
+		decode_case(KDA_F32, 8, 128, 2);
+		decode_case(KDA_BF16, 16, 128, 2);
+		decode_case(KDA_BF16, 5, 7, 2); /* 35 items: fewer than the SMs, one item a CTA */
+	}
+	/* A name or a set that was not built: -EINVAL, nothing launched. */
+	static const char *const bad[] = { "halfx", "half+quarter", "early+", "" };
+	const size_t SN = (size_t)D * D, C = 3 * D;
+	void *st, *cv, *x, *g, *bt, *gt, *cw, *nw, *sl, *out;
+	CUDA_OK(cudaMalloc(&st, SN * 4));
+	CUDA_OK(cudaMalloc(&cv, 3 * C * 2));
+	CUDA_OK(cudaMalloc(&x, C * 2));
+	CUDA_OK(cudaMalloc(&g, D * 2));
+	CUDA_OK(cudaMalloc(&bt, 16));
+	CUDA_OK(cudaMalloc(&gt, D * 2));
+	CUDA_OK(cudaMalloc(&cw, C * 4 * 2));
+	CUDA_OK(cudaMalloc(&nw, D * 2));
+	CUDA_OK(cudaMalloc(&sl, 16));
+	CUDA_OK(cudaMalloc(&out, D * 2));
+	CUDA_OK(cudaMemset(sl, 0, 16));
+	for (size_t m = 0; m < sizeof(bad) / sizeof(bad[0]); m++) {
+		setenv("KDA_DECODE_RING_OPT", bad[m], 1);
+		for (int d = 0; d < 2; d++) {
+			struct kda_decode_args a = {
+				.batch = 1, .heads = 1, .state_dtype = d ? KDA_BF16 : KDA_F32, .scale = 0.08838835f,
+				.norm_eps = 1e-6f, .x = x, .g_raw = g, .beta_raw = bt, .gate_raw = gt, .conv_w = cw,
+				.norm_w = nw, .slot = sl, .state = st, .conv_state = cv, .out = out,
+			};
+			assert_int_equal(kda_decode(&a, 0), -EINVAL);
+		}
+	}
+	CUDA_OK(cudaDeviceSynchronize());
+	cudaFree(st), cudaFree(cv), cudaFree(x), cudaFree(g), cudaFree(bt), cudaFree(gt), cudaFree(cw);
+	cudaFree(nw), cudaFree(sl), cudaFree(out);
+	if (fixed)
+		setenv("KDA_DECODE_RING_OPT", keep, 1);
+	else
+		unsetenv("KDA_DECODE_RING_OPT");
+	unsetenv("KDA_DECODE_KERNEL");
+}
+
+/* KDA_DECODE_RING_TRACE: the traced kernel computes what the float64 reference does, and its
+ * record is consistent: every CTA of the grid stamped, the items summed over the CTAs equal
+ * B x H, stamps in order (entry <= first input <= first state chunk <= first item <= end). */
+static void test_decode_ring_trace(void **unused)
+{
+	(void)unused;
+	enum { B = 16, H = 128 };
+	setenv("KDA_DECODE_KERNEL", "ring", 1);
+	setenv("KDA_DECODE_RING_TRACE", "3", 1);
+	decode_case(KDA_BF16, B, H, 1);
+	unsetenv("KDA_DECODE_RING_TRACE");
+	unsetenv("KDA_DECODE_KERNEL");
+	const size_t per = (size_t)KDA_DECODE_TRACE_CTAS * KDA_DECODE_TRACE_FIELDS;
+	const size_t n = (size_t)KDA_DECODE_TRACE_LAUNCHES * per;
+	unsigned long long *t = xmalloc(n * sizeof(*t));
+	assert_int_equal(kda_decode_trace_read(t, n), 0);
+	const unsigned long long *r = t + 3 * per;
+	long items = 0;
+	int ctas = 0;
+	for (int c = 0; c < KDA_DECODE_TRACE_CTAS; c++) {
+		const unsigned long long *x = r + (size_t)c * KDA_DECODE_TRACE_FIELDS;
+		if (!x[0])
+			continue;
+		ctas++;
+		const long k = (long)(x[5] & 0xffffffffu);
+		items += k;
+		assert_true(k >= 1);
+		assert_true(x[0] <= x[2] && x[2] <= x[3] && x[3] <= x[12] && x[12] <= x[4]);
+		assert_true(x[1] >= x[0] - 1000000 && x[1] <= x[4]); /* another warp's clock read: within 1 ms */
+		assert_true(x[6] + x[7] <= x[8]);                       /* waits within the CTA's cycles */
+	}
+	int dev = 0, sms = 0;
+	CUDA_OK(cudaGetDevice(&dev));
+	CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+	assert_int_equal(ctas, B * H < sms ? B * H : sms);
+	assert_int_equal(items, (long)B * H);
+	for (size_t i = 0; i < n; i++) /* the other records stay empty */
+		if (i / per != 3)
+			assert_true(t[i] == 0);
+	free(t);
+}
+
 static void test_decode_bf16(void **unused)
 {
 	(void)unused;
@@ -870,6 +971,8 @@ int main(void)
 		cmocka_unit_test(test_decode_bf16),
 		cmocka_unit_test(test_decode_many_items),
 		cmocka_unit_test(test_decode_ring_arrivals),
+		cmocka_unit_test(test_decode_ring_opts),
+		cmocka_unit_test(test_decode_ring_trace),
 		cmocka_unit_test(test_verify_replay_fp32),
 		cmocka_unit_test(test_verify_replay_bf16),
 		cmocka_unit_test(test_prefill_fixed),

@@ -36,6 +36,7 @@ struct mla_case {
 	enum mla_kv kv;
 	double qscale; /* q range: sharper softmax when larger */
 	int spread;    /* FP8: each token's NoPE part times 2^(-40..8), each tile a further 2^(-6..6) */
+	int cluster;   /* FP8, default kernel and plan: the cluster size mla_decode_cluster() must give */
 	int32_t lens[8];
 	const char *name;
 };
@@ -121,7 +122,12 @@ static void run_case(const struct mla_case *c)
 	assert_int_equal(mla_decode_workspace_bytes(&a, &ws), 0);
 	a.workspace = ws ? gt_dev_poisoned(ws) : NULL;
 	a.workspace_bytes = ws;
-	print_message("  splits %d, workspace %zu bytes\n", mla_decode_splits(&a), ws);
+	print_message("  splits %d, cluster %d, workspace %zu bytes\n", mla_decode_splits(&a), mla_decode_cluster(&a),
+		      ws);
+	if (c->cluster && !getenv("K3_MLA_FP8_KERNEL") && !getenv("K3_MLA_FP8S_COMBINE")) {
+		assert_int_equal(mla_decode_cluster(&a), c->cluster);
+		assert_int_equal(ws, 0);
+	}
 	for (int run = 0; run < 2; run++) { /* twice: nothing carried over between calls */
 		gt_poison(out.d, rows * MLA_LATENT * 2);
 		gt_poison(d_lse, rows * sizeof(float));
@@ -193,6 +199,34 @@ static void test_fp8_tile_edges(void **unused)
 	const struct mla_case c = { .B = 6, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .spread = 1,
 				    .lens = { 1, 31, 32, 33, 64, 4100 }, .name = "fp8 H=16 t=1, 1..64 and 4100 tokens, scales spread" };
 	run_case(&c);
+}
+
+/* The default FP8 kernel merges 2..8 splits of a row block inside a thread-block cluster
+ * (mla_fp8s_kernel, fp8s_cluster_combine()): 3 splits of 16 rows (requests of 1 and 33 tokens
+ * leave splits empty, 129 ends a split after one tile), 6 splits of two 16-row blocks (t = 2),
+ * 2 splits with the scales spread; each also through the previous plan (partials and the
+ * combine kernel: K3_MLA_FP8S_COMBINE=kernel, read at every call). */
+static void test_fp8_cluster_splits(void **unused)
+{
+	(void)unused;
+	const struct mla_case cs[3] = {
+		{ .B = 8, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .cluster = 3,
+		  .lens = { 300, 1, 33, 250, 64, 299, 129, 200 }, .name = "fp8 H=16, 3 splits in a cluster" },
+		{ .B = 4, .H = 16, .t = 2, .kv = MLA_KV_FP8, .qscale = 3, .cluster = 6,
+		  .lens = { 2, 700, 129, 64 }, .name = "fp8 H=16 t=2, 6 splits in a cluster, 2 row blocks" },
+		{ .B = 8, .H = 12, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .spread = 1, .cluster = 2,
+		  .lens = { 200, 150, 5, 97, 128, 160, 2, 190 },
+		  .name = "fp8 H=12, 2 splits in a cluster, scales spread" },
+	};
+	const char *had = getenv("K3_MLA_FP8S_COMBINE");
+	for (int i = 0; i < 3; i++) {
+		run_case(&cs[i]);
+		if (!had) {
+			setenv("K3_MLA_FP8S_COMBINE", "kernel", 1);
+			run_case(&cs[i]);
+			unsetenv("K3_MLA_FP8S_COMBINE");
+		}
+	}
 }
 
 static void test_fp8_verify_window(void **unused)
@@ -284,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_fp8_small_heads_splits),
 		cmocka_unit_test(test_fp8_scale_spread),
 		cmocka_unit_test(test_fp8_tile_edges),
+		cmocka_unit_test(test_fp8_cluster_splits),
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),

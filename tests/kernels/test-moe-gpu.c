@@ -1275,16 +1275,22 @@ static void test_gemv_lean_scales(void **unused)
  * more than 8 rows left (K3_GEMV_F16_NT=2), 2 and 4 k slices a CTA (K3_GEMV_KSPLIT; at K = 2560,
  * 4 slices leave one with no blocks), one grid row a group (K3_GEMV_GRID=full), the gemv launched
  * without programmatic dependent launch (K3_GEMV_F16_PDL=0), the weight loads without the L2
- * 256-byte prefetch (K3_GEMV_F16_L2PF=0); K = 512 (one loop step), 1536,
- * 2560; N = 272 (a CTA with spare warps); gathered activations (a_index) and scattered outputs. */
+ * 256-byte prefetch (K3_GEMV_F16_L2PF=0); the fused kernel (each CTA converts its pass's
+ * activation rows into shared memory: the default up to 2 rows a group, case ca; K3_GEMV_F16_FUSE=1
+ * everywhere: cb's groups of 8-70 rows in 1-9 passes) and the first pass with the gemv
+ * (K3_GEMV_F16_FUSE=0; the default above 2 rows a group; so too the 2 / 4 k slices, 16-token
+ * passes and pdl0 modes); K = 512
+ * (one loop step), 1536, 2560; N = 272 (a CTA with spare warps: they take part in the fused
+ * conversion's barriers); gathered activations (a_index) and scattered outputs. */
 static void test_gemv_f16(void **unused)
 {
 	(void)unused;
 	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 }, few7[7] = { 1, 0, 2, 1, 0, 3, 1 };
 	static const int32_t tiles[6] = { 8, 9, 12, 16, 17, 70 };
-	static const char *const modes[8][3] = { { NULL, NULL, NULL }, { "lean", NULL, NULL }, { NULL, "2", NULL },
-						 { NULL, NULL, "2" },     { NULL, NULL, "4" },     { NULL, NULL, "full" },
-						 { NULL, NULL, "pdl0" },  { NULL, NULL, "nopf" } };
+	static const char *const modes[10][3] = { { NULL, NULL, NULL },   { "lean", NULL, NULL },   { NULL, "2", NULL },
+						  { NULL, NULL, "2" },      { NULL, NULL, "4" },      { NULL, NULL, "full" },
+						  { NULL, NULL, "pdl0" },   { NULL, NULL, "nopf" },   { NULL, NULL, "fuse0" },
+						  { NULL, NULL, "fuse1" } };
 	struct wmat wa = wmat_rand(9, 272, 1536, K3_W_MXFP4, 0.1), wb = wmat_rand(6, 384, 512, K3_W_MXFP4, 0.1);
 	struct wmat wc = wmat_rand(7, 256, 2560, K3_W_MXFP4, 0.1);
 	const struct gemm_case ca = { .N = 272, .K = 1536, .n_groups = 9, .counts = few, .a_rows = 5,
@@ -1297,8 +1303,8 @@ static void test_gemv_f16(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	const struct gemm_case cd = { .N = 256, .K = 2560, .n_groups = 7, .counts = few7, .a_rows = 5,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
-	for (int m = 0; m < 8; m++) {
-		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_F16_NT=%s K3_GEMV_KSPLIT / GRID / F16_PDL / F16_L2PF=%s\n",
+	for (int m = 0; m < 10; m++) {
+		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_F16_NT=%s K3_GEMV_KSPLIT / GRID / F16_PDL / F16_L2PF / F16_FUSE=%s\n",
 			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
 			      modes[m][2] ? modes[m][2] : "(unset)");
 		if (modes[m][0])
@@ -1308,9 +1314,13 @@ static void test_gemv_f16(void **unused)
 		if (modes[m][2] && !strcmp(modes[m][2], "full"))
 			setenv("K3_GEMV_GRID", "full", 1);
 		else if (modes[m][2] && !strcmp(modes[m][2], "pdl0"))
-			setenv("K3_GEMV_F16_PDL", "0", 1);
+			setenv("K3_GEMV_F16_PDL", "0", 1), setenv("K3_GEMV_F16_FUSE", "0", 1);
 		else if (modes[m][2] && !strcmp(modes[m][2], "nopf"))
 			setenv("K3_GEMV_F16_L2PF", "0", 1);
+		else if (modes[m][2] && !strcmp(modes[m][2], "fuse0"))
+			setenv("K3_GEMV_F16_FUSE", "0", 1);
+		else if (modes[m][2] && !strcmp(modes[m][2], "fuse1"))
+			setenv("K3_GEMV_F16_FUSE", "1", 1);
 		else if (modes[m][2])
 			setenv("K3_GEMV_KSPLIT", modes[m][2], 1);
 		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
@@ -1329,6 +1339,7 @@ static void test_gemv_f16(void **unused)
 		unsetenv("K3_GEMV_GRID");
 		unsetenv("K3_GEMV_F16_PDL");
 		unsetenv("K3_GEMV_F16_L2PF");
+		unsetenv("K3_GEMV_F16_FUSE");
 	}
 	wmat_release(&wa), wmat_release(&wb), wmat_release(&wc);
 }
@@ -1337,7 +1348,8 @@ static void test_gemv_f16(void **unused)
  * groups: every byte of a scale word, each block of a 4-block step), the activations scaled the
  * other way (2^124 .. 2^-125, BF16 subnormals included) so that each group's products stay near
  * 1; a set's exponents span at most 27 binades, which the FP16 activations of one row hold
- * exactly (the first pass's power of two a row). Element by element against float64. */
+ * exactly (the first pass's power of two a row). Element by element against float64; the fused
+ * kernel and (K3_GEMV_F16_FUSE=0) the first pass and the gemv. */
 static void test_gemv_f16_scales(void **unused)
 {
 	(void)unused;
@@ -1353,8 +1365,12 @@ static void test_gemv_f16_scales(void **unused)
 		struct wmat w = wmat_mx_scales(G, N, K, sets[s], 6);
 		const struct gemm_case c = { .N = N, .K = K, .n_groups = G, .counts = counts, .a_rows = 7,
 					     .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .a_exp = a_exp };
-		run_gemm(&c, K3_EPI_BF16, &w);
-		run_gemm(&c, K3_EPI_SPLIT, &w);
+		for (int f = 0; f < 2; f++) { /* fused, then the first pass and the gemv */
+			setenv("K3_GEMV_F16_FUSE", f ? "0" : "1", 1);
+			run_gemm(&c, K3_EPI_BF16, &w);
+			run_gemm(&c, K3_EPI_SPLIT, &w);
+			unsetenv("K3_GEMV_F16_FUSE");
+		}
 		wmat_release(&w);
 	}
 }

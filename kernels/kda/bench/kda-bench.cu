@@ -8,6 +8,13 @@
  *   the default grid; the BF16, 4 x 4K and varlen rows stay.
  *   --batch: the decode points at H = 96 and these batches only; each decode row at H = 96 and
  *   B = 1 or >= 64 is followed by a `copy_same` row: cudaMemcpy of the same bytes, timed alike)
+ *   [--ring-opt O,O,...] [--trace] [--state fp32|bf16]
+ *   (--ring-opt: each decode point timed once per O, in this order, on the same buffers, with
+ *   KDA_DECODE_RING_OPT=O (kda_decode.cu: none, early, hint, bulkst joined by '+'; `default`:
+ *   the variable unset), the CSV op `decode@O`; an A/B in one process. --trace: after each
+ *   decode row, 4 back-to-back launches with KDA_DECODE_RING_TRACE=0..3 and a summary of their
+ *   per-CTA stamps: first-byte latency, ramp, per-item time, tail, gaps; ring kernel only.
+ *   --state: the decode points of that state dtype only)
  *
  * Every figure is the median (and p10/p90) of CUDA-event timings of single
  * launches after warm-up, on random (never zero) data. Decode and verify
@@ -202,6 +209,9 @@ struct options {
 	const char *only = nullptr;
 	std::vector<int> batches; /* --batch: decode batches (H = 96 only); empty: the grid */
 	std::vector<int> prefill_t, prefill_h; /* --prefill-t, --prefill-h: empty: the grid */
+	std::vector<const char *> ring_opts;   /* --ring-opt: empty: the environment as it is */
+	bool trace = false;                    /* --trace */
+	const char *state = nullptr;           /* --state fp32|bf16: decode with that state only */
 };
 
 /* "a,b,c" of integers in [lo, hi] appended to `v`; false (and a message) on anything else. */
@@ -376,6 +386,7 @@ struct decode_time {
 	int B, H;
 	enum kda_dtype sdt;
 	double us, loop_us, total_bytes, copy_us, copy_loop_us;
+	const char *opt; /* --ring-opt label, or "" */
 };
 std::vector<decode_time> g_decode;
 
@@ -431,6 +442,115 @@ struct same_copy {
 	}
 };
 
+/* KDA_DECODE_RING_OPT=opt for the launches that follow (`default`: unset). */
+void set_ring_opt(const char *opt)
+{
+	if (!opt)
+		return;
+	if (!strcmp(opt, "default"))
+		unsetenv("KDA_DECODE_RING_OPT");
+	else
+		setenv("KDA_DECODE_RING_OPT", opt, 1);
+}
+
+/* --trace: 4 back-to-back launches (after a sync), each writing its own trace record, then a
+ * summary of the per-CTA stamps (us from the launch's first CTA entry). bytes: all bytes a
+ * launch moves (for the in-kernel bandwidth). */
+void trace_decode(step_bench &sb, double bytes)
+{
+	const int NL = KDA_DECODE_TRACE_LAUNCHES, NC = KDA_DECODE_TRACE_CTAS, NF = KDA_DECODE_TRACE_FIELDS;
+	CK(cudaDeviceSynchronize());
+	for (int l = 0; l < NL; l++) {
+		char v[2] = { (char)('0' + l), 0 };
+		setenv("KDA_DECODE_RING_TRACE", v, 1);
+		sb.decode(1000 + l);
+	}
+	unsetenv("KDA_DECODE_RING_TRACE");
+	CK(cudaDeviceSynchronize());
+	std::vector<unsigned long long> t((size_t)NL * NC * NF);
+	if (kda_decode_trace_read(t.data(), t.size()) != 0) {
+		printf("trace: none (not the ring kernel)\n");
+		return;
+	}
+	auto med = [](std::vector<double> v, double f) {
+		if (v.empty())
+			return 0.0;
+		std::sort(v.begin(), v.end());
+		return v[(size_t)(f * (v.size() - 1) + 0.5)];
+	};
+	double prev_end = 0;
+	for (int l = 0; l < NL; l++) {
+		const unsigned long long *r = &t[(size_t)l * NC * NF];
+		int n = 0;
+		unsigned long long t0 = ~0ull, tend = 0;
+		for (int c = 0; c < NC; c++)
+			if (r[(size_t)c * NF + 0]) {
+				n++;
+				t0 = std::min(t0, r[(size_t)c * NF + 0]);
+				tend = std::max(tend, r[(size_t)c * NF + 4]);
+			}
+		if (!n) {
+			printf("trace: launch %d recorded nothing (not the ring kernel)\n", l);
+			return;
+		}
+		std::vector<double> entry, prod, fin, fst, end, item1, per, wf, wi, pw, items, done_at;
+		for (int c = 0; c < NC; c++) {
+			const unsigned long long *x = &r[(size_t)c * NF];
+			if (!x[0])
+				continue;
+			auto rel = [&](unsigned long long v) { return v ? (v - t0) * 1e-3 : 0.0; };
+			entry.push_back(rel(x[0])), prod.push_back(rel(x[1])), fin.push_back(rel(x[2]));
+			fst.push_back(rel(x[3])), end.push_back(rel(x[4]));
+			const int k = (int)(x[5] & 0xffffffffu);
+			items.push_back(k);
+			if (k > 0)
+				item1.push_back(rel(x[12]));
+			if (k > 1)
+				per.push_back((rel(x[4]) - rel(x[12])) / (k - 1));
+			for (int i = 0; i < std::min(k, (int)KDA_DECODE_TRACE_ITEMS); i++)
+				done_at.push_back(rel(x[12 + i]));
+			if (x[8])
+				wf.push_back(100.0 * x[6] / x[8]), wi.push_back(100.0 * x[7] / x[8]);
+			if (x[10])
+				pw.push_back(100.0 * x[9] / x[10]);
+		}
+		const double span = (tend - t0) * 1e-3;
+		printf("trace %d: %d CTAs, items %.0f-%.0f; entry spread %.2f; producer first copy %.2f / %.2f; first "
+		       "input %.2f / %.2f; first state chunk %.2f / %.2f; first item done %.2f / %.2f (us, median / "
+		       "max)\n",
+		       l, n, med(items, 0), med(items, 1), med(entry, 1), med(prod, 0.5), med(prod, 1), med(fin, 0.5),
+		       med(fin, 1), med(fst, 0.5), med(fst, 1), med(item1, 0.5), med(item1, 1));
+		printf("trace %d: end min / p10 / median / max %.2f / %.2f / %.2f / %.2f us (tail %.2f after the "
+		       "median); per item %.3f us (median, p10-p90 %.3f-%.3f); consumers wait on state %.1f %%, on "
+		       "inputs %.1f %%; producer waits on stages %.1f %% (medians); span %.2f us = %.1f %% of copy%s\n",
+		       l, med(end, 0), med(end, 0.1), med(end, 0.5), med(end, 1), med(end, 1) - med(end, 0.5),
+		       med(per, 0.5), med(per, 0.1), med(per, 0.9), med(wf, 0.5), med(wi, 0.5), med(pw, 0.5), span,
+		       g_copy_gbps > 0 ? 100.0 * bytes / (span * 1e3) / g_copy_gbps : 0.0, "");
+		if (l > 0)
+			printf("trace %d: gap from launch %d's last CTA end to this one's first entry: %.2f us\n", l, l - 1,
+			       (t0 - prev_end) * 1e-3);
+		prev_end = (double)tend;
+		if (l == 2) {
+			/* Items done per 5 us bin (the first 64 of each CTA), as % of a launch's items a us. */
+			const double bin = 5.0;
+			const int nb = (int)(span / bin) + 1;
+			std::vector<int> h(nb, 0);
+			for (double d : done_at)
+				h[std::min(nb - 1, (int)(d / bin))]++;
+			double all = 0;
+			for (double k : items)
+				all += k;
+			printf("trace %d: items done per 5 us (%% of the launch's bytes a us over the copy ceiling):", l);
+			for (int i = 0; i < nb; i++)
+				printf(" %d", h[i]);
+			printf(" |");
+			for (int i = 0; i < nb; i++)
+				printf(" %.0f", g_copy_gbps > 0 ? 100.0 * (h[i] / all * bytes / (bin * 1e3)) / g_copy_gbps : 0.0);
+			printf("\n");
+		}
+	}
+}
+
 void bench_decode(const options &o)
 {
 	same_copy cp;
@@ -442,13 +562,21 @@ void bench_decode(const options &o)
 	for (enum kda_dtype sdt : { KDA_F32, KDA_BF16 })
 		for (int H : Hs)
 			for (int B : Bs) {
+				if (o.state && strcmp(o.state, dname(sdt)))
+					continue;
 				step_bench sb(B, H, 1, sdt);
 				char shape[64];
 				snprintf(shape, sizeof(shape), "b=%d h=%d k=%d v=%d state=%s conv=4", B, H, D, D,
 					 dname(sdt));
+				const size_t nopt = std::max<size_t>(1, o.ring_opts.size());
+				for (size_t oi = 0; oi < nopt; oi++) {
+				const char *opt = o.ring_opts.empty() ? nullptr : o.ring_opts[oi];
+				set_ring_opt(opt);
 				bench_range("kda_decode", shape);
 				row r;
-				r.op = "decode", r.state = dname(sdt), r.batch = B, r.heads = H, r.window = 1;
+				char opname[64];
+				snprintf(opname, sizeof(opname), "decode@%s", opt ? opt : "");
+				r.op = opt ? opname : "decode", r.state = dname(sdt), r.batch = B, r.heads = H, r.window = 1;
 				r.accepted = 1;
 				r.t = time_launches(5, o.reps, [&](int i) { sb.decode(i); });
 				r.loop_us = time_loop_us(20, [&](int i) { sb.decode(i); });
@@ -459,7 +587,7 @@ void bench_decode(const options &o)
 									   H * D * 2 * 3.0 + H * 2);
 				r.us_per_token = r.t.med_us / B;
 				csv_row(r);
-				decode_time d = { B, H, sdt, r.t.med_us, r.loop_us, r.total_bytes, 0.0, 0.0 };
+				decode_time d = { B, H, sdt, r.t.med_us, r.loop_us, r.total_bytes, 0.0, 0.0, opt ? opt : "" };
 				if (H == 96 && (B == 1 || B >= 64)) {
 					row c = cp.time(o, (size_t)(r.total_bytes / 2));
 					c.state = r.state, c.batch = B, c.heads = H;
@@ -467,6 +595,14 @@ void bench_decode(const options &o)
 					d.copy_us = c.t.med_us, d.copy_loop_us = c.loop_us;
 				}
 				g_decode.push_back(d);
+				if (o.trace && H == 96) {
+					printf("trace: %s state, B = %d, H = %d, KDA_DECODE_RING_OPT=%s\n", dname(sdt), B, H,
+					       opt ? opt : (getenv("KDA_DECODE_RING_OPT") ? getenv("KDA_DECODE_RING_OPT") : "(unset)"));
+					trace_decode(sb, r.total_bytes);
+				}
+				}
+				if (!o.ring_opts.empty())
+					unsetenv("KDA_DECODE_RING_OPT");
 			}
 }
 
@@ -609,17 +745,17 @@ void summary()
 	/* % copy: state bytes over the 2 GiB ceiling (the historical column); all: every byte moved
 	 * (total_bytes) over that ceiling, per launch and back to back; same: the time of a cudaMemcpy
 	 * of the same bytes over the decode's, each timed the same way (per launch / back to back). */
-	printf("\n%-8s %-5s %5s %4s %10s %10s %10s %8s %8s %8s %9s %9s\n", "decode", "state", "B", "H", "us",
-	       "loop us", "GB/s", "% copy", "all %", "all lp%", "same %", "same lp%");
+	printf("\n%-8s %-5s %5s %4s %10s %10s %10s %8s %8s %8s %9s %9s %s\n", "decode", "state", "B", "H", "us",
+	       "loop us", "GB/s", "% copy", "all %", "all lp%", "same %", "same lp%", "ring opt");
 	for (const auto &d : g_decode) {
 		if (d.H != 96 || (d.B != 1 && d.B != 64 && d.B != 128 && d.B != 256))
 			continue;
 		double gb = 2.0 * d.B * d.H * D * D * dsize(d.sdt) / (d.us * 1e3);
 		double all = d.total_bytes / (d.us * 1e3), all_lp = d.total_bytes / (d.loop_us * 1e3);
-		printf("%-8s %-5s %5d %4d %10.2f %10.2f %10.0f %7.1f%% %7.1f%% %7.1f%% %8.1f%% %8.1f%%\n", "",
+		printf("%-8s %-5s %5d %4d %10.2f %10.2f %10.0f %7.1f%% %7.1f%% %7.1f%% %8.1f%% %8.1f%% %s\n", "",
 		       dname(d.sdt), d.B, d.H, d.us, d.loop_us, gb, 100.0 * gb / g_copy_gbps, 100.0 * all / g_copy_gbps,
 		       100.0 * all_lp / g_copy_gbps, d.copy_us > 0 ? 100.0 * d.copy_us / d.us : 0.0,
-		       d.copy_loop_us > 0 ? 100.0 * d.copy_loop_us / d.loop_us : 0.0);
+		       d.copy_loop_us > 0 ? 100.0 * d.copy_loop_us / d.loop_us : 0.0, d.opt);
 	}
 	printf("\n%-8s %-5s %5s %4s %10s %14s\n", "verify", "state", "B", "acc", "us", "per tok / dec");
 	for (const auto &v : g_verify) {
@@ -649,12 +785,23 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--prefill-t") && i + 1 < argc) {
 			if (!parse_list("--prefill-t", argv[++i], 1, 1 << 20, o.prefill_t))
 				return 2;
+		} else if (!strcmp(argv[i], "--ring-opt") && i + 1 < argc) {
+			for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ","))
+				o.ring_opts.push_back(t);
+		} else if (!strcmp(argv[i], "--trace")) {
+			o.trace = true;
+		} else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
+			o.state = argv[++i];
+			if (strcmp(o.state, "fp32") && strcmp(o.state, "bf16")) {
+				fprintf(stderr, "kda-bench: --state wants fp32 or bf16, not '%s'\n", o.state);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--prefill-h") && i + 1 < argc) {
 			if (!parse_list("--prefill-h", argv[++i], 1, 256, o.prefill_h))
 				return 2;
 		} else {
 			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|decode|verify|prefill]"
-					" [--batch B,B,...] [--prefill-t T,T,...] [--prefill-h H,H,...]\n",
+					" [--batch B,B,...] [--prefill-t T,T,...] [--prefill-h H,H,...] [--ring-opt O,O,...] [--trace] [--state fp32|bf16]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
