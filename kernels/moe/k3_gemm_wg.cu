@@ -945,11 +945,13 @@ struct variant {
 	bool nocl; /* wide chunks without clusters */
 };
 
-/* "wide": test-moe-gpu's wgmma tests, memcheck and racecheck passed and it measured fastest in
- * 2026-12-01z call 2. Round 22 (2026-12-02e call 1) measured fglu and wide1 faster once each
- * (BF16 w13 24.5 / 24.8 against 27.0-27.2 ms); wide2 (one epilogue a kernel) is built and tested
- * on the CPU side only, staged for kernels/calls/k3-2026-12-02e-2.sh: the candidate to name here. */
-constexpr const char *GROUPED_DEFAULT = "wide";
+/* "wide2" since 2026-12-02e call 2 (kernels/calls/k3-2026-12-02e-2.sh, run by the lead): at
+ * T = 16K, three rows each in two orders in one process, BF16 w13 21.3-21.6 ms against wide's
+ * 26.8-27.4 (66.7-78.0 % of the cuBLASLt row beside it), w2 10.3-11.2 against 11.3-11.6, MXFP4
+ * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
+ * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
+ * Before: "wide" (2026-12-01z call 2). */
+constexpr const char *GROUPED_DEFAULT = "wide2";
 
 variant kernel_variant(const params &p)
 {

@@ -903,7 +903,7 @@ static void test_gemm_wgmma_tiles(void **unused)
 	wmat_release(&wv);
 	unsetenv("K3_GEMM_WG_WEIGHTS");
 	/* Round q's kernel (K3_GEMM_WG_KERNEL=q: the epilogue with global loads and branches; the
-	 * grouped default is wide) and the branch-free epilogue alone (epi; dense launches default to
+	 * grouped default is wide2) and the branch-free epilogue alone (epi; dense launches default to
 	 * q), both weight formats, every epilogue, grouped and dense. */
 	static const char *const kernels[2] = { "q", "epi" };
 	for (int k = 0; k < 2; k++) {
@@ -967,7 +967,8 @@ static void test_gemm_wgmma_clusters(void **unused)
 	}
 	wmat_release(&wm);
 	unsetenv("K3_GEMM_WG_CLUSTER");
-	/* The wide kernel's chunk edges (the default, K3_GEMM_WG_KERNEL=wide: chunks of up to 176
+	/* The wide kernel's chunk edges (K3_GEMM_WG_KERNEL=wide, the default before 2026-12-02e call 2:
+	 * chunks of up to 176
 	 * rows, MMA widths 136 .. 176 in steps of 8; clusters of 2 here): one chunk of 176 / 170 / 160 /
 	 * 145 / 137 / 130 rows (N 176, 176, 160, 152, 144, 136), two of 176 (352), 168 (336) and 89 + 88
 	 * (177), three of 118 (353: a unit with a CTA passing through); then the same groups through
