@@ -108,26 +108,40 @@ struct regs {
 constexpr int TAB_INTS = MOE_MAX_EXPERTS + 1 + 16; /* chunk offsets, then scan scratch */
 static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups a thread");
 
+/* Kernel extras (the XV template bits; kernel_variant()), described at produce(); XV_XP (MXFP4
+ * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
+enum { XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32 };
+
 /* Shared memory of the kernel with token tiles of TTV rows: STAGES stages (token tile, weight tile,
  * MXFP4 scales), the barriers, the chunk table, and (the epilogue of kernel_variant() >= 1) each
  * consumer warpgroup's token scalars of its tile: TTV row scales (float), then TTV output rows
  * (int32, from out_index). */
-template <bool FP4, int TTV = TT>
+template <bool FP4, int TTV = TT, int XV = 0>
 struct wcfg {
+	/* XP (MXFP4, XV_XP): the stages hold the token tile and the weight tile expanded to BF16 (as
+	 * the BF16 kernel's, which its consumers read); the raw MXFP4 tiles and their scales come by
+	 * TMA and cp.async into a ring of their own (RSTAGES raw stages after the stages). */
+	static constexpr bool XP = FP4 && (XV & XV_XP) != 0;
+	static constexpr bool RS = FP4 && !XP; /* round q's MXFP4 kernel: A from registers */
 	static constexpr int X_BYTES = TTV * KB * 2;
-	static constexpr int W_BYTES = FP4 ? TW * KB / 2 : TW * KB * 2;
-	static constexpr int S_BYTES = FP4 ? TW * 4 : 0;
+	static constexpr int W_BYTES = RS ? TW * KB / 2 : TW * KB * 2;
+	static constexpr int S_BYTES = RS ? TW * 4 : 0;
 	static constexpr int STAGE = X_BYTES + W_BYTES + S_BYTES;
-	static constexpr int STAGES = FP4 ? 8 : 4;
+	static constexpr int STAGES = RS ? 8 : XP ? 3 : 4;
 	static constexpr int W_BOX = FP4 ? KB / 2 : KB; /* TMA box: elements (bytes / BF16) of a row */
 	static constexpr int OFF_W = X_BYTES;
-	static constexpr int OFF_S = X_BYTES + W_BYTES; /* MXFP4 only */
-	static constexpr int OFF_BAR = STAGES * STAGE;
-	static constexpr int OFF_TAB = OFF_BAR + 2 * STAGES * 8;
+	static constexpr int OFF_S = X_BYTES + W_BYTES; /* round q's MXFP4 only */
+	static constexpr int R_W = XP ? TW * KB / 2 : 0; /* XP: raw tile [256][32 bytes], 32-byte swizzle */
+	static constexpr int R_STAGE = XP ? R_W + TW * 4 : 0; /* + 4 scale bytes a row (k block pair) */
+	static constexpr int RSTAGES = XP ? 5 : 0;
+	static constexpr int OFF_RAW = STAGES * STAGE;
+	static constexpr int OFF_BAR = OFF_RAW + RSTAGES * R_STAGE; /* full, empty, then XP's rfull */
+	static constexpr int OFF_TAB = OFF_BAR + (2 * STAGES + RSTAGES) * 8;
 	static constexpr int OFF_TOK = OFF_TAB + TAB_INTS * 4;
 	static constexpr int TOK_INTS = 2 * TTV; /* one tile of one warpgroup */
 	static constexpr int SMEM = OFF_TOK + 2 * TOK_INTS * 4 + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
+	static_assert(R_STAGE % 1024 == 0, "every raw stage 1024-byte aligned (the 32-byte swizzle's rows)");
 	static_assert(SMEM <= 227 * 1024, "shared memory");
 	static_assert(TTV % 16 == 0 && TTV <= 256, "token tile");
 };
@@ -305,7 +319,6 @@ constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a q
  * stalls, the epilogue ~13 of 27 ms at BF16 w13). The others leave a stage out, for
  * measurements only (the outputs are then wrong): XV_NOEPI no epilogue, XV_NOFEED no copies (the
  * stages stale), XV_NOMMA no MMAs. */
-enum { XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16 };
 
 template <bool FP4, bool TMA, bool CLU, int TTV, int XV>
 __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
@@ -392,6 +405,120 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
 }
 
+/* The MXFP4 producer of the expander kernel (XV_XP; wcfg's XP layout): the producer warpgroup
+ * feeds the BF16 consumers. For each k block `it` of the CTA's tiles, in order:
+ *  - waits until stage it % STAGES is released, copies the token tile into it by cp.async (as
+ *    produce(): rows gathered through a_index, zero-filled past the tile's tokens) and arrives on
+ *    its `full` barrier when they landed (128 arrivals);
+ *  - issues the raw MXFP4 tile of k block it + RSTAGES - 1 (one TMA copy of [256][32 bytes] in the
+ *    32-byte swizzle, k3_gemm_wg_layout.cuh, by thread 0) and its rows' 4 scale bytes (cp.async)
+ *    into raw stage (it - 1) % RSTAGES, freed by the last k block's closing barrier: the HBM
+ *    reads run RSTAGES - 1 k blocks ahead of the expansion;
+ *  - waits for the raw tile of k block it, expands it into the stage's BF16 weight tile (thread
+ *    pt: 16-byte chunk c = pt % 8, k 8c .. 8c + 7, of rows pt / 8 + 16 i; one 4-byte read of 8
+ *    nibbles, k3_e2m1x8_to_bf16x8, the scale as a BF16 product, exact as in load_a_fp4; one
+ *    16-byte store at the 128-byte swizzle's place, as the BF16 kernel's TMA writes it: conflict-
+ *    free reads and writes), fences the generic writes for wgmma's async-proxy reads and arrives
+ *    on `full` (128 more arrivals); then a barrier of the warpgroup (named barrier 3) before the
+ *    raw stage is rewritten.
+ * Budget at 176-token chunks: a k block is 256 x 176 x 64 MACs, ~1410 tensor cycles; its
+ * expansion ~16 x 25 instructions a producer thread (~400 issue slots of each scheduler). */
+template <int TTV, int XV>
+__device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
+					   uint64_t *empty, uint64_t *rfull, const int32_t *tab, int total)
+{
+	using C = wcfg<true, TTV, XV>;
+	static_assert(C::XP, "the expander layout");
+	const int pt = (int)threadIdx.x; /* 0 .. 127 */
+	const int ch = pt & 7, r8 = pt >> 3;
+	const int nkb = p.K / KB;
+	/* The raw tiles' cursor: tile rt (its k block rkb), rq raw tiles issued so far. */
+	int rt = (int)blockIdx.x, rkb = 0, rq = 0;
+	tile rtl = { 0, 0, 0, 0 };
+	if (rt < total)
+		rtl = decode<TTV>(p, tab, rt);
+	auto issue_raw = [&]() {
+		if (rt >= total)
+			return;
+		const int r = rq % C::RSTAGES;
+		unsigned char *rs = sm + C::OFF_RAW + (size_t)r * C::R_STAGE;
+		if (pt == 0) { /* the warpgroup's generic reads of this raw stage (barrier 3) before the copy */
+			k3_fence_proxy_async();
+			k3_mbar_expect_tx(&rfull[r], (uint32_t)C::R_W);
+			tma_load_w(rs, tmw, rkb * C::W_BOX, rtl.n0, rtl.g, &rfull[r]);
+		}
+		const int wrows = min(TW, p.N - rtl.n0);
+		const uint8_t *ssrc = p.ws + ((size_t)rtl.g * p.N + rtl.n0 + pt) * (size_t)(p.K / 32) + (rkb & ~1) * 2;
+#pragma unroll
+		for (int i = 0; i < TW / 128; i++) {
+			const int j = pt + 128 * i;
+			const bool ok = j < wrows;
+			k3_cp_async4_zfill(rs + C::R_W + j * 4, ok ? ssrc + (size_t)i * 128 * (p.K / 32) : p.ws, ok);
+		}
+		k3_cp_async_arrive(&rfull[r]);
+		rq++;
+		if (++rkb == nkb) {
+			rkb = 0;
+			rt += (int)gridDim.x;
+			if (rt < total)
+				rtl = decode<TTV>(p, tab, rt);
+		}
+	};
+	for (int i = 0; i < C::RSTAGES - 1; i++)
+		issue_raw();
+	/* The expansion's fixed places: raw word (c & 3) of half c >> 2 of each row (the rows'
+	 * swizzle bit (j >> 2) & 1 is that of r8), BF16 chunk c ^ (j & 7) (j & 7 = r8 & 7). */
+	const int roff = (((ch >> 2) ^ (r8 >> 2)) & 1) * 16 + (ch & 3) * 4;
+	const int woff = r8 * 128 + ((ch ^ (r8 & 7)) << 4);
+	int it = 0;
+	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
+		const tile tl = decode<TTV>(p, tab, t);
+		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
+		int32_t xrow[TTV / 16]; /* A row of token row r8 + 16 i, -1: zeros */
+#pragma unroll
+		for (int i = 0; i < TTV / 16; i++) {
+			const int r = r8 + 16 * i;
+			xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
+		}
+#pragma unroll 1
+		for (int kb = 0; kb < nkb; kb++, it++) {
+			const int s = it % C::STAGES, r = it % C::RSTAGES;
+			wait_or_trap(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
+			unsigned char *st = sm + (size_t)s * C::STAGE;
+#pragma unroll
+			for (int i = 0; i < TTV / 16; i++) {
+				const int rr = r8 + 16 * i;
+				if (rr < xrows) {
+					const bool ok = xrow[i] >= 0;
+					const uint16_t *src = p.a + (ok ? (size_t)xrow[i] * p.K + kb * KB + ch * 8 : 0);
+					k3_cp_async16_zfill(st + rr * 128 + ((ch ^ (rr & 7)) << 4), src, ok);
+				}
+			}
+			k3_cp_async_arrive(&full[s]);
+			issue_raw(); /* k block it + RSTAGES - 1 */
+			wait_or_trap(&rfull[r], (uint32_t)((it / C::RSTAGES) & 1));
+			const unsigned char *raw = sm + C::OFF_RAW + (size_t)r * C::R_STAGE;
+			const unsigned char *sc = raw + C::R_W + (2 * (kb & 1) + (ch >> 2)); /* byte sb of each row's 4 */
+			unsigned char *w = st + C::OFF_W + woff;
+#pragma unroll 4
+			for (int i = 0; i < TW / 16; i++) {
+				const int j = r8 + 16 * i;
+				const uint32_t q = *reinterpret_cast<const uint32_t *>(raw + j * 32 + roff);
+				const uint32_t s2 = k3_e8m0_to_bf16x2(sc[j * 4]);
+				uint32_t o[4];
+				k3_e2m1x8_to_bf16x8(q, o);
+				*reinterpret_cast<uint4 *>(w + i * 16 * 128) =
+					make_uint4(k3_bf16x2_mul(o[0], s2), k3_bf16x2_mul(o[1], s2), k3_bf16x2_mul(o[2], s2),
+						   k3_bf16x2_mul(o[3], s2));
+			}
+			k3_fence_proxy_async(); /* the generic writes, for the consumers' wgmma reads */
+			k3_mbar_arrive(&full[s]);
+			k3_named_sync(3, 128); /* every read of raw stage r done before it is rewritten */
+		}
+	}
+	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
+}
+
 /* ---- consumers ---------------------------------------------------------------- */
 
 /* MXFP4: A fragments of k steps 2 h and 2 h + 1 of the stage at st for this thread's two m64
@@ -440,10 +567,10 @@ __device__ __forceinline__ void release(uint64_t *bar)
 }
 
 /* Stage `it` ready (the copies landed): wait, then fence the proxies for wgmma's reads. */
-template <bool FP4, int TTV>
+template <bool FP4, int TTV, int XV = 0>
 __device__ __forceinline__ const unsigned char *stage_ready(unsigned char *sm, uint64_t *full, int it)
 {
-	using C = wcfg<FP4, TTV>;
+	using C = wcfg<FP4, TTV, XV>;
 	const int s = it % C::STAGES;
 	wait_or_trap(&full[s], (uint32_t)((it / C::STAGES) & 1));
 	k3_fence_proxy_async();
@@ -481,17 +608,17 @@ template <bool FP4, bool CLU, int N, int TTV, bool NB, int XV = 0>
 __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
 					 float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
 {
-	using C = wcfg<FP4, TTV>;
+	using C = wcfg<FP4, TTV, XV>;
 	const int nkb = p.K / KB;
 #pragma unroll
 	for (int i = 0; i < (TTV == TT || (XV & XV_ONE) ? TTV / 2 : N / 2); i++) /* round q's: all 64 */
 		acc[0][i] = acc[1][i] = 0.0f;
 	pin_acc<N>(acc[0]);
 	pin_acc<N>(acc[1]);
-	if constexpr (FP4) {
+	if constexpr (C::RS) {
 		static_assert(TTV == 64 * 2, "MXFP4: the round-q tile");
 		uint32_t ax[2][2][4], ay[2][2][4]; /* [k step of the half][m64 block][4] */
-		const unsigned char *st = stage_ready<true, TTV>(sm, full, it);
+		const unsigned char *st = stage_ready<true, TTV, XV>(sm, full, it);
 		load_a_fp4(ax, st, 0, 0, wr0, lane);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
@@ -515,7 +642,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 			}
 			k3_wgmma_commit();
 			if (kb + 1 < nkb) {
-				st = stage_ready<true, TTV>(sm, full, it + 1);
+				st = stage_ready<true, TTV, XV>(sm, full, it + 1);
 				load_a_fp4(ax, st, kb + 1, 0, wr0, lane);
 			}
 			k3_wgmma_wait<0>();
@@ -526,7 +653,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		const uint32_t wdesc0 = (uint32_t)(C::OFF_W + (wr0 & ~127) * 128);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
-			const unsigned char *st = stage_ready<false, TTV>(sm, full, it);
+			const unsigned char *st = stage_ready<FP4, TTV, XV>(sm, full, it);
 			const uint32_t xaddr = k3_smem_u32(st);
 			k3_wgmma_fence();
 			if constexpr (NB) {
@@ -719,7 +846,7 @@ __device__ __forceinline__ void tile_n(const params &p, const tile &tl, unsigned
 		(void)tl;
 		mainloop<FP4, CLU, N, TTV, true, XV>(p, sm, full, empty, acc, it, wr0, lane);
 	} else if constexpr (NB) {
-		using C = wcfg<FP4, TTV>;
+		using C = wcfg<FP4, TTV, XV>;
 		const int ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
 		tok_scalars<EPI> ts;
 		ts.load(p, tl, ct); /* in flight through the k loop */
@@ -791,7 +918,7 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 			epilogue<EPI>(p, tl, acc, wr0, lane);
 		if constexpr (NB && (XV & XV_ONE)) {
 			if (n > 0) { /* as tile_n's, once for every width */
-				using C = wcfg<FP4, TTV>;
+				using C = wcfg<FP4, TTV, XV>;
 				const int ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
 				float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
 				int32_t *soi = reinterpret_cast<int32_t *>(srs + TTV);
@@ -810,7 +937,7 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 							const __grid_constant__ CUtensorMap tmw)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	using C = wcfg<FP4, TTV>;
+	using C = wcfg<FP4, TTV, XV>;
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	unsigned char *sm = smem_raw + ((1024u - (k3_smem_u32(smem_raw) & 1023u)) & 1023u);
 	uint64_t *full = reinterpret_cast<uint64_t *>(sm + C::OFF_BAR), *empty = full + C::STAGES;
@@ -819,9 +946,13 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	if (threadIdx.x == 0) {
 #pragma unroll
 		for (int s = 0; s < C::STAGES; s++) {
-			k3_mbar_init(&full[s], TMA ? 129 : 128); /* + the arrival with the tile's bytes */
+			/* + the arrival with the tile's bytes; XP: the token rows' 128 and the expanders' 128 */
+			k3_mbar_init(&full[s], C::XP ? 256 : TMA ? 129 : 128);
 			k3_mbar_init(&empty[s], CLU ? 8 * ncl : 256);
 		}
+#pragma unroll
+		for (int r = 0; r < C::RSTAGES; r++) /* XP: the scales' 128 + the raw tile's bytes */
+			k3_mbar_init(&empty[C::STAGES + r], 129);
 		k3_mbar_fence_init();
 		if (TMA)
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmw)) : "memory");
@@ -838,7 +969,10 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 		cluster_sync();
 	if (threadIdx.x < 128) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::PRODUCER));
-		produce<FP4, TMA, CLU, TTV, XV>(p, &tmw, sm, full, empty, tab, total);
+		if constexpr (C::XP)
+			produce_xp<TTV, XV>(p, &tmw, sm, full, empty, empty + C::STAGES, tab, total);
+		else
+			produce<FP4, TMA, CLU, TTV, XV>(p, &tmw, sm, full, empty, tab, total);
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::CONSUMER));
 		consume<FP4, CLU, EPI, TTV, NB, XV>(p, sm, full, empty, tab, total);
@@ -855,7 +989,7 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB, int XV = 0>
 int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStream_t stream)
 {
-	using C = wcfg<FP4, TTV>;
+	using C = wcfg<FP4, TTV, XV>;
 	auto kern = wg_kernel<FP4, TMA, CLU, EPI, TTV, NB, XV>;
 	static bool configured = false;
 	static int clusters[5] = { 0, 0, 0, 0, 0 }; /* resident clusters of each size */
@@ -921,6 +1055,19 @@ int launch_x(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int 
 	return launch_epi<FP4, true, CLU, TTV, true>(p, tmw, epi, grid, ncl, s);
 }
 
+/* MXFP4 weights through the expander kernel (XV_XP, "wide2x"): the GLU and SCALE launches (the
+ * expert GEMMs) in wide2's form (176-token chunks, no clusters, one epilogue a kernel, GLU
+ * through tanh.approx), their consumers the BF16 kernel's; the other epilogues run wide2's
+ * MXFP4 kernel. */
+int launch_xp(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+{
+	if (epi == K3_EPI_GLU)
+		return launch<true, true, false, K3_EPI_GLU, TT_WIDE, true, XV_ONE | XV_FGLU | XV_XP>(p, tmw, grid, 1, s);
+	if (epi == K3_EPI_SCALE)
+		return launch<true, true, false, K3_EPI_SCALE, TT_WIDE, true, XV_ONE | XV_XP>(p, tmw, grid, 1, s);
+	return launch_x<false, TT, XV_ONE | XV_FGLU, true>(p, tmw, epi, grid, 1, s);
+}
+
 /* Which kernel (K3_GEMM_WG_KERNEL, read per call; bench/results/k3-kernels-h200-2026-12-01za and
  * -2026-12-02e):
  *  - "q": round q's kernel: token tiles of up to 128 rows (clusters of 3 at K3's T = 16K, 117 of
@@ -936,6 +1083,9 @@ int launch_x(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int 
  *    MXFP4: its kernel with one epilogue); "wide2c", wide2 in clusters; "one1", wide2 with the
  *    exact SiTU-GLU; for measurements only, their outputs wrong: "diag-noepi", "diag-nofeed",
  *    "diag-nomma" (the XV_NO* bits).
+ *  - "wide2x" (2026-12-02g): wide2, and MXFP4 weights through the expander kernel (XV_XP,
+ *    produce_xp(): the raw tiles by TMA, expanded to BF16 by the producer warpgroup, the
+ *    consumers wide2's BF16 code with 176-token chunks); BF16 weights as wide2.
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -951,7 +1101,7 @@ struct variant {
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2";
+constexpr const char *GROUPED_DEFAULT = "wide2x";
 
 variant kernel_variant(const params &p)
 {
@@ -964,6 +1114,7 @@ variant kernel_variant(const params &p)
 		      { "fglu", { 2, XV_FGLU, false } },
 		      { "wide1", { 2, 0, true } },
 		      { "wide2", { 2, XV_ONE | XV_FGLU, true } },
+		      { "wide2x", { 2, XV_ONE | XV_FGLU | XV_XP, true } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false } },
 		      { "one1", { 2, XV_ONE, true } },
 		      { "diag-noepi", { 2, XV_NOEPI, false } },
@@ -1103,7 +1254,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		grid = tiles < grid ? tiles : grid;
 	}
 	CUtensorMap tmw;
-	const variant v = kernel_variant(p);
+	variant v = kernel_variant(p);
+	if (!fp4)
+		v.xv &= ~XV_XP; /* BF16 weights: wide2x is wide2 */
 	const int kv = v.kv;
 	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p, kv == 2 ? TT_WIDE : TT) : 1;
 	const bool nocl = kv == 2 && v.nocl && ncl > 1; /* "wide1": the wide chunks, no clusters */
@@ -1121,6 +1274,8 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	if (tma && !fp4 && ncl == 1 && kv == 2 && (v.xv & XV_ONE)) /* groups too small for clusters */
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
+	if (tma && fp4 && kv == 2 && (v.xv & XV_XP)) /* MXFP4 by the expander: the BF16 consumers */
+		return launch_xp(p, tmw, epi, (int)grid, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & XV_ONE)) /* MXFP4 (never in clusters): the one-copy epilogue */
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU, true>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE, true>(p, tmw, epi, (int)grid, 1, stream);

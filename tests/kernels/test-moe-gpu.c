@@ -1006,11 +1006,23 @@ static void test_gemm_wgmma_clusters(void **unused)
 				       .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
 	const struct gemm_case esf = { .N = 320, .K = 256, .n_groups = 11, .counts = edges, .a_rows = 1200,
 				       .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA, .scatter = true };
-	setenv("K3_GEMM_WG_KERNEL", "wide2", 1);
-	print_message("K3_GEMM_WG_KERNEL=wide2 (MXFP4)\n");
-	run_gemm(&egf, K3_EPI_GLU, &wef);
-	run_gemm(&esf, K3_EPI_SCALE, &wef);
-	run_gemm(&esf, K3_EPI_BF16, &wef);
+	/* ... and through the expander kernel (wide2x, the grouped default since 2026-12-02g: the raw
+	 * tiles expanded to BF16 in shared memory, chunks of up to 176 rows: every edge above; N = 320:
+	 * a second weight tile of 64 rows, the rest zero-filled; K = 256: the raw tiles 4 k blocks
+	 * ahead, across tiles), and K3_GEMM_WG_CLUSTER=1 changes nothing there. */
+	static const char *const fp4k[3] = { "wide2", "wide2x", "wide2x" };
+	for (int k = 0; k < 3; k++) {
+		if (k == 2)
+			setenv("K3_GEMM_WG_CLUSTER", "1", 1);
+		setenv("K3_GEMM_WG_KERNEL", fp4k[k], 1);
+		print_message("K3_GEMM_WG_KERNEL=%s (MXFP4)\n", fp4k[k]);
+		run_gemm(&egf, K3_EPI_GLU, &wef);
+		run_gemm(&esf, K3_EPI_SCALE, &wef);
+		run_gemm(&esf, K3_EPI_BF16, &wef);
+		run_gemm(&esf, K3_EPI_GLU, &wef);
+		run_gemm(&egf, K3_EPI_SCALE, &wef);
+	}
+	unsetenv("K3_GEMM_WG_CLUSTER");
 	wmat_release(&wef);
 	unsetenv("K3_GEMM_WG_KERNEL");
 	wmat_release(&we);
@@ -1051,8 +1063,18 @@ static void test_gemm_wgmma_wide_small(void **unused)
 	setenv("K3_GEMM_WG_KERNEL", "epi", 1);
 	setenv("K3_GEMM_WG_CLUSTER", "1", 1);
 	run_gemm(&s, K3_EPI_SCALE, &w);
-	unsetenv("K3_GEMM_WG_KERNEL");
 	unsetenv("K3_GEMM_WG_CLUSTER");
+	/* MXFP4 through the expander kernel (wide2x): chunks 89 + 88, one of 40, 2 x 150. */
+	const struct gemm_case gf = { .N = 256, .K = 128, .n_groups = 4, .counts = counts, .a_rows = 400,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
+	const struct gemm_case sf = { .N = 256, .K = 128, .n_groups = 4, .counts = counts, .dt = K3_W_MXFP4,
+				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+	struct wmat wf = wmat_rand(4, 256, 128, K3_W_MXFP4, 0.1);
+	setenv("K3_GEMM_WG_KERNEL", "wide2x", 1);
+	run_gemm(&gf, K3_EPI_GLU, &wf);
+	run_gemm(&sf, K3_EPI_SCALE, &wf);
+	wmat_release(&wf);
+	unsetenv("K3_GEMM_WG_KERNEL");
 	wmat_release(&w);
 }
 
