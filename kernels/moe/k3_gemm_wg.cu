@@ -139,7 +139,8 @@ struct wcfg {
 	static constexpr int OFF_TAB = OFF_BAR + (2 * STAGES + RSTAGES) * 8;
 	static constexpr int OFF_TOK = OFF_TAB + TAB_INTS * 4;
 	static constexpr int TOK_INTS = 2 * TTV; /* one tile of one warpgroup */
-	static constexpr int SMEM = OFF_TOK + 2 * TOK_INTS * 4 + 1024; /* + slack to align the base to 1024 */
+	static constexpr int OFF_XROW = OFF_TOK + 2 * TOK_INTS * 4; /* XP: the producer's token rows of its tile */
+	static constexpr int SMEM = OFF_XROW + (XP ? TTV * 4 : 0) + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
 	static_assert(R_STAGE % 1024 == 0, "every raw stage 1024-byte aligned (the 32-byte swizzle's rows)");
 	static_assert(SMEM <= 227 * 1024, "shared memory");
@@ -434,9 +435,11 @@ __device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *t
 	const int nkb = p.K / KB;
 	/* The raw tiles' cursor: tile rt (its k block rkb), rq raw tiles issued so far. */
 	int rt = (int)blockIdx.x, rkb = 0, rq = 0;
-	tile rtl = { 0, 0, 0, 0 };
-	if (rt < total)
-		rtl = decode<TTV>(p, tab, rt);
+	int rg = 0, rn0 = 0; /* its group and first weight row */
+	if (rt < total) {
+		const tile x = decode<TTV>(p, tab, rt);
+		rg = x.g, rn0 = x.n0;
+	}
 	auto issue_raw = [&]() {
 		if (rt >= total)
 			return;
@@ -445,10 +448,10 @@ __device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *t
 		if (pt == 0) { /* the warpgroup's generic reads of this raw stage (barrier 3) before the copy */
 			k3_fence_proxy_async();
 			k3_mbar_expect_tx(&rfull[r], (uint32_t)C::R_W);
-			tma_load_w(rs, tmw, rkb * C::W_BOX, rtl.n0, rtl.g, &rfull[r]);
+			tma_load_w(rs, tmw, rkb * C::W_BOX, rn0, rg, &rfull[r]);
 		}
-		const int wrows = min(TW, p.N - rtl.n0);
-		const uint8_t *ssrc = p.ws + ((size_t)rtl.g * p.N + rtl.n0 + pt) * (size_t)(p.K / 32) + (rkb & ~1) * 2;
+		const int wrows = min(TW, p.N - rn0);
+		const uint8_t *ssrc = p.ws + ((size_t)rg * p.N + rn0 + pt) * (size_t)(p.K / 32) + (rkb & ~1) * 2;
 #pragma unroll
 		for (int i = 0; i < TW / 128; i++) {
 			const int j = pt + 128 * i;
@@ -460,8 +463,10 @@ __device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *t
 		if (++rkb == nkb) {
 			rkb = 0;
 			rt += (int)gridDim.x;
-			if (rt < total)
-				rtl = decode<TTV>(p, tab, rt);
+			if (rt < total) {
+				const tile x = decode<TTV>(p, tab, rt);
+				rg = x.g, rn0 = x.n0;
+			}
 		}
 	};
 	for (int i = 0; i < C::RSTAGES - 1; i++)
@@ -470,16 +475,18 @@ __device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *t
 	 * swizzle bit (j >> 2) & 1 is that of r8), BF16 chunk c ^ (j & 7) (j & 7 = r8 & 7). */
 	const int roff = (((ch >> 2) ^ (r8 >> 2)) & 1) * 16 + (ch & 3) * 4;
 	const int woff = r8 * 128 + ((ch ^ (r8 & 7)) << 4);
+	/* The A row of each token row of the tile (-1: zeros), in shared memory rather than in 11
+	 * registers a thread (2026-12-02g call 1: the producer's 72 registers spilled, 3 local loads
+	 * a k block that missed L1 behind the 227 KB of shared memory: ~4300 cycles a k block). */
+	int32_t *sxrow = reinterpret_cast<int32_t *>(sm + C::OFF_XROW);
 	int it = 0;
 	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
 		const tile tl = decode<TTV>(p, tab, t);
 		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
-		int32_t xrow[TTV / 16]; /* A row of token row r8 + 16 i, -1: zeros */
-#pragma unroll
-		for (int i = 0; i < TTV / 16; i++) {
-			const int r = r8 + 16 * i;
-			xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
-		}
+		/* (every read of the last tile's rows ended at the last k block's barrier 3) */
+		for (int r = pt; r < TTV; r += 128)
+			sxrow[r] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
+		k3_named_sync(3, 128);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
 			const int s = it % C::STAGES, r = it % C::RSTAGES;
@@ -489,8 +496,9 @@ __device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *t
 			for (int i = 0; i < TTV / 16; i++) {
 				const int rr = r8 + 16 * i;
 				if (rr < xrows) {
-					const bool ok = xrow[i] >= 0;
-					const uint16_t *src = p.a + (ok ? (size_t)xrow[i] * p.K + kb * KB + ch * 8 : 0);
+					const int32_t xr = sxrow[rr];
+					const bool ok = xr >= 0;
+					const uint16_t *src = p.a + (ok ? (size_t)xr * p.K + kb * KB + ch * 8 : 0);
 					k3_cp_async16_zfill(st + rr * 128 + ((ch ^ (rr & 7)) << 4), src, ok);
 				}
 			}
@@ -500,7 +508,7 @@ __device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *t
 			const unsigned char *raw = sm + C::OFF_RAW + (size_t)r * C::R_STAGE;
 			const unsigned char *sc = raw + C::R_W + (2 * (kb & 1) + (ch >> 2)); /* byte sb of each row's 4 */
 			unsigned char *w = st + C::OFF_W + woff;
-#pragma unroll 4
+#pragma unroll 8
 			for (int i = 0; i < TW / 16; i++) {
 				const int j = r8 + 16 * i;
 				const uint32_t q = *reinterpret_cast<const uint32_t *>(raw + j * 32 + roff);
@@ -1083,9 +1091,13 @@ int launch_xp(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int
  *    MXFP4: its kernel with one epilogue); "wide2c", wide2 in clusters; "one1", wide2 with the
  *    exact SiTU-GLU; for measurements only, their outputs wrong: "diag-noepi", "diag-nofeed",
  *    "diag-nomma" (the XV_NO* bits).
- *  - "wide2x" (2026-12-02g): wide2, and MXFP4 weights through the expander kernel (XV_XP,
- *    produce_xp(): the raw tiles by TMA, expanded to BF16 by the producer warpgroup, the
- *    consumers wide2's BF16 code with 176-token chunks); BF16 weights as wide2.
+ *  - "wide2x" (2026-12-02g, opt-in: measured slower): wide2, and MXFP4 weights through the
+ *    expander kernel (XV_XP, produce_xp(): the raw tiles by TMA, expanded to BF16 by the
+ *    producer warpgroup, the consumers wide2's BF16 code with 176-token chunks); BF16 weights
+ *    as wide2. bench/results/k3-kernels-h200-2026-12-02g, call 2 (one process, beside wide2):
+ *    MXFP4 w13 at T = 16K 38.6-38.8 ms against wide2's 33.7-34.5, T = 4K 17.0-17.1 against
+ *    10.1-10.6; w2 19.5-19.7 / 8.4-8.6 against 16.9-17.1 / 4.8-6.0; tests and sanitizers clean.
+ *    The producer sets the pace (~3,800 cycles a k block at both T, the MMAs ~1,400 at N = 176).
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1101,7 +1113,7 @@ struct variant {
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2x";
+constexpr const char *GROUPED_DEFAULT = "wide2";
 
 variant kernel_variant(const params &p)
 {

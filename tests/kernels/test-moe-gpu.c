@@ -1006,8 +1006,8 @@ static void test_gemm_wgmma_clusters(void **unused)
 				       .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
 	const struct gemm_case esf = { .N = 320, .K = 256, .n_groups = 11, .counts = edges, .a_rows = 1200,
 				       .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA, .scatter = true };
-	/* ... and through the expander kernel (wide2x, the grouped default since 2026-12-02g: the raw
-	 * tiles expanded to BF16 in shared memory, chunks of up to 176 rows: every edge above; N = 320:
+	/* ... and through the expander kernel (wide2x, opt-in since 2026-12-02g: the raw tiles
+	 * expanded to BF16 in shared memory, chunks of up to 176 rows: every edge above; N = 320:
 	 * a second weight tile of 64 rows, the rest zero-filled; K = 256: the raw tiles 4 k blocks
 	 * ahead, across tiles), and K3_GEMM_WG_CLUSTER=1 changes nothing there. */
 	static const char *const fp4k[3] = { "wide2", "wide2x", "wide2x" };
