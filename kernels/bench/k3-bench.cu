@@ -752,7 +752,8 @@ void bench_mla_decode(const options &o)
 			if (!kvs.empty()) {
 				const size_t eq = kvs.find('=');
 				if (eq == std::string::npos || eq == 0) {
-					fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n", kvs.c_str());
+					fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n",
+						kvs.c_str());
 					exit(2);
 				}
 				ab_sets.back().emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
@@ -762,7 +763,7 @@ void bench_mla_decode(const options &o)
 		}
 		if (ab_sets.back().empty())
 			ab_sets.pop_back();
-		printf("mla_decode: each FP8 row again with each of the %zu sets of %s (fp8-ab, fp8-ab2, ...)\n",
+		printf("mla_decode: each FP8 row again with each of the %zu sets of %s (fp8-ab, -ab2...)\n",
 		       ab_sets.size(), ab);
 	}
 	printf("mla_decode: clusters of the FP8 split kernel that fit at once:");
@@ -801,7 +802,8 @@ void bench_mla_decode(const options &o)
 		return;
 	}
 	if (const char *bl = getenv("K3_BENCH_MLA_BATCHES")) { /* FP8 only, t 1, 8K-64K */
-		const bool h12 = !strcmp(bl, "2"), target = !strcmp(bl, "3"); /* =2: H 12 too; =3: B 64, 128 */
+		const bool h12 = !strcmp(bl, "2");    /* =2: H 12 too */
+		const bool target = !strcmp(bl, "3"); /* =3: B 64, 128 */
 		for (int ctx : { 8192, 32768, 65536 })
 			for (int H : { 16, 12 })
 				for (int B : { 1, 16, 32, 64, 96, 128 })

@@ -2,7 +2,8 @@
 # Issue 17, helper h23b, device call 1 (nvidia-h200, < 150 s). mla_fp8s_kernel (the FP8 default up
 # to 32 rows) in its early order: the next tile's QK^T between the P hand-off's arrive and its wait
 # (a "P free" mbarrier guards the single P buffer), Q loads ahead of the first bulk copies, qf once
-# a row in the softmax (built on branch i22b at 7284581, never run); K3_MLA_FP8S_HANDOFF=late is
+# a row in the softmax (built on branch i22b at 7284581, never run); K3_MLA_FP8S_ARRIVE=warp: one
+# mbarrier arrival a warp; K3_MLA_FP8S_HANDOFF=late is
 # the kernel GPU-tested on 2026-12-02c (main's default). K3_MLA_FP8S_PRIME=1..4: stages copied
 # before tile 0 has landed (default 4); K3_MLA_FP8S_COMBINE=cluster: clusters even where fewer fit
 # at once than there are row blocks (B 64, 8K: 64 clusters of 4). fp8r_qk_tile(): the QK^T of the
@@ -11,7 +12,7 @@
 #     FP8 cases with split (cc, ii, ic late), pipe (cc, ii), reg, combine kernel; test-dsa-gpu;
 #  2. k3-bench --only mla_decode, FP8 rows of one process: default (early) then fp8-ab = late
 #     (main), H 16 B 1..128 and H 12 B 64..128 at 8K/32K/64K; then H 16 B 64/128 with six A/B sets
-#     (late; prime 1; prime 2; combine=cluster; cvt ic; cvt ci; splits 3; splits 2); the first run again last;
+#     (late; prime 1; prime 2; combine=cluster; cvt ic; cvt ci; splits 3; splits 2; K3_MLA_FP8S_ARRIVE=warp); the first run again last;
 #  3. compute-sanitizer memcheck / racecheck of the default (and prime 1, forced clusters);
 #  4. ncu of the default (H 16, B 128, 8K), source counters.
 # From the repository root:  PACK=.gpu/h23b LIMIT=140 bash .gpu/h23b/k3-2026-12-02h1.sh
@@ -60,10 +61,10 @@ F8='*fp8*'
 } > "$OUT/k3-tests.txt" 2>&1
 echo "tests done at $(( $(date +%s) - t0 )) s"
 AB="K3_MLA_FP8S_HANDOFF=late"
-VAR="K3_MLA_FP8S_HANDOFF=late;K3_MLA_FP8S_PRIME=1;K3_MLA_FP8S_PRIME=2;K3_MLA_FP8S_COMBINE=cluster;K3_MLA_FP8_CVT=ic;K3_MLA_FP8_CVT=ci;K3_MLA_FP8S_SPLITS=3;K3_MLA_FP8S_SPLITS=2"
+VAR="K3_MLA_FP8S_HANDOFF=late;K3_MLA_FP8S_PRIME=1;K3_MLA_FP8S_PRIME=2;K3_MLA_FP8S_COMBINE=cluster;K3_MLA_FP8_CVT=ic;K3_MLA_FP8_CVT=ci;K3_MLA_FP8S_SPLITS=3;K3_MLA_FP8S_SPLITS=2;K3_MLA_FP8S_ARRIVE=warp"
 {
   run "k3-bench B 1..128 (H 16), 64..128 (H 12): default, fp8-ab late (1)" 25 K3_BENCH_MLA_AB="$AB" K3_BENCH_MLA_BATCHES=2 "$T/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-ab1.csv"
-  run "k3-bench H 16 B 64/128: default, ab late, ab2 prime 1, ab3 prime 2, ab4 cluster, ab5 ic, ab6 ci, ab7 splits 3, ab8 splits 2" 25 K3_BENCH_MLA_AB="$VAR" K3_BENCH_MLA_BATCHES=3 "$T/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-var.csv"
+  run "k3-bench H 16 B 64/128: default, ab late, ab2 prime 1, ab3 prime 2, ab4 cluster, ab5 ic, ab6 ci, ab7 splits 3, ab8 splits 2, ab9 warp arrivals" 25 K3_BENCH_MLA_AB="$VAR" K3_BENCH_MLA_BATCHES=3 "$T/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-var.csv"
 } > "$OUT/k3-bench.txt" 2>&1
 echo "bench done at $(( $(date +%s) - t0 )) s"
 san() {  # tool test filter-var filter seconds [env]
@@ -82,6 +83,9 @@ san() {  # tool test filter-var filter seconds [env]
   san memcheck mla MLA_TEST_FILTER '*fp8_tile_edges*' 8
   san racecheck mla MLA_TEST_FILTER '*fp8_tile_edges*' 10
   san racecheck mla MLA_TEST_FILTER '*fp8_small_heads*' 8 K3_MLA_FP8S_PRIME=1
+  san racecheck mla MLA_TEST_FILTER '*fp8_cluster*' 8 K3_MLA_FP8S_PRIME=2
+  san racecheck mla MLA_TEST_FILTER '*fp8_tile_edges*' 8 K3_MLA_FP8S_ARRIVE=warp
+  san racecheck mla MLA_TEST_FILTER '*fp8_cluster*' 8 K3_MLA_FP8S_ARRIVE=warp
   san memcheck mla MLA_TEST_FILTER '*fp8_cluster*' 8 K3_MLA_FP8S_COMBINE=cluster
   san racecheck mla MLA_TEST_FILTER '*sparse_fp8*' 8
   san racecheck mla MLA_TEST_FILTER '*fp8_eight_tokens*' 8

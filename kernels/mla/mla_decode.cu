@@ -95,8 +95,9 @@ struct params {
 	 * rescale's tau (binades the running max may lag) and band (binades the unit may drift). */
 	int fp8s_whole, fp8s_band;
 	float fp8s_tau;
-	/* mla_fp8s_kernel (early order): stages copied before tile 0 has landed (1..NST). */
-	int fp8s_prime;
+	/* mla_fp8s_kernel (early order): stages copied before tile 0 has landed (1..NST); one mbarrier
+	 * arrival a warp instead of one a thread. */
+	int fp8s_prime, fp8s_warp_arrive;
 	/* mla_fp8s_kernel: 1 when the n_splits CTAs of a row block run as one thread-block cluster and
 	 * combine their partials through distributed shared memory (no workspace, no combine kernel). */
 	int cluster;
@@ -551,7 +552,8 @@ struct fp8r_qraw {
 
 /* fp8r_load_q()'s global loads alone (mla_fp8s_kernel issues them before its first bulk copies,
  * which would otherwise queue ahead of them: ~2 % of its samples at B 128, 8K waited there). */
-__device__ __forceinline__ void fp8r_q_fetch(const params &p, int b, int R0, int R1, int w, int tq, fp8r_qraw &r)
+__device__ __forceinline__ void fp8r_q_fetch(const params &p, int b, int R0, int R1, int w, int tq,
+					     fp8r_qraw &r)
 {
 	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
 #pragma unroll
@@ -568,8 +570,9 @@ __device__ __forceinline__ void fp8r_q_fetch(const params &p, int b, int R0, int
 /* The rest of fp8r_load_q(): row maxima, scales, FP16 fragments (one __syncthreads). ROPE_QF: the
  * rope fragment times 1 / qf, so that qf can multiply the whole score once (mla_fp8s_kernel). */
 template <bool KINT, bool ROPE_QF = false>
-__device__ __forceinline__ void fp8r_q_finish(const fp8r_qraw &qr, uint32_t *qmx, int w, int g, uint32_t (&qa)[8][4],
-					      uint32_t (&qa_r)[4], float &qf0, float &qf1)
+__device__ __forceinline__ void fp8r_q_finish(const fp8r_qraw &qr, uint32_t *qmx, int w, int g,
+					      uint32_t (&qa)[8][4], uint32_t (&qa_r)[4], float &qf0,
+					      float &qf1)
 {
 	constexpr int ROWS = fp8r::ROWS;
 	const int tq = (int)threadIdx.x & 3;
@@ -602,7 +605,8 @@ __device__ __forceinline__ void fp8r_q_finish(const fp8r_qraw &qr, uint32_t *qmx
 	qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
 	if (ROPE_QF) { /* rope q times 1 / qf (powers of two: exact), so that qf applies to the sum */
 		const int k0 = e0 - (KINT ? 8 : 0), k1 = e1 - (KINT ? 8 : 0);
-		const float u0 = fp8r_pow2(k0 / 2) * fp8r_pow2(k0 - k0 / 2), u1 = fp8r_pow2(k1 / 2) * fp8r_pow2(k1 - k1 / 2);
+		const float u0 = fp8r_pow2(k0 / 2) * fp8r_pow2(k0 - k0 / 2);
+		const float u1 = fp8r_pow2(k1 / 2) * fp8r_pow2(k1 - k1 / 2);
 		qa_r[0] = k3_pack_bf16(k3_lo_bf16(qa_r[0]) * u0, k3_hi_bf16(qa_r[0]) * u0);
 		qa_r[2] = k3_pack_bf16(k3_lo_bf16(qa_r[2]) * u0, k3_hi_bf16(qa_r[2]) * u0);
 		qa_r[1] = k3_pack_bf16(k3_lo_bf16(qa_r[1]) * u1, k3_hi_bf16(qa_r[1]) * u1);
@@ -625,8 +629,9 @@ __device__ __forceinline__ void fp8r_q_finish(const fp8r_qraw &qr, uint32_t *qmx
 }
 
 template <bool KINT>
-__device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int b, int R0, int R1, int w, int g, int tq,
-					    uint32_t (&qa)[8][4], uint32_t (&qa_r)[4], float &qf0, float &qf1)
+__device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int b, int R0, int R1, int w,
+					    int g, int tq, uint32_t (&qa)[8][4], uint32_t (&qa_r)[4],
+					    float &qf0, float &qf1)
 {
 	fp8r_qraw qr;
 	fp8r_q_fetch(p, b, R0, R1, w, tq, qr);
@@ -966,8 +971,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
  * rope q / qf, fp8r_q_finish<KINT, true>). */
 template <bool KINT, bool CVT2, bool QF>
 __device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *rw, const uint32_t (&qa)[8][4],
-					     const uint32_t (&qa_r)[4], float qf0, float qf1, int w, int g, int tq,
-					     int lane, float (&sc)[4][2])
+					     const uint32_t (&qa_r)[4], float qf0, float qf1, int w, int g,
+					     int tq, int lane, float (&sc)[4][2])
 {
 	float sp[4][4], sr[4][4];
 #pragma unroll
@@ -988,12 +993,16 @@ __device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *r
 		uint4 kw[4];
 #pragma unroll
 		for (int j = 0; j < 4; j++)
-			kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w + (tq + 4 * h) * 16);
+			kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
+								 (tq + 4 * h) * 16);
 #pragma unroll
 		for (int qq = 0; qq < 4; qq++)
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
-				const uint32_t x = qq == 0 ? kw[j].x : qq == 1 ? kw[j].y : qq == 2 ? kw[j].z : kw[j].w;
+				const uint32_t x = qq == 0   ? kw[j].x
+						   : qq == 1 ? kw[j].y
+						   : qq == 2 ? kw[j].z
+							     : kw[j].w;
 				uint32_t b0, b1;
 				if (KINT) {
 					k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
@@ -1009,13 +1018,16 @@ __device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *r
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
 		if (QF) {
-			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0, y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
-			rw[(w * 4 + j) * 32 + lane] = make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
-								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
-		} else {
+			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0;
+			const float y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
 			rw[(w * 4 + j) * 32 + lane] =
-				make_float4(fmaf(sp[j][0], sc[j][0], sr[j][0]), fmaf(sp[j][1], sc[j][1], sr[j][1]),
-					    fmaf(sp[j][2], sc[j][0], sr[j][2]), fmaf(sp[j][3], sc[j][1], sr[j][3]));
+				make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+					    fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
+		} else {
+			const float x0 = sc[j][0], x1 = sc[j][1];
+			rw[(w * 4 + j) * 32 + lane] =
+				make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+					    fmaf(sp[j][2], x0, sr[j][2]), fmaf(sp[j][3], x1, sr[j][3]));
 		}
 	}
 }
@@ -1550,6 +1562,20 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		__syncwarp();
 		k3_bulk_g2s(st + (size_t)s * STAGE_BYTES + (size_t)lane * FP8B, src, FP8B, &bar[s]);
 	};
+	/* EARLY with K3_MLA_FP8S_ARRIVE=warp: one arrival a warp on the stage-empty, parts, hand-off and
+	 * P-free mbarriers (lane 0 after __syncwarp(), which orders the warp's shared-memory accesses
+	 * before it), not one a thread. */
+	const bool warp_arrive = EARLY && p.fp8s_warp_arrive;
+	const uint32_t n_arrive = warp_arrive ? WARPS : THREADS;
+	auto arrive = [&](uint64_t *mb) {
+		if (warp_arrive) {
+			__syncwarp();
+			if (lane == 0)
+				k3_mbar_arrive(mb);
+		} else {
+			k3_mbar_arrive(mb);
+		}
+	};
 	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. EARLY:
 	 * its loads first, ahead of the stages' bulk copies (behind which they queued: ~2 % of the
 	 * samples at B 128, 8K, 2026-12-02c). */
@@ -1561,13 +1587,13 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 #pragma unroll
 		for (int i = 0; i < NST; i++) {
 			k3_mbar_init(&bar[i], 1);
-			k3_mbar_init(&sempty[i], THREADS);
+			k3_mbar_init(&sempty[i], n_arrive);
 		}
-		k3_mbar_init(&pfull[0], THREADS);
-		k3_mbar_init(&pfull[1], THREADS);
-		k3_mbar_init(pxb, THREADS);
+		k3_mbar_init(&pfull[0], n_arrive);
+		k3_mbar_init(&pfull[1], n_arrive);
+		k3_mbar_init(pxb, n_arrive);
 		if (EARLY)
-			k3_mbar_init(pfree, THREADS);
+			k3_mbar_init(pfree, n_arrive);
 		k3_mbar_fence_init();
 	}
 	__syncthreads();
@@ -1603,7 +1629,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 	else
 		fp8r_load_q<KINT>(p, qmx, b, R0, R1, w, g, tq, qa, qa_r, qf0, qf1);
 	/* S in the softmax slice: the parts' sum times the scale (EARLY: and qf, once a row). */
-	const float sl0 = EARLY ? p.scale_log2 * qf0 : p.scale_log2, sl1 = EARLY ? p.scale_log2 * qf1 : p.scale_log2;
+	const float sl0 = EARLY ? p.scale_log2 * qf0 : p.scale_log2;
+	const float sl1 = EARLY ? p.scale_log2 * qf1 : p.scale_log2;
 
 	int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
 	int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
@@ -1642,7 +1669,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			if (it < n_it && it >= p.fp8s_prime)
 				issue(it, ps[it], pg[it]);
 	qk_tile(st, red);
-	k3_mbar_arrive(&pfull[0]);
+	arrive(&pfull[0]);
 
 #pragma unroll 1
 	for (int it = 0; it < n_it; it++) {
@@ -1690,7 +1717,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			reinterpret_cast<float *>(mwb + g)[w] = mw0;
 			reinterpret_cast<float *>(mwb + g + 8)[w] = mw1;
 		}
-		k3_mbar_arrive(pxb);
+		arrive(pxb);
 		/* The parts of tile it + 1 (the last iteration recomputes its own into the unused buffer).
 		 * EARLY: before the hand-off's wait, which they cover (they need nothing of P). */
 		const int nx = it + 1 < n_it ? it + 1 : it;
@@ -1698,7 +1725,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			if (it + 1 < n_it)
 				k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
 			qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
-			k3_mbar_arrive(&pfull[(it + 1) & 1]);
+			arrive(&pfull[(it + 1) & 1]);
 			if (SPARSE) {
 				pc0 = entry_pos((tile0 + nx) * TILE + tok0);
 				pc1 = entry_pos((tile0 + nx) * TILE + tok1);
@@ -1735,7 +1762,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		for (int j = 0; j < 4; j++)
 			y[j] = pbuf[(w * 4 + j) * 32 + lane];
 		if (EARLY)
-			k3_mbar_arrive(pfree);
+			arrive(pfree);
 		float t0 = 0.0f, t1 = 0.0f;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
@@ -1805,7 +1832,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 					k3_mma_f16(o[4 * qq + c], pa[k], bA[c], bB[c]);
 			}
 		}
-		k3_mbar_arrive(&sempty[it % NST]); /* this thread is done with tile it's stage */
+		arrive(&sempty[it % NST]); /* this thread (warp) is done with tile it's stage */
 	}
 
 	/* l: this warp's tokens, summed over the lanes here and over the warps through shared
@@ -1855,14 +1882,16 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 			float4 v[4][DV / 128];
 #pragma unroll
 			for (int u = 0; u < 4; u++)
-				ls[u] = s0 + u < p.n_splits ? p.l_part[base + (size_t)(s0 + u) * p.rows] : -INFINITY;
+				ls[u] = s0 + u < p.n_splits ? p.l_part[base + (size_t)(s0 + u) * p.rows]
+							    : -INFINITY;
 #pragma unroll
 			for (int u = 0; u < 4; u++) {
-				const float4 *op =
-					reinterpret_cast<const float4 *>(p.o_part + (base + (size_t)(s0 + u) * p.rows) * DV);
+				const size_t at = (base + (size_t)(s0 + u) * p.rows) * DV;
+				const float4 *op = reinterpret_cast<const float4 *>(p.o_part + at);
 #pragma unroll
 				for (int k = 0; k < DV / 128; k++)
-					v[u][k] = ls[u] != -INFINITY ? op[lane + 32 * k] : make_float4(0.f, 0.f, 0.f, 0.f);
+					v[u][k] = ls[u] != -INFINITY ? op[lane + 32 * k]
+								     : make_float4(0.f, 0.f, 0.f, 0.f);
 			}
 #pragma unroll
 			for (int u = 0; u < 4; u++) {
@@ -1871,9 +1900,10 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 				const float w = expf(ls[u] - m);
 				sum += w;
 #pragma unroll
-				for (int k = 0; k < DV / 128; k++)
-					acc[k].x += w * v[u][k].x, acc[k].y += w * v[u][k].y, acc[k].z += w * v[u][k].z,
-						acc[k].w += w * v[u][k].w;
+				for (int k = 0; k < DV / 128; k++) {
+					acc[k].x += w * v[u][k].x, acc[k].y += w * v[u][k].y;
+					acc[k].z += w * v[u][k].z, acc[k].w += w * v[u][k].w;
+				}
 			}
 		}
 	}
@@ -1948,12 +1978,13 @@ int fp8r_variant(enum mla_kv kv, int rows)
  * its own (default "whole": one bulk copy a whole dense tile); K3_MLA_FP8S_RESCALE=eager moves the
  * running max at every new maximum and resets the unit every tile (default "lazy": tau = band =
  * 8); K3_MLA_FP8S_PRIME=1..4: stages copied before tile 0 has landed (early order only; default
- * FP8S_PRIME_DEFAULT). */
+ * FP8S_PRIME_DEFAULT); K3_MLA_FP8S_ARRIVE=warp: one mbarrier arrival a warp (early order only;
+ * default "thread"). */
 constexpr int FP8S_PRIME_DEFAULT = fp8r::NST;
-void fp8s_options(int *whole, float *tau, int *band, int *prime)
+void fp8s_options(int *whole, float *tau, int *band, int *prime, int *warp_arrive)
 {
 	const char *c = getenv("K3_MLA_FP8S_COPY"), *r = getenv("K3_MLA_FP8S_RESCALE");
-	const char *pr = getenv("K3_MLA_FP8S_PRIME");
+	const char *pr = getenv("K3_MLA_FP8S_PRIME"), *ar = getenv("K3_MLA_FP8S_ARRIVE");
 	const int w = !(c && !strcmp(c, "token"));
 	const int lazy = !(r && !strcmp(r, "eager"));
 	*whole = w;
@@ -1962,6 +1993,7 @@ void fp8s_options(int *whole, float *tau, int *band, int *prime)
 	*prime = FP8S_PRIME_DEFAULT;
 	if (pr && pr[0] >= '1' && pr[0] <= '0' + fp8r::NST && !pr[1])
 		*prime = pr[0] - '0';
+	*warp_arrive = ar && !strcmp(ar, "warp");
 }
 
 /* mla_fp8s_kernel's split plan: 1 (default) a wave at most (splits rounded down) and the splits
@@ -2131,8 +2163,12 @@ template <bool KINT, bool VINT>
 int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 {
 	const bool early = fp8s_early_option();
-	auto kern = early ? (p.indices ? mla_fp8s_kernel<KINT, VINT, true, true> : mla_fp8s_kernel<KINT, VINT, false, true>)
-			  : (p.indices ? mla_fp8s_kernel<KINT, VINT, true, false> : mla_fp8s_kernel<KINT, VINT, false, false>);
+	auto kern = mla_fp8s_kernel<KINT, VINT, false, true>;
+	if (p.indices)
+		kern = early ? mla_fp8s_kernel<KINT, VINT, true, true>
+			     : mla_fp8s_kernel<KINT, VINT, true, false>;
+	else if (!early)
+		kern = mla_fp8s_kernel<KINT, VINT, false, false>;
 	static bool configured[4] = { false, false, false, false };
 	bool &cf = configured[(p.indices ? 1 : 0) + (early ? 2 : 0)];
 	if (!cf) {
@@ -2223,7 +2259,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.topk = a->indices ? a->topk : 0;
 	p.max_seqlen = a->max_seqlen;
 	p.scale_log2 = a->scale * LOG2E;
-	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band, &p.fp8s_prime);
+	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band, &p.fp8s_prime, &p.fp8s_warp_arrive);
 	p.cluster = pl.cluster;
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
