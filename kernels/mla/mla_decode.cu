@@ -95,9 +95,8 @@ struct params {
 	 * rescale's tau (binades the running max may lag) and band (binades the unit may drift). */
 	int fp8s_whole, fp8s_band;
 	float fp8s_tau;
-	/* mla_fp8s_kernel (early order): stages copied before tile 0 has landed (1..NST); one mbarrier
-	 * arrival a warp instead of one a thread. */
-	int fp8s_prime, fp8s_warp_arrive;
+	/* mla_fp8s_kernel (early order): stages copied before tile 0 has landed (1..NST). */
+	int fp8s_prime;
 	/* mla_fp8s_kernel: 1 when the n_splits CTAs of a row block run as one thread-block cluster and
 	 * combine their partials through distributed shared memory (no workspace, no combine kernel). */
 	int cluster;
@@ -508,6 +507,7 @@ static_assert(CTAS_PER_SM * (SMEM_P + 1024) <= 228 * 1024, "two CTAs an SM");
 constexpr int OFF_PS = (SMEM_P + 16 + 15) / 16 * 16; /* after the P hand-off's two mbarriers */
 constexpr int OFF_MW = OFF_PS + WARPS * 4 * 32 * 16;
 constexpr int SMEM_S = OFF_MW + ROWS * 16;
+constexpr int THREADS_S = THREADS + 32; /* early order: the 4 warps and a producer warp */
 /* The cluster combine (fp8s_cluster_combine()), in the stage area once the tile loop is done: this
  * split's normalized O ([ROWS][XS] FP32, rows padded by 16 bytes against bank conflicts), its LSE
  * per row, and the rows' weights of every split ([ROWS][MAX_CLUSTER]). */
@@ -1384,7 +1384,8 @@ __device__ __forceinline__ void fp8s_stage_partial(float *xo, const float (&o)[1
 }
 
 /* Every thread of every CTA of the cluster calls it once (after fp8s_stage_partial(), or with
- * only the LSE set to -inf where the split saw no token). */
+ * only the LSE set to -inf where the split saw no token); the merge itself runs on the first
+ * THREADS (the early order's producer warp only passes the barriers). */
 __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo, int b, int row0, int split)
 {
 	using namespace fp8r;
@@ -1414,7 +1415,7 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
 			p.lse[(size_t)b * p.rows + row0 + tid] = sum > 0.0f ? m + logf(sum) : -INFINITY;
 	}
 	__syncthreads();
-	for (int i = split * THREADS + tid; i < ROWS * (DV / 4); i += S * THREADS) {
+	for (int i = split * THREADS + tid; tid < THREADS && i < ROWS * (DV / 4); i += S * THREADS) {
 		const int r = i / (DV / 4), c4 = i % (DV / 4);
 		if (row0 + r >= p.rows)
 			continue;
@@ -1479,7 +1480,8 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
 template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true>
-__global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_kernel(const params p)
+__global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r::CTAS_PER_SM)
+	mla_fp8s_kernel(const params p)
 {
 	using namespace fp8r;
 	extern __shared__ __align__(128) unsigned char smem[];
@@ -1562,62 +1564,71 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		__syncwarp();
 		k3_bulk_g2s(st + (size_t)s * STAGE_BYTES + (size_t)lane * FP8B, src, FP8B, &bar[s]);
 	};
-	/* EARLY with K3_MLA_FP8S_ARRIVE=warp: one arrival a warp on the stage-empty, parts, hand-off and
-	 * P-free mbarriers (lane 0 after __syncwarp(), which orders the warp's shared-memory accesses
-	 * before it), not one a thread. */
-	const bool warp_arrive = EARLY && p.fp8s_warp_arrive;
-	const uint32_t n_arrive = warp_arrive ? WARPS : THREADS;
-	auto arrive = [&](uint64_t *mb) {
-		if (warp_arrive) {
-			__syncwarp();
-			if (lane == 0)
-				k3_mbar_arrive(mb);
-		} else {
-			k3_mbar_arrive(mb);
-		}
-	};
 	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. EARLY:
 	 * its loads first, ahead of the stages' bulk copies (behind which they queued: ~2 % of the
 	 * samples at B 128, 8K, 2026-12-02c). */
 	const int R0 = row0 + g, R1 = R0 + 8;
 	fp8r_qraw qraw;
-	if (EARLY)
+	if (EARLY && w < WARPS)
 		fp8r_q_fetch(p, b, R0, R1, w, tq, qraw);
 	if (tid == 0) {
 #pragma unroll
 		for (int i = 0; i < NST; i++) {
 			k3_mbar_init(&bar[i], 1);
-			k3_mbar_init(&sempty[i], n_arrive);
+			k3_mbar_init(&sempty[i], THREADS);
 		}
-		k3_mbar_init(&pfull[0], n_arrive);
-		k3_mbar_init(&pfull[1], n_arrive);
-		k3_mbar_init(pxb, n_arrive);
+		k3_mbar_init(&pfull[0], THREADS);
+		k3_mbar_init(&pfull[1], THREADS);
+		k3_mbar_init(pxb, THREADS);
 		if (EARLY)
-			k3_mbar_init(pfree, n_arrive);
+			k3_mbar_init(pfree, THREADS);
 		k3_mbar_fence_init();
 	}
 	__syncthreads();
-	int next_pos = 0, next_page = 0; /* warp 0: the next tile to copy */
-	/* EARLY: the first stages' block-table loads in flight together, and only the first
-	 * p.fp8s_prime stages copied before tile 0 has landed (the rest right after): all CTAs'
-	 * first stages at once would otherwise share the bandwidth with every other stage. */
-	int ps[NST], pg[NST];
-	if (w == 0) {
-		if (EARLY) {
+	if (EARLY && w == WARPS) {
+		/* The producer warp: every stage copy of the split. The first stages' block-table loads
+		 * in flight together; only the first p.fp8s_prime stages copied before tile 0 has landed
+		 * (all CTAs' first stages at once share the bandwidth with every other stage); then
+		 * tile nt into the stage of tile nt - NST once every consumer thread has released it.
+		 * It passes the consumers' __syncthreads (fp8r_q_finish()'s, the epilogue's) and joins
+		 * the cluster merge, where it only waits. */
+		int ps[NST], pg[NST];
 #pragma unroll
-			for (int it = 0; it < NST; it++)
-				if (it < n_it)
-					source_pos(it, ps[it], pg[it]);
+		for (int it = 0; it < NST; it++)
+			if (it < n_it)
+				source_pos(it, ps[it], pg[it]);
 #pragma unroll
-			for (int it = 0; it < NST; it++)
-				if (it < n_it && it < p.fp8s_prime)
+		for (int it = 0; it < NST; it++)
+			if (it < n_it && it < p.fp8s_prime)
+				issue(it, ps[it], pg[it]);
+		__syncthreads(); /* fp8r_q_finish()'s */
+		if (p.fp8s_prime < NST && p.fp8s_prime < n_it) {
+			k3_mbar_wait(&bar[0], 0u);
+#pragma unroll
+			for (int it = 1; it < NST; it++)
+				if (it < n_it && it >= p.fp8s_prime)
 					issue(it, ps[it], pg[it]);
-		} else {
-			for (int it = 0; it < NST && it < n_it; it++) {
-				int ps1, pg1;
-				source_pos(it, ps1, pg1);
-				issue(it, ps1, pg1);
-			}
+		}
+#pragma unroll 1
+		for (int nt = NST; nt < n_it; nt++) {
+			int pos, page;
+			source_pos(nt, pos, page);
+			const int u = nt - NST; /* the tile whose stage it takes */
+			k3_mbar_wait(&sempty[u % NST], (uint32_t)((u / NST) & 1));
+			issue(nt, pos, page);
+		}
+		__syncthreads(); /* the epilogue's two */
+		__syncthreads();
+		if (p.cluster)
+			fp8s_cluster_combine(p, reinterpret_cast<float *>(smem + OFF_ST), b, row0, split);
+		return;
+	}
+	int next_pos = 0, next_page = 0; /* late order, warp 0: the next tile to copy */
+	if (!EARLY && w == 0) {
+		for (int it = 0; it < NST && it < n_it; it++) {
+			int ps1, pg1;
+			source_pos(it, ps1, pg1);
+			issue(it, ps1, pg1);
 		}
 		if (NST < n_it)
 			source_pos(NST, next_pos, next_page);
@@ -1663,13 +1674,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		pc1 = entry_pos(tile0 * TILE + tok1);
 	}
 	k3_mbar_wait(&bar[0], 0u);
-	if (EARLY && w == 0) /* the stages not primed */
-#pragma unroll
-		for (int it = 1; it < NST; it++)
-			if (it < n_it && it >= p.fp8s_prime)
-				issue(it, ps[it], pg[it]);
 	qk_tile(st, red);
-	arrive(&pfull[0]);
+	k3_mbar_arrive(&pfull[0]);
 
 #pragma unroll 1
 	for (int it = 0; it < n_it; it++) {
@@ -1717,7 +1723,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			reinterpret_cast<float *>(mwb + g)[w] = mw0;
 			reinterpret_cast<float *>(mwb + g + 8)[w] = mw1;
 		}
-		arrive(pxb);
+		k3_mbar_arrive(pxb);
 		/* The parts of tile it + 1 (the last iteration recomputes its own into the unused buffer).
 		 * EARLY: before the hand-off's wait, which they cover (they need nothing of P). */
 		const int nx = it + 1 < n_it ? it + 1 : it;
@@ -1725,7 +1731,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			if (it + 1 < n_it)
 				k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
 			qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
-			arrive(&pfull[(it + 1) & 1]);
+			k3_mbar_arrive(&pfull[(it + 1) & 1]);
 			if (SPARSE) {
 				pc0 = entry_pos((tile0 + nx) * TILE + tok0);
 				pc1 = entry_pos((tile0 + nx) * TILE + tok1);
@@ -1734,9 +1740,10 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		if (EARLY)
 			next_parts();
 		k3_mbar_wait(pxb, (uint32_t)(it & 1));
-		/* Every thread is past tile it - 1: warp 0 refills its stage with tile it - 1 + NST. */
+		/* Late order: every thread is past tile it - 1, warp 0 refills its stage with tile
+		 * it - 1 + NST (early order: the producer warp). */
 		const int nt = it - 1 + NST;
-		if (w == 0 && it >= 1 && nt < n_it) {
+		if (!EARLY && w == 0 && it >= 1 && nt < n_it) {
 			k3_mbar_wait(&sempty[(it - 1) % NST], (uint32_t)(((it - 1) / NST) & 1)); /* done already */
 			issue(nt, next_pos, next_page);
 			if (nt + 1 < n_it)
@@ -1762,7 +1769,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		for (int j = 0; j < 4; j++)
 			y[j] = pbuf[(w * 4 + j) * 32 + lane];
 		if (EARLY)
-			arrive(pfree);
+			k3_mbar_arrive(pfree);
 		float t0 = 0.0f, t1 = 0.0f;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
@@ -1832,7 +1839,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 					k3_mma_f16(o[4 * qq + c], pa[k], bA[c], bB[c]);
 			}
 		}
-		arrive(&sempty[it % NST]); /* this thread (warp) is done with tile it's stage */
+		k3_mbar_arrive(&sempty[it % NST]); /* this thread is done with tile it's stage */
 	}
 
 	/* l: this warp's tokens, summed over the lanes here and over the warps through shared
@@ -1978,13 +1985,12 @@ int fp8r_variant(enum mla_kv kv, int rows)
  * its own (default "whole": one bulk copy a whole dense tile); K3_MLA_FP8S_RESCALE=eager moves the
  * running max at every new maximum and resets the unit every tile (default "lazy": tau = band =
  * 8); K3_MLA_FP8S_PRIME=1..4: stages copied before tile 0 has landed (early order only; default
- * FP8S_PRIME_DEFAULT); K3_MLA_FP8S_ARRIVE=warp: one mbarrier arrival a warp (early order only;
- * default "thread"). */
+ * FP8S_PRIME_DEFAULT). */
 constexpr int FP8S_PRIME_DEFAULT = fp8r::NST;
-void fp8s_options(int *whole, float *tau, int *band, int *prime, int *warp_arrive)
+void fp8s_options(int *whole, float *tau, int *band, int *prime)
 {
 	const char *c = getenv("K3_MLA_FP8S_COPY"), *r = getenv("K3_MLA_FP8S_RESCALE");
-	const char *pr = getenv("K3_MLA_FP8S_PRIME"), *ar = getenv("K3_MLA_FP8S_ARRIVE");
+	const char *pr = getenv("K3_MLA_FP8S_PRIME");
 	const int w = !(c && !strcmp(c, "token"));
 	const int lazy = !(r && !strcmp(r, "eager"));
 	*whole = w;
@@ -1993,7 +1999,6 @@ void fp8s_options(int *whole, float *tau, int *band, int *prime, int *warp_arriv
 	*prime = FP8S_PRIME_DEFAULT;
 	if (pr && pr[0] >= '1' && pr[0] <= '0' + fp8r::NST && !pr[1])
 		*prime = pr[0] - '0';
-	*warp_arrive = ar && !strcmp(ar, "warp");
 }
 
 /* mla_fp8s_kernel's split plan: 1 (default) a wave at most (splits rounded down) and the splits
@@ -2034,7 +2039,7 @@ int fp8s_max_clusters(int size)
 		attr[0].id = cudaLaunchAttributeClusterDimension;
 		attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)size;
 		attr[0].val.clusterDim.z = 1;
-		cfg.gridDim = dim3(1, (unsigned)size, 1), cfg.blockDim = dim3(fp8r::THREADS);
+		cfg.gridDim = dim3(1, (unsigned)size, 1), cfg.blockDim = dim3(fp8r::THREADS_S);
 		cfg.dynamicSmemBytes = fp8r::SMEM_S, cfg.attrs = attr, cfg.numAttrs = 1;
 		int n = 0;
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) !=
@@ -2176,8 +2181,9 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 			return k3_launch_status();
 		cf = true;
 	}
+	const unsigned threads = early ? fp8r::THREADS_S : fp8r::THREADS;
 	if (!p.cluster) {
-		kern<<<grid, fp8r::THREADS, fp8r::SMEM_S, stream>>>(p);
+		kern<<<grid, threads, fp8r::SMEM_S, stream>>>(p);
 		return k3_launch_status();
 	}
 	cudaLaunchConfig_t cfg = {};
@@ -2185,7 +2191,7 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 	attr[0].id = cudaLaunchAttributeClusterDimension;
 	attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)p.n_splits;
 	attr[0].val.clusterDim.z = 1;
-	cfg.gridDim = grid, cfg.blockDim = dim3(fp8r::THREADS), cfg.dynamicSmemBytes = fp8r::SMEM_S;
+	cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = fp8r::SMEM_S;
 	cfg.stream = stream, cfg.attrs = attr, cfg.numAttrs = 1;
 	(void)cudaLaunchKernelEx(&cfg, kern, p);
 	return k3_launch_status();
@@ -2259,7 +2265,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.topk = a->indices ? a->topk : 0;
 	p.max_seqlen = a->max_seqlen;
 	p.scale_log2 = a->scale * LOG2E;
-	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band, &p.fp8s_prime, &p.fp8s_warp_arrive);
+	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band, &p.fp8s_prime);
 	p.cluster = pl.cluster;
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
