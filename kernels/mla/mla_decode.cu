@@ -29,7 +29,8 @@
  * the split partials (FP32 in the workspace).
  * FP8 cache up to 32 query rows: mla_fp8s_kernel below (E4M3 converted to FP16 in registers,
  * FP16 MMAs, a warp per scale tile in both products, one softmax a tile split over the warps'
- * token groups, one bulk copy a whole tile: 60-77 % of copy at t = 1, H200 2026-12-01zc), or
+ * token groups, one bulk copy a whole tile, a producer warp for the copies: 71-84 % of copy at
+ * t = 1, B = 64-128, H200 2026-12-02h), or
  * (K3_MLA_FP8_KERNEL=pipe) mla_fp8p_kernel, its predecessor with the softmax repeated in every
  * warp and one copy a token (43-47 %), or (=reg) mla_fp8r_kernel, the same without the
  * pipelining (40-44 %; the expansion: 22-24 %, 2026-12-01p); above 32 rows the expansion
@@ -1464,11 +1465,16 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
  *    the next tile's stage sits just before its QK^T: a copy is issued ~2.3 iterations before its
  *    first use (mla_fp8p_kernel: ~1); the block table is read a tile ahead and the copy source
  *    formed only at the issue.
- * Per-tile order (EARLY, the default since 2026-12-02c): wait parts(it); softmax slice; wait
+ * Per-tile order (EARLY, the default since 2026-12-02h): wait parts(it); softmax slice; wait
  * P free(it - 1); P out; arrive hand-off(it); wait stage(it + 1); QK^T(it + 1) -> parts; wait
  * hand-off(it); P in, frames; arrive P free(it); pack; O rescale; PV(it); release stage(it). The
  * next tile's QK^T sits between the hand-off's arrive and its wait, where every warp used to wait
- * for the slowest (12 % of the samples at H 16, B 128, 8K, 2026-12-02c call 1). The single P
+ * for the slowest (12 % of the samples at H 16, B 128, 8K, 2026-12-02c call 1), and a fifth
+ * warp, the producer, issues every stage copy: with warp 0 refilling the stages (~14 % of its
+ * time) the hand-off's wait stayed at 10 % and the reorder alone gained nothing (2026-12-02h call
+ * 1: 8K B 128 74.9 % against 75.2); with the producer it fell to 3.3 %: 78.5-78.9 % at 8K, B 128,
+ * 80.4-84.3 % at 32K-64K, B 64-128, against 67-77 % for the late order in the same process
+ * (bench/results/k3-kernels-h200-2026-12-02h/). The single P
  * buffer: P(it + 1) is written only once every thread has read P(it) (P free); the parts buffer
  * of tile it + 1 was last read in the softmax of tile it - 1, before P free(it - 1). Without EARLY
  * (K3_MLA_FP8S_HANDOFF=late): wait hand-off(it) right after its arrive, QK^T(it + 1) after the
