@@ -372,6 +372,7 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 	if (src < 0)
 		return src;
 	struct calib_run *run = &pts->runs[pts->source_run[src]];
+	pts->source_clock_readings[src] = m->clock_readings;
 	if (!pts->have_info) {
 		pts->info = m->info;
 		pts->have_info = true;
@@ -422,6 +423,19 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 		                    quantile(v, n, 0.1) * 1e-9, quantile(v, n, 0.9) * 1e-9, (int64_t)n, src,
 		                    e)) < 0)
 			goto out;
+		/* the clock around its samples: their median (in ns's place, which is done with) */
+		size_t k = 0;
+		const size_t all = start[s + 1] - start[s];
+		for (size_t i = 0; i < all; i++) {
+			double hz = m->samples[idx[start[s] + i]].sm_clock_hz;
+			if (hz > 0)
+				v[k++] = (int64_t)llround(hz);
+		}
+		if (k) {
+			qsort(v, k, sizeof *v, cmp_i64);
+			pts->p[pts->n - 1].sm_clock_hz =
+			    k % 2 ? (double)v[k / 2] : 0.5 * ((double)v[k / 2 - 1] + (double)v[k / 2]);
+		}
 	}
 out:
 	free(start);
@@ -566,6 +580,7 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 		free(buf);
 		return src;
 	}
+	pts->source_clock_readings[src] = -1;
 	enum { NONE, GRID, KDA } fmt = NONE;
 	int col[12] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 	int lineno = 0, nf_header = 0;

@@ -54,6 +54,10 @@ struct calib_point {
 	 * as read: 1 run, both its time, spread 0. */
 	int32_t runs;
 	double run_min_s, run_max_s, spread;
+	/* The SM clock the capture recorded around its samples (calib_sample.sm_clock_hz): their
+	 * median; merged over runs, the median of the runs' points that have one. 0: not known (a
+	 * CSV, a trace without K3SIM_GPU_METRICS). */
+	double sm_clock_hz;
 };
 
 /* A run: the sources of one measurement session. info: from its first trace database, or the
@@ -70,6 +74,8 @@ struct calib_points {
 	size_t n, cap;
 	const char *sources[CALIB_SOURCES_MAX];
 	int32_t source_run[CALIB_SOURCES_MAX]; /* index in runs */
+	int64_t source_clock_readings[CALIB_SOURCES_MAX]; /* a trace's SM clock readings
+							   * (calib_match.clock_readings); -1: a CSV */
 	int n_sources;
 	struct calib_run runs[CALIB_SOURCES_MAX];
 	int n_runs;
