@@ -228,6 +228,46 @@ int calib_points_protocol(struct calib_points *pts, struct err *e)
 	return 0;
 }
 
+int calib_points_at_boost(struct calib_points *pts, const struct hw *hw, int *n_scaled, struct err *e)
+{
+	/* the physical model alone, without launch gaps: what sim_op_cost scales a calibrated
+	 * time by between clocks */
+	struct hw *dev = malloc(sizeof *dev);
+	int n = 0;
+	if (!dev) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	{
+		*dev = *hw;
+		dev->n_tables = 0;
+		dev->n_gemm_points = 0;
+		dev->launch_latency_s = dev->graph_launch_latency_s = 0;
+		for (size_t i = 0; i < pts->n; i++) {
+			struct calib_point *p = &pts->p[i];
+			if (p->clock != HW_CLOCK_BOOST || !(p->sm_clock_hz > 0) || !(p->sm_clock_hz < hw->sm_clock_hz))
+				continue;
+			struct cost_opts at = {.clock = {.given_hz = p->sm_clock_hz}};
+			struct op_cost cb, cc;
+			sim_op_cost(dev, &p->op, NULL, &cb);
+			sim_op_cost(dev, &p->op, &at, &cc);
+			if (!(cb.time_s > 0) || !(cc.time_s >= cb.time_s))
+				continue;
+			double f = cb.time_s / cc.time_s;
+			p->measured_s *= f;
+			p->p10_s *= f;
+			p->p90_s *= f;
+			p->run_min_s *= f;
+			p->run_max_s *= f;
+			n++;
+		}
+		free(dev);
+	}
+	if (n_scaled)
+		*n_scaled = n;
+	return 0;
+}
+
 static int add_point(struct calib_points *pts, const char *spec, const struct op *op, enum hw_clock clock,
                      double med, double p10, double p90, int64_t samples, int32_t source, struct err *e)
 {

@@ -110,6 +110,16 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep);
 int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
                           struct calib_match *m_out, struct err *e);
 
+/* Each point measured below the boost clock (its sm_clock_hz, as recorded by its capture) at the
+ * time the physical model says it would have taken at hw's boost clock: measured_s (p10, p90, run
+ * minimum and maximum alike) times model(boost) / model(its clock), the device time of hw
+ * without its calibration (so the ratio is the physical model's, as sim_op_cost scales a
+ * calibrated time to another clock). What a fit at the boost clock needs when the measurements
+ * ran power-capped: `k3sim calibrate --clock measured`. Points of another regime, without a
+ * clock, or at boost or above are left as they are. *n_scaled (may be NULL): how many changed.
+ * 0, or -ENOMEM (nothing changed). */
+int calib_points_at_boost(struct calib_points *pts, const struct hw *hw, int *n_scaled, struct err *e);
+
 /* The protocol's split of collectives, which depends on their series: a collective kind (and
  * name) at one rank count and clock whose sizes are all powers of 2 trains on the powers of 4 and
  * holds out the others (else nothing of it would be held out); any other series trains on the
