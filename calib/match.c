@@ -1175,7 +1175,8 @@ static int sample_clocks(struct ctx *c)
 			else if (a == hi)
 				x->sm_clock_hz = r[hi - 1].hz;
 			else
-				x->sm_clock_hz = mid_ns - r[a - 1].t_ns <= r[a].t_ns - mid_ns ? r[a - 1].hz : r[a].hz;
+				x->sm_clock_hz =
+				    mid_ns - r[a - 1].t_ns <= r[a].t_ns - mid_ns ? r[a - 1].hz : r[a].hz;
 		}
 	}
 out:

@@ -245,7 +245,8 @@ int calib_points_at_boost(struct calib_points *pts, const struct hw *hw, int *n_
 		dev->launch_latency_s = dev->graph_launch_latency_s = 0;
 		for (size_t i = 0; i < pts->n; i++) {
 			struct calib_point *p = &pts->p[i];
-			if (p->clock != HW_CLOCK_BOOST || !(p->sm_clock_hz > 0) || !(p->sm_clock_hz < hw->sm_clock_hz))
+			if (p->clock != HW_CLOCK_BOOST || !(p->sm_clock_hz > 0) ||
+			    !(p->sm_clock_hz < hw->sm_clock_hz))
 				continue;
 			struct cost_opts at = {.clock = {.given_hz = p->sm_clock_hz}};
 			struct op_cost cb, cc;

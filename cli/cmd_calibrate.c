@@ -302,7 +302,8 @@ int cmd_calibrate(int argc, char **argv)
 			if (strcmp(optarg, "boost") == 0 || strcmp(optarg, "measured") == 0) {
 				at_boost = optarg[0] == 'm';
 			} else {
-				fprintf(stderr, "k3sim calibrate: --clock takes boost or measured, not '%s'\n", optarg);
+				fprintf(stderr, "k3sim calibrate: --clock takes boost or measured, not '%s'\n",
+				        optarg);
 				status = 2;
 				goto done;
 			}
@@ -447,12 +448,16 @@ static int run(const struct calib_inputs *ins, const struct run_opts *ro, const 
 		if (calib_points_at_boost(&raw, base, &scaled, &e) < 0)
 			goto fail;
 		if (!quiet && !json)
-			fprintf(stderr, "k3sim calibrate: %d of %zu measured points scaled to the boost clock (%.0f MHz)"
-			        " from the clock their capture recorded\n", scaled, raw.n, base->sm_clock_hz / 1e6);
+			fprintf(stderr,
+			        "k3sim calibrate: %d of %zu measured points scaled to the boost clock (%.0f MHz)"
+			        " from the clock their capture recorded\n",
+			        scaled, raw.n, base->sm_clock_hz / 1e6);
 		for (int s = 0; s < raw.n_sources; s++)
 			if (raw.source_clock_readings[s] <= 0)
-				fprintf(stderr, "k3sim calibrate: %s: no SM clock readings (K3SIM_GPU_METRICS): taken as "
-				        "measured at the boost clock\n", raw.sources[s]);
+				fprintf(stderr,
+				        "k3sim calibrate: %s: no SM clock readings (K3SIM_GPU_METRICS): taken as "
+				        "measured at the boost clock\n",
+				        raw.sources[s]);
 	}
 	int rc = calib_points_by_op(&pts, &raw, NULL, &e);
 	have_pts = true;

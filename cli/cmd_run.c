@@ -135,7 +135,8 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 		printf("  clock: %.6g MHz (given; the preset's boost %.6g MHz)\n\n", s->clock.given_hz / 1e6,
 		       hw->sm_clock_hz / 1e6);
 	else
-		printf("  clock: %s, SM %.0f MHz%s\n\n", hw_clock_name(s->clock.regime), hw_clock_sel_hz(hw, &s->clock) / 1e6,
+		printf("  clock: %s, SM %.0f MHz%s\n\n", hw_clock_name(s->clock.regime),
+		       hw_clock_sel_hz(hw, &s->clock) / 1e6,
 		       s->clock.regime == HW_CLOCK_SUSTAINED && !(hw->sustained_sm_clock_hz > 0)
 			       ? " (the preset has no sustained clock: boost)" : "");
 

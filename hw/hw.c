@@ -64,7 +64,9 @@ int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_
 	while (*p == ' ' || *p == '\t')
 		p++;
 	if (!((*p >= '0' && *p <= '9') || *p == '.' || *p == '+' || *p == '-')) {
-		snprintf(why, n, "'%.64s' is not a clock (expected boost, sustained or a clock in MHz, e.g. 1830 or 1830MHz)",
+		snprintf(why, n,
+			 "'%.64s' is not a clock (expected boost, sustained or a clock in MHz, e.g. 1830 or "
+			 "1830MHz)",
 			 s);
 		return -EINVAL;
 	}
@@ -78,7 +80,9 @@ int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_
 	if (strcasecmp(end, "mhz") == 0)
 		end += 3;
 	if (!digits || end == p || *end || errno == ERANGE || !isfinite(mhz)) {
-		snprintf(why, n, "'%.64s' is not a clock (expected boost, sustained or a finite clock in MHz, e.g. 1830 or 1830MHz)",
+		snprintf(why, n,
+			 "'%.64s' is not a clock (expected boost, sustained or a finite clock in MHz, e.g. 1830 "
+			 "or 1830MHz)",
 			 s);
 		return -EINVAL;
 	}
@@ -95,10 +99,10 @@ int hw_clock_sel_check(const struct hw *hw, const struct hw_clock_sel *c, char *
 	if (!(c->given_hz > 0))
 		return 0;
 	/* the preset's boost is what its rates are at: a faster clock is beyond what it describes
-	 * (half a kHz of slack for a clock given in MHz with decimals) */
-	if (!(c->given_hz <= hw->sm_clock_hz + 500)) {
-		snprintf(why, n, "%.6g MHz is above the boost clock: the preset's boost clock is %.6g MHz", c->given_hz / 1e6,
-			 hw->sm_clock_hz / 1e6);
+	 * (both are MHz times 1e6, so a clock given as the preset writes it compares equal) */
+	if (!(c->given_hz <= hw->sm_clock_hz)) {
+		snprintf(why, n, "%.6g MHz is above the boost clock: the preset's boost clock is %.6g MHz",
+			 c->given_hz / 1e6, hw->sm_clock_hz / 1e6);
 		return -ERANGE;
 	}
 	return 0;

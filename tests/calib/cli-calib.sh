@@ -34,6 +34,9 @@ grep -q "NVIDIA H200" "$T/cal.yaml" || fail "calibrate: no device in the calibra
 "$K3SIM" run --hw "$T/cal.yaml" > /dev/null || fail "run --hw calibrated"
 "$K3SIM" trace validate "$T/t.db" --hw "$T/cal.yaml" > /dev/null || fail "validate --hw calibrated"
 "$K3SIM" calibrate "$T/t.db" -o "$T/cal.yaml" > /dev/null 2>&1 && fail "calibrate replaced a file without --force"
+"$K3SIM" calibrate "$T/t.db" --clock measured -o "$T/cal-clk.yaml" > /dev/null 2> "$T/err" || fail "calibrate --clock measured"
+grep -q "no SM clock readings" "$T/err" || fail "calibrate --clock measured: no note on a trace without readings"
+"$K3SIM" calibrate "$T/t.db" --clock 1830 -o "$T/x.yaml" 2> /dev/null; [ $? -eq 2 ] || fail "calibrate --clock 1830: exit status"
 "$K3SIM" calibrate "$T/t.db" -o "$T/cal.yaml" --force --json | grep -q '"held_out_points"' || fail "calibrate --json"
 
 # bad inputs
