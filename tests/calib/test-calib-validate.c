@@ -200,14 +200,14 @@ static void test_measured_clock(void **state)
 	/* calibrate --clock measured: each point below boost scaled to its boost-clock time by the
 	 * physical model's ratio (the compute-bound GEMM by about 1830 / 1980, the copy barely, the
 	 * one read above boost not at all) */
-	double before[3];
+	double was_s[3];
 	for (size_t i = 0; i < pts.n; i++)
-		before[i] = pts.p[i].measured_s;
+		was_s[i] = pts.p[i].measured_s;
 	int scaled = -1;
 	assert_int_equal(calib_points_at_boost(&pts, &hw, &scaled, &e), 0);
 	assert_int_equal(scaled, 2);
 	for (size_t i = 0; i < pts.n; i++) {
-		double r = pts.p[i].measured_s / before[i];
+		double r = pts.p[i].measured_s / was_s[i];
 		if (strstr(pts.p[i].spec, "m=8192")) {
 			if (!(r < 1 - 0.9 * (1 - 1830.0 / 1980) && r >= 1830.0 / 1980 - 1e-3))
 				fail_msg("gemm scaled by %.4f", r);
