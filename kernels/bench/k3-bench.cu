@@ -724,53 +724,73 @@ void bench_mla(const options &o)
  * (mla_decode.cu: stage, reg, pipe, split; K3_MLA_FP8S_COPY / K3_MLA_FP8S_RESCALE /
  * K3_MLA_FP8S_COMBINE the split kernel's options). --quick: 16 heads, t = 1 and 4, 8K and 64K,
  * B = 128. K3_BENCH_MLA_AB="VAR=VALUE ..." repeats each FP8 row with those settings right after
- * it (variant fp8-ab, same process); K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1,
- * B = 1, 16, 64, 128 at 8K, 32K, 64K. A shape ending "cluster" merged its splits in a cluster. */
+ * it (variant fp8-ab, same process; several sets separated by ';': fp8-ab2, ...);
+ * K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1, B = 1, 16, 32, 64, 96, 128 at 8K,
+ * 32K, 64K (=2: and H 12 at B = 64, 96, 128; =3: H 16, B = 64 and 128 only). A shape ending
+ * "cluster" merged its splits in a cluster. */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
 	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: split softmax up to 32 rows)",
 	       c ? c : "(default: cc for split and pipe, ic for reg)");
-	/* K3_BENCH_MLA_AB="VAR=VALUE[ VAR=VALUE...]": each FP8 row again right after it with those
-	 * settings (mla_decode.h: read at every call), variant "fp8-ab": A/B in one process. */
+	/* K3_BENCH_MLA_AB="VAR=VALUE[ VAR=VALUE...][;VAR=VALUE...]": each FP8 row again right after it
+	 * with each ';'-separated set of settings (mla_decode.h: read at every call), variants
+	 * "fp8-ab", "fp8-ab2", ...: A/B in one process. */
 	const char *ab = getenv("K3_BENCH_MLA_AB");
-	std::vector<std::pair<std::string, std::string>> ab_set;
+	std::vector<std::vector<std::pair<std::string, std::string>>> ab_sets;
 	if (ab && *ab) {
 		std::string all(ab);
 		size_t i = 0;
+		ab_sets.emplace_back();
 		while (i < all.size()) {
-			size_t j = all.find(' ', i);
+			size_t j = all.find_first_of(" ;", i);
 			if (j == std::string::npos)
 				j = all.size();
 			const std::string kvs = all.substr(i, j - i);
+			const bool next_set = j < all.size() && all[j] == ';';
 			i = j + 1;
-			if (kvs.empty())
-				continue;
-			const size_t eq = kvs.find('=');
-			if (eq == std::string::npos || eq == 0) {
-				fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n", kvs.c_str());
-				exit(2);
+			if (!kvs.empty()) {
+				const size_t eq = kvs.find('=');
+				if (eq == std::string::npos || eq == 0) {
+					fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n",
+						kvs.c_str());
+					exit(2);
+				}
+				ab_sets.back().emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
 			}
-			ab_set.emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
+			if (next_set && !ab_sets.back().empty())
+				ab_sets.emplace_back();
 		}
-		printf("mla_decode: each FP8 row again as fp8-ab with %s\n", ab);
+		if (ab_sets.back().empty())
+			ab_sets.pop_back();
+		printf("mla_decode: each FP8 row again with each of the %zu sets of %s (fp8-ab, -ab2...)\n",
+		       ab_sets.size(), ab);
 	}
+	printf("mla_decode: clusters of the FP8 split kernel that fit at once:");
+	for (int sz = 2; sz <= 8; sz++)
+		printf(" %d:%d", sz, mla_decode_max_clusters(sz));
+	printf("\n");
 	auto point = [&](enum mla_kv kv, int H, int B, int ctx, int t) {
 		mla_point(o, kv, H, B, ctx, t);
-		if (kv != MLA_KV_FP8 || ab_set.empty())
+		if (kv != MLA_KV_FP8)
 			return;
-		std::vector<std::pair<std::string, std::string>> saved;
-		for (const auto &e : ab_set) {
-			const char *old = getenv(e.first.c_str());
-			saved.emplace_back(e.first, old ? std::string(old) : std::string("\x01"));
-			setenv(e.first.c_str(), e.second.c_str(), 1);
-		}
-		mla_point(o, kv, H, B, ctx, t, "fp8-ab");
-		for (const auto &e : saved) {
-			if (e.second == "\x01")
-				unsetenv(e.first.c_str());
-			else
+		for (size_t v = 0; v < ab_sets.size(); v++) {
+			std::vector<std::pair<std::string, std::string>> saved;
+			for (const auto &e : ab_sets[v]) {
+				const char *old = getenv(e.first.c_str());
+				saved.emplace_back(e.first, old ? std::string(old) : std::string("\x01"));
 				setenv(e.first.c_str(), e.second.c_str(), 1);
+			}
+			char name[24] = "fp8-ab";
+			if (v > 0)
+				snprintf(name, sizeof name, "fp8-ab%d", (int)v + 1);
+			mla_point(o, kv, H, B, ctx, t, name);
+			for (const auto &e : saved) {
+				if (e.second == "\x01")
+					unsetenv(e.first.c_str());
+				else
+					setenv(e.first.c_str(), e.second.c_str(), 1);
+			}
 		}
 	};
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
@@ -781,10 +801,14 @@ void bench_mla_decode(const options &o)
 					point(kv, 16, 128, ctx, t);
 		return;
 	}
-	if (getenv("K3_BENCH_MLA_BATCHES")) { /* B = 1, 16, 64, 128 at H 16, t 1, 8K-64K, FP8 only */
+	if (const char *bl = getenv("K3_BENCH_MLA_BATCHES")) { /* FP8 only, t 1, 8K-64K */
+		const bool h12 = !strcmp(bl, "2");    /* =2: H 12 too */
+		const bool target = !strcmp(bl, "3"); /* =3: B 64, 128 */
 		for (int ctx : { 8192, 32768, 65536 })
-			for (int B : { 1, 16, 64, 128 })
-				point(MLA_KV_FP8, 16, B, ctx, 1);
+			for (int H : { 16, 12 })
+				for (int B : { 1, 16, 32, 64, 96, 128 })
+					if ((H == 16 && (!target || B == 64 || B == 128)) || (h12 && B >= 64))
+						point(MLA_KV_FP8, H, B, ctx, 1);
 		return;
 	}
 	for (int t : { 1, 2, 4 })
@@ -1060,9 +1084,72 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	}
 }
 
-/* A dense projection of the layer (BF16 weights) at M tokens. */
+/* "VAR=VALUE[ VAR=VALUE...]" of the environment variable `var` (an A/B run's second settings);
+ * exits with a message on a malformed entry. */
+std::vector<std::pair<std::string, std::string>> env_settings(const char *var)
+{
+	std::vector<std::pair<std::string, std::string>> set;
+	const char *v = getenv(var);
+	const std::string all(v ? v : "");
+	size_t i = 0;
+	while (i < all.size()) {
+		size_t j = all.find(' ', i);
+		if (j == std::string::npos)
+			j = all.size();
+		const std::string kvs = all.substr(i, j - i);
+		i = j + 1;
+		if (kvs.empty())
+			continue;
+		const size_t eq = kvs.find('=');
+		if (eq == std::string::npos || eq == 0) {
+			fprintf(stderr, "k3-bench: %s: '%s' is not VAR=VALUE\n", var, kvs.c_str());
+			exit(2);
+		}
+		set.emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
+	}
+	return set;
+}
+
+/* f() with the settings in the environment, then the environment as it was. */
+template <typename F>
+void with_env(const std::vector<std::pair<std::string, std::string>> &set, F f)
+{
+	std::vector<std::pair<std::string, const char *>> saved;
+	std::vector<std::string> keep;
+	keep.reserve(set.size());
+	for (const auto &e : set) {
+		const char *old = getenv(e.first.c_str());
+		keep.emplace_back(old ? old : "");
+		saved.emplace_back(e.first, old ? keep.back().c_str() : nullptr);
+		setenv(e.first.c_str(), e.second.c_str(), 1);
+	}
+	f();
+	for (const auto &e : saved) {
+		if (e.second)
+			setenv(e.first.c_str(), e.second, 1);
+		else
+			unsetenv(e.first.c_str());
+	}
+}
+
+/* A dense projection of the layer (BF16 weights) at M tokens. K3_BENCH_GEMM_AB="VAR=VALUE ...":
+ * each row at up to 256 tokens again right after it with those settings (variant NAME-ab, spec
+ * "k3-bench ab op=...": outside the ops a preset is fitted on): A/B in one process. */
 void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split,
-		 enum k3_gemm_path gpath = K3_GEMM_AUTO)
+		 enum k3_gemm_path gpath = K3_GEMM_AUTO, bool ab = false);
+
+void dense_point_ab(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split)
+{
+	dense_point(o, name, M, N, K, epi, n_split);
+	static const auto set = env_settings("K3_BENCH_GEMM_AB");
+	if (set.empty() || M > 256)
+		return;
+	const std::string v = std::string(name) + "-ab";
+	with_env(set, [&] { dense_point(o, v.c_str(), M, N, K, epi, n_split, K3_GEMM_AUTO, true); });
+}
+
+void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split,
+		 enum k3_gemm_path gpath, bool ab)
 {
 	const size_t wn = (size_t)N * K;
 	/* The weights rotate over WPOOL_BYTES (up to 64 sets; K3_BENCH_WPOOL_MB sets another size):
@@ -1105,7 +1192,7 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 	snprintf(r.shape, sizeof r.shape, "m=%d n=%d k=%d %s", M, N, K, path_name(k3_gemm_path_for(&a)));
 	char spec[128];
 	snprintf(spec, sizeof spec, "%s=gemm m=%d n=%d k=%d dtype=bf16",
-		 gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", M, N, K);
+		 ab ? "k3-bench ab op" : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", M, N, K);
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
 	r.t = time_events(spec, 2, r.reps, launch);
@@ -1128,26 +1215,42 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 
 void bench_gemm(const options &o)
 {
-	const std::vector<int> Ms = o.quick ? std::vector<int>{ 1, 64, 4096 } : std::vector<int>{ 1, 16, 64, 256, 4096, 16384 };
+	std::vector<int> Ms = o.quick ? std::vector<int>{ 1, 64, 4096 } : std::vector<int>{ 1, 16, 64, 256, 4096, 16384 };
+	/* K3_BENCH_GEMM_M=1,16: only these token counts (A/B runs of the decode rows). */
+	if (const char *e = getenv("K3_BENCH_GEMM_M")) {
+		Ms.clear();
+		for (const char *q = e;; q++) {
+			char *end;
+			const long m = strtol(q, &end, 10);
+			if (end == q || m < 1 || m > 1 << 20 || (*end && *end != ',')) {
+				fprintf(stderr, "k3-bench: K3_BENCH_GEMM_M: a comma-separated list of token counts, not '%s'\n", e);
+				exit(2);
+			}
+			Ms.push_back((int)m);
+			q = end;
+			if (!*q)
+				break;
+		}
+	}
 	for (int M : Ms) {
-		dense_point(o, "router_down", M, K3_EXPERTS + K3_LATENT, K3_HIDDEN, K3_EPI_SPLIT, K3_EXPERTS);
-		dense_point(o, "up_add", M, K3_HIDDEN, K3_LATENT, K3_EPI_ADD, 0);
-		dense_point(o, "shared_w13", M, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0);
-		dense_point(o, "shared_w2", M, K3_HIDDEN, K3_SHARED_INTER, K3_EPI_BF16, 0);
+		dense_point_ab(o, "router_down", M, K3_EXPERTS + K3_LATENT, K3_HIDDEN, K3_EPI_SPLIT, K3_EXPERTS);
+		dense_point_ab(o, "up_add", M, K3_HIDDEN, K3_LATENT, K3_EPI_ADD, 0);
+		dense_point_ab(o, "shared_w13", M, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0);
+		dense_point_ab(o, "shared_w2", M, K3_HIDDEN, K3_SHARED_INTER, K3_EPI_BF16, 0);
 		/* The attention projections of the slice (KDA: q|k|v, output gate, beta, o_proj; Gated
 		 * MLA: q_a, q_b with W_UK folded in, kv_a), so that a preset calibrated on this
 		 * capture knows every dense GEMM shape of a K3 layer. */
-		dense_point(o, "kda_qkv", M, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0);
-		dense_point(o, "kda_gate", M, 12288, K3_HIDDEN, K3_EPI_BF16, 0);
-		dense_point(o, "kda_beta", M, 96, K3_HIDDEN, K3_EPI_BF16, 0);
-		dense_point(o, "o_proj", M, K3_HIDDEN, 12288, K3_EPI_BF16, 0);
-		dense_point(o, "mla_q_a", M, 1536, K3_HIDDEN, K3_EPI_BF16, 0);
-		dense_point(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
-		dense_point(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "kda_qkv", M, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "kda_gate", M, 12288, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "kda_beta", M, 96, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "o_proj", M, K3_HIDDEN, 12288, K3_EPI_BF16, 0);
+		dense_point_ab(o, "mla_q_a", M, 1536, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
+		dense_point_ab(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
 		if (M >= 256) {
 			/* The materialized prefill's q_b (192 a head) and kv_b expansion (k_nope | v). */
-			dense_point(o, "mla_q_b_pre", M, 96 * MLA_QK_HEAD, 1536, K3_EPI_BF16, 0);
-			dense_point(o, "mla_kv_b", M, 96 * (MLA_QK_NOPE + MLA_V_HEAD), MLA_LATENT, K3_EPI_BF16, 0);
+			dense_point_ab(o, "mla_q_b_pre", M, 96 * MLA_QK_HEAD, 1536, K3_EPI_BF16, 0);
+			dense_point_ab(o, "mla_kv_b", M, 96 * (MLA_QK_NOPE + MLA_V_HEAD), MLA_LATENT, K3_EPI_BF16, 0);
 		}
 	}
 	/* The mma.sync tiled kernel beside the default (wgmma on sm_90a) at prefill size; without
