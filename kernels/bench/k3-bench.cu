@@ -21,10 +21,8 @@
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel
  * (gemv_f16_kernel on the FP16-pair layout; fused up to 2 rows a group: each CTA converts its
- * activation rows; the persistent gemv_f16p_kernel up to 1/8 row a group, B = 1) beside the
- * persistent kernel where it is not the default (K3_GEMV_F16_PERSIST=1: `f16pers_*`) and the
- * default before it where it is (=0: `f16old_*`), the two-kernel path (K3_GEMV_F16_FUSE=0,
- * K3_GEMV_F16_PERSIST=0: `f16twok_*`, `k3-bench
+ * activation rows) beside the persistent gemv_f16p_kernel (K3_GEMV_F16_PERSIST=1: `f16pers_*`,
+ * opt-in), the two-kernel path (K3_GEMV_F16_FUSE=0: `f16twok_*`, `k3-bench
  * gemv-f16twok op=...`; the default before 2026-12-02b), the fused kernel at B = 256
  * (K3_GEMV_F16_FUSE=1: `f16fused_*`) and gemv_lean_kernel (K3_GEMV_FP4=lean: `mxfp4lean_*`) (bench_gemv();
  * K3_BENCH_GEMV_GLU=1 or 0: w13 or w2 alone); K3_BENCH_GEMV_ALL=1 adds the k-slice, tile-count,
@@ -1284,11 +1282,11 @@ void bench_gemv(const options &o)
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
-			/* The persistent gemv (gemv_f16p_kernel) where it is not the default (K3_GEMV_F16_PERSIST=1:
-			 * `f16pers_*`), and where it is, the default before 2026-12-02i (=0: `f16old_*`), back to back. */
-			const bool pdef = (int64_t)B * K3_TOPK * 8 <= K3_EXPERTS; /* k3_gemm.cu GP_DIV */
-			setenv("K3_GEMV_F16_PERSIST", pdef ? "0" : "1", 1);
-			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, pdef ? "f16old" : "f16pers");
+			/* The persistent gemv (gemv_f16p_kernel, opt-in: K3_GEMV_F16_PERSIST=1: `f16pers_*`), back
+			 * to back. (2026-12-02i's calls ran it as the default at B = 1, `mxfp4_*` there, beside
+			 * the default before as `f16old_*`.) */
+			setenv("K3_GEMV_F16_PERSIST", "1", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pers");
 			/* the default before 2026-12-02b, back to back: the first pass (f16act_kernel), then
 			 * the gemv by programmatic dependent launch */
 			setenv("K3_GEMV_F16_PERSIST", "0", 1);

@@ -54,6 +54,9 @@
  * group each, FP16 activations from a first pass; see the kernel); K3_GEMV_FP4=lean:
  * gemv_lean_kernel there. Since 2026-12-02b up to 2 rows a group on average that first pass is
  * fused into the gemv (each CTA converts its rows in shared memory; K3_GEMV_F16_FUSE=0|1).
+ * K3_GEMV_F16_PERSIST=1: gemv_f16p_kernel (after the first pass; a persistent grid of one wave,
+ * the work cut evenly over the CTAs, split units summed without a second kernel): measured slower
+ * at every batch (2026-12-02i), opt-in.
  *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
@@ -1146,22 +1149,30 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 /* ---- gemv_f16, persistent (PERSIST: K3_GEMV_F16_PERSIST) ------------------------------------ */
 
 /* gemv_f16p_kernel: gemv_f16_kernel's arithmetic (gemv_f16_block(), the first pass's FP16 rows,
- * 8 tokens a pass) on a persistent grid of one wave (gemv_f16p_ctas() CTAs of 8 warps, every warp
- * its own stream). The work is the touched groups' 16-row units times the K / 256 pairs of
- * 128-deep blocks each (units in (touched index, row block) order, pairs in k order), flattened
- * and cut into equal ranges, one a warp: warp w takes pairs [w P / W, (w + 1) P / W) of the P,
- * with W the warps, at most P / (K / 256) (each range at least a unit long, so a unit falls to at
- * most two warps: the end of one range, its head, k from 0, and the start of the next, its tail,
- * k to K). A warp streams its range without a break: the first two blocks of its next unit (or
- * next 8-row pass of a group of more rows) are loaded before the last two of the current one are
- * multiplied (the range's groups and rows are read once, into the warp's lanes). A whole
- * unit is stored as gemv_f16_kernel does. A split one: each piece writes its FP32 sums to its
- * slot (head 0, tail 1: part[slot][row][N]), fences and counts on the pass's counter (cnt[first
- * row of the pass][row block], zeroed by the first pass, f16act_kernel); the second to count adds
- * the other's sums to its own (one addition, the same either way round) and stores. Groups of
- * more than 8 rows take a pass a unit each as in gemv_f16_kernel (the ranges count one pass a
- * unit: such groups' warps run longer). No waiting on other warps: any order of residency
- * finishes. */
+ * 8 tokens a pass) on a persistent grid of one wave (gemv_f16p_ctas() CTAs of 8 warps). The work
+ * is the touched groups' 128-row units (a CTA's 8 warps take 16 rows each, as in gemv_f16_kernel:
+ * they share the activation rows in L1) times the K / 256 pairs of 128-deep blocks each (units in
+ * (touched index, row block) order, pairs in k order), flattened and cut into equal ranges, one a
+ * CTA: CTA c takes pairs [c P / C, (c + 1) P / C) of the P, with C the CTAs, at most P / (K / 256)
+ * (each range at least a unit long, so a unit falls to at most two CTAs: the end of one range,
+ * its head, k from 0, and the start of the next, its tail, k to K). Each warp streams its rows of
+ * the range without a break: the first two blocks of its next unit (or next 8-row pass of a group
+ * of more rows) are loaded before the last two of the current one are multiplied (the range's
+ * groups and rows are read once, into the warp's lanes). A whole unit is stored as
+ * gemv_f16_kernel does. A split one: each piece's warp writes its FP32 sums to its slot (head 0,
+ * tail 1: part[slot][row][N]), fences and counts on the pass's counter (cnt[first row of the
+ * pass][16-row block], zeroed by the first pass, f16act_kernel); the second to count adds the
+ * other's sums to its own (one addition, the same either way round) and stores. Groups of more
+ * than 8 rows take a pass a unit each as in gemv_f16_kernel (the ranges count one pass a unit:
+ * such groups' CTAs run longer). No waiting on other CTAs: any order of residency finishes.
+ * Measured slower than gemv_f16_kernel at every batch, so opt-in (K3_GEMV_F16_PERSIST=1; H200,
+ * 2026-12-02i, bench/results/k3-kernels-h200-2026-12-02i): call 1 had each warp its own range of
+ * 16-row units (the 8 warps of an SM read 8 groups' activation rows through L2): 5-33 points
+ * slower; call 2, this kernel: 3-22 points slower (w2 B = 1 41.5 against 47.2 % of copy). ncu of
+ * w2 B = 1 (1.81 GHz): 42.3 us against the fused gemv_f16_kernel's 34.7, SM active 84 % of the
+ * elapsed cycles against 85 % (one even wave did not remove the idle cycles: not the 1.7-wave
+ * tail), 10.2 cycles between issues against 8.2 (scoreboard waits on L1TEX: 4.7 against 3.4; the
+ * activations come through L1 here, from shared memory there), DRAM 49 against 58 % of peak. */
 template <int EPI, bool PF>
 __global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, const uint16_t *xh, const float *xf,
 							       float *part, int32_t *cnt)
@@ -1173,17 +1184,17 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, c
 			ld_stream16_if(c, ptr, v);
 	};
 	const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5, gq = lane >> 2, tq = lane & 3;
-	const int R = p.N / 16, np = p.K / (2 * GV_K);
-	const int64_t P = (int64_t)*p.n_touched * R * np;
-	const int64_t W = min((int64_t)gridDim.x * (THREADS / 32), P / np);
-	const int64_t wg = (int64_t)warp * gridDim.x + blockIdx.x; /* neighbours' ranges on other SMs */
-	if (wg >= W)
-		return;
-	const int64_t p0 = wg * P / W, p1 = (wg + 1) * P / W;
+	const int R = p.N / 16, U = (p.N + GV_ROWS - 1) / GV_ROWS, np = p.K / (2 * GV_K);
+	const int64_t P = (int64_t)*p.n_touched * U * np;
+	const int64_t C = min((int64_t)gridDim.x, P / np);
+	const int64_t c = blockIdx.x;
+	if (c >= C)
+		return; /* CTA-uniform; no barriers below */
+	const int64_t p0 = c * P / C, p1 = (c + 1) * P / C;
 	const size_t wrow = (size_t)(p.K / 2), srow = (size_t)(p.K / 32);
 	/* The range's groups (at most 32 kept): lane l holds touched index ui0 + l's group and rows,
-	 * so a job's start reads no memory (a range spans few groups: a group is R units). */
-	const int ui0 = (int)(p0 / np / R), nui = (int)((p1 - 1) / np / R) - ui0 + 1;
+	 * so a job's start reads no memory (a range spans few groups: a group is U units). */
+	const int ui0 = (int)(p0 / np / U), nui = (int)((p1 - 1) / np / U) - ui0 + 1;
 	int g_l = 0, rs_l = 0, re_l = 0;
 	if (lane < nui) {
 		g_l = p.touched[ui0 + lane];
@@ -1194,20 +1205,23 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, c
 	struct job {
 		int64_t q;      /* flattened pair of its start */
 		int64_t pr, re; /* the pass's first row, the group's end */
-		int unit, a, b, grp;
+		int unit, a, b, grp, nb; /* nb: the warp's first weight row */
+		bool act;                /* nb < N */
 	};
 	auto unit_job = [&](int64_t q, job &j) {
 		j.q = q;
 		j.unit = (int)(q / np);
 		j.a = (int)(q % np);
 		j.b = (int)min((int64_t)np, (int64_t)j.a + (p1 - q));
-		const int d = j.unit / R - ui0; /* warp-uniform */
+		j.nb = (j.unit % U) * GV_ROWS + warp * 16;
+		j.act = j.nb < p.N;
+		const int d = j.unit / U - ui0; /* warp-uniform */
 		if (d < 32) {
 			j.grp = __shfl_sync(0xffffffffu, g_l, d);
 			j.pr = __shfl_sync(0xffffffffu, rs_l, d);
 			j.re = __shfl_sync(0xffffffffu, re_l, d);
 		} else {
-			j.grp = p.touched[j.unit / R];
+			j.grp = p.touched[j.unit / U];
 			j.pr = p.off[j.grp];
 			j.re = p.off[j.grp + 1];
 		}
@@ -1225,7 +1239,7 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, c
 		return true;
 	};
 	auto wptr = [&](const job &j, const uint8_t *&w0, const uint8_t *&s0) {
-		const size_t wr0 = (size_t)j.grp * p.N + (size_t)(j.unit % R) * 16 + gq;
+		const size_t wr0 = (size_t)j.grp * p.N + (size_t)(j.act ? j.nb : 0) + gq;
 		w0 = p.wp + wr0 * wrow + tq * 16 + (size_t)j.a * GV_K;
 		s0 = p.ws + wr0 * srow + (size_t)j.a * (2 * GV_K / 32);
 	};
@@ -1238,11 +1252,11 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, c
 #pragma unroll
 	for (int u = 0; u < 2; u++) {
 		wa0[u] = wa1[u] = wb0[u] = wb1[u] = make_uint4(0u, 0u, 0u, 0u);
-		ldw(true, w0 + u * (GV_K / 2), wa0[u]);
-		ldw(true, w0 + 8 * wrow + u * (GV_K / 2), wa1[u]);
+		ldw(cur.act, w0 + u * (GV_K / 2), wa0[u]);
+		ldw(cur.act, w0 + 8 * wrow + u * (GV_K / 2), wa1[u]);
 	}
-	ld_u64_if(true, s0, sa0);
-	ld_u64_if(true, s0 + 8 * srow, sa1);
+	ld_u64_if(cur.act, s0, sa0);
+	ld_u64_if(cur.act, s0 + 8 * srow, sa1);
 	/* The activations, row factors and counters are the first pass's (f16act_kernel, launched
 	 * before this grid, which may start early: programmatic dependent launch). */
 	asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -1259,14 +1273,14 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, c
 		const int n2 = cur.b - cur.a;
 #pragma unroll 1
 		for (int i = 0; i < n2; i += 2) {
-			const bool hasb = i + 1 < n2, more = i + 2 < n2;
+			const bool hasb = i + 1 < n2, more = i + 2 < n2, ldb = hasb && cur.act;
 #pragma unroll
 			for (int u = 0; u < 2; u++) { /* set b: pair i + 1 */
-				ldw(hasb, w0 + (2 + u) * (GV_K / 2), wb0[u]);
-				ldw(hasb, w0 + 8 * wrow + (2 + u) * (GV_K / 2), wb1[u]);
+				ldw(ldb, w0 + (2 + u) * (GV_K / 2), wb0[u]);
+				ldw(ldb, w0 + 8 * wrow + (2 + u) * (GV_K / 2), wb1[u]);
 			}
-			ld_u64_if(hasb, s0 + 2 * GV_K / 32, sb0);
-			ld_u64_if(hasb, s0 + 8 * srow + 2 * GV_K / 32, sb1);
+			ld_u64_if(ldb, s0 + 2 * GV_K / 32, sb0);
+			ld_u64_if(ldb, s0 + 8 * srow + 2 * GV_K / 32, sb1);
 			{
 				const uint16_t *xb[1] = { xp };
 				gemv_f16_block<1>(wa0[0], wa1[0], sa0.x, sa1.x, xb, false, acc);
@@ -1275,7 +1289,7 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, c
 			}
 			/* set a: pair i + 2, or the next job's first pair */
 			const uint8_t *la = more ? w0 + 4 * (GV_K / 2) : nw0, *ls = more ? s0 + 4 * GV_K / 32 : ns0;
-			const bool lda = more || has_next;
+			const bool lda = more ? cur.act : has_next && nxt.act;
 #pragma unroll
 			for (int u = 0; u < 2; u++) {
 				ldw(lda, la + u * (GV_K / 2), wa0[u]);
@@ -1291,9 +1305,9 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, c
 			}
 			w0 += 4 * (GV_K / 2), s0 += 4 * GV_K / 32, xp += 4 * GV_K;
 		}
-		const int nb = (cur.unit % R) * 16;
-		bool store = rows_in;
-		if (rows_in && n2 < np) { /* a split unit: the second piece to arrive stores */
+		const int nb = cur.nb;
+		bool store = rows_in && cur.act; /* past N (the last unit of an N not a multiple of 128): none */
+		if (store && n2 < np) { /* a split unit: the second piece to arrive stores */
 			const int slot = cur.a == 0 ? 0 : 1;
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
@@ -2034,19 +2048,19 @@ bool gemv_f16_shapes(const struct k3_gemm_args *a)
 	return !e || !strcmp(e, "f16");
 }
 
-/* gemv_f16p_kernel (persistent, one wave, the work cut evenly over the warps) instead of
- * gemv_f16_kernel (fused or after the first pass) at 8-token passes without k slices: where groups
- * hold at most 1 / GP_DIV rows on average (K3_GEMV_F16_PERSIST=0: never, =1: always; read per
- * call: tests and benches switch it). */
-constexpr int GP_DIV = 8;
+/* gemv_f16p_kernel (persistent, one wave, the work cut evenly over the CTAs) instead of
+ * gemv_f16_kernel (fused or after the first pass) at 8-token passes without k slices: opt-in,
+ * K3_GEMV_F16_PERSIST=1 (read per call: tests and benches switch it). Measured slower at every
+ * batch (H200, 2026-12-02i call 2, bench/results/k3-kernels-h200-2026-12-02i; % of copy on weight
+ * bytes, median of single launches, three runs, persistent / default, w13; w2): B = 1 52.5-52.8 /
+ * 61.4-61.6; 41.3-41.7 / 47.2-47.4, B = 16 69.3-74.1 / 82.5-82.8; 68.2-70.1 / 71.2-71.8, B = 64
+ * 73.0-74.2 / 80.2-81.1; 69.3-70.6 / 79.1-79.6, B = 256 47.9-49.4 / 56.1-61.3; 44.9-46.1 /
+ * 66.5-66.8. */
 bool gemv_f16p_on(const struct k3_gemm_args *a)
 {
+	(void)a;
 	const char *e = getenv("K3_GEMV_F16_PERSIST");
-	if (e && !strcmp(e, "0"))
-		return false;
-	if (e && !strcmp(e, "1"))
-		return true;
-	return a->rows * GP_DIV <= (int64_t)a->n_groups;
+	return e && !strcmp(e, "1");
 }
 
 /* Its workspace: FP16 activations [rows][K] and the rows' factors [rows] (FP32); with the

@@ -1280,7 +1280,10 @@ static void test_gemv_lean_scales(void **unused)
  * activation rows into shared memory: the default up to 2 rows a group, case ca; K3_GEMV_F16_FUSE=1
  * everywhere: cb's groups of 8-70 rows in 1-9 passes) and the first pass with the gemv
  * (K3_GEMV_F16_FUSE=0; the default above 2 rows a group; so too the 2 / 4 k slices, 16-token
- * passes and pdl0 modes); K = 512
+ * passes and pdl0 modes); the persistent gemv_f16p_kernel (K3_GEMV_F16_PERSIST=1, opt-in: one wave,
+ * the work cut evenly over the CTAs; also on 3 and 7 CTAs, K3_GEMV_F16_PCTAS: longer ranges,
+ * units split between two CTAs at other places, summed by the second to arrive; the workspace
+ * poisoned, so the first pass must zero its counters) and K3_GEMV_F16_PERSIST=0; K = 512
  * (one loop step), 1536, 2560; N = 272 (a CTA with spare warps: they take part in the fused
  * conversion's barriers); gathered activations (a_index) and scattered outputs. */
 static void test_gemv_f16(void **unused)
@@ -1360,7 +1363,8 @@ static void test_gemv_f16(void **unused)
  * other way (2^124 .. 2^-125, BF16 subnormals included) so that each group's products stay near
  * 1; a set's exponents span at most 27 binades, which the FP16 activations of one row hold
  * exactly (the first pass's power of two a row). Element by element against float64; the fused
- * kernel and (K3_GEMV_F16_FUSE=0) the first pass and the gemv. */
+ * kernel, (K3_GEMV_F16_FUSE=0) the first pass and the gemv, and the persistent gemv
+ * (K3_GEMV_F16_PERSIST=1) on its default grid and on 5 CTAs (split units). */
 static void test_gemv_f16_scales(void **unused)
 {
 	(void)unused;
