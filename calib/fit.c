@@ -10,7 +10,7 @@
 double calib_predict_s(const struct hw *hw, const struct calib_point *p)
 {
 	struct op_cost c;
-	struct cost_opts o = {.clock = p->clock};
+	struct cost_opts o = {.clock = {.regime = p->clock}};
 	sim_op_cost(hw, &p->op, &o, &c);
 	return c.time_s;
 }

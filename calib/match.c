@@ -767,6 +767,8 @@ static void add_to_sample(struct ctx *c, int32_t i, const struct act *a)
 	s->gpu_ns += a->end - a->start;
 	if (a->start < s->start_ns)
 		s->start_ns = a->start;
+	if (a->end > s->end_ns)
+		s->end_ns = a->end;
 }
 
 /* An activity outside k3sim ranges: the rules decide. open[0..n_open) are the ranges open where it
@@ -1060,6 +1062,130 @@ static void read_info(struct ctx *c)
 	}
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* One SM clock reading of K3SIM_GPU_METRICS. */
+struct clock_reading {
+	int64_t device, t_ns;
+	double hz;
+};
+
+static int cmp_reading(const void *a, const void *b)
+{
+	const struct clock_reading *x = a, *y = b;
+	if (x->device != y->device)
+		return (x->device > y->device) - (x->device < y->device);
+	return (x->t_ns > y->t_ns) - (x->t_ns < y->t_ns);
+}
+
+/* The SM clock around each sample (calib_sample.sm_clock_hz) from the capture's readings: those
+ * of the sample's device (the only device with readings, where the sample's has none) inside its
+ * span, their median; else the reading nearest to it. Bounded: the readings count against
+ * max_rows. No table or no readings: nothing (clock_readings 0). */
+static int sample_clocks(struct ctx *c)
+{
+	struct calib_match *m = c->m;
+	if (!is_table(c->db, "K3SIM_GPU_METRICS"))
+		return 0;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(c->db,
+	                       "SELECT deviceId, timestamp, smClockMHz FROM K3SIM_GPU_METRICS"
+	                       " WHERE smClockMHz IS NOT NULL AND smClockMHz > 0 AND timestamp IS NOT NULL",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return db_error(c, "K3SIM_GPU_METRICS");
+	struct clock_reading *r = NULL;
+	double *tmp = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0, s;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((rc = grow((void **)&r, &cap, n + 1, sizeof *r, c->max_rows)) < 0) {
+			if (rc == -E2BIG)
+				too_many(c, "K3SIM_GPU_METRICS");
+			goto out;
+		}
+		r[n].device = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
+		r[n].t_ns = sqlite3_column_int64(st, 1);
+		r[n].hz = sqlite3_column_double(st, 2) * 1e6;
+		n++;
+	}
+	if (s != SQLITE_DONE) {
+		rc = db_error(c, "K3SIM_GPU_METRICS");
+		goto out;
+	}
+	m->clock_readings = (int64_t)n;
+	if (n == 0)
+		goto out;
+	qsort(r, n, sizeof *r, cmp_reading);
+	if (!(tmp = malloc(n * sizeof *tmp))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	const bool one_device = r[0].device == r[n - 1].device;
+	for (size_t i = 0; i < m->n_samples; i++) {
+		struct calib_sample *x = &m->samples[i];
+		if (x->activities == 0)
+			continue;
+		/* the device's readings r[lo, hi) */
+		size_t lo = 0, hi = n;
+		if (!one_device) {
+			size_t a = 0, b = n;
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+				if (r[mid].device < (int64_t)x->device_id)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			lo = a;
+			for (b = n; a < b;) {
+				size_t mid = a + (b - a) / 2;
+				if (r[mid].device <= (int64_t)x->device_id)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			hi = a;
+			if (lo == hi)
+				continue; /* readings of other devices only */
+		}
+		/* the first reading at or after the start */
+		size_t a = lo, b = hi;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			if (r[mid].t_ns < x->start_ns)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		size_t k = 0;
+		for (size_t j = a; j < hi && r[j].t_ns <= x->end_ns; j++)
+			tmp[k++] = r[j].hz;
+		if (k) {
+			qsort(tmp, k, sizeof *tmp, cmp_double);
+			x->sm_clock_hz = k % 2 ? tmp[k / 2] : 0.5 * (tmp[k / 2 - 1] + tmp[k / 2]);
+		} else {
+			/* none inside: the nearer of the readings either side */
+			int64_t mid_ns = x->start_ns + (x->end_ns - x->start_ns) / 2;
+			if (a == lo)
+				x->sm_clock_hz = r[lo].hz;
+			else if (a == hi)
+				x->sm_clock_hz = r[hi - 1].hz;
+			else
+				x->sm_clock_hz =
+				    mid_ns - r[a - 1].t_ns <= r[a].t_ns - mid_ns ? r[a - 1].hz : r[a].hz;
+		}
+	}
+out:
+	sqlite3_finalize(st);
+	free(r);
+	free(tmp);
+	return rc;
+}
+
 static int open_db(struct ctx *c)
 {
 	int rc = trace_sql_open(c->path, &c->db, c->e);
@@ -1150,6 +1276,8 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 		qsort(m->unmatched, m->n_unmatched, sizeof *m->unmatched, cmp_unmatched);
 	if (m->n_marks)
 		qsort(m->marks, m->n_marks, sizeof *m->marks, cmp_mark);
+	if ((rc = sample_clocks(&c)) < 0)
+		goto out;
 	read_info(&c);
 out:
 	if (rc == -ENOMEM)

@@ -84,7 +84,11 @@ struct calib_sample {
 	uint32_t device_id;
 	int64_t pid;      /* process of the first activity (with device_id: the rank) */
 	int64_t start_ns; /* first activity's GPU start */
+	int64_t end_ns;   /* last activity's GPU end */
 	int64_t gpu_ns;   /* summed GPU durations */
+	double sm_clock_hz; /* the SM clock the capture recorded around it (K3SIM_GPU_METRICS of its
+			     * device): the median of the readings inside [start_ns, end_ns], else
+			     * the nearest reading; 0 without readings */
 };
 
 /* Activities left unmatched (or skipped by a rule), grouped by name and reason. */
@@ -131,6 +135,8 @@ struct calib_match {
 	struct calib_mark *marks;           /* opts.marks, by start */
 	size_t n_marks;
 	int64_t ranges, k3sim_ranges, empty_ranges; /* k3sim ranges with no GPU work */
+	int64_t clock_readings;             /* K3SIM_GPU_METRICS SM clock readings (0: none, or
+					     * not a k3sim capture: samples have no clock) */
 	struct calib_trace_info info;
 	struct arena arena;
 };

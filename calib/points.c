@@ -228,6 +228,47 @@ int calib_points_protocol(struct calib_points *pts, struct err *e)
 	return 0;
 }
 
+int calib_points_at_boost(struct calib_points *pts, const struct hw *hw, int *n_scaled, struct err *e)
+{
+	/* the physical model alone, without launch gaps: what sim_op_cost scales a calibrated
+	 * time by between clocks */
+	struct hw *dev = malloc(sizeof *dev);
+	int n = 0;
+	if (!dev) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	{
+		*dev = *hw;
+		dev->n_tables = 0;
+		dev->n_gemm_points = 0;
+		dev->launch_latency_s = dev->graph_launch_latency_s = 0;
+		for (size_t i = 0; i < pts->n; i++) {
+			struct calib_point *p = &pts->p[i];
+			if (p->clock != HW_CLOCK_BOOST || !(p->sm_clock_hz > 0) ||
+			    !(p->sm_clock_hz < hw->sm_clock_hz))
+				continue;
+			struct cost_opts at = {.clock = {.given_hz = p->sm_clock_hz}};
+			struct op_cost cb, cc;
+			sim_op_cost(dev, &p->op, NULL, &cb);
+			sim_op_cost(dev, &p->op, &at, &cc);
+			if (!(cb.time_s > 0) || !(cc.time_s >= cb.time_s))
+				continue;
+			double f = cb.time_s / cc.time_s;
+			p->measured_s *= f;
+			p->p10_s *= f;
+			p->p90_s *= f;
+			p->run_min_s *= f;
+			p->run_max_s *= f;
+			n++;
+		}
+		free(dev);
+	}
+	if (n_scaled)
+		*n_scaled = n;
+	return 0;
+}
+
 static int add_point(struct calib_points *pts, const char *spec, const struct op *op, enum hw_clock clock,
                      double med, double p10, double p90, int64_t samples, int32_t source, struct err *e)
 {
@@ -372,6 +413,7 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 	if (src < 0)
 		return src;
 	struct calib_run *run = &pts->runs[pts->source_run[src]];
+	pts->source_clock_readings[src] = m->clock_readings;
 	if (!pts->have_info) {
 		pts->info = m->info;
 		pts->have_info = true;
@@ -422,6 +464,19 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 		                    quantile(v, n, 0.1) * 1e-9, quantile(v, n, 0.9) * 1e-9, (int64_t)n, src,
 		                    e)) < 0)
 			goto out;
+		/* the clock around its samples: their median (in ns's place, which is done with) */
+		size_t k = 0;
+		const size_t all = start[s + 1] - start[s];
+		for (size_t i = 0; i < all; i++) {
+			double hz = m->samples[idx[start[s] + i]].sm_clock_hz;
+			if (hz > 0)
+				v[k++] = (int64_t)llround(hz);
+		}
+		if (k) {
+			qsort(v, k, sizeof *v, cmp_i64);
+			pts->p[pts->n - 1].sm_clock_hz =
+			    k % 2 ? (double)v[k / 2] : 0.5 * ((double)v[k / 2 - 1] + (double)v[k / 2]);
+		}
 	}
 out:
 	free(start);
@@ -566,6 +621,7 @@ int calib_points_add_csv_string(struct calib_points *pts, const char *path, cons
 		free(buf);
 		return src;
 	}
+	pts->source_clock_readings[src] = -1;
 	enum { NONE, GRID, KDA } fmt = NONE;
 	int col[12] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 	int lineno = 0, nf_header = 0;

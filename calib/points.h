@@ -54,6 +54,10 @@ struct calib_point {
 	 * as read: 1 run, both its time, spread 0. */
 	int32_t runs;
 	double run_min_s, run_max_s, spread;
+	/* The SM clock the capture recorded around its samples (calib_sample.sm_clock_hz): their
+	 * median; merged over runs, the median of the runs' points that have one. 0: not known (a
+	 * CSV, a trace without K3SIM_GPU_METRICS). */
+	double sm_clock_hz;
 };
 
 /* A run: the sources of one measurement session. info: from its first trace database, or the
@@ -70,6 +74,8 @@ struct calib_points {
 	size_t n, cap;
 	const char *sources[CALIB_SOURCES_MAX];
 	int32_t source_run[CALIB_SOURCES_MAX]; /* index in runs */
+	int64_t source_clock_readings[CALIB_SOURCES_MAX]; /* a trace's SM clock readings
+							   * (calib_match.clock_readings); -1: a CSV */
 	int n_sources;
 	struct calib_run runs[CALIB_SOURCES_MAX];
 	int n_runs;
@@ -103,6 +109,16 @@ void calib_points_filter(struct calib_points *pts, const char *glob, bool keep);
  * match is handed over (the caller releases it; m_out->n_samples is 0 for a CSV). */
 int calib_points_add_file(struct calib_points *pts, const char *path, const struct calib_rules *rules,
                           struct calib_match *m_out, struct err *e);
+
+/* Each point measured below the boost clock (its sm_clock_hz, as recorded by its capture) at the
+ * time the physical model says it would have taken at hw's boost clock: measured_s (p10, p90, run
+ * minimum and maximum alike) times model(boost) / model(its clock), the device time of hw
+ * without its calibration (so the ratio is the physical model's, as sim_op_cost scales a
+ * calibrated time to another clock). What a fit at the boost clock needs when the measurements
+ * ran power-capped: `k3sim calibrate --clock measured`. Points of another regime, without a
+ * clock, or at boost or above are left as they are. *n_scaled (may be NULL): how many changed.
+ * 0, or -ENOMEM (nothing changed). */
+int calib_points_at_boost(struct calib_points *pts, const struct hw *hw, int *n_scaled, struct err *e);
 
 /* The protocol's split of collectives, which depends on their series: a collective kind (and
  * name) at one rank count and clock whose sizes are all powers of 2 trains on the powers of 4 and

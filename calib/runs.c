@@ -280,6 +280,12 @@ static void merge_op(const struct ref *r, size_t n, double *tmp, double *per_run
 		if (r[a].i < f->i)
 			f = &r[a];
 	*q = *f->p;
+	/* the clock: the median of the points that know theirs (tmp is free again) */
+	size_t k = 0;
+	for (size_t a = 0; a < n; a++)
+		if (r[a].p->sm_clock_hz > 0)
+			tmp[k++] = r[a].p->sm_clock_hz;
+	q->sm_clock_hz = k ? median(tmp, k) : 0;
 	q->measured_s = median(med, (size_t)runs);
 	q->p10_s = median(p10, (size_t)runs);
 	q->p90_s = median(p90, (size_t)runs);
@@ -310,6 +316,7 @@ int calib_points_by_op(struct calib_points *out, const struct calib_points *in, 
 	out->info = in->info;
 	out->csv_rows_skipped = in->csv_rows_skipped;
 	memcpy(out->source_run, in->source_run, sizeof out->source_run);
+	memcpy(out->source_clock_readings, in->source_clock_readings, sizeof out->source_clock_readings);
 	for (int s = 0; s < in->n_sources; s++)
 		if (!(out->sources[s] = arena_strndup(&out->arena, in->sources[s], strlen(in->sources[s]))))
 			goto oom;

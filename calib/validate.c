@@ -8,6 +8,7 @@
 
 #include "calib/fit.h"
 #include "calib/runs.h"
+#include "sim/cost.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -66,6 +67,25 @@ static void noise_of(const struct calib_points *pts, const int *idx, int n, doub
 int calib_validate(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw,
                    struct err *e)
 {
+	return calib_validate_clock(v, pts, hw, CALIB_CLOCK_REGIME, e);
+}
+
+/* Time-weighted mean of the clocks of points idx[0..n). */
+static double mean_clock(const struct calib_validation *v, const int *idx, int n)
+{
+	double w = 0, s = 0;
+	for (int i = 0; i < n; i++) {
+		const struct calib_point *p = &v->pts->p[idx[i]];
+		double t = p->measured_s * (double)(p->samples > 0 ? p->samples : 1);
+		w += t;
+		s += t * v->clock_hz[idx[i]];
+	}
+	return w > 0 ? s / w : NAN;
+}
+
+int calib_validate_clock(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw,
+                         enum calib_clock_mode mode, struct err *e)
+{
 	memset(v, 0, sizeof *v);
 	size_t n = pts->n ? pts->n : 1;
 	int *idx = malloc(n * sizeof *idx), *held = malloc(n * sizeof *held),
@@ -73,8 +93,10 @@ int calib_validate(struct calib_validation *v, const struct calib_points *pts, c
 	double *tmp = malloc(n * sizeof *tmp);
 	v->predicted_s = malloc(n * sizeof *v->predicted_s);
 	v->err_pct = malloc(n * sizeof *v->err_pct);
+	v->clock_hz = malloc(n * sizeof *v->clock_hz);
+	v->clock_mode = mode;
 	int rc = 0;
-	if (!idx || !held || !train || !tmp || !v->predicted_s || !v->err_pct) {
+	if (!idx || !held || !train || !tmp || !v->predicted_s || !v->err_pct || !v->clock_hz) {
 		err_set(e, NULL, 0, 0, "out of memory");
 		rc = -ENOMEM;
 		goto out;
@@ -89,8 +111,24 @@ int calib_validate(struct calib_validation *v, const struct calib_points *pts, c
 	v->pts = pts;
 	snprintf(v->hw_name, sizeof v->hw_name, "%s", hw->name);
 	v->hw_calibrated = hw->calibrated;
+	v->boost_hz = hw->sm_clock_hz;
 	for (size_t i = 0; i < pts->n; i++) {
-		v->predicted_s[i] = calib_predict_s(dev, &pts->p[i]);
+		const struct calib_point *p = &pts->p[i];
+		struct cost_opts co = {.clock = {.regime = p->clock}};
+		if (mode == CALIB_CLOCK_MEASURED) {
+			if (!(p->sm_clock_hz > 0)) {
+				v->without_clock++;
+			} else if (p->sm_clock_hz > hw->sm_clock_hz) {
+				v->above_boost++;
+				co.clock = (struct hw_clock_sel){.regime = HW_CLOCK_BOOST};
+			} else {
+				co.clock = (struct hw_clock_sel){.given_hz = p->sm_clock_hz};
+			}
+		}
+		struct op_cost c;
+		sim_op_cost(dev, &p->op, &co, &c);
+		v->clock_hz[i] = hw_clock_sel_hz(dev, &co.clock);
+		v->predicted_s[i] = c.time_s;
 		v->err_pct[i] = (v->predicted_s[i] - pts->p[i].measured_s) / pts->p[i].measured_s * 100.0;
 	}
 	free(dev);
@@ -119,6 +157,7 @@ int calib_validate(struct calib_validation *v, const struct calib_points *pts, c
 			else
 				train[ntc++] = (int)i;
 		}
+		s->clock_hz = mean_clock(v, idx, ni);
 		errors_of(v->err_pct, idx, ni, tmp, &s->all);
 		errors_of(v->err_pct, held, nhc, tmp, &s->held_out);
 		errors_of(v->err_pct, train, ntc, tmp, &s->train);
@@ -140,6 +179,7 @@ int calib_validate(struct calib_validation *v, const struct calib_points *pts, c
 		if (pts->p[i].held_out)
 			held[nh++] = (int)i;
 	}
+	v->clock_hz_all = mean_clock(v, idx, na);
 	errors_of(v->err_pct, idx, na, tmp, &v->all);
 	errors_of(v->err_pct, held, nh, tmp, &v->held_out);
 	noise_of(pts, idx, na, tmp, &v->noise);
@@ -157,6 +197,7 @@ void calib_validation_release(struct calib_validation *v)
 {
 	free(v->predicted_s);
 	free(v->err_pct);
+	free(v->clock_hz);
 	memset(v, 0, sizeof *v);
 }
 

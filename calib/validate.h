@@ -32,8 +32,18 @@ struct calib_noise {
 	double med_pct, p90_pct, max_pct; /* NAN when n = 0 */
 };
 
+/* Which SM clock each point is predicted at. */
+enum calib_clock_mode {
+	CALIB_CLOCK_REGIME,   /* its regime's (calib_point.clock: boost unless measured sustained) */
+	CALIB_CLOCK_MEASURED, /* the clock its capture recorded around it (calib_point.sm_clock_hz),
+			       * at most the preset's boost; the regime's where it has none. An
+			       * input the prediction takes, not something the model predicts */
+};
+
 struct calib_class_stats {
 	char label[32];
+	double clock_hz; /* the clock its points were predicted at, weighted by their measured time
+			  * (measured_s x samples) */
 	struct calib_errors all, held_out, train;
 	struct calib_noise noise;
 	int worst[CALIB_WORST_MAX]; /* point indices, largest |error| first (all points) */
@@ -50,10 +60,22 @@ struct calib_validation {
 	struct calib_noise noise;
 	char hw_name[64];
 	bool hw_calibrated;
+	enum calib_clock_mode clock_mode;
+	double *clock_hz;     /* per point: the SM clock it was predicted at */
+	double clock_hz_all;  /* over all points, weighted as calib_class_stats.clock_hz */
+	double boost_hz;      /* the preset's boost clock */
+	int without_clock;    /* CALIB_CLOCK_MEASURED: points with no clock reading (predicted at
+			       * their regime's clock) */
+	int above_boost;      /* CALIB_CLOCK_MEASURED: points read above the preset's boost clock
+			       * (predicted at the boost clock) */
 };
+
 
 int calib_validate(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw,
                    struct err *e);
+/* calib_validate at the clocks of `mode`. */
+int calib_validate_clock(struct calib_validation *v, const struct calib_points *pts, const struct hw *hw,
+                         enum calib_clock_mode mode, struct err *e);
 void calib_validation_release(struct calib_validation *v);
 
 /* Cross-validation: calib_fit (a black box: whatever model it fits) refitted with data held out,

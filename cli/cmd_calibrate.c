@@ -56,6 +56,13 @@ static void usage(FILE *out)
 	        "  --no-xval           skip the cross-validation (by run, by GEMM shape)\n"
 	        "  --source TEXT       what the measurements are (where from, license), written as\n"
 	        "                      the preset's source: (default: the device and the base's)\n"
+	        "  --clock boost|measured\n"
+	        "                      the clock the measurements are taken at: boost (default), or\n"
+	        "                      measured: the SM clock each capture recorded around each op\n"
+	        "                      (K3SIM_GPU_METRICS, as trace validate --clock measured reads it);\n"
+	        "                      a point below boost is scaled to the time the physical model\n"
+	        "                      gives at boost before the fit (a power-capped bench then fits\n"
+	        "                      the boost-clock efficiencies the preset holds)\n"
 	        "  --exclude GLOB      leave out the ops whose spec matches (e.g. 'gemm m=* n=96 k=7168 *');\n"
 	        "                      repeatable (at most 16)\n"
 	        "  -f, --force         replace an existing output (never an input; the preset is\n"
@@ -212,6 +219,7 @@ struct run_opts {
 	const char *exclude[EXCLUDE_MAX];
 	int n_exclude;
 	bool xval, force, json, quiet;
+	bool at_boost; /* --clock measured */
 };
 
 static int run(const struct calib_inputs *ins, const struct run_opts *ro, const struct calib_fit_opts *fo_in,
@@ -229,6 +237,7 @@ int cmd_calibrate(int argc, char **argv)
 	    {"no-shape-tables", no_argument, NULL, 'S'},
 	    {"force", no_argument, NULL, 'f'},
 	    {"exclude", required_argument, NULL, 'x'},
+	    {"clock", required_argument, NULL, 'c'},
 	    {"run", required_argument, NULL, 'U'},
 	    {"no-xval", no_argument, NULL, 'X'},
 	    {"source", required_argument, NULL, 's'},
@@ -240,7 +249,7 @@ int cmd_calibrate(int argc, char **argv)
 	const char *base_name = "h200", *out = NULL, *name = NULL, *rules_name = "default", *report = NULL;
 	const char *exclude[EXCLUDE_MAX], *source = NULL;
 	int n_exclude = 0;
-	bool force = false, json = false, quiet = false, xval = true;
+	bool force = false, json = false, quiet = false, xval = true, at_boost = false;
 	struct calib_fit_opts fo = {0};
 	struct calib_inputs ins;
 	struct err e = {0};
@@ -288,6 +297,16 @@ int cmd_calibrate(int argc, char **argv)
 			break;
 		case 'X':
 			xval = false;
+			break;
+		case 'c':
+			if (strcmp(optarg, "boost") == 0 || strcmp(optarg, "measured") == 0) {
+				at_boost = optarg[0] == 'm';
+			} else {
+				fprintf(stderr, "k3sim calibrate: --clock takes boost or measured, not '%s'\n",
+				        optarg);
+				status = 2;
+				goto done;
+			}
 			break;
 		case 's':
 			if (strlen(optarg) > 300) {
@@ -340,7 +359,7 @@ int cmd_calibrate(int argc, char **argv)
 	}
 	struct run_opts ro = {.base_name = base_name, .out = out, .name = name, .rules_name = rules_name,
 	                      .report = report, .source = source, .xval = xval, .force = force,
-	                      .json = json, .quiet = quiet, .n_exclude = n_exclude};
+	                      .json = json, .quiet = quiet, .n_exclude = n_exclude, .at_boost = at_boost};
 	memcpy(ro.exclude, exclude, (size_t)n_exclude * sizeof *exclude);
 	status = run(&ins, &ro, &fo, argc, argv);
 done:
@@ -424,6 +443,22 @@ static int run(const struct calib_inputs *ins, const struct run_opts *ro, const 
 		goto fail;
 	for (int i = 0; i < ro->n_exclude; i++)
 		calib_points_filter(&raw, ro->exclude[i], false);
+	if (ro->at_boost) {
+		int scaled;
+		if (calib_points_at_boost(&raw, base, &scaled, &e) < 0)
+			goto fail;
+		if (!quiet && !json)
+			fprintf(stderr,
+			        "k3sim calibrate: %d of %zu measured points scaled to the boost clock (%.0f MHz)"
+			        " from the clock their capture recorded\n",
+			        scaled, raw.n, base->sm_clock_hz / 1e6);
+		for (int s = 0; s < raw.n_sources; s++)
+			if (raw.source_clock_readings[s] <= 0)
+				fprintf(stderr,
+				        "k3sim calibrate: %s: no SM clock readings (K3SIM_GPU_METRICS): taken as "
+				        "measured at the boost clock\n",
+				        raw.sources[s]);
+	}
 	int rc = calib_points_by_op(&pts, &raw, NULL, &e);
 	have_pts = true;
 	if (rc < 0)

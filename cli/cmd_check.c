@@ -17,7 +17,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: k3sim check [--hw NAME|PATH]... [--ops N] [--scenarios N] [--seed S]\n"
-		"                   [--tolerance PCT] [--clock boost|sustained] [--json] [--quiet]\n\n"
+		"                   [--tolerance PCT] [--clock boost|sustained|MHZ] [--json] [--quiet]\n\n"
 		"Checks that a hardware preset's predictions are physically sane, on seeded random draws:\n"
 		"  - every op takes a finite, positive time, never below its floor (launch gaps + the\n"
 		"    larger of its FLOPs at the peak rate and its bytes at the peak bandwidth);\n"
@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"  --scenarios N    random scenario pairs per preset (default 2000)\n"
 		"  --seed S         the draws' seed (default 1)\n"
 		"  --tolerance PCT  allowed fall when a size grows, percent (default 5)\n"
-		"  --clock R        SM clock regime of the ops and scenarios (default boost)\n"
+		"  --clock R        SM clock of the ops and scenarios: boost (default), sustained, or a\n"
+		"                   clock in MHz (1830, 1830MHz; not above a preset's boost clock)\n"
 		"  --json           machine-readable report\n"
 		"  -q, --quiet      only the summary line per preset\n");
 }
@@ -160,8 +161,13 @@ int cmd_check(int argc, char **argv)
 			o.tolerance = pct / 100;
 			i++;
 		} else if (strcmp(s, "--clock") == 0) {
-			if (!v || hw_clock_parse(v, &o.clock) < 0) {
-				fprintf(stderr, "k3sim check: --clock takes boost or sustained\n");
+			char why[200];
+			if (!v) {
+				fprintf(stderr, "k3sim check: --clock takes boost, sustained or a clock in MHz\n");
+				return 2;
+			}
+			if (hw_clock_sel_parse(v, &o.clock, why, sizeof why) < 0) {
+				fprintf(stderr, "k3sim check: --clock: %s\n", why);
 				return 2;
 			}
 			i++;
@@ -188,7 +194,9 @@ int cmd_check(int argc, char **argv)
 		jw_begin_object(&w, NULL);
 		jw_f64(&w, "tolerance", o.tolerance);
 		jw_i64(&w, "seed", (int64_t)o.seed);
-		jw_str(&w, "clock", hw_clock_name(o.clock));
+		jw_str(&w, "clock", hw_clock_sel_kind(&o.clock));
+		if (o.clock.given_hz > 0)
+			jw_f64(&w, "clock_hz", o.clock.given_hz);
 		jw_begin_array(&w, "presets");
 	}
 	for (int i = 0; i < n_hw; i++) {
@@ -196,6 +204,12 @@ int cmd_check(int argc, char **argv)
 		if (hw_load(hw, hws[i], &e) < 0) {
 			cli_error("check", &e);
 			status = 1;
+			continue;
+		}
+		char why[200];
+		if (hw_clock_sel_check(hw, &o.clock, why, sizeof why) < 0) {
+			fprintf(stderr, "k3sim check: %s: --clock %s\n", hws[i], why);
+			status = 2;
 			continue;
 		}
 		o.hw_name = hws[i];

@@ -13,13 +13,15 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: k3sim op KIND key=value... [--hw NAME|PATH] [--clock boost|sustained] [--json] [--graph]\n\n"
+	fprintf(out, "usage: k3sim op KIND key=value... [--hw NAME|PATH] [--clock boost|sustained|MHZ] [--json] [--graph]\n\n"
 		     "Predicted time of one op on one GPU: cycles, what bounds it, FLOPs and bytes, its physical\n"
 		     "floor, and whether a calibrated preset measured ops like it (else: extrapolated, the\n"
 		     "physical model's form). Sizes are plain integers (elements, tokens, bytes); dtypes: %s.\n\n"
 		     "  --hw NAME|PATH  hardware preset or YAML (default h200)\n"
-		     "  --clock R       SM clock regime: boost (default; an op on its own) or sustained (the\n"
-		     "                  power-limited clock under continuous load, where the preset knows it)\n"
+		     "  --clock R       SM clock: boost (default; an op on its own), sustained (the power-limited\n"
+		     "                  clock under continuous load, where the preset knows it), or a clock in\n"
+		     "                  MHz (1830, 1830MHz: e.g. what a capture measured; not above the preset's\n"
+		     "                  boost). Tensor and vector rates scale with it, HBM does not\n"
 		     "  --json          machine-readable: time_s, cycles, bound, flops, bytes, floor_s, clock, ...\n"
 		     "  --graph         launch latency of a CUDA graph instead of an eager launch\n\nkinds:\n",
 		dtype_spellings());
@@ -38,7 +40,8 @@ int cmd_op(int argc, char **argv)
 {
 	const char *hw_name = "h200";
 	bool json = false, graph = false;
-	enum hw_clock clock = HW_CLOCK_BOOST;
+	struct hw_clock_sel clock = {.regime = HW_CLOCK_BOOST};
+	char why[200];
 	const char *kind = NULL;
 	const char *kv[64];
 	int nkv = 0;
@@ -52,8 +55,12 @@ int cmd_op(int argc, char **argv)
 		} else if (strcmp(s, "--graph") == 0) {
 			graph = true;
 		} else if (strcmp(s, "--clock") == 0) {
-			if (i + 1 >= argc || hw_clock_parse(argv[i + 1], &clock) < 0) {
-				fprintf(stderr, "k3sim op: --clock takes boost or sustained\n");
+			if (i + 1 >= argc) {
+				fprintf(stderr, "k3sim op: --clock takes boost, sustained or a clock in MHz\n");
+				return 2;
+			}
+			if (hw_clock_sel_parse(argv[i + 1], &clock, why, sizeof why) < 0) {
+				fprintf(stderr, "k3sim op: --clock: %s\n", why);
 				return 2;
 			}
 			i++;
@@ -91,6 +98,10 @@ int cmd_op(int argc, char **argv)
 		cli_error("op", &e);
 		return 1;
 	}
+	if (hw_clock_sel_check(&hw, &clock, why, sizeof why) < 0) {
+		fprintf(stderr, "k3sim op: --clock %s\n", why);
+		return 2;
+	}
 	struct cost_opts opts = {.cuda_graph = graph, .clock = clock};
 	struct op_cost c;
 	sim_op_cost_ep(&hw, &op, &opts, &c);
@@ -120,7 +131,7 @@ int cmd_op(int argc, char **argv)
 		jw_f64(&w, "comm_s", c.comm_s);
 		jw_f64(&w, "waves", c.waves);
 		jw_f64(&w, "floor_s", c.floor_s);
-		jw_str(&w, "clock", hw_clock_name(clock));
+		jw_str(&w, "clock", hw_clock_sel_kind(&clock));
 		jw_f64(&w, "clock_hz", c.clock_hz);
 		jw_bool(&w, "calibrated", c.calibrated);
 		jw_bool(&w, "extrapolated", c.extrapolated);
@@ -154,7 +165,7 @@ int cmd_op(int argc, char **argv)
 	char t1[32], t2[32], t3[32], t4[32], b1[32];
 	printf("%s on %s%s: %s (%.4g cycles at %.0f MHz, %s clock), %s-bound\n", op.name, hw.name,
 	       hw.calibrated ? "" : " (datasheet)", cli_time(c.time_s, t1, sizeof t1), c.cycles, c.clock_hz / 1e6,
-	       hw_clock_name(clock), bound_name(c.bound));
+	       hw_clock_sel_kind(&clock), bound_name(c.bound));
 	printf("  compute %s, memory %s, latency %s", cli_time(c.compute_s, t2, sizeof t2),
 	       cli_time(c.memory_s, t3, sizeof t3), cli_time(c.latency_s, t4, sizeof t4));
 	if (c.comm_s > 0)

@@ -37,8 +37,11 @@ static void usage(FILE *out)
 		"  --force         replace an existing --timeline file\n"
 		"overrides (applied after loading):\n"
 		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n"
-		"  --clock boost|sustained   SM clock regime (scenario options.clock; default sustained:\n"
-		"                     a serving GPU runs power-limited all day, where the preset knows it)\n");
+		"  --clock boost|sustained|MHZ   SM clock (scenario options.clock; default sustained: a\n"
+		"                     serving GPU runs power-limited all day, where the preset knows it); or\n"
+		"                     a clock in MHz (1830, 1830MHz: e.g. the clock a run was measured at;\n"
+		"                     not above the preset's boost). Tensor and vector rates scale with it,\n"
+		"                     HBM and the interconnects do not\n");
 }
 
 static int parse_count(const char *opt, const char *v, int64_t *out)
@@ -128,9 +131,14 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	       (long long)s->batch, (long long)s->prompt_tokens, (long long)s->output_tokens,
 	       (long long)s->prefill_chunk, dtype_name(s->kda_state), dtype_name(s->mla_cache),
 	       dtype_name(s->expert_act));
-	printf("  clock: %s, SM %.0f MHz%s\n\n", hw_clock_name(s->clock), hw_clock_hz(hw, s->clock) / 1e6,
-	       s->clock == HW_CLOCK_SUSTAINED && !(hw->sustained_sm_clock_hz > 0)
-		       ? " (the preset has no sustained clock: boost)" : "");
+	if (s->clock.given_hz > 0)
+		printf("  clock: %.6g MHz (given; the preset's boost %.6g MHz)\n\n", s->clock.given_hz / 1e6,
+		       hw->sm_clock_hz / 1e6);
+	else
+		printf("  clock: %s, SM %.0f MHz%s\n\n", hw_clock_name(s->clock.regime),
+		       hw_clock_sel_hz(hw, &s->clock) / 1e6,
+		       s->clock.regime == HW_CLOCK_SUSTAINED && !(hw->sustained_sm_clock_hz > 0)
+			       ? " (the preset has no sustained clock: boost)" : "");
 
 	if (s->prefill_tokens)
 		printf("  %-18s %12s   (prefill of %lld tokens in %lld step%s of %lld tokens per DP group, "
@@ -286,8 +294,8 @@ static void print_json(const struct scenario *s, const struct model *m, const st
 	jw_str(&w, "model", m->name);
 	jw_str(&w, "hw", hw->name);
 	jw_bool(&w, "hw_calibrated", hw->calibrated);
-	jw_str(&w, "clock", hw_clock_name(s->clock));
-	jw_f64(&w, "sm_clock_hz", hw_clock_hz(hw, s->clock));
+	jw_str(&w, "clock", hw_clock_sel_kind(&s->clock));
+	jw_f64(&w, "sm_clock_hz", hw_clock_sel_hz(hw, &s->clock));
 	jw_i64(&w, "gpus", s->gpus);
 	jw_begin_object(&w, "parallel");
 	jw_i64(&w, "tp", s->tp);
@@ -454,9 +462,14 @@ int cmd_run(int argc, char **argv)
 			timeline_prefill = v[0] == 'p';
 			i++;
 		} else if (strcmp(a, "--clock") == 0) {
-			enum hw_clock c;
-			if (!v || hw_clock_parse(v, &c) < 0) {
-				fprintf(stderr, "k3sim run: --clock takes boost or sustained\n");
+			struct hw_clock_sel c;
+			char why[200];
+			if (!v) {
+				fprintf(stderr, "k3sim run: --clock takes boost, sustained or a clock in MHz\n");
+				return 2;
+			}
+			if (hw_clock_sel_parse(v, &c, why, sizeof why) < 0) {
+				fprintf(stderr, "k3sim run: --clock: %s\n", why);
 				return 2;
 			}
 			clock_over = v;
@@ -505,8 +518,14 @@ int cmd_run(int argc, char **argv)
 		snprintf(s.model, sizeof s.model, "%s", model_over);
 	if (hw_over)
 		snprintf(s.hw, sizeof s.hw, "%s", hw_over);
-	if (clock_over)
-		hw_clock_parse(clock_over, &s.clock);
+	if (clock_over) {
+		char why[200];
+		if (hw_clock_sel_parse(clock_over, &s.clock, why, sizeof why) < 0) {
+			fprintf(stderr, "k3sim run: --clock: %s\n", why);
+			return 2;
+		}
+		s.clock_line = s.clock_col = 0;
+	}
 	if (batch)
 		s.batch = batch;
 	if (prompt)
@@ -525,6 +544,13 @@ int cmd_run(int argc, char **argv)
 	if (model_load(&m, s.model, &e) < 0 || hw_load(&hw, s.hw, &e) < 0) {
 		cli_error("run", &e);
 		return 1;
+	}
+	if (clock_over) {
+		char why[200];
+		if (hw_clock_sel_check(&hw, &s.clock, why, sizeof why) < 0) {
+			fprintf(stderr, "k3sim run: --clock %s\n", why);
+			return 2;
+		}
 	}
 	struct sim_result *r = malloc(sizeof *r);
 	if (!r) {

@@ -38,6 +38,16 @@ static void usage(FILE *out)
 	        "  --run NAME=FILES    FILES (comma separated) are one run named NAME; repeatable\n"
 	        "  --hw NAME|PATH      hardware preset or YAML (default h200)\n"
 	        "  --rules R           rules for kernels outside k3sim ranges: default, none, or a YAML\n"
+	        "  --clock boost|measured\n"
+	        "                      the SM clock of the predictions: boost (default: each point's\n"
+	        "                      regime, boost unless measured as sustained), or measured: the\n"
+	        "                      clock the capture recorded around each op (K3SIM_GPU_METRICS:\n"
+	        "                      the median of the readings inside a range instance's span, else\n"
+	        "                      the nearest reading; over instances, the median), at most the\n"
+	        "                      preset's boost. The report adds each class's clock (weighted by\n"
+	        "                      measured time); inputs without readings are named and predicted\n"
+	        "                      at the boost clock. The clock is an input the prediction takes:\n"
+	        "                      the model does not predict a power cap\n"
 	        "  -o, --output DIR    write DIR/validate.md, DIR/validate.json and gnuplot charts\n"
 	        "                      (DIR/validate-scatter.png, DIR/validate-error.png); each file is\n"
 	        "                      written beside its target and renamed into place. A directory\n"
@@ -101,11 +111,13 @@ static int open_report_dir(const char *dir, bool force, const struct calib_input
 
 static void table(const struct calib_validation *v, const struct calib_match *m)
 {
-	const bool runs = v->pts->n_runs > 1;
+	const bool runs = v->pts->n_runs > 1, clocks = v->clock_mode == CALIB_CLOCK_MEASURED;
 	printf("%-18s %7s %8s %10s %10s %10s %10s %8s", "class", "points", "held out", "med abs %",
 	       "p90 abs %", "held med %", "held p90 %", "bias %");
 	if (runs)
 		printf(" %7s %10s %10s", "runs>1", "spread md%", "spread p90%");
+	if (clocks)
+		printf(" %9s", "clock MHz");
 	printf("\n");
 	for (int c = 0; c <= v->n_cls; c++) {
 		const char *label = c < v->n_cls ? v->cls[c].label : "all";
@@ -116,6 +128,8 @@ static void table(const struct calib_validation *v, const struct calib_match *m)
 		       a->p90_abs_pct, h->med_abs_pct, h->p90_abs_pct, a->med_signed_pct);
 		if (runs)
 			printf(" %7d %10.2f %10.2f", n->n, n->med_pct, n->p90_pct);
+		if (clocks)
+			printf(" %9.0f", (c < v->n_cls ? v->cls[c].clock_hz : v->clock_hz_all) / 1e6);
 		printf("\n");
 	}
 	if (m && m->unmatched_total)
@@ -125,13 +139,14 @@ static void table(const struct calib_validation *v, const struct calib_match *m)
 
 static int validate(const struct calib_inputs *ins, const char *hw_name, const char *rules_name,
                     const char *dir, bool force, const char *title, const char *only, bool json,
-                    int top);
+                    int top, enum calib_clock_mode clock);
 
 int cmd_trace_validate(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"hw", required_argument, NULL, 'w'},
 	    {"rules", required_argument, NULL, 'r'},
+	    {"clock", required_argument, NULL, 'c'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"top", required_argument, NULL, 't'},
@@ -145,6 +160,7 @@ int cmd_trace_validate(int argc, char **argv)
 	const char *hw_name = "h200", *rules_name = "default", *dir = NULL, *title = NULL, *only = NULL;
 	bool json = false, force = false;
 	int top = 5, ch, status = 1;
+	enum calib_clock_mode clock = CALIB_CLOCK_REGIME;
 	struct calib_inputs ins;
 	struct err e = {0};
 	calib_inputs_init(&ins);
@@ -160,6 +176,18 @@ int cmd_trace_validate(int argc, char **argv)
 			break;
 		case 'r':
 			rules_name = optarg;
+			break;
+		case 'c':
+			if (strcmp(optarg, "boost") == 0) {
+				clock = CALIB_CLOCK_REGIME;
+			} else if (strcmp(optarg, "measured") == 0) {
+				clock = CALIB_CLOCK_MEASURED;
+			} else {
+				fprintf(stderr, "k3sim trace validate: --clock takes boost or measured, not '%s'\n",
+				        optarg);
+				status = 2;
+				goto done;
+			}
 			break;
 		case 'o':
 			dir = optarg;
@@ -215,7 +243,7 @@ int cmd_trace_validate(int argc, char **argv)
 		status = 2;
 		goto done;
 	}
-	status = validate(&ins, hw_name, rules_name, dir, force, title, only, json, top);
+	status = validate(&ins, hw_name, rules_name, dir, force, title, only, json, top, clock);
 done:
 	calib_inputs_release(&ins);
 	return status;
@@ -223,7 +251,7 @@ done:
 
 static int validate(const struct calib_inputs *ins, const char *hw_name, const char *rules_name,
                     const char *dir, bool force, const char *title, const char *only, bool json,
-                    int top)
+                    int top, enum calib_clock_mode clock)
 {
 	struct err e = {0};
 	struct hw *hw = malloc(sizeof *hw);
@@ -256,7 +284,17 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 		        inputs, (long long)first.kernels, (long long)first.memcpys);
 		goto out;
 	}
-	if (calib_validate(&v, &pts, hw, &e) < 0)
+	if (clock == CALIB_CLOCK_MEASURED)
+		for (int s = 0; s < raw.n_sources; s++)
+			if (raw.source_clock_readings[s] <= 0)
+				fprintf(stderr,
+				        "k3sim trace validate: %s: %s: its ops are predicted at the boost clock\n",
+				        raw.sources[s],
+				        raw.source_clock_readings[s] < 0
+				            ? "a CSV has no clock readings"
+				            : "no SM clock readings (K3SIM_GPU_METRICS; capture with "
+				              "--gpu-metrics-ms)");
+	if (calib_validate_clock(&v, &pts, hw, clock, &e) < 0)
 		goto fail;
 	have_v = true;
 	char note[1024] = "";

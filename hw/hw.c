@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/doc.h"
 #include "util/embed.h"
@@ -50,6 +51,82 @@ double hw_clock_hz(const struct hw *hw, enum hw_clock c)
 	if (c == HW_CLOCK_SUSTAINED && hw->sustained_sm_clock_hz > 0)
 		return hw->sustained_sm_clock_hz;
 	return hw->sm_clock_hz;
+}
+
+int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_t n)
+{
+	enum hw_clock r;
+	if (hw_clock_parse(s, &r) == 0) {
+		*out = (struct hw_clock_sel){.regime = r};
+		return 0;
+	}
+	const char *p = s;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!((*p >= '0' && *p <= '9') || *p == '.' || *p == '+' || *p == '-')) {
+		snprintf(why, n,
+			 "'%.64s' is not a clock (expected boost, sustained or a clock in MHz, e.g. 1830 or "
+			 "1830MHz)",
+			 s);
+		return -EINVAL;
+	}
+	char *end;
+	errno = 0;
+	double mhz = strtod(p, &end);
+	/* hexadecimal, inf, nan: not a clock */
+	const bool digits = strspn(p, "0123456789.eE+-") >= (size_t)(end - p);
+	while (*end == ' ')
+		end++;
+	if (strcasecmp(end, "mhz") == 0)
+		end += 3;
+	if (!digits || end == p || *end || errno == ERANGE || !isfinite(mhz)) {
+		snprintf(why, n,
+			 "'%.64s' is not a clock (expected boost, sustained or a finite clock in MHz, e.g. 1830 "
+			 "or 1830MHz)",
+			 s);
+		return -EINVAL;
+	}
+	if (!(mhz > 0)) {
+		snprintf(why, n, "'%.64s': a clock must be positive", s);
+		return -EINVAL;
+	}
+	*out = (struct hw_clock_sel){.regime = HW_CLOCK_BOOST, .given_hz = mhz * 1e6};
+	return 0;
+}
+
+int hw_clock_sel_check(const struct hw *hw, const struct hw_clock_sel *c, char *why, size_t n)
+{
+	if (!(c->given_hz > 0))
+		return 0;
+	/* the preset's boost is what its rates are at: a faster clock is beyond what it describes
+	 * (both are MHz times 1e6, so a clock given as the preset writes it compares equal) */
+	if (!(c->given_hz <= hw->sm_clock_hz)) {
+		snprintf(why, n, "%.6g MHz is above the boost clock: the preset's boost clock is %.6g MHz",
+			 c->given_hz / 1e6, hw->sm_clock_hz / 1e6);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+double hw_clock_sel_hz(const struct hw *hw, const struct hw_clock_sel *c)
+{
+	if (!c)
+		return hw->sm_clock_hz;
+	return c->given_hz > 0 ? c->given_hz : hw_clock_hz(hw, c->regime);
+}
+
+const char *hw_clock_sel_arg(const struct hw_clock_sel *c, char *buf, size_t n)
+{
+	if (c->given_hz > 0)
+		snprintf(buf, n, "%.10g", c->given_hz / 1e6);
+	else
+		snprintf(buf, n, "%s", hw_clock_name(c->regime));
+	return buf;
+}
+
+const char *hw_clock_sel_kind(const struct hw_clock_sel *c)
+{
+	return c->given_hz > 0 ? "given" : hw_clock_name(c->regime);
 }
 
 static const char *const class_names[HW_CLASS_COUNT + 1] = {

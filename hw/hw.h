@@ -35,6 +35,31 @@ enum hw_clock { HW_CLOCK_BOOST, HW_CLOCK_SUSTAINED, HW_CLOCK_COUNT };
 const char *hw_clock_name(enum hw_clock c);
 int hw_clock_parse(const char *s, enum hw_clock *out);
 
+struct hw;
+
+/* The SM clock an op or a scenario is costed at: a regime's (the preset says the rate), or one
+ * given in MHz (`--clock 1830`, a scenario's `options.clock: 1830MHz`, the clock a capture
+ * recorded around a measurement). Zeroed: boost. hw_clock_sel_hz resolves it: the one place
+ * that says which rate a selection means. */
+struct hw_clock_sel {
+	enum hw_clock regime; /* when given_hz is 0 */
+	double given_hz;      /* > 0: this clock, the regime unused */
+};
+
+/* "boost", "sustained", or a clock in MHz: "1830", "1830MHz", "1830 MHz", "1830.5mhz". A number
+ * must be finite and positive (bounds against a preset: hw_clock_sel_check). 0, or -EINVAL with
+ * the reason in why. */
+int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_t n);
+/* A given clock against the preset: not above its boost clock (sm_clock_hz). 0, or -ERANGE with
+ * the reason in why ("1990 MHz is above the boost clock: the preset's boost clock is 1980 MHz"). */
+int hw_clock_sel_check(const struct hw *hw, const struct hw_clock_sel *c, char *why, size_t n);
+/* The SM clock of a selection, Hz: the given clock, else the regime's (hw_clock_hz). */
+double hw_clock_sel_hz(const struct hw *hw, const struct hw_clock_sel *c);
+/* The selection as `--clock` takes it back: "boost", "sustained" or the MHz ("1830"); buf n >= 32. */
+const char *hw_clock_sel_arg(const struct hw_clock_sel *c, char *buf, size_t n);
+/* What it is called in outputs: the regime's name, or "given" for a given clock. */
+const char *hw_clock_sel_kind(const struct hw_clock_sel *c);
+
 /* Calibrated corrections (written by `k3sim calibrate`; datasheet presets have none).
  * An efficiency here is the modeled device time of an op over its measured time (1: the model
  * was right; 0.5: the op took twice as long); launch gaps are not part of it. Class tables are

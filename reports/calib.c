@@ -209,6 +209,24 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 		             &v->cls[c].noise);
 	md_class_row(f, "all", v->all.n, &v->all, &v->held_out, &v->noise);
 	fputc('\n', f);
+	if (v->clock_mode == CALIB_CLOCK_MEASURED) {
+		fprintf(f, "## Clocks\n\nPredicted at the SM clock each capture recorded around the op's samples "
+		           "(K3SIM_GPU_METRICS: the median of the readings inside a sample's span, else the "
+		           "nearest; the median over the samples), not at the boost clock (%.0f MHz): an input "
+		           "the prediction takes. Per class the mean clock, weighted by measured time.\n\n",
+		        v->boost_hz / 1e6);
+		fprintf(f, "| class | clock MHz |\n| --- | ---: |\n");
+		for (int c = 0; c < v->n_cls; c++)
+			fprintf(f, "| %s | %.0f |\n", v->cls[c].label, v->cls[c].clock_hz / 1e6);
+		fprintf(f, "| all | %.0f |\n\n", v->clock_hz_all / 1e6);
+		if (v->without_clock)
+			fprintf(f, "%d point%s had no clock reading (a CSV, or a trace without K3SIM_GPU_METRICS): "
+			           "predicted at their regime's clock.\n\n",
+			        v->without_clock, v->without_clock == 1 ? "" : "s");
+		if (v->above_boost)
+			fprintf(f, "%d point%s read above the preset's boost clock: predicted at the boost clock.\n\n",
+			        v->above_boost, v->above_boost == 1 ? "" : "s");
+	}
 	if (in->xval)
 		md_xval(f, v, in->xval);
 	md_runs(f, pts);
@@ -416,6 +434,14 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	j_noise(f, &v->noise);
 	j_runs(f, pts);
 	j_xval(f, in->xval);
+	if (v->clock_mode == CALIB_CLOCK_MEASURED) {
+		fprintf(f, ",\n  \"clock\": \"measured\", \"clock_mhz\": ");
+		util_json_double(f, v->clock_hz_all / 1e6);
+		fprintf(f, ", \"boost_mhz\": ");
+		util_json_double(f, v->boost_hz / 1e6);
+		fprintf(f, ", \"points_without_clock\": %d, \"points_above_boost\": %d", v->without_clock,
+		        v->above_boost);
+	}
 	fprintf(f, ",\n  \"classes\": [");
 	for (int c = 0; c < v->n_cls; c++) {
 		const struct calib_class_stats *s = &v->cls[c];
@@ -429,6 +455,10 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		j_errors(f, "train", &s->train);
 		fprintf(f, ", ");
 		j_noise(f, &s->noise);
+		if (v->clock_mode == CALIB_CLOCK_MEASURED) {
+			fprintf(f, ", \"clock_mhz\": ");
+			util_json_double(f, s->clock_hz / 1e6);
+		}
 		fprintf(f, ",\n     \"worst\": [");
 		for (int w = 0; w < s->n_worst && w < (in->top > 0 ? in->top : 5); w++) {
 			int i = s->worst[w];
@@ -459,6 +489,11 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		jpct(f, v->err_pct[i]);
 		fprintf(f, ", \"held_out\": %s, \"samples\": %" PRId64 ", \"runs\": %d",
 		        pts->p[i].held_out ? "true" : "false", pts->p[i].samples, pts->p[i].runs);
+		if (v->clock_mode == CALIB_CLOCK_MEASURED) {
+			fprintf(f, ", \"clock_mhz\": ");
+			util_json_double(f, v->clock_hz[i] / 1e6);
+			fprintf(f, ", \"measured_clock\": %s", pts->p[i].sm_clock_hz > 0 ? "true" : "false");
+		}
 		if (pts->p[i].runs > 1) {
 			fprintf(f, ", \"run_min_s\": ");
 			util_json_double(f, pts->p[i].run_min_s);

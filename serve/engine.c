@@ -473,9 +473,9 @@ static void vision_cost(struct engine *E, const struct side *sd, struct group *g
 	const struct serve_request *q = &E->w->req[i];
 	double t = 0;
 	if (q->images > 0)
-		t += q->images * serve_vision_time(E->hw, sd->s.clock, 1, q->image_px, E->m->hidden);
+		t += q->images * serve_vision_time(E->hw, &sd->s.clock, 1, q->image_px, E->m->hidden);
 	if (q->video_frames > 0)
-		t += serve_vision_time(E->hw, sd->s.clock, q->video_frames, q->video_px, E->m->hidden);
+		t += serve_vision_time(E->hw, &sd->s.clock, q->video_frames, q->video_px, E->m->hidden);
 	/* images of a step spread over the group's GPUs */
 	g->vision_s += t / (double)sd->group_gpus;
 	r->vision_pending = false;

@@ -69,11 +69,12 @@ static double attention(const struct hw *hw, const struct cost_opts *o, int64_t 
 	return cost(hw, o, &op);
 }
 
-double serve_vision_time(const struct hw *hw, enum hw_clock clock, int64_t frames, int64_t px, int64_t llm_hidden)
+double serve_vision_time(const struct hw *hw, const struct hw_clock_sel *clock, int64_t frames, int64_t px,
+			 int64_t llm_hidden)
 {
 	if (frames <= 0 || px <= 0)
 		return 0;
-	struct cost_opts o = {.cuda_graph = false, .clock = clock};
+	struct cost_opts o = {.cuda_graph = false, .clock = *clock};
 	int64_t g = (px + VIT_PATCH_PX - 1) / VIT_PATCH_PX;
 	g = (g + VIT_SHUFFLE - 1) / VIT_SHUFFLE * VIT_SHUFFLE;
 	int64_t per_frame = g * g, n = frames * per_frame, d = VIT_HIDDEN;

@@ -30,6 +30,7 @@ int64_t serve_vision_params(int64_t llm_hidden);
 
 /* Seconds to encode `frames` frames of px x px pixels (an image: frames = 1) on one GPU, the
  * projector into llm_hidden included. */
-double serve_vision_time(const struct hw *hw, enum hw_clock clock, int64_t frames, int64_t px, int64_t llm_hidden);
+double serve_vision_time(const struct hw *hw, const struct hw_clock_sel *clock, int64_t frames, int64_t px,
+			 int64_t llm_hidden);
 
 #endif

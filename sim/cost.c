@@ -616,7 +616,7 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 	struct rates boost = {.clock_hz = hw->sm_clock_hz, .scale = 1};
 	struct rates reg = boost;
 	if (opts) {
-		reg.clock_hz = hw_clock_hz(hw, opts->clock);
+		reg.clock_hz = hw_clock_sel_hz(hw, &opts->clock);
 		reg.scale = reg.clock_hz / hw->sm_clock_hz;
 	}
 	struct op_cost c, cb;

@@ -33,7 +33,8 @@ struct op_cost {
 
 struct cost_opts {
 	bool cuda_graph;     /* launch latency of a captured graph instead of eager launches */
-	enum hw_clock clock; /* SM clock regime (boost by default: zeroed opts) */
+	struct hw_clock_sel clock; /* SM clock: a regime or a given MHz (boost by default: zeroed
+	                           * opts), resolved by hw_clock_sel_hz */
 };
 
 const char *bound_name(enum bound b);
@@ -49,12 +50,13 @@ enum hw_class sim_op_class(enum op_kind k);
 /* Cost of `op` on one GPU of `hw`; `op` already has per-GPU dims and derived bytes (op_fill);
  * opts may be NULL (eager launches, boost clock).
  *
- * The physical model is evaluated at the regime's clock. A calibrated preset corrects the device
- * time (launch gaps excluded) at the boost clock, where it was measured: the class table over
+ * The physical model is evaluated at the selected clock (opts->clock: a regime's or a given
+ * one). A calibrated preset corrects the device time (launch gaps excluded) at the boost clock,
+ * where it was measured: the class table over
  * the modeled time (hw_table_eff_at: interpolated inside the measured range, tapering to the
  * plain model outside it), and for dense GEMMs the bounds of measured shapes (hw_gemm_bounds);
- * another regime scales that by the physical model's ratio of the two clocks. The result is
- * never below the floor. Each part never falls as a size grows, so neither does the sum (checked
+ * another clock scales that by the physical model's ratio of the two clocks (HBM does not
+ * scale). The result is never below the floor. Each part never falls as a size grows, so neither does the sum (checked
  * by `k3sim check`, sim/props.h). A collective whose kind was calibrated at several rank counts
  * lies between the measured ones: at least the time of the rank counts at or below it (the
  * largest of them: more GPUs are never faster than fewer were measured), at most that of the

@@ -129,7 +129,7 @@ void sim_op_cost_ep(const struct hw *hw, const struct op *op, const struct cost_
 		c.floor_s = fmax(t.nic_bytes / hw->nic_bw_bytes_per_s, t.nvlink_bytes / hw->nvlink_bw_bytes_per_s);
 	}
 	c.time_s = c.comm_s;
-	c.clock_hz = hw_clock_hz(hw, opts ? opts->clock : HW_CLOCK_BOOST);
+	c.clock_hz = hw_clock_sel_hz(hw, opts ? &opts->clock : NULL);
 	c.cycles = c.time_s * c.clock_hz;
 	c.extrapolated = hw->calibrated; /* no table of DeepEP's kernels: the physical model */
 	*out = c;

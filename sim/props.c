@@ -173,6 +173,11 @@ static void draw_op(uint64_t *s, struct draw *d, bool own)
 	}
 }
 
+static bool is_boost(const struct hw_clock_sel *c)
+{
+	return !(c->given_hz > 0) && c->regime == HW_CLOCK_BOOST;
+}
+
 static void format_cmd(const struct draw *d, const struct sim_props_opts *o, char *out, size_t n)
 {
 	int off = snprintf(out, n, "k3sim op %s", d->kind);
@@ -180,8 +185,9 @@ static void format_cmd(const struct draw *d, const struct sim_props_opts *o, cha
 		off += snprintf(out + off, n - (size_t)off, " %s=%s", d->a[i].key, d->a[i].val);
 	if (off > 0 && (size_t)off < n)
 		off += snprintf(out + off, n - (size_t)off, " --hw %s", o->hw_name ? o->hw_name : "?");
-	if (o->clock != HW_CLOCK_BOOST && off > 0 && (size_t)off < n)
-		snprintf(out + off, n - (size_t)off, " --clock %s", hw_clock_name(o->clock));
+	char arg[32];
+	if (!is_boost(&o->clock) && off > 0 && (size_t)off < n)
+		snprintf(out + off, n - (size_t)off, " --clock %s", hw_clock_sel_arg(&o->clock, arg, sizeof arg));
 }
 
 static int cost_of(const struct hw *hw, const struct draw *d, const struct cost_opts *co, struct op_cost *c,
@@ -303,10 +309,11 @@ static int check_ops(const struct hw *hw, const struct sim_props_opts *o, uint64
 static void run_cmd(const char *name, const struct scenario *s, const struct sim_props_opts *o, char *out,
 		    size_t n)
 {
+	char arg[32];
 	snprintf(out, n, "k3sim run %s --hw %s --batch %lld --prompt %lld --output %lld%s%s", name,
 		 o->hw_name ? o->hw_name : "?", (long long)s->batch, (long long)s->prompt_tokens,
-		 (long long)s->output_tokens, o->clock != HW_CLOCK_BOOST ? " --clock " : "",
-		 o->clock != HW_CLOCK_BOOST ? hw_clock_name(o->clock) : "");
+		 (long long)s->output_tokens, is_boost(&o->clock) ? "" : " --clock ",
+		 is_boost(&o->clock) ? "" : hw_clock_sel_arg(&o->clock, arg, sizeof arg));
 }
 
 static int check_scenarios(const struct hw *hw, const struct sim_props_opts *o, uint64_t *s,
@@ -338,6 +345,7 @@ static int check_scenarios(const struct hw *hw, const struct sim_props_opts *o, 
 			snprintf(loaded_model, sizeof loaded_model, "%s", sc.model);
 		}
 		sc.clock = o->clock;
+		sc.clock_line = sc.clock_col = 0;
 		sc.batch = logu(s, 1, 1024);
 		sc.prompt_tokens = logu(s, 128, 1 << 20);
 		sc.output_tokens = logu(s, 1, 16384);

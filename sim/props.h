@@ -38,7 +38,7 @@ struct sim_props_opts {
 	int64_t ops;         /* random ops, each checked against its floor and one grown copy */
 	int64_t scenarios;   /* random scenario pairs (one grown axis each) */
 	double tolerance;    /* allowed fall, as a fraction (0.05: 5 %) */
-	enum hw_clock clock;
+	struct hw_clock_sel clock; /* boost when zeroed */
 	const char *hw_name; /* what --hw the reproducing commands name */
 };
 

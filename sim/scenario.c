@@ -44,7 +44,7 @@ static void set_defaults(struct scenario *s)
 	s->expert_act = DT_MXFP8;
 	s->dispatch = DT_FP8;
 	s->cuda_graph = true;
-	s->clock = HW_CLOCK_SUSTAINED;
+	s->clock = (struct hw_clock_sel){.regime = HW_CLOCK_SUSTAINED};
 	s->reserved_bytes = -1;
 	s->overlap = OVERLAP_AUTO;
 	s->path = PATH_PRODUCTION;
@@ -276,8 +276,11 @@ static int load_tree(struct doc_reader *c, const struct doc_node *root, struct s
 			const char *str;
 			if ((rc = doc_str(c->d, v, "clock", &str, c->e)) < 0)
 				return rc;
-			if (hw_clock_parse(str, &s->clock) < 0)
-				return doc_error(c->d, v, c->e, "clock: unknown regime '%s' (expected boost or sustained)", str);
+			char why[200];
+			if (hw_clock_sel_parse(str, &s->clock, why, sizeof why) < 0)
+				return doc_error(c->d, v, c->e, "clock: %s", why);
+			s->clock_line = v->line;
+			s->clock_col = v->col;
 		}
 		if ((v = doc_get(n, "reserved_gib"))) {
 			double gib;

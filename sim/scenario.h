@@ -67,7 +67,10 @@ struct scenario {
 	enum dtype kda_state, mla_cache, act, expert_act, dispatch; /* act fp8: GEMM inputs in FP8
 				 * (DeepSeek-V3's per-block scaled recipe), stored activations BF16 */
 	bool cuda_graph;        /* decode steps run as CUDA graphs */
-	enum hw_clock clock;    /* SM clock regime (options.clock); serving runs all day: sustained */
+	struct hw_clock_sel clock; /* SM clock (options.clock: a regime or MHz); serving runs all
+				    * day: sustained. A given clock is checked against the
+				    * preset's boost by sim_check, at clock_line:clock_col */
+	int clock_line, clock_col; /* where options.clock was (0: not from the file) */
 	int64_t reserved_bytes; /* per-GPU workspace; -1 = the hardware preset's */
 
 	/* engine: how the serving engine runs a step (scenarios/README.md, section engine) */

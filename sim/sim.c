@@ -72,6 +72,11 @@ int sim_check(const struct scenario *s, const struct model *m, const struct hw *
 			(long long)s->moe_tp, hw->name, (long long)hw->domain_gpus);
 		return -EINVAL;
 	}
+	char why[200];
+	if (hw_clock_sel_check(hw, &s->clock, why, sizeof why) < 0) {
+		err_set(e, s->file, s->clock_line, s->clock_col, "clock: %s", why);
+		return -EINVAL;
+	}
 	if (s->pp > m->n_layers) {
 		err_set(e, s->file, 0, 0, "pp %lld: more pipeline stages than the %d layers of %s", (long long)s->pp,
 			m->n_layers, m->name);

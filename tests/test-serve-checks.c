@@ -222,17 +222,18 @@ static void test_vision(void **state)
 	assert_int_equal(serve_vision_tokens(0, 0, 8, 448), 8 * 256);
 	struct hw hw;
 	struct err e;
+	const struct hw_clock_sel sus = {.regime = HW_CLOCK_SUSTAINED};
 	assert_int_equal(hw_load(&hw, "h200", &e), 0);
-	double one = serve_vision_time(&hw, HW_CLOCK_SUSTAINED, 1, 1024, 7168);
-	double two = serve_vision_time(&hw, HW_CLOCK_SUSTAINED, 1, 2048, 7168);
-	double video = serve_vision_time(&hw, HW_CLOCK_SUSTAINED, 16, 448, 7168);
+	double one = serve_vision_time(&hw, &sus, 1, 1024, 7168);
+	double two = serve_vision_time(&hw, &sus, 1, 2048, 7168);
+	double video = serve_vision_time(&hw, &sus, 16, 448, 7168);
 	fprintf(stderr, "MoonViT-V2 on one H200: 1024 px %.2f ms, 2048 px %.2f ms, 16 x 448 px video %.2f ms\n",
 		1e3 * one, 1e3 * two, 1e3 * video);
 	/* ~2 x 401M x 5476 patches = 4.4 TFLOP + attention: milliseconds, growing faster than the pixels */
 	assert_true(one > 2e-3 && one < 0.1);
 	assert_true(two > 4 * one);
 	/* 16 frames batch better than 16 single images but add temporal attention across them */
-	double frame = serve_vision_time(&hw, HW_CLOCK_SUSTAINED, 1, 448, 7168);
+	double frame = serve_vision_time(&hw, &sus, 1, 448, 7168);
 	assert_true(video > 4 * frame && video < 16 * frame);
 	struct run with, without;
 	run(&with, "vision.yaml", NULL);

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,7 +277,7 @@ static void test_gemm_store(void **state)
 	assert_true(c.time_s >= (double)g.bytes_act_out / store_bw);
 	assert_int_equal(c.bound, BOUND_MEMORY);
 	/* SM-side: slower at the sustained clock */
-	struct cost_opts o = {.clock = HW_CLOCK_SUSTAINED};
+	struct cost_opts o = {.clock = {.regime = HW_CLOCK_SUSTAINED}};
 	sim_op_cost(&hw, &g, &o, &cs);
 	assert_true(cs.memory_s > c.memory_s * 1.1);
 	/* without the key: the output in L2, at L2's rate */
@@ -305,7 +306,7 @@ static void test_kernel_floor(void **state)
 	sim_op_cost(&hw, &e, NULL, &c);
 	assert_true(c.time_s >= t0 * (1 - 1e-12));
 	assert_true(c.extrapolated);
-	struct cost_opts o = {.clock = HW_CLOCK_SUSTAINED};
+	struct cost_opts o = {.clock = {.regime = HW_CLOCK_SUSTAINED}};
 	sim_op_cost(&hw, &e, &o, &cs);
 	assert_true(cs.time_s >= t0 * (1 - 1e-12));
 	/* a table whose smallest kernel is large (one 2 GiB copy) gives no floor to small ops */
@@ -802,12 +803,141 @@ static void test_issue11_regressions(void **state)
 		last = res->tpot_s;
 	}
 	/* the sustained clock is never faster than boost, and slower where compute-bound */
-	struct cost_opts boost = {.clock = HW_CLOCK_BOOST}, sus = {.clock = HW_CLOCK_SUSTAINED};
+	struct cost_opts boost = {.clock = {.regime = HW_CLOCK_BOOST}}, sus = {.clock = {.regime = HW_CLOCK_SUSTAINED}};
 	struct hw h = h200_cal;
 	h.sustained_sm_clock_hz = 1.5e9;
 	double tb = op_time(&h, "gemm m=8192 n=8192 k=8192", &boost), ts = op_time(&h, "gemm m=8192 n=8192 k=8192", &sus);
 	assert_true(ts > 1.2 * tb && ts < 1.4 * tb);
 	assert_true(op_time(&h, "copy bytes=1073741824", &sus) < 1.01 * op_time(&h, "copy bytes=1073741824", &boost));
+}
+
+/* A clock given in MHz (issue 17: the slice validated at the clock it ran): parsed strictly,
+ * bounded by the preset's boost, and costed as the physical model scales (compute with the clock,
+ * HBM not). Before it, `--clock` took boost or sustained only: "1830" was rejected. */
+static void test_clock_given(void **state)
+{
+	(void)state;
+	struct hw_clock_sel c;
+	char why[200];
+	static const struct {
+		const char *s;
+		double hz;
+	} ok[] = {{"1830", 1.83e9}, {"1830MHz", 1.83e9}, {"1830 MHz", 1.83e9}, {"1830.5mhz", 1.8305e9},
+		  {"1.83e3", 1.83e9}, {"345", 3.45e8}};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		assert_int_equal(hw_clock_sel_parse(ok[i].s, &c, why, sizeof why), 0);
+		assert_true(fabs(c.given_hz - ok[i].hz) < 1);
+		assert_string_equal(hw_clock_sel_kind(&c), "given");
+	}
+	assert_int_equal(hw_clock_sel_parse("sustained", &c, why, sizeof why), 0);
+	assert_true(c.given_hz == 0 && c.regime == HW_CLOCK_SUSTAINED);
+	assert_int_equal(hw_clock_sel_parse("boost", &c, why, sizeof why), 0);
+	assert_true(c.given_hz == 0 && c.regime == HW_CLOCK_BOOST);
+	static const char *const bad[] = {"", "turbo", "0", "-1830", "0MHz", "inf", "nan", "-inf", "1e400",
+					  "0x700", "1830GHz", "1830MHzz", "18 30", "MHz", "1830Hz"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		c = (struct hw_clock_sel){.given_hz = 7};
+		if (hw_clock_sel_parse(bad[i], &c, why, sizeof why) != -EINVAL)
+			fail_msg("'%s' was accepted as a clock", bad[i]);
+		assert_true(c.given_hz == 7); /* untouched */
+		assert_true(why[0]);
+	}
+	/* bounds: the preset's boost and below */
+	assert_int_equal(hw_clock_sel_parse("1990", &c, why, sizeof why), 0);
+	assert_int_equal(hw_clock_sel_check(&h200_cal, &c, why, sizeof why), -ERANGE);
+	assert_non_null(strstr(why, "the preset's boost clock is 1980 MHz"));
+	assert_int_equal(hw_clock_sel_parse("1980", &c, why, sizeof why), 0);
+	assert_int_equal(hw_clock_sel_check(&h200_cal, &c, why, sizeof why), 0);
+	assert_true(hw_clock_sel_hz(&h200_cal, &c) == 1.98e9);
+	char arg[32];
+	assert_string_equal(hw_clock_sel_arg(&c, arg, sizeof arg), "1980");
+
+	/* 1830 against boost: a compute-bound GEMM slower by about the clocks' ratio, an HBM-bound
+	 * copy and a KDA decode unchanged */
+	struct cost_opts boost = {0}, at = {.clock = {.given_hz = 1.83e9}};
+	const double ratio = 1980.0 / 1830.0;
+	double g_b = op_time(&h200_cal, "gemm m=8192 n=8192 k=8192", &boost),
+	       g_a = op_time(&h200_cal, "gemm m=8192 n=8192 k=8192", &at);
+	assert_true(g_a > g_b * (1 + 0.9 * (ratio - 1)) && g_a <= g_b * ratio * 1.001);
+	double c_b = op_time(&h200_cal, "copy bytes=1073741824", &boost),
+	       c_a = op_time(&h200_cal, "copy bytes=1073741824", &at);
+	assert_true(c_a >= c_b && c_a < 1.005 * c_b);
+	/* the same on the datasheet preset (no calibration tables) */
+	g_b = op_time(&h200, "gemm m=8192 n=8192 k=8192", &boost);
+	g_a = op_time(&h200, "gemm m=8192 n=8192 k=8192", &at);
+	assert_true(g_a > g_b * (1 + 0.9 * (ratio - 1)) && g_a <= g_b * ratio * 1.001);
+	/* a given clock equal to boost is boost, to the bit */
+	struct cost_opts same = {.clock = {.given_hz = h200_cal.sm_clock_hz}};
+	assert_true(op_time(&h200_cal, "gemm m=64 n=7168 k=7168", &same) ==
+		    op_time(&h200_cal, "gemm m=64 n=7168 k=7168", &boost));
+
+	/* never faster at a lower clock: every op of a set, over a ladder of clocks */
+	static const char *const ops[] = {
+	    "gemm m=1 n=7168 k=7168",
+	    "gemm m=64 n=2048 k=7168 dtype=fp8",
+	    "gemm m=16384 n=7168 k=16384",
+	    "grouped_gemm m=4096 n=4096 k=7168 groups=896 w_dtype=mxfp4",
+	    "copy bytes=4096",
+	    "copy bytes=1073741824",
+	    "kda_decode b=64 h=96 k=128 v=128 state=fp32",
+	    "kda_chunk b=1 t=4096 h=96 k=128 v=128 state=fp32 chunk=16",
+	    "mla_decode b=1 heads=96 ctx=8192 kv=bf16 t=1",
+	    "mla_decode b=64 heads=96 ctx=65536 kv=fp8 t=1",
+	    "mla_prefill b=1 t=4096 ctx=0 heads=96 dqk=192 dv=128 kv=bf16",
+	    "short_conv tokens=1 channels=36864 taps=4",
+	    "short_conv tokens=16384 channels=36864 taps=4",
+	    "attnres tokens=64 dim=7168 sources=9",
+	    "route tokens=256 experts=896 top_k=16",
+	    "combine tokens=256 width=3584 top_k=16",
+	    "elementwise m=4096 n=7168 in=1 out=1",
+	    "allreduce bytes=16777216 ranks=8",
+	};
+	static const double mhz[] = {1980, 1965, 1935, 1830, 1700, 1500, 1200, 900, 345};
+	for (int hp = 0; hp < 2; hp++) {
+		const struct hw *hw = hp ? &h200 : &h200_cal;
+		for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+			double last = 0;
+			for (size_t k = 0; k < sizeof mhz / sizeof mhz[0]; k++) {
+				struct cost_opts o = {.clock = {.given_hz = mhz[k] * 1e6}};
+				double t = op_time(hw, ops[i], &o);
+				if (!(t >= last * (1 - 1e-12)))
+					fail_msg("%s on %s: %.6g s at %.0f MHz, %.6g s at the clock above", ops[i], hw->name,
+						 t, mhz[k], last);
+				if (k == 0 && t != op_time(hw, ops[i], &boost))
+					fail_msg("%s on %s: the boost clock given in MHz differs from boost", ops[i], hw->name);
+				last = t;
+			}
+		}
+	}
+
+	/* a scenario's options.clock: a number or "NMHz"; errors at file:line:col, the bound checked
+	 * against the preset where it is known (sim_check) */
+	struct scenario s;
+	struct err e;
+	const char *y1 = "name: t\noptions:\n  clock: 1830\n";
+	assert_int_equal(scenario_load_yaml(&s, "t.yaml", y1, strlen(y1), &e), 0);
+	assert_true(s.clock.given_hz == 1.83e9);
+	const char *y2 = "name: t\noptions:\n  clock: \"1830MHz\"\n";
+	assert_int_equal(scenario_load_yaml(&s, "t.yaml", y2, strlen(y2), &e), 0);
+	assert_true(s.clock.given_hz == 1.83e9);
+	assert_int_equal(sim_check(&s, &k3, &h200_cal, &e), 0);
+	const char *y3 = "name: t\noptions:\n  clock: -5\n";
+	assert_true(scenario_load_yaml(&s, "t.yaml", y3, strlen(y3), &e) < 0);
+	assert_true(e.line == 3 && e.col == 10);
+	assert_non_null(strstr(e.msg, "positive"));
+	const char *y4 = "name: t\noptions:\n  clock: 2500MHz\n";
+	assert_int_equal(scenario_load_yaml(&s, "t.yaml", y4, strlen(y4), &e), 0);
+	assert_true(sim_check(&s, &k3, &h200_cal, &e) < 0);
+	assert_true(e.line == 3 && e.col == 10);
+	assert_non_null(strstr(e.msg, "the preset's boost clock is 1980 MHz"));
+	/* a scenario at 1830 is slower than at boost, never faster */
+	load_default(&s);
+	s.clock = (struct hw_clock_sel){.regime = HW_CLOCK_BOOST};
+	assert_int_equal(sim_run(&s, &k3, &h200_cal, res, &e), 0);
+	double tpot_b = res->tpot_s, ttft_b = res->ttft_s;
+	s.clock = (struct hw_clock_sel){.given_hz = 1.83e9};
+	assert_int_equal(sim_run(&s, &k3, &h200_cal, res, &e), 0);
+	assert_true(res->tpot_s >= tpot_b && res->ttft_s > ttft_b && res->ttft_s < ttft_b * ratio * 1.001);
 }
 
 /* `auto` overlap decided at one chunk let a small last chunk turn two-batch overlap off for the
@@ -819,7 +949,7 @@ static void test_auto_overlap_prompt_monotone(void **state)
 	load_default(&s);
 	s.batch = 738;
 	s.output_tokens = 15590;
-	s.clock = HW_CLOCK_SUSTAINED;
+	s.clock = (struct hw_clock_sel){.regime = HW_CLOCK_SUSTAINED};
 	double last = 0;
 	for (int64_t p = 8192; p <= 12288; p += 283) {
 		s.prompt_tokens = p;
@@ -849,7 +979,7 @@ static void test_props_presets(void **state)
 		assert_true(r->ops_checked > 19000 && r->scenarios_checked > 100);
 		if (hw->sustained_sm_clock_hz <= 0)
 			continue; /* sustained falls back to the boost clock (hw_clock_hz): checked above */
-		o.clock = HW_CLOCK_SUSTAINED;
+		o.clock = (struct hw_clock_sel){.regime = HW_CLOCK_SUSTAINED};
 		assert_int_equal(sim_props_check(hw, &o, r, &e), 0);
 		assert_int_equal(r->violations, 0);
 	}
@@ -1146,6 +1276,7 @@ int main(void)
 		cmocka_unit_test(test_issue11_regressions),
 		cmocka_unit_test(test_props_presets),
 		cmocka_unit_test(test_auto_overlap_prompt_monotone),
+		cmocka_unit_test(test_clock_given),
 		cmocka_unit_test(test_split_time_matches_memory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1061,9 +1061,72 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	}
 }
 
-/* A dense projection of the layer (BF16 weights) at M tokens. */
+/* "VAR=VALUE[ VAR=VALUE...]" of the environment variable `var` (an A/B run's second settings);
+ * exits with a message on a malformed entry. */
+std::vector<std::pair<std::string, std::string>> env_settings(const char *var)
+{
+	std::vector<std::pair<std::string, std::string>> set;
+	const char *v = getenv(var);
+	const std::string all(v ? v : "");
+	size_t i = 0;
+	while (i < all.size()) {
+		size_t j = all.find(' ', i);
+		if (j == std::string::npos)
+			j = all.size();
+		const std::string kvs = all.substr(i, j - i);
+		i = j + 1;
+		if (kvs.empty())
+			continue;
+		const size_t eq = kvs.find('=');
+		if (eq == std::string::npos || eq == 0) {
+			fprintf(stderr, "k3-bench: %s: '%s' is not VAR=VALUE\n", var, kvs.c_str());
+			exit(2);
+		}
+		set.emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
+	}
+	return set;
+}
+
+/* f() with the settings in the environment, then the environment as it was. */
+template <typename F>
+void with_env(const std::vector<std::pair<std::string, std::string>> &set, F f)
+{
+	std::vector<std::pair<std::string, const char *>> saved;
+	std::vector<std::string> keep;
+	keep.reserve(set.size());
+	for (const auto &e : set) {
+		const char *old = getenv(e.first.c_str());
+		keep.emplace_back(old ? old : "");
+		saved.emplace_back(e.first, old ? keep.back().c_str() : nullptr);
+		setenv(e.first.c_str(), e.second.c_str(), 1);
+	}
+	f();
+	for (const auto &e : saved) {
+		if (e.second)
+			setenv(e.first.c_str(), e.second, 1);
+		else
+			unsetenv(e.first.c_str());
+	}
+}
+
+/* A dense projection of the layer (BF16 weights) at M tokens. K3_BENCH_GEMM_AB="VAR=VALUE ...":
+ * each row at up to 256 tokens again right after it with those settings (variant NAME-ab, spec
+ * "k3-bench ab op=...": outside the ops a preset is fitted on): A/B in one process. */
 void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split,
-		 enum k3_gemm_path gpath = K3_GEMM_AUTO)
+		 enum k3_gemm_path gpath = K3_GEMM_AUTO, bool ab = false);
+
+void dense_point_ab(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split)
+{
+	dense_point(o, name, M, N, K, epi, n_split);
+	static const auto set = env_settings("K3_BENCH_GEMM_AB");
+	if (set.empty() || M > 256)
+		return;
+	const std::string v = std::string(name) + "-ab";
+	with_env(set, [&] { dense_point(o, v.c_str(), M, N, K, epi, n_split, K3_GEMM_AUTO, true); });
+}
+
+void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split,
+		 enum k3_gemm_path gpath, bool ab)
 {
 	const size_t wn = (size_t)N * K;
 	/* The weights rotate over WPOOL_BYTES (up to 64 sets; K3_BENCH_WPOOL_MB sets another size):
@@ -1106,7 +1169,7 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 	snprintf(r.shape, sizeof r.shape, "m=%d n=%d k=%d %s", M, N, K, path_name(k3_gemm_path_for(&a)));
 	char spec[128];
 	snprintf(spec, sizeof spec, "%s=gemm m=%d n=%d k=%d dtype=bf16",
-		 gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", M, N, K);
+		 ab ? "k3-bench ab op" : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op" : "k3sim op", M, N, K);
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
 	r.t = time_events(spec, 2, r.reps, launch);
@@ -1129,26 +1192,42 @@ void dense_point(const options &o, const char *name, int M, int N, int K, enum k
 
 void bench_gemm(const options &o)
 {
-	const std::vector<int> Ms = o.quick ? std::vector<int>{ 1, 64, 4096 } : std::vector<int>{ 1, 16, 64, 256, 4096, 16384 };
+	std::vector<int> Ms = o.quick ? std::vector<int>{ 1, 64, 4096 } : std::vector<int>{ 1, 16, 64, 256, 4096, 16384 };
+	/* K3_BENCH_GEMM_M=1,16: only these token counts (A/B runs of the decode rows). */
+	if (const char *e = getenv("K3_BENCH_GEMM_M")) {
+		Ms.clear();
+		for (const char *q = e;; q++) {
+			char *end;
+			const long m = strtol(q, &end, 10);
+			if (end == q || m < 1 || m > 1 << 20 || (*end && *end != ',')) {
+				fprintf(stderr, "k3-bench: K3_BENCH_GEMM_M: a comma-separated list of token counts, not '%s'\n", e);
+				exit(2);
+			}
+			Ms.push_back((int)m);
+			q = end;
+			if (!*q)
+				break;
+		}
+	}
 	for (int M : Ms) {
-		dense_point(o, "router_down", M, K3_EXPERTS + K3_LATENT, K3_HIDDEN, K3_EPI_SPLIT, K3_EXPERTS);
-		dense_point(o, "up_add", M, K3_HIDDEN, K3_LATENT, K3_EPI_ADD, 0);
-		dense_point(o, "shared_w13", M, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0);
-		dense_point(o, "shared_w2", M, K3_HIDDEN, K3_SHARED_INTER, K3_EPI_BF16, 0);
+		dense_point_ab(o, "router_down", M, K3_EXPERTS + K3_LATENT, K3_HIDDEN, K3_EPI_SPLIT, K3_EXPERTS);
+		dense_point_ab(o, "up_add", M, K3_HIDDEN, K3_LATENT, K3_EPI_ADD, 0);
+		dense_point_ab(o, "shared_w13", M, 2 * K3_SHARED_INTER, K3_HIDDEN, K3_EPI_GLU, 0);
+		dense_point_ab(o, "shared_w2", M, K3_HIDDEN, K3_SHARED_INTER, K3_EPI_BF16, 0);
 		/* The attention projections of the slice (KDA: q|k|v, output gate, beta, o_proj; Gated
 		 * MLA: q_a, q_b with W_UK folded in, kv_a), so that a preset calibrated on this
 		 * capture knows every dense GEMM shape of a K3 layer. */
-		dense_point(o, "kda_qkv", M, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0);
-		dense_point(o, "kda_gate", M, 12288, K3_HIDDEN, K3_EPI_BF16, 0);
-		dense_point(o, "kda_beta", M, 96, K3_HIDDEN, K3_EPI_BF16, 0);
-		dense_point(o, "o_proj", M, K3_HIDDEN, 12288, K3_EPI_BF16, 0);
-		dense_point(o, "mla_q_a", M, 1536, K3_HIDDEN, K3_EPI_BF16, 0);
-		dense_point(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
-		dense_point(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "kda_qkv", M, 3 * 12288, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "kda_gate", M, 12288, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "kda_beta", M, 96, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "o_proj", M, K3_HIDDEN, 12288, K3_EPI_BF16, 0);
+		dense_point_ab(o, "mla_q_a", M, 1536, K3_HIDDEN, K3_EPI_BF16, 0);
+		dense_point_ab(o, "mla_q_b", M, 96 * 576, 1536, K3_EPI_BF16, 0);
+		dense_point_ab(o, "mla_kv_a", M, 576, K3_HIDDEN, K3_EPI_BF16, 0);
 		if (M >= 256) {
 			/* The materialized prefill's q_b (192 a head) and kv_b expansion (k_nope | v). */
-			dense_point(o, "mla_q_b_pre", M, 96 * MLA_QK_HEAD, 1536, K3_EPI_BF16, 0);
-			dense_point(o, "mla_kv_b", M, 96 * (MLA_QK_NOPE + MLA_V_HEAD), MLA_LATENT, K3_EPI_BF16, 0);
+			dense_point_ab(o, "mla_q_b_pre", M, 96 * MLA_QK_HEAD, 1536, K3_EPI_BF16, 0);
+			dense_point_ab(o, "mla_kv_b", M, 96 * (MLA_QK_NOPE + MLA_V_HEAD), MLA_LATENT, K3_EPI_BF16, 0);
 		}
 	}
 	/* The mma.sync tiled kernel beside the default (wgmma on sm_90a) at prefill size; without

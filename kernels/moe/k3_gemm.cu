@@ -1990,7 +1990,10 @@ bool fp8_mma_available()
  * k = 12288 74 vs 105, n = 4480 k = 7168 35 vs 63, n = 1536 17 vs 63 (12-56 tiles). */
 bool dense_gemv(const struct k3_gemm_args *a)
 {
-	if (a->rows <= 8)
+	/* K3_GEMM_DENSE_GEMV=0: 1-8 rows under the 9-16 rows' rule too (read per call: benches
+	 * switch it; measurements of the gemv against the tiled kernel at one token). */
+	const char *e = getenv("K3_GEMM_DENSE_GEMV");
+	if (a->rows <= 8 && !(e && !strcmp(e, "0")))
 		return true;
 	if (a->rows > 16)
 		return false;
@@ -2311,17 +2314,61 @@ int gemv_bulk_epi(const params &p, enum k3_epilogue epi, int ctas, cudaStream_t 
 	return -EINVAL;
 }
 
-/* Dense gemv split over k (in blocks of gemv_block_k()): about two CTAs per SM, at least 4 x 128
- * k each. */
+/* CTAs of the dense BF16 gemv (gemv_kernel, the split-k instance) an SM holds at once, for 8
+ * (nt8 1) or 16 (nt8 2) tokens a pass: the launch bounds promise 2 and 1; the occupancy query
+ * says what this build gets. */
+int gemv_dense_per_sm(int nt8)
+{
+	static int per[3];
+	if (!per[nt8]) {
+		int n = 0;
+		const cudaError_t r =
+			nt8 == 2 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+					   &n, gemv_kernel<false, 1, 2, K3_EPI_BF16, true>, THREADS, 0)
+				 : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+					   &n, gemv_kernel<false, 1, 1, K3_EPI_BF16, true>, THREADS, 0);
+		per[nt8] = r == cudaSuccess && n >= 1 ? n : nt8 == 2 ? 1 : 2;
+	}
+	return per[nt8];
+}
+
+/* Dense gemv split over k (in blocks of gemv_block_k()), at least GV_MIN_KB_PER_SPLIT blocks a
+ * slice. BF16 weights: the slice count with the least estimated time, where a wave of CTAs (the
+ * SMs times the CTAs an SM holds) streams its weights at the full rate and a last wave only
+ * partly filled takes as long as a full one: waves x blocks a slice, plus, for a split, the FP32
+ * partials written and read and the finishing kernel (~2 us, as 8 MB of traffic). The rule it
+ * replaced (K3_GEMV_DENSE_SPLIT=old; MXFP4 and MXFP8 dense weights keep it) asked for about two
+ * CTAs an SM, which put every K3 projection at 1.06-1.09 waves of 8 tokens a pass (and 2.1 of 16
+ * tokens, one CTA an SM): H200, 2026-12-02z call, m = 1 at 47-66 % of copy, m = 16 at 39-51 %. */
 void gemv_split(const struct k3_gemm_args *a, int sms, int *ksplit, int *kb_per)
 {
 	const int nkb = a->K / gemv_block_k(a), strips = (a->N + GV_ROWS - 1) / GV_ROWS;
 	int ks = 1;
 	if (a->n_groups == 0) {
-		ks = (2 * sms + strips - 1) / strips;
 		int most = a->K / GV_K / GV_MIN_KB_PER_SPLIT;
 		most = most < 1 ? 1 : most > nkb ? nkb : most;
-		ks = ks < 1 ? 1 : ks > most ? most : ks;
+		const char *e = getenv("K3_GEMV_DENSE_SPLIT"); /* read per call: benches switch it */
+		if (a->w_dtype != K3_W_BF16 || (e && !strcmp(e, "old"))) {
+			ks = (2 * sms + strips - 1) / strips;
+			ks = ks < 1 ? 1 : ks > most ? most : ks;
+		} else {
+			const int64_t slots = (int64_t)sms * gemv_dense_per_sm(a->rows > 8 ? 2 : 1);
+			const double blk = (double)GV_ROWS * GV_K * 2, fin = 8e6; /* bytes */
+			double best = 0;
+			for (int k = 1; k <= most; k++) {
+				const int per = (nkb + k - 1) / k, kk = (nkb + per - 1) / per;
+				if (kk != k)
+					continue; /* the same slices as a smaller count */
+				const int64_t waves = ((int64_t)strips * k + slots - 1) / slots;
+				double t = (double)waves * per * (double)slots * blk;
+				if (k > 1)
+					t += 2.0 * k * (double)a->rows * (double)a->N * 4 + fin;
+				if (k == 1 || t < best) {
+					best = t;
+					ks = k;
+				}
+			}
+		}
 	}
 	const int per = (nkb + ks - 1) / ks;
 	*kb_per = per;

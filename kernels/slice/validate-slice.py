@@ -21,8 +21,8 @@ NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps a
 outside the ranges).
 
 usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB.xz]... [--old-ctx]
-                         [--chunked-prefill] [--k3sim PATH] [--scenario YAML] [--clock boost|sustained]
-                         [--keep DIR] [-o REPORT.md]
+                         [--chunked-prefill] [--k3sim PATH] [--scenario YAML]
+                         [--clock boost|sustained|measured] [--keep DIR] [-o REPORT.md]
   --results   a device call's results (default bench/results/k3-kernels-h200-2026-12-01): reads
               k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz
   --bench-results  take k3-h200.db.xz (the bench capture the k3-kernels preset is fitted on) from
@@ -37,7 +37,15 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               one); by default each prefill step gets a scenario copy whose prompt is its T
   --k3sim     the k3sim binary (default build/cli/k3sim)
   --scenario  the slice's scenario (default scenarios/k3-slice.yaml)
-  --clock     SM clock regime of the predictions (default boost: the slice ran at 1950-1980 MHz)
+  --clock     SM clock of the predictions (default boost, for comparability with earlier reports);
+              measured: beside the boost columns, each step predicted at the median SM clock the
+              slice's capture recorded inside that step's NVTX ranges (K3SIM_GPU_METRICS: a graph
+              step's `k3-slice decode graph ...` ranges; an eager or prefill step's op ranges, the
+              contiguous run of them around the ops only that step has; no reading inside: the
+              nearest), and each op class by `k3sim trace validate --clock measured` (each op at the
+              clock recorded around its ranges; per class the time-weighted mean clock). The clock
+              is an input the prediction takes, not something the model predicts (it does not
+              model the power cap)
   --keep      keep the decompressed databases, the calibrated preset and the validate reports here
   -o          write the Markdown report here (default: stdout)
 Needs only python3 and k3sim (no GPU). Exit status 0, or 2 with a message on bad input.
@@ -248,6 +256,77 @@ def op_steps(spec, steps):
     return cands
 
 
+# ---- the SM clock the slice's capture recorded around each step (--clock measured) -----------------
+
+def clock_readings(db):
+    """The capture's SM clock readings, [(timestamp_ns, MHz)] by time; [] without K3SIM_GPU_METRICS."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    try:
+        have = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'K3SIM_GPU_METRICS'").fetchone()[0]
+        rows = c.execute("SELECT timestamp, smClockMHz FROM K3SIM_GPU_METRICS WHERE smClockMHz > 0 "
+                         "ORDER BY timestamp").fetchall() if have else []
+    finally:
+        c.close()
+    return rows
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def clock_in(readings, windows):
+    """The median of the readings inside any of `windows` ([(start, end)] ns); none inside: the
+    reading nearest to the windows' middle. Returns (MHz, readings inside)."""
+    inside = [mhz for t, mhz in readings if any(s <= t <= e for s, e in windows)]
+    if inside:
+        return median(inside), len(inside)
+    mid = 0.5 * (min(s for s, _ in windows) + max(e for _, e in windows))
+    return min(readings, key=lambda r: abs(r[0] - mid))[1], 0
+
+
+def step_windows(db, steps):
+    """Per step key (phase, kind, batch, tokens, ctx): the time windows of its NVTX ranges. A graph
+    step: its `k3-slice decode graph b=B ctx=C ...` ranges. An eager or prefill step: the
+    contiguous run (in time) of op ranges that may belong to it (op_steps) around the ranges that
+    belong to it alone (its attention at its context, or every op of a prefill)."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    rows = c.execute("SELECT start, end, text FROM NVTX_EVENTS WHERE end IS NOT NULL AND "
+                     "(text LIKE 'k3sim op=%' OR text LIKE 'k3-slice decode graph %') ORDER BY start").fetchall()
+    c.close()
+    eager = [s for s in steps if s["kind"] == "eager"]
+    ops = []
+    graph = {}
+    for s0, e0, text in rows:
+        m = re.match(r"k3-slice decode graph b=(\d+) ctx=(\d+)", text)
+        if m:
+            graph.setdefault((int(m.group(1)), int(m.group(2))), []).append((s0, e0))
+            continue
+        cands = op_steps(text[len("k3sim op="):], eager)
+        ops.append((s0, e0, [(st["phase"], st["batch"], st["tokens"], st["ctx"]) for st in cands]))
+    out = {}
+    for st in steps:
+        key = (st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])
+        if st["kind"] == "graph":
+            if (st["batch"], st["ctx"]) in graph:
+                out[key] = graph[(st["batch"], st["ctx"])]
+            continue
+        k = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+        anchors = [i for i, (_, _, cs) in enumerate(ops) if cs == [k]]
+        if not anchors:
+            continue
+        lo, hi = anchors[0], anchors[-1]
+        while lo > 0 and k in ops[lo - 1][2]:
+            lo -= 1
+        while hi + 1 < len(ops) and k in ops[hi + 1][2]:
+            hi += 1
+        out[key] = [(ops[lo][0], max(e for _, e, _ in ops[lo:hi + 1]))]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(add_help=True, description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", default="bench/results/k3-kernels-h200-2026-12-01")
@@ -257,7 +336,7 @@ def main():
     ap.add_argument("--chunked-prefill", action="store_true")
     ap.add_argument("--k3sim", default="build/cli/k3sim")
     ap.add_argument("--scenario", default="scenarios/k3-slice.yaml")
-    ap.add_argument("--clock", default="boost", choices=["boost", "sustained"])
+    ap.add_argument("--clock", default="boost", choices=["boost", "sustained", "measured"])
     ap.add_argument("--keep", default=None)
     ap.add_argument("-o", "--output", default=None)
     a = ap.parse_args()
@@ -295,9 +374,22 @@ def main():
 
     # 2. Per op class: the slice's ops under both presets.
     presets = [("h200", "h200"), ("k3-kernels", preset)]
-    val = {}
+    measured = a.clock == "measured"
+    if measured:
+        # the same fit with each bench point first scaled to the boost clock from the clock the
+        # bench's capture recorded around it (k3sim calibrate --clock measured): the bench ran
+        # power-capped too, so a fit taken as boost already holds the bench's clock
+        preset_clk = os.path.join(work, "k3-kernels-clk-h200.yaml")
+        run([a.k3sim, "calibrate", bench_db] + extra_dbs + ["--hw", "h200", "-o", preset_clk, "--name",
+             "k3-kernels-clk-h200", "-f", "--json", "--clock", "measured"])
+        presets.append(("k3-kernels-clk", preset_clk))
+    clock = "boost" if measured else a.clock  # the columns every report has
+    val, valm = {}, {}
     for name, hw in presets:
         val[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--json"]))
+        if measured:
+            valm[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--clock", "measured",
+                                         "--json"]))
 
     # 3. Steps: the CSV's CUDA-event times, the model's TTFT / TPOT for the same shapes.
     steps = []
@@ -321,7 +413,22 @@ def main():
                 if (st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"]) == (
                         row["phase"], "eager", int(row["batch"]), int(row["tokens"]), int(row["ctx"])):
                     st["parts"][row["part"]] = float(row["time_us"])
-    pred = {}
+    # The measured clock of each step (--clock measured): the median of the capture's readings
+    # inside its ranges.
+    step_clock = {}
+    if measured:
+        readings = clock_readings(slice_db)
+        if not readings:
+            die("%s: the slice's capture has no SM clock readings (K3SIM_GPU_METRICS): --clock measured "
+                "needs a capture taken with GPU metrics" % os.path.join(a.results, "k3-slice.db.xz"))
+        windows = step_windows(slice_db, steps)
+        for st in steps:
+            key = (st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])
+            if key not in windows:
+                die("no NVTX ranges of the step %s in the slice's capture" % (key,))
+            step_clock[key] = clock_in(readings, windows[key])
+
+    pred, predm = {}, {}
     for name, hw in presets:
         for st in steps:
             scen = a.scenario
@@ -331,12 +438,17 @@ def main():
                     scen = scenario_for_prompt(a.scenario, st["tokens"], work)
             else:
                 args = ["--batch", str(st["batch"]), "--prompt", str(st["ctx"])]
-            d = json.loads(run([a.k3sim, "run", scen, "--hw", hw, "--output", "1", "--clock", a.clock,
+            key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+            d = json.loads(run([a.k3sim, "run", scen, "--hw", hw, "--output", "1", "--clock", clock,
                                 "--json"] + args))
             ph = d["prefill"] if st["phase"] == "prefill" else d["decode"]
-            key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
             pred[(name,) + key] = {"step_us": (d["ttft_s"] if st["phase"] == "prefill" else d["tpot_s"]) * 1e6,
                                    "ops": ph["ops"]}
+            if measured:
+                mhz = step_clock[(st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])][0]
+                d = json.loads(run([a.k3sim, "run", scen, "--hw", hw, "--output", "1", "--clock",
+                                    "%.1f" % min(mhz, d["sm_clock_hz"] / 1e6), "--json"] + args))
+                predm[(name, st["kind"]) + key] = (d["ttft_s"] if st["phase"] == "prefill" else d["tpot_s"]) * 1e6
 
     # 4. The measured composition: each step's op ranges (eager runs), summed.
     opsum = {}
@@ -357,10 +469,18 @@ def main():
     w = out.append
     w("<!-- written by kernels/slice/validate-slice.py from %s%s -->" % (
         a.results, (" (bench capture: %s)" % bench_dir) if bench_dir != a.results else ""))
-    w("## Steps: predicted (k3sim run %s, --clock %s) vs measured (CUDA events)" % (a.scenario, a.clock))
-    w("")
-    w("| step | launch | measured | sum of its op ranges | h200 preset | error | k3-kernels preset | error |")
-    w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    if measured:
+        w("## Steps: predicted (k3sim run %s, at --clock boost and at the step's measured SM clock) vs "
+          "measured (CUDA events)" % a.scenario)
+        w("")
+        w("| step | launch | SM clock (readings) | measured | sum of its op ranges | %s |" % " | ".join(
+            "%s @boost | error | %s @clock | error" % (pn, pn) for pn, _ in presets))
+        w("| --- | --- | ---: | ---: | ---: |%s" % (" ---: | ---: | ---: | ---: |" * len(presets)))
+    else:
+        w("## Steps: predicted (k3sim run %s, --clock %s) vs measured (CUDA events)" % (a.scenario, a.clock))
+        w("")
+        w("| step | launch | measured | sum of its op ranges | h200 preset | error | k3-kernels preset | error |")
+        w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for st in steps:
         key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
         name = ("prefill T=%d" % st["tokens"]) if st["phase"] == "prefill" else (
@@ -368,18 +488,32 @@ def main():
         os_us = opsum.get(key, {}).get("meas")
         cells = ["%.1f ms" % (st["measured_us"] / 1e3),
                  ("%.1f ms" % (os_us / 1e3)) if os_us and st["kind"] == "eager" else "-"]
+        if measured:
+            mhz, nread = step_clock[(st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])]
+            cells.insert(0, "%.0f MHz (%s)" % (mhz, nread if nread else "nearest"))
         for pn, _ in presets:
             p_us = pred[(pn,) + key]["step_us"]
             cells += ["%.1f ms" % (p_us / 1e3), "%+.1f %%" % pct(p_us, st["measured_us"])]
+            if measured:
+                m_us = predm[(pn, st["kind"]) + key]
+                cells += ["%.1f ms" % (m_us / 1e3), "%+.1f %%" % pct(m_us, st["measured_us"])]
         w("| %s | %s | %s |" % (name, st["kind"], " | ".join(cells)))
     w("")
     w("Sum of op ranges: the kernel time inside the step's NVTX op ranges, one step's worth (the "
       "eager runs' ranges over their repetitions); the rest of the measured step is launch gaps "
       "and host work between kernels.")
     w("")
+    if measured:
+        w("SM clock: the median of the slice capture's NVML readings (K3SIM_GPU_METRICS, every 20 ms) "
+          "inside the step's NVTX ranges (a graph step: its replay ranges; an eager step: the run of op "
+          "ranges around the ops only it has), the count of readings in brackets; none inside: the "
+          "nearest reading. @clock: `k3sim run --clock MHZ` at that clock (at most the preset's boost). "
+          "The clock is an input the prediction takes, not a prediction: the model does not predict "
+          "the power cap that set it.")
+        w("")
 
     w("## Sublayers (eager, mean over the layers of a kind): measured vs the model's ops of that "
-      "sublayer")
+      "sublayer%s" % (" (at the boost clock)" if measured else ""))
     w("")
     w("| step | sublayer | measured | h200 preset | k3-kernels preset |")
     w("| --- | --- | ---: | ---: | ---: |")
@@ -422,23 +556,47 @@ def main():
       "its instances), and the model's for the same ops; error: median / p90 absolute % over the "
       "class's distinct ops, and the bias (median signed error).")
     w("")
-    w("| class | ops | measured | h200: predicted | median / p90 | bias | k3-kernels: predicted | median / p90 | bias |")
-    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    vsets = [(pn, val[pn]) for pn, _ in presets]
+    if measured:
+        vsets = [x for pn, _ in presets for x in ((pn + " @boost", val[pn]), (pn + " @clock", valm[pn]))]
+        w("Each class at the boost clock and (@clock) at the SM clock the capture recorded around each of "
+          "its ops (`k3sim trace validate --clock measured`); SM clock: the class's mean, weighted by "
+          "measured time.")
+        w("")
+        w("| class | ops | SM clock | measured | %s |" % " | ".join(
+            "%s: predicted | median / p90 | bias" % vn for vn, _ in vsets))
+        w("| --- | ---: | ---: | ---: |%s" % (" ---: | ---: | ---: |" * len(vsets)))
+    else:
+        w("| class | ops | measured | h200: predicted | median / p90 | bias | k3-kernels: predicted | median / p90 | bias |")
+        w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     classes = [c["class"] for c in val["h200"]["classes"]]
     for cl in classes:
         meas = sum(p["measured_s"] * p["samples"] for p in val["h200"]["per_point"] if p["class"] == cl)
         cells = []
-        for pn, _ in presets:
-            c = next(x for x in val[pn]["classes"] if x["class"] == cl)
-            pr = sum(p["predicted_s"] * p["samples"] for p in val[pn]["per_point"] if p["class"] == cl)
+        for vn, v in vsets:
+            c = next(x for x in v["classes"] if x["class"] == cl)
+            pr = sum(p["predicted_s"] * p["samples"] for p in v["per_point"] if p["class"] == cl)
             al = c["all"]
             cells += ["%.2f ms (%+.0f %%)" % (pr * 1e3, pct(pr, meas)),
                       "%.1f / %.1f" % (al["median_abs_pct"], al["p90_abs_pct"]),
                       "%+.1f %%" % al["median_signed_pct"]]
         npts = next(x for x in val["h200"]["classes"] if x["class"] == cl)["all"]["n"]
-        w("| %s | %d | %.2f ms | %s |" % (cl, npts, meas * 1e3, " | ".join(cells)))
+        if measured:
+            cm = next(x for x in valm["h200"]["classes"] if x["class"] == cl).get("clock_mhz")
+            cells.insert(0, "%.0f MHz" % cm)
+            w("| %s | %d | %s | %.2f ms | %s |" % (cl, npts, cells[0], meas * 1e3, " | ".join(cells[1:])))
+        else:
+            w("| %s | %d | %.2f ms | %s |" % (cl, npts, meas * 1e3, " | ".join(cells)))
     m = val["h200"]["match"]
     w("")
+    if measured:
+        w("")
+        w("Presets: **k3-kernels** is fitted on the bench capture as if it ran at the boost clock (as every "
+          "report before); **k3-kernels-clk** is the same fit with each bench point first scaled to the boost "
+          "clock from the SM clock the bench's capture recorded around it (`k3sim calibrate --clock "
+          "measured`), so that predicting at the slice's clock does not count the bench's own power cap "
+          "twice.")
+        w("")
     w("Matched: %d kernels in %d `k3sim op` ranges (%d distinct ops); %d kernels ran outside them "
       "(warm-up steps, the CUDA-graph replays of decode, whose kernels carry no per-op range, and "
       "the weight initialization)." % (m["matched_nvtx"], m["k3sim_ranges"], m["ops"], m["unmatched"]))

@@ -18,6 +18,12 @@ grep -q "stray_kernel" "$T/rep/validate.md" || fail "validate: unmatched list"
 K3SIM_GNUPLOT=/nonexistent/gnuplot "$K3SIM" trace validate "$T/t.db" -o "$T/rep2" > /dev/null 2> "$T/err" ||
 	fail "validate without gnuplot"
 grep -q "No plots" "$T/rep2/validate.md" || fail "validate without gnuplot: no note in the report"
+# at the measured clock: a trace without clock readings is named, its ops predicted at boost
+"$K3SIM" trace validate "$T/t.db" --hw h200 --clock measured > "$T/out" 2> "$T/err" || fail "validate --clock measured"
+grep -q "no SM clock readings" "$T/err" || fail "validate --clock measured: no note on a trace without readings"
+grep -q "clock MHz" "$T/out" || fail "validate --clock measured: no clock column"
+"$K3SIM" trace validate "$T/t.db" --clock 1830 2> "$T/err"; [ $? -eq 2 ] || fail "validate --clock 1830: exit status"
+grep -q "takes boost or measured" "$T/err" || fail "validate bad --clock: message"
 
 "$K3SIM" calibrate "$T/t.db" --hw h200 -o "$T/cal.yaml" > "$T/out" || fail "calibrate"
 grep -q "held out" "$T/out" || fail "calibrate: no held-out table"
@@ -28,6 +34,9 @@ grep -q "NVIDIA H200" "$T/cal.yaml" || fail "calibrate: no device in the calibra
 "$K3SIM" run --hw "$T/cal.yaml" > /dev/null || fail "run --hw calibrated"
 "$K3SIM" trace validate "$T/t.db" --hw "$T/cal.yaml" > /dev/null || fail "validate --hw calibrated"
 "$K3SIM" calibrate "$T/t.db" -o "$T/cal.yaml" > /dev/null 2>&1 && fail "calibrate replaced a file without --force"
+"$K3SIM" calibrate "$T/t.db" --clock measured -o "$T/cal-clk.yaml" > /dev/null 2> "$T/err" || fail "calibrate --clock measured"
+grep -q "no SM clock readings" "$T/err" || fail "calibrate --clock measured: no note on a trace without readings"
+"$K3SIM" calibrate "$T/t.db" --clock 1830 -o "$T/x.yaml" 2> /dev/null; [ $? -eq 2 ] || fail "calibrate --clock 1830: exit status"
 "$K3SIM" calibrate "$T/t.db" -o "$T/cal.yaml" --force --json | grep -q '"held_out_points"' || fail "calibrate --json"
 
 # bad inputs

@@ -63,6 +63,179 @@ static void write_fixture(const char *p)
 	assert_int_equal(cfx_close(&f), 0);
 }
 
+/* SM clock readings on GPU 0 at the given times (MHz). */
+static void readings(struct cfx *f, const int64_t *t, const double *mhz, int n)
+{
+	struct err e;
+	for (int i = 0; i < n; i++) {
+		struct trace_gpu_metric m = {.timestamp_ns = t[i], .global_pid = CFX_PID, .has_sm = true, .sm_mhz = mhz[i]};
+		assert_int_equal(trace_db_add_gpu_metric(f->db, &m, &e), 0);
+	}
+}
+
+/* Issue 17: the slice ran power-capped at ~1830 MHz and was predicted at boost. With
+ * CALIB_CLOCK_MEASURED each op is predicted at the clock its capture recorded around it: the
+ * median of the readings inside a sample's span, else the nearest reading. Before, there was no
+ * way to (validate predicted at boost only). */
+static void test_measured_clock(void **state)
+{
+	(void)state;
+	const char *db = path("clock.db");
+	struct cfx f;
+	assert_int_equal(cfx_open(&f, db), 0);
+	char text[128];
+	int64_t t = 1000, g = 10000000;
+	/* a compute-bound GEMM, three instances of 8 ms, readings inside each: 1800, 1830, 1860 */
+	for (int r = 0; r < 3; r++) {
+		snprintf(text, sizeof text, "k3sim op=gemm m=8192 n=8192 k=8192 dtype=bf16");
+		assert_int_equal(cfx_range(&f, 1, t, t + 1000, text), 0);
+		assert_int_equal(cfx_kernel(&f, 1, t + 10, "nvjet_kernel", g, 8000000, 132, 1), 0);
+		const int64_t ts[] = {g + 1000000, g + 4000000, g + 7000000};
+		const double mhz[] = {1860, 1800, 1830};
+		readings(&f, ts, mhz, 3);
+		t += 2000;
+		g += 9000000;
+	}
+	/* a copy of 1 GiB, 3 instances with no reading inside: the nearest (1500 after, 1600 long before) */
+	int64_t copy_start = g + 50000000;
+	const int64_t before[] = {g};
+	const double before_mhz[] = {1600};
+	readings(&f, before, before_mhz, 1);
+	g = copy_start;
+	for (int r = 0; r < 3; r++) {
+		assert_int_equal(cfx_range(&f, 1, t, t + 1000, "k3sim op=copy bytes=1073741824"), 0);
+		assert_int_equal(cfx_memcpy(&f, 1, t + 10, 1073741824, g, 250000), 0);
+		t += 2000;
+		g += 300000;
+	}
+	const int64_t after[] = {g + 100000};
+	const double after_mhz[] = {1500};
+	readings(&f, after, after_mhz, 1);
+	/* a GEMM read above the preset's boost: predicted at boost */
+	g += 10000000;
+	assert_int_equal(cfx_range(&f, 1, t, t + 1000, "k3sim op=gemm m=4096 n=4096 k=4096 dtype=bf16"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, t + 10, "nvjet_kernel", g, 2000000, 132, 1), 0);
+	const int64_t hot[] = {g + 1000000};
+	const double hot_mhz[] = {2100};
+	readings(&f, hot, hot_mhz, 1);
+	assert_int_equal(cfx_close(&f), 0);
+
+	struct err e = {0};
+	struct calib_match m;
+	struct calib_match_opts mo = {0};
+	assert_int_equal(calib_match_db(&m, db, &mo, &e), 0);
+	assert_int_equal(m.clock_readings, 3 * 3 + 3);
+	assert_int_equal(m.n_samples, 7);
+	for (size_t i = 0; i < m.n_samples; i++) {
+		const char *spec = m.specs[m.samples[i].spec].text;
+		double want = strstr(spec, "copy") ? 1500e6 : strstr(spec, "m=4096") ? 2100e6 : 1830e6;
+		assert_true(m.samples[i].end_ns > m.samples[i].start_ns);
+		if (fabs(m.samples[i].sm_clock_hz - want) > 1)
+			fail_msg("%s: %.0f Hz, wanted %.0f", spec, m.samples[i].sm_clock_hz, want);
+	}
+	calib_match_release(&m);
+
+	struct calib_points pts;
+	calib_points_init(&pts);
+	if (calib_points_add_file(&pts, db, NULL, NULL, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_int_equal(pts.n, 3);
+	assert_int_equal(pts.source_clock_readings[0], 12);
+	struct hw hw;
+	assert_int_equal(hw_load(&hw, "h200", &e), 0);
+	struct calib_validation vb, vm;
+	assert_int_equal(calib_validate(&vb, &pts, &hw, &e), 0);
+	assert_int_equal(calib_validate_clock(&vm, &pts, &hw, CALIB_CLOCK_MEASURED, &e), 0);
+	assert_int_equal(vb.clock_mode, CALIB_CLOCK_REGIME);
+	assert_int_equal(vm.without_clock, 0);
+	assert_int_equal(vm.above_boost, 1);
+	for (size_t i = 0; i < pts.n; i++) {
+		const struct calib_point *p = &pts.p[i];
+		assert_true(vb.clock_hz[i] == hw.sm_clock_hz);
+		if (strstr(p->spec, "m=8192")) {
+			assert_true(fabs(p->sm_clock_hz - 1830e6) < 1 && vm.clock_hz[i] == p->sm_clock_hz);
+			/* compute-bound: slower by about 1980 / 1830 */
+			double r = vm.predicted_s[i] / vb.predicted_s[i];
+			if (!(r > 1.06 && r < 1980.0 / 1830 + 1e-3))
+				fail_msg("gemm at 1830 MHz: %.4f x the boost prediction", r);
+		} else if (strstr(p->spec, "copy")) {
+			assert_true(vm.clock_hz[i] == 1500e6);
+			double r = vm.predicted_s[i] / vb.predicted_s[i];
+			assert_true(r >= 1 && r < 1.01); /* HBM-bound: the clock barely matters */
+		} else {
+			assert_true(vm.clock_hz[i] == hw.sm_clock_hz && vm.predicted_s[i] == vb.predicted_s[i]);
+		}
+	}
+	/* per class: the clocks weighted by measured time */
+	for (int c = 0; c < vm.n_cls; c++) {
+		if (strcmp(vm.cls[c].label, "copy") == 0)
+			assert_true(fabs(vm.cls[c].clock_hz - 1500e6) < 1);
+		else if (strcmp(vm.cls[c].label, "gemm.bf16") == 0)
+			assert_true(vm.cls[c].clock_hz > 1830e6 && vm.cls[c].clock_hz < 1900e6);
+		else
+			fail_msg("class %s", vm.cls[c].label);
+	}
+	/* the JSON report carries them; the regime validation's does not */
+	struct calib_report_in in = {.title = "t", .database = db, .v = &vm, .top = 5};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	assert_non_null(mf);
+	assert_int_equal(calib_report_json(mf, &in, &e), 0);
+	fclose(mf);
+	assert_non_null(strstr(buf, "\"clock\": \"measured\""));
+	assert_non_null(strstr(buf, "\"points_above_boost\": 1"));
+	assert_non_null(strstr(buf, "\"clock_mhz\": 1500"));
+	free(buf);
+	in.v = &vb;
+	mf = open_memstream(&buf, &len);
+	assert_int_equal(calib_report_json(mf, &in, &e), 0);
+	fclose(mf);
+	assert_null(strstr(buf, "\"clock\": \"measured\""));
+	assert_null(strstr(buf, ", \"clock_mhz\""));
+	free(buf);
+	calib_validation_release(&vb);
+	calib_validation_release(&vm);
+
+	/* calibrate --clock measured: each point below boost scaled to its boost-clock time by the
+	 * physical model's ratio (the compute-bound GEMM by about 1830 / 1980, the copy barely, the
+	 * one read above boost not at all) */
+	double was_s[3];
+	for (size_t i = 0; i < pts.n; i++)
+		was_s[i] = pts.p[i].measured_s;
+	int scaled = -1;
+	assert_int_equal(calib_points_at_boost(&pts, &hw, &scaled, &e), 0);
+	assert_int_equal(scaled, 2);
+	for (size_t i = 0; i < pts.n; i++) {
+		double r = pts.p[i].measured_s / was_s[i];
+		if (strstr(pts.p[i].spec, "m=8192")) {
+			if (!(r < 1 - 0.9 * (1 - 1830.0 / 1980) && r >= 1830.0 / 1980 - 1e-3))
+				fail_msg("gemm scaled by %.4f", r);
+			assert_true(pts.p[i].p10_s <= pts.p[i].measured_s && pts.p[i].measured_s <= pts.p[i].p90_s);
+		} else if (strstr(pts.p[i].spec, "copy")) {
+			assert_true(r <= 1 && r > 0.99);
+		} else {
+			assert_true(r == 1);
+		}
+	}
+	calib_points_release(&pts);
+
+	/* a trace without readings: no clocks, predicted at the regime's */
+	const char *plain = path("plain.db");
+	assert_int_equal(cfx_open(&f, plain), 0);
+	assert_int_equal(cfx_range(&f, 1, 1000, 2000, "k3sim op=gemm m=8192 n=8192 k=8192 dtype=bf16"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 1010, "nvjet_kernel", 5000, 8000000, 132, 1), 0);
+	assert_int_equal(cfx_close(&f), 0);
+	calib_points_init(&pts);
+	assert_int_equal(calib_points_add_file(&pts, plain, NULL, NULL, &e), 0);
+	assert_int_equal(pts.source_clock_readings[0], 0);
+	assert_int_equal(calib_validate_clock(&vm, &pts, &hw, CALIB_CLOCK_MEASURED, &e), 0);
+	assert_int_equal(vm.without_clock, 1);
+	assert_true(vm.clock_hz[0] == hw.sm_clock_hz);
+	calib_validation_release(&vm);
+	calib_points_release(&pts);
+}
+
 static char *slurp(const char *p)
 {
 	FILE *f = fopen(p, "rb");
@@ -294,6 +467,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_report),
+	    cmocka_unit_test(test_measured_clock),
 	    cmocka_unit_test(test_csv_inputs),
 	    cmocka_unit_test(test_csv_provenance_columns),
 	};

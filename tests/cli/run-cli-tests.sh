@@ -226,6 +226,38 @@ run "op bad clock" 2 $K3SIM op gemm m=1 n=2 k=3 --clock fast
 run "run clock override" 0 $K3SIM run --clock boost --json
 python3 -c "import json; d=json.load(open('$tmp/out')); assert d['clock']=='boost' and d['sm_clock_hz'] > 1e9" && ok "run clock json" || bad "run clock json"
 run "run bad clock" 2 $K3SIM run --clock warp
+# A clock in MHz (issue 17: validating a run at the clock it ran): shown as given, bounded by the
+# preset's boost, a compute-bound op slower by the clocks' ratio
+run "run clock MHz" 0 $K3SIM run --clock 1830
+expect_out "run shows the given clock" "clock: 1830 MHz (given"
+run "run clock MHz json" 0 $K3SIM run --clock 1830MHz --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['clock']=='given' and d['sm_clock_hz']==1.83e9" && ok "run given clock json" || bad "run given clock json"
+run "run clock above boost" 2 $K3SIM run --clock 1990
+expect_err "above boost says the preset's boost" "the preset's boost clock is 1980 MHz"
+run "run clock zero" 2 $K3SIM run --clock 0
+expect_err "zero clock says positive" "must be positive"
+run "run clock inf" 2 $K3SIM run --clock inf
+run "run clock GHz" 2 $K3SIM run --clock 1.8GHz
+run "op clock MHz" 0 $K3SIM op gemm m=8192 n=8192 k=8192 --clock 1830 --json
+python3 - "$tmp/out" <<'PY' && ok "op at 1830 MHz: clock_hz and kind" || bad "op at 1830 MHz: clock_hz and kind"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['clock'] == 'given' and d['clock_hz'] == 1.83e9, d
+PY
+run "op clock above boost" 2 $K3SIM op gemm m=1 n=2 k=3 --clock 2000MHz
+expect_err "op above boost says so" "2000 MHz is above the boost clock"
+run "check clock MHz" 0 $K3SIM check --hw h200 --ops 2000 --scenarios 20 --clock 1830 --json
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['clock']=='given' and d['clock_hz']==1.83e9 and d['presets'][0]['violations']==0" \
+	&& ok "check at a given clock" || bad "check at a given clock"
+printf 'name: clocked\noptions:\n  clock: 2500MHz\n' > "$tmp/clock-high.yaml"
+run "scenario clock above boost" 1 $K3SIM run "$tmp/clock-high.yaml"
+expect_err "scenario clock error at file:line:col" "clock-high.yaml:3:10: .*the preset's boost clock is 1980 MHz"
+printf 'name: clocked\noptions:\n  clock: turbo\n' > "$tmp/clock-bad.yaml"
+run "scenario clock unknown" 1 $K3SIM run "$tmp/clock-bad.yaml"
+expect_err "scenario bad clock at file:line:col" "clock-bad.yaml:3:10: .*not a clock"
+printf 'name: clocked\noptions:\n  clock: 1830\n' > "$tmp/clock-ok.yaml"
+run "scenario clock MHz" 0 $K3SIM run "$tmp/clock-ok.yaml"
+expect_out "scenario clock shown" "clock: 1830 MHz (given"
 # Sizes whose products pass what 64-bit counts hold: a clear error, never a wrapped value
 run "run overflow" 1 $K3SIM run --batch 1048576 --prompt 1073741824
 expect_err "run overflow says so" "workload too large"

@@ -541,6 +541,30 @@ static void test_gemm_dense_gemv(void **unused)
 	wa.N = 256;
 	assert_int_equal(k3_gemm_path_for(&wa), K3_GEMM_GEMV);
 	run_all_epilogues(&wide);
+	/* 1-8 rows follow the same rule with K3_GEMM_DENSE_GEMV=0 (else always the gemv). */
+	wa.rows = 5;
+	wa.N = wide.N;
+	assert_int_equal(k3_gemm_path_for(&wa), K3_GEMM_GEMV);
+	setenv("K3_GEMM_DENSE_GEMV", "0", 1);
+	assert_int_not_equal(k3_gemm_path_for(&wa), K3_GEMM_GEMV);
+	const struct gemm_case wide5 = { .rows = 5, .N = wide.N, .K = 256, .dt = K3_W_BF16, .path = K3_GEMM_AUTO };
+	run_all_epilogues(&wide5);
+	unsetenv("K3_GEMM_DENSE_GEMV");
+	/* K3 decode shapes, BF16: the split over k chosen by waves (k3_gemm.cu gemv_split: 14
+	 * slices of 4 blocks at N = 384, many at 4480 x 7168 and at 16 rows), then the rule it
+	 * replaced (K3_GEMV_DENSE_SPLIT=old). */
+	const struct gemm_case k3s[] = {
+		{ .rows = 1, .N = 384, .K = 7168, .dt = K3_W_BF16, .path = K3_GEMM_AUTO },
+		{ .rows = 1, .N = 4480, .K = 7168, .dt = K3_W_BF16, .path = K3_GEMM_AUTO },
+		{ .rows = 16, .N = 7168, .K = 6144, .dt = K3_W_BF16, .path = K3_GEMM_AUTO },
+	};
+	for (int old = 0; old < 2; old++) {
+		if (old)
+			setenv("K3_GEMV_DENSE_SPLIT", "old", 1);
+		for (size_t i = 0; i < sizeof k3s / sizeof k3s[0]; i++)
+			run_all_epilogues(&k3s[i]);
+	}
+	unsetenv("K3_GEMV_DENSE_SPLIT");
 	/* More rows than a pass holds: several passes. */
 	const struct gemm_case c = { .rows = 37, .N = 384, .K = 512, .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	run_all_epilogues(&c);
