@@ -2,7 +2,7 @@
 # Device call 2 of issue 17's MXFP4 decode gemv round at B = 1 (helper i23c, one nvidia-h200, <= 150 s):
 # gemv_f16p_kernel now cuts the work per CTA (128-row units, the CTA's 8 warps 16 rows each: they
 # share the activation rows in L1, as gemv_f16_kernel's do); call 1 (each warp its own range of
-# 16-row units) was 5-33 points slower than gemv_f16_kernel at every batch. The same runs as call 1
+# 16-row units) was 5-28 points slower than gemv_f16_kernel at every batch. The same runs as call 1
 # (kernels/calls/k3-gemv-2026-12-02i.sh) but `k3-bench --only gemv` three times (run-to-run spread
 # of the back-to-back rows) and no copy sweep (call 1 has it). Carries .gpu/h23c alone:
 #   run(carry=[".gpu/h23c"], command="PACK=.gpu/h23c LIMIT=140 bash .gpu/h23c/k3-gemv-2026-12-02i-2.sh", timeout_s=150)

@@ -1167,8 +1167,8 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
  * such groups' CTAs run longer). No waiting on other CTAs: any order of residency finishes.
  * Measured slower than gemv_f16_kernel at every batch, so opt-in (K3_GEMV_F16_PERSIST=1; H200,
  * 2026-12-02i, bench/results/k3-kernels-h200-2026-12-02i): call 1 had each warp its own range of
- * 16-row units (the 8 warps of an SM read 8 groups' activation rows through L2): 5-33 points
- * slower; call 2, this kernel: 3-22 points slower (w2 B = 1 41.5 against 47.2 % of copy). ncu of
+ * 16-row units (the 8 warps of an SM read 8 groups' activation rows through L2): 5-28 points
+ * slower; call 2, this kernel: 1-21 points slower (w2 B = 1 41.5 against 47.2 % of copy). ncu of
  * w2 B = 1 (1.81 GHz): 42.3 us against the fused gemv_f16_kernel's 34.7, SM active 84 % of the
  * elapsed cycles against 85 % (one even wave did not remove the idle cycles: not the 1.7-wave
  * tail), 10.2 cycles between issues against 8.2 (scoreboard waits on L1TEX: 4.7 against 3.4; the
