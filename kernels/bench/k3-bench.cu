@@ -725,53 +725,73 @@ void bench_mla(const options &o)
  * (mla_decode.cu: stage, reg, pipe, split; K3_MLA_FP8S_COPY / K3_MLA_FP8S_RESCALE /
  * K3_MLA_FP8S_COMBINE the split kernel's options). --quick: 16 heads, t = 1 and 4, 8K and 64K,
  * B = 128. K3_BENCH_MLA_AB="VAR=VALUE ..." repeats each FP8 row with those settings right after
- * it (variant fp8-ab, same process); K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1,
- * B = 1, 16, 64, 128 at 8K, 32K, 64K. A shape ending "cluster" merged its splits in a cluster. */
+ * it (variant fp8-ab, same process; several sets separated by ';': fp8-ab2, ...);
+ * K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1, B = 1, 16, 32, 64, 96, 128 at 8K,
+ * 32K, 64K (=2: and H 12 at B = 64, 96, 128; =3: H 16, B = 64 and 128 only). A shape ending
+ * "cluster" merged its splits in a cluster. */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
 	printf("mla_decode grid: FP8 kernel %s, conversion %s\n", k ? k : "(default: split softmax up to 32 rows)",
 	       c ? c : "(default: cc for split and pipe, ic for reg)");
-	/* K3_BENCH_MLA_AB="VAR=VALUE[ VAR=VALUE...]": each FP8 row again right after it with those
-	 * settings (mla_decode.h: read at every call), variant "fp8-ab": A/B in one process. */
+	/* K3_BENCH_MLA_AB="VAR=VALUE[ VAR=VALUE...][;VAR=VALUE...]": each FP8 row again right after it
+	 * with each ';'-separated set of settings (mla_decode.h: read at every call), variants
+	 * "fp8-ab", "fp8-ab2", ...: A/B in one process. */
 	const char *ab = getenv("K3_BENCH_MLA_AB");
-	std::vector<std::pair<std::string, std::string>> ab_set;
+	std::vector<std::vector<std::pair<std::string, std::string>>> ab_sets;
 	if (ab && *ab) {
 		std::string all(ab);
 		size_t i = 0;
+		ab_sets.emplace_back();
 		while (i < all.size()) {
-			size_t j = all.find(' ', i);
+			size_t j = all.find_first_of(" ;", i);
 			if (j == std::string::npos)
 				j = all.size();
 			const std::string kvs = all.substr(i, j - i);
+			const bool next_set = j < all.size() && all[j] == ';';
 			i = j + 1;
-			if (kvs.empty())
-				continue;
-			const size_t eq = kvs.find('=');
-			if (eq == std::string::npos || eq == 0) {
-				fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n", kvs.c_str());
-				exit(2);
+			if (!kvs.empty()) {
+				const size_t eq = kvs.find('=');
+				if (eq == std::string::npos || eq == 0) {
+					fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n",
+						kvs.c_str());
+					exit(2);
+				}
+				ab_sets.back().emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
 			}
-			ab_set.emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
+			if (next_set && !ab_sets.back().empty())
+				ab_sets.emplace_back();
 		}
-		printf("mla_decode: each FP8 row again as fp8-ab with %s\n", ab);
+		if (ab_sets.back().empty())
+			ab_sets.pop_back();
+		printf("mla_decode: each FP8 row again with each of the %zu sets of %s (fp8-ab, -ab2...)\n",
+		       ab_sets.size(), ab);
 	}
+	printf("mla_decode: clusters of the FP8 split kernel that fit at once:");
+	for (int sz = 2; sz <= 8; sz++)
+		printf(" %d:%d", sz, mla_decode_max_clusters(sz));
+	printf("\n");
 	auto point = [&](enum mla_kv kv, int H, int B, int ctx, int t) {
 		mla_point(o, kv, H, B, ctx, t);
-		if (kv != MLA_KV_FP8 || ab_set.empty())
+		if (kv != MLA_KV_FP8)
 			return;
-		std::vector<std::pair<std::string, std::string>> saved;
-		for (const auto &e : ab_set) {
-			const char *old = getenv(e.first.c_str());
-			saved.emplace_back(e.first, old ? std::string(old) : std::string("\x01"));
-			setenv(e.first.c_str(), e.second.c_str(), 1);
-		}
-		mla_point(o, kv, H, B, ctx, t, "fp8-ab");
-		for (const auto &e : saved) {
-			if (e.second == "\x01")
-				unsetenv(e.first.c_str());
-			else
+		for (size_t v = 0; v < ab_sets.size(); v++) {
+			std::vector<std::pair<std::string, std::string>> saved;
+			for (const auto &e : ab_sets[v]) {
+				const char *old = getenv(e.first.c_str());
+				saved.emplace_back(e.first, old ? std::string(old) : std::string("\x01"));
 				setenv(e.first.c_str(), e.second.c_str(), 1);
+			}
+			char name[24] = "fp8-ab";
+			if (v > 0)
+				snprintf(name, sizeof name, "fp8-ab%d", (int)v + 1);
+			mla_point(o, kv, H, B, ctx, t, name);
+			for (const auto &e : saved) {
+				if (e.second == "\x01")
+					unsetenv(e.first.c_str());
+				else
+					setenv(e.first.c_str(), e.second.c_str(), 1);
+			}
 		}
 	};
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
@@ -782,10 +802,14 @@ void bench_mla_decode(const options &o)
 					point(kv, 16, 128, ctx, t);
 		return;
 	}
-	if (getenv("K3_BENCH_MLA_BATCHES")) { /* B = 1, 16, 64, 128 at H 16, t 1, 8K-64K, FP8 only */
+	if (const char *bl = getenv("K3_BENCH_MLA_BATCHES")) { /* FP8 only, t 1, 8K-64K */
+		const bool h12 = !strcmp(bl, "2");    /* =2: H 12 too */
+		const bool target = !strcmp(bl, "3"); /* =3: B 64, 128 */
 		for (int ctx : { 8192, 32768, 65536 })
-			for (int B : { 1, 16, 64, 128 })
-				point(MLA_KV_FP8, 16, B, ctx, 1);
+			for (int H : { 16, 12 })
+				for (int B : { 1, 16, 32, 64, 96, 128 })
+					if ((H == 16 && (!target || B == 64 || B == 128)) || (h12 && B >= 64))
+						point(MLA_KV_FP8, H, B, ctx, 1);
 		return;
 	}
 	for (int t : { 1, 2, 4 })

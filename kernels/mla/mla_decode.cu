@@ -29,7 +29,8 @@
  * the split partials (FP32 in the workspace).
  * FP8 cache up to 32 query rows: mla_fp8s_kernel below (E4M3 converted to FP16 in registers,
  * FP16 MMAs, a warp per scale tile in both products, one softmax a tile split over the warps'
- * token groups, one bulk copy a whole tile: 60-77 % of copy at t = 1, H200 2026-12-01zc), or
+ * token groups, one bulk copy a whole tile, a producer warp for the copies: 71-84 % of copy at
+ * t = 1, B = 64-128, H200 2026-12-02h), or
  * (K3_MLA_FP8_KERNEL=pipe) mla_fp8p_kernel, its predecessor with the softmax repeated in every
  * warp and one copy a token (43-47 %), or (=reg) mla_fp8r_kernel, the same without the
  * pipelining (40-44 %; the expansion: 22-24 %, 2026-12-01p); above 32 rows the expansion
@@ -95,6 +96,8 @@ struct params {
 	 * rescale's tau (binades the running max may lag) and band (binades the unit may drift). */
 	int fp8s_whole, fp8s_band;
 	float fp8s_tau;
+	/* mla_fp8s_kernel (early order): stages copied before tile 0 has landed (1..NST). */
+	int fp8s_prime;
 	/* mla_fp8s_kernel: 1 when the n_splits CTAs of a row block run as one thread-block cluster and
 	 * combine their partials through distributed shared memory (no workspace, no combine kernel). */
 	int cluster;
@@ -502,9 +505,10 @@ constexpr int SMEM_P = OFF_BAR_P + (2 + NST) * 8;
 static_assert(CTAS_PER_SM * (SMEM_P + 1024) <= 228 * 1024, "two CTAs an SM");
 /* mla_fp8s_kernel: plus the P hand-off's mbarrier, P x scale of a tile ([4 scale tiles][4 n-tiles]
  * [32 lanes] float4) and the softmax warps' frames ([16 rows] float4). */
-constexpr int OFF_PS = (SMEM_P + 8 + 15) / 16 * 16;
+constexpr int OFF_PS = (SMEM_P + 16 + 15) / 16 * 16; /* after the P hand-off's two mbarriers */
 constexpr int OFF_MW = OFF_PS + WARPS * 4 * 32 * 16;
 constexpr int SMEM_S = OFF_MW + ROWS * 16;
+constexpr int THREADS_S = THREADS + 32; /* early order: the 4 warps and a producer warp */
 /* The cluster combine (fp8s_cluster_combine()), in the stage area once the tile loop is done: this
  * split's normalized O ([ROWS][XS] FP32, rows padded by 16 bytes against bank conflicts), its LSE
  * per row, and the rows' weights of every split ([ROWS][MAX_CLUSTER]). */
@@ -542,31 +546,47 @@ __device__ __forceinline__ float fp8r_scale2(float x, int e)
  * the maxima exchanged through qmx[WARPS][16]: one __syncthreads, so every thread calls it), and
  * of rope step w as stored (BF16); padded rows are zeros. qf0, qf1 undo the row scale (and the
  * integer conversion's 2^-8 when KINT) on the scores. */
-template <bool KINT>
-__device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int b, int R0, int R1, int w, int g, int tq,
-					    uint32_t (&qa)[8][4], uint32_t (&qa_r)[4], float &qf0, float &qf1)
+struct fp8r_qraw {
+	uint2 q0[8], q1[8]; /* rows R0, R1: the words of tile w this lane's fragments take */
+	uint2 r0, r1;       /* rope step w, BF16 as stored: elements 16 w + 4 tq .. + 3 */
+};
+
+/* fp8r_load_q()'s global loads alone (mla_fp8s_kernel issues them before its first bulk copies,
+ * which would otherwise queue ahead of them: ~2 % of its samples at B 128, 8K waited there). */
+__device__ __forceinline__ void fp8r_q_fetch(const params &p, int b, int R0, int R1, int w, int tq,
+					     fp8r_qraw &r)
 {
-	constexpr int ROWS = fp8r::ROWS;
 	const uint16_t *q0 = p.q + ((size_t)b * p.rows + R0) * D, *q1 = p.q + ((size_t)b * p.rows + R1) * D;
-	uint2 qr0[8], qr1[8];
-	uint32_t mb0 = 0, mb1 = 0; /* largest |q| (BF16 bits, monotonic as integers) */
 #pragma unroll
 	for (int q = 0; q < 8; q++) {
 		const int col = 128 * w + (tq + 4 * (q >> 2)) * 16 + (q & 3) * 4;
-		qr0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		qr1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+		r.q0[q] = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+		r.q1[q] = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+	}
+	const int col = MLA_LATENT + 16 * w + 4 * tq;
+	r.r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
+	r.r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
+}
+
+/* The rest of fp8r_load_q(): row maxima, scales, FP16 fragments (one __syncthreads). ROPE_QF: the
+ * rope fragment times 1 / qf, so that qf can multiply the whole score once (mla_fp8s_kernel). */
+template <bool KINT, bool ROPE_QF = false>
+__device__ __forceinline__ void fp8r_q_finish(const fp8r_qraw &qr, uint32_t *qmx, int w, int g,
+					      uint32_t (&qa)[8][4], uint32_t (&qa_r)[4], float &qf0,
+					      float &qf1)
+{
+	constexpr int ROWS = fp8r::ROWS;
+	const int tq = (int)threadIdx.x & 3;
+	const uint2 *qr0 = qr.q0, *qr1 = qr.q1;
+	uint32_t mb0 = 0, mb1 = 0; /* largest |q| (BF16 bits, monotonic as integers) */
+#pragma unroll
+	for (int q = 0; q < 8; q++) {
 		mb0 = max(mb0, max(max(qr0[q].x & 0x7fffu, (qr0[q].x >> 16) & 0x7fffu),
 				   max(qr0[q].y & 0x7fffu, (qr0[q].y >> 16) & 0x7fffu)));
 		mb1 = max(mb1, max(max(qr1[q].x & 0x7fffu, (qr1[q].x >> 16) & 0x7fffu),
 				   max(qr1[q].y & 0x7fffu, (qr1[q].y >> 16) & 0x7fffu)));
 	}
-	/* rope step w, BF16 as stored: elements 16 w + 4 tq .. + 3 */
-	{
-		const int col = MLA_LATENT + 16 * w + 4 * tq;
-		const uint2 r0 = R0 < p.rows ? *reinterpret_cast<const uint2 *>(q0 + col) : make_uint2(0u, 0u);
-		const uint2 r1 = R1 < p.rows ? *reinterpret_cast<const uint2 *>(q1 + col) : make_uint2(0u, 0u);
-		qa_r[0] = r0.x, qa_r[1] = r1.x, qa_r[2] = r0.y, qa_r[3] = r1.y;
-	}
+	qa_r[0] = qr.r0.x, qa_r[1] = qr.r1.x, qa_r[2] = qr.r0.y, qa_r[3] = qr.r1.y;
 #pragma unroll
 	for (int o = 1; o < 4; o <<= 1) {
 		mb0 = max(mb0, __shfl_xor_sync(0xffffffffu, mb0, o));
@@ -584,6 +604,15 @@ __device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int 
 	const float qs0 = fp8r_pow2(e0 / 2) * fp8r_pow2(e0 - e0 / 2), qs1 = fp8r_pow2(e1 / 2) * fp8r_pow2(e1 - e1 / 2);
 	/* S = part * scale * qf (K converted with the 2^-8 of the integer path: 2^8 back). */
 	qf0 = fp8r_pow2((KINT ? 8 : 0) - e0), qf1 = fp8r_pow2((KINT ? 8 : 0) - e1);
+	if (ROPE_QF) { /* rope q times 1 / qf (powers of two: exact), so that qf applies to the sum */
+		const int k0 = e0 - (KINT ? 8 : 0), k1 = e1 - (KINT ? 8 : 0);
+		const float u0 = fp8r_pow2(k0 / 2) * fp8r_pow2(k0 - k0 / 2);
+		const float u1 = fp8r_pow2(k1 / 2) * fp8r_pow2(k1 - k1 / 2);
+		qa_r[0] = k3_pack_bf16(k3_lo_bf16(qa_r[0]) * u0, k3_hi_bf16(qa_r[0]) * u0);
+		qa_r[2] = k3_pack_bf16(k3_lo_bf16(qa_r[2]) * u0, k3_hi_bf16(qa_r[2]) * u0);
+		qa_r[1] = k3_pack_bf16(k3_lo_bf16(qa_r[1]) * u1, k3_hi_bf16(qa_r[1]) * u1);
+		qa_r[3] = k3_pack_bf16(k3_lo_bf16(qa_r[3]) * u1, k3_hi_bf16(qa_r[3]) * u1);
+	}
 #pragma unroll
 	for (int q = 0; q < 8; q++) {
 		const float a0 = k3_lo_bf16(qr0[q].x) * qs0, a1 = k3_hi_bf16(qr0[q].x) * qs0;
@@ -598,6 +627,16 @@ __device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int 
 			qa[q][2] = k3_pack_f16(a2, a3), qa[q][3] = k3_pack_f16(c2, c3);
 		}
 	}
+}
+
+template <bool KINT>
+__device__ __forceinline__ void fp8r_load_q(const params &p, uint32_t *qmx, int b, int R0, int R1, int w,
+					    int g, int tq, uint32_t (&qa)[8][4], uint32_t (&qa_r)[4],
+					    float &qf0, float &qf1)
+{
+	fp8r_qraw qr;
+	fp8r_q_fetch(p, b, R0, R1, w, tq, qr);
+	fp8r_q_finish<KINT>(qr, qmx, w, g, qa, qa_r, qf0, qf1);
 }
 
 /* The register kernels' epilogue: O (columns of scale tile w in units of 2^f, the integer
@@ -922,6 +961,78 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
 }
 
+/* QK^T of one stage of the pipelined and split kernels (mla_fp8p_kernel, mla_fp8s_kernel): raw
+ * holds the 32 tokens' 656-byte rows; warp w takes scale tile w and rope step w of all 32 tokens
+ * (n-tile j: tokens fp8r_token(j, .)) and writes part_w = S'_w scale(token, w) qf + rope_w to
+ * rw[(w * 4 + j) * 32 + lane], the tile-w scales of this lane's two tokens of each n-tile to sc.
+ * Each kernel keeps its own instruction mix: CVT2 converts a K word as two halves
+ * (k3_e4m3x2_to_f16x2 twice: mla_fp8p_kernel), else in one asm that reads the high half in
+ * place (k3_e4m3x4_to_f16x2x2: mla_fp8s_kernel); QF multiplies the scales by qf here, else the
+ * caller applies qf to the whole score (mla_fp8s_kernel's early order: the rope fragment holds
+ * rope q / qf, fp8r_q_finish<KINT, true>). */
+template <bool KINT, bool CVT2, bool QF>
+__device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *rw, const uint32_t (&qa)[8][4],
+					     const uint32_t (&qa_r)[4], float qf0, float qf1, int w, int g,
+					     int tq, int lane, float (&sc)[4][2])
+{
+	float sp[4][4], sr[4][4];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
+		const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			sp[j][e] = 0.0f, sr[j][e] = 0.0f;
+		k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
+#pragma unroll
+		for (int e = 0; e < 2; e++)
+			sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
+								   MLA_FP8_SCALE_OFFSET + 4 * w);
+	}
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		uint4 kw[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
+								 (tq + 4 * h) * 16);
+#pragma unroll
+		for (int qq = 0; qq < 4; qq++)
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				const uint32_t x = qq == 0   ? kw[j].x
+						   : qq == 1 ? kw[j].y
+						   : qq == 2 ? kw[j].z
+							     : kw[j].w;
+				uint32_t b0, b1;
+				if (KINT) {
+					k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
+				} else if (CVT2) {
+					b0 = k3_e4m3x2_to_f16x2((uint16_t)(x & 0xffffu));
+					b1 = k3_e4m3x2_to_f16x2((uint16_t)(x >> 16));
+				} else {
+					k3_e4m3x4_to_f16x2x2(x, b0, b1);
+				}
+				k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
+			}
+	}
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		if (QF) {
+			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0;
+			const float y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
+			rw[(w * 4 + j) * 32 + lane] =
+				make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+					    fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
+		} else {
+			const float x0 = sc[j][0], x1 = sc[j][1];
+			rw[(w * 4 + j) * 32 + lane] =
+				make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+					    fmaf(sp[j][2], x0, sr[j][2]), fmaf(sp[j][3], x1, sr[j][3]));
+		}
+	}
+}
+
 /* ---- FP8 cache, register conversion, software-pipelined (K3_MLA_FP8_KERNEL=pipe) --------
  *
  * mla_fp8r_kernel's fragment maps, shared-memory layout and arithmetic (bit for bit the same
@@ -1032,51 +1143,9 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8p_ker
 	asm volatile("" : "+r"(end0), "+r"(end1), "+r"(end_all));
 	const int sg = (g >> 1) + 4 * (g & 1);
 
-	/* QK^T of the stage at raw over tile w and rope step w: the parts (S'_w scale qf + rope_w)
-	 * to rw, the tile-w scales of this lane's tokens to sc. */
+	/* QK^T of the stage at raw (fp8r_qk_tile(): both halves of a K word converted apart). */
 	auto qk_tile = [&](const unsigned char *raw, float4 *rw, float (&sc)[4][2]) {
-		float sp[4][4], sr[4][4];
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
-			const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				sp[j][e] = 0.0f, sr[j][e] = 0.0f;
-			k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
-#pragma unroll
-			for (int e = 0; e < 2; e++)
-				sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
-									   MLA_FP8_SCALE_OFFSET + 4 * w);
-		}
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			uint4 kw[4];
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-				kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
-									 (tq + 4 * h) * 16);
-#pragma unroll
-			for (int qq = 0; qq < 4; qq++)
-#pragma unroll
-				for (int j = 0; j < 4; j++) {
-					const uint32_t x = qq == 0 ? kw[j].x : qq == 1 ? kw[j].y : qq == 2 ? kw[j].z : kw[j].w;
-					uint32_t b0, b1;
-					if (KINT) {
-						k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
-					} else {
-						b0 = k3_e4m3x2_to_f16x2((uint16_t)(x & 0xffffu));
-						b1 = k3_e4m3x2_to_f16x2((uint16_t)(x >> 16));
-					}
-					k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
-				}
-		}
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0, y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
-			rw[(w * 4 + j) * 32 + lane] = make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
-								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
-		}
+		fp8r_qk_tile<KINT, true, true>(raw, rw, qa, qa_r, qf0, qf1, w, g, tq, lane, sc);
 	};
 	/* Sparse: positions of this lane's 8 tokens of tile it (-1: none), loaded a tile ahead. */
 	auto tile_pos = [&](int it, int (&ps)[4][2]) {
@@ -1316,7 +1385,8 @@ __device__ __forceinline__ void fp8s_stage_partial(float *xo, const float (&o)[1
 }
 
 /* Every thread of every CTA of the cluster calls it once (after fp8s_stage_partial(), or with
- * only the LSE set to -inf where the split saw no token). */
+ * only the LSE set to -inf where the split saw no token); the merge itself runs on the first
+ * THREADS (the early order's producer warp only passes the barriers). */
 __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo, int b, int row0, int split)
 {
 	using namespace fp8r;
@@ -1346,7 +1416,7 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
 			p.lse[(size_t)b * p.rows + row0 + tid] = sum > 0.0f ? m + logf(sum) : -INFINITY;
 	}
 	__syncthreads();
-	for (int i = split * THREADS + tid; i < ROWS * (DV / 4); i += S * THREADS) {
+	for (int i = split * THREADS + tid; tid < THREADS && i < ROWS * (DV / 4); i += S * THREADS) {
 		const int r = i / (DV / 4), c4 = i % (DV / 4);
 		if (row0 + r >= p.rows)
 			continue;
@@ -1395,17 +1465,29 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
  *    the next tile's stage sits just before its QK^T: a copy is issued ~2.3 iterations before its
  *    first use (mla_fp8p_kernel: ~1); the block table is read a tile ahead and the copy source
  *    formed only at the issue.
- * Per-tile order: wait parts(it); softmax slice; P out; hand-off; P in, frames, pack; wait
- * stage(it + 1); QK^T(it + 1) -> parts; O rescale; PV(it); release stage(it). The single P
- * buffer is safe: a warp writes P(it + 1) only after waiting for parts(it + 1), which every
- * thread arrives at after reading P(it).
+ * Per-tile order (EARLY, the default since 2026-12-02h): wait parts(it); softmax slice; wait
+ * P free(it - 1); P out; arrive hand-off(it); wait stage(it + 1); QK^T(it + 1) -> parts; wait
+ * hand-off(it); P in, frames; arrive P free(it); pack; O rescale; PV(it); release stage(it). The
+ * next tile's QK^T sits between the hand-off's arrive and its wait, where every warp used to wait
+ * for the slowest (12 % of the samples at H 16, B 128, 8K, 2026-12-02c call 1), and a fifth
+ * warp, the producer, issues every stage copy: with warp 0 refilling the stages (~14 % of its
+ * time) the hand-off's wait stayed at 10 % and the reorder alone gained nothing (2026-12-02h call
+ * 1: 8K B 128 74.9 % against 75.2); with the producer it fell to 3.3 %: 78.5-78.9 % at 8K, B 128,
+ * 80.4-84.3 % at 32K-64K, B 64-128, against 67-77 % for the late order in the same process
+ * (bench/results/k3-kernels-h200-2026-12-02h/). The single P
+ * buffer: P(it + 1) is written only once every thread has read P(it) (P free); the parts buffer
+ * of tile it + 1 was last read in the softmax of tile it - 1, before P free(it - 1). Without EARLY
+ * (K3_MLA_FP8S_HANDOFF=late): wait hand-off(it) right after its arrive, QK^T(it + 1) after the
+ * pack, and the single P buffer is safe since a warp writes P(it + 1) only after waiting for
+ * parts(it + 1), which every thread arrives at after reading P(it).
  * H200, 2026-12-01zc (call 2; bench/results/k3-kernels-h200-2026-12-01zc/): 60-77 % of copy at
  * t = 1, 12-16 heads (B = 128: 71-77 %; mla_fp8p_kernel 43-47 % in the same call), 34-41 % at
  * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
-template <bool KINT, bool VINT, bool SPARSE>
-__global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_kernel(const params p)
+template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true>
+__global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r::CTAS_PER_SM)
+	mla_fp8s_kernel(const params p)
 {
 	using namespace fp8r;
 	extern __shared__ __align__(128) unsigned char smem[];
@@ -1416,6 +1498,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 	uint64_t *pfull = reinterpret_cast<uint64_t *>(smem + OFF_BAR_P); /* [2] parts of a tile written */
 	uint64_t *sempty = pfull + 2;                                     /* [NST] stage read by every thread */
 	uint64_t *pxb = sempty + NST;                                     /* P x scale and frames written */
+	uint64_t *pfree = pxb + 1; /* EARLY: every thread has read P x scale and the frames of the tile */
 	float4 *pbuf = reinterpret_cast<float4 *>(smem + OFF_PS);         /* [v][j][lane] */
 	float4 *mwb = reinterpret_cast<float4 *>(smem + OFF_MW);          /* [row]: mw of warps 0..3 */
 
@@ -1487,6 +1570,13 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		__syncwarp();
 		k3_bulk_g2s(st + (size_t)s * STAGE_BYTES + (size_t)lane * FP8B, src, FP8B, &bar[s]);
 	};
+	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. EARLY:
+	 * its loads first, ahead of the stages' bulk copies (behind which they queued: ~2 % of the
+	 * samples at B 128, 8K, 2026-12-02c). */
+	const int R0 = row0 + g, R1 = R0 + 8;
+	fp8r_qraw qraw;
+	if (EARLY && w < WARPS)
+		fp8r_q_fetch(p, b, R0, R1, w, tq, qraw);
 	if (tid == 0) {
 #pragma unroll
 		for (int i = 0; i < NST; i++) {
@@ -1496,25 +1586,68 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		k3_mbar_init(&pfull[0], THREADS);
 		k3_mbar_init(&pfull[1], THREADS);
 		k3_mbar_init(pxb, THREADS);
+		if (EARLY)
+			k3_mbar_init(pfree, THREADS);
 		k3_mbar_fence_init();
 	}
 	__syncthreads();
-	int next_pos = 0, next_page = 0; /* warp 0: the next tile to copy */
-	if (w == 0) {
+	if (EARLY && w == WARPS) {
+		/* The producer warp: every stage copy of the split. The first stages' block-table loads
+		 * in flight together; only the first p.fp8s_prime stages copied before tile 0 has landed
+		 * (all CTAs' first stages at once share the bandwidth with every other stage); then
+		 * tile nt into the stage of tile nt - NST once every consumer thread has released it.
+		 * It passes the consumers' __syncthreads (fp8r_q_finish()'s, the epilogue's) and joins
+		 * the cluster merge, where it only waits. */
+		int ps[NST], pg[NST];
+#pragma unroll
+		for (int it = 0; it < NST; it++)
+			if (it < n_it)
+				source_pos(it, ps[it], pg[it]);
+#pragma unroll
+		for (int it = 0; it < NST; it++)
+			if (it < n_it && it < p.fp8s_prime)
+				issue(it, ps[it], pg[it]);
+		__syncthreads(); /* fp8r_q_finish()'s */
+		if (p.fp8s_prime < NST && p.fp8s_prime < n_it) {
+			k3_mbar_wait(&bar[0], 0u);
+#pragma unroll
+			for (int it = 1; it < NST; it++)
+				if (it < n_it && it >= p.fp8s_prime)
+					issue(it, ps[it], pg[it]);
+		}
+#pragma unroll 1
+		for (int nt = NST; nt < n_it; nt++) {
+			int pos, page;
+			source_pos(nt, pos, page);
+			const int u = nt - NST; /* the tile whose stage it takes */
+			k3_mbar_wait(&sempty[u % NST], (uint32_t)((u / NST) & 1));
+			issue(nt, pos, page);
+		}
+		__syncthreads(); /* the epilogue's two */
+		__syncthreads();
+		if (p.cluster)
+			fp8s_cluster_combine(p, reinterpret_cast<float *>(smem + OFF_ST), b, row0, split);
+		return;
+	}
+	int next_pos = 0, next_page = 0; /* late order, warp 0: the next tile to copy */
+	if (!EARLY && w == 0) {
 		for (int it = 0; it < NST && it < n_it; it++) {
-			int ps, pg;
-			source_pos(it, ps, pg);
-			issue(it, ps, pg);
+			int ps1, pg1;
+			source_pos(it, ps1, pg1);
+			issue(it, ps1, pg1);
 		}
 		if (NST < n_it)
 			source_pos(NST, next_pos, next_page);
 	}
-
-	/* Q (fp8r_load_q()): rows g, g + 8 of tile w in FP16 scaled by 2^e_row, rope step w. */
-	const int R0 = row0 + g, R1 = R0 + 8;
 	uint32_t qa[8][4], qa_r[4];
 	float qf0, qf1;
-	fp8r_load_q<KINT>(p, qmx, b, R0, R1, w, g, tq, qa, qa_r, qf0, qf1);
+	if (EARLY)
+		fp8r_q_finish<KINT, true>(qraw, qmx, w, g, qa, qa_r, qf0, qf1);
+	else
+		fp8r_load_q<KINT>(p, qmx, b, R0, R1, w, g, tq, qa, qa_r, qf0, qf1);
+	/* S in the softmax slice: the parts' sum times the scale (EARLY: and qf, once a row). */
+	const float sl0 = EARLY ? p.scale_log2 * qf0 : p.scale_log2;
+	const float sl1 = EARLY ? p.scale_log2 * qf1 : p.scale_log2;
 
 	int end0 = L - p.t + min(R0, p.rows - 1) / p.H + 1;
 	int end1 = L - p.t + min(R1, p.rows - 1) / p.H + 1;
@@ -1524,50 +1657,12 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 	/* This lane's two softmax tokens: columns 2 tq, 2 tq + 1 of n-tile w. */
 	const int tok0 = fp8r_token(w, 2 * tq), tok1 = fp8r_token(w, 2 * tq + 1);
 
-	/* QK^T of the stage at raw over tile w and rope step w: the parts (S'_w scale qf + rope_w)
-	 * to rw (as in mla_fp8p_kernel). */
+	/* QK^T of the stage at raw (fp8r_qk_tile(): a K word converted in one asm). EARLY: the parts
+	 * without qf (the rope fragment holds rope q / qf; the softmax slice applies qf once a row,
+	 * sl0 / sl1); else times qf, as mla_fp8p_kernel. */
 	auto qk_tile = [&](const unsigned char *raw, float4 *rw) {
-		float sp[4][4], sr[4][4], sc[4][2];
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
-			const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				sp[j][e] = 0.0f, sr[j][e] = 0.0f;
-			k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
-#pragma unroll
-			for (int e = 0; e < 2; e++)
-				sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
-									   MLA_FP8_SCALE_OFFSET + 4 * w);
-		}
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			uint4 kw[4];
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-				kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
-									 (tq + 4 * h) * 16);
-#pragma unroll
-			for (int qq = 0; qq < 4; qq++)
-#pragma unroll
-				for (int j = 0; j < 4; j++) {
-					const uint32_t x = qq == 0 ? kw[j].x : qq == 1 ? kw[j].y : qq == 2 ? kw[j].z : kw[j].w;
-					uint32_t b0, b1;
-					if (KINT) {
-						k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
-					} else {
-						k3_e4m3x4_to_f16x2x2(x, b0, b1);
-					}
-					k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
-				}
-		}
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0, y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
-			rw[(w * 4 + j) * 32 + lane] = make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
-								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
-		}
+		float sc[4][2];
+		fp8r_qk_tile<KINT, false, !EARLY>(raw, rw, qa, qa_r, qf0, qf1, w, g, tq, lane, sc);
 	};
 
 	float o[16][4];
@@ -1601,7 +1696,7 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			const float4 v = rr[(ww * 4 + w) * 32 + lane];
 			a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
 		}
-		float x[4] = { a.x * p.scale_log2, a.y * p.scale_log2, a.z * p.scale_log2, a.w * p.scale_log2 };
+		float x[4] = { a.x * sl0, a.y * sl0, a.z * sl1, a.w * sl1 };
 		const int ebase = (tile0 + it) * TILE;
 		if (SPARSE || ebase + TILE > end_all) { /* dense: only the tiles at the causal end */
 #pragma unroll
@@ -1623,6 +1718,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		{
 			const float4 c0 = *reinterpret_cast<const float4 *>(raw + tok0 * FP8B + MLA_FP8_SCALE_OFFSET);
 			const float4 c1 = *reinterpret_cast<const float4 *>(raw + tok1 * FP8B + MLA_FP8_SCALE_OFFSET);
+			if (EARLY && it >= 1) /* every thread has read P of tile it - 1 */
+				k3_mbar_wait(pfree, (uint32_t)((it - 1) & 1));
 			pbuf[(0 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.x, x[1] * c1.x, x[2] * c0.x, x[3] * c1.x);
 			pbuf[(1 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.y, x[1] * c1.y, x[2] * c0.y, x[3] * c1.y);
 			pbuf[(2 * 4 + w) * 32 + lane] = make_float4(x[0] * c0.z, x[1] * c1.z, x[2] * c0.z, x[3] * c1.z);
@@ -1633,10 +1730,26 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			reinterpret_cast<float *>(mwb + g + 8)[w] = mw1;
 		}
 		k3_mbar_arrive(pxb);
+		/* The parts of tile it + 1 (the last iteration recomputes its own into the unused buffer).
+		 * EARLY: before the hand-off's wait, which they cover (they need nothing of P). */
+		const int nx = it + 1 < n_it ? it + 1 : it;
+		auto next_parts = [&]() {
+			if (it + 1 < n_it)
+				k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
+			qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
+			k3_mbar_arrive(&pfull[(it + 1) & 1]);
+			if (SPARSE) {
+				pc0 = entry_pos((tile0 + nx) * TILE + tok0);
+				pc1 = entry_pos((tile0 + nx) * TILE + tok1);
+			}
+		};
+		if (EARLY)
+			next_parts();
 		k3_mbar_wait(pxb, (uint32_t)(it & 1));
-		/* Every thread is past tile it - 1: warp 0 refills its stage with tile it - 1 + NST. */
+		/* Late order: every thread is past tile it - 1, warp 0 refills its stage with tile
+		 * it - 1 + NST (early order: the producer warp). */
 		const int nt = it - 1 + NST;
-		if (w == 0 && it >= 1 && nt < n_it) {
+		if (!EARLY && w == 0 && it >= 1 && nt < n_it) {
 			k3_mbar_wait(&sempty[(it - 1) % NST], (uint32_t)(((it - 1) / NST) & 1)); /* done already */
 			issue(nt, next_pos, next_page);
 			if (nt + 1 < n_it)
@@ -1658,10 +1771,14 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 		l0 = l0 * al0 + s0 * k3_exp2_ftz(mw0 - mu0); /* cj0[w], without indexing by w */
 		l1 = l1 * al1 + s1 * k3_exp2_ftz(mw1 - mu1);
 		float4 y[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			y[j] = pbuf[(w * 4 + j) * 32 + lane];
+		if (EARLY)
+			k3_mbar_arrive(pfree);
 		float t0 = 0.0f, t1 = 0.0f;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
-			y[j] = pbuf[(w * 4 + j) * 32 + lane];
 			t0 = fmaxf(t0, fmaxf(y[j].x, y[j].y) * cj0[j]);
 			t1 = fmaxf(t1, fmaxf(y[j].z, y[j].w) * cj1[j]);
 		}
@@ -1689,16 +1806,8 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8s_ker
 			pa[k][3] = k3_pack_f16(y[2 * k + 1].z * v1, y[2 * k + 1].w * v1);
 		}
 
-		/* The parts of tile it + 1 (the last iteration recomputes its own into the unused buffer). */
-		const int nx = it + 1 < n_it ? it + 1 : it;
-		if (it + 1 < n_it)
-			k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
-		qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
-		k3_mbar_arrive(&pfull[(it + 1) & 1]);
-		if (SPARSE) {
-			pc0 = entry_pos((tile0 + nx) * TILE + tok0);
-			pc1 = entry_pos((tile0 + nx) * TILE + tok1);
-		}
+		if (!EARLY)
+			next_parts();
 
 		if (__any_sync(0xffffffffu, r0 != 1.0f || r1 != 1.0f)) /* mostly not, once the max settles */
 #pragma unroll
@@ -1779,17 +1888,35 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 		acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
 	float sum = 0.0f;
 	if (m != -INFINITY) {
-		for (int s = 0; s < p.n_splits; s++) {
-			const float ls = p.l_part[base + (size_t)s * p.rows];
-			if (ls == -INFINITY)
-				continue;
-			const float w = expf(ls - m);
-			sum += w;
-			const float4 *op = reinterpret_cast<const float4 *>(p.o_part + (base + (size_t)s * p.rows) * DV);
+		/* 4 splits at a time, their loads issued together (2 round trips, not 8); the sums in
+		 * split order as before. */
+		for (int s0 = 0; s0 < p.n_splits; s0 += 4) {
+			float ls[4];
+			float4 v[4][DV / 128];
 #pragma unroll
-			for (int k = 0; k < DV / 128; k++) {
-				const float4 v = op[lane + 32 * k];
-				acc[k].x += w * v.x, acc[k].y += w * v.y, acc[k].z += w * v.z, acc[k].w += w * v.w;
+			for (int u = 0; u < 4; u++)
+				ls[u] = s0 + u < p.n_splits ? p.l_part[base + (size_t)(s0 + u) * p.rows]
+							    : -INFINITY;
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				const size_t at = (base + (size_t)(s0 + u) * p.rows) * DV;
+				const float4 *op = reinterpret_cast<const float4 *>(p.o_part + at);
+#pragma unroll
+				for (int k = 0; k < DV / 128; k++)
+					v[u][k] = ls[u] != -INFINITY ? op[lane + 32 * k]
+								     : make_float4(0.f, 0.f, 0.f, 0.f);
+			}
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				if (ls[u] == -INFINITY)
+					continue;
+				const float w = expf(ls[u] - m);
+				sum += w;
+#pragma unroll
+				for (int k = 0; k < DV / 128; k++) {
+					acc[k].x += w * v[u][k].x, acc[k].y += w * v[u][k].y;
+					acc[k].z += w * v[u][k].z, acc[k].w += w * v[u][k].w;
+				}
 			}
 		}
 	}
@@ -1860,27 +1987,49 @@ int fp8r_variant(enum mla_kv kv, int rows)
 	return 16 + (v == 4 ? 0 : v);         /* mla_fp8s_kernel: "cc" unless set */
 }
 
-/* mla_fp8s_kernel's options, read once: K3_MLA_FP8S_COPY=token copies every token on its own
- * (default "whole": one bulk copy a whole dense tile); K3_MLA_FP8S_RESCALE=eager moves the running
- * max at every new maximum and resets the unit every tile (default "lazy": tau = band = 8). */
-void fp8s_options(int *whole, float *tau, int *band)
+/* mla_fp8s_kernel's options, read at every call: K3_MLA_FP8S_COPY=token copies every token on
+ * its own (default "whole": one bulk copy a whole dense tile); K3_MLA_FP8S_RESCALE=eager moves the
+ * running max at every new maximum and resets the unit every tile (default "lazy": tau = band =
+ * 8); K3_MLA_FP8S_PRIME=1..4: stages copied before tile 0 has landed (early order only; default
+ * FP8S_PRIME_DEFAULT). */
+constexpr int FP8S_PRIME_DEFAULT = fp8r::NST;
+void fp8s_options(int *whole, float *tau, int *band, int *prime)
 {
 	const char *c = getenv("K3_MLA_FP8S_COPY"), *r = getenv("K3_MLA_FP8S_RESCALE");
+	const char *pr = getenv("K3_MLA_FP8S_PRIME");
 	const int w = !(c && !strcmp(c, "token"));
 	const int lazy = !(r && !strcmp(r, "eager"));
 	*whole = w;
 	*tau = lazy ? 8.0f : 0.0f;
 	*band = lazy ? 8 : 0;
+	*prime = FP8S_PRIME_DEFAULT;
+	if (pr && pr[0] >= '1' && pr[0] <= '0' + fp8r::NST && !pr[1])
+		*prime = pr[0] - '0';
 }
 
 /* mla_fp8s_kernel's split plan: 1 (default) a wave at most (splits rounded down) and the splits
- * of a row block combined in a cluster where 2..8 of them fit one wave; 0
- * (K3_MLA_FP8S_COMBINE=kernel, the default up to 2026-12-02) splits rounded to the nearest
- * count of a wave and always mla_combine_kernel. */
+ * of a row block combined in a cluster where 2..8 of them fit one wave; 2
+ * (K3_MLA_FP8S_COMBINE=cluster) the same with clusters of 2..8 splits even where
+ * cudaOccupancyMaxActiveClusters says fewer fit at once than there are row blocks (B 64 at 8K:
+ * 64 clusters of 4); 0 (K3_MLA_FP8S_COMBINE=kernel, the default up to 2026-12-02) splits
+ * rounded to the nearest count of a wave and always mla_combine_kernel. */
 int fp8s_cluster_option()
 {
 	const char *c = getenv("K3_MLA_FP8S_COMBINE");
-	return !(c && !strcmp(c, "kernel"));
+	if (c && !strcmp(c, "kernel"))
+		return 0;
+	return c && !strcmp(c, "cluster") ? 2 : 1;
+}
+
+/* mla_fp8s_kernel's order: 1 (default) early: the next tile's QK^T between the P hand-off's
+ * arrive and its wait (a second mbarrier guards the single P buffer), Q loaded ahead of the
+ * first copies, qf applied once a row in the softmax, the first stages primed
+ * (K3_MLA_FP8S_PRIME); 0 (K3_MLA_FP8S_HANDOFF=late) the kernel as GPU-tested on 2026-12-02c
+ * (the hand-off's wait first, QK^T after the pack). */
+bool fp8s_early_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_HANDOFF");
+	return !(c && !strcmp(c, "late"));
 }
 
 /* Clusters of `size` CTAs of mla_fp8s_kernel that fit the device at once (cached; 0: none). */
@@ -1896,7 +2045,7 @@ int fp8s_max_clusters(int size)
 		attr[0].id = cudaLaunchAttributeClusterDimension;
 		attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)size;
 		attr[0].val.clusterDim.z = 1;
-		cfg.gridDim = dim3(1, (unsigned)size, 1), cfg.blockDim = dim3(fp8r::THREADS);
+		cfg.gridDim = dim3(1, (unsigned)size, 1), cfg.blockDim = dim3(fp8r::THREADS_S);
 		cfg.dynamicSmemBytes = fp8r::SMEM_S, cfg.attrs = attr, cfg.numAttrs = 1;
 		int n = 0;
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) !=
@@ -1964,6 +2113,12 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 	 * places, ran a second wave of 8 CTAs: 2026-12-02a fp8 H 16 B 16 32K 175 us, B 64 418). */
 	const bool fp8s_new = pl->fp8r >= 16 && fp8s_cluster_option();
 	int64_t splits = fp8s_new ? target / base : (target + base / 2) / base;
+	if (fp8s_new) { /* K3_MLA_FP8S_SPLITS=1..64: that many splits (measurements; read at every call) */
+		const char *fs = getenv("K3_MLA_FP8S_SPLITS");
+		const int n = fs ? atoi(fs) : 0;
+		if (n >= 1 && n <= 64)
+			splits = n;
+	}
 	const int64_t most = (max_tiles + MIN_TILES_PER_SPLIT - 1) / MIN_TILES_PER_SPLIT;
 	if (splits > most)
 		splits = most;
@@ -1974,7 +2129,7 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 	pl->splits = (int)splits;
 	pl->tiles_per_split = (int)tps;
 	pl->cluster = fp8s_new && !a->indices && splits >= 2 && splits <= fp8r::MAX_CLUSTER &&
-		      base <= fp8s_max_clusters((int)splits);
+		      (base <= fp8s_max_clusters((int)splits) || fp8s_cluster_option() == 2);
 	return 0;
 }
 
@@ -2018,16 +2173,23 @@ int launch_fp8r(const params &p, dim3 grid, cudaStream_t stream)
 template <bool KINT, bool VINT>
 int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 {
-	auto kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true> : mla_fp8s_kernel<KINT, VINT, false>;
-	static bool configured[2] = { false, false };
-	bool &cf = configured[p.indices ? 1 : 0];
+	const bool early = fp8s_early_option();
+	auto kern = mla_fp8s_kernel<KINT, VINT, false, true>;
+	if (p.indices)
+		kern = early ? mla_fp8s_kernel<KINT, VINT, true, true>
+			     : mla_fp8s_kernel<KINT, VINT, true, false>;
+	else if (!early)
+		kern = mla_fp8s_kernel<KINT, VINT, false, false>;
+	static bool configured[4] = { false, false, false, false };
+	bool &cf = configured[(p.indices ? 1 : 0) + (early ? 2 : 0)];
 	if (!cf) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
 			return k3_launch_status();
 		cf = true;
 	}
+	const unsigned threads = early ? fp8r::THREADS_S : fp8r::THREADS;
 	if (!p.cluster) {
-		kern<<<grid, fp8r::THREADS, fp8r::SMEM_S, stream>>>(p);
+		kern<<<grid, threads, fp8r::SMEM_S, stream>>>(p);
 		return k3_launch_status();
 	}
 	cudaLaunchConfig_t cfg = {};
@@ -2035,7 +2197,7 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 	attr[0].id = cudaLaunchAttributeClusterDimension;
 	attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)p.n_splits;
 	attr[0].val.clusterDim.z = 1;
-	cfg.gridDim = grid, cfg.blockDim = dim3(fp8r::THREADS), cfg.dynamicSmemBytes = fp8r::SMEM_S;
+	cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = fp8r::SMEM_S;
 	cfg.stream = stream, cfg.attrs = attr, cfg.numAttrs = 1;
 	(void)cudaLaunchKernelEx(&cfg, kern, p);
 	return k3_launch_status();
@@ -2082,6 +2244,11 @@ extern "C" int mla_decode_cluster(const struct mla_decode_args *a)
 	return rc ? rc : pl.cluster ? pl.splits : 0;
 }
 
+extern "C" int mla_decode_max_clusters(int size)
+{
+	return fp8s_max_clusters(size);
+}
+
 extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 {
 	plan pl;
@@ -2104,7 +2271,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.topk = a->indices ? a->topk : 0;
 	p.max_seqlen = a->max_seqlen;
 	p.scale_log2 = a->scale * LOG2E;
-	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band);
+	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band, &p.fp8s_prime);
 	p.cluster = pl.cluster;
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);

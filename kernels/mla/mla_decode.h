@@ -71,6 +71,12 @@ int mla_decode_splits(const struct mla_decode_args *a);
  * negative error as above. */
 int mla_decode_cluster(const struct mla_decode_args *a);
 
+/* Clusters of `size` (2..8) CTAs of the FP8 split kernel that fit the device at
+ * once (cudaOccupancyMaxActiveClusters), 0 when none or `size` is out of range:
+ * the plan merges splits in clusters only where every row block's cluster fits
+ * (unless K3_MLA_FP8S_COMBINE=cluster). */
+int mla_decode_max_clusters(int size);
+
 /* Enqueues the decode on `stream` (capturable in a CUDA graph after one call
  * outside capture has configured the kernels). Returns 0, -EINVAL (nothing
  * launched: bad shapes, misaligned pointers, workspace too small), or -EIO

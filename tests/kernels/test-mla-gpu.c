@@ -37,7 +37,7 @@ struct mla_case {
 	double qscale; /* q range: sharper softmax when larger */
 	int spread;    /* FP8: each token's NoPE part times 2^(-40..8), each tile a further 2^(-6..6) */
 	int cluster;   /* FP8, default kernel and plan: the cluster size mla_decode_cluster() must give */
-	int32_t lens[8];
+	int32_t lens[8]; /* request b's length: lens[b % 8] (B > 8: the pattern repeats) */
 	const char *name;
 };
 
@@ -46,9 +46,12 @@ static void run_case(const struct mla_case *c)
 	print_message("%s: B=%d H=%d t=%d kv=%s topk=%d\n", c->name, c->B, c->H, c->t,
 		      c->kv == MLA_KV_FP8 ? "fp8" : "bf16", c->topk);
 	const size_t tb = c->kv == MLA_KV_FP8 ? MLA_FP8_TOKEN_BYTES : MLA_BF16_TOKEN_BYTES;
+	int32_t *lens = gt_xmalloc((size_t)c->B * sizeof(int32_t));
 	int max_seqlen = 0;
-	for (int b = 0; b < c->B; b++)
-		max_seqlen = c->lens[b] > max_seqlen ? c->lens[b] : max_seqlen;
+	for (int b = 0; b < c->B; b++) {
+		lens[b] = c->lens[b % 8];
+		max_seqlen = lens[b] > max_seqlen ? lens[b] : max_seqlen;
+	}
 	const int max_pages = (max_seqlen + MLA_PAGE_TOKENS - 1) / MLA_PAGE_TOKENS;
 	int64_t n_pages = (int64_t)c->B * max_pages + 5;
 	while (n_pages % 7 == 0)
@@ -63,7 +66,7 @@ static void run_case(const struct mla_case *c)
 	memset(pool, 0xff, (size_t)n_pages * MLA_PAGE_TOKENS * tb);
 	double x[MLA_DIM];
 	for (int b = 0; b < c->B; b++)
-		for (int j = 0; j < c->lens[b]; j++) {
+		for (int j = 0; j < lens[b]; j++) {
 			test_fill(&rng, x, MLA_DIM, -1, 1);
 			if (c->spread) {
 				const int kj = (int)(test_rng_next(&rng) % 49) - 40;
@@ -88,11 +91,11 @@ static void run_case(const struct mla_case *c)
 		for (int b = 0; b < c->B; b++)
 			for (int j = 0; j < c->topk; j++) {
 				const uint64_t u = test_rng_next(&rng);
-				int32_t v = (int32_t)(u % (uint64_t)c->lens[b]);
+				int32_t v = (int32_t)(u % (uint64_t)lens[b]);
 				if (u % 17 == 0)
 					v = -1;
 				else if (u % 23 == 0)
-					v = c->lens[b] + (int32_t)(u % 100); /* past the end: skipped */
+					v = lens[b] + (int32_t)(u % 100); /* past the end: skipped */
 				ix[b * c->topk + j] = v;
 			}
 	}
@@ -100,7 +103,7 @@ static void run_case(const struct mla_case *c)
 	struct mla_ref_decode ref = {
 		.batch = c->B, .heads = c->H, .qtokens = c->t, .kv = c->kv, .scale = 1.0 / sqrt(192.0),
 		.q = q.h, .cache = pool, .n_pages = n_pages, .block_table = table, .max_pages = max_pages,
-		.seqlens = c->lens, .indices = ix, .topk = c->topk,
+		.seqlens = lens, .indices = ix, .topk = c->topk,
 		.out = gt_dnew(rows * MLA_LATENT), .lse = gt_dnew(rows), .score_abs = gt_dnew(rows),
 		.n_visible = gt_xmalloc(rows * sizeof(int32_t)),
 	};
@@ -108,7 +111,7 @@ static void run_case(const struct mla_case *c)
 
 	void *d_pool = gt_dev_copy(pool, (size_t)n_pages * MLA_PAGE_TOKENS * tb);
 	void *d_table = gt_dev_copy(table, (size_t)c->B * max_pages * sizeof(int32_t));
-	void *d_lens = gt_dev_copy(c->lens, (size_t)c->B * sizeof(int32_t));
+	void *d_lens = gt_dev_copy(lens, (size_t)c->B * sizeof(int32_t));
 	void *d_ix = ix ? gt_dev_copy(ix, (size_t)c->B * c->topk * sizeof(int32_t)) : NULL;
 	struct gt_bf16 out = gt_bf16_out(rows * MLA_LATENT);
 	float *d_lse = gt_dev_poisoned(rows * sizeof(float));
@@ -142,7 +145,7 @@ static void run_case(const struct mla_case *c)
 	mla_check_lse("lse", lse, ref.lse, ref.score_abs, ref.n_visible, rows);
 
 	free(lse), free(ref.out), free(ref.lse), free(ref.score_abs), free(ref.n_visible), free(table), free(pool);
-	free(ix);
+	free(ix), free(lens);
 	gt_bf16_release(&q), gt_bf16_release(&out);
 	cudaFree(d_pool), cudaFree(d_table), cudaFree(d_lens), cudaFree(d_ix), cudaFree(d_lse), cudaFree(a.workspace);
 }
@@ -226,6 +229,52 @@ static void test_fp8_cluster_splits(void **unused)
 			run_case(&cs[i]);
 			unsetenv("K3_MLA_FP8S_COMBINE");
 		}
+	}
+}
+
+/* mla_fp8s_kernel's options, each read at every call: the first stages copied 1 or 2 at a time
+ * before tile 0 has landed (K3_MLA_FP8S_PRIME), clusters even where fewer fit the device at once
+ * than there are row blocks (K3_MLA_FP8S_COMBINE=cluster: 66 requests of up to 530 tokens take 4
+ * splits, 66 clusters of 4 on an H200 that holds 62), and the kernel as GPU-tested before the
+ * early order (K3_MLA_FP8S_HANDOFF=late: warp 0 refills the stages, no producer warp). Skipped
+ * where the caller set any of these. */
+static void test_fp8_split_options(void **unused)
+{
+	(void)unused;
+	const struct mla_case cs[3] = {
+		{ .B = 8, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .spread = 1,
+		  .lens = { 300, 1, 33, 250, 64, 299, 129, 200 }, .name = "fp8 H=16, splits, scales spread" },
+		{ .B = 3, .H = 12, .t = 2, .kv = MLA_KV_FP8, .qscale = 3,
+		  .lens = { 97, 700, 2 }, .name = "fp8 H=12 t=2, two row blocks" },
+		{ .B = 66, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2,
+		  .lens = { 530, 1, 129, 257, 64, 33, 400, 200 }, .name = "fp8 H=16, 66 requests" },
+	};
+	static const char *const set[4][2] = {
+		{ "K3_MLA_FP8S_PRIME", "1" },
+		{ "K3_MLA_FP8S_PRIME", "2" },
+		{ "K3_MLA_FP8S_COMBINE", "cluster" },
+		{ "K3_MLA_FP8S_HANDOFF", "late" },
+	};
+	for (int v = 0; v < 4; v++)
+		if (getenv(set[v][0]))
+			skip();
+	if (getenv("K3_MLA_FP8_KERNEL"))
+		skip();
+	for (int v = 0; v < 4; v++) {
+		print_message("  with %s=%s\n", set[v][0], set[v][1]);
+		setenv(set[v][0], set[v][1], 1);
+		for (int i = 0; i < 3; i++)
+			run_case(&cs[i]);
+		if (v == 2) { /* the 66 requests' splits in clusters, whatever fits at once */
+			struct mla_decode_args a = { .batch = 66, .heads = 16, .qtokens = 1, .kv = MLA_KV_FP8,
+						     .scale = 0.07f, .max_seqlen = 530, .max_pages = 9 };
+			const int splits = mla_decode_splits(&a);
+			assert_true(splits >= 1);
+			assert_int_equal(mla_decode_cluster(&a), splits >= 2 && splits <= 8 ? splits : 0);
+			print_message("  66 requests: %d splits, clusters of %d fit at once: %d\n", splits,
+				      splits, mla_decode_max_clusters(splits));
+		}
+		unsetenv(set[v][0]);
 	}
 }
 
@@ -319,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_fp8_scale_spread),
 		cmocka_unit_test(test_fp8_tile_edges),
 		cmocka_unit_test(test_fp8_cluster_splits),
+		cmocka_unit_test(test_fp8_split_options),
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),
