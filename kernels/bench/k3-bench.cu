@@ -21,7 +21,8 @@
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel
  * (gemv_f16_kernel on the FP16-pair layout; fused up to 2 rows a group: each CTA converts its
- * activation rows) beside the two-kernel path (K3_GEMV_F16_FUSE=0: `f16twok_*`, `k3-bench
+ * activation rows) beside the persistent gemv_f16p_kernel (K3_GEMV_F16_PERSIST=1: `f16pers_*`,
+ * opt-in), the two-kernel path (K3_GEMV_F16_FUSE=0: `f16twok_*`, `k3-bench
  * gemv-f16twok op=...`; the default before 2026-12-02b), the fused kernel at B = 256
  * (K3_GEMV_F16_FUSE=1: `f16fused_*`) and gemv_lean_kernel (K3_GEMV_FP4=lean: `mxfp4lean_*`) (bench_gemv();
  * K3_BENCH_GEMV_GLU=1 or 0: w13 or w2 alone); K3_BENCH_GEMV_ALL=1 adds the k-slice, tile-count,
@@ -1384,8 +1385,14 @@ void bench_gemv(const options &o)
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
+			/* The persistent gemv (gemv_f16p_kernel, opt-in: K3_GEMV_F16_PERSIST=1: `f16pers_*`), back
+			 * to back. (2026-12-02i's calls ran it as the default at B = 1, `mxfp4_*` there, beside
+			 * the default before as `f16old_*`.) */
+			setenv("K3_GEMV_F16_PERSIST", "1", 1);
+			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16pers");
 			/* the default before 2026-12-02b, back to back: the first pass (f16act_kernel), then
 			 * the gemv by programmatic dependent launch */
+			setenv("K3_GEMV_F16_PERSIST", "0", 1);
 			setenv("K3_GEMV_F16_FUSE", "0", 1);
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16twok");
 			/* and the fused kernel where the default is the two-kernel path (above 2 rows a group) */
@@ -1393,6 +1400,7 @@ void bench_gemv(const options &o)
 			if (B >= 256)
 				expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f16fused");
 			unsetenv("K3_GEMV_F16_FUSE");
+			unsetenv("K3_GEMV_F16_PERSIST");
 			setenv("K3_GEMV_FP4", "lean", 1); /* gemv_lean_kernel on the standard layout */
 			expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "mxfp4lean");
 			unsetenv("K3_GEMV_FP4");

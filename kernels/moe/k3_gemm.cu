@@ -54,6 +54,9 @@
  * group each, FP16 activations from a first pass; see the kernel); K3_GEMV_FP4=lean:
  * gemv_lean_kernel there. Since 2026-12-02b up to 2 rows a group on average that first pass is
  * fused into the gemv (each CTA converts its rows in shared memory; K3_GEMV_F16_FUSE=0|1).
+ * K3_GEMV_F16_PERSIST=1: gemv_f16p_kernel (after the first pass; a persistent grid of one wave,
+ * the work cut evenly over the CTAs, split units summed without a second kernel): measured slower
+ * at every batch (2026-12-02i), opt-in.
  *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
@@ -767,7 +770,7 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_lean_kernel(const params p)
 constexpr int GF_STEP = 4; /* blocks a loop step and a scale load */
 
 /* The FP16 activations of gemv_f16_kernel: a CTA per grouped row (rows past off[n_groups] are
- * not read or written), each thread up to GF_ACT_CH 8-chunks held in registers between the
+ * not read or written; cnt: gemv_f16p_kernel's N / 16 counters of row r set to 0), each thread up to GF_ACT_CH 8-chunks held in registers between the
  * row's max and its conversion (one read of the row); xf[r] = 2^e. With programmatic dependent
  * launch the gemv starts when every CTA of this grid has begun (it waits for this grid's writes
  * before reading them, griddepcontrol.wait), so its first weight loads overlap this pass. */
@@ -808,7 +811,7 @@ __device__ __forceinline__ uint32_t bf16x8_absmax2(const uint4 &v)
 	return __vmaxu2(__vmaxu2(v.x & 0x7fff7fffu, v.y & 0x7fff7fffu), __vmaxu2(v.z & 0x7fff7fffu, v.w & 0x7fff7fffu));
 }
 
-__global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_t *xh, float *xf)
+__global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_t *xh, float *xf, int32_t *cnt)
 {
 	__shared__ uint32_t wmax[THREADS / 32];
 	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -816,6 +819,9 @@ __global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_
 	const int64_t r = blockIdx.x;
 	if (r >= p.rows || r >= (int64_t)p.off[p.n_groups])
 		return; /* CTA-uniform */
+	if (cnt) /* gemv_f16p_kernel's counters of the passes that start at row r */
+		for (int i = tid; i < p.N / 16; i += THREADS)
+			cnt[r * (p.N / 16) + i] = 0;
 	const int64_t ar = p.a_index ? p.a_index[r] : r;
 	const uint16_t *src = p.a + ar * p.K;
 	const int chunks = p.K / 8;
@@ -1137,6 +1143,215 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 				}
 			gemv_store<NT8, EPI, false>(p, pr, re, nb, gq, tq, acc);
 		}
+	}
+}
+
+/* ---- gemv_f16, persistent (PERSIST: K3_GEMV_F16_PERSIST) ------------------------------------ */
+
+/* gemv_f16p_kernel: gemv_f16_kernel's arithmetic (gemv_f16_block(), the first pass's FP16 rows,
+ * 8 tokens a pass) on a persistent grid of one wave (gemv_f16p_ctas() CTAs of 8 warps). The work
+ * is the touched groups' 128-row units (a CTA's 8 warps take 16 rows each, as in gemv_f16_kernel:
+ * they share the activation rows in L1) times the K / 256 pairs of 128-deep blocks each (units in
+ * (touched index, row block) order, pairs in k order), flattened and cut into equal ranges, one a
+ * CTA: CTA c takes pairs [c P / C, (c + 1) P / C) of the P, with C the CTAs, at most P / (K / 256)
+ * (each range at least a unit long, so a unit falls to at most two CTAs: the end of one range,
+ * its head, k from 0, and the start of the next, its tail, k to K). Each warp streams its rows of
+ * the range without a break: the first two blocks of its next unit (or next 8-row pass of a group
+ * of more rows) are loaded before the last two of the current one are multiplied (the range's
+ * groups and rows are read once, into the warp's lanes). A whole unit is stored as
+ * gemv_f16_kernel does. A split one: each piece's warp writes its FP32 sums to its slot (head 0,
+ * tail 1: part[slot][row][N]), fences and counts on the pass's counter (cnt[first row of the
+ * pass][16-row block], zeroed by the first pass, f16act_kernel); the second to count adds the
+ * other's sums to its own (one addition, the same either way round) and stores. Groups of more
+ * than 8 rows take a pass a unit each as in gemv_f16_kernel (the ranges count one pass a unit:
+ * such groups' CTAs run longer). No waiting on other CTAs: any order of residency finishes.
+ * Measured slower than gemv_f16_kernel at every batch, so opt-in (K3_GEMV_F16_PERSIST=1; H200,
+ * 2026-12-02i, bench/results/k3-kernels-h200-2026-12-02i): call 1 had each warp its own range of
+ * 16-row units (the 8 warps of an SM read 8 groups' activation rows through L2): 5-28 points
+ * slower; call 2, this kernel: 1-21 points slower (w2 B = 1 41.5 against 47.2 % of copy). ncu of
+ * w2 B = 1 (1.81 GHz): 42.3 us against the fused gemv_f16_kernel's 34.7, SM active 84 % of the
+ * elapsed cycles against 85 % (one even wave did not remove the idle cycles: not the 1.7-wave
+ * tail), 10.2 cycles between issues against 8.2 (scoreboard waits on L1TEX: 4.7 against 3.4; the
+ * activations come through L1 here, from shared memory there), DRAM 49 against 58 % of peak. */
+template <int EPI, bool PF>
+__global__ void __launch_bounds__(THREADS, 2) gemv_f16p_kernel(const params p, const uint16_t *xh, const float *xf,
+							       float *part, int32_t *cnt)
+{
+	auto ldw = [](bool c, const void *ptr, uint4 &v) {
+		if constexpr (PF)
+			ld_stream16_pf_if(c, ptr, v);
+		else
+			ld_stream16_if(c, ptr, v);
+	};
+	const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5, gq = lane >> 2, tq = lane & 3;
+	const int R = p.N / 16, U = (p.N + GV_ROWS - 1) / GV_ROWS, np = p.K / (2 * GV_K);
+	const int64_t P = (int64_t)*p.n_touched * U * np;
+	const int64_t C = min((int64_t)gridDim.x, P / np);
+	const int64_t c = blockIdx.x;
+	if (c >= C)
+		return; /* CTA-uniform; no barriers below */
+	const int64_t p0 = c * P / C, p1 = (c + 1) * P / C;
+	const size_t wrow = (size_t)(p.K / 2), srow = (size_t)(p.K / 32);
+	/* The range's groups (at most 32 kept): lane l holds touched index ui0 + l's group and rows,
+	 * so a job's start reads no memory (a range spans few groups: a group is U units). */
+	const int ui0 = (int)(p0 / np / U), nui = (int)((p1 - 1) / np / U) - ui0 + 1;
+	int g_l = 0, rs_l = 0, re_l = 0;
+	if (lane < nui) {
+		g_l = p.touched[ui0 + lane];
+		rs_l = p.off[g_l];
+		re_l = p.off[g_l + 1];
+	}
+	/* The job: a unit's pass (rows pr .. min(pr + 8, re) - 1) over pairs a .. b - 1. */
+	struct job {
+		int64_t q;      /* flattened pair of its start */
+		int64_t pr, re; /* the pass's first row, the group's end */
+		int unit, a, b, grp, nb; /* nb: the warp's first weight row */
+		bool act;                /* nb < N */
+	};
+	auto unit_job = [&](int64_t q, job &j) {
+		j.q = q;
+		j.unit = (int)(q / np);
+		j.a = (int)(q % np);
+		j.b = (int)min((int64_t)np, (int64_t)j.a + (p1 - q));
+		j.nb = (j.unit % U) * GV_ROWS + warp * 16;
+		j.act = j.nb < p.N;
+		const int d = j.unit / U - ui0; /* warp-uniform */
+		if (d < 32) {
+			j.grp = __shfl_sync(0xffffffffu, g_l, d);
+			j.pr = __shfl_sync(0xffffffffu, rs_l, d);
+			j.re = __shfl_sync(0xffffffffu, re_l, d);
+		} else {
+			j.grp = p.touched[j.unit / U];
+			j.pr = p.off[j.grp];
+			j.re = p.off[j.grp + 1];
+		}
+	};
+	auto next_job = [&](const job &c, job &n) -> bool { /* false: the range ends with c */
+		if (c.pr + 8 < c.re) {
+			n = c;
+			n.pr = c.pr + 8;
+			return true;
+		}
+		const int64_t q = c.q + (c.b - c.a);
+		if (q >= p1)
+			return false;
+		unit_job(q, n);
+		return true;
+	};
+	auto wptr = [&](const job &j, const uint8_t *&w0, const uint8_t *&s0) {
+		const size_t wr0 = (size_t)j.grp * p.N + (size_t)(j.act ? j.nb : 0) + gq;
+		w0 = p.wp + wr0 * wrow + tq * 16 + (size_t)j.a * GV_K;
+		s0 = p.ws + wr0 * srow + (size_t)j.a * (2 * GV_K / 32);
+	};
+	job cur;
+	unit_job(p0, cur);
+	const uint8_t *w0, *s0;
+	wptr(cur, w0, s0);
+	uint4 wa0[2], wa1[2], wb0[2], wb1[2];
+	uint2 sa0 = make_uint2(0u, 0u), sa1 = sa0, sb0 = sa0, sb1 = sa0;
+#pragma unroll
+	for (int u = 0; u < 2; u++) {
+		wa0[u] = wa1[u] = wb0[u] = wb1[u] = make_uint4(0u, 0u, 0u, 0u);
+		ldw(cur.act, w0 + u * (GV_K / 2), wa0[u]);
+		ldw(cur.act, w0 + 8 * wrow + u * (GV_K / 2), wa1[u]);
+	}
+	ld_u64_if(cur.act, s0, sa0);
+	ld_u64_if(cur.act, s0 + 8 * srow, sa1);
+	/* The activations, row factors and counters are the first pass's (f16act_kernel, launched
+	 * before this grid, which may start early: programmatic dependent launch). */
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+	for (;;) {
+		job nxt;
+		const bool has_next = next_job(cur, nxt);
+		const uint8_t *nw0 = w0, *ns0 = s0;
+		if (has_next)
+			wptr(nxt, nw0, ns0);
+		const bool rows_in = cur.pr < cur.re; /* a touched group holds rows; else nothing is stored */
+		const int64_t rr = cur.pr + gq < cur.re ? cur.pr + gq : rows_in ? cur.pr : 0;
+		const uint16_t *xp = xh + rr * p.K + tq * 8 + (size_t)cur.a * (2 * GV_K);
+		float acc[1][4] = { { 0.0f, 0.0f, 0.0f, 0.0f } };
+		const int n2 = cur.b - cur.a;
+#pragma unroll 1
+		for (int i = 0; i < n2; i += 2) {
+			const bool hasb = i + 1 < n2, more = i + 2 < n2, ldb = hasb && cur.act;
+#pragma unroll
+			for (int u = 0; u < 2; u++) { /* set b: pair i + 1 */
+				ldw(ldb, w0 + (2 + u) * (GV_K / 2), wb0[u]);
+				ldw(ldb, w0 + 8 * wrow + (2 + u) * (GV_K / 2), wb1[u]);
+			}
+			ld_u64_if(ldb, s0 + 2 * GV_K / 32, sb0);
+			ld_u64_if(ldb, s0 + 8 * srow + 2 * GV_K / 32, sb1);
+			{
+				const uint16_t *xb[1] = { xp };
+				gemv_f16_block<1>(wa0[0], wa1[0], sa0.x, sa1.x, xb, false, acc);
+				xb[0] = xp + GV_K;
+				gemv_f16_block<1>(wa0[1], wa1[1], sa0.y, sa1.y, xb, false, acc);
+			}
+			/* set a: pair i + 2, or the next job's first pair */
+			const uint8_t *la = more ? w0 + 4 * (GV_K / 2) : nw0, *ls = more ? s0 + 4 * GV_K / 32 : ns0;
+			const bool lda = more ? cur.act : has_next && nxt.act;
+#pragma unroll
+			for (int u = 0; u < 2; u++) {
+				ldw(lda, la + u * (GV_K / 2), wa0[u]);
+				ldw(lda, la + 8 * wrow + u * (GV_K / 2), wa1[u]);
+			}
+			ld_u64_if(lda, ls, sa0);
+			ld_u64_if(lda, ls + 8 * srow, sa1);
+			if (hasb) {
+				const uint16_t *xb[1] = { xp + 2 * GV_K };
+				gemv_f16_block<1>(wb0[0], wb1[0], sb0.x, sb1.x, xb, false, acc);
+				xb[0] = xp + 3 * GV_K;
+				gemv_f16_block<1>(wb0[1], wb1[1], sb0.y, sb1.y, xb, false, acc);
+			}
+			w0 += 4 * (GV_K / 2), s0 += 4 * GV_K / 32, xp += 4 * GV_K;
+		}
+		const int nb = cur.nb;
+		bool store = rows_in && cur.act; /* past N (the last unit of an N not a multiple of 128): none */
+		if (store && n2 < np) { /* a split unit: the second piece to arrive stores */
+			const int slot = cur.a == 0 ? 0 : 1;
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int64_t r = cur.pr + 2 * tq + e;
+				if (r < cur.re) {
+					float *sp = part + ((size_t)slot * p.rows + r) * p.N + nb + gq;
+					sp[0] = acc[0][e];
+					sp[8] = acc[0][2 + e];
+				}
+			}
+			__threadfence();
+			__syncwarp();
+			int old = 0;
+			if (lane == 0)
+				old = atomicAdd(cnt + cur.pr * R + nb / 16, 1);
+			old = __shfl_sync(0xffffffffu, old, 0);
+			store = old != 0;
+			if (store) {
+				__threadfence();
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					const int64_t r = cur.pr + 2 * tq + e;
+					if (r < cur.re) {
+						const float *sp = part + ((size_t)(1 - slot) * p.rows + r) * p.N + nb + gq;
+						acc[0][e] += __ldcg(sp);
+						acc[0][2 + e] += __ldcg(sp + 8);
+					}
+				}
+			}
+		}
+		if (store) {
+#pragma unroll
+			for (int e = 0; e < 2; e++) { /* the row factors 2^e back */
+				const int64_t r = cur.pr + 2 * tq + e;
+				const float f = r < cur.re ? xf[r] : 0.0f;
+				acc[0][e] *= f;
+				acc[0][2 + e] *= f;
+			}
+			gemv_store<1, EPI, false>(p, cur.pr, cur.re, nb, gq, tq, acc);
+		}
+		if (!has_next)
+			break;
+		cur = nxt;
+		w0 = nw0, s0 = ns0;
 	}
 }
 
@@ -1836,10 +2051,44 @@ bool gemv_f16_shapes(const struct k3_gemm_args *a)
 	return !e || !strcmp(e, "f16");
 }
 
-/* Its workspace: FP16 activations [rows][K] and the rows' factors [rows] (FP32). */
+/* gemv_f16p_kernel (persistent, one wave, the work cut evenly over the CTAs) instead of
+ * gemv_f16_kernel (fused or after the first pass) at 8-token passes without k slices: opt-in,
+ * K3_GEMV_F16_PERSIST=1 (read per call: tests and benches switch it). Measured slower at every
+ * batch (H200, 2026-12-02i call 2, bench/results/k3-kernels-h200-2026-12-02i; % of copy on weight
+ * bytes, median of single launches, three runs, persistent / default, w13; w2): B = 1 52.5-52.8 /
+ * 61.4-61.6; 41.3-41.7 / 47.2-47.4, B = 16 69.3-74.1 / 82.5-82.8; 68.2-70.1 / 71.2-71.8, B = 64
+ * 73.0-74.2 / 80.2-81.1; 69.3-70.6 / 79.1-79.6, B = 256 47.9-49.4 / 56.1-61.3; 44.9-46.1 /
+ * 66.5-66.8. */
+bool gemv_f16p_on(const struct k3_gemm_args *a)
+{
+	(void)a;
+	const char *e = getenv("K3_GEMV_F16_PERSIST");
+	return e && !strcmp(e, "1");
+}
+
+/* Its workspace: FP16 activations [rows][K] and the rows' factors [rows] (FP32); with the
+ * persistent kernel besides, 16-byte aligned, its split units' FP32 sums [2][rows][N] and
+ * counters [rows][N / 16]. */
+size_t gemv_f16_act_bytes(const struct k3_gemm_args *a)
+{
+	return ((size_t)a->rows * (size_t)a->K * 2 + (size_t)a->rows * 4 + 15) & ~(size_t)15;
+}
+
 size_t gemv_f16_ws_bytes(const struct k3_gemm_args *a)
 {
-	return (size_t)a->rows * (size_t)a->K * 2 + (size_t)a->rows * 4;
+	size_t b = gemv_f16_act_bytes(a);
+	if (gemv_f16p_on(a))
+		b += (size_t)a->rows * (size_t)a->N * 8 + (size_t)a->rows * (size_t)(a->N / 16) * 4;
+	return b;
+}
+
+/* gemv_f16p_kernel's CTAs: two an SM (one wave; its register bound); K3_GEMV_F16_PCTAS=n forces n
+ * (tests: fewer warps, longer ranges, units split at other places). */
+int gemv_f16p_ctas(int sms)
+{
+	const char *e = getenv("K3_GEMV_F16_PCTAS");
+	const int v = e ? atoi(e) : 0;
+	return v > 0 && v <= 65535 ? v : 2 * sms;
 }
 
 /* gemv_f16_kernel runs: its shapes, the layout given, aligned scales. */
@@ -2293,6 +2542,48 @@ int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 g
 	return k3_launch_status();
 }
 
+/* gemv_f16p_kernel on stream s after f16act_kernel, by programmatic dependent launch unless
+ * K3_GEMV_F16_PDL=0, the weight loads with the L2 256-byte hint unless K3_GEMV_F16_L2PF=0. */
+template <int EPI>
+int gemv_f16p_launch(const params &p, const uint16_t *xh, const float *xf, float *part, int32_t *cnt, int ctas,
+		     cudaStream_t s)
+{
+	const char *e = getenv("K3_GEMV_F16_PDL"), *pf = getenv("K3_GEMV_F16_L2PF");
+	cudaLaunchConfig_t cfg = {};
+	cfg.gridDim = dim3((unsigned)ctas);
+	cfg.blockDim = dim3(THREADS);
+	cfg.stream = s;
+	cudaLaunchAttribute attr[1];
+	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr[0].val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = attr;
+	cfg.numAttrs = e && !strcmp(e, "0") ? 0 : 1;
+	auto kern = pf && !strcmp(pf, "0") ? gemv_f16p_kernel<EPI, false> : gemv_f16p_kernel<EPI, true>;
+	if (cudaLaunchKernelEx(&cfg, kern, p, xh, xf, part, cnt) != cudaSuccess)
+		return -EIO;
+	return k3_launch_status();
+}
+
+int gemv_f16p_epi(const params &p, const uint16_t *xh, const float *xf, float *part, int32_t *cnt, int ctas,
+		  enum k3_epilogue epi, cudaStream_t s)
+{
+	switch (epi) {
+	case K3_EPI_BF16:
+		return gemv_f16p_launch<K3_EPI_BF16>(p, xh, xf, part, cnt, ctas, s);
+	case K3_EPI_SPLIT:
+		return gemv_f16p_launch<K3_EPI_SPLIT>(p, xh, xf, part, cnt, ctas, s);
+	case K3_EPI_GLU:
+		return gemv_f16p_launch<K3_EPI_GLU>(p, xh, xf, part, cnt, ctas, s);
+	case K3_EPI_SCALE:
+		return gemv_f16p_launch<K3_EPI_SCALE>(p, xh, xf, part, cnt, ctas, s);
+	case K3_EPI_ADD:
+		return gemv_f16p_launch<K3_EPI_ADD>(p, xh, xf, part, cnt, ctas, s);
+	case K3_EPI_GATE:
+		return gemv_f16p_launch<K3_EPI_GATE>(p, xh, xf, part, cnt, ctas, s);
+	}
+	return -EINVAL;
+}
+
 template <int NT8, int KS = 1>
 int gemv_f16_epi(const params &p, const uint16_t *xh, const float *xf, enum k3_epilogue epi, dim3 grid,
 		 size_t fused_smem, cudaStream_t s)
@@ -2532,17 +2823,22 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 		const int nt = gemv_f16_nt(a);
 		const int kslices = nt == 2 ? 1 : gemv_f16_kslices(a);
 		p.wp = a->w_f16;
-		const size_t fsm = nt == 1 && kslices == 1 ? gemv_f16_fused_bytes(a) : 0;
+		const bool pers = nt == 1 && kslices == 1 && gemv_f16p_on(a);
+		const size_t fsm = nt == 1 && kslices == 1 && !pers ? gemv_f16_fused_bytes(a) : 0;
 		if (fsm) /* one kernel: each CTA converts its activation rows itself */
 			return gemv_f16_epi<1>(p, nullptr, nullptr, a->epi, grid, fsm, stream);
 		if (!a->workspace || a->workspace_bytes < gemv_f16_ws_bytes(a) || !al16(a->workspace))
 			return -EINVAL;
 		uint16_t *xh = static_cast<uint16_t *>(a->workspace);
 		float *xf = reinterpret_cast<float *>(xh + (size_t)a->rows * a->K);
-		f16act_kernel<<<(unsigned)a->rows, THREADS, 0, stream>>>(p, xh, xf);
+		float *part = reinterpret_cast<float *>(static_cast<char *>(a->workspace) + gemv_f16_act_bytes(a));
+		int32_t *cnt = reinterpret_cast<int32_t *>(part + (size_t)2 * a->rows * a->N);
+		f16act_kernel<<<(unsigned)a->rows, THREADS, 0, stream>>>(p, xh, xf, pers ? cnt : nullptr);
 		r = k3_launch_status();
 		if (r)
 			return r;
+		if (pers) /* one wave, the work cut evenly over the warps */
+			return gemv_f16p_epi(p, xh, xf, part, cnt, gemv_f16p_ctas(sms), a->epi, stream);
 		dim3 g = grid;
 		g.x = (unsigned)((a->N + GV_ROWS / kslices - 1) / (GV_ROWS / kslices));
 		if (nt == 2)

@@ -1326,7 +1326,10 @@ static void test_gemv_lean_scales(void **unused)
  * activation rows into shared memory: the default up to 2 rows a group, case ca; K3_GEMV_F16_FUSE=1
  * everywhere: cb's groups of 8-70 rows in 1-9 passes) and the first pass with the gemv
  * (K3_GEMV_F16_FUSE=0; the default above 2 rows a group; so too the 2 / 4 k slices, 16-token
- * passes and pdl0 modes); K = 512
+ * passes and pdl0 modes); the persistent gemv_f16p_kernel (K3_GEMV_F16_PERSIST=1, opt-in: one wave,
+ * the work cut evenly over the CTAs; also on 3 and 7 CTAs, K3_GEMV_F16_PCTAS: longer ranges,
+ * units split between two CTAs at other places, summed by the second to arrive; the workspace
+ * poisoned, so the first pass must zero its counters) and K3_GEMV_F16_PERSIST=0; K = 512
  * (one loop step), 1536, 2560; N = 272 (a CTA with spare warps: they take part in the fused
  * conversion's barriers); gathered activations (a_index) and scattered outputs. */
 static void test_gemv_f16(void **unused)
@@ -1334,10 +1337,11 @@ static void test_gemv_f16(void **unused)
 	(void)unused;
 	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 }, few7[7] = { 1, 0, 2, 1, 0, 3, 1 };
 	static const int32_t tiles[6] = { 8, 9, 12, 16, 17, 70 };
-	static const char *const modes[10][3] = { { NULL, NULL, NULL },   { "lean", NULL, NULL },   { NULL, "2", NULL },
+	static const char *const modes[14][3] = { { NULL, NULL, NULL },   { "lean", NULL, NULL },   { NULL, "2", NULL },
 						  { NULL, NULL, "2" },      { NULL, NULL, "4" },      { NULL, NULL, "full" },
 						  { NULL, NULL, "pdl0" },   { NULL, NULL, "nopf" },   { NULL, NULL, "fuse0" },
-						  { NULL, NULL, "fuse1" } };
+						  { NULL, NULL, "fuse1" },  { NULL, NULL, "pers1" },  { NULL, NULL, "pers3" },
+						  { NULL, NULL, "pers7" },  { NULL, NULL, "pers0" } };
 	struct wmat wa = wmat_rand(9, 272, 1536, K3_W_MXFP4, 0.1), wb = wmat_rand(6, 384, 512, K3_W_MXFP4, 0.1);
 	struct wmat wc = wmat_rand(7, 256, 2560, K3_W_MXFP4, 0.1);
 	const struct gemm_case ca = { .N = 272, .K = 1536, .n_groups = 9, .counts = few, .a_rows = 5,
@@ -1350,7 +1354,7 @@ static void test_gemv_f16(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	const struct gemm_case cd = { .N = 256, .K = 2560, .n_groups = 7, .counts = few7, .a_rows = 5,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
-	for (int m = 0; m < 10; m++) {
+	for (int m = 0; m < 14; m++) {
 		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_F16_NT=%s K3_GEMV_KSPLIT / GRID / F16_PDL / F16_L2PF / F16_FUSE=%s\n",
 			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
 			      modes[m][2] ? modes[m][2] : "(unset)");
@@ -1368,7 +1372,14 @@ static void test_gemv_f16(void **unused)
 			setenv("K3_GEMV_F16_FUSE", "0", 1);
 		else if (modes[m][2] && !strcmp(modes[m][2], "fuse1"))
 			setenv("K3_GEMV_F16_FUSE", "1", 1);
-		else if (modes[m][2])
+		else if (modes[m][2] && !strcmp(modes[m][2], "pers0"))
+			setenv("K3_GEMV_F16_PERSIST", "0", 1);
+		else if (modes[m][2] && !strncmp(modes[m][2], "pers", 4)) {
+			/* the persistent kernel everywhere: one wave; 3 or 7 CTAs (longer ranges, other splits) */
+			setenv("K3_GEMV_F16_PERSIST", "1", 1);
+			if (strcmp(modes[m][2], "pers1"))
+				setenv("K3_GEMV_F16_PCTAS", modes[m][2] + 4, 1);
+		} else if (modes[m][2])
 			setenv("K3_GEMV_KSPLIT", modes[m][2], 1);
 		for (int e = K3_EPI_BF16; e <= K3_EPI_GATE; e++) {
 			run_gemm(&ca, (enum k3_epilogue)e, &wa);
@@ -1387,6 +1398,8 @@ static void test_gemv_f16(void **unused)
 		unsetenv("K3_GEMV_F16_PDL");
 		unsetenv("K3_GEMV_F16_L2PF");
 		unsetenv("K3_GEMV_F16_FUSE");
+		unsetenv("K3_GEMV_F16_PERSIST");
+		unsetenv("K3_GEMV_F16_PCTAS");
 	}
 	wmat_release(&wa), wmat_release(&wb), wmat_release(&wc);
 }
@@ -1396,7 +1409,8 @@ static void test_gemv_f16(void **unused)
  * other way (2^124 .. 2^-125, BF16 subnormals included) so that each group's products stay near
  * 1; a set's exponents span at most 27 binades, which the FP16 activations of one row hold
  * exactly (the first pass's power of two a row). Element by element against float64; the fused
- * kernel and (K3_GEMV_F16_FUSE=0) the first pass and the gemv. */
+ * kernel, (K3_GEMV_F16_FUSE=0) the first pass and the gemv, and the persistent gemv
+ * (K3_GEMV_F16_PERSIST=1) on its default grid and on 5 CTAs (split units). */
 static void test_gemv_f16_scales(void **unused)
 {
 	(void)unused;
@@ -1412,11 +1426,16 @@ static void test_gemv_f16_scales(void **unused)
 		struct wmat w = wmat_mx_scales(G, N, K, sets[s], 6);
 		const struct gemm_case c = { .N = N, .K = K, .n_groups = G, .counts = counts, .a_rows = 7,
 					     .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .a_exp = a_exp };
-		for (int f = 0; f < 2; f++) { /* fused, then the first pass and the gemv */
+		for (int f = 0; f < 4; f++) { /* fused, the first pass and the gemv, the persistent gemv (2 grids) */
 			setenv("K3_GEMV_F16_FUSE", f ? "0" : "1", 1);
+			setenv("K3_GEMV_F16_PERSIST", f < 2 ? "0" : "1", 1);
+			if (f == 3)
+				setenv("K3_GEMV_F16_PCTAS", "5", 1);
 			run_gemm(&c, K3_EPI_BF16, &w);
 			run_gemm(&c, K3_EPI_SPLIT, &w);
 			unsetenv("K3_GEMV_F16_FUSE");
+			unsetenv("K3_GEMV_F16_PERSIST");
+			unsetenv("K3_GEMV_F16_PCTAS");
 		}
 		wmat_release(&w);
 	}
