@@ -718,6 +718,67 @@ void bench_mla(const options &o)
 	}
 }
 
+/* The settings of an A/B environment variable: "VAR=VALUE[ VAR=VALUE...][;VAR=VALUE...]", each
+ * ';'-separated group one set (the variants NAME-ab, NAME-ab2, ...); exits with a message on a
+ * malformed entry. */
+typedef std::vector<std::pair<std::string, std::string>> env_set;
+std::vector<env_set> env_settings(const char *var)
+{
+	std::vector<env_set> sets;
+	const char *v = getenv(var);
+	const std::string all(v ? v : "");
+	size_t i = 0;
+	sets.emplace_back();
+	while (i < all.size()) {
+		size_t j = all.find_first_of(" ;", i);
+		if (j == std::string::npos)
+			j = all.size();
+		const std::string kvs = all.substr(i, j - i);
+		const bool next_set = j < all.size() && all[j] == ';';
+		i = j + 1;
+		if (!kvs.empty()) {
+			const size_t eq = kvs.find('=');
+			if (eq == std::string::npos || eq == 0) {
+				fprintf(stderr, "k3-bench: %s: '%s' is not VAR=VALUE\n", var, kvs.c_str());
+				exit(2);
+			}
+			sets.back().emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
+		}
+		if (next_set && !sets.back().empty())
+			sets.emplace_back();
+	}
+	if (sets.back().empty())
+		sets.pop_back();
+	return sets;
+}
+
+/* f() with the settings in the environment, then the environment as it was. */
+template <typename F>
+void with_env(const env_set &set, F f)
+{
+	std::vector<std::pair<std::string, std::string>> saved;
+	std::vector<bool> had;
+	for (const auto &e : set) {
+		const char *old = getenv(e.first.c_str());
+		had.push_back(old != nullptr);
+		saved.emplace_back(e.first, old ? old : "");
+		setenv(e.first.c_str(), e.second.c_str(), 1);
+	}
+	f();
+	for (size_t i = saved.size(); i-- > 0;) {
+		if (had[i])
+			setenv(saved[i].first.c_str(), saved[i].second.c_str(), 1);
+		else
+			unsetenv(saved[i].first.c_str());
+	}
+}
+
+/* The variant name of A/B set v (0-based): NAME-ab, NAME-ab2, ... */
+std::string ab_name(const char *name, size_t v)
+{
+	return std::string(name) + (v ? "-ab" + std::to_string(v + 1) : "-ab");
+}
+
 /* --only mla_decode: the decode target's grid, BF16 and FP8 caches side by side in one process
  * (% of the copy ceiling measured first on the cache bytes): K3's heads per GPU at TP 8 (12)
  * and 16, t = 1 (decode) and 2, 4 (MTP), contexts 8K-64K, batches that fill the GPU; then 64 and
@@ -738,35 +799,10 @@ void bench_mla_decode(const options &o)
 	 * with each ';'-separated set of settings (mla_decode.h: read at every call), variants
 	 * "fp8-ab", "fp8-ab2", ...: A/B in one process. */
 	const char *ab = getenv("K3_BENCH_MLA_AB");
-	std::vector<std::vector<std::pair<std::string, std::string>>> ab_sets;
-	if (ab && *ab) {
-		std::string all(ab);
-		size_t i = 0;
-		ab_sets.emplace_back();
-		while (i < all.size()) {
-			size_t j = all.find_first_of(" ;", i);
-			if (j == std::string::npos)
-				j = all.size();
-			const std::string kvs = all.substr(i, j - i);
-			const bool next_set = j < all.size() && all[j] == ';';
-			i = j + 1;
-			if (!kvs.empty()) {
-				const size_t eq = kvs.find('=');
-				if (eq == std::string::npos || eq == 0) {
-					fprintf(stderr, "k3-bench: K3_BENCH_MLA_AB: '%s' is not VAR=VALUE\n",
-						kvs.c_str());
-					exit(2);
-				}
-				ab_sets.back().emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
-			}
-			if (next_set && !ab_sets.back().empty())
-				ab_sets.emplace_back();
-		}
-		if (ab_sets.back().empty())
-			ab_sets.pop_back();
+	const std::vector<env_set> ab_sets = env_settings("K3_BENCH_MLA_AB");
+	if (!ab_sets.empty())
 		printf("mla_decode: each FP8 row again with each of the %zu sets of %s (fp8-ab, -ab2...)\n",
 		       ab_sets.size(), ab);
-	}
 	printf("mla_decode: clusters of the FP8 split kernel that fit at once:");
 	for (int sz = 2; sz <= 8; sz++)
 		printf(" %d:%d", sz, mla_decode_max_clusters(sz));
@@ -776,22 +812,8 @@ void bench_mla_decode(const options &o)
 		if (kv != MLA_KV_FP8)
 			return;
 		for (size_t v = 0; v < ab_sets.size(); v++) {
-			std::vector<std::pair<std::string, std::string>> saved;
-			for (const auto &e : ab_sets[v]) {
-				const char *old = getenv(e.first.c_str());
-				saved.emplace_back(e.first, old ? std::string(old) : std::string("\x01"));
-				setenv(e.first.c_str(), e.second.c_str(), 1);
-			}
-			char name[24] = "fp8-ab";
-			if (v > 0)
-				snprintf(name, sizeof name, "fp8-ab%d", (int)v + 1);
-			mla_point(o, kv, H, B, ctx, t, name);
-			for (const auto &e : saved) {
-				if (e.second == "\x01")
-					unsetenv(e.first.c_str());
-				else
-					setenv(e.first.c_str(), e.second.c_str(), 1);
-			}
+			const std::string name = ab_name("fp8", v);
+			with_env(ab_sets[v], [&] { mla_point(o, kv, H, B, ctx, t, name.c_str()); });
 		}
 	};
 	const enum mla_kv kvs[2] = { MLA_KV_BF16, MLA_KV_FP8 };
@@ -1085,68 +1107,23 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	}
 }
 
-/* "VAR=VALUE[ VAR=VALUE...]" of the environment variable `var` (an A/B run's second settings);
- * exits with a message on a malformed entry. */
-std::vector<std::pair<std::string, std::string>> env_settings(const char *var)
-{
-	std::vector<std::pair<std::string, std::string>> set;
-	const char *v = getenv(var);
-	const std::string all(v ? v : "");
-	size_t i = 0;
-	while (i < all.size()) {
-		size_t j = all.find(' ', i);
-		if (j == std::string::npos)
-			j = all.size();
-		const std::string kvs = all.substr(i, j - i);
-		i = j + 1;
-		if (kvs.empty())
-			continue;
-		const size_t eq = kvs.find('=');
-		if (eq == std::string::npos || eq == 0) {
-			fprintf(stderr, "k3-bench: %s: '%s' is not VAR=VALUE\n", var, kvs.c_str());
-			exit(2);
-		}
-		set.emplace_back(kvs.substr(0, eq), kvs.substr(eq + 1));
-	}
-	return set;
-}
-
-/* f() with the settings in the environment, then the environment as it was. */
-template <typename F>
-void with_env(const std::vector<std::pair<std::string, std::string>> &set, F f)
-{
-	std::vector<std::pair<std::string, const char *>> saved;
-	std::vector<std::string> keep;
-	keep.reserve(set.size());
-	for (const auto &e : set) {
-		const char *old = getenv(e.first.c_str());
-		keep.emplace_back(old ? old : "");
-		saved.emplace_back(e.first, old ? keep.back().c_str() : nullptr);
-		setenv(e.first.c_str(), e.second.c_str(), 1);
-	}
-	f();
-	for (const auto &e : saved) {
-		if (e.second)
-			setenv(e.first.c_str(), e.second, 1);
-		else
-			unsetenv(e.first.c_str());
-	}
-}
-
-/* A dense projection of the layer (BF16 weights) at M tokens. K3_BENCH_GEMM_AB="VAR=VALUE ...":
- * each row at up to 256 tokens again right after it with those settings (variant NAME-ab, spec
- * "k3-bench ab op=...": outside the ops a preset is fitted on): A/B in one process. */
+/* A dense projection of the layer (BF16 weights) at M tokens. K3_BENCH_GEMM_AB="VAR=VALUE ...
+ * [;...]": each row at up to 256 tokens again right after it with each set of settings (variants
+ * NAME-ab, NAME-ab2, ...; spec "k3-bench ab op=...": outside the ops a preset is fitted on): A/B
+ * in one process. */
 void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split,
 		 enum k3_gemm_path gpath = K3_GEMM_AUTO, bool ab = false);
 
 void dense_point_ab(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split)
 {
 	dense_point(o, name, M, N, K, epi, n_split);
-	static const auto set = env_settings("K3_BENCH_GEMM_AB");
-	if (set.empty() || M > 256)
+	static const std::vector<env_set> sets = env_settings("K3_BENCH_GEMM_AB");
+	if (M > 256)
 		return;
-	const std::string v = std::string(name) + "-ab";
-	with_env(set, [&] { dense_point(o, v.c_str(), M, N, K, epi, n_split, K3_GEMM_AUTO, true); });
+	for (size_t v = 0; v < sets.size(); v++) {
+		const std::string vn = ab_name(name, v);
+		with_env(sets[v], [&] { dense_point(o, vn.c_str(), M, N, K, epi, n_split, K3_GEMM_AUTO, true); });
+	}
 }
 
 void dense_point(const options &o, const char *name, int M, int N, int K, enum k3_epilogue epi, int n_split,
