@@ -515,8 +515,8 @@ def main():
     w("## Sublayers (eager, mean over the layers of a kind): measured vs the model's ops of that "
       "sublayer%s" % (" (at the boost clock)" if measured else ""))
     w("")
-    w("| step | sublayer | measured | h200 preset | k3-kernels preset |")
-    w("| --- | --- | ---: | ---: | ---: |")
+    w("| step | sublayer | measured | " + " | ".join("%s preset" % pn for pn, _ in presets) + " |")
+    w("| --- | --- | ---: |" + " ---: |" * len(presets))
     attn_pre = ("attnres.pre_attn", "norm.attn", "kda.", "mla.")
     for st in steps:
         if st["kind"] != "eager":
