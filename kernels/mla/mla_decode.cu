@@ -696,6 +696,79 @@ __device__ __forceinline__ void fp8r_epilogue(const params &p, const float (&o)[
 	}
 }
 
+/* QK^T of one stage of the register, pipelined and split kernels (mla_fp8r_kernel, mla_fp8p_kernel,
+ * mla_fp8s_kernel): raw
+ * holds the 32 tokens' 656-byte rows; warp w takes scale tile w and rope step w of all 32 tokens
+ * (n-tile j: tokens fp8r_token(j, .)) and writes part_w = S'_w scale(token, w) qf + rope_w to
+ * rw[(w * 4 + j) * 32 + lane], the tile-w scales of this lane's two tokens of each n-tile to sc.
+ * Each kernel keeps its own instruction mix: CVT2 converts a K word as two halves
+ * (k3_e4m3x2_to_f16x2 twice: mla_fp8r_kernel, mla_fp8p_kernel), else in one asm that reads the high half in
+ * place (k3_e4m3x4_to_f16x2x2: mla_fp8s_kernel); QF multiplies the scales by qf here, else the
+ * caller applies qf to the whole score (mla_fp8s_kernel's early order: the rope fragment holds
+ * rope q / qf, fp8r_q_finish<KINT, true>). */
+template <bool KINT, bool CVT2, bool QF>
+__device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *rw, const uint32_t (&qa)[8][4],
+					     const uint32_t (&qa_r)[4], float qf0, float qf1, int w, int g,
+					     int tq, int lane, float (&sc)[4][2])
+{
+	float sp[4][4], sr[4][4];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
+		const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			sp[j][e] = 0.0f, sr[j][e] = 0.0f;
+		k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
+#pragma unroll
+		for (int e = 0; e < 2; e++)
+			sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
+								   MLA_FP8_SCALE_OFFSET + 4 * w);
+	}
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		uint4 kw[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
+								 (tq + 4 * h) * 16);
+#pragma unroll
+		for (int qq = 0; qq < 4; qq++)
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				const uint32_t x = qq == 0   ? kw[j].x
+						   : qq == 1 ? kw[j].y
+						   : qq == 2 ? kw[j].z
+							     : kw[j].w;
+				uint32_t b0, b1;
+				if (KINT) {
+					k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
+				} else if (CVT2) {
+					b0 = k3_e4m3x2_to_f16x2((uint16_t)(x & 0xffffu));
+					b1 = k3_e4m3x2_to_f16x2((uint16_t)(x >> 16));
+				} else {
+					k3_e4m3x4_to_f16x2x2(x, b0, b1);
+				}
+				k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
+			}
+	}
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		if (QF) {
+			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0;
+			const float y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
+			rw[(w * 4 + j) * 32 + lane] =
+				make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+					    fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
+		} else {
+			const float x0 = sc[j][0], x1 = sc[j][1];
+			rw[(w * 4 + j) * 32 + lane] =
+				make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
+					    fmaf(sp[j][2], x0, sr[j][2]), fmaf(sp[j][3], x1, sr[j][3]));
+		}
+	}
+}
+
 template <bool KINT, bool VINT>
 __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_kernel(const params p)
 {
@@ -793,50 +866,10 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 		k3_mbar_wait(&bar[s], (uint32_t)((it / NST) & 1));
 		const unsigned char *raw = st + (size_t)s * STAGE_BYTES;
 
-		/* QK^T over tile w and rope step w for the 4 n-tiles (32 tokens). */
-		float sp[4][4], sr[4][4], sc[4][2];
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
-			const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				sp[j][e] = 0.0f, sr[j][e] = 0.0f;
-			k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
-#pragma unroll
-			for (int e = 0; e < 2; e++)
-				sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
-									   MLA_FP8_SCALE_OFFSET + 4 * w);
-		}
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			uint4 kw[4];
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-				kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
-									 (tq + 4 * h) * 16);
-#pragma unroll
-			for (int qq = 0; qq < 4; qq++)
-#pragma unroll
-				for (int j = 0; j < 4; j++) {
-					const uint32_t x = qq == 0 ? kw[j].x : qq == 1 ? kw[j].y : qq == 2 ? kw[j].z : kw[j].w;
-					uint32_t b0, b1;
-					if (KINT) {
-						k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
-					} else {
-						b0 = k3_e4m3x2_to_f16x2((uint16_t)(x & 0xffffu));
-						b1 = k3_e4m3x2_to_f16x2((uint16_t)(x >> 16));
-					}
-					k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
-				}
-		}
+		/* QK^T over tile w and rope step w for the 4 n-tiles (32 tokens): fp8r_qk_tile(). */
+		float sc[4][2];
 		float4 *rw = red + (it & 1) * RED_F4;
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0, y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
-			rw[(w * 4 + j) * 32 + lane] = make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
-								 fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
-		}
+		fp8r_qk_tile<KINT, true, true>(raw, rw, qa, qa_r, qf0, qf1, w, g, tq, lane, sc);
 		__syncthreads(); /* the parts are in; every warp is done with tile it - 1 */
 		if (w == 0 && it >= 1 && it - 1 + NST < n_it) {
 			issue(it - 1 + NST, next_src);
@@ -961,77 +994,6 @@ __global__ void __launch_bounds__(fp8r::THREADS, fp8r::CTAS_PER_SM) mla_fp8r_ker
 	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
 }
 
-/* QK^T of one stage of the pipelined and split kernels (mla_fp8p_kernel, mla_fp8s_kernel): raw
- * holds the 32 tokens' 656-byte rows; warp w takes scale tile w and rope step w of all 32 tokens
- * (n-tile j: tokens fp8r_token(j, .)) and writes part_w = S'_w scale(token, w) qf + rope_w to
- * rw[(w * 4 + j) * 32 + lane], the tile-w scales of this lane's two tokens of each n-tile to sc.
- * Each kernel keeps its own instruction mix: CVT2 converts a K word as two halves
- * (k3_e4m3x2_to_f16x2 twice: mla_fp8p_kernel), else in one asm that reads the high half in
- * place (k3_e4m3x4_to_f16x2x2: mla_fp8s_kernel); QF multiplies the scales by qf here, else the
- * caller applies qf to the whole score (mla_fp8s_kernel's early order: the rope fragment holds
- * rope q / qf, fp8r_q_finish<KINT, true>). */
-template <bool KINT, bool CVT2, bool QF>
-__device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *rw, const uint32_t (&qa)[8][4],
-					     const uint32_t (&qa_r)[4], float qf0, float qf1, int w, int g,
-					     int tq, int lane, float (&sc)[4][2])
-{
-	float sp[4][4], sr[4][4];
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
-		const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
-#pragma unroll
-		for (int e = 0; e < 4; e++)
-			sp[j][e] = 0.0f, sr[j][e] = 0.0f;
-		k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
-#pragma unroll
-		for (int e = 0; e < 2; e++)
-			sc[j][e] = *reinterpret_cast<const float *>(raw + fp8r_token(j, 2 * tq + e) * FP8B +
-								   MLA_FP8_SCALE_OFFSET + 4 * w);
-	}
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		uint4 kw[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-			kw[j] = *reinterpret_cast<const uint4 *>(raw + fp8r_token(j, g) * FP8B + 128 * w +
-								 (tq + 4 * h) * 16);
-#pragma unroll
-		for (int qq = 0; qq < 4; qq++)
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const uint32_t x = qq == 0   ? kw[j].x
-						   : qq == 1 ? kw[j].y
-						   : qq == 2 ? kw[j].z
-							     : kw[j].w;
-				uint32_t b0, b1;
-				if (KINT) {
-					k3_e4m3x4_to_f16x4_scaled(x, b0, b1);
-				} else if (CVT2) {
-					b0 = k3_e4m3x2_to_f16x2((uint16_t)(x & 0xffffu));
-					b1 = k3_e4m3x2_to_f16x2((uint16_t)(x >> 16));
-				} else {
-					k3_e4m3x4_to_f16x2x2(x, b0, b1);
-				}
-				k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
-			}
-	}
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		if (QF) {
-			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0;
-			const float y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
-			rw[(w * 4 + j) * 32 + lane] =
-				make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
-					    fmaf(sp[j][2], y0, sr[j][2]), fmaf(sp[j][3], y1, sr[j][3]));
-		} else {
-			const float x0 = sc[j][0], x1 = sc[j][1];
-			rw[(w * 4 + j) * 32 + lane] =
-				make_float4(fmaf(sp[j][0], x0, sr[j][0]), fmaf(sp[j][1], x1, sr[j][1]),
-					    fmaf(sp[j][2], x0, sr[j][2]), fmaf(sp[j][3], x1, sr[j][3]));
-		}
-	}
-}
 
 /* ---- FP8 cache, register conversion, software-pipelined (K3_MLA_FP8_KERNEL=pipe) --------
  *
