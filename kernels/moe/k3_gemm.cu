@@ -2494,6 +2494,30 @@ int gemv_lean_epi(const params &p, enum k3_epilogue epi, dim3 grid, cudaStream_t
 	return k3_launch_status();
 }
 
+/* The launch of a gemv kernel after f16act_kernel on stream s: grid x THREADS, by programmatic
+ * dependent launch unless K3_GEMV_F16_PDL=0 (attr: the caller's storage for the attribute). */
+cudaLaunchConfig_t gemv_f16_pdl_config(dim3 grid, cudaStream_t s, cudaLaunchAttribute (&attr)[1])
+{
+	const char *e = getenv("K3_GEMV_F16_PDL");
+	cudaLaunchConfig_t cfg = {};
+	cfg.gridDim = grid;
+	cfg.blockDim = dim3(THREADS);
+	cfg.dynamicSmemBytes = 0;
+	cfg.stream = s;
+	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr[0].val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = attr;
+	cfg.numAttrs = e && !strcmp(e, "0") ? 0 : 1;
+	return cfg;
+}
+
+/* The weight loads with the L2 256-byte hint unless K3_GEMV_F16_L2PF=0 (read per call). */
+bool gemv_f16_l2pf()
+{
+	const char *pf = getenv("K3_GEMV_F16_L2PF");
+	return !(pf && !strcmp(pf, "0"));
+}
+
 /* gemv_f16_kernel on stream s: fused (fused_smem > 0: one kernel, a plain launch, fused_smem
  * bytes of dynamic shared memory; 8-token passes, no k slices) or after f16act_kernel, with
  * programmatic dependent launch (the gemv's weight loads start while the first pass runs) unless
@@ -2507,18 +2531,9 @@ template <int NT8, int EPI, int KS>
 int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 grid, size_t fused_smem,
 		    cudaStream_t s)
 {
-	const char *e = getenv("K3_GEMV_F16_PDL"), *pf = getenv("K3_GEMV_F16_L2PF");
-	const bool pfl = !(pf && !strcmp(pf, "0"));
-	cudaLaunchConfig_t cfg = {};
-	cfg.gridDim = grid;
-	cfg.blockDim = dim3(THREADS);
-	cfg.dynamicSmemBytes = 0;
-	cfg.stream = s;
+	const bool pfl = gemv_f16_l2pf();
 	cudaLaunchAttribute attr[1];
-	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	attr[0].val.programmaticStreamSerializationAllowed = 1;
-	cfg.attrs = attr;
-	cfg.numAttrs = e && !strcmp(e, "0") ? 0 : 1;
+	cudaLaunchConfig_t cfg = gemv_f16_pdl_config(grid, s, attr);
 	cudaError_t rc;
 	if constexpr (NT8 == 1 && KS == 1) {
 		if (fused_smem) { /* one kernel, no first pass to wait for: a plain launch */
@@ -2548,17 +2563,9 @@ template <int EPI>
 int gemv_f16p_launch(const params &p, const uint16_t *xh, const float *xf, float *part, int32_t *cnt, int ctas,
 		     cudaStream_t s)
 {
-	const char *e = getenv("K3_GEMV_F16_PDL"), *pf = getenv("K3_GEMV_F16_L2PF");
-	cudaLaunchConfig_t cfg = {};
-	cfg.gridDim = dim3((unsigned)ctas);
-	cfg.blockDim = dim3(THREADS);
-	cfg.stream = s;
 	cudaLaunchAttribute attr[1];
-	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	attr[0].val.programmaticStreamSerializationAllowed = 1;
-	cfg.attrs = attr;
-	cfg.numAttrs = e && !strcmp(e, "0") ? 0 : 1;
-	auto kern = pf && !strcmp(pf, "0") ? gemv_f16p_kernel<EPI, false> : gemv_f16p_kernel<EPI, true>;
+	cudaLaunchConfig_t cfg = gemv_f16_pdl_config(dim3((unsigned)ctas), s, attr);
+	auto kern = gemv_f16_l2pf() ? gemv_f16p_kernel<EPI, true> : gemv_f16p_kernel<EPI, false>;
 	if (cudaLaunchKernelEx(&cfg, kern, p, xh, xf, part, cnt) != cudaSuccess)
 		return -EIO;
 	return k3_launch_status();
