@@ -95,6 +95,7 @@ constexpr int THREADS = 384;  /* producer warpgroup + two consumer warpgroups */
 constexpr int TW = 256;       /* weight rows per tile: 128 per consumer warpgroup (two m64 blocks) */
 constexpr int TT = 128;       /* tokens per tile at most (the MMA's N) */
 constexpr int TT_WIDE = 176;  /* the wide kernel's (grouped BF16 in clusters; kernel_variant()) */
+constexpr int TT_RSV = 160;   /* "wide2rv": MXFP4 chunks of up to 160 (176: ptxas serializes, C7512) */
 constexpr int KB = 64;        /* k per stage: one 128-byte row of BF16 */
 constexpr int GROUP_M = 16;   /* dense raster: token tiles per group */
 /* Register split of the warpgroups (setmaxnreg): the consumers get what the producer gives up
@@ -110,7 +111,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 
 /* Kernel extras (the XV template bits; kernel_variant()), described at produce(); XV_XP (MXFP4
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
-enum { XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32 };
+enum { XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64 };
 
 /* Shared memory of the kernel with token tiles of TTV rows: STAGES stages (token tile, weight tile,
  * MXFP4 scales), the barriers, the chunk table, and (the epilogue of kernel_variant() >= 1) each
@@ -127,7 +128,7 @@ struct wcfg {
 	static constexpr int W_BYTES = RS ? TW * KB / 2 : TW * KB * 2;
 	static constexpr int S_BYTES = RS ? TW * 4 : 0;
 	static constexpr int STAGE = X_BYTES + W_BYTES + S_BYTES;
-	static constexpr int STAGES = RS ? 8 : XP ? 3 : 4;
+	static constexpr int STAGES = RS ? (TTV > TT ? 6 : 8) : XP ? 3 : 4; /* RS at 176 tokens: 31 KB a stage */
 	static constexpr int W_BOX = FP4 ? KB / 2 : KB; /* TMA box: elements (bytes / BF16) of a row */
 	static constexpr int OFF_W = X_BYTES;
 	static constexpr int OFF_S = X_BYTES + W_BYTES; /* round q's MXFP4 only */
@@ -555,6 +556,33 @@ __device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][2][4], const unsigne
 	}
 }
 
+/* MXFP4 (XV_RS1): A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2, ks0 a multiple
+ * of KS: one scale group) of the stage at st (token tiles of TTV rows: the raw weight tile after
+ * them), as load_a_fp4: each of the lane's 4 scales loaded and converted once for the KS k steps. */
+template <int TTV, int KS>
+__device__ __forceinline__ void load_a_fp4k(uint32_t (&a)[KS][2][4], const unsigned char *st, int kb, int ks0, int wr0,
+					    int lane)
+{
+	using C = wcfg<true, TTV>;
+	const int sb = k3_wg_fp4_scale_byte(kb, ks0);
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++) {
+		uint32_t w0, w1;
+		k3_wg_fp4_scale_words(st + C::OFF_S, wr0 + mb * 64, lane, &w0, &w1);
+		const uint32_t s0 = k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
+		const uint32_t s1 = k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
+#pragma unroll
+		for (int j = 0; j < KS; j++) {
+			uint32_t o[4];
+			k3_wg_fp4_fragment_raw(st + C::OFF_W, ks0 + j, wr0 + mb * 64, lane, o);
+			a[j][mb][0] = k3_bf16x2_mul(o[0], s0);
+			a[j][mb][1] = k3_bf16x2_mul(o[1], s1);
+			a[j][mb][2] = k3_bf16x2_mul(o[2], s0);
+			a[j][mb][3] = k3_bf16x2_mul(o[3], s1);
+		}
+	}
+}
+
 /* Every read of stage s by this thread's MMAs is done: one arrival of the thread on the stage's
  * `empty` barrier (256 a phase); in a cluster (CLU), one of each warp (lane 0, after the warp's
  * threads) on the barrier of every CTA of the cluster, whose producers all write the stage
@@ -596,6 +624,31 @@ __device__ __forceinline__ void mma_ss(float (&d)[L], uint64_t desc_a, uint64_t 
 		k3_wgmma_ssw<N>(*reinterpret_cast<float(*)[N / 2]>(&d[0]), desc_a, desc_b);
 }
 
+/* d[0 .. N / 2) of one m64 block's accumulators += A (registers) * B (shared, desc_b): as mma_ss. */
+template <int N, int L>
+__device__ __forceinline__ void mma_rs(float (&d)[L], const uint32_t (&a)[4], uint64_t desc_b)
+{
+	if constexpr (L == 64)
+		k3_wgmma_rs<N>(d, a, desc_b);
+	else
+		k3_wgmma_rsw<N>(*reinterpret_cast<float(*)[N / 2]>(&d[0]), a, desc_b);
+}
+
+/* One group of MXFP4 MMAs (XV_RS1): the KS k steps from ks0 of the stage at xaddr, both m64
+ * blocks, A from the register set a; fenced (a was just written) and committed. */
+template <int N, int L, int KS>
+__device__ __forceinline__ void issue_rs(float (&acc)[2][L], const uint32_t (&a)[KS][2][4], uint32_t xaddr, int ks0)
+{
+	k3_wgmma_fence();
+#pragma unroll
+	for (int j = 0; j < KS; j++) {
+		const uint64_t desc = k3_wgmma_desc_sw128(xaddr + (ks0 + j) * 32);
+		mma_rs<N>(acc[0], a[j][0], desc);
+		mma_rs<N>(acc[1], a[j][1], desc);
+	}
+	k3_wgmma_commit();
+}
+
 /* d[0 .. N / 2) pinned (the wide kernel: only the accumulators an MMA of N tokens writes stay
  * live in its tiles). */
 template <int N, int L>
@@ -623,7 +676,43 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		acc[0][i] = acc[1][i] = 0.0f;
 	pin_acc<N>(acc[0]);
 	pin_acc<N>(acc[1]);
-	if constexpr (C::RS) {
+	if constexpr (C::RS && (XV & XV_RS1)) {
+		/* MXFP4, register double buffering (XV_RS1): groups of KS k steps (4 / KS a k block),
+		 * group q's A in register set q % 2. Group q + 1 is converted and issued while group q
+		 * still runs: before set s is rewritten, wait_group 1 retires the group that read it
+		 * (the one before the group just issued), so no register an MMA in flight reads is
+		 * written (k3_wgmma.cuh) and the tensor pipe always holds this warpgroup's next group.
+		 * 176-token tiles (accumulators 2 x 88) convert one k step a group, 128-token ones two. */
+		constexpr int KS = TTV > TT ? 1 : 2, G = 4 / KS;
+		uint32_t a[2][KS][2][4]; /* [set][k step of the group][m64 block][4] */
+		const unsigned char *st = stage_ready<true, TTV, XV>(sm, full, it);
+		load_a_fp4k<TTV, KS>(a[0], st, 0, 0, wr0, lane);
+		issue_rs<N>(acc, a[0], k3_smem_u32(st), 0);
+		load_a_fp4k<TTV, KS>(a[1], st, 0, KS, wr0, lane);
+		issue_rs<N>(acc, a[1], k3_smem_u32(st), KS);
+#pragma unroll 1
+		for (int kb = 0; kb < nkb; kb++, it++) {
+#pragma unroll
+			for (int q = 2; q < G; q++) { /* KS 1: the k block's groups 2, 3 */
+				k3_wgmma_wait<1>(); /* group q - 2 (set q % 2) done */
+				load_a_fp4k<TTV, KS>(a[q % 2], st, kb, q * KS, wr0, lane);
+				issue_rs<N>(acc, a[q % 2], k3_smem_u32(st), q * KS);
+			}
+			if (kb + 1 < nkb) {
+				const unsigned char *sn = stage_ready<true, TTV, XV>(sm, full, it + 1);
+				k3_wgmma_wait<1>(); /* group G - 2 of this k block done: set 0 free */
+				load_a_fp4k<TTV, KS>(a[0], sn, kb + 1, 0, wr0, lane);
+				issue_rs<N>(acc, a[0], k3_smem_u32(sn), 0);
+				k3_wgmma_wait<1>(); /* this k block's last group done: stage `it` read */
+				release<CLU>(&empty[it % C::STAGES]);
+				load_a_fp4k<TTV, KS>(a[1], sn, kb + 1, KS, wr0, lane);
+				issue_rs<N>(acc, a[1], k3_smem_u32(sn), KS);
+				st = sn;
+			}
+		}
+		k3_wgmma_wait<0>();
+		release<CLU>(&empty[(it - 1) % C::STAGES]);
+	} else if constexpr (C::RS) {
 		static_assert(TTV == 64 * 2, "MXFP4: the round-q tile");
 		uint32_t ax[2][2][4], ay[2][2][4]; /* [k step of the half][m64 block][4] */
 		const unsigned char *st = stage_ready<true, TTV, XV>(sm, full, it);
@@ -892,7 +981,7 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 		tok_scalars<EPI> ts;
 		if constexpr (NB && (XV & XV_ONE))
 			ts.load(p, tl, (int)threadIdx.x & 127); /* in flight through the k loop */
-#define K3_WG_TILE(NN) tile_n<FP4, CLU, EPI, NN, TTV, NB, XV>(p, tl, sm, full, empty, acc, it, wr0, lane)
+#define K3_WG_TILE(NN) tile_n<FP4, CLU, EPI, (NN <= TTV ? NN : TTV), TTV, NB, XV>(p, tl, sm, full, empty, acc, it, wr0, lane)
 		switch (n) {
 		case 0: /* a cluster's CTA past its group's chunks */
 			if constexpr (CLU)
@@ -1076,6 +1165,20 @@ int launch_xp(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int
 	return launch_x<false, TT, XV_ONE | XV_FGLU, true>(p, tmw, epi, grid, 1, s);
 }
 
+/* MXFP4 weights through the register double-buffered kernel (XV_RS1, "wide2r": 128-token tiles,
+ * "wide2rw": 176-token chunks as wide2's BF16 ones): the GLU and SCALE launches (the expert
+ * GEMMs), one epilogue a kernel, GLU through tanh.approx; the other epilogues run wide2's MXFP4
+ * kernel. */
+template <int TTV>
+int launch_rs1(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+{
+	if (epi == K3_EPI_GLU)
+		return launch<true, true, false, K3_EPI_GLU, TTV, true, XV_ONE | XV_FGLU | XV_RS1>(p, tmw, grid, 1, s);
+	if (epi == K3_EPI_SCALE)
+		return launch<true, true, false, K3_EPI_SCALE, TTV, true, XV_ONE | XV_RS1>(p, tmw, grid, 1, s);
+	return launch_x<false, TT, XV_ONE | XV_FGLU, true>(p, tmw, epi, grid, 1, s);
+}
+
 /* Which kernel (K3_GEMM_WG_KERNEL, read per call; bench/results/k3-kernels-h200-2026-12-01za and
  * -2026-12-02e):
  *  - "q": round q's kernel: token tiles of up to 128 rows (clusters of 3 at K3's T = 16K, 117 of
@@ -1105,6 +1208,7 @@ struct variant {
 	int kv;	   /* 0 q, 1 epi, 2 the wide family */
 	int xv;	   /* XV_* bits (kv 2 only) */
 	bool nocl; /* wide chunks without clusters */
+	int rw;	   /* XV_RS1: token chunks of up to 128 (0, "wide2r"), 176 (1, "wide2rw"), 160 (2, "wide2rv") */
 };
 
 /* "wide2" since 2026-12-02e call 2 (kernels/calls/k3-2026-12-02e-2.sh, run by the lead): at
@@ -1120,28 +1224,31 @@ variant kernel_variant(const params &p)
 	static const struct {
 		const char *name;
 		variant v;
-	} names[] = { { "q", { 0, 0, false } },
-		      { "epi", { 1, 0, false } },
-		      { "wide", { 2, 0, false } },
-		      { "fglu", { 2, XV_FGLU, false } },
-		      { "wide1", { 2, 0, true } },
-		      { "wide2", { 2, XV_ONE | XV_FGLU, true } },
-		      { "wide2x", { 2, XV_ONE | XV_FGLU | XV_XP, true } },
-		      { "wide2c", { 2, XV_ONE | XV_FGLU, false } },
-		      { "one1", { 2, XV_ONE, true } },
-		      { "diag-noepi", { 2, XV_NOEPI, false } },
-		      { "diag-nofeed", { 2, XV_NOFEED, false } },
-		      { "diag-nomma", { 2, XV_NOMMA, false } } };
+	} names[] = { { "q", { 0, 0, false, 0 } },
+		      { "epi", { 1, 0, false, 0 } },
+		      { "wide", { 2, 0, false, 0 } },
+		      { "fglu", { 2, XV_FGLU, false, 0 } },
+		      { "wide1", { 2, 0, true, 0 } },
+		      { "wide2", { 2, XV_ONE | XV_FGLU, true, 0 } },
+		      { "wide2x", { 2, XV_ONE | XV_FGLU | XV_XP, true, 0 } },
+		      { "wide2r", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 0 } },
+		      { "wide2rw", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 1 } },
+		      { "wide2rv", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 2 } },
+		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
+		      { "one1", { 2, XV_ONE, true, 0 } },
+		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
+		      { "diag-nofeed", { 2, XV_NOFEED, false, 0 } },
+		      { "diag-nomma", { 2, XV_NOMMA, false, 0 } } };
 	const char *e = getenv("K3_GEMM_WG_KERNEL");
 	for (int pass = 0; pass < 2; pass++) {
 		for (const auto &n : names)
 			if (e && !strcmp(e, n.name)) /* dense: the wide family runs epi */
-				return p.n_groups > 0 ? n.v : variant{ n.v.kv < 1 ? n.v.kv : 1, 0, false };
+				return p.n_groups > 0 ? n.v : variant{ n.v.kv < 1 ? n.v.kv : 1, 0, false, 0 };
 		if (p.n_groups <= 0)
-			return variant{ 0, 0, false };
+			return variant{ 0, 0, false, 0 };
 		e = GROUPED_DEFAULT;
 	}
-	return variant{ 2, 0, false }; /* not reached: GROUPED_DEFAULT is one of the names */
+	return variant{ 2, 0, false, 0 }; /* not reached: GROUPED_DEFAULT is one of the names */
 }
 
 /* Cluster size of a grouped launch with BF16 weight tiles by TMA. K3_GEMM_WG_CLUSTER (read per
@@ -1268,7 +1375,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	CUtensorMap tmw;
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~XV_XP; /* BF16 weights: wide2x is wide2 */
+		v.xv &= ~(XV_XP | XV_RS1); /* BF16 weights: wide2x, wide2r and wide2rw are wide2 */
 	const int kv = v.kv;
 	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p, kv == 2 ? TT_WIDE : TT) : 1;
 	const bool nocl = kv == 2 && v.nocl && ncl > 1; /* "wide1": the wide chunks, no clusters */
@@ -1286,6 +1393,10 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	if (tma && !fp4 && ncl == 1 && kv == 2 && (v.xv & XV_ONE)) /* groups too small for clusters */
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
+	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
+		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
+		       : v.rw == 2 ? launch_rs1<TT_RSV>(p, tmw, epi, (int)grid, stream)
+				   : launch_rs1<TT>(p, tmw, epi, (int)grid, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & XV_XP)) /* MXFP4 by the expander: the BF16 consumers */
 		return launch_xp(p, tmw, epi, (int)grid, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & XV_ONE)) /* MXFP4 (never in clusters): the one-copy epilogue */

@@ -1033,9 +1033,14 @@ static void test_gemm_wgmma_clusters(void **unused)
 	/* ... and through the expander kernel (wide2x, opt-in since 2026-12-02g: the raw tiles
 	 * expanded to BF16 in shared memory, chunks of up to 176 rows: every edge above; N = 320:
 	 * a second weight tile of 64 rows, the rest zero-filled; K = 256: the raw tiles 4 k blocks
-	 * ahead, across tiles), and K3_GEMM_WG_CLUSTER=1 changes nothing there. */
-	static const char *const fp4k[3] = { "wide2", "wide2x", "wide2x" };
-	for (int k = 0; k < 3; k++) {
+	 * ahead, across tiles), and K3_GEMM_WG_CLUSTER=1 changes nothing there; and through the
+	 * register double-buffered kernels (2026-12-02m: wide2r, chunks of 128, two k steps a group;
+	 * wide2rw, chunks of up to 176 as wide2x's, one k step a group; K = 256: 4 k blocks, groups
+	 * across the stages). */
+	static const char *const fp4k[6] = { "wide2", "wide2x", "wide2x", "wide2r", "wide2rw", "wide2rv" };
+	for (int k = 0; k < 6; k++) {
+		if (k == 3)
+			unsetenv("K3_GEMM_WG_CLUSTER");
 		if (k == 2)
 			setenv("K3_GEMM_WG_CLUSTER", "1", 1);
 		setenv("K3_GEMM_WG_KERNEL", fp4k[k], 1);
@@ -1095,6 +1100,18 @@ static void test_gemm_wgmma_wide_small(void **unused)
 				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
 	struct wmat wf = wmat_rand(4, 256, 128, K3_W_MXFP4, 0.1);
 	setenv("K3_GEMM_WG_KERNEL", "wide2x", 1);
+	run_gemm(&gf, K3_EPI_GLU, &wf);
+	run_gemm(&sf, K3_EPI_SCALE, &wf);
+	/* ... and through the register double-buffered kernels (wide2r: chunks of 128; wide2rw: 89 +
+	 * 88, 40, 2 x 150 as above; K = 128: two k blocks, the second's groups issued before the
+	 * first's last one has retired). */
+	setenv("K3_GEMM_WG_KERNEL", "wide2r", 1);
+	run_gemm(&gf, K3_EPI_GLU, &wf);
+	run_gemm(&sf, K3_EPI_SCALE, &wf);
+	setenv("K3_GEMM_WG_KERNEL", "wide2rw", 1);
+	run_gemm(&gf, K3_EPI_GLU, &wf);
+	run_gemm(&sf, K3_EPI_SCALE, &wf);
+	setenv("K3_GEMM_WG_KERNEL", "wide2rv", 1); /* chunks of up to 160: 89 + 88, 40, 2 x 150 */
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	run_gemm(&sf, K3_EPI_SCALE, &wf);
 	wmat_release(&wf);
