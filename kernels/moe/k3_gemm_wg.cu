@@ -556,11 +556,11 @@ __device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][2][4], const unsigne
 	}
 }
 
-/* MXFP4 (XV_RS1): A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2, ks0 a multiple
- * of KS: one scale group) of the stage at st (token tiles of TTV rows: the raw weight tile after
- * them), as load_a_fp4: each of the lane's 4 scales loaded and converted once for the KS k steps. */
-template <int TTV, int KS>
-__device__ __forceinline__ void load_a_fp4k(uint32_t (&a)[KS][2][4], const unsigned char *st, int kb, int ks0, int wr0,
+/* MXFP4 (XV_RS1): the lane's 4 scales of k steps ks0, ks0 + 1 (ks0 even: one scale group) of
+ * the stage at st (token tiles of TTV rows), as BF16 pairs: sc[m64 block][row g, row g + 8];
+ * loaded and converted once for the two k steps (one group or two). */
+template <int TTV>
+__device__ __forceinline__ void scales_fp4k(uint32_t (&sc)[2][2], const unsigned char *st, int kb, int ks0, int wr0,
 					    int lane)
 {
 	using C = wcfg<true, TTV>;
@@ -569,16 +569,28 @@ __device__ __forceinline__ void load_a_fp4k(uint32_t (&a)[KS][2][4], const unsig
 	for (int mb = 0; mb < 2; mb++) {
 		uint32_t w0, w1;
 		k3_wg_fp4_scale_words(st + C::OFF_S, wr0 + mb * 64, lane, &w0, &w1);
-		const uint32_t s0 = k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
-		const uint32_t s1 = k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
+		sc[mb][0] = k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
+		sc[mb][1] = k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
+	}
+}
+
+/* MXFP4 (XV_RS1): A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2, within one scale
+ * group) of the stage at st, scaled by sc (scales_fp4k; exact: E8M0 is a power of two). */
+template <int TTV, int KS>
+__device__ __forceinline__ void load_a_fp4k(uint32_t (&a)[KS][2][4], const unsigned char *st, int ks0,
+					    const uint32_t (&sc)[2][2], int wr0, int lane)
+{
+	using C = wcfg<true, TTV>;
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++) {
 #pragma unroll
 		for (int j = 0; j < KS; j++) {
 			uint32_t o[4];
 			k3_wg_fp4_fragment_raw(st + C::OFF_W, ks0 + j, wr0 + mb * 64, lane, o);
-			a[j][mb][0] = k3_bf16x2_mul(o[0], s0);
-			a[j][mb][1] = k3_bf16x2_mul(o[1], s1);
-			a[j][mb][2] = k3_bf16x2_mul(o[2], s0);
-			a[j][mb][3] = k3_bf16x2_mul(o[3], s1);
+			a[j][mb][0] = k3_bf16x2_mul(o[0], sc[mb][0]);
+			a[j][mb][1] = k3_bf16x2_mul(o[1], sc[mb][1]);
+			a[j][mb][2] = k3_bf16x2_mul(o[2], sc[mb][0]);
+			a[j][mb][3] = k3_bf16x2_mul(o[3], sc[mb][1]);
 		}
 	}
 }
@@ -685,27 +697,36 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		 * 176-token tiles (accumulators 2 x 88) convert one k step a group, 128-token ones two. */
 		constexpr int KS = TTV > TT ? 1 : 2, G = 4 / KS;
 		uint32_t a[2][KS][2][4]; /* [set][k step of the group][m64 block][4] */
+		uint32_t sc[2][2];	 /* the scales of the current scale group (two k steps) */
 		const unsigned char *st = stage_ready<true, TTV, XV>(sm, full, it);
-		load_a_fp4k<TTV, KS>(a[0], st, 0, 0, wr0, lane);
+		scales_fp4k<TTV>(sc, st, 0, 0, wr0, lane);
+		load_a_fp4k<TTV, KS>(a[0], st, 0, sc, wr0, lane);
 		issue_rs<N>(acc, a[0], k3_smem_u32(st), 0);
-		load_a_fp4k<TTV, KS>(a[1], st, 0, KS, wr0, lane);
+		if constexpr (KS == 2)
+			scales_fp4k<TTV>(sc, st, 0, 2, wr0, lane);
+		load_a_fp4k<TTV, KS>(a[1], st, KS, sc, wr0, lane);
 		issue_rs<N>(acc, a[1], k3_smem_u32(st), KS);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
 #pragma unroll
 			for (int q = 2; q < G; q++) { /* KS 1: the k block's groups 2, 3 */
+				if (q == 2)
+					scales_fp4k<TTV>(sc, st, kb, 2, wr0, lane);
 				k3_wgmma_wait<1>(); /* group q - 2 (set q % 2) done */
-				load_a_fp4k<TTV, KS>(a[q % 2], st, kb, q * KS, wr0, lane);
+				load_a_fp4k<TTV, KS>(a[q % 2], st, q * KS, sc, wr0, lane);
 				issue_rs<N>(acc, a[q % 2], k3_smem_u32(st), q * KS);
 			}
 			if (kb + 1 < nkb) {
 				const unsigned char *sn = stage_ready<true, TTV, XV>(sm, full, it + 1);
+				scales_fp4k<TTV>(sc, sn, kb + 1, 0, wr0, lane);
 				k3_wgmma_wait<1>(); /* group G - 2 of this k block done: set 0 free */
-				load_a_fp4k<TTV, KS>(a[0], sn, kb + 1, 0, wr0, lane);
+				load_a_fp4k<TTV, KS>(a[0], sn, 0, sc, wr0, lane);
 				issue_rs<N>(acc, a[0], k3_smem_u32(sn), 0);
+				if constexpr (KS == 2)
+					scales_fp4k<TTV>(sc, sn, kb + 1, 2, wr0, lane);
 				k3_wgmma_wait<1>(); /* this k block's last group done: stage `it` read */
 				release<CLU>(&empty[it % C::STAGES]);
-				load_a_fp4k<TTV, KS>(a[1], sn, kb + 1, KS, wr0, lane);
+				load_a_fp4k<TTV, KS>(a[1], sn, KS, sc, wr0, lane);
 				issue_rs<N>(acc, a[1], k3_smem_u32(sn), KS);
 				st = sn;
 			}
@@ -1201,6 +1222,15 @@ int launch_rs1(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *    MXFP4 w13 at T = 16K 38.6-38.8 ms against wide2's 33.7-34.5, T = 4K 17.0-17.1 against
  *    10.1-10.6; w2 19.5-19.7 / 8.4-8.6 against 16.9-17.1 / 4.8-6.0; tests and sanitizers clean.
  *    The producer sets the pace (~3,800 cycles a k block at both T, the MMAs ~1,400 at N = 176).
+ *  - "wide2r", "wide2rw", "wide2rv" (2026-12-02m; bench/results/k3-kernels-h200-2026-12-02m):
+ *    wide2, and MXFP4 weights through the register-A kernel double-buffered (XV_RS1: groups of
+ *    k steps in two register sets, wait_group 1, the scales converted once per scale group) with
+ *    token chunks of up to 128 / 176 / 160 rows. wide2r: 3-4 % faster than wide2 at T = 16K,
+ *    2-10 % at 4K; wide2rw: ptxas serializes its MMAs (C7512: 2 x 88 accumulators and the A sets
+ *    over the consumers' 216 registers), tested, not benched; wide2rv (the grouped default):
+ *    K3's ~292-token experts in 2 chunks instead of 3, so each weight tile's conversion serves 146
+ *    tokens instead of ~97: MXFP4 w13 / w2 at T = 16K 26.1-26.4 / 13.3-13.4 ms against wide2's
+ *    34.0-34.4 / 16.8-17.0 (62-66 % of the cuBLASLt beside each row).
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1211,13 +1241,18 @@ struct variant {
 	int rw;	   /* XV_RS1: token chunks of up to 128 (0, "wide2r"), 176 (1, "wide2rw"), 160 (2, "wide2rv") */
 };
 
-/* "wide2" since 2026-12-02e call 2 (kernels/calls/k3-2026-12-02e-2.sh, run by the lead): at
+/* "wide2rv" since 2026-12-02m call 2 (kernels/calls/k3-2026-12-02m-2.sh; BF16 weights run wide2
+ * under it, unchanged): MXFP4 at T = 16K, two rows each in one process, w13 26.1-26.4 ms against
+ * wide2's 34.0-34.4 (62.3-66.4 % of the cuBLASLt row beside it), w2 13.3-13.4 against 16.8-17.0;
+ * at T = 4K w13 10.2-10.5 against 10.5-11.0, w2 5.5 against 5.0-5.6 (wide2r 4.4-4.6 there);
+ * test-moe-gpu's wgmma and layer tests passed, memcheck and racecheck of the small wide test clean.
+ * "wide2" from 2026-12-02e call 2 (kernels/calls/k3-2026-12-02e-2.sh, run by the lead): at (kernels/calls/k3-2026-12-02e-2.sh, run by the lead): at
  * T = 16K, three rows each in two orders in one process, BF16 w13 21.3-21.6 ms against wide's
  * 26.8-27.4 (66.7-78.0 % of the cuBLASLt row beside it), w2 10.3-11.2 against 11.3-11.6, MXFP4
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2";
+constexpr const char *GROUPED_DEFAULT = "wide2rv";
 
 variant kernel_variant(const params &p)
 {
