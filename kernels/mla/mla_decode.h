@@ -71,6 +71,20 @@ int mla_decode_splits(const struct mla_decode_args *a);
  * negative error as above. */
 int mla_decode_cluster(const struct mla_decode_args *a);
 
+/* Splits when each split writes its partials and the last split of a row block
+ * to finish merges them (K3_MLA_FP8S_COMBINE=last: a counter per row block in
+ * the workspace, no combine kernel, no cluster), 0 when not, or a negative
+ * error as above. */
+int mla_decode_last(const struct mla_decode_args *a);
+
+/* Measurement hook: with `buf` (device memory, 8 words of 8 bytes for every
+ * CTA of the FP8 split kernel's grid: row blocks x splits x batch) the FP8 split
+ * kernel records %globaltimer at its entry (word 0), tile 0's arrival (1), the
+ * tile loop's end (2), the epilogue (3), the merge's end (4), the producer's
+ * first copies (5), and its SM (word 7, bit 16: merged as the last split);
+ * NULL turns it off. Not for concurrent calls. */
+void mla_decode_set_trace(void *buf);
+
 /* Clusters of `size` (2..8) CTAs of the FP8 split kernel that fit the device at
  * once (cudaOccupancyMaxActiveClusters), 0 when none or `size` is out of range:
  * the plan merges splits in clusters only where every row block's cluster fits
