@@ -2136,7 +2136,10 @@ void fp8s_options(int *whole, float *tau, int *band, int *prime)
 }
 
 /* mla_fp8s_kernel's split plan: 1 (default) a wave at most (splits rounded down) and the splits
- * of a row block combined in a cluster where 2..8 of them fit one wave; 2
+ * of a row block combined in a cluster where 2..8 of them fit one wave (make_plan(): two waves
+ * and the last-split merge where whole splits fill less than 80 % of one, unless any
+ * K3_MLA_FP8S_COMBINE is set: e.g. =onewave, the 2026-12-02h plan); 3 (=last) the last-split
+ * merge (fp8s_last_merge()) instead of clusters and the combine kernel; 2
  * (K3_MLA_FP8S_COMBINE=cluster) the same with clusters of 2..8 splits even where
  * cudaOccupancyMaxActiveClusters says fewer fit at once than there are row blocks (B 64 at 8K:
  * 64 clusters of 4); 0 (K3_MLA_FP8S_COMBINE=kernel, the default up to 2026-12-02) splits
@@ -2274,16 +2277,30 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 			splits = n;
 	}
 	const int64_t most = (max_tiles + MIN_TILES_PER_SPLIT - 1) / MIN_TILES_PER_SPLIT;
-	if (splits > most)
-		splits = most;
-	if (splits < 1)
-		splits = 1;
+	auto fit = [&](int64_t n) { /* at least MIN_TILES_PER_SPLIT tiles a split, none empty by the plan */
+		n = n > most ? most : n < 1 ? 1 : n;
+		const int64_t t = (max_tiles + n - 1) / n;
+		return (max_tiles + t - 1) / t;
+	};
+	splits = fit(splits);
+	bool last = fp8s_cluster_option() == 3;
+	/* The default plan where whole splits fill less than 80 % of one wave (B 89-105 and 67-70 at
+	 * 16 rows on an H200: B 96, 2 splits, 192 CTAs on 264 places, 59 % of copy at 8K-64K): the
+	 * last-split merge with the splits of two waves (B 96: 5), whose CTAs the hardware schedules
+	 * as places free up (2026-12-02j call 2, H 12 / 16: 8K 64.6-66.5 % against 59.1-59.7, 32K
+	 * 73.0-75.8 against 58.0-60.9, 64K 74.2-77.7 against 60.4). Not where the tiles limit the
+	 * splits, nor with any of K3_MLA_FP8S_COMBINE / _WAVES / _SPLITS set. */
+	if (fp8s_new && !a->indices && splits >= 2 && base * splits * 5 < target * 4 &&
+	    !getenv("K3_MLA_FP8S_COMBINE") && !getenv("K3_MLA_FP8S_WAVES") && !getenv("K3_MLA_FP8S_SPLITS")) {
+		const int64_t two = fit(2 * target / base < fp8r::MAX_CLUSTER ? 2 * target / base : fp8r::MAX_CLUSTER);
+		if (two > splits)
+			splits = two, last = true;
+	}
 	const int64_t tps = (max_tiles + splits - 1) / splits;
-	splits = (max_tiles + tps - 1) / tps;
 	pl->splits = (int)splits;
 	pl->tiles_per_split = (int)tps;
 	const bool merge_ok = fp8s_new && !a->indices && splits >= 2 && splits <= fp8r::MAX_CLUSTER;
-	pl->last = merge_ok && fp8s_cluster_option() == 3;
+	pl->last = merge_ok && last;
 	pl->cluster = merge_ok && !pl->last &&
 		      (base <= fp8s_max_clusters((int)splits) || fp8s_cluster_option() == 2);
 	return 0;

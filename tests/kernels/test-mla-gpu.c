@@ -367,6 +367,32 @@ static void test_fp8_last_merge(void **unused)
 	unsetenv("K3_MLA_FP8S_COMBINE");
 }
 
+/* The default plan where whole splits fill less than 80 % of one wave (96 requests of 16 rows: 2
+ * splits, 192 CTAs on an H200's 264 places): the last-split merge with the splits of two waves
+ * (5 here, up to 700 tokens). Skipped where the caller set the plan or the kernel. */
+static void test_fp8_underfilled_wave(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 96, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .runs = 3, .graph = 2,
+				    .lens = { 700, 650, 1, 33, 690, 128, 700, 500 },
+				    .name = "fp8 H=16, 96 requests: splits of two waves, last merge" };
+	if (getenv("K3_MLA_FP8S_COMBINE") || getenv("K3_MLA_FP8S_WAVES") || getenv("K3_MLA_FP8S_SPLITS") ||
+	    getenv("K3_MLA_FP8_KERNEL"))
+		skip();
+	int dev = 0, sms = 0;
+	CUDA_OK(cudaGetDevice(&dev));
+	CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+	struct mla_decode_args a = { .batch = 96, .heads = 16, .qtokens = 1, .kv = MLA_KV_FP8,
+				     .scale = 0.07f, .max_seqlen = 700, .max_pages = 11 };
+	const int one = 2 * sms / 96; /* splits of one wave (two CTAs an SM) */
+	print_message("  %d SMs: %d splits, last merge %d\n", sms, mla_decode_splits(&a), mla_decode_last(&a));
+	if (one >= 2 && one <= 6 && 96 * one * 5 < 2 * sms * 4) { /* fewer than 80 %: two waves */
+		assert_true(mla_decode_splits(&a) > one);
+		assert_int_equal(mla_decode_last(&a), mla_decode_splits(&a));
+	}
+	run_case(&c);
+}
+
 static void test_fp8_verify_window(void **unused)
 {
 	(void)unused;
@@ -459,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_fp8_cluster_splits),
 		cmocka_unit_test(test_fp8_split_options),
 		cmocka_unit_test(test_fp8_last_merge),
+		cmocka_unit_test(test_fp8_underfilled_wave),
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),
