@@ -851,7 +851,8 @@ std::string ab_name(const char *name, size_t v)
  * it (variant fp8-ab, same process; several sets separated by ';': fp8-ab2, ...);
  * K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1, B = 1, 16, 32, 64, 96, 128 at 8K,
  * 32K, 64K (=2: and H 12 at B = 64, 96, 128; =3: H 16, B = 64 and 128 only). A shape ending
- * "cluster" merged its splits in a cluster. */
+ * "cluster" merged its splits in a cluster, "last" by the last split of a row block to finish
+ * (mla_decode_last()); K3_BENCH_MLA_TRACE: the per-CTA timer trace of each FP8 row (mla_trace()). */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");

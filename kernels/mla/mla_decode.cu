@@ -2172,6 +2172,7 @@ int fp8s_waves_option()
 	const char *c = getenv("K3_MLA_FP8S_WAVES");
 	return c && c[0] >= '1' && c[0] <= '8' && !c[1] ? c[0] - '0' : 1;
 }
+
 /* The measurement hook's buffer (mla_decode_set_trace()). */
 unsigned long long *g_trace = nullptr;
 
