@@ -5,7 +5,10 @@
  * case, outputs, workspace and the unused rows of the cache pages poisoned
  * with 0xff (NaN) before every run. Covers one and several splits, 16- and
  * 64-row blocks (padded rows too), 1..8 query tokens, BF16 and FP8 caches,
- * sparse index lists with -1 and out-of-range entries.
+ * sparse index lists with -1 and out-of-range entries, the FP8 split kernel's
+ * merges (cluster, combine kernel, last split: launches in a row and CUDA graph
+ * replays; with K3_MLA_FP8S_LAST_RESET=self the workspace is zeroed once instead
+ * of poisoned, so that a counter left non-zero shows as unwritten outputs).
  * MLA_TEST_FILTER='*fp8*' runs a subset (e.g. under compute-sanitizer).
  */
 #include <errno.h>
