@@ -566,6 +566,64 @@ double cublas_us(int64_t m, int64_t n, int64_t k, int reps)
 
 /* ---- MLA decode ---------------------------------------------------------------- */
 
+/* K3_BENCH_MLA_TRACE: one more launch of an FP8 split-kernel row (after the cold-L2 read) with
+ * mla_decode_set_trace(): where the time of a launch goes, in us from the first CTA's entry
+ * (percentiles 0 / 50 / 100 over the CTAs): entry, the producer's first copies, tile 0 landed,
+ * the tile loop's end, the epilogue, the merge's end (cluster or last split), and the span.
+ * K3_BENCH_MLA_TRACE_RAW=FILE appends every CTA's line: variant, B, H, ctx, CTA, SM, merged as
+ * last, then the six points in us (-1: not reached). */
+template <typename F>
+void mla_trace(const mla_decode_args &a, int B, int H, int ctx, const char *variant, double med_us, F launch)
+{
+	const int ctas = ((a.qtokens * H + 15) / 16) * mla_decode_splits(&a) * B;
+	const size_t words = (size_t)ctas * 8;
+	unsigned long long *d = (unsigned long long *)dalloc(words * 8);
+	CK(cudaMemset(d, 0, words * 8));
+	l2_flush();
+	mla_decode_set_trace(d);
+	launch(0);
+	mla_decode_set_trace(nullptr);
+	CK(cudaStreamSynchronize(g_stream));
+	std::vector<unsigned long long> h(words);
+	CK(cudaMemcpy(h.data(), d, words * 8, cudaMemcpyDeviceToHost));
+	CK(cudaFree(d));
+	unsigned long long t0 = ~0ull, t1 = 0;
+	int merged = 0;
+	for (int c = 0; c < ctas; c++) {
+		if (h[8 * c])
+			t0 = std::min(t0, h[8 * c]);
+		for (int k = 0; k < 7; k++)
+			t1 = std::max(t1, h[8 * c + k]);
+		merged += (h[8 * c + 7] >> 16) & 1;
+	}
+	printf("trace %s b=%d heads=%d ctx=%d: %d CTAs, %d merged as last, span %.1f us (events: median %.1f);",
+	       variant, B, H, ctx, ctas, merged, (t1 - t0) * 1e-3, med_us);
+	if (const char *raw = getenv("K3_BENCH_MLA_TRACE_RAW")) { /* every CTA: us from the first entry */
+		if (FILE *f = fopen(raw, "a")) {
+			for (int c = 0; c < ctas; c++) {
+				fprintf(f, "%s,%d,%d,%d,%d,%llu,%llu", variant, B, H, ctx, c, h[8 * c + 7] & 0xffffu,
+					(h[8 * c + 7] >> 16) & 1u);
+				for (int k : { 0, 5, 1, 2, 3, 4 })
+					fprintf(f, ",%.2f", h[8 * c + k] ? (h[8 * c + k] - t0) * 1e-3 : -1.0);
+				fprintf(f, "\n");
+			}
+			fclose(f);
+		}
+	}
+	static const char *const names[7] = { "entry", "tile0", "loop", "epi", "merge", "copy0", "" };
+	for (int k : { 0, 5, 1, 2, 3, 4 }) {
+		std::vector<double> v;
+		for (int c = 0; c < ctas; c++)
+			if (h[8 * c + k])
+				v.push_back((h[8 * c + k] - t0) * 1e-3);
+		if (v.empty())
+			continue;
+		std::sort(v.begin(), v.end());
+		printf(" %s %.1f/%.1f/%.1f", names[k], v[0], v[v.size() / 2], v.back());
+	}
+	printf("\n");
+}
+
 void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, const char *variant = nullptr)
 {
 	const size_t tb = kv == MLA_KV_FP8 ? MLA_FP8_TOKEN_BYTES : MLA_BF16_TOKEN_BYTES;
@@ -604,6 +662,8 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 	size_t ws = 0;
 	KOK(mla_decode_workspace_bytes(&a, &ws));
 	a.workspace = ws ? dalloc(ws) : nullptr, a.workspace_bytes = ws;
+	if (ws) /* zeroed once: the last-split merge's counters with K3_MLA_FP8S_LAST_RESET=self */
+		CK(cudaMemset(a.workspace, 0, ws));
 	auto launch = [&](int i) {
 		mla_decode_args x = a;
 		const int r = i % R;
@@ -612,9 +672,9 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 	};
 	row w;
 	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? (variant ? variant : "fp8") : "bf16";
-	const int clu = mla_decode_cluster(&a);
+	const int clu = mla_decode_cluster(&a), last = mla_decode_last(&a);
 	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d%s", B, H, ctx, t,
-		 mla_decode_splits(&a), clu > 0 ? " cluster" : "");
+		 mla_decode_splits(&a), clu > 0 ? " cluster" : last > 0 ? " last" : "");
 	char spec[160];
 	/* The op's ctx counts the cached tokens before the t new ones (the kernel's length L = ctx
 	 * here includes them): a decode at L = 4^k attends 4^k tokens, a calibration point. */
@@ -624,6 +684,8 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 	w.t = time_events(spec, 3, o.reps, launch);
 	w.steady_us = time_steady(true, R, std::max(1, 40 / R), launch), w.steady_kind = "graph";
 	w.bytes = (double)B * ctx * tb;
+	if (getenv("K3_BENCH_MLA_TRACE") && kv == MLA_KV_FP8 && t * H <= 32)
+		mla_trace(a, B, H, ctx, w.variant, w.t.med_us, launch);
 	w.flops = 2.0 * B * t * H * (double)ctx * (MLA_DIM + MLA_LATENT);
 	csv_row(w);
 	CK(cudaFree(pool));
@@ -789,7 +851,8 @@ std::string ab_name(const char *name, size_t v)
  * it (variant fp8-ab, same process; several sets separated by ';': fp8-ab2, ...);
  * K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1, B = 1, 16, 32, 64, 96, 128 at 8K,
  * 32K, 64K (=2: and H 12 at B = 64, 96, 128; =3: H 16, B = 64 and 128 only). A shape ending
- * "cluster" merged its splits in a cluster. */
+ * "cluster" merged its splits in a cluster, "last" by the last split of a row block to finish
+ * (mla_decode_last()); K3_BENCH_MLA_TRACE: the per-CTA timer trace of each FP8 row (mla_trace()). */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
