@@ -56,7 +56,11 @@
  * fused into the gemv (each CTA converts its rows in shared memory; K3_GEMV_F16_FUSE=0|1).
  * K3_GEMV_F16_PERSIST=1: gemv_f16p_kernel (after the first pass; a persistent grid of one wave,
  * the work cut evenly over the CTAs, split units summed without a second kernel): measured slower
- * at every batch (2026-12-02i), opt-in.
+ * at every batch (2026-12-02i), opt-in. Since 2026-12-02k the fused kernel is launched by
+ * programmatic dependent launch where its grid is short (B = 1; gemv_f16_fpdl(),
+ * K3_GEMV_F16_FPDL=0|1); K3_GEMV_F16_WPC / _PROW / _HPF: warps a CTA, rows a pass, a head
+ * prefetch (measurements; see gemv_f16_wpc(), gemv_head_prefetch()); gemv_trace_arm(): a
+ * per-CTA trace of one launch (k3_gemm_internal.cuh).
  *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
@@ -1042,20 +1046,43 @@ __device__ __forceinline__ void gemv_trace_end(unsigned long long *trace)
 	t[3] = (unsigned long long)smid << 48 | cyc;
 }
 
+/* The fused kernel's head prefetch (K3_GEMV_F16_HPF=n, opt-in): before a unit's first activation
+ * conversion (whose DRAM latency each CTA waits for with only its first GF_STEP / 2 blocks a row
+ * in flight) lane (g, t) asks the L2 for the 128-byte lines of blocks 4 + 8 j + 2 t, + 1 of its
+ * rows g and g + 8 (j < n): 8 n blocks a row beyond the first 4 (w0, w1: the lane's addresses of
+ * the rows' block 0; a row is 128-byte aligned: K / 2 bytes, K a multiple of 512). Measured slower
+ * everywhere (H200, 2026-12-02k call 2, back to back, % of the copy ceiling on weight bytes): w2
+ * B = 1 n = 1 53.3-53.6, n = 2 50.6-50.9 against 65.1-65.2 without; B = 16 62-68 against 86-89;
+ * its first conversion took 6.4-7.9 us a CTA against 4.6 (the prefetches queue before the
+ * activation row's loads). */
+__device__ __forceinline__ void gemv_head_prefetch(const uint8_t *w0, const uint8_t *w1, int tq, int nblk, int n)
+{
+	for (int j = 0; j < n; j++) {
+		const int b = 4 + 8 * j + 2 * tq;
+		if (b >= nblk)
+			break;
+		const size_t off = (size_t)b * (GV_K / 2) - (size_t)tq * 16;
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(w0 + off));
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(w1 + off));
+	}
+}
+
 /* KS: k slices a CTA (1, 2, 4; NT8 = 1) as in gemv_lean_kernel, each a multiple of GF_STEP blocks.
  * PF: the weight loads with the L2 256-byte hint (a row's next 3 blocks come with the first).
  * Measured and removed (2026-12-02b call 1): each row's sectors 2 and 3 ahead besides, by the bulk
  * copy engine's L2 prefetch: 5-25 points slower at every batch.
  * FUSE (NT8 = 1, KS = 1): no first pass: each CTA converts its pass's activation rows itself into
  * shared memory (f16act_smem(), after its first weight loads) and reads its B fragments there;
- * xh, xf unused; a plain launch, or by programmatic dependent launch (K3_GEMV_F16_FPDL=1: it
- * waits for the kernel before it at its start, griddepcontrol.wait, a no-op otherwise).
+ * xh, xf unused; by programmatic dependent launch where its grid is short (gemv_f16_fpdl(): it
+ * waits for the kernel before it at its start, griddepcontrol.wait, a no-op after a plain launch)
+ * and lets the kernels after it launch (griddepcontrol.launch_dependents); else a plain launch.
  * W (FUSE only): warps a CTA, 8 (128 rows), 4 or 2 (K3_GEMV_F16_WPC); prow: rows a pass (8, or
  * fewer for the fused kernel's shared memory). trace (FUSE only; nullptr: none): the CTA's
- * start, first conversion and end (gemv_trace_arm()). */
+ * start, first conversion and end (gemv_trace_arm()). hpf (FUSE only): the head prefetch
+ * (gemv_head_prefetch(), K3_GEMV_F16_HPF; 0: none). */
 template <int NT8, int EPI, int KS, bool PF = false, bool FUSE = false, int W = 8>
 __global__ void __launch_bounds__(32 * W, 16 / W)
-	gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf, unsigned long long *trace, int prow)
+	gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf, unsigned long long *trace, int prow, int hpf)
 {
 	auto ldw = [](bool c, const void *ptr, uint4 &v) { /* PF: with the L2 256-byte prefetch */
 		if constexpr (PF)
@@ -1135,6 +1162,8 @@ __global__ void __launch_bounds__(32 * W, 16 / W)
 			ld_u64_if(nblk > 0, s0, sa0);
 			ld_u64_if(nblk > 0, s1, sa1);
 			if constexpr (FUSE) {
+				if (hpf > 0 && pr == rb) /* a unit's first pass: its rows' next blocks into L2 */
+					gemv_head_prefetch(w0, w1, tq, nblk, hpf);
 				f16act_smem<32 * W>(p, pr, (int)(pe - pr), gf_smem);
 				if (trace && threadIdx.x == 0)
 					gemv_trace_conv(trace);
@@ -2591,9 +2620,13 @@ bool gemv_f16_l2pf()
 
 /* The fused gemv's launch knobs (read per call: tests and benches switch them).
  * K3_GEMV_F16_WPC=8|4|2: warps a CTA (16 weight rows each; 8: 128 rows, the default; 4 and 2 give
- * smaller, more CTAs: a shorter tail of the last wave). K3_GEMV_F16_FPDL=1: launched by
- * programmatic dependent launch (it waits for the kernel before it at its start, before reading
- * anything: only its launch and CTA placement overlap that kernel's tail); 0: a plain launch. */
+ * smaller, more CTAs). K3_GEMV_F16_FPDL: programmatic dependent launch (gemv_f16_fpdl()).
+ * H200, 2026-12-02k (bench/results/k3-kernels-h200-2026-12-02k, README there; % of the copy
+ * ceiling on weight bytes, back to back over 8 rotated routings, w2 B = 1): 4 warps a CTA with 8
+ * rows a pass (4 CTAs x 50 KB of shared memory an SM) 40.8-40.9 % and 2 warps with 4 rows 44.0-47.2
+ * against 8 warps' 60.8-61.0 % in the same process; 4 warps with 1 row a pass (K3_GEMV_F16_PROW=1,
+ * 6 KB a CTA) 68.4-68.7 against 65.1-65.2 (w13 B = 1 76.4-76.5 against 76.4): opt-in (the rows a
+ * group are not known at the launch: a group of more rows takes more passes). */
 int gemv_f16_wpc()
 {
 	const char *e = getenv("K3_GEMV_F16_WPC");
@@ -2601,10 +2634,34 @@ int gemv_f16_wpc()
 	return v == 2 || v == 4 ? v : 8;
 }
 
-bool gemv_f16_fpdl()
+/* K3_GEMV_F16_HPF=n (0 .. 2): the fused kernel's head prefetch, 8 n blocks a row (gemv_head_prefetch()). */
+int gemv_f16_hpf()
+{
+	const char *e = getenv("K3_GEMV_F16_HPF");
+	const int v = e ? atoi(e) : 0;
+	return v >= 1 && v <= 2 ? v : 0;
+}
+
+/* The fused gemv launched by programmatic dependent launch: it waits for the kernel before it at
+ * its start, before reading anything (griddepcontrol.wait), so only its launch and CTA placement
+ * overlap that kernel's tail. By default where its grid of 8-warp CTAs has fewer than GF_PDL_WAVES
+ * waves at 2 CTAs an SM (B = 1: w2 448 CTAs, w13 768 on 132 SMs; B = 16: 7168); K3_GEMV_F16_FPDL=1:
+ * always, =0: never (a plain launch, the default before 2026-12-02k). H200, 2026-12-02k (% of the
+ * copy ceiling on weight bytes, back to back over 8 rotated routings, two runs in each of two
+ * calls; the rows right after the B = 256 ones run at a lower clock): w2 B = 1 63.3-63.5 against
+ * 60.7-61.1 % early in the process, 67.9-68.1 against 65.1-65.3 later; w13 B = 1 77.5-78.1 against
+ * 75.6-76.5; single launches (cold L2) within 1.4 points; at B = 16 single launches 0-5 points
+ * lower, back to back mixed: not there. */
+constexpr int GF_PDL_WAVES = 4;
+bool gemv_f16_fpdl(unsigned ctas)
 {
 	const char *e = getenv("K3_GEMV_F16_FPDL");
-	return e && !strcmp(e, "1");
+	if (e && !strcmp(e, "1"))
+		return true;
+	if (e && !strcmp(e, "0"))
+		return false;
+	const int sms = device_sms();
+	return sms > 0 && (int64_t)ctas < (int64_t)GF_PDL_WAVES * 2 * sms;
 }
 
 /* The per-CTA trace of the next fused launch (gemv_trace_arm()): the buffer and its CTAs. */
@@ -2665,11 +2722,13 @@ cudaError_t gemv_f16_fused_launch(cudaLaunchConfig_t &cfg, const params &p, size
 	cfg.blockDim = dim3(32 * W);
 	cfg.dynamicSmemBytes = fused_smem;
 	unsigned long long *tr = gemv_trace_take((int64_t)cfg.gridDim.x * cfg.gridDim.y);
-	return cudaLaunchKernelEx(&cfg, kern, p, (const uint16_t *)nullptr, (const float *)nullptr, tr, prow);
+	return cudaLaunchKernelEx(&cfg, kern, p, (const uint16_t *)nullptr, (const float *)nullptr, tr, prow,
+				  gemv_f16_hpf());
 }
 
 /* gemv_f16_kernel on stream s: fused (fused_smem > 0: one kernel, fused_smem bytes of dynamic
- * shared memory; 8-token passes, no k slices; a plain launch unless K3_GEMV_F16_FPDL=1; W warps a
+ * shared memory; 8-token passes, no k slices; by programmatic dependent launch where its grid
+ * is short, gemv_f16_fpdl(), else a plain launch; W warps a
  * CTA by K3_GEMV_F16_WPC) or after f16act_kernel, with
  * programmatic dependent launch (the gemv's weight loads start while the first pass runs) unless
  * K3_GEMV_F16_PDL=0; with 8-token passes and no k slices (the default) the weight loads ask the
@@ -2688,7 +2747,7 @@ int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 g
 	cudaError_t rc;
 	if constexpr (NT8 == 1 && KS == 1) {
 		if (fused_smem) { /* one kernel, no first pass to wait for */
-			cfg.numAttrs = gemv_f16_fpdl() ? 1 : 0;
+			cfg.numAttrs = gemv_f16_fpdl(grid.x * grid.y) ? 1 : 0; /* grid: 8-warp CTAs */
 			const int w = gemv_f16_wpc();
 			if (w == 2)
 				rc = gemv_f16_fused_launch<EPI, true, 2>(cfg, p, fused_smem);
@@ -2699,11 +2758,12 @@ int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 g
 					 : gemv_f16_fused_launch<EPI, false, 8>(cfg, p, fused_smem);
 		} else {
 			auto kern = pfl ? gemv_f16_kernel<1, EPI, 1, true> : gemv_f16_kernel<1, EPI, 1, false>;
-			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf, (unsigned long long *)nullptr, 8);
+			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf, (unsigned long long *)nullptr, 8, 0);
 		}
 	} else {
 		(void)fused_smem;
-		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf, (unsigned long long *)nullptr, 8 * NT8);
+		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf, (unsigned long long *)nullptr, 8 * NT8,
+					0);
 	}
 	if (rc != cudaSuccess)
 		return -EIO;
