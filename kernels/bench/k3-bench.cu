@@ -523,6 +523,7 @@ void bench_copy_sizes(const options &o)
  * through L2), back to back; bytes above COPY_B2B_CAP are copied as COPY_B2B_CAP (the
  * bandwidth is flat there). */
 constexpr size_t COPY_B2B_CAP = (size_t)4 << 30;
+constexpr size_t B2B_POOL_KEEP = (size_t)1 << 30; /* a pool up to this size stays for the next row */
 void *g_b2b_pool = nullptr;
 size_t g_b2b_pool_bytes = 0;
 int g_l2_bytes = 0; /* set in main */
@@ -557,6 +558,10 @@ b2b_copy copy_b2b_us(double want_bytes)
 		CK(cudaGetLastError());
 	});
 	c.bytes = (double)bytes;
+	if (g_b2b_pool_bytes > B2B_POOL_KEEP) { /* the large sets' pool goes back (the rows after need the memory) */
+		CK(cudaFree(g_b2b_pool));
+		g_b2b_pool = nullptr, g_b2b_pool_bytes = 0;
+	}
 	return c;
 }
 
