@@ -30,8 +30,8 @@
  * FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) with the MXFP8 quantizer;
  * K3_BENCH_GEMV_BULK=1 the opt-in bulk-copy gemv (K3_GEMV_FP4=bulk: `mxfp4b_*` rows,
  * `k3-bench gemv-bulk op=...`; K3_GEMV8_PIPE=bulk: `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
- * The fused kernel's launch knobs at B <= 64 (`f16fpdl_*`, `f16w8pl0_*`, `f16hpf*`, `f16prow*`,
- * `f16w4r1_*`: bench_gemv()). Each decode row (--only gemv, moe) is also timed back to back over its rotated
+ * The fused kernel's launch knobs at B <= 64 (`f16fpdl*`, `f16w8pl0*`, `f16hpf*`, `f16prow*`,
+ * `f16w4r1_*`, `f16af*`: bench_gemv()). Each decode row (--only gemv, moe) is also timed back to back over its rotated
  * routings beside a copy of the same bytes timed the same way (CSV rows `b2b`, `copy_b2b`; the
  * line "weight bytes, back to back"); K3_BENCH_GEMV_TRACE=path: the fused kernel's per-CTA trace
  * at B = 1 (a summary line; the CTAs appended to path).
@@ -1551,10 +1551,13 @@ std::vector<int> token_sizes(const options &o)
  * kernel runs) its launch knobs back to back, in pairs that alternate (order effects):
  * K3_GEMV_F16_FPDL=1 (`f16fpdl_*`, `f16fpdlb_*`: programmatic dependent launch), 8 warps by a
  * plain launch (`f16w8pl0_*`, `f16w8pl0b_*`: the fused default before 2026-12-02k),
- * K3_GEMV_F16_HPF=1, 2 (`f16hpf1_*`, `f16hpf2_*`, `f16hpf2b_*`: the head prefetch; `f16hpf2pdl_*`
- * with PDL), K3_GEMV_F16_PROW=4 (`f16prow4_*`: 4 rows a pass, a quarter of the shared memory)
+ * K3_GEMV_F16_HPF=1, 2 (`f16hpf1_*`, `f16hpf2_*`: the head prefetch; call 2 also ran
+ * `f16hpf2b_*` and with PDL `f16hpf2pdl_*`), K3_GEMV_F16_PROW=4 (`f16prow4_*`: 4 rows a pass, a quarter of the shared memory)
  * and at B = 1 =1 (`f16prow1_*`; with 4 warps a CTA `f16w4r1_*`; call 1 of 2026-12-02k ran 4 and 2
- * warps a CTA with 8 / 4 rows a pass: 41-49 % at w2 B = 1, slower). Every decode row also runs back to back over its routings beside a copy of the same
+ * warps a CTA with 8 / 4 rows a pass: 41-49 % at w2 B = 1, slower), K3_GEMV_F16_AFIRST=1
+ * (`f16afirst_*`, with PDL `f16afpdl_*`: the activation copies before the first weight loads),
+ * then PDL and the plain launch once more (`f16fpdlc_*`, `f16w8pl0c_*`). Since call 2 PDL is the
+ * default at B = 1 (`mxfp4_*` there). Every decode row also runs back to back over its routings beside a copy of the same
  * bytes (gemv_b2b(): rows `b2b`, `copy_b2b`); K3_BENCH_GEMV_TRACE=path: the fused kernel's per-CTA
  * trace at B = 1 (gemv_trace()). */
 void bench_gemv(const options &o)
@@ -1568,33 +1571,34 @@ void bench_gemv(const options &o)
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
 			if (B <= 64) { /* the fused kernel's launch knobs where it runs (<= 2 rows a group), back to back */
-				/* name, K3_GEMV_F16_WPC, _FPDL, _HPF, _PROW ("-": unset); pairs alternate to see order
-				 * effects (the clock under the power cap moves with what ran before) */
-				static const char *const kn[][5] = {
-					{ "f16fpdl", "8", "1", "0", "-" },   { "f16w8pl0", "8", "0", "0", "-" },
-					{ "f16hpf1", "8", "0", "1", "-" },   { "f16hpf2", "8", "0", "2", "-" },
-					{ "f16prow4", "8", "0", "0", "4" },  { "f16prow1", "8", "0", "0", "1" },
-					{ "f16w4r1", "4", "0", "0", "1" },   { "f16fpdlb", "8", "1", "0", "-" },
-					{ "f16w8pl0b", "8", "0", "0", "-" }, { "f16hpf2b", "8", "0", "2", "-" },
-					{ "f16hpf2pdl", "8", "1", "2", "-" }
+				/* name, K3_GEMV_F16_WPC, _FPDL, _HPF, _PROW, _AFIRST ("-": unset); pairs alternate to see
+				 * order effects (the clock under the power cap moves with what ran before) */
+				static const char *const kn[][6] = {
+					{ "f16fpdl", "8", "1", "0", "-", "0" },   { "f16w8pl0", "8", "0", "0", "-", "0" },
+					{ "f16hpf1", "8", "0", "1", "-", "0" },   { "f16hpf2", "8", "0", "2", "-", "0" },
+					{ "f16prow4", "8", "0", "0", "4", "0" },  { "f16prow1", "8", "0", "0", "1", "0" },
+					{ "f16w4r1", "4", "0", "0", "1", "0" },   { "f16fpdlb", "8", "1", "0", "-", "0" },
+					{ "f16w8pl0b", "8", "0", "0", "-", "0" }, { "f16afirst", "8", "0", "0", "-", "1" },
+					{ "f16afpdl", "8", "1", "0", "-", "1" },  { "f16fpdlc", "8", "1", "0", "-", "0" },
+					{ "f16w8pl0c", "8", "0", "0", "-", "0" }
 				};
-				static const char *const ev[4] = { "K3_GEMV_F16_WPC", "K3_GEMV_F16_FPDL", "K3_GEMV_F16_HPF",
-								   "K3_GEMV_F16_PROW" };
-				std::string old[4];
-				bool had[4];
-				for (int v = 0; v < 4; v++)
+				static const char *const ev[5] = { "K3_GEMV_F16_WPC", "K3_GEMV_F16_FPDL", "K3_GEMV_F16_HPF",
+								   "K3_GEMV_F16_PROW", "K3_GEMV_F16_AFIRST" };
+				std::string old[5];
+				bool had[5];
+				for (int v = 0; v < 5; v++)
 					had[v] = getenv(ev[v]) != nullptr, old[v] = had[v] ? getenv(ev[v]) : "";
 				for (const auto &k : kn) {
 					if (B > 1 && (!strcmp(k[4], "1"))) /* one row a pass: B = 1 only (one row a group) */
 						continue;
-					for (int v = 0; v < 4; v++)
+					for (int v = 0; v < 5; v++)
 						if (strcmp(k[1 + v], "-"))
 							setenv(ev[v], k[1 + v], 1);
 						else
 							unsetenv(ev[v]);
 					expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, k[0]);
 				}
-				for (int v = 0; v < 4; v++)
+				for (int v = 0; v < 5; v++)
 					if (had[v])
 						setenv(ev[v], old[v].c_str(), 1);
 					else

@@ -961,11 +961,12 @@ constexpr size_t gemv_f16_fused_smem(int rows_cap, int K)
  * whole CTA into shared memory: the BF16 rows copied in (cp.async, no registers: the weight loads
  * issued before stay in flight), each row's largest magnitude (a warp maximum a row, then a
  * shared-memory maximum over the warps), each 8-chunk converted in place. Every thread of the CTA
- * calls it; four barriers (the first: the previous pass's reads are done). */
+ * calls it; four barriers (the first: the previous pass's reads are done). In two parts:
+ * f16act_smem_issue() (the first barrier and the copies) and f16act_smem_finish() (the rest), so
+ * that the copies can be issued before the pass's first weight loads (K3_GEMV_F16_AFIRST). */
 template <int NTH = THREADS>
-__device__ __forceinline__ void f16act_smem(const params &p, int64_t pr, int nr, unsigned char *smem)
+__device__ __forceinline__ void f16act_smem_issue(const params &p, int64_t pr, int nr, unsigned char *smem)
 {
-	float *xfs = reinterpret_cast<float *>(smem);
 	uint32_t *rmax = reinterpret_cast<uint32_t *>(smem) + 8;
 	uint16_t *xs = reinterpret_cast<uint16_t *>(smem + GF_FHDR);
 	const int tid = (int)threadIdx.x, chunks = p.K / 8, xst = p.K + GF_XPAD;
@@ -979,6 +980,15 @@ __device__ __forceinline__ void f16act_smem(const params &p, int64_t pr, int nr,
 			k3_cp_async16(xs + (size_t)r * xst + (size_t)c * 8, src + (size_t)c * 8);
 	}
 	k3_cp_async_commit();
+}
+
+template <int NTH = THREADS>
+__device__ __forceinline__ void f16act_smem_finish(const params &p, int nr, unsigned char *smem)
+{
+	float *xfs = reinterpret_cast<float *>(smem);
+	uint32_t *rmax = reinterpret_cast<uint32_t *>(smem) + 8;
+	uint16_t *xs = reinterpret_cast<uint16_t *>(smem + GF_FHDR);
+	const int tid = (int)threadIdx.x, chunks = p.K / 8, xst = p.K + GF_XPAD;
 	k3_cp_async_wait<0>();
 	__syncthreads();
 	for (int r = 0; r < nr; r++) {
@@ -1072,17 +1082,20 @@ __device__ __forceinline__ void gemv_head_prefetch(const uint8_t *w0, const uint
  * Measured and removed (2026-12-02b call 1): each row's sectors 2 and 3 ahead besides, by the bulk
  * copy engine's L2 prefetch: 5-25 points slower at every batch.
  * FUSE (NT8 = 1, KS = 1): no first pass: each CTA converts its pass's activation rows itself into
- * shared memory (f16act_smem(), after its first weight loads) and reads its B fragments there;
+ * shared memory (f16act_smem_issue() and _finish(), after its first weight loads) and reads its
+ * B fragments there;
  * xh, xf unused; by programmatic dependent launch where its grid is short (gemv_f16_fpdl(): it
  * waits for the kernel before it at its start, griddepcontrol.wait, a no-op after a plain launch)
  * and lets the kernels after it launch (griddepcontrol.launch_dependents); else a plain launch.
  * W (FUSE only): warps a CTA, 8 (128 rows), 4 or 2 (K3_GEMV_F16_WPC); prow: rows a pass (8, or
  * fewer for the fused kernel's shared memory). trace (FUSE only; nullptr: none): the CTA's
  * start, first conversion and end (gemv_trace_arm()). hpf (FUSE only): the head prefetch
- * (gemv_head_prefetch(), K3_GEMV_F16_HPF; 0: none). */
+ * (gemv_head_prefetch(), K3_GEMV_F16_HPF; 0: none). afirst (FUSE only): the activation rows'
+ * copies issued before the pass's first weight loads (K3_GEMV_F16_AFIRST=1; 0: after them). */
 template <int NT8, int EPI, int KS, bool PF = false, bool FUSE = false, int W = 8>
 __global__ void __launch_bounds__(32 * W, 16 / W)
-	gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf, unsigned long long *trace, int prow, int hpf)
+	gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf, unsigned long long *trace, int prow, int hpf,
+			int afirst)
 {
 	auto ldw = [](bool c, const void *ptr, uint4 &v) { /* PF: with the L2 256-byte prefetch */
 		if constexpr (PF)
@@ -1150,6 +1163,9 @@ __global__ void __launch_bounds__(32 * W, 16 / W)
 #pragma unroll
 			for (int nt = 0; nt < NT8; nt++)
 				acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+			if constexpr (FUSE)
+				if (afirst) /* the activation rows' copies first (CTA-uniform) */
+					f16act_smem_issue<32 * W>(p, pr, (int)(pe - pr), gf_smem);
 			const uint8_t *w0 = w0b, *w1 = w0b + 8 * wrow, *s0 = s0b, *s1 = s0b + 8 * srow;
 			uint4 wa0[U], wa1[U], wb0[U], wb1[U];
 			uint2 sa0 = make_uint2(0u, 0u), sa1 = sa0, sb0 = sa0, sb1 = sa0; /* a set's 2 scale words a row */
@@ -1164,7 +1180,9 @@ __global__ void __launch_bounds__(32 * W, 16 / W)
 			if constexpr (FUSE) {
 				if (hpf > 0 && pr == rb) /* a unit's first pass: its rows' next blocks into L2 */
 					gemv_head_prefetch(w0, w1, tq, nblk, hpf);
-				f16act_smem<32 * W>(p, pr, (int)(pe - pr), gf_smem);
+				if (!afirst)
+					f16act_smem_issue<32 * W>(p, pr, (int)(pe - pr), gf_smem);
+				f16act_smem_finish<32 * W>(p, (int)(pe - pr), gf_smem);
 				if (trace && threadIdx.x == 0)
 					gemv_trace_conv(trace);
 			} else {
@@ -2642,6 +2660,15 @@ int gemv_f16_hpf()
 	return v >= 1 && v <= 2 ? v : 0;
 }
 
+/* K3_GEMV_F16_AFIRST=1: the fused kernel issues each pass's activation copies before its first
+ * weight loads (the trace of 2026-12-02k: each CTA waited 2.8-5.4 us for its first activation row,
+ * behind its weight loads); opt-in, not measured yet. */
+bool gemv_f16_afirst()
+{
+	const char *e = getenv("K3_GEMV_F16_AFIRST");
+	return e && !strcmp(e, "1");
+}
+
 /* The fused gemv launched by programmatic dependent launch: it waits for the kernel before it at
  * its start, before reading anything (griddepcontrol.wait), so only its launch and CTA placement
  * overlap that kernel's tail. By default where its grid of 8-warp CTAs has fewer than GF_PDL_WAVES
@@ -2723,7 +2750,7 @@ cudaError_t gemv_f16_fused_launch(cudaLaunchConfig_t &cfg, const params &p, size
 	cfg.dynamicSmemBytes = fused_smem;
 	unsigned long long *tr = gemv_trace_take((int64_t)cfg.gridDim.x * cfg.gridDim.y);
 	return cudaLaunchKernelEx(&cfg, kern, p, (const uint16_t *)nullptr, (const float *)nullptr, tr, prow,
-				  gemv_f16_hpf());
+				  gemv_f16_hpf(), gemv_f16_afirst() ? 1 : 0);
 }
 
 /* gemv_f16_kernel on stream s: fused (fused_smem > 0: one kernel, fused_smem bytes of dynamic
@@ -2758,12 +2785,12 @@ int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 g
 					 : gemv_f16_fused_launch<EPI, false, 8>(cfg, p, fused_smem);
 		} else {
 			auto kern = pfl ? gemv_f16_kernel<1, EPI, 1, true> : gemv_f16_kernel<1, EPI, 1, false>;
-			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf, (unsigned long long *)nullptr, 8, 0);
+			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf, (unsigned long long *)nullptr, 8, 0, 0);
 		}
 	} else {
 		(void)fused_smem;
 		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf, (unsigned long long *)nullptr, 8 * NT8,
-					0);
+					0, 0);
 	}
 	if (rc != cudaSuccess)
 		return -EIO;

@@ -1335,19 +1335,20 @@ static void test_gemv_lean_scales(void **unused)
  * kernel's launch knobs (2026-12-02k; each with K3_GEMV_F16_FUSE=1): 4 and 2 warps a CTA
  * (K3_GEMV_F16_WPC; 2 warps at K = 2560: 5 rows a pass, so cb / cc's groups take more passes),
  * 2 warps with 3 rows a pass (K3_GEMV_F16_PROW=3), programmatic dependent launch
- * (K3_GEMV_F16_FPDL=1), the head prefetch (K3_GEMV_F16_HPF=2). */
+ * (K3_GEMV_F16_FPDL=1), the head prefetch (K3_GEMV_F16_HPF=2), the activation copies before
+ * the first weight loads (K3_GEMV_F16_AFIRST=1). */
 static void test_gemv_f16(void **unused)
 {
 	(void)unused;
 	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 }, few7[7] = { 1, 0, 2, 1, 0, 3, 1 };
 	static const int32_t tiles[6] = { 8, 9, 12, 16, 17, 70 };
-	static const char *const modes[19][3] = { { NULL, NULL, NULL },   { "lean", NULL, NULL },   { NULL, "2", NULL },
+	static const char *const modes[20][3] = { { NULL, NULL, NULL },   { "lean", NULL, NULL },   { NULL, "2", NULL },
 						  { NULL, NULL, "2" },      { NULL, NULL, "4" },      { NULL, NULL, "full" },
 						  { NULL, NULL, "pdl0" },   { NULL, NULL, "nopf" },   { NULL, NULL, "fuse0" },
 						  { NULL, NULL, "fuse1" },  { NULL, NULL, "pers1" },  { NULL, NULL, "pers3" },
 						  { NULL, NULL, "pers7" },  { NULL, NULL, "pers0" },  { NULL, NULL, "w4" },
 						  { NULL, NULL, "w2" },     { NULL, NULL, "w8fpdl" }, { NULL, NULL, "w2r3" },
-						  { NULL, NULL, "w8hpf" } };
+						  { NULL, NULL, "w8hpf" },  { NULL, NULL, "w8af" } };
 	struct wmat wa = wmat_rand(9, 272, 1536, K3_W_MXFP4, 0.1), wb = wmat_rand(6, 384, 512, K3_W_MXFP4, 0.1);
 	struct wmat wc = wmat_rand(7, 256, 2560, K3_W_MXFP4, 0.1);
 	const struct gemm_case ca = { .N = 272, .K = 1536, .n_groups = 9, .counts = few, .a_rows = 5,
@@ -1360,7 +1361,7 @@ static void test_gemv_f16(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	const struct gemm_case cd = { .N = 256, .K = 2560, .n_groups = 7, .counts = few7, .a_rows = 5,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
-	for (int m = 0; m < 19; m++) {
+	for (int m = 0; m < 20; m++) {
 		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_F16_NT=%s K3_GEMV_KSPLIT / GRID / F16_PDL / F16_L2PF / F16_FUSE=%s\n",
 			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
 			      modes[m][2] ? modes[m][2] : "(unset)");
@@ -1390,6 +1391,8 @@ static void test_gemv_f16(void **unused)
 				setenv("K3_GEMV_F16_PROW", "3", 1);
 			if (strstr(modes[m][2], "hpf")) /* the head prefetch, 16 blocks a row (K = 512: past the end) */
 				setenv("K3_GEMV_F16_HPF", "2", 1);
+			if (strstr(modes[m][2], "af")) /* the activation copies before the first weight loads */
+				setenv("K3_GEMV_F16_AFIRST", "1", 1);
 		} else if (modes[m][2] && !strcmp(modes[m][2], "pers0"))
 			setenv("K3_GEMV_F16_PERSIST", "0", 1);
 		else if (modes[m][2] && !strncmp(modes[m][2], "pers", 4)) {
@@ -1422,6 +1425,7 @@ static void test_gemv_f16(void **unused)
 		unsetenv("K3_GEMV_F16_FPDL");
 		unsetenv("K3_GEMV_F16_PROW");
 		unsetenv("K3_GEMV_F16_HPF");
+		unsetenv("K3_GEMV_F16_AFIRST");
 	}
 	wmat_release(&wa), wmat_release(&wb), wmat_release(&wc);
 }
@@ -1433,7 +1437,8 @@ static void test_gemv_f16(void **unused)
  * exactly (the first pass's power of two a row). Element by element against float64; the fused
  * kernel, (K3_GEMV_F16_FUSE=0) the first pass and the gemv, and the persistent gemv
  * (K3_GEMV_F16_PERSIST=1) on its default grid and on 5 CTAs (split units); the fused kernel with
- * 4 warps a CTA by programmatic dependent launch, with 2 warps and 3 rows a pass, and with 8 by
+ * 4 warps a CTA by programmatic dependent launch, with 2 warps and 3 rows a pass (the activation
+ * copies before the weight loads), and with 8 by
  * programmatic dependent launch with the head prefetch (the sanitizer runs of the device calls
  * take this case). */
 static void test_gemv_f16_scales(void **unused)
@@ -1459,8 +1464,11 @@ static void test_gemv_f16_scales(void **unused)
 				setenv("K3_GEMV_F16_PCTAS", "5", 1);
 			if (f == 4) /* 4 warps a CTA by programmatic dependent launch */
 				setenv("K3_GEMV_F16_WPC", "4", 1), setenv("K3_GEMV_F16_FPDL", "1", 1);
-			if (f == 5) /* 2 warps a CTA, 3 rows a pass (groups of 5 and 12 rows: 2 and 4 passes) */
+			if (f == 5) { /* 2 warps a CTA, 3 rows a pass (groups of 5 and 12 rows: 2 and 4 passes), the
+				       * activation copies before the weight loads */
 				setenv("K3_GEMV_F16_WPC", "2", 1), setenv("K3_GEMV_F16_PROW", "3", 1);
+				setenv("K3_GEMV_F16_AFIRST", "1", 1);
+			}
 			if (f == 6) /* 8 warps a CTA by programmatic dependent launch, the head prefetch */
 				setenv("K3_GEMV_F16_FPDL", "1", 1), setenv("K3_GEMV_F16_HPF", "2", 1);
 			run_gemm(&c, K3_EPI_BF16, &w);
@@ -1472,6 +1480,7 @@ static void test_gemv_f16_scales(void **unused)
 			unsetenv("K3_GEMV_F16_FPDL");
 			unsetenv("K3_GEMV_F16_PROW");
 			unsetenv("K3_GEMV_F16_HPF");
+			unsetenv("K3_GEMV_F16_AFIRST");
 		}
 		wmat_release(&w);
 	}
