@@ -10,7 +10,8 @@
 #     serial / old / new cycled twice; T = 16K, H = 96 variants cycled three times; memcheck of
 #     the overlap test, racecheck of its smallest shape; the flag wait's SASS.
 #     (call 1 ran the build of the poll wait: WAIT_POLL + K3_KDA_RECUR_ORDER, both removed after it.)
-#   PHASE=2 (call 2, the kernel of main restored, WAIT_EARLY as a template variant): the whole
+#   PHASE=2 (call 2, the kernel of main restored, WAIT_EARLY as a template variant, removed after
+#     it; K3_KDA_FLAG_WAIT is gone from the final build): the whole
 #     test-kda-gpu; the grid with the default path (K3_KDA_PREFILL unset), serial, the old
 #     overlap (acquire) and the early acquire, cycled twice; T = 16K, H = 96 three times with
 #     8-warp variants; memcheck of the default-path and overlap tests, racecheck of the
