@@ -213,6 +213,13 @@ struct string_id {
 	const char *s;
 };
 
+/* A matched activity's GPU interval, by sample (busy_time()). */
+struct span_iv {
+	int32_t sample;
+	uint32_t device;
+	int64_t start, end;
+};
+
 struct ctx {
 	sqlite3 *db;
 	const char *path;
@@ -243,6 +250,8 @@ struct ctx {
 	const struct calib_match_opts *o;
 	struct calib_activity *out_acts; /* o->keep_activities */
 	size_t cap_marks;
+	struct span_iv *ivs; /* every matched activity's interval, for busy_time() */
+	size_t n_ivs, cap_ivs;
 };
 
 static int db_error(struct ctx *c, const char *table)
@@ -750,9 +759,13 @@ static int new_sample(struct ctx *c, int32_t spec, int32_t rule, int32_t *out)
 	return 0;
 }
 
-static void add_to_sample(struct ctx *c, int32_t i, const struct act *a)
+static int add_to_sample(struct ctx *c, int32_t i, const struct act *a)
 {
 	struct calib_match *m = c->m;
+	int rc = grow((void **)&c->ivs, &c->cap_ivs, c->n_ivs + 1, sizeof *c->ivs, 3 * c->max_rows);
+	if (rc < 0)
+		return rc;
+	c->ivs[c->n_ivs++] = (struct span_iv){.sample = i, .device = a->device, .start = a->start, .end = a->end};
 	struct calib_sample *s = &m->samples[i];
 	if (c->out_acts) {
 		struct calib_activity *o = &c->out_acts[a - c->acts];
@@ -764,11 +777,51 @@ static void add_to_sample(struct ctx *c, int32_t i, const struct act *a)
 		s->pid = a->pid;
 	}
 	s->activities++;
-	s->gpu_ns += a->end - a->start;
+	s->sum_ns += a->end - a->start;
 	if (a->start < s->start_ns)
 		s->start_ns = a->start;
 	if (a->end > s->end_ns)
 		s->end_ns = a->end;
+	return 0;
+}
+
+static int cmp_iv(const void *x_, const void *y_)
+{
+	const struct span_iv *x = x_, *y = y_;
+	if (x->sample != y->sample)
+		return (x->sample > y->sample) - (x->sample < y->sample);
+	if (x->device != y->device)
+		return (x->device > y->device) - (x->device < y->device);
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Each sample's gpu_ns: the union of its activities' intervals on each device, summed over the
+ * devices, so that kernels running at once (two streams, or a kernel started early by
+ * programmatic dependent launch) count once: a range's GPU time, not its kernels' summed time
+ * (sum_ns). Before the samples are sorted (ivs hold their indices). */
+static void busy_time(struct ctx *c)
+{
+	if (!c->n_ivs)
+		return;
+	qsort(c->ivs, c->n_ivs, sizeof *c->ivs, cmp_iv);
+	for (size_t i = 0; i < c->n_ivs;) {
+		const int32_t smp = c->ivs[i].sample;
+		int64_t busy = 0;
+		while (i < c->n_ivs && c->ivs[i].sample == smp) {
+			const uint32_t dev = c->ivs[i].device;
+			int64_t lo = c->ivs[i].start, hi = c->ivs[i].end;
+			for (i++; i < c->n_ivs && c->ivs[i].sample == smp && c->ivs[i].device == dev; i++) {
+				if (c->ivs[i].start > hi) {
+					busy += hi - lo;
+					lo = c->ivs[i].start;
+				}
+				if (c->ivs[i].end > hi)
+					hi = c->ivs[i].end;
+			}
+			busy += hi - lo;
+		}
+		c->m->samples[smp].gpu_ns = busy;
+	}
 }
 
 /* An activity outside k3sim ranges: the rules decide. open[0..n_open) are the ranges open where it
@@ -831,7 +884,8 @@ static int by_rule(struct ctx *c, const struct act *a, const struct trace_span *
 	} else if ((rc = new_sample(c, spec_idx, nm->rule, &sample)) < 0) {
 		return rc;
 	}
-	add_to_sample(c, sample, a);
+	if ((rc = add_to_sample(c, sample, a)) < 0)
+		return rc;
 	c->m->matched_rules++;
 	return 0;
 }
@@ -846,7 +900,8 @@ static int by_record(struct ctx *c, const struct act *a, int fr)
 	int rc;
 	if (c->range_sample[fr] < 0 && (rc = new_sample(c, x->fw_spec, -1, &c->range_sample[fr])) < 0)
 		return rc;
-	add_to_sample(c, c->range_sample[fr], a);
+	if ((rc = add_to_sample(c, c->range_sample[fr], a)) < 0)
+		return rc;
 	if (c->out_acts)
 		c->out_acts[a - c->acts].dtype_assumed = x->fw_assumed;
 	c->m->matched_framework++;
@@ -973,7 +1028,8 @@ static int sweep(struct ctx *c)
 		if (c->range_sample[k3] < 0 &&
 		    (rc = new_sample(c, c->texts[c->ranges[k3].text].spec, -1, &c->range_sample[k3])) < 0)
 			goto out;
-		add_to_sample(c, c->range_sample[k3], a);
+		if ((rc = add_to_sample(c, c->range_sample[k3], a)) < 0)
+			goto out;
 		m->matched_nvtx++;
 	}
 	for (size_t i = 0; i < c->n_ranges; i++)
@@ -1270,6 +1326,7 @@ int calib_match_db(struct calib_match *out, const char *path, const struct calib
 		qsort(c.apis, c.n_apis, sizeof *c.apis, cmp_api);
 	if ((rc = load_ranges(&c)) < 0 || (rc = sweep(&c)) < 0)
 		goto out;
+	busy_time(&c);
 	if (m->n_samples) /* qsort takes no NULL array, even empty */
 		qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
 	if (m->n_unmatched)
@@ -1290,6 +1347,7 @@ out:
 	free(c.names);
 	free(c.acts);
 	free(c.apis);
+	free(c.ivs);
 	free(c.ranges);
 	free(c.texts);
 	free(c.range_sample);

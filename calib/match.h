@@ -7,9 +7,10 @@
  * 1. NVTX: a kernel, memcpy or memset belongs to the innermost NVTX range whose text starts with
  *    "k3sim " ("k3sim op=gemm m=64 n=7168 k=7168 dtype=bf16", parsed by opspec_parse_line) that
  *    was open on the launching thread when its launching API call started (joined through
- *    correlationId within the process). One range instance is one sample; its time is the sum
- *    of its activities' GPU durations. Other ranges are transparent; GPU-projected ranges
- *    (TRACE_NVTX_DOMAIN_GPU) are ignored.
+ *    correlationId within the process). One range instance is one sample; its time is the GPU
+ *    time its activities cover (the union of their intervals: kernels that overlap, on two
+ *    streams or by programmatic dependent launch, count once; sum_ns keeps the plain sum).
+ *    Other ranges are transparent; GPU-projected ranges (TRACE_NVTX_DOMAIN_GPU) are ignored.
  *    In the range of a collective, when the kernel classes (trace/analyze/kclass.h, the rule set trace
  *    summary uses too) call any of its kernels communication, only those count: the rest (the gather of an EP dispatch's rows, the weighted sum of a
  *    combine) is skipped, listed with its reason.
@@ -85,7 +86,9 @@ struct calib_sample {
 	int64_t pid;      /* process of the first activity (with device_id: the rank) */
 	int64_t start_ns; /* first activity's GPU start */
 	int64_t end_ns;   /* last activity's GPU end */
-	int64_t gpu_ns;   /* summed GPU durations */
+	int64_t gpu_ns;   /* GPU time: the union of its activities' intervals (on each device; summed
+			   * over devices): kernels that run at once count once */
+	int64_t sum_ns;   /* its activities' GPU durations summed (above gpu_ns where they overlap) */
 	double sm_clock_hz; /* the SM clock the capture recorded around it (K3SIM_GPU_METRICS of its
 			     * device): the median of the readings inside [start_ns, end_ns], else
 			     * the nearest reading; 0 without readings */

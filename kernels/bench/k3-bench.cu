@@ -21,7 +21,7 @@
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel
  * (gemv_f16_kernel on the FP16-pair layout; fused up to 2 rows a group: each CTA converts its
- * activation rows) beside the persistent gemv_f16p_kernel (K3_GEMV_F16_PERSIST=1: `f16pers_*`,
+ * activation rows; by programmatic dependent launch where its grid is short, B = 1) beside the persistent gemv_f16p_kernel (K3_GEMV_F16_PERSIST=1: `f16pers_*`,
  * opt-in), the two-kernel path (K3_GEMV_F16_FUSE=0: `f16twok_*`, `k3-bench
  * gemv-f16twok op=...`; the default before 2026-12-02b), the fused kernel at B = 256
  * (K3_GEMV_F16_FUSE=1: `f16fused_*`) and gemv_lean_kernel (K3_GEMV_FP4=lean: `mxfp4lean_*`) (bench_gemv();
@@ -30,6 +30,11 @@
  * FP8 path: `k3-bench mxfp8 op=...` ranges, not model ops) with the MXFP8 quantizer;
  * K3_BENCH_GEMV_BULK=1 the opt-in bulk-copy gemv (K3_GEMV_FP4=bulk: `mxfp4b_*` rows,
  * `k3-bench gemv-bulk op=...`; K3_GEMV8_PIPE=bulk: `mxfp4a8b_*`, `k3-bench mxfp8-bulk op=...`).
+ * The fused kernel's launch knobs at B <= 64 (`f16fpdl*`, `f16w8pl0*`, `f16hpf*`, `f16prow*`,
+ * `f16w4r1_*`, `f16af*`: bench_gemv()). Each decode row (--only gemv, moe) is also timed back to back over its rotated
+ * routings beside a copy of the same bytes timed the same way (CSV rows `b2b`, `copy_b2b`; the
+ * line "weight bytes, back to back"); K3_BENCH_GEMV_TRACE=path: the fused kernel's per-CTA trace
+ * at B = 1 (a summary line; the CTAs appended to path).
  *
  * For each point:
  *  - `time_us` (p10, p90): the median of CUDA-event timings of single
@@ -87,6 +92,7 @@
 #include "mla/mla_decode.h"
 #include "mla/mla_prefill.h"
 #include "moe/k3_gemm.h"
+#include "moe/k3_gemm_internal.cuh" /* the fused gemv's per-CTA trace (gemv_trace_arm) */
 #include "moe/moe_combine.h"
 #include "moe/moe_route.h"
 
@@ -508,6 +514,57 @@ void bench_copy_sizes(const options &o)
 	CK(cudaFree(b));
 }
 
+/* ---- back to back, rotated (the gemv rows' second protocol) ---------------------------
+ * An op launched back to back on one stream over rotated operand sets, events around the whole
+ * batch, time a launch = total / launches (time_steady(false, ...)): no host launch gap and no
+ * idle GPU before each launch, as in a CUDA-graph decode step. The copy ceiling the same way:
+ * copy_b2b_us() copies bytes / 2 into the next bytes / 2 (bytes moved = bytes) of
+ * max(3, 4 x L2 / bytes) distinct sets in turn (no set read again before the others have passed
+ * through L2), back to back; bytes above COPY_B2B_CAP are copied as COPY_B2B_CAP (the
+ * bandwidth is flat there). */
+constexpr size_t COPY_B2B_CAP = (size_t)4 << 30;
+constexpr size_t B2B_POOL_KEEP = (size_t)1 << 30; /* a pool up to this size stays for the next row */
+void *g_b2b_pool = nullptr;
+size_t g_b2b_pool_bytes = 0;
+int g_l2_bytes = 0; /* set in main */
+
+struct b2b_copy {
+	double us = 0, bytes = 0; /* a launch; bytes moved (read + written) a launch */
+	int sets = 0, launches = 0;
+};
+
+b2b_copy copy_b2b_us(double want_bytes)
+{
+	b2b_copy c;
+	const size_t bytes = std::min<size_t>(COPY_B2B_CAP, std::max<size_t>(4096, (size_t)want_bytes / 4096 * 4096));
+	c.sets = (int)std::max<size_t>(3, ((size_t)4 * (size_t)std::max(g_l2_bytes, 1 << 20) + bytes - 1) / bytes);
+	const size_t need = (size_t)c.sets * bytes;
+	if (need > g_b2b_pool_bytes) {
+		if (g_b2b_pool)
+			CK(cudaFree(g_b2b_pool));
+		g_b2b_pool = dalloc(need);
+		g_b2b_pool_bytes = need;
+		fill_f32(g_b2b_pool, need / 4, -1, 1);
+	}
+	int sms = 0;
+	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	const size_t half = bytes / 2, n16 = half / 16;
+	const unsigned grid = (unsigned)std::min<size_t>((size_t)sms * 8, std::max<size_t>(1, half / 8192));
+	c.launches = std::max(4 * c.sets, (int)std::min<size_t>(64, (size_t)(2e9 / (double)bytes) + 1));
+	c.launches = (c.launches + c.sets - 1) / c.sets * c.sets;
+	c.us = time_steady(false, c.sets, c.launches / c.sets, [&](int i) {
+		char *b = (char *)g_b2b_pool + (size_t)(i % c.sets) * bytes;
+		copy_kernel<<<grid, 512, 0, g_stream>>>((const uint4 *)b, (uint4 *)(b + half), n16);
+		CK(cudaGetLastError());
+	});
+	c.bytes = (double)bytes;
+	if (g_b2b_pool_bytes > B2B_POOL_KEEP) { /* the large sets' pool goes back (the rows after need the memory) */
+		CK(cudaFree(g_b2b_pool));
+		g_b2b_pool = nullptr, g_b2b_pool_bytes = 0;
+	}
+	return c;
+}
+
 /* ---- cuBLASLt reference GEMM (BF16, equal FLOPs) -------------------------------- */
 
 cublasLtHandle_t g_lt;
@@ -566,6 +623,64 @@ double cublas_us(int64_t m, int64_t n, int64_t k, int reps)
 
 /* ---- MLA decode ---------------------------------------------------------------- */
 
+/* K3_BENCH_MLA_TRACE: one more launch of an FP8 split-kernel row (after the cold-L2 read) with
+ * mla_decode_set_trace(): where the time of a launch goes, in us from the first CTA's entry
+ * (percentiles 0 / 50 / 100 over the CTAs): entry, the producer's first copies, tile 0 landed,
+ * the tile loop's end, the epilogue, the merge's end (cluster or last split), and the span.
+ * K3_BENCH_MLA_TRACE_RAW=FILE appends every CTA's line: variant, B, H, ctx, CTA, SM, merged as
+ * last, then the six points in us (-1: not reached). */
+template <typename F>
+void mla_trace(const mla_decode_args &a, int B, int H, int ctx, const char *variant, double med_us, F launch)
+{
+	const int ctas = ((a.qtokens * H + 15) / 16) * mla_decode_splits(&a) * B;
+	const size_t words = (size_t)ctas * 8;
+	unsigned long long *d = (unsigned long long *)dalloc(words * 8);
+	CK(cudaMemset(d, 0, words * 8));
+	l2_flush();
+	mla_decode_set_trace(d);
+	launch(0);
+	mla_decode_set_trace(nullptr);
+	CK(cudaStreamSynchronize(g_stream));
+	std::vector<unsigned long long> h(words);
+	CK(cudaMemcpy(h.data(), d, words * 8, cudaMemcpyDeviceToHost));
+	CK(cudaFree(d));
+	unsigned long long t0 = ~0ull, t1 = 0;
+	int merged = 0;
+	for (int c = 0; c < ctas; c++) {
+		if (h[8 * c])
+			t0 = std::min(t0, h[8 * c]);
+		for (int k = 0; k < 7; k++)
+			t1 = std::max(t1, h[8 * c + k]);
+		merged += (h[8 * c + 7] >> 16) & 1;
+	}
+	printf("trace %s b=%d heads=%d ctx=%d: %d CTAs, %d merged as last, span %.1f us (events: median %.1f);",
+	       variant, B, H, ctx, ctas, merged, (t1 - t0) * 1e-3, med_us);
+	if (const char *raw = getenv("K3_BENCH_MLA_TRACE_RAW")) { /* every CTA: us from the first entry */
+		if (FILE *f = fopen(raw, "a")) {
+			for (int c = 0; c < ctas; c++) {
+				fprintf(f, "%s,%d,%d,%d,%d,%llu,%llu", variant, B, H, ctx, c, h[8 * c + 7] & 0xffffu,
+					(h[8 * c + 7] >> 16) & 1u);
+				for (int k : { 0, 5, 1, 2, 3, 4 })
+					fprintf(f, ",%.2f", h[8 * c + k] ? (h[8 * c + k] - t0) * 1e-3 : -1.0);
+				fprintf(f, "\n");
+			}
+			fclose(f);
+		}
+	}
+	static const char *const names[7] = { "entry", "tile0", "loop", "epi", "merge", "copy0", "" };
+	for (int k : { 0, 5, 1, 2, 3, 4 }) {
+		std::vector<double> v;
+		for (int c = 0; c < ctas; c++)
+			if (h[8 * c + k])
+				v.push_back((h[8 * c + k] - t0) * 1e-3);
+		if (v.empty())
+			continue;
+		std::sort(v.begin(), v.end());
+		printf(" %s %.1f/%.1f/%.1f", names[k], v[0], v[v.size() / 2], v.back());
+	}
+	printf("\n");
+}
+
 void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, const char *variant = nullptr)
 {
 	const size_t tb = kv == MLA_KV_FP8 ? MLA_FP8_TOKEN_BYTES : MLA_BF16_TOKEN_BYTES;
@@ -604,6 +719,8 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 	size_t ws = 0;
 	KOK(mla_decode_workspace_bytes(&a, &ws));
 	a.workspace = ws ? dalloc(ws) : nullptr, a.workspace_bytes = ws;
+	if (ws) /* zeroed once: the last-split merge's counters with K3_MLA_FP8S_LAST_RESET=self */
+		CK(cudaMemset(a.workspace, 0, ws));
 	auto launch = [&](int i) {
 		mla_decode_args x = a;
 		const int r = i % R;
@@ -612,9 +729,9 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 	};
 	row w;
 	w.op = "mla_decode", w.variant = kv == MLA_KV_FP8 ? (variant ? variant : "fp8") : "bf16";
-	const int clu = mla_decode_cluster(&a);
+	const int clu = mla_decode_cluster(&a), last = mla_decode_last(&a);
 	snprintf(w.shape, sizeof w.shape, "b=%d heads=%d ctx=%d t=%d splits=%d%s", B, H, ctx, t,
-		 mla_decode_splits(&a), clu > 0 ? " cluster" : "");
+		 mla_decode_splits(&a), clu > 0 ? " cluster" : last > 0 ? " last" : "");
 	char spec[160];
 	/* The op's ctx counts the cached tokens before the t new ones (the kernel's length L = ctx
 	 * here includes them): a decode at L = 4^k attends 4^k tokens, a calibration point. */
@@ -624,6 +741,8 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 	w.t = time_events(spec, 3, o.reps, launch);
 	w.steady_us = time_steady(true, R, std::max(1, 40 / R), launch), w.steady_kind = "graph";
 	w.bytes = (double)B * ctx * tb;
+	if (getenv("K3_BENCH_MLA_TRACE") && kv == MLA_KV_FP8 && t * H <= 32)
+		mla_trace(a, B, H, ctx, w.variant, w.t.med_us, launch);
 	w.flops = 2.0 * B * t * H * (double)ctx * (MLA_DIM + MLA_LATENT);
 	csv_row(w);
 	CK(cudaFree(pool));
@@ -789,7 +908,8 @@ std::string ab_name(const char *name, size_t v)
  * it (variant fp8-ab, same process; several sets separated by ';': fp8-ab2, ...);
  * K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1, B = 1, 16, 32, 64, 96, 128 at 8K,
  * 32K, 64K (=2: and H 12 at B = 64, 96, 128; =3: H 16, B = 64 and 128 only). A shape ending
- * "cluster" merged its splits in a cluster. */
+ * "cluster" merged its splits in a cluster, "last" by the last split of a row block to finish
+ * (mla_decode_last()); K3_BENCH_MLA_TRACE: the per-CTA timer trace of each FP8 row (mla_trace()). */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
@@ -970,6 +1090,141 @@ struct droute {
  * `k3-bench wg-<name> op=...` (not a calibration range). */
 std::string g_wg_kernel;
 
+/* The gemv's second protocol (decode rows): `launch` back to back over its R routings (R
+ * distinct sets of touched experts' weights and of activations; each set's weights alone are
+ * wbytes, R x wbytes >> L2), n = R x replays launches between two events, a launch = total / n;
+ * then the copy ceiling the same way over the same bytes (copy_b2b_us()). Printed beside the
+ * single-launch row, and as CSV rows `b2b` (the gemv) and `copy_b2b` (the copy), spec `k3-bench
+ * b2b ...` (not an op a preset is fitted on). */
+template <typename F>
+void gemv_b2b(const row &r, F &launch, int R, int64_t rows, int N, int K, double touched, double wbytes, int E)
+{
+	const int replays = std::max(1, (wbytes < 1e9 ? 64 : 16) / R);
+	row b = r;
+	b.op = "b2b";
+	b.t.med_us = b.t.p10_us = b.t.p90_us = time_steady(false, R, replays, launch);
+	b.steady_us = 0, b.steady_kind = "", b.reps = R * replays, b.ref_us = 0;
+	char spec[192];
+	snprintf(spec, sizeof spec, "k3-bench b2b op=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f", (long long)rows,
+		 N, K, E, touched);
+	b.spec = spec;
+	csv_row(b);
+	const b2b_copy c = copy_b2b_us(wbytes);
+	row cr;
+	cr.op = "copy_b2b", cr.variant = r.variant, cr.reps = c.launches, cr.bytes = c.bytes;
+	cr.t.med_us = cr.t.p10_us = cr.t.p90_us = c.us;
+	snprintf(cr.shape, sizeof cr.shape, "bytes=%.0f sets=%d", c.bytes, c.sets);
+	char cspec[96];
+	snprintf(cspec, sizeof cspec, "k3-bench b2b copy bytes=%.0f", c.bytes);
+	cr.spec = cspec;
+	csv_row(cr);
+	const double g_gemv = wbytes / (b.t.med_us * 1e3), g_copy = c.bytes / (c.us * 1e3);
+	printf("%-14s %-10s weight bytes, back to back (%d launches over %d routings, %.0f MB a launch, L2 %d MB): "
+	       "%.2f us = %.1f%% of copy ceiling; copy of the same bytes back to back (%d sets): %.0f GB/s = %.1f%% of "
+	       "ceiling; gemv %.1f%% of that copy\n",
+	       "", r.variant, R * replays, R, wbytes / 1e6, g_l2_bytes >> 20, b.t.med_us, 100.0 * g_gemv / g_copy_gbps,
+	       c.sets, g_copy, 100.0 * g_copy / g_copy_gbps, 100.0 * g_gemv / g_copy);
+	fflush(stdout);
+}
+
+/* The fused gemv's per-CTA trace (K3_BENCH_GEMV_TRACE=path, B = 1 rows): one launch after a cold
+ * L2 with k3gemm::gemv_trace_arm(); a summary line (span, the first conversion, CTA durations,
+ * SMs' idle head and tail, resident CTAs over 16 slices of the span) and the CTAs appended to
+ * path as CSV (variant, cta, sm, start, after the first conversion, end in ns from the first
+ * start, cycles). Rows whose kernel is not the fused one record nothing and print nothing. */
+template <typename F>
+void gemv_trace(const char *variant, F &launch, int64_t touched)
+{
+	const int64_t cap = 1 << 16;
+	const int words = k3gemm::gemv_trace_words();
+	unsigned long long *d = (unsigned long long *)dalloc((size_t)cap * words * 8);
+	CK(cudaMemset(d, 0, (size_t)cap * words * 8));
+	l2_flush();
+	KOK(k3gemm::gemv_trace_arm(d, cap));
+	launch(0);
+	CK(cudaStreamSynchronize(g_stream));
+	KOK(k3gemm::gemv_trace_arm(nullptr, 0)); /* not taken: not the fused kernel */
+	std::vector<unsigned long long> h((size_t)cap * words);
+	CK(cudaMemcpy(h.data(), d, h.size() * 8, cudaMemcpyDeviceToHost));
+	CK(cudaFree(d));
+	struct cta {
+		int id, sm;
+		double t0, t1, t2, cyc;
+	};
+	std::vector<cta> c;
+	for (int64_t i = 0; i < cap; i++) {
+		const unsigned long long *t = &h[(size_t)i * words];
+		if (t[2] != 0)
+			c.push_back({ (int)i, (int)(t[3] >> 48), (double)t[0], (double)t[1], (double)t[2],
+				      (double)(t[3] & 0xffffffffffffull) });
+	}
+	if (c.empty())
+		return;
+	double T0 = c[0].t0, T1 = c[0].t2;
+	for (const cta &x : c)
+		T0 = std::min(T0, x.t0), T1 = std::max(T1, x.t2);
+	const double span = T1 - T0;
+	std::vector<double> dur, conv;
+	int nsm = 0;
+	for (const cta &x : c) {
+		dur.push_back(x.t2 - x.t0);
+		conv.push_back(x.t1 - x.t0);
+		nsm = std::max(nsm, x.sm + 1);
+	}
+	auto q = [](std::vector<double> v, double f) {
+		std::sort(v.begin(), v.end());
+		return v[(size_t)(f * (double)(v.size() - 1))];
+	};
+	/* per SM: the union of its CTAs' intervals, its first start and last end */
+	double busy = 0, head = 0, tail = 0;
+	int used = 0;
+	for (int sm = 0; sm < nsm; sm++) {
+		std::vector<std::pair<double, double>> iv;
+		for (const cta &x : c)
+			if (x.sm == sm)
+				iv.push_back({ x.t0, x.t2 });
+		if (iv.empty())
+			continue;
+		used++;
+		std::sort(iv.begin(), iv.end());
+		double a = iv[0].first, b = iv[0].second;
+		head += a - T0;
+		double last = b;
+		for (size_t i = 1; i < iv.size(); i++) {
+			last = std::max(last, iv[i].second);
+			if (iv[i].first > b) {
+				busy += b - a;
+				a = iv[i].first, b = iv[i].second;
+			} else
+				b = std::max(b, iv[i].second);
+		}
+		busy += b - a;
+		tail += T1 - last;
+	}
+	char occ[160] = "";
+	for (int k = 0, n = 0; k < 16; k++) { /* resident CTAs at the middle of each 16th of the span */
+		const double t = T0 + span * (k + 0.5) / 16;
+		int m = 0;
+		for (const cta &x : c)
+			m += x.t0 <= t && t < x.t2;
+		n += snprintf(occ + n, sizeof occ - (size_t)n, "%s%d", k ? " " : "", m);
+	}
+	printf("%-14s %-10s trace (one launch, cold L2, %zu CTAs, %lld groups, %d SMs): span %.2f us; first "
+	       "conversion done after %.2f us (median; p90 %.2f); CTA %.2f us (p10 %.2f, p90 %.2f); SM idle head %.2f, "
+	       "tail %.2f us (mean), SM busy %.1f%% of span; resident CTAs by 16ths: %s\n",
+	       "", variant, c.size(), (long long)touched, used, span / 1e3, q(conv, 0.5) / 1e3, q(conv, 0.9) / 1e3,
+	       q(dur, 0.5) / 1e3, q(dur, 0.1) / 1e3, q(dur, 0.9) / 1e3, head / used / 1e3, tail / used / 1e3,
+	       100.0 * busy / (span * used), occ);
+	FILE *f = fopen(getenv("K3_BENCH_GEMV_TRACE"), "a");
+	if (f) {
+		for (const cta &x : c)
+			fprintf(f, "%s,%d,%d,%.0f,%.0f,%.0f,%.0f\n", variant, x.id, x.sm, x.t0 - T0, x.t1 - T0, x.t2 - T0,
+				x.cyc);
+		fclose(f);
+	}
+	fflush(stdout);
+}
+
 /* One grouped expert GEMM point: T tokens routed to K of E experts, rotation over R routings.
  * a8: MXFP8 activations (quantized once per rotation set before timing: the gemv alone is
  * timed; the quantizer has its own row) and the FP8 gemv, timed under `k3-bench mxfp8 op=...`
@@ -1075,6 +1330,10 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
 		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
 		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
+	if (decode && g_copy_gbps > 0) /* back to back over the R routings, beside a copy of the same bytes */
+		gemv_b2b(r, launch, R, rows, w.N, w.K, touched_avg, wbytes, E);
+	if (decode && T == 1 && getenv("K3_BENCH_GEMV_TRACE"))
+		gemv_trace(r.variant, launch, (int64_t)rs[0]->touched.size());
 	if (a8 && decode && !bulk && !alt) { /* the activations' quantizer, once per GEMM input (not in the row above) */
 		row q;
 		q.op = "mxfp8_quant", q.variant = glu ? "latent" : "hidden";
@@ -1351,7 +1610,19 @@ std::vector<int> token_sizes(const options &o)
  * K3_BENCH_GEMV_ALL=1 in the environment adds the older rows: lean without k slices or with 16
  * tokens a pass above 4 rows a group (mxfp4ks1_*, mxfp4w4_*), K3_GEMV_FP4=regs (mxfp4regs_*),
  * the old grid (mxfp4old_*), MXFP8 activations (mxfp4a8_*, mxfp4a8old_*) and the quantizer;
- * K3_BENCH_GEMV_BULK=1 the bulk-copy rows (mxfp4b_*, mxfp4a8b_*). */
+ * K3_BENCH_GEMV_BULK=1 the bulk-copy rows (mxfp4b_*, mxfp4a8b_*). At B <= 64 (where the fused
+ * kernel runs) its launch knobs back to back, in pairs that alternate (order effects):
+ * K3_GEMV_F16_FPDL=1 (`f16fpdl_*`, `f16fpdlb_*`: programmatic dependent launch), 8 warps by a
+ * plain launch (`f16w8pl0_*`, `f16w8pl0b_*`: the fused default before 2026-12-02k),
+ * K3_GEMV_F16_HPF=1, 2 (`f16hpf1_*`, `f16hpf2_*`: the head prefetch; call 2 also ran
+ * `f16hpf2b_*` and with PDL `f16hpf2pdl_*`), K3_GEMV_F16_PROW=4 (`f16prow4_*`: 4 rows a pass, a quarter of the shared memory)
+ * and at B = 1 =1 (`f16prow1_*`; with 4 warps a CTA `f16w4r1_*`; call 1 of 2026-12-02k ran 4 and 2
+ * warps a CTA with 8 / 4 rows a pass: 41-49 % at w2 B = 1, slower), K3_GEMV_F16_AFIRST=1
+ * (`f16afirst_*`, with PDL `f16afpdl_*`: the activation copies before the first weight loads),
+ * then PDL and the plain launch once more (`f16fpdlc_*`, `f16w8pl0c_*`). Since call 2 PDL is the
+ * default at B = 1 (`mxfp4_*` there). Every decode row also runs back to back over its routings beside a copy of the same
+ * bytes (gemv_b2b(): rows `b2b`, `copy_b2b`); K3_BENCH_GEMV_TRACE=path: the fused kernel's per-CTA
+ * trace at B = 1 (gemv_trace()). */
 void bench_gemv(const options &o)
 {
 	const bool bulk = getenv("K3_BENCH_GEMV_BULK") != nullptr, all = getenv("K3_BENCH_GEMV_ALL") != nullptr;
@@ -1362,6 +1633,40 @@ void bench_gemv(const options &o)
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
+			if (B <= 64) { /* the fused kernel's launch knobs where it runs (<= 2 rows a group), back to back */
+				/* name, K3_GEMV_F16_WPC, _FPDL, _HPF, _PROW, _AFIRST ("-": unset); pairs alternate to see
+				 * order effects (the clock under the power cap moves with what ran before) */
+				static const char *const kn[][6] = {
+					{ "f16fpdl", "8", "1", "0", "-", "0" },   { "f16w8pl0", "8", "0", "0", "-", "0" },
+					{ "f16hpf1", "8", "0", "1", "-", "0" },   { "f16hpf2", "8", "0", "2", "-", "0" },
+					{ "f16prow4", "8", "0", "0", "4", "0" },  { "f16prow1", "8", "0", "0", "1", "0" },
+					{ "f16w4r1", "4", "0", "0", "1", "0" },   { "f16fpdlb", "8", "1", "0", "-", "0" },
+					{ "f16w8pl0b", "8", "0", "0", "-", "0" }, { "f16afirst", "8", "0", "0", "-", "1" },
+					{ "f16afpdl", "8", "1", "0", "-", "1" },  { "f16fpdlc", "8", "1", "0", "-", "0" },
+					{ "f16w8pl0c", "8", "0", "0", "-", "0" }
+				};
+				static const char *const ev[5] = { "K3_GEMV_F16_WPC", "K3_GEMV_F16_FPDL", "K3_GEMV_F16_HPF",
+								   "K3_GEMV_F16_PROW", "K3_GEMV_F16_AFIRST" };
+				std::string old[5];
+				bool had[5];
+				for (int v = 0; v < 5; v++)
+					had[v] = getenv(ev[v]) != nullptr, old[v] = had[v] ? getenv(ev[v]) : "";
+				for (const auto &k : kn) {
+					if (B > 1 && (!strcmp(k[4], "1"))) /* one row a pass: B = 1 only (one row a group) */
+						continue;
+					for (int v = 0; v < 5; v++)
+						if (strcmp(k[1 + v], "-"))
+							setenv(ev[v], k[1 + v], 1);
+						else
+							unsetenv(ev[v]);
+					expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, k[0]);
+				}
+				for (int v = 0; v < 5; v++)
+					if (had[v])
+						setenv(ev[v], old[v].c_str(), 1);
+					else
+						unsetenv(ev[v]);
+			}
 			/* The persistent gemv (gemv_f16p_kernel, opt-in: K3_GEMV_F16_PERSIST=1: `f16pers_*`), back
 			 * to back. (2026-12-02i's calls ran it as the default at B = 1, `mxfp4_*` there, beside
 			 * the default before as `f16old_*`.) */
@@ -1718,6 +2023,7 @@ int main(int argc, char **argv)
 	}
 	cudaDeviceProp prop;
 	CK(cudaGetDeviceProperties(&prop, 0));
+	g_l2_bytes = prop.l2CacheSize;
 	printf("device: %s, %d SMs, L2 %d MiB, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
 	       prop.totalGlobalMem / 1073741824.0);
 	{

@@ -921,10 +921,13 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
- *   K3_KDA_PREFILL=serial | overlap   the two kernels one after the other, or side by side
+ *   K3_KDA_PREFILL=serial | overlap   force the two kernels one after the other, or side by
+ *                                      side (unset or anything else: overlap_by_default())
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
- *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width */
+ *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
+ * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
+ * removed: see overlap_by_default().) */
 struct prefill_cfg {
 	bool overlap;
 	int intra;  /* 1, 2 */
@@ -935,24 +938,51 @@ struct prefill_cfg {
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
- * 2.04-2.19 ms. The overlapped path stays opt-in: beside the recurrent CTAs at H = 12..48 the
- * intra kernel slows more than the recurrent tail it hides (e.g. 16K, H = 12: 1.07 against 0.89
- * ms serial, with the <= 48-register build), and it deadlocked once (prefill_config()). */
+ * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
 constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
 constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
 
-/* The configuration asked for (K3_KDA_PREFILL=serial | overlap; serial by default: the
- * overlapped path, faster at one sequence of >= 4K tokens at 96 heads (2026-12-01r: T = 4K 475
- * against 560-566 us, 16K 1748 against 2071-2108 us), deadlocked in the K3 slice on 2026-12-01
- * (01t calls 1 and 4, with and without capture: the SMs' shared-memory carveout left no intra CTA
- * room beside the spinning recurrent ones; both kernels now ask for the largest carveout, and the
- * slice completed twice with it, call 5), and a kernel that spins on another one's progress stays
- * opt-in: another process on the GPU can take the SMs it waits for (the wait traps after 10 s).
- * `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
-prefill_cfg prefill_config(bool allow_overlap = true)
+/* Where the overlapped path is the default (K3_KDA_PREFILL unset): the shapes where it won
+ * against the serial path on the H200 (2026-12-02l call 2, one process, each point twice, FP32 /
+ * BF16 state; bench/results/k3-kernels-h200-2026-12-02l/): one sequence at H = 96, T = 4K 467-485
+ * / 474-495 us against 558-563 / 560-575 serial, T = 16K 1.82-1.92 / 1.85-1.92 ms against
+ * 2.17-2.29 / 2.26-2.32 (T = 1K: 148-150 / 159 against 160-161 / 160-162 us, too close for a
+ * default). It lost at every T of H = 12, 24, 48 (e.g. 16K, H = 12: 1.12-1.13 against 0.95-0.96
+ * ms: the recurrent kernel's flag acquire each step), and with 4 x 4K at H = 96 the host check
+ * takes the serial path. T > 16K and H other than 12-96 were not measured; the per-chunk
+ * pipeline at T > 16K is the same as at 16K. Two cheaper flag waits for the recurrent kernel
+ * (a relaxed poll a step ahead with fence.acq_rel.gpu once seen set: MEMBAR.ALL.GPU in SASS;
+ * the acquire load issued a step ahead) both ran slower than this one and were removed.
+ *
+ * Safety. The recurrent CTAs spin on flags only intra CTAs set, and intra CTAs never wait on
+ * anything, so the pair finishes whenever at least one intra CTA can run while the recurrent
+ * CTAs are resident. What guarantees that within this process: the intra kernel is enqueued
+ * first; the host's check (launch_recurrent() with `query`) takes the path only when the
+ * recurrent grid, at one CTA an SM of margin, cannot fill any SM past the point where an intra
+ * CTA of the chosen version still fits beside it (registers, shared memory, threads, CTA slots,
+ * from the compiled kernels' attributes), and both kernels ask for the largest shared-memory
+ * carveout so that the driver's carveout cannot undo that arithmetic (the deadlock of
+ * 2026-12-01t); under stream capture (no side stream) and past 65535 chunks the path is not
+ * taken. What does not guarantee it: other work on the GPU, in this process (a kernel on
+ * another stream launched between the two) or in another process (MPS clients, green contexts,
+ * another context time-slicing the SMs), can hold the room the arithmetic counted on; the
+ * intra kernel then still runs on the SMs it gets (every intra CTA is independent), so a wait
+ * ends once that work leaves room, and a wait that lasts 10 s traps (a launch error the caller
+ * sees, not a hung GPU). K3_KDA_PREFILL=serial turns the path off. */
+bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
+{
+	return n_seqs == 1 && heads == 96 && total_tokens >= 4096;
+}
+
+/* The configuration asked for, for N sequences of T tokens in all at H heads: K3_KDA_PREFILL,
+ * else overlap_by_default(). `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
+prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool allow_overlap = true)
 {
 	const char *e = getenv("K3_KDA_PREFILL");
-	prefill_cfg c = allow_overlap && e && !strcmp(e, "overlap") ? CFG_OVERLAP : CFG_SERIAL;
+	const bool want = e && !strcmp(e, "overlap")  ? true
+			  : e && !strcmp(e, "serial") ? false
+						      : overlap_by_default(n_seqs, heads, total_tokens);
+	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
 		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
@@ -1195,7 +1225,10 @@ extern "C" size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t tot
 	       max_chunks(n_seqs, total_tokens) * (size_t)heads * REC_BYTES;
 }
 
-extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream)
+namespace {
+
+/* The arguments' checks; 0 or -EINVAL. */
+int check_args(const struct kda_prefill_args *a)
 {
 	if (!a || a->n_seqs < 1 || a->heads < 1 || a->heads > 65535 || a->total_tokens < 0 ||
 	    a->total_tokens >= ((int64_t)1 << 31))
@@ -1208,6 +1241,63 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	const size_t nmax = max_chunks(a->n_seqs, a->total_tokens);
 	if (nmax * (size_t)a->heads > (size_t)1 << 40 || nmax >= (size_t)1 << 31)
 		return -EINVAL;
+	return 0;
+}
+
+/* How kda_prefill() runs `a` on `stream` now: the configuration, the recurrent CTAs' width and
+ * whether the overlapped path is taken (asked for, by K3_KDA_PREFILL or overlap_by_default(),
+ * and not ruled out: past 65535 chunks, under stream capture, or where the recurrent CTAs could
+ * take every SM's room for an intra CTA; then the serial configuration). 0 or -EIO. */
+int plan_prefill(const struct kda_prefill_args *a, cudaStream_t stream, prefill_cfg *cfg, int *warps,
+		 bool *overlap)
+{
+	const size_t nmax = max_chunks(a->n_seqs, a->total_tokens);
+	int dev = 0, sms = 132;
+	if (cudaGetDevice(&dev) == cudaSuccess)
+		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+	*cfg = prefill_config(a->n_seqs, a->heads, a->total_tokens);
+	*warps = recurrent_warps(a->n_seqs, a->heads, sms, *cfg);
+	bool ov = cfg->overlap && nmax > 0 && nmax <= 65535;
+	if (ov) {
+		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+		if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess)
+			return -EIO;
+		ov = cs == cudaStreamCaptureStatusNone;
+	}
+	if (ov) {
+		recur_params rp = {};
+		rp.n_seqs = a->n_seqs;
+		rp.heads = a->heads;
+		if (launch_recurrent_any(rp, a->state_dtype, *warps, *cfg, stream, true, &ov))
+			return -EIO;
+	}
+	if (cfg->overlap && !ov) { /* fell back: the serial path's configuration */
+		*cfg = prefill_config(a->n_seqs, a->heads, a->total_tokens, false);
+		*warps = recurrent_warps(a->n_seqs, a->heads, sms, *cfg);
+	}
+	*overlap = ov;
+	return 0;
+}
+
+} // namespace
+
+extern "C" int kda_prefill_path(const struct kda_prefill_args *a, cudaStream_t stream)
+{
+	if (check_args(a))
+		return -EINVAL;
+	prefill_cfg cfg;
+	int warps = 0;
+	bool overlap = false;
+	if (plan_prefill(a, stream, &cfg, &warps, &overlap))
+		return -EIO;
+	return overlap ? 1 : 0;
+}
+
+extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream)
+{
+	if (check_args(a))
+		return -EINVAL;
+	const size_t nmax = max_chunks(a->n_seqs, a->total_tokens);
 
 	int32_t *off = static_cast<int32_t *>(a->workspace);
 	int2 *chunk = reinterpret_cast<int2 *>(static_cast<uint8_t *>(a->workspace) +
@@ -1215,6 +1305,14 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	int32_t *ready = reinterpret_cast<int32_t *>(static_cast<uint8_t *>(a->workspace) +
 						     head_bytes(a->n_seqs, a->total_tokens));
 	uint8_t *rec = reinterpret_cast<uint8_t *>(ready) + flags_bytes(a->n_seqs, a->heads, a->total_tokens);
+
+	/* Rows per recurrent CTA: see recurrent_warps(); the path: plan_prefill(). */
+	prefill_cfg cfg;
+	int warps = 0;
+	bool overlap = false;
+	if (plan_prefill(a, stream, &cfg, &warps, &overlap))
+		return -EIO;
+
 	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off, chunk,
 								 (int)nmax);
 	if (kda_launch_status())
@@ -1231,13 +1329,6 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	ip.q = a->q, ip.k = a->k, ip.v = a->v, ip.g_raw = a->g_raw, ip.beta_raw = a->beta_raw;
 	ip.rec = rec;
 
-	/* Rows per recurrent CTA: see recurrent_warps(). */
-	int dev = 0, sms = 132;
-	if (cudaGetDevice(&dev) == cudaSuccess)
-		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	prefill_cfg cfg = prefill_config();
-	int warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
-
 	recur_params rp = {};
 	rp.n_seqs = a->n_seqs;
 	rp.heads = a->heads;
@@ -1249,22 +1340,6 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	rp.s1 = a->final_state;
 	rp.out = a->out;
 
-	/* The overlapped path when asked for, unless the grid's y (chunks) would pass
-	 * 65535, the stream is being captured (no side stream then) or the recurrent CTAs could
-	 * take every SM's room for an intra CTA. */
-	bool overlap = cfg.overlap && nmax > 0 && nmax <= 65535;
-	if (overlap) {
-		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-		if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess)
-			return -EIO;
-		overlap = cs == cudaStreamCaptureStatusNone;
-	}
-	if (overlap && launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream, true, &overlap))
-		return -EIO;
-	if (cfg.overlap && !overlap) { /* fell back: the serial path's configuration */
-		cfg = prefill_config(false);
-		warps = recurrent_warps(a->n_seqs, a->heads, sms, cfg);
-	}
 	if (overlap) {
 		ip.ready = ready;
 		rp.ready = ready;

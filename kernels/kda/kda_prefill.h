@@ -12,19 +12,19 @@
  *  2. recurrent, head-parallel (one CTA per sequence, head and slice of V
  *     rows): the state in FP32 registers, three BF16 tensor-core products
  *     per chunk, chunk operands streamed ahead by the bulk copy engine.
- * By default the second starts when the first has finished. With the
- * environment variable K3_KDA_PREFILL=overlap (read per call; opt-in: it
- * deadlocked in the K3 slice until both kernels asked for the largest
- * shared-memory carveout, 2026-12-01, and its wait traps after 10 s) the
- * recurrent kernel runs beside the intra one on a side stream of higher priority,
- * waiting on a ready flag per record; it falls back to the serial order where
- * its CTAs could fill every SM, past 65535 chunks or while `stream` is being
- * captured. Same kernels' arithmetic: the overlapped results equal the serial
- * ones bit for bit when both use the same intra build, stage count and CTA
- * width (each path has its own defaults; K3_KDA_INTRA, K3_KDA_RECUR_STAGES,
- * K3_KDA_RECUR_WARPS override them, see kda_prefill.cu). On the H200 at
- * T = 16K, H = 96: serial 2.07-2.11 ms, overlapped 1.75 ms; the overlapped
- * path loses at H <= 48 (bench/results/k3-kernels-h200-2026-12-01r/).
+ * The second either starts when the first has finished (serial) or runs beside it
+ * (overlapped) on a side stream of higher priority, waiting on a ready flag per record
+ * (kda_prefill.cu: wait_ready()). K3_KDA_PREFILL=serial | overlap (read per call) forces
+ * one; unset, the overlapped path is taken where it won on the H200 (overlap_by_default()
+ * in kda_prefill.cu: one sequence of >= 4K tokens at 96 heads; T = 16K: 1.82-1.92 ms
+ * against 2.17-2.32 serial on 2026-12-02; and its safety argument: the recurrent CTAs
+ * spin on the intra kernel's progress, which the host's resource check guarantees within
+ * this process, not against other work holding the SMs; a wait traps after 10 s). The
+ * overlapped path falls back to the serial one where the recurrent CTAs could fill every
+ * SM, past 65535 chunks or while `stream` is being captured. Same kernels' arithmetic: the two paths' results
+ * are equal bit for bit (a state row's recurrence does not depend on the CTA width or
+ * stage count either). K3_KDA_INTRA, K3_KDA_RECUR_STAGES and K3_KDA_RECUR_WARPS override
+ * the per-path defaults (A/B).
  */
 #ifndef K3_KERNELS_KDA_PREFILL_H
 #define K3_KERNELS_KDA_PREFILL_H
@@ -64,6 +64,11 @@ struct kda_prefill_args {
  * about 17 KiB per (chunk, head), i.e. 4.27x the bytes of q (the records and
  * a 4-byte ready flag each), and 8 bytes per chunk (the chunk table). */
 size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t total_tokens);
+
+/* Which path kda_prefill(a, stream) would take now (the environment, the shape, the
+ * stream's capture state and the device): 1 overlapped, 0 serial, or -EINVAL / -EIO.
+ * Launches nothing (bench and tests report it beside their timings). */
+int kda_prefill_path(const struct kda_prefill_args *a, cudaStream_t stream);
 
 /* Enqueues the prefill on `stream`. Returns 0, -EINVAL (nothing launched),
  * or -EIO when a launch failed (the CUDA error stays readable). */

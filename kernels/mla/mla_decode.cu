@@ -101,6 +101,11 @@ struct params {
 	/* mla_fp8s_kernel: 1 when the n_splits CTAs of a row block run as one thread-block cluster and
 	 * combine their partials through distributed shared memory (no workspace, no combine kernel). */
 	int cluster;
+	/* mla_fp8s_kernel: 1 when each split writes its partials and the last split of a row block to
+	 * finish merges them (fp8s_last_merge(): a counter per row block, no combine kernel). */
+	int last;
+	int *counter;                 /* last: [B][row blocks], zero at entry, left zero */
+	unsigned long long *trace;    /* measurement hook (mla_decode_set_trace()): 8 words a CTA */
 	const uint16_t *q;
 	const unsigned char *cache;
 	const int32_t *block_table, *seqlens, *indices;
@@ -1406,6 +1411,136 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
 	clu_sync_all(); /* no CTA leaves while another may still read its shared memory */
 }
 
+/* ---- the last split's merge of mla_fp8s_kernel (K3_MLA_FP8S_COMBINE=last) --------------------
+ *
+ * No cluster (whose every row block must fit one wave at once: 64 clusters of 4 at B 64 do not,
+ * 62 do) and no combine launch: each split writes its normalized O and LSE to the workspace as
+ * for mla_combine_kernel (fp8r_epilogue()), every writing thread fences, and after a barrier one
+ * thread counts the split in on the row block's counter; the split that counts last (old value
+ * n_splits - 1) resets the counter to 0 for the next launch (or graph replay: kernel boundaries
+ * order it before any CTA of that launch counts), fences, and merges every split's partials
+ * from L2 (ld.global.cg) with the weights e^(lse_s - m) / sum, as mla_combine_kernel, into the
+ * BF16 output and the LSE. `nthr` threads call it (tid < nthr), every one of them once. */
+__device__ __forceinline__ int fp8s_count_in(const params &p, int b, int nthr, int *flag)
+{
+	const int tid = (int)threadIdx.x;
+	__threadfence(); /* this thread's partial writes, before the count (release) */
+	k3_named_sync(1, nthr);
+	if (tid == 0) {
+		int *cnt = p.counter + (size_t)b * gridDim.x + blockIdx.x;
+		const int old = atomicAdd(cnt, 1);
+		const int last = old == p.n_splits - 1;
+		if (last) {
+			*cnt = 0;
+			__threadfence(); /* acquire: every split's partials before the reads below */
+		}
+		*flag = last;
+	}
+	k3_named_sync(1, nthr);
+	return *flag;
+}
+
+/* G items (float4 of the row block's ROWS x 512 outputs) a thread at a time, every one of their
+ * SN split loads issued before the sums (S <= SN splits; only where the split's weight is
+ * positive: a split that saw nothing of the row wrote no O). */
+template <int G, int SN>
+__device__ __forceinline__ void fp8s_merge_items(const params &p, const float *wt, size_t base, int b, int row0,
+						 int nthr)
+{
+	using namespace fp8r;
+	const int tid = (int)threadIdx.x, S = p.n_splits;
+	for (int i0 = tid; i0 < ROWS * (DV / 4); i0 += G * nthr) {
+		float4 v[G][SN];
+		float ws[G][SN];
+#pragma unroll
+		for (int gi = 0; gi < G; gi++) {
+			const int i = i0 + gi * nthr, r = i / (DV / 4), c4 = i % (DV / 4);
+			const bool in = i < ROWS * (DV / 4) && row0 + r < p.rows;
+#pragma unroll
+			for (int s = 0; s < SN; s++) {
+				ws[gi][s] = in && s < S ? wt[r * MAX_CLUSTER + s] : 0.0f;
+				v[gi][s] = ws[gi][s] > 0.0f
+						   ? __ldcg(reinterpret_cast<const float4 *>(
+							    p.o_part + (base + (size_t)s * p.rows + row0 + r) * DV) + c4)
+						   : make_float4(0.f, 0.f, 0.f, 0.f);
+			}
+		}
+#pragma unroll
+		for (int gi = 0; gi < G; gi++) {
+			const int i = i0 + gi * nthr, r = i / (DV / 4), c4 = i % (DV / 4);
+			if (i >= ROWS * (DV / 4) || row0 + r >= p.rows)
+				continue;
+			float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+			for (int s = 0; s < SN; s++) {
+				acc.x += ws[gi][s] * v[gi][s].x, acc.y += ws[gi][s] * v[gi][s].y;
+				acc.z += ws[gi][s] * v[gi][s].z, acc.w += ws[gi][s] * v[gi][s].w;
+			}
+			uint2 ov;
+			ov.x = k3_pack_bf16(acc.x, acc.y);
+			ov.y = k3_pack_bf16(acc.z, acc.w);
+			*reinterpret_cast<uint2 *>(p.out + ((size_t)b * p.rows + row0 + r) * DV + 4 * c4) = ov;
+		}
+	}
+}
+
+__device__ __forceinline__ void fp8s_last_merge(const params &p, float *xs, int b, int row0, int nthr)
+{
+	using namespace fp8r;
+	const int tid = (int)threadIdx.x, S = p.n_splits;
+	float *wt = xs; /* [ROWS][MAX_CLUSTER] weights */
+	__threadfence();
+	const size_t base = (size_t)b * S * p.rows;
+	if (tid < ROWS) {
+		float ls[MAX_CLUSTER], m = -INFINITY;
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++) {
+			ls[s] = s < S && row0 + tid < p.rows ? __ldcg(p.l_part + base + (size_t)s * p.rows + row0 + tid)
+							      : -INFINITY;
+			m = fmaxf(m, ls[s]);
+		}
+		float sum = 0.0f;
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++) {
+			ls[s] = ls[s] == -INFINITY ? 0.0f : expf(ls[s] - m);
+			sum += ls[s];
+		}
+		const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+		for (int s = 0; s < MAX_CLUSTER; s++)
+			wt[tid * MAX_CLUSTER + s] = ls[s] * inv;
+		if (p.lse && row0 + tid < p.rows)
+			p.lse[(size_t)b * p.rows + row0 + tid] = sum > 0.0f ? m + logf(sum) : -INFINITY;
+	}
+	k3_named_sync(1, nthr);
+	/* Up to 16 float4 loads of a thread in flight at once (2026-12-02j call 1: one item's S loads
+	 * at a time, 16 round trips through a loaded L2, took 5-8 us; 32 at once made ptxas spill in
+	 * the kernel's 168 registers). */
+	if (S <= 2)
+		fp8s_merge_items<8, 2>(p, wt, base, b, row0, nthr);
+	else if (S <= 4)
+		fp8s_merge_items<4, 4>(p, wt, base, b, row0, nthr);
+	else
+		fp8s_merge_items<2, MAX_CLUSTER>(p, wt, base, b, row0, nthr);
+}
+
+/* The measurement hook: %globaltimer (ns) and the SM of this CTA at point k (0..6) into
+ * p.trace[8 * cta + k] (word 7: SM id, and 1 << 16 when it merged as the last split). */
+__device__ __forceinline__ void fp8s_trace(const params &p, int k, unsigned long long extra = 0)
+{
+	if (!p.trace)
+		return;
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	const size_t cta = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+	p.trace[8 * cta + k] = t;
+	if (k == 0 || extra) {
+		unsigned sm;
+		asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+		p.trace[8 * cta + 7] = sm | extra;
+	}
+}
+
 /* ---- FP8 cache, register conversion, one softmax a tile (the default up to 32 rows) -------
  *
  * mla_fp8p_kernel's QK^T (split over k, parts through shared memory), PV (split over the 512
@@ -1465,6 +1600,8 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	float4 *mwb = reinterpret_cast<float4 *>(smem + OFF_MW);          /* [row]: mw of warps 0..3 */
 
 	const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane & 3;
+	if (tid == 0)
+		fp8s_trace(p, 0);
 	const int rb = (int)blockIdx.x, split = (int)blockIdx.y, b = (int)blockIdx.z;
 	const int L = min(p.seqlens[b], p.max_seqlen);
 	const int row0 = rb * ROWS;
@@ -1475,7 +1612,16 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	const int tile0 = split * p.tiles_per_split;
 	const int n_it = min(n_tiles - tile0, p.tiles_per_split);
 	const size_t part0 = ((size_t)b * p.n_splits + split) * p.rows;
+	float *const xs = reinterpret_cast<float *>(smem + OFF_ST); /* the stage area, free after the loop */
+	int *const last_flag = reinterpret_cast<int *>(xs + ROWS * MAX_CLUSTER);
 	if (n_it <= 0) {
+		if (p.last) { /* the split's LSE -inf, counted in like any other (every thread here) */
+			if (tid < ROWS && row0 + tid < p.rows)
+				p.l_part[part0 + row0 + tid] = -INFINITY;
+			if (fp8s_count_in(p, b, (int)blockDim.x, last_flag))
+				fp8s_last_merge(p, xs, b, row0, (int)blockDim.x);
+			return;
+		}
 		if (p.cluster) { /* nothing here: the split's LSE -inf, then its share of the merge */
 			float *xo = reinterpret_cast<float *>(smem + OFF_ST);
 			if (tid < ROWS)
@@ -1569,6 +1715,8 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		for (int it = 0; it < NST; it++)
 			if (it < n_it && it < p.fp8s_prime)
 				issue(it, ps[it], pg[it]);
+		if (lane == 0)
+			fp8s_trace(p, 5);
 		__syncthreads(); /* fp8r_q_finish()'s */
 		if (p.fp8s_prime < NST && p.fp8s_prime < n_it) {
 			k3_mbar_wait(&bar[0], 0u);
@@ -1642,6 +1790,8 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		pc1 = entry_pos(tile0 * TILE + tok1);
 	}
 	k3_mbar_wait(&bar[0], 0u);
+	if (tid == 0)
+		fp8s_trace(p, 1);
 	qk_tile(st, red);
 	k3_mbar_arrive(&pfull[0]);
 
@@ -1810,6 +1960,8 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		k3_mbar_arrive(&sempty[it % NST]); /* this thread is done with tile it's stage */
 	}
 
+	if (tid == 0)
+		fp8s_trace(p, 2);
 	/* l: this warp's tokens, summed over the lanes here and over the warps through shared
 	 * memory (qmx, free since the prologue's barrier), in warp order. */
 	l0 = k3_group_sum<4>(l0);
@@ -1824,10 +1976,23 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	if (p.cluster) { /* every warp has left the stages (the barrier above), no copy is in flight */
 		float *xo = reinterpret_cast<float *>(smem + OFF_ST);
 		fp8s_stage_partial<VINT>(xo, o, l0, l1, m0, m1, f0, f1, w, g, tq);
+		if (tid == 0)
+			fp8s_trace(p, 3);
 		fp8s_cluster_combine(p, xo, b, row0, split);
+		if (tid == 0)
+			fp8s_trace(p, 4);
 		return;
 	}
 	fp8r_epilogue<VINT>(p, o, l0, l1, m0, m1, f0, f1, w, tq, R0, R1, b, part0);
+	if (tid == 0)
+		fp8s_trace(p, 3);
+	/* The producer warp has returned: the THREADS compute threads count in (named barrier 1; the
+	 * stage area is free: every warp has left the stages, no copy is in flight). */
+	if (p.last && fp8s_count_in(p, b, THREADS, last_flag)) {
+		fp8s_last_merge(p, xs, b, row0, THREADS);
+		if (tid == 0)
+			fp8s_trace(p, 4, 1ull << 16);
+	}
 }
 
 /* One warp per query row: out = sum_s e^(lse_s - lse) o_s, lse = log sum_s e^lse_s.
@@ -1899,6 +2064,7 @@ struct plan {
 	int rg, n_rb, splits, tiles_per_split;
 	int fp8r;    /* fp8r_variant(): 0, or a register kernel's kernel * 4 + conversion variant */
 	int cluster; /* mla_fp8s_kernel's splits of a row block as one cluster (fp8s_cluster_combine()) */
+	int last;    /* mla_fp8s_kernel's splits merged by the last of a row block (fp8s_last_merge()) */
 };
 
 /* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel that
@@ -1970,7 +2136,10 @@ void fp8s_options(int *whole, float *tau, int *band, int *prime)
 }
 
 /* mla_fp8s_kernel's split plan: 1 (default) a wave at most (splits rounded down) and the splits
- * of a row block combined in a cluster where 2..8 of them fit one wave; 2
+ * of a row block combined in a cluster where 2..8 of them fit one wave (make_plan(): two waves
+ * and the last-split merge where whole splits fill less than 80 % of one, unless any
+ * K3_MLA_FP8S_COMBINE is set: e.g. =onewave, the 2026-12-02h plan); 3 (=last) the last-split
+ * merge (fp8s_last_merge()) instead of clusters and the combine kernel; 2
  * (K3_MLA_FP8S_COMBINE=cluster) the same with clusters of 2..8 splits even where
  * cudaOccupancyMaxActiveClusters says fewer fit at once than there are row blocks (B 64 at 8K:
  * 64 clusters of 4); 0 (K3_MLA_FP8S_COMBINE=kernel, the default up to 2026-12-02) splits
@@ -1980,8 +2149,32 @@ int fp8s_cluster_option()
 	const char *c = getenv("K3_MLA_FP8S_COMBINE");
 	if (c && !strcmp(c, "kernel"))
 		return 0;
+	if (c && !strcmp(c, "last"))
+		return 3;
 	return c && !strcmp(c, "cluster") ? 2 : 1;
 }
+
+/* The last-split merge's counters: 1 (default) zeroed by a cudaMemsetAsync before every launch
+ * (nothing asked of the caller), 0 (K3_MLA_FP8S_LAST_RESET=self) left zero by every launch
+ * (the last split of a row block resets its counter), so the caller zeroes the workspace once
+ * after allocating it and writes nothing into it between calls. Read at every call. */
+bool fp8s_last_memset()
+{
+	const char *c = getenv("K3_MLA_FP8S_LAST_RESET");
+	return !(c && !strcmp(c, "self"));
+}
+
+/* mla_fp8s_kernel's waves (K3_MLA_FP8S_WAVES=1..8, default 1, read at every call): splits for
+ * about that many waves of CTAs (rounded down; the last-split merge: at most MAX_CLUSTER), so
+ * that the hardware's CTA scheduler evens out CTAs that run at different speeds. */
+int fp8s_waves_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_WAVES");
+	return c && c[0] >= '1' && c[0] <= '8' && !c[1] ? c[0] - '0' : 1;
+}
+
+/* The measurement hook's buffer (mla_decode_set_trace()). */
+unsigned long long *g_trace = nullptr;
 
 /* mla_fp8s_kernel's order: 1 (default) early: the next tile's QK^T between the P hand-off's
  * arrive and its wait (a second mbarrier guards the single P buffer), Q loaded ahead of the
@@ -2074,7 +2267,10 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 	/* About one wave; mla_fp8s_kernel: at most one (17 splits of 16 requests, 272 CTAs on 264
 	 * places, ran a second wave of 8 CTAs: 2026-12-02a fp8 H 16 B 16 32K 175 us, B 64 418). */
 	const bool fp8s_new = pl->fp8r >= 16 && fp8s_cluster_option();
-	int64_t splits = fp8s_new ? target / base : (target + base / 2) / base;
+	int64_t splits = fp8s_new ? target * fp8s_waves_option() / base : (target + base / 2) / base;
+	if (fp8s_new && fp8s_cluster_option() == 3 && !a->indices && splits > fp8r::MAX_CLUSTER &&
+	    target / base <= fp8r::MAX_CLUSTER)
+		splits = fp8r::MAX_CLUSTER; /* more waves than the last-split merge takes: as many as it takes */
 	if (fp8s_new) { /* K3_MLA_FP8S_SPLITS=1..64: that many splits (measurements; read at every call) */
 		const char *fs = getenv("K3_MLA_FP8S_SPLITS");
 		const int n = fs ? atoi(fs) : 0;
@@ -2082,25 +2278,44 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 			splits = n;
 	}
 	const int64_t most = (max_tiles + MIN_TILES_PER_SPLIT - 1) / MIN_TILES_PER_SPLIT;
-	if (splits > most)
-		splits = most;
-	if (splits < 1)
-		splits = 1;
+	auto fit = [&](int64_t n) { /* at least MIN_TILES_PER_SPLIT tiles a split, none empty by the plan */
+		n = n > most ? most : n < 1 ? 1 : n;
+		const int64_t t = (max_tiles + n - 1) / n;
+		return (max_tiles + t - 1) / t;
+	};
+	splits = fit(splits);
+	bool last = fp8s_cluster_option() == 3;
+	/* The default plan where whole splits fill less than 80 % of one wave (B 89-105 and 67-70 at
+	 * 16 rows on an H200: B 96, 2 splits, 192 CTAs on 264 places, 59 % of copy at 8K-64K): the
+	 * last-split merge with the splits of two waves (B 96: 5), whose CTAs the hardware schedules
+	 * as places free up (2026-12-02j call 2, H 12 / 16: 8K 64.6-66.5 % against 59.1-59.7, 32K
+	 * 73.0-75.8 against 58.0-60.9, 64K 74.2-77.7 against 60.4). Not where the tiles limit the
+	 * splits, nor with any of K3_MLA_FP8S_COMBINE / _WAVES / _SPLITS set. */
+	if (fp8s_new && !a->indices && splits >= 2 && base * splits * 5 < target * 4 &&
+	    !getenv("K3_MLA_FP8S_COMBINE") && !getenv("K3_MLA_FP8S_WAVES") && !getenv("K3_MLA_FP8S_SPLITS")) {
+		const int64_t two = fit(2 * target / base < fp8r::MAX_CLUSTER ? 2 * target / base : fp8r::MAX_CLUSTER);
+		if (two > splits)
+			splits = two, last = true;
+	}
 	const int64_t tps = (max_tiles + splits - 1) / splits;
-	splits = (max_tiles + tps - 1) / tps;
 	pl->splits = (int)splits;
 	pl->tiles_per_split = (int)tps;
-	pl->cluster = fp8s_new && !a->indices && splits >= 2 && splits <= fp8r::MAX_CLUSTER &&
+	const bool merge_ok = fp8s_new && !a->indices && splits >= 2 && splits <= fp8r::MAX_CLUSTER;
+	pl->last = merge_ok && last;
+	pl->cluster = merge_ok && !pl->last &&
 		      (base <= fp8s_max_clusters((int)splits) || fp8s_cluster_option() == 2);
 	return 0;
 }
 
+/* Workspace: the split partials ([B][splits][rows][512] O, then [B][splits][rows] LSE) and, for
+ * the last-split merge, a counter per row block ([B][row blocks] int32). */
 size_t workspace_for(const struct mla_decode_args *a, const plan &pl)
 {
 	if (pl.splits == 1 || pl.cluster)
 		return 0;
 	const size_t rows = (size_t)a->batch * pl.splits * a->qtokens * a->heads;
-	return rows * DV * sizeof(float) + rows * sizeof(float);
+	const size_t counters = pl.last ? (size_t)a->batch * pl.n_rb * sizeof(int32_t) : 0;
+	return rows * DV * sizeof(float) + rows * sizeof(float) + counters;
 }
 
 template <int RG, bool FP8>
@@ -2206,6 +2421,18 @@ extern "C" int mla_decode_cluster(const struct mla_decode_args *a)
 	return rc ? rc : pl.cluster ? pl.splits : 0;
 }
 
+extern "C" int mla_decode_last(const struct mla_decode_args *a)
+{
+	plan pl;
+	const int rc = make_plan(a, &pl);
+	return rc ? rc : pl.last ? pl.splits : 0;
+}
+
+extern "C" void mla_decode_set_trace(void *buf)
+{
+	g_trace = static_cast<unsigned long long *>(buf);
+}
+
 extern "C" int mla_decode_max_clusters(int size)
 {
 	return fp8s_max_clusters(size);
@@ -2235,6 +2462,8 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.scale_log2 = a->scale * LOG2E;
 	fp8s_options(&p.fp8s_whole, &p.fp8s_tau, &p.fp8s_band, &p.fp8s_prime);
 	p.cluster = pl.cluster;
+	p.last = pl.last;
+	p.trace = pl.fp8r >= 16 ? g_trace : nullptr;
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
 	p.block_table = a->block_table;
@@ -2246,6 +2475,13 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 		const size_t rows = (size_t)a->batch * pl.splits * p.rows;
 		p.o_part = static_cast<float *>(a->workspace);
 		p.l_part = p.o_part + rows * DV;
+		if (pl.last) {
+			p.counter = reinterpret_cast<int *>(p.l_part + rows);
+			if (fp8s_last_memset() &&
+			    cudaMemsetAsync(p.counter, 0, (size_t)a->batch * pl.n_rb * sizeof(int32_t), stream) !=
+				    cudaSuccess)
+				return -EIO;
+		}
 	}
 	const dim3 grid((unsigned)pl.n_rb, (unsigned)pl.splits, (unsigned)a->batch);
 	int r;
@@ -2274,7 +2510,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 		r = pl.rg == 1 ? launch_split<1, true>(p, grid, stream) : launch_split<4, true>(p, grid, stream);
 	else
 		r = pl.rg == 1 ? launch_split<1, false>(p, grid, stream) : launch_split<4, false>(p, grid, stream);
-	if (r || pl.splits == 1 || pl.cluster)
+	if (r || pl.splits == 1 || pl.cluster || pl.last)
 		return r;
 	const int total = a->batch * p.rows;
 	mla_combine_kernel<<<(total + COMBINE_WARPS - 1) / COMBINE_WARPS, COMBINE_WARPS * 32, 0, stream>>>(p, total);

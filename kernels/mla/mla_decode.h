@@ -15,10 +15,17 @@
  * splits. With one split the first kernel writes the output. The FP8
  * default up to 32 rows (mla_fp8s_kernel) runs 2..8 splits of a row block
  * as one thread-block cluster instead, merging them through distributed
- * shared memory: no workspace and no combine kernel (mla_decode_cluster()).
+ * shared memory: no workspace and no combine kernel (mla_decode_cluster());
+ * where whole splits fill less than 80 % of one wave of CTAs it plans the
+ * splits of two waves and the last split of a row block to finish merges
+ * the partials (mla_decode_last(): a counter per row block in the workspace).
  * K3_MLA_FP8_KERNEL=stage|reg|pipe|split and K3_MLA_FP8_CVT=ic|ii|cc|ci pick
  * the FP8 kernel and its conversions, K3_MLA_FP8S_COMBINE=kernel the split
- * kernel's previous plan (partials and the combine kernel); mla_decode.cu.
+ * kernel's previous plan (partials and the combine kernel), =last the
+ * last-split merge for every split count of 2..8, =onewave the plan without
+ * two waves, K3_MLA_FP8S_WAVES=1..8 the waves, K3_MLA_FP8S_LAST_RESET=self
+ * counters left zero by every launch instead of a memset before each (the
+ * caller zeroes the workspace once and writes nothing into it); mla_decode.cu.
  * Read at every call (so that a bench can switch them between rows);
  * unset: split with cc up to 32 query rows, stage above.
  */
@@ -58,7 +65,8 @@ struct mla_decode_args {
 
 /* Workspace the call needs for these shapes on the current device (split
  * partials: 2052 bytes per row and split when there is more than one split
- * and no cluster merges them).
+ * and no cluster merges them; the last-split merge: and 4 bytes per request
+ * and block of 16 rows).
  * Returns 0 and sets *bytes, -EINVAL for bad shapes, -EIO when the device
  * cannot be queried. */
 int mla_decode_workspace_bytes(const struct mla_decode_args *a, size_t *bytes);
@@ -70,6 +78,20 @@ int mla_decode_splits(const struct mla_decode_args *a);
  * cluster, 0 when not (one split, or partials and the combine kernel), or a
  * negative error as above. */
 int mla_decode_cluster(const struct mla_decode_args *a);
+
+/* Splits when each split writes its partials and the last split of a row block
+ * to finish merges them (K3_MLA_FP8S_COMBINE=last: a counter per row block in
+ * the workspace, no combine kernel, no cluster), 0 when not, or a negative
+ * error as above. */
+int mla_decode_last(const struct mla_decode_args *a);
+
+/* Measurement hook: with `buf` (device memory, 8 words of 8 bytes for every
+ * CTA of the FP8 split kernel's grid: row blocks x splits x batch) the FP8 split
+ * kernel records %globaltimer at its entry (word 0), tile 0's arrival (1), the
+ * tile loop's end (2), the epilogue (3), the merge's end (4), the producer's
+ * first copies (5), and its SM (word 7, bit 16: merged as the last split);
+ * NULL turns it off. Not for concurrent calls. */
+void mla_decode_set_trace(void *buf);
 
 /* Clusters of `size` (2..8) CTAs of the FP8 split kernel that fit the device at
  * once (cudaOccupancyMaxActiveClusters), 0 when none or `size` is out of range:

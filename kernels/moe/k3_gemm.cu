@@ -56,7 +56,11 @@
  * fused into the gemv (each CTA converts its rows in shared memory; K3_GEMV_F16_FUSE=0|1).
  * K3_GEMV_F16_PERSIST=1: gemv_f16p_kernel (after the first pass; a persistent grid of one wave,
  * the work cut evenly over the CTAs, split units summed without a second kernel): measured slower
- * at every batch (2026-12-02i), opt-in.
+ * at every batch (2026-12-02i), opt-in. Since 2026-12-02k the fused kernel is launched by
+ * programmatic dependent launch where its grid is short (B = 1; gemv_f16_fpdl(),
+ * K3_GEMV_F16_FPDL=0|1); K3_GEMV_F16_WPC / _PROW / _HPF: warps a CTA, rows a pass, a head
+ * prefetch (measurements; see gemv_f16_wpc(), gemv_head_prefetch()); gemv_trace_arm(): a
+ * per-CTA trace of one launch (k3_gemm_internal.cuh).
  *
  * Grouped gemv through the bulk copy engine (gemv_bulk_kernel, opt-in: K3_GEMV_FP4=bulk,
  * K3_GEMV8_PIPE=bulk): persistent, each warp its own pipeline of 16-row units with a private
@@ -957,10 +961,12 @@ constexpr size_t gemv_f16_fused_smem(int rows_cap, int K)
  * whole CTA into shared memory: the BF16 rows copied in (cp.async, no registers: the weight loads
  * issued before stay in flight), each row's largest magnitude (a warp maximum a row, then a
  * shared-memory maximum over the warps), each 8-chunk converted in place. Every thread of the CTA
- * calls it; four barriers (the first: the previous pass's reads are done). */
-__device__ __forceinline__ void f16act_smem(const params &p, int64_t pr, int nr, unsigned char *smem)
+ * calls it; four barriers (the first: the previous pass's reads are done). In two parts:
+ * f16act_smem_issue() (the first barrier and the copies) and f16act_smem_finish() (the rest), so
+ * that the copies can be issued before the pass's first weight loads (K3_GEMV_F16_AFIRST). */
+template <int NTH = THREADS>
+__device__ __forceinline__ void f16act_smem_issue(const params &p, int64_t pr, int nr, unsigned char *smem)
 {
-	float *xfs = reinterpret_cast<float *>(smem);
 	uint32_t *rmax = reinterpret_cast<uint32_t *>(smem) + 8;
 	uint16_t *xs = reinterpret_cast<uint16_t *>(smem + GF_FHDR);
 	const int tid = (int)threadIdx.x, chunks = p.K / 8, xst = p.K + GF_XPAD;
@@ -970,15 +976,24 @@ __device__ __forceinline__ void f16act_smem(const params &p, int64_t pr, int nr,
 	for (int r = 0; r < nr; r++) {
 		const int64_t ar = p.a_index ? p.a_index[pr + r] : pr + r;
 		const uint16_t *src = p.a + ar * p.K;
-		for (int c = tid; c < chunks; c += THREADS)
+		for (int c = tid; c < chunks; c += NTH)
 			k3_cp_async16(xs + (size_t)r * xst + (size_t)c * 8, src + (size_t)c * 8);
 	}
 	k3_cp_async_commit();
+}
+
+template <int NTH = THREADS>
+__device__ __forceinline__ void f16act_smem_finish(const params &p, int nr, unsigned char *smem)
+{
+	float *xfs = reinterpret_cast<float *>(smem);
+	uint32_t *rmax = reinterpret_cast<uint32_t *>(smem) + 8;
+	uint16_t *xs = reinterpret_cast<uint16_t *>(smem + GF_FHDR);
+	const int tid = (int)threadIdx.x, chunks = p.K / 8, xst = p.K + GF_XPAD;
 	k3_cp_async_wait<0>();
 	__syncthreads();
 	for (int r = 0; r < nr; r++) {
 		uint32_t m2 = 0;
-		for (int c = tid; c < chunks; c += THREADS)
+		for (int c = tid; c < chunks; c += NTH)
 			m2 = __vmaxu2(m2, bf16x8_absmax2(*reinterpret_cast<const uint4 *>(xs + (size_t)r * xst + (size_t)c * 8)));
 		const uint32_t m = __reduce_max_sync(0xffffffffu, max(m2 & 0xffffu, m2 >> 16));
 		if ((tid & 31) == 0)
@@ -989,7 +1004,7 @@ __device__ __forceinline__ void f16act_smem(const params &p, int64_t pr, int nr,
 		const f16act_scale sc(rmax[r]);
 		if (tid == 0)
 			xfs[r] = sc.xf;
-		for (int c = tid; c < chunks; c += THREADS) {
+		for (int c = tid; c < chunks; c += NTH) {
 			uint4 *q = reinterpret_cast<uint4 *>(xs + (size_t)r * xst + (size_t)c * 8);
 			*q = sc.chunk(*q);
 		}
@@ -997,15 +1012,90 @@ __device__ __forceinline__ void f16act_smem(const params &p, int64_t pr, int nr,
 	__syncthreads();
 }
 
+/* The opt-in per-CTA trace of the fused gemv (gemv_trace_arm()): %globaltimer (ns, one clock for
+ * every SM) at the CTA's start, after its first activation conversion (its first weight loads are
+ * in flight by then: the first DRAM latency) and at its end (all warps done), and its SM with its
+ * cycles (clock64) from start to end. 4 words a CTA at its linear index (GF_TRACE_WORDS). */
+constexpr int GF_TRACE_WORDS = 4;
+
+__device__ __forceinline__ unsigned long long gemv_globaltimer()
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/* The CTA's words (written by its thread 0 as it goes: no registers held over the loop). */
+__device__ __forceinline__ unsigned long long *gemv_trace_at(unsigned long long *trace)
+{
+	return trace + (size_t)(blockIdx.y * gridDim.x + blockIdx.x) * GF_TRACE_WORDS;
+}
+
+__device__ __forceinline__ void gemv_trace_start(unsigned long long *trace)
+{
+	unsigned long long *t = gemv_trace_at(trace);
+	t[0] = gemv_globaltimer();
+	t[1] = 0;
+	t[3] = (unsigned long long)clock64();
+}
+
+__device__ __forceinline__ void gemv_trace_conv(unsigned long long *trace)
+{
+	unsigned long long *t = gemv_trace_at(trace);
+	if (t[1] == 0)
+		t[1] = gemv_globaltimer();
+}
+
+__device__ __forceinline__ void gemv_trace_end(unsigned long long *trace)
+{
+	unsigned long long *t = gemv_trace_at(trace);
+	unsigned smid;
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+	const unsigned long long cyc = ((unsigned long long)clock64() - t[3]) & 0xffffffffffffull;
+	t[2] = gemv_globaltimer();
+	t[3] = (unsigned long long)smid << 48 | cyc;
+}
+
+/* The fused kernel's head prefetch (K3_GEMV_F16_HPF=n, opt-in): before a unit's first activation
+ * conversion (whose DRAM latency each CTA waits for with only its first GF_STEP / 2 blocks a row
+ * in flight) lane (g, t) asks the L2 for the 128-byte lines of blocks 4 + 8 j + 2 t, + 1 of its
+ * rows g and g + 8 (j < n): 8 n blocks a row beyond the first 4 (w0, w1: the lane's addresses of
+ * the rows' block 0; a row is 128-byte aligned: K / 2 bytes, K a multiple of 512). Measured slower
+ * everywhere (H200, 2026-12-02k call 2, back to back, % of the copy ceiling on weight bytes): w2
+ * B = 1 n = 1 53.3-53.6, n = 2 50.6-50.9 against 65.1-65.2 without; B = 16 62-68 against 86-89;
+ * its first conversion took 6.4-7.9 us a CTA against 4.6 (the prefetches queue before the
+ * activation row's loads). */
+__device__ __forceinline__ void gemv_head_prefetch(const uint8_t *w0, const uint8_t *w1, int tq, int nblk, int n)
+{
+	for (int j = 0; j < n; j++) {
+		const int b = 4 + 8 * j + 2 * tq;
+		if (b >= nblk)
+			break;
+		const size_t off = (size_t)b * (GV_K / 2) - (size_t)tq * 16;
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(w0 + off));
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(w1 + off));
+	}
+}
+
 /* KS: k slices a CTA (1, 2, 4; NT8 = 1) as in gemv_lean_kernel, each a multiple of GF_STEP blocks.
  * PF: the weight loads with the L2 256-byte hint (a row's next 3 blocks come with the first).
  * Measured and removed (2026-12-02b call 1): each row's sectors 2 and 3 ahead besides, by the bulk
  * copy engine's L2 prefetch: 5-25 points slower at every batch.
  * FUSE (NT8 = 1, KS = 1): no first pass: each CTA converts its pass's activation rows itself into
- * shared memory (f16act_smem(), after its first weight loads) and reads its B fragments there;
- * xh, xf unused; launched without programmatic dependent launch (nothing to wait for). */
-template <int NT8, int EPI, int KS, bool PF = false, bool FUSE = false>
-__global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf)
+ * shared memory (f16act_smem_issue() and _finish(), after its first weight loads) and reads its
+ * B fragments there;
+ * xh, xf unused; by programmatic dependent launch where its grid is short (gemv_f16_fpdl(): it
+ * waits for the kernel before it at its start, griddepcontrol.wait, a no-op after a plain launch)
+ * and lets the kernels after it launch (griddepcontrol.launch_dependents); else a plain launch.
+ * W (FUSE only): warps a CTA, 8 (128 rows), 4 or 2 (K3_GEMV_F16_WPC); prow: rows a pass (8, or
+ * fewer for the fused kernel's shared memory). trace (FUSE only; nullptr: none): the CTA's
+ * start, first conversion and end (gemv_trace_arm()). hpf (FUSE only): the head prefetch
+ * (gemv_head_prefetch(), K3_GEMV_F16_HPF; 0: none). afirst (FUSE only): the activation rows'
+ * copies issued before the pass's first weight loads (K3_GEMV_F16_AFIRST=1; 0: after them). */
+template <int NT8, int EPI, int KS, bool PF = false, bool FUSE = false, int W = 8>
+__global__ void __launch_bounds__(32 * W, 16 / W)
+	gemv_f16_kernel(const params p, const uint16_t *xh, const float *xf, unsigned long long *trace, int prow, int hpf,
+			int afirst)
 {
 	auto ldw = [](bool c, const void *ptr, uint4 &v) { /* PF: with the L2 256-byte prefetch */
 		if constexpr (PF)
@@ -1016,10 +1106,20 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 	static_assert(KS == 1 || KS == 2 || KS == 4, "k slices");
 	static_assert(KS == 1 || NT8 == 1, "k slices: 8 tokens a pass");
 	static_assert(!FUSE || (KS == 1 && NT8 == 1), "fused: 8 tokens a pass, no k slices");
+	static_assert(W == 8 || (FUSE && (W == 2 || W == 4)), "warps a CTA: 8; fused also 2 or 4");
+	if (FUSE && trace && threadIdx.x == 0)
+		gemv_trace_start(trace);
+	if constexpr (FUSE) {
+		/* Launched by programmatic dependent launch (K3_GEMV_F16_FPDL): the kernel before it
+		 * may still run; nothing is read before it has finished (the routing, the activations:
+		 * a no-op without the attribute). Kernels after it may start once every CTA is here. */
+		asm volatile("griddepcontrol.wait;" ::: "memory");
+		asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+	}
 	using XP = typename std::conditional<FUSE, uint32_t, const uint16_t *>::type;
 	constexpr int U = 2; /* blocks a register set: two sets in turn, GF_STEP blocks a loop step */
 	static_assert(2 * U == GF_STEP, "step");
-	constexpr int RG = 8 / KS;
+	constexpr int RG = W / KS;
 	__shared__ float red[KS > 1 ? (KS - 1) * RG * NT8 * 4 * 32 : 1];
 	extern __shared__ __align__(16) unsigned char gf_smem[];
 	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tq = lane & 3;
@@ -1044,12 +1144,15 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 		const size_t wr0 = (size_t)grp * p.N + nb + gq;
 		const uint8_t *const w0b = p.wp + wr0 * wrow + tq * 16 + (size_t)kb0 * (GV_K / 2);
 		const uint8_t *const s0b = p.ws + wr0 * srow + (size_t)kb0 * (GV_K / 32);
-		for (int64_t pr = rb; pr < re; pr += 8 * NT8) {
+		/* a pass: 8 NT8 rows (fused: prow <= 8, the rows its shared memory holds) */
+		const int step = FUSE ? prow : 8 * NT8;
+		for (int64_t pr = rb; pr < re; pr += step) {
+			const int64_t pe = FUSE && pr + step < re ? pr + step : re; /* the pass's rows end */
 			const bool two = NT8 > 1 && re - pr > 8;
 			XP xp[NT8];
 #pragma unroll
 			for (int nt = 0; nt < NT8; nt++) {
-				const int64_t r0 = pr + nt * 8 + gq, r = r0 < re ? r0 : pr;
+				const int64_t r0 = pr + nt * 8 + gq, r = r0 < pe ? r0 : pr;
 				if constexpr (FUSE)
 					xp[nt] = k3_smem_u32(gf_smem + GF_FHDR) +
 						 2u * (uint32_t)((r - pr) * (p.K + GF_XPAD) + tq * 8 + kb0 * GV_K);
@@ -1060,6 +1163,9 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 #pragma unroll
 			for (int nt = 0; nt < NT8; nt++)
 				acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+			if constexpr (FUSE)
+				if (afirst) /* the activation rows' copies first (CTA-uniform) */
+					f16act_smem_issue<32 * W>(p, pr, (int)(pe - pr), gf_smem);
 			const uint8_t *w0 = w0b, *w1 = w0b + 8 * wrow, *s0 = s0b, *s1 = s0b + 8 * srow;
 			uint4 wa0[U], wa1[U], wb0[U], wb1[U];
 			uint2 sa0 = make_uint2(0u, 0u), sa1 = sa0, sb0 = sa0, sb1 = sa0; /* a set's 2 scale words a row */
@@ -1072,7 +1178,13 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 			ld_u64_if(nblk > 0, s0, sa0);
 			ld_u64_if(nblk > 0, s1, sa1);
 			if constexpr (FUSE) {
-				f16act_smem(p, pr, re - pr < 8 ? (int)(re - pr) : 8, gf_smem);
+				if (hpf > 0 && pr == rb) /* a unit's first pass: its rows' next blocks into L2 */
+					gemv_head_prefetch(w0, w1, tq, nblk, hpf);
+				if (!afirst)
+					f16act_smem_issue<32 * W>(p, pr, (int)(pe - pr), gf_smem);
+				f16act_smem_finish<32 * W>(p, (int)(pe - pr), gf_smem);
+				if (trace && threadIdx.x == 0)
+					gemv_trace_conv(trace);
 			} else {
 				/* The activations and row factors are the first pass's (f16act_kernel, launched
 				 * before this grid, which may start early: programmatic dependent launch); a
@@ -1136,13 +1248,18 @@ __global__ void __launch_bounds__(THREADS, 2) gemv_f16_kernel(const params p, co
 				for (int e = 0; e < 2; e++) {
 					const int64_t r = pr + nt * 8 + 2 * tq + e;
 					float f = 0.0f;
-					if (r < re)
+					if (r < pe)
 						f = FUSE ? reinterpret_cast<const float *>(gf_smem)[r - pr] : xf[r];
 					acc[nt][e] *= f;
 					acc[nt][2 + e] *= f;
 				}
-			gemv_store<NT8, EPI, false>(p, pr, re, nb, gq, tq, acc);
+			gemv_store<NT8, EPI, false>(p, pr, pe, nb, gq, tq, acc);
 		}
+	}
+	if (FUSE && trace) { /* CTA-uniform */
+		__syncthreads(); /* the CTA's last warp done */
+		if (threadIdx.x == 0)
+			gemv_trace_end(trace);
 	}
 }
 
@@ -2131,6 +2248,7 @@ int gemv_f16_kslices(const struct k3_gemm_args *a)
  * (4.6 rows a group) 61.6 / 66.0; 67.4 / 61.3 (steady 63.6 / 65.1; 57.9 / 61.2): the two-kernel
  * path stays above 2 rows a group (each CTA converts its group's rows, up to 8 a pass, itself). */
 constexpr size_t GF_FUSED_MAX = 100 * 1024;
+constexpr size_t GF_SM_SMEM = 228 * 1024; /* an SM's shared memory (H100 / H200) */
 constexpr int GF_FUSE_ROWS = 2;
 size_t gemv_f16_fused_bytes(const struct k3_gemm_args *a)
 {
@@ -2518,11 +2636,130 @@ bool gemv_f16_l2pf()
 	return !(pf && !strcmp(pf, "0"));
 }
 
-/* gemv_f16_kernel on stream s: fused (fused_smem > 0: one kernel, a plain launch, fused_smem
- * bytes of dynamic shared memory; 8-token passes, no k slices) or after f16act_kernel, with
+/* The fused gemv's launch knobs (read per call: tests and benches switch them).
+ * K3_GEMV_F16_WPC=8|4|2: warps a CTA (16 weight rows each; 8: 128 rows, the default; 4 and 2 give
+ * smaller, more CTAs). K3_GEMV_F16_FPDL: programmatic dependent launch (gemv_f16_fpdl()).
+ * H200, 2026-12-02k (bench/results/k3-kernels-h200-2026-12-02k, README there; % of the copy
+ * ceiling on weight bytes, back to back over 8 rotated routings, w2 B = 1): 4 warps a CTA with 8
+ * rows a pass (4 CTAs x 50 KB of shared memory an SM) 40.8-40.9 % and 2 warps with 4 rows 44.0-47.2
+ * against 8 warps' 60.8-61.0 % in the same process; 4 warps with 1 row a pass (K3_GEMV_F16_PROW=1,
+ * 6 KB a CTA) 68.4-68.7 against 65.1-65.2 (w13 B = 1 76.4-76.5 against 76.4): opt-in (the rows a
+ * group are not known at the launch: a group of more rows takes more passes). */
+int gemv_f16_wpc()
+{
+	const char *e = getenv("K3_GEMV_F16_WPC");
+	const int v = e ? atoi(e) : 8;
+	return v == 2 || v == 4 ? v : 8;
+}
+
+/* K3_GEMV_F16_HPF=n (0 .. 2): the fused kernel's head prefetch, 8 n blocks a row (gemv_head_prefetch()). */
+int gemv_f16_hpf()
+{
+	const char *e = getenv("K3_GEMV_F16_HPF");
+	const int v = e ? atoi(e) : 0;
+	return v >= 1 && v <= 2 ? v : 0;
+}
+
+/* K3_GEMV_F16_AFIRST=1: the fused kernel issues each pass's activation copies before its first
+ * weight loads (the trace of 2026-12-02k: each CTA waited 2.8-5.4 us for its first activation row,
+ * behind its weight loads); opt-in, not measured yet. */
+bool gemv_f16_afirst()
+{
+	const char *e = getenv("K3_GEMV_F16_AFIRST");
+	return e && !strcmp(e, "1");
+}
+
+/* The fused gemv launched by programmatic dependent launch: it waits for the kernel before it at
+ * its start, before reading anything (griddepcontrol.wait), so only its launch and CTA placement
+ * overlap that kernel's tail. By default where its grid of 8-warp CTAs has fewer than GF_PDL_WAVES
+ * waves at 2 CTAs an SM (B = 1: w2 448 CTAs, w13 768 on 132 SMs; B = 16: 7168); K3_GEMV_F16_FPDL=1:
+ * always, =0: never (a plain launch, the default before 2026-12-02k). H200, 2026-12-02k (% of the
+ * copy ceiling on weight bytes, back to back over 8 rotated routings, two runs in each of two
+ * calls; the rows right after the B = 256 ones run at a lower clock): w2 B = 1 63.3-63.5 against
+ * 60.7-61.1 % early in the process, 67.9-68.1 against 65.1-65.3 later; w13 B = 1 77.5-78.1 against
+ * 75.6-76.5; single launches (cold L2) within 1.4 points; at B = 16 single launches 0-5 points
+ * lower, back to back mixed: not there. */
+constexpr int GF_PDL_WAVES = 4;
+bool gemv_f16_fpdl(unsigned ctas)
+{
+	const char *e = getenv("K3_GEMV_F16_FPDL");
+	if (e && !strcmp(e, "1"))
+		return true;
+	if (e && !strcmp(e, "0"))
+		return false;
+	const int sms = device_sms();
+	return sms > 0 && (int64_t)ctas < (int64_t)GF_PDL_WAVES * 2 * sms;
+}
+
+/* The per-CTA trace of the next fused launch (gemv_trace_arm()): the buffer and its CTAs. */
+unsigned long long *g_gemv_trace = nullptr;
+int64_t g_gemv_trace_ctas = 0;
+
+} // namespace
+
+namespace k3gemm {
+
+int gemv_trace_arm(unsigned long long *buf, int64_t ctas)
+{
+	if ((buf == nullptr) != (ctas == 0) || ctas < 0)
+		return -EINVAL;
+	g_gemv_trace = buf;
+	g_gemv_trace_ctas = ctas;
+	return 0;
+}
+
+int gemv_trace_words()
+{
+	return GF_TRACE_WORDS;
+}
+
+} // namespace k3gemm
+
+namespace {
+
+/* The armed trace buffer if a grid of `ctas` CTAs fits it (then disarmed), else nullptr. */
+unsigned long long *gemv_trace_take(int64_t ctas)
+{
+	unsigned long long *t = g_gemv_trace && ctas <= g_gemv_trace_ctas ? g_gemv_trace : nullptr;
+	if (t)
+		g_gemv_trace = nullptr, g_gemv_trace_ctas = 0;
+	return t;
+}
+
+/* The fused kernel of W warps a CTA on cfg (grid x: 16 W rows a CTA). */
+template <int EPI, bool PF, int W>
+cudaError_t gemv_f16_fused_launch(cudaLaunchConfig_t &cfg, const params &p, size_t fused_smem)
+{
+	auto kern = gemv_f16_kernel<1, EPI, 1, PF, true, W>;
+	/* rows a pass: min(rows, 8); with fewer warps a CTA, what lets 16 / W CTAs share an SM's
+	 * shared memory (GF_SM_SMEM, 1 KB a CTA reserved): W = 4: 8 rows at w2 (K 3072), 7 at w13
+	 * (K 3584); W = 2: 4 and 3 (a group of more rows takes more passes, each reading its weights);
+	 * K3_GEMV_F16_PROW=n: at most n (tests) */
+	int prow = (int)(p.rows < 8 ? p.rows : 8);
+	if (W < 8)
+		while (prow > 1 && (size_t)(16 / W) * (gemv_f16_fused_smem(prow, p.K) + 1024) > GF_SM_SMEM)
+			prow--;
+	const char *e = getenv("K3_GEMV_F16_PROW"); /* tests: fewer rows a pass (1 .. 8) */
+	if (e && atoi(e) >= 1 && atoi(e) < prow)
+		prow = atoi(e);
+	fused_smem = gemv_f16_fused_smem(prow, p.K); /* <= the caller's (min(rows, 8) rows) */
+	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fused_smem) != cudaSuccess)
+		return cudaErrorInvalidValue;
+	cfg.gridDim.x = (unsigned)((p.N + 16 * W - 1) / (16 * W));
+	cfg.blockDim = dim3(32 * W);
+	cfg.dynamicSmemBytes = fused_smem;
+	unsigned long long *tr = gemv_trace_take((int64_t)cfg.gridDim.x * cfg.gridDim.y);
+	return cudaLaunchKernelEx(&cfg, kern, p, (const uint16_t *)nullptr, (const float *)nullptr, tr, prow,
+				  gemv_f16_hpf(), gemv_f16_afirst() ? 1 : 0);
+}
+
+/* gemv_f16_kernel on stream s: fused (fused_smem > 0: one kernel, fused_smem bytes of dynamic
+ * shared memory; 8-token passes, no k slices; by programmatic dependent launch where its grid
+ * is short, gemv_f16_fpdl(), else a plain launch; W warps a
+ * CTA by K3_GEMV_F16_WPC) or after f16act_kernel, with
  * programmatic dependent launch (the gemv's weight loads start while the first pass runs) unless
  * K3_GEMV_F16_PDL=0; with 8-token passes and no k slices (the default) the weight loads ask the
- * L2 for whole 256-byte sectors unless K3_GEMV_F16_L2PF=0; both read per call. H200, 2026-12-01zb call 2, % of copy
+ * L2 for whole 256-byte sectors unless K3_GEMV_F16_L2PF=0; all read per call. H200, 2026-12-01zb call 2, % of copy
  * on weight bytes at B = 1, 16, 64, 256: the prefetch w13 61.1, 81.4, 83.0, 69.1 / w2 47.6,
  * 80.6, 83.8, 68.5; without 61.8, 75.1, 73.9, 66.0 / 48.9, 74.4, 75.9, 66.5 (steady graph
  * replays at B = 1: 75.2 / 60.9 against 68.1 / 54.8); without PDL at B = 1, 16: w13 60.0,
@@ -2536,21 +2773,24 @@ int gemv_f16_launch(const params &p, const uint16_t *xh, const float *xf, dim3 g
 	cudaLaunchConfig_t cfg = gemv_f16_pdl_config(grid, s, attr);
 	cudaError_t rc;
 	if constexpr (NT8 == 1 && KS == 1) {
-		if (fused_smem) { /* one kernel, no first pass to wait for: a plain launch */
-			auto kern = pfl ? gemv_f16_kernel<1, EPI, 1, true, true> : gemv_f16_kernel<1, EPI, 1, false, true>;
-			if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fused_smem) !=
-			    cudaSuccess)
-				return -EIO;
-			cfg.dynamicSmemBytes = fused_smem;
-			cfg.numAttrs = 0;
-			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf);
+		if (fused_smem) { /* one kernel, no first pass to wait for */
+			cfg.numAttrs = gemv_f16_fpdl(grid.x * grid.y) ? 1 : 0; /* grid: 8-warp CTAs */
+			const int w = gemv_f16_wpc();
+			if (w == 2)
+				rc = gemv_f16_fused_launch<EPI, true, 2>(cfg, p, fused_smem);
+			else if (w == 4)
+				rc = gemv_f16_fused_launch<EPI, true, 4>(cfg, p, fused_smem);
+			else
+				rc = pfl ? gemv_f16_fused_launch<EPI, true, 8>(cfg, p, fused_smem)
+					 : gemv_f16_fused_launch<EPI, false, 8>(cfg, p, fused_smem);
 		} else {
 			auto kern = pfl ? gemv_f16_kernel<1, EPI, 1, true> : gemv_f16_kernel<1, EPI, 1, false>;
-			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf);
+			rc = cudaLaunchKernelEx(&cfg, kern, p, xh, xf, (unsigned long long *)nullptr, 8, 0, 0);
 		}
 	} else {
 		(void)fused_smem;
-		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf);
+		rc = cudaLaunchKernelEx(&cfg, gemv_f16_kernel<NT8, EPI, KS>, p, xh, xf, (unsigned long long *)nullptr, 8 * NT8,
+					0, 0);
 	}
 	if (rc != cudaSuccess)
 		return -EIO;

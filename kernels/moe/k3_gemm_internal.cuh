@@ -38,6 +38,14 @@ bool wg_supported(const struct k3_gemm_args *a);
 /* Enqueues the wgmma path for p (the tiled part of k3_gemm()); 0 or -EIO. */
 int wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaStream_t stream);
 
+/* The fused MXFP4 gemv's per-CTA trace (opt-in, measurements): the next fused gemv_f16 launch
+ * whose grid has at most `ctas` CTAs writes gemv_trace_words() 64-bit words a CTA into buf
+ * (device memory) at the CTA's linear index: %globaltimer (ns) at its start, after its first
+ * activation conversion and at its end, then its SM << 48 | its clock64 cycles start to end; one
+ * launch, then disarmed. buf nullptr and ctas 0: disarm. 0 or -EINVAL. */
+int gemv_trace_arm(unsigned long long *buf, int64_t ctas);
+int gemv_trace_words();
+
 } // namespace k3gemm
 
 namespace {

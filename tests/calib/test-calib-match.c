@@ -339,6 +339,47 @@ static void test_runtime_call_launches(void **state)
 	calib_match_release(&m);
 }
 
+/* A range whose kernels run at once (KDA prefill's overlapped path: the recurrent kernel on a
+ * second stream beside the intra kernel; or a kernel started early by programmatic dependent
+ * launch): its time is the GPU time they cover, not their summed durations (which took the
+ * overlapped 1.85 ms KDA prefill as ~3.7 ms). Devices apart: each device's union, summed. */
+static void test_overlapping_kernels(void **state)
+{
+	(void)state;
+	const char *p = path("overlap.db");
+	struct cfx f;
+	assert_int_equal(cfx_open(&f, p), 0);
+	/* [10000, 20000) and [11000, 19000) inside it, then [25000, 26000) apart, then
+	 * [25500, 27000) overlapping that one: 10000 + 2000 covered, 20500 summed */
+	assert_int_equal(cfx_range(&f, 1, 1000, 5000, "k3sim op=kda_chunk b=1 t=16384 h=96 state=fp32"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 1100, "kda_chunk_intra_kernel", 10000, 10000, 96, 256), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 1200, "kda_chunk_recurrent_kernel", 11000, 8000, 96, 2), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 1300, "kda_chunk_recurrent_kernel", 25000, 1000, 96, 2), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 1400, "kda_chunk_recurrent_kernel", 25500, 1500, 96, 2), 0);
+	/* a range whose kernels follow each other: the union is the sum */
+	assert_int_equal(cfx_range(&f, 1, 6000, 7000, "k3sim op=kda_chunk b=1 t=4096 h=96 state=fp32"), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 6100, "kda_chunk_intra_kernel", 30000, 3000, 96, 64), 0);
+	assert_int_equal(cfx_kernel(&f, 1, 6200, "kda_chunk_recurrent_kernel", 33000, 2000, 96, 2), 0);
+	assert_int_equal(cfx_close(&f), 0);
+
+	struct calib_match m;
+	struct err e = {0};
+	if (calib_match_db(&m, p, NULL, &e) < 0)
+		fail_msg("%s", e.msg);
+	const struct calib_sample *s = sample_of(&m, "kda_chunk b=1 t=16384 h=96 state=fp32", 0);
+	assert_non_null(s);
+	assert_int_equal(s->activities, 4);
+	assert_int_equal(s->sum_ns, 20500);
+	assert_int_equal(s->gpu_ns, 12000);
+	assert_int_equal(s->start_ns, 10000);
+	assert_int_equal(s->end_ns, 27000);
+	s = sample_of(&m, "kda_chunk b=1 t=4096 h=96 state=fp32", 0);
+	assert_non_null(s);
+	assert_int_equal(s->sum_ns, 5000);
+	assert_int_equal(s->gpu_ns, 5000);
+	calib_match_release(&m);
+}
+
 static void test_bad_databases(void **state)
 {
 	(void)state;
@@ -406,6 +447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_match_fixture),
 	    cmocka_unit_test(test_runtime_call_launches),
+	    cmocka_unit_test(test_overlapping_kernels),
 	    cmocka_unit_test(test_bad_databases),
 	    cmocka_unit_test(test_collectives_over_ranks),
 	};

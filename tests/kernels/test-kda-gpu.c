@@ -842,6 +842,11 @@ static void test_decode_ring_repeat(void **unused)
 static void test_prefill_overlap(void **unused)
 {
 	(void)unused;
+	static const int small[] = { 100, 17, 0, 40, 16 };
+	if (getenv("KDA_TEST_OVERLAP_SMALL")) { /* racecheck: the smallest shape alone */
+		overlap_case(KDA_F32, 5, small, 2);
+		return;
+	}
 	static const int one2k[] = { 2048 };
 	overlap_case(KDA_F32, 1, one2k, 96); /* 192 recurrent CTAs of 4 warps, 12288 intra CTAs */
 	static const int lens[] = { 1000, 17, 0, 1031, 16 };
@@ -852,6 +857,87 @@ static void test_prefill_overlap(void **unused)
 	overlap_case(KDA_F32, 1, one2k, 96);
 	unsetenv("K3_KDA_INTRA");
 	unsetenv("K3_KDA_RECUR_STAGES");
+}
+
+/* The default path (K3_KDA_PREFILL unset) at a shape where kda_prefill.cu's
+ * overlap_by_default() takes the overlapped path with its own defaults (3 stages, rule-1
+ * width), against the forced serial path with its defaults (4 stages, rule-2 width): the
+ * recurrence of a state row does not depend on the CTA's width or stage count, so the two
+ * must agree bit for bit; under stream capture and with K3_KDA_PREFILL=serial the path is
+ * serial. Poisoned outputs and workspace before each run, fresh random inputs. */
+static void test_prefill_default_path(void **unused)
+{
+	(void)unused;
+	enum { H = 96, T = 4096 };
+	int32_t cu[2] = { 0, T };
+	const size_t E = (size_t)T * H * D, SB = (size_t)H * D * D * 4;
+	void *q = dev_bf16_rand(E, -1, 1), *k = dev_bf16_rand(E, -1, 1), *v = dev_bf16_rand(E, -1, 1);
+	void *g = dev_bf16_rand(E, -6, 3), *b = dev_bf16_rand((size_t)T * H, -3, 3);
+	void *s0 = dev_bf16_rand(SB / 2, -1, 1), *s1, *out, *ws, *d_cu = dev_i32(cu, 2);
+	CUDA_OK(cudaMalloc(&s1, SB));
+	CUDA_OK(cudaMalloc(&out, E * 2));
+	const size_t wsb = kda_prefill_workspace_bytes(1, H, T);
+	CUDA_OK(cudaMalloc(&ws, wsb));
+	struct kda_prefill_args a = {
+		.n_seqs = 1, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = KDA_F32,
+		.scale = 0.08838835f, .q = q, .k = k, .v = v, .g_raw = g, .beta_raw = b,
+		.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
+	};
+	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
+					     "K3_KDA_INTRA" };
+	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
+		unsetenv(knobs[i]);
+	int sms = 0;
+	CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	const int path = kda_prefill_path(&a, 0);
+	print_message(" default path at N=1 H=%d T=%d on %d SMs: %s\n", H, T, sms, path == 1 ? "overlap" : "serial");
+	assert_true(path == 0 || path == 1);
+	if (sms >= 132) /* the H200's room: the host's check holds there */
+		assert_int_equal(path, 1);
+	uint8_t *ho[2], *hs[2];
+	for (int m = 0; m < 2; m++) {
+		if (m == 1)
+			setenv("K3_KDA_PREFILL", "serial", 1);
+		CUDA_OK(cudaMemset(out, 0xff, E * 2));
+		CUDA_OK(cudaMemset(s1, 0xff, SB));
+		CUDA_OK(cudaMemset(ws, 0xff, wsb));
+		assert_int_equal(kda_prefill_path(&a, 0), m == 1 ? 0 : path);
+		assert_int_equal(kda_prefill(&a, 0), 0);
+		CUDA_OK(cudaDeviceSynchronize());
+		ho[m] = xmalloc(E * 2), hs[m] = xmalloc(SB);
+		CUDA_OK(cudaMemcpy(ho[m], out, E * 2, cudaMemcpyDeviceToHost));
+		CUDA_OK(cudaMemcpy(hs[m], s1, SB, cudaMemcpyDeviceToHost));
+	}
+	unsetenv("K3_KDA_PREFILL");
+	size_t diff = 0;
+	for (size_t i = 0; i < E * 2; i++)
+		diff += ho[0][i] != ho[1][i];
+	for (size_t i = 0; i < SB; i++)
+		diff += hs[0][i] != hs[1][i];
+	if (diff)
+		print_error("default vs serial: %zu bytes differ\n", diff);
+	assert_true(diff == 0);
+	/* Every output and state element was written (no poison left): 0xffff is a NaN pattern. */
+	size_t poison = 0;
+	for (size_t i = 0; i < E; i++)
+		poison += ((uint16_t *)ho[0])[i] == 0xffff;
+	for (size_t i = 0; i < SB / 4; i++)
+		poison += ((uint32_t *)hs[0])[i] == 0xffffffffu;
+	assert_true(poison == 0);
+	/* Under stream capture: the serial path. */
+	cudaStream_t st;
+	CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+	cudaGraph_t graph;
+	CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+	const int captured = kda_prefill_path(&a, st);
+	CUDA_OK(cudaStreamEndCapture(st, &graph));
+	CUDA_OK(cudaGraphDestroy(graph));
+	CUDA_OK(cudaStreamDestroy(st));
+	assert_int_equal(captured, 0);
+	for (int m = 0; m < 2; m++)
+		free(ho[m]), free(hs[m]);
+	cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
+	cudaFree(out), cudaFree(ws), cudaFree(d_cu);
 }
 
 /* Prefill of T tokens on the GPU, then n fused decode steps on the GPU,
@@ -979,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(test_prefill_varlen),
 		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_overlap),
+		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
 	};

@@ -5,7 +5,10 @@
  * case, outputs, workspace and the unused rows of the cache pages poisoned
  * with 0xff (NaN) before every run. Covers one and several splits, 16- and
  * 64-row blocks (padded rows too), 1..8 query tokens, BF16 and FP8 caches,
- * sparse index lists with -1 and out-of-range entries.
+ * sparse index lists with -1 and out-of-range entries, the FP8 split kernel's
+ * merges (cluster, combine kernel, last split: launches in a row and CUDA graph
+ * replays; with K3_MLA_FP8S_LAST_RESET=self the workspace is zeroed once instead
+ * of poisoned, so that a counter left non-zero shows as unwritten outputs).
  * MLA_TEST_FILTER='*fp8*' runs a subset (e.g. under compute-sanitizer).
  */
 #include <errno.h>
@@ -37,6 +40,9 @@ struct mla_case {
 	double qscale; /* q range: sharper softmax when larger */
 	int spread;    /* FP8: each token's NoPE part times 2^(-40..8), each tile a further 2^(-6..6) */
 	int cluster;   /* FP8, default kernel and plan: the cluster size mla_decode_cluster() must give */
+	int last;      /* FP8 with K3_MLA_FP8S_COMBINE=last: the splits mla_decode_last() must give */
+	int runs;      /* launches in a row (default 2), outputs poisoned before each */
+	int graph;     /* then that many replays of one CUDA graph of the call, outputs poisoned before each */
 	int32_t lens[8]; /* request b's length: lens[b % 8] (B > 8: the pattern repeats) */
 	const char *name;
 };
@@ -131,12 +137,46 @@ static void run_case(const struct mla_case *c)
 		assert_int_equal(mla_decode_cluster(&a), c->cluster);
 		assert_int_equal(ws, 0);
 	}
-	for (int run = 0; run < 2; run++) { /* twice: nothing carried over between calls */
+	const char *merge = getenv("K3_MLA_FP8S_COMBINE"), *reset = getenv("K3_MLA_FP8S_LAST_RESET");
+	if (c->last && !getenv("K3_MLA_FP8_KERNEL") && merge && !strcmp(merge, "last")) {
+		assert_int_equal(mla_decode_last(&a), c->last);
+		assert_int_equal(mla_decode_cluster(&a), 0);
+		assert_true(ws > 0);
+	}
+	/* The last-split merge with K3_MLA_FP8S_LAST_RESET=self: the counters are zeroed once here and
+	 * every launch must leave them zero (the workspace is not poisoned between launches then;
+	 * a counter left non-zero leaves the next launch's outputs unwritten, i.e. poisoned). */
+	const int self_reset = mla_decode_last(&a) > 0 && reset && !strcmp(reset, "self");
+	if (self_reset)
+		CUDA_OK(cudaMemset(a.workspace, 0, ws));
+	const int runs = c->runs ? c->runs : 2;
+	for (int run = 0; run < runs; run++) { /* twice at least: nothing carried over between calls */
 		gt_poison(out.d, rows * MLA_LATENT * 2);
 		gt_poison(d_lse, rows * sizeof(float));
-		if (ws)
+		if (ws && !self_reset)
 			gt_poison(a.workspace, ws);
 		KERNEL_OK(mla_decode(&a, 0));
+	}
+	if (c->graph) { /* one CUDA graph of the call (the memset node too), replayed */
+		cudaStream_t st;
+		cudaGraph_t gr;
+		cudaGraphExec_t ge;
+		CUDA_OK(cudaStreamCreate(&st));
+		CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+		assert_int_equal(mla_decode(&a, st), 0);
+		CUDA_OK(cudaStreamEndCapture(st, &gr));
+		CUDA_OK(cudaGraphInstantiate(&ge, gr, 0));
+		for (int r = 0; r < c->graph; r++) {
+			gt_poison(out.d, rows * MLA_LATENT * 2);
+			gt_poison(d_lse, rows * sizeof(float));
+			if (ws && !self_reset)
+				gt_poison(a.workspace, ws);
+			CUDA_OK(cudaGraphLaunch(ge, st));
+			CUDA_OK(cudaStreamSynchronize(st));
+		}
+		CUDA_OK(cudaGraphExecDestroy(ge));
+		CUDA_OK(cudaGraphDestroy(gr));
+		CUDA_OK(cudaStreamDestroy(st));
 	}
 	gt_bf16_read(&out);
 	double *lse = gt_dnew(rows);
@@ -278,6 +318,84 @@ static void test_fp8_split_options(void **unused)
 	}
 }
 
+/* The last-split merge (K3_MLA_FP8S_COMBINE=last: each split writes its partials, the last split
+ * of a row block to count in on its counter merges them; no cluster, no combine kernel): 3 splits
+ * with empty ones (requests of 1 and 33 tokens), 6 splits over two row blocks (t = 2), 2 splits
+ * with the scales spread, 66 requests of 4 splits (66 row blocks where 62 clusters of 4 fit at
+ * once); several launches in a row and CUDA graph replays, with the counters zeroed by a memset
+ * node before every launch (default) and left zero by every launch (K3_MLA_FP8S_LAST_RESET=self:
+ * a counter not reset by the last split leaves the next launch's outputs poisoned); then the
+ * splits of two waves (K3_MLA_FP8S_WAVES=2: more CTAs than fit at once). Skipped where the caller
+ * set the plan, the waves or the kernel. */
+static void test_fp8_last_merge(void **unused)
+{
+	(void)unused;
+	const struct mla_case cs[4] = {
+		{ .B = 8, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .last = 3, .runs = 3, .graph = 3,
+		  .lens = { 300, 1, 33, 250, 64, 299, 129, 200 }, .name = "fp8 H=16, 3 splits, last merge" },
+		{ .B = 4, .H = 16, .t = 2, .kv = MLA_KV_FP8, .qscale = 3, .last = 6, .runs = 3, .graph = 2,
+		  .lens = { 2, 700, 129, 64 }, .name = "fp8 H=16 t=2, 6 splits, 2 row blocks, last merge" },
+		{ .B = 8, .H = 12, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .spread = 1, .last = 2, .runs = 3,
+		  .lens = { 200, 150, 5, 97, 128, 160, 2, 190 },
+		  .name = "fp8 H=12, 2 splits, scales spread, last merge" },
+		{ .B = 66, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .runs = 3, .graph = 2,
+		  .lens = { 530, 1, 129, 257, 64, 33, 400, 200 }, .name = "fp8 H=16, 66 requests, last merge" },
+	};
+	if (getenv("K3_MLA_FP8S_COMBINE") || getenv("K3_MLA_FP8S_LAST_RESET") || getenv("K3_MLA_FP8S_WAVES") ||
+	    getenv("K3_MLA_FP8_KERNEL"))
+		skip();
+	setenv("K3_MLA_FP8S_COMBINE", "last", 1);
+	for (int v = 0; v < 3; v++) {
+		print_message("  counters reset by %s\n", v == 1 ? "the last split (K3_MLA_FP8S_LAST_RESET=self)"
+				  : v == 2 ? "a memset, two waves (K3_MLA_FP8S_WAVES=2)" : "a memset");
+		if (v == 1)
+			setenv("K3_MLA_FP8S_LAST_RESET", "self", 1);
+		if (v == 2) {
+			unsetenv("K3_MLA_FP8S_LAST_RESET");
+			setenv("K3_MLA_FP8S_WAVES", "2", 1);
+		}
+		for (int i = 0; i < 4; i++) {
+			struct mla_case c = cs[i];
+			if (v == 2)
+				c.last = 0; /* more splits than with one wave */
+			run_case(&c);
+		}
+		struct mla_decode_args a = { .batch = 66, .heads = 16, .qtokens = 1, .kv = MLA_KV_FP8,
+					     .scale = 0.07f, .max_seqlen = 530, .max_pages = 9 };
+		const int splits = mla_decode_splits(&a);
+		assert_int_equal(mla_decode_last(&a), splits >= 2 && splits <= 8 ? splits : 0);
+		print_message("  66 requests: %d splits\n", splits);
+	}
+	unsetenv("K3_MLA_FP8S_WAVES");
+	unsetenv("K3_MLA_FP8S_COMBINE");
+}
+
+/* The default plan where whole splits fill less than 80 % of one wave (96 requests of 16 rows: 2
+ * splits, 192 CTAs on an H200's 264 places): the last-split merge with the splits of two waves
+ * (5 here, up to 700 tokens). Skipped where the caller set the plan or the kernel. */
+static void test_fp8_underfilled_wave(void **unused)
+{
+	(void)unused;
+	const struct mla_case c = { .B = 96, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .runs = 3, .graph = 2,
+				    .lens = { 700, 650, 1, 33, 690, 128, 700, 500 },
+				    .name = "fp8 H=16, 96 requests: splits of two waves, last merge" };
+	if (getenv("K3_MLA_FP8S_COMBINE") || getenv("K3_MLA_FP8S_WAVES") || getenv("K3_MLA_FP8S_SPLITS") ||
+	    getenv("K3_MLA_FP8_KERNEL"))
+		skip();
+	int dev = 0, sms = 0;
+	CUDA_OK(cudaGetDevice(&dev));
+	CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+	struct mla_decode_args a = { .batch = 96, .heads = 16, .qtokens = 1, .kv = MLA_KV_FP8,
+				     .scale = 0.07f, .max_seqlen = 700, .max_pages = 11 };
+	const int one = 2 * sms / 96; /* splits of one wave (two CTAs an SM) */
+	print_message("  %d SMs: %d splits, last merge %d\n", sms, mla_decode_splits(&a), mla_decode_last(&a));
+	if (one >= 2 && one <= 6 && 96 * one * 5 < 2 * sms * 4) { /* fewer than 80 %: two waves */
+		assert_true(mla_decode_splits(&a) > one);
+		assert_int_equal(mla_decode_last(&a), mla_decode_splits(&a));
+	}
+	run_case(&c);
+}
+
 static void test_fp8_verify_window(void **unused)
 {
 	(void)unused;
@@ -369,6 +487,8 @@ int main(void)
 		cmocka_unit_test(test_fp8_tile_edges),
 		cmocka_unit_test(test_fp8_cluster_splits),
 		cmocka_unit_test(test_fp8_split_options),
+		cmocka_unit_test(test_fp8_last_merge),
+		cmocka_unit_test(test_fp8_underfilled_wave),
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),

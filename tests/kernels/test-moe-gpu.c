@@ -1348,17 +1348,24 @@ static void test_gemv_lean_scales(void **unused)
  * units split between two CTAs at other places, summed by the second to arrive; the workspace
  * poisoned, so the first pass must zero its counters) and K3_GEMV_F16_PERSIST=0; K = 512
  * (one loop step), 1536, 2560; N = 272 (a CTA with spare warps: they take part in the fused
- * conversion's barriers); gathered activations (a_index) and scattered outputs. */
+ * conversion's barriers); gathered activations (a_index) and scattered outputs. The fused
+ * kernel's launch knobs (2026-12-02k; each with K3_GEMV_F16_FUSE=1): 4 and 2 warps a CTA
+ * (K3_GEMV_F16_WPC; 2 warps at K = 2560: 5 rows a pass, so cb / cc's groups take more passes),
+ * 2 warps with 3 rows a pass (K3_GEMV_F16_PROW=3), programmatic dependent launch
+ * (K3_GEMV_F16_FPDL=1), the head prefetch (K3_GEMV_F16_HPF=2), the activation copies before
+ * the first weight loads (K3_GEMV_F16_AFIRST=1). */
 static void test_gemv_f16(void **unused)
 {
 	(void)unused;
 	static const int32_t few[9] = { 1, 0, 2, 1, 0, 0, 3, 1, 1 }, few7[7] = { 1, 0, 2, 1, 0, 3, 1 };
 	static const int32_t tiles[6] = { 8, 9, 12, 16, 17, 70 };
-	static const char *const modes[14][3] = { { NULL, NULL, NULL },   { "lean", NULL, NULL },   { NULL, "2", NULL },
+	static const char *const modes[20][3] = { { NULL, NULL, NULL },   { "lean", NULL, NULL },   { NULL, "2", NULL },
 						  { NULL, NULL, "2" },      { NULL, NULL, "4" },      { NULL, NULL, "full" },
 						  { NULL, NULL, "pdl0" },   { NULL, NULL, "nopf" },   { NULL, NULL, "fuse0" },
 						  { NULL, NULL, "fuse1" },  { NULL, NULL, "pers1" },  { NULL, NULL, "pers3" },
-						  { NULL, NULL, "pers7" },  { NULL, NULL, "pers0" } };
+						  { NULL, NULL, "pers7" },  { NULL, NULL, "pers0" },  { NULL, NULL, "w4" },
+						  { NULL, NULL, "w2" },     { NULL, NULL, "w8fpdl" }, { NULL, NULL, "w2r3" },
+						  { NULL, NULL, "w8hpf" },  { NULL, NULL, "w8af" } };
 	struct wmat wa = wmat_rand(9, 272, 1536, K3_W_MXFP4, 0.1), wb = wmat_rand(6, 384, 512, K3_W_MXFP4, 0.1);
 	struct wmat wc = wmat_rand(7, 256, 2560, K3_W_MXFP4, 0.1);
 	const struct gemm_case ca = { .N = 272, .K = 1536, .n_groups = 9, .counts = few, .a_rows = 5,
@@ -1371,7 +1378,7 @@ static void test_gemv_f16(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
 	const struct gemm_case cd = { .N = 256, .K = 2560, .n_groups = 7, .counts = few7, .a_rows = 5,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV };
-	for (int m = 0; m < 14; m++) {
+	for (int m = 0; m < 20; m++) {
 		print_message("  -- K3_GEMV_FP4=%s K3_GEMV_F16_NT=%s K3_GEMV_KSPLIT / GRID / F16_PDL / F16_L2PF / F16_FUSE=%s\n",
 			      modes[m][0] ? modes[m][0] : "(unset)", modes[m][1] ? modes[m][1] : "(unset)",
 			      modes[m][2] ? modes[m][2] : "(unset)");
@@ -1389,7 +1396,21 @@ static void test_gemv_f16(void **unused)
 			setenv("K3_GEMV_F16_FUSE", "0", 1);
 		else if (modes[m][2] && !strcmp(modes[m][2], "fuse1"))
 			setenv("K3_GEMV_F16_FUSE", "1", 1);
-		else if (modes[m][2] && !strcmp(modes[m][2], "pers0"))
+		else if (modes[m][2] && modes[m][2][0] == 'w') {
+			/* the fused kernel everywhere with 4 or 2 warps a CTA (W = 2 at K = 2560: 5 rows a pass,
+			 * what 8 CTAs an SM hold; w2r3: 3, K3_GEMV_F16_PROW) or launched by programmatic
+			 * dependent launch (K3_GEMV_F16_FPDL=1) */
+			setenv("K3_GEMV_F16_FUSE", "1", 1);
+			setenv("K3_GEMV_F16_WPC", modes[m][2][1] == '8' ? "8" : modes[m][2][1] == '4' ? "4" : "2", 1);
+			if (strstr(modes[m][2], "fpdl"))
+				setenv("K3_GEMV_F16_FPDL", "1", 1);
+			if (strstr(modes[m][2], "r3"))
+				setenv("K3_GEMV_F16_PROW", "3", 1);
+			if (strstr(modes[m][2], "hpf")) /* the head prefetch, 16 blocks a row (K = 512: past the end) */
+				setenv("K3_GEMV_F16_HPF", "2", 1);
+			if (strstr(modes[m][2], "af")) /* the activation copies before the first weight loads */
+				setenv("K3_GEMV_F16_AFIRST", "1", 1);
+		} else if (modes[m][2] && !strcmp(modes[m][2], "pers0"))
 			setenv("K3_GEMV_F16_PERSIST", "0", 1);
 		else if (modes[m][2] && !strncmp(modes[m][2], "pers", 4)) {
 			/* the persistent kernel everywhere: one wave; 3 or 7 CTAs (longer ranges, other splits) */
@@ -1417,6 +1438,11 @@ static void test_gemv_f16(void **unused)
 		unsetenv("K3_GEMV_F16_FUSE");
 		unsetenv("K3_GEMV_F16_PERSIST");
 		unsetenv("K3_GEMV_F16_PCTAS");
+		unsetenv("K3_GEMV_F16_WPC");
+		unsetenv("K3_GEMV_F16_FPDL");
+		unsetenv("K3_GEMV_F16_PROW");
+		unsetenv("K3_GEMV_F16_HPF");
+		unsetenv("K3_GEMV_F16_AFIRST");
 	}
 	wmat_release(&wa), wmat_release(&wb), wmat_release(&wc);
 }
@@ -1427,7 +1453,11 @@ static void test_gemv_f16(void **unused)
  * 1; a set's exponents span at most 27 binades, which the FP16 activations of one row hold
  * exactly (the first pass's power of two a row). Element by element against float64; the fused
  * kernel, (K3_GEMV_F16_FUSE=0) the first pass and the gemv, and the persistent gemv
- * (K3_GEMV_F16_PERSIST=1) on its default grid and on 5 CTAs (split units). */
+ * (K3_GEMV_F16_PERSIST=1) on its default grid and on 5 CTAs (split units); the fused kernel with
+ * 4 warps a CTA by programmatic dependent launch, with 2 warps and 3 rows a pass (the activation
+ * copies before the weight loads), and with 8 by
+ * programmatic dependent launch with the head prefetch (the sanitizer runs of the device calls
+ * take this case). */
 static void test_gemv_f16_scales(void **unused)
 {
 	(void)unused;
@@ -1443,16 +1473,31 @@ static void test_gemv_f16_scales(void **unused)
 		struct wmat w = wmat_mx_scales(G, N, K, sets[s], 6);
 		const struct gemm_case c = { .N = N, .K = K, .n_groups = G, .counts = counts, .a_rows = 7,
 					     .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .a_exp = a_exp };
-		for (int f = 0; f < 4; f++) { /* fused, the first pass and the gemv, the persistent gemv (2 grids) */
-			setenv("K3_GEMV_F16_FUSE", f ? "0" : "1", 1);
-			setenv("K3_GEMV_F16_PERSIST", f < 2 ? "0" : "1", 1);
+		for (int f = 0; f < 7; f++) { /* fused (8, 4, 2 warps a CTA), the first pass and the gemv,
+					       * the persistent gemv (2 grids) */
+			setenv("K3_GEMV_F16_FUSE", f >= 1 && f <= 3 ? "0" : "1", 1);
+			setenv("K3_GEMV_F16_PERSIST", f == 2 || f == 3 ? "1" : "0", 1);
 			if (f == 3)
 				setenv("K3_GEMV_F16_PCTAS", "5", 1);
+			if (f == 4) /* 4 warps a CTA by programmatic dependent launch */
+				setenv("K3_GEMV_F16_WPC", "4", 1), setenv("K3_GEMV_F16_FPDL", "1", 1);
+			if (f == 5) { /* 2 warps a CTA, 3 rows a pass (groups of 5 and 12 rows: 2 and 4 passes), the
+				       * activation copies before the weight loads */
+				setenv("K3_GEMV_F16_WPC", "2", 1), setenv("K3_GEMV_F16_PROW", "3", 1);
+				setenv("K3_GEMV_F16_AFIRST", "1", 1);
+			}
+			if (f == 6) /* 8 warps a CTA by programmatic dependent launch, the head prefetch */
+				setenv("K3_GEMV_F16_FPDL", "1", 1), setenv("K3_GEMV_F16_HPF", "2", 1);
 			run_gemm(&c, K3_EPI_BF16, &w);
 			run_gemm(&c, K3_EPI_SPLIT, &w);
 			unsetenv("K3_GEMV_F16_FUSE");
 			unsetenv("K3_GEMV_F16_PERSIST");
 			unsetenv("K3_GEMV_F16_PCTAS");
+			unsetenv("K3_GEMV_F16_WPC");
+			unsetenv("K3_GEMV_F16_FPDL");
+			unsetenv("K3_GEMV_F16_PROW");
+			unsetenv("K3_GEMV_F16_HPF");
+			unsetenv("K3_GEMV_F16_AFIRST");
 		}
 		wmat_release(&w);
 	}

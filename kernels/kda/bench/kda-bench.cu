@@ -15,6 +15,13 @@
  *   decode row, 4 back-to-back launches with KDA_DECODE_RING_TRACE=0..3 and a summary of their
  *   per-CTA stamps: first-byte latency, ramp, per-item time, tail, gaps; ring kernel only.
  *   --state: the decode points of that state dtype only)
+ *   [--prefill-state fp32,bf16] [--prefill-ab 'LABEL:VAR=X,VAR=Y;LABEL:...'] [--prefill-rounds N]
+ *   (--prefill-state: the one-sequence grid and 4 x 4K in each state dtype, no varlen rows.
+ *   --prefill-ab: each prefill point timed once per set, back to back on the same buffers, the
+ *   set's variables set after the prefill knobs (K3_KDA_PREFILL, K3_KDA_RECUR_STAGES,
+ *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA) are unset; the
+ *   CSV op `prefill@LABEL`; the sets cycled --prefill-rounds times. Each printed row names the
+ *   path kda_prefill() took: took=serial | overlap)
  *
  * Every figure is the median (and p10/p90) of CUDA-event timings of single
  * launches after warm-up, on random (never zero) data. Decode and verify
@@ -212,6 +219,9 @@ struct options {
 	std::vector<const char *> ring_opts;   /* --ring-opt: empty: the environment as it is */
 	bool trace = false;                    /* --trace */
 	const char *state = nullptr;           /* --state fp32|bf16: decode with that state only */
+	std::vector<const char *> prefill_ab;  /* --prefill-ab: LABEL:VAR=X,VAR=Y;... (empty: as it is) */
+	int prefill_rounds = 1;                /* --prefill-rounds: the A/B sets cycled this often */
+	std::vector<int> prefill_states;       /* --prefill-state fp32,bf16 (0, 1): empty: the grid's */
 };
 
 /* "a,b,c" of integers in [lo, hi] appended to `v`; false (and a message) on anything else. */
@@ -669,6 +679,37 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	a.scale = 1.0f / sqrtf((float)D), a.q = q, a.k = k, a.v = v, a.g_raw = g, a.beta_raw = beta;
 	a.initial_state = s0, a.final_state = s1, a.out = out, a.workspace = ws, a.split_event = e1;
 	const int warm = 2, reps = o.quick ? 5 : std::max(5, std::min(o.reps, T >= 32768 ? 7 : 15));
+	/* --prefill-ab: each set's variables (the prefill knobs unset first), timed back to back on
+	 * these buffers, the sets cycled --prefill-rounds times; none: the environment as it is. */
+	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
+					     "K3_KDA_INTRA" };
+	const size_t nsets = o.prefill_ab.empty() ? 1 : o.prefill_ab.size();
+	for (size_t it = 0; it < nsets * (o.prefill_ab.empty() ? 1 : (size_t)o.prefill_rounds); it++) {
+	const char *set = o.prefill_ab.empty() ? nullptr : o.prefill_ab[it % nsets];
+	char label[64] = "", opname[96];
+	if (set) {
+		for (const char *kn : knobs)
+			unsetenv(kn);
+		char buf[512];
+		snprintf(buf, sizeof buf, "%s", set);
+		char *body = strchr(buf, ':');
+		if (body) {
+			*body++ = 0;
+			snprintf(label, sizeof label, "%.63s", buf);
+		} else {
+			body = buf;
+			snprintf(label, sizeof label, "set%zu", it % nsets);
+		}
+		for (char *save = nullptr, *t = strtok_r(body, ",", &save); t; t = strtok_r(nullptr, ",", &save)) {
+			char *eq = strchr(t, '=');
+			if (eq) {
+				*eq = 0;
+				setenv(t, eq + 1, 1);
+			}
+		}
+	}
+	snprintf(opname, sizeof opname, "%.31s%s%.63s", op, set ? "@" : "", label);
+	const int taken = kda_prefill_path(&a, 0);
 	std::vector<float> tot, k1, k2;
 	/* Uniform batches are named for the model (varlen with unequal lengths has no single t). */
 	bool uniform = true;
@@ -699,7 +740,7 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 			tot.push_back(t), k1.push_back(t1), k2.push_back(t2);
 	}
 	row r;
-	r.op = op, r.state = dname(sdt), r.batch = n, r.seq_len = (long long)(T / n), r.heads = H;
+	r.op = opname, r.state = dname(sdt), r.batch = n, r.seq_len = (long long)(T / n), r.heads = H;
 	r.t = summarize(tot), r.reps = reps;
 	r.k1_us = summarize(k1).med_us, r.k2_us = summarize(k2).med_us;
 	r.state_bytes = 2.0 * sn * dsize(sdt);
@@ -710,11 +751,16 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	 * "intra" ends when the intra kernel does, "recurrent" is the recurrent kernel's tail after it. */
 	const char *path = getenv("K3_KDA_PREFILL"), *intra = getenv("K3_KDA_INTRA");
 	const char *rw = getenv("K3_KDA_RECUR_WARPS");
-	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)  path=%s intra=%s"
-	       " warps=%s\n",
-	       op, dname(sdt), n, T, H, r.t.med_us, r.k1_us, r.k2_us, path ? path : "default",
+	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)  p10 %9.1f p90 %9.1f"
+	       "  took=%s path=%s intra=%s warps=%s\n",
+	       opname, dname(sdt), n, T, H, r.t.med_us, r.k1_us, r.k2_us, r.t.p10_us, r.t.p90_us,
+	       taken == 1 ? "overlap" : taken == 0 ? "serial" : "error", path ? path : "default",
 	       intra ? intra : "default", rw ? rw : "default");
 	fflush(stdout);
+	}
+	if (!o.prefill_ab.empty())
+		for (const char *kn : knobs)
+			unsetenv(kn);
 	for (void *p : { (void *)q, (void *)k, (void *)v, (void *)g, (void *)beta, (void *)out, s0, s1,
 			 (void *)dcu, ws })
 		cudaFree(p);
@@ -730,6 +776,16 @@ void bench_prefill(const options &o)
 		Ts = o.prefill_t;
 	if (!o.prefill_h.empty())
 		Hs = o.prefill_h;
+	if (!o.prefill_states.empty()) { /* --prefill-state: the whole grid and 4 x 4K per state */
+		for (int st : o.prefill_states) {
+			const enum kda_dtype sdt = st ? KDA_BF16 : KDA_F32;
+			for (int H : Hs)
+				for (int T : Ts)
+					prefill_run(o, { T }, H, sdt, "prefill");
+			prefill_run(o, { 4096, 4096, 4096, 4096 }, 96, sdt, "prefill");
+		}
+		return;
+	}
 	for (int H : Hs)
 		for (int T : Ts)
 			prefill_run(o, { T }, H, KDA_F32, "prefill");
@@ -796,12 +852,27 @@ int main(int argc, char **argv)
 				fprintf(stderr, "kda-bench: --state wants fp32 or bf16, not '%s'\n", o.state);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--prefill-ab") && i + 1 < argc) {
+			for (char *t = strtok(argv[++i], ";"); t; t = strtok(nullptr, ";"))
+				o.prefill_ab.push_back(t);
+		} else if (!strcmp(argv[i], "--prefill-rounds") && i + 1 < argc) {
+			o.prefill_rounds = std::max(1, std::min(20, atoi(argv[++i])));
+		} else if (!strcmp(argv[i], "--prefill-state") && i + 1 < argc) {
+			for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) {
+				if (strcmp(t, "fp32") && strcmp(t, "bf16")) {
+					fprintf(stderr, "kda-bench: --prefill-state wants fp32,bf16, not '%s'\n", t);
+					return 2;
+				}
+				o.prefill_states.push_back(!strcmp(t, "bf16"));
+			}
 		} else if (!strcmp(argv[i], "--prefill-h") && i + 1 < argc) {
 			if (!parse_list("--prefill-h", argv[++i], 1, 256, o.prefill_h))
 				return 2;
 		} else {
 			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|decode|verify|prefill]"
-					" [--batch B,B,...] [--prefill-t T,T,...] [--prefill-h H,H,...] [--ring-opt O,O,...] [--trace] [--state fp32|bf16]\n",
+					 " [--batch B,B,...] [--prefill-t T,T,...] [--prefill-h H,H,...] [--prefill-state fp32,bf16]"
+					" [--prefill-ab 'LABEL:VAR=X,VAR=Y;...'] [--prefill-rounds N] [--ring-opt O,O,...] [--trace]"
+					" [--state fp32|bf16]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
