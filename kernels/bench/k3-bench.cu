@@ -656,7 +656,10 @@ void mla_trace(const mla_decode_args &a, int B, int H, int ctx, const char *vari
 	printf("trace %s b=%d heads=%d ctx=%d: %d CTAs, %d merged as last, span %.1f us (events: median %.1f);",
 	       variant, B, H, ctx, ctas, merged, (t1 - t0) * 1e-3, med_us);
 	if (const char *raw = getenv("K3_BENCH_MLA_TRACE_RAW")) { /* every CTA: us from the first entry */
-		if (FILE *f = fopen(raw, "a")) {
+		FILE *f = fopen(raw, "a");
+		if (!f)
+			fprintf(stderr, "k3-bench: K3_BENCH_MLA_TRACE_RAW=%s: %s (trace not written)\n", raw, strerror(errno));
+		if (f) {
 			for (int c = 0; c < ctas; c++) {
 				fprintf(f, "%s,%d,%d,%d,%d,%llu,%llu", variant, B, H, ctx, c, h[8 * c + 7] & 0xffffu,
 					(h[8 * c + 7] >> 16) & 1u);
@@ -1215,7 +1218,10 @@ void gemv_trace(const char *variant, F &launch, int64_t touched)
 	       "", variant, c.size(), (long long)touched, used, span / 1e3, q(conv, 0.5) / 1e3, q(conv, 0.9) / 1e3,
 	       q(dur, 0.5) / 1e3, q(dur, 0.1) / 1e3, q(dur, 0.9) / 1e3, head / used / 1e3, tail / used / 1e3,
 	       100.0 * busy / (span * used), occ);
-	FILE *f = fopen(getenv("K3_BENCH_GEMV_TRACE"), "a");
+	const char *trace_path = getenv("K3_BENCH_GEMV_TRACE");
+	FILE *f = fopen(trace_path, "a");
+	if (!f)
+		fprintf(stderr, "k3-bench: K3_BENCH_GEMV_TRACE=%s: %s (trace not written)\n", trace_path, strerror(errno));
 	if (f) {
 		for (const cta &x : c)
 			fprintf(f, "%s,%d,%d,%.0f,%.0f,%.0f,%.0f\n", variant, x.id, x.sm, x.t0 - T0, x.t1 - T0, x.t2 - T0,
