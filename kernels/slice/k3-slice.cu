@@ -213,6 +213,39 @@ void moe_hook_fn(void *, const char *spec)
 		nvtxRangePop();
 }
 
+/* Rows per routed expert, layer by layer, from the routing's top-k ids of one step: the experts
+ * touched, the mean and the coefficient of variation of their rows, the largest, and the chunks
+ * a grouped kernel that splits an expert's rows into pieces of at most 128, 160 or 176 would run
+ * (sum over experts of ceil(rows / c)). */
+struct route_stats {
+	int touched[N_LAYERS] = {};
+	double mean[N_LAYERS] = {}, cv[N_LAYERS] = {};
+	int max[N_LAYERS] = {};
+	long chunks[N_LAYERS][3] = {};
+	bool valid = false;
+};
+constexpr int STAT_CHUNKS[3] = { 128, 160, 176 };
+
+void route_stats_layer(route_stats &s, int l, const std::vector<int32_t> &ids, int experts)
+{
+	std::vector<long> rows(experts, 0);
+	for (int32_t e : ids)
+		if (e >= 0 && e < experts)
+			rows[e]++;
+	long n = 0, mx = 0;
+	double sum = 0, sq = 0;
+	for (long r : rows)
+		if (r > 0) {
+			n++, sum += (double)r, sq += (double)r * (double)r, mx = std::max(mx, r);
+			for (int c = 0; c < 3; c++)
+				s.chunks[l][c] += (r + STAT_CHUNKS[c] - 1) / STAT_CHUNKS[c];
+		}
+	s.touched[l] = (int)n;
+	s.max[l] = (int)mx;
+	s.mean[l] = n ? sum / (double)n : 0;
+	s.cv[l] = n && sum > 0 ? sqrt(std::max(0.0, sq / (double)n - s.mean[l] * s.mean[l])) / s.mean[l] : 0;
+}
+
 /* ---- weights ---------------------------------------------------------------------- */
 
 struct kda_weights {
@@ -668,9 +701,9 @@ void mla_attention(phase &p, const mla_weights &w)
 }
 
 /* The whole step; sub[2 l] and sub[2 l + 1] (if given) record the ends of layer l's sublayers;
- * touched (if given) gets each layer's count of experts that received rows (an untimed step:
- * the copies wait for the stream). */
-void step(phase &p, std::vector<layer_weights> &layers, cudaEvent_t *sub, int32_t *touched = nullptr)
+ * stats (if given) gets each layer's routed rows per expert (an untimed step: the copies wait
+ * for the stream). */
+void step(phase &p, std::vector<layer_weights> &layers, cudaEvent_t *sub, route_stats *stats = nullptr)
 {
 	const moe_hook hook = { moe_hook_fn, nullptr };
 	for (int l = 0; l < N_LAYERS; l++) {
@@ -684,11 +717,14 @@ void step(phase &p, std::vector<layer_weights> &layers, cudaEvent_t *sub, int32_
 			CK(cudaEventRecord(sub[2 * l], g_s));
 		attn_res(p, p.attn_out, L.moe_query, L.moe_norm, p.xm);
 		KOK(moe_layer_forward(&g_dims, &L.moe, p.T, p.xm, p.moe_out, p.moe_ws, p.moe_ws_bytes, K3_GEMM_AUTO, &hook, g_s));
-		if (touched) {
+		if (stats) {
 			struct moe_layer_views v;
 			moe_layer_views(&g_dims, p.T, p.moe_ws, &v);
-			CK(cudaMemcpyAsync(&touched[l], v.n_touched, sizeof *touched, cudaMemcpyDeviceToHost, g_s));
+			std::vector<int32_t> ids((size_t)p.T * g_dims.topk);
+			CK(cudaMemcpyAsync(ids.data(), v.topk_ids, ids.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, g_s));
 			CK(cudaStreamSynchronize(g_s));
+			route_stats_layer(*stats, l, ids, g_dims.experts);
+			stats->valid = true;
 		}
 		if (sub)
 			CK(cudaEventRecord(sub[2 * l + 1], g_s));
@@ -722,10 +758,12 @@ void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode
 	CK(cudaEventCreate(&e0));
 	for (auto &e : sub)
 		CK(cudaEventCreate(&e));
-	/* Warm-up (configures the kernels outside any graph), without ranges. */
+	/* Warm-up (configures the kernels outside any graph), without ranges; it also reads each
+	 * layer's routing (the timed steps run the same inputs, so the same routing). */
 	g_ranges = false;
 	g_noting = true;
-	step(p, layers, nullptr);
+	route_stats rs;
+	step(p, layers, nullptr, &rs);
 	g_noting = false;
 	CK(cudaStreamSynchronize(g_s));
 	g_ranges = true;
@@ -788,20 +826,25 @@ void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode
 		CK(cudaGraphDestroy(gr));
 	}
 	printf("\n");
-	/* The experts the step's routing touched, layer by layer (one more step, untimed, no ranges),
-	 * beside what the NVTX ranges and the model assume: T tokens picking top-k of E uniformly. */
-	if (decode) {
-		int32_t touched[N_LAYERS] = {};
-		g_ranges = false;
-		g_noting = true;
-		step(p, layers, nullptr, touched);
-		g_noting = false;
-		g_ranges = true;
-		const double uniform = g_dims.experts * (1.0 - pow(1.0 - (double)g_dims.topk / g_dims.experts, (double)T));
-		printf("  touched experts:");
+	/* The experts the step's routing touched and the rows each got, layer by layer (read in the
+	 * warm-up step), beside what uniform routing gives: T tokens picking top-k of E. */
+	if (rs.valid) {
+		const double E = g_dims.experts, K = g_dims.topk, tok = T;
+		const double uniform = E * (1.0 - pow(1.0 - K / E, tok));
+		const double umean = tok * K / uniform; /* rows per touched expert */
+		const double ucv = sqrt(tok * (K / E) * (1.0 - K / E)) / (tok * K / E);
+		if (decode) {
+			printf("  touched experts:");
+			for (int l = 0; l < N_LAYERS; l++)
+				printf(" %d", rs.touched[l]);
+			printf(" (layers %d-%d; uniform routing: %.0f)\n", 89, 89 + N_LAYERS - 1, uniform);
+		}
+		printf("  expert rows (layers %d-%d; touched, mean, cv, max, chunks of 128 / 160 / 176):", 89,
+		       89 + N_LAYERS - 1);
 		for (int l = 0; l < N_LAYERS; l++)
-			printf(" %d", touched[l]);
-		printf(" (layers %d-%d; uniform routing: %.0f)\n", 89, 89 + N_LAYERS - 1, uniform);
+			printf(" [%d %.1f %.3f %d %ld/%ld/%ld]", rs.touched[l], rs.mean[l], rs.cv[l], rs.max[l],
+			       rs.chunks[l][0], rs.chunks[l][1], rs.chunks[l][2]);
+		printf(" (uniform routing: touched %.0f, mean %.1f, cv %.3f)\n", uniform, umean, ucv);
 	}
 	/* The kernels the GEMMs launched: the MoE layer's, then the attention's. */
 	int mp[MOE_LAYER_GEMMS];
