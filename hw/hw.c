@@ -500,6 +500,10 @@ static const struct hw_key kernel_keys[] = {
 	KEY("kda_verify_lin_cycles", HK_F64, kda_verify_lin_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
 	KEY("kda_verify_quad_cycles", HK_F64, kda_verify_quad_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
 	KEY("kda_max_v_split", HK_I64, kda_max_v_split, 1, 1, 1, 0, false, HK_ALWAYS),
+	KEY("kda_overlap_max_seqs", HK_I64, kda_overlap_max_seqs, 1, 1, 1, 0, false, HK_NONZERO),
+	KEY("kda_overlap_min_heads", HK_I64, kda_overlap_min_heads, 1, 1, 1, 0, false, HK_NONZERO),
+	KEY("kda_overlap_min_tokens", HK_I64, kda_overlap_min_tokens, 1, 1, 1, 0, false, HK_NONZERO),
+	KEY("kda_overlap_rec_share", HK_F64, kda_overlap_rec_share, 1, 1, 1, 6, false, HK_NONZERO),
 	KEY("reserved_gib", HK_BYTES, reserved_bytes, 1073741824.0, 1, 1073741824.0, 9, true, HK_ALWAYS),
 	KEY_HAND("gemm_eff", false),
 	{NULL, HK_HAND, 0, 0, 1, 1, 0, false, HK_NEVER},
@@ -941,7 +945,18 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 		hw->kda_max_v_split = 8;
 	if (hw->gemm_wave_smoothing > 1)
 		return doc_error(d, doc_get(n, "gemm_wave_smoothing"), e, "gemm_wave_smoothing: must be in [0, 1]");
+	if (hw->kda_overlap_rec_share > 1)
+		return doc_error(d, doc_get(n, "kda_overlap_rec_share"), e, "kda_overlap_rec_share: must be in [0, 1]");
+	if (hw->kda_overlap_max_seqs > 0 && (hw->kda_overlap_min_heads < 1 || hw->kda_overlap_min_tokens < 1))
+		return doc_error(d, doc_get(n, "kda_overlap_max_seqs"), e,
+				 "kda_overlap_max_seqs: needs kda_overlap_min_heads and kda_overlap_min_tokens (at least 1)");
 	return 0;
+}
+
+bool hw_kda_overlaps(const struct hw *hw, int64_t seqs, int64_t heads, int64_t tokens)
+{
+	return hw->kda_overlap_max_seqs > 0 && seqs >= 1 && seqs <= hw->kda_overlap_max_seqs &&
+	       heads >= hw->kda_overlap_min_heads && tokens >= hw->kda_overlap_min_tokens;
 }
 
 int hw_load_yaml(struct hw *hw, const char *name, const char *text, size_t len_bytes, struct err *e)

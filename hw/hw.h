@@ -201,6 +201,17 @@ struct hw {
 	 * sequential); the items spread over the SMs, and one item's chain is a latency floor. */
 	double kda_verify_lin_cycles, kda_verify_quad_cycles;
 	int64_t kda_max_v_split;
+	/* KDA prefill's overlapped kernel pair (optional; kda_overlap_max_seqs 0: the two kernels
+	 * run one after the other everywhere, the datasheet presets' case). A prefill of at most
+	 * kda_overlap_max_seqs sequences, at least kda_overlap_min_heads heads (per GPU) and at
+	 * least kda_overlap_min_tokens tokens a sequence takes the overlapped path, as the kernels'
+	 * rule does (kernels/kda/kda_prefill.cu, overlap_by_default()): the recurrent kernel's CTAs
+	 * are resident from the start and consume each chunk as soon as the intra kernel publishes
+	 * it. kda_overlap_rec_share, fitted (0..1): the fraction of one SM's intra-chunk throughput
+	 * that a resident recurrent CTA takes away (its registers, shared memory and issue slots),
+	 * which slows the intra kernel while the pair shares the SMs (sim/cost.c). */
+	int64_t kda_overlap_max_seqs, kda_overlap_min_heads, kda_overlap_min_tokens;
+	double kda_overlap_rec_share;
 	int64_t reserved_bytes;       /* CUDA context, NCCL and library workspaces per GPU */
 
 	/* calibration (optional; zero in datasheet presets, which keeps the plain model) */
@@ -279,6 +290,9 @@ const struct hw_gemm_points *hw_gemm_points_find(const struct hw *hw, enum dtype
  * or k grow. */
 void hw_gemm_bounds(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int64_t k, double *lo_s,
 		    double *hi_s);
+/* Whether a KDA prefill of `seqs` sequences of `tokens` tokens each at `heads` heads takes the
+ * preset's overlapped kernel pair (struct hw: kda_overlap_*); false where the preset has none. */
+bool hw_kda_overlaps(const struct hw *hw, int64_t seqs, int64_t heads, int64_t tokens);
 /* SM clock of a regime, Hz (sustained falls back to boost when the preset does not know it). */
 double hw_clock_hz(const struct hw *hw, enum hw_clock c);
 /* Waves of `tiles` GEMM tiles over the SMs (tiles >= SMs), after gemm_wave_smoothing. */

@@ -180,6 +180,93 @@ static void test_state_vs_cache(void **state)
 	assert_int_equal(f.mla_kv * 24, a.mla_kv * 93);
 }
 
+static double kda_time(const struct hw *hw, int b, int t, int h, struct op_cost *c)
+{
+	struct op op = {.kind = OP_KDA_CHUNK, .b = b, .t = t, .h = h, .dk = 128, .dv = 128, .chunk = 16,
+			.a_dtype = DT_BF16, .o_dtype = DT_BF16, .s_dtype = DT_FP32, .layers = 1};
+	op_fill(&op);
+	sim_op_cost(hw, &op, NULL, c);
+	return c->time_s;
+}
+
+/* KDA prefill's overlapped pair (hw.h: kda_overlap_*): inside the rule never below the longer
+ * kernel alone nor above the two in series; never faster as T or B grows past the rule's
+ * threshold; outside the rule, and on every shipped preset, the serial cost to the bit. */
+static void test_kda_overlap(void **state)
+{
+	(void)state;
+	const char *const *names = hw_preset_names();
+	for (int i = 0; names[i]; i++) {
+		struct hw p;
+		struct err e = {0};
+		assert_int_equal(hw_load(&p, names[i], &e), 0);
+		assert_int_equal(p.kda_overlap_max_seqs, 0);
+	}
+	struct hw ov = h200; /* datasheet: no tables, so the physical model's parts show */
+	ov.kda_overlap_max_seqs = 1;
+	ov.kda_overlap_min_heads = 96;
+	ov.kda_overlap_min_tokens = 4096;
+	double launch2 = 2 * h200.launch_latency_s;
+	for (int sh = 0; sh <= 4; sh++) {
+		ov.kda_overlap_rec_share = 0.25 * sh;
+		double last = 0;
+		for (int t = 4096; t <= 262144; t += t / 2) {
+			struct op_cost cs, co;
+			double serial = kda_time(&h200, 1, t, 96, &cs), pair = kda_time(&ov, 1, t, 96, &co);
+			/* chain-bound at these shapes: the serial time is k1 + chain + launches, the
+			 * latency part the chain + launches */
+			assert_int_equal(cs.bound, BOUND_LATENCY);
+			double chain = cs.latency_s - launch2, k1 = serial - cs.latency_s;
+			if (!(pair - launch2 >= fmax(k1, chain) * (1 - 1e-12) && pair <= serial * (1 + 1e-12)))
+				fail_msg("t=%d share %.2f: pair %.6g s, k1 %.6g, chain %.6g, serial %.6g", t,
+					 ov.kda_overlap_rec_share, pair, k1, chain, serial);
+			if (!(pair >= last))
+				fail_msg("t=%d share %.2f: %.6g s after %.6g at fewer tokens", t, ov.kda_overlap_rec_share,
+					 pair, last);
+			last = pair;
+		}
+		/* B past the rule: serial, never faster */
+		struct op_cost c1, c2, c4;
+		double b1 = kda_time(&ov, 1, 16384, 96, &c1), b2 = kda_time(&ov, 2, 16384, 96, &c2),
+		       b4 = kda_time(&ov, 4, 16384, 96, &c4);
+		assert_true(b1 <= b2 && b2 <= b4);
+	}
+	/* the measured pair's order (2026-12-02l): share 0.5 takes 16K, H = 96 below the serial sum */
+	ov.kda_overlap_rec_share = 0.5;
+	struct op_cost c;
+	assert_true(kda_time(&ov, 1, 16384, 96, &c) < 0.95 * kda_time(&h200, 1, 16384, 96, &c));
+	/* outside the rule: the serial cost, to the bit */
+	static const int shapes[][3] = {{1, 2048, 96}, {1, 16384, 48}, {2, 16384, 96}, {4, 4096, 96}, {1, 4095, 96}};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		struct op_cost a, b;
+		assert_true(kda_time(&ov, shapes[i][0], shapes[i][1], shapes[i][2], &a) ==
+			    kda_time(&h200, shapes[i][0], shapes[i][1], shapes[i][2], &b));
+	}
+	/* a preset with a share above 1, or a rule without its bounds, does not load */
+	struct hw bad;
+	struct err e = {0};
+	const char *y1 = "name: x\ncalibrated: false\n"
+			 "device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n"
+			 "         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n"
+			 "interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n"
+			 "               nic_latency_us: 8}\n"
+			 "efficiency:\n"
+			 "  gemm: {max: 0.8, half_gflop: 0.02}\n"
+			 "  memory: {max: 0.9, half_mib: 2}\n"
+			 "  comm: {max: 0.8, half_mib: 1}\n"
+			 "kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4,\n"
+			 "          kda_overlap_max_seqs: 1, kda_overlap_min_heads: 96, kda_overlap_min_tokens: 4096,\n"
+			 "          kda_overlap_rec_share: %s}\n";
+	char yb[1024];
+	snprintf(yb, sizeof yb, y1, "0.4");
+	assert_int_equal(hw_load_yaml(&bad, "x.yaml", yb, strlen(yb), &e), 0);
+	assert_true(hw_kda_overlaps(&bad, 1, 96, 4096) && !hw_kda_overlaps(&bad, 2, 96, 4096) &&
+		    !hw_kda_overlaps(&bad, 1, 48, 4096) && !hw_kda_overlaps(&bad, 1, 96, 4095));
+	snprintf(yb, sizeof yb, y1, "1.5");
+	assert_true(hw_load_yaml(&bad, "x.yaml", yb, strlen(yb), &e) < 0);
+	assert_non_null(strstr(e.msg, "kda_overlap_rec_share"));
+}
+
 /* The KDA recurrence is a chain: fewer heads per GPU (more TP) do not shorten it. */
 static void test_kda_chain(void **state)
 {
@@ -1261,6 +1348,7 @@ int main(void)
 		cmocka_unit_test(test_tp_halves_attention_weights),
 		cmocka_unit_test(test_state_vs_cache),
 		cmocka_unit_test(test_kda_chain),
+		cmocka_unit_test(test_kda_overlap),
 		cmocka_unit_test(test_gemm_quantization),
 		cmocka_unit_test(test_gemm_store),
 		cmocka_unit_test(test_kernel_floor),

@@ -46,6 +46,18 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               clock recorded around its ranges; per class the time-weighted mean clock). The clock
               is an input the prediction takes, not something the model predicts (it does not
               model the power cap)
+  --kda-prefill  which path the slice's KDA prefill took: serial, overlap (the two kernels side by
+              side, kernels/kda/kda_prefill.cu), or auto (default): read from the slice's capture
+              (the kernels inside its kda_chunk ranges overlap in time, or not). overlap: the
+              k3-kernels presets are fitted from a base preset, h200 with the kernels' overlap rule
+              (KDA_OVERLAP_RULE), so that the model costs those shapes as the overlapped pair
+  --kda-bench  a KDA bench CSV (kda-bench --prefill-ab; .xz or plain), fitted with the bench capture
+              as a run of its own (repeatable): its prefill rows of the path the slice took only
+              (overlap: `prefill@default` of a build whose default was the overlap rule, as in
+              02l; serial: `prefill@serial`; --kda-bench-variant overrides), its other rows dropped.
+              The k3-bench captures hold no KDA prefill, so without one the KDA costs are h200's
+  --kda-bench-variant  the `prefill@VARIANT` rows to take (default: default for overlap, serial
+              for serial)
   --keep      keep the decompressed databases, the calibrated preset and the validate reports here
   -o          write the Markdown report here (default: stdout)
 Needs only python3 and k3sim (no GPU). Exit status 0, or 2 with a message on bad input.
@@ -184,6 +196,75 @@ def rewrite_old_elementwise(db):
     c.commit()
     c.close()
     return n
+
+
+# The kernels' rule for the overlapped KDA prefill pair (kernels/kda/kda_prefill.cu,
+# overlap_by_default(): one sequence, H = 96, T >= 4K), as preset keys (hw/hw.h: kda_overlap_*).
+KDA_OVERLAP_RULE = {"kda_overlap_max_seqs": 1, "kda_overlap_min_heads": 96, "kda_overlap_min_tokens": 4096}
+
+
+def kda_prefill_paths(db):
+    """Per kda_chunk range of a capture: (its op spec, whether its kernels overlapped in time).
+    A range's kernels are those launched inside it from its thread."""
+    import bisect
+    import sqlite3
+    c = sqlite3.connect(db)
+    rng = c.execute("SELECT start, end, globalTid, text FROM NVTX_EVENTS WHERE end IS NOT NULL AND "
+                    "text LIKE 'k3sim op=kda_chunk %' ORDER BY start").fetchall()
+    kern = {corr: (s0, e0) for corr, s0, e0 in c.execute("SELECT correlationId, start, end FROM CUPTI_ACTIVITY_KIND_KERNEL")}
+    launches = sorted(c.execute("SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchall())
+    c.close()
+    starts = [x[0] for x in launches]
+    out = []
+    for s0, e0, tid, text in rng:
+        ks = []
+        i = bisect.bisect_left(starts, s0)
+        while i < len(launches) and launches[i][0] <= e0:
+            if launches[i][1] == tid and launches[i][2] in kern:
+                ks.append(kern[launches[i][2]])
+            i += 1
+        ks.sort()
+        out.append((text[len("k3sim op="):], any(ks[j + 1][0] < ks[j][1] for j in range(len(ks) - 1))))
+    return out
+
+
+def rule_applies(spec):
+    _, f = spec_fields(spec)
+    b, h, t = int(f.get("b", 1)), int(f.get("h", 0)), int(f.get("t", 0))
+    return (b <= KDA_OVERLAP_RULE["kda_overlap_max_seqs"] and h >= KDA_OVERLAP_RULE["kda_overlap_min_heads"]
+            and t >= KDA_OVERLAP_RULE["kda_overlap_min_tokens"])
+
+
+def overlap_preset(src, dst):
+    """A copy of preset src with the kernels' overlap rule in its kernels: section."""
+    with open(src) as f:
+        text = f.read()
+    if "kda_overlap_" in text:
+        die("%s: already has kda_overlap_ keys" % src)
+    lines = "".join("  %s: %d\n" % kv for kv in KDA_OVERLAP_RULE.items())
+    text, n = re.subn(r"(?m)^kernels:\n", lambda m: m.group(0) + lines, text)
+    if n != 1:
+        die("%s: expected one 'kernels:' section" % src)
+    with open(dst, "w") as f:
+        f.write(text)
+    return dst
+
+
+def kda_bench_csv(src, variant, dst):
+    """The prefill rows of `prefill@variant` (or plain `prefill`) of a KDA bench CSV as `prefill`
+    rows, the header kept, every other row dropped. Returns the count of rows kept."""
+    try:
+        f = lzma.open(src, "rt") if src.endswith(".xz") else open(src)
+        with f:
+            rows = list(csv.reader(f))
+    except (OSError, lzma.LZMAError) as e:
+        die("%s: %s" % (src, e))
+    if not rows or rows[0][:1] != ["op"]:
+        die("%s: not a KDA bench CSV (no 'op' header)" % src)
+    keep = [rows[0]] + [["prefill"] + r[1:] for r in rows[1:] if r and r[0] in ("prefill", "prefill@" + variant)]
+    with open(dst, "w", newline="") as g:
+        csv.writer(g, lineterminator="\n").writerows(keep)
+    return len(keep) - 1
 
 
 def scenario_for_prompt(scenario, tokens, work):
@@ -337,6 +418,9 @@ def main():
     ap.add_argument("--k3sim", default="build/cli/k3sim")
     ap.add_argument("--scenario", default="scenarios/k3-slice.yaml")
     ap.add_argument("--clock", default="boost", choices=["boost", "sustained", "measured"])
+    ap.add_argument("--kda-prefill", default="auto", choices=["auto", "serial", "overlap"])
+    ap.add_argument("--kda-bench", action="append", default=[])
+    ap.add_argument("--kda-bench-variant", default=None)
     ap.add_argument("--keep", default=None)
     ap.add_argument("-o", "--output", default=None)
     a = ap.parse_args()
@@ -364,13 +448,38 @@ def main():
         rewrite_old_ctx(bench_db)
     renamed = rewrite_old_elementwise(slice_db) + rewrite_old_elementwise(bench_db)
 
+    # 0. Which path the slice's KDA prefill took: the kernels of its kda_chunk ranges side by side
+    #    (overlapped) or one after the other; the rule's shapes only may overlap.
+    paths = kda_prefill_paths(slice_db)
+    n_ov = sum(1 for _, ov in paths if ov)
+    kda_path = a.kda_prefill
+    if kda_path == "auto":
+        kda_path = "overlap" if n_ov else "serial"
+    if any(ov and not rule_applies(sp) for sp, ov in paths):
+        die("kda_chunk ranges overlapped outside the rule %s" % KDA_OVERLAP_RULE)
+    base_hw = "h200"
+    if kda_path == "overlap":
+        here = os.path.dirname(os.path.abspath(__file__))
+        base_hw = overlap_preset(os.path.join(here, "..", "..", "hw", "presets", "h200.yaml"),
+                                 os.path.join(work, "h200-kda-overlap.yaml"))
+    if kda_path == "overlap" and not a.kda_bench:
+        die("the slice's KDA prefill ran overlapped: give --kda-bench (a KDA bench CSV with the overlapped "
+            "path's rows) to fit the pair's cost, or --kda-prefill serial to cost it serial")
+    variant = a.kda_bench_variant or ("default" if kda_path == "overlap" else "serial")
+    kda_csvs, kda_rows = [], 0
+    for i, f in enumerate(a.kda_bench):
+        if not os.path.isfile(f):
+            die("%s: no such file" % f)
+        kda_csvs.append(os.path.join(work, "kda-bench-%d.csv" % i))
+        kda_rows += kda_bench_csv(f, variant, kda_csvs[-1])
+
     # 1. The kernels' own preset: calibrated on the bench capture of the same call (cuBLAS's
     #    reference timings taken out).
     dropped = drop_foreign_ranges(bench_db)
     dropped_bf16 = drop_bf16_experts(bench_db)
     preset = os.path.join(work, "k3-kernels-h200.yaml")
-    cal = json.loads(run([a.k3sim, "calibrate", bench_db] + extra_dbs + ["--hw", "h200", "-o", preset, "--name",
-                          "k3-kernels-h200", "-f", "--json"]))
+    cal = json.loads(run([a.k3sim, "calibrate", bench_db] + extra_dbs + kda_csvs + ["--hw", base_hw, "-o", preset,
+                          "--name", "k3-kernels-h200", "-f", "--json"]))
 
     # 2. Per op class: the slice's ops under both presets.
     presets = [("h200", "h200"), ("k3-kernels", preset)]
@@ -380,7 +489,7 @@ def main():
         # bench's capture recorded around it (k3sim calibrate --clock measured): the bench ran
         # power-capped too, so a fit taken as boost already holds the bench's clock
         preset_clk = os.path.join(work, "k3-kernels-clk-h200.yaml")
-        run([a.k3sim, "calibrate", bench_db] + extra_dbs + ["--hw", "h200", "-o", preset_clk, "--name",
+        run([a.k3sim, "calibrate", bench_db] + extra_dbs + kda_csvs + ["--hw", base_hw, "-o", preset_clk, "--name",
              "k3-kernels-clk-h200", "-f", "--json", "--clock", "measured"])
         presets.append(("k3-kernels-clk", preset_clk))
     clock = "boost" if measured else a.clock  # the columns every report has
@@ -622,6 +731,22 @@ def main():
           "ShortConv had op kinds of their own) were read as those ops by their shapes (validate-slice.py "
           "OLD_ELEMENTWISE: n=7168 in=10/9 -> attnres sources=9 delta=1/0, n=1536 -> attnres sources=1, "
           "n=896 fp32 -> route, n=3584 in=16 -> combine, n=36864 -> short_conv)." % renamed)
+    w("")
+    w("KDA prefill: %d of the slice's %d kda_chunk ranges ran the two kernels overlapped (their "
+      "kernels' intervals intersect), so the path is **%s**%s." % (
+          n_ov, len(paths), kda_path, " (given: --kda-prefill)" if a.kda_prefill != "auto" else " (read from the capture)"))
+    if kda_path == "overlap":
+        w("The k3-kernels presets are fitted from h200 with the kernels' overlap rule (%s; "
+          "kernels/kda/kda_prefill.cu overlap_by_default()): shapes inside it are costed as the overlapped "
+          "pair (sim/cost.c), the others serial. The h200 column is the shipped preset (serial)." %
+          ", ".join("%s: %d" % kv for kv in KDA_OVERLAP_RULE.items()))
+    if kda_csvs:
+        w("KDA bench rows fitted with the bench capture: %d `prefill@%s` rows of %s (each a run of its own; "
+          "the k3-bench captures hold no KDA prefill)." % (kda_rows, variant, ", ".join(a.kda_bench)))
+        ov_share = re.search(r"(?m)^  kda_overlap_rec_share: (\S+)", open(preset).read())
+        if ov_share:
+            w("Fitted: kda_overlap_rec_share %s (the share of an SM's intra-chunk throughput a resident "
+              "recurrent CTA takes)." % ov_share.group(1))
     text = "\n".join(out) + "\n"
     if a.output:
         tmp = a.output + ".tmp"

@@ -379,6 +379,42 @@ static double bowl(const double *x, void *ctx)
 	return (x[0] - c[0]) * (x[0] - c[0]) + 10 * (x[1] - c[1]) * (x[1] - c[1]) + 1;
 }
 
+/* KDA prefill's overlapped pair: with the base's rule, points of the rule's shapes (the pair's
+ * wall time) and of others (serial) give back the share a recurrent CTA takes; the rule and
+ * share are written to the preset and read back. */
+static void test_recovers_kda_overlap(void **state)
+{
+	(void)state;
+	struct hw b2 = base, t2 = base;
+	b2.kda_overlap_max_seqs = t2.kda_overlap_max_seqs = 1;
+	b2.kda_overlap_min_heads = t2.kda_overlap_min_heads = 96;
+	b2.kda_overlap_min_tokens = t2.kda_overlap_min_tokens = 4096;
+	t2.kda_chunk_step_cycles = truth.kda_chunk_step_cycles;
+	t2.kda_overlap_rec_share = 0.45;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	n_specs = 0;
+	for (int t = 1024; t <= 65536; t *= 4)
+		for (int h = 12; h <= 96; h *= 2)
+			add(&pts, spec("kda_chunk b=1 t=%d h=%d", t, h), &t2, 1);
+	struct hw fit, back;
+	struct calib_fit_report rep;
+	struct calib_fit_opts o = {.no_tables = true};
+	struct err e = {0};
+	assert_int_equal(calib_fit(&pts, &b2, &o, &fit, &rep, &e), 0);
+	assert_true(rep.kda_chunk.fitted);
+	assert_true(fabs(fit.kda_overlap_rec_share / 0.45 - 1) < 0.05);
+	assert_int_equal(fit.kda_overlap_min_tokens, 4096);
+	preset_round_trip(&fit, &pts, &rep, &back);
+	assert_int_equal(back.kda_overlap_max_seqs, 1);
+	assert_int_equal(back.kda_overlap_min_heads, 96);
+	assert_true(fabs(back.kda_overlap_rec_share / fit.kda_overlap_rec_share - 1) < 1e-5);
+	/* without the rule in the base the share is not fitted (and not written) */
+	assert_int_equal(calib_fit(&pts, &base, &o, &fit, &rep, &e), 0);
+	assert_true(fit.kda_overlap_rec_share == 0 && fit.kda_overlap_max_seqs == 0);
+	calib_points_release(&pts);
+}
+
 static void test_nelder_mead(void **state)
 {
 	(void)state;
@@ -434,6 +470,10 @@ static void test_presets_write_back(void **state)
 		SAME_D(kda_chunk_step_cycles, 6);
 		SAME_D(kda_step_row_cycles, 6);
 		SAME_I(kda_max_v_split);
+		SAME_I(kda_overlap_max_seqs);
+		SAME_I(kda_overlap_min_heads);
+		SAME_I(kda_overlap_min_tokens);
+		SAME_D(kda_overlap_rec_share, 6);
 		assert_true(llabs(h.reserved_bytes - back.reserved_bytes) <= 1 + h.reserved_bytes / 100000000);
 		for (int t = 0; t < DT_COUNT; t++)
 			SAME_D(gemm_eff[t], 9);
@@ -469,6 +509,7 @@ int main(void)
 	    cmocka_unit_test(test_nelder_mead),
 	    cmocka_unit_test(test_recovers_curves),
 	    cmocka_unit_test(test_recovers_kda_and_comm),
+	    cmocka_unit_test(test_recovers_kda_overlap),
 	    cmocka_unit_test(test_tables_and_roundtrip),
 	    cmocka_unit_test(test_own_kind_classes),
 	    cmocka_unit_test(test_recovers_collectives),
