@@ -10,7 +10,9 @@
  *      gemm_fixed_cycles, gemm_wave_cycles, gemm_kstep_cycles, gemm_store_bytes_per_sm_cycle) and
  *      eff_gemm.max, at wave smoothing 0, 1/2 and 1; with fewer eff_gemm (max, half) at
  *      smoothing 0, 1/4, ..., 1;
- *   3. KDA prefill: kda_chunk_step_cycles; collectives: per collective kind and rank count with
+ *   3. KDA prefill: kda_chunk_step_cycles, kda_step_row_cycles, kda_intra_cycles_per_token_head,
+ *      and where the base preset has the overlapped pair's rule (hw.h: kda_overlap_*) and points
+ *      inside it, kda_overlap_rec_share with them; collectives: per collective kind and rank count with
  *      points enough a model of its own (hw_coll_model): its step latency and efficiency max,
  *      with half 0 (in the alpha-beta form half only adds a constant, which the latency carries:
  *      the model is latency + bytes / bandwidth, its table the rest); then eff_comm (max, half)

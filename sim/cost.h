@@ -2,7 +2,9 @@
 #define K3_SIM_COST_H
 
 /* Cycle-aware cost of one op on one GPU: roofline terms with size-dependent efficiency, tile and
- * wave quantization for GEMMs, KDA's serial chunk recurrence, launch latency and L2 residency of
+ * wave quantization for GEMMs, KDA's serial chunk recurrence (and, where the preset has the kernels'
+ * rule, the overlapped kernel pair: the one place a larger op can cost less, as the kernels' switch
+ * to the overlapped path at the rule's bounds does; hw.h kda_overlap_*), launch latency and L2 residency of
  * small activations; collectives by an alpha-beta model over NVLink or the NIC, per collective kind
  * and rank count where the preset calibrated them (hw_coll_model, hw_comm_table_eff). */
 
