@@ -3,9 +3,10 @@
 # bench/results/k3-kernels-h200-2026-12-02r/README.md for the commit) and the slice's routing
 # statistics. Two whole runs of kernels/calls/k3-round.sh (each its own full k3-bench under capture
 # and its own K3 slice under capture: held out by run both ways), every GPU suite and the sanitizer
-# list in run b.
+# list in run b; then the slice again with --gap-ms 100 (prefill 4K and 16K: each routed expert GEMM
+# started on an idle GPU, as in the bench) beside run b's: power history or the work itself.
 # From the repository root:  PACK=.gpu/r19 LIMIT_A=100 LIMIT_B=170 bash .gpu/r19/k3-2026-12-02r.sh
-# $OUT gets a.tar and b.tar (each run's six k3-round.sh files) and log.txt.
+# $OUT gets a.tar and b.tar (each run's six k3-round.sh files), gap/ (the gap slice) and log.txt.
 set -u
 PACK=${PACK:-.gpu/r19}
 OUT=${OUT:-$PWD/k3-out}
@@ -23,6 +24,9 @@ t0=$(date +%s)
   # test-kda-gpu's decode ring tests take minutes and no KDA decode kernel changed this session
   KDA_TEST_FILTER=${KDA_TEST_FILTER:-*prefill*} PACK=$PACK OUT=$OUT/b LIMIT=${LIMIT_B:-170} PHASE=all SAN=$PACK/san.txt bash "$PACK/k3-round.sh"
   echo "== run b done at $(( $(date +%s) - t0 )) s"
+  sed -i "s/timeout [0-9]* /timeout 40 /" "$PACK/run-slice.sh"
+  OUT=$OUT/gap BUILD=$B bash "$PACK/run-slice.sh" --prefill 4096,16384 --decode 1:8192 --reps 2 --gap-ms 100 > /dev/null 2>&1
+  echo "== gap slice exit $? at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/gap/k3-slice.txt")"
 } > "$OUT/log.txt" 2>&1
 (cd "$OUT" && tar cf a.tar a && tar cf b.tar b && rm -rf a b)
 grep -E "^== |PASSED|FAILED|SUMMARY|capture exit|clocks" "$OUT/log.txt" | head -60

@@ -22,7 +22,7 @@
  * capability 9.0).
  *
  *   k3-slice [-o slice.csv] [--prefill T[,T..]] [--decode B:C[,B:C..]]
- *            [--kv bf16|fp8] [--state fp32|bf16] [--reps N] [--quick]
+ *            [--kv bf16|fp8] [--state fp32|bf16] [--reps N] [--quick] [--gap-ms N]
  *
  * Defaults: prefill 4096,16384; decode 1:8192,16:8192,64:8192,256:8192,
  * 1:65536,16:65536,64:65536,256:65536 (--quick: prefill 4096, decode 1:8192,64:8192).
@@ -40,6 +40,7 @@
 
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
 
 #include "attnres/attnres.h"
 #include "kda/kda_decode.h"
@@ -203,10 +204,19 @@ struct range {
 	}
 };
 
+/* --gap-ms: before each routed expert GEMM of a timed eager step (not in the warm-up, not in a
+ * graph), the stream drained and the host asleep this long, so the GEMM starts on an idle GPU as
+ * in the bench (a diagnostic of the power history: the step times then include the gaps). */
+int g_gap_ms = 0;
+
 void moe_hook_fn(void *, const char *spec)
 {
 	if (!g_ranges)
 		return;
+	if (spec && g_gap_ms > 0 && strncmp(spec, "k3sim op=grouped_gemm ", 22) == 0 && strstr(spec, " w_dtype=")) {
+		CK(cudaStreamSynchronize(g_s));
+		usleep((useconds_t)g_gap_ms * 1000);
+	}
 	if (spec)
 		nvtxRangePushA(spec);
 	else
@@ -906,10 +916,12 @@ int usage(const char *argv0, int rc)
 {
 	fprintf(rc ? stderr : stdout,
 		"usage: %s [-o FILE.csv] [--prefill T[,T..]] [--decode B:C[,B:C..]] [--kv bf16|fp8]\n"
-		"          [--state fp32|bf16] [--reps N] [--quick]\n"
+		"          [--state fp32|bf16] [--reps N] [--quick] [--gap-ms N]\n"
 		"Four K3 layers (89-92: 3 KDA + 1 Gated MLA, AttnRes, LatentMoE with MXFP4 experts) at real\n"
 		"dimensions with random weights: prefill steps of T tokens and decode steps of B requests at\n"
-		"context C, every op in an NVTX range in `k3sim op` syntax, decode also as a CUDA graph.\n",
+		"context C, every op in an NVTX range in `k3sim op` syntax, decode also as a CUDA graph.\n"
+		"--gap-ms N: a diagnostic: before each routed expert GEMM of the timed eager steps, drain the\n"
+		"stream and sleep N ms (the GEMM starts on an idle GPU, as in the bench; steps include the gaps).\n",
 		argv0);
 	return rc;
 }
@@ -935,6 +947,8 @@ int main(int argc, char **argv)
 			o.sdt = !strcmp(v, "bf16") ? KDA_BF16 : KDA_F32, i++;
 		else if (!strcmp(a, "--reps") && v && atoi(v) >= 1)
 			o.reps = atoi(v), i++;
+		else if (!strcmp(a, "--gap-ms") && v && atoi(v) >= 0 && atoi(v) <= 10000)
+			g_gap_ms = atoi(v), i++;
 		else if (!strcmp(a, "--quick"))
 			o.prefill = { 4096 }, o.decode = { { 1, 8192 }, { 64, 8192 } }, o.reps = 3;
 		else {
