@@ -245,26 +245,27 @@ static void test_kda_overlap(void **state)
 	/* a preset with a share above 1, or a rule without its bounds, does not load */
 	struct hw bad;
 	struct err e = {0};
-	const char *y1 = "name: x\ncalibrated: false\n"
-			 "device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n"
-			 "         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n"
-			 "interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n"
-			 "               nic_latency_us: 8}\n"
-			 "efficiency:\n"
-			 "  gemm: {max: 0.8, half_gflop: 0.02}\n"
-			 "  memory: {max: 0.9, half_mib: 2}\n"
-			 "  comm: {max: 0.8, half_mib: 1}\n"
-			 "kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4,\n"
-			 "          kda_overlap_max_seqs: 1, kda_overlap_min_heads: 96, kda_overlap_min_tokens: 4096,\n"
-			 "          kda_overlap_rec_share: %s}\n";
-	char yb[1024];
-	snprintf(yb, sizeof yb, y1, "0.4");
+#define KDA_OVERLAP_YAML(share) \
+	"name: x\ncalibrated: false\n" \
+	"device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n" \
+	"         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n" \
+	"interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n" \
+	"               nic_latency_us: 8}\n" \
+	"efficiency:\n" \
+	"  gemm: {max: 0.8, half_gflop: 0.02}\n" \
+	"  memory: {max: 0.9, half_mib: 2}\n" \
+	"  comm: {max: 0.8, half_mib: 1}\n" \
+	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4,\n" \
+	"          kda_overlap_max_seqs: 1, kda_overlap_min_heads: 96, kda_overlap_min_tokens: 4096,\n" \
+	"          kda_overlap_rec_share: " share "}\n"
+	const char *yb = KDA_OVERLAP_YAML("0.4");
 	assert_int_equal(hw_load_yaml(&bad, "x.yaml", yb, strlen(yb), &e), 0);
 	assert_true(hw_kda_overlaps(&bad, 1, 96, 4096) && !hw_kda_overlaps(&bad, 2, 96, 4096) &&
 		    !hw_kda_overlaps(&bad, 1, 48, 4096) && !hw_kda_overlaps(&bad, 1, 96, 4095));
-	snprintf(yb, sizeof yb, y1, "1.5");
+	yb = KDA_OVERLAP_YAML("1.5");
 	assert_true(hw_load_yaml(&bad, "x.yaml", yb, strlen(yb), &e) < 0);
 	assert_non_null(strstr(e.msg, "kda_overlap_rec_share"));
+#undef KDA_OVERLAP_YAML
 }
 
 /* The KDA recurrence is a chain: fewer heads per GPU (more TP) do not shorten it. */
