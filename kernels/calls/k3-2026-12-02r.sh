@@ -6,7 +6,8 @@
 # list in run b; then the slice again with --gap-ms 100 (prefill 4K and 16K: each routed expert GEMM
 # started on an idle GPU, as in the bench) beside run b's: power history or the work itself.
 # From the repository root:  PACK=.gpu/r19 LIMIT_A=100 LIMIT_B=170 bash .gpu/r19/k3-2026-12-02r.sh
-# $OUT gets a.tar and b.tar (each run's six k3-round.sh files), gap/ (the gap slice) and log.txt.
+# $OUT gets a.tar and b.tar (each run's six k3-round.sh files and its KDA prefill grid, ka/ kb/), gap/
+# (the gap slice) and log.txt.
 set -u
 PACK=${PACK:-.gpu/r19}
 OUT=${OUT:-$PWD/k3-out}
@@ -18,9 +19,16 @@ t0=$(date +%s)
   export LD_LIBRARY_PATH=$PWD/$PACK:$PWD/.gpu:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv
   : > "$PACK/san-none.txt"  # run a: bench and slice only (PHASE=san with an empty list)
+  # KDA prefill's own grid (k3-bench has no KDA prefill rows): the default path and serial, each run,
+  # so that the model's overlapped-pair share is fitted on one run and checked on the other's slice
+  kgrid() { mkdir -p "$1"; timeout 40 "$B/kernels/kda-bench" --only prefill --prefill-t 1024,4096,16384 \
+    --prefill-h 12,24,48,96 --prefill-state fp32 --prefill-ab "default:;serial:K3_KDA_PREFILL=serial" \
+    --prefill-rounds 2 -o "$1/kda-grid.csv" > "$1/kda-grid.txt" 2>&1; echo "== kda grid exit $? at $(( $(date +%s) - t0 )) s"; }
+  kgrid "$OUT/ka"
   PACK=$PACK OUT=$OUT/a LIMIT=${LIMIT_A:-100} PHASE=san SAN=$PACK/san-none.txt bash "$PACK/k3-round.sh"
   echo "== run a done at $(( $(date +%s) - t0 )) s"
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv
+  kgrid "$OUT/kb"
   # test-kda-gpu's decode ring tests take minutes and no KDA decode kernel changed this session
   KDA_TEST_FILTER=${KDA_TEST_FILTER:-*prefill*} PACK=$PACK OUT=$OUT/b LIMIT=${LIMIT_B:-170} PHASE=all SAN=$PACK/san.txt bash "$PACK/k3-round.sh"
   echo "== run b done at $(( $(date +%s) - t0 )) s"
@@ -28,6 +36,6 @@ t0=$(date +%s)
   OUT=$OUT/gap BUILD=$B bash "$PACK/run-slice.sh" --prefill 4096,16384 --decode 1:8192 --reps 2 --gap-ms 100 > /dev/null 2>&1
   echo "== gap slice exit $? at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/gap/k3-slice.txt")"
 } > "$OUT/log.txt" 2>&1
-(cd "$OUT" && tar cf a.tar a && tar cf b.tar b && rm -rf a b)
+(cd "$OUT" && tar cf a.tar a ka && tar cf b.tar b kb && rm -rf a b ka kb)
 grep -E "^== |PASSED|FAILED|SUMMARY|capture exit|clocks" "$OUT/log.txt" | head -60
 echo "call: $(( $(date +%s) - t0 )) s"
