@@ -712,6 +712,8 @@ struct recur_params {
 	const int32_t *cu, *off, *slot;
 	const uint8_t *rec;
 	const int32_t *ready; /* overlapped path: wait for each record's flag; NULL: serial */
+	int wait_from;        /* overlapped path: chunks (global index) below it are written before the
+			       * kernel starts (the split's first part): no flag wait */
 	const void *s0;
 	void *s1;
 	uint16_t *out;
@@ -795,7 +797,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
 			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
-					   flag0 ? flag0 + (size_t)i * H : nullptr);
+					   flag0 && c_begin + i >= p.wait_from ? flag0 + (size_t)i * H : nullptr);
 	}
 
 	float s[D / 8][4];
@@ -827,7 +829,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			if (nx < n_chunks) {
 				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 				issue_stage<WARPS>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
-						   &full[nx % STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
+						   &full[nx % STAGES],
+						   flag0 && c_begin + nx >= p.wait_from ? flag0 + (size_t)nx * H : nullptr);
 			}
 		}
 		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
@@ -926,6 +929,9 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
+ *   K3_KDA_OVERLAP_SPLIT=0..900         overlapped path, one sequence, intra v2: the per mille of
+ *                                      chunks the intra kernel writes alone before the recurrent
+ *                                      kernel starts (launch_overlapped()); 0: none
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default().) */
 struct prefill_cfg {
@@ -933,14 +939,15 @@ struct prefill_cfg {
 	int intra;  /* 1, 2 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
+	int split;  /* overlapped path: per mille of chunks written before the recurrent kernel starts */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0 };
 
 /* Where the overlapped path is taken with K3_KDA_PREFILL=auto (the default 2026-12-02l, serial
  * again since 2026-12-02n: see prefill_config()): the shapes where it won
@@ -997,6 +1004,8 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 			 : !strcmp(e, "v2") ? 2
 			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
 											   : c.rule;
+	if ((e = getenv("K3_KDA_OVERLAP_SPLIT")))
+		c.split = std::min(900, std::max(0, atoi(e)));
 	return c;
 }
 
@@ -1177,19 +1186,43 @@ int recurrent_warps(int n_seqs, int heads, int sms, const prefill_cfg &c)
 
 /* Forks `side` off `stream`, launches the intra kernel on `stream` first (it
  * never waits, so any scheduling order finishes) and the recurrent kernel on
- * `side`, and joins `side` back into `stream`. */
+ * `side`, and joins `side` back into `stream`.
+ * Split (c.split > 0; one sequence, intra v2): the intra kernel's first x = split / 1000 of the
+ * chunks run alone (part A, the whole GPU for the intra kernel), then the fork, then the rest
+ * (part B) on `stream` beside the recurrent kernel on `side`, which reads A's records without
+ * flag waits (recur_params::wait_from) and catches up while B runs. Part B is the intra kernel
+ * on the pointers advanced by x chunks (one sequence: chunk j's tokens are 16 j .. 16 j + 15, the
+ * record and flag of (j, h) at j H + h), so neither kernel changes; the safety argument of
+ * overlap_by_default() holds as it is (A waits on nothing; B and the recurrent kernel are the
+ * pair it describes, B enqueued first). */
 int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, enum kda_dtype dt,
 		      int warps, const prefill_cfg &c, cudaEvent_t split_event, cudaStream_t stream,
 		      cudaStream_t side, cudaEvent_t fork, cudaEvent_t join)
 {
+	unsigned x = 0;
+	if (c.split > 0 && ip.n_seqs == 1 && c.intra == 2 && nmax > 1)
+		x = std::min(nmax - 1, (unsigned)((uint64_t)nmax * (unsigned)c.split / 1000u));
+	intra_params ib = ip;
+	recur_params rb = rp;
+	if (x > 0) {
+		const size_t tok = (size_t)x * CH, H = (size_t)ip.heads;
+		if (launch_intra(ip, c.intra, dim3((unsigned)ip.heads, x), stream))
+			return -EIO;
+		ib.q += tok * H * D, ib.k += tok * H * D, ib.v += tok * H * D, ib.g_raw += tok * H * D;
+		ib.beta_raw += tok * H;
+		ib.total -= (int)tok;
+		ib.rec += (size_t)x * H * REC_BYTES;
+		ib.ready += (size_t)x * H;
+		rb.wait_from = (int)x;
+	}
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
-	dim3 grid((unsigned)ip.heads, nmax);
-	if (launch_intra(ip, c.intra, grid, stream))
+	dim3 grid((unsigned)ip.heads, nmax - x);
+	if (launch_intra(ib, c.intra, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
-	int rc = launch_recurrent_any(rp, dt, warps, c, side);
+	int rc = launch_recurrent_any(rb, dt, warps, c, side);
 	if (rc)
 		return rc;
 	if (cudaEventRecord(join, side) != cudaSuccess || cudaStreamWaitEvent(stream, join, 0) != cudaSuccess)
