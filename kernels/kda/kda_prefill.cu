@@ -965,7 +965,7 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw32(uint32_t smem_addr)
 	       ((uint64_t)3 << 62);
 }
 
-template <typename StateT, int STAGES>
+template <typename StateT, int STAGES, bool SPLIT_O>
 __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem_raw[];
@@ -1034,18 +1034,39 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 		const uint32_t sa = smem_u32(st);
 
 		float acc[16]; /* [W^T | O^T]: n8 tiles 0, 1 = W^T (t 0-7, 8-15), 2, 3 = O^T */
+		float oa[8];   /* SPLIT_O: O^T */
 #pragma unroll
 		for (int i = 0; i < 16; i++)
 			acc[i] = 0.0f;
-		k3_wgmma_fence();
 #pragma unroll
-		for (int kk = 0; kk < D / 16; kk++)
-			k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(sa + REC_WQ + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
-		k3_wgmma_commit();
+		for (int i = 0; i < 8; i++)
+			oa[i] = 0.0f;
 		uint32_t u[4];
-		ldsm_x4(u, sa + u_off);
-		k3_wgmma_wait<0>();
-		k3_wgmma_pinw<32>(acc);
+		k3_wgmma_fence();
+		if constexpr (SPLIT_O) {
+			/* W^T first (its own group: the step's chain waits for it alone), O^T after it. */
+			float(&wa)[8] = *reinterpret_cast<float(*)[8]>(&acc[0]);
+#pragma unroll
+			for (int kk = 0; kk < D / 16; kk++)
+				k3_wgmma_rsw<16>(wa, am[kk], k3_wgmma_desc_sw128(sa + REC_WQ + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+			k3_wgmma_commit();
+#pragma unroll
+			for (int kk = 0; kk < D / 16; kk++)
+				k3_wgmma_rsw<16>(oa, am[kk],
+						 k3_wgmma_desc_sw128(sa + REC_WQ + CH * 128 + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+			k3_wgmma_commit();
+			ldsm_x4(u, sa + u_off);
+			k3_wgmma_wait<1>();
+			k3_wgmma_pinw<16>(wa);
+		} else {
+#pragma unroll
+			for (int kk = 0; kk < D / 16; kk++)
+				k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(sa + REC_WQ + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+			k3_wgmma_commit();
+			ldsm_x4(u, sa + u_off);
+			k3_wgmma_wait<0>();
+			k3_wgmma_pinw<32>(acc);
+		}
 
 		uint32_t aw[4];
 		aw[0] = pack_bf16(lo_bf16(u[0]) - acc[0], hi_bf16(u[0]) - acc[1]);
@@ -1067,7 +1088,11 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 		k3_wgmma_commit();
 		/* O^T += W^T P^T by mma.sync while the state's MMA runs (a second wgmma in the group
 		 * made ptxas serialize them: C7511); B(k = s, n = t) = P[t][s], as in the kernel above. */
-		float *oacc = acc + 8;
+		float *oacc = SPLIT_O ? oa : acc + 8;
+		if constexpr (SPLIT_O) {
+			k3_wgmma_wait<1>(); /* the O^T group (the state's MMA may still run) */
+			k3_wgmma_pinw<16>(oa);
+		}
 		{
 			uint32_t bp[4];
 			ldsm_x4(bp, sa + p_off);
@@ -1112,8 +1137,9 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
- *   K3_KDA_RECUR=mma | wgmma           serial path: the recurrent kernel on mma.sync (as before) or
- *                                      on wgmma (kda_chunk_recurrent_wg_kernel; 64-row CTAs)
+ *   K3_KDA_RECUR=mma | wgmma | wgmma2  serial path: the recurrent kernel on mma.sync (as before) or
+ *                                      on wgmma (kda_chunk_recurrent_wg_kernel; 64-row CTAs; wgmma2:
+ *                                      W^T's MMAs in a group of their own, O^T's after them)
  *   K3_KDA_OVERLAP_SPLIT=0..900         overlapped path, one sequence, intra v2: the per mille of
  *                                      chunks the intra kernel writes alone before the recurrent
  *                                      kernel starts (launch_overlapped()); 0: none
@@ -1125,7 +1151,7 @@ struct prefill_cfg {
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 	int split;  /* overlapped path: per mille of chunks written before the recurrent kernel starts */
-	int recur;  /* serial path: 0 mma.sync, 1 wgmma */
+	int recur;  /* serial path: 0 mma.sync, 1 wgmma, 2 wgmma with O^T's group apart */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
@@ -1191,7 +1217,7 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
 											   : c.rule;
 	if ((e = getenv("K3_KDA_RECUR")))
-		c.recur = !strcmp(e, "wgmma") ? 1 : !strcmp(e, "mma") ? 0 : c.recur;
+		c.recur = !strcmp(e, "wgmma") ? 1 : !strcmp(e, "wgmma2") ? 2 : !strcmp(e, "mma") ? 0 : c.recur;
 	if ((e = getenv("K3_KDA_OVERLAP_SPLIT")))
 		c.split = std::min(900, std::max(0, atoi(e)));
 	return c;
@@ -1308,11 +1334,11 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 }
 
 /* The wgmma recurrent kernel (serial path): 64-row CTAs, two a (sequence, head). */
-template <typename StateT, int STAGES>
+template <typename StateT, int STAGES, bool SPLIT_O>
 int launch_recurrent_wg_t(const recur_params &rp, cudaStream_t stream)
 {
 	const int smem = STAGES * stage_bytes_wg() + 1024; /* + the 1024-byte alignment */
-	auto kern = kda_chunk_recurrent_wg_kernel<StateT, STAGES>;
+	auto kern = kda_chunk_recurrent_wg_kernel<StateT, STAGES, SPLIT_O>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
@@ -1322,11 +1348,21 @@ int launch_recurrent_wg_t(const recur_params &rp, cudaStream_t stream)
 	return kda_launch_status();
 }
 
-int launch_recurrent_wg(const recur_params &rp, enum kda_dtype dt, int stages, cudaStream_t stream)
+template <bool SPLIT_O>
+int launch_recurrent_wg_s(const recur_params &rp, enum kda_dtype dt, int stages, cudaStream_t stream)
 {
 	if (dt == KDA_F32)
-		return stages == 3 ? launch_recurrent_wg_t<float, 3>(rp, stream) : launch_recurrent_wg_t<float, 4>(rp, stream);
-	return stages == 3 ? launch_recurrent_wg_t<uint16_t, 3>(rp, stream) : launch_recurrent_wg_t<uint16_t, 4>(rp, stream);
+		return stages == 3 ? launch_recurrent_wg_t<float, 3, SPLIT_O>(rp, stream)
+				   : launch_recurrent_wg_t<float, 4, SPLIT_O>(rp, stream);
+	return stages == 3 ? launch_recurrent_wg_t<uint16_t, 3, SPLIT_O>(rp, stream)
+			   : launch_recurrent_wg_t<uint16_t, 4, SPLIT_O>(rp, stream);
+}
+
+/* recur: 1 (W^T and O^T in one group of m64n32 MMAs) or 2 (W^T's group, then O^T's). */
+int launch_recurrent_wg(const recur_params &rp, enum kda_dtype dt, int stages, int recur, cudaStream_t stream)
+{
+	return recur == 2 ? launch_recurrent_wg_s<true>(rp, dt, stages, stream)
+			  : launch_recurrent_wg_s<false>(rp, dt, stages, stream);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
@@ -1619,7 +1655,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
 		return -EIO;
-	if (cfg.recur == 1)
-		return launch_recurrent_wg(rp, a->state_dtype, cfg.stages, stream);
+	if (cfg.recur >= 1)
+		return launch_recurrent_wg(rp, a->state_dtype, cfg.stages, cfg.recur, stream);
 	return launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream);
 }

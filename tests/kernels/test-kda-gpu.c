@@ -710,6 +710,10 @@ static void test_prefill_wgmma(void **unused)
 		print_message(" K3_KDA_RECUR=wgmma K3_KDA_RECUR_STAGES=3\n");
 		prefill_case(KDA_F32, 4, lens, 6, true, false);
 		unsetenv("K3_KDA_RECUR_STAGES");
+		setenv("K3_KDA_RECUR", "wgmma2", 1); /* W^T's and O^T's MMAs in two groups */
+		print_message(" K3_KDA_RECUR=wgmma2\n");
+		prefill_case(KDA_F32, 4, lens, 6, true, false);
+		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
 	}
 	unsetenv("K3_KDA_RECUR");
 }
