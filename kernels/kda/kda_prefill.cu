@@ -38,9 +38,9 @@ static_assert(CH == 16 && D == 128, "the tiling below assumes 16-token chunks an
  * shared memory as is (bulk copies) and its ldmatrix loads are free of bank
  * conflicts: 16-byte chunk c of row r is stored at chunk c ^ swz(r).
  * BF16 unless noted; offsets in bytes. */
-constexpr int REC_WQ = 0;                   /* Wk and Qt: [2 k halves][32 rows][64 k], rows 0-15 Wk
-					     * [t], 16-31 Qt [t]: wq_off() (was [16 t][128 k] each until 2026-12-02q) */
-constexpr int REC_KH = REC_WQ + 2 * CH * D * 2; /* Kh^T [128 k][16 t], swz = (k >> 2) & 1 */
+constexpr int REC_WK = 0;                   /* Wk   [16 t][128 k], swz = t & 7 */
+constexpr int REC_QT = REC_WK + CH * D * 2; /* Qt   [16 t][128 k], swz = t & 7 */
+constexpr int REC_KH = REC_QT + CH * D * 2; /* Kh^T [128 k][16 t], swz = (k >> 2) & 1 */
 constexpr int REC_P = REC_KH + CH * D * 2;  /* P    [16 t][16 s], zero above the diagonal, swz = (t >> 2) & 1 */
 constexpr int REC_G = REC_P + CH * CH * 2;  /* Gamma_last, FP32, permuted [4 t4][16 nt][2] = G[8 nt + 2 t4 + e] */
 constexpr int G_LD = 36;                    /* floats per t4 row: 144 bytes keep 4 rows in distinct banks */
@@ -48,17 +48,24 @@ constexpr int REC_U = REC_G + 4 * G_LD * 4; /* U^T  [128 v][16 t], swz = (v >> 2
 constexpr int REC_BYTES = REC_U + CH * D * 2; /* 17472 */
 static_assert(REC_BYTES % 16 == 0 && REC_U % 16 == 0, "bulk copies move 16-byte multiples");
 
-/* Byte offset of 16-byte chunk c (k = 8 c .. 8 c + 7) of row r (Wk: t, Qt: 16 + t) in the record's
- * Wk / Qt block: each k half a K-major tile of 32 rows of 128 bytes in the 128-byte swizzle (chunk
- * c & 7 of row r at (c & 7) ^ (r & 7)), the wgmma operand layout (B of M [Wk | Qt]^T, 8-row
- * groups 1024 bytes apart); ldmatrix loads of 8 rows are free of bank conflicts in it. */
+__host__ __device__ constexpr int swz_wide(int row, int chunk) /* rows of 16 chunks */
+{
+	return chunk ^ (row & 7);
+}
+
+/* The wgmma path's record (K3_KDA_RECUR=wgmma, 2026-12-02q): the same bytes, Wk and Qt laid out
+ * as one block REC_WK .. REC_WK + 8 KiB of [2 k halves][32 rows][64 k], rows 0-15 Wk [t], 16-31
+ * Qt [t], each k half a K-major tile of 128-byte rows in the 128-byte swizzle (the wgmma B operand
+ * of M [Wk | Qt]^T, 8-row groups 1024 bytes apart). wq_off(): byte offset of 16-byte chunk c
+ * (k = 8 c ..) of row r. Only the intra kernel's WGL instance writes it, only the wgmma recurrent
+ * kernel reads it; every other kernel keeps the layout above. */
 __host__ __device__ constexpr int wq_off(int r, int c)
 {
 	return (c >> 3) * (2 * CH * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4);
 }
 
-/* The intra kernels' staging of Wk (4 KiB): wq_off()'s layout without the Qt rows; 16-byte piece
- * i goes to the record at wk_piece(i). */
+/* The WGL intra kernel's staging of Wk (4 KiB): wq_off()'s layout without the Qt rows; 16-byte
+ * piece i goes to the record at wk_piece(i). */
 __host__ __device__ constexpr int wk_stage_off(int t, int c)
 {
 	return (c >> 3) * (CH * 128) + t * 128 + (((c & 7) ^ (t & 7)) << 4);
@@ -356,7 +363,7 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra
 #pragma unroll
 				for (int hf = 0; hf < 2; hf++) {
 					const int t = g + 8 * hf;
-					*reinterpret_cast<uint32_t *>(sw + wk_stage_off(t, k >> 3) + (k & 7) * 2) =
+					*reinterpret_cast<uint32_t *>(sw + t * D * 2 + swz_wide(t, k >> 3) * 16 + (k & 7) * 2) =
 						pack_bf16(d[2 * hf], d[2 * hf + 1]);
 				}
 			}
@@ -367,8 +374,8 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_MIN_CTAS) kda_chunk_intra
 		for (int r = 0; r < 2; r++) {
 			const int i = tid + r * INTRA_THREADS, t = i >> 4, ch = i & 15;
 			*reinterpret_cast<uint4 *>(rec + REC_U + i * 16) = *reinterpret_cast<const uint4 *>(su + i * 16);
-			*reinterpret_cast<uint4 *>(rec + REC_WQ + wk_piece(i)) = *reinterpret_cast<const uint4 *>(sw + i * 16);
-			*reinterpret_cast<uint4 *>(rec + REC_WQ + wq_off(CH + t, ch)) =
+			*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
+			*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
 				*reinterpret_cast<const uint4 *>(&t_qt[t][ch * 8]);
 		}
 	}
@@ -472,6 +479,7 @@ __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, 
 /* Item (j, h) from its loaded inputs (L > 0, the same for the whole CTA): the record. Shared
  * memory is reused item after item: every write below that a previous item's reads could
  * see comes after a barrier those reads precede. */
+template <bool WGL>
 __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int h, const intra_in &in,
 					      intra_smem &sm)
 {
@@ -670,8 +678,12 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 #pragma unroll
 				for (int hf = 0; hf < 2; hf++) {
 					const int t = g + 8 * hf;
-					*reinterpret_cast<uint32_t *>(sw + wk_stage_off(t, k >> 3) + (k & 7) * 2) =
-						pack_bf16(d[2 * hf], d[2 * hf + 1]);
+					if constexpr (WGL)
+						*reinterpret_cast<uint32_t *>(sw + wk_stage_off(t, k >> 3) + (k & 7) * 2) =
+							pack_bf16(d[2 * hf], d[2 * hf + 1]);
+					else
+						*reinterpret_cast<uint32_t *>(sw + t * D * 2 + swz_wide(t, k >> 3) * 16 + (k & 7) * 2) =
+							pack_bf16(d[2 * hf], d[2 * hf + 1]);
 				}
 			}
 		}
@@ -680,9 +692,15 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 		for (int r = 0; r < 2; r++) {
 			const int i = tid + r * INTRA_THREADS, t = i >> 4, ch = i & 15;
 			*reinterpret_cast<uint4 *>(rec + REC_U + i * 16) = *reinterpret_cast<const uint4 *>(su + i * 16);
-			*reinterpret_cast<uint4 *>(rec + REC_WQ + wk_piece(i)) = *reinterpret_cast<const uint4 *>(sw + i * 16);
-			*reinterpret_cast<uint4 *>(rec + REC_WQ + wq_off(CH + t, ch)) =
-				*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
+			if constexpr (WGL) {
+				*reinterpret_cast<uint4 *>(rec + REC_WK + wk_piece(i)) = *reinterpret_cast<const uint4 *>(sw + i * 16);
+				*reinterpret_cast<uint4 *>(rec + REC_WK + wq_off(CH + t, ch)) =
+					*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
+			} else {
+				*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
+				*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
+					*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
+			}
 		}
 	}
 	if (p.ready) {
@@ -706,6 +724,9 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
+/* WGL: the record's Wk / Qt in the wgmma path's layout (wq_off()); else as above (every other
+ * path: the instance main had, unchanged). */
+template <bool WGL>
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
@@ -714,7 +735,7 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	intra_load(p, j, h, in);
 	if (in.L <= 0)
 		return;
-	intra_compute(p, j, h, in, sm);
+	intra_compute<WGL>(p, j, h, in, sm);
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -729,8 +750,6 @@ struct recur_params {
 	const int32_t *cu, *off, *slot;
 	const uint8_t *rec;
 	const int32_t *ready; /* overlapped path: wait for each record's flag; NULL: serial */
-	int wait_from;        /* overlapped path: chunks (global index) below it are written before the
-			       * kernel starts (the split's first part): no flag wait */
 	const void *s0;
 	void *s1;
 	uint16_t *out;
@@ -814,7 +833,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
 			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
-					   flag0 && c_begin + i >= p.wait_from ? flag0 + (size_t)i * H : nullptr);
+					   flag0 ? flag0 + (size_t)i * H : nullptr);
 	}
 
 	float s[D / 8][4];
@@ -833,6 +852,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 
 	/* Per-lane ldmatrix row offsets (bytes) inside a stage. */
 	const int wide_row = 8 * (mi >> 1) + mr;            /* Wk, Qt: token row */
+	const int wide_off = wide_row * D * 2;
 	const int pk_row = 8 * (mi >> 1) + mr;              /* P: token row */
 	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
 	const int u_row = 16 * warp + 8 * (mi & 1) + mr;    /* U^T: local row */
@@ -845,8 +865,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			if (nx < n_chunks) {
 				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 				issue_stage<WARPS>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
-						   &full[nx % STAGES],
-						   flag0 && c_begin + nx >= p.wait_from ? flag0 + (size_t)nx * H : nullptr);
+						   &full[nx % STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
 			}
 		}
 		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
@@ -862,9 +881,10 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
 			a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
 			a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+			const int off = wide_off + swz_wide(wide_row, 2 * kk + (mi & 1)) * 16;
 			uint32_t bw[4], bq[4];
-			ldsm_x4(bw, sa + REC_WQ + wq_off(wide_row, 2 * kk + (mi & 1)));
-			ldsm_x4(bq, sa + REC_WQ + wq_off(CH + wide_row, 2 * kk + (mi & 1)));
+			ldsm_x4(bw, sa + REC_WK + off);
+			ldsm_x4(bq, sa + REC_QT + off);
 			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
 			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
 			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
@@ -936,7 +956,6 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		}
 	}
 }
-
 
 /*
  * The recurrent kernel on wgmma (K3_KDA_RECUR=wgmma, serial path; 2026-12-02q): one warpgroup
@@ -1048,12 +1067,12 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 			float(&wa)[8] = *reinterpret_cast<float(*)[8]>(&acc[0]);
 #pragma unroll
 			for (int kk = 0; kk < D / 16; kk++)
-				k3_wgmma_rsw<16>(wa, am[kk], k3_wgmma_desc_sw128(sa + REC_WQ + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+				k3_wgmma_rsw<16>(wa, am[kk], k3_wgmma_desc_sw128(sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
 			k3_wgmma_commit();
 #pragma unroll
 			for (int kk = 0; kk < D / 16; kk++)
 				k3_wgmma_rsw<16>(oa, am[kk],
-						 k3_wgmma_desc_sw128(sa + REC_WQ + CH * 128 + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+						 k3_wgmma_desc_sw128(sa + REC_WK + CH * 128 + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
 			k3_wgmma_commit();
 			ldsm_x4(u, sa + u_off);
 			k3_wgmma_wait<1>();
@@ -1061,7 +1080,7 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 		} else {
 #pragma unroll
 			for (int kk = 0; kk < D / 16; kk++)
-				k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(sa + REC_WQ + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+				k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
 			k3_wgmma_commit();
 			ldsm_x4(u, sa + u_off);
 			k3_wgmma_wait<0>();
@@ -1137,12 +1156,10 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
- *   K3_KDA_RECUR=mma | wgmma | wgmma2  serial path: the recurrent kernel on mma.sync (as before) or
- *                                      on wgmma (kda_chunk_recurrent_wg_kernel; 64-row CTAs; wgmma2:
- *                                      W^T's MMAs in a group of their own, O^T's after them)
- *   K3_KDA_OVERLAP_SPLIT=0..900         overlapped path, one sequence, intra v2: the per mille of
- *                                      chunks the intra kernel writes alone before the recurrent
- *                                      kernel starts (launch_overlapped()); 0: none
+ *   K3_KDA_RECUR=mma | wgmma | wgmma2  serial path: the recurrent kernel on mma.sync (the default) or
+ *                                      on wgmma (kda_chunk_recurrent_wg_kernel, 64-row CTAs, with
+ *                                      the intra kernel v2's WGL instance; wgmma2: W^T's MMAs in a
+ *                                      group of their own, O^T's after them); 2026-12-02q
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default().) */
 struct prefill_cfg {
@@ -1150,7 +1167,6 @@ struct prefill_cfg {
 	int intra;  /* 1, 2 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
-	int split;  /* overlapped path: per mille of chunks written before the recurrent kernel starts */
 	int recur;  /* serial path: 0 mma.sync, 1 wgmma, 2 wgmma with O^T's group apart */
 };
 
@@ -1158,8 +1174,8 @@ struct prefill_cfg {
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0 };
 
 /* Where the overlapped path is taken with K3_KDA_PREFILL=auto (the default 2026-12-02l, serial
  * again since 2026-12-02n: see prefill_config()): the shapes where it won
@@ -1218,19 +1234,21 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 											   : c.rule;
 	if ((e = getenv("K3_KDA_RECUR")))
 		c.recur = !strcmp(e, "wgmma") ? 1 : !strcmp(e, "wgmma2") ? 2 : !strcmp(e, "mma") ? 0 : c.recur;
-	if ((e = getenv("K3_KDA_OVERLAP_SPLIT")))
-		c.split = std::min(900, std::max(0, atoi(e)));
 	return c;
 }
 
 const void *intra_kernel(int v)
 {
-	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
+	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel<false>;
 }
 
-/* `grid`: chunks x heads in either order. */
-int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
+/* `grid`: chunks x heads in either order; `wgl`: v2's instance for the wgmma recurrent kernel. */
+int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream, bool wgl = false)
 {
+	if (wgl) {
+		kda_chunk_intra_kernel<true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+		return kda_launch_status();
+	}
 	/* Overlapped: see launch_recurrent() (both kernels ask for the same carveout). */
 	if (ip.ready && cudaFuncSetAttribute(intra_kernel(v), cudaFuncAttributePreferredSharedMemoryCarveout,
 					     cudaSharedmemCarveoutMaxShared) != cudaSuccess)
@@ -1238,7 +1256,7 @@ int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else
-		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+		kda_chunk_intra_kernel<false><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
 }
 
@@ -1432,43 +1450,19 @@ int recurrent_warps(int n_seqs, int heads, int sms, const prefill_cfg &c)
 
 /* Forks `side` off `stream`, launches the intra kernel on `stream` first (it
  * never waits, so any scheduling order finishes) and the recurrent kernel on
- * `side`, and joins `side` back into `stream`.
- * Split (c.split > 0; one sequence, intra v2): the intra kernel's first x = split / 1000 of the
- * chunks run alone (part A, the whole GPU for the intra kernel), then the fork, then the rest
- * (part B) on `stream` beside the recurrent kernel on `side`, which reads A's records without
- * flag waits (recur_params::wait_from) and catches up while B runs. Part B is the intra kernel
- * on the pointers advanced by x chunks (one sequence: chunk j's tokens are 16 j .. 16 j + 15, the
- * record and flag of (j, h) at j H + h), so neither kernel changes; the safety argument of
- * overlap_by_default() holds as it is (A waits on nothing; B and the recurrent kernel are the
- * pair it describes, B enqueued first). */
+ * `side`, and joins `side` back into `stream`. */
 int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params &rp, enum kda_dtype dt,
 		      int warps, const prefill_cfg &c, cudaEvent_t split_event, cudaStream_t stream,
 		      cudaStream_t side, cudaEvent_t fork, cudaEvent_t join)
 {
-	unsigned x = 0;
-	if (c.split > 0 && ip.n_seqs == 1 && c.intra == 2 && nmax > 1)
-		x = std::min(nmax - 1, (unsigned)((uint64_t)nmax * (unsigned)c.split / 1000u));
-	intra_params ib = ip;
-	recur_params rb = rp;
-	if (x > 0) {
-		const size_t tok = (size_t)x * CH, H = (size_t)ip.heads;
-		if (launch_intra(ip, c.intra, dim3((unsigned)ip.heads, x), stream))
-			return -EIO;
-		ib.q += tok * H * D, ib.k += tok * H * D, ib.v += tok * H * D, ib.g_raw += tok * H * D;
-		ib.beta_raw += tok * H;
-		ib.total -= (int)tok;
-		ib.rec += (size_t)x * H * REC_BYTES;
-		ib.ready += (size_t)x * H;
-		rb.wait_from = (int)x;
-	}
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
-	dim3 grid((unsigned)ip.heads, nmax - x);
-	if (launch_intra(ib, c.intra, grid, stream))
+	dim3 grid((unsigned)ip.heads, nmax);
+	if (launch_intra(ip, c.intra, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
-	int rc = launch_recurrent_any(rb, dt, warps, c, side);
+	int rc = launch_recurrent_any(rp, dt, warps, c, side);
 	if (rc)
 		return rc;
 	if (cudaEventRecord(join, side) != cudaSuccess || cudaStreamWaitEvent(stream, join, 0) != cudaSuccess)
@@ -1648,14 +1642,17 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		return rc;
 	}
 
+	/* K3_KDA_RECUR=wgmma | wgmma2: the intra kernel v2 writing the wgmma layout (WGL), whatever
+	 * K3_KDA_INTRA says, then the wgmma recurrent kernel. */
+	const bool wg = cfg.recur >= 1;
 	if (nmax > 0) {
 		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		if (launch_intra(ip, cfg.intra, grid, stream))
+		if (launch_intra(ip, wg ? 2 : cfg.intra, grid, stream, wg))
 			return -EIO;
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
 		return -EIO;
-	if (cfg.recur >= 1)
+	if (wg)
 		return launch_recurrent_wg(rp, a->state_dtype, cfg.stages, cfg.recur, stream);
 	return launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream);
 }

@@ -684,11 +684,6 @@ static void test_prefill_variants(void **unused)
 	static const int one2k[] = { 2048 };
 	prefill_case(KDA_F32, 1, one2k, 32, true, false);
 	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-	setenv("K3_KDA_OVERLAP_SPLIT", "450", 1);
-	print_message(" K3_KDA_PREFILL=overlap K3_KDA_OVERLAP_SPLIT=450\n");
-	static const int one1999[] = { 1999 };
-	prefill_case(KDA_BF16, 1, one1999, 32, true, false);
-	unsetenv("K3_KDA_OVERLAP_SPLIT");
 	unsetenv("K3_KDA_PREFILL");
 }
 
@@ -888,33 +883,6 @@ static void test_prefill_overlap(void **unused)
 	overlap_case(KDA_F32, 1, one2k, 96);
 	unsetenv("K3_KDA_INTRA");
 	unsetenv("K3_KDA_RECUR_STAGES");
-}
-
-/* The overlapped path with a split (K3_KDA_OVERLAP_SPLIT: the intra kernel's first chunks
- * written alone, the recurrent kernel started after them, reading them without flag waits)
- * against the serial path, bit for bit, at one sequence (the split's only case; with several
- * the split is ignored): one chunk, about half, 90 % of the chunks; T not a multiple of 16. */
-static void test_prefill_overlap_split(void **unused)
-{
-	(void)unused;
-	if (getenv("KDA_TEST_OVERLAP_SMALL")) { /* racecheck: the smallest shape alone */
-		static const int one100[] = { 100 };
-		setenv("K3_KDA_OVERLAP_SPLIT", "500", 1);
-		overlap_case(KDA_F32, 1, one100, 2);
-		unsetenv("K3_KDA_OVERLAP_SPLIT");
-		return;
-	}
-	static const char *const split[] = { "10", "450", "900" }; /* 2048 tokens: 1, 58, 116 of 129 chunks */
-	static const int one2k[] = { 2048 }, odd[] = { 1999 };
-	for (int i = 0; i < 3; i++) {
-		setenv("K3_KDA_OVERLAP_SPLIT", split[i], 1);
-		print_message(" K3_KDA_OVERLAP_SPLIT=%s\n", split[i]);
-		overlap_case(i == 1 ? KDA_BF16 : KDA_F32, 1, one2k, 96);
-		overlap_case(KDA_F32, 1, odd, 24);
-	}
-	static const int lens[] = { 1000, 17, 0, 1031, 16 }; /* several sequences: no split */
-	overlap_case(KDA_BF16, 5, lens, 24);
-	unsetenv("K3_KDA_OVERLAP_SPLIT");
 }
 
 /* K3_KDA_PREFILL=auto at a shape where kda_prefill.cu's overlap_by_default() takes the
@@ -1127,7 +1095,6 @@ int main(void)
 		cmocka_unit_test(test_prefill_varlen),
 		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_overlap),
-		cmocka_unit_test(test_prefill_overlap_split),
 		cmocka_unit_test(test_prefill_wgmma),
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_decode_ring_repeat),
