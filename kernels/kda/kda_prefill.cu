@@ -1066,21 +1066,26 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 			/* W^T first (its own group: the step's chain waits for it alone), O^T after it. */
 			float(&wa)[8] = *reinterpret_cast<float(*)[8]>(&acc[0]);
 #pragma unroll
-			for (int kk = 0; kk < D / 16; kk++)
-				k3_wgmma_rsw<16>(wa, am[kk], k3_wgmma_desc_sw128(sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+			for (int kk = 0; kk < D / 16; kk++) {
+				const uint32_t b = sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
+				k3_wgmma_rsw<16>(wa, am[kk], k3_wgmma_desc_sw128(b));
+			}
 			k3_wgmma_commit();
 #pragma unroll
-			for (int kk = 0; kk < D / 16; kk++)
-				k3_wgmma_rsw<16>(oa, am[kk],
-						 k3_wgmma_desc_sw128(sa + REC_WK + CH * 128 + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+			for (int kk = 0; kk < D / 16; kk++) {
+				const uint32_t b = sa + REC_WK + CH * 128 + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
+				k3_wgmma_rsw<16>(oa, am[kk], k3_wgmma_desc_sw128(b));
+			}
 			k3_wgmma_commit();
 			ldsm_x4(u, sa + u_off);
 			k3_wgmma_wait<1>();
 			k3_wgmma_pinw<16>(wa);
 		} else {
 #pragma unroll
-			for (int kk = 0; kk < D / 16; kk++)
-				k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32));
+			for (int kk = 0; kk < D / 16; kk++) {
+				const uint32_t b = sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
+				k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(b));
+			}
 			k3_wgmma_commit();
 			ldsm_x4(u, sa + u_off);
 			k3_wgmma_wait<0>();
