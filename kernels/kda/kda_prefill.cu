@@ -1157,7 +1157,7 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap | auto   force the two kernels one after the other, or side
- *                                      by side, or overlap_by_default(); unset: serial
+ *                                      by side, or overlap_by_default(); unset: auto
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
@@ -1182,8 +1182,8 @@ struct prefill_cfg {
 constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0 };
 constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0 };
 
-/* Where the overlapped path is taken with K3_KDA_PREFILL=auto (the default 2026-12-02l, serial
- * again since 2026-12-02n: see prefill_config()): the shapes where it won
+/* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
+ * prefill_config() for the default's history): the shapes where it won
  * against the serial path on the H200 (2026-12-02l call 2, one process, each point twice, FP32 /
  * BF16 state; bench/results/k3-kernels-h200-2026-12-02l/): one sequence at H = 96, T = 4K 467-485
  * / 474-495 us against 558-563 / 560-575 serial, T = 16K 1.82-1.92 / 1.85-1.92 ms against
@@ -1216,17 +1216,18 @@ bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
 }
 
 /* The configuration asked for, for N sequences of T tokens in all at H heads: K3_KDA_PREFILL=
- * overlap | serial forces one, =auto takes overlap_by_default(); unset: serial. The default is
- * serial again (lead, 2026-12-02n): with the overlapped path by default the K3 slice's kda_chunk
- * class ran 24-31 % under the simulator's prediction (round 18, held out by run both ways), whose
- * KDA prefill cost adds the two kernels (sim/cost.c); it becomes the default once the model has
- * the overlapped pair. `allow_overlap` false: the serial one whatever K3_KDA_PREFILL says. */
+ * overlap | serial forces one; =auto or unset takes overlap_by_default(). History: the rule was
+ * the default in 2026-12-02l, serial again in 2026-12-02n (the K3 slice's kda_chunk class then ran
+ * 24-31 % under the simulator, whose KDA prefill cost added the two kernels), the rule again in
+ * 2026-12-02r, now that the model costs the overlapped pair (sim/cost.c, hw.h kda_overlap_*:
+ * round 18's slices re-validated at -5 / -9 %). `allow_overlap` false: the serial one whatever
+ * K3_KDA_PREFILL says. */
 prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool allow_overlap = true)
 {
 	const char *e = getenv("K3_KDA_PREFILL");
 	const bool want = e && !strcmp(e, "overlap") ? true
-			  : e && !strcmp(e, "auto")  ? overlap_by_default(n_seqs, heads, total_tokens)
-						     : false;
+			  : e && !strcmp(e, "serial") ? false
+						      : overlap_by_default(n_seqs, heads, total_tokens);
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
 		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;

@@ -15,10 +15,10 @@
  * The second either starts when the first has finished (serial) or runs beside it
  * (overlapped) on a side stream of higher priority, waiting on a ready flag per record
  * (kda_prefill.cu: wait_ready()). K3_KDA_PREFILL=serial | overlap (read per call) forces
- * one; =auto takes the overlapped path where it won on the H200 (overlap_by_default()
+ * one; =auto or unset takes the overlapped path where it won on the H200 (overlap_by_default()
  * in kda_prefill.cu: one sequence of >= 4K tokens at 96 heads; T = 16K: 1.82-1.92 ms
- * against 2.17-2.32 serial on 2026-12-02); unset: serial (the simulator's KDA prefill cost
- * adds the two kernels; prefill_config() says why). Its safety argument: the recurrent CTAs
+ * against 2.17-2.32 serial on 2026-12-02; the simulator costs the pair since 2026-12-02r,
+ * prefill_config() gives the default's history). Its safety argument: the recurrent CTAs
  * spin on the intra kernel's progress, which the host's resource check guarantees within
  * this process, not against other work holding the SMs; a wait traps after 10 s). The
  * overlapped path falls back to the serial one where the recurrent CTAs could fill every

@@ -885,12 +885,12 @@ static void test_prefill_overlap(void **unused)
 	unsetenv("K3_KDA_RECUR_STAGES");
 }
 
-/* K3_KDA_PREFILL=auto at a shape where kda_prefill.cu's overlap_by_default() takes the
- * overlapped path with its own defaults (3 stages, rule-1 width), against the default (unset:
- * serial since 2026-12-02n, 4 stages, rule-2 width): the recurrence of a state row does not
- * depend on the CTA's width or stage count, so the two must agree bit for bit; under stream
- * capture the path is serial. Poisoned outputs and workspace before each run, fresh random
- * inputs. */
+/* The default (K3_KDA_PREFILL unset: auto's rule again since 2026-12-02r) at a shape where
+ * kda_prefill.cu's overlap_by_default() takes the overlapped path with its own defaults (3
+ * stages, rule-1 width), against K3_KDA_PREFILL=serial (4 stages, rule-2 width): the recurrence
+ * of a state row does not depend on the CTA's width or stage count, so the two must agree bit
+ * for bit; under stream capture the path is serial. Poisoned outputs and workspace before each
+ * run, fresh random inputs. */
 static void test_prefill_default_path(void **unused)
 {
 	(void)unused;
@@ -915,17 +915,18 @@ static void test_prefill_default_path(void **unused)
 		unsetenv(knobs[i]);
 	int sms = 0;
 	CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-	assert_int_equal(kda_prefill_path(&a, 0), 0); /* unset: serial */
 	setenv("K3_KDA_PREFILL", "auto", 1);
 	const int path = kda_prefill_path(&a, 0);
 	print_message(" K3_KDA_PREFILL=auto at N=1 H=%d T=%d on %d SMs: %s\n", H, T, sms, path == 1 ? "overlap" : "serial");
 	assert_true(path == 0 || path == 1);
 	if (sms >= 132) /* the H200's room: the host's check holds there */
 		assert_int_equal(path, 1);
+	unsetenv("K3_KDA_PREFILL");
+	assert_int_equal(kda_prefill_path(&a, 0), path); /* unset: auto's rule */
 	uint8_t *ho[2], *hs[2];
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < 2; m++) { /* the default (unset), then serial */
 		if (m == 1)
-			unsetenv("K3_KDA_PREFILL");
+			setenv("K3_KDA_PREFILL", "serial", 1);
 		CUDA_OK(cudaMemset(out, 0xff, E * 2));
 		CUDA_OK(cudaMemset(s1, 0xff, SB));
 		CUDA_OK(cudaMemset(ws, 0xff, wsb));
@@ -943,7 +944,7 @@ static void test_prefill_default_path(void **unused)
 	for (size_t i = 0; i < SB; i++)
 		diff += hs[0][i] != hs[1][i];
 	if (diff)
-		print_error("auto vs default (serial): %zu bytes differ\n", diff);
+		print_error("default (auto) vs serial: %zu bytes differ\n", diff);
 	assert_true(diff == 0);
 	/* Every output and state element was written (no poison left): 0xffff is a NaN pattern. */
 	size_t poison = 0;
