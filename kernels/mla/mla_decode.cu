@@ -104,9 +104,10 @@ struct params {
 	/* mla_fp8s_kernel: 1 when each split writes its partials and the last split of a row block to
 	 * finish merges them (fp8s_last_merge(): a counter per row block, no combine kernel). */
 	int last;
-	/* mla_fp8s_kernel with the combine kernel after it (K3_MLA_FP8S_PDL): 0 a plain launch of the
-	 * combine kernel; else a programmatic dependent launch, its CTAs let in once every CTA here
-	 * has passed its entry (1) or its tile loop (2), each waiting for this grid's completion. */
+	/* mla_fp8s_kernel with the combine kernel after it (K3_MLA_FP8S_PDL, fp8s_pdl_option()): 0 a
+	 * plain launch of the combine kernel; else a programmatic dependent launch, its CTAs let in
+	 * once every CTA here has passed its entry (1) or its tile loop (2, the default), each
+	 * waiting for this grid's completion. */
 	int fp8s_pdl;
 	/* mla_fp8s_kernel without a cluster (K3_MLA_FP8S_SKEW): 0, or the grid is (row blocks,
 	 * requests, splits) (split-major: a request's splits in both of an SM's two places) and a
@@ -2309,16 +2310,18 @@ int fp8s_skew_option()
 	return n >= 1 && n <= 500 ? n : 0;
 }
 
-/* The combine kernel after mla_fp8s_kernel (read at every call): K3_MLA_FP8S_PDL=entry or =loop a
- * programmatic dependent launch, its CTAs let in once every split CTA has passed its entry or
- * its tile loop (they wait for the split grid's completion at their start); unset or any other
- * value: a plain launch (0). */
+/* The combine kernel after mla_fp8s_kernel (read at every call): a programmatic dependent launch,
+ * its CTAs let in once every split CTA has passed its tile loop (2, default since 2026-12-02p:
+ * 2026-12-02p, B 1 / 16 / 32 / 64 at 8K-32K 0.3-3 us faster in the same process, e.g. B 1 8K
+ * 24.5 against 26.1 us, B 64 H 16 8K 71.1 % against 70.5) or its entry (K3_MLA_FP8S_PDL=entry, 1:
+ * slower at B 1, 32K-64K, where the waiting combine CTAs share the SMs), waiting for the split
+ * grid's completion at their start; K3_MLA_FP8S_PDL=off: a plain launch (0). */
 int fp8s_pdl_option()
 {
 	const char *c = getenv("K3_MLA_FP8S_PDL");
 	if (c && !strcmp(c, "entry"))
 		return 1;
-	return c && !strcmp(c, "loop") ? 2 : 0;
+	return c && !strcmp(c, "off") ? 0 : 2;
 }
 
 /* Clusters of `size` CTAs of mla_fp8s_kernel that fit the device at once (cached; 0: none). */
