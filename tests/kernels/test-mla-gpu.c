@@ -402,14 +402,16 @@ static void test_fp8_underfilled_wave(void **unused)
  * frames' exp2 while every softmax warp keeps the running max and the unit while no row's largest
  * P x scale passes it (the usual tile once the max settles), "full" runs the general merge on
  * every tile. Long requests (many tiles a split in the steady state), a sharp softmax (the max
- * moves late), scales spread (the unit moves), t = 2 over two row blocks. Skipped where the caller
- * set the frame form or the kernel. */
+ * moves late), scales spread (the unit moves), t = 2 over two row blocks. The first case's 33
+ * splits go through the combine kernel, a programmatic dependent launch by default
+ * (K3_MLA_FP8S_PDL), also replayed from a CUDA graph. Skipped where the caller set the frame form
+ * or the kernel. */
 static void test_fp8_frame_forms(void **unused)
 {
 	(void)unused;
 	const struct mla_case cs[3] = {
-		{ .B = 3, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .runs = 2,
-		  .lens = { 4100, 2000, 33 }, .name = "fp8 H=16, 33..4100 tokens" },
+		{ .B = 3, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .runs = 2, .graph = 2,
+		  .lens = { 4100, 2000, 33 }, .name = "fp8 H=16, 33..4100 tokens, combine kernel" },
 		{ .B = 2, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 6, .spread = 1,
 		  .lens = { 3000, 1500 }, .name = "fp8 H=16, sharp softmax, scales spread" },
 		{ .B = 2, .H = 12, .t = 2, .kv = MLA_KV_FP8, .qscale = 3,
