@@ -104,6 +104,16 @@ struct params {
 	/* mla_fp8s_kernel: 1 when each split writes its partials and the last split of a row block to
 	 * finish merges them (fp8s_last_merge(): a counter per row block, no combine kernel). */
 	int last;
+	/* mla_fp8s_kernel with the combine kernel after it (K3_MLA_FP8S_PDL, fp8s_pdl_option()): 0 a
+	 * plain launch of the combine kernel; else a programmatic dependent launch, its CTAs let in
+	 * once every CTA here has passed its entry (1) or its tile loop (2, the default), each
+	 * waiting for this grid's completion. */
+	int fp8s_pdl;
+	/* mla_fp8s_kernel without a cluster (K3_MLA_FP8S_SKEW): 0, or the grid is (row blocks,
+	 * requests, splits) (split-major: a request's splits in both of an SM's two places) and a
+	 * split whose linear CTA index is below skew_fast (the SMs: the CTAs placed first, which run
+	 * ~6-7 % faster beside the second) takes (1000 + skew) / 1000 times the tiles of the others. */
+	int skew, skew_fast;
 	int *counter;                 /* last: [B][row blocks], zero at entry, left zero */
 	unsigned long long *trace;    /* measurement hook (mla_decode_set_trace()): 8 words a CTA */
 	const uint16_t *q;
@@ -1351,6 +1361,30 @@ __device__ __forceinline__ void fp8s_stage_partial(float *xo, const float (&o)[1
 	}
 }
 
+/* The merge weights of one row over its splits (fp8s_cluster_combine(), fp8s_last_merge()): ls[s]
+ * the natural-log LSE of split s (-inf: a split that saw nothing of the row, or s >= n_splits),
+ * wt[s] = e^(ls[s] - m) / sum_s e^(ls[s] - m), m the largest, as mla_combine_kernel; returns the
+ * merged LSE m + log(sum) (-inf where no split saw the row: every weight 0). */
+__device__ __forceinline__ float fp8s_merge_weights(float (&ls)[fp8r::MAX_CLUSTER], float *wt)
+{
+	constexpr int S = fp8r::MAX_CLUSTER;
+	float m = -INFINITY;
+#pragma unroll
+	for (int s = 0; s < S; s++)
+		m = fmaxf(m, ls[s]);
+	float sum = 0.0f;
+#pragma unroll
+	for (int s = 0; s < S; s++) {
+		ls[s] = ls[s] == -INFINITY ? 0.0f : expf(ls[s] - m);
+		sum += ls[s];
+	}
+	const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+	for (int s = 0; s < S; s++)
+		wt[s] = ls[s] * inv;
+	return sum > 0.0f ? m + logf(sum) : -INFINITY;
+}
+
 /* Every thread of every CTA of the cluster calls it once (after fp8s_stage_partial(), or with
  * only the LSE set to -inf where the split saw no token); the merge itself runs on the first
  * THREADS (the early order's producer warp only passes the barriers). */
@@ -1362,25 +1396,15 @@ __device__ __forceinline__ void fp8s_cluster_combine(const params &p, float *xo,
 	const uint32_t base = k3_smem_u32(xo);
 	clu_sync_all(); /* every split's O and LSE are in place */
 	if (tid < ROWS) {
-		float ls[MAX_CLUSTER], m = -INFINITY;
+		float ls[MAX_CLUSTER];
 #pragma unroll
 		for (int s = 0; s < MAX_CLUSTER; s++) {
 			const uint32_t at = base + (uint32_t)(X_L + tid) * 4u;
 			ls[s] = s < S ? clu_ld_f32(clu_mapa(at, s)) : -INFINITY;
-			m = fmaxf(m, ls[s]);
 		}
-		float sum = 0.0f;
-#pragma unroll
-		for (int s = 0; s < MAX_CLUSTER; s++) {
-			ls[s] = ls[s] == -INFINITY ? 0.0f : expf(ls[s] - m);
-			sum += ls[s];
-		}
-		const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-#pragma unroll
-		for (int s = 0; s < MAX_CLUSTER; s++)
-			wt[tid * MAX_CLUSTER + s] = ls[s] * inv;
+		const float lse = fp8s_merge_weights(ls, wt + tid * MAX_CLUSTER);
 		if (split == 0 && p.lse && row0 + tid < p.rows)
-			p.lse[(size_t)b * p.rows + row0 + tid] = sum > 0.0f ? m + logf(sum) : -INFINITY;
+			p.lse[(size_t)b * p.rows + row0 + tid] = lse;
 	}
 	__syncthreads();
 	for (int i = split * THREADS + tid; tid < THREADS && i < ROWS * (DV / 4); i += S * THREADS) {
@@ -1492,25 +1516,14 @@ __device__ __forceinline__ void fp8s_last_merge(const params &p, float *xs, int 
 	__threadfence();
 	const size_t base = (size_t)b * S * p.rows;
 	if (tid < ROWS) {
-		float ls[MAX_CLUSTER], m = -INFINITY;
-#pragma unroll
-		for (int s = 0; s < MAX_CLUSTER; s++) {
-			ls[s] = s < S && row0 + tid < p.rows ? __ldcg(p.l_part + base + (size_t)s * p.rows + row0 + tid)
-							      : -INFINITY;
-			m = fmaxf(m, ls[s]);
-		}
-		float sum = 0.0f;
-#pragma unroll
-		for (int s = 0; s < MAX_CLUSTER; s++) {
-			ls[s] = ls[s] == -INFINITY ? 0.0f : expf(ls[s] - m);
-			sum += ls[s];
-		}
-		const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+		float ls[MAX_CLUSTER];
 #pragma unroll
 		for (int s = 0; s < MAX_CLUSTER; s++)
-			wt[tid * MAX_CLUSTER + s] = ls[s] * inv;
+			ls[s] = s < S && row0 + tid < p.rows ? __ldcg(p.l_part + base + (size_t)s * p.rows + row0 + tid)
+							      : -INFINITY;
+		const float lse = fp8s_merge_weights(ls, wt + tid * MAX_CLUSTER);
 		if (p.lse && row0 + tid < p.rows)
-			p.lse[(size_t)b * p.rows + row0 + tid] = sum > 0.0f ? m + logf(sum) : -INFINITY;
+			p.lse[(size_t)b * p.rows + row0 + tid] = lse;
 	}
 	k3_named_sync(1, nthr);
 	/* Up to 16 float4 loads of a thread in flight at once (2026-12-02j call 1: one item's S loads
@@ -1539,6 +1552,28 @@ __device__ __forceinline__ void fp8s_trace(const params &p, int k, unsigned long
 		asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
 		p.trace[8 * cta + 7] = sm | extra;
 	}
+}
+
+/* K3_MLA_FP8S_SKEW: the tiles [tile0, tile0 + n_it) of split `split` of row block rb of request
+ * b, the request's n_tiles cut in proportion to the splits' weights: 1000 + p.skew for a split
+ * whose linear CTA index (grid (row blocks, requests, splits)) is below p.skew_fast, else 1000.
+ * The CTAs placed first on an SM ran 6-7 % faster than the second beside them, in every one of
+ * 124 SMs (2026-12-02p call 1 trace: B 64 8K loops 97.5 against 104.7 us, B 128 186.3 against
+ * 199.0), and the SM waited for the slower. The ranges of a request's splits tile it exactly. */
+__device__ __forceinline__ void fp8s_skew_range(const params &p, int n_tiles, int rb, int b, int split, int &tile0,
+						int &n_it)
+{
+	const long long nrb = gridDim.x, nb = gridDim.y;
+	long long before = 0, all = 0, self = 0;
+	for (int s = 0; s < p.n_splits; s++) {
+		const long long c = rb + nrb * (b + nb * s);
+		const long long wgt = c < p.skew_fast ? 1000 + p.skew : 1000;
+		before += s < split ? wgt : 0;
+		self = s == split ? wgt : self;
+		all += wgt;
+	}
+	tile0 = (int)(n_tiles * before / all);
+	n_it = (int)(n_tiles * (before + self) / all) - tile0;
 }
 
 /* ---- FP8 cache, register conversion, one softmax a tile (the default up to 32 rows) -------
@@ -1582,7 +1617,7 @@ __device__ __forceinline__ void fp8s_trace(const params &p, int k, unsigned long
  * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
-template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true>
+template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false>
 __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r::CTAS_PER_SM)
 	mla_fp8s_kernel(const params p)
 {
@@ -1602,15 +1637,20 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane & 3;
 	if (tid == 0)
 		fp8s_trace(p, 0);
-	const int rb = (int)blockIdx.x, split = (int)blockIdx.y, b = (int)blockIdx.z;
+	if (p.fp8s_pdl == 1)
+		asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+	const int rb = (int)blockIdx.x;
+	const int split = p.skew ? (int)blockIdx.z : (int)blockIdx.y, b = p.skew ? (int)blockIdx.y : (int)blockIdx.z;
 	const int L = min(p.seqlens[b], p.max_seqlen);
 	const int row0 = rb * ROWS;
 	const int row_hi = min(p.rows, row0 + ROWS) - 1;
 	const int32_t *ix = SPARSE ? p.indices + (size_t)b * p.topk : nullptr;
 	const int n_entries = SPARSE ? p.topk : L - p.t + row_hi / p.H + 1;
 	const int n_tiles = (n_entries + TILE - 1) / TILE;
-	const int tile0 = split * p.tiles_per_split;
-	const int n_it = min(n_tiles - tile0, p.tiles_per_split);
+	int tile0 = split * p.tiles_per_split;
+	int n_it = min(n_tiles - tile0, p.tiles_per_split);
+	if (p.skew)
+		fp8s_skew_range(p, n_tiles, rb, b, split, tile0, n_it);
 	const size_t part0 = ((size_t)b * p.n_splits + split) * p.rows;
 	float *const xs = reinterpret_cast<float *>(smem + OFF_ST); /* the stage area, free after the loop */
 	int *const last_flag = reinterpret_cast<int *>(xs + ROWS * MAX_CLUSTER);
@@ -1869,53 +1909,104 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		}
 
 		/* PV warp w: the frames, then P x scale(., w) of all 32 tokens in the frame M. */
-		const float4 wa = mwb[g], wb = mwb[g + 8];
-		const float M0 = fmaxf(fmaxf(wa.x, wa.y), fmaxf(wa.z, wa.w));
-		const float M1 = fmaxf(fmaxf(wb.x, wb.y), fmaxf(wb.z, wb.w));
-		const float mu0 = M0 == -INFINITY ? 0.0f : M0, mu1 = M1 == -INFINITY ? 0.0f : M1;
-		const float al0 = k3_exp2_ftz(m0 - mu0), al1 = k3_exp2_ftz(m1 - mu1);
-		m0 = M0, m1 = M1;
-		/* 2^(mw_j - M) of each token group j (0 where the group saw nothing). */
-		const float cj0[4] = { k3_exp2_ftz(wa.x - mu0), k3_exp2_ftz(wa.y - mu0), k3_exp2_ftz(wa.z - mu0),
-				       k3_exp2_ftz(wa.w - mu0) };
-		const float cj1[4] = { k3_exp2_ftz(wb.x - mu1), k3_exp2_ftz(wb.y - mu1), k3_exp2_ftz(wb.z - mu1),
-				       k3_exp2_ftz(wb.w - mu1) };
-		l0 = l0 * al0 + s0 * k3_exp2_ftz(mw0 - mu0); /* cj0[w], without indexing by w */
-		l1 = l1 * al1 + s1 * k3_exp2_ftz(mw1 - mu1);
-		float4 y[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-			y[j] = pbuf[(w * 4 + j) * 32 + lane];
-		if (EARLY)
-			k3_mbar_arrive(pfree);
-		float t0 = 0.0f, t1 = 0.0f;
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			t0 = fmaxf(t0, fmaxf(y[j].x, y[j].y) * cj0[j]);
-			t1 = fmaxf(t1, fmaxf(y[j].z, y[j].w) * cj1[j]);
-		}
-		t0 = k3_group_max<4>(t0);
-		t1 = k3_group_max<4>(t1);
-		d0 = fmaxf(d0 * al0, t0);
-		d1 = fmaxf(d1 * al1, t1);
-		/* The unit: the largest P x scale in [1, 2) when set; kept while it stays in
-		 * [1, 2^(band + 1)) (band 0: set every tile, as mla_fp8p_kernel; FP16 holds 2^15). */
-		int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
-		int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
-		g0 = f0 >= g0 && f0 <= g0 + p.fp8s_band ? f0 : g0;
-		g1 = f1 >= g1 && f1 <= g1 + p.fp8s_band ? f1 : g1;
-		const float r0 = fp8r_scale2(al0, g0 - f0), r1 = fp8r_scale2(al1, g1 - f1);
-		f0 = g0, f1 = g1;
-		const float pf0 = fp8r_pow2(f0), pf1 = fp8r_pow2(f1);
+		float r0, r1;
 		uint32_t pa[2][4];
+		const float4 wa = mwb[g], wb = mwb[g + 8];
+		/* K3_MLA_FP8S_FRAME=steady (FRAME): where every softmax warp kept the running max of both
+		 * rows of every lane (the lazy rescale's usual case once the max settles), M = m,
+		 * 2^(mw_j - M) = 1 and alpha = 1 exactly, so the 12 exp2 and their products are skipped
+		 * (bitwise the values of the general path below); where no row's largest P x scale
+		 * passed d either, the unit stays (f is within its band of d's) and r = 1. */
+		bool steady = false;
+		if (FRAME) {
+			const float n0 = fminf(fminf(wa.x, wa.y), fminf(wa.z, wa.w));
+			const float n1 = fminf(fminf(wb.x, wb.y), fminf(wb.z, wb.w));
+			const float x0 = fmaxf(fmaxf(wa.x, wa.y), fmaxf(wa.z, wa.w));
+			const float x1 = fmaxf(fmaxf(wb.x, wb.y), fmaxf(wb.z, wb.w));
+			steady = __all_sync(0xffffffffu, n0 == m0 && x0 == m0 && n1 == m1 && x1 == m1 &&
+								 m0 > -INFINITY && m1 > -INFINITY);
+		}
+		if (steady) {
+			float4 y[4];
 #pragma unroll
-		for (int k = 0; k < 2; k++) {
-			const float u0 = cj0[2 * k] * pf0, u1 = cj1[2 * k] * pf1;
-			const float v0 = cj0[2 * k + 1] * pf0, v1 = cj1[2 * k + 1] * pf1;
-			pa[k][0] = k3_pack_f16(y[2 * k].x * u0, y[2 * k].y * u0);
-			pa[k][1] = k3_pack_f16(y[2 * k].z * u1, y[2 * k].w * u1);
-			pa[k][2] = k3_pack_f16(y[2 * k + 1].x * v0, y[2 * k + 1].y * v0);
-			pa[k][3] = k3_pack_f16(y[2 * k + 1].z * v1, y[2 * k + 1].w * v1);
+			for (int j = 0; j < 4; j++)
+				y[j] = pbuf[(w * 4 + j) * 32 + lane];
+			if (EARLY)
+				k3_mbar_arrive(pfree);
+			l0 += s0, l1 += s1;
+			float t0 = 0.0f, t1 = 0.0f;
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				t0 = fmaxf(t0, fmaxf(y[j].x, y[j].y));
+				t1 = fmaxf(t1, fmaxf(y[j].z, y[j].w));
+			}
+			t0 = k3_group_max<4>(t0);
+			t1 = k3_group_max<4>(t1);
+			r0 = 1.0f, r1 = 1.0f;
+			if (__any_sync(0xffffffffu, t0 > d0 || t1 > d1)) { /* as below, with alpha = 1 */
+				d0 = fmaxf(d0, t0), d1 = fmaxf(d1, t1);
+				int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
+				int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
+				g0 = f0 >= g0 && f0 <= g0 + p.fp8s_band ? f0 : g0;
+				g1 = f1 >= g1 && f1 <= g1 + p.fp8s_band ? f1 : g1;
+				r0 = fp8r_scale2(1.0f, g0 - f0), r1 = fp8r_scale2(1.0f, g1 - f1);
+				f0 = g0, f1 = g1;
+			}
+			const float pf0 = fp8r_pow2(f0), pf1 = fp8r_pow2(f1);
+#pragma unroll
+			for (int k = 0; k < 2; k++) {
+				pa[k][0] = k3_pack_f16(y[2 * k].x * pf0, y[2 * k].y * pf0);
+				pa[k][1] = k3_pack_f16(y[2 * k].z * pf1, y[2 * k].w * pf1);
+				pa[k][2] = k3_pack_f16(y[2 * k + 1].x * pf0, y[2 * k + 1].y * pf0);
+				pa[k][3] = k3_pack_f16(y[2 * k + 1].z * pf1, y[2 * k + 1].w * pf1);
+			}
+		} else {
+			const float M0 = fmaxf(fmaxf(wa.x, wa.y), fmaxf(wa.z, wa.w));
+			const float M1 = fmaxf(fmaxf(wb.x, wb.y), fmaxf(wb.z, wb.w));
+			const float mu0 = M0 == -INFINITY ? 0.0f : M0, mu1 = M1 == -INFINITY ? 0.0f : M1;
+			const float al0 = k3_exp2_ftz(m0 - mu0), al1 = k3_exp2_ftz(m1 - mu1);
+			m0 = M0, m1 = M1;
+			/* 2^(mw_j - M) of each token group j (0 where the group saw nothing). */
+			const float cj0[4] = { k3_exp2_ftz(wa.x - mu0), k3_exp2_ftz(wa.y - mu0), k3_exp2_ftz(wa.z - mu0),
+					       k3_exp2_ftz(wa.w - mu0) };
+			const float cj1[4] = { k3_exp2_ftz(wb.x - mu1), k3_exp2_ftz(wb.y - mu1), k3_exp2_ftz(wb.z - mu1),
+					       k3_exp2_ftz(wb.w - mu1) };
+			l0 = l0 * al0 + s0 * k3_exp2_ftz(mw0 - mu0); /* cj0[w], without indexing by w */
+			l1 = l1 * al1 + s1 * k3_exp2_ftz(mw1 - mu1);
+			float4 y[4];
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+				y[j] = pbuf[(w * 4 + j) * 32 + lane];
+			if (EARLY)
+				k3_mbar_arrive(pfree);
+			float t0 = 0.0f, t1 = 0.0f;
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				t0 = fmaxf(t0, fmaxf(y[j].x, y[j].y) * cj0[j]);
+				t1 = fmaxf(t1, fmaxf(y[j].z, y[j].w) * cj1[j]);
+			}
+			t0 = k3_group_max<4>(t0);
+			t1 = k3_group_max<4>(t1);
+			d0 = fmaxf(d0 * al0, t0);
+			d1 = fmaxf(d1 * al1, t1);
+			/* The unit: the largest P x scale in [1, 2) when set; kept while it stays in
+			 * [1, 2^(band + 1)) (band 0: set every tile, as mla_fp8p_kernel; FP16 holds 2^15). */
+			int g0 = d0 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d0) >> 23) & 0xff))) : f0;
+			int g1 = d1 > 0.0f ? min(126, max(-126, 127 - max(1, (__float_as_int(d1) >> 23) & 0xff))) : f1;
+			g0 = f0 >= g0 && f0 <= g0 + p.fp8s_band ? f0 : g0;
+			g1 = f1 >= g1 && f1 <= g1 + p.fp8s_band ? f1 : g1;
+			r0 = fp8r_scale2(al0, g0 - f0), r1 = fp8r_scale2(al1, g1 - f1);
+			f0 = g0, f1 = g1;
+			const float pf0 = fp8r_pow2(f0), pf1 = fp8r_pow2(f1);
+#pragma unroll
+			for (int k = 0; k < 2; k++) {
+				const float u0 = cj0[2 * k] * pf0, u1 = cj1[2 * k] * pf1;
+				const float v0 = cj0[2 * k + 1] * pf0, v1 = cj1[2 * k + 1] * pf1;
+				pa[k][0] = k3_pack_f16(y[2 * k].x * u0, y[2 * k].y * u0);
+				pa[k][1] = k3_pack_f16(y[2 * k].z * u1, y[2 * k].w * u1);
+				pa[k][2] = k3_pack_f16(y[2 * k + 1].x * v0, y[2 * k + 1].y * v0);
+				pa[k][3] = k3_pack_f16(y[2 * k + 1].z * v1, y[2 * k + 1].w * v1);
+			}
 		}
 
 		if (!EARLY)
@@ -1962,6 +2053,8 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 
 	if (tid == 0)
 		fp8s_trace(p, 2);
+	if (p.fp8s_pdl == 2) /* the producer warp has returned: every thread of the CTA is here */
+		asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 	/* l: this warp's tokens, summed over the lanes here and over the warps through shared
 	 * memory (qmx, free since the prologue's barrier), in warp order. */
 	l0 = k3_group_sum<4>(l0);
@@ -1999,6 +2092,9 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
  * Splits that saw nothing (lse_s = -inf) are skipped without reading o_s. */
 __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const params p, int total_rows)
 {
+	/* A programmatic dependent launch (K3_MLA_FP8S_PDL) waits here for the split kernel's grid
+	 * and its writes; after a plain launch a no-op. */
+	asm volatile("griddepcontrol.wait;" ::: "memory");
 	const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
 	const int gr = (int)blockIdx.x * COMBINE_WARPS + warp;
 	if (gr >= total_rows)
@@ -2065,6 +2161,8 @@ struct plan {
 	int fp8r;    /* fp8r_variant(): 0, or a register kernel's kernel * 4 + conversion variant */
 	int cluster; /* mla_fp8s_kernel's splits of a row block as one cluster (fp8s_cluster_combine()) */
 	int last;    /* mla_fp8s_kernel's splits merged by the last of a row block (fp8s_last_merge()) */
+	int skew;    /* mla_fp8s_kernel without a cluster: params::skew (K3_MLA_FP8S_SKEW), 0 off */
+	int sms;
 };
 
 /* The FP8 kernel, read once from the environment: K3_MLA_FP8_KERNEL=stage runs the kernel that
@@ -2187,6 +2285,45 @@ bool fp8s_early_option()
 	return !(c && !strcmp(c, "late"));
 }
 
+/* mla_fp8s_kernel's frame merge (read at every call): K3_MLA_FP8S_FRAME=steady the FRAME form
+ * (the exp2 of the frames skipped while every softmax warp keeps the running max), =full the
+ * general form of every tile (2026-12-02h); unset: FP8S_FRAME_DEFAULT. Early order and the cvt
+ * conversions only (the default kernel). */
+constexpr bool FP8S_FRAME_DEFAULT = false;
+bool fp8s_frame_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_FRAME");
+	if (c && !strcmp(c, "steady"))
+		return true;
+	if (c && !strcmp(c, "full"))
+		return false;
+	return FP8S_FRAME_DEFAULT;
+}
+
+/* mla_fp8s_kernel's split sizes without a cluster (read at every call): K3_MLA_FP8S_SKEW=N (1..500)
+ * the splits placed first on the SMs take (1000 + N) / 1000 times the tiles of the others
+ * (fp8s_skew_range()); unset or 0: equal splits. */
+int fp8s_skew_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_SKEW");
+	const int n = c ? atoi(c) : 0;
+	return n >= 1 && n <= 500 ? n : 0;
+}
+
+/* The combine kernel after mla_fp8s_kernel (read at every call): a programmatic dependent launch,
+ * its CTAs let in once every split CTA has passed its tile loop (2, default since 2026-12-02p:
+ * 2026-12-02p, B 1 / 16 / 32 / 64 at 8K-32K 0.3-3 us faster in the same process, e.g. B 1 8K
+ * 24.5 against 26.1 us, B 64 H 16 8K 71.1 % against 70.5) or its entry (K3_MLA_FP8S_PDL=entry, 1:
+ * slower at B 1, 32K-64K, where the waiting combine CTAs share the SMs), waiting for the split
+ * grid's completion at their start; K3_MLA_FP8S_PDL=off: a plain launch (0). */
+int fp8s_pdl_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_PDL");
+	if (c && !strcmp(c, "entry"))
+		return 1;
+	return c && !strcmp(c, "off") ? 0 : 2;
+}
+
 /* Clusters of `size` CTAs of mla_fp8s_kernel that fit the device at once (cached; 0: none). */
 int fp8s_max_clusters(int size)
 {
@@ -2304,6 +2441,8 @@ int make_plan(const struct mla_decode_args *a, plan *pl)
 	pl->last = merge_ok && last;
 	pl->cluster = merge_ok && !pl->last &&
 		      (base <= fp8s_max_clusters((int)splits) || fp8s_cluster_option() == 2);
+	pl->skew = pl->fp8r >= 16 && !pl->cluster && splits >= 2 ? fp8s_skew_option() : 0;
+	pl->sms = sms;
 	return 0;
 }
 
@@ -2351,14 +2490,19 @@ template <bool KINT, bool VINT>
 int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 {
 	const bool early = fp8s_early_option();
+	/* The steady-frame form (FRAME) for the cvt conversions and the early order only. */
+	const bool frame = !KINT && !VINT && early && fp8s_frame_option();
 	auto kern = mla_fp8s_kernel<KINT, VINT, false, true>;
-	if (p.indices)
+	if (frame)
+		kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true, true, !KINT && !VINT>
+				 : mla_fp8s_kernel<KINT, VINT, false, true, !KINT && !VINT>;
+	else if (p.indices)
 		kern = early ? mla_fp8s_kernel<KINT, VINT, true, true>
 			     : mla_fp8s_kernel<KINT, VINT, true, false>;
 	else if (!early)
 		kern = mla_fp8s_kernel<KINT, VINT, false, false>;
-	static bool configured[4] = { false, false, false, false };
-	bool &cf = configured[(p.indices ? 1 : 0) + (early ? 2 : 0)];
+	static bool configured[6] = { false, false, false, false, false, false };
+	bool &cf = configured[(p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
 	if (!cf) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
 			return k3_launch_status();
@@ -2464,6 +2608,10 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.cluster = pl.cluster;
 	p.last = pl.last;
 	p.trace = pl.fp8r >= 16 ? g_trace : nullptr;
+	/* The split kernel before the combine kernel: K3_MLA_FP8S_PDL (fp8s_pdl_option()). */
+	p.skew = pl.skew;
+	p.skew_fast = pl.sms;
+	p.fp8s_pdl = pl.fp8r >= 16 && pl.splits > 1 && !pl.cluster && !pl.last ? fp8s_pdl_option() : 0;
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
 	p.block_table = a->block_table;
@@ -2483,7 +2631,8 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 				return -EIO;
 		}
 	}
-	const dim3 grid((unsigned)pl.n_rb, (unsigned)pl.splits, (unsigned)a->batch);
+	const dim3 grid = pl.skew ? dim3((unsigned)pl.n_rb, (unsigned)a->batch, (unsigned)pl.splits)
+				  : dim3((unsigned)pl.n_rb, (unsigned)pl.splits, (unsigned)a->batch);
 	int r;
 	if (pl.fp8r >= 16) {
 		switch (pl.fp8r & 3) {
@@ -2513,6 +2662,17 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	if (r || pl.splits == 1 || pl.cluster || pl.last)
 		return r;
 	const int total = a->batch * p.rows;
-	mla_combine_kernel<<<(total + COMBINE_WARPS - 1) / COMBINE_WARPS, COMBINE_WARPS * 32, 0, stream>>>(p, total);
+	const unsigned cblocks = (unsigned)((total + COMBINE_WARPS - 1) / COMBINE_WARPS);
+	if (p.fp8s_pdl) {
+		cudaLaunchConfig_t cfg = {};
+		cudaLaunchAttribute attr[1];
+		attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		attr[0].val.programmaticStreamSerializationAllowed = 1;
+		cfg.gridDim = dim3(cblocks), cfg.blockDim = dim3(COMBINE_WARPS * 32), cfg.dynamicSmemBytes = 0;
+		cfg.stream = stream, cfg.attrs = attr, cfg.numAttrs = 1;
+		(void)cudaLaunchKernelEx(&cfg, mla_combine_kernel, p, total);
+		return k3_launch_status();
+	}
+	mla_combine_kernel<<<cblocks, COMBINE_WARPS * 32, 0, stream>>>(p, total);
 	return k3_launch_status();
 }

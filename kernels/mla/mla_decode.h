@@ -25,7 +25,11 @@
  * last-split merge for every split count of 2..8, =onewave the plan without
  * two waves, K3_MLA_FP8S_WAVES=1..8 the waves, K3_MLA_FP8S_LAST_RESET=self
  * counters left zero by every launch instead of a memset before each (the
- * caller zeroes the workspace once and writes nothing into it); mla_decode.cu.
+ * caller zeroes the workspace once and writes nothing into it). Where the
+ * split kernel's partials go through the combine kernel, that kernel is a
+ * programmatic dependent launch on the same stream (K3_MLA_FP8S_PDL=off: a
+ * plain launch). K3_MLA_FP8S_FRAME=steady and K3_MLA_FP8S_SKEW=N are measured
+ * forms that were no faster (not the default); mla_decode.cu.
  * Read at every call (so that a bench can switch them between rows);
  * unset: split with cc up to 32 query rows, stage above.
  */

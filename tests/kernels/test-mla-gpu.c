@@ -276,8 +276,9 @@ static void test_fp8_cluster_splits(void **unused)
  * before tile 0 has landed (K3_MLA_FP8S_PRIME), clusters even where fewer fit the device at once
  * than there are row blocks (K3_MLA_FP8S_COMBINE=cluster: 66 requests of up to 530 tokens take 4
  * splits, 66 clusters of 4 on an H200 that holds 62), and the kernel as GPU-tested before the
- * early order (K3_MLA_FP8S_HANDOFF=late: warp 0 refills the stages, no producer warp). Skipped
- * where the caller set any of these. */
+ * early order (K3_MLA_FP8S_HANDOFF=late: warp 0 refills the stages, no producer warp), and splits
+ * of unequal sizes (K3_MLA_FP8S_SKEW=300: the splits placed first 1.3 times the tiles, where no
+ * cluster merges them: the 66 requests). Skipped where the caller set any of these. */
 static void test_fp8_split_options(void **unused)
 {
 	(void)unused;
@@ -289,18 +290,19 @@ static void test_fp8_split_options(void **unused)
 		{ .B = 66, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2,
 		  .lens = { 530, 1, 129, 257, 64, 33, 400, 200 }, .name = "fp8 H=16, 66 requests" },
 	};
-	static const char *const set[4][2] = {
+	static const char *const set[5][2] = {
 		{ "K3_MLA_FP8S_PRIME", "1" },
 		{ "K3_MLA_FP8S_PRIME", "2" },
 		{ "K3_MLA_FP8S_COMBINE", "cluster" },
 		{ "K3_MLA_FP8S_HANDOFF", "late" },
+		{ "K3_MLA_FP8S_SKEW", "300" },
 	};
-	for (int v = 0; v < 4; v++)
+	for (int v = 0; v < 5; v++)
 		if (getenv(set[v][0]))
 			skip();
 	if (getenv("K3_MLA_FP8_KERNEL"))
 		skip();
-	for (int v = 0; v < 4; v++) {
+	for (int v = 0; v < 5; v++) {
 		print_message("  with %s=%s\n", set[v][0], set[v][1]);
 		setenv(set[v][0], set[v][1], 1);
 		for (int i = 0; i < 3; i++)
@@ -396,6 +398,37 @@ static void test_fp8_underfilled_wave(void **unused)
 	run_case(&c);
 }
 
+/* mla_fp8s_kernel's two frame merges (K3_MLA_FP8S_FRAME, read at every call): "steady" skips the
+ * frames' exp2 while every softmax warp keeps the running max and the unit while no row's largest
+ * P x scale passes it (the usual tile once the max settles), "full" runs the general merge on
+ * every tile. Long requests (many tiles a split in the steady state), a sharp softmax (the max
+ * moves late), scales spread (the unit moves), t = 2 over two row blocks. The first case's 33
+ * splits go through the combine kernel, a programmatic dependent launch by default
+ * (K3_MLA_FP8S_PDL), also replayed from a CUDA graph. Skipped where the caller set the frame form
+ * or the kernel. */
+static void test_fp8_frame_forms(void **unused)
+{
+	(void)unused;
+	const struct mla_case cs[3] = {
+		{ .B = 3, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .runs = 2, .graph = 2,
+		  .lens = { 4100, 2000, 33 }, .name = "fp8 H=16, 33..4100 tokens, combine kernel" },
+		{ .B = 2, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 6, .spread = 1,
+		  .lens = { 3000, 1500 }, .name = "fp8 H=16, sharp softmax, scales spread" },
+		{ .B = 2, .H = 12, .t = 2, .kv = MLA_KV_FP8, .qscale = 3,
+		  .lens = { 2500, 700 }, .name = "fp8 H=12 t=2, two row blocks" },
+	};
+	if (getenv("K3_MLA_FP8S_FRAME") || getenv("K3_MLA_FP8_KERNEL"))
+		skip();
+	static const char *const form[2] = { "steady", "full" };
+	for (int v = 0; v < 2; v++) {
+		print_message("  K3_MLA_FP8S_FRAME=%s\n", form[v]);
+		setenv("K3_MLA_FP8S_FRAME", form[v], 1);
+		for (int i = 0; i < 3; i++)
+			run_case(&cs[i]);
+	}
+	unsetenv("K3_MLA_FP8S_FRAME");
+}
+
 static void test_fp8_verify_window(void **unused)
 {
 	(void)unused;
@@ -489,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_fp8_split_options),
 		cmocka_unit_test(test_fp8_last_merge),
 		cmocka_unit_test(test_fp8_underfilled_wave),
+		cmocka_unit_test(test_fp8_frame_forms),
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),
