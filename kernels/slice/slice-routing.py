@@ -19,7 +19,6 @@ Needs only python3. Exit status 0, or 2 with a message on bad input.
 """
 import argparse
 import bisect
-import lzma
 import os
 import re
 import shutil
@@ -28,6 +27,8 @@ import statistics
 import sys
 import tempfile
 
+import slicelib
+
 
 def die(msg):
     print("slice-routing: " + msg, file=sys.stderr)
@@ -35,11 +36,7 @@ def die(msg):
 
 
 def unxz(src, dst):
-    try:
-        with lzma.open(src) as f, open(dst, "wb") as g:
-            shutil.copyfileobj(f, g)
-    except (OSError, lzma.LZMAError) as e:
-        die("%s: %s" % (src, e))
+    slicelib.unxz(src, dst, die)
 
 
 def ranges(db, like):
@@ -161,14 +158,7 @@ def main():
     lines.append("")
     lines.append("Routing columns: k3-slice.txt's `expert rows` line of the step (not recorded before 2026-12-02's "
                  "round 19: `-`). Layer: 89-91 KDA, 92 MLA.")
-    text = "\n".join(lines) + "\n"
-    if a.o:
-        tmpf = a.o + ".tmp"
-        with open(tmpf, "w") as f:
-            f.write(text)
-        os.replace(tmpf, a.o)
-    else:
-        sys.stdout.write(text)
+    slicelib.write_report("\n".join(lines) + "\n", a.o)
     return 0
 
 

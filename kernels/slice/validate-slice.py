@@ -73,6 +73,8 @@ import subprocess
 import sys
 import tempfile
 
+import slicelib
+
 
 def die(msg):
     print("validate-slice: " + msg, file=sys.stderr)
@@ -87,11 +89,7 @@ def run(cmd):
 
 
 def unxz(src, dst):
-    try:
-        with lzma.open(src) as f, open(dst, "wb") as g:
-            shutil.copyfileobj(f, g)
-    except (OSError, lzma.LZMAError) as e:
-        die("%s: %s" % (src, e))
+    slicelib.unxz(src, dst, die)
 
 
 def drop_foreign_ranges(db):
@@ -747,14 +745,7 @@ def main():
         if ov_share:
             w("Fitted: kda_overlap_rec_share %s (the share of an SM's intra-chunk throughput a resident "
               "recurrent CTA takes)." % ov_share.group(1))
-    text = "\n".join(out) + "\n"
-    if a.output:
-        tmp = a.output + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, a.output)
-    else:
-        sys.stdout.write(text)
+    slicelib.write_report("\n".join(out) + "\n", a.output)
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: MIT
+"""What the slice's report scripts (validate-slice.py, slice-routing.py) share: decompressing a
+committed capture and writing a report without ever leaving a half-written file."""
+import lzma
+import os
+import shutil
+import sys
+
+
+def unxz(src, dst, die):
+    """Decompress src (.xz) into dst; on a bad or missing file, die(message)."""
+    try:
+        with lzma.open(src) as f, open(dst, "wb") as g:
+            shutil.copyfileobj(f, g)
+    except (OSError, lzma.LZMAError) as e:
+        die("%s: %s" % (src, e))
+
+
+def write_report(text, path):
+    """text to path through a temporary file and a rename (the old report stays whole until the
+    new one is), or to standard output when path is empty."""
+    if not path:
+        sys.stdout.write(text)
+        return
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
