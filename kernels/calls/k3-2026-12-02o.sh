@@ -30,34 +30,40 @@ device_env "$M/k3-env.txt" "$M/k3-smi.csv" || exit 2
 T=$B/tests/kernels
 K=$B/kernels
 unset K3_GEMM_WG_CLUSTER K3_GEMM_WG_WEIGHTS K3_GEMM_WG_KERNEL K3_BENCH_MOE_VARIANT
+cap() { local l=$(( $(left) - $2 )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 1 ] && l=1; echo "$l"; }
 {
   echo "== moe-gpu *wgmma*"
   MOE_TEST_FILTER='*wgmma*' timeout 40 "$T/test-moe-gpu" > "$M/wgmma.txt" 2>&1
   echo "== moe-gpu: exit $? at $(( $(date +%s) - t0 )) s"
   grep -E "err/tol|K3_GEMM_WG|^\[ *(OK|FAILED|PASSED|ERROR|SKIPPED)|Failure|error" "$M/wgmma.txt" | tail -60
-  echo "== moe-gpu *layer*"
-  MOE_TEST_FILTER='*layer*' timeout 25 "$T/test-moe-gpu" > "$M/layer.txt" 2>&1
-  echo "== moe-gpu layer: exit $? at $(( $(date +%s) - t0 )) s"
-  grep -E "^\[ *(OK|FAILED|PASSED|ERROR|SKIPPED)|Failure|error" "$M/layer.txt" | tail -20
-  for tool in memcheck racecheck; do
-    echo "== $tool moe *wide_small* (limit 16 s)"
-    MOE_TEST_FILTER='*wide_small*' timeout 16 compute-sanitizer --tool "$tool" --error-exitcode 9 "$T/test-moe-gpu" > "$M/san-$tool.txt" 2>&1
-    echo "== $tool: exit $? at $(( $(date +%s) - t0 )) s"
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$M/san-$tool.txt" | tail -4
-    grep -E "hazard|Race|Invalid" "$M/san-$tool.txt" | head -6
-  done
 } > "$OUT/tests.txt" 2>&1
-echo "tests done at $(( $(date +%s) - t0 )) s"
+echo "wgmma tests done at $(( $(date +%s) - t0 )) s"
 {
-  l=$(( $(left) - 40 )); [ "$l" -gt 40 ] && l=40
+  l=$(cap 30 60)
   echo "==== moe_prefill MXFP4 $KERNELS, T = 16K and 4K (limit $l s)"
   K3_BENCH_MOE_VARIANT=mxfp4 K3_BENCH_WG_KERNELS=$KERNELS timeout "$l" "$K/k3-bench" --only moe_prefill -o "$M/bench.csv" 2>&1
   echo "==== exit $? at $(( $(date +%s) - t0 )) s"
 } > "$OUT/bench.txt" 2>&1
 echo "bench done at $(( $(date +%s) - t0 )) s"
 {
+  l=$(cap 30 45)
+  echo "== moe-gpu *layer* (limit $l s)"
+  MOE_TEST_FILTER='*layer*' timeout "$l" "$T/test-moe-gpu" > "$M/layer.txt" 2>&1
+  echo "== moe-gpu layer: exit $? at $(( $(date +%s) - t0 )) s"
+  grep -E "^\[ *(OK|FAILED|PASSED|ERROR|SKIPPED)|Failure|error" "$M/layer.txt" | tail -20
+  for tool in memcheck racecheck; do
+    l=$(cap 14 38)
+    echo "== $tool moe *wide_small* (limit $l s)"
+    MOE_TEST_FILTER='*wide_small*' timeout "$l" compute-sanitizer --tool "$tool" --error-exitcode 9 "$T/test-moe-gpu" > "$M/san-$tool.txt" 2>&1
+    echo "== $tool: exit $? at $(( $(date +%s) - t0 )) s"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$M/san-$tool.txt" | tail -4
+    grep -E "hazard|Race|Invalid" "$M/san-$tool.txt" | head -6
+  done
+} >> "$OUT/tests.txt" 2>&1
+echo "tests done at $(( $(date +%s) - t0 )) s"
+{
   v=mxfp4_w13
-  l=$(( $(left) - 12 )); [ "$l" -gt 40 ] && l=40
+  l=$(cap 45 12)
   echo "==== ncu $v wide2p (limit $l s)"
   if [ "$l" -gt 15 ]; then
     S="--section SpeedOfLight --section SchedulerStats --section WarpStateStats --section InstructionStats --section SourceCounters"

@@ -148,8 +148,8 @@ struct wcfg {
 	static constexpr int OFF_TAB = OFF_BAR + (2 * STAGES + RSTAGES) * 8;
 	static constexpr int OFF_TOK = OFF_TAB + TAB_INTS * 4;
 	static constexpr int TOK_INTS = 2 * TOKS; /* one tile of one warpgroup */
-	static constexpr int OFF_XROW = OFF_TOK + 2 * TOK_INTS * 4; /* XP, PAIR: the producer's token rows of its tile */
-	static constexpr int SMEM = OFF_XROW + (XP || PAIR ? TOKS * 4 : 0) + 1024; /* + slack to align the base to 1024 */
+	static constexpr int OFF_XROW = (OFF_TOK + 2 * TOK_INTS * 4 + 15) & ~15; /* XP, PAIR: the producer's token rows of its tile */
+	static constexpr int SMEM = OFF_XROW + (XP ? TOKS * 4 : PAIR ? TOKS * 8 : 0) + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
 	static_assert(R_STAGE % 1024 == 0, "every raw stage 1024-byte aligned (the 32-byte swizzle's rows)");
 	static_assert(SMEM <= 227 * 1024, "shared memory");
@@ -536,13 +536,17 @@ __device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *t
 	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
 }
 
-/* The MMA width of each half of a "wide2p" tile of ntok tokens (1 .. 2 TTV): half the tokens
- * rounded up to 16 (to 8 past 128, as the wide kernel's chunks); tokens 0 .. n - 1 are the first
- * half, n .. ntok - 1 (at most n) the second, at token rows n .. of the stage. */
+/* The MMA width of each half of a "wide2p" tile of ntok tokens (1 .. 2 TT_PAIR): always TT_PAIR;
+ * tokens 0 .. 159 are the first half, 160 .. ntok - 1 the second, at token rows 160 .. of the
+ * stage, rows past ntok zero-filled. One width only: with the k loop instantiated for several
+ * widths (every multiple of 16 to 128 and of 8 to 160; or 8, 5, 4, 3, 2 of them; with the
+ * epilogue after the width switch or inside each case) ptxas serialized the kernel's MMAs
+ * (C7512), with one it does not (2026-12-02o, trial compiles). K3's ~292-token experts at
+ * T = 16K thus run 320 columns (~9 % padding; wide2rv: ~4 %). */
 __device__ __forceinline__ int pair_n(int ntok)
 {
-	const int h = (ntok + 1) >> 1;
-	return h <= 0 ? 16 : h <= 128 ? (h + 15) & ~15 : (h + 7) & ~7;
+	(void)ntok;
+	return TT_PAIR;
 }
 
 /* The producer of the "wide2p" kernel (XV_PAIR; wcfg's PAIR layout): as produce() with TMA for
@@ -560,14 +564,18 @@ __device__ __forceinline__ void produce_pair(const params &p, const CUtensorMap 
 	const int pt = (int)threadIdx.x; /* 0 .. 127 */
 	const int ch = pt & 7, r8 = pt >> 3; /* 16-byte chunk ch of token rows r8 + 16 i */
 	const int nkb = p.K / KB;
-	int32_t *sxrow = reinterpret_cast<int32_t *>(sm + C::OFF_XROW);
+	/* Each token row's source: the byte offset of its A row in p.a, -1 past the tile's tokens (once a
+	 * tile: the k blocks' copies then take a shared load and an add a row; 2026-12-02o call 1's
+	 * per-row index arithmetic a k block kept the consumers waiting on `full`). */
+	int64_t *sxoff = reinterpret_cast<int64_t *>(sm + C::OFF_XROW);
+	const unsigned char *abase = reinterpret_cast<const unsigned char *>(p.a) + ch * 16;
 	int it = 0;
 	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
 		const tile tl = decode<2 * TTV, TW_PAIR>(p, tab, t);
 		const int ntok = (int)(tl.re - tl.rb), xrows = 2 * pair_n(ntok);
 		k3_named_sync(3, 128); /* every read of the last tile's rows done */
 		for (int r = pt; r < 2 * TTV; r += 128)
-			sxrow[r] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
+			sxoff[r] = r < ntok ? (int64_t)(p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) * p.K * 2 : -1;
 		k3_named_sync(3, 128);
 		const bool sok = pt < p.N - tl.n0; /* this thread's weight row (scales) inside N */
 		const uint8_t *ssrc = sok ? p.ws + ((size_t)tl.g * p.N + tl.n0 + pt) * (size_t)(p.K / 32) : p.ws;
@@ -580,14 +588,14 @@ __device__ __forceinline__ void produce_pair(const params &p, const CUtensorMap 
 				k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
 				tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
 			}
+			const int64_t kbo = (int64_t)kb * (KB * 2);
 #pragma unroll
 			for (int i = 0; i < 2 * TTV / 16; i++) {
 				const int r = r8 + 16 * i;
 				if (r < xrows) {
-					const int32_t xr = sxrow[r];
-					const bool ok = xr >= 0;
-					const uint16_t *src = p.a + (ok ? (size_t)xr * p.K + kb * KB + ch * 8 : 0);
-					k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
+					const int64_t o = sxoff[r];
+					const bool ok = o >= 0;
+					k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), abase + (ok ? o + kbo : 0), ok);
 				}
 			}
 			k3_cp_async4_zfill(st + C::OFF_S + pt * 4, sok ? ssrc + (kb & ~1) * 2 : p.ws, sok);
@@ -1273,8 +1281,6 @@ __device__ __forceinline__ void consume_pair(const params &p, unsigned char *sm,
 	static_assert(C::PAIR, "the pair layout");
 	const int lane = (int)threadIdx.x & 31, ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
 	const int wr0 = wg * 64 + (((int)threadIdx.x >> 5) & 3) * 16;
-	float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
-	int32_t *soi = reinterpret_cast<int32_t *>(srs + C::TOKS);
 	float acc[2][TTV / 2];
 	int it = 0;
 	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
@@ -1282,22 +1288,9 @@ __device__ __forceinline__ void consume_pair(const params &p, unsigned char *sm,
 		const int n = pair_n((int)(tl.re - tl.rb));
 		tok_scalars<EPI, (2 * TTV + 127) / 128> ts;
 		ts.load(p, tl, ct); /* in flight through the k loop */
-#define K3_WG_PAIR(NN) mainloop_pair<(NN <= TTV ? NN : TTV), TTV, XV>(p, sm, full, empty, acc, it, wr0, lane)
-		switch (n) {
-		case 16: K3_WG_PAIR(16); break;
-		case 32: K3_WG_PAIR(32); break;
-		case 48: K3_WG_PAIR(48); break;
-		case 64: K3_WG_PAIR(64); break;
-		case 80: K3_WG_PAIR(80); break;
-		case 96: K3_WG_PAIR(96); break;
-		case 112: K3_WG_PAIR(112); break;
-		case 128: K3_WG_PAIR(128); break;
-		case 136: K3_WG_PAIR(136); break;
-		case 144: K3_WG_PAIR(144); break;
-		case 152: K3_WG_PAIR(152); break;
-		default: K3_WG_PAIR(160); break;
-		}
-#undef K3_WG_PAIR
+		mainloop_pair<TTV, TTV, XV>(p, sm, full, empty, acc, it, wr0, lane); /* n == TTV (pair_n()) */
+		float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
+		int32_t *soi = reinterpret_cast<int32_t *>(srs + C::TOKS);
 		k3_named_sync(1 + wg, 128); /* the last tile's epilogue read the buffer */
 		ts.template store<2 * TTV>(srs, soi, ct);
 		k3_named_sync(1 + wg, 128);
@@ -1508,6 +1501,11 @@ int launch_pair(params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int gri
  *    K3's ~292-token experts in 2 chunks instead of 3, so each weight tile's conversion serves 146
  *    tokens instead of ~97: MXFP4 w13 / w2 at T = 16K 26.1-26.4 / 13.3-13.4 ms against wide2's
  *    34.0-34.4 / 16.8-17.0 (62-66 % of the cuBLASLt beside each row).
+ *  - "wide2p", "wide2pa", "wide2ra" (2026-12-02o; bench/results/k3-kernels-h200-2026-12-02o):
+ *    wide2, and MXFP4 weights through the pair kernel (XV_PAIR: tiles of 128 weight rows by two
+ *    halves of 160 token rows, each A fragment converted once for both halves' MMAs; opt-in:
+ *    13-22 % slower than wide2rv at T = 16K, its producer the limit), wide2p above 128 rows a
+ *    group on average else wide2r (opt-in), wide2rv above 128 rows else wide2r (the default).
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1516,10 +1514,18 @@ struct variant {
 	int xv;	   /* XV_* bits (kv 2 only) */
 	bool nocl; /* wide chunks without clusters */
 	int rw;	   /* XV_RS1: token chunks of up to 128 (0, "wide2r"), 176 (1, "wide2rw"), 160 (2, "wide2rv");
-		    * 3 "wide2p" (XV_PAIR); 4 "wide2pa": wide2p above 128 rows a group on average, else wide2r */
+		    * 3 "wide2p" (XV_PAIR); 4 "wide2pa": wide2p above 128 rows a group on average, else wide2r;
+		    * 5 "wide2ra": wide2rv above 128 rows a group on average, else wide2r */
 };
 
-/* "wide2rv" since 2026-12-02m call 2 (kernels/calls/k3-2026-12-02m-2.sh; BF16 weights run wide2
+/* "wide2ra" since 2026-12-02o (kernels/calls/k3-2026-12-02o.sh, -2.sh; bench/results/
+ * k3-kernels-h200-2026-12-02o): wide2rv where the groups hold more than 128 rows on average (K3's
+ * T = 16K: the same kernel as before), wide2r at or below (T = 4K, ~73 rows: one 128-token chunk
+ * either way, wide2r's groups of two k steps). Call 2, one process, two rows each: MXFP4 at T = 4K
+ * w13 9.42-9.57 ms against wide2rv's 10.08-11.31 (37.8-38.0 against 31.5-35.3 % of the cuBLASLt
+ * beside each row), w2 4.57-4.86 against 5.15-5.95; T = 16K equal (w13 25.4 against 25.4-25.9);
+ * test-moe-gpu's wgmma and layer tests passed, memcheck and racecheck of the small wide test clean.
+ * "wide2rv" since 2026-12-02m call 2 (kernels/calls/k3-2026-12-02m-2.sh; BF16 weights run wide2
  * under it, unchanged): MXFP4 at T = 16K, two rows each in one process, w13 26.1-26.4 ms against
  * wide2's 34.0-34.4 (62.3-66.4 % of the cuBLASLt row beside it), w2 13.3-13.4 against 16.8-17.0;
  * at T = 4K w13 10.2-10.5 against 10.5-11.0, w2 5.5 against 5.0-5.6 (wide2r 4.4-4.6 there);
@@ -1530,7 +1536,7 @@ struct variant {
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2rv";
+constexpr const char *GROUPED_DEFAULT = "wide2ra";
 
 variant kernel_variant(const params &p)
 {
@@ -1549,6 +1555,7 @@ variant kernel_variant(const params &p)
 		      { "wide2rv", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 2 } },
 		      { "wide2p", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 3 } },
 		      { "wide2pa", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 4 } },
+		      { "wide2ra", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1728,8 +1735,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		p.num_n = (p.N + TW - 1) / TW;
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
-		       : v.rw == 2 ? launch_rs1<TT_RSV>(p, tmw, epi, (int)grid, stream)
-				   : launch_rs1<TT>(p, tmw, epi, (int)grid, stream);
+		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */
+			       ? launch_rs1<TT_RSV>(p, tmw, epi, (int)grid, stream)
+			       : launch_rs1<TT>(p, tmw, epi, (int)grid, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & XV_XP)) /* MXFP4 by the expander: the BF16 consumers */
 		return launch_xp(p, tmw, epi, (int)grid, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & XV_ONE)) /* MXFP4 (never in clusters): the one-copy epilogue */

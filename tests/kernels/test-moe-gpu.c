@@ -1053,9 +1053,10 @@ static void test_gemm_wgmma_clusters(void **unused)
 	 * wide2rw, chunks of up to 176 as wide2x's, one k step a group; K = 256: 4 k blocks, groups
 	 * across the stages); and through the pair kernel (2026-12-02o: wide2p, tiles of 128 weight
 	 * rows by two halves of up to 160 tokens; wide2pa, wide2p here: 185 rows a group on average;
-	 * N = 320: a third weight tile of 64 rows). */
-	static const char *const fp4k[8] = { "wide2", "wide2x", "wide2x", "wide2r", "wide2rw", "wide2rv", "wide2p", "wide2pa" };
-	for (int k = 0; k < 8; k++) {
+	 * N = 320: a third weight tile of 64 rows); wide2ra, the default since 2026-12-02o: wide2rv
+	 * here, wide2r at <= 128 rows a group). */
+	static const char *const fp4k[9] = { "wide2", "wide2x", "wide2x", "wide2r", "wide2rw", "wide2rv", "wide2p", "wide2pa", "wide2ra" };
+	for (int k = 0; k < 9; k++) {
 		if (k == 3)
 			unsetenv("K3_GEMM_WG_CLUSTER");
 		if (k == 2)
@@ -1070,11 +1071,10 @@ static void test_gemm_wgmma_clusters(void **unused)
 	}
 	unsetenv("K3_GEMM_WG_CLUSTER");
 	wmat_release(&wef);
-	/* The pair kernel's edges (wide2p): halves of every MMA width 16 .. 160 (320: 160 + 160; 319:
-	 * 160 + 159; 300: N 152; 280: 144; 258 and 257: 136; 256: 128; 240: 128; 200: 112; 33: 32;
-	 * 17, 2, 1: 16 with an empty or near-empty second half), groups of two tiles (321: 161 + 160,
-	 * halves N 96; 640: 2 x 320) and three (641: 3 x 214, N 112); GLU gathered, SCALE scattered,
-	 * BF16 scattered (wide2's kernel). */
+	/* The pair kernel's edges (wide2p: halves of 160 token rows, the second holding tokens 160 ..):
+	 * 320 (two full halves), 319, 300, 280, 258, 257, 256, 240, 200 (a partial second half), 33,
+	 * 17, 2, 1 (an empty second half), groups of two tiles (321: 161 + 160; 640: 2 x 320) and three
+	 * (641: 3 x 214); GLU gathered, SCALE scattered, BF16 scattered (wide2's kernel). */
 	static const int32_t pairs[17] = { 320, 319, 300, 280, 258, 257, 256, 240, 200, 33, 17, 2, 1, 321, 640, 641, 0 };
 	struct wmat wpf = wmat_rand(17, 320, 256, K3_W_MXFP4, 0.1);
 	const struct gemm_case pg = { .N = 320, .K = 256, .n_groups = 17, .counts = pairs, .a_rows = 3000,
@@ -1150,7 +1150,7 @@ static void test_gemm_wgmma_wide_small(void **unused)
 	setenv("K3_GEMM_WG_KERNEL", "wide2rv", 1); /* chunks of up to 160: 89 + 88, 40, 2 x 150 */
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	run_gemm(&sf, K3_EPI_SCALE, &wf);
-	setenv("K3_GEMM_WG_KERNEL", "wide2p", 1); /* pair tiles: 89 + 88 (N 96), 20 + 20 (32), 150 + 150 (152) */
+	setenv("K3_GEMM_WG_KERNEL", "wide2p", 1); /* pair tiles of 177, 40, 300 tokens (halves of 160) */
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	run_gemm(&sf, K3_EPI_SCALE, &wf);
 	wmat_release(&wf);
