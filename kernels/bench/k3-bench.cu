@@ -1527,7 +1527,8 @@ void bench_wgmma_peak(const options &o)
 }
 
 /* --only moe_prefill: the grouped prefill rows alone, each with and without clusters
- * (K3_BENCH_MOE_VARIANT=bf16_w13 etc. in the environment: that variant only, e.g. under ncu).
+ * (K3_BENCH_MOE_VARIANT=bf16_w13 etc. in the environment: that variant only, e.g. under ncu; a
+ * prefix names several: "mxfp4" the MXFP4 rows).
  * K3_BENCH_WG_KERNELS=q,wide,... : instead, each row once per named kernel (K3_GEMM_WG_KERNEL),
  * back to back, in clusters as the kernel picks them. */
 void bench_moe_prefill(const options &o)
@@ -1547,7 +1548,7 @@ void bench_moe_prefill(const options &o)
 		for (int glu = 1; glu >= 0; glu--) {
 			char name[16];
 			snprintf(name, sizeof name, "%s_%s", dti ? "mxfp4" : "bf16", glu ? "w13" : "w2");
-			if (only && *only && strcmp(only, name) != 0)
+			if (only && *only && strncmp(only, name, strlen(only)) != 0) /* a name or its prefix ("mxfp4") */
 				continue;
 			experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, dt);
 			for (int T : o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 }) {
