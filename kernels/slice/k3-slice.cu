@@ -892,6 +892,18 @@ bool parse_list(const char *s, std::vector<int> &out)
 	return !out.empty();
 }
 
+/* A whole decimal integer in [lo, hi] into *out (nothing else in s), or false. */
+bool parse_int(const char *s, long lo, long hi, int *out)
+{
+	char *end;
+	errno = 0;
+	const long v = strtol(s, &end, 10);
+	if (end == s || *end || errno || v < lo || v > hi)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
 bool parse_pairs(const char *s, std::vector<std::pair<int, int>> &out)
 {
 	out.clear();
@@ -945,10 +957,10 @@ int main(int argc, char **argv)
 			o.kv = !strcmp(v, "fp8") ? MLA_KV_FP8 : MLA_KV_BF16, i++;
 		else if (!strcmp(a, "--state") && v && (!strcmp(v, "fp32") || !strcmp(v, "bf16")))
 			o.sdt = !strcmp(v, "bf16") ? KDA_BF16 : KDA_F32, i++;
-		else if (!strcmp(a, "--reps") && v && atoi(v) >= 1)
-			o.reps = atoi(v), i++;
-		else if (!strcmp(a, "--gap-ms") && v && atoi(v) >= 0 && atoi(v) <= 10000)
-			g_gap_ms = atoi(v), i++;
+		else if (!strcmp(a, "--reps") && v && parse_int(v, 1, 1000, &o.reps))
+			i++;
+		else if (!strcmp(a, "--gap-ms") && v && parse_int(v, 0, 10000, &g_gap_ms))
+			i++;
 		else if (!strcmp(a, "--quick"))
 			o.prefill = { 4096 }, o.decode = { { 1, 8192 }, { 64, 8192 } }, o.reps = 3;
 		else {
