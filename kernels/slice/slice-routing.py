@@ -110,6 +110,8 @@ def main():
     src = os.path.join(a.results, "k3-slice.db.xz")
     if not os.path.exists(src):
         die("%s: not found" % src)
+    slicelib.refuse_input_as_output(a.o, [src, os.path.join(a.results, "k3-slice.txt")] +
+                                    ([os.path.join(a.bench_results, "k3-h200.db.xz")] if a.bench_results else []), die)
     tmp = tempfile.mkdtemp(prefix="slice-routing-")
     try:
         db = os.path.join(tmp, "slice.db")

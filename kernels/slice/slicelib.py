@@ -16,6 +16,16 @@ def unxz(src, dst, die):
         die("%s: %s" % (src, e))
 
 
+def refuse_input_as_output(path, inputs, die):
+    """die(message) when the report path is one of the inputs (the same file, by inode): the
+    report would replace what it was made from."""
+    if not path or not os.path.exists(path):
+        return
+    for f in inputs:
+        if f and os.path.exists(f) and os.path.samefile(path, f):
+            die("%s is an input (%s); write the report elsewhere" % (path, f))
+
+
 def write_report(text, path):
     """text to path through a temporary file and a rename (the old report stays whole until the
     new one is), or to standard output when path is empty."""

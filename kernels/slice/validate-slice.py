@@ -429,6 +429,9 @@ def main():
     for f in a.extra_bench:
         if not os.path.isfile(f):
             die("%s: no such file" % f)
+    slicelib.refuse_input_as_output(a.output, [os.path.join(a.results, f) for f in
+                                               ("k3-slice.db.xz", "k3-slice.csv", "k3-slice.txt")] +
+                                    [os.path.join(bench_dir, "k3-h200.db.xz")] + a.extra_bench + a.kda_bench, die)
     if not os.access(a.k3sim, os.X_OK):
         die("%s: not an executable (build k3sim first)" % a.k3sim)
     work = a.keep or tempfile.mkdtemp(prefix="k3slice-")
