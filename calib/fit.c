@@ -578,6 +578,58 @@ out:
 
 /* The sustained SM clock in [0.4, 1] x boost minimizing the mean |log error| of the points
  * (golden-section: one parameter, unimodal in practice); returns that error, hw holds it. */
+/* The spread of log(predicted / measured) around its mean over the points: what a class table
+ * cannot take out (it takes their common factor). */
+static double log_spread(const struct hw *hw, const struct calib_point *const *pt, int n)
+{
+	double mean = 0, s = 0;
+	for (int i = 0; i < n; i++)
+		mean += log(fmax(calib_predict_s(hw, pt[i]), 1e-30) / pt[i]->measured_s);
+	mean /= n;
+	for (int i = 0; i < n; i++)
+		s += fabs(log(fmax(calib_predict_s(hw, pt[i]), 1e-30) / pt[i]->measured_s) - mean);
+	return s / n;
+}
+
+/* 2b. The MXFP4 grouped kernel's expansion rate (hw.h grouped_fp4_*; the base preset's chunk rule):
+ * the rate under which the physical model's times of the measured tiled MXFP4 grouped GEMMs
+ * follow the measured ones up to one common factor (the class table takes that factor). Their
+ * rows per chunk differ with the tokens (one chunk an expert at T = 4K, two at 16K for K3), which
+ * is what separates a chunk's cost from a row's. A search over the log of the rate, 0.25-4096
+ * elements an SM cycle; not fitted with fewer than 3 points or one ratio of rows to chunks. */
+static void fit_fp4_chunks(const struct calib_points *pts, struct hw *hw, struct calib_fit_stage *r,
+			   const struct calib_point **sel)
+{
+	int n = 0;
+	double lo_ratio = INFINITY, hi_ratio = 0;
+	for (size_t i = 0; i < pts->n; i++) {
+		const struct calib_point *p = &pts->p[i];
+		double chunks = sim_fp4_chunks(hw, &p->op);
+		if (p->held_out || p->clock != HW_CLOCK_BOOST || !(chunks > 0))
+			continue;
+		sel[n++] = p;
+		lo_ratio = fmin(lo_ratio, (double)p->op.m / chunks);
+		hi_ratio = fmax(hi_ratio, (double)p->op.m / chunks);
+	}
+	r->points = n;
+	if (n < CALIB_FIT_MIN_POINTS || hi_ratio < 1.05 * lo_ratio)
+		return;
+	hw->grouped_fp4_welems_per_sm_cycle = 0;
+	r->before = log_spread(hw, sel, n);
+	double best = INFINITY, best_x = 0;
+	for (double x = log(0.25); x <= log(4096.0) + 1e-9; x += 0.02) {
+		hw->grouped_fp4_welems_per_sm_cycle = exp(x);
+		double f = log_spread(hw, sel, n);
+		if (f < best) {
+			best = f;
+			best_x = x;
+		}
+	}
+	hw->grouped_fp4_welems_per_sm_cycle = exp(best_x);
+	r->after = best;
+	r->fitted = true;
+}
+
 static double fit_sustained_clock(struct hw *hw, const struct calib_point *const *pt, int n)
 {
 	const double g = (sqrt(5.0) - 1) / 2, boost = hw->sm_clock_hz;
@@ -715,6 +767,9 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	} else {
 		rep->gemm.points = st.n;
 	}
+
+	if (hw->grouped_fp4_chunk_rows > 0)
+		fit_fp4_chunks(pts, hw, &rep->grouped_fp4, sel);
 
 	/* 3. KDA prefill chain, collectives */
 	/* step floor, per-row step cost, intra-chunk cost per (token, head) per SM */

@@ -56,6 +56,9 @@ struct calib_fit_coll {
 
 struct calib_fit_report {
 	struct calib_fit_stage memory, gemm, kda_chunk, kda_verify, comm;
+	/* the MXFP4 grouped kernel's expansion rate (hw.h grouped_fp4_*), where the base has its
+	 * chunks: before / after are the spread of log(predicted / measured) around its mean */
+	struct calib_fit_stage grouped_fp4;
 	struct calib_fit_stage sustained; /* the sustained SM clock (hw.h), from points measured so */
 	struct calib_fit_coll coll[HW_COLL_MODELS_MAX];
 	int n_coll;

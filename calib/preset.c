@@ -243,6 +243,8 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		        meta->fit->held_out_points);
 		stage(f, "memory", &meta->fit->memory);
 		stage(f, "gemm", &meta->fit->gemm);
+		if (meta->fit->grouped_fp4.points)
+			stage(f, "grouped_fp4", &meta->fit->grouped_fp4);
 		stage(f, "kda_chunk", &meta->fit->kda_chunk);
 		stage(f, "kda_verify", &meta->fit->kda_verify);
 		stage(f, "sustained_clock", &meta->fit->sustained);

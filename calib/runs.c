@@ -170,6 +170,7 @@ int calib_op_cmp(const struct op *a, const struct op *b)
 	CMP(a->k, b->k);
 	CMP(a->groups, b->groups);
 	CMP(a->groups_touched, b->groups_touched);
+	CMP(a->expert_cv, b->expert_cv);
 	CMP(a->b, b->b);
 	CMP(a->t, b->t);
 	CMP(a->h, b->h);

@@ -504,6 +504,10 @@ static const struct hw_key kernel_keys[] = {
 	KEY("kda_overlap_min_heads", HK_I64, kda_overlap_min_heads, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("kda_overlap_min_tokens", HK_I64, kda_overlap_min_tokens, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("kda_overlap_rec_share", HK_F64, kda_overlap_rec_share, 1, 1, 1, 6, false, HK_NONZERO),
+	KEY("grouped_fp4_chunk_rows", HK_I64, grouped_fp4_chunk_rows, 1, 1, 1, 0, false, HK_NONZERO),
+	KEY("grouped_fp4_small_chunk_rows", HK_I64, grouped_fp4_small_chunk_rows, 1, 1, 1, 0, false, HK_NONZERO),
+	KEY("grouped_fp4_gemv_rows", HK_I64, grouped_fp4_gemv_rows, 1, 1, 1, 0, false, HK_NONZERO),
+	KEY("grouped_fp4_welems_per_sm_cycle", HK_F64, grouped_fp4_welems_per_sm_cycle, 1, 1, 1, 6, false, HK_NONZERO),
 	KEY("reserved_gib", HK_BYTES, reserved_bytes, 1073741824.0, 1, 1073741824.0, 9, true, HK_ALWAYS),
 	KEY_HAND("gemm_eff", false),
 	{NULL, HK_HAND, 0, 0, 1, 1, 0, false, HK_NEVER},
@@ -950,6 +954,17 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if (hw->kda_overlap_max_seqs > 0 && (hw->kda_overlap_min_heads < 1 || hw->kda_overlap_min_tokens < 1))
 		return doc_error(d, doc_get(n, "kda_overlap_max_seqs"), e,
 				 "kda_overlap_max_seqs: needs kda_overlap_min_heads and kda_overlap_min_tokens (at least 1)");
+	if (hw->grouped_fp4_small_chunk_rows > hw->grouped_fp4_chunk_rows)
+		return doc_error(d, doc_get(n, "grouped_fp4_small_chunk_rows"), e,
+				 "grouped_fp4_small_chunk_rows: must be at most grouped_fp4_chunk_rows (%lld)",
+				 (long long)hw->grouped_fp4_chunk_rows);
+	if (hw->grouped_fp4_gemv_rows > hw->grouped_fp4_small_chunk_rows && hw->grouped_fp4_chunk_rows > 0)
+		return doc_error(d, doc_get(n, "grouped_fp4_gemv_rows"), e,
+				 "grouped_fp4_gemv_rows: must be at most grouped_fp4_small_chunk_rows (%lld)",
+				 (long long)hw->grouped_fp4_small_chunk_rows);
+	if (hw->grouped_fp4_welems_per_sm_cycle > 0 && hw->grouped_fp4_chunk_rows < 1)
+		return doc_error(d, doc_get(n, "grouped_fp4_welems_per_sm_cycle"), e,
+				 "grouped_fp4_welems_per_sm_cycle: needs grouped_fp4_chunk_rows (at least 1)");
 	return 0;
 }
 

@@ -212,6 +212,18 @@ struct hw {
 	 * which slows the intra kernel while the pair shares the SMs (sim/cost.c). */
 	int64_t kda_overlap_max_seqs, kda_overlap_min_heads, kda_overlap_min_tokens;
 	double kda_overlap_rec_share;
+	/* The MXFP4 grouped expert GEMM's chunks (optional; 0: not modeled, the datasheet presets'
+	 * case). Above grouped_fp4_gemv_rows rows a touched expert on average the kernels run the
+	 * tiled grouped GEMM (below, a gemv that streams each weight once): an expert's rows in
+	 * ceil(rows / chunk) equal chunks, each of which expands the expert's whole MXFP4 weight
+	 * matrix to BF16 again (kernels/moe/k3_gemm_wg.cu: chunks of up to grouped_fp4_chunk_rows,
+	 * or grouped_fp4_small_chunk_rows where the touched experts average at most that many rows;
+	 * a chunk's MMAs pad it to 16 rows). grouped_fp4_welems_per_sm_cycle, fitted: the weight
+	 * elements one SM expands a cycle, so the expansions cost chunks x n x k / (rate x SMs x
+	 * clock) beside the MMAs, and a routing whose rows per expert spread wider (the op's
+	 * expert_cv) runs more chunks on the same rows (sim/cost.c, sim_expected_chunks). */
+	int64_t grouped_fp4_chunk_rows, grouped_fp4_small_chunk_rows, grouped_fp4_gemv_rows;
+	double grouped_fp4_welems_per_sm_cycle;
 	int64_t reserved_bytes;       /* CUDA context, NCCL and library workspaces per GPU */
 
 	/* calibration (optional; zero in datasheet presets, which keeps the plain model) */

@@ -248,6 +248,9 @@ struct op {
 			      * m tokens, n dim / experts / width / channels; SHORT_CONV: k taps */
 	int64_t groups;      /* GROUPED_GEMM: experts held; groups_touched: experts that get rows */
 	double groups_touched;
+	double expert_cv;    /* GROUPED_GEMM: the rows per touched expert's coefficient of variation
+			      * (standard deviation over mean, at most OP_EXPERT_CV_MAX); 0: a uniform
+			      * router's (Poisson, 1/sqrt(mean)) */
 	int64_t b, t, h;     /* attention: sequences, tokens per sequence, heads */
 	int64_t ctx;         /* attention: tokens already in context (prefix) */
 	int64_t dk, dv;      /* KDA: key/value head dims; MLA: qk dim, v dim (prefill) or latent dims (decode) */
@@ -287,6 +290,8 @@ struct op {
  * byte count (at most 4 bytes per element) and the sum of an op's seven byte counts stay far
  * from INT64_MAX. */
 #define OP_ELEMENTS_MAX (INT64_C(1) << 56)
+/* The largest coefficient of variation of rows per expert a grouped GEMM may carry. */
+#define OP_EXPERT_CV_MAX 16.0
 
 /* What activations of type `act` are stored in between ops (FP8 ones: BF16). */
 enum dtype model_storage_dtype(enum dtype act);

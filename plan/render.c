@@ -38,8 +38,11 @@ int plan_write_yaml(FILE *f, const struct plan_spec *sp, const struct plan_resul
 	fprintf(f, "name: plan-%lld-gpus\n", (long long)rec->budget_gpus);
 	fprintf(f, "description: \"%s\"\n", what);
 	fprintf(f, "model: %s\nhw: %s\ngpus: %lld\n", s.model, s.hw, (long long)s.gpus);
-	fprintf(f, "parallel: {tp: %lld, dp: %lld, cp: %lld, ep: %lld, moe_imbalance: %.17g}\n", (long long)s.tp,
+	fprintf(f, "parallel: {tp: %lld, dp: %lld, cp: %lld, ep: %lld, moe_imbalance: %.17g", (long long)s.tp,
 		(long long)s.dp, (long long)s.cp, (long long)s.ep, s.moe_imbalance);
+	if (s.moe_expert_cv > 0)
+		fprintf(f, ", moe_expert_cv: %.17g", s.moe_expert_cv);
+	fprintf(f, "}\n");
 	fprintf(f, "workload: {batch: %lld, prompt_tokens: %lld, output_tokens: %lld, prefill_chunk: %lld}\n",
 		(long long)s.batch, (long long)s.prompt_tokens, (long long)s.output_tokens, (long long)s.prefill_chunk);
 	fprintf(f, "dtypes: {kda_state: %s, mla_cache: %s, activations: %s, expert_activations: %s, dispatch: %s}\n",

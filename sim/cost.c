@@ -39,6 +39,55 @@ static double tensor_rate(const struct hw *hw, const struct rates *r, enum dtype
 	return hw_tensor_rate(hw, t) * r->scale;
 }
 
+double sim_expected_chunks(double mean_rows, double cv, double chunk_rows)
+{
+	double mu = fmax(mean_rows, 1.0), c = fmax(chunk_rows, 1.0);
+	double sd = (cv > 0 ? cv : 1.0 / sqrt(mu)) * mu;
+	if (!(sd > 1e-9 * c))
+		return ceil(mu / c);
+	/* P(r > x | r >= 1) for r ~ normal(mu, sd) */
+	const double below = 0.5 * erfc((1.0 - mu) / (sd * M_SQRT2));
+	const double z = 9.0; /* beyond 9 standard deviations a term is 1 or 0 to double precision */
+	double j_lo = fmax(1.0, floor((mu - z * sd) / c)), j_hi = ceil((mu + z * sd) / c);
+	if (j_hi - j_lo > 1e5) {
+		/* the spread covers many chunks: a row count's place in its chunk is uniform, so half
+		 * a chunk over the (truncated) mean */
+		double a = (1.0 - mu) / sd;
+		double mean = mu + sd * exp(-0.5 * a * a) / sqrt(2 * M_PI) / below;
+		return fmax(1.0, mean / c + 0.5);
+	}
+	double e = j_lo; /* j = 0 .. j_lo - 1: a row count past j c for certain */
+	for (double j = j_lo; j <= j_hi; j++)
+		e += fmin(1.0, 0.5 * erfc((j * c - mu) / (sd * M_SQRT2)) / below);
+	return e;
+}
+
+double sim_fp4_chunks(const struct hw *hw, const struct op *op)
+{
+	if (op->kind != OP_GROUPED_GEMM || op->w_dtype != DT_MXFP4 || hw->grouped_fp4_chunk_rows < 1 ||
+	    op->groups_touched < 1 || op->m < 1)
+		return 0;
+	double g = op->groups_touched, mean = (double)op->m / g;
+	if (mean <= (double)hw->grouped_fp4_gemv_rows)
+		return 0;
+	double chunk = (double)(mean <= (double)hw->grouped_fp4_small_chunk_rows ? hw->grouped_fp4_small_chunk_rows
+										 : hw->grouped_fp4_chunk_rows);
+	return g * sim_expected_chunks(mean, op->expert_cv, chunk);
+}
+
+/* Each chunk's MMAs pad its rows to 16: half of that a chunk on average. */
+#define FP4_CHUNK_PAD_ROWS 8.0
+
+/* The MXFP4 grouped kernel's weight expansions: each chunk expands the expert's whole n x k
+ * weight matrix at the fitted rate; 0 where the preset has no rate. */
+static double fp4_expansion_s(const struct hw *hw, const struct op *op, double clock_hz)
+{
+	if (!(hw->grouped_fp4_welems_per_sm_cycle > 0))
+		return 0;
+	return sim_fp4_chunks(hw, op) * (double)op->n * (double)op->k /
+	       (hw->grouped_fp4_welems_per_sm_cycle * (double)hw->sms * clock_hz);
+}
+
 /* Tile and wave quantization: the GEMM runs as ceil(m/tm) x ceil(n/tn) output tiles over the SMs.
  * Few tiles are split along k by the library to fill the machine, so partial waves only cost
  * their fraction; many tiles run in whole waves. The padded FLOPs run at the curve's rate, plus
@@ -69,6 +118,10 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 		double g = op->groups_touched, rows = (double)op->m / g;
 		tm = (double)hw->gemm_tile_m;
 		double padded = rows >= tm ? rows + tm / 2 : fmax(16.0, 1.5 * rows);
+		/* the MXFP4 kernel's equal chunks pad only to their MMAs' 16 rows */
+		double chunks = sim_fp4_chunks(hw, op);
+		if (chunks > 0)
+			padded = rows + chunks / g * FP4_CHUNK_PAD_ROWS;
 		tiles = g * padded / tm * ceil_div((double)op->n, tn);
 	}
 	double sms = (double)hw->sms;
@@ -369,6 +422,7 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		bool simt = !(hw->tensor_flops_per_s[math] > 0);
 		double rate = tensor_rate(hw, r, math);
 		c.compute_s = op->m > 0 ? gemm_compute_s(hw, op, rate, r->clock_hz, simt, &c.waves) : 0;
+		c.compute_s += fp4_expansion_s(hw, op, r->clock_hz);
 		c.latency_s = launch;
 		if (gemm_kernel_model(hw)) {
 			/* the bytes at the achieved bandwidth (the kernel's fixed cost is its own);

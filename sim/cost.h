@@ -70,6 +70,17 @@ enum hw_class sim_op_class(enum op_kind k);
 enum { SIM_ATTN_PREFILL_T = 64 };
 bool sim_attn_prefill_regime(const struct op *op);
 
+/* The expected chunks of one touched expert whose rows run in chunks of at most chunk_rows: the
+ * mean of ceil(r / chunk_rows) over rows r ~ normal(mean_rows, cv x mean_rows) given r >= 1 (a
+ * touched expert has a row); cv 0: a uniform router's spread (Poisson: 1 / sqrt(mean_rows)).
+ * Never below mean_rows / chunk_rows or 1; never falls as mean_rows grows at a given cv (a wider
+ * spread may give fewer: experts of 211 rows on average in chunks of 160, some then fit in one). */
+double sim_expected_chunks(double mean_rows, double cv, double chunk_rows);
+/* The expected chunks of the MXFP4 grouped kernel an op runs (hw.h grouped_fp4_*, its rows' spread
+ * expert_cv); 0 where the preset does not model them or the op is not one (dense, BF16 weights,
+ * the gemv regime). */
+double sim_fp4_chunks(const struct hw *hw, const struct op *op);
+
 void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
 		 struct op_cost *out);
 

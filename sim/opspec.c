@@ -15,7 +15,8 @@ static const struct opspec_kind kinds[] = {
 	{"grouped_gemm", OP_GROUPED_GEMM, "routed experts: m rows over `groups` experts",
 	 {{"m", NULL, "rows over all groups"}, {"n", NULL, "columns"}, {"k", NULL, "reduction"},
 	  {"groups", NULL, "experts held"}, {"touched", "", "experts that get rows (default all)"},
-	  {"dtype", "bf16", "activations"}, {"w_dtype", "", "weights, if not dtype (e.g. mxfp4)"}}},
+	  {"dtype", "bf16", "activations"}, {"w_dtype", "", "weights, if not dtype (e.g. mxfp4)"},
+	  {"cv", "", "rows per touched expert: std / mean (default: a uniform router's)"}}},
 	{"kda_chunk", OP_KDA_CHUNK, "chunked KDA prefill",
 	 {{"b", NULL, "sequences"}, {"t", NULL, "tokens per sequence"}, {"h", NULL, "heads"},
 	  {"k", "128", "key head dim"}, {"v", "128", "value head dim"}, {"state", "fp32", "state dtype"},
@@ -323,6 +324,13 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 			int64_t touched = op.groups;
 			I64("touched", touched);
 			op.groups_touched = (double)(touched < op.groups ? touched : op.groups);
+			if ((rc = get_double(&a, "cv", &op.expert_cv)) < 0)
+				return rc;
+			if (op.expert_cv > OP_EXPERT_CV_MAX) {
+				err_set(e, NULL, 0, 0, "%s: cv=%g is past %g (rows per expert: std over mean)", kind,
+					op.expert_cv, OP_EXPERT_CV_MAX);
+				return -EINVAL;
+			}
 		}
 		break;
 	case OP_KDA_CHUNK:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ops.h"
 #include "util/doc.h"
 #include "util/embed.h"
 
@@ -194,7 +195,8 @@ static int load_tree(struct doc_reader *c, const struct doc_node *root, struct s
 	static const char *const top[] = {"name", "description", "model", "hw", "gpus", "parallel",
 		"workload", "dtypes", "options", "sweep", "engine", "ep", "serve", NULL};
 	/* sweep: read by reports/sweep_spec.c; serve: by serve/config.c */
-	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "moe_tp", "tp_comm", "moe_imbalance", "pp", NULL};
+	static const char *const par_keys[] = {"tp", "dp", "cp", "ep", "moe_tp", "tp_comm", "moe_imbalance",
+		"moe_expert_cv", "pp", NULL};
 	static const char *const work_keys[] = {"batch", "prompt_tokens", "output_tokens",
 		"prefill_chunk", "kda_chunk", NULL};
 	static const char *const dt_keys[] = {"kda_state", "mla_cache", "activations",
@@ -239,6 +241,15 @@ static int load_tree(struct doc_reader *c, const struct doc_node *root, struct s
 				return rc;
 			if (s->moe_imbalance < 1.0 || s->moe_imbalance > 64.0)
 				return doc_error(c->d, v, c->e, "moe_imbalance: must be in [1, 64] (busiest rank over the mean)");
+		}
+		if ((v = doc_get(n, "moe_expert_cv"))) {
+			if ((rc = doc_double(c->d, v, "moe_expert_cv", &s->moe_expert_cv, c->e)) < 0)
+				return rc;
+			if (!(s->moe_expert_cv >= 0 && s->moe_expert_cv <= OP_EXPERT_CV_MAX))
+				return doc_error(c->d, v, c->e,
+						 "moe_expert_cv: must be in [0, %g] (rows per touched expert: std over mean; "
+						 "0: a uniform router's)",
+						 OP_EXPERT_CV_MAX);
 		}
 	}
 	if ((rc = doc_section(c, root, "workload", work_keys, &n)) < 0)

@@ -56,6 +56,7 @@ struct scenario {
 				 * tp x dp x cp (gpus = tp x dp x cp x pp); 1 = none */
 	bool tp_rs_ag;          /* reduce-scatter + all-gather instead of all-reduce */
 	double moe_imbalance;   /* busiest EP rank's rows over the mean (>= 1) */
+	double moe_expert_cv;   /* rows per touched expert: std over mean; 0: a uniform router's */
 
 	int64_t batch;          /* concurrent decode requests */
 	int64_t prompt_tokens;

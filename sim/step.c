@@ -517,6 +517,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 				/* every GPU: all of its group's rows, a 1/moe_tp slice of every expert */
 				o.m = mg.rows * x->top_k;
 				if (o.kind == OP_GROUPED_GEMM) {
+					o.expert_cv = s->moe_expert_cv;
 					o.groups = x->experts;
 					o.groups_touched = experts_touched((double)x->experts, (double)x->experts,
 									   (double)x->top_k, (double)mg.rows);
@@ -532,6 +533,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 			double rows = (double)tokens_global * (double)x->top_k * rows_ratio / (double)s->ep;
 			o.m = (int64_t)ceil(rows);
 			if (o.kind == OP_GROUPED_GEMM) {
+				o.expert_cv = s->moe_expert_cv;
 				o.groups = ceil_div64(x->experts + s->redundant_experts, s->ep);
 				o.groups_touched = busiest ? touched_busiest
 							   : experts_touched((double)o.groups, (double)x->experts,

@@ -268,6 +268,145 @@ static void test_kda_overlap(void **state)
 #undef KDA_OVERLAP_YAML
 }
 
+/* The mean of ceil(r / c) over n draws of r ~ normal(mu, cv mu) given r >= 1 (Box-Muller on a
+ * fixed 64-bit LCG): what sim_expected_chunks computes in closed form. */
+static double sampled_chunks(double mu, double cv, double c, int n)
+{
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	double sum = 0;
+	int kept = 0;
+	while (kept < n) {
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		double u1 = ((double)(x >> 11) + 0.5) / 9007199254740992.0;
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		double u2 = ((double)(x >> 11) + 0.5) / 9007199254740992.0;
+		double r = mu + cv * mu * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+		if (r < 1)
+			continue;
+		sum += ceil(r / c);
+		kept++;
+	}
+	return sum / n;
+}
+
+static double fp4_grouped_time(const struct hw *hw, int64_t rows, double cv, enum dtype w)
+{
+	struct op op = {.kind = OP_GROUPED_GEMM, .m = rows, .n = 4096, .k = 3584, .groups = 896, .groups_touched = 896,
+			.expert_cv = cv, .a_dtype = DT_BF16, .w_dtype = w, .o_dtype = DT_BF16, .layers = 1};
+	op_fill(&op);
+	struct op_cost c;
+	sim_op_cost(hw, &op, NULL, &c);
+	return c.time_s;
+}
+
+/* The MXFP4 grouped kernel's chunks (hw.h grouped_fp4_*, the op's expert_cv): the expected chunk
+ * count against sampling, the slice's measured counts (2026-12-02r: 2056-2067 chunks of 160 at
+ * cv 0.172-0.180 against ~1840 for a uniform router, 896 experts of 292.6 rows), never fewer
+ * as the mean rows grow; the cost never faster with more rows; no shipped preset models it. */
+static void test_expert_chunks(void **state)
+{
+	(void)state;
+	static const double pts[][3] = {{292.6, 0.058, 160}, {292.6, 0.175, 160}, {73.1, 0.2, 128},
+					{1.7, 0.53, 128}, {5000, 0.3, 160}, {300, 2.0, 128}};
+	for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+		double want = sampled_chunks(pts[i][0], pts[i][1], pts[i][2], 400000);
+		double got = sim_expected_chunks(pts[i][0], pts[i][1], pts[i][2]);
+		if (!(fabs(got - want) <= 0.01 * want))
+			fail_msg("mean %g cv %g chunk %g: %.5f chunks, sampled %.5f", pts[i][0], pts[i][1], pts[i][2], got,
+				 want);
+	}
+	assert_true(fabs(896 * sim_expected_chunks(292.6, 0.058, 160) - 1840) < 15);
+	double slice = 896 * sim_expected_chunks(292.6, 0.176, 160);
+	assert_true(slice > 2040 && slice < 2080);
+	/* cv 0: a uniform router's, Poisson */
+	assert_true(sim_expected_chunks(292.6, 0, 160) == sim_expected_chunks(292.6, 1 / sqrt(292.6), 160));
+	/* the spread covering many chunks: half a chunk over the mean rows' chunks */
+	double wide = sim_expected_chunks(1e9, 0.5, 16);
+	assert_true(wide >= 1e9 / 16 && wide < 1.1e9 / 16);
+	/* never below the floor; never fewer as the mean grows at a given spread (a wider spread
+	 * may give fewer: at 211 rows of chunks of 160 some experts then fit in one) */
+	for (double cv = 0; cv < 4; cv = cv * 1.5 + 0.01) {
+		double last = 0;
+		for (double mu = 1; mu < 2e5; mu *= 1.07) {
+			double e = sim_expected_chunks(mu, cv, 160);
+			if (!(e >= fmax(1.0, mu / 160) * (1 - 1e-9)))
+				fail_msg("mean %g cv %g: %g chunks, below the floor", mu, cv, e);
+			if (!(e >= last * (1 - 1e-9)))
+				fail_msg("mean %g cv %g: %g chunks, fewer than %g at a smaller mean", mu, cv, e, last);
+			last = e;
+		}
+	}
+	/* the cost: on a preset with the kernel's chunks, a wider spread is never faster and more
+	 * rows never faster; BF16 weights and the shipped presets do not see the spread */
+	struct hw ch = h200;
+	ch.grouped_fp4_chunk_rows = 160;
+	ch.grouped_fp4_small_chunk_rows = 128;
+	ch.grouped_fp4_welems_per_sm_cycle = 8;
+	assert_true(fp4_grouped_time(&ch, 262144, 0.175, DT_MXFP4) > fp4_grouped_time(&ch, 262144, 0, DT_MXFP4));
+	assert_true(fp4_grouped_time(&ch, 262144, 0, DT_MXFP4) > fp4_grouped_time(&h200, 262144, 0, DT_MXFP4));
+	assert_true(fp4_grouped_time(&ch, 262144, 0.175, DT_BF16) == fp4_grouped_time(&h200, 262144, 0, DT_BF16));
+	/* the gemv regime (at most grouped_fp4_gemv_rows a touched expert): no chunks */
+	ch.grouped_fp4_gemv_rows = 16;
+	assert_true(fp4_grouped_time(&ch, 4096, 0.5, DT_MXFP4) == fp4_grouped_time(&h200, 4096, 0.5, DT_MXFP4));
+	assert_true(fp4_grouped_time(&ch, 65536, 0.2, DT_MXFP4) > fp4_grouped_time(&h200, 65536, 0.2, DT_MXFP4));
+	double last = 0;
+	for (int64_t rows = 16; rows <= 4194304; rows *= 2) {
+		double t = fp4_grouped_time(&ch, rows, 0.3, DT_MXFP4);
+		if (!(t >= last))
+			fail_msg("%lld rows: %.6g s after %.6g at fewer", (long long)rows, t, last);
+		last = t;
+	}
+	const char *const *names = hw_preset_names();
+	for (int i = 0; names[i]; i++) {
+		struct hw p;
+		struct err e = {0};
+		assert_int_equal(hw_load(&p, names[i], &e), 0);
+		assert_true(fp4_grouped_time(&p, 262144, 0.175, DT_MXFP4) == fp4_grouped_time(&p, 262144, 0, DT_MXFP4));
+	}
+	/* bad input: an op's cv, a preset's rule, a scenario's spread */
+	struct op op;
+	struct err e = {0};
+	assert_int_equal(opspec_parse_line("grouped_gemm m=4096 n=4096 k=3584 groups=896 cv=0.2", &op, &e), 0);
+	assert_true(op.expert_cv == 0.2);
+	assert_true(opspec_parse_line("grouped_gemm m=4096 n=4096 k=3584 groups=896 cv=-1", &op, &e) < 0);
+	assert_true(opspec_parse_line("grouped_gemm m=4096 n=4096 k=3584 groups=896 cv=17", &op, &e) < 0);
+	assert_non_null(strstr(e.msg, "cv=17"));
+#define CHUNK_YAML(rule) \
+	"name: x\ncalibrated: false\n" \
+	"device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n" \
+	"         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n" \
+	"interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n" \
+	"               nic_latency_us: 8}\n" \
+	"efficiency:\n" \
+	"  gemm: {max: 0.8, half_gflop: 0.02}\n" \
+	"  memory: {max: 0.9, half_mib: 2}\n" \
+	"  comm: {max: 0.8, half_mib: 1}\n" \
+	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4,\n" \
+	"          " rule "}\n"
+	struct hw bad;
+	const char *y = CHUNK_YAML("grouped_fp4_chunk_rows: 160, grouped_fp4_small_chunk_rows: 128, "
+				   "grouped_fp4_welems_per_sm_cycle: 9.5");
+	assert_int_equal(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e), 0);
+	assert_true(bad.grouped_fp4_chunk_rows == 160 && bad.grouped_fp4_welems_per_sm_cycle == 9.5);
+	y = CHUNK_YAML("grouped_fp4_chunk_rows: 128, grouped_fp4_small_chunk_rows: 160");
+	assert_true(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e) < 0);
+	assert_non_null(strstr(e.msg, "grouped_fp4_small_chunk_rows"));
+	y = CHUNK_YAML("grouped_fp4_chunk_rows: 160, grouped_fp4_small_chunk_rows: 128, grouped_fp4_gemv_rows: 129");
+	assert_true(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e) < 0);
+	assert_non_null(strstr(e.msg, "grouped_fp4_gemv_rows"));
+	y = CHUNK_YAML("grouped_fp4_welems_per_sm_cycle: 9.5");
+	assert_true(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e) < 0);
+	assert_non_null(strstr(e.msg, "needs grouped_fp4_chunk_rows"));
+#undef CHUNK_YAML
+	struct scenario s;
+	const char *sc = "gpus: 8\nparallel: {tp: 8, ep: 8, moe_expert_cv: 20}\n";
+	assert_true(scenario_load_yaml(&s, "s.yaml", sc, strlen(sc), &e) < 0);
+	assert_non_null(strstr(e.msg, "moe_expert_cv"));
+	sc = "gpus: 8\nparallel: {tp: 8, ep: 8, moe_expert_cv: 0.3}\n";
+	assert_int_equal(scenario_load_yaml(&s, "s.yaml", sc, strlen(sc), &e), 0);
+	assert_true(s.moe_expert_cv == 0.3);
+}
+
 /* The KDA recurrence is a chain: fewer heads per GPU (more TP) do not shorten it. */
 static void test_kda_chain(void **state)
 {
@@ -1350,6 +1489,7 @@ int main(void)
 		cmocka_unit_test(test_state_vs_cache),
 		cmocka_unit_test(test_kda_chain),
 		cmocka_unit_test(test_kda_overlap),
+		cmocka_unit_test(test_expert_chunks),
 		cmocka_unit_test(test_gemm_quantization),
 		cmocka_unit_test(test_gemm_store),
 		cmocka_unit_test(test_kernel_floor),

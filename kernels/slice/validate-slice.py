@@ -21,7 +21,7 @@ NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps a
 outside the ranges).
 
 usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB.xz]... [--old-ctx]
-                         [--chunked-prefill] [--k3sim PATH] [--scenario YAML]
+                         [--chunked-prefill] [--k3sim PATH] [--scenario YAML] [--expert-cv measured|uniform|off]
                          [--clock boost|sustained|measured] [--keep DIR] [-o REPORT.md]
   --results   a device call's results (default bench/results/k3-kernels-h200-2026-12-01): reads
               k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz
@@ -58,6 +58,13 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               The k3-bench captures hold no KDA prefill, so without one the KDA costs are h200's
   --kda-bench-variant  the `prefill@VARIANT` rows to take (default: default for overlap, serial
               for serial)
+  --expert-cv  the routed experts' row spread: measured (default): the k3-kernels presets are
+              fitted from a base preset with the MXFP4 grouped kernel's chunk rule (FP4_CHUNK_RULE,
+              hw.h grouped_fp4_*), and each of the slice's grouped GEMMs and each step's scenario
+              get the coefficient of variation of rows per expert that the slice printed for that
+              step (k3-slice.txt's `expert rows`, the warm-up step's routing; the mean over the
+              layers); uniform: the rule, with a uniform router's spread; off: no rule (the model
+              before 2026-12-02's round 20)
   --keep      keep the decompressed databases, the calibrated preset and the validate reports here
   -o          write the Markdown report here (default: stdout)
 Needs only python3 and k3sim (no GPU). Exit status 0, or 2 with a message on bad input.
@@ -233,13 +240,59 @@ def rule_applies(spec):
             and t >= KDA_OVERLAP_RULE["kda_overlap_min_tokens"])
 
 
-def overlap_preset(src, dst):
-    """A copy of preset src with the kernels' overlap rule in its kernels: section."""
+# The MXFP4 grouped kernel's chunks (kernels/moe/k3_gemm_wg.cu, the default `wide2ra`: an expert's
+# rows in chunks of up to 160, or of up to 128 where the touched experts average at most 128 rows;
+# each chunk expands the expert's weights again; kernels/moe/k3_gemm.cu: at most 16 rows a touched
+# expert on average run the gemv instead), as preset keys (hw/hw.h: grouped_fp4_*).
+FP4_CHUNK_RULE = {"grouped_fp4_chunk_rows": 160, "grouped_fp4_small_chunk_rows": 128, "grouped_fp4_gemv_rows": 16}
+# K3's experts per token: a grouped GEMM of the slice runs tokens x TOP_K rows
+TOP_K = 16
+EXPERT_ROWS = re.compile(r"\[(\d+) ([0-9.]+) ([0-9.]+) (\d+) [0-9/]+\]")
+
+
+def expert_cvs(txt):
+    """{grouped GEMM rows: the spread of rows per touched expert} from the slice's k3-slice.txt: each
+    step's `expert rows` line (touched, mean, cv, max, chunks per layer, the warm-up step's
+    routing), the mean cv over the layers and over the steps of the same rows. {} when the slice
+    predates those lines."""
+    out, step = {}, None
+    try:
+        with open(txt) as f:
+            for line in f:
+                m = re.match(r"^(prefill|decode)\s+B=(\d+)\s+T=(\d+)\s+ctx=(\d+)", line)
+                if m:
+                    step = int(m.group(2)) * int(m.group(3)) * TOP_K
+                elif step and "expert rows" in line:
+                    cvs = [float(g[2]) for g in EXPERT_ROWS.findall(line.split(":", 1)[1])]
+                    if cvs:
+                        out.setdefault(step, []).extend(cvs)
+    except OSError as e:
+        die("%s: %s" % (txt, e))
+    return {rows: sum(v) / len(v) for rows, v in out.items()}
+
+
+def rewrite_grouped_cv(db, cvs):
+    """Each grouped GEMM range of the slice's capture with the spread of its rows (cvs: expert_cvs)
+    as the op's cv=. Returns the count of ranges rewritten."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    n = 0
+    for rows, cv in cvs.items():
+        n += c.execute("UPDATE NVTX_EVENTS SET text = text || ? WHERE text LIKE ? AND text NOT LIKE '% cv=%'",
+                       (" cv=%.4f" % cv, "k3sim op=grouped_gemm m=%d %%" % rows)).rowcount
+    c.commit()
+    c.close()
+    return n
+
+
+def rule_preset(src, dst, rules):
+    """A copy of preset src with the kernels' rules (preset keys: values) in its kernels: section."""
     with open(src) as f:
         text = f.read()
-    if "kda_overlap_" in text:
-        die("%s: already has kda_overlap_ keys" % src)
-    lines = "".join("  %s: %d\n" % kv for kv in KDA_OVERLAP_RULE.items())
+    for k in rules:
+        if re.search(r"(?m)^\s*%s:" % k, text):
+            die("%s: already has %s" % (src, k))
+    lines = "".join("  %s: %d\n" % kv for kv in rules.items())
     text, n = re.subn(r"(?m)^kernels:\n", lambda m: m.group(0) + lines, text)
     if n != 1:
         die("%s: expected one 'kernels:' section" % src)
@@ -265,11 +318,12 @@ def kda_bench_csv(src, variant, dst):
     return len(keep) - 1
 
 
-def scenario_for_prompt(scenario, tokens, work):
+def scenario_for_prompt(scenario, tokens, work, expert_cv=None):
     """A copy of the scenario whose own prompt_tokens is `tokens`, in `work` (its model path made
     absolute): `k3sim run` clamps the file's prefill_chunk to the file's prompt_tokens before
     --prompt overrides the prompt, so the slice's scenario (prompt 8K, chunk 16K) ran a 16K prompt
-    as two 8K chunks where the slice runs one (every report before round 7). Returns the path."""
+    as two 8K chunks where the slice runs one (every report before round 7). With expert_cv, its
+    parallel section gets moe_expert_cv (the routing's spread of rows per expert). Returns the path."""
     try:
         with open(scenario) as f:
             text = f.read()
@@ -285,7 +339,11 @@ def scenario_for_prompt(scenario, tokens, work):
         path = os.path.join(base, v)
         return m.group(1) + (('"%s"' % path) if os.path.exists(path) else m.group(2))
     text = re.sub(r"(?m)^(model:\s*)(.+?)\s*$", absmodel, text)
-    out = os.path.join(work, "scenario-prompt-%d.yaml" % tokens)
+    if expert_cv is not None:
+        text, n = re.subn(r"(?m)^parallel:\n", lambda m: "%s  moe_expert_cv: %.4f\n" % (m.group(0), expert_cv), text)
+        if n != 1:
+            die("%s: expected one 'parallel:' section (block style) for moe_expert_cv" % scenario)
+    out = os.path.join(work, "scenario-prompt-%d%s.yaml" % (tokens, "" if expert_cv is None else "-cv"))
     with open(out, "w") as f:
         f.write(text)
     return out
@@ -419,6 +477,7 @@ def main():
     ap.add_argument("--kda-prefill", default="auto", choices=["auto", "serial", "overlap"])
     ap.add_argument("--kda-bench", action="append", default=[])
     ap.add_argument("--kda-bench-variant", default=None)
+    ap.add_argument("--expert-cv", default="measured", choices=["measured", "uniform", "off"])
     ap.add_argument("--keep", default=None)
     ap.add_argument("-o", "--output", default=None)
     a = ap.parse_args()
@@ -459,10 +518,21 @@ def main():
     if any(ov and not rule_applies(sp) for sp, ov in paths):
         die("kda_chunk ranges overlapped outside the rule %s" % KDA_OVERLAP_RULE)
     base_hw = "h200"
-    if kda_path == "overlap":
+    rules = dict(KDA_OVERLAP_RULE) if kda_path == "overlap" else {}
+    if a.expert_cv != "off":
+        rules.update(FP4_CHUNK_RULE)
+    if rules:
         here = os.path.dirname(os.path.abspath(__file__))
-        base_hw = overlap_preset(os.path.join(here, "..", "..", "hw", "presets", "h200.yaml"),
-                                 os.path.join(work, "h200-kda-overlap.yaml"))
+        base_hw = rule_preset(os.path.join(here, "..", "..", "hw", "presets", "h200.yaml"),
+                              os.path.join(work, "h200-rules.yaml"), rules)
+    # the routing's spread of rows per expert, as the slice measured it (--expert-cv measured)
+    cvs = {}
+    if a.expert_cv == "measured":
+        cvs = expert_cvs(os.path.join(a.results, "k3-slice.txt"))
+        if not cvs:
+            die("%s: no `expert rows` lines (a slice before 2026-12-02r): --expert-cv uniform or off"
+                % os.path.join(a.results, "k3-slice.txt"))
+        rewrite_grouped_cv(slice_db, cvs)
     if kda_path == "overlap" and not a.kda_bench:
         die("the slice's KDA prefill ran overlapped: give --kda-bench (a KDA bench CSV with the overlapped "
             "path's rows) to fit the pair's cost, or --kda-prefill serial to cost it serial")
@@ -545,7 +615,7 @@ def main():
             if st["phase"] == "prefill":
                 args = ["--batch", "1", "--prompt", str(st["tokens"])]
                 if not a.chunked_prefill:
-                    scen = scenario_for_prompt(a.scenario, st["tokens"], work)
+                    scen = scenario_for_prompt(a.scenario, st["tokens"], work, cvs.get(st["tokens"] * TOP_K))
             else:
                 args = ["--batch", str(st["batch"]), "--prompt", str(st["ctx"])]
             key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
@@ -748,6 +818,15 @@ def main():
         if ov_share:
             w("Fitted: kda_overlap_rec_share %s (the share of an SM's intra-chunk throughput a resident "
               "recurrent CTA takes)." % ov_share.group(1))
+    if a.expert_cv != "off":
+        rate = re.search(r"(?m)^  grouped_fp4_welems_per_sm_cycle: (\S+)", open(preset).read())
+        w("")
+        w("Routed experts (--expert-cv %s): the MXFP4 grouped kernel's chunks %s in the base preset; fitted "
+          "expansion rate %s weight elements an SM cycle; %s." % (
+              a.expert_cv, ", ".join("%s %d" % kv for kv in FP4_CHUNK_RULE.items()),
+              rate.group(1) if rate else "none (no MXFP4 grouped GEMM in the fit)",
+              "the slice's spread of rows per expert, cv by grouped GEMM rows: " +
+              ", ".join("%d rows %.3f" % kv for kv in sorted(cvs.items())) if cvs else "a uniform router's spread"))
     slicelib.write_report("\n".join(out) + "\n", a.output)
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)

@@ -415,6 +415,55 @@ static void test_recovers_kda_overlap(void **state)
 	calib_points_release(&pts);
 }
 
+/* The MXFP4 grouped kernel's expansion rate (hw.h grouped_fp4_*): with the base's chunk rule,
+ * tiled grouped GEMMs of one and of two chunks an expert (T = 4K and 16K of K3's routing) give
+ * back the rate; written and read back; a wider spread of rows then costs more; without the rule
+ * it is not fitted. */
+static void test_recovers_fp4_rate(void **state)
+{
+	(void)state;
+	struct hw b2 = base, t2 = base;
+	b2.grouped_fp4_chunk_rows = t2.grouped_fp4_chunk_rows = 160;
+	b2.grouped_fp4_small_chunk_rows = t2.grouped_fp4_small_chunk_rows = 128;
+	b2.grouped_fp4_gemv_rows = t2.grouped_fp4_gemv_rows = 16;
+	t2.grouped_fp4_welems_per_sm_cycle = 12;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	n_specs = 0;
+	for (int64_t m = 1024; m <= 262144; m *= 4) {
+		add(&pts, spec("grouped_gemm m=%lld n=6144 k=3584 groups=896 touched=896 dtype=bf16 w_dtype=mxfp4",
+			       (long long)m), &t2, 1);
+		add(&pts, spec("grouped_gemm m=%lld n=3584 k=3072 groups=896 touched=896 dtype=bf16 w_dtype=mxfp4",
+			       (long long)m), &t2, 1);
+	}
+	struct hw fit, back;
+	struct calib_fit_report rep;
+	struct calib_fit_opts o = {.no_tables = true};
+	struct err e = {0};
+	assert_int_equal(calib_fit(&pts, &b2, &o, &fit, &rep, &e), 0);
+	assert_true(rep.grouped_fp4.fitted);
+	assert_int_equal(rep.grouped_fp4.points, 6); /* m <= 4096 (<= 16 rows an expert): the gemv's */
+	if (!(fabs(fit.grouped_fp4_welems_per_sm_cycle / 12 - 1) < 0.03))
+		fail_msg("rate %.4g, truth 12", fit.grouped_fp4_welems_per_sm_cycle);
+	assert_true(rep.grouped_fp4.after < 0.1 * rep.grouped_fp4.before);
+	preset_round_trip(&fit, &pts, &rep, &back);
+	assert_int_equal(back.grouped_fp4_chunk_rows, 160);
+	assert_int_equal(back.grouped_fp4_gemv_rows, 16);
+	assert_true(fabs(back.grouped_fp4_welems_per_sm_cycle / fit.grouped_fp4_welems_per_sm_cycle - 1) < 1e-5);
+	struct op op;
+	assert_int_equal(opspec_parse_line("grouped_gemm m=262144 n=6144 k=3584 groups=896 dtype=bf16 w_dtype=mxfp4",
+					   &op, &e), 0);
+	struct op_cost c0, c1;
+	sim_op_cost(&fit, &op, NULL, &c0);
+	op.expert_cv = 0.176; /* the slice's routing (2026-12-02r): ~12 % more chunks */
+	sim_op_cost(&fit, &op, NULL, &c1);
+	assert_true(c1.time_s > 1.03 * c0.time_s && c1.time_s < 1.12 * c0.time_s);
+	/* without the rule in the base the rate is not fitted */
+	assert_int_equal(calib_fit(&pts, &base, &o, &fit, &rep, &e), 0);
+	assert_true(fit.grouped_fp4_welems_per_sm_cycle == 0 && !rep.grouped_fp4.fitted);
+	calib_points_release(&pts);
+}
+
 static void test_nelder_mead(void **state)
 {
 	(void)state;
@@ -510,6 +559,7 @@ int main(void)
 	    cmocka_unit_test(test_recovers_curves),
 	    cmocka_unit_test(test_recovers_kda_and_comm),
 	    cmocka_unit_test(test_recovers_kda_overlap),
+	    cmocka_unit_test(test_recovers_fp4_rate),
 	    cmocka_unit_test(test_tables_and_roundtrip),
 	    cmocka_unit_test(test_own_kind_classes),
 	    cmocka_unit_test(test_recovers_collectives),
