@@ -9,7 +9,10 @@
  *   2. GEMM: with at least CALIB_FIT_GEMM_KERNEL_POINTS dense GEMMs the kernel costs (hw.h:
  *      gemm_fixed_cycles, gemm_wave_cycles, gemm_kstep_cycles, gemm_store_bytes_per_sm_cycle) and
  *      eff_gemm.max, at wave smoothing 0, 1/2 and 1; with fewer eff_gemm (max, half) at
- *      smoothing 0, 1/4, ..., 1;
+ *      smoothing 0, 1/4, ..., 1; then, where the base preset has the MXFP4 grouped kernel's chunk
+ *      rule (hw.h: grouped_fp4_*) and 3 or more tiled MXFP4 grouped GEMMs of two or more ratios of
+ *      rows to chunks, grouped_fp4_welems_per_sm_cycle (the spread of log(model / measured)
+ *      around its mean, minimized: the class table takes the common factor);
  *   3. KDA prefill: kda_chunk_step_cycles, kda_step_row_cycles, kda_intra_cycles_per_token_head,
  *      and where the base preset has the overlapped pair's rule (hw.h: kda_overlap_*) and points
  *      inside it, kda_overlap_rec_share with them; collectives: per collective kind and rank count with
