@@ -14,6 +14,20 @@
 #include "sim/props.h"
 #include "sim/sim.h"
 
+/* A small preset's YAML whose kernels: section ends with `kernels` (keys of the test's own). */
+#define MINI_PRESET_YAML(kernels) \
+	"name: x\ncalibrated: false\n" \
+	"device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n" \
+	"         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n" \
+	"interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n" \
+	"               nic_latency_us: 8}\n" \
+	"efficiency:\n" \
+	"  gemm: {max: 0.8, half_gflop: 0.02}\n" \
+	"  memory: {max: 0.9, half_mib: 2}\n" \
+	"  comm: {max: 0.8, half_mib: 1}\n" \
+	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4,\n" \
+	"          " kernels "}\n"
+
 /* sim_step's time, asserting it returned 0 (and set the time). */
 static double ok_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
 		      struct sim_phase *acc, double weight)
@@ -246,18 +260,8 @@ static void test_kda_overlap(void **state)
 	struct hw bad;
 	struct err e = {0};
 #define KDA_OVERLAP_YAML(share) \
-	"name: x\ncalibrated: false\n" \
-	"device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n" \
-	"         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n" \
-	"interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n" \
-	"               nic_latency_us: 8}\n" \
-	"efficiency:\n" \
-	"  gemm: {max: 0.8, half_gflop: 0.02}\n" \
-	"  memory: {max: 0.9, half_mib: 2}\n" \
-	"  comm: {max: 0.8, half_mib: 1}\n" \
-	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4,\n" \
-	"          kda_overlap_max_seqs: 1, kda_overlap_min_heads: 96, kda_overlap_min_tokens: 4096,\n" \
-	"          kda_overlap_rec_share: " share "}\n"
+	MINI_PRESET_YAML("kda_overlap_max_seqs: 1, kda_overlap_min_heads: 96, kda_overlap_min_tokens: 4096,\n" \
+			 "          kda_overlap_rec_share: " share)
 	const char *yb = KDA_OVERLAP_YAML("0.4");
 	assert_int_equal(hw_load_yaml(&bad, "x.yaml", yb, strlen(yb), &e), 0);
 	assert_true(hw_kda_overlaps(&bad, 1, 96, 4096) && !hw_kda_overlaps(&bad, 2, 96, 4096) &&
@@ -371,18 +375,7 @@ static void test_expert_chunks(void **state)
 	assert_true(opspec_parse_line("grouped_gemm m=4096 n=4096 k=3584 groups=896 cv=-1", &op, &e) < 0);
 	assert_true(opspec_parse_line("grouped_gemm m=4096 n=4096 k=3584 groups=896 cv=17", &op, &e) < 0);
 	assert_non_null(strstr(e.msg, "cv=17"));
-#define CHUNK_YAML(rule) \
-	"name: x\ncalibrated: false\n" \
-	"device: {sms: 132, sm_clock_mhz: 1980, l2_mib: 60, hbm_mib: 1000, hbm_gb_per_s: 4800,\n" \
-	"         vector_tflops: 60, launch_latency_us: 2, tensor_tflops: {bf16: 989}}\n" \
-	"interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n" \
-	"               nic_latency_us: 8}\n" \
-	"efficiency:\n" \
-	"  gemm: {max: 0.8, half_gflop: 0.02}\n" \
-	"  memory: {max: 0.9, half_mib: 2}\n" \
-	"  comm: {max: 0.8, half_mib: 1}\n" \
-	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4,\n" \
-	"          " rule "}\n"
+#define CHUNK_YAML(rule) MINI_PRESET_YAML(rule)
 	struct hw bad;
 	const char *y = CHUNK_YAML("grouped_fp4_chunk_rows: 160, grouped_fp4_small_chunk_rows: 128, "
 				   "grouped_fp4_welems_per_sm_cycle: 9.5");
