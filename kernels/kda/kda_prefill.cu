@@ -802,6 +802,133 @@ __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int
 	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
 }
 
+/* What both recurrent kernels derive from their CTA index: (sequence, head, slice of `rows`
+ * state rows), this thread's rows r0 + g (+ 8) of the m16n8 fragments, the sequence's chunks
+ * and tokens, its state and its records (and their flags on the overlapped path). */
+struct recur_cta {
+	int h, lane, warp, g, t4, mi, mr, vbase, r0, n_chunks, tok0, len;
+	size_t sbase, rec_stride;
+	const uint8_t *rec0;
+	const int32_t *flag0;
+};
+
+__device__ __forceinline__ recur_cta recur_cta_of(const recur_params &p, int rows)
+{
+	recur_cta c;
+	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices;
+	c.h = blockIdx.y;
+	c.lane = threadIdx.x & 31, c.warp = threadIdx.x >> 5;
+	c.g = c.lane >> 2, c.t4 = c.lane & 3, c.mi = c.lane >> 3, c.mr = c.lane & 7;
+	c.vbase = slice * rows, c.r0 = c.vbase + 16 * c.warp;
+	const int c_begin = p.off[seq];
+	c.n_chunks = p.off[seq + 1] - c_begin;
+	c.tok0 = p.cu[seq], c.len = p.cu[seq + 1] - c.tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
+	c.sbase = (slot * p.heads + c.h) * (size_t)D * D;
+	c.rec0 = p.rec + ((size_t)c_begin * p.heads + c.h) * REC_BYTES;
+	c.rec_stride = (size_t)p.heads * REC_BYTES;
+	c.flag0 = p.ready ? p.ready + (size_t)c_begin * p.heads + c.h : nullptr;
+	return c;
+}
+
+/* Thread 0 stages chunk `i`'s record (the CTA's rows of U^T: WARPS x 16) into stage `k`. */
+template <int WARPS, int SB>
+__device__ __forceinline__ void stage_chunk(uint8_t *smem, uint64_t *full, const recur_cta &c, int H, int i, int k)
+{
+	issue_stage<WARPS>(smem + k * SB, c.rec0 + i * c.rec_stride, c.vbase, &full[k],
+			   c.flag0 ? c.flag0 + (size_t)i * H : nullptr);
+}
+
+/* Thread 0: the stages' barriers, then the first STAGES - 1 chunks. */
+template <int WARPS, int STAGES, int SB>
+__device__ __forceinline__ void stage_first(uint8_t *smem, uint64_t *full, const recur_cta &c, int H)
+{
+	if (threadIdx.x == 0) {
+		for (int i = 0; i < STAGES; i++)
+			mbar_init(&full[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		for (int i = 0; i < STAGES - 1 && i < c.n_chunks; i++)
+			stage_chunk<WARPS, SB>(smem, full, c, H, i, i);
+	}
+}
+
+/* Top of chunk step cc: once every warp is done with the stage it refills (the barrier), thread
+ * 0 stages chunk cc + STAGES - 1. */
+template <int WARPS, int STAGES, int SB>
+__device__ __forceinline__ void stage_next(uint8_t *smem, uint64_t *full, const recur_cta &c, int H, int cc)
+{
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		const int nx = cc + STAGES - 1;
+		if (nx < c.n_chunks) {
+			asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+			stage_chunk<WARPS, SB>(smem, full, c, H, nx, nx % STAGES);
+		}
+	}
+}
+
+/* The thread's state fragments, s[4 nt + e]: rows r0 + g (e < 2), + 8; columns 8 nt + 2 t4 +
+ * (e & 1); from `s0` (NULL: zeros), or stored to `s1`. */
+template <typename StateT>
+__device__ __forceinline__ void load_state(float *s, const void *s0, const recur_cta &c)
+{
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * c.t4;
+		if (s0) {
+			const StateT *a = static_cast<const StateT *>(s0) + c.sbase + (size_t)(c.r0 + c.g) * D + col;
+			const StateT *b = a + 8 * D;
+			s[4 * nt + 0] = state_io<StateT>::load(a), s[4 * nt + 1] = state_io<StateT>::load(a + 1);
+			s[4 * nt + 2] = state_io<StateT>::load(b), s[4 * nt + 3] = state_io<StateT>::load(b + 1);
+		} else {
+			s[4 * nt + 0] = s[4 * nt + 1] = s[4 * nt + 2] = s[4 * nt + 3] = 0.0f;
+		}
+	}
+}
+
+template <typename StateT>
+__device__ __forceinline__ void store_state(const float *s, void *s1, const recur_cta &c)
+{
+	if (!s1)
+		return;
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * c.t4;
+		StateT *a = static_cast<StateT *>(s1) + c.sbase + (size_t)(c.r0 + c.g) * D + col;
+		StateT *b = a + 8 * D;
+		state_io<StateT>::store(a, s[4 * nt + 0]), state_io<StateT>::store(a + 1, s[4 * nt + 1]);
+		state_io<StateT>::store(b, s[4 * nt + 2]), state_io<StateT>::store(b + 1, s[4 * nt + 3]);
+	}
+}
+
+/* Chunk cc's outputs O^T (two m16n8 tiles, oa[4 nn + e]): rows v = r0 + g (+8), tokens
+ * 8 nn + 2 t4 (+1), those inside the sequence. */
+__device__ __forceinline__ void store_out(uint16_t *out, const float *oa, const recur_cta &c, int H, int cc)
+{
+	const int lc = min(CH, c.len - cc * CH);
+	uint16_t *o = out + ((size_t)(c.tok0 + cc * CH) * H + c.h) * D + c.r0 + c.g;
+#pragma unroll
+	for (int nn = 0; nn < 2; nn++) {
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const int t = 8 * nn + 2 * c.t4 + e;
+			if (t < lc) {
+				o[(size_t)t * H * D] = f2bf(oa[4 * nn + e]);
+				o[(size_t)t * H * D + 8] = f2bf(oa[4 * nn + 2 + e]);
+			}
+		}
+	}
+}
+
+/* M Diag(Gamma_last) on the state columns 16 np .. + 15 (fragments s[8 np ..], s[8 np + 4 ..]):
+ * gm holds G[16 np + 2 t4 (+1)] and G[16 np + 8 + 2 t4 (+1)] (the record's permuted copy). */
+__device__ __forceinline__ void decay_cols(float *s, int np, float4 gm)
+{
+	float *s0 = s + 8 * np, *s1 = s + 8 * np + 4;
+	s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
+	s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
+}
+
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
  * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
@@ -815,80 +942,45 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[STAGES];
 	constexpr int SB = stage_bytes(WARPS);
-	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
-	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
-	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
-	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
-	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	const size_t sbase = (slot * H + h) * (size_t)D * D;
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
-	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
+	const int H = p.heads;
+	const recur_cta c = recur_cta_of(p, 16 * WARPS);
+	const int t4 = c.t4, mi = c.mi, mr = c.mr;
+	stage_first<WARPS, STAGES, SB>(smem, full, c, H);
 
-	if (threadIdx.x == 0) {
-		for (int i = 0; i < STAGES; i++)
-			mbar_init(&full[i], 1);
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
-			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
-					   flag0 ? flag0 + (size_t)i * H : nullptr);
-	}
-
-	float s[D / 8][4];
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * t4;
-		if (p.s0) {
-			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
-			const StateT *b = a + 8 * D;
-			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
-			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
-		} else {
-			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-		}
-	}
+	float s[D / 2]; /* s[4 nt + e]: load_state() */
+	load_state<StateT>(s, p.s0, c);
 
 	/* Per-lane ldmatrix row offsets (bytes) inside a stage. */
 	const int wide_row = 8 * (mi >> 1) + mr;            /* Wk, Qt: token row */
 	const int wide_off = wide_row * D * 2;
 	const int pk_row = 8 * (mi >> 1) + mr;              /* P: token row */
 	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
-	const int u_row = 16 * warp + 8 * (mi & 1) + mr;    /* U^T: local row */
-	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
+	const int u_row = 16 * c.warp + 8 * (mi & 1) + mr; /* U^T: local row */
+	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(c.vbase + u_row, mi >> 1) * 16;
 
-	for (int cc = 0; cc < n_chunks; cc++) {
-		__syncthreads(); /* every warp is done with the stage refilled below */
-		if (threadIdx.x == 0) {
-			const int nx = cc + STAGES - 1;
-			if (nx < n_chunks) {
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				issue_stage<WARPS>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
-						   &full[nx % STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
-			}
-		}
+	for (int cc = 0; cc < c.n_chunks; cc++) {
+		stage_next<WARPS, STAGES, SB>(smem, full, c, H, cc);
 		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
 		const uint8_t *st = smem + (cc % STAGES) * SB;
 		const uint32_t sa = smem_u32(st);
 
 		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
-		float wa[2][4] = {}, oa[2][4] = {};
+		float wa[2][4] = {}, oa[8] = {};
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++) {
 			uint32_t a[4];
-			a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-			a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-			a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-			a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+			a[0] = pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
+			a[1] = pack_bf16(s[8 * kk + 2], s[8 * kk + 3]);
+			a[2] = pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
+			a[3] = pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
 			const int off = wide_off + swz_wide(wide_row, 2 * kk + (mi & 1)) * 16;
 			uint32_t bw[4], bq[4];
 			ldsm_x4(bw, sa + REC_WK + off);
 			ldsm_x4(bq, sa + REC_QT + off);
 			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
 			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
-			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
-			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
+			mma_bf16_16816(oa, a, bq[0], bq[1]);
+			mma_bf16_16816(oa + 4, a, bq[2], bq[3]);
 		}
 		uint32_t u[4];
 		ldsm_x4(u, sa + u_off);
@@ -910,8 +1002,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		{
 			uint32_t bp[4];
 			ldsm_x4(bp, sa + p_off);
-			mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
-			mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
+			mma_bf16_16816(oa, aw, bp[0], bp[1]);
+			mma_bf16_16816(oa + 4, aw, bp[2], bp[3]);
 		}
 
 		/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
@@ -922,39 +1014,13 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			const int j = 8 * (2 * np + (mi >> 1)) + mr;
 			uint32_t bk[4];
 			ldsm_x4(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, mi & 1) * 16);
-			float *s0 = s[2 * np], *s1 = s[2 * np + 1];
-			s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
-			s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
-			mma_bf16_16816(s0, aw, bk[0], bk[1]);
-			mma_bf16_16816(s1, aw, bk[2], bk[3]);
+			decay_cols(s, np, gm);
+			mma_bf16_16816(s + 8 * np, aw, bk[0], bk[1]);
+			mma_bf16_16816(s + 8 * np + 4, aw, bk[2], bk[3]);
 		}
-
-		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
-		const int lc = min(CH, len - cc * CH);
-		uint16_t *o = p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g;
-#pragma unroll
-		for (int nn = 0; nn < 2; nn++) {
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int t = 8 * nn + 2 * t4 + e;
-				if (t < lc) {
-					o[(size_t)t * H * D] = f2bf(oa[nn][e]);
-					o[(size_t)t * H * D + 8] = f2bf(oa[nn][2 + e]);
-				}
-			}
-		}
+		store_out(p.out, oa, c, H, cc);
 	}
-
-	if (p.s1) {
-#pragma unroll
-		for (int nt = 0; nt < D / 8; nt++) {
-			const int col = nt * 8 + 2 * t4;
-			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
-			StateT *b = a + 8 * D;
-			state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
-			state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
-		}
-	}
+	store_state<StateT>(s, p.s1, c);
 }
 
 /*
@@ -984,61 +1050,28 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw32(uint32_t smem_addr)
 	       ((uint64_t)3 << 62);
 }
 
-template <typename StateT, int STAGES, bool SPLIT_O>
+template <typename StateT, int STAGES>
 __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem_raw[];
 	__shared__ __align__(8) uint64_t full[STAGES];
 	constexpr int SB = stage_bytes_wg();
 	uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
-	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
-	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
-	const int vbase = slice * WG_ROWS, r0 = vbase + 16 * warp;
-	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
-	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	const size_t sbase = (slot * H + h) * (size_t)D * D;
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
+	const int H = p.heads;
+	const recur_cta c = recur_cta_of(p, WG_ROWS);
+	const int t4 = c.t4, mi = c.mi, mr = c.mr;
+	stage_first<WG_ROWS / 16, STAGES, SB>(smem, full, c, H);
 
-	if (threadIdx.x == 0) {
-		for (int i = 0; i < STAGES; i++)
-			mbar_init(&full[i], 1);
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
-			issue_stage<WG_ROWS / 16>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i], nullptr);
-	}
+	float s[D / 2]; /* s[4 nt + e]: load_state() */
+	load_state<StateT>(s, p.s0, c);
 
-	float s[D / 2]; /* s[4 nt + e]: rows r0 + g (e < 2), + 8; columns 8 nt + 2 t4 + (e & 1) */
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * t4;
-		if (p.s0) {
-			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
-			const StateT *b = a + 8 * D;
-			s[4 * nt + 0] = state_io<StateT>::load(a), s[4 * nt + 1] = state_io<StateT>::load(a + 1);
-			s[4 * nt + 2] = state_io<StateT>::load(b), s[4 * nt + 3] = state_io<StateT>::load(b + 1);
-		} else {
-			s[4 * nt + 0] = s[4 * nt + 1] = s[4 * nt + 2] = s[4 * nt + 3] = 0.0f;
-		}
-	}
-
-	const int u_row = 16 * warp + 8 * (mi & 1) + mr; /* U^T: local row */
-	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
+	const int u_row = 16 * c.warp + 8 * (mi & 1) + mr; /* U^T: local row */
+	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(c.vbase + u_row, mi >> 1) * 16;
 	const int pk_row = 8 * (mi >> 1) + mr; /* P: token row */
 	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
 
-	for (int cc = 0; cc < n_chunks; cc++) {
-		__syncthreads(); /* every warp is done with the stage refilled below */
-		if (threadIdx.x == 0) {
-			const int nx = cc + STAGES - 1;
-			if (nx < n_chunks) {
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				issue_stage<WG_ROWS / 16>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
-							  &full[nx % STAGES], nullptr);
-			}
-		}
+	for (int cc = 0; cc < c.n_chunks; cc++) {
+		stage_next<WG_ROWS / 16, STAGES, SB>(smem, full, c, H, cc);
 		/* A fragments of M (BF16) for the 8 k steps, before the wait. */
 		uint32_t am[D / 16][4];
 #pragma unroll
@@ -1053,44 +1086,20 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 		const uint32_t sa = smem_u32(st);
 
 		float acc[16]; /* [W^T | O^T]: n8 tiles 0, 1 = W^T (t 0-7, 8-15), 2, 3 = O^T */
-		float oa[8];   /* SPLIT_O: O^T */
 #pragma unroll
 		for (int i = 0; i < 16; i++)
 			acc[i] = 0.0f;
-#pragma unroll
-		for (int i = 0; i < 8; i++)
-			oa[i] = 0.0f;
-		uint32_t u[4];
 		k3_wgmma_fence();
-		if constexpr (SPLIT_O) {
-			/* W^T first (its own group: the step's chain waits for it alone), O^T after it. */
-			float(&wa)[8] = *reinterpret_cast<float(*)[8]>(&acc[0]);
 #pragma unroll
-			for (int kk = 0; kk < D / 16; kk++) {
-				const uint32_t b = sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
-				k3_wgmma_rsw<16>(wa, am[kk], k3_wgmma_desc_sw128(b));
-			}
-			k3_wgmma_commit();
-#pragma unroll
-			for (int kk = 0; kk < D / 16; kk++) {
-				const uint32_t b = sa + REC_WK + CH * 128 + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
-				k3_wgmma_rsw<16>(oa, am[kk], k3_wgmma_desc_sw128(b));
-			}
-			k3_wgmma_commit();
-			ldsm_x4(u, sa + u_off);
-			k3_wgmma_wait<1>();
-			k3_wgmma_pinw<16>(wa);
-		} else {
-#pragma unroll
-			for (int kk = 0; kk < D / 16; kk++) {
-				const uint32_t b = sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
-				k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(b));
-			}
-			k3_wgmma_commit();
-			ldsm_x4(u, sa + u_off);
-			k3_wgmma_wait<0>();
-			k3_wgmma_pinw<32>(acc);
+		for (int kk = 0; kk < D / 16; kk++) {
+			const uint32_t b = sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
+			k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(b));
 		}
+		k3_wgmma_commit();
+		uint32_t u[4];
+		ldsm_x4(u, sa + u_off);
+		k3_wgmma_wait<0>();
+		k3_wgmma_pinw<32>(acc);
 
 		uint32_t aw[4];
 		aw[0] = pack_bf16(lo_bf16(u[0]) - acc[0], hi_bf16(u[0]) - acc[1]);
@@ -1101,22 +1110,14 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 		/* M Diag(Gamma_last): columns 8 nt + 2 t4 (+1) take G[...] from the permuted copy. */
 		const float *gp = reinterpret_cast<const float *>(st + REC_G) + t4 * G_LD;
 #pragma unroll
-		for (int np = 0; np < D / 16; np++) {
-			const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
-			float *s0 = s + 8 * np, *s1 = s + 8 * np + 4;
-			s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
-			s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
-		}
+		for (int np = 0; np < D / 16; np++)
+			decay_cols(s, np, *reinterpret_cast<const float4 *>(gp + 4 * np));
 		k3_wgmma_fence();
 		k3_wgmma_rs<128>(s, aw, wgmma_desc_sw32(sa + REC_KH));
 		k3_wgmma_commit();
 		/* O^T += W^T P^T by mma.sync while the state's MMA runs (a second wgmma in the group
 		 * made ptxas serialize them: C7511); B(k = s, n = t) = P[t][s], as in the kernel above. */
-		float *oacc = SPLIT_O ? oa : acc + 8;
-		if constexpr (SPLIT_O) {
-			k3_wgmma_wait<1>(); /* the O^T group (the state's MMA may still run) */
-			k3_wgmma_pinw<16>(oa);
-		}
+		float *oacc = acc + 8;
 		{
 			uint32_t bp[4];
 			ldsm_x4(bp, sa + p_off);
@@ -1126,32 +1127,9 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
 		k3_wgmma_wait<0>();
 		k3_wgmma_pin(s);
 
-		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
-		const int lc = min(CH, len - cc * CH);
-		uint16_t *o = p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g;
-#pragma unroll
-		for (int nn = 0; nn < 2; nn++) {
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int t = 8 * nn + 2 * t4 + e;
-				if (t < lc) {
-					o[(size_t)t * H * D] = f2bf(oacc[4 * nn + e]);
-					o[(size_t)t * H * D + 8] = f2bf(oacc[4 * nn + 2 + e]);
-				}
-			}
-		}
+		store_out(p.out, oacc, c, H, cc);
 	}
-
-	if (p.s1) {
-#pragma unroll
-		for (int nt = 0; nt < D / 8; nt++) {
-			const int col = nt * 8 + 2 * t4;
-			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
-			StateT *b = a + 8 * D;
-			state_io<StateT>::store(a, s[4 * nt + 0]), state_io<StateT>::store(a + 1, s[4 * nt + 1]);
-			state_io<StateT>::store(b, s[4 * nt + 2]), state_io<StateT>::store(b + 1, s[4 * nt + 3]);
-		}
-	}
+	store_state<StateT>(s, p.s1, c);
 }
 
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
@@ -1161,18 +1139,19 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
- *   K3_KDA_RECUR=mma | wgmma | wgmma2  serial path: the recurrent kernel on mma.sync (the default) or
+ *   K3_KDA_RECUR=mma | wgmma           either path: the recurrent kernel on mma.sync (the default) or
  *                                      on wgmma (kda_chunk_recurrent_wg_kernel, 64-row CTAs, with
- *                                      the intra kernel v2's WGL instance; wgmma2: W^T's MMAs in a
- *                                      group of their own, O^T's after them); 2026-12-02q
+ *                                      the intra kernel v2's WGL instance; 2026-12-02q serial only,
+ *                                      2026-12-02t both paths)
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
- * removed: see overlap_by_default().) */
+ * removed: see overlap_by_default(); K3_KDA_RECUR=wgmma2, W^T's MMAs in a wgmma group of their
+ * own and O^T's after them, +4-5 % FP32 on 2026-12-02q, removed on 2026-12-02t.) */
 struct prefill_cfg {
 	bool overlap;
 	int intra;  /* 1, 2 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
-	int recur;  /* serial path: 0 mma.sync, 1 wgmma, 2 wgmma with O^T's group apart */
+	int recur;  /* 0 mma.sync, 1 wgmma */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
@@ -1239,30 +1218,30 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
 											   : c.rule;
 	if ((e = getenv("K3_KDA_RECUR")))
-		c.recur = !strcmp(e, "wgmma") ? 1 : !strcmp(e, "wgmma2") ? 2 : !strcmp(e, "mma") ? 0 : c.recur;
+		c.recur = !strcmp(e, "wgmma") ? 1 : !strcmp(e, "mma") ? 0 : c.recur;
 	return c;
 }
 
-const void *intra_kernel(int v)
+/* The intra kernel a configuration runs: v1, v2, or v2's instance writing the wgmma recurrent
+ * kernel's record layout (WGL) whenever that kernel runs (c.recur, whatever c.intra says). */
+const void *intra_kernel(const prefill_cfg &c)
 {
-	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel<false>;
+	return c.recur ? (const void *)kda_chunk_intra_kernel<true>
+	       : c.intra == 1 ? (const void *)kda_chunk_intra_v1_kernel
+			      : (const void *)kda_chunk_intra_kernel<false>;
 }
 
-/* `grid`: chunks x heads in either order; `wgl`: v2's instance for the wgmma recurrent kernel. */
-int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream, bool wgl = false)
+/* `grid`: chunks x heads in either order. */
+int launch_intra(const intra_params &ip, const prefill_cfg &c, dim3 grid, cudaStream_t stream)
 {
-	if (wgl) {
-		kda_chunk_intra_kernel<true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
-		return kda_launch_status();
-	}
-	/* Overlapped: see launch_recurrent() (both kernels ask for the same carveout). */
-	if (ip.ready && cudaFuncSetAttribute(intra_kernel(v), cudaFuncAttributePreferredSharedMemoryCarveout,
+	const void *kern = intra_kernel(c);
+	/* Overlapped: see launch_recur_kernel() (both kernels ask for the same carveout). */
+	if (ip.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
 					     cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
-	if (v == 1)
-		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	else
-		kda_chunk_intra_kernel<false><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	void *args[] = { const_cast<intra_params *>(&ip) };
+	if (cudaLaunchKernel(kern, grid, dim3(INTRA_THREADS), args, 0, stream) != cudaSuccess)
+		return -EIO;
 	return kda_launch_status();
 }
 
@@ -1284,18 +1263,17 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 	return 0;
 }
 
-/* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
- * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
- * the intra kernel has still to write). */
-template <typename StateT, int WARPS, int STAGES>
-int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
+/* Launches recurrent kernel `kern` (`slices` CTAs of `threads` threads a (sequence, head), `smem`
+ * bytes of dynamic shared memory) or, with `query` (overlapped path), launches nothing and says in
+ * *ok whether its grid cannot take every SM's room for a CTA of intra kernel `intra` (the
+ * recurrent CTAs spin on records the intra kernel has still to write). */
+int launch_recur_kernel(const void *kern, int slices, int threads, int smem, const recur_params &rp,
+			const void *intra, cudaStream_t stream, bool query, bool *ok)
 {
-	const int smem = STAGES * stage_bytes(WARPS);
-	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
-	p.slices = RECUR_MAX_WARPS / WARPS;
+	p.slices = slices;
 	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
 	if (query) {
 		int dev = 0, sms = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
@@ -1308,8 +1286,8 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 		    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
 			return -EIO;
 		cta_footprint r, in;
-		if (footprint_of((const void *)kern, WARPS * 32, smem, reserved, &r) ||
-		    footprint_of(intra_kernel(intra), INTRA_THREADS, 0, reserved, &in))
+		if (footprint_of(kern, threads, smem, reserved, &r) ||
+		    footprint_of(intra, INTRA_THREADS, 0, reserved, &in))
 			return -EIO;
 		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
 		int b = 0;
@@ -1327,12 +1305,23 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 	if (p.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
 					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
-	kern<<<grid, WARPS * 32, smem, stream>>>(p);
+	void *args[] = { &p };
+	if (cudaLaunchKernel(kern, grid, dim3(threads), args, smem, stream) != cudaSuccess)
+		return -EIO;
 	return kda_launch_status();
 }
 
+/* The mma.sync recurrent kernel: 16 x WARPS state rows a CTA. */
+template <typename StateT, int WARPS, int STAGES>
+int launch_recurrent(const recur_params &rp, const void *intra, cudaStream_t stream, bool query, bool *ok)
+{
+	return launch_recur_kernel((const void *)kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>,
+				   RECUR_MAX_WARPS / WARPS, WARPS * 32, STAGES * stage_bytes(WARPS), rp, intra, stream,
+				   query, ok);
+}
+
 template <typename StateT, int STAGES>
-int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
+int launch_recurrent_for(const recur_params &rp, int warps, const void *intra, cudaStream_t stream, bool query,
 			 bool *ok)
 {
 	switch (warps) {
@@ -1347,46 +1336,33 @@ int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStrea
 	}
 }
 
+/* The wgmma recurrent kernel: 64-row CTAs, two a (sequence, head); + 1 KiB for the stages'
+ * 1024-byte alignment. */
+template <typename StateT, int STAGES>
+int launch_recurrent_wg(const recur_params &rp, const void *intra, cudaStream_t stream, bool query, bool *ok)
+{
+	return launch_recur_kernel((const void *)kda_chunk_recurrent_wg_kernel<StateT, STAGES>, D / WG_ROWS, 128,
+				   STAGES * stage_bytes_wg() + 1024, rp, intra, stream, query, ok);
+}
+
+template <typename StateT, int STAGES>
+int launch_recurrent_cfg(const recur_params &rp, int warps, const prefill_cfg &c, cudaStream_t stream, bool query,
+			 bool *ok)
+{
+	return c.recur ? launch_recurrent_wg<StateT, STAGES>(rp, intra_kernel(c), stream, query, ok)
+		       : launch_recurrent_for<StateT, STAGES>(rp, warps, intra_kernel(c), stream, query, ok);
+}
+
+/* The recurrent kernel of configuration `c` (its kernel, state dtype, stages; `warps` for the
+ * mma.sync kernel), launched, or with `query` the overlapped path's room check (*ok). */
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
 			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
 	if (dt == KDA_F32)
-		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok)
-				     : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok);
-	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok)
-			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok);
-}
-
-/* The wgmma recurrent kernel (serial path): 64-row CTAs, two a (sequence, head). */
-template <typename StateT, int STAGES, bool SPLIT_O>
-int launch_recurrent_wg_t(const recur_params &rp, cudaStream_t stream)
-{
-	const int smem = STAGES * stage_bytes_wg() + 1024; /* + the 1024-byte alignment */
-	auto kern = kda_chunk_recurrent_wg_kernel<StateT, STAGES, SPLIT_O>;
-	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
-		return -EIO;
-	recur_params p = rp;
-	p.slices = D / WG_ROWS;
-	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
-	kern<<<grid, 128, smem, stream>>>(p);
-	return kda_launch_status();
-}
-
-template <bool SPLIT_O>
-int launch_recurrent_wg_s(const recur_params &rp, enum kda_dtype dt, int stages, cudaStream_t stream)
-{
-	if (dt == KDA_F32)
-		return stages == 3 ? launch_recurrent_wg_t<float, 3, SPLIT_O>(rp, stream)
-				   : launch_recurrent_wg_t<float, 4, SPLIT_O>(rp, stream);
-	return stages == 3 ? launch_recurrent_wg_t<uint16_t, 3, SPLIT_O>(rp, stream)
-			   : launch_recurrent_wg_t<uint16_t, 4, SPLIT_O>(rp, stream);
-}
-
-/* recur: 1 (W^T and O^T in one group of m64n32 MMAs) or 2 (W^T's group, then O^T's). */
-int launch_recurrent_wg(const recur_params &rp, enum kda_dtype dt, int stages, int recur, cudaStream_t stream)
-{
-	return recur == 2 ? launch_recurrent_wg_s<true>(rp, dt, stages, stream)
-			  : launch_recurrent_wg_s<false>(rp, dt, stages, stream);
+		return c.stages == 3 ? launch_recurrent_cfg<float, 3>(rp, warps, c, stream, query, ok)
+				     : launch_recurrent_cfg<float, 4>(rp, warps, c, stream, query, ok);
+	return c.stages == 3 ? launch_recurrent_cfg<uint16_t, 3>(rp, warps, c, stream, query, ok)
+			     : launch_recurrent_cfg<uint16_t, 4>(rp, warps, c, stream, query, ok);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
@@ -1464,7 +1440,7 @@ int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params 
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
 	dim3 grid((unsigned)ip.heads, nmax);
-	if (launch_intra(ip, c.intra, grid, stream))
+	if (launch_intra(ip, c, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
@@ -1648,17 +1624,12 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		return rc;
 	}
 
-	/* K3_KDA_RECUR=wgmma | wgmma2: the intra kernel v2 writing the wgmma layout (WGL), whatever
-	 * K3_KDA_INTRA says, then the wgmma recurrent kernel. */
-	const bool wg = cfg.recur >= 1;
 	if (nmax > 0) {
 		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		if (launch_intra(ip, wg ? 2 : cfg.intra, grid, stream, wg))
+		if (launch_intra(ip, cfg, grid, stream))
 			return -EIO;
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
 		return -EIO;
-	if (wg)
-		return launch_recurrent_wg(rp, a->state_dtype, cfg.stages, cfg.recur, stream);
 	return launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream);
 }

@@ -687,29 +687,35 @@ static void test_prefill_variants(void **unused)
 	unsetenv("K3_KDA_PREFILL");
 }
 
-/* The recurrent kernel on wgmma (K3_KDA_RECUR=wgmma, serial path: 64-row CTAs) against the
- * float64 definition: both state dtypes, 4 and 3 stages, varlen with empty and 1-token
- * sequences, no initial state, in place. KDA_TEST_WGMMA_SMALL: the first shape alone. */
+/* The recurrent kernel on wgmma (K3_KDA_RECUR=wgmma: 64-row CTAs) against the float64
+ * definition, on the serial path (both state dtypes, 4 and 3 stages, varlen with empty and 1-token
+ * sequences, no initial state, in place) and on the overlapped one (K3_KDA_PREFILL=overlap, its
+ * defaults: 3 stages); test_prefill_overlap checks it bit for bit against serial.
+ * KDA_TEST_WGMMA_SMALL: the first shape of each path alone. */
 static void test_prefill_wgmma(void **unused)
 {
 	(void)unused;
 	static const int lens[] = { 300, 17, 0, 100 }, varlen[] = { 1, 16, 17, 0, 200, 33 }, one1k[] = { 1000 };
+	const bool small = getenv("KDA_TEST_WGMMA_SMALL");
 	setenv("K3_KDA_RECUR", "wgmma", 1);
-	print_message(" K3_KDA_RECUR=wgmma\n");
-	prefill_case(KDA_F32, 4, lens, 6, true, false);
-	if (!getenv("KDA_TEST_WGMMA_SMALL")) {
+	for (int ov = 0; ov < 2; ov++) {
+		setenv("K3_KDA_PREFILL", ov ? "overlap" : "serial", 1);
+		print_message(" K3_KDA_RECUR=wgmma K3_KDA_PREFILL=%s\n", ov ? "overlap" : "serial");
+		prefill_case(KDA_F32, 4, lens, 6, true, false);
+		if (small)
+			continue;
 		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
 		prefill_case(KDA_F32, 6, varlen, 8, false, false);
 		prefill_case(KDA_BF16, 1, one1k, 32, true, false);
+	}
+	if (!small) {
+		setenv("K3_KDA_PREFILL", "serial", 1);
 		setenv("K3_KDA_RECUR_STAGES", "3", 1);
-		print_message(" K3_KDA_RECUR=wgmma K3_KDA_RECUR_STAGES=3\n");
+		print_message(" K3_KDA_RECUR=wgmma K3_KDA_PREFILL=serial K3_KDA_RECUR_STAGES=3\n");
 		prefill_case(KDA_F32, 4, lens, 6, true, false);
 		unsetenv("K3_KDA_RECUR_STAGES");
-		setenv("K3_KDA_RECUR", "wgmma2", 1); /* W^T's and O^T's MMAs in two groups */
-		print_message(" K3_KDA_RECUR=wgmma2\n");
-		prefill_case(KDA_F32, 4, lens, 6, true, false);
-		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
 	}
+	unsetenv("K3_KDA_PREFILL");
 	unsetenv("K3_KDA_RECUR");
 }
 
@@ -883,6 +889,11 @@ static void test_prefill_overlap(void **unused)
 	overlap_case(KDA_F32, 1, one2k, 96);
 	unsetenv("K3_KDA_INTRA");
 	unsetenv("K3_KDA_RECUR_STAGES");
+	setenv("K3_KDA_RECUR", "wgmma", 1); /* 64-row CTAs on wgmma both ways */
+	print_message(" K3_KDA_RECUR=wgmma\n");
+	overlap_case(KDA_F32, 1, one2k, 96); /* 192 CTAs */
+	overlap_case(KDA_BF16, 5, lens, 24);
+	unsetenv("K3_KDA_RECUR");
 }
 
 /* The default (K3_KDA_PREFILL unset: auto's rule again since 2026-12-02r) at a shape where
