@@ -24,7 +24,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/k3_wgmma.cuh"
 #include "kda_device.cuh"
 
 namespace {
@@ -51,29 +50,6 @@ static_assert(REC_BYTES % 16 == 0 && REC_U % 16 == 0, "bulk copies move 16-byte 
 __host__ __device__ constexpr int swz_wide(int row, int chunk) /* rows of 16 chunks */
 {
 	return chunk ^ (row & 7);
-}
-
-/* The wgmma path's record (K3_KDA_RECUR=wgmma, 2026-12-02q): the same bytes, Wk and Qt laid out
- * as one block REC_WK .. REC_WK + 8 KiB of [2 k halves][32 rows][64 k], rows 0-15 Wk [t], 16-31
- * Qt [t], each k half a K-major tile of 128-byte rows in the 128-byte swizzle (the wgmma B operand
- * of M [Wk | Qt]^T, 8-row groups 1024 bytes apart). wq_off(): byte offset of 16-byte chunk c
- * (k = 8 c ..) of row r. Only the intra kernel's WGL instance writes it, only the wgmma recurrent
- * kernel reads it; every other kernel keeps the layout above. */
-__host__ __device__ constexpr int wq_off(int r, int c)
-{
-	return (c >> 3) * (2 * CH * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4);
-}
-
-/* The WGL intra kernel's staging of Wk (4 KiB): wq_off()'s layout without the Qt rows; 16-byte
- * piece i goes to the record at wk_piece(i). */
-__host__ __device__ constexpr int wk_stage_off(int t, int c)
-{
-	return (c >> 3) * (CH * 128) + t * 128 + (((c & 7) ^ (t & 7)) << 4);
-}
-
-__host__ __device__ constexpr int wk_piece(int i)
-{
-	return (i >> 7) * (2 * CH * 128) + (i & 127) * 16;
 }
 
 __host__ __device__ constexpr int swz_narrow(int row, int chunk) /* rows of 2 chunks */
@@ -479,7 +455,6 @@ __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, 
 /* Item (j, h) from its loaded inputs (L > 0, the same for the whole CTA): the record. Shared
  * memory is reused item after item: every write below that a previous item's reads could
  * see comes after a barrier those reads precede. */
-template <bool WGL>
 __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int h, const intra_in &in,
 					      intra_smem &sm)
 {
@@ -678,12 +653,8 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 #pragma unroll
 				for (int hf = 0; hf < 2; hf++) {
 					const int t = g + 8 * hf;
-					if constexpr (WGL)
-						*reinterpret_cast<uint32_t *>(sw + wk_stage_off(t, k >> 3) + (k & 7) * 2) =
-							pack_bf16(d[2 * hf], d[2 * hf + 1]);
-					else
-						*reinterpret_cast<uint32_t *>(sw + t * D * 2 + swz_wide(t, k >> 3) * 16 + (k & 7) * 2) =
-							pack_bf16(d[2 * hf], d[2 * hf + 1]);
+					*reinterpret_cast<uint32_t *>(sw + t * D * 2 + swz_wide(t, k >> 3) * 16 + (k & 7) * 2) =
+						pack_bf16(d[2 * hf], d[2 * hf + 1]);
 				}
 			}
 		}
@@ -692,15 +663,9 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 		for (int r = 0; r < 2; r++) {
 			const int i = tid + r * INTRA_THREADS, t = i >> 4, ch = i & 15;
 			*reinterpret_cast<uint4 *>(rec + REC_U + i * 16) = *reinterpret_cast<const uint4 *>(su + i * 16);
-			if constexpr (WGL) {
-				*reinterpret_cast<uint4 *>(rec + REC_WK + wk_piece(i)) = *reinterpret_cast<const uint4 *>(sw + i * 16);
-				*reinterpret_cast<uint4 *>(rec + REC_WK + wq_off(CH + t, ch)) =
-					*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
-			} else {
-				*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
-				*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
-					*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
-			}
+			*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
+			*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
+				*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
 		}
 	}
 	if (p.ready) {
@@ -724,10 +689,7 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
-/* WGL: the record's Wk / Qt in the wgmma path's layout (wq_off()); else as above (every other
- * path: the instance main had, unchanged). */
-template <bool WGL>
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+__device__ __forceinline__ void intra_item(const intra_params &p)
 {
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
@@ -735,7 +697,20 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	intra_load(p, j, h, in);
 	if (in.L <= 0)
 		return;
-	intra_compute<WGL>(p, j, h, in, sm);
+	intra_compute(p, j, h, in, sm);
+}
+
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
+{
+	intra_item(p);
+}
+
+/* The same at <= 56 registers (9 CTAs an SM by registers; 20 bytes of spills), opt-in for the
+ * overlapped path (K3_KDA_INTRA=v2r56, 2026-12-02t): beside recurrent CTAs of <= 96 registers an
+ * SM then keeps 5 or 7 intra CTAs where the 64-register kernel gets 5 or 6. */
+__global__ void __launch_bounds__(INTRA_THREADS, 9) kda_chunk_intra_r56_kernel(const intra_params p)
+{
+	intra_item(p);
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -802,133 +777,6 @@ __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int
 	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
 }
 
-/* What both recurrent kernels derive from their CTA index: (sequence, head, slice of `rows`
- * state rows), this thread's rows r0 + g (+ 8) of the m16n8 fragments, the sequence's chunks
- * and tokens, its state and its records (and their flags on the overlapped path). */
-struct recur_cta {
-	int h, lane, warp, g, t4, mi, mr, vbase, r0, n_chunks, tok0, len;
-	size_t sbase, rec_stride;
-	const uint8_t *rec0;
-	const int32_t *flag0;
-};
-
-__device__ __forceinline__ recur_cta recur_cta_of(const recur_params &p, int rows)
-{
-	recur_cta c;
-	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices;
-	c.h = blockIdx.y;
-	c.lane = threadIdx.x & 31, c.warp = threadIdx.x >> 5;
-	c.g = c.lane >> 2, c.t4 = c.lane & 3, c.mi = c.lane >> 3, c.mr = c.lane & 7;
-	c.vbase = slice * rows, c.r0 = c.vbase + 16 * c.warp;
-	const int c_begin = p.off[seq];
-	c.n_chunks = p.off[seq + 1] - c_begin;
-	c.tok0 = p.cu[seq], c.len = p.cu[seq + 1] - c.tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	c.sbase = (slot * p.heads + c.h) * (size_t)D * D;
-	c.rec0 = p.rec + ((size_t)c_begin * p.heads + c.h) * REC_BYTES;
-	c.rec_stride = (size_t)p.heads * REC_BYTES;
-	c.flag0 = p.ready ? p.ready + (size_t)c_begin * p.heads + c.h : nullptr;
-	return c;
-}
-
-/* Thread 0 stages chunk `i`'s record (the CTA's rows of U^T: WARPS x 16) into stage `k`. */
-template <int WARPS, int SB>
-__device__ __forceinline__ void stage_chunk(uint8_t *smem, uint64_t *full, const recur_cta &c, int H, int i, int k)
-{
-	issue_stage<WARPS>(smem + k * SB, c.rec0 + i * c.rec_stride, c.vbase, &full[k],
-			   c.flag0 ? c.flag0 + (size_t)i * H : nullptr);
-}
-
-/* Thread 0: the stages' barriers, then the first STAGES - 1 chunks. */
-template <int WARPS, int STAGES, int SB>
-__device__ __forceinline__ void stage_first(uint8_t *smem, uint64_t *full, const recur_cta &c, int H)
-{
-	if (threadIdx.x == 0) {
-		for (int i = 0; i < STAGES; i++)
-			mbar_init(&full[i], 1);
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int i = 0; i < STAGES - 1 && i < c.n_chunks; i++)
-			stage_chunk<WARPS, SB>(smem, full, c, H, i, i);
-	}
-}
-
-/* Top of chunk step cc: once every warp is done with the stage it refills (the barrier), thread
- * 0 stages chunk cc + STAGES - 1. */
-template <int WARPS, int STAGES, int SB>
-__device__ __forceinline__ void stage_next(uint8_t *smem, uint64_t *full, const recur_cta &c, int H, int cc)
-{
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		const int nx = cc + STAGES - 1;
-		if (nx < c.n_chunks) {
-			asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-			stage_chunk<WARPS, SB>(smem, full, c, H, nx, nx % STAGES);
-		}
-	}
-}
-
-/* The thread's state fragments, s[4 nt + e]: rows r0 + g (e < 2), + 8; columns 8 nt + 2 t4 +
- * (e & 1); from `s0` (NULL: zeros), or stored to `s1`. */
-template <typename StateT>
-__device__ __forceinline__ void load_state(float *s, const void *s0, const recur_cta &c)
-{
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * c.t4;
-		if (s0) {
-			const StateT *a = static_cast<const StateT *>(s0) + c.sbase + (size_t)(c.r0 + c.g) * D + col;
-			const StateT *b = a + 8 * D;
-			s[4 * nt + 0] = state_io<StateT>::load(a), s[4 * nt + 1] = state_io<StateT>::load(a + 1);
-			s[4 * nt + 2] = state_io<StateT>::load(b), s[4 * nt + 3] = state_io<StateT>::load(b + 1);
-		} else {
-			s[4 * nt + 0] = s[4 * nt + 1] = s[4 * nt + 2] = s[4 * nt + 3] = 0.0f;
-		}
-	}
-}
-
-template <typename StateT>
-__device__ __forceinline__ void store_state(const float *s, void *s1, const recur_cta &c)
-{
-	if (!s1)
-		return;
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * c.t4;
-		StateT *a = static_cast<StateT *>(s1) + c.sbase + (size_t)(c.r0 + c.g) * D + col;
-		StateT *b = a + 8 * D;
-		state_io<StateT>::store(a, s[4 * nt + 0]), state_io<StateT>::store(a + 1, s[4 * nt + 1]);
-		state_io<StateT>::store(b, s[4 * nt + 2]), state_io<StateT>::store(b + 1, s[4 * nt + 3]);
-	}
-}
-
-/* Chunk cc's outputs O^T (two m16n8 tiles, oa[4 nn + e]): rows v = r0 + g (+8), tokens
- * 8 nn + 2 t4 (+1), those inside the sequence. */
-__device__ __forceinline__ void store_out(uint16_t *out, const float *oa, const recur_cta &c, int H, int cc)
-{
-	const int lc = min(CH, c.len - cc * CH);
-	uint16_t *o = out + ((size_t)(c.tok0 + cc * CH) * H + c.h) * D + c.r0 + c.g;
-#pragma unroll
-	for (int nn = 0; nn < 2; nn++) {
-#pragma unroll
-		for (int e = 0; e < 2; e++) {
-			const int t = 8 * nn + 2 * c.t4 + e;
-			if (t < lc) {
-				o[(size_t)t * H * D] = f2bf(oa[4 * nn + e]);
-				o[(size_t)t * H * D + 8] = f2bf(oa[4 * nn + 2 + e]);
-			}
-		}
-	}
-}
-
-/* M Diag(Gamma_last) on the state columns 16 np .. + 15 (fragments s[8 np ..], s[8 np + 4 ..]):
- * gm holds G[16 np + 2 t4 (+1)] and G[16 np + 8 + 2 t4 (+1)] (the record's permuted copy). */
-__device__ __forceinline__ void decay_cols(float *s, int np, float4 gm)
-{
-	float *s0 = s + 8 * np, *s1 = s + 8 * np + 4;
-	s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
-	s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
-}
-
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
  * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
@@ -937,50 +785,85 @@ __device__ __forceinline__ void decay_cols(float *s, int np, float4 gm)
  * ahead with the bulk copy engine.
  */
 template <typename StateT, int WARPS, int STAGES>
-__global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
+__device__ __forceinline__ void recurrent_body(const recur_params &p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[STAGES];
 	constexpr int SB = stage_bytes(WARPS);
-	const int H = p.heads;
-	const recur_cta c = recur_cta_of(p, 16 * WARPS);
-	const int t4 = c.t4, mi = c.mi, mr = c.mr;
-	stage_first<WARPS, STAGES, SB>(smem, full, c, H);
+	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
+	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
+	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
+	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
+	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
+	const size_t sbase = (slot * H + h) * (size_t)D * D;
+	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
+	const size_t rec_stride = (size_t)H * REC_BYTES;
+	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
 
-	float s[D / 2]; /* s[4 nt + e]: load_state() */
-	load_state<StateT>(s, p.s0, c);
+	if (threadIdx.x == 0) {
+		for (int i = 0; i < STAGES; i++)
+			mbar_init(&full[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
+			issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
+					   flag0 ? flag0 + (size_t)i * H : nullptr);
+	}
+
+	float s[D / 8][4];
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * t4;
+		if (p.s0) {
+			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
+			const StateT *b = a + 8 * D;
+			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
+			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
+		} else {
+			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+		}
+	}
 
 	/* Per-lane ldmatrix row offsets (bytes) inside a stage. */
 	const int wide_row = 8 * (mi >> 1) + mr;            /* Wk, Qt: token row */
 	const int wide_off = wide_row * D * 2;
 	const int pk_row = 8 * (mi >> 1) + mr;              /* P: token row */
 	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
-	const int u_row = 16 * c.warp + 8 * (mi & 1) + mr; /* U^T: local row */
-	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(c.vbase + u_row, mi >> 1) * 16;
+	const int u_row = 16 * warp + 8 * (mi & 1) + mr;    /* U^T: local row */
+	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
 
-	for (int cc = 0; cc < c.n_chunks; cc++) {
-		stage_next<WARPS, STAGES, SB>(smem, full, c, H, cc);
+	for (int cc = 0; cc < n_chunks; cc++) {
+		__syncthreads(); /* every warp is done with the stage refilled below */
+		if (threadIdx.x == 0) {
+			const int nx = cc + STAGES - 1;
+			if (nx < n_chunks) {
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				issue_stage<WARPS>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
+						   &full[nx % STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
+			}
+		}
 		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
 		const uint8_t *st = smem + (cc % STAGES) * SB;
 		const uint32_t sa = smem_u32(st);
 
 		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
-		float wa[2][4] = {}, oa[8] = {};
+		float wa[2][4] = {}, oa[2][4] = {};
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++) {
 			uint32_t a[4];
-			a[0] = pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
-			a[1] = pack_bf16(s[8 * kk + 2], s[8 * kk + 3]);
-			a[2] = pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
-			a[3] = pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
+			a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+			a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+			a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+			a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
 			const int off = wide_off + swz_wide(wide_row, 2 * kk + (mi & 1)) * 16;
 			uint32_t bw[4], bq[4];
 			ldsm_x4(bw, sa + REC_WK + off);
 			ldsm_x4(bq, sa + REC_QT + off);
 			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
 			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
-			mma_bf16_16816(oa, a, bq[0], bq[1]);
-			mma_bf16_16816(oa + 4, a, bq[2], bq[3]);
+			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
+			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
 		}
 		uint32_t u[4];
 		ldsm_x4(u, sa + u_off);
@@ -1002,8 +885,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		{
 			uint32_t bp[4];
 			ldsm_x4(bp, sa + p_off);
-			mma_bf16_16816(oa, aw, bp[0], bp[1]);
-			mma_bf16_16816(oa + 4, aw, bp[2], bp[3]);
+			mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
+			mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
 		}
 
 		/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
@@ -1014,152 +897,85 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			const int j = 8 * (2 * np + (mi >> 1)) + mr;
 			uint32_t bk[4];
 			ldsm_x4(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, mi & 1) * 16);
-			decay_cols(s, np, gm);
-			mma_bf16_16816(s + 8 * np, aw, bk[0], bk[1]);
-			mma_bf16_16816(s + 8 * np + 4, aw, bk[2], bk[3]);
+			float *s0 = s[2 * np], *s1 = s[2 * np + 1];
+			s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
+			s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
+			mma_bf16_16816(s0, aw, bk[0], bk[1]);
+			mma_bf16_16816(s1, aw, bk[2], bk[3]);
 		}
-		store_out(p.out, oa, c, H, cc);
+
+		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
+		const int lc = min(CH, len - cc * CH);
+		uint16_t *o = p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g;
+#pragma unroll
+		for (int nn = 0; nn < 2; nn++) {
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int t = 8 * nn + 2 * t4 + e;
+				if (t < lc) {
+					o[(size_t)t * H * D] = f2bf(oa[nn][e]);
+					o[(size_t)t * H * D + 8] = f2bf(oa[nn][2 + e]);
+				}
+			}
+		}
 	}
-	store_state<StateT>(s, p.s1, c);
+
+	if (p.s1) {
+#pragma unroll
+		for (int nt = 0; nt < D / 8; nt++) {
+			const int col = nt * 8 + 2 * t4;
+			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
+			StateT *b = a + 8 * D;
+			state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
+			state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
+		}
+	}
 }
 
-/*
- * The recurrent kernel on wgmma (K3_KDA_RECUR=wgmma, serial path; 2026-12-02q): one warpgroup
- * (4 warps) per CTA owns 64 state rows (two CTAs a (sequence, head)); the state is the FP32
- * accumulator of an m64n128 wgmma (warp w rows 16 w + g, + 8: the mma.sync layout of the kernel
- * above, s[4 nt + e] = its s[nt][e]), so each chunk step is two groups of asynchronous MMAs:
- *   [W^T | O^T] = M [Wk | Qt]^T   8 x m64n32k16, A = M (BF16, registers), B = the record's
- *                                  Wk / Qt block (K-major, 128-byte swizzle: wq_off())
- *   W^T = U^T - (the first half); O^T += W^T P^T (2 mma.sync a warp, beside the next MMA);
- *   M <- M Diag(Gamma_last) + W^T Kh (m64n128k16, B = Kh^T, 32-byte swizzle)
- * against 50 mma.sync a warp (16 rows) in the kernel above. Records are staged as there (thread
- * 0, bulk copies, STAGES - 1 ahead); a stage is 16 KiB (1024-byte aligned for the swizzle).
- */
-constexpr int WG_ROWS = 64;
-
-__host__ __device__ constexpr int stage_bytes_wg()
+template <typename StateT, int WARPS, int STAGES>
+__global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
-	return (REC_U + WG_ROWS * CH * 2 + 1023) / 1024 * 1024;
+	recurrent_body<StateT, WARPS, STAGES>(p);
 }
 
-/* Shared-memory descriptor, K-major tile of 32-byte rows in the 32-byte swizzle (16-byte chunk c
- * of row r at c ^ ((r >> 2) & 1): swz_narrow()), 8-row groups 256 bytes apart. */
-__device__ __forceinline__ uint64_t wgmma_desc_sw32(uint32_t smem_addr)
-{
-	return (uint64_t)((smem_addr & 0x3ffffu) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(256 >> 4) << 32) |
-	       ((uint64_t)3 << 62);
-}
-
+/* 4-warp CTAs at <= 96 registers (5 CTAs an SM by registers; 48 bytes of spills), opt-in for the
+ * overlapped path (K3_KDA_RECUR_REGS=96, 2026-12-02t): each CTA takes 1.5 intra CTAs' registers
+ * off its SM instead of 2 (the intra kernel, not the recurrence, bounds the overlapped pair). */
 template <typename StateT, int STAGES>
-__global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur_params p)
+__global__ void __launch_bounds__(128, 5) kda_chunk_recurrent_r96_kernel(const recur_params p)
 {
-	extern __shared__ __align__(128) uint8_t smem_raw[];
-	__shared__ __align__(8) uint64_t full[STAGES];
-	constexpr int SB = stage_bytes_wg();
-	uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
-	const int H = p.heads;
-	const recur_cta c = recur_cta_of(p, WG_ROWS);
-	const int t4 = c.t4, mi = c.mi, mr = c.mr;
-	stage_first<WG_ROWS / 16, STAGES, SB>(smem, full, c, H);
-
-	float s[D / 2]; /* s[4 nt + e]: load_state() */
-	load_state<StateT>(s, p.s0, c);
-
-	const int u_row = 16 * c.warp + 8 * (mi & 1) + mr; /* U^T: local row */
-	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(c.vbase + u_row, mi >> 1) * 16;
-	const int pk_row = 8 * (mi >> 1) + mr; /* P: token row */
-	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
-
-	for (int cc = 0; cc < c.n_chunks; cc++) {
-		stage_next<WG_ROWS / 16, STAGES, SB>(smem, full, c, H, cc);
-		/* A fragments of M (BF16) for the 8 k steps, before the wait. */
-		uint32_t am[D / 16][4];
-#pragma unroll
-		for (int kk = 0; kk < D / 16; kk++) {
-			am[kk][0] = pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
-			am[kk][1] = pack_bf16(s[8 * kk + 2], s[8 * kk + 3]);
-			am[kk][2] = pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
-			am[kk][3] = pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
-		}
-		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
-		const uint8_t *st = smem + (cc % STAGES) * SB;
-		const uint32_t sa = smem_u32(st);
-
-		float acc[16]; /* [W^T | O^T]: n8 tiles 0, 1 = W^T (t 0-7, 8-15), 2, 3 = O^T */
-#pragma unroll
-		for (int i = 0; i < 16; i++)
-			acc[i] = 0.0f;
-		k3_wgmma_fence();
-#pragma unroll
-		for (int kk = 0; kk < D / 16; kk++) {
-			const uint32_t b = sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
-			k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(b));
-		}
-		k3_wgmma_commit();
-		uint32_t u[4];
-		ldsm_x4(u, sa + u_off);
-		k3_wgmma_wait<0>();
-		k3_wgmma_pinw<32>(acc);
-
-		uint32_t aw[4];
-		aw[0] = pack_bf16(lo_bf16(u[0]) - acc[0], hi_bf16(u[0]) - acc[1]);
-		aw[1] = pack_bf16(lo_bf16(u[1]) - acc[2], hi_bf16(u[1]) - acc[3]);
-		aw[2] = pack_bf16(lo_bf16(u[2]) - acc[4], hi_bf16(u[2]) - acc[5]);
-		aw[3] = pack_bf16(lo_bf16(u[3]) - acc[6], hi_bf16(u[3]) - acc[7]);
-
-		/* M Diag(Gamma_last): columns 8 nt + 2 t4 (+1) take G[...] from the permuted copy. */
-		const float *gp = reinterpret_cast<const float *>(st + REC_G) + t4 * G_LD;
-#pragma unroll
-		for (int np = 0; np < D / 16; np++)
-			decay_cols(s, np, *reinterpret_cast<const float4 *>(gp + 4 * np));
-		k3_wgmma_fence();
-		k3_wgmma_rs<128>(s, aw, wgmma_desc_sw32(sa + REC_KH));
-		k3_wgmma_commit();
-		/* O^T += W^T P^T by mma.sync while the state's MMA runs (a second wgmma in the group
-		 * made ptxas serialize them: C7511); B(k = s, n = t) = P[t][s], as in the kernel above. */
-		float *oacc = acc + 8;
-		{
-			uint32_t bp[4];
-			ldsm_x4(bp, sa + p_off);
-			mma_bf16_16816(oacc, aw, bp[0], bp[1]);
-			mma_bf16_16816(oacc + 4, aw, bp[2], bp[3]);
-		}
-		k3_wgmma_wait<0>();
-		k3_wgmma_pin(s);
-
-		store_out(p.out, oacc, c, H, cc);
-	}
-	store_state<StateT>(s, p.s1, c);
+	recurrent_body<StateT, 4, STAGES>(p);
 }
 
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap | auto   force the two kernels one after the other, or side
  *                                      by side, or overlap_by_default(); unset: auto
- *   K3_KDA_INTRA=v1 | v2               intra kernel version
+ *   K3_KDA_INTRA=v1 | v2 | v2r56       intra kernel version (v2r56: v2 at <= 56 registers)
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
- *   K3_KDA_RECUR=mma | wgmma           either path: the recurrent kernel on mma.sync (the default) or
- *                                      on wgmma (kda_chunk_recurrent_wg_kernel, 64-row CTAs, with
- *                                      the intra kernel v2's WGL instance; 2026-12-02q serial only,
- *                                      2026-12-02t both paths)
+ *   K3_KDA_RECUR_REGS=96               4-warp recurrent CTAs at <= 96 registers (other widths: as
+ *                                      compiled); v2r56 and this are opt-in since 2026-12-02t
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
- * removed: see overlap_by_default(); K3_KDA_RECUR=wgmma2, W^T's MMAs in a wgmma group of their
- * own and O^T's after them, +4-5 % FP32 on 2026-12-02q, removed on 2026-12-02t.) */
+ * removed: see overlap_by_default(). K3_KDA_RECUR=wgmma, the recurrent kernel on wgmma with
+ * 64-row warpgroup CTAs (2026-12-02q, serial path; 2026-12-02t both paths), removed in 2026-12-02t:
+ * in one process against this kernel, T = 16K, H = 96, the overlapped pair ran 1.91-2.00 ms
+ * against 1.74-1.83 (its 140 registers a thread leave the intra kernel fewer CTAs an SM), the
+ * serial pair level in FP32 and 3-8 % slower in BF16, and it lost at H = 12-48; docs/KERNELS.md.) */
 struct prefill_cfg {
 	bool overlap;
-	int intra;  /* 1, 2 */
+	int intra;  /* 1, 2, 3 (v2r56) */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
-	int recur;  /* 0 mma.sync, 1 wgmma */
+	bool r96;   /* 4-warp recurrent CTAs: the <= 96-register instance */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, false };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, false };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1209,7 +1025,7 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 						      : overlap_by_default(n_seqs, heads, total_tokens);
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
-		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
+		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : !strcmp(e, "v2r56") ? 3 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
 		c.stages = !strcmp(e, "3") ? 3 : !strcmp(e, "4") ? 4 : c.stages;
 	if ((e = getenv("K3_KDA_RECUR_WARPS")))
@@ -1217,31 +1033,31 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 			 : !strcmp(e, "v2") ? 2
 			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
 											   : c.rule;
-	if ((e = getenv("K3_KDA_RECUR")))
-		c.recur = !strcmp(e, "wgmma") ? 1 : !strcmp(e, "mma") ? 0 : c.recur;
+	if ((e = getenv("K3_KDA_RECUR_REGS")))
+		c.r96 = !strcmp(e, "96");
 	return c;
 }
 
-/* The intra kernel a configuration runs: v1, v2, or v2's instance writing the wgmma recurrent
- * kernel's record layout (WGL) whenever that kernel runs (c.recur, whatever c.intra says). */
-const void *intra_kernel(const prefill_cfg &c)
+const void *intra_kernel(int v)
 {
-	return c.recur ? (const void *)kda_chunk_intra_kernel<true>
-	       : c.intra == 1 ? (const void *)kda_chunk_intra_v1_kernel
-			      : (const void *)kda_chunk_intra_kernel<false>;
+	return v == 1   ? (const void *)kda_chunk_intra_v1_kernel
+	       : v == 3 ? (const void *)kda_chunk_intra_r56_kernel
+			: (const void *)kda_chunk_intra_kernel;
 }
 
 /* `grid`: chunks x heads in either order. */
-int launch_intra(const intra_params &ip, const prefill_cfg &c, dim3 grid, cudaStream_t stream)
+int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 {
-	const void *kern = intra_kernel(c);
-	/* Overlapped: see launch_recur_kernel() (both kernels ask for the same carveout). */
-	if (ip.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+	/* Overlapped: see launch_recurrent() (both kernels ask for the same carveout). */
+	if (ip.ready && cudaFuncSetAttribute(intra_kernel(v), cudaFuncAttributePreferredSharedMemoryCarveout,
 					     cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
-	void *args[] = { const_cast<intra_params *>(&ip) };
-	if (cudaLaunchKernel(kern, grid, dim3(INTRA_THREADS), args, 0, stream) != cudaSuccess)
-		return -EIO;
+	if (v == 1)
+		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (v == 3)
+		kda_chunk_intra_r56_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else
+		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
 }
 
@@ -1263,17 +1079,21 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 	return 0;
 }
 
-/* Launches recurrent kernel `kern` (`slices` CTAs of `threads` threads a (sequence, head), `smem`
- * bytes of dynamic shared memory) or, with `query` (overlapped path), launches nothing and says in
- * *ok whether its grid cannot take every SM's room for a CTA of intra kernel `intra` (the
- * recurrent CTAs spin on records the intra kernel has still to write). */
-int launch_recur_kernel(const void *kern, int slices, int threads, int smem, const recur_params &rp,
-			const void *intra, cudaStream_t stream, bool query, bool *ok)
+/* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
+ * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
+ * the intra kernel has still to write). */
+template <typename StateT, int WARPS, int STAGES>
+int launch_recurrent(const recur_params &rp, const prefill_cfg &c, cudaStream_t stream, bool query, bool *ok)
 {
+	const int smem = STAGES * stage_bytes(WARPS);
+	const void *kern = (const void *)kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
+	if constexpr (WARPS == 4)
+		if (c.r96)
+			kern = (const void *)kda_chunk_recurrent_r96_kernel<StateT, STAGES>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
-	p.slices = slices;
+	p.slices = RECUR_MAX_WARPS / WARPS;
 	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
 	if (query) {
 		int dev = 0, sms = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
@@ -1286,8 +1106,8 @@ int launch_recur_kernel(const void *kern, int slices, int threads, int smem, con
 		    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
 			return -EIO;
 		cta_footprint r, in;
-		if (footprint_of(kern, threads, smem, reserved, &r) ||
-		    footprint_of(intra, INTRA_THREADS, 0, reserved, &in))
+		if (footprint_of(kern, WARPS * 32, smem, reserved, &r) ||
+		    footprint_of(intra_kernel(c.intra), INTRA_THREADS, 0, reserved, &in))
 			return -EIO;
 		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
 		int b = 0;
@@ -1306,63 +1126,35 @@ int launch_recur_kernel(const void *kern, int slices, int threads, int smem, con
 					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
 	void *args[] = { &p };
-	if (cudaLaunchKernel(kern, grid, dim3(threads), args, smem, stream) != cudaSuccess)
+	if (cudaLaunchKernel(kern, grid, dim3(WARPS * 32), args, smem, stream) != cudaSuccess)
 		return -EIO;
 	return kda_launch_status();
 }
 
-/* The mma.sync recurrent kernel: 16 x WARPS state rows a CTA. */
-template <typename StateT, int WARPS, int STAGES>
-int launch_recurrent(const recur_params &rp, const void *intra, cudaStream_t stream, bool query, bool *ok)
-{
-	return launch_recur_kernel((const void *)kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>,
-				   RECUR_MAX_WARPS / WARPS, WARPS * 32, STAGES * stage_bytes(WARPS), rp, intra, stream,
-				   query, ok);
-}
-
 template <typename StateT, int STAGES>
-int launch_recurrent_for(const recur_params &rp, int warps, const void *intra, cudaStream_t stream, bool query,
+int launch_recurrent_for(const recur_params &rp, int warps, const prefill_cfg &c, cudaStream_t stream, bool query,
 			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 8, STAGES>(rp, c, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 4, STAGES>(rp, c, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 2, STAGES>(rp, c, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 1, STAGES>(rp, c, stream, query, ok);
 	}
 }
 
-/* The wgmma recurrent kernel: 64-row CTAs, two a (sequence, head); + 1 KiB for the stages'
- * 1024-byte alignment. */
-template <typename StateT, int STAGES>
-int launch_recurrent_wg(const recur_params &rp, const void *intra, cudaStream_t stream, bool query, bool *ok)
-{
-	return launch_recur_kernel((const void *)kda_chunk_recurrent_wg_kernel<StateT, STAGES>, D / WG_ROWS, 128,
-				   STAGES * stage_bytes_wg() + 1024, rp, intra, stream, query, ok);
-}
-
-template <typename StateT, int STAGES>
-int launch_recurrent_cfg(const recur_params &rp, int warps, const prefill_cfg &c, cudaStream_t stream, bool query,
-			 bool *ok)
-{
-	return c.recur ? launch_recurrent_wg<StateT, STAGES>(rp, intra_kernel(c), stream, query, ok)
-		       : launch_recurrent_for<StateT, STAGES>(rp, warps, intra_kernel(c), stream, query, ok);
-}
-
-/* The recurrent kernel of configuration `c` (its kernel, state dtype, stages; `warps` for the
- * mma.sync kernel), launched, or with `query` the overlapped path's room check (*ok). */
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
 			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
 	if (dt == KDA_F32)
-		return c.stages == 3 ? launch_recurrent_cfg<float, 3>(rp, warps, c, stream, query, ok)
-				     : launch_recurrent_cfg<float, 4>(rp, warps, c, stream, query, ok);
-	return c.stages == 3 ? launch_recurrent_cfg<uint16_t, 3>(rp, warps, c, stream, query, ok)
-			     : launch_recurrent_cfg<uint16_t, 4>(rp, warps, c, stream, query, ok);
+		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c, stream, query, ok)
+				     : launch_recurrent_for<float, 4>(rp, warps, c, stream, query, ok);
+	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c, stream, query, ok)
+			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c, stream, query, ok);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
@@ -1440,7 +1232,7 @@ int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params 
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
 	dim3 grid((unsigned)ip.heads, nmax);
-	if (launch_intra(ip, c, grid, stream))
+	if (launch_intra(ip, c.intra, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
@@ -1626,7 +1418,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 
 	if (nmax > 0) {
 		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		if (launch_intra(ip, cfg, grid, stream))
+		if (launch_intra(ip, cfg.intra, grid, stream))
 			return -EIO;
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)

@@ -19,7 +19,7 @@
  *   (--prefill-state: the one-sequence grid and 4 x 4K in each state dtype, no varlen rows.
  *   --prefill-ab: each prefill point timed once per set, back to back on the same buffers, the
  *   set's variables set after the prefill knobs (K3_KDA_PREFILL, K3_KDA_RECUR_STAGES,
- *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA, K3_KDA_RECUR) are unset; the
+ *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA, K3_KDA_RECUR_REGS) are unset; the
  *   CSV op `prefill@LABEL`; the sets cycled --prefill-rounds times. Each printed row names the
  *   path kda_prefill() took: took=serial | overlap)
  *
@@ -682,7 +682,7 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	/* --prefill-ab: each set's variables (the prefill knobs unset first), timed back to back on
 	 * these buffers, the sets cycled --prefill-rounds times; none: the environment as it is. */
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_RECUR" };
+					     "K3_KDA_INTRA", "K3_KDA_RECUR_REGS" };
 	const size_t nsets = o.prefill_ab.empty() ? 1 : o.prefill_ab.size();
 	for (size_t it = 0; it < nsets * (o.prefill_ab.empty() ? 1 : (size_t)o.prefill_rounds); it++) {
 	const char *set = o.prefill_ab.empty() ? nullptr : o.prefill_ab[it % nsets];
@@ -750,12 +750,12 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	/* Default (serial): intra, then recurrent; K3_KDA_PREFILL=overlap (where kda_prefill() takes it):
 	 * "intra" ends when the intra kernel does, "recurrent" is the recurrent kernel's tail after it. */
 	const char *path = getenv("K3_KDA_PREFILL"), *intra = getenv("K3_KDA_INTRA");
-	const char *rw = getenv("K3_KDA_RECUR_WARPS"), *rk = getenv("K3_KDA_RECUR");
+	const char *rw = getenv("K3_KDA_RECUR_WARPS");
 	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)  p10 %9.1f p90 %9.1f"
-	       "  took=%s path=%s intra=%s warps=%s recur=%s\n",
+	       "  took=%s path=%s intra=%s warps=%s\n",
 	       opname, dname(sdt), n, T, H, r.t.med_us, r.k1_us, r.k2_us, r.t.p10_us, r.t.p90_us,
 	       taken == 1 ? "overlap" : taken == 0 ? "serial" : "error", path ? path : "default",
-	       intra ? intra : "default", rw ? rw : "default", rk ? rk : "default");
+	       intra ? intra : "default", rw ? rw : "default");
 	fflush(stdout);
 	}
 	if (!o.prefill_ab.empty())
