@@ -689,7 +689,7 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
-__device__ __forceinline__ void intra_item(const intra_params &p)
+__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
@@ -698,19 +698,6 @@ __device__ __forceinline__ void intra_item(const intra_params &p)
 	if (in.L <= 0)
 		return;
 	intra_compute(p, j, h, in, sm);
-}
-
-__global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
-{
-	intra_item(p);
-}
-
-/* The same at <= 56 registers (9 CTAs an SM by registers; 20 bytes of spills), opt-in for the
- * overlapped path (K3_KDA_INTRA=v2r56, 2026-12-02t): beside recurrent CTAs of <= 96 registers an
- * SM then keeps 5 or 7 intra CTAs where the 64-register kernel gets 5 or 6. */
-__global__ void __launch_bounds__(INTRA_THREADS, 9) kda_chunk_intra_r56_kernel(const intra_params p)
-{
-	intra_item(p);
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -785,7 +772,7 @@ __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int
  * ahead with the bulk copy engine.
  */
 template <typename StateT, int WARPS, int STAGES>
-__device__ __forceinline__ void recurrent_body(const recur_params &p)
+__global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[STAGES];
@@ -932,50 +919,35 @@ __device__ __forceinline__ void recurrent_body(const recur_params &p)
 	}
 }
 
-template <typename StateT, int WARPS, int STAGES>
-__global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
-{
-	recurrent_body<StateT, WARPS, STAGES>(p);
-}
-
-/* 4-warp CTAs at <= 96 registers (5 CTAs an SM by registers; 48 bytes of spills), opt-in for the
- * overlapped path (K3_KDA_RECUR_REGS=96, 2026-12-02t): each CTA takes 1.5 intra CTAs' registers
- * off its SM instead of 2 (the intra kernel, not the recurrence, bounds the overlapped pair). */
-template <typename StateT, int STAGES>
-__global__ void __launch_bounds__(128, 5) kda_chunk_recurrent_r96_kernel(const recur_params p)
-{
-	recurrent_body<StateT, 4, STAGES>(p);
-}
-
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap | auto   force the two kernels one after the other, or side
  *                                      by side, or overlap_by_default(); unset: auto
- *   K3_KDA_INTRA=v1 | v2 | v2r56       intra kernel version (v2r56: v2 at <= 56 registers)
+ *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
- *   K3_KDA_RECUR_REGS=96               4-warp recurrent CTAs at <= 96 registers (other widths: as
- *                                      compiled); v2r56 and this are opt-in since 2026-12-02t
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
- * removed: see overlap_by_default(). K3_KDA_RECUR=wgmma, the recurrent kernel on wgmma with
- * 64-row warpgroup CTAs (2026-12-02q, serial path; 2026-12-02t both paths), removed in 2026-12-02t:
- * in one process against this kernel, T = 16K, H = 96, the overlapped pair ran 1.91-2.00 ms
- * against 1.74-1.83 (its 140 registers a thread leave the intra kernel fewer CTAs an SM), the
- * serial pair level in FP32 and 3-8 % slower in BF16, and it lost at H = 12-48; docs/KERNELS.md.) */
+ * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
+ * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
+ * 140 registers a thread; 2026-12-02q, serial path), which made the overlapped pair slower (T =
+ * 16K, H = 96: 1.91-2.00 ms against 1.74-1.83 in one process, twice: the intra kernel gets fewer
+ * CTAs an SM beside it), though main's build of it (c4997c5) ran the serial recurrence 11-15 % faster;
+ * K3_KDA_INTRA=v2r56 (v2 at <= 56 registers) and K3_KDA_RECUR_REGS=96 (4-warp recurrent CTAs
+ * at <= 96 registers, 48 bytes of spills), both slower on the overlapped path: +5-8 % and
+ * +40 %.) */
 struct prefill_cfg {
 	bool overlap;
-	int intra;  /* 1, 2, 3 (v2r56) */
+	int intra;  /* 1, 2 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
-	bool r96;   /* 4-warp recurrent CTAs: the <= 96-register instance */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, false };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, false };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1025,7 +997,7 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 						      : overlap_by_default(n_seqs, heads, total_tokens);
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
-		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : !strcmp(e, "v2r56") ? 3 : c.intra;
+		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
 		c.stages = !strcmp(e, "3") ? 3 : !strcmp(e, "4") ? 4 : c.stages;
 	if ((e = getenv("K3_KDA_RECUR_WARPS")))
@@ -1033,16 +1005,12 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 			 : !strcmp(e, "v2") ? 2
 			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
 											   : c.rule;
-	if ((e = getenv("K3_KDA_RECUR_REGS")))
-		c.r96 = !strcmp(e, "96");
 	return c;
 }
 
 const void *intra_kernel(int v)
 {
-	return v == 1   ? (const void *)kda_chunk_intra_v1_kernel
-	       : v == 3 ? (const void *)kda_chunk_intra_r56_kernel
-			: (const void *)kda_chunk_intra_kernel;
+	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
 }
 
 /* `grid`: chunks x heads in either order. */
@@ -1054,8 +1022,6 @@ int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 		return -EIO;
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	else if (v == 3)
-		kda_chunk_intra_r56_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else
 		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
@@ -1083,13 +1049,10 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
  * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
  * the intra kernel has still to write). */
 template <typename StateT, int WARPS, int STAGES>
-int launch_recurrent(const recur_params &rp, const prefill_cfg &c, cudaStream_t stream, bool query, bool *ok)
+int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
 	const int smem = STAGES * stage_bytes(WARPS);
-	const void *kern = (const void *)kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
-	if constexpr (WARPS == 4)
-		if (c.r96)
-			kern = (const void *)kda_chunk_recurrent_r96_kernel<StateT, STAGES>;
+	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
@@ -1106,8 +1069,8 @@ int launch_recurrent(const recur_params &rp, const prefill_cfg &c, cudaStream_t 
 		    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
 			return -EIO;
 		cta_footprint r, in;
-		if (footprint_of(kern, WARPS * 32, smem, reserved, &r) ||
-		    footprint_of(intra_kernel(c.intra), INTRA_THREADS, 0, reserved, &in))
+		if (footprint_of((const void *)kern, WARPS * 32, smem, reserved, &r) ||
+		    footprint_of(intra_kernel(intra), INTRA_THREADS, 0, reserved, &in))
 			return -EIO;
 		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
 		int b = 0;
@@ -1125,25 +1088,23 @@ int launch_recurrent(const recur_params &rp, const prefill_cfg &c, cudaStream_t 
 	if (p.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
 					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
-	void *args[] = { &p };
-	if (cudaLaunchKernel(kern, grid, dim3(WARPS * 32), args, smem, stream) != cudaSuccess)
-		return -EIO;
+	kern<<<grid, WARPS * 32, smem, stream>>>(p);
 	return kda_launch_status();
 }
 
 template <typename StateT, int STAGES>
-int launch_recurrent_for(const recur_params &rp, int warps, const prefill_cfg &c, cudaStream_t stream, bool query,
+int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
 			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES>(rp, c, stream, query, ok);
+		return launch_recurrent<StateT, 8, STAGES>(rp, intra, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES>(rp, c, stream, query, ok);
+		return launch_recurrent<StateT, 4, STAGES>(rp, intra, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES>(rp, c, stream, query, ok);
+		return launch_recurrent<StateT, 2, STAGES>(rp, intra, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1, STAGES>(rp, c, stream, query, ok);
+		return launch_recurrent<StateT, 1, STAGES>(rp, intra, stream, query, ok);
 	}
 }
 
@@ -1151,10 +1112,10 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
 	if (dt == KDA_F32)
-		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c, stream, query, ok)
-				     : launch_recurrent_for<float, 4>(rp, warps, c, stream, query, ok);
-	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c, stream, query, ok)
-			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c, stream, query, ok);
+		return c.stages == 3 ? launch_recurrent_for<float, 3>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok);
+	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok)
+			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);

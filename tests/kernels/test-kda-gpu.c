@@ -859,39 +859,6 @@ static void test_prefill_overlap(void **unused)
 	unsetenv("K3_KDA_RECUR_STAGES");
 }
 
-/* The opt-in lower-register instances (2026-12-02t: K3_KDA_INTRA=v2r56, the intra kernel v2 at
- * <= 56 registers; K3_KDA_RECUR_REGS=96, 4-warp recurrent CTAs at <= 96 registers) against the
- * float64 definition on the serial and the overlapped path, and overlapped against serial bit
- * for bit. KDA_TEST_LEAN_SMALL: the first shape of each path alone (sanitizers). */
-static void test_prefill_lean(void **unused)
-{
-	(void)unused;
-	static const int lens[] = { 300, 17, 0, 100 }, varlen[] = { 1, 16, 17, 0, 200, 33 }, one2k[] = { 2048 };
-	static const int five[] = { 1000, 17, 0, 1031, 16 };
-	const bool small = getenv("KDA_TEST_LEAN_SMALL");
-	setenv("K3_KDA_INTRA", "v2r56", 1);
-	setenv("K3_KDA_RECUR_REGS", "96", 1);
-	setenv("K3_KDA_RECUR_WARPS", "4", 1);
-	for (int ov = 0; ov < 2; ov++) {
-		setenv("K3_KDA_PREFILL", ov ? "overlap" : "serial", 1);
-		print_message(" K3_KDA_INTRA=v2r56 K3_KDA_RECUR_REGS=96 K3_KDA_RECUR_WARPS=4 K3_KDA_PREFILL=%s\n",
-			      ov ? "overlap" : "serial");
-		prefill_case(KDA_F32, 4, lens, 6, true, false);
-		if (small)
-			continue;
-		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-		prefill_case(KDA_F32, 1, one2k, 32, true, false);
-	}
-	unsetenv("K3_KDA_PREFILL");
-	unsetenv("K3_KDA_RECUR_WARPS");
-	if (!small) {
-		overlap_case(KDA_F32, 1, one2k, 96); /* 192 recurrent CTAs of 4 warps */
-		overlap_case(KDA_BF16, 5, five, 24);
-	}
-	unsetenv("K3_KDA_INTRA");
-	unsetenv("K3_KDA_RECUR_REGS");
-}
-
 /* The default (K3_KDA_PREFILL unset: auto's rule again since 2026-12-02r) at a shape where
  * kda_prefill.cu's overlap_by_default() takes the overlapped path with its own defaults (3
  * stages, rule-1 width), against K3_KDA_PREFILL=serial (4 stages, rule-2 width): the recurrence
@@ -917,7 +884,7 @@ static void test_prefill_default_path(void **unused)
 		.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
 	};
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_RECUR_REGS" };
+					     "K3_KDA_INTRA" };
 	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
 		unsetenv(knobs[i]);
 	int sms = 0;
@@ -1103,7 +1070,6 @@ int main(void)
 		cmocka_unit_test(test_prefill_varlen),
 		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_overlap),
-		cmocka_unit_test(test_prefill_lean),
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
