@@ -931,9 +931,9 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
  * 140 registers a thread; 2026-12-02q, serial path), which made the overlapped pair slower (T =
  * 16K, H = 96: 1.91-2.00 ms against 1.74-1.83 in one process, twice: the intra kernel gets fewer
- * CTAs an SM beside it), though main's build of it (c4997c5) ran the serial recurrence 11-15 % faster;
- * K3_KDA_INTRA=v2r56 (v2 at <= 56 registers) and K3_KDA_RECUR_REGS=96 (4-warp recurrent CTAs
- * at <= 96 registers, 48 bytes of spills), both slower on the overlapped path: +5-8 % and
+ * CTAs an SM beside it), though main's build of it (c4997c5) ran the serial recurrence 14-16 %
+ * faster; K3_KDA_INTRA=v2r56 (v2 at <= 56 registers) and K3_KDA_RECUR_REGS=96 (4-warp recurrent
+ * CTAs at <= 96 registers, 48 bytes of spills), both slower on the overlapped path: +5-8 % and
  * +40 %.) */
 struct prefill_cfg {
 	bool overlap;
