@@ -24,7 +24,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/k3_wgmma.cuh"
 #include "kda_device.cuh"
 
 namespace {
@@ -51,29 +50,6 @@ static_assert(REC_BYTES % 16 == 0 && REC_U % 16 == 0, "bulk copies move 16-byte 
 __host__ __device__ constexpr int swz_wide(int row, int chunk) /* rows of 16 chunks */
 {
 	return chunk ^ (row & 7);
-}
-
-/* The wgmma path's record (K3_KDA_RECUR=wgmma, 2026-12-02q): the same bytes, Wk and Qt laid out
- * as one block REC_WK .. REC_WK + 8 KiB of [2 k halves][32 rows][64 k], rows 0-15 Wk [t], 16-31
- * Qt [t], each k half a K-major tile of 128-byte rows in the 128-byte swizzle (the wgmma B operand
- * of M [Wk | Qt]^T, 8-row groups 1024 bytes apart). wq_off(): byte offset of 16-byte chunk c
- * (k = 8 c ..) of row r. Only the intra kernel's WGL instance writes it, only the wgmma recurrent
- * kernel reads it; every other kernel keeps the layout above. */
-__host__ __device__ constexpr int wq_off(int r, int c)
-{
-	return (c >> 3) * (2 * CH * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4);
-}
-
-/* The WGL intra kernel's staging of Wk (4 KiB): wq_off()'s layout without the Qt rows; 16-byte
- * piece i goes to the record at wk_piece(i). */
-__host__ __device__ constexpr int wk_stage_off(int t, int c)
-{
-	return (c >> 3) * (CH * 128) + t * 128 + (((c & 7) ^ (t & 7)) << 4);
-}
-
-__host__ __device__ constexpr int wk_piece(int i)
-{
-	return (i >> 7) * (2 * CH * 128) + (i & 127) * 16;
 }
 
 __host__ __device__ constexpr int swz_narrow(int row, int chunk) /* rows of 2 chunks */
@@ -479,7 +455,6 @@ __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, 
 /* Item (j, h) from its loaded inputs (L > 0, the same for the whole CTA): the record. Shared
  * memory is reused item after item: every write below that a previous item's reads could
  * see comes after a barrier those reads precede. */
-template <bool WGL>
 __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int h, const intra_in &in,
 					      intra_smem &sm)
 {
@@ -678,12 +653,8 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 #pragma unroll
 				for (int hf = 0; hf < 2; hf++) {
 					const int t = g + 8 * hf;
-					if constexpr (WGL)
-						*reinterpret_cast<uint32_t *>(sw + wk_stage_off(t, k >> 3) + (k & 7) * 2) =
-							pack_bf16(d[2 * hf], d[2 * hf + 1]);
-					else
-						*reinterpret_cast<uint32_t *>(sw + t * D * 2 + swz_wide(t, k >> 3) * 16 + (k & 7) * 2) =
-							pack_bf16(d[2 * hf], d[2 * hf + 1]);
+					*reinterpret_cast<uint32_t *>(sw + t * D * 2 + swz_wide(t, k >> 3) * 16 + (k & 7) * 2) =
+						pack_bf16(d[2 * hf], d[2 * hf + 1]);
 				}
 			}
 		}
@@ -692,15 +663,9 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 		for (int r = 0; r < 2; r++) {
 			const int i = tid + r * INTRA_THREADS, t = i >> 4, ch = i & 15;
 			*reinterpret_cast<uint4 *>(rec + REC_U + i * 16) = *reinterpret_cast<const uint4 *>(su + i * 16);
-			if constexpr (WGL) {
-				*reinterpret_cast<uint4 *>(rec + REC_WK + wk_piece(i)) = *reinterpret_cast<const uint4 *>(sw + i * 16);
-				*reinterpret_cast<uint4 *>(rec + REC_WK + wq_off(CH + t, ch)) =
-					*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
-			} else {
-				*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
-				*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
-					*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
-			}
+			*reinterpret_cast<uint4 *>(rec + REC_WK + i * 16) = *reinterpret_cast<const uint4 *>(sw + i * 16);
+			*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
+				*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
 		}
 	}
 	if (p.ready) {
@@ -724,9 +689,6 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
  */
-/* WGL: the record's Wk / Qt in the wgmma path's layout (wq_off()); else as above (every other
- * path: the instance main had, unchanged). */
-template <bool WGL>
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
@@ -735,7 +697,7 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	intra_load(p, j, h, in);
 	if (in.L <= 0)
 		return;
-	intra_compute<WGL>(p, j, h, in, sm);
+	intra_compute(p, j, h, in, sm);
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -957,203 +919,6 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
-/*
- * The recurrent kernel on wgmma (K3_KDA_RECUR=wgmma, serial path; 2026-12-02q): one warpgroup
- * (4 warps) per CTA owns 64 state rows (two CTAs a (sequence, head)); the state is the FP32
- * accumulator of an m64n128 wgmma (warp w rows 16 w + g, + 8: the mma.sync layout of the kernel
- * above, s[4 nt + e] = its s[nt][e]), so each chunk step is two groups of asynchronous MMAs:
- *   [W^T | O^T] = M [Wk | Qt]^T   8 x m64n32k16, A = M (BF16, registers), B = the record's
- *                                  Wk / Qt block (K-major, 128-byte swizzle: wq_off())
- *   W^T = U^T - (the first half); O^T += W^T P^T (2 mma.sync a warp, beside the next MMA);
- *   M <- M Diag(Gamma_last) + W^T Kh (m64n128k16, B = Kh^T, 32-byte swizzle)
- * against 50 mma.sync a warp (16 rows) in the kernel above. Records are staged as there (thread
- * 0, bulk copies, STAGES - 1 ahead); a stage is 16 KiB (1024-byte aligned for the swizzle).
- */
-constexpr int WG_ROWS = 64;
-
-__host__ __device__ constexpr int stage_bytes_wg()
-{
-	return (REC_U + WG_ROWS * CH * 2 + 1023) / 1024 * 1024;
-}
-
-/* Shared-memory descriptor, K-major tile of 32-byte rows in the 32-byte swizzle (16-byte chunk c
- * of row r at c ^ ((r >> 2) & 1): swz_narrow()), 8-row groups 256 bytes apart. */
-__device__ __forceinline__ uint64_t wgmma_desc_sw32(uint32_t smem_addr)
-{
-	return (uint64_t)((smem_addr & 0x3ffffu) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(256 >> 4) << 32) |
-	       ((uint64_t)3 << 62);
-}
-
-template <typename StateT, int STAGES, bool SPLIT_O>
-__global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur_params p)
-{
-	extern __shared__ __align__(128) uint8_t smem_raw[];
-	__shared__ __align__(8) uint64_t full[STAGES];
-	constexpr int SB = stage_bytes_wg();
-	uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
-	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
-	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
-	const int vbase = slice * WG_ROWS, r0 = vbase + 16 * warp;
-	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
-	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	const size_t sbase = (slot * H + h) * (size_t)D * D;
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
-
-	if (threadIdx.x == 0) {
-		for (int i = 0; i < STAGES; i++)
-			mbar_init(&full[i], 1);
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
-			issue_stage<WG_ROWS / 16>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i], nullptr);
-	}
-
-	float s[D / 2]; /* s[4 nt + e]: rows r0 + g (e < 2), + 8; columns 8 nt + 2 t4 + (e & 1) */
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * t4;
-		if (p.s0) {
-			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
-			const StateT *b = a + 8 * D;
-			s[4 * nt + 0] = state_io<StateT>::load(a), s[4 * nt + 1] = state_io<StateT>::load(a + 1);
-			s[4 * nt + 2] = state_io<StateT>::load(b), s[4 * nt + 3] = state_io<StateT>::load(b + 1);
-		} else {
-			s[4 * nt + 0] = s[4 * nt + 1] = s[4 * nt + 2] = s[4 * nt + 3] = 0.0f;
-		}
-	}
-
-	const int u_row = 16 * warp + 8 * (mi & 1) + mr; /* U^T: local row */
-	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
-	const int pk_row = 8 * (mi >> 1) + mr; /* P: token row */
-	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
-
-	for (int cc = 0; cc < n_chunks; cc++) {
-		__syncthreads(); /* every warp is done with the stage refilled below */
-		if (threadIdx.x == 0) {
-			const int nx = cc + STAGES - 1;
-			if (nx < n_chunks) {
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				issue_stage<WG_ROWS / 16>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
-							  &full[nx % STAGES], nullptr);
-			}
-		}
-		/* A fragments of M (BF16) for the 8 k steps, before the wait. */
-		uint32_t am[D / 16][4];
-#pragma unroll
-		for (int kk = 0; kk < D / 16; kk++) {
-			am[kk][0] = pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
-			am[kk][1] = pack_bf16(s[8 * kk + 2], s[8 * kk + 3]);
-			am[kk][2] = pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
-			am[kk][3] = pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
-		}
-		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
-		const uint8_t *st = smem + (cc % STAGES) * SB;
-		const uint32_t sa = smem_u32(st);
-
-		float acc[16]; /* [W^T | O^T]: n8 tiles 0, 1 = W^T (t 0-7, 8-15), 2, 3 = O^T */
-		float oa[8];   /* SPLIT_O: O^T */
-#pragma unroll
-		for (int i = 0; i < 16; i++)
-			acc[i] = 0.0f;
-#pragma unroll
-		for (int i = 0; i < 8; i++)
-			oa[i] = 0.0f;
-		uint32_t u[4];
-		k3_wgmma_fence();
-		if constexpr (SPLIT_O) {
-			/* W^T first (its own group: the step's chain waits for it alone), O^T after it. */
-			float(&wa)[8] = *reinterpret_cast<float(*)[8]>(&acc[0]);
-#pragma unroll
-			for (int kk = 0; kk < D / 16; kk++) {
-				const uint32_t b = sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
-				k3_wgmma_rsw<16>(wa, am[kk], k3_wgmma_desc_sw128(b));
-			}
-			k3_wgmma_commit();
-#pragma unroll
-			for (int kk = 0; kk < D / 16; kk++) {
-				const uint32_t b = sa + REC_WK + CH * 128 + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
-				k3_wgmma_rsw<16>(oa, am[kk], k3_wgmma_desc_sw128(b));
-			}
-			k3_wgmma_commit();
-			ldsm_x4(u, sa + u_off);
-			k3_wgmma_wait<1>();
-			k3_wgmma_pinw<16>(wa);
-		} else {
-#pragma unroll
-			for (int kk = 0; kk < D / 16; kk++) {
-				const uint32_t b = sa + REC_WK + (kk >> 2) * (2 * CH * 128) + (kk & 3) * 32;
-				k3_wgmma_rsw<32>(acc, am[kk], k3_wgmma_desc_sw128(b));
-			}
-			k3_wgmma_commit();
-			ldsm_x4(u, sa + u_off);
-			k3_wgmma_wait<0>();
-			k3_wgmma_pinw<32>(acc);
-		}
-
-		uint32_t aw[4];
-		aw[0] = pack_bf16(lo_bf16(u[0]) - acc[0], hi_bf16(u[0]) - acc[1]);
-		aw[1] = pack_bf16(lo_bf16(u[1]) - acc[2], hi_bf16(u[1]) - acc[3]);
-		aw[2] = pack_bf16(lo_bf16(u[2]) - acc[4], hi_bf16(u[2]) - acc[5]);
-		aw[3] = pack_bf16(lo_bf16(u[3]) - acc[6], hi_bf16(u[3]) - acc[7]);
-
-		/* M Diag(Gamma_last): columns 8 nt + 2 t4 (+1) take G[...] from the permuted copy. */
-		const float *gp = reinterpret_cast<const float *>(st + REC_G) + t4 * G_LD;
-#pragma unroll
-		for (int np = 0; np < D / 16; np++) {
-			const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
-			float *s0 = s + 8 * np, *s1 = s + 8 * np + 4;
-			s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
-			s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
-		}
-		k3_wgmma_fence();
-		k3_wgmma_rs<128>(s, aw, wgmma_desc_sw32(sa + REC_KH));
-		k3_wgmma_commit();
-		/* O^T += W^T P^T by mma.sync while the state's MMA runs (a second wgmma in the group
-		 * made ptxas serialize them: C7511); B(k = s, n = t) = P[t][s], as in the kernel above. */
-		float *oacc = SPLIT_O ? oa : acc + 8;
-		if constexpr (SPLIT_O) {
-			k3_wgmma_wait<1>(); /* the O^T group (the state's MMA may still run) */
-			k3_wgmma_pinw<16>(oa);
-		}
-		{
-			uint32_t bp[4];
-			ldsm_x4(bp, sa + p_off);
-			mma_bf16_16816(oacc, aw, bp[0], bp[1]);
-			mma_bf16_16816(oacc + 4, aw, bp[2], bp[3]);
-		}
-		k3_wgmma_wait<0>();
-		k3_wgmma_pin(s);
-
-		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
-		const int lc = min(CH, len - cc * CH);
-		uint16_t *o = p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g;
-#pragma unroll
-		for (int nn = 0; nn < 2; nn++) {
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int t = 8 * nn + 2 * t4 + e;
-				if (t < lc) {
-					o[(size_t)t * H * D] = f2bf(oacc[4 * nn + e]);
-					o[(size_t)t * H * D + 8] = f2bf(oacc[4 * nn + 2 + e]);
-				}
-			}
-		}
-	}
-
-	if (p.s1) {
-#pragma unroll
-		for (int nt = 0; nt < D / 8; nt++) {
-			const int col = nt * 8 + 2 * t4;
-			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
-			StateT *b = a + 8 * D;
-			state_io<StateT>::store(a, s[4 * nt + 0]), state_io<StateT>::store(a + 1, s[4 * nt + 1]);
-			state_io<StateT>::store(b, s[4 * nt + 2]), state_io<StateT>::store(b + 1, s[4 * nt + 3]);
-		}
-	}
-}
-
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap | auto   force the two kernels one after the other, or side
@@ -1161,26 +926,28 @@ __global__ void __launch_bounds__(128) kda_chunk_recurrent_wg_kernel(const recur
  *   K3_KDA_INTRA=v1 | v2               intra kernel version
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
- *   K3_KDA_RECUR=mma | wgmma | wgmma2  serial path: the recurrent kernel on mma.sync (the default) or
- *                                      on wgmma (kda_chunk_recurrent_wg_kernel, 64-row CTAs, with
- *                                      the intra kernel v2's WGL instance; wgmma2: W^T's MMAs in a
- *                                      group of their own, O^T's after them); 2026-12-02q
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
- * removed: see overlap_by_default().) */
+ * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
+ * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
+ * 140 registers a thread; 2026-12-02q, serial path), which made the overlapped pair slower (T =
+ * 16K, H = 96: 1.91-2.00 ms against 1.74-1.83 in one process, twice: the intra kernel gets fewer
+ * CTAs an SM beside it), though main's build of it (c4997c5) ran the serial recurrence 14-16 %
+ * faster; K3_KDA_INTRA=v2r56 (v2 at <= 56 registers) and K3_KDA_RECUR_REGS=96 (4-warp recurrent
+ * CTAs at <= 96 registers, 48 bytes of spills), both slower on the overlapped path: +5-8 % and
+ * +40 %.) */
 struct prefill_cfg {
 	bool overlap;
 	int intra;  /* 1, 2 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
-	int recur;  /* serial path: 0 mma.sync, 1 wgmma, 2 wgmma with O^T's group apart */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1238,23 +1005,17 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 			 : !strcmp(e, "v2") ? 2
 			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
 											   : c.rule;
-	if ((e = getenv("K3_KDA_RECUR")))
-		c.recur = !strcmp(e, "wgmma") ? 1 : !strcmp(e, "wgmma2") ? 2 : !strcmp(e, "mma") ? 0 : c.recur;
 	return c;
 }
 
 const void *intra_kernel(int v)
 {
-	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel<false>;
+	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
 }
 
-/* `grid`: chunks x heads in either order; `wgl`: v2's instance for the wgmma recurrent kernel. */
-int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream, bool wgl = false)
+/* `grid`: chunks x heads in either order. */
+int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 {
-	if (wgl) {
-		kda_chunk_intra_kernel<true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
-		return kda_launch_status();
-	}
 	/* Overlapped: see launch_recurrent() (both kernels ask for the same carveout). */
 	if (ip.ready && cudaFuncSetAttribute(intra_kernel(v), cudaFuncAttributePreferredSharedMemoryCarveout,
 					     cudaSharedmemCarveoutMaxShared) != cudaSuccess)
@@ -1262,7 +1023,7 @@ int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream, 
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else
-		kda_chunk_intra_kernel<false><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
 }
 
@@ -1355,38 +1116,6 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 				     : launch_recurrent_for<float, 4>(rp, warps, c.intra, stream, query, ok);
 	return c.stages == 3 ? launch_recurrent_for<uint16_t, 3>(rp, warps, c.intra, stream, query, ok)
 			     : launch_recurrent_for<uint16_t, 4>(rp, warps, c.intra, stream, query, ok);
-}
-
-/* The wgmma recurrent kernel (serial path): 64-row CTAs, two a (sequence, head). */
-template <typename StateT, int STAGES, bool SPLIT_O>
-int launch_recurrent_wg_t(const recur_params &rp, cudaStream_t stream)
-{
-	const int smem = STAGES * stage_bytes_wg() + 1024; /* + the 1024-byte alignment */
-	auto kern = kda_chunk_recurrent_wg_kernel<StateT, STAGES, SPLIT_O>;
-	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
-		return -EIO;
-	recur_params p = rp;
-	p.slices = D / WG_ROWS;
-	dim3 grid((unsigned)(p.n_seqs * p.slices), (unsigned)p.heads);
-	kern<<<grid, 128, smem, stream>>>(p);
-	return kda_launch_status();
-}
-
-template <bool SPLIT_O>
-int launch_recurrent_wg_s(const recur_params &rp, enum kda_dtype dt, int stages, cudaStream_t stream)
-{
-	if (dt == KDA_F32)
-		return stages == 3 ? launch_recurrent_wg_t<float, 3, SPLIT_O>(rp, stream)
-				   : launch_recurrent_wg_t<float, 4, SPLIT_O>(rp, stream);
-	return stages == 3 ? launch_recurrent_wg_t<uint16_t, 3, SPLIT_O>(rp, stream)
-			   : launch_recurrent_wg_t<uint16_t, 4, SPLIT_O>(rp, stream);
-}
-
-/* recur: 1 (W^T and O^T in one group of m64n32 MMAs) or 2 (W^T's group, then O^T's). */
-int launch_recurrent_wg(const recur_params &rp, enum kda_dtype dt, int stages, int recur, cudaStream_t stream)
-{
-	return recur == 2 ? launch_recurrent_wg_s<true>(rp, dt, stages, stream)
-			  : launch_recurrent_wg_s<false>(rp, dt, stages, stream);
 }
 
 /* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
@@ -1648,17 +1377,12 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 		return rc;
 	}
 
-	/* K3_KDA_RECUR=wgmma | wgmma2: the intra kernel v2 writing the wgmma layout (WGL), whatever
-	 * K3_KDA_INTRA says, then the wgmma recurrent kernel. */
-	const bool wg = cfg.recur >= 1;
 	if (nmax > 0) {
 		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		if (launch_intra(ip, wg ? 2 : cfg.intra, grid, stream, wg))
+		if (launch_intra(ip, cfg.intra, grid, stream))
 			return -EIO;
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)
 		return -EIO;
-	if (wg)
-		return launch_recurrent_wg(rp, a->state_dtype, cfg.stages, cfg.recur, stream);
 	return launch_recurrent_any(rp, a->state_dtype, warps, cfg, stream);
 }

@@ -687,32 +687,6 @@ static void test_prefill_variants(void **unused)
 	unsetenv("K3_KDA_PREFILL");
 }
 
-/* The recurrent kernel on wgmma (K3_KDA_RECUR=wgmma, serial path: 64-row CTAs) against the
- * float64 definition: both state dtypes, 4 and 3 stages, varlen with empty and 1-token
- * sequences, no initial state, in place. KDA_TEST_WGMMA_SMALL: the first shape alone. */
-static void test_prefill_wgmma(void **unused)
-{
-	(void)unused;
-	static const int lens[] = { 300, 17, 0, 100 }, varlen[] = { 1, 16, 17, 0, 200, 33 }, one1k[] = { 1000 };
-	setenv("K3_KDA_RECUR", "wgmma", 1);
-	print_message(" K3_KDA_RECUR=wgmma\n");
-	prefill_case(KDA_F32, 4, lens, 6, true, false);
-	if (!getenv("KDA_TEST_WGMMA_SMALL")) {
-		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-		prefill_case(KDA_F32, 6, varlen, 8, false, false);
-		prefill_case(KDA_BF16, 1, one1k, 32, true, false);
-		setenv("K3_KDA_RECUR_STAGES", "3", 1);
-		print_message(" K3_KDA_RECUR=wgmma K3_KDA_RECUR_STAGES=3\n");
-		prefill_case(KDA_F32, 4, lens, 6, true, false);
-		unsetenv("K3_KDA_RECUR_STAGES");
-		setenv("K3_KDA_RECUR", "wgmma2", 1); /* W^T's and O^T's MMAs in two groups */
-		print_message(" K3_KDA_RECUR=wgmma2\n");
-		prefill_case(KDA_F32, 4, lens, 6, true, false);
-		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-	}
-	unsetenv("K3_KDA_RECUR");
-}
-
 /* Random BF16 bits, uniform in [lo, hi), straight to the device (the bitwise
  * comparisons below need no float64 copies). */
 static void *dev_bf16_rand(size_t n, double lo, double hi)
@@ -1096,7 +1070,6 @@ int main(void)
 		cmocka_unit_test(test_prefill_varlen),
 		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_overlap),
-		cmocka_unit_test(test_prefill_wgmma),
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
