@@ -114,6 +114,9 @@ struct params {
 	 * griddepcontrol.wait a CTA reads only seqlens, the block table and the cache rows of the
 	 * cached prefix (positions below L - t: the producer's first stages), and writes nothing. */
 	int pdl_in;
+	/* mla_fp8s_kernel, early order (K3_MLA_FP8S_L2PF): 0, or the producer also prefetches
+	 * whole dense tiles into L2 this many tiles ahead of their stage copies. */
+	int l2pf;
 	/* mla_fp8s_kernel without a cluster (K3_MLA_FP8S_SKEW): 0, or the grid is (row blocks,
 	 * requests, splits) (split-major: a request's splits in both of an SM's two places) and a
 	 * split whose linear CTA index is below skew_fast (the SMs: the CTAs placed first, which run
@@ -1622,6 +1625,12 @@ __device__ __forceinline__ void fp8s_skew_range(const params &p, int n_tiles, in
  * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
+/* `bytes` (a multiple of 16) at src into L2, no completion to wait for. */
+__device__ __forceinline__ void fp8s_prefetch_l2(const void *src, uint32_t bytes)
+{
+	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+}
+
 /* Waits for the grid before this one on the stream and its writes (a programmatic dependent
  * launch); a no-op after a plain launch or a second time. */
 __device__ __forceinline__ void fp8s_dep_wait()
@@ -1629,7 +1638,7 @@ __device__ __forceinline__ void fp8s_dep_wait()
 	asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
-template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false>
+template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false, int DIAG = 0>
 __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r::CTAS_PER_SM)
 	mla_fp8s_kernel(const params p)
 {
@@ -1780,6 +1789,18 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 				if (it < n_it && it < p.fp8s_prime && !prefix(it))
 					issue(it, ps[it], pg[it]);
 		}
+		/* p.l2pf: tile pt into L2 (a whole dense tile: one page) l2pf tiles before its stage copy. */
+		auto prefetch = [&](int pt) {
+			if (SPARSE || pt >= n_it || (tile0 + pt + 1) * TILE > L)
+				return;
+			int pos, page;
+			source_pos(pt, pos, page);
+			if (lane == 0)
+				fp8s_prefetch_l2(p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B,
+						 TILE * FP8B);
+		};
+		for (int i = 0; i < p.l2pf; i++)
+			prefetch(NST + i);
 		if (lane == 0)
 			fp8s_trace(p, 5);
 		__syncthreads(); /* fp8r_q_finish()'s */
@@ -1791,8 +1812,10 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 					issue(it, ps[it], pg[it]);
 		}
 #pragma unroll 1
-		for (int nt = NST; nt < n_it; nt++) {
+		for (int nt = NST; nt < n_it && DIAG != 2; nt++) {
 			int pos, page;
+			if (p.l2pf)
+				prefetch(nt + p.l2pf);
 			source_pos(nt, pos, page);
 			const int u = nt - NST; /* the tile whose stage it takes */
 			k3_mbar_wait(&sempty[u % NST], (uint32_t)((u / NST) & 1));
@@ -1866,6 +1889,11 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 
 #pragma unroll 1
 	for (int it = 0; it < n_it; it++) {
+		if (DIAG == 1) { /* K3_MLA_FP8S_DIAG=mem: the stages pass through untouched */
+			k3_mbar_wait(&bar[it % NST], (uint32_t)((it / NST) & 1));
+			k3_mbar_arrive(&sempty[it % NST]);
+			continue;
+		}
 		k3_mbar_wait(&pfull[it & 1], (uint32_t)((it >> 1) & 1)); /* every warp's parts of tile it */
 		const unsigned char *raw = st + (size_t)(it % NST) * STAGE_BYTES;
 		const float4 *rr = red + (it & 1) * RED_F4;
@@ -1915,7 +1943,7 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		 * EARLY: before the hand-off's wait, which they cover (they need nothing of P). */
 		const int nx = it + 1 < n_it ? it + 1 : it;
 		auto next_parts = [&]() {
-			if (it + 1 < n_it)
+			if (it + 1 < n_it && (DIAG != 2 || nx < NST)) /* DIAG 2: the first stages only */
 				k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
 			qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
 			k3_mbar_arrive(&pfull[(it + 1) & 1]);
@@ -2332,6 +2360,25 @@ bool fp8s_frame_option()
 	return FP8S_FRAME_DEFAULT;
 }
 
+/* mla_fp8s_kernel's L2 prefetch ahead of the stage copies (read at every call): K3_MLA_FP8S_L2PF=N
+ * (1..8) tiles ahead (params::l2pf); unset or 0: none. */
+int fp8s_l2pf_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_L2PF");
+	const int n = c ? atoi(c) : 0;
+	return n >= 1 && n <= 8 ? n : 0;
+}
+
+/* Measurement only (read at every call; mla_fp8s_kernel's DIAG, dense, cvt, early order):
+ * K3_MLA_FP8S_DIAG=mem (1) the compute warps only wait for each stage and release it (the copy
+ * pipeline alone), =compute (2) no copies past the first stages, whose data every tile reuses
+ * (the tile loop alone). Outputs are not the decode's. */
+int fp8s_diag_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_DIAG");
+	return c && !strcmp(c, "mem") ? 1 : c && !strcmp(c, "compute") ? 2 : 0;
+}
+
 /* mla_fp8s_kernel's split sizes without a cluster (read at every call): K3_MLA_FP8S_SKEW=N (1..500)
  * the splits placed first on the SMs take (1000 + N) / 1000 times the tiles of the others
  * (fp8s_skew_range()); unset or 0: equal splits. */
@@ -2525,7 +2572,11 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 	/* The steady-frame form (FRAME) for the cvt conversions and the early order only. */
 	const bool frame = !KINT && !VINT && early && fp8s_frame_option();
 	auto kern = mla_fp8s_kernel<KINT, VINT, false, true>;
-	if (frame)
+	const int diag = fp8s_diag_option();
+	if (diag && !KINT && !VINT && early && !frame && !p.indices)
+		kern = diag == 1 ? mla_fp8s_kernel<false, false, false, true, false, 1>
+				 : mla_fp8s_kernel<false, false, false, true, false, 2>;
+	else if (frame)
 		kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true, true, !KINT && !VINT>
 				 : mla_fp8s_kernel<KINT, VINT, false, true, !KINT && !VINT>;
 	else if (p.indices)
@@ -2533,8 +2584,10 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 			     : mla_fp8s_kernel<KINT, VINT, true, false>;
 	else if (!early)
 		kern = mla_fp8s_kernel<KINT, VINT, false, false>;
-	static bool configured[6] = { false, false, false, false, false, false };
-	bool &cf = configured[(p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
+	static bool configured[8] = { false, false, false, false, false, false, false, false };
+	bool &cf = configured[diag && !KINT && !VINT && early && !frame && !p.indices
+				      ? 5 + diag
+				      : (p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
 	if (!cf) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
 			return k3_launch_status();
@@ -2652,6 +2705,7 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.skew_fast = pl.sms;
 	p.fp8s_pdl = pl.fp8r >= 16 && pl.splits > 1 && !pl.cluster && !pl.last ? fp8s_pdl_option() : 0;
 	/* Not after the last-split merge's counter memset (no kernel before the split kernel then). */
+	p.l2pf = pl.fp8r >= 16 ? fp8s_l2pf_option() : 0;
 	p.pdl_in = a->overlap_prev && pl.fp8r >= 16 && fp8s_early_option() && !(pl.last && fp8s_last_memset());
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
