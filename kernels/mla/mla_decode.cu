@@ -114,9 +114,6 @@ struct params {
 	 * griddepcontrol.wait a CTA reads only seqlens, the block table and the cache rows of the
 	 * cached prefix (positions below L - t: the producer's first stages), and writes nothing. */
 	int pdl_in;
-	/* mla_fp8s_kernel, early order (K3_MLA_FP8S_L2PF): 0, or the producer also prefetches
-	 * whole dense tiles into L2 this many tiles ahead of their stage copies. */
-	int l2pf;
 	/* mla_fp8s_kernel without a cluster (K3_MLA_FP8S_SKEW): 0, or the grid is (row blocks,
 	 * requests, splits) (split-major: a request's splits in both of an SM's two places) and a
 	 * split whose linear CTA index is below skew_fast (the SMs: the CTAs placed first, which run
@@ -728,20 +725,21 @@ __device__ __forceinline__ void fp8r_epilogue(const params &p, const float (&o)[
  * (k3_e4m3x2_to_f16x2 twice: mla_fp8r_kernel, mla_fp8p_kernel), else in one asm that reads the high half in
  * place (k3_e4m3x4_to_f16x2x2: mla_fp8s_kernel); QF multiplies the scales by qf here, else the
  * caller applies qf to the whole score (mla_fp8s_kernel's early order: the rope fragment holds
- * rope q / qf, fp8r_q_finish<KINT, true>). */
-template <bool KINT, bool CVT2, bool QF>
+ * rope q / qf, fp8r_q_finish<KINT, true>). QK2: the 8 k steps of each n-tile as two chains of 4
+ * (k steps 0-3 and 4-7, summed at the end: 8 chains of dependent MMAs, not 4 of 8). */
+template <bool KINT, bool CVT2, bool QF, bool QK2 = false>
 __device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *rw, const uint32_t (&qa)[8][4],
 					     const uint32_t (&qa_r)[4], float qf0, float qf1, int w, int g,
 					     int tq, int lane, float (&sc)[4][2])
 {
-	float sp[4][4], sr[4][4];
+	float sp[4][4], sr[4][4], sq[4][4]; /* QK2: the second half of the k steps into sq */
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
 		const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
 		const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
 #pragma unroll
 		for (int e = 0; e < 4; e++)
-			sp[j][e] = 0.0f, sr[j][e] = 0.0f;
+			sp[j][e] = 0.0f, sr[j][e] = 0.0f, sq[j][e] = 0.0f;
 		k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
 #pragma unroll
 		for (int e = 0; e < 2; e++)
@@ -772,11 +770,15 @@ __device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *r
 				} else {
 					k3_e4m3x4_to_f16x2x2(x, b0, b1);
 				}
-				k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
+				k3_mma_f16(QK2 && h ? sq[j] : sp[j], qa[4 * h + qq], b0, b1);
 			}
 	}
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
+		if (QK2)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				sp[j][e] += sq[j][e];
 		if (QF) {
 			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0;
 			const float y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
@@ -1625,12 +1627,6 @@ __device__ __forceinline__ void fp8s_skew_range(const params &p, int n_tiles, in
  * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
-/* `bytes` (a multiple of 16) at src into L2, no completion to wait for. */
-__device__ __forceinline__ void fp8s_prefetch_l2(const void *src, uint32_t bytes)
-{
-	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
-
 /* Waits for the grid before this one on the stream and its writes (a programmatic dependent
  * launch); a no-op after a plain launch or a second time. */
 __device__ __forceinline__ void fp8s_dep_wait()
@@ -1638,7 +1634,7 @@ __device__ __forceinline__ void fp8s_dep_wait()
 	asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
-template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false, int DIAG = 0>
+template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false, int DIAG = 0, bool QK2 = false>
 __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r::CTAS_PER_SM)
 	mla_fp8s_kernel(const params p)
 {
@@ -1789,18 +1785,6 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 				if (it < n_it && it < p.fp8s_prime && !prefix(it))
 					issue(it, ps[it], pg[it]);
 		}
-		/* p.l2pf: tile pt into L2 (a whole dense tile: one page) l2pf tiles before its stage copy. */
-		auto prefetch = [&](int pt) {
-			if (SPARSE || pt >= n_it || (tile0 + pt + 1) * TILE > L)
-				return;
-			int pos, page;
-			source_pos(pt, pos, page);
-			if (lane == 0)
-				fp8s_prefetch_l2(p.cache + ((size_t)page * MLA_PAGE_TOKENS + (size_t)(pos % MLA_PAGE_TOKENS)) * FP8B,
-						 TILE * FP8B);
-		};
-		for (int i = 0; i < p.l2pf; i++)
-			prefetch(NST + i);
 		if (lane == 0)
 			fp8s_trace(p, 5);
 		__syncthreads(); /* fp8r_q_finish()'s */
@@ -1814,8 +1798,6 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 #pragma unroll 1
 		for (int nt = NST; nt < n_it && DIAG != 2; nt++) {
 			int pos, page;
-			if (p.l2pf)
-				prefetch(nt + p.l2pf);
 			source_pos(nt, pos, page);
 			const int u = nt - NST; /* the tile whose stage it takes */
 			k3_mbar_wait(&sempty[u % NST], (uint32_t)((u / NST) & 1));
@@ -1864,7 +1846,7 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	 * sl0 / sl1); else times qf, as mla_fp8p_kernel. */
 	auto qk_tile = [&](const unsigned char *raw, float4 *rw) {
 		float sc[4][2];
-		fp8r_qk_tile<KINT, false, !EARLY>(raw, rw, qa, qa_r, qf0, qf1, w, g, tq, lane, sc);
+		fp8r_qk_tile<KINT, false, !EARLY, QK2>(raw, rw, qa, qa_r, qf0, qf1, w, g, tq, lane, sc);
 	};
 
 	float o[16][4];
@@ -2360,13 +2342,12 @@ bool fp8s_frame_option()
 	return FP8S_FRAME_DEFAULT;
 }
 
-/* mla_fp8s_kernel's L2 prefetch ahead of the stage copies (read at every call): K3_MLA_FP8S_L2PF=N
- * (1..8) tiles ahead (params::l2pf); unset or 0: none. */
-int fp8s_l2pf_option()
+/* mla_fp8s_kernel's QK^T chains (read at every call): K3_MLA_FP8S_QK=2 the 8 k steps of each n-tile
+ * as two chains of 4 (fp8r_qk_tile()'s QK2); unset or 1: one chain of 8. */
+bool fp8s_qk2_option()
 {
-	const char *c = getenv("K3_MLA_FP8S_L2PF");
-	const int n = c ? atoi(c) : 0;
-	return n >= 1 && n <= 8 ? n : 0;
+	const char *c = getenv("K3_MLA_FP8S_QK");
+	return c && !strcmp(c, "2");
 }
 
 /* Measurement only (read at every call; mla_fp8s_kernel's DIAG, dense, cvt, early order):
@@ -2573,9 +2554,14 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 	const bool frame = !KINT && !VINT && early && fp8s_frame_option();
 	auto kern = mla_fp8s_kernel<KINT, VINT, false, true>;
 	const int diag = fp8s_diag_option();
+	/* K3_MLA_FP8S_QK=2 (cvt, early order, general frames): QK^T in 8 chains (fp8r_qk_tile()'s QK2). */
+	const bool qk2 = !KINT && !VINT && early && !frame && !diag && fp8s_qk2_option();
 	if (diag && !KINT && !VINT && early && !frame && !p.indices)
 		kern = diag == 1 ? mla_fp8s_kernel<false, false, false, true, false, 1>
 				 : mla_fp8s_kernel<false, false, false, true, false, 2>;
+	else if (qk2)
+		kern = p.indices ? mla_fp8s_kernel<false, false, true, true, false, 0, true>
+				 : mla_fp8s_kernel<false, false, false, true, false, 0, true>;
 	else if (frame)
 		kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true, true, !KINT && !VINT>
 				 : mla_fp8s_kernel<KINT, VINT, false, true, !KINT && !VINT>;
@@ -2584,10 +2570,10 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 			     : mla_fp8s_kernel<KINT, VINT, true, false>;
 	else if (!early)
 		kern = mla_fp8s_kernel<KINT, VINT, false, false>;
-	static bool configured[8] = { false, false, false, false, false, false, false, false };
-	bool &cf = configured[diag && !KINT && !VINT && early && !frame && !p.indices
-				      ? 5 + diag
-				      : (p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
+	static bool configured[10] = { false, false, false, false, false, false, false, false, false, false };
+	bool &cf = configured[diag && !KINT && !VINT && early && !frame && !p.indices ? 5 + diag
+			      : qk2							  ? 8 + (p.indices ? 1 : 0)
+				    : (p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
 	if (!cf) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
 			return k3_launch_status();
@@ -2705,7 +2691,6 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.skew_fast = pl.sms;
 	p.fp8s_pdl = pl.fp8r >= 16 && pl.splits > 1 && !pl.cluster && !pl.last ? fp8s_pdl_option() : 0;
 	/* Not after the last-split merge's counter memset (no kernel before the split kernel then). */
-	p.l2pf = pl.fp8r >= 16 ? fp8s_l2pf_option() : 0;
 	p.pdl_in = a->overlap_prev && pl.fp8r >= 16 && fp8s_early_option() && !(pl.last && fp8s_last_memset());
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
