@@ -725,21 +725,20 @@ __device__ __forceinline__ void fp8r_epilogue(const params &p, const float (&o)[
  * (k3_e4m3x2_to_f16x2 twice: mla_fp8r_kernel, mla_fp8p_kernel), else in one asm that reads the high half in
  * place (k3_e4m3x4_to_f16x2x2: mla_fp8s_kernel); QF multiplies the scales by qf here, else the
  * caller applies qf to the whole score (mla_fp8s_kernel's early order: the rope fragment holds
- * rope q / qf, fp8r_q_finish<KINT, true>). QK2: the 8 k steps of each n-tile as two chains of 4
- * (k steps 0-3 and 4-7, summed at the end: 8 chains of dependent MMAs, not 4 of 8). */
-template <bool KINT, bool CVT2, bool QF, bool QK2 = false>
+ * rope q / qf, fp8r_q_finish<KINT, true>). */
+template <bool KINT, bool CVT2, bool QF>
 __device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *rw, const uint32_t (&qa)[8][4],
 					     const uint32_t (&qa_r)[4], float qf0, float qf1, int w, int g,
 					     int tq, int lane, float (&sc)[4][2])
 {
-	float sp[4][4], sr[4][4], sq[4][4]; /* QK2: the second half of the k steps into sq */
+	float sp[4][4], sr[4][4];
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
 		const unsigned char *tr = raw + fp8r_token(j, g) * FP8B;
 		const uint2 kr = *reinterpret_cast<const uint2 *>(tr + MLA_FP8_ROPE_OFFSET + 32 * w + 8 * tq);
 #pragma unroll
 		for (int e = 0; e < 4; e++)
-			sp[j][e] = 0.0f, sr[j][e] = 0.0f, sq[j][e] = 0.0f;
+			sp[j][e] = 0.0f, sr[j][e] = 0.0f;
 		k3_mma_bf16_sched(sr[j], qa_r, kr.x, kr.y);
 #pragma unroll
 		for (int e = 0; e < 2; e++)
@@ -770,15 +769,11 @@ __device__ __forceinline__ void fp8r_qk_tile(const unsigned char *raw, float4 *r
 				} else {
 					k3_e4m3x4_to_f16x2x2(x, b0, b1);
 				}
-				k3_mma_f16(QK2 && h ? sq[j] : sp[j], qa[4 * h + qq], b0, b1);
+				k3_mma_f16(sp[j], qa[4 * h + qq], b0, b1);
 			}
 	}
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
-		if (QK2)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				sp[j][e] += sq[j][e];
 		if (QF) {
 			const float x0 = sc[j][0] * qf0, x1 = sc[j][1] * qf0;
 			const float y0 = sc[j][0] * qf1, y1 = sc[j][1] * qf1;
@@ -1586,6 +1581,13 @@ __device__ __forceinline__ void fp8s_skew_range(const params &p, int n_tiles, in
 	n_it = (int)(n_tiles * (before + self) / all) - tile0;
 }
 
+/* Waits for the grid before this one on the stream and its writes (a programmatic dependent
+ * launch); a no-op after a plain launch or a second time. */
+__device__ __forceinline__ void fp8s_dep_wait()
+{
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 /* ---- FP8 cache, register conversion, one softmax a tile (the default up to 32 rows) -------
  *
  * mla_fp8p_kernel's QK^T (split over k, parts through shared memory), PV (split over the 512
@@ -1627,14 +1629,7 @@ __device__ __forceinline__ void fp8s_skew_range(const params &p, int n_tiles, in
  * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
-/* Waits for the grid before this one on the stream and its writes (a programmatic dependent
- * launch); a no-op after a plain launch or a second time. */
-__device__ __forceinline__ void fp8s_dep_wait()
-{
-	asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-
-template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false, int DIAG = 0, bool QK2 = false>
+template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false, int DIAG = 0>
 __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r::CTAS_PER_SM)
 	mla_fp8s_kernel(const params p)
 {
@@ -1846,7 +1841,7 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	 * sl0 / sl1); else times qf, as mla_fp8p_kernel. */
 	auto qk_tile = [&](const unsigned char *raw, float4 *rw) {
 		float sc[4][2];
-		fp8r_qk_tile<KINT, false, !EARLY, QK2>(raw, rw, qa, qa_r, qf0, qf1, w, g, tq, lane, sc);
+		fp8r_qk_tile<KINT, false, !EARLY>(raw, rw, qa, qa_r, qf0, qf1, w, g, tq, lane, sc);
 	};
 
 	float o[16][4];
@@ -2342,14 +2337,6 @@ bool fp8s_frame_option()
 	return FP8S_FRAME_DEFAULT;
 }
 
-/* mla_fp8s_kernel's QK^T chains (read at every call): K3_MLA_FP8S_QK=2 the 8 k steps of each n-tile
- * as two chains of 4 (fp8r_qk_tile()'s QK2); unset or 1: one chain of 8. */
-bool fp8s_qk2_option()
-{
-	const char *c = getenv("K3_MLA_FP8S_QK");
-	return c && !strcmp(c, "2");
-}
-
 /* Measurement only (read at every call; mla_fp8s_kernel's DIAG, dense, cvt, early order):
  * K3_MLA_FP8S_DIAG=mem (1) the compute warps only wait for each stage and release it (the copy
  * pipeline alone), =compute (2) no copies past the first stages, whose data every tile reuses
@@ -2554,14 +2541,9 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 	const bool frame = !KINT && !VINT && early && fp8s_frame_option();
 	auto kern = mla_fp8s_kernel<KINT, VINT, false, true>;
 	const int diag = fp8s_diag_option();
-	/* K3_MLA_FP8S_QK=2 (cvt, early order, general frames): QK^T in 8 chains (fp8r_qk_tile()'s QK2). */
-	const bool qk2 = !KINT && !VINT && early && !frame && !diag && fp8s_qk2_option();
 	if (diag && !KINT && !VINT && early && !frame && !p.indices)
 		kern = diag == 1 ? mla_fp8s_kernel<false, false, false, true, false, 1>
 				 : mla_fp8s_kernel<false, false, false, true, false, 2>;
-	else if (qk2)
-		kern = p.indices ? mla_fp8s_kernel<false, false, true, true, false, 0, true>
-				 : mla_fp8s_kernel<false, false, false, true, false, 0, true>;
 	else if (frame)
 		kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true, true, !KINT && !VINT>
 				 : mla_fp8s_kernel<KINT, VINT, false, true, !KINT && !VINT>;
@@ -2570,10 +2552,10 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 			     : mla_fp8s_kernel<KINT, VINT, true, false>;
 	else if (!early)
 		kern = mla_fp8s_kernel<KINT, VINT, false, false>;
-	static bool configured[10] = { false, false, false, false, false, false, false, false, false, false };
-	bool &cf = configured[diag && !KINT && !VINT && early && !frame && !p.indices ? 5 + diag
-			      : qk2							  ? 8 + (p.indices ? 1 : 0)
-				    : (p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
+	static bool configured[8] = { false, false, false, false, false, false, false, false };
+	bool &cf = configured[diag && !KINT && !VINT && early && !frame && !p.indices
+				      ? 5 + diag
+				      : (p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
 	if (!cf) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
 			return k3_launch_status();

@@ -29,8 +29,7 @@
  * split kernel's partials go through the combine kernel, that kernel is a
  * programmatic dependent launch on the same stream (K3_MLA_FP8S_PDL=off: a
  * plain launch). K3_MLA_FP8S_FRAME=steady and K3_MLA_FP8S_SKEW=N are measured
- * forms that were no faster (not the default); K3_MLA_FP8S_QK=2 runs QK^T's
- * k steps as two chains of MMAs; K3_MLA_FP8S_DIAG=mem|compute
+ * forms that were no faster (not the default); K3_MLA_FP8S_DIAG=mem|compute
  * time the split kernel's copy pipeline or tile loop alone (measurement only:
  * the outputs are not the decode's); mla_decode.cu.
  * Read at every call (so that a bench can switch them between rows);
