@@ -621,6 +621,39 @@ double cublas_us(int64_t m, int64_t n, int64_t k, int reps)
 	return us;
 }
 
+/* An op's second protocol: `launch` back to back over its R operand sets (each moving `bytes`,
+ * R x bytes >> L2), n = R x replays launches between two events, a launch = total / n; then the
+ * copy ceiling the same way over the same bytes (copy_b2b_us()). Printed beside the
+ * single-launch row, and as CSV rows `b2b` (the op, spec `spec`, not an op a preset is fitted
+ * on) and `copy_b2b` (the copy); `what` names the bytes, `sets` the operand sets, `op` the op. */
+template <typename F>
+void b2b_rows(const row &r, F &launch, int R, int replays, double bytes, const char *spec, const char *what,
+	      const char *sets, const char *op)
+{
+	row b = r;
+	b.op = "b2b";
+	b.t.med_us = b.t.p10_us = b.t.p90_us = time_steady(false, R, replays, launch);
+	b.steady_us = 0, b.steady_kind = "", b.reps = R * replays, b.ref_us = 0;
+	b.spec = spec;
+	csv_row(b);
+	const b2b_copy c = copy_b2b_us(bytes);
+	row cr;
+	cr.op = "copy_b2b", cr.variant = r.variant, cr.reps = c.launches, cr.bytes = c.bytes;
+	cr.t.med_us = cr.t.p10_us = cr.t.p90_us = c.us;
+	snprintf(cr.shape, sizeof cr.shape, "bytes=%.0f sets=%d", c.bytes, c.sets);
+	char cspec[96];
+	snprintf(cspec, sizeof cspec, "k3-bench b2b copy bytes=%.0f", c.bytes);
+	cr.spec = cspec;
+	csv_row(cr);
+	const double g_op = bytes / (b.t.med_us * 1e3), g_copy = c.bytes / (c.us * 1e3);
+	printf("%-14s %-10s %s bytes, back to back (%d launches over %d %s, %.0f MB a launch, L2 %d MB): "
+	       "%.2f us = %.1f%% of copy ceiling; copy of the same bytes back to back (%d sets): %.0f GB/s = %.1f%% of "
+	       "ceiling; %s %.1f%% of that copy\n",
+	       "", r.variant, what, R * replays, R, sets, bytes / 1e6, g_l2_bytes >> 20, b.t.med_us,
+	       100.0 * g_op / g_copy_gbps, c.sets, g_copy, 100.0 * g_copy / g_copy_gbps, op, 100.0 * g_op / g_copy);
+	fflush(stdout);
+}
+
 /* ---- MLA decode ---------------------------------------------------------------- */
 
 /* K3_BENCH_MLA_TRACE: one more launch of an FP8 split-kernel row (after the cold-L2 read) with
@@ -719,6 +752,10 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 	mla_decode_args a = {};
 	a.batch = B, a.heads = H, a.qtokens = t, a.kv = kv, a.scale = 1.0f / sqrtf(192.0f), a.max_seqlen = ctx;
 	a.cache = pool, a.max_pages = pages, a.out = out, a.lse = lse;
+	/* K3_BENCH_MLA_OVERLAP=1: mla_decode_args::overlap_prev (read at every row, so that
+	 * K3_BENCH_MLA_AB can switch it); the bench's launches write nothing the next one reads. */
+	const char *ov = getenv("K3_BENCH_MLA_OVERLAP");
+	a.overlap_prev = ov && !strcmp(ov, "1");
 	size_t ws = 0;
 	KOK(mla_decode_workspace_bytes(&a, &ws));
 	a.workspace = ws ? dalloc(ws) : nullptr, a.workspace_bytes = ws;
@@ -748,6 +785,12 @@ void mla_point(const options &o, enum mla_kv kv, int H, int B, int ctx, int t, c
 		mla_trace(a, B, H, ctx, w.variant, w.t.med_us, launch);
 	w.flops = 2.0 * B * t * H * (double)ctx * (MLA_DIM + MLA_LATENT);
 	csv_row(w);
+	if (getenv("K3_BENCH_MLA_B2B") && kv == MLA_KV_FP8 && t * H <= 32) { /* the second protocol */
+		char bspec[160];
+		snprintf(bspec, sizeof bspec, "k3-bench b2b op=mla_decode b=%d heads=%d ctx=%d kv=%s t=%d", B, H,
+			 ctx - t, w.variant, t);
+		b2b_rows(w, launch, R, std::max(1, 48 / R), w.bytes, bspec, "cache", "cache sets", "mla");
+	}
 	CK(cudaFree(pool));
 	CK(cudaFree(d_table));
 	CK(cudaFree(d_lens));
@@ -910,9 +953,13 @@ std::string ab_name(const char *name, size_t v)
  * B = 128. K3_BENCH_MLA_AB="VAR=VALUE ..." repeats each FP8 row with those settings right after
  * it (variant fp8-ab, same process; several sets separated by ';': fp8-ab2, ...);
  * K3_BENCH_MLA_BATCHES=1 instead of the grid: FP8, H 16, t 1, B = 1, 16, 32, 64, 96, 128 at 8K,
- * 32K, 64K (=2: and H 12 at B = 64, 96, 128; =3: H 16, B = 64 and 128 only). A shape ending
+ * 32K, 64K (=2: and H 12 at B = 64, 96, 128; =3: H 16, B = 64 and 128 only; =4: H 16 and 12, B = 64
+ * and 128 at 8K only; =5: H 16, B 64, 8K). A shape ending
  * "cluster" merged its splits in a cluster, "last" by the last split of a row block to finish
- * (mla_decode_last()); K3_BENCH_MLA_TRACE: the per-CTA timer trace of each FP8 row (mla_trace()). */
+ * (mla_decode_last()); K3_BENCH_MLA_TRACE: the per-CTA timer trace of each FP8 row (mla_trace()).
+ * K3_BENCH_MLA_B2B: each FP8 row of up to 32 query rows also back to back over its cache sets
+ * beside a copy of the same bytes timed the same way (b2b_rows()); K3_BENCH_MLA_OVERLAP=1: the
+ * split kernel as a programmatic dependent launch (mla_decode_args::overlap_prev). */
 void bench_mla_decode(const options &o)
 {
 	const char *k = getenv("K3_MLA_FP8_KERNEL"), *c = getenv("K3_MLA_FP8_CVT");
@@ -950,10 +997,16 @@ void bench_mla_decode(const options &o)
 	if (const char *bl = getenv("K3_BENCH_MLA_BATCHES")) { /* FP8 only, t 1, 8K-64K */
 		const bool h12 = !strcmp(bl, "2");    /* =2: H 12 too */
 		const bool target = !strcmp(bl, "3"); /* =3: B 64, 128 */
+		const bool at8k = !strcmp(bl, "4");   /* =4: H 16 and 12, B 64, 128 at 8K only */
+		if (!strcmp(bl, "5")) {               /* =5: H 16, B 64, 8K (one row: a profiler's) */
+			point(MLA_KV_FP8, 16, 64, 8192, 1);
+			return;
+		}
 		for (int ctx : { 8192, 32768, 65536 })
 			for (int H : { 16, 12 })
 				for (int B : { 1, 16, 32, 64, 96, 128 })
-					if ((H == 16 && (!target || B == 64 || B == 128)) || (h12 && B >= 64))
+					if (at8k ? ctx == 8192 && (B == 64 || B == 128)
+						 : (H == 16 && (!target || B == 64 || B == 128)) || (h12 && B >= 64))
 						point(MLA_KV_FP8, H, B, ctx, 1);
 		return;
 	}
@@ -1096,38 +1149,14 @@ std::string g_wg_kernel;
 /* The gemv's second protocol (decode rows): `launch` back to back over its R routings (R
  * distinct sets of touched experts' weights and of activations; each set's weights alone are
  * wbytes, R x wbytes >> L2), n = R x replays launches between two events, a launch = total / n;
- * then the copy ceiling the same way over the same bytes (copy_b2b_us()). Printed beside the
- * single-launch row, and as CSV rows `b2b` (the gemv) and `copy_b2b` (the copy), spec `k3-bench
- * b2b ...` (not an op a preset is fitted on). */
+ * then the copy ceiling the same way over the same bytes (copy_b2b_us(), b2b_rows()). */
 template <typename F>
 void gemv_b2b(const row &r, F &launch, int R, int64_t rows, int N, int K, double touched, double wbytes, int E)
 {
-	const int replays = std::max(1, (wbytes < 1e9 ? 64 : 16) / R);
-	row b = r;
-	b.op = "b2b";
-	b.t.med_us = b.t.p10_us = b.t.p90_us = time_steady(false, R, replays, launch);
-	b.steady_us = 0, b.steady_kind = "", b.reps = R * replays, b.ref_us = 0;
 	char spec[192];
 	snprintf(spec, sizeof spec, "k3-bench b2b op=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%.0f", (long long)rows,
 		 N, K, E, touched);
-	b.spec = spec;
-	csv_row(b);
-	const b2b_copy c = copy_b2b_us(wbytes);
-	row cr;
-	cr.op = "copy_b2b", cr.variant = r.variant, cr.reps = c.launches, cr.bytes = c.bytes;
-	cr.t.med_us = cr.t.p10_us = cr.t.p90_us = c.us;
-	snprintf(cr.shape, sizeof cr.shape, "bytes=%.0f sets=%d", c.bytes, c.sets);
-	char cspec[96];
-	snprintf(cspec, sizeof cspec, "k3-bench b2b copy bytes=%.0f", c.bytes);
-	cr.spec = cspec;
-	csv_row(cr);
-	const double g_gemv = wbytes / (b.t.med_us * 1e3), g_copy = c.bytes / (c.us * 1e3);
-	printf("%-14s %-10s weight bytes, back to back (%d launches over %d routings, %.0f MB a launch, L2 %d MB): "
-	       "%.2f us = %.1f%% of copy ceiling; copy of the same bytes back to back (%d sets): %.0f GB/s = %.1f%% of "
-	       "ceiling; gemv %.1f%% of that copy\n",
-	       "", r.variant, R * replays, R, wbytes / 1e6, g_l2_bytes >> 20, b.t.med_us, 100.0 * g_gemv / g_copy_gbps,
-	       c.sets, g_copy, 100.0 * g_copy / g_copy_gbps, 100.0 * g_gemv / g_copy);
-	fflush(stdout);
+	b2b_rows(r, launch, R, std::max(1, (wbytes < 1e9 ? 64 : 16) / R), wbytes, spec, "weight", "routings", "gemv");
 }
 
 /* The fused gemv's per-CTA trace (K3_BENCH_GEMV_TRACE=path, B = 1 rows): one launch after a cold

@@ -109,6 +109,11 @@ struct params {
 	 * once every CTA here has passed its entry (1) or its tile loop (2, the default), each
 	 * waiting for this grid's completion. */
 	int fp8s_pdl;
+	/* mla_fp8s_kernel, early order (mla_decode_args::overlap_prev): 1 when launched as a
+	 * programmatic dependent launch after the previous kernel on the stream. Before its
+	 * griddepcontrol.wait a CTA reads only seqlens, the block table and the cache rows of the
+	 * cached prefix (positions below L - t: the producer's first stages), and writes nothing. */
+	int pdl_in;
 	/* mla_fp8s_kernel without a cluster (K3_MLA_FP8S_SKEW): 0, or the grid is (row blocks,
 	 * requests, splits) (split-major: a request's splits in both of an SM's two places) and a
 	 * split whose linear CTA index is below skew_fast (the SMs: the CTAs placed first, which run
@@ -1576,6 +1581,13 @@ __device__ __forceinline__ void fp8s_skew_range(const params &p, int n_tiles, in
 	n_it = (int)(n_tiles * (before + self) / all) - tile0;
 }
 
+/* Waits for the grid before this one on the stream and its writes (a programmatic dependent
+ * launch); a no-op after a plain launch or a second time. */
+__device__ __forceinline__ void fp8s_dep_wait()
+{
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 /* ---- FP8 cache, register conversion, one softmax a tile (the default up to 32 rows) -------
  *
  * mla_fp8p_kernel's QK^T (split over k, parts through shared memory), PV (split over the 512
@@ -1617,7 +1629,7 @@ __device__ __forceinline__ void fp8s_skew_range(const params &p, int n_tiles, in
  * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
-template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false>
+template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false, int DIAG = 0>
 __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r::CTAS_PER_SM)
 	mla_fp8s_kernel(const params p)
 {
@@ -1655,6 +1667,7 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	float *const xs = reinterpret_cast<float *>(smem + OFF_ST); /* the stage area, free after the loop */
 	int *const last_flag = reinterpret_cast<int *>(xs + ROWS * MAX_CLUSTER);
 	if (n_it <= 0) {
+		fp8s_dep_wait(); /* p.pdl_in: the previous grid may still read what is written here */
 		if (p.last) { /* the split's LSE -inf, counted in like any other (every thread here) */
 			if (tid < ROWS && row0 + tid < p.rows)
 				p.l_part[part0 + row0 + tid] = -INFINITY;
@@ -1723,7 +1736,7 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	 * samples at B 128, 8K, 2026-12-02c). */
 	const int R0 = row0 + g, R1 = R0 + 8;
 	fp8r_qraw qraw;
-	if (EARLY && w < WARPS)
+	if (EARLY && w < WARPS && !p.pdl_in)
 		fp8r_q_fetch(p, b, R0, R1, w, tq, qraw);
 	if (tid == 0) {
 #pragma unroll
@@ -1747,14 +1760,26 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		 * It passes the consumers' __syncthreads (fp8r_q_finish()'s, the epilogue's) and joins
 		 * the cluster merge, where it only waits. */
 		int ps[NST], pg[NST];
+		if (SPARSE && p.pdl_in) /* the index list may be the previous grid's output */
+			fp8s_dep_wait();
 #pragma unroll
 		for (int it = 0; it < NST; it++)
 			if (it < n_it)
 				source_pos(it, ps[it], pg[it]);
+		/* p.pdl_in: the first stages of the cached prefix before the previous grid is done,
+		 * the others after (the t new rows and sparse lists may be its output). */
+		auto prefix = [&](int it) { return !SPARSE && (tile0 + it + 1) * TILE <= L - p.t; };
 #pragma unroll
 		for (int it = 0; it < NST; it++)
-			if (it < n_it && it < p.fp8s_prime)
+			if (it < n_it && it < p.fp8s_prime && (!p.pdl_in || prefix(it)))
 				issue(it, ps[it], pg[it]);
+		if (p.pdl_in) {
+			fp8s_dep_wait();
+#pragma unroll
+			for (int it = 0; it < NST; it++)
+				if (it < n_it && it < p.fp8s_prime && !prefix(it))
+					issue(it, ps[it], pg[it]);
+		}
 		if (lane == 0)
 			fp8s_trace(p, 5);
 		__syncthreads(); /* fp8r_q_finish()'s */
@@ -1766,7 +1791,7 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 					issue(it, ps[it], pg[it]);
 		}
 #pragma unroll 1
-		for (int nt = NST; nt < n_it; nt++) {
+		for (int nt = NST; nt < n_it && DIAG != 2; nt++) {
 			int pos, page;
 			source_pos(nt, pos, page);
 			const int u = nt - NST; /* the tile whose stage it takes */
@@ -1791,6 +1816,10 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	}
 	uint32_t qa[8][4], qa_r[4];
 	float qf0, qf1;
+	if (EARLY && p.pdl_in) { /* q may be the previous grid's output */
+		fp8s_dep_wait();
+		fp8r_q_fetch(p, b, R0, R1, w, tq, qraw);
+	}
 	if (EARLY)
 		fp8r_q_finish<KINT, true>(qraw, qmx, w, g, qa, qa_r, qf0, qf1);
 	else
@@ -1837,6 +1866,11 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 
 #pragma unroll 1
 	for (int it = 0; it < n_it; it++) {
+		if (DIAG == 1) { /* K3_MLA_FP8S_DIAG=mem: the stages pass through untouched */
+			k3_mbar_wait(&bar[it % NST], (uint32_t)((it / NST) & 1));
+			k3_mbar_arrive(&sempty[it % NST]);
+			continue;
+		}
 		k3_mbar_wait(&pfull[it & 1], (uint32_t)((it >> 1) & 1)); /* every warp's parts of tile it */
 		const unsigned char *raw = st + (size_t)(it % NST) * STAGE_BYTES;
 		const float4 *rr = red + (it & 1) * RED_F4;
@@ -1886,7 +1920,7 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		 * EARLY: before the hand-off's wait, which they cover (they need nothing of P). */
 		const int nx = it + 1 < n_it ? it + 1 : it;
 		auto next_parts = [&]() {
-			if (it + 1 < n_it)
+			if (it + 1 < n_it && (DIAG != 2 || nx < NST)) /* DIAG 2: the first stages only */
 				k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
 			qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
 			k3_mbar_arrive(&pfull[(it + 1) & 1]);
@@ -2053,7 +2087,7 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 
 	if (tid == 0)
 		fp8s_trace(p, 2);
-	if (p.fp8s_pdl == 2) /* the producer warp has returned: every thread of the CTA is here */
+	if (p.fp8s_pdl == 2 || p.pdl_in) /* the producer warp has returned: every thread of the CTA is here */
 		asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 	/* l: this warp's tokens, summed over the lanes here and over the warps through shared
 	 * memory (qmx, free since the prologue's barrier), in warp order. */
@@ -2094,7 +2128,10 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) mla_combine_kernel(const p
 {
 	/* A programmatic dependent launch (K3_MLA_FP8S_PDL) waits here for the split kernel's grid
 	 * and its writes; after a plain launch a no-op. */
-	asm volatile("griddepcontrol.wait;" ::: "memory");
+	fp8s_dep_wait();
+	/* The next grid (a split kernel launched with overlap_prev) may start its prefix copies. */
+	if (p.pdl_in)
+		asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 	const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
 	const int gr = (int)blockIdx.x * COMBINE_WARPS + warp;
 	if (gr >= total_rows)
@@ -2300,6 +2337,16 @@ bool fp8s_frame_option()
 	return FP8S_FRAME_DEFAULT;
 }
 
+/* Measurement only (read at every call; mla_fp8s_kernel's DIAG, dense, cvt, early order):
+ * K3_MLA_FP8S_DIAG=mem (1) the compute warps only wait for each stage and release it (the copy
+ * pipeline alone), =compute (2) no copies past the first stages, whose data every tile reuses
+ * (the tile loop alone). Outputs are not the decode's. */
+int fp8s_diag_option()
+{
+	const char *c = getenv("K3_MLA_FP8S_DIAG");
+	return c && !strcmp(c, "mem") ? 1 : c && !strcmp(c, "compute") ? 2 : 0;
+}
+
 /* mla_fp8s_kernel's split sizes without a cluster (read at every call): K3_MLA_FP8S_SKEW=N (1..500)
  * the splits placed first on the SMs take (1000 + N) / 1000 times the tiles of the others
  * (fp8s_skew_range()); unset or 0: equal splits. */
@@ -2493,7 +2540,11 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 	/* The steady-frame form (FRAME) for the cvt conversions and the early order only. */
 	const bool frame = !KINT && !VINT && early && fp8s_frame_option();
 	auto kern = mla_fp8s_kernel<KINT, VINT, false, true>;
-	if (frame)
+	const int diag = fp8s_diag_option();
+	if (diag && !KINT && !VINT && early && !frame && !p.indices)
+		kern = diag == 1 ? mla_fp8s_kernel<false, false, false, true, false, 1>
+				 : mla_fp8s_kernel<false, false, false, true, false, 2>;
+	else if (frame)
 		kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true, true, !KINT && !VINT>
 				 : mla_fp8s_kernel<KINT, VINT, false, true, !KINT && !VINT>;
 	else if (p.indices)
@@ -2501,25 +2552,34 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 			     : mla_fp8s_kernel<KINT, VINT, true, false>;
 	else if (!early)
 		kern = mla_fp8s_kernel<KINT, VINT, false, false>;
-	static bool configured[6] = { false, false, false, false, false, false };
-	bool &cf = configured[(p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
+	static bool configured[8] = { false, false, false, false, false, false, false, false };
+	bool &cf = configured[diag && !KINT && !VINT && early && !frame && !p.indices
+				      ? 5 + diag
+				      : (p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
 	if (!cf) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
 			return k3_launch_status();
 		cf = true;
 	}
 	const unsigned threads = early ? fp8r::THREADS_S : fp8r::THREADS;
-	if (!p.cluster) {
+	if (!p.cluster && !p.pdl_in) {
 		kern<<<grid, threads, fp8r::SMEM_S, stream>>>(p);
 		return k3_launch_status();
 	}
 	cudaLaunchConfig_t cfg = {};
-	cudaLaunchAttribute attr[1];
-	attr[0].id = cudaLaunchAttributeClusterDimension;
-	attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = (unsigned)p.n_splits;
-	attr[0].val.clusterDim.z = 1;
+	cudaLaunchAttribute attr[2];
+	unsigned n = 0;
+	if (p.cluster) {
+		attr[n].id = cudaLaunchAttributeClusterDimension;
+		attr[n].val.clusterDim.x = 1, attr[n].val.clusterDim.y = (unsigned)p.n_splits;
+		attr[n++].val.clusterDim.z = 1;
+	}
+	if (p.pdl_in) { /* mla_decode_args::overlap_prev */
+		attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		attr[n++].val.programmaticStreamSerializationAllowed = 1;
+	}
 	cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = fp8r::SMEM_S;
-	cfg.stream = stream, cfg.attrs = attr, cfg.numAttrs = 1;
+	cfg.stream = stream, cfg.attrs = attr, cfg.numAttrs = n;
 	(void)cudaLaunchKernelEx(&cfg, kern, p);
 	return k3_launch_status();
 }
@@ -2612,6 +2672,8 @@ extern "C" int mla_decode(const struct mla_decode_args *a, cudaStream_t stream)
 	p.skew = pl.skew;
 	p.skew_fast = pl.sms;
 	p.fp8s_pdl = pl.fp8r >= 16 && pl.splits > 1 && !pl.cluster && !pl.last ? fp8s_pdl_option() : 0;
+	/* Not after the last-split merge's counter memset (no kernel before the split kernel then). */
+	p.pdl_in = a->overlap_prev && pl.fp8r >= 16 && fp8s_early_option() && !(pl.last && fp8s_last_memset());
 	p.q = a->q;
 	p.cache = static_cast<const unsigned char *>(a->cache);
 	p.block_table = a->block_table;

@@ -29,7 +29,9 @@
  * split kernel's partials go through the combine kernel, that kernel is a
  * programmatic dependent launch on the same stream (K3_MLA_FP8S_PDL=off: a
  * plain launch). K3_MLA_FP8S_FRAME=steady and K3_MLA_FP8S_SKEW=N are measured
- * forms that were no faster (not the default); mla_decode.cu.
+ * forms that were no faster (not the default); K3_MLA_FP8S_DIAG=mem|compute
+ * time the split kernel's copy pipeline or tile loop alone (measurement only:
+ * the outputs are not the decode's); mla_decode.cu.
  * Read at every call (so that a bench can switch them between rows);
  * unset: split with cc up to 32 query rows, stage above.
  */
@@ -65,6 +67,13 @@ struct mla_decode_args {
 	float *lse;                 /* [B][t][H] natural log (-inf: nothing visible), or NULL */
 	void *workspace;            /* mla_decode_workspace_bytes(), or NULL when that is 0 */
 	size_t workspace_bytes;     /* bytes at workspace */
+	/* 1: the FP8 split kernel (up to 32 query rows) may start under the tail of the kernel
+	 * before it on the stream (a programmatic dependent launch): its CTAs read seqlens, the
+	 * block table and the cached prefix's rows (positions below L - t) and issue their first
+	 * stage copies before that kernel is done, so the caller promises that it writes none of
+	 * these (it may write q, the t new rows, indices, out, lse, the workspace); every other read
+	 * and every write waits for it. 0: a plain launch. */
+	int overlap_prev;
 };
 
 /* Workspace the call needs for these shapes on the current device (split

@@ -43,6 +43,9 @@ struct mla_case {
 	int last;      /* FP8 with K3_MLA_FP8S_COMBINE=last: the splits mla_decode_last() must give */
 	int runs;      /* launches in a row (default 2), outputs poisoned before each */
 	int graph;     /* then that many replays of one CUDA graph of the call, outputs poisoned before each */
+	int overlap;   /* mla_decode_args::overlap_prev, each launch (and graph) followed at once by one
+			* over a second q into a second output, sharing the workspace (outputs poisoned
+			* once before the launches in a row) */
 	int32_t lens[8]; /* request b's length: lens[b % 8] (B > 8: the pattern repeats) */
 	const char *name;
 };
@@ -114,6 +117,15 @@ static void run_case(const struct mla_case *c)
 		.n_visible = gt_xmalloc(rows * sizeof(int32_t)),
 	};
 	assert_int_equal(mla_ref_decode(&ref), 0);
+	/* c->overlap: the second q and its reference */
+	struct gt_bf16 q2 = { 0 };
+	struct mla_ref_decode ref2 = ref;
+	if (c->overlap) {
+		q2 = gt_bf16_rand(&rng, rows * MLA_DIM, -c->qscale, c->qscale);
+		ref2.q = q2.h, ref2.out = gt_dnew(rows * MLA_LATENT), ref2.lse = gt_dnew(rows);
+		ref2.score_abs = gt_dnew(rows), ref2.n_visible = gt_xmalloc(rows * sizeof(int32_t));
+		assert_int_equal(mla_ref_decode(&ref2), 0);
+	}
 
 	void *d_pool = gt_dev_copy(pool, (size_t)n_pages * MLA_PAGE_TOKENS * tb);
 	void *d_table = gt_dev_copy(table, (size_t)c->B * max_pages * sizeof(int32_t));
@@ -150,12 +162,33 @@ static void run_case(const struct mla_case *c)
 	if (self_reset)
 		CUDA_OK(cudaMemset(a.workspace, 0, ws));
 	const int runs = c->runs ? c->runs : 2;
+	struct gt_bf16 out2 = c->overlap ? gt_bf16_out(rows * MLA_LATENT) : (struct gt_bf16){ 0 };
+	float *d_lse2 = c->overlap ? gt_dev_poisoned(rows * sizeof(float)) : NULL;
+	struct mla_decode_args a2 = a;
+	a.overlap_prev = c->overlap, a2.overlap_prev = c->overlap;
+	a2.q = q2.d, a2.out = out2.d, a2.lse = d_lse2;
+	cudaStream_t ost = 0;
+	if (c->overlap)
+		CUDA_OK(cudaStreamCreate(&ost));
 	for (int run = 0; run < runs; run++) { /* twice at least: nothing carried over between calls */
-		gt_poison(out.d, rows * MLA_LATENT * 2);
-		gt_poison(d_lse, rows * sizeof(float));
-		if (ws && !self_reset)
-			gt_poison(a.workspace, ws);
-		KERNEL_OK(mla_decode(&a, 0));
+		if (!c->overlap || run == 0) {
+			gt_poison(out.d, rows * MLA_LATENT * 2);
+			gt_poison(d_lse, rows * sizeof(float));
+			if (ws && !self_reset)
+				gt_poison(a.workspace, ws);
+		}
+		if (!c->overlap) {
+			KERNEL_OK(mla_decode(&a, 0));
+			continue;
+		}
+		/* On a stream of its own, no host wait in between: a2's split kernel starts while a's
+		 * grids (its combine kernel still reading the shared workspace) finish. */
+		assert_int_equal(mla_decode(&a, ost), 0);
+		assert_int_equal(mla_decode(&a2, ost), 0);
+	}
+	if (c->overlap) {
+		CUDA_OK(cudaStreamSynchronize(ost));
+		CUDA_OK(cudaStreamDestroy(ost));
 	}
 	if (c->graph) { /* one CUDA graph of the call (the memset node too), replayed */
 		cudaStream_t st;
@@ -164,6 +197,8 @@ static void run_case(const struct mla_case *c)
 		CUDA_OK(cudaStreamCreate(&st));
 		CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
 		assert_int_equal(mla_decode(&a, st), 0);
+		if (c->overlap)
+			assert_int_equal(mla_decode(&a2, st), 0);
 		CUDA_OK(cudaStreamEndCapture(st, &gr));
 		CUDA_OK(cudaGraphInstantiate(&ge, gr, 0));
 		for (int r = 0; r < c->graph; r++) {
@@ -183,6 +218,15 @@ static void run_case(const struct mla_case *c)
 	gt_f32_read(d_lse, lse, rows);
 	gt_check("out", out.h, ref.out, rows * MLA_LATENT, TOL_OUT);
 	mla_check_lse("lse", lse, ref.lse, ref.score_abs, ref.n_visible, rows);
+	if (c->overlap) {
+		gt_bf16_read(&out2);
+		gt_f32_read(d_lse2, lse, rows);
+		gt_check("out (second q)", out2.h, ref2.out, rows * MLA_LATENT, TOL_OUT);
+		mla_check_lse("lse (second q)", lse, ref2.lse, ref2.score_abs, ref2.n_visible, rows);
+		free(ref2.out), free(ref2.lse), free(ref2.score_abs), free(ref2.n_visible);
+		gt_bf16_release(&q2), gt_bf16_release(&out2);
+		cudaFree(d_lse2);
+	}
 
 	free(lse), free(ref.out), free(ref.lse), free(ref.score_abs), free(ref.n_visible), free(table), free(pool);
 	free(ix), free(lens);
@@ -429,6 +473,32 @@ static void test_fp8_frame_forms(void **unused)
 	unsetenv("K3_MLA_FP8S_FRAME");
 }
 
+/* mla_decode_args::overlap_prev: the split kernel as a programmatic dependent launch (its first
+ * stages of the cached prefix copied before the grid before it is done), launches over two q in
+ * a row into two outputs sharing the workspace, and as graph replays: through the combine kernel
+ * (33..4100 tokens, B 3), clusters (B 8, the scales spread), two row blocks at t = 2, requests
+ * whose every tile holds the new rows (1..33 tokens), the last-split merge without its memset
+ * (K3_MLA_FP8S_LAST_RESET=self is not set here: the plan's memset turns the overlap off), and the
+ * sparse kernel (whose index list may be the previous grid's output: copies wait for it). */
+static void test_fp8_overlap_prev(void **unused)
+{
+	(void)unused;
+	const struct mla_case cs[5] = {
+		{ .B = 3, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .runs = 3, .graph = 2, .overlap = 1,
+		  .lens = { 4100, 2000, 33 }, .name = "fp8 H=16, overlap, combine kernel" },
+		{ .B = 8, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .spread = 1, .runs = 3, .graph = 2, .overlap = 1,
+		  .lens = { 300, 1, 33, 250, 64, 299, 129, 200 }, .name = "fp8 H=16, overlap, splits, scales spread" },
+		{ .B = 2, .H = 12, .t = 2, .kv = MLA_KV_FP8, .qscale = 3, .runs = 3, .graph = 2, .overlap = 1,
+		  .lens = { 2500, 700 }, .name = "fp8 H=12 t=2, overlap, two row blocks" },
+		{ .B = 96, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2, .runs = 2, .graph = 1, .overlap = 1,
+		  .lens = { 1300, 33, 2, 900, 1025, 64, 700, 1 }, .name = "fp8 H=16, overlap, 96 requests (last merge)" },
+		{ .B = 3, .H = 16, .t = 1, .topk = 2048, .kv = MLA_KV_FP8, .qscale = 2, .runs = 3, .graph = 2,
+		  .overlap = 1, .lens = { 4000, 2100, 50 }, .name = "sparse fp8 H=16 topk=2048, overlap" },
+	};
+	for (int i = 0; i < 5; i++)
+		run_case(&cs[i]);
+}
+
 static void test_fp8_verify_window(void **unused)
 {
 	(void)unused;
@@ -523,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_fp8_last_merge),
 		cmocka_unit_test(test_fp8_underfilled_wave),
 		cmocka_unit_test(test_fp8_frame_forms),
+		cmocka_unit_test(test_fp8_overlap_prev),
 		cmocka_unit_test(test_fp8_verify_window),
 		cmocka_unit_test(test_fp8_long_context),
 		cmocka_unit_test(test_fp8_eight_tokens_small_heads),
