@@ -113,7 +113,10 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 
 /* Kernel extras (the XV template bits; kernel_variant()), described at produce(); XV_XP (MXFP4
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
-enum { XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PAIR = 128 };
+enum {
+	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PAIR = 128,
+	XV_PF = 256
+};
 
 /* Shared memory of the kernel with token tiles of TTV rows: STAGES stages (token tile, weight tile,
  * MXFP4 scales), the barriers, the chunk table, and (the epilogue of kernel_variant() >= 1) each
@@ -651,23 +654,33 @@ __device__ __forceinline__ void scales_fp4k(uint32_t (&sc)[2][2], const unsigned
 	}
 }
 
-/* MXFP4 (XV_RS1): A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2, within one scale
- * group) of the stage at st, scaled by sc (scales_fp4k; exact: E8M0 is a power of two). */
+/* MXFP4 (XV_RS1): the unscaled A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2,
+ * within one scale group) of the stage at st: the shared-memory loads and the E2M1 expansion. */
 template <int TTV, int KS>
-__device__ __forceinline__ void load_a_fp4k(uint32_t (&a)[KS][2][4], const unsigned char *st, int ks0,
-					    const uint32_t (&sc)[2][2], int wr0, int lane)
+__device__ __forceinline__ void raw_a_fp4k(uint32_t (&o)[KS][2][4], const unsigned char *st, int ks0, int wr0, int lane)
 {
 	using C = wcfg<true, TTV>;
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+		for (int j = 0; j < KS; j++)
+			k3_wg_fp4_fragment_raw(st + C::OFF_W, ks0 + j, wr0 + mb * 64, lane, o[j][mb]);
+}
+
+/* MXFP4 (XV_RS1): the A register set a = the unscaled fragments o (raw_a_fp4k) times their scales
+ * sc (scales_fp4k; exact: E8M0 is a power of two). */
+template <int KS>
+__device__ __forceinline__ void scale_a_fp4k(uint32_t (&a)[KS][2][4], const uint32_t (&o)[KS][2][4],
+					     const uint32_t (&sc)[2][2])
+{
 #pragma unroll
 	for (int mb = 0; mb < 2; mb++) {
 #pragma unroll
 		for (int j = 0; j < KS; j++) {
-			uint32_t o[4];
-			k3_wg_fp4_fragment_raw(st + C::OFF_W, ks0 + j, wr0 + mb * 64, lane, o);
-			a[j][mb][0] = k3_bf16x2_mul(o[0], sc[mb][0]);
-			a[j][mb][1] = k3_bf16x2_mul(o[1], sc[mb][1]);
-			a[j][mb][2] = k3_bf16x2_mul(o[2], sc[mb][0]);
-			a[j][mb][3] = k3_bf16x2_mul(o[3], sc[mb][1]);
+			a[j][mb][0] = k3_bf16x2_mul(o[j][mb][0], sc[mb][0]);
+			a[j][mb][1] = k3_bf16x2_mul(o[j][mb][1], sc[mb][1]);
+			a[j][mb][2] = k3_bf16x2_mul(o[j][mb][2], sc[mb][0]);
+			a[j][mb][3] = k3_bf16x2_mul(o[j][mb][3], sc[mb][1]);
 		}
 	}
 }
@@ -738,6 +751,39 @@ __device__ __forceinline__ void issue_rs(float (&acc)[2][L], const uint32_t (&a)
 	k3_wgmma_commit();
 }
 
+/* The first groups of an XV_RS1 tile (no MMA of the tile in flight reads set a): the fragments
+ * of k steps ks0 .. of the stage at st into set a, scaled by sc, issued. */
+template <int N, int TTV, int KS, int L>
+__device__ __forceinline__ void first_group(float (&acc)[2][L], uint32_t (&a)[KS][2][4], const unsigned char *st,
+					    int ks0, const uint32_t (&sc)[2][2], int wr0, int lane)
+{
+	uint32_t o[KS][2][4];
+	raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+	scale_a_fp4k<KS>(a, o, sc);
+	issue_rs<N>(acc, a, k3_smem_u32(st), ks0);
+}
+
+/* A later group of an XV_RS1 tile into set a: wait_group 1 retires the group that last read a
+ * (the one before the group just issued; k3_wgmma.cuh), then stage `rel` is released (if not
+ * null), a = the fragments of k steps ks0 .. of the stage at st times sc, issued. XV_PF ("wide2rf"):
+ * the fragments' shared-memory loads and E2M1 expansion before the wait, under the MMAs in
+ * flight (8 registers more a thread), so that only the scale products follow it. */
+template <int N, int TTV, int KS, bool CLU, bool PF, int L>
+__device__ __forceinline__ void next_group(float (&acc)[2][L], uint32_t (&a)[KS][2][4], const unsigned char *st,
+					   int ks0, const uint32_t (&sc)[2][2], uint64_t *rel, int wr0, int lane)
+{
+	uint32_t o[KS][2][4];
+	if constexpr (PF)
+		raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+	k3_wgmma_wait<1>();
+	if (rel)
+		release<CLU>(rel);
+	if constexpr (!PF)
+		raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+	scale_a_fp4k<KS>(a, o, sc);
+	issue_rs<N>(acc, a, k3_smem_u32(st), ks0);
+}
+
 /* d[0 .. N / 2) pinned (the wide kernel: only the accumulators an MMA of N tokens writes stay
  * live in its tiles). */
 template <int N, int L>
@@ -773,38 +819,31 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		 * written (k3_wgmma.cuh) and the tensor pipe always holds this warpgroup's next group.
 		 * 176-token tiles (accumulators 2 x 88) convert one k step a group, 128-token ones two. */
 		constexpr int KS = TTV > TT ? 1 : 2, G = 4 / KS;
+		constexpr bool PF = (XV & XV_PF) != 0;
 		uint32_t a[2][KS][2][4]; /* [set][k step of the group][m64 block][4] */
 		uint32_t sc[2][2];	 /* the scales of the current scale group (two k steps) */
 		const unsigned char *st = stage_ready<true, TTV, XV>(sm, full, it);
 		scales_fp4k<TTV>(sc, st, 0, 0, wr0, lane);
-		load_a_fp4k<TTV, KS>(a[0], st, 0, sc, wr0, lane);
-		issue_rs<N>(acc, a[0], k3_smem_u32(st), 0);
+		first_group<N, TTV, KS>(acc, a[0], st, 0, sc, wr0, lane);
 		if constexpr (KS == 2)
 			scales_fp4k<TTV>(sc, st, 0, 2, wr0, lane);
-		load_a_fp4k<TTV, KS>(a[1], st, KS, sc, wr0, lane);
-		issue_rs<N>(acc, a[1], k3_smem_u32(st), KS);
+		first_group<N, TTV, KS>(acc, a[1], st, KS, sc, wr0, lane);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
 #pragma unroll
 			for (int q = 2; q < G; q++) { /* KS 1: the k block's groups 2, 3 */
 				if (q == 2)
 					scales_fp4k<TTV>(sc, st, kb, 2, wr0, lane);
-				k3_wgmma_wait<1>(); /* group q - 2 (set q % 2) done */
-				load_a_fp4k<TTV, KS>(a[q % 2], st, q * KS, sc, wr0, lane);
-				issue_rs<N>(acc, a[q % 2], k3_smem_u32(st), q * KS);
+				next_group<N, TTV, KS, CLU, PF>(acc, a[q % 2], st, q * KS, sc, nullptr, wr0, lane);
 			}
 			if (kb + 1 < nkb) {
 				const unsigned char *sn = stage_ready<true, TTV, XV>(sm, full, it + 1);
 				scales_fp4k<TTV>(sc, sn, kb + 1, 0, wr0, lane);
-				k3_wgmma_wait<1>(); /* group G - 2 of this k block done: set 0 free */
-				load_a_fp4k<TTV, KS>(a[0], sn, 0, sc, wr0, lane);
-				issue_rs<N>(acc, a[0], k3_smem_u32(sn), 0);
+				next_group<N, TTV, KS, CLU, PF>(acc, a[0], sn, 0, sc, nullptr, wr0, lane);
 				if constexpr (KS == 2)
 					scales_fp4k<TTV>(sc, sn, kb + 1, 2, wr0, lane);
-				k3_wgmma_wait<1>(); /* this k block's last group done: stage `it` read */
-				release<CLU>(&empty[it % C::STAGES]);
-				load_a_fp4k<TTV, KS>(a[1], sn, KS, sc, wr0, lane);
-				issue_rs<N>(acc, a[1], k3_smem_u32(sn), KS);
+				/* the wait retires this k block's last group: stage `it` read */
+				next_group<N, TTV, KS, CLU, PF>(acc, a[1], sn, KS, sc, &empty[it % C::STAGES], wr0, lane);
 				st = sn;
 			}
 		}
@@ -1443,13 +1482,13 @@ int launch_xp(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int
  * "wide2rw": 176-token chunks as wide2's BF16 ones): the GLU and SCALE launches (the expert
  * GEMMs), one epilogue a kernel, GLU through tanh.approx; the other epilogues run wide2's MXFP4
  * kernel. */
-template <int TTV>
+template <int TTV, int XE = 0>
 int launch_rs1(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	if (epi == K3_EPI_GLU)
-		return launch<true, true, false, K3_EPI_GLU, TTV, true, XV_ONE | XV_FGLU | XV_RS1>(p, tmw, grid, 1, s);
+		return launch<true, true, false, K3_EPI_GLU, TTV, true, XV_ONE | XV_FGLU | XV_RS1 | XE>(p, tmw, grid, 1, s);
 	if (epi == K3_EPI_SCALE)
-		return launch<true, true, false, K3_EPI_SCALE, TTV, true, XV_ONE | XV_RS1>(p, tmw, grid, 1, s);
+		return launch<true, true, false, K3_EPI_SCALE, TTV, true, XV_ONE | XV_RS1 | XE>(p, tmw, grid, 1, s);
 	return launch_x<false, TT, XV_ONE | XV_FGLU, true>(p, tmw, epi, grid, 1, s);
 }
 
@@ -1556,6 +1595,7 @@ variant kernel_variant(const params &p)
 		      { "wide2p", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 3 } },
 		      { "wide2pa", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 4 } },
 		      { "wide2ra", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 5 } },
+		      { "wide2rf", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_PF, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1709,7 +1749,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	CUtensorMap tmw;
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1); /* BF16 weights: wide2x, wide2r and wide2rw are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	const int kv = v.kv;
 	/* "wide2p" / "wide2pa" (MXFP4, GLU and SCALE): 128-row weight tiles */
 	const bool pair = tma_pair_wanted(p, fp4, v, epi);
@@ -1733,6 +1773,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		return launch_pair(p, tmw, epi, (int)grid, stream);
 	if (pair) /* no tensor map: the 256-row tiles again */
 		p.num_n = (p.N + TW - 1) / TW;
+	if (tma && fp4 && kv == 2 && (v.xv & XV_PF)) /* wide2rf: wide2ra's kernels, fragments before the wait */
+		return p.rows > (int64_t)128 * p.n_groups ? launch_rs1<TT_RSV, XV_PF>(p, tmw, epi, (int)grid, stream)
+							  : launch_rs1<TT, XV_PF>(p, tmw, epi, (int)grid, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

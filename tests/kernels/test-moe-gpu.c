@@ -1054,9 +1054,10 @@ static void test_gemm_wgmma_clusters(void **unused)
 	 * across the stages); and through the pair kernel (2026-12-02o: wide2p, tiles of 128 weight
 	 * rows by two halves of up to 160 tokens; wide2pa, wide2p here: 185 rows a group on average;
 	 * N = 320: a third weight tile of 64 rows); wide2ra, the default since 2026-12-02o: wide2rv
-	 * here, wide2r at <= 128 rows a group). */
-	static const char *const fp4k[9] = { "wide2", "wide2x", "wide2x", "wide2r", "wide2rw", "wide2rv", "wide2p", "wide2pa", "wide2ra" };
-	for (int k = 0; k < 9; k++) {
+	 * here, wide2r at <= 128 rows a group; wide2rf (2026-12-02s): wide2ra's kernels with each
+	 * group's fragments loaded and expanded before the wait_group that frees their registers). */
+	static const char *const fp4k[10] = { "wide2", "wide2x", "wide2x", "wide2r", "wide2rw", "wide2rv", "wide2p", "wide2pa", "wide2ra", "wide2rf" };
+	for (int k = 0; k < 10; k++) {
 		if (k == 3)
 			unsetenv("K3_GEMM_WG_CLUSTER");
 		if (k == 2)
@@ -1071,6 +1072,20 @@ static void test_gemm_wgmma_clusters(void **unused)
 	}
 	unsetenv("K3_GEMM_WG_CLUSTER");
 	wmat_release(&wef);
+	/* wide2rf at <= 128 rows a group on average (wide2r's tiles of 128, two k steps a group, K =
+	 * 256: groups across the stages), GLU gathered, SCALE and GLU scattered. */
+	static const int32_t few[8] = { 1, 17, 73, 128, 100, 0, 64, 90 };
+	struct wmat wff = wmat_rand(8, 320, 256, K3_W_MXFP4, 0.1);
+	const struct gemm_case fg = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .a_rows = 600,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
+	const struct gemm_case fs = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .dt = K3_W_MXFP4,
+				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+	setenv("K3_GEMM_WG_KERNEL", "wide2rf", 1);
+	print_message("K3_GEMM_WG_KERNEL=wide2rf (MXFP4, <= 128 rows a group)\n");
+	run_gemm(&fg, K3_EPI_GLU, &wff);
+	run_gemm(&fs, K3_EPI_SCALE, &wff);
+	run_gemm(&fs, K3_EPI_GLU, &wff);
+	wmat_release(&wff);
 	/* The pair kernel's edges (wide2p: halves of 160 token rows, the second holding tokens 160 ..):
 	 * 320 (two full halves), 319, 300, 280, 258, 257, 256, 240, 200 (a partial second half), 33,
 	 * 17, 2, 1 (an empty second half), groups of two tiles (321: 161 + 160; 640: 2 x 320) and three
@@ -1148,6 +1163,9 @@ static void test_gemm_wgmma_wide_small(void **unused)
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	run_gemm(&sf, K3_EPI_SCALE, &wf);
 	setenv("K3_GEMM_WG_KERNEL", "wide2rv", 1); /* chunks of up to 160: 89 + 88, 40, 2 x 150 */
+	run_gemm(&gf, K3_EPI_GLU, &wf);
+	run_gemm(&sf, K3_EPI_SCALE, &wf);
+	setenv("K3_GEMM_WG_KERNEL", "wide2rf", 1); /* wide2rv's chunks, the fragments before the wait */
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	run_gemm(&sf, K3_EPI_SCALE, &wf);
 	setenv("K3_GEMM_WG_KERNEL", "wide2p", 1); /* pair tiles of 177, 40, 300 tokens (halves of 160) */
