@@ -96,8 +96,6 @@ constexpr int TW = 256;       /* weight rows per tile: 128 per consumer warpgrou
 constexpr int TT = 128;       /* tokens per tile at most (the MMA's N) */
 constexpr int TT_WIDE = 176;  /* the wide kernel's (grouped BF16 in clusters; kernel_variant()) */
 constexpr int TT_RSV = 160;   /* "wide2rv": MXFP4 chunks of up to 160 (176: ptxas serializes, C7512) */
-constexpr int TT_PAIR = 160;  /* "wide2p": MXFP4 tiles of two halves of up to 160 tokens (320 a tile) */
-constexpr int TW_PAIR = 128;  /* "wide2p": weight rows per tile (one m64 block a consumer warpgroup) */
 constexpr int KB = 64;        /* k per stage: one 128-byte row of BF16 */
 constexpr int GROUP_M = 16;   /* dense raster: token tiles per group */
 /* Register split of the warpgroups (setmaxnreg): the consumers get what the producer gives up
@@ -113,7 +111,10 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 
 /* Kernel extras (the XV template bits; kernel_variant()), described at produce(); XV_XP (MXFP4
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
-enum { XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PAIR = 128 };
+enum {
+	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
+	XV_LEAN = 256
+};
 
 /* Shared memory of the kernel with token tiles of TTV rows: STAGES stages (token tile, weight tile,
  * MXFP4 scales), the barriers, the chunk table, and (the epilogue of kernel_variant() >= 1) each
@@ -126,17 +127,11 @@ struct wcfg {
 	 * TMA and cp.async into a ring of their own (RSTAGES raw stages after the stages). */
 	static constexpr bool XP = FP4 && (XV & XV_XP) != 0;
 	static constexpr bool RS = FP4 && !XP; /* round q's MXFP4 kernel: A from registers */
-	/* PAIR (MXFP4, XV_PAIR, "wide2p"): tiles of TW_PAIR weight rows by two halves of up to TTV
-	 * tokens each (token rows 0 .. 2 TTV of the stage); each consumer warpgroup one m64 block
-	 * whose A fragments feed the MMAs of both halves. The 512 scale bytes padded to 1024. */
-	static constexpr bool PAIR = RS && (XV & XV_PAIR) != 0;
-	static constexpr int TWR = PAIR ? TW_PAIR : TW; /* weight rows of a tile */
-	static constexpr int TOKS = PAIR ? 2 * TTV : TTV; /* token rows of a tile */
-	static constexpr int X_BYTES = TOKS * KB * 2;
-	static constexpr int W_BYTES = RS ? TWR * KB / 2 : TW * KB * 2;
-	static constexpr int S_BYTES = RS ? (PAIR ? 1024 : TW * 4) : 0;
+	static constexpr int X_BYTES = TTV * KB * 2;
+	static constexpr int W_BYTES = RS ? TW * KB / 2 : TW * KB * 2;
+	static constexpr int S_BYTES = RS ? TW * 4 : 0;
 	static constexpr int STAGE = X_BYTES + W_BYTES + S_BYTES;
-	static constexpr int STAGES = PAIR ? 4 : RS ? (TTV > TT ? 6 : 8) : XP ? 3 : 4; /* RS at 176 tokens: 31 KB a stage */
+	static constexpr int STAGES = RS ? (TTV > TT ? 6 : 8) : XP ? 3 : 4; /* RS at 176 tokens: 31 KB a stage */
 	static constexpr int W_BOX = FP4 ? KB / 2 : KB; /* TMA box: elements (bytes / BF16) of a row */
 	static constexpr int OFF_W = X_BYTES;
 	static constexpr int OFF_S = X_BYTES + W_BYTES; /* round q's MXFP4 only */
@@ -147,9 +142,9 @@ struct wcfg {
 	static constexpr int OFF_BAR = OFF_RAW + RSTAGES * R_STAGE; /* full, empty, then XP's rfull */
 	static constexpr int OFF_TAB = OFF_BAR + (2 * STAGES + RSTAGES) * 8;
 	static constexpr int OFF_TOK = OFF_TAB + TAB_INTS * 4;
-	static constexpr int TOK_INTS = 2 * TOKS; /* one tile of one warpgroup */
-	static constexpr int OFF_XROW = (OFF_TOK + 2 * TOK_INTS * 4 + 15) & ~15; /* XP, PAIR: the producer's token rows of its tile */
-	static constexpr int SMEM = OFF_XROW + (XP ? TOKS * 4 : PAIR ? TOKS * 8 : 0) + 1024; /* + slack to align the base to 1024 */
+	static constexpr int TOK_INTS = 2 * TTV; /* one tile of one warpgroup */
+	static constexpr int OFF_XROW = (OFF_TOK + 2 * TOK_INTS * 4 + 15) & ~15; /* XP: the producer's token rows of its tile */
+	static constexpr int SMEM = OFF_XROW + (XP ? TTV * 4 : 0) + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
 	static_assert(R_STAGE % 1024 == 0, "every raw stage 1024-byte aligned (the 32-byte swizzle's rows)");
 	static_assert(SMEM <= 227 * 1024, "shared memory");
@@ -341,6 +336,7 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	const int ncl = CLU ? (int)cluster_size() : 1, rank = CLU ? (int)cluster_rank() : 0;
 	const uint16_t mask = (uint16_t)((1u << ncl) - 1u);
 	constexpr bool feed = !(XV & XV_NOFEED); /* measurements: no copies, stale stages */
+	constexpr bool LEAN = (XV & XV_LEAN) != 0;
 	int it = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
@@ -349,7 +345,7 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 #pragma unroll
 		for (int i = 0; i < TTV / 16; i++) {
 			const int r = r8 + 16 * i;
-			xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
+			xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : LEAN ? 0 : -1;
 		}
 		/* Weight rows of this thread: BF16 r8 + 16 i (chunk ch); MXFP4 (pt >> 1) + 64 i (half
 		 * pt & 1), scales pt + 128 i. Rows past N read as zeros. */
@@ -371,13 +367,27 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 				else
 					tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
 			}
+			if constexpr (LEAN) {
+				/* XV_LEAN: one multiply-add a row from the k block's base (rows past the tile's
+				 * tokens read row 0's address with no bytes: zero-filled); the rows' swizzle is
+				 * r8's (r & 7 == r8 & 7), so the destinations are immediate offsets. */
+				const unsigned char *a0 = reinterpret_cast<const unsigned char *>(p.a + kb * KB + ch * 8);
+				unsigned char *d0 = st + r8 * 128 + ((ch ^ (r8 & 7)) << 4);
 #pragma unroll
-			for (int i = 0; i < TTV / 16; i++) {
-				const int r = r8 + 16 * i;
-				if (feed && r < xrows) {
-					const bool ok = xrow[i] >= 0;
-					const uint16_t *src = p.a + (ok ? (size_t)xrow[i] * p.K + kb * KB + ch * 8 : 0);
-					k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
+				for (int i = 0; i < TTV / 16; i++)
+					if (feed && r8 + 16 * i < xrows)
+						k3_cp_async16_zfill(d0 + i * 16 * 128,
+								    a0 + (size_t)(uint32_t)xrow[i] * (uint32_t)(2 * p.K),
+								    r8 + 16 * i < ntok);
+			} else {
+#pragma unroll
+				for (int i = 0; i < TTV / 16; i++) {
+					const int r = r8 + 16 * i;
+					if (feed && r < xrows) {
+						const bool ok = xrow[i] >= 0;
+						const uint16_t *src = p.a + (ok ? (size_t)xrow[i] * p.K + kb * KB + ch * 8 : 0);
+						k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
+					}
 				}
 			}
 			if constexpr (FP4 && !TMA) {
@@ -536,75 +546,6 @@ __device__ __forceinline__ void produce_xp(const params &p, const CUtensorMap *t
 	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
 }
 
-/* The MMA width of each half of a "wide2p" tile of ntok tokens (1 .. 2 TT_PAIR): always TT_PAIR;
- * tokens 0 .. 159 are the first half, 160 .. ntok - 1 the second, at token rows 160 .. of the
- * stage, rows past ntok zero-filled. One width only: with the k loop instantiated for several
- * widths (every multiple of 16 to 128 and of 8 to 160; or 8, 5, 4, 3, 2 of them; with the
- * epilogue after the width switch or inside each case) ptxas serialized the kernel's MMAs
- * (C7512), with one it does not (2026-12-02o, trial compiles). K3's ~292-token experts at
- * T = 16K thus run 320 columns (~9 % padding; wide2rv: ~4 %). */
-__device__ __forceinline__ int pair_n(int ntok)
-{
-	(void)ntok;
-	return TT_PAIR;
-}
-
-/* The producer of the "wide2p" kernel (XV_PAIR; wcfg's PAIR layout): as produce() with TMA for
- * MXFP4 weights, for tiles of TW_PAIR weight rows by up to 2 TTV tokens: token rows 0 .. 2n - 1
- * of the stage (pair_n(); rows past the tile's tokens zero-filled), gathered through the A row
- * of each token row, which the warpgroup keeps in shared memory for its tile (2 TTV / 16 = 20
- * rows a thread would not fit its 72 registers); the raw weight tile [128][32 bytes] by one TMA
- * copy; the 4 scale bytes of each of the 128 rows (one a thread) by cp.async. */
-template <int TTV, int XV>
-__device__ __forceinline__ void produce_pair(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
-					     uint64_t *empty, const int32_t *tab, int total)
-{
-	using C = wcfg<true, TTV, XV>;
-	static_assert(C::PAIR && TW_PAIR == 128, "the pair layout: one weight row's scales a producer thread");
-	const int pt = (int)threadIdx.x; /* 0 .. 127 */
-	const int ch = pt & 7, r8 = pt >> 3; /* 16-byte chunk ch of token rows r8 + 16 i */
-	const int nkb = p.K / KB;
-	/* Each token row's source: the byte offset of its A row in p.a, -1 past the tile's tokens (once a
-	 * tile: the k blocks' copies then take a shared load and an add a row; 2026-12-02o call 1's
-	 * per-row index arithmetic a k block kept the consumers waiting on `full`). */
-	int64_t *sxoff = reinterpret_cast<int64_t *>(sm + C::OFF_XROW);
-	const unsigned char *abase = reinterpret_cast<const unsigned char *>(p.a) + ch * 16;
-	int it = 0;
-	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
-		const tile tl = decode<2 * TTV, TW_PAIR>(p, tab, t);
-		const int ntok = (int)(tl.re - tl.rb), xrows = 2 * pair_n(ntok);
-		k3_named_sync(3, 128); /* every read of the last tile's rows done */
-		for (int r = pt; r < 2 * TTV; r += 128)
-			sxoff[r] = r < ntok ? (int64_t)(p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) * p.K * 2 : -1;
-		k3_named_sync(3, 128);
-		const bool sok = pt < p.N - tl.n0; /* this thread's weight row (scales) inside N */
-		const uint8_t *ssrc = sok ? p.ws + ((size_t)tl.g * p.N + tl.n0 + pt) * (size_t)(p.K / 32) : p.ws;
-#pragma unroll 1
-		for (int kb = 0; kb < nkb; kb++, it++) {
-			const int s = it % C::STAGES;
-			wait_or_trap(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
-			unsigned char *st = sm + (size_t)s * C::STAGE;
-			if (pt == 0) { /* this thread's arrival carries the tile's bytes */
-				k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
-				tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
-			}
-			const int64_t kbo = (int64_t)kb * (KB * 2);
-#pragma unroll
-			for (int i = 0; i < 2 * TTV / 16; i++) {
-				const int r = r8 + 16 * i;
-				if (r < xrows) {
-					const int64_t o = sxoff[r];
-					const bool ok = o >= 0;
-					k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), abase + (ok ? o + kbo : 0), ok);
-				}
-			}
-			k3_cp_async4_zfill(st + C::OFF_S + pt * 4, sok ? ssrc + (kb & ~1) * 2 : p.ws, sok);
-			k3_cp_async_arrive(&full[s]);
-		}
-	}
-	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
-}
-
 /* ---- consumers ---------------------------------------------------------------- */
 
 /* MXFP4: A fragments of k steps 2 h and 2 h + 1 of the stage at st for this thread's two m64
@@ -636,38 +577,52 @@ __device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][2][4], const unsigne
 /* MXFP4 (XV_RS1): the lane's 4 scales of k steps ks0, ks0 + 1 (ks0 even: one scale group) of
  * the stage at st (token tiles of TTV rows), as BF16 pairs: sc[m64 block][row g, row g + 8];
  * loaded and converted once for the two k steps (one group or two). */
-template <int TTV>
+template <int TTV, bool LEAN = false>
 __device__ __forceinline__ void scales_fp4k(uint32_t (&sc)[2][2], const unsigned char *st, int kb, int ks0, int wr0,
 					    int lane)
 {
 	using C = wcfg<true, TTV>;
 	const int sb = k3_wg_fp4_scale_byte(kb, ks0);
+	/* XV_LEAN: byte sb of the word into bytes 0 and 2 (zeros in 1, 3), shifted into both BF16
+	 * exponents: 2 instructions a scale instead of 8; exact for E8M0 1 .. 254, 0 gives 0 (not
+	 * 2^-127) and 255 infinity (not NaN), as the decode gemv's scales (2026-12-01x). */
+	const uint32_t sel = (uint32_t)sb * 0x101u + 0x4040u;
 #pragma unroll
 	for (int mb = 0; mb < 2; mb++) {
 		uint32_t w0, w1;
 		k3_wg_fp4_scale_words(st + C::OFF_S, wr0 + mb * 64, lane, &w0, &w1);
-		sc[mb][0] = k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
-		sc[mb][1] = k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
+		sc[mb][0] = LEAN ? k3_prmt(w0, 0u, sel) << 7 : k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
+		sc[mb][1] = LEAN ? k3_prmt(w1, 0u, sel) << 7 : k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
 	}
 }
 
-/* MXFP4 (XV_RS1): A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2, within one scale
- * group) of the stage at st, scaled by sc (scales_fp4k; exact: E8M0 is a power of two). */
+/* MXFP4 (XV_RS1): the unscaled A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2,
+ * within one scale group) of the stage at st: the shared-memory loads and the E2M1 expansion. */
 template <int TTV, int KS>
-__device__ __forceinline__ void load_a_fp4k(uint32_t (&a)[KS][2][4], const unsigned char *st, int ks0,
-					    const uint32_t (&sc)[2][2], int wr0, int lane)
+__device__ __forceinline__ void raw_a_fp4k(uint32_t (&o)[KS][2][4], const unsigned char *st, int ks0, int wr0, int lane)
 {
 	using C = wcfg<true, TTV>;
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+		for (int j = 0; j < KS; j++)
+			k3_wg_fp4_fragment_raw(st + C::OFF_W, ks0 + j, wr0 + mb * 64, lane, o[j][mb]);
+}
+
+/* MXFP4 (XV_RS1): the A register set a = the unscaled fragments o (raw_a_fp4k) times their scales
+ * sc (scales_fp4k; exact: E8M0 is a power of two). */
+template <int KS>
+__device__ __forceinline__ void scale_a_fp4k(uint32_t (&a)[KS][2][4], const uint32_t (&o)[KS][2][4],
+					     const uint32_t (&sc)[2][2])
+{
 #pragma unroll
 	for (int mb = 0; mb < 2; mb++) {
 #pragma unroll
 		for (int j = 0; j < KS; j++) {
-			uint32_t o[4];
-			k3_wg_fp4_fragment_raw(st + C::OFF_W, ks0 + j, wr0 + mb * 64, lane, o);
-			a[j][mb][0] = k3_bf16x2_mul(o[0], sc[mb][0]);
-			a[j][mb][1] = k3_bf16x2_mul(o[1], sc[mb][1]);
-			a[j][mb][2] = k3_bf16x2_mul(o[2], sc[mb][0]);
-			a[j][mb][3] = k3_bf16x2_mul(o[3], sc[mb][1]);
+			a[j][mb][0] = k3_bf16x2_mul(o[j][mb][0], sc[mb][0]);
+			a[j][mb][1] = k3_bf16x2_mul(o[j][mb][1], sc[mb][1]);
+			a[j][mb][2] = k3_bf16x2_mul(o[j][mb][2], sc[mb][0]);
+			a[j][mb][3] = k3_bf16x2_mul(o[j][mb][3], sc[mb][1]);
 		}
 	}
 }
@@ -738,6 +693,39 @@ __device__ __forceinline__ void issue_rs(float (&acc)[2][L], const uint32_t (&a)
 	k3_wgmma_commit();
 }
 
+/* The first groups of an XV_RS1 tile (no MMA of the tile in flight reads set a): the fragments
+ * of k steps ks0 .. of the stage at st into set a, scaled by sc, issued. */
+template <int N, int TTV, int KS, int L>
+__device__ __forceinline__ void first_group(float (&acc)[2][L], uint32_t (&a)[KS][2][4], const unsigned char *st,
+					    int ks0, const uint32_t (&sc)[2][2], int wr0, int lane)
+{
+	uint32_t o[KS][2][4];
+	raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+	scale_a_fp4k<KS>(a, o, sc);
+	issue_rs<N>(acc, a, k3_smem_u32(st), ks0);
+}
+
+/* A later group of an XV_RS1 tile into set a: wait_group 1 retires the group that last read a
+ * (the one before the group just issued; k3_wgmma.cuh), then stage `rel` is released (if not
+ * null), a = the fragments of k steps ks0 .. of the stage at st times sc, issued. XV_PF ("wide2rf"):
+ * the fragments' shared-memory loads and E2M1 expansion before the wait, under the MMAs in
+ * flight (8 registers more a thread), so that only the scale products follow it. */
+template <int N, int TTV, int KS, bool CLU, bool PF, int L>
+__device__ __forceinline__ void next_group(float (&acc)[2][L], uint32_t (&a)[KS][2][4], const unsigned char *st,
+					   int ks0, const uint32_t (&sc)[2][2], uint64_t *rel, int wr0, int lane)
+{
+	uint32_t o[KS][2][4];
+	if constexpr (PF)
+		raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+	k3_wgmma_wait<1>();
+	if (rel)
+		release<CLU>(rel);
+	if constexpr (!PF)
+		raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+	scale_a_fp4k<KS>(a, o, sc);
+	issue_rs<N>(acc, a, k3_smem_u32(st), ks0);
+}
+
 /* d[0 .. N / 2) pinned (the wide kernel: only the accumulators an MMA of N tokens writes stay
  * live in its tiles). */
 template <int N, int L>
@@ -773,38 +761,31 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		 * written (k3_wgmma.cuh) and the tensor pipe always holds this warpgroup's next group.
 		 * 176-token tiles (accumulators 2 x 88) convert one k step a group, 128-token ones two. */
 		constexpr int KS = TTV > TT ? 1 : 2, G = 4 / KS;
+		constexpr bool PF = (XV & XV_PF) != 0, LEAN = (XV & XV_LEAN) != 0;
 		uint32_t a[2][KS][2][4]; /* [set][k step of the group][m64 block][4] */
 		uint32_t sc[2][2];	 /* the scales of the current scale group (two k steps) */
 		const unsigned char *st = stage_ready<true, TTV, XV>(sm, full, it);
-		scales_fp4k<TTV>(sc, st, 0, 0, wr0, lane);
-		load_a_fp4k<TTV, KS>(a[0], st, 0, sc, wr0, lane);
-		issue_rs<N>(acc, a[0], k3_smem_u32(st), 0);
+		scales_fp4k<TTV, LEAN>(sc, st, 0, 0, wr0, lane);
+		first_group<N, TTV, KS>(acc, a[0], st, 0, sc, wr0, lane);
 		if constexpr (KS == 2)
-			scales_fp4k<TTV>(sc, st, 0, 2, wr0, lane);
-		load_a_fp4k<TTV, KS>(a[1], st, KS, sc, wr0, lane);
-		issue_rs<N>(acc, a[1], k3_smem_u32(st), KS);
+			scales_fp4k<TTV, LEAN>(sc, st, 0, 2, wr0, lane);
+		first_group<N, TTV, KS>(acc, a[1], st, KS, sc, wr0, lane);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
 #pragma unroll
 			for (int q = 2; q < G; q++) { /* KS 1: the k block's groups 2, 3 */
 				if (q == 2)
-					scales_fp4k<TTV>(sc, st, kb, 2, wr0, lane);
-				k3_wgmma_wait<1>(); /* group q - 2 (set q % 2) done */
-				load_a_fp4k<TTV, KS>(a[q % 2], st, q * KS, sc, wr0, lane);
-				issue_rs<N>(acc, a[q % 2], k3_smem_u32(st), q * KS);
+					scales_fp4k<TTV, LEAN>(sc, st, kb, 2, wr0, lane);
+				next_group<N, TTV, KS, CLU, PF>(acc, a[q % 2], st, q * KS, sc, nullptr, wr0, lane);
 			}
 			if (kb + 1 < nkb) {
 				const unsigned char *sn = stage_ready<true, TTV, XV>(sm, full, it + 1);
-				scales_fp4k<TTV>(sc, sn, kb + 1, 0, wr0, lane);
-				k3_wgmma_wait<1>(); /* group G - 2 of this k block done: set 0 free */
-				load_a_fp4k<TTV, KS>(a[0], sn, 0, sc, wr0, lane);
-				issue_rs<N>(acc, a[0], k3_smem_u32(sn), 0);
+				scales_fp4k<TTV, LEAN>(sc, sn, kb + 1, 0, wr0, lane);
+				next_group<N, TTV, KS, CLU, PF>(acc, a[0], sn, 0, sc, nullptr, wr0, lane);
 				if constexpr (KS == 2)
-					scales_fp4k<TTV>(sc, sn, kb + 1, 2, wr0, lane);
-				k3_wgmma_wait<1>(); /* this k block's last group done: stage `it` read */
-				release<CLU>(&empty[it % C::STAGES]);
-				load_a_fp4k<TTV, KS>(a[1], sn, KS, sc, wr0, lane);
-				issue_rs<N>(acc, a[1], k3_smem_u32(sn), KS);
+					scales_fp4k<TTV, LEAN>(sc, sn, kb + 1, 2, wr0, lane);
+				/* the wait retires this k block's last group: stage `it` read */
+				next_group<N, TTV, KS, CLU, PF>(acc, a[1], sn, KS, sc, &empty[it % C::STAGES], wr0, lane);
 				st = sn;
 			}
 		}
@@ -1029,149 +1010,6 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 	}
 }
 
-/* ---- "wide2p" (XV_PAIR): one m64 block a consumer warpgroup, its A feeding two token halves ---- */
-
-/* The lane's 2 scales (rows g, g + 8 of the warp's 16 at wr0) of k steps ks0, ks0 + 1 (one scale
- * group) of the stage at st, as BF16 pairs. */
-template <int TTV, int XV>
-__device__ __forceinline__ void scales_pair(uint32_t (&sc)[2], const unsigned char *st, int kb, int ks0, int wr0,
-					    int lane)
-{
-	using C = wcfg<true, TTV, XV>;
-	const int sb = k3_wg_fp4_scale_byte(kb, ks0);
-	uint32_t w0, w1;
-	k3_wg_fp4_scale_words(st + C::OFF_S, wr0, lane, &w0, &w1);
-	sc[0] = k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
-	sc[1] = k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
-}
-
-/* The A fragment of k step ks of the warp's 16 weight rows at wr0, scaled by sc (exact: E8M0 is a
- * power of two). */
-template <int TTV, int XV>
-__device__ __forceinline__ void load_a_pair(uint32_t (&a)[4], const unsigned char *st, int ks, const uint32_t (&sc)[2],
-					    int wr0, int lane)
-{
-	using C = wcfg<true, TTV, XV>;
-	uint32_t o[4];
-	k3_wg_fp4_fragment_raw(st + C::OFF_W, ks, wr0, lane, o);
-	a[0] = k3_bf16x2_mul(o[0], sc[0]);
-	a[1] = k3_bf16x2_mul(o[1], sc[1]);
-	a[2] = k3_bf16x2_mul(o[2], sc[0]);
-	a[3] = k3_bf16x2_mul(o[3], sc[1]);
-}
-
-/* One group: k step ks of the stage at xaddr, its A fragment into the MMAs of both halves (token
- * rows 0 .. N - 1 and N .. 2N - 1); fenced (a was just written) and committed. */
-template <int N, int L>
-__device__ __forceinline__ void issue_pair(float (&acc)[2][L], const uint32_t (&a)[4], uint32_t xaddr, int ks)
-{
-	k3_wgmma_fence();
-	const uint64_t d0 = k3_wgmma_desc_sw128(xaddr + ks * 32);
-	const uint64_t d1 = d0 + (uint64_t)(N * 128 / 16); /* N * 128 < 0x40000: no carry out of the start field */
-	mma_rs<N>(acc[0], a, d0);
-	mma_rs<N>(acc[1], a, d1);
-	k3_wgmma_commit();
-}
-
-/* The k loop of one "wide2p" tile with halves of N tokens: as mainloop()'s XV_RS1 loop with groups
- * of one k step (A in two register sets, wait_group 1 before a set is rewritten; groups of two k
- * steps: ptxas serialized the MMAs, C7512), one m64 block, the scales converted once per scale
- * group. */
-template <int N, int TTV, int XV>
-__device__ __forceinline__ void mainloop_pair(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-					      float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
-{
-	using C = wcfg<true, TTV, XV>;
-	const int nkb = p.K / KB;
-#pragma unroll
-	for (int i = 0; i < TTV / 2; i++)
-		acc[0][i] = acc[1][i] = 0.0f;
-	pin_acc<N>(acc[0]);
-	pin_acc<N>(acc[1]);
-	uint32_t a[2][4]; /* [set][4] */
-	uint32_t sc[2];
-	const unsigned char *st = stage_ready<true, TTV, XV>(sm, full, it);
-	scales_pair<TTV, XV>(sc, st, 0, 0, wr0, lane);
-	load_a_pair<TTV, XV>(a[0], st, 0, sc, wr0, lane);
-	issue_pair<N>(acc, a[0], k3_smem_u32(st), 0);
-	load_a_pair<TTV, XV>(a[1], st, 1, sc, wr0, lane);
-	issue_pair<N>(acc, a[1], k3_smem_u32(st), 1);
-#pragma unroll 1
-	for (int kb = 0; kb < nkb; kb++, it++) {
-		scales_pair<TTV, XV>(sc, st, kb, 2, wr0, lane);
-#pragma unroll
-		for (int q = 2; q < 4; q++) {
-			k3_wgmma_wait<1>(); /* group q - 2 (set q % 2) done */
-			load_a_pair<TTV, XV>(a[q % 2], st, q, sc, wr0, lane);
-			issue_pair<N>(acc, a[q % 2], k3_smem_u32(st), q);
-		}
-		if (kb + 1 < nkb) {
-			const unsigned char *sn = stage_ready<true, TTV, XV>(sm, full, it + 1);
-			scales_pair<TTV, XV>(sc, sn, kb + 1, 0, wr0, lane);
-			k3_wgmma_wait<1>(); /* group 2 of this k block done: set 0 free */
-			load_a_pair<TTV, XV>(a[0], sn, 0, sc, wr0, lane);
-			issue_pair<N>(acc, a[0], k3_smem_u32(sn), 0);
-			k3_wgmma_wait<1>(); /* this k block's last group done: stage `it` read */
-			release<false>(&empty[it % C::STAGES]);
-			load_a_pair<TTV, XV>(a[1], sn, 1, sc, wr0, lane);
-			issue_pair<N>(acc, a[1], k3_smem_u32(sn), 1);
-			st = sn;
-		}
-	}
-	k3_wgmma_wait<0>();
-	release<false>(&empty[(it - 1) % C::STAGES]);
-	pin_acc<N>(acc[0]);
-	pin_acc<N>(acc[1]);
-}
-
-/* The epilogue of a "wide2p" tile (halves of n tokens, n runtime): epilogue_nb's arithmetic for the
- * warp's 16 weight rows at wr0, acc[c] holding tokens c n + 8 j + 2 tq (+ 1); one copy a kernel
- * (the widest halves, stopping after each half's last group of 8 tokens). */
-template <int EPI, int TTV, int XV>
-__device__ __forceinline__ void epilogue_pair(const params &p, const tile &tl, int n, const float (&acc)[2][TTV / 2],
-					      int wr0, int lane, const float *srs, const int32_t *soi)
-{
-	const int g = lane >> 2, tq = lane & 3, ntok = (int)(tl.re - tl.rb);
-	const bool scatter = p.out_index != nullptr;
-	const float bg = p.beta_gate, bu = p.beta_up, ibg = 1.0f / bg, ibu = 1.0f / bu;
-	const int nb = tl.n0 + wr0; /* this warp's 16 weight rows: nb .. nb + 15 */
-	if (nb >= p.N)
-		return;
-#pragma unroll
-	for (int c = 0; c < 2; c++) {
-		const int c0 = c * n;
-#pragma unroll
-		for (int j = 0; j < TTV / 8; j++) {
-			if (8 * j >= n || c0 + 8 * j >= ntok) /* warp-uniform */
-				break;
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int tok = c0 + 8 * j + 2 * tq + e;
-				const bool ok = tok < ntok;
-				const int64_t r = tl.rb + tok, ro = scatter ? (int64_t)soi[tok] : r;
-				const float v0 = acc[c][4 * j + e], v1 = acc[c][4 * j + 2 + e];
-				if (EPI == K3_EPI_GLU) {
-					const float o = XV & XV_FGLU
-								? bg * tanh_approx(v0 * ibg) * k3_sigmoid(v0) *
-									  (bu * tanh_approx(v1 * ibu))
-								: bg * tanh_nb(v0 * ibg) * k3_sigmoid(v0) * (bu * tanh_nb(v1 * ibu));
-					if (ok)
-						p.out[ro * (p.N / 2) + nb / 2 + g] = k3_f2bf(o);
-				} else if (EPI == K3_EPI_SCALE) {
-					const float sc = srs[tok];
-					if (ok) {
-						p.out[ro * p.N + nb + g] = k3_f2bf(v0 * sc);
-						p.out[ro * p.N + nb + g + 8] = k3_f2bf(v1 * sc);
-					}
-				} else if (ok) {
-					epi_store1<EPI>(p, ro, r, nb + g, v0);
-					epi_store1<EPI>(p, ro, r, nb + g + 8, v1);
-				}
-			}
-		}
-	}
-}
-
 /* One tile of N tokens: the k loop, then (NB: kernel_variant() >= 1) epilogue_nb for this N. Round
  * q's kernel runs the k loop here and its epilogue after the switch, as before round za (with
  * epilogue() inside each width's case, 2026-12-01z call 2 measured it 25 % slower: 36.5-37.5 against
@@ -1270,34 +1108,6 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 	}
 }
 
-/* The consumers of the "wide2p" kernel (XV_PAIR): tiles of TW_PAIR weight rows (warpgroup c:
- * rows 64 c .. 64 c + 63, warp w of it 16 w ..) by up to 2 TTV tokens in two halves of
- * pair_n() tokens; the token scalars loaded through the k loop as consume()'s one-epilogue path. */
-template <int EPI, int TTV, int XV>
-__device__ __forceinline__ void consume_pair(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-					     const int32_t *tab, int total)
-{
-	using C = wcfg<true, TTV, XV>;
-	static_assert(C::PAIR, "the pair layout");
-	const int lane = (int)threadIdx.x & 31, ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
-	const int wr0 = wg * 64 + (((int)threadIdx.x >> 5) & 3) * 16;
-	float acc[2][TTV / 2];
-	int it = 0;
-	for (int t = (int)blockIdx.x; t < total; t += (int)gridDim.x) {
-		const tile tl = decode<2 * TTV, TW_PAIR>(p, tab, t);
-		const int n = pair_n((int)(tl.re - tl.rb));
-		tok_scalars<EPI, (2 * TTV + 127) / 128> ts;
-		ts.load(p, tl, ct); /* in flight through the k loop */
-		mainloop_pair<TTV, TTV, XV>(p, sm, full, empty, acc, it, wr0, lane); /* n == TTV (pair_n()) */
-		float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
-		int32_t *soi = reinterpret_cast<int32_t *>(srs + C::TOKS);
-		k3_named_sync(1 + wg, 128); /* the last tile's epilogue read the buffer */
-		ts.template store<2 * TTV>(srs, soi, ct);
-		k3_named_sync(1 + wg, 128);
-		epilogue_pair<EPI, TTV, XV>(p, tl, n, acc, wr0, lane, srs, soi);
-	}
-}
-
 template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB, int XV>
 __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p,
 							const __grid_constant__ CUtensorMap tmw)
@@ -1325,7 +1135,7 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	}
 	int total;
 	if (p.n_groups > 0) {
-		build_tab<C::PAIR ? 2 * TTV : TTV>(p, tab, ncl); /* synchronizes the CTA */
+		build_tab<TTV>(p, tab, ncl); /* synchronizes the CTA */
 		total = tab[p.n_groups] * p.num_n;
 	} else {
 		__syncthreads();
@@ -1337,16 +1147,11 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::PRODUCER));
 		if constexpr (C::XP)
 			produce_xp<TTV, XV>(p, &tmw, sm, full, empty, empty + C::STAGES, tab, total);
-		else if constexpr (C::PAIR)
-			produce_pair<TTV, XV>(p, &tmw, sm, full, empty, tab, total);
 		else
 			produce<FP4, TMA, CLU, TTV, XV>(p, &tmw, sm, full, empty, tab, total);
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::CONSUMER));
-		if constexpr (C::PAIR)
-			consume_pair<EPI, TTV, XV>(p, sm, full, empty, tab, total);
-		else
-			consume<FP4, CLU, EPI, TTV, NB, XV>(p, sm, full, empty, tab, total);
+		consume<FP4, CLU, EPI, TTV, NB, XV>(p, sm, full, empty, tab, total);
 	}
 	if (CLU) /* no CTA exits while another may still arrive on its barriers */
 		cluster_sync();
@@ -1443,31 +1248,28 @@ int launch_xp(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int
  * "wide2rw": 176-token chunks as wide2's BF16 ones): the GLU and SCALE launches (the expert
  * GEMMs), one epilogue a kernel, GLU through tanh.approx; the other epilogues run wide2's MXFP4
  * kernel. */
-template <int TTV>
+template <int TTV, int XE = 0>
 int launch_rs1(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	if (epi == K3_EPI_GLU)
-		return launch<true, true, false, K3_EPI_GLU, TTV, true, XV_ONE | XV_FGLU | XV_RS1>(p, tmw, grid, 1, s);
+		return launch<true, true, false, K3_EPI_GLU, TTV, true, XV_ONE | XV_FGLU | XV_RS1 | XE>(p, tmw, grid, 1, s);
 	if (epi == K3_EPI_SCALE)
-		return launch<true, true, false, K3_EPI_SCALE, TTV, true, XV_ONE | XV_RS1>(p, tmw, grid, 1, s);
+		return launch<true, true, false, K3_EPI_SCALE, TTV, true, XV_ONE | XV_RS1 | XE>(p, tmw, grid, 1, s);
 	return launch_x<false, TT, XV_ONE | XV_FGLU, true>(p, tmw, epi, grid, 1, s);
 }
 
-/* MXFP4 weights through the "wide2p" kernel (XV_PAIR: tiles of 128 weight rows by two halves of up
- * to 160 tokens, each A fragment converted once for both halves' MMAs): the GLU and SCALE launches;
- * the other epilogues run wide2's MXFP4 kernel (which needs p.num_n for 256-row tiles). */
-int launch_pair(params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+/* wide2ra's kernels (wide2rv above 128 rows a group on average, else wide2r) with the extras xe
+ * (XV_PF "wide2rf", XV_LEAN "wide2rl", both "wide2rlf"). */
+int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s, int xe)
 {
-	constexpr int XV = XV_ONE | XV_FGLU | XV_RS1 | XV_PAIR;
-	if (epi == K3_EPI_GLU || epi == K3_EPI_SCALE) {
-		p.num_n = (p.N + TW_PAIR - 1) / TW_PAIR;
-		if ((p.rows / (2 * TT_PAIR) + p.n_groups) * (int64_t)p.num_n > INT_MAX)
-			return -EINVAL; /* tile indices are int */
-		return epi == K3_EPI_GLU ? launch<true, true, false, K3_EPI_GLU, TT_PAIR, true, XV>(p, tmw, grid, 1, s)
-					 : launch<true, true, false, K3_EPI_SCALE, TT_PAIR, true, XV & ~XV_FGLU>(p, tmw, grid,
-													      1, s);
-	}
-	return -EAGAIN; /* not this kernel's epilogue: the caller picks another */
+	const bool wide = p.rows > (int64_t)128 * p.n_groups;
+	if (xe == XV_PF)
+		return wide ? launch_rs1<TT_RSV, XV_PF>(p, tmw, epi, grid, s) : launch_rs1<TT, XV_PF>(p, tmw, epi, grid, s);
+	if (xe == XV_LEAN)
+		return wide ? launch_rs1<TT_RSV, XV_LEAN>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN>(p, tmw, epi, grid, s);
+	return wide ? launch_rs1<TT_RSV, XV_PF | XV_LEAN>(p, tmw, epi, grid, s)
+		    : launch_rs1<TT, XV_PF | XV_LEAN>(p, tmw, epi, grid, s);
 }
 
 /* Which kernel (K3_GEMM_WG_KERNEL, read per call; bench/results/k3-kernels-h200-2026-12-01za and
@@ -1501,11 +1303,15 @@ int launch_pair(params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int gri
  *    K3's ~292-token experts in 2 chunks instead of 3, so each weight tile's conversion serves 146
  *    tokens instead of ~97: MXFP4 w13 / w2 at T = 16K 26.1-26.4 / 13.3-13.4 ms against wide2's
  *    34.0-34.4 / 16.8-17.0 (62-66 % of the cuBLASLt beside each row).
- *  - "wide2p", "wide2pa", "wide2ra" (2026-12-02o; bench/results/k3-kernels-h200-2026-12-02o):
- *    wide2, and MXFP4 weights through the pair kernel (XV_PAIR: tiles of 128 weight rows by two
- *    halves of 160 token rows, each A fragment converted once for both halves' MMAs; opt-in:
- *    13-22 % slower than wide2rv at T = 16K, its producer the limit), wide2p above 128 rows a
- *    group on average else wide2r (opt-in), wide2rv above 128 rows else wide2r (the default).
+ *  - "wide2ra" (2026-12-02o; bench/results/k3-kernels-h200-2026-12-02o): wide2rv above 128 rows
+ *    a group on average, else wide2r (the default). The pair kernel of that round ("wide2p",
+ *    "wide2pa": tiles of 128 weight rows by two halves of 160 token rows, each A fragment feeding
+ *    both halves' MMAs; 13-22 % slower than wide2rv at T = 16K, its token gather the limit) was
+ *    removed in 2026-12-02s (docs/KERNELS.md, LatentMoE, round 02s).
+ *  - "wide2rf", "wide2rl", "wide2rlf" (2026-12-02s; bench/results/k3-kernels-h200-2026-12-02s):
+ *    wide2ra's kernels with XV_PF (next_group(): each group's fragments loaded and expanded
+ *    before the wait that frees their register set), XV_LEAN (scales_fp4k() by a byte permute
+ *    and a shift; produce()'s token copies one multiply-add a row), or both.
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1514,7 +1320,6 @@ struct variant {
 	int xv;	   /* XV_* bits (kv 2 only) */
 	bool nocl; /* wide chunks without clusters */
 	int rw;	   /* XV_RS1: token chunks of up to 128 (0, "wide2r"), 176 (1, "wide2rw"), 160 (2, "wide2rv");
-		    * 3 "wide2p" (XV_PAIR); 4 "wide2pa": wide2p above 128 rows a group on average, else wide2r;
 		    * 5 "wide2ra": wide2rv above 128 rows a group on average, else wide2r */
 };
 
@@ -1553,9 +1358,10 @@ variant kernel_variant(const params &p)
 		      { "wide2r", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 0 } },
 		      { "wide2rw", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 1 } },
 		      { "wide2rv", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 2 } },
-		      { "wide2p", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 3 } },
-		      { "wide2pa", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 4 } },
 		      { "wide2ra", { 2, XV_ONE | XV_FGLU | XV_RS1, true, 5 } },
+		      { "wide2rf", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_PF, true, 5 } },
+		      { "wide2rl", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN, true, 5 } },
+		      { "wide2rlf", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_PF, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1652,18 +1458,6 @@ bool weight_map(const params &p, bool fp4, int box_rows, CUtensorMap *m)
 		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* Whether a grouped MXFP4 launch takes the "wide2p" kernel: its names ("wide2p"; "wide2pa" where
- * the groups hold more than 128 rows on average, else wide2r: at K3's T = 4K an expert's ~73
- * tokens are one chunk either way), GLU and SCALE epilogues, weights by TMA. */
-bool tma_pair_wanted(const params &p, bool fp4, const variant &v, enum k3_epilogue epi)
-{
-	if (!fp4 || p.n_groups <= 0 || v.kv != 2 || !(v.xv & XV_RS1) || weights_by_cp_async())
-		return false;
-	if (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)
-		return false;
-	return v.rw == 3 || (v.rw == 4 && p.rows > (int64_t)128 * p.n_groups);
-}
-
 } // namespace
 
 bool k3gemm::wg_supported(const struct k3_gemm_args *a)
@@ -1709,15 +1503,13 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	CUtensorMap tmw;
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1); /* BF16 weights: wide2x, wide2r and wide2rw are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	const int kv = v.kv;
-	/* "wide2p" / "wide2pa" (MXFP4, GLU and SCALE): 128-row weight tiles */
-	const bool pair = tma_pair_wanted(p, fp4, v, epi);
 	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p, kv == 2 ? TT_WIDE : TT) : 1;
 	const bool nocl = kv == 2 && v.nocl && ncl > 1; /* "wide1": the wide chunks, no clusters */
 	if (nocl)
 		ncl = 1;
-	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : pair ? TW_PAIR : TW, &tmw);
+	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
 		ncl = 1;
@@ -1729,10 +1521,8 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	if (tma && !fp4 && ncl == 1 && kv == 2 && (v.xv & XV_ONE)) /* groups too small for clusters */
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
-	if (tma && pair)
-		return launch_pair(p, tmw, epi, (int)grid, stream);
-	if (pair) /* no tensor map: the 256-row tiles again */
-		p.num_n = (p.N + TW - 1) / TW;
+	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf: wide2ra's chunks */
+		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

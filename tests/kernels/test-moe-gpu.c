@@ -836,17 +836,17 @@ static void test_layer_prefill(void **unused)
 	run_layer(300, K3_W_MXFP4, K3_GEMM_GEMV); /* the small-batch path on many rows, same result */
 }
 
-/* The layer's prefill through the pair kernel (K3_GEMM_WG_KERNEL=wide2pa, 2026-12-02o): 2100
- * tokens x 8 of 128 experts, ~131 rows a group, so wide2pa takes wide2p (tiles of 128 weight rows
- * by two halves of tokens) for w13 and w2. */
-static void test_layer_prefill_pair(void **unused)
+/* The layer's prefill at ~131 rows a group (2100 tokens x 8 of 128 experts: wide2rv's chunks of
+ * up to 160 rows for w13 and w2), through wide2rlf (2026-12-02s: the fragments before the wait,
+ * the lean scales and token copies). */
+static void test_layer_prefill_wide(void **unused)
 {
 	(void)unused;
 	if (!wgmma_expected()) {
 		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
 		skip();
 	}
-	setenv("K3_GEMM_WG_KERNEL", "wide2pa", 1);
+	setenv("K3_GEMM_WG_KERNEL", "wide2rlf", 1);
 	run_layer(2100, K3_W_MXFP4, K3_GEMM_AUTO);
 	unsetenv("K3_GEMM_WG_KERNEL");
 }
@@ -1051,12 +1051,14 @@ static void test_gemm_wgmma_clusters(void **unused)
 	 * ahead, across tiles), and K3_GEMM_WG_CLUSTER=1 changes nothing there; and through the
 	 * register double-buffered kernels (2026-12-02m: wide2r, chunks of 128, two k steps a group;
 	 * wide2rw, chunks of up to 176 as wide2x's, one k step a group; K = 256: 4 k blocks, groups
-	 * across the stages); and through the pair kernel (2026-12-02o: wide2p, tiles of 128 weight
-	 * rows by two halves of up to 160 tokens; wide2pa, wide2p here: 185 rows a group on average;
-	 * N = 320: a third weight tile of 64 rows); wide2ra, the default since 2026-12-02o: wide2rv
-	 * here, wide2r at <= 128 rows a group). */
-	static const char *const fp4k[9] = { "wide2", "wide2x", "wide2x", "wide2r", "wide2rw", "wide2rv", "wide2p", "wide2pa", "wide2ra" };
-	for (int k = 0; k < 9; k++) {
+	 * across the stages); wide2ra, the default since 2026-12-02o: wide2rv
+	 * here, wide2r at <= 128 rows a group; wide2rf (2026-12-02s): wide2ra's kernels with each
+	 * group's fragments loaded and expanded before the wait_group that frees their registers;
+	 * wide2rl: wide2ra's kernels with the scales by a byte permute and the producer's lean token
+	 * copies; wide2rlf: both). */
+	static const char *const fp4k[10] = { "wide2",	 "wide2x",  "wide2x",  "wide2r",  "wide2rw",
+					      "wide2rv", "wide2ra", "wide2rf", "wide2rl", "wide2rlf" };
+	for (int k = 0; k < 10; k++) {
 		if (k == 3)
 			unsetenv("K3_GEMM_WG_CLUSTER");
 		if (k == 2)
@@ -1071,24 +1073,23 @@ static void test_gemm_wgmma_clusters(void **unused)
 	}
 	unsetenv("K3_GEMM_WG_CLUSTER");
 	wmat_release(&wef);
-	/* The pair kernel's edges (wide2p: halves of 160 token rows, the second holding tokens 160 ..):
-	 * 320 (two full halves), 319, 300, 280, 258, 257, 256, 240, 200 (a partial second half), 33,
-	 * 17, 2, 1 (an empty second half), groups of two tiles (321: 161 + 160; 640: 2 x 320) and three
-	 * (641: 3 x 214); GLU gathered, SCALE scattered, BF16 scattered (wide2's kernel). */
-	static const int32_t pairs[17] = { 320, 319, 300, 280, 258, 257, 256, 240, 200, 33, 17, 2, 1, 321, 640, 641, 0 };
-	struct wmat wpf = wmat_rand(17, 320, 256, K3_W_MXFP4, 0.1);
-	const struct gemm_case pg = { .N = 320, .K = 256, .n_groups = 17, .counts = pairs, .a_rows = 3000,
+	/* wide2rf, wide2rl and wide2rlf at <= 128 rows a group on average (wide2r's tiles of 128, two
+	 * k steps a group, K = 256: groups across the stages), GLU gathered, SCALE and GLU scattered. */
+	static const int32_t few[8] = { 1, 17, 73, 128, 100, 0, 64, 90 };
+	struct wmat wff = wmat_rand(8, 320, 256, K3_W_MXFP4, 0.1);
+	const struct gemm_case fg = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .a_rows = 600,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
-	const struct gemm_case ps = { .N = 320, .K = 256, .n_groups = 17, .counts = pairs, .a_rows = 3000,
-				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA, .scatter = true };
-	setenv("K3_GEMM_WG_KERNEL", "wide2p", 1);
-	print_message("K3_GEMM_WG_KERNEL=wide2p (MXFP4, the pair edges)\n");
-	run_gemm(&pg, K3_EPI_GLU, &wpf);
-	run_gemm(&ps, K3_EPI_SCALE, &wpf);
-	run_gemm(&ps, K3_EPI_GLU, &wpf);
-	run_gemm(&pg, K3_EPI_SCALE, &wpf);
-	run_gemm(&ps, K3_EPI_BF16, &wpf);
-	wmat_release(&wpf);
+	const struct gemm_case fs = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .dt = K3_W_MXFP4,
+				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
+	static const char *const lean[3] = { "wide2rf", "wide2rl", "wide2rlf" };
+	for (int k = 0; k < 3; k++) {
+		setenv("K3_GEMM_WG_KERNEL", lean[k], 1);
+		print_message("K3_GEMM_WG_KERNEL=%s (MXFP4, <= 128 rows a group)\n", lean[k]);
+		run_gemm(&fg, K3_EPI_GLU, &wff);
+		run_gemm(&fs, K3_EPI_SCALE, &wff);
+		run_gemm(&fs, K3_EPI_GLU, &wff);
+	}
+	wmat_release(&wff);
 	unsetenv("K3_GEMM_WG_KERNEL");
 	wmat_release(&we);
 }
@@ -1150,9 +1151,12 @@ static void test_gemm_wgmma_wide_small(void **unused)
 	setenv("K3_GEMM_WG_KERNEL", "wide2rv", 1); /* chunks of up to 160: 89 + 88, 40, 2 x 150 */
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	run_gemm(&sf, K3_EPI_SCALE, &wf);
-	setenv("K3_GEMM_WG_KERNEL", "wide2p", 1); /* pair tiles of 177, 40, 300 tokens (halves of 160) */
-	run_gemm(&gf, K3_EPI_GLU, &wf);
-	run_gemm(&sf, K3_EPI_SCALE, &wf);
+	static const char *const rvx[3] = { "wide2rf", "wide2rl", "wide2rlf" }; /* wide2rv's chunks, extras */
+	for (int k = 0; k < 3; k++) {
+		setenv("K3_GEMM_WG_KERNEL", rvx[k], 1);
+		run_gemm(&gf, K3_EPI_GLU, &wf);
+		run_gemm(&sf, K3_EPI_SCALE, &wf);
+	}
 	wmat_release(&wf);
 	unsetenv("K3_GEMM_WG_KERNEL");
 	wmat_release(&w);
@@ -1734,7 +1738,7 @@ int main(void)
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_combine),
 		cmocka_unit_test(test_layer_decode),
-		cmocka_unit_test(test_layer_prefill_pair),
+		cmocka_unit_test(test_layer_prefill_wide),
 		cmocka_unit_test(test_layer_prefill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
