@@ -1311,7 +1311,8 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *  - "wide2rf", "wide2rl", "wide2rlf" (2026-12-02s; bench/results/k3-kernels-h200-2026-12-02s):
  *    wide2ra's kernels with XV_PF (next_group(): each group's fragments loaded and expanded
  *    before the wait that frees their register set), XV_LEAN (scales_fp4k() by a byte permute
- *    and a shift; produce()'s token copies one multiply-add a row), or both.
+ *    and a shift; produce()'s token copies one multiply-add a row; "wide2rl", the default), or
+ *    both.
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1323,7 +1324,14 @@ struct variant {
 		    * 5 "wide2ra": wide2rv above 128 rows a group on average, else wide2r */
 };
 
-/* "wide2ra" since 2026-12-02o (kernels/calls/k3-2026-12-02o.sh, -2.sh; bench/results/
+/* "wide2rl" since 2026-12-02 round 20 (the lead, on 2026-12-02s call 2: one process, two bench
+ * processes, kernels/calls/k3-2026-12-02s-2.sh; bench/results/k3-kernels-h200-2026-12-02s): wide2ra's
+ * chunks with lean E8M0 scales and token copies (XV_LEAN), MXFP4 at T = 16K w13 23.8-24.0 ms against
+ * wide2ra's 25.8-26.0 (70.2-72.3 against 64.8-65.7 % of the cuBLASLt row beside each), w2
+ * 12.2-12.4 against 13.3-13.9, T = 4K faster in 5 of 6 rows; test-moe-gpu's wgmma tests (float64,
+ * the chunk edges) and memcheck / racecheck of the small wide test clean; round 20's call repeats
+ * the A/B (K3_BENCH_WG_KERNELS). E8M0 0 decodes to 0 and 255 to infinity there, as the gemv's do.
+ * "wide2ra" from 2026-12-02o (kernels/calls/k3-2026-12-02o.sh, -2.sh; bench/results/
  * k3-kernels-h200-2026-12-02o): wide2rv where the groups hold more than 128 rows on average (K3's
  * T = 16K: the same kernel as before), wide2r at or below (T = 4K, ~73 rows: one 128-token chunk
  * either way, wide2r's groups of two k steps). Call 2, one process, two rows each: MXFP4 at T = 4K
@@ -1335,13 +1343,13 @@ struct variant {
  * wide2's 34.0-34.4 (62.3-66.4 % of the cuBLASLt row beside it), w2 13.3-13.4 against 16.8-17.0;
  * at T = 4K w13 10.2-10.5 against 10.5-11.0, w2 5.5 against 5.0-5.6 (wide2r 4.4-4.6 there);
  * test-moe-gpu's wgmma and layer tests passed, memcheck and racecheck of the small wide test clean.
- * "wide2" from 2026-12-02e call 2 (kernels/calls/k3-2026-12-02e-2.sh, run by the lead): at (kernels/calls/k3-2026-12-02e-2.sh, run by the lead): at
+ * "wide2" from 2026-12-02e call 2 (kernels/calls/k3-2026-12-02e-2.sh, run by the lead): at
  * T = 16K, three rows each in two orders in one process, BF16 w13 21.3-21.6 ms against wide's
  * 26.8-27.4 (66.7-78.0 % of the cuBLASLt row beside it), w2 10.3-11.2 against 11.3-11.6, MXFP4
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2ra";
+constexpr const char *GROUPED_DEFAULT = "wide2rl";
 
 variant kernel_variant(const params &p)
 {
