@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/cost.h"
+#include "sim/power.h"
 
 double calib_predict_s(const struct hw *hw, const struct calib_point *p)
 {
@@ -608,6 +609,69 @@ static double fit_sustained_clock(struct hw *hw, const struct calib_point *const
 	return mean_abs_log(hw, pt, n);
 }
 
+/* A point as the power controller sees it (sim/power.h), from hw's costs at boost and the floor. */
+static void power_op(const struct hw *hw, const struct calib_point *p, struct sim_power_op *out)
+{
+	struct op_cost cb, cf;
+	struct cost_opts at = {.clock = {.regime = HW_CLOCK_BOOST}};
+	sim_op_cost(hw, &p->op, &at, &cb);
+	at.clock = (struct hw_clock_sel){.given_hz = hw->power_min_sm_clock_hz};
+	sim_op_cost(hw, &p->op, &at, &cf);
+	*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = fmax(cf.time_s, cb.time_s),
+				     .busy_s = fmin(cb.compute_s, cb.time_s), .hbm_bytes = (double)op_bytes(&p->op)};
+}
+
+struct power_fit {
+	struct hw *hw;
+	const struct calib_point *const *pt;
+	const struct sim_power_op *ops;
+	int n;
+};
+
+/* The mean |log(steady clock / recorded clock)| over the points. */
+static double power_obj(const double *x, void *ctx)
+{
+	struct power_fit *f = ctx;
+	f->hw->power_sm_w = exp(x[0]);
+	f->hw->power_byte_j = exp(x[1]);
+	double s = 0;
+	for (int i = 0; i < f->n; i++)
+		s += fabs(log(sim_power_steady_hz(f->hw, &f->ops[i]) / f->pt[i]->sm_clock_hz));
+	return f->n ? s / f->n : 0;
+}
+
+/* The power model's draws (power_sm_w, power_byte_pj) from the clocks the captures recorded
+ * around the boost points (a bench's rows run their op back to back: each settles at its steady
+ * clock); the limit, idle draw, time constant and floor are the base's. Returns -ENOMEM. */
+static int fit_power(struct hw *hw, const struct calib_points *pts, const struct calib_point **sel,
+		     struct calib_fit_stage *rep)
+{
+	int n = 0;
+	for (size_t i = 0; i < pts->n; i++) {
+		const struct calib_point *p = &pts->p[i];
+		if (!p->held_out && p->clock == HW_CLOCK_BOOST && p->sm_clock_hz > 0 && !op_is_comm(p->op.kind))
+			sel[n++] = p;
+	}
+	rep->points = n;
+	if (n < CALIB_FIT_MIN_POINTS)
+		return 0;
+	struct sim_power_op *ops = malloc((size_t)n * sizeof *ops);
+	if (!ops)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		power_op(hw, sel[i], &ops[i]);
+	struct power_fit f = {.hw = hw, .pt = sel, .ops = ops, .n = n};
+	double x[2] = {log(hw->power_sm_w > 0 ? hw->power_sm_w : 500),
+		       log(hw->power_byte_j > 0 ? hw->power_byte_j : 20e-12)};
+	const double step[2] = {0.5, 0.5};
+	rep->before = power_obj(x, &f);
+	rep->after = calib_nelder_mead(power_obj, &f, x, step, 2, 400);
+	power_obj(x, &f);
+	rep->fitted = true;
+	free(ops);
+	return 0;
+}
+
 static enum dtype table_dtype_of(const struct hw *hw, const struct op *op)
 {
 	bool any;
@@ -780,6 +844,12 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 		rep->sustained.before = mean_abs_log(hw, sel, st.n);
 		rep->sustained.after = fit_sustained_clock(hw, sel, st.n);
 		rep->sustained.fitted = true;
+	}
+	/* 6. the power model's draws, from the clocks recorded around the points (everything else
+	 * held), where the base has the model */
+	if (sim_power_known(hw) && (rc = fit_power(hw, pts, sel, &rep->power)) < 0) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		goto out;
 	}
 	hw->launch_latency_s = base->launch_latency_s;
 	hw->graph_launch_latency_s = base->graph_launch_latency_s;
