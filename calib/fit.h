@@ -24,11 +24,12 @@
  *      (gemm_points), non-decreasing in m;
  *   5. the sustained SM clock, from the points measured in the sustained regime (which take
  *      part in none of 1-4), everything else held;
- *   6. where the base has the power model (hw.h power_*, sim/power.h): its draws power_sm_w and
- *      power_byte_pj, from the SM clock the captures recorded around the boost points: each
- *      point's steady clock under the limit (sim_power_steady_hz) against its recorded one, the
- *      limit, idle draw, time constant and floor the base's (not identifiable from readings
- *      held 100 ms), everything else held.
+ *   6. where the base has the power model (hw.h power_*, sim/power.h): its energies
+ *      power_flop_pj and power_byte_pj, from the SM clocks the captures recorded around their
+ *      instances (calib_points.inst): the controller run over each capture's instances in time
+ *      order, idle between them, against the recorded clock, weighted by span (all instances:
+ *      the history a clock depends on holds the held-out ops too); the limit, idle draw, time
+ *      constant and floor the base's, everything else held.
  * Each stage minimizes the mean |log(predicted / measured)| with Nelder-Mead. The result is the
  * base preset with the fitted values, marked calibrated; the base's own tables and collective
  * models are not kept (a fit starts from its curves). */
@@ -62,7 +63,8 @@ struct calib_fit_coll {
 struct calib_fit_report {
 	struct calib_fit_stage memory, gemm, kda_chunk, kda_verify, comm;
 	struct calib_fit_stage sustained; /* the sustained SM clock (hw.h), from points measured so */
-	struct calib_fit_stage power;     /* the power model's draws; before/after: |log| of clocks */
+	struct calib_fit_stage power;     /* the power model's energies; points: instances, before /
+					   * after: span-weighted mean |log| of their clocks */
 	struct calib_fit_coll coll[HW_COLL_MODELS_MAX];
 	int n_coll;
 	int train_points, held_out_points;

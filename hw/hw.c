@@ -471,7 +471,7 @@ static const struct hw_key device_keys[] = {
 	KEY("sustained_sm_clock_mhz", HK_F64, sustained_sm_clock_hz, 1e6, 1, 1e6, 9, false, HK_NONZERO),
 	KEY("power_limit_w", HK_F64, power_limit_w, 1, 1, 1, 9, false, HK_NONZERO),
 	KEY("power_idle_w", HK_F64, power_idle_w, 1, 1, 1, 9, false, HK_NONZERO),
-	KEY("power_sm_w", HK_F64, power_sm_w, 1, 1, 1, 9, false, HK_NONZERO),
+	KEY("power_flop_pj", HK_F64, power_flop_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 	KEY("power_byte_pj", HK_F64, power_byte_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 	KEY("power_tau_ms", HK_F64, power_tau_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
 	KEY("power_min_sm_clock_mhz", HK_F64, power_min_sm_clock_hz, 1e6, 1, 1e6, 9, false, HK_NONZERO),
@@ -562,34 +562,28 @@ static int read_keys(const struct doc *d, const struct doc_node *map, const char
 	return 0;
 }
 
-/* The power-limit model: all of its keys or none; the idle draw below the limit, a time constant
- * and the floor clock positive, the floor not above boost. */
+/* The power-limit model: any of its keys needs its limit, time constant and floor (the draws and
+ * the idle power may be 0: written only when not); the idle draw below the limit, the floor not
+ * above boost, not every draw 0. */
 static int check_power(const struct doc *d, const struct doc_node *dev, const struct hw *hw, struct err *e)
 {
-	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_sm_w", "power_byte_pj",
+	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_flop_pj", "power_byte_pj",
 					   "power_tau_ms", "power_min_sm_clock_mhz"};
-	const struct doc_node *first = NULL, *missing = NULL;
-	const char *missing_key = NULL;
-	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-		const struct doc_node *v = doc_get(dev, keys[i]);
-		if (v && !first)
-			first = v;
-		if (!v && !missing_key) {
-			missing = dev;
-			missing_key = keys[i];
-		}
-	}
-	if (!first)
+	static const char *const required[] = {"power_limit_w", "power_tau_ms", "power_min_sm_clock_mhz"};
+	bool any = false;
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		any = any || doc_get(dev, keys[i]);
+	if (!any)
 		return 0;
-	if (missing_key)
-		return doc_error(d, missing, e, "device: the power model needs all of its keys: '%s' is missing",
-				 missing_key);
+	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+		if (!doc_get(dev, required[i]))
+			return doc_error(d, dev, e, "device: the power model needs '%s'", required[i]);
 	if (!(hw->power_limit_w > hw->power_idle_w))
 		return doc_error(d, doc_get(dev, "power_limit_w"), e,
 				 "device: power_limit_w must exceed power_idle_w (the draw idle)");
-	if (!(hw->power_sm_w > 0) && !(hw->power_byte_j > 0))
-		return doc_error(d, doc_get(dev, "power_sm_w"), e,
-				 "device: power_sm_w and power_byte_pj must not both be 0");
+	if (!(hw->power_flop_j > 0) && !(hw->power_byte_j > 0))
+		return doc_error(d, doc_get(dev, "power_limit_w"), e,
+				 "device: power_flop_pj and power_byte_pj must not both be 0");
 	if (!(hw->power_tau_s > 0))
 		return doc_error(d, doc_get(dev, "power_tau_ms"), e, "device: power_tau_ms must be positive");
 	if (!(hw->power_min_sm_clock_hz > 0) || hw->power_min_sm_clock_hz > hw->sm_clock_hz)

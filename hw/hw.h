@@ -166,13 +166,12 @@ struct hw {
 	double sm_clock_hz;           /* boost: the rates below are at this clock */
 	double sustained_sm_clock_hz; /* under continuous load (power-limited); 0: not known, boost */
 	/* The power-limit model (sim/power.h; all 0: none, `--clock power` refused): the board's
-	 * limit, its draw idle at boost, the dynamic draw of SMs busy computing all the time at
-	 * boost (their energy scales with the square of the clock: the voltage follows it), the
-	 * energy of an HBM byte (not scaling), the time constant of the filtered power the limiter
-	 * holds at the limit, and the lowest clock it lowers to. */
+	 * limit, its draw idle at boost, the energy of a FLOP at boost (scaling with the square of
+	 * the clock: the voltage follows it) and of an HBM byte (not scaling), the time constant of
+	 * the filtered power the limiter holds at the limit, and the lowest clock it lowers to. */
 	double power_limit_w;
 	double power_idle_w;
-	double power_sm_w;
+	double power_flop_j;      /* J per FLOP at boost (the file: pJ) */
 	double power_byte_j;      /* J per HBM byte (the file: pJ) */
 	double power_tau_s;
 	double power_min_sm_clock_hz;

@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "sim/cost.h"
+
 bool sim_power_known(const struct hw *hw)
 {
 	return hw->power_limit_w > 0;
@@ -23,6 +25,21 @@ static double floor_hz(const struct hw *hw)
 	return fmin(hw->power_min_sm_clock_hz, hw->sm_clock_hz);
 }
 
+void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_power_op *out)
+{
+	struct op_cost cb, cf;
+	struct cost_opts at = {.clock = {.regime = HW_CLOCK_BOOST}};
+	sim_op_cost(hw, op, &at, &cb);
+	if (op_is_comm(op->kind)) {
+		*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = cb.time_s};
+		return;
+	}
+	at.clock = (struct hw_clock_sel){.given_hz = floor_hz(hw)};
+	sim_op_cost(hw, op, &at, &cf);
+	*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = fmax(cf.time_s, cb.time_s), .flops = op->flops,
+				     .hbm_bytes = (double)op_bytes(op)};
+}
+
 double sim_power_time_s(const struct hw *hw, const struct sim_power_op *op, double clock_hz)
 {
 	const double fb = hw->sm_clock_hz, ff = floor_hz(hw);
@@ -38,7 +55,7 @@ double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, doub
 	if (!(t > 0))
 		return hw->power_idle_w;
 	double v = clock_hz / hw->sm_clock_hz;
-	return hw->power_idle_w + (hw->power_sm_w * op->busy_s * v * v + op->hbm_bytes * hw->power_byte_j) / t;
+	return hw->power_idle_w + (hw->power_flop_j * op->flops * v * v + hw->power_byte_j * op->hbm_bytes) / t;
 }
 
 double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, double time_s)

@@ -5,13 +5,13 @@
  * power drawn by what ran before it.
  *
  * Draw. An op at SM clock f draws
- *     P(f) = P_idle + (W_sm * busy_s * (f / f_boost)^2 + hbm_bytes * e_byte) / t(f),
- * its dynamic energy over its time. busy_s is the op's compute time at boost (the cost model's
- * compute_s: the SMs busy with its tensor and vector work), W_sm the draw of SMs busy all the
- * time at boost: a busy SM draws about the same whatever its kernel's FLOP rate (an MXFP4 GEMM
- * converting its weights draws as a BF16 one does at a third of its FLOPs). That energy scales
- * with the square of the clock, as the voltage follows the clock; an HBM byte's does not (the
- * memory clock is fixed). t(f) is the cost model's time
+ *     P(f) = P_idle + (e_flop * flops * (f / f_boost)^2 + e_byte * hbm_bytes) / t(f),
+ * its dynamic energy over its time: a FLOP's energy (the op's FLOPs as the model counts them,
+ * tensor or vector, with the on-chip data movement that comes with them) scales with the square
+ * of the clock, as the voltage follows the clock; an HBM byte's does not (the memory clock is
+ * fixed). A term for SMs busy whatever they compute (a draw per second of SM-clocked time) was
+ * tried and fitted to 0 on every bench capture of 2026-12-02 (bench/results/
+ * k3-kernels-h200-2026-12-02w/README.md). t(f) is the cost model's time
  * (sim/cost.h), interpolated linearly in 1 / f between the boost clock and the floor (a
  * compute-bound op's time is linear in 1 / f, a memory-bound op's constant).
  *
@@ -28,14 +28,19 @@
 #include <stdbool.h>
 
 #include "hw/hw.h"
+#include "model/ops.h"
 
-/* An op as the controller needs it: its time at boost and at the floor clock, its compute time
- * at boost (seconds), its HBM bytes. */
+/* An op as the controller needs it: its time at boost and at the floor clock (seconds, the
+ * floor's at least the boost's), its FLOPs and HBM bytes. */
 struct sim_power_op {
 	double boost_s, floor_s;
-	double busy_s;
+	double flops;
 	double hbm_bytes;
 };
+
+/* The op costed on its own (sim_op_cost, eager launches) at boost and at the floor; a
+ * collective draws nothing of its own. */
+void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_power_op *out);
 
 /* The limiter's state: the filtered power, W. */
 struct sim_power_state {

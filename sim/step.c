@@ -233,15 +233,14 @@ static void account(struct mapper *mp, const struct op *o)
 		opts.clock = (struct hw_clock_sel){.given_hz = mp->power_clock_hz[at]};
 	op_time(mp, o, &opts, &c);
 	if (mp->power_ops && at < SIM_MAX_OPS) {
-		struct sim_power_op *po = &mp->power_ops[at];
 		struct op_cost cf = c;
 		if (!comm) {
 			opts.clock = (struct hw_clock_sel){.given_hz = mp->hw->power_min_sm_clock_hz};
 			op_time(mp, o, &opts, &cf);
 		}
-		*po = (struct sim_power_op){.boost_s = c.time_s, .floor_s = fmax(cf.time_s, c.time_s),
-					    .busy_s = comm ? 0 : fmin(c.compute_s, c.time_s),
-					    .hbm_bytes = comm ? 0 : (double)op_bytes(o)};
+		mp->power_ops[at] = (struct sim_power_op){.boost_s = c.time_s, .floor_s = fmax(cf.time_s, c.time_s),
+							  .flops = comm ? 0 : o->flops,
+							  .hbm_bytes = comm ? 0 : (double)op_bytes(o)};
 	}
 	int64_t act = o->bytes_act_in + o->bytes_act_out;
 	/* MLA prefill expands the cached prefix into per-head K/V block by block (64K tokens at a

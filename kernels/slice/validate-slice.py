@@ -46,8 +46,9 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               clock recorded around its ranges; per class the time-weighted mean clock). The clock
               is an input the prediction takes, not something the model predicts. power: the
               steps under the power regime (each op at the clock the presets' power-limit model
-              gives it in its step, from an idle GPU: sim/power.h); the op classes stay each op on
-              its own, which that regime costs at boost (an op alone starts from idle)
+              gives it in its step, from an idle GPU: sim/power.h), and each op class by `k3sim
+              trace validate --clock power` (each op at the clock that model gives its instances
+              over the slice's capture, in time order, idle between them)
   --kda-prefill  which path the slice's KDA prefill took: serial, overlap (the two kernels side by
               side, kernels/kda/kda_prefill.cu), or auto (default): read from the slice's capture
               (the kernels inside its kda_chunk ranges overlap in time, or not). overlap: the
@@ -498,7 +499,8 @@ def main():
     clock = "boost" if measured else a.clock  # the columns every report has
     val, valm = {}, {}
     for name, hw in presets:
-        val[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--json"]))
+        val[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--json"] +
+                                   (["--clock", "power"] if a.clock == "power" else [])))
         if measured:
             valm[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--clock", "measured",
                                          "--json"]))
