@@ -275,7 +275,7 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 		char why[200];
 		struct hw_clock_sel sel = {.regime = HW_CLOCK_POWER};
 		if (hw_clock_sel_check(hw, &sel, why, sizeof why) < 0) {
-			fprintf(stderr, "k3sim trace validate: --clock power: %s\n", why);
+			fprintf(stderr, "k3sim trace validate: --clock %s\n", why);
 			goto out;
 		}
 		raw.power_hw = hw;

@@ -97,7 +97,7 @@ int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_
 int hw_clock_sel_check(const struct hw *hw, const struct hw_clock_sel *c, char *why, size_t n)
 {
 	if (!(c->given_hz > 0) && c->regime == HW_CLOCK_POWER && !(hw->power_limit_w > 0)) {
-		snprintf(why, n, "the power regime needs the preset's power model (device.power_*): %s has none",
+		snprintf(why, n, "power needs the preset's power-limit model (device.power_*): %s has none",
 			 hw->name);
 		return -EINVAL;
 	}
