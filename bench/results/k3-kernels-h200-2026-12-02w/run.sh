@@ -28,7 +28,7 @@ one r17-sliceb-bencha --results $Y/callb --bench-results $Y/calla
 # the routed GEMMs after a pause: run b's slice and the gap slice, each op at its power clock
 K=$(mktemp -d)
 python3 kernels/slice/validate-slice.py --clock power --k3sim build/cli/k3sim --results $R/gap --bench-results $R/a \
-	--kda-bench $R/ka/kda-grid.csv --keep $K -o /dev/null
+	--kda-bench $R/ka/kda-grid.csv --keep $K -o $K/report.md
 xz -dkc $R/b/k3-slice.db.xz > $K/slice-b.db
 build/cli/k3sim trace validate $K/slice-b.db --hw $K/k3-kernels-h200.yaml --clock power --json > $W/gap-slice.json
 build/cli/k3sim trace validate $K/k3-slice.db --hw $K/k3-kernels-h200.yaml --clock power --json > $W/gap-gap.json

@@ -10,7 +10,7 @@ R=bench/results/k3-kernels-h200-2026-12-02r
 K=$(mktemp -d)
 trap 'rm -rf "$K"' EXIT
 python3 kernels/slice/validate-slice.py --clock power --k3sim build/cli/k3sim --results $R/b --bench-results $R/a \
-	--kda-bench $R/ka/kda-grid.csv --keep $K -o /dev/null
+	--kda-bench $R/ka/kda-grid.csv --keep $K -o $K/report.md
 build/cli/k3sim calibrate $K/k3-h200.db $K/kda-bench-0.csv --hw $K/h200-kda-overlap.yaml -o $K/k3-kernels-clk-h200.yaml \
 	--name k3-kernels-clk-h200 -f --json --clock measured > /dev/null 2>&1
 one() { # preset, tau
