@@ -26,7 +26,13 @@
  *      never fall as it grows (isotonic); and the measured device times of dense GEMM shapes
  *      (gemm_points), non-decreasing in m;
  *   5. the sustained SM clock, from the points measured in the sustained regime (which take
- *      part in none of 1-4), everything else held.
+ *      part in none of 1-4), everything else held;
+ *   6. where the base has the power model (hw.h power_*, sim/power.h): its energies
+ *      power_flop_pj and power_byte_pj, from the SM clocks the captures recorded around their
+ *      instances (calib_points.inst): the controller run over each capture's instances in time
+ *      order, idle between them, against the recorded clock, weighted by span (all instances:
+ *      the history a clock depends on holds the held-out ops too); the limit, idle draw, time
+ *      constant and floor the base's, everything else held.
  * Each stage minimizes the mean |log(predicted / measured)| with Nelder-Mead. The result is the
  * base preset with the fitted values, marked calibrated; the base's own tables and collective
  * models are not kept (a fit starts from its curves). */
@@ -63,6 +69,8 @@ struct calib_fit_report {
 	 * chunks: before / after are the spread of log(predicted / measured) around its mean */
 	struct calib_fit_stage grouped_fp4;
 	struct calib_fit_stage sustained; /* the sustained SM clock (hw.h), from points measured so */
+	struct calib_fit_stage power;     /* the power model's energies; points: instances, before /
+					   * after: span-weighted mean |log| of their clocks */
 	struct calib_fit_coll coll[HW_COLL_MODELS_MAX];
 	int n_coll;
 	int train_points, held_out_points;

@@ -8,6 +8,7 @@
 
 #include "calib/rules.h"
 #include "sim/cost.h"
+#include "sim/power.h"
 #include "sim/opspec.h"
 #include "util/doc.h"
 
@@ -64,6 +65,7 @@ void calib_points_end_run(struct calib_points *pts)
 void calib_points_release(struct calib_points *pts)
 {
 	free(pts->p);
+	free(pts->inst);
 	arena_release(&pts->arena);
 	memset(pts, 0, sizeof *pts);
 }
@@ -406,6 +408,91 @@ static size_t per_instance(const struct calib_match *m, const size_t *idx, size_
 	return count[0];
 }
 
+int calib_points_add_instance(struct calib_points *pts, const struct calib_instance *x)
+{
+	if (pts->n_inst == pts->cap_inst) {
+		if (pts->cap_inst >= CALIB_POINTS_MAX)
+			return -E2BIG;
+		size_t cap = pts->cap_inst ? 2 * pts->cap_inst : 1024;
+		struct calib_instance *q = realloc(pts->inst, cap * sizeof *q);
+		if (!q)
+			return -ENOMEM;
+		pts->inst = q;
+		pts->cap_inst = cap;
+	}
+	pts->inst[pts->n_inst++] = *x;
+	return 0;
+}
+
+struct sample_at {
+	int64_t start_ns;
+	size_t i;
+};
+
+static int cmp_sample_at(const void *a, const void *b)
+{
+	const struct sample_at *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The power-limit model's clock of each sample (calib_points.power_hw) into hz: the samples in
+ * start order, each run at its op's device time (launch gaps are the trace's, idle), the GPU
+ * resting between the end of one and the start of the next. 0, or -ENOMEM. */
+static int power_sample_clocks(const struct hw *hw, const struct calib_match *m, double *hz)
+{
+	struct sample_at *order = malloc((m->n_samples ? m->n_samples : 1) * sizeof *order);
+	if (!order)
+		return -ENOMEM;
+	struct hw dev = *hw;
+	dev.launch_latency_s = dev.graph_launch_latency_s = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_samples; i++) {
+		hz[i] = 0;
+		if (m->samples[i].activities > 0)
+			order[n++] = (struct sample_at){m->samples[i].start_ns, i};
+	}
+	qsort(order, n, sizeof *order, cmp_sample_at);
+	struct sim_power_state st;
+	sim_power_idle(&dev, &st);
+	int64_t busy_to = n ? order[0].start_ns : 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct calib_sample *x = &m->samples[order[k].i];
+		if (x->start_ns > busy_to)
+			sim_power_rest(&dev, &st, (double)(x->start_ns - busy_to) * 1e-9);
+		struct sim_power_op po;
+		sim_power_op_cost(&dev, &m->specs[x->spec].op, &po);
+		sim_power_run(&dev, &st, &po, &hz[order[k].i]);
+		if (x->end_ns > busy_to)
+			busy_to = x->end_ns;
+	}
+	free(order);
+	return 0;
+}
+
+/* The match's samples in start order, the GPU work of each (calib_points.inst). */
+static int add_instances(struct calib_points *pts, const struct calib_match *m, int src)
+{
+	struct sample_at *order = malloc((m->n_samples ? m->n_samples : 1) * sizeof *order);
+	if (!order)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_samples; i++)
+		if (m->samples[i].activities > 0 && m->samples[i].sm_clock_hz > 0)
+			order[n++] = (struct sample_at){m->samples[i].start_ns, i};
+	qsort(order, n, sizeof *order, cmp_sample_at);
+	int rc = 0;
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		const struct calib_sample *x = &m->samples[order[k].i];
+		struct calib_instance in = {.op = m->specs[x->spec].op, .source = src, .start_ns = x->start_ns,
+					    .end_ns = x->end_ns, .sm_clock_hz = x->sm_clock_hz};
+		rc = calib_points_add_instance(pts, &in);
+	}
+	free(order);
+	return rc;
+}
+
 int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source,
                            struct err *e)
 {
@@ -427,10 +514,22 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 	size_t *idx = malloc((m->n_samples ? m->n_samples : 1) * sizeof *idx);
 	int64_t *ns = malloc((m->n_samples ? m->n_samples : 1) * sizeof *ns);
 	size_t *fill = calloc(m->n_specs + 1, sizeof *fill);
+	double *power_hz = pts->power_hw ? malloc((m->n_samples ? m->n_samples : 1) * sizeof *power_hz) : NULL;
 	int rc = 0;
-	if (!start || !idx || !ns || !fill) {
+	if (!start || !idx || !ns || !fill || (pts->power_hw && !power_hz)) {
 		err_set(e, source, 0, 0, "out of memory");
 		rc = -ENOMEM;
+		goto out;
+	}
+	if (power_hz && (rc = power_sample_clocks(pts->power_hw, m, power_hz)) < 0) {
+		err_set(e, source, 0, 0, "out of memory");
+		goto out;
+	}
+	if (power_hz)
+		pts->source_clock_readings[src] = (int64_t)m->n_samples;
+	else if (m->clock_readings > 0 && (rc = add_instances(pts, m, src)) < 0) {
+		err_set(e, source, 0, 0, rc == -E2BIG ? "more than %d measured instances" : "out of memory",
+			(int)CALIB_POINTS_MAX);
 		goto out;
 	}
 	for (size_t i = 0; i < m->n_samples; i++)
@@ -468,7 +567,8 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 		size_t k = 0;
 		const size_t all = start[s + 1] - start[s];
 		for (size_t i = 0; i < all; i++) {
-			double hz = m->samples[idx[start[s] + i]].sm_clock_hz;
+			size_t j = idx[start[s] + i];
+			double hz = power_hz ? power_hz[j] : m->samples[j].sm_clock_hz;
 			if (hz > 0)
 				v[k++] = (int64_t)llround(hz);
 		}
@@ -483,6 +583,7 @@ out:
 	free(idx);
 	free(ns);
 	free(fill);
+	free(power_hz);
 	return rc;
 }
 

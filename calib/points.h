@@ -69,9 +69,22 @@ struct calib_run {
 	struct calib_trace_info info;
 };
 
+/* A measured instance of an op (a k3sim range or a rule's kernels) where its capture recorded
+ * SM clocks: what the power-limit fit (calib_fit stage 6) runs its controller over, in time
+ * order per source. */
+struct calib_instance {
+	struct op op;
+	int32_t source;     /* index in calib_points.sources */
+	int64_t start_ns, end_ns;
+	double sm_clock_hz; /* recorded around it (calib_sample.sm_clock_hz) */
+};
+
 struct calib_points {
 	struct calib_point *p;
 	size_t n, cap;
+	struct calib_instance *inst; /* of the traces with clock readings, each trace's in start
+				      * order; at most CALIB_POINTS_MAX */
+	size_t n_inst, cap_inst;
 	const char *sources[CALIB_SOURCES_MAX];
 	int32_t source_run[CALIB_SOURCES_MAX]; /* index in runs */
 	int64_t source_clock_readings[CALIB_SOURCES_MAX]; /* a trace's SM clock readings
@@ -83,6 +96,11 @@ struct calib_points {
 	bool have_info;
 	struct calib_trace_info info; /* of the first trace database */
 	int64_t csv_rows_skipped;     /* rows of CSVs that name no model op */
+	/* Set (by the caller, before adding traces): each sample's SM clock is not the one its
+	 * capture recorded but the one hw's power-limit model (sim/power.h) gives it, run over the
+	 * trace's samples in time order from an idle GPU, idle between them (`--clock power`);
+	 * points take their median as they take the recorded ones. Not owned. */
+	const struct hw *power_hw;
 	struct arena arena;
 };
 
@@ -94,7 +112,11 @@ void calib_points_release(struct calib_points *pts);
 int calib_points_begin_run(struct calib_points *pts, const char *name, struct err *e);
 void calib_points_end_run(struct calib_points *pts);
 
-/* One point per distinct op of the match's samples. */
+/* Appends an instance: 0, -E2BIG past CALIB_POINTS_MAX, -ENOMEM. */
+int calib_points_add_instance(struct calib_points *pts, const struct calib_instance *x);
+
+/* One point per distinct op of the match's samples; where the trace recorded SM clocks (and
+ * power_hw is not set), its instances too. */
 int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source,
                            struct err *e);
 /* A CSV of measurements: calib-grid's ("op,reps,median_s,p10_s,p90_s", op in k3sim op syntax) or

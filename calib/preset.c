@@ -248,6 +248,7 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		stage(f, "kda_chunk", &meta->fit->kda_chunk);
 		stage(f, "kda_verify", &meta->fit->kda_verify);
 		stage(f, "sustained_clock", &meta->fit->sustained);
+		stage(f, "power_clock", &meta->fit->power);
 		stage(f, "comm", &meta->fit->comm);
 		for (int i = 0; i < meta->fit->n_coll; i++) {
 			const struct calib_fit_coll *c = &meta->fit->coll[i];

@@ -348,6 +348,13 @@ int calib_points_by_op(struct calib_points *out, const struct calib_points *in, 
 		slot[f] = n_out++;
 		g = h;
 	}
+	/* the instances of the runs taken, as they are */
+	for (size_t i = 0; i < in->n_inst; i++) {
+		const struct calib_instance *x = &in->inst[i];
+		int r = x->source >= 0 && x->source < in->n_sources ? in->source_run[x->source] : 0;
+		if ((!use_run || (r >= 0 && r < n_runs && use_run[r])) && calib_points_add_instance(out, x) < 0)
+			goto oom;
+	}
 	/* in order of first appearance */
 	if (!(out->p = malloc((n_out ? n_out : 1) * sizeof *out->p)))
 		goto oom;

@@ -17,7 +17,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: k3sim check [--hw NAME|PATH]... [--ops N] [--scenarios N] [--seed S]\n"
-		"                   [--tolerance PCT] [--clock boost|sustained|MHZ] [--json] [--quiet]\n\n"
+		"                   [--tolerance PCT] [--clock boost|sustained|power|MHZ] [--json] [--quiet]\n\n"
 		"Checks that a hardware preset's predictions are physically sane, on seeded random draws:\n"
 		"  - every op takes a finite, positive time, never below its floor (launch gaps + the\n"
 		"    larger of its FLOPs at the peak rate and its bytes at the peak bandwidth);\n"
@@ -32,8 +32,9 @@ static void usage(FILE *out)
 		"  --scenarios N    random scenario pairs per preset (default 2000)\n"
 		"  --seed S         the draws' seed (default 1)\n"
 		"  --tolerance PCT  allowed fall when a size grows, percent (default 5)\n"
-		"  --clock R        SM clock of the ops and scenarios: boost (default), sustained, or a\n"
-		"                   clock in MHz (1830, 1830MHz; not above a preset's boost clock)\n"
+		"  --clock R        SM clock of the ops and scenarios: boost (default), sustained, power\n"
+		"                   (presets with the power-limit model), or a clock in MHz (1830,\n"
+		"                   1830MHz; not above a preset's boost clock)\n"
 		"  --json           machine-readable report\n"
 		"  -q, --quiet      only the summary line per preset\n");
 }
@@ -163,7 +164,7 @@ int cmd_check(int argc, char **argv)
 		} else if (strcmp(s, "--clock") == 0) {
 			char why[200];
 			if (!v) {
-				fprintf(stderr, "k3sim check: --clock takes boost, sustained or a clock in MHz\n");
+				fprintf(stderr, "k3sim check: --clock takes boost, sustained, power or a clock in MHz\n");
 				return 2;
 			}
 			if (hw_clock_sel_parse(v, &o.clock, why, sizeof why) < 0) {

@@ -13,15 +13,16 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: k3sim op KIND key=value... [--hw NAME|PATH] [--clock boost|sustained|MHZ] [--json] [--graph]\n\n"
+	fprintf(out, "usage: k3sim op KIND key=value... [--hw NAME|PATH] [--clock boost|sustained|power|MHZ] [--json] [--graph]\n\n"
 		     "Predicted time of one op on one GPU: cycles, what bounds it, FLOPs and bytes, its physical\n"
 		     "floor, and whether a calibrated preset measured ops like it (else: extrapolated, the\n"
 		     "physical model's form). Sizes are plain integers (elements, tokens, bytes); dtypes: %s.\n\n"
 		     "  --hw NAME|PATH  hardware preset or YAML (default h200)\n"
 		     "  --clock R       SM clock: boost (default; an op on its own), sustained (the power-limited\n"
-		     "                  clock under continuous load, where the preset knows it), or a clock in\n"
-		     "                  MHz (1830, 1830MHz: e.g. what a capture measured; not above the preset's\n"
-		     "                  boost). Tensor and vector rates scale with it, HBM does not\n"
+		     "                  clock under continuous load, where the preset knows it), power (an op on\n"
+		     "                  its own starts from an idle GPU: boost), or a clock in MHz (1830,\n"
+		     "                  1830MHz: e.g. what a capture measured; not above the preset's boost).\n"
+		     "                  Tensor and vector rates scale with it, HBM does not\n"
 		     "  --json          machine-readable: time_s, cycles, bound, flops, bytes, floor_s, clock, ...\n"
 		     "  --graph         launch latency of a CUDA graph instead of an eager launch\n\nkinds:\n",
 		dtype_spellings());
@@ -56,7 +57,7 @@ int cmd_op(int argc, char **argv)
 			graph = true;
 		} else if (strcmp(s, "--clock") == 0) {
 			if (i + 1 >= argc) {
-				fprintf(stderr, "k3sim op: --clock takes boost, sustained or a clock in MHz\n");
+				fprintf(stderr, "k3sim op: --clock takes boost, sustained, power or a clock in MHz\n");
 				return 2;
 			}
 			if (hw_clock_sel_parse(argv[i + 1], &clock, why, sizeof why) < 0) {

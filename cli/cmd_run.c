@@ -37,9 +37,12 @@ static void usage(FILE *out)
 		"  --force         replace an existing --timeline file\n"
 		"overrides (applied after loading):\n"
 		"  --model NAME|PATH  --hw NAME|PATH  --batch N  --prompt N  --output N\n"
-		"  --clock boost|sustained|MHZ   SM clock (scenario options.clock; default sustained: a\n"
-		"                     serving GPU runs power-limited all day, where the preset knows it); or\n"
-		"                     a clock in MHz (1830, 1830MHz: e.g. the clock a run was measured at;\n"
+		"  --clock boost|sustained|power|MHZ   SM clock (scenario options.clock; default\n"
+		"                     sustained: a serving GPU runs power-limited all day, where the preset\n"
+		"                     knows it); power: each op of a step at the clock the preset's power-\n"
+		"                     limit model gives it from what ran before it in the step, each step\n"
+		"                     from an idle GPU (sim/power.h; presets with device.power_*); or a\n"
+		"                     clock in MHz (1830, 1830MHz: e.g. the clock a run was measured at;\n"
 		"                     not above the preset's boost). Tensor and vector rates scale with it,\n"
 		"                     HBM and the interconnects do not\n");
 }
@@ -134,6 +137,9 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 	if (s->clock.given_hz > 0)
 		printf("  clock: %.6g MHz (given; the preset's boost %.6g MHz)\n\n", s->clock.given_hz / 1e6,
 		       hw->sm_clock_hz / 1e6);
+	else if (s->clock.regime == HW_CLOCK_POWER)
+		printf("  clock: power, each op at its power-limit clock (%.0f W limit), %.0f-%.0f MHz\n\n",
+		       hw->power_limit_w, hw->power_min_sm_clock_hz / 1e6, hw->sm_clock_hz / 1e6);
 	else
 		printf("  clock: %s, SM %.0f MHz%s\n\n", hw_clock_name(s->clock.regime),
 		       hw_clock_sel_hz(hw, &s->clock) / 1e6,

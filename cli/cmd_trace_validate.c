@@ -38,7 +38,7 @@ static void usage(FILE *out)
 	        "  --run NAME=FILES    FILES (comma separated) are one run named NAME; repeatable\n"
 	        "  --hw NAME|PATH      hardware preset or YAML (default h200)\n"
 	        "  --rules R           rules for kernels outside k3sim ranges: default, none, or a YAML\n"
-	        "  --clock boost|measured\n"
+	        "  --clock boost|measured|power\n"
 	        "                      the SM clock of the predictions: boost (default: each point's\n"
 	        "                      regime, boost unless measured as sustained), or measured: the\n"
 	        "                      clock the capture recorded around each op (K3SIM_GPU_METRICS:\n"
@@ -47,7 +47,10 @@ static void usage(FILE *out)
 	        "                      preset's boost. The report adds each class's clock (weighted by\n"
 	        "                      measured time); inputs without readings are named and predicted\n"
 	        "                      at the boost clock. The clock is an input the prediction takes:\n"
-	        "                      the model does not predict a power cap\n"
+	        "                      the model does not predict a power cap. power: each op at the\n"
+	        "                      clock the preset's power-limit model (sim/power.h) gives its\n"
+	        "                      instances, run over the capture's ops in time order from an\n"
+	        "                      idle GPU, idle between them (the report's clocks are those)\n"
 	        "  -o, --output DIR    write DIR/validate.md, DIR/validate.json and gnuplot charts\n"
 	        "                      (DIR/validate-scatter.png, DIR/validate-error.png); each file is\n"
 	        "                      written beside its target and renamed into place. A directory\n"
@@ -139,7 +142,7 @@ static void table(const struct calib_validation *v, const struct calib_match *m)
 
 static int validate(const struct calib_inputs *ins, const char *hw_name, const char *rules_name,
                     const char *dir, bool force, const char *title, const char *only, bool json,
-                    int top, enum calib_clock_mode clock);
+                    int top, enum calib_clock_mode clock, bool power);
 
 int cmd_trace_validate(int argc, char **argv)
 {
@@ -158,7 +161,7 @@ int cmd_trace_validate(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *hw_name = "h200", *rules_name = "default", *dir = NULL, *title = NULL, *only = NULL;
-	bool json = false, force = false;
+	bool json = false, force = false, power = false;
 	int top = 5, ch, status = 1;
 	enum calib_clock_mode clock = CALIB_CLOCK_REGIME;
 	struct calib_inputs ins;
@@ -180,10 +183,11 @@ int cmd_trace_validate(int argc, char **argv)
 		case 'c':
 			if (strcmp(optarg, "boost") == 0) {
 				clock = CALIB_CLOCK_REGIME;
-			} else if (strcmp(optarg, "measured") == 0) {
-				clock = CALIB_CLOCK_MEASURED;
+			} else if (strcmp(optarg, "measured") == 0 || strcmp(optarg, "power") == 0) {
+				clock = CALIB_CLOCK_MEASURED; /* power: the model's clocks in the readings' place */
+				power = optarg[0] == 'p';
 			} else {
-				fprintf(stderr, "k3sim trace validate: --clock takes boost or measured, not '%s'\n",
+				fprintf(stderr, "k3sim trace validate: --clock takes boost, measured or power, not '%s'\n",
 				        optarg);
 				status = 2;
 				goto done;
@@ -243,7 +247,7 @@ int cmd_trace_validate(int argc, char **argv)
 		status = 2;
 		goto done;
 	}
-	status = validate(&ins, hw_name, rules_name, dir, force, title, only, json, top, clock);
+	status = validate(&ins, hw_name, rules_name, dir, force, title, only, json, top, clock, power);
 done:
 	calib_inputs_release(&ins);
 	return status;
@@ -251,7 +255,7 @@ done:
 
 static int validate(const struct calib_inputs *ins, const char *hw_name, const char *rules_name,
                     const char *dir, bool force, const char *title, const char *only, bool json,
-                    int top, enum calib_clock_mode clock)
+                    int top, enum calib_clock_mode clock, bool power)
 {
 	struct err e = {0};
 	struct hw *hw = malloc(sizeof *hw);
@@ -267,6 +271,15 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 	}
 	if (hw_load(hw, hw_name, &e) < 0)
 		goto fail;
+	if (power) {
+		char why[200];
+		struct hw_clock_sel sel = {.regime = HW_CLOCK_POWER};
+		if (hw_clock_sel_check(hw, &sel, why, sizeof why) < 0) {
+			fprintf(stderr, "k3sim trace validate: --clock %s\n", why);
+			goto out;
+		}
+		raw.power_hw = hw;
+	}
 	char inputs[1024];
 	if (calib_points_add_inputs(&raw, ins, rules_name, &first, inputs, sizeof inputs, &e) < 0)
 		goto fail;
@@ -284,7 +297,7 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 		        inputs, (long long)first.kernels, (long long)first.memcpys);
 		goto out;
 	}
-	if (clock == CALIB_CLOCK_MEASURED)
+	if (clock == CALIB_CLOCK_MEASURED && !power)
 		for (int s = 0; s < raw.n_sources; s++)
 			if (raw.source_clock_readings[s] <= 0)
 				fprintf(stderr,

@@ -29,7 +29,7 @@ double hw_curve_time_s(const struct hw_curve *c, double x, double peak_per_s)
 	return (x + (c->half > 0 ? c->half : 0)) / (peak_per_s * c->max);
 }
 
-static const char *const clock_names[HW_CLOCK_COUNT + 1] = {"boost", "sustained", NULL};
+static const char *const clock_names[HW_CLOCK_COUNT + 1] = {"boost", "sustained", "power", NULL};
 
 const char *hw_clock_name(enum hw_clock c)
 {
@@ -65,7 +65,7 @@ int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_
 		p++;
 	if (!((*p >= '0' && *p <= '9') || *p == '.' || *p == '+' || *p == '-')) {
 		snprintf(why, n,
-			 "'%.64s' is not a clock (expected boost, sustained or a clock in MHz, e.g. 1830 or "
+			 "'%.64s' is not a clock (expected boost, sustained, power or a clock in MHz, e.g. 1830 or "
 			 "1830MHz)",
 			 s);
 		return -EINVAL;
@@ -81,8 +81,8 @@ int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_
 		end += 3;
 	if (!digits || end == p || *end || errno == ERANGE || !isfinite(mhz)) {
 		snprintf(why, n,
-			 "'%.64s' is not a clock (expected boost, sustained or a finite clock in MHz, e.g. 1830 "
-			 "or 1830MHz)",
+			 "'%.64s' is not a clock (expected boost, sustained, power or a finite clock in MHz, e.g. "
+			 "1830 or 1830MHz)",
 			 s);
 		return -EINVAL;
 	}
@@ -96,6 +96,11 @@ int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_
 
 int hw_clock_sel_check(const struct hw *hw, const struct hw_clock_sel *c, char *why, size_t n)
 {
+	if (!(c->given_hz > 0) && c->regime == HW_CLOCK_POWER && !(hw->power_limit_w > 0)) {
+		snprintf(why, n, "power needs the preset's power-limit model (device.power_*): %s has none",
+			 hw->name);
+		return -EINVAL;
+	}
 	if (!(c->given_hz > 0))
 		return 0;
 	/* the preset's boost is what its rates are at: a faster clock is beyond what it describes
@@ -464,6 +469,12 @@ static const struct hw_key device_keys[] = {
 	KEY("sms", HK_I64, sms, 1, 1, 1, 0, true, HK_ALWAYS),
 	KEY("sm_clock_mhz", HK_F64, sm_clock_hz, 1e6, 1, 1e6, 9, true, HK_ALWAYS),
 	KEY("sustained_sm_clock_mhz", HK_F64, sustained_sm_clock_hz, 1e6, 1, 1e6, 9, false, HK_NONZERO),
+	KEY("power_limit_w", HK_F64, power_limit_w, 1, 1, 1, 9, false, HK_NONZERO),
+	KEY("power_idle_w", HK_F64, power_idle_w, 1, 1, 1, 9, false, HK_NONZERO),
+	KEY("power_flop_pj", HK_F64, power_flop_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
+	KEY("power_byte_pj", HK_F64, power_byte_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
+	KEY("power_tau_ms", HK_F64, power_tau_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
+	KEY("power_min_sm_clock_mhz", HK_F64, power_min_sm_clock_hz, 1e6, 1, 1e6, 9, false, HK_NONZERO),
 	KEY("l2_mib", HK_BYTES, l2_bytes, 1048576.0, 1, 1048576.0, 9, true, HK_ALWAYS),
 	KEY("smem_per_sm_kib", HK_BYTES, smem_per_sm_bytes, 1024.0, 1, 1024.0, 9, false, HK_ALWAYS),
 	KEY("hbm_gb", HK_BYTES, hbm_bytes, 1e9, 1, 1e9, 9, false, HK_NEVER), /* or hbm_mib */
@@ -552,6 +563,37 @@ static int read_keys(const struct doc *d, const struct doc_node *map, const char
 			memcpy(dst, &i, sizeof i);
 		}
 	}
+	return 0;
+}
+
+/* The power-limit model: any of its keys needs its limit, time constant and floor (the draws and
+ * the idle power may be 0: written only when not); the idle draw below the limit, the floor not
+ * above boost, not every draw 0. */
+static int check_power(const struct doc *d, const struct doc_node *dev, const struct hw *hw, struct err *e)
+{
+	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_flop_pj", "power_byte_pj",
+					   "power_tau_ms", "power_min_sm_clock_mhz"};
+	static const char *const required[] = {"power_limit_w", "power_tau_ms", "power_min_sm_clock_mhz"};
+	bool any = false;
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		any = any || doc_get(dev, keys[i]);
+	if (!any)
+		return 0;
+	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+		if (!doc_get(dev, required[i]))
+			return doc_error(d, dev, e, "device: the power model needs '%s'", required[i]);
+	if (!(hw->power_limit_w > hw->power_idle_w))
+		return doc_error(d, doc_get(dev, "power_limit_w"), e,
+				 "device: power_limit_w must exceed power_idle_w (the draw idle)");
+	if (!(hw->power_flop_j > 0) && !(hw->power_byte_j > 0))
+		return doc_error(d, doc_get(dev, "power_limit_w"), e,
+				 "device: power_flop_pj and power_byte_pj must not both be 0");
+	if (!(hw->power_tau_s > 0))
+		return doc_error(d, doc_get(dev, "power_tau_ms"), e, "device: power_tau_ms must be positive");
+	if (!(hw->power_min_sm_clock_hz > 0) || hw->power_min_sm_clock_hz > hw->sm_clock_hz)
+		return doc_error(d, doc_get(dev, "power_min_sm_clock_mhz"), e,
+				 "device: power_min_sm_clock_mhz must be positive and not exceed sm_clock_mhz (the "
+				 "boost clock)");
 	return 0;
 }
 
@@ -870,6 +912,8 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if (hw->sustained_sm_clock_hz > hw->sm_clock_hz)
 		return doc_error(d, doc_get(n, "sustained_sm_clock_mhz"), e,
 				 "device: sustained_sm_clock_mhz must not exceed sm_clock_mhz (the boost clock)");
+	if ((rc = check_power(d, n, hw, e)) < 0)
+		return rc;
 	if (hw->l2_bw_bytes_per_s <= 0)
 		hw->l2_bw_bytes_per_s = 2.5 * hw->hbm_bw_bytes_per_s;
 	if (hw->graph_launch_latency_s <= 0)

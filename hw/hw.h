@@ -28,9 +28,11 @@ double hw_curve_time_s(const struct hw_curve *c, double x, double peak_per_s);
 /* Clock regimes of the SMs. Boost: the maximum clock, what short bursts of work (and the
  * calibration grids, which leave the GPU idle between points) run at. Sustained: the clock a GPU
  * settles at under continuous load, when the power limit holds it down (measured on the H200:
- * ~1.5 GHz during back-to-back large GEMMs at 660-685 W, not 1.98). Tensor and vector rates scale
- * with the clock; HBM, NVLink and the NIC do not. */
-enum hw_clock { HW_CLOCK_BOOST, HW_CLOCK_SUSTAINED, HW_CLOCK_COUNT };
+ * ~1.5 GHz during back-to-back large GEMMs at 660-685 W, not 1.98). Power: each op of a step at
+ * the clock the preset's power-limit model gives it from the power drawn before it (sim/power.h;
+ * an op costed on its own, outside a step, is at boost: it starts from an idle GPU). Tensor and
+ * vector rates scale with the clock; HBM, NVLink and the NIC do not. */
+enum hw_clock { HW_CLOCK_BOOST, HW_CLOCK_SUSTAINED, HW_CLOCK_POWER, HW_CLOCK_COUNT };
 
 const char *hw_clock_name(enum hw_clock c);
 int hw_clock_parse(const char *s, enum hw_clock *out);
@@ -46,12 +48,13 @@ struct hw_clock_sel {
 	double given_hz;      /* > 0: this clock, the regime unused */
 };
 
-/* "boost", "sustained", or a clock in MHz: "1830", "1830MHz", "1830 MHz", "1830.5mhz". A number
+/* "boost", "sustained", "power", or a clock in MHz: "1830", "1830MHz", "1830 MHz", "1830.5mhz". A number
  * must be finite and positive (bounds against a preset: hw_clock_sel_check). 0, or -EINVAL with
  * the reason in why. */
 int hw_clock_sel_parse(const char *s, struct hw_clock_sel *out, char *why, size_t n);
 /* A given clock against the preset: not above its boost clock (sm_clock_hz). 0, or -ERANGE with
- * the reason in why ("1990 MHz is above the boost clock: the preset's boost clock is 1980 MHz"). */
+ * the reason in why ("1990 MHz is above the boost clock: the preset's boost clock is 1980 MHz");
+ * the power regime with a preset without the power model: -EINVAL. */
 int hw_clock_sel_check(const struct hw *hw, const struct hw_clock_sel *c, char *why, size_t n);
 /* The SM clock of a selection, Hz: the given clock, else the regime's (hw_clock_hz). */
 double hw_clock_sel_hz(const struct hw *hw, const struct hw_clock_sel *c);
@@ -162,6 +165,16 @@ struct hw {
 	int64_t sms;
 	double sm_clock_hz;           /* boost: the rates below are at this clock */
 	double sustained_sm_clock_hz; /* under continuous load (power-limited); 0: not known, boost */
+	/* The power-limit model (sim/power.h; all 0: none, `--clock power` refused): the board's
+	 * limit, its draw idle at boost, the energy of a FLOP at boost (scaling with the square of
+	 * the clock: the voltage follows it) and of an HBM byte (not scaling), the time constant of
+	 * the filtered power the limiter holds at the limit, and the lowest clock it lowers to. */
+	double power_limit_w;
+	double power_idle_w;
+	double power_flop_j;      /* J per FLOP at boost (the file: pJ) */
+	double power_byte_j;      /* J per HBM byte (the file: pJ) */
+	double power_tau_s;
+	double power_min_sm_clock_hz;
 	int64_t l2_bytes;
 	int64_t smem_per_sm_bytes;
 	int64_t hbm_bytes;

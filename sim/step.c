@@ -3,6 +3,7 @@
 #include "sim/step.h"
 
 #include "sim/ep.h"
+#include "sim/power.h"
 
 #include <errno.h>
 #include <math.h>
@@ -161,6 +162,11 @@ struct mapper {
 	struct mapped *out;
 	int overflow;
 	int unroled; /* an op without a role was mapped (a bug where it was created) */
+	/* the power regime (sim/power.h), by position in out->ops: the first pass collects each
+	 * op's times at boost and at the floor (power_ops), the second costs each at the clock the
+	 * controller gave it (power_clock_hz); both NULL in any other regime */
+	struct sim_power_op *power_ops;
+	const double *power_clock_hz;
 };
 
 /* Expected experts of `held` that receive at least one of `tokens` tokens, each routed to top_k of
@@ -207,14 +213,34 @@ void sim_op_demands(const struct hw *hw, const struct op *o, const struct op_cos
 	out->sm = (float)fmin(1, need);
 }
 
+static void op_time(const struct mapper *mp, const struct op *o, const struct cost_opts *opts, struct op_cost *c)
+{
+	sim_op_cost_ep(mp->hw, o, opts, c);
+	if (mp->p->reference_path && o->kind == OP_KDA_CHUNK) {
+		c->time_s *= FLA_CHUNK_KDA_OVER_PRODUCTION;
+		c->cycles *= FLA_CHUNK_KDA_OVER_PRODUCTION;
+		c->latency_s *= FLA_CHUNK_KDA_OVER_PRODUCTION;
+	}
+}
+
 static void account(struct mapper *mp, const struct op *o)
 {
 	struct op_cost c;
-	sim_op_cost_ep(mp->hw, o, &mp->opts, &c);
-	if (mp->p->reference_path && o->kind == OP_KDA_CHUNK) {
-		c.time_s *= FLA_CHUNK_KDA_OVER_PRODUCTION;
-		c.cycles *= FLA_CHUNK_KDA_OVER_PRODUCTION;
-		c.latency_s *= FLA_CHUNK_KDA_OVER_PRODUCTION;
+	struct cost_opts opts = mp->opts;
+	const int at = mp->out->n;
+	const bool comm = op_is_comm(o->kind);
+	if (mp->power_clock_hz && at < SIM_MAX_OPS && !comm && mp->power_clock_hz[at] < mp->hw->sm_clock_hz)
+		opts.clock = (struct hw_clock_sel){.given_hz = mp->power_clock_hz[at]};
+	op_time(mp, o, &opts, &c);
+	if (mp->power_ops && at < SIM_MAX_OPS) {
+		struct op_cost cf = c;
+		if (!comm) {
+			opts.clock = (struct hw_clock_sel){.given_hz = mp->hw->power_min_sm_clock_hz};
+			op_time(mp, o, &opts, &cf);
+		}
+		mp->power_ops[at] = (struct sim_power_op){.boost_s = c.time_s, .floor_s = fmax(cf.time_s, c.time_s),
+							  .flops = comm ? 0 : o->flops,
+							  .hbm_bytes = comm ? 0 : (double)op_bytes(o)};
 	}
 	int64_t act = o->bytes_act_in + o->bytes_act_out;
 	/* MLA prefill expands the cached prefix into per-head K/V block by block (64K tokens at a
@@ -440,10 +466,11 @@ static bool is_moe_op(const struct op *o)
 	return op_role_block(o->role) == OP_BLOCK_MOE;
 }
 
-/* The ops of a step of phase p on the busiest EP rank (or a rank at the mean load), costed, into
- * out; with acc, into its rows too. -E2BIG on overflow. */
-static int map_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
-		    bool busiest, struct sim_phase *acc, double weight, int row_base, struct mapped *out)
+/* The ops of a step of phase p, costed, into out (map_step); with power_ops, each one's times for
+ * the controller; with power_clock_hz, each at its clock. */
+static int map_ops(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		   bool busiest, struct sim_phase *acc, double weight, int row_base, struct sim_power_op *power_ops,
+		   const double *power_clock_hz, struct mapped *out)
 {
 	const bool prefill = p->kind == PHASE_PREFILL;
 	const int64_t cp = prefill ? s->cp : 1;
@@ -472,7 +499,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	out->peak_act = 0;
 	out->ops_s = out->comm_ops_s = 0;
 	struct mapper mp = {.s = s, .m = m, .hw = hw, .p = p, .acc = acc, .weight = weight, .index = row_base,
-			    .out = out};
+			    .out = out, .power_ops = power_ops, .power_clock_hz = power_clock_hz};
 	mp.opts.cuda_graph = !prefill && s->cuda_graph;
 	mp.opts.clock = s->clock;
 	const int64_t tokens_local = b_local * t_local + mixed;
@@ -664,6 +691,59 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 		out->order[out->first[g][t->part] + out->count[g][t->part]++] = (int16_t)i;
 	}
 	return 0;
+}
+
+/* Runs the ops of group g (-1: those outside the layers; post: the ones after them) through
+ * the controller, adding each one's time to time_s and counting it. */
+static void power_walk(const struct hw *hw, const struct mapped *mm, const struct sim_power_op *ops, int g, bool post,
+		       struct sim_power_state *st, double *time_s, int *count)
+{
+	for (int i = 0; i < mm->n; i++) {
+		const struct tl_op *t = &mm->ops[i];
+		if (t->group != g || (g < 0 && (t->part == OP_PART_POST) != post))
+			continue;
+		time_s[i] += sim_power_run(hw, st, &ops[i], NULL);
+		count[i]++;
+	}
+}
+
+/* The power regime: each op's clock from the controller run over the step in the order its
+ * instances run (the ops before the layers, each layer's in list order, those after), from an
+ * idle GPU; an op of several layers gets the clock of its mean time over them. */
+static void power_clocks(const struct hw *hw, const struct model *m, const struct mapped *mm,
+			 const struct sim_power_op *ops, double *clock_hz)
+{
+	static _Thread_local double time_s[SIM_MAX_OPS];
+	static _Thread_local int count[SIM_MAX_OPS];
+	int8_t group_of[MODEL_MAX_LAYERS];
+	model_layer_groups(m, group_of);
+	memset(time_s, 0, sizeof time_s);
+	memset(count, 0, sizeof count);
+	struct sim_power_state st;
+	sim_power_idle(hw, &st);
+	power_walk(hw, mm, ops, -1, false, &st, time_s, count);
+	for (int l = 0; l < m->n_layers; l++)
+		power_walk(hw, mm, ops, group_of[l], false, &st, time_s, count);
+	power_walk(hw, mm, ops, -1, true, &st, time_s, count);
+	for (int i = 0; i < mm->n; i++)
+		clock_hz[i] = count[i] ? sim_power_clock_for(hw, &ops[i], time_s[i] / count[i]) : hw->sm_clock_hz;
+}
+
+/* The ops of a step of phase p on the busiest EP rank (or a rank at the mean load), costed, into
+ * out; with acc, into its rows too. In the power regime, mapped twice: at boost for the
+ * controller, then at its clocks. -E2BIG on overflow. */
+static int map_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
+		    bool busiest, struct sim_phase *acc, double weight, int row_base, struct mapped *out)
+{
+	if (s->clock.given_hz > 0 || s->clock.regime != HW_CLOCK_POWER)
+		return map_ops(s, m, hw, p, busiest, acc, weight, row_base, NULL, NULL, out);
+	static _Thread_local struct sim_power_op ops[SIM_MAX_OPS];
+	static _Thread_local double clock_hz[SIM_MAX_OPS];
+	int rc = map_ops(s, m, hw, p, busiest, NULL, weight, row_base, ops, NULL, out);
+	if (rc < 0)
+		return rc;
+	power_clocks(hw, m, out, ops, clock_hz);
+	return map_ops(s, m, hw, p, busiest, acc, weight, row_base, NULL, clock_hz, out);
 }
 
 /* ---- the graph ---- */

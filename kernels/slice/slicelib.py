@@ -32,6 +32,9 @@ def write_report(text, path):
     if not path:
         sys.stdout.write(text)
         return
+    if os.path.lexists(path) and not (os.path.isfile(path) and not os.path.islink(path)):
+        # the rename would replace it: a device (/dev/null, as root), a directory, a link
+        sys.exit("%s: not a regular file; the report is written by renaming a new file over it" % path)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write(text)

@@ -22,7 +22,7 @@ outside the ranges).
 
 usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB.xz]... [--old-ctx]
                          [--chunked-prefill] [--k3sim PATH] [--scenario YAML] [--expert-cv measured|uniform|off]
-                         [--clock boost|sustained|measured] [--keep DIR] [-o REPORT.md]
+                         [--clock boost|sustained|power|measured] [--keep DIR] [-o REPORT.md]
   --results   a device call's results (default bench/results/k3-kernels-h200-2026-12-01): reads
               k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz
   --bench-results  take k3-h200.db.xz (the bench capture the k3-kernels preset is fitted on) from
@@ -44,8 +44,11 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               contiguous run of them around the ops only that step has; no reading inside: the
               nearest), and each op class by `k3sim trace validate --clock measured` (each op at the
               clock recorded around its ranges; per class the time-weighted mean clock). The clock
-              is an input the prediction takes, not something the model predicts (it does not
-              model the power cap)
+              is an input the prediction takes, not something the model predicts. power: the
+              steps under the power regime (each op at the clock the presets' power-limit model
+              gives it in its step, from an idle GPU: sim/power.h), and each op class by `k3sim
+              trace validate --clock power` (each op at the clock that model gives its instances
+              over the slice's capture, in time order, idle between them)
   --kda-prefill  which path the slice's KDA prefill took: serial, overlap (the two kernels side by
               side, kernels/kda/kda_prefill.cu), or auto (default): read from the slice's capture
               (the kernels inside its kda_chunk ranges overlap in time, or not). overlap: the
@@ -473,7 +476,7 @@ def main():
     ap.add_argument("--chunked-prefill", action="store_true")
     ap.add_argument("--k3sim", default="build/cli/k3sim")
     ap.add_argument("--scenario", default="scenarios/k3-slice.yaml")
-    ap.add_argument("--clock", default="boost", choices=["boost", "sustained", "measured"])
+    ap.add_argument("--clock", default="boost", choices=["boost", "sustained", "power", "measured"])
     ap.add_argument("--kda-prefill", default="auto", choices=["auto", "serial", "overlap"])
     ap.add_argument("--kda-bench", action="append", default=[])
     ap.add_argument("--kda-bench-variant", default=None)
@@ -566,7 +569,8 @@ def main():
     clock = "boost" if measured else a.clock  # the columns every report has
     val, valm = {}, {}
     for name, hw in presets:
-        val[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--json"]))
+        val[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--json"] +
+                                   (["--clock", "power"] if a.clock == "power" else [])))
         if measured:
             valm[name] = json.loads(run([a.k3sim, "trace", "validate", slice_db, "--hw", hw, "--clock", "measured",
                                          "--json"]))

@@ -23,7 +23,14 @@ grep -q "No plots" "$T/rep2/validate.md" || fail "validate without gnuplot: no n
 grep -q "no SM clock readings" "$T/err" || fail "validate --clock measured: no note on a trace without readings"
 grep -q "clock MHz" "$T/out" || fail "validate --clock measured: no clock column"
 "$K3SIM" trace validate "$T/t.db" --clock 1830 2> "$T/err"; [ $? -eq 2 ] || fail "validate --clock 1830: exit status"
-grep -q "takes boost or measured" "$T/err" || fail "validate bad --clock: message"
+grep -q "takes boost, measured or power" "$T/err" || fail "validate bad --clock: message"
+# the power regime: each op at the power-limit model's clock over the capture (no readings needed)
+"$K3SIM" trace validate "$T/t.db" --hw h200 --clock power > "$T/out" 2> "$T/err" || fail "validate --clock power"
+grep -q "clock MHz" "$T/out" || fail "validate --clock power: no clock column"
+grep -q "no SM clock readings" "$T/err" && fail "validate --clock power: asked for readings"
+"$K3SIM" trace validate "$T/t.db" --hw h200-datasheet --clock power > /dev/null 2> "$T/err" &&
+	fail "validate --clock power with a preset without the power model"
+grep -q "power-limit model" "$T/err" || fail "validate --clock power without the model: message"
 
 "$K3SIM" calibrate "$T/t.db" --hw h200 -o "$T/cal.yaml" > "$T/out" || fail "calibrate"
 grep -q "held out" "$T/out" || fail "calibrate: no held-out table"

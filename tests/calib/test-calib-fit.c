@@ -16,6 +16,7 @@
 #include "calib/validate.h"
 #include "sim/cost.h"
 #include "sim/opspec.h"
+#include "sim/power.h"
 
 static struct hw base, truth;
 
@@ -496,6 +497,12 @@ static void test_presets_write_back(void **state)
 		SAME_I(sms);
 		SAME_D(sm_clock_hz, 9);
 		SAME_D(sustained_sm_clock_hz, 9);
+		SAME_D(power_limit_w, 9);
+		SAME_D(power_idle_w, 9);
+		SAME_D(power_flop_j, 9);
+		SAME_D(power_byte_j, 9);
+		SAME_D(power_tau_s, 9);
+		SAME_D(power_min_sm_clock_hz, 9);
 		assert_true(llabs(h.l2_bytes - back.l2_bytes) <= 1 + h.l2_bytes / 100000000);
 		assert_true(llabs(h.hbm_bytes - back.hbm_bytes) <= 1 + h.hbm_bytes / 100000000);
 		assert_true(llabs(h.smem_per_sm_bytes - back.smem_per_sm_bytes) <= 1);
@@ -532,6 +539,62 @@ static void test_presets_write_back(void **state)
 	assert_true(n >= 5);
 }
 
+/* Stage 6: clocks recorded under known FLOP and byte energies (the controller run over rows of
+ * back-to-back ops with idle gaps between rows, as a bench runs) give those energies back. */
+static void test_recovers_power(void **state)
+{
+	(void)state;
+	static const char *const rows[] = {"gemm m=16384 n=36864 k=7168 dtype=bf16", "copy bytes=4294967296",
+					   "gemm m=4096 n=7168 k=7168 dtype=bf16", "copy bytes=268435456",
+					   "gemm m=16384 n=4608 k=7168 dtype=bf16"};
+	struct hw b2, t2, dev;
+	struct err e = {0};
+	assert_int_equal(hw_load(&b2, "h200-datasheet", &e), 0);
+	b2.power_limit_w = 700;
+	b2.power_idle_w = 125;
+	b2.power_tau_s = 0.01;
+	b2.power_min_sm_clock_hz = 1395e6;
+	b2.power_flop_j = 0.3e-12;
+	b2.power_byte_j = 20e-12;
+	t2 = b2;
+	t2.power_flop_j = 1.2e-12;
+	t2.power_byte_j = 60e-12;
+	calib_device_hw(&dev, &t2);
+	struct calib_points pts;
+	calib_points_init(&pts);
+	pts.n_sources = 1;
+	struct sim_power_state st;
+	sim_power_idle(&dev, &st);
+	int64_t t_ns = 0;
+	bool throttled = false;
+	for (int r = 0; r < 40; r++) {
+		struct calib_instance in = {.source = 0};
+		assert_int_equal(opspec_parse_line(rows[r % 5], &in.op, &e), 0);
+		struct sim_power_op po;
+		sim_power_op_cost(&dev, &in.op, &po);
+		for (int i = 0; i < 5 + r % 7 * 5; i++) {
+			double hz, s = sim_power_run(&dev, &st, &po, &hz);
+			in.start_ns = t_ns;
+			in.end_ns = t_ns += (int64_t)(s * 1e9);
+			in.sm_clock_hz = hz;
+			throttled = throttled || hz < dev.sm_clock_hz;
+			assert_int_equal(calib_points_add_instance(&pts, &in), 0);
+		}
+		sim_power_rest(&dev, &st, 0.002 * (r % 4) * (r % 4)); /* idle between rows */
+		t_ns += (int64_t)(0.002e9 * (r % 4) * (r % 4));
+	}
+	assert_true(throttled);
+	add(&pts, "copy bytes=1048576", &b2, 1); /* a fit needs a training point */
+	struct hw fit;
+	struct calib_fit_report rep;
+	assert_int_equal(calib_fit(&pts, &b2, NULL, &fit, &rep, &e), 0);
+	assert_true(rep.power.fitted && rep.power.after < rep.power.before && rep.power.after < 1e-3);
+	assert_true(fabs(fit.power_flop_j / t2.power_flop_j - 1) < 0.05);
+	assert_true(fabs(fit.power_byte_j / t2.power_byte_j - 1) < 0.1);
+	assert_true(fit.power_tau_s == b2.power_tau_s && fit.power_limit_w == b2.power_limit_w);
+	calib_points_release(&pts);
+}
+
 int main(void)
 {
 	struct err e = {0};
@@ -563,6 +626,7 @@ int main(void)
 	    cmocka_unit_test(test_tables_and_roundtrip),
 	    cmocka_unit_test(test_own_kind_classes),
 	    cmocka_unit_test(test_recovers_collectives),
+	    cmocka_unit_test(test_recovers_power),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

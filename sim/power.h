@@ -1,0 +1,79 @@
+#ifndef K3_SIM_POWER_H
+#define K3_SIM_POWER_H
+
+/* The power limit as a clock controller (`--clock power`): the clock of an op depends on the
+ * power drawn by what ran before it.
+ *
+ * Draw. An op at SM clock f draws
+ *     P(f) = P_idle + (e_flop * flops * (f / f_boost)^2 + e_byte * hbm_bytes) / t(f),
+ * its dynamic energy over its time: a FLOP's energy (the op's FLOPs as the model counts them,
+ * tensor or vector, with the on-chip data movement that comes with them) scales with the square
+ * of the clock, as the voltage follows the clock; an HBM byte's does not (the memory clock is
+ * fixed). A term for SMs busy whatever they compute (a draw per second of SM-clocked time) was
+ * tried and fitted to 0 on every bench capture of 2026-12-02 (bench/results/
+ * k3-kernels-h200-2026-12-02w/README.md). t(f) is the cost model's time
+ * (sim/cost.h), interpolated linearly in 1 / f between the boost clock and the floor (a
+ * compute-bound op's time is linear in 1 / f, a memory-bound op's constant).
+ *
+ * Limiter. The board filters its power, first order with time constant tau, and holds the
+ * filtered power at the limit by lowering the clock: an op whose draw at boost is within the
+ * limit runs at boost; one above it runs at boost until the filtered power reaches the limit,
+ * then at the clock where its draw equals the limit (never below the floor: there the filtered
+ * power may pass the limit). An idle GPU's filtered power is P_idle, so a short burst after idle
+ * runs at boost and a long compute-bound stretch settles where its draw meets the limit.
+ *
+ * The coefficients are the preset's (struct hw power_*; hw.h). All functions are pure and
+ * thread-safe. */
+
+#include <stdbool.h>
+
+#include "hw/hw.h"
+#include "model/ops.h"
+
+/* An op as the controller needs it: its time at boost and at the floor clock (seconds, the
+ * floor's at least the boost's), its FLOPs and HBM bytes. */
+struct sim_power_op {
+	double boost_s, floor_s;
+	double flops;
+	double hbm_bytes;
+};
+
+/* The op costed on its own (sim_op_cost, eager launches) at boost and at the floor; a
+ * collective draws nothing of its own. */
+void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_power_op *out);
+
+/* The limiter's state: the filtered power, W. */
+struct sim_power_state {
+	double filtered_w;
+};
+
+/* Whether the preset has the power model (its limit is set; the loader checks the rest). */
+bool sim_power_known(const struct hw *hw);
+
+/* An idle GPU: the filtered power at P_idle. */
+void sim_power_idle(const struct hw *hw, struct sim_power_state *st);
+
+/* The GPU idle for gap_s seconds: the filtered power decays towards P_idle. */
+void sim_power_rest(const struct hw *hw, struct sim_power_state *st, double gap_s);
+
+/* The op's time at clock_hz (seconds; the interpolation above, clock_hz in [floor, boost]). */
+double sim_power_time_s(const struct hw *hw, const struct sim_power_op *op, double clock_hz);
+
+/* The op's draw at clock_hz, W. */
+double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, double clock_hz);
+
+/* Runs the op from state st (updated): its time in seconds; *clock_hz (may be NULL) gets the one
+ * clock that gives that time (the controller's clocks over the op, as one). */
+double sim_power_run(const struct hw *hw, struct sim_power_state *st, const struct sim_power_op *op,
+		     double *clock_hz);
+
+/* The clock the op settles at when run back to back (the filtered power at its draw): boost
+ * where its draw at boost is within the limit, else where its draw meets the limit (at least
+ * the floor). */
+double sim_power_steady_hz(const struct hw *hw, const struct sim_power_op *op);
+
+/* The clock whose time (sim_power_time_s) is time_s: boost at or below the boost time, the floor
+ * at or above the floor's. */
+double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, double time_s);
+
+#endif

@@ -1,0 +1,251 @@
+/* sim/power: the power-limit clock controller on its own (never faster than boost nor slower than
+ * the floor, an op after an idle gap never slower than after a compute-bound one, the same work
+ * run longer never faster per op), the power regime in a step (equal to boost for a short cool
+ * step, between boost and the floor clock, the time per prefill token never falling as the prompt
+ * grows where it does not at boost), and the preset's power keys (bad values rejected with their
+ * line and column). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/power.h"
+#include "sim/step.h"
+
+static struct hw h200;
+static struct model k3;
+
+static int setup(void **state)
+{
+	(void)state;
+	struct err e;
+	return hw_load(&h200, "h200", &e) < 0 || model_load(&k3, "kimi-k3", &e) < 0;
+}
+
+/* A deterministic stream of ops: compute-bound, memory-bound and between, 10 us to 200 ms. */
+static struct sim_power_op random_op(uint64_t *seed)
+{
+	*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+	double u = (double)(*seed >> 11) / 9007199254740992.0;
+	*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+	double v = (double)(*seed >> 11) / 9007199254740992.0;
+	double t = 1e-5 * pow(2e4, u);
+	double fb = h200.sm_clock_hz, ff = h200.power_min_sm_clock_hz;
+	/* a compute share v (at 900 TFLOP/s: that part scales with 1 / clock), HBM the rest */
+	struct sim_power_op op = {.boost_s = t, .floor_s = t * ((1 - v) + v * fb / ff), .flops = v * t * 900e12,
+				  .hbm_bytes = (1 - v) * t * h200.hbm_bw_bytes_per_s * 0.8};
+	return op;
+}
+
+static void test_bounds(void **state)
+{
+	(void)state;
+	assert_true(sim_power_known(&h200));
+	uint64_t seed = 17;
+	struct sim_power_state st;
+	sim_power_idle(&h200, &st);
+	int slowed = 0;
+	for (int i = 0; i < 20000; i++) {
+		struct sim_power_op op = random_op(&seed);
+		double f;
+		double t = sim_power_run(&h200, &st, &op, &f);
+		assert_true(t >= op.boost_s * (1 - 1e-12));
+		assert_true(t <= op.floor_s * (1 + 1e-12));
+		assert_true(f <= h200.sm_clock_hz && f >= h200.power_min_sm_clock_hz * (1 - 1e-12));
+		slowed += t > op.boost_s * 1.001;
+		if (i % 97 == 0)
+			sim_power_rest(&h200, &st, 1e-3 * (double)(i % 50));
+	}
+	assert_true(slowed > 100); /* the limit binds somewhere: the test can fail */
+}
+
+static void test_idle_gap_never_slower(void **state)
+{
+	(void)state;
+	uint64_t seed = 5;
+	/* a compute-bound op long enough to reach the limit */
+	struct sim_power_op heavy = {.boost_s = 0.05, .floor_s = 0.05 * h200.sm_clock_hz / h200.power_min_sm_clock_hz,
+				     .flops = 0.05 * 900e12, .hbm_bytes = 0};
+	for (int i = 0; i < 2000; i++) {
+		struct sim_power_op op = random_op(&seed);
+		struct sim_power_state hot, rested;
+		sim_power_idle(&h200, &hot);
+		sim_power_run(&h200, &hot, &heavy, NULL);
+		rested = hot;
+		sim_power_rest(&h200, &rested, 1e-3 * (1 + i % 200));
+		struct sim_power_state idle;
+		sim_power_idle(&h200, &idle);
+		double t_hot = sim_power_run(&h200, &hot, &op, NULL);
+		double t_rested = sim_power_run(&h200, &rested, &op, NULL);
+		double t_idle = sim_power_run(&h200, &idle, &op, NULL);
+		assert_true(t_rested <= t_hot * (1 + 1e-12));
+		assert_true(t_idle <= t_rested * (1 + 1e-12));
+	}
+	/* the heavy op itself: after the heavy op it runs slower than from idle */
+	struct sim_power_state a, b;
+	sim_power_idle(&h200, &a);
+	sim_power_idle(&h200, &b);
+	sim_power_run(&h200, &b, &heavy, NULL);
+	assert_true(sim_power_run(&h200, &b, &heavy, NULL) > sim_power_run(&h200, &a, &heavy, NULL) * 1.01);
+}
+
+static const char one_gpu[] = "model: kimi-k3\nhw: h200\ngpus: 8\nparallel: {tp: 1, dp: 8, ep: 8}\n"
+			      "workload: {batch: 1, prompt_tokens: 65536, output_tokens: 1, prefill_chunk: 65536}\n";
+
+static double step_s(const struct scenario *s, enum phase_kind kind, int64_t batch, int64_t tokens, int64_t ctx)
+{
+	struct phase p;
+	sim_phase_init(s, kind, batch, tokens, ctx, &p);
+	double t = -1;
+	assert_int_equal(sim_step(s, &k3, &h200, &p, NULL, 1, &t), 0);
+	assert_true(t > 0);
+	return t;
+}
+
+static void test_step(void **state)
+{
+	(void)state;
+	struct scenario boost, power, floor_clk;
+	struct err e;
+	assert_int_equal(scenario_load_yaml(&boost, "t.yaml", one_gpu, strlen(one_gpu), &e), 0);
+	boost.clock = (struct hw_clock_sel){.regime = HW_CLOCK_BOOST};
+	power = floor_clk = boost;
+	power.clock = (struct hw_clock_sel){.regime = HW_CLOCK_POWER};
+	floor_clk.clock = (struct hw_clock_sel){.given_hz = h200.power_min_sm_clock_hz};
+	/* a short, cool step: boost (to the rounding of summing the same ops) */
+	double d_b = step_s(&boost, PHASE_DECODE, 1, 1, 4096), d_p = step_s(&power, PHASE_DECODE, 1, 1, 4096);
+	assert_true(fabs(d_p / d_b - 1) < 1e-12);
+	/* prefill: between boost and the floor clock; from 4K tokens on (where the time per token
+	 * at boost no longer falls: GEMMs at full efficiency, attention growing) the time per token
+	 * never falls as the prompt grows */
+	double last = 0;
+	bool slowed = false;
+	for (int64_t t = 1024; t <= 65536; t *= 2) {
+		double b = step_s(&boost, PHASE_PREFILL, 1, t, 0), pw = step_s(&power, PHASE_PREFILL, 1, t, 0);
+		double fl = step_s(&floor_clk, PHASE_PREFILL, 1, t, 0);
+		assert_true(pw >= b * (1 - 1e-12));
+		assert_true(pw <= fl * (1 + 1e-9));
+		if (t > 4096)
+			assert_true(pw / (double)t >= last * (1 - 1e-9));
+		last = pw / (double)t;
+		slowed = slowed || pw > b * 1.01;
+	}
+	assert_true(slowed);
+}
+
+/* The same work run longer never runs faster per op: n copies of an op back to back from idle,
+ * the mean time per copy never falls as n grows (what makes a prefill's time per token not
+ * fall as its prompt grows, wherever it does not at boost). */
+static void test_longer_never_faster(void **state)
+{
+	(void)state;
+	uint64_t seed = 99;
+	for (int k = 0; k < 200; k++) {
+		struct sim_power_op op = random_op(&seed);
+		double last = 0;
+		for (int n = 1; n <= 256; n *= 2) {
+			struct sim_power_state st;
+			sim_power_idle(&h200, &st);
+			double sum = 0;
+			for (int i = 0; i < n; i++)
+				sum += sim_power_run(&h200, &st, &op, NULL);
+			assert_true(sum / n >= last * (1 - 1e-12));
+			last = sum / n;
+		}
+	}
+}
+
+static const char dev_head[] =
+	"name: t\ncalibrated: false\n"
+	"device:\n  sms: 132\n  sm_clock_mhz: 1980\n  l2_mib: 60\n  hbm_mib: 1000\n  hbm_gb_per_s: 4800\n"
+	"  vector_tflops: 60\n  launch_latency_us: 2\n  tensor_tflops: {bf16: 989}\n";
+static const char dev_tail[] =
+	"interconnect: {domain_gpus: 8, nvlink_gb_per_s: 450, nvlink_latency_us: 3, nic_gb_per_s: 50,\n"
+	"               nic_latency_us: 8}\n"
+	"efficiency:\n  gemm: {max: 0.8, half_gflop: 0.02}\n  memory: {max: 0.9, half_mib: 2}\n"
+	"  comm: {max: 0.8, half_mib: 1}\n"
+	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4}\n";
+
+/* Loads the preset with these power lines; returns the error's line (0: loaded). */
+static int load_power(const char *lines, const char *want)
+{
+	char y[2048];
+	snprintf(y, sizeof y, "%s%s%s", dev_head, lines, dev_tail);
+	struct hw hw;
+	struct err e;
+	int rc = hw_load_yaml(&hw, "x.yaml", y, strlen(y), &e);
+	if (rc == 0) {
+		assert_null(want);
+		return 0;
+	}
+	if (!want || !strstr(e.msg, want))
+		fail_msg("%s (wanted '%s')", e.msg, want ? want : "");
+	assert_true(e.col > 0);
+	return e.line;
+}
+
+static void test_preset_keys(void **state)
+{
+	(void)state;
+	const char *ok = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 80\n"
+			 "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+	assert_int_equal(load_power(ok, NULL), 0);
+	assert_int_equal(load_power("", NULL), 0); /* none: no model */
+	/* line 12 is the first power key (after the 11 lines of the head) */
+	assert_int_equal(load_power("  power_limit_w: 700\n", "needs 'power_tau_ms'"), 4);
+	/* the idle draw and either energy may be left out (0) */
+	assert_int_equal(load_power("  power_limit_w: 700\n  power_flop_pj: 1.4\n  power_tau_ms: 10\n"
+				    "  power_min_sm_clock_mhz: 1395\n",
+				    NULL),
+			 0);
+	assert_int_equal(load_power("  power_limit_w: 100\n  power_idle_w: 125\n  power_flop_pj: 1.4\n"
+				    "  power_byte_pj: 20\n  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n",
+				    "must exceed power_idle_w"),
+			 12);
+	assert_int_equal(load_power("  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n"
+				    "  power_byte_pj: 20\n  power_tau_ms: 0\n  power_min_sm_clock_mhz: 1395\n",
+				    "power_tau_ms must be positive"),
+			 16);
+	assert_int_equal(load_power("  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n"
+				    "  power_byte_pj: 20\n  power_tau_ms: 10\n  power_min_sm_clock_mhz: 2000\n",
+				    "power_min_sm_clock_mhz must be positive"),
+			 17);
+	assert_int_equal(load_power("  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: -1\n"
+				    "  power_byte_pj: 20\n  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n",
+				    "must not be negative"),
+			 14);
+	assert_int_equal(load_power("  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 0\n"
+				    "  power_byte_pj: 0\n  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n",
+				    "must not both be 0"),
+			 12);
+	/* the regime without the model: refused */
+	struct hw none;
+	struct err e;
+	char y[2048];
+	snprintf(y, sizeof y, "%s%s", dev_head, dev_tail);
+	assert_int_equal(hw_load_yaml(&none, "x.yaml", y, strlen(y), &e), 0);
+	char why[200];
+	struct hw_clock_sel power = {.regime = HW_CLOCK_POWER};
+	assert_true(hw_clock_sel_check(&none, &power, why, sizeof why) < 0);
+	assert_non_null(strstr(why, "power-limit model"));
+	assert_int_equal(hw_clock_sel_check(&h200, &power, why, sizeof why), 0);
+	assert_int_equal(hw_clock_sel_parse("power", &power, why, sizeof why), 0);
+	assert_int_equal(power.regime, HW_CLOCK_POWER);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_idle_gap_never_slower),
+		cmocka_unit_test(test_step),
+		cmocka_unit_test(test_longer_never_faster),
+		cmocka_unit_test(test_preset_keys),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
