@@ -70,9 +70,14 @@ double sim_fp4_chunks(const struct hw *hw, const struct op *op)
 	double g = op->groups_touched, mean = (double)op->m / g;
 	if (mean <= (double)hw->grouped_fp4_gemv_rows)
 		return 0;
-	double chunk = (double)(mean <= (double)hw->grouped_fp4_small_chunk_rows ? hw->grouped_fp4_small_chunk_rows
-										 : hw->grouped_fp4_chunk_rows);
-	return g * sim_expected_chunks(mean, op->expert_cv, chunk);
+	const double small = (double)hw->grouped_fp4_small_chunk_rows;
+	if (mean <= small || small < 1)
+		return g * sim_expected_chunks(mean, op->expert_cv, small >= 1 ? small : (double)hw->grouped_fp4_chunk_rows);
+	/* past the small chunks' threshold the kernel takes longer chunks, fewer of them: never fewer
+	 * an expert than at the threshold (more rows are never faster: the class below's last count,
+	 * as class_boundary_below does for the tables) */
+	return g * fmax(sim_expected_chunks(mean, op->expert_cv, (double)hw->grouped_fp4_chunk_rows),
+			sim_expected_chunks(small, op->expert_cv, small));
 }
 
 /* Each chunk's MMAs pad its rows to 16: half of that a chunk on average. */

@@ -353,13 +353,19 @@ static void test_expert_chunks(void **state)
 	ch.grouped_fp4_gemv_rows = 16;
 	assert_true(fp4_grouped_time(&ch, 4096, 0.5, DT_MXFP4) == fp4_grouped_time(&h200, 4096, 0.5, DT_MXFP4));
 	assert_true(fp4_grouped_time(&ch, 65536, 0.2, DT_MXFP4) > fp4_grouped_time(&h200, 65536, 0.2, DT_MXFP4));
-	double last = 0;
-	for (int64_t rows = 16; rows <= 4194304; rows *= 2) {
-		double t = fp4_grouped_time(&ch, rows, 0.3, DT_MXFP4);
-		if (!(t >= last))
-			fail_msg("%lld rows: %.6g s after %.6g at fewer", (long long)rows, t, last);
-		last = t;
+	/* more rows never faster: across the gemv's and the small chunks' thresholds too (896
+	 * experts: 16 and 128 rows an expert at 14336 and 114688 rows) */
+	ch.grouped_fp4_gemv_rows = 16;
+	for (double cv = 0; cv <= 0.6; cv += 0.3) {
+		double last = 0;
+		for (int64_t rows = 16; rows <= 4194304; rows += rows / 64 + 1) {
+			double t = fp4_grouped_time(&ch, rows, cv, DT_MXFP4);
+			if (!(t >= last * (1 - 1e-12)))
+				fail_msg("%lld rows, cv %.1f: %.6g s after %.6g at fewer", (long long)rows, cv, t, last);
+			last = t;
+		}
 	}
+	ch.grouped_fp4_gemv_rows = 0;
 	const char *const *names = hw_preset_names();
 	for (int i = 0; names[i]; i++) {
 		struct hw p;
