@@ -317,6 +317,7 @@ static int validate(const struct calib_inputs *ins, const char *hw_name, const c
 	    .match = first.kernels || first.memcpys || first.memsets ? &first : NULL,
 	    .v = &v,
 	    .top = top,
+	    .power_clock = power,
 	};
 	if (dir) {
 		const char *paths[CALIB_SOURCES_MAX];

@@ -209,7 +209,17 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 		             &v->cls[c].noise);
 	md_class_row(f, "all", v->all.n, &v->all, &v->held_out, &v->noise);
 	fputc('\n', f);
-	if (v->clock_mode == CALIB_CLOCK_MEASURED) {
+	if (v->clock_mode == CALIB_CLOCK_MEASURED && in->power_clock) {
+		fprintf(f, "## Clocks\n\nPredicted at the SM clock the preset's power-limit model gives each op "
+		           "(sim/power.h: each capture's ops walked in time order from an idle GPU; no reading "
+		           "used), not at the boost clock (%.0f MHz). Per class the mean clock, weighted by "
+		           "measured time.\n\n",
+		        v->boost_hz / 1e6);
+		fprintf(f, "| class | clock MHz |\n| --- | ---: |\n");
+		for (int c = 0; c < v->n_cls; c++)
+			fprintf(f, "| %s | %.0f |\n", v->cls[c].label, v->cls[c].clock_hz / 1e6);
+		fprintf(f, "| all | %.0f |\n\n", v->clock_hz_all / 1e6);
+	} else if (v->clock_mode == CALIB_CLOCK_MEASURED) {
 		fprintf(f, "## Clocks\n\nPredicted at the SM clock each capture recorded around the op's samples "
 		           "(K3SIM_GPU_METRICS: the median of the readings inside a sample's span, else the "
 		           "nearest; the median over the samples), not at the boost clock (%.0f MHz): an input "
@@ -435,7 +445,7 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 	j_runs(f, pts);
 	j_xval(f, in->xval);
 	if (v->clock_mode == CALIB_CLOCK_MEASURED) {
-		fprintf(f, ",\n  \"clock\": \"measured\", \"clock_mhz\": ");
+		fprintf(f, ",\n  \"clock\": \"%s\", \"clock_mhz\": ", in->power_clock ? "power" : "measured");
 		util_json_double(f, v->clock_hz_all / 1e6);
 		fprintf(f, ", \"boost_mhz\": ");
 		util_json_double(f, v->boost_hz / 1e6);
@@ -492,7 +502,8 @@ int calib_report_json(FILE *f, const struct calib_report_in *in, struct err *e)
 		if (v->clock_mode == CALIB_CLOCK_MEASURED) {
 			fprintf(f, ", \"clock_mhz\": ");
 			util_json_double(f, v->clock_hz[i] / 1e6);
-			fprintf(f, ", \"measured_clock\": %s", pts->p[i].sm_clock_hz > 0 ? "true" : "false");
+			if (!in->power_clock)
+				fprintf(f, ", \"measured_clock\": %s", pts->p[i].sm_clock_hz > 0 ? "true" : "false");
 		}
 		if (pts->p[i].runs > 1) {
 			fprintf(f, ", \"run_min_s\": ");

@@ -5,6 +5,7 @@
  * the cross-validation, calib/match.h: what was left unmatched) as Markdown, JSON and gnuplot
  * charts. Writers return 0 or a negative error (the stream's, as -EIO); they print nothing else. */
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "calib/match.h"
@@ -21,6 +22,8 @@ struct calib_report_in {
 	const char *scatter_img, *error_img; /* file names relative to the report, or NULL */
 	const char *plot_note;               /* why there are no plots, or NULL */
 	int top;                             /* worst offenders per class */
+	bool power_clock; /* the clocks (v->clock_mode CALIB_CLOCK_MEASURED) are the preset's power-limit
+			   * model's (`trace validate --clock power`, sim/power.h), not readings */
 };
 
 /* Markdown and JSON reports; the same numbers, rounded the same way (%.2f for percentages). */

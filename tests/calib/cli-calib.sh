@@ -27,6 +27,12 @@ grep -q "takes boost, measured or power" "$T/err" || fail "validate bad --clock:
 # the power regime: each op at the power-limit model's clock over the capture (no readings needed)
 "$K3SIM" trace validate "$T/t.db" --hw h200 --clock power > "$T/out" 2> "$T/err" || fail "validate --clock power"
 grep -q "clock MHz" "$T/out" || fail "validate --clock power: no clock column"
+"$K3SIM" trace validate "$T/t.db" --hw h200 --clock power -o "$T/repp" > /dev/null 2> "$T/err" ||
+	fail "validate --clock power -o"
+grep -q "power-limit model gives each op" "$T/repp/validate.md" || fail "validate --clock power: clocks called readings"
+"$K3SIM" trace validate "$T/t.db" --hw h200 --clock power --json > "$T/out" 2> "$T/err" || fail "validate --clock power --json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['clock'] == 'power', d['clock']" "$T/out" ||
+	fail "validate --clock power --json: clock"
 grep -q "no SM clock readings" "$T/err" && fail "validate --clock power: asked for readings"
 "$K3SIM" trace validate "$T/t.db" --hw h200-datasheet --clock power > /dev/null 2> "$T/err" &&
 	fail "validate --clock power with a preset without the power model"
