@@ -209,31 +209,29 @@ int calib_report_markdown(FILE *f, const struct calib_report_in *in, struct err 
 		             &v->cls[c].noise);
 	md_class_row(f, "all", v->all.n, &v->all, &v->held_out, &v->noise);
 	fputc('\n', f);
-	if (v->clock_mode == CALIB_CLOCK_MEASURED && in->power_clock) {
-		fprintf(f, "## Clocks\n\nPredicted at the SM clock the preset's power-limit model gives each op "
-		           "(sim/power.h: each capture's ops walked in time order from an idle GPU; no reading "
-		           "used), not at the boost clock (%.0f MHz). Per class the mean clock, weighted by "
-		           "measured time.\n\n",
-		        v->boost_hz / 1e6);
+	if (v->clock_mode == CALIB_CLOCK_MEASURED) {
+		if (in->power_clock)
+			fprintf(f, "## Clocks\n\nPredicted at the SM clock the preset's power-limit model gives each "
+			           "op (sim/power.h: each capture's ops walked in time order from an idle GPU; no "
+			           "reading used), not at the boost clock (%.0f MHz). Per class the mean clock, "
+			           "weighted by measured time.\n\n",
+			        v->boost_hz / 1e6);
+		else
+			fprintf(f, "## Clocks\n\nPredicted at the SM clock each capture recorded around the op's "
+			           "samples (K3SIM_GPU_METRICS: the median of the readings inside a sample's span, "
+			           "else the nearest; the median over the samples), not at the boost clock (%.0f "
+			           "MHz): an input the prediction takes. Per class the mean clock, weighted by "
+			           "measured time.\n\n",
+			        v->boost_hz / 1e6);
 		fprintf(f, "| class | clock MHz |\n| --- | ---: |\n");
 		for (int c = 0; c < v->n_cls; c++)
 			fprintf(f, "| %s | %.0f |\n", v->cls[c].label, v->cls[c].clock_hz / 1e6);
 		fprintf(f, "| all | %.0f |\n\n", v->clock_hz_all / 1e6);
-	} else if (v->clock_mode == CALIB_CLOCK_MEASURED) {
-		fprintf(f, "## Clocks\n\nPredicted at the SM clock each capture recorded around the op's samples "
-		           "(K3SIM_GPU_METRICS: the median of the readings inside a sample's span, else the "
-		           "nearest; the median over the samples), not at the boost clock (%.0f MHz): an input "
-		           "the prediction takes. Per class the mean clock, weighted by measured time.\n\n",
-		        v->boost_hz / 1e6);
-		fprintf(f, "| class | clock MHz |\n| --- | ---: |\n");
-		for (int c = 0; c < v->n_cls; c++)
-			fprintf(f, "| %s | %.0f |\n", v->cls[c].label, v->cls[c].clock_hz / 1e6);
-		fprintf(f, "| all | %.0f |\n\n", v->clock_hz_all / 1e6);
-		if (v->without_clock)
+		if (v->without_clock && !in->power_clock)
 			fprintf(f, "%d point%s had no clock reading (a CSV, or a trace without K3SIM_GPU_METRICS): "
 			           "predicted at their regime's clock.\n\n",
 			        v->without_clock, v->without_clock == 1 ? "" : "s");
-		if (v->above_boost)
+		if (v->above_boost && !in->power_clock)
 			fprintf(f, "%d point%s read above the preset's boost clock: predicted at the boost clock.\n\n",
 			        v->above_boost, v->above_boost == 1 ? "" : "s");
 	}
