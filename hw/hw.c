@@ -508,6 +508,7 @@ static const struct hw_key kernel_keys[] = {
 	KEY("kda_chunk_step_cycles", HK_F64, kda_chunk_step_cycles, 1, 1, 1, 6, true, HK_ALWAYS),
 	KEY("kda_step_row_cycles", HK_F64, kda_step_row_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
 	KEY("kda_intra_cycles_per_token_head", HK_F64, kda_intra_cycles_per_token_head, 1, 1, 1, 6, false, HK_ALWAYS),
+	KEY("kda_fixed_cycles", HK_F64, kda_fixed_cycles, 1, 1, 1, 6, false, HK_NONZERO),
 	KEY("kda_verify_lin_cycles", HK_F64, kda_verify_lin_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
 	KEY("kda_verify_quad_cycles", HK_F64, kda_verify_quad_cycles, 1, 1, 1, 6, false, HK_ALWAYS),
 	KEY("kda_max_v_split", HK_I64, kda_max_v_split, 1, 1, 1, 0, false, HK_ALWAYS),

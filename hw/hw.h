@@ -209,6 +209,10 @@ struct hw {
 	 * sequences x heads leave SMs idle). */
 	double kda_intra_cycles_per_token_head;
 	double kda_step_row_cycles;
+	/* Optional (0 = none), fitted: the pair's fixed cycles beside its launches (each kernel's
+	 * set-up and last chunk, the recurrent kernel's first wait), which shapes of 1K tokens show
+	 * (~15 us of 75 at H = 12) and a per-token cost cannot carry without overcharging 16K. */
+	double kda_fixed_cycles;
 	/* KDA verify + replay (t > 1 tokens per request), fitted: each (request, head) costs
 	 * t x (lin + quad x t) cycles on one SM (the drafts' closed form grows with t, the replay is
 	 * sequential); the items spread over the SMs, and one item's chain is a latency floor. */

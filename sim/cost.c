@@ -489,6 +489,7 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		double rec_s = fmax(chain_s, k2), pair_s = k1 + rec_s;
 		if (hw_kda_overlaps(hw, op->b, op->h, op->t))
 			pair_s = kda_overlapped_s(hw, k1, rec_s, pairs * split, (double)op->serial_steps);
+		pair_s += hw->kda_fixed_cycles / r->clock_hz;
 		c.compute_s = hw_curve_time_s(&hw->eff_gemm, op->flops, rate);
 		c.memory_s = memory_s(hw, r, hbm + l2, 0);
 		c.latency_s = 2 * launch + chain_s;

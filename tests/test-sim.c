@@ -256,6 +256,16 @@ static void test_kda_overlap(void **state)
 		assert_true(kda_time(&ov, shapes[i][0], shapes[i][1], shapes[i][2], &a) ==
 			    kda_time(&h200, shapes[i][0], shapes[i][1], shapes[i][2], &b));
 	}
+	/* the pair's fixed cycles (hw.h kda_fixed_cycles): that many cycles more, serial or
+	 * overlapped, at any clock */
+	struct hw fx = ov;
+	fx.kda_fixed_cycles = 40000;
+	for (int t = 1024; t <= 16384; t *= 4) {
+		struct op_cost a, b;
+		double d = kda_time(&fx, 1, t, 96, &a) - kda_time(&ov, 1, t, 96, &b);
+		if (fabs(d - 40000 / h200.sm_clock_hz) > 1e-12)
+			fail_msg("t=%d: the fixed cycles added %.6g s", t, d);
+	}
 	/* a preset with a share above 1, or a rule without its bounds, does not load */
 	struct hw bad;
 	struct err e = {0};

@@ -392,6 +392,7 @@ static void test_recovers_kda_overlap(void **state)
 	b2.kda_overlap_min_tokens = t2.kda_overlap_min_tokens = 4096;
 	t2.kda_chunk_step_cycles = truth.kda_chunk_step_cycles;
 	t2.kda_overlap_rec_share = 0.45;
+	t2.kda_fixed_cycles = 30000;
 	struct calib_points pts;
 	calib_points_init(&pts);
 	n_specs = 0;
@@ -405,11 +406,13 @@ static void test_recovers_kda_overlap(void **state)
 	assert_int_equal(calib_fit(&pts, &b2, &o, &fit, &rep, &e), 0);
 	assert_true(rep.kda_chunk.fitted);
 	assert_true(fabs(fit.kda_overlap_rec_share / 0.45 - 1) < 0.05);
+	assert_true(fabs(fit.kda_fixed_cycles / 30000 - 1) < 0.05);
 	assert_int_equal(fit.kda_overlap_min_tokens, 4096);
 	preset_round_trip(&fit, &pts, &rep, &back);
 	assert_int_equal(back.kda_overlap_max_seqs, 1);
 	assert_int_equal(back.kda_overlap_min_heads, 96);
 	assert_true(fabs(back.kda_overlap_rec_share / fit.kda_overlap_rec_share - 1) < 1e-5);
+	assert_true(fabs(back.kda_fixed_cycles / fit.kda_fixed_cycles - 1) < 1e-5);
 	/* without the rule in the base the share is not fitted (and not written) */
 	assert_int_equal(calib_fit(&pts, &base, &o, &fit, &rep, &e), 0);
 	assert_true(fit.kda_overlap_rec_share == 0 && fit.kda_overlap_max_seqs == 0);
@@ -525,6 +528,7 @@ static void test_presets_write_back(void **state)
 		SAME_D(gemm_store_bytes_per_sm_cycle, 9);
 		SAME_D(kda_chunk_step_cycles, 6);
 		SAME_D(kda_step_row_cycles, 6);
+		SAME_D(kda_fixed_cycles, 6);
 		SAME_I(kda_max_v_split);
 		SAME_I(kda_overlap_max_seqs);
 		SAME_I(kda_overlap_min_heads);
