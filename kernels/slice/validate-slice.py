@@ -558,10 +558,11 @@ def main():
     # 2. Per op class: the slice's ops under both presets.
     presets = [("h200", "h200"), ("k3-kernels", preset)]
     measured = a.clock == "measured"
-    if measured:
+    if measured or a.clock == "power":
         # the same fit with each bench point first scaled to the boost clock from the clock the
         # bench's capture recorded around it (k3sim calibrate --clock measured): the bench ran
-        # power-capped too, so a fit taken as boost already holds the bench's clock
+        # power-capped too, so a fit taken as boost already holds the bench's clock (and a clock
+        # regime, measured or the power model's, would count that cap twice)
         preset_clk = os.path.join(work, "k3-kernels-clk-h200.yaml")
         run([a.k3sim, "calibrate", bench_db] + extra_dbs + kda_csvs + ["--hw", base_hw, "-o", preset_clk, "--name",
              "k3-kernels-clk-h200", "-f", "--json", "--clock", "measured"])
@@ -663,8 +664,9 @@ def main():
     else:
         w("## Steps: predicted (k3sim run %s, --clock %s) vs measured (CUDA events)" % (a.scenario, a.clock))
         w("")
-        w("| step | launch | measured | sum of its op ranges | h200 preset | error | k3-kernels preset | error |")
-        w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        w("| step | launch | measured | sum of its op ranges | %s |" % " | ".join(
+            "%s preset | error" % pn for pn, _ in presets))
+        w("| --- | --- | ---: | ---: |%s" % (" ---: | ---: |" * len(presets)))
     for st in steps:
         key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
         name = ("prefill T=%d" % st["tokens"]) if st["phase"] == "prefill" else (
@@ -773,13 +775,13 @@ def main():
             w("| %s | %d | %.2f ms | %s |" % (cl, npts, meas * 1e3, " | ".join(cells)))
     m = val["h200"]["match"]
     w("")
-    if measured:
+    if measured or a.clock == "power":
         w("")
         w("Presets: **k3-kernels** is fitted on the bench capture as if it ran at the boost clock (as every "
           "report before); **k3-kernels-clk** is the same fit with each bench point first scaled to the boost "
           "clock from the SM clock the bench's capture recorded around it (`k3sim calibrate --clock "
-          "measured`), so that predicting at the slice's clock does not count the bench's own power cap "
-          "twice.")
+          "measured`), so that predicting at %s does not count the bench's own power cap "
+          "twice." % ("the slice's clock" if measured else "the power model's clocks"))
         w("")
     w("Matched: %d kernels in %d `k3sim op` ranges (%d distinct ops); %d kernels ran outside them "
       "(warm-up steps, the CUDA-graph replays of decode, whose kernels carry no per-op range, and "
