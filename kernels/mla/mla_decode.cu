@@ -2088,10 +2088,12 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		}
 		k3_mbar_arrive(&sempty[it % NST]); /* this thread is done with tile it's stage */
 	};
-	/* PIPE (K3_MLA_FP8S_ORDER=pipe): the softmax slice of tile it + 1 beside PV of tile it, one
-	 * stretch of code without a branch between them, so that its max and exp2 chains overlap
-	 * the MMAs; after the last tile the slice reads the unused parts buffer (the last tile's
-	 * parts again) and nothing takes what it computes. */
+	/* PIPE (K3_MLA_FP8S_ORDER=ahead): after the hand-off of tile it, the softmax slice and P out
+	 * of tile it + 1 and the parts of tile it + 2, then PV of tile it: twice the work between a
+	 * warp's arrive at a hand-off (parts, P) and its wait there, against one stage less ahead of
+	 * its first use (stages it, it + 1, it + 2 held while tile it + 3 is copied). Every buffer's
+	 * reuse waits as in the tile order: P out(it + 1) waits P free(it); the parts of it + 2 go
+	 * where parts(it) were, read in slice(it) before every thread's P free(it). */
 	if (PIPE) {
 		slice(0);
 		p_out(0);
@@ -2108,11 +2110,11 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 			p_out(it);
 		}
 		p_in(it);
-		if (PIPE)
+		if (PIPE && it + 1 < n_it) {
 			slice(it + 1);
-		pv(it);
-		if (PIPE && it + 1 < n_it)
 			p_out(it + 1);
+		}
+		pv(it);
 	}
 
 	if (tid == 0)
@@ -2368,13 +2370,14 @@ bool fp8s_frame_option()
 }
 
 /* mla_fp8s_kernel's tile order (read at every call; early order, general frames, cvt conversions):
- * K3_MLA_FP8S_ORDER=pipe the softmax slice of tile it + 1 beside PV of tile it (PIPE), =tile
- * each tile's slice before its PV; unset: FP8S_PIPE_DEFAULT. */
+ * K3_MLA_FP8S_ORDER=ahead the softmax slice and P out of tile it + 1 and the parts of tile it + 2
+ * before PV of tile it (PIPE), =tile each tile's slice and P out before its PV; unset:
+ * FP8S_PIPE_DEFAULT. */
 constexpr bool FP8S_PIPE_DEFAULT = false;
 bool fp8s_pipe_option()
 {
 	const char *c = getenv("K3_MLA_FP8S_ORDER");
-	if (c && !strcmp(c, "pipe"))
+	if (c && !strcmp(c, "ahead"))
 		return true;
 	if (c && !strcmp(c, "tile"))
 		return false;

@@ -322,8 +322,8 @@ static void test_fp8_cluster_splits(void **unused)
  * splits, 66 clusters of 4 on an H200 that holds 62), and the kernel as GPU-tested before the
  * early order (K3_MLA_FP8S_HANDOFF=late: warp 0 refills the stages, no producer warp), and splits
  * of unequal sizes (K3_MLA_FP8S_SKEW=300: the splits placed first 1.3 times the tiles, where no
- * cluster merges them: the 66 requests), and the softmax slice of each next tile beside PV
- * (K3_MLA_FP8S_ORDER=pipe). Skipped where the caller set any of these. */
+ * cluster merges them: the 66 requests), and the next tile's softmax slice and P before PV
+ * (K3_MLA_FP8S_ORDER=ahead). Skipped where the caller set any of these. */
 static void test_fp8_split_options(void **unused)
 {
 	(void)unused;
@@ -341,7 +341,7 @@ static void test_fp8_split_options(void **unused)
 		{ "K3_MLA_FP8S_COMBINE", "cluster" },
 		{ "K3_MLA_FP8S_HANDOFF", "late" },
 		{ "K3_MLA_FP8S_SKEW", "300" },
-		{ "K3_MLA_FP8S_ORDER", "pipe" },
+		{ "K3_MLA_FP8S_ORDER", "ahead" },
 	};
 	for (int v = 0; v < 6; v++)
 		if (getenv(set[v][0]))
