@@ -10,7 +10,8 @@
 #     overlap_prev, ab4 default again (ORDER=tile), in one process (single launches after a cold
 #     L2, graph steady, back to back beside a copy of the same bytes);
 #  3. memcheck + racecheck of fp8_tile_edges with ahead; the same bench again; then H 16, B 64 /
-#     128 at 8K-64K, default and ahead (single launches), if time is left.
+#     128 at 8K-64K, default and ahead (single launches); the default grid with ahead beside (BF16,
+#     t 2 and 4 too) in the time left.
 # From the repository root:  PACK=.gpu/i27c bash .gpu/i27c/k3-2026-12-02zc-2.sh
 set -u
 PACK=${PACK:-.gpu/i27c}
@@ -47,6 +48,9 @@ AB="K3_MLA_FP8S_ORDER=ahead;K3_BENCH_MLA_OVERLAP=1;K3_MLA_FP8S_ORDER=ahead K3_BE
     K3_BENCH_MLA_AB="$AB" K3_BENCH_MLA_BATCHES=4 "$B/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-2.csv" >> "$OUT/bench.txt"
   run "k3-bench 3: H 16, B 64 / 128, 8K-64K" 16 K3_BENCH_MLA_AB="K3_MLA_FP8S_ORDER=ahead" \
     K3_BENCH_MLA_BATCHES=3 "$B/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-3.csv" >> "$OUT/bench.txt"
+  l=$(( $(left) - 3 ))
+  run "k3-bench 4: the default grid (BF16 and FP8, t 1, 2, 4), ab ahead" $l K3_BENCH_MLA_AB="K3_MLA_FP8S_ORDER=ahead" \
+    "$B/k3-bench" --only mla_decode --reps 10 -o "$OUT/bench-grid.csv" > "$OUT/bench-grid.txt"
 } > "$OUT/log.txt" 2>&1
 kill "$SMI_PID" 2>/dev/null
 xz -T0 -3 -f "$OUT/smi.csv" 2>/dev/null
