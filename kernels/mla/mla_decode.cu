@@ -1629,11 +1629,10 @@ __device__ __forceinline__ void fp8s_dep_wait()
  * t = 2 (23-24 %); 703 instructions a warp a tile at 4.07 cycles each (H 16, B 128, 8K), from
  * 916 at 5.21 with one copy a token (call 1). K3_MLA_FP8S_COPY=token: 50-52 %; =eager rescale:
  * the same as lazy within noise. */
-template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false, int DIAG = 0, bool PIPE = false>
+template <bool KINT, bool VINT, bool SPARSE, bool EARLY = true, bool FRAME = false, int DIAG = 0>
 __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r::CTAS_PER_SM)
 	mla_fp8s_kernel(const params p)
 {
-	static_assert(!PIPE || (EARLY && !FRAME && DIAG == 0), "the pipelined order: early, general frames");
 	using namespace fp8r;
 	extern __shared__ __align__(128) unsigned char smem[];
 	unsigned char *st = smem + OFF_ST;
@@ -1865,21 +1864,25 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 	qk_tile(st, red);
 	k3_mbar_arrive(&pfull[0]);
 
-	/* One tile's softmax slice (x: this lane's P in the frame mw, s: their sums), from slice() to
-	 * p_in(); its P fragments pa and the O rescale r, from p_in() to pv(). */
-	float x[4], s0 = 0.0f, s1 = 0.0f, mw0 = 0.0f, mw1 = 0.0f, r0 = 1.0f, r1 = 1.0f;
-	uint32_t pa[2][4];
-	/* Softmax slice of tile it: n-tile w of S (the 4 parts summed in mla_fp8p_kernel's order). */
-	auto slice = [&](int it) {
+#pragma unroll 1
+	for (int it = 0; it < n_it; it++) {
+		if (DIAG == 1) { /* K3_MLA_FP8S_DIAG=mem: the stages pass through untouched */
+			k3_mbar_wait(&bar[it % NST], (uint32_t)((it / NST) & 1));
+			k3_mbar_arrive(&sempty[it % NST]);
+			continue;
+		}
 		k3_mbar_wait(&pfull[it & 1], (uint32_t)((it >> 1) & 1)); /* every warp's parts of tile it */
+		const unsigned char *raw = st + (size_t)(it % NST) * STAGE_BYTES;
 		const float4 *rr = red + (it & 1) * RED_F4;
+
+		/* Softmax slice: n-tile w of S (the 4 parts summed in mla_fp8p_kernel's order). */
 		float4 a = rr[w * 32 + lane];
 #pragma unroll
 		for (int ww = 1; ww < WARPS; ww++) {
 			const float4 v = rr[(ww * 4 + w) * 32 + lane];
 			a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
 		}
-		x[0] = a.x * sl0, x[1] = a.y * sl0, x[2] = a.z * sl1, x[3] = a.w * sl1;
+		float x[4] = { a.x * sl0, a.y * sl0, a.z * sl1, a.w * sl1 };
 		const int ebase = (tile0 + it) * TILE;
 		if (SPARSE || ebase + TILE > end_all) { /* dense: only the tiles at the causal end */
 #pragma unroll
@@ -1892,29 +1895,12 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		/* The frame moves only when the group's max passes the running max by more than tau
 		 * (lazy rescale: P <= 2^tau; tau 0: every new max, as mla_fp8p_kernel). */
 		const float lm0 = k3_group_max<4>(fmaxf(x[0], x[1])), lm1 = k3_group_max<4>(fmaxf(x[2], x[3]));
-		mw0 = lm0 > m0 + p.fp8s_tau ? lm0 : m0, mw1 = lm1 > m1 + p.fp8s_tau ? lm1 : m1;
+		const float mw0 = lm0 > m0 + p.fp8s_tau ? lm0 : m0, mw1 = lm1 > m1 + p.fp8s_tau ? lm1 : m1;
 		const float mwu0 = mw0 == -INFINITY ? 0.0f : mw0, mwu1 = mw1 == -INFINITY ? 0.0f : mw1;
 #pragma unroll
 		for (int e = 0; e < 4; e++)
 			x[e] = k3_exp2_ftz(x[e] - (e < 2 ? mwu0 : mwu1));
-		s0 = x[0] + x[1], s1 = x[2] + x[3]; /* this lane's, in the frame mw */
-	};
-	/* The parts of tile it + 1 (the last tile recomputes its own into the unused buffer). */
-	auto next_parts = [&](int it) {
-		const int nx = it + 1 < n_it ? it + 1 : it;
-		if (it + 1 < n_it && (DIAG != 2 || nx < NST)) /* DIAG 2: the first stages only */
-			k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
-		qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
-		k3_mbar_arrive(&pfull[(it + 1) & 1]);
-		if (SPARSE) {
-			pc0 = entry_pos((tile0 + nx) * TILE + tok0);
-			pc1 = entry_pos((tile0 + nx) * TILE + tok1);
-		}
-	};
-	/* P x scale and the frames of tile it out, the hand-off's arrive; EARLY: then the parts of
-	 * tile it + 1, before the hand-off's wait, which they cover (they need nothing of P). */
-	auto p_out = [&](int it) {
-		const unsigned char *raw = st + (size_t)(it % NST) * STAGE_BYTES;
+		const float s0 = x[0] + x[1], s1 = x[2] + x[3]; /* this lane's, in the frame mw */
 		{
 			const float4 c0 = *reinterpret_cast<const float4 *>(raw + tok0 * FP8B + MLA_FP8_SCALE_OFFSET);
 			const float4 c1 = *reinterpret_cast<const float4 *>(raw + tok1 * FP8B + MLA_FP8_SCALE_OFFSET);
@@ -1930,12 +1916,21 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 			reinterpret_cast<float *>(mwb + g + 8)[w] = mw1;
 		}
 		k3_mbar_arrive(pxb);
+		/* The parts of tile it + 1 (the last iteration recomputes its own into the unused buffer).
+		 * EARLY: before the hand-off's wait, which they cover (they need nothing of P). */
+		const int nx = it + 1 < n_it ? it + 1 : it;
+		auto next_parts = [&]() {
+			if (it + 1 < n_it && (DIAG != 2 || nx < NST)) /* DIAG 2: the first stages only */
+				k3_mbar_wait(&bar[nx % NST], (uint32_t)((nx / NST) & 1));
+			qk_tile(st + (size_t)(nx % NST) * STAGE_BYTES, red + ((it + 1) & 1) * RED_F4);
+			k3_mbar_arrive(&pfull[(it + 1) & 1]);
+			if (SPARSE) {
+				pc0 = entry_pos((tile0 + nx) * TILE + tok0);
+				pc1 = entry_pos((tile0 + nx) * TILE + tok1);
+			}
+		};
 		if (EARLY)
-			next_parts(it);
-	};
-	/* The hand-off's wait; PV warp w: the frames, then P x scale(., w) of all 32 tokens in the
-	 * frame M, the unit and the O rescale. */
-	auto p_in = [&](int it) {
+			next_parts();
 		k3_mbar_wait(pxb, (uint32_t)(it & 1));
 		/* Late order: every thread is past tile it - 1, warp 0 refills its stage with tile
 		 * it - 1 + NST (early order: the producer warp). */
@@ -1947,6 +1942,9 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 				source_pos(nt + 1, next_pos, next_page);
 		}
 
+		/* PV warp w: the frames, then P x scale(., w) of all 32 tokens in the frame M. */
+		float r0, r1;
+		uint32_t pa[2][4];
 		const float4 wa = mwb[g], wb = mwb[g + 8];
 		/* K3_MLA_FP8S_FRAME=steady (FRAME): where every softmax warp kept the running max of both
 		 * rows of every lane (the lazy rescale's usual case once the max settles), M = m,
@@ -2046,14 +2044,12 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 		}
 
 		if (!EARLY)
-			next_parts(it);
+			next_parts();
+
 		if (__any_sync(0xffffffffu, r0 != 1.0f || r1 != 1.0f)) /* mostly not, once the max settles */
 #pragma unroll
 			for (int n = 0; n < 16; n++)
 				o[n][0] *= r0, o[n][1] *= r0, o[n][2] *= r1, o[n][3] *= r1;
-	};
-	auto pv = [&](int it) {
-		const unsigned char *raw = st + (size_t)(it % NST) * STAGE_BYTES;
 		/* O[:, tile w] += P V (fragment maps as in mla_fp8r_kernel). */
 #pragma unroll
 		for (int k = 0; k < 2; k++) {
@@ -2087,34 +2083,6 @@ __global__ void __launch_bounds__(EARLY ? fp8r::THREADS_S : fp8r::THREADS, fp8r:
 			}
 		}
 		k3_mbar_arrive(&sempty[it % NST]); /* this thread is done with tile it's stage */
-	};
-	/* PIPE (K3_MLA_FP8S_ORDER=ahead): after the hand-off of tile it, the softmax slice and P out
-	 * of tile it + 1 and the parts of tile it + 2, then PV of tile it: twice the work between a
-	 * warp's arrive at a hand-off (parts, P) and its wait there, against one stage less ahead of
-	 * its first use (stages it, it + 1, it + 2 held while tile it + 3 is copied). Every buffer's
-	 * reuse waits as in the tile order: P out(it + 1) waits P free(it); the parts of it + 2 go
-	 * where parts(it) were, read in slice(it) before every thread's P free(it). */
-	if (PIPE) {
-		slice(0);
-		p_out(0);
-	}
-#pragma unroll 1
-	for (int it = 0; it < n_it; it++) {
-		if (DIAG == 1) { /* K3_MLA_FP8S_DIAG=mem: the stages pass through untouched */
-			k3_mbar_wait(&bar[it % NST], (uint32_t)((it / NST) & 1));
-			k3_mbar_arrive(&sempty[it % NST]);
-			continue;
-		}
-		if (!PIPE) {
-			slice(it);
-			p_out(it);
-		}
-		p_in(it);
-		if (PIPE && it + 1 < n_it) {
-			slice(it + 1);
-			p_out(it + 1);
-		}
-		pv(it);
 	}
 
 	if (tid == 0)
@@ -2369,21 +2337,6 @@ bool fp8s_frame_option()
 	return FP8S_FRAME_DEFAULT;
 }
 
-/* mla_fp8s_kernel's tile order (read at every call; early order, general frames, cvt conversions):
- * K3_MLA_FP8S_ORDER=ahead the softmax slice and P out of tile it + 1 and the parts of tile it + 2
- * before PV of tile it (PIPE), =tile each tile's slice and P out before its PV; unset:
- * FP8S_PIPE_DEFAULT. */
-constexpr bool FP8S_PIPE_DEFAULT = false;
-bool fp8s_pipe_option()
-{
-	const char *c = getenv("K3_MLA_FP8S_ORDER");
-	if (c && !strcmp(c, "ahead"))
-		return true;
-	if (c && !strcmp(c, "tile"))
-		return false;
-	return FP8S_PIPE_DEFAULT;
-}
-
 /* Measurement only (read at every call; mla_fp8s_kernel's DIAG, dense, cvt, early order):
  * K3_MLA_FP8S_DIAG=mem (1) the compute warps only wait for each stage and release it (the copy
  * pipeline alone), =compute (2) no copies past the first stages, whose data every tile reuses
@@ -2588,13 +2541,9 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 	const bool frame = !KINT && !VINT && early && fp8s_frame_option();
 	auto kern = mla_fp8s_kernel<KINT, VINT, false, true>;
 	const int diag = fp8s_diag_option();
-	const bool pipe = !KINT && !VINT && early && !frame && !diag && fp8s_pipe_option();
 	if (diag && !KINT && !VINT && early && !frame && !p.indices)
 		kern = diag == 1 ? mla_fp8s_kernel<false, false, false, true, false, 1>
 				 : mla_fp8s_kernel<false, false, false, true, false, 2>;
-	else if (pipe)
-		kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true, true, false, 0, !KINT && !VINT>
-				 : mla_fp8s_kernel<KINT, VINT, false, true, false, 0, !KINT && !VINT>;
 	else if (frame)
 		kern = p.indices ? mla_fp8s_kernel<KINT, VINT, true, true, !KINT && !VINT>
 				 : mla_fp8s_kernel<KINT, VINT, false, true, !KINT && !VINT>;
@@ -2603,10 +2552,10 @@ int launch_fp8s(const params &p, dim3 grid, cudaStream_t stream)
 			     : mla_fp8s_kernel<KINT, VINT, true, false>;
 	else if (!early)
 		kern = mla_fp8s_kernel<KINT, VINT, false, false>;
-	static bool configured[10] = { false };
+	static bool configured[8] = { false, false, false, false, false, false, false, false };
 	bool &cf = configured[diag && !KINT && !VINT && early && !frame && !p.indices
 				      ? 5 + diag
-				      : (p.indices ? 1 : 0) + (pipe ? 8 : frame ? 4 : early ? 2 : 0)];
+				      : (p.indices ? 1 : 0) + (frame ? 4 : early ? 2 : 0)];
 	if (!cf) {
 		if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, fp8r::SMEM_S) != cudaSuccess)
 			return k3_launch_status();

@@ -322,8 +322,7 @@ static void test_fp8_cluster_splits(void **unused)
  * splits, 66 clusters of 4 on an H200 that holds 62), and the kernel as GPU-tested before the
  * early order (K3_MLA_FP8S_HANDOFF=late: warp 0 refills the stages, no producer warp), and splits
  * of unequal sizes (K3_MLA_FP8S_SKEW=300: the splits placed first 1.3 times the tiles, where no
- * cluster merges them: the 66 requests), and the next tile's softmax slice and P before PV
- * (K3_MLA_FP8S_ORDER=ahead). Skipped where the caller set any of these. */
+ * cluster merges them: the 66 requests). Skipped where the caller set any of these. */
 static void test_fp8_split_options(void **unused)
 {
 	(void)unused;
@@ -335,20 +334,19 @@ static void test_fp8_split_options(void **unused)
 		{ .B = 66, .H = 16, .t = 1, .kv = MLA_KV_FP8, .qscale = 2,
 		  .lens = { 530, 1, 129, 257, 64, 33, 400, 200 }, .name = "fp8 H=16, 66 requests" },
 	};
-	static const char *const set[6][2] = {
+	static const char *const set[5][2] = {
 		{ "K3_MLA_FP8S_PRIME", "1" },
 		{ "K3_MLA_FP8S_PRIME", "2" },
 		{ "K3_MLA_FP8S_COMBINE", "cluster" },
 		{ "K3_MLA_FP8S_HANDOFF", "late" },
 		{ "K3_MLA_FP8S_SKEW", "300" },
-		{ "K3_MLA_FP8S_ORDER", "ahead" },
 	};
-	for (int v = 0; v < 6; v++)
+	for (int v = 0; v < 5; v++)
 		if (getenv(set[v][0]))
 			skip();
 	if (getenv("K3_MLA_FP8_KERNEL"))
 		skip();
-	for (int v = 0; v < 6; v++) {
+	for (int v = 0; v < 5; v++) {
 		print_message("  with %s=%s\n", set[v][0], set[v][1]);
 		setenv(set[v][0], set[v][1], 1);
 		for (int i = 0; i < 3; i++)
