@@ -5,7 +5,7 @@
 # 9-47): the pair is set by the recurrent kernel's steps beside the intra kernel. This call:
 #   1. test-kda-gpu's prefill tests (float64)
 #   2. T = 16K and 4K, H = 96, FP32 / BF16, 3 rounds: default (v2), v3, v3 with 8-warp recurrent
-#      CTAs, v3 with 4 stages, v2 with 8-warp CTAs
+#      CTAs, v3 with 4 stages, v3 with both, v2 with 8-warp CTAs
 #   3. the grid T = 1K, 4K, 16K x H = 12, 24, 48, 96 (FP32, BF16): default, v3, 2 rounds
 #   4. memcheck of the whole lean test (time left)
 # From the repository root:  PACK=.gpu/i27b bash .gpu/i27b/k3-2026-12-02zb-2.sh
@@ -35,13 +35,14 @@ V3='v3:K3_KDA_INTRA=v3'
 V3W8='v3w8:K3_KDA_INTRA=v3,K3_KDA_RECUR_WARPS=8'
 V3S4='v3s4:K3_KDA_INTRA=v3,K3_KDA_RECUR_STAGES=4'
 W8='w8:K3_KDA_RECUR_WARPS=8'
+V3W8S4='v3w8s4:K3_KDA_INTRA=v3,K3_KDA_RECUR_WARPS=8,K3_KDA_RECUR_STAGES=4'
 {
   KDA_TEST_FILTER='*prefill*' run 32 "prefill tests" "$T" > "$OUT/tests.txt"
   grep -E "^==|FAIL|PASSED|OK \] test_prefill" "$OUT/tests.txt"
   if grep -q "OK \] test_prefill_lean" "$OUT/tests.txt"; then
-    AB="$D;$V3;$V3W8;$V3S4;$W8"; GAB="$D;$V3"
+    AB="$D;$V3;$V3W8;$V3S4;$V3W8S4;$W8"; GAB="$D;$V3"
   else AB="$D;$W8"; GAB="$D"; echo "== lean test failed: no v3 sets"; fi
-  run 45 "16K, 4K H=96" "$K" --only prefill --prefill-t 4096,16384 --prefill-h 96 --prefill-state fp32,bf16 \
+  run 50 "16K, 4K H=96" "$K" --only prefill --prefill-t 4096,16384 --prefill-h 96 --prefill-state fp32,bf16 \
     --prefill-ab "$AB" --prefill-rounds 3 -o "$OUT/ab96.csv" | grep -E "^prefill.*N=1 "
   run 35 "grid" "$K" --only prefill --prefill-t 1024,4096,16384 --prefill-h 12,24,48,96 --prefill-state fp32,bf16 \
     --prefill-ab "$GAB" --prefill-rounds 2 -o "$OUT/grid.csv" | grep -E "^prefill"
