@@ -719,6 +719,11 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * Kb are stored as pairs (32-bit) and Kh^T as 16-byte pieces. v alone is staged (padded
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
+ * LEAN (K3_KDA_INTRA=v3, opt-in): gates in log2 units, ex2 / rcp in their flush-to-zero
+ * forms, Kh = Kb Gamma_last, g_raw = -inf past the chunk's end: SASS 1936 -> 1656
+ * instructions, 1.12 -> 1.09 ms alone at T = 16K, H = 96, -0.5 to -3.5 % on the serial path;
+ * on the overlapped path not faster: the recurrent kernel beside it then sets the pair
+ * (H200, 2026-12-02zb; docs/KERNELS.md "KDA prefill, round 02zb").
  */
 template <bool LEAN>
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
@@ -955,7 +960,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap | auto   force the two kernels one after the other, or side
  *                                      by side, or overlap_by_default(); unset: auto
- *   K3_KDA_INTRA=v1 | v2               intra kernel version
+ *   K3_KDA_INTRA=v1 | v2 | v3          intra kernel version (v3: v2's lean instance, see
+ *                                      kda_chunk_intra_kernel)
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
@@ -969,7 +975,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  * +40 %.) */
 struct prefill_cfg {
 	bool overlap;
-	int intra;  /* 1, 2 */
+	int intra;  /* 1, 2, 3 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 };
