@@ -424,7 +424,9 @@ __device__ __forceinline__ void intra_locate(const intra_params &p, int j, int &
 	}
 }
 
-/* Issues every load of item (j, h); nothing waits on them here. */
+/* Issues every load of item (j, h); nothing waits on them here. Past the chunk's end q, k, v,
+ * beta_raw read as 0 and g_raw as 0 (LEAN: -inf, whose decay is 0 without a select). */
+template <bool LEAN>
 __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, intra_in &in)
 {
 	const int tid = threadIdx.x, H = p.heads, warp = tid >> 5, lane = tid & 31;
@@ -439,7 +441,7 @@ __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, 
 		const bool ok = 8 * half + i < L;
 		in.rq[i] = ok ? ld_once_b32(p.q + base + i * ts) : 0u;
 		in.rk[i] = ok ? ld_once_b32(p.k + base + i * ts) : 0u;
-		in.rg[i] = ok ? ld_once_b32(p.g_raw + base + i * ts) : 0u;
+		in.rg[i] = ok ? ld_once_b32(p.g_raw + base + i * ts) : LEAN ? 0xff80ff80u : 0u;
 	}
 #pragma unroll
 	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
@@ -452,9 +454,29 @@ __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, 
 	in.beta = tid < L ? p.beta_raw[(size_t)(t0 + tid) * H + h] : 0u;
 }
 
+/* 2^x and 1/x, flush-to-zero forms: one MUFU instruction each (the forms __expf and __fdividef
+ * take without -ftz add a range test and two scalings around it for subnormal results, which
+ * the gates never need: Gamma_t >= e^-80, see the top). */
+__device__ __forceinline__ float ex2_ftz(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+__device__ __forceinline__ float rcp_ftz(float x)
+{
+	float y;
+	asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+constexpr float LOG2E = 1.4426950408889634f;
+
 /* Item (j, h) from its loaded inputs (L > 0, the same for the whole CTA): the record. Shared
  * memory is reused item after item: every write below that a previous item's reads could
  * see comes after a barrier those reads precede. */
+template <bool LEAN>
 __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int h, const intra_in &in,
 					      intra_smem &sm)
 {
@@ -502,9 +524,15 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 		float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
-			const bool ok = 8 * half + i < L;
-			gl0[i] = ok ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(lo_bf16(in.rg[i])) : 0.0f;
-			gl1[i] = ok ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(hi_bf16(in.rg[i])) : 0.0f;
+			if constexpr (LEAN) { /* log2 units: G2 = G log2(e); 0 past L (g_raw -inf) */
+				constexpr float c = (float)KDA_GATE_LOWER_BOUND * LOG2E;
+				gl0[i] = c * rcp_ftz(1.0f + ex2_ftz(-LOG2E * lo_bf16(in.rg[i])));
+				gl1[i] = c * rcp_ftz(1.0f + ex2_ftz(-LOG2E * hi_bf16(in.rg[i])));
+			} else {
+				const bool ok = 8 * half + i < L;
+				gl0[i] = ok ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(lo_bf16(in.rg[i])) : 0.0f;
+				gl1[i] = ok ? (float)KDA_GATE_LOWER_BOUND * sigmoidf_(hi_bf16(in.rg[i])) : 0.0f;
+			}
 			s0 += gl0[i], s1 += gl1[i];
 		}
 		sm.s_gsum[half][cp] = make_float2(s0, s1);
@@ -523,7 +551,8 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 	/* Decays and the scaled operands of the thread's 2 channels x 8 tokens. */
 	{
 		const float2 h0 = sm.s_gsum[0][cp], h1 = sm.s_gsum[1][cp];
-		const float gml0 = __expf(h0.x + h1.x), gml1 = __expf(h0.y + h1.y); /* Gamma_last */
+		const float gml0 = LEAN ? ex2_ftz(h0.x + h1.x) : __expf(h0.x + h1.x); /* Gamma_last */
+		const float gml1 = LEAN ? ex2_ftz(h0.y + h1.y) : __expf(h0.y + h1.y);
 		if (half == 0)
 			*reinterpret_cast<float2 *>(rec + REC_G + ((cp & 3) * G_LD + (cp >> 2) * 2) * 4) =
 				make_float2(gml0, gml1);
@@ -534,16 +563,18 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 		for (int i = 0; i < 8; i++) {
 			const int t = 8 * half + i;
 			G0 += gl0[i], G1 += gl1[i];
-			const float gam0 = __expf(G0), igam0 = __expf(-G0);
-			const float gam1 = __expf(G1), igam1 = __expf(-G1);
+			const float gam0 = LEAN ? ex2_ftz(G0) : __expf(G0), igam0 = LEAN ? ex2_ftz(-G0) : __expf(-G0);
+			const float gam1 = LEAN ? ex2_ftz(G1) : __expf(G1), igam1 = LEAN ? ex2_ftz(-G1) : __expf(-G1);
 			const float rqv = sm.s_rq[t], rkv = sm.s_rk[t];
 			const float q0 = lo_bf16(in.rq[i]) * rqv, q1 = hi_bf16(in.rq[i]) * rqv;
 			const float k0 = lo_bf16(in.rk[i]) * rkv, k1 = hi_bf16(in.rk[i]) * rkv;
 			*reinterpret_cast<uint32_t *>(&sm.t_qt[t][c0]) = pack_bf16(q0 * gam0, q1 * gam1);
 			*reinterpret_cast<uint32_t *>(&sm.t_kt[t][c0]) = pack_bf16(k0 * gam0, k1 * gam1);
-			*reinterpret_cast<uint32_t *>(&sm.t_kb[t][c0]) = pack_bf16(k0 * igam0, k1 * igam1);
+			const float kb0 = k0 * igam0, kb1 = k1 * igam1;
+			*reinterpret_cast<uint32_t *>(&sm.t_kb[t][c0]) = pack_bf16(kb0, kb1);
 			/* Kh = Gamma_last / Gamma_t k_t as a product (factors in FP32 range, see the top) */
-			const float kh_0 = k0 * (gml0 * igam0), kh_1 = k1 * (gml1 * igam1);
+			const float kh_0 = LEAN ? kb0 * gml0 : k0 * (gml0 * igam0);
+			const float kh_1 = LEAN ? kb1 * gml1 : k1 * (gml1 * igam1);
 			if (i & 1) {
 				kh0[i >> 1] = pack_bf16(pk0, kh_0);
 				kh1[i >> 1] = pack_bf16(pk1, kh_1);
@@ -688,16 +719,22 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * Kb are stored as pairs (32-bit) and Kh^T as 16-byte pieces. v alone is staged (padded
  * rows: its ldmatrix.trans loads are free of bank conflicts). 25 KB of shared memory
  * and <= 64 registers: 8 CTAs an SM (v1: 7). From the A, P products on, v1's code.
+ * LEAN (K3_KDA_INTRA=v3, opt-in): gates in log2 units, ex2 / rcp in their flush-to-zero
+ * forms, Kh = Kb Gamma_last, g_raw = -inf past the chunk's end: SASS 1936 -> 1656
+ * instructions, 1.12 -> 1.09 ms alone at T = 16K, H = 96, -0.5 to -3.5 % on the serial path;
+ * on the overlapped path not faster: the recurrent kernel beside it then sets the pair
+ * (H200, 2026-12-02zb; docs/KERNELS.md "KDA prefill, round 02zb").
  */
+template <bool LEAN>
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
 	intra_in in;
-	intra_load(p, j, h, in);
+	intra_load<LEAN>(p, j, h, in);
 	if (in.L <= 0)
 		return;
-	intra_compute(p, j, h, in, sm);
+	intra_compute<LEAN>(p, j, h, in, sm);
 }
 
 /* Shared-memory stage of the recurrent kernel: the record up to U, then the
@@ -923,7 +960,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap | auto   force the two kernels one after the other, or side
  *                                      by side, or overlap_by_default(); unset: auto
- *   K3_KDA_INTRA=v1 | v2               intra kernel version
+ *   K3_KDA_INTRA=v1 | v2 | v3          intra kernel version (v3: v2's lean instance, see
+ *                                      kda_chunk_intra_kernel)
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
@@ -937,7 +975,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  * +40 %.) */
 struct prefill_cfg {
 	bool overlap;
-	int intra;  /* 1, 2 */
+	int intra;  /* 1, 2, 3 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 };
@@ -997,7 +1035,7 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 						      : overlap_by_default(n_seqs, heads, total_tokens);
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
 	if ((e = getenv("K3_KDA_INTRA")))
-		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : c.intra;
+		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : !strcmp(e, "v3") ? 3 : c.intra;
 	if ((e = getenv("K3_KDA_RECUR_STAGES")))
 		c.stages = !strcmp(e, "3") ? 3 : !strcmp(e, "4") ? 4 : c.stages;
 	if ((e = getenv("K3_KDA_RECUR_WARPS")))
@@ -1010,7 +1048,9 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 
 const void *intra_kernel(int v)
 {
-	return v == 1 ? (const void *)kda_chunk_intra_v1_kernel : (const void *)kda_chunk_intra_kernel;
+	return v == 1	? (const void *)kda_chunk_intra_v1_kernel
+	       : v == 3 ? (const void *)kda_chunk_intra_kernel<true>
+			: (const void *)kda_chunk_intra_kernel<false>;
 }
 
 /* `grid`: chunks x heads in either order. */
@@ -1022,8 +1062,10 @@ int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 		return -EIO;
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (v == 3)
+		kda_chunk_intra_kernel<true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else
-		kda_chunk_intra_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+		kda_chunk_intra_kernel<false><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
 }
 

@@ -553,6 +553,9 @@ static void test_verify_replay_bf16(void **unused)
 
 /* ---- chunked prefill ------------------------------------------------- */
 
+/* g_raw's range in prefill_case(): [-6, 3) unless a test widens it. */
+static double gate_lo = -6, gate_hi = 3;
+
 /* Runs one packed prefill on the GPU and the float64 definition; checks
  * outputs and final states. lens: sequence lengths; slots permuted in a
  * pool with one spare slot; in place (initial == final) when `in_place`. */
@@ -575,7 +578,7 @@ static void prefill_case(enum kda_dtype sdt, int n, const int *lens, int H, bool
 	struct tensor q = tensor_rand((size_t)T * H * D, KDA_BF16, -1, 1);
 	struct tensor k = tensor_rand((size_t)T * H * D, KDA_BF16, -1, 1);
 	struct tensor v = tensor_rand((size_t)T * H * D, KDA_BF16, -1, 1);
-	struct tensor g = tensor_rand((size_t)T * H * D, KDA_BF16, -6, 3);
+	struct tensor g = tensor_rand((size_t)T * H * D, KDA_BF16, gate_lo, gate_hi);
 	struct tensor b = tensor_rand((size_t)T * H, KDA_BF16, -3, 3);
 	struct tensor s0 = tensor_rand(slots * SN, sdt, -1, 1);
 	struct tensor s1 = in_place ? s0 : tensor_out(slots * SN, sdt);
@@ -685,6 +688,34 @@ static void test_prefill_variants(void **unused)
 	prefill_case(KDA_F32, 1, one2k, 32, true, false);
 	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
 	unsetenv("K3_KDA_PREFILL");
+}
+
+/* The intra kernel's lean instance (K3_KDA_INTRA=v3: gates in log2 units, 2^x and 1/x in their
+ * flush-to-zero forms) against float64 on the serial and the overlapped path, also with g_raw in
+ * [-30, 30) (decays at the gate's bound, Gamma down to e^-80 within a chunk, where the flushed
+ * forms would first differ). */
+static void test_prefill_lean(void **unused)
+{
+	(void)unused;
+	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
+	static const int one2k[] = { 2048 };
+	setenv("K3_KDA_INTRA", "v3", 1);
+	if (getenv("KDA_TEST_LEAN_SMALL")) { /* sanitizers: one small serial shape */
+		prefill_case(KDA_F32, 6, varlen, 8, true, false);
+		unsetenv("K3_KDA_INTRA");
+		return;
+	}
+	for (int wide = 0; wide < 2; wide++) {
+		gate_lo = wide ? -30 : -6, gate_hi = wide ? 30 : 3;
+		print_message(" K3_KDA_INTRA=v3, g_raw in [%g, %g)\n", gate_lo, gate_hi);
+		prefill_case(KDA_F32, 6, varlen, 8, true, false);
+		prefill_case(KDA_BF16, 6, varlen, 14, true, true);
+		setenv("K3_KDA_PREFILL", "overlap", 1);
+		prefill_case(wide ? KDA_BF16 : KDA_F32, 1, one2k, 32, true, false);
+		unsetenv("K3_KDA_PREFILL");
+	}
+	gate_lo = -6, gate_hi = 3;
+	unsetenv("K3_KDA_INTRA");
 }
 
 /* Random BF16 bits, uniform in [lo, hi), straight to the device (the bitwise
@@ -1069,6 +1100,7 @@ int main(void)
 		cmocka_unit_test(test_prefill_fixed),
 		cmocka_unit_test(test_prefill_varlen),
 		cmocka_unit_test(test_prefill_variants),
+		cmocka_unit_test(test_prefill_lean),
 		cmocka_unit_test(test_prefill_overlap),
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_decode_ring_repeat),
