@@ -16,7 +16,7 @@ PACK=${PACK:-.gpu/i27a}
 B=${BUILD:-$PACK/b}
 OUT=${OUT:-$PWD/k3-out}
 M=$OUT/misc
-LIMIT=${LIMIT:-128}
+LIMIT=${LIMIT:-125}
 KERNELS=${KERNELS:-wide2rl,wide2rp,wide2rl,wide2rp,wide2rl,wide2rp}
 mkdir -p "$OUT" "$M"
 t0=$(date +%s)
@@ -60,6 +60,6 @@ tar cJf "$OUT/misc.tar.xz" -C "$M" .
 rm -rf "$M"
 grep -E "^==|FAILED|Failure|PASSED" "$OUT/tests.txt" | head -20
 grep -E "^====|repack" "$OUT/bench.txt"
-awk '/^grouped_gemm/ { r = $3 " " $4 " " $(NF-13) " " $(NF-12) } /^ +cublasLt/ && r { print r, "cublasLt", $2, $6; r = "" }' "$OUT/bench.txt"
+awk '/^grouped_gemm/ { for (i = 1; i <= NF; i++) if ($i ~ /^wg_kernel=/) { r = $2 " " $3 " " $i " " $(i+1); break } } /^ +cublasLt/ && r { print r, "cublasLt", $2, $(NF-2); r = "" }' "$OUT/bench.txt"
 grep -E "====|Duration|SM Frequency|Issue Slots" "$OUT/ncu.txt" | head -16
 echo "call: $(( $(date +%s) - t0 )) s"
