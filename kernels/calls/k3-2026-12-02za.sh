@@ -9,14 +9,16 @@
 #  2. k3-bench --only moe_prefill, MXFP4 rows (T = 16K and 4K; w13 and w2; each beside cuBLASLt
 #     BF16), K3_BENCH_WG_KERNELS=wide2rl,wide2rp x 3 (alternating: medians of each, and of the
 #     cuBLASLt rows beside them); the repack's time printed;
-#  3. ncu --set full of one MXFP4 w2 launch at T = 16K: wide2rl (the default), then wide2rp.
+#  3. compute-sanitizer memcheck + racecheck of *wide_small* (wide2rp in both tests there);
+#  4. ncu --set full of one MXFP4 w2 launch at T = 16K: wide2rl (the default before), then wide2rp.
+# The pack: 9717b61 with GROUPED_DEFAULT "wide2rp" (the tests' default path where w_wg is given).
 # From the repository root:  PACK=.gpu/i27a bash .gpu/i27a/k3-2026-12-02za.sh
 set -u
 PACK=${PACK:-.gpu/i27a}
 B=${BUILD:-$PACK/b}
 OUT=${OUT:-$PWD/k3-out}
 M=$OUT/misc
-LIMIT=${LIMIT:-125}
+LIMIT=${LIMIT:-130}
 KERNELS=${KERNELS:-wide2rl,wide2rp,wide2rl,wide2rp,wide2rl,wide2rp}
 mkdir -p "$OUT" "$M"
 t0=$(date +%s)
@@ -41,6 +43,16 @@ echo "tests done at $(( $(date +%s) - t0 )) s"
 } > "$OUT/bench.txt" 2>&1
 echo "bench done at $(( $(date +%s) - t0 )) s"
 {
+  for tool in memcheck racecheck; do
+    l=$(cap 16 40)
+    echo "== $tool moe *wide_small* (limit $l s)"
+    MOE_TEST_FILTER='*wide_small*' timeout "$l" compute-sanitizer --tool "$tool" --error-exitcode 9 "$B/test-moe-gpu" > "$M/san-$tool.txt" 2>&1
+    echo "== $tool: exit $? at $(( $(date +%s) - t0 )) s"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|OK \]" "$M/san-$tool.txt" | tail -6
+    grep -E "hazard|Race|Invalid" "$M/san-$tool.txt" | head -6
+  done
+} >> "$OUT/tests.txt" 2>&1
+{
   for k in wide2rl wide2rp; do
     l=$(cap 30 4)
     echo "==== ncu --set full mxfp4_w2 16K $k (limit $l s)"
@@ -58,7 +70,7 @@ kill "$SMI_PID"
 rm -f "$M"/*.ncu-rep
 tar cJf "$OUT/misc.tar.xz" -C "$M" .
 rm -rf "$M"
-grep -E "^==|FAILED|Failure|PASSED" "$OUT/tests.txt" | head -20
+grep -E "^==|FAILED|Failure|PASSED|SUMMARY|hazard|Invalid" "$OUT/tests.txt" | head -24
 grep -E "^====|repack" "$OUT/bench.txt"
 awk '/^grouped_gemm/ { for (i = 1; i <= NF; i++) if ($i ~ /^wg_kernel=/) { r = $2 " " $3 " " $i " " $(i+1); break } } /^ +cublasLt/ && r { print r, "cublasLt", $2, $(NF-2); r = "" }' "$OUT/bench.txt"
 grep -E "====|Duration|SM Frequency|Issue Slots" "$OUT/ncu.txt" | head -16
