@@ -11,7 +11,7 @@
 #     cuBLASLt rows beside them); the repack's time printed;
 #  3. compute-sanitizer memcheck + racecheck of *wide_small* (wide2rp in both tests there);
 #  4. ncu --set full of one MXFP4 w2 launch at T = 16K: wide2rl (the default before), then wide2rp.
-# The pack: 9717b61 with GROUPED_DEFAULT "wide2rp" (the tests' default path where w_wg is given).
+# The pack: 9717b61 (GROUPED_DEFAULT "wide2rl": wide2rp by name only).
 # From the repository root:  PACK=.gpu/i27a bash .gpu/i27a/k3-2026-12-02za.sh
 set -u
 PACK=${PACK:-.gpu/i27a}
