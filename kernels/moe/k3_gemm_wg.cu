@@ -1337,6 +1337,11 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *    before the wait that frees their register set), XV_LEAN (scales_fp4k() by a byte permute
  *    and a shift; produce()'s token copies one multiply-add a row; "wide2rl", the default), or
  *    both.
+ *  - "wide2rp" (2026-12-02za; bench/results/k3-kernels-h200-2026-12-02za): wide2rl's kernels on
+ *    the weights' wgmma tile layout (XV_RP; k3_gemm_args.w_wg, k3_gemm_repack_wg(), once at load;
+ *    k3_gemm_wg_rp.cuh): a lane's A fragments one 4- or 8-byte load an m64 block, 8 integer
+ *    instructions and 4 multiplies a fragment (was 2 loads, 3 + 15 integer, 4 multiplies); the
+ *    scales 2^(s - 1) (exact for E8M0 0 .. 128, which the repack checks). Without w_wg: wide2rl.
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
