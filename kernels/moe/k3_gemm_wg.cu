@@ -1582,8 +1582,8 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	variant v = kernel_variant(p);
 	if (!fp4)
 		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP); /* BF16 weights: wide2x and the wide2r family are wide2 */
-	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async()))
-		v.xv &= ~XV_RP; /* wide2rp without the tile layout (k3_gemm_args.w_wg): wide2rl */
+	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
+		v.xv &= ~XV_RP; /* wide2rp without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
