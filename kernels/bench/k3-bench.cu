@@ -73,6 +73,7 @@
  */
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -1030,6 +1031,7 @@ struct experts {
 	void *w = nullptr, *packed = nullptr, *scales = nullptr;
 	void *packed8 = nullptr; /* MXFP4: the FP8 layout (k3_gemm_repack_fp8()), made on first use */
 	void *packed16 = nullptr; /* MXFP4: the FP16-pair layout (k3_gemm_repack_f16enc()), made on first use */
+	void *packedwg = nullptr; /* MXFP4: the wgmma tile layout (k3_gemm_repack_wg()), made on first use */
 	experts(int E_, int N_, int K_, enum k3_wdtype dt_) : E(E_), N(N_), K(K_), dt(dt_)
 	{
 		const size_t n = (size_t)E * N * K;
@@ -1045,7 +1047,22 @@ struct experts {
 	}
 	~experts()
 	{
-		cudaFree(w), cudaFree(packed), cudaFree(scales), cudaFree(packed8), cudaFree(packed16);
+		cudaFree(w), cudaFree(packed), cudaFree(scales), cudaFree(packed8), cudaFree(packed16), cudaFree(packedwg);
+	}
+	/* The wgmma tile layout of the nibbles (a one-time step; its time printed, the repack and the
+	 * scale check through its read-back): from then on into() gives it as w_wg, which the grouped
+	 * wgmma kernel "wide2rp" reads. */
+	void wg_layout()
+	{
+		if (!packedwg && dt == K3_W_MXFP4) {
+			const size_t n = (size_t)E * N * K;
+			packedwg = dalloc(n / 2);
+			const auto t0 = std::chrono::steady_clock::now();
+			KOK(k3_gemm_repack_wg((const uint8_t *)packed, (const uint8_t *)scales, (int64_t)E * N, K,
+					      (uint8_t *)packedwg, g_stream));
+			const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+			printf("# k3_gemm_repack_wg: %d x %d x %d MXFP4 (%.2f GB of nibbles) in %.1f ms\n", E, N, K, n / 2e9, ms);
+		}
 	}
 	/* The FP16-pair layout of the nibbles (a one-time step, not timed): from then on into() gives
 	 * it as w_f16, and the grouped gemv runs gemv_f16_kernel on it (unless K3_GEMV_FP4 says
@@ -1075,6 +1092,7 @@ struct experts {
 	{
 		a.w_dtype = dt, a.w = (const uint16_t *)w, a.w_packed = (const uint8_t *)packed;
 		a.w_scales = (const uint8_t *)scales, a.w_f16 = (const uint8_t *)packed16;
+		a.w_wg = (const uint8_t *)packedwg;
 	}
 };
 
@@ -1582,6 +1600,9 @@ void bench_moe_prefill(const options &o)
 			experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, dt);
 			for (int T : o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 }) {
 				if (!ks.empty()) {
+					for (const std::string &k : ks)
+						if (k == "wide2rp")
+							w.wg_layout();
 					for (const std::string &k : ks) {
 						setenv("K3_GEMM_WG_KERNEL", k.c_str(), 1);
 						g_wg_kernel = k;

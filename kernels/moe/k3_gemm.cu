@@ -2994,6 +2994,7 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	p.w = a->w;
 	p.wp = a->w_packed;
 	p.ws = a->w_scales;
+	p.wwg = a->w_wg;
 	p.beta_gate = a->beta_gate;
 	p.beta_up = a->beta_up;
 	p.row_scale = a->row_scale;

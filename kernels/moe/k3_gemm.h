@@ -126,6 +126,10 @@ struct k3_gemm_args {
 				     up to 8192 and 16-byte aligned w_scales run gemv_f16_kernel on it
 				     (needs the workspace; the tiled path keeps reading w_packed);
 				     K3_GEMV_FP4=lean in the environment: gemv_lean_kernel on w_packed */
+	const uint8_t *w_wg;      /* MXFP4, optional: w_packed in the wgmma tile layout (k3_gemm_repack_wg(),
+				     once; every scale byte <= 128), 16-byte aligned. Where set, grouped
+				     wgmma calls of the kernel "wide2rp" (K3_GEMM_WG_KERNEL; k3_gemm_wg.cu)
+				     read it instead of w_packed; the other paths ignore it */
 };
 
 /* Device workspace for these shapes (the dense gemv split over k, and grouped MXFP4 gemv calls
@@ -161,6 +165,17 @@ int k3_gemm_repack_fp8(const uint8_t *packed, int64_t rows, int K, uint8_t *out,
  * (k3_mxfp4_repack_f16enc() bit for bit; not in place; 16-byte aligned): a one-time step for the
  * grouped gemv's gemv_f16_kernel (k3_gemm_args.w_f16). 0, -EINVAL or -EIO. */
 int k3_gemm_repack_f16enc(const uint8_t *packed, int64_t rows, int K, uint8_t *out, cudaStream_t stream);
+
+/* MXFP4 nibbles packed [rows][K / 2] (rows a multiple of 16: groups x N; K a multiple of 128)
+ * into the wgmma tile layout `out` (kernels/moe/k3_gemm_wg_rp.cuh; not in place; 16-byte
+ * aligned): each 16-row x 64-k block's bytes reordered and re-encoded so that the wgmma kernel's
+ * lanes load their A fragments in one 16-byte read each and expand one into BF16 with 8 integer
+ * instructions, 4 bits a weight as before. The E8M0 scales stay as they are; the kernel is exact
+ * for scale bytes 0 .. 128 (a weight magnitude up to 12): a one-time step that synchronizes
+ * `stream` (it reads the largest scale byte back). 0; -ERANGE where a scale byte is above 128
+ * (`out` written but not to be used); -EINVAL or -EIO. */
+int k3_gemm_repack_wg(const uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *out,
+		      cudaStream_t stream);
 
 #ifdef __cplusplus
 }

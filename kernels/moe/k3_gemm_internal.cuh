@@ -22,6 +22,7 @@ struct params {
 	const int32_t *off, *tile_off, *touched, *n_touched, *a_index, *out_index;
 	const uint16_t *a, *w;
 	const uint8_t *wp, *ws;
+	const uint8_t *wwg; /* MXFP4 in the wgmma tile layout (k3_gemm_args.w_wg), or null */
 	const uint8_t *aq, *as; /* MXFP8 activations (gemv) */
 	float beta_gate, beta_up;
 	const float *row_scale;

@@ -81,6 +81,7 @@
 #include "common/k3_wgmma.cuh"
 #include "k3_gemm_internal.cuh"
 #include "k3_gemm_wg_layout.cuh"
+#include "k3_gemm_wg_rp.cuh"
 
 /* Built for every target the kernels are (kernels/meson.build): where the target has no wgmma
  * (plain sm_90, -Dgpu_arch=sm_90) the device code below compiles to nothing, and nvcc would warn
@@ -113,7 +114,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
-	XV_LEAN = 256
+	XV_LEAN = 256, XV_RP = 512
 };
 
 /* Shared memory of the kernel with token tiles of TTV rows: STAGES stages (token tile, weight tile,
@@ -577,7 +578,7 @@ __device__ __forceinline__ void load_a_fp4(uint32_t (&a)[2][2][4], const unsigne
 /* MXFP4 (XV_RS1): the lane's 4 scales of k steps ks0, ks0 + 1 (ks0 even: one scale group) of
  * the stage at st (token tiles of TTV rows), as BF16 pairs: sc[m64 block][row g, row g + 8];
  * loaded and converted once for the two k steps (one group or two). */
-template <int TTV, bool LEAN = false>
+template <int TTV, bool LEAN = false, bool RP = false>
 __device__ __forceinline__ void scales_fp4k(uint32_t (&sc)[2][2], const unsigned char *st, int kb, int ks0, int wr0,
 					    int lane)
 {
@@ -585,28 +586,47 @@ __device__ __forceinline__ void scales_fp4k(uint32_t (&sc)[2][2], const unsigned
 	const int sb = k3_wg_fp4_scale_byte(kb, ks0);
 	/* XV_LEAN: byte sb of the word into bytes 0 and 2 (zeros in 1, 3), shifted into both BF16
 	 * exponents: 2 instructions a scale instead of 8; exact for E8M0 1 .. 254, 0 gives 0 (not
-	 * 2^-127) and 255 infinity (not NaN), as the decode gemv's scales (2026-12-01x). */
-	const uint32_t sel = (uint32_t)sb * 0x101u + 0x4040u;
+	 * 2^-127) and 255 infinity (not NaN), as the decode gemv's scales (2026-12-01x). XV_RP (the
+	 * tile layout's fragments are the values times 2^-126): 2^(s - 1), exponent field s + 126, in
+	 * the multiply-add that replaces the shift (s 0 .. 128, exact; k3_gemm_repack_wg()). */
+	const uint32_t sel = (uint32_t)sb * 0x101u + 0x4040u, bias = RP ? 0x3f003f00u : 0u;
 #pragma unroll
 	for (int mb = 0; mb < 2; mb++) {
 		uint32_t w0, w1;
 		k3_wg_fp4_scale_words(st + C::OFF_S, wr0 + mb * 64, lane, &w0, &w1);
-		sc[mb][0] = LEAN ? k3_prmt(w0, 0u, sel) << 7 : k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
-		sc[mb][1] = LEAN ? k3_prmt(w1, 0u, sel) << 7 : k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
+		sc[mb][0] = LEAN ? k3_prmt(w0, 0u, sel) * 128u + bias : k3_e8m0_to_bf16x2((w0 >> (8 * sb)) & 0xffu);
+		sc[mb][1] = LEAN ? k3_prmt(w1, 0u, sel) * 128u + bias : k3_e8m0_to_bf16x2((w1 >> (8 * sb)) & 0xffu);
 	}
 }
 
 /* MXFP4 (XV_RS1): the unscaled A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2,
- * within one scale group) of the stage at st: the shared-memory loads and the E2M1 expansion. */
-template <int TTV, int KS>
+ * within one scale group) of the stage at st: the shared-memory loads and the E2M1 expansion.
+ * RP (XV_RP, the tile layout of k3_gemm_wg_rp.cuh): one 4- or 8-byte load an m64 block, one
+ * rotate and one LOP3 a BF16 pair (the values times 2^-126). */
+template <int TTV, int KS, bool RP = false>
 __device__ __forceinline__ void raw_a_fp4k(uint32_t (&o)[KS][2][4], const unsigned char *st, int ks0, int wr0, int lane)
 {
 	using C = wcfg<true, TTV>;
 #pragma unroll
-	for (int mb = 0; mb < 2; mb++)
+	for (int mb = 0; mb < 2; mb++) {
+		if constexpr (RP) {
+			const unsigned char *src = st + C::OFF_W + (wr0 + mb * 64) * 32 + k3_wgrp_lane_offset(lane) + ks0 * 4;
+			uint32_t q[KS];
+			if constexpr (KS == 2) {
+				const uint2 v = *reinterpret_cast<const uint2 *>(src); /* ks0 even: 8-byte aligned */
+				q[0] = v.x, q[1] = v.y;
+			} else {
+				q[0] = *reinterpret_cast<const uint32_t *>(src);
+			}
 #pragma unroll
-		for (int j = 0; j < KS; j++)
-			k3_wg_fp4_fragment_raw(st + C::OFF_W, ks0 + j, wr0 + mb * 64, lane, o[j][mb]);
+			for (int j = 0; j < KS; j++)
+				k3_wgrp_to_bf16x8(q[j], o[j][mb]);
+		} else {
+#pragma unroll
+			for (int j = 0; j < KS; j++)
+				k3_wg_fp4_fragment_raw(st + C::OFF_W, ks0 + j, wr0 + mb * 64, lane, o[j][mb]);
+		}
+	}
 }
 
 /* MXFP4 (XV_RS1): the A register set a = the unscaled fragments o (raw_a_fp4k) times their scales
@@ -695,12 +715,12 @@ __device__ __forceinline__ void issue_rs(float (&acc)[2][L], const uint32_t (&a)
 
 /* The first groups of an XV_RS1 tile (no MMA of the tile in flight reads set a): the fragments
  * of k steps ks0 .. of the stage at st into set a, scaled by sc, issued. */
-template <int N, int TTV, int KS, int L>
+template <int N, int TTV, int KS, bool RP, int L>
 __device__ __forceinline__ void first_group(float (&acc)[2][L], uint32_t (&a)[KS][2][4], const unsigned char *st,
 					    int ks0, const uint32_t (&sc)[2][2], int wr0, int lane)
 {
 	uint32_t o[KS][2][4];
-	raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+	raw_a_fp4k<TTV, KS, RP>(o, st, ks0, wr0, lane);
 	scale_a_fp4k<KS>(a, o, sc);
 	issue_rs<N>(acc, a, k3_smem_u32(st), ks0);
 }
@@ -710,18 +730,18 @@ __device__ __forceinline__ void first_group(float (&acc)[2][L], uint32_t (&a)[KS
  * null), a = the fragments of k steps ks0 .. of the stage at st times sc, issued. XV_PF ("wide2rf"):
  * the fragments' shared-memory loads and E2M1 expansion before the wait, under the MMAs in
  * flight (8 registers more a thread), so that only the scale products follow it. */
-template <int N, int TTV, int KS, bool CLU, bool PF, int L>
+template <int N, int TTV, int KS, bool CLU, bool PF, bool RP, int L>
 __device__ __forceinline__ void next_group(float (&acc)[2][L], uint32_t (&a)[KS][2][4], const unsigned char *st,
 					   int ks0, const uint32_t (&sc)[2][2], uint64_t *rel, int wr0, int lane)
 {
 	uint32_t o[KS][2][4];
 	if constexpr (PF)
-		raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+		raw_a_fp4k<TTV, KS, RP>(o, st, ks0, wr0, lane);
 	k3_wgmma_wait<1>();
 	if (rel)
 		release<CLU>(rel);
 	if constexpr (!PF)
-		raw_a_fp4k<TTV, KS>(o, st, ks0, wr0, lane);
+		raw_a_fp4k<TTV, KS, RP>(o, st, ks0, wr0, lane);
 	scale_a_fp4k<KS>(a, o, sc);
 	issue_rs<N>(acc, a, k3_smem_u32(st), ks0);
 }
@@ -761,31 +781,32 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		 * written (k3_wgmma.cuh) and the tensor pipe always holds this warpgroup's next group.
 		 * 176-token tiles (accumulators 2 x 88) convert one k step a group, 128-token ones two. */
 		constexpr int KS = TTV > TT ? 1 : 2, G = 4 / KS;
-		constexpr bool PF = (XV & XV_PF) != 0, LEAN = (XV & XV_LEAN) != 0;
+		constexpr bool PF = (XV & XV_PF) != 0, LEAN = (XV & XV_LEAN) != 0, RP = (XV & XV_RP) != 0;
+		static_assert(!RP || LEAN, "XV_RP: the lean scales");
 		uint32_t a[2][KS][2][4]; /* [set][k step of the group][m64 block][4] */
 		uint32_t sc[2][2];	 /* the scales of the current scale group (two k steps) */
 		const unsigned char *st = stage_ready<true, TTV, XV>(sm, full, it);
-		scales_fp4k<TTV, LEAN>(sc, st, 0, 0, wr0, lane);
-		first_group<N, TTV, KS>(acc, a[0], st, 0, sc, wr0, lane);
+		scales_fp4k<TTV, LEAN, RP>(sc, st, 0, 0, wr0, lane);
+		first_group<N, TTV, KS, RP>(acc, a[0], st, 0, sc, wr0, lane);
 		if constexpr (KS == 2)
-			scales_fp4k<TTV, LEAN>(sc, st, 0, 2, wr0, lane);
-		first_group<N, TTV, KS>(acc, a[1], st, KS, sc, wr0, lane);
+			scales_fp4k<TTV, LEAN, RP>(sc, st, 0, 2, wr0, lane);
+		first_group<N, TTV, KS, RP>(acc, a[1], st, KS, sc, wr0, lane);
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
 #pragma unroll
 			for (int q = 2; q < G; q++) { /* KS 1: the k block's groups 2, 3 */
 				if (q == 2)
-					scales_fp4k<TTV, LEAN>(sc, st, kb, 2, wr0, lane);
-				next_group<N, TTV, KS, CLU, PF>(acc, a[q % 2], st, q * KS, sc, nullptr, wr0, lane);
+					scales_fp4k<TTV, LEAN, RP>(sc, st, kb, 2, wr0, lane);
+				next_group<N, TTV, KS, CLU, PF, RP>(acc, a[q % 2], st, q * KS, sc, nullptr, wr0, lane);
 			}
 			if (kb + 1 < nkb) {
 				const unsigned char *sn = stage_ready<true, TTV, XV>(sm, full, it + 1);
-				scales_fp4k<TTV, LEAN>(sc, sn, kb + 1, 0, wr0, lane);
-				next_group<N, TTV, KS, CLU, PF>(acc, a[0], sn, 0, sc, nullptr, wr0, lane);
+				scales_fp4k<TTV, LEAN, RP>(sc, sn, kb + 1, 0, wr0, lane);
+				next_group<N, TTV, KS, CLU, PF, RP>(acc, a[0], sn, 0, sc, nullptr, wr0, lane);
 				if constexpr (KS == 2)
-					scales_fp4k<TTV, LEAN>(sc, sn, kb + 1, 2, wr0, lane);
+					scales_fp4k<TTV, LEAN, RP>(sc, sn, kb + 1, 2, wr0, lane);
 				/* the wait retires this k block's last group: stage `it` read */
-				next_group<N, TTV, KS, CLU, PF>(acc, a[1], sn, KS, sc, &empty[it % C::STAGES], wr0, lane);
+				next_group<N, TTV, KS, CLU, PF, RP>(acc, a[1], sn, KS, sc, &empty[it % C::STAGES], wr0, lane);
 				st = sn;
 			}
 		}
@@ -1259,10 +1280,13 @@ int launch_rs1(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 }
 
 /* wide2ra's kernels (wide2rv above 128 rows a group on average, else wide2r) with the extras xe
- * (XV_PF "wide2rf", XV_LEAN "wide2rl", both "wide2rlf"). */
+ * (XV_PF "wide2rf", XV_LEAN "wide2rl", both "wide2rlf", XV_LEAN | XV_RP "wide2rp"). */
 int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s, int xe)
 {
 	const bool wide = p.rows > (int64_t)128 * p.n_groups;
+	if (xe == (XV_LEAN | XV_RP))
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP>(p, tmw, epi, grid, s);
 	if (xe == XV_PF)
 		return wide ? launch_rs1<TT_RSV, XV_PF>(p, tmw, epi, grid, s) : launch_rs1<TT, XV_PF>(p, tmw, epi, grid, s);
 	if (xe == XV_LEAN)
@@ -1313,6 +1337,11 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *    before the wait that frees their register set), XV_LEAN (scales_fp4k() by a byte permute
  *    and a shift; produce()'s token copies one multiply-add a row; "wide2rl", the default), or
  *    both.
+ *  - "wide2rp" (2026-12-02za; bench/results/k3-kernels-h200-2026-12-02za): wide2rl's kernels on
+ *    the weights' wgmma tile layout (XV_RP; k3_gemm_args.w_wg, k3_gemm_repack_wg(), once at load;
+ *    k3_gemm_wg_rp.cuh): a lane's A fragments one 4- or 8-byte load an m64 block, 8 integer
+ *    instructions and 4 multiplies a fragment (was 2 loads, 3 + 15 integer, 4 multiplies); the
+ *    scales 2^(s - 1) (exact for E8M0 0 .. 128, which the repack checks). Without w_wg: wide2rl.
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1370,6 +1399,7 @@ variant kernel_variant(const params &p)
 		      { "wide2rf", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_PF, true, 5 } },
 		      { "wide2rl", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN, true, 5 } },
 		      { "wide2rlf", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_PF, true, 5 } },
+		      { "wide2rp", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1466,7 +1496,47 @@ bool weight_map(const params &p, bool fp4, int box_rows, CUtensorMap *m)
 		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* The tile layout (k3_gemm_wg_rp.cuh): thread i writes word i of `out` and checks scale byte i
+ * (bit 0 of *bad: a byte above K3_WGRP_MAX_SCALE). */
+__global__ void repack_wg_kernel(const uint8_t *__restrict__ packed, const uint8_t *__restrict__ scales, int K,
+				 int64_t words, uint32_t *__restrict__ out, unsigned int *bad)
+{
+	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= words)
+		return;
+	out[i] = k3_wgrp_word(packed, K, i);
+	if (i < words / 4 && scales[i] > K3_WGRP_MAX_SCALE)
+		atomicOr(bad, 1u);
+}
+
 } // namespace
+
+extern "C" int k3_gemm_repack_wg(const uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *out,
+				 cudaStream_t stream)
+{
+	if (!packed || !scales || !out || ((uintptr_t)out & 15u) != 0 || rows < 0 || rows % 16 != 0 || K < 128 ||
+	    K % 128 != 0 || rows > ((int64_t)1 << 40) / K)
+		return -EINVAL;
+	const int64_t bytes = rows * (K / 2), words = bytes / 4;
+	if (bytes == 0)
+		return 0;
+	if ((packed < out + bytes) && (out < packed + bytes))
+		return -EINVAL; /* overlapping */
+	unsigned int *bad = nullptr, host_bad = 0;
+	if (cudaMalloc(&bad, sizeof *bad) != cudaSuccess)
+		return -EIO;
+	int rc = cudaMemsetAsync(bad, 0, sizeof *bad, stream) == cudaSuccess ? 0 : -EIO;
+	if (rc == 0) {
+		repack_wg_kernel<<<(unsigned)((words + 255) / 256), 256, 0, stream>>>(packed, scales, K, words,
+										 reinterpret_cast<uint32_t *>(out), bad);
+		rc = k3_launch_status();
+	}
+	if (rc == 0 && (cudaMemcpyAsync(&host_bad, bad, sizeof host_bad, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+			cudaStreamSynchronize(stream) != cudaSuccess))
+		rc = -EIO;
+	cudaFree(bad);
+	return rc == 0 && host_bad ? -ERANGE : rc;
+}
 
 bool k3gemm::wg_supported(const struct k3_gemm_args *a)
 {
@@ -1511,7 +1581,12 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	CUtensorMap tmw;
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP); /* BF16 weights: wide2x and the wide2r family are wide2 */
+	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
+		v.xv &= ~XV_RP; /* wide2rp without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+	const uint8_t *const wp_std = p.wp;
+	if (v.xv & XV_RP)
+		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
 	const int kv = v.kv;
 	int ncl = p.n_groups > 0 && !fp4 && !weights_by_cp_async() ? cluster_ctas(p, kv == 2 ? TT_WIDE : TT) : 1;
 	const bool nocl = kv == 2 && v.nocl && ncl > 1; /* "wide1": the wide chunks, no clusters */
@@ -1520,6 +1595,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
+		p.wp = wp_std; /* round q's kernel below: the standard layout */
 		ncl = 1;
 	}
 	if (tma && nocl)
@@ -1529,8 +1605,8 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	if (tma && !fp4 && ncl == 1 && kv == 2 && (v.xv & XV_ONE)) /* groups too small for clusters */
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
-	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf: wide2ra's chunks */
-		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN));
+	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
+		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

@@ -41,13 +41,15 @@ static struct test_rng rng = { 20261204 };
 /* Weights [G][N][K] in BF16 or MXFP4: exact host values and device copies (MXFP4: also the
  * FP8 layout of the nibbles, k3_gemm_repack_fp8(), for the MXFP8-activation gemv, and the
  * FP16-pair layout, k3_gemm_repack_f16enc(), given to every call as w_f16: the grouped gemv
- * runs gemv_f16_kernel where K is a multiple of 512, unless K3_GEMV_FP4 says otherwise). */
+ * runs gemv_f16_kernel where K is a multiple of 512, unless K3_GEMV_FP4 says otherwise; and
+ * the wgmma tile layout, k3_gemm_repack_wg(), given as w_wg: read by the "wide2rp" kernel only,
+ * null where a scale byte is above 128). */
 struct wmat {
 	int G, N, K;
 	enum k3_wdtype dt;
 	double *h;
 	uint16_t *bf16;
-	uint8_t *packed, *scales, *packed8, *packed16;
+	uint8_t *packed, *scales, *packed8, *packed16, *packedwg;
 };
 
 /* The FP8 layout of m's nibbles on the device, checked byte for byte against the host's. */
@@ -78,6 +80,55 @@ static void wmat_repack16(struct wmat *m)
 	free(src), free(want), free(got);
 }
 
+/* The wgmma tile layout of m's nibbles on the device (k3_gemm_wg_rp.cuh), checked through the
+ * decoder on the host: word ks of lane L = 4 g + t in 16-row block b, k block kb (16 bytes at
+ * pseudo-row 16 b + L / 2, byte 32 kb + 16 (L % 2)), rotated and masked, gives BF16 pair i of
+ * the fragment (rows g, g + 8, g, g + 8; k 2t, 2t + 8 of k step ks) with the E2M1 nibble's sign
+ * at bit 15 and its other bits at 8..6 of each half. -ERANGE (no layout) where a scale byte is
+ * above 128. */
+static void wmat_repackwg(struct wmat *m)
+{
+	const size_t rows = (size_t)m->G * m->N, bytes = rows * m->K / 2;
+	uint8_t *src = gt_xmalloc(bytes), *got = gt_xmalloc(bytes), *sc = gt_xmalloc(bytes / 16);
+	CUDA_OK(cudaMemcpy(src, m->packed, bytes, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(sc, m->scales, bytes / 16, cudaMemcpyDeviceToHost));
+	bool high = false;
+	for (size_t i = 0; i < bytes / 16; i++)
+		high = high || sc[i] > 128;
+	m->packedwg = gt_dev_poisoned(bytes);
+	const int rc = k3_gemm_repack_wg(m->packed, m->scales, (int64_t)rows, m->K, m->packedwg, 0);
+	assert_int_equal(rc, high ? -ERANGE : 0);
+	if (high) {
+		cudaFree(m->packedwg);
+		m->packedwg = NULL;
+		free(src), free(got), free(sc);
+		return;
+	}
+	CUDA_OK(cudaMemcpy(got, m->packedwg, bytes, cudaMemcpyDeviceToHost));
+	const size_t rb = (size_t)m->K / 2; /* bytes a row */
+	static const int rot[4] = { 2, 6, 10, 12 };
+	for (size_t b = 0; b < rows / 16; b++)
+		for (int kb = 0; kb < m->K / 64; kb++)
+			for (int lane = 0; lane < 32; lane++)
+				for (int ks = 0; ks < 4; ks++) {
+					const int g = lane / 4, t = lane % 4;
+					uint32_t q;
+					memcpy(&q, got + (16 * b + (size_t)lane / 2) * rb + 32 * kb + 16 * (lane % 2) + 4 * ks, 4);
+					for (int i = 0; i < 4; i++) {
+						const uint32_t r = i ? q ^ ((q << rot[i]) | (q >> (32 - rot[i])))
+								     : (q << 2) | (q >> 30);
+						const uint32_t o = r & 0x81c081c0u;
+						const size_t row = 16 * b + (size_t)g + 8 * (size_t)(i & 1);
+						const uint8_t want = src[row * rb + 32 * kb + 8 * ks + t + 4 * (i >> 1)];
+						for (int h = 0; h < 2; h++) {
+							const uint32_t v = o >> (16 * h), n = (want >> (4 * h)) & 15u;
+							assert_int_equal((v >> 15 & 1u) << 3 | (v >> 6 & 7u), n);
+						}
+					}
+				}
+	free(src), free(got), free(sc);
+}
+
 static struct wmat wmat_rand(int G, int N, int K, enum k3_wdtype dt, double range)
 {
 	struct wmat m = { .G = G, .N = N, .K = K, .dt = dt };
@@ -106,6 +157,8 @@ static struct wmat wmat_rand(int G, int N, int K, enum k3_wdtype dt, double rang
 	if (K % 128 == 0) {
 		wmat_repack8(&m);
 		wmat_repack16(&m);
+		if ((size_t)G * N % 16 == 0)
+			wmat_repackwg(&m);
 	}
 	return m;
 }
@@ -129,6 +182,7 @@ static struct wmat wmat_mx_scales(int G, int N, int K, const uint8_t *exps, int 
 	free(packed), free(scales);
 	wmat_repack8(&m);
 	wmat_repack16(&m);
+	wmat_repackwg(&m);
 	return m;
 }
 
@@ -136,6 +190,7 @@ static void wmat_release(struct wmat *m)
 {
 	free(m->h);
 	cudaFree(m->bf16), cudaFree(m->packed), cudaFree(m->scales), cudaFree(m->packed8), cudaFree(m->packed16);
+	cudaFree(m->packedwg);
 	memset(m, 0, sizeof *m);
 }
 
@@ -146,6 +201,7 @@ static void wmat_into(const struct wmat *m, struct k3_gemm_args *a)
 	a->w_packed = m->packed;
 	a->w_scales = m->scales;
 	a->w_f16 = m->packed16;
+	a->w_wg = m->packedwg;
 }
 
 static const char *epi_name(enum k3_epilogue e)
@@ -595,7 +651,24 @@ static void test_gemm_grouped_gemv(void **unused)
 	run_all_epilogues(&c);
 }
 
-/* K3's expert shapes: w13 (GLU) and w2 (SCALE), MXFP4, both paths. */
+/* wide2rp (the tile layout, w_wg) at one of K3's expert shapes: the groups `few` (<= 128 rows a
+ * group: wide2r's tiles) and 300, 0, 170 (wide2rv's chunks: 150 + 150, 85 + 85), gathered. */
+static void run_k3_shape_rp(const struct wmat *w, enum k3_epilogue epi, const int32_t *few)
+{
+	static const int32_t many[3] = { 300, 0, 170 };
+	if (!wgmma_expected())
+		return;
+	assert_non_null(w->packedwg);
+	setenv("K3_GEMM_WG_KERNEL", "wide2rp", 1);
+	for (int m = 0; m < 2; m++) {
+		const struct gemm_case c = { .N = w->N, .K = w->K, .n_groups = 3, .counts = m ? many : few,
+					     .a_rows = 500, .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
+		run_gemm(&c, epi, w);
+	}
+	unsetenv("K3_GEMM_WG_KERNEL");
+}
+
+/* K3's expert shapes: w13 (GLU) and w2 (SCALE), MXFP4, both paths; wide2rp. */
 static void test_gemm_k3_expert_shapes(void **unused)
 {
 	(void)unused;
@@ -606,6 +679,7 @@ static void test_gemm_k3_expert_shapes(void **unused)
 					     .a_rows = 40, .dt = K3_W_MXFP4, .path = (enum k3_gemm_path)p };
 		run_gemm(&c, K3_EPI_GLU, &w13);
 	}
+	run_k3_shape_rp(&w13, K3_EPI_GLU, counts);
 	wmat_release(&w13);
 	struct wmat w2 = wmat_rand(3, K3_LATENT, K3_EXPERT_INTER, K3_W_MXFP4, 0.05);
 	for (int p = K3_GEMM_TILED; p <= K3_GEMM_GEMV; p++) {
@@ -613,6 +687,7 @@ static void test_gemm_k3_expert_shapes(void **unused)
 					     .dt = K3_W_MXFP4, .path = (enum k3_gemm_path)p };
 		run_gemm(&c, K3_EPI_SCALE, &w2);
 	}
+	run_k3_shape_rp(&w2, K3_EPI_SCALE, counts);
 	wmat_release(&w2);
 }
 
@@ -1055,10 +1130,11 @@ static void test_gemm_wgmma_clusters(void **unused)
 	 * here, wide2r at <= 128 rows a group; wide2rf (2026-12-02s): wide2ra's kernels with each
 	 * group's fragments loaded and expanded before the wait_group that frees their registers;
 	 * wide2rl: wide2ra's kernels with the scales by a byte permute and the producer's lean token
-	 * copies; wide2rlf: both). */
-	static const char *const fp4k[10] = { "wide2",	 "wide2x",  "wide2x",  "wide2r",  "wide2rw",
-					      "wide2rv", "wide2ra", "wide2rf", "wide2rl", "wide2rlf" };
-	for (int k = 0; k < 10; k++) {
+	 * copies; wide2rlf: both; wide2rp (2026-12-02za): wide2rl on the tile layout, w_wg). */
+	static const char *const fp4k[11] = { "wide2",	 "wide2x",  "wide2x",  "wide2r",   "wide2rw", "wide2rv",
+					      "wide2ra", "wide2rf", "wide2rl", "wide2rlf", "wide2rp" };
+	assert_non_null(wef.packedwg);
+	for (int k = 0; k < 11; k++) {
 		if (k == 3)
 			unsetenv("K3_GEMM_WG_CLUSTER");
 		if (k == 2)
@@ -1081,8 +1157,9 @@ static void test_gemm_wgmma_clusters(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
 	const struct gemm_case fs = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .dt = K3_W_MXFP4,
 				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
-	static const char *const lean[3] = { "wide2rf", "wide2rl", "wide2rlf" };
-	for (int k = 0; k < 3; k++) {
+	static const char *const lean[4] = { "wide2rf", "wide2rl", "wide2rlf", "wide2rp" };
+	assert_non_null(wff.packedwg);
+	for (int k = 0; k < 4; k++) {
 		setenv("K3_GEMM_WG_KERNEL", lean[k], 1);
 		print_message("K3_GEMM_WG_KERNEL=%s (MXFP4, <= 128 rows a group)\n", lean[k]);
 		run_gemm(&fg, K3_EPI_GLU, &wff);
@@ -1151,13 +1228,50 @@ static void test_gemm_wgmma_wide_small(void **unused)
 	setenv("K3_GEMM_WG_KERNEL", "wide2rv", 1); /* chunks of up to 160: 89 + 88, 40, 2 x 150 */
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	run_gemm(&sf, K3_EPI_SCALE, &wf);
-	static const char *const rvx[3] = { "wide2rf", "wide2rl", "wide2rlf" }; /* wide2rv's chunks, extras */
-	for (int k = 0; k < 3; k++) {
+	static const char *const rvx[4] = { "wide2rf", "wide2rl", "wide2rlf", "wide2rp" }; /* wide2rv's chunks, extras */
+	assert_non_null(wf.packedwg);
+	for (int k = 0; k < 4; k++) {
 		setenv("K3_GEMM_WG_KERNEL", rvx[k], 1);
 		run_gemm(&gf, K3_EPI_GLU, &wf);
 		run_gemm(&sf, K3_EPI_SCALE, &wf);
 	}
 	wmat_release(&wf);
+	unsetenv("K3_GEMM_WG_KERNEL");
+	wmat_release(&w);
+}
+
+/* The tile layout (wide2rp, 2026-12-02za) at E8M0 scale bytes 0 .. 128, the range it is exact
+ * for (0: 2^-127; 128: 2^1, weights up to 12), A's k groups scaled by 2^(127 - s) so that every
+ * group weighs alike; groups of <= 128 rows on average (wide2r's tiles, two k steps a group) and
+ * above (wide2rv's chunks, one); GLU gathered, SCALE scattered (wide2rp's launches; the other
+ * epilogues run wide2rl, whose lean scales take byte 0 as 0). Small (compute-sanitizer
+ * runs: *wide_small*). Scale bytes above 128: no layout (k3_gemm_repack_wg() says -ERANGE,
+ * wmat_repackwg() checks it in every wmat_mx_scales() with such bytes). */
+static void test_gemm_wgmma_wide_small_rp(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
+		skip();
+	}
+	static const uint8_t exps[8] = { 0, 1, 64, 127, 128, 126, 2, 100 };
+	enum { K = 256 };
+	int a_exp[K / 32];
+	for (int c = 0; c < K / 32; c++)
+		a_exp[c] = 127 - exps[c % 8];
+	struct wmat w = wmat_mx_scales(4, 256, K, exps, 8);
+	assert_non_null(w.packedwg);
+	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
+	setenv("K3_GEMM_WG_KERNEL", "wide2rp", 1);
+	for (int m = 0; m < 2; m++) {
+		const int32_t *counts = m ? many : few;
+		const struct gemm_case g = { .N = 256, .K = K, .n_groups = 4, .counts = counts, .a_rows = 400,
+					     .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA, .a_exp = a_exp };
+		const struct gemm_case sc = { .N = 256, .K = K, .n_groups = 4, .counts = counts, .dt = K3_W_MXFP4,
+					      .path = K3_GEMM_TILED_WGMMA, .scatter = true, .a_exp = a_exp };
+		run_gemm(&g, K3_EPI_GLU, &w);
+		run_gemm(&sc, K3_EPI_SCALE, &w);
+	}
 	unsetenv("K3_GEMM_WG_KERNEL");
 	wmat_release(&w);
 }
@@ -1735,6 +1849,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_wgmma_tiles),
 		cmocka_unit_test(test_gemm_wgmma_clusters),
 		cmocka_unit_test(test_gemm_wgmma_wide_small),
+		cmocka_unit_test(test_gemm_wgmma_wide_small_rp),
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_combine),
 		cmocka_unit_test(test_layer_decode),

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to the GEMM op's wgmma path (k3_gemm_wg.cu): the MXFP4 weights' wgmma tile layout
+ * (k3_gemm_repack_wg(); "wide2rp"), host and device, so that the tests check the device repack
+ * against the host's and the decoder against the standard expansion.
+ *
+ * The matrix keeps its shape ([rows][K / 2] bytes, 4 bits a weight; the E8M0 scales are not
+ * touched) and each 16-row x 64-k block its 512 bytes, reordered so that lane L (g = L / 4,
+ * t = L % 4) of a consumer warp finds the A fragments of the block's 4 k steps in 16 contiguous
+ * bytes: word ks (k step) of "pseudo-row" L / 2, half L % 2 (so the tensor copy's [256][32-byte]
+ * boxes and their 32-byte swizzle are unchanged, and a quarter warp reads 128 contiguous bytes).
+ * Word (g, t, ks) holds the 8 E2M1 nibbles of the fragment (a0 = row g, k 2t, 2t + 1; a1 = row
+ * g + 8, same k; a2, a3 = the same rows at k 2t + 8, 2t + 9: k within k step ks), byte i being
+ * the standard byte of a_i (low nibble the even k), run through a GF(2)-linear re-encoding from
+ * which one funnel-shift rotate and one LOP3 give each BF16 pair (k3_wgrp_to_bf16x8()): sign at
+ * bits 15 / 31, e1 e0 m at bits 8..6 / 24..22, all other bits zero, which is the E2M1 value
+ * times 2^-126 exactly (e = 0, the subnormal 0.5, lands on the BF16 subnormal 2^-127). The
+ * consumer then multiplies by 2^(s - 1) for E8M0 s (BF16 exponent field s + 126: s 0 .. 128,
+ * which k3_gemm_repack_wg() checks): 8 integer instructions and 4 multiplies a fragment where the
+ * standard layout takes 2 loads, 3 byte permutes, 15 for the expansion and 4 multiplies.
+ */
+#ifndef K3_KERNELS_MOE_K3_GEMM_WG_RP_CUH
+#define K3_KERNELS_MOE_K3_GEMM_WG_RP_CUH
+
+#include <stdint.h>
+
+#include "common/k3_device.cuh"
+
+namespace {
+
+/* The largest E8M0 scale byte of a tensor in the tile layout (2^(s - 1) a normal BF16). */
+constexpr int K3_WGRP_MAX_SCALE = 128;
+
+/* Column i of the encoder (the inverse of the decoder's map): the word for input bit i alone
+ * (bit 4 s + b: bit b of the nibble of slot s = 2 i + h, i.e. of a_i's half h). Found by
+ * Gauss-Jordan elimination over GF(2) for the decoder's rotations 2 | 6, 10, 12 (the smallest
+ * with an invertible map; none exists with o[0] unrotated); test-moe-gpu checks the round trip. */
+__host__ __device__ __forceinline__ uint32_t k3_wgrp_col(int i)
+{
+	constexpr uint32_t COL[32] = { 0x10u,	    0x8228u,	 0x54000145u, 0x822800u,   0x100000u,  0x82280000u,
+				       0x1455400u,  0x28000082u, 0x1u,	      0x2u,	   0x4u,       0x200u,
+				       0x10000u,    0x20000u,	 0x40000u,    0x2000000u,  0x50000104u, 0x8000082u,
+				       0x40000000u, 0x8208u,	 0x1045000u,  0x820800u,   0x4000u,    0x82080000u,
+				       0x4000000u,  0x8000000u,	 0x40000104u, 0x8u,	   0x400u,     0x800u,
+				       0x1044000u,  0x80000u };
+	return COL[i];
+}
+
+/* The tile-layout word of 8 standard nibbles x (byte i: a_i's two). */
+__host__ __device__ __forceinline__ uint32_t k3_wgrp_encode(uint32_t x)
+{
+	uint32_t q = 0;
+	for (int i = 0; i < 32; i++)
+		q ^= (x >> i & 1u) ? k3_wgrp_col(i) : 0u;
+	return q;
+}
+
+/* The A fragment of a tile-layout word as BF16 pairs, each element the E2M1 value times 2^-126. */
+__host__ __device__ __forceinline__ void k3_wgrp_to_bf16x8(uint32_t q, uint32_t o[4])
+{
+	const uint32_t M = 0x81c081c0u;
+	o[0] = k3_rotl(q, 2) & M;
+	o[1] = (q ^ k3_rotl(q, 6)) & M;
+	o[2] = (q ^ k3_rotl(q, 10)) & M;
+	o[3] = (q ^ k3_rotl(q, 12)) & M;
+}
+
+/* Word w (w = pseudo-row x K / 8 + word of the row) of the tile layout of the standard nibbles
+ * `packed` ([rows][K / 2], rows a multiple of 16, K of 64): the tile-layout matrix is these words
+ * in order. */
+__host__ __device__ __forceinline__ uint32_t k3_wgrp_word(const uint8_t *packed, int K, int64_t w)
+{
+	const int64_t wpr = K / 8, pr = w / wpr; /* words a row; pseudo-row */
+	const int wc = (int)(w % wpr), kb = wc / 8, bo = (wc % 8) * 4; /* k block; byte in its 32 */
+	const int lane = (int)(pr % 16) * 2 + bo / 16, ks = (bo % 16) / 4, g = lane / 4, t = lane % 4;
+	const int64_t row0 = pr - pr % 16 + g;
+	uint32_t x = 0;
+	for (int i = 0; i < 4; i++) {
+		const int64_t row = row0 + 8 * (i & 1);
+		x |= (uint32_t)packed[row * (K / 2) + kb * 32 + ks * 8 + t + 4 * (i >> 1)] << (8 * i);
+	}
+	return k3_wgrp_encode(x);
+}
+
+/* Byte offset of lane's 16 bytes (k steps 0..3) in a 16-row block of the swizzled stage tile
+ * (k3_wg_fp4_half_offset() of pseudo-row lane / 2, half lane % 2). */
+__host__ __device__ __forceinline__ int k3_wgrp_lane_offset(int lane)
+{
+	return (lane >> 1) * 32 + (((lane & 1) ^ ((lane >> 3) & 1)) << 4);
+}
+
+} // namespace
+
+#endif
