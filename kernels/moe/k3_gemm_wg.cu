@@ -1335,7 +1335,8 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *  - "wide2rf", "wide2rl", "wide2rlf" (2026-12-02s; bench/results/k3-kernels-h200-2026-12-02s):
  *    wide2ra's kernels with XV_PF (next_group(): each group's fragments loaded and expanded
  *    before the wait that frees their register set), XV_LEAN (scales_fp4k() by a byte permute
- *    and a shift; produce()'s token copies one multiply-add a row; "wide2rl", the default), or
+ *    and a shift; produce()'s token copies one multiply-add a row; "wide2rl", the default's
+ *    kernel without the tile layout), or
  *    both.
  *  - "wide2rp" (2026-12-02za; bench/results/k3-kernels-h200-2026-12-02za): wide2rl's kernels on
  *    the weights' wgmma tile layout (XV_RP; k3_gemm_args.w_wg, k3_gemm_repack_wg(), once at load;
@@ -1353,7 +1354,15 @@ struct variant {
 		    * 5 "wide2ra": wide2rv above 128 rows a group on average, else wide2r */
 };
 
-/* "wide2rl" since 2026-12-02 round 20 (the lead, on 2026-12-02s call 2: one process, two bench
+/* "wide2rp" since 2026-12-02 round 21 (the lead; 02za call 1 and round 21's call 1, each one process
+ * alternating wide2rl and wide2rp: bench/results/k3-kernels-h200-2026-12-02za/README.md and
+ * -02x/README.md): on the tile layout (k3_gemm_args.w_wg) MXFP4 at T = 16K w13 21.2-21.7 ms against
+ * wide2rl's 23.7-24.1 (71.9-77.6 % against 65.8-69.5 % of the cuBLASLt rows beside), w2 10.4-10.5
+ * against 11.9-12.2 (76.8-81.0 against 67.4-67.5 %), T = 4K 16-25 % faster; faster in 11 of 12 and
+ * 7 of 8 pairs (the other a tie); test-moe-gpu's wgmma and K3-shape tests (float64) passed and
+ * memcheck / racecheck of its small test are clean in round 21. Without w_wg (every caller that did
+ * not make the layout: the layer and the slice today) it is wide2rl, bit for bit.
+ * "wide2rl" from 2026-12-02 round 20 (the lead, on 2026-12-02s call 2: one process, two bench
  * processes, kernels/calls/k3-2026-12-02s-2.sh; bench/results/k3-kernels-h200-2026-12-02s): wide2ra's
  * chunks with lean E8M0 scales and token copies (XV_LEAN), MXFP4 at T = 16K w13 23.8-24.0 ms against
  * wide2ra's 25.8-26.0 (70.2-72.3 against 64.8-65.7 % of the cuBLASLt row beside each), w2
@@ -1378,7 +1387,7 @@ struct variant {
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2rl";
+constexpr const char *GROUPED_DEFAULT = "wide2rp";
 
 variant kernel_variant(const params &p)
 {
