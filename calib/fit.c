@@ -155,22 +155,33 @@ static void apply_gemm_kernel(struct hw *hw, const double *x)
 	hw->gemm_store_bytes_per_sm_cycle = exp(x[5]);
 }
 
-/* x: log cycles of the chunk step, the step's row, the intra kernel's (token, head), the pair's
- * fixed cost */
+/* x: log cycles of the chunk step, the step's row, the intra kernel's (token, head) */
 static void apply_kda(struct hw *hw, const double *x)
 {
 	hw->kda_chunk_step_cycles = exp(x[0]);
 	hw->kda_step_row_cycles = exp(x[1]);
 	hw->kda_intra_cycles_per_token_head = exp(x[2]);
-	hw->kda_fixed_cycles = exp(x[3]);
 }
 
-/* the four above and the logit of the share of an SM's intra-chunk throughput a resident
+/* the three above and the logit of the share of an SM's intra-chunk throughput a resident
  * recurrent CTA takes in the overlapped pair (hw.h: kda_overlap_rec_share) */
 static void apply_kda_overlap(struct hw *hw, const double *x)
 {
 	apply_kda(hw, x);
-	hw->kda_overlap_rec_share = squash(x[4]);
+	hw->kda_overlap_rec_share = squash(x[3]);
+}
+
+/* either of the two, then the log of the pair's fixed cycles (hw.h: kda_fixed_cycles) last */
+static void apply_kda_fixed(struct hw *hw, const double *x)
+{
+	apply_kda(hw, x);
+	hw->kda_fixed_cycles = exp(x[3]);
+}
+
+static void apply_kda_overlap_fixed(struct hw *hw, const double *x)
+{
+	apply_kda_overlap(hw, x);
+	hw->kda_fixed_cycles = exp(x[4]);
 }
 
 static void apply_verify(struct hw *hw, const double *x)
@@ -863,18 +874,23 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	/* (and where the base preset says its kernels overlap KDA prefill and training points of
 	 * the overlapped shapes exist, whose times are the pair's wall time: the share of an SM a
 	 * recurrent CTA takes from the intra kernel, with the rest; the rule itself is the base's) */
+	/* (and, with points enough, twice the parameters: the pair's fixed cycles, last) */
 	double xk[5] = {log(hw->kda_chunk_step_cycles > 0 ? hw->kda_chunk_step_cycles : 3000),
 	                log(hw->kda_step_row_cycles > 0 ? hw->kda_step_row_cycles : 10),
 	                log(hw->kda_intra_cycles_per_token_head > 0 ? hw->kda_intra_cycles_per_token_head : 200),
-	                log(hw->kda_fixed_cycles > 0 ? hw->kda_fixed_cycles : 5000),
-	                unsquash(hw->kda_overlap_rec_share > 0 ? hw->kda_overlap_rec_share : 0.5)};
-	const double sk[5] = {0.3, 0.5, 0.5, 1.0, 0.5};
+	                unsquash(hw->kda_overlap_rec_share > 0 ? hw->kda_overlap_rec_share : 0.5), 0};
+	double sk[5] = {0.3, 0.5, 0.5, 0.5, 1.0};
 	st.n = select_points(pts, is_kda_chunk, sel);
-	int kda_params = 4;
-	for (int i = 0; i < st.n && kda_params == 4; i++)
-		if (hw_kda_overlaps(hw, sel[i]->op.b, sel[i]->op.h, sel[i]->op.t))
-			kda_params = 5;
-	st.apply = kda_params == 5 ? apply_kda_overlap : apply_kda;
+	bool overlap = false;
+	for (int i = 0; i < st.n && !overlap; i++)
+		overlap = hw_kda_overlaps(hw, sel[i]->op.b, sel[i]->op.h, sel[i]->op.t);
+	int kda_params = overlap ? 4 : 3;
+	bool fixed = st.n >= 2 * (kda_params + 1);
+	if (fixed) {
+		xk[kda_params] = log(hw->kda_fixed_cycles > 0 ? hw->kda_fixed_cycles : 5000);
+		sk[kda_params++] = 1.0;
+	}
+	st.apply = overlap ? (fixed ? apply_kda_overlap_fixed : apply_kda_overlap) : (fixed ? apply_kda_fixed : apply_kda);
 	if (st.n >= 1 && st.n < CALIB_FIT_MIN_POINTS)
 		rep->kda_chunk.points = st.n;
 	else

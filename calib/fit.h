@@ -14,7 +14,7 @@
  *      rows to chunks, grouped_fp4_welems_per_sm_cycle (the spread of log(model / measured)
  *      around its mean, minimized: the class table takes the common factor);
  *   3. KDA prefill: kda_chunk_step_cycles, kda_step_row_cycles, kda_intra_cycles_per_token_head,
- *      kda_fixed_cycles (the pair's fixed cost),
+ *      kda_fixed_cycles (the pair's fixed cost; with at least twice as many points as parameters),
  *      and where the base preset has the overlapped pair's rule (hw.h: kda_overlap_*) and points
  *      inside it, kda_overlap_rec_share with them; collectives: per collective kind and rank count with
  *      points enough a model of its own (hw_coll_model): its step latency and efficiency max,

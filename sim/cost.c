@@ -492,7 +492,7 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		pair_s += hw->kda_fixed_cycles / r->clock_hz;
 		c.compute_s = hw_curve_time_s(&hw->eff_gemm, op->flops, rate);
 		c.memory_s = memory_s(hw, r, hbm + l2, 0);
-		c.latency_s = 2 * launch + chain_s;
+		c.latency_s = 2 * launch + chain_s + hw->kda_fixed_cycles / r->clock_hz;
 		c.time_s = pair_s + 2 * launch;
 		kda_chain_bound = chain_s > k2 && chain_s + 2 * launch > k1;
 		break;

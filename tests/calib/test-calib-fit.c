@@ -396,9 +396,12 @@ static void test_recovers_kda_overlap(void **state)
 	struct calib_points pts;
 	calib_points_init(&pts);
 	n_specs = 0;
-	for (int t = 1024; t <= 65536; t *= 4)
-		for (int h = 12; h <= 96; h *= 2)
-			add(&pts, spec("kda_chunk b=1 t=%d h=%d", t, h), &t2, 1);
+	/* one and two sequences: 16 training points, enough for the fixed cycles too (the fit takes
+	 * them with at least twice as many points as parameters) */
+	for (int b = 1; b <= 2; b++)
+		for (int t = 1024; t <= 65536; t *= 4)
+			for (int h = 12; h <= 96; h *= 2)
+				add(&pts, spec("kda_chunk b=%d t=%d h=%d", b, t, h), &t2, 1);
 	struct hw fit, back;
 	struct calib_fit_report rep;
 	struct calib_fit_opts o = {.no_tables = true};
@@ -416,6 +419,17 @@ static void test_recovers_kda_overlap(void **state)
 	/* without the rule in the base the share is not fitted (and not written) */
 	assert_int_equal(calib_fit(&pts, &base, &o, &fit, &rep, &e), 0);
 	assert_true(fit.kda_overlap_rec_share == 0 && fit.kda_overlap_max_seqs == 0);
+	calib_points_release(&pts);
+	/* 4 training points (1K and 16K at 12 and 96 heads): fewer than twice the parameters with
+	 * the fixed cycles, which then stay the base's (none) */
+	calib_points_init(&pts);
+	n_specs = 0;
+	for (int t = 1024; t <= 16384; t *= 16)
+		for (int h = 12; h <= 96; h *= 8)
+			add(&pts, spec("kda_chunk b=1 t=%d h=%d", t, h), &t2, 1);
+	assert_int_equal(calib_fit(&pts, &b2, &o, &fit, &rep, &e), 0);
+	assert_int_equal(rep.kda_chunk.points, 4);
+	assert_true(fit.kda_fixed_cycles == 0);
 	calib_points_release(&pts);
 }
 
