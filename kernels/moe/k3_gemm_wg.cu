@@ -1359,8 +1359,9 @@ struct variant {
  * -02x/README.md): on the tile layout (k3_gemm_args.w_wg) MXFP4 at T = 16K w13 20.7-24.2 ms
  * (medians 21.2, 21.7) against wide2rl's 23.6-24.1 (71.9-79.9 % against 61.8-70.0 % of the
  * cuBLASLt row beside each), w2 10.3-10.6 against 11.8-12.2 (75.0-81.0 against 64.4-69.6 %),
- * T = 4K 16-25 % faster; faster in 11 of 12 and 7 of 8 pairs (the other a tie); test-moe-gpu's wgmma and K3-shape tests (float64) passed and
- * memcheck / racecheck of its small test are clean in round 21. Without w_wg (every caller that did
+ * T = 4K 16-25 % faster; faster in 11 of 12 and 7 of 8 pairs (the other a tie); test-moe-gpu's
+ * wgmma and K3-shape tests (float64) passed and memcheck / racecheck of its small test are clean
+ * in round 21. Without w_wg (every caller that did
  * not make the layout: the layer and the slice today) it is wide2rl, bit for bit.
  * "wide2rl" from 2026-12-02 round 20 (the lead, on 2026-12-02s call 2: one process, two bench
  * processes, kernels/calls/k3-2026-12-02s-2.sh; bench/results/k3-kernels-h200-2026-12-02s): wide2ra's
