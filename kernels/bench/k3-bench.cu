@@ -1316,6 +1316,11 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	a.beta_gate = 4.0f, a.beta_up = 25.0f, a.out = out, a.path = gpath;
 	if (w.dt == K3_W_MXFP4 && decode && !a8)
 		w.f16_layout();
+	/* Prefill rows as the layer and the slice run them: with the wgmma tile layout (the default
+	 * kernel "wide2rp" reads it; a kernel named by K3_GEMM_WG_KERNEL other than wide2rp, and the
+	 * other paths, ignore it). */
+	if (w.dt == K3_W_MXFP4 && !decode && !a8)
+		w.wg_layout();
 	w.into(a);
 	if (a8)
 		a.a_dtype = K3_A_MXFP8, a.w_packed = w.fp8_layout(), a.a_q = Aq, a.a_scales = As;

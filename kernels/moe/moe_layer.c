@@ -236,7 +236,7 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 	}
 	g[G_13].a = latent, g[G_13].a_index = row_token, g[G_13].out = h;
 	g[G_13].w = w->w13, g[G_13].w_packed = w->w13_packed, g[G_13].w_scales = w->w13_scales;
-	g[G_13].w_f16 = w->w13_f16;
+	g[G_13].w_f16 = w->w13_f16, g[G_13].w_wg = w->w13_wg;
 	snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%ld n=%d k=%d groups=%d touched=%ld dtype=bf16 w_dtype=%s",
 		 TK, 2 * d->inter, d->latent, d->experts, touched_guess, wd);
 	announce(hook, spec);
@@ -246,7 +246,7 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 		return rc;
 	g[G_2].a = h, g[G_2].row_scale = row_weight, g[G_2].out = y;
 	g[G_2].w = w->w2, g[G_2].w_packed = w->w2_packed, g[G_2].w_scales = w->w2_scales;
-	g[G_2].w_f16 = w->w2_f16;
+	g[G_2].w_f16 = w->w2_f16, g[G_2].w_wg = w->w2_wg;
 	snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%ld n=%d k=%d groups=%d touched=%ld dtype=bf16 w_dtype=%s",
 		 TK, d->latent, d->inter, d->experts, touched_guess, wd);
 	announce(hook, spec);

@@ -46,6 +46,10 @@ struct moe_weights {
 	const uint8_t *w13_packed, *w13_scales, *w2_packed, *w2_scales; /* MXFP4 experts */
 	const uint8_t *w13_f16, *w2_f16; /* MXFP4, optional: the packed nibbles in the FP16-pair layout
 					    (k3_gemm_repack_f16enc()) for the decode gemv (k3_gemm_args.w_f16) */
+	const uint8_t *w13_wg, *w2_wg; /* MXFP4, optional: the packed nibbles in the wgmma tile layout
+					  (k3_gemm_repack_wg()) for the prefill's grouped GEMMs
+					  (k3_gemm_args.w_wg: the default wgmma kernel "wide2rp" reads it;
+					  without it the wgmma path runs "wide2rl" on the standard nibbles) */
 	const uint16_t *norm_w;        /* [latent] */
 	const uint16_t *w_up;          /* [hidden][latent] */
 	const uint16_t *ws13, *ws2;    /* [2 shared][hidden], [hidden][shared] */

@@ -825,12 +825,15 @@ static void test_combine(void **unused)
 
 /* ---- whole layers ------------------------------------------------------- */
 
-static void run_layer(int T, enum k3_wdtype edt, enum k3_gemm_path path)
+/* One layer against float64; wg: MXFP4 experts given in the wgmma tile layout too (w13_wg, w2_wg:
+ * the prefill's default wgmma kernel "wide2rp" reads it), as the slice gives them. */
+static void run_layer_wg(int T, enum k3_wdtype edt, enum k3_gemm_path path, bool wg)
 {
 	const struct moe_dims d = { .hidden = 1024, .latent = 512, .experts = 128, .topk = 8, .inter = 256,
 				    .shared_inter = 512, .scaling = 1.0f, .eps = 1e-6f, .beta_gate = 4.0f,
 				    .beta_up = 25.0f, .expert_dtype = edt };
-	print_message("layer T=%d experts %s path %d\n", T, edt == K3_W_MXFP4 ? "mxfp4" : "bf16", path);
+	print_message("layer T=%d experts %s path %d%s\n", T, edt == K3_W_MXFP4 ? "mxfp4" : "bf16", path,
+		      wg ? " (tile layout)" : "");
 	struct gt_bf16 x = gt_bf16_rand(&rng, (size_t)T * d.hidden, -1, 1);
 	struct wmat rd = wmat_rand(1, d.experts + d.latent, d.hidden, K3_W_BF16, 0.06);
 	struct wmat w13 = wmat_rand(d.experts, 2 * d.inter, d.latent, edt, 0.08);
@@ -846,7 +849,8 @@ static void run_layer(int T, enum k3_wdtype edt, enum k3_gemm_path path)
 	const struct moe_weights w = {
 		.w_router_down = rd.bf16, .bias = gt_dev_copy(bias, (size_t)d.experts * 4), .w13 = w13.bf16,
 		.w2 = w2.bf16, .w13_packed = w13.packed, .w13_scales = w13.scales, .w2_packed = w2.packed,
-		.w2_scales = w2.scales, .w13_f16 = w13.packed16, .w2_f16 = w2.packed16, .norm_w = nw.d, .w_up = up.bf16, .ws13 = s13.bf16, .ws2 = s2.bf16,
+		.w2_scales = w2.scales, .w13_f16 = w13.packed16, .w2_f16 = w2.packed16,
+		.w13_wg = wg ? w13.packedwg : NULL, .w2_wg = wg ? w2.packedwg : NULL, .norm_w = nw.d, .w_up = up.bf16, .ws13 = s13.bf16, .ws2 = s2.bf16,
 	};
 	size_t ws = 0;
 	assert_int_equal(moe_layer_workspace_bytes(&d, T, path, &ws), 0);
@@ -897,6 +901,11 @@ static void run_layer(int T, enum k3_wdtype edt, enum k3_gemm_path path)
 	gt_free(w.bias), cudaFree(dws);
 }
 
+static void run_layer(int T, enum k3_wdtype edt, enum k3_gemm_path path)
+{
+	run_layer_wg(T, edt, path, false);
+}
+
 static void test_layer_decode(void **unused)
 {
 	(void)unused;
@@ -908,12 +917,14 @@ static void test_layer_prefill(void **unused)
 {
 	(void)unused;
 	run_layer(300, K3_W_MXFP4, K3_GEMM_AUTO);
+	run_layer_wg(300, K3_W_MXFP4, K3_GEMM_AUTO, true); /* wide2rp where wgmma runs */
 	run_layer(300, K3_W_MXFP4, K3_GEMM_GEMV); /* the small-batch path on many rows, same result */
 }
 
 /* The layer's prefill at ~131 rows a group (2100 tokens x 8 of 128 experts: wide2rv's chunks of
  * up to 160 rows for w13 and w2), through wide2rlf (2026-12-02s: the fragments before the wait,
- * the lean scales and token copies). */
+ * the lean scales and token copies), then through the default with the wgmma tile layout given
+ * (wide2rp, as the slice runs it). */
 static void test_layer_prefill_wide(void **unused)
 {
 	(void)unused;
@@ -924,6 +935,7 @@ static void test_layer_prefill_wide(void **unused)
 	setenv("K3_GEMM_WG_KERNEL", "wide2rlf", 1);
 	run_layer(2100, K3_W_MXFP4, K3_GEMM_AUTO);
 	unsetenv("K3_GEMM_WG_KERNEL");
+	run_layer_wg(2100, K3_W_MXFP4, K3_GEMM_AUTO, true); /* the default with the layout: wide2rp */
 }
 
 /* N a multiple of 16 but not of 128: the last column tile (tiled) or CTA (gemv) is partial. */
