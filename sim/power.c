@@ -4,6 +4,33 @@
 
 #include "sim/cost.h"
 
+enum hw_power_class sim_power_class(enum op_kind kind)
+{
+	switch (kind) {
+	case OP_GEMM:
+		return HW_POWER_GEMM;
+	case OP_GROUPED_GEMM:
+		return HW_POWER_GROUPED_GEMM;
+	case OP_MLA_DECODE:
+	case OP_DSA_DECODE:
+		return HW_POWER_MLA_DECODE;
+	case OP_MLA_PREFILL:
+	case OP_DSA_PREFILL:
+		return HW_POWER_MLA_PREFILL;
+	case OP_KDA_CHUNK:
+	case OP_KDA_DECODE:
+		return HW_POWER_KDA;
+	default:
+		return HW_POWER_VECTOR;
+	}
+}
+
+double sim_power_flop_j(const struct hw *hw, enum hw_power_class c)
+{
+	double e = (unsigned)c < HW_POWER_CLASS_COUNT ? hw->power_flop_j_class[c] : 0;
+	return e > 0 ? e : hw->power_flop_j;
+}
+
 bool sim_power_known(const struct hw *hw)
 {
 	return hw->power_limit_w > 0;
@@ -37,7 +64,7 @@ void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_powe
 	at.clock = (struct hw_clock_sel){.given_hz = floor_hz(hw)};
 	sim_op_cost(hw, op, &at, &cf);
 	*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = fmax(cf.time_s, cb.time_s), .flops = op->flops,
-				     .hbm_bytes = (double)op_bytes(op)};
+				     .hbm_bytes = (double)op_bytes(op), .klass = sim_power_class(op->kind)};
 }
 
 double sim_power_time_s(const struct hw *hw, const struct sim_power_op *op, double clock_hz)
@@ -55,7 +82,7 @@ double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, doub
 	if (!(t > 0))
 		return hw->power_idle_w;
 	double v = clock_hz / hw->sm_clock_hz;
-	return hw->power_idle_w + (hw->power_flop_j * op->flops * v * v + hw->power_byte_j * op->hbm_bytes) / t;
+	return hw->power_idle_w + (sim_power_flop_j(hw, op->klass) * op->flops * v * v + hw->power_byte_j * op->hbm_bytes) / t;
 }
 
 double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, double time_s)

@@ -6,7 +6,9 @@
  *
  * Draw. An op at SM clock f draws
  *     P(f) = P_idle + (e_flop * flops * (f / f_boost)^2 + e_byte * hbm_bytes) / t(f),
- * its dynamic energy over its time: a FLOP's energy (the op's FLOPs as the model counts them,
+ * its dynamic energy over its time: a FLOP's energy (e_flop of the op's power class, enum
+ * hw_power_class: the FLOPs of a tensor-core GEMM, of the mma.sync-bound MLA decode and of vector
+ * work do not cost the same; the global one where the preset has no class's; the op's FLOPs as the model counts them,
  * tensor or vector, with the on-chip data movement that comes with them) scales with the square
  * of the clock, as the voltage follows the clock; an HBM byte's does not (the memory clock is
  * fixed). A term for SMs busy whatever they compute (a draw per second of SM-clocked time) was
@@ -31,12 +33,21 @@
 #include "model/ops.h"
 
 /* An op as the controller needs it: its time at boost and at the floor clock (seconds, the
- * floor's at least the boost's), its FLOPs and HBM bytes. */
+ * floor's at least the boost's), its FLOPs and HBM bytes, and its power class (the energy of its
+ * FLOPs: hw power_flop_j_class, the global power_flop_j where the class has none). */
 struct sim_power_op {
 	double boost_s, floor_s;
 	double flops;
 	double hbm_bytes;
+	enum hw_power_class klass;
 };
+
+/* The power class of an op kind (collectives: HW_POWER_VECTOR; they draw nothing of their own). */
+enum hw_power_class sim_power_class(enum op_kind kind);
+
+/* The energy of a FLOP of class c at boost, J: the class's where the preset has it, else the
+ * global one. */
+double sim_power_flop_j(const struct hw *hw, enum hw_power_class c);
 
 /* The op costed on its own (sim_op_cost, eager launches) at boost and at the floor; a
  * collective draws nothing of its own. */
