@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -717,14 +718,176 @@ static double power_obj(const double *x, void *ctx)
 	return f->weight_s > 0 ? s / f->weight_s : 0;
 }
 
+/* An op's instances in one capture (a bench's repetitions) as the draw fit sees them: the model's draw
+ * at its recorded clock is P_idle + e * x_w + fixed_w (e its class's FLOP energy, J), against
+ * the mean of the power readings inside it; weight_s its span. */
+struct draw_group {
+	enum hw_power_class klass;
+	double x_w, fixed_w, power_w, weight_s;
+};
+
+/* The readings an op's instances need inside them to show its own draw (one reading may be mostly
+ * the op before: NVML's readings lag), and the groups a class needs for its one parameter (never
+ * more parameters than half the points). */
+enum { POWER_GROUP_MIN_READINGS = 2, POWER_CLASS_MIN_GROUPS = 2 };
+
+static _Thread_local const struct calib_instance *sort_inst; /* cmp_inst_op's array (qsort has no context) */
+
+/* By source, then op (bytes: an op's instances are copies of one spec's op), then start. */
+static int cmp_inst_op(const void *a, const void *b)
+{
+	const struct calib_instance *x = &sort_inst[*(const size_t *)a], *y = &sort_inst[*(const size_t *)b];
+	if (x->source != y->source)
+		return (x->source > y->source) - (x->source < y->source);
+	int c = memcmp(&x->op, &y->op, sizeof x->op);
+	if (c)
+		return c;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* The draw groups of the instances: the instances of one op in one source (a bench's repetitions)
+ * with at least POWER_GROUP_MIN_READINGS power readings inside them all and FLOPs; its power the
+ * readings' mean (each instance's median, weighted by its readings), its clock likewise (clamped
+ * to [floor, boost]), its weight the instances' time. Into g (room for n_inst); their count, or
+ * -ENOMEM. */
+static ptrdiff_t draw_groups(const struct hw *hw, const struct calib_points *pts, const struct sim_power_op *ops,
+			     struct draw_group *g)
+{
+	size_t *idx = malloc((pts->n_inst ? pts->n_inst : 1) * sizeof *idx);
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < pts->n_inst; i++)
+		idx[i] = i;
+	sort_inst = pts->inst;
+	qsort(idx, pts->n_inst, sizeof *idx, cmp_inst_op);
+	size_t n = 0;
+	const double fb = hw->sm_clock_hz, ff = fmin(hw->power_min_sm_clock_hz, fb);
+	for (size_t i = 0, j; i < pts->n_inst; i = j) {
+		const struct calib_instance *first = &pts->inst[idx[i]];
+		double rw = 0, pw = 0, hz = 0, span_s = 0;
+		for (j = i; j < pts->n_inst && pts->inst[idx[j]].source == first->source &&
+			    memcmp(&pts->inst[idx[j]].op, &first->op, sizeof first->op) == 0;
+		     j++) {
+			const struct calib_instance *in = &pts->inst[idx[j]];
+			span_s += (double)(in->end_ns - in->start_ns) * 1e-9;
+			if (in->power_readings > 0 && in->power_w > 0) {
+				rw += in->power_readings;
+				pw += in->power_readings * in->power_w;
+				hz += in->power_readings * in->sm_clock_hz;
+			}
+		}
+		const struct sim_power_op *op = &ops[idx[i]];
+		if (rw < POWER_GROUP_MIN_READINGS || !(op->flops > 0) || !(span_s > 0))
+			continue;
+		double f = fmax(fmin(hz / rw, fb), ff), t = sim_power_time_s(hw, op, f), v = f / fb;
+		if (!(t > 0))
+			continue;
+		g[n++] = (struct draw_group){.klass = op->klass, .x_w = op->flops * v * v / t,
+					     .fixed_w = hw->power_byte_j * op->hbm_bytes / t, .power_w = pw / rw,
+					     .weight_s = span_s};
+	}
+	free(idx);
+	return (ptrdiff_t)n;
+}
+
+/* The span-weighted mean |log(predicted / recorded draw)| of class c's groups with FLOP energy
+ * e_j. */
+static double draw_error(const struct hw *hw, const struct draw_group *g, size_t n, enum hw_power_class c, double e_j)
+{
+	double s = 0, w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (g[i].klass != c)
+			continue;
+		s += g[i].weight_s * fabs(log((hw->power_idle_w + e_j * g[i].x_w + g[i].fixed_w) / g[i].power_w));
+		w += g[i].weight_s;
+	}
+	return w > 0 ? s / w : 0;
+}
+
+struct weighted {
+	double x, w;
+};
+
+static int cmp_weighted(const void *a, const void *b)
+{
+	double x = ((const struct weighted *)a)->x, y = ((const struct weighted *)b)->x;
+	return (x > y) - (x < y);
+}
+
+/* The weighted median of v[0, n) (sorted in place); n > 0. */
+static double weighted_median(struct weighted *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_weighted);
+	double total = 0, acc = 0;
+	for (size_t i = 0; i < n; i++)
+		total += v[i].w;
+	for (size_t i = 0; i < n; i++) {
+		acc += v[i].w;
+		if (acc >= 0.5 * total)
+			return v[i].x;
+	}
+	return v[n - 1].x;
+}
+
+/* Each power class's FLOP energy from the board power recorded around its runs of one op
+ * (draw_groups; calib_fit stage 6): each group's energy, the one that makes the model's draw at
+ * its recorded clock the recorded one, (P - P_idle - fixed) / x; the class's, their median
+ * weighted by span (robust to shapes whose FLOPs the model counts apart from the kernel's: a
+ * least-squares fit in W was set by such outliers, e.g. a causal MLA over 4K tokens drawing half
+ * what its counted FLOPs say). One parameter per class with at least POWER_CLASS_MIN_GROUPS groups,
+ * positive; the other classes keep the global
+ * energy (0). 0, or -ENOMEM. */
+static int fit_power_classes(struct hw *hw, const struct calib_points *pts, const struct sim_power_op *ops,
+			     struct calib_fit_stage *rep)
+{
+	size_t cap = pts->n_inst ? pts->n_inst : 1;
+	struct draw_group *g = malloc(cap * sizeof *g);
+	struct weighted *v = malloc(cap * sizeof *v);
+	if (!g || !v) {
+		free(g);
+		free(v);
+		return -ENOMEM;
+	}
+	ptrdiff_t got = draw_groups(hw, pts, ops, g);
+	if (got < 0) {
+		free(g);
+		free(v);
+		return (int)got;
+	}
+	size_t ng = (size_t)got;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		size_t n = 0;
+		for (size_t i = 0; i < ng; i++)
+			if ((int)g[i].klass == c)
+				v[n++] = (struct weighted){(g[i].power_w - hw->power_idle_w - g[i].fixed_w) / g[i].x_w,
+							   g[i].weight_s};
+		rep[c] = (struct calib_fit_stage){.points = (int)n};
+		if (n < POWER_CLASS_MIN_GROUPS)
+			continue;
+		double e = weighted_median(v, n);
+		if (!(e > 0) || !isfinite(e))
+			continue;
+		rep[c].before = draw_error(hw, g, ng, (enum hw_power_class)c, hw->power_flop_j);
+		rep[c].after = draw_error(hw, g, ng, (enum hw_power_class)c, e);
+		rep[c].fitted = true;
+		hw->power_flop_j_class[c] = e;
+	}
+	free(g);
+	free(v);
+	return 0;
+}
+
 /* The power model's energies (power_flop_pj, power_byte_pj) from the clocks the captures
  * recorded around their instances (calib_points.inst: the controller run over each capture's
  * instances as they ran, idle between them, against the recorded clock); the limit, idle draw,
  * time constant and floor are the base's. The time constant is not fitted: readings held 100 ms
  * do not pin it (fitted with the energies on six k3-bench captures of 2026-12-02 it came out
  * anywhere from 0.5 to 26 ms). 0, or -ENOMEM. */
-static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib_fit_stage *rep)
+static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib_fit_stage *rep,
+		     struct calib_fit_stage *class_rep)
 {
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		hw->power_flop_j_class[c] = 0;
 	rep->points = (int)pts->n_inst;
 	if (pts->n_inst < CALIB_FIT_MIN_POINTS)
 		return 0;
@@ -754,8 +917,9 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 	rep->after = calib_nelder_mead(power_obj, &f, best, step, 2, 400);
 	power_obj(best, &f);
 	rep->fitted = true;
+	int rc = fit_power_classes(hw, pts, ops, class_rep);
 	free(ops);
-	return 0;
+	return rc;
 }
 
 static enum dtype table_dtype_of(const struct hw *hw, const struct op *op)
@@ -942,7 +1106,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	}
 	/* 6. the power model's draws, from the clocks recorded around the points (everything else
 	 * held), where the base has the model */
-	if (sim_power_known(hw) && (rc = fit_power(hw, pts, &rep->power)) < 0) {
+	if (sim_power_known(hw) && (rc = fit_power(hw, pts, &rep->power, rep->power_class)) < 0) {
 		err_set(e, NULL, 0, 0, "out of memory");
 		goto out;
 	}

@@ -160,6 +160,7 @@ int hw_class_parse(const char *s, enum hw_class *out);
 #define HW_POWER_CLASSES(X)                                                                        \
 	X(GEMM, "gemm")                 /* dense GEMMs and gemvs */                                \
 	X(GROUPED_GEMM, "grouped_gemm") /* routed experts */                                       \
+	X(GROUPED_GEMV, "grouped_gemv") /* MXFP4 routed experts as gemvs (grouped_fp4_gemv_rows) */ \
 	X(MLA_DECODE, "mla_decode")     /* latent attention decode (mma.sync), DSA decode */       \
 	X(MLA_PREFILL, "mla_prefill")   /* attention prefill, DSA prefill */                       \
 	X(KDA, "kda")                   /* KDA chunked prefill and decode */                       \

@@ -42,8 +42,10 @@ struct sim_power_op {
 	enum hw_power_class klass;
 };
 
-/* The power class of an op kind (collectives: HW_POWER_VECTOR; they draw nothing of their own). */
-enum hw_power_class sim_power_class(enum op_kind kind);
+/* The power class of an op (by kind; the MXFP4 routed experts that hw runs as gemvs, at most
+ * grouped_fp4_gemv_rows rows a touched expert: HW_POWER_GROUPED_GEMV, issue-bound on the weights'
+ * expansion; collectives: HW_POWER_VECTOR, they draw nothing of their own). */
+enum hw_power_class sim_power_class(const struct hw *hw, const struct op *op);
 
 /* The energy of a FLOP of class c at boost, J: the class's where the preset has it, else the
  * global one. */
@@ -82,6 +84,18 @@ double sim_power_run(const struct hw *hw, struct sim_power_state *st, const stru
  * where its draw at boost is within the limit, else where its draw meets the limit (at least
  * the floor). */
 double sim_power_steady_hz(const struct hw *hw, const struct sim_power_op *op);
+
+/* The mean draw (W) of n ops run back to back at clock_hz, op i count[i] times (its energy over
+ * its time, summed, over their times summed, plus P_idle): a collective adds time at P_idle. */
+double sim_power_mix_draw_w(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n,
+			    double clock_hz);
+
+/* The one clock at which n ops replayed back to back for long (op i count[i] times per period)
+ * hold the filtered power at the limit: a period short against the limiter's response sees its
+ * mean draw (sim_power_mix_draw_w), so boost where that is within the limit, else where it meets
+ * the limit (at least the floor). The mean draw falls with the clock (never faster at a lower
+ * clock), so the clock is unique. */
+double sim_power_mix_hz(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n);
 
 /* The clock whose time (sim_power_time_s) is time_s: boost at or below the boost time, the floor
  * at or above the floor's. */

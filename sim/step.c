@@ -241,7 +241,7 @@ static void account(struct mapper *mp, const struct op *o)
 		mp->power_ops[at] = (struct sim_power_op){.boost_s = c.time_s, .floor_s = fmax(cf.time_s, c.time_s),
 							  .flops = comm ? 0 : o->flops,
 							  .hbm_bytes = comm ? 0 : (double)op_bytes(o),
-							  .klass = sim_power_class(o->kind)};
+							  .klass = sim_power_class(mp->hw, o)};
 	}
 	int64_t act = o->bytes_act_in + o->bytes_act_out;
 	/* MLA prefill expands the cached prefix into per-head K/V block by block (64K tokens at a
@@ -695,50 +695,39 @@ static int map_ops(const struct scenario *s, const struct model *m, const struct
 }
 
 /* Runs the ops of group g (-1: those outside the layers; post: the ones after them) through
- * the controller, adding each one's time to time_s and counting it, and their energy above idle
- * (J) to *energy_j. */
+ * the controller, adding each one's time to time_s and counting it. */
 static void power_walk(const struct hw *hw, const struct mapped *mm, const struct sim_power_op *ops, int g, bool post,
-		       struct sim_power_state *st, double *time_s, int *count, double *energy_j)
+		       struct sim_power_state *st, double *time_s, int *count)
 {
 	for (int i = 0; i < mm->n; i++) {
 		const struct tl_op *t = &mm->ops[i];
 		if (t->group != g || (g < 0 && (t->part == OP_PART_POST) != post))
 			continue;
-		double hz, dt = sim_power_run(hw, st, &ops[i], &hz);
-		time_s[i] += dt;
+		time_s[i] += sim_power_run(hw, st, &ops[i], NULL);
 		count[i]++;
-		*energy_j += (sim_power_draw_w(hw, &ops[i], hz) - hw->power_idle_w) * dt;
 	}
 }
 
-/* One pass of the controller over the step from state st (updated), in the order its instances
- * run (the ops before the layers, each layer's in list order, those after): each op's time summed
- * over its instances and counted; the step's mean draw, W. */
-static double power_pass(const struct hw *hw, const struct model *m, const int8_t *group_of, const struct mapped *mm,
-			 const struct sim_power_op *ops, struct sim_power_state *st, double *time_s, int *count)
+/* The controller over the step from state st (updated), in the order its instances run (the ops
+ * before the layers, each layer's in list order, those after): each op's time summed over its
+ * instances, and their count. */
+static void power_pass(const struct hw *hw, const struct model *m, const int8_t *group_of, const struct mapped *mm,
+		       const struct sim_power_op *ops, struct sim_power_state *st, double *time_s, int *count)
 {
-	double energy_j = 0;
 	memset(time_s, 0, (size_t)mm->n * sizeof *time_s);
 	memset(count, 0, (size_t)mm->n * sizeof *count);
-	power_walk(hw, mm, ops, -1, false, st, time_s, count, &energy_j);
+	power_walk(hw, mm, ops, -1, false, st, time_s, count);
 	for (int l = 0; l < m->n_layers; l++)
-		power_walk(hw, mm, ops, group_of[l], false, st, time_s, count, &energy_j);
-	power_walk(hw, mm, ops, -1, true, st, time_s, count, &energy_j);
-	double step_s = 0;
-	for (int i = 0; i < mm->n; i++)
-		step_s += time_s[i];
-	return step_s > 0 ? hw->power_idle_w + energy_j / step_s : hw->power_idle_w;
+		power_walk(hw, mm, ops, group_of[l], false, st, time_s, count);
+	power_walk(hw, mm, ops, -1, true, st, time_s, count);
 }
 
-/* The steady state's passes at most, and the filtered power (W) at which two passes' starts agree. */
-enum { POWER_STEADY_PASSES = 64 };
-#define POWER_STEADY_TOLERANCE_W 0.01
-
-/* The power regime: each op's clock from the controller run over the step (power_pass); an op of
- * several layers gets the clock of its mean time over them. A step after idle (a prefill, an eager
- * decode step) starts from an idle GPU. Steps replayed back to back (steady: decode as CUDA
- * graphs) start where the step before left the filtered power: the periodic state, reached from
- * the step's mean draw after idle by repeating the pass until its start and end agree. */
+/* The power regime: each op's clock from the controller run over the step (power_pass) from an
+ * idle GPU (a prefill, an eager decode step); an op of several layers gets the clock of its mean
+ * time over them. Steps replayed back to back (steady: decode as CUDA graphs) are a steady state,
+ * not a step after idle: the limiter lowers and recovers its clock over tens to hundreds of ms
+ * (bench/results/k3-kernels-h200-2026-12-02w/README.md), so it holds one clock over the step's
+ * mix, where the step's mean draw meets the limit (sim_power_mix_hz). */
 static void power_clocks(const struct hw *hw, const struct model *m, const struct mapped *mm,
 			 const struct sim_power_op *ops, bool steady, double *clock_hz)
 {
@@ -748,15 +737,12 @@ static void power_clocks(const struct hw *hw, const struct model *m, const struc
 	model_layer_groups(m, group_of);
 	struct sim_power_state st;
 	sim_power_idle(hw, &st);
-	double mean_w = power_pass(hw, m, group_of, mm, ops, &st, time_s, count);
+	power_pass(hw, m, group_of, mm, ops, &st, time_s, count);
 	if (steady) {
-		st.filtered_w = mean_w;
-		for (int k = 0; k < POWER_STEADY_PASSES; k++) {
-			double start_w = st.filtered_w;
-			power_pass(hw, m, group_of, mm, ops, &st, time_s, count);
-			if (fabs(st.filtered_w - start_w) < POWER_STEADY_TOLERANCE_W)
-				break;
-		}
+		double hz = sim_power_mix_hz(hw, ops, count, mm->n);
+		for (int i = 0; i < mm->n; i++)
+			clock_hz[i] = hz;
+		return;
 	}
 	for (int i = 0; i < mm->n; i++)
 		clock_hz[i] = count[i] ? sim_power_clock_for(hw, &ops[i], time_s[i] / count[i]) : hw->sm_clock_hz;
