@@ -4,6 +4,7 @@
 # show the boost protocol unchanged. From the repository root:
 #   sh bench/results/k3-kernels-h200-2026-12-02x/power/run.sh K3SIM [TAG]
 # K3SIM: a CPU build's cli/k3sim; TAG (default "after") names the reports: power-<slice><bench>-TAG.md.
+# KEEP=DIR (optional): each pairing's presets and decompressed captures kept in DIR/<round>-<pairing>-<clock>.
 set -eu
 K3=${1:?usage: run.sh K3SIM [TAG]}
 TAG=${2:-after}
@@ -24,7 +25,7 @@ pair() { # round slice bench clock out
 	b=$(dir "$1-$3" | cut -d' ' -f1)
 	k=$(dir "$1-$3" | cut -d' ' -f2)
 	python3 kernels/slice/validate-slice.py --clock "$4" --results "$s" --bench-results "$b" --kda-bench "$k" \
-		--k3sim "$K3" -o "$5"
+		--k3sim "$K3" -o "$5" ${KEEP:+--keep "$KEEP/$1-$2$3-$4"}
 }
 for p in ab ac ba bc ca cb; do
 	pair x "$(echo $p | cut -c1)" "$(echo $p | cut -c2)" power "$X/power/power-$p-$TAG.md"
