@@ -719,11 +719,11 @@ static double power_obj(const double *x, void *ctx)
 }
 
 /* An op's instances in one capture (a bench's repetitions) as the draw fit sees them: the model's draw
- * at its recorded clock is P_idle + e * x_w + fixed_w (e its class's FLOP energy, J), against
- * the mean of the power readings inside it; weight_s its span. */
+ * at its recorded clock is P_idle + e * x_w + e_byte * b_w (e its class's FLOP energy, e_byte the
+ * HBM byte's, J), against the mean of the power readings inside it; weight_s its span. */
 struct draw_group {
 	enum hw_power_class klass;
-	double x_w, fixed_w, power_w, weight_s;
+	double x_w, b_w, power_w, weight_s;
 };
 
 /* The readings an op's instances need inside them to show its own draw (one reading may be mostly
@@ -783,22 +783,31 @@ static ptrdiff_t draw_groups(const struct hw *hw, const struct calib_points *pts
 		if (!(t > 0))
 			continue;
 		g[n++] = (struct draw_group){.klass = op->klass, .x_w = op->flops * v * v / t,
-					     .fixed_w = hw->power_byte_j * op->hbm_bytes / t, .power_w = pw / rw,
+					     .b_w = op->hbm_bytes / t, .power_w = pw / rw,
 					     .weight_s = span_s};
 	}
 	free(idx);
 	return (ptrdiff_t)n;
 }
 
-/* The span-weighted mean |log(predicted / recorded draw)| of class c's groups with FLOP energy
- * e_j. */
-static double draw_error(const struct hw *hw, const struct draw_group *g, size_t n, enum hw_power_class c, double e_j)
+/* The group's draw with FLOP energy e_j and byte energy byte_j, W. */
+static double group_draw(const struct hw *hw, const struct draw_group *g, double e_j, double byte_j)
+{
+	return hw->power_idle_w + e_j * g->x_w + byte_j * g->b_w;
+}
+
+/* The span-weighted mean |log(predicted / recorded draw)| of class c's groups (c < 0: every
+ * group, each with its class's energy in e_j[]) with FLOP energy e_j (c >= 0: e_j[0]) and byte
+ * energy byte_j. */
+static double draw_error(const struct hw *hw, const struct draw_group *g, size_t n, int c, const double *e_j,
+			 double byte_j)
 {
 	double s = 0, w = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (g[i].klass != c)
+		if (c >= 0 && (int)g[i].klass != c)
 			continue;
-		s += g[i].weight_s * fabs(log((hw->power_idle_w + e_j * g[i].x_w + g[i].fixed_w) / g[i].power_w));
+		double e = c >= 0 ? e_j[0] : e_j[g[i].klass];
+		s += g[i].weight_s * fabs(log(group_draw(hw, &g[i], e, byte_j) / g[i].power_w));
 		w += g[i].weight_s;
 	}
 	return w > 0 ? s / w : 0;
@@ -829,16 +838,55 @@ static double weighted_median(struct weighted *v, size_t n)
 	return v[n - 1].x;
 }
 
-/* Each power class's FLOP energy from the board power recorded around its runs of one op
- * (draw_groups; calib_fit stage 6): each group's energy, the one that makes the model's draw at
- * its recorded clock the recorded one, (P - P_idle - fixed) / x; the class's, their median
+/* Each class's FLOP energy at byte energy byte_j: its groups' energies, the one that makes the
+ * model's draw at the recorded clock the recorded one, (P - P_idle - byte_j b) / x, their median
  * weighted by span (robust to shapes whose FLOPs the model counts apart from the kernel's: a
  * least-squares fit in W was set by such outliers, e.g. a causal MLA over 4K tokens drawing half
- * what its counted FLOPs say). One parameter per class with at least POWER_CLASS_MIN_GROUPS groups,
- * positive; the other classes keep the global
- * energy (0). 0, or -ENOMEM. */
+ * what its counted FLOPs say), where it has at least POWER_CLASS_MIN_GROUPS groups and the median
+ * is positive; e_j[c] the global energy elsewhere (fitted[c] false). v: room for n. */
+static void class_energies(const struct hw *hw, const struct draw_group *g, size_t n, double byte_j,
+			   struct weighted *v, double *e_j, bool *fitted, int *points)
+{
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if ((int)g[i].klass == c)
+				v[k++] = (struct weighted){(g[i].power_w - hw->power_idle_w - byte_j * g[i].b_w) / g[i].x_w,
+							   g[i].weight_s};
+		points[c] = (int)k;
+		double e = k >= POWER_CLASS_MIN_GROUPS ? weighted_median(v, k) : 0;
+		fitted[c] = e > 0 && isfinite(e);
+		e_j[c] = fitted[c] ? e : hw->power_flop_j;
+	}
+}
+
+/* The byte energies the draw fit tries, J: a log grid, then a golden-section refinement. */
+#define POWER_BYTE_GRID_LO 5e-12
+#define POWER_BYTE_GRID_HI 500e-12
+enum { POWER_BYTE_GRID = 48, POWER_BYTE_REFINE = 40 };
+
+/* The draw fit's error at byte energy byte_j (each class's energy fitted at it). */
+static double byte_error(const struct hw *hw, const struct draw_group *g, size_t n, double byte_j, struct weighted *v)
+{
+	double e[HW_POWER_CLASS_COUNT];
+	bool fitted[HW_POWER_CLASS_COUNT];
+	int points[HW_POWER_CLASS_COUNT];
+	class_energies(hw, g, n, byte_j, v, e, fitted, points);
+	return draw_error(hw, g, n, -1, e, byte_j);
+}
+
+/* The power classes' FLOP energies and the HBM byte's from the board power recorded around the
+ * captures' runs of one op (draw_groups; calib_fit stage 6): for a byte energy, each class's
+ * energy the span-weighted median of its groups' (class_energies); the byte energy the one whose
+ * class energies make the span-weighted mean |log(predicted / recorded draw)| over every group
+ * least (a log grid, then golden section), where the groups number at least twice the parameters
+ * (the fitted classes and the byte: never more parameters than half the points); else the byte
+ * energy of the clock fit, held. The classes without enough groups, or whose fit is not positive,
+ * keep the global energy (0). rep[c]: each class's groups and its error with the global energy
+ * and with its own; byte_rep: every group, the error at the clock fit's byte energy and the
+ * draw fit's. 0, or -ENOMEM. */
 static int fit_power_classes(struct hw *hw, const struct calib_points *pts, const struct sim_power_op *ops,
-			     struct calib_fit_stage *rep)
+			     struct calib_fit_stage *rep, struct calib_fit_stage *byte_rep)
 {
 	size_t cap = pts->n_inst ? pts->n_inst : 1;
 	struct draw_group *g = malloc(cap * sizeof *g);
@@ -855,22 +903,54 @@ static int fit_power_classes(struct hw *hw, const struct calib_points *pts, cons
 		return (int)got;
 	}
 	size_t ng = (size_t)got;
+	double e[HW_POWER_CLASS_COUNT];
+	bool fitted[HW_POWER_CLASS_COUNT];
+	int points[HW_POWER_CLASS_COUNT];
+	*byte_rep = (struct calib_fit_stage){.points = (int)ng};
+	class_energies(hw, g, ng, hw->power_byte_j, v, e, fitted, points);
+	int params = 1;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		params += fitted[c];
+	if (ng >= 2 * (size_t)params && params > 1) {
+		/* the byte energy: the best of a log grid, then golden section around it */
+		double lg_lo = log(POWER_BYTE_GRID_LO), lg_hi = log(POWER_BYTE_GRID_HI);
+		double step = (lg_hi - lg_lo) / (POWER_BYTE_GRID - 1), best = hw->power_byte_j;
+		double fbest = byte_error(hw, g, ng, best, v);
+		byte_rep->before = fbest;
+		for (int i = 0; i < POWER_BYTE_GRID; i++) {
+			double x = exp(lg_lo + step * i), fx = byte_error(hw, g, ng, x, v);
+			if (fx < fbest) {
+				fbest = fx;
+				best = x;
+			}
+		}
+		double a = fmax(lg_lo, log(best) - step), b = fmin(lg_hi, log(best) + step);
+		const double r = 0.5 * (sqrt(5.0) - 1);
+		for (int i = 0; i < POWER_BYTE_REFINE; i++) {
+			double x1 = b - r * (b - a), x2 = a + r * (b - a);
+			if (byte_error(hw, g, ng, exp(x1), v) < byte_error(hw, g, ng, exp(x2), v))
+				b = x2;
+			else
+				a = x1;
+		}
+		double x = exp(0.5 * (a + b)), fx = byte_error(hw, g, ng, x, v);
+		if (fx < fbest) {
+			fbest = fx;
+			best = x;
+		}
+		byte_rep->after = fbest;
+		byte_rep->fitted = true;
+		hw->power_byte_j = best;
+		class_energies(hw, g, ng, best, v, e, fitted, points);
+	}
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
-		size_t n = 0;
-		for (size_t i = 0; i < ng; i++)
-			if ((int)g[i].klass == c)
-				v[n++] = (struct weighted){(g[i].power_w - hw->power_idle_w - g[i].fixed_w) / g[i].x_w,
-							   g[i].weight_s};
-		rep[c] = (struct calib_fit_stage){.points = (int)n};
-		if (n < POWER_CLASS_MIN_GROUPS)
+		rep[c] = (struct calib_fit_stage){.points = points[c], .fitted = fitted[c]};
+		if (!fitted[c])
 			continue;
-		double e = weighted_median(v, n);
-		if (!(e > 0) || !isfinite(e))
-			continue;
-		rep[c].before = draw_error(hw, g, ng, (enum hw_power_class)c, hw->power_flop_j);
-		rep[c].after = draw_error(hw, g, ng, (enum hw_power_class)c, e);
-		rep[c].fitted = true;
-		hw->power_flop_j_class[c] = e;
+		double global = hw->power_flop_j;
+		rep[c].before = draw_error(hw, g, ng, c, &global, hw->power_byte_j);
+		rep[c].after = draw_error(hw, g, ng, c, &e[c], hw->power_byte_j);
+		hw->power_flop_j_class[c] = e[c];
 	}
 	free(g);
 	free(v);
@@ -884,7 +964,7 @@ static int fit_power_classes(struct hw *hw, const struct calib_points *pts, cons
  * do not pin it (fitted with the energies on six k3-bench captures of 2026-12-02 it came out
  * anywhere from 0.5 to 26 ms). 0, or -ENOMEM. */
 static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib_fit_stage *rep,
-		     struct calib_fit_stage *class_rep)
+		     struct calib_fit_stage *class_rep, struct calib_fit_stage *byte_rep)
 {
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
 		hw->power_flop_j_class[c] = 0;
@@ -917,7 +997,7 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 	rep->after = calib_nelder_mead(power_obj, &f, best, step, 2, 400);
 	power_obj(best, &f);
 	rep->fitted = true;
-	int rc = fit_power_classes(hw, pts, ops, class_rep);
+	int rc = fit_power_classes(hw, pts, ops, class_rep, byte_rep);
 	free(ops);
 	return rc;
 }
@@ -1106,7 +1186,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	}
 	/* 6. the power model's draws, from the clocks recorded around the points (everything else
 	 * held), where the base has the model */
-	if (sim_power_known(hw) && (rc = fit_power(hw, pts, &rep->power, rep->power_class)) < 0) {
+	if (sim_power_known(hw) && (rc = fit_power(hw, pts, &rep->power, rep->power_class, &rep->power_byte)) < 0) {
 		err_set(e, NULL, 0, 0, "out of memory");
 		goto out;
 	}

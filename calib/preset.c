@@ -249,6 +249,8 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		stage(f, "kda_verify", &meta->fit->kda_verify);
 		stage(f, "sustained_clock", &meta->fit->sustained);
 		stage(f, "power_clock", &meta->fit->power);
+		if (meta->fit->power_byte.points)
+			stage(f, "power_draw.byte", &meta->fit->power_byte);
 		for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
 			if (meta->fit->power_class[c].points) {
 				char name[48];
