@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -717,14 +718,256 @@ static double power_obj(const double *x, void *ctx)
 	return f->weight_s > 0 ? s / f->weight_s : 0;
 }
 
+/* An op's instances in one capture (a bench's repetitions) as the draw fit sees them: the model's draw
+ * at its recorded clock is P_idle + e * x_w + e_byte * b_w (e its class's FLOP energy, e_byte the
+ * HBM byte's, J), against the mean of the power readings inside it; weight_s its span. */
+struct draw_group {
+	enum hw_power_class klass;
+	double x_w, b_w, power_w, weight_s;
+};
+
+/* The readings an op's instances need inside them to show its own draw (one reading may be mostly
+ * the op before: NVML's readings lag), and the groups a class needs for its one parameter (never
+ * more parameters than half the points). */
+enum { POWER_GROUP_MIN_READINGS = 2, POWER_CLASS_MIN_GROUPS = 2 };
+
+static _Thread_local const struct calib_instance *sort_inst; /* cmp_inst_op's array (qsort has no context) */
+
+/* By source, then op (bytes: an op's instances are copies of one spec's op), then start. */
+static int cmp_inst_op(const void *a, const void *b)
+{
+	const struct calib_instance *x = &sort_inst[*(const size_t *)a], *y = &sort_inst[*(const size_t *)b];
+	if (x->source != y->source)
+		return (x->source > y->source) - (x->source < y->source);
+	int c = memcmp(&x->op, &y->op, sizeof x->op);
+	if (c)
+		return c;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* The draw groups of the instances: the instances of one op in one source (a bench's repetitions)
+ * with at least POWER_GROUP_MIN_READINGS power readings inside them all and FLOPs; its power the
+ * readings' mean (each instance's median, weighted by its readings), its clock likewise (clamped
+ * to [floor, boost]), its weight the instances' time. Into g (room for n_inst); their count, or
+ * -ENOMEM. */
+static ptrdiff_t draw_groups(const struct hw *hw, const struct calib_points *pts, const struct sim_power_op *ops,
+			     struct draw_group *g)
+{
+	size_t *idx = malloc((pts->n_inst ? pts->n_inst : 1) * sizeof *idx);
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < pts->n_inst; i++)
+		idx[i] = i;
+	sort_inst = pts->inst;
+	qsort(idx, pts->n_inst, sizeof *idx, cmp_inst_op);
+	size_t n = 0;
+	const double fb = hw->sm_clock_hz, ff = fmin(hw->power_min_sm_clock_hz, fb);
+	for (size_t i = 0, j; i < pts->n_inst; i = j) {
+		const struct calib_instance *first = &pts->inst[idx[i]];
+		double rw = 0, pw = 0, hz = 0, span_s = 0;
+		for (j = i; j < pts->n_inst && pts->inst[idx[j]].source == first->source &&
+			    memcmp(&pts->inst[idx[j]].op, &first->op, sizeof first->op) == 0;
+		     j++) {
+			const struct calib_instance *in = &pts->inst[idx[j]];
+			span_s += (double)(in->end_ns - in->start_ns) * 1e-9;
+			if (in->power_readings > 0 && in->power_w > 0) {
+				rw += in->power_readings;
+				pw += in->power_readings * in->power_w;
+				hz += in->power_readings * in->sm_clock_hz;
+			}
+		}
+		const struct sim_power_op *op = &ops[idx[i]];
+		if (rw < POWER_GROUP_MIN_READINGS || !(op->flops > 0) || !(span_s > 0))
+			continue;
+		double f = fmax(fmin(hz / rw, fb), ff), t = sim_power_time_s(hw, op, f), v = f / fb;
+		if (!(t > 0))
+			continue;
+		g[n++] = (struct draw_group){.klass = op->klass, .x_w = op->flops * v * v / t,
+					     .b_w = op->hbm_bytes / t, .power_w = pw / rw,
+					     .weight_s = span_s};
+	}
+	free(idx);
+	return (ptrdiff_t)n;
+}
+
+/* The group's draw with FLOP energy e_j and byte energy byte_j, W. */
+static double group_draw(const struct hw *hw, const struct draw_group *g, double e_j, double byte_j)
+{
+	return hw->power_idle_w + e_j * g->x_w + byte_j * g->b_w;
+}
+
+/* The span-weighted mean |log(predicted / recorded draw)| of class c's groups (c < 0: every
+ * group, each with its class's energy in e_j[]) with FLOP energy e_j (c >= 0: e_j[0]) and byte
+ * energy byte_j. */
+static double draw_error(const struct hw *hw, const struct draw_group *g, size_t n, int c, const double *e_j,
+			 double byte_j)
+{
+	double s = 0, w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (c >= 0 && (int)g[i].klass != c)
+			continue;
+		double e = c >= 0 ? e_j[0] : e_j[g[i].klass];
+		s += g[i].weight_s * fabs(log(group_draw(hw, &g[i], e, byte_j) / g[i].power_w));
+		w += g[i].weight_s;
+	}
+	return w > 0 ? s / w : 0;
+}
+
+struct weighted {
+	double x, w;
+};
+
+static int cmp_weighted(const void *a, const void *b)
+{
+	double x = ((const struct weighted *)a)->x, y = ((const struct weighted *)b)->x;
+	return (x > y) - (x < y);
+}
+
+/* The weighted median of v[0, n) (sorted in place); n > 0. */
+static double weighted_median(struct weighted *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_weighted);
+	double total = 0, acc = 0;
+	for (size_t i = 0; i < n; i++)
+		total += v[i].w;
+	for (size_t i = 0; i < n; i++) {
+		acc += v[i].w;
+		if (acc >= 0.5 * total)
+			return v[i].x;
+	}
+	return v[n - 1].x;
+}
+
+/* Each class's FLOP energy at byte energy byte_j: its groups' energies, the one that makes the
+ * model's draw at the recorded clock the recorded one, (P - P_idle - byte_j b) / x, their median
+ * weighted by span (robust to shapes whose FLOPs the model counts apart from the kernel's: a
+ * least-squares fit in W was set by such outliers, e.g. a causal MLA over 4K tokens drawing half
+ * what its counted FLOPs say), where it has at least POWER_CLASS_MIN_GROUPS groups and the median
+ * is positive; e_j[c] the global energy elsewhere (fitted[c] false). v: room for n. */
+static void class_energies(const struct hw *hw, const struct draw_group *g, size_t n, double byte_j,
+			   struct weighted *v, double *e_j, bool *fitted, int *points)
+{
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if ((int)g[i].klass == c)
+				v[k++] = (struct weighted){(g[i].power_w - hw->power_idle_w - byte_j * g[i].b_w) / g[i].x_w,
+							   g[i].weight_s};
+		points[c] = (int)k;
+		double e = k >= POWER_CLASS_MIN_GROUPS ? weighted_median(v, k) : 0;
+		fitted[c] = e > 0 && isfinite(e);
+		e_j[c] = fitted[c] ? e : hw->power_flop_j;
+	}
+}
+
+/* The byte energies the draw fit tries, J: a log grid, then a golden-section refinement. */
+#define POWER_BYTE_GRID_LO 5e-12
+#define POWER_BYTE_GRID_HI 500e-12
+enum { POWER_BYTE_GRID = 48, POWER_BYTE_REFINE = 40 };
+
+/* The draw fit's error at byte energy byte_j (each class's energy fitted at it). */
+static double byte_error(const struct hw *hw, const struct draw_group *g, size_t n, double byte_j, struct weighted *v)
+{
+	double e[HW_POWER_CLASS_COUNT];
+	bool fitted[HW_POWER_CLASS_COUNT];
+	int points[HW_POWER_CLASS_COUNT];
+	class_energies(hw, g, n, byte_j, v, e, fitted, points);
+	return draw_error(hw, g, n, -1, e, byte_j);
+}
+
+/* The power classes' FLOP energies and the HBM byte's from the board power recorded around the
+ * captures' runs of one op (draw_groups; calib_fit stage 6): for a byte energy, each class's
+ * energy the span-weighted median of its groups' (class_energies); the byte energy the one whose
+ * class energies make the span-weighted mean |log(predicted / recorded draw)| over every group
+ * least (a log grid, then golden section), where the groups number at least twice the parameters
+ * (the fitted classes and the byte: never more parameters than half the points); else the byte
+ * energy of the clock fit, held. The classes without enough groups, or whose fit is not positive,
+ * keep the global energy (0). rep[c]: each class's groups and its error with the global energy
+ * and with its own; byte_rep: every group, the error at the clock fit's byte energy and the
+ * draw fit's. 0, or -ENOMEM. */
+static int fit_power_classes(struct hw *hw, const struct calib_points *pts, const struct sim_power_op *ops,
+			     struct calib_fit_stage *rep, struct calib_fit_stage *byte_rep)
+{
+	size_t cap = pts->n_inst ? pts->n_inst : 1;
+	struct draw_group *g = malloc(cap * sizeof *g);
+	struct weighted *v = malloc(cap * sizeof *v);
+	if (!g || !v) {
+		free(g);
+		free(v);
+		return -ENOMEM;
+	}
+	ptrdiff_t got = draw_groups(hw, pts, ops, g);
+	if (got < 0) {
+		free(g);
+		free(v);
+		return (int)got;
+	}
+	size_t ng = (size_t)got;
+	double e[HW_POWER_CLASS_COUNT];
+	bool fitted[HW_POWER_CLASS_COUNT];
+	int points[HW_POWER_CLASS_COUNT];
+	*byte_rep = (struct calib_fit_stage){.points = (int)ng};
+	class_energies(hw, g, ng, hw->power_byte_j, v, e, fitted, points);
+	int params = 1;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		params += fitted[c];
+	if (ng >= 2 * (size_t)params && params > 1) {
+		/* the byte energy: the best of a log grid, then golden section around it */
+		double lg_lo = log(POWER_BYTE_GRID_LO), lg_hi = log(POWER_BYTE_GRID_HI);
+		double step = (lg_hi - lg_lo) / (POWER_BYTE_GRID - 1), best = hw->power_byte_j;
+		double fbest = byte_error(hw, g, ng, best, v);
+		byte_rep->before = fbest;
+		for (int i = 0; i < POWER_BYTE_GRID; i++) {
+			double x = exp(lg_lo + step * i), fx = byte_error(hw, g, ng, x, v);
+			if (fx < fbest) {
+				fbest = fx;
+				best = x;
+			}
+		}
+		double a = fmax(lg_lo, log(best) - step), b = fmin(lg_hi, log(best) + step);
+		const double r = 0.5 * (sqrt(5.0) - 1);
+		for (int i = 0; i < POWER_BYTE_REFINE; i++) {
+			double x1 = b - r * (b - a), x2 = a + r * (b - a);
+			if (byte_error(hw, g, ng, exp(x1), v) < byte_error(hw, g, ng, exp(x2), v))
+				b = x2;
+			else
+				a = x1;
+		}
+		double x = exp(0.5 * (a + b)), fx = byte_error(hw, g, ng, x, v);
+		if (fx < fbest) {
+			fbest = fx;
+			best = x;
+		}
+		byte_rep->after = fbest;
+		byte_rep->fitted = true;
+		hw->power_byte_j = best;
+		class_energies(hw, g, ng, best, v, e, fitted, points);
+	}
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		rep[c] = (struct calib_fit_stage){.points = points[c], .fitted = fitted[c]};
+		if (!fitted[c])
+			continue;
+		double global = hw->power_flop_j;
+		rep[c].before = draw_error(hw, g, ng, c, &global, hw->power_byte_j);
+		rep[c].after = draw_error(hw, g, ng, c, &e[c], hw->power_byte_j);
+		hw->power_flop_j_class[c] = e[c];
+	}
+	free(g);
+	free(v);
+	return 0;
+}
+
 /* The power model's energies (power_flop_pj, power_byte_pj) from the clocks the captures
  * recorded around their instances (calib_points.inst: the controller run over each capture's
  * instances as they ran, idle between them, against the recorded clock); the limit, idle draw,
  * time constant and floor are the base's. The time constant is not fitted: readings held 100 ms
  * do not pin it (fitted with the energies on six k3-bench captures of 2026-12-02 it came out
  * anywhere from 0.5 to 26 ms). 0, or -ENOMEM. */
-static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib_fit_stage *rep)
+static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib_fit_stage *rep,
+		     struct calib_fit_stage *class_rep, struct calib_fit_stage *byte_rep)
 {
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		hw->power_flop_j_class[c] = 0;
 	rep->points = (int)pts->n_inst;
 	if (pts->n_inst < CALIB_FIT_MIN_POINTS)
 		return 0;
@@ -754,8 +997,9 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 	rep->after = calib_nelder_mead(power_obj, &f, best, step, 2, 400);
 	power_obj(best, &f);
 	rep->fitted = true;
+	int rc = fit_power_classes(hw, pts, ops, class_rep, byte_rep);
 	free(ops);
-	return 0;
+	return rc;
 }
 
 static enum dtype table_dtype_of(const struct hw *hw, const struct op *op)
@@ -942,7 +1186,7 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	}
 	/* 6. the power model's draws, from the clocks recorded around the points (everything else
 	 * held), where the base has the model */
-	if (sim_power_known(hw) && (rc = fit_power(hw, pts, &rep->power)) < 0) {
+	if (sim_power_known(hw) && (rc = fit_power(hw, pts, &rep->power, rep->power_class, &rep->power_byte)) < 0) {
 		err_set(e, NULL, 0, 0, "out of memory");
 		goto out;
 	}

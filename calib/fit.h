@@ -33,7 +33,14 @@
  *      instances (calib_points.inst): the controller run over each capture's instances in time
  *      order, idle between them, against the recorded clock, weighted by span (all instances:
  *      the history a clock depends on holds the held-out ops too); the limit, idle draw, time
- *      constant and floor the base's, everything else held.
+ *      constant and floor the base's, everything else held; then each power class's FLOP
+ *      energy (power_flop_pj_<class>, hw_power_class) from the board power the captures
+ *      recorded around its instances (calib_instance.power_w): for each op of a capture with at
+ *      least 2 readings inside its instances, the energy that makes the model's draw at its
+ *      recorded clock the recorded mean; the class's, their median weighted by span; one
+ *      parameter per class with at least 2 such ops and a positive fit; the other classes take
+ *      the global energy (0). With at least twice as many ops as parameters, the byte energy is
+ *      refitted there too: the one whose class energies draw closest to the readings.
  * Each stage minimizes the mean |log(predicted / measured)| with Nelder-Mead. The result is the
  * base preset with the fitted values, marked calibrated; the base's own tables and collective
  * models are not kept (a fit starts from its curves). */
@@ -72,6 +79,13 @@ struct calib_fit_report {
 	struct calib_fit_stage sustained; /* the sustained SM clock (hw.h), from points measured so */
 	struct calib_fit_stage power;     /* the power model's energies; points: instances, before /
 					   * after: span-weighted mean |log| of their clocks */
+	/* each power class's FLOP energy (hw power_flop_j_class); points: its runs of one op with
+	 * power readings, before / after: their span-weighted mean |log(predicted / recorded draw)|
+	 * with the global energy and with the class's */
+	struct calib_fit_stage power_class[HW_POWER_CLASS_COUNT];
+	/* the HBM byte's energy from the same power readings; points: every run with readings,
+	 * before / after: their mean |log| at the clock fit's byte energy and at the draw fit's */
+	struct calib_fit_stage power_byte;
 	struct calib_fit_coll coll[HW_COLL_MODELS_MAX];
 	int n_coll;
 	int train_points, held_out_points;

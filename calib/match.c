@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1124,11 +1125,35 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One SM clock reading of K3SIM_GPU_METRICS. */
+/* One SM clock reading of K3SIM_GPU_METRICS, with the board power read beside it (W; 0: none). */
 struct clock_reading {
 	int64_t device, t_ns;
-	double hz;
+	double hz, w;
 };
+
+/* The median of x[0, k) (sorted in place); 0 when k is 0. */
+static double median_of(double *x, size_t k)
+{
+	if (!k)
+		return 0;
+	qsort(x, k, sizeof *x, cmp_double);
+	return k % 2 ? x[k / 2] : 0.5 * (x[k / 2 - 1] + x[k / 2]);
+}
+
+/* The power of the reading nearest to the middle of [start_ns, end_ns] among r[lo, hi) with one
+ * (a the first reading at or after start_ns); 0 when none has one. */
+static double nearest_power(const struct clock_reading *r, size_t lo, size_t hi, size_t a, int64_t mid_ns)
+{
+	size_t before = a, after = a;
+	while (before > lo && !(r[before - 1].w > 0))
+		before--;
+	while (after < hi && !(r[after].w > 0))
+		after++;
+	bool has_before = before > lo, has_after = after < hi;
+	if (has_before && (!has_after || mid_ns - r[before - 1].t_ns <= r[after].t_ns - mid_ns))
+		return r[before - 1].w;
+	return has_after ? r[after].w : 0;
+}
 
 static int cmp_reading(const void *a, const void *b)
 {
@@ -1140,7 +1165,8 @@ static int cmp_reading(const void *a, const void *b)
 
 /* The SM clock around each sample (calib_sample.sm_clock_hz) from the capture's readings: those
  * of the sample's device (the only device with readings, where the sample's has none) inside its
- * span, their median; else the reading nearest to it. Bounded: the readings count against
+ * span, their median; else the reading nearest to it. The board power (calib_sample.power_w)
+ * likewise, from the readings with a power (captures before the powerW column: none). Bounded: the readings count against
  * max_rows. No table or no readings: nothing (clock_readings 0). */
 static int sample_clocks(struct ctx *c)
 {
@@ -1148,13 +1174,18 @@ static int sample_clocks(struct ctx *c)
 	if (!is_table(c->db, "K3SIM_GPU_METRICS"))
 		return 0;
 	sqlite3_stmt *st;
+	const bool has_power = sqlite3_prepare_v2(c->db, "SELECT powerW FROM K3SIM_GPU_METRICS LIMIT 0", -1, &st,
+						  NULL) == SQLITE_OK;
+	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(c->db,
-	                       "SELECT deviceId, timestamp, smClockMHz FROM K3SIM_GPU_METRICS"
-	                       " WHERE smClockMHz IS NOT NULL AND smClockMHz > 0 AND timestamp IS NOT NULL",
+	                       has_power ? "SELECT deviceId, timestamp, smClockMHz, powerW FROM K3SIM_GPU_METRICS"
+	                                   " WHERE smClockMHz IS NOT NULL AND smClockMHz > 0 AND timestamp IS NOT NULL"
+	                                 : "SELECT deviceId, timestamp, smClockMHz, 0 FROM K3SIM_GPU_METRICS"
+	                                   " WHERE smClockMHz IS NOT NULL AND smClockMHz > 0 AND timestamp IS NOT NULL",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return db_error(c, "K3SIM_GPU_METRICS");
 	struct clock_reading *r = NULL;
-	double *tmp = NULL;
+	double *tmp = NULL, *tmp_w = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0, s;
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1166,6 +1197,9 @@ static int sample_clocks(struct ctx *c)
 		r[n].device = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
 		r[n].t_ns = sqlite3_column_int64(st, 1);
 		r[n].hz = sqlite3_column_double(st, 2) * 1e6;
+		r[n].w = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 3);
+		if (!(r[n].w > 0) || !isfinite(r[n].w))
+			r[n].w = 0;
 		n++;
 	}
 	if (s != SQLITE_DONE) {
@@ -1176,7 +1210,7 @@ static int sample_clocks(struct ctx *c)
 	if (n == 0)
 		goto out;
 	qsort(r, n, sizeof *r, cmp_reading);
-	if (!(tmp = malloc(n * sizeof *tmp))) {
+	if (!(tmp = malloc(n * sizeof *tmp)) || !(tmp_w = malloc(n * sizeof *tmp_w))) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -1217,15 +1251,19 @@ static int sample_clocks(struct ctx *c)
 			else
 				b = mid;
 		}
-		size_t k = 0;
-		for (size_t j = a; j < hi && r[j].t_ns <= x->end_ns; j++)
+		size_t k = 0, kw = 0;
+		for (size_t j = a; j < hi && r[j].t_ns <= x->end_ns; j++) {
 			tmp[k++] = r[j].hz;
+			if (r[j].w > 0)
+				tmp_w[kw++] = r[j].w;
+		}
+		int64_t mid_ns = x->start_ns + (x->end_ns - x->start_ns) / 2;
+		x->power_readings = (int32_t)kw;
+		x->power_w = kw ? median_of(tmp_w, kw) : nearest_power(r, lo, hi, a, mid_ns);
 		if (k) {
-			qsort(tmp, k, sizeof *tmp, cmp_double);
-			x->sm_clock_hz = k % 2 ? tmp[k / 2] : 0.5 * (tmp[k / 2 - 1] + tmp[k / 2]);
+			x->sm_clock_hz = median_of(tmp, k);
 		} else {
 			/* none inside: the nearer of the readings either side */
-			int64_t mid_ns = x->start_ns + (x->end_ns - x->start_ns) / 2;
 			if (a == lo)
 				x->sm_clock_hz = r[lo].hz;
 			else if (a == hi)
@@ -1239,6 +1277,7 @@ out:
 	sqlite3_finalize(st);
 	free(r);
 	free(tmp);
+	free(tmp_w);
 	return rc;
 }
 

@@ -92,6 +92,9 @@ struct calib_sample {
 	double sm_clock_hz; /* the SM clock the capture recorded around it (K3SIM_GPU_METRICS of its
 			     * device): the median of the readings inside [start_ns, end_ns], else
 			     * the nearest reading; 0 without readings */
+	double power_w;     /* the board power it recorded (K3SIM_GPU_METRICS powerW), likewise (the
+			     * readings with a power; W); 0 without */
+	int32_t power_readings; /* the readings with a power inside [start_ns, end_ns] */
 };
 
 /* Activities left unmatched (or skipped by a rule), grouped by name and reason. */

@@ -486,7 +486,8 @@ static int add_instances(struct calib_points *pts, const struct calib_match *m, 
 	for (size_t k = 0; k < n && rc == 0; k++) {
 		const struct calib_sample *x = &m->samples[order[k].i];
 		struct calib_instance in = {.op = m->specs[x->spec].op, .source = src, .start_ns = x->start_ns,
-					    .end_ns = x->end_ns, .sm_clock_hz = x->sm_clock_hz};
+					    .end_ns = x->end_ns, .sm_clock_hz = x->sm_clock_hz,
+					    .power_w = x->power_w, .power_readings = x->power_readings};
 		rc = calib_points_add_instance(pts, &in);
 	}
 	free(order);

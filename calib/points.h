@@ -77,6 +77,8 @@ struct calib_instance {
 	int32_t source;     /* index in calib_points.sources */
 	int64_t start_ns, end_ns;
 	double sm_clock_hz; /* recorded around it (calib_sample.sm_clock_hz) */
+	double power_w;     /* the board power recorded around it (calib_sample.power_w); 0: none */
+	int32_t power_readings; /* the readings inside it (calib_sample.power_readings) */
 };
 
 struct calib_points {

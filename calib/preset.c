@@ -249,6 +249,14 @@ int calib_preset_write(FILE *f, const struct hw *hw, const struct calib_preset_m
 		stage(f, "kda_verify", &meta->fit->kda_verify);
 		stage(f, "sustained_clock", &meta->fit->sustained);
 		stage(f, "power_clock", &meta->fit->power);
+		if (meta->fit->power_byte.points)
+			stage(f, "power_draw.byte", &meta->fit->power_byte);
+		for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+			if (meta->fit->power_class[c].points) {
+				char name[48];
+				snprintf(name, sizeof name, "power_draw.%s", hw_power_class_name((enum hw_power_class)c));
+				stage(f, name, &meta->fit->power_class[c]);
+			}
 		stage(f, "comm", &meta->fit->comm);
 		for (int i = 0; i < meta->fit->n_coll; i++) {
 			const struct calib_fit_coll *c = &meta->fit->coll[i];

@@ -9,6 +9,7 @@
 #include "sim/cost.h"
 #include "sim/ep.h"
 #include "sim/opspec.h"
+#include "sim/power.h"
 #include "util/doc.h"
 
 static void usage(FILE *out)
@@ -23,7 +24,9 @@ static void usage(FILE *out)
 		     "                  its own starts from an idle GPU: boost), or a clock in MHz (1830,\n"
 		     "                  1830MHz: e.g. what a capture measured; not above the preset's boost).\n"
 		     "                  Tensor and vector rates scale with it, HBM does not\n"
-		     "  --json          machine-readable: time_s, cycles, bound, flops, bytes, floor_s, clock, ...\n"
+		     "  --json          machine-readable: time_s, cycles, bound, flops, bytes, floor_s, clock, ...;\n"
+		     "                  at --clock power also power: the op's power class, FLOP energy, draw at\n"
+		     "                  boost and the clock it settles at run back to back (sim/power.h)\n"
 		     "  --graph         launch latency of a CUDA graph instead of an eager launch\n\nkinds:\n",
 		dtype_spellings());
 	int n;
@@ -136,6 +139,18 @@ int cmd_op(int argc, char **argv)
 		jw_f64(&w, "clock_hz", c.clock_hz);
 		jw_bool(&w, "calibrated", c.calibrated);
 		jw_bool(&w, "extrapolated", c.extrapolated);
+		if (!(clock.given_hz > 0) && clock.regime == HW_CLOCK_POWER && !op_is_comm(op.kind)) {
+			/* the power model's view (sim/power.h): the op on its own at boost */
+			struct sim_power_op po;
+			sim_power_op_cost(&hw, &op, &po);
+			jw_begin_object(&w, "power");
+			jw_str(&w, "class", hw_power_class_name(po.klass));
+			jw_f64(&w, "flop_pj", sim_power_flop_j(&hw, po.klass) * 1e12);
+			jw_f64(&w, "boost_s", po.boost_s);
+			jw_f64(&w, "draw_w", sim_power_draw_w(&hw, &po, hw.sm_clock_hz));
+			jw_f64(&w, "steady_clock_hz", sim_power_steady_hz(&hw, &po));
+			jw_end_object(&w);
+		}
 		jw_begin_object(&w, "bytes_by_kind");
 		jw_i64(&w, "weights", op.bytes_weight);
 		jw_i64(&w, "activations_in", op.bytes_act_in);

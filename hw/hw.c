@@ -465,6 +465,14 @@ struct hw_key {
 #define KEY(k, t, field, sc, mul, div, dig, req, w) {k, t, offsetof(struct hw, field), sc, mul, div, dig, req, w}
 #define KEY_HAND(k, req) {k, HK_HAND, 0, 0, 1, 1, 0, req, HK_ALWAYS}
 
+const char *hw_power_class_name(enum hw_power_class c)
+{
+#define POWER_CLASS_NAME(id, name) name,
+	static const char *const names[] = {HW_POWER_CLASSES(POWER_CLASS_NAME)};
+#undef POWER_CLASS_NAME
+	return (unsigned)c < HW_POWER_CLASS_COUNT ? names[c] : NULL;
+}
+
 static const struct hw_key device_keys[] = {
 	KEY("sms", HK_I64, sms, 1, 1, 1, 0, true, HK_ALWAYS),
 	KEY("sm_clock_mhz", HK_F64, sm_clock_hz, 1e6, 1, 1e6, 9, true, HK_ALWAYS),
@@ -474,6 +482,10 @@ static const struct hw_key device_keys[] = {
 	KEY("power_flop_pj", HK_F64, power_flop_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 	KEY("power_byte_pj", HK_F64, power_byte_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 	KEY("power_tau_ms", HK_F64, power_tau_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
+#define POWER_CLASS_KEY(id, name)                                                                  \
+	KEY("power_flop_pj_" name, HK_F64, power_flop_j_class[HW_POWER_##id], 1e-12, 1e12, 1, 9, false, HK_NONZERO),
+	HW_POWER_CLASSES(POWER_CLASS_KEY)
+#undef POWER_CLASS_KEY
 	KEY("power_min_sm_clock_mhz", HK_F64, power_min_sm_clock_hz, 1e6, 1, 1e6, 9, false, HK_NONZERO),
 	KEY("l2_mib", HK_BYTES, l2_bytes, 1048576.0, 1, 1048576.0, 9, true, HK_ALWAYS),
 	KEY("smem_per_sm_kib", HK_BYTES, smem_per_sm_bytes, 1024.0, 1, 1024.0, 9, false, HK_ALWAYS),
@@ -567,8 +579,9 @@ static int read_keys(const struct doc *d, const struct doc_node *map, const char
 	return 0;
 }
 
-/* The power-limit model: any of its keys needs its limit, time constant and floor (the draws and
- * the idle power may be 0: written only when not); the idle draw below the limit, the floor not
+/* The power-limit model: any of its keys (a class's FLOP energy too) needs its limit, time
+ * constant and floor (the draws and the idle power may be 0: written only when not; a class's 0
+ * is the global FLOP energy); the idle draw below the limit, the floor not
  * above boost, not every draw 0. */
 static int check_power(const struct doc *d, const struct doc_node *dev, const struct hw *hw, struct err *e)
 {
@@ -578,6 +591,11 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 	bool any = false;
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
 		any = any || doc_get(dev, keys[i]);
+	for (int c = 0; c < HW_POWER_CLASS_COUNT && !any; c++) {
+		char key[64];
+		snprintf(key, sizeof key, "power_flop_pj_%s", hw_power_class_name((enum hw_power_class)c));
+		any = doc_get(dev, key) != NULL;
+	}
 	if (!any)
 		return 0;
 	for (size_t i = 0; i < sizeof required / sizeof *required; i++)

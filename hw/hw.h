@@ -155,6 +155,27 @@ struct hw_coll_model {
 const char *hw_class_name(enum hw_class c);
 int hw_class_parse(const char *s, enum hw_class *out);
 
+/* The power model's op classes (sim/power.h): kernels whose FLOPs cost different energies
+ * (X-macro: the enum, the names and the file's keys power_flop_pj_<name>). */
+#define HW_POWER_CLASSES(X)                                                                        \
+	X(GEMM, "gemm")                 /* dense GEMMs and gemvs */                                \
+	X(GROUPED_GEMM, "grouped_gemm") /* routed experts */                                       \
+	X(GROUPED_GEMV, "grouped_gemv") /* MXFP4 routed experts as gemvs (grouped_fp4_gemv_rows) */ \
+	X(MLA_DECODE, "mla_decode")     /* latent attention decode (mma.sync), DSA decode */       \
+	X(MLA_PREFILL, "mla_prefill")   /* attention prefill, DSA prefill */                       \
+	X(KDA, "kda")                   /* KDA chunked prefill and decode */                       \
+	X(VECTOR, "vector")             /* elementwise, AttnRes, routing, combine, ShortConv */
+
+enum hw_power_class {
+#define HW_POWER_CLASS_ENUM(id, name) HW_POWER_##id,
+	HW_POWER_CLASSES(HW_POWER_CLASS_ENUM)
+#undef HW_POWER_CLASS_ENUM
+	HW_POWER_CLASS_COUNT
+};
+
+/* The class's name ("gemm", "grouped_gemm", ...); NULL out of range. */
+const char *hw_power_class_name(enum hw_power_class c);
+
 struct hw {
 	char name[64];
 	char description[128];
@@ -175,6 +196,9 @@ struct hw {
 	double power_byte_j;      /* J per HBM byte (the file: pJ) */
 	double power_tau_s;
 	double power_min_sm_clock_hz;
+	/* The energy of a FLOP at boost of each power class (enum hw_power_class; the file:
+	 * power_flop_pj_<class> in pJ), J; 0: the class takes power_flop_j. */
+	double power_flop_j_class[HW_POWER_CLASS_COUNT];
 	int64_t l2_bytes;
 	int64_t smem_per_sm_bytes;
 	int64_t hbm_bytes;

@@ -4,6 +4,36 @@
 
 #include "sim/cost.h"
 
+enum hw_power_class sim_power_class(const struct hw *hw, const struct op *op)
+{
+	switch (op->kind) {
+	case OP_GEMM:
+		return HW_POWER_GEMM;
+	case OP_GROUPED_GEMM:
+		if (op->w_dtype == DT_MXFP4 && op->groups_touched >= 1 &&
+		    (double)op->m <= (double)hw->grouped_fp4_gemv_rows * (double)op->groups_touched)
+			return HW_POWER_GROUPED_GEMV;
+		return HW_POWER_GROUPED_GEMM;
+	case OP_MLA_DECODE:
+	case OP_DSA_DECODE:
+		return HW_POWER_MLA_DECODE;
+	case OP_MLA_PREFILL:
+	case OP_DSA_PREFILL:
+		return HW_POWER_MLA_PREFILL;
+	case OP_KDA_CHUNK:
+	case OP_KDA_DECODE:
+		return HW_POWER_KDA;
+	default:
+		return HW_POWER_VECTOR;
+	}
+}
+
+double sim_power_flop_j(const struct hw *hw, enum hw_power_class c)
+{
+	double e = (unsigned)c < HW_POWER_CLASS_COUNT ? hw->power_flop_j_class[c] : 0;
+	return e > 0 ? e : hw->power_flop_j;
+}
+
 bool sim_power_known(const struct hw *hw)
 {
 	return hw->power_limit_w > 0;
@@ -37,7 +67,7 @@ void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_powe
 	at.clock = (struct hw_clock_sel){.given_hz = floor_hz(hw)};
 	sim_op_cost(hw, op, &at, &cf);
 	*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = fmax(cf.time_s, cb.time_s), .flops = op->flops,
-				     .hbm_bytes = (double)op_bytes(op)};
+				     .hbm_bytes = (double)op_bytes(op), .klass = sim_power_class(hw, op)};
 }
 
 double sim_power_time_s(const struct hw *hw, const struct sim_power_op *op, double clock_hz)
@@ -55,7 +85,8 @@ double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, doub
 	if (!(t > 0))
 		return hw->power_idle_w;
 	double v = clock_hz / hw->sm_clock_hz;
-	return hw->power_idle_w + (hw->power_flop_j * op->flops * v * v + hw->power_byte_j * op->hbm_bytes) / t;
+	double dyn_j = sim_power_flop_j(hw, op->klass) * op->flops * v * v + hw->power_byte_j * op->hbm_bytes;
+	return hw->power_idle_w + dyn_j / t;
 }
 
 double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, double time_s)
@@ -91,6 +122,40 @@ double sim_power_steady_hz(const struct hw *hw, const struct sim_power_op *op)
 	if (sim_power_draw_w(hw, op, hw->sm_clock_hz) <= hw->power_limit_w)
 		return hw->sm_clock_hz;
 	return limit_clock(hw, op);
+}
+
+double sim_power_mix_draw_w(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n,
+			    double clock_hz)
+{
+	double e = 0, t = 0;
+	for (int i = 0; i < n; i++) {
+		if (count[i] <= 0)
+			continue;
+		double ti = sim_power_time_s(hw, &ops[i], clock_hz);
+		if (!(ti > 0))
+			continue;
+		e += count[i] * (sim_power_draw_w(hw, &ops[i], clock_hz) - hw->power_idle_w) * ti;
+		t += count[i] * ti;
+	}
+	return t > 0 ? hw->power_idle_w + e / t : hw->power_idle_w;
+}
+
+double sim_power_mix_hz(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n)
+{
+	const double cap = hw->power_limit_w;
+	double lo = floor_hz(hw), hi = hw->sm_clock_hz;
+	if (sim_power_mix_draw_w(hw, ops, count, n, hi) <= cap)
+		return hi;
+	if (sim_power_mix_draw_w(hw, ops, count, n, lo) >= cap)
+		return lo;
+	for (int i = 0; i < 48 && hi - lo > 1e-3; i++) {
+		double mid = 0.5 * (lo + hi);
+		if (sim_power_mix_draw_w(hw, ops, count, n, mid) > cap)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return lo;
 }
 
 /* The filtered power after t_s seconds at draw p_w. */

@@ -6,7 +6,9 @@
  *
  * Draw. An op at SM clock f draws
  *     P(f) = P_idle + (e_flop * flops * (f / f_boost)^2 + e_byte * hbm_bytes) / t(f),
- * its dynamic energy over its time: a FLOP's energy (the op's FLOPs as the model counts them,
+ * its dynamic energy over its time: a FLOP's energy (e_flop of the op's power class, enum
+ * hw_power_class: the FLOPs of a tensor-core GEMM, of the mma.sync-bound MLA decode and of vector
+ * work do not cost the same; the global one where the preset has no class's; the op's FLOPs as the model counts them,
  * tensor or vector, with the on-chip data movement that comes with them) scales with the square
  * of the clock, as the voltage follows the clock; an HBM byte's does not (the memory clock is
  * fixed). A term for SMs busy whatever they compute (a draw per second of SM-clocked time) was
@@ -31,12 +33,23 @@
 #include "model/ops.h"
 
 /* An op as the controller needs it: its time at boost and at the floor clock (seconds, the
- * floor's at least the boost's), its FLOPs and HBM bytes. */
+ * floor's at least the boost's), its FLOPs and HBM bytes, and its power class (the energy of its
+ * FLOPs: hw power_flop_j_class, the global power_flop_j where the class has none). */
 struct sim_power_op {
 	double boost_s, floor_s;
 	double flops;
 	double hbm_bytes;
+	enum hw_power_class klass;
 };
+
+/* The power class of an op (by kind; the MXFP4 routed experts that hw runs as gemvs, at most
+ * grouped_fp4_gemv_rows rows a touched expert: HW_POWER_GROUPED_GEMV, issue-bound on the weights'
+ * expansion; collectives: HW_POWER_VECTOR, they draw nothing of their own). */
+enum hw_power_class sim_power_class(const struct hw *hw, const struct op *op);
+
+/* The energy of a FLOP of class c at boost, J: the class's where the preset has it, else the
+ * global one. */
+double sim_power_flop_j(const struct hw *hw, enum hw_power_class c);
 
 /* The op costed on its own (sim_op_cost, eager launches) at boost and at the floor; a
  * collective draws nothing of its own. */
@@ -71,6 +84,18 @@ double sim_power_run(const struct hw *hw, struct sim_power_state *st, const stru
  * where its draw at boost is within the limit, else where its draw meets the limit (at least
  * the floor). */
 double sim_power_steady_hz(const struct hw *hw, const struct sim_power_op *op);
+
+/* The mean draw (W) of n ops run back to back at clock_hz, op i count[i] times (its energy over
+ * its time, summed, over their times summed, plus P_idle): a collective adds time at P_idle. */
+double sim_power_mix_draw_w(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n,
+			    double clock_hz);
+
+/* The one clock at which n ops replayed back to back for long (op i count[i] times per period)
+ * hold the filtered power at the limit: a period short against the limiter's response sees its
+ * mean draw (sim_power_mix_draw_w), so boost where that is within the limit, else where it meets
+ * the limit (at least the floor). The mean draw falls with the clock (never faster at a lower
+ * clock), so the clock is unique. */
+double sim_power_mix_hz(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n);
 
 /* The clock whose time (sim_power_time_s) is time_s: boost at or below the boost time, the floor
  * at or above the floor's. */

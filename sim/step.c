@@ -240,7 +240,8 @@ static void account(struct mapper *mp, const struct op *o)
 		}
 		mp->power_ops[at] = (struct sim_power_op){.boost_s = c.time_s, .floor_s = fmax(cf.time_s, c.time_s),
 							  .flops = comm ? 0 : o->flops,
-							  .hbm_bytes = comm ? 0 : (double)op_bytes(o)};
+							  .hbm_bytes = comm ? 0 : (double)op_bytes(o),
+							  .klass = sim_power_class(mp->hw, o)};
 	}
 	int64_t act = o->bytes_act_in + o->bytes_act_out;
 	/* MLA prefill expands the cached prefix into per-head K/V block by block (64K tokens at a
@@ -707,24 +708,42 @@ static void power_walk(const struct hw *hw, const struct mapped *mm, const struc
 	}
 }
 
-/* The power regime: each op's clock from the controller run over the step in the order its
- * instances run (the ops before the layers, each layer's in list order, those after), from an
- * idle GPU; an op of several layers gets the clock of its mean time over them. */
+/* The controller over the step from state st (updated), in the order its instances run (the ops
+ * before the layers, each layer's in list order, those after): each op's time summed over its
+ * instances, and their count. */
+static void power_pass(const struct hw *hw, const struct model *m, const int8_t *group_of, const struct mapped *mm,
+		       const struct sim_power_op *ops, struct sim_power_state *st, double *time_s, int *count)
+{
+	memset(time_s, 0, (size_t)mm->n * sizeof *time_s);
+	memset(count, 0, (size_t)mm->n * sizeof *count);
+	power_walk(hw, mm, ops, -1, false, st, time_s, count);
+	for (int l = 0; l < m->n_layers; l++)
+		power_walk(hw, mm, ops, group_of[l], false, st, time_s, count);
+	power_walk(hw, mm, ops, -1, true, st, time_s, count);
+}
+
+/* The power regime: each op's clock from the controller run over the step (power_pass) from an
+ * idle GPU (a prefill, an eager decode step); an op of several layers gets the clock of its mean
+ * time over them. Steps replayed back to back (steady: decode as CUDA graphs) are a steady state,
+ * not a step after idle: the limiter lowers and recovers its clock over tens to hundreds of ms
+ * (bench/results/k3-kernels-h200-2026-12-02w/README.md), so it holds one clock over the step's
+ * mix, where the step's mean draw meets the limit (sim_power_mix_hz). */
 static void power_clocks(const struct hw *hw, const struct model *m, const struct mapped *mm,
-			 const struct sim_power_op *ops, double *clock_hz)
+			 const struct sim_power_op *ops, bool steady, double *clock_hz)
 {
 	static _Thread_local double time_s[SIM_MAX_OPS];
 	static _Thread_local int count[SIM_MAX_OPS];
 	int8_t group_of[MODEL_MAX_LAYERS];
 	model_layer_groups(m, group_of);
-	memset(time_s, 0, sizeof time_s);
-	memset(count, 0, sizeof count);
 	struct sim_power_state st;
 	sim_power_idle(hw, &st);
-	power_walk(hw, mm, ops, -1, false, &st, time_s, count);
-	for (int l = 0; l < m->n_layers; l++)
-		power_walk(hw, mm, ops, group_of[l], false, &st, time_s, count);
-	power_walk(hw, mm, ops, -1, true, &st, time_s, count);
+	power_pass(hw, m, group_of, mm, ops, &st, time_s, count);
+	if (steady) {
+		double hz = sim_power_mix_hz(hw, ops, count, mm->n);
+		for (int i = 0; i < mm->n; i++)
+			clock_hz[i] = hz;
+		return;
+	}
 	for (int i = 0; i < mm->n; i++)
 		clock_hz[i] = count[i] ? sim_power_clock_for(hw, &ops[i], time_s[i] / count[i]) : hw->sm_clock_hz;
 }
@@ -742,7 +761,7 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	int rc = map_ops(s, m, hw, p, busiest, NULL, weight, row_base, ops, NULL, out);
 	if (rc < 0)
 		return rc;
-	power_clocks(hw, m, out, ops, clock_hz);
+	power_clocks(hw, m, out, ops, p->kind != PHASE_PREFILL && s->cuda_graph, clock_hz);
 	return map_ops(s, m, hw, p, busiest, acc, weight, row_base, NULL, clock_hz, out);
 }
 

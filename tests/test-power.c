@@ -3,7 +3,8 @@
  * run longer never faster per op), the power regime in a step (equal to boost for a short cool
  * step, between boost and the floor clock, the time per prefill token never falling as the prompt
  * grows where it does not at boost), and the preset's power keys (bad values rejected with their
- * line and column). */
+ * line and column); the power classes' FLOP energies (keys, classes, fallback to the global one),
+ * a mix's one clock, and graph decode steps at their steady state. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -238,6 +239,170 @@ static void test_preset_keys(void **state)
 	assert_int_equal(power.regime, HW_CLOCK_POWER);
 }
 
+/* The classes' FLOP energies: parsed (pJ), written back and read again, refused without the model
+ * or negative, each class's where set and the global one elsewhere, and a class's draw with them. */
+static void test_class_keys(void **state)
+{
+	(void)state;
+	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 80\n"
+			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+	char lines[1024], y[4096];
+	snprintf(lines, sizeof lines, "%s  power_flop_pj_mla_decode: 2.9\n  power_flop_pj_grouped_gemv: 13.5\n", base);
+	snprintf(y, sizeof y, "%s%s%s", dev_head, lines, dev_tail);
+	struct hw hw, back;
+	struct err e;
+	assert_int_equal(hw_load_yaml(&hw, "x.yaml", y, strlen(y), &e), 0);
+	assert_true(fabs(hw.power_flop_j_class[HW_POWER_MLA_DECODE] / 2.9e-12 - 1) < 1e-12);
+	assert_true(fabs(hw.power_flop_j_class[HW_POWER_GROUPED_GEMV] / 13.5e-12 - 1) < 1e-12);
+	assert_true(hw.power_flop_j_class[HW_POWER_GEMM] == 0);
+	assert_true(sim_power_flop_j(&hw, HW_POWER_GEMM) == hw.power_flop_j);
+	assert_true(sim_power_flop_j(&hw, HW_POWER_MLA_DECODE) == hw.power_flop_j_class[HW_POWER_MLA_DECODE]);
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		assert_non_null(hw_power_class_name((enum hw_power_class)c));
+	assert_null(hw_power_class_name(HW_POWER_CLASS_COUNT));
+	/* written back (the device section, set classes only) and read again */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	fprintf(f, "name: t\ncalibrated: false\ndevice:\n");
+	assert_int_equal(hw_write_section(f, &hw, "device"), 0);
+	fprintf(f, "%s", dev_tail);
+	fclose(f);
+	assert_non_null(strstr(buf, "power_flop_pj_mla_decode: 2.9"));
+	assert_null(strstr(buf, "power_flop_pj_gemm:"));
+	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		assert_true(back.power_flop_j_class[c] == hw.power_flop_j_class[c]);
+	free(buf);
+	/* a class's energy raises its ops' draw only */
+	struct sim_power_op mla = {.boost_s = 5e-3, .floor_s = 6e-3, .flops = 8.8e11, .hbm_bytes = 4.8e9,
+				   .klass = HW_POWER_MLA_DECODE};
+	struct sim_power_op gemm = mla;
+	gemm.klass = HW_POWER_GEMM;
+	assert_true(sim_power_draw_w(&hw, &mla, hw.sm_clock_hz) > sim_power_draw_w(&hw, &gemm, hw.sm_clock_hz) + 100);
+	/* refused: without the model, negative */
+	assert_int_equal(load_power("  power_flop_pj_kda: 2\n", "needs 'power_limit_w'"), 4);
+	snprintf(lines, sizeof lines, "%s  power_flop_pj_vector: -3\n", base);
+	assert_int_equal(load_power(lines, "must not be negative"), 18);
+	/* an unknown class is an unknown key */
+	snprintf(lines, sizeof lines, "%s  power_flop_pj_tensor: 3\n", base);
+	assert_int_equal(load_power(lines, "power_flop_pj_tensor"), 18);
+}
+
+/* The op classes: by kind; the MXFP4 routed experts at most grouped_fp4_gemv_rows rows a touched
+ * expert (a gemv) apart from the tiled grouped GEMM. */
+static void test_classes(void **state)
+{
+	(void)state;
+	struct hw hw = h200;
+	hw.grouped_fp4_gemv_rows = 16;
+	struct op o = {.kind = OP_GROUPED_GEMM, .m = 512, .n = 6144, .k = 3584, .groups = 896, .groups_touched = 396,
+		       .w_dtype = DT_MXFP4, .a_dtype = DT_BF16};
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_GROUPED_GEMV);
+	o.m = 262144;
+	o.groups_touched = 896;
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_GROUPED_GEMM);
+	o.m = 512;
+	o.groups_touched = 396;
+	o.w_dtype = DT_BF16;
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_GROUPED_GEMM);
+	o.w_dtype = DT_MXFP4;
+	hw.grouped_fp4_gemv_rows = 0; /* the preset has no gemv */
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_GROUPED_GEMM);
+	o = (struct op){.kind = OP_MLA_DECODE};
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_MLA_DECODE);
+	o.kind = OP_KDA_CHUNK;
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_KDA);
+	o.kind = OP_SHORT_CONV;
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_VECTOR);
+	o.kind = OP_GEMM;
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_GEMM);
+}
+
+/* A mix replayed back to back: one clock in [floor, boost], where its mean draw meets the limit
+ * (boost where it is within), the mean draw never rising as the clock falls. */
+static void test_mix(void **state)
+{
+	(void)state;
+	uint64_t seed = 23;
+	int slowed = 0;
+	for (int k = 0; k < 300; k++) {
+		struct sim_power_op ops[6];
+		int count[6];
+		int n = 1 + k % 6;
+		for (int i = 0; i < n; i++) {
+			ops[i] = random_op(&seed);
+			ops[i].klass = (enum hw_power_class)(i % HW_POWER_CLASS_COUNT);
+			count[i] = 1 + (k + i) % 4;
+		}
+		double f = sim_power_mix_hz(&h200, ops, count, n);
+		assert_true(f <= h200.sm_clock_hz && f >= h200.power_min_sm_clock_hz * (1 - 1e-12));
+		double at_f = sim_power_mix_draw_w(&h200, ops, count, n, f);
+		if (f < h200.sm_clock_hz) {
+			slowed++;
+			if (f > h200.power_min_sm_clock_hz * 1.0001)
+				assert_true(fabs(at_f - h200.power_limit_w) < 0.5);
+			else
+				assert_true(at_f >= h200.power_limit_w - 0.5);
+		} else {
+			assert_true(at_f <= h200.power_limit_w);
+		}
+		double last = INFINITY;
+		for (double c = h200.sm_clock_hz; c >= h200.power_min_sm_clock_hz; c -= 25e6) {
+			double w = sim_power_mix_draw_w(&h200, ops, count, n, c);
+			assert_true(w <= last * (1 + 1e-12));
+			last = w;
+		}
+	}
+	assert_true(slowed > 10 && slowed < 290); /* both cases occur: the test can fail */
+}
+
+static double step_hw(const struct scenario *s, const struct hw *hw, enum phase_kind kind, int64_t batch,
+		      int64_t tokens, int64_t ctx)
+{
+	struct phase p;
+	sim_phase_init(s, kind, batch, tokens, ctx, &p);
+	double t = -1;
+	assert_int_equal(sim_step(s, &k3, hw, &p, NULL, 1, &t), 0);
+	assert_true(t > 0);
+	return t;
+}
+
+/* Decode as CUDA graphs in the power regime: the steady state of back-to-back replays, one clock
+ * for the step; between boost and the floor, equal to boost while the step's mean draw is within
+ * the limit, slower once a class's energy takes it past, and never faster than the same step
+ * after idle where no op is over the limit on its own. */
+static void test_graph_steady(void **state)
+{
+	(void)state;
+	struct scenario boost, power, floor_clk;
+	struct err e;
+	assert_int_equal(scenario_load_yaml(&boost, "t.yaml", one_gpu, strlen(one_gpu), &e), 0);
+	boost.cuda_graph = true;
+	boost.clock = (struct hw_clock_sel){.regime = HW_CLOCK_BOOST};
+	power = floor_clk = boost;
+	power.clock = (struct hw_clock_sel){.regime = HW_CLOCK_POWER};
+	floor_clk.clock = (struct hw_clock_sel){.given_hz = h200.power_min_sm_clock_hz};
+	struct scenario eager = power;
+	eager.cuda_graph = false;
+	struct hw hot = h200;
+	double b = step_hw(&boost, &hot, PHASE_DECODE, 64, 1, 65536);
+	assert_true(fabs(step_hw(&power, &hot, PHASE_DECODE, 64, 1, 65536) / b - 1) < 1e-12);
+	/* attention and expert GEMMs that draw more: the step's mean draw past the limit */
+	hot.power_flop_j_class[HW_POWER_MLA_DECODE] = 30e-12;
+	hot.power_flop_j_class[HW_POWER_GROUPED_GEMM] = 30e-12;
+	hot.power_flop_j_class[HW_POWER_GEMM] = 30e-12;
+	double pw = step_hw(&power, &hot, PHASE_DECODE, 64, 1, 65536);
+	double fl = step_hw(&floor_clk, &hot, PHASE_DECODE, 64, 1, 65536);
+	assert_true(pw > b * 1.001);
+	assert_true(pw <= fl * (1 + 1e-9));
+	/* prefill is not a replay: its own walk from idle, unchanged by cuda_graph */
+	assert_true(fabs(step_hw(&power, &hot, PHASE_PREFILL, 1, 4096, 0) /
+			     step_hw(&eager, &hot, PHASE_PREFILL, 1, 4096, 0) -
+			 1) < 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +411,10 @@ int main(void)
 		cmocka_unit_test(test_step),
 		cmocka_unit_test(test_longer_never_faster),
 		cmocka_unit_test(test_preset_keys),
+		cmocka_unit_test(test_class_keys),
+		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_mix),
+		cmocka_unit_test(test_graph_steady),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

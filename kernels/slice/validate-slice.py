@@ -321,6 +321,33 @@ def kda_bench_csv(src, variant, dst):
     return len(keep) - 1
 
 
+def eager_scenario(scenario, work):
+    """A copy of the scenario (in `work`, its model path made absolute) whose decode runs eager:
+    options.cuda_graph false. Returns the path."""
+    out = os.path.join(work, "scenario-eager.yaml")
+    if os.path.exists(out):
+        return out
+    try:
+        with open(scenario) as f:
+            text = f.read()
+    except OSError as e:
+        die("%s: %s" % (scenario, e))
+    text, n = re.subn(r"(?m)^(\s*cuda_graph:\s*)true\s*$", lambda m: m.group(1) + "false", text)
+    if n != 1:
+        die("%s: expected one 'cuda_graph: true' line (the power regime prices eager decode steps "
+            "without it)" % scenario)
+    base = os.path.dirname(os.path.abspath(scenario))
+
+    def absmodel(m):
+        v = m.group(2).strip().strip('"')
+        path = os.path.join(base, v)
+        return m.group(1) + (('"%s"' % path) if os.path.exists(path) else m.group(2))
+    text = re.sub(r"(?m)^(model:\s*)(.+?)\s*$", absmodel, text)
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
 def scenario_for_prompt(scenario, tokens, work, expert_cv=None):
     """A copy of the scenario whose own prompt_tokens is `tokens`, in `work` (its model path made
     absolute): `k3sim run` clamps the file's prefill_chunk to the file's prompt_tokens before
@@ -397,6 +424,28 @@ def op_steps(spec, steps):
 
 
 # ---- the SM clock the slice's capture recorded around each step (--clock measured) -----------------
+
+def equivalent_clock(k3sim, scen, hw, args, step_us, boost_mhz, phase):
+    """The clock (MHz) at which `k3sim run --clock MHZ` gives the step step_us (the step's time
+    never falls as the clock falls): boost where it is no slower than boost, bisected in 12 runs
+    to within 0.5 MHz otherwise (at least 1 MHz: the slowest a preset allows)."""
+    def at(mhz):
+        d = json.loads(run([k3sim, "run", scen, "--hw", hw, "--output", "1", "--clock", "%.3f" % mhz, "--json"] + args))
+        return (d["ttft_s"] if phase == "prefill" else d["tpot_s"]) * 1e6
+    if step_us <= at(boost_mhz) * (1 + 1e-9):
+        return boost_mhz
+    lo, hi = 1.0, boost_mhz
+    lo = max(lo, boost_mhz / 2)  # the power model's floor is well above half the boost clock
+    if at(lo) <= step_us:
+        return lo
+    for _ in range(12):
+        mid = 0.5 * (lo + hi)
+        if at(mid) > step_us:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
 
 def clock_readings(db):
     """The capture's SM clock readings, [(timestamp_ns, MHz)] by time; [] without K3SIM_GPU_METRICS."""
@@ -601,7 +650,7 @@ def main():
     # The measured clock of each step (--clock measured): the median of the capture's readings
     # inside its ranges.
     step_clock = {}
-    if measured:
+    if measured or (a.clock == "power" and clock_readings(slice_db)):
         readings = clock_readings(slice_db)
         if not readings:
             die("%s: the slice's capture has no SM clock readings (K3SIM_GPU_METRICS): --clock measured "
@@ -623,12 +672,23 @@ def main():
                     scen = scenario_for_prompt(a.scenario, st["tokens"], work, cvs.get(st["tokens"] * TOP_K))
             else:
                 args = ["--batch", str(st["batch"]), "--prompt", str(st["ctx"])]
-            key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+                if a.clock == "power" and st["kind"] == "eager":
+                    # the power regime prices decode as CUDA graphs as a steady state of replays
+                    # (one clock where the step's mean draw meets the limit); an eager step is
+                    # not one: the scenario without graphs (eager launches, the controller from
+                    # an idle GPU)
+                    scen = eager_scenario(a.scenario, work)
+            key = (st["phase"], st["batch"], st["tokens"], st["ctx"], st["kind"])
             d = json.loads(run([a.k3sim, "run", scen, "--hw", hw, "--output", "1", "--clock", clock,
                                 "--json"] + args))
             ph = d["prefill"] if st["phase"] == "prefill" else d["decode"]
             pred[(name,) + key] = {"step_us": (d["ttft_s"] if st["phase"] == "prefill" else d["tpot_s"]) * 1e6,
                                    "ops": ph["ops"]}
+            if a.clock == "power" and name != "h200":
+                # the one clock at which the step takes the time the power regime gives it (a
+                # graph step's steady clock; an eager step's ops' clocks summed up as one)
+                pred[(name,) + key]["clock_mhz"] = equivalent_clock(a.k3sim, scen, hw, args, pred[(name,) + key]["step_us"],
+                                                                    d["sm_clock_hz"] / 1e6, st["phase"])
             if measured:
                 mhz = step_clock[(st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])][0]
                 d = json.loads(run([a.k3sim, "run", scen, "--hw", hw, "--output", "1", "--clock",
@@ -661,6 +721,13 @@ def main():
         w("| step | launch | SM clock (readings) | measured | sum of its op ranges | %s |" % " | ".join(
             "%s @boost | error | %s @clock | error" % (pn, pn) for pn, _ in presets))
         w("| --- | --- | ---: | ---: | ---: |%s" % (" ---: | ---: | ---: | ---: |" * len(presets)))
+    elif a.clock == "power":
+        w("## Steps: predicted (k3sim run %s, --clock power) vs measured (CUDA events), with the SM clocks" % a.scenario)
+        w("")
+        w("| step | launch | SM clock (readings) | measured | sum of its op ranges | %s |" % " | ".join(
+            ("%s preset | error" % pn) if pn == "h200" else ("%s preset | error | clock" % pn) for pn, _ in presets))
+        w("| --- | --- | ---: | ---: | ---: |%s" % "".join(
+            " ---: | ---: |" if pn == "h200" else " ---: | ---: | ---: |" for pn, _ in presets))
     else:
         w("## Steps: predicted (k3sim run %s, --clock %s) vs measured (CUDA events)" % (a.scenario, a.clock))
         w("")
@@ -672,14 +739,17 @@ def main():
         name = ("prefill T=%d" % st["tokens"]) if st["phase"] == "prefill" else (
             "decode B=%d C=%d" % (st["batch"], st["ctx"]))
         os_us = opsum.get(key, {}).get("meas")
+        key = key + (st["kind"],)
         cells = ["%.1f ms" % (st["measured_us"] / 1e3),
                  ("%.1f ms" % (os_us / 1e3)) if os_us and st["kind"] == "eager" else "-"]
-        if measured:
-            mhz, nread = step_clock[(st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])]
-            cells.insert(0, "%.0f MHz (%s)" % (mhz, nread if nread else "nearest"))
+        if measured or a.clock == "power":
+            sc = step_clock.get((st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"]))
+            cells.insert(0, ("%.0f MHz (%s)" % (sc[0], sc[1] if sc[1] else "nearest")) if sc else "-")
         for pn, _ in presets:
             p_us = pred[(pn,) + key]["step_us"]
             cells += ["%.1f ms" % (p_us / 1e3), "%+.1f %%" % pct(p_us, st["measured_us"])]
+            if "clock_mhz" in pred[(pn,) + key]:
+                cells.append("%.0f MHz" % pred[(pn,) + key]["clock_mhz"])
             if measured:
                 m_us = predm[(pn, st["kind"]) + key]
                 cells += ["%.1f ms" % (m_us / 1e3), "%+.1f %%" % pct(m_us, st["measured_us"])]
@@ -689,6 +759,14 @@ def main():
       "eager runs' ranges over their repetitions); the rest of the measured step is launch gaps "
       "and host work between kernels.")
     w("")
+    if a.clock == "power":
+        w("SM clock: the median of the slice capture's NVML readings (K3SIM_GPU_METRICS, every 20 ms) "
+          "inside the step's NVTX ranges (a graph step: its replay ranges; an eager step: the run of op "
+          "ranges around the ops only it has), the count of readings in brackets; none inside: the "
+          "nearest reading. clock: the model's, as one clock: the clock at which `k3sim run --clock MHZ` "
+          "gives the step the time the power regime gives it (a graph decode step runs at one clock, "
+          "its steady state; a prefill's ops each at their own).")
+        w("")
     if measured:
         w("SM clock: the median of the slice capture's NVML readings (K3SIM_GPU_METRICS, every 20 ms) "
           "inside the step's NVTX ranges (a graph step: its replay ranges; an eager step: the run of op "
@@ -707,7 +785,7 @@ def main():
     for st in steps:
         if st["kind"] != "eager":
             continue
-        key = (st["phase"], st["batch"], st["tokens"], st["ctx"])
+        key = (st["phase"], st["batch"], st["tokens"], st["ctx"], "eager")
         name = ("prefill T=%d" % st["tokens"]) if st["phase"] == "prefill" else (
             "decode B=%d C=%d" % (st["batch"], st["ctx"]))
         for kind in ("kda", "mla"):
@@ -753,8 +831,8 @@ def main():
             "%s: predicted | median / p90 | bias" % vn for vn, _ in vsets))
         w("| --- | ---: | ---: | ---: |%s" % (" ---: | ---: | ---: |" * len(vsets)))
     else:
-        w("| class | ops | measured | h200: predicted | median / p90 | bias | k3-kernels: predicted | median / p90 | bias |")
-        w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        w("| class | ops | measured | %s |" % " | ".join("%s: predicted | median / p90 | bias" % vn for vn, _ in vsets))
+        w("| --- | ---: | ---: |%s" % (" ---: | ---: | ---: |" * len(vsets)))
     classes = [c["class"] for c in val["h200"]["classes"]]
     for cl in classes:
         meas = sum(p["measured_s"] * p["samples"] for p in val["h200"]["per_point"] if p["class"] == cl)

@@ -613,6 +613,72 @@ static void test_recovers_power(void **state)
 	calib_points_release(&pts);
 }
 
+/* Stage 6's class energies: instances of each op run back to back with power readings drawn
+ * with known FLOP energies per class (the gemm and MLA decode classes, two ops each) are fitted
+ * back; a class with one op only (elementwise, vector) keeps the global energy (0). */
+static void test_recovers_power_classes(void **state)
+{
+	(void)state;
+	static const char *const rows[] = {"gemm m=4096 n=7168 k=7168 dtype=bf16", "gemm m=1024 n=12288 k=7168 dtype=bf16",
+					   "mla_decode b=64 heads=96 ctx=65535 kv=bf16 t=1",
+					   "mla_decode b=16 heads=128 ctx=32767 kv=bf16 t=1",
+					   "elementwise m=65536 n=7168 dtype=bf16"};
+	struct hw b2, truth_hw;
+	struct err e = {0};
+	assert_int_equal(hw_load(&b2, "h200-datasheet", &e), 0);
+	b2.power_limit_w = 5000; /* nothing throttles: the clock stage keeps the base's energies */
+	b2.power_idle_w = 125;
+	b2.power_tau_s = 0.01;
+	b2.power_min_sm_clock_hz = 1395e6;
+	b2.power_flop_j = 0.3e-12;
+	b2.power_byte_j = 20e-12;
+	truth_hw = b2;
+	truth_hw.power_flop_j_class[HW_POWER_GEMM] = 0.8e-12;
+	truth_hw.power_flop_j_class[HW_POWER_MLA_DECODE] = 2.5e-12;
+	truth_hw.power_flop_j_class[HW_POWER_VECTOR] = 40e-12; /* one op: not fitted */
+	struct calib_points pts;
+	calib_points_init(&pts);
+	pts.n_sources = 1;
+	int64_t t_ns = 0;
+	for (int r = 0; r < 5; r++) {
+		struct calib_instance in = {.source = 0, .sm_clock_hz = b2.sm_clock_hz, .power_readings = 2};
+		assert_int_equal(opspec_parse_line(rows[r], &in.op, &e), 0);
+		struct sim_power_op po;
+		sim_power_op_cost(&truth_hw, &in.op, &po);
+		in.power_w = sim_power_draw_w(&truth_hw, &po, b2.sm_clock_hz);
+		for (int i = 0; i < 20; i++) {
+			in.start_ns = t_ns;
+			in.end_ns = t_ns += (int64_t)(po.boost_s * 1e9);
+			assert_int_equal(calib_points_add_instance(&pts, &in), 0);
+		}
+	}
+	add(&pts, "copy bytes=1048576", &b2, 1);
+	struct hw fit;
+	struct calib_fit_report rep;
+	assert_int_equal(calib_fit(&pts, &b2, NULL, &fit, &rep, &e), 0);
+	assert_true(fabs(fit.power_flop_j / b2.power_flop_j - 1) < 1e-9);
+	assert_true(rep.power_class[HW_POWER_GEMM].fitted && rep.power_class[HW_POWER_GEMM].points == 2);
+	assert_true(rep.power_class[HW_POWER_MLA_DECODE].fitted);
+	assert_true(rep.power_class[HW_POWER_MLA_DECODE].after < rep.power_class[HW_POWER_MLA_DECODE].before);
+	assert_true(fabs(fit.power_flop_j_class[HW_POWER_GEMM] / 0.8e-12 - 1) < 0.02);
+	assert_true(fabs(fit.power_flop_j_class[HW_POWER_MLA_DECODE] / 2.5e-12 - 1) < 0.02);
+	/* one op of the vector class: the global energy; none of grouped GEMMs: likewise */
+	assert_false(rep.power_class[HW_POWER_VECTOR].fitted);
+	assert_int_equal(rep.power_class[HW_POWER_VECTOR].points, 1);
+	assert_true(fit.power_flop_j_class[HW_POWER_VECTOR] == 0);
+	assert_true(fit.power_flop_j_class[HW_POWER_GROUPED_GEMM] == 0);
+	assert_true(sim_power_flop_j(&fit, HW_POWER_VECTOR) == fit.power_flop_j);
+	/* without power readings no class is fitted: a base's class energies are dropped, the
+	 * global one serves every class */
+	for (size_t i = 0; i < pts.n_inst; i++)
+		pts.inst[i].power_w = 0, pts.inst[i].power_readings = 0;
+	b2.power_flop_j_class[HW_POWER_MLA_DECODE] = 9e-12;
+	assert_int_equal(calib_fit(&pts, &b2, NULL, &fit, &rep, &e), 0);
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		assert_true(fit.power_flop_j_class[c] == 0 && !rep.power_class[c].fitted);
+	calib_points_release(&pts);
+}
+
 int main(void)
 {
 	struct err e = {0};
@@ -645,6 +711,7 @@ int main(void)
 	    cmocka_unit_test(test_own_kind_classes),
 	    cmocka_unit_test(test_recovers_collectives),
 	    cmocka_unit_test(test_recovers_power),
+	    cmocka_unit_test(test_recovers_power_classes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
