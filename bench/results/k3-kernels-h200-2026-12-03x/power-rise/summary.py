@@ -3,20 +3,12 @@
 """One line per report and preset (k3-kernels, k3-kernels-clk) of validate-slice --clock power:
 steps over 10 % of 18, the worst, the prefill steps (error @ the model's clock) and the classes
 over 15 % (class totals). usage: summary.py REPORT.md... > summary.txt"""
-import re, sys, glob, os
-def tables(path):
-    out, cur = [], None
-    for line in open(path):
-        if not line.startswith("|"):
-            cur = None; continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if cur is None:
-            cur = (cells, []); out.append(cur)
-        elif not set("".join(cells)) <= set("-: "):
-            cur[1].append(cells)
-    return out
-def pct(c):
-    m = re.search(r"([+-]?[0-9.]+) %", c); return float(m.group(1)) if m else None
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from summary import pct, tables  # noqa: E402 (the round's report parser)
+
 for f in sorted(sys.argv[1:]):
     ts = tables(f)
     steps = next(t for t in ts if t[0][0] == "step" and "launch" in t[0])
