@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 2026-12-03 (lead): KDA prefill at T = 16K / 4K, H = 96: combinations of the opt-in knobs not yet
 # measured together (the lean intra kernel v3 with 8-warp recurrent CTAs, with 4 stages), one
-# process, alternating, two orders. Staged as .gpu/r22/kda-ab.sh beside round 22.s pack:
+# process, alternating, two orders. Staged as .gpu/r22/kda-ab.sh beside round 22's pack:
 #   PACK=.gpu/r22 bash .gpu/r22/kda-ab.sh
 set -u
 PACK=${PACK:-.gpu/r22}; B=$PACK/k3-build; OUT=${OUT:-$PWD/k3-out}; mkdir -p "$OUT"
