@@ -1051,7 +1051,7 @@ struct experts {
 	}
 	/* The wgmma tile layout of the nibbles (a one-time step; its time printed, the repack and the
 	 * scale check through its read-back): from then on into() gives it as w_wg, which the grouped
-	 * wgmma kernel "wide2rp" reads. */
+	 * wgmma kernels "wide2rp" and "wide2rq" (the default) read. */
 	void wg_layout()
 	{
 		if (!packedwg && dt == K3_W_MXFP4) {
@@ -1317,7 +1317,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (w.dt == K3_W_MXFP4 && decode && !a8)
 		w.f16_layout();
 	/* Prefill rows as the layer and the slice run them: with the wgmma tile layout (the default
-	 * kernel "wide2rp" reads it; a kernel named by K3_GEMM_WG_KERNEL other than wide2rp, and the
+	 * kernel "wide2rq" reads it, as does wide2rp; a kernel named by K3_GEMM_WG_KERNEL other than those, and the
 	 * other paths, ignore it). */
 	if (w.dt == K3_W_MXFP4 && !decode && !a8)
 		w.wg_layout();
@@ -1606,7 +1606,7 @@ void bench_moe_prefill(const options &o)
 			for (int T : o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 }) {
 				if (!ks.empty()) {
 					for (const std::string &k : ks)
-						if (k == "wide2rp")
+						if (k.rfind("wide2rp", 0) == 0 || k.rfind("wide2rq", 0) == 0)
 							w.wg_layout();
 					for (const std::string &k : ks) {
 						setenv("K3_GEMM_WG_KERNEL", k.c_str(), 1);

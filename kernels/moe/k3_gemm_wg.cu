@@ -99,6 +99,7 @@ constexpr int TT_WIDE = 176;  /* the wide kernel's (grouped BF16 in clusters; ke
 constexpr int TT_RSV = 160;   /* "wide2rv": MXFP4 chunks of up to 160 (176: ptxas serializes, C7512) */
 constexpr int KB = 64;        /* k per stage: one 128-byte row of BF16 */
 constexpr int GROUP_M = 16;   /* dense raster: token tiles per group */
+constexpr long long OFS_CYCLES = 4000; /* XV_OFS: the second consumer warpgroup's late start (~3 k blocks at T = 4K) */
 /* Register split of the warpgroups (setmaxnreg): the consumers get what the producer gives up
  * from the launch's 168 a thread (128 x (168 - P) >= 256 x (C - 168)). The wide kernel's tiles of
  * N tokens keep N / 2 accumulators a consumer thread live (176 at N = 176). */
@@ -114,7 +115,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
-	XV_LEAN = 256, XV_RP = 512
+	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048
 };
 
 /* Shared memory of the kernel with token tiles of TTV rows: STAGES stages (token tile, weight tile,
@@ -174,6 +175,16 @@ __device__ __forceinline__ void wait_or_trap(uint64_t *bar, uint32_t parity)
 			else if (now - t0 > 10000000000ull)
 				__trap();
 		}
+	}
+}
+
+/* The stage after (s, phase): the cursor of `it` + 1 (XV_RQ's stage cursor, rq_kblock()). */
+template <int STAGES>
+__device__ __forceinline__ void rq_advance(int &s, uint32_t &ph)
+{
+	if (++s == STAGES) {
+		s = 0;
+		ph ^= 1u;
 	}
 }
 
@@ -338,7 +349,12 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	const uint16_t mask = (uint16_t)((1u << ncl) - 1u);
 	constexpr bool feed = !(XV & XV_NOFEED); /* measurements: no copies, stale stages */
 	constexpr bool LEAN = (XV & XV_LEAN) != 0;
-	int it = 0;
+	/* XV_RQ: the stage cursor by increments, the scale words of a k block pair copied into the
+	 * even k block's stage only (the consumers keep them in registers for the odd one), from
+	 * pointers made once a tile. */
+	constexpr bool RQ = FP4 && (XV & XV_RQ) != 0;
+	int it = 0, s_rq = 0;
+	uint32_t ph_rq = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
@@ -352,10 +368,17 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 		 * pt & 1), scales pt + 128 i. Rows past N read as zeros. */
 		const int wrows = min(TW, p.N - tl.n0);
 		const size_t wrow0 = (size_t)tl.g * p.N + tl.n0;
+		const uint8_t *sq[TW / 128]; /* RQ: this thread's scale rows pt + 128 i (row 0 past N) */
+		bool sok[TW / 128];
+#pragma unroll
+		for (int i = 0; i < TW / 128; i++) {
+			sok[i] = pt + 128 * i < wrows;
+			sq[i] = p.ws + (sok[i] ? (wrow0 + pt + 128 * i) * (size_t)(p.K / 32) : 0);
+		}
 #pragma unroll 1
 		for (int kb = 0; kb < nkb; kb++, it++) {
-			const int s = it % C::STAGES;
-			wait_or_trap(&empty[s], (uint32_t)(((it / C::STAGES) & 1) ^ 1));
+			const int s = RQ ? s_rq : it % C::STAGES;
+			wait_or_trap(&empty[s], RQ ? ph_rq ^ 1u : (uint32_t)(((it / C::STAGES) & 1) ^ 1));
 			unsigned char *st = sm + (size_t)s * C::STAGE;
 			if (TMA && pt == 0 && !feed) {
 				k3_mbar_arrive(&full[s]);
@@ -401,7 +424,13 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 					k3_cp_async16_zfill(st + C::OFF_W + k3_wg_fp4_half_offset(j, h), ok ? wsrc : p.wp, ok);
 				}
 			}
-			if constexpr (FP4) {
+			if constexpr (RQ) {
+				if (!(kb & 1)) {
+#pragma unroll
+					for (int i = 0; i < TW / 128; i++)
+						k3_cp_async4_zfill(st + C::OFF_S + (pt + 128 * i) * 4, sq[i] + kb * 2, sok[i]);
+				}
+			} else if constexpr (FP4) {
 				const uint8_t *ssrc = p.ws + (wrow0 + pt) * (size_t)(p.K / 32) + (kb & ~1) * 2;
 				const size_t sstep = (size_t)128 * (p.K / 32);
 #pragma unroll 1
@@ -421,6 +450,8 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 				}
 			}
 			k3_cp_async_arrive(&full[s]);
+			if constexpr (RQ)
+				rq_advance<C::STAGES>(s_rq, ph_rq);
 		}
 	}
 	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
@@ -746,6 +777,115 @@ __device__ __forceinline__ void next_group(float (&acc)[2][L], uint32_t (&a)[KS]
 	issue_rs<N>(acc, a, k3_smem_u32(st), ks0);
 }
 
+/* ---- XV_RQ ("wide2rq", 2026-12-03q): wide2rp's k loop with less around its conversions ----
+ * ncu's per-instruction profile of wide2rp at T = 4K (bench/results/k3-kernels-h200-2026-12-03p):
+ * the consumer warps seldom wait for their MMAs (wait_group: ~0.1 % of the stall samples); they
+ * issue ~230 instructions a k block at ~6.3 cycles each (3 warps a scheduler), of which the
+ * conversions are ~100 and the rest stage and barrier indices (it % STAGES with signed division,
+ * twice a k block), wgmma descriptors built from addresses (5 a k step), the scale bytes' selector
+ * and 8 scale-word loads a k block; the producer ~140 (the 4-byte scale copies in a loop of 64-bit
+ * pointer arithmetic, twice a k block). RQ keeps wide2rp's layout, groups, register sets, waits
+ * and arithmetic (bit-identical outputs) and changes only that: a stage cursor (index and phase)
+ * kept by increments, a descriptor a stage plus immediates, the k loop unrolled over k-block
+ * pairs so that the E8M0 byte selectors are immediates, the 4 scale words loaded once a pair
+ * (from the even stage, which the producer alone fills with them), each group's fragment words
+ * loaded before its wait_group. */
+
+/* The lane's 4 scale words of the k block pair in stage st: sw[m64 block][row g, row g + 8]. */
+template <int TTV>
+__device__ __forceinline__ void rq_scale_words(uint32_t (&sw)[2][2], const unsigned char *st, int wr0, int lane)
+{
+	using C = wcfg<true, TTV>;
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++)
+		k3_wg_fp4_scale_words(st + C::OFF_S, wr0 + mb * 64, lane, &sw[mb][0], &sw[mb][1]);
+}
+
+/* The BF16 pairs 2^(s - 1) of scale byte sb (k3_wg_fp4_scale_byte()) of the words sw (as
+ * scales_fp4k's XV_LEAN | XV_RP, the selector an immediate). */
+__device__ __forceinline__ void rq_scales(uint32_t (&sc)[2][2], const uint32_t (&sw)[2][2], int sb)
+{
+	const uint32_t sel = (uint32_t)sb * 0x101u + 0x4040u; /* a constant in the unrolled k block */
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			sc[mb][h] = k3_prmt(sw[mb][h], 0u, sel) * 128u + 0x3f003f00u;
+}
+
+/* The tile-layout words of k steps ks0 .. ks0 + KS - 1 of the lane, both m64 blocks (as
+ * raw_a_fp4k's RP loads). */
+template <int TTV, int KS>
+__device__ __forceinline__ void rq_load(uint32_t (&q)[KS][2], const unsigned char *st, int ks0, int wr0, int lane)
+{
+	using C = wcfg<true, TTV>;
+#pragma unroll
+	for (int mb = 0; mb < 2; mb++) {
+		const unsigned char *src = st + C::OFF_W + (wr0 + mb * 64) * 32 + k3_wgrp_lane_offset(lane) + ks0 * 4;
+		if constexpr (KS == 2) {
+			const uint2 v = *reinterpret_cast<const uint2 *>(src);
+			q[0][mb] = v.x, q[1][mb] = v.y;
+		} else {
+			q[0][mb] = *reinterpret_cast<const uint32_t *>(src);
+		}
+	}
+}
+
+/* One k block of an RQ tile: its G groups of KS k steps in the register sets q % 2 (G even), the
+ * stage at st (descriptor d0), scale bytes 2 ODD + scale group. FIRST: the tile's first k block
+ * (no group of the tile in flight before it: no waits for its first two groups, no stage to
+ * release); else the wait before group 1 retires the previous k block's last group, and `rel`
+ * (that k block's stage) is released. */
+template <int N, int TTV, bool ODD, bool FIRST, bool CLU, int L, int KS>
+__device__ __forceinline__ void rq_kblock(float (&acc)[2][L], uint32_t (&a)[2][KS][2][4], uint32_t (&sw)[2][2],
+					  const unsigned char *st, uint64_t d0, uint64_t *rel, int wr0, int lane)
+{
+	constexpr int G = 4 / KS;
+	static_assert(G % 2 == 0, "register sets alternate within a k block");
+	if constexpr (!ODD)
+		rq_scale_words<TTV>(sw, st, wr0, lane);
+	uint32_t sc[2][2];
+#pragma unroll
+	for (int q = 0; q < G; q++) {
+		uint32_t w[KS][2];
+		rq_load<TTV, KS>(w, st, q * KS, wr0, lane);
+		if (!(FIRST && q < 2))
+			k3_wgmma_wait<1>(); /* the group two back, which read set q % 2, has completed */
+		if (!FIRST && q == 1)
+			release<CLU>(rel); /* that was the previous k block's last group: its stage is read */
+		if ((q * KS) % 2 == 0)
+			rq_scales(sc, sw, (ODD ? 2 : 0) + (q * KS) / 2);
+		uint32_t(&s)[KS][2][4] = a[q % 2];
+#pragma unroll
+		for (int j = 0; j < KS; j++) {
+#pragma unroll
+			for (int mb = 0; mb < 2; mb++) {
+				uint32_t o[4];
+				k3_wgrp_to_bf16x8(w[j][mb], o);
+				s[j][mb][0] = k3_bf16x2_mul(o[0], sc[mb][0]);
+				s[j][mb][1] = k3_bf16x2_mul(o[1], sc[mb][1]);
+				s[j][mb][2] = k3_bf16x2_mul(o[2], sc[mb][0]);
+				s[j][mb][3] = k3_bf16x2_mul(o[3], sc[mb][1]);
+			}
+		}
+		k3_wgmma_fence();
+#pragma unroll
+		for (int j = 0; j < KS; j++) {
+			const uint64_t desc = d0 + (uint64_t)(2 * (q * KS + j)); /* + 32 bytes a k step, in 16-byte units */
+			mma_rs<N>(acc[0], s[j][0], desc);
+			mma_rs<N>(acc[1], s[j][1], desc);
+		}
+		k3_wgmma_commit();
+	}
+}
+
+/* Stage s of the cursor ready: wait for its copies (phase ph), fence the proxies. */
+__device__ __forceinline__ void rq_ready(uint64_t *full, int s, uint32_t ph)
+{
+	wait_or_trap(&full[s], ph);
+	k3_fence_proxy_async();
+}
+
 /* d[0 .. N / 2) pinned (the wide kernel: only the accumulators an MMA of N tokens writes stay
  * live in its tiles). */
 template <int N, int L>
@@ -773,7 +913,43 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		acc[0][i] = acc[1][i] = 0.0f;
 	pin_acc<N>(acc[0]);
 	pin_acc<N>(acc[1]);
-	if constexpr (C::RS && (XV & XV_RS1)) {
+	if constexpr (C::RS && (XV & XV_RQ)) {
+		/* XV_RQ: wide2rp's k loop, leaner (above rq_advance()); nkb even (K % 128 == 0). */
+		static_assert((XV & XV_RS1) && (XV & XV_RP) && (XV & XV_LEAN), "XV_RQ: on wide2rp");
+		constexpr int KS = TTV > TT ? 1 : 2;
+		constexpr uint64_t DSTAGE = C::STAGE / 16; /* a stage in the descriptor's address units */
+		uint32_t a[2][KS][2][4]; /* [set][k step of the group][m64 block][4] */
+		uint32_t sw[2][2];	 /* the k block pair's scale words */
+		int s = (int)((unsigned)it % (unsigned)C::STAGES);
+		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
+		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
+		rq_ready(full, s, ph);
+		rq_kblock<N, TTV, false, true, CLU>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+						    nullptr, wr0, lane);
+		int sp = s;
+		rq_advance<C::STAGES>(s, ph);
+		rq_ready(full, s, ph);
+		rq_kblock<N, TTV, true, false, CLU>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+						    &empty[sp], wr0, lane);
+		sp = s;
+		rq_advance<C::STAGES>(s, ph);
+#pragma unroll 1
+		for (int kb = 2; kb < nkb; kb += 2) {
+			rq_ready(full, s, ph);
+			rq_kblock<N, TTV, false, false, CLU>(acc, a, sw, sm + (size_t)s * C::STAGE,
+							     dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
+			sp = s;
+			rq_advance<C::STAGES>(s, ph);
+			rq_ready(full, s, ph);
+			rq_kblock<N, TTV, true, false, CLU>(acc, a, sw, sm + (size_t)s * C::STAGE,
+							    dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
+			sp = s;
+			rq_advance<C::STAGES>(s, ph);
+		}
+		k3_wgmma_wait<0>();
+		release<CLU>(&empty[sp]);
+		it += nkb;
+	} else if constexpr (C::RS && (XV & XV_RS1)) {
 		/* MXFP4, register double buffering (XV_RS1): groups of KS k steps (4 / KS a k block),
 		 * group q's A in register set q % 2. Group q + 1 is converted and issued while group q
 		 * still runs: before set s is rewritten, wait_group 1 retires the group that read it
@@ -1073,6 +1249,17 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 	const int wr0 = ((int)threadIdx.x / 128 - 1) * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
 	float acc[2][TTV / 2];
 	int it = 0;
+	if constexpr ((XV & XV_OFS) != 0) {
+		/* XV_OFS ("wide2rqo"): the second consumer warpgroup starts ~OFS_CYCLES late, so that the
+		 * two warpgroups' epilogues (and tile edges) fall at different times and the other's MMAs
+		 * run beside each (they are coupled only through the stage ring: the leader can be up to
+		 * STAGES k blocks ahead, and nothing pulls them back in step). */
+		if (threadIdx.x >= 256) {
+			const long long c0 = clock64();
+			while (clock64() - c0 < OFS_CYCLES) {
+			}
+		}
+	}
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb);
@@ -1280,13 +1467,20 @@ int launch_rs1(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 }
 
 /* wide2ra's kernels (wide2rv above 128 rows a group on average, else wide2r) with the extras xe
- * (XV_PF "wide2rf", XV_LEAN "wide2rl", both "wide2rlf", XV_LEAN | XV_RP "wide2rp"). */
+ * (XV_PF "wide2rf", XV_LEAN "wide2rl", both "wide2rlf", XV_LEAN | XV_RP "wide2rp", and XV_RQ
+ * "wide2rq"). */
 int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s, int xe)
 {
 	const bool wide = p.rows > (int64_t)128 * p.n_groups;
 	if (xe == (XV_LEAN | XV_RP))
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ))
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_OFS))
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_OFS>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_OFS>(p, tmw, epi, grid, s);
 	if (xe == XV_PF)
 		return wide ? launch_rs1<TT_RSV, XV_PF>(p, tmw, epi, grid, s) : launch_rs1<TT, XV_PF>(p, tmw, epi, grid, s);
 	if (xe == XV_LEAN)
@@ -1343,6 +1537,11 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *    k3_gemm_wg_rp.cuh): a lane's A fragments one 4- or 8-byte load an m64 block, 8 integer
  *    instructions and 4 multiplies a fragment (was 2 loads, 3 + 15 integer, 4 multiplies); the
  *    scales 2^(s - 1) (exact for E8M0 0 .. 128, which the repack checks). Without w_wg: wide2rl.
+ *  - "wide2rq" (2026-12-03q): wide2rp with a leaner k loop around the same arithmetic (XV_RQ,
+ *    above rq_kblock(): stage cursor, descriptors, scale selectors and words, the producer's scale
+ *    copies); outputs bit for bit wide2rp's. Without w_wg: wide2rl.
+ *  - "wide2rqo" (2026-12-03r, opt-in): wide2rq with the second consumer warpgroup started
+ *    OFS_CYCLES late (XV_OFS, consume()), so that the warpgroups' epilogues do not coincide.
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1354,7 +1553,14 @@ struct variant {
 		    * 5 "wide2ra": wide2rv above 128 rows a group on average, else wide2r */
 };
 
-/* "wide2rp" since 2026-12-02 round 21 (the lead; 02za call 1 and round 21's call 1, each one process
+/* "wide2rq" since 2026-12-03q (the lead; kernels/calls/k3-2026-12-03q.sh, bench/results/
+ * k3-kernels-h200-2026-12-03q): wide2rp's arithmetic with a leaner k loop (XV_RQ), outputs bit
+ * for bit wide2rp's (test-moe-gpu); one process, alternating with wide2rp, % of the cuBLASLt row
+ * beside each: T = 16K w13 18.8 / 20.3 ms (88.2 / 87.0 %) against 21.6 / 22.1 (72.0 / 73.8 %), w2
+ * 9.50 / 9.47 (88.9 / 89.0 %) against 10.45 / 10.91; T = 4K w13 6.75 / 6.49 (58.0 / 62.4 %)
+ * against 7.80 / 7.90 (46.7 / 46.3 %), w2 3.11 / 3.55 (60.5 / 57.2 %) against 4.05 / 3.86;
+ * memcheck and racecheck of its small test clean. Without w_wg: wide2rl, as wide2rp's.
+ * "wide2rp" from 2026-12-02 round 21 (the lead; 02za call 1 and round 21's call 1, each one process
  * alternating wide2rl and wide2rp: bench/results/k3-kernels-h200-2026-12-02za/README.md and
  * -02x/README.md): on the tile layout (k3_gemm_args.w_wg) MXFP4 at T = 16K w13 20.7-24.2 ms
  * (medians 21.2, 21.7) against wide2rl's 23.6-24.1 (71.9-79.9 % against 61.8-70.0 % of the
@@ -1388,7 +1594,7 @@ struct variant {
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2rp";
+constexpr const char *GROUPED_DEFAULT = "wide2rq";
 
 variant kernel_variant(const params &p)
 {
@@ -1410,6 +1616,8 @@ variant kernel_variant(const params &p)
 		      { "wide2rl", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN, true, 5 } },
 		      { "wide2rlf", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_PF, true, 5 } },
 		      { "wide2rp", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP, true, 5 } },
+		      { "wide2rq", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ, true, 5 } },
+		      { "wide2rqo", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_OFS, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1591,9 +1799,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	CUtensorMap tmw;
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~XV_RP; /* wide2rp without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -1616,7 +1824,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
-		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP));
+		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

@@ -348,6 +348,10 @@ static struct fp8_allow fp8_allowance(const struct moe_ref_gemm *ref, int64_t a_
 	return al;
 }
 
+/* Where set: each wgmma case also runs under this kernel name (K3_GEMM_WG_KERNEL), whose outputs
+ * must equal the case's bit for bit (wide2rq's leaner k loop against wide2rp's). */
+static const char *same_as_kernel;
+
 static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w,
 			  enum k3_gemm_path path_arg)
 {
@@ -456,6 +460,28 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		 (long long)rows, c->N, c->K, c->n_groups, a_index ? " gathered" : "", out_index ? " scattered" : "", ws);
 	KERNEL_OK(k3_gemm(&a, 0));
 	gt_bf16_read(&out);
+	if (same_as_kernel && path == K3_GEMM_TILED_WGMMA && epi != K3_EPI_SPLIT) {
+		const char *cur = getenv("K3_GEMM_WG_KERNEL");
+		char *saved = cur ? strdup(cur) : NULL;
+		struct gt_bf16 out2 = gt_bf16_out((size_t)rows * width);
+		struct k3_gemm_args b = a;
+		b.out = out2.d;
+		setenv("K3_GEMM_WG_KERNEL", same_as_kernel, 1);
+		KERNEL_OK(k3_gemm(&b, 0));
+		gt_bf16_read(&out2);
+		if (saved)
+			setenv("K3_GEMM_WG_KERNEL", saved, 1);
+		else
+			unsetenv("K3_GEMM_WG_KERNEL");
+		free(saved);
+		size_t diff = 0;
+		for (size_t i = 0; i < (size_t)rows * width; i++)
+			diff += memcmp(&out.h[i], &out2.h[i], sizeof(double)) != 0;
+		print_message("  bit for bit against %s: %zu of %lld outputs differ\n", same_as_kernel, diff,
+			      (long long)rows * width);
+		assert_int_equal(diff, 0);
+		gt_bf16_release(&out2);
+	}
 	if (epi != K3_EPI_SPLIT || width > 0) {
 		gt_check(what, out.h, ref.out, (size_t)rows * width, TOL_BF16);
 		if (path == K3_GEMM_TILED_WGMMA || f16k)
@@ -656,15 +682,20 @@ static void test_gemm_grouped_gemv(void **unused)
 static void run_k3_shape_rp(const struct wmat *w, enum k3_epilogue epi, const int32_t *few)
 {
 	static const int32_t many[3] = { 300, 0, 170 };
+	static const char *const rp[2] = { "wide2rp", "wide2rq" }; /* wide2rq (2026-12-03q, the default): wide2rp's leaner k loop */
 	if (!wgmma_expected())
 		return;
 	assert_non_null(w->packedwg);
-	setenv("K3_GEMM_WG_KERNEL", "wide2rp", 1);
-	for (int m = 0; m < 2; m++) {
-		const struct gemm_case c = { .N = w->N, .K = w->K, .n_groups = 3, .counts = m ? many : few,
-					     .a_rows = 500, .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
-		run_gemm(&c, epi, w);
+	for (int k = 0; k < 2; k++) {
+		setenv("K3_GEMM_WG_KERNEL", rp[k], 1);
+		same_as_kernel = k ? "wide2rp" : NULL;
+		for (int m = 0; m < 2; m++) {
+			const struct gemm_case c = { .N = w->N, .K = w->K, .n_groups = 3, .counts = m ? many : few,
+						     .a_rows = 500, .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
+			run_gemm(&c, epi, w);
+		}
 	}
+	same_as_kernel = NULL;
 	unsetenv("K3_GEMM_WG_KERNEL");
 }
 
@@ -1142,11 +1173,12 @@ static void test_gemm_wgmma_clusters(void **unused)
 	 * here, wide2r at <= 128 rows a group; wide2rf (2026-12-02s): wide2ra's kernels with each
 	 * group's fragments loaded and expanded before the wait_group that frees their registers;
 	 * wide2rl: wide2ra's kernels with the scales by a byte permute and the producer's lean token
-	 * copies; wide2rlf: both; wide2rp (2026-12-02za): wide2rl on the tile layout, w_wg). */
-	static const char *const fp4k[11] = { "wide2",	 "wide2x",  "wide2x",  "wide2r",   "wide2rw", "wide2rv",
-					      "wide2ra", "wide2rf", "wide2rl", "wide2rlf", "wide2rp" };
+	 * copies; wide2rlf: both; wide2rp (2026-12-02za): wide2rl on the tile layout, w_wg; wide2rq
+	 * (2026-12-03q): wide2rp's leaner k loop). */
+	static const char *const fp4k[12] = { "wide2",	 "wide2x",  "wide2x",  "wide2r",   "wide2rw", "wide2rv",
+					      "wide2ra", "wide2rf", "wide2rl", "wide2rlf", "wide2rp", "wide2rq" };
 	assert_non_null(wef.packedwg);
-	for (int k = 0; k < 11; k++) {
+	for (int k = 0; k < 12; k++) {
 		if (k == 3)
 			unsetenv("K3_GEMM_WG_CLUSTER");
 		if (k == 2)
@@ -1169,9 +1201,9 @@ static void test_gemm_wgmma_clusters(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
 	const struct gemm_case fs = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .dt = K3_W_MXFP4,
 				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
-	static const char *const lean[4] = { "wide2rf", "wide2rl", "wide2rlf", "wide2rp" };
+	static const char *const lean[5] = { "wide2rf", "wide2rl", "wide2rlf", "wide2rp", "wide2rq" };
 	assert_non_null(wff.packedwg);
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 5; k++) {
 		setenv("K3_GEMM_WG_KERNEL", lean[k], 1);
 		print_message("K3_GEMM_WG_KERNEL=%s (MXFP4, <= 128 rows a group)\n", lean[k]);
 		run_gemm(&fg, K3_EPI_GLU, &wff);
@@ -1240,9 +1272,9 @@ static void test_gemm_wgmma_wide_small(void **unused)
 	setenv("K3_GEMM_WG_KERNEL", "wide2rv", 1); /* chunks of up to 160: 89 + 88, 40, 2 x 150 */
 	run_gemm(&gf, K3_EPI_GLU, &wf);
 	run_gemm(&sf, K3_EPI_SCALE, &wf);
-	static const char *const rvx[4] = { "wide2rf", "wide2rl", "wide2rlf", "wide2rp" }; /* wide2rv's chunks, extras */
+	static const char *const rvx[5] = { "wide2rf", "wide2rl", "wide2rlf", "wide2rp", "wide2rq" }; /* wide2rv's chunks, extras */
 	assert_non_null(wf.packedwg);
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 5; k++) {
 		setenv("K3_GEMM_WG_KERNEL", rvx[k], 1);
 		run_gemm(&gf, K3_EPI_GLU, &wf);
 		run_gemm(&sf, K3_EPI_SCALE, &wf);
@@ -1274,9 +1306,10 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
 	struct wmat w = wmat_mx_scales(4, 256, K, exps, 8);
 	assert_non_null(w.packedwg);
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
-	setenv("K3_GEMM_WG_KERNEL", "wide2rp", 1);
-	for (int m = 0; m < 2; m++) {
-		const int32_t *counts = m ? many : few;
+	for (int m = 0; m < 6; m++) { /* wide2rp, then wide2rq (2026-12-03q), wide2rqo (03r) */
+		setenv("K3_GEMM_WG_KERNEL", m < 2 ? "wide2rp" : m < 4 ? "wide2rq" : "wide2rqo", 1);
+		same_as_kernel = m < 2 ? NULL : "wide2rp";
+		const int32_t *counts = (m & 1) ? many : few;
 		const struct gemm_case g = { .N = 256, .K = K, .n_groups = 4, .counts = counts, .a_rows = 400,
 					     .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA, .a_exp = a_exp };
 		const struct gemm_case sc = { .N = 256, .K = K, .n_groups = 4, .counts = counts, .dt = K3_W_MXFP4,
@@ -1284,6 +1317,7 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
 		run_gemm(&g, K3_EPI_GLU, &w);
 		run_gemm(&sc, K3_EPI_SCALE, &w);
 	}
+	same_as_kernel = NULL;
 	unsetenv("K3_GEMM_WG_KERNEL");
 	wmat_release(&w);
 }
