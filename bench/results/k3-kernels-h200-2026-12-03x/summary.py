@@ -1,65 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Round 22's held-out reports (run.sh: <clock>-<slice><bench>.md): per clock, pairing and preset, the
-steps over 10 % with the largest |error|, and the op classes over 15 % (their predicted/measured total).
+"""Round 22's held-out reports (run.sh: <clock>-<slice><bench>.md): kernels/slice/heldout_summary.py on this
+folder (its parser, pct and tables, also read by power-rise/summary.py).
 usage: python3 bench/results/k3-kernels-h200-2026-12-03x/summary.py > .../summary.md"""
 import os
-import re
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PAIRS = ["ab", "ac", "ba", "bc", "ca", "cb"]
-PRESETS = ["h200", "k3-kernels", "k3-kernels-clk"]  # --clock measured: "<preset> @clock" (at the clock read)
-
-
-def tables(path):
-    out, cur = [], None
-    for line in open(path):
-        if not line.startswith("|"):
-            cur = None
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if cur is None:
-            cur = (cells, [])
-            out.append(cur)
-        elif not set("".join(cells)) <= set("-: "):
-            cur[1].append(cells)
-    return out
-
-
-def pct(cell):
-    m = re.search(r"([+-]?[0-9.]+) %", cell)
-    return float(m.group(1)) if m else None
-
-
-def main():
-    print("# Round 22 held out by run: summary of run.sh's reports\n")
-    print("Steps: 18 a pairing (prefill 4K, 16K eager; decode B = 1, 16, 64, 256 x C = 8K, 64K, eager and graph).")
-    print("Classes: `trace validate`'s class total (predicted vs measured kernel time), over 15 % listed.\n")
-    for clock in ["boost", "power", "measured"]:
-        print(f"## --clock {clock}\n")
-        print("| pairing | preset | steps > 10 % | worst step | prefill 4K / 16K | classes > 15 % (total) |")
-        print("| --- | --- | ---: | --- | --- | --- |")
-        for p in PAIRS:
-            f = os.path.join(HERE, f"{clock}-{p}.md")
-            if not os.path.exists(f):
-                continue
-            ts = tables(f)
-            steps = next(t for t in ts if t[0][0] == "step" and "launch" in t[0])
-            classes = next(t for t in ts if t[0][0] == "class" and t[0][1] == "ops")
-            for pr in PRESETS + [p + " @clock" for p in PRESETS]:
-                col = pr if pr.endswith("@clock") else f"{pr} preset"
-                if col not in steps[0]:
-                    continue
-                ci = steps[0].index(col) + 1
-                errs = [(pct(r[ci]), r[0] + " " + r[1]) for r in steps[1]]
-                over = [e for e in errs if abs(e[0]) > 10]
-                worst = max(errs, key=lambda e: abs(e[0]))
-                pre = " / ".join(f"{e[0]:+.1f}" for e in errs if e[1].startswith("prefill"))
-                cj = classes[0].index(f"{pr}: predicted")
-                cl = [f"{r[0]} {pct(r[cj]):+.0f}" for r in classes[1] if abs(pct(r[cj])) > 15]
-                print(f"| {p} | {pr} | {len(over)} / {len(errs)} | {worst[1]} {worst[0]:+.1f} % | {pre} | {', '.join(cl) or '-'} |")
-        print()
-
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "kernels", "slice"))
+from heldout_summary import main, pct, tables  # noqa: E402,F401 (pct, tables: power-rise/summary.py)
 
 if __name__ == "__main__":
-    main()
+    main(HERE, "Round 22")

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Round 23's held-out reports (run.sh: <clock>-<slice><bench>.md): per clock, pairing and preset, the
-steps over 10 % with the largest |error|, and the op classes over 15 % (their predicted/measured total).
-usage: python3 bench/results/k3-kernels-h200-2026-12-03r/summary.py > .../summary.md"""
+"""A round's held-out reports (its run.sh: <clock>-<slice><bench>.md, from kernels/slice/validate-slice.py):
+per clock, pairing and preset, the steps over 10 % with the largest |error|, and the op classes over 15 %
+(their predicted/measured total).
+usage: python3 kernels/slice/heldout_summary.py RESULTS_DIR "Round N" > RESULTS_DIR/summary.md"""
 import os
 import re
+import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 PAIRS = ["ab", "ac", "ba", "bc", "ca", "cb"]
 PRESETS = ["h200", "k3-kernels", "k3-kernels-clk"]  # --clock measured: "<preset> @clock" (at the clock read)
 
@@ -31,8 +32,8 @@ def pct(cell):
     return float(m.group(1)) if m else None
 
 
-def main():
-    print("# Round 23 held out by run: summary of run.sh's reports\n")
+def main(here, title):
+    print(f"# {title} held out by run: summary of run.sh's reports\n")
     print("Steps: 18 a pairing (prefill 4K, 16K eager; decode B = 1, 16, 64, 256 x C = 8K, 64K, eager and graph).")
     print("Classes: `trace validate`'s class total (predicted vs measured kernel time), over 15 % listed.\n")
     for clock in ["boost", "power", "measured"]:
@@ -40,7 +41,7 @@ def main():
         print("| pairing | preset | steps > 10 % | worst step | prefill 4K / 16K | classes > 15 % (total) |")
         print("| --- | --- | ---: | --- | --- | --- |")
         for p in PAIRS:
-            f = os.path.join(HERE, f"{clock}-{p}.md")
+            f = os.path.join(here, f"{clock}-{p}.md")
             if not os.path.exists(f):
                 continue
             ts = tables(f)
@@ -62,4 +63,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) != 3:
+        sys.exit("usage: heldout_summary.py RESULTS_DIR TITLE")
+    main(sys.argv[1], sys.argv[2])
