@@ -32,6 +32,10 @@ def pct(cell):
     return float(m.group(1)) if m else None
 
 
+class ReportError(Exception):
+    """A report that is not validate-slice.py's (the message names the file)."""
+
+
 def main(here, title):
     print(f"# {title} held out by run: summary of run.sh's reports\n")
     print("Steps: 18 a pairing (prefill 4K, 16K eager; decode B = 1, 16, 64, 256 x C = 8K, 64K, eager and graph).")
@@ -45,19 +49,29 @@ def main(here, title):
             if not os.path.exists(f):
                 continue
             ts = tables(f)
-            steps = next(t for t in ts if t[0][0] == "step" and "launch" in t[0])
-            classes = next(t for t in ts if t[0][0] == "class" and t[0][1] == "ops")
+            steps = next((t for t in ts if t[0][0] == "step" and "launch" in t[0]), None)
+            classes = next((t for t in ts if len(t[0]) > 1 and t[0][0] == "class" and t[0][1] == "ops"), None)
+            if steps is None or classes is None:
+                raise ReportError(f"{f}: no {'steps' if steps is None else 'op classes'} table (not a validate-slice.py report)")
             for pr in PRESETS + [p + " @clock" for p in PRESETS]:
                 col = pr if pr.endswith("@clock") else f"{pr} preset"
                 if col not in steps[0]:
                     continue
                 ci = steps[0].index(col) + 1
-                errs = [(pct(r[ci]), r[0] + " " + r[1]) for r in steps[1]]
+                if f"{pr}: predicted" not in classes[0]:
+                    raise ReportError(f"{f}: the op classes table has no column for {pr}")
+                errs = [(pct(r[ci]) if ci < len(r) else None, r[0] + " " + (r[1] if len(r) > 1 else "")) for r in steps[1]]
+                bad = [e[1] for e in errs if e[0] is None]
+                if bad or not errs:
+                    raise ReportError(f"{f}: {pr}: no error (+x.y %) in the steps table for {bad[0] if bad else 'any step'}")
                 over = [e for e in errs if abs(e[0]) > 10]
                 worst = max(errs, key=lambda e: abs(e[0]))
                 pre = " / ".join(f"{e[0]:+.1f}" for e in errs if e[1].startswith("prefill"))
                 cj = classes[0].index(f"{pr}: predicted")
-                cl = [f"{r[0]} {pct(r[cj]):+.0f}" for r in classes[1] if abs(pct(r[cj])) > 15]
+                cv = [(r[0], pct(r[cj]) if cj < len(r) else None) for r in classes[1]]
+                if any(v is None for _, v in cv):
+                    raise ReportError(f"{f}: {pr}: a class row without its predicted/measured error")
+                cl = [f"{n} {v:+.0f}" for n, v in cv if abs(v) > 15]
                 print(f"| {p} | {pr} | {len(over)} / {len(errs)} | {worst[1]} {worst[0]:+.1f} % | {pre} | {', '.join(cl) or '-'} |")
         print()
 
@@ -65,4 +79,9 @@ def main(here, title):
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: heldout_summary.py RESULTS_DIR TITLE")
-    main(sys.argv[1], sys.argv[2])
+    if not os.path.isdir(sys.argv[1]):
+        sys.exit(f"heldout_summary.py: {sys.argv[1]}: not a folder")
+    try:
+        main(sys.argv[1], sys.argv[2])
+    except (ReportError, OSError, UnicodeDecodeError) as e:
+        sys.exit(f"heldout_summary.py: {e}")
