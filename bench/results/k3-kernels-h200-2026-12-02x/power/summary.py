@@ -11,22 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROUNDS = [("21 (02x)", HERE, ["ab", "ac", "ba", "bc", "ca", "cb"]),
           ("20 (02v)", os.path.join(HERE, "..", "..", "k3-kernels-h200-2026-12-02v", "power"), ["ab", "ba"])]
 PRESETS = ["k3-kernels", "k3-kernels-clk"]
-
-
-def tables(path):
-    """The report's markdown tables: a list of (header cells, rows of cells)."""
-    out, cur = [], None
-    for line in open(path):
-        if not line.startswith("|"):
-            cur = None
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if cur is None:
-            cur = (cells, [])
-            out.append(cur)
-        elif not set("".join(cells)) <= set("-: "):
-            cur[1].append(cells)
-    return out
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "kernels", "slice"))
+from heldout_summary import tables  # noqa: E402 (the reports' markdown tables, one parser)
 
 
 def pctof(cell):
