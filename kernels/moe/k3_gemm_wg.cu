@@ -103,20 +103,59 @@ constexpr long long OFS_CYCLES = 4000; /* XV_OFS: the second consumer warpgroup'
 /* Register split of the warpgroups (setmaxnreg): the consumers get what the producer gives up
  * from the launch's 168 a thread (128 x (168 - P) >= 256 x (C - 168)). The wide kernel's tiles of
  * N tokens keep N / 2 accumulators a consumer thread live (176 at N = 176). */
-template <int TTV>
+template <int TTV, int XV = 0>
 struct regs {
 	static constexpr int PRODUCER = 72, CONSUMER = 216;
 	static_assert(128 * (168 - PRODUCER) >= 256 * (CONSUMER - 168), "registers");
 };
-constexpr int TAB_INTS = MOE_MAX_EXPERTS + 1 + 16; /* chunk offsets, then scan scratch */
+constexpr int TAB_INTS = MOE_MAX_EXPERTS + 1 + 24; /* chunk offsets, then scan scratch (a warp's int each) */
 static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups a thread");
 
 /* Kernel extras (the XV template bits; kernel_variant()), described at produce(); XV_XP (MXFP4
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
-	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048
+	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096
 };
+
+/* XV_W4 ("wide2rq4", 2026-12-03 round 24): the tile's 256 weight rows over four consumer
+ * warpgroups of one m64 block each (64 rows) instead of two of two, 640 threads, so that each
+ * scheduler holds four consumer warps instead of two (the wide2rq profile at T = 4K: a consumer
+ * warp issues every ~6.5 cycles, mostly waiting on fixed-latency dependencies of its own
+ * conversions, with no other warp to issue; bench/results/k3-kernels-h200-2026-12-03q); the
+ * accumulators of a thread halve (one m64 block), the conversions and MMAs of a k block are the
+ * same in all. With wide2rq's k loop (XV_RQ) and token tiles of TT_W4 = 96 rows (a consumer
+ * thread's 48 accumulators within its 104 registers); wide2rq's chunks of 160 where the groups
+ * hold more than 128 rows on average. */
+constexpr int TT_W4 = 96;
+template <int XV>
+constexpr int nwg() /* consumer warpgroups */
+{
+	return (XV & XV_W4) ? 4 : 2;
+}
+template <int XV>
+constexpr int mbs() /* m64 blocks a consumer warpgroup */
+{
+	return (XV & XV_W4) ? 1 : 2;
+}
+template <int XV>
+constexpr int nthreads()
+{
+	return 128 * (1 + nwg<XV>());
+}
+/* XV_W4: launched with 640 threads (96 registers each); the producer gives up 56, 4 consumers
+ * take 8 more each: 128 x (96 - 40) >= 512 x (104 - 96). */
+template <int TTV>
+struct regs<TTV, 1> {
+	static constexpr int PRODUCER = 40, CONSUMER = 104;
+	static_assert(128 * (96 - PRODUCER) >= 512 * (CONSUMER - 96), "registers");
+};
+template <int XV>
+constexpr int regs_key()
+{
+	return (XV & XV_W4) ? 1 : 0;
+}
+static_assert(nthreads<XV_W4>() / 32 <= 24, "the scan scratch: one int a warp");
 
 /* Shared memory of the kernel with token tiles of TTV rows: STAGES stages (token tile, weight tile,
  * MXFP4 scales), the barriers, the chunk table, and (the epilogue of kernel_variant() >= 1) each
@@ -145,7 +184,7 @@ struct wcfg {
 	static constexpr int OFF_TAB = OFF_BAR + (2 * STAGES + RSTAGES) * 8;
 	static constexpr int OFF_TOK = OFF_TAB + TAB_INTS * 4;
 	static constexpr int TOK_INTS = 2 * TTV; /* one tile of one warpgroup */
-	static constexpr int OFF_XROW = (OFF_TOK + 2 * TOK_INTS * 4 + 15) & ~15; /* XP: the producer's token rows of its tile */
+	static constexpr int OFF_XROW = (OFF_TOK + nwg<XV>() * TOK_INTS * 4 + 15) & ~15; /* XP: the producer's token rows of its tile */
 	static constexpr int SMEM = OFF_XROW + (XP ? TTV * 4 : 0) + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
 	static_assert(R_STAGE % 1024 == 0, "every raw stage 1024-byte aligned (the 32-byte swizzle's rows)");
@@ -791,23 +830,25 @@ __device__ __forceinline__ void next_group(float (&acc)[2][L], uint32_t (&a)[KS]
  * (from the even stage, which the producer alone fills with them), each group's fragment words
  * loaded before its wait_group. */
 
-/* The lane's 4 scale words of the k block pair in stage st: sw[m64 block][row g, row g + 8]. */
-template <int TTV>
-__device__ __forceinline__ void rq_scale_words(uint32_t (&sw)[2][2], const unsigned char *st, int wr0, int lane)
+/* The lane's scale words of the k block pair in stage st: sw[m64 block][row g, row g + 8] (MB
+ * m64 blocks: 2, or XV_W4's 1). */
+template <int TTV, int MB>
+__device__ __forceinline__ void rq_scale_words(uint32_t (&sw)[MB][2], const unsigned char *st, int wr0, int lane)
 {
 	using C = wcfg<true, TTV>;
 #pragma unroll
-	for (int mb = 0; mb < 2; mb++)
+	for (int mb = 0; mb < MB; mb++)
 		k3_wg_fp4_scale_words(st + C::OFF_S, wr0 + mb * 64, lane, &sw[mb][0], &sw[mb][1]);
 }
 
 /* The BF16 pairs 2^(s - 1) of scale byte sb (k3_wg_fp4_scale_byte()) of the words sw (as
  * scales_fp4k's XV_LEAN | XV_RP, the selector an immediate). */
-__device__ __forceinline__ void rq_scales(uint32_t (&sc)[2][2], const uint32_t (&sw)[2][2], int sb)
+template <int MB>
+__device__ __forceinline__ void rq_scales(uint32_t (&sc)[MB][2], const uint32_t (&sw)[MB][2], int sb)
 {
 	const uint32_t sel = (uint32_t)sb * 0x101u + 0x4040u; /* a constant in the unrolled k block */
 #pragma unroll
-	for (int mb = 0; mb < 2; mb++)
+	for (int mb = 0; mb < MB; mb++)
 #pragma unroll
 		for (int h = 0; h < 2; h++)
 			sc[mb][h] = k3_prmt(sw[mb][h], 0u, sel) * 128u + 0x3f003f00u;
@@ -815,12 +856,12 @@ __device__ __forceinline__ void rq_scales(uint32_t (&sc)[2][2], const uint32_t (
 
 /* The tile-layout words of k steps ks0 .. ks0 + KS - 1 of the lane, both m64 blocks (as
  * raw_a_fp4k's RP loads). */
-template <int TTV, int KS>
-__device__ __forceinline__ void rq_load(uint32_t (&q)[KS][2], const unsigned char *st, int ks0, int wr0, int lane)
+template <int TTV, int KS, int MB>
+__device__ __forceinline__ void rq_load(uint32_t (&q)[KS][MB], const unsigned char *st, int ks0, int wr0, int lane)
 {
 	using C = wcfg<true, TTV>;
 #pragma unroll
-	for (int mb = 0; mb < 2; mb++) {
+	for (int mb = 0; mb < MB; mb++) {
 		const unsigned char *src = st + C::OFF_W + (wr0 + mb * 64) * 32 + k3_wgrp_lane_offset(lane) + ks0 * 4;
 		if constexpr (KS == 2) {
 			const uint2 v = *reinterpret_cast<const uint2 *>(src);
@@ -836,30 +877,30 @@ __device__ __forceinline__ void rq_load(uint32_t (&q)[KS][2], const unsigned cha
  * (no group of the tile in flight before it: no waits for its first two groups, no stage to
  * release); else the wait before group 1 retires the previous k block's last group, and `rel`
  * (that k block's stage) is released. */
-template <int N, int TTV, bool ODD, bool FIRST, bool CLU, int L, int KS>
-__device__ __forceinline__ void rq_kblock(float (&acc)[2][L], uint32_t (&a)[2][KS][2][4], uint32_t (&sw)[2][2],
+template <int N, int TTV, bool ODD, bool FIRST, bool CLU, int L, int KS, int MB>
+__device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][KS][MB][4], uint32_t (&sw)[MB][2],
 					  const unsigned char *st, uint64_t d0, uint64_t *rel, int wr0, int lane)
 {
 	constexpr int G = 4 / KS;
 	static_assert(G % 2 == 0, "register sets alternate within a k block");
 	if constexpr (!ODD)
-		rq_scale_words<TTV>(sw, st, wr0, lane);
-	uint32_t sc[2][2];
+		rq_scale_words<TTV, MB>(sw, st, wr0, lane);
+	uint32_t sc[MB][2];
 #pragma unroll
 	for (int q = 0; q < G; q++) {
-		uint32_t w[KS][2];
-		rq_load<TTV, KS>(w, st, q * KS, wr0, lane);
+		uint32_t w[KS][MB];
+		rq_load<TTV, KS, MB>(w, st, q * KS, wr0, lane);
 		if (!(FIRST && q < 2))
 			k3_wgmma_wait<1>(); /* the group two back, which read set q % 2, has completed */
 		if (!FIRST && q == 1)
 			release<CLU>(rel); /* that was the previous k block's last group: its stage is read */
 		if ((q * KS) % 2 == 0)
 			rq_scales(sc, sw, (ODD ? 2 : 0) + (q * KS) / 2);
-		uint32_t(&s)[KS][2][4] = a[q % 2];
+		uint32_t(&s)[KS][MB][4] = a[q % 2];
 #pragma unroll
 		for (int j = 0; j < KS; j++) {
 #pragma unroll
-			for (int mb = 0; mb < 2; mb++) {
+			for (int mb = 0; mb < MB; mb++) {
 				uint32_t o[4];
 				k3_wgrp_to_bf16x8(w[j][mb], o);
 				s[j][mb][0] = k3_bf16x2_mul(o[0], sc[mb][0]);
@@ -872,8 +913,9 @@ __device__ __forceinline__ void rq_kblock(float (&acc)[2][L], uint32_t (&a)[2][K
 #pragma unroll
 		for (int j = 0; j < KS; j++) {
 			const uint64_t desc = d0 + (uint64_t)(2 * (q * KS + j)); /* + 32 bytes a k step, in 16-byte units */
-			mma_rs<N>(acc[0], s[j][0], desc);
-			mma_rs<N>(acc[1], s[j][1], desc);
+#pragma unroll
+			for (int mb = 0; mb < MB; mb++)
+				mma_rs<N>(acc[mb], s[j][mb], desc);
 		}
 		k3_wgmma_commit();
 	}
@@ -904,22 +946,27 @@ __device__ __forceinline__ void pin_acc(float (&d)[L])
  * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
 template <bool FP4, bool CLU, int N, int TTV, bool NB, int XV = 0>
 __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-					 float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
+					 float (&acc)[mbs<XV>()][TTV / 2], int &it, int wr0, int lane)
 {
 	using C = wcfg<FP4, TTV, XV>;
+	constexpr int MB = mbs<XV>();
+	static_assert(MB == 2 || (C::RS && (XV & XV_RQ)), "XV_W4: on wide2rq's k loop");
 	const int nkb = p.K / KB;
 #pragma unroll
 	for (int i = 0; i < (TTV == TT || (XV & XV_ONE) ? TTV / 2 : N / 2); i++) /* round q's: all 64 */
-		acc[0][i] = acc[1][i] = 0.0f;
-	pin_acc<N>(acc[0]);
-	pin_acc<N>(acc[1]);
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++)
+			acc[mb][i] = 0.0f;
+#pragma unroll
+	for (int mb = 0; mb < MB; mb++)
+		pin_acc<N>(acc[mb]);
 	if constexpr (C::RS && (XV & XV_RQ)) {
 		/* XV_RQ: wide2rp's k loop, leaner (above rq_advance()); nkb even (K % 128 == 0). */
 		static_assert((XV & XV_RS1) && (XV & XV_RP) && (XV & XV_LEAN), "XV_RQ: on wide2rp");
 		constexpr int KS = TTV > TT ? 1 : 2;
 		constexpr uint64_t DSTAGE = C::STAGE / 16; /* a stage in the descriptor's address units */
-		uint32_t a[2][KS][2][4]; /* [set][k step of the group][m64 block][4] */
-		uint32_t sw[2][2];	 /* the k block pair's scale words */
+		uint32_t a[2][KS][MB][4]; /* [set][k step of the group][m64 block][4] */
+		uint32_t sw[MB][2];	  /* the k block pair's scale words */
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
 		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
 		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
@@ -1059,8 +1106,9 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		k3_wgmma_wait<0>();
 		release<CLU>(&empty[(it - 1) % C::STAGES]);
 	}
-	pin_acc<N>(acc[0]);
-	pin_acc<N>(acc[1]);
+#pragma unroll
+	for (int mb = 0; mb < MB; mb++)
+		pin_acc<N>(acc[mb]);
 }
 
 /* A CTA of a cluster with no rows in this unit: the stages pass through (the cluster's
@@ -1163,14 +1211,14 @@ struct tok_scalars {
  * that the outputs' arithmetic interleaves; SiTU-GLU through tanh_nb and reciprocals of the caps
  * (within ~1e-6 of situ_glu). */
 template <int EPI, int N, int TTV, int XV = 0>
-__device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, const float (&acc)[2][TTV / 2], int wr0,
-					    int lane, const float *srs, const int32_t *soi)
+__device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, const float (&acc)[mbs<XV>()][TTV / 2],
+					    int wr0, int lane, const float *srs, const int32_t *soi)
 {
 	const int g = lane >> 2, tq = lane & 3, ntok = (int)(tl.re - tl.rb);
 	const bool scatter = p.out_index != nullptr;
 	const float bg = p.beta_gate, bu = p.beta_up, ibg = 1.0f / bg, ibu = 1.0f / bu;
 #pragma unroll
-	for (int mb = 0; mb < 2; mb++) {
+	for (int mb = 0; mb < mbs<XV>(); mb++) {
 		const int nb = tl.n0 + wr0 + mb * 64; /* this warp's 16 weight rows: nb .. nb + 15 */
 		if (nb >= p.N)
 			continue;
@@ -1213,7 +1261,7 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
  * 29.1-29.4 ms at BF16 w13). */
 template <bool FP4, bool CLU, int EPI, int N, int TTV, bool NB, int XV>
 __device__ __forceinline__ void tile_n(const params &p, const tile &tl, unsigned char *sm, uint64_t *full,
-				       uint64_t *empty, float (&acc)[2][TTV / 2], int &it, int wr0, int lane)
+				       uint64_t *empty, float (&acc)[mbs<XV>()][TTV / 2], int &it, int wr0, int lane)
 {
 	if constexpr (NB && (XV & XV_ONE)) { /* the epilogue after the width switch (consume) */
 		(void)tl;
@@ -1245,9 +1293,9 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 {
 	const int ncl = CLU ? (int)cluster_size() : 1, rank = CLU ? (int)cluster_rank() : 0;
 	const int lane = (int)threadIdx.x & 31;
-	/* First weight row (in the tile) of this warp: consumer warpgroup c owns rows 128 c .. */
-	const int wr0 = ((int)threadIdx.x / 128 - 1) * 128 + (((int)threadIdx.x >> 5) & 3) * 16;
-	float acc[2][TTV / 2];
+	/* First weight row (in the tile) of this warp: consumer warpgroup c owns rows 64 MB c .. */
+	const int wr0 = ((int)threadIdx.x / 128 - 1) * 64 * mbs<XV>() + (((int)threadIdx.x >> 5) & 3) * 16;
+	float acc[mbs<XV>()][TTV / 2];
 	int it = 0;
 	if constexpr ((XV & XV_OFS) != 0) {
 		/* XV_OFS ("wide2rqo"): the second consumer warpgroup starts ~OFS_CYCLES late, so that the
@@ -1317,7 +1365,7 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 }
 
 template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB, int XV>
-__global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ params p,
+__global__ void __launch_bounds__(nthreads<XV>(), 1) wg_kernel(const __grid_constant__ params p,
 							const __grid_constant__ CUtensorMap tmw)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -1332,7 +1380,7 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 		for (int s = 0; s < C::STAGES; s++) {
 			/* + the arrival with the tile's bytes; XP: the token rows' 128 and the expanders' 128 */
 			k3_mbar_init(&full[s], C::XP ? 256 : TMA ? 129 : 128);
-			k3_mbar_init(&empty[s], CLU ? 8 * ncl : 256);
+			k3_mbar_init(&empty[s], CLU ? 8 * ncl : 128 * nwg<XV>());
 		}
 #pragma unroll
 		for (int r = 0; r < C::RSTAGES; r++) /* XP: the scales' 128 + the raw tile's bytes */
@@ -1352,13 +1400,13 @@ __global__ void __launch_bounds__(THREADS, 1) wg_kernel(const __grid_constant__ 
 	if (CLU) /* the barriers of every CTA initialized before any is written from another */
 		cluster_sync();
 	if (threadIdx.x < 128) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::PRODUCER));
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(regs<TTV, regs_key<XV>()>::PRODUCER));
 		if constexpr (C::XP)
 			produce_xp<TTV, XV>(p, &tmw, sm, full, empty, empty + C::STAGES, tab, total);
 		else
 			produce<FP4, TMA, CLU, TTV, XV>(p, &tmw, sm, full, empty, tab, total);
 	} else {
-		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(regs<TTV>::CONSUMER));
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(regs<TTV, regs_key<XV>()>::CONSUMER));
 		consume<FP4, CLU, EPI, TTV, NB, XV>(p, sm, full, empty, tab, total);
 	}
 	if (CLU) /* no CTA exits while another may still arrive on its barriers */
@@ -1384,14 +1432,14 @@ int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStrea
 		configured = true;
 	}
 	if (!CLU) {
-		kern<<<grid, THREADS, C::SMEM, stream>>>(p, tmw);
+		kern<<<grid, nthreads<XV>(), C::SMEM, stream>>>(p, tmw);
 		return k3_launch_status();
 	}
 	cudaLaunchConfig_t cfg = {};
 	cudaLaunchAttribute attr[1];
 	attr[0].id = cudaLaunchAttributeClusterDimension;
 	attr[0].val.clusterDim.x = (unsigned)ncl, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-	cfg.blockDim = dim3(THREADS), cfg.dynamicSmemBytes = C::SMEM, cfg.stream = stream;
+	cfg.blockDim = dim3(nthreads<XV>()), cfg.dynamicSmemBytes = C::SMEM, cfg.stream = stream;
 	cfg.attrs = attr, cfg.numAttrs = 1;
 	if (clusters[ncl] == 0) {
 		cfg.gridDim = dim3((unsigned)(grid / ncl * ncl));
@@ -1478,6 +1526,9 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 	if (xe == (XV_LEAN | XV_RP | XV_RQ))
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_W4)) /* wide2rq4: wide2rq's chunks above 128 */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT_W4, XV_LEAN | XV_RP | XV_RQ | XV_W4>(p, tmw, epi, grid, s);
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_OFS))
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_OFS>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_OFS>(p, tmw, epi, grid, s);
@@ -1618,6 +1669,7 @@ variant kernel_variant(const params &p)
 		      { "wide2rp", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP, true, 5 } },
 		      { "wide2rq", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ, true, 5 } },
 		      { "wide2rqo", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_OFS, true, 5 } },
+		      { "wide2rq4", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1788,7 +1840,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		return -EINVAL;
 	p.num_m = (int)num_m;
 	int64_t grid = sms;
-	if (p.n_groups > 0 && (p.rows / TT + p.n_groups) * p.num_n > INT_MAX)
+	if (p.n_groups > 0 && (p.rows / TT_W4 + p.n_groups) * p.num_n > INT_MAX)
 		return -EINVAL; /* tile indices are int */
 	if (p.n_groups == 0) {
 		const int64_t tiles = num_m * p.num_n;
@@ -1799,9 +1851,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	CUtensorMap tmw;
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~(XV_RP | XV_RQ | XV_OFS); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -1824,7 +1876,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
-		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS));
+		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */
