@@ -115,7 +115,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
-	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096
+	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192
 };
 
 /* XV_W4 ("wide2rq4", 2026-12-03 round 24): the tile's 256 weight rows over four consumer
@@ -872,12 +872,29 @@ __device__ __forceinline__ void rq_load(uint32_t (&q)[KS][MB], const unsigned ch
 	}
 }
 
+/* The tile-layout words of the k block's 4 k steps of the lane, both m64 blocks, one 16-byte load
+ * each (XV_V16): a quarter warp's 8 lanes read 128 contiguous bytes (k3_wgrp_lane_offset()), no
+ * bank conflict, where rq_load's 8-byte loads of two k steps put rows r and r + 4 of a half warp on
+ * the same banks (2 wavefronts a quarter warp: ncu of wide2rq4, 2026-12-03s, "L1 Wavefronts
+ * Shared Excessive" = ideal on every such load). */
+template <int TTV, int MB>
+__device__ __forceinline__ void rq_load16(uint32_t (&q)[4][MB], const unsigned char *st, int wr0, int lane)
+{
+	using C = wcfg<true, TTV>;
+#pragma unroll
+	for (int mb = 0; mb < MB; mb++) {
+		const uint4 v = *reinterpret_cast<const uint4 *>(st + C::OFF_W + (wr0 + mb * 64) * 32 +
+								  k3_wgrp_lane_offset(lane));
+		q[0][mb] = v.x, q[1][mb] = v.y, q[2][mb] = v.z, q[3][mb] = v.w;
+	}
+}
+
 /* One k block of an RQ tile: its G groups of KS k steps in the register sets q % 2 (G even), the
  * stage at st (descriptor d0), scale bytes 2 ODD + scale group. FIRST: the tile's first k block
  * (no group of the tile in flight before it: no waits for its first two groups, no stage to
  * release); else the wait before group 1 retires the previous k block's last group, and `rel`
  * (that k block's stage) is released. */
-template <int N, int TTV, bool ODD, bool FIRST, bool CLU, int L, int KS, int MB>
+template <int N, int TTV, bool ODD, bool FIRST, bool CLU, bool V16, int L, int KS, int MB>
 __device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][KS][MB][4], uint32_t (&sw)[MB][2],
 					  const unsigned char *st, uint64_t d0, uint64_t *rel, int wr0, int lane)
 {
@@ -886,10 +903,21 @@ __device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][
 	if constexpr (!ODD)
 		rq_scale_words<TTV, MB>(sw, st, wr0, lane);
 	uint32_t sc[MB][2];
+	uint32_t w16[4][MB]; /* V16: the lane's words of the k block's 4 k steps, one 16-byte load an m64 block */
+	if constexpr (V16)
+		rq_load16<TTV, MB>(w16, st, wr0, lane);
 #pragma unroll
 	for (int q = 0; q < G; q++) {
 		uint32_t w[KS][MB];
-		rq_load<TTV, KS, MB>(w, st, q * KS, wr0, lane);
+		if constexpr (V16) {
+#pragma unroll
+			for (int j = 0; j < KS; j++)
+#pragma unroll
+				for (int mb = 0; mb < MB; mb++)
+					w[j][mb] = w16[q * KS + j][mb];
+		} else {
+			rq_load<TTV, KS, MB>(w, st, q * KS, wr0, lane);
+		}
 		if (!(FIRST && q < 2))
 			k3_wgmma_wait<1>(); /* the group two back, which read set q % 2, has completed */
 		if (!FIRST && q == 1)
@@ -965,30 +993,31 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		static_assert((XV & XV_RS1) && (XV & XV_RP) && (XV & XV_LEAN), "XV_RQ: on wide2rp");
 		constexpr int KS = TTV > TT ? 1 : 2;
 		constexpr uint64_t DSTAGE = C::STAGE / 16; /* a stage in the descriptor's address units */
+		constexpr bool V16 = (XV & XV_V16) != 0;
 		uint32_t a[2][KS][MB][4]; /* [set][k step of the group][m64 block][4] */
 		uint32_t sw[MB][2];	  /* the k block pair's scale words */
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
 		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
 		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
 		rq_ready(full, s, ph);
-		rq_kblock<N, TTV, false, true, CLU>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+		rq_kblock<N, TTV, false, true, CLU, V16>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
 						    nullptr, wr0, lane);
 		int sp = s;
 		rq_advance<C::STAGES>(s, ph);
 		rq_ready(full, s, ph);
-		rq_kblock<N, TTV, true, false, CLU>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+		rq_kblock<N, TTV, true, false, CLU, V16>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
 						    &empty[sp], wr0, lane);
 		sp = s;
 		rq_advance<C::STAGES>(s, ph);
 #pragma unroll 1
 		for (int kb = 2; kb < nkb; kb += 2) {
 			rq_ready(full, s, ph);
-			rq_kblock<N, TTV, false, false, CLU>(acc, a, sw, sm + (size_t)s * C::STAGE,
+			rq_kblock<N, TTV, false, false, CLU, V16>(acc, a, sw, sm + (size_t)s * C::STAGE,
 							     dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
 			sp = s;
 			rq_advance<C::STAGES>(s, ph);
 			rq_ready(full, s, ph);
-			rq_kblock<N, TTV, true, false, CLU>(acc, a, sw, sm + (size_t)s * C::STAGE,
+			rq_kblock<N, TTV, true, false, CLU, V16>(acc, a, sw, sm + (size_t)s * C::STAGE,
 							    dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
 			sp = s;
 			rq_advance<C::STAGES>(s, ph);
@@ -1526,6 +1555,12 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 	if (xe == (XV_LEAN | XV_RP | XV_RQ))
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_V16)) /* wide2rqv */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_V16>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_V16>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_V16)) /* wide2rq4v: wide2rqv's chunks above 128 */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_V16>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT_W4, XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_V16>(p, tmw, epi, grid, s);
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_W4)) /* wide2rq4: wide2rq's chunks above 128 */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT_W4, XV_LEAN | XV_RP | XV_RQ | XV_W4>(p, tmw, epi, grid, s);
@@ -1670,6 +1705,8 @@ variant kernel_variant(const params &p)
 		      { "wide2rq", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ, true, 5 } },
 		      { "wide2rqo", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_OFS, true, 5 } },
 		      { "wide2rq4", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4, true, 5 } },
+		      { "wide2rqv", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_V16, true, 5 } },
+		      { "wide2rq4v", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_V16, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1851,9 +1888,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	CUtensorMap tmw;
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -1876,7 +1913,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
-		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4));
+		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

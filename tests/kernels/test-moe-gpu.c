@@ -682,13 +682,14 @@ static void test_gemm_grouped_gemv(void **unused)
 static void run_k3_shape_rp(const struct wmat *w, enum k3_epilogue epi, const int32_t *few)
 {
 	static const int32_t many[3] = { 300, 0, 170 };
-	/* wide2rq (2026-12-03q, the default): wide2rp's leaner k loop; wide2rq4 (round 24): four
-	 * consumer warpgroups of one m64 block, token tiles of 96 */
-	static const char *const rp[3] = { "wide2rp", "wide2rq", "wide2rq4" };
+	/* wide2rq (2026-12-03q, the default): wide2rp's leaner k loop; wide2rq4 (03s): four consumer
+	 * warpgroups of one m64 block, token tiles of 96; wide2rqv, wide2rq4v: their A words one
+	 * 16-byte load a k block */
+	static const char *const rp[5] = { "wide2rp", "wide2rqv", "wide2rq4v", "wide2rq", "wide2rq4" };
 	if (!wgmma_expected())
 		return;
 	assert_non_null(w->packedwg);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 5; k++) {
 		setenv("K3_GEMM_WG_KERNEL", rp[k], 1);
 		same_as_kernel = k ? "wide2rp" : NULL;
 		for (int m = 0; m < 2; m++) {
@@ -1203,9 +1204,10 @@ static void test_gemm_wgmma_clusters(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
 	const struct gemm_case fs = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .dt = K3_W_MXFP4,
 				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
-	static const char *const lean[6] = { "wide2rf", "wide2rl", "wide2rlf", "wide2rp", "wide2rq", "wide2rq4" };
+	static const char *const lean[8] = { "wide2rf", "wide2rl",  "wide2rlf", "wide2rp",
+					     "wide2rq", "wide2rq4", "wide2rqv", "wide2rq4v" };
 	assert_non_null(wff.packedwg);
-	for (int k = 0; k < 6; k++) {
+	for (int k = 0; k < 8; k++) {
 		setenv("K3_GEMM_WG_KERNEL", lean[k], 1);
 		print_message("K3_GEMM_WG_KERNEL=%s (MXFP4, <= 128 rows a group)\n", lean[k]);
 		run_gemm(&fg, K3_EPI_GLU, &wff);
@@ -1308,8 +1310,10 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
 	struct wmat w = wmat_mx_scales(4, 256, K, exps, 8);
 	assert_non_null(w.packedwg);
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
-	for (int m = 0; m < 8; m++) { /* wide2rp, then wide2rq (2026-12-03q), wide2rqo (03r), wide2rq4 (round 24) */
-		setenv("K3_GEMM_WG_KERNEL", m < 2 ? "wide2rp" : m < 4 ? "wide2rq" : m < 6 ? "wide2rqo" : "wide2rq4", 1);
+	/* wide2rp, then wide2rq (2026-12-03q), wide2rqo (03r), wide2rq4, wide2rqv, wide2rq4v (03s) */
+	static const char *const ks[6] = { "wide2rp", "wide2rq", "wide2rqo", "wide2rq4", "wide2rqv", "wide2rq4v" };
+	for (int m = 0; m < 12; m++) {
+		setenv("K3_GEMM_WG_KERNEL", ks[m / 2], 1);
 		same_as_kernel = m < 2 ? NULL : "wide2rp";
 		const int32_t *counts = (m & 1) ? many : few;
 		const struct gemm_case g = { .N = 256, .K = K, .n_groups = 4, .counts = counts, .a_rows = 400,
