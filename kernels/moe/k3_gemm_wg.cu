@@ -1628,6 +1628,13 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
  *    copies); outputs bit for bit wide2rp's. Without w_wg: wide2rl.
  *  - "wide2rqo" (2026-12-03r, opt-in): wide2rq with the second consumer warpgroup started
  *    OFS_CYCLES late (XV_OFS, consume()), so that the warpgroups' epilogues do not coincide.
+ *  - "wide2rq4" (2026-12-03s, opt-in): wide2rq over four consumer warpgroups of one m64 block
+ *    each (XV_W4, 640 threads, token tiles of TT_W4 = 96; wide2rq's chunks above 128 rows a
+ *    group); "wide2rqv" / "wide2rq4v" (2026-12-03t, opt-in): those with the A words of a k block
+ *    one conflict-free 16-byte load (XV_V16, rq_load16()). All bit for bit wide2rp's; none faster
+ *    at T = 4K (bench/results/k3-kernels-h200-2026-12-03s, -03t: w13 within the calls' spread,
+ *    tensor pipe 56-59 % as wide2rq's; the consumers find the next stage not landed in 64-93 %
+ *    of the k blocks).
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
