@@ -118,7 +118,7 @@ enum {
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192
 };
 
-/* XV_W4 ("wide2rq4", 2026-12-03 round 24): the tile's 256 weight rows over four consumer
+/* XV_W4 ("wide2rq4", 2026-12-03s, opt-in: measured no faster, kernel_variant()): the tile's 256 weight rows over four consumer
  * warpgroups of one m64 block each (64 rows) instead of two of two, 640 threads, so that each
  * scheduler holds four consumer warps instead of two (the wide2rq profile at T = 4K: a consumer
  * warp issues every ~6.5 cycles, mostly waiting on fixed-latency dependencies of its own
