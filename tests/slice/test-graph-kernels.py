@@ -11,15 +11,11 @@ import tempfile
 
 root = sys.argv[1]
 script = os.path.join(root, "kernels", "slice", "graph-kernels.py")
-fails = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import Tap  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    global fails
-    print("%s - %s" % ("ok" if cond else "not ok", name))
-    if not cond:
-        fails += 1
-        sys.stdout.write("# " + detail.replace("\n", "\n# ") + "\n")
+tap = Tap()
+check = tap.check
 
 
 def make(path):
@@ -90,5 +86,4 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run(db, "--top", "0")
     check("--top 0 refused", rc == 1 and "positive" in err, err)
 
-print("%d failed" % fails)
-sys.exit(1 if fails else 0)
+tap.done()

@@ -11,15 +11,11 @@ import tempfile
 
 root = sys.argv[1]
 script = os.path.join(root, "kernels", "slice", "heldout_summary.py")
-fails = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import Tap  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    global fails
-    print("%s - %s" % ("ok" if cond else "not ok", name))
-    if not cond:
-        fails += 1
-        sys.stdout.write("# " + detail.replace("\n", "\n# ") + "\n")
+tap = Tap()
+check = tap.check
 
 
 REPORT = """## Steps
@@ -80,5 +76,4 @@ check("missing folder: exit 1", rc == 1 and "not a folder" in err, err)
 rc, out, err = run()
 check("no arguments: usage, exit 1", rc == 1 and "usage" in err, err)
 
-print("# %d failed" % fails)
-sys.exit(1 if fails else 0)
+tap.done()

@@ -13,15 +13,11 @@ import tempfile
 
 root, k3sim = sys.argv[1], sys.argv[2]
 script = os.path.join(root, "kernels", "slice", "power-draw.py")
-fails = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import Tap  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    global fails
-    print("%s - %s" % ("ok" if cond else "not ok", name))
-    if not cond:
-        fails += 1
-        sys.stdout.write("# " + detail.replace("\n", "\n# ") + "\n")
+tap = Tap()
+check = tap.check
 
 
 def draw(preset, op):
@@ -83,5 +79,4 @@ with tempfile.TemporaryDirectory() as tmp:
         p = subprocess.run([sys.executable, script] + args, capture_output=True, text=True)
         check(name + ": exit 1", p.returncode == 1, "rc %d: %s" % (p.returncode, p.stderr))
         check(name + ": no traceback", "Traceback" not in p.stderr and p.stderr.strip() != "", p.stderr)
-print("# %d failed" % fails)
-sys.exit(1 if fails else 0)
+tap.done()

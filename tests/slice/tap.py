@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: MIT
+"""The checks of the slice scripts' tests (tests/slice/test-*.py): one "ok - NAME" or "not ok - NAME"
+line a check, the detail of a failure as "# " comment lines, and done() ends the test with exit 1
+when any check failed."""
+import sys
+
+
+class Tap:
+    def __init__(self):
+        self.fails = 0
+
+    def check(self, name, cond, detail=""):
+        print("%s - %s" % ("ok" if cond else "not ok", name))
+        if not cond:
+            self.fails += 1
+            sys.stdout.write("# " + detail.replace("\n", "\n# ") + "\n")
+
+    def done(self):
+        print("# %d failed" % self.fails)
+        sys.exit(1 if self.fails else 0)
