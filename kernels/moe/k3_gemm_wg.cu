@@ -115,7 +115,12 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
-	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192
+	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384
+};
+
+/* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
+struct tmaps {
+	CUtensorMap w, a;
 };
 
 /* XV_W4 ("wide2rq4", 2026-12-03s, opt-in: measured no faster, kernel_variant()): the tile's 256 weight rows over four consumer
@@ -365,6 +370,25 @@ __device__ __forceinline__ void tma_load_w_mc(void *dst, const CUtensorMap *map,
 		     : "memory");
 }
 
+/* One token row's k block by the tensor copy engine (XV_TX): box {64 BF16, 1} at (k, row) of the
+ * map {K, rows} (a_map()) into the 128-byte row at dst, in the 128-byte swizzle of dst's address
+ * (the stage is 1024-byte aligned: row r's 16-byte chunk c lands at c ^ (r & 7), as the cp.async
+ * copies put it); a row outside the map (row -1) reads as zeros, its 128 bytes counted all the same. */
+__device__ __forceinline__ void tma_load_row(void *dst, const CUtensorMap *map, int k, int row, uint64_t *bar)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(k3_smem_u32(dst)),
+		     "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(k3_smem_u32(bar))
+		     : "memory");
+}
+
+/* `bytes` more expected on bar's current phase, no arrival (the thread's own copy after it). */
+__device__ __forceinline__ void mbar_expect_tx_only(uint64_t *bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(k3_smem_u32(bar)), "r"(bytes)
+		     : "memory");
+}
+
 constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a quarter tile) */
 
 /* Kernel extras (the XV template bits; kernel_variant()): XV_FGLU, SiTU-GLU through tanh.approx
@@ -377,8 +401,8 @@ constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a q
  * stages stale), XV_NOMMA no MMAs. */
 
 template <bool FP4, bool TMA, bool CLU, int TTV, int XV>
-__device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
-					uint64_t *empty, const int32_t *tab, int total)
+__device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, const CUtensorMap *tma, unsigned char *sm,
+					uint64_t *full, uint64_t *empty, const int32_t *tab, int total)
 {
 	using C = wcfg<FP4, TTV>;
 	const int pt = (int)threadIdx.x; /* 0 .. 127 */
@@ -392,16 +416,31 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	 * even k block's stage only (the consumers keep them in registers for the odd one), from
 	 * pointers made once a tile. */
 	constexpr bool RQ = FP4 && (XV & XV_RQ) != 0;
+	/* XV_TX (on XV_RQ): each token row of a k block by one tensor copy from the thread of that row
+	 * (pt + 128 i), which expects its 128 bytes on the stage's barrier first; rows past the tile's
+	 * tokens (to its MMA's N) from row -1, zeros. Instead of 16-byte cp.async copies with their
+	 * addresses: ~115 producer instructions a k block were the k block's critical path at T = 4K
+	 * (bench/results/k3-kernels-h200-2026-12-03t). */
+	constexpr bool TX = RQ && (XV & XV_TX) != 0 && feed;
+	constexpr int TXR = (TTV + 127) / 128; /* XV_TX: token rows a thread */
 	int it = 0, s_rq = 0;
 	uint32_t ph_rq = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
-		int32_t xrow[TTV / 16]; /* A row of token row r8 + 16 i, -1: zeros */
+		int32_t xrow[TX ? TXR : TTV / 16]; /* A row of token row r8 + 16 i (TX: pt + 128 i), -1: zeros */
+		if constexpr (TX) {
 #pragma unroll
-		for (int i = 0; i < TTV / 16; i++) {
-			const int r = r8 + 16 * i;
-			xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : LEAN ? 0 : -1;
+			for (int i = 0; i < TXR; i++) {
+				const int r = pt + 128 * i;
+				xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
+			}
+		} else {
+#pragma unroll
+			for (int i = 0; i < TTV / 16; i++) {
+				const int r = r8 + 16 * i;
+				xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : LEAN ? 0 : -1;
+			}
 		}
 		/* Weight rows of this thread: BF16 r8 + 16 i (chunk ch); MXFP4 (pt >> 1) + 64 i (half
 		 * pt & 1), scales pt + 128 i. Rows past N read as zeros. */
@@ -430,7 +469,14 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 				else
 					tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
 			}
-			if constexpr (LEAN) {
+			if constexpr (TX) {
+#pragma unroll
+				for (int i = 0; i < TXR; i++)
+					if (pt + 128 * i < xrows) {
+						mbar_expect_tx_only(&full[s], KB * 2);
+						tma_load_row(st + (pt + 128 * i) * 128, tma, kb * KB, xrow[i], &full[s]);
+					}
+			} else if constexpr (LEAN) {
 				/* XV_LEAN: one multiply-add a row from the k block's base (rows past the tile's
 				 * tokens read row 0's address with no bytes: zero-filled); the rows' swizzle is
 				 * r8's (r & 7 == r8 & 7), so the destinations are immediate offsets. */
@@ -1395,7 +1441,7 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 
 template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB, int XV>
 __global__ void __launch_bounds__(nthreads<XV>(), 1) wg_kernel(const __grid_constant__ params p,
-							const __grid_constant__ CUtensorMap tmw)
+							const __grid_constant__ tmaps tm)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 	using C = wcfg<FP4, TTV, XV>;
@@ -1416,7 +1462,9 @@ __global__ void __launch_bounds__(nthreads<XV>(), 1) wg_kernel(const __grid_cons
 			k3_mbar_init(&empty[C::STAGES + r], 129);
 		k3_mbar_fence_init();
 		if (TMA)
-			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmw)) : "memory");
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tm.w)) : "memory");
+		if ((XV & XV_TX) != 0)
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tm.a)) : "memory");
 	}
 	int total;
 	if (p.n_groups > 0) {
@@ -1431,9 +1479,9 @@ __global__ void __launch_bounds__(nthreads<XV>(), 1) wg_kernel(const __grid_cons
 	if (threadIdx.x < 128) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(regs<TTV, regs_key<XV>()>::PRODUCER));
 		if constexpr (C::XP)
-			produce_xp<TTV, XV>(p, &tmw, sm, full, empty, empty + C::STAGES, tab, total);
+			produce_xp<TTV, XV>(p, &tm.w, sm, full, empty, empty + C::STAGES, tab, total);
 		else
-			produce<FP4, TMA, CLU, TTV, XV>(p, &tmw, sm, full, empty, tab, total);
+			produce<FP4, TMA, CLU, TTV, XV>(p, &tm.w, &tm.a, sm, full, empty, tab, total);
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(regs<TTV, regs_key<XV>()>::CONSUMER));
 		consume<FP4, CLU, EPI, TTV, NB, XV>(p, sm, full, empty, tab, total);
@@ -1448,7 +1496,7 @@ __global__ void __launch_bounds__(nthreads<XV>(), 1) wg_kernel(const __grid_cons
 /* Launches the kernel: CLU, in clusters of ncl CTAs (as many as fit at once: sms caps the grid
  * of the plain kernel). */
 template <bool FP4, bool TMA, bool CLU, int EPI, int TTV, bool NB, int XV = 0>
-int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStream_t stream)
+int launch(const params &p, const tmaps &tmw, int grid, int ncl, cudaStream_t stream)
 {
 	using C = wcfg<FP4, TTV, XV>;
 	auto kern = wg_kernel<FP4, TMA, CLU, EPI, TTV, NB, XV>;
@@ -1485,7 +1533,7 @@ int launch(const params &p, const CUtensorMap &tmw, int grid, int ncl, cudaStrea
 }
 
 template <bool FP4, bool TMA, bool CLU, int TTV = TT, bool NB = false>
-int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, int ncl, cudaStream_t s)
+int launch_epi(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, int ncl, cudaStream_t s)
 {
 	switch (epi) {
 	case K3_EPI_BF16:
@@ -1507,7 +1555,7 @@ int launch_epi(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 /* The GLU and SCALE launches (the expert GEMMs) with the extras XV; the other epilogues as
  * launch_epi's (no extras). */
 template <bool CLU, int TTV, int XV, bool FP4 = false>
-int launch_x(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, int ncl, cudaStream_t s)
+int launch_x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, int ncl, cudaStream_t s)
 {
 	if (epi == K3_EPI_GLU)
 		return launch<FP4, true, CLU, K3_EPI_GLU, TTV, true, XV>(p, tmw, grid, ncl, s);
@@ -1520,7 +1568,7 @@ int launch_x(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int 
  * expert GEMMs) in wide2's form (176-token chunks, no clusters, one epilogue a kernel, GLU
  * through tanh.approx), their consumers the BF16 kernel's; the other epilogues run wide2's
  * MXFP4 kernel. */
-int launch_xp(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+int launch_xp(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	if (epi == K3_EPI_GLU)
 		return launch<true, true, false, K3_EPI_GLU, TT_WIDE, true, XV_ONE | XV_FGLU | XV_XP>(p, tmw, grid, 1, s);
@@ -1534,7 +1582,7 @@ int launch_xp(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int
  * GEMMs), one epilogue a kernel, GLU through tanh.approx; the other epilogues run wide2's MXFP4
  * kernel. */
 template <int TTV, int XE = 0>
-int launch_rs1(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+int launch_rs1(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	if (epi == K3_EPI_GLU)
 		return launch<true, true, false, K3_EPI_GLU, TTV, true, XV_ONE | XV_FGLU | XV_RS1 | XE>(p, tmw, grid, 1, s);
@@ -1546,7 +1594,7 @@ int launch_rs1(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 /* wide2ra's kernels (wide2rv above 128 rows a group on average, else wide2r) with the extras xe
  * (XV_PF "wide2rf", XV_LEAN "wide2rl", both "wide2rlf", XV_LEAN | XV_RP "wide2rp", and XV_RQ
  * "wide2rq"). */
-int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, int grid, cudaStream_t s, int xe)
+int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s, int xe)
 {
 	const bool wide = p.rows > (int64_t)128 * p.n_groups;
 	if (xe == (XV_LEAN | XV_RP))
@@ -1564,6 +1612,12 @@ int rs1_extras(const params &p, const CUtensorMap &tmw, enum k3_epilogue epi, in
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_W4)) /* wide2rq4: wide2rq's chunks above 128 */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT_W4, XV_LEAN | XV_RP | XV_RQ | XV_W4>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_TX)) /* wide2rqt */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX)) /* wide2rq4t: wide2rqt's chunks above 128 */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT_W4, XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX>(p, tmw, epi, grid, s);
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_OFS))
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_OFS>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_OFS>(p, tmw, epi, grid, s);
@@ -1714,6 +1768,8 @@ variant kernel_variant(const params &p)
 		      { "wide2rq4", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4, true, 5 } },
 		      { "wide2rqv", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_V16, true, 5 } },
 		      { "wide2rq4v", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_V16, true, 5 } },
+		      { "wide2rqt", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX, true, 5 } },
+		      { "wide2rq4t", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1810,6 +1866,26 @@ bool weight_map(const params &p, bool fp4, int box_rows, CUtensorMap *m)
 		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* The token rows' tensor map (XV_TX): {K, rows} BF16, boxes of one row's k block ({64, 1}) in the
+ * 128-byte swizzle. Gathered (a_index): rows up to 2^31 - 1 (the indices are the caller's, as for
+ * the cp.async copies); else the grouped row space's p.rows. false where it cannot be built. */
+bool a_map(const params &p, CUtensorMap *m)
+{
+	encode_fn enc = tensor_map_encoder();
+	if (!enc || ((uintptr_t)p.a & 15u) != 0 || p.rows < 1)
+		return false;
+	const cuuint64_t dim[2] = { (cuuint64_t)p.K, p.a_index ? (cuuint64_t)INT_MAX : (cuuint64_t)p.rows };
+	if (dim[1] > (cuuint64_t)INT_MAX)
+		return false; /* row coordinates are int */
+	const cuuint64_t stride[1] = { (cuuint64_t)p.K * 2 };
+	const cuuint32_t box[2] = { (cuuint32_t)KB, 1 };
+	const cuuint32_t estride[2] = { 1, 1 };
+	memset(m, 0, sizeof(*m));
+	return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<uint16_t *>(p.a), dim, stride, box, estride,
+		   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 /* The tile layout (k3_gemm_wg_rp.cuh): thread i writes word i of `out` and checks scale byte i
  * (bit 0 of *bad: a byte above K3_WGRP_MAX_SCALE). */
 __global__ void repack_wg_kernel(const uint8_t *__restrict__ packed, const uint8_t *__restrict__ scales, int K,
@@ -1892,12 +1968,13 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 			return -EINVAL;
 		grid = tiles < grid ? tiles : grid;
 	}
-	CUtensorMap tmw;
+	tmaps tmw;
+	memset(&tmw, 0, sizeof(tmw));
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -1906,7 +1983,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	const bool nocl = kv == 2 && v.nocl && ncl > 1; /* "wide1": the wide chunks, no clusters */
 	if (nocl)
 		ncl = 1;
-	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw);
+	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw.w);
+	if ((v.xv & XV_TX) && !(tma && a_map(p, &tmw.a)))
+		v.xv &= ~XV_TX; /* no token map: the cp.async token copies (wide2rq) */
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
 		p.wp = wp_std; /* round q's kernel below: the standard layout */
@@ -1920,7 +1999,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
-		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16));
+		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

@@ -684,12 +684,12 @@ static void run_k3_shape_rp(const struct wmat *w, enum k3_epilogue epi, const in
 	static const int32_t many[3] = { 300, 0, 170 };
 	/* wide2rq (2026-12-03q, the default): wide2rp's leaner k loop; wide2rq4 (03s): four consumer
 	 * warpgroups of one m64 block, token tiles of 96; wide2rqv, wide2rq4v: their A words one
-	 * 16-byte load a k block */
-	static const char *const rp[5] = { "wide2rp", "wide2rqv", "wide2rq4v", "wide2rq", "wide2rq4" };
+	 * 16-byte load a k block; wide2rqt, wide2rq4t (2026-12-03u): the token rows by tensor copies */
+	static const char *const rp[7] = { "wide2rp", "wide2rqt", "wide2rq4t", "wide2rqv", "wide2rq4v", "wide2rq", "wide2rq4" };
 	if (!wgmma_expected())
 		return;
 	assert_non_null(w->packedwg);
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 7; k++) {
 		setenv("K3_GEMM_WG_KERNEL", rp[k], 1);
 		same_as_kernel = k ? "wide2rp" : NULL;
 		for (int m = 0; m < 2; m++) {
@@ -1204,10 +1204,10 @@ static void test_gemm_wgmma_clusters(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
 	const struct gemm_case fs = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .dt = K3_W_MXFP4,
 				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
-	static const char *const lean[8] = { "wide2rf", "wide2rl",  "wide2rlf", "wide2rp",
-					     "wide2rq", "wide2rq4", "wide2rqv", "wide2rq4v" };
+	static const char *const lean[10] = { "wide2rf", "wide2rl",  "wide2rlf", "wide2rp",   "wide2rq",
+					      "wide2rq4", "wide2rqv", "wide2rq4v", "wide2rqt", "wide2rq4t" };
 	assert_non_null(wff.packedwg);
-	for (int k = 0; k < 8; k++) {
+	for (int k = 0; k < 10; k++) {
 		setenv("K3_GEMM_WG_KERNEL", lean[k], 1);
 		print_message("K3_GEMM_WG_KERNEL=%s (MXFP4, <= 128 rows a group)\n", lean[k]);
 		run_gemm(&fg, K3_EPI_GLU, &wff);
@@ -1310,9 +1310,11 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
 	struct wmat w = wmat_mx_scales(4, 256, K, exps, 8);
 	assert_non_null(w.packedwg);
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
-	/* wide2rp, then wide2rq (2026-12-03q), wide2rqo (03r), wide2rq4, wide2rqv, wide2rq4v (03s) */
-	static const char *const ks[6] = { "wide2rp", "wide2rq", "wide2rqo", "wide2rq4", "wide2rqv", "wide2rq4v" };
-	for (int m = 0; m < 12; m++) {
+	/* wide2rp, then wide2rq (2026-12-03q), wide2rqo (03r), wide2rq4, wide2rqv, wide2rq4v (03s),
+	 * wide2rqt, wide2rq4t (03u) */
+	static const char *const ks[8] = { "wide2rp",  "wide2rq",   "wide2rqo", "wide2rq4",
+					   "wide2rqv", "wide2rq4v", "wide2rqt", "wide2rq4t" };
+	for (int m = 0; m < 16; m++) {
 		setenv("K3_GEMM_WG_KERNEL", ks[m / 2], 1);
 		same_as_kernel = m < 2 ? NULL : "wide2rp";
 		const int32_t *counts = (m & 1) ? many : few;
