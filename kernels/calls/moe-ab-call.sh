@@ -6,8 +6,9 @@
 #  2. k3-bench --only moe_prefill, MXFP4 rows (T = 16K and 4K, w13 and w2), the kernels $KERNELS
 #     alternating, each row beside cuBLASLt BF16 (capped at $BENCH_CAP s);
 #  3. compute-sanitizer memcheck + racecheck of *wide_small_rp*;
-#  4. ncu (source counters) of one $NCU_KERNEL w13 launch at T = 4K (the kernel named by the regex
-#     $NCU_REGEX over demangled names), written as ncu-$NCU_TAG*.txt and sass-$NCU_TAG.csv.xz.
+#  4. ncu (source counters) of one $NCU_KERNEL launch at T = 4K of the bench variant $NCU_VARIANT
+#     (default mxfp4_w13; the kernel named by the regex $NCU_REGEX over demangled names), written
+#     as ncu-$NCU_TAG*.txt and sass-$NCU_TAG.csv.xz.
 # Needs PACK (k3-bench and test-moe-gpu staged, with device-env.sh and libcmocka.so.0 beside them);
 # a wrapper copied into PACK needs this script copied beside it.
 set -u
@@ -22,6 +23,7 @@ BENCH_CAP=${BENCH_CAP:-150}
 NCU_KERNEL=${NCU_KERNEL:?}
 NCU_REGEX=${NCU_REGEX:?}
 NCU_TAG=${NCU_TAG:?}
+NCU_VARIANT=${NCU_VARIANT:-mxfp4_w13}
 mkdir -p "$OUT" "$M"
 t0=$(date +%s)
 left() { echo $(( LIMIT - ($(date +%s) - t0) )); }
@@ -60,10 +62,10 @@ echo "bench done at $(( $(date +%s) - t0 )) s"
 } >> "$OUT/tests.txt" 2>&1
 {
   l=$(cap 40 3)
-  echo "==== ncu mxfp4_w13 4K $NCU_KERNEL (limit $l s)"
+  echo "==== ncu $NCU_VARIANT 4K $NCU_KERNEL (limit $l s)"
   if [ "$l" -gt 15 ]; then
     S="--section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section InstructionStats --section SourceCounters"
-    K3_BENCH_MOE_VARIANT=mxfp4_w13 K3_BENCH_WG_KERNELS=$NCU_KERNEL timeout "$l" ncu --clock-control none \
+    K3_BENCH_MOE_VARIANT=$NCU_VARIANT K3_BENCH_WG_KERNELS=$NCU_KERNEL timeout "$l" ncu --clock-control none \
       --kernel-name-base demangled --kernel-name "regex:$NCU_REGEX" --launch-count 1 $S \
       -o "$M/ncu-$NCU_TAG" "$B/kernels/k3-bench" --only moe_prefill -o "$M/ncu-bench.csv" > "$OUT/ncu-$NCU_TAG.log" 2>&1
     echo "==== exit $? at $(( $(date +%s) - t0 )) s"

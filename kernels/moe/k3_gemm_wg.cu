@@ -370,11 +370,11 @@ __device__ __forceinline__ void tma_load_w_mc(void *dst, const CUtensorMap *map,
 		     : "memory");
 }
 
-/* One token row's k block by the tensor copy engine (XV_TX): box {64 BF16, 1} at (k, row) of the
- * map {K, rows} (a_map()) into the 128-byte row at dst, in the 128-byte swizzle of dst's address
- * (the stage is 1024-byte aligned: row r's 16-byte chunk c lands at c ^ (r & 7), as the cp.async
- * copies put it); a row outside the map (row -1) reads as zeros, its 128 bytes counted all the same. */
-__device__ __forceinline__ void tma_load_row(void *dst, const CUtensorMap *map, int k, int row, uint64_t *bar)
+/* Token rows' k block by the tensor copy engine (XV_TX): the box of the map {K, rows} (a_map():
+ * {64 BF16, 16 rows}) at (k, row) into the 128-byte rows at dst (2 KB aligned), in the 128-byte
+ * swizzle (row r's 16-byte chunk c lands at c ^ (r & 7), as the cp.async copies put it); rows
+ * outside the map read as zeros, their bytes counted all the same. */
+__device__ __forceinline__ void tma_load_rows(void *dst, const CUtensorMap *map, int k, int row, uint64_t *bar)
 {
 	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
 		     " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(k3_smem_u32(dst)),
@@ -416,25 +416,24 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	 * even k block's stage only (the consumers keep them in registers for the odd one), from
 	 * pointers made once a tile. */
 	constexpr bool RQ = FP4 && (XV & XV_RQ) != 0;
-	/* XV_TX (on XV_RQ): each token row of a k block by one tensor copy from the thread of that row
-	 * (pt + 128 i), which expects its 128 bytes on the stage's barrier first; rows past the tile's
-	 * tokens (to its MMA's N) from row -1, zeros. Instead of 16-byte cp.async copies with their
-	 * addresses: ~115 producer instructions a k block were the k block's critical path at T = 4K
-	 * (bench/results/k3-kernels-h200-2026-12-03t). */
+	/* XV_TX (on XV_RQ; launches without a_index, the grouped rows contiguous: w2): the token tile
+	 * of a k block by tensor copies of 16 rows each (box {64 BF16, 16}, a_map()), copy j from
+	 * producer thread j, which expects its 2 KB on the stage's barrier first; rows past the
+	 * tile's tokens are the next group's or, past the map, zeros (their output columns are not
+	 * stored). Instead of 16-byte cp.async copies with their addresses: ~115 producer
+	 * instructions a k block were the k block's critical path at T = 4K
+	 * (bench/results/k3-kernels-h200-2026-12-03t). (A tensor copy a row, which would gather: 2x
+	 * slower than the cp.async copies, 2026-12-03u: the copy engine takes ~25 cycles a
+	 * 128-byte box.) */
 	constexpr bool TX = RQ && (XV & XV_TX) != 0 && feed;
-	constexpr int TXR = (TTV + 127) / 128; /* XV_TX: token rows a thread */
 	int it = 0, s_rq = 0;
 	uint32_t ph_rq = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb), xrows = (ntok + 15) & ~15;
-		int32_t xrow[TX ? TXR : TTV / 16]; /* A row of token row r8 + 16 i (TX: pt + 128 i), -1: zeros */
+		int32_t xrow[TX ? 1 : TTV / 16]; /* A row of token row r8 + 16 i, -1: zeros (TX: of row 16 pt) */
 		if constexpr (TX) {
-#pragma unroll
-			for (int i = 0; i < TXR; i++) {
-				const int r = pt + 128 * i;
-				xrow[i] = r < ntok ? (p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)) : -1;
-			}
+			xrow[0] = (int32_t)tl.rb + 16 * pt;
 		} else {
 #pragma unroll
 			for (int i = 0; i < TTV / 16; i++) {
@@ -470,12 +469,10 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 					tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
 			}
 			if constexpr (TX) {
-#pragma unroll
-				for (int i = 0; i < TXR; i++)
-					if (pt + 128 * i < xrows) {
-						mbar_expect_tx_only(&full[s], KB * 2);
-						tma_load_row(st + (pt + 128 * i) * 128, tma, kb * KB, xrow[i], &full[s]);
-					}
+				if (16 * pt < xrows) {
+					mbar_expect_tx_only(&full[s], 16 * KB * 2);
+					tma_load_rows(st + pt * 16 * 128, tma, kb * KB, xrow[0], &full[s]);
+				}
 			} else if constexpr (LEAN) {
 				/* XV_LEAN: one multiply-add a row from the k block's base (rows past the tile's
 				 * tokens read row 0's address with no bytes: zero-filled); the rows' swizzle is
@@ -1463,7 +1460,7 @@ __global__ void __launch_bounds__(nthreads<XV>(), 1) wg_kernel(const __grid_cons
 		k3_mbar_fence_init();
 		if (TMA)
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tm.w)) : "memory");
-		if ((XV & XV_TX) != 0)
+		if ((XV & XV_TX) != 0) /* (launched only with the map) */
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tm.a)) : "memory");
 	}
 	int total;
@@ -1689,6 +1686,11 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *    at T = 4K (bench/results/k3-kernels-h200-2026-12-03s, -03t: w13 within the calls' spread,
  *    tensor pipe 56-59 % as wide2rq's; the consumers find the next stage not landed in 64-93 %
  *    of the k blocks).
+ *  - "wide2rqt" / "wide2rq4t" (2026-12-03u, opt-in): wide2rq / wide2rq4 with the token tile of a
+ *    k block by tensor copies of 16 rows (XV_TX, a_map(); produce()) where the rows are not
+ *    gathered (w2; gathered launches run wide2rq / wide2rq4): the producer's ~115 instructions a
+ *    k block were the k block's critical path at T = 4K (03t). (03u's first form, one tensor
+ *    copy a row, gathered too: bit for bit, 2x slower.)
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1866,19 +1868,17 @@ bool weight_map(const params &p, bool fp4, int box_rows, CUtensorMap *m)
 		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* The token rows' tensor map (XV_TX): {K, rows} BF16, boxes of one row's k block ({64, 1}) in the
- * 128-byte swizzle. Gathered (a_index): rows up to 2^31 - 1 (the indices are the caller's, as for
- * the cp.async copies); else the grouped row space's p.rows. false where it cannot be built. */
+/* The token rows' tensor map (XV_TX): A as {K, p.rows} BF16 (the grouped rows, no a_index), boxes
+ * of 16 rows' k block ({64, 16}) in the 128-byte swizzle. false where it cannot be built (or the
+ * rows are gathered). */
 bool a_map(const params &p, CUtensorMap *m)
 {
 	encode_fn enc = tensor_map_encoder();
-	if (!enc || ((uintptr_t)p.a & 15u) != 0 || p.rows < 1)
-		return false;
-	const cuuint64_t dim[2] = { (cuuint64_t)p.K, p.a_index ? (cuuint64_t)INT_MAX : (cuuint64_t)p.rows };
-	if (dim[1] > (cuuint64_t)INT_MAX)
-		return false; /* row coordinates are int */
+	if (!enc || p.a_index || ((uintptr_t)p.a & 15u) != 0 || p.rows < 1 || p.rows > (int64_t)INT_MAX - 256)
+		return false; /* row coordinates (+ a box past the last row) are int */
+	const cuuint64_t dim[2] = { (cuuint64_t)p.K, (cuuint64_t)p.rows };
 	const cuuint64_t stride[1] = { (cuuint64_t)p.K * 2 };
-	const cuuint32_t box[2] = { (cuuint32_t)KB, 1 };
+	const cuuint32_t box[2] = { (cuuint32_t)KB, 16 };
 	const cuuint32_t estride[2] = { 1, 1 };
 	memset(m, 0, sizeof(*m));
 	return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<uint16_t *>(p.a), dim, stride, box, estride,
@@ -1985,7 +1985,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		ncl = 1;
 	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw.w);
 	if ((v.xv & XV_TX) && !(tma && a_map(p, &tmw.a)))
-		v.xv &= ~XV_TX; /* no token map: the cp.async token copies (wide2rq) */
+		v.xv &= ~XV_TX; /* no token map (gathered rows: w13): the cp.async token copies (wide2rq) */
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
 		p.wp = wp_std; /* round q's kernel below: the standard layout */
