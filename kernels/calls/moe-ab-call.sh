@@ -9,6 +9,7 @@
 #  4. ncu (source counters) of one $NCU_KERNEL launch at T = 4K of the bench variant $NCU_VARIANT
 #     (default mxfp4_w13; the kernel named by the regex $NCU_REGEX over demangled names), written
 #     as ncu-$NCU_TAG*.txt and sass-$NCU_TAG.csv.xz.
+# BENCH_ONLY=1: step 2 only; BENCH_VARIANT: the bench's variant (default mxfp4: w13 and w2).
 # Needs PACK (k3-bench and test-moe-gpu staged, with device-env.sh and libcmocka.so.0 beside them);
 # a wrapper copied into PACK needs this script copied beside it.
 set -u
@@ -24,6 +25,8 @@ NCU_KERNEL=${NCU_KERNEL:?}
 NCU_REGEX=${NCU_REGEX:?}
 NCU_TAG=${NCU_TAG:?}
 NCU_VARIANT=${NCU_VARIANT:-mxfp4_w13}
+BENCH_ONLY=${BENCH_ONLY:-0}
+BENCH_VARIANT=${BENCH_VARIANT:-mxfp4}
 mkdir -p "$OUT" "$M"
 t0=$(date +%s)
 left() { echo $(( LIMIT - ($(date +%s) - t0) )); }
@@ -31,7 +34,7 @@ cap() { local l=$(( $(left) - $2 )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 1 ] &
 . "$PACK/device-env.sh" || exit 2
 device_env "$OUT/env.txt" "$M/smi.csv" || exit 2
 unset K3_GEMM_WG_CLUSTER K3_GEMM_WG_WEIGHTS K3_GEMM_WG_KERNEL K3_BENCH_MOE_VARIANT
-{
+[ "$BENCH_ONLY" = 1 ] || {
   for f in '*wide_small*' '*k3_expert_shapes*' '*wgmma_clusters*'; do
     l=$(cap "$TEST_CAP" 200)
     echo "== moe-gpu $f (limit $l s)"
@@ -43,13 +46,13 @@ unset K3_GEMM_WG_CLUSTER K3_GEMM_WG_WEIGHTS K3_GEMM_WG_KERNEL K3_BENCH_MOE_VARIA
 echo "tests done at $(( $(date +%s) - t0 )) s"
 {
   l=$(cap "$BENCH_CAP" 60)
-  echo "==== moe_prefill MXFP4 $KERNELS (limit $l s)"
-  K3_BENCH_MOE_VARIANT=mxfp4 K3_BENCH_WG_KERNELS=$KERNELS timeout "$l" "$B/kernels/k3-bench" \
+  echo "==== moe_prefill $BENCH_VARIANT $KERNELS (limit $l s)"
+  K3_BENCH_MOE_VARIANT=$BENCH_VARIANT K3_BENCH_WG_KERNELS=$KERNELS timeout "$l" "$B/kernels/k3-bench" \
     --only moe_prefill -o "$M/bench.csv" 2>&1
   echo "==== exit $? at $(( $(date +%s) - t0 )) s"
 } > "$OUT/bench.txt" 2>&1
 echo "bench done at $(( $(date +%s) - t0 )) s"
-{
+[ "$BENCH_ONLY" = 1 ] || {
   for tool in memcheck racecheck; do
     l=$(cap 30 25)
     echo "== $tool moe *wide_small_rp* (limit $l s)"
@@ -60,7 +63,7 @@ echo "bench done at $(( $(date +%s) - t0 )) s"
     grep -E "hazard|Race|Invalid" "$M/san-$tool.txt" | head -6
   done
 } >> "$OUT/tests.txt" 2>&1
-{
+[ "$BENCH_ONLY" = 1 ] || {
   l=$(cap 40 3)
   echo "==== ncu $NCU_VARIANT 4K $NCU_KERNEL (limit $l s)"
   if [ "$l" -gt 15 ]; then
@@ -77,8 +80,8 @@ echo "bench done at $(( $(date +%s) - t0 )) s"
 kill "$SMI_PID"
 tar cJf "$OUT/misc.tar.xz" -C "$M" --exclude='*.ncu-rep' .
 rm -rf "$M"
-cat "$OUT/tests.txt"
+cat "$OUT/tests.txt" 2>/dev/null
 grep -E "^====|repack" "$OUT/bench.txt"
 awk '/^grouped_gemm/ { for (i = 1; i <= NF; i++) if ($i ~ /^wg_kernel=/) { r = $2 " " $3 " " $i " " $(i+1); break } } /^ +cublasLt/ && r { print r, "cublasLt", $2, $(NF-2); r = "" }' "$OUT/bench.txt"
-cat "$OUT/ncu.txt"
+cat "$OUT/ncu.txt" 2>/dev/null
 echo "call: $(( $(date +%s) - t0 )) s"
