@@ -128,7 +128,7 @@ struct k3_gemm_args {
 				     K3_GEMV_FP4=lean in the environment: gemv_lean_kernel on w_packed */
 	const uint8_t *w_wg;      /* MXFP4, optional: w_packed in the wgmma tile layout (k3_gemm_repack_wg(),
 				     once; every scale byte <= 128), 16-byte aligned. Where set, grouped
-				     wgmma calls of the kernels "wide2rp", "wide2rq" (the default; K3_GEMM_WG_KERNEL; k3_gemm_wg.cu)
+				     wgmma calls of the kernels "wide2rp", "wide2rq", "wide2rqt" (the default; K3_GEMM_WG_KERNEL; k3_gemm_wg.cu)
 				     read it instead of w_packed; the other paths ignore it */
 };
 

@@ -1702,7 +1702,16 @@ struct variant {
 		    * 5 "wide2ra": wide2rv above 128 rows a group on average, else wide2r */
 };
 
-/* "wide2rq" since 2026-12-03q (the lead; kernels/calls/k3-2026-12-03q.sh, bench/results/
+/* "wide2rqt" since 2026-12-03u (the lead; kernels/calls/k3-2026-12-03u2.sh, -u3.sh; bench/results/
+ * k3-kernels-h200-2026-12-03u): wide2rq, and where the token rows are not gathered (w2) the token
+ * tile by 16-row tensor copies (XV_TX); gathered launches (w13) are wide2rq's. Outputs bit for bit
+ * wide2rp's (test-moe-gpu *wide_small*; the layer's tests through it, float64). Two calls, each one
+ * process alternating with wide2rq: w2 at T = 4K 2.96 / 3.26 / 3.54 ms against 3.65 / 3.44 / 3.41
+ * (call 2), median 3.40 against 3.55 ms, faster in 5 of 8 pairs (call 3, 58-64 % of the cuBLASLt
+ * row beside each against 54-60 %); w2 at T = 16K faster in 8 of 8 pairs (1-2.5 %); w13 the same
+ * code, within the calls' spread. Without the token map (a gathered, unaligned or too large A):
+ * wide2rq.
+ * "wide2rq" from 2026-12-03q (the lead; kernels/calls/k3-2026-12-03q.sh, bench/results/
  * k3-kernels-h200-2026-12-03q): wide2rp's arithmetic with a leaner k loop (XV_RQ), outputs bit
  * for bit wide2rp's (test-moe-gpu); one process, alternating with wide2rp, % of the cuBLASLt row
  * beside each: T = 16K w13 18.8 / 20.3 ms (88.2 / 87.0 %) against 21.6 / 22.1 (72.0 / 73.8 %), w2
@@ -1743,7 +1752,7 @@ struct variant {
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2rq";
+constexpr const char *GROUPED_DEFAULT = "wide2rqt";
 
 variant kernel_variant(const params &p)
 {
