@@ -8,7 +8,17 @@ import os
 import re
 import sys
 
-PAIRS = ["ab", "ac", "ba", "bc", "ca", "cb"]
+PAIRS = ["ab", "ac", "ba", "bc", "ca", "cb"]  # the default rounds' (three runs); others found by name
+
+
+def pairs(here):
+    """The pairings of the reports in `here` (<clock>-<slice><bench>.md), PAIRS' first, then others."""
+    found = set()
+    for n in os.listdir(here):
+        m = re.fullmatch(r"(?:boost|power|measured)-([a-z]{2})\.md", n)
+        if m:
+            found.add(m.group(1))
+    return [p for p in PAIRS if p in found] + sorted(found - set(PAIRS))
 PRESETS = ["h200", "k3-kernels", "k3-kernels-clk"]  # --clock measured: "<preset> @clock" (at the clock read)
 
 
@@ -44,7 +54,7 @@ def main(here, title):
         print(f"## --clock {clock}\n")
         print("| pairing | preset | steps > 10 % | worst step | prefill 4K / 16K | classes > 15 % (total) |")
         print("| --- | --- | ---: | --- | --- | --- |")
-        for p in PAIRS:
+        for p in pairs(here):
             f = os.path.join(here, f"{clock}-{p}.md")
             if not os.path.exists(f):
                 continue

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """kernels/slice/heldout_summary.py on synthetic validate-slice.py reports: the steps over 10 %, the
-worst step, the prefill errors and the classes over 15 % of a pairing; a report without its tables,
+worst step, the prefill errors and the classes over 15 % of a pairing; pairings found by the reports'
+names (the default three runs' first); a report without its tables,
 a binary file and a missing folder exit 1 with a message naming them, never a traceback.
 usage: test-heldout-summary.py SOURCE_ROOT"""
 import os
@@ -53,6 +54,15 @@ with tempfile.TemporaryDirectory() as d:
     check("k3-kernels row: classes over 15 %", row.endswith("| short_conv -18 |"), row)
     h200 = next((l for l in out.splitlines() if l.startswith("| ab | h200 |")), "")
     check("h200 row: 3 of 3 over, both classes", "| 3 / 3 |" in h200 and "short_conv -48, gemm.bf16 -23" in h200, h200)
+
+    with open(os.path.join(d, "boost-ap.md"), "w") as f:  # a pairing of its own (round 24's, against round 23)
+        f.write(REPORT)
+    with open(os.path.join(d, "power-ab.txt"), "w") as f:  # not a report's name: ignored
+        f.write("nothing\n")
+    rc, out, err = run(d, "Round T")
+    rows = [l[:6] for l in out.splitlines() if l.startswith("| a")]
+    check("other pairings found, after the default ones", rc == 0 and rows[:2] == ["| ab |"] * 2 and "| ap |" in rows[2:], out)
+    os.remove(os.path.join(d, "boost-ap.md"))
 
     with open(os.path.join(d, "boost-ac.md"), "w") as f:
         f.write("# a report without its tables\n\nnothing here\n")
