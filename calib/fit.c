@@ -682,11 +682,39 @@ struct power_fit {
 	const struct sim_power_op *ops;
 	size_t n;
 	double weight_s; /* the instances' spans, summed */
+	double *gap_s, *hz; /* the window limiter's: room for n each (NULL without a window) */
+	int rc;             /* the window limiter's failure (-ENOMEM), else 0 */
 };
 
 static double clampd(double x, double lo, double hi)
 {
 	return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* power_obj under the window limiter (sim_power_window_clocks): each source's instances in time
+ * order one sequence after an idle GPU, the gaps between them idle. */
+static double window_obj(struct power_fit *f)
+{
+	double s = 0;
+	for (size_t i0 = 0, i1; i0 < f->n; i0 = i1) {
+		int64_t busy_to = f->inst[i0].start_ns;
+		for (i1 = i0; i1 < f->n && f->inst[i1].source == f->inst[i0].source; i1++) {
+			const struct calib_instance *in = &f->inst[i1];
+			f->gap_s[i1] = in->start_ns > busy_to ? (double)(in->start_ns - busy_to) * 1e-9 : 0;
+			if (in->end_ns > busy_to)
+				busy_to = in->end_ns;
+		}
+		int rc = sim_power_window_clocks(f->hw, f->ops + i0, NULL, f->gap_s + i0, i1 - i0, false, f->hz + i0);
+		if (rc < 0) {
+			f->rc = rc;
+			return 0;
+		}
+		for (size_t i = i0; i < i1; i++) {
+			const struct calib_instance *in = &f->inst[i];
+			s += (double)(in->end_ns - in->start_ns) * 1e-9 * fabs(log(f->hz[i] / in->sm_clock_hz));
+		}
+	}
+	return f->weight_s > 0 ? s / f->weight_s : 0;
 }
 
 /* The controller over each source's instances in time order, from idle, resting between them:
@@ -698,6 +726,8 @@ static double power_obj(const double *x, void *ctx)
 	struct hw *hw = f->hw;
 	hw->power_flop_j = exp(clampd(x[0], log(1e-16), log(1e-10)));
 	hw->power_byte_j = exp(clampd(x[1], log(1e-15), log(1e-9)));
+	if (f->hz)
+		return window_obj(f);
 	struct sim_power_state st;
 	double s = 0;
 	int64_t busy_to = 0;
@@ -975,6 +1005,16 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 	if (!ops)
 		return -ENOMEM;
 	struct power_fit f = {.hw = hw, .inst = pts->inst, .ops = ops, .n = pts->n_inst};
+	if (sim_power_windowed(hw)) {
+		f.gap_s = malloc(pts->n_inst * sizeof *f.gap_s);
+		f.hz = malloc(pts->n_inst * sizeof *f.hz);
+		if (!f.gap_s || !f.hz) {
+			free(f.gap_s);
+			free(f.hz);
+			free(ops);
+			return -ENOMEM;
+		}
+	}
 	for (size_t i = 0; i < pts->n_inst; i++) {
 		sim_power_op_cost(hw, &pts->inst[i].op, &ops[i]);
 		f.weight_s += (double)(pts->inst[i].end_ns - pts->inst[i].start_ns) * 1e-9;
@@ -996,6 +1036,12 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 	static const double step[2] = {0.5, 0.5};
 	rep->after = calib_nelder_mead(power_obj, &f, best, step, 2, 400);
 	power_obj(best, &f);
+	free(f.gap_s);
+	free(f.hz);
+	if (f.rc < 0) {
+		free(ops);
+		return f.rc;
+	}
 	rep->fitted = true;
 	int rc = fit_power_classes(hw, pts, ops, class_rep, byte_rep);
 	free(ops);

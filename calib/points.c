@@ -437,6 +437,34 @@ static int cmp_sample_at(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
+/* power_sample_clocks under the window limiter: the n samples of order (in start order) as one
+ * sequence, each at its op's device time after the idle time since the last one ended. */
+static int window_sample_clocks(const struct hw *hw, const struct calib_match *m, const struct sample_at *order,
+				size_t n, double *hz)
+{
+	struct sim_power_op *ops = malloc((n ? n : 1) * sizeof *ops);
+	double *gap = malloc((n ? n : 1) * sizeof *gap), *k_hz = malloc((n ? n : 1) * sizeof *k_hz);
+	int rc = -ENOMEM;
+	if (!ops || !gap || !k_hz)
+		goto out;
+	int64_t busy_to = n ? m->samples[order[0].i].start_ns : 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct calib_sample *x = &m->samples[order[k].i];
+		gap[k] = x->start_ns > busy_to ? (double)(x->start_ns - busy_to) * 1e-9 : 0;
+		sim_power_op_cost(hw, &m->specs[x->spec].op, &ops[k]);
+		if (x->end_ns > busy_to)
+			busy_to = x->end_ns;
+	}
+	rc = sim_power_window_clocks(hw, ops, NULL, gap, n, false, k_hz);
+	for (size_t k = 0; rc == 0 && k < n; k++)
+		hz[order[k].i] = k_hz[k];
+out:
+	free(k_hz);
+	free(gap);
+	free(ops);
+	return rc;
+}
+
 /* The power-limit model's clock of each sample (calib_points.power_hw) into hz: the samples in
  * start order, each run at its op's device time (launch gaps are the trace's, idle), the GPU
  * resting between the end of one and the start of the next. 0, or -ENOMEM. */
@@ -454,6 +482,11 @@ static int power_sample_clocks(const struct hw *hw, const struct calib_match *m,
 			order[n++] = (struct sample_at){m->samples[i].start_ns, i};
 	}
 	qsort(order, n, sizeof *order, cmp_sample_at);
+	if (sim_power_windowed(&dev)) {
+		int rc = window_sample_clocks(&dev, m, order, n, hz);
+		free(order);
+		return rc;
+	}
 	struct sim_power_state st;
 	sim_power_idle(&dev, &st);
 	int64_t busy_to = n ? order[0].start_ns : 0;

@@ -195,6 +195,7 @@ struct hw {
 	double power_flop_j;      /* J per FLOP at boost (the file: pJ) */
 	double power_byte_j;      /* J per HBM byte (the file: pJ) */
 	double power_tau_s;
+	double power_window_s;    /* the window limiter's window (sim/power.h); 0: the filtered-power controller */
 	double power_min_sm_clock_hz;
 	/* The energy of a FLOP at boost of each power class (enum hw_power_class; the file:
 	 * power_flop_pj_<class> in pJ), J; 0: the class takes power_flop_j. */

@@ -1,6 +1,9 @@
 #include "sim/power.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sim/cost.h"
 
@@ -192,4 +195,156 @@ double sim_power_run(const struct hw *hw, struct sim_power_state *st, const stru
 	if (clock_hz)
 		*clock_hz = sim_power_clock_for(hw, op, t1 + t2);
 	return t1 + t2;
+}
+
+bool sim_power_windowed(const struct hw *hw)
+{
+	return sim_power_known(hw) && hw->power_window_s > 0;
+}
+
+/* A window's ops, summed (each weighted by the share of it inside the window): their times at
+ * boost and their extra time at the floor, their FLOP energy at boost and their byte energy, J, and
+ * the idle time in it, s. */
+struct window_sum {
+	double boost_s, extra_s, flop_j, byte_j, idle_s;
+};
+
+static void window_add(struct window_sum *w, const struct window_sum *x, double share)
+{
+	w->boost_s += share * x->boost_s;
+	w->extra_s += share * x->extra_s;
+	w->flop_j += share * x->flop_j;
+	w->byte_j += share * x->byte_j;
+	w->idle_s += share * x->idle_s;
+}
+
+/* The mean draw of a window's ops at clock_hz, W. */
+static double window_draw_w(const struct hw *hw, const struct window_sum *w, double clock_hz)
+{
+	const double fb = hw->sm_clock_hz, ff = floor_hz(hw);
+	double x = ff < fb && clock_hz < fb ? (1 / fmax(clock_hz, ff) - 1 / fb) / (1 / ff - 1 / fb) : 0;
+	double t = w->boost_s + w->extra_s * x + w->idle_s;
+	if (!(t > 0))
+		return hw->power_idle_w;
+	double v = clock_hz / fb;
+	return hw->power_idle_w + (w->flop_j * v * v + w->byte_j) / t;
+}
+
+/* The highest clock in [floor, boost] at which the window draws at most the limit. With u = boost /
+ * clock the window's dynamic energy over its time, flop_j / u^2 + byte_j against (limit - idle)
+ * (boost_s + idle_s + extra_s (u - 1) / (boost / floor - 1)), falls as u grows and is convex in it:
+ * Newton's steps from u = 1 (the boost side of the root) rise to the root without passing it. */
+static double window_clock(const struct hw *hw, const struct window_sum *w)
+{
+	const double cap = hw->power_limit_w, fb = hw->sm_clock_hz, ff = floor_hz(hw);
+	if (!(ff < fb) || window_draw_w(hw, w, fb) <= cap)
+		return fb;
+	if (window_draw_w(hw, w, ff) >= cap)
+		return ff;
+	const double lim = cap - hw->power_idle_w, r = fb / ff, b = w->extra_s / (r - 1);
+	const double t0 = w->boost_s + w->idle_s;
+	double u = 1;
+	for (int i = 0; i < 32; i++) {
+		double h = w->flop_j / (u * u) + w->byte_j - lim * (t0 + b * (u - 1));
+		double dh = -2 * w->flop_j / (u * u * u) - lim * b;
+		if (!(dh < 0))
+			break;
+		double step = -h / dh;
+		u = fmin(r, u + step);
+		if (fabs(step) < 1e-9 * u)
+			break;
+	}
+	return fb / u;
+}
+
+static void op_sum(const struct hw *hw, const struct sim_power_op *op, struct window_sum *x)
+{
+	*x = (struct window_sum){.boost_s = op->boost_s, .extra_s = op->floor_s - op->boost_s,
+				 .flop_j = sim_power_flop_j(hw, op->klass) * op->flops,
+				 .byte_j = hw->power_byte_j * op->hbm_bytes};
+}
+
+int sim_power_window_clocks(const struct hw *hw, const struct sim_power_op *ops, const int *seq, const double *gap_s,
+			    size_t n, bool periodic, double *clock_hz)
+{
+	if (!sim_power_windowed(hw))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	const double win = hw->power_window_s;
+	/* periodic: two repetitions, the clocks read off the second (a window no longer than the
+	 * sequence reaches at most one repetition back) */
+	const size_t reps = periodic ? 2 : 1, m = reps * n;
+	struct window_sum *sum = malloc((m + 1) * sizeof *sum); /* prefix sums of op and gap */
+	double *end = malloc((m + 1) * sizeof *end);             /* instance k-1's end, s (at the pass's clocks) */
+	double *hz = malloc(m * sizeof *hz);
+	int rc = -ENOMEM;
+	if (!sum || !end || !hz)
+		goto out;
+	for (size_t k = 0; k < m; k++)
+		hz[k] = hw->sm_clock_hz;
+	sum[0] = (struct window_sum){0};
+	for (size_t k = 0; k < m; k++) {
+		const struct sim_power_op *op = &ops[seq ? seq[k % n] : (int)(k % n)];
+		struct window_sum x;
+		op_sum(hw, op, &x);
+		x.idle_s = gap_s ? gap_s[k % n] : 0;
+		sum[k + 1] = sum[k];
+		window_add(&sum[k + 1], &x, 1);
+	}
+	for (int pass = 0; pass < 3; pass++) {
+		end[0] = 0;
+		for (size_t k = 0; k < m; k++) {
+			const struct sim_power_op *op = &ops[seq ? seq[k % n] : (int)(k % n)];
+			end[k + 1] = end[k] + (gap_s ? gap_s[k % n] : 0) + sim_power_time_s(hw, op, hz[k]);
+		}
+		if (periodic && end[n] <= win) {
+			/* the window holds the whole sequence and more: its mix */
+			double f = window_clock(hw, &sum[n]);
+			for (size_t k = 0; k < m; k++)
+				hz[k] = f;
+			continue;
+		}
+		size_t j = 0; /* the first instance whose end is after the window's start */
+		for (size_t k = 0; k < m; k++) {
+			const struct sim_power_op *op = &ops[seq ? seq[k % n] : (int)(k % n)];
+			double t_k = sim_power_time_s(hw, op, hz[k]);
+			double start = end[k + 1] - fmax(win, t_k);
+			while (j < k && end[j + 1] <= start)
+				j++;
+			struct window_sum w = sum[k + 1];
+			/* instances j+1..k whole; instance j (gap, then op) from the window's start */
+			struct window_sum x = sum[j + 1], y;
+			window_add(&x, &sum[j], -1); /* instance j alone */
+			window_add(&w, &sum[j + 1], -1);
+			if (j == k) {
+				/* the op is the window's last: whole, and its gap from the start */
+				y = x;
+				double gap = y.idle_s;
+				y.idle_s = fmin(gap, fmax(0, end[k] + gap - start));
+				w = y;
+			} else {
+				double gap = x.idle_s, t_j = end[j + 1] - end[j] - gap;
+				double op_from = end[j] + gap;
+				double share = t_j > 0 ? fmin(1, fmax(0, end[j + 1] - fmax(start, op_from)) / t_j) : 0;
+				y = x;
+				y.idle_s = 0;
+				window_add(&w, &y, share);
+				w.idle_s += fmax(0, op_from - fmax(start, end[j]));
+			}
+			if (start < 0 && !periodic)
+				w.idle_s += -start; /* an idle GPU before the sequence */
+			hz[k] = window_clock(hw, &w);
+		}
+		if (periodic) /* the repetition before runs at the same clocks */
+			memcpy(hz, hz + n, n * sizeof *hz);
+	}
+	for (size_t k = 0; k < n; k++)
+		clock_hz[k] = hz[(reps - 1) * n + k];
+	rc = 0;
+out:
+	free(hz);
+	free(end);
+	free(sum);
+	return rc;
 }

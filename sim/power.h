@@ -101,4 +101,27 @@ double sim_power_mix_hz(const struct hw *hw, const struct sim_power_op *ops, con
  * at or above the floor's. */
 double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, double time_s);
 
+/* The window limiter (the preset's power_window_ms, hw power_window_s > 0), in the place of the
+ * filtered-power controller above wherever a sequence of ops is run (a step, a capture's kernels):
+ * the limiter sets one clock for what runs now from the mean draw of the last window_s seconds,
+ * so an op that draws under the limit runs at the clock the ops before it set, not at boost
+ * (the slices of rounds 22-24 ran MLA prefill and the ShortConv at the clock of the GEMMs around
+ * them, ~1600 MHz, where the bench ran them alone at boost: bench/results/
+ * k3-kernels-h200-2026-12-03y/README.md). An op's clock is the one at which the ops of the window
+ * that ends with it (the op whole, and before it what ran in the window_s seconds before its end,
+ * idle gaps at P_idle), all run at that clock, draw the limit on average; boost where they draw
+ * less there (never below the floor). An op longer than the window sets its own clock
+ * (sim_power_steady_hz); a burst after idle counts the idle in its window. */
+bool sim_power_windowed(const struct hw *hw);
+
+/* Each of n op instances' clocks under the window limiter, into clock_hz[k] (Hz): instance k runs
+ * ops[seq[k]] (seq NULL: ops[k]) after gap_s[k] seconds idle (gap_s NULL: none). periodic: the
+ * sequence repeats back to back (a step in its steady state: the window of the first instances
+ * reaches into the previous repetition; a sequence shorter than the window runs at its mix's
+ * clock, sim_power_mix_hz); else the GPU was idle before it. The window's membership is taken at
+ * the clocks of the previous of three passes (the first at boost). 0, -EINVAL (the preset has no
+ * window) or -ENOMEM. */
+int sim_power_window_clocks(const struct hw *hw, const struct sim_power_op *ops, const int *seq, const double *gap_s,
+			    size_t n, bool periodic, double *clock_hz);
+
 #endif

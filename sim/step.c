@@ -722,6 +722,47 @@ static void power_pass(const struct hw *hw, const struct model *m, const int8_t 
 	power_walk(hw, mm, ops, -1, true, st, time_s, count);
 }
 
+/* The power regime under the window limiter: the step's op instances in the order they run (as
+ * power_pass), repeated back to back (steps of a run follow each other; a graph's replays too), each
+ * instance at its window's clock; an op of several layers gets the clock of its mean time over
+ * them. 0, or -ENOMEM (the caller falls back to the controller). */
+static int window_clocks(const struct hw *hw, const struct model *m, const int8_t *group_of, const struct mapped *mm,
+			 const struct sim_power_op *ops, double *clock_hz)
+{
+	size_t cap = (size_t)mm->n * ((size_t)m->n_layers + 2), n = 0;
+	int *seq = malloc((cap ? cap : 1) * sizeof *seq);
+	double *hz = malloc((cap ? cap : 1) * sizeof *hz);
+	int rc = -ENOMEM;
+	if (!seq || !hz)
+		goto out;
+	for (int pass = 0; pass < m->n_layers + 2; pass++) {
+		int g = pass == 0 || pass == m->n_layers + 1 ? -1 : group_of[pass - 1];
+		bool post = pass == m->n_layers + 1;
+		for (int i = 0; i < mm->n; i++) {
+			const struct tl_op *t = &mm->ops[i];
+			if (t->group == g && (g >= 0 || (t->part == OP_PART_POST) == post))
+				seq[n++] = i;
+		}
+	}
+	rc = sim_power_window_clocks(hw, ops, seq, NULL, n, true, hz);
+	if (rc < 0)
+		goto out;
+	static _Thread_local double time_s[SIM_MAX_OPS];
+	static _Thread_local int count[SIM_MAX_OPS];
+	memset(time_s, 0, (size_t)mm->n * sizeof *time_s);
+	memset(count, 0, (size_t)mm->n * sizeof *count);
+	for (size_t k = 0; k < n; k++) {
+		time_s[seq[k]] += sim_power_time_s(hw, &ops[seq[k]], hz[k]);
+		count[seq[k]]++;
+	}
+	for (int i = 0; i < mm->n; i++)
+		clock_hz[i] = count[i] ? sim_power_clock_for(hw, &ops[i], time_s[i] / count[i]) : hw->sm_clock_hz;
+out:
+	free(hz);
+	free(seq);
+	return rc;
+}
+
 /* The power regime: each op's clock from the controller run over the step (power_pass) from an
  * idle GPU (a prefill, an eager decode step); an op of several layers gets the clock of its mean
  * time over them. Steps replayed back to back (steady: decode as CUDA graphs) are a steady state,
@@ -735,6 +776,8 @@ static void power_clocks(const struct hw *hw, const struct model *m, const struc
 	static _Thread_local int count[SIM_MAX_OPS];
 	int8_t group_of[MODEL_MAX_LAYERS];
 	model_layer_groups(m, group_of);
+	if (sim_power_windowed(hw) && window_clocks(hw, m, group_of, mm, ops, clock_hz) == 0)
+		return;
 	struct sim_power_state st;
 	sim_power_idle(hw, &st);
 	power_pass(hw, m, group_of, mm, ops, &st, time_s, count);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +19,19 @@
 #include "sim/power.h"
 #include "sim/step.h"
 
-static struct hw h200;
+static struct hw h200;          /* the shipped preset: the window limiter */
+static struct hw h200_filtered; /* the same without its window: the filtered-power controller */
 static struct model k3;
 
 static int setup(void **state)
 {
 	(void)state;
 	struct err e;
-	return hw_load(&h200, "h200", &e) < 0 || model_load(&k3, "kimi-k3", &e) < 0;
+	if (hw_load(&h200, "h200", &e) < 0 || model_load(&k3, "kimi-k3", &e) < 0)
+		return -1;
+	h200_filtered = h200;
+	h200_filtered.power_window_s = 0;
+	return 0;
 }
 
 /* A deterministic stream of ops: compute-bound, memory-bound and between, 10 us to 200 ms. */
@@ -98,19 +104,32 @@ static void test_idle_gap_never_slower(void **state)
 static const char one_gpu[] = "model: kimi-k3\nhw: h200\ngpus: 8\nparallel: {tp: 1, dp: 8, ep: 8}\n"
 			      "workload: {batch: 1, prompt_tokens: 65536, output_tokens: 1, prefill_chunk: 65536}\n";
 
+static const struct hw *step_hw_of = &h200; /* the preset step_s runs */
+
 static double step_s(const struct scenario *s, enum phase_kind kind, int64_t batch, int64_t tokens, int64_t ctx)
 {
 	struct phase p;
 	sim_phase_init(s, kind, batch, tokens, ctx, &p);
 	double t = -1;
-	assert_int_equal(sim_step(s, &k3, &h200, &p, NULL, 1, &t), 0);
+	assert_int_equal(sim_step(s, &k3, step_hw_of, &p, NULL, 1, &t), 0);
 	assert_true(t > 0);
 	return t;
 }
 
+static void check_step(void);
+
+/* The step properties under both limiters. */
 static void test_step(void **state)
 {
 	(void)state;
+	step_hw_of = &h200_filtered;
+	check_step();
+	step_hw_of = &h200;
+	check_step();
+}
+
+static void check_step(void)
+{
 	struct scenario boost, power, floor_clk;
 	struct err e;
 	assert_int_equal(scenario_load_yaml(&boost, "t.yaml", one_gpu, strlen(one_gpu), &e), 0);
@@ -403,6 +422,156 @@ static void test_graph_steady(void **state)
 			 1) < 1e-12);
 }
 
+/* A compute-bound op of t_s seconds at boost drawing draw_w there (its time scaling with 1 / clock). */
+static struct sim_power_op drawing_op(const struct hw *hw, double t_s, double draw_w)
+{
+	double fb = hw->sm_clock_hz, ff = hw->power_min_sm_clock_hz;
+	return (struct sim_power_op){.boost_s = t_s, .floor_s = t_s * fb / ff,
+				     .flops = (draw_w - hw->power_idle_w) * t_s / sim_power_flop_j(hw, HW_POWER_GEMM),
+				     .klass = HW_POWER_GEMM};
+}
+
+static struct hw windowed(double window_s)
+{
+	struct hw hw = h200;
+	hw.power_window_s = window_s;
+	return hw;
+}
+
+/* The window limiter: every clock in [floor, boost], periodic or after idle, with idle gaps. */
+static void test_window_bounds(void **state)
+{
+	(void)state;
+	struct hw hw = windowed(0.1);
+	uint64_t seed = 41;
+	int slowed = 0;
+	for (int k = 0; k < 60; k++) {
+		struct sim_power_op ops[40];
+		double gap[40], hz[40];
+		int n = 1 + k % 40;
+		for (int i = 0; i < n; i++) {
+			ops[i] = random_op(&seed);
+			gap[i] = (k + i) % 5 == 0 ? 1e-3 * (double)(i % 7) : 0;
+		}
+		assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, gap, (size_t)n, k % 2 == 0, hz), 0);
+		for (int i = 0; i < n; i++) {
+			assert_true(hz[i] <= hw.sm_clock_hz && hz[i] >= hw.power_min_sm_clock_hz * (1 - 1e-12));
+			slowed += hz[i] < hw.sm_clock_hz;
+		}
+	}
+	assert_true(slowed > 20); /* the limit binds somewhere: the test can fail */
+	/* no window in the preset: refused */
+	struct sim_power_op op = random_op(&seed);
+	double hz;
+	assert_int_equal(sim_power_window_clocks(&h200_filtered, &op, NULL, NULL, 1, false, &hz), -EINVAL);
+}
+
+/* An op that draws under the limit runs at the clock of the ops over it before it (what the
+ * slices measured: MLA prefill at ~1600 MHz between the GEMMs, at boost alone), and at boost
+ * when it runs longer than the window or after idle. */
+static void test_window_inherits(void **state)
+{
+	(void)state;
+	struct hw hw = windowed(0.1);
+	struct sim_power_op heavy = drawing_op(&hw, 0.05, 1000), light = drawing_op(&hw, 0.01, 550),
+			    light_long = drawing_op(&hw, 0.3, 550);
+	assert_true(sim_power_steady_hz(&hw, &light) == hw.sm_clock_hz);
+	assert_true(sim_power_steady_hz(&hw, &heavy) < hw.sm_clock_hz);
+	struct sim_power_op ops[] = {heavy, heavy, heavy, heavy, light, light_long};
+	double hz[6];
+	assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, NULL, 6, false, hz), 0);
+	assert_true(hz[3] < hw.sm_clock_hz * 0.95);
+	assert_true(hz[4] < hw.sm_clock_hz * 0.95);  /* under the limit, at the heavy ops' clock */
+	assert_true(hz[4] >= hz[3] * (1 - 1e-9));    /* not slower than they run */
+	assert_true(hz[5] == hw.sm_clock_hz);        /* longer than the window: its own */
+	/* the light op after a second idle: boost */
+	double gap[] = {0, 0, 0, 0, 1.0, 0};
+	assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, gap, 6, false, hz), 0);
+	assert_true(hz[4] == hw.sm_clock_hz);
+	/* the first heavy op after idle: its window holds the idle before it, a short one at boost */
+	struct sim_power_op burst = drawing_op(&hw, 0.005, 1000);
+	assert_int_equal(sim_power_window_clocks(&hw, &burst, NULL, NULL, 1, false, hz), 0);
+	assert_true(hz[0] == hw.sm_clock_hz);
+}
+
+/* A sequence repeated back to back that is shorter than the window runs at its mix's clock
+ * (sim_power_mix_hz, each op once); an op given twice by seq counts twice. */
+static void test_window_mix(void **state)
+{
+	(void)state;
+	struct hw hw = windowed(0.1);
+	uint64_t seed = 7;
+	int slowed = 0;
+	for (int k = 0; k < 200; k++) {
+		struct sim_power_op ops[4];
+		int n = 1 + k % 4, count[4], seq[8];
+		for (int i = 0; i < n; i++) {
+			ops[i] = random_op(&seed);
+			double s = 0.005 / ops[i].floor_s; /* at most 5 ms at the floor: 8 of them in the window */
+			if (s < 1) {
+				ops[i].boost_s *= s, ops[i].floor_s *= s, ops[i].flops *= s, ops[i].hbm_bytes *= s;
+			}
+			count[i] = 1 + (i + k) % 2;
+		}
+		size_t m = 0;
+		for (int i = 0; i < n; i++)
+			for (int c = 0; c < count[i]; c++)
+				seq[m++] = i;
+		double hz[8];
+		assert_int_equal(sim_power_window_clocks(&hw, ops, seq, NULL, m, true, hz), 0);
+		double f = sim_power_mix_hz(&hw, ops, count, n);
+		for (size_t i = 0; i < m; i++)
+			assert_true(fabs(hz[i] - f) < 2e3);
+		slowed += f < hw.sm_clock_hz;
+	}
+	assert_true(slowed > 10 && slowed < 190);
+}
+
+/* More idle between the ops never lowers a clock (idle draws the least), to 1e-4 of it: the window's
+ * membership is taken at the previous pass's clocks, so a clock may move by a few kHz. */
+static void test_window_idle_never_slower(void **state)
+{
+	(void)state;
+	struct hw hw = windowed(0.1);
+	uint64_t seed = 3;
+	for (int k = 0; k < 100; k++) {
+		struct sim_power_op ops[24];
+		double gap[24], more[24], hz[24], hz_more[24];
+		for (int i = 0; i < 24; i++) {
+			ops[i] = random_op(&seed);
+			if (ops[i].boost_s > 0.03) {
+				double s = 0.03 / ops[i].boost_s;
+				ops[i].boost_s *= s, ops[i].floor_s *= s, ops[i].flops *= s, ops[i].hbm_bytes *= s;
+			}
+			gap[i] = 0;
+			more[i] = (i + k) % 3 == 0 ? 0.004 : 0;
+		}
+		assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, gap, 24, false, hz), 0);
+		assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, more, 24, false, hz_more), 0);
+		for (int i = 0; i < 24; i++)
+			if (!(hz_more[i] >= hz[i] * (1 - 1e-4)))
+				fail_msg("k %d op %d: %.0f < %.0f", k, i, hz_more[i], hz[i]);
+	}
+}
+
+/* The preset's window: absent or 0 none, positive the limiter, negative refused at its line. */
+static void test_window_key(void **state)
+{
+	(void)state;
+	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 80\n"
+			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+	char y[512];
+	snprintf(y, sizeof y, "%s  power_window_ms: 100\n", base);
+	assert_int_equal(load_power(y, NULL), 0);
+	snprintf(y, sizeof y, "%s  power_window_ms: 0\n", base);
+	assert_int_equal(load_power(y, NULL), 0);
+	snprintf(y, sizeof y, "%s  power_window_ms: -5\n", base);
+	assert_int_equal(load_power(y, "power_window_ms"), 18);
+	/* a window alone still needs the model's required keys */
+	assert_int_equal(load_power("  power_window_ms: 100\n", "needs 'power_limit_w'"), 4);
+	assert_true(sim_power_windowed(&h200) && !sim_power_windowed(&h200_filtered));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +584,11 @@ int main(void)
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_mix),
 		cmocka_unit_test(test_graph_steady),
+		cmocka_unit_test(test_window_bounds),
+		cmocka_unit_test(test_window_inherits),
+		cmocka_unit_test(test_window_mix),
+		cmocka_unit_test(test_window_idle_never_slower),
+		cmocka_unit_test(test_window_key),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -288,10 +288,20 @@ def rewrite_grouped_cv(db, cvs):
     return n
 
 
-def rule_preset(src, dst, rules):
-    """A copy of preset src with the kernels' rules (preset keys: values) in its kernels: section."""
+def rule_preset(src, dst, rules, window_ms=None):
+    """A copy of preset src with the kernels' rules (preset keys: values) in its kernels: section;
+    with window_ms, its device power_window_ms that (0: the key dropped)."""
     with open(src) as f:
         text = f.read()
+    if window_ms is not None:
+        text, n = re.subn(r"(?m)^  power_window_ms: .*\n", "", text)
+        if window_ms < 0:
+            die("--power-window-ms: %g is negative" % window_ms)
+        if window_ms > 0:
+            text, n = re.subn(r"(?m)^  power_tau_ms: .*\n", lambda m: m.group(0) + "  power_window_ms: %g\n" % window_ms,
+                              text)
+            if n != 1:
+                die("%s: expected one 'power_tau_ms' line" % src)
     for k in rules:
         if re.search(r"(?m)^\s*%s:" % k, text):
             die("%s: already has %s" % (src, k))
@@ -530,6 +540,9 @@ def main():
     ap.add_argument("--kda-bench", action="append", default=[])
     ap.add_argument("--kda-bench-variant", default=None)
     ap.add_argument("--expert-cv", default="measured", choices=["measured", "uniform", "off"])
+    ap.add_argument("--power-window-ms", type=float, default=None,
+                    help="the base preset's power_window_ms (0: the filtered-power controller), for the presets "
+                         "this fits; the h200 column keeps the shipped preset's")
     ap.add_argument("--keep", default=None)
     ap.add_argument("-o", "--output", default=None)
     a = ap.parse_args()
@@ -573,10 +586,10 @@ def main():
     rules = dict(KDA_OVERLAP_RULE) if kda_path == "overlap" else {}
     if a.expert_cv != "off":
         rules.update(FP4_CHUNK_RULE)
-    if rules:
+    if rules or a.power_window_ms is not None:
         here = os.path.dirname(os.path.abspath(__file__))
         base_hw = rule_preset(os.path.join(here, "..", "..", "hw", "presets", "h200.yaml"),
-                              os.path.join(work, "h200-rules.yaml"), rules)
+                              os.path.join(work, "h200-rules.yaml"), rules, a.power_window_ms)
     # the routing's spread of rows per expert, as the slice measured it (--expert-cv measured)
     cvs = {}
     if a.expert_cv == "measured":
