@@ -683,6 +683,7 @@ struct power_fit {
 	size_t n;
 	double weight_s; /* the instances' spans, summed */
 	double *gap_s, *hz; /* the window limiter's: room for n each (NULL without a window) */
+	bool hold_byte;     /* the byte energy held at hw's (measured: hw power_byte_held) */
 	int rc;             /* the window limiter's failure (-ENOMEM), else 0 */
 };
 
@@ -725,7 +726,8 @@ static double power_obj(const double *x, void *ctx)
 	struct power_fit *f = ctx;
 	struct hw *hw = f->hw;
 	hw->power_flop_j = exp(clampd(x[0], log(1e-16), log(1e-10)));
-	hw->power_byte_j = exp(clampd(x[1], log(1e-15), log(1e-9)));
+	if (!f->hold_byte)
+		hw->power_byte_j = exp(clampd(x[1], log(1e-15), log(1e-9)));
 	if (f->hz)
 		return window_obj(f);
 	struct sim_power_state st;
@@ -916,7 +918,7 @@ static double byte_error(const struct hw *hw, const struct draw_group *g, size_t
  * and with its own; byte_rep: every group, the error at the clock fit's byte energy and the
  * draw fit's. 0, or -ENOMEM. */
 static int fit_power_classes(struct hw *hw, const struct calib_points *pts, const struct sim_power_op *ops,
-			     struct calib_fit_stage *rep, struct calib_fit_stage *byte_rep)
+			     bool hold_byte, struct calib_fit_stage *rep, struct calib_fit_stage *byte_rep)
 {
 	size_t cap = pts->n_inst ? pts->n_inst : 1;
 	struct draw_group *g = malloc(cap * sizeof *g);
@@ -941,7 +943,7 @@ static int fit_power_classes(struct hw *hw, const struct calib_points *pts, cons
 	int params = 1;
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
 		params += fitted[c];
-	if (ng >= 2 * (size_t)params && params > 1) {
+	if (!hold_byte && ng >= 2 * (size_t)params && params > 1) {
 		/* the byte energy: the best of a log grid, then golden section around it */
 		double lg_lo = log(POWER_BYTE_GRID_LO), lg_hi = log(POWER_BYTE_GRID_HI);
 		double step = (lg_hi - lg_lo) / (POWER_BYTE_GRID - 1), best = hw->power_byte_j;
@@ -990,8 +992,9 @@ static int fit_power_classes(struct hw *hw, const struct calib_points *pts, cons
 /* The power model's energies (power_flop_pj, power_byte_pj) from the clocks the captures
  * recorded around their instances (calib_points.inst: the controller run over each capture's
  * instances as they ran, idle between them, against the recorded clock); the limit, idle draw,
- * time constant and floor are the base's. The time constant is not fitted: readings held 100 ms
- * do not pin it (fitted with the energies on six k3-bench captures of 2026-12-02 it came out
+ * time constant and floor are the base's (the byte energy too where the base measured it:
+ * power_byte_held). The time constant is not fitted: readings held 100 ms (power follows the load
+ * over ~1 s: bench/results/power-stream-h200-2026-12-03/README.md) do not pin it (fitted with the energies on six k3-bench captures of 2026-12-02 it came out
  * anywhere from 0.5 to 26 ms). 0, or -ENOMEM. */
 static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib_fit_stage *rep,
 		     struct calib_fit_stage *class_rep, struct calib_fit_stage *byte_rep)
@@ -1004,7 +1007,8 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 	struct sim_power_op *ops = malloc(pts->n_inst * sizeof *ops);
 	if (!ops)
 		return -ENOMEM;
-	struct power_fit f = {.hw = hw, .inst = pts->inst, .ops = ops, .n = pts->n_inst};
+	struct power_fit f = {.hw = hw, .inst = pts->inst, .ops = ops, .n = pts->n_inst,
+			      .hold_byte = hw->power_byte_held && hw->power_byte_j > 0};
 	if (sim_power_windowed(hw)) {
 		f.gap_s = malloc(pts->n_inst * sizeof *f.gap_s);
 		f.hz = malloc(pts->n_inst * sizeof *f.hz);
@@ -1025,7 +1029,7 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 	/* the objective is flat wherever nothing reaches the limit: start from the best of a grid */
 	double fbest = rep->before;
 	for (int a = 0; a < 8; a++)
-		for (int b = 0; b < 8; b++) {
+		for (int b = 0; b < (f.hold_byte ? 1 : 8); b++) {
 			double y[2] = {log(0.05e-12 * pow(2, a)), log(2e-12 * pow(2, b))};
 			double fy = power_obj(y, &f);
 			if (fy < fbest) {
@@ -1034,7 +1038,7 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 			}
 		}
 	static const double step[2] = {0.5, 0.5};
-	rep->after = calib_nelder_mead(power_obj, &f, best, step, 2, 400);
+	rep->after = calib_nelder_mead(power_obj, &f, best, step, f.hold_byte ? 1 : 2, 400);
 	power_obj(best, &f);
 	free(f.gap_s);
 	free(f.hz);
@@ -1043,7 +1047,7 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 		return f.rc;
 	}
 	rep->fitted = true;
-	int rc = fit_power_classes(hw, pts, ops, class_rep, byte_rep);
+	int rc = fit_power_classes(hw, pts, ops, f.hold_byte, class_rep, byte_rep);
 	free(ops);
 	return rc;
 }

@@ -40,7 +40,9 @@
  *      recorded clock the recorded mean; the class's, their median weighted by span; one
  *      parameter per class with at least 2 such ops and a positive fit; the other classes take
  *      the global energy (0). With at least twice as many ops as parameters, the byte energy is
- *      refitted there too: the one whose class energies draw closest to the readings.
+ *      refitted there too: the one whose class energies draw closest to the readings. A base
+ *      whose byte energy was measured (hw power_byte_held) keeps it in both fits. The clock
+ *      fit runs the base's limiter: the window limiter where it has power_window_ms.
  * Each stage minimizes the mean |log(predicted / measured)| with Nelder-Mead. The result is the
  * base preset with the fitted values, marked calibrated; the base's own tables and collective
  * models are not kept (a fit starts from its curves). */

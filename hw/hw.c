@@ -481,6 +481,7 @@ static const struct hw_key device_keys[] = {
 	KEY("power_idle_w", HK_F64, power_idle_w, 1, 1, 1, 9, false, HK_NONZERO),
 	KEY("power_flop_pj", HK_F64, power_flop_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 	KEY("power_byte_pj", HK_F64, power_byte_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
+	KEY("power_byte_held", HK_I64, power_byte_held, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("power_tau_ms", HK_F64, power_tau_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
 	KEY("power_window_ms", HK_F64, power_window_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
 #define POWER_CLASS_KEY(id, name)                                                                  \
@@ -587,7 +588,7 @@ static int read_keys(const struct doc *d, const struct doc_node *map, const char
 static int check_power(const struct doc *d, const struct doc_node *dev, const struct hw *hw, struct err *e)
 {
 	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_flop_pj", "power_byte_pj",
-					   "power_tau_ms", "power_window_ms", "power_min_sm_clock_mhz"};
+					   "power_tau_ms", "power_window_ms", "power_byte_held", "power_min_sm_clock_mhz"};
 	static const char *const required[] = {"power_limit_w", "power_tau_ms", "power_min_sm_clock_mhz"};
 	bool any = false;
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
@@ -610,6 +611,9 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 				 "device: power_flop_pj and power_byte_pj must not both be 0");
 	if (!(hw->power_tau_s > 0))
 		return doc_error(d, doc_get(dev, "power_tau_ms"), e, "device: power_tau_ms must be positive");
+	if (hw->power_byte_held != 0 && (hw->power_byte_held != 1 || !(hw->power_byte_j > 0)))
+		return doc_error(d, doc_get(dev, "power_byte_held"), e,
+				 "device: power_byte_held must be 0 or 1, and 1 needs a positive power_byte_pj");
 	if (!(hw->power_window_s >= 0) || !isfinite(hw->power_window_s))
 		return doc_error(d, doc_get(dev, "power_window_ms"), e,
 				 "device: power_window_ms must be 0 (no window) or positive");

@@ -194,6 +194,7 @@ struct hw {
 	double power_idle_w;
 	double power_flop_j;      /* J per FLOP at boost (the file: pJ) */
 	double power_byte_j;      /* J per HBM byte (the file: pJ) */
+	int64_t power_byte_held;  /* 1: power_byte_j was measured (a stream's draw): calibrate holds it */
 	double power_tau_s;
 	double power_window_s;    /* the window limiter's window (sim/power.h); 0: the filtered-power controller */
 	double power_min_sm_clock_hz;

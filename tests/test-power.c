@@ -567,6 +567,11 @@ static void test_window_key(void **state)
 	assert_int_equal(load_power(y, NULL), 0);
 	snprintf(y, sizeof y, "%s  power_window_ms: -5\n", base);
 	assert_int_equal(load_power(y, "power_window_ms"), 18);
+	/* a measured byte energy: 0 or 1, 1 with a positive power_byte_pj */
+	snprintf(y, sizeof y, "%s  power_byte_held: 1\n", base);
+	assert_int_equal(load_power(y, NULL), 0);
+	snprintf(y, sizeof y, "%s  power_byte_held: 2\n", base);
+	assert_int_equal(load_power(y, "power_byte_held"), 18);
 	/* a window alone still needs the model's required keys */
 	assert_int_equal(load_power("  power_window_ms: 100\n", "needs 'power_limit_w'"), 4);
 	assert_true(sim_power_windowed(&h200) && !sim_power_windowed(&h200_filtered));

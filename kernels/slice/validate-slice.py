@@ -288,11 +288,20 @@ def rewrite_grouped_cv(db, cvs):
     return n
 
 
-def rule_preset(src, dst, rules, window_ms=None):
+def rule_preset(src, dst, rules, window_ms=None, device_keys=()):
     """A copy of preset src with the kernels' rules (preset keys: values) in its kernels: section;
-    with window_ms, its device power_window_ms that (0: the key dropped)."""
+    with window_ms, its device power_window_ms that (0: the key dropped); device_keys (KEY=VALUE)
+    set in its device: section (a key there replaced)."""
     with open(src) as f:
         text = f.read()
+    for kv in device_keys:
+        k, sep, v = kv.partition("=")
+        if not sep or not re.fullmatch(r"[a-z0-9_]+", k) or not v:
+            die("--device-key: expected KEY=VALUE, not '%s'" % kv)
+        text = re.sub(r"(?m)^  %s: .*\n" % k, "", text)
+        text, n = re.subn(r"(?m)^device:\n", lambda m: m.group(0) + "  %s: %s\n" % (k, v), text)
+        if n != 1:
+            die("%s: expected one 'device:' section" % src)
     if window_ms is not None:
         text, n = re.subn(r"(?m)^  power_window_ms: .*\n", "", text)
         if window_ms < 0:
@@ -543,6 +552,8 @@ def main():
     ap.add_argument("--power-window-ms", type=float, default=None,
                     help="the base preset's power_window_ms (0: the filtered-power controller), for the presets "
                          "this fits; the h200 column keeps the shipped preset's")
+    ap.add_argument("--device-key", action="append", default=[], metavar="KEY=VALUE",
+                    help="set a device: key of the base preset for the presets this fits (repeatable)")
     ap.add_argument("--keep", default=None)
     ap.add_argument("-o", "--output", default=None)
     a = ap.parse_args()
@@ -586,10 +597,10 @@ def main():
     rules = dict(KDA_OVERLAP_RULE) if kda_path == "overlap" else {}
     if a.expert_cv != "off":
         rules.update(FP4_CHUNK_RULE)
-    if rules or a.power_window_ms is not None:
+    if rules or a.power_window_ms is not None or a.device_key:
         here = os.path.dirname(os.path.abspath(__file__))
         base_hw = rule_preset(os.path.join(here, "..", "..", "hw", "presets", "h200.yaml"),
-                              os.path.join(work, "h200-rules.yaml"), rules, a.power_window_ms)
+                              os.path.join(work, "h200-rules.yaml"), rules, a.power_window_ms, a.device_key)
     # the routing's spread of rows per expert, as the slice measured it (--expert-cv measured)
     cvs = {}
     if a.expert_cv == "measured":

@@ -610,6 +610,12 @@ static void test_recovers_power(void **state)
 	assert_true(fabs(fit.power_flop_j / t2.power_flop_j - 1) < 0.05);
 	assert_true(fabs(fit.power_byte_j / t2.power_byte_j - 1) < 0.1);
 	assert_true(fit.power_tau_s == b2.power_tau_s && fit.power_limit_w == b2.power_limit_w);
+	/* a measured byte energy (power_byte_held) is kept as it is; the FLOP energy still comes back */
+	b2.power_byte_j = t2.power_byte_j;
+	b2.power_byte_held = 1;
+	assert_int_equal(calib_fit(&pts, &b2, NULL, &fit, &rep, &e), 0);
+	assert_true(fit.power_byte_j == t2.power_byte_j && fit.power_byte_held == 1);
+	assert_true(fabs(fit.power_flop_j / t2.power_flop_j - 1) < 0.05);
 	calib_points_release(&pts);
 }
 
