@@ -431,6 +431,17 @@ static struct sim_power_op drawing_op(const struct hw *hw, double t_s, double dr
 				     .klass = HW_POWER_GEMM};
 }
 
+/* The op scaled to share s of its work where s < 1 (its draw unchanged). */
+static void shorten(struct sim_power_op *op, double s)
+{
+	if (s < 1) {
+		op->boost_s *= s;
+		op->floor_s *= s;
+		op->flops *= s;
+		op->hbm_bytes *= s;
+	}
+}
+
 static struct hw windowed(double window_s)
 {
 	struct hw hw = h200;
@@ -507,10 +518,7 @@ static void test_window_mix(void **state)
 		int n = 1 + k % 4, count[4], seq[8];
 		for (int i = 0; i < n; i++) {
 			ops[i] = random_op(&seed);
-			double s = 0.005 / ops[i].floor_s; /* at most 5 ms at the floor: 8 of them in the window */
-			if (s < 1) {
-				ops[i].boost_s *= s, ops[i].floor_s *= s, ops[i].flops *= s, ops[i].hbm_bytes *= s;
-			}
+			shorten(&ops[i], 0.005 / ops[i].floor_s); /* at most 5 ms at the floor: 8 of them in the window */
 			count[i] = 1 + (i + k) % 2;
 		}
 		size_t m = 0;
@@ -539,10 +547,7 @@ static void test_window_idle_never_slower(void **state)
 		double gap[24], more[24], hz[24], hz_more[24];
 		for (int i = 0; i < 24; i++) {
 			ops[i] = random_op(&seed);
-			if (ops[i].boost_s > 0.03) {
-				double s = 0.03 / ops[i].boost_s;
-				ops[i].boost_s *= s, ops[i].floor_s *= s, ops[i].flops *= s, ops[i].hbm_bytes *= s;
-			}
+			shorten(&ops[i], 0.03 / ops[i].boost_s); /* at most 30 ms at boost */
 			gap[i] = 0;
 			more[i] = (i + k) % 3 == 0 ? 0.004 : 0;
 		}
