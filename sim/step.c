@@ -694,56 +694,75 @@ static int map_ops(const struct scenario *s, const struct model *m, const struct
 	return 0;
 }
 
-/* Runs the ops of group g (-1: those outside the layers; post: the ones after them) through
- * the controller, adding each one's time to time_s and counting it. */
-static void power_walk(const struct hw *hw, const struct mapped *mm, const struct sim_power_op *ops, int g, bool post,
-		       struct sim_power_state *st, double *time_s, int *count)
+/* Calls fn(i, ctx) for each op instance of the step, i its index in mm->ops, in the order the
+ * instances run on one GPU: the ops before the layers, each layer's in list order, those after. */
+static void step_walk(const struct model *m, const int8_t *group_of, const struct mapped *mm,
+		      void (*fn)(int i, void *ctx), void *ctx)
 {
-	for (int i = 0; i < mm->n; i++) {
-		const struct tl_op *t = &mm->ops[i];
-		if (t->group != g || (g < 0 && (t->part == OP_PART_POST) != post))
-			continue;
-		time_s[i] += sim_power_run(hw, st, &ops[i], NULL);
-		count[i]++;
+	for (int pass = 0; pass < m->n_layers + 2; pass++) {
+		bool post = pass == m->n_layers + 1;
+		int g = pass == 0 || post ? -1 : group_of[pass - 1];
+		for (int i = 0; i < mm->n; i++) {
+			const struct tl_op *t = &mm->ops[i];
+			if (t->group == g && (g >= 0 || (t->part == OP_PART_POST) == post))
+				fn(i, ctx);
+		}
 	}
 }
 
-/* The controller over the step from state st (updated), in the order its instances run (the ops
- * before the layers, each layer's in list order, those after): each op's time summed over its
- * instances, and their count. */
+struct power_walk {
+	const struct hw *hw;
+	const struct sim_power_op *ops;
+	struct sim_power_state *st;
+	double *time_s;
+	int *count;
+};
+
+static void power_step_op(int i, void *ctx)
+{
+	struct power_walk *w = ctx;
+	w->time_s[i] += sim_power_run(w->hw, w->st, &w->ops[i], NULL);
+	w->count[i]++;
+}
+
+/* The controller over the step from state st (updated), in the order its instances run
+ * (step_walk): each op's time summed over its instances, and their count. */
 static void power_pass(const struct hw *hw, const struct model *m, const int8_t *group_of, const struct mapped *mm,
 		       const struct sim_power_op *ops, struct sim_power_state *st, double *time_s, int *count)
 {
 	memset(time_s, 0, (size_t)mm->n * sizeof *time_s);
 	memset(count, 0, (size_t)mm->n * sizeof *count);
-	power_walk(hw, mm, ops, -1, false, st, time_s, count);
-	for (int l = 0; l < m->n_layers; l++)
-		power_walk(hw, mm, ops, group_of[l], false, st, time_s, count);
-	power_walk(hw, mm, ops, -1, true, st, time_s, count);
+	struct power_walk w = {.hw = hw, .ops = ops, .st = st, .time_s = time_s, .count = count};
+	step_walk(m, group_of, mm, power_step_op, &w);
 }
 
-/* The power regime under the window limiter: the step's op instances in the order they run (as
- * power_pass), repeated back to back (steps of a run follow each other; a graph's replays too), each
+struct seq_walk {
+	int *seq;
+	size_t n;
+};
+
+static void seq_step_op(int i, void *ctx)
+{
+	struct seq_walk *w = ctx;
+	w->seq[w->n++] = i;
+}
+
+/* The power regime under the window limiter: the step's op instances in the order they run
+ * (step_walk), repeated back to back (steps of a run follow each other; a graph's replays too), each
  * instance at its window's clock; an op of several layers gets the clock of its mean time over
  * them. 0, or -ENOMEM (the caller falls back to the controller). */
 static int window_clocks(const struct hw *hw, const struct model *m, const int8_t *group_of, const struct mapped *mm,
 			 const struct sim_power_op *ops, double *clock_hz)
 {
-	size_t cap = (size_t)mm->n * ((size_t)m->n_layers + 2), n = 0;
+	size_t cap = (size_t)mm->n * ((size_t)m->n_layers + 2);
 	int *seq = malloc((cap ? cap : 1) * sizeof *seq);
 	double *hz = malloc((cap ? cap : 1) * sizeof *hz);
 	int rc = -ENOMEM;
 	if (!seq || !hz)
 		goto out;
-	for (int pass = 0; pass < m->n_layers + 2; pass++) {
-		int g = pass == 0 || pass == m->n_layers + 1 ? -1 : group_of[pass - 1];
-		bool post = pass == m->n_layers + 1;
-		for (int i = 0; i < mm->n; i++) {
-			const struct tl_op *t = &mm->ops[i];
-			if (t->group == g && (g >= 0 || (t->part == OP_PART_POST) == post))
-				seq[n++] = i;
-		}
-	}
+	struct seq_walk sw = {.seq = seq};
+	step_walk(m, group_of, mm, seq_step_op, &sw);
+	const size_t n = sw.n;
 	rc = sim_power_window_clocks(hw, ops, seq, NULL, n, true, hz);
 	if (rc < 0)
 		goto out;
