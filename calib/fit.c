@@ -814,7 +814,7 @@ static ptrdiff_t draw_groups(const struct hw *hw, const struct calib_points *pts
 		double f = fmax(fmin(hz / rw, fb), ff), t = sim_power_time_s(hw, op, f), v = f / fb;
 		if (!(t > 0))
 			continue;
-		g[n++] = (struct draw_group){.klass = op->klass, .x_w = op->flops * v * v / t,
+		g[n++] = (struct draw_group){.klass = op->klass, .x_w = op->flops * sim_power_flop_scale(hw, v) / t,
 					     .b_w = op->hbm_bytes / t, .power_w = pw / rw,
 					     .weight_s = span_s};
 	}

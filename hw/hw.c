@@ -488,6 +488,11 @@ static const struct hw_key device_keys[] = {
 	KEY("power_flop_pj_" name, HK_F64, power_flop_j_class[HW_POWER_##id], 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 	HW_POWER_CLASSES(POWER_CLASS_KEY)
 #undef POWER_CLASS_KEY
+	KEY("power_flop_clock_exp", HK_F64, power_flop_clock_exp, 1, 1, 1, 9, false, HK_NONZERO),
+#define CLOCK_BOUND_KEY(id, name)                                                                  \
+	KEY("clock_bound_" name, HK_F64, clock_bound[HW_POWER_##id], 1, 1, 1, 9, false, HK_NONZERO),
+	HW_POWER_CLASSES(CLOCK_BOUND_KEY)
+#undef CLOCK_BOUND_KEY
 	KEY("power_min_sm_clock_mhz", HK_F64, power_min_sm_clock_hz, 1e6, 1, 1e6, 9, false, HK_NONZERO),
 	KEY("l2_mib", HK_BYTES, l2_bytes, 1048576.0, 1, 1048576.0, 9, true, HK_ALWAYS),
 	KEY("smem_per_sm_kib", HK_BYTES, smem_per_sm_bytes, 1024.0, 1, 1024.0, 9, false, HK_ALWAYS),
@@ -587,8 +592,16 @@ static int read_keys(const struct doc *d, const struct doc_node *map, const char
  * above boost, not every draw 0. */
 static int check_power(const struct doc *d, const struct doc_node *dev, const struct hw *hw, struct err *e)
 {
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		if (hw->clock_bound[c] >= 0 && hw->clock_bound[c] <= 1 && (hw->clock_bound[c] == 0 || hw->clock_bound[c] >= 0.05))
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "clock_bound_%s", hw_power_class_name((enum hw_power_class)c));
+		return doc_error(d, doc_get(dev, key), e, "device: %s must be in [0.05, 1] (0: 1)", key);
+	}
 	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_flop_pj", "power_byte_pj",
-					   "power_tau_ms", "power_window_ms", "power_byte_held", "power_min_sm_clock_mhz"};
+					   "power_tau_ms", "power_window_ms", "power_byte_held", "power_min_sm_clock_mhz",
+					   "power_flop_clock_exp"};
 	static const char *const required[] = {"power_limit_w", "power_tau_ms", "power_min_sm_clock_mhz"};
 	bool any = false;
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
@@ -614,6 +627,9 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 	if (hw->power_byte_held != 0 && (hw->power_byte_held != 1 || !(hw->power_byte_j > 0)))
 		return doc_error(d, doc_get(dev, "power_byte_held"), e,
 				 "device: power_byte_held must be 0 or 1, and 1 needs a positive power_byte_pj");
+	if (!(hw->power_flop_clock_exp >= 0 && hw->power_flop_clock_exp <= 4))
+		return doc_error(d, doc_get(dev, "power_flop_clock_exp"), e,
+				 "device: power_flop_clock_exp must be in (0, 4] (0: 2)");
 	if (!(hw->power_window_s >= 0) || !isfinite(hw->power_window_s))
 		return doc_error(d, doc_get(dev, "power_window_ms"), e,
 				 "device: power_window_ms must be 0 (no window) or positive");

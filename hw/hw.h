@@ -201,6 +201,18 @@ struct hw {
 	/* The energy of a FLOP at boost of each power class (enum hw_power_class; the file:
 	 * power_flop_pj_<class> in pJ), J; 0: the class takes power_flop_j. */
 	double power_flop_j_class[HW_POWER_CLASS_COUNT];
+	/* How a FLOP's energy falls with the clock: e(f) = e(boost) (f / boost)^power_flop_clock_exp;
+	 * 0: 2 (the voltage following the clock). Measured 0.7 on a cuBLAS BF16 GEMM held at the
+	 * limit at five clocks (bench/results/clock-probe-h200-2026-12-03/). */
+	double power_flop_clock_exp;
+	/* The share of an op's time at boost that its SM-clocked work takes, by power class (the
+	 * file: clock_bound_<class>, in (0, 1]; 0: 1): below boost an op's time is
+	 * max(its boost time, share x the time the physical model scales it to), a roofline in the
+	 * clock, so an op whose kernel waits on work outside the SM clock's domain (HBM, L2, the
+	 * memory side of a copy) loses nothing until the clock falls below share x boost. 1 (the
+	 * default): the physical model's ratio as is. Measured with an SM clock read inside the
+	 * kernels (bench/results/clock-probe-h200-2026-12-03/). */
+	double clock_bound[HW_POWER_CLASS_COUNT];
 	int64_t l2_bytes;
 	int64_t smem_per_sm_bytes;
 	int64_t hbm_bytes;

@@ -1,4 +1,5 @@
 #include "sim/cost.h"
+#include "sim/power.h"
 
 #include <math.h>
 #include <string.h>
@@ -710,13 +711,25 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 		cb = c;
 
 	double dev_b = cb.time_s - gaps, dev = c.time_s - gaps;
+	/* below boost: the share of the boost time bound by the SM clock (1: the ratio whole) */
+	const double bound = reg.scale < 1 && !(opts && opts->full_clock_scaling) && !op_is_comm(op->kind)
+				     ? sim_clock_bound(hw, sim_power_class(hw, op))
+				     : 1;
 	if ((hw->n_tables > 0 || hw->n_gemm_points > 0) && dev_b > 0) {
 		/* calibrated from kernel durations at the boost clock; another clock scales it as the
-		 * physical model does; launch gaps stay */
+		 * physical model does (a roofline in the clock: clock_bound); launch gaps stay */
 		double kfloor;
-		double t = calibrated_s(hw, op, dev_b, &c.calibrated, &c.extrapolated, &kfloor) * (dev / dev_b);
+		double tb = calibrated_s(hw, op, dev_b, &c.calibrated, &c.extrapolated, &kfloor);
+		double t = bound < 1 ? fmax(tb, bound * tb * (dev / dev_b)) : tb * (dev / dev_b);
 		t = fmax(t, kfloor); /* as measured at boost: a lower bound at a lower clock too */
 		double f = t / dev;
+		c.time_s = t + gaps;
+		c.latency_s = (c.latency_s - gaps) * f + gaps;
+		c.compute_s *= f;
+		c.memory_s *= f;
+		c.comm_s *= f;
+	} else if (bound < 1 && dev_b > 0 && dev > dev_b) {
+		double t = fmax(dev_b, bound * dev), f = t / dev;
 		c.time_s = t + gaps;
 		c.latency_s = (c.latency_s - gaps) * f + gaps;
 		c.compute_s *= f;

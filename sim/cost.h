@@ -37,6 +37,9 @@ struct cost_opts {
 	bool cuda_graph;     /* launch latency of a captured graph instead of eager launches */
 	struct hw_clock_sel clock; /* SM clock: a regime or a given MHz (boost by default: zeroed
 	                           * opts), resolved by hw_clock_sel_hz */
+	bool full_clock_scaling;   /* below boost, the physical model's clock ratio whole, without the
+	                            * preset's clock_bound roofline (the power model applies it itself:
+	                            * sim/power.h) */
 };
 
 const char *bound_name(enum bound b);
@@ -58,7 +61,9 @@ enum hw_class sim_op_class(enum op_kind k);
  * the modeled time (hw_table_eff_at: interpolated inside the measured range, tapering to the
  * plain model outside it), and for dense GEMMs the bounds of measured shapes (hw_gemm_bounds);
  * another clock scales that by the physical model's ratio of the two clocks (HBM does not
- * scale). The result is never below the floor. Each part never falls as a size grows, so neither does the sum (checked
+ * scale), as a roofline in the clock where the preset measured the op's power class bound by
+ * its SM-clocked work for a share of its boost time (hw clock_bound, sim_clock_bound): the time
+ * below boost is max(the boost time, share x the scaled time). The result is never below the floor. Each part never falls as a size grows, so neither does the sum (checked
  * by `k3sim check`, sim/props.h). A collective whose kind was calibrated at several rank counts
  * lies between the measured ones: at least the time of the rank counts at or below it (the
  * largest of them: more GPUs are never faster than fewer were measured), at most that of the

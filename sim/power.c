@@ -37,6 +37,18 @@ double sim_power_flop_j(const struct hw *hw, enum hw_power_class c)
 	return e > 0 ? e : hw->power_flop_j;
 }
 
+double sim_power_flop_scale(const struct hw *hw, double v)
+{
+	const double g = hw->power_flop_clock_exp > 0 ? hw->power_flop_clock_exp : 2;
+	return g == 2 ? v * v : pow(v, g);
+}
+
+double sim_clock_bound(const struct hw *hw, enum hw_power_class c)
+{
+	double b = (unsigned)c < HW_POWER_CLASS_COUNT ? hw->clock_bound[c] : 0;
+	return b > 0 && b < 1 ? b : 1;
+}
+
 bool sim_power_known(const struct hw *hw)
 {
 	return hw->power_limit_w > 0;
@@ -68,6 +80,7 @@ void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_powe
 		return;
 	}
 	at.clock = (struct hw_clock_sel){.given_hz = floor_hz(hw)};
+	at.full_clock_scaling = true; /* the class's clock_bound: sim_power_time_s */
 	sim_op_cost(hw, op, &at, &cf);
 	*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = fmax(cf.time_s, cb.time_s), .flops = op->flops,
 				     .hbm_bytes = (double)op_bytes(op), .klass = sim_power_class(hw, op)};
@@ -79,7 +92,8 @@ double sim_power_time_s(const struct hw *hw, const struct sim_power_op *op, doub
 	if (!(ff < fb) || clock_hz >= fb)
 		return op->boost_s;
 	double x = (1 / fmax(clock_hz, ff) - 1 / fb) / (1 / ff - 1 / fb);
-	return op->boost_s + (op->floor_s - op->boost_s) * x;
+	double t = op->boost_s + (op->floor_s - op->boost_s) * x, b = sim_clock_bound(hw, op->klass);
+	return b < 1 ? fmax(op->boost_s, b * t) : t;
 }
 
 double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, double clock_hz)
@@ -88,7 +102,8 @@ double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, doub
 	if (!(t > 0))
 		return hw->power_idle_w;
 	double v = clock_hz / hw->sm_clock_hz;
-	double dyn_j = sim_power_flop_j(hw, op->klass) * op->flops * v * v + hw->power_byte_j * op->hbm_bytes;
+	double dyn_j = sim_power_flop_j(hw, op->klass) * op->flops * sim_power_flop_scale(hw, v) +
+		       hw->power_byte_j * op->hbm_bytes;
 	return hw->power_idle_w + dyn_j / t;
 }
 
@@ -96,6 +111,9 @@ double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, d
 {
 	const double fb = hw->sm_clock_hz, ff = floor_hz(hw);
 	if (time_s <= op->boost_s || !(op->floor_s > op->boost_s) || !(ff < fb))
+		return fb;
+	time_s /= sim_clock_bound(hw, op->klass); /* the interpolation's time */
+	if (time_s <= op->boost_s)
 		return fb;
 	if (time_s >= op->floor_s)
 		return ff;
@@ -202,20 +220,47 @@ bool sim_power_windowed(const struct hw *hw)
 	return sim_power_known(hw) && hw->power_window_s > 0;
 }
 
-/* A window's ops, summed (each weighted by the share of it inside the window): their times at
- * boost and their extra time at the floor, their FLOP energy at boost and their byte energy, J, and
- * the idle time in it, s. */
+/* A window's ops, summed (each weighted by the share of it inside the window): by power class their
+ * times at boost and their extra time at the floor (the physical model's, before the class's
+ * clock_bound), their FLOP energy at boost and their byte energy, J, and the idle time in it, s. */
 struct window_sum {
-	double boost_s, extra_s, flop_j, byte_j, idle_s;
+	double boost_s[HW_POWER_CLASS_COUNT], extra_s[HW_POWER_CLASS_COUNT];
+	double flop_j, byte_j, idle_s;
 };
 
 static void window_add(struct window_sum *w, const struct window_sum *x, double share)
 {
-	w->boost_s += share * x->boost_s;
-	w->extra_s += share * x->extra_s;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		w->boost_s[c] += share * x->boost_s[c];
+		w->extra_s[c] += share * x->extra_s[c];
+	}
 	w->flop_j += share * x->flop_j;
 	w->byte_j += share * x->byte_j;
 	w->idle_s += share * x->idle_s;
+}
+
+/* Whether every class scales whole (clock_bound 1) and a FLOP's energy with the clock squared:
+ * then a window's time is linear in boost / clock and window_clock takes Newton's steps. */
+static bool plain_law(const struct hw *hw)
+{
+	if (hw->power_flop_clock_exp > 0 && hw->power_flop_clock_exp != 2)
+		return false;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		if (sim_clock_bound(hw, (enum hw_power_class)c) < 1)
+			return false;
+	return true;
+}
+
+/* The window's time at interpolation weight x (0 at boost, 1 at the floor), s: each class's ops as
+ * one (their kinks at one clock: a class's ops share their law), the idle time. */
+static double window_time_s(const struct hw *hw, const struct window_sum *w, double x)
+{
+	double t = w->idle_s;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		double b = sim_clock_bound(hw, (enum hw_power_class)c), tc = w->boost_s[c] + w->extra_s[c] * x;
+		t += b < 1 ? fmax(w->boost_s[c], b * tc) : tc;
+	}
+	return t;
 }
 
 /* The mean draw of a window's ops at clock_hz, W. */
@@ -223,17 +268,18 @@ static double window_draw_w(const struct hw *hw, const struct window_sum *w, dou
 {
 	const double fb = hw->sm_clock_hz, ff = floor_hz(hw);
 	double x = ff < fb && clock_hz < fb ? (1 / fmax(clock_hz, ff) - 1 / fb) / (1 / ff - 1 / fb) : 0;
-	double t = w->boost_s + w->extra_s * x + w->idle_s;
+	double t = window_time_s(hw, w, x);
 	if (!(t > 0))
 		return hw->power_idle_w;
-	double v = clock_hz / fb;
-	return hw->power_idle_w + (w->flop_j * v * v + w->byte_j) / t;
+	return hw->power_idle_w + (w->flop_j * sim_power_flop_scale(hw, clock_hz / fb) + w->byte_j) / t;
 }
 
-/* The highest clock in [floor, boost] at which the window draws at most the limit. With u = boost /
- * clock the window's dynamic energy over its time, flop_j / u^2 + byte_j against (limit - idle)
- * (boost_s + idle_s + extra_s (u - 1) / (boost / floor - 1)), falls as u grows and is convex in it:
- * Newton's steps from u = 1 (the boost side of the root) rise to the root without passing it. */
+/* The highest clock in [floor, boost] at which the window draws at most the limit. Under the plain
+ * law (plain_law), with u = boost / clock the window's dynamic energy over its time, flop_j / u^2 +
+ * byte_j against (limit - idle) (boost_s + idle_s + extra_s (u - 1) / (boost / floor - 1)), falls as
+ * u grows and is convex in it: Newton's steps from u = 1 (the boost side of the root) rise to the
+ * root without passing it. Otherwise (a roofline in the clock, another exponent) the draw still
+ * grows with the clock: bisection. */
 static double window_clock(const struct hw *hw, const struct window_sum *w)
 {
 	const double cap = hw->power_limit_w, fb = hw->sm_clock_hz, ff = floor_hz(hw);
@@ -241,8 +287,24 @@ static double window_clock(const struct hw *hw, const struct window_sum *w)
 		return fb;
 	if (window_draw_w(hw, w, ff) >= cap)
 		return ff;
-	const double lim = cap - hw->power_idle_w, r = fb / ff, b = w->extra_s / (r - 1);
-	const double t0 = w->boost_s + w->idle_s;
+	if (!plain_law(hw)) {
+		double lo = ff, hi = fb;
+		for (int i = 0; i < 40 && hi - lo > 1e-3; i++) {
+			double mid = 0.5 * (lo + hi);
+			if (window_draw_w(hw, w, mid) > cap)
+				hi = mid;
+			else
+				lo = mid;
+		}
+		return lo;
+	}
+	double boost_s = 0, extra_s = 0;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		boost_s += w->boost_s[c];
+		extra_s += w->extra_s[c];
+	}
+	const double lim = cap - hw->power_idle_w, r = fb / ff, b = extra_s / (r - 1);
+	const double t0 = boost_s + w->idle_s;
 	double u = 1;
 	for (int i = 0; i < 32; i++) {
 		double h = w->flop_j / (u * u) + w->byte_j - lim * (t0 + b * (u - 1));
@@ -259,9 +321,11 @@ static double window_clock(const struct hw *hw, const struct window_sum *w)
 
 static void op_sum(const struct hw *hw, const struct sim_power_op *op, struct window_sum *x)
 {
-	*x = (struct window_sum){.boost_s = op->boost_s, .extra_s = op->floor_s - op->boost_s,
-				 .flop_j = sim_power_flop_j(hw, op->klass) * op->flops,
+	*x = (struct window_sum){.flop_j = sim_power_flop_j(hw, op->klass) * op->flops,
 				 .byte_j = hw->power_byte_j * op->hbm_bytes};
+	int c = (unsigned)op->klass < HW_POWER_CLASS_COUNT ? (int)op->klass : HW_POWER_VECTOR;
+	x->boost_s[c] = op->boost_s;
+	x->extra_s[c] = op->floor_s - op->boost_s;
 }
 
 int sim_power_window_clocks(const struct hw *hw, const struct sim_power_op *ops, const int *seq, const double *gap_s,

@@ -5,17 +5,20 @@
  * power drawn by what ran before it.
  *
  * Draw. An op at SM clock f draws
- *     P(f) = P_idle + (e_flop * flops * (f / f_boost)^2 + e_byte * hbm_bytes) / t(f),
+ *     P(f) = P_idle + (e_flop * flops * (f / f_boost)^g + e_byte * hbm_bytes) / t(f),
  * its dynamic energy over its time: a FLOP's energy (e_flop of the op's power class, enum
  * hw_power_class: the FLOPs of a tensor-core GEMM, of the mma.sync-bound MLA decode and of vector
  * work do not cost the same; the global one where the preset has no class's; the op's FLOPs as the model counts them,
- * tensor or vector, with the on-chip data movement that comes with them) scales with the square
- * of the clock, as the voltage follows the clock; an HBM byte's does not (the memory clock is
- * fixed). A term for SMs busy whatever they compute (a draw per second of SM-clocked time) was
+ * tensor or vector, with the on-chip data movement that comes with them) scales with the clock to
+ * the power g (hw power_flop_clock_exp; 2, the voltage following the clock, where the preset has
+ * none; a cuBLAS GEMM held at the limit at five clocks measured 0.7: bench/results/
+ * clock-probe-h200-2026-12-03/); an HBM byte's does not (the memory clock is fixed). A term for SMs busy whatever they compute (a draw per second of SM-clocked time) was
  * tried and fitted to 0 on every bench capture of 2026-12-02 (bench/results/
  * k3-kernels-h200-2026-12-02w/README.md). t(f) is the cost model's time
  * (sim/cost.h), interpolated linearly in 1 / f between the boost clock and the floor (a
- * compute-bound op's time is linear in 1 / f, a memory-bound op's constant).
+ * compute-bound op's time is linear in 1 / f, a memory-bound op's constant), as a roofline in the
+ * clock: max(t(boost), b t(f)), b the share of the boost time its class's SM-clocked work takes
+ * (hw clock_bound; 1 where the preset has none).
  *
  * Limiter. The board filters its power, first order with time constant tau, and holds the
  * filtered power at the limit by lowering the clock: an op whose draw at boost is within the
@@ -33,8 +36,10 @@
 #include "model/ops.h"
 
 /* An op as the controller needs it: its time at boost and at the floor clock (seconds, the
- * floor's at least the boost's), its FLOPs and HBM bytes, and its power class (the energy of its
- * FLOPs: hw power_flop_j_class, the global power_flop_j where the class has none). */
+ * floor's at least the boost's; the floor's as the physical model scales it whole, cost_opts
+ * full_clock_scaling: sim_power_time_s applies the class's clock_bound), its FLOPs and HBM bytes,
+ * and its power class (the energy of its FLOPs: hw power_flop_j_class, the global power_flop_j
+ * where the class has none; its clock_bound). */
 struct sim_power_op {
 	double boost_s, floor_s;
 	double flops;
@@ -50,6 +55,14 @@ enum hw_power_class sim_power_class(const struct hw *hw, const struct op *op);
 /* The energy of a FLOP of class c at boost, J: the class's where the preset has it, else the
  * global one. */
 double sim_power_flop_j(const struct hw *hw, enum hw_power_class c);
+
+/* A FLOP's energy at clock ratio v = clock / boost over its energy at boost: v^power_flop_clock_exp
+ * (2 where the preset has none). */
+double sim_power_flop_scale(const struct hw *hw, double v);
+
+/* The share of a class's boost time bound by the SM clock (hw clock_bound; 1 where the preset has
+ * none): below boost its time is max(boost time, share x the physical model's scaled time). */
+double sim_clock_bound(const struct hw *hw, enum hw_power_class c);
 
 /* The op costed on its own (sim_op_cost, eager launches) at boost and at the floor; a
  * collective draws nothing of its own. */
@@ -69,7 +82,8 @@ void sim_power_idle(const struct hw *hw, struct sim_power_state *st);
 /* The GPU idle for gap_s seconds: the filtered power decays towards P_idle. */
 void sim_power_rest(const struct hw *hw, struct sim_power_state *st, double gap_s);
 
-/* The op's time at clock_hz (seconds; the interpolation above, clock_hz in [floor, boost]). */
+/* The op's time at clock_hz (seconds; clock_hz in [floor, boost]): max(boost_s, bound x the
+ * interpolation above), bound the class's sim_clock_bound. */
 double sim_power_time_s(const struct hw *hw, const struct sim_power_op *op, double clock_hz);
 
 /* The op's draw at clock_hz, W. */

@@ -236,6 +236,7 @@ static void account(struct mapper *mp, const struct op *o)
 		struct op_cost cf = c;
 		if (!comm) {
 			opts.clock = (struct hw_clock_sel){.given_hz = mp->hw->power_min_sm_clock_hz};
+			opts.full_clock_scaling = true; /* the class's clock_bound: sim_power_time_s */
 			op_time(mp, o, &opts, &cf);
 		}
 		mp->power_ops[at] = (struct sim_power_op){.boost_s = c.time_s, .floor_s = fmax(cf.time_s, c.time_s),

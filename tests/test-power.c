@@ -266,7 +266,10 @@ static void test_class_keys(void **state)
 	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 80\n"
 			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
 	char lines[1024], y[4096];
-	snprintf(lines, sizeof lines, "%s  power_flop_pj_mla_decode: 2.9\n  power_flop_pj_grouped_gemv: 13.5\n", base);
+	snprintf(lines, sizeof lines,
+		 "%s  power_flop_pj_mla_decode: 2.9\n  power_flop_pj_grouped_gemv: 13.5\n  clock_bound_grouped_gemm: 0.65\n"
+		 "  power_flop_clock_exp: 0.7\n",
+		 base);
 	snprintf(y, sizeof y, "%s%s%s", dev_head, lines, dev_tail);
 	struct hw hw, back;
 	struct err e;
@@ -291,8 +294,12 @@ static void test_class_keys(void **state)
 	assert_non_null(strstr(buf, "power_flop_pj_mla_decode: 2.9"));
 	assert_null(strstr(buf, "power_flop_pj_gemm:"));
 	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
-	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
 		assert_true(back.power_flop_j_class[c] == hw.power_flop_j_class[c]);
+		assert_true(back.clock_bound[c] == hw.clock_bound[c]);
+	}
+	assert_true(hw.clock_bound[HW_POWER_GROUPED_GEMM] == 0.65 && back.power_flop_clock_exp == 0.7);
+	assert_null(strstr(buf, "clock_bound_gemm:"));
 	free(buf);
 	/* a class's energy raises its ops' draw only */
 	struct sim_power_op mla = {.boost_s = 5e-3, .floor_s = 6e-3, .flops = 8.8e11, .hbm_bytes = 4.8e9,
@@ -577,9 +584,167 @@ static void test_window_key(void **state)
 	assert_int_equal(load_power(y, NULL), 0);
 	snprintf(y, sizeof y, "%s  power_byte_held: 2\n", base);
 	assert_int_equal(load_power(y, "power_byte_held"), 18);
+	/* the clock roofline's shares in [0.05, 1] (without the power model too), the exponent in (0, 4] */
+	snprintf(y, sizeof y, "%s  clock_bound_gemm: 0.9\n  clock_bound_grouped_gemm: 0.65\n  power_flop_clock_exp: 0.7\n", base);
+	assert_int_equal(load_power(y, NULL), 0);
+	assert_int_equal(load_power("  clock_bound_kda: 0.5\n", NULL), 0);
+	snprintf(y, sizeof y, "%s  clock_bound_gemm: 1.5\n", base);
+	assert_int_equal(load_power(y, "clock_bound_gemm"), 18);
+	snprintf(y, sizeof y, "%s  clock_bound_vector: 0.01\n", base);
+	assert_int_equal(load_power(y, "clock_bound_vector"), 18);
+	snprintf(y, sizeof y, "%s  power_flop_clock_exp: 5\n", base);
+	assert_int_equal(load_power(y, "power_flop_clock_exp"), 18);
 	/* a window alone still needs the model's required keys */
 	assert_int_equal(load_power("  power_window_ms: 100\n", "needs 'power_limit_w'"), 4);
 	assert_true(sim_power_windowed(&h200) && !sim_power_windowed(&h200_filtered));
+}
+
+
+/* The clock roofline (hw clock_bound) and the FLOP energy's clock exponent
+ * (power_flop_clock_exp), on their own. */
+static struct hw with_law(double bound_gemm, double exp)
+{
+	struct hw hw = h200;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		hw.clock_bound[c] = 0;
+	hw.clock_bound[HW_POWER_GEMM] = bound_gemm;
+	hw.power_flop_clock_exp = exp;
+	return hw;
+}
+
+/* An op's time: its boost time down to bound x boost, then the physical scaling times the bound;
+ * never faster at a lower clock; clock_for its inverse on the scaling part; bound 1 the plain law. */
+static void test_clock_bound_time(void **state)
+{
+	(void)state;
+	struct hw plain = with_law(0, 0), hw = with_law(0.8, 0);
+	const double fb = hw.sm_clock_hz, ff = hw.power_min_sm_clock_hz;
+	struct sim_power_op op = {.boost_s = 1e-3, .floor_s = 1e-3 * fb / ff, .flops = 7e11, .klass = HW_POWER_GEMM};
+	struct sim_power_op vec = op;
+	vec.klass = HW_POWER_VECTOR; /* no bound of its own: the plain law */
+	double prev = 0;
+	for (double f = fb; f >= ff; f -= 5e6) {
+		double t = sim_power_time_s(&hw, &op, f), tp = sim_power_time_s(&plain, &op, f);
+		assert_true(t >= prev * (1 - 1e-12)); /* never faster as the clock falls */
+		prev = t;
+		assert_true(t <= tp * (1 + 1e-12) && t >= op.boost_s);
+		assert_true(fabs(t - fmax(op.boost_s, 0.8 * tp)) < 1e-15);
+		assert_true(sim_power_time_s(&hw, &vec, f) == tp);
+		if (f > 0.8 * fb + 1e6)
+			assert_true(t == op.boost_s); /* above the kink: the boost time */
+		else if (f < 0.8 * fb - 1e6)
+			assert_true(fabs(sim_power_clock_for(&hw, &op, t) - f) < 1e3);
+	}
+	assert_true(fabs(sim_power_time_s(&hw, &op, ff) - 0.8 * op.floor_s) < 1e-15);
+	assert_true(sim_power_clock_for(&hw, &op, op.boost_s * 1.01) > 0.79 * fb);
+}
+
+/* A FLOP's energy falling slower with the clock (exponent 0.7, a cuBLAS GEMM's) leaves a heavy op
+ * a lower clock at the limit than the square law does; both within [floor, boost]; at boost the
+ * same draw. */
+static void test_flop_clock_exp(void **state)
+{
+	(void)state;
+	struct hw sq = with_law(0, 0), lin = with_law(0, 0.7);
+	struct sim_power_op heavy = drawing_op(&sq, 0.05, 900);
+	assert_true(fabs(sim_power_draw_w(&sq, &heavy, sq.sm_clock_hz) - sim_power_draw_w(&lin, &heavy, sq.sm_clock_hz)) <
+		    1e-9);
+	assert_true(fabs(sim_power_flop_scale(&lin, 0.5) - pow(0.5, 0.7)) < 1e-15);
+	assert_true(sim_power_flop_scale(&sq, 0.5) == 0.25);
+	double f_sq = sim_power_steady_hz(&sq, &heavy), f_lin = sim_power_steady_hz(&lin, &heavy);
+	assert_true(f_sq < sq.sm_clock_hz && f_lin < f_sq);
+	assert_true(f_lin >= lin.power_min_sm_clock_hz * (1 - 1e-12));
+	/* the draw at the limit clock is the limit (or the floor's above it) */
+	double d = sim_power_draw_w(&lin, &heavy, f_lin);
+	assert_true(f_lin <= lin.power_min_sm_clock_hz * (1 + 1e-9) || fabs(d - lin.power_limit_w) < 0.5);
+	/* a bound of its class lets the op keep its time at the clock the limit leaves it */
+	struct hw both = with_law(0.8, 0.7);
+	double f_both = sim_power_steady_hz(&both, &heavy);
+	assert_true(sim_power_time_s(&both, &heavy, f_both) <= sim_power_time_s(&lin, &heavy, f_lin) * (1 + 1e-12));
+}
+
+/* The window limiter under the roofline and the exponent (bisection in place of Newton's steps):
+ * clocks within [floor, boost], a periodic sequence shorter than the window at its mix's clock
+ * (the ops compute-bound: one kink a class, the window's sum exact), more idle never slower. */
+static void test_window_law(void **state)
+{
+	(void)state;
+	struct hw hw = with_law(0.8, 0.7);
+	hw.power_window_s = 0.1;
+	uint64_t seed = 11;
+	int slowed = 0, kinked = 0;
+	for (int k = 0; k < 200; k++) {
+		struct sim_power_op ops[4];
+		int n = 1 + k % 4, count[4], seq[8];
+		for (int i = 0; i < n; i++) {
+			double w = 600 + (double)((k * 7 + i * 13) % 11) * 60; /* 600 .. 1200 W at boost */
+			ops[i] = drawing_op(&hw, 1e-3 * (1 + (k + i) % 4), w);
+			count[i] = 1 + (i + k) % 2;
+		}
+		size_t m = 0;
+		for (int i = 0; i < n; i++)
+			for (int c = 0; c < count[i]; c++)
+				seq[m++] = i;
+		double hz[8];
+		assert_int_equal(sim_power_window_clocks(&hw, ops, seq, NULL, m, true, hz), 0);
+		double f = sim_power_mix_hz(&hw, ops, count, n);
+		for (size_t i = 0; i < m; i++) {
+			assert_true(hz[i] <= hw.sm_clock_hz && hz[i] >= hw.power_min_sm_clock_hz * (1 - 1e-12));
+			if (!(fabs(hz[i] - f) < 2e3))
+				fail_msg("k %d: window %.0f mix %.0f", k, hz[i], f);
+		}
+		slowed += f < hw.sm_clock_hz;
+		kinked += f < 0.8 * hw.sm_clock_hz;
+	}
+	assert_true(slowed > 20 && slowed < 200);
+	assert_true(kinked > 0); /* some below the kink: the test reaches both sides */
+	for (int k = 0; k < 50; k++) {
+		struct sim_power_op ops[24];
+		double gap[24] = {0}, more[24], hz[24], hz_more[24];
+		for (int i = 0; i < 24; i++) {
+			ops[i] = random_op(&seed);
+			ops[i].klass = i % 3 ? HW_POWER_GEMM : HW_POWER_VECTOR;
+			shorten(&ops[i], 0.03 / ops[i].boost_s);
+			more[i] = (i + k) % 3 == 0 ? 0.004 : 0;
+		}
+		assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, gap, 24, false, hz), 0);
+		assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, more, 24, false, hz_more), 0);
+		for (int i = 0; i < 24; i++) {
+			assert_true(hz[i] <= hw.sm_clock_hz && hz[i] >= hw.power_min_sm_clock_hz * (1 - 1e-12));
+			if (!(hz_more[i] >= hz[i] * (1 - 1e-4)))
+				fail_msg("k %d op %d: %.0f < %.0f", k, i, hz_more[i], hz[i]);
+		}
+	}
+}
+
+/* The cost model's side: a calibrated GEMM below boost keeps its boost time down to bound x boost,
+ * then max(boost time, bound x the full scaling); cost_opts full_clock_scaling the full scaling; at
+ * boost nothing changes; never below the physical floor. */
+static void test_clock_bound_cost(void **state)
+{
+	(void)state;
+	struct hw hw = with_law(0.8, 0);
+	struct op g = {.kind = OP_GEMM, .m = 8192, .n = 8192, .k = 8192, .w_dtype = DT_BF16, .a_dtype = DT_BF16, .o_dtype = DT_BF16};
+	op_fill(&g);
+	struct op_cost cb, cb0, c, cfull, c0;
+	struct cost_opts o = {0};
+	sim_op_cost(&hw, &g, &o, &cb);
+	sim_op_cost(&h200, &g, &o, &cb0);
+	assert_true(cb.time_s == cb0.time_s);
+	const double fb = hw.sm_clock_hz;
+	for (double f = 0.95 * fb; f > 0.66 * fb; f -= 0.05 * fb) {
+		o.clock = (struct hw_clock_sel){.given_hz = f};
+		o.full_clock_scaling = false;
+		sim_op_cost(&hw, &g, &o, &c);
+		sim_op_cost(&h200, &g, &o, &c0);
+		o.full_clock_scaling = true;
+		sim_op_cost(&hw, &g, &o, &cfull);
+		assert_true(cfull.time_s == c0.time_s);
+		assert_true(c.time_s >= cb.time_s * (1 - 1e-12) && c.time_s <= c0.time_s * (1 + 1e-12));
+		assert_true(c.time_s >= c.floor_s);
+		double want = fmax(cb.time_s - 0, 0.8 * c0.time_s);
+		assert_true(fabs(c.time_s - fmax(want, c.floor_s)) < 1e-3 * c.time_s);
+	}
 }
 
 int main(void)
@@ -599,6 +764,10 @@ int main(void)
 		cmocka_unit_test(test_window_mix),
 		cmocka_unit_test(test_window_idle_never_slower),
 		cmocka_unit_test(test_window_key),
+		cmocka_unit_test(test_clock_bound_time),
+		cmocka_unit_test(test_flop_clock_exp),
+		cmocka_unit_test(test_window_law),
+		cmocka_unit_test(test_clock_bound_cost),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * clock-probe: the SM clock read inside the GPU, against the one NVML reports, under the 700 W
+ * limit (2026-12-03, lead). The power model's draw and clock fits read NVML's SM clock; under the
+ * cap a back-to-back cuBLAS GEMM ran at 90 % of its uncapped rate while NVML read a 25 % lower
+ * clock (bench/results/power-stream-h200-2026-12-03/gemm/): either NVML's clock is not the one the
+ * kernels ran at, or a compute-bound kernel's time is not linear in 1 / clock. This settles which.
+ *
+ * Segments, each SECS seconds (idle 0.6 s between): `ffma` (a kernel of dependent FMA chains on
+ * every SM: its time is cycles / clock by construction, so its rate checks the probe), `gemm`
+ * (cuBLAS BF16 8192^3, back to back), `gemm_sN` (the same with a sleep kernel of N us after each
+ * GEMM: duty cycles between back to back and ~60 %, so the limiter settles at clocks between its
+ * floor and boost), `gemm` again. Work runs in batches of ~15 ms timed by CUDA events; after each batch, in the
+ * same stream, a one-thread probe kernel spins 100 us of %globaltimer and counts %clock64 over it:
+ * the SM clock right after the batch (the limiter's clock moves over ~100 ms, so it is the clock the
+ * batch ended at). The GPU waits for nothing else: the host syncs each batch once its probe is
+ * queued (one batch in flight ahead).
+ *
+ * Writes OUT/batches.csv: segment, batch, host unix time (s) at the batch's end, batch ms, work
+ * (FLOPs), TFLOP/s, probe MHz. Run nvidia-smi beside it for NVML's view (clock-probe.sh).
+ * usage: clock-probe OUT_DIR [SECS]
+ */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#define CK(x)                                                                                          \
+	do {                                                                                           \
+		cudaError_t e_ = (x);                                                                  \
+		if (e_ != cudaSuccess) {                                                               \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+			exit(1);                                                                       \
+		}                                                                                      \
+	} while (0)
+
+static __device__ __forceinline__ uint64_t gtimer()
+{
+	uint64_t t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/* One thread: clock64 cycles over ns nanoseconds of globaltimer, into out[2 slot], out[2 slot + 1]. */
+__global__ void probe_kernel(unsigned long long *out, int slot, unsigned ns)
+{
+	uint64_t t0 = gtimer(), t1;
+	long long c0 = clock64(), c1;
+	do {
+		t1 = gtimer();
+		c1 = clock64();
+	} while (t1 - t0 < ns);
+	out[2 * slot] = (unsigned long long)(c1 - c0);
+	out[2 * slot + 1] = t1 - t0;
+}
+
+/* Sleep ns nanoseconds on one thread (the GPU otherwise idle). */
+__global__ void sleep_kernel(unsigned ns)
+{
+	uint64_t t0 = gtimer();
+	while (gtimer() - t0 < ns)
+		__nanosleep(1000);
+}
+
+enum { FFMA_CHAINS = 8, FFMA_ITERS = 4096, FFMA_THREADS = 256 };
+
+/* FFMA_CHAINS dependent chains a thread, FFMA_ITERS steps each: 2 FLOPs a step. */
+__global__ void __launch_bounds__(FFMA_THREADS) ffma_kernel(float *sink, float a, float b)
+{
+	float x[FFMA_CHAINS];
+#pragma unroll
+	for (int i = 0; i < FFMA_CHAINS; i++)
+		x[i] = threadIdx.x * 1e-3f + i;
+	for (int it = 0; it < FFMA_ITERS; it++) {
+#pragma unroll
+		for (int i = 0; i < FFMA_CHAINS; i++)
+			x[i] = fmaf(x[i], a, b);
+	}
+	float s = 0;
+#pragma unroll
+	for (int i = 0; i < FFMA_CHAINS; i++)
+		s += x[i];
+	if (s == 12345.0f)
+		sink[blockIdx.x] = s;
+}
+
+static double unix_s()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct batch_rec {
+	const char *seg;
+	int batch;
+	double host_s, ms, flops;
+	int slot;
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help")) {
+		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS]\n");
+		return argc < 2 ? 2 : 0;
+	}
+	const char *out = argv[1];
+	double secs = argc > 2 ? atof(argv[2]) : 3.0;
+	if (!(secs > 0 && secs < 60)) {
+		fprintf(stderr, "clock-probe: SECS in (0, 60)\n");
+		return 2;
+	}
+	char path[4096];
+	snprintf(path, sizeof path, "%s/batches.csv", out);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "clock-probe: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	int sms = 0;
+	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	const int d = 8192;
+	__nv_bfloat16 *A, *B, *C;
+	CK(cudaMalloc(&A, (size_t)d * d * 2));
+	CK(cudaMalloc(&B, (size_t)d * d * 2));
+	CK(cudaMalloc(&C, (size_t)d * d * 2));
+	{
+		std::vector<__nv_bfloat16> h((size_t)d * d);
+		unsigned s = 12345;
+		for (auto &x : h) {
+			s = s * 1664525u + 1013904223u;
+			x = __float2bfloat16(((s >> 8) & 0xffff) / 65536.0f - 0.5f);
+		}
+		CK(cudaMemcpy(A, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+		CK(cudaMemcpy(B, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+	}
+	float *sink;
+	CK(cudaMalloc(&sink, 1 << 20));
+	const int max_slots = 1 << 16;
+	unsigned long long *probe;
+	CK(cudaMalloc(&probe, (size_t)max_slots * 2 * sizeof *probe));
+	cudaStream_t st;
+	CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+	cublasHandle_t h;
+	if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(h, st) != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "clock-probe: cublas set-up failed\n");
+		return 1;
+	}
+	const float alpha = 1, beta = 0;
+	auto gemm = [&]() {
+		if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, d, d, d, &alpha, A, CUDA_R_16BF, d, B, CUDA_R_16BF, d, &beta,
+				 C, CUDA_R_16BF, d, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+			fprintf(stderr, "clock-probe: cublasGemmEx failed\n");
+			exit(1);
+		}
+	};
+	const int ffma_blocks = sms * 8;
+	const double ffma_flops = 2.0 * FFMA_CHAINS * FFMA_ITERS * FFMA_THREADS * ffma_blocks;
+	const double gemm_flops = 2.0 * d * d * d;
+	auto ffma = [&]() { ffma_kernel<<<ffma_blocks, FFMA_THREADS, 0, st>>>(sink, 0.999f, 1e-3f); };
+	/* warm up, and the per-call times at rest (to size batches of ~15 ms) */
+	cudaEvent_t e0[2], e1[2];
+	for (int i = 0; i < 2; i++) {
+		CK(cudaEventCreate(&e0[i]));
+		CK(cudaEventCreate(&e1[i]));
+	}
+	for (int i = 0; i < 5; i++) {
+		gemm();
+		ffma();
+	}
+	CK(cudaStreamSynchronize(st));
+	float ms_g = 0, ms_f = 0;
+	CK(cudaEventRecord(e0[0], st));
+	for (int i = 0; i < 5; i++)
+		gemm();
+	CK(cudaEventRecord(e1[0], st));
+	for (int i = 0; i < 5; i++)
+		ffma();
+	CK(cudaEventRecord(e1[1], st));
+	CK(cudaStreamSynchronize(st));
+	CK(cudaEventElapsedTime(&ms_g, e0[0], e1[0]));
+	CK(cudaEventElapsedTime(&ms_f, e1[0], e1[1]));
+	ms_g /= 5;
+	ms_f /= 5;
+	const int n_gemm = ms_g > 0 ? (int)(15 / ms_g) + 1 : 10, n_ffma = ms_f > 0 ? (int)(15 / ms_f) + 1 : 10;
+	fprintf(stderr, "clock-probe: %d SMs; a gemm %.3f ms (%.0f TFLOP/s), an ffma launch %.3f ms (%.1f TFLOP/s); "
+			"batches of %d / %d\n",
+		sms, ms_g, gemm_flops / ms_g * 1e-9, ms_f, ffma_flops / ms_f * 1e-9, n_gemm, n_ffma);
+	std::vector<batch_rec> recs;
+	int slot = 0;
+	struct seg {
+		const char *name;
+		int kind;       /* 0 idle, 1 ffma, 2 gemm */
+		unsigned sleep_ns; /* after each call */
+		double s;
+	} segs[] = {{"idle", 0, 0, 1.0},         {"ffma", 1, 0, secs},          {"idle", 0, 0, 0.6},
+		    {"gemm", 2, 0, secs},         {"idle", 0, 0, 0.6},           {"gemm_s100", 2, 100000, secs},
+		    {"idle", 0, 0, 0.6},          {"gemm_s250", 2, 250000, secs}, {"idle", 0, 0, 0.6},
+		    {"gemm_s500", 2, 500000, secs}, {"idle", 0, 0, 0.6},         {"gemm_s1000", 2, 1000000, secs},
+		    {"idle", 0, 0, 0.6},          {"gemm", 2, 0, secs},          {"idle", 0, 0, 1.0}};
+	for (const seg &sg : segs) {
+		double t_end = unix_s() + sg.s;
+		int b = 0, cur = 0;
+		bool pending = false;
+		batch_rec prev{};
+		for (;;) {
+			bool more = unix_s() < t_end && slot < max_slots - 1;
+			if (more) {
+				int n = sg.kind == 2 ? n_gemm : sg.kind == 1 ? n_ffma : 0;
+				CK(cudaEventRecord(e0[cur], st));
+				if (sg.kind == 0)
+					sleep_kernel<<<1, 1, 0, st>>>(20000000u); /* 20 ms idle */
+				for (int i = 0; i < n; i++) {
+					if (sg.kind == 2)
+						gemm();
+					else
+						ffma();
+					if (sg.sleep_ns)
+						sleep_kernel<<<1, 1, 0, st>>>(sg.sleep_ns);
+				}
+				CK(cudaEventRecord(e1[cur], st));
+				probe_kernel<<<1, 1, 0, st>>>(probe, slot, 100000u);
+				CK(cudaGetLastError());
+			}
+			if (pending) { /* the batch before: done once its stop event is */
+				CK(cudaEventSynchronize(e1[cur ^ 1]));
+				prev.host_s = unix_s();
+				float ms = 0;
+				CK(cudaEventElapsedTime(&ms, e0[cur ^ 1], e1[cur ^ 1]));
+				prev.ms = ms;
+				recs.push_back(prev);
+				pending = false;
+			}
+			if (!more)
+				break;
+			int n = sg.kind == 2 ? n_gemm : sg.kind == 1 ? n_ffma : 0;
+			prev = batch_rec{sg.name, b++, 0, 0, (sg.kind == 2 ? gemm_flops : ffma_flops) * n * (sg.kind != 0), slot++};
+			pending = true;
+			cur ^= 1;
+		}
+		CK(cudaStreamSynchronize(st));
+	}
+	std::vector<unsigned long long> hp((size_t)slot * 2);
+	CK(cudaMemcpy(hp.data(), probe, hp.size() * sizeof hp[0], cudaMemcpyDeviceToHost));
+	fprintf(f, "segment,batch,host_unix_s,batch_ms,flops,tflops,probe_mhz\n");
+	for (const batch_rec &r : recs) {
+		double mhz = hp[2 * r.slot + 1] ? (double)hp[2 * r.slot] / (double)hp[2 * r.slot + 1] * 1e3 : 0;
+		fprintf(f, "%s,%d,%.6f,%.4f,%.6g,%.2f,%.1f\n", r.seg, r.batch, r.host_s, r.ms, r.flops,
+			r.ms > 0 ? r.flops / r.ms * 1e-9 : 0, mhz);
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "clock-probe: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	fprintf(stderr, "clock-probe: %zu batches into %s\n", recs.size(), path);
+	return 0;
+}
