@@ -250,13 +250,17 @@ int calib_points_at_boost(struct calib_points *pts, const struct hw *hw, int *n_
 			if (p->clock != HW_CLOCK_BOOST || !(p->sm_clock_hz > 0) ||
 			    !(p->sm_clock_hz < hw->sm_clock_hz))
 				continue;
-			struct cost_opts at = {.clock = {.given_hz = p->sm_clock_hz}};
+			struct cost_opts at = {.clock = {.given_hz = p->sm_clock_hz}, .full_clock_scaling = true};
 			struct op_cost cb, cc;
 			sim_op_cost(dev, &p->op, NULL, &cb);
 			sim_op_cost(dev, &p->op, &at, &cc);
 			if (!(cb.time_s > 0) || !(cc.time_s >= cb.time_s))
 				continue;
-			double f = cb.time_s / cc.time_s;
+			/* the preset's clock laws inverted (sim_boost_time_s): the model's ratio where it
+			 * has none */
+			double f = sim_boost_time_s(hw, sim_power_class(hw, &p->op), p->measured_s, cb.time_s, cc.time_s,
+						    p->sm_clock_hz / hw->sm_clock_hz) /
+				   p->measured_s;
 			p->measured_s *= f;
 			p->p10_s *= f;
 			p->p90_s *= f;

@@ -488,6 +488,7 @@ static const struct hw_key device_keys[] = {
 	KEY("power_flop_pj_" name, HK_F64, power_flop_j_class[HW_POWER_##id], 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 	HW_POWER_CLASSES(POWER_CLASS_KEY)
 #undef POWER_CLASS_KEY
+	KEY("clock_scaled_excess", HK_I64, clock_scaled_excess, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("power_flop_clock_exp", HK_F64, power_flop_clock_exp, 1, 1, 1, 9, false, HK_NONZERO),
 #define CLOCK_BOUND_KEY(id, name)                                                                  \
 	KEY("clock_bound_" name, HK_F64, clock_bound[HW_POWER_##id], 1, 1, 1, 9, false, HK_NONZERO),
@@ -592,6 +593,8 @@ static int read_keys(const struct doc *d, const struct doc_node *map, const char
  * above boost, not every draw 0. */
 static int check_power(const struct doc *d, const struct doc_node *dev, const struct hw *hw, struct err *e)
 {
+	if (hw->clock_scaled_excess != 0 && hw->clock_scaled_excess != 1)
+		return doc_error(d, doc_get(dev, "clock_scaled_excess"), e, "device: clock_scaled_excess must be 0 or 1");
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
 		if (hw->clock_bound[c] >= 0 && hw->clock_bound[c] <= 1 && (hw->clock_bound[c] == 0 || hw->clock_bound[c] >= 0.05))
 			continue;

@@ -213,6 +213,12 @@ struct hw {
 	 * default): the physical model's ratio as is. Measured with an SM clock read inside the
 	 * kernels (bench/results/clock-probe-h200-2026-12-03/). */
 	double clock_bound[HW_POWER_CLASS_COUNT];
+	/* 1: a calibrated op's time beyond the physical model's (its measured boost time less the
+	 * model's) scales with 1 / SM clock below boost, the model's own part as the model scales it
+	 * (a memory-bound kernel's launch, CTA and latency chains run on the SM clock); 0: the
+	 * measured time scales by the model's ratio whole. Measured: k3-bench's ops at two clocks,
+	 * bench/results/clock-bound-h200-2026-12-03/. */
+	int64_t clock_scaled_excess;
 	int64_t l2_bytes;
 	int64_t smem_per_sm_bytes;
 	int64_t hbm_bytes;

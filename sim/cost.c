@@ -692,6 +692,34 @@ static int64_t class_boundary_below(const struct op *op)
 	return 0;
 }
 
+double sim_clock_scaled_s(const struct hw *hw, double boost_s, double model_boost_s, double model_s, double scale)
+{
+	if (!(model_boost_s > 0) || !(scale > 0))
+		return boost_s;
+	if (hw->clock_scaled_excess && boost_s > model_boost_s)
+		return model_s + (boost_s - model_boost_s) / scale;
+	return boost_s * (model_s / model_boost_s);
+}
+
+double sim_boost_time_s(const struct hw *hw, enum hw_power_class klass, double measured_s, double model_boost_s,
+			double model_s, double scale)
+{
+	if (!(scale < 1) || !(model_boost_s > 0) || !(measured_s > 0))
+		return measured_s;
+	const double b = sim_clock_bound(hw, klass);
+	/* the law, t(x) = max(x, b S(x)) with S = sim_clock_scaled_s, rises with the boost time x:
+	 * x = measured where b S(measured) <= measured, else the x < measured of b S(x) = measured */
+	if (b * sim_clock_scaled_s(hw, measured_s, model_boost_s, model_s, scale) <= measured_s)
+		return measured_s;
+	const double m = measured_s / b;
+	if (hw->clock_scaled_excess) {
+		double x = model_boost_s + (m - model_s) * scale; /* S's excess branch (x > model_boost_s) */
+		if (x > model_boost_s)
+			return x;
+	}
+	return m * (model_boost_s / model_s);
+}
+
 static void op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
                     struct op_cost *out)
 {
@@ -720,7 +748,9 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 		 * physical model does (a roofline in the clock: clock_bound); launch gaps stay */
 		double kfloor;
 		double tb = calibrated_s(hw, op, dev_b, &c.calibrated, &c.extrapolated, &kfloor);
-		double t = bound < 1 ? fmax(tb, bound * tb * (dev / dev_b)) : tb * (dev / dev_b);
+		double t = sim_clock_scaled_s(hw, tb, dev_b, dev, reg.scale);
+		if (bound < 1)
+			t = fmax(tb, bound * t);
 		t = fmax(t, kfloor); /* as measured at boost: a lower bound at a lower clock too */
 		double f = t / dev;
 		c.time_s = t + gaps;

@@ -89,4 +89,17 @@ double sim_fp4_chunks(const struct hw *hw, const struct op *op);
 void sim_op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
 		 struct op_cost *out);
 
+/* A calibrated device time below boost before the roofline: boost_s (measured at boost) taken to
+ * the clock at scale = clock / boost, where the physical model takes model_boost_s to model_s:
+ * with hw clock_scaled_excess, model_s + (boost_s - model_boost_s) / scale (the time beyond the
+ * model's on the SM clock), else boost_s x model_s / model_boost_s. */
+double sim_clock_scaled_s(const struct hw *hw, double boost_s, double model_boost_s, double model_s, double scale);
+
+/* The inverse of the clock laws (sim_clock_scaled_s, then the class's clock_bound roofline): the
+ * boost time whose time at scale = clock / boost is measured_s, for an op of power class klass
+ * whose physical model takes model_boost_s at boost and model_s at the clock. measured_s itself
+ * at or above boost. Calibrate takes points measured below boost to boost with it. */
+double sim_boost_time_s(const struct hw *hw, enum hw_power_class klass, double measured_s, double model_boost_s,
+			double model_s, double scale);
+
 #endif

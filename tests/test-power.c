@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cost.h"
 #include "sim/power.h"
 #include "sim/step.h"
 
@@ -592,6 +593,10 @@ static void test_window_key(void **state)
 	assert_int_equal(load_power(y, "clock_bound_gemm"), 18);
 	snprintf(y, sizeof y, "%s  clock_bound_vector: 0.01\n", base);
 	assert_int_equal(load_power(y, "clock_bound_vector"), 18);
+	snprintf(y, sizeof y, "%s  clock_scaled_excess: 1\n", base);
+	assert_int_equal(load_power(y, NULL), 0);
+	snprintf(y, sizeof y, "%s  clock_scaled_excess: 2\n", base);
+	assert_int_equal(load_power(y, "clock_scaled_excess"), 18);
 	snprintf(y, sizeof y, "%s  power_flop_clock_exp: 5\n", base);
 	assert_int_equal(load_power(y, "power_flop_clock_exp"), 18);
 	/* a window alone still needs the model's required keys */
@@ -747,6 +752,78 @@ static void test_clock_bound_cost(void **state)
 	}
 }
 
+
+/* The clock laws' inverse (calibrate's points below boost, sim_boost_time_s): for random boost
+ * times, model times, clocks, shares and both excess laws, the law at the inverse gives the
+ * measured time back, and the law rises with the boost time. */
+static void test_clock_law_inverse(void **state)
+{
+	(void)state;
+	uint64_t seed = 5;
+	struct hw hw = h200;
+	int kinked = 0;
+	for (int k = 0; k < 20000; k++) {
+		double r[5];
+		for (int i = 0; i < 5; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			r[i] = (double)(seed >> 11) / 9007199254740992.0;
+		}
+		hw.clock_scaled_excess = k % 2;
+		hw.clock_bound[HW_POWER_GEMM] = k % 3 ? 0.6 + 0.4 * r[0] : 0;
+		double scale = 0.6 + 0.4 * r[1];
+		double mb = 1e-6 * pow(1e4, r[2]), mf = mb * (1 + (1 / scale - 1) * r[3]); /* model: 0 .. 1/scale */
+		double tb = mb * (0.5 + 3 * r[4]);
+		double b = sim_clock_bound(&hw, HW_POWER_GEMM);
+		double t = fmax(tb, b * sim_clock_scaled_s(&hw, tb, mb, mf, scale));
+		double t2 = fmax(tb * 1.01, b * sim_clock_scaled_s(&hw, tb * 1.01, mb, mf, scale));
+		assert_true(t2 >= t);
+		assert_true(t >= tb);
+		kinked += t > tb * (1 + 1e-9);
+		double back = sim_boost_time_s(&hw, HW_POWER_GEMM, t, mb, mf, scale);
+		if (!(fabs(back - tb) <= 1e-9 * tb))
+			fail_msg("k %d: tb %.9g t %.9g back %.9g (b %.3f scale %.3f mb %.3g mf %.3g excess %d)", k, tb, t,
+				 back, b, scale, mb, mf, (int)hw.clock_scaled_excess);
+	}
+	assert_true(kinked > 1000 && kinked < 19000);
+	/* at boost: the measured time */
+	assert_true(sim_boost_time_s(&hw, HW_POWER_GEMM, 3e-3, 1e-3, 1e-3, 1) == 3e-3);
+}
+
+/* clock_scaled_excess on a calibrated preset: the cost model's time below boost is the law's
+ * (sim_clock_scaled_s) on the calibrated boost time and the physical model's times (the preset
+ * without its tables), for a decode gemv and a GPU-filling GEMM; the excess law never faster than
+ * the plain ratio where the calibrated time exceeds the model's; at boost nothing changes. */
+static void test_clock_scaled_excess(void **state)
+{
+	(void)state;
+	struct hw ex = h200, phys = h200;
+	ex.clock_scaled_excess = 1;
+	phys.n_tables = 0;
+	phys.n_gemm_points = 0;
+	const double gaps = h200.launch_latency_s, fb = h200.sm_clock_hz;
+	for (int i = 0; i < 2; i++) {
+		struct op g = {.kind = OP_GEMM, .m = i ? 8192 : 1, .n = i ? 8192 : 4480, .k = i ? 8192 : 7168,
+			       .w_dtype = DT_BF16, .a_dtype = DT_BF16, .o_dtype = DT_BF16};
+		op_fill(&g);
+		struct cost_opts o = {0};
+		struct op_cost b0, b1, pb, c0, c1, pf;
+		sim_op_cost(&h200, &g, &o, &b0);
+		sim_op_cost(&ex, &g, &o, &b1);
+		sim_op_cost(&phys, &g, &o, &pb);
+		assert_true(b0.time_s == b1.time_s);
+		for (double sc = 0.95; sc > 0.7; sc -= 0.05) {
+			o.clock = (struct hw_clock_sel){.given_hz = sc * fb};
+			sim_op_cost(&h200, &g, &o, &c0);
+			sim_op_cost(&ex, &g, &o, &c1);
+			sim_op_cost(&phys, &g, &o, &pf);
+			double want = sim_clock_scaled_s(&ex, b0.time_s - gaps, pb.time_s - gaps, pf.time_s - gaps, sc);
+			assert_true(fabs(fmax(want, c1.floor_s - gaps) - (c1.time_s - gaps)) <= 1e-9 * c1.time_s);
+			if (b0.time_s > pb.time_s)
+				assert_true(c1.time_s >= c0.time_s * (1 - 1e-12));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -768,6 +845,8 @@ int main(void)
 		cmocka_unit_test(test_flop_clock_exp),
 		cmocka_unit_test(test_window_law),
 		cmocka_unit_test(test_clock_bound_cost),
+		cmocka_unit_test(test_clock_law_inverse),
+		cmocka_unit_test(test_clock_scaled_excess),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
