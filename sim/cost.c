@@ -740,7 +740,11 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 
 	double dev_b = cb.time_s - gaps, dev = c.time_s - gaps;
 	/* below boost: the share of the boost time bound by the SM clock (1: the ratio whole) */
-	const double bound = reg.scale < 1 && !(opts && opts->full_clock_scaling) && !op_is_comm(op->kind)
+	/* (a GEMM without a tensor path for its math runs its FMAs on the SIMT units: all SM work, the
+	 * roofline measured on tensor-core GEMMs not its) */
+	const bool simt_gemm = (op->kind == OP_GEMM || op->kind == OP_GROUPED_GEMM) &&
+			       !(hw->tensor_flops_per_s[math_dtype(op->w_dtype, op->a_dtype)] > 0);
+	const double bound = reg.scale < 1 && !(opts && opts->full_clock_scaling) && !op_is_comm(op->kind) && !simt_gemm
 				     ? sim_clock_bound(hw, sim_power_class(hw, op))
 				     : 1;
 	if ((hw->n_tables > 0 || hw->n_gemm_points > 0) && dev_b > 0) {

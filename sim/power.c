@@ -109,12 +109,13 @@ double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, doub
 
 double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, double time_s)
 {
-	const double fb = hw->sm_clock_hz, ff = floor_hz(hw);
-	if (time_s <= op->boost_s || !(op->floor_s > op->boost_s) || !(ff < fb))
+	const double fb = hw->sm_clock_hz, ff = floor_hz(hw), b = sim_clock_bound(hw, op->klass);
+	/* (a time a rounding above the boost time, e.g. a mean over instances at boost, is the boost
+	 * time; an op whose roofline keeps it at its boost time down to the floor has no other) */
+	if (time_s <= op->boost_s * (1 + 1e-9) || !(op->floor_s > op->boost_s) || !(ff < fb) ||
+	    b * op->floor_s <= op->boost_s)
 		return fb;
-	time_s /= sim_clock_bound(hw, op->klass); /* the interpolation's time */
-	if (time_s <= op->boost_s)
-		return fb;
+	time_s /= b; /* the interpolation's time */
 	if (time_s >= op->floor_s)
 		return ff;
 	double x = (time_s - op->boost_s) / (op->floor_s - op->boost_s);

@@ -450,10 +450,14 @@ static void shorten(struct sim_power_op *op, double s)
 	}
 }
 
+/* The shipped preset with window window_s under the plain clock laws (every class's time scaled by
+ * the model's ratio whole: the window's sums exact per op; test_window_law has the roofline). */
 static struct hw windowed(double window_s)
 {
 	struct hw hw = h200;
 	hw.power_window_s = window_s;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		hw.clock_bound[c] = 0;
 	return hw;
 }
 
@@ -610,6 +614,7 @@ static void test_window_key(void **state)
 static struct hw with_law(double bound_gemm, double exp)
 {
 	struct hw hw = h200;
+	hw.clock_scaled_excess = 0;
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
 		hw.clock_bound[c] = 0;
 	hw.clock_bound[HW_POWER_GEMM] = bound_gemm;
@@ -728,20 +733,20 @@ static void test_window_law(void **state)
 static void test_clock_bound_cost(void **state)
 {
 	(void)state;
-	struct hw hw = with_law(0.8, 0);
+	struct hw hw = with_law(0.8, 0), plain = with_law(0, 0);
 	struct op g = {.kind = OP_GEMM, .m = 8192, .n = 8192, .k = 8192, .w_dtype = DT_BF16, .a_dtype = DT_BF16, .o_dtype = DT_BF16};
 	op_fill(&g);
 	struct op_cost cb, cb0, c, cfull, c0;
 	struct cost_opts o = {0};
 	sim_op_cost(&hw, &g, &o, &cb);
-	sim_op_cost(&h200, &g, &o, &cb0);
+	sim_op_cost(&plain, &g, &o, &cb0);
 	assert_true(cb.time_s == cb0.time_s);
 	const double fb = hw.sm_clock_hz;
 	for (double f = 0.95 * fb; f > 0.66 * fb; f -= 0.05 * fb) {
 		o.clock = (struct hw_clock_sel){.given_hz = f};
 		o.full_clock_scaling = false;
 		sim_op_cost(&hw, &g, &o, &c);
-		sim_op_cost(&h200, &g, &o, &c0);
+		sim_op_cost(&plain, &g, &o, &c0);
 		o.full_clock_scaling = true;
 		sim_op_cost(&hw, &g, &o, &cfull);
 		assert_true(cfull.time_s == c0.time_s);
@@ -796,24 +801,24 @@ static void test_clock_law_inverse(void **state)
 static void test_clock_scaled_excess(void **state)
 {
 	(void)state;
-	struct hw ex = h200, phys = h200;
+	struct hw ex = with_law(0, 0), phys = ex, base = ex; /* the plain laws, and the excess law on its own */
 	ex.clock_scaled_excess = 1;
 	phys.n_tables = 0;
 	phys.n_gemm_points = 0;
-	const double gaps = h200.launch_latency_s, fb = h200.sm_clock_hz;
+	const double gaps = base.launch_latency_s, fb = base.sm_clock_hz;
 	for (int i = 0; i < 2; i++) {
 		struct op g = {.kind = OP_GEMM, .m = i ? 8192 : 1, .n = i ? 8192 : 4480, .k = i ? 8192 : 7168,
 			       .w_dtype = DT_BF16, .a_dtype = DT_BF16, .o_dtype = DT_BF16};
 		op_fill(&g);
 		struct cost_opts o = {0};
 		struct op_cost b0, b1, pb, c0, c1, pf;
-		sim_op_cost(&h200, &g, &o, &b0);
+		sim_op_cost(&base, &g, &o, &b0);
 		sim_op_cost(&ex, &g, &o, &b1);
 		sim_op_cost(&phys, &g, &o, &pb);
 		assert_true(b0.time_s == b1.time_s);
 		for (double sc = 0.95; sc > 0.7; sc -= 0.05) {
 			o.clock = (struct hw_clock_sel){.given_hz = sc * fb};
-			sim_op_cost(&h200, &g, &o, &c0);
+			sim_op_cost(&base, &g, &o, &c0);
 			sim_op_cost(&ex, &g, &o, &c1);
 			sim_op_cost(&phys, &g, &o, &pf);
 			double want = sim_clock_scaled_s(&ex, b0.time_s - gaps, pb.time_s - gaps, pf.time_s - gaps, sc);

@@ -15,6 +15,7 @@
 
 #include "calib-fixture.h"
 #include "calib/validate.h"
+#include "sim/power.h"
 #include "reports/calib.h"
 #include "util/outfile.h"
 #include "util/doc.h"
@@ -154,10 +155,20 @@ static void test_measured_clock(void **state)
 		assert_true(vb.clock_hz[i] == hw.sm_clock_hz);
 		if (strstr(p->spec, "m=8192")) {
 			assert_true(fabs(p->sm_clock_hz - 1830e6) < 1 && vm.clock_hz[i] == p->sm_clock_hz);
-			/* compute-bound: slower by about 1980 / 1830 */
+			/* compute-bound, but the preset's dense GEMMs are bound by the SM clock for 90 % of
+			 * their boost time (clock_bound_gemm: a roofline in the clock): at 1830 MHz, above
+			 * 0.9 x boost, the boost time; without the roofline slower by about 1980 / 1830 */
 			double r = vm.predicted_s[i] / vb.predicted_s[i];
-			if (!(r > 1.06 && r < 1980.0 / 1830 + 1e-3))
+			if (!(fabs(r - 1) < 1e-9))
 				fail_msg("gemm at 1830 MHz: %.4f x the boost prediction", r);
+			struct hw plain = hw;
+			plain.clock_bound[HW_POWER_GEMM] = 0;
+			struct calib_validation vp;
+			assert_int_equal(calib_validate_clock(&vp, &pts, &plain, CALIB_CLOCK_MEASURED, &e), 0);
+			r = vp.predicted_s[i] / vb.predicted_s[i];
+			if (!(r > 1.06 && r < 1980.0 / 1830 + 1e-3))
+				fail_msg("gemm at 1830 MHz, plain clock law: %.4f x the boost prediction", r);
+			calib_validation_release(&vp);
 		} else if (strstr(p->spec, "copy")) {
 			assert_true(vm.clock_hz[i] == 1500e6);
 			double r = vm.predicted_s[i] / vb.predicted_s[i];
@@ -198,11 +209,24 @@ static void test_measured_clock(void **state)
 	calib_validation_release(&vm);
 
 	/* calibrate --clock measured: each point below boost scaled to its boost-clock time by the
-	 * physical model's ratio (the compute-bound GEMM by about 1830 / 1980, the copy barely, the
-	 * one read above boost not at all) */
+	 * inverse of the preset's clock laws (sim_boost_time_s): under the plain law (no roofline) by
+	 * the physical model's ratio (the compute-bound GEMM by about 1830 / 1980, the copy barely,
+	 * the one read above boost not at all); under h200's roofline the GEMM at 1830 MHz, above
+	 * 0.9 x boost, keeps its time */
 	double was_s[3];
 	for (size_t i = 0; i < pts.n; i++)
 		was_s[i] = pts.p[i].measured_s;
+	{
+		struct calib_points same;
+		calib_points_init(&same);
+		assert_int_equal(calib_points_add_file(&same, db, NULL, NULL, &e), 0);
+		assert_int_equal(calib_points_at_boost(&same, &hw, NULL, &e), 0);
+		for (size_t i = 0; i < same.n; i++)
+			if (strstr(same.p[i].spec, "m=8192") && !(fabs(same.p[i].measured_s / was_s[i] - 1) < 1e-12))
+				fail_msg("gemm under the roofline scaled by %.4f", same.p[i].measured_s / was_s[i]);
+		calib_points_release(&same);
+	}
+	hw.clock_bound[HW_POWER_GEMM] = 0; /* the plain law */
 	int scaled = -1;
 	assert_int_equal(calib_points_at_boost(&pts, &hw, &scaled, &e), 0);
 	assert_int_equal(scaled, 2);
