@@ -8,14 +8,14 @@
 #   held  laws + the HBM byte's measured 65.3 pJ held (h200 since 2026-12-03, with
 #         validate-slice.py's default MEASURED_LAWS)
 # then python3 heldout-table.py OUT. From the repository root:
-#   sh bench/results/clock-bound-h200-2026-12-03/heldout-run.sh K3SIM OUT
+#   [RESULTS=bench/results] sh bench/results/clock-bound-h200-2026-12-03/heldout-run.sh K3SIM OUT
 set -eu
 K3=${1:?usage: heldout-run.sh K3SIM OUT}
 OUT=${2:?usage: heldout-run.sh K3SIM OUT}
 OLD="--measured-laws off --device-key clock_scaled_excess=0 --device-key clock_bound_gemm=0 --device-key power_byte_pj=79.2274763 --device-key power_byte_held=0 --device-key power_flop_pj=1.39994935"
 LAWS="--device-key clock_bound_gemm=0.835 --device-key clock_bound_grouped_gemm=0.96 --device-key clock_scaled_excess=1"
 for rd in 03r 03v 03z 03za; do
-	D=bench/results/k3-kernels-h200-2026-12-$rd
+	D=${RESULTS:-bench/results}/k3-kernels-h200-2026-12-$rd
 	for cfg in base laws held; do
 		case $cfg in base) VA="$OLD" ;; laws) VA="$OLD $LAWS" ;; held) VA="" ;; esac
 		mkdir -p "$OUT/$rd-$cfg"
