@@ -44,7 +44,8 @@ static void usage(FILE *out)
 		"                     from an idle GPU (sim/power.h; presets with device.power_*); or a\n"
 		"                     clock in MHz (1830, 1830MHz: e.g. the clock a run was measured at;\n"
 		"                     not above the preset's boost). Tensor and vector rates scale with it,\n"
-		"                     HBM and the interconnects do not\n");
+		"                     HBM and the interconnects do not (a preset's clock_bound_<class>: an\n"
+		"                     op keeps its boost time down to that share of boost)\n");
 }
 
 static int parse_count(const char *opt, const char *v, int64_t *out)
