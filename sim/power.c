@@ -289,13 +289,29 @@ static double window_clock(const struct hw *hw, const struct window_sum *w)
 	if (window_draw_w(hw, w, ff) >= cap)
 		return ff;
 	if (!plain_law(hw)) {
-		double lo = ff, hi = fb;
-		for (int i = 0; i < 40 && hi - lo > 1e-3; i++) {
-			double mid = 0.5 * (lo + hi);
-			if (window_draw_w(hw, w, mid) > cap)
-				hi = mid;
-			else
-				lo = mid;
+		/* regula falsi, Illinois's variant (the end kept twice in a row has its value halved):
+		 * superlinear on the smooth pieces, the bracket never lost at a kink; lo keeps the side
+		 * that draws at most the limit */
+		double lo = ff, hi = fb, glo = window_draw_w(hw, w, ff) - cap, ghi = window_draw_w(hw, w, fb) - cap;
+		int side = 0;
+		for (int i = 0; i < 60 && hi - lo > 1; i++) {
+			double x = (lo * ghi - hi * glo) / (ghi - glo);
+			if (!(x > lo && x < hi))
+				x = 0.5 * (lo + hi);
+			double gx = window_draw_w(hw, w, x) - cap;
+			if (gx > 0) {
+				hi = x;
+				ghi = gx;
+				if (side == 1)
+					glo *= 0.5;
+				side = 1;
+			} else {
+				lo = x;
+				glo = gx;
+				if (side == -1)
+					ghi *= 0.5;
+				side = -1;
+			}
 		}
 		return lo;
 	}
