@@ -280,7 +280,7 @@ static double window_draw_w(const struct hw *hw, const struct window_sum *w, dou
  * byte_j against (limit - idle) (boost_s + idle_s + extra_s (u - 1) / (boost / floor - 1)), falls as
  * u grows and is convex in it: Newton's steps from u = 1 (the boost side of the root) rise to the
  * root without passing it. Otherwise (a roofline in the clock, another exponent) the draw still
- * grows with the clock: bisection. */
+ * grows with the clock: regula falsi. */
 static double window_clock(const struct hw *hw, const struct window_sum *w)
 {
 	const double cap = hw->power_limit_w, fb = hw->sm_clock_hz, ff = floor_hz(hw);
