@@ -517,6 +517,29 @@ static void test_window_inherits(void **state)
 	assert_true(hz[0] == hw.sm_clock_hz);
 }
 
+/* A sequence of ops ops[0, n) (op i count[i] = 1 + (i + k) % 2 times) repeated back to back, shorter
+ * than the window: every instance's window clock within [floor, boost] and within 2 kHz of the mix's
+ * clock (sim_power_mix_hz), which it returns. */
+static double window_mix_case(const struct hw *hw, const struct sim_power_op *ops, int n, int k)
+{
+	int count[4], seq[8];
+	size_t m = 0;
+	for (int i = 0; i < n; i++) {
+		count[i] = 1 + (i + k) % 2;
+		for (int c = 0; c < count[i]; c++)
+			seq[m++] = i;
+	}
+	double hz[8];
+	assert_int_equal(sim_power_window_clocks(hw, ops, seq, NULL, m, true, hz), 0);
+	double f = sim_power_mix_hz(hw, ops, count, n);
+	for (size_t i = 0; i < m; i++) {
+		assert_true(hz[i] <= hw->sm_clock_hz && hz[i] >= hw->power_min_sm_clock_hz * (1 - 1e-12));
+		if (!(fabs(hz[i] - f) < 2e3))
+			fail_msg("k %d: window %.0f mix %.0f", k, hz[i], f);
+	}
+	return f;
+}
+
 /* A sequence repeated back to back that is shorter than the window runs at its mix's clock
  * (sim_power_mix_hz, each op once); an op given twice by seq counts twice. */
 static void test_window_mix(void **state)
@@ -527,22 +550,12 @@ static void test_window_mix(void **state)
 	int slowed = 0;
 	for (int k = 0; k < 200; k++) {
 		struct sim_power_op ops[4];
-		int n = 1 + k % 4, count[4], seq[8];
+		int n = 1 + k % 4;
 		for (int i = 0; i < n; i++) {
 			ops[i] = random_op(&seed);
 			shorten(&ops[i], 0.005 / ops[i].floor_s); /* at most 5 ms at the floor: 8 of them in the window */
-			count[i] = 1 + (i + k) % 2;
 		}
-		size_t m = 0;
-		for (int i = 0; i < n; i++)
-			for (int c = 0; c < count[i]; c++)
-				seq[m++] = i;
-		double hz[8];
-		assert_int_equal(sim_power_window_clocks(&hw, ops, seq, NULL, m, true, hz), 0);
-		double f = sim_power_mix_hz(&hw, ops, count, n);
-		for (size_t i = 0; i < m; i++)
-			assert_true(fabs(hz[i] - f) < 2e3);
-		slowed += f < hw.sm_clock_hz;
+		slowed += window_mix_case(&hw, ops, n, k) < hw.sm_clock_hz;
 	}
 	assert_true(slowed > 10 && slowed < 190);
 }
@@ -685,24 +698,12 @@ static void test_window_law(void **state)
 	int slowed = 0, kinked = 0;
 	for (int k = 0; k < 200; k++) {
 		struct sim_power_op ops[4];
-		int n = 1 + k % 4, count[4], seq[8];
+		int n = 1 + k % 4;
 		for (int i = 0; i < n; i++) {
 			double w = 600 + (double)((k * 7 + i * 13) % 11) * 60; /* 600 .. 1200 W at boost */
 			ops[i] = drawing_op(&hw, 1e-3 * (1 + (k + i) % 4), w);
-			count[i] = 1 + (i + k) % 2;
 		}
-		size_t m = 0;
-		for (int i = 0; i < n; i++)
-			for (int c = 0; c < count[i]; c++)
-				seq[m++] = i;
-		double hz[8];
-		assert_int_equal(sim_power_window_clocks(&hw, ops, seq, NULL, m, true, hz), 0);
-		double f = sim_power_mix_hz(&hw, ops, count, n);
-		for (size_t i = 0; i < m; i++) {
-			assert_true(hz[i] <= hw.sm_clock_hz && hz[i] >= hw.power_min_sm_clock_hz * (1 - 1e-12));
-			if (!(fabs(hz[i] - f) < 2e3))
-				fail_msg("k %d: window %.0f mix %.0f", k, hz[i], f);
-		}
+		double f = window_mix_case(&hw, ops, n, k);
 		slowed += f < hw.sm_clock_hz;
 		kinked += f < 0.8 * hw.sm_clock_hz;
 	}
