@@ -16,9 +16,12 @@
  * batch ended at). The GPU waits for nothing else: the host syncs each batch once its probe is
  * queued (one batch in flight ahead).
  *
+ * --step: instead, the limiter's step response at ~1 ms resolution (batches of one GEMM, four FFMA
+ * launches or 1 ms of sleep, each followed by a 50 us probe): capped by GEMMs, then an FFMA load
+ * (~400 W at boost, under the limit), GEMMs, idle, GEMMs from idle.
  * Writes OUT/batches.csv: segment, batch, host unix time (s) at the batch's end, batch ms, work
  * (FLOPs), TFLOP/s, probe MHz. Run nvidia-smi beside it for NVML's view (clock-probe.sh).
- * usage: clock-probe OUT_DIR [SECS]
+ * usage: clock-probe OUT_DIR [SECS [--step]]
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -108,7 +111,7 @@ struct batch_rec {
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS]\n");
+		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step]]\n");
 		return argc < 2 ? 2 : 0;
 	}
 	const char *out = argv[1];
@@ -200,12 +203,24 @@ int main(int argc, char **argv)
 		int kind;       /* 0 idle, 1 ffma, 2 gemm */
 		unsigned sleep_ns; /* after each call */
 		double s;
-	} segs[] = {{"idle", 0, 0, 1.0},         {"ffma", 1, 0, secs},          {"idle", 0, 0, 0.6},
+		bool fine = false; /* ~1 ms batches: the limiter's step response */
+	};
+	static const seg coarse[] = {{"idle", 0, 0, 1.0},         {"ffma", 1, 0, secs},          {"idle", 0, 0, 0.6},
 		    {"gemm", 2, 0, secs},         {"idle", 0, 0, 0.6},           {"gemm_s100", 2, 100000, secs},
 		    {"idle", 0, 0, 0.6},          {"gemm_s250", 2, 250000, secs}, {"idle", 0, 0, 0.6},
 		    {"gemm_s500", 2, 500000, secs}, {"idle", 0, 0, 0.6},         {"gemm_s1000", 2, 1000000, secs},
 		    {"idle", 0, 0, 0.6},          {"gemm", 2, 0, secs},          {"idle", 0, 0, 1.0}};
-	for (const seg &sg : segs) {
+	/* --step: the limiter's step response at ~1 ms resolution: capped by GEMMs, then an FFMA load
+	 * (~400 W at boost: headroom under the limit), then GEMMs again, idle, GEMMs from idle */
+	static const seg step[] = {{"idle", 0, 0, 1.0},          {"gemm", 2, 0, 2.0},
+				   {"ffma_fine", 1, 0, 1.0, true}, {"gemm", 2, 0, 2.0},
+				   {"idle_fine", 0, 0, 0.6, true}, {"gemm_fine", 2, 0, 1.0, true},
+				   {"idle_fine", 0, 0, 0.6, true}};
+	const bool step_mode = argc > 3 && !strcmp(argv[3], "--step");
+	const seg *segs = step_mode ? step : coarse;
+	const size_t n_segs = step_mode ? sizeof step / sizeof *step : sizeof coarse / sizeof *coarse;
+	for (size_t si = 0; si < n_segs; si++) {
+		const seg &sg = segs[si];
 		double t_end = unix_s() + sg.s;
 		int b = 0, cur = 0;
 		bool pending = false;
@@ -213,10 +228,10 @@ int main(int argc, char **argv)
 		for (;;) {
 			bool more = unix_s() < t_end && slot < max_slots - 1;
 			if (more) {
-				int n = sg.kind == 2 ? n_gemm : sg.kind == 1 ? n_ffma : 0;
+				int n = sg.kind == 2 ? (sg.fine ? 1 : n_gemm) : sg.kind == 1 ? (sg.fine ? 4 : n_ffma) : 0;
 				CK(cudaEventRecord(e0[cur], st));
 				if (sg.kind == 0)
-					sleep_kernel<<<1, 1, 0, st>>>(20000000u); /* 20 ms idle */
+					sleep_kernel<<<1, 1, 0, st>>>(sg.fine ? 1000000u : 20000000u); /* 1 or 20 ms idle */
 				for (int i = 0; i < n; i++) {
 					if (sg.kind == 2)
 						gemm();
@@ -226,7 +241,7 @@ int main(int argc, char **argv)
 						sleep_kernel<<<1, 1, 0, st>>>(sg.sleep_ns);
 				}
 				CK(cudaEventRecord(e1[cur], st));
-				probe_kernel<<<1, 1, 0, st>>>(probe, slot, 100000u);
+				probe_kernel<<<1, 1, 0, st>>>(probe, slot, sg.fine ? 50000u : 100000u);
 				CK(cudaGetLastError());
 			}
 			if (pending) { /* the batch before: done once its stop event is */
@@ -240,7 +255,7 @@ int main(int argc, char **argv)
 			}
 			if (!more)
 				break;
-			int n = sg.kind == 2 ? n_gemm : sg.kind == 1 ? n_ffma : 0;
+			int n = sg.kind == 2 ? (sg.fine ? 1 : n_gemm) : sg.kind == 1 ? (sg.fine ? 4 : n_ffma) : 0;
 			prev = batch_rec{sg.name, b++, 0, 0, (sg.kind == 2 ? gemm_flops : ffma_flops) * n * (sg.kind != 0), slot++};
 			pending = true;
 			cur ^= 1;
