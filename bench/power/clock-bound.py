@@ -20,12 +20,11 @@ import bisect
 import math
 import glob
 import json
-import lzma
 import os
-import sqlite3
 import subprocess
 import sys
-import tempfile
+
+from capdb import open_capture, union_ns
 
 EXCESS = "--excess" in sys.argv
 argv = [x for x in sys.argv[1:] if x != "--excess"]
@@ -39,17 +38,13 @@ CLASS = {"gemm": "gemm", "grouped_gemm": "grouped_gemm", "mla_prefill": "mla_pre
 
 
 def load(db_xz):
-    fd, path = tempfile.mkstemp(suffix=".db")
-    with os.fdopen(fd, "wb") as f:
-        f.write(lzma.open(db_xz).read())
-    c = sqlite3.connect(path)
-    ks = c.execute("""SELECT n.text, n.start, n.end, k.start, k.end FROM NVTX_EVENTS n
-                      JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.start BETWEEN n.start AND n.end
-                      JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId
-                      WHERE n.text LIKE 'k3sim op=%' ORDER BY n.start""").fetchall()
-    g = c.execute("SELECT timestamp, smClockMHz FROM K3SIM_GPU_METRICS WHERE smClockMHz > 0 ORDER BY timestamp").fetchall()
-    c.close()
-    os.unlink(path)
+    with open_capture(db_xz) as c:
+        ks = c.execute("""SELECT n.text, n.start, n.end, k.start, k.end FROM NVTX_EVENTS n
+                          JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.start BETWEEN n.start AND n.end
+                          JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId
+                          WHERE n.text LIKE 'k3sim op=%' ORDER BY n.start""").fetchall()
+        g = c.execute("SELECT timestamp, smClockMHz FROM K3SIM_GPU_METRICS WHERE smClockMHz > 0 "
+                      "ORDER BY timestamp").fetchall()
     gt = [x[0] for x in g]
     ranges = {}
     for text, ns, ne, ks_, ke in ks:
@@ -57,15 +52,7 @@ def load(db_xz):
     per = {}
     for (text, ns), iv in ranges.items():
         iv.sort()
-        busy, cur_s, cur_e = 0, None, None
-        for s, e in iv:  # the union of the kernels' intervals
-            if cur_e is None or s > cur_e:
-                if cur_e is not None:
-                    busy += cur_e - cur_s
-                cur_s, cur_e = s, e
-            else:
-                cur_e = max(cur_e, e)
-        busy += cur_e - cur_s
+        busy = union_ns(iv)
         mid = (iv[0][0] + iv[-1][1]) // 2
         j = bisect.bisect_left(gt, mid)
         near = [g[k] for k in (j - 1, j) if 0 <= k < len(g)]

@@ -80,7 +80,10 @@ for i, (name, rows) in enumerate(segs):
     print("| %d | %s | %d | %.1f | %.0f (%.0f-%.0f) | %.0f | %.0f | %.0f | %.1f | %s |" % (
         i, name, len(steady), mean(tf), mean(mhz), min(mhz), max(mhz), mean(s[1] for s in rd),
         mean(s[2] for s in rd), mean(s[3] for s in rd), per, " ".join(reasons)))
-with open(os.path.join(out, "merged.csv"), "w", newline="") as f:
+dst = os.path.join(out, "merged.csv")
+tmp = "%s.tmp.%d" % (dst, os.getpid())  # renamed into place once whole
+with open(tmp, "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(merged[0].keys()) if merged else ["seg"])
     w.writeheader()
     w.writerows(merged)
+os.replace(tmp, dst)

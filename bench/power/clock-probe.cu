@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <unistd.h>
 #include <vector>
 
 #define CK(x)                                                                                          \
@@ -120,11 +121,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "clock-probe: SECS in (0, 60)\n");
 		return 2;
 	}
-	char path[4096];
+	/* written to a temporary beside it, renamed into place at the end: an interrupted run leaves
+	 * the old batches.csv */
+	char path[4096], tmp[4200];
 	snprintf(path, sizeof path, "%s/batches.csv", out);
-	FILE *f = fopen(path, "w");
+	snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
 	if (!f) {
-		fprintf(stderr, "clock-probe: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "clock-probe: %s: %s\n", tmp, strerror(errno));
 		return 1;
 	}
 	int sms = 0;
@@ -270,8 +274,9 @@ int main(int argc, char **argv)
 		fprintf(f, "%s,%d,%.6f,%.4f,%.6g,%.2f,%.1f\n", r.seg, r.batch, r.host_s, r.ms, r.flops,
 			r.ms > 0 ? r.flops / r.ms * 1e-9 : 0, mhz);
 	}
-	if (fclose(f)) {
+	if (fclose(f) || rename(tmp, path)) {
 		fprintf(stderr, "clock-probe: %s: %s\n", path, strerror(errno));
+		remove(tmp);
 		return 1;
 	}
 	fprintf(stderr, "clock-probe: %zu batches into %s\n", recs.size(), path);

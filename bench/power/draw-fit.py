@@ -24,30 +24,17 @@ is 136 W and the byte comes out at 165 pJ (65.3 measured): the bench's unranged 
 attributed well enough. usage: draw-fit.py K3SIM DB[.xz]... [--gamma G] [--idle W] [--byte-pj B (held)]"""
 import bisect
 import json
-import lzma
 import math
-import os
 import re
-import sqlite3
 import subprocess
 import sys
-import tempfile
+
+from capdb import open_capture, take_float
 
 args = sys.argv[1:]
-
-
-def opt(name, default):
-    if name in args:
-        i = args.index(name)
-        v = float(args[i + 1])
-        del args[i:i + 2]
-        return v
-    return default
-
-
-GAMMA = opt("--gamma", 2.0)
-IDLE = opt("--idle", 121.5)
-BYTE_HELD = opt("--byte-pj", -1.0)
+GAMMA = take_float(args, "--gamma", 2.0)
+IDLE = take_float(args, "--idle", 121.5)
+BYTE_HELD = take_float(args, "--byte-pj", -1.0)
 if len(args) < 2:
     sys.exit(__doc__)
 K3SIM, dbs = args[0], args[1:]
@@ -70,23 +57,14 @@ def op_info(spec):
 
 
 def load(path):
-    if path.endswith(".xz"):
-        fd, tmp = tempfile.mkstemp(suffix=".db")
-        with os.fdopen(fd, "wb") as f:
-            f.write(lzma.open(path).read())
-        path, rm = tmp, tmp
-    else:
-        rm = None
-    c = sqlite3.connect(path)
-    rng = c.execute("SELECT start, end, text FROM NVTX_EVENTS WHERE text LIKE 'k3sim op=%' OR text LIKE 'k3-bench cublaslt%' "
-                    "ORDER BY start").fetchall()
-    rt = dict(c.execute("SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchall())
-    ks = c.execute("SELECT k.start, k.end, k.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-                   "JOIN StringIds s ON s.id = k.shortName ORDER BY k.start").fetchall()
-    rd = c.execute("SELECT timestamp, powerW, smClockMHz FROM K3SIM_GPU_METRICS WHERE powerW > 0 ORDER BY timestamp").fetchall()
-    c.close()
-    if rm:
-        os.unlink(rm)
+    with open_capture(path) as c:
+        rng = c.execute("SELECT start, end, text FROM NVTX_EVENTS WHERE text LIKE 'k3sim op=%' OR "
+                        "text LIKE 'k3-bench cublaslt%' ORDER BY start").fetchall()
+        rt = dict(c.execute("SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchall())
+        ks = c.execute("SELECT k.start, k.end, k.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                       "JOIN StringIds s ON s.id = k.shortName ORDER BY k.start").fetchall()
+        rd = c.execute("SELECT timestamp, powerW, smClockMHz FROM K3SIM_GPU_METRICS WHERE powerW > 0 "
+                       "ORDER BY timestamp").fetchall()
     starts = [r[0] for r in rng]
     by_range = {}
     kern = []  # [start, end, class, flops, bytes] (flops, bytes filled per range below)

@@ -10,28 +10,15 @@ clock's, the busy share (the union of the span's kernels), the FLOP and byte rat
 FLUSH_BYTES at the copy rate), and e_flop = (P - P_idle - e_byte x bytes/s) / FLOP/s at boost.
 usage: duty-energy.py K3SIM DB[.xz]... [--idle W] [--byte-pj B] [--min-s S]"""
 import json
-import lzma
-import os
-import sqlite3
 import subprocess
 import sys
-import tempfile
+
+from capdb import open_capture, take_float, union_ns
 
 args = sys.argv[1:]
-
-
-def opt(name, default):
-    if name in args:
-        i = args.index(name)
-        v = float(args[i + 1])
-        del args[i:i + 2]
-        return v
-    return default
-
-
-IDLE = opt("--idle", 125.0)
-E_BYTE = opt("--byte-pj", 65.3) * 1e-12
-MIN_S = opt("--min-s", 0.8)
+IDLE = take_float(args, "--idle", 125.0)
+E_BYTE = take_float(args, "--byte-pj", 65.3) * 1e-12
+MIN_S = take_float(args, "--min-s", 0.8)
 FLUSH_BYTES = 4 * 60 * 2 ** 20  # 4x L2's 60 MiB, read before each timed launch
 if len(args) < 2:
     sys.exit(__doc__)
@@ -39,19 +26,11 @@ K3SIM, dbs = args[0], args[1:]
 print("| op | launches | span s | busy % | readings | W | SM MHz | TFLOP/s (span) | GB/s (span) | e_flop pJ |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for path in dbs:
-    tmp = None
-    if path.endswith(".xz"):
-        fd, tmp = tempfile.mkstemp(suffix=".db")
-        with os.fdopen(fd, "wb") as f:
-            f.write(lzma.open(path).read())
-        path = tmp
-    c = sqlite3.connect(path)
-    rng = c.execute("SELECT start, end, text FROM NVTX_EVENTS WHERE text LIKE 'k3sim op=%' ORDER BY start").fetchall()
-    ks = c.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start").fetchall()
-    rd = c.execute("SELECT timestamp, powerW, smClockMHz FROM K3SIM_GPU_METRICS WHERE powerW > 0 ORDER BY timestamp").fetchall()
-    c.close()
-    if tmp:
-        os.unlink(tmp)
+    with open_capture(path) as c:
+        rng = c.execute("SELECT start, end, text FROM NVTX_EVENTS WHERE text LIKE 'k3sim op=%' ORDER BY start").fetchall()
+        ks = c.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start").fetchall()
+        rd = c.execute("SELECT timestamp, powerW, smClockMHz FROM K3SIM_GPU_METRICS WHERE powerW > 0 "
+                       "ORDER BY timestamp").fetchall()
     runs = []  # consecutive ranges of one text
     for s, e, t in rng:
         if runs and runs[-1][0] == t and s - runs[-1][2] < 0.5e9:
@@ -66,19 +45,7 @@ for path in dbs:
         r = [x for x in rd if s <= x[0] <= e]
         if len(r) < 10:
             continue
-        busy, cur_s, cur_e = 0, None, None
-        for a, b in ks:
-            if b < s or a > e:
-                continue
-            a, b = max(a, s), min(b, e)
-            if cur_e is None or a > cur_e:
-                if cur_e is not None:
-                    busy += cur_e - cur_s
-                cur_s, cur_e = a, b
-            else:
-                cur_e = max(cur_e, b)
-        if cur_e is not None:
-            busy += cur_e - cur_s
+        busy = union_ns([(max(a, s), min(b, e)) for a, b in ks if b >= s and a <= e])
         spec = t[len("k3sim op="):]
         o = subprocess.run([K3SIM, "op"] + spec.split() + ["--json"], capture_output=True, text=True)
         if o.returncode != 0:

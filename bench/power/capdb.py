@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: MIT
+"""What the bench/power scripts share: a float option taken out of an argument list, a k3sim
+capture opened as SQLite (an .xz one decompressed to a temporary file, removed on close), and the
+total length of a set of intervals (kernels that overlap counted once)."""
+import contextlib
+import lzma
+import os
+import sqlite3
+import tempfile
+
+
+def take_float(args, name, default):
+    """The value after `name` in args (both removed), as a float; default where absent."""
+    if name in args:
+        i = args.index(name)
+        if i + 1 >= len(args):
+            raise SystemExit("%s: expected a number after it" % name)
+        try:
+            v = float(args[i + 1])
+        except ValueError:
+            raise SystemExit("%s: expected a number, not '%s'" % (name, args[i + 1]))
+        del args[i:i + 2]
+        return v
+    return default
+
+
+@contextlib.contextmanager
+def open_capture(path):
+    """A sqlite3 connection to the capture at path (DB or DB.xz)."""
+    tmp = None
+    try:
+        if path.endswith(".xz"):
+            fd, tmp = tempfile.mkstemp(suffix=".db")
+            with os.fdopen(fd, "wb") as f, lzma.open(path) as src:
+                f.write(src.read())
+            path = tmp
+        c = sqlite3.connect(path)
+        try:
+            yield c
+        finally:
+            c.close()
+    finally:
+        if tmp:
+            os.unlink(tmp)
+
+
+def union_ns(intervals):
+    """The length of the union of (start, end) intervals."""
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(intervals):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total
