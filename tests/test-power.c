@@ -522,7 +522,7 @@ static void test_window_inherits(void **state)
  * clock (sim_power_mix_hz), which it returns. */
 static double window_mix_case(const struct hw *hw, const struct sim_power_op *ops, int n, int k)
 {
-	int count[4], seq[8];
+	int count[4] = {0}, seq[8] = {0};
 	size_t m = 0;
 	for (int i = 0; i < n; i++) {
 		count[i] = 1 + (i + k) % 2;
