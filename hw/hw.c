@@ -484,6 +484,9 @@ static const struct hw_key device_keys[] = {
 	KEY("power_byte_held", HK_I64, power_byte_held, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("power_tau_ms", HK_F64, power_tau_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
 	KEY("power_window_ms", HK_F64, power_window_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
+	KEY("power_delay_ms", HK_F64, power_delay_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
+	KEY("power_rise_ms", HK_F64, power_rise_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
+	KEY("power_fall_ms", HK_F64, power_fall_s, 1e-3, 1e3, 1, 9, false, HK_NONZERO),
 #define POWER_CLASS_KEY(id, name)                                                                  \
 	KEY("power_flop_pj_" name, HK_F64, power_flop_j_class[HW_POWER_##id], 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 	HW_POWER_CLASSES(POWER_CLASS_KEY)
@@ -604,7 +607,7 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 	}
 	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_flop_pj", "power_byte_pj",
 					   "power_tau_ms", "power_window_ms", "power_byte_held", "power_min_sm_clock_mhz",
-					   "power_flop_clock_exp"};
+					   "power_flop_clock_exp", "power_delay_ms", "power_rise_ms", "power_fall_ms"};
 	static const char *const required[] = {"power_limit_w", "power_tau_ms", "power_min_sm_clock_mhz"};
 	bool any = false;
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
@@ -636,6 +639,23 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 	if (!(hw->power_window_s >= 0) || !isfinite(hw->power_window_s))
 		return doc_error(d, doc_get(dev, "power_window_ms"), e,
 				 "device: power_window_ms must be 0 (no window) or positive");
+	static const struct {
+		const char *key;
+		size_t off;
+	} lag[] = {{"power_delay_ms", offsetof(struct hw, power_delay_s)},
+		   {"power_rise_ms", offsetof(struct hw, power_rise_s)},
+		   {"power_fall_ms", offsetof(struct hw, power_fall_s)}};
+	for (size_t i = 0; i < sizeof lag / sizeof *lag; i++) {
+		double v = *(const double *)((const char *)hw + lag[i].off);
+		if (!(v >= 0) || !isfinite(v))
+			return doc_error(d, doc_get(dev, lag[i].key), e, "device: %s must be 0 or positive", lag[i].key);
+	}
+	if (hw->power_delay_s > 0 && !(hw->power_window_s > 0))
+		return doc_error(d, doc_get(dev, "power_delay_ms"), e,
+				 "device: power_delay_ms needs power_window_ms (the window of what ran before the delay)");
+	if (!(hw->power_delay_s > 0) && (hw->power_rise_s > 0 || hw->power_fall_s > 0))
+		return doc_error(d, doc_get(dev, hw->power_rise_s > 0 ? "power_rise_ms" : "power_fall_ms"), e,
+				 "device: power_rise_ms and power_fall_ms belong to the delayed limiter: set power_delay_ms");
 	if (!(hw->power_min_sm_clock_hz > 0) || hw->power_min_sm_clock_hz > hw->sm_clock_hz)
 		return doc_error(d, doc_get(dev, "power_min_sm_clock_mhz"), e,
 				 "device: power_min_sm_clock_mhz must be positive and not exceed sm_clock_mhz (the "

@@ -197,6 +197,12 @@ struct hw {
 	int64_t power_byte_held;  /* 1: power_byte_j was measured (a stream's draw): calibrate holds it */
 	double power_tau_s;
 	double power_window_s;    /* the window limiter's window (sim/power.h); 0: the filtered-power controller */
+	/* The delayed limiter (sim/power.h; power_delay_s 0: the window limiter without delay): the
+	 * clock follows, with time constants rise_s up and fall_s down (0: at once), the clock at which
+	 * what ran in the window_s seconds before now - delay_s draws the limit. */
+	double power_delay_s;
+	double power_rise_s;
+	double power_fall_s;
 	double power_min_sm_clock_hz;
 	/* The energy of a FLOP at boost of each power class (enum hw_power_class; the file:
 	 * power_flop_pj_<class> in pJ), J; 0: the class takes power_flop_j. */

@@ -345,6 +345,166 @@ static void op_sum(const struct hw *hw, const struct sim_power_op *op, struct wi
 	x->extra_s[c] = op->floor_s - op->boost_s;
 }
 
+/* The delayed limiter (hw power_delay_s > 0): a piece of the run, [t0, t1) seconds, in which op
+ * (-1: idle) did `share` of its work. */
+struct piece {
+	double t0, t1, share;
+	int op;
+};
+
+struct delayed_run {
+	const struct hw *hw;
+	const struct sim_power_op *ops;
+	const struct window_sum *op_sums; /* op_sum of each op, by index */
+	struct piece *p;
+	size_t n, cap, first; /* first: no piece before it ends after a window's start (monotonic) */
+	double history_s;     /* the run's start: before it, `before` (idle or the sequence's mix) */
+	struct window_sum before; /* what one second before the run holds */
+};
+
+static int add_piece(struct delayed_run *r, double t0, double t1, int op, double share)
+{
+	if (!(t1 > t0))
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 1024;
+		struct piece *p = realloc(r->p, cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		r->p = p;
+		r->cap = cap;
+	}
+	r->p[r->n++] = (struct piece){.t0 = t0, .t1 = t1, .share = share, .op = op};
+	return 0;
+}
+
+/* What ran in [a, b) (b at most the run's present): each piece by the part of it inside, what
+ * came before the run by `before` per second. */
+static void delayed_window(struct delayed_run *r, double a, double b, struct window_sum *w)
+{
+	*w = (struct window_sum){0};
+	if (a < r->history_s)
+		window_add(w, &r->before, fmin(b, r->history_s) - a);
+	while (r->first < r->n && r->p[r->first].t1 <= a)
+		r->first++;
+	for (size_t i = r->first; i < r->n && r->p[i].t0 < b; i++) {
+		const struct piece *q = &r->p[i];
+		double in = fmin(q->t1, b) - fmax(q->t0, a);
+		if (!(in > 0))
+			continue;
+		double frac = in / (q->t1 - q->t0);
+		if (q->op < 0)
+			w->idle_s += in;
+		else
+			window_add(w, &r->op_sums[q->op], frac * q->share);
+	}
+}
+
+/* The delayed limiter over one pass of the sequence from time t (s) and clock *f (both updated):
+ * each instance's time into inst_s (NULL: not kept). The clock moves every dt towards the target,
+ * the clock at which what ran in [now - delay - window, now - delay) draws the limit, with the
+ * rise or fall time constant. */
+static int delayed_pass(struct delayed_run *r, const int *seq, const double *gap_s, size_t n, double *t, double *f,
+			double *inst_s)
+{
+	const struct hw *hw = r->hw;
+	const double d = hw->power_delay_s, win = hw->power_window_s, fb = hw->sm_clock_hz, ff = floor_hz(hw);
+	const double dt = fmin(5e-4, 0.25 * fmin(d, win));
+	double now = *t, clk = *f, step_end = now;
+	for (size_t k = 0; k < n; k++) {
+		int i = seq ? seq[k] : (int)k;
+		const struct sim_power_op *op = &r->ops[i];
+		double gap = gap_s ? gap_s[k] : 0, done = 0, spent = 0;
+		for (;;) {
+			if (now >= step_end) {
+				struct window_sum w;
+				delayed_window(r, now - d - win, now - d, &w);
+				double target = window_clock(hw, &w);
+				double tau = target > clk ? hw->power_rise_s : hw->power_fall_s;
+				clk = tau > 0 ? clk + (target - clk) * (1 - exp(-dt / tau)) : target;
+				clk = fmin(fb, fmax(ff, clk));
+				step_end = now + dt;
+			}
+			if (gap > 0) {
+				double g = fmin(gap, step_end - now);
+				if (add_piece(r, now, now + g, -1, 0) < 0)
+					return -ENOMEM;
+				now += g;
+				gap -= g;
+				continue;
+			}
+			double full = sim_power_time_s(hw, op, clk);
+			if (!(full > 0) || done >= 1) /* an op of no time */
+				break;
+			double left = (1 - done) * full, g = fmin(left, step_end - now);
+			double share = g >= left ? 1 - done : g / full;
+			if (add_piece(r, now, now + g, i, share) < 0)
+				return -ENOMEM;
+			now += g;
+			spent += g;
+			done += share;
+			if (g >= left)
+				break;
+		}
+		if (inst_s)
+			inst_s[k] = spent;
+	}
+	*t = now;
+	*f = clk;
+	return 0;
+}
+
+/* sim_power_window_clocks under the delayed limiter. Periodic: the sequence's mix before the run
+ * (one clock, the one of sim_power_mix_hz), then three repetitions, the clocks read off the last;
+ * else an idle GPU at boost before it. */
+static int delayed_clocks(const struct hw *hw, const struct sim_power_op *ops, const int *seq, const double *gap_s,
+			  size_t n, bool periodic, double *clock_hz)
+{
+	int n_ops = 0;
+	for (size_t k = 0; k < n; k++)
+		n_ops = (seq ? seq[k] : (int)k) + 1 > n_ops ? (seq ? seq[k] : (int)k) + 1 : n_ops;
+	struct delayed_run r = {.hw = hw, .ops = ops};
+	struct window_sum *sums = malloc((size_t)(n_ops ? n_ops : 1) * sizeof *sums);
+	double *inst_s = malloc(n * sizeof *inst_s);
+	int rc = -ENOMEM;
+	if (!sums || !inst_s)
+		goto out;
+	for (int i = 0; i < n_ops; i++)
+		op_sum(hw, &ops[i], &sums[i]);
+	r.op_sums = sums;
+	double t = 0, f = hw->sm_clock_hz;
+	if (periodic) {
+		/* the sequence's mix, per second of it, at the clock where it draws the limit */
+		struct window_sum all = {0};
+		for (size_t k = 0; k < n; k++) {
+			window_add(&all, &sums[seq ? seq[k] : (int)k], 1);
+			all.idle_s += gap_s ? gap_s[k] : 0;
+		}
+		f = window_clock(hw, &all);
+		double x = f < hw->sm_clock_hz ? (1 / f - 1 / hw->sm_clock_hz) / (1 / floor_hz(hw) - 1 / hw->sm_clock_hz) : 0;
+		double len = window_time_s(hw, &all, x);
+		if (len > 0)
+			window_add(&r.before, &all, 1 / len);
+		else
+			r.before.idle_s = 1;
+	} else {
+		r.before.idle_s = 1;
+	}
+	for (int rep = 0; rep < (periodic ? 3 : 1); rep++)
+		if ((rc = delayed_pass(&r, seq, gap_s, n, &t, &f, inst_s)) < 0)
+			goto out;
+	for (size_t k = 0; k < n; k++) {
+		const struct sim_power_op *op = &ops[seq ? seq[k] : (int)k];
+		clock_hz[k] = sim_power_clock_for(hw, op, inst_s[k]);
+	}
+	rc = 0;
+out:
+	free(r.p);
+	free(inst_s);
+	free(sums);
+	return rc;
+}
+
 int sim_power_window_clocks(const struct hw *hw, const struct sim_power_op *ops, const int *seq, const double *gap_s,
 			    size_t n, bool periodic, double *clock_hz)
 {
@@ -352,6 +512,8 @@ int sim_power_window_clocks(const struct hw *hw, const struct sim_power_op *ops,
 		return -EINVAL;
 	if (n == 0)
 		return 0;
+	if (hw->power_delay_s > 0)
+		return delayed_clocks(hw, ops, seq, gap_s, n, periodic, clock_hz);
 	const double win = hw->power_window_s;
 	/* periodic: two repetitions, the clocks read off the second (a window no longer than the
 	 * sequence reaches at most one repetition back) */

@@ -125,7 +125,17 @@ double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, d
  * that ends with it (the op whole, and before it what ran in the window_s seconds before its end,
  * idle gaps at P_idle), all run at that clock, draw the limit on average; boost where they draw
  * less there (never below the floor). An op longer than the window sets its own clock
- * (sim_power_steady_hz); a burst after idle counts the idle in its window. */
+ * (sim_power_steady_hz); a burst after idle counts the idle in its window.
+ *
+ * With a delay (hw power_delay_s > 0, h200 since 2026-12-03: the delayed limiter) the clock is a
+ * function of time instead: every 0.5 ms it moves towards the target, the clock at which what ran
+ * in [now - delay - window, now - delay) draws the limit on average (each op by the share of its
+ * work in that span, idle at P_idle), with time constant power_rise_s up and power_fall_s down (0:
+ * at once); an op's clock is the one that gives it the time it took (sim_power_clock_for). So a
+ * light op shorter than the delay after heavy ones runs at their clock, a heavy burst shorter than
+ * the delay after idle at boost: the in-kernel probe's step response (the clock held 15-40 ms,
+ * then most of the way within ~100 ms, falling faster than it rises; bench/results/
+ * power-limiter-2026-12-03/step-fit.md). */
 bool sim_power_windowed(const struct hw *hw);
 
 /* Each of n op instances' clocks under the window limiter, into clock_hz[k] (Hz): instance k runs
@@ -133,8 +143,9 @@ bool sim_power_windowed(const struct hw *hw);
  * sequence repeats back to back (a step in its steady state: the window of the first instances
  * reaches into the previous repetition; a sequence shorter than the window runs at its mix's
  * clock, sim_power_mix_hz); else the GPU was idle before it. The window's membership is taken at
- * the clocks of the previous of three passes (the first at boost). 0, -EINVAL (the preset has no
- * window) or -ENOMEM. */
+ * the clocks of the previous of three passes (the first at boost). With a delay: periodic, the
+ * sequence's mix at its clock before the run, then three repetitions, the clocks those of the
+ * last; else idle at boost before it. 0, -EINVAL (the preset has no window) or -ENOMEM. */
 int sim_power_window_clocks(const struct hw *hw, const struct sim_power_op *ops, const int *seq, const double *gap_s,
 			    size_t n, bool periodic, double *clock_hz);
 

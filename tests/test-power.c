@@ -456,6 +456,7 @@ static struct hw windowed(double window_s)
 {
 	struct hw hw = h200;
 	hw.power_window_s = window_s;
+	hw.power_delay_s = hw.power_rise_s = hw.power_fall_s = 0; /* the window limiter: no delay */
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
 		hw.clock_bound[c] = 0;
 	return hw;
@@ -622,6 +623,139 @@ static void test_window_key(void **state)
 }
 
 
+/* The shipped preset under the plain laws with the delayed limiter fitted on the probe's step
+ * response (bench/results/power-limiter-2026-12-03/): delay 25 ms, window 5, rise 30, fall 5. */
+static struct hw delayed(void)
+{
+	struct hw hw = windowed(0.005);
+	hw.power_delay_s = 0.025;
+	hw.power_rise_s = 0.030;
+	hw.power_fall_s = 0.005;
+	return hw;
+}
+
+/* A heavy op after idle runs at boost for the delay, then falls to its steady clock: a long one's
+ * clock (as one) lies between, near the steady one; one shorter than the delay runs at boost. */
+static void test_delayed_step(void **state)
+{
+	(void)state;
+	struct hw hw = delayed();
+	struct sim_power_op heavy = drawing_op(&hw, 0.5, 1000), burst = drawing_op(&hw, 0.02, 1000);
+	double steady = sim_power_steady_hz(&hw, &heavy), hz;
+	assert_true(steady < 0.9 * hw.sm_clock_hz);
+	assert_int_equal(sim_power_window_clocks(&hw, &heavy, NULL, NULL, 1, false, &hz), 0);
+	/* ~25 ms at boost and ~10 ms falling of ~0.5 s at its steady clock */
+	double t = sim_power_time_s(&hw, &heavy, hz), t_steady = sim_power_time_s(&hw, &heavy, steady);
+	assert_true(hz > steady && t < t_steady && t > t_steady - 0.04);
+	assert_int_equal(sim_power_window_clocks(&hw, &burst, NULL, NULL, 1, false, &hz), 0);
+	assert_true(hz == hw.sm_clock_hz);
+	/* back to back (periodic), the long op settles: within 0.5 % of its steady clock */
+	assert_int_equal(sim_power_window_clocks(&hw, &heavy, NULL, NULL, 1, true, &hz), 0);
+	if (!(fabs(hz / steady - 1) < 5e-3))
+		fail_msg("periodic %.0f steady %.0f", hz, steady);
+}
+
+/* An op that draws under the limit after heavy ones runs at their clock while it is shorter than
+ * the delay (the slice's MLA prefill between the GEMMs), and rises to boost over a long one. */
+static void test_delayed_inherits(void **state)
+{
+	(void)state;
+	struct hw hw = delayed();
+	struct sim_power_op ops[] = {drawing_op(&hw, 0.3, 1000), drawing_op(&hw, 0.02, 500), drawing_op(&hw, 1.0, 500)};
+	double steady = sim_power_steady_hz(&hw, &ops[0]), hz[3];
+	int seq_short[] = {0, 1}, seq_long[] = {0, 2};
+	assert_int_equal(sim_power_window_clocks(&hw, ops, seq_short, NULL, 2, false, hz), 0);
+	if (!(fabs(hz[1] / steady - 1) < 0.01))
+		fail_msg("light after heavy %.0f, heavy's steady %.0f", hz[1], steady);
+	assert_int_equal(sim_power_window_clocks(&hw, ops, seq_long, NULL, 2, false, hz), 0);
+	assert_true(hz[1] > 0.97 * hw.sm_clock_hz);
+}
+
+/* A sequence far shorter than the delay, repeated, runs at its mix's clock; random sequences
+ * stay within [floor, boost]; more idle between ops never makes the ops slower as a whole (to 1e-3:
+ * the clock moves in steps of 0.5 ms). One op may run slower: idle shifts what the delayed window
+ * sees when, as on the GPU. */
+static void test_delayed_mix_bounds(void **state)
+{
+	(void)state;
+	struct hw hw = delayed();
+	uint64_t seed = 11;
+	int slowed = 0;
+	for (int k = 0; k < 60; k++) {
+		struct sim_power_op ops[4];
+		int n = 1 + k % 4, count[4];
+		double hz[4];
+		for (int i = 0; i < n; i++) {
+			ops[i] = random_op(&seed);
+			shorten(&ops[i], 0.0005 / ops[i].floor_s);
+			count[i] = 1;
+		}
+		assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, NULL, (size_t)n, true, hz), 0);
+		double f = sim_power_mix_hz(&hw, ops, count, n);
+		slowed += f < hw.sm_clock_hz;
+		for (int i = 0; i < n; i++)
+			if (!(fabs(hz[i] / f - 1) < 0.01))
+				fail_msg("k %d op %d: %.0f, the mix %.0f", k, i, hz[i], f);
+	}
+	assert_true(slowed > 5 && slowed < 55);
+	/* the shipped preset (the delayed limiter under the clock roofline): each op's time that at the
+	 * mix's clock within 1 % (a clock is the one that gives the time: boost in the roofline's flat) */
+	assert_true(h200.power_delay_s > 0 && sim_clock_bound(&h200, HW_POWER_GEMM) < 1);
+	for (int k = 0; k < 40; k++) {
+		struct sim_power_op ops[3];
+		int count[3] = {1, 1, 1};
+		double hz[3];
+		for (int i = 0; i < 3; i++) {
+			double w = 600 + (double)((k * 7 + i * 13) % 11) * 60; /* 600 .. 1200 W at boost */
+			ops[i] = drawing_op(&h200, 2e-4 * (1 + (k + i) % 4), w);
+		}
+		assert_int_equal(sim_power_window_clocks(&h200, ops, NULL, NULL, 3, true, hz), 0);
+		double f = sim_power_mix_hz(&h200, ops, count, 3);
+		for (int i = 0; i < 3; i++) {
+			double t = sim_power_time_s(&h200, &ops[i], hz[i]), t_mix = sim_power_time_s(&h200, &ops[i], f);
+			if (!(fabs(t / t_mix - 1) < 0.01))
+				fail_msg("h200 k %d op %d: %.0f, the mix %.0f", k, i, hz[i], f);
+		}
+	}
+	for (int k = 0; k < 40; k++) {
+		struct sim_power_op ops[24];
+		double gap[24], more[24], hz[24], hz_more[24];
+		for (int i = 0; i < 24; i++) {
+			ops[i] = random_op(&seed);
+			shorten(&ops[i], 0.03 / ops[i].boost_s);
+			gap[i] = 0;
+			more[i] = (i + k) % 3 == 0 ? 0.004 : 0;
+		}
+		assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, gap, 24, k % 2 == 0, hz), 0);
+		assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, more, 24, k % 2 == 0, hz_more), 0);
+		double t = 0, t_more = 0;
+		for (int i = 0; i < 24; i++) {
+			assert_true(hz[i] <= hw.sm_clock_hz && hz[i] >= hw.power_min_sm_clock_hz * (1 - 1e-12));
+			t += sim_power_time_s(&hw, &ops[i], hz[i]);
+			t_more += sim_power_time_s(&hw, &ops[i], hz_more[i]);
+		}
+		if (!(t_more <= t * (1 + 1e-3)))
+			fail_msg("k %d: %.6f s with more idle, %.6f without", k, t_more, t);
+	}
+}
+
+/* The delayed limiter's keys: not negative; a delay needs a window; a rise or fall needs a delay. */
+static void test_delayed_keys(void **state)
+{
+	(void)state;
+	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 80\n"
+			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+	char y[640];
+	snprintf(y, sizeof y, "%s  power_window_ms: 5\n  power_delay_ms: 25\n  power_rise_ms: 30\n  power_fall_ms: 5\n", base);
+	assert_int_equal(load_power(y, NULL), 0);
+	snprintf(y, sizeof y, "%s  power_window_ms: 5\n  power_delay_ms: -1\n", base);
+	assert_int_equal(load_power(y, "power_delay_ms: must not be negative"), 19);
+	snprintf(y, sizeof y, "%s  power_delay_ms: 25\n", base);
+	assert_int_equal(load_power(y, "needs power_window_ms"), 18);
+	snprintf(y, sizeof y, "%s  power_window_ms: 5\n  power_rise_ms: 30\n", base);
+	assert_int_equal(load_power(y, "set power_delay_ms"), 19);
+}
+
 /* The clock roofline (hw clock_bound) and the FLOP energy's clock exponent
  * (power_flop_clock_exp), on their own. */
 static struct hw with_law(double bound_gemm, double exp)
@@ -694,6 +828,7 @@ static void test_window_law(void **state)
 	(void)state;
 	struct hw hw = with_law(0.8, 0.7);
 	hw.power_window_s = 0.1;
+	hw.power_delay_s = hw.power_rise_s = hw.power_fall_s = 0;
 	uint64_t seed = 11;
 	int slowed = 0, kinked = 0;
 	for (int k = 0; k < 200; k++) {
@@ -847,6 +982,10 @@ int main(void)
 		cmocka_unit_test(test_window_mix),
 		cmocka_unit_test(test_window_idle_never_slower),
 		cmocka_unit_test(test_window_key),
+		cmocka_unit_test(test_delayed_step),
+		cmocka_unit_test(test_delayed_inherits),
+		cmocka_unit_test(test_delayed_mix_bounds),
+		cmocka_unit_test(test_delayed_keys),
 		cmocka_unit_test(test_clock_bound_time),
 		cmocka_unit_test(test_flop_clock_exp),
 		cmocka_unit_test(test_window_law),

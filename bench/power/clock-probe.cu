@@ -21,7 +21,9 @@
  * (~400 W at boost, under the limit), GEMMs, idle, GEMMs from idle.
  * Writes OUT/batches.csv: segment, batch, host unix time (s) at the batch's end, batch ms, work
  * (FLOPs), TFLOP/s, probe MHz. Run nvidia-smi beside it for NVML's view (clock-probe.sh).
- * usage: clock-probe OUT_DIR [SECS [--step]]
+ * --pulse: a pattern for checking a limiter fitted on --step (capped GEMMs broken by light loads of
+ * 5-160 ms, GEMM bursts of 5-80 ms after idle, duty cycles of a few ms; ~12 s).
+ * usage: clock-probe OUT_DIR [SECS [--step|--pulse]]
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -112,7 +114,7 @@ struct batch_rec {
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step]]\n");
+		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse]]\n");
 		return argc < 2 ? 2 : 0;
 	}
 	const char *out = argv[1];
@@ -221,8 +223,37 @@ int main(int argc, char **argv)
 				   {"idle_fine", 0, 0, 0.6, true}, {"gemm_fine", 2, 0, 1.0, true},
 				   {"idle_fine", 0, 0, 0.6, true}};
 	const bool step_mode = argc > 3 && !strcmp(argv[3], "--step");
-	const seg *segs = step_mode ? step : coarse;
-	const size_t n_segs = step_mode ? sizeof step / sizeof *step : sizeof coarse / sizeof *coarse;
+	const bool pulse_mode = argc > 3 && !strcmp(argv[3], "--pulse");
+	/* --pulse: a pattern the limiter's fit (on --step) never saw, at ~1 ms: capped GEMMs broken by
+	 * a light load (FFMA or idle) of 5-160 ms, then GEMM bursts of 5-80 ms after idle, then short
+	 * duty cycles (GEMM and idle of a few ms each, repeated for 0.6 s) */
+	std::vector<seg> pulse;
+	if (pulse_mode) {
+		pulse.push_back({"idle", 0, 0, 0.5});
+		pulse.push_back({"gemm", 2, 0, 1.0});
+		static const double light_ms[] = {5, 10, 20, 40, 80, 160};
+		for (int kind = 1; kind >= 0; kind--)
+			for (double ms : light_ms) {
+				pulse.push_back({kind ? "ffma_fine" : "idle_fine", kind, 0, ms * 1e-3, true});
+				pulse.push_back({"gemm_fine", 2, 0, 0.3, true});
+			}
+		static const double burst_ms[] = {5, 10, 20, 40, 80};
+		for (double ms : burst_ms) {
+			pulse.push_back({"idle_fine", 0, 0, 0.4, true});
+			pulse.push_back({"gemm_fine", 2, 0, ms * 1e-3, true});
+		}
+		static const double duty[][2] = {{3, 3}, {6, 3}, {3, 6}, {10, 10}};
+		for (const auto &d : duty) {
+			pulse.push_back({"idle_fine", 0, 0, 0.4, true});
+			for (double t = 0; t < 0.6; t += (d[0] + d[1]) * 1e-3) {
+				pulse.push_back({"gemm_fine", 2, 0, d[0] * 1e-3, true});
+				pulse.push_back({"idle_fine", 0, 0, d[1] * 1e-3, true});
+			}
+		}
+		pulse.push_back({"idle_fine", 0, 0, 0.4, true});
+	}
+	const seg *segs = step_mode ? step : pulse_mode ? pulse.data() : coarse;
+	const size_t n_segs = step_mode ? sizeof step / sizeof *step : pulse_mode ? pulse.size() : sizeof coarse / sizeof *coarse;
 	for (size_t si = 0; si < n_segs; si++) {
 		const seg &sg = segs[si];
 		double t_end = unix_s() + sg.s;

@@ -306,7 +306,8 @@ def rewrite_grouped_cv(db, cvs):
 
 def rule_preset(src, dst, rules, window_ms=None, device_keys=()):
     """A copy of preset src with the kernels' rules (preset keys: values) in its kernels: section;
-    with window_ms, its device power_window_ms that (0: the key dropped); device_keys (KEY=VALUE)
+    with window_ms, its device power_window_ms that (0: the key dropped, and the delayed limiter's
+    power_delay_ms, power_rise_ms, power_fall_ms with it); device_keys (KEY=VALUE)
     set in its device: section (a key there replaced)."""
     with open(src) as f:
         text = f.read()
@@ -320,6 +321,8 @@ def rule_preset(src, dst, rules, window_ms=None, device_keys=()):
             die("%s: expected one 'device:' section" % src)
     if window_ms is not None:
         text, n = re.subn(r"(?m)^  power_window_ms: .*\n", "", text)
+        if window_ms == 0:  # no window: no delayed limiter either (its keys need one)
+            text = re.sub(r"(?m)^  power_(delay|rise|fall)_ms: .*\n", "", text)
         if window_ms < 0:
             die("--power-window-ms: %g is negative" % window_ms)
         if window_ms > 0:
