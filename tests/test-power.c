@@ -624,13 +624,13 @@ static void test_window_key(void **state)
 
 
 /* The shipped preset under the plain laws with the delayed limiter fitted on the probe's step
- * response (bench/results/power-limiter-2026-12-03/): delay 25 ms, window 5, rise 30, fall 5. */
+ * response (bench/results/power-limiter-2026-12-03/): delay 20 ms, window 20, rise 30, fall 2. */
 static struct hw delayed(void)
 {
-	struct hw hw = windowed(0.005);
-	hw.power_delay_s = 0.025;
+	struct hw hw = windowed(0.020);
+	hw.power_delay_s = 0.020;
 	hw.power_rise_s = 0.030;
-	hw.power_fall_s = 0.005;
+	hw.power_fall_s = 0.002;
 	return hw;
 }
 

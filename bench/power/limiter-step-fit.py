@@ -10,7 +10,9 @@ limiter): the target is the clock at which what ran in [t - delay - window, t - 
 700 W limit; the clock moves towards it with time constant rise (up) or fall (down). Grid search
 of (delay, window, rise, fall) for the least rms error of the simulated clock at the probes of
 the fine segments; the window limiter without delay (window 100 ms, at once) beside.
-usage: limiter-step-fit.py STEP_DIR [-o OUT.md]"""
+With --eval, no grid: the limiters fitted here (and the window limiter) scored on another run of
+the probe, e.g. `clock-probe OUT 3 --pulse` (a pattern the fit never saw).
+usage: limiter-step-fit.py STEP_DIR [--eval] [-o OUT.md]"""
 import csv
 import math
 import os
@@ -94,18 +96,22 @@ def main():
         i = args.index("-o")
         out = args[i + 1]
         del args[i:i + 2]
+    evaluate = "--eval" in args
+    if evaluate:
+        args.remove("--eval")
     if len(args) != 1:
         sys.exit(__doc__)
     batches = load_batches(args[0])
     grid = []
-    for d in (0.0, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035):
+    for d in () if evaluate else (0.0, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035):
         for w in (0.002, 0.005, 0.01, 0.02, 0.05, 0.1):
             for r in (0.01, 0.02, 0.03, 0.05):
                 for fl in (0.002, 0.005, 0.01, 0.02):
                     grid.append((rms(batches, simulate(batches, d, w, r, fl))[0], d, w, r, fl))
     grid.sort()
-    lines = ["<!-- written by bench/power/limiter-step-fit.py %s -->" % args[0],
-             "# The limiter's dynamics fitted on the probe's step response", "",
+    lines = ["<!-- written by bench/power/limiter-step-fit.py %s%s -->" % (args[0], " --eval" if evaluate else ""),
+             "# The limiter's dynamics %s" % ("scored where they were not fitted" if evaluate else
+                                               "fitted on the probe's step response"), "",
              "rms error of the simulated clock at the %d probes of the fine segments (MHz); all %d probes beside."
              % (rms(batches, simulate(batches, 0.0, 0.1, 0, 0))[1], len(batches)), "",
              "| limiter | delay ms | window ms | rise ms | fall ms | rms fine | rms all |",
@@ -118,9 +124,13 @@ def main():
 
     row("window, no delay (h200 before)", 0.0, 0.1, 0, 0)
     row("at once (each moment's own)", 0.0, DT, 0, 0)
+    if evaluate:
+        row("delayed, fitted on the step (h200)", 0.025, 0.005, 0.03, 0.005)
+        row("delayed, the best at window 20 ms", 0.02, 0.02, 0.03, 0.002)
+        row("delayed, the best at window 100 ms", 0.0, 0.1, 0.05, 0.002)
     for s, d, w, r, fl in grid[:8]:
         row("grid", d, w, r, fl)
-    for wsel in (0.02, 0.05, 0.1):
+    for wsel in () if evaluate else (0.02, 0.05, 0.1):
         b = min(g for g in grid if g[2] == wsel)
         row("best at window %g ms" % (wsel * 1e3), *b[1:])
     text = "\n".join(lines) + "\n"

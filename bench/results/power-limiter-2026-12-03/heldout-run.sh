@@ -1,5 +1,5 @@
 #!/bin/sh
-# The slice's held-out validation under --clock power (rounds 23-26, each run's slice against the
+# The slice's held-out validation under --clock power (rounds 23-27, each run's slice against the
 # other run's bench of the same call: ab, ba) for each configuration of the limiter named in
 # CONFIGS (default: all below), into OUT/<round>-<cfg>/; then
 # python3 bench/results/power-limiter-2026-12-03/heldout-table.py OUT. From the repository root:
@@ -17,7 +17,7 @@ W100="--device-key power_window_ms=100 --device-key power_delay_ms=0 --device-ke
 D5="--device-key power_window_ms=5 --device-key power_delay_ms=25 --device-key power_rise_ms=30 --device-key power_fall_ms=5"
 D20="--device-key power_window_ms=20 --device-key power_delay_ms=20 --device-key power_rise_ms=30 --device-key power_fall_ms=2"
 G="--device-key power_flop_clock_exp=0.74"
-for rd in 03r 03v 03z 03za; do
+for rd in 03r 03v 03z 03za 03zb; do
 	D=${RESULTS:-bench/results}/k3-kernels-h200-2026-12-$rd
 	for cfg in ${CONFIGS:-w100 d5 d20 d5g d20g}; do
 		case $cfg in
