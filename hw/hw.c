@@ -497,6 +497,10 @@ static const struct hw_key device_keys[] = {
 	KEY("clock_bound_" name, HK_F64, clock_bound[HW_POWER_##id], 1, 1, 1, 9, false, HK_NONZERO),
 	HW_POWER_CLASSES(CLOCK_BOUND_KEY)
 #undef CLOCK_BOUND_KEY
+#define CLOCK_SM_SHARE_KEY(id, name)                                                               \
+	KEY("clock_sm_share_" name, HK_F64, clock_sm_share[HW_POWER_##id], 1, 1, 1, 9, false, HK_NONZERO),
+	HW_POWER_CLASSES(CLOCK_SM_SHARE_KEY)
+#undef CLOCK_SM_SHARE_KEY
 	KEY("power_min_sm_clock_mhz", HK_F64, power_min_sm_clock_hz, 1e6, 1, 1e6, 9, false, HK_NONZERO),
 	KEY("l2_mib", HK_BYTES, l2_bytes, 1048576.0, 1, 1048576.0, 9, true, HK_ALWAYS),
 	KEY("smem_per_sm_kib", HK_BYTES, smem_per_sm_bytes, 1024.0, 1, 1024.0, 9, false, HK_ALWAYS),
@@ -604,6 +608,13 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 		char key[64];
 		snprintf(key, sizeof key, "clock_bound_%s", hw_power_class_name((enum hw_power_class)c));
 		return doc_error(d, doc_get(dev, key), e, "device: %s must be in [0.05, 1] (0: 1)", key);
+	}
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		if (hw->clock_sm_share[c] >= 0 && hw->clock_sm_share[c] <= 1)
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "clock_sm_share_%s", hw_power_class_name((enum hw_power_class)c));
+		return doc_error(d, doc_get(dev, key), e, "device: %s must be in [0, 1]", key);
 	}
 	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_flop_pj", "power_byte_pj",
 					   "power_tau_ms", "power_window_ms", "power_byte_held", "power_min_sm_clock_mhz",

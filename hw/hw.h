@@ -219,6 +219,12 @@ struct hw {
 	 * default): the physical model's ratio as is. Measured with an SM clock read inside the
 	 * kernels (bench/results/clock-probe-h200-2026-12-03/). */
 	double clock_bound[HW_POWER_CLASS_COUNT];
+	/* The share of an op's boost time that runs on the SM clock whatever the physical model says,
+	 * by power class (the file: clock_sm_share_<class>, in [0, 1]; 0: none): below boost an op's
+	 * time is at least boost time x (1 - share + share x boost / clock). A kernel the model has
+	 * memory-bound that is in fact bound by its own issue or latency chains (MLA decode's tile
+	 * loop, the MXFP4 decode gemv's expansion) slows with the clock all the same. */
+	double clock_sm_share[HW_POWER_CLASS_COUNT];
 	/* 1: a calibrated op's time beyond the physical model's (its measured boost time less the
 	 * model's) scales with 1 / SM clock below boost, the model's own part as the model scales it
 	 * (a memory-bound kernel's launch, CTA and latency chains run on the SM clock); 0: the

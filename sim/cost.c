@@ -701,11 +701,10 @@ double sim_clock_scaled_s(const struct hw *hw, double boost_s, double model_boos
 	return boost_s * (model_s / model_boost_s);
 }
 
-double sim_boost_time_s(const struct hw *hw, enum hw_power_class klass, double measured_s, double model_boost_s,
-			double model_s, double scale)
+/* sim_boost_time_s without the SM-clocked share's law. */
+static double boost_time_roofline_s(const struct hw *hw, enum hw_power_class klass, double measured_s,
+				    double model_boost_s, double model_s, double scale)
 {
-	if (!(scale < 1) || !(model_boost_s > 0) || !(measured_s > 0))
-		return measured_s;
 	const double b = sim_clock_bound(hw, klass);
 	/* the law, t(x) = max(x, b S(x)) with S = sim_clock_scaled_s, rises with the boost time x:
 	 * x = measured where b S(measured) <= measured, else the x < measured of b S(x) = measured */
@@ -718,6 +717,17 @@ double sim_boost_time_s(const struct hw *hw, enum hw_power_class klass, double m
 			return x;
 	}
 	return m * (model_boost_s / model_s);
+}
+
+double sim_boost_time_s(const struct hw *hw, enum hw_power_class klass, double measured_s, double model_boost_s,
+			double model_s, double scale)
+{
+	if (!(scale < 1) || !(model_boost_s > 0) || !(measured_s > 0))
+		return measured_s;
+	double x = boost_time_roofline_s(hw, klass, measured_s, model_boost_s, model_s, scale);
+	/* t(x) = max(roofline(x), x (1 - s + s / scale)), both rising in x: the smaller inverse */
+	const double sh = sim_clock_sm_share(hw, klass);
+	return sh > 0 ? fmin(x, measured_s / (1 - sh + sh / scale)) : x;
 }
 
 static void op_cost(const struct hw *hw, const struct op *op, const struct cost_opts *opts,
@@ -747,6 +757,10 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 	const double bound = reg.scale < 1 && !(opts && opts->full_clock_scaling) && !op_is_comm(op->kind) && !simt_gemm
 				     ? sim_clock_bound(hw, sim_power_class(hw, op))
 				     : 1;
+	/* below boost: the share of the boost time that runs on the SM clock whatever the physical
+	 * model says (clock_sm_share): at least boost time x (1 - share + share / scale) */
+	const double sm_share = reg.scale < 1 && !op_is_comm(op->kind) ? sim_clock_sm_share(hw, sim_power_class(hw, op)) : 0;
+	const double sm_stretch = 1 - sm_share + sm_share / reg.scale;
 	if ((hw->n_tables > 0 || hw->n_gemm_points > 0) && dev_b > 0) {
 		/* calibrated from kernel durations at the boost clock; another clock scales it as the
 		 * physical model does (a roofline in the clock: clock_bound); launch gaps stay */
@@ -755,6 +769,7 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 		double t = sim_clock_scaled_s(hw, tb, dev_b, dev, reg.scale);
 		if (bound < 1)
 			t = fmax(tb, bound * t);
+		t = fmax(t, tb * sm_stretch);
 		t = fmax(t, kfloor); /* as measured at boost: a lower bound at a lower clock too */
 		double f = t / dev;
 		c.time_s = t + gaps;
@@ -762,8 +777,8 @@ static void op_cost(const struct hw *hw, const struct op *op, const struct cost_
 		c.compute_s *= f;
 		c.memory_s *= f;
 		c.comm_s *= f;
-	} else if (bound < 1 && dev_b > 0 && dev > dev_b) {
-		double t = fmax(dev_b, bound * dev), f = t / dev;
+	} else if ((bound < 1 || sm_share > 0) && dev_b > 0 && dev > 0) {
+		double t = fmax(bound < 1 ? fmax(dev_b, bound * dev) : dev, dev_b * sm_stretch), f = t / dev;
 		c.time_s = t + gaps;
 		c.latency_s = (c.latency_s - gaps) * f + gaps;
 		c.compute_s *= f;

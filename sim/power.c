@@ -49,6 +49,12 @@ double sim_clock_bound(const struct hw *hw, enum hw_power_class c)
 	return b > 0 && b < 1 ? b : 1;
 }
 
+double sim_clock_sm_share(const struct hw *hw, enum hw_power_class c)
+{
+	double s = (unsigned)c < HW_POWER_CLASS_COUNT ? hw->clock_sm_share[c] : 0;
+	return s > 0 && s <= 1 ? s : 0;
+}
+
 bool sim_power_known(const struct hw *hw)
 {
 	return hw->power_limit_w > 0;

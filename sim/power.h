@@ -64,6 +64,11 @@ double sim_power_flop_scale(const struct hw *hw, double v);
  * none): below boost its time is max(boost time, share x the physical model's scaled time). */
 double sim_clock_bound(const struct hw *hw, enum hw_power_class c);
 
+/* The share of a class's boost time that runs on the SM clock whatever the physical model says
+ * (hw clock_sm_share; 0 where the preset has none): below boost its time is at least boost time x
+ * (1 - share + share x boost / clock). */
+double sim_clock_sm_share(const struct hw *hw, enum hw_power_class c);
+
 /* The op costed on its own (sim_op_cost, eager launches) at boost and at the floor; a
  * collective draws nothing of its own. */
 void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_power_op *out);

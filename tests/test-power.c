@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sim/cost.h"
+#include "sim/opspec.h"
 #include "sim/power.h"
 #include "sim/step.h"
 
@@ -911,12 +912,14 @@ static void test_clock_law_inverse(void **state)
 		}
 		hw.clock_scaled_excess = k % 2;
 		hw.clock_bound[HW_POWER_GEMM] = k % 3 ? 0.6 + 0.4 * r[0] : 0;
+		hw.clock_sm_share[HW_POWER_GEMM] = k % 5 == 0 ? r[3] : 0;
 		double scale = 0.6 + 0.4 * r[1];
 		double mb = 1e-6 * pow(1e4, r[2]), mf = mb * (1 + (1 / scale - 1) * r[3]); /* model: 0 .. 1/scale */
 		double tb = mb * (0.5 + 3 * r[4]);
-		double b = sim_clock_bound(&hw, HW_POWER_GEMM);
-		double t = fmax(tb, b * sim_clock_scaled_s(&hw, tb, mb, mf, scale));
-		double t2 = fmax(tb * 1.01, b * sim_clock_scaled_s(&hw, tb * 1.01, mb, mf, scale));
+		double b = sim_clock_bound(&hw, HW_POWER_GEMM), sh = sim_clock_sm_share(&hw, HW_POWER_GEMM);
+		double t = fmax(fmax(tb, b * sim_clock_scaled_s(&hw, tb, mb, mf, scale)), tb * (1 - sh + sh / scale));
+		double t2 = fmax(fmax(tb * 1.01, b * sim_clock_scaled_s(&hw, tb * 1.01, mb, mf, scale)),
+				 tb * 1.01 * (1 - sh + sh / scale));
 		assert_true(t2 >= t);
 		assert_true(t >= tb);
 		kinked += t > tb * (1 + 1e-9);
@@ -928,6 +931,46 @@ static void test_clock_law_inverse(void **state)
 	assert_true(kinked > 1000 && kinked < 19000);
 	/* at boost: the measured time */
 	assert_true(sim_boost_time_s(&hw, HW_POWER_GEMM, 3e-3, 1e-3, 1e-3, 1) == 3e-3);
+}
+
+/* clock_sm_share: an op the physical model has memory-bound (an MLA decode at 64K) takes at least
+ * its boost time x (1 - share + share x boost / clock) below boost, calibrated or not, and no less
+ * than without the share; at boost nothing changes; the key is refused outside [0, 1]. */
+static void test_clock_sm_share(void **state)
+{
+	(void)state;
+	struct op m;
+	struct err e;
+	assert_int_equal(opspec_parse_line("mla_decode b=64 heads=16 ctx=65536 kv=fp8 t=1", &m, &e), 0);
+	for (int calibrated = 0; calibrated < 2; calibrated++) {
+		struct hw base = with_law(0, 0), sh = base;
+		if (!calibrated)
+			base.n_tables = base.n_gemm_points = sh.n_tables = sh.n_gemm_points = 0;
+		sh.clock_sm_share[HW_POWER_MLA_DECODE] = 0.8;
+		struct cost_opts o = {0};
+		struct op_cost b0, b1, c0, c1;
+		sim_op_cost(&base, &m, &o, &b0);
+		sim_op_cost(&sh, &m, &o, &b1);
+		assert_true(b0.time_s == b1.time_s);
+		const double gaps = base.launch_latency_s, fb = base.sm_clock_hz;
+		for (double sc = 0.95; sc > 0.7; sc -= 0.05) {
+			o.clock = (struct hw_clock_sel){.given_hz = sc * fb};
+			sim_op_cost(&base, &m, &o, &c0);
+			sim_op_cost(&sh, &m, &o, &c1);
+			double want = (b1.time_s - gaps) * (1 - 0.8 + 0.8 / sc);
+			assert_true(c1.time_s - gaps >= want * (1 - 1e-9));
+			assert_true(c1.time_s >= c0.time_s * (1 - 1e-12));
+			if (c0.time_s - gaps < want * (1 - 1e-6)) /* the share binds: exactly it */
+				assert_true(fabs(c1.time_s - gaps - want) <= 1e-9 * want);
+		}
+	}
+	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 80\n"
+			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+	char y[512];
+	snprintf(y, sizeof y, "%s  clock_sm_share_mla_decode: 0.8\n", base);
+	assert_int_equal(load_power(y, NULL), 0);
+	snprintf(y, sizeof y, "%s  clock_sm_share_mla_decode: 1.2\n", base);
+	assert_int_equal(load_power(y, "clock_sm_share_mla_decode must be in [0, 1]"), 18);
 }
 
 /* clock_scaled_excess on a calibrated preset: the cost model's time below boost is the law's
@@ -992,6 +1035,7 @@ int main(void)
 		cmocka_unit_test(test_clock_bound_cost),
 		cmocka_unit_test(test_clock_law_inverse),
 		cmocka_unit_test(test_clock_scaled_excess),
+		cmocka_unit_test(test_clock_sm_share),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
