@@ -15,7 +15,12 @@ preset key clock_scaled_excess: t(f) = t_phys(f) + (t_boost - t_phys(boost)) f_b
 the roofline's share on top of that law.
 Ops whose inputs are hot in L2 in the bench (route, combine: timed without the L2 flush) are left
 out: the hog's GEMMs evict what the cool run finds in L2.
-usage: clock-bound.py [--excess] COOL_DIR HOG_DIR K3SIM [> table.md]   (each DIR: <family>.db.xz)"""
+--share: instead, per op the share of its boost time that runs on the SM clock whatever the model
+says (hw clock_sm_share_<class>: t(f) = t_boost (1 - s + s f_boost / f)), s = (r - 1) / (f_cool /
+f_hog - 1), its class the h200 preset's power class (`k3sim op --clock power --json`; the MXFP4
+routed experts at most 16 rows a touched expert grouped_gemv, as the k3-kernels presets have it); per class
+the time-weighted median, and the law's error against r at s = 0 and at that median.
+usage: clock-bound.py [--excess | --share] COOL_DIR HOG_DIR K3SIM [> table.md]   (each DIR: <family>.db.xz)"""
 import bisect
 import math
 import glob
@@ -27,7 +32,8 @@ import sys
 from capdb import open_capture, union_ns
 
 EXCESS = "--excess" in sys.argv
-argv = [x for x in sys.argv[1:] if x != "--excess"]
+SHARE = "--share" in sys.argv
+argv = [x for x in sys.argv[1:] if x not in ("--excess", "--share")]
 if len(argv) != 3:
     sys.exit(__doc__)
 cool_dir, hog_dir, k3sim = argv
@@ -104,6 +110,55 @@ for spec in sorted(set(cool) & set(hog)):
         rho = (mh + x * fc / fh) / tc if x > 0 else rho
     b = r / rho if rho == rho and r > 1 + NOISE else float("nan")
     rows.append((cls, spec, tc, fc, th, fh, rho, r, b, len(cool[spec]), len(hog[spec])))
+
+def power_class(spec):
+    # the MXFP4 routed experts as gemvs (at most 16 rows a touched expert: the grouped_fp4_gemv_rows
+    # of the k3-kernels presets; h200 has no such rule, so its class would be grouped_gemm)
+    kv = dict(x.split("=", 1) for x in spec.split()[1:] if "=" in x)
+    if spec.startswith("grouped_gemm") and kv.get("w_dtype") == "mxfp4" and \
+            float(kv.get("m", 0)) <= 16 * float(kv.get("touched", 0)):
+        return "grouped_gemv"
+    r = subprocess.run([k3sim, "op"] + spec.split() + ["--hw", "h200", "--clock", "power", "--json"],
+                       capture_output=True, text=True)
+    return json.loads(r.stdout)["power"]["class"] if r.returncode == 0 else "?"
+
+
+def wmedian(vw):
+    vw = sorted(vw)
+    tot, acc = sum(w for _, w in vw), 0
+    for v, w in vw:
+        acc += w
+        if acc >= tot / 2:
+            return v
+    return vw[-1][0]
+
+
+if SHARE:
+    print("| power class | op | cool: us @ MHz | hog: us @ MHz | clock ratio | measured r | share s |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    got = []
+    for cls, spec, tc, fc, th, fh, rho, r, b, nc, nh in rows:
+        q = fc / fh
+        if q < 1.05:  # the hog left the clock near the cool one: no lever
+            continue
+        sh = (r - 1) / (q - 1)
+        got.append((power_class(spec), spec, tc, fc, th, fh, q, r, sh))
+        print("| %s | %s | %.1f @ %.0f | %.1f @ %.0f | %.3f | %.3f | %.2f |" % (got[-1][0], spec[:90], tc * 1e6, fc,
+                                                                         th * 1e6, fh, q, r, sh))
+    print()
+    print("| power class | ops | share: time-weighted median | range | error at s = 0 | error at the median |")
+    print("| --- | ---: | ---: | --- | ---: | ---: |")
+    for cls in sorted({x[0] for x in got}):
+        sel = [x for x in got if x[0] == cls]
+        m = min(1.0, max(0.0, wmedian([(x[8], x[2]) for x in sel])))
+        w = sum(x[2] for x in sel)
+
+        def err(sh):
+            return sum(x[2] * abs(math.log((1 - sh + sh * x[6]) / x[7])) for x in sel) / w
+
+        print("| %s | %d | %.2f | %.2f .. %.2f | %.2f %% | %.2f %% |" % (cls, len(sel), m, min(x[8] for x in sel),
+                                                                     max(x[8] for x in sel), 100 * err(0), 100 * err(m)))
+    sys.exit(0)
 
 print("| class | op | cool: us @ MHz | hog: us @ MHz | model rho | measured r | b = r / rho |")
 print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
