@@ -764,7 +764,7 @@ static struct hw with_law(double bound_gemm, double exp)
 	struct hw hw = h200;
 	hw.clock_scaled_excess = 0;
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
-		hw.clock_bound[c] = 0;
+		hw.clock_bound[c] = hw.clock_sm_share[c] = 0;
 	hw.clock_bound[HW_POWER_GEMM] = bound_gemm;
 	hw.power_flop_clock_exp = exp;
 	return hw;
