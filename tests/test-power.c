@@ -740,6 +740,21 @@ static void test_delayed_mix_bounds(void **state)
 	}
 }
 
+/* A delay and a window of a microsecond: the clock's step stays 0.1 ms, so a second of ops takes
+ * ~10,000 steps, and the clocks stay within [floor, boost]. */
+static void test_delayed_tiny_window(void **state)
+{
+	(void)state;
+	struct hw hw = delayed();
+	hw.power_window_s = hw.power_delay_s = 1e-6;
+	struct sim_power_op ops[] = {drawing_op(&hw, 0.5, 1000), drawing_op(&hw, 0.5, 400)};
+	double hz[2];
+	assert_int_equal(sim_power_window_clocks(&hw, ops, NULL, NULL, 2, true, hz), 0);
+	for (int i = 0; i < 2; i++)
+		assert_true(hz[i] <= hw.sm_clock_hz && hz[i] >= hw.power_min_sm_clock_hz * (1 - 1e-12));
+	assert_true(hz[0] < hz[1]); /* the heavy op capped, the light one not */
+}
+
 /* The delayed limiter's keys: not negative; a delay needs a window; a rise or fall needs a delay. */
 static void test_delayed_keys(void **state)
 {
@@ -1028,6 +1043,7 @@ int main(void)
 		cmocka_unit_test(test_delayed_step),
 		cmocka_unit_test(test_delayed_inherits),
 		cmocka_unit_test(test_delayed_mix_bounds),
+		cmocka_unit_test(test_delayed_tiny_window),
 		cmocka_unit_test(test_delayed_keys),
 		cmocka_unit_test(test_clock_bound_time),
 		cmocka_unit_test(test_flop_clock_exp),
