@@ -4,7 +4,10 @@
 tables of each OUT/<round>-<config>/): per round and configuration, for the k3-kernels and
 k3-kernels-clk presets under --clock power and k3-kernels at the measured clock, the steps over
 10 % of the two pairings' 36 and the op classes over 15 %; then the totals over the rounds.
-usage: heldout-table.py OUT"""
+The configurations are CONFIGS's (default "base laws held", this folder's heldout-run.sh; the
+delayed limiter's bench/results/power-limiter-2026-12-03/heldout-run.sh has its own); rounds without a
+folder in OUT are left out.
+usage: [CONFIGS="cfg ..."] heldout-table.py OUT"""
 import os
 import subprocess
 import sys
@@ -12,8 +15,8 @@ import sys
 out = sys.argv[1]
 here = os.path.dirname(os.path.abspath(__file__))
 summary = os.path.join(here, "..", "..", "..", "kernels", "slice", "heldout_summary.py")
-ROUNDS = [("03r", "23"), ("03v", "24"), ("03z", "25"), ("03za", "26")]
-CFGS = ["base", "laws", "held"]
+ROUNDS = [("03r", "23"), ("03v", "24"), ("03z", "25"), ("03za", "26"), ("03zb", "27")]
+CFGS = (os.environ.get("CONFIGS") or "base laws held").split()
 COLS = [("power", "k3-kernels"), ("power", "k3-kernels-clk"), ("measured", "k3-kernels @clock")]
 
 

@@ -2,7 +2,7 @@
 # The slice's held-out validation under --clock power (rounds 23-27, each run's slice against the
 # other run's bench of the same call: ab, ba) for each configuration of the limiter named in
 # CONFIGS (default: all below), into OUT/<round>-<cfg>/; then
-# python3 bench/results/power-limiter-2026-12-03/heldout-table.py OUT. From the repository root:
+# CONFIGS=... python3 bench/results/clock-bound-h200-2026-12-03/heldout-table.py OUT. From the repository root:
 #   [RESULTS=bench/results] [CONFIGS="w100 d5 ..."] sh bench/results/power-limiter-2026-12-03/heldout-run.sh K3SIM OUT
 #   w100   the window limiter h200 carried before (the clock of the 100 ms ending with the op)
 #   d5     the delayed limiter fitted on the probe's step response (step-fit.md): delay 25 ms, window
