@@ -271,14 +271,19 @@ static double window_time_s(const struct hw *hw, const struct window_sum *w, dou
 }
 
 /* The mean draw of a window's ops at clock_hz, W. */
-static double window_draw_w(const struct hw *hw, const struct window_sum *w, double clock_hz)
+/* A clock's interpolation weight between boost (0) and the floor (1), in 1 / clock. */
+static double floor_share(const struct hw *hw, double clock_hz)
 {
 	const double fb = hw->sm_clock_hz, ff = floor_hz(hw);
-	double x = ff < fb && clock_hz < fb ? (1 / fmax(clock_hz, ff) - 1 / fb) / (1 / ff - 1 / fb) : 0;
-	double t = window_time_s(hw, w, x);
+	return ff < fb && clock_hz < fb ? (1 / fmax(clock_hz, ff) - 1 / fb) / (1 / ff - 1 / fb) : 0;
+}
+
+static double window_draw_w(const struct hw *hw, const struct window_sum *w, double clock_hz)
+{
+	double t = window_time_s(hw, w, floor_share(hw, clock_hz));
 	if (!(t > 0))
 		return hw->power_idle_w;
-	return hw->power_idle_w + (w->flop_j * sim_power_flop_scale(hw, clock_hz / fb) + w->byte_j) / t;
+	return hw->power_idle_w + (w->flop_j * sim_power_flop_scale(hw, clock_hz / hw->sm_clock_hz) + w->byte_j) / t;
 }
 
 /* The highest clock in [floor, boost] at which the window draws at most the limit. Under the plain
@@ -468,9 +473,12 @@ static int delayed_pass(struct delayed_run *r, const int *seq, const double *gap
 static int delayed_clocks(const struct hw *hw, const struct sim_power_op *ops, const int *seq, const double *gap_s,
 			  size_t n, bool periodic, double *clock_hz)
 {
-	int n_ops = 0;
-	for (size_t k = 0; k < n; k++)
-		n_ops = (seq ? seq[k] : (int)k) + 1 > n_ops ? (seq ? seq[k] : (int)k) + 1 : n_ops;
+	int n_ops = 0; /* the ops the sequence names: ops[0, n_ops) */
+	for (size_t k = 0; k < n; k++) {
+		int i = seq ? seq[k] : (int)k;
+		if (i + 1 > n_ops)
+			n_ops = i + 1;
+	}
 	struct delayed_run r = {.hw = hw, .ops = ops};
 	struct window_sum *sums = malloc((size_t)(n_ops ? n_ops : 1) * sizeof *sums);
 	double *inst_s = malloc(n * sizeof *inst_s);
@@ -489,8 +497,7 @@ static int delayed_clocks(const struct hw *hw, const struct sim_power_op *ops, c
 			all.idle_s += gap_s ? gap_s[k] : 0;
 		}
 		f = window_clock(hw, &all);
-		double x = f < hw->sm_clock_hz ? (1 / f - 1 / hw->sm_clock_hz) / (1 / floor_hz(hw) - 1 / hw->sm_clock_hz) : 0;
-		double len = window_time_s(hw, &all, x);
+		double len = window_time_s(hw, &all, floor_share(hw, f));
 		if (len > 0)
 			window_add(&r.before, &all, 1 / len);
 		else
