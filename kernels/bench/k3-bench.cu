@@ -952,11 +952,15 @@ void bench_mla_prefill(const options &o)
 			mla_prefill_point(o, 96, tp[0], tp[1]);
 }
 
+/* --only mla: decode at 16, 64 and 128 heads, BF16 and FP8 caches, then K3's 96 heads with the
+ * BF16 cache (K3_BENCH_MLA_H96=1: those alone, e.g. duty-cycled for power). */
 void bench_mla(const options &o)
 {
+	const bool h96 = getenv("K3_BENCH_MLA_H96") != nullptr; /* K3's 96-head BF16 rows alone */
 	for (int kvi = 0; kvi < 2; kvi++) {
 		const enum mla_kv kv = kvi ? MLA_KV_FP8 : MLA_KV_BF16;
-		if (o.quick) {
+		if (h96) {
+		} else if (o.quick) {
 			for (int H : { 16, 128 })
 				for (int B : { 1, 64 })
 					mla_point(o, kv, H, B, 8192, 1);
@@ -1771,6 +1775,7 @@ std::vector<int> token_sizes(const options &o)
  * (K3_GEMV_KSPLIT=2: f16ks2_*), at B = 256 with 16-token passes (K3_GEMV_F16_NT=2: f16nt2_*),
  * at every B without the L2 256-byte prefetch of the weight loads (K3_GEMV_F16_L2PF=0: f16nopf_*;
  * 2026-12-01zb call 2 ran it as the opt-in f16pf_* rows and these as the default rows).
+ * K3_BENCH_GEMV_DEFAULT=1: the default kernel's rows alone (mxfp4_*; e.g. duty-cycled for power).
  * K3_BENCH_GEMV_ALL=1 in the environment adds the older rows: lean without k slices or with 16
  * tokens a pass above 4 rows a group (mxfp4ks1_*, mxfp4w4_*), K3_GEMV_FP4=regs (mxfp4regs_*),
  * the old grid (mxfp4old_*), MXFP8 activations (mxfp4a8_*, mxfp4a8old_*) and the quantizer;
@@ -1797,6 +1802,8 @@ void bench_gemv(const options &o)
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 			expert_point(o, w, B, glu, true, 8);
+			if (getenv("K3_BENCH_GEMV_DEFAULT")) /* the default kernel's rows alone (e.g. duty-cycled power) */
+				continue;
 			if (B <= 64) { /* the fused kernel's launch knobs where it runs (<= 2 rows a group), back to back */
 				/* name, K3_GEMV_F16_WPC, _FPDL, _HPF, _PROW, _AFIRST ("-": unset); pairs alternate to see
 				 * order effects (the clock under the power cap moves with what ran before) */

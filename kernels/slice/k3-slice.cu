@@ -23,6 +23,7 @@
  *
  *   k3-slice [-o slice.csv] [--prefill T[,T..]] [--decode B:C[,B:C..]]
  *            [--kv bf16|fp8] [--state fp32|bf16] [--reps N] [--quick] [--gap-ms N]
+ *            [--sustain-ms N [--sustain-out FILE]]
  *
  * Defaults: prefill 4096,16384; decode 1:8192,16:8192,64:8192,256:8192,
  * 1:65536,16:65536,64:65536,256:65536 (--quick: prefill 4096, decode 1:8192,64:8192).
@@ -753,14 +754,61 @@ struct options {
 	enum mla_kv kv = MLA_KV_BF16;
 	enum kda_dtype sdt = KDA_F32;
 	int reps = 5;
+	int sustain_ms = 0;             /* --sustain-ms: each step also back to back this long */
+	const char *sustain_out = nullptr; /* its CSV (default: the output's name with -sustained) */
 };
 
-FILE *g_csv;
+FILE *g_csv, *g_sustain_csv;
 
 double median(std::vector<float> v)
 {
 	std::sort(v.begin(), v.end());
 	return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+/* --sustain-ms: the step run back to back for about ms milliseconds (launch(): one step, enqueued
+ * without a host sync; ranges off, so that no op range of trace validate counts these instances),
+ * an event after each, inside one NVTX range "k3-slice sustained ..." (so that a capture's clock and
+ * power readings can be read over it); each step's time into the sustained CSV with its start in ms
+ * from the run's start, and the median of the second half (the steady state) printed. */
+template <typename F>
+void sustain(const options &o, const char *ph, const char *kind, int b, int t, int c, double step_ms, F launch)
+{
+	if (o.sustain_ms <= 0 || !(step_ms > 0))
+		return;
+	const int n = (int)std::min(20000.0, std::max(4.0, std::ceil(o.sustain_ms / step_ms)));
+	std::vector<cudaEvent_t> ev(n + 1);
+	for (auto &e : ev)
+		CK(cudaEventCreate(&e));
+	const char *kv = o.kv == MLA_KV_FP8 ? "fp8" : "bf16", *st = o.sdt == KDA_F32 ? "fp32" : "bf16";
+	char label[128];
+	snprintf(label, sizeof label, "k3-slice sustained %s %s b=%d t=%d ctx=%d kv=%s state=%s", ph, kind, b, t, c, kv, st);
+	const bool ranges = g_ranges;
+	const int gap = g_gap_ms;
+	g_ranges = false, g_gap_ms = 0;
+	nvtxRangePushA(label);
+	CK(cudaEventRecord(ev[0], g_s));
+	for (int i = 0; i < n; i++) {
+		launch();
+		CK(cudaEventRecord(ev[i + 1], g_s));
+	}
+	CK(cudaEventSynchronize(ev[n]));
+	nvtxRangePop();
+	g_ranges = ranges, g_gap_ms = gap;
+	std::vector<float> tail;
+	float at = 0;
+	for (int i = 0; i < n; i++) {
+		float ms;
+		CK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+		fprintf(g_sustain_csv, "%s,%s,%d,%d,%d,%s,%s,%d,%.3f,%.3f\n", ph, kind, b, t, c, kv, st, i, at, 1e3 * ms);
+		at += ms;
+		if (i >= n / 2)
+			tail.push_back(ms);
+	}
+	fflush(g_sustain_csv);
+	printf("  sustained %s %d steps in %.0f ms: %.1f us (median of the second half)", kind, n, at, 1e3 * median(tail));
+	for (auto &e : ev)
+		CK(cudaEventDestroy(e));
 }
 
 void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode, int T, int ctx)
@@ -808,6 +856,8 @@ void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode
 	}
 	printf("%-7s B=%-4d T=%-6d ctx=%-6d kv=%s state=%s  step %10.1f us (eager)", ph, b, t, c, kv, st,
 	       1e3 * median(total));
+	if (!decode) /* decode: the graph, below */
+		sustain(o, ph, "eager", b, t, c, median(total), [&] { step(p, layers, nullptr); });
 	/* Decode: the step as one CUDA graph, replayed. */
 	if (decode) {
 		cudaGraph_t gr;
@@ -836,6 +886,7 @@ void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode
 		}
 		fprintf(g_csv, "%s,graph,step,%d,%d,%d,%s,%s,%.3f,%zu\n", ph, b, t, c, kv, st, 1e3 * median(g), g.size());
 		printf("  %10.1f us (graph)", 1e3 * median(g));
+		sustain(o, ph, "graph", b, t, c, median(g), [&] { CK(cudaGraphLaunch(ex, g_s)); });
 		CK(cudaGraphExecDestroy(ex));
 		CK(cudaGraphDestroy(gr));
 	}
@@ -932,12 +983,16 @@ int usage(const char *argv0, int rc)
 {
 	fprintf(rc ? stderr : stdout,
 		"usage: %s [-o FILE.csv] [--prefill T[,T..]] [--decode B:C[,B:C..]] [--kv bf16|fp8]\n"
-		"          [--state fp32|bf16] [--reps N] [--quick] [--gap-ms N]\n"
+		"          [--state fp32|bf16] [--reps N] [--quick] [--gap-ms N] [--sustain-ms N [--sustain-out F]]\n"
 		"Four K3 layers (89-92: 3 KDA + 1 Gated MLA, AttnRes, LatentMoE with MXFP4 experts) at real\n"
 		"dimensions with random weights: prefill steps of T tokens and decode steps of B requests at\n"
 		"context C, every op in an NVTX range in `k3sim op` syntax, decode also as a CUDA graph.\n"
 		"--gap-ms N: a diagnostic: before each routed expert GEMM of the timed eager steps, drain the\n"
-		"stream and sleep N ms (the GEMM starts on an idle GPU, as in the bench; steps include the gaps).\n",
+		"stream and sleep N ms (the GEMM starts on an idle GPU, as in the bench; steps include the gaps).\n"
+		"--sustain-ms N: after each shape's timed steps, the step back to back for ~N ms (prefill eager,\n"
+		"decode as its graph; no op ranges, one NVTX range 'k3-slice sustained ...'): each step's time\n"
+		"into --sustain-out (default: the output's name with -sustained.csv), the power limiter's steady\n"
+		"state, which `k3sim run --clock power` predicts.\n",
 		argv0);
 	return rc;
 }
@@ -965,6 +1020,10 @@ int main(int argc, char **argv)
 			i++;
 		else if (!strcmp(a, "--gap-ms") && v && parse_int(v, 0, 10000, &g_gap_ms))
 			i++;
+		else if (!strcmp(a, "--sustain-ms") && v && parse_int(v, 0, 600000, &o.sustain_ms))
+			i++;
+		else if (!strcmp(a, "--sustain-out") && v)
+			o.sustain_out = v, i++;
 		else if (!strcmp(a, "--quick"))
 			o.prefill = { 4096 }, o.decode = { { 1, 8192 }, { 64, 8192 } }, o.reps = 3;
 		else {
@@ -983,6 +1042,28 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(g_csv, "phase,kind,part,batch,tokens,ctx,kv,state,time_us,reps\n");
+	std::string sustain_name;
+	if (o.sustain_ms > 0) {
+		if (o.sustain_out)
+			sustain_name = o.sustain_out;
+		else {
+			sustain_name = o.out;
+			const size_t dot = sustain_name.rfind(".csv");
+			sustain_name = dot != std::string::npos && dot + 4 == sustain_name.size()
+					       ? sustain_name.substr(0, dot) + "-sustained.csv"
+					       : sustain_name + "-sustained.csv";
+		}
+		if (sustain_name == o.out) {
+			fprintf(stderr, "k3-slice: --sustain-out is the output '%s'\n", o.out);
+			return 2;
+		}
+		g_sustain_csv = fopen(sustain_name.c_str(), "w");
+		if (!g_sustain_csv) {
+			fprintf(stderr, "k3-slice: cannot write '%s': %s\n", sustain_name.c_str(), strerror(errno));
+			return 1;
+		}
+		fprintf(g_sustain_csv, "phase,kind,batch,tokens,ctx,kv,state,rep,start_ms,time_us\n");
+	}
 	CK(cudaStreamCreateWithFlags(&g_s, cudaStreamNonBlocking));
 	g_dims = moe_dims_k3();
 	std::vector<layer_weights> layers(N_LAYERS);
@@ -1005,6 +1086,8 @@ int main(int argc, char **argv)
 	for (auto &bc : o.decode)
 		run_phase(o, layers, true, bc.first, bc.second);
 	fclose(g_csv);
-	printf("k3-slice: done, %s\n", o.out);
+	if (g_sustain_csv)
+		fclose(g_sustain_csv);
+	printf("k3-slice: done, %s%s%s\n", o.out, g_sustain_csv ? ", " : "", sustain_name.c_str());
 	return 0;
 }
