@@ -7,7 +7,8 @@ mean of the capture's power readings over the span (NVML's instantaneous power e
 value held ~100 ms: over a span of many launch-idle periods their mean is the mean draw), the SM
 clock's, the busy share (the union of the span's kernels), the FLOP and byte rates over the span
 (`k3sim op ... --json`: FLOPs and bytes a launch; the bench's L2 flush before each launch reads
-FLUSH_BYTES at the copy rate), and e_flop = (P - P_idle - e_byte x bytes/s) / FLOP/s at boost.
+FLUSH_BYTES at the copy rate), and e_flop = (P - P_idle - e_byte x bytes/s) / FLOP/s at boost;
+"W busy": the draw while a kernel runs, P_idle + (P - P_idle) / busy (the gaps taken at P_idle).
 usage: duty-energy.py K3SIM DB[.xz]... [--idle W] [--byte-pj B] [--min-s S]"""
 import json
 import subprocess
@@ -23,8 +24,8 @@ FLUSH_BYTES = 4 * 60 * 2 ** 20  # 4x L2's 60 MiB, read before each timed launch
 if len(args) < 2:
     sys.exit(__doc__)
 K3SIM, dbs = args[0], args[1:]
-print("| op | launches | span s | busy % | readings | W | SM MHz | TFLOP/s (span) | GB/s (span) | e_flop pJ |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+print("| op | launches | span s | busy % | readings | W | W busy | SM MHz | TFLOP/s (span) | GB/s (span) | e_flop pJ |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for path in dbs:
     with open_capture(path) as c:
         rng = c.execute("SELECT start, end, text FROM NVTX_EVENTS WHERE text LIKE 'k3sim op=%' ORDER BY start").fetchall()
@@ -56,5 +57,7 @@ for path in dbs:
         p = sum(x[1] for x in r) / len(r)
         f = sum(x[2] for x in r) / len(r)
         ef = (p - IDLE - E_BYTE * by) / fl if fl > 0 else float("nan")
-        print("| %s | %d | %.2f | %.0f | %d | %.0f | %.0f | %.0f | %.0f | %.3f |" % (
-            spec[:80], n, span, 100 * busy * 1e-9 / span, len(r), p, f, fl / 1e12, by / 1e9, ef * 1e12))
+        b = busy * 1e-9 / span
+        print("| %s | %d | %.2f | %.0f | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f |" % (
+            spec[:80], n, span, 100 * b, len(r), p, IDLE + (p - IDLE) / b if b > 0 else float("nan"), f, fl / 1e12,
+            by / 1e9, ef * 1e12))
