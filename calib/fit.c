@@ -751,11 +751,12 @@ static double power_obj(const double *x, void *ctx)
 }
 
 /* An op's instances in one capture (a bench's repetitions) as the draw fit sees them: the model's draw
- * at its recorded clock is P_idle + e * x_w + e_byte * b_w (e its class's FLOP energy, e_byte the
- * HBM byte's, J), against the mean of the power readings inside it; weight_s its span. */
+ * at its recorded clock is P_idle + a_w + e * x_w + e_byte * b_w (a_w its class's active draw at
+ * that clock, e its class's FLOP energy, e_byte the HBM byte's, J), against the mean of the power
+ * readings inside it; weight_s its span. */
 struct draw_group {
 	enum hw_power_class klass;
-	double x_w, b_w, power_w, weight_s;
+	double a_w, x_w, b_w, power_w, weight_s;
 };
 
 /* The readings an op's instances need inside them to show its own draw (one reading may be mostly
@@ -814,7 +815,8 @@ static ptrdiff_t draw_groups(const struct hw *hw, const struct calib_points *pts
 		double f = fmax(fmin(hz / rw, fb), ff), t = sim_power_time_s(hw, op, f), v = f / fb;
 		if (!(t > 0))
 			continue;
-		g[n++] = (struct draw_group){.klass = op->klass, .x_w = op->flops * sim_power_flop_scale(hw, v) / t,
+		g[n++] = (struct draw_group){.klass = op->klass, .a_w = sim_power_active_w(hw, op->klass, v),
+					     .x_w = op->flops * sim_power_flop_scale(hw, v) / t,
 					     .b_w = op->hbm_bytes / t, .power_w = pw / rw,
 					     .weight_s = span_s};
 	}
@@ -825,7 +827,7 @@ static ptrdiff_t draw_groups(const struct hw *hw, const struct calib_points *pts
 /* The group's draw with FLOP energy e_j and byte energy byte_j, W. */
 static double group_draw(const struct hw *hw, const struct draw_group *g, double e_j, double byte_j)
 {
-	return hw->power_idle_w + e_j * g->x_w + byte_j * g->b_w;
+	return hw->power_idle_w + g->a_w + e_j * g->x_w + byte_j * g->b_w;
 }
 
 /* The span-weighted mean |log(predicted / recorded draw)| of class c's groups (c < 0: every
@@ -870,7 +872,8 @@ static double weighted_median(struct weighted *v, size_t n)
 	return v[n - 1].x;
 }
 
-/* Each class's FLOP energy at byte energy byte_j: its groups' energies, the one that makes the
+/* Each class's FLOP energy at byte energy byte_j (a class measured whole, sim_power_class_held:
+ * the base's, not fitted): its groups' energies, the one that makes the
  * model's draw at the recorded clock the recorded one, (P - P_idle - byte_j b) / x, their median
  * weighted by span (robust to shapes whose FLOPs the model counts apart from the kernel's: a
  * least-squares fit in W was set by such outliers, e.g. a causal MLA over 4K tokens drawing half
@@ -883,9 +886,15 @@ static void class_energies(const struct hw *hw, const struct draw_group *g, size
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
 			if ((int)g[i].klass == c)
-				v[k++] = (struct weighted){(g[i].power_w - hw->power_idle_w - byte_j * g[i].b_w) / g[i].x_w,
-							   g[i].weight_s};
+				v[k++] = (struct weighted){
+					(g[i].power_w - hw->power_idle_w - g[i].a_w - byte_j * g[i].b_w) / g[i].x_w,
+					g[i].weight_s};
 		points[c] = (int)k;
+		if (sim_power_class_held(hw, (enum hw_power_class)c)) { /* measured whole: the base's */
+			fitted[c] = false;
+			e_j[c] = sim_power_flop_j(hw, (enum hw_power_class)c);
+			continue;
+		}
 		double e = k >= POWER_CLASS_MIN_GROUPS ? weighted_median(v, k) : 0;
 		fitted[c] = e > 0 && isfinite(e);
 		e_j[c] = fitted[c] ? e : hw->power_flop_j;
@@ -1000,7 +1009,8 @@ static int fit_power(struct hw *hw, const struct calib_points *pts, struct calib
 		     struct calib_fit_stage *class_rep, struct calib_fit_stage *byte_rep)
 {
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
-		hw->power_flop_j_class[c] = 0;
+		if (!sim_power_class_held(hw, (enum hw_power_class)c))
+			hw->power_flop_j_class[c] = 0;
 	rep->points = (int)pts->n_inst;
 	if (pts->n_inst < CALIB_FIT_MIN_POINTS)
 		return 0;

@@ -493,6 +493,11 @@ static const struct hw_key device_keys[] = {
 #undef POWER_CLASS_KEY
 	KEY("clock_scaled_excess", HK_I64, clock_scaled_excess, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("power_flop_clock_exp", HK_F64, power_flop_clock_exp, 1, 1, 1, 9, false, HK_NONZERO),
+#define POWER_ACTIVE_KEY(id, name)                                                                 \
+	KEY("power_active_w_" name, HK_F64, power_active_w_class[HW_POWER_##id], 1, 1, 1, 9, false, HK_NONZERO),
+	HW_POWER_CLASSES(POWER_ACTIVE_KEY)
+#undef POWER_ACTIVE_KEY
+	KEY("power_active_clock_exp", HK_F64, power_active_clock_exp, 1, 1, 1, 9, false, HK_NONZERO),
 #define CLOCK_BOUND_KEY(id, name)                                                                  \
 	KEY("clock_bound_" name, HK_F64, clock_bound[HW_POWER_##id], 1, 1, 1, 9, false, HK_NONZERO),
 	HW_POWER_CLASSES(CLOCK_BOUND_KEY)
@@ -558,12 +563,21 @@ static int read_keys(const struct doc *d, const struct doc_node *map, const char
 	int rc = doc_expect(d, map, DOC_MAP, what, e);
 	if (rc < 0)
 		return rc;
-	const char *names[48];
-	int n = 0;
-	for (const struct hw_key *k = keys; k->key && n < 47; k++)
+	size_t n = 0;
+	for (const struct hw_key *k = keys; k->key; k++)
+		n++;
+	const char **names = malloc((n + 1) * sizeof *names); /* every key of the table, NULL-ended */
+	if (!names) {
+		err_set(e, NULL, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	n = 0;
+	for (const struct hw_key *k = keys; k->key; k++)
 		names[n++] = k->key;
 	names[n] = NULL;
-	if ((rc = doc_check_keys(d, map, names, e)) < 0)
+	rc = doc_check_keys(d, map, names, e);
+	free(names);
+	if (rc < 0)
 		return rc;
 	for (const struct hw_key *k = keys; k->key; k++) {
 		const struct doc_node *v = doc_get(map, k->key);
@@ -618,7 +632,8 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 	}
 	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_flop_pj", "power_byte_pj",
 					   "power_tau_ms", "power_window_ms", "power_byte_held", "power_min_sm_clock_mhz",
-					   "power_flop_clock_exp", "power_delay_ms", "power_rise_ms", "power_fall_ms"};
+					   "power_flop_clock_exp", "power_delay_ms", "power_rise_ms", "power_fall_ms",
+					   "power_active_clock_exp"};
 	static const char *const required[] = {"power_limit_w", "power_tau_ms", "power_min_sm_clock_mhz"};
 	bool any = false;
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
@@ -627,6 +642,8 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 		char key[64];
 		snprintf(key, sizeof key, "power_flop_pj_%s", hw_power_class_name((enum hw_power_class)c));
 		any = doc_get(dev, key) != NULL;
+		snprintf(key, sizeof key, "power_active_w_%s", hw_power_class_name((enum hw_power_class)c));
+		any = any || doc_get(dev, key) != NULL;
 	}
 	if (!any)
 		return 0;
@@ -647,6 +664,16 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 	if (!(hw->power_flop_clock_exp >= 0 && hw->power_flop_clock_exp <= 4))
 		return doc_error(d, doc_get(dev, "power_flop_clock_exp"), e,
 				 "device: power_flop_clock_exp must be in (0, 4] (0: 2)");
+	if (!(hw->power_active_clock_exp >= 0 && hw->power_active_clock_exp <= 4))
+		return doc_error(d, doc_get(dev, "power_active_clock_exp"), e,
+				 "device: power_active_clock_exp must be in (0, 4] (0: 1)");
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
+		if (hw->power_active_w_class[c] >= 0 && hw->power_active_w_class[c] < hw->power_limit_w * 4)
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "power_active_w_%s", hw_power_class_name((enum hw_power_class)c));
+		return doc_error(d, doc_get(dev, key), e, "device: %s must be in [0, 4 x power_limit_w) W", key);
+	}
 	if (!(hw->power_window_s >= 0) || !isfinite(hw->power_window_s))
 		return doc_error(d, doc_get(dev, "power_window_ms"), e,
 				 "device: power_window_ms must be 0 (no window) or positive");

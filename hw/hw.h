@@ -211,6 +211,14 @@ struct hw {
 	 * 0: 2 (the voltage following the clock). Measured 0.7 on a cuBLAS BF16 GEMM held at the
 	 * limit at five clocks (bench/results/clock-probe-h200-2026-12-03/). */
 	double power_flop_clock_exp;
+	/* The draw above idle of an op of each power class at boost besides its FLOPs and bytes, W
+	 * (the file: power_active_w_<class>; 0: none): the busy chip's clocks, issue and data paths,
+	 * which a FLOP or byte count does not follow (this project's MXFP4 expert gemv ~440 W at any
+	 * batch, run back to back: bench/results/op-sustained-h200-2026-12-04/). It scales with the
+	 * clock as (f / boost)^power_active_clock_exp (0: 1). A class with it set is measured whole:
+	 * calibrate keeps its FLOP energy and active draw. */
+	double power_active_w_class[HW_POWER_CLASS_COUNT];
+	double power_active_clock_exp;
 	/* The share of an op's time at boost that its SM-clocked work takes, by power class (the
 	 * file: clock_bound_<class>, in (0, 1]; 0: 1): below boost an op's time is
 	 * max(its boost time, share x the time the physical model scales it to), a roofline in the

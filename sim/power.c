@@ -55,6 +55,20 @@ double sim_clock_sm_share(const struct hw *hw, enum hw_power_class c)
 	return s > 0 && s <= 1 ? s : 0;
 }
 
+double sim_power_active_w(const struct hw *hw, enum hw_power_class c, double v)
+{
+	double a = (unsigned)c < HW_POWER_CLASS_COUNT ? hw->power_active_w_class[c] : 0;
+	if (!(a > 0))
+		return 0;
+	const double k = hw->power_active_clock_exp > 0 ? hw->power_active_clock_exp : 1;
+	return k == 1 ? a * v : a * pow(v, k);
+}
+
+bool sim_power_class_held(const struct hw *hw, enum hw_power_class c)
+{
+	return (unsigned)c < HW_POWER_CLASS_COUNT && hw->power_active_w_class[c] > 0;
+}
+
 bool sim_power_known(const struct hw *hw)
 {
 	return hw->power_limit_w > 0;
@@ -82,7 +96,7 @@ void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_powe
 	struct cost_opts at = {.clock = {.regime = HW_CLOCK_BOOST}};
 	sim_op_cost(hw, op, &at, &cb);
 	if (op_is_comm(op->kind)) {
-		*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = cb.time_s};
+		*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = cb.time_s, .klass = HW_POWER_CLASS_COUNT};
 		return;
 	}
 	at.clock = (struct hw_clock_sel){.given_hz = floor_hz(hw)};
@@ -110,7 +124,7 @@ double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, doub
 	double v = clock_hz / hw->sm_clock_hz;
 	double dyn_j = sim_power_flop_j(hw, op->klass) * op->flops * sim_power_flop_scale(hw, v) +
 		       hw->power_byte_j * op->hbm_bytes;
-	return hw->power_idle_w + dyn_j / t;
+	return hw->power_idle_w + sim_power_active_w(hw, op->klass, v) + dyn_j / t;
 }
 
 double sim_power_clock_for(const struct hw *hw, const struct sim_power_op *op, double time_s)
@@ -253,6 +267,9 @@ static bool plain_law(const struct hw *hw)
 	if (hw->power_flop_clock_exp > 0 && hw->power_flop_clock_exp != 2)
 		return false;
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		if (hw->power_active_w_class[c] > 0)
+			return false;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
 		if (sim_clock_bound(hw, (enum hw_power_class)c) < 1)
 			return false;
 	return true;
@@ -260,13 +277,17 @@ static bool plain_law(const struct hw *hw)
 
 /* The window's time at interpolation weight x (0 at boost, 1 at the floor), s: each class's ops as
  * one (their kinks at one clock: a class's ops share their law), the idle time. */
+static double class_time_s(const struct hw *hw, const struct window_sum *w, int c, double x)
+{
+	double b = sim_clock_bound(hw, (enum hw_power_class)c), tc = w->boost_s[c] + w->extra_s[c] * x;
+	return b < 1 ? fmax(w->boost_s[c], b * tc) : tc;
+}
+
 static double window_time_s(const struct hw *hw, const struct window_sum *w, double x)
 {
 	double t = w->idle_s;
-	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++) {
-		double b = sim_clock_bound(hw, (enum hw_power_class)c), tc = w->boost_s[c] + w->extra_s[c] * x;
-		t += b < 1 ? fmax(w->boost_s[c], b * tc) : tc;
-	}
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		t += class_time_s(hw, w, c, x);
 	return t;
 }
 
@@ -280,10 +301,15 @@ static double floor_share(const struct hw *hw, double clock_hz)
 
 static double window_draw_w(const struct hw *hw, const struct window_sum *w, double clock_hz)
 {
-	double t = window_time_s(hw, w, floor_share(hw, clock_hz));
+	const double x = floor_share(hw, clock_hz), v = clock_hz / hw->sm_clock_hz;
+	double t = window_time_s(hw, w, x);
 	if (!(t > 0))
 		return hw->power_idle_w;
-	return hw->power_idle_w + (w->flop_j * sim_power_flop_scale(hw, clock_hz / hw->sm_clock_hz) + w->byte_j) / t;
+	double active_j = 0; /* each class's active draw over its time in the window */
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		if (hw->power_active_w_class[c] > 0)
+			active_j += sim_power_active_w(hw, (enum hw_power_class)c, v) * class_time_s(hw, w, c, x);
+	return hw->power_idle_w + (active_j + w->flop_j * sim_power_flop_scale(hw, v) + w->byte_j) / t;
 }
 
 /* The highest clock in [floor, boost] at which the window draws at most the limit. Under the plain
@@ -351,9 +377,12 @@ static void op_sum(const struct hw *hw, const struct sim_power_op *op, struct wi
 {
 	*x = (struct window_sum){.flop_j = sim_power_flop_j(hw, op->klass) * op->flops,
 				 .byte_j = hw->power_byte_j * op->hbm_bytes};
-	int c = (unsigned)op->klass < HW_POWER_CLASS_COUNT ? (int)op->klass : HW_POWER_VECTOR;
-	x->boost_s[c] = op->boost_s;
-	x->extra_s[c] = op->floor_s - op->boost_s;
+	if ((unsigned)op->klass >= HW_POWER_CLASS_COUNT) { /* a collective: the SMs' draw idle */
+		x->idle_s = op->boost_s;
+		return;
+	}
+	x->boost_s[op->klass] = op->boost_s;
+	x->extra_s[op->klass] = op->floor_s - op->boost_s;
 }
 
 /* The delayed limiter (hw power_delay_s > 0): a piece of the run, [t0, t1) seconds, in which op

@@ -5,16 +5,20 @@
  * power drawn by what ran before it.
  *
  * Draw. An op at SM clock f draws
- *     P(f) = P_idle + (e_flop * flops * (f / f_boost)^g + e_byte * hbm_bytes) / t(f),
+ *     P(f) = P_idle + A (f / f_boost)^k + (e_flop * flops * (f / f_boost)^g + e_byte * hbm_bytes) / t(f),
  * its dynamic energy over its time: a FLOP's energy (e_flop of the op's power class, enum
  * hw_power_class: the FLOPs of a tensor-core GEMM, of the mma.sync-bound MLA decode and of vector
  * work do not cost the same; the global one where the preset has no class's; the op's FLOPs as the model counts them,
  * tensor or vector, with the on-chip data movement that comes with them) scales with the clock to
  * the power g (hw power_flop_clock_exp; 2, the voltage following the clock, where the preset has
  * none; a cuBLAS GEMM held at the limit at five clocks measured 0.7: bench/results/
- * clock-probe-h200-2026-12-03/); an HBM byte's does not (the memory clock is fixed). A term for SMs busy whatever they compute (a draw per second of SM-clocked time) was
- * tried and fitted to 0 on every bench capture of 2026-12-02 (bench/results/
- * k3-kernels-h200-2026-12-02w/README.md). t(f) is the cost model's time
+ * clock-probe-h200-2026-12-03/); an HBM byte's does not (the memory clock is fixed). A, the
+ * class's active draw (hw power_active_w_<class>; 0 where the preset has none), is what a busy
+ * chip draws whatever it computes, scaling as (f / f_boost)^k (hw power_active_clock_exp; 1): fitted
+ * to 0 on the lagged readings inside the bench's ops (2026-12-02, bench/results/
+ * k3-kernels-h200-2026-12-02w/README.md), measured on ops run back to back for 1.5 s at 100-520 W
+ * (bench/results/op-sustained-h200-2026-12-04/: this project's MXFP4 expert gemv ~440 W at every
+ * batch, its dense GEMMs ~280). t(f) is the cost model's time
  * (sim/cost.h), interpolated linearly in 1 / f between the boost clock and the floor (a
  * compute-bound op's time is linear in 1 / f, a memory-bound op's constant), as a roofline in the
  * clock: max(t(boost), b t(f)), b the share of the boost time its class's SM-clocked work takes
@@ -47,6 +51,15 @@ struct sim_power_op {
 	enum hw_power_class klass;
 };
 
+/* The active draw of class c at clock ratio v = clock / boost, W: hw power_active_w_<class> x
+ * v^power_active_clock_exp (1 where the preset has none); 0 for a class without it and out of
+ * range (a collective: HW_POWER_CLASS_COUNT, which draws nothing of its own). */
+double sim_power_active_w(const struct hw *hw, enum hw_power_class c, double v);
+
+/* Whether class c's draw was measured whole (its active draw set): calibrate keeps its FLOP
+ * energy and active draw as the base preset has them. */
+bool sim_power_class_held(const struct hw *hw, enum hw_power_class c);
+
 /* The power class of an op (by kind; the MXFP4 routed experts that hw runs as gemvs, at most
  * grouped_fp4_gemv_rows rows a touched expert: HW_POWER_GROUPED_GEMV, issue-bound on the weights'
  * expansion; collectives: HW_POWER_VECTOR, they draw nothing of their own). */
@@ -70,7 +83,7 @@ double sim_clock_bound(const struct hw *hw, enum hw_power_class c);
 double sim_clock_sm_share(const struct hw *hw, enum hw_power_class c);
 
 /* The op costed on its own (sim_op_cost, eager launches) at boost and at the floor; a
- * collective draws nothing of its own. */
+ * collective draws nothing of its own (class HW_POWER_CLASS_COUNT). */
 void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_power_op *out);
 
 /* The limiter's state: the filtered power, W. */

@@ -772,6 +772,86 @@ static void test_delayed_keys(void **state)
 	assert_int_equal(load_power(y, "set power_delay_ms"), 19);
 }
 
+/* A class's active draw (hw power_active_w_<class>): read, written back and refused out of range;
+ * it adds A (f / boost)^k to its class's ops only (a collective, class HW_POWER_CLASS_COUNT, draws
+ * idle), holds the class against calibrate, lowers the clock at the limit, and the window limiter
+ * carries it as the mix does (a sequence shorter than the window at its mix's clock). */
+static void test_active_draw(void **state)
+{
+	(void)state;
+	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 65\n"
+			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+	char lines[1024], y[4096];
+	snprintf(lines, sizeof lines, "%s  power_active_w_grouped_gemv: 440\n  power_active_w_gemm: 280\n"
+		 "  power_active_clock_exp: 1.5\n", base);
+	snprintf(y, sizeof y, "%s%s%s", dev_head, lines, dev_tail);
+	struct hw hw, back;
+	struct err e;
+	assert_int_equal(hw_load_yaml(&hw, "x.yaml", y, strlen(y), &e), 0);
+	assert_true(hw.power_active_w_class[HW_POWER_GROUPED_GEMV] == 440 && hw.power_active_clock_exp == 1.5);
+	assert_true(sim_power_class_held(&hw, HW_POWER_GEMM) && !sim_power_class_held(&hw, HW_POWER_KDA));
+	assert_false(sim_power_class_held(&hw, HW_POWER_CLASS_COUNT));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	fprintf(f, "name: t\ncalibrated: false\ndevice:\n");
+	assert_int_equal(hw_write_section(f, &hw, "device"), 0);
+	fprintf(f, "%s", dev_tail);
+	fclose(f);
+	assert_non_null(strstr(buf, "power_active_w_grouped_gemv: 440"));
+	assert_null(strstr(buf, "power_active_w_kda:"));
+	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		assert_true(back.power_active_w_class[c] == hw.power_active_w_class[c]);
+	assert_true(back.power_active_clock_exp == 1.5);
+	free(buf);
+	snprintf(lines, sizeof lines, "%s  power_active_w_vector: -3\n", base);
+	assert_int_equal(load_power(lines, "must not be negative"), 18);
+	snprintf(lines, sizeof lines, "%s  power_active_w_vector: 9000\n", base);
+	assert_int_equal(load_power(lines, "power_active_w_vector must be in"), 18);
+	snprintf(lines, sizeof lines, "%s  power_active_clock_exp: 5\n", base);
+	assert_int_equal(load_power(lines, "power_active_clock_exp must be in"), 18);
+	assert_int_equal(load_power("  power_active_w_kda: 2\n", "needs 'power_limit_w'"), 4);
+	/* the draw: + A v^k for its class, nothing for another class or a collective */
+	struct hw none = hw;
+	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
+		none.power_active_w_class[c] = 0;
+	struct sim_power_op gv = {.boost_s = 2e-3, .floor_s = 2.2e-3, .flops = 4e10, .hbm_bytes = 7e9,
+				  .klass = HW_POWER_GROUPED_GEMV};
+	struct sim_power_op kda = gv, comm = {.boost_s = 1e-3, .floor_s = 1e-3, .klass = HW_POWER_CLASS_COUNT};
+	kda.klass = HW_POWER_KDA;
+	const double fb = hw.sm_clock_hz;
+	for (double v = 1; v >= 0.72; v -= 0.07) {
+		double d = sim_power_draw_w(&hw, &gv, v * fb) - sim_power_draw_w(&none, &gv, v * fb);
+		assert_true(fabs(d - 440 * pow(v, 1.5)) < 1e-9);
+		assert_true(sim_power_draw_w(&hw, &kda, v * fb) == sim_power_draw_w(&none, &kda, v * fb));
+		assert_true(sim_power_draw_w(&hw, &comm, v * fb) == hw.power_idle_w);
+	}
+	/* at the limit: a lower clock than without it, within [floor, boost], drawing the limit */
+	double f_a = sim_power_steady_hz(&hw, &gv), f_n = sim_power_steady_hz(&none, &gv);
+	assert_true(f_n == fb && f_a < fb && f_a >= hw.power_min_sm_clock_hz * (1 - 1e-12));
+	assert_true(f_a <= hw.power_min_sm_clock_hz * (1 + 1e-9) || fabs(sim_power_draw_w(&hw, &gv, f_a) - 700) < 0.5);
+	/* the window limiter: the same clock as the mix, ops of both active classes and others */
+	struct hw win = windowed(0.1);
+	win.power_active_w_class[HW_POWER_GROUPED_GEMV] = 440;
+	win.power_active_w_class[HW_POWER_GEMM] = 280;
+	win.power_active_clock_exp = 1;
+	uint64_t seed = 11;
+	int slowed = 0;
+	for (int k = 0; k < 120; k++) {
+		struct sim_power_op ops[4];
+		int n = 1 + k % 4;
+		for (int i = 0; i < n; i++) {
+			ops[i] = random_op(&seed);
+			shorten(&ops[i], 0.005 / ops[i].floor_s);
+			ops[i].klass = (enum hw_power_class)((i + k) % HW_POWER_CLASS_COUNT);
+		}
+		slowed += window_mix_case(&win, ops, n, k) < win.sm_clock_hz;
+	}
+	assert_true(slowed > 5);
+}
+
 /* The clock roofline (hw clock_bound) and the FLOP energy's clock exponent
  * (power_flop_clock_exp), on their own. */
 static struct hw with_law(double bound_gemm, double exp)
@@ -1044,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(test_delayed_inherits),
 		cmocka_unit_test(test_delayed_mix_bounds),
 		cmocka_unit_test(test_delayed_tiny_window),
+		cmocka_unit_test(test_active_draw),
 		cmocka_unit_test(test_delayed_keys),
 		cmocka_unit_test(test_clock_bound_time),
 		cmocka_unit_test(test_flop_clock_exp),

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A power class's active draw and FLOP energy from ops run back to back (op-sustained-extract.py's
+CSVs): P = P_idle + A (f/f_b)^k + e_flop FLOPs (f/f_b)^g / t(f) + e_byte bytes / t(f), per class
+(A, e_flop) by least squares on log P over its ops, at NVML's clock over each range's second half
+(an op the limiter held has P at the limit and f below boost: the same equation), t(f) the preset's
+time for the op at f (`k3sim op --clock MHz`), e_byte and P_idle the preset's. Prints per class A
+(W at boost), e_flop (pJ) and the fit's residuals, and the device keys.
+usage: active-fit.py K3SIM PRESET.yaml [--k K] [--g G] OPS-SUSTAINED.csv..."""
+import csv
+import itertools
+import json
+import math
+import subprocess
+import sys
+
+sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+from capdb import take_float  # noqa: E402
+
+args = sys.argv[1:]
+K = take_float(args, "--k", 3.0)
+G = take_float(args, "--g", 2.0)
+if len(args) < 3:
+    sys.exit(__doc__)
+k3sim, preset, files = args[0], args[1], args[2:]
+
+
+def op(spec, clock):
+    p = subprocess.run([k3sim, "op"] + spec.split() + ["--hw", preset, "--clock", clock, "--json"],
+                       capture_output=True, text=True)
+    return json.loads(p.stdout) if p.returncode == 0 else None
+
+
+with open(preset) as f:
+    text = f.read()
+
+
+def key(name, default):
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith(name + ":"):
+            return float(s.split(":", 1)[1].split("#")[0])
+    return default
+
+
+idle, e_byte, fb = key("power_idle_w", 125.0), key("power_byte_pj", 65.3) * 1e-12, key("sm_clock_mhz", 1980.0)
+pts = {}
+for path in files:
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            if float(r["busy"]) < 0.85:
+                continue
+            d = op(r["spec"], "power")
+            if not d or "power" not in d:
+                continue
+            mhz = min(float(r["sm_mhz"]), fb)
+            t = op(r["spec"], "%.1f" % mhz)["time_s"]
+            v = mhz / fb
+            pts.setdefault(d["power"]["class"], []).append(
+                (r["spec"], float(r["power_w"]), v, d["flops"] / t * v ** G, e_byte * d["bytes"] / t))
+
+
+def fit(ps):
+    """(A, e) >= 0 minimising sum log^2(P_model / P): a grid then coordinate refinement."""
+    def err(a, e):
+        return sum(math.log(max(idle + a * v ** K + e * x + b, 1.0) / p) ** 2 for _, p, v, x, b in ps)
+    best = min(((err(a, e), a, e) for a in range(0, 1001, 10) for e in [i * 0.05e-12 for i in range(0, 81)]))
+    _, a, e = best
+    for step_a, step_e in ((5, 0.02e-12), (1, 0.005e-12), (0.2, 0.001e-12)):
+        for _ in range(50):
+            cand = min(((err(max(0, a + da * step_a), max(0, e + de * step_e)), max(0, a + da * step_a),
+                         max(0, e + de * step_e)) for da, de in itertools.product((-1, 0, 1), repeat=2)))
+            if cand[1:] == (a, e):
+                break
+            _, a, e = cand
+    return a, e, math.sqrt(err(a, e) / len(ps))
+
+
+print("k = %.2f, g = %.2f, idle %.0f W, byte %.1f pJ (%s)" % (K, G, idle, e_byte * 1e12, preset))
+print("| class | ops | at boost / held | A at boost W | e_flop pJ | rms log error | worst op |")
+print("| --- | ---: | --- | ---: | ---: | ---: | --- |")
+keys = []
+for c, ps in sorted(pts.items()):
+    a, e, rms = fit(ps)
+    worst = max(ps, key=lambda q: abs(math.log((idle + a * q[2] ** K + e * q[3] + q[4]) / q[1])))
+    we = 100 * ((idle + a * worst[2] ** K + e * worst[3] + worst[4]) / worst[1] - 1)
+    nb = sum(1 for q in ps if q[2] >= 0.99)
+    print("| %s | %d | %d / %d | %.0f | %.3f | %.3f | %s %+.0f %% |" % (c, len(ps), nb, len(ps) - nb, a, e * 1e12, rms,
+                                                                       worst[0][:48], we))
+    keys.append("power_active_w_%s=%.0f power_flop_pj_%s=%.3f" % (c, a, c, e * 1e12))
+print("\n" + " ".join(keys))
