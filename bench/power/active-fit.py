@@ -6,7 +6,8 @@ CSVs): P = P_idle + A (f/f_b)^k + e_flop FLOPs (f/f_b)^g / t(f) + e_byte bytes /
 (an op the limiter held has P at the limit and f below boost: the same equation), t(f) the preset's
 time for the op at f (`k3sim op --clock MHz`), e_byte and P_idle the preset's. Prints per class A
 (W at boost), e_flop (pJ) and the fit's residuals, and the device keys.
-usage: active-fit.py K3SIM PRESET.yaml [--k K] [--g G] OPS-SUSTAINED.csv..."""
+Ops whose kernels covered less than BUSY of the range's second half (launch gaps) are left out.
+usage: active-fit.py K3SIM PRESET.yaml [--k K (1)] [--g G (1)] [--busy BUSY (0.97)] OPS-SUSTAINED.csv..."""
 import csv
 import itertools
 import json
@@ -18,8 +19,9 @@ sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(_
 from capdb import take_float  # noqa: E402
 
 args = sys.argv[1:]
-K = take_float(args, "--k", 3.0)
-G = take_float(args, "--g", 2.0)
+K = take_float(args, "--k", 1.0)
+G = take_float(args, "--g", 1.0)
+BUSY = take_float(args, "--busy", 0.97)
 if len(args) < 3:
     sys.exit(__doc__)
 k3sim, preset, files = args[0], args[1], args[2:]
@@ -48,7 +50,7 @@ pts = {}
 for path in files:
     with open(path) as f:
         for r in csv.DictReader(f):
-            if float(r["busy"]) < 0.85:
+            if float(r["busy"]) < BUSY:  # launch gaps (a memcpy: 0): not the op's own draw
                 continue
             d = op(r["spec"], "power")
             if not d or "power" not in d:

@@ -15,7 +15,7 @@ import sys
 out = sys.argv[1]
 here = os.path.dirname(os.path.abspath(__file__))
 summary = os.path.join(here, "..", "..", "..", "kernels", "slice", "heldout_summary.py")
-ROUNDS = [("03r", "23"), ("03v", "24"), ("03z", "25"), ("03za", "26"), ("03zb", "27")]
+ROUNDS = [("03r", "23"), ("03v", "24"), ("03z", "25"), ("03za", "26"), ("03zb", "27"), ("04", "28")]
 CFGS = (os.environ.get("CONFIGS") or "base laws held").split()
 COLS = [("power", "k3-kernels"), ("power", "k3-kernels-clk"), ("measured", "k3-kernels @clock")]
 

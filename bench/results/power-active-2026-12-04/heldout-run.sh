@@ -1,0 +1,45 @@
+#!/bin/sh
+# The power model's active draw (device.power_active_w_<class>), held out: the values fitted on the
+# ops run back to back (bench/power/active-fit.py on bench/results/op-sustained-h200-2026-12-04/,
+# active-fit.md), set in the k3-kernels presets' base (calibrate holds a class measured whole and
+# fits the others, KDA's, as before), against the shipped laws (d20), on (1) the timed steps of
+# rounds 23-27 (each run's slice against the other run's bench of the same call: ab, ba) and round
+# 28 (run a of 2026-12-04 against the two benches of round 27: ar, as), under --clock power, into
+# OUT/<round>-<cfg>/; (2) the steady state of 2026-12-04's slices a, b against the same two
+# presets (bench/power/sustained-eval.py) into OUT/sustained-<run><bench>-<cfg>.md. From the root:
+#   [CONFIGS="d20 act"] sh bench/results/power-active-2026-12-04/heldout-run.sh K3SIM OUT
+# then CONFIGS="d20 act" python3 bench/results/clock-bound-h200-2026-12-03/heldout-table.py OUT
+set -eu
+K3=${1:?usage: heldout-run.sh K3SIM OUT}
+OUT=${2:?usage: heldout-run.sh K3SIM OUT}
+ACT="--device-key power_flop_clock_exp=1 --device-key power_active_clock_exp=1
+ --device-key power_active_w_gemm=327 --device-key power_flop_pj_gemm=0.586
+ --device-key power_active_w_grouped_gemm=100 --device-key power_flop_pj_grouped_gemm=0.996
+ --device-key power_active_w_grouped_gemv=437 --device-key power_flop_pj_grouped_gemv=0.182
+ --device-key power_active_w_mla_decode=402 --device-key power_flop_pj_mla_decode=0.038
+ --device-key power_active_w_mla_prefill=257 --device-key power_flop_pj_mla_prefill=0.660
+ --device-key power_active_w_vector=133 --device-key power_flop_pj_vector=0.001"
+S=bench/results/sustained-h200-2026-12-04
+ZB=bench/results/k3-kernels-h200-2026-12-03zb
+for cfg in ${CONFIGS:-d20 act}; do
+	case $cfg in d20) VA="" ;; act) VA="$ACT" ;; *) echo "heldout-run.sh: no configuration $cfg" >&2; exit 2 ;; esac
+	for rd in 03r 03v 03z 03za 03zb; do
+		D=bench/results/k3-kernels-h200-2026-12-$rd
+		mkdir -p "$OUT/$rd-$cfg"
+		CLOCKS=power VALIDATE_ARGS="$VA" sh kernels/slice/validate-pairs.sh "$K3" "$OUT/$rd-$cfg" "ab ba" \
+			a=$D/a:$D/ka/kda-grid.csv b=$D/b:$D/kb/kda-grid.csv
+	done
+	mkdir -p "$OUT/04-$cfg"
+	CLOCKS=power VALIDATE_ARGS="$VA" sh kernels/slice/validate-pairs.sh "$K3" "$OUT/04-$cfg" "ar as" \
+		a=$S/a:$ZB/ka/kda-grid.csv r=$ZB/a:$ZB/ka/kda-grid.csv s=$ZB/b:$ZB/kb/kda-grid.csv
+	for b in r s; do
+		case $b in r) BD=$ZB/a; KD=$ZB/ka ;; s) BD=$ZB/b; KD=$ZB/kb ;; esac
+		W=$(mktemp -d)
+		python3 kernels/slice/validate-slice.py --clock power --results $S/a --bench-results $BD \
+			--kda-bench $KD/kda-grid.csv --k3sim "$K3" --keep "$W" $VA -o "$W/v.md" > /dev/null
+		for r in a b; do
+			python3 bench/power/sustained-eval.py "$K3" $S/$r "$W" > "$OUT/sustained-$r$b-$cfg.md"
+		done
+		rm -rf "$W"
+	done
+done
