@@ -16,9 +16,9 @@
  * class's active draw (hw power_active_w_<class>; 0 where the preset has none), is what a busy
  * chip draws whatever it computes, scaling as (f / f_boost)^k (hw power_active_clock_exp; 1): fitted
  * to 0 on the lagged readings inside the bench's ops (2026-12-02, bench/results/
- * k3-kernels-h200-2026-12-02w/README.md), measured on ops run back to back for 1.5 s at 100-520 W
+ * k3-kernels-h200-2026-12-02w/README.md), measured on ops run back to back for 1.5 s at 100-440 W
  * (bench/results/op-sustained-h200-2026-12-04/: this project's MXFP4 expert gemv ~440 W at every
- * batch, its dense GEMMs ~280). t(f) is the cost model's time
+ * batch, its dense GEMMs ~340). t(f) is the cost model's time
  * (sim/cost.h), interpolated linearly in 1 / f between the boost clock and the floor (a
  * compute-bound op's time is linear in 1 / f, a memory-bound op's constant), as a roofline in the
  * clock: max(t(boost), b t(f)), b the share of the boost time its class's SM-clocked work takes

@@ -6,7 +6,10 @@
 # MXFP4 expert gemv (default rows), MLA decode at 96 heads, the dense GEMMs at m = 1, 64, 4096,
 # the grouped expert GEMMs at prefill sizes, the MLA prefill. From the repository root, the pack
 # in .gpu/sus2:
-#   OUT=$OUT bash kernels/calls/op-sustained-2026-12-04.sh   -> $OUT/call.tar
+#   OUT=$OUT [FAMS="gemv mla gemm moe_prefill mla_prefill"] [GEMM_M=1,64,4096] bash kernels/calls/op-sustained-2026-12-04.sh
+#   -> $OUT/call.tar
+# (03:41 UTC: the default families; 04:2x: FAMS="gemm attnres route conv" GEMM_M=16,256, the rest of a
+# decode step's ops but KDA's, which kda-bench times.)
 # (The first call, 03:34 UTC, returned nothing: its tar of captures was 82 MB. The second keeps
 # per capture only bench/power/op-sustained-extract.py's readings by range.)
 set -u
@@ -35,11 +38,14 @@ mkdir -p "$OUT/ops"
     echo "== $1 extract exit $?"
     rm -f "$OUT/ops/$1.db"
   }
-  fam gemv K3_BENCH_GEMV_DEFAULT=1
-  fam mla K3_BENCH_MLA_H96=1
-  fam gemm K3_BENCH_GEMM_M=1,64,4096
-  fam moe_prefill K3_BENCH_SUSTAIN_MS=1500
-  fam mla_prefill K3_BENCH_SUSTAIN_MS=1500
+  for f in ${FAMS:-gemv mla gemm moe_prefill mla_prefill}; do
+    case $f in
+    gemv) fam gemv K3_BENCH_GEMV_DEFAULT=1 ;;
+    mla) fam mla K3_BENCH_MLA_H96=1 ;;
+    gemm) fam gemm K3_BENCH_GEMM_M=${GEMM_M:-1,64,4096} ;;
+    *) fam "$f" K3_BENCH_SUSTAIN_MS=${SUSTAIN_MS:-1500} ;;
+    esac
+  done
   nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
 } > "$OUT/log.txt" 2>&1
 grep -E "^== " "$OUT/log.txt"

@@ -7,11 +7,15 @@
 # 28 (run a of 2026-12-04 against the two benches of round 27: ar, as), under --clock power, into
 # OUT/<round>-<cfg>/; (2) the steady state of 2026-12-04's slices a, b against the same two
 # presets (bench/power/sustained-eval.py) into OUT/sustained-<run><bench>-<cfg>.md. From the root:
-#   [CONFIGS="d20 act"] sh bench/results/power-active-2026-12-04/heldout-run.sh K3SIM OUT
+#   [CONFIGS="d20 act act2"] sh bench/results/power-active-2026-12-04/heldout-run.sh K3SIM OUT
 # then CONFIGS="d20 act" python3 bench/results/clock-bound-h200-2026-12-03/heldout-table.py OUT
 set -eu
 K3=${1:?usage: heldout-run.sh K3SIM OUT}
 OUT=${2:?usage: heldout-run.sh K3SIM OUT}
+# the laws of MEASURED_LAWS before the active draws (validate-slice.py's default since 3282825
+# carries act's values: each configuration here names all its keys)
+LAWS="--device-key clock_bound_gemm=0.835 --device-key clock_bound_grouped_gemm=0.96 --device-key clock_scaled_excess=1
+ --device-key power_byte_pj=65.3 --device-key power_byte_held=1"
 ACT="--device-key power_flop_clock_exp=1 --device-key power_active_clock_exp=1
  --device-key power_active_w_gemm=327 --device-key power_flop_pj_gemm=0.586
  --device-key power_active_w_grouped_gemm=100 --device-key power_flop_pj_grouped_gemm=0.996
@@ -19,10 +23,20 @@ ACT="--device-key power_flop_clock_exp=1 --device-key power_active_clock_exp=1
  --device-key power_active_w_mla_decode=402 --device-key power_flop_pj_mla_decode=0.038
  --device-key power_active_w_mla_prefill=257 --device-key power_flop_pj_mla_prefill=0.660
  --device-key power_active_w_vector=133 --device-key power_flop_pj_vector=0.001"
+# act2: refitted with the second call's ops too (dense GEMMs at m = 16, 256; AttnRes, routing,
+# combine, ShortConv: the vector class), active-fit2.md
+ACT2="--device-key power_flop_clock_exp=1 --device-key power_active_clock_exp=1
+ --device-key power_active_w_gemm=341 --device-key power_flop_pj_gemm=0.562
+ --device-key power_active_w_grouped_gemm=100 --device-key power_flop_pj_grouped_gemm=0.996
+ --device-key power_active_w_grouped_gemv=437 --device-key power_flop_pj_grouped_gemv=0.182
+ --device-key power_active_w_mla_decode=402 --device-key power_flop_pj_mla_decode=0.038
+ --device-key power_active_w_mla_prefill=257 --device-key power_flop_pj_mla_prefill=0.660
+ --device-key power_active_w_vector=262 --device-key power_flop_pj_vector=5.3"
 S=bench/results/sustained-h200-2026-12-04
 ZB=bench/results/k3-kernels-h200-2026-12-03zb
-for cfg in ${CONFIGS:-d20 act}; do
-	case $cfg in d20) VA="" ;; act) VA="$ACT" ;; *) echo "heldout-run.sh: no configuration $cfg" >&2; exit 2 ;; esac
+for cfg in ${CONFIGS:-d20 act act2}; do
+	case $cfg in d20) VA="--measured-laws off $LAWS" ;; act) VA="--measured-laws off $LAWS $ACT" ;;
+	act2) VA="--measured-laws off $LAWS $ACT2" ;; *) echo "heldout-run.sh: no configuration $cfg" >&2; exit 2 ;; esac
 	for rd in 03r 03v 03z 03za 03zb; do
 		D=bench/results/k3-kernels-h200-2026-12-$rd
 		mkdir -p "$OUT/$rd-$cfg"
