@@ -943,7 +943,11 @@ static int fit_power_classes(struct hw *hw, const struct calib_points *pts, cons
 		free(v);
 		return (int)got;
 	}
-	size_t ng = (size_t)got;
+	/* a class measured whole (sim_power_class_held) is not fitted, nor evidence for the byte */
+	size_t ng = 0;
+	for (size_t i = 0; i < (size_t)got; i++)
+		if (!sim_power_class_held(hw, g[i].klass))
+			g[ng++] = g[i];
 	double e[HW_POWER_CLASS_COUNT];
 	bool fitted[HW_POWER_CLASS_COUNT];
 	int points[HW_POWER_CLASS_COUNT];

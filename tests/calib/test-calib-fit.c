@@ -685,6 +685,65 @@ static void test_recovers_power_classes(void **state)
 	calib_points_release(&pts);
 }
 
+/* A class with an active draw in the base (hw power_active_w_<class>: measured whole) is held: its
+ * FLOP energy and active draw come back as the base has them, with or without power readings, and
+ * the other classes are fitted around it (their readings drawn without one). */
+static void test_holds_active_classes(void **state)
+{
+	(void)state;
+	static const char *const rows[] = {"gemm m=4096 n=7168 k=7168 dtype=bf16", "gemm m=1024 n=12288 k=7168 dtype=bf16",
+					   "mla_decode b=64 heads=96 ctx=65535 kv=bf16 t=1",
+					   "mla_decode b=16 heads=128 ctx=32767 kv=bf16 t=1"};
+	struct hw b2, truth_hw;
+	struct err e = {0};
+	assert_int_equal(hw_load(&b2, "h200-datasheet", &e), 0);
+	b2.power_limit_w = 5000;
+	b2.power_idle_w = 125;
+	b2.power_tau_s = 0.01;
+	b2.power_min_sm_clock_hz = 1395e6;
+	b2.power_flop_j = 0.3e-12;
+	b2.power_byte_j = 20e-12;
+	b2.power_active_w_class[HW_POWER_MLA_DECODE] = 300;
+	b2.power_flop_j_class[HW_POWER_MLA_DECODE] = 1.0e-12;
+	truth_hw = b2;
+	truth_hw.power_flop_j_class[HW_POWER_GEMM] = 0.8e-12;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	pts.n_sources = 1;
+	int64_t t_ns = 0;
+	for (int r = 0; r < 4; r++) {
+		struct calib_instance in = {.source = 0, .sm_clock_hz = b2.sm_clock_hz, .power_readings = 2};
+		assert_int_equal(opspec_parse_line(rows[r], &in.op, &e), 0);
+		struct sim_power_op po;
+		sim_power_op_cost(&truth_hw, &in.op, &po);
+		in.power_w = sim_power_draw_w(&truth_hw, &po, b2.sm_clock_hz);
+		if (r >= 2) /* the held class's readings say otherwise: held all the same */
+			in.power_w += 150;
+		for (int i = 0; i < 20; i++) {
+			in.start_ns = t_ns;
+			in.end_ns = t_ns += (int64_t)(po.boost_s * 1e9);
+			assert_int_equal(calib_points_add_instance(&pts, &in), 0);
+		}
+	}
+	add(&pts, "copy bytes=1048576", &b2, 1);
+	struct hw fit;
+	struct calib_fit_report rep;
+	assert_int_equal(calib_fit(&pts, &b2, NULL, &fit, &rep, &e), 0);
+	assert_true(fit.power_active_w_class[HW_POWER_MLA_DECODE] == 300);
+	assert_true(fit.power_flop_j_class[HW_POWER_MLA_DECODE] == 1.0e-12);
+	assert_false(rep.power_class[HW_POWER_MLA_DECODE].fitted);
+	assert_true(rep.power_class[HW_POWER_GEMM].fitted);
+	assert_true(fabs(fit.power_flop_j_class[HW_POWER_GEMM] / 0.8e-12 - 1) < 0.02);
+	/* without readings: the held class stays, the others drop to the global energy */
+	for (size_t i = 0; i < pts.n_inst; i++)
+		pts.inst[i].power_w = 0, pts.inst[i].power_readings = 0;
+	assert_int_equal(calib_fit(&pts, &b2, NULL, &fit, &rep, &e), 0);
+	assert_true(fit.power_flop_j_class[HW_POWER_MLA_DECODE] == 1.0e-12);
+	assert_true(fit.power_active_w_class[HW_POWER_MLA_DECODE] == 300);
+	assert_true(fit.power_flop_j_class[HW_POWER_GEMM] == 0);
+	calib_points_release(&pts);
+}
+
 int main(void)
 {
 	struct err e = {0};
@@ -718,6 +777,7 @@ int main(void)
 	    cmocka_unit_test(test_recovers_collectives),
 	    cmocka_unit_test(test_recovers_power),
 	    cmocka_unit_test(test_recovers_power_classes),
+	    cmocka_unit_test(test_holds_active_classes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
