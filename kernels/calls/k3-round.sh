@@ -11,7 +11,7 @@
 # From the repository root, the pack staged in .gpu/<tag> (k3-build/ as xz, libcmocka.so.0,
 # device-env.sh, run-slice.sh, this script, the SAN list):
 #   PACK=.gpu/<tag> LIMIT=<s> [PHASE=san|all SAN=.gpu/<tag>/san.txt] bash .gpu/<tag>/k3-round.sh
-# $OUT gets 6 files: k3-bench.txt k3-h200.db.xz k3-slice.txt k3-slice.csv k3-slice.db.xz
+# $OUT gets 7 files: k3-bench.txt k3-h200.db.xz k3-slice.txt k3-slice.csv k3-slice-sustained.csv k3-slice.db.xz
 # k3-misc.tar.xz (k3-env.txt k3-smi.csv k3-bench.csv k3-tests.txt and any failing suite's log).
 set -u
 PACK=${PACK:?PACK=.gpu/<tag>}
@@ -39,7 +39,8 @@ echo "bench done at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/k3-be
 left=$(( LIMIT - 25 - ($(date +%s) - t0) ))
 if [ "$left" -gt 45 ]; then
   sed -i "s/timeout 540 /timeout $left /" "$PACK/run-slice.sh"
-  OUT=$OUT BUILD=$B bash "$PACK/run-slice.sh" --reps 3 > /dev/null 2>&1
+  # --sustain-ms: each step also back to back (the steady state --clock power prices; since 2026-12-04)
+  OUT=$OUT BUILD=$B bash "$PACK/run-slice.sh" --reps 3 --sustain-ms "${SUSTAIN_MS:-2000}" > /dev/null 2>&1
   echo "slice exit $? at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/k3-slice.txt")"
 else
   echo "no time left for the slice"

@@ -84,6 +84,36 @@ def main(here, title):
                 cl = [f"{n} {v:+.0f}" for n, v in cv if abs(v) > 15]
                 print(f"| {p} | {pr} | {len(over)} / {len(errs)} | {worst[1]} {worst[0]:+.1f} % | {pre} | {', '.join(cl) or '-'} |")
         print()
+    steady_summary(here)
+
+
+def steady_summary(here):
+    """The steady state's table of the --clock power reports (validate-slice.py's, where the slice
+    ran with --sustain-ms): per pairing and preset the steps over 10 %, the worst, the mean |error|."""
+    rows = []
+    for p in pairs(here):
+        f = os.path.join(here, f"power-{p}.md")
+        if not os.path.exists(f):
+            continue
+        t = next((t for t in tables(f) if len(t[0]) > 6 and t[0][2] == "measured steady"), None)
+        if t is None:
+            continue
+        by = {}
+        for r in t[1]:
+            e = pct(r[6]) if len(r) > 6 else None
+            if e is None:
+                raise ReportError(f"{f}: a steady-state row without its error")
+            by.setdefault(r[4].replace("-h200.yaml", ""), []).append((e, r[0]))
+        for pr, errs in by.items():
+            worst = max(errs, key=lambda x: abs(x[0]))
+            rows.append(f"| {p} | {pr} | {sum(abs(e) > 10 for e, _ in errs)} / {len(errs)} | {worst[1]} {worst[0]:+.1f} % | "
+                        f"{sum(abs(e) for e, _ in errs) / len(errs):.1f} % |")
+    if rows:
+        print("## --clock power, the steady state (each step back to back, k3-slice --sustain-ms)\n")
+        print("| pairing | preset | steps > 10 % | worst step | mean abs error |")
+        print("| --- | --- | ---: | --- | ---: |")
+        print("\n".join(rows))
+        print()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
                          [--clock boost|sustained|power|measured] [--measured-laws on|off]
                          [--keep DIR] [-o REPORT.md]
   --results   a device call's results (default bench/results/k3-kernels-h200-2026-12-01): reads
-              k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz
+              k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz; with --clock power and a
+              k3-slice-sustained.csv there (k3-slice --sustain-ms), the report ends with the steady
+              state: each step back to back against --clock power (bench/power/sustained-eval.py)
   --bench-results  take k3-h200.db.xz (the bench capture the k3-kernels preset is fitted on) from
               another call's results instead: the slice then validates a fit on another run (held
               out by run, as issue 17 asks; both calls of the same build)
@@ -970,6 +972,17 @@ def main():
               rate.group(1) if rate else "none (no MXFP4 grouped GEMM in the fit)",
               "the slice's spread of rows per expert, cv by grouped GEMM rows: " +
               ", ".join("%d rows %.3f" % kv for kv in sorted(cvs.items())) if cvs else "a uniform router's spread"))
+    steady = os.path.join(a.results, "k3-slice-sustained.csv")
+    if a.clock == "power" and os.path.isfile(steady):
+        # the steps repeated back to back (k3-slice --sustain-ms): the regime --clock power prices
+        ev = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "power",
+                          "sustained-eval.py")
+        table = run([sys.executable, ev, a.k3sim, a.results, work] + [hw for name, hw in presets if name != "h200"])
+        w("")
+        w("## The steady state: each step back to back for ~2 s (k3-slice --sustain-ms), the median of the "
+          "second half against --clock power (bench/power/sustained-eval.py)")
+        w("")
+        out.extend(table.rstrip("\n").split("\n"))
     slicelib.write_report("\n".join(out) + "\n", a.output)
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
