@@ -87,6 +87,8 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "common/bench_sustain.cuh"
+
 #include "attnres/attnres.h"
 #include "bench/k3_wgmma_peak.h"
 #include "dsa/dsa_index.h"
@@ -410,57 +412,6 @@ void l2_flush()
 	CK(cudaGetLastError());
 }
 
-/* K3_BENCH_SUSTAIN_MS=N: after a row's timed launches (rows of this project's kernels: `spec`
- * "k3sim op=..."), the launch back to back for ~N ms in one NVTX range "k3-bench sustained op=...",
- * operands cycling over the timed launches' indices, no L2 flush: the op's steady draw and the
- * clock the power limiter settles it at (a capture's NVML readings over the range's second half;
- * bench/power/op-sustained.py). Prints the time a launch over each half. */
-int g_sustain_ms = -1;
-
-template <typename F>
-void sustain(const char *spec, int n_idx, double t_us, F launch)
-{
-	if (g_sustain_ms < 0) {
-		const char *v = getenv("K3_BENCH_SUSTAIN_MS");
-		char *end = nullptr;
-		long x = v && *v ? strtol(v, &end, 10) : 0;
-		if (v && *v && (*end || x < 0 || x > 600000)) {
-			fprintf(stderr, "k3-bench: K3_BENCH_SUSTAIN_MS=%s: milliseconds in 0 .. 600000\n", v);
-			exit(2);
-		}
-		g_sustain_ms = (int)x;
-	}
-	if (!g_sustain_ms || strncmp(spec, "k3sim op=", 9) != 0 || !(t_us > 0) || n_idx < 1)
-		return;
-	const long n = std::min(2000000L, std::max(4L, (long)ceil(g_sustain_ms * 1e3 / t_us)));
-	char label[256];
-	snprintf(label, sizeof label, "k3-bench sustained %s", spec + 6);
-	cudaEvent_t a, m, b;
-	CK(cudaEventCreate(&a));
-	CK(cudaEventCreate(&m));
-	CK(cudaEventCreate(&b));
-	CK(cudaStreamSynchronize(g_stream));
-	nvtxRangePushA(label);
-	CK(cudaEventRecord(a, g_stream));
-	for (long i = 0; i < n; i++) {
-		if (i == n / 2)
-			CK(cudaEventRecord(m, g_stream));
-		launch((int)(i % n_idx));
-	}
-	CK(cudaEventRecord(b, g_stream));
-	CK(cudaEventSynchronize(b));
-	nvtxRangePop();
-	float t1, t2;
-	CK(cudaEventElapsedTime(&t1, a, m));
-	CK(cudaEventElapsedTime(&t2, m, b));
-	printf("%-14s sustained %s: %ld launches in %.0f ms, %.2f us a launch (first half), %.2f (second)\n", "",
-	       spec + 9, n, t1 + t2, 1e3 * t1 / (n / 2), 1e3 * t2 / (n - n / 2));
-	fflush(stdout);
-	CK(cudaEventDestroy(a));
-	CK(cudaEventDestroy(m));
-	CK(cudaEventDestroy(b));
-}
-
 /* Single launches between events, each in an NVTX range named `spec` (after l2_flush() unless
  * `hot_inputs`: an op whose inputs the op before it has just written, as routing reads the
  * router's logits and the combine the experts' rows: in a serving step they are in L2 when they
@@ -493,7 +444,7 @@ stats time_events(const char *spec, int warm, int reps, F launch, bool hot_input
 	CK(cudaEventDestroy(a));
 	CK(cudaEventDestroy(b));
 	stats st = summarize(ms);
-	sustain(spec, warm + reps, st.med_us, launch);
+	k3_bench_sustain(spec, warm + reps, st.med_us, g_stream, launch); /* K3_BENCH_SUSTAIN_MS */
 	return st;
 }
 

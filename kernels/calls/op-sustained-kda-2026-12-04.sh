@@ -10,13 +10,11 @@ OUT=${OUT:?OUT=<folder>}
 PACK=${PACK:-.gpu/sus3}
 B=$PACK/k3-build
 t0=$(date +%s)
-[ -d "$B" ] || tar xJf "$PACK/pack.tar.xz" -C "$PACK"
-export LD_LIBRARY_PATH=$PWD/$PACK:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export K3SIM_CAPTURE_LIB=$B/trace/capture/libk3capture.so
-if ldd "$K3SIM_CAPTURE_LIB" 2>/dev/null | grep -q 'libcupti.so.13 => not found'; then
-  d=$(dirname "$( (find /usr/local/cuda*/ /opt /usr/lib -name 'libcupti.so.13*' 2>/dev/null) | head -1)")
-  export LD_LIBRARY_PATH=$d:$LD_LIBRARY_PATH
-fi
+# (as run, these lines were the unpacking and library paths inline; device-env.sh's since, the same)
+. kernels/calls/device-env.sh
+mkdir -p "$OUT"
+device_env "$OUT/env.txt" "$OUT/smi.csv" || exit 2
+trap 'kill "$SMI_PID" 2>/dev/null' EXIT
 mkdir -p "$OUT/kda"
 {
   date -u +"date %Y-%m-%dT%H:%M:%SZ"

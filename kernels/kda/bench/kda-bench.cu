@@ -46,6 +46,8 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "common/bench_sustain.cuh"
+
 #include "kda/kda_decode.h"
 #include "kda/kda_prefill.h"
 #include "kda/kda_verify.h"
@@ -164,57 +166,7 @@ stats summarize(std::vector<float> ms)
 	return { at(0.5), at(0.1), at(0.9) };
 }
 
-/* K3_BENCH_SUSTAIN_MS=N (as k3-bench's): after a row's timed launches, the launch back to back for
- * ~N ms in one NVTX range "k3-bench sustained op=..." (the op's steady draw and clock under the
- * power limiter: bench/power/op-sustained-extract.py), operands cycling over the timed launches'
- * indices; prints the time a launch over each half. */
-static int g_sustain_ms = -1;
-
-template <typename F>
-void sustain(int n_idx, double t_us, F launch)
-{
-	if (g_sustain_ms < 0) {
-		const char *v = getenv("K3_BENCH_SUSTAIN_MS");
-		char *end = nullptr;
-		long x = v && *v ? strtol(v, &end, 10) : 0;
-		if (v && *v && (*end || x < 0 || x > 600000)) {
-			fprintf(stderr, "kda-bench: K3_BENCH_SUSTAIN_MS=%s: milliseconds in 0 .. 600000\n", v);
-			exit(2);
-		}
-		g_sustain_ms = (int)x;
-	}
-	if (!g_sustain_ms || strncmp(g_spec, "k3sim op=", 9) != 0 || !(t_us > 0) || n_idx < 1)
-		return;
-	const long n = std::min(2000000L, std::max(4L, (long)ceil(g_sustain_ms * 1e3 / t_us)));
-	char label[300];
-	snprintf(label, sizeof label, "k3-bench sustained %s", g_spec + 6);
-	cudaEvent_t a, m, b;
-	CK(cudaEventCreate(&a));
-	CK(cudaEventCreate(&m));
-	CK(cudaEventCreate(&b));
-	CK(cudaDeviceSynchronize());
-	nvtxRangePushA(label);
-	CK(cudaEventRecord(a));
-	for (long i = 0; i < n; i++) {
-		if (i == n / 2)
-			CK(cudaEventRecord(m));
-		launch((int)(i % n_idx));
-	}
-	CK(cudaEventRecord(b));
-	CK(cudaEventSynchronize(b));
-	nvtxRangePop();
-	float t1, t2;
-	CK(cudaEventElapsedTime(&t1, a, m));
-	CK(cudaEventElapsedTime(&t2, m, b));
-	printf("  sustained %s: %ld launches in %.0f ms, %.2f us a launch (first half), %.2f (second)\n", g_spec + 9, n,
-	       t1 + t2, 1e3 * t1 / (n / 2), 1e3 * t2 / (n - n / 2));
-	fflush(stdout);
-	CK(cudaEventDestroy(a));
-	CK(cudaEventDestroy(m));
-	CK(cudaEventDestroy(b));
-}
-
-/* Times `launch(i)` for i = 0.. with events around each call (then sustain()). */
+/* Times `launch(i)` for i = 0.. with events around each call (then k3_bench_sustain()). */
 template <typename F>
 stats time_launches(int warm, int reps, F launch)
 {
@@ -239,7 +191,7 @@ stats time_launches(int warm, int reps, F launch)
 	CK(cudaEventDestroy(a));
 	CK(cudaEventDestroy(b));
 	stats st = summarize(ms);
-	sustain(warm + reps, st.med_us, launch);
+	k3_bench_sustain(g_spec, warm + reps, st.med_us, 0, launch); /* K3_BENCH_SUSTAIN_MS */
 	return st;
 }
 
