@@ -619,6 +619,41 @@ static void test_recovers_power(void **state)
 	calib_points_release(&pts);
 }
 
+/* The power fits' base: h200-datasheet with a limit nothing reaches (the clock stage keeps the
+ * base's energies), idle 125 W, a global FLOP energy of 0.3 pJ and a byte of 20 pJ. */
+static void power_base(struct hw *b2)
+{
+	struct err e = {0};
+	assert_int_equal(hw_load(b2, "h200-datasheet", &e), 0);
+	b2->power_limit_w = 5000;
+	b2->power_idle_w = 125;
+	b2->power_tau_s = 0.01;
+	b2->power_min_sm_clock_hz = 1395e6;
+	b2->power_flop_j = 0.3e-12;
+	b2->power_byte_j = 20e-12;
+}
+
+/* 20 instances of each op of rows[0, n) back to back at boost, each with 2 power readings of the
+ * draw truth_hw gives it plus extra_w[r] (NULL: none). */
+static void add_drawn(struct calib_points *pts, const char *const *rows, int n, const struct hw *truth_hw,
+		      const double *extra_w)
+{
+	struct err e = {0};
+	int64_t t_ns = 0;
+	for (int r = 0; r < n; r++) {
+		struct calib_instance in = {.source = 0, .sm_clock_hz = truth_hw->sm_clock_hz, .power_readings = 2};
+		assert_int_equal(opspec_parse_line(rows[r], &in.op, &e), 0);
+		struct sim_power_op po;
+		sim_power_op_cost(truth_hw, &in.op, &po);
+		in.power_w = sim_power_draw_w(truth_hw, &po, truth_hw->sm_clock_hz) + (extra_w ? extra_w[r] : 0);
+		for (int i = 0; i < 20; i++) {
+			in.start_ns = t_ns;
+			in.end_ns = t_ns += (int64_t)(po.boost_s * 1e9);
+			assert_int_equal(calib_points_add_instance(pts, &in), 0);
+		}
+	}
+}
+
 /* Stage 6's class energies: instances of each op run back to back with power readings drawn
  * with known FLOP energies per class (the gemm and MLA decode classes, two ops each) are fitted
  * back; a class with one op only (elementwise, vector) keeps the global energy (0). */
@@ -631,13 +666,7 @@ static void test_recovers_power_classes(void **state)
 					   "elementwise m=65536 n=7168 dtype=bf16"};
 	struct hw b2, truth_hw;
 	struct err e = {0};
-	assert_int_equal(hw_load(&b2, "h200-datasheet", &e), 0);
-	b2.power_limit_w = 5000; /* nothing throttles: the clock stage keeps the base's energies */
-	b2.power_idle_w = 125;
-	b2.power_tau_s = 0.01;
-	b2.power_min_sm_clock_hz = 1395e6;
-	b2.power_flop_j = 0.3e-12;
-	b2.power_byte_j = 20e-12;
+	power_base(&b2);
 	truth_hw = b2;
 	truth_hw.power_flop_j_class[HW_POWER_GEMM] = 0.8e-12;
 	truth_hw.power_flop_j_class[HW_POWER_MLA_DECODE] = 2.5e-12;
@@ -645,19 +674,7 @@ static void test_recovers_power_classes(void **state)
 	struct calib_points pts;
 	calib_points_init(&pts);
 	pts.n_sources = 1;
-	int64_t t_ns = 0;
-	for (int r = 0; r < 5; r++) {
-		struct calib_instance in = {.source = 0, .sm_clock_hz = b2.sm_clock_hz, .power_readings = 2};
-		assert_int_equal(opspec_parse_line(rows[r], &in.op, &e), 0);
-		struct sim_power_op po;
-		sim_power_op_cost(&truth_hw, &in.op, &po);
-		in.power_w = sim_power_draw_w(&truth_hw, &po, b2.sm_clock_hz);
-		for (int i = 0; i < 20; i++) {
-			in.start_ns = t_ns;
-			in.end_ns = t_ns += (int64_t)(po.boost_s * 1e9);
-			assert_int_equal(calib_points_add_instance(&pts, &in), 0);
-		}
-	}
+	add_drawn(&pts, rows, 5, &truth_hw, NULL);
 	add(&pts, "copy bytes=1048576", &b2, 1);
 	struct hw fit;
 	struct calib_fit_report rep;
@@ -696,13 +713,7 @@ static void test_holds_active_classes(void **state)
 					   "mla_decode b=16 heads=128 ctx=32767 kv=bf16 t=1"};
 	struct hw b2, truth_hw;
 	struct err e = {0};
-	assert_int_equal(hw_load(&b2, "h200-datasheet", &e), 0);
-	b2.power_limit_w = 5000;
-	b2.power_idle_w = 125;
-	b2.power_tau_s = 0.01;
-	b2.power_min_sm_clock_hz = 1395e6;
-	b2.power_flop_j = 0.3e-12;
-	b2.power_byte_j = 20e-12;
+	power_base(&b2);
 	b2.power_active_w_class[HW_POWER_MLA_DECODE] = 300;
 	b2.power_flop_j_class[HW_POWER_MLA_DECODE] = 1.0e-12;
 	truth_hw = b2;
@@ -710,21 +721,9 @@ static void test_holds_active_classes(void **state)
 	struct calib_points pts;
 	calib_points_init(&pts);
 	pts.n_sources = 1;
-	int64_t t_ns = 0;
-	for (int r = 0; r < 4; r++) {
-		struct calib_instance in = {.source = 0, .sm_clock_hz = b2.sm_clock_hz, .power_readings = 2};
-		assert_int_equal(opspec_parse_line(rows[r], &in.op, &e), 0);
-		struct sim_power_op po;
-		sim_power_op_cost(&truth_hw, &in.op, &po);
-		in.power_w = sim_power_draw_w(&truth_hw, &po, b2.sm_clock_hz);
-		if (r >= 2) /* the held class's readings say otherwise: held all the same */
-			in.power_w += 150;
-		for (int i = 0; i < 20; i++) {
-			in.start_ns = t_ns;
-			in.end_ns = t_ns += (int64_t)(po.boost_s * 1e9);
-			assert_int_equal(calib_points_add_instance(&pts, &in), 0);
-		}
-	}
+	/* the held class's readings say otherwise: held all the same */
+	static const double extra[] = {0, 0, 150, 150};
+	add_drawn(&pts, rows, 4, &truth_hw, extra);
 	add(&pts, "copy bytes=1048576", &b2, 1);
 	struct hw fit;
 	struct calib_fit_report rep;
