@@ -7,7 +7,10 @@ CSVs): P = P_idle + A (f/f_b)^k + e_flop FLOPs (f/f_b)^g / t(f) + e_byte bytes /
 time for the op at f (`k3sim op --clock MHz`), e_byte and P_idle the preset's. Prints per class A
 (W at boost), e_flop (pJ) and the fit's residuals, and the device keys.
 Ops whose kernels covered less than BUSY of the range's second half (launch gaps) are left out.
-usage: active-fit.py K3SIM PRESET.yaml [--k K (1)] [--g G (1)] [--busy BUSY (0.97)] OPS-SUSTAINED.csv..."""
+--hold-e CLASS=PJ (repeatable): that class's FLOP energy given and its A alone fitted (a class whose
+ops all run at one FLOP rate, which cannot tell A from e: KDA's decode).
+usage: active-fit.py K3SIM PRESET.yaml [--k K (1)] [--g G (1)] [--busy BUSY (0.97)] [--hold-e CLASS=PJ]
+                     OPS-SUSTAINED.csv..."""
 import csv
 import itertools
 import json
@@ -22,6 +25,15 @@ args = sys.argv[1:]
 K = take_float(args, "--k", 1.0)
 G = take_float(args, "--g", 1.0)
 BUSY = take_float(args, "--busy", 0.97)
+HOLD_E = {}  # --hold-e CLASS=PJ: the class's FLOP energy given, its A alone fitted
+while "--hold-e" in args:
+    i = args.index("--hold-e")
+    try:
+        c, v = args[i + 1].split("=")
+        HOLD_E[c] = float(v) * 1e-12
+    except (IndexError, ValueError):
+        sys.exit("--hold-e: CLASS=PJ (e.g. kda=0.562)")
+    del args[i:i + 2]
 if len(args) < 3:
     sys.exit(__doc__)
 k3sim, preset, files = args[0], args[1], args[2:]
@@ -62,10 +74,15 @@ for path in files:
                 (r["spec"], float(r["power_w"]), v, d["flops"] / t * v ** G, e_byte * d["bytes"] / t))
 
 
-def fit(ps):
-    """(A, e) >= 0 minimising sum log^2(P_model / P): a grid then coordinate refinement."""
+def fit(ps, e_held=None):
+    """(A, e) >= 0 minimising sum log^2(P_model / P): a grid then coordinate refinement (e_held:
+    e given, A alone)."""
     def err(a, e):
         return sum(math.log(max(idle + a * v ** K + e * x + b, 1.0) / p) ** 2 for _, p, v, x, b in ps)
+    if e_held is not None:
+        a = min(range(0, 1001), key=lambda a: err(a, e_held))
+        a = min((a + d * 0.01 for d in range(-100, 101)), key=lambda x: err(max(0, x), e_held))
+        return max(0, a), e_held, math.sqrt(err(max(0, a), e_held) / len(ps))
     best = min(((err(a, e), a, e) for a in range(0, 1001, 10) for e in [i * 0.05e-12 for i in range(0, 81)]))
     _, a, e = best
     for step_a, step_e in ((5, 0.02e-12), (1, 0.005e-12), (0.2, 0.001e-12)):
@@ -83,7 +100,7 @@ print("| class | ops | at boost / held | A at boost W | e_flop pJ | rms log erro
 print("| --- | ---: | --- | ---: | ---: | ---: | --- |")
 keys = []
 for c, ps in sorted(pts.items()):
-    a, e, rms = fit(ps)
+    a, e, rms = fit(ps, HOLD_E.get(c))
     worst = max(ps, key=lambda q: abs(math.log((idle + a * q[2] ** K + e * q[3] + q[4]) / q[1])))
     we = 100 * ((idle + a * worst[2] ** K + e * worst[3] + worst[4]) / worst[1] - 1)
     nb = sum(1 for q in ps if q[2] >= 0.99)

@@ -7,8 +7,8 @@
 # 28 (run a of 2026-12-04 against the two benches of round 27: ar, as), under --clock power, into
 # OUT/<round>-<cfg>/; (2) the steady state of 2026-12-04's slices a, b against the same two
 # presets (bench/power/sustained-eval.py) into OUT/sustained-<run><bench>-<cfg>.md. From the root:
-#   [CONFIGS="d20 act act2 act3"] sh bench/results/power-active-2026-12-04/heldout-run.sh K3SIM OUT
-# then CONFIGS="d20 act act2 act3" python3 bench/results/clock-bound-h200-2026-12-03/heldout-table.py OUT
+#   [CONFIGS="d20 act act2 act3 act4"] sh bench/results/power-active-2026-12-04/heldout-run.sh K3SIM OUT
+# then CONFIGS="d20 act act2 act3 act4" python3 bench/results/clock-bound-h200-2026-12-03/heldout-table.py OUT
 set -eu
 K3=${1:?usage: heldout-run.sh K3SIM OUT}
 OUT=${2:?usage: heldout-run.sh K3SIM OUT}
@@ -34,11 +34,16 @@ ACT2="--device-key power_flop_clock_exp=1 --device-key power_active_clock_exp=1
  --device-key power_active_w_vector=262 --device-key power_flop_pj_vector=5.3"
 # act3: act2 with KDA's class held too (its decode back to back, call3: A 259 W, 4.09 pJ from 3 ops)
 ACT3="$ACT2 --device-key power_active_w_kda=259 --device-key power_flop_pj_kda=4.09"
+# act4: act3 with KDA's FLOP energy given (the dense GEMMs' 0.562 pJ) and its A alone fitted (270 W,
+# active-fit4.md): the decode's ops all run at ~3 TFLOP/s, which cannot tell A from e, and act3's
+# 4.09 pJ put the chunked prefill (~125 TFLOP/s) at ~960 W
+ACT4="$ACT2 --device-key power_active_w_kda=270 --device-key power_flop_pj_kda=0.562"
 S=bench/results/sustained-h200-2026-12-04
 ZB=bench/results/k3-kernels-h200-2026-12-03zb
-for cfg in ${CONFIGS:-d20 act act2 act3}; do
+for cfg in ${CONFIGS:-d20 act act2 act3 act4}; do
 	case $cfg in d20) VA="--measured-laws off $LAWS" ;; act) VA="--measured-laws off $LAWS $ACT" ;;
-	act2) VA="--measured-laws off $LAWS $ACT2" ;; act3) VA="--measured-laws off $LAWS $ACT3" ;; *) echo "heldout-run.sh: no configuration $cfg" >&2; exit 2 ;; esac
+	act2) VA="--measured-laws off $LAWS $ACT2" ;; act3) VA="--measured-laws off $LAWS $ACT3" ;;
+	act4) VA="--measured-laws off $LAWS $ACT4" ;; *) echo "heldout-run.sh: no configuration $cfg" >&2; exit 2 ;; esac
 	for rd in 03r 03v 03z 03za 03zb; do
 		D=bench/results/k3-kernels-h200-2026-12-$rd
 		mkdir -p "$OUT/$rd-$cfg"
