@@ -37,6 +37,9 @@ while "--hold-e" in args:
 if len(args) < 3:
     sys.exit(__doc__)
 k3sim, preset, files = args[0], args[1], args[2:]
+for f in [preset] + files:
+    if not __import__("os").path.isfile(f):
+        sys.exit("active-fit: %s: no such file" % f)
 
 
 def op(spec, clock):

@@ -14,6 +14,9 @@ import sys
 if len(sys.argv) < 4:
     sys.exit(__doc__)
 k3sim, preset, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+for f in [preset] + files:
+    if not __import__("os").path.isfile(f):
+        sys.exit("op-sustained: %s: no such file" % f)
 print("| op | busy | NVML MHz | NVML W | model class | model W at boost | model steady MHz | draw error | clock error |")
 print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
 derr, cerr = [], []
