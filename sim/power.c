@@ -260,29 +260,28 @@ static void window_add(struct window_sum *w, const struct window_sum *x, double 
 	w->idle_s += share * x->idle_s;
 }
 
-/* Whether every class scales whole (clock_bound 1) and a FLOP's energy with the clock squared:
+/* Whether every class scales whole (clock_bound 1), draws nothing per second busy (no active draw)
+ * and a FLOP's energy goes with the clock squared:
  * then a window's time is linear in boost / clock and window_clock takes Newton's steps. */
 static bool plain_law(const struct hw *hw)
 {
 	if (hw->power_flop_clock_exp > 0 && hw->power_flop_clock_exp != 2)
 		return false;
 	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
-		if (hw->power_active_w_class[c] > 0)
-			return false;
-	for (int c = 0; c < HW_POWER_CLASS_COUNT; c++)
-		if (sim_clock_bound(hw, (enum hw_power_class)c) < 1)
+		if (sim_clock_bound(hw, (enum hw_power_class)c) < 1 || hw->power_active_w_class[c] > 0)
 			return false;
 	return true;
 }
 
-/* The window's time at interpolation weight x (0 at boost, 1 at the floor), s: each class's ops as
- * one (their kinks at one clock: a class's ops share their law), the idle time. */
+/* Class c's time in the window at interpolation weight x (0 at boost, 1 at the floor), s: its ops
+ * as one (their kinks at one clock: a class's ops share their law). */
 static double class_time_s(const struct hw *hw, const struct window_sum *w, int c, double x)
 {
 	double b = sim_clock_bound(hw, (enum hw_power_class)c), tc = w->boost_s[c] + w->extra_s[c] * x;
 	return b < 1 ? fmax(w->boost_s[c], b * tc) : tc;
 }
 
+/* The window's time at interpolation weight x: each class's (class_time_s), the idle time. */
 static double window_time_s(const struct hw *hw, const struct window_sum *w, double x)
 {
 	double t = w->idle_s;
