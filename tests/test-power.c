@@ -194,6 +194,20 @@ static const char dev_tail[] =
 	"kernels: {gemm_tile_m: 128, gemm_tile_n: 128, kda_chunk_step_cycles: 3000, reserved_gib: 4}\n";
 
 /* Loads the preset with these power lines; returns the error's line (0: loaded). */
+/* hw's device section written as a preset (with dev_tail's sections), for reading back: the text
+ * (free it) and its length in *len. */
+static char *written_back(const struct hw *hw, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	assert_non_null(f);
+	fprintf(f, "name: t\ncalibrated: false\ndevice:\n");
+	assert_int_equal(hw_write_section(f, hw, "device"), 0);
+	fprintf(f, "%s", dev_tail);
+	fclose(f);
+	return buf;
+}
+
 static int load_power(const char *lines, const char *want)
 {
 	char y[2048];
@@ -285,14 +299,8 @@ static void test_class_keys(void **state)
 		assert_non_null(hw_power_class_name((enum hw_power_class)c));
 	assert_null(hw_power_class_name(HW_POWER_CLASS_COUNT));
 	/* written back (the device section, set classes only) and read again */
-	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	fprintf(f, "name: t\ncalibrated: false\ndevice:\n");
-	assert_int_equal(hw_write_section(f, &hw, "device"), 0);
-	fprintf(f, "%s", dev_tail);
-	fclose(f);
+	char *buf = written_back(&hw, &len);
 	assert_non_null(strstr(buf, "power_flop_pj_mla_decode: 2.9"));
 	assert_null(strstr(buf, "power_flop_pj_gemm:"));
 	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
@@ -791,14 +799,8 @@ static void test_active_draw(void **state)
 	assert_true(hw.power_active_w_class[HW_POWER_GROUPED_GEMV] == 440 && hw.power_active_clock_exp == 1.5);
 	assert_true(sim_power_class_held(&hw, HW_POWER_GEMM) && !sim_power_class_held(&hw, HW_POWER_KDA));
 	assert_false(sim_power_class_held(&hw, HW_POWER_CLASS_COUNT));
-	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	fprintf(f, "name: t\ncalibrated: false\ndevice:\n");
-	assert_int_equal(hw_write_section(f, &hw, "device"), 0);
-	fprintf(f, "%s", dev_tail);
-	fclose(f);
+	char *buf = written_back(&hw, &len);
 	assert_non_null(strstr(buf, "power_active_w_grouped_gemv: 440"));
 	assert_null(strstr(buf, "power_active_w_kda:"));
 	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
