@@ -24,13 +24,9 @@ ACT="--device-key power_flop_clock_exp=1 --device-key power_active_clock_exp=1
  --device-key power_active_w_mla_prefill=257 --device-key power_flop_pj_mla_prefill=0.660
  --device-key power_active_w_vector=133 --device-key power_flop_pj_vector=0.001"
 # act2: refitted with the second call's ops too (dense GEMMs at m = 16, 256; AttnRes, routing,
-# combine, ShortConv: the vector class), active-fit2.md
-ACT2="--device-key power_flop_clock_exp=1 --device-key power_active_clock_exp=1
- --device-key power_active_w_gemm=341 --device-key power_flop_pj_gemm=0.562
- --device-key power_active_w_grouped_gemm=100 --device-key power_flop_pj_grouped_gemm=0.996
- --device-key power_active_w_grouped_gemv=437 --device-key power_flop_pj_grouped_gemv=0.182
- --device-key power_active_w_mla_decode=402 --device-key power_flop_pj_mla_decode=0.038
- --device-key power_active_w_mla_prefill=257 --device-key power_flop_pj_mla_prefill=0.660
+# combine, ShortConv: the vector class), active-fit2.md: act with gemm and vector refitted (a later
+# --device-key replaces an earlier one: validate-slice.py rule_preset)
+ACT2="$ACT --device-key power_active_w_gemm=341 --device-key power_flop_pj_gemm=0.562
  --device-key power_active_w_vector=262 --device-key power_flop_pj_vector=5.3"
 # act3: act2 with KDA's class held too (its decode back to back, call3: A 259 W, 4.09 pJ from 3 ops)
 ACT3="$ACT2 --device-key power_active_w_kda=259 --device-key power_flop_pj_kda=4.09"
