@@ -874,7 +874,8 @@ static void test_prefill_overlap(void **unused)
 {
 	(void)unused;
 	static const int small[] = { 100, 17, 0, 40, 16 };
-	if (getenv("KDA_TEST_OVERLAP_SMALL")) { /* racecheck: the smallest shape alone */
+	if (getenv("KDA_TEST_OVERLAP_SMALL")) { /* racecheck: the smallest shape alone (with the
+						  * environment's K3_KDA_FLAG_BATCH) */
 		overlap_case(KDA_F32, 5, small, 2);
 		return;
 	}
@@ -888,6 +889,19 @@ static void test_prefill_overlap(void **unused)
 	overlap_case(KDA_F32, 1, one2k, 96);
 	unsetenv("K3_KDA_INTRA");
 	unsetenv("K3_KDA_RECUR_STAGES");
+	/* The flags acquired in runs of up to 8 with one fence (acquire_run()): every sequence
+	 * length, the empty and 1-token ones, 1- and 4-warp CTAs, both state dtypes. */
+	const char *fb = getenv("K3_KDA_FLAG_BATCH");
+	char *keep = fb ? strdup(fb) : NULL;
+	setenv("K3_KDA_FLAG_BATCH", "8", 1);
+	print_message(" K3_KDA_FLAG_BATCH=8:\n");
+	overlap_case(KDA_F32, 1, one2k, 96);
+	overlap_case(KDA_BF16, 5, lens, 24);
+	overlap_case(KDA_F32, 5, lens, 4);
+	if (keep)
+		setenv("K3_KDA_FLAG_BATCH", keep, 1), free(keep);
+	else
+		unsetenv("K3_KDA_FLAG_BATCH");
 }
 
 /* The default (K3_KDA_PREFILL unset: auto's rule again since 2026-12-02r) at a shape where
