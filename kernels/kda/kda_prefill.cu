@@ -788,41 +788,42 @@ __device__ __forceinline__ void wait_ready(const int32_t *flag)
 	asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
-/* Overlapped path, FB > 1 (K3_KDA_FLAG_BATCH): the flags of chunks i .. i + FB - 1 (below n) of
- * the CTA's head read relaxed, spinning until chunk i's is set; one fence.acq_rel.gpu then
- * acquires the leading run of set flags at once, and the return value is the first chunk past
- * that run (the caller stages chunks below it with no flag wait). A relaxed read that observes a
- * release store, followed by the fence, synchronizes with that store (PTX memory model: the
- * acquire pattern), so each record in the run is visible before its bulk copy, as with
- * wait_ready()'s acquire load. Why: wait_ready()'s acquire each step (LDG.STRONG.GPU +
- * CCTL.IVALL) sits on warp 0's path and, through the step's barrier, on the CTA's; a fence
- * per step instead was slower (2026-12-02l), one per FB steps is the lever measured here. */
-template <int FB>
-__device__ __forceinline__ int acquire_run(const int32_t *flag0, int i, int n, int H)
+/* The recurrent kernel's flag waits other than wait_ready()'s (FW, K3_KDA_FLAG_WAIT; opt-in):
+ * FW = 1 ("spin"): one acquire load as wait_ready(); while the flag is not set, relaxed loads a
+ * SPIN_NS apart (no L1 invalidation, ~5x fewer loads a wait than wait_ready()'s 100 ns), then one
+ * acquire load of the set flag. FW = 2 ("batch"): FW 1's spin on chunk i's flag, then the flags of
+ * chunks i + 1 .. i + 7 (below n) read relaxed once, and the leading run of set flags acquired at
+ * once: by the acquire load when the run is chunk i alone, else by one fence.acq_rel.gpu (a
+ * relaxed read that observes a release store, followed by the fence, synchronizes with it: PTX's
+ * acquire pattern); the caller stages the run's chunks with no flag wait. Why (2026-12-04k call
+ * 1, bench/results/k3-kernels-h200-2026-12-04k): runs of 8 acquired with a fence, spinning on 8
+ * relaxed loads 100 ns apart, made the recurrent kernel faster where it sets the pair (T = 16K,
+ * H = 48: 1364 against 1432 us) and the intra kernel slower where the recurrent CTAs mostly wait
+ * beside it (H = 96: 1.89 against 1.77 ms): the waits' loads cost the intra kernel, the acquire
+ * each step costs the recurrence. */
+constexpr unsigned SPIN_NS = 512;
+
+__device__ __forceinline__ int32_t ld_acquire_gpu(const int32_t *f)
+{
+	int32_t x;
+	asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(f) : "memory");
+	return x;
+}
+
+__device__ __forceinline__ int32_t ld_relaxed_gpu(const int32_t *f)
+{
+	int32_t x;
+	asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(f) : "memory");
+	return x;
+}
+
+/* Relaxed loads SPIN_NS apart until *f is set; traps after 10 s as wait_ready(). */
+__device__ __forceinline__ void spin_relaxed(const int32_t *f)
 {
 	uint64_t t0 = 0;
-	for (uint32_t spins = 0;; spins++) {
-		int32_t x[FB];
-#pragma unroll
-		for (int j = 0; j < FB; j++) {
-			x[j] = 0;
-			if (i + j < n)
-				asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n"
-					     : "=r"(x[j])
-					     : "l"(flag0 + (size_t)(i + j) * H)
-					     : "memory");
-		}
-		int run = 0;
-#pragma unroll
-		for (int j = 0; j < FB; j++)
-			run += (x[j] != 0 && run == j) ? 1 : 0;
-		if (run) {
-			asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-			asm volatile("fence.proxy.async.global;\n" ::: "memory");
-			return i + run;
-		}
-		__nanosleep(100);
-		if ((spins & 1023u) == 0) {
+	for (uint32_t spins = 0; !ld_relaxed_gpu(f); spins++) {
+		__nanosleep(SPIN_NS);
+		if ((spins & 255u) == 0) {
 			uint64_t now;
 			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
 			if (spins == 0)
@@ -831,6 +832,39 @@ __device__ __forceinline__ int acquire_run(const int32_t *flag0, int i, int n, i
 				__trap();
 		}
 	}
+}
+
+/* FW 1: chunk record behind `f` written and acquired. */
+__device__ __forceinline__ void wait_ready_spin(const int32_t *f)
+{
+	if (!ld_acquire_gpu(f)) {
+		spin_relaxed(f);
+		(void)ld_acquire_gpu(f);
+	}
+	asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
+/* FW 2: chunks i .. (return value) - 1 written and acquired (at least chunk i). */
+__device__ __forceinline__ int acquire_run(const int32_t *flag0, int i, int n, int H)
+{
+	const int32_t *f = flag0 + (size_t)i * H;
+	if (!ld_relaxed_gpu(f))
+		spin_relaxed(f);
+	constexpr int RUN = 8;
+	int32_t x[RUN - 1];
+#pragma unroll
+	for (int j = 1; j < RUN; j++)
+		x[j - 1] = i + j < n ? ld_relaxed_gpu(f + (size_t)j * H) : 0;
+	int run = 1;
+#pragma unroll
+	for (int j = 1; j < RUN; j++)
+		run += (x[j - 1] != 0 && run == j) ? 1 : 0;
+	if (run == 1)
+		(void)ld_acquire_gpu(f);
+	else
+		asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+	asm volatile("fence.proxy.async.global;\n" ::: "memory");
+	return i + run;
 }
 
 /* One thread stages chunk record `rec` (its U rows from vbase) into `st`, once
@@ -846,6 +880,25 @@ __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int
 	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
 }
 
+/* Thread 0 stages chunk i (flag0: the head's flags, NULL on the serial path) with the flag wait
+ * FW; ready_to: FW 2's acquired chunks (below it). FW 0 is issue_stage() with wait_ready(). */
+template <int WARPS, int FW>
+__device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar,
+					 const int32_t *flag0, int i, int n, int H, int &ready_to)
+{
+	if constexpr (FW == 0) {
+		issue_stage<WARPS>(st, rec, vbase, bar, flag0 ? flag0 + (size_t)i * H : nullptr);
+	} else if constexpr (FW == 1) {
+		if (flag0)
+			wait_ready_spin(flag0 + (size_t)i * H);
+		issue_stage<WARPS>(st, rec, vbase, bar, nullptr);
+	} else {
+		if (flag0 && i >= ready_to)
+			ready_to = acquire_run(flag0, i, n, H);
+		issue_stage<WARPS>(st, rec, vbase, bar, nullptr);
+	}
+}
+
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
  * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
@@ -853,7 +906,7 @@ __device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int
  * the staged chunk records, which thread 0 streams STAGES - 1 chunks
  * ahead with the bulk copy engine.
  */
-template <typename StateT, int WARPS, int STAGES, int FB = 1>
+template <typename StateT, int WARPS, int STAGES, int FW = 0>
 __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
@@ -871,22 +924,15 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	const size_t rec_stride = (size_t)H * REC_BYTES;
 	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
 
-	/* FB > 1, thread 0: chunks below ready_to are acquired (acquire_run()). */
+	/* FW 2, thread 0: chunks below ready_to are acquired (acquire_run()). */
 	int ready_to = 0;
 	if (threadIdx.x == 0) {
 		for (int i = 0; i < STAGES; i++)
 			mbar_init(&full[i], 1);
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++) {
-			if constexpr (FB > 1) {
-				if (flag0 && i >= ready_to)
-					ready_to = acquire_run<FB>(flag0, i, n_chunks, H);
-				issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i], nullptr);
-			} else {
-				issue_stage<WARPS>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i],
-						   flag0 ? flag0 + (size_t)i * H : nullptr);
-			}
-		}
+		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
+			stage_fw<WARPS, FW>(smem + i * SB, rec0 + i * rec_stride, vbase, &full[i], flag0, i, n_chunks, H,
+					    ready_to);
 	}
 
 	float s[D / 8][4];
@@ -917,15 +963,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			const int nx = cc + STAGES - 1;
 			if (nx < n_chunks) {
 				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				if constexpr (FB > 1) {
-					if (flag0 && nx >= ready_to)
-						ready_to = acquire_run<FB>(flag0, nx, n_chunks, H);
-					issue_stage<WARPS>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
-							   &full[nx % STAGES], nullptr);
-				} else {
-					issue_stage<WARPS>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase,
-							   &full[nx % STAGES], flag0 ? flag0 + (size_t)nx * H : nullptr);
-				}
+				stage_fw<WARPS, FW>(smem + (nx % STAGES) * SB, rec0 + nx * rec_stride, vbase, &full[nx % STAGES],
+						    flag0, nx, n_chunks, H, ready_to);
 			}
 		}
 		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
@@ -1025,8 +1064,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  *                                      kda_chunk_intra_kernel)
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
- *   K3_KDA_FLAG_BATCH=1 | 8            overlapped path: the recurrent kernel acquires each record's
- *                                      flag (1) or runs of up to 8 with one fence (acquire_run())
+ *   K3_KDA_FLAG_WAIT=acquire | spin | batch   overlapped path: the recurrent kernel's flag waits
+ *                                      (wait_ready(), wait_ready_spin(), acquire_run())
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
@@ -1041,15 +1080,15 @@ struct prefill_cfg {
 	int intra;  /* 1, 2, 3 */
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
-	int batch;  /* overlapped path: 1, each record's flag acquired as it is staged; 8, acquire_run()'s batches */
+	int fw;     /* overlapped path: the recurrent kernel's flag wait (0 wait_ready(), 1 spin, 2 batch) */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 1 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 1 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1107,8 +1146,8 @@ prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool all
 			 : !strcmp(e, "v2") ? 2
 			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
 											   : c.rule;
-	if ((e = getenv("K3_KDA_FLAG_BATCH")))
-		c.batch = !strcmp(e, "8") ? 8 : !strcmp(e, "1") ? 1 : c.batch;
+	if ((e = getenv("K3_KDA_FLAG_WAIT")))
+		c.fw = !strcmp(e, "acquire") ? 0 : !strcmp(e, "spin") ? 1 : !strcmp(e, "batch") ? 2 : c.fw;
 	return c;
 }
 
@@ -1156,11 +1195,11 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 /* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
  * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
  * the intra kernel has still to write). */
-template <typename StateT, int WARPS, int STAGES, int FB>
+template <typename StateT, int WARPS, int STAGES, int FW>
 int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
 	const int smem = STAGES * stage_bytes(WARPS);
-	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FB>;
+	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FW>;
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
@@ -1200,31 +1239,33 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 	return kda_launch_status();
 }
 
-template <typename StateT, int STAGES, int FB>
+template <typename StateT, int STAGES, int FW>
 int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
 			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES, FB>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 8, STAGES, FW>(rp, intra, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES, FB>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 4, STAGES, FW>(rp, intra, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES, FB>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 2, STAGES, FW>(rp, intra, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1, STAGES, FB>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 1, STAGES, FW>(rp, intra, stream, query, ok);
 	}
 }
 
-/* The flag batch applies to the overlapped path only (serial launches have no flags): FB = 1
+/* The flag wait applies to the overlapped path only (serial launches have no flags): FW 0
  * there, so that the serial path's kernels stay what they were. */
 template <typename StateT, int STAGES>
 int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c, cudaStream_t stream, bool query,
 			bool *ok)
 {
-	if (c.batch == 8 && (rp.ready || query))
-		return launch_recurrent_for<StateT, STAGES, 8>(rp, warps, c.intra, stream, query, ok);
-	return launch_recurrent_for<StateT, STAGES, 1>(rp, warps, c.intra, stream, query, ok);
+	if (c.fw == 1 && (rp.ready || query))
+		return launch_recurrent_for<StateT, STAGES, 1>(rp, warps, c.intra, stream, query, ok);
+	if (c.fw == 2 && (rp.ready || query))
+		return launch_recurrent_for<StateT, STAGES, 2>(rp, warps, c.intra, stream, query, ok);
+	return launch_recurrent_for<StateT, STAGES, 0>(rp, warps, c.intra, stream, query, ok);
 }
 
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,

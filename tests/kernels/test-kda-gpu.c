@@ -875,7 +875,7 @@ static void test_prefill_overlap(void **unused)
 	(void)unused;
 	static const int small[] = { 100, 17, 0, 40, 16 };
 	if (getenv("KDA_TEST_OVERLAP_SMALL")) { /* racecheck: the smallest shape alone (with the
-						  * environment's K3_KDA_FLAG_BATCH) */
+						  * environment's K3_KDA_FLAG_WAIT) */
 		overlap_case(KDA_F32, 5, small, 2);
 		return;
 	}
@@ -889,19 +889,23 @@ static void test_prefill_overlap(void **unused)
 	overlap_case(KDA_F32, 1, one2k, 96);
 	unsetenv("K3_KDA_INTRA");
 	unsetenv("K3_KDA_RECUR_STAGES");
-	/* The flags acquired in runs of up to 8 with one fence (acquire_run()): every sequence
-	 * length, the empty and 1-token ones, 1- and 4-warp CTAs, both state dtypes. */
-	const char *fb = getenv("K3_KDA_FLAG_BATCH");
-	char *keep = fb ? strdup(fb) : NULL;
-	setenv("K3_KDA_FLAG_BATCH", "8", 1);
-	print_message(" K3_KDA_FLAG_BATCH=8:\n");
-	overlap_case(KDA_F32, 1, one2k, 96);
-	overlap_case(KDA_BF16, 5, lens, 24);
-	overlap_case(KDA_F32, 5, lens, 4);
+	/* The recurrent kernel's other flag waits (K3_KDA_FLAG_WAIT: relaxed spins, runs of up to
+	 * 8 flags acquired at once): every sequence length, the empty and 1-token ones, 1- and
+	 * 4-warp CTAs, both state dtypes. */
+	const char *fw = getenv("K3_KDA_FLAG_WAIT");
+	char *keep = fw ? strdup(fw) : NULL;
+	static const char *const waits[] = { "spin", "batch" };
+	for (int w = 0; w < 2; w++) {
+		setenv("K3_KDA_FLAG_WAIT", waits[w], 1);
+		print_message(" K3_KDA_FLAG_WAIT=%s:\n", waits[w]);
+		overlap_case(KDA_F32, 1, one2k, 96);
+		overlap_case(KDA_BF16, 5, lens, 24);
+		overlap_case(KDA_F32, 5, lens, 4);
+	}
 	if (keep)
-		setenv("K3_KDA_FLAG_BATCH", keep, 1), free(keep);
+		setenv("K3_KDA_FLAG_WAIT", keep, 1), free(keep);
 	else
-		unsetenv("K3_KDA_FLAG_BATCH");
+		unsetenv("K3_KDA_FLAG_WAIT");
 }
 
 /* The default (K3_KDA_PREFILL unset: auto's rule again since 2026-12-02r) at a shape where

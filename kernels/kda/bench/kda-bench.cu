@@ -19,7 +19,7 @@
  *   (--prefill-state: the one-sequence grid and 4 x 4K in each state dtype, no varlen rows.
  *   --prefill-ab: each prefill point timed once per set, back to back on the same buffers, the
  *   set's variables set after the prefill knobs (K3_KDA_PREFILL, K3_KDA_RECUR_STAGES,
- *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA, K3_KDA_FLAG_BATCH) are unset; the
+ *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA, K3_KDA_FLAG_WAIT) are unset; the
  *   CSV op `prefill@LABEL`; the sets cycled --prefill-rounds times. Each printed row names the
  *   path kda_prefill() took: took=serial | overlap)
  *   (K3_BENCH_SUSTAIN_MS=N in the environment: each timed row then back to back for ~N ms, one NVTX
@@ -688,7 +688,7 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	/* --prefill-ab: each set's variables (the prefill knobs unset first), timed back to back on
 	 * these buffers, the sets cycled --prefill-rounds times; none: the environment as it is. */
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_FLAG_BATCH" };
+					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT" };
 	const size_t nsets = o.prefill_ab.empty() ? 1 : o.prefill_ab.size();
 	for (size_t it = 0; it < nsets * (o.prefill_ab.empty() ? 1 : (size_t)o.prefill_rounds); it++) {
 	const char *set = o.prefill_ab.empty() ? nullptr : o.prefill_ab[it % nsets];
