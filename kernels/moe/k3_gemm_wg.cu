@@ -115,7 +115,8 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
  * weights only): the expander kernel (produce_xp()), whose consumers run the BF16 code. */
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
-	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384
+	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
+	XV_N8 = 65536
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1383,8 +1384,11 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb);
-		/* N: the tokens rounded up to 16 (to 8 past 128: the wide kernel's chunks of 129 .. 176) */
-		const int n = ntok <= 128 ? (ntok + 15) & ~15 : (ntok + 7) & ~7;
+		/* N: the tokens rounded up to 16 (to 8 past 128: the wide kernel's chunks of 129 .. 176);
+		 * XV_N8 ("wide2rqt8"): to 8 at every width. At T = 4K an expert holds ~73 tokens (Poisson
+		 * about 65536 / 896): rounded to 16, 9.3 % of the MMAs' columns are padding, to 8, 4.6 %.
+		 * The token copies still cover the rows rounded to 16 (xrows); the MMAs read the first n. */
+		const int n = ntok <= 128 && !(XV & XV_N8) ? (ntok + 15) & ~15 : (ntok + 7) & ~7;
 		tok_scalars<EPI> ts;
 		if constexpr (NB && (XV & XV_ONE))
 			ts.load(p, tl, (int)threadIdx.x & 127); /* in flight through the k loop */
@@ -1402,6 +1406,21 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 		case 96: K3_WG_TILE(96); break;
 		case 112: K3_WG_TILE(112); break;
 		default:
+			if constexpr ((XV & XV_N8) != 0) {
+				if (n < 128) {
+					switch (n) {
+					case 8: K3_WG_TILE(8); break;
+					case 24: K3_WG_TILE(24); break;
+					case 40: K3_WG_TILE(40); break;
+					case 56: K3_WG_TILE(56); break;
+					case 72: K3_WG_TILE(72); break;
+					case 88: K3_WG_TILE(88); break;
+					case 104: K3_WG_TILE(104); break;
+					default: K3_WG_TILE(120); break;
+					}
+					break;
+				}
+			}
 			if constexpr (TTV > 128) {
 				switch (n) {
 				case 128: K3_WG_TILE(128); break;
@@ -1612,6 +1631,12 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_TX)) /* wide2rqt */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8)) /* wide2rqt8 */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_N8)) /* wide2rqt8 on gathered rows (no token map) */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_N8>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_N8>(p, tmw, epi, grid, s);
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX)) /* wide2rq4t: wide2rqt's chunks above 128 */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT_W4, XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX>(p, tmw, epi, grid, s);
@@ -1781,6 +1806,7 @@ variant kernel_variant(const params &p)
 		      { "wide2rq4v", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_V16, true, 5 } },
 		      { "wide2rqt", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX, true, 5 } },
 		      { "wide2rq4t", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX, true, 5 } },
+		      { "wide2rqt8", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -1981,9 +2007,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	memset(&tmw, 0, sizeof(tmw));
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_N8); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_N8); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -2008,7 +2034,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
-		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX));
+		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_N8));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */
