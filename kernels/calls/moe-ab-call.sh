@@ -9,7 +9,8 @@
 #  4. ncu (source counters) of one $NCU_KERNEL launch at T = 4K of the bench variant $NCU_VARIANT
 #     (default mxfp4_w13; the kernel named by the regex $NCU_REGEX over demangled names), written
 #     as ncu-$NCU_TAG*.txt and sass-$NCU_TAG.csv.xz.
-# BENCH_ONLY=1: step 2 only; BENCH_VARIANT: the bench's variant (default mxfp4: w13 and w2).
+# BENCH_ONLY=1: step 2 only; NCU_KERNEL=none: no step 4; BENCH_VARIANT: the bench's variant
+# (default mxfp4: w13 and w2).
 # Needs PACK (k3-bench and test-moe-gpu staged, with device-env.sh and libcmocka.so.0 beside them);
 # a wrapper copied into PACK needs this script copied beside it.
 set -u
@@ -63,7 +64,7 @@ echo "bench done at $(( $(date +%s) - t0 )) s"
     grep -E "hazard|Race|Invalid" "$M/san-$tool.txt" | head -6
   done
 } >> "$OUT/tests.txt" 2>&1
-[ "$BENCH_ONLY" = 1 ] || {
+[ "$BENCH_ONLY" = 1 ] || [ "$NCU_KERNEL" = none ] || {
   l=$(cap 40 3)
   echo "==== ncu $NCU_VARIANT 4K $NCU_KERNEL (limit $l s)"
   if [ "$l" -gt 15 ]; then

@@ -74,6 +74,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through the runtime */
 
@@ -116,7 +117,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
-	XV_N8 = 65536
+	XV_PP = 32768, XV_N8 = 65536
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -401,6 +402,120 @@ constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a q
  * measurements only (the outputs are then wrong): XV_NOEPI no epilogue, XV_NOFEED no copies (the
  * stages stale), XV_NOMMA no MMAs. */
 
+/* XV_PP: row J of this thread's token rows that hold a token for every thread (no zero-fill):
+ * 16 bytes from xp[J] + O into the stage at d + 2048 J (rows r8 + 16 J share r8's swizzle), then
+ * (ADV) xp[J] on by the k block pair's 256 bytes. */
+template <int J, int O, bool ADV, int NR>
+__device__ __forceinline__ void pp_row(unsigned char *d, const unsigned char *(&xp)[NR])
+{
+	if constexpr (J < NR) {
+		k3_cp_async16(d + J * 16 * 128, xp[J] + O);
+		if constexpr (ADV)
+			xp[J] += 2 * KB * 2;
+	}
+}
+
+/* XV_PP: rows 0 .. n - 1 by pp_row, in a switch that falls through: one jump a k block where the
+ * LEAN copies test each row (n is the same for the whole warpgroup: no divergence). */
+template <int O, bool ADV, int NR>
+__device__ __forceinline__ void pp_rows(unsigned char *d, const unsigned char *(&xp)[NR], int n)
+{
+	static_assert(NR <= 9, "the cases below: rows 0 .. 8 (TT_RSV / 16 - 1)");
+	switch (n) {
+	case 9:
+		pp_row<8, O, ADV>(d, xp);
+		[[fallthrough]];
+	case 8:
+		pp_row<7, O, ADV>(d, xp);
+		[[fallthrough]];
+	case 7:
+		pp_row<6, O, ADV>(d, xp);
+		[[fallthrough]];
+	case 6:
+		pp_row<5, O, ADV>(d, xp);
+		[[fallthrough]];
+	case 5:
+		pp_row<4, O, ADV>(d, xp);
+		[[fallthrough]];
+	case 4:
+		pp_row<3, O, ADV>(d, xp);
+		[[fallthrough]];
+	case 3:
+		pp_row<2, O, ADV>(d, xp);
+		[[fallthrough]];
+	case 2:
+		pp_row<1, O, ADV>(d, xp);
+		[[fallthrough]];
+	case 1:
+		pp_row<0, O, ADV>(d, xp);
+		[[fallthrough]];
+	default:
+		break;
+	}
+}
+
+/* XV_PP ("wide2rqp", 2026-12-04m, opt-in, not yet measured; gathered launches of the RQ kernel:
+ * w13): the k blocks of one tile, as produce()'s XV_RQ | XV_LEAN loop copies them (the same bytes
+ * to the same places: the weight tile by thread 0's tensor copy, the scale words of a pair in its
+ * even k block, the token rows by 16-byte cp.async, zero-filled past the tile's tokens), with the
+ * token rows' addresses made once a tile instead of once a k block. Thread pt copies chunk ch of
+ * rows r8 + 16 i, i < nlive = ceil(ntok / 16) (the same for every thread); rows i < nlive - 1 hold
+ * a token for every thread (r8 + 16 i < 16 (nlive - 1) < ntok), only row nlive - 1 may be zero-
+ * filled. So per tile: one 64-bit pointer a row (row, chunk; advanced 256 bytes a k block pair)
+ * and the last row's pointer, zero-fill and stage offset; per k block: a jump into pp_rows(), one
+ * cp.async a row with an immediate offset (+0 / +128 bytes, the pair's k blocks unrolled; nkb is
+ * even, K % 128 == 0), one 64-bit add a row a pair. Why: the LEAN loop's ~115 producer
+ * instructions a k block (10 copies; ~60 integer address and predicate instructions, 7 branches,
+ * 35 % of its stalls fixed-latency waits on the 64-bit address chains) were the k block's critical
+ * path for w13 at T = 4K (bench/results/k3-kernels-h200-2026-12-03t, last paragraph). Needs
+ * p.a_index (wg_launch() keeps XV_PP only for gathered launches). */
+template <class C, int TTV>
+__device__ __forceinline__ void produce_pp(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
+					   uint64_t *empty, const tile &tl, const uint8_t *const (&sq)[TW / 128],
+					   const bool (&sok)[TW / 128], int &s, uint32_t &ph)
+{
+	constexpr int NR = TTV / 16 - 1; /* rows in pp_rows(); the tile's last row apart */
+	static_assert(NR >= 1, "token tile");
+	const int pt = (int)threadIdx.x, ch = pt & 7, r8 = pt >> 3;
+	const int ntok = (int)(tl.re - tl.rb), nlive = (ntok + 15) >> 4, nfull = nlive - 1;
+	const uint32_t row_bytes = (uint32_t)(2 * p.K);
+	const unsigned char *a0 = reinterpret_cast<const unsigned char *>(p.a) + ch * 16;
+	const unsigned char *xp[NR];
+#pragma unroll
+	for (int i = 0; i < NR; i++) /* rows past nfull: never read */
+		xp[i] = a0 + (size_t)(uint32_t)(i < nfull ? p.a_index[tl.rb + r8 + 16 * i] : 0) * row_bytes;
+	const int rl = r8 + 16 * nfull; /* the last row (none where nlive == 0) */
+	const bool lok = nlive > 0 && rl < ntok;
+	const unsigned char *xl = a0 + (size_t)(uint32_t)(lok ? p.a_index[tl.rb + rl] : 0) * row_bytes;
+	const uint32_t d0 = (uint32_t)(r8 * 128 + ((ch ^ (r8 & 7)) << 4)), dl = d0 + (uint32_t)nfull * 16 * 128;
+	const int nkb = p.K / KB;
+	auto kblock = [&](int kb, auto odd) {
+		constexpr int h = decltype(odd)::value;
+		wait_or_trap(&empty[s], ph ^ 1u);
+		unsigned char *st = sm + (size_t)s * C::STAGE;
+		if (pt == 0) { /* this thread's arrival carries the tile's bytes */
+			k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
+			tma_load_w(st + C::OFF_W, tmw, (kb + h) * C::W_BOX, tl.n0, tl.g, &full[s]);
+		}
+		if (nlive > 0)
+			k3_cp_async16_zfill(st + dl, xl + h * KB * 2, lok);
+		pp_rows<h * KB * 2, h == 1>(st + d0, xp, nfull);
+		if constexpr (h == 0) {
+#pragma unroll
+			for (int i = 0; i < TW / 128; i++)
+				k3_cp_async4_zfill(st + C::OFF_S + (pt + 128 * i) * 4, sq[i] + kb * 2, sok[i]);
+		}
+		k3_cp_async_arrive(&full[s]);
+		rq_advance<C::STAGES>(s, ph);
+	};
+#pragma unroll 1
+	for (int kb = 0; kb < nkb; kb += 2) {
+		kblock(kb, std::integral_constant<int, 0>{});
+		kblock(kb, std::integral_constant<int, 1>{});
+		xl += 2 * KB * 2;
+	}
+}
+
 template <bool FP4, bool TMA, bool CLU, int TTV, int XV>
 __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, const CUtensorMap *tma, unsigned char *sm,
 					uint64_t *full, uint64_t *empty, const int32_t *tab, int total)
@@ -427,6 +542,10 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	 * slower than the cp.async copies, 2026-12-03u: the copy engine takes ~25 cycles a
 	 * 128-byte box.) */
 	constexpr bool TX = RQ && (XV & XV_TX) != 0 && feed;
+	/* XV_PP (on XV_RQ | XV_LEAN; gathered launches, where XV_TX does not run: w13): the token
+	 * rows from pointers made once a tile, the k blocks in pairs (produce_pp()). */
+	constexpr bool PP = RQ && LEAN && (XV & XV_PP) != 0 && !TX && feed;
+	static_assert(!PP || (TMA && !CLU), "XV_PP: the weight tile by one tensor copy, no clusters");
 	int it = 0, s_rq = 0;
 	uint32_t ph_rq = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
@@ -435,7 +554,7 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 		int32_t xrow[TX ? 1 : TTV / 16]; /* A row of token row r8 + 16 i, -1: zeros (TX: of row 16 pt) */
 		if constexpr (TX) {
 			xrow[0] = (int32_t)tl.rb + 16 * pt;
-		} else {
+		} else if constexpr (!PP) {
 #pragma unroll
 			for (int i = 0; i < TTV / 16; i++) {
 				const int r = r8 + 16 * i;
@@ -453,88 +572,92 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 			sok[i] = pt + 128 * i < wrows;
 			sq[i] = p.ws + (sok[i] ? (wrow0 + pt + 128 * i) * (size_t)(p.K / 32) : 0);
 		}
+		if constexpr (PP) {
+			produce_pp<C, TTV>(p, tmw, sm, full, empty, tl, sq, sok, s_rq, ph_rq);
+		} else {
 #pragma unroll 1
-		for (int kb = 0; kb < nkb; kb++, it++) {
-			const int s = RQ ? s_rq : it % C::STAGES;
-			wait_or_trap(&empty[s], RQ ? ph_rq ^ 1u : (uint32_t)(((it / C::STAGES) & 1) ^ 1));
-			unsigned char *st = sm + (size_t)s * C::STAGE;
-			if (TMA && pt == 0 && !feed) {
-				k3_mbar_arrive(&full[s]);
-			} else if (TMA && pt == 0) { /* this thread's arrival carries the tile's bytes */
-				k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
-				if (CLU) /* quarter b of the tile from CTA b % ncl, to every CTA of the cluster */
-					for (int b = rank; b < TW / MC_ROWS; b += ncl)
-						tma_load_w_mc(st + C::OFF_W + b * (C::W_BYTES / (TW / MC_ROWS)), tmw,
-							      kb * C::W_BOX, tl.n0 + b * MC_ROWS, tl.g, &full[s], mask);
-				else
-					tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
-			}
-			if constexpr (TX) {
-				if (16 * pt < xrows) {
-					mbar_expect_tx_only(&full[s], 16 * KB * 2);
-					tma_load_rows(st + pt * 16 * 128, tma, kb * KB, xrow[0], &full[s]);
+			for (int kb = 0; kb < nkb; kb++, it++) {
+				const int s = RQ ? s_rq : it % C::STAGES;
+				wait_or_trap(&empty[s], RQ ? ph_rq ^ 1u : (uint32_t)(((it / C::STAGES) & 1) ^ 1));
+				unsigned char *st = sm + (size_t)s * C::STAGE;
+				if (TMA && pt == 0 && !feed) {
+					k3_mbar_arrive(&full[s]);
+				} else if (TMA && pt == 0) { /* this thread's arrival carries the tile's bytes */
+					k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
+					if (CLU) /* quarter b of the tile from CTA b % ncl, to every CTA of the cluster */
+						for (int b = rank; b < TW / MC_ROWS; b += ncl)
+							tma_load_w_mc(st + C::OFF_W + b * (C::W_BYTES / (TW / MC_ROWS)), tmw,
+								      kb * C::W_BOX, tl.n0 + b * MC_ROWS, tl.g, &full[s], mask);
+					else
+						tma_load_w(st + C::OFF_W, tmw, kb * C::W_BOX, tl.n0, tl.g, &full[s]);
 				}
-			} else if constexpr (LEAN) {
-				/* XV_LEAN: one multiply-add a row from the k block's base (rows past the tile's
-				 * tokens read row 0's address with no bytes: zero-filled); the rows' swizzle is
-				 * r8's (r & 7 == r8 & 7), so the destinations are immediate offsets. */
-				const unsigned char *a0 = reinterpret_cast<const unsigned char *>(p.a + kb * KB + ch * 8);
-				unsigned char *d0 = st + r8 * 128 + ((ch ^ (r8 & 7)) << 4);
+				if constexpr (TX) {
+					if (16 * pt < xrows) {
+						mbar_expect_tx_only(&full[s], 16 * KB * 2);
+						tma_load_rows(st + pt * 16 * 128, tma, kb * KB, xrow[0], &full[s]);
+					}
+				} else if constexpr (LEAN) {
+					/* XV_LEAN: one multiply-add a row from the k block's base (rows past the tile's
+					 * tokens read row 0's address with no bytes: zero-filled); the rows' swizzle is
+					 * r8's (r & 7 == r8 & 7), so the destinations are immediate offsets. */
+					const unsigned char *a0 = reinterpret_cast<const unsigned char *>(p.a + kb * KB + ch * 8);
+					unsigned char *d0 = st + r8 * 128 + ((ch ^ (r8 & 7)) << 4);
 #pragma unroll
-				for (int i = 0; i < TTV / 16; i++)
-					if (feed && r8 + 16 * i < xrows)
-						k3_cp_async16_zfill(d0 + i * 16 * 128,
-								    a0 + (size_t)(uint32_t)xrow[i] * (uint32_t)(2 * p.K),
-								    r8 + 16 * i < ntok);
-			} else {
+					for (int i = 0; i < TTV / 16; i++)
+						if (feed && r8 + 16 * i < xrows)
+							k3_cp_async16_zfill(d0 + i * 16 * 128,
+									    a0 + (size_t)(uint32_t)xrow[i] * (uint32_t)(2 * p.K),
+									    r8 + 16 * i < ntok);
+				} else {
 #pragma unroll
-				for (int i = 0; i < TTV / 16; i++) {
-					const int r = r8 + 16 * i;
-					if (feed && r < xrows) {
-						const bool ok = xrow[i] >= 0;
-						const uint16_t *src = p.a + (ok ? (size_t)xrow[i] * p.K + kb * KB + ch * 8 : 0);
-						k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
+					for (int i = 0; i < TTV / 16; i++) {
+						const int r = r8 + 16 * i;
+						if (feed && r < xrows) {
+							const bool ok = xrow[i] >= 0;
+							const uint16_t *src = p.a + (ok ? (size_t)xrow[i] * p.K + kb * KB + ch * 8 : 0);
+							k3_cp_async16_zfill(st + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
+						}
 					}
 				}
-			}
-			if constexpr (FP4 && !TMA) {
-				const uint8_t *wsrc = p.wp + (wrow0 + (pt >> 1)) * (size_t)(p.K / 2) + kb * (KB / 2) + (pt & 1) * 16;
-				const size_t wstep = (size_t)64 * (p.K / 2);
+				if constexpr (FP4 && !TMA) {
+					const uint8_t *wsrc = p.wp + (wrow0 + (pt >> 1)) * (size_t)(p.K / 2) + kb * (KB / 2) + (pt & 1) * 16;
+					const size_t wstep = (size_t)64 * (p.K / 2);
 #pragma unroll 1
-				for (int i = 0; i < TW * 2 / 128; i++, wsrc += wstep) {
-					const int j = (pt >> 1) + 64 * i, h = pt & 1;
-					const bool ok = j < wrows;
-					k3_cp_async16_zfill(st + C::OFF_W + k3_wg_fp4_half_offset(j, h), ok ? wsrc : p.wp, ok);
+					for (int i = 0; i < TW * 2 / 128; i++, wsrc += wstep) {
+						const int j = (pt >> 1) + 64 * i, h = pt & 1;
+						const bool ok = j < wrows;
+						k3_cp_async16_zfill(st + C::OFF_W + k3_wg_fp4_half_offset(j, h), ok ? wsrc : p.wp, ok);
+					}
 				}
-			}
-			if constexpr (RQ) {
-				if (!(kb & 1)) {
+				if constexpr (RQ) {
+					if (!(kb & 1)) {
 #pragma unroll
-					for (int i = 0; i < TW / 128; i++)
-						k3_cp_async4_zfill(st + C::OFF_S + (pt + 128 * i) * 4, sq[i] + kb * 2, sok[i]);
-				}
-			} else if constexpr (FP4) {
-				const uint8_t *ssrc = p.ws + (wrow0 + pt) * (size_t)(p.K / 32) + (kb & ~1) * 2;
-				const size_t sstep = (size_t)128 * (p.K / 32);
+						for (int i = 0; i < TW / 128; i++)
+							k3_cp_async4_zfill(st + C::OFF_S + (pt + 128 * i) * 4, sq[i] + kb * 2, sok[i]);
+					}
+				} else if constexpr (FP4) {
+					const uint8_t *ssrc = p.ws + (wrow0 + pt) * (size_t)(p.K / 32) + (kb & ~1) * 2;
+					const size_t sstep = (size_t)128 * (p.K / 32);
 #pragma unroll 1
-				for (int i = 0; i < TW / 128; i++, ssrc += sstep) {
-					const int j = pt + 128 * i;
-					const bool ok = j < wrows;
-					k3_cp_async4_zfill(st + C::OFF_S + j * 4, ok ? ssrc : p.ws, ok);
-				}
-			} else if constexpr (!TMA) {
-				const uint16_t *wsrc = p.w + (wrow0 + r8) * (size_t)p.K + kb * KB + ch * 8;
-				const size_t wstep = (size_t)16 * p.K;
+					for (int i = 0; i < TW / 128; i++, ssrc += sstep) {
+						const int j = pt + 128 * i;
+						const bool ok = j < wrows;
+						k3_cp_async4_zfill(st + C::OFF_S + j * 4, ok ? ssrc : p.ws, ok);
+					}
+				} else if constexpr (!TMA) {
+					const uint16_t *wsrc = p.w + (wrow0 + r8) * (size_t)p.K + kb * KB + ch * 8;
+					const size_t wstep = (size_t)16 * p.K;
 #pragma unroll 4
-				for (int i = 0; i < TW / 16; i++, wsrc += wstep) {
-					const int j = r8 + 16 * i;
-					const bool ok = j < wrows;
-					k3_cp_async16_zfill(st + C::OFF_W + j * 128 + ((ch ^ (j & 7)) << 4), ok ? wsrc : p.w, ok);
+					for (int i = 0; i < TW / 16; i++, wsrc += wstep) {
+						const int j = r8 + 16 * i;
+						const bool ok = j < wrows;
+						k3_cp_async16_zfill(st + C::OFF_W + j * 128 + ((ch ^ (j & 7)) << 4), ok ? wsrc : p.w, ok);
+					}
 				}
+				k3_cp_async_arrive(&full[s]);
+				if constexpr (RQ)
+					rq_advance<C::STAGES>(s_rq, ph_rq);
 			}
-			k3_cp_async_arrive(&full[s]);
-			if constexpr (RQ)
-				rq_advance<C::STAGES>(s_rq, ph_rq);
 		}
 	}
 	k3_cp_async_wait_all(); /* nothing in flight when the thread exits */
@@ -1637,6 +1760,12 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_N8)) /* wide2rqt8 on gathered rows (no token map) */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_N8>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_N8>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_PP)) /* wide2rqp on gathered rows (elsewhere wide2rqt's kernels) */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_PP>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_PP>(p, tmw, epi, grid, s);
+	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_N8)) /* wide2rqp8 on gathered rows (elsewhere wide2rqt8's kernels) */
+		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_N8>(p, tmw, epi, grid, s)
+			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_N8>(p, tmw, epi, grid, s);
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX)) /* wide2rq4t: wide2rqt's chunks above 128 */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT_W4, XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX>(p, tmw, epi, grid, s);
@@ -1716,6 +1845,15 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *    gathered (w2; gathered launches run wide2rq / wide2rq4): the producer's ~115 instructions a
  *    k block were the k block's critical path at T = 4K (03t). (03u's first form, one tensor
  *    copy a row, gathered too: bit for bit, 2x slower.)
+ *  - "wide2rqp" (2026-12-04m, opt-in, not yet measured): wide2rqt, and where the token rows are
+ *    gathered (w13, which wide2rqt runs as wide2rq) their cp.async copies from pointers made once
+ *    a tile (XV_PP, produce_pp(): a 64-bit pointer a row, on by 256 bytes a k block pair; a k
+ *    block one jump, one copy a row at an immediate offset, the zero-fill decided once a tile)
+ *    instead of the address and predicate work of every row in every k block: the producer's
+ *    ~115 instructions a k block (10 copies, ~60 integer, 7 branches) were the k block's critical
+ *    path for w13 at T = 4K (bench/results/k3-kernels-h200-2026-12-03t, its last paragraph). The
+ *    same bytes to the same places: bit for bit wide2rp's (test-moe-gpu). Rows not gathered (w2):
+ *    wide2rqt's kernels.
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1807,6 +1945,8 @@ variant kernel_variant(const params &p)
 		      { "wide2rqt", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX, true, 5 } },
 		      { "wide2rq4t", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX, true, 5 } },
 		      { "wide2rqt8", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8, true, 5 } },
+		      { "wide2rqp", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP, true, 5 } },
+		      { "wide2rqp8", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_N8, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -2007,9 +2147,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	memset(&tmw, 0, sizeof(tmw));
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_N8); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_N8); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_N8); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_N8); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -2021,6 +2161,8 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	bool tma = !weights_by_cp_async() && weight_map(p, fp4, ncl > 1 ? MC_ROWS : TW, &tmw.w);
 	if ((v.xv & XV_TX) && !(tma && a_map(p, &tmw.a)))
 		v.xv &= ~XV_TX; /* no token map (gathered rows: w13): the cp.async token copies (wide2rq) */
+	if ((v.xv & XV_PP) && ((v.xv & XV_TX) || !p.a_index))
+		v.xv &= ~XV_PP; /* wide2rqp: rows not gathered, wide2rqt's kernel (with the token map) or wide2rq's */
 	if (!tma) {
 		memset(&tmw, 0, sizeof(tmw));
 		p.wp = wp_std; /* round q's kernel below: the standard layout */
@@ -2034,7 +2176,8 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 		return v.xv & XV_FGLU ? launch_x<false, TT, XV_ONE | XV_FGLU>(p, tmw, epi, (int)grid, 1, stream)
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
-		return rs1_extras(p, tmw, epi, (int)grid, stream, v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_N8));
+		return rs1_extras(p, tmw, epi, (int)grid, stream,
+				  v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_N8));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */
