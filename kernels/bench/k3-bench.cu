@@ -1161,7 +1161,7 @@ struct experts {
 	}
 	/* The wgmma tile layout of the nibbles (a one-time step; its time printed, the repack and the
 	 * scale check through its read-back): from then on into() gives it as w_wg, which the grouped
-	 * wgmma kernels "wide2rp", "wide2rq" and "wide2rqt" (the default) read. */
+	 * wgmma kernels "wide2rp", "wide2rq", "wide2rqt" and "wide2rqp" (the default) read. */
 	void wg_layout()
 	{
 		if (!packedwg && dt == K3_W_MXFP4) {
@@ -1427,7 +1427,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (w.dt == K3_W_MXFP4 && decode && !a8)
 		w.f16_layout();
 	/* Prefill rows as the layer and the slice run them: with the wgmma tile layout (the default
-	 * kernel "wide2rqt" reads it, as do wide2rp and wide2rq; a kernel named by K3_GEMM_WG_KERNEL other than those, and the
+	 * kernel "wide2rqp" reads it, as do wide2rp, wide2rq and wide2rqt; a kernel named by K3_GEMM_WG_KERNEL other than those, and the
 	 * other paths, ignore it). */
 	if (w.dt == K3_W_MXFP4 && !decode && !a8)
 		w.wg_layout();

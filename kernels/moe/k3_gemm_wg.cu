@@ -117,7 +117,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
-	XV_PP = 32768, XV_N8 = 65536
+	XV_PP = 32768
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -454,7 +454,7 @@ __device__ __forceinline__ void pp_rows(unsigned char *d, const unsigned char *(
 	}
 }
 
-/* XV_PP ("wide2rqp", 2026-12-04m, opt-in, not yet measured; gathered launches of the RQ kernel:
+/* XV_PP ("wide2rqp", 2026-12-04m, the grouped default; gathered launches of the RQ kernel:
  * w13): the k blocks of one tile, as produce()'s XV_RQ | XV_LEAN loop copies them (the same bytes
  * to the same places: the weight tile by thread 0's tensor copy, the scale words of a pair in its
  * even k block, the token rows by 16-byte cp.async, zero-filled past the tile's tokens), with the
@@ -1507,11 +1507,12 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
 		const tile tl = decode<TTV>(p, tab, t, rank, ncl);
 		const int ntok = (int)(tl.re - tl.rb);
-		/* N: the tokens rounded up to 16 (to 8 past 128: the wide kernel's chunks of 129 .. 176);
-		 * XV_N8 ("wide2rqt8"): to 8 at every width. At T = 4K an expert holds ~73 tokens (Poisson
-		 * about 65536 / 896): rounded to 16, 9.3 % of the MMAs' columns are padding, to 8, 4.6 %.
-		 * The token copies still cover the rows rounded to 16 (xrows); the MMAs read the first n. */
-		const int n = ntok <= 128 && !(XV & XV_N8) ? (ntok + 15) & ~15 : (ntok + 7) & ~7;
+		/* N: the tokens rounded up to 16 (to 8 past 128: the wide kernel's chunks of 129 .. 176).
+		 * (Rounded to 8 at every width, 2026-12-04m's "wide2rqt8" / "wide2rqp8": at T = 4K an
+		 * expert's ~73 tokens leave 9.3 % of the MMAs' columns padding at 16, 4.6 % at 8, but w13 /
+		 * w2 ran no faster, 6 pairs, bench/results/k3-kernels-h200-2026-12-04m: the k loop's
+		 * conversions, not its MMAs, set the pace there. Removed.) */
+		const int n = ntok <= 128 ? (ntok + 15) & ~15 : (ntok + 7) & ~7;
 		tok_scalars<EPI> ts;
 		if constexpr (NB && (XV & XV_ONE))
 			ts.load(p, tl, (int)threadIdx.x & 127); /* in flight through the k loop */
@@ -1529,21 +1530,6 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 		case 96: K3_WG_TILE(96); break;
 		case 112: K3_WG_TILE(112); break;
 		default:
-			if constexpr ((XV & XV_N8) != 0) {
-				if (n < 128) {
-					switch (n) {
-					case 8: K3_WG_TILE(8); break;
-					case 24: K3_WG_TILE(24); break;
-					case 40: K3_WG_TILE(40); break;
-					case 56: K3_WG_TILE(56); break;
-					case 72: K3_WG_TILE(72); break;
-					case 88: K3_WG_TILE(88); break;
-					case 104: K3_WG_TILE(104); break;
-					default: K3_WG_TILE(120); break;
-					}
-					break;
-				}
-			}
 			if constexpr (TTV > 128) {
 				switch (n) {
 				case 128: K3_WG_TILE(128); break;
@@ -1754,18 +1740,9 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_TX)) /* wide2rqt */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s);
-	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8)) /* wide2rqt8 */
-		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8>(p, tmw, epi, grid, s)
-			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8>(p, tmw, epi, grid, s);
-	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_N8)) /* wide2rqt8 on gathered rows (no token map) */
-		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_N8>(p, tmw, epi, grid, s)
-			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_N8>(p, tmw, epi, grid, s);
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_PP)) /* wide2rqp on gathered rows (elsewhere wide2rqt's kernels) */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_PP>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_PP>(p, tmw, epi, grid, s);
-	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_N8)) /* wide2rqp8 on gathered rows (elsewhere wide2rqt8's kernels) */
-		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_N8>(p, tmw, epi, grid, s)
-			    : launch_rs1<TT, XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_N8>(p, tmw, epi, grid, s);
 	if (xe == (XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX)) /* wide2rq4t: wide2rqt's chunks above 128 */
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP | XV_RQ | XV_TX>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT_W4, XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX>(p, tmw, epi, grid, s);
@@ -1840,12 +1817,12 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *    at T = 4K (bench/results/k3-kernels-h200-2026-12-03s, -03t: w13 within the calls' spread,
  *    tensor pipe 56-59 % as wide2rq's; the consumers find the next stage not landed in 64-93 %
  *    of the k blocks).
- *  - "wide2rqt" / "wide2rq4t" (2026-12-03u, opt-in): wide2rq / wide2rq4 with the token tile of a
+ *  - "wide2rqt" / "wide2rq4t" (2026-12-03u; wide2rqt the default until 04m): wide2rq / wide2rq4 with the token tile of a
  *    k block by tensor copies of 16 rows (XV_TX, a_map(); produce()) where the rows are not
  *    gathered (w2; gathered launches run wide2rq / wide2rq4): the producer's ~115 instructions a
  *    k block were the k block's critical path at T = 4K (03t). (03u's first form, one tensor
  *    copy a row, gathered too: bit for bit, 2x slower.)
- *  - "wide2rqp" (2026-12-04m, opt-in, not yet measured): wide2rqt, and where the token rows are
+ *  - "wide2rqp" (2026-12-04m, the grouped default since: GROUPED_DEFAULT): wide2rqt, and where the token rows are
  *    gathered (w13, which wide2rqt runs as wide2rq) their cp.async copies from pointers made once
  *    a tile (XV_PP, produce_pp(): a 64-bit pointer a row, on by 256 bytes a k block pair; a k
  *    block one jump, one copy a row at an immediate offset, the zero-fill decided once a tile)
@@ -1865,7 +1842,15 @@ struct variant {
 		    * 5 "wide2ra": wide2rv above 128 rows a group on average, else wide2r */
 };
 
-/* "wide2rqt" since 2026-12-03u (the lead; kernels/calls/k3-2026-12-03u2.sh, -u3.sh; bench/results/
+/* "wide2rqp" since 2026-12-04m (the lead; helper-74's XV_PP; kernels/calls/k3-2026-12-04m.sh,
+ * -04m2.sh; bench/results/k3-kernels-h200-2026-12-04m): wide2rqt, and where the token rows are
+ * gathered (w13) their cp.async copies from pointers made once a tile (produce_pp()). Outputs bit
+ * for bit wide2rp's (test-moe-gpu *wide_small*, *k3_expert_shapes*; the layer's tests through it
+ * against float64; memcheck and racecheck of its small test clean). Two calls, one process each,
+ * alternating with wide2rq: w13 at T = 4K faster in 3 of 3 and 5 of 6 pairs (medians 6.69 against
+ * 6.94 ms, 6.93 against 7.05; 57-60 % of the cuBLASLt row beside each against 53-57 %); w2 is
+ * wide2rqt's kernel; T = 16K within the calls' spread.
+ * "wide2rqt" from 2026-12-03u (the lead; kernels/calls/k3-2026-12-03u2.sh, -u3.sh; bench/results/
  * k3-kernels-h200-2026-12-03u): wide2rq, and where the token rows are not gathered (w2) the token
  * tile by 16-row tensor copies (XV_TX); gathered launches (w13) are wide2rq's. Outputs bit for bit
  * wide2rp's (test-moe-gpu *wide_small*; the layer's tests through it, float64). Two calls, each one
@@ -1915,7 +1900,7 @@ struct variant {
  * w13 33.6-35.0 against 36.6-37.6, MXFP4 w2 16.9-17.8 against 16.8-17.3 (equal within the call's
  * spread); test-moe-gpu's wgmma tests passed, memcheck and racecheck of the small wide test clean.
  * Before: "wide" (2026-12-01z call 2). */
-constexpr const char *GROUPED_DEFAULT = "wide2rqt";
+constexpr const char *GROUPED_DEFAULT = "wide2rqp";
 
 variant kernel_variant(const params &p)
 {
@@ -1944,9 +1929,7 @@ variant kernel_variant(const params &p)
 		      { "wide2rq4v", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_V16, true, 5 } },
 		      { "wide2rqt", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX, true, 5 } },
 		      { "wide2rq4t", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX, true, 5 } },
-		      { "wide2rqt8", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_N8, true, 5 } },
 		      { "wide2rqp", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP, true, 5 } },
-		      { "wide2rqp8", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_N8, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -2147,9 +2130,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	memset(&tmw, 0, sizeof(tmw));
 	variant v = kernel_variant(p);
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_N8); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_N8); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -2177,7 +2160,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
 		return rs1_extras(p, tmw, epi, (int)grid, stream,
-				  v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_N8));
+				  v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

@@ -48,7 +48,7 @@ struct moe_weights {
 					    (k3_gemm_repack_f16enc()) for the decode gemv (k3_gemm_args.w_f16) */
 	const uint8_t *w13_wg, *w2_wg; /* MXFP4, optional: the packed nibbles in the wgmma tile layout
 					  (k3_gemm_repack_wg()) for the prefill's grouped GEMMs
-					  (k3_gemm_args.w_wg: the default wgmma kernel "wide2rqt" reads it;
+					  (k3_gemm_args.w_wg: the default wgmma kernel "wide2rqp" reads it;
 					  without it the wgmma path runs "wide2rl" on the standard nibbles) */
 	const uint16_t *norm_w;        /* [latent] */
 	const uint16_t *w_up;          /* [hidden][latent] */

@@ -329,7 +329,7 @@ void make_layer(layer_weights &L, bool mla)
 	L.moe.w2_packed = p2, L.moe.w2_scales = s2, L.moe.norm_w = nw, L.moe.w_up = up, L.moe.ws13 = ws13;
 	/* The decode gemv reads the same random bytes as the FP16-pair layout (k3_gemm_args.w_f16)
 	 * and the prefill's grouped GEMMs as the wgmma tile layout (k3_gemm_args.w_wg, the default
-	 * kernel "wide2rqt"): each layout re-encodes the nibbles by a bijection (a permutation of the
+	 * kernel "wide2rqp"): each layout re-encodes the nibbles by a bijection (a permutation of the
 	 * 32-bit words' bits, a GF(2)-linear map of the tile words'), so the bytes are uniformly
 	 * random MXFP4 weights in every layout, with the same scales (E8M0 119-120: within the tile
 	 * layout's 0 .. 128); prefill and decode thus run different but identically distributed

@@ -686,14 +686,13 @@ static void run_k3_shape_rp(const struct wmat *w, enum k3_epilogue epi, const in
 	 * warpgroups of one m64 block, token tiles of 96; wide2rqv, wide2rq4v: their A words one
 	 * 16-byte load a k block; wide2rqt, wide2rq4t (2026-12-03u): the token rows by tensor copies;
 	 * wide2rqp (2026-12-04m, second: a call's test cap reaches it): the gathered token rows from
-	 * pointers made once a tile; wide2rqp8, wide2rqt8 (04m, third and fourth): the MMAs' token
-	 * widths rounded to 8 (XV_N8) */
-	static const char *const rp[10] = { "wide2rp",  "wide2rqp",  "wide2rqp8", "wide2rqt8", "wide2rqt",
-					    "wide2rq4t", "wide2rqv", "wide2rq4v", "wide2rq",  "wide2rq4" };
+	 * pointers made once a tile (the default since 04m) */
+	static const char *const rp[8] = { "wide2rp",  "wide2rqp",  "wide2rqt", "wide2rq4t",
+					   "wide2rqv", "wide2rq4v", "wide2rq",  "wide2rq4" };
 	if (!wgmma_expected())
 		return;
 	assert_non_null(w->packedwg);
-	for (int k = 0; k < 10; k++) {
+	for (int k = 0; k < 8; k++) {
 		setenv("K3_GEMM_WG_KERNEL", rp[k], 1);
 		same_as_kernel = k ? "wide2rp" : NULL;
 		for (int m = 0; m < 2; m++) {
@@ -1208,11 +1207,10 @@ static void test_gemm_wgmma_clusters(void **unused)
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA };
 	const struct gemm_case fs = { .N = 320, .K = 256, .n_groups = 8, .counts = few, .dt = K3_W_MXFP4,
 				      .path = K3_GEMM_TILED_WGMMA, .scatter = true };
-	static const char *const lean[13] = { "wide2rf",   "wide2rl",  "wide2rlf",  "wide2rp",
-					      "wide2rq",   "wide2rq4", "wide2rqv",  "wide2rq4v",
-					      "wide2rqt",  "wide2rq4t", "wide2rqp", "wide2rqp8", "wide2rqt8" };
+	static const char *const lean[11] = { "wide2rf",  "wide2rl",  "wide2rlf",  "wide2rp",   "wide2rq",  "wide2rq4",
+					      "wide2rqv", "wide2rq4v", "wide2rqt", "wide2rq4t", "wide2rqp" };
 	assert_non_null(wff.packedwg);
-	for (int k = 0; k < 13; k++) {
+	for (int k = 0; k < 11; k++) {
 		setenv("K3_GEMM_WG_KERNEL", lean[k], 1);
 		print_message("K3_GEMM_WG_KERNEL=%s (MXFP4, <= 128 rows a group)\n", lean[k]);
 		run_gemm(&fg, K3_EPI_GLU, &wff);
@@ -1317,10 +1315,10 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
 	/* wide2rp, then wide2rq (2026-12-03q), wide2rqo (03r), wide2rq4, wide2rqv, wide2rq4v (03s),
 	 * wide2rqt, wide2rq4t (03u), wide2rqp (04m: XV_PP on the gathered GLU launches, wide2rqt's
-	 * kernel on the scattered SCALE ones), wide2rqp8, wide2rqt8 (04m: token widths rounded to 8) */
-	static const char *const ks[11] = { "wide2rp",   "wide2rq",   "wide2rqo",  "wide2rq4",  "wide2rqv", "wide2rq4v",
-					    "wide2rqt",  "wide2rq4t", "wide2rqp", "wide2rqp8", "wide2rqt8" };
-	for (int m = 0; m < 22; m++) {
+	 * kernel on the scattered SCALE ones) */
+	static const char *const ks[9] = { "wide2rp",  "wide2rq",   "wide2rqo", "wide2rq4", "wide2rqv",
+					   "wide2rq4v", "wide2rqt", "wide2rq4t", "wide2rqp" };
+	for (int m = 0; m < 18; m++) {
 		setenv("K3_GEMM_WG_KERNEL", ks[m / 2], 1);
 		same_as_kernel = m < 2 ? NULL : "wide2rp";
 		const int32_t *counts = (m & 1) ? many : few;
