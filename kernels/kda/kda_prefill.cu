@@ -761,6 +761,20 @@ __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
 		     : "r"(addr));
 }
 
+/* A flag wait's watchdog: at spin 0 and every (mask + 1)th after, %globaltimer against spin 0's;
+ * past 10 s, trap (an error the caller sees, not a GPU that never finishes). */
+__device__ __forceinline__ void trap_if_stuck(uint32_t spins, uint32_t mask, uint64_t &t0)
+{
+	if ((spins & mask) == 0) {
+		uint64_t now;
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+		if (spins == 0)
+			t0 = now;
+		else if (now - t0 > 10000000000ull)
+			__trap();
+	}
+}
+
 /* Overlapped path: spin until the intra kernel has published the record behind
  * `flag`, then order the async proxy's (bulk copy) reads after the acquire. A flag
  * not set within 10 s (the path once hung, 2026-12-01) traps: an error the caller
@@ -776,14 +790,7 @@ __device__ __forceinline__ void wait_ready(const int32_t *flag)
 		if (x)
 			break;
 		__nanosleep(100);
-		if ((spins & 1023u) == 0) {
-			uint64_t now;
-			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-			if (spins == 0)
-				t0 = now;
-			else if (now - t0 > 10000000000ull)
-				__trap();
-		}
+		trap_if_stuck(spins, 1023u, t0);
 	}
 	asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
@@ -823,14 +830,7 @@ __device__ __forceinline__ void spin_relaxed(const int32_t *f)
 	uint64_t t0 = 0;
 	for (uint32_t spins = 0; !ld_relaxed_gpu(f); spins++) {
 		__nanosleep(SPIN_NS);
-		if ((spins & 255u) == 0) {
-			uint64_t now;
-			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-			if (spins == 0)
-				t0 = now;
-			else if (now - t0 > 10000000000ull)
-				__trap();
-		}
+		trap_if_stuck(spins, 255u, t0);
 	}
 }
 
