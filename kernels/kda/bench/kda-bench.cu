@@ -745,6 +745,9 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 		if (i >= warm)
 			tot.push_back(t), k1.push_back(t1), k2.push_back(t2);
 	}
+	/* K3_BENCH_SUSTAIN_MS: the prefill back to back after its timed runs, as time_launches()'s
+	 * rows (uniform batches only: the others have no op spec); in place, as the timed runs. */
+	k3_bench_sustain(g_spec, 1, summarize(tot).med_us, 0, [&](int) { KOK(kda_prefill(&a, 0)); });
 	row r;
 	r.op = opname, r.state = dname(sdt), r.batch = n, r.seq_len = (long long)(T / n), r.heads = H;
 	r.t = summarize(tot), r.reps = reps;
