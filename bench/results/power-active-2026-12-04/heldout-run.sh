@@ -34,12 +34,17 @@ ACT3="$ACT2 --device-key power_active_w_kda=259 --device-key power_flop_pj_kda=4
 # active-fit4.md): the decode's ops all run at ~3 TFLOP/s, which cannot tell A from e, and act3's
 # 4.09 pJ put the chunked prefill (~125 TFLOP/s) at ~960 W
 ACT4="$ACT2 --device-key power_active_w_kda=270 --device-key power_flop_pj_kda=0.562"
+# act5 (added later on 2026-12-04): act4 with KDA's class fitted on its decode and, now measured back
+# to back too, its chunked prefill (bench/results/op-sustained-h200-2026-12-04/call4/: held by the
+# limiter at 1727-1796 MHz, which act4 priced at ~533 W at boost): 264 W, 2.834 pJ over 9 ops, rms
+# log error 0.026 (active-fit5.md)
+ACT5="$ACT2 --device-key power_active_w_kda=264 --device-key power_flop_pj_kda=2.834"
 S=bench/results/sustained-h200-2026-12-04
 ZB=bench/results/k3-kernels-h200-2026-12-03zb
 for cfg in ${CONFIGS:-d20 act act2 act3 act4}; do
 	case $cfg in d20) VA="--measured-laws off $LAWS" ;; act) VA="--measured-laws off $LAWS $ACT" ;;
 	act2) VA="--measured-laws off $LAWS $ACT2" ;; act3) VA="--measured-laws off $LAWS $ACT3" ;;
-	act4) VA="--measured-laws off $LAWS $ACT4" ;; *) echo "heldout-run.sh: no configuration $cfg" >&2; exit 2 ;; esac
+	act4) VA="--measured-laws off $LAWS $ACT4" ;; act5) VA="--measured-laws off $LAWS $ACT5" ;; *) echo "heldout-run.sh: no configuration $cfg" >&2; exit 2 ;; esac
 	for rd in 03r 03v 03z 03za 03zb; do
 		D=bench/results/k3-kernels-h200-2026-12-$rd
 		mkdir -p "$OUT/$rd-$cfg"
