@@ -24,3 +24,19 @@ device_env() {
     --format=csv -lms 500 > "$smi_csv" 2>&1 &
   SMI_PID=$!
 }
+
+# The call scripts' capped step (copied into most call scripts before 2026-12-04k; share this one):
+#   capped SECONDS-CAP LABEL cmd...
+# runs cmd under `timeout`, the cap cut to what is left of the call's LIMIT seconds counted from the
+# caller's t0 (less 4 s), skipped with a line when 8 s or less are left; logs the start, the exit
+# status and the seconds taken, each line starting "== LABEL".
+capped() {
+  local cap=$1 label=$2; shift 2
+  local l=$(( LIMIT - ($(date +%s) - t0) ))
+  [ "$l" -gt 8 ] || { echo "== $label: skipped (no time)"; return; }
+  [ "$cap" -lt "$l" ] || cap=$(( l - 4 ))
+  echo "== $label (cap $cap s, at $(( $(date +%s) - t0 )) s)"
+  local s; s=$(date +%s)
+  timeout "$cap" "$@" 2>&1
+  echo "== $label: exit $? in $(( $(date +%s) - s )) s"
+}

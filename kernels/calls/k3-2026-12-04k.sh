@@ -23,16 +23,8 @@ t0=$(date +%s)
 device_env "$OUT/kda/env.txt" "$OUT/kda/smi.csv" || exit 2
 T=$B/tests/kernels/test-kda-gpu
 K=$B/kernels/kda-bench
-left() { echo $(( LIMIT - ($(date +%s) - t0) )); }
-run() { # run SECONDS-CAP LABEL cmd...: skipped when the call's time is short; logs exit and seconds
-  local cap=$1 label=$2; shift 2
-  local l; l=$(left); [ "$l" -gt 8 ] || { echo "== $label: skipped (no time)"; return; }
-  [ "$cap" -lt "$l" ] || cap=$(( l - 4 ))
-  echo "== $label (cap $cap s, at $(( $(date +%s) - t0 )) s)"
-  local s; s=$(date +%s)
-  timeout "$cap" "$@" 2>&1
-  echo "== $label: exit $? in $(( $(date +%s) - s )) s"
-}
+# (as run, a copy of device-env.sh's capped() was defined here as run(); the same since)
+run() { capped "$@"; }
 AB='def:;spin:K3_KDA_FLAG_WAIT=spin;batch:K3_KDA_FLAG_WAIT=batch;v3:K3_KDA_INTRA=v3;v3spin:K3_KDA_INTRA=v3,K3_KDA_FLAG_WAIT=spin;v3batch:K3_KDA_INTRA=v3,K3_KDA_FLAG_WAIT=batch'
 GRID='ser:K3_KDA_PREFILL=serial;ov:K3_KDA_PREFILL=overlap;ovspin:K3_KDA_PREFILL=overlap,K3_KDA_FLAG_WAIT=spin;ovbatch:K3_KDA_PREFILL=overlap,K3_KDA_FLAG_WAIT=batch'
 {
