@@ -2,14 +2,14 @@
 # One device call's MXFP4 grouped-GEMM A/B (issue 17; the rounds 2026-12-03q, -03s, -03t call it
 # through their wrappers, which set what differs). In ONE process each:
 #  1. test-moe-gpu *wide_small*, *k3_expert_shapes*, *wgmma_clusters* (float64 references; the RQ
-#     kernels bit for bit against wide2rp), each capped at $TEST_CAP s;
+#     kernels bit for bit against wide2rp; TESTS: other filters), each capped at $TEST_CAP s;
 #  2. k3-bench --only moe_prefill, MXFP4 rows (T = 16K and 4K, w13 and w2), the kernels $KERNELS
 #     alternating, each row beside cuBLASLt BF16 (capped at $BENCH_CAP s);
 #  3. compute-sanitizer memcheck + racecheck of *wide_small_rp*;
 #  4. ncu (source counters) of one $NCU_KERNEL launch at T = 4K of the bench variant $NCU_VARIANT
 #     (default mxfp4_w13; the kernel named by the regex $NCU_REGEX over demangled names), written
 #     as ncu-$NCU_TAG*.txt and sass-$NCU_TAG.csv.xz.
-# BENCH_ONLY=1: step 2 only; NCU_KERNEL=none: no step 4; BENCH_VARIANT: the bench's variant
+# BENCH_ONLY=1: step 2 only; SKIP_TESTS=1: no steps 1 and 3; NCU_KERNEL=none: no step 4; BENCH_VARIANT: the bench's variant
 # (default mxfp4: w13 and w2).
 # Needs PACK (k3-bench and test-moe-gpu staged, with device-env.sh and libcmocka.so.0 beside them);
 # a wrapper copied into PACK needs this script copied beside it.
@@ -27,6 +27,8 @@ NCU_REGEX=${NCU_REGEX:?}
 NCU_TAG=${NCU_TAG:?}
 NCU_VARIANT=${NCU_VARIANT:-mxfp4_w13}
 BENCH_ONLY=${BENCH_ONLY:-0}
+SKIP_TESTS=${SKIP_TESTS:-0}
+TESTS=${TESTS:-'*wide_small* *k3_expert_shapes* *wgmma_clusters*'}
 BENCH_VARIANT=${BENCH_VARIANT:-mxfp4}
 mkdir -p "$OUT" "$M"
 t0=$(date +%s)
@@ -35,14 +37,16 @@ cap() { local l=$(( $(left) - $2 )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 1 ] &
 . "$PACK/device-env.sh" || exit 2
 device_env "$OUT/env.txt" "$M/smi.csv" || exit 2
 unset K3_GEMM_WG_CLUSTER K3_GEMM_WG_WEIGHTS K3_GEMM_WG_KERNEL K3_BENCH_MOE_VARIANT
-[ "$BENCH_ONLY" = 1 ] || {
-  for f in '*wide_small*' '*k3_expert_shapes*' '*wgmma_clusters*'; do
+[ "$BENCH_ONLY" = 1 ] || [ "$SKIP_TESTS" = 1 ] || {
+  set -f
+  for f in $TESTS; do
     l=$(cap "$TEST_CAP" 200)
     echo "== moe-gpu $f (limit $l s)"
     MOE_TEST_FILTER=$f timeout "$l" "$B/tests/kernels/test-moe-gpu" > "$M/test-${f//\*/}.txt" 2>&1
     echo "== moe-gpu $f: exit $? at $(( $(date +%s) - t0 )) s"
     grep -E "bit for bit|err/tol|^\[ *(OK|FAILED|PASSED|ERROR|SKIPPED)|Failure|error" "$M/test-${f//\*/}.txt" | sort | uniq -c | sort -rn | head -12
   done
+  set +f
 } > "$OUT/tests.txt" 2>&1
 echo "tests done at $(( $(date +%s) - t0 )) s"
 {
@@ -53,7 +57,7 @@ echo "tests done at $(( $(date +%s) - t0 )) s"
   echo "==== exit $? at $(( $(date +%s) - t0 )) s"
 } > "$OUT/bench.txt" 2>&1
 echo "bench done at $(( $(date +%s) - t0 )) s"
-[ "$BENCH_ONLY" = 1 ] || {
+[ "$BENCH_ONLY" = 1 ] || [ "$SKIP_TESTS" = 1 ] || {
   for tool in memcheck racecheck; do
     l=$(cap 30 25)
     echo "== $tool moe *wide_small_rp* (limit $l s)"

@@ -839,7 +839,7 @@ __device__ __forceinline__ void scales_fp4k(uint32_t (&sc)[2][2], const unsigned
 /* MXFP4 (XV_RS1): the unscaled A fragments of the KS k steps ks0 .. ks0 + KS - 1 (KS 1 or 2,
  * within one scale group) of the stage at st: the shared-memory loads and the E2M1 expansion.
  * RP (XV_RP, the tile layout of k3_gemm_wg_rp.cuh): one 4- or 8-byte load an m64 block, one
- * rotate and one LOP3 a BF16 pair (the values times 2^-126). */
+ * rotate or shift and one LOP3 a BF16 pair (the values times 2^-126). */
 template <int TTV, int KS, bool RP = false>
 __device__ __forceinline__ void raw_a_fp4k(uint32_t (&o)[KS][2][4], const unsigned char *st, int ks0, int wr0, int lane)
 {
@@ -1061,7 +1061,7 @@ __device__ __forceinline__ void rq_load16(uint32_t (&q)[4][MB], const unsigned c
  * (no group of the tile in flight before it: no waits for its first two groups, no stage to
  * release); else the wait before group 1 retires the previous k block's last group, and `rel`
  * (that k block's stage) is released. */
-template <int N, int TTV, bool ODD, bool FIRST, bool CLU, bool V16, int L, int KS, int MB>
+template <int N, int TTV, bool ODD, bool FIRST, bool CLU, bool V16, bool NOMMA, int L, int KS, int MB>
 __device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][KS][MB][4], uint32_t (&sw)[MB][2],
 					  const unsigned char *st, uint64_t d0, uint64_t *rel, int wr0, int lane)
 {
@@ -1109,8 +1109,13 @@ __device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][
 		for (int j = 0; j < KS; j++) {
 			const uint64_t desc = d0 + (uint64_t)(2 * (q * KS + j)); /* + 32 bytes a k step, in 16-byte units */
 #pragma unroll
-			for (int mb = 0; mb < MB; mb++)
-				mma_rs<N>(acc[mb], s[j][mb], desc);
+			for (int mb = 0; mb < MB; mb++) {
+				if constexpr (NOMMA) /* measurements ("diag-rqp-nomma"): no MMA, its A kept live */
+					asm volatile("" ::"r"(s[j][mb][0]), "r"(s[j][mb][1]), "r"(s[j][mb][2]), "r"(s[j][mb][3]),
+						     "l"(desc));
+				else
+					mma_rs<N>(acc[mb], s[j][mb], desc);
+			}
 		}
 		k3_wgmma_commit();
 	}
@@ -1160,31 +1165,31 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		static_assert((XV & XV_RS1) && (XV & XV_RP) && (XV & XV_LEAN), "XV_RQ: on wide2rp");
 		constexpr int KS = TTV > TT ? 1 : 2;
 		constexpr uint64_t DSTAGE = C::STAGE / 16; /* a stage in the descriptor's address units */
-		constexpr bool V16 = (XV & XV_V16) != 0;
+		constexpr bool V16 = (XV & XV_V16) != 0, NOMMA = (XV & XV_NOMMA) != 0;
 		uint32_t a[2][KS][MB][4]; /* [set][k step of the group][m64 block][4] */
 		uint32_t sw[MB][2];	  /* the k block pair's scale words */
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
 		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
 		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
 		rq_ready(full, s, ph);
-		rq_kblock<N, TTV, false, true, CLU, V16>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+		rq_kblock<N, TTV, false, true, CLU, V16, NOMMA>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
 						    nullptr, wr0, lane);
 		int sp = s;
 		rq_advance<C::STAGES>(s, ph);
 		rq_ready(full, s, ph);
-		rq_kblock<N, TTV, true, false, CLU, V16>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+		rq_kblock<N, TTV, true, false, CLU, V16, NOMMA>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
 						    &empty[sp], wr0, lane);
 		sp = s;
 		rq_advance<C::STAGES>(s, ph);
 #pragma unroll 1
 		for (int kb = 2; kb < nkb; kb += 2) {
 			rq_ready(full, s, ph);
-			rq_kblock<N, TTV, false, false, CLU, V16>(acc, a, sw, sm + (size_t)s * C::STAGE,
+			rq_kblock<N, TTV, false, false, CLU, V16, NOMMA>(acc, a, sw, sm + (size_t)s * C::STAGE,
 							     dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
 			sp = s;
 			rq_advance<C::STAGES>(s, ph);
 			rq_ready(full, s, ph);
-			rq_kblock<N, TTV, true, false, CLU, V16>(acc, a, sw, sm + (size_t)s * C::STAGE,
+			rq_kblock<N, TTV, true, false, CLU, V16, NOMMA>(acc, a, sw, sm + (size_t)s * C::STAGE,
 							    dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
 			sp = s;
 			rq_advance<C::STAGES>(s, ph);
@@ -1716,12 +1721,45 @@ int launch_rs1(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 	return launch_x<false, TT, XV_ONE | XV_FGLU, true>(p, tmw, epi, grid, 1, s);
 }
 
+/* The measurement rows of wide2rqp's k loop (2026-12-04n; their outputs wrong): "diag-rqp-nofeed"
+ * (XV_NOFEED: no token or weight copies, the stages stale, only the scale words copied) and
+ * "diag-rqp-nomma" (XV_NOMMA: the conversions kept live, no MMA). 128-token tiles, one epilogue
+ * each, the one its launch runs (gathered rows, XV_PP: GLU, w13; the token map, XV_TX: SCALE,
+ * w2); -ENOTSUP otherwise. bench/results/k3-kernels-h200-2026-12-04n. */
+template <int XE>
+int launch_diag(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+{
+	if constexpr ((XE & XV_PP) != 0) {
+		if (epi == K3_EPI_GLU)
+			return launch<true, true, false, K3_EPI_GLU, TT, true, XV_ONE | XV_FGLU | XV_RS1 | XE>(p, tmw, grid, 1, s);
+	} else {
+		if (epi == K3_EPI_SCALE)
+			return launch<true, true, false, K3_EPI_SCALE, TT, true, XV_ONE | XV_RS1 | XE>(p, tmw, grid, 1, s);
+	}
+	return -ENOTSUP;
+}
+
 /* wide2ra's kernels (wide2rv above 128 rows a group on average, else wide2r) with the extras xe
  * (XV_PF "wide2rf", XV_LEAN "wide2rl", both "wide2rlf", XV_LEAN | XV_RP "wide2rp", and XV_RQ
  * "wide2rq"). */
 int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s, int xe)
 {
 	const bool wide = p.rows > (int64_t)128 * p.n_groups;
+	constexpr int RQ = XV_LEAN | XV_RP | XV_RQ;
+	switch (xe) { /* the measurement rows (launch_diag()) */
+	case RQ | XV_PP | XV_NOFEED:
+		return launch_diag<RQ | XV_PP | XV_NOFEED>(p, tmw, epi, grid, s);
+	case RQ | XV_PP | XV_NOMMA:
+		return launch_diag<RQ | XV_PP | XV_NOMMA>(p, tmw, epi, grid, s);
+	case RQ | XV_TX | XV_NOFEED:
+		return launch_diag<RQ | XV_TX | XV_NOFEED>(p, tmw, epi, grid, s);
+	case RQ | XV_TX | XV_NOMMA:
+		return launch_diag<RQ | XV_TX | XV_NOMMA>(p, tmw, epi, grid, s);
+	default:
+		if (xe & (XV_NOFEED | XV_NOMMA))
+			return -ENOTSUP;
+		break;
+	}
 	if (xe == (XV_LEAN | XV_RP))
 		return wide ? launch_rs1<TT_RSV, XV_LEAN | XV_RP>(p, tmw, epi, grid, s)
 			    : launch_rs1<TT, XV_LEAN | XV_RP>(p, tmw, epi, grid, s);
@@ -1831,6 +1869,10 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *    path for w13 at T = 4K (bench/results/k3-kernels-h200-2026-12-03t, its last paragraph). The
  *    same bytes to the same places: bit for bit wide2rp's (test-moe-gpu). Rows not gathered (w2):
  *    wide2rqt's kernels.
+ *  - "diag-rqp-nofeed", "diag-rqp-nomma" (2026-12-04n, measurements only, MXFP4, outputs wrong):
+ *    wide2rqp's k loop on 128-token tiles without the token and weight copies (XV_NOFEED) or
+ *    without the MMAs, their A kept live (XV_NOMMA); launch_diag(). At T = 4K w13 without MMAs
+ *    4.33-4.38 of 6.9 ms (bench/results/k3-kernels-h200-2026-12-04n).
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */
@@ -1930,6 +1972,8 @@ variant kernel_variant(const params &p)
 		      { "wide2rqt", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX, true, 5 } },
 		      { "wide2rq4t", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_W4 | XV_TX, true, 5 } },
 		      { "wide2rqp", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP, true, 5 } },
+		      { "diag-rqp-nofeed", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_NOFEED, true, 5 } },
+		      { "diag-rqp-nomma", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_NOMMA, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -2160,7 +2204,8 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 				      : launch_x<false, TT, XV_ONE>(p, tmw, epi, (int)grid, 1, stream);
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
 		return rs1_extras(p, tmw, epi, (int)grid, stream,
-				  v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP));
+				  v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_NOFEED |
+					 XV_NOMMA));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

@@ -12,7 +12,7 @@
  * Word (g, t, ks) holds the 8 E2M1 nibbles of the fragment (a0 = row g, k 2t, 2t + 1; a1 = row
  * g + 8, same k; a2, a3 = the same rows at k 2t + 8, 2t + 9: k within k step ks), byte i being
  * the standard byte of a_i (low nibble the even k), run through a GF(2)-linear re-encoding from
- * which one funnel-shift rotate and one LOP3 give each BF16 pair (k3_wgrp_to_bf16x8()): sign at
+ * which one rotate (a shift for two of the four) and one LOP3 give each BF16 pair (k3_wgrp_to_bf16x8()): sign at
  * bits 15 / 31, e1 e0 m at bits 8..6 / 24..22, all other bits zero, which is the E2M1 value
  * times 2^-126 exactly (e = 0, the subnormal 0.5, lands on the BF16 subnormal 2^-127). The
  * consumer then multiplies by 2^(s - 1) for E8M0 s (BF16 exponent field s + 126: s 0 .. 128,
@@ -55,12 +55,17 @@ __host__ __device__ __forceinline__ uint32_t k3_wgrp_encode(uint32_t x)
 	return q;
 }
 
-/* The A fragment of a tile-layout word as BF16 pairs, each element the E2M1 value times 2^-126. */
+/* The A fragment of a tile-layout word as BF16 pairs, each element the E2M1 value times 2^-126.
+ * o[0] and o[1] take plain left shifts where the decoder's map has rotations by 2 and 6: the
+ * mask's lowest bit is bit 6, so no bit a rotation wraps around lands under it (the same words).
+ * ptxas issues a constant left shift as IMAD.SHL on the FMA pipe, a rotation as SHF on the
+ * integer ALU, which the consumers' conversions kept ~39 % busy with "math pipe throttle" stalls
+ * (2026-12-04n call 1): at T = 4K w13 3 % faster in 3 of 4 pairs (call 4, "wide2rqps"). */
 __host__ __device__ __forceinline__ void k3_wgrp_to_bf16x8(uint32_t q, uint32_t o[4])
 {
 	const uint32_t M = 0x81c081c0u;
-	o[0] = k3_rotl(q, 2) & M;
-	o[1] = (q ^ k3_rotl(q, 6)) & M;
+	o[0] = (q << 2) & M;
+	o[1] = (q ^ (q << 6)) & M;
 	o[2] = (q ^ k3_rotl(q, 10)) & M;
 	o[3] = (q ^ k3_rotl(q, 12)) & M;
 }
