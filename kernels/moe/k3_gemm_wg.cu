@@ -1872,7 +1872,8 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *  - "diag-rqp-nofeed", "diag-rqp-nomma" (2026-12-04n, measurements only, MXFP4, outputs wrong):
  *    wide2rqp's k loop on 128-token tiles without the token and weight copies (XV_NOFEED) or
  *    without the MMAs, their A kept live (XV_NOMMA); launch_diag(). At T = 4K w13 without MMAs
- *    4.33-4.38 of 6.9 ms (bench/results/k3-kernels-h200-2026-12-04n).
+ *    4.33-4.38 of 6.9 ms (bench/results/k3-kernels-h200-2026-12-04n). With BF16 weights they run
+ *    wide2's kernel, as the wide2r family's names do.
  * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
  * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
  * there). */

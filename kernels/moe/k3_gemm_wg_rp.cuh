@@ -60,7 +60,7 @@ __host__ __device__ __forceinline__ uint32_t k3_wgrp_encode(uint32_t x)
  * mask's lowest bit is bit 6, so no bit a rotation wraps around lands under it (the same words).
  * ptxas issues a constant left shift as IMAD.SHL on the FMA pipe, a rotation as SHF on the
  * integer ALU, which the consumers' conversions kept ~39 % busy with "math pipe throttle" stalls
- * (2026-12-04n call 1): at T = 4K w13 3 % faster in 3 of 4 pairs (call 4, "wide2rqps"). */
+ * (2026-12-04n call 1): at T = 4K w13 ~3 % faster, in 8 of 11 pairs over three calls. */
 __host__ __device__ __forceinline__ void k3_wgrp_to_bf16x8(uint32_t q, uint32_t o[4])
 {
 	const uint32_t M = 0x81c081c0u;
