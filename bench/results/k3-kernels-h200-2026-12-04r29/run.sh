@@ -6,9 +6,11 @@
 # (k3-slice --sustain-ms 2000) by bench/power/sustained-eval.py -> sustained-<run><bench>.md; (2) the
 # timed steps of both runs, --clock power and boost, classes too (validate-pairs.sh) and the summary.
 # From the root:  sh bench/results/k3-kernels-h200-2026-12-04r29/run.sh K3SIM   (~3 min)
+# S (the results folder, runs a and b in it) and ROUND (the summary's title) default to round 29's;
+# round 30's run.sh sets them.
 set -eu
 K3=${1:?usage: run.sh K3SIM}
-S=bench/results/k3-kernels-h200-2026-12-04r29
+S=${S:-bench/results/k3-kernels-h200-2026-12-04r29}
 ZB=bench/results/k3-kernels-h200-2026-12-03zb
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -22,5 +24,5 @@ for spec in "r $ZB/a $ZB/ka" "s $ZB/b $ZB/kb"; do
 done
 CLOCKS="power boost" sh kernels/slice/validate-pairs.sh "$K3" $S "ar as br bs" a=$S/a:$ZB/ka/kda-grid.csv \
 	b=$S/b:$ZB/kb/kda-grid.csv r=$ZB/a:$ZB/ka/kda-grid.csv s=$ZB/b:$ZB/kb/kda-grid.csv
-python3 kernels/slice/heldout_summary.py $S "Round 29 (2026-12-04, timed steps of runs a and b)" |
+python3 kernels/slice/heldout_summary.py $S "${ROUND:-Round 29} (2026-12-04, timed steps of runs a and b)" |
 	sed 's/held out by run: summary/held out by day: summary/' | awk '/^## --clock measured/ {exit} {print}' > $S/summary.md
