@@ -3,7 +3,7 @@
 """Writes kernels/common/k3_wgmma.cuh: the BF16 wgmma of N = 16, 32, ..., 128 columns,
 A from registers (k3_wgmma_rs<N>) or from shared memory (k3_wgmma_ss<N>), B from shared
 memory; and wide forms of N = 16 .. 256 (steps of 8 past 128) with float[N / 2] accumulators (k3_wgmma_rsw<N>,
-k3_wgmma_ssw<N>). Inline PTX needs one operand per accumulator, so each N is spelled out; run this
+k3_wgmma_ssw<N>); and FP8 (E4M3) forms of N = 16 .. 128 with A from registers (k3_wgmma_rs8<N>). Inline PTX needs one operand per accumulator, so each N is spelled out; run this
 after changing it:
     python3 kernels/common/gen_wgmma.py > kernels/common/k3_wgmma.cuh
 """
@@ -120,6 +120,36 @@ for rs in (True, False):
             print('\t\t     : "l"(desc_a), "l"(desc_b));')
         print("}")
         print()
+
+# FP8 (E4M3 x E4M3) with A from registers, N = 16 .. 128 in steps of 16, float[64] accumulators:
+# k3_wgmma_rs8<N>. FP8 wgmma has no transpose immediates (both operands K-major).
+print("""/* k3_wgmma_rs8<N>(d, a, desc_b): d[0 .. N/2) += A (64 x 32, E4M3, this warpgroup's registers)
+ * * B (32 x N, E4M3, shared memory, K-major, through the descriptor: 32 bytes a row a k step,
+ * as a BF16 k step), FP32 accumulators; asynchronous as k3_wgmma_rs. Fragments of warp w (g =
+ * lane / 4, t = lane % 4): a0 row 16 w + g, k 4t .. 4t + 3 (byte i: k 4t + i), a1 row + 8, a2
+ * and a3 the same rows at k 16 + 4t .. (as mma.m16n8k32's 8-bit A). */
+template <int N>
+__device__ __forceinline__ void k3_wgmma_rs8(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b);
+""")
+for n in NS:
+    nd = n // 2
+    print("template <>")
+    print("__device__ __forceinline__ void k3_wgmma_rs8<%d>(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b)" % n)
+    print("{")
+    print('\tasm volatile("wgmma.mma_async.sync.aligned.m64n%dk32.f32.e4m3.e4m3 "' % n)
+    regs = ["%%%d" % i for i in range(nd)]
+    chunks = [", ".join(regs[i:i + 16]) for i in range(0, nd, 16)]
+    print('\t\t     "{"')
+    for i, c in enumerate(chunks):
+        sep = ", " if i + 1 < len(chunks) else ""
+        print('\t\t     "%s%s"' % (c, sep))
+    print('\t\t     "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, 1, 1, 1;\\n"' % (nd, nd + 1, nd + 2, nd + 3, nd + 4))
+    outs = ['"+f"(d[%d])' % i for i in range(nd)]
+    lines = [", ".join(outs[i:i + 8]) for i in range(0, nd, 8)]
+    print("\t\t     : " + (",\n\t\t       ".join(lines)))
+    print('\t\t     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));')
+    print("}")
+    print()
 
 print("""/* Keeps the compiler from moving accumulators across the asynchronous MMAs (wide forms). */
 template <int N>

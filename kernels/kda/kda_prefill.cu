@@ -21,9 +21,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "common/k3_watchdog.cuh"
 #include "kda_device.cuh"
 
 namespace {
@@ -761,20 +763,6 @@ __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
 		     : "r"(addr));
 }
 
-/* A flag wait's watchdog: at spin 0 and every (mask + 1)th after, %globaltimer against spin 0's;
- * past 10 s, trap (an error the caller sees, not a GPU that never finishes). */
-__device__ __forceinline__ void trap_if_stuck(uint32_t spins, uint32_t mask, uint64_t &t0)
-{
-	if ((spins & mask) == 0) {
-		uint64_t now;
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-		if (spins == 0)
-			t0 = now;
-		else if (now - t0 > 10000000000ull)
-			__trap();
-	}
-}
-
 /* Overlapped path: spin until the intra kernel has published the record behind
  * `flag`, then order the async proxy's (bulk copy) reads after the acquire. A flag
  * not set within 10 s (the path once hung, 2026-12-01) traps: an error the caller
@@ -790,7 +778,7 @@ __device__ __forceinline__ void wait_ready(const int32_t *flag)
 		if (x)
 			break;
 		__nanosleep(100);
-		trap_if_stuck(spins, 1023u, t0);
+		k3_trap_if_stuck(spins, 1023u, t0);
 	}
 	asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
@@ -830,7 +818,7 @@ __device__ __forceinline__ void spin_relaxed(const int32_t *f)
 	uint64_t t0 = 0;
 	for (uint32_t spins = 0; !ld_relaxed_gpu(f); spins++) {
 		__nanosleep(SPIN_NS);
-		trap_if_stuck(spins, 255u, t0);
+		k3_trap_if_stuck(spins, 255u, t0);
 	}
 }
 
@@ -1123,32 +1111,56 @@ bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
 	return n_seqs == 1 && heads == 96 && total_tokens >= 4096;
 }
 
+/* The index of K3_KDA_* knob `name`'s value among `choices` (n of them), `dflt` where it is unset
+ * or empty, or -1 with a message on stderr naming the knob, its value and the choices (a typo in
+ * an A/B must not run the default unnoticed). */
+int knob(const char *name, const char *const *choices, int n, int dflt)
+{
+	const char *e = getenv(name);
+	if (!e || !*e)
+		return dflt;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(e, choices[i]))
+			return i;
+	fprintf(stderr, "kda_prefill: %s=%s is not one of", name, e);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, " %s", choices[i]);
+	fprintf(stderr, "\n");
+	return -1;
+}
+
 /* The configuration asked for, for N sequences of T tokens in all at H heads: K3_KDA_PREFILL=
  * overlap | serial forces one; =auto or unset takes overlap_by_default(). History: the rule was
  * the default in 2026-12-02l, serial again in 2026-12-02n (the K3 slice's kda_chunk class then ran
  * 24-31 % under the simulator, whose KDA prefill cost added the two kernels), the rule again in
  * 2026-12-02r, now that the model costs the overlapped pair (sim/cost.c, hw.h kda_overlap_*:
  * round 18's slices re-validated at -5 / -9 %). `allow_overlap` false: the serial one whatever
- * K3_KDA_PREFILL says. */
-prefill_cfg prefill_config(int n_seqs, int heads, int64_t total_tokens, bool allow_overlap = true)
+ * K3_KDA_PREFILL says. 0, or -EINVAL where a knob has a value not listed in kda_prefill()'s
+ * comment (the message on stderr). */
+int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out, bool allow_overlap = true)
 {
-	const char *e = getenv("K3_KDA_PREFILL");
-	const bool want = e && !strcmp(e, "overlap") ? true
-			  : e && !strcmp(e, "serial") ? false
-						      : overlap_by_default(n_seqs, heads, total_tokens);
+	static const char *const PATHS[] = { "auto", "overlap", "serial" };
+	static const char *const INTRA[] = { "v1", "v2", "v3" };
+	static const char *const STAGES[] = { "3", "4" };
+	static const char *const WARPS[] = { "v1", "v2", "1", "2", "4", "8" };
+	static const char *const WAITS[] = { "acquire", "spin", "batch" };
+	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
+		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 6, -2),
+		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2);
+	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1)
+		return -EINVAL;
+	const bool want = path == 1 ? true : path == 2 ? false : overlap_by_default(n_seqs, heads, total_tokens);
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
-	if ((e = getenv("K3_KDA_INTRA")))
-		c.intra = !strcmp(e, "v1") ? 1 : !strcmp(e, "v2") ? 2 : !strcmp(e, "v3") ? 3 : c.intra;
-	if ((e = getenv("K3_KDA_RECUR_STAGES")))
-		c.stages = !strcmp(e, "3") ? 3 : !strcmp(e, "4") ? 4 : c.stages;
-	if ((e = getenv("K3_KDA_RECUR_WARPS")))
-		c.rule = !strcmp(e, "v1")  ? 1
-			 : !strcmp(e, "v2") ? 2
-			 : !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8") ? 10 + atoi(e)
-											   : c.rule;
-	if ((e = getenv("K3_KDA_FLAG_WAIT")))
-		c.fw = !strcmp(e, "acquire") ? 0 : !strcmp(e, "spin") ? 1 : !strcmp(e, "batch") ? 2 : c.fw;
-	return c;
+	if (intra >= 0)
+		c.intra = 1 + intra;
+	if (stages >= 0)
+		c.stages = 3 + stages;
+	if (warps >= 0)
+		c.rule = warps < 2 ? 1 + warps : 10 + atoi(WARPS[warps]);
+	if (wait >= 0)
+		c.fw = wait;
+	*out = c;
+	return 0;
 }
 
 const void *intra_kernel(int v)
@@ -1420,7 +1432,8 @@ int check_args(const struct kda_prefill_args *a)
 /* How kda_prefill() runs `a` on `stream` now: the configuration, the recurrent CTAs' width and
  * whether the overlapped path is taken (asked for, by K3_KDA_PREFILL or overlap_by_default(),
  * and not ruled out: past 65535 chunks, under stream capture, or where the recurrent CTAs could
- * take every SM's room for an intra CTA; then the serial configuration). 0 or -EIO. */
+ * take every SM's room for an intra CTA; then the serial configuration). 0, -EINVAL (a K3_KDA_*
+ * knob's value not known: prefill_config()) or -EIO. */
 int plan_prefill(const struct kda_prefill_args *a, cudaStream_t stream, prefill_cfg *cfg, int *warps,
 		 bool *overlap)
 {
@@ -1428,7 +1441,8 @@ int plan_prefill(const struct kda_prefill_args *a, cudaStream_t stream, prefill_
 	int dev = 0, sms = 132;
 	if (cudaGetDevice(&dev) == cudaSuccess)
 		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-	*cfg = prefill_config(a->n_seqs, a->heads, a->total_tokens);
+	if (prefill_config(a->n_seqs, a->heads, a->total_tokens, cfg))
+		return -EINVAL;
 	*warps = recurrent_warps(a->n_seqs, a->heads, sms, *cfg);
 	bool ov = cfg->overlap && nmax > 0 && nmax <= 65535;
 	if (ov) {
@@ -1445,7 +1459,8 @@ int plan_prefill(const struct kda_prefill_args *a, cudaStream_t stream, prefill_
 			return -EIO;
 	}
 	if (cfg->overlap && !ov) { /* fell back: the serial path's configuration */
-		*cfg = prefill_config(a->n_seqs, a->heads, a->total_tokens, false);
+		if (prefill_config(a->n_seqs, a->heads, a->total_tokens, cfg, false))
+			return -EINVAL;
 		*warps = recurrent_warps(a->n_seqs, a->heads, sms, *cfg);
 	}
 	*overlap = ov;
@@ -1461,8 +1476,9 @@ extern "C" int kda_prefill_path(const struct kda_prefill_args *a, cudaStream_t s
 	prefill_cfg cfg;
 	int warps = 0;
 	bool overlap = false;
-	if (plan_prefill(a, stream, &cfg, &warps, &overlap))
-		return -EIO;
+	const int prc = plan_prefill(a, stream, &cfg, &warps, &overlap);
+	if (prc)
+		return prc;
 	return overlap ? 1 : 0;
 }
 
@@ -1483,8 +1499,9 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	prefill_cfg cfg;
 	int warps = 0;
 	bool overlap = false;
-	if (plan_prefill(a, stream, &cfg, &warps, &overlap))
-		return -EIO;
+	const int prc = plan_prefill(a, stream, &cfg, &warps, &overlap);
+	if (prc)
+		return prc;
 
 	chunk_offsets_kernel<<<1, OFFSETS_THREADS, 0, stream>>>(a->cu_seqlens, a->n_seqs, off, chunk,
 								 (int)nmax);

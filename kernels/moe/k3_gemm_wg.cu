@@ -72,6 +72,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -79,6 +80,7 @@
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through the runtime */
 
 #include "common/k3_device.cuh"
+#include "common/k3_watchdog.cuh"
 #include "common/k3_wgmma.cuh"
 #include "k3_gemm_internal.cuh"
 #include "k3_gemm_wg_layout.cuh"
@@ -117,7 +119,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
-	XV_PP = 32768
+	XV_PP = 32768, XV_F8D = 65536
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -213,14 +215,7 @@ __device__ __forceinline__ void wait_or_trap(uint64_t *bar, uint32_t parity)
 			     : "memory");
 		if (done)
 			return;
-		if ((spins & 1023u) == 0) {
-			uint64_t now;
-			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-			if (spins == 0)
-				t0 = now;
-			else if (now - t0 > 10000000000ull)
-				__trap();
-		}
+		k3_trap_if_stuck(spins, 1023u, t0);
 	}
 }
 
@@ -1061,7 +1056,40 @@ __device__ __forceinline__ void rq_load16(uint32_t (&q)[4][MB], const unsigned c
  * (no group of the tile in flight before it: no waits for its first two groups, no stage to
  * release); else the wait before group 1 retires the previous k block's last group, and `rel`
  * (that k block's stage) is released. */
-template <int N, int TTV, bool ODD, bool FIRST, bool CLU, bool V16, bool NOMMA, int L, int KS, int MB>
+/* XV_F8D ("diag-rqp-fp8", measurements only: outputs wrong): a group's work as an FP8 kernel on
+ * the FP8 word form (k3_gemm_wg_rp.cuh) would do it, on wide2rqp's stages as they are: the group's
+ * two tile-layout words of an m64 block taken as the FP8 words of rows g and g + 8, each row's
+ * table from its scale byte (a per-row floor of 118 as a constant), the decode, and one FP8 MMA of
+ * k 32 (the first 32 bytes of the group's 64 in the token tile): the conversions and MMAs a k of
+ * an FP8 kernel takes, so that its k loop's time is measured before the layout, the token tile in
+ * E4M3 and the epilogue's row and token scales are built. */
+template <int N, int L, int MB>
+__device__ __forceinline__ void f8d_group(float (&acc)[MB][L], uint32_t (&s)[MB][4], const uint32_t (&w)[2][MB],
+					  const uint32_t (&sw)[MB][2], int sb, uint64_t desc, bool nomma)
+{
+	constexpr uint32_t FLOOR = 118u;
+#pragma unroll
+	for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const uint32_t d = k3_prmt(sw[mb][h], 0u, 0x4440u + (uint32_t)sb) - FLOOR;
+			uint32_t tlo, thi;
+			k3_wgf8_table(d, &tlo, &thi);
+			k3_wgf8_decode(w[h][mb], tlo, thi, &s[mb][h], &s[mb][2 + h]);
+		}
+	}
+	k3_wgmma_fence();
+#pragma unroll
+	for (int mb = 0; mb < MB; mb++) {
+		if (nomma)
+			asm volatile("" ::"r"(s[mb][0]), "r"(s[mb][1]), "r"(s[mb][2]), "r"(s[mb][3]), "l"(desc));
+		else
+			k3_wgmma_rs8<N>(acc[mb], s[mb], desc);
+	}
+	k3_wgmma_commit();
+}
+
+template <int N, int TTV, bool ODD, bool FIRST, bool CLU, bool V16, bool NOMMA, bool F8D, int L, int KS, int MB>
 __device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][KS][MB][4], uint32_t (&sw)[MB][2],
 					  const unsigned char *st, uint64_t d0, uint64_t *rel, int wr0, int lane)
 {
@@ -1089,6 +1117,11 @@ __device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][
 			k3_wgmma_wait<1>(); /* the group two back, which read set q % 2, has completed */
 		if (!FIRST && q == 1)
 			release<CLU>(rel); /* that was the previous k block's last group: its stage is read */
+		if constexpr (F8D) {
+			static_assert(KS == 2 && L == 64, "XV_F8D: 128-token tiles");
+			f8d_group<N>(acc, a[q % 2][0], w, sw, (ODD ? 2 : 0) + q, d0 + (uint64_t)(2 * q), NOMMA);
+			continue;
+		}
 		if ((q * KS) % 2 == 0)
 			rq_scales(sc, sw, (ODD ? 2 : 0) + (q * KS) / 2);
 		uint32_t(&s)[KS][MB][4] = a[q % 2];
@@ -1165,31 +1198,31 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		static_assert((XV & XV_RS1) && (XV & XV_RP) && (XV & XV_LEAN), "XV_RQ: on wide2rp");
 		constexpr int KS = TTV > TT ? 1 : 2;
 		constexpr uint64_t DSTAGE = C::STAGE / 16; /* a stage in the descriptor's address units */
-		constexpr bool V16 = (XV & XV_V16) != 0, NOMMA = (XV & XV_NOMMA) != 0;
+		constexpr bool V16 = (XV & XV_V16) != 0, NOMMA = (XV & XV_NOMMA) != 0, F8D = (XV & XV_F8D) != 0;
 		uint32_t a[2][KS][MB][4]; /* [set][k step of the group][m64 block][4] */
 		uint32_t sw[MB][2];	  /* the k block pair's scale words */
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
 		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
 		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
 		rq_ready(full, s, ph);
-		rq_kblock<N, TTV, false, true, CLU, V16, NOMMA>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+		rq_kblock<N, TTV, false, true, CLU, V16, NOMMA, F8D>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
 						    nullptr, wr0, lane);
 		int sp = s;
 		rq_advance<C::STAGES>(s, ph);
 		rq_ready(full, s, ph);
-		rq_kblock<N, TTV, true, false, CLU, V16, NOMMA>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+		rq_kblock<N, TTV, true, false, CLU, V16, NOMMA, F8D>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
 						    &empty[sp], wr0, lane);
 		sp = s;
 		rq_advance<C::STAGES>(s, ph);
 #pragma unroll 1
 		for (int kb = 2; kb < nkb; kb += 2) {
 			rq_ready(full, s, ph);
-			rq_kblock<N, TTV, false, false, CLU, V16, NOMMA>(acc, a, sw, sm + (size_t)s * C::STAGE,
+			rq_kblock<N, TTV, false, false, CLU, V16, NOMMA, F8D>(acc, a, sw, sm + (size_t)s * C::STAGE,
 							     dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
 			sp = s;
 			rq_advance<C::STAGES>(s, ph);
 			rq_ready(full, s, ph);
-			rq_kblock<N, TTV, true, false, CLU, V16, NOMMA>(acc, a, sw, sm + (size_t)s * C::STAGE,
+			rq_kblock<N, TTV, true, false, CLU, V16, NOMMA, F8D>(acc, a, sw, sm + (size_t)s * C::STAGE,
 							    dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
 			sp = s;
 			rq_advance<C::STAGES>(s, ph);
@@ -1755,8 +1788,16 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 		return launch_diag<RQ | XV_TX | XV_NOFEED>(p, tmw, epi, grid, s);
 	case RQ | XV_TX | XV_NOMMA:
 		return launch_diag<RQ | XV_TX | XV_NOMMA>(p, tmw, epi, grid, s);
+	case RQ | XV_PP | XV_F8D:
+		return launch_diag<RQ | XV_PP | XV_F8D>(p, tmw, epi, grid, s);
+	case RQ | XV_TX | XV_F8D:
+		return launch_diag<RQ | XV_TX | XV_F8D>(p, tmw, epi, grid, s);
+	case RQ | XV_PP | XV_F8D | XV_NOMMA:
+		return launch_diag<RQ | XV_PP | XV_F8D | XV_NOMMA>(p, tmw, epi, grid, s);
+	case RQ | XV_TX | XV_F8D | XV_NOMMA:
+		return launch_diag<RQ | XV_TX | XV_F8D | XV_NOMMA>(p, tmw, epi, grid, s);
 	default:
-		if (xe & (XV_NOFEED | XV_NOMMA))
+		if (xe & (XV_NOFEED | XV_NOMMA | XV_F8D))
 			return -ENOTSUP;
 		break;
 	}
@@ -1874,11 +1915,15 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *    without the MMAs, their A kept live (XV_NOMMA); launch_diag(). At T = 4K w13 without MMAs
  *    4.33-4.38 of 6.9 ms (bench/results/k3-kernels-h200-2026-12-04n). With BF16 weights they run
  *    wide2's kernel, as the wide2r family's names do.
- * Unset (or another name): GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the
- * wide family were measured on the grouped expert GEMMs only; the wide family's names run epi
- * there). */
+ *  - "diag-rqp-fp8", "diag-rqp-fp8-nomma" (2026-12-04p, measurements only, MXFP4, outputs wrong):
+ *    wide2rqp's k loop with each group's conversions and MMAs those of an FP8 kernel on the FP8
+ *    word form (XV_F8D, f8d_group()): the table decode of k3_gemm_wg_rp.cuh and one E4M3 MMA of
+ *    k 32 an m64 block a group, half the MMAs' k-steps; -nomma without those MMAs.
+ * Unset or empty: GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the wide
+ * family were measured on the grouped expert GEMMs only; the wide family's names run epi there).
+ * Another name: kv -1 (k3_gemm returns -EINVAL, the names on stderr). */
 struct variant {
-	int kv;	   /* 0 q, 1 epi, 2 the wide family */
+	int kv;	   /* 0 q, 1 epi, 2 the wide family; -1 an unknown name */
 	int xv;	   /* XV_* bits (kv 2 only) */
 	bool nocl; /* wide chunks without clusters */
 	int rw;	   /* XV_RS1: token chunks of up to 128 (0, "wide2r"), 176 (1, "wide2rw"), 160 (2, "wide2rv");
@@ -1975,12 +2020,26 @@ variant kernel_variant(const params &p)
 		      { "wide2rqp", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP, true, 5 } },
 		      { "diag-rqp-nofeed", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_NOFEED, true, 5 } },
 		      { "diag-rqp-nomma", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_NOMMA, true, 5 } },
+		      { "diag-rqp-fp8", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D, true, 5 } },
+		      { "diag-rqp-fp8-nomma", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_NOMMA, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
 		      { "diag-nofeed", { 2, XV_NOFEED, false, 0 } },
 		      { "diag-nomma", { 2, XV_NOMMA, false, 0 } } };
 	const char *e = getenv("K3_GEMM_WG_KERNEL");
+	if (e && *e) {
+		bool known = false;
+		for (const auto &n : names)
+			known = known || !strcmp(e, n.name);
+		if (!known) { /* a typo in an A/B must not run the default unnoticed */
+			fprintf(stderr, "k3_gemm: K3_GEMM_WG_KERNEL=%s is not one of", e);
+			for (const auto &n : names)
+				fprintf(stderr, " %s", n.name);
+			fprintf(stderr, "\n");
+			return variant{ -1, 0, false, 0 };
+		}
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		for (const auto &n : names)
 			if (e && !strcmp(e, n.name)) /* dense: the wide family runs epi */
@@ -2174,10 +2233,12 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	tmaps tmw;
 	memset(&tmw, 0, sizeof(tmw));
 	variant v = kernel_variant(p);
+	if (v.kv < 0)
+		return -EINVAL; /* K3_GEMM_WG_KERNEL names no kernel (the message on stderr) */
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_F8D); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_F8D); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -2206,7 +2267,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
 		return rs1_extras(p, tmw, epi, (int)grid, stream,
 				  v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_NOFEED |
-					 XV_NOMMA));
+					 XV_NOMMA | XV_F8D));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

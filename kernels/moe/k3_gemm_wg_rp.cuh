@@ -70,6 +70,49 @@ __host__ __device__ __forceinline__ void k3_wgrp_to_bf16x8(uint32_t q, uint32_t 
 	o[3] = (q ^ k3_rotl(q, 12)) & M;
 }
 
+/* ---- FP8 MMAs on MXFP4 weights (2026-12-04p, the expansion only; no kernel runs it yet but
+ * the measurement row "diag-rqp-fp8", k3_gemm_wg.cu) ----
+ * wgmma's E4M3 A fragment (k3_wgmma_rs8) holds, a lane and a k step of 32 (one E8M0 scale group),
+ * 8 weights of row g (k 4t + i in a0, 16 + 4t + i in a2) and 8 of row g + 8. The FP8 word of 8
+ * weights w[0 .. 7] of one row (w[i]: k 4t + i, w[4 + i]: k 16 + 4t + i; E2M1 codes, bit 3 the
+ * sign): nibble i (bits 4i .. 4i + 2) the magnitude code of w[i], nibble 4 + i that of w[4 + i];
+ * the sign of w[i] at bit 8i + 7, of w[4 + i] at bit 8i + 3 (the nibbles' top bits). Decoding is
+ * two byte permutes through an 8-byte table of the row's scale group and three logic ops (plus
+ * one shift): 7 instructions for 8 weights, the E8M0 scale included, where the BF16 expansion
+ * (k3_wgrp_to_bf16x8 and the scale products) takes 12. The table of scale group s: byte c = the
+ * E4M3 of |E2M1 code c| x 2^(d - 5), d = s - base, base a per-row E8M0 floor with 0 <= d <= 11
+ * (every entry normal or zero, the largest 384); the weight is then the E4M3 value times
+ * 2^(base - 122), a per-row factor for the epilogue. */
+
+/* The table (tlo: codes 0 .. 3, thi: 4 .. 7) of scale-group exponent offset d (0 .. 11): d = 0's
+ * bytes plus d in every nonzero entry's exponent field (no carry: the largest byte is 0x7c). */
+__host__ __device__ __forceinline__ void k3_wgf8_table(uint32_t d, uint32_t *tlo, uint32_t *thi)
+{
+	*tlo = 0x14100800u + d * 0x08080800u;
+	*thi = 0x24201c18u + d * 0x08080808u;
+}
+
+/* The FP8 word of 8 E2M1 codes (w[0 .. 3]: k 4t + i, w[4 .. 7]: k 16 + 4t + i). */
+__host__ __device__ __forceinline__ uint32_t k3_wgf8_encode(const uint8_t w[8])
+{
+	uint32_t q = 0;
+	for (int i = 0; i < 4; i++) {
+		q |= (uint32_t)(w[i] & 7u) << (4 * i) | (uint32_t)(w[4 + i] & 7u) << (4 * (4 + i));
+		q |= (uint32_t)(w[i] >> 3 & 1u) << (8 * i + 7) | (uint32_t)(w[4 + i] >> 3 & 1u) << (8 * i + 3);
+	}
+	return q;
+}
+
+/* The two E4M3 fragment words of an FP8 word q through the table (tlo, thi): lo = k 4t .. 4t + 3,
+ * hi = k 16 + 4t .. (a0 / a2 of row g, a1 / a3 of row g + 8). */
+__host__ __device__ __forceinline__ void k3_wgf8_decode(uint32_t q, uint32_t tlo, uint32_t thi, uint32_t *lo,
+							uint32_t *hi)
+{
+	const uint32_t m = q & 0x77777777u;
+	*lo = k3_prmt(tlo, thi, m) | (q & 0x80808080u);
+	*hi = k3_prmt(tlo, thi, m >> 16) | ((q << 4) & 0x80808080u);
+}
+
 /* Word w (w = pseudo-row x K / 8 + word of the row) of the tile layout of the standard nibbles
  * `packed` ([rows][K / 2], rows a multiple of 16, K of 64): the tile-layout matrix is these words
  * in order. */

@@ -15,6 +15,9 @@
  * (k3_mxfp4_f16enc_word(), k3_f16enc_to_f16x8()): every element as FP16 of v 2^-14; the
  * FP16-pair layout of whole rows (k3_mxfp4_repack_f16enc(), what gemv_f16_kernel reads): lane t's
  * 16 bytes of a 128-block decode to elements 32 j + 8 t + i and + 4 (pair i of word j) of the row.
+ * The FP8 word of the tile layout's FP8 form (k3_wgf8_encode(), k3_wgf8_decode() through
+ * k3_wgf8_table()): every E2M1 code at every position and every scale offset d = 0 .. 11 decodes to
+ * the E4M3 of v 2^(d - 5), sign included.
  */
 #include <cmath>
 #include <cstdio>
@@ -24,6 +27,7 @@
 #include "common/k3_device.cuh"
 #include "mla/mla_fp8_stage.cuh"
 #include "moe/k3_gemm_wg_layout.cuh"
+#include "moe/k3_gemm_wg_rp.cuh"
 #include "kernels/common/k3_quant.h"
 
 static int failures = 0;
@@ -239,8 +243,40 @@ static void check_f16enc_layout()
 				}
 }
 
+/* The FP8 word of codes w[0 .. 7] decoded through the table of offset d: byte i of lo is w[i],
+ * of hi w[4 + i], each the E4M3 of its E2M1 value times 2^(d - 5) (same value, same sign). */
+static void check_wgf8(const uint8_t w[8], uint32_t d)
+{
+	uint32_t tlo, thi, lo, hi;
+	k3_wgf8_table(d, &tlo, &thi);
+	k3_wgf8_decode(k3_wgf8_encode(w), tlo, thi, &lo, &hi);
+	for (int i = 0; i < 8; i++) {
+		const uint8_t b = (uint8_t)(((i < 4 ? lo : hi) >> (8 * (i & 3))) & 0xffu);
+		const double want = ldexp(k3_double_from_e2m1(w[i]), (int)d - 5), got = k3_double_from_e4m3(b);
+		EXPECT(want == got && signbit(want) == signbit(got), "wgf8 d %u element %d code %u: byte %02x = %g, want %g\n",
+		       d, i, w[i], b, got, want);
+	}
+}
+
 int main()
 {
+	/* The FP8 word: each code at each position beside fixed others, then random words, every d. */
+	for (uint32_t d = 0; d <= 11; d++) {
+		for (int pos = 0; pos < 8; pos++)
+			for (uint8_t c = 0; c < 16; c++) {
+				uint8_t w[8] = { 1, 15, 6, 9, 3, 12, 7, 10 };
+				w[pos] = c;
+				check_wgf8(w, d);
+			}
+		uint64_t r = 5 + d;
+		for (int i = 0; i < 20000; i++) {
+			r = r * 6364136223846793005ull + 1442695040888963407ull;
+			uint8_t w[8];
+			for (int j = 0; j < 8; j++)
+				w[j] = (uint8_t)((r >> (32 + 4 * j)) & 0xfu);
+			check_wgf8(w, d);
+		}
+	}
 	check_f16enc_layout();
 	/* The encoding is linear, so the 32 one-bit words decide it; then every nibble value at
 	 * every position and random words. */

@@ -933,9 +933,20 @@ static void test_prefill_default_path(void **unused)
 		.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
 	};
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA" };
+					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT" };
 	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
 		unsetenv(knobs[i]);
+	/* A knob's value that is none of its choices fails the call (-EINVAL, nothing launched)
+	 * instead of running the default unnoticed; an empty one is unset. */
+	static const char *const bad[] = { "overlapped", "5", "16", "v4", "poll" };
+	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++) {
+		setenv(knobs[i], bad[i], 1);
+		assert_int_equal(kda_prefill_path(&a, 0), -EINVAL);
+		assert_int_equal(kda_prefill(&a, 0), -EINVAL);
+		setenv(knobs[i], "", 1);
+		assert_true(kda_prefill_path(&a, 0) >= 0);
+		unsetenv(knobs[i]);
+	}
 	int sms = 0;
 	CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
 	setenv("K3_KDA_PREFILL", "auto", 1);

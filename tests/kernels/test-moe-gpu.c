@@ -1082,6 +1082,29 @@ static void test_gemm_wgmma_tiles(void **unused)
 		}
 	}
 	unsetenv("K3_GEMM_WG_KERNEL");
+	/* A kernel name that is none of kernel_variant()'s fails the call (-EINVAL, nothing
+	 * launched; the names on stderr) instead of running the default unnoticed; empty is unset. */
+	{
+		enum { R = 4096, NN = 8192, KK = 256 };
+		void *da, *dw, *dout;
+		CUDA_OK(cudaMalloc(&da, (size_t)R * KK * 2));
+		CUDA_OK(cudaMalloc(&dw, (size_t)NN * KK * 2));
+		CUDA_OK(cudaMalloc(&dout, (size_t)R * NN * 2));
+		CUDA_OK(cudaMemset(da, 0, (size_t)R * KK * 2));
+		CUDA_OK(cudaMemset(dw, 0, (size_t)NN * KK * 2));
+		struct k3_gemm_args ga = { .rows = R, .N = NN, .K = KK, .a = da, .w_dtype = K3_W_BF16, .w = dw,
+					   .epi = K3_EPI_BF16, .out = dout, .path = K3_GEMM_TILED_WGMMA };
+		static const char *const names[3] = { "wide2rqpx", "WIDE2", "diag" };
+		for (int i = 0; i < 3; i++) {
+			setenv("K3_GEMM_WG_KERNEL", names[i], 1);
+			assert_int_equal(k3_gemm(&ga, 0), -EINVAL);
+		}
+		setenv("K3_GEMM_WG_KERNEL", "", 1);
+		assert_int_equal(k3_gemm(&ga, 0), 0);
+		unsetenv("K3_GEMM_WG_KERNEL");
+		CUDA_OK(cudaDeviceSynchronize());
+		cudaFree(da), cudaFree(dw), cudaFree(dout);
+	}
 }
 
 /* The wgmma kernel in clusters (BF16 weights; K3_GEMM_WG_CLUSTER, read per call; by default
