@@ -149,6 +149,17 @@ double k3_mxfp8_element(const uint8_t *q, const uint8_t *scales, size_t i)
 	return k3_double_from_e4m3(q[i]) * k3_double_from_e8m0(scales[i / K3_MX_GROUP]);
 }
 
+void k3_e4m3_row_quantize(const double *x, size_t n, uint8_t *q, float *scale)
+{
+	float amax = 0.0f;
+	for (size_t i = 0; i < n; i++)
+		amax = fmaxf(amax, fabsf((float)x[i]));
+	const float s = amax > 0.0f ? amax / 448.0f : 1.0f;
+	for (size_t i = 0; i < n; i++)
+		q[i] = k3_e4m3_from_double((double)((float)x[i] / s));
+	*scale = s;
+}
+
 uint32_t k3_mxfp4_fp8_word(uint32_t w)
 {
 	uint32_t out = 0;

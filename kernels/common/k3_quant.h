@@ -63,6 +63,11 @@ void k3_mxfp8_quantize(const double *x, size_t n, uint8_t *q, uint8_t *scales);
 /* Element i of an MXFP8 row. */
 double k3_mxfp8_element(const uint8_t *q, const uint8_t *scales, size_t i);
 
+/* One row of n BF16 values x (each a BF16 value as a double) as E4M3 with one FP32 scale: *scale =
+ * amax / 448 in FP32 (1 for a row of zeros), q[i] = E4M3 of (float)x[i] / *scale in FP32, round to
+ * nearest even, saturating (k3_gemm_quantize_e4m3_rows() on the device, bit for bit). */
+void k3_e4m3_row_quantize(const double *x, size_t n, uint8_t *q, float *scale);
+
 /* Byte b of the FP8-layout word of 8 standard-order nibbles w (nibble i at bits 4i..4i+3):
  * the same word as k3_fp8r_word() in k3_device.cuh. */
 uint32_t k3_mxfp4_fp8_word(uint32_t w);

@@ -177,6 +177,25 @@ int k3_gemm_repack_f16enc(const uint8_t *packed, int64_t rows, int K, uint8_t *o
 int k3_gemm_repack_wg(const uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *out,
 		      cudaStream_t stream);
 
+/* The operands of FP8 MMAs on MXFP4 weights (kernels/moe/k3_gemm_wgf8.cu; round 04p: the grouped
+ * kernel that reads them is not built yet).
+ * k3_gemm_repack_wgf8: MXFP4 nibbles packed [rows][K / 2] (rows a multiple of 16, K of 128; both
+ * 16-byte aligned) into the FP8-word tile layout `out` (not in place) and one floor byte a row
+ * (`floors` [rows]): every scale group of a row with a nonzero code has 0 <= s - f <= 11. A
+ * one-time step that synchronizes `stream`. 0; -ERANGE where a row's groups spread over more than
+ * 11 binades, a scale byte is 255 or a floor is above 240 (`out` and `floors` written, not to be
+ * used); -EINVAL or -EIO.
+ * k3_wgf8_element: element (row, k) of that layout as a double (host; its decode is the kernel's):
+ * k3_mxfp4_element() of the same row and k wherever the repack returned 0.
+ * k3_gemm_quantize_e4m3_rows: BF16 rows x [rows][K] (K a multiple of 8; x 16-byte, q 8-byte
+ * aligned) as E4M3 q [rows][K] with one FP32 scale a row (scale[r] = amax / 448 in FP32, 1 for a row
+ * of zeros; q = E4M3 of x / scale, round to nearest even, saturating): k3_e4m3_rows_quantize()
+ * (k3_quant.h) bit for bit; sm_89+ (else -EINVAL). Enqueued on `stream`; 0, -EINVAL or -EIO. */
+int k3_gemm_repack_wgf8(const uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *out,
+			uint8_t *floors, cudaStream_t stream);
+double k3_wgf8_element(const uint8_t *wf8, const uint8_t *scales, const uint8_t *floors, int K, int64_t row, int k);
+int k3_gemm_quantize_e4m3_rows(const uint16_t *x, int64_t rows, int K, uint8_t *q, float *scale, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

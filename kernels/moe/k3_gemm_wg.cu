@@ -119,7 +119,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
-	XV_PP = 32768, XV_F8D = 65536
+	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1063,7 +1063,7 @@ __device__ __forceinline__ void rq_load16(uint32_t (&q)[4][MB], const unsigned c
  * k 32 (the first 32 bytes of the group's 64 in the token tile): the conversions and MMAs a k of
  * an FP8 kernel takes, so that its k loop's time is measured before the layout, the token tile in
  * E4M3 and the epilogue's row and token scales are built. */
-template <int N, int L, int MB>
+template <int N, bool B7, int L, int MB>
 __device__ __forceinline__ void f8d_group(float (&acc)[MB][L], uint32_t (&s)[MB][4], const uint32_t (&w)[2][MB],
 					  const uint32_t (&sw)[MB][2], int sb, uint64_t desc, bool nomma)
 {
@@ -1072,10 +1072,16 @@ __device__ __forceinline__ void f8d_group(float (&acc)[MB][L], uint32_t (&s)[MB]
 	for (int mb = 0; mb < MB; mb++) {
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
-			const uint32_t d = k3_prmt(sw[mb][h], 0u, 0x4440u + (uint32_t)sb) - FLOOR;
 			uint32_t tlo, thi;
-			k3_wgf8_table(d, &tlo, &thi);
-			k3_wgf8_decode(w[h][mb], tlo, thi, &s[mb][h], &s[mb][2 + h]);
+			if constexpr (B7) { /* XV_F8B: the floor in the constants, the 7-instruction decode */
+				k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + (uint32_t)sb), k3_wgf8_klo(FLOOR),
+						k3_wgf8_khi(FLOOR), &tlo, &thi);
+				k3_wgf8_decode7(w[h][mb], tlo, thi, &s[mb][h], &s[mb][2 + h]);
+			} else {
+				const uint32_t d = k3_prmt(sw[mb][h], 0u, 0x4440u + (uint32_t)sb) - FLOOR;
+				k3_wgf8_table(d, &tlo, &thi);
+				k3_wgf8_decode(w[h][mb], tlo, thi, &s[mb][h], &s[mb][2 + h]);
+			}
 		}
 	}
 	k3_wgmma_fence();
@@ -1089,7 +1095,7 @@ __device__ __forceinline__ void f8d_group(float (&acc)[MB][L], uint32_t (&s)[MB]
 	k3_wgmma_commit();
 }
 
-template <int N, int TTV, bool ODD, bool FIRST, bool CLU, bool V16, bool NOMMA, bool F8D, int L, int KS, int MB>
+template <int N, int TTV, bool ODD, bool FIRST, bool CLU, bool V16, bool NOMMA, bool F8D, bool F8B, int L, int KS, int MB>
 __device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][KS][MB][4], uint32_t (&sw)[MB][2],
 					  const unsigned char *st, uint64_t d0, uint64_t *rel, int wr0, int lane)
 {
@@ -1119,7 +1125,7 @@ __device__ __forceinline__ void rq_kblock(float (&acc)[MB][L], uint32_t (&a)[2][
 			release<CLU>(rel); /* that was the previous k block's last group: its stage is read */
 		if constexpr (F8D) {
 			static_assert(KS == 2 && L == 64, "XV_F8D: 128-token tiles");
-			f8d_group<N>(acc, a[q % 2][0], w, sw, (ODD ? 2 : 0) + q, d0 + (uint64_t)(2 * q), NOMMA);
+			f8d_group<N, F8B>(acc, a[q % 2][0], w, sw, (ODD ? 2 : 0) + q, d0 + (uint64_t)(2 * q), NOMMA);
 			continue;
 		}
 		if ((q * KS) % 2 == 0)
@@ -1198,31 +1204,32 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		static_assert((XV & XV_RS1) && (XV & XV_RP) && (XV & XV_LEAN), "XV_RQ: on wide2rp");
 		constexpr int KS = TTV > TT ? 1 : 2;
 		constexpr uint64_t DSTAGE = C::STAGE / 16; /* a stage in the descriptor's address units */
-		constexpr bool V16 = (XV & XV_V16) != 0, NOMMA = (XV & XV_NOMMA) != 0, F8D = (XV & XV_F8D) != 0;
+		constexpr bool V16 = (XV & XV_V16) != 0, NOMMA = (XV & XV_NOMMA) != 0, F8D = (XV & XV_F8D) != 0,
+			       F8B = (XV & XV_F8B) != 0;
 		uint32_t a[2][KS][MB][4]; /* [set][k step of the group][m64 block][4] */
 		uint32_t sw[MB][2];	  /* the k block pair's scale words */
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
 		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
 		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
 		rq_ready(full, s, ph);
-		rq_kblock<N, TTV, false, true, CLU, V16, NOMMA, F8D>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+		rq_kblock<N, TTV, false, true, CLU, V16, NOMMA, F8D, F8B>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
 						    nullptr, wr0, lane);
 		int sp = s;
 		rq_advance<C::STAGES>(s, ph);
 		rq_ready(full, s, ph);
-		rq_kblock<N, TTV, true, false, CLU, V16, NOMMA, F8D>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+		rq_kblock<N, TTV, true, false, CLU, V16, NOMMA, F8D, F8B>(acc, a, sw, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
 						    &empty[sp], wr0, lane);
 		sp = s;
 		rq_advance<C::STAGES>(s, ph);
 #pragma unroll 1
 		for (int kb = 2; kb < nkb; kb += 2) {
 			rq_ready(full, s, ph);
-			rq_kblock<N, TTV, false, false, CLU, V16, NOMMA, F8D>(acc, a, sw, sm + (size_t)s * C::STAGE,
+			rq_kblock<N, TTV, false, false, CLU, V16, NOMMA, F8D, F8B>(acc, a, sw, sm + (size_t)s * C::STAGE,
 							     dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
 			sp = s;
 			rq_advance<C::STAGES>(s, ph);
 			rq_ready(full, s, ph);
-			rq_kblock<N, TTV, true, false, CLU, V16, NOMMA, F8D>(acc, a, sw, sm + (size_t)s * C::STAGE,
+			rq_kblock<N, TTV, true, false, CLU, V16, NOMMA, F8D, F8B>(acc, a, sw, sm + (size_t)s * C::STAGE,
 							    dsm + (uint64_t)s * DSTAGE, &empty[sp], wr0, lane);
 			sp = s;
 			rq_advance<C::STAGES>(s, ph);
@@ -1796,8 +1803,16 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 		return launch_diag<RQ | XV_PP | XV_F8D | XV_NOMMA>(p, tmw, epi, grid, s);
 	case RQ | XV_TX | XV_F8D | XV_NOMMA:
 		return launch_diag<RQ | XV_TX | XV_F8D | XV_NOMMA>(p, tmw, epi, grid, s);
+	case RQ | XV_PP | XV_F8D | XV_F8B:
+		return launch_diag<RQ | XV_PP | XV_F8D | XV_F8B>(p, tmw, epi, grid, s);
+	case RQ | XV_TX | XV_F8D | XV_F8B:
+		return launch_diag<RQ | XV_TX | XV_F8D | XV_F8B>(p, tmw, epi, grid, s);
+	case RQ | XV_PP | XV_F8D | XV_F8B | XV_NOMMA:
+		return launch_diag<RQ | XV_PP | XV_F8D | XV_F8B | XV_NOMMA>(p, tmw, epi, grid, s);
+	case RQ | XV_TX | XV_F8D | XV_F8B | XV_NOMMA:
+		return launch_diag<RQ | XV_TX | XV_F8D | XV_F8B | XV_NOMMA>(p, tmw, epi, grid, s);
 	default:
-		if (xe & (XV_NOFEED | XV_NOMMA | XV_F8D))
+		if (xe & (XV_NOFEED | XV_NOMMA | XV_F8D | XV_F8B))
 			return -ENOTSUP;
 		break;
 	}
@@ -1918,7 +1933,12 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *  - "diag-rqp-fp8", "diag-rqp-fp8-nomma" (2026-12-04p, measurements only, MXFP4, outputs wrong):
  *    wide2rqp's k loop with each group's conversions and MMAs those of an FP8 kernel on the FP8
  *    word form (XV_F8D, f8d_group()): the table decode of k3_gemm_wg_rp.cuh and one E4M3 MMA of
- *    k 32 an m64 block a group, half the MMAs' k-steps; -nomma without those MMAs.
+ *    k 32 an m64 block a group, half the MMAs' k-steps; -nomma without those MMAs. At T = 4K w13
+ *    5.29-5.60 ms beside wide2rqp's 6.34-6.51 (73.7-73.8 % of cuBLASLt), -nomma 4.31-4.64 (the
+ *    BF16 expansion's 4.23-4.28: ptxas made the decode 12 instructions for 8 weights, as many as
+ *    BF16's, and as many on the integer ALU: 130 a k-block pair). "diag-rqp-fp8b",
+ *    "-fp8b-nomma" (XV_F8B): the floor folded into the table's constants and the 7-instruction
+ *    decode (k3_wgf8_decode7()): 10 for 8 weights, 6 of them on the ALU.
  * Unset or empty: GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the wide
  * family were measured on the grouped expert GEMMs only; the wide family's names run epi there).
  * Another name: kv -1 (k3_gemm returns -EINVAL, the names on stderr). */
@@ -2022,6 +2042,8 @@ variant kernel_variant(const params &p)
 		      { "diag-rqp-nomma", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_NOMMA, true, 5 } },
 		      { "diag-rqp-fp8", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D, true, 5 } },
 		      { "diag-rqp-fp8-nomma", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_NOMMA, true, 5 } },
+		      { "diag-rqp-fp8b", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_F8B, true, 5 } },
+		      { "diag-rqp-fp8b-nomma", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_F8B | XV_NOMMA, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
@@ -2236,9 +2258,9 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	if (v.kv < 0)
 		return -EINVAL; /* K3_GEMM_WG_KERNEL names no kernel (the message on stderr) */
 	if (!fp4)
-		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_F8D); /* BF16 weights: wide2x and the wide2r family are wide2 */
+		v.xv &= ~(XV_XP | XV_RS1 | XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_F8D | XV_F8B); /* BF16 weights: wide2x and the wide2r family are wide2 */
 	if ((v.xv & XV_RP) && (!p.wwg || weights_by_cp_async() || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE)))
-		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_F8D); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
+		v.xv &= ~(XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_F8D | XV_F8B); /* wide2rp, wide2rq without the tile layout (k3_gemm_args.w_wg), or where wide2rl runs wide2's kernel: wide2rl */
 	const uint8_t *const wp_std = p.wp;
 	if (v.xv & XV_RP)
 		p.wp = p.wwg; /* the weight map's and the tiles' bytes */
@@ -2267,7 +2289,7 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	if (tma && fp4 && kv == 2 && (v.xv & (XV_PF | XV_LEAN))) /* wide2rf, wide2rl, wide2rlf, wide2rp: wide2ra's chunks */
 		return rs1_extras(p, tmw, epi, (int)grid, stream,
 				  v.xv & (XV_PF | XV_LEAN | XV_RP | XV_RQ | XV_OFS | XV_W4 | XV_V16 | XV_TX | XV_PP | XV_NOFEED |
-					 XV_NOMMA | XV_F8D));
+					 XV_NOMMA | XV_F8D | XV_F8B));
 	if (tma && fp4 && kv == 2 && (v.xv & XV_RS1)) /* MXFP4, A from registers double-buffered */
 		return v.rw == 1 ? launch_rs1<TT_WIDE>(p, tmw, epi, (int)grid, stream)
 		       : v.rw == 2 || (v.rw == 5 && p.rows > (int64_t)128 * p.n_groups) /* wide2ra: wide2rv above 128 */

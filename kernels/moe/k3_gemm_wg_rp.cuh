@@ -103,6 +103,26 @@ __host__ __device__ __forceinline__ uint32_t k3_wgf8_encode(const uint8_t w[8])
 	return q;
 }
 
+/* The table of scale byte s for a row of floor f: k3_wgf8_table(s - f) with the floor folded into
+ * the constants (klo = k3_wgf8_klo(f), khi = k3_wgf8_khi(f), once a row): two multiply-adds on the
+ * FMA pipe. */
+__host__ __device__ __forceinline__ uint32_t k3_wgf8_klo(uint32_t f)
+{
+	return 0x14100800u - f * 0x08080800u;
+}
+
+__host__ __device__ __forceinline__ uint32_t k3_wgf8_khi(uint32_t f)
+{
+	return 0x24201c18u - f * 0x08080808u;
+}
+
+__host__ __device__ __forceinline__ void k3_wgf8_table_s(uint32_t s, uint32_t klo, uint32_t khi, uint32_t *tlo,
+							 uint32_t *thi)
+{
+	*tlo = s * 0x08080800u + klo;
+	*thi = s * 0x08080808u + khi;
+}
+
 /* The two E4M3 fragment words of an FP8 word q through the table (tlo, thi): lo = k 4t .. 4t + 3,
  * hi = k 16 + 4t .. (a0 / a2 of row g, a1 / a3 of row g + 8). */
 __host__ __device__ __forceinline__ void k3_wgf8_decode(uint32_t q, uint32_t tlo, uint32_t thi, uint32_t *lo,
@@ -111,6 +131,19 @@ __host__ __device__ __forceinline__ void k3_wgf8_decode(uint32_t q, uint32_t tlo
 	const uint32_t m = q & 0x77777777u;
 	*lo = k3_prmt(tlo, thi, m) | (q & 0x80808080u);
 	*hi = k3_prmt(tlo, thi, m >> 16) | ((q << 4) & 0x80808080u);
+}
+
+/* k3_wgf8_decode() in 7 instructions on the device, 5 of them on the integer ALU: the mask made
+ * once and kept opaque (ptxas otherwise masks each half and shifts: 8, 2026-12-04p call 1's SASS),
+ * m >> 16 as the high word of m 2^16 and q << 4 as a multiply (both IMAD, on the FMA pipe: the
+ * conversions' ALU work, not their count, set the k loop in call 1: 130 ALU instructions a k-block
+ * pair for both the BF16 expansion and this decode). */
+__device__ __forceinline__ void k3_wgf8_decode7(uint32_t q, uint32_t tlo, uint32_t thi, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t m = q & 0x77777777u;
+	asm volatile("" : "+r"(m));
+	*lo = k3_prmt(tlo, thi, m) | (q & 0x80808080u);
+	*hi = k3_prmt(tlo, thi, __umulhi(m, 0x10000u)) | ((q * 16u) & 0x80808080u);
 }
 
 /* Word w (w = pseudo-row x K / 8 + word of the row) of the tile layout of the standard nibbles

@@ -260,6 +260,15 @@ static void check_wgf8(const uint8_t w[8], uint32_t d)
 
 int main()
 {
+	/* The table with the row's floor folded into its constants: that of offset s - f. */
+	for (uint32_t f = 0; f < 256; f++)
+		for (uint32_t s8 = f; s8 <= f + 11 && s8 < 256; s8++) {
+			uint32_t a0, a1, b0, b1;
+			k3_wgf8_table(s8 - f, &a0, &a1);
+			k3_wgf8_table_s(s8, k3_wgf8_klo(f), k3_wgf8_khi(f), &b0, &b1);
+			EXPECT(a0 == b0 && a1 == b1, "wgf8 table: floor %u scale %u: %08x %08x, want %08x %08x\n", f, s8, b0,
+			       b1, a0, a1);
+		}
 	/* The FP8 word: each code at each position beside fixed others, then random words, every d. */
 	for (uint32_t d = 0; d <= 11; d++) {
 		for (int pos = 0; pos < 8; pos++)

@@ -1781,6 +1781,95 @@ static void test_mxfp8_quantize(void **unused)
 	gt_bf16_release(&A);
 }
 
+/* The operands of FP8 MMAs on MXFP4 weights (k3_gemm_wgf8.cu; round 04p, no kernel reads them
+ * yet): the FP8-word tile layout decodes (k3_wgf8_element(), the kernel's table decode) to every
+ * element of the MXFP4 matrix exactly, with each row's floor the host's; a group of zero codes
+ * under the floor (scale byte 0) is allowed, a spread of 11 binades too, 12 is -ERANGE. The E4M3
+ * row quantizer byte for byte against the host's (a row of zeros, BF16 subnormals, the largest
+ * BF16 magnitudes, K not a multiple of 256). */
+static void test_wgf8_operands(void **unused)
+{
+	(void)unused;
+	enum { R = 48, K = 384, G = K / 32 };
+	uint8_t *packed = gt_xmalloc((size_t)R * K / 2), *sc = gt_xmalloc((size_t)R * G);
+	for (size_t i = 0; i < (size_t)R * K / 2; i++)
+		packed[i] = (uint8_t)test_rng_next(&rng);
+	for (size_t i = 0; i < (size_t)R * G; i++)
+		sc[i] = (uint8_t)(115 + test_rng_next(&rng) % 8);
+	for (int i = 0; i < 16; i++) /* row 5, group 2: zero codes (+0 and -0), scale byte 0 */
+		packed[5 * (K / 2) + 2 * 16 + i] = (i & 1) ? 0x80 : 0x08;
+	sc[5 * G + 2] = 0;
+	sc[9 * G + 0] = 110, sc[9 * G + 1] = 121; /* row 9: a spread of 11 */
+	for (int i = 0; i < K / 2; i++) /* row 17: one nonzero code (-2, group 3), the others zero */
+		packed[17 * (K / 2) + i] = i == 3 * 16 + 5 ? 0x0c : 0x00;
+	uint8_t *d_packed = gt_dev_copy(packed, (size_t)R * K / 2), *d_sc = gt_dev_copy(sc, (size_t)R * G);
+	uint8_t *d_out = gt_dev_poisoned((size_t)R * K / 2), *d_fl = gt_dev_poisoned(R);
+	assert_int_equal(k3_gemm_repack_wgf8(d_packed, d_sc, R, K, d_out, d_fl, 0), 0);
+	uint8_t *out = gt_xmalloc((size_t)R * K / 2), *fl = gt_xmalloc(R);
+	CUDA_OK(cudaMemcpy(out, d_out, (size_t)R * K / 2, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(fl, d_fl, R, cudaMemcpyDeviceToHost));
+	size_t bad = 0;
+	for (int r = 0; r < R; r++) {
+		int lo = 256, hi = -1;
+		for (int g = 0; g < G; g++) {
+			int nz = 0;
+			for (int i = 0; i < 16; i++)
+				nz |= packed[r * (K / 2) + 16 * g + i] & 0x77;
+			if (nz)
+				lo = sc[r * G + g] < lo ? sc[r * G + g] : lo, hi = sc[r * G + g] > hi ? sc[r * G + g] : hi;
+		}
+		const int f = hi < 0 ? 0 : (lo > hi - 11 ? lo : hi - 11);
+		assert_int_equal(fl[r], f);
+		for (int k = 0; k < K; k++) {
+			const double want = k3_mxfp4_element(packed + (size_t)r * (K / 2), sc + (size_t)r * G, (size_t)k);
+			const double got = k3_wgf8_element(out, sc, fl, K, r, k);
+			if (got != want && bad++ < 5)
+				print_error("wgf8 row %d k %d: %g, want %g\n", r, k, got, want);
+		}
+	}
+	assert_true(bad == 0);
+	assert_int_equal(fl[9], 110);
+	print_message("  wgf8 layout: %d x %d elements exact, floors as the host's\n", R, K);
+	uint8_t b = 122; /* row 9's spread 12 */
+	CUDA_OK(cudaMemcpy(d_sc + 9 * G + 1, &b, 1, cudaMemcpyHostToDevice));
+	assert_int_equal(k3_gemm_repack_wgf8(d_packed, d_sc, R, K, d_out, d_fl, 0), -ERANGE);
+	assert_int_equal(k3_gemm_repack_wgf8(d_packed, d_sc, R - 8, K, d_out, d_fl, 0), -EINVAL); /* rows % 16 */
+	free(packed), free(sc), free(out), free(fl);
+	cudaFree(d_packed), cudaFree(d_sc), cudaFree(d_out), cudaFree(d_fl);
+
+	enum { QR = 6, QK = 520 };
+	struct gt_bf16 A = gt_bf16_rand(&rng, (size_t)QR * QK, -3, 3);
+	uint16_t *h = gt_xmalloc((size_t)QR * QK * 2);
+	for (int i = 0; i < QK; i++) {
+		A.h[0 * QK + i] = 0.0;					  /* a row of zeros: scale 1 */
+		A.h[1 * QK + i] = ldexp(A.h[1 * QK + i], -128);		  /* BF16 subnormals */
+		A.h[2 * QK + i] = ldexp(A.h[2 * QK + i], 120);		  /* near the largest */
+		A.h[3 * QK + i] = i == 77 ? -0x1.fep127 : A.h[3 * QK + i]; /* the largest BF16 */
+	}
+	for (size_t i = 0; i < (size_t)QR * QK; i++) {
+		h[i] = k3_bf16_from_double(A.h[i]);
+		A.h[i] = k3_double_from_bf16(h[i]);
+	}
+	CUDA_OK(cudaMemcpy(A.d, h, (size_t)QR * QK * 2, cudaMemcpyHostToDevice));
+	uint8_t *q = gt_dev_poisoned((size_t)QR * QK);
+	float *qs = gt_dev_poisoned(QR * sizeof(float));
+	KERNEL_OK(k3_gemm_quantize_e4m3_rows(A.d, QR, QK, q, qs, 0));
+	uint8_t *gq = gt_xmalloc((size_t)QR * QK), *wq = gt_xmalloc((size_t)QR * QK);
+	float gs[QR], ws[QR];
+	CUDA_OK(cudaMemcpy(gq, q, (size_t)QR * QK, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(gs, qs, sizeof gs, cudaMemcpyDeviceToHost));
+	for (int r = 0; r < QR; r++)
+		k3_e4m3_row_quantize(A.h + (size_t)r * QK, QK, wq + (size_t)r * QK, &ws[r]);
+	assert_true(ws[0] == 1.0f);
+	assert_memory_equal(gs, ws, sizeof gs);
+	assert_memory_equal(gq, wq, (size_t)QR * QK);
+	print_message("  e4m3 rows: %d x %d bytes and scales as the host's\n", QR, QK);
+	assert_int_equal(k3_gemm_quantize_e4m3_rows(A.d, QR, 12, q, qs, 0), -EINVAL); /* K not a multiple of 8 */
+	free(h), free(gq), free(wq);
+	cudaFree(q), cudaFree(qs);
+	gt_bf16_release(&A);
+}
+
 /* The gemv with MXFP8 activations (FP8 MMAs) against the float64 reference of the quantized
  * activations: every epilogue, dense (k split over CTAs; several passes) and grouped (gathered,
  * scattered), 8 and 16 tokens a pass. */
@@ -1915,6 +2004,7 @@ int main(void)
 		cmocka_unit_test(test_gemv_f16_scales),
 		cmocka_unit_test(test_gemv_fp4_bulk),
 		cmocka_unit_test(test_mxfp8_quantize),
+		cmocka_unit_test(test_wgf8_operands),
 		cmocka_unit_test(test_gemv_mxfp8),
 		cmocka_unit_test(test_gemv_mxfp8_e8m0_extremes),
 		cmocka_unit_test(test_gemv_mxfp8_k3_shapes),

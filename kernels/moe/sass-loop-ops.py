@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The k loop's instruction mix from an ncu source page (`ncu -i R --page source --print-source sass
+--csv`, as kernels/calls/moe-ab-call.sh writes sass-<tag>.csv.xz): the loop body is taken as the
+instructions executed as often as the most executed wgmma (HGMMA / QGMMA) instruction (the N the
+launch ran most); prints their count, the opcodes by frequency and the stall samples on them.
+    python3 kernels/moe/sass-loop-ops.py sass-fp8.csv.xz
+"""
+import collections
+import csv
+import io
+import lzma
+import sys
+
+
+def main(path):
+    raw = lzma.open(path, "rt") if path.endswith(".xz") else open(path)
+    rows = list(csv.reader(raw))
+    head = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
+    h = rows[head]
+    ie, st = h.index("Instructions Executed"), h.index("Warp Stall Sampling (All Samples)")
+    data = []
+    for r in rows[head + 1:]:
+        if len(r) <= max(ie, st) or not r[0].startswith("0x"):
+            continue
+        data.append((r[1].strip(), int(r[ie] or 0), int(r[st] or 0)))
+    mma = [d for d in data if "GMMA" in d[0]]
+    if not mma:
+        sys.exit("no wgmma instruction in " + path)
+    n = max(d[1] for d in mma)
+    body = [d for d in data if d[1] == n]
+    op = lambda s: (s.split()[1] if s.startswith("@") else s.split()[0])
+    ops = collections.Counter(op(d[0]) for d in body)
+    print("loop body: %d instructions, each executed %d times; %d of %d stall samples" %
+          (len(body), n, sum(d[2] for d in body), sum(d[2] for d in data)))
+    for k, v in ops.most_common():
+        print("  %-40s %d" % (k, v))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
