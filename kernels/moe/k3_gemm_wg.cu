@@ -1938,7 +1938,9 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *    BF16 expansion's 4.23-4.28: ptxas made the decode 12 instructions for 8 weights, as many as
  *    BF16's, and as many on the integer ALU: 130 a k-block pair). "diag-rqp-fp8b",
  *    "-fp8b-nomma" (XV_F8B): the floor folded into the table's constants and the 7-instruction
- *    decode (k3_wgf8_decode7()): 10 for 8 weights, 6 of them on the ALU.
+ *    decode (k3_wgf8_decode7(), byte permutes by k3_prmt_raw()): 10 for 8 weights. (Call 2's
+ *    fp8b, 9b08f51, kept __byte_perm(), which masks each selector again, and m >> 16 as IMAD.HI:
+ *    293 instructions a k-block pair as fp8's, slower with MMAs: 6.02-6.05 ms at 4K w13.)
  * Unset or empty: GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the wide
  * family were measured on the grouped expert GEMMs only; the wide family's names run epi there).
  * Another name: kv -1 (k3_gemm returns -EINVAL, the names on stderr). */

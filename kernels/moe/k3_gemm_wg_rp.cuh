@@ -133,17 +133,24 @@ __host__ __device__ __forceinline__ void k3_wgf8_decode(uint32_t q, uint32_t tlo
 	*hi = k3_prmt(tlo, thi, m >> 16) | ((q << 4) & 0x80808080u);
 }
 
-/* k3_wgf8_decode() in 7 instructions on the device, 5 of them on the integer ALU: the mask made
- * once and kept opaque (ptxas otherwise masks each half and shifts: 8, 2026-12-04p call 1's SASS),
- * m >> 16 as the high word of m 2^16 and q << 4 as a multiply (both IMAD, on the FMA pipe: the
- * conversions' ALU work, not their count, set the k loop in call 1: 130 ALU instructions a k-block
- * pair for both the BF16 expansion and this decode). */
+/* PRMT with its selector as given: __byte_perm() (k3_prmt()) masks a selector it cannot see with
+ * 0x7777 first, since its nibbles' top bits would select PRMT's sign mode (2026-12-04p call 2's
+ * SASS: one LOP3 more a byte permute of the decode). The caller keeps those bits zero. */
+__device__ __forceinline__ uint32_t k3_prmt_raw(uint32_t a, uint32_t b, uint32_t sel)
+{
+	uint32_t r;
+	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+	return r;
+}
+
+/* k3_wgf8_decode() in 7 instructions on the device (call 1's SASS had 8 for it, call 2's form 9):
+ * one mask for both halves' selectors, byte permutes that take them as they are (k3_prmt_raw()),
+ * q << 4 as a multiply (IMAD on the FMA pipe). */
 __device__ __forceinline__ void k3_wgf8_decode7(uint32_t q, uint32_t tlo, uint32_t thi, uint32_t *lo, uint32_t *hi)
 {
-	uint32_t m = q & 0x77777777u;
-	asm volatile("" : "+r"(m));
-	*lo = k3_prmt(tlo, thi, m) | (q & 0x80808080u);
-	*hi = k3_prmt(tlo, thi, __umulhi(m, 0x10000u)) | ((q * 16u) & 0x80808080u);
+	const uint32_t m = q & 0x77777777u;
+	*lo = k3_prmt_raw(tlo, thi, m) | (q & 0x80808080u);
+	*hi = k3_prmt_raw(tlo, thi, m >> 16) | ((q * 16u) & 0x80808080u);
 }
 
 /* Word w (w = pseudo-row x K / 8 + word of the row) of the tile layout of the standard nibbles

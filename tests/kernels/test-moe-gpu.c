@@ -1799,7 +1799,8 @@ static void test_wgf8_operands(void **unused)
 	for (int i = 0; i < 16; i++) /* row 5, group 2: zero codes (+0 and -0), scale byte 0 */
 		packed[5 * (K / 2) + 2 * 16 + i] = (i & 1) ? 0x80 : 0x08;
 	sc[5 * G + 2] = 0;
-	sc[9 * G + 0] = 110, sc[9 * G + 1] = 121; /* row 9: a spread of 11 */
+	for (int g = 0; g < G; g++) /* row 9: a spread of 11 */
+		sc[9 * G + g] = g == 0 ? 110 : g == 1 ? 121 : 116;
 	for (int i = 0; i < K / 2; i++) /* row 17: one nonzero code (-2, group 3), the others zero */
 		packed[17 * (K / 2) + i] = i == 3 * 16 + 5 ? 0x0c : 0x00;
 	uint8_t *d_packed = gt_dev_copy(packed, (size_t)R * K / 2), *d_sc = gt_dev_copy(sc, (size_t)R * G);
