@@ -1940,7 +1940,9 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *    "-fp8b-nomma" (XV_F8B): the floor folded into the table's constants and the 7-instruction
  *    decode (k3_wgf8_decode7(), byte permutes by k3_prmt_raw()): 10 for 8 weights. (Call 2's
  *    fp8b, 9b08f51, kept __byte_perm(), which masks each selector again, and m >> 16 as IMAD.HI:
- *    293 instructions a k-block pair as fp8's, slower with MMAs: 6.02-6.05 ms at 4K w13.)
+ *    293 instructions a k-block pair as fp8's, slower with MMAs: 6.02-6.05 ms at 4K w13.) Call 3:
+ *    261 instructions a pair, w13 at 4K 5.04-5.38 ms (wide2rqp 6.23-6.51, fp8 5.17-5.67), -nomma
+ *    4.27-4.29: the kernel this measures is not built (bench/results/k3-kernels-h200-2026-12-04p).
  * Unset or empty: GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the wide
  * family were measured on the grouped expert GEMMs only; the wide family's names run epi there).
  * Another name: kv -1 (k3_gemm returns -EINVAL, the names on stderr). */
