@@ -40,3 +40,12 @@ capped() {
   timeout "$cap" "$@" 2>&1
   echo "== $label: exit $? in $(( $(date +%s) - s )) s"
 }
+
+# The pack's build unpacked and its libraries on the path, for calls that run a test before
+# device_env() (kernels/calls/k3-2026-12-04p*.sh): needs PACK and B as device_env().
+pack_env() {
+  [ -d "$B" ] || tar xJf "$PACK/pack.tar.xz" -C "$PACK" || { echo "cannot unpack $PACK/pack.tar.xz"; return 2; }
+  mkdir -p .gpu
+  [ -f .gpu/libcmocka.so.0 ] || cp "$PACK/libcmocka.so.0" .gpu/
+  export LD_LIBRARY_PATH=$PWD/.gpu:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}

@@ -16,10 +16,7 @@ export PACK=${PACK:-.gpu/p}
 export OUT=${OUT:-$PWD/k3-out}
 mkdir -p "$OUT"
 B=$PACK/k3-build
-[ -d "$B" ] || tar xJf "$PACK/pack.tar.xz" -C "$PACK" || exit 2
-mkdir -p .gpu
-[ -f .gpu/libcmocka.so.0 ] || cp "$PACK/libcmocka.so.0" .gpu/
-export LD_LIBRARY_PATH=$PWD/.gpu:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$(dirname "$0")/device-env.sh" && pack_env || exit 2
 t0=$(date +%s)
 {
   echo "== test-k3-formats"

@@ -13,16 +13,13 @@ export PACK=${PACK:-.gpu/p2}
 export OUT=${OUT:-$PWD/k3-out}
 mkdir -p "$OUT"
 B=$PACK/k3-build
-[ -d "$B" ] || tar xJf "$PACK/pack.tar.xz" -C "$PACK" || exit 2
-mkdir -p .gpu
-[ -f .gpu/libcmocka.so.0 ] || cp "$PACK/libcmocka.so.0" .gpu/
-export LD_LIBRARY_PATH=$PWD/.gpu:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$(dirname "$0")/device-env.sh" && pack_env || exit 2
 t0=$(date +%s)
 {
   echo "== test-k3-formats"; timeout 60 "$B/tests/kernels/test-k3-formats"; echo "== exit $?"
   echo "== test-moe-gpu *wgf8* *mxfp8_quantize*"
   for f in '*wgf8*' '*mxfp8_quantize*'; do
-    MOE_TEST_FILTER=$f timeout 60 "$B/tests/kernels/test-moe-gpu" 2>&1 | tail -8; echo "== exit ${PIPESTATUS[0]}"
+    MOE_TEST_FILTER=$f timeout 60 "$B/tests/kernels/test-moe-gpu" 2>&1 | tail -12; echo "== exit ${PIPESTATUS[0]}"
   done
   echo "== memcheck *wgf8*"
   MOE_TEST_FILTER='*wgf8*' timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/kernels/test-moe-gpu" 2>&1 | tail -4

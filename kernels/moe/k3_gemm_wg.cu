@@ -1811,6 +1811,14 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 		return launch_diag<RQ | XV_PP | XV_F8D | XV_F8B | XV_NOMMA>(p, tmw, epi, grid, s);
 	case RQ | XV_TX | XV_F8D | XV_F8B | XV_NOMMA:
 		return launch_diag<RQ | XV_TX | XV_F8D | XV_F8B | XV_NOMMA>(p, tmw, epi, grid, s);
+	case RQ | XV_PP | XV_F8D | XV_F8B | XV_NOFEED:
+		return launch_diag<RQ | XV_PP | XV_F8D | XV_F8B | XV_NOFEED>(p, tmw, epi, grid, s);
+	case RQ | XV_TX | XV_F8D | XV_F8B | XV_NOFEED:
+		return launch_diag<RQ | XV_TX | XV_F8D | XV_F8B | XV_NOFEED>(p, tmw, epi, grid, s);
+	case RQ | XV_PP | XV_F8D | XV_F8B | XV_NOMMA | XV_NOFEED:
+		return launch_diag<RQ | XV_PP | XV_F8D | XV_F8B | XV_NOMMA | XV_NOFEED>(p, tmw, epi, grid, s);
+	case RQ | XV_TX | XV_F8D | XV_F8B | XV_NOMMA | XV_NOFEED:
+		return launch_diag<RQ | XV_TX | XV_F8D | XV_F8B | XV_NOMMA | XV_NOFEED>(p, tmw, epi, grid, s);
 	default:
 		if (xe & (XV_NOFEED | XV_NOMMA | XV_F8D | XV_F8B))
 			return -ENOTSUP;
@@ -1943,6 +1951,8 @@ int rs1_extras(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  *    293 instructions a k-block pair as fp8's, slower with MMAs: 6.02-6.05 ms at 4K w13.) Call 3:
  *    261 instructions a pair, w13 at 4K 5.04-5.38 ms (wide2rqp 6.23-6.51, fp8 5.17-5.67), -nomma
  *    4.27-4.29: the kernel this measures is not built (bench/results/k3-kernels-h200-2026-12-04p).
+ *    "diag-rqp-fp8b-nofeed", "-fp8b-nomma-nofeed" (call 4): the same without the token and weight
+ *    copies (XV_NOFEED, stale stages): what the FP8 kernel's k loop takes with no feed at all.
  * Unset or empty: GROUPED_DEFAULT for grouped launches, "q" for dense ones (epi and the wide
  * family were measured on the grouped expert GEMMs only; the wide family's names run epi there).
  * Another name: kv -1 (k3_gemm returns -EINVAL, the names on stderr). */
@@ -2048,6 +2058,8 @@ variant kernel_variant(const params &p)
 		      { "diag-rqp-fp8-nomma", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_NOMMA, true, 5 } },
 		      { "diag-rqp-fp8b", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_F8B, true, 5 } },
 		      { "diag-rqp-fp8b-nomma", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_F8B | XV_NOMMA, true, 5 } },
+		      { "diag-rqp-fp8b-nofeed", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_F8B | XV_NOFEED, true, 5 } },
+		      { "diag-rqp-fp8b-nomma-nofeed", { 2, XV_ONE | XV_FGLU | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_TX | XV_PP | XV_F8D | XV_F8B | XV_NOMMA | XV_NOFEED, true, 5 } },
 		      { "wide2c", { 2, XV_ONE | XV_FGLU, false, 0 } },
 		      { "one1", { 2, XV_ONE, true, 0 } },
 		      { "diag-noepi", { 2, XV_NOEPI, false, 0 } },
