@@ -2699,6 +2699,11 @@ int64_t g_gemv_trace_ctas = 0;
 
 namespace k3gemm {
 
+bool fp8_available()
+{
+	return fp8_mma_available();
+}
+
 int gemv_trace_arm(unsigned long long *buf, int64_t ctas)
 {
 	if ((buf == nullptr) != (ctas == 0) || ctas < 0)

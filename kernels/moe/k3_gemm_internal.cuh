@@ -33,6 +33,10 @@ struct params {
 	int num_n, num_m; /* wgmma path: weight-row tiles; token tiles (dense) */
 };
 
+/* Does this build's code on the current device have the FP8 MMA and the E4M3 convert (sm_89+)?
+ * Read once (k3_gemm.cu). */
+bool fp8_available();
+
 /* The wgmma path (sm_90a builds on compute capability 9.0): available for these args? */
 bool wg_supported(const struct k3_gemm_args *a);
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "common/k3_device.cuh"
+#include "k3_gemm_internal.cuh"
 #include "k3_gemm_wg_rp.cuh"
 
 namespace {
@@ -138,20 +139,6 @@ __global__ void quant_e4m3_rows_kernel(const uint16_t *__restrict__ x, int64_t r
 		scale[r] = s;
 }
 
-bool fp8_cvt_available()
-{
-	static int cc = -1;
-	if (cc < 0) {
-		int dev = 0, major = 0, minor = 0;
-		if (cudaGetDevice(&dev) != cudaSuccess ||
-		    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-		    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-			return false;
-		cc = major * 10 + minor;
-	}
-	return cc >= 89;
-}
-
 } // namespace
 
 extern "C" int k3_gemm_repack_wgf8(const uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *out,
@@ -207,7 +194,7 @@ extern "C" int k3_gemm_quantize_e4m3_rows(const uint16_t *x, int64_t rows, int K
 					  cudaStream_t stream)
 {
 	if (!x || !q || !scale || ((uintptr_t)x & 15u) || ((uintptr_t)q & 7u) || ((uintptr_t)scale & 3u) || rows < 0 ||
-	    K < 8 || K % 8 || rows > ((int64_t)1 << 40) / K || !fp8_cvt_available())
+	    K < 8 || K % 8 || rows > ((int64_t)1 << 40) / K || !k3gemm::fp8_available())
 		return -EINVAL;
 	if (rows == 0)
 		return 0;
