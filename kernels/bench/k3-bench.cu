@@ -17,7 +17,8 @@
  * with K3_GEMM_WG_CLUSTER=1 (no clusters; shape ending "wg_cluster=1", NVTX "k3-bench
  * wg-nocluster op=..."), each beside cuBLASLt; K3_BENCH_WG_KERNELS=q,epi,wide,... instead: one
  * row per named kernel (K3_GEMM_WG_KERNEL), back to back (shape ending "wg_kernel=<name>", NVTX
- * "k3-bench wg-<name> op=...").
+ * "k3-bench wg-<name> op=..."; "wide2f8": the FP8 kernel, E4M3 activations quantized before the
+ * timing, the quantizer's time printed); K3_BENCH_MOE_T=<tokens>: that T alone.
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel
  * (gemv_f16_kernel on the FP16-pair layout; fused up to 2 rows a group: each CTA converts its
@@ -1142,6 +1143,7 @@ struct experts {
 	void *packed8 = nullptr; /* MXFP4: the FP8 layout (k3_gemm_repack_fp8()), made on first use */
 	void *packed16 = nullptr; /* MXFP4: the FP16-pair layout (k3_gemm_repack_f16enc()), made on first use */
 	void *packedwg = nullptr; /* MXFP4: the wgmma tile layout (k3_gemm_repack_wg()), made on first use */
+	void *packedf8 = nullptr, *floors = nullptr; /* MXFP4: the FP8-word layout (k3_gemm_repack_wgf8()), on first use */
 	experts(int E_, int N_, int K_, enum k3_wdtype dt_) : E(E_), N(N_), K(K_), dt(dt_)
 	{
 		const size_t n = (size_t)E * N * K;
@@ -1158,6 +1160,22 @@ struct experts {
 	~experts()
 	{
 		cudaFree(w), cudaFree(packed), cudaFree(scales), cudaFree(packed8), cudaFree(packed16), cudaFree(packedwg);
+		cudaFree(packedf8), cudaFree(floors);
+	}
+	/* The FP8-word tile layout and its floors (a one-time step; its time printed): the FP8 kernel's
+	 * weights (K3_BENCH_WG_KERNELS=wide2f8). */
+	void wgf8_layout()
+	{
+		if (!packedf8 && dt == K3_W_MXFP4) {
+			const size_t n = (size_t)E * N * K;
+			packedf8 = dalloc(n / 2);
+			floors = dalloc((size_t)E * N);
+			const auto t0 = std::chrono::steady_clock::now();
+			KOK(k3_gemm_repack_wgf8((const uint8_t *)packed, (const uint8_t *)scales, (int64_t)E * N, K,
+						(uint8_t *)packedf8, (uint8_t *)floors, g_stream));
+			const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+			printf("# k3_gemm_repack_wgf8: %d x %d x %d MXFP4 in %.1f ms\n", E, N, K, ms);
+		}
 	}
 	/* The wgmma tile layout of the nibbles (a one-time step; its time printed, the repack and the
 	 * scale check through its read-back): from then on into() gives it as w_wg, which the grouped
@@ -1273,6 +1291,10 @@ struct droute {
  * (K3_GEMM_WG_KERNEL), named in the rows' shape (" wg_kernel=<name>") and timed as
  * `k3-bench wg-<name> op=...` (not a calibration range). */
 std::string g_wg_kernel;
+/* K3_BENCH_WG_KERNELS's "wide2f8": not a K3_GEMM_WG_KERNEL name but the FP8 kernel, which E4M3
+ * activations (K3_A_E4M3_ROW, quantized before timing: the GEMM alone is timed, the quantizer's
+ * time printed beside) and the FP8-word layout select. */
+bool g_wg_f8 = false;
 
 /* The gemv's second protocol (decode rows): `launch` back to back over its R routings (R
  * distinct sets of touched experts' weights and of activations; each set's weights alone are
@@ -1414,6 +1436,27 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	uint16_t *A = (uint16_t *)dalloc((size_t)Ra * a_elems * 2);
 	fill_bf16(A, (size_t)Ra * a_elems, -1, 1);
 	uint8_t *Aq = nullptr, *As = nullptr;
+	uint8_t *Aq8 = nullptr;
+	float *Aqs = nullptr;
+	const bool f8 = g_wg_f8 && w.dt == K3_W_MXFP4 && !decode && !a8;
+	if (f8) {
+		w.wgf8_layout();
+		Aq8 = (uint8_t *)dalloc((size_t)Ra * a_elems);
+		Aqs = (float *)dalloc((size_t)Ra * a_rows * sizeof(float));
+		cudaEvent_t e0, e1;
+		CK(cudaEventCreate(&e0));
+		CK(cudaEventCreate(&e1));
+		CK(cudaEventRecord(e0, g_stream));
+		KOK(k3_gemm_quantize_e4m3_rows(A, (int64_t)Ra * a_rows, w.K, Aq8, Aqs, g_stream));
+		CK(cudaEventRecord(e1, g_stream));
+		CK(cudaEventSynchronize(e1));
+		float ms = 0;
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		printf("# k3_gemm_quantize_e4m3_rows: %lld x %d BF16 in %.1f us (one launch over %d sets; %.1f us a set)\n",
+		       (long long)Ra * a_rows, w.K, ms * 1e3, Ra, ms * 1e3 / Ra);
+		CK(cudaEventDestroy(e0));
+		CK(cudaEventDestroy(e1));
+	}
 	if (a8) {
 		Aq = (uint8_t *)dalloc((size_t)Ra * a_elems);
 		As = (uint8_t *)dalloc((size_t)Ra * a_elems / 32);
@@ -1434,6 +1477,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	w.into(a);
 	if (a8)
 		a.a_dtype = K3_A_MXFP8, a.w_packed = w.fp8_layout(), a.a_q = Aq, a.a_scales = As;
+	if (f8)
+		a.a_dtype = K3_A_E4M3_ROW, a.w_wgf8 = (const uint8_t *)w.packedf8, a.w_floors = (const uint8_t *)w.floors;
 	size_t gws = 0; /* gemv_f16_kernel's FP16 activations */
 	KOK(k3_gemm_workspace_bytes(&a, &gws));
 	a.workspace = gws ? dalloc(gws) : nullptr, a.workspace_bytes = gws;
@@ -1442,6 +1487,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		ds[i % R]->into(x);
 		if (a8)
 			x.a_q = Aq + (size_t)(i % Ra) * a_elems, x.a_scales = As + (size_t)(i % Ra) * a_elems / 32;
+		else if (f8)
+			x.a_q = Aq8 + (size_t)(i % Ra) * a_elems, x.a_row_scales = Aqs + (size_t)(i % Ra) * a_rows;
 		else
 			x.a = A + (size_t)(i % Ra) * a_elems;
 		if (glu)
@@ -1490,7 +1537,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	r.steady_kind = decode ? "graph" : "loop";
 	/* Bytes: the touched experts' weights, A read, output written. */
 	const double wbytes = touched_avg * w.N * (double)w.K * w.bytes_per_weight();
-	r.bytes = wbytes + (double)a_elems * (a8 ? 1.0 + 1.0 / 32 : 2.0) + (double)rows * width * 2;
+	r.bytes = wbytes + (double)a_elems * (a8 ? 1.0 + 1.0 / 32 : f8 ? 1.0 : 2.0) + (double)rows * width * 2;
 	r.flops = 2.0 * rows * w.N * (double)w.K;
 	if (!decode)
 		r.ref_us = cublas_us(rows, w.N, w.K, std::max(3, o.reps / 4));
@@ -1531,6 +1578,10 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (a8) {
 		CK(cudaFree(Aq));
 		CK(cudaFree(As));
+	}
+	if (f8) {
+		CK(cudaFree(Aq8));
+		CK(cudaFree(Aqs));
 	}
 }
 
@@ -1713,18 +1764,34 @@ void bench_moe_prefill(const options &o)
 			if (only && *only && strncmp(only, name, strlen(only)) != 0) /* a name or its prefix ("mxfp4") */
 				continue;
 			experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, dt);
-			for (int T : o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 }) {
+			std::vector<int> Ts = o.quick ? std::vector<int>{ 16384 } : std::vector<int>{ 16384, 4096 };
+			const char *te = getenv("K3_BENCH_MOE_T"); /* one T instead (ncu of a 4K launch) */
+			if (te && *te) {
+				char *end = nullptr;
+				const long t = strtol(te, &end, 10);
+				if (*end != '\0' || t < 1 || t > (1 << 20)) {
+					fprintf(stderr, "k3-bench: K3_BENCH_MOE_T=%s: not a token count (1 .. 1048576)\n", te);
+					exit(2);
+				}
+				Ts = { (int)t };
+			}
+			for (int T : Ts) {
 				if (!ks.empty()) {
 					for (const std::string &k : ks)
 						if (k.rfind("wide2rp", 0) == 0 || k.rfind("wide2rq", 0) == 0)
 							w.wg_layout();
 					for (const std::string &k : ks) {
-						setenv("K3_GEMM_WG_KERNEL", k.c_str(), 1);
+						g_wg_f8 = k == "wide2f8";
+						if (g_wg_f8)
+							unsetenv("K3_GEMM_WG_KERNEL");
+						else
+							setenv("K3_GEMM_WG_KERNEL", k.c_str(), 1);
 						g_wg_kernel = k;
 						expert_point(o, w, T, glu, false, 1);
 					}
 					unsetenv("K3_GEMM_WG_KERNEL");
 					g_wg_kernel.clear();
+					g_wg_f8 = false;
 					continue;
 				}
 				expert_point(o, w, T, glu, false, 1);

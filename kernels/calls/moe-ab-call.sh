@@ -5,10 +5,10 @@
 #     kernels bit for bit against wide2rp; TESTS: other filters), each capped at $TEST_CAP s;
 #  2. k3-bench --only moe_prefill, MXFP4 rows (T = 16K and 4K, w13 and w2), the kernels $KERNELS
 #     alternating, each row beside cuBLASLt BF16 (capped at $BENCH_CAP s);
-#  3. compute-sanitizer memcheck + racecheck of *wide_small_rp*;
+#  3. compute-sanitizer memcheck + racecheck of $SAN_FILTER (default *wide_small_rp*);
 #  4. ncu (source counters) of one $NCU_KERNEL launch at T = 4K of the bench variant $NCU_VARIANT
 #     (default mxfp4_w13; the kernel named by the regex $NCU_REGEX over demangled names), written
-#     as ncu-$NCU_TAG*.txt and sass-$NCU_TAG.csv.xz.
+#     as ncu-$NCU_TAG*.txt and sass-$NCU_TAG.csv.xz (NCU_T: the bench's T alone, K3_BENCH_MOE_T).
 # BENCH_ONLY=1: step 2 only; SKIP_TESTS=1: no steps 1 and 3; NCU_KERNEL=none: no step 4; BENCH_VARIANT: the bench's variant
 # (default mxfp4: w13 and w2).
 # Needs PACK (k3-bench and test-moe-gpu staged, with device-env.sh and libcmocka.so.0 beside them);
@@ -30,6 +30,7 @@ BENCH_ONLY=${BENCH_ONLY:-0}
 SKIP_TESTS=${SKIP_TESTS:-0}
 TESTS=${TESTS:-'*wide_small* *k3_expert_shapes* *wgmma_clusters*'}
 BENCH_VARIANT=${BENCH_VARIANT:-mxfp4}
+SAN_FILTER=${SAN_FILTER:-'*wide_small_rp*'}
 mkdir -p "$OUT" "$M"
 t0=$(date +%s)
 left() { echo $(( LIMIT - ($(date +%s) - t0) )); }
@@ -60,8 +61,8 @@ echo "bench done at $(( $(date +%s) - t0 )) s"
 [ "$BENCH_ONLY" = 1 ] || [ "$SKIP_TESTS" = 1 ] || {
   for tool in memcheck racecheck; do
     l=$(cap 30 25)
-    echo "== $tool moe *wide_small_rp* (limit $l s)"
-    MOE_TEST_FILTER='*wide_small_rp*' timeout "$l" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    echo "== $tool moe $SAN_FILTER (limit $l s)"
+    MOE_TEST_FILTER=$SAN_FILTER timeout "$l" compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "$B/tests/kernels/test-moe-gpu" > "$M/san-$tool.txt" 2>&1
     echo "== $tool: exit $? at $(( $(date +%s) - t0 )) s"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|OK \]" "$M/san-$tool.txt" | tail -6
@@ -73,7 +74,7 @@ echo "bench done at $(( $(date +%s) - t0 )) s"
   echo "==== ncu $NCU_VARIANT 4K $NCU_KERNEL (limit $l s)"
   if [ "$l" -gt 15 ]; then
     S="--section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section InstructionStats --section SourceCounters"
-    K3_BENCH_MOE_VARIANT=$NCU_VARIANT K3_BENCH_WG_KERNELS=$NCU_KERNEL timeout "$l" ncu --clock-control none \
+    K3_BENCH_MOE_T=${NCU_T:-} K3_BENCH_MOE_VARIANT=$NCU_VARIANT K3_BENCH_WG_KERNELS=$NCU_KERNEL timeout "$l" ncu --clock-control none \
       --kernel-name-base demangled --kernel-name "regex:$NCU_REGEX" --launch-count 1 $S \
       -o "$M/ncu-$NCU_TAG" "$B/kernels/k3-bench" --only moe_prefill -o "$M/ncu-bench.csv" > "$OUT/ncu-$NCU_TAG.log" 2>&1
     echo "==== exit $? at $(( $(date +%s) - t0 )) s"

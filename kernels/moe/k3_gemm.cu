@@ -2033,6 +2033,11 @@ bool args_ok(const struct k3_gemm_args *a)
 		if (!a->a_q || !al16(a->a_q) || !a->a_scales || !al4(a->a_scales) || a->w_dtype != K3_W_MXFP4 ||
 		    !al4(a->w_scales))
 			return false;
+	} else if (a->a_dtype == K3_A_E4M3_ROW) {
+		if (!a->a_q || !al16(a->a_q) || !a->a_row_scales || !al4(a->a_row_scales) || a->w_dtype != K3_W_MXFP4 ||
+		    !a->w_wgf8 || !al16(a->w_wgf8) || !a->w_floors || a->n_groups <= 0 ||
+		    (a->epi != K3_EPI_GLU && a->epi != K3_EPI_SCALE))
+			return false;
 	} else if (a->a_dtype != K3_A_BF16 || !a->a || !al16(a->a)) {
 		return false;
 	}
@@ -2054,6 +2059,8 @@ bool args_ok(const struct k3_gemm_args *a)
 		return a->n_split >= 0 && a->n_split <= a->N && a->n_split % BN == 0 && a->out_f32 &&
 		       al16(a->out_f32) && (a->n_split == a->N || (a->out && al16(a->out)));
 	case K3_EPI_GLU:
+		if (a->out_e4m3) /* the FP8 kernel's E4M3 outputs instead of out */
+			return a->a_dtype == K3_A_E4M3_ROW && k3_gemm_glu_e4m3_mul(a->beta_gate, a->beta_up) > 0.0f;
 		return a->out && al16(a->out) && a->beta_gate > 0.0f && a->beta_up > 0.0f;
 	case K3_EPI_SCALE:
 		return a->out && al16(a->out) && a->row_scale;
@@ -2124,6 +2131,13 @@ int resolve_path(const struct k3_gemm_args *a)
 		return a->w_dtype == K3_W_MXFP4 && (a->path == K3_GEMM_AUTO || a->path == K3_GEMM_GEMV) &&
 				       fp8_mma_available()
 			       ? K3_GEMM_GEMV
+			       : -EINVAL;
+	if (a->a_dtype == K3_A_E4M3_ROW) /* the FP8 wgmma kernel only */
+		return a->w_dtype == K3_W_MXFP4 && a->n_groups > 0 &&
+				       (a->path == K3_GEMM_AUTO || a->path == K3_GEMM_TILED ||
+					a->path == K3_GEMM_TILED_WGMMA) &&
+				       !tiled_mma_forced() && k3gemm::wg_supported(a)
+			       ? K3_GEMM_TILED_WGMMA
 			       : -EINVAL;
 	if (a->a_dtype != K3_A_BF16)
 		return -EINVAL;
@@ -2929,6 +2943,18 @@ int finish(const params &p, enum k3_epilogue epi, int sms, cudaStream_t s)
 
 } // namespace
 
+extern "C" float k3_gemm_glu_e4m3_mul(float beta_gate, float beta_up)
+{
+	const double cap = (double)beta_gate * (double)beta_up;
+	if (!(beta_gate > 0.0f && beta_up > 0.0f && cap < 1e30))
+		return 0.0f;
+	float m = 1.0f; /* 2^e, e from -60 up: the largest with m cap <= 448 */
+	int e = (int)floor(log2(448.0 / cap));
+	e = e < -60 ? -60 : e > 60 ? 60 : e;
+	m = ldexpf(1.0f, e);
+	return (double)m * cap <= 448.0 ? m : m * 0.5f;
+}
+
 extern "C" int k3_gemm_path_for(const struct k3_gemm_args *a)
 {
 	if (!shapes_ok(a))
@@ -3008,6 +3034,15 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	p.out_f32 = a->out_f32;
 	p.aq = a->a_q;
 	p.as = a->a_scales;
+	if (a->a_dtype == K3_A_E4M3_ROW) {
+		p.aqs = a->a_row_scales;
+		p.wwg = a->w_wgf8;
+		p.wfl = a->w_floors;
+		if (a->epi == K3_EPI_GLU && a->out_e4m3) {
+			p.out8 = a->out_e4m3;
+			p.glu8_mul = k3_gemm_glu_e4m3_mul(a->beta_gate, a->beta_up);
+		}
+	}
 	const bool fp4 = a->w_dtype == K3_W_MXFP4;
 	if (path == K3_GEMM_TILED_WGMMA)
 		return k3gemm::wg_launch(p, fp4, a->epi, sms, stream);

@@ -87,6 +87,13 @@ enum k3_adtype {
 	K3_A_BF16 = 0,  /* a */
 	K3_A_MXFP8 = 1, /* a_q, a_scales: gemv path only, MXFP4 weights in the FP8 layout; code for
 			   sm_89+ (-EINVAL where the build's code for this device is older) */
+	K3_A_E4M3_ROW = 2, /* a_q (E4M3) with a_row_scales (one FP32 scale a row of a_q;
+			      k3_gemm_quantize_e4m3_rows()): the FP8 wgmma kernel ("wide2f8",
+			      k3_gemm_wg.cu) only: grouped, MXFP4 weights also given as w_wgf8 and
+			      w_floors (k3_gemm_repack_wgf8()), GLU or SCALE, K3_GEMM_AUTO, TILED or
+			      TILED_WGMMA on an sm_90a build at compute capability 9.0; else -EINVAL.
+			      Output = epilogue(s_a x (E4M3 A) W^T): E4M3 x E4M3 products on the
+			      tensor cores, summed there (Hopper's FP8 accumulation, not FP32-exact) */
 };
 
 /* Pointers are device memory, 16-byte aligned; BF16 as uint16_t bits. */
@@ -130,7 +137,21 @@ struct k3_gemm_args {
 				     once; every scale byte <= 128), 16-byte aligned. Where set, grouped
 				     wgmma calls of the kernels "wide2rp", "wide2rq", "wide2rqt" (the default; K3_GEMM_WG_KERNEL; k3_gemm_wg.cu)
 				     read it instead of w_packed; the other paths ignore it */
+	const float *a_row_scales; /* K3_A_E4M3_ROW: [*] one FP32 scale a row of a_q (a_index applies) */
+	const uint8_t *w_wgf8;    /* K3_A_E4M3_ROW: w_packed in the FP8-word tile layout
+				     (k3_gemm_repack_wgf8()), 16-byte aligned */
+	const uint8_t *w_floors;  /* K3_A_E4M3_ROW: [max(1, n_groups) x N] its floors */
+	uint8_t *out_e4m3;        /* K3_A_E4M3_ROW, GLU, optional: the outputs as E4M3 of m x the value
+				     ([rows][N / 2], through out_index as out; out not written),
+				     m = k3_gemm_glu_e4m3_mul(beta_gate, beta_up): SiTU-GLU's
+				     magnitude is below beta_gate x beta_up, so nothing saturates and
+				     no amax pass is needed; the next GEMM (w2) takes them as
+				     K3_A_E4M3_ROW with every a_row_scales 1 / m */
 };
+
+/* The factor of k3_gemm_args.out_e4m3: the largest power of 2 m with m x beta_gate x beta_up
+ * <= 448 (E4M3's largest); K3's caps 4 and 25: 4. 0 for caps that are not positive and finite. */
+float k3_gemm_glu_e4m3_mul(float beta_gate, float beta_up);
 
 /* Device workspace for these shapes (the dense gemv split over k, and grouped MXFP4 gemv calls
  * with BF16 activations and K a multiple of 512 up to 8192: the FP16 activations of
@@ -177,8 +198,8 @@ int k3_gemm_repack_f16enc(const uint8_t *packed, int64_t rows, int K, uint8_t *o
 int k3_gemm_repack_wg(const uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *out,
 		      cudaStream_t stream);
 
-/* The operands of FP8 MMAs on MXFP4 weights (kernels/moe/k3_gemm_wgf8.cu; round 04p: the grouped
- * kernel that reads them is not built yet).
+/* The operands of FP8 MMAs on MXFP4 weights (kernels/moe/k3_gemm_wgf8.cu; round 04p; the grouped
+ * kernel that reads them: a_dtype K3_A_E4M3_ROW, round 04q).
  * k3_gemm_repack_wgf8: MXFP4 nibbles packed [rows][K / 2] (rows a multiple of 16, K of 128; both
  * 16-byte aligned) into the FP8-word tile layout `out` (not in place) and one floor byte a row
  * (`floors` [rows]): every scale group of a row with a nonzero code has 0 <= s - f <= 11. A

@@ -23,7 +23,11 @@ struct params {
 	const uint16_t *a, *w;
 	const uint8_t *wp, *ws;
 	const uint8_t *wwg; /* MXFP4 in the wgmma tile layout (k3_gemm_args.w_wg), or null */
-	const uint8_t *aq, *as; /* MXFP8 activations (gemv) */
+	const uint8_t *aq, *as; /* MXFP8 activations (gemv); E4M3 ones (aq, with aqs: the FP8 wgmma kernel) */
+	const float *aqs;       /* K3_A_E4M3_ROW: one FP32 scale an A row, or null */
+	const uint8_t *wfl;     /* K3_A_E4M3_ROW: the FP8-word layout's floors (k3_gemm_args.w_floors) */
+	uint8_t *out8;          /* K3_A_E4M3_ROW, GLU: k3_gemm_args.out_e4m3, or null */
+	float glu8_mul;         /* its factor (k3_gemm_glu_e4m3_mul()) */
 	float beta_gate, beta_up;
 	const float *row_scale;
 	const uint16_t *addend;

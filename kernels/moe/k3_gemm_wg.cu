@@ -119,7 +119,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
-	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072
+	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -399,20 +399,20 @@ constexpr int MC_ROWS = 64; /* cluster mode: weight rows of one tensor copy (a q
 
 /* XV_PP: row J of this thread's token rows that hold a token for every thread (no zero-fill):
  * 16 bytes from xp[J] + O into the stage at d + 2048 J (rows r8 + 16 J share r8's swizzle), then
- * (ADV) xp[J] on by the k block pair's 256 bytes. */
-template <int J, int O, bool ADV, int NR>
+ * xp[J] on by ADV bytes (the k block pair's 256 BF16 bytes, XV_F8's 128 E4M3 ones; 0: not). */
+template <int J, int O, int ADV, int NR>
 __device__ __forceinline__ void pp_row(unsigned char *d, const unsigned char *(&xp)[NR])
 {
 	if constexpr (J < NR) {
 		k3_cp_async16(d + J * 16 * 128, xp[J] + O);
-		if constexpr (ADV)
-			xp[J] += 2 * KB * 2;
+		if constexpr (ADV != 0)
+			xp[J] += ADV;
 	}
 }
 
 /* XV_PP: rows 0 .. n - 1 by pp_row, in a switch that falls through: one jump a k block where the
  * LEAN copies test each row (n is the same for the whole warpgroup: no divergence). */
-template <int O, bool ADV, int NR>
+template <int O, int ADV, int NR>
 __device__ __forceinline__ void pp_rows(unsigned char *d, const unsigned char *(&xp)[NR], int n)
 {
 	static_assert(NR <= 9, "the cases below: rows 0 .. 8 (TT_RSV / 16 - 1)");
@@ -464,24 +464,29 @@ __device__ __forceinline__ void pp_rows(unsigned char *d, const unsigned char *(
  * 35 % of its stalls fixed-latency waits on the 64-bit address chains) were the k block's critical
  * path for w13 at T = 4K (bench/results/k3-kernels-h200-2026-12-03t, last paragraph). Needs
  * p.a_index (wg_launch() keeps XV_PP only for gathered launches). */
-template <class C, int TTV>
+template <class C, int TTV, bool F8 = false>
 __device__ __forceinline__ void produce_pp(const params &p, const CUtensorMap *tmw, unsigned char *sm, uint64_t *full,
 					   uint64_t *empty, const tile &tl, const uint8_t *const (&sq)[TW / 128],
 					   const bool (&sok)[TW / 128], int &s, uint32_t &ph)
 {
+	/* F8 (XV_F8, the FP8 kernel): the token rows are E4M3 (p.aq, K bytes a row), gathered or not
+	 * (a_index null: the grouped rows in place); a k block pair's 128 bytes a row all go into its
+	 * even stage (the same 8 chunks at the same places as a BF16 k block's), the odd stage gets
+	 * the weight tile only. */
 	constexpr int NR = TTV / 16 - 1; /* rows in pp_rows(); the tile's last row apart */
 	static_assert(NR >= 1, "token tile");
 	const int pt = (int)threadIdx.x, ch = pt & 7, r8 = pt >> 3;
 	const int ntok = (int)(tl.re - tl.rb), nlive = (ntok + 15) >> 4, nfull = nlive - 1;
-	const uint32_t row_bytes = (uint32_t)(2 * p.K);
-	const unsigned char *a0 = reinterpret_cast<const unsigned char *>(p.a) + ch * 16;
+	const uint32_t row_bytes = (uint32_t)(F8 ? p.K : 2 * p.K);
+	const unsigned char *a0 = (F8 ? p.aq : reinterpret_cast<const unsigned char *>(p.a)) + ch * 16;
+	auto arow = [&](int r) { return (uint32_t)(p.a_index ? p.a_index[tl.rb + r] : (int32_t)(tl.rb + r)); };
 	const unsigned char *xp[NR];
 #pragma unroll
 	for (int i = 0; i < NR; i++) /* rows past nfull: never read */
-		xp[i] = a0 + (size_t)(uint32_t)(i < nfull ? p.a_index[tl.rb + r8 + 16 * i] : 0) * row_bytes;
+		xp[i] = a0 + (size_t)(i < nfull ? arow(r8 + 16 * i) : 0u) * row_bytes;
 	const int rl = r8 + 16 * nfull; /* the last row (none where nlive == 0) */
 	const bool lok = nlive > 0 && rl < ntok;
-	const unsigned char *xl = a0 + (size_t)(uint32_t)(lok ? p.a_index[tl.rb + rl] : 0) * row_bytes;
+	const unsigned char *xl = a0 + (size_t)(lok ? arow(rl) : 0u) * row_bytes;
 	const uint32_t d0 = (uint32_t)(r8 * 128 + ((ch ^ (r8 & 7)) << 4)), dl = d0 + (uint32_t)nfull * 16 * 128;
 	const int nkb = p.K / KB;
 	auto kblock = [&](int kb, auto odd) {
@@ -492,9 +497,17 @@ __device__ __forceinline__ void produce_pp(const params &p, const CUtensorMap *t
 			k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
 			tma_load_w(st + C::OFF_W, tmw, (kb + h) * C::W_BOX, tl.n0, tl.g, &full[s]);
 		}
-		if (nlive > 0)
-			k3_cp_async16_zfill(st + dl, xl + h * KB * 2, lok);
-		pp_rows<h * KB * 2, h == 1>(st + d0, xp, nfull);
+		if constexpr (F8) {
+			if constexpr (h == 0) {
+				if (nlive > 0)
+					k3_cp_async16_zfill(st + dl, xl, lok);
+				pp_rows<0, 2 * KB>(st + d0, xp, nfull);
+			}
+		} else {
+			if (nlive > 0)
+				k3_cp_async16_zfill(st + dl, xl + h * KB * 2, lok);
+			pp_rows<h * KB * 2, h == 1 ? 2 * KB * 2 : 0>(st + d0, xp, nfull);
+		}
 		if constexpr (h == 0) {
 #pragma unroll
 			for (int i = 0; i < TW / 128; i++)
@@ -507,7 +520,7 @@ __device__ __forceinline__ void produce_pp(const params &p, const CUtensorMap *t
 	for (int kb = 0; kb < nkb; kb += 2) {
 		kblock(kb, std::integral_constant<int, 0>{});
 		kblock(kb, std::integral_constant<int, 1>{});
-		xl += 2 * KB * 2;
+		xl += F8 ? 2 * KB : 2 * KB * 2;
 	}
 }
 
@@ -541,6 +554,7 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 	 * rows from pointers made once a tile, the k blocks in pairs (produce_pp()). */
 	constexpr bool PP = RQ && LEAN && (XV & XV_PP) != 0 && !TX && feed;
 	static_assert(!PP || (TMA && !CLU), "XV_PP: the weight tile by one tensor copy, no clusters");
+	static_assert(!(XV & XV_F8) || PP, "XV_F8: the token rows by produce_pp()");
 	int it = 0, s_rq = 0;
 	uint32_t ph_rq = 0;
 	for (int t = (int)blockIdx.x / ncl; t < total; t += (int)gridDim.x / ncl) {
@@ -568,7 +582,7 @@ __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw,
 			sq[i] = p.ws + (sok[i] ? (wrow0 + pt + 128 * i) * (size_t)(p.K / 32) : 0);
 		}
 		if constexpr (PP) {
-			produce_pp<C, TTV>(p, tmw, sm, full, empty, tl, sq, sok, s_rq, ph_rq);
+			produce_pp<C, TTV, (XV & XV_F8) != 0>(p, tmw, sm, full, empty, tl, sq, sok, s_rq, ph_rq);
 		} else {
 #pragma unroll 1
 			for (int kb = 0; kb < nkb; kb++, it++) {
@@ -1167,6 +1181,56 @@ __device__ __forceinline__ void rq_ready(uint64_t *full, int s, uint32_t ph)
 	k3_fence_proxy_async();
 }
 
+/* XV_F8 (the FP8 kernel, "wide2f8"; 2026-12-04q): one k block of a tile, wide2rqp's k loop with
+ * E4M3 MMAs. The weights are in the FP8-word tile layout (k3_gemm_repack_wgf8(): the tile-layout
+ * words' places, each word the 8 weights of one row that an E4M3 A fragment of a k step of 32
+ * needs; word 2 q + h of a lane's k block is k step q of row g + 8 h), the scale words as
+ * wide2rq's (those of a k block pair loaded in its even block), the token tile E4M3: the pair's
+ * 128 k in the even stage (produce_pp()). Group q (two a k block, one register set each) decodes
+ * the four words of the lane's rows through their scale group's tables (k3_wgf8_table_s() with the
+ * rows' floor constants kc, k3_wgf8_decode7()) and issues one E4M3 MMA of k 32 an m64 block,
+ * reading k step 2 ODD + q of the even stage's token tile (descriptor dx). So the even stage is
+ * read until the odd block's groups retire: the odd block releases nothing, the next even block
+ * (after the wait that retires the odd block's last group) releases both (rel: the odd stage,
+ * rel2: the even one); the tile's last pair after its wait_group 0 (mainloop()). */
+template <int N, bool ODD, bool FIRST, int MB>
+__device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a)[2][MB][4], uint32_t (&sw)[MB][2],
+					  const uint32_t (&kc)[MB][2][2], const unsigned char *st, uint64_t dx,
+					  uint64_t *rel, uint64_t *rel2, int wr0, int lane)
+{
+	if constexpr (!ODD)
+		rq_scale_words<TT, MB>(sw, st, wr0, lane);
+#pragma unroll
+	for (int q = 0; q < 2; q++) {
+		uint32_t w[2][MB];
+		rq_load<TT, 2, MB>(w, st, 2 * q, wr0, lane);
+		if constexpr (!FIRST)
+			k3_wgmma_wait<1>(); /* the group two back, which read set q, has completed */
+		if constexpr (!ODD && !FIRST) {
+			if (q == 1) { /* the previous pair's groups all retired: both its stages are read */
+				release<false>(rel);
+				release<false>(rel2);
+			}
+		}
+		const uint32_t sb = (ODD ? 2u : 0u) + (uint32_t)q; /* the scale byte of this k step */
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				uint32_t tlo, thi;
+				k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + sb), kc[mb][h][0], kc[mb][h][1], &tlo, &thi);
+				k3_wgf8_decode7(w[h][mb], tlo, thi, &a[q][mb][h], &a[q][mb][2 + h]);
+			}
+		}
+		k3_wgmma_fence();
+		const uint64_t desc = dx + (uint64_t)(2 * (2 * (ODD ? 1 : 0) + q)); /* + 32 bytes a k step */
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++)
+			k3_wgmma_rs8<N>(acc[mb], a[q][mb], desc);
+		k3_wgmma_commit();
+	}
+}
+
 /* d[0 .. N / 2) pinned (the wide kernel: only the accumulators an MMA of N tokens writes stay
  * live in its tiles). */
 template <int N, int L>
@@ -1185,12 +1249,13 @@ __device__ __forceinline__ void pin_acc(float (&d)[L])
  * with wait_group 0 (so no register an MMA in flight reads is written: see k3_wgmma.cuh). */
 template <bool FP4, bool CLU, int N, int TTV, bool NB, int XV = 0>
 __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uint64_t *full, uint64_t *empty,
-					 float (&acc)[mbs<XV>()][TTV / 2], int &it, int wr0, int lane)
+					 float (&acc)[mbs<XV>()][TTV / 2], int &it, int wr0, int lane, const tile &tl)
 {
 	using C = wcfg<FP4, TTV, XV>;
 	constexpr int MB = mbs<XV>();
 	static_assert(MB == 2 || (C::RS && (XV & XV_RQ)), "XV_W4: on wide2rq's k loop");
 	const int nkb = p.K / KB;
+	(void)tl; /* XV_F8's floors */
 #pragma unroll
 	for (int i = 0; i < (TTV == TT || (XV & XV_ONE) ? TTV / 2 : N / 2); i++) /* round q's: all 64 */
 #pragma unroll
@@ -1199,7 +1264,56 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 #pragma unroll
 	for (int mb = 0; mb < MB; mb++)
 		pin_acc<N>(acc[mb]);
-	if constexpr (C::RS && (XV & XV_RQ)) {
+	if constexpr (C::RS && (XV & XV_F8)) {
+		/* XV_F8: the FP8 kernel's k loop (f8_kblock()); nkb even (K % 128 == 0). The floor
+		 * constants of the lane's rows (n0 + wr0 + 64 mb + g + 8 h; a warp's 16 rows are all
+		 * below N or all past it, whose tiles are zeros). */
+		static_assert((XV & XV_RQ) && (XV & XV_PP) && TTV == TT && MB == 2, "XV_F8: on wide2rqp's 128-token tiles");
+		constexpr uint64_t DSTAGE = C::STAGE / 16;
+		uint32_t kc[MB][2][2];
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++) {
+			const int row = tl.n0 + wr0 + mb * 64 + (lane >> 2);
+			const bool in = row < p.N;
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const uint32_t f = in ? p.wfl[(size_t)tl.g * p.N + row + 8 * h] : 0u;
+				kc[mb][h][0] = k3_wgf8_klo(f), kc[mb][h][1] = k3_wgf8_khi(f);
+			}
+		}
+		uint32_t a[2][MB][4];
+		uint32_t sw[MB][2];
+		int s = (int)((unsigned)it % (unsigned)C::STAGES);
+		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
+		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
+		rq_ready(full, s, ph);
+		int se = s; /* the pair's even stage */
+		f8_kblock<N, false, true>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE, nullptr,
+					  nullptr, wr0, lane);
+		rq_advance<C::STAGES>(s, ph);
+		rq_ready(full, s, ph);
+		int so = s; /* its odd stage */
+		f8_kblock<N, true, false>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)se * DSTAGE, nullptr,
+					  nullptr, wr0, lane);
+		rq_advance<C::STAGES>(s, ph);
+#pragma unroll 1
+		for (int kb = 2; kb < nkb; kb += 2) {
+			rq_ready(full, s, ph);
+			f8_kblock<N, false, false>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+						   &empty[so], &empty[se], wr0, lane);
+			se = s;
+			rq_advance<C::STAGES>(s, ph);
+			rq_ready(full, s, ph);
+			f8_kblock<N, true, false>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)se * DSTAGE,
+						  nullptr, nullptr, wr0, lane);
+			so = s;
+			rq_advance<C::STAGES>(s, ph);
+		}
+		k3_wgmma_wait<0>();
+		release<false>(&empty[so]);
+		release<false>(&empty[se]);
+		it += nkb;
+	} else if constexpr (C::RS && (XV & XV_RQ)) {
 		/* XV_RQ: wide2rp's k loop, leaner (above rq_advance()); nkb even (K % 128 == 0). */
 		static_assert((XV & XV_RS1) && (XV & XV_RP) && (XV & XV_LEAN), "XV_RQ: on wide2rp");
 		constexpr int KS = TTV > TT ? 1 : 2;
@@ -1420,10 +1534,12 @@ __device__ __forceinline__ float tanh_approx(float x)
 /* The tile's per-token scalars (kernel_variant() >= 1): loaded from global memory before the
  * k loop (tokens ct and ct + 128 of the tile, ct = this thread's index in its warpgroup), kept
  * in registers through it, and written after it into the warpgroup's shared buffer. */
-template <int EPI, int NI = 2>
+template <int EPI, int NI = 2, bool F8 = false>
 struct tok_scalars {
 	float rs[NI];
 	int32_t oi[NI];
+	/* rs: SCALE's row_scale, times (F8, XV_F8) the token's activation scale p.aqs (of its A row:
+	 * through a_index where given); GLU with F8: that scale alone. */
 	__device__ __forceinline__ void load(const params &p, const tile &tl, int ct)
 	{
 		const int ntok = (int)(tl.re - tl.rb);
@@ -1432,6 +1548,11 @@ struct tok_scalars {
 			const int tok = ct + 128 * i;
 			const bool ok = tok < ntok;
 			rs[i] = EPI == K3_EPI_SCALE && ok ? p.row_scale[tl.rb + tok] : 0.0f;
+			if constexpr (F8) {
+				const int64_t ar = p.a_index && ok ? (int64_t)p.a_index[tl.rb + tok] : tl.rb + tok;
+				const float as = ok ? p.aqs[ar] : 0.0f;
+				rs[i] = EPI == K3_EPI_SCALE ? rs[i] * as : as;
+			}
 			oi[i] = p.out_index && ok ? p.out_index[tl.rb + tok] : 0;
 		}
 	}
@@ -1463,6 +1584,12 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 		const int nb = tl.n0 + wr0 + mb * 64; /* this warp's 16 weight rows: nb .. nb + 15 */
 		if (nb >= p.N)
 			continue;
+		float rf0 = 1.0f, rf1 = 1.0f; /* XV_F8: rows g, g + 8's factors 2^(f - 122) (k3_gemm_wg_rp.cuh) */
+		if constexpr ((XV & XV_F8) != 0) {
+			const uint8_t *fl = p.wfl + (size_t)tl.g * p.N + nb + g;
+			rf0 = __uint_as_float(((uint32_t)fl[0] + 5u) << 23);
+			rf1 = __uint_as_float(((uint32_t)fl[8] + 5u) << 23);
+		}
 #pragma unroll
 		for (int j = 0; j < N / 8; j++) {
 			if constexpr ((XV & XV_ONE) != 0)
@@ -1473,14 +1600,24 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 				const int tok = 8 * j + 2 * tq + e;
 				const bool ok = tok < ntok;
 				const int64_t r = tl.rb + tok, ro = scatter ? (int64_t)soi[tok] : r;
-				const float v0 = acc[mb][4 * j + e], v1 = acc[mb][4 * j + 2 + e];
+				float v0 = acc[mb][4 * j + e], v1 = acc[mb][4 * j + 2 + e];
+				if constexpr ((XV & XV_F8) != 0) {
+					v0 *= rf0, v1 *= rf1;
+					if (EPI == K3_EPI_GLU) /* SCALE: the token's scale is in srs */
+						v0 *= srs[tok], v1 *= srs[tok];
+				}
 				if (EPI == K3_EPI_GLU) {
 					const float o = XV & XV_FGLU
 								? bg * tanh_approx(v0 * ibg) * k3_sigmoid(v0) *
 									  (bu * tanh_approx(v1 * ibu))
 								: bg * tanh_nb(v0 * ibg) * k3_sigmoid(v0) * (bu * tanh_nb(v1 * ibu));
-					if (ok)
+					if ((XV & XV_F8) != 0 && p.out8) { /* E4M3 of glu8_mul x o (k3_gemm_args.out_e4m3) */
+						if (ok)
+							p.out8[ro * (p.N / 2) + nb / 2 + g] =
+								(uint8_t)k3_f32x2_to_e4m3x2(o * p.glu8_mul, 0.0f);
+					} else if (ok) {
 						p.out[ro * (p.N / 2) + nb / 2 + g] = k3_f2bf(o);
+					}
 				} else if (EPI == K3_EPI_SCALE) {
 					const float sc = srs[tok];
 					if (ok) {
@@ -1505,14 +1642,13 @@ __device__ __forceinline__ void tile_n(const params &p, const tile &tl, unsigned
 				       uint64_t *empty, float (&acc)[mbs<XV>()][TTV / 2], int &it, int wr0, int lane)
 {
 	if constexpr (NB && (XV & XV_ONE)) { /* the epilogue after the width switch (consume) */
-		(void)tl;
-		mainloop<FP4, CLU, N, TTV, true, XV>(p, sm, full, empty, acc, it, wr0, lane);
+		mainloop<FP4, CLU, N, TTV, true, XV>(p, sm, full, empty, acc, it, wr0, lane, tl);
 	} else if constexpr (NB) {
 		using C = wcfg<FP4, TTV, XV>;
 		const int ct = (int)threadIdx.x & 127, wg = (int)threadIdx.x / 128 - 1;
-		tok_scalars<EPI> ts;
+		tok_scalars<EPI, 2, (XV & XV_F8) != 0> ts;
 		ts.load(p, tl, ct); /* in flight through the k loop */
-		mainloop<FP4, CLU, N, TTV, true, XV>(p, sm, full, empty, acc, it, wr0, lane);
+		mainloop<FP4, CLU, N, TTV, true, XV>(p, sm, full, empty, acc, it, wr0, lane, tl);
 		/* The warpgroup's buffer: rewritten once each of its warps finished the last tile's
 		 * epilogue (first barrier), read once all of them wrote it (second). */
 		float *srs = reinterpret_cast<float *>(sm + C::OFF_TOK) + (size_t)wg * C::TOK_INTS;
@@ -1523,8 +1659,7 @@ __device__ __forceinline__ void tile_n(const params &p, const tile &tl, unsigned
 		if constexpr (!(XV & XV_NOEPI))
 			epilogue_nb<EPI, N, TTV, XV>(p, tl, acc, wr0, lane, srs, soi);
 	} else { /* round q's: its epilogue once a kernel, after the width switch (consume) */
-		(void)tl;
-		mainloop<FP4, CLU, N, TTV, false>(p, sm, full, empty, acc, it, wr0, lane);
+		mainloop<FP4, CLU, N, TTV, false>(p, sm, full, empty, acc, it, wr0, lane, tl);
 	}
 }
 
@@ -1558,7 +1693,7 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 		 * w2 ran no faster, 6 pairs, bench/results/k3-kernels-h200-2026-12-04m: the k loop's
 		 * conversions, not its MMAs, set the pace there. Removed.) */
 		const int n = ntok <= 128 ? (ntok + 15) & ~15 : (ntok + 7) & ~7;
-		tok_scalars<EPI> ts;
+		tok_scalars<EPI, 2, (XV & XV_F8) != 0> ts;
 		if constexpr (NB && (XV & XV_ONE))
 			ts.load(p, tl, (int)threadIdx.x & 127); /* in flight through the k loop */
 #define K3_WG_TILE(NN) tile_n<FP4, CLU, EPI, (NN <= TTV ? NN : TTV), TTV, NB, XV>(p, tl, sm, full, empty, acc, it, wr0, lane)
@@ -1777,6 +1912,19 @@ int launch_diag(const params &p, const tmaps &tmw, enum k3_epilogue epi, int gri
 			return launch<true, true, false, K3_EPI_SCALE, TT, true, XV_ONE | XV_RS1 | XE>(p, tmw, grid, 1, s);
 	}
 	return -ENOTSUP;
+}
+
+/* The FP8 kernel (XV_F8, "wide2f8"; f8_kblock()): E4M3 activations with a scale a row, the weights
+ * in the FP8-word tile layout; wide2rqp's 128-token tiles and token copies (produce_pp(), gathered
+ * or not), one epilogue a kernel; GLU (through tanh.approx) and SCALE only. */
+int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+{
+	constexpr int X = XV_ONE | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_F8;
+	if (epi == K3_EPI_GLU)
+		return launch<true, true, false, K3_EPI_GLU, TT, true, X | XV_FGLU>(p, tmw, grid, 1, s);
+	if (epi == K3_EPI_SCALE)
+		return launch<true, true, false, K3_EPI_SCALE, TT, true, X>(p, tmw, grid, 1, s);
+	return -EINVAL;
 }
 
 /* wide2ra's kernels (wide2rv above 128 rows a group on average, else wide2r) with the extras xe
@@ -2270,6 +2418,16 @@ int k3gemm::wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaSt
 	}
 	tmaps tmw;
 	memset(&tmw, 0, sizeof(tmw));
+	if (p.out8 && !p.aqs)
+		return -EINVAL; /* out_e4m3: the FP8 kernel's GLU only */
+	if (p.aqs) { /* E4M3 activations (k3_gemm.cu checked the operands): the FP8 kernel or nothing */
+		if (!fp4 || !p.wwg || !p.wfl || (epi != K3_EPI_GLU && epi != K3_EPI_SCALE) || p.n_groups <= 0)
+			return -EINVAL;
+		p.wp = p.wwg; /* the FP8-word layout: the weight map's bytes */
+		if (!weight_map(p, true, TW, &tmw.w))
+			return -EINVAL;
+		return launch_f8(p, tmw, epi, (int)grid, stream);
+	}
 	variant v = kernel_variant(p);
 	if (v.kv < 0)
 		return -EINVAL; /* K3_GEMM_WG_KERNEL names no kernel (the message on stderr) */

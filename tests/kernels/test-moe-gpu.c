@@ -50,6 +50,7 @@ struct wmat {
 	double *h;
 	uint16_t *bf16;
 	uint8_t *packed, *scales, *packed8, *packed16, *packedwg;
+	uint8_t *packedf8, *floors; /* the FP8-word tile layout and its floors (k3_gemm_repack_wgf8()), or null */
 };
 
 /* The FP8 layout of m's nibbles on the device, checked byte for byte against the host's. */
@@ -129,6 +130,22 @@ static void wmat_repackwg(struct wmat *m)
 	free(src), free(got), free(sc);
 }
 
+/* The FP8-word tile layout of m (the FP8 kernel's weights), or none where a row's scale groups
+ * spread over more than 11 binades (-ERANGE). Its decode is checked element by element in
+ * test_wgf8_operands; here the kernel's outputs check it. */
+static void wmat_repackf8(struct wmat *m)
+{
+	const size_t rows = (size_t)m->G * m->N, bytes = rows * m->K / 2;
+	m->packedf8 = gt_dev_poisoned(bytes);
+	m->floors = gt_dev_poisoned(rows);
+	const int rc = k3_gemm_repack_wgf8(m->packed, m->scales, (int64_t)rows, m->K, m->packedf8, m->floors, 0);
+	assert_true(rc == 0 || rc == -ERANGE);
+	if (rc) {
+		cudaFree(m->packedf8), cudaFree(m->floors);
+		m->packedf8 = m->floors = NULL;
+	}
+}
+
 static struct wmat wmat_rand(int G, int N, int K, enum k3_wdtype dt, double range)
 {
 	struct wmat m = { .G = G, .N = N, .K = K, .dt = dt };
@@ -157,8 +174,10 @@ static struct wmat wmat_rand(int G, int N, int K, enum k3_wdtype dt, double rang
 	if (K % 128 == 0) {
 		wmat_repack8(&m);
 		wmat_repack16(&m);
-		if ((size_t)G * N % 16 == 0)
+		if ((size_t)G * N % 16 == 0) {
 			wmat_repackwg(&m);
+			wmat_repackf8(&m);
+		}
 	}
 	return m;
 }
@@ -190,7 +209,7 @@ static void wmat_release(struct wmat *m)
 {
 	free(m->h);
 	cudaFree(m->bf16), cudaFree(m->packed), cudaFree(m->scales), cudaFree(m->packed8), cudaFree(m->packed16);
-	cudaFree(m->packedwg);
+	cudaFree(m->packedwg), cudaFree(m->packedf8), cudaFree(m->floors);
 	memset(m, 0, sizeof *m);
 }
 
@@ -220,6 +239,9 @@ struct gemm_case {
 	enum k3_gemm_path path;
 	bool scatter; /* outputs through an output row map (a permutation) */
 	bool a8;      /* MXFP8 activations (k3_gemm_quantize_mxfp8() of the BF16 A), the FP8 gemv */
+	bool e4m3;    /* E4M3 activations with a scale a row (K3_A_E4M3_ROW; k3_e4m3_row_quantize() of the
+		       * BF16 A), the FP8 wgmma kernel on w's FP8-word layout; the reference takes the
+		       * quantized A */
 	const int *a_exp; /* NULL, or [K / 32]: A's k group c is U(-1, 1) 2^a_exp[c] (default U(-1, 1)) */
 };
 
@@ -290,6 +312,12 @@ static void check_elements(const char *what, const double *got, const double *re
  * over groups remains; the BF16 outputs' worst element is at 0.69 of the tolerance, BF16
  * rounding. The allowance stays as the bound the tests ran with. */
 #define FP8_ACC_ULP 0x1p-11
+/* The FP8 wgmma kernel (K3_A_E4M3_ROW) sums all K / 32 of its MMAs' products in the tensor core's
+ * accumulator (Hopper's FP8 accumulation keeps ~14 bits, DeepSeek-V3 report, arXiv:2412.19437,
+ * section 3.3.2): one 2^-14 of sum |a w| a k step of 32, at least FP8_ACC_ULP. At K = 256 that is
+ * FP8_ACC_ULP (a wrong scale group or slot fails it); at K3's K = 3584 2^-7.2, so there the
+ * cases print the worst |err| / sum |a w| seen beside it. */
+static double fp8_acc_ulp = FP8_ACC_ULP;
 
 struct fp8_allow {
 	double *bf16, *f32; /* [rows][width], [rows][n_split] (SPLIT) */
@@ -319,7 +347,7 @@ static struct fp8_allow fp8_allowance(const struct moe_ref_gemm *ref, int64_t a_
 		const int64_t ro = ref->out_index ? ref->out_index[rr] : rr;
 		const double *ab = absacc + ro * N, *rw = raw + ro * N;
 		for (int64_t n = 0; n < N; n++) {
-			const double e = FP8_ACC_ULP * ab[n];
+			const double e = fp8_acc_ulp * ab[n];
 			switch (ref->epi) {
 			case K3_EPI_SPLIT:
 				if (n < ref->n_split)
@@ -339,7 +367,7 @@ static struct fp8_allow fp8_allowance(const struct moe_ref_gemm *ref, int64_t a_
 		if (ref->epi == K3_EPI_GLU) /* |d out| <= 1.1 |u| |dg| + |g| |du| (both caps' slopes <= 1) */
 			for (int64_t j = 0; j < N / 2; j++) {
 				const int64_t gc = moe_glu_column(j, 0), uc = moe_glu_column(j, 1);
-				const double eg = FP8_ACC_ULP * ab[gc], eu = FP8_ACC_ULP * ab[uc];
+				const double eg = fp8_acc_ulp * ab[gc], eu = fp8_acc_ulp * ab[uc];
 				al.bf16[ro * (N / 2) + j] = 1.1 * (fabs(rw[uc]) + eu) * eg + (fabs(rw[gc]) + eg) * eu;
 			}
 	}
@@ -377,6 +405,22 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		as = gt_dev_poisoned((size_t)a_rows * (c->K / K3_MX_GROUP));
 		KERNEL_OK(k3_gemm_quantize_mxfp8(A.d, a_rows, c->K, aq, as, 0));
 	}
+	uint8_t *aq8 = NULL;
+	float *aqs = NULL;
+	if (c->e4m3) { /* the host's quantizer (the device's is byte for byte it: test_wgf8_operands) */
+		assert_non_null(w->packedf8);
+		uint8_t *q = gt_xmalloc((size_t)a_rows * c->K);
+		float *qs = gt_xmalloc((size_t)a_rows * sizeof(float));
+		for (int r = 0; r < a_rows; r++) {
+			k3_e4m3_row_quantize(A.h + (size_t)r * c->K, (size_t)c->K, q + (size_t)r * c->K, &qs[r]);
+			for (int k = 0; k < c->K; k++)
+				A.h[(size_t)r * c->K + k] = k3_double_from_e4m3(q[(size_t)r * c->K + k]) * (double)qs[r];
+		}
+		aq8 = gt_dev_copy(q, (size_t)a_rows * c->K);
+		aqs = gt_dev_copy(qs, (size_t)a_rows * sizeof(float));
+		free(q), free(qs);
+		fp8_acc_ulp = ldexp((double)(c->K / 32), -14) > FP8_ACC_ULP ? ldexp((double)(c->K / 32), -14) : FP8_ACC_ULP;
+	}
 	int32_t *a_index = NULL;
 	if (c->a_rows > 0) {
 		a_index = gt_xmalloc((size_t)rows * sizeof(int32_t));
@@ -412,7 +456,7 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 	assert_int_equal(moe_ref_gemm(&ref), 0);
 	struct fp8_allow al = { 0 };
 	double *absacc = NULL;
-	if (c->a8)
+	if (c->a8 || c->e4m3)
 		al = fp8_allowance(&ref, a_rows, (int64_t)w->G * w->N * w->K, width, &absacc);
 
 	struct gt_bf16 out = gt_bf16_out((size_t)rows * width);
@@ -426,6 +470,10 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 	if (c->a8) {
 		a.a = NULL, a.a_dtype = K3_A_MXFP8, a.a_q = aq, a.a_scales = as;
 		a.w_packed = w->packed8;
+	}
+	if (c->e4m3) {
+		a.a = NULL, a.a_dtype = K3_A_E4M3_ROW, a.a_q = aq8, a.a_row_scales = aqs;
+		a.w_wgf8 = w->packedf8, a.w_floors = w->floors;
 	}
 	if (c->n_groups) {
 		a.off = gt_dev_copy(off, (size_t)(c->n_groups + 1) * sizeof(int32_t));
@@ -455,7 +503,9 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 	char what[160];
 	snprintf(what, sizeof what, "%s %s %s rows=%lld N=%d K=%d groups=%d%s%s ws=%zu",
 		 path == K3_GEMM_GEMV ? (c->a8 ? "gemv-mxfp8" : f16k ? "gemv-f16" : "gemv")
-				      : path == K3_GEMM_TILED_MMA ? "tiled-mma" : "tiled-wgmma",
+		 : path == K3_GEMM_TILED_MMA ? "tiled-mma"
+		 : c->e4m3		      ? "tiled-wgmma-e4m3"
+					      : "tiled-wgmma",
 		 c->dt == K3_W_MXFP4 ? "mxfp4" : "bf16", epi_name(epi),
 		 (long long)rows, c->N, c->K, c->n_groups, a_index ? " gathered" : "", out_index ? " scattered" : "", ws);
 	KERNEL_OK(k3_gemm(&a, 0));
@@ -484,11 +534,44 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 	}
 	if (epi != K3_EPI_SPLIT || width > 0) {
 		gt_check(what, out.h, ref.out, (size_t)rows * width, TOL_BF16);
-		if (path == K3_GEMM_TILED_WGMMA || f16k)
+		if ((path == K3_GEMM_TILED_WGMMA && !c->e4m3) || f16k)
 			check_elements("  elements", out.h, ref.out, (size_t)rows * width);
-		if (c->a8)
-			check_elements_allow("  elements (+ 2^-11 sum |a w|)", out.h, ref.out, al.bf16,
-					     (size_t)rows * width, -8, -10);
+		if (c->a8 || c->e4m3) {
+			char al_what[64];
+			snprintf(al_what, sizeof al_what, "  elements (+ 2^%.1f sum |a w|)", log2(fp8_acc_ulp));
+			check_elements_allow(al_what, out.h, ref.out, al.bf16, (size_t)rows * width, -8, -10);
+		}
+		if (c->e4m3 && epi == K3_EPI_GLU) { /* out_e4m3: E4M3 of m x the same outputs (rounding 2^-4) */
+			const size_t n = (size_t)rows * width;
+			uint8_t *o8 = gt_dev_poisoned(n), *h8 = gt_xmalloc(n);
+			struct k3_gemm_args b = a;
+			b.out = NULL, b.out_e4m3 = o8;
+			const double m = k3_gemm_glu_e4m3_mul(b.beta_gate, b.beta_up);
+			assert_true(m == 4.0); /* K3's caps 4 and 25: 4 x 100 <= 448 < 8 x 100 */
+			KERNEL_OK(k3_gemm(&b, 0));
+			CUDA_OK(cudaMemcpy(h8, o8, n, cudaMemcpyDeviceToHost));
+			double *d8 = gt_dnew(n);
+			for (size_t i = 0; i < n; i++)
+				d8[i] = k3_double_from_e4m3(h8[i]) / m;
+			check_elements_allow("  out_e4m3 against its BF16 outputs", d8, out.h, NULL, n, -4, -12);
+			free(d8), free(h8);
+			cudaFree(o8);
+		}
+		if (c->e4m3 && epi == K3_EPI_SCALE) { /* the accumulation's error, seen through the BF16 outputs */
+			double worst = 0.0;
+			for (int64_t r = 0; r < rows; r++) {
+				const int64_t ro = out_index ? out_index[r] : r;
+				for (int n = 0; n < c->N; n++) {
+					const double b = absacc[ro * c->N + n] * fabs(scale[r]);
+					const double d = fabs(out.h[ro * c->N + n] - ref.out[ro * c->N + n]) -
+							 ldexp(fabs(ref.out[ro * c->N + n]), -8);
+					if (b > 0 && d / b > worst)
+						worst = d / b;
+				}
+			}
+			print_message("  |err| - BF16 rounding, largest / sum |a w|: %.3g (2^%.1f)\n", worst,
+				      worst > 0 ? log2(worst) : -INFINITY);
+		}
 	}
 	if (epi == K3_EPI_SPLIT) {
 		double *f = gt_dnew((size_t)rows * 128);
@@ -523,7 +606,8 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		gt_bf16_release(&add);
 	cudaFree(out_f32), gt_free(a.off), gt_free(a.tile_off), gt_free(a.touched);
 	gt_free(a.n_touched), gt_free(a.a_index), gt_free(a.row_scale), cudaFree(a.workspace);
-	cudaFree(aq), cudaFree(as);
+	cudaFree(aq), cudaFree(as), cudaFree(aq8), cudaFree(aqs);
+	fp8_acc_ulp = FP8_ACC_ULP;
 }
 
 /* One case; K3_GEMM_TILED runs both tiled kernels (wgmma where it is available). */
@@ -1357,6 +1441,93 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
 	wmat_release(&w);
 }
 
+/* The FP8 kernel (K3_A_E4M3_ROW, "wide2f8", 2026-12-04q): E4M3 activations with a scale a row,
+ * the weights' FP8-word layout, against float64 of the quantized activations and the exact MXFP4
+ * weights. Small (compute-sanitizer runs: *e4m3*): groups of 1 .. 100 rows and of 300 (three
+ * 128-token tiles, the last of 44), one empty; GLU gathered, SCALE scattered and in place; K 256
+ * (two k-block pairs: the even stage's tokens read by the odd k block, the releases of a pair) and
+ * 640 (five pairs), N 256 and 384 (a weight tile half past N). Where the operands cannot go:
+ * -EINVAL. */
+static void test_gemm_wgmma_e4m3(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
+		skip();
+	}
+	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
+	static const int Ns[2] = { 256, 384 }, Ks[2] = { 256, 640 };
+	for (int v = 0; v < 2; v++) {
+		struct wmat w = wmat_rand(4, Ns[v], Ks[v], K3_W_MXFP4, 0.1);
+		assert_non_null(w.packedf8);
+		for (int m = 0; m < 2; m++) {
+			const int32_t *counts = m ? many : few;
+			const struct gemm_case g = { .N = Ns[v], .K = Ks[v], .n_groups = 4, .counts = counts, .a_rows = 400,
+						     .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA, .e4m3 = true };
+			const struct gemm_case sc = { .N = Ns[v], .K = Ks[v], .n_groups = 4, .counts = counts,
+						      .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .scatter = true, .e4m3 = true };
+			const struct gemm_case sp = { .N = Ns[v], .K = Ks[v], .n_groups = 4, .counts = counts,
+						      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED, .e4m3 = true };
+			run_gemm_path(&g, K3_EPI_GLU, &w, g.path);
+			run_gemm_path(&sc, K3_EPI_SCALE, &w, sc.path);
+			run_gemm_path(&sp, K3_EPI_SCALE, &w, K3_GEMM_TILED);
+		}
+		/* Not the FP8 kernel's: another epilogue, the gemv or mma.sync path, no layout, dense. */
+		struct k3_gemm_args a = { .rows = 8, .N = w.N, .K = w.K, .n_groups = 4, .epi = K3_EPI_GLU,
+					  .beta_gate = 4.0f, .beta_up = 25.0f, .a_dtype = K3_A_E4M3_ROW,
+					  .path = K3_GEMM_TILED_WGMMA };
+		wmat_into(&w, &a);
+		int32_t *off = gt_dev_poisoned(5 * sizeof(int32_t));
+		uint8_t *q = gt_dev_poisoned((size_t)8 * w.K);
+		float *qs = gt_dev_poisoned(8 * sizeof(float));
+		uint16_t *out = gt_dev_poisoned((size_t)8 * w.N * 2);
+		a.off = off, a.a_q = q, a.a_row_scales = qs, a.out = out, a.w_wgf8 = w.packedf8, a.w_floors = w.floors;
+		assert_int_equal(k3_gemm_path_for(&a), K3_GEMM_TILED_WGMMA);
+		struct k3_gemm_args b = a;
+		b.epi = K3_EPI_BF16;
+		assert_int_equal(k3_gemm(&b, 0), -EINVAL);
+		b = a, b.path = K3_GEMM_GEMV;
+		assert_int_equal(k3_gemm_path_for(&b), -EINVAL);
+		b = a, b.path = K3_GEMM_TILED_MMA;
+		assert_int_equal(k3_gemm(&b, 0), -EINVAL);
+		b = a, b.w_wgf8 = NULL;
+		assert_int_equal(k3_gemm(&b, 0), -EINVAL);
+		b = a, b.w_floors = NULL;
+		assert_int_equal(k3_gemm(&b, 0), -EINVAL);
+		b = a, b.a_row_scales = NULL;
+		assert_int_equal(k3_gemm(&b, 0), -EINVAL);
+		b = a, b.n_groups = 0, b.off = NULL;
+		assert_int_equal(k3_gemm(&b, 0), -EINVAL);
+		b = a, b.out_e4m3 = q, b.a_dtype = K3_A_BF16, b.a = (const uint16_t *)out; /* out_e4m3: the FP8 kernel's */
+		assert_int_equal(k3_gemm(&b, 0), -EINVAL);
+		assert_true(k3_gemm_glu_e4m3_mul(0.0f, 25.0f) == 0.0f && k3_gemm_glu_e4m3_mul(1.0f, 1.0f) == 256.0f);
+		cudaFree(off), cudaFree(q), cudaFree(qs), cudaFree(out);
+		wmat_release(&w);
+	}
+}
+
+/* The FP8 kernel at K3's expert shapes: w13 (GLU, gathered; K 3584) and w2 (SCALE; K 3072), groups
+ * of 3, none and 170 rows (two tiles). */
+static void test_gemm_e4m3_k3_shapes(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
+		skip();
+	}
+	static const int32_t k3c[3] = { 3, 0, 170 };
+	struct wmat w13 = wmat_rand(3, 2 * K3_EXPERT_INTER, K3_LATENT, K3_W_MXFP4, 0.05);
+	const struct gemm_case c13 = { .N = 2 * K3_EXPERT_INTER, .K = K3_LATENT, .n_groups = 3, .counts = k3c,
+				       .a_rows = 120, .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
+	run_gemm_path(&c13, K3_EPI_GLU, &w13, c13.path);
+	wmat_release(&w13);
+	struct wmat w2 = wmat_rand(3, K3_LATENT, K3_EXPERT_INTER, K3_W_MXFP4, 0.05);
+	const struct gemm_case c2 = { .N = K3_LATENT, .K = K3_EXPERT_INTER, .n_groups = 3, .counts = k3c,
+				      .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
+	run_gemm_path(&c2, K3_EPI_SCALE, &w2, c2.path);
+	wmat_release(&w2);
+}
+
 /* A few launches of every kernel at small sizes (for compute-sanitizer runs). */
 static void test_small_all_kernels(void **unused)
 {
@@ -2006,6 +2177,8 @@ int main(void)
 		cmocka_unit_test(test_gemv_fp4_bulk),
 		cmocka_unit_test(test_mxfp8_quantize),
 		cmocka_unit_test(test_wgf8_operands),
+		cmocka_unit_test(test_gemm_wgmma_e4m3),
+		cmocka_unit_test(test_gemm_e4m3_k3_shapes),
 		cmocka_unit_test(test_gemv_mxfp8),
 		cmocka_unit_test(test_gemv_mxfp8_e8m0_extremes),
 		cmocka_unit_test(test_gemv_mxfp8_k3_shapes),
