@@ -119,7 +119,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
-	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144
+	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1186,47 +1186,52 @@ __device__ __forceinline__ void rq_ready(uint64_t *full, int s, uint32_t ph)
  * words' places, each word the 8 weights of one row that an E4M3 A fragment of a k step of 32
  * needs; word 2 q + h of a lane's k block is k step q of row g + 8 h), the scale words as
  * wide2rq's (those of a k block pair loaded in its even block), the token tile E4M3: the pair's
- * 128 k in the even stage (produce_pp()). Group q (two a k block, one register set each) decodes
- * the four words of the lane's rows through their scale group's tables (k3_wgf8_table_s() with the
- * rows' floor constants kc, k3_wgf8_decode7()) and issues one E4M3 MMA of k 32 an m64 block,
- * reading k step 2 ODD + q of the even stage's token tile (descriptor dx). So the even stage is
- * read until the odd block's groups retire: the odd block releases nothing, the next even block
- * (after the wait that retires the odd block's last group) releases both (rel: the odd stage,
- * rel2: the even one); the tile's last pair after its wait_group 0 (mainloop()). */
-template <int N, bool ODD, bool FIRST, int MB>
-__device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a)[2][MB][4], uint32_t (&sw)[MB][2],
+ * 128 k in the even stage (produce_pp()). Group q of the block (two a k block, four a pair: local
+ * index j = 2 ODD + q) decodes the four words of the lane's rows through their scale group's tables
+ * (k3_wgf8_table_s() with the rows' floor constants kc, k3_wgf8_decode7()) into register set j % S
+ * and issues one E4M3 MMA of k 32 an m64 block, reading k step j of the even stage's token tile
+ * (descriptor dx). A set is rewritten after wait_group S - 1 has retired the group that read it
+ * (none in the tile's first pair, FP, for j < S): S = 4 sets (16 registers each, as many as
+ * wide2rq's two BF16 sets) keep three groups in flight while the next is decoded; S = 2 one.
+ * The even stage is read until the pair's last group retires: the previous pair's two stages
+ * (rel: its odd one, rel2: its even one) are released by this pair's group j = S - 1, after the
+ * wait that retires the previous pair's last group; the tile's last pair after its wait_group 0
+ * (mainloop()). */
+template <int N, bool ODD, bool FP, int S, int MB>
+__device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a)[S][MB][4], uint32_t (&sw)[MB][2],
 					  const uint32_t (&kc)[MB][2][2], const unsigned char *st, uint64_t dx,
 					  uint64_t *rel, uint64_t *rel2, int wr0, int lane)
 {
+	static_assert(S == 2 || S == 4, "register sets: a k block pair's groups in whole rounds");
 	if constexpr (!ODD)
 		rq_scale_words<TT, MB>(sw, st, wr0, lane);
 #pragma unroll
 	for (int q = 0; q < 2; q++) {
+		const int j = (ODD ? 2 : 0) + q; /* the group in the pair */
 		uint32_t w[2][MB];
 		rq_load<TT, 2, MB>(w, st, 2 * q, wr0, lane);
-		if constexpr (!FIRST)
-			k3_wgmma_wait<1>(); /* the group two back, which read set q, has completed */
-		if constexpr (!ODD && !FIRST) {
-			if (q == 1) { /* the previous pair's groups all retired: both its stages are read */
-				release<false>(rel);
-				release<false>(rel2);
-			}
+		if (!(FP && j < S))
+			k3_wgmma_wait<S - 1>(); /* the group S back, which read set j % S, has completed */
+		if (!FP && j == S - 1) { /* the previous pair's groups all retired: both its stages are read */
+			release<false>(rel);
+			release<false>(rel2);
 		}
-		const uint32_t sb = (ODD ? 2u : 0u) + (uint32_t)q; /* the scale byte of this k step */
+		uint32_t(&r)[MB][4] = a[j % S];
+		const uint32_t sb = (uint32_t)j; /* the scale byte of this k step */
 #pragma unroll
 		for (int mb = 0; mb < MB; mb++) {
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
 				uint32_t tlo, thi;
 				k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + sb), kc[mb][h][0], kc[mb][h][1], &tlo, &thi);
-				k3_wgf8_decode7(w[h][mb], tlo, thi, &a[q][mb][h], &a[q][mb][2 + h]);
+				k3_wgf8_decode7(w[h][mb], tlo, thi, &r[mb][h], &r[mb][2 + h]);
 			}
 		}
 		k3_wgmma_fence();
-		const uint64_t desc = dx + (uint64_t)(2 * (2 * (ODD ? 1 : 0) + q)); /* + 32 bytes a k step */
+		const uint64_t desc = dx + (uint64_t)(2 * j); /* + 32 bytes a k step */
 #pragma unroll
 		for (int mb = 0; mb < MB; mb++)
-			k3_wgmma_rs8<N>(acc[mb], a[q][mb], desc);
+			k3_wgmma_rs8<N>(acc[mb], r[mb], desc);
 		k3_wgmma_commit();
 	}
 }
@@ -1265,10 +1270,14 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 	for (int mb = 0; mb < MB; mb++)
 		pin_acc<N>(acc[mb]);
 	if constexpr (C::RS && (XV & XV_F8)) {
-		/* XV_F8: the FP8 kernel's k loop (f8_kblock()); nkb even (K % 128 == 0). The floor
-		 * constants of the lane's rows (n0 + wr0 + 64 mb + g + 8 h; a warp's 16 rows are all
-		 * below N or all past it, whose tiles are zeros). */
+		/* XV_F8: the FP8 kernel's k loop (f8_kblock(); S register sets: XV_F8S2 2, else 4); nkb
+		 * even (K % 128 == 0). The floor constants of the lane's rows (n0 + wr0 + 64 mb + g + 8 h;
+		 * a warp's 16 rows are all below N or all past it, whose tiles are zeros). The odd
+		 * stage's wait has no proxy fence: its only reads are the weight words (generic loads of
+		 * the tensor copy's bytes, which the barrier's completion makes visible); the even
+		 * stage's fence covers the token rows the pair's MMAs read. */
 		static_assert((XV & XV_RQ) && (XV & XV_PP) && TTV == TT && MB == 2, "XV_F8: on wide2rqp's 128-token tiles");
+		constexpr int S = (XV & XV_F8S2) ? 2 : 4;
 		constexpr uint64_t DSTAGE = C::STAGE / 16;
 		uint32_t kc[MB][2][2];
 #pragma unroll
@@ -1281,32 +1290,33 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 				kc[mb][h][0] = k3_wgf8_klo(f), kc[mb][h][1] = k3_wgf8_khi(f);
 			}
 		}
-		uint32_t a[2][MB][4];
+		uint32_t a[S][MB][4];
 		uint32_t sw[MB][2];
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
 		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
 		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
 		rq_ready(full, s, ph);
 		int se = s; /* the pair's even stage */
-		f8_kblock<N, false, true>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE, nullptr,
-					  nullptr, wr0, lane);
+		f8_kblock<N, false, true, S>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE, nullptr,
+					     nullptr, wr0, lane);
 		rq_advance<C::STAGES>(s, ph);
-		rq_ready(full, s, ph);
+		wait_or_trap(&full[s], ph);
 		int so = s; /* its odd stage */
-		f8_kblock<N, true, false>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)se * DSTAGE, nullptr,
-					  nullptr, wr0, lane);
+		f8_kblock<N, true, true, S>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)se * DSTAGE, nullptr,
+					    nullptr, wr0, lane);
 		rq_advance<C::STAGES>(s, ph);
 #pragma unroll 1
 		for (int kb = 2; kb < nkb; kb += 2) {
+			const int pse = se, pso = so; /* the previous pair's stages */
 			rq_ready(full, s, ph);
-			f8_kblock<N, false, false>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
-						   &empty[so], &empty[se], wr0, lane);
 			se = s;
+			f8_kblock<N, false, false, S>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
+						      &empty[pso], &empty[pse], wr0, lane);
 			rq_advance<C::STAGES>(s, ph);
-			rq_ready(full, s, ph);
-			f8_kblock<N, true, false>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)se * DSTAGE,
-						  nullptr, nullptr, wr0, lane);
+			wait_or_trap(&full[s], ph);
 			so = s;
+			f8_kblock<N, true, false, S>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)se * DSTAGE,
+						     &empty[pso], &empty[pse], wr0, lane);
 			rq_advance<C::STAGES>(s, ph);
 		}
 		k3_wgmma_wait<0>();
@@ -1917,13 +1927,28 @@ int launch_diag(const params &p, const tmaps &tmw, enum k3_epilogue epi, int gri
 /* The FP8 kernel (XV_F8, "wide2f8"; f8_kblock()): E4M3 activations with a scale a row, the weights
  * in the FP8-word tile layout; wide2rqp's 128-token tiles and token copies (produce_pp(), gathered
  * or not), one epilogue a kernel; GLU (through tanh.approx) and SCALE only. */
-int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+template <int XE>
+int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
-	constexpr int X = XV_ONE | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_F8;
+	constexpr int X = XV_ONE | XV_RS1 | XV_LEAN | XV_RP | XV_RQ | XV_PP | XV_F8 | XE;
 	if (epi == K3_EPI_GLU)
 		return launch<true, true, false, K3_EPI_GLU, TT, true, X | XV_FGLU>(p, tmw, grid, 1, s);
 	if (epi == K3_EPI_SCALE)
 		return launch<true, true, false, K3_EPI_SCALE, TT, true, X>(p, tmw, grid, 1, s);
+	return -EINVAL;
+}
+
+/* K3_GEMM_F8_SETS (read per call): the FP8 kernel's A register sets (f8_kblock()): unset, empty or
+ * "4": 4 (the default); "2": 2 (round 04q's first form, XV_F8S2); another value: -EINVAL, the
+ * choices on stderr. */
+int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
+{
+	const char *e = getenv("K3_GEMM_F8_SETS");
+	if (!e || !*e || !strcmp(e, "4"))
+		return launch_f8x<0>(p, tmw, epi, grid, s);
+	if (!strcmp(e, "2"))
+		return launch_f8x<XV_F8S2>(p, tmw, epi, grid, s);
+	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 4 2\n", e);
 	return -EINVAL;
 }
 

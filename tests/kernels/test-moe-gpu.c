@@ -1446,8 +1446,8 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
  * weights. Small (compute-sanitizer runs: *e4m3*): groups of 1 .. 100 rows and of 300 (three
  * 128-token tiles, the last of 44), one empty; GLU gathered, SCALE scattered and in place; K 256
  * (two k-block pairs: the even stage's tokens read by the odd k block, the releases of a pair) and
- * 640 (five pairs), N 256 and 384 (a weight tile half past N). Where the operands cannot go:
- * -EINVAL. */
+ * 640 (five pairs), N 256 and 384 (a weight tile half past N); with 4 register sets (the default)
+ * and 2 (K3_GEMM_F8_SETS=2). Where the operands cannot go: -EINVAL. */
 static void test_gemm_wgmma_e4m3(void **unused)
 {
 	(void)unused;
@@ -1457,16 +1457,19 @@ static void test_gemm_wgmma_e4m3(void **unused)
 	}
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
 	static const int Ns[2] = { 256, 384 }, Ks[2] = { 256, 640 };
-	for (int v = 0; v < 2; v++) {
-		struct wmat w = wmat_rand(4, Ns[v], Ks[v], K3_W_MXFP4, 0.1);
+	for (int v = 0; v < 4; v++) {
+		/* K3_GEMM_F8_SETS: 4 register sets (the default), then 2 */
+		if (v >= 2)
+			setenv("K3_GEMM_F8_SETS", "2", 1);
+		struct wmat w = wmat_rand(4, Ns[v % 2], Ks[v % 2], K3_W_MXFP4, 0.1);
 		assert_non_null(w.packedf8);
 		for (int m = 0; m < 2; m++) {
 			const int32_t *counts = m ? many : few;
-			const struct gemm_case g = { .N = Ns[v], .K = Ks[v], .n_groups = 4, .counts = counts, .a_rows = 400,
+			const struct gemm_case g = { .N = w.N, .K = w.K, .n_groups = 4, .counts = counts, .a_rows = 400,
 						     .dt = K3_W_MXFP4, .path = K3_GEMM_TILED_WGMMA, .e4m3 = true };
-			const struct gemm_case sc = { .N = Ns[v], .K = Ks[v], .n_groups = 4, .counts = counts,
+			const struct gemm_case sc = { .N = w.N, .K = w.K, .n_groups = 4, .counts = counts,
 						      .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .scatter = true, .e4m3 = true };
-			const struct gemm_case sp = { .N = Ns[v], .K = Ks[v], .n_groups = 4, .counts = counts,
+			const struct gemm_case sp = { .N = w.N, .K = w.K, .n_groups = 4, .counts = counts,
 						      .dt = K3_W_MXFP4, .path = K3_GEMM_TILED, .e4m3 = true };
 			run_gemm_path(&g, K3_EPI_GLU, &w, g.path);
 			run_gemm_path(&sc, K3_EPI_SCALE, &w, sc.path);
@@ -1501,9 +1504,16 @@ static void test_gemm_wgmma_e4m3(void **unused)
 		b = a, b.out_e4m3 = q, b.a_dtype = K3_A_BF16, b.a = (const uint16_t *)out; /* out_e4m3: the FP8 kernel's */
 		assert_int_equal(k3_gemm(&b, 0), -EINVAL);
 		assert_true(k3_gemm_glu_e4m3_mul(0.0f, 25.0f) == 0.0f && k3_gemm_glu_e4m3_mul(1.0f, 1.0f) == 256.0f);
+		setenv("K3_GEMM_F8_SETS", "3", 1); /* not a choice: -EINVAL, nothing launched */
+		assert_int_equal(k3_gemm(&a, 0), -EINVAL);
+		if (v >= 2)
+			setenv("K3_GEMM_F8_SETS", "2", 1);
+		else
+			unsetenv("K3_GEMM_F8_SETS");
 		cudaFree(off), cudaFree(q), cudaFree(qs), cudaFree(out);
 		wmat_release(&w);
 	}
+	unsetenv("K3_GEMM_F8_SETS");
 }
 
 /* The FP8 kernel at K3's expert shapes: w13 (GLU, gathered; K 3584) and w2 (SCALE; K 3072), groups
