@@ -1191,8 +1191,9 @@ __device__ __forceinline__ void rq_ready(uint64_t *full, int s, uint32_t ph)
  * (k3_wgf8_table_s() with the rows' floor constants kc, k3_wgf8_decode7()) into register set j % S
  * and issues one E4M3 MMA of k 32 an m64 block, reading k step j of the even stage's token tile
  * (descriptor dx). A set is rewritten after wait_group S - 1 has retired the group that read it
- * (none in the tile's first pair, FP, for j < S): S = 4 sets (16 registers each, as many as
- * wide2rq's two BF16 sets) keep three groups in flight while the next is decoded; S = 2 one.
+ * (none in the tile's first pair, FP, for j < S): S = 2 (the default) keeps one group in flight
+ * while the next is decoded; S = 4 (16 registers a set, as many as wide2rq's two BF16 sets) would
+ * keep three, but ptxas serializes its MMAs (C7513) and it ran slower (launch_f8()).
  * The even stage is read until the pair's last group retires: the previous pair's two stages
  * (rel: its odd one, rel2: its even one) are released by this pair's group j = S - 1, after the
  * wait that retires the previous pair's last group; the tile's last pair after its wait_group 0
@@ -1939,16 +1940,17 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 }
 
 /* K3_GEMM_F8_SETS (read per call): the FP8 kernel's A register sets (f8_kblock()): unset, empty or
- * "4": 4 (the default); "2": 2 (round 04q's first form, XV_F8S2); another value: -EINVAL, the
- * choices on stderr. */
+ * "2": 2 (the default, XV_F8S2); "4": 4 (opt-in: ptxas serializes its MMAs, C7513, and at T = 4K
+ * it ran w13 8-11 % slower than 2 sets in the same process, bench/results/k3-kernels-h200-
+ * 2026-12-04q, call 2); another value: -EINVAL, the choices on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	const char *e = getenv("K3_GEMM_F8_SETS");
-	if (!e || !*e || !strcmp(e, "4"))
-		return launch_f8x<0>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "2"))
+	if (!e || !*e || !strcmp(e, "2"))
 		return launch_f8x<XV_F8S2>(p, tmw, epi, grid, s);
-	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 4 2\n", e);
+	if (!strcmp(e, "4"))
+		return launch_f8x<0>(p, tmw, epi, grid, s);
+	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4\n", e);
 	return -EINVAL;
 }
 

@@ -1446,8 +1446,8 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
  * weights. Small (compute-sanitizer runs: *e4m3*): groups of 1 .. 100 rows and of 300 (three
  * 128-token tiles, the last of 44), one empty; GLU gathered, SCALE scattered and in place; K 256
  * (two k-block pairs: the even stage's tokens read by the odd k block, the releases of a pair) and
- * 640 (five pairs), N 256 and 384 (a weight tile half past N); with 4 register sets (the default)
- * and 2 (K3_GEMM_F8_SETS=2). Where the operands cannot go: -EINVAL. */
+ * 640 (five pairs), N 256 and 384 (a weight tile half past N); with 2 register sets (the default)
+ * and 4 (K3_GEMM_F8_SETS=4). Where the operands cannot go: -EINVAL. */
 static void test_gemm_wgmma_e4m3(void **unused)
 {
 	(void)unused;
@@ -1458,9 +1458,9 @@ static void test_gemm_wgmma_e4m3(void **unused)
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
 	static const int Ns[2] = { 256, 384 }, Ks[2] = { 256, 640 };
 	for (int v = 0; v < 4; v++) {
-		/* K3_GEMM_F8_SETS: 4 register sets (the default), then 2 */
+		/* K3_GEMM_F8_SETS: 2 register sets (the default), then 4 */
 		if (v >= 2)
-			setenv("K3_GEMM_F8_SETS", "2", 1);
+			setenv("K3_GEMM_F8_SETS", "4", 1);
 		struct wmat w = wmat_rand(4, Ns[v % 2], Ks[v % 2], K3_W_MXFP4, 0.1);
 		assert_non_null(w.packedf8);
 		for (int m = 0; m < 2; m++) {
@@ -1507,7 +1507,7 @@ static void test_gemm_wgmma_e4m3(void **unused)
 		setenv("K3_GEMM_F8_SETS", "3", 1); /* not a choice: -EINVAL, nothing launched */
 		assert_int_equal(k3_gemm(&a, 0), -EINVAL);
 		if (v >= 2)
-			setenv("K3_GEMM_F8_SETS", "2", 1);
+			setenv("K3_GEMM_F8_SETS", "4", 1);
 		else
 			unsetenv("K3_GEMM_F8_SETS");
 		cudaFree(off), cudaFree(q), cudaFree(qs), cudaFree(out);
