@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The operands of FP8 MMAs on MXFP4 expert weights (issue 17, round 04p; see k3_gemm.h and
- * bench/results/k3-kernels-h200-2026-12-04p/README.md). The grouped wgmma kernel that reads them is
- * not built yet; its k loop was measured with wide2rqp's stages ("diag-rqp-fp8", k3_gemm_wg.cu).
+ * bench/results/k3-kernels-h200-2026-12-04p/README.md). The grouped wgmma kernel that reads them
+ * (round 04q, bench/results/k3-kernels-h200-2026-12-04q/README.md): k3_gemm_wg.cu's XV_F8,
+ * f8_kblock(), selected by k3_gemm_args.a_dtype = K3_A_E4M3_ROW.
  *
  *  - Weights: the FP8-word tile layout (k3_gemm_wg_rp.cuh, k3_wgf8_*): the byte positions of the
  *    BF16 tile layout (k3_wgrp_word(): a lane's 16 bytes of a 16-row x 64-k block, word ks of
