@@ -115,6 +115,18 @@ for n in NS:
          "wgmma.mma_async.sync.aligned.m64n%dk32.f32.e4m3.e4m3" % n, nd,
          "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, 1, 1, 1;\\n" % (nd, nd + 1, nd + 2, nd + 3, nd + 4), RS_IN)
 
+# FP8 with A from shared memory (K-major, any layout its descriptor names): k3_wgmma_ss8<N>.
+print("""/* k3_wgmma_ss8<N>(d, desc_a, desc_b): as k3_wgmma_rs8 with A (64 x 32, E4M3, K-major) in shared
+ * memory through its descriptor. */
+template <int N>
+__device__ __forceinline__ void k3_wgmma_ss8(float (&d)[64], uint64_t desc_a, uint64_t desc_b);
+""")
+for n in NS:
+    nd = n // 2
+    emit("__device__ __forceinline__ void k3_wgmma_ss8<%d>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)" % n,
+         "wgmma.mma_async.sync.aligned.m64n%dk32.f32.e4m3.e4m3" % n, nd,
+         "}, %%%d, %%%d, 1, 1, 1;\\n" % (nd, nd + 1), SS_IN)
+
 print("""/* Keeps the compiler from moving accumulators across the asynchronous MMAs (wide forms). */
 template <int N>
 __device__ __forceinline__ void k3_wgmma_pinw(float (&d)[N / 2])
@@ -159,6 +171,16 @@ __device__ __forceinline__ uint64_t k3_wgmma_desc_sw128(uint32_t smem_addr)
 {
 	return (uint64_t)((smem_addr & 0x3ffffu) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
 	       ((uint64_t)1 << 62);
+}
+
+/* Shared-memory matrix descriptor of a K-major tile without swizzle (the interleaved layout):
+ * core matrices of 8 rows x 16 bytes (128 contiguous bytes, row r at 16 r), lbo bytes between
+ * core matrices next in k, sbo bytes between those next in rows (both multiples of 16), layout
+ * type 0. */
+__device__ __forceinline__ uint64_t k3_wgmma_desc_plain(uint32_t smem_addr, uint32_t lbo, uint32_t sbo)
+{
+	return (uint64_t)((smem_addr & 0x3ffffu) >> 4) | ((uint64_t)((lbo >> 4) & 0x3fffu) << 16) |
+	       ((uint64_t)((sbo >> 4) & 0x3fffu) << 32);
 }
 
 } // namespace

@@ -1578,6 +1578,139 @@ __device__ __forceinline__ void k3_wgmma_rs8<128>(float (&d)[64], const uint32_t
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
 }
 
+/* k3_wgmma_ss8<N>(d, desc_a, desc_b): as k3_wgmma_rs8 with A (64 x 32, E4M3, K-major) in shared
+ * memory through its descriptor. */
+template <int N>
+__device__ __forceinline__ void k3_wgmma_ss8(float (&d)[64], uint64_t desc_a, uint64_t desc_b);
+
+template <>
+__device__ __forceinline__ void k3_wgmma_ss8<16>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
+		     "{"
+		     "%0, %1, %2, %3, %4, %5, %6, %7"
+		     "}, %8, %9, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+		     : "l"(desc_a), "l"(desc_b));
+}
+
+template <>
+__device__ __forceinline__ void k3_wgmma_ss8<32>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
+		     "{"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+		     "}, %16, %17, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+		     : "l"(desc_a), "l"(desc_b));
+}
+
+template <>
+__device__ __forceinline__ void k3_wgmma_ss8<48>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n48k32.f32.e4m3.e4m3 "
+		     "{"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23"
+		     "}, %24, %25, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+		     : "l"(desc_a), "l"(desc_b));
+}
+
+template <>
+__device__ __forceinline__ void k3_wgmma_ss8<64>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+		     "{"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+		     "}, %32, %33, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		     : "l"(desc_a), "l"(desc_b));
+}
+
+template <>
+__device__ __forceinline__ void k3_wgmma_ss8<80>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n80k32.f32.e4m3.e4m3 "
+		     "{"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39"
+		     "}, %40, %41, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+		     : "l"(desc_a), "l"(desc_b));
+}
+
+template <>
+__device__ __forceinline__ void k3_wgmma_ss8<96>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3 "
+		     "{"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
+		     "}, %48, %49, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+		     : "l"(desc_a), "l"(desc_b));
+}
+
+template <>
+__device__ __forceinline__ void k3_wgmma_ss8<112>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n112k32.f32.e4m3.e4m3 "
+		     "{"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+		     "%48, %49, %50, %51, %52, %53, %54, %55"
+		     "}, %56, %57, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+		     : "l"(desc_a), "l"(desc_b));
+}
+
+template <>
+__device__ __forceinline__ void k3_wgmma_ss8<128>(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+		     "{"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+		     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+		     "}, %64, %65, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+		     : "l"(desc_a), "l"(desc_b));
+}
+
 /* Keeps the compiler from moving accumulators across the asynchronous MMAs (wide forms). */
 template <int N>
 __device__ __forceinline__ void k3_wgmma_pinw(float (&d)[N / 2])
@@ -1621,6 +1754,16 @@ __device__ __forceinline__ uint64_t k3_wgmma_desc_sw128(uint32_t smem_addr)
 {
 	return (uint64_t)((smem_addr & 0x3ffffu) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
 	       ((uint64_t)1 << 62);
+}
+
+/* Shared-memory matrix descriptor of a K-major tile without swizzle (the interleaved layout):
+ * core matrices of 8 rows x 16 bytes (128 contiguous bytes, row r at 16 r), lbo bytes between
+ * core matrices next in k, sbo bytes between those next in rows (both multiples of 16), layout
+ * type 0. */
+__device__ __forceinline__ uint64_t k3_wgmma_desc_plain(uint32_t smem_addr, uint32_t lbo, uint32_t sbo)
+{
+	return (uint64_t)((smem_addr & 0x3ffffu) >> 4) | ((uint64_t)((lbo >> 4) & 0x3fffu) << 16) |
+	       ((uint64_t)((sbo >> 4) & 0x3fffu) << 32);
 }
 
 } // namespace

@@ -119,7 +119,7 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
-	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288
+	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1237,6 +1237,82 @@ __device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a
 	}
 }
 
+/* XV_F8M (the FP8 kernel with A in shared memory, "wide2f8m"; 2026-12-04s, opt-in): f8_kblock()'s
+ * group with the decoded E4M3 fragments stored into a slot of the warpgroup's own ring of D in
+ * shared memory (f8m_slots()) and the MMAs reading A from there (k3_wgmma_ss8), so that D - 1
+ * groups stay in flight while the next is decoded without any register an MMA in flight reads
+ * being written (ptxas serialized f8_kblock()'s four register sets, C7513). A slot is the group's
+ * two m64 blocks of 64 rows x 32 bytes, each in the interleaved K-major layout (core matrix of 8
+ * rows x 16 bytes at 256 (r / 8) + 128 (k / 16)): lane (g, t) of warp w stores its fragment words
+ * a0 .. a3 (rows 16 w + g, + 8; k 4t .. and 16 + 4t ..) as four 4-byte stores, a warp's 32 lanes
+ * one 128-byte core matrix each (no bank conflict). Group j = 2 ODD + q of the pair uses slot
+ * j % D; it is rewritten after wait_group D - 1 retired the group D back that read it; the stores
+ * reach the MMAs' async proxy by each thread's proxy fence and the warpgroup's named barrier. The
+ * stages as f8_kblock()'s, released by the pair's group D - 1 (D = 4: one pair in flight, so the
+ * previous pair's stages are held until the current pair's last group is issued). */
+template <int D>
+__device__ __forceinline__ uint32_t f8m_slots(unsigned char *sm, int stage_bytes)
+{
+	/* The X regions (16 KB, offset 0) of odd stages 1 and 3: the F8 producer never writes an odd
+	 * stage's token bytes (produce_pp()), so they are the consumers' own; warpgroup c takes stage
+	 * 2 c + 1's. */
+	static_assert(D * 4096 <= TT * KB * 2, "the slots in an odd stage's token region");
+	const int c = (int)threadIdx.x / 128 - 1;
+	return k3_smem_u32(sm + (size_t)(2 * c + 1) * (size_t)stage_bytes);
+}
+
+template <int N, bool ODD, bool FP, int D, int MB>
+__device__ __forceinline__ void f8m_kblock(float (&acc)[MB][TT / 2], uint32_t (&sw)[MB][2], const uint32_t (&kc)[MB][2][2],
+					   const unsigned char *st, uint64_t dx, uint32_t slots, uint32_t soff, uint64_t *rel,
+					   uint64_t *rel2, int wr0, int lane)
+{
+	static_assert(D == 2 || D == 4, "slots: a k block pair's groups in whole rounds");
+	static_assert(MB == 2, "a slot holds two m64 blocks");
+	if constexpr (!ODD)
+		rq_scale_words<TT, MB>(sw, st, wr0, lane);
+	const int bar = 1 + ((int)threadIdx.x / 128 - 1);
+#pragma unroll
+	for (int q = 0; q < 2; q++) {
+		const int j = (ODD ? 2 : 0) + q; /* the group in the pair */
+		uint32_t w[2][MB];
+		rq_load<TT, 2, MB>(w, st, 2 * q, wr0, lane);
+		uint32_t r[MB][4];
+		const uint32_t sb = (uint32_t)j; /* the scale byte of this k step */
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				uint32_t tlo, thi;
+				k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + sb), kc[mb][h][0], kc[mb][h][1], &tlo, &thi);
+				k3_wgf8_decode7(w[h][mb], tlo, thi, &r[mb][h], &r[mb][2 + h]);
+			}
+		}
+		if (!(FP && j < D))
+			k3_wgmma_wait<D - 1>(); /* the group D back, which read slot j % D, has completed */
+		if (!FP && j == D - 1) { /* the previous pair's groups all retired: both its stages are read */
+			release<false>(rel);
+			release<false>(rel2);
+		}
+		const uint32_t sl = slots + (uint32_t)((j % D) * 4096);
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+			for (int i = 0; i < 4; i++) /* a0 .. a3: rows + 8 (i odd), k + 16 (i >= 2) */
+				asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(sl + soff + (uint32_t)(mb * 2048 + (i & 1) * 256 +
+											   (i >> 1) * 128)),
+					     "r"(r[mb][i])
+					     : "memory");
+		k3_fence_proxy_async();
+		k3_named_sync(bar, 128);
+		k3_wgmma_fence();
+		const uint64_t desc = dx + (uint64_t)(2 * j); /* + 32 bytes a k step */
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++)
+			k3_wgmma_ss8<N>(acc[mb], k3_wgmma_desc_plain(sl + (uint32_t)(mb * 2048), 128, 256), desc);
+		k3_wgmma_commit();
+	}
+}
+
 /* d[0 .. N / 2) pinned (the wide kernel: only the accumulators an MMA of N tokens writes stay
  * live in its tiles). */
 template <int N, int L>
@@ -1278,7 +1354,8 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		 * the tensor copy's bytes, which the barrier's completion makes visible); the even
 		 * stage's fence covers the token rows the pair's MMAs read. */
 		static_assert((XV & XV_RQ) && (XV & XV_PP) && TTV == TT && MB == 2, "XV_F8: on wide2rqp's 128-token tiles");
-		constexpr int S = (XV & XV_F8S2) ? 2 : 4;
+		constexpr int S = (XV & XV_F8S2) ? 2 : 4; /* register sets, or XV_F8M's slots */
+		constexpr bool M = (XV & XV_F8M) != 0;
 		constexpr uint64_t DSTAGE = C::STAGE / 16;
 		uint32_t kc[MB][2][2];
 #pragma unroll
@@ -1291,33 +1368,43 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 				kc[mb][h][0] = k3_wgf8_klo(f), kc[mb][h][1] = k3_wgf8_khi(f);
 			}
 		}
-		uint32_t a[S][MB][4];
+		uint32_t a[S][MB][4]; /* (XV_F8M: unused) */
 		uint32_t sw[MB][2];
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
 		uint32_t ph = ((unsigned)it / (unsigned)C::STAGES) & 1u;
 		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
+		/* XV_F8M: this warpgroup's slots and this thread's place in a slot's m64 block */
+		const uint32_t slots = M ? f8m_slots<S>(sm, C::STAGE) : 0u;
+		const uint32_t soff = (uint32_t)((((int)threadIdx.x >> 5) & 3) * 512 + (lane >> 2) * 16 + (lane & 3) * 4);
+		auto kblk = [&](auto odd, auto fp, int st, int sx, uint64_t *rel, uint64_t *rel2) {
+			constexpr bool O = decltype(odd)::value, F = decltype(fp)::value;
+			if constexpr (M)
+				f8m_kblock<N, O, F, S>(acc, sw, kc, sm + (size_t)st * C::STAGE, dsm + (uint64_t)sx * DSTAGE,
+						       slots, soff, rel, rel2, wr0, lane);
+			else
+				f8_kblock<N, O, F, S>(acc, a, sw, kc, sm + (size_t)st * C::STAGE, dsm + (uint64_t)sx * DSTAGE,
+						      rel, rel2, wr0, lane);
+		};
+		using T_ = std::true_type;
+		using F_ = std::false_type;
 		rq_ready(full, s, ph);
 		int se = s; /* the pair's even stage */
-		f8_kblock<N, false, true, S>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE, nullptr,
-					     nullptr, wr0, lane);
+		kblk(F_{}, T_{}, s, s, nullptr, nullptr);
 		rq_advance<C::STAGES>(s, ph);
 		wait_or_trap(&full[s], ph);
 		int so = s; /* its odd stage */
-		f8_kblock<N, true, true, S>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)se * DSTAGE, nullptr,
-					    nullptr, wr0, lane);
+		kblk(T_{}, T_{}, s, se, nullptr, nullptr);
 		rq_advance<C::STAGES>(s, ph);
 #pragma unroll 1
 		for (int kb = 2; kb < nkb; kb += 2) {
 			const int pse = se, pso = so; /* the previous pair's stages */
 			rq_ready(full, s, ph);
 			se = s;
-			f8_kblock<N, false, false, S>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)s * DSTAGE,
-						      &empty[pso], &empty[pse], wr0, lane);
+			kblk(F_{}, F_{}, s, s, &empty[pso], &empty[pse]);
 			rq_advance<C::STAGES>(s, ph);
 			wait_or_trap(&full[s], ph);
 			so = s;
-			f8_kblock<N, true, false, S>(acc, a, sw, kc, sm + (size_t)s * C::STAGE, dsm + (uint64_t)se * DSTAGE,
-						     &empty[pso], &empty[pse], wr0, lane);
+			kblk(T_{}, F_{}, s, se, &empty[pso], &empty[pse]);
 			rq_advance<C::STAGES>(s, ph);
 		}
 		k3_wgmma_wait<0>();
@@ -1942,7 +2029,8 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 /* K3_GEMM_F8_SETS (read per call): the FP8 kernel's A register sets (f8_kblock()): unset, empty or
  * "2": 2 (the default, XV_F8S2); "4": 4 (opt-in: ptxas serializes its MMAs, C7513, and at T = 4K
  * it ran w13 8-11 % slower than 2 sets in the same process, bench/results/k3-kernels-h200-
- * 2026-12-04q, call 2); another value: -EINVAL, the choices on stderr. */
+ * 2026-12-04q, call 2); "m4" / "m2": A through 4 / 2 slots in shared memory (XV_F8M,
+ * f8m_kblock(); opt-in); another value: -EINVAL, the choices on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	const char *e = getenv("K3_GEMM_F8_SETS");
@@ -1950,7 +2038,11 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 		return launch_f8x<XV_F8S2>(p, tmw, epi, grid, s);
 	if (!strcmp(e, "4"))
 		return launch_f8x<0>(p, tmw, epi, grid, s);
-	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4\n", e);
+	if (!strcmp(e, "m4"))
+		return launch_f8x<XV_F8M>(p, tmw, epi, grid, s);
+	if (!strcmp(e, "m2"))
+		return launch_f8x<XV_F8M | XV_F8S2>(p, tmw, epi, grid, s);
+	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4 m2 m4\n", e);
 	return -EINVAL;
 }
 

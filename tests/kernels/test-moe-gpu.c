@@ -379,6 +379,8 @@ static struct fp8_allow fp8_allowance(const struct moe_ref_gemm *ref, int64_t a_
 /* Where set: each wgmma case also runs under this kernel name (K3_GEMM_WG_KERNEL), whose outputs
  * must equal the case's bit for bit (wide2rq's leaner k loop against wide2rp's). */
 static const char *same_as_kernel;
+/* The FP8 kernel's outputs bit for bit those of its default (K3_GEMM_F8_SETS unset) where set. */
+static bool same_as_f8_default;
 
 static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w,
 			  enum k3_gemm_path path_arg)
@@ -528,6 +530,26 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		for (size_t i = 0; i < (size_t)rows * width; i++)
 			diff += memcmp(&out.h[i], &out2.h[i], sizeof(double)) != 0;
 		print_message("  bit for bit against %s: %zu of %lld outputs differ\n", same_as_kernel, diff,
+			      (long long)rows * width);
+		assert_int_equal(diff, 0);
+		gt_bf16_release(&out2);
+	}
+	if (same_as_f8_default && c->e4m3 && path == K3_GEMM_TILED_WGMMA) {
+		const char *cur = getenv("K3_GEMM_F8_SETS");
+		char *saved = cur ? strdup(cur) : NULL;
+		struct gt_bf16 out2 = gt_bf16_out((size_t)rows * width);
+		struct k3_gemm_args b = a;
+		b.out = out2.d;
+		unsetenv("K3_GEMM_F8_SETS");
+		KERNEL_OK(k3_gemm(&b, 0));
+		gt_bf16_read(&out2);
+		if (saved)
+			setenv("K3_GEMM_F8_SETS", saved, 1);
+		free(saved);
+		size_t diff = 0;
+		for (size_t i = 0; i < (size_t)rows * width; i++)
+			diff += memcmp(&out.h[i], &out2.h[i], sizeof(double)) != 0;
+		print_message("  bit for bit against the default FP8 kernel: %zu of %lld outputs differ\n", diff,
 			      (long long)rows * width);
 		assert_int_equal(diff, 0);
 		gt_bf16_release(&out2);
@@ -1446,8 +1468,9 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
  * weights. Small (compute-sanitizer runs: *e4m3*): groups of 1 .. 100 rows and of 300 (three
  * 128-token tiles, the last of 44), one empty; GLU gathered, SCALE scattered and in place; K 256
  * (two k-block pairs: the even stage's tokens read by the odd k block, the releases of a pair) and
- * 640 (five pairs), N 256 and 384 (a weight tile half past N); with 2 register sets (the default)
- * and 4 (K3_GEMM_F8_SETS=4). Where the operands cannot go: -EINVAL. */
+ * 640 (five pairs), N 256 and 384 (a weight tile half past N); with 2 register sets (the default),
+ * 4 (K3_GEMM_F8_SETS=4), and A through 4 and 2 slots in shared memory (m4, m2: also bit for bit
+ * the default's outputs). Where the operands cannot go: -EINVAL. */
 static void test_gemm_wgmma_e4m3(void **unused)
 {
 	(void)unused;
@@ -1457,10 +1480,11 @@ static void test_gemm_wgmma_e4m3(void **unused)
 	}
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
 	static const int Ns[2] = { 256, 384 }, Ks[2] = { 256, 640 };
-	for (int v = 0; v < 4; v++) {
-		/* K3_GEMM_F8_SETS: 2 register sets (the default), then 4 */
-		if (v >= 2)
-			setenv("K3_GEMM_F8_SETS", "4", 1);
+	static const char *const sets[4] = { NULL, "4", "m4", "m2" }; /* K3_GEMM_F8_SETS (NULL: unset) */
+	for (int v = 0; v < 8; v++) {
+		if (sets[v / 2])
+			setenv("K3_GEMM_F8_SETS", sets[v / 2], 1);
+		same_as_f8_default = v >= 4;
 		struct wmat w = wmat_rand(4, Ns[v % 2], Ks[v % 2], K3_W_MXFP4, 0.1);
 		assert_non_null(w.packedf8);
 		for (int m = 0; m < 2; m++) {
@@ -1506,13 +1530,14 @@ static void test_gemm_wgmma_e4m3(void **unused)
 		assert_true(k3_gemm_glu_e4m3_mul(0.0f, 25.0f) == 0.0f && k3_gemm_glu_e4m3_mul(1.0f, 1.0f) == 256.0f);
 		setenv("K3_GEMM_F8_SETS", "3", 1); /* not a choice: -EINVAL, nothing launched */
 		assert_int_equal(k3_gemm(&a, 0), -EINVAL);
-		if (v >= 2)
-			setenv("K3_GEMM_F8_SETS", "4", 1);
+		if (sets[v / 2])
+			setenv("K3_GEMM_F8_SETS", sets[v / 2], 1);
 		else
 			unsetenv("K3_GEMM_F8_SETS");
 		cudaFree(off), cudaFree(q), cudaFree(qs), cudaFree(out);
 		wmat_release(&w);
 	}
+	same_as_f8_default = false;
 	unsetenv("K3_GEMM_F8_SETS");
 }
 
@@ -1529,12 +1554,19 @@ static void test_gemm_e4m3_k3_shapes(void **unused)
 	struct wmat w13 = wmat_rand(3, 2 * K3_EXPERT_INTER, K3_LATENT, K3_W_MXFP4, 0.05);
 	const struct gemm_case c13 = { .N = 2 * K3_EXPERT_INTER, .K = K3_LATENT, .n_groups = 3, .counts = k3c,
 				       .a_rows = 120, .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
-	run_gemm_path(&c13, K3_EPI_GLU, &w13, c13.path);
-	wmat_release(&w13);
 	struct wmat w2 = wmat_rand(3, K3_LATENT, K3_EXPERT_INTER, K3_W_MXFP4, 0.05);
 	const struct gemm_case c2 = { .N = K3_LATENT, .K = K3_EXPERT_INTER, .n_groups = 3, .counts = k3c,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
-	run_gemm_path(&c2, K3_EPI_SCALE, &w2, c2.path);
+	for (int m = 0; m < 2; m++) { /* the default, then A through shared memory (m4), bit for bit */
+		if (m)
+			setenv("K3_GEMM_F8_SETS", "m4", 1);
+		same_as_f8_default = m == 1;
+		run_gemm_path(&c13, K3_EPI_GLU, &w13, c13.path);
+		run_gemm_path(&c2, K3_EPI_SCALE, &w2, c2.path);
+	}
+	same_as_f8_default = false;
+	unsetenv("K3_GEMM_F8_SETS");
+	wmat_release(&w13);
 	wmat_release(&w2);
 }
 
