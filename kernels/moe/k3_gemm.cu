@@ -2948,10 +2948,10 @@ extern "C" float k3_gemm_glu_e4m3_mul(float beta_gate, float beta_up)
 	const double cap = (double)beta_gate * (double)beta_up;
 	if (!(beta_gate > 0.0f && beta_up > 0.0f && cap < 1e30))
 		return 0.0f;
-	float m = 1.0f; /* 2^e, e from -60 up: the largest with m cap <= 448 */
+	/* m = 2^e, the largest with m cap <= 448 (e clamped to -60 .. 60) */
 	int e = (int)floor(log2(448.0 / cap));
 	e = e < -60 ? -60 : e > 60 ? 60 : e;
-	m = ldexpf(1.0f, e);
+	const float m = ldexpf(1.0f, e);
 	return (double)m * cap <= 448.0 ? m : m * 0.5f;
 }
 

@@ -7,6 +7,8 @@
 #ifndef K3_KERNELS_MOE_K3_GEMM_INTERNAL_CUH
 #define K3_KERNELS_MOE_K3_GEMM_INTERNAL_CUH
 
+#include <cerrno>
+
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
@@ -54,6 +56,26 @@ int wg_launch(params &p, bool fp4, enum k3_epilogue epi, int sms, cudaStream_t s
  * launch, then disarmed. buf nullptr and ctas 0: disarm. 0 or -EINVAL. */
 int gemv_trace_arm(unsigned long long *buf, int64_t ctas);
 int gemv_trace_words();
+
+/* Runs launch(bad) (it enqueues kernels on `stream` that may set the device word `bad`, zeroed
+ * first, and returns their launch status), then waits for the stream: 0; -ERANGE where a kernel
+ * set the word; -EIO where the CUDA runtime failed; or launch()'s nonzero status. The repacks of
+ * k3_gemm_repack_wg() and k3_gemm_repack_wgf8() report an input they cannot encode so. */
+template <class F>
+int launch_flagged(cudaStream_t stream, F launch)
+{
+	unsigned int *bad = nullptr, host_bad = 0;
+	if (cudaMalloc(&bad, sizeof *bad) != cudaSuccess)
+		return -EIO;
+	int rc = cudaMemsetAsync(bad, 0, sizeof *bad, stream) == cudaSuccess ? 0 : -EIO;
+	if (rc == 0)
+		rc = launch(bad);
+	if (rc == 0 && (cudaMemcpyAsync(&host_bad, bad, sizeof host_bad, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+			cudaStreamSynchronize(stream) != cudaSuccess))
+		rc = -EIO;
+	cudaFree(bad);
+	return rc == 0 && host_bad ? -ERANGE : rc;
+}
 
 } // namespace k3gemm
 

@@ -119,7 +119,8 @@ static_assert(THREADS * 3 >= MOE_MAX_EXPERTS, "the chunk table is built 3 groups
 enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
-	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576
+	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576,
+	XV_F8K = 2097152
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1313,6 +1314,67 @@ __device__ __forceinline__ void f8m_kblock(float (&acc)[MB][TT / 2], uint32_t (&
 	}
 }
 
+/* XV_F8M | XV_F8K ("wide2f8m4k", K3_GEMM_F8_SETS=m4k; 2026-12-04s, opt-in): f8m_kblock() with 4
+ * slots a k block at a time: both groups' words by one 16-byte load an m64 block (rq_load16()),
+ * both decoded (twice the independent instructions between waits), then one wait_group 2 (the
+ * groups 4 back, which read the block's two slots, retired), one proxy fence and one named barrier
+ * for the two groups' stores, and the two groups' MMAs. The previous pair's stages are released in
+ * the odd block (whose wait retires that pair's last group). */
+template <int N, bool ODD, bool FP, int MB>
+__device__ __forceinline__ void f8mk_kblock(float (&acc)[MB][TT / 2], uint32_t (&sw)[MB][2], const uint32_t (&kc)[MB][2][2],
+					    const unsigned char *st, uint64_t dx, uint32_t slots, uint32_t soff, uint64_t *rel,
+					    uint64_t *rel2, int wr0, int lane)
+{
+	static_assert(MB == 2, "a slot holds two m64 blocks");
+	if constexpr (!ODD)
+		rq_scale_words<TT, MB>(sw, st, wr0, lane);
+	const int bar = 1 + ((int)threadIdx.x / 128 - 1);
+	uint32_t w[4][MB]; /* word 2 q + h: k step q of row g + 8 h */
+	rq_load16<TT, MB>(w, st, wr0, lane);
+	uint32_t r[2][MB][4];
+#pragma unroll
+	for (int q = 0; q < 2; q++)
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				uint32_t tlo, thi;
+				k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + (uint32_t)((ODD ? 2 : 0) + q)), kc[mb][h][0],
+						kc[mb][h][1], &tlo, &thi);
+				k3_wgf8_decode7(w[2 * q + h][mb], tlo, thi, &r[q][mb][h], &r[q][mb][2 + h]);
+			}
+	if constexpr (!FP) {
+		k3_wgmma_wait<2>(); /* the groups 4 back (slots 2 ODD, + 1) retired */
+		if constexpr (ODD) { /* the previous pair's last group among them: both its stages are read */
+			release<false>(rel);
+			release<false>(rel2);
+		}
+	}
+#pragma unroll
+	for (int q = 0; q < 2; q++)
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+			for (int i = 0; i < 4; i++)
+				asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(slots + soff +
+										(uint32_t)(((ODD ? 2 : 0) + q) * 4096 + mb * 2048 +
+											   (i & 1) * 256 + (i >> 1) * 128)),
+					     "r"(r[q][mb][i])
+					     : "memory");
+	k3_fence_proxy_async();
+	k3_named_sync(bar, 128);
+	k3_wgmma_fence();
+#pragma unroll
+	for (int q = 0; q < 2; q++) {
+		const int j = (ODD ? 2 : 0) + q;
+		const uint64_t desc = dx + (uint64_t)(2 * j);
+#pragma unroll
+		for (int mb = 0; mb < MB; mb++)
+			k3_wgmma_ss8<N>(acc[mb], k3_wgmma_desc_plain(slots + (uint32_t)(j * 4096 + mb * 2048), 128, 256), desc);
+		k3_wgmma_commit();
+	}
+}
+
 /* d[0 .. N / 2) pinned (the wide kernel: only the accumulators an MMA of N tokens writes stay
  * live in its tiles). */
 template <int N, int L>
@@ -1355,7 +1417,8 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		 * stage's fence covers the token rows the pair's MMAs read. */
 		static_assert((XV & XV_RQ) && (XV & XV_PP) && TTV == TT && MB == 2, "XV_F8: on wide2rqp's 128-token tiles");
 		constexpr int S = (XV & XV_F8S2) ? 2 : 4; /* register sets, or XV_F8M's slots */
-		constexpr bool M = (XV & XV_F8M) != 0;
+		constexpr bool M = (XV & XV_F8M) != 0, K2 = (XV & XV_F8K) != 0;
+		static_assert(!K2 || (M && S == 4), "XV_F8K: XV_F8M's 4 slots");
 		constexpr uint64_t DSTAGE = C::STAGE / 16;
 		uint32_t kc[MB][2][2];
 #pragma unroll
@@ -1378,7 +1441,10 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		const uint32_t soff = (uint32_t)((((int)threadIdx.x >> 5) & 3) * 512 + (lane >> 2) * 16 + (lane & 3) * 4);
 		auto kblk = [&](auto odd, auto fp, int st, int sx, uint64_t *rel, uint64_t *rel2) {
 			constexpr bool O = decltype(odd)::value, F = decltype(fp)::value;
-			if constexpr (M)
+			if constexpr (K2)
+				f8mk_kblock<N, O, F>(acc, sw, kc, sm + (size_t)st * C::STAGE, dsm + (uint64_t)sx * DSTAGE,
+						     slots, soff, rel, rel2, wr0, lane);
+			else if constexpr (M)
 				f8m_kblock<N, O, F, S>(acc, sw, kc, sm + (size_t)st * C::STAGE, dsm + (uint64_t)sx * DSTAGE,
 						       slots, soff, rel, rel2, wr0, lane);
 			else
@@ -2030,7 +2096,8 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  * "2": 2 (the default, XV_F8S2); "4": 4 (opt-in: ptxas serializes its MMAs, C7513, and at T = 4K
  * it ran w13 8-11 % slower than 2 sets in the same process, bench/results/k3-kernels-h200-
  * 2026-12-04q, call 2); "m4" / "m2": A through 4 / 2 slots in shared memory (XV_F8M,
- * f8m_kblock(); opt-in); another value: -EINVAL, the choices on stderr. */
+ * f8m_kblock(); opt-in); "m4k": 4 slots filled a k block at a time (XV_F8K, f8mk_kblock();
+ * opt-in); another value: -EINVAL, the choices on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	const char *e = getenv("K3_GEMM_F8_SETS");
@@ -2042,7 +2109,9 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 		return launch_f8x<XV_F8M>(p, tmw, epi, grid, s);
 	if (!strcmp(e, "m2"))
 		return launch_f8x<XV_F8M | XV_F8S2>(p, tmw, epi, grid, s);
-	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4 m2 m4\n", e);
+	if (!strcmp(e, "m4k"))
+		return launch_f8x<XV_F8M | XV_F8K>(p, tmw, epi, grid, s);
+	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4 m2 m4 m4k\n", e);
 	return -EINVAL;
 }
 
@@ -2479,20 +2548,11 @@ extern "C" int k3_gemm_repack_wg(const uint8_t *packed, const uint8_t *scales, i
 		return 0;
 	if ((packed < out + bytes) && (out < packed + bytes))
 		return -EINVAL; /* overlapping */
-	unsigned int *bad = nullptr, host_bad = 0;
-	if (cudaMalloc(&bad, sizeof *bad) != cudaSuccess)
-		return -EIO;
-	int rc = cudaMemsetAsync(bad, 0, sizeof *bad, stream) == cudaSuccess ? 0 : -EIO;
-	if (rc == 0) {
+	return k3gemm::launch_flagged(stream, [&](unsigned int *bad) {
 		repack_wg_kernel<<<(unsigned)((words + 255) / 256), 256, 0, stream>>>(packed, scales, K, words,
 										 reinterpret_cast<uint32_t *>(out), bad);
-		rc = k3_launch_status();
-	}
-	if (rc == 0 && (cudaMemcpyAsync(&host_bad, bad, sizeof host_bad, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
-			cudaStreamSynchronize(stream) != cudaSuccess))
-		rc = -EIO;
-	cudaFree(bad);
-	return rc == 0 && host_bad ? -ERANGE : rc;
+		return k3_launch_status();
+	});
 }
 
 bool k3gemm::wg_supported(const struct k3_gemm_args *a)

@@ -153,22 +153,13 @@ extern "C" int k3_gemm_repack_wgf8(const uint8_t *packed, const uint8_t *scales,
 		return 0;
 	if ((packed < out + bytes) && (out < packed + bytes))
 		return -EINVAL; /* overlapping */
-	unsigned int *bad = nullptr, host_bad = 0;
-	if (cudaMalloc(&bad, sizeof *bad) != cudaSuccess)
-		return -EIO;
-	int rc = cudaMemsetAsync(bad, 0, sizeof *bad, stream) == cudaSuccess ? 0 : -EIO;
-	if (rc == 0) {
+	return k3gemm::launch_flagged(stream, [&](unsigned int *bad) {
 		repack_wgf8_kernel<<<(unsigned)((words + 255) / 256), 256, 0, stream>>>(packed, K, words,
 											reinterpret_cast<uint32_t *>(out));
 		floors_wgf8_kernel<<<(unsigned)((rows * 32 + 255) / 256), 256, 0, stream>>>(packed, scales, rows, K, floors,
 											     bad);
-		rc = k3_launch_status();
-	}
-	if (rc == 0 && (cudaMemcpyAsync(&host_bad, bad, sizeof host_bad, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
-			cudaStreamSynchronize(stream) != cudaSuccess))
-		rc = -EIO;
-	cudaFree(bad);
-	return rc == 0 && host_bad ? -ERANGE : rc;
+		return k3_launch_status();
+	});
 }
 
 extern "C" double k3_wgf8_element(const uint8_t *wf8, const uint8_t *scales, const uint8_t *floors, int K, int64_t row,
