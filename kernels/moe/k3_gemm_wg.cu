@@ -1182,6 +1182,24 @@ __device__ __forceinline__ void rq_ready(uint64_t *full, int s, uint32_t ph)
 	k3_fence_proxy_async();
 }
 
+/* XV_F8: group j's decode: the lane's words w[h][mb] (k step j of rows g + 8 h) through their
+ * scale group's tables (scale byte sb = j of sw, the rows' floor constants kc) into the E4M3 A
+ * fragments r[mb] (a0 .. a3 as k3_wgmma_rs8 reads them). */
+template <int MB>
+__device__ __forceinline__ void f8_decode(uint32_t (&r)[MB][4], const uint32_t (&w)[2][MB], const uint32_t (&sw)[MB][2],
+					  const uint32_t (&kc)[MB][2][2], uint32_t sb)
+{
+#pragma unroll
+	for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			uint32_t tlo, thi;
+			k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + sb), kc[mb][h][0], kc[mb][h][1], &tlo, &thi);
+			k3_wgf8_decode7(w[h][mb], tlo, thi, &r[mb][h], &r[mb][2 + h]);
+		}
+	}
+}
+
 /* XV_F8 (the FP8 kernel, "wide2f8"; 2026-12-04q): one k block of a tile, wide2rqp's k loop with
  * E4M3 MMAs. The weights are in the FP8-word tile layout (k3_gemm_repack_wgf8(): the tile-layout
  * words' places, each word the 8 weights of one row that an E4M3 A fragment of a k step of 32
@@ -1219,16 +1237,7 @@ __device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a
 			release<false>(rel2);
 		}
 		uint32_t(&r)[MB][4] = a[j % S];
-		const uint32_t sb = (uint32_t)j; /* the scale byte of this k step */
-#pragma unroll
-		for (int mb = 0; mb < MB; mb++) {
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				uint32_t tlo, thi;
-				k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + sb), kc[mb][h][0], kc[mb][h][1], &tlo, &thi);
-				k3_wgf8_decode7(w[h][mb], tlo, thi, &r[mb][h], &r[mb][2 + h]);
-			}
-		}
+		f8_decode<MB>(r, w, sw, kc, (uint32_t)j);
 		k3_wgmma_fence();
 		const uint64_t desc = dx + (uint64_t)(2 * j); /* + 32 bytes a k step */
 #pragma unroll
@@ -1278,16 +1287,7 @@ __device__ __forceinline__ void f8m_kblock(float (&acc)[MB][TT / 2], uint32_t (&
 		uint32_t w[2][MB];
 		rq_load<TT, 2, MB>(w, st, 2 * q, wr0, lane);
 		uint32_t r[MB][4];
-		const uint32_t sb = (uint32_t)j; /* the scale byte of this k step */
-#pragma unroll
-		for (int mb = 0; mb < MB; mb++) {
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				uint32_t tlo, thi;
-				k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + sb), kc[mb][h][0], kc[mb][h][1], &tlo, &thi);
-				k3_wgf8_decode7(w[h][mb], tlo, thi, &r[mb][h], &r[mb][2 + h]);
-			}
-		}
+		f8_decode<MB>(r, w, sw, kc, (uint32_t)j);
 		if (!(FP && j < D))
 			k3_wgmma_wait<D - 1>(); /* the group D back, which read slot j % D, has completed */
 		if (!FP && j == D - 1) { /* the previous pair's groups all retired: both its stages are read */
@@ -1334,15 +1334,8 @@ __device__ __forceinline__ void f8mk_kblock(float (&acc)[MB][TT / 2], uint32_t (
 	uint32_t r[2][MB][4];
 #pragma unroll
 	for (int q = 0; q < 2; q++)
-#pragma unroll
-		for (int mb = 0; mb < MB; mb++)
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				uint32_t tlo, thi;
-				k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + (uint32_t)((ODD ? 2 : 0) + q)), kc[mb][h][0],
-						kc[mb][h][1], &tlo, &thi);
-				k3_wgf8_decode7(w[2 * q + h][mb], tlo, thi, &r[q][mb][h], &r[q][mb][2 + h]);
-			}
+		f8_decode<MB>(r[q], *reinterpret_cast<const uint32_t(*)[2][MB]>(&w[2 * q]), sw, kc,
+			      (uint32_t)((ODD ? 2 : 0) + q));
 	if constexpr (!FP) {
 		k3_wgmma_wait<2>(); /* the groups 4 back (slots 2 ODD, + 1) retired */
 		if constexpr (ODD) { /* the previous pair's last group among them: both its stages are read */
