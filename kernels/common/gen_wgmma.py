@@ -180,8 +180,8 @@ __device__ __forceinline__ uint64_t k3_wgmma_desc_sw128(uint32_t smem_addr)
 /* Shared-memory matrix descriptor of a K-major tile without swizzle (the interleaved layout):
  * core matrices of 8 rows x 16 bytes (128 contiguous bytes, row r at 16 r), lbo bytes between
  * core matrices next in k, sbo bytes between those next in rows (both multiples of 16), layout
- * type 0. */
-__device__ __forceinline__ uint64_t k3_wgmma_desc_plain(uint32_t smem_addr, uint32_t lbo, uint32_t sbo)
+ * type 0. Host-callable (test-k3-formats checks the fields). */
+__host__ __device__ __forceinline__ uint64_t k3_wgmma_desc_plain(uint32_t smem_addr, uint32_t lbo, uint32_t sbo)
 {
 	return (uint64_t)((smem_addr & 0x3ffffu) >> 4) | ((uint64_t)((lbo >> 4) & 0x3fffu) << 16) |
 	       ((uint64_t)((sbo >> 4) & 0x3fffu) << 32);

@@ -1266,7 +1266,7 @@ __device__ __forceinline__ uint32_t f8m_slots(unsigned char *sm, int stage_bytes
 	/* The X regions (16 KB, offset 0) of odd stages 1 and 3: the F8 producer never writes an odd
 	 * stage's token bytes (produce_pp()), so they are the consumers' own; warpgroup c takes stage
 	 * 2 c + 1's. */
-	static_assert(D * 4096 <= TT * KB * 2, "the slots in an odd stage's token region");
+	static_assert(D * K3_WGF8_SLOT_BYTES <= TT * KB * 2, "the slots in an odd stage's token region");
 	const int c = (int)threadIdx.x / 128 - 1;
 	return k3_smem_u32(sm + (size_t)(2 * c + 1) * (size_t)stage_bytes);
 }
@@ -1294,13 +1294,12 @@ __device__ __forceinline__ void f8m_kblock(float (&acc)[MB][TT / 2], uint32_t (&
 			release<false>(rel);
 			release<false>(rel2);
 		}
-		const uint32_t sl = slots + (uint32_t)((j % D) * 4096);
+		const uint32_t sl = slots + (uint32_t)(j % D) * K3_WGF8_SLOT_BYTES;
 #pragma unroll
 		for (int mb = 0; mb < MB; mb++)
 #pragma unroll
-			for (int i = 0; i < 4; i++) /* a0 .. a3: rows + 8 (i odd), k + 16 (i >= 2) */
-				asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(sl + soff + (uint32_t)(mb * 2048 + (i & 1) * 256 +
-											   (i >> 1) * 128)),
+			for (int i = 0; i < 4; i++) /* a0 .. a3 (k3_wgf8_slot_offset(): soff is its lane part) */
+				asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(sl + soff + k3_wgf8_slot_offset(0, 0, mb, i)),
 					     "r"(r[mb][i])
 					     : "memory");
 		k3_fence_proxy_async();
@@ -1309,7 +1308,9 @@ __device__ __forceinline__ void f8m_kblock(float (&acc)[MB][TT / 2], uint32_t (&
 		const uint64_t desc = dx + (uint64_t)(2 * j); /* + 32 bytes a k step */
 #pragma unroll
 		for (int mb = 0; mb < MB; mb++)
-			k3_wgmma_ss8<N>(acc[mb], k3_wgmma_desc_plain(sl + (uint32_t)(mb * 2048), 128, 256), desc);
+			k3_wgmma_ss8<N>(acc[mb],
+					k3_wgmma_desc_plain(sl + (uint32_t)(mb * 2048), K3_WGF8_SLOT_LBO, K3_WGF8_SLOT_SBO),
+					desc);
 		k3_wgmma_commit();
 	}
 }
@@ -1350,8 +1351,8 @@ __device__ __forceinline__ void f8mk_kblock(float (&acc)[MB][TT / 2], uint32_t (
 #pragma unroll
 			for (int i = 0; i < 4; i++)
 				asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(slots + soff +
-										(uint32_t)(((ODD ? 2 : 0) + q) * 4096 + mb * 2048 +
-											   (i & 1) * 256 + (i >> 1) * 128)),
+										(uint32_t)((ODD ? 2 : 0) + q) * K3_WGF8_SLOT_BYTES +
+										k3_wgf8_slot_offset(0, 0, mb, i)),
 					     "r"(r[q][mb][i])
 					     : "memory");
 	k3_fence_proxy_async();
@@ -1363,7 +1364,10 @@ __device__ __forceinline__ void f8mk_kblock(float (&acc)[MB][TT / 2], uint32_t (
 		const uint64_t desc = dx + (uint64_t)(2 * j);
 #pragma unroll
 		for (int mb = 0; mb < MB; mb++)
-			k3_wgmma_ss8<N>(acc[mb], k3_wgmma_desc_plain(slots + (uint32_t)(j * 4096 + mb * 2048), 128, 256), desc);
+			k3_wgmma_ss8<N>(acc[mb],
+					k3_wgmma_desc_plain(slots + (uint32_t)j * K3_WGF8_SLOT_BYTES + (uint32_t)(mb * 2048),
+							    K3_WGF8_SLOT_LBO, K3_WGF8_SLOT_SBO),
+					desc);
 		k3_wgmma_commit();
 	}
 }
@@ -1431,7 +1435,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		const uint64_t dsm = k3_wgmma_desc_sw128(k3_smem_u32(sm));
 		/* XV_F8M: this warpgroup's slots and this thread's place in a slot's m64 block */
 		const uint32_t slots = M ? f8m_slots<S>(sm, C::STAGE) : 0u;
-		const uint32_t soff = (uint32_t)((((int)threadIdx.x >> 5) & 3) * 512 + (lane >> 2) * 16 + (lane & 3) * 4);
+		const uint32_t soff = k3_wgf8_slot_offset(((int)threadIdx.x >> 5) & 3, lane, 0, 0);
 		auto kblk = [&](auto odd, auto fp, int st, int sx, uint64_t *rel, uint64_t *rel2) {
 			constexpr bool O = decltype(odd)::value, F = decltype(fp)::value;
 			if constexpr (K2)

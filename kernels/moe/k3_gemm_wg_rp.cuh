@@ -177,6 +177,20 @@ __host__ __device__ __forceinline__ int k3_wgrp_lane_offset(int lane)
 	return (lane >> 1) * 32 + (((lane & 1) ^ ((lane >> 3) & 1)) << 4);
 }
 
+/* The FP8 kernel's A slots in shared memory (XV_F8M, k3_gemm_wg.cu f8m_kblock()): a slot holds one
+ * group (k 32) of two m64 blocks, block mb at 2048 mb, each 64 rows x 32 bytes in the interleaved
+ * K-major layout: core matrices of 8 rows x 16 bytes, K3_WGF8_SLOT_LBO bytes between those next in
+ * k, K3_WGF8_SLOT_SBO between those next in rows (the descriptor's fields, k3_wgmma_desc_plain()).
+ * Lane (g = lane / 4, t = lane % 4) of warp w writes its fragment word i (a0 .. a3: row 16 w + g
+ * + 8 (i & 1), k 4t + 16 (i >> 1) .. + 3) at k3_wgf8_slot_offset(w, lane, mb, i). */
+constexpr uint32_t K3_WGF8_SLOT_LBO = 128, K3_WGF8_SLOT_SBO = 256, K3_WGF8_SLOT_BYTES = 4096;
+
+__host__ __device__ __forceinline__ uint32_t k3_wgf8_slot_offset(int w, int lane, int mb, int i)
+{
+	return (uint32_t)(mb * 2048 + (2 * w + (i & 1)) * (int)K3_WGF8_SLOT_SBO + (i >> 1) * (int)K3_WGF8_SLOT_LBO +
+			  (lane >> 2) * 16 + (lane & 3) * 4);
+}
+
 } // namespace
 
 #endif

@@ -17,7 +17,9 @@
  * 16 bytes of a 128-block decode to elements 32 j + 8 t + i and + 4 (pair i of word j) of the row.
  * The FP8 word of the tile layout's FP8 form (k3_wgf8_encode(), k3_wgf8_decode() through
  * k3_wgf8_table()): every E2M1 code at every position and every scale offset d = 0 .. 11 decodes to
- * the E4M3 of v 2^(d - 5), sign included.
+ * the E4M3 of v 2^(d - 5), sign included. The FP8 kernel's A slots in shared memory
+ * (k3_wgf8_slot_offset() with k3_wgmma_desc_plain()): each fragment byte where the interleaved
+ * K-major layout reads it (check_wgf8_slots()).
  */
 #include <cmath>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include <cstring>
 
 #include "common/k3_device.cuh"
+#include "common/k3_wgmma.cuh"
 #include "mla/mla_fp8_stage.cuh"
 #include "moe/k3_gemm_wg_layout.cuh"
 #include "moe/k3_gemm_wg_rp.cuh"
@@ -258,8 +261,52 @@ static void check_wgf8(const uint8_t w[8], uint32_t d)
 	}
 }
 
+/* The FP8 kernel's A slots (k3_wgf8_slot_offset(), the descriptor of k3_wgmma_desc_plain()):
+ * every byte of the fragments of a warpgroup's 4 warps x 32 lanes (rows 16 w + g + 8 (i & 1), k 4t +
+ * 16 (i >> 1) + b of m64 block mb, as k3_wgmma_rs8's A) lands where the PTX ISA's interleaved
+ * K-major layout, read with the descriptor's own fields, puts that element: start + (r / 8) SBO +
+ * (k / 16) LBO + (r % 8) 16 + k % 16; every byte of the slot written once; a store instruction's 32
+ * lanes on 32 distinct banks. */
+static void check_wgf8_slots()
+{
+	const uint32_t base = 0x1400u; /* an odd stage's token region (any 16-byte aligned address) */
+	static unsigned char seen[K3_WGF8_SLOT_BYTES];
+	memset(seen, 0, sizeof seen);
+	for (int mb = 0; mb < 2; mb++) {
+		const uint64_t d = k3_wgmma_desc_plain(base + (uint32_t)(mb * 2048), K3_WGF8_SLOT_LBO, K3_WGF8_SLOT_SBO);
+		const uint32_t start = (uint32_t)(d & 0x3fffu) << 4, lbo = (uint32_t)((d >> 16) & 0x3fffu) << 4,
+			       sbo = (uint32_t)((d >> 32) & 0x3fffu) << 4;
+		EXPECT((d >> 62) == 0 && ((d >> 49) & 7u) == 0 && start == base + (uint32_t)(mb * 2048),
+		       "slot descriptor %016llx: layout %llu, base offset %llu, start %x\n", (unsigned long long)d,
+		       (unsigned long long)(d >> 62), (unsigned long long)((d >> 49) & 7u), start);
+		for (int w = 0; w < 4; w++)
+			for (int i = 0; i < 4; i++) {
+				unsigned banks = 0;
+				for (int lane = 0; lane < 32; lane++) {
+					const uint32_t o = k3_wgf8_slot_offset(w, lane, mb, i);
+					EXPECT(o % 4 == 0, "slot offset %u not a word\n", o);
+					banks |= 1u << ((o / 4) % 32);
+					for (int b = 0; b < 4; b++) {
+						const int r = 16 * w + lane / 4 + 8 * (i & 1), k = 4 * (lane % 4) + 16 * (i >> 1) + b;
+						const uint32_t want = start + (uint32_t)(r / 8) * sbo + (uint32_t)(k / 16) * lbo +
+								      (uint32_t)(r % 8) * 16 + (uint32_t)(k % 16);
+						EXPECT(base + o + (uint32_t)b == want,
+						       "slot: block %d warp %d lane %d word %d byte %d at %u, the layout's %u\n", mb,
+						       w, lane, i, b, base + o + b, want);
+						if (o + (uint32_t)b < sizeof seen)
+							seen[o + b]++;
+					}
+				}
+				EXPECT(banks == 0xffffffffu, "slot: block %d warp %d word %d: banks %08x\n", mb, w, i, banks);
+			}
+	}
+	for (uint32_t o = 0; o < 4096; o++)
+		EXPECT(seen[o] == 1, "slot byte %u written %d times\n", o, seen[o]);
+}
+
 int main()
 {
+	check_wgf8_slots();
 	/* The table with the row's floor folded into its constants: that of offset s - f. */
 	for (uint32_t f = 0; f < 256; f++)
 		for (uint32_t s8 = f; s8 <= f + 11 && s8 < 256; s8++) {
