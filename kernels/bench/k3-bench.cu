@@ -1783,15 +1783,16 @@ void bench_moe_prefill(const options &o)
 						if (k.rfind("wide2rp", 0) == 0 || k.rfind("wide2rq", 0) == 0)
 							w.wg_layout();
 					for (const std::string &k : ks) {
-						/* "wide2f8" + "s2" / "s4" / "m2" / "m4" / "m4k": K3_GEMM_F8_SETS's value (launch_f8()) */
-						g_wg_f8 = k == "wide2f8" || k == "wide2f8s4" || k == "wide2f8s2" ||
-							  k == "wide2f8m4" || k == "wide2f8m2" || k == "wide2f8m4k";
+						/* "wide2f8" + a suffix: K3_GEMM_F8_SETS's value ("s2" / "s4": 2 / 4; "m2",
+						 * "m4", "m4k" as they are; launch_f8() rejects another) */
+						g_wg_f8 = k.rfind("wide2f8", 0) == 0;
 						if (g_wg_f8)
 							unsetenv("K3_GEMM_WG_KERNEL");
 						else
 							setenv("K3_GEMM_WG_KERNEL", k.c_str(), 1);
-						if (g_wg_f8 && k.size() > 7) /* its register sets or shared-memory slots */
-							setenv("K3_GEMM_F8_SETS", k[7] == 's' ? k.c_str() + 8 : k.c_str() + 7, 1);
+						const char *sets = k.c_str() + 7;
+						if (g_wg_f8 && *sets)
+							setenv("K3_GEMM_F8_SETS", *sets == 's' ? sets + 1 : sets, 1);
 						else
 							unsetenv("K3_GEMM_F8_SETS");
 						g_wg_kernel = k;

@@ -382,6 +382,36 @@ static const char *same_as_kernel;
 /* The FP8 kernel's outputs bit for bit those of its default (K3_GEMM_F8_SETS unset) where set. */
 static bool same_as_f8_default;
 
+/* Runs the launch `a` again with the environment variable `var` set to `value` (NULL: unset; its
+ * old value restored after) into a fresh output and asserts the n outputs equal `out`'s bit for
+ * bit (`what` names the other kernel in the message). */
+static void assert_same_under(const struct k3_gemm_args *a, const struct gt_bf16 *out, size_t n, const char *var,
+			      const char *value, const char *what)
+{
+	const char *cur = getenv(var);
+	char *saved = cur ? strdup(cur) : NULL;
+	struct gt_bf16 out2 = gt_bf16_out(n);
+	struct k3_gemm_args b = *a;
+	b.out = out2.d;
+	if (value)
+		setenv(var, value, 1);
+	else
+		unsetenv(var);
+	KERNEL_OK(k3_gemm(&b, 0));
+	gt_bf16_read(&out2);
+	if (saved)
+		setenv(var, saved, 1);
+	else
+		unsetenv(var);
+	free(saved);
+	size_t diff = 0;
+	for (size_t i = 0; i < n; i++)
+		diff += memcmp(&out->h[i], &out2.h[i], sizeof(double)) != 0;
+	print_message("  bit for bit against %s: %zu of %zu outputs differ\n", what, diff, n);
+	assert_int_equal(diff, 0);
+	gt_bf16_release(&out2);
+}
+
 static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const struct wmat *w,
 			  enum k3_gemm_path path_arg)
 {
@@ -512,48 +542,10 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 		 (long long)rows, c->N, c->K, c->n_groups, a_index ? " gathered" : "", out_index ? " scattered" : "", ws);
 	KERNEL_OK(k3_gemm(&a, 0));
 	gt_bf16_read(&out);
-	if (same_as_kernel && path == K3_GEMM_TILED_WGMMA && epi != K3_EPI_SPLIT) {
-		const char *cur = getenv("K3_GEMM_WG_KERNEL");
-		char *saved = cur ? strdup(cur) : NULL;
-		struct gt_bf16 out2 = gt_bf16_out((size_t)rows * width);
-		struct k3_gemm_args b = a;
-		b.out = out2.d;
-		setenv("K3_GEMM_WG_KERNEL", same_as_kernel, 1);
-		KERNEL_OK(k3_gemm(&b, 0));
-		gt_bf16_read(&out2);
-		if (saved)
-			setenv("K3_GEMM_WG_KERNEL", saved, 1);
-		else
-			unsetenv("K3_GEMM_WG_KERNEL");
-		free(saved);
-		size_t diff = 0;
-		for (size_t i = 0; i < (size_t)rows * width; i++)
-			diff += memcmp(&out.h[i], &out2.h[i], sizeof(double)) != 0;
-		print_message("  bit for bit against %s: %zu of %lld outputs differ\n", same_as_kernel, diff,
-			      (long long)rows * width);
-		assert_int_equal(diff, 0);
-		gt_bf16_release(&out2);
-	}
-	if (same_as_f8_default && c->e4m3 && path == K3_GEMM_TILED_WGMMA) {
-		const char *cur = getenv("K3_GEMM_F8_SETS");
-		char *saved = cur ? strdup(cur) : NULL;
-		struct gt_bf16 out2 = gt_bf16_out((size_t)rows * width);
-		struct k3_gemm_args b = a;
-		b.out = out2.d;
-		unsetenv("K3_GEMM_F8_SETS");
-		KERNEL_OK(k3_gemm(&b, 0));
-		gt_bf16_read(&out2);
-		if (saved)
-			setenv("K3_GEMM_F8_SETS", saved, 1);
-		free(saved);
-		size_t diff = 0;
-		for (size_t i = 0; i < (size_t)rows * width; i++)
-			diff += memcmp(&out.h[i], &out2.h[i], sizeof(double)) != 0;
-		print_message("  bit for bit against the default FP8 kernel: %zu of %lld outputs differ\n", diff,
-			      (long long)rows * width);
-		assert_int_equal(diff, 0);
-		gt_bf16_release(&out2);
-	}
+	if (same_as_kernel && path == K3_GEMM_TILED_WGMMA && epi != K3_EPI_SPLIT)
+		assert_same_under(&a, &out, (size_t)rows * width, "K3_GEMM_WG_KERNEL", same_as_kernel, same_as_kernel);
+	if (same_as_f8_default && c->e4m3 && path == K3_GEMM_TILED_WGMMA)
+		assert_same_under(&a, &out, (size_t)rows * width, "K3_GEMM_F8_SETS", NULL, "the default FP8 kernel");
 	if (epi != K3_EPI_SPLIT || width > 0) {
 		gt_check(what, out.h, ref.out, (size_t)rows * width, TOL_BF16);
 		if ((path == K3_GEMM_TILED_WGMMA && !c->e4m3) || f16k)
