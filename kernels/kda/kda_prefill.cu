@@ -887,6 +887,121 @@ __device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vb
 	}
 }
 
+/* A recurrent lane's ldmatrix row offsets (bytes) inside a chunk record staged in shared memory,
+ * for warp `warp` of a CTA whose state rows start at `vbase`. */
+struct recur_lane {
+	int mi, mr, t4, wide_row, wide_off, p_off, u_off;
+};
+
+__device__ __forceinline__ recur_lane recur_lane_of(int warp, int vbase)
+{
+	const int lane = threadIdx.x & 31, mi = lane >> 3, mr = lane & 7;
+	recur_lane l;
+	l.mi = mi;
+	l.mr = mr;
+	l.t4 = lane & 3;
+	l.wide_row = 8 * (mi >> 1) + mr;                   /* Wk, Qt: token row */
+	l.wide_off = l.wide_row * D * 2;
+	const int pk_row = 8 * (mi >> 1) + mr;             /* P: token row */
+	l.p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
+	const int u_row = 16 * warp + 8 * (mi & 1) + mr;   /* U^T: local row */
+	l.u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
+	return l;
+}
+
+/* A warp's two output tiles O^T (rows v = r0 + g (+8), tokens 8nn + 2t4 (+1)) to `o` (row r0 + g
+ * of token 0; tokens H x D elements apart), the first `lc` tokens. */
+__device__ __forceinline__ void store_out(const float (&oa)[2][4], uint16_t *o, int H, int lc, int t4)
+{
+#pragma unroll
+	for (int nn = 0; nn < 2; nn++) {
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const int t = 8 * nn + 2 * t4 + e;
+			if (t < lc) {
+				o[(size_t)t * H * D] = f2bf(oa[nn][e]);
+				o[(size_t)t * H * D + 8] = f2bf(oa[nn][2 + e]);
+			}
+		}
+	}
+}
+
+/* W = U - wa (accumulators) as the next MMA's A fragment, U^T from the ldmatrix words u. */
+__device__ __forceinline__ void w_fragment(const uint32_t (&u)[4], const float (&wa)[2][4], uint32_t (&aw)[4])
+{
+	float w[2][4];
+#pragma unroll
+	for (int nn = 0; nn < 2; nn++) {
+		w[nn][0] = lo_bf16(u[2 * nn]) - wa[nn][0];
+		w[nn][1] = hi_bf16(u[2 * nn]) - wa[nn][1];
+		w[nn][2] = lo_bf16(u[2 * nn + 1]) - wa[nn][2];
+		w[nn][3] = hi_bf16(u[2 * nn + 1]) - wa[nn][3];
+	}
+	aw[0] = pack_bf16(w[0][0], w[0][1]);
+	aw[1] = pack_bf16(w[0][2], w[0][3]);
+	aw[2] = pack_bf16(w[1][0], w[1][1]);
+	aw[3] = pack_bf16(w[1][2], w[1][3]);
+}
+
+/* The A fragment of state columns [16 kk, 16 kk + 16) (BF16). */
+__device__ __forceinline__ void state_fragment(const float (&s)[D / 8][4], int kk, uint32_t (&a)[4])
+{
+	a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+	a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+	a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+	a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+}
+
+/* One chunk's step on a warp's 16 state rows s (M, rows r0.., all 128 k), the chunk's record
+ * staged at `st`; outputs as store_out(). */
+__device__ __forceinline__ void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recur_lane &l, uint16_t *o,
+					    int H, int lc)
+{
+	const uint32_t sa = smem_u32(st);
+	/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
+	float wa[2][4] = {}, oa[2][4] = {};
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++) {
+		uint32_t a[4];
+		state_fragment(s, kk, a);
+		const int off = l.wide_off + swz_wide(l.wide_row, 2 * kk + (l.mi & 1)) * 16;
+		uint32_t bw[4], bq[4];
+		ldsm_x4(bw, sa + REC_WK + off);
+		ldsm_x4(bq, sa + REC_QT + off);
+		mma_bf16_16816(wa[0], a, bw[0], bw[1]);
+		mma_bf16_16816(wa[1], a, bw[2], bw[3]);
+		mma_bf16_16816(oa[0], a, bq[0], bq[1]);
+		mma_bf16_16816(oa[1], a, bq[2], bq[3]);
+	}
+	uint32_t u[4], aw[4];
+	ldsm_x4(u, sa + l.u_off);
+	w_fragment(u, wa, aw);
+
+	/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
+	{
+		uint32_t bp[4];
+		ldsm_x4(bp, sa + l.p_off);
+		mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
+		mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
+	}
+
+	/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
+	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
+#pragma unroll
+	for (int np = 0; np < D / 16; np++) {
+		const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
+		const int j = 8 * (2 * np + (l.mi >> 1)) + l.mr;
+		uint32_t bk[4];
+		ldsm_x4(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, l.mi & 1) * 16);
+		float *s0 = s[2 * np], *s1 = s[2 * np + 1];
+		s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
+		s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
+		mma_bf16_16816(s0, aw, bk[0], bk[1]);
+		mma_bf16_16816(s1, aw, bk[2], bk[3]);
+	}
+	store_out(oa, o, H, lc, l.t4);
+}
+
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
  * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
@@ -902,7 +1017,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	constexpr int SB = stage_bytes(WARPS);
 	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
 	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
+	const int g = lane >> 2, t4 = lane & 3;
 	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
 	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
 	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
@@ -937,13 +1052,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		}
 	}
 
-	/* Per-lane ldmatrix row offsets (bytes) inside a stage. */
-	const int wide_row = 8 * (mi >> 1) + mr;            /* Wk, Qt: token row */
-	const int wide_off = wide_row * D * 2;
-	const int pk_row = 8 * (mi >> 1) + mr;              /* P: token row */
-	const int p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
-	const int u_row = 16 * warp + 8 * (mi & 1) + mr;    /* U^T: local row */
-	const int u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
+	const recur_lane lo = recur_lane_of(warp, vbase);
 
 	for (int cc = 0; cc < n_chunks; cc++) {
 		__syncthreads(); /* every warp is done with the stage refilled below */
@@ -957,82 +1066,339 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		}
 		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
 		const uint8_t *st = smem + (cc % STAGES) * SB;
-		const uint32_t sa = smem_u32(st);
-
-		/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
-		float wa[2][4] = {}, oa[2][4] = {};
-#pragma unroll
-		for (int kk = 0; kk < D / 16; kk++) {
-			uint32_t a[4];
-			a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-			a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-			a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-			a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-			const int off = wide_off + swz_wide(wide_row, 2 * kk + (mi & 1)) * 16;
-			uint32_t bw[4], bq[4];
-			ldsm_x4(bw, sa + REC_WK + off);
-			ldsm_x4(bq, sa + REC_QT + off);
-			mma_bf16_16816(wa[0], a, bw[0], bw[1]);
-			mma_bf16_16816(wa[1], a, bw[2], bw[3]);
-			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
-			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
-		}
-		uint32_t u[4];
-		ldsm_x4(u, sa + u_off);
-		float w[2][4];
-#pragma unroll
-		for (int nn = 0; nn < 2; nn++) {
-			w[nn][0] = lo_bf16(u[2 * nn]) - wa[nn][0];
-			w[nn][1] = hi_bf16(u[2 * nn]) - wa[nn][1];
-			w[nn][2] = lo_bf16(u[2 * nn + 1]) - wa[nn][2];
-			w[nn][3] = hi_bf16(u[2 * nn + 1]) - wa[nn][3];
-		}
-		uint32_t aw[4];
-		aw[0] = pack_bf16(w[0][0], w[0][1]);
-		aw[1] = pack_bf16(w[0][2], w[0][3]);
-		aw[2] = pack_bf16(w[1][0], w[1][1]);
-		aw[3] = pack_bf16(w[1][2], w[1][3]);
-
-		/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
-		{
-			uint32_t bp[4];
-			ldsm_x4(bp, sa + p_off);
-			mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
-			mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
-		}
-
-		/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
-		const float *gp = reinterpret_cast<const float *>(st + REC_G) + t4 * G_LD;
-#pragma unroll
-		for (int np = 0; np < D / 16; np++) {
-			const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
-			const int j = 8 * (2 * np + (mi >> 1)) + mr;
-			uint32_t bk[4];
-			ldsm_x4(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, mi & 1) * 16);
-			float *s0 = s[2 * np], *s1 = s[2 * np + 1];
-			s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
-			s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
-			mma_bf16_16816(s0, aw, bk[0], bk[1]);
-			mma_bf16_16816(s1, aw, bk[2], bk[3]);
-		}
-
-		/* Outputs: rows v = r0 + g (+8), tokens 8nn + 2t4 (+1). */
 		const int lc = min(CH, len - cc * CH);
-		uint16_t *o = p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g;
-#pragma unroll
-		for (int nn = 0; nn < 2; nn++) {
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int t = 8 * nn + 2 * t4 + e;
-				if (t < lc) {
-					o[(size_t)t * H * D] = f2bf(oa[nn][e]);
-					o[(size_t)t * H * D + 8] = f2bf(oa[nn][2 + e]);
-				}
-			}
-		}
+		recur_chunk(s, st, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g, H, lc);
 	}
 
 	if (p.s1) {
+#pragma unroll
+		for (int nt = 0; nt < D / 8; nt++) {
+			const int col = nt * 8 + 2 * t4;
+			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
+			StateT *b = a + 8 * D;
+			state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
+			state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
+		}
+	}
+}
+
+/*
+ * The recurrence two chunks a step (K3_KDA_RECUR=pair; opt-in). For chunks a, b with the state M
+ * at a's start, D_x = Diag(Gamma_last of x), and M_1 = M D_a + W_a^T Kh_a (the state after a):
+ *   W_a^T = U_a^T - M Wk_a^T,
+ *   W_b^T = U_b^T - M_1 Wk_b^T = U_b^T - M (Wk_b D_a)^T - W_a^T X^T,  X = Wk_b Kh_a^T [16 t][16 s],
+ *   O_a^T = M Qt_a^T + W_a^T P_a^T,
+ *   O_b^T = M (Qt_b D_a)^T + W_a^T Y^T + W_b^T P_b^T,                   Y = Qt_b Kh_a^T,
+ *   M_2   = M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b.
+ * The terms without M (X, Y, Wk_b D_a, Qt_b D_a, Kh_a D_b, D_a D_b) are the pair's "cross terms":
+ * an extra warp of the CTA makes them in shared memory, in place in the staged records, a step
+ * ahead of the warps that own the state. So a state warp's chain a pair is M Wk^T (8 MMAs deep,
+ * a and b side by side), one 16-deep MMA (W_a^T X^T) and the update (2 MMAs deep) where two
+ * chunks one after the other take twice 8 + 1 (docs/KERNELS.md, "KDA prefill, round 05"). Every
+ * factor is a product of values the chunk records already bound (no division: 16-token records,
+ * the FP32 range of k / Gamma as before); the float64 form is kda_ref_prefill_paired().
+ */
+
+/* A pair's stage: chunk a's staged record (stage_bytes()), chunk b's, then X and Y, each [16 t]
+ * [16 s] BF16 in P's layout (swizzle (t >> 2) & 1), which the state warps read as they read P. */
+constexpr int CROSS_X = 0;
+constexpr int CROSS_Y = CH * CH * 2;
+constexpr int CROSS_BYTES = 2 * CH * CH * 2;
+constexpr int PAIR_STAGES = 2; /* pairs in flight (4 chunk records) */
+
+__host__ __device__ constexpr int pair_stage_bytes(int warps)
+{
+	return 2 * stage_bytes(warps) + CROSS_BYTES;
+}
+
+__device__ __forceinline__ void ldsm_x4_tr(uint32_t r[4], uint32_t addr)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(addr));
+}
+
+/* One thread stages chunk record `ra` and, where `rb` is not NULL, the next one `rb` into the pair
+ * stage `st` (U rows from vbase), once their flags (overlapped path, else NULL) are set. */
+template <int WARPS>
+__device__ __forceinline__ void issue_pair(uint8_t *st, const uint8_t *ra, const uint8_t *rb, int vbase, uint64_t *bar,
+					   const int32_t *flag_a, const int32_t *flag_b)
+{
+	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2, ONE = REC_U + U_BYTES;
+	wait_ready(flag_a);
+	if (rb)
+		wait_ready(flag_b);
+	mbar_expect_tx(bar, rb ? 2 * ONE : ONE);
+	bulk_g2s(st, ra, REC_U, bar);
+	bulk_g2s(st + REC_U, ra + REC_U + vbase * CH * 2, U_BYTES, bar);
+	if (rb) {
+		bulk_g2s(st + stage_bytes(WARPS), rb, REC_U, bar);
+		bulk_g2s(st + stage_bytes(WARPS) + REC_U, rb + REC_U + vbase * CH * 2, U_BYTES, bar);
+	}
+}
+
+/* Gamma_last of channel j in a record's permuted FP32 layout (REC_G). */
+__device__ __forceinline__ int g_index(int j)
+{
+	return ((j >> 1) & 3) * G_LD + 2 * (j >> 3) + (j & 1);
+}
+
+/* 8 BF16 values (one 16-byte word) times 8 FP32 factors, rounded back to BF16. */
+__device__ __forceinline__ uint4 scale8(uint4 x, const float (&f)[8])
+{
+	uint32_t w[4] = { x.x, x.y, x.z, x.w };
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+		w[i] = pack_bf16(lo_bf16(w[i]) * f[2 * i], hi_bf16(w[i]) * f[2 * i + 1]);
+	return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* The cross warp: a pair stage's cross terms in place (see above); `rb` = stage_bytes(WARPS),
+ * chunk b's record at st + rb, X and Y at st + 2 rb. All 32 lanes; ends with the proxy fence
+ * that orders these writes before the bulk copies that later refill the stage. */
+__device__ __forceinline__ void cross_terms(uint8_t *st, int rb)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
+	const uint32_t sa = smem_u32(st), sb = sa + rb;
+	uint8_t *xy = st + 2 * rb;
+	/* X = Wk_b Kh_a^T, Y = Qt_b Kh_a^T: A(t, j) from b's Wk / Qt rows, B(k = j, n = s) = Kh_a^T[j][s]
+	 * (rows j hold s: the transposing load). */
+	float x[2][4] = {}, y[2][4] = {};
+	const int arow = 8 * (mi & 1) + mr;
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++) {
+		const int aoff = arow * D * 2 + swz_wide(arow, 2 * kk + (mi >> 1)) * 16;
+		const int j = 16 * kk + 8 * (mi & 1) + mr;
+		uint32_t aw[4], aq[4], bk[4];
+		ldsm_x4(aw, sb + REC_WK + aoff);
+		ldsm_x4(aq, sb + REC_QT + aoff);
+		ldsm_x4_tr(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, mi >> 1) * 16);
+		mma_bf16_16816(x[0], aw, bk[0], bk[1]);
+		mma_bf16_16816(x[1], aw, bk[2], bk[3]);
+		mma_bf16_16816(y[0], aq, bk[0], bk[1]);
+		mma_bf16_16816(y[1], aq, bk[2], bk[3]);
+	}
+	/* Rows t = g (+8), columns s = 8 nn + 2 t4 (+1), into P's layout. */
+#pragma unroll
+	for (int nn = 0; nn < 2; nn++) {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int t = g + 8 * h;
+			const int off = t * CH * 2 + swz_narrow(t, nn) * 16 + 4 * t4;
+			*reinterpret_cast<uint32_t *>(xy + CROSS_X + off) = pack_bf16(x[nn][2 * h], x[nn][2 * h + 1]);
+			*reinterpret_cast<uint32_t *>(xy + CROSS_Y + off) = pack_bf16(y[nn][2 * h], y[nn][2 * h + 1]);
+		}
+	}
+	__syncwarp(); /* every lane's X, Y loads done before b's Wk, Qt and a's Kh change */
+	float *ga = reinterpret_cast<float *>(st + REC_G);
+	const float *gb = reinterpret_cast<const float *>(st + rb + REC_G);
+	/* Wk_b D_a, Qt_b D_a: 16-byte word `w` of row t holds channels 8 (w ^ (t & 7)) ... + 7. */
+#pragma unroll 2
+	for (int i = 0; i < 8; i++) {
+		const int u = lane + 32 * i, t = u >> 4, w = u & 15, c = w ^ (t & 7);
+		float f[8];
+#pragma unroll
+		for (int m = 0; m < 8; m++)
+			f[m] = ga[g_index(8 * c + m)];
+		uint4 *pw = reinterpret_cast<uint4 *>(st + rb + REC_WK + t * D * 2 + w * 16);
+		uint4 *pq = reinterpret_cast<uint4 *>(st + rb + REC_QT + t * D * 2 + w * 16);
+		*pw = scale8(*pw, f);
+		*pq = scale8(*pq, f);
+	}
+	/* Kh_a D_b: row j of Kh_a^T times Gamma_last of b at channel j. */
+#pragma unroll 2
+	for (int i = 0; i < 8; i++) {
+		const int u = lane + 32 * i, j = u >> 1;
+		const float gj = gb[g_index(j)];
+		float f[8];
+#pragma unroll
+		for (int m = 0; m < 8; m++)
+			f[m] = gj;
+		uint4 *pk = reinterpret_cast<uint4 *>(st + REC_KH + u * 16);
+		*pk = scale8(*pk, f);
+	}
+	__syncwarp(); /* every lane's reads of Gamma_last of a done */
+	/* D_a D_b in a's Gamma_last (same permuted layout; 4 rows of G_LD, 32 values used each). */
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+		ga[i * G_LD + lane] *= gb[i * G_LD + lane];
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* One pair's step on a warp's 16 state rows (the formulas above), the pair's stage at `st` with
+ * its cross terms made; outputs of a (16 tokens) and b (the first lc_b) as store_out(). */
+__device__ __forceinline__ void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, const recur_lane &l,
+					   uint16_t *o, int H, int lc_b)
+{
+	const uint32_t sa = smem_u32(st), sb = sa + rb, sx = sa + 2 * rb;
+	/* M Wk_a^T and M (Wk_b D_a)^T side by side. */
+	float wa[2][4] = {}, wb[2][4] = {};
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++) {
+		uint32_t a[4];
+		state_fragment(s, kk, a);
+		const int off = l.wide_off + swz_wide(l.wide_row, 2 * kk + (l.mi & 1)) * 16;
+		uint32_t bwa[4], bwb[4];
+		ldsm_x4(bwa, sa + REC_WK + off);
+		ldsm_x4(bwb, sb + REC_WK + off);
+		mma_bf16_16816(wa[0], a, bwa[0], bwa[1]);
+		mma_bf16_16816(wa[1], a, bwa[2], bwa[3]);
+		mma_bf16_16816(wb[0], a, bwb[0], bwb[1]);
+		mma_bf16_16816(wb[1], a, bwb[2], bwb[3]);
+	}
+	/* W_a, then W_b = U_b - M (Wk_b D_a)^T - W_a^T X^T: B(k = s, n = t) = X[t][s]. */
+	uint32_t u[4], awa[4], awb[4];
+	ldsm_x4(u, sa + l.u_off);
+	w_fragment(u, wa, awa);
+	{
+		uint32_t bx[4];
+		ldsm_x4(bx, sx + CROSS_X + (l.p_off - REC_P));
+		mma_bf16_16816(wb[0], awa, bx[0], bx[1]);
+		mma_bf16_16816(wb[1], awa, bx[2], bx[3]);
+	}
+	ldsm_x4(u, sb + l.u_off);
+	w_fragment(u, wb, awb);
+
+	/* Column block np: O_a^T += M Qt_a^T, O_b^T += M (Qt_b D_a)^T on the state before the step,
+	 * then M <- M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b. */
+	float oa[2][4] = {}, ob[2][4] = {};
+	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
+#pragma unroll
+	for (int np = 0; np < D / 16; np++) {
+		uint32_t a[4];
+		state_fragment(s, np, a);
+		const int off = l.wide_off + swz_wide(l.wide_row, 2 * np + (l.mi & 1)) * 16;
+		uint32_t bqa[4], bqb[4];
+		ldsm_x4(bqa, sa + REC_QT + off);
+		ldsm_x4(bqb, sb + REC_QT + off);
+		mma_bf16_16816(oa[0], a, bqa[0], bqa[1]);
+		mma_bf16_16816(oa[1], a, bqa[2], bqa[3]);
+		mma_bf16_16816(ob[0], a, bqb[0], bqb[1]);
+		mma_bf16_16816(ob[1], a, bqb[2], bqb[3]);
+		const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
+		const int j = 8 * (2 * np + (l.mi >> 1)) + l.mr;
+		const int koff = REC_KH + j * CH * 2 + swz_narrow(j, l.mi & 1) * 16;
+		uint32_t bka[4], bkb[4];
+		ldsm_x4(bka, sa + koff);
+		ldsm_x4(bkb, sb + koff);
+		float *s0 = s[2 * np], *s1 = s[2 * np + 1];
+		s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
+		s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
+		mma_bf16_16816(s0, awa, bka[0], bka[1]);
+		mma_bf16_16816(s1, awa, bka[2], bka[3]);
+		mma_bf16_16816(s0, awb, bkb[0], bkb[1]);
+		mma_bf16_16816(s1, awb, bkb[2], bkb[3]);
+	}
+
+	/* O_a^T += W_a^T P_a^T; O_b^T += W_a^T Y^T + W_b^T P_b^T. */
+	{
+		uint32_t bp[4];
+		ldsm_x4(bp, sa + l.p_off);
+		mma_bf16_16816(oa[0], awa, bp[0], bp[1]);
+		mma_bf16_16816(oa[1], awa, bp[2], bp[3]);
+		ldsm_x4(bp, sx + CROSS_Y + (l.p_off - REC_P));
+		mma_bf16_16816(ob[0], awa, bp[0], bp[1]);
+		mma_bf16_16816(ob[1], awa, bp[2], bp[3]);
+		ldsm_x4(bp, sb + l.p_off);
+		mma_bf16_16816(ob[0], awb, bp[0], bp[1]);
+		mma_bf16_16816(ob[1], awb, bp[2], bp[3]);
+	}
+	store_out(oa, o, H, CH, l.t4);
+	store_out(ob, o + (size_t)CH * H * D, H, lc_b, l.t4);
+}
+
+/*
+ * The pair kernel: as kda_chunk_recurrent_kernel (one CTA per sequence, head and slice of
+ * 16 x WARPS state rows; thread 0 streams the records with the bulk copy engine), two chunks a
+ * step, PAIR_STAGES pairs in flight, plus one warp (the last) that makes the next pair's cross
+ * terms while the state warps step through this one. A sequence's odd last chunk is stepped alone
+ * (recur_chunk()). The overlapped path's flag wait is wait_ready() (K3_KDA_FLAG_WAIT is not read).
+ */
+template <typename StateT, int WARPS>
+__global__ void __launch_bounds__((WARPS + 1) * 32) kda_chunk_recurrent_pair_kernel(const recur_params p)
+{
+	static_assert(PAIR_STAGES >= 2, "the cross warp works on the pair after the state warps'");
+	extern __shared__ __align__(128) uint8_t smem[];
+	__shared__ __align__(8) uint64_t full[PAIR_STAGES];
+	constexpr int RB = stage_bytes(WARPS), SB = pair_stage_bytes(WARPS);
+	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
+	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int g = lane >> 2, t4 = lane & 3;
+	const bool cross = warp == WARPS;
+	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * (cross ? 0 : warp);
+	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin, n_pairs = (n_chunks + 1) / 2;
+	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
+	const size_t sbase = (slot * H + h) * (size_t)D * D;
+	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
+	const size_t rec_stride = (size_t)H * REC_BYTES;
+	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
+
+	/* Thread 0: pair q (chunks 2q and 2q + 1 where the sequence has it) into its stage. */
+	auto issue = [&](int q) {
+		const int i = 2 * q;
+		const bool two = i + 1 < n_chunks;
+		issue_pair<WARPS>(smem + (q % PAIR_STAGES) * SB, rec0 + i * rec_stride,
+				  two ? rec0 + (i + 1) * rec_stride : nullptr, vbase, &full[q % PAIR_STAGES],
+				  flag0 ? flag0 + (size_t)i * H : nullptr, flag0 && two ? flag0 + (size_t)(i + 1) * H : nullptr);
+	};
+	/* The cross warp: pair q's cross terms, once its records landed (pairs of two chunks only). */
+	auto make_cross = [&](int q) {
+		if (q < n_pairs && 2 * q + 1 < n_chunks) {
+			mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
+			cross_terms(smem + (q % PAIR_STAGES) * SB, RB);
+		}
+	};
+	if (threadIdx.x == 0) {
+		for (int i = 0; i < PAIR_STAGES; i++)
+			mbar_init(&full[i], 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		for (int q = 0; q < PAIR_STAGES - 1 && q < n_pairs; q++)
+			issue(q);
+	}
+
+	float s[D / 8][4];
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * t4;
+		if (p.s0 && !cross) {
+			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
+			const StateT *b = a + 8 * D;
+			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
+			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
+		} else {
+			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+		}
+	}
+	const recur_lane lo = recur_lane_of(cross ? 0 : warp, vbase);
+
+	__syncthreads(); /* the barriers initialized before the cross warp waits on one */
+	if (cross)
+		make_cross(0);
+	for (int q = 0; q < n_pairs; q++) {
+		__syncthreads(); /* every warp done with the stage refilled below; pair q's cross terms made */
+		if (threadIdx.x == 0) {
+			const int nx = q + PAIR_STAGES - 1;
+			if (nx < n_pairs) {
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				issue(nx);
+			}
+		}
+		if (cross) {
+			make_cross(q + 1);
+			continue;
+		}
+		mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
+		const uint8_t *st = smem + (q % PAIR_STAGES) * SB;
+		const int i = 2 * q;
+		uint16_t *o = p.out + ((size_t)(tok0 + i * CH) * H + h) * D + r0 + g;
+		if (i + 1 < n_chunks)
+			recur_pair(s, st, RB, lo, o, H, min(CH, len - (i + 1) * CH));
+		else
+			recur_chunk(s, st, lo, o, H, min(CH, len - i * CH));
+	}
+
+	if (p.s1 && !cross) {
 #pragma unroll
 		for (int nt = 0; nt < D / 8; nt++) {
 			const int col = nt * 8 + 2 * t4;
@@ -1054,6 +1420,10 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
  *   K3_KDA_FLAG_WAIT=acquire | spin | batch   overlapped path: the recurrent kernel's flag waits
  *                                      (wait_ready(), wait_ready_spin(), acquire_run())
+ *   K3_KDA_RECUR=chunk | pair           the recurrent kernel a chunk a step (default) or two
+ *                                      (kda_chunk_recurrent_pair_kernel: PAIR_STAGES pairs in
+ *                                      flight, so K3_KDA_RECUR_STAGES and K3_KDA_FLAG_WAIT are
+ *                                      not read; not bit for bit the chunk kernel's results)
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
@@ -1069,14 +1439,15 @@ struct prefill_cfg {
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 	int fw;     /* overlapped path: the recurrent kernel's flag wait (0 wait_ready(), 1 spin, 2 batch) */
+	bool pair;  /* the pair kernel (K3_KDA_RECUR=pair) */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, false };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, false };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1144,10 +1515,11 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	static const char *const STAGES[] = { "3", "4" };
 	static const char *const WARPS[] = { "v1", "v2", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
+	static const char *const RECUR[] = { "chunk", "pair" };
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 6, -2),
-		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2);
-	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1)
+		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR, 2, 0);
+	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0)
 		return -EINVAL;
 	const bool want = path == 1 ? true : path == 2 ? false : overlap_by_default(n_seqs, heads, total_tokens);
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
@@ -1159,6 +1531,7 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		c.rule = warps < 2 ? 1 + warps : 10 + atoi(WARPS[warps]);
 	if (wait >= 0)
 		c.fw = wait;
+	c.pair = recur == 1;
 	*out = c;
 	return 0;
 }
@@ -1204,14 +1577,30 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 	return 0;
 }
 
+/* The recurrent kernel's instance, threads and dynamic shared memory a CTA: the chunk kernel
+ * <StateT, WARPS, STAGES, FW> or, with PAIR, the pair kernel <StateT, WARPS>. */
+template <typename StateT, int WARPS, int STAGES, int FW, bool PAIR>
+struct recur_kernel {
+	static constexpr int threads = (WARPS + (PAIR ? 1 : 0)) * 32;
+	static constexpr int smem = PAIR ? PAIR_STAGES * pair_stage_bytes(WARPS) : STAGES * stage_bytes(WARPS);
+	static void (*get())(recur_params)
+	{
+		if constexpr (PAIR)
+			return kda_chunk_recurrent_pair_kernel<StateT, WARPS>;
+		else
+			return kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FW>;
+	}
+};
+
 /* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
  * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
  * the intra kernel has still to write). */
-template <typename StateT, int WARPS, int STAGES, int FW>
+template <typename StateT, int WARPS, int STAGES, int FW, bool PAIR = false>
 int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
-	const int smem = STAGES * stage_bytes(WARPS);
-	auto kern = kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FW>;
+	using K = recur_kernel<StateT, WARPS, STAGES, FW, PAIR>;
+	const int smem = K::smem;
+	auto kern = K::get();
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
 		return -EIO;
 	recur_params p = rp;
@@ -1228,7 +1617,7 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 		    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
 			return -EIO;
 		cta_footprint r, in;
-		if (footprint_of((const void *)kern, WARPS * 32, smem, reserved, &r) ||
+		if (footprint_of((const void *)kern, K::threads, smem, reserved, &r) ||
 		    footprint_of(intra_kernel(intra), INTRA_THREADS, 0, reserved, &in))
 			return -EIO;
 		/* b: recurrent CTAs on one SM that leave no room for one intra CTA. */
@@ -1247,23 +1636,23 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 	if (p.ready && cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
 					    cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
-	kern<<<grid, WARPS * 32, smem, stream>>>(p);
+	kern<<<grid, K::threads, smem, stream>>>(p);
 	return kda_launch_status();
 }
 
-template <typename StateT, int STAGES, int FW>
+template <typename StateT, int STAGES, int FW, bool PAIR = false>
 int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
 			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES, FW>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 8, STAGES, FW, PAIR>(rp, intra, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES, FW>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 4, STAGES, FW, PAIR>(rp, intra, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES, FW>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 2, STAGES, FW, PAIR>(rp, intra, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1, STAGES, FW>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 1, STAGES, FW, PAIR>(rp, intra, stream, query, ok);
 	}
 }
 
@@ -1283,6 +1672,9 @@ int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c,
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
 			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
+	if (c.pair) /* no stage count or flag wait of its own (the template's 3 / 0 are not used) */
+		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, true>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<uint16_t, 3, 0, true>(rp, warps, c.intra, stream, query, ok);
 	if (dt == KDA_F32)
 		return c.stages == 3 ? launch_recurrent_fb<float, 3>(rp, warps, c, stream, query, ok)
 				     : launch_recurrent_fb<float, 4>(rp, warps, c, stream, query, ok);
@@ -1290,18 +1682,40 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 			     : launch_recurrent_fb<uint16_t, 4>(rp, warps, c, stream, query, ok);
 }
 
-/* Recurrent CTAs of `warps` warps and `stages` stages one SM holds at once (0 on error);
- * queried once per shape (on the first device asked: one kind of GPU per process assumed). */
-int recurrent_ctas_per_sm_query(int warps, int stages)
+/* The FP32-state instance of the recurrent kernel at `warps`, `stages` (or the pair kernel) with
+ * its threads and dynamic shared memory. */
+template <int STAGES, bool PAIR>
+const void *recurrent_kernel_of(int warps, int *threads, int *smem)
 {
-	const void *kern = stages == 3 ? (warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8, 3>
-					  : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4, 3>
-					  : warps == 2 ? (const void *)kda_chunk_recurrent_kernel<float, 2, 3>
-						       : (const void *)kda_chunk_recurrent_kernel<float, 1, 3>)
-				       : (warps == 8   ? (const void *)kda_chunk_recurrent_kernel<float, 8, 4>
-					  : warps == 4 ? (const void *)kda_chunk_recurrent_kernel<float, 4, 4>
-					  : warps == 2 ? (const void *)kda_chunk_recurrent_kernel<float, 2, 4>
-						       : (const void *)kda_chunk_recurrent_kernel<float, 1, 4>);
+	switch (warps) {
+	case 8:
+		return *threads = recur_kernel<float, 8, STAGES, 0, PAIR>::threads,
+		       *smem = recur_kernel<float, 8, STAGES, 0, PAIR>::smem,
+		       (const void *)recur_kernel<float, 8, STAGES, 0, PAIR>::get();
+	case 4:
+		return *threads = recur_kernel<float, 4, STAGES, 0, PAIR>::threads,
+		       *smem = recur_kernel<float, 4, STAGES, 0, PAIR>::smem,
+		       (const void *)recur_kernel<float, 4, STAGES, 0, PAIR>::get();
+	case 2:
+		return *threads = recur_kernel<float, 2, STAGES, 0, PAIR>::threads,
+		       *smem = recur_kernel<float, 2, STAGES, 0, PAIR>::smem,
+		       (const void *)recur_kernel<float, 2, STAGES, 0, PAIR>::get();
+	default:
+		return *threads = recur_kernel<float, 1, STAGES, 0, PAIR>::threads,
+		       *smem = recur_kernel<float, 1, STAGES, 0, PAIR>::smem,
+		       (const void *)recur_kernel<float, 1, STAGES, 0, PAIR>::get();
+	}
+}
+
+/* Recurrent CTAs of `warps` warps and `stages` stages (or of the pair kernel) one SM holds at
+ * once (0 on error); queried once per shape (on the first device asked: one kind of GPU per
+ * process assumed). */
+int recurrent_ctas_per_sm_query(int warps, int stages, bool pair)
+{
+	int threads = 0, dyn = 0;
+	const void *kern = pair ? recurrent_kernel_of<3, true>(warps, &threads, &dyn)
+			   : stages == 3 ? recurrent_kernel_of<3, false>(warps, &threads, &dyn)
+					 : recurrent_kernel_of<4, false>(warps, &threads, &dyn);
 	int dev = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
 	cta_footprint f;
 	if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -1310,18 +1724,18 @@ int recurrent_ctas_per_sm_query(int warps, int stages)
 	    cudaDeviceGetAttribute(&thr_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&blk_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess ||
-	    footprint_of(kern, warps * 32, stages * stage_bytes(warps), reserved, &f) || f.regs <= 0 || f.smem <= 0)
+	    footprint_of(kern, threads, dyn, reserved, &f) || f.regs <= 0 || f.smem <= 0)
 		return 0;
 	return std::min(std::min(reg_sm / f.regs, smem_sm / f.smem), std::min(thr_sm / f.threads, blk_sm));
 }
 
-int recurrent_ctas_per_sm(int warps, int stages)
+int recurrent_ctas_per_sm(int warps, int stages, bool pair)
 {
-	static std::atomic<int> cache[2][RECUR_MAX_WARPS + 1];
-	std::atomic<int> &slot = cache[stages == 3 ? 0 : 1][warps];
+	static std::atomic<int> cache[3][RECUR_MAX_WARPS + 1];
+	std::atomic<int> &slot = cache[pair ? 2 : stages == 3 ? 0 : 1][warps];
 	int n = slot.load(std::memory_order_relaxed);
 	if (n <= 0) {
-		n = recurrent_ctas_per_sm_query(warps, stages);
+		n = recurrent_ctas_per_sm_query(warps, stages, pair);
 		slot.store(n, std::memory_order_relaxed);
 	}
 	return n;
@@ -1348,7 +1762,7 @@ int recurrent_warps(int n_seqs, int heads, int sms, const prefill_cfg &c)
 	while (c.rule == 2 && w > 1 && pairs * (RECUR_MAX_WARPS / w) > sms) {
 		const int64_t ctas = pairs * (RECUR_MAX_WARPS / w), load = (ctas + sms - 1) / sms * w;
 		const int64_t ctas2 = 2 * ctas, load2 = (ctas2 + sms - 1) / sms * (w / 2);
-		if (load2 >= load || ctas2 > (int64_t)recurrent_ctas_per_sm(w / 2, c.stages) * sms)
+		if (load2 >= load || ctas2 > (int64_t)recurrent_ctas_per_sm(w / 2, c.stages, c.pair) * sms)
 			break;
 		w /= 2;
 	}

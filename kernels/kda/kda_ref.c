@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,114 +150,187 @@ struct chunk_scratch {
 	double *in;   /* 3K: prepare_head output */
 };
 
-static void chunk_step(const struct kda_ref_prefill *p, struct chunk_scratch *cs, double *m_all,
-		       int64_t t0, int len)
+/* Head h's record of the chunk of `len` tokens at t0 (what the GPU's intra kernel writes):
+ * Qt, Kh, P, U, Wk and the cumulative log decays in cs. */
+static void chunk_record(const struct kda_ref_prefill *p, struct chunk_scratch *cs, int h, int64_t t0, int len)
 {
 	const int H = p->heads, K = p->dk, V = p->dv;
 	struct head_in in = { .qh = cs->in, .kh = cs->in + K, .alpha = cs->in + 2 * K };
-	for (int h = 0; h < H; h++) {
-		double *m = m_all + (size_t)h * V * K;
-		double *beta = cs->beta;
-		for (int t = 0; t < len; t++) {
-			size_t qk = ((size_t)(t0 + t) * H + h) * K, vo = ((size_t)(t0 + t) * H + h) * V;
-			prepare_head(&in, K, p->scale, p->q + qk, p->k + qk, p->g_raw + qk,
-				     p->beta_raw[(size_t)(t0 + t) * H + h]);
-			beta[t] = in.beta;
+	double *beta = cs->beta;
+	for (int t = 0; t < len; t++) {
+		size_t qk = ((size_t)(t0 + t) * H + h) * K, vo = ((size_t)(t0 + t) * H + h) * V;
+		prepare_head(&in, K, p->scale, p->q + qk, p->k + qk, p->g_raw + qk,
+			     p->beta_raw[(size_t)(t0 + t) * H + h]);
+		beta[t] = in.beta;
+		for (int i = 0; i < K; i++) {
+			double g = (t ? cs->gt[(t - 1) * K + i] : 0.0) + log(in.alpha[i]);
+			double gam = exp(g);
+			cs->gt[t * K + i] = g;
+			cs->kn[t * K + i] = in.kh[i];
+			cs->qt[t * K + i] = in.qh[i] * gam;
+			cs->kt[t * K + i] = in.kh[i] * gam;
+			cs->kb[t * K + i] = in.kh[i] / gam;
+		}
+		for (int j = 0; j < V; j++)
+			cs->vb[t * V + j] = in.beta * p->v[vo + j];
+	}
+	const double *glast = cs->gt + (size_t)(len - 1) * K;
+	for (int t = 0; t < len; t++)
+		for (int i = 0; i < K; i++)
+			cs->kh[t * K + i] = exp(glast[i] - cs->gt[t * K + i]) * cs->kn[t * K + i];
+	/* A and P. */
+	for (int t = 0; t < len; t++) {
+		for (int s = 0; s < len; s++) {
+			double da = 0.0, dp = 0.0;
 			for (int i = 0; i < K; i++) {
-				double g = (t ? cs->gt[(t - 1) * K + i] : 0.0) + log(in.alpha[i]);
-				double gam = exp(g);
-				cs->gt[t * K + i] = g;
-				cs->kn[t * K + i] = in.kh[i];
-				cs->qt[t * K + i] = in.qh[i] * gam;
-				cs->kt[t * K + i] = in.kh[i] * gam;
-				cs->kb[t * K + i] = in.kh[i] / gam;
+				da += cs->kt[t * K + i] * cs->kb[s * K + i];
+				dp += cs->qt[t * K + i] * cs->kb[s * K + i];
 			}
-			for (int j = 0; j < V; j++)
-				cs->vb[t * V + j] = in.beta * p->v[vo + j];
+			cs->a[t * len + s] = s < t ? beta[t] * da : 0.0;
+			cs->pm[t * len + s] = s <= t ? dp : 0.0;
 		}
-		const double *glast = cs->gt + (size_t)(len - 1) * K;
-		for (int t = 0; t < len; t++)
-			for (int i = 0; i < K; i++)
-				cs->kh[t * K + i] = exp(glast[i] - cs->gt[t * K + i]) * cs->kn[t * K + i];
-		/* A and P. */
-		for (int t = 0; t < len; t++) {
-			for (int s = 0; s < len; s++) {
-				double da = 0.0, dp = 0.0;
-				for (int i = 0; i < K; i++) {
-					da += cs->kt[t * K + i] * cs->kb[s * K + i];
-					dp += cs->qt[t * K + i] * cs->kb[s * K + i];
-				}
-				cs->a[t * len + s] = s < t ? beta[t] * da : 0.0;
-				cs->pm[t * len + s] = s <= t ? dp : 0.0;
-			}
+	}
+	/* T = (I + A)^-1 by forward substitution. */
+	for (int t = 0; t < len; t++) {
+		for (int j = 0; j < len; j++) {
+			double x = t == j ? 1.0 : 0.0;
+			for (int s = j; s < t; s++)
+				x -= cs->a[t * len + s] * cs->tinv[s * len + j];
+			cs->tinv[t * len + j] = x;
 		}
-		/* T = (I + A)^-1 by forward substitution. */
-		for (int t = 0; t < len; t++) {
-			for (int j = 0; j < len; j++) {
-				double x = t == j ? 1.0 : 0.0;
-				for (int s = j; s < t; s++)
-					x -= cs->a[t * len + s] * cs->tinv[s * len + j];
-				cs->tinv[t * len + j] = x;
-			}
+	}
+	/* U = T (beta V), Wk = T (beta Kt). */
+	for (int t = 0; t < len; t++) {
+		for (int j = 0; j < V; j++) {
+			double x = 0.0;
+			for (int s = 0; s <= t; s++)
+				x += cs->tinv[t * len + s] * cs->vb[s * V + j];
+			cs->u[t * V + j] = x;
 		}
-		/* U = T (beta V), Wk = T (beta Kt). */
-		for (int t = 0; t < len; t++) {
-			for (int j = 0; j < V; j++) {
-				double x = 0.0;
-				for (int s = 0; s <= t; s++)
-					x += cs->tinv[t * len + s] * cs->vb[s * V + j];
-				cs->u[t * V + j] = x;
-			}
-			for (int i = 0; i < K; i++) {
-				double x = 0.0;
-				for (int s = 0; s <= t; s++)
-					x += cs->tinv[t * len + s] * beta[s] * cs->kt[s * K + i];
-				cs->wk[t * K + i] = x;
-			}
+		for (int i = 0; i < K; i++) {
+			double x = 0.0;
+			for (int s = 0; s <= t; s++)
+				x += cs->tinv[t * len + s] * beta[s] * cs->kt[s * K + i];
+			cs->wk[t * K + i] = x;
 		}
-		/* W = U - Wk S0;  O = Qt S0 + P W;  S = Diag(Gamma_last) S0 + Kh^T W. */
-		for (int t = 0; t < len; t++)
-			for (int r = 0; r < V; r++) {
-				double x = 0.0;
-				for (int i = 0; i < K; i++)
-					x += cs->wk[t * K + i] * m[(size_t)r * K + i];
-				cs->w[t * V + r] = cs->u[t * V + r] - x;
-			}
-		for (int t = 0; t < len; t++) {
-			double *o = p->out + ((size_t)(t0 + t) * H + h) * V;
-			for (int r = 0; r < V; r++) {
-				double x = 0.0;
-				for (int i = 0; i < K; i++)
-					x += cs->qt[t * K + i] * m[(size_t)r * K + i];
-				for (int s = 0; s <= t; s++)
-					x += cs->pm[t * len + s] * cs->w[s * V + r];
-				o[r] = x;
-			}
-		}
-		for (int r = 0; r < V; r++)
-			for (int i = 0; i < K; i++) {
-				double x = exp(glast[i]) * m[(size_t)r * K + i];
-				for (int s = 0; s < len; s++)
-					x += cs->kh[s * K + i] * cs->w[s * V + r];
-				m[(size_t)r * K + i] = x;
-			}
 	}
 }
 
-int kda_ref_prefill_chunked(const struct kda_ref_prefill *p, int chunk)
+/* Head h's state m over the chunk recorded in cs: outputs and the state after it. */
+static void chunk_apply(const struct kda_ref_prefill *p, struct chunk_scratch *cs, double *m, int h, int64_t t0,
+			int len)
 {
-	int rc = check_prefill(p);
-	if (rc)
-		return rc;
-	if (chunk < 1 || chunk > KDA_CHUNK * 64)
-		return -EINVAL;
-	const int H = p->heads, K = p->dk, V = p->dv, C = chunk;
-	size_t state_n = (size_t)H * V * K;
-	size_t n = state_n + (size_t)C * (7 * K + 3 * V + 1) + (size_t)3 * C * C + 3 * (size_t)K;
-	double *mem = malloc(n * sizeof(*mem));
-	if (!mem)
-		return -ENOMEM;
-	double *m = mem, *x = mem + state_n;
+	const int H = p->heads, K = p->dk, V = p->dv;
+	const double *glast = cs->gt + (size_t)(len - 1) * K;
+	/* W = U - Wk S0;  O = Qt S0 + P W;  S = Diag(Gamma_last) S0 + Kh^T W. */
+	for (int t = 0; t < len; t++)
+		for (int r = 0; r < V; r++) {
+			double x = 0.0;
+			for (int i = 0; i < K; i++)
+				x += cs->wk[t * K + i] * m[(size_t)r * K + i];
+			cs->w[t * V + r] = cs->u[t * V + r] - x;
+		}
+	for (int t = 0; t < len; t++) {
+		double *o = p->out + ((size_t)(t0 + t) * H + h) * V;
+		for (int r = 0; r < V; r++) {
+			double x = 0.0;
+			for (int i = 0; i < K; i++)
+				x += cs->qt[t * K + i] * m[(size_t)r * K + i];
+			for (int s = 0; s <= t; s++)
+				x += cs->pm[t * len + s] * cs->w[s * V + r];
+			o[r] = x;
+		}
+	}
+	for (int r = 0; r < V; r++)
+		for (int i = 0; i < K; i++) {
+			double x = exp(glast[i]) * m[(size_t)r * K + i];
+			for (int s = 0; s < len; s++)
+				x += cs->kh[s * K + i] * cs->w[s * V + r];
+			m[(size_t)r * K + i] = x;
+		}
+}
+
+static void chunk_step(const struct kda_ref_prefill *p, struct chunk_scratch *cs, double *m_all, int64_t t0, int len)
+{
+	for (int h = 0; h < p->heads; h++) {
+		chunk_record(p, cs, h, t0, len);
+		chunk_apply(p, cs, m_all + (size_t)h * p->dv * p->dk, h, t0, len);
+	}
+}
+
+/* Head h's state m over two chunks at once from their records a (la = C tokens, at t0) and b (lb
+ * tokens after it), with the cross terms the GPU's pair kernel makes (kda_prefill.cu,
+ * kda_chunk_recurrent_pair_kernel), x and y [C][C] scratch:
+ *   X = Wk_b Kh_a^T, Y = Qt_b Kh_a^T, W_a = U_a - Wk_a S, W_b = U_b - (Wk_b D_a) S - X W_a,
+ *   O_a = Qt_a S + P_a W_a, O_b = (Qt_b D_a) S + Y W_a + P_b W_b,
+ *   S <- D_a D_b S + (Kh_a D_b)^T W_a + Kh_b^T W_b   (S = M^T [K][V] here as m[r][i] = S[i][r]). */
+static void pair_apply(const struct kda_ref_prefill *p, struct chunk_scratch *a, struct chunk_scratch *b, double *x,
+		       double *y, double *m, int h, int64_t t0, int la, int lb)
+{
+	const int H = p->heads, K = p->dk, V = p->dv;
+	const double *ga = a->gt + (size_t)(la - 1) * K, *gb = b->gt + (size_t)(lb - 1) * K;
+	for (int t = 0; t < lb; t++)
+		for (int s = 0; s < la; s++) {
+			double dx = 0.0, dy = 0.0;
+			for (int i = 0; i < K; i++) {
+				dx += b->wk[t * K + i] * a->kh[s * K + i];
+				dy += b->qt[t * K + i] * a->kh[s * K + i];
+			}
+			x[t * la + s] = dx, y[t * la + s] = dy;
+		}
+	for (int t = 0; t < la; t++)
+		for (int r = 0; r < V; r++) {
+			double z = 0.0;
+			for (int i = 0; i < K; i++)
+				z += a->wk[t * K + i] * m[(size_t)r * K + i];
+			a->w[t * V + r] = a->u[t * V + r] - z;
+		}
+	for (int t = 0; t < lb; t++)
+		for (int r = 0; r < V; r++) {
+			double z = 0.0;
+			for (int i = 0; i < K; i++)
+				z += b->wk[t * K + i] * exp(ga[i]) * m[(size_t)r * K + i];
+			for (int s = 0; s < la; s++)
+				z += x[t * la + s] * a->w[s * V + r];
+			b->w[t * V + r] = b->u[t * V + r] - z;
+		}
+	for (int t = 0; t < la + lb; t++) {
+		const bool in_b = t >= la;
+		const int tt = in_b ? t - la : t;
+		const struct chunk_scratch *c = in_b ? b : a;
+		double *o = p->out + ((size_t)(t0 + t) * H + h) * V;
+		for (int r = 0; r < V; r++) {
+			double z = 0.0;
+			for (int i = 0; i < K; i++)
+				z += c->qt[tt * K + i] * (in_b ? exp(ga[i]) : 1.0) * m[(size_t)r * K + i];
+			for (int s = 0; s <= tt; s++)
+				z += c->pm[tt * (in_b ? lb : la) + s] * c->w[s * V + r];
+			if (in_b)
+				for (int s = 0; s < la; s++)
+					z += y[tt * la + s] * a->w[s * V + r];
+			o[r] = z;
+		}
+	}
+	for (int r = 0; r < V; r++)
+		for (int i = 0; i < K; i++) {
+			double z = exp(ga[i] + gb[i]) * m[(size_t)r * K + i];
+			for (int s = 0; s < la; s++)
+				z += a->kh[s * K + i] * exp(gb[i]) * a->w[s * V + r];
+			for (int s = 0; s < lb; s++)
+				z += b->kh[s * K + i] * b->w[s * V + r];
+			m[(size_t)r * K + i] = z;
+		}
+}
+
+/* The doubles chunk_scratch_at() carves for chunks of C tokens. */
+static size_t chunk_scratch_n(int C, int K, int V)
+{
+	return (size_t)C * (7 * K + 3 * V + 1) + (size_t)3 * C * C + 3 * (size_t)K;
+}
+
+/* cs's arrays from x (chunk_scratch_n() doubles). */
+static void chunk_scratch_at(struct chunk_scratch *c, double *x, int C, int K, int V)
+{
 	struct chunk_scratch cs;
 	cs.qt = x, x += (size_t)C * K;
 	cs.kt = x, x += (size_t)C * K;
@@ -273,11 +347,69 @@ int kda_ref_prefill_chunked(const struct kda_ref_prefill *p, int chunk)
 	cs.kn = x, x += (size_t)C * K;
 	cs.beta = x, x += C;
 	cs.in = x;
+	*c = cs;
+}
+
+int kda_ref_prefill_chunked(const struct kda_ref_prefill *p, int chunk)
+{
+	int rc = check_prefill(p);
+	if (rc)
+		return rc;
+	if (chunk < 1 || chunk > KDA_CHUNK * 64)
+		return -EINVAL;
+	const int H = p->heads, K = p->dk, V = p->dv, C = chunk;
+	size_t state_n = (size_t)H * V * K;
+	double *mem = malloc((state_n + chunk_scratch_n(C, K, V)) * sizeof(*mem));
+	if (!mem)
+		return -ENOMEM;
+	double *m = mem;
+	struct chunk_scratch cs;
+	chunk_scratch_at(&cs, mem + state_n, C, K, V);
 	for (int s = 0; s < p->n_seqs; s++) {
 		load_state(p, s, m);
 		for (int64_t t0 = p->cu_seqlens[s]; t0 < p->cu_seqlens[s + 1]; t0 += C) {
 			int64_t left = p->cu_seqlens[s + 1] - t0;
 			chunk_step(p, &cs, m, t0, left < C ? (int)left : C);
+		}
+		store_state(p, s, m);
+	}
+	free(mem);
+	return 0;
+}
+
+int kda_ref_prefill_paired(const struct kda_ref_prefill *p, int chunk)
+{
+	int rc = check_prefill(p);
+	if (rc)
+		return rc;
+	if (chunk < 1 || chunk > KDA_CHUNK * 64)
+		return -EINVAL;
+	const int H = p->heads, K = p->dk, V = p->dv, C = chunk;
+	const size_t state_n = (size_t)H * V * K, sn = chunk_scratch_n(C, K, V);
+	double *mem = malloc((state_n + 2 * sn + 2 * (size_t)C * C) * sizeof(*mem));
+	if (!mem)
+		return -ENOMEM;
+	double *m = mem, *x = mem + state_n + 2 * sn, *y = x + (size_t)C * C;
+	struct chunk_scratch ca, cb;
+	chunk_scratch_at(&ca, mem + state_n, C, K, V);
+	chunk_scratch_at(&cb, mem + state_n + sn, C, K, V);
+	for (int s = 0; s < p->n_seqs; s++) {
+		load_state(p, s, m);
+		const int64_t end = p->cu_seqlens[s + 1];
+		for (int64_t t0 = p->cu_seqlens[s]; t0 < end; t0 += 2 * C) {
+			const int la = end - t0 < C ? (int)(end - t0) : C;
+			const int64_t left_b = end - t0 - la;
+			const int lb = left_b < C ? (int)left_b : C;
+			for (int h = 0; h < H; h++) {
+				double *mh = m + (size_t)h * V * K;
+				chunk_record(p, &ca, h, t0, la);
+				if (lb == 0) {
+					chunk_apply(p, &ca, mh, h, t0, la);
+					continue;
+				}
+				chunk_record(p, &cb, h, t0 + la, lb);
+				pair_apply(p, &ca, &cb, x, y, mh, h, t0, la, lb);
+			}
 		}
 		store_state(p, s, m);
 	}

@@ -39,6 +39,9 @@ int kda_ref_prefill_sequential(const struct kda_ref_prefill *p);
 /* The chunked (WY / UT-transform) form the GPU prefill uses, `chunk` tokens
  * per chunk; equal to the sequential form up to rounding. */
 int kda_ref_prefill_chunked(const struct kda_ref_prefill *p, int chunk);
+/* The chunked form two chunks at once, with the cross terms between them that the GPU's pair
+ * kernel (K3_KDA_RECUR=pair) makes; equal to the chunked form up to rounding. */
+int kda_ref_prefill_paired(const struct kda_ref_prefill *p, int chunk);
 
 /* Causal depthwise ShortConv of width 4 with SiLU, over `tokens` tokens of
  * `channels` channels: y[t][c] = silu(sum_i w[c][i] * x[t-3+i][c]), where

@@ -105,6 +105,34 @@ static void test_chunked_equals_sequential(void **unused)
 	prefill_case_release(&c);
 }
 
+/* The pair form (two chunks a step with the cross terms the GPU's pair kernel makes) against the
+ * chunked form: sequences of an odd and an even number of chunks, a partial last chunk (alone and
+ * as a pair's second), 1-token, 16-token and empty sequences; chunks of 16 (the GPU's) and 7. */
+static void test_paired_equals_chunked(void **unused)
+{
+	(void)unused;
+	struct test_rng r = { 5 };
+	static const int lens[] = { 50, 37, 16, 1, 0, 33, 64, 48 };
+	struct prefill_case c;
+	prefill_case_init(&c, &r, 8, lens, 3, 32, 24);
+	size_t T = (size_t)c.cu[c.n_seqs], on = T * c.heads * c.dv;
+	size_t sn = (size_t)c.n_seqs * c.heads * c.dv * c.dk;
+	double *o_ch = dalloc(on), *s_ch = dalloc(sn), *o_pr = dalloc(on), *s_pr = dalloc(sn);
+	static const int chunks[] = { 16, 7 };
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		struct kda_ref_prefill a = prefill_args(&c, o_ch, s_ch), b = prefill_args(&c, o_pr, s_pr);
+		assert_int_equal(kda_ref_prefill_chunked(&a, chunks[i]), 0);
+		assert_int_equal(kda_ref_prefill_paired(&b, chunks[i]), 0);
+		double eo = test_rel_err(o_pr, o_ch, on), es = test_rel_err(s_pr, s_ch, sn);
+		print_message("paired, chunk %2d: out rel err %.3g, state rel err %.3g\n", chunks[i], eo, es);
+		assert_true(eo < EXACT);
+		assert_true(es < EXACT);
+	}
+	assert_int_equal(kda_ref_prefill_paired(NULL, 16), -EINVAL);
+	free(o_ch), free(s_ch), free(o_pr), free(s_pr);
+	prefill_case_release(&c);
+}
+
 static void test_varlen_equals_separate(void **unused)
 {
 	(void)unused;
@@ -316,6 +344,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chunked_equals_sequential),
+		cmocka_unit_test(test_paired_equals_chunked),
 		cmocka_unit_test(test_varlen_equals_separate),
 		cmocka_unit_test(test_prefill_then_decode_equals_prefill),
 		cmocka_unit_test(test_verify_reject_every_position),
