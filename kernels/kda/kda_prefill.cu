@@ -27,37 +27,9 @@
 
 #include "common/k3_watchdog.cuh"
 #include "kda_device.cuh"
+#include "kda_record.cuh"
 
 namespace {
-
-constexpr int D = KDA_HEAD_DIM;      /* 128 */
-constexpr int CH = KDA_CHUNK;        /* 16 */
-static_assert(CH == 16 && D == 128, "the tiling below assumes 16-token chunks and 128-wide heads");
-
-/* Per (chunk, head) record written by the intra kernel, read by the
- * recurrent one, laid out so that the recurrent kernel copies it into
- * shared memory as is (bulk copies) and its ldmatrix loads are free of bank
- * conflicts: 16-byte chunk c of row r is stored at chunk c ^ swz(r).
- * BF16 unless noted; offsets in bytes. */
-constexpr int REC_WK = 0;                   /* Wk   [16 t][128 k], swz = t & 7 */
-constexpr int REC_QT = REC_WK + CH * D * 2; /* Qt   [16 t][128 k], swz = t & 7 */
-constexpr int REC_KH = REC_QT + CH * D * 2; /* Kh^T [128 k][16 t], swz = (k >> 2) & 1 */
-constexpr int REC_P = REC_KH + CH * D * 2;  /* P    [16 t][16 s], zero above the diagonal, swz = (t >> 2) & 1 */
-constexpr int REC_G = REC_P + CH * CH * 2;  /* Gamma_last, FP32, permuted [4 t4][16 nt][2] = G[8 nt + 2 t4 + e] */
-constexpr int G_LD = 36;                    /* floats per t4 row: 144 bytes keep 4 rows in distinct banks */
-constexpr int REC_U = REC_G + 4 * G_LD * 4; /* U^T  [128 v][16 t], swz = (v >> 2) & 1; last: sliced by rows */
-constexpr int REC_BYTES = REC_U + CH * D * 2; /* 17472 */
-static_assert(REC_BYTES % 16 == 0 && REC_U % 16 == 0, "bulk copies move 16-byte multiples");
-
-__host__ __device__ constexpr int swz_wide(int row, int chunk) /* rows of 16 chunks */
-{
-	return chunk ^ (row & 7);
-}
-
-__host__ __device__ constexpr int swz_narrow(int row, int chunk) /* rows of 2 chunks */
-{
-	return chunk ^ ((row >> 2) & 1);
-}
 
 constexpr int OFFSETS_THREADS = 1024;
 constexpr int INTRA_THREADS = D;               /* one thread per channel */
@@ -739,13 +711,6 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	intra_compute<LEAN>(p, j, h, in, sm);
 }
 
-/* Shared-memory stage of the recurrent kernel: the record up to U, then the
- * CTA's slice of U^T rows; same layout (and swizzle) as in global memory. */
-__host__ __device__ constexpr int stage_bytes(int warps)
-{
-	return REC_U + 16 * warps * CH * 2;
-}
-
 struct recur_params {
 	int n_seqs, heads, slices;
 	const int32_t *cu, *off, *slot;
@@ -902,8 +867,7 @@ __device__ __forceinline__ recur_lane recur_lane_of(int warp, int vbase)
 	l.t4 = lane & 3;
 	l.wide_row = 8 * (mi >> 1) + mr;                   /* Wk, Qt: token row */
 	l.wide_off = l.wide_row * D * 2;
-	const int pk_row = 8 * (mi >> 1) + mr;             /* P: token row */
-	l.p_off = REC_P + pk_row * CH * 2 + swz_narrow(pk_row, mi & 1) * 16;
+	l.p_off = REC_P + kda_p_off(mi, mr);               /* P: token row 8 (mi >> 1) + mr */
 	const int u_row = 16 * warp + 8 * (mi & 1) + mr;   /* U^T: local row */
 	l.u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
 	return l;
@@ -1099,17 +1063,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
  * the FP32 range of k / Gamma as before); the float64 form is kda_ref_prefill_paired().
  */
 
-/* A pair's stage: chunk a's staged record (stage_bytes()), chunk b's, then X and Y, each [16 t]
- * [16 s] BF16 in P's layout (swizzle (t >> 2) & 1), which the state warps read as they read P. */
-constexpr int CROSS_X = 0;
-constexpr int CROSS_Y = CH * CH * 2;
-constexpr int CROSS_BYTES = 2 * CH * CH * 2;
-constexpr int PAIR_STAGES = 2; /* pairs in flight (4 chunk records) */
-
-__host__ __device__ constexpr int pair_stage_bytes(int warps)
-{
-	return 2 * stage_bytes(warps) + CROSS_BYTES;
-}
+/* The pair stage's layout: kda_record.cuh (pair_stage_bytes(), CROSS_X, CROSS_Y). */
 
 __device__ __forceinline__ void ldsm_x4_tr(uint32_t r[4], uint32_t addr)
 {
@@ -1137,12 +1091,6 @@ __device__ __forceinline__ void issue_pair(uint8_t *st, const uint8_t *ra, const
 	}
 }
 
-/* Gamma_last of channel j in a record's permuted FP32 layout (REC_G). */
-__device__ __forceinline__ int g_index(int j)
-{
-	return ((j >> 1) & 3) * G_LD + 2 * (j >> 3) + (j & 1);
-}
-
 /* 8 BF16 values (one 16-byte word) times 8 FP32 factors, rounded back to BF16. */
 __device__ __forceinline__ uint4 scale8(uint4 x, const float (&f)[8])
 {
@@ -1158,21 +1106,19 @@ __device__ __forceinline__ uint4 scale8(uint4 x, const float (&f)[8])
  * that orders these writes before the bulk copies that later refill the stage. */
 __device__ __forceinline__ void cross_terms(uint8_t *st, int rb)
 {
-	const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3, mi = lane >> 3, mr = lane & 7;
+	const int lane = threadIdx.x & 31;
 	const uint32_t sa = smem_u32(st), sb = sa + rb;
 	uint8_t *xy = st + 2 * rb;
 	/* X = Wk_b Kh_a^T, Y = Qt_b Kh_a^T: A(t, j) from b's Wk / Qt rows, B(k = j, n = s) = Kh_a^T[j][s]
 	 * (rows j hold s: the transposing load). */
 	float x[2][4] = {}, y[2][4] = {};
-	const int arow = 8 * (mi & 1) + mr;
 #pragma unroll
 	for (int kk = 0; kk < D / 16; kk++) {
-		const int aoff = arow * D * 2 + swz_wide(arow, 2 * kk + (mi >> 1)) * 16;
-		const int j = 16 * kk + 8 * (mi & 1) + mr;
+		const int aoff = kda_cross_a_off(lane, kk);
 		uint32_t aw[4], aq[4], bk[4];
 		ldsm_x4(aw, sb + REC_WK + aoff);
 		ldsm_x4(aq, sb + REC_QT + aoff);
-		ldsm_x4_tr(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, mi >> 1) * 16);
+		ldsm_x4_tr(bk, sa + REC_KH + kda_cross_kh_off(lane, kk));
 		mma_bf16_16816(x[0], aw, bk[0], bk[1]);
 		mma_bf16_16816(x[1], aw, bk[2], bk[3]);
 		mma_bf16_16816(y[0], aq, bk[0], bk[1]);
@@ -1183,8 +1129,7 @@ __device__ __forceinline__ void cross_terms(uint8_t *st, int rb)
 	for (int nn = 0; nn < 2; nn++) {
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
-			const int t = g + 8 * h;
-			const int off = t * CH * 2 + swz_narrow(t, nn) * 16 + 4 * t4;
+			const int off = kda_cross_xy_off(lane, nn, h);
 			*reinterpret_cast<uint32_t *>(xy + CROSS_X + off) = pack_bf16(x[nn][2 * h], x[nn][2 * h + 1]);
 			*reinterpret_cast<uint32_t *>(xy + CROSS_Y + off) = pack_bf16(y[nn][2 * h], y[nn][2 * h + 1]);
 		}
@@ -1192,24 +1137,24 @@ __device__ __forceinline__ void cross_terms(uint8_t *st, int rb)
 	__syncwarp(); /* every lane's X, Y loads done before b's Wk, Qt and a's Kh change */
 	float *ga = reinterpret_cast<float *>(st + REC_G);
 	const float *gb = reinterpret_cast<const float *>(st + rb + REC_G);
-	/* Wk_b D_a, Qt_b D_a: 16-byte word `w` of row t holds channels 8 (w ^ (t & 7)) ... + 7. */
+	/* Wk_b D_a, Qt_b D_a: word u holds channels kda_wide_word_chan(u) ... + 7. */
 #pragma unroll 2
 	for (int i = 0; i < 8; i++) {
-		const int u = lane + 32 * i, t = u >> 4, w = u & 15, c = w ^ (t & 7);
+		const int u = lane + 32 * i, c0 = kda_wide_word_chan(u);
 		float f[8];
 #pragma unroll
 		for (int m = 0; m < 8; m++)
-			f[m] = ga[g_index(8 * c + m)];
-		uint4 *pw = reinterpret_cast<uint4 *>(st + rb + REC_WK + t * D * 2 + w * 16);
-		uint4 *pq = reinterpret_cast<uint4 *>(st + rb + REC_QT + t * D * 2 + w * 16);
+			f[m] = ga[g_index(c0 + m)];
+		uint4 *pw = reinterpret_cast<uint4 *>(st + rb + REC_WK + kda_wide_word_off(u));
+		uint4 *pq = reinterpret_cast<uint4 *>(st + rb + REC_QT + kda_wide_word_off(u));
 		*pw = scale8(*pw, f);
 		*pq = scale8(*pq, f);
 	}
 	/* Kh_a D_b: row j of Kh_a^T times Gamma_last of b at channel j. */
 #pragma unroll 2
 	for (int i = 0; i < 8; i++) {
-		const int u = lane + 32 * i, j = u >> 1;
-		const float gj = gb[g_index(j)];
+		const int u = lane + 32 * i;
+		const float gj = gb[g_index(kda_kh_word_chan(u))];
 		float f[8];
 #pragma unroll
 		for (int m = 0; m < 8; m++)
