@@ -1176,20 +1176,27 @@ __device__ __forceinline__ void recur_pair(float (&s)[D / 8][4], const uint8_t *
 					   uint16_t *o, int H, int lc_b)
 {
 	const uint32_t sa = smem_u32(st), sb = sa + rb, sx = sa + 2 * rb;
-	/* M Wk_a^T and M (Wk_b D_a)^T side by side. */
-	float wa[2][4] = {}, wb[2][4] = {};
+	/* M Wk_a^T, M (Wk_b D_a)^T, O_a^T = M Qt_a^T and O_b^T = M (Qt_b D_a)^T side by side (each state
+	 * fragment used once: made again later, ptxas would keep all 8 live instead). */
+	float wa[2][4] = {}, wb[2][4] = {}, oa[2][4] = {}, ob[2][4] = {};
 #pragma unroll
 	for (int kk = 0; kk < D / 16; kk++) {
 		uint32_t a[4];
 		state_fragment(s, kk, a);
 		const int off = l.wide_off + swz_wide(l.wide_row, 2 * kk + (l.mi & 1)) * 16;
-		uint32_t bwa[4], bwb[4];
+		uint32_t bwa[4], bwb[4], bqa[4], bqb[4];
 		ldsm_x4(bwa, sa + REC_WK + off);
 		ldsm_x4(bwb, sb + REC_WK + off);
+		ldsm_x4(bqa, sa + REC_QT + off);
+		ldsm_x4(bqb, sb + REC_QT + off);
 		mma_bf16_16816(wa[0], a, bwa[0], bwa[1]);
 		mma_bf16_16816(wa[1], a, bwa[2], bwa[3]);
 		mma_bf16_16816(wb[0], a, bwb[0], bwb[1]);
 		mma_bf16_16816(wb[1], a, bwb[2], bwb[3]);
+		mma_bf16_16816(oa[0], a, bqa[0], bqa[1]);
+		mma_bf16_16816(oa[1], a, bqa[2], bqa[3]);
+		mma_bf16_16816(ob[0], a, bqb[0], bqb[1]);
+		mma_bf16_16816(ob[1], a, bqb[2], bqb[3]);
 	}
 	/* W_a, then W_b = U_b - M (Wk_b D_a)^T - W_a^T X^T: B(k = s, n = t) = X[t][s]. */
 	uint32_t u[4], awa[4], awb[4];
@@ -1204,22 +1211,10 @@ __device__ __forceinline__ void recur_pair(float (&s)[D / 8][4], const uint8_t *
 	ldsm_x4(u, sb + l.u_off);
 	w_fragment(u, wb, awb);
 
-	/* Column block np: O_a^T += M Qt_a^T, O_b^T += M (Qt_b D_a)^T on the state before the step,
-	 * then M <- M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b. */
-	float oa[2][4] = {}, ob[2][4] = {};
+	/* M <- M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b, a column block np at a time. */
 	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
 #pragma unroll
 	for (int np = 0; np < D / 16; np++) {
-		uint32_t a[4];
-		state_fragment(s, np, a);
-		const int off = l.wide_off + swz_wide(l.wide_row, 2 * np + (l.mi & 1)) * 16;
-		uint32_t bqa[4], bqb[4];
-		ldsm_x4(bqa, sa + REC_QT + off);
-		ldsm_x4(bqb, sb + REC_QT + off);
-		mma_bf16_16816(oa[0], a, bqa[0], bqa[1]);
-		mma_bf16_16816(oa[1], a, bqa[2], bqa[3]);
-		mma_bf16_16816(ob[0], a, bqb[0], bqb[1]);
-		mma_bf16_16816(ob[1], a, bqb[2], bqb[3]);
 		const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
 		const int j = 8 * (2 * np + (l.mi >> 1)) + l.mr;
 		const int koff = REC_KH + j * CH * 2 + swz_narrow(j, l.mi & 1) * 16;
@@ -1252,6 +1247,17 @@ __device__ __forceinline__ void recur_pair(float (&s)[D / 8][4], const uint8_t *
 	store_out(ob, o + (size_t)CH * H * D, H, lc_b, l.t4);
 }
 
+/* CTAs an SM the pair kernel is compiled for (__launch_bounds__' second argument; 0: none asked,
+ * as for the chunk kernel), or with BOUND (K3_KDA_RECUR=pair136) as many as fit at 136 registers
+ * a thread, so that two CTAs leave an intra CTA more room on the overlapped path. ptxas
+ * (2026-12-05, CUDA 13.0): 133 / 149 registers a thread for FP32 / BF16 state at 1-4 warps
+ * unbounded, 134 / 162 at 8; bounded 128 with 20 / 276 bytes of spills (an explicit 1 instead of
+ * 0 gave 168 / 190: ptxas then schedules for one CTA an SM). */
+__host__ __device__ constexpr int pair_min_ctas(int warps, bool bound)
+{
+	return bound && 65536 / (136 * (warps + 1) * 32) > 1 ? 65536 / (136 * (warps + 1) * 32) : 0;
+}
+
 /*
  * The pair kernel: as kda_chunk_recurrent_kernel (one CTA per sequence, head and slice of
  * 16 x WARPS state rows; thread 0 streams the records with the bulk copy engine), two chunks a
@@ -1259,8 +1265,9 @@ __device__ __forceinline__ void recur_pair(float (&s)[D / 8][4], const uint8_t *
  * terms while the state warps step through this one. A sequence's odd last chunk is stepped alone
  * (recur_chunk()). The overlapped path's flag wait is wait_ready() (K3_KDA_FLAG_WAIT is not read).
  */
-template <typename StateT, int WARPS>
-__global__ void __launch_bounds__((WARPS + 1) * 32) kda_chunk_recurrent_pair_kernel(const recur_params p)
+template <typename StateT, int WARPS, bool BOUND>
+__global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
+	kda_chunk_recurrent_pair_kernel(const recur_params p)
 {
 	static_assert(PAIR_STAGES >= 2, "the cross warp works on the pair after the state warps'");
 	extern __shared__ __align__(128) uint8_t smem[];
@@ -1365,10 +1372,11 @@ __global__ void __launch_bounds__((WARPS + 1) * 32) kda_chunk_recurrent_pair_ker
  *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
  *   K3_KDA_FLAG_WAIT=acquire | spin | batch   overlapped path: the recurrent kernel's flag waits
  *                                      (wait_ready(), wait_ready_spin(), acquire_run())
- *   K3_KDA_RECUR=chunk | pair           the recurrent kernel a chunk a step (default) or two
+ *   K3_KDA_RECUR=chunk | pair | pair136   the recurrent kernel a chunk a step (default) or two
  *                                      (kda_chunk_recurrent_pair_kernel: PAIR_STAGES pairs in
  *                                      flight, so K3_KDA_RECUR_STAGES and K3_KDA_FLAG_WAIT are
- *                                      not read; not bit for bit the chunk kernel's results)
+ *                                      not read; not bit for bit the chunk kernel's results);
+ *                                      pair136 compiled for <= 136 registers (pair_min_ctas())
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
@@ -1384,15 +1392,15 @@ struct prefill_cfg {
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 	int fw;     /* overlapped path: the recurrent kernel's flag wait (0 wait_ready(), 1 spin, 2 batch) */
-	bool pair;  /* the pair kernel (K3_KDA_RECUR=pair) */
+	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136) */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, false };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, false };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1460,10 +1468,10 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	static const char *const STAGES[] = { "3", "4" };
 	static const char *const WARPS[] = { "v1", "v2", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
-	static const char *const RECUR[] = { "chunk", "pair" };
+	static const char *const RECUR[] = { "chunk", "pair", "pair136" };
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 6, -2),
-		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR, 2, 0);
+		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR, 3, 0);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0)
 		return -EINVAL;
 	const bool want = path == 1 ? true : path == 2 ? false : overlap_by_default(n_seqs, heads, total_tokens);
@@ -1476,7 +1484,7 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		c.rule = warps < 2 ? 1 + warps : 10 + atoi(WARPS[warps]);
 	if (wait >= 0)
 		c.fw = wait;
-	c.pair = recur == 1;
+	c.pair = recur;
 	*out = c;
 	return 0;
 }
@@ -1523,15 +1531,15 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 }
 
 /* The recurrent kernel's instance, threads and dynamic shared memory a CTA: the chunk kernel
- * <StateT, WARPS, STAGES, FW> or, with PAIR, the pair kernel <StateT, WARPS>. */
-template <typename StateT, int WARPS, int STAGES, int FW, bool PAIR>
+ * <StateT, WARPS, STAGES, FW> (PAIR 0) or the pair kernel <StateT, WARPS, PAIR == 2>. */
+template <typename StateT, int WARPS, int STAGES, int FW, int PAIR>
 struct recur_kernel {
 	static constexpr int threads = (WARPS + (PAIR ? 1 : 0)) * 32;
 	static constexpr int smem = PAIR ? PAIR_STAGES * pair_stage_bytes(WARPS) : STAGES * stage_bytes(WARPS);
 	static void (*get())(recur_params)
 	{
-		if constexpr (PAIR)
-			return kda_chunk_recurrent_pair_kernel<StateT, WARPS>;
+		if constexpr (PAIR != 0)
+			return kda_chunk_recurrent_pair_kernel<StateT, WARPS, PAIR == 2>;
 		else
 			return kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FW>;
 	}
@@ -1540,7 +1548,7 @@ struct recur_kernel {
 /* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
  * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
  * the intra kernel has still to write). */
-template <typename StateT, int WARPS, int STAGES, int FW, bool PAIR = false>
+template <typename StateT, int WARPS, int STAGES, int FW, int PAIR = 0>
 int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
 	using K = recur_kernel<StateT, WARPS, STAGES, FW, PAIR>;
@@ -1585,7 +1593,7 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 	return kda_launch_status();
 }
 
-template <typename StateT, int STAGES, int FW, bool PAIR = false>
+template <typename StateT, int STAGES, int FW, int PAIR = 0>
 int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
 			 bool *ok)
 {
@@ -1617,9 +1625,13 @@ int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c,
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
 			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
-	if (c.pair) /* no stage count or flag wait of its own (the template's 3 / 0 are not used) */
-		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, true>(rp, warps, c.intra, stream, query, ok)
-				     : launch_recurrent_for<uint16_t, 3, 0, true>(rp, warps, c.intra, stream, query, ok);
+	/* The pair kernel: no stage count or flag wait of its own (the template's 3 / 0 are not used). */
+	if (c.pair == 1)
+		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 1>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<uint16_t, 3, 0, 1>(rp, warps, c.intra, stream, query, ok);
+	if (c.pair == 2)
+		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 2>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<uint16_t, 3, 0, 2>(rp, warps, c.intra, stream, query, ok);
 	if (dt == KDA_F32)
 		return c.stages == 3 ? launch_recurrent_fb<float, 3>(rp, warps, c, stream, query, ok)
 				     : launch_recurrent_fb<float, 4>(rp, warps, c, stream, query, ok);
@@ -1629,7 +1641,7 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 
 /* The FP32-state instance of the recurrent kernel at `warps`, `stages` (or the pair kernel) with
  * its threads and dynamic shared memory. */
-template <int STAGES, bool PAIR>
+template <int STAGES, int PAIR>
 const void *recurrent_kernel_of(int warps, int *threads, int *smem)
 {
 	switch (warps) {
@@ -1655,12 +1667,13 @@ const void *recurrent_kernel_of(int warps, int *threads, int *smem)
 /* Recurrent CTAs of `warps` warps and `stages` stages (or of the pair kernel) one SM holds at
  * once (0 on error); queried once per shape (on the first device asked: one kind of GPU per
  * process assumed). */
-int recurrent_ctas_per_sm_query(int warps, int stages, bool pair)
+int recurrent_ctas_per_sm_query(int warps, int stages, int pair)
 {
 	int threads = 0, dyn = 0;
-	const void *kern = pair ? recurrent_kernel_of<3, true>(warps, &threads, &dyn)
-			   : stages == 3 ? recurrent_kernel_of<3, false>(warps, &threads, &dyn)
-					 : recurrent_kernel_of<4, false>(warps, &threads, &dyn);
+	const void *kern = pair == 1   ? recurrent_kernel_of<3, 1>(warps, &threads, &dyn)
+			   : pair == 2 ? recurrent_kernel_of<3, 2>(warps, &threads, &dyn)
+			   : stages == 3 ? recurrent_kernel_of<3, 0>(warps, &threads, &dyn)
+					 : recurrent_kernel_of<4, 0>(warps, &threads, &dyn);
 	int dev = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
 	cta_footprint f;
 	if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -1674,10 +1687,10 @@ int recurrent_ctas_per_sm_query(int warps, int stages, bool pair)
 	return std::min(std::min(reg_sm / f.regs, smem_sm / f.smem), std::min(thr_sm / f.threads, blk_sm));
 }
 
-int recurrent_ctas_per_sm(int warps, int stages, bool pair)
+int recurrent_ctas_per_sm(int warps, int stages, int pair)
 {
-	static std::atomic<int> cache[3][RECUR_MAX_WARPS + 1];
-	std::atomic<int> &slot = cache[pair ? 2 : stages == 3 ? 0 : 1][warps];
+	static std::atomic<int> cache[4][RECUR_MAX_WARPS + 1];
+	std::atomic<int> &slot = cache[pair ? 1 + pair : stages == 3 ? 0 : 1][warps];
 	int n = slot.load(std::memory_order_relaxed);
 	if (n <= 0) {
 		n = recurrent_ctas_per_sm_query(warps, stages, pair);

@@ -718,6 +718,60 @@ static void test_prefill_lean(void **unused)
 	unsetenv("K3_KDA_INTRA");
 }
 
+/* The recurrence two chunks a step (K3_KDA_RECUR=pair, pair136: the pair kernel with its cross-term warp)
+ * against float64: every CTA width, sequences of odd and even chunk counts (300 tokens: 19
+ * chunks, 17: 2 with a 1-token second, 100: 7), empty, 1- and 16-token ones, in place, both state
+ * dtypes, the overlapped path, and g_raw in [-30, 30) (decays down to e^-80 a chunk: the cross
+ * terms' products of two chunks' decays). KDA_TEST_PAIR_SMALL: one small shape (sanitizers). */
+static void test_prefill_pair(void **unused)
+{
+	(void)unused;
+	static const int lens[] = { 300, 17, 0, 100 };
+	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
+	static const int one2k[] = { 2048 };
+	setenv("K3_KDA_RECUR", "pair", 1);
+	if (getenv("KDA_TEST_PAIR_SMALL")) {
+		prefill_case(KDA_F32, 6, varlen, 8, true, false);
+		unsetenv("K3_KDA_RECUR");
+		return;
+	}
+	static const char *const warps[] = { "8", "4", "2", "1" };
+	for (int i = 0; i < 4; i++) {
+		setenv("K3_KDA_RECUR_WARPS", warps[i], 1);
+		print_message(" K3_KDA_RECUR=pair K3_KDA_RECUR_WARPS=%s\n", warps[i]);
+		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 4, lens, 6, true, false);
+	}
+	unsetenv("K3_KDA_RECUR_WARPS");
+	print_message(" K3_KDA_RECUR=pair, its width rules\n");
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	prefill_case(KDA_F32, 6, varlen, 14, false, false);
+	prefill_case(KDA_F32, 1, one2k, 2, true, false);
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	print_message(" K3_KDA_RECUR=pair K3_KDA_PREFILL=overlap\n");
+	prefill_case(KDA_F32, 1, one2k, 32, true, false);
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	unsetenv("K3_KDA_PREFILL");
+	gate_lo = -30, gate_hi = 30;
+	print_message(" K3_KDA_RECUR=pair, g_raw in [-30, 30)\n");
+	prefill_case(KDA_F32, 6, varlen, 8, true, false);
+	prefill_case(KDA_BF16, 1, one2k, 4, true, false);
+	gate_lo = -6, gate_hi = 3;
+	/* The instance compiled for <= 136 registers (spills in its BF16 form). */
+	setenv("K3_KDA_RECUR", "pair136", 1);
+	for (int i = 1; i < 4; i += 2) {
+		setenv("K3_KDA_RECUR_WARPS", warps[i], 1);
+		print_message(" K3_KDA_RECUR=pair136 K3_KDA_RECUR_WARPS=%s\n", warps[i]);
+		prefill_case(KDA_BF16, 4, lens, 6, true, false);
+		prefill_case(KDA_F32, 6, varlen, 8, true, true);
+	}
+	unsetenv("K3_KDA_RECUR_WARPS");
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	print_message(" K3_KDA_RECUR=pair136 K3_KDA_PREFILL=overlap\n");
+	prefill_case(KDA_BF16, 1, one2k, 32, true, false);
+	unsetenv("K3_KDA_PREFILL");
+	unsetenv("K3_KDA_RECUR");
+}
+
 /* Random BF16 bits, uniform in [lo, hi), straight to the device (the bitwise
  * comparisons below need no float64 copies). */
 static void *dev_bf16_rand(size_t n, double lo, double hi)
@@ -906,6 +960,16 @@ static void test_prefill_overlap(void **unused)
 		setenv("K3_KDA_FLAG_WAIT", keep, 1), free(keep);
 	else
 		unsetenv("K3_KDA_FLAG_WAIT");
+	/* The pair kernel on both paths (its flag wait is wait_ready()'s). */
+	setenv("K3_KDA_RECUR", "pair", 1);
+	print_message(" K3_KDA_RECUR=pair:\n");
+	overlap_case(KDA_F32, 1, one2k, 96);
+	overlap_case(KDA_BF16, 5, lens, 24);
+	overlap_case(KDA_F32, 5, lens, 4);
+	setenv("K3_KDA_RECUR", "pair136", 1);
+	print_message(" K3_KDA_RECUR=pair136:\n");
+	overlap_case(KDA_BF16, 1, one2k, 96);
+	unsetenv("K3_KDA_RECUR");
 }
 
 /* The default (K3_KDA_PREFILL unset: auto's rule again since 2026-12-02r) at a shape where
@@ -933,12 +997,12 @@ static void test_prefill_default_path(void **unused)
 		.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
 	};
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT" };
+					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR" };
 	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
 		unsetenv(knobs[i]);
 	/* A knob's value that is none of its choices fails the call (-EINVAL, nothing launched)
 	 * instead of running the default unnoticed; an empty one is unset. */
-	static const char *const bad[] = { "overlapped", "5", "16", "v4", "poll" };
+	static const char *const bad[] = { "overlapped", "5", "16", "v4", "poll", "triple" };
 	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++) {
 		setenv(knobs[i], bad[i], 1);
 		assert_int_equal(kda_prefill_path(&a, 0), -EINVAL);
@@ -1130,6 +1194,7 @@ int main(void)
 		cmocka_unit_test(test_prefill_varlen),
 		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_lean),
+		cmocka_unit_test(test_prefill_pair),
 		cmocka_unit_test(test_prefill_overlap),
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_decode_ring_repeat),

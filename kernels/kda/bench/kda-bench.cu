@@ -688,7 +688,7 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	/* --prefill-ab: each set's variables (the prefill knobs unset first), timed back to back on
 	 * these buffers, the sets cycled --prefill-rounds times; none: the environment as it is. */
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT" };
+					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR" };
 	const size_t nsets = o.prefill_ab.empty() ? 1 : o.prefill_ab.size();
 	for (size_t it = 0; it < nsets * (o.prefill_ab.empty() ? 1 : (size_t)o.prefill_rounds); it++) {
 	const char *set = o.prefill_ab.empty() ? nullptr : o.prefill_ab[it % nsets];
@@ -759,12 +759,12 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	/* Default (serial): intra, then recurrent; K3_KDA_PREFILL=overlap (where kda_prefill() takes it):
 	 * "intra" ends when the intra kernel does, "recurrent" is the recurrent kernel's tail after it. */
 	const char *path = getenv("K3_KDA_PREFILL"), *intra = getenv("K3_KDA_INTRA");
-	const char *rw = getenv("K3_KDA_RECUR_WARPS");
+	const char *rw = getenv("K3_KDA_RECUR_WARPS"), *recur = getenv("K3_KDA_RECUR");
 	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)  p10 %9.1f p90 %9.1f"
-	       "  took=%s path=%s intra=%s warps=%s\n",
+	       "  took=%s path=%s intra=%s warps=%s recur=%s\n",
 	       opname, dname(sdt), n, T, H, r.t.med_us, r.k1_us, r.k2_us, r.t.p10_us, r.t.p90_us,
 	       taken == 1 ? "overlap" : taken == 0 ? "serial" : "error", path ? path : "default",
-	       intra ? intra : "default", rw ? rw : "default");
+	       intra ? intra : "default", rw ? rw : "default", recur && *recur ? recur : "chunk");
 	fflush(stdout);
 	}
 	if (!o.prefill_ab.empty())
