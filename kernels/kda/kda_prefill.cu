@@ -852,119 +852,31 @@ __device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vb
 	}
 }
 
-/* A recurrent lane's ldmatrix row offsets (bytes) inside a chunk record staged in shared memory,
- * for warp `warp` of a CTA whose state rows start at `vbase`. */
-struct recur_lane {
-	int mi, mr, t4, wide_row, wide_off, p_off, u_off;
-};
+/* The primitives kda_recur_step.cuh's steps are written on (its header comment). */
+#define KDA_STEP_FN __device__ __forceinline__
 
-__device__ __forceinline__ recur_lane recur_lane_of(int warp, int vbase)
+__device__ __forceinline__ void ldsm_x4_tr(uint32_t r[4], uint32_t addr)
 {
-	const int lane = threadIdx.x & 31, mi = lane >> 3, mr = lane & 7;
-	recur_lane l;
-	l.mi = mi;
-	l.mr = mr;
-	l.t4 = lane & 3;
-	l.wide_row = 8 * (mi >> 1) + mr;                   /* Wk, Qt: token row */
-	l.wide_off = l.wide_row * D * 2;
-	l.p_off = REC_P + kda_p_off(mi, mr);               /* P: token row 8 (mi >> 1) + mr */
-	const int u_row = 16 * warp + 8 * (mi & 1) + mr;   /* U^T: local row */
-	l.u_off = REC_U + u_row * CH * 2 + swz_narrow(vbase + u_row, mi >> 1) * 16;
-	return l;
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(addr));
 }
 
-/* A warp's two output tiles O^T (rows v = r0 + g (+8), tokens 8nn + 2t4 (+1)) to `o` (row r0 + g
- * of token 0; tokens H x D elements apart), the first `lc` tokens. */
-__device__ __forceinline__ void store_out(const float (&oa)[2][4], uint16_t *o, int H, int lc, int t4)
+__device__ __forceinline__ void kda_warp_sync()
 {
-#pragma unroll
-	for (int nn = 0; nn < 2; nn++) {
-#pragma unroll
-		for (int e = 0; e < 2; e++) {
-			const int t = 8 * nn + 2 * t4 + e;
-			if (t < lc) {
-				o[(size_t)t * H * D] = f2bf(oa[nn][e]);
-				o[(size_t)t * H * D + 8] = f2bf(oa[nn][2 + e]);
-			}
-		}
-	}
+	__syncwarp();
 }
 
-/* W = U - wa (accumulators) as the next MMA's A fragment, U^T from the ldmatrix words u. */
-__device__ __forceinline__ void w_fragment(const uint32_t (&u)[4], const float (&wa)[2][4], uint32_t (&aw)[4])
+__device__ __forceinline__ void kda_proxy_fence_cta()
 {
-	float w[2][4];
-#pragma unroll
-	for (int nn = 0; nn < 2; nn++) {
-		w[nn][0] = lo_bf16(u[2 * nn]) - wa[nn][0];
-		w[nn][1] = hi_bf16(u[2 * nn]) - wa[nn][1];
-		w[nn][2] = lo_bf16(u[2 * nn + 1]) - wa[nn][2];
-		w[nn][3] = hi_bf16(u[2 * nn + 1]) - wa[nn][3];
-	}
-	aw[0] = pack_bf16(w[0][0], w[0][1]);
-	aw[1] = pack_bf16(w[0][2], w[0][3]);
-	aw[2] = pack_bf16(w[1][0], w[1][1]);
-	aw[3] = pack_bf16(w[1][2], w[1][3]);
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-/* The A fragment of state columns [16 kk, 16 kk + 16) (BF16). */
-__device__ __forceinline__ void state_fragment(const float (&s)[D / 8][4], int kk, uint32_t (&a)[4])
-{
-	a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-	a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-	a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-	a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-}
+} // namespace
 
-/* One chunk's step on a warp's 16 state rows s (M, rows r0.., all 128 k), the chunk's record
- * staged at `st`; outputs as store_out(). */
-__device__ __forceinline__ void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recur_lane &l, uint16_t *o,
-					    int H, int lc)
-{
-	const uint32_t sa = smem_u32(st);
-	/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
-	float wa[2][4] = {}, oa[2][4] = {};
-#pragma unroll
-	for (int kk = 0; kk < D / 16; kk++) {
-		uint32_t a[4];
-		state_fragment(s, kk, a);
-		const int off = l.wide_off + swz_wide(l.wide_row, 2 * kk + (l.mi & 1)) * 16;
-		uint32_t bw[4], bq[4];
-		ldsm_x4(bw, sa + REC_WK + off);
-		ldsm_x4(bq, sa + REC_QT + off);
-		mma_bf16_16816(wa[0], a, bw[0], bw[1]);
-		mma_bf16_16816(wa[1], a, bw[2], bw[3]);
-		mma_bf16_16816(oa[0], a, bq[0], bq[1]);
-		mma_bf16_16816(oa[1], a, bq[2], bq[3]);
-	}
-	uint32_t u[4], aw[4];
-	ldsm_x4(u, sa + l.u_off);
-	w_fragment(u, wa, aw);
+#include "kda_recur_step.cuh"
 
-	/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
-	{
-		uint32_t bp[4];
-		ldsm_x4(bp, sa + l.p_off);
-		mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
-		mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
-	}
-
-	/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
-	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
-#pragma unroll
-	for (int np = 0; np < D / 16; np++) {
-		const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
-		const int j = 8 * (2 * np + (l.mi >> 1)) + l.mr;
-		uint32_t bk[4];
-		ldsm_x4(bk, sa + REC_KH + j * CH * 2 + swz_narrow(j, l.mi & 1) * 16);
-		float *s0 = s[2 * np], *s1 = s[2 * np + 1];
-		s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
-		s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
-		mma_bf16_16816(s0, aw, bk[0], bk[1]);
-		mma_bf16_16816(s1, aw, bk[2], bk[3]);
-	}
-	store_out(oa, o, H, lc, l.t4);
-}
+namespace {
 
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
@@ -1016,7 +928,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		}
 	}
 
-	const recur_lane lo = recur_lane_of(warp, vbase);
+	const recur_lane lo = recur_lane_of(lane, warp, vbase);
 
 	for (int cc = 0; cc < n_chunks; cc++) {
 		__syncthreads(); /* every warp is done with the stage refilled below */
@@ -1046,32 +958,6 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 }
 
-/*
- * The recurrence two chunks a step (K3_KDA_RECUR=pair; opt-in). For chunks a, b with the state M
- * at a's start, D_x = Diag(Gamma_last of x), and M_1 = M D_a + W_a^T Kh_a (the state after a):
- *   W_a^T = U_a^T - M Wk_a^T,
- *   W_b^T = U_b^T - M_1 Wk_b^T = U_b^T - M (Wk_b D_a)^T - W_a^T X^T,  X = Wk_b Kh_a^T [16 t][16 s],
- *   O_a^T = M Qt_a^T + W_a^T P_a^T,
- *   O_b^T = M (Qt_b D_a)^T + W_a^T Y^T + W_b^T P_b^T,                   Y = Qt_b Kh_a^T,
- *   M_2   = M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b.
- * The terms without M (X, Y, Wk_b D_a, Qt_b D_a, Kh_a D_b, D_a D_b) are the pair's "cross terms":
- * an extra warp of the CTA makes them in shared memory, in place in the staged records, a step
- * ahead of the warps that own the state. So a state warp's chain a pair is M Wk^T (8 MMAs deep,
- * a and b side by side), one 16-deep MMA (W_a^T X^T) and the update (2 MMAs deep) where two
- * chunks one after the other take twice 8 + 1 (docs/KERNELS.md, "KDA prefill, round 05"). Every
- * factor is a product of values the chunk records already bound (no division: 16-token records,
- * the FP32 range of k / Gamma as before); the float64 form is kda_ref_prefill_paired().
- */
-
-/* The pair stage's layout: kda_record.cuh (pair_stage_bytes(), CROSS_X, CROSS_Y). */
-
-__device__ __forceinline__ void ldsm_x4_tr(uint32_t r[4], uint32_t addr)
-{
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-		     : "r"(addr));
-}
-
 /* One thread stages chunk record `ra` and, where `rb` is not NULL, the next one `rb` into the pair
  * stage `st` (U rows from vbase), once their flags (overlapped path, else NULL) are set. */
 template <int WARPS>
@@ -1089,162 +975,6 @@ __device__ __forceinline__ void issue_pair(uint8_t *st, const uint8_t *ra, const
 		bulk_g2s(st + stage_bytes(WARPS), rb, REC_U, bar);
 		bulk_g2s(st + stage_bytes(WARPS) + REC_U, rb + REC_U + vbase * CH * 2, U_BYTES, bar);
 	}
-}
-
-/* 8 BF16 values (one 16-byte word) times 8 FP32 factors, rounded back to BF16. */
-__device__ __forceinline__ uint4 scale8(uint4 x, const float (&f)[8])
-{
-	uint32_t w[4] = { x.x, x.y, x.z, x.w };
-#pragma unroll
-	for (int i = 0; i < 4; i++)
-		w[i] = pack_bf16(lo_bf16(w[i]) * f[2 * i], hi_bf16(w[i]) * f[2 * i + 1]);
-	return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-/* The cross warp: a pair stage's cross terms in place (see above); `rb` = stage_bytes(WARPS),
- * chunk b's record at st + rb, X and Y at st + 2 rb. All 32 lanes; ends with the proxy fence
- * that orders these writes before the bulk copies that later refill the stage. */
-__device__ __forceinline__ void cross_terms(uint8_t *st, int rb)
-{
-	const int lane = threadIdx.x & 31;
-	const uint32_t sa = smem_u32(st), sb = sa + rb;
-	uint8_t *xy = st + 2 * rb;
-	/* X = Wk_b Kh_a^T, Y = Qt_b Kh_a^T: A(t, j) from b's Wk / Qt rows, B(k = j, n = s) = Kh_a^T[j][s]
-	 * (rows j hold s: the transposing load). */
-	float x[2][4] = {}, y[2][4] = {};
-#pragma unroll
-	for (int kk = 0; kk < D / 16; kk++) {
-		const int aoff = kda_cross_a_off(lane, kk);
-		uint32_t aw[4], aq[4], bk[4];
-		ldsm_x4(aw, sb + REC_WK + aoff);
-		ldsm_x4(aq, sb + REC_QT + aoff);
-		ldsm_x4_tr(bk, sa + REC_KH + kda_cross_kh_off(lane, kk));
-		mma_bf16_16816(x[0], aw, bk[0], bk[1]);
-		mma_bf16_16816(x[1], aw, bk[2], bk[3]);
-		mma_bf16_16816(y[0], aq, bk[0], bk[1]);
-		mma_bf16_16816(y[1], aq, bk[2], bk[3]);
-	}
-	/* Rows t = g (+8), columns s = 8 nn + 2 t4 (+1), into P's layout. */
-#pragma unroll
-	for (int nn = 0; nn < 2; nn++) {
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int off = kda_cross_xy_off(lane, nn, h);
-			*reinterpret_cast<uint32_t *>(xy + CROSS_X + off) = pack_bf16(x[nn][2 * h], x[nn][2 * h + 1]);
-			*reinterpret_cast<uint32_t *>(xy + CROSS_Y + off) = pack_bf16(y[nn][2 * h], y[nn][2 * h + 1]);
-		}
-	}
-	__syncwarp(); /* every lane's X, Y loads done before b's Wk, Qt and a's Kh change */
-	float *ga = reinterpret_cast<float *>(st + REC_G);
-	const float *gb = reinterpret_cast<const float *>(st + rb + REC_G);
-	/* Wk_b D_a, Qt_b D_a: word u holds channels kda_wide_word_chan(u) ... + 7. */
-#pragma unroll 2
-	for (int i = 0; i < 8; i++) {
-		const int u = lane + 32 * i, c0 = kda_wide_word_chan(u);
-		float f[8];
-#pragma unroll
-		for (int m = 0; m < 8; m++)
-			f[m] = ga[g_index(c0 + m)];
-		uint4 *pw = reinterpret_cast<uint4 *>(st + rb + REC_WK + kda_wide_word_off(u));
-		uint4 *pq = reinterpret_cast<uint4 *>(st + rb + REC_QT + kda_wide_word_off(u));
-		*pw = scale8(*pw, f);
-		*pq = scale8(*pq, f);
-	}
-	/* Kh_a D_b: row j of Kh_a^T times Gamma_last of b at channel j. */
-#pragma unroll 2
-	for (int i = 0; i < 8; i++) {
-		const int u = lane + 32 * i;
-		const float gj = gb[g_index(kda_kh_word_chan(u))];
-		float f[8];
-#pragma unroll
-		for (int m = 0; m < 8; m++)
-			f[m] = gj;
-		uint4 *pk = reinterpret_cast<uint4 *>(st + REC_KH + u * 16);
-		*pk = scale8(*pk, f);
-	}
-	__syncwarp(); /* every lane's reads of Gamma_last of a done */
-	/* D_a D_b in a's Gamma_last (same permuted layout; 4 rows of G_LD, 32 values used each). */
-#pragma unroll
-	for (int i = 0; i < 4; i++)
-		ga[i * G_LD + lane] *= gb[i * G_LD + lane];
-	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-/* One pair's step on a warp's 16 state rows (the formulas above), the pair's stage at `st` with
- * its cross terms made; outputs of a (16 tokens) and b (the first lc_b) as store_out(). */
-__device__ __forceinline__ void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, const recur_lane &l,
-					   uint16_t *o, int H, int lc_b)
-{
-	const uint32_t sa = smem_u32(st), sb = sa + rb, sx = sa + 2 * rb;
-	/* M Wk_a^T, M (Wk_b D_a)^T, O_a^T = M Qt_a^T and O_b^T = M (Qt_b D_a)^T side by side (each state
-	 * fragment used once: made again later, ptxas would keep all 8 live instead). */
-	float wa[2][4] = {}, wb[2][4] = {}, oa[2][4] = {}, ob[2][4] = {};
-#pragma unroll
-	for (int kk = 0; kk < D / 16; kk++) {
-		uint32_t a[4];
-		state_fragment(s, kk, a);
-		const int off = l.wide_off + swz_wide(l.wide_row, 2 * kk + (l.mi & 1)) * 16;
-		uint32_t bwa[4], bwb[4], bqa[4], bqb[4];
-		ldsm_x4(bwa, sa + REC_WK + off);
-		ldsm_x4(bwb, sb + REC_WK + off);
-		ldsm_x4(bqa, sa + REC_QT + off);
-		ldsm_x4(bqb, sb + REC_QT + off);
-		mma_bf16_16816(wa[0], a, bwa[0], bwa[1]);
-		mma_bf16_16816(wa[1], a, bwa[2], bwa[3]);
-		mma_bf16_16816(wb[0], a, bwb[0], bwb[1]);
-		mma_bf16_16816(wb[1], a, bwb[2], bwb[3]);
-		mma_bf16_16816(oa[0], a, bqa[0], bqa[1]);
-		mma_bf16_16816(oa[1], a, bqa[2], bqa[3]);
-		mma_bf16_16816(ob[0], a, bqb[0], bqb[1]);
-		mma_bf16_16816(ob[1], a, bqb[2], bqb[3]);
-	}
-	/* W_a, then W_b = U_b - M (Wk_b D_a)^T - W_a^T X^T: B(k = s, n = t) = X[t][s]. */
-	uint32_t u[4], awa[4], awb[4];
-	ldsm_x4(u, sa + l.u_off);
-	w_fragment(u, wa, awa);
-	{
-		uint32_t bx[4];
-		ldsm_x4(bx, sx + CROSS_X + (l.p_off - REC_P));
-		mma_bf16_16816(wb[0], awa, bx[0], bx[1]);
-		mma_bf16_16816(wb[1], awa, bx[2], bx[3]);
-	}
-	ldsm_x4(u, sb + l.u_off);
-	w_fragment(u, wb, awb);
-
-	/* M <- M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b, a column block np at a time. */
-	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
-#pragma unroll
-	for (int np = 0; np < D / 16; np++) {
-		const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
-		const int j = 8 * (2 * np + (l.mi >> 1)) + l.mr;
-		const int koff = REC_KH + j * CH * 2 + swz_narrow(j, l.mi & 1) * 16;
-		uint32_t bka[4], bkb[4];
-		ldsm_x4(bka, sa + koff);
-		ldsm_x4(bkb, sb + koff);
-		float *s0 = s[2 * np], *s1 = s[2 * np + 1];
-		s0[0] *= gm.x, s0[1] *= gm.y, s0[2] *= gm.x, s0[3] *= gm.y;
-		s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
-		mma_bf16_16816(s0, awa, bka[0], bka[1]);
-		mma_bf16_16816(s1, awa, bka[2], bka[3]);
-		mma_bf16_16816(s0, awb, bkb[0], bkb[1]);
-		mma_bf16_16816(s1, awb, bkb[2], bkb[3]);
-	}
-
-	/* O_a^T += W_a^T P_a^T; O_b^T += W_a^T Y^T + W_b^T P_b^T. */
-	{
-		uint32_t bp[4];
-		ldsm_x4(bp, sa + l.p_off);
-		mma_bf16_16816(oa[0], awa, bp[0], bp[1]);
-		mma_bf16_16816(oa[1], awa, bp[2], bp[3]);
-		ldsm_x4(bp, sx + CROSS_Y + (l.p_off - REC_P));
-		mma_bf16_16816(ob[0], awa, bp[0], bp[1]);
-		mma_bf16_16816(ob[1], awa, bp[2], bp[3]);
-		ldsm_x4(bp, sb + l.p_off);
-		mma_bf16_16816(ob[0], awb, bp[0], bp[1]);
-		mma_bf16_16816(ob[1], awb, bp[2], bp[3]);
-	}
-	store_out(oa, o, H, CH, l.t4);
-	store_out(ob, o + (size_t)CH * H * D, H, lc_b, l.t4);
 }
 
 /* CTAs an SM the pair kernel is compiled for (__launch_bounds__' second argument; 0: none asked,
@@ -1298,7 +1028,7 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
 	auto make_cross = [&](int q) {
 		if (q < n_pairs && 2 * q + 1 < n_chunks) {
 			mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
-			cross_terms(smem + (q % PAIR_STAGES) * SB, RB);
+			cross_terms(smem + (q % PAIR_STAGES) * SB, RB, threadIdx.x & 31);
 		}
 	};
 	if (threadIdx.x == 0) {
@@ -1322,7 +1052,7 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
 			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 		}
 	}
-	const recur_lane lo = recur_lane_of(cross ? 0 : warp, vbase);
+	const recur_lane lo = recur_lane_of(lane, cross ? 0 : warp, vbase);
 
 	__syncthreads(); /* the barriers initialized before the cross warp waits on one */
 	if (cross)

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The KDA recurrent kernels' warp steps (kernels/kda/kda_recur_step.cuh: recur_chunk(),
+ * cross_terms(), recur_pair()) run unmodified on the host, against float64 (no GPU needed; built
+ * with nvcc, suite 'unit'). The header's warp primitives are given here in host forms: 32 threads
+ * run one warp's lanes in lock step, and ldmatrix (.x4, plain and .trans) and mma.m16n8k16 (BF16,
+ * FP32 accumulate) are collective as on the GPU, with the fragments the PTX ISA defines. Random
+ * chunk records a and b (any values: the recurrence's algebra holds for any record) are staged as
+ * the pair kernel stages them, for a warp whose 16 state rows start at v = 16 (the U slice's
+ * swizzle offset), and
+ *   1. recur_chunk() on a, then on b (the chunk kernel's step, measured on GPUs since 2026-11-29:
+ *      this checks the emulation itself),
+ *   2. cross_terms() and recur_pair() on the pair (the pair kernel, K3_KDA_RECUR=pair),
+ * must each give the outputs of both chunks and the state after them within 1 % of the largest
+ * value (BF16 operands: ~0.4 %) of the float64 recurrence W = U - M Wk^T, O = M Qt^T + W P^T,
+ * M <- M D + W Kh; b's outputs past its length are not written. (Leaving D_b out of the pair's
+ * state decay fails: 1.9-2.4 %; Y read where X is: outputs off by 100 %.)
+ */
+#include <condition_variable>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+
+/* ---- the host forms of the step's primitives ---------------------------------------------- */
+
+#define KDA_STEP_FN static inline
+
+static uint8_t *emu_smem; /* the stage image: "shared memory" addresses are offsets into it */
+static thread_local int emu_lane;
+
+static std::mutex emu_mu;
+static std::condition_variable emu_cv;
+static int emu_arrived, emu_generation;
+
+/* All 32 lanes meet (a warp-wide barrier). */
+static void emu_bar()
+{
+	std::unique_lock<std::mutex> lk(emu_mu);
+	const int gen = emu_generation;
+	if (++emu_arrived == 32) {
+		emu_arrived = 0;
+		emu_generation++;
+		emu_cv.notify_all();
+	} else {
+		emu_cv.wait(lk, [&] { return gen != emu_generation; });
+	}
+}
+
+static uint16_t bf16_rn(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN */
+		return (uint16_t)((u >> 16) | 0x40u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+static float bf16_f(uint16_t b)
+{
+	const uint32_t u = (uint32_t)b << 16;
+	float x;
+	memcpy(&x, &u, 4);
+	return x;
+}
+
+static inline uint32_t pack_bf16(float lo, float hi)
+{
+	return (uint32_t)bf16_rn(lo) | (uint32_t)bf16_rn(hi) << 16;
+}
+
+static inline float lo_bf16(uint32_t x)
+{
+	return bf16_f((uint16_t)(x & 0xffffu));
+}
+
+static inline float hi_bf16(uint32_t x)
+{
+	return bf16_f((uint16_t)(x >> 16));
+}
+
+static inline uint16_t f2bf(float x)
+{
+	return bf16_rn(x);
+}
+
+static inline uint32_t smem_u32(const void *p)
+{
+	return (uint32_t)(static_cast<const uint8_t *>(p) - emu_smem);
+}
+
+static uint32_t emu_addr[32];
+
+static uint16_t emu_ld16(uint32_t a)
+{
+	uint16_t v;
+	memcpy(&v, emu_smem + a, 2);
+	return v;
+}
+
+/* ldmatrix.m8n8.x4: lanes 8 i .. 8 i + 7 give matrix i's row addresses; lane T gets (row T / 4,
+ * columns 2 (T % 4), + 1), or with .trans (rows 2 (T % 4), + 1 of column T / 4). */
+static void emu_ldsm(uint32_t r[4], uint32_t addr, bool trans)
+{
+	const int T = emu_lane;
+	emu_addr[T] = addr;
+	emu_bar();
+	for (int i = 0; i < 4; i++) {
+		uint16_t lo, hi;
+		if (!trans) {
+			const uint32_t row = emu_addr[8 * i + T / 4];
+			lo = emu_ld16(row + 4 * (T % 4));
+			hi = emu_ld16(row + 4 * (T % 4) + 2);
+		} else {
+			lo = emu_ld16(emu_addr[8 * i + 2 * (T % 4)] + 2 * (T / 4));
+			hi = emu_ld16(emu_addr[8 * i + 2 * (T % 4) + 1] + 2 * (T / 4));
+		}
+		r[i] = (uint32_t)lo | (uint32_t)hi << 16;
+	}
+	emu_bar();
+}
+
+static inline void ldsm_x4(uint32_t r[4], uint32_t addr)
+{
+	emu_ldsm(r, addr, false);
+}
+
+static inline void ldsm_x4_tr(uint32_t r[4], uint32_t addr)
+{
+	emu_ldsm(r, addr, true);
+}
+
+static uint32_t emu_a[32][4], emu_b[32][2];
+
+/* mma.m16n8k16.row.col.f32.bf16.bf16.f32: lane T (g = T / 4, t = T % 4) holds A (g, 2t + e),
+ * (g + 8, 2t + e), (g, 2t + 8 + e), (g + 8, 2t + 8 + e), B (2t + e, g), (2t + 8 + e, g), and
+ * C / D (g, 2t + e), (g + 8, 2t + e). Each output summed in double, rounded to FP32 once. */
+static inline void mma_bf16_16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+	const int T = emu_lane, g = T / 4, t = T % 4;
+	memcpy(emu_a[T], a, sizeof emu_a[T]);
+	emu_b[T][0] = b0, emu_b[T][1] = b1;
+	emu_bar();
+	auto A = [](int row, int k) {
+		const int gg = row & 7, hi = row >> 3, kh = k >> 3, tt = (k & 7) >> 1, e = k & 1;
+		const uint32_t w = emu_a[4 * gg + tt][hi + 2 * kh];
+		return (double)(e ? hi_bf16(w) : lo_bf16(w));
+	};
+	auto B = [](int k, int n) {
+		const int kh = k >> 3, tt = (k & 7) >> 1, e = k & 1;
+		const uint32_t w = emu_b[4 * n + tt][kh];
+		return (double)(e ? hi_bf16(w) : lo_bf16(w));
+	};
+	for (int i = 0; i < 4; i++) {
+		const int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
+		double z = d[i];
+		for (int k = 0; k < 16; k++)
+			z += A(row, k) * B(k, col);
+		d[i] = (float)z;
+	}
+	emu_bar();
+}
+
+static inline void kda_warp_sync()
+{
+	emu_bar();
+}
+
+static inline void kda_proxy_fence_cta()
+{
+}
+
+#include "kda/kda_recur_step.cuh"
+
+/* ---- the check -------------------------------------------------------------------------- */
+
+static int failures = 0;
+
+#define EXPECT(cond, ...)                                    \
+	do {                                                 \
+		if (!(cond)) {                               \
+			if (failures++ < 10)                 \
+				fprintf(stderr, __VA_ARGS__); \
+		}                                            \
+	} while (0)
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+
+static double uniform(double lo, double hi)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return lo + (hi - lo) * (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
+
+constexpr int WARPS = 1, VBASE = 16, RB = stage_bytes(WARPS);
+
+/* One chunk record, logical (BF16 values as doubles), and where it is staged. */
+struct record {
+	double wk[CH][D], qt[CH][D], kh[CH][D], p[CH][CH], g[D], ut[16][CH]; /* ut: U^T rows VBASE.. */
+};
+
+static void st16(std::vector<uint8_t> &m, int off, double x)
+{
+	const uint16_t b = bf16_rn((float)x);
+	memcpy(&m[off], &b, 2);
+}
+
+/* Random record values (BF16), written into `m` at `base` in the staged layout. */
+static void make_record(record &r, std::vector<uint8_t> &m, int base, bool causal_p)
+{
+	for (int t = 0; t < CH; t++)
+		for (int j = 0; j < D; j++) {
+			r.wk[t][j] = bf16_f(bf16_rn((float)uniform(-0.3, 0.3)));
+			r.qt[t][j] = bf16_f(bf16_rn((float)uniform(-1, 1)));
+			r.kh[t][j] = bf16_f(bf16_rn((float)uniform(-1, 1)));
+			st16(m, base + REC_WK + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.wk[t][j]);
+			st16(m, base + REC_QT + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.qt[t][j]);
+			st16(m, base + REC_KH + j * CH * 2 + swz_narrow(j, t >> 3) * 16 + (t & 7) * 2, r.kh[t][j]);
+		}
+	for (int t = 0; t < CH; t++)
+		for (int s = 0; s < CH; s++) {
+			r.p[t][s] = causal_p && s > t ? 0.0 : bf16_f(bf16_rn((float)uniform(-1, 1)));
+			st16(m, base + REC_P + t * CH * 2 + swz_narrow(t, s >> 3) * 16 + (s & 7) * 2, r.p[t][s]);
+		}
+	for (int j = 0; j < D; j++) {
+		const float g = (float)uniform(0.05, 1);
+		r.g[j] = g;
+		memcpy(&m[base + REC_G + 4 * g_index(j)], &g, 4);
+	}
+	for (int v = 0; v < 16; v++)
+		for (int t = 0; t < CH; t++) {
+			r.ut[v][t] = bf16_f(bf16_rn((float)uniform(-1, 1)));
+			st16(m, base + REC_U + v * CH * 2 + swz_narrow(VBASE + v, t >> 3) * 16 + (t & 7) * 2, r.ut[v][t]);
+		}
+}
+
+/* The float64 recurrence over one chunk for the warp's rows: outputs o[t][v] (t < len). */
+static void ref_chunk(const record &r, double m[16][D], double o[CH][16], int len)
+{
+	double w[16][CH];
+	for (int v = 0; v < 16; v++)
+		for (int t = 0; t < CH; t++) {
+			double z = r.ut[v][t];
+			for (int k = 0; k < D; k++)
+				z -= m[v][k] * r.wk[t][k];
+			w[v][t] = z;
+		}
+	for (int v = 0; v < 16; v++)
+		for (int t = 0; t < len; t++) {
+			double z = 0;
+			for (int k = 0; k < D; k++)
+				z += m[v][k] * r.qt[t][k];
+			for (int s = 0; s < CH; s++)
+				z += w[v][s] * r.p[t][s];
+			o[t][v] = z;
+		}
+	for (int v = 0; v < 16; v++)
+		for (int k = 0; k < D; k++) {
+			double z = m[v][k] * r.g[k];
+			for (int s = 0; s < CH; s++)
+				z += w[v][s] * r.kh[s][k];
+			m[v][k] = z;
+		}
+}
+
+/* Runs fn(lane) on 32 threads (one warp). */
+template <typename F>
+static void warp_run(F fn)
+{
+	std::vector<std::thread> th;
+	for (int l = 0; l < 32; l++)
+		th.emplace_back([&, l] {
+			emu_lane = l;
+			fn(l);
+		});
+	for (auto &t : th)
+		t.join();
+}
+
+/* Compares a run's outputs (out[t][v] for v in the warp's rows, 0xffff where not written) and
+ * state with float64; returns the largest error over the largest reference value. */
+static double compare(const char *what, const std::vector<uint16_t> &out, const float (*s)[D / 8][4],
+		      const double o_ref[2 * CH][16], const double m_ref[16][D], int len_b)
+{
+	double big_o = 0, err_o = 0, big_m = 0, err_m = 0;
+	int unwritten = 0, stray = 0;
+	for (int t = 0; t < 2 * CH; t++)
+		for (int v = 0; v < 16; v++) {
+			const uint16_t b = out[(size_t)t * D + VBASE + v];
+			if (t >= CH + len_b) {
+				stray += b != 0xffff;
+				continue;
+			}
+			if (b == 0xffff) {
+				unwritten++;
+				continue;
+			}
+			big_o = fmax(big_o, fabs(o_ref[t][v]));
+			err_o = fmax(err_o, fabs(bf16_f(b) - o_ref[t][v]));
+		}
+	for (int l = 0; l < 32; l++)
+		for (int nt = 0; nt < D / 8; nt++)
+			for (int i = 0; i < 4; i++) {
+				const int v = l / 4 + 8 * (i >> 1), k = nt * 8 + 2 * (l % 4) + (i & 1);
+				big_m = fmax(big_m, fabs(m_ref[v][k]));
+				err_m = fmax(err_m, fabs(s[l][nt][i] - m_ref[v][k]));
+			}
+	for (int t = 0; t < 2 * CH; t++)
+		for (int v = 0; v < D; v++)
+			if (v < VBASE || v >= VBASE + 16)
+				stray += out[(size_t)t * D + v] != 0xffff;
+	printf("%-32s outputs max err %.3g of %.3g, state %.3g of %.3g; unwritten %d, stray %d\n", what, err_o,
+	       big_o, err_m, big_m, unwritten, stray);
+	EXPECT(unwritten == 0 && stray == 0, "%s: %d outputs not written, %d written where they should not be\n", what,
+	       unwritten, stray);
+	EXPECT(err_o <= 1e-2 * big_o, "%s: outputs off by %g (largest %g)\n", what, err_o, big_o);
+	EXPECT(err_m <= 1e-2 * big_m, "%s: state off by %g (largest %g)\n", what, err_m, big_m);
+	return fmax(err_o / big_o, err_m / big_m);
+}
+
+static void run_case(int len_b)
+{
+	std::vector<uint8_t> stage(pair_stage_bytes(WARPS), 0);
+	static record ra, rb;
+	make_record(ra, stage, 0, true);
+	make_record(rb, stage, RB, len_b == CH);
+	/* b's tokens past len_b: zero rows and columns, as the intra kernel writes them. */
+	for (int t = len_b; t < CH; t++) {
+		for (int j = 0; j < D; j++) {
+			rb.wk[t][j] = rb.qt[t][j] = rb.kh[t][j] = 0;
+			st16(stage, RB + REC_WK + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, 0);
+			st16(stage, RB + REC_QT + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, 0);
+			st16(stage, RB + REC_KH + j * CH * 2 + swz_narrow(j, t >> 3) * 16 + (t & 7) * 2, 0);
+		}
+		for (int s = 0; s < CH; s++) {
+			rb.p[t][s] = rb.p[s][t] = 0;
+			st16(stage, RB + REC_P + t * CH * 2 + swz_narrow(t, s >> 3) * 16 + (s & 7) * 2, 0);
+			st16(stage, RB + REC_P + s * CH * 2 + swz_narrow(s, t >> 3) * 16 + (t & 7) * 2, 0);
+		}
+		for (int v = 0; v < 16; v++) {
+			rb.ut[v][t] = 0;
+			st16(stage, RB + REC_U + v * CH * 2 + swz_narrow(VBASE + v, t >> 3) * 16 + (t & 7) * 2, 0);
+		}
+	}
+	static double m0[16][D], m_ref[16][D], o_ref[2 * CH][16];
+	for (int v = 0; v < 16; v++)
+		for (int k = 0; k < D; k++)
+			m0[v][k] = uniform(-1, 1);
+	memcpy(m_ref, m0, sizeof m_ref);
+	ref_chunk(ra, m_ref, o_ref, CH);
+	ref_chunk(rb, m_ref, o_ref + CH, len_b);
+
+	/* Each lane's state fragments: s[nt][0, 1] = M[g][8 nt + 2t + e], s[nt][2, 3] = M[g + 8][..]. */
+	static float s0[32][D / 8][4];
+	for (int l = 0; l < 32; l++)
+		for (int nt = 0; nt < D / 8; nt++)
+			for (int i = 0; i < 4; i++)
+				s0[l][nt][i] = (float)m0[l / 4 + 8 * (i >> 1)][nt * 8 + 2 * (l % 4) + (i & 1)];
+
+	char label[64];
+	for (int mode = 0; mode < 2; mode++) {
+		std::vector<uint8_t> st = stage;
+		std::vector<uint16_t> out((size_t)2 * CH * D, 0xffff);
+		static float s[32][D / 8][4];
+		memcpy(s, s0, sizeof s);
+		emu_smem = st.data();
+		if (mode == 1)
+			warp_run([&](int l) { cross_terms(st.data(), RB, l); });
+		warp_run([&](int l) {
+			const recur_lane lo = recur_lane_of(l, 0, VBASE);
+			uint16_t *o = out.data() + VBASE + l / 4;
+			if (mode == 0) {
+				recur_chunk(s[l], st.data(), lo, o, 1, CH);
+				recur_chunk(s[l], st.data() + RB, lo, o + (size_t)CH * D, 1, len_b);
+			} else {
+				recur_pair(s[l], st.data(), RB, lo, o, 1, len_b);
+			}
+		});
+		snprintf(label, sizeof label, "%s, b of %d tokens:", mode ? "recur_pair" : "recur_chunk x 2", len_b);
+		compare(label, out, s, o_ref, m_ref, len_b);
+	}
+}
+
+int main(void)
+{
+	run_case(CH);
+	run_case(5);
+	run_case(1);
+	printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
+	return failures ? 1 : 0;
+}
