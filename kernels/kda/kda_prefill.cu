@@ -878,6 +878,39 @@ __device__ __forceinline__ void kda_proxy_fence_cta()
 
 namespace {
 
+/* A warp's 16 state rows from r0 in registers (the MMA accumulator layout: s[nt][0, 1] = row r0 +
+ * g, columns 8 nt + 2 t4 + 0, 1; s[nt][2, 3] = row r0 + g + 8): from s0 (slot base sbase), or
+ * zeros where s0 is NULL; and back. */
+template <typename StateT>
+__device__ __forceinline__ void load_state(float (&s)[D / 8][4], const void *s0, size_t sbase, int r0, int g, int t4)
+{
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * t4;
+		if (s0) {
+			const StateT *a = static_cast<const StateT *>(s0) + sbase + (size_t)(r0 + g) * D + col;
+			const StateT *b = a + 8 * D;
+			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
+			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
+		} else {
+			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+		}
+	}
+}
+
+template <typename StateT>
+__device__ __forceinline__ void store_state(const float (&s)[D / 8][4], void *s1, size_t sbase, int r0, int g, int t4)
+{
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * t4;
+		StateT *a = static_cast<StateT *>(s1) + sbase + (size_t)(r0 + g) * D + col;
+		StateT *b = a + 8 * D;
+		state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
+		state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
+	}
+}
+
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
  * rows v in [vbase + 16w, vbase + 16w + 16) across all 128 k, as 16 m16n8
@@ -915,18 +948,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 	}
 
 	float s[D / 8][4];
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * t4;
-		if (p.s0) {
-			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
-			const StateT *b = a + 8 * D;
-			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
-			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
-		} else {
-			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-		}
-	}
+	load_state<StateT>(s, p.s0, sbase, r0, g, t4);
 
 	const recur_lane lo = recur_lane_of(lane, warp, vbase);
 
@@ -946,16 +968,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		recur_chunk(s, st, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g, H, lc);
 	}
 
-	if (p.s1) {
-#pragma unroll
-		for (int nt = 0; nt < D / 8; nt++) {
-			const int col = nt * 8 + 2 * t4;
-			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
-			StateT *b = a + 8 * D;
-			state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
-			state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
-		}
-	}
+	if (p.s1)
+		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
 }
 
 /* One thread stages chunk record `ra` and, where `rb` is not NULL, the next one `rb` into the pair
@@ -1040,18 +1054,7 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
 	}
 
 	float s[D / 8][4];
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * t4;
-		if (p.s0 && !cross) {
-			const StateT *a = static_cast<const StateT *>(p.s0) + sbase + (size_t)(r0 + g) * D + col;
-			const StateT *b = a + 8 * D;
-			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
-			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
-		} else {
-			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-		}
-	}
+	load_state<StateT>(s, cross ? nullptr : p.s0, sbase, r0, g, t4);
 	const recur_lane lo = recur_lane_of(lane, cross ? 0 : warp, vbase);
 
 	__syncthreads(); /* the barriers initialized before the cross warp waits on one */
@@ -1080,16 +1083,8 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
 			recur_chunk(s, st, lo, o, H, min(CH, len - i * CH));
 	}
 
-	if (p.s1 && !cross) {
-#pragma unroll
-		for (int nt = 0; nt < D / 8; nt++) {
-			const int col = nt * 8 + 2 * t4;
-			StateT *a = static_cast<StateT *>(p.s1) + sbase + (size_t)(r0 + g) * D + col;
-			StateT *b = a + 8 * D;
-			state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
-			state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
-		}
-	}
+	if (p.s1 && !cross)
+		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
 }
 
 /* How one prefill call runs; defaults by path, each overridable per call (read from the

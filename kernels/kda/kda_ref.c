@@ -350,13 +350,20 @@ static void chunk_scratch_at(struct chunk_scratch *c, double *x, int C, int K, i
 	*c = cs;
 }
 
-int kda_ref_prefill_chunked(const struct kda_ref_prefill *p, int chunk)
+/* check_prefill() and the chunk length's range. */
+static int check_chunked(const struct kda_ref_prefill *p, int chunk)
 {
 	int rc = check_prefill(p);
 	if (rc)
 		return rc;
-	if (chunk < 1 || chunk > KDA_CHUNK * 64)
-		return -EINVAL;
+	return chunk < 1 || chunk > KDA_CHUNK * 64 ? -EINVAL : 0;
+}
+
+int kda_ref_prefill_chunked(const struct kda_ref_prefill *p, int chunk)
+{
+	int rc = check_chunked(p, chunk);
+	if (rc)
+		return rc;
 	const int H = p->heads, K = p->dk, V = p->dv, C = chunk;
 	size_t state_n = (size_t)H * V * K;
 	double *mem = malloc((state_n + chunk_scratch_n(C, K, V)) * sizeof(*mem));
@@ -379,11 +386,9 @@ int kda_ref_prefill_chunked(const struct kda_ref_prefill *p, int chunk)
 
 int kda_ref_prefill_paired(const struct kda_ref_prefill *p, int chunk)
 {
-	int rc = check_prefill(p);
+	int rc = check_chunked(p, chunk);
 	if (rc)
 		return rc;
-	if (chunk < 1 || chunk > KDA_CHUNK * 64)
-		return -EINVAL;
 	const int H = p->heads, K = p->dk, V = p->dv, C = chunk;
 	const size_t state_n = (size_t)H * V * K, sn = chunk_scratch_n(C, K, V);
 	double *mem = malloc((state_n + 2 * sn + 2 * (size_t)C * C) * sizeof(*mem));

@@ -32,16 +32,7 @@
 #include "moe/k3_gemm_wg_layout.cuh"
 #include "moe/k3_gemm_wg_rp.cuh"
 #include "kernels/common/k3_quant.h"
-
-static int failures = 0;
-
-#define EXPECT(cond, ...)                                    \
-	do {                                                 \
-		if (!(cond)) {                               \
-			if (failures++ < 10)                 \
-				fprintf(stderr, __VA_ARGS__); \
-		}                                            \
-	} while (0)
+#include "host_expect.h"
 
 static double bf16_half(uint32_t pair, int hi)
 {

@@ -21,16 +21,7 @@
 
 #include "kda/kda_record.cuh"
 #include "kernels/common/k3_quant.h"
-
-static int failures = 0;
-
-#define EXPECT(cond, ...)                                    \
-	do {                                                 \
-		if (!(cond)) {                               \
-			if (failures++ < 10)                 \
-				fprintf(stderr, __VA_ARGS__); \
-		}                                            \
-	} while (0)
+#include "host_expect.h"
 
 constexpr int WARPS = 4;
 constexpr int RB = stage_bytes(WARPS);

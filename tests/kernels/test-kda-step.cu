@@ -176,18 +176,10 @@ static inline void kda_proxy_fence_cta()
 }
 
 #include "kda/kda_recur_step.cuh"
+#include "host_expect.h"
 
 /* ---- the check -------------------------------------------------------------------------- */
 
-static int failures = 0;
-
-#define EXPECT(cond, ...)                                    \
-	do {                                                 \
-		if (!(cond)) {                               \
-			if (failures++ < 10)                 \
-				fprintf(stderr, __VA_ARGS__); \
-		}                                            \
-	} while (0)
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
