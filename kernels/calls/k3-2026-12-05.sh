@@ -7,7 +7,8 @@
 #      overlap test runs pair / pair136 bit for bit against serial)
 #   2. T = 16K, H = 96, FP32 / BF16 state, 4 rounds, one process (kda-bench --prefill-ab): the
 #      default (overlapped, chunk kernel), pair, pair136, each with the lean intra kernel (v3), and
-#      the serial path with the chunk / pair kernels
+#      the serial path with the chunk / pair kernels (the pair kernel also at 4- and 8-warp CTAs;
+#      the serial path's "recurrent" column is the recurrent kernel alone)
 #   3. T = 4K, H = 96, the same sets, 3 rounds
 #   4. grid T = 4K, 16K x H = 12, 48 (FP32): serial chunk / pair, overlapped pair
 #   5. memcheck + racecheck: test_prefill_pair's small shape, the overlap test's small shape with pair
@@ -27,7 +28,7 @@ device_env "$OUT/kda/env.txt" "$OUT/kda/smi.csv" || exit 2
 T=$B/tests/kernels/test-kda-gpu
 K=$B/kernels/kda-bench
 run() { capped "$@"; }
-AB='def:;pair:K3_KDA_RECUR=pair;pair136:K3_KDA_RECUR=pair136;v3:K3_KDA_INTRA=v3;v3pair:K3_KDA_INTRA=v3,K3_KDA_RECUR=pair;v3pair136:K3_KDA_INTRA=v3,K3_KDA_RECUR=pair136;ser:K3_KDA_PREFILL=serial;serpair:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair;serv3pair:K3_KDA_PREFILL=serial,K3_KDA_INTRA=v3,K3_KDA_RECUR=pair'
+AB='def:;pair:K3_KDA_RECUR=pair;pair136:K3_KDA_RECUR=pair136;v3:K3_KDA_INTRA=v3;v3pair:K3_KDA_INTRA=v3,K3_KDA_RECUR=pair;v3pair136:K3_KDA_INTRA=v3,K3_KDA_RECUR=pair136;ser:K3_KDA_PREFILL=serial;serpair:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair;serv3pair:K3_KDA_PREFILL=serial,K3_KDA_INTRA=v3,K3_KDA_RECUR=pair;serpair4:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair,K3_KDA_RECUR_WARPS=4;serpair8:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair,K3_KDA_RECUR_WARPS=8'
 GRID='ser:K3_KDA_PREFILL=serial;serpair:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair;ovpair:K3_KDA_PREFILL=overlap,K3_KDA_RECUR=pair'
 {
   run 20 "layout (host)" "$B/tests/kernels/test-kda-layout"
