@@ -711,16 +711,6 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	intra_compute<LEAN>(p, j, h, in, sm);
 }
 
-struct recur_params {
-	int n_seqs, heads, slices;
-	const int32_t *cu, *off, *slot;
-	const uint8_t *rec;
-	const int32_t *ready; /* overlapped path: wait for each record's flag; NULL: serial */
-	const void *s0;
-	void *s1;
-	uint16_t *out;
-};
-
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
 {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -872,44 +862,21 @@ __device__ __forceinline__ void kda_proxy_fence_cta()
 	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+__device__ __forceinline__ void kda_fence_mbar_init()
+{
+	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void kda_cta_sync()
+{
+	__syncthreads();
+}
+
 } // namespace
 
 #include "kda_recur_step.cuh"
 
 namespace {
-
-/* A warp's 16 state rows from r0 in registers (the MMA accumulator layout: s[nt][0, 1] = row r0 +
- * g, columns 8 nt + 2 t4 + 0, 1; s[nt][2, 3] = row r0 + g + 8): from s0 (slot base sbase), or
- * zeros where s0 is NULL; and back. */
-template <typename StateT>
-__device__ __forceinline__ void load_state(float (&s)[D / 8][4], const void *s0, size_t sbase, int r0, int g, int t4)
-{
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * t4;
-		if (s0) {
-			const StateT *a = static_cast<const StateT *>(s0) + sbase + (size_t)(r0 + g) * D + col;
-			const StateT *b = a + 8 * D;
-			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
-			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
-		} else {
-			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-		}
-	}
-}
-
-template <typename StateT>
-__device__ __forceinline__ void store_state(const float (&s)[D / 8][4], void *s1, size_t sbase, int r0, int g, int t4)
-{
-#pragma unroll
-	for (int nt = 0; nt < D / 8; nt++) {
-		const int col = nt * 8 + 2 * t4;
-		StateT *a = static_cast<StateT *>(s1) + sbase + (size_t)(r0 + g) * D + col;
-		StateT *b = a + 8 * D;
-		state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
-		state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
-	}
-}
 
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
@@ -972,25 +939,6 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
 }
 
-/* One thread stages chunk record `ra` and, where `rb` is not NULL, the next one `rb` into the pair
- * stage `st` (U rows from vbase), once their flags (overlapped path, else NULL) are set. */
-template <int WARPS>
-__device__ __forceinline__ void issue_pair(uint8_t *st, const uint8_t *ra, const uint8_t *rb, int vbase, uint64_t *bar,
-					   const int32_t *flag_a, const int32_t *flag_b)
-{
-	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2, ONE = REC_U + U_BYTES;
-	wait_ready(flag_a);
-	if (rb)
-		wait_ready(flag_b);
-	mbar_expect_tx(bar, rb ? 2 * ONE : ONE);
-	bulk_g2s(st, ra, REC_U, bar);
-	bulk_g2s(st + REC_U, ra + REC_U + vbase * CH * 2, U_BYTES, bar);
-	if (rb) {
-		bulk_g2s(st + stage_bytes(WARPS), rb, REC_U, bar);
-		bulk_g2s(st + stage_bytes(WARPS) + REC_U, rb + REC_U + vbase * CH * 2, U_BYTES, bar);
-	}
-}
-
 /* CTAs an SM the pair kernel is compiled for (__launch_bounds__' second argument; 0: none asked,
  * as for the chunk kernel), or with BOUND (K3_KDA_RECUR=pair136) as many as fit at 136 registers
  * a thread, so that two CTAs leave an intra CTA more room on the overlapped path. ptxas
@@ -1002,89 +950,14 @@ __host__ __device__ constexpr int pair_min_ctas(int warps, bool bound)
 	return bound && 65536 / (136 * (warps + 1) * 32) > 1 ? 65536 / (136 * (warps + 1) * 32) : 0;
 }
 
-/*
- * The pair kernel: as kda_chunk_recurrent_kernel (one CTA per sequence, head and slice of
- * 16 x WARPS state rows; thread 0 streams the records with the bulk copy engine), two chunks a
- * step, PAIR_STAGES pairs in flight, plus one warp (the last) that makes the next pair's cross
- * terms while the state warps step through this one. A sequence's odd last chunk is stepped alone
- * (recur_chunk()). The overlapped path's flag wait is wait_ready() (K3_KDA_FLAG_WAIT is not read).
- */
+/* The pair kernel: pair_cta() (kda_recur_step.cuh). */
 template <typename StateT, int WARPS, bool BOUND>
 __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
 	kda_chunk_recurrent_pair_kernel(const recur_params p)
 {
-	static_assert(PAIR_STAGES >= 2, "the cross warp works on the pair after the state warps'");
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[PAIR_STAGES];
-	constexpr int RB = stage_bytes(WARPS), SB = pair_stage_bytes(WARPS);
-	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
-	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int g = lane >> 2, t4 = lane & 3;
-	const bool cross = warp == WARPS;
-	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * (cross ? 0 : warp);
-	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin, n_pairs = (n_chunks + 1) / 2;
-	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	const size_t sbase = (slot * H + h) * (size_t)D * D;
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
-	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
-
-	/* Thread 0: pair q (chunks 2q and 2q + 1 where the sequence has it) into its stage. */
-	auto issue = [&](int q) {
-		const int i = 2 * q;
-		const bool two = i + 1 < n_chunks;
-		issue_pair<WARPS>(smem + (q % PAIR_STAGES) * SB, rec0 + i * rec_stride,
-				  two ? rec0 + (i + 1) * rec_stride : nullptr, vbase, &full[q % PAIR_STAGES],
-				  flag0 ? flag0 + (size_t)i * H : nullptr, flag0 && two ? flag0 + (size_t)(i + 1) * H : nullptr);
-	};
-	/* The cross warp: pair q's cross terms, once its records landed (pairs of two chunks only). */
-	auto make_cross = [&](int q) {
-		if (q < n_pairs && 2 * q + 1 < n_chunks) {
-			mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
-			cross_terms(smem + (q % PAIR_STAGES) * SB, RB, threadIdx.x & 31);
-		}
-	};
-	if (threadIdx.x == 0) {
-		for (int i = 0; i < PAIR_STAGES; i++)
-			mbar_init(&full[i], 1);
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		for (int q = 0; q < PAIR_STAGES - 1 && q < n_pairs; q++)
-			issue(q);
-	}
-
-	float s[D / 8][4];
-	load_state<StateT>(s, cross ? nullptr : p.s0, sbase, r0, g, t4);
-	const recur_lane lo = recur_lane_of(lane, cross ? 0 : warp, vbase);
-
-	__syncthreads(); /* the barriers initialized before the cross warp waits on one */
-	if (cross)
-		make_cross(0);
-	for (int q = 0; q < n_pairs; q++) {
-		__syncthreads(); /* every warp done with the stage refilled below; pair q's cross terms made */
-		if (threadIdx.x == 0) {
-			const int nx = q + PAIR_STAGES - 1;
-			if (nx < n_pairs) {
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				issue(nx);
-			}
-		}
-		if (cross) {
-			make_cross(q + 1);
-			continue;
-		}
-		mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
-		const uint8_t *st = smem + (q % PAIR_STAGES) * SB;
-		const int i = 2 * q;
-		uint16_t *o = p.out + ((size_t)(tok0 + i * CH) * H + h) * D + r0 + g;
-		if (i + 1 < n_chunks)
-			recur_pair(s, st, RB, lo, o, H, min(CH, len - (i + 1) * CH));
-		else
-			recur_chunk(s, st, lo, o, H, min(CH, len - i * CH));
-	}
-
-	if (p.s1 && !cross)
-		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
+	pair_cta<StateT, WARPS>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
 }
 
 /* How one prefill call runs; defaults by path, each overridable per call (read from the

@@ -2,15 +2,20 @@
 /*
  * The KDA recurrent kernels' warp-level steps (kda_prefill.cu): a chunk's step on a warp's 16
  * state rows (recur_chunk(), the chunk kernel's and the pair kernel's odd last chunk), the pair
- * kernel's step (recur_pair()) and its cross-term warp (cross_terms()).
+ * kernel's step (recur_pair()), its cross-term warp (cross_terms()) and its whole CTA
+ * (pair_cta()).
  *
  * The includer defines, before including: KDA_STEP_FN (the functions' qualifiers), the warp
  * primitives ldsm_x4(r, addr) / ldsm_x4_tr(r, addr) (ldmatrix .x4, plain / .trans, from a
  * shared-memory address), mma_bf16_16816(d, a, b0, b1), pack_bf16(lo, hi), lo_bf16(w),
- * hi_bf16(w), f2bf(x), smem_u32(p), kda_warp_sync() (__syncwarp()) and kda_proxy_fence_cta()
- * (fence.proxy.async.shared::cta). kda_prefill.cu gives the device forms; test-kda-step.cu
- * gives host forms that run 32 lanes in lock step (so that the unmodified steps run on a CPU
- * against float64). Nothing here reads threadIdx: lanes come as arguments.
+ * hi_bf16(w), f2bf(x), smem_u32(p), kda_warp_sync() (__syncwarp()), kda_proxy_fence_cta()
+ * (fence.proxy.async.shared::cta); for the CTA level (pair_cta()) also state_io<T>::load /
+ * store, kda_cta_sync() (__syncthreads()), kda_fence_mbar_init(), mbar_init(bar, n),
+ * mbar_expect_tx(bar, bytes), mbar_wait(bar, parity), bulk_g2s(dst, src, bytes, bar) and
+ * wait_ready(flag). kda_prefill.cu gives the device forms; test-kda-step.cu gives host forms that
+ * run a warp's 32 lanes (a CTA's warps) as threads in lock step (so that the unmodified steps and
+ * the pair kernel's CTA run on a CPU against float64). Nothing here reads threadIdx or blockIdx:
+ * they come as arguments.
  */
 #ifndef K3_KERNELS_KDA_RECUR_STEP_CUH
 #define K3_KERNELS_KDA_RECUR_STEP_CUH
@@ -18,6 +23,49 @@
 #include "kda_record.cuh"
 
 namespace {
+
+struct recur_params {
+	int n_seqs, heads, slices;
+	const int32_t *cu, *off, *slot;
+	const uint8_t *rec;
+	const int32_t *ready; /* overlapped path: wait for each record's flag; NULL: serial */
+	const void *s0;
+	void *s1;
+	uint16_t *out;
+};
+
+/* A warp's 16 state rows from r0 in registers (the MMA accumulator layout: s[nt][0, 1] = row r0 +
+ * g, columns 8 nt + 2 t4 + 0, 1; s[nt][2, 3] = row r0 + g + 8): from s0 (slot base sbase), or
+ * zeros where s0 is NULL; and back. */
+template <typename StateT>
+KDA_STEP_FN void load_state(float (&s)[D / 8][4], const void *s0, size_t sbase, int r0, int g, int t4)
+{
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * t4;
+		if (s0) {
+			const StateT *a = static_cast<const StateT *>(s0) + sbase + (size_t)(r0 + g) * D + col;
+			const StateT *b = a + 8 * D;
+			s[nt][0] = state_io<StateT>::load(a), s[nt][1] = state_io<StateT>::load(a + 1);
+			s[nt][2] = state_io<StateT>::load(b), s[nt][3] = state_io<StateT>::load(b + 1);
+		} else {
+			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+		}
+	}
+}
+
+template <typename StateT>
+KDA_STEP_FN void store_state(const float (&s)[D / 8][4], void *s1, size_t sbase, int r0, int g, int t4)
+{
+#pragma unroll
+	for (int nt = 0; nt < D / 8; nt++) {
+		const int col = nt * 8 + 2 * t4;
+		StateT *a = static_cast<StateT *>(s1) + sbase + (size_t)(r0 + g) * D + col;
+		StateT *b = a + 8 * D;
+		state_io<StateT>::store(a, s[nt][0]), state_io<StateT>::store(a + 1, s[nt][1]);
+		state_io<StateT>::store(b, s[nt][2]), state_io<StateT>::store(b + 1, s[nt][3]);
+	}
+}
 
 /* A recurrent lane's ldmatrix row offsets (bytes) inside a chunk record staged in shared memory,
  * for lane `lane` of warp `warp` of a CTA whose state rows start at `vbase`. */
@@ -305,7 +353,108 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 	store_out(ob, o + (size_t)CH * H * D, H, lc_b, l.t4);
 }
 
-/* The pair stage's layout: kda_record.cuh (pair_stage_bytes(), CROSS_X, CROSS_Y). */
+/* One thread stages chunk record `ra` and, where `rb` is not NULL, the next one `rb` into the pair
+ * stage `st` (U rows from vbase), once their flags (overlapped path, else NULL) are set. */
+template <int WARPS>
+KDA_STEP_FN void issue_pair(uint8_t *st, const uint8_t *ra, const uint8_t *rb, int vbase, uint64_t *bar,
+					   const int32_t *flag_a, const int32_t *flag_b)
+{
+	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2, ONE = REC_U + U_BYTES;
+	wait_ready(flag_a);
+	if (rb)
+		wait_ready(flag_b);
+	mbar_expect_tx(bar, rb ? 2 * ONE : ONE);
+	bulk_g2s(st, ra, REC_U, bar);
+	bulk_g2s(st + REC_U, ra + REC_U + vbase * CH * 2, U_BYTES, bar);
+	if (rb) {
+		bulk_g2s(st + stage_bytes(WARPS), rb, REC_U, bar);
+		bulk_g2s(st + stage_bytes(WARPS) + REC_U, rb + REC_U + vbase * CH * 2, U_BYTES, bar);
+	}
+}
+
+/*
+ * The pair kernel's CTA (kda_chunk_recurrent_pair_kernel: block (bx, by), thread tid; dynamic
+ * shared memory smem, PAIR_STAGES mbarriers full): as the chunk kernel (one CTA per sequence,
+ * head and slice of 16 x WARPS state rows; thread 0 streams the records with the bulk copy
+ * engine), two chunks a step, PAIR_STAGES pairs in flight, plus one warp (the last) that makes
+ * the next pair's cross terms while the state warps step through this one. A sequence's odd last
+ * chunk is stepped alone (recur_chunk()). The overlapped path's flag wait is wait_ready()
+ * (K3_KDA_FLAG_WAIT is not read).
+ */
+template <typename StateT, int WARPS>
+KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int bx, int by, int tid)
+{
+	static_assert(PAIR_STAGES >= 2, "the cross warp works on the pair after the state warps'");
+	constexpr int RB = stage_bytes(WARPS), SB = pair_stage_bytes(WARPS);
+	const int seq = bx / p.slices, slice = bx % p.slices, h = by;
+	const int H = p.heads, lane = tid & 31, warp = tid >> 5;
+	const int g = lane >> 2, t4 = lane & 3;
+	const bool cross = warp == WARPS;
+	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * (cross ? 0 : warp);
+	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin, n_pairs = (n_chunks + 1) / 2;
+	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
+	const size_t sbase = (slot * H + h) * (size_t)D * D;
+	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
+	const size_t rec_stride = (size_t)H * REC_BYTES;
+	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
+
+	/* Thread 0: pair q (chunks 2q and 2q + 1 where the sequence has it) into its stage. */
+	auto issue = [&](int q) {
+		const int i = 2 * q;
+		const bool two = i + 1 < n_chunks;
+		issue_pair<WARPS>(smem + (q % PAIR_STAGES) * SB, rec0 + i * rec_stride,
+				  two ? rec0 + (i + 1) * rec_stride : nullptr, vbase, &full[q % PAIR_STAGES],
+				  flag0 ? flag0 + (size_t)i * H : nullptr, flag0 && two ? flag0 + (size_t)(i + 1) * H : nullptr);
+	};
+	/* The cross warp: pair q's cross terms, once its records landed (pairs of two chunks only). */
+	auto make_cross = [&](int q) {
+		if (q < n_pairs && 2 * q + 1 < n_chunks) {
+			mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
+			cross_terms(smem + (q % PAIR_STAGES) * SB, RB, tid & 31);
+		}
+	};
+	if (tid == 0) {
+		for (int i = 0; i < PAIR_STAGES; i++)
+			mbar_init(&full[i], 1);
+		kda_fence_mbar_init();
+		for (int q = 0; q < PAIR_STAGES - 1 && q < n_pairs; q++)
+			issue(q);
+	}
+
+	float s[D / 8][4];
+	load_state<StateT>(s, cross ? nullptr : p.s0, sbase, r0, g, t4);
+	const recur_lane lo = recur_lane_of(lane, cross ? 0 : warp, vbase);
+
+	kda_cta_sync(); /* the barriers initialized before the cross warp waits on one */
+	if (cross)
+		make_cross(0);
+	for (int q = 0; q < n_pairs; q++) {
+		kda_cta_sync(); /* every warp done with the stage refilled below; pair q's cross terms made */
+		if (tid == 0) {
+			const int nx = q + PAIR_STAGES - 1;
+			if (nx < n_pairs) {
+				kda_proxy_fence_cta();
+				issue(nx);
+			}
+		}
+		if (cross) {
+			make_cross(q + 1);
+			continue;
+		}
+		mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
+		const uint8_t *st = smem + (q % PAIR_STAGES) * SB;
+		const int i = 2 * q;
+		uint16_t *o = p.out + ((size_t)(tok0 + i * CH) * H + h) * D + r0 + g;
+		if (i + 1 < n_chunks)
+			recur_pair(s, st, RB, lo, o, H, len - (i + 1) * CH < CH ? len - (i + 1) * CH : CH);
+		else
+			recur_chunk(s, st, lo, o, H, len - i * CH < CH ? len - i * CH : CH);
+	}
+
+	if (p.s1 && !cross)
+		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
+}
 
 } // namespace
 

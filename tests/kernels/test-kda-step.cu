@@ -15,11 +15,19 @@
  * value (BF16 operands: ~0.4 %) of the float64 recurrence W = U - M Wk^T, O = M Qt^T + W P^T,
  * M <- M D + W Kh; b's outputs past its length are not written. (Leaving D_b out of the pair's
  * state decay fails: 1.9-2.4 %; Y read where X is: outputs off by 100 %.)
+ *   3. pair_cta() (the pair kernel's whole CTA: the bulk copies of a pair's records, mbarriers,
+ *      __syncthreads(), the cross warp a pair ahead, odd last chunks, the state in and out) on
+ *      every CTA of a grid over packed sequences of 0-7 chunks, FP32 and BF16 state, 1-, 2- and
+ *      4-warp CTAs, each CTA's threads at once (mbarriers and bulk copies emulated: a copy lands
+ *      when issued), against the float64 recurrence over the same records: every output written,
+ *      outputs and states within 1 % (the cross warp on the other stage fails: 95-100 %; on the
+ *      pair after next it hangs, as it would on the GPU).
  */
 #include <condition_variable>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -30,25 +38,36 @@
 
 #define KDA_STEP_FN static inline
 
-static uint8_t *emu_smem; /* the stage image: "shared memory" addresses are offsets into it */
-static thread_local int emu_lane;
+static uint8_t *emu_smem; /* the stage image / the CTA's shared memory: "shared memory" addresses are offsets into it */
+static thread_local int emu_lane, emu_warp;
 
-static std::mutex emu_mu;
-static std::condition_variable emu_cv;
-static int emu_arrived, emu_generation;
+/* A barrier of n threads (a warp's lanes, or a CTA). */
+struct emu_barrier {
+	std::mutex mu;
+	std::condition_variable cv;
+	int n = 32, arrived = 0, generation = 0;
 
-/* All 32 lanes meet (a warp-wide barrier). */
+	void wait()
+	{
+		std::unique_lock<std::mutex> lk(mu);
+		const int gen = generation;
+		if (++arrived == n) {
+			arrived = 0;
+			generation++;
+			cv.notify_all();
+		} else {
+			cv.wait(lk, [&] { return gen != generation; });
+		}
+	}
+};
+
+constexpr int EMU_WARPS = 9; /* at most 8 state warps and the cross warp */
+static emu_barrier emu_warp_bar[EMU_WARPS], emu_cta_bar;
+
+/* All 32 lanes of this lane's warp meet. */
 static void emu_bar()
 {
-	std::unique_lock<std::mutex> lk(emu_mu);
-	const int gen = emu_generation;
-	if (++emu_arrived == 32) {
-		emu_arrived = 0;
-		emu_generation++;
-		emu_cv.notify_all();
-	} else {
-		emu_cv.wait(lk, [&] { return gen != emu_generation; });
-	}
+	emu_warp_bar[emu_warp].wait();
 }
 
 static uint16_t bf16_rn(float x)
@@ -94,7 +113,7 @@ static inline uint32_t smem_u32(const void *p)
 	return (uint32_t)(static_cast<const uint8_t *>(p) - emu_smem);
 }
 
-static uint32_t emu_addr[32];
+static uint32_t emu_addr[EMU_WARPS][32];
 
 static uint16_t emu_ld16(uint32_t a)
 {
@@ -108,17 +127,18 @@ static uint16_t emu_ld16(uint32_t a)
 static void emu_ldsm(uint32_t r[4], uint32_t addr, bool trans)
 {
 	const int T = emu_lane;
-	emu_addr[T] = addr;
+	uint32_t *ad = emu_addr[emu_warp];
+	ad[T] = addr;
 	emu_bar();
 	for (int i = 0; i < 4; i++) {
 		uint16_t lo, hi;
 		if (!trans) {
-			const uint32_t row = emu_addr[8 * i + T / 4];
+			const uint32_t row = ad[8 * i + T / 4];
 			lo = emu_ld16(row + 4 * (T % 4));
 			hi = emu_ld16(row + 4 * (T % 4) + 2);
 		} else {
-			lo = emu_ld16(emu_addr[8 * i + 2 * (T % 4)] + 2 * (T / 4));
-			hi = emu_ld16(emu_addr[8 * i + 2 * (T % 4) + 1] + 2 * (T / 4));
+			lo = emu_ld16(ad[8 * i + 2 * (T % 4)] + 2 * (T / 4));
+			hi = emu_ld16(ad[8 * i + 2 * (T % 4) + 1] + 2 * (T / 4));
 		}
 		r[i] = (uint32_t)lo | (uint32_t)hi << 16;
 	}
@@ -135,7 +155,7 @@ static inline void ldsm_x4_tr(uint32_t r[4], uint32_t addr)
 	emu_ldsm(r, addr, true);
 }
 
-static uint32_t emu_a[32][4], emu_b[32][2];
+static uint32_t emu_a[EMU_WARPS][32][4], emu_b[EMU_WARPS][32][2];
 
 /* mma.m16n8k16.row.col.f32.bf16.bf16.f32: lane T (g = T / 4, t = T % 4) holds A (g, 2t + e),
  * (g + 8, 2t + e), (g, 2t + 8 + e), (g + 8, 2t + 8 + e), B (2t + e, g), (2t + 8 + e, g), and
@@ -143,17 +163,18 @@ static uint32_t emu_a[32][4], emu_b[32][2];
 static inline void mma_bf16_16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
 	const int T = emu_lane, g = T / 4, t = T % 4;
-	memcpy(emu_a[T], a, sizeof emu_a[T]);
-	emu_b[T][0] = b0, emu_b[T][1] = b1;
+	uint32_t(*ea)[4] = emu_a[emu_warp], (*eb)[2] = emu_b[emu_warp];
+	memcpy(ea[T], a, sizeof ea[T]);
+	eb[T][0] = b0, eb[T][1] = b1;
 	emu_bar();
-	auto A = [](int row, int k) {
+	auto A = [&](int row, int k) {
 		const int gg = row & 7, hi = row >> 3, kh = k >> 3, tt = (k & 7) >> 1, e = k & 1;
-		const uint32_t w = emu_a[4 * gg + tt][hi + 2 * kh];
+		const uint32_t w = ea[4 * gg + tt][hi + 2 * kh];
 		return (double)(e ? hi_bf16(w) : lo_bf16(w));
 	};
-	auto B = [](int k, int n) {
+	auto B = [&](int k, int n) {
 		const int kh = k >> 3, tt = (k & 7) >> 1, e = k & 1;
-		const uint32_t w = emu_b[4 * n + tt][kh];
+		const uint32_t w = eb[4 * n + tt][kh];
 		return (double)(e ? hi_bf16(w) : lo_bf16(w));
 	};
 	for (int i = 0; i < 4; i++) {
@@ -174,6 +195,92 @@ static inline void kda_warp_sync()
 static inline void kda_proxy_fence_cta()
 {
 }
+
+/* The CTA level (pair_cta()): __syncthreads() over the CTA's threads; mbarriers (phase, arrivals
+ * still expected, transaction bytes still expected) in a table beside the kernel's uint64_t words;
+ * bulk copies done at once by the issuing thread; state in FP32 or BF16. */
+static inline void kda_cta_sync()
+{
+	emu_cta_bar.wait();
+}
+
+static inline void kda_fence_mbar_init()
+{
+}
+
+struct emu_mbar {
+	int count, pending, phase;
+	long long tx;
+};
+static uint64_t *emu_mbar_base;
+static emu_mbar emu_mbars[8];
+static std::mutex emu_mbar_mu;
+static std::condition_variable emu_mbar_cv;
+
+static emu_mbar &emu_mbar_of(uint64_t *bar)
+{
+	return emu_mbars[bar - emu_mbar_base];
+}
+
+/* A phase completes once its arrivals and its transaction bytes are all in. */
+static void emu_mbar_settle(emu_mbar &m)
+{
+	if (m.pending == 0 && m.tx == 0) {
+		m.phase ^= 1;
+		m.pending = m.count;
+		emu_mbar_cv.notify_all();
+	}
+}
+
+static inline void mbar_init(uint64_t *bar, uint32_t count)
+{
+	std::lock_guard<std::mutex> lk(emu_mbar_mu);
+	emu_mbar_of(bar) = { (int)count, (int)count, 0, 0 };
+}
+
+static inline void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+	std::lock_guard<std::mutex> lk(emu_mbar_mu);
+	emu_mbar &m = emu_mbar_of(bar);
+	m.tx += bytes;
+	m.pending--;
+	emu_mbar_settle(m);
+}
+
+/* try_wait.parity: the phase of this parity has completed once the current phase's differs. */
+static inline void mbar_wait(uint64_t *bar, uint32_t parity)
+{
+	std::unique_lock<std::mutex> lk(emu_mbar_mu);
+	emu_mbar &m = emu_mbar_of(bar);
+	emu_mbar_cv.wait(lk, [&] { return (uint32_t)m.phase != parity; });
+}
+
+static inline void bulk_g2s(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+	memcpy(dst, src, bytes);
+	std::lock_guard<std::mutex> lk(emu_mbar_mu);
+	emu_mbar &m = emu_mbar_of(bar);
+	m.tx -= bytes;
+	emu_mbar_settle(m);
+}
+
+static inline void wait_ready(const int32_t *flag)
+{
+	(void)flag; /* the serial path only: records are all written before the recurrence */
+}
+
+template <typename T>
+struct state_io;
+template <>
+struct state_io<float> {
+	static float load(const float *p) { return *p; }
+	static void store(float *p, float x) { *p = x; }
+};
+template <>
+struct state_io<uint16_t> {
+	static float load(const uint16_t *p) { return lo_bf16(*p); }
+	static void store(uint16_t *p, float x) { *p = f2bf(x); }
+};
 
 #include "kda/kda_recur_step.cuh"
 #include "host_expect.h"
@@ -378,11 +485,158 @@ static void run_case(int len_b)
 	}
 }
 
+/* ---- the pair kernel's CTA, over packed sequences --------------------------------------- */
+
+/* One (chunk, head) record with all 128 U^T rows, logical (tokens past len zero, P causal). */
+struct full_record {
+	double wk[CH][D], qt[CH][D], kh[CH][D], p[CH][CH], g[D], ut[D][CH];
+};
+
+static void make_full_record(full_record &r, std::vector<uint8_t> &m, size_t base, int len)
+{
+	auto bf = [](double lo, double hi) { return (double)bf16_f(bf16_rn((float)uniform(lo, hi))); };
+	for (int t = 0; t < CH; t++)
+		for (int j = 0; j < D; j++) {
+			r.wk[t][j] = t < len ? bf(-0.3, 0.3) : 0;
+			r.qt[t][j] = t < len ? bf(-1, 1) : 0;
+			r.kh[t][j] = t < len ? bf(-0.3, 0.3) : 0;
+			st16(m, base + REC_WK + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.wk[t][j]);
+			st16(m, base + REC_QT + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.qt[t][j]);
+			st16(m, base + REC_KH + j * CH * 2 + swz_narrow(j, t >> 3) * 16 + (t & 7) * 2, r.kh[t][j]);
+		}
+	for (int t = 0; t < CH; t++)
+		for (int s2 = 0; s2 < CH; s2++) {
+			r.p[t][s2] = t < len && s2 <= t ? bf(-1, 1) : 0;
+			st16(m, base + REC_P + t * CH * 2 + swz_narrow(t, s2 >> 3) * 16 + (s2 & 7) * 2, r.p[t][s2]);
+		}
+	for (int j = 0; j < D; j++) {
+		const float g = (float)uniform(0.6, 1);
+		r.g[j] = g;
+		memcpy(&m[base + REC_G + 4 * g_index(j)], &g, 4);
+	}
+	for (int v = 0; v < D; v++)
+		for (int t = 0; t < CH; t++) {
+			r.ut[v][t] = t < len ? bf(-1, 1) : 0;
+			st16(m, base + REC_U + v * CH * 2 + swz_narrow(v, t >> 3) * 16 + (t & 7) * 2, r.ut[v][t]);
+		}
+}
+
+/* The float64 recurrence over one chunk, all 128 rows: outputs o[t][v] (t < len). */
+static void ref_full(const full_record &r, std::vector<double> &m, double *o, int len, int H)
+{
+	static double w[D][CH];
+	for (int v = 0; v < D; v++)
+		for (int t = 0; t < CH; t++) {
+			double z = r.ut[v][t];
+			for (int k = 0; k < D; k++)
+				z -= m[v * D + k] * r.wk[t][k];
+			w[v][t] = z;
+		}
+	for (int t = 0; t < len; t++)
+		for (int v = 0; v < D; v++) {
+			double z = 0;
+			for (int k = 0; k < D; k++)
+				z += m[v * D + k] * r.qt[t][k];
+			for (int s2 = 0; s2 < CH; s2++)
+				z += w[v][s2] * r.p[t][s2];
+			o[(size_t)t * H * D + v] = z;
+		}
+	for (int v = 0; v < D; v++)
+		for (int k = 0; k < D; k++) {
+			double z = m[v * D + k] * r.g[k];
+			for (int s2 = 0; s2 < CH; s2++)
+				z += w[v][s2] * r.kh[s2][k];
+			m[v * D + k] = z;
+		}
+}
+
+/* pair_cta<StateT, W> over every CTA of the grid (n sequences x 8 / W slices, H heads), each CTA's
+ * (W + 1) x 32 threads at once, against float64: every output written and within 1 % of the
+ * largest reference value, every final state element too. */
+template <typename StateT, int W>
+static void cta_case(const std::vector<int> &lens, int H)
+{
+	const int n = (int)lens.size(), slices = 8 / W;
+	std::vector<int32_t> cu(n + 1, 0), off(n + 1, 0);
+	for (int i = 0; i < n; i++)
+		cu[i + 1] = cu[i] + lens[i], off[i + 1] = off[i] + (lens[i] + CH - 1) / CH;
+	const int chunks = off[n], T = cu[n];
+	std::vector<full_record> R((size_t)chunks * H);
+	std::vector<uint8_t> rec((size_t)chunks * H * REC_BYTES, 0);
+	for (int i = 0; i < n; i++)
+		for (int c = off[i]; c < off[i + 1]; c++) {
+			const int lc = std::min(CH, lens[i] - (c - off[i]) * CH);
+			for (int h = 0; h < H; h++)
+				make_full_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, lc);
+		}
+	const size_t SN = (size_t)n * H * D * D;
+	std::vector<StateT> s0(SN), s1(SN);
+	for (auto &x : s0)
+		state_io<StateT>::store(&x, (float)uniform(-1, 1));
+	std::vector<uint16_t> out((size_t)T * H * D, 0xffff);
+	recur_params p = { n, H, slices, cu.data(), off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
+			   out.data() };
+	std::vector<uint8_t> smem((size_t)PAIR_STAGES * pair_stage_bytes(W));
+	uint64_t full[PAIR_STAGES];
+	emu_smem = smem.data();
+	emu_mbar_base = full;
+	emu_cta_bar.n = (W + 1) * 32;
+	for (int bx = 0; bx < n * slices; bx++)
+		for (int by = 0; by < H; by++) {
+			std::vector<std::thread> th;
+			for (int tid = 0; tid < (W + 1) * 32; tid++)
+				th.emplace_back([&, tid] {
+					emu_lane = tid & 31, emu_warp = tid >> 5;
+					pair_cta<StateT, W>(p, smem.data(), full, bx, by, tid);
+				});
+			for (auto &t : th)
+				t.join();
+		}
+	std::vector<double> o_ref((size_t)T * H * D, 0), m(D * D);
+	double big_o = 0, err_o = 0, big_m = 0, err_m = 0;
+	int unwritten = 0;
+	for (int i = 0; i < n; i++)
+		for (int h = 0; h < H; h++) {
+			const size_t sb = ((size_t)i * H + h) * D * D;
+			for (int e = 0; e < D * D; e++)
+				m[e] = state_io<StateT>::load(&s0[sb + e]);
+			for (int c = off[i]; c < off[i + 1]; c++) {
+				const int t0 = cu[i] + (c - off[i]) * CH, lc = std::min(CH, cu[i + 1] - t0);
+				ref_full(R[(size_t)c * H + h], m, &o_ref[((size_t)t0 * H + h) * D], lc, H);
+			}
+			for (int e = 0; e < D * D; e++) {
+				big_m = fmax(big_m, fabs(m[e]));
+				err_m = fmax(err_m, fabs(state_io<StateT>::load(&s1[sb + e]) - m[e]));
+			}
+		}
+	for (size_t e = 0; e < out.size(); e++) {
+		if (out[e] == 0xffff) {
+			unwritten++;
+			continue;
+		}
+		big_o = fmax(big_o, fabs(o_ref[e]));
+		err_o = fmax(err_o, fabs(bf16_f(out[e]) - o_ref[e]));
+	}
+	char what[96];
+	snprintf(what, sizeof what, "pair_cta<%s, %d> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, n, H, T);
+	printf("%-40s outputs max err %.3g of %.3g, states %.3g of %.3g; unwritten %d\n", what, err_o, big_o, err_m, big_m,
+	       unwritten);
+	EXPECT(unwritten == 0, "%s: %d outputs not written\n", what, unwritten);
+	EXPECT(err_o <= 1e-2 * big_o, "%s: outputs off by %g (largest %g)\n", what, err_o, big_o);
+	EXPECT(err_m <= 1e-2 * big_m, "%s: states off by %g (largest %g)\n", what, err_m, big_m);
+}
+
 int main(void)
 {
 	run_case(CH);
 	run_case(5);
 	run_case(1);
+	/* Sequences of 7 chunks (3 pairs and one alone: the stages' phases flip), 1, 2 (16 + 1),
+	 * none, 1 token, 4 and 3 chunks. */
+	const std::vector<int> lens = { 100, 16, 17, 0, 1, 64, 33 };
+	cta_case<float, 2>(lens, 2);
+	cta_case<uint16_t, 1>({ 100, 17, 1 }, 1);
+	cta_case<float, 4>({ 100, 33 }, 2);
 	printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
 }
