@@ -3,8 +3,9 @@
 # The recurrence two chunks a step (K3_KDA_RECUR=pair | pair136, kernels/kda/kda_prefill.cu,
 # kda_chunk_recurrent_pair_kernel; docs/KERNELS.md "KDA prefill, round 05"), built and checked on
 # the host only (test-kda-layout, test-kda-ref) when this script was written:
-#   1. test-kda-layout (host) and test-kda-gpu's prefill tests (float64; test_prefill_pair; the
-#      overlap test runs pair / pair136 bit for bit against serial)
+#   1. test-kda-layout (host) and test-kda-gpu's tests test_prefill_pair, test_prefill_overlap (the
+#      overlap test runs pair / pair136 bit for bit against serial), then all prefill tests
+#      (QUICK=1: no layout test; QUICK_TESTS: the third filter, e.g. '*prefill_default*')
 #   2. T = 16K, H = 96, FP32 / BF16 state, 4 rounds, one process (kda-bench --prefill-ab): the
 #      default (overlapped, chunk kernel), pair, pair136, each with the lean intra kernel (v3), and
 #      the serial path with the chunk / pair kernels (the pair kernel also at 4- and 8-warp CTAs;
@@ -31,10 +32,12 @@ run() { capped "$@"; }
 AB='def:;pair:K3_KDA_RECUR=pair;pair136:K3_KDA_RECUR=pair136;v3:K3_KDA_INTRA=v3;v3pair:K3_KDA_INTRA=v3,K3_KDA_RECUR=pair;v3pair136:K3_KDA_INTRA=v3,K3_KDA_RECUR=pair136;ser:K3_KDA_PREFILL=serial;serpair:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair;serv3pair:K3_KDA_PREFILL=serial,K3_KDA_INTRA=v3,K3_KDA_RECUR=pair;serpair4:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair,K3_KDA_RECUR_WARPS=4;serpair8:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair,K3_KDA_RECUR_WARPS=8'
 GRID='ser:K3_KDA_PREFILL=serial;serpair:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair;ovpair:K3_KDA_PREFILL=overlap,K3_KDA_RECUR=pair'
 {
-  run 20 "layout (host)" "$B/tests/kernels/test-kda-layout"
-  KDA_TEST_FILTER='*prefill*' run 150 "prefill tests" "$T" > "$OUT/kda/tests.txt"
-  grep -E "^==|FAIL|PASSED|OK \] test_prefill|ERROR" "$OUT/kda/tests.txt"
-  grep -E "err [0-9.e+-]+|differ" "$OUT/kda/tests.txt" | sort | uniq -c | sort -rn | head -8
+  [ "${QUICK:-0}" = 1 ] || run 20 "layout (host)" "$B/tests/kernels/test-kda-layout"
+  for f in '*prefill_pair*' '*prefill_overlap*' ${QUICK_TESTS:-'*prefill*'}; do
+    KDA_TEST_FILTER=$f run 100 "tests $f" "$T" > "$OUT/kda/tests-${f//\*/}.txt"
+    grep -E "^==|FAIL|PASSED|OK \] test_prefill|ERROR" "$OUT/kda/tests-${f//\*/}.txt"
+    grep -E "err [0-9.e+-]+|differ" "$OUT/kda/tests-${f//\*/}.txt" | sort | uniq -c | sort -rn | head -6
+  done
   run 100 "16K H=96" "$K" --only prefill --prefill-t 16384 --prefill-h 96 --prefill-state fp32,bf16 \
     --prefill-ab "$AB" --prefill-rounds 4 -o "$OUT/kda/ab16k.csv" | grep -E "^==|^prefill.*N=1 "
   run 40 "4K H=96" "$K" --only prefill --prefill-t 4096 --prefill-h 96 --prefill-state fp32,bf16 \
