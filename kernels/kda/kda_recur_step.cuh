@@ -374,17 +374,18 @@ KDA_STEP_FN void issue_pair(uint8_t *st, const uint8_t *ra, const uint8_t *rb, i
 
 /*
  * The pair kernel's CTA (kda_chunk_recurrent_pair_kernel: block (bx, by), thread tid; dynamic
- * shared memory smem, PAIR_STAGES mbarriers full): as the chunk kernel (one CTA per sequence,
- * head and slice of 16 x WARPS state rows; thread 0 streams the records with the bulk copy
- * engine), two chunks a step, PAIR_STAGES pairs in flight, plus one warp (the last) that makes
+ * shared memory smem, PST mbarriers full): as the chunk kernel (one CTA per sequence, head and
+ * slice of 16 x WARPS state rows; thread 0 streams the records with the bulk copy engine), two
+ * chunks a step, PST pairs in flight (PAIR_STAGES by default), plus one warp (the last) that makes
  * the next pair's cross terms while the state warps step through this one. A sequence's odd last
  * chunk is stepped alone (recur_chunk()). The overlapped path's flag wait is wait_ready()
- * (K3_KDA_FLAG_WAIT is not read).
+ * (K3_KDA_FLAG_WAIT is not read). NOCROSS (a measurement row only, results wrong): the cross
+ * warp waits for each pair's records and makes no cross terms.
  */
-template <typename StateT, int WARPS>
+template <typename StateT, int WARPS, int PST = PAIR_STAGES, bool NOCROSS = false>
 KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int bx, int by, int tid)
 {
-	static_assert(PAIR_STAGES >= 2, "the cross warp works on the pair after the state warps'");
+	static_assert(PST >= 2, "the cross warp works on the pair after the state warps'");
 	constexpr int RB = stage_bytes(WARPS), SB = pair_stage_bytes(WARPS);
 	const int seq = bx / p.slices, slice = bx % p.slices, h = by;
 	const int H = p.heads, lane = tid & 31, warp = tid >> 5;
@@ -403,22 +404,23 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 	auto issue = [&](int q) {
 		const int i = 2 * q;
 		const bool two = i + 1 < n_chunks;
-		issue_pair<WARPS>(smem + (q % PAIR_STAGES) * SB, rec0 + i * rec_stride,
-				  two ? rec0 + (i + 1) * rec_stride : nullptr, vbase, &full[q % PAIR_STAGES],
+		issue_pair<WARPS>(smem + (q % PST) * SB, rec0 + i * rec_stride,
+				  two ? rec0 + (i + 1) * rec_stride : nullptr, vbase, &full[q % PST],
 				  flag0 ? flag0 + (size_t)i * H : nullptr, flag0 && two ? flag0 + (size_t)(i + 1) * H : nullptr);
 	};
 	/* The cross warp: pair q's cross terms, once its records landed (pairs of two chunks only). */
 	auto make_cross = [&](int q) {
 		if (q < n_pairs && 2 * q + 1 < n_chunks) {
-			mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
-			cross_terms(smem + (q % PAIR_STAGES) * SB, RB, tid & 31);
+			mbar_wait(&full[q % PST], (uint32_t)(q / PST) & 1u);
+			if (!NOCROSS)
+				cross_terms(smem + (q % PST) * SB, RB, tid & 31);
 		}
 	};
 	if (tid == 0) {
-		for (int i = 0; i < PAIR_STAGES; i++)
+		for (int i = 0; i < PST; i++)
 			mbar_init(&full[i], 1);
 		kda_fence_mbar_init();
-		for (int q = 0; q < PAIR_STAGES - 1 && q < n_pairs; q++)
+		for (int q = 0; q < PST - 1 && q < n_pairs; q++)
 			issue(q);
 	}
 
@@ -432,7 +434,7 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 	for (int q = 0; q < n_pairs; q++) {
 		kda_cta_sync(); /* every warp done with the stage refilled below; pair q's cross terms made */
 		if (tid == 0) {
-			const int nx = q + PAIR_STAGES - 1;
+			const int nx = q + PST - 1;
 			if (nx < n_pairs) {
 				kda_proxy_fence_cta();
 				issue(nx);
@@ -442,8 +444,8 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 			make_cross(q + 1);
 			continue;
 		}
-		mbar_wait(&full[q % PAIR_STAGES], (uint32_t)(q / PAIR_STAGES) & 1u);
-		const uint8_t *st = smem + (q % PAIR_STAGES) * SB;
+		mbar_wait(&full[q % PST], (uint32_t)(q / PST) & 1u);
+		const uint8_t *st = smem + (q % PST) * SB;
 		const int i = 2 * q;
 		uint16_t *o = p.out + ((size_t)(tok0 + i * CH) * H + h) * D + r0 + g;
 		if (i + 1 < n_chunks)

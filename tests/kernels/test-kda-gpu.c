@@ -769,6 +769,14 @@ static void test_prefill_pair(void **unused)
 	print_message(" K3_KDA_RECUR=pair136 K3_KDA_PREFILL=overlap\n");
 	prefill_case(KDA_BF16, 1, one2k, 32, true, false);
 	unsetenv("K3_KDA_PREFILL");
+	/* Three pairs in flight. */
+	setenv("K3_KDA_RECUR", "pair3", 1);
+	print_message(" K3_KDA_RECUR=pair3\n");
+	prefill_case(KDA_F32, 4, lens, 6, true, false);
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	prefill_case(KDA_F32, 1, one2k, 32, true, false);
+	unsetenv("K3_KDA_PREFILL");
 	unsetenv("K3_KDA_RECUR");
 }
 

@@ -553,7 +553,7 @@ static void ref_full(const full_record &r, std::vector<double> &m, double *o, in
 /* pair_cta<StateT, W> over every CTA of the grid (n sequences x 8 / W slices, H heads), each CTA's
  * (W + 1) x 32 threads at once, against float64: every output written and within 1 % of the
  * largest reference value, every final state element too. */
-template <typename StateT, int W>
+template <typename StateT, int W, int PST = PAIR_STAGES>
 static void cta_case(const std::vector<int> &lens, int H)
 {
 	const int n = (int)lens.size(), slices = 8 / W;
@@ -576,8 +576,8 @@ static void cta_case(const std::vector<int> &lens, int H)
 	std::vector<uint16_t> out((size_t)T * H * D, 0xffff);
 	recur_params p = { n, H, slices, cu.data(), off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
 			   out.data() };
-	std::vector<uint8_t> smem((size_t)PAIR_STAGES * pair_stage_bytes(W));
-	uint64_t full[PAIR_STAGES];
+	std::vector<uint8_t> smem((size_t)PST * pair_stage_bytes(W));
+	uint64_t full[PST];
 	emu_smem = smem.data();
 	emu_mbar_base = full;
 	emu_cta_bar.n = (W + 1) * 32;
@@ -587,7 +587,7 @@ static void cta_case(const std::vector<int> &lens, int H)
 			for (int tid = 0; tid < (W + 1) * 32; tid++)
 				th.emplace_back([&, tid] {
 					emu_lane = tid & 31, emu_warp = tid >> 5;
-					pair_cta<StateT, W>(p, smem.data(), full, bx, by, tid);
+					pair_cta<StateT, W, PST>(p, smem.data(), full, bx, by, tid);
 				});
 			for (auto &t : th)
 				t.join();
@@ -618,7 +618,8 @@ static void cta_case(const std::vector<int> &lens, int H)
 		err_o = fmax(err_o, fabs(bf16_f(out[e]) - o_ref[e]));
 	}
 	char what[96];
-	snprintf(what, sizeof what, "pair_cta<%s, %d> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, n, H, T);
+	snprintf(what, sizeof what, "pair_cta<%s, %d, %d> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, PST, n,
+		 H, T);
 	printf("%-40s outputs max err %.3g of %.3g, states %.3g of %.3g; unwritten %d\n", what, err_o, big_o, err_m, big_m,
 	       unwritten);
 	EXPECT(unwritten == 0, "%s: %d outputs not written\n", what, unwritten);
@@ -637,6 +638,7 @@ int main(void)
 	cta_case<float, 2>(lens, 2);
 	cta_case<uint16_t, 1>({ 100, 17, 1 }, 1);
 	cta_case<float, 4>({ 100, 33 }, 2);
+	cta_case<float, 2, 3>({ 100, 17, 64 }, 1); /* three pairs in flight (K3_KDA_RECUR=pair3) */
 	printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
 }
