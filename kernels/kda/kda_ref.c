@@ -269,6 +269,10 @@ static void pair_apply(const struct kda_ref_prefill *p, struct chunk_scratch *a,
 {
 	const int H = p->heads, K = p->dk, V = p->dv;
 	const double *ga = a->gt + (size_t)(la - 1) * K, *gb = b->gt + (size_t)(lb - 1) * K;
+	/* Gamma_last of a and b once a channel, in the records' prepare_head() scratch (free here). */
+	double *da = a->in, *db = b->in;
+	for (int i = 0; i < K; i++)
+		da[i] = exp(ga[i]), db[i] = exp(gb[i]);
 	for (int t = 0; t < lb; t++)
 		for (int s = 0; s < la; s++) {
 			double dx = 0.0, dy = 0.0;
@@ -289,7 +293,7 @@ static void pair_apply(const struct kda_ref_prefill *p, struct chunk_scratch *a,
 		for (int r = 0; r < V; r++) {
 			double z = 0.0;
 			for (int i = 0; i < K; i++)
-				z += b->wk[t * K + i] * exp(ga[i]) * m[(size_t)r * K + i];
+				z += b->wk[t * K + i] * da[i] * m[(size_t)r * K + i];
 			for (int s = 0; s < la; s++)
 				z += x[t * la + s] * a->w[s * V + r];
 			b->w[t * V + r] = b->u[t * V + r] - z;
@@ -302,7 +306,7 @@ static void pair_apply(const struct kda_ref_prefill *p, struct chunk_scratch *a,
 		for (int r = 0; r < V; r++) {
 			double z = 0.0;
 			for (int i = 0; i < K; i++)
-				z += c->qt[tt * K + i] * (in_b ? exp(ga[i]) : 1.0) * m[(size_t)r * K + i];
+				z += c->qt[tt * K + i] * (in_b ? da[i] : 1.0) * m[(size_t)r * K + i];
 			for (int s = 0; s <= tt; s++)
 				z += c->pm[tt * (in_b ? lb : la) + s] * c->w[s * V + r];
 			if (in_b)
@@ -313,9 +317,9 @@ static void pair_apply(const struct kda_ref_prefill *p, struct chunk_scratch *a,
 	}
 	for (int r = 0; r < V; r++)
 		for (int i = 0; i < K; i++) {
-			double z = exp(ga[i] + gb[i]) * m[(size_t)r * K + i];
+			double z = da[i] * db[i] * m[(size_t)r * K + i];
 			for (int s = 0; s < la; s++)
-				z += a->kh[s * K + i] * exp(gb[i]) * a->w[s * V + r];
+				z += a->kh[s * K + i] * db[i] * a->w[s * V + r];
 			for (int s = 0; s < lb; s++)
 				z += b->kh[s * K + i] * b->w[s * V + r];
 			m[(size_t)r * K + i] = z;
