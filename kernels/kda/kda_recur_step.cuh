@@ -196,7 +196,14 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
  * chunks one after the other take twice 8 + 1 (docs/KERNELS.md, "KDA prefill, round 05"). Every
  * factor is a product of values the chunk records already bound (no division: 16-token records,
  * the FP32 range of k / Gamma as before); the float64 form is kda_ref_prefill_paired().
+ *
+ * CROSS_REG (K3_KDA_RECUR=pairr; opt-in): the decays are applied in the state warps' registers
+ * instead: M (Wk_b D_a)^T = (M D_a) Wk_b^T and M (Qt_b D_a)^T = (M D_a) Qt_b^T take a second A
+ * fragment made from M D_a (16 multiplies a column block, off the MMA chain), and the update is
+ * M_2 = (M D_a + W_a^T Kh_a) D_b + W_b^T Kh_b (one multiply more in the chain, 2 MMAs deep as
+ * before). The cross warp then makes X and Y only (32 MMAs, no rescaling of the staged records).
  */
+enum cross_mode { CROSS_SMEM, CROSS_NONE, CROSS_REG };
 
 /* 8 BF16 values (one 16-byte word) times 8 FP32 factors, rounded back to BF16. */
 KDA_STEP_FN uint4 scale8(uint4 x, const float (&f)[8])
@@ -208,10 +215,9 @@ KDA_STEP_FN uint4 scale8(uint4 x, const float (&f)[8])
 	return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-/* The cross warp: a pair stage's cross terms in place (see above); `rb` = stage_bytes(WARPS),
- * chunk b's record at st + rb, X and Y at st + 2 rb. All 32 lanes (`lane` this one); ends with
- * the proxy fence that orders these writes before the bulk copies that later refill the stage. */
-KDA_STEP_FN void cross_terms(uint8_t *st, int rb, int lane)
+/* X = Wk_b Kh_a^T and Y = Qt_b Kh_a^T of a pair stage (chunk b's record at st + rb) into st + 2 rb,
+ * in P's layout. All 32 lanes (`lane` this one). */
+KDA_STEP_FN void cross_xy(uint8_t *st, int rb, int lane)
 {
 	const uint32_t sa = smem_u32(st), sb = sa + rb;
 	uint8_t *xy = st + 2 * rb;
@@ -240,6 +246,14 @@ KDA_STEP_FN void cross_terms(uint8_t *st, int rb, int lane)
 			*reinterpret_cast<uint32_t *>(xy + CROSS_Y + off) = pack_bf16(y[nn][2 * h], y[nn][2 * h + 1]);
 		}
 	}
+}
+
+/* The cross warp: a pair stage's cross terms in place (see above); `rb` = stage_bytes(WARPS),
+ * chunk b's record at st + rb, X and Y at st + 2 rb. All 32 lanes (`lane` this one); ends with
+ * the proxy fence that orders these writes before the bulk copies that later refill the stage. */
+KDA_STEP_FN void cross_terms(uint8_t *st, int rb, int lane)
+{
+	cross_xy(st, rb, lane);
 	kda_warp_sync(); /* every lane's X, Y loads done before b's Wk, Qt and a's Kh change */
 	float *ga = reinterpret_cast<float *>(st + REC_G);
 	const float *gb = reinterpret_cast<const float *>(st + rb + REC_G);
@@ -277,18 +291,32 @@ KDA_STEP_FN void cross_terms(uint8_t *st, int rb, int lane)
 }
 
 /* One pair's step on a warp's 16 state rows (the formulas above), the pair's stage at `st` with
- * its cross terms made; outputs of a (16 tokens) and b (the first lc_b) as store_out(). */
+ * its cross terms made (REG: X and Y only, the decays applied here); outputs of a (16 tokens) and
+ * b (the first lc_b) as store_out(). */
+template <bool REG = false>
 KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, const recur_lane &l,
 					   uint16_t *o, int H, int lc_b)
 {
 	const uint32_t sa = smem_u32(st), sb = sa + rb, sx = sa + 2 * rb;
+	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
+	const float *gpb = reinterpret_cast<const float *>(st + rb + REC_G) + l.t4 * G_LD;
 	/* M Wk_a^T, M (Wk_b D_a)^T, O_a^T = M Qt_a^T and O_b^T = M (Qt_b D_a)^T side by side (each state
 	 * fragment used once: made again later, ptxas would keep all 8 live instead). */
 	float wa[2][4] = {}, wb[2][4] = {}, oa[2][4] = {}, ob[2][4] = {};
 #pragma unroll
 	for (int kk = 0; kk < D / 16; kk++) {
-		uint32_t a[4];
+		uint32_t a[4], ad[4];
 		state_fragment(s, kk, a);
+		if constexpr (REG) { /* M D_a's fragment: columns as s[2 kk], s[2 kk + 1] */
+			const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * kk);
+			const float *s0 = s[2 * kk], *s1 = s[2 * kk + 1];
+			ad[0] = pack_bf16(s0[0] * gm.x, s0[1] * gm.y);
+			ad[1] = pack_bf16(s0[2] * gm.x, s0[3] * gm.y);
+			ad[2] = pack_bf16(s1[0] * gm.z, s1[1] * gm.w);
+			ad[3] = pack_bf16(s1[2] * gm.z, s1[3] * gm.w);
+		} else {
+			ad[0] = a[0], ad[1] = a[1], ad[2] = a[2], ad[3] = a[3];
+		}
 		const int off = l.wide_off + swz_wide(l.wide_row, 2 * kk + (l.mi & 1)) * 16;
 		uint32_t bwa[4], bwb[4], bqa[4], bqb[4];
 		ldsm_x4(bwa, sa + REC_WK + off);
@@ -297,12 +325,12 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 		ldsm_x4(bqb, sb + REC_QT + off);
 		mma_bf16_16816(wa[0], a, bwa[0], bwa[1]);
 		mma_bf16_16816(wa[1], a, bwa[2], bwa[3]);
-		mma_bf16_16816(wb[0], a, bwb[0], bwb[1]);
-		mma_bf16_16816(wb[1], a, bwb[2], bwb[3]);
+		mma_bf16_16816(wb[0], ad, bwb[0], bwb[1]);
+		mma_bf16_16816(wb[1], ad, bwb[2], bwb[3]);
 		mma_bf16_16816(oa[0], a, bqa[0], bqa[1]);
 		mma_bf16_16816(oa[1], a, bqa[2], bqa[3]);
-		mma_bf16_16816(ob[0], a, bqb[0], bqb[1]);
-		mma_bf16_16816(ob[1], a, bqb[2], bqb[3]);
+		mma_bf16_16816(ob[0], ad, bqb[0], bqb[1]);
+		mma_bf16_16816(ob[1], ad, bqb[2], bqb[3]);
 	}
 	/* W_a, then W_b = U_b - M (Wk_b D_a)^T - W_a^T X^T: B(k = s, n = t) = X[t][s]. */
 	uint32_t u[4], awa[4], awb[4];
@@ -317,8 +345,8 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 	ldsm_x4(u, sb + l.u_off);
 	w_fragment(u, wb, awb);
 
-	/* M <- M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b, a column block np at a time. */
-	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
+	/* M <- M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b (REG: (M D_a + W_a^T Kh_a) D_b + W_b^T Kh_b), a
+	 * column block np at a time. */
 #pragma unroll
 	for (int np = 0; np < D / 16; np++) {
 		const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
@@ -332,6 +360,11 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 		s1[0] *= gm.z, s1[1] *= gm.w, s1[2] *= gm.z, s1[3] *= gm.w;
 		mma_bf16_16816(s0, awa, bka[0], bka[1]);
 		mma_bf16_16816(s1, awa, bka[2], bka[3]);
+		if constexpr (REG) {
+			const float4 gn = *reinterpret_cast<const float4 *>(gpb + 4 * np);
+			s0[0] *= gn.x, s0[1] *= gn.y, s0[2] *= gn.x, s0[3] *= gn.y;
+			s1[0] *= gn.z, s1[1] *= gn.w, s1[2] *= gn.z, s1[3] *= gn.w;
+		}
 		mma_bf16_16816(s0, awb, bkb[0], bkb[1]);
 		mma_bf16_16816(s1, awb, bkb[2], bkb[3]);
 	}
@@ -379,10 +412,11 @@ KDA_STEP_FN void issue_pair(uint8_t *st, const uint8_t *ra, const uint8_t *rb, i
  * chunks a step, PST pairs in flight (PAIR_STAGES by default), plus one warp (the last) that makes
  * the next pair's cross terms while the state warps step through this one. A sequence's odd last
  * chunk is stepped alone (recur_chunk()). The overlapped path's flag wait is wait_ready()
- * (K3_KDA_FLAG_WAIT is not read). NOCROSS (a measurement row only, results wrong): the cross
- * warp waits for each pair's records and makes no cross terms.
+ * (K3_KDA_FLAG_WAIT is not read). XM: CROSS_SMEM (above), CROSS_REG (X and Y only; the decays
+ * in the state warps' registers) or CROSS_NONE (a measurement row only, results wrong: the cross
+ * warp waits for each pair's records and makes nothing).
  */
-template <typename StateT, int WARPS, int PST = PAIR_STAGES, bool NOCROSS = false>
+template <typename StateT, int WARPS, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
 KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int bx, int by, int tid)
 {
 	static_assert(PST >= 2, "the cross warp works on the pair after the state warps'");
@@ -412,8 +446,10 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 	auto make_cross = [&](int q) {
 		if (q < n_pairs && 2 * q + 1 < n_chunks) {
 			mbar_wait(&full[q % PST], (uint32_t)(q / PST) & 1u);
-			if (!NOCROSS)
+			if (XM == CROSS_SMEM)
 				cross_terms(smem + (q % PST) * SB, RB, tid & 31);
+			else if (XM == CROSS_REG)
+				cross_xy(smem + (q % PST) * SB, RB, tid & 31);
 		}
 	};
 	if (tid == 0) {
@@ -449,7 +485,7 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 		const int i = 2 * q;
 		uint16_t *o = p.out + ((size_t)(tok0 + i * CH) * H + h) * D + r0 + g;
 		if (i + 1 < n_chunks)
-			recur_pair(s, st, RB, lo, o, H, len - (i + 1) * CH < CH ? len - (i + 1) * CH : CH);
+			recur_pair<XM == CROSS_REG>(s, st, RB, lo, o, H, len - (i + 1) * CH < CH ? len - (i + 1) * CH : CH);
 		else
 			recur_chunk(s, st, lo, o, H, len - i * CH < CH ? len - i * CH : CH);
 	}

@@ -718,7 +718,7 @@ static void test_prefill_lean(void **unused)
 	unsetenv("K3_KDA_INTRA");
 }
 
-/* The recurrence two chunks a step (K3_KDA_RECUR=pair, pair136: the pair kernel with its cross-term warp)
+/* The recurrence two chunks a step (K3_KDA_RECUR=pair, pair136, pair3, pairr: the pair kernel with its cross-term warp)
  * against float64: every CTA width, sequences of odd and even chunk counts (300 tokens: 19
  * chunks, 17: 2 with a 1-token second, 100: 7), empty, 1- and 16-token ones, in place, both state
  * dtypes, the overlapped path, and g_raw in [-30, 30) (decays down to e^-80 a chunk: the cross
@@ -775,6 +775,23 @@ static void test_prefill_pair(void **unused)
 	prefill_case(KDA_F32, 4, lens, 6, true, false);
 	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
 	setenv("K3_KDA_PREFILL", "overlap", 1);
+	prefill_case(KDA_F32, 1, one2k, 32, true, false);
+	unsetenv("K3_KDA_PREFILL");
+	/* The decays in the state warps' registers (the cross warp makes X and Y only). */
+	setenv("K3_KDA_RECUR", "pairr", 1);
+	for (int i = 0; i < 4; i++) {
+		setenv("K3_KDA_RECUR_WARPS", warps[i], 1);
+		print_message(" K3_KDA_RECUR=pairr K3_KDA_RECUR_WARPS=%s\n", warps[i]);
+		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 4, lens, 6, true, false);
+	}
+	unsetenv("K3_KDA_RECUR_WARPS");
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	gate_lo = -30, gate_hi = 30;
+	print_message(" K3_KDA_RECUR=pairr, g_raw in [-30, 30)\n");
+	prefill_case(KDA_F32, 6, varlen, 8, true, false);
+	gate_lo = -6, gate_hi = 3;
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	print_message(" K3_KDA_RECUR=pairr K3_KDA_PREFILL=overlap\n");
 	prefill_case(KDA_F32, 1, one2k, 32, true, false);
 	unsetenv("K3_KDA_PREFILL");
 	unsetenv("K3_KDA_RECUR");

@@ -462,7 +462,7 @@ static void run_case(int len_b)
 				s0[l][nt][i] = (float)m0[l / 4 + 8 * (i >> 1)][nt * 8 + 2 * (l % 4) + (i & 1)];
 
 	char label[64];
-	for (int mode = 0; mode < 2; mode++) {
+	for (int mode = 0; mode < 3; mode++) {
 		std::vector<uint8_t> st = stage;
 		std::vector<uint16_t> out((size_t)2 * CH * D, 0xffff);
 		static float s[32][D / 8][4];
@@ -470,17 +470,22 @@ static void run_case(int len_b)
 		emu_smem = st.data();
 		if (mode == 1)
 			warp_run([&](int l) { cross_terms(st.data(), RB, l); });
+		if (mode == 2) /* CROSS_REG: X and Y only, the decays in the state warp's registers */
+			warp_run([&](int l) { cross_xy(st.data(), RB, l); });
 		warp_run([&](int l) {
 			const recur_lane lo = recur_lane_of(l, 0, VBASE);
 			uint16_t *o = out.data() + VBASE + l / 4;
 			if (mode == 0) {
 				recur_chunk(s[l], st.data(), lo, o, 1, CH);
 				recur_chunk(s[l], st.data() + RB, lo, o + (size_t)CH * D, 1, len_b);
-			} else {
+			} else if (mode == 1) {
 				recur_pair(s[l], st.data(), RB, lo, o, 1, len_b);
+			} else {
+				recur_pair<true>(s[l], st.data(), RB, lo, o, 1, len_b);
 			}
 		});
-		snprintf(label, sizeof label, "%s, b of %d tokens:", mode ? "recur_pair" : "recur_chunk x 2", len_b);
+		snprintf(label, sizeof label, "%s, b of %d tokens:",
+			 mode == 2 ? "recur_pair<REG>" : mode ? "recur_pair" : "recur_chunk x 2", len_b);
 		compare(label, out, s, o_ref, m_ref, len_b);
 	}
 }
@@ -553,7 +558,7 @@ static void ref_full(const full_record &r, std::vector<double> &m, double *o, in
 /* pair_cta<StateT, W> over every CTA of the grid (n sequences x 8 / W slices, H heads), each CTA's
  * (W + 1) x 32 threads at once, against float64: every output written and within 1 % of the
  * largest reference value, every final state element too. */
-template <typename StateT, int W, int PST = PAIR_STAGES>
+template <typename StateT, int W, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
 static void cta_case(const std::vector<int> &lens, int H)
 {
 	const int n = (int)lens.size(), slices = 8 / W;
@@ -587,7 +592,7 @@ static void cta_case(const std::vector<int> &lens, int H)
 			for (int tid = 0; tid < (W + 1) * 32; tid++)
 				th.emplace_back([&, tid] {
 					emu_lane = tid & 31, emu_warp = tid >> 5;
-					pair_cta<StateT, W, PST>(p, smem.data(), full, bx, by, tid);
+					pair_cta<StateT, W, PST, XM>(p, smem.data(), full, bx, by, tid);
 				});
 			for (auto &t : th)
 				t.join();
@@ -618,8 +623,8 @@ static void cta_case(const std::vector<int> &lens, int H)
 		err_o = fmax(err_o, fabs(bf16_f(out[e]) - o_ref[e]));
 	}
 	char what[96];
-	snprintf(what, sizeof what, "pair_cta<%s, %d, %d> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, PST, n,
-		 H, T);
+	snprintf(what, sizeof what, "pair_cta<%s, %d, %d%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, PST,
+		 XM == CROSS_REG ? ", REG" : "", n, H, T);
 	printf("%-40s outputs max err %.3g of %.3g, states %.3g of %.3g; unwritten %d\n", what, err_o, big_o, err_m, big_m,
 	       unwritten);
 	EXPECT(unwritten == 0, "%s: %d outputs not written\n", what, unwritten);
@@ -639,6 +644,8 @@ int main(void)
 	cta_case<uint16_t, 1>({ 100, 17, 1 }, 1);
 	cta_case<float, 4>({ 100, 33 }, 2);
 	cta_case<float, 2, 3>({ 100, 17, 64 }, 1); /* three pairs in flight (K3_KDA_RECUR=pair3) */
+	cta_case<float, 2, PAIR_STAGES, CROSS_REG>(lens, 2); /* the decays in registers (pairr) */
+	cta_case<uint16_t, 4, PAIR_STAGES, CROSS_REG>({ 100, 33 }, 1);
 	printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
 }
