@@ -298,8 +298,6 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 					   uint16_t *o, int H, int lc_b)
 {
 	const uint32_t sa = smem_u32(st), sb = sa + rb, sx = sa + 2 * rb;
-	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
-	const float *gpb = reinterpret_cast<const float *>(st + rb + REC_G) + l.t4 * G_LD;
 	/* M Wk_a^T, M (Wk_b D_a)^T, O_a^T = M Qt_a^T and O_b^T = M (Qt_b D_a)^T side by side (each state
 	 * fragment used once: made again later, ptxas would keep all 8 live instead). */
 	float wa[2][4] = {}, wb[2][4] = {}, oa[2][4] = {}, ob[2][4] = {};
@@ -308,7 +306,8 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 		uint32_t a[4], ad[4];
 		state_fragment(s, kk, a);
 		if constexpr (REG) { /* M D_a's fragment: columns as s[2 kk], s[2 kk + 1] */
-			const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * kk);
+			const float *ga = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
+			const float4 gm = *reinterpret_cast<const float4 *>(ga + 4 * kk);
 			const float *s0 = s[2 * kk], *s1 = s[2 * kk + 1];
 			ad[0] = pack_bf16(s0[0] * gm.x, s0[1] * gm.y);
 			ad[1] = pack_bf16(s0[2] * gm.x, s0[3] * gm.y);
@@ -347,6 +346,7 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 
 	/* M <- M D_a D_b + W_a^T (Kh_a D_b) + W_b^T Kh_b (REG: (M D_a + W_a^T Kh_a) D_b + W_b^T Kh_b), a
 	 * column block np at a time. */
+	const float *gp = reinterpret_cast<const float *>(st + REC_G) + l.t4 * G_LD;
 #pragma unroll
 	for (int np = 0; np < D / 16; np++) {
 		const float4 gm = *reinterpret_cast<const float4 *>(gp + 4 * np);
@@ -361,6 +361,7 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 		mma_bf16_16816(s0, awa, bka[0], bka[1]);
 		mma_bf16_16816(s1, awa, bka[2], bka[3]);
 		if constexpr (REG) {
+			const float *gpb = reinterpret_cast<const float *>(st + rb + REC_G) + l.t4 * G_LD;
 			const float4 gn = *reinterpret_cast<const float4 *>(gpb + 4 * np);
 			s0[0] *= gn.x, s0[1] *= gn.y, s0[2] *= gn.x, s0[3] *= gn.y;
 			s1[0] *= gn.z, s1[1] *= gn.w, s1[2] *= gn.z, s1[3] *= gn.w;
