@@ -976,7 +976,8 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
  *                                      not read; not bit for bit the chunk kernel's results);
  *                                      pair136 compiled for <= 136 registers (pair_min_ctas()),
  *                                      pair3 with 3 pairs in flight, pairr with the decays in
- *                                      the state warps' registers (CROSS_REG), pairnx without
+ *                                      the state warps' registers (CROSS_REG), pairr3 that with
+ *                                      3 pairs in flight, pairnx without
  *                                      cross terms (FP32 state; a measurement row: results wrong)
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
@@ -993,7 +994,7 @@ struct prefill_cfg {
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2; forced width: 10 + warps */
 	int fw;     /* overlapped path: the recurrent kernel's flag wait (0 wait_ready(), 1 spin, 2 batch) */
-	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr) */
+	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr), 6 (=pairr3) */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
@@ -1069,10 +1070,10 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	static const char *const STAGES[] = { "3", "4" };
 	static const char *const WARPS[] = { "v1", "v2", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
-	static const char *const RECUR[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr" };
+	static const char *const RECUR[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3" };
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 6, -2),
-		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR, 6, 0);
+		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR, 7, 0);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0)
 		return -EINVAL;
 	const bool want = path == 1 ? true : path == 2 ? false : overlap_by_default(n_seqs, heads, total_tokens);
@@ -1134,17 +1135,17 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 /* The recurrent kernel's instance, threads and dynamic shared memory a CTA: the chunk kernel
  * <StateT, WARPS, STAGES, FW> (PAIR 0) or the pair kernel: 1 pair, 2 pair136 (bounded), 3 pair3
  * (3 pairs in flight), 4 pairnx (no cross terms: a measurement row, results wrong), 5 pairr (the
- * decays in the state warps' registers: CROSS_REG). */
+ * decays in the state warps' registers: CROSS_REG), 6 pairr3 (pairr, 3 pairs in flight). */
 template <typename StateT, int WARPS, int STAGES, int FW, int PAIR>
 struct recur_kernel {
-	static constexpr int pst = PAIR == 3 ? 3 : PAIR_STAGES;
+	static constexpr int pst = PAIR == 3 || PAIR == 6 ? 3 : PAIR_STAGES;
 	static constexpr int threads = (WARPS + (PAIR ? 1 : 0)) * 32;
 	static constexpr int smem = PAIR ? pst * pair_stage_bytes(WARPS) : STAGES * stage_bytes(WARPS);
 	static void (*get())(recur_params)
 	{
 		if constexpr (PAIR != 0)
 			return kda_chunk_recurrent_pair_kernel<StateT, WARPS, PAIR == 2, pst,
-							       PAIR == 4 ? CROSS_NONE : PAIR == 5 ? CROSS_REG : CROSS_SMEM>;
+							       PAIR == 4 ? CROSS_NONE : PAIR >= 5 ? CROSS_REG : CROSS_SMEM>;
 		else
 			return kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FW>;
 	}
@@ -1243,6 +1244,9 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 	if (c.pair == 5)
 		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 5>(rp, warps, c.intra, stream, query, ok)
 				     : launch_recurrent_for<uint16_t, 3, 0, 5>(rp, warps, c.intra, stream, query, ok);
+	if (c.pair == 6)
+		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 6>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<uint16_t, 3, 0, 6>(rp, warps, c.intra, stream, query, ok);
 	if (c.pair == 4) /* FP32 state only (a measurement row) */
 		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 4>(rp, warps, c.intra, stream, query, ok) : -EINVAL;
 	if (dt == KDA_F32)
@@ -1288,6 +1292,7 @@ int recurrent_ctas_per_sm_query(int warps, int stages, int pair)
 			   : pair == 3 ? recurrent_kernel_of<3, 3>(warps, &threads, &dyn)
 			   : pair == 4 ? recurrent_kernel_of<3, 4>(warps, &threads, &dyn)
 			   : pair == 5 ? recurrent_kernel_of<3, 5>(warps, &threads, &dyn)
+			   : pair == 6 ? recurrent_kernel_of<3, 6>(warps, &threads, &dyn)
 			   : stages == 3 ? recurrent_kernel_of<3, 0>(warps, &threads, &dyn)
 					 : recurrent_kernel_of<4, 0>(warps, &threads, &dyn);
 	int dev = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
@@ -1305,7 +1310,7 @@ int recurrent_ctas_per_sm_query(int warps, int stages, int pair)
 
 int recurrent_ctas_per_sm(int warps, int stages, int pair)
 {
-	static std::atomic<int> cache[7][RECUR_MAX_WARPS + 1];
+	static std::atomic<int> cache[8][RECUR_MAX_WARPS + 1];
 	std::atomic<int> &slot = cache[pair ? 1 + pair : stages == 3 ? 0 : 1][warps];
 	int n = slot.load(std::memory_order_relaxed);
 	if (n <= 0) {

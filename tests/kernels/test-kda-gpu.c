@@ -794,6 +794,10 @@ static void test_prefill_pair(void **unused)
 	print_message(" K3_KDA_RECUR=pairr K3_KDA_PREFILL=overlap\n");
 	prefill_case(KDA_F32, 1, one2k, 32, true, false);
 	unsetenv("K3_KDA_PREFILL");
+	setenv("K3_KDA_RECUR", "pairr3", 1);
+	print_message(" K3_KDA_RECUR=pairr3\n");
+	prefill_case(KDA_F32, 4, lens, 6, true, false);
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
 	unsetenv("K3_KDA_RECUR");
 }
 

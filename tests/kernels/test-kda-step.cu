@@ -646,6 +646,7 @@ int main(void)
 	cta_case<float, 2, 3>({ 100, 17, 64 }, 1); /* three pairs in flight (K3_KDA_RECUR=pair3) */
 	cta_case<float, 2, PAIR_STAGES, CROSS_REG>(lens, 2); /* the decays in registers (pairr) */
 	cta_case<uint16_t, 4, PAIR_STAGES, CROSS_REG>({ 100, 33 }, 1);
+	cta_case<float, 1, 3, CROSS_REG>({ 100, 17, 64 }, 1); /* pairr3 */
 	printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
 }
