@@ -26,6 +26,7 @@ AB="$AB;serpairr4:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pairr,K3_KDA_RECUR_WARPS=4"
 AB="$AB;serpairr:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pairr;ovpairr:K3_KDA_PREFILL=overlap,K3_KDA_RECUR=pairr"
 AB="$AB;serpairr3w4:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pairr3,K3_KDA_RECUR_WARPS=4"
 AB="$AB;ovpairr3:K3_KDA_PREFILL=overlap,K3_KDA_RECUR=pairr3;ovpair3:K3_KDA_PREFILL=overlap,K3_KDA_RECUR=pair3"
+AB="$AB;serpair3:K3_KDA_PREFILL=serial,K3_KDA_RECUR=pair3"
 {
   KDA_TEST_FILTER='*prefill_pair*' timeout 90 "$B/tests/kernels/test-kda-gpu" > "$OUT/kda/tests-pair.txt" 2>&1
   echo "== test_prefill_pair: exit $?"
