@@ -199,9 +199,10 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
  *
  * CROSS_REG (K3_KDA_RECUR=pairr; opt-in): the decays are applied in the state warps' registers
  * instead: M (Wk_b D_a)^T = (M D_a) Wk_b^T and M (Qt_b D_a)^T = (M D_a) Qt_b^T take a second A
- * fragment made from M D_a (16 multiplies a column block, off the MMA chain), and the update is
- * M_2 = (M D_a + W_a^T Kh_a) D_b + W_b^T Kh_b (one multiply more in the chain, 2 MMAs deep as
- * before). The cross warp then makes X and Y only (32 MMAs, no rescaling of the staged records).
+ * fragment made from M D_a (8 multiplies and 4 packs a lane a column block, off the MMA chain),
+ * and the update is M_2 = (M D_a + W_a^T Kh_a) D_b + W_b^T Kh_b (one multiply more in the chain,
+ * 2 MMAs deep as before). The cross warp then makes X and Y only (32 MMAs, no rescaling of the
+ * staged records).
  */
 enum cross_mode { CROSS_SMEM, CROSS_NONE, CROSS_REG };
 
