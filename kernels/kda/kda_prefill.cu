@@ -1228,27 +1228,32 @@ int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c,
 	return launch_recurrent_for<StateT, STAGES, 0>(rp, warps, c.intra, stream, query, ok);
 }
 
+/* The pair kernel PAIR (prefill_cfg.pair) for the state dtype: no stage count or flag wait of its
+ * own (the template's 3 / 0 are not used); pairnx (4) has an FP32 instance only. */
+template <int PAIR>
+int launch_pair(const recur_params &rp, enum kda_dtype dt, int warps, int intra, cudaStream_t stream, bool query,
+		bool *ok)
+{
+	if (dt == KDA_F32)
+		return launch_recurrent_for<float, 3, 0, PAIR>(rp, warps, intra, stream, query, ok);
+	if constexpr (PAIR == 4)
+		return -EINVAL;
+	else
+		return launch_recurrent_for<uint16_t, 3, 0, PAIR>(rp, warps, intra, stream, query, ok);
+}
+
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
 			 cudaStream_t stream, bool query = false, bool *ok = nullptr)
 {
-	/* The pair kernel: no stage count or flag wait of its own (the template's 3 / 0 are not used). */
-	if (c.pair == 1)
-		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 1>(rp, warps, c.intra, stream, query, ok)
-				     : launch_recurrent_for<uint16_t, 3, 0, 1>(rp, warps, c.intra, stream, query, ok);
-	if (c.pair == 2)
-		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 2>(rp, warps, c.intra, stream, query, ok)
-				     : launch_recurrent_for<uint16_t, 3, 0, 2>(rp, warps, c.intra, stream, query, ok);
-	if (c.pair == 3)
-		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 3>(rp, warps, c.intra, stream, query, ok)
-				     : launch_recurrent_for<uint16_t, 3, 0, 3>(rp, warps, c.intra, stream, query, ok);
-	if (c.pair == 5)
-		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 5>(rp, warps, c.intra, stream, query, ok)
-				     : launch_recurrent_for<uint16_t, 3, 0, 5>(rp, warps, c.intra, stream, query, ok);
-	if (c.pair == 6)
-		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 6>(rp, warps, c.intra, stream, query, ok)
-				     : launch_recurrent_for<uint16_t, 3, 0, 6>(rp, warps, c.intra, stream, query, ok);
-	if (c.pair == 4) /* FP32 state only (a measurement row) */
-		return dt == KDA_F32 ? launch_recurrent_for<float, 3, 0, 4>(rp, warps, c.intra, stream, query, ok) : -EINVAL;
+	switch (c.pair) {
+	case 1: return launch_pair<1>(rp, dt, warps, c.intra, stream, query, ok);
+	case 2: return launch_pair<2>(rp, dt, warps, c.intra, stream, query, ok);
+	case 3: return launch_pair<3>(rp, dt, warps, c.intra, stream, query, ok);
+	case 4: return launch_pair<4>(rp, dt, warps, c.intra, stream, query, ok);
+	case 5: return launch_pair<5>(rp, dt, warps, c.intra, stream, query, ok);
+	case 6: return launch_pair<6>(rp, dt, warps, c.intra, stream, query, ok);
+	default: break; /* 0: the chunk kernel */
+	}
 	if (dt == KDA_F32)
 		return c.stages == 3 ? launch_recurrent_fb<float, 3>(rp, warps, c, stream, query, ok)
 				     : launch_recurrent_fb<float, 4>(rp, warps, c, stream, query, ok);
