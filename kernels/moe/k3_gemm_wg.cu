@@ -120,7 +120,7 @@ enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
 	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576,
-	XV_F8K = 2097152
+	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -182,14 +182,28 @@ struct wcfg {
 	static constexpr int W_BYTES = RS ? TW * KB / 2 : TW * KB * 2;
 	static constexpr int S_BYTES = RS ? TW * 4 : 0;
 	static constexpr int STAGE = X_BYTES + W_BYTES + S_BYTES;
-	static constexpr int STAGES = RS ? (TTV > TT ? 6 : 8) : XP ? 3 : 4; /* RS at 176 tokens: 31 KB a stage */
+	/* XV_F8P (the FP8 kernel's compact pairs, opt-in; 2026-12-05): the F8 producer fills a k-block
+	 * pair's odd stage with its weight tile only (produce_pp()), so an odd stage is placed
+	 * STAGE - OFF_W past its even one, its weight tile right after the even stage's scales: a pair
+	 * takes PAIR bytes (33 KB at 128 tokens, where two stages take 50), and 12 stages fit where 8
+	 * did. Nothing but those weight bytes of an odd stage is ever written or read (its token and
+	 * scale regions overlap the even stage and the next pair). Pairs start at even stages: the
+	 * stage cursor advances by whole pairs (nkb even) and STAGES is even. */
+	static constexpr bool F8P = RS && (XV & XV_F8P) != 0;
+	static constexpr int PAIR = STAGE + W_BYTES;
+	static constexpr int STAGES = F8P ? 12 : RS ? (TTV > TT ? 6 : 8) : XP ? 3 : 4; /* RS at 176 tokens: 31 KB a stage */
 	static constexpr int W_BOX = FP4 ? KB / 2 : KB; /* TMA box: elements (bytes / BF16) of a row */
 	static constexpr int OFF_W = X_BYTES;
 	static constexpr int OFF_S = X_BYTES + W_BYTES; /* round q's MXFP4 only */
 	static constexpr int R_W = XP ? TW * KB / 2 : 0; /* XP: raw tile [256][32 bytes], 32-byte swizzle */
 	static constexpr int R_STAGE = XP ? R_W + TW * 4 : 0; /* + 4 scale bytes a row (k block pair) */
 	static constexpr int RSTAGES = XP ? 5 : 0;
-	static constexpr int OFF_RAW = STAGES * STAGE;
+	static constexpr int OFF_RAW = F8P ? STAGES / 2 * PAIR : STAGES * STAGE;
+	/* Byte offset of stage s from the stages' base. */
+	__host__ __device__ static constexpr uint32_t stage_off(int s)
+	{
+		return F8P ? (uint32_t)((s >> 1) * PAIR + (s & 1) * (STAGE - OFF_W)) : (uint32_t)(s * STAGE);
+	}
 	static constexpr int OFF_BAR = OFF_RAW + RSTAGES * R_STAGE; /* full, empty, then XP's rfull */
 	static constexpr int OFF_TAB = OFF_BAR + (2 * STAGES + RSTAGES) * 8;
 	static constexpr int OFF_TOK = OFF_TAB + TAB_INTS * 4;
@@ -197,6 +211,8 @@ struct wcfg {
 	static constexpr int OFF_XROW = (OFF_TOK + nwg<XV>() * TOK_INTS * 4 + 15) & ~15; /* XP: the producer's token rows of its tile */
 	static constexpr int SMEM = OFF_XROW + (XP ? TTV * 4 : 0) + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
+	static_assert(!F8P || (PAIR % 1024 == 0 && STAGES % 2 == 0 && (XV & XV_F8) && !(XV & XV_F8M)),
+		      "XV_F8P: the FP8 kernel's registers form, pairs (and so even stages and odd weight tiles) 1024-byte aligned");
 	static_assert(R_STAGE % 1024 == 0, "every raw stage 1024-byte aligned (the 32-byte swizzle's rows)");
 	static_assert(SMEM <= 227 * 1024, "shared memory");
 	static_assert(TTV % 16 == 0 && TTV <= 256, "token tile");
@@ -493,7 +509,7 @@ __device__ __forceinline__ void produce_pp(const params &p, const CUtensorMap *t
 	auto kblock = [&](int kb, auto odd) {
 		constexpr int h = decltype(odd)::value;
 		wait_or_trap(&empty[s], ph ^ 1u);
-		unsigned char *st = sm + (size_t)s * C::STAGE;
+		unsigned char *st = sm + C::stage_off(s);
 		if (pt == 0) { /* this thread's arrival carries the tile's bytes */
 			k3_mbar_expect_tx(&full[s], (uint32_t)C::W_BYTES);
 			tma_load_w(st + C::OFF_W, tmw, (kb + h) * C::W_BOX, tl.n0, tl.g, &full[s]);
@@ -529,7 +545,7 @@ template <bool FP4, bool TMA, bool CLU, int TTV, int XV>
 __device__ __forceinline__ void produce(const params &p, const CUtensorMap *tmw, const CUtensorMap *tma, unsigned char *sm,
 					uint64_t *full, uint64_t *empty, const int32_t *tab, int total)
 {
-	using C = wcfg<FP4, TTV>;
+	using C = wcfg<FP4, TTV, XV & (XV_F8 | XV_F8P)>; /* the stages' places (XV_F8P: produce_pp() only) */
 	const int pt = (int)threadIdx.x; /* 0 .. 127 */
 	const int ch = pt & 7, r8 = pt >> 3; /* BF16 tiles: 16-byte chunk ch of rows r8 + 16 i */
 	const int nkb = p.K / KB;
@@ -1216,11 +1232,13 @@ __device__ __forceinline__ void f8_decode(uint32_t (&r)[MB][4], const uint32_t (
  * The even stage is read until the pair's last group retires: the previous pair's two stages
  * (rel: its odd one, rel2: its even one) are released by this pair's group j = S - 1, after the
  * wait that retires the previous pair's last group; the tile's last pair after its wait_group 0
- * (mainloop()). */
-template <int N, bool ODD, bool FP, int S, int MB>
+ * (mainloop()). R (XV_F8R, opt-in; 2026-12-05): the odd stage, which no MMA reads (its weight
+ * words go through registers), is released by its own pair's last group once that group's words
+ * are decoded (`own`), about a pair earlier; rel is then not released again. */
+template <int N, bool ODD, bool FP, int S, bool R, int MB>
 __device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a)[S][MB][4], uint32_t (&sw)[MB][2],
 					  const uint32_t (&kc)[MB][2][2], const unsigned char *st, uint64_t dx,
-					  uint64_t *rel, uint64_t *rel2, int wr0, int lane)
+					  uint64_t *rel, uint64_t *rel2, uint64_t *own, int wr0, int lane)
 {
 	static_assert(S == 2 || S == 4, "register sets: a k block pair's groups in whole rounds");
 	if constexpr (!ODD)
@@ -1233,11 +1251,15 @@ __device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a
 		if (!(FP && j < S))
 			k3_wgmma_wait<S - 1>(); /* the group S back, which read set j % S, has completed */
 		if (!FP && j == S - 1) { /* the previous pair's groups all retired: both its stages are read */
-			release<false>(rel);
+			if constexpr (!R)
+				release<false>(rel);
 			release<false>(rel2);
 		}
 		uint32_t(&r)[MB][4] = a[j % S];
 		f8_decode<MB>(r, w, sw, kc, (uint32_t)j);
+		if constexpr (R && ODD)
+			if (q == 1) /* the pair's last words decoded: the odd stage is read */
+				release<false>(own);
 		k3_wgmma_fence();
 		const uint64_t desc = dx + (uint64_t)(2 * j); /* + 32 bytes a k step */
 #pragma unroll
@@ -1414,9 +1436,13 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		 * stage's fence covers the token rows the pair's MMAs read. */
 		static_assert((XV & XV_RQ) && (XV & XV_PP) && TTV == TT && MB == 2, "XV_F8: on wide2rqp's 128-token tiles");
 		constexpr int S = (XV & XV_F8S2) ? 2 : 4; /* register sets, or XV_F8M's slots */
-		constexpr bool M = (XV & XV_F8M) != 0, K2 = (XV & XV_F8K) != 0;
+		constexpr bool M = (XV & XV_F8M) != 0, K2 = (XV & XV_F8K) != 0, R = (XV & XV_F8R) != 0;
 		static_assert(!K2 || (M && S == 4), "XV_F8K: XV_F8M's 4 slots");
-		constexpr uint64_t DSTAGE = C::STAGE / 16;
+		static_assert(!R || !M, "XV_F8R: f8_kblock()'s release");
+		static_assert(!C::F8P || (C::stage_off(1) + C::OFF_W == C::STAGE &&
+					  C::stage_off(1) + C::OFF_W + C::W_BYTES == C::PAIR && C::stage_off(2) == C::PAIR &&
+					  C::stage_off(C::STAGES - 1) + C::OFF_W + C::W_BYTES == C::OFF_RAW),
+			      "XV_F8P: an odd stage's weight tile right after its even stage, a pair's end the next's start");
 		uint32_t kc[MB][2][2];
 #pragma unroll
 		for (int mb = 0; mb < MB; mb++) {
@@ -1436,17 +1462,18 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		/* XV_F8M: this warpgroup's slots and this thread's place in a slot's m64 block */
 		const uint32_t slots = M ? f8m_slots<S>(sm, C::STAGE) : 0u;
 		const uint32_t soff = k3_wgf8_slot_offset(((int)threadIdx.x >> 5) & 3, lane, 0, 0);
+		/* stage st's bytes; the descriptor of stage sx's token tile (C::stage_off(): XV_F8P's places) */
 		auto kblk = [&](auto odd, auto fp, int st, int sx, uint64_t *rel, uint64_t *rel2) {
 			constexpr bool O = decltype(odd)::value, F = decltype(fp)::value;
+			const uint64_t dx = dsm + (uint64_t)(C::stage_off(sx) / 16);
 			if constexpr (K2)
-				f8mk_kblock<N, O, F>(acc, sw, kc, sm + (size_t)st * C::STAGE, dsm + (uint64_t)sx * DSTAGE,
-						     slots, soff, rel, rel2, wr0, lane);
+				f8mk_kblock<N, O, F>(acc, sw, kc, sm + C::stage_off(st), dx, slots, soff, rel, rel2, wr0, lane);
 			else if constexpr (M)
-				f8m_kblock<N, O, F, S>(acc, sw, kc, sm + (size_t)st * C::STAGE, dsm + (uint64_t)sx * DSTAGE,
-						       slots, soff, rel, rel2, wr0, lane);
+				f8m_kblock<N, O, F, S>(acc, sw, kc, sm + C::stage_off(st), dx, slots, soff, rel, rel2, wr0,
+						       lane);
 			else
-				f8_kblock<N, O, F, S>(acc, a, sw, kc, sm + (size_t)st * C::STAGE, dsm + (uint64_t)sx * DSTAGE,
-						      rel, rel2, wr0, lane);
+				f8_kblock<N, O, F, S, R>(acc, a, sw, kc, sm + C::stage_off(st), dx, rel, rel2, &empty[st], wr0,
+							 lane);
 		};
 		using T_ = std::true_type;
 		using F_ = std::false_type;
@@ -1471,7 +1498,8 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 			rq_advance<C::STAGES>(s, ph);
 		}
 		k3_wgmma_wait<0>();
-		release<false>(&empty[so]);
+		if constexpr (!R) /* (XV_F8R: released by the pair's last group) */
+			release<false>(&empty[so]);
 		release<false>(&empty[se]);
 		it += nkb;
 	} else if constexpr (C::RS && (XV & XV_RQ)) {
@@ -2094,7 +2122,10 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  * it ran w13 8-11 % slower than 2 sets in the same process, bench/results/k3-kernels-h200-
  * 2026-12-04q, call 2); "m4" / "m2": A through 4 / 2 slots in shared memory (XV_F8M,
  * f8m_kblock(); opt-in); "m4k": 4 slots filled a k block at a time (XV_F8K, f8mk_kblock();
- * opt-in); another value: -EINVAL, the choices on stderr. */
+ * opt-in); "2p": 2 sets on compact pairs, 12 stages (XV_F8P, wcfg; opt-in), "2r": 2 sets with
+ * the odd stage released by its own pair (XV_F8R, f8_kblock(); opt-in), "2pr": both (all three
+ * the default's arithmetic: its outputs bit for bit); another value: -EINVAL, the choices on
+ * stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	const char *e = getenv("K3_GEMM_F8_SETS");
@@ -2108,7 +2139,13 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 		return launch_f8x<XV_F8M | XV_F8S2>(p, tmw, epi, grid, s);
 	if (!strcmp(e, "m4k"))
 		return launch_f8x<XV_F8M | XV_F8K>(p, tmw, epi, grid, s);
-	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4 m2 m4 m4k\n", e);
+	if (!strcmp(e, "2p"))
+		return launch_f8x<XV_F8S2 | XV_F8P>(p, tmw, epi, grid, s);
+	if (!strcmp(e, "2r"))
+		return launch_f8x<XV_F8S2 | XV_F8R>(p, tmw, epi, grid, s);
+	if (!strcmp(e, "2pr"))
+		return launch_f8x<XV_F8S2 | XV_F8P | XV_F8R>(p, tmw, epi, grid, s);
+	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4 m2 m4 m4k 2p 2r 2pr\n", e);
 	return -EINVAL;
 }
 

@@ -1462,8 +1462,8 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
  * (two k-block pairs: the even stage's tokens read by the odd k block, the releases of a pair) and
  * 640 (five pairs), N 256 and 384 (a weight tile half past N); with 2 register sets (the default),
  * 4 (K3_GEMM_F8_SETS=4), and A through 4 and 2 slots in shared memory (m4, m2; m4k: 4 slots a k
- * block at a time; all three also bit for bit the default's outputs). Where the operands cannot
- * go: -EINVAL. */
+ * block at a time), compact pair stages (2p), the odd stage released by its own pair (2r) and both
+ * (2pr) (all six also bit for bit the default's outputs). Where the operands cannot go: -EINVAL. */
 static void test_gemm_wgmma_e4m3(void **unused)
 {
 	(void)unused;
@@ -1473,8 +1473,8 @@ static void test_gemm_wgmma_e4m3(void **unused)
 	}
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
 	static const int Ns[2] = { 256, 384 }, Ks[2] = { 256, 640 };
-	static const char *const sets[5] = { NULL, "4", "m4", "m2", "m4k" }; /* K3_GEMM_F8_SETS (NULL: unset) */
-	for (int v = 0; v < 10; v++) {
+	static const char *const sets[8] = { NULL, "4", "m4", "m2", "m4k", "2p", "2r", "2pr" }; /* K3_GEMM_F8_SETS (NULL: unset) */
+	for (int v = 0; v < 16; v++) {
 		if (sets[v / 2])
 			setenv("K3_GEMM_F8_SETS", sets[v / 2], 1);
 		same_as_f8_default = v >= 4;
@@ -1535,7 +1535,7 @@ static void test_gemm_wgmma_e4m3(void **unused)
 }
 
 /* The FP8 kernel at K3's expert shapes: w13 (GLU, gathered; K 3584) and w2 (SCALE; K 3072), groups
- * of 3, none and 170 rows (two tiles). */
+ * of 3, none and 170 rows (two tiles); the default, then m4, m4k and 2pr bit for bit. */
 static void test_gemm_e4m3_k3_shapes(void **unused)
 {
 	(void)unused;
@@ -1550,9 +1550,10 @@ static void test_gemm_e4m3_k3_shapes(void **unused)
 	struct wmat w2 = wmat_rand(3, K3_LATENT, K3_EXPERT_INTER, K3_W_MXFP4, 0.05);
 	const struct gemm_case c2 = { .N = K3_LATENT, .K = K3_EXPERT_INTER, .n_groups = 3, .counts = k3c,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
-	for (int m = 0; m < 3; m++) { /* the default, then A through shared memory (m4, m4k), bit for bit */
+	static const char *const sets[4] = { NULL, "m4", "m4k", "2pr" }; /* K3_GEMM_F8_SETS (NULL: unset) */
+	for (int m = 0; m < 4; m++) { /* the default, then m4, m4k and 2pr (K3_GEMM_F8_SETS) */
 		if (m)
-			setenv("K3_GEMM_F8_SETS", m == 1 ? "m4" : "m4k", 1);
+			setenv("K3_GEMM_F8_SETS", sets[m], 1);
 		same_as_f8_default = m >= 1;
 		run_gemm_path(&c13, K3_EPI_GLU, &w13, c13.path);
 		run_gemm_path(&c2, K3_EPI_SCALE, &w2, c2.path);
