@@ -20,8 +20,8 @@
  * "k3-bench wg-<name> op=..."; "wide2f8": the FP8 kernel, E4M3 activations quantized before the
  * timing, the quantizer's time printed; "wide2f8s2" / "wide2f8s4": it with K3_GEMM_F8_SETS=2 / 4,
  * "wide2f8m2" / "wide2f8m4" / "wide2f8m4k" with m2 / m4 / m4k: A through shared memory;
- * "wide2f8s2p" / "wide2f8s2r" / "wide2f8s2pr" with 2p / 2r / 2pr: compact pair stages, early odd
- * releases, both);
+ * "wide2f8s2p" / "wide2f8s2r" / "wide2f8s2pr" / "wide2f8s2t" / "wide2f8s2prt" with 2p / 2r /
+ * 2pr / 2t / 2prt: compact pair stages, early odd releases, both, scale tables by the warp, all);
  * K3_BENCH_MOE_T=<tokens>: that T alone.
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel
@@ -1785,8 +1785,8 @@ void bench_moe_prefill(const options &o)
 						if (k.rfind("wide2rp", 0) == 0 || k.rfind("wide2rq", 0) == 0)
 							w.wg_layout();
 					for (const std::string &k : ks) {
-						/* "wide2f8" + a suffix: K3_GEMM_F8_SETS's value ("s2" / "s4" / "s2p" /
-						 * "s2r" / "s2pr": 2 / 4 / 2p / 2r / 2pr; "m2", "m4", "m4k" as they are;
+						/* "wide2f8" + a suffix: K3_GEMM_F8_SETS's value ("s" and the value:
+						 * "s2" 2, "s4" 4, "s2p" 2p, ...; "m2", "m4", "m4k" as they are;
 						 * launch_f8() rejects another) */
 						g_wg_f8 = k.rfind("wide2f8", 0) == 0;
 						if (g_wg_f8)

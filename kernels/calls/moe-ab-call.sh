@@ -5,7 +5,8 @@
 #     kernels bit for bit against wide2rp; TESTS: other filters), each capped at $TEST_CAP s;
 #  2. k3-bench --only moe_prefill, MXFP4 rows (T = 16K and 4K, w13 and w2), the kernels $KERNELS
 #     alternating, each row beside cuBLASLt BF16 (capped at $BENCH_CAP s);
-#  3. compute-sanitizer memcheck + racecheck of $SAN_FILTER (default *wide_small_rp*), each capped at $SAN_CAP s (30);
+#  3. compute-sanitizer memcheck + racecheck of $SAN_FILTER (default *wide_small_rp*), each capped at $SAN_CAP s (30),
+#     with the environment assignments in $SAN_ENV (e.g. MOE_TEST_F8_SETS=2prt) added;
 #  4. ncu (source counters) of one $NCU_KERNEL launch at T = 4K of the bench variant $NCU_VARIANT
 #     (default mxfp4_w13; the kernel named by the regex $NCU_REGEX over demangled names), written
 #     as ncu-$NCU_TAG*.txt and sass-$NCU_TAG.csv.xz (NCU_T: the bench's T alone, K3_BENCH_MOE_T).
@@ -62,7 +63,7 @@ echo "bench done at $(( $(date +%s) - t0 )) s"
   for tool in memcheck racecheck; do
     l=$(cap "${SAN_CAP:-30}" 25)
     echo "== $tool moe $SAN_FILTER (limit $l s)"
-    MOE_TEST_FILTER=$SAN_FILTER timeout "$l" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    env ${SAN_ENV:-} MOE_TEST_FILTER="$SAN_FILTER" timeout "$l" compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "$B/tests/kernels/test-moe-gpu" > "$M/san-$tool.txt" 2>&1
     echo "== $tool: exit $? at $(( $(date +%s) - t0 )) s"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|OK \]" "$M/san-$tool.txt" | tail -6

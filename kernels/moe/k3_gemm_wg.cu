@@ -120,7 +120,7 @@ enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
 	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576,
-	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608
+	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608, XV_F8T = 16777216
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -209,7 +209,11 @@ struct wcfg {
 	static constexpr int OFF_TOK = OFF_TAB + TAB_INTS * 4;
 	static constexpr int TOK_INTS = 2 * TTV; /* one tile of one warpgroup */
 	static constexpr int OFF_XROW = (OFF_TOK + nwg<XV>() * TOK_INTS * 4 + 15) & ~15; /* XP: the producer's token rows of its tile */
-	static constexpr int SMEM = OFF_XROW + (XP ? TTV * 4 : 0) + 1024; /* + slack to align the base to 1024 */
+	/* XV_F8T: each consumer warp's scale tables of a k-block pair (f8t_tables()), F8T_WARP bytes */
+	static constexpr bool F8T = RS && (XV & XV_F8T) != 0;
+	static constexpr int F8T_WARP = 4 * 32 * 8; /* 4 groups x 32 rows x 8 bytes */
+	static constexpr int OFF_F8T = (OFF_XROW + (XP ? TTV * 4 : 0) + 15) & ~15;
+	static constexpr int SMEM = OFF_F8T + (F8T ? 4 * nwg<XV>() * F8T_WARP : 0) + 1024; /* + slack to align the base to 1024 */
 	static_assert(STAGE % 1024 == 0 && OFF_S + S_BYTES == STAGE, "every stage 1024-byte aligned (128-byte swizzle)");
 	static_assert(!F8P || (PAIR % 1024 == 0 && STAGES % 2 == 0 && (XV & XV_F8) && !(XV & XV_F8M)),
 		      "XV_F8P: the FP8 kernel's registers form, pairs (and so even stages and odd weight tiles) 1024-byte aligned");
@@ -1198,6 +1202,12 @@ __device__ __forceinline__ void rq_ready(uint64_t *full, int s, uint32_t ph)
 	k3_fence_proxy_async();
 }
 
+/* XV_F8T: byte offset of group j's entry of rows g, g + 8 of block mb in a warp's tables. */
+__host__ __device__ __forceinline__ constexpr int f8t_entry(int j, int mb, int g)
+{
+	return ((j * 2 + mb) * 8 + g) * 16;
+}
+
 /* XV_F8: group j's decode: the lane's words w[h][mb] (k step j of rows g + 8 h) through their
  * scale group's tables (scale byte sb = j of sw, the rows' floor constants kc) into the E4M3 A
  * fragments r[mb] (a0 .. a3 as k3_wgmma_rs8 reads them). */
@@ -1213,6 +1223,42 @@ __device__ __forceinline__ void f8_decode(uint32_t (&r)[MB][4], const uint32_t (
 			k3_wgf8_table_s(k3_prmt(sw[mb][h], 0u, 0x4440u + sb), kc[mb][h][0], kc[mb][h][1], &tlo, &thi);
 			k3_wgf8_decode7(w[h][mb], tlo, thi, &r[mb][h], &r[mb][2 + h]);
 		}
+	}
+}
+
+/* XV_F8T (opt-in; 2026-12-05): the scale groups' tables of a k-block pair made once a row and
+ * group by the warp together, where f8_decode() makes each in all four lanes of a quad that reads
+ * it (the quad's lanes share their rows): lane l makes the 4 groups' tables of row (mb, h, g) =
+ * (l / 16, l / 8 % 2, l % 8) of the warp's 32 (wr0 + 64 mb + 8 h + g; kt: that row's floor
+ * constants) from its scale word and stores them into the warp's F8T_WARP bytes at tw, group j of
+ * rows g, g + 8 of block mb as one 16-byte entry (j, mb, g): {tlo, thi of row g, tlo, thi of row
+ * g + 8}, so that a lane reads the two rows of a block by one 16-byte load (8 lanes of distinct g,
+ * 128 contiguous bytes: no bank conflict) and the stores of a group are 256 contiguous bytes. The
+ * first barrier: every lane's reads of the previous pair's tables are done. */
+__device__ __forceinline__ void f8t_tables(unsigned char *tw, const unsigned char *st, const uint32_t (&kt)[2], int wr0,
+					   int lane)
+{
+	using C = wcfg<true, TT>;
+	const int mb = lane >> 4, h = (lane >> 3) & 1, g = lane & 7;
+	const uint32_t sw = *reinterpret_cast<const uint32_t *>(st + C::OFF_S + (wr0 + 64 * mb + 8 * h + g) * 4);
+	__syncwarp();
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		uint32_t tlo, thi;
+		k3_wgf8_table_s(k3_prmt(sw, 0u, 0x4440u + (uint32_t)j), kt[0], kt[1], &tlo, &thi);
+		*reinterpret_cast<uint2 *>(tw + f8t_entry(j, mb, g) + 8 * h) = make_uint2(tlo, thi);
+	}
+	__syncwarp();
+}
+
+/* XV_F8T: f8_decode() with group j's tables read from the warp's entries (f8t_tables()). */
+template <int MB>
+__device__ __forceinline__ void f8t_decode(uint32_t (&r)[MB][4], const uint32_t (&w)[2][MB], const uint4 (&tb)[MB])
+{
+#pragma unroll
+	for (int mb = 0; mb < MB; mb++) {
+		k3_wgf8_decode7(w[0][mb], tb[mb].x, tb[mb].y, &r[mb][0], &r[mb][2]);
+		k3_wgf8_decode7(w[1][mb], tb[mb].z, tb[mb].w, &r[mb][1], &r[mb][3]);
 	}
 }
 
@@ -1235,19 +1281,29 @@ __device__ __forceinline__ void f8_decode(uint32_t (&r)[MB][4], const uint32_t (
  * (mainloop()). R (XV_F8R, opt-in; 2026-12-05): the odd stage, which no MMA reads (its weight
  * words go through registers), is released by its own pair's last group once that group's words
  * are decoded (`own`), about a pair earlier; rel is then not released again. */
-template <int N, bool ODD, bool FP, int S, bool R, int MB>
+template <int N, bool ODD, bool FP, int S, bool R, bool T, int MB>
 __device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a)[S][MB][4], uint32_t (&sw)[MB][2],
 					  const uint32_t (&kc)[MB][2][2], const unsigned char *st, uint64_t dx,
-					  uint64_t *rel, uint64_t *rel2, uint64_t *own, int wr0, int lane)
+					  uint64_t *rel, uint64_t *rel2, uint64_t *own, unsigned char *tw,
+					  const uint32_t (&kt)[2], int wr0, int lane)
 {
 	static_assert(S == 2 || S == 4, "register sets: a k block pair's groups in whole rounds");
-	if constexpr (!ODD)
-		rq_scale_words<TT, MB>(sw, st, wr0, lane);
+	if constexpr (!ODD) {
+		if constexpr (T) /* XV_F8T: the pair's tables, the warp together */
+			f8t_tables(tw, st, kt, wr0, lane);
+		else
+			rq_scale_words<TT, MB>(sw, st, wr0, lane);
+	}
 #pragma unroll
 	for (int q = 0; q < 2; q++) {
 		const int j = (ODD ? 2 : 0) + q; /* the group in the pair */
 		uint32_t w[2][MB];
 		rq_load<TT, 2, MB>(w, st, 2 * q, wr0, lane);
+		[[maybe_unused]] uint4 tb[MB]; /* XV_F8T: group j's tables of the lane's rows */
+		if constexpr (T)
+#pragma unroll
+			for (int mb = 0; mb < MB; mb++)
+				tb[mb] = *reinterpret_cast<const uint4 *>(tw + f8t_entry(j, mb, lane >> 2));
 		if (!(FP && j < S))
 			k3_wgmma_wait<S - 1>(); /* the group S back, which read set j % S, has completed */
 		if (!FP && j == S - 1) { /* the previous pair's groups all retired: both its stages are read */
@@ -1256,7 +1312,10 @@ __device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a
 			release<false>(rel2);
 		}
 		uint32_t(&r)[MB][4] = a[j % S];
-		f8_decode<MB>(r, w, sw, kc, (uint32_t)j);
+		if constexpr (T)
+			f8t_decode<MB>(r, w, tb);
+		else
+			f8_decode<MB>(r, w, sw, kc, (uint32_t)j);
 		if constexpr (R && ODD)
 			if (q == 1) /* the pair's last words decoded: the odd stage is read */
 				release<false>(own);
@@ -1436,24 +1495,34 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		 * stage's fence covers the token rows the pair's MMAs read. */
 		static_assert((XV & XV_RQ) && (XV & XV_PP) && TTV == TT && MB == 2, "XV_F8: on wide2rqp's 128-token tiles");
 		constexpr int S = (XV & XV_F8S2) ? 2 : 4; /* register sets, or XV_F8M's slots */
-		constexpr bool M = (XV & XV_F8M) != 0, K2 = (XV & XV_F8K) != 0, R = (XV & XV_F8R) != 0;
+		constexpr bool M = (XV & XV_F8M) != 0, K2 = (XV & XV_F8K) != 0, R = (XV & XV_F8R) != 0,
+			       T = (XV & XV_F8T) != 0;
 		static_assert(!K2 || (M && S == 4), "XV_F8K: XV_F8M's 4 slots");
-		static_assert(!R || !M, "XV_F8R: f8_kblock()'s release");
+		static_assert(!(R || T) || !M, "XV_F8R, XV_F8T: f8_kblock()'s");
 		static_assert(!C::F8P || (C::stage_off(1) + C::OFF_W == C::STAGE &&
 					  C::stage_off(1) + C::OFF_W + C::W_BYTES == C::PAIR && C::stage_off(2) == C::PAIR &&
 					  C::stage_off(C::STAGES - 1) + C::OFF_W + C::W_BYTES == C::OFF_RAW),
 			      "XV_F8P: an odd stage's weight tile right after its even stage, a pair's end the next's start");
 		uint32_t kc[MB][2][2];
+		uint32_t kt[2]; /* XV_F8T: the floor constants of the row whose tables this lane makes */
+		if constexpr (T) {
+			const int row = tl.n0 + wr0 + (lane >> 4) * 64 + (lane & 15); /* f8t_tables()'s row */
+			const uint32_t f = row < p.N ? p.wfl[(size_t)tl.g * p.N + row] : 0u;
+			kt[0] = k3_wgf8_klo(f), kt[1] = k3_wgf8_khi(f);
+		} else {
 #pragma unroll
-		for (int mb = 0; mb < MB; mb++) {
-			const int row = tl.n0 + wr0 + mb * 64 + (lane >> 2);
-			const bool in = row < p.N;
+			for (int mb = 0; mb < MB; mb++) {
+				const int row = tl.n0 + wr0 + mb * 64 + (lane >> 2);
+				const bool in = row < p.N;
 #pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const uint32_t f = in ? p.wfl[(size_t)tl.g * p.N + row + 8 * h] : 0u;
-				kc[mb][h][0] = k3_wgf8_klo(f), kc[mb][h][1] = k3_wgf8_khi(f);
+				for (int h = 0; h < 2; h++) {
+					const uint32_t f = in ? p.wfl[(size_t)tl.g * p.N + row + 8 * h] : 0u;
+					kc[mb][h][0] = k3_wgf8_klo(f), kc[mb][h][1] = k3_wgf8_khi(f);
+				}
 			}
 		}
+		/* XV_F8T: this warp's tables (consumer warps 0 .. 4 nwg - 1 after the producer's 4) */
+		unsigned char *tw = sm + C::OFF_F8T + (size_t)(((int)threadIdx.x >> 5) - 4) * C::F8T_WARP;
 		uint32_t a[S][MB][4]; /* (XV_F8M: unused) */
 		uint32_t sw[MB][2];
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
@@ -1472,8 +1541,8 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 				f8m_kblock<N, O, F, S>(acc, sw, kc, sm + C::stage_off(st), dx, slots, soff, rel, rel2, wr0,
 						       lane);
 			else
-				f8_kblock<N, O, F, S, R>(acc, a, sw, kc, sm + C::stage_off(st), dx, rel, rel2, &empty[st], wr0,
-							 lane);
+				f8_kblock<N, O, F, S, R, T>(acc, a, sw, kc, sm + C::stage_off(st), dx, rel, rel2, &empty[st],
+							    tw, kt, wr0, lane);
 		};
 		using T_ = std::true_type;
 		using F_ = std::false_type;
@@ -2123,9 +2192,10 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  * 2026-12-04q, call 2); "m4" / "m2": A through 4 / 2 slots in shared memory (XV_F8M,
  * f8m_kblock(); opt-in); "m4k": 4 slots filled a k block at a time (XV_F8K, f8mk_kblock();
  * opt-in); "2p": 2 sets on compact pairs, 12 stages (XV_F8P, wcfg; opt-in), "2r": 2 sets with
- * the odd stage released by its own pair (XV_F8R, f8_kblock(); opt-in), "2pr": both (all three
- * the default's arithmetic: its outputs bit for bit); another value: -EINVAL, the choices on
- * stderr. */
+ * the odd stage released by its own pair (XV_F8R, f8_kblock(); opt-in), "2pr": both, "2t": 2 sets
+ * with the scale tables made by the warp together (XV_F8T, f8t_tables(); opt-in), "2prt": all
+ * three (all five the default's arithmetic: its outputs bit for bit); another value: -EINVAL, the
+ * choices on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	const char *e = getenv("K3_GEMM_F8_SETS");
@@ -2145,7 +2215,11 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 		return launch_f8x<XV_F8S2 | XV_F8R>(p, tmw, epi, grid, s);
 	if (!strcmp(e, "2pr"))
 		return launch_f8x<XV_F8S2 | XV_F8P | XV_F8R>(p, tmw, epi, grid, s);
-	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4 m2 m4 m4k 2p 2r 2pr\n", e);
+	if (!strcmp(e, "2t"))
+		return launch_f8x<XV_F8S2 | XV_F8T>(p, tmw, epi, grid, s);
+	if (!strcmp(e, "2prt"))
+		return launch_f8x<XV_F8S2 | XV_F8P | XV_F8R | XV_F8T>(p, tmw, epi, grid, s);
+	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4 m2 m4 m4k 2p 2r 2pr 2t 2prt\n", e);
 	return -EINVAL;
 }
 
