@@ -1522,7 +1522,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 			}
 		}
 		/* XV_F8T: this warp's tables (consumer warps 0 .. 4 nwg - 1 after the producer's 4) */
-		unsigned char *tw = sm + C::OFF_F8T + (size_t)(((int)threadIdx.x >> 5) - 4) * C::F8T_WARP;
+		unsigned char *tw = T ? sm + C::OFF_F8T + (size_t)(((int)threadIdx.x >> 5) - 4) * C::F8T_WARP : nullptr;
 		uint32_t a[S][MB][4]; /* (XV_F8M: unused) */
 		uint32_t sw[MB][2];
 		int s = (int)((unsigned)it % (unsigned)C::STAGES);
@@ -2198,28 +2198,32 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  * choices on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
+	using launcher = int (*)(const params &, const tmaps &, enum k3_epilogue, int, cudaStream_t);
+	static const struct {
+		const char *name;
+		launcher run;
+	} forms[] = {
+		{ "2", launch_f8x<XV_F8S2> },
+		{ "4", launch_f8x<0> },
+		{ "m4", launch_f8x<XV_F8M> },
+		{ "m2", launch_f8x<XV_F8M | XV_F8S2> },
+		{ "m4k", launch_f8x<XV_F8M | XV_F8K> },
+		{ "2p", launch_f8x<XV_F8S2 | XV_F8P> },
+		{ "2r", launch_f8x<XV_F8S2 | XV_F8R> },
+		{ "2pr", launch_f8x<XV_F8S2 | XV_F8P | XV_F8R> },
+		{ "2t", launch_f8x<XV_F8S2 | XV_F8T> },
+		{ "2prt", launch_f8x<XV_F8S2 | XV_F8P | XV_F8R | XV_F8T> },
+	};
 	const char *e = getenv("K3_GEMM_F8_SETS");
-	if (!e || !*e || !strcmp(e, "2"))
-		return launch_f8x<XV_F8S2>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "4"))
-		return launch_f8x<0>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "m4"))
-		return launch_f8x<XV_F8M>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "m2"))
-		return launch_f8x<XV_F8M | XV_F8S2>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "m4k"))
-		return launch_f8x<XV_F8M | XV_F8K>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "2p"))
-		return launch_f8x<XV_F8S2 | XV_F8P>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "2r"))
-		return launch_f8x<XV_F8S2 | XV_F8R>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "2pr"))
-		return launch_f8x<XV_F8S2 | XV_F8P | XV_F8R>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "2t"))
-		return launch_f8x<XV_F8S2 | XV_F8T>(p, tmw, epi, grid, s);
-	if (!strcmp(e, "2prt"))
-		return launch_f8x<XV_F8S2 | XV_F8P | XV_F8R | XV_F8T>(p, tmw, epi, grid, s);
-	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of 2 4 m2 m4 m4k 2p 2r 2pr 2t 2prt\n", e);
+	if (!e || !*e)
+		return forms[0].run(p, tmw, epi, grid, s);
+	for (const auto &f : forms)
+		if (!strcmp(e, f.name))
+			return f.run(p, tmw, epi, grid, s);
+	fprintf(stderr, "k3_gemm: K3_GEMM_F8_SETS=%s is not one of", e);
+	for (const auto &f : forms)
+		fprintf(stderr, " %s", f.name);
+	fprintf(stderr, "\n");
 	return -EINVAL;
 }
 
