@@ -3,7 +3,9 @@
 """The k loop's instruction mix from an ncu source page (`ncu -i R --page source --print-source sass
 --csv`, as kernels/calls/moe-ab-call.sh writes sass-<tag>.csv.xz): the loop body is taken as the
 instructions executed as often as the most executed wgmma (HGMMA / QGMMA) instruction (the N the
-launch ran most); prints their count, the opcodes by frequency and the stall samples on them.
+launch ran most); prints their count, the opcodes by frequency and the stall samples on them, then
+those samples by stall reason and the body's instructions holding the most (each with its largest
+reason).
     python3 kernels/moe/sass-loop-ops.py sass-fp8.csv.xz
 """
 import collections
@@ -19,11 +21,13 @@ def main(path):
     head = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
     h = rows[head]
     ie, st = h.index("Instructions Executed"), h.index("Warp Stall Sampling (All Samples)")
+    reasons = [i for i, c in enumerate(h) if c.startswith("stall_") and "Not Issued" not in c]
     data = []
     for r in rows[head + 1:]:
-        if len(r) <= max(ie, st) or not r[0].startswith("0x"):
+        if len(r) <= max([ie, st] + reasons) or not r[0].startswith("0x"):
             continue
-        data.append((r[1].strip(), int(r[ie] or 0), int(r[st] or 0)))
+        data.append((r[1].strip(), int(r[ie] or 0), int(r[st] or 0),
+                     {h[i][6:]: int(r[i] or 0) for i in reasons}))
     mma = [d for d in data if "GMMA" in d[0]]
     if not mma:
         sys.exit("no wgmma instruction in " + path)
@@ -35,6 +39,18 @@ def main(path):
           (len(body), n, sum(d[2] for d in body), sum(d[2] for d in data)))
     for k, v in ops.most_common():
         print("  %-40s %d" % (k, v))
+    by = collections.Counter()
+    for d in body:
+        by.update(d[3])
+    total = sum(by.values()) or 1
+    print("loop body's stall samples by reason:")
+    for k, v in by.most_common():
+        if v:
+            print("  %-24s %7d  %5.1f %%" % (k, v, 100.0 * v / total))
+    print("loop body's instructions with the most stall samples:")
+    for d in sorted(body, key=lambda d: -d[2])[:12]:
+        top = max(d[3], key=d[3].get) if d[3] else "-"
+        print("  %7d  %-16s %s" % (d[2], top, d[0][:80]))
 
 
 if __name__ == "__main__":
