@@ -120,7 +120,7 @@ enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
 	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576,
-	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608, XV_F8T = 16777216
+	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608, XV_F8T = 16777216, XV_F8L = 33554432
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1280,8 +1280,13 @@ __device__ __forceinline__ void f8t_decode(uint32_t (&r)[MB][4], const uint32_t 
  * wait that retires the previous pair's last group; the tile's last pair after its wait_group 0
  * (mainloop()). R (XV_F8R, opt-in; 2026-12-05): the odd stage, which no MMA reads (its weight
  * words go through registers), is released by its own pair's last group once that group's words
- * are decoded (`own`), about a pair earlier; rel is then not released again. */
-template <int N, bool ODD, bool FP, int S, bool R, bool T, int MB>
+ * are decoded (`own`), about a pair earlier; rel is then not released again. L (XV_F8L, opt-in;
+ * 2026-12-05): the k block's four words a block by one 16-byte load at its start (rq_load16(): a
+ * quarter warp's 128 contiguous bytes, no bank conflict; rq_load()'s 8-byte loads of one group
+ * take 2 wavefronts a quarter warp), so the second group's words are in registers when its decode
+ * starts instead of one shared-load latency after its group begins (round 05d's ncu: the loads
+ * right before the decode hold most of the loop's short_sb stalls). The same words: bit for bit. */
+template <int N, bool ODD, bool FP, int S, bool R, bool T, int MB, bool L = false>
 __device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a)[S][MB][4], uint32_t (&sw)[MB][2],
 					  const uint32_t (&kc)[MB][2][2], const unsigned char *st, uint64_t dx,
 					  uint64_t *rel, uint64_t *rel2, uint64_t *own, unsigned char *tw,
@@ -1294,11 +1299,20 @@ __device__ __forceinline__ void f8_kblock(float (&acc)[MB][TT / 2], uint32_t (&a
 		else
 			rq_scale_words<TT, MB>(sw, st, wr0, lane);
 	}
+	[[maybe_unused]] uint32_t wl[4][MB]; /* XV_F8L: word 2 q + h of the block (k step q, row g + 8 h) */
+	if constexpr (L)
+		rq_load16<TT, MB>(wl, st, wr0, lane);
 #pragma unroll
 	for (int q = 0; q < 2; q++) {
 		const int j = (ODD ? 2 : 0) + q; /* the group in the pair */
 		uint32_t w[2][MB];
-		rq_load<TT, 2, MB>(w, st, 2 * q, wr0, lane);
+		if constexpr (L) {
+#pragma unroll
+			for (int mb = 0; mb < MB; mb++)
+				w[0][mb] = wl[2 * q][mb], w[1][mb] = wl[2 * q + 1][mb];
+		} else {
+			rq_load<TT, 2, MB>(w, st, 2 * q, wr0, lane);
+		}
 		[[maybe_unused]] uint4 tb[MB]; /* XV_F8T: group j's tables of the lane's rows */
 		if constexpr (T)
 #pragma unroll
@@ -1496,8 +1510,9 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 		static_assert((XV & XV_RQ) && (XV & XV_PP) && TTV == TT && MB == 2, "XV_F8: on wide2rqp's 128-token tiles");
 		constexpr int S = (XV & XV_F8S2) ? 2 : 4; /* register sets, or XV_F8M's slots */
 		constexpr bool M = (XV & XV_F8M) != 0, K2 = (XV & XV_F8K) != 0, R = (XV & XV_F8R) != 0,
-			       T = (XV & XV_F8T) != 0;
+			       T = (XV & XV_F8T) != 0, L = (XV & XV_F8L) != 0;
 		static_assert(!K2 || (M && S == 4), "XV_F8K: XV_F8M's 4 slots");
+		static_assert(!L || !M, "XV_F8L: f8_kblock()'s");
 		static_assert(!(R || T) || !M, "XV_F8R, XV_F8T: f8_kblock()'s");
 		static_assert(!C::F8P || (C::stage_off(1) + C::OFF_W == C::STAGE &&
 					  C::stage_off(1) + C::OFF_W + C::W_BYTES == C::PAIR && C::stage_off(2) == C::PAIR &&
@@ -1541,7 +1556,7 @@ __device__ __forceinline__ void mainloop(const params &p, unsigned char *sm, uin
 				f8m_kblock<N, O, F, S>(acc, sw, kc, sm + C::stage_off(st), dx, slots, soff, rel, rel2, wr0,
 						       lane);
 			else
-				f8_kblock<N, O, F, S, R, T>(acc, a, sw, kc, sm + C::stage_off(st), dx, rel, rel2, &empty[st],
+				f8_kblock<N, O, F, S, R, T, MB, L>(acc, a, sw, kc, sm + C::stage_off(st), dx, rel, rel2, &empty[st],
 							    tw, kt, wr0, lane);
 		};
 		using T_ = std::true_type;
@@ -2194,8 +2209,9 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  * opt-in); "2p": 2 sets on compact pairs, 12 stages (XV_F8P, wcfg; opt-in), "2r": 2 sets with
  * the odd stage released by its own pair (XV_F8R, f8_kblock(); opt-in), "2pr": both, "2t": 2 sets
  * with the scale tables made by the warp together (XV_F8T, f8t_tables(); opt-in), "2prt": all
- * three (all five the default's arithmetic: its outputs bit for bit); another value: -EINVAL, the
- * choices on stderr. */
+ * three, "2l": 2 sets with a k block's words by one 16-byte load at its start (XV_F8L,
+ * f8_kblock(); opt-in), "2lr": 2l and 2r (all seven the default's arithmetic: its outputs bit for
+ * bit); another value: -EINVAL, the choices on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	using launcher = int (*)(const params &, const tmaps &, enum k3_epilogue, int, cudaStream_t);
@@ -2213,6 +2229,8 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 		{ "2pr", launch_f8x<XV_F8S2 | XV_F8P | XV_F8R> },
 		{ "2t", launch_f8x<XV_F8S2 | XV_F8T> },
 		{ "2prt", launch_f8x<XV_F8S2 | XV_F8P | XV_F8R | XV_F8T> },
+		{ "2l", launch_f8x<XV_F8S2 | XV_F8L> },
+		{ "2lr", launch_f8x<XV_F8S2 | XV_F8L | XV_F8R> },
 	};
 	const char *e = getenv("K3_GEMM_F8_SETS");
 	if (!e || !*e)
