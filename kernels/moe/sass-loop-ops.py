@@ -5,8 +5,12 @@
 instructions executed as often as the most executed wgmma (HGMMA / QGMMA) instruction (the N the
 launch ran most); prints their count, the opcodes by frequency and the stall samples on them, then
 those samples by stall reason and the body's instructions holding the most (each with its largest
-reason).
-    python3 kernels/moe/sass-loop-ops.py sass-fp8.csv.xz
+reason). With --per-tile TILES_X_WARPS (the launch's tiles times its consumer warps, e.g. 21504 x 8
+= 172032 for w13 at T = 4K: 896 experts x 24 tiles of 256 rows): also the samples on the
+instructions executed exactly that often (the code a consumer warp runs once a tile: the epilogue
+and the tile's set-up) beside those on every k loop body (every instruction executed as often as a
+wgmma instruction of its block of code), and that code's opcodes by samples.
+    python3 kernels/moe/sass-loop-ops.py sass-fp8.csv.xz [--per-tile 172032]
 """
 import collections
 import csv
@@ -15,7 +19,7 @@ import lzma
 import sys
 
 
-def main(path):
+def main(path, per_tile=0):
     raw = lzma.open(path, "rt") if path.endswith(".xz") else open(path)
     rows = list(csv.reader(raw))
     head = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
@@ -51,7 +55,30 @@ def main(path):
     for d in sorted(body, key=lambda d: -d[2])[:12]:
         top = max(d[3], key=d[3].get) if d[3] else "-"
         print("  %7d  %-16s %s" % (d[2], top, d[0][:80]))
+    if per_tile:
+        loops = set(d[1] for d in mma)  # each k loop instance's count (one a token width)
+        in_loops = sum(d[2] for d in data if d[1] in loops)
+        tile = [d for d in data if d[1] == per_tile]
+        in_tile = sum(d[2] for d in tile)
+        print("k loop bodies (%d counts): %d samples; once-a-tile code (%d instructions, each %d times): "
+              "%d samples (%.1f %% of the two)" % (len(loops), in_loops, len(tile), per_tile, in_tile,
+                                                   100.0 * in_tile / max(1, in_loops + in_tile)))
+        by_op = collections.Counter()
+        n_op = collections.Counter()
+        for d in tile:
+            by_op[op(d[0])] += d[2]
+            n_op[op(d[0])] += 1
+        for k, v in by_op.most_common(12):
+            print("  %-28s %4d instructions %7d samples" % (k, n_op[k], v))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    per = 0
+    if "--per-tile" in args:
+        i = args.index("--per-tile")
+        per = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 1:
+        sys.exit("usage: sass-loop-ops.py SASS.csv[.xz] [--per-tile TILES_X_CONSUMER_WARPS]")
+    main(args[0], per)
