@@ -120,7 +120,8 @@ enum {
 	XV_NOEPI = 1, XV_NOFEED = 2, XV_NOMMA = 4, XV_FGLU = 8, XV_ONE = 16, XV_XP = 32, XV_RS1 = 64, XV_PF = 128,
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
 	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576,
-	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608, XV_F8T = 16777216, XV_F8L = 33554432
+	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608, XV_F8T = 16777216, XV_F8L = 33554432,
+	XV_F8W = 67108864
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1868,6 +1869,15 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 			if constexpr ((XV & XV_ONE) != 0)
 				if (8 * j >= ntok) /* the widest tile's copy: past this tile's tokens (warp-uniform) */
 					break;
+			/* XV_F8W (opt-in; 2026-12-05): GLU's BF16 outputs two columns a 4-byte store. Lane (g, tq)
+			 * holds column nb / 2 + g of tokens t0 = 8 j + 2 tq and t0 + 1; lanes g and g ^ 1 (lane ^ 4)
+			 * swap one output, so that an even-g lane stores columns (c, c + 1) of t0 and an odd-g
+			 * lane (c - 1, c) of t0 + 1: half the stores, each 4 bytes where two were 2, the same
+			 * values (bit for bit). A GLU row of N / 2 outputs must be even for the alignment, so
+			 * the pairing is taken only then (warp-uniform, as is every branch around the shuffle). */
+			[[maybe_unused]] float ow[2];
+			constexpr bool W = (XV & XV_F8W) != 0 && (XV & XV_F8) != 0 && EPI == K3_EPI_GLU;
+			[[maybe_unused]] const bool wpair = W && !p.out8 && (p.N / 2) % 2 == 0;
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
 				const int tok = 8 * j + 2 * tq + e;
@@ -1884,11 +1894,13 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 								? bg * tanh_approx(v0 * ibg) * k3_sigmoid(v0) *
 									  (bu * tanh_approx(v1 * ibu))
 								: bg * tanh_nb(v0 * ibg) * k3_sigmoid(v0) * (bu * tanh_nb(v1 * ibu));
+					if constexpr (W)
+						ow[e] = o;
 					if ((XV & XV_F8) != 0 && p.out8) { /* E4M3 of glu8_mul x o (k3_gemm_args.out_e4m3) */
 						if (ok)
 							p.out8[ro * (p.N / 2) + nb / 2 + g] =
 								(uint8_t)k3_f32x2_to_e4m3x2(o * p.glu8_mul, 0.0f);
-					} else if (ok) {
+					} else if (ok && !(W && wpair)) {
 						p.out[ro * (p.N / 2) + nb / 2 + g] = k3_f2bf(o);
 					}
 				} else if (EPI == K3_EPI_SCALE) {
@@ -1900,6 +1912,19 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 				} else if (ok) {
 					epi_store1<EPI>(p, ro, r, nb + g, v0);
 					epi_store1<EPI>(p, ro, r, nb + g + 8, v1);
+				}
+			}
+			if constexpr (W) {
+				if (wpair) {
+					const bool odd = (g & 1) != 0;
+					const float recv = __shfl_xor_sync(0xffffffffu, odd ? ow[0] : ow[1], 4);
+					const int tok = 8 * j + 2 * tq + (odd ? 1 : 0);
+					if (tok < ntok) {
+						const int64_t ro = scatter ? (int64_t)soi[tok] : tl.rb + tok;
+						const uint32_t lo = k3_f2bf(odd ? recv : ow[0]), hi = k3_f2bf(odd ? ow[1] : recv);
+						*reinterpret_cast<uint32_t *>(p.out + ro * (p.N / 2) + nb / 2 + (g & ~1)) =
+							lo | hi << 16;
+					}
 				}
 			}
 		}
@@ -2210,8 +2235,9 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  * the odd stage released by its own pair (XV_F8R, f8_kblock(); opt-in), "2pr": both, "2t": 2 sets
  * with the scale tables made by the warp together (XV_F8T, f8t_tables(); opt-in), "2prt": all
  * three, "2l": 2 sets with a k block's words by one 16-byte load at its start (XV_F8L,
- * f8_kblock(); opt-in), "2lr": 2l and 2r (all seven the default's arithmetic: its outputs bit for
- * bit); another value: -EINVAL, the choices on stderr. */
+ * f8_kblock(); opt-in), "2lr": 2l and 2r, "2w": GLU's BF16 outputs two columns a 4-byte store
+ * (XV_F8W, epilogue_nb(); opt-in), "2lw": 2l and 2w (all nine the default's arithmetic: its
+ * outputs bit for bit); another value: -EINVAL, the choices on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	using launcher = int (*)(const params &, const tmaps &, enum k3_epilogue, int, cudaStream_t);
@@ -2231,6 +2257,8 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 		{ "2prt", launch_f8x<XV_F8S2 | XV_F8P | XV_F8R | XV_F8T> },
 		{ "2l", launch_f8x<XV_F8S2 | XV_F8L> },
 		{ "2lr", launch_f8x<XV_F8S2 | XV_F8L | XV_F8R> },
+		{ "2w", launch_f8x<XV_F8S2 | XV_F8W> },
+		{ "2lw", launch_f8x<XV_F8S2 | XV_F8L | XV_F8W> },
 	};
 	const char *e = getenv("K3_GEMM_F8_SETS");
 	if (!e || !*e)
