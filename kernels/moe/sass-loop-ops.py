@@ -20,10 +20,18 @@ import sys
 
 
 def main(path, per_tile=0):
-    raw = lzma.open(path, "rt") if path.endswith(".xz") else open(path)
-    rows = list(csv.reader(raw))
-    head = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
+    try:
+        raw = lzma.open(path, "rt") if path.endswith(".xz") else open(path)
+        rows = list(csv.reader(raw))
+    except (OSError, lzma.LZMAError, csv.Error, UnicodeDecodeError) as e:
+        sys.exit("sass-loop-ops.py: %s: %s" % (path, e))
+    head = next((i for i, r in enumerate(rows) if r and r[0] == "Address"), None)
+    if head is None:
+        sys.exit("sass-loop-ops.py: %s: no 'Address' header row (not an ncu --page source --csv page)" % path)
     h = rows[head]
+    if "Instructions Executed" not in h or "Warp Stall Sampling (All Samples)" not in h:
+        sys.exit("sass-loop-ops.py: %s:%d: the header lacks 'Instructions Executed' or the stall samples" %
+                 (path, head + 1))
     ie, st = h.index("Instructions Executed"), h.index("Warp Stall Sampling (All Samples)")
     reasons = [i for i, c in enumerate(h) if c.startswith("stall_") and "Not Issued" not in c]
     data = []
@@ -77,6 +85,8 @@ if __name__ == "__main__":
     per = 0
     if "--per-tile" in args:
         i = args.index("--per-tile")
+        if i + 1 >= len(args) or not args[i + 1].isdigit() or int(args[i + 1]) <= 0:
+            sys.exit("sass-loop-ops.py: --per-tile needs a positive count (tiles x consumer warps)")
         per = int(args[i + 1])
         del args[i:i + 2]
     if len(args) != 1:
