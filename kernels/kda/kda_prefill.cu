@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -967,10 +968,13 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
  *   K3_KDA_INTRA=v1 | v2 | v3          intra kernel version (v3: v2's lean instance, see
  *                                      kda_chunk_intra_kernel)
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
- *   K3_KDA_RECUR_WARPS=v1 | v2 | 1 | 2 | 4 | 8   width rule (recurrent_warps()) or a forced width
+ *   K3_KDA_RECUR_WARPS=v1 | v2 | v3 | 1 | 2 | 4 | 8   width rule (recurrent_warps(); v3 the pair
+ *                                      kernel's, pair_warps()) or a forced width
  *   K3_KDA_FLAG_WAIT=acquire | spin | batch   overlapped path: the recurrent kernel's flag waits
  *                                      (wait_ready(), wait_ready_spin(), acquire_run())
- *   K3_KDA_RECUR=chunk | pair | pair136   the recurrent kernel a chunk a step (default) or two
+ *   K3_KDA_RECUR=auto | chunk | pair | pair136   auto (unset): pairr where the serial path is the
+ *                                      default's choice at <= PAIRR_MAX_PAIRS (sequence, head)
+ *                                      pairs, else chunk; or the recurrent kernel a chunk a step or two
  *                                      (kda_chunk_recurrent_pair_kernel: PAIR_STAGES pairs in
  *                                      flight, so K3_KDA_RECUR_STAGES and K3_KDA_FLAG_WAIT are
  *                                      not read; not bit for bit the chunk kernel's results);
@@ -992,7 +996,7 @@ struct prefill_cfg {
 	bool overlap;
 	int intra;  /* 1, 2, 3 */
 	int stages; /* 3, 4 */
-	int rule;   /* 1, 2; forced width: 10 + warps */
+	int rule;   /* 1, 2, 3 (the pair kernel's); forced width: 10 + warps */
 	int fw;     /* overlapped path: the recurrent kernel's flag wait (0 wait_ready(), 1 spin, 2 batch) */
 	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr), 6 (=pairr3) */
 };
@@ -1003,6 +1007,8 @@ struct prefill_cfg {
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
 constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0 };
 constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0 };
+/* The serial path at few (sequence, head) pairs: pairr at rule 3's width (PAIRR_MAX_PAIRS). */
+constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1037,6 +1043,21 @@ bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
 	return n_seqs == 1 && heads == 96 && total_tokens >= 4096;
 }
 
+/* Where the serial path takes the pair kernel with its decays in registers (pairr, round 05c)
+ * by default (K3_KDA_PREFILL and K3_KDA_RECUR unset or auto, the serial path the default's own
+ * choice): at most this many (sequence, head) pairs, at the width rule 3 of recurrent_warps()
+ * picks. Measured on an H100 in two calls (2026-12-05, 13:04 and 13:09 UTC; bench/results/
+ * k3-kernels-h100-2026-12-05/ call05g, call05h), one sequence, T = 1K / 4K / 16K, FP32 and BF16
+ * state, against the chunk kernel at its rule-2 width: H = 12 -13 to -17 %, H = 24 -9 to -13 %,
+ * H = 48 at 4 state warps (rule 3's choice) -2 to -5 %, H = 96 (T = 1K; longer prompts take the
+ * overlapped path) -4 %; with 4 x 4K at H = 96 (384 pairs) pairr at any width was 3-8 % slower,
+ * so past this bound the chunk kernel stays. Not measured between 97 and 383 pairs: chunk there.
+ * pairr's results are not the chunk kernel's bit for bit (two chunks a step, the same float64
+ * reference and tolerances: test_prefill_pair, test_prefill_default_path). A forced path
+ * (K3_KDA_PREFILL=serial | overlap) and the serial fallback of an overlapped default (stream
+ * capture) keep the chunk kernel, so each agrees with the other bit for bit as before. */
+constexpr int64_t PAIRR_MAX_PAIRS = 96;
+
 /* The index of K3_KDA_* knob `name`'s value among `choices` (n of them), `dflt` where it is unset
  * or empty, or -1 with a message on stderr naming the knob, its value and the choices (a typo in
  * an A/B must not run the default unnoticed). */
@@ -1068,25 +1089,29 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	static const char *const PATHS[] = { "auto", "overlap", "serial" };
 	static const char *const INTRA[] = { "v1", "v2", "v3" };
 	static const char *const STAGES[] = { "3", "4" };
-	static const char *const WARPS[] = { "v1", "v2", "1", "2", "4", "8" };
+	static const char *const WARPS[] = { "v1", "v2", "v3", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
-	static const char *const RECUR[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3" };
+	static const char *const RECUR[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3", "auto" };
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
-		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 6, -2),
-		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR, 7, 0);
+		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
+		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR, 8, 7);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0)
 		return -EINVAL;
-	const bool want = path == 1 ? true : path == 2 ? false : overlap_by_default(n_seqs, heads, total_tokens);
+	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
+	const bool want = path == 1 ? true : path == 2 ? false : by_default;
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
+	if (recur == 7 && path == 0 && !want && (int64_t)n_seqs * heads <= PAIRR_MAX_PAIRS)
+		c = CFG_SERIAL_PAIRR; /* PAIRR_MAX_PAIRS */
 	if (intra >= 0)
 		c.intra = 1 + intra;
 	if (stages >= 0)
 		c.stages = 3 + stages;
 	if (warps >= 0)
-		c.rule = warps < 2 ? 1 + warps : 10 + atoi(WARPS[warps]);
+		c.rule = warps < 3 ? 1 + warps : 10 + atoi(WARPS[warps]);
 	if (wait >= 0)
 		c.fw = wait;
-	c.pair = recur;
+	if (recur != 7)
+		c.pair = recur;
 	*out = c;
 	return 0;
 }
@@ -1325,6 +1350,23 @@ int recurrent_ctas_per_sm(int warps, int stages, int pair)
 	return n;
 }
 
+/* Rule 3, the pair kernel's width (PAIRR_MAX_PAIRS): each CTA is `w` state warps and one cross
+ * warp, and every CTA of a head makes the same cross terms, so the busiest SM carries
+ * ceil(CTAs / SMs) x (w + 1) warps' steps; the w of 1, 2, 4, 8 with the fewest, ties to the
+ * fewer warps (more CTAs). On 132 SMs: H = 12 -> 1, 24 -> 2, 48 -> 4, 96 -> 2 (tied with 8),
+ * each the fastest width measured there (H100, 2026-12-05 call05h: serpr / serpr2 / serpr4). */
+int pair_warps(int64_t pairs, int sms)
+{
+	int best = 1;
+	int64_t best_load = INT64_MAX;
+	for (int w = 1; w <= RECUR_MAX_WARPS; w *= 2) {
+		const int64_t ctas = pairs * (RECUR_MAX_WARPS / w), load = (ctas + sms - 1) / sms * (w + 1);
+		if (load < best_load)
+			best = w, best_load = load;
+	}
+	return best;
+}
+
 /* Warps per recurrent CTA (16 state rows each; 8 / warps CTAs per (sequence, head)).
  * First the most warps that still give every SM a CTA (as before 2026-12-01r); then (rule 2),
  * while some SM holds two or more CTAs, halve the warps a CTA (twice the CTAs) while that
@@ -1340,6 +1382,8 @@ int recurrent_warps(int n_seqs, int heads, int sms, const prefill_cfg &c)
 	if (c.rule > 10)
 		return c.rule - 10;
 	const int64_t pairs = (int64_t)n_seqs * heads;
+	if (c.rule == 3) /* the pair kernel: see pair_warps() */
+		return pair_warps(pairs, sms);
 	int w = RECUR_MAX_WARPS;
 	while (w > 1 && pairs * (RECUR_MAX_WARPS / w) < sms)
 		w /= 2;
@@ -1466,6 +1510,23 @@ int plan_prefill(const struct kda_prefill_args *a, cudaStream_t stream, prefill_
 }
 
 } // namespace
+
+extern "C" int kda_prefill_plan(const struct kda_prefill_args *a, cudaStream_t stream, struct kda_prefill_plan *plan)
+{
+	static const char *const RECUR[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3" };
+	if (check_args(a) || !plan)
+		return -EINVAL;
+	prefill_cfg cfg;
+	int warps = 0;
+	bool overlap = false;
+	const int prc = plan_prefill(a, stream, &cfg, &warps, &overlap);
+	if (prc)
+		return prc;
+	plan->overlap = overlap ? 1 : 0;
+	plan->recur_warps = warps;
+	plan->recur = cfg.pair >= 0 && cfg.pair < 7 ? RECUR[cfg.pair] : "?";
+	return 0;
+}
 
 extern "C" int kda_prefill_path(const struct kda_prefill_args *a, cudaStream_t stream)
 {

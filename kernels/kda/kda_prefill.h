@@ -72,6 +72,16 @@ size_t kda_prefill_workspace_bytes(int n_seqs, int heads, int64_t total_tokens);
  * Launches nothing (bench and tests report it beside their timings). */
 int kda_prefill_path(const struct kda_prefill_args *a, cudaStream_t stream);
 
+/* What kda_prefill(a, stream) would run now, in full (bench and tests print it). */
+struct kda_prefill_plan {
+	int overlap;       /* 1 the overlapped path, 0 serial */
+	int recur_warps;   /* state warps a recurrent CTA (16 state rows each) */
+	const char *recur; /* the recurrent kernel: "chunk", "pairr", ... (K3_KDA_RECUR's names) */
+};
+
+/* Fills *plan as kda_prefill_path() decides; 0, -EINVAL or -EIO. Launches nothing. */
+int kda_prefill_plan(const struct kda_prefill_args *a, cudaStream_t stream, struct kda_prefill_plan *plan);
+
 /* Enqueues the prefill on `stream`. Returns 0, -EINVAL (nothing launched),
  * or -EIO when a launch failed (the CUDA error stays readable). */
 int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream);

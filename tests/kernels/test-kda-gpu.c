@@ -1098,6 +1098,92 @@ static void test_prefill_default_path(void **unused)
 	cudaFree(out), cudaFree(ws), cudaFree(d_cu);
 }
 
+/* The recurrent kernel the default takes (kda_prefill.cu's PAIRR_MAX_PAIRS and pair_warps()):
+ * pairr on the serial path at <= 96 (sequence, head) pairs, the chunk kernel past that, on the
+ * overlapped path and on every forced path; the widths of rule 3 on 132 SMs. Then both kernels at
+ * those shapes against float64: the default (pairr) and K3_KDA_RECUR=chunk (the kernel the
+ * default no longer takes there), varlen with empty and 1-token sequences, in place, no initial
+ * state, both state dtypes. */
+static void test_prefill_default_recur(void **unused)
+{
+	(void)unused;
+	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
+					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR" };
+	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
+		unsetenv(knobs[i]);
+	int sms = 0;
+	CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	void *dummy; /* the plan reads the shape, never the buffers */
+	CUDA_OK(cudaMalloc(&dummy, 256));
+	static const struct {
+		int n, h;
+		int64_t t;
+		const char *want;     /* the default's recurrent kernel */
+		int warps_132;        /* its width on 132 SMs (0: not checked) */
+		int overlap_132;      /* the path on 132 SMs */
+	} shapes[] = {
+		{ 1, 12, 16384, "pairr", 1, 0 },  { 1, 24, 16384, "pairr", 2, 0 },
+		{ 1, 48, 16384, "pairr", 4, 0 },  { 1, 96, 1024, "pairr", 2, 0 },
+		{ 8, 12, 8 * 2048, "pairr", 2, 0 }, { 2, 48, 8192, "pairr", 2, 0 },
+		{ 1, 96, 16384, "chunk", 4, 1 },  { 4, 96, 16384, "chunk", 8, 0 },
+		{ 2, 64, 8192, "chunk", 0, 0 },   { 1, 128, 1024, "chunk", 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+		struct kda_prefill_args a = {
+			.n_seqs = shapes[i].n, .heads = shapes[i].h, .total_tokens = shapes[i].t,
+			.cu_seqlens = dummy, .state_dtype = KDA_F32, .scale = 0.08838835f, .q = dummy, .k = dummy,
+			.v = dummy, .g_raw = dummy, .beta_raw = dummy, .out = dummy, .workspace = dummy,
+		};
+		struct kda_prefill_plan pl = { -1, -1, NULL };
+		assert_int_equal(kda_prefill_plan(&a, 0, &pl), 0);
+		print_message(" default N=%d H=%d T=%lld on %d SMs: %s, %s, %d warps\n", shapes[i].n, shapes[i].h,
+			      (long long)shapes[i].t, sms, pl.overlap ? "overlap" : "serial", pl.recur, pl.recur_warps);
+		assert_int_equal(kda_prefill_path(&a, 0), pl.overlap);
+		if (sms == 132) {
+			assert_int_equal(pl.overlap, shapes[i].overlap_132);
+			if (shapes[i].warps_132)
+				assert_int_equal(pl.recur_warps, shapes[i].warps_132);
+		}
+		if (!pl.overlap)
+			assert_string_equal(pl.recur, shapes[i].want);
+		else
+			assert_string_equal(pl.recur, "chunk");
+		/* Forced paths and K3_KDA_RECUR keep or take what they name. */
+		static const char *const forced[] = { "serial", "overlap" };
+		for (int f = 0; f < 2; f++) {
+			setenv("K3_KDA_PREFILL", forced[f], 1);
+			assert_int_equal(kda_prefill_plan(&a, 0, &pl), 0);
+			assert_string_equal(pl.recur, "chunk");
+			unsetenv("K3_KDA_PREFILL");
+		}
+		setenv("K3_KDA_RECUR", "chunk", 1);
+		assert_int_equal(kda_prefill_plan(&a, 0, &pl), 0);
+		assert_string_equal(pl.recur, "chunk");
+		setenv("K3_KDA_RECUR", "auto", 1);
+		assert_int_equal(kda_prefill_plan(&a, 0, &pl), 0);
+		assert_string_equal(pl.recur, pl.overlap ? "chunk" : shapes[i].want);
+		setenv("K3_KDA_RECUR", "pairr", 1);
+		setenv("K3_KDA_PREFILL", "serial", 1);
+		assert_int_equal(kda_prefill_plan(&a, 0, &pl), 0);
+		assert_string_equal(pl.recur, "pairr");
+		unsetenv("K3_KDA_PREFILL");
+		unsetenv("K3_KDA_RECUR");
+	}
+	assert_int_equal(kda_prefill_plan(NULL, 0, NULL), -EINVAL);
+	cudaFree(dummy);
+	static const int lens[] = { 300, 17, 0, 100 };
+	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
+	for (int m = 0; m < 2; m++) {
+		if (m)
+			setenv("K3_KDA_RECUR", "chunk", 1);
+		print_message(" %s at the default's small shapes\n", m ? "K3_KDA_RECUR=chunk" : "the default (pairr)");
+		prefill_case(KDA_F32, 4, lens, 6, true, false);    /* 24 pairs */
+		prefill_case(KDA_BF16, 6, varlen, 8, true, true);  /* 48 pairs, in place */
+		prefill_case(KDA_F32, 6, varlen, 16, false, false); /* 96 pairs, no initial state */
+		unsetenv("K3_KDA_RECUR");
+	}
+}
+
 /* Prefill of T tokens on the GPU, then n fused decode steps on the GPU,
  * against the float64 prefill of T + n (with ShortConv and gated norm). */
 static void test_prefill_then_decode(void **unused)
@@ -1226,6 +1312,7 @@ int main(void)
 		cmocka_unit_test(test_prefill_pair),
 		cmocka_unit_test(test_prefill_overlap),
 		cmocka_unit_test(test_prefill_default_path),
+		cmocka_unit_test(test_prefill_default_recur),
 		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
 	};

@@ -16,7 +16,9 @@
  *   per-CTA stamps: first-byte latency, ramp, per-item time, tail, gaps; ring kernel only.
  *   --state: the decode points of that state dtype only)
  *   [--prefill-state fp32,bf16] [--prefill-ab 'LABEL:VAR=X,VAR=Y;LABEL:...'] [--prefill-rounds N]
- *   (--prefill-state: the one-sequence grid and 4 x 4K in each state dtype, no varlen rows.
+ *   [--prefill-seqs N,N,...]
+ *   (--prefill-state: the one-sequence grid and 4 x 4K in each state dtype, no varlen rows;
+ *   --prefill-seqs with it: each (T, H) point also as N sequences of T / N tokens, for each N.
  *   --prefill-ab: each prefill point timed once per set, back to back on the same buffers, the
  *   set's variables set after the prefill knobs (K3_KDA_PREFILL, K3_KDA_RECUR_STAGES,
  *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA, K3_KDA_FLAG_WAIT) are unset; the
@@ -222,6 +224,7 @@ struct options {
 	const char *only = nullptr;
 	std::vector<int> batches; /* --batch: decode batches (H = 96 only); empty: the grid */
 	std::vector<int> prefill_t, prefill_h; /* --prefill-t, --prefill-h: empty: the grid */
+	std::vector<int> prefill_seqs;         /* --prefill-seqs N,...: each point also as N sequences */
 	std::vector<const char *> ring_opts;   /* --ring-opt: empty: the environment as it is */
 	bool trace = false;                    /* --trace */
 	const char *state = nullptr;           /* --state fp32|bf16: decode with that state only */
@@ -715,7 +718,8 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 		}
 	}
 	snprintf(opname, sizeof opname, "%.31s%s%.63s", op, set ? "@" : "", label);
-	const int taken = kda_prefill_path(&a, 0);
+	struct kda_prefill_plan plan = {};
+	const int taken = kda_prefill_plan(&a, 0, &plan) ? -1 : plan.overlap;
 	std::vector<float> tot, k1, k2;
 	/* Uniform batches are named for the model (varlen with unequal lengths has no single t). */
 	bool uniform = true;
@@ -759,12 +763,11 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	/* Default (serial): intra, then recurrent; K3_KDA_PREFILL=overlap (where kda_prefill() takes it):
 	 * "intra" ends when the intra kernel does, "recurrent" is the recurrent kernel's tail after it. */
 	const char *path = getenv("K3_KDA_PREFILL"), *intra = getenv("K3_KDA_INTRA");
-	const char *rw = getenv("K3_KDA_RECUR_WARPS"), *recur = getenv("K3_KDA_RECUR");
 	printf("%-14s %s N=%-2d T=%-6zu H=%-2d  %9.1f us  (intra %8.1f, recurrent %8.1f)  p10 %9.1f p90 %9.1f"
-	       "  took=%s path=%s intra=%s warps=%s recur=%s\n",
+	       "  took=%s path=%s intra=%s warps=%d recur=%s\n",
 	       opname, dname(sdt), n, T, H, r.t.med_us, r.k1_us, r.k2_us, r.t.p10_us, r.t.p90_us,
 	       taken == 1 ? "overlap" : taken == 0 ? "serial" : "error", path ? path : "default",
-	       intra ? intra : "default", rw ? rw : "default", recur && *recur ? recur : "chunk");
+	       intra ? intra : "default", taken < 0 ? 0 : plan.recur_warps, taken < 0 ? "error" : plan.recur);
 	fflush(stdout);
 	}
 	if (!o.prefill_ab.empty())
@@ -789,8 +792,12 @@ void bench_prefill(const options &o)
 		for (int st : o.prefill_states) {
 			const enum kda_dtype sdt = st ? KDA_BF16 : KDA_F32;
 			for (int H : Hs)
-				for (int T : Ts)
+				for (int T : Ts) {
 					prefill_run(o, { T }, H, sdt, "prefill");
+					for (int n : o.prefill_seqs)
+						if (n > 1 && T / n >= 1)
+							prefill_run(o, std::vector<int>(n, T / n), H, sdt, "prefill");
+				}
 			prefill_run(o, { 4096, 4096, 4096, 4096 }, 96, sdt, "prefill");
 		}
 		return;
@@ -877,9 +884,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--prefill-h") && i + 1 < argc) {
 			if (!parse_list("--prefill-h", argv[++i], 1, 256, o.prefill_h))
 				return 2;
+		} else if (!strcmp(argv[i], "--prefill-seqs") && i + 1 < argc) {
+			if (!parse_list("--prefill-seqs", argv[++i], 1, 64, o.prefill_seqs))
+				return 2;
 		} else {
 			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|decode|verify|prefill]"
 					 " [--batch B,B,...] [--prefill-t T,T,...] [--prefill-h H,H,...] [--prefill-state fp32,bf16]"
+					" [--prefill-seqs N,N,...]"
 					" [--prefill-ab 'LABEL:VAR=X,VAR=Y;...'] [--prefill-rounds N] [--ring-opt O,O,...] [--trace]"
 					" [--state fp32|bf16]\n",
 				argv[0]);
