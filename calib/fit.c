@@ -164,25 +164,24 @@ static void apply_kda(struct hw *hw, const double *x)
 	hw->kda_intra_cycles_per_token_head = exp(x[2]);
 }
 
-/* the three above and the logit of the share of an SM's intra-chunk throughput a resident
- * recurrent CTA takes in the overlapped pair (hw.h: kda_overlap_rec_share) */
-static void apply_kda_overlap(struct hw *hw, const double *x)
+/* Where the KDA stage's optional parameters sit in x (-1: not fitted), after the three above:
+ * the logit of the share of an SM's intra-chunk throughput a resident recurrent CTA takes in the
+ * overlapped pair (hw.h: kda_overlap_rec_share), the log of the pair kernel's chain ratio
+ * (kda_pair_chain_ratio, at most 2), the log of the pair's fixed cycles (kda_fixed_cycles). Set
+ * by fit_kda_chunk() before its stage runs (qsort-style: apply has no context). */
+static _Thread_local struct {
+	int share, pair, fixed;
+} kda_x;
+
+static void apply_kda_any(struct hw *hw, const double *x)
 {
 	apply_kda(hw, x);
-	hw->kda_overlap_rec_share = squash(x[3]);
-}
-
-/* either of the two, then the log of the pair's fixed cycles (hw.h: kda_fixed_cycles) last */
-static void apply_kda_fixed(struct hw *hw, const double *x)
-{
-	apply_kda(hw, x);
-	hw->kda_fixed_cycles = exp(x[3]);
-}
-
-static void apply_kda_overlap_fixed(struct hw *hw, const double *x)
-{
-	apply_kda_overlap(hw, x);
-	hw->kda_fixed_cycles = exp(x[4]);
+	if (kda_x.share >= 0)
+		hw->kda_overlap_rec_share = squash(x[kda_x.share]);
+	if (kda_x.pair >= 0)
+		hw->kda_pair_chain_ratio = fmin(exp(x[kda_x.pair]), 2.0);
+	if (kda_x.fixed >= 0)
+		hw->kda_fixed_cycles = exp(x[kda_x.fixed]);
 }
 
 static void apply_verify(struct hw *hw, const double *x)
@@ -1183,22 +1182,36 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	 * the overlapped shapes exist, whose times are the pair's wall time: the share of an SM a
 	 * recurrent CTA takes from the intra kernel, with the rest; the rule itself is the base's) */
 	/* (and, with points enough, twice the parameters: the pair's fixed cycles, last) */
-	double xk[5] = {log(hw->kda_chunk_step_cycles > 0 ? hw->kda_chunk_step_cycles : 3000),
+	/* (and where the base preset has the pair kernel's rule and training points inside it: the
+	 * ratio of its chain to the chunk kernel's) */
+	double xk[6] = {log(hw->kda_chunk_step_cycles > 0 ? hw->kda_chunk_step_cycles : 3000),
 	                log(hw->kda_step_row_cycles > 0 ? hw->kda_step_row_cycles : 10),
-	                log(hw->kda_intra_cycles_per_token_head > 0 ? hw->kda_intra_cycles_per_token_head : 200),
-	                unsquash(hw->kda_overlap_rec_share > 0 ? hw->kda_overlap_rec_share : 0.5), 0};
-	double sk[5] = {0.3, 0.5, 0.5, 0.5, 1.0};
+	                log(hw->kda_intra_cycles_per_token_head > 0 ? hw->kda_intra_cycles_per_token_head : 200)};
+	double sk[6] = {0.3, 0.5, 0.5};
 	st.n = select_points(pts, is_kda_chunk, sel);
-	bool overlap = false;
-	for (int i = 0; i < st.n && !overlap; i++)
-		overlap = hw_kda_overlaps(hw, sel[i]->op.b, sel[i]->op.h, sel[i]->op.t);
-	int kda_params = overlap ? 4 : 3;
-	bool fixed = st.n >= 2 * (kda_params + 1);
-	if (fixed) {
+	bool overlap = false, pairk = false;
+	for (int i = 0; i < st.n; i++) {
+		overlap = overlap || hw_kda_overlaps(hw, sel[i]->op.b, sel[i]->op.h, sel[i]->op.t);
+		pairk = pairk || hw_kda_pair(hw, sel[i]->op.b, sel[i]->op.h, sel[i]->op.t);
+	}
+	int kda_params = 3;
+	kda_x.share = kda_x.pair = kda_x.fixed = -1;
+	if (overlap) {
+		kda_x.share = kda_params;
+		xk[kda_params] = unsquash(hw->kda_overlap_rec_share > 0 ? hw->kda_overlap_rec_share : 0.5);
+		sk[kda_params++] = 0.5;
+	}
+	if (pairk) {
+		kda_x.pair = kda_params;
+		xk[kda_params] = log(hw->kda_pair_chain_ratio > 0 ? hw->kda_pair_chain_ratio : 1.0);
+		sk[kda_params++] = 0.2;
+	}
+	if (st.n >= 2 * (kda_params + 1)) {
+		kda_x.fixed = kda_params;
 		xk[kda_params] = log(hw->kda_fixed_cycles > 0 ? hw->kda_fixed_cycles : 5000);
 		sk[kda_params++] = 1.0;
 	}
-	st.apply = overlap ? (fixed ? apply_kda_overlap_fixed : apply_kda_overlap) : (fixed ? apply_kda_fixed : apply_kda);
+	st.apply = apply_kda_any;
 	if (st.n >= 1 && st.n < CALIB_FIT_MIN_POINTS)
 		rep->kda_chunk.points = st.n;
 	else

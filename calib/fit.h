@@ -16,7 +16,8 @@
  *   3. KDA prefill: kda_chunk_step_cycles, kda_step_row_cycles, kda_intra_cycles_per_token_head,
  *      kda_fixed_cycles (the pair's fixed cost; with at least twice as many points as parameters),
  *      and where the base preset has the overlapped pair's rule (hw.h: kda_overlap_*) and points
- *      inside it, kda_overlap_rec_share with them; collectives: per collective kind and rank count with
+ *      inside it, kda_overlap_rec_share with them, and where it has the pair kernel's rule
+ *      (hw.h: kda_pair_*) and points inside it, kda_pair_chain_ratio; collectives: per collective kind and rank count with
  *      points enough a model of its own (hw_coll_model): its step latency and efficiency max,
  *      with half 0 (in the alpha-beta form half only adds a constant, which the latency carries:
  *      the model is latency + bytes / bandwidth, its table the rest); then eff_comm (max, half)

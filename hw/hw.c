@@ -548,6 +548,8 @@ static const struct hw_key kernel_keys[] = {
 	KEY("kda_overlap_min_heads", HK_I64, kda_overlap_min_heads, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("kda_overlap_min_tokens", HK_I64, kda_overlap_min_tokens, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("kda_overlap_rec_share", HK_F64, kda_overlap_rec_share, 1, 1, 1, 6, false, HK_NONZERO),
+	KEY("kda_pair_max_pairs", HK_I64, kda_pair_max_pairs, 1, 1, 1, 0, false, HK_NONZERO),
+	KEY("kda_pair_chain_ratio", HK_F64, kda_pair_chain_ratio, 1, 1, 1, 6, false, HK_NONZERO),
 	KEY("grouped_fp4_chunk_rows", HK_I64, grouped_fp4_chunk_rows, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("grouped_fp4_small_chunk_rows", HK_I64, grouped_fp4_small_chunk_rows, 1, 1, 1, 0, false, HK_NONZERO),
 	KEY("grouped_fp4_gemv_rows", HK_I64, grouped_fp4_gemv_rows, 1, 1, 1, 0, false, HK_NONZERO),
@@ -1102,6 +1104,13 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 	if (hw->kda_overlap_max_seqs > 0 && (hw->kda_overlap_min_heads < 1 || hw->kda_overlap_min_tokens < 1))
 		return doc_error(d, doc_get(n, "kda_overlap_max_seqs"), e,
 				 "kda_overlap_max_seqs: needs kda_overlap_min_heads and kda_overlap_min_tokens (at least 1)");
+	if (hw->kda_pair_max_pairs > 0 && hw->kda_pair_chain_ratio == 0)
+		hw->kda_pair_chain_ratio = 1; /* the rule without its ratio: neutral until fitted */
+	if (hw->kda_pair_chain_ratio > 2)
+		return doc_error(d, doc_get(n, "kda_pair_chain_ratio"), e, "kda_pair_chain_ratio: must be in (0, 2]");
+	if (hw->kda_pair_chain_ratio > 0 && hw->kda_pair_max_pairs < 1)
+		return doc_error(d, doc_get(n, "kda_pair_chain_ratio"), e,
+				 "kda_pair_chain_ratio: needs kda_pair_max_pairs (at least 1)");
 	if (hw->grouped_fp4_small_chunk_rows > hw->grouped_fp4_chunk_rows)
 		return doc_error(d, doc_get(n, "grouped_fp4_small_chunk_rows"), e,
 				 "grouped_fp4_small_chunk_rows: must be at most grouped_fp4_chunk_rows (%lld)",
@@ -1120,6 +1129,14 @@ bool hw_kda_overlaps(const struct hw *hw, int64_t seqs, int64_t heads, int64_t t
 {
 	return hw->kda_overlap_max_seqs > 0 && seqs >= 1 && seqs <= hw->kda_overlap_max_seqs &&
 	       heads >= hw->kda_overlap_min_heads && tokens >= hw->kda_overlap_min_tokens;
+}
+
+bool hw_kda_pair(const struct hw *hw, int64_t seqs, int64_t heads, int64_t tokens)
+{
+	int64_t pairs;
+	return hw->kda_pair_max_pairs > 0 && seqs >= 1 && heads >= 1 &&
+	       !__builtin_mul_overflow(seqs, heads, &pairs) && pairs <= hw->kda_pair_max_pairs &&
+	       !hw_kda_overlaps(hw, seqs, heads, tokens);
 }
 
 int hw_load_yaml(struct hw *hw, const char *name, const char *text, size_t len_bytes, struct err *e)

@@ -293,6 +293,14 @@ struct hw {
 	 * which slows the intra kernel while the pair shares the SMs (sim/cost.c). */
 	int64_t kda_overlap_max_seqs, kda_overlap_min_heads, kda_overlap_min_tokens;
 	double kda_overlap_rec_share;
+	/* KDA prefill's serial recurrence two chunks a step (optional; kda_pair_max_pairs 0: the
+	 * chunk kernel everywhere). A serial prefill of at most kda_pair_max_pairs (sequence, head)
+	 * pairs, outside the overlapped pair's rule, runs the pair kernel, as the kernels' default
+	 * does (kernels/kda/kda_prefill.cu PAIRR_MAX_PAIRS: 96, since 2026-12-05): its chain costs
+	 * kda_pair_chain_ratio times the chunk kernel's (fitted; (0, 2], 1 where the rule is given
+	 * without it; an H100 grid put the recurrent kernel alone at 0.80-0.91x). */
+	int64_t kda_pair_max_pairs;
+	double kda_pair_chain_ratio;
 	/* The MXFP4 grouped expert GEMM's chunks (optional; 0: not modeled, the datasheet presets'
 	 * case). Above grouped_fp4_gemv_rows rows a touched expert on average the kernels run the
 	 * tiled grouped GEMM (below, a gemv that streams each weight once): an expert's rows in
@@ -386,6 +394,10 @@ void hw_gemm_bounds(const struct hw *hw, enum dtype t, int64_t m, int64_t n, int
 /* Whether a KDA prefill of `seqs` sequences of `tokens` tokens each at `heads` heads takes the
  * preset's overlapped kernel pair (struct hw: kda_overlap_*); false where the preset has none. */
 bool hw_kda_overlaps(const struct hw *hw, int64_t seqs, int64_t heads, int64_t tokens);
+/* Whether a KDA prefill of `seqs` sequences of `tokens` tokens at `heads` heads runs the
+ * preset's pair kernel (struct hw: kda_pair_*): serial (not hw_kda_overlaps()) and at most
+ * kda_pair_max_pairs (sequence, head) pairs; false where the preset has no such rule. */
+bool hw_kda_pair(const struct hw *hw, int64_t seqs, int64_t heads, int64_t tokens);
 /* SM clock of a regime, Hz (sustained falls back to boost when the preset does not know it). */
 double hw_clock_hz(const struct hw *hw, enum hw_clock c);
 /* Waves of `tiles` GEMM tiles over the SMs (tiles >= SMs), after gemm_wave_smoothing. */

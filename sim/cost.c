@@ -481,6 +481,8 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 		c.waves = ceil(pairs * split / sms);
 		double step_cycles = fmax(hw->kda_chunk_step_cycles, (double)op->dv / split * hw->kda_step_row_cycles);
 		double chain_s = (double)op->serial_steps * step_cycles / r->clock_hz * c.waves;
+		if (hw_kda_pair(hw, op->b, op->h, op->t)) /* the pair kernel: two chunks a step */
+			chain_s *= hw->kda_pair_chain_ratio;
 		double k1 = fmax(hw_curve_time_s(&hw->eff_gemm, op->flops - rec_flops, rate),
 				 memory_s(hw, r, (double)(op->bytes_act_in + op->bytes_act_out), 0));
 		if (hw->kda_intra_cycles_per_token_head > 0)

@@ -283,6 +283,68 @@ static void test_kda_overlap(void **state)
 #undef KDA_OVERLAP_YAML
 }
 
+/* KDA prefill's pair kernel (hw.h: kda_pair_*): inside the rule (serial, <= kda_pair_max_pairs
+ * pairs) the chain costs the ratio times the chunk kernel's and nothing else changes; outside it
+ * (more pairs, or the overlapped pair's shapes) the cost is the chunk kernel's to the bit; no
+ * shipped preset has the rule; the time still never falls as T grows; the loader's bounds. */
+static void test_kda_pair(void **state)
+{
+	(void)state;
+	const char *const *names = hw_preset_names();
+	for (int i = 0; names[i]; i++) {
+		struct hw p;
+		struct err e = {0};
+		assert_int_equal(hw_load(&p, names[i], &e), 0);
+		assert_int_equal(p.kda_pair_max_pairs, 0);
+	}
+	struct hw pr = h200;
+	pr.kda_overlap_max_seqs = 1, pr.kda_overlap_min_heads = 96, pr.kda_overlap_min_tokens = 4096;
+	pr.kda_overlap_rec_share = 0.5;
+	struct hw ch = pr; /* the same preset without the pair kernel */
+	pr.kda_pair_max_pairs = 96;
+	pr.kda_pair_chain_ratio = 0.8;
+	double launch2 = 2 * h200.launch_latency_s;
+	static const int inside[][3] = {{1, 16384, 12}, {1, 4096, 24}, {2, 8192, 48}, {8, 2048, 12}, {1, 1024, 96}};
+	for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++) {
+		struct op_cost a, b;
+		double tp = kda_time(&pr, inside[i][0], inside[i][1], inside[i][2], &a);
+		double tc = kda_time(&ch, inside[i][0], inside[i][1], inside[i][2], &b);
+		double chain_p = a.latency_s - launch2, chain_c = b.latency_s - launch2;
+		if (!(fabs(chain_p / chain_c - 0.8) < 1e-9 && tp <= tc && tp >= 0.8 * tc - 1e-12))
+			fail_msg("b=%d t=%d h=%d: pair %.6g s (chain %.6g), chunk %.6g s (chain %.6g)", inside[i][0],
+				 inside[i][1], inside[i][2], tp, chain_p, tc, chain_c);
+	}
+	static const int outside[][3] = {{1, 16384, 96}, {1, 4096, 96}, {4, 4096, 96}, {2, 16384, 64}, {1, 1024, 128}};
+	for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
+		struct op_cost a, b;
+		assert_true(kda_time(&pr, outside[i][0], outside[i][1], outside[i][2], &a) ==
+			    kda_time(&ch, outside[i][0], outside[i][1], outside[i][2], &b));
+	}
+	assert_true(hw_kda_pair(&pr, 8, 12, 100) && !hw_kda_pair(&pr, 1, 96, 4096) && !hw_kda_pair(&pr, 97, 1, 10) &&
+		    !hw_kda_pair(&ch, 1, 12, 100) && !hw_kda_pair(&pr, INT64_MAX, INT64_MAX, 1));
+	for (int h = 12; h <= 96; h *= 2) {
+		double last = 0;
+		for (int t = 256; t <= 65536; t *= 2) {
+			struct op_cost c;
+			double x = kda_time(&pr, 1, t, h, &c);
+			if (!(x >= last))
+				fail_msg("h=%d t=%d: %.6g s after %.6g at fewer tokens", h, t, x, last);
+			last = x;
+		}
+	}
+	struct hw bad;
+	struct err e = {0};
+	const char *y = MINI_PRESET_YAML("kda_pair_max_pairs: 96");
+	assert_int_equal(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e), 0);
+	assert_true(bad.kda_pair_chain_ratio == 1);
+	y = MINI_PRESET_YAML("kda_pair_max_pairs: 96, kda_pair_chain_ratio: 2.5");
+	assert_true(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e) < 0);
+	assert_non_null(strstr(e.msg, "kda_pair_chain_ratio"));
+	y = MINI_PRESET_YAML("kda_pair_chain_ratio: 0.8");
+	assert_true(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e) < 0);
+	assert_non_null(strstr(e.msg, "needs kda_pair_max_pairs"));
+}
+
 /* The mean of ceil(r / c) over n draws of r ~ normal(mu, cv mu) given r >= 1 (Box-Muller on a
  * fixed 64-bit LCG): what sim_expected_chunks computes in closed form. */
 static double sampled_chunks(double mu, double cv, double c, int n)
@@ -1505,6 +1567,7 @@ int main(void)
 		cmocka_unit_test(test_state_vs_cache),
 		cmocka_unit_test(test_kda_chain),
 		cmocka_unit_test(test_kda_overlap),
+		cmocka_unit_test(test_kda_pair),
 		cmocka_unit_test(test_expert_chunks),
 		cmocka_unit_test(test_gemm_quantization),
 		cmocka_unit_test(test_gemm_store),

@@ -57,6 +57,11 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               (the kernels inside its kda_chunk ranges overlap in time, or not). overlap: the
               k3-kernels presets are fitted from a base preset, h200 with the kernels' overlap rule
               (KDA_OVERLAP_RULE), so that the model costs those shapes as the overlapped pair
+  --kda-pair-rule  on: the k3-kernels presets' base also carries the kernels' pair-kernel rule
+              (KDA_PAIR_RULE, hw.h kda_pair_*: serial prefills of <= 96 (sequence, head) pairs run
+              the recurrence two chunks a step, the kernels' default since 2026-12-05), and the fit
+              takes its chain ratio from the --kda-bench rows inside it; for KDA bench captures of
+              builds from then on. off (default): as before (the reports committed before it)
   --kda-bench  a KDA bench CSV (kda-bench --prefill-ab; .xz or plain), fitted with the bench capture
               as a run of its own (repeatable): its prefill rows of the path the slice took only
               (overlap: `prefill@default` of a build whose default was the overlap rule, as in
@@ -255,6 +260,9 @@ def rule_applies(spec):
 # rows in chunks of up to 160, or of up to 128 where the touched experts average at most 128 rows;
 # each chunk expands the expert's weights again; kernels/moe/k3_gemm.cu: at most 16 rows a touched
 # expert on average run the gemv instead), as preset keys (hw/hw.h: grouped_fp4_*).
+# The kernels' rule for the serial recurrence two chunks a step (kernels/kda/kda_prefill.cu
+# PAIRR_MAX_PAIRS, 2026-12-05), as a preset key (hw/hw.h: kda_pair_*; --kda-pair-rule on).
+KDA_PAIR_RULE = {"kda_pair_max_pairs": 96}
 FP4_CHUNK_RULE = {"grouped_fp4_chunk_rows": 160, "grouped_fp4_small_chunk_rows": 128, "grouped_fp4_gemv_rows": 16}
 # The clock's laws and the HBM byte's energy as measured on the H200 (2026-12-03), device keys of the
 # k3-kernels presets' base (--measured-laws off: the base preset's own): this project's kernels' share
@@ -582,6 +590,7 @@ def main():
     ap.add_argument("--scenario", default="scenarios/k3-slice.yaml")
     ap.add_argument("--clock", default="boost", choices=["boost", "sustained", "power", "measured"])
     ap.add_argument("--kda-prefill", default="auto", choices=["auto", "serial", "overlap"])
+    ap.add_argument("--kda-pair-rule", default="off", choices=["on", "off"])
     ap.add_argument("--kda-bench", action="append", default=[])
     ap.add_argument("--kda-bench-variant", default=None)
     ap.add_argument("--expert-cv", default="measured", choices=["measured", "uniform", "off"])
@@ -636,6 +645,8 @@ def main():
     rules = dict(KDA_OVERLAP_RULE) if kda_path == "overlap" else {}
     if a.expert_cv != "off":
         rules.update(FP4_CHUNK_RULE)
+    if a.kda_pair_rule == "on":
+        rules.update(KDA_PAIR_RULE)
     device_keys = (MEASURED_LAWS if a.measured_laws == "on" else []) + a.device_key
     if rules or a.power_window_ms is not None or device_keys:
         here = os.path.dirname(os.path.abspath(__file__))

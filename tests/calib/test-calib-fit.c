@@ -433,6 +433,48 @@ static void test_recovers_kda_overlap(void **state)
 	calib_points_release(&pts);
 }
 
+/* KDA prefill's pair kernel (hw.h kda_pair_*): with the base's rule (at most 96 pairs), points
+ * inside it and outside give back the ratio of its chain to the chunk kernel's, beside the
+ * overlapped pair's share; written and read back; without the rule in the base it is not fitted
+ * (and not written). */
+static void test_recovers_kda_pair(void **state)
+{
+	(void)state;
+	struct hw b2 = base, t2 = base;
+	b2.kda_overlap_max_seqs = t2.kda_overlap_max_seqs = 1;
+	b2.kda_overlap_min_heads = t2.kda_overlap_min_heads = 96;
+	b2.kda_overlap_min_tokens = t2.kda_overlap_min_tokens = 4096;
+	b2.kda_pair_max_pairs = t2.kda_pair_max_pairs = 96;
+	b2.kda_pair_chain_ratio = 1;
+	t2.kda_chunk_step_cycles = truth.kda_chunk_step_cycles;
+	t2.kda_overlap_rec_share = 0.45;
+	t2.kda_pair_chain_ratio = 0.8;
+	t2.kda_fixed_cycles = 30000;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	n_specs = 0;
+	for (int b = 1; b <= 4; b *= 2)
+		for (int t = 1024; t <= 65536; t *= 4)
+			for (int h = 12; h <= 96; h *= 2)
+				add(&pts, spec("kda_chunk b=%d t=%d h=%d", b, t, h), &t2, 1);
+	struct hw fit, back;
+	struct calib_fit_report rep;
+	struct calib_fit_opts o = {.no_tables = true};
+	struct err e = {0};
+	assert_int_equal(calib_fit(&pts, &b2, &o, &fit, &rep, &e), 0);
+	assert_true(rep.kda_chunk.fitted);
+	if (!(fabs(fit.kda_pair_chain_ratio / 0.8 - 1) < 0.05 && fabs(fit.kda_overlap_rec_share / 0.45 - 1) < 0.05))
+		fail_msg("ratio %.4f (0.8), share %.4f (0.45)", fit.kda_pair_chain_ratio, fit.kda_overlap_rec_share);
+	assert_int_equal(fit.kda_pair_max_pairs, 96);
+	preset_round_trip(&fit, &pts, &rep, &back);
+	assert_int_equal(back.kda_pair_max_pairs, 96);
+	assert_true(fabs(back.kda_pair_chain_ratio / fit.kda_pair_chain_ratio - 1) < 1e-5);
+	/* without the rule in the base the ratio is not fitted */
+	assert_int_equal(calib_fit(&pts, &base, &o, &fit, &rep, &e), 0);
+	assert_true(fit.kda_pair_chain_ratio == 0 && fit.kda_pair_max_pairs == 0);
+	calib_points_release(&pts);
+}
+
 /* The MXFP4 grouped kernel's expansion rate (hw.h grouped_fp4_*): with the base's chunk rule,
  * tiled grouped GEMMs of one and of two chunks an expert (T = 4K and 16K of K3's routing) give
  * back the rate; written and read back; a wider spread of rows then costs more; without the rule
@@ -548,6 +590,8 @@ static void test_presets_write_back(void **state)
 		SAME_I(kda_overlap_min_heads);
 		SAME_I(kda_overlap_min_tokens);
 		SAME_D(kda_overlap_rec_share, 6);
+		SAME_I(kda_pair_max_pairs);
+		SAME_D(kda_pair_chain_ratio, 6);
 		assert_true(llabs(h.reserved_bytes - back.reserved_bytes) <= 1 + h.reserved_bytes / 100000000);
 		for (int t = 0; t < DT_COUNT; t++)
 			SAME_D(gemm_eff[t], 9);
@@ -770,6 +814,7 @@ int main(void)
 	    cmocka_unit_test(test_recovers_curves),
 	    cmocka_unit_test(test_recovers_kda_and_comm),
 	    cmocka_unit_test(test_recovers_kda_overlap),
+	    cmocka_unit_test(test_recovers_kda_pair),
 	    cmocka_unit_test(test_recovers_fp4_rate),
 	    cmocka_unit_test(test_tables_and_roundtrip),
 	    cmocka_unit_test(test_own_kind_classes),
