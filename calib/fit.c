@@ -166,8 +166,8 @@ static void apply_kda(struct hw *hw, const double *x)
 
 /* Where the KDA stage's optional parameters sit in x (-1: not fitted), after the three above:
  * the logit of the share of an SM's intra-chunk throughput a resident recurrent CTA takes in the
- * overlapped pair (hw.h: kda_overlap_rec_share), the log of the pair kernel's chain ratio
- * (kda_pair_chain_ratio, at most 2), the log of the pair's fixed cycles (kda_fixed_cycles). Set
+ * overlapped pair (hw.h: kda_overlap_rec_share), the logit of the pair kernel's chain ratio
+ * (kda_pair_chain_ratio, below 1), the log of the pair's fixed cycles (kda_fixed_cycles). Set
  * by fit_kda_chunk() before its stage runs (qsort-style: apply has no context). */
 static _Thread_local struct {
 	int share, pair, fixed;
@@ -179,7 +179,7 @@ static void apply_kda_any(struct hw *hw, const double *x)
 	if (kda_x.share >= 0)
 		hw->kda_overlap_rec_share = squash(x[kda_x.share]);
 	if (kda_x.pair >= 0)
-		hw->kda_pair_chain_ratio = fmin(exp(x[kda_x.pair]), 2.0);
+		hw->kda_pair_chain_ratio = squash(x[kda_x.pair]);
 	if (kda_x.fixed >= 0)
 		hw->kda_fixed_cycles = exp(x[kda_x.fixed]);
 }
@@ -1203,8 +1203,8 @@ int calib_fit(const struct calib_points *pts, const struct hw *base, const struc
 	}
 	if (pairk) {
 		kda_x.pair = kda_params;
-		xk[kda_params] = log(hw->kda_pair_chain_ratio > 0 ? hw->kda_pair_chain_ratio : 1.0);
-		sk[kda_params++] = 0.2;
+		xk[kda_params] = unsquash(hw->kda_pair_chain_ratio > 0 ? fmin(hw->kda_pair_chain_ratio, 0.9) : 0.9);
+		sk[kda_params++] = 0.5;
 	}
 	if (st.n >= 2 * (kda_params + 1)) {
 		kda_x.fixed = kda_params;

@@ -1106,8 +1106,8 @@ static int load_tree(const struct doc *d, struct hw *hw, struct err *e)
 				 "kda_overlap_max_seqs: needs kda_overlap_min_heads and kda_overlap_min_tokens (at least 1)");
 	if (hw->kda_pair_max_pairs > 0 && hw->kda_pair_chain_ratio == 0)
 		hw->kda_pair_chain_ratio = 1; /* the rule without its ratio: neutral until fitted */
-	if (hw->kda_pair_chain_ratio > 2)
-		return doc_error(d, doc_get(n, "kda_pair_chain_ratio"), e, "kda_pair_chain_ratio: must be in (0, 2]");
+	if (hw->kda_pair_chain_ratio > 1) /* above 1 a batch one pair past the rule would run faster */
+		return doc_error(d, doc_get(n, "kda_pair_chain_ratio"), e, "kda_pair_chain_ratio: must be in (0, 1]");
 	if (hw->kda_pair_chain_ratio > 0 && hw->kda_pair_max_pairs < 1)
 		return doc_error(d, doc_get(n, "kda_pair_chain_ratio"), e,
 				 "kda_pair_chain_ratio: needs kda_pair_max_pairs (at least 1)");

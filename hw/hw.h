@@ -297,8 +297,9 @@ struct hw {
 	 * chunk kernel everywhere). A serial prefill of at most kda_pair_max_pairs (sequence, head)
 	 * pairs, outside the overlapped pair's rule, runs the pair kernel, as the kernels' default
 	 * does (kernels/kda/kda_prefill.cu PAIRR_MAX_PAIRS: 96, since 2026-12-05): its chain costs
-	 * kda_pair_chain_ratio times the chunk kernel's (fitted; (0, 2], 1 where the rule is given
-	 * without it; an H100 grid put the recurrent kernel alone at 0.80-0.91x). */
+	 * kda_pair_chain_ratio times the chunk kernel's (fitted; (0, 1], so that a batch one pair
+	 * past the rule is never faster; 1 where the rule is given without it; an H100 grid put the
+	 * recurrent kernel alone at 0.80-0.91x). */
 	int64_t kda_pair_max_pairs;
 	double kda_pair_chain_ratio;
 	/* The MXFP4 grouped expert GEMM's chunks (optional; 0: not modeled, the datasheet presets'

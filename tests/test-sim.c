@@ -322,6 +322,11 @@ static void test_kda_pair(void **state)
 	}
 	assert_true(hw_kda_pair(&pr, 8, 12, 100) && !hw_kda_pair(&pr, 1, 96, 4096) && !hw_kda_pair(&pr, 97, 1, 10) &&
 		    !hw_kda_pair(&ch, 1, 12, 100) && !hw_kda_pair(&pr, INT64_MAX, INT64_MAX, 1));
+	/* never faster as the batch grows across the rule's bound (96 -> 97 pairs at 1 head) */
+	for (int t = 256; t <= 16384; t *= 4) {
+		struct op_cost a, b;
+		assert_true(kda_time(&pr, 97, t, 1, &b) >= kda_time(&pr, 96, t, 1, &a));
+	}
 	for (int h = 12; h <= 96; h *= 2) {
 		double last = 0;
 		for (int t = 256; t <= 65536; t *= 2) {
@@ -337,7 +342,7 @@ static void test_kda_pair(void **state)
 	const char *y = MINI_PRESET_YAML("kda_pair_max_pairs: 96");
 	assert_int_equal(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e), 0);
 	assert_true(bad.kda_pair_chain_ratio == 1);
-	y = MINI_PRESET_YAML("kda_pair_max_pairs: 96, kda_pair_chain_ratio: 2.5");
+	y = MINI_PRESET_YAML("kda_pair_max_pairs: 96, kda_pair_chain_ratio: 1.2");
 	assert_true(hw_load_yaml(&bad, "x.yaml", y, strlen(y), &e) < 0);
 	assert_non_null(strstr(e.msg, "kda_pair_chain_ratio"));
 	y = MINI_PRESET_YAML("kda_pair_chain_ratio: 0.8");

@@ -1530,15 +1530,9 @@ extern "C" int kda_prefill_plan(const struct kda_prefill_args *a, cudaStream_t s
 
 extern "C" int kda_prefill_path(const struct kda_prefill_args *a, cudaStream_t stream)
 {
-	if (check_args(a))
-		return -EINVAL;
-	prefill_cfg cfg;
-	int warps = 0;
-	bool overlap = false;
-	const int prc = plan_prefill(a, stream, &cfg, &warps, &overlap);
-	if (prc)
-		return prc;
-	return overlap ? 1 : 0;
+	struct kda_prefill_plan plan;
+	const int rc = kda_prefill_plan(a, stream, &plan);
+	return rc ? rc : plan.overlap;
 }
 
 extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream)
