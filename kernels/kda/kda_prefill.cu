@@ -1051,12 +1051,18 @@ bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
  * state, against the chunk kernel at its rule-2 width: H = 12 -13 to -17 %, H = 24 -9 to -13 %,
  * H = 48 at 4 state warps (rule 3's choice) -2 to -5 %, H = 96 (T = 1K; longer prompts take the
  * overlapped path) -4 %; with 4 x 4K at H = 96 (384 pairs) pairr at any width was 3-8 % slower,
- * so past this bound the chunk kernel stays. Not measured between 97 and 383 pairs: chunk there.
+ * so past this bound the chunk kernel stays. Held out on this build (call05i, 13:28 UTC: 1, 2, 4
+ * and 8 sequences a point, 12-768 pairs): 0.83-0.99x the chunk kernel at 46 of the 48 points
+ * inside the bound (the two others, 8 x 128 and 4 x 256 tokens at H = 12, 1.016 and 1.005), and
+ * pairr forced past it 1.008-1.27x at 30 of 32 points.
  * pairr's results are not the chunk kernel's bit for bit (two chunks a step, the same float64
  * reference and tolerances: test_prefill_pair, test_prefill_default_path). A forced path
  * (K3_KDA_PREFILL=serial | overlap) and the serial fallback of an overlapped default (stream
  * capture) keep the chunk kernel, so each agrees with the other bit for bit as before. */
 constexpr int64_t PAIRR_MAX_PAIRS = 96;
+
+/* K3_KDA_RECUR's values: prefill_cfg.pair's index, then "auto" (7: the default's choice). */
+constexpr const char *RECUR_NAMES[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3", "auto" };
 
 /* The index of K3_KDA_* knob `name`'s value among `choices` (n of them), `dflt` where it is unset
  * or empty, or -1 with a message on stderr naming the knob, its value and the choices (a typo in
@@ -1091,10 +1097,9 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	static const char *const STAGES[] = { "3", "4" };
 	static const char *const WARPS[] = { "v1", "v2", "v3", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
-	static const char *const RECUR[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3", "auto" };
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
-		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR, 8, 7);
+		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 8, 7);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0)
 		return -EINVAL;
 	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
@@ -1513,7 +1518,6 @@ int plan_prefill(const struct kda_prefill_args *a, cudaStream_t stream, prefill_
 
 extern "C" int kda_prefill_plan(const struct kda_prefill_args *a, cudaStream_t stream, struct kda_prefill_plan *plan)
 {
-	static const char *const RECUR[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3" };
 	if (check_args(a) || !plan)
 		return -EINVAL;
 	prefill_cfg cfg;
@@ -1524,7 +1528,7 @@ extern "C" int kda_prefill_plan(const struct kda_prefill_args *a, cudaStream_t s
 		return prc;
 	plan->overlap = overlap ? 1 : 0;
 	plan->recur_warps = warps;
-	plan->recur = cfg.pair >= 0 && cfg.pair < 7 ? RECUR[cfg.pair] : "?";
+	plan->recur = cfg.pair >= 0 && cfg.pair < 7 ? RECUR_NAMES[cfg.pair] : "?";
 	return 0;
 }
 
