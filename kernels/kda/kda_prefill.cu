@@ -1052,9 +1052,10 @@ bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
  * H = 48 at 4 state warps (rule 3's choice) -2 to -5 %, H = 96 (T = 1K; longer prompts take the
  * overlapped path) -4 %; with 4 x 4K at H = 96 (384 pairs) pairr at any width was 3-8 % slower,
  * so past this bound the chunk kernel stays. Held out on this build (call05i, 13:28 UTC: 1, 2, 4
- * and 8 sequences a point, 12-768 pairs): 0.83-0.99x the chunk kernel at 46 of the 48 points
+ * and 8 sequences a point, 12-768 pairs): 0.83-0.998x the chunk kernel at 54 of the 56 points
  * inside the bound (the two others, 8 x 128 and 4 x 256 tokens at H = 12, 1.016 and 1.005), and
- * pairr forced past it 1.008-1.27x at 30 of 32 points.
+ * pairr forced past it 1.008-1.27x at 37 of 40 points (0.98 at 3); again at 14:10 (call05j):
+ * 55 of 56 inside (1.004 at one), 39 of 40 past it.
  * pairr's results are not the chunk kernel's bit for bit (two chunks a step, the same float64
  * reference and tolerances: test_prefill_pair, test_prefill_default_path). A forced path
  * (K3_KDA_PREFILL=serial | overlap) and the serial fallback of an overlapped default (stream
