@@ -380,19 +380,27 @@ static double bowl(const double *x, void *ctx)
 	return (x[0] - c[0]) * (x[0] - c[0]) + 10 * (x[1] - c[1]) * (x[1] - c[1]) + 1;
 }
 
+/* The base and the truth of the KDA overlap fits: base with the kernels' overlap rule, the truth
+ * with it, the truth's step cycles, a share of 0.45 and 30000 fixed cycles. */
+static void kda_overlap_pair(struct hw *b2, struct hw *t2)
+{
+	*b2 = base, *t2 = base;
+	b2->kda_overlap_max_seqs = t2->kda_overlap_max_seqs = 1;
+	b2->kda_overlap_min_heads = t2->kda_overlap_min_heads = 96;
+	b2->kda_overlap_min_tokens = t2->kda_overlap_min_tokens = 4096;
+	t2->kda_chunk_step_cycles = truth.kda_chunk_step_cycles;
+	t2->kda_overlap_rec_share = 0.45;
+	t2->kda_fixed_cycles = 30000;
+}
+
 /* KDA prefill's overlapped pair: with the base's rule, points of the rule's shapes (the pair's
  * wall time) and of others (serial) give back the share a recurrent CTA takes; the rule and
  * share are written to the preset and read back. */
 static void test_recovers_kda_overlap(void **state)
 {
 	(void)state;
-	struct hw b2 = base, t2 = base;
-	b2.kda_overlap_max_seqs = t2.kda_overlap_max_seqs = 1;
-	b2.kda_overlap_min_heads = t2.kda_overlap_min_heads = 96;
-	b2.kda_overlap_min_tokens = t2.kda_overlap_min_tokens = 4096;
-	t2.kda_chunk_step_cycles = truth.kda_chunk_step_cycles;
-	t2.kda_overlap_rec_share = 0.45;
-	t2.kda_fixed_cycles = 30000;
+	struct hw b2, t2;
+	kda_overlap_pair(&b2, &t2);
 	struct calib_points pts;
 	calib_points_init(&pts);
 	n_specs = 0;
@@ -440,16 +448,11 @@ static void test_recovers_kda_overlap(void **state)
 static void test_recovers_kda_pair(void **state)
 {
 	(void)state;
-	struct hw b2 = base, t2 = base;
-	b2.kda_overlap_max_seqs = t2.kda_overlap_max_seqs = 1;
-	b2.kda_overlap_min_heads = t2.kda_overlap_min_heads = 96;
-	b2.kda_overlap_min_tokens = t2.kda_overlap_min_tokens = 4096;
+	struct hw b2, t2;
+	kda_overlap_pair(&b2, &t2);
 	b2.kda_pair_max_pairs = t2.kda_pair_max_pairs = 96;
 	b2.kda_pair_chain_ratio = 1;
-	t2.kda_chunk_step_cycles = truth.kda_chunk_step_cycles;
-	t2.kda_overlap_rec_share = 0.45;
 	t2.kda_pair_chain_ratio = 0.8;
-	t2.kda_fixed_cycles = 30000;
 	struct calib_points pts;
 	calib_points_init(&pts);
 	n_specs = 0;
