@@ -4,7 +4,10 @@
 # The device never needs them, so before a call move the largest of them out, and back after:
 #   scripts/device-room.sh out [MiB free for the carry, default 6]   ->  the files into $STASH
 #   scripts/device-room.sh in                                        ->  every stashed file back
-# Run from the repository root. Until `in`, git status shows them deleted: never `git commit -a` then.
+# Run from the repository root. Until `in`, git status shows them deleted: never `git commit -a`
+# then, nor `git add` of a folder (its stashed files are staged as deleted; 2026-12-05, 2b28ea7),
+# and never write to a stashed file (`in` keeps the new one and leaves the stashed copy): stage
+# files by name, or `in` first.
 set -eu
 STASH=${STASH:-/tmp/k3sim-device-room}
 LIMIT=$(( 64 * 1024 * 1024 ))
@@ -20,6 +23,7 @@ out)
     echo "out: $path ($size bytes)"
   done
   echo "tracked files now $(git ls-files -z | xargs -0 stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}') bytes of $LIMIT"
+  echo "until 'in': stage files by name (a folder's stashed files would be staged as deleted)"
   ;;
 in)
   [ -d "$STASH" ] || { echo "device-room: nothing stashed in $STASH"; exit 0; }
