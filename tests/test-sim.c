@@ -204,10 +204,9 @@ static double kda_time(const struct hw *hw, int b, int t, int h, struct op_cost 
 	return c->time_s;
 }
 
-/* KDA prefill's overlapped pair (hw.h: kda_overlap_*): inside the rule never below the longer
- * kernel alone nor above the two in series; never faster as T or B grows past the rule's
- * threshold; outside the rule, and on every shipped preset, the serial cost to the bit. */
-static void test_kda_overlap(void **state)
+/* No shipped preset carries the KDA kernels' rules (hw.h: kda_overlap_*, kda_pair_*): their KDA
+ * costs were fitted on the serial chunk kernel (test_kda_overlap, test_kda_pair test the rules). */
+static void test_presets_without_kda_rules(void **state)
 {
 	(void)state;
 	const char *const *names = hw_preset_names();
@@ -216,7 +215,16 @@ static void test_kda_overlap(void **state)
 		struct err e = {0};
 		assert_int_equal(hw_load(&p, names[i], &e), 0);
 		assert_int_equal(p.kda_overlap_max_seqs, 0);
+		assert_int_equal(p.kda_pair_max_pairs, 0);
 	}
+}
+
+/* KDA prefill's overlapped pair (hw.h: kda_overlap_*): inside the rule never below the longer
+ * kernel alone nor above the two in series; never faster as T or B grows past the rule's
+ * threshold; outside the rule the serial cost to the bit. */
+static void test_kda_overlap(void **state)
+{
+	(void)state;
 	struct hw ov = h200; /* datasheet: no tables, so the physical model's parts show */
 	ov.kda_overlap_max_seqs = 1;
 	ov.kda_overlap_min_heads = 96;
@@ -285,18 +293,11 @@ static void test_kda_overlap(void **state)
 
 /* KDA prefill's pair kernel (hw.h: kda_pair_*): inside the rule (serial, <= kda_pair_max_pairs
  * pairs) the chain costs the ratio times the chunk kernel's and nothing else changes; outside it
- * (more pairs, or the overlapped pair's shapes) the cost is the chunk kernel's to the bit; no
- * shipped preset has the rule; the time still never falls as T grows; the loader's bounds. */
+ * (more pairs, or the overlapped pair's shapes) the cost is the chunk kernel's to the bit; the
+ * time still never falls as T grows; the loader's bounds. */
 static void test_kda_pair(void **state)
 {
 	(void)state;
-	const char *const *names = hw_preset_names();
-	for (int i = 0; names[i]; i++) {
-		struct hw p;
-		struct err e = {0};
-		assert_int_equal(hw_load(&p, names[i], &e), 0);
-		assert_int_equal(p.kda_pair_max_pairs, 0);
-	}
 	struct hw pr = h200;
 	pr.kda_overlap_max_seqs = 1, pr.kda_overlap_min_heads = 96, pr.kda_overlap_min_tokens = 4096;
 	pr.kda_overlap_rec_share = 0.5;
@@ -1571,6 +1572,7 @@ int main(void)
 		cmocka_unit_test(test_tp_halves_attention_weights),
 		cmocka_unit_test(test_state_vs_cache),
 		cmocka_unit_test(test_kda_chain),
+		cmocka_unit_test(test_presets_without_kda_rules),
 		cmocka_unit_test(test_kda_overlap),
 		cmocka_unit_test(test_kda_pair),
 		cmocka_unit_test(test_expert_chunks),
