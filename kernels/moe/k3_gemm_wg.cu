@@ -121,7 +121,7 @@ enum {
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
 	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576,
 	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608, XV_F8T = 16777216, XV_F8L = 33554432,
-	XV_F8W = 67108864
+	XV_F8W = 67108864, XV_F8E = 134217728, XV_F8E4 = 268435456
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1931,6 +1931,91 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 	}
 }
 
+/* XV_F8E (opt-in; 2026-12-05, round 05m): epilogue_nb()'s XV_F8 GLU and SCALE outputs, the same
+ * arithmetic on the same values (bit for bit), laid out for the instruction-level parallelism
+ * epilogue_nb() lacks. Its profile (bench/results/k3-kernels-h200-2026-12-04q/call1/sass-f8.csv.xz,
+ * lines 6500-10250 of the SASS: ~23 % of the consumer warps' stall samples) shows one output at a
+ * time: each (j, e) is its own basic block (the 8-token break, the `ok` store branch, the scatter
+ * and E4M3-output branches), so the ~45 instructions of an output (two tanh, EX2 + RCP, the
+ * factors) run as one dependent chain, and the rows' floors are global loads issued there (two
+ * LEAs waiting on them hold 1.8 % of all samples). Here:
+ *  - the floors come from flm, one byte a lane loaded before the k loop (consume(): lane l holds
+ *    row wr0 + (l & 15) + 64 (l >> 4) of the tile, so rows g + 8 h of block mb are lane
+ *    g + 8 h + 16 mb's), by 4 shuffles;
+ *  - JB j steps (8 JB tokens) a block: every output of the block computed first, in place in
+ *    acc (GLU's in acc[mb][4 j + e], SCALE's in both), with no branch (padding tokens past ntok
+ *    compute harmless values that are not stored), then stored under their predicates; the
+ *    blocks break at 8 JB tokens. JB = 2 (XV_F8E): 8 independent outputs a block, tokens rounded
+ *    to 16 as before; JB = 4 (XV_F8E4): 16 a block, rounded to 32. */
+template <int EPI, int N, int TTV, int XV>
+__device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, float (&acc)[mbs<XV>()][TTV / 2], int wr0,
+					     int lane, const float *srs, const int32_t *soi, uint32_t flm)
+{
+	constexpr int MB = mbs<XV>(), JB = (XV & XV_F8E4) ? 4 : 2;
+	static_assert((XV & XV_F8) && (EPI == K3_EPI_SCALE || (EPI == K3_EPI_GLU && (XV & XV_FGLU))),
+		      "XV_F8E: the FP8 kernel's GLU (tanh.approx) and SCALE epilogues");
+	static_assert((N / 8) % JB == 0, "XV_F8E: whole blocks");
+	const int g = lane >> 2, tq = lane & 3, ntok = (int)(tl.re - tl.rb);
+	const bool scatter = p.out_index != nullptr;
+	const float bg = p.beta_gate, bu = p.beta_up, ibg = 1.0f / bg, ibu = 1.0f / bu;
+	float rf[MB][2];
+	bool in[MB];
+#pragma unroll
+	for (int mb = 0; mb < MB; mb++) {
+		in[mb] = tl.n0 + wr0 + mb * 64 < p.N; /* this warp's 16 rows of block mb (all or none below N) */
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			rf[mb][h] = __uint_as_float(((__shfl_sync(0xffffffffu, flm, g + 8 * h + 16 * mb) & 0xffu) + 5u) << 23);
+	}
+#pragma unroll
+	for (int j0 = 0; j0 < N / 8; j0 += JB) {
+		if (8 * j0 >= ntok) /* warp-uniform */
+			break;
+#pragma unroll
+		for (int j = j0; j < j0 + JB; j++)
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const float s = srs[8 * j + 2 * tq + e];
+#pragma unroll
+				for (int mb = 0; mb < MB; mb++) {
+					float v0 = acc[mb][4 * j + e], v1 = acc[mb][4 * j + 2 + e];
+					v0 *= rf[mb][0], v1 *= rf[mb][1];
+					if constexpr (EPI == K3_EPI_GLU) {
+						v0 *= s, v1 *= s;
+						acc[mb][4 * j + e] = bg * tanh_approx(v0 * ibg) * k3_sigmoid(v0) * (bu * tanh_approx(v1 * ibu));
+					} else {
+						acc[mb][4 * j + e] = v0 * s, acc[mb][4 * j + 2 + e] = v1 * s;
+					}
+				}
+			}
+#pragma unroll
+		for (int j = j0; j < j0 + JB; j++)
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int tok = 8 * j + 2 * tq + e;
+				if (tok >= ntok)
+					continue;
+				const int64_t ro = scatter ? (int64_t)soi[tok] : tl.rb + tok;
+#pragma unroll
+				for (int mb = 0; mb < MB; mb++) {
+					if (!in[mb])
+						continue;
+					const int nb = tl.n0 + wr0 + mb * 64;
+					if constexpr (EPI == K3_EPI_GLU) {
+						if (p.out8) /* E4M3 of glu8_mul x o (k3_gemm_args.out_e4m3) */
+							p.out8[ro * (p.N / 2) + nb / 2 + g] =
+								(uint8_t)k3_f32x2_to_e4m3x2(acc[mb][4 * j + e] * p.glu8_mul, 0.0f);
+						else
+							p.out[ro * (p.N / 2) + nb / 2 + g] = k3_f2bf(acc[mb][4 * j + e]);
+					} else {
+						p.out[ro * p.N + nb + g] = k3_f2bf(acc[mb][4 * j + e]);
+						p.out[ro * p.N + nb + g + 8] = k3_f2bf(acc[mb][4 * j + 2 + e]);
+					}
+				}
+			}
+	}
+}
+
 /* One tile of N tokens: the k loop, then (NB: kernel_variant() >= 1) epilogue_nb for this N. Round
  * q's kernel runs the k loop here and its epilogue after the switch, as before round za (with
  * epilogue() inside each width's case, 2026-12-01z call 2 measured it 25 % slower: 36.5-37.5 against
@@ -1994,6 +2079,11 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 		tok_scalars<EPI, 2, (XV & XV_F8) != 0> ts;
 		if constexpr (NB && (XV & XV_ONE))
 			ts.load(p, tl, (int)threadIdx.x & 127); /* in flight through the k loop */
+		[[maybe_unused]] uint32_t flm = 0; /* XV_F8E: a row's floor a lane (epilogue_f8e()), in flight too */
+		if constexpr ((XV & XV_F8E) != 0) {
+			const int row = tl.n0 + wr0 + (lane & 15) + 64 * (lane >> 4);
+			flm = n > 0 && row < p.N ? (uint32_t)p.wfl[(size_t)tl.g * p.N + row] : 0u;
+		}
 #define K3_WG_TILE(NN) tile_n<FP4, CLU, EPI, (NN <= TTV ? NN : TTV), TTV, NB, XV>(p, tl, sm, full, empty, acc, it, wr0, lane)
 		switch (n) {
 		case 0: /* a cluster's CTA past its group's chunks */
@@ -2035,8 +2125,12 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 				k3_named_sync(1 + wg, 128);
 				ts.template store<TTV>(srs, soi, ct);
 				k3_named_sync(1 + wg, 128);
-				if constexpr (!(XV & XV_NOEPI))
+				if constexpr ((XV & XV_NOEPI) != 0) {
+				} else if constexpr ((XV & XV_F8E) != 0) {
+					epilogue_f8e<EPI, TTV, TTV, XV>(p, tl, acc, wr0, lane, srs, soi, flm);
+				} else {
 					epilogue_nb<EPI, TTV, TTV, XV>(p, tl, acc, wr0, lane, srs, soi);
+				}
 			}
 		}
 	}
@@ -2236,8 +2330,10 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  * with the scale tables made by the warp together (XV_F8T, f8t_tables(); opt-in), "2prt": all
  * three, "2l": 2 sets with a k block's words by one 16-byte load at its start (XV_F8L,
  * f8_kblock(); opt-in), "2lr": 2l and 2r, "2w": GLU's BF16 outputs two columns a 4-byte store
- * (XV_F8W, epilogue_nb(); opt-in), "2lw": 2l and 2w (all nine the default's arithmetic: its
- * outputs bit for bit); another value: -EINVAL, the choices on stderr. */
+ * (XV_F8W, epilogue_nb(); opt-in), "2lw": 2l and 2w, "2e" / "2e4": the epilogue in blocks of 16 /
+ * 32 tokens with the rows' floors loaded before the k loop (XV_F8E, epilogue_f8e(); opt-in) (all
+ * eleven the default's arithmetic: its outputs bit for bit); another value: -EINVAL, the choices
+ * on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	using launcher = int (*)(const params &, const tmaps &, enum k3_epilogue, int, cudaStream_t);
@@ -2259,6 +2355,8 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 		{ "2lr", launch_f8x<XV_F8S2 | XV_F8L | XV_F8R> },
 		{ "2w", launch_f8x<XV_F8S2 | XV_F8W> },
 		{ "2lw", launch_f8x<XV_F8S2 | XV_F8L | XV_F8W> },
+		{ "2e", launch_f8x<XV_F8S2 | XV_F8E> },
+		{ "2e4", launch_f8x<XV_F8S2 | XV_F8E | XV_F8E4> },
 	};
 	const char *e = getenv("K3_GEMM_F8_SETS");
 	if (!e || !*e)
