@@ -24,7 +24,8 @@
  * 2pr / 2t / 2prt: compact pair stages, early odd releases, both, scale tables by the warp, all;
  * "wide2f8s2l" / "wide2f8s2lr" / "wide2f8s2w" / "wide2f8s2lw" with 2l / 2lr / 2w / 2lw: a k
  * block's words by one 16-byte load, and with 2r, GLU's outputs two columns a 4-byte store, 2l and 2w;
- * "wide2f8s2e" / "wide2f8s2e4" with 2e / 2e4: the epilogue in blocks of 16 / 32 tokens);
+ * "wide2f8s2e" / "wide2f8s2e4" / "wide2f8s2eo" with 2e / 2e4 / 2eo: the epilogue in blocks of 16 /
+ * 32 tokens, 2e with GLU's outputs through shared memory);
  * K3_BENCH_MOE_T=<tokens>: that T alone.
  *
  * --only gemv: the MXFP4 expert gemv at decode with BF16 activations: the default kernel

@@ -121,7 +121,8 @@ enum {
 	XV_LEAN = 256, XV_RP = 512, XV_RQ = 1024, XV_OFS = 2048, XV_W4 = 4096, XV_V16 = 8192, XV_TX = 16384,
 	XV_PP = 32768, XV_F8D = 65536, XV_F8B = 131072, XV_F8 = 262144, XV_F8S2 = 524288, XV_F8M = 1048576,
 	XV_F8K = 2097152, XV_F8P = 4194304, XV_F8R = 8388608, XV_F8T = 16777216, XV_F8L = 33554432,
-	XV_F8W = 67108864, XV_F8E = 134217728, XV_F8E4 = 268435456
+	XV_F8W = 67108864, XV_F8E = 134217728, XV_F8E4 = 268435456,
+	XV_F8O = 536870912
 };
 
 /* The kernel's tensor maps: the weights' (weight_map()) and, for XV_TX, the token rows' (a_map()). */
@@ -1946,10 +1947,24 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
  *    acc (GLU's in acc[mb][4 j + e], SCALE's in both), with no branch (padding tokens past ntok
  *    compute harmless values that are not stored), then stored under their predicates; the
  *    blocks break at 8 JB tokens. JB = 2 (XV_F8E): 8 independent outputs a block, tokens rounded
- *    to 16 as before; JB = 4 (XV_F8E4): 16 a block, rounded to 32. */
+ *    to 16 as before; JB = 4 (XV_F8E4): 16 a block, rounded to 32.
+ * XV_F8O (with XV_F8E; GLU's BF16 outputs, opt-in): round 05m's profile of XV_F8E (bench/results/
+ * k3-kernels-h100-2026-12-05/call05m) left the epilogue's time on its 2-byte global stores (the
+ * registers of a store waited on before their reuse, the scatter index's shared load before each
+ * address: L2 at 83 % by requests). Here the outputs go to shared memory instead, a warpgroup's
+ * 64 columns x 128 tokens (16 KB, 128 bytes a token, the 16-byte chunk c of token t at
+ * (c ^ (t & 7)) x 16: the 4 token rows a warp's store touches fall in different banks), in the
+ * token region of an odd stage, which the FP8 kernel's producer never writes (produce_pp(): a
+ * k-block pair's tokens all go into its even stage): stage 5 for warpgroup 0, 7 for 1. After the
+ * warpgroup's barrier each thread copies 16-byte chunks to the output rows (8 a token row, 16
+ * token rows a pass), an eighth of the store requests. The buffer is written again only after
+ * the next tile's first warpgroup barrier (tile_n(), consume()), which every thread reaches after
+ * its copies. Taken where the output is 16-byte aligned (N % 16 == 0, out aligned) and BF16 (not
+ * out_e4m3); else XV_F8E's stores. */
 template <int EPI, int N, int TTV, int XV>
 __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, float (&acc)[mbs<XV>()][TTV / 2], int wr0,
-					     int lane, const float *srs, const int32_t *soi, uint32_t flm)
+					     int lane, const float *srs, const int32_t *soi, uint32_t flm,
+					     unsigned char *obuf = nullptr)
 {
 	constexpr int MB = mbs<XV>(), JB = (XV & XV_F8E4) ? 4 : 2;
 	static_assert((XV & XV_F8) && (EPI == K3_EPI_SCALE || (EPI == K3_EPI_GLU && (XV & XV_FGLU))),
@@ -1967,6 +1982,12 @@ __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, fl
 		for (int h = 0; h < 2; h++)
 			rf[mb][h] = __uint_as_float(((__shfl_sync(0xffffffffu, flm, g + 8 * h + 16 * mb) & 0xffu) + 5u) << 23);
 	}
+	constexpr bool O = (XV & XV_F8O) != 0 && EPI == K3_EPI_GLU;
+	static_assert(!O || (!(XV & (XV_F8M | XV_F8P)) && wcfg<true, TT, XV & (XV_F8 | XV_F8P)>::STAGES >= 8 &&
+			     TTV * 128 <= TT * KB * 2),
+		      "XV_F8O: odd stages 5 and 7's token regions free (not XV_F8M's slots, not XV_F8P's pairs)");
+	[[maybe_unused]] const int wg = (int)threadIdx.x / 128 - 1, wq = ((int)threadIdx.x >> 5) & 3;
+	[[maybe_unused]] const bool staged = O && !p.out8 && p.N % 16 == 0 && ((uintptr_t)p.out & 15u) == 0;
 #pragma unroll
 	for (int j0 = 0; j0 < N / 8; j0 += JB) {
 		if (8 * j0 >= ntok) /* warp-uniform */
@@ -1988,6 +2009,21 @@ __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, fl
 					}
 				}
 			}
+		if constexpr (O) {
+			if (staged) { /* into the warpgroup's buffer; copied out below */
+#pragma unroll
+				for (int j = j0; j < j0 + JB; j++)
+#pragma unroll
+					for (int e = 0; e < 2; e++) {
+						const int t = 8 * j + 2 * tq + e;
+#pragma unroll
+						for (int mb = 0; mb < MB; mb++)
+							*reinterpret_cast<uint16_t *>(obuf + t * 128 + (((wq + 4 * mb) ^ (t & 7)) << 4) + 2 * g) =
+								k3_f2bf(acc[mb][4 * j + e]);
+					}
+				continue;
+			}
+		}
 #pragma unroll
 		for (int j = j0; j < j0 + JB; j++)
 #pragma unroll
@@ -2013,6 +2049,20 @@ __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, fl
 					}
 				}
 			}
+	}
+	if constexpr (O) {
+		if (staged) { /* 16-byte chunk c of each token row of the warpgroup's 64 columns, 16 rows a pass */
+			k3_named_sync(1 + wg, 128);
+			const int i = (int)threadIdx.x & 127, c = i & 7;
+			if (tl.n0 + wg * 128 + 16 * c < p.N) { /* chunk c: weight rows n0 + 128 wg + 16 c .. + 15 */
+				const int64_t c0 = (int64_t)(tl.n0 + wg * 128) / 2 + 8 * c;
+				for (int t = i >> 3; t < ntok; t += 16) {
+					const int64_t ro = scatter ? (int64_t)soi[t] : tl.rb + t;
+					const uint4 v = *reinterpret_cast<const uint4 *>(obuf + t * 128 + ((c ^ (t & 7)) << 4));
+					*reinterpret_cast<uint4 *>(p.out + ro * (p.N / 2) + c0) = v;
+				}
+			}
+		}
 	}
 }
 
@@ -2127,7 +2177,9 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 				k3_named_sync(1 + wg, 128);
 				if constexpr ((XV & XV_NOEPI) != 0) {
 				} else if constexpr ((XV & XV_F8E) != 0) {
-					epilogue_f8e<EPI, TTV, TTV, XV>(p, tl, acc, wr0, lane, srs, soi, flm);
+					/* XV_F8O: the warpgroup's output buffer, odd stage 5 + 2 wg's token region */
+					epilogue_f8e<EPI, TTV, TTV, XV>(p, tl, acc, wr0, lane, srs, soi, flm,
+									(XV & XV_F8O) ? sm + C::stage_off(5 + 2 * wg) : nullptr);
 				} else {
 					epilogue_nb<EPI, TTV, TTV, XV>(p, tl, acc, wr0, lane, srs, soi);
 				}
@@ -2331,9 +2383,9 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
  * three, "2l": 2 sets with a k block's words by one 16-byte load at its start (XV_F8L,
  * f8_kblock(); opt-in), "2lr": 2l and 2r, "2w": GLU's BF16 outputs two columns a 4-byte store
  * (XV_F8W, epilogue_nb(); opt-in), "2lw": 2l and 2w, "2e" / "2e4": the epilogue in blocks of 16 /
- * 32 tokens with the rows' floors loaded before the k loop (XV_F8E, epilogue_f8e(); opt-in) (all
- * eleven the default's arithmetic: its outputs bit for bit); another value: -EINVAL, the choices
- * on stderr. */
+ * 32 tokens with the rows' floors loaded before the k loop (XV_F8E, epilogue_f8e(); opt-in), "2eo":
+ * 2e with GLU's outputs through shared memory, 16-byte stores (XV_F8O; opt-in) (all twelve the
+ * default's arithmetic: its outputs bit for bit); another value: -EINVAL, the choices on stderr. */
 int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid, cudaStream_t s)
 {
 	using launcher = int (*)(const params &, const tmaps &, enum k3_epilogue, int, cudaStream_t);
@@ -2357,6 +2409,7 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 		{ "2lw", launch_f8x<XV_F8S2 | XV_F8L | XV_F8W> },
 		{ "2e", launch_f8x<XV_F8S2 | XV_F8E> },
 		{ "2e4", launch_f8x<XV_F8S2 | XV_F8E | XV_F8E4> },
+		{ "2eo", launch_f8x<XV_F8S2 | XV_F8E | XV_F8O> },
 	};
 	const char *e = getenv("K3_GEMM_F8_SETS");
 	if (!e || !*e)

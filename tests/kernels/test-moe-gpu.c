@@ -1465,8 +1465,8 @@ static void test_gemm_wgmma_wide_small_rp(void **unused)
  * block at a time), compact pair stages (2p), the odd stage released by its own pair (2r), both
  * (2pr), the scale tables made by the warp together (2t), all three (2prt), a k block's words by
  * one 16-byte load (2l), that with 2r (2lr), GLU's outputs two columns a 4-byte store (2w) and
- * that with 2l (2lw), the epilogue in blocks of 16 / 32 tokens (2e / 2e4) (all fourteen also bit
- * for bit the default's outputs). Where the operands cannot go: -EINVAL. MOE_TEST_F8_SETS (a
+ * that with 2l (2lw), the epilogue in blocks of 16 / 32 tokens (2e / 2e4), 2e with GLU's outputs
+ * through shared memory (2eo) (all fifteen also bit for bit the default's outputs). Where the operands cannot go: -EINVAL. MOE_TEST_F8_SETS (a
  * space-separated list of those values; for compute-sanitizer runs, whose racecheck takes minutes
  * over all of them): the default and the listed ones only. */
 static bool f8_set_listed(const char *set)
@@ -1490,8 +1490,8 @@ static void test_gemm_wgmma_e4m3(void **unused)
 	}
 	static const int32_t few[4] = { 1, 17, 73, 100 }, many[4] = { 177, 0, 40, 300 };
 	static const int Ns[2] = { 256, 384 }, Ks[2] = { 256, 640 };
-	static const char *const sets[16] = { NULL, "4", "m4", "m2", "m4k", "2p", "2r", "2pr", "2t", "2prt", "2l", "2lr", "2w", "2lw", "2e", "2e4" };
-	for (int v = 0; v < 32; v++) { /* sets[v / 2]: K3_GEMM_F8_SETS (NULL: unset) */
+	static const char *const sets[17] = { NULL, "4", "m4", "m2", "m4k", "2p", "2r", "2pr", "2t", "2prt", "2l", "2lr", "2w", "2lw", "2e", "2e4", "2eo" };
+	for (int v = 0; v < 34; v++) { /* sets[v / 2]: K3_GEMM_F8_SETS (NULL: unset) */
 		if (!f8_set_listed(sets[v / 2]))
 			continue;
 		if (sets[v / 2])
@@ -1570,8 +1570,8 @@ static void test_gemm_e4m3_k3_shapes(void **unused)
 	struct wmat w2 = wmat_rand(3, K3_LATENT, K3_EXPERT_INTER, K3_W_MXFP4, 0.05);
 	const struct gemm_case c2 = { .N = K3_LATENT, .K = K3_EXPERT_INTER, .n_groups = 3, .counts = k3c,
 				      .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
-	static const char *const sets[10] = { NULL, "m4", "m4k", "2pr", "2prt", "2l", "2lr", "2lw", "2e", "2e4" }; /* K3_GEMM_F8_SETS (NULL: unset) */
-	for (int m = 0; m < 10; m++) { /* the default, then the others bit for bit */
+	static const char *const sets[11] = { NULL, "m4", "m4k", "2pr", "2prt", "2l", "2lr", "2lw", "2e", "2e4", "2eo" }; /* K3_GEMM_F8_SETS (NULL: unset) */
+	for (int m = 0; m < 11; m++) { /* the default, then the others bit for bit */
 		if (m)
 			setenv("K3_GEMM_F8_SETS", sets[m], 1);
 		same_as_f8_default = m >= 1;
