@@ -1964,7 +1964,7 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
 template <int EPI, int N, int TTV, int XV>
 __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, float (&acc)[mbs<XV>()][TTV / 2], int wr0,
 					     int lane, const float *srs, const int32_t *soi, uint32_t flm,
-					     unsigned char *obuf = nullptr)
+					     unsigned char *obuf = nullptr, unsigned char *obuf2 = nullptr)
 {
 	constexpr int MB = mbs<XV>(), JB = (XV & XV_F8E4) ? 4 : 2;
 	static_assert((XV & XV_F8) && (EPI == K3_EPI_SCALE || (EPI == K3_EPI_GLU && (XV & XV_FGLU))),
@@ -1982,7 +1982,11 @@ __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, fl
 		for (int h = 0; h < 2; h++)
 			rf[mb][h] = __uint_as_float(((__shfl_sync(0xffffffffu, flm, g + 8 * h + 16 * mb) & 0xffu) + 5u) << 23);
 	}
-	constexpr bool O = (XV & XV_F8O) != 0 && EPI == K3_EPI_GLU;
+	constexpr bool O = (XV & XV_F8O) != 0;
+	/* GLU: 64 columns a warpgroup, 128-byte token rows in one odd stage's token region; SCALE: 128
+	 * columns, 256-byte rows, tokens 0 .. 63 in one odd stage's region and 64 .. 127 in another's
+	 * (obuf, obuf2). CH: 16-byte chunks a token row. */
+	constexpr int CH = EPI == K3_EPI_GLU ? 8 : 16, RB = CH * 16;
 	static_assert(!O || (!(XV & (XV_F8M | XV_F8P)) && wcfg<true, TT, XV & (XV_F8 | XV_F8P)>::STAGES >= 8 &&
 			     TTV * 128 <= TT * KB * 2),
 		      "XV_F8O: odd stages 5 and 7's token regions free (not XV_F8M's slots, not XV_F8P's pairs)");
@@ -2018,8 +2022,16 @@ __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, fl
 						const int t = 8 * j + 2 * tq + e;
 #pragma unroll
 						for (int mb = 0; mb < MB; mb++)
+						if constexpr (EPI == K3_EPI_GLU) {
 							*reinterpret_cast<uint16_t *>(obuf + t * 128 + (((wq + 4 * mb) ^ (t & 7)) << 4) + 2 * g) =
 								k3_f2bf(acc[mb][4 * j + e]);
+						} else { /* rows g, g + 8 of block mb: chunks 2 wq + 8 mb + h */
+							unsigned char *rowp = (t < 64 ? obuf : obuf2) + (t & 63) * RB + 2 * g;
+#pragma unroll
+							for (int h = 0; h < 2; h++)
+								*reinterpret_cast<uint16_t *>(rowp + (((2 * wq + 8 * mb + h) ^ (t & 7)) << 4)) =
+									k3_f2bf(acc[mb][4 * j + 2 * h + e]);
+						}
 					}
 				continue;
 			}
@@ -2051,15 +2063,19 @@ __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, fl
 			}
 	}
 	if constexpr (O) {
-		if (staged) { /* 16-byte chunk c of each token row of the warpgroup's 64 columns, 16 rows a pass */
+		if (staged) { /* 16-byte chunk c of each token row of the warpgroup's columns, 128 / CH rows a pass */
 			k3_named_sync(1 + wg, 128);
-			const int i = (int)threadIdx.x & 127, c = i & 7;
-			if (tl.n0 + wg * 128 + 16 * c < p.N) { /* chunk c: weight rows n0 + 128 wg + 16 c .. + 15 */
-				const int64_t c0 = (int64_t)(tl.n0 + wg * 128) / 2 + 8 * c;
-				for (int t = i >> 3; t < ntok; t += 16) {
+			const int i = (int)threadIdx.x & 127, c = i % CH;
+			constexpr int GL = EPI == K3_EPI_GLU ? 2 : 1; /* weight rows an output column */
+			const int64_t ld = p.N / GL;                 /* the output's row length */
+			/* chunk c: weight rows n0 + 128 wg + 16 c / (3 - GL) .. (GLU: 16 a chunk, SCALE: 8) */
+			if (tl.n0 + wg * 128 + 8 * GL * c < p.N) {
+				const int64_t c0 = (int64_t)(tl.n0 + wg * 128) / GL + 8 * c;
+				for (int t = i / CH; t < ntok; t += 128 / CH) {
 					const int64_t ro = scatter ? (int64_t)soi[t] : tl.rb + t;
-					const uint4 v = *reinterpret_cast<const uint4 *>(obuf + t * 128 + ((c ^ (t & 7)) << 4));
-					*reinterpret_cast<uint4 *>(p.out + ro * (p.N / 2) + c0) = v;
+					const unsigned char *rowp = EPI == K3_EPI_GLU ? obuf + t * RB : (t < 64 ? obuf : obuf2) + (t & 63) * RB;
+					const uint4 v = *reinterpret_cast<const uint4 *>(rowp + ((c ^ (t & 7)) << 4));
+					*reinterpret_cast<uint4 *>(p.out + ro * ld + c0) = v;
 				}
 			}
 		}
@@ -2179,7 +2195,8 @@ __device__ __forceinline__ void consume(const params &p, unsigned char *sm, uint
 				} else if constexpr ((XV & XV_F8E) != 0) {
 					/* XV_F8O: the warpgroup's output buffer, odd stage 5 + 2 wg's token region */
 					epilogue_f8e<EPI, TTV, TTV, XV>(p, tl, acc, wr0, lane, srs, soi, flm,
-									(XV & XV_F8O) ? sm + C::stage_off(5 + 2 * wg) : nullptr);
+									(XV & XV_F8O) ? sm + C::stage_off(5 + 2 * wg) : nullptr,
+									(XV & XV_F8O) ? sm + C::stage_off(1 + 2 * wg) : nullptr);
 				} else {
 					epilogue_nb<EPI, TTV, TTV, XV>(p, tl, acc, wr0, lane, srs, soi);
 				}
