@@ -18,7 +18,8 @@
  * wg-nocluster op=..."), each beside cuBLASLt; K3_BENCH_WG_KERNELS=q,epi,wide,... instead: one
  * row per named kernel (K3_GEMM_WG_KERNEL), back to back (shape ending "wg_kernel=<name>", NVTX
  * "k3-bench wg-<name> op=..."; "wide2f8": the FP8 kernel, E4M3 activations quantized before the
- * timing, the quantizer's time printed; "wide2f8s2" / "wide2f8s4": it with K3_GEMM_F8_SETS=2 / 4,
+ * timing, the quantizer's time printed (its default form, 2eo since round 05o); "wide2f8s2" /
+ * "wide2f8s4": it with K3_GEMM_F8_SETS=2 (the default before 05o) / 4,
  * "wide2f8m2" / "wide2f8m4" / "wide2f8m4k" with m2 / m4 / m4k: A through shared memory;
  * "wide2f8s2p" / "wide2f8s2r" / "wide2f8s2pr" / "wide2f8s2t" / "wide2f8s2prt" with 2p / 2r /
  * 2pr / 2t / 2prt: compact pair stages, early odd releases, both, scale tables by the warp, all;

@@ -1959,8 +1959,12 @@ __device__ __forceinline__ void epilogue_nb(const params &p, const tile &tl, con
  * warpgroup's barrier each thread copies 16-byte chunks to the output rows (8 a token row, 16
  * token rows a pass), an eighth of the store requests. The buffer is written again only after
  * the next tile's first warpgroup barrier (tile_n(), consume()), which every thread reaches after
- * its copies. Taken where the output is 16-byte aligned (N % 16 == 0, out aligned) and BF16 (not
- * out_e4m3); else XV_F8E's stores. */
+ * its copies. SCALE (w2) likewise with the warpgroup's 128 columns: 256-byte token rows (16
+ * chunks), tokens 0 .. 63 in odd stage 5 + 2 wg's token region and 64 .. 127 in 1 + 2 wg's, 8
+ * token rows a pass. Taken where the output is 16-byte aligned (N % 16 == 0, out aligned) and
+ * BF16 (not out_e4m3); else XV_F8E's stores. Round 05o (held out): 2eo faster than the pre-05o
+ * default in 6 of 6 pairs at w13 and w2, T = 4K and 16K (w13 4K median 5.16 against 5.64 ms). The
+ * FP8 kernel's default since then (launch_f8()). */
 template <int EPI, int N, int TTV, int XV>
 __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, float (&acc)[mbs<XV>()][TTV / 2], int wr0,
 					     int lane, const float *srs, const int32_t *soi, uint32_t flm,
@@ -2389,8 +2393,10 @@ int launch_f8x(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid
 	return -EINVAL;
 }
 
-/* K3_GEMM_F8_SETS (read per call): the FP8 kernel's A register sets (f8_kblock()): unset, empty or
- * "2": 2 (the default, XV_F8S2); "4": 4 (opt-in: ptxas serializes its MMAs, C7513, and at T = 4K
+/* K3_GEMM_F8_SETS (read per call): the FP8 kernel's form. Unset or empty: the default, 2eo below
+ * (since round 05o, 2026-12-05: faster than 2 in 6 of 6 pairs at each of w13 / w2 x T = 4K / 16K
+ * on a held-out call, bench/results/k3-kernels-h100-2026-12-05m). The others (opt-in), named by
+ * the A register sets (f8_kblock()) first: "2": 2 sets (XV_F8S2; the default before 05o); "4": 4 (opt-in: ptxas serializes its MMAs, C7513, and at T = 4K
  * it ran w13 8-11 % slower than 2 sets in the same process, bench/results/k3-kernels-h200-
  * 2026-12-04q, call 2); "m4" / "m2": A through 4 / 2 slots in shared memory (XV_F8M,
  * f8m_kblock(); opt-in); "m4k": 4 slots filled a k block at a time (XV_F8K, f8mk_kblock();
@@ -2430,7 +2436,7 @@ int launch_f8(const params &p, const tmaps &tmw, enum k3_epilogue epi, int grid,
 	};
 	const char *e = getenv("K3_GEMM_F8_SETS");
 	if (!e || !*e)
-		return forms[0].run(p, tmw, epi, grid, s);
+		return launch_f8x<XV_F8S2 | XV_F8E | XV_F8O>(p, tmw, epi, grid, s); /* "2eo" */
 	for (const auto &f : forms)
 		if (!strcmp(e, f.name))
 			return f.run(p, tmw, epi, grid, s);
