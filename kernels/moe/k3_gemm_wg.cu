@@ -2072,7 +2072,7 @@ __device__ __forceinline__ void epilogue_f8e(const params &p, const tile &tl, fl
 			const int i = (int)threadIdx.x & 127, c = i % CH;
 			constexpr int GL = EPI == K3_EPI_GLU ? 2 : 1; /* weight rows an output column */
 			const int64_t ld = p.N / GL;                 /* the output's row length */
-			/* chunk c: weight rows n0 + 128 wg + 16 c / (3 - GL) .. (GLU: 16 a chunk, SCALE: 8) */
+			/* chunk c: weight rows n0 + 128 wg + 8 GL c .. (GLU: 16 a chunk, SCALE: 8) */
 			if (tl.n0 + wg * 128 + 8 * GL * c < p.N) {
 				const int64_t c0 = (int64_t)(tl.n0 + wg * 128) / GL + 8 * c;
 				for (int t = i / CH; t < ntok; t += 128 / CH) {
