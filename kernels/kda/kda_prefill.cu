@@ -93,6 +93,8 @@ struct intra_params {
 	const uint16_t *q, *k, *v, *g_raw, *beta_raw;
 	uint8_t *rec;
 	int32_t *ready; /* overlapped path: [chunk][head] set to 1 once the record is written; NULL: serial */
+	int pf;         /* v2 / v3 with K3_KDA_INTRA_PF: the CTA this many places later in launch order
+			   has its inputs prefetched into L2 (intra_prefetch()); 0: none */
 };
 
 /* Row stride (elements) of the BF16 MMA operand tiles: 136 = 68 words, so
@@ -684,6 +686,47 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 	}
 }
 
+/* One 256-byte row (a token's 128 BF16 channels of one head) into L2, not into the SM: the bulk
+ * prefetch on sm_90 (one instruction, no register or shared memory held), two line prefetches
+ * before. */
+__device__ __forceinline__ void prefetch_row_l2(const uint16_t *row)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("cp.async.bulk.prefetch.L2.global [%0], 256;\n" ::"l"(row) : "memory");
+#else
+	asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row) : "memory");
+	asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row + 64) : "memory");
+#endif
+}
+
+/* K3_KDA_INTRA_PF (round 05q, opt-in): the intra kernel's CTAs each spend a DRAM round trip on
+ * their own q, k, g_raw and v before any arithmetic (one (chunk, head) item a CTA), and ncu has
+ * them issue- and latency-bound rather than bandwidth-bound (IPC 2.5 of 4, DRAM 53 %, 01e). Each
+ * CTA here asks L2 for the inputs of the CTA p.pf places later in launch order (x fastest: the
+ * same head's chunks on the serial path, the same chunk's heads on the overlapped one), so that
+ * by the time that CTA starts its loads hit L2. Threads 0-63 one row each (tensor tid / 16, token
+ * tid % 16), rows past the chunk's end skipped; beta_raw (32 bytes a chunk) is not prefetched.
+ * Nothing read here feeds the results: the outputs are v2's (v3's) bit for bit. */
+__device__ __forceinline__ void intra_prefetch(const intra_params &p)
+{
+	const int tid = threadIdx.x;
+	if (tid >= 64)
+		return;
+	const int64_t n = (int64_t)gridDim.x * gridDim.y;
+	const int64_t b = (int64_t)blockIdx.y * gridDim.x + blockIdx.x + p.pf;
+	if (b >= n)
+		return;
+	const int bx = (int)(b % gridDim.x), by = (int)(b / gridDim.x);
+	const int j = p.ready ? by : bx, h = p.ready ? bx : by;
+	int t0 = 0, L = 0;
+	intra_locate(p, j, t0, L);
+	const int row = tid & (CH - 1), which = tid >> 4;
+	if (row >= L)
+		return;
+	const uint16_t *base = which == 0 ? p.q : which == 1 ? p.k : which == 2 ? p.g_raw : p.v;
+	prefetch_row_l2(base + ((size_t)(t0 + row) * p.heads + h) * D);
+}
+
 /*
  * Version 2 (default): the same record from fewer instructions and shared-memory
  * wavefronts. Thread (warp w, lane l) owns the channel pair c0 = 2 (32 (w & 1) + l),
@@ -700,13 +743,15 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
  * on the overlapped path not faster: the recurrent kernel beside it then sets the pair
  * (H200, 2026-12-02zb; docs/KERNELS.md "KDA prefill, round 02zb").
  */
-template <bool LEAN>
+template <bool LEAN, bool PF = false>
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
 	intra_in in;
 	intra_load<LEAN>(p, j, h, in);
+	if constexpr (PF)
+		intra_prefetch(p);
 	if (in.L <= 0)
 		return;
 	intra_compute<LEAN>(p, j, h, in, sm);
@@ -967,6 +1012,9 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
  *                                      by side, or overlap_by_default(); unset: auto
  *   K3_KDA_INTRA=v1 | v2 | v3          intra kernel version (v3: v2's lean instance, see
  *                                      kda_chunk_intra_kernel)
+ *   K3_KDA_INTRA_PF=N                  v2 / v3: each intra CTA prefetches into L2 the inputs of
+ *                                      the CTA N places later in launch order (intra_prefetch();
+ *                                      unset or 0: none; v1 ignores it)
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | v3 | 1 | 2 | 4 | 8   width rule (recurrent_warps(); v3 the pair
  *                                      kernel's, pair_warps()) or a forced width
@@ -999,16 +1047,17 @@ struct prefill_cfg {
 	int rule;   /* 1, 2, 3 (the pair kernel's); forced width: 10 + warps */
 	int fw;     /* overlapped path: the recurrent kernel's flag wait (0 wait_ready(), 1 spin, 2 batch) */
 	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr), 6 (=pairr3) */
+	int pf;     /* K3_KDA_INTRA_PF: intra_params.pf (v2 / v3; 0 none) */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0 };
 /* The serial path at few (sequence, head) pairs: pairr at rule 3's width (PAIRR_MAX_PAIRS). */
-constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5 };
+constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1083,6 +1132,23 @@ int knob(const char *name, const char *const *choices, int n, int dflt)
 	return -1;
 }
 
+/* Integer knob `name` in [0, most]: `dflt` where it is unset or empty, or -1 with a message on
+ * stderr naming the knob and its value (anything but a plain decimal in range). */
+int int_knob(const char *name, int most, int dflt)
+{
+	const char *e = getenv(name);
+	if (!e || !*e)
+		return dflt;
+	char *end = nullptr;
+	errno = 0;
+	const long v = *e >= '0' && *e <= '9' ? strtol(e, &end, 10) : -1;
+	if (errno || v < 0 || *end || v > most) {
+		fprintf(stderr, "kda_prefill: %s=%s is not a whole number from 0 to %d\n", name, e, most);
+		return -1;
+	}
+	return (int)v;
+}
+
 /* The configuration asked for, for N sequences of T tokens in all at H heads: K3_KDA_PREFILL=
  * overlap | serial forces one; =auto or unset takes overlap_by_default(). History: the rule was
  * the default in 2026-12-02l, serial again in 2026-12-02n (the K3 slice's kda_chunk class then ran
@@ -1100,8 +1166,9 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
-		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 8, 7);
-	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0)
+		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 8, 7),
+		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0);
+	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0)
 		return -EINVAL;
 	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
 	const bool want = path == 1 ? true : path == 2 ? false : by_default;
@@ -1118,28 +1185,37 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		c.fw = wait;
 	if (recur != 7)
 		c.pair = recur;
+	c.pf = c.intra >= 2 ? pf : 0;
 	*out = c;
 	return 0;
 }
 
-const void *intra_kernel(int v)
+const void *intra_kernel(int v, bool pf = false)
 {
-	return v == 1	? (const void *)kda_chunk_intra_v1_kernel
-	       : v == 3 ? (const void *)kda_chunk_intra_kernel<true>
-			: (const void *)kda_chunk_intra_kernel<false>;
+	if (v == 1)
+		return (const void *)kda_chunk_intra_v1_kernel;
+	if (pf)
+		return v == 3 ? (const void *)kda_chunk_intra_kernel<true, true>
+			      : (const void *)kda_chunk_intra_kernel<false, true>;
+	return v == 3 ? (const void *)kda_chunk_intra_kernel<true> : (const void *)kda_chunk_intra_kernel<false>;
 }
 
 /* `grid`: chunks x heads in either order. */
 int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
 {
 	/* Overlapped: see launch_recurrent() (both kernels ask for the same carveout). */
-	if (ip.ready && cudaFuncSetAttribute(intra_kernel(v), cudaFuncAttributePreferredSharedMemoryCarveout,
+	const bool pf = v >= 2 && ip.pf > 0;
+	if (ip.ready && cudaFuncSetAttribute(intra_kernel(v, pf), cudaFuncAttributePreferredSharedMemoryCarveout,
 					     cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (v == 3 && pf)
+		kda_chunk_intra_kernel<true, true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else if (v == 3)
 		kda_chunk_intra_kernel<true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (pf)
+		kda_chunk_intra_kernel<false, true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else
 		kda_chunk_intra_kernel<false><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
@@ -1206,6 +1282,8 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 		    cudaDeviceGetAttribute(&blk_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev) != cudaSuccess ||
 		    cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
 			return -EIO;
+		/* The intra kernel's PF instance (K3_KDA_INTRA_PF) has v2's (v3's) bounds and shared
+		 * memory, so the plain instance stands for both. */
 		cta_footprint r, in;
 		if (footprint_of((const void *)kern, K::threads, smem, reserved, &r) ||
 		    footprint_of(intra_kernel(intra), INTRA_THREADS, 0, reserved, &in))
@@ -1576,6 +1654,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	ip.total = (int)a->total_tokens;
 	ip.q = a->q, ip.k = a->k, ip.v = a->v, ip.g_raw = a->g_raw, ip.beta_raw = a->beta_raw;
 	ip.rec = rec;
+	ip.pf = cfg.pf;
 
 	recur_params rp = {};
 	rp.n_seqs = a->n_seqs;

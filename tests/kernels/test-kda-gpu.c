@@ -1026,12 +1026,12 @@ static void test_prefill_default_path(void **unused)
 		.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
 	};
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR" };
+					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR", "K3_KDA_INTRA_PF" };
 	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
 		unsetenv(knobs[i]);
 	/* A knob's value that is none of its choices fails the call (-EINVAL, nothing launched)
 	 * instead of running the default unnoticed; an empty one is unset. */
-	static const char *const bad[] = { "overlapped", "5", "16", "v4", "poll", "triple" };
+	static const char *const bad[] = { "overlapped", "5", "16", "v4", "poll", "triple", "12x" };
 	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++) {
 		setenv(knobs[i], bad[i], 1);
 		assert_int_equal(kda_prefill_path(&a, 0), -EINVAL);
@@ -1096,6 +1096,110 @@ static void test_prefill_default_path(void **unused)
 		free(ho[m]), free(hs[m]);
 	cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
 	cudaFree(out), cudaFree(ws), cudaFree(d_cu);
+}
+
+/* One prefill of `a` (outputs, final state and workspace poisoned first) with K3_KDA_INTRA_PF set to
+ * `pf` (NULL: unset): the outputs [E] BF16 and final states [SB] bytes on the host (caller frees). */
+static void pf_run(const struct kda_prefill_args *a, const char *pf, size_t E, size_t SB, size_t wsb,
+		   uint8_t **ho, uint8_t **hs)
+{
+	if (pf)
+		setenv("K3_KDA_INTRA_PF", pf, 1);
+	else
+		unsetenv("K3_KDA_INTRA_PF");
+	CUDA_OK(cudaMemset(a->out, 0xff, E * 2));
+	CUDA_OK(cudaMemset(a->final_state, 0xff, SB));
+	CUDA_OK(cudaMemset(a->workspace, 0xff, wsb));
+	assert_int_equal(kda_prefill(a, 0), 0);
+	CUDA_OK(cudaDeviceSynchronize());
+	*ho = xmalloc(E * 2), *hs = xmalloc(SB);
+	CUDA_OK(cudaMemcpy(*ho, a->out, E * 2, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(*hs, a->final_state, SB, cudaMemcpyDeviceToHost));
+	unsetenv("K3_KDA_INTRA_PF");
+}
+
+/* The intra kernel's L2 prefetch (K3_KDA_INTRA_PF=N, round 05q): it reads nothing the results
+ * depend on, so with any distance (1, a head's chunks and more, past the grid's end) the outputs
+ * and final states are the ones without it, bit for bit, for v2 and v3, on the serial and the
+ * overlapped path, one sequence and varlen (empty, 1- and 16-token sequences: rows past a chunk's
+ * end skipped); fresh random inputs, poisoned outputs. Values that are not whole numbers from 0
+ * to 2^20 fail the call. Against float64: prefill_case() with the prefetch on. */
+static void test_prefill_intra_pf(void **unused)
+{
+	(void)unused;
+	static const int one4k[] = { 4096 }, varlen[] = { 1, 16, 17, 0, 200, 33, 1000 };
+	struct {
+		int n, H;
+		const int *lens;
+		const char *path, *intra;
+	} cases[] = {
+		{ 1, 96, one4k, "serial", NULL }, { 1, 96, one4k, "overlap", NULL },
+		{ 7, 8, varlen, "serial", NULL }, { 7, 24, varlen, "overlap", "v3" },
+		{ 1, 12, one4k, "serial", "v3" },
+	};
+	static const char *const dists[] = { "1", "96", "1056", "100000" };
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		const int n = cases[c].n, H = cases[c].H;
+		int32_t cu[8] = { 0 };
+		for (int i = 0; i < n; i++)
+			cu[i + 1] = cu[i] + cases[c].lens[i];
+		const int64_t T = cu[n];
+		const size_t E = (size_t)T * H * D, SB = (size_t)n * H * D * D * 4;
+		void *q = dev_bf16_rand(E, -1, 1), *k = dev_bf16_rand(E, -1, 1), *v = dev_bf16_rand(E, -1, 1);
+		void *g = dev_bf16_rand(E, -6, 3), *b = dev_bf16_rand((size_t)T * H, -3, 3);
+		void *s0 = dev_bf16_rand(SB / 2, -1, 1), *s1, *out, *ws, *d_cu = dev_i32(cu, n + 1);
+		CUDA_OK(cudaMalloc(&s1, SB));
+		CUDA_OK(cudaMalloc(&out, E * 2));
+		const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
+		CUDA_OK(cudaMalloc(&ws, wsb));
+		struct kda_prefill_args a = {
+			.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = KDA_F32,
+			.scale = 0.08838835f, .q = q, .k = k, .v = v, .g_raw = g, .beta_raw = b,
+			.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
+		};
+		setenv("K3_KDA_PREFILL", cases[c].path, 1);
+		if (cases[c].intra)
+			setenv("K3_KDA_INTRA", cases[c].intra, 1);
+		uint8_t *ho0, *hs0;
+		pf_run(&a, NULL, E, SB, wsb, &ho0, &hs0);
+		for (size_t d = 0; d < sizeof dists / sizeof *dists; d++) {
+			uint8_t *ho, *hs;
+			pf_run(&a, dists[d], E, SB, wsb, &ho, &hs);
+			size_t diff = 0;
+			for (size_t i = 0; i < E * 2; i++)
+				diff += ho[i] != ho0[i];
+			for (size_t i = 0; i < SB; i++)
+				diff += hs[i] != hs0[i];
+			print_message(" N=%d H=%d T=%lld %s intra=%s K3_KDA_INTRA_PF=%s: %zu bytes differ\n", n, H,
+				      (long long)T, cases[c].path, cases[c].intra ? cases[c].intra : "default", dists[d],
+				      diff);
+			assert_true(diff == 0);
+			free(ho), free(hs);
+		}
+		size_t poison = 0;
+		for (size_t i = 0; i < E; i++)
+			poison += ((uint16_t *)ho0)[i] == 0xffff;
+		assert_true(poison == 0);
+		free(ho0), free(hs0);
+		static const char *const bad[] = { "-1", "x", "7x", "1048577", " 3" };
+		for (size_t i = 0; c == 0 && i < sizeof bad / sizeof *bad; i++) {
+			setenv("K3_KDA_INTRA_PF", bad[i], 1);
+			assert_int_equal(kda_prefill(&a, 0), -EINVAL);
+		}
+		unsetenv("K3_KDA_INTRA_PF");
+		unsetenv("K3_KDA_PREFILL");
+		unsetenv("K3_KDA_INTRA");
+		cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
+		cudaFree(out), cudaFree(ws), cudaFree(d_cu);
+	}
+	/* Against float64 with the prefetch on (serial, then overlapped). */
+	setenv("K3_KDA_INTRA_PF", "64", 1);
+	prefill_case(KDA_F32, 6, varlen, 8, true, false);
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	static const int one2k[] = { 2048 };
+	prefill_case(KDA_BF16, 1, one2k, 32, true, false);
+	unsetenv("K3_KDA_PREFILL");
+	unsetenv("K3_KDA_INTRA_PF");
 }
 
 /* The recurrent kernel the default takes (kda_prefill.cu's PAIRR_MAX_PAIRS and pair_warps()):
@@ -1313,6 +1417,7 @@ int main(void)
 		cmocka_unit_test(test_prefill_overlap),
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_prefill_default_recur),
+		cmocka_unit_test(test_prefill_intra_pf),
 		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
 	};
