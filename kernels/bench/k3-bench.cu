@@ -6,7 +6,16 @@
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
  *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|wgmma_peak]
- *            [--require-wgmma] [--warm-l2]
+ *            [--require-wgmma] [--warm-l2] [--expert-act bf16|e4m3]
+ *
+ * --expert-act e4m3 (default bf16: the rows as before, nothing added): the MXFP4 expert rows of
+ * the full run, --only moe and --only moe_prefill (decode and prefill sizes) are each followed by the same GEMM as
+ * moe_layer_forward() runs it with expert_act K3_A_E4M3_ROW: the FP8 wgmma kernel on E4M3
+ * activations with a scale a row (quantized before the timing), w13 writing its outputs as
+ * E4M3 (out_e4m3), variants `mxfp4f8_w13` / `mxfp4f8_w2`, shape ending " a=e4m3", NVTX
+ * "k3sim op=grouped_gemm ... dtype=fp8 w_dtype=mxfp4" (the op the layer announces); each w13
+ * row by the layer's quantizer of the latent rows (op `e4m3_quant`, variant `latent`, NVTX
+ * "k3sim op=elementwise m=<tokens> n=3584 in=2 out=1 dtype=fp8"). Needs the wgmma kernel.
  *
  * --only wgmma_peak: the tensor pipe's rate at the expert GEMMs' MMA shapes with no copies
  * (bench/k3_wgmma_peak.h: wgmma m64nNk16 from shared memory, N 64 .. 256, 1-3 warpgroups, 1-2
@@ -514,6 +523,7 @@ struct options {
 	bool warm_l2 = false;
 	int reps = 20;
 	const char *only = nullptr;
+	bool expert_e4m3 = false; /* --expert-act e4m3: the layer's E4M3 expert rows too */
 };
 
 FILE *g_csv;
@@ -1304,6 +1314,8 @@ std::string g_wg_kernel;
  * activations (K3_A_E4M3_ROW, quantized before timing: the GEMM alone is timed, the quantizer's
  * time printed beside) and the FP8-word layout select. */
 bool g_wg_f8 = false;
+/* --expert-act e4m3: expert_point() times the layer's E4M3 form of its GEMM (see the top). */
+bool g_f8_layer = false;
 
 /* The gemv's second protocol (decode rows): `launch` back to back over its R routings (R
  * distinct sets of touched experts' weights and of activations; each set's weights alone are
@@ -1447,7 +1459,10 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	uint8_t *Aq = nullptr, *As = nullptr;
 	uint8_t *Aq8 = nullptr;
 	float *Aqs = nullptr;
-	const bool f8 = g_wg_f8 && w.dt == K3_W_MXFP4 && !decode && !a8;
+	/* The layer's E4M3 form (--expert-act e4m3): at every size, w13 writing E4M3 (w2's row scales
+	 * are the quantizer's here, 1 / m in the layer: the same bytes). */
+	const bool f8_layer = g_f8_layer && w.dt == K3_W_MXFP4 && !a8;
+	const bool f8 = ((g_wg_f8 && !decode) || f8_layer) && w.dt == K3_W_MXFP4 && !a8;
 	if (f8) {
 		w.wgf8_layout();
 		Aq8 = (uint8_t *)dalloc((size_t)Ra * a_elems);
@@ -1473,6 +1488,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	}
 	const int width = glu ? w.N / 2 : w.N;
 	uint16_t *out = (uint16_t *)dalloc((size_t)rows * width * 2);
+	uint8_t *out8 = f8_layer && glu ? (uint8_t *)dalloc((size_t)rows * width) : nullptr;
 	k3_gemm_args a = {};
 	a.rows = rows, a.N = w.N, a.K = w.K, a.n_groups = E, a.epi = glu ? K3_EPI_GLU : K3_EPI_SCALE;
 	a.beta_gate = 4.0f, a.beta_up = 25.0f, a.out = out, a.path = gpath;
@@ -1488,6 +1504,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		a.a_dtype = K3_A_MXFP8, a.w_packed = w.fp8_layout(), a.a_q = Aq, a.a_scales = As;
 	if (f8)
 		a.a_dtype = K3_A_E4M3_ROW, a.w_wgf8 = (const uint8_t *)w.packedf8, a.w_floors = (const uint8_t *)w.floors;
+	if (out8)
+		a.out = nullptr, a.out_e4m3 = out8;
 	size_t gws = 0; /* gemv_f16_kernel's FP16 activations */
 	KOK(k3_gemm_workspace_bytes(&a, &gws));
 	a.workspace = gws ? dalloc(gws) : nullptr, a.workspace_bytes = gws;
@@ -1512,13 +1530,13 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	 * rows `<alt>_w13` / `<alt>_w2`, timed as `k3-bench gemv-<alt> op=...`. */
 	std::string alt_variant = alt ? std::string(alt) + (glu ? "_w13" : "_w2") : "";
 	std::string alt_op = alt ? std::string("k3-bench gemv-") + alt + " op" : "";
-	r.variant = alt ? alt_variant.c_str() : w.dt == K3_W_MXFP4 ? (a8 ? (bulk ? (glu ? "mxfp4a8b_w13" : "mxfp4a8b_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
+	r.variant = alt ? alt_variant.c_str() : f8_layer ? (glu ? "mxfp4f8_w13" : "mxfp4f8_w2") : w.dt == K3_W_MXFP4 ? (a8 ? (bulk ? (glu ? "mxfp4a8b_w13" : "mxfp4a8b_w2") : (glu ? "mxfp4a8_w13" : "mxfp4a8_w2"))
 					     : bulk ? (glu ? "mxfp4b_w13" : "mxfp4b_w2") : (glu ? "mxfp4_w13" : "mxfp4_w2"))
 				       : (glu ? "bf16_w13" : "bf16_w2");
 	const int path = k3_gemm_path_for(&a);
-	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s%s%s", T, (long long)rows, w.N,
+	snprintf(r.shape, sizeof r.shape, "tokens=%d m=%lld n=%d k=%d touched=%.0f %s%s%s%s%s", T, (long long)rows, w.N,
 		 w.K, touched_avg, path_name(path), nocluster ? " wg_cluster=1" : "",
-		 g_wg_kernel.empty() ? "" : " wg_kernel=", g_wg_kernel.c_str());
+		 g_wg_kernel.empty() ? "" : " wg_kernel=", g_wg_kernel.c_str(), f8_layer ? " a=e4m3" : "");
 	const std::string wg_op = "k3-bench wg-" + g_wg_kernel + " op";
 	char spec[192];
 	/* A forced kernel other than the default is timed under its own name, not as the op (a
@@ -1528,7 +1546,8 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		    : gpath == K3_GEMM_TILED_MMA ? "k3-bench tiled-mma op"
 		    : nocluster ? "k3-bench wg-nocluster op" : bulk ? "k3-bench gemv-bulk op"
 		    : !g_wg_kernel.empty() ? wg_op.c_str() : "k3sim op",
-		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : "bf16", w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
+		 (long long)rows, w.N, w.K, E, touched_avg, a8 ? "mxfp8" : f8_layer ? "fp8" : "bf16",
+		 w.dt == K3_W_MXFP4 ? "mxfp4" : "bf16");
 	r.spec = spec;
 	r.reps = decode ? o.reps : std::max(3, o.reps / 4);
 	const char *old_env = getenv("K3_GEMM_WG_CLUSTER");
@@ -1546,7 +1565,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	r.steady_kind = decode ? "graph" : "loop";
 	/* Bytes: the touched experts' weights, A read, output written. */
 	const double wbytes = touched_avg * w.N * (double)w.K * w.bytes_per_weight();
-	r.bytes = wbytes + (double)a_elems * (a8 ? 1.0 + 1.0 / 32 : f8 ? 1.0 : 2.0) + (double)rows * width * 2;
+	r.bytes = wbytes + (double)a_elems * (a8 ? 1.0 + 1.0 / 32 : f8 ? 1.0 : 2.0) + (double)rows * width * (out8 ? 1 : 2);
 	r.flops = 2.0 * rows * w.N * (double)w.K;
 	if (!decode)
 		r.ref_us = cublas_us(rows, w.N, w.K, std::max(3, o.reps / 4));
@@ -1554,7 +1573,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
 		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
 		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
-	if (decode && g_copy_gbps > 0) /* back to back over the R routings, beside a copy of the same bytes */
+	if (decode && g_copy_gbps > 0 && !f8_layer) /* back to back over the R routings, beside a copy of the same bytes */
 		gemv_b2b(r, launch, R, rows, w.N, w.K, touched_avg, wbytes, E);
 	if (decode && T == 1 && getenv("K3_BENCH_GEMV_TRACE"))
 		gemv_trace(r.variant, launch, (int64_t)rs[0]->touched.size());
@@ -1576,12 +1595,33 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		q.bytes = (double)a_elems * (2.0 + 1.0 + 1.0 / 32);
 		csv_row(q);
 	}
+	if (f8_layer && glu) { /* the layer's quantizer of the latent rows (its own op, before w13) */
+		row q;
+		q.op = "e4m3_quant", q.variant = "latent";
+		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
+		char qspec[96];
+		snprintf(qspec, sizeof qspec, "k3sim op=elementwise m=%lld n=%d in=2 out=1 dtype=fp8", (long long)a_rows, w.K);
+		q.spec = qspec;
+		q.reps = decode ? o.reps : std::max(3, o.reps / 4);
+		auto qlaunch = [&](int i) {
+			KOK(k3_gemm_quantize_e4m3_rows(A + (size_t)(i % Ra) * a_elems, a_rows, w.K,
+						       Aq8 + (size_t)(i % Ra) * a_elems, Aqs + (size_t)(i % Ra) * a_rows,
+						       g_stream));
+		};
+		q.t = time_events(qspec, 2, q.reps, qlaunch);
+		q.steady_us = time_steady(decode, Ra, decode ? std::max(1, 32 / Ra) : 1, qlaunch);
+		q.steady_kind = decode ? "graph" : "loop";
+		q.bytes = (double)a_elems * 3.0 + (double)a_rows * 4.0;
+		csv_row(q);
+	}
 	for (auto *p : rs)
 		delete p;
 	for (auto *p : ds)
 		delete p;
 	CK(cudaFree(A));
 	CK(cudaFree(out));
+	if (out8)
+		CK(cudaFree(out8));
 	if (a.workspace)
 		CK(cudaFree(a.workspace));
 	if (a8) {
@@ -1748,6 +1788,16 @@ void bench_wgmma_peak(const options &o)
 	}
 }
 
+/* --expert-act e4m3: the layer's E4M3 form of an MXFP4 expert point (nothing otherwise). */
+void expert_point_e4m3(const options &o, experts &w, int T, bool glu, bool decode, int R)
+{
+	if (!o.expert_e4m3 || w.dt != K3_W_MXFP4)
+		return;
+	g_f8_layer = true;
+	expert_point(o, w, T, glu, decode, R);
+	g_f8_layer = false;
+}
+
 /* --only moe_prefill: the grouped prefill rows alone, each with and without clusters
  * (K3_BENCH_MOE_VARIANT=bf16_w13 etc. in the environment: that variant only, e.g. under ncu; a
  * prefix names several: "mxfp4" the MXFP4 rows).
@@ -1813,6 +1863,7 @@ void bench_moe_prefill(const options &o)
 				}
 				expert_point(o, w, T, glu, false, 1);
 				expert_point(o, w, T, glu, false, 1, K3_GEMM_AUTO, false, true);
+				expert_point_e4m3(o, w, T, glu, false, 1);
 			}
 		}
 	}
@@ -1826,19 +1877,27 @@ void bench_moe(const options &o)
 			continue; /* 59 GB of BF16 experts: the full grid only */
 		{
 			experts w13(K3_EXPERTS, 2 * K3_EXPERT_INTER, K3_LATENT, dt);
-			for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 })
+			for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 				expert_point(o, w13, B, true, true, 8);
-			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 })
+				expert_point_e4m3(o, w13, B, true, true, 8);
+			}
+			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 }) {
 				expert_point(o, w13, T, true, false, 1);
+				expert_point_e4m3(o, w13, T, true, false, 1);
+			}
 			if (g_wgmma)
 				expert_point(o, w13, 4096, true, false, 1, K3_GEMM_TILED_MMA);
 		}
 		{
 			experts w2(K3_EXPERTS, K3_LATENT, K3_EXPERT_INTER, dt);
-			for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 })
+			for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 }) {
 				expert_point(o, w2, B, false, true, 8);
-			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 })
+				expert_point_e4m3(o, w2, B, false, true, 8);
+			}
+			for (int T : o.quick ? std::vector<int>{ 4096 } : std::vector<int>{ 4096, 16384 }) {
 				expert_point(o, w2, T, false, false, 1);
+				expert_point_e4m3(o, w2, T, false, false, 1);
+			}
 			if (g_wgmma)
 				expert_point(o, w2, 4096, false, false, 1, K3_GEMM_TILED_MMA);
 		}
@@ -2248,12 +2307,19 @@ int main(int argc, char **argv)
 			o.reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
 			o.only = argv[++i];
+		else if (!strcmp(argv[i], "--expert-act") && i + 1 < argc &&
+			 (!strcmp(argv[i + 1], "bf16") || !strcmp(argv[i + 1], "e4m3")))
+			o.expert_e4m3 = !strcmp(argv[++i], "e4m3");
 		else {
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
 				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|"
 				"wgmma_peak]"
-				" [--require-wgmma] [--warm-l2]\n",
+				" [--require-wgmma] [--warm-l2] [--expert-act bf16|e4m3]\n"
+				"--expert-act e4m3: after each MXFP4 expert row (full run, --only moe, moe_prefill), the GEMM\n"
+				"as the layer runs it with E4M3 expert activations (variants mxfp4f8_*, NVTX 'k3sim op=grouped_gemm\n"
+				"... dtype=fp8'), and after each w13 row the latent's quantizer (e4m3_quant, 'k3sim\n"
+				"op=elementwise ... dtype=fp8'); needs the wgmma kernel. Default bf16: those rows only.\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
@@ -2298,6 +2364,11 @@ int main(int argc, char **argv)
 		if (o.require_wgmma && !g_wgmma) {
 			fprintf(stderr, "k3-bench: --require-wgmma: the wgmma tiled GEMM is not available "
 					"(configure with -Dgpu_arch=sm_90a; run on compute capability 9.0)\n");
+			return 2;
+		}
+		if (o.expert_e4m3 && !g_wgmma) {
+			fprintf(stderr, "k3-bench: --expert-act e4m3: the FP8 expert kernel is a wgmma kernel, not available "
+					"here (configure with -Dgpu_arch=sm_90a; run on compute capability 9.0)\n");
 			return 2;
 		}
 	}

@@ -686,17 +686,18 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 	}
 }
 
-/* One 256-byte row (a token's 128 BF16 channels of one head) into L2, not into the SM: the bulk
- * prefetch on sm_90 (one instruction, no register or shared memory held), two line prefetches
- * before. */
+/* One 256-byte row (a token's 128 BF16 channels of one head) into L2, not into the SM: BULK (one
+ * cp.async.bulk.prefetch.L2, the TMA unit; K3_KDA_INTRA_PF_MODE=bulk) or two line prefetches (the
+ * LSU path; the default mode). */
+template <bool BULK>
 __device__ __forceinline__ void prefetch_row_l2(const uint16_t *row)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-	asm volatile("cp.async.bulk.prefetch.L2.global [%0], 256;\n" ::"l"(row) : "memory");
-#else
-	asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row) : "memory");
-	asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row + 64) : "memory");
-#endif
+	if constexpr (BULK) {
+		asm volatile("cp.async.bulk.prefetch.L2.global [%0], 256;\n" ::"l"(row) : "memory");
+	} else {
+		asm volatile("prefetch.global.L2::evict_last [%0];\n" ::"l"(row) : "memory");
+		asm volatile("prefetch.global.L2::evict_last [%0];\n" ::"l"(row + 64) : "memory");
+	}
 }
 
 /* K3_KDA_INTRA_PF (round 05q, opt-in): the intra kernel's CTAs each spend a DRAM round trip on
@@ -707,24 +708,31 @@ __device__ __forceinline__ void prefetch_row_l2(const uint16_t *row)
  * by the time that CTA starts its loads hit L2. Threads 0-63 one row each (tensor tid / 16, token
  * tid % 16), rows past the chunk's end skipped; beta_raw (32 bytes a chunk) is not prefetched.
  * Nothing read here feeds the results: the outputs are v2's (v3's) bit for bit. */
+template <bool BULK>
 __device__ __forceinline__ void intra_prefetch(const intra_params &p)
 {
 	const int tid = threadIdx.x;
 	if (tid >= 64)
 		return;
-	const int64_t n = (int64_t)gridDim.x * gridDim.y;
-	const int64_t b = (int64_t)blockIdx.y * gridDim.x + blockIdx.x + p.pf;
-	if (b >= n)
+	/* 32-bit unsigned arithmetic (a 64-bit division is a call with a stack frame): x + pf < 2^32 */
+	const unsigned x = blockIdx.x + (unsigned)p.pf, by = blockIdx.y + x / gridDim.x, bx = x % gridDim.x;
+	if (by >= gridDim.y)
 		return;
-	const int bx = (int)(b % gridDim.x), by = (int)(b / gridDim.x);
-	const int j = p.ready ? by : bx, h = p.ready ? bx : by;
+	const int j = (int)(p.ready ? by : bx), h = (int)(p.ready ? bx : by);
 	int t0 = 0, L = 0;
 	intra_locate(p, j, t0, L);
 	const int row = tid & (CH - 1), which = tid >> 4;
 	if (row >= L)
 		return;
-	const uint16_t *base = which == 0 ? p.q : which == 1 ? p.k : which == 2 ? p.g_raw : p.v;
-	prefetch_row_l2(base + ((size_t)(t0 + row) * p.heads + h) * D);
+	const size_t at = ((size_t)(t0 + row) * p.heads + h) * D;
+	if (which == 0) /* branches, not a select of the pointers: that one takes a stack frame */
+		prefetch_row_l2<BULK>(p.q + at);
+	else if (which == 1)
+		prefetch_row_l2<BULK>(p.k + at);
+	else if (which == 2)
+		prefetch_row_l2<BULK>(p.g_raw + at);
+	else
+		prefetch_row_l2<BULK>(p.v + at);
 }
 
 /*
@@ -743,15 +751,15 @@ __device__ __forceinline__ void intra_prefetch(const intra_params &p)
  * on the overlapped path not faster: the recurrent kernel beside it then sets the pair
  * (H200, 2026-12-02zb; docs/KERNELS.md "KDA prefill, round 02zb").
  */
-template <bool LEAN, bool PF = false>
+template <bool LEAN, int PF = 0>
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
 	const int j = p.ready ? blockIdx.y : blockIdx.x, h = p.ready ? blockIdx.x : blockIdx.y;
+	if constexpr (PF != 0) /* PF 1: line prefetches, 2: bulk (K3_KDA_INTRA_PF_MODE) */
+		intra_prefetch<PF == 2>(p);
 	intra_in in;
 	intra_load<LEAN>(p, j, h, in);
-	if constexpr (PF)
-		intra_prefetch(p);
 	if (in.L <= 0)
 		return;
 	intra_compute<LEAN>(p, j, h, in, sm);
@@ -1015,6 +1023,8 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
  *   K3_KDA_INTRA_PF=N                  v2 / v3: each intra CTA prefetches into L2 the inputs of
  *                                      the CTA N places later in launch order (intra_prefetch();
  *                                      unset or 0: none; v1 ignores it)
+ *   K3_KDA_INTRA_PF_MODE=line | bulk   its prefetches: two line prefetches a row (unset: line) or
+ *                                      one bulk prefetch a row (prefetch_row_l2())
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | v3 | 1 | 2 | 4 | 8   width rule (recurrent_warps(); v3 the pair
  *                                      kernel's, pair_warps()) or a forced width
@@ -1048,16 +1058,17 @@ struct prefill_cfg {
 	int fw;     /* overlapped path: the recurrent kernel's flag wait (0 wait_ready(), 1 spin, 2 batch) */
 	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr), 6 (=pairr3) */
 	int pf;     /* K3_KDA_INTRA_PF: intra_params.pf (v2 / v3; 0 none) */
+	int pf_mode; /* K3_KDA_INTRA_PF_MODE: 1 line (default), 2 bulk */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0, 1 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0, 1 };
 /* The serial path at few (sequence, head) pairs: pairr at rule 3's width (PAIRR_MAX_PAIRS). */
-constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0 };
+constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0, 1 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1164,11 +1175,13 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	static const char *const STAGES[] = { "3", "4" };
 	static const char *const WARPS[] = { "v1", "v2", "v3", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
+	static const char *const PF_MODES[] = { "line", "bulk" };
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
 		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 8, 7),
-		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0);
-	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0)
+		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0);
+	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
+	    pf_mode < 0)
 		return -EINVAL;
 	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
 	const bool want = path == 1 ? true : path == 2 ? false : by_default;
@@ -1186,36 +1199,43 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	if (recur != 7)
 		c.pair = recur;
 	c.pf = c.intra >= 2 ? pf : 0;
+	c.pf_mode = 1 + pf_mode;
 	*out = c;
 	return 0;
 }
 
-const void *intra_kernel(int v, bool pf = false)
+/* Version v's kernel; pf: its prefetching instance (intra_params.pf), 1 line or 2 bulk. */
+const void *intra_kernel(int v, int pf = 0)
 {
 	if (v == 1)
 		return (const void *)kda_chunk_intra_v1_kernel;
-	if (pf)
-		return v == 3 ? (const void *)kda_chunk_intra_kernel<true, true>
-			      : (const void *)kda_chunk_intra_kernel<false, true>;
+	if (pf == 1)
+		return v == 3 ? (const void *)kda_chunk_intra_kernel<true, 1> : (const void *)kda_chunk_intra_kernel<false, 1>;
+	if (pf == 2)
+		return v == 3 ? (const void *)kda_chunk_intra_kernel<true, 2> : (const void *)kda_chunk_intra_kernel<false, 2>;
 	return v == 3 ? (const void *)kda_chunk_intra_kernel<true> : (const void *)kda_chunk_intra_kernel<false>;
 }
 
-/* `grid`: chunks x heads in either order. */
-int launch_intra(const intra_params &ip, int v, dim3 grid, cudaStream_t stream)
+/* `grid`: chunks x heads in either order; pf_mode: with ip.pf > 0, 1 line, 2 bulk prefetches. */
+int launch_intra(const intra_params &ip, int v, int pf_mode, dim3 grid, cudaStream_t stream)
 {
 	/* Overlapped: see launch_recurrent() (both kernels ask for the same carveout). */
-	const bool pf = v >= 2 && ip.pf > 0;
+	const int pf = v >= 2 && ip.pf > 0 ? pf_mode : 0;
 	if (ip.ready && cudaFuncSetAttribute(intra_kernel(v, pf), cudaFuncAttributePreferredSharedMemoryCarveout,
 					     cudaSharedmemCarveoutMaxShared) != cudaSuccess)
 		return -EIO;
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	else if (v == 3 && pf)
-		kda_chunk_intra_kernel<true, true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (v == 3 && pf == 1)
+		kda_chunk_intra_kernel<true, 1><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (v == 3 && pf == 2)
+		kda_chunk_intra_kernel<true, 2><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else if (v == 3)
 		kda_chunk_intra_kernel<true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	else if (pf)
-		kda_chunk_intra_kernel<false, true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (pf == 1)
+		kda_chunk_intra_kernel<false, 1><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (pf == 2)
+		kda_chunk_intra_kernel<false, 2><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else
 		kda_chunk_intra_kernel<false><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	return kda_launch_status();
@@ -1491,7 +1511,7 @@ int launch_overlapped(const intra_params &ip, unsigned nmax, const recur_params 
 	if (cudaEventRecord(fork, stream) != cudaSuccess || cudaStreamWaitEvent(side, fork, 0) != cudaSuccess)
 		return -EIO;
 	dim3 grid((unsigned)ip.heads, nmax);
-	if (launch_intra(ip, c.intra, grid, stream))
+	if (launch_intra(ip, c.intra, c.pf_mode, grid, stream))
 		return -EIO;
 	if (split_event && cudaEventRecord(split_event, stream) != cudaSuccess)
 		return -EIO;
@@ -1693,7 +1713,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 
 	if (nmax > 0) {
 		dim3 grid((unsigned)nmax, (unsigned)a->heads);
-		if (launch_intra(ip, cfg.intra, grid, stream))
+		if (launch_intra(ip, cfg.intra, cfg.pf_mode, grid, stream))
 			return -EIO;
 	}
 	if (a->split_event && cudaEventRecord(a->split_event, stream) != cudaSuccess)

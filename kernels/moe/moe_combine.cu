@@ -12,6 +12,8 @@ namespace {
 constexpr int THREADS = 256;
 constexpr int MAX_WIDTH = 8192;
 constexpr int CPT = MAX_WIDTH / 8 / THREADS; /* 8-element chunks per thread, at most */
+constexpr int FILL_THREADS = 256;
+constexpr int64_t FILL_MAX_BLOCKS = 1024; /* a grid-stride loop past 256K elements */
 
 __global__ void __launch_bounds__(THREADS) combine_kernel(const moe_combine_args a)
 {
@@ -81,6 +83,12 @@ __global__ void __launch_bounds__(THREADS) combine_kernel(const moe_combine_args
 	}
 }
 
+__global__ void __launch_bounds__(FILL_THREADS) fill_f32_kernel(float *p, int64_t n, float v)
+{
+	for (int64_t i = (int64_t)blockIdx.x * FILL_THREADS + threadIdx.x; i < n; i += (int64_t)gridDim.x * FILL_THREADS)
+		p[i] = v;
+}
+
 } // namespace
 
 extern "C" int moe_combine(const struct moe_combine_args *a, cudaStream_t stream)
@@ -92,5 +100,16 @@ extern "C" int moe_combine(const struct moe_combine_args *a, cudaStream_t stream
 	if (a->tokens == 0)
 		return 0;
 	combine_kernel<<<a->tokens, THREADS, 0, stream>>>(*a);
+	return k3_launch_status();
+}
+
+extern "C" int moe_fill_f32(float *p, int64_t n, float v, cudaStream_t stream)
+{
+	if (!p || n < 0 || ((uintptr_t)p & 3u))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	const int64_t blocks = (n + FILL_THREADS - 1) / FILL_THREADS;
+	fill_f32_kernel<<<(unsigned)(blocks < FILL_MAX_BLOCKS ? blocks : FILL_MAX_BLOCKS), FILL_THREADS, 0, stream>>>(p, n, v);
 	return k3_launch_status();
 }

@@ -32,6 +32,11 @@ struct moe_combine_args {
 /* Returns 0, -EINVAL (nothing launched) or -EIO (launch failed). */
 int moe_combine(const struct moe_combine_args *a, cudaStream_t stream);
 
+/* p[0 .. n) = v (FP32; p device memory, 4-byte aligned; n >= 0): the layer's constant row scales
+ * (the E4M3 path's 1 / m a row of w2's input), written inside the forward so that a CUDA graph
+ * captures them. Enqueued on `stream`; 0, -EINVAL (nothing launched) or -EIO. */
+int moe_fill_f32(float *p, int64_t n, float v, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ struct moe_dims moe_dims_k3(void)
 		.hidden = K3_HIDDEN, .latent = K3_LATENT, .experts = K3_EXPERTS, .topk = K3_TOPK,
 		.inter = K3_EXPERT_INTER, .shared_inter = K3_SHARED_INTER, .scaling = 1.0f, .eps = 1e-6f,
 		.beta_gate = (float)K3_SITU_BETA_GATE, .beta_up = (float)K3_SITU_BETA_UP, .expert_dtype = K3_W_MXFP4,
+		.expert_act = K3_A_BF16,
 	};
 	return d;
 }
@@ -24,6 +26,7 @@ struct moe_dims moe_dims_k3(void)
 struct layout {
 	size_t logits, latent, ids, tw, off, tile_off, touched, n_touched, row_token, row_weight, row_of;
 	size_t route_ws, h, y, z, sh, so, gemm_ws, total;
+	size_t latent_q, latent_scale, h_q, inv_m; /* K3_A_E4M3_ROW only (else 0 bytes) */
 	size_t route_ws_bytes, gemm_ws_bytes;
 };
 
@@ -38,7 +41,13 @@ static int dims_ok(const struct moe_dims *d, int tokens)
 	       d->experts > 0 && d->experts <= MOE_MAX_EXPERTS && d->experts % 128 == 0 && d->topk > 0 &&
 	       d->topk <= d->experts && d->topk <= MOE_MAX_TOPK && d->inter > 0 && d->inter % 128 == 0 &&
 	       d->shared_inter >= 0 && d->shared_inter % 128 == 0 && d->latent <= 8192 &&
-	       (int64_t)tokens * d->topk < (1 << 30);
+	       (int64_t)tokens * d->topk < (1 << 30) &&
+	       (d->expert_act == K3_A_BF16 || (d->expert_act == K3_A_E4M3_ROW && d->expert_dtype == K3_W_MXFP4));
+}
+
+static bool e4m3(const struct moe_dims *d)
+{
+	return d->expert_act == K3_A_E4M3_ROW;
 }
 
 /* The six GEMMs' shapes (pointers filled in by the caller). */
@@ -56,9 +65,9 @@ static void gemm_shapes(const struct moe_dims *d, int T, enum k3_gemm_path path,
 	g[G_RD] = (struct k3_gemm_args){ .rows = T, .N = d->experts + d->latent, .K = d->hidden, .epi = K3_EPI_SPLIT,
 					  .n_split = d->experts };
 	g[G_13] = (struct k3_gemm_args){ .rows = TK, .N = 2 * d->inter, .K = d->latent, .n_groups = d->experts,
-					  .w_dtype = d->expert_dtype, .epi = K3_EPI_GLU };
+					  .w_dtype = d->expert_dtype, .epi = K3_EPI_GLU, .a_dtype = d->expert_act };
 	g[G_2] = (struct k3_gemm_args){ .rows = TK, .N = d->latent, .K = d->inter, .n_groups = d->experts,
-					 .w_dtype = d->expert_dtype, .epi = K3_EPI_SCALE };
+					 .w_dtype = d->expert_dtype, .epi = K3_EPI_SCALE, .a_dtype = d->expert_act };
 	g[G_S13] = (struct k3_gemm_args){ .rows = T, .N = 2 * d->shared_inter, .K = d->hidden, .epi = K3_EPI_GLU };
 	g[G_S2] = (struct k3_gemm_args){ .rows = T, .N = d->hidden, .K = d->shared_inter, .epi = K3_EPI_BF16 };
 	g[G_UP] = (struct k3_gemm_args){ .rows = T, .N = d->hidden, .K = d->latent,
@@ -101,11 +110,16 @@ static int layout_of(const struct moe_dims *d, int T, enum k3_gemm_path path, st
 	PLACE(row_of, TK * 4);
 	L->route_ws_bytes = moe_route_workspace_bytes(T, d->experts);
 	PLACE(route_ws, L->route_ws_bytes);
-	PLACE(h, TK * d->inter * 2);
+	const bool f8 = e4m3(d);
+	PLACE(h, f8 ? 0 : TK * d->inter * 2); /* E4M3: h_q instead */
 	PLACE(y, TK * d->latent * 2);
 	PLACE(z, (size_t)T * d->latent * 2);
 	PLACE(sh, (size_t)T * d->shared_inter * 2);
 	PLACE(so, (size_t)T * d->hidden * 2);
+	PLACE(latent_q, f8 ? (size_t)T * d->latent : 0);
+	PLACE(latent_scale, f8 ? (size_t)T * 4 : 0);
+	PLACE(h_q, f8 ? TK * d->inter : 0);
+	PLACE(inv_m, f8 ? TK * 4 : 0);
 	L->gemm_ws_bytes = most;
 	PLACE(gemm_ws, most);
 #undef PLACE
@@ -183,11 +197,16 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 		return rc;
 	if (workspace_bytes < L.total)
 		return -EINVAL;
+	const bool f8 = e4m3(d);
+	const float glu_mul = f8 ? k3_gemm_glu_e4m3_mul(d->beta_gate, d->beta_up) : 0.0f;
+	if (f8 && (!w->w13_wgf8 || !w->w13_floors || !w->w2_wgf8 || !w->w2_floors || !(glu_mul > 0.0f)))
+		return -EINVAL;
 	if (tokens == 0)
 		return 0;
 	const int T = tokens;
 	unsigned char *b = workspace;
 	const char *wd = d->expert_dtype == K3_W_MXFP4 ? "mxfp4" : "bf16";
+	const char *ad = f8 ? "fp8" : "bf16"; /* the routed experts' activations */
 	struct k3_gemm_args g[N_GEMMS];
 	gemm_shapes(d, T, path, g);
 	for (int i = 0; i < N_GEMMS; i++) {
@@ -200,6 +219,8 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 	float *row_weight = (float *)(b + L.row_weight);
 	uint16_t *latent = (uint16_t *)(b + L.latent), *h = (uint16_t *)(b + L.h), *y = (uint16_t *)(b + L.y);
 	uint16_t *z = (uint16_t *)(b + L.z), *sh = (uint16_t *)(b + L.sh), *so = (uint16_t *)(b + L.so);
+	uint8_t *latent_q = b + L.latent_q, *h_q = b + L.h_q;
+	float *latent_scale = (float *)(b + L.latent_scale), *inv_m = (float *)(b + L.inv_m);
 	char spec[192];
 	const long TK = (long)T * d->topk, touched_guess = expected_touched(d, T);
 
@@ -212,6 +233,18 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 	announce(hook, NULL);
 	if (rc)
 		return rc;
+
+	/* 1b. E4M3: the latent rows as E4M3 with one FP32 scale a row (w13's input). The op's bytes:
+	 * a BF16 row read (two FP8 elements' worth) and an E4M3 row written; 4 bytes a row of scales
+	 * left out. */
+	if (f8) {
+		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=2 out=1 dtype=fp8", T, d->latent);
+		announce(hook, spec);
+		rc = k3_gemm_quantize_e4m3_rows(latent, T, d->latent, latent_q, latent_scale, stream);
+		announce(hook, NULL);
+		if (rc)
+			return rc;
+	}
 
 	/* 2. top-k and grouping. */
 	struct moe_route_args r = {
@@ -234,21 +267,41 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 	for (int i = G_13; i <= G_2; i++) {
 		g[i].off = off, g[i].tile_off = tile_off, g[i].touched = touched, g[i].n_touched = n_touched;
 	}
-	g[G_13].a = latent, g[G_13].a_index = row_token, g[G_13].out = h;
+	g[G_13].a_index = row_token;
 	g[G_13].w = w->w13, g[G_13].w_packed = w->w13_packed, g[G_13].w_scales = w->w13_scales;
 	g[G_13].w_f16 = w->w13_f16, g[G_13].w_wg = w->w13_wg;
-	snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%ld n=%d k=%d groups=%d touched=%ld dtype=bf16 w_dtype=%s",
-		 TK, 2 * d->inter, d->latent, d->experts, touched_guess, wd);
+	if (f8) { /* h_q = E4M3 of glu_mul x h, no BF16 h */
+		g[G_13].a_q = latent_q, g[G_13].a_row_scales = latent_scale, g[G_13].out_e4m3 = h_q;
+		g[G_13].w_wgf8 = w->w13_wgf8, g[G_13].w_floors = w->w13_floors;
+	} else {
+		g[G_13].a = latent, g[G_13].out = h;
+	}
+	snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%ld n=%d k=%d groups=%d touched=%ld dtype=%s w_dtype=%s",
+		 TK, 2 * d->inter, d->latent, d->experts, touched_guess, ad, wd);
 	announce(hook, spec);
 	rc = k3_gemm(&g[G_13], stream);
 	announce(hook, NULL);
 	if (rc)
 		return rc;
-	g[G_2].a = h, g[G_2].row_scale = row_weight, g[G_2].out = y;
+	if (f8) { /* 3b. w2's row scales: 1 / glu_mul each (h_q's factor), filled on the device */
+		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%ld n=1 in=0 out=1 dtype=fp32", TK);
+		announce(hook, spec);
+		rc = moe_fill_f32(inv_m, TK, 1.0f / glu_mul, stream);
+		announce(hook, NULL);
+		if (rc)
+			return rc;
+	}
+	g[G_2].row_scale = row_weight, g[G_2].out = y;
 	g[G_2].w = w->w2, g[G_2].w_packed = w->w2_packed, g[G_2].w_scales = w->w2_scales;
 	g[G_2].w_f16 = w->w2_f16, g[G_2].w_wg = w->w2_wg;
-	snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%ld n=%d k=%d groups=%d touched=%ld dtype=bf16 w_dtype=%s",
-		 TK, d->latent, d->inter, d->experts, touched_guess, wd);
+	if (f8) {
+		g[G_2].a_q = h_q, g[G_2].a_row_scales = inv_m;
+		g[G_2].w_wgf8 = w->w2_wgf8, g[G_2].w_floors = w->w2_floors;
+	} else {
+		g[G_2].a = h;
+	}
+	snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%ld n=%d k=%d groups=%d touched=%ld dtype=%s w_dtype=%s",
+		 TK, d->latent, d->inter, d->experts, touched_guess, ad, wd);
 	announce(hook, spec);
 	rc = k3_gemm(&g[G_2], stream);
 	announce(hook, NULL);

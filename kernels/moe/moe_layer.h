@@ -12,6 +12,19 @@
  *   7. k3_gemm BF16    s = hs W_s2^T
  *   8. k3_gemm ADD     out = z W_up^T + s                          (BF16 when no shared MLP)
  *
+ * With expert_act K3_A_E4M3_ROW (opt-in; MXFP4 experts) the routed experts
+ * run the FP8 wgmma kernel (k3_gemm.h) on E4M3 activations instead of BF16:
+ *
+ *   1b. k3_gemm_quantize_e4m3_rows   latent_q, latent_scale = E4M3 rows of latent (one FP32 scale a row)
+ *   3.  k3_gemm GLU, E4M3_ROW        h_q = E4M3 of m x situ_glu(latent_q[row_token] W_13^T)
+ *                                    (out_e4m3, m = k3_gemm_glu_e4m3_mul(beta_gate, beta_up); no BF16 h)
+ *   3b. moe_fill_f32                 inv_m[TK] = 1 / m (device-side, so a CUDA graph captures it)
+ *   4.  k3_gemm SCALE, E4M3_ROW      y = row_weight * ((1 / m) h_q W_2^T)
+ *
+ * the rest as above; 1b and 3b are announced as `k3sim op=elementwise` ops, 3 and 4 with
+ * dtype=fp8. The E4M3 MMAs accumulate in Hopper's FP8 accumulator (not FP32-exact);
+ * moe_ref_layer()'s e4m3_act option quantizes as this path does.
+ *
  * Every enqueued op can be announced to a hook (e.g. an NVTX range named in
  * `k3sim op` syntax). Library code: nothing is printed.
  */
@@ -33,6 +46,10 @@ struct moe_dims {
 	int hidden, latent, experts, topk, inter, shared_inter; /* multiples of 128; shared_inter 0: none */
 	float scaling, eps, beta_gate, beta_up;
 	enum k3_wdtype expert_dtype;                            /* routed experts only; the rest BF16 */
+	enum k3_adtype expert_act; /* the routed experts' activations: K3_A_BF16 (0, the default) or
+				      K3_A_E4M3_ROW (MXFP4 experts only; the FP8 wgmma kernel, which
+				      needs an sm_90a build at compute capability 9.0 and path AUTO,
+				      TILED or TILED_WGMMA: elsewhere -EINVAL); any other value -EINVAL */
 };
 
 /* K3's LatentMoE (moe_common.h), MXFP4 experts. */
@@ -50,6 +67,10 @@ struct moe_weights {
 					  (k3_gemm_repack_wg()) for the prefill's grouped GEMMs
 					  (k3_gemm_args.w_wg: the default wgmma kernel "wide2rqp" reads it;
 					  without it the wgmma path runs "wide2rl" on the standard nibbles) */
+	const uint8_t *w13_wgf8, *w13_floors, *w2_wgf8, *w2_floors; /* MXFP4, expert_act K3_A_E4M3_ROW
+					  (required there, ignored otherwise): the packed nibbles in the
+					  FP8-word tile layout and its floor bytes (k3_gemm_repack_wgf8(), made
+					  once; not to be used where it returned -ERANGE) */
 	const uint16_t *norm_w;        /* [latent] */
 	const uint16_t *w_up;          /* [hidden][latent] */
 	const uint16_t *ws13, *ws2;    /* [2 shared][hidden], [hidden][shared] */
@@ -61,8 +82,9 @@ struct moe_hook {
 	void *ctx;
 };
 
-/* Workspace of a forward pass of `tokens` tokens (path as k3_gemm's).
- * 0 and *bytes, or -EINVAL / -EIO. */
+/* Workspace of a forward pass of `tokens` tokens (path as k3_gemm's; K3_A_E4M3_ROW: the E4M3
+ * latent, its row scales, h_q and the 1 / m row scales in place of the BF16 h; the BF16 path's
+ * size does not depend on them). 0 and *bytes, or -EINVAL / -EIO. */
 int moe_layer_workspace_bytes(const struct moe_dims *d, int tokens, enum k3_gemm_path path, size_t *bytes);
 
 /* out[T][hidden] = LatentMoE(x[T][hidden]). Returns 0, -EINVAL or -EIO (a

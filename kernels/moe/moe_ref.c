@@ -215,11 +215,32 @@ static void round_all(bool on, double *x, size_t n)
 			x[i] = k3_round_bf16(x[i]);
 }
 
+/* Rows [rows][n] as the GPU's E4M3 rows take them: E4M3 values times the row's FP32 scale
+ * (k3_e4m3_row_quantize()); q is scratch of n bytes. */
+static void e4m3_rows(double *x, int64_t rows, int64_t n, uint8_t *q)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		double *row = x + r * n;
+		float scale = 1.0f;
+		k3_e4m3_row_quantize(row, (size_t)n, q, &scale);
+		for (int64_t i = 0; i < n; i++)
+			row[i] = k3_double_from_e4m3(q[i]) * (double)scale;
+	}
+}
+
+/* h as the GPU's out_e4m3 holds it: E4M3 of m h, read back / m. */
+static void e4m3_scaled(double *h, int64_t n, double m)
+{
+	for (int64_t i = 0; i < n; i++)
+		h[i] = k3_double_from_e4m3(k3_e4m3_from_double(m * h[i])) / m;
+}
+
 int moe_ref_layer(const struct moe_ref_layer *p)
 {
 	if (!p || p->tokens < 1 || p->hidden < 1 || p->latent < 1 || p->experts < 1 || p->topk < 1 ||
 	    p->topk > p->experts || p->topk > MOE_MAX_TOPK || p->experts > MOE_MAX_EXPERTS || p->inter < 1 ||
-	    p->inter % MOE_GLU_BLOCK || (p->ws13 && (p->shared_inter < 1 || p->shared_inter % MOE_GLU_BLOCK)))
+	    p->inter % MOE_GLU_BLOCK || (p->ws13 && (p->shared_inter < 1 || p->shared_inter % MOE_GLU_BLOCK)) ||
+	    (p->e4m3_act && !(p->e4m3_glu_mul > 0.0 && isfinite(p->e4m3_glu_mul))))
 		return -EINVAL;
 	const int T = p->tokens, E = p->experts, K = p->topk, DL = p->latent, D = p->hidden, F = p->inter;
 	const size_t TK = (size_t)T * K;
@@ -237,8 +258,10 @@ int moe_ref_layer(const struct moe_ref_layer *p)
 	double *spre = malloc((size_t)T * 2 * FS * sizeof(double));
 	double *sh = malloc((size_t)T * FS * sizeof(double));
 	double *sout = calloc((size_t)T * D, sizeof(double));
+	uint8_t *q = p->e4m3_act ? malloc((size_t)DL) : NULL;
 	int rc = -ENOMEM;
-	if (!rd || !logits || !latent || !w || !ids || !pre || !h || !y2 || !ysum || !z || !spre || !sh || !sout)
+	if (!rd || !logits || !latent || !w || !ids || !pre || !h || !y2 || !ysum || !z || !spre || !sh || !sout ||
+	    (p->e4m3_act && !q))
 		goto out;
 
 	moe_ref_linear(T, E + DL, D, p->x, p->w_router_down, rd);
@@ -252,6 +275,8 @@ int moe_ref_layer(const struct moe_ref_layer *p)
 		memcpy(latent + (size_t)t * DL, rd + (size_t)t * (E + DL) + E, (size_t)DL * sizeof(double));
 	}
 	round_all(p->round_bf16, latent, (size_t)T * DL);
+	if (p->e4m3_act) /* only w13 reads the latent here */
+		e4m3_rows(latent, T, DL, q);
 	if (p->logits)
 		memcpy(p->logits, logits, (size_t)T * E * sizeof(double));
 	const double *route_logits = p->logits_in ? p->logits_in : logits;
@@ -272,7 +297,10 @@ int moe_ref_layer(const struct moe_ref_layer *p)
 			for (int j = 0; j < F; j++)
 				h[j] = moe_ref_situ_glu(pre[moe_glu_column(j, 0)], pre[moe_glu_column(j, 1)], p->beta_gate,
 							p->beta_up);
-			round_all(p->round_bf16, h, (size_t)F);
+			if (p->e4m3_act)
+				e4m3_scaled(h, F, p->e4m3_glu_mul);
+			else
+				round_all(p->round_bf16, h, (size_t)F);
 			moe_ref_linear(1, DL, F, h, p->w2 + (size_t)e * DL * F, y2);
 			for (int i = 0; i < DL; i++) {
 				double v = y2[i] * w[(size_t)t * K + k];
@@ -301,6 +329,6 @@ int moe_ref_layer(const struct moe_ref_layer *p)
 	rc = 0;
 out:
 	free(rd), free(logits), free(latent), free(w), free(ids), free(pre), free(h), free(y2);
-	free(ysum), free(z), free(spre), free(sh), free(sout);
+	free(ysum), free(z), free(spre), free(sh), free(sout), free(q);
 	return rc;
 }

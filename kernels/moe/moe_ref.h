@@ -3,7 +3,7 @@
  * Float64 CPU references of the LatentMoE pieces (see moe_common.h for the
  * function, the layouts and the grouping) and of the GEMM op the CUDA code
  * runs them with (k3_gemm.h). Plain C; nothing is printed. Functions
- * returning int return 0, -EINVAL (bad shapes) or -ENOMEM.
+ * returning int return 0, -EINVAL (bad shapes or options) or -ENOMEM.
  */
 #ifndef K3_KERNELS_MOE_REF_H
 #define K3_KERNELS_MOE_REF_H
@@ -73,11 +73,26 @@ int moe_ref_gemm(const struct moe_ref_gemm *p);
 /* One LatentMoE layer, composed from the pieces above. With round_bf16 the
  * intermediates the GPU stores in BF16 are rounded the same way (latent,
  * expert hidden, weighted expert outputs, normed latent, shared hidden and
- * shared output) and logits to FP32. */
+ * shared output) and logits to FP32.
+ * With e4m3_act the routed experts' activations are quantized as the GPU's
+ * expert_act K3_A_E4M3_ROW path (moe_layer.h) quantizes them: each latent row
+ * (after round_bf16's rounding) by k3_e4m3_row_quantize() (the device's
+ * quantizer bit for bit) and taken as its E4M3 values times the row's FP32
+ * scale; each expert hidden value h as E4M3 of e4m3_glu_mul x h, then divided
+ * by e4m3_glu_mul (the GPU's out_e4m3; not rounded to BF16). The weights are
+ * the caller's: for the GPU's FP8-word layout the MXFP4 values
+ * (k3_wgf8_element() equals k3_mxfp4_element() where k3_gemm_repack_wgf8()
+ * returned 0). What the reference cannot model: the GPU's E4M3 MMAs
+ * accumulate in Hopper's FP8 accumulator (~14 bits, not FP32-exact), and an
+ * h whose value sits near an E4M3 rounding boundary can round to the other
+ * side there; a comparison's tolerance has to absorb both. */
 struct moe_ref_layer {
 	int tokens, hidden, latent, experts, topk, inter, shared_inter;
 	double scaling, eps, beta_gate, beta_up;
 	bool round_bf16;
+	bool e4m3_act;               /* the routed experts' inputs quantized to E4M3 as above */
+	double e4m3_glu_mul;         /* e4m3_act: m of h's E4M3 form, k3_gemm_glu_e4m3_mul() of the caps
+					(K3's 4 and 25: 4); positive and finite */
 	const double *x;             /* [T][hidden] */
 	const double *w_router_down; /* [E + latent][hidden] */
 	const double *bias;          /* [E] */

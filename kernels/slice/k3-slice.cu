@@ -12,7 +12,10 @@
  *   projection; MLA prefill: materialized, the latent rows expanded per head
  *   through kv_b, causal attention with the output gate fused, output
  *   projection),
- *   and a LatentMoE with MXFP4 routed experts (moe_layer_forward()).
+ *   and a LatentMoE with MXFP4 routed experts (moe_layer_forward()), their activations BF16 or,
+ *   with --expert-act e4m3, E4M3 with a scale a row (moe_dims.expert_act K3_A_E4M3_ROW: the FP8
+ *   wgmma kernel at every step, decode too; the expert weights' bytes then hold the FP8-word
+ *   layout, made once at set-up).
  * It runs a prefill of T tokens (one sequence, no prefix) and decode steps
  * at batch B and context C (one new token per request), every op in an NVTX
  * range in `k3sim op` syntax; decode steps are also replayed as one CUDA
@@ -22,8 +25,8 @@
  * capability 9.0).
  *
  *   k3-slice [-o slice.csv] [--prefill T[,T..]] [--decode B:C[,B:C..]]
- *            [--kv bf16|fp8] [--state fp32|bf16] [--reps N] [--quick] [--gap-ms N]
- *            [--sustain-ms N [--sustain-out FILE]]
+ *            [--kv bf16|fp8] [--state fp32|bf16] [--expert-act bf16|e4m3] [--reps N] [--quick]
+ *            [--gap-ms N] [--sustain-ms N [--sustain-out FILE]]
  *
  * Defaults: prefill 4096,16384; decode 1:8192,16:8192,64:8192,256:8192,
  * 1:65536,16:65536,64:65536,256:65536 (--quick: prefill 4096, decode 1:8192,64:8192).
@@ -279,6 +282,37 @@ struct layer_weights {
 
 struct moe_dims g_dims;
 
+/* Rows of the FP8-word layout repacked a chunk at a time (a multiple of 16: the layout is local
+ * to 16-row blocks): 262144 rows of K3's w13 are 470 MB of scratch. */
+constexpr int64_t WGF8_CHUNK_ROWS = 262144;
+
+/* --expert-act e4m3: MXFP4 nibbles `packed` [rows][K / 2] replaced by their FP8-word layout
+ * (k3_gemm_repack_wgf8(), through a scratch buffer a chunk of rows at a time), their floors into
+ * `floors` [rows]. In place because a second copy of the experts (59 GB) would not fit beside
+ * the caches; with E4M3 activations the layer reads only this layout (and the scales). Exits
+ * with a message where the repack refuses the scales (-ERANGE). */
+void wgf8_in_place(uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *floors, const char *what)
+{
+	const int64_t chunk = std::min<int64_t>(rows, WGF8_CHUNK_ROWS);
+	uint8_t *tmp = (uint8_t *)dalloc((size_t)chunk * (K / 2));
+	for (int64_t r = 0; r < rows; r += chunk) {
+		const int64_t n = std::min<int64_t>(chunk, rows - r);
+		const int rc = k3_gemm_repack_wgf8(packed + r * (K / 2), scales + r * (K / 32), n, K, tmp, floors + r, g_s);
+		if (rc == -ERANGE) {
+			fprintf(stderr,
+				"k3-slice: --expert-act e4m3: the %s experts' MXFP4 scales do not fit the FP8-word layout "
+				"(a row's scale groups spread over more than 11 binades, a scale byte 255 or a floor above "
+				"240: k3_gemm_repack_wgf8() returned -ERANGE)\n",
+				what);
+			exit(1);
+		}
+		KOK(rc);
+		CK(cudaMemcpyAsync(packed + r * (K / 2), tmp, (size_t)n * (K / 2), cudaMemcpyDeviceToDevice, g_s));
+	}
+	CK(cudaStreamSynchronize(g_s));
+	CK(cudaFree(tmp));
+}
+
 void make_layer(layer_weights &L, bool mla)
 {
 	L.mla = mla;
@@ -338,6 +372,12 @@ void make_layer(layer_weights &L, bool mla)
 	L.moe.w13_f16 = p13, L.moe.w2_f16 = p2;
 	L.moe.w13_wg = p13, L.moe.w2_wg = p2;
 	L.moe.ws2 = ws2;
+	if (d.expert_act == K3_A_E4M3_ROW) {
+		uint8_t *f13 = (uint8_t *)dalloc(E * 2 * d.inter), *f2 = (uint8_t *)dalloc(E * d.latent);
+		wgf8_in_place(p13, s13, (int64_t)E * 2 * d.inter, d.latent, f13, "w13");
+		wgf8_in_place(p2, s2, (int64_t)E * d.latent, d.inter, f2, "w2");
+		L.moe.w13_wgf8 = p13, L.moe.w13_floors = f13, L.moe.w2_wgf8 = p2, L.moe.w2_floors = f2;
+	}
 }
 
 /* ---- one phase (prefill of T tokens, or a decode step of B requests) ------------- */
@@ -753,6 +793,7 @@ struct options {
 						 { 1, 65536 }, { 16, 65536 }, { 64, 65536 }, { 256, 65536 } };
 	enum mla_kv kv = MLA_KV_BF16;
 	enum kda_dtype sdt = KDA_F32;
+	enum k3_adtype expert_act = K3_A_BF16; /* --expert-act: the routed experts' activations */
 	int reps = 5;
 	int sustain_ms = 0;             /* --sustain-ms: each step also back to back this long */
 	const char *sustain_out = nullptr; /* its CSV (default: the output's name with -sustained) */
@@ -983,10 +1024,14 @@ int usage(const char *argv0, int rc)
 {
 	fprintf(rc ? stderr : stdout,
 		"usage: %s [-o FILE.csv] [--prefill T[,T..]] [--decode B:C[,B:C..]] [--kv bf16|fp8]\n"
-		"          [--state fp32|bf16] [--reps N] [--quick] [--gap-ms N] [--sustain-ms N [--sustain-out F]]\n"
+		"          [--state fp32|bf16] [--expert-act bf16|e4m3] [--reps N] [--quick] [--gap-ms N]\n"
+		"          [--sustain-ms N [--sustain-out F]]\n"
 		"Four K3 layers (89-92: 3 KDA + 1 Gated MLA, AttnRes, LatentMoE with MXFP4 experts) at real\n"
 		"dimensions with random weights: prefill steps of T tokens and decode steps of B requests at\n"
 		"context C, every op in an NVTX range in `k3sim op` syntax, decode also as a CUDA graph.\n"
+		"--expert-act e4m3: the routed experts' activations E4M3 with a scale a row (the latent rows\n"
+		"quantized, w13 writing E4M3; the FP8 wgmma kernel at every step, decode too; needs an sm_90a\n"
+		"build on compute capability 9.0); default bf16. The first line printed names it.\n"
 		"--gap-ms N: a diagnostic: before each routed expert GEMM of the timed eager steps, drain the\n"
 		"stream and sleep N ms (the GEMM starts on an idle GPU, as in the bench; steps include the gaps).\n"
 		"--sustain-ms N: after each shape's timed steps, the step back to back for ~N ms (prefill eager,\n"
@@ -1016,6 +1061,8 @@ int main(int argc, char **argv)
 			o.kv = !strcmp(v, "fp8") ? MLA_KV_FP8 : MLA_KV_BF16, i++;
 		else if (!strcmp(a, "--state") && v && (!strcmp(v, "fp32") || !strcmp(v, "bf16")))
 			o.sdt = !strcmp(v, "bf16") ? KDA_BF16 : KDA_F32, i++;
+		else if (!strcmp(a, "--expert-act") && v && (!strcmp(v, "bf16") || !strcmp(v, "e4m3")))
+			o.expert_act = !strcmp(v, "e4m3") ? K3_A_E4M3_ROW : K3_A_BF16, i++;
 		else if (!strcmp(a, "--reps") && v && parse_int(v, 1, 1000, &o.reps))
 			i++;
 		else if (!strcmp(a, "--gap-ms") && v && parse_int(v, 0, 10000, &g_gap_ms))
@@ -1066,13 +1113,21 @@ int main(int argc, char **argv)
 	}
 	CK(cudaStreamCreateWithFlags(&g_s, cudaStreamNonBlocking));
 	g_dims = moe_dims_k3();
+	g_dims.expert_act = o.expert_act;
+	int probe_paths[MOE_LAYER_GEMMS];
+	if (o.expert_act == K3_A_E4M3_ROW && moe_layer_gemm_paths(&g_dims, 4096, K3_GEMM_AUTO, probe_paths)) { /* before the set-up */
+		fprintf(stderr, "k3-slice: --expert-act e4m3: no FP8 wgmma kernel in this build for this device "
+				"(an sm_90a build on compute capability 9.0)\n");
+		return 1;
+	}
 	std::vector<layer_weights> layers(N_LAYERS);
 	for (int l = 0; l < N_LAYERS; l++)
 		make_layer(layers[l], l == MLA_LAYER);
 	CK(cudaStreamSynchronize(g_s));
 	cudaDeviceProp prop;
 	CK(cudaGetDeviceProperties(&prop, 0));
-	printf("k3-slice: %s, layers 89-92 (KDA KDA KDA MLA), %.1f GB of weights\n", prop.name, g_weight_bytes / 1e9);
+	printf("k3-slice: %s, layers 89-92 (KDA KDA KDA MLA), %.1f GB of weights, expert activations %s\n", prop.name,
+	       g_weight_bytes / 1e9, g_dims.expert_act == K3_A_E4M3_ROW ? "e4m3" : "bf16");
 	{
 		k3_gemm_args probe = {};
 		probe.rows = 4096, probe.N = 4096, probe.K = 4096, probe.n_groups = 8;

@@ -1026,12 +1026,13 @@ static void test_prefill_default_path(void **unused)
 		.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
 	};
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR", "K3_KDA_INTRA_PF" };
+					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR", "K3_KDA_INTRA_PF",
+					     "K3_KDA_INTRA_PF_MODE" };
 	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
 		unsetenv(knobs[i]);
 	/* A knob's value that is none of its choices fails the call (-EINVAL, nothing launched)
 	 * instead of running the default unnoticed; an empty one is unset. */
-	static const char *const bad[] = { "overlapped", "5", "16", "v4", "poll", "triple", "12x" };
+	static const char *const bad[] = { "overlapped", "5", "16", "v4", "poll", "triple", "12x", "lines" };
 	for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++) {
 		setenv(knobs[i], bad[i], 1);
 		assert_int_equal(kda_prefill_path(&a, 0), -EINVAL);
@@ -1121,9 +1122,10 @@ static void pf_run(const struct kda_prefill_args *a, const char *pf, size_t E, s
 /* The intra kernel's L2 prefetch (K3_KDA_INTRA_PF=N, round 05q): it reads nothing the results
  * depend on, so with any distance (1, a head's chunks and more, past the grid's end) the outputs
  * and final states are the ones without it, bit for bit, for v2 and v3, on the serial and the
- * overlapped path, one sequence and varlen (empty, 1- and 16-token sequences: rows past a chunk's
- * end skipped); fresh random inputs, poisoned outputs. Values that are not whole numbers from 0
- * to 2^20 fail the call. Against float64: prefill_case() with the prefetch on. */
+ * overlapped path, both prefetch modes (K3_KDA_INTRA_PF_MODE), one sequence and varlen (empty, 1-
+ * and 16-token sequences: rows past a chunk's end skipped); fresh random inputs, poisoned outputs.
+ * Values that are not whole numbers from 0 to 2^20 fail the call. Against float64: prefill_case()
+ * with the prefetch on. */
 static void test_prefill_intra_pf(void **unused)
 {
 	(void)unused;
@@ -1137,7 +1139,9 @@ static void test_prefill_intra_pf(void **unused)
 		{ 7, 8, varlen, "serial", NULL }, { 7, 24, varlen, "overlap", "v3" },
 		{ 1, 12, one4k, "serial", "v3" },
 	};
-	static const char *const dists[] = { "1", "96", "1056", "100000" };
+	/* distance, mode (K3_KDA_INTRA_PF_MODE; NULL: unset, the line prefetches) */
+	static const char *const dists[][2] = { { "1", NULL }, { "96", NULL }, { "1056", NULL }, { "100000", NULL },
+						 { "96", "bulk" }, { "1056", "line" } };
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		const int n = cases[c].n, H = cases[c].H;
 		int32_t cu[8] = { 0 };
@@ -1164,15 +1168,18 @@ static void test_prefill_intra_pf(void **unused)
 		pf_run(&a, NULL, E, SB, wsb, &ho0, &hs0);
 		for (size_t d = 0; d < sizeof dists / sizeof *dists; d++) {
 			uint8_t *ho, *hs;
-			pf_run(&a, dists[d], E, SB, wsb, &ho, &hs);
+			if (dists[d][1])
+				setenv("K3_KDA_INTRA_PF_MODE", dists[d][1], 1);
+			pf_run(&a, dists[d][0], E, SB, wsb, &ho, &hs);
+			unsetenv("K3_KDA_INTRA_PF_MODE");
 			size_t diff = 0;
 			for (size_t i = 0; i < E * 2; i++)
 				diff += ho[i] != ho0[i];
 			for (size_t i = 0; i < SB; i++)
 				diff += hs[i] != hs0[i];
-			print_message(" N=%d H=%d T=%lld %s intra=%s K3_KDA_INTRA_PF=%s: %zu bytes differ\n", n, H,
-				      (long long)T, cases[c].path, cases[c].intra ? cases[c].intra : "default", dists[d],
-				      diff);
+			print_message(" N=%d H=%d T=%lld %s intra=%s K3_KDA_INTRA_PF=%s mode %s: %zu bytes differ\n", n,
+				      H, (long long)T, cases[c].path, cases[c].intra ? cases[c].intra : "default",
+				      dists[d][0], dists[d][1] ? dists[d][1] : "(unset)", diff);
 			assert_true(diff == 0);
 			free(ho), free(hs);
 		}

@@ -35,6 +35,20 @@
 #define TOL_F32 1e-4
 /* A whole layer: several BF16 intermediates, each rounded where the reference rounds it. */
 #define TOL_LAYER 1.5e-2
+/* A whole layer with E4M3 expert activations (expert_act K3_A_E4M3_ROW) against the float64
+ * reference that quantizes as the GPU does (moe_ref_layer's e4m3_act: the same latent bytes and
+ * scales, h as E4M3 of 4 h). What remains is the FP8 accumulation of w13 and w2 (Hopper's FP8
+ * MMAs sum with ~14 bits: FP8_ACC_ULP below; round 04q measured the FP8 GEMM at 1.7e-3 relative
+ * rms against float64 of the quantized operands, ~1.3e-3 of it beyond the BF16 output's rounding)
+ * and what it does to h's E4M3 rounding: a pre-activation off by a relative r rounds h to the
+ * other E4M3 neighbour with probability ~r / u, costing one spacing u (2^-4 .. 2^-3 of |h|), a
+ * relative rms of sqrt(r u) ~ sqrt(1.3e-3 x 0.09) ~ 1.1e-2 on h, carried through w2, the combine
+ * and the up projection at about that size. 3e-2 is that estimate with a margin of ~3; a wrong
+ * row scale, 1 / m or gathered row costs O(1). Not quantizing (or quantizing elsewhere) moves
+ * the output by the E4M3 roundings themselves (~3-4e-2 rms: 2^-4 .. 2^-3 spacings on the latent
+ * and on h), which the tolerance might pass, so run_layer_act() also asserts that the output is
+ * closer to the E4M3 reference than to the BF16 one. */
+#define TOL_LAYER_E4M3 3e-2
 
 static struct test_rng rng = { 20261204 };
 
@@ -960,15 +974,35 @@ static void test_combine(void **unused)
 
 /* ---- whole layers ------------------------------------------------------- */
 
-/* One layer against float64; wg: MXFP4 experts given in the wgmma tile layout too (w13_wg, w2_wg:
- * the prefill's default wgmma kernel "wide2rp" reads it), as the slice gives them. */
-static void run_layer_wg(int T, enum k3_wdtype edt, enum k3_gemm_path path, bool wg)
+/* The ops a forward announces (struct moe_hook): how many, how many say dtype=fp8, how many are
+ * elementwise. */
+struct spec_count {
+	int ops, fp8, elementwise;
+};
+
+static void count_spec(void *ctx, const char *spec)
 {
+	struct spec_count *c = ctx;
+	if (!spec)
+		return;
+	c->ops++;
+	c->fp8 += strstr(spec, "op=grouped_gemm ") && strstr(spec, " dtype=fp8 ");
+	c->elementwise += strstr(spec, "op=elementwise ") != NULL;
+}
+
+/* One layer against float64; wg: MXFP4 experts given in the wgmma tile layout too (w13_wg, w2_wg:
+ * the prefill's default wgmma kernel "wide2rp" reads it), as the slice gives them. act: the
+ * experts' activations (K3_A_E4M3_ROW: the FP8-word layout given too, the reference quantizing
+ * as the GPU; then also the BF16 default on the same inputs, bit for bit with and without the
+ * FP8-word fields set). */
+static void run_layer_act(int T, enum k3_wdtype edt, enum k3_gemm_path path, bool wg, enum k3_adtype act)
+{
+	const bool f8 = act == K3_A_E4M3_ROW;
 	const struct moe_dims d = { .hidden = 1024, .latent = 512, .experts = 128, .topk = 8, .inter = 256,
 				    .shared_inter = 512, .scaling = 1.0f, .eps = 1e-6f, .beta_gate = 4.0f,
-				    .beta_up = 25.0f, .expert_dtype = edt };
-	print_message("layer T=%d experts %s path %d%s\n", T, edt == K3_W_MXFP4 ? "mxfp4" : "bf16", path,
-		      wg ? " (tile layout)" : "");
+				    .beta_up = 25.0f, .expert_dtype = edt, .expert_act = act };
+	print_message("layer T=%d experts %s path %d%s%s\n", T, edt == K3_W_MXFP4 ? "mxfp4" : "bf16", path,
+		      wg ? " (tile layout)" : "", f8 ? " (e4m3 activations)" : "");
 	struct gt_bf16 x = gt_bf16_rand(&rng, (size_t)T * d.hidden, -1, 1);
 	struct wmat rd = wmat_rand(1, d.experts + d.latent, d.hidden, K3_W_BF16, 0.06);
 	struct wmat w13 = wmat_rand(d.experts, 2 * d.inter, d.latent, edt, 0.08);
@@ -981,18 +1015,30 @@ static void run_layer_wg(int T, enum k3_wdtype edt, enum k3_gemm_path path, bool
 	double *biasd = gt_dnew(d.experts);
 	for (int e = 0; e < d.experts; e++)
 		bias[e] = (float)test_rng_uniform(&rng, -0.02, 0.02), biasd[e] = bias[e];
-	const struct moe_weights w = {
+	struct moe_weights w = {
 		.w_router_down = rd.bf16, .bias = gt_dev_copy(bias, (size_t)d.experts * 4), .w13 = w13.bf16,
 		.w2 = w2.bf16, .w13_packed = w13.packed, .w13_scales = w13.scales, .w2_packed = w2.packed,
 		.w2_scales = w2.scales, .w13_f16 = w13.packed16, .w2_f16 = w2.packed16,
 		.w13_wg = wg ? w13.packedwg : NULL, .w2_wg = wg ? w2.packedwg : NULL, .norm_w = nw.d, .w_up = up.bf16, .ws13 = s13.bf16, .ws2 = s2.bf16,
 	};
+	if (f8) { /* the FP8-word layout (wmat_rand: its weights spread over 7 binades, within 11) */
+		assert_non_null(w13.packedf8);
+		assert_non_null(w2.packedf8);
+		w.w13_wgf8 = w13.packedf8, w.w13_floors = w13.floors, w.w2_wgf8 = w2.packedf8, w.w2_floors = w2.floors;
+	}
 	size_t ws = 0;
 	assert_int_equal(moe_layer_workspace_bytes(&d, T, path, &ws), 0);
 	void *dws = gt_dev_poisoned(ws);
 	struct gt_bf16 out = gt_bf16_out((size_t)T * d.hidden);
-	KERNEL_OK(moe_layer_forward(&d, &w, T, x.d, out.d, dws, ws, path, NULL, 0));
+	struct spec_count sc = { 0 };
+	const struct moe_hook hook = { count_spec, &sc };
+	KERNEL_OK(moe_layer_forward(&d, &w, T, x.d, out.d, dws, ws, path, f8 ? &hook : NULL, 0));
 	gt_bf16_read(&out);
+	if (f8) { /* the eight ops, the quantizer and the row-scale fill; w13 and w2 as fp8 */
+		assert_int_equal(sc.ops, 10);
+		assert_int_equal(sc.fp8, 2);
+		assert_int_equal(sc.elementwise, 2);
+	}
 
 	/* The GPU's logits against float64; then route the reference by them. */
 	struct moe_layer_views v;
@@ -1024,16 +1070,72 @@ static void run_layer_wg(int T, enum k3_wdtype edt, enum k3_gemm_path path, bool
 		.beta_up = 25, .round_bf16 = true, .x = x.h, .w_router_down = rd.h, .bias = biasd, .w13 = w13.h,
 		.w2 = w2.h, .norm_w = nw.h, .w_up = up.h, .ws13 = s13.h, .ws2 = s2.h, .logits_in = glog,
 		.ids_in = gids, .logits = rlog, .ids = rids, .out = rout,
+		.e4m3_act = f8, .e4m3_glu_mul = f8 ? k3_gemm_glu_e4m3_mul(d.beta_gate, d.beta_up) : 0.0,
 	};
 	assert_int_equal(moe_ref_layer(&ref), 0);
 	gt_check("router logits", glog, rlog, (size_t)T * d.experts, TOL_F32);
-	gt_check("layer output", out.h, rout, (size_t)T * d.hidden, TOL_LAYER);
+	const double err = gt_check("layer output", out.h, rout, (size_t)T * d.hidden, f8 ? TOL_LAYER_E4M3 : TOL_LAYER);
+	if (f8) {
+		/* The quantization is the GPU's: the output is nearer the E4M3 reference than the BF16 one. */
+		double *bout = gt_dnew((size_t)T * d.hidden);
+		struct moe_ref_layer rb = ref;
+		rb.e4m3_act = false, rb.out = bout, rb.logits = NULL, rb.ids = NULL;
+		assert_int_equal(moe_ref_layer(&rb), 0);
+		const double err_bf16 = test_rel_err(out.h, bout, (size_t)T * d.hidden);
+		print_message("  %-52s rel err %.3e (E4M3 reference: %.3e)\n", "layer output against the BF16 reference",
+			      err_bf16, err);
+		assert_true(err < err_bf16);
+		free(bout);
+
+		/* The BF16 default on the same inputs: bit for bit the same with the FP8-word fields set
+		 * as without (they are ignored there; its values: test_layer_prefill, _wide). */
+		struct moe_dims db = d;
+		db.expert_act = K3_A_BF16;
+		size_t wsb = 0;
+		assert_int_equal(moe_layer_workspace_bytes(&db, T, path, &wsb), 0);
+		print_message("  workspace: bf16 %zu bytes, e4m3 %zu bytes\n", wsb, ws);
+		void *dwsb = gt_dev_poisoned(wsb);
+		struct gt_bf16 o1 = gt_bf16_out((size_t)T * d.hidden), o2 = gt_bf16_out((size_t)T * d.hidden);
+		KERNEL_OK(moe_layer_forward(&db, &w, T, x.d, o1.d, dwsb, wsb, path, NULL, 0));
+		gt_bf16_read(&o1);
+		struct moe_weights wn = w;
+		wn.w13_wgf8 = wn.w13_floors = wn.w2_wgf8 = wn.w2_floors = NULL;
+		gt_poison(dwsb, wsb);
+		KERNEL_OK(moe_layer_forward(&db, &wn, T, x.d, o2.d, dwsb, wsb, path, NULL, 0));
+		gt_bf16_read(&o2);
+		size_t diff = 0;
+		for (size_t i = 0; i < (size_t)T * d.hidden; i++)
+			diff += memcmp(&o1.h[i], &o2.h[i], sizeof(double)) != 0;
+		print_message("  bf16 default with / without the FP8-word fields: %zu of %zu outputs differ\n", diff,
+			      (size_t)T * d.hidden);
+		assert_int_equal(diff, 0);
+		gt_bf16_release(&o1), gt_bf16_release(&o2);
+		cudaFree(dwsb);
+
+		/* What the E4M3 path refuses: a missing FP8-word field, BF16 experts, another act. */
+		struct moe_weights wm = w;
+		wm.w2_floors = NULL;
+		assert_int_equal(moe_layer_forward(&d, &wm, T, x.d, out.d, dws, ws, path, NULL, 0), -EINVAL);
+		struct moe_dims dx = d;
+		dx.expert_dtype = K3_W_BF16;
+		assert_int_equal(moe_layer_workspace_bytes(&dx, T, path, &wsb), -EINVAL);
+		dx = d, dx.expert_act = K3_A_MXFP8;
+		assert_int_equal(moe_layer_workspace_bytes(&dx, T, path, &wsb), -EINVAL);
+		dx.expert_act = (enum k3_adtype)7;
+		assert_int_equal(moe_layer_workspace_bytes(&dx, T, path, &wsb), -EINVAL);
+		assert_int_equal(moe_layer_workspace_bytes(&d, T, K3_GEMM_GEMV, &wsb), -EINVAL); /* the FP8 kernel is wgmma */
+	}
 
 	free(bias), free(biasd), free(glog), free(rlog), free(rout), free(rids), free(gids);
 	wmat_release(&rd), wmat_release(&w13), wmat_release(&w2), wmat_release(&up), wmat_release(&s13);
 	wmat_release(&s2);
 	gt_bf16_release(&x), gt_bf16_release(&nw), gt_bf16_release(&out);
 	gt_free(w.bias), cudaFree(dws);
+}
+
+static void run_layer_wg(int T, enum k3_wdtype edt, enum k3_gemm_path path, bool wg)
+{
+	run_layer_act(T, edt, path, wg, K3_A_BF16);
 }
 
 static void run_layer(int T, enum k3_wdtype edt, enum k3_gemm_path path)
@@ -1071,6 +1173,22 @@ static void test_layer_prefill_wide(void **unused)
 	run_layer(2100, K3_W_MXFP4, K3_GEMM_AUTO);
 	unsetenv("K3_GEMM_WG_KERNEL");
 	run_layer_wg(2100, K3_W_MXFP4, K3_GEMM_AUTO, true); /* the default with the layout: wide2rp */
+}
+
+/* The layer with E4M3 expert activations (expert_act K3_A_E4M3_ROW: the FP8 wgmma kernel on the
+ * quantized latent and on w13's E4M3 outputs) at ~19 rows a group (T = 300) and ~131 (T = 2100,
+ * two 128-token tiles a group), with the tile layout given too as the slice gives it, against
+ * the float64 reference that quantizes as the GPU does (TOL_LAYER_E4M3); then the BF16 default
+ * on the same inputs (run_layer_act()). Where the FP8 kernel is not built: skipped. */
+static void test_layer_e4m3(void **unused)
+{
+	(void)unused;
+	if (!wgmma_expected()) {
+		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
+		skip();
+	}
+	run_layer_act(300, K3_W_MXFP4, K3_GEMM_AUTO, true, K3_A_E4M3_ROW);
+	run_layer_act(2100, K3_W_MXFP4, K3_GEMM_AUTO, true, K3_A_E4M3_ROW);
 }
 
 /* N a multiple of 16 but not of 128: the last column tile (tiled) or CTA (gemv) is partial. */
@@ -2259,6 +2377,7 @@ int main(void)
 		cmocka_unit_test(test_layer_decode),
 		cmocka_unit_test(test_layer_prefill_wide),
 		cmocka_unit_test(test_layer_prefill),
+		cmocka_unit_test(test_layer_e4m3),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,6 +242,57 @@ static void test_layer_equal_experts(void **unused)
 	free(spre), free(sh), free(so);
 }
 
+/* e4m3_act: with equal experts, against the direct composition with the GPU's E4M3 path's
+ * quantization written out: the latent row by k3_e4m3_row_quantize() (E4M3 times the row's FP32
+ * scale), h as E4M3 of m h over m; -EINVAL without a positive m. */
+static void test_layer_e4m3_act(void **unused)
+{
+	(void)unused;
+	enum { T = 4, D = 48, DL = 32, E = 5, K = 2, F = 16 };
+	const double m = 4.0; /* k3_gemm_glu_e4m3_mul(4, 25) */
+	double *x = drand((size_t)T * D, -1, 1), *wrd = drand((size_t)(E + DL) * D, -0.3, 0.3);
+	double *one13 = drand((size_t)2 * F * DL, -0.3, 0.3), *one2 = drand((size_t)DL * F, -0.3, 0.3);
+	double *w13 = dnew((size_t)E * 2 * F * DL), *w2 = dnew((size_t)E * DL * F);
+	for (int e = 0; e < E; e++) {
+		memcpy(w13 + (size_t)e * 2 * F * DL, one13, (size_t)2 * F * DL * sizeof(double));
+		memcpy(w2 + (size_t)e * DL * F, one2, (size_t)DL * F * sizeof(double));
+	}
+	double *nw = drand(DL, 0.5, 1.5), *wup = drand((size_t)D * DL, -0.3, 0.3);
+	double *out = dnew((size_t)T * D), *plain = dnew((size_t)T * D);
+	struct moe_ref_layer p = { .tokens = T, .hidden = D, .latent = DL, .experts = E, .topk = K, .inter = F,
+				   .scaling = 1.0, .eps = 1e-6, .beta_gate = 4, .beta_up = 25, .x = x,
+				   .w_router_down = wrd, .w13 = w13, .w2 = w2, .norm_w = nw, .w_up = wup,
+				   .out = plain };
+	assert_int_equal(moe_ref_layer(&p), 0);
+	p.e4m3_act = true, p.out = out;
+	assert_int_equal(moe_ref_layer(&p), -EINVAL); /* no m */
+	p.e4m3_glu_mul = m;
+	assert_int_equal(moe_ref_layer(&p), 0);
+	double *rd = dnew((size_t)(E + DL)), *lat = dnew(DL), *pre = dnew(2 * F), *h = dnew(F), *y = dnew(DL);
+	double *z = dnew(DL), *o = dnew(D);
+	uint8_t q[DL];
+	for (int t = 0; t < T; t++) {
+		moe_ref_linear(1, E + DL, D, x + t * D, wrd, rd);
+		float sc = 0.0f;
+		k3_e4m3_row_quantize(rd + E, DL, q, &sc);
+		for (int i = 0; i < DL; i++)
+			lat[i] = k3_double_from_e4m3(q[i]) * (double)sc;
+		moe_ref_linear(1, 2 * F, DL, lat, one13, pre);
+		for (int j = 0; j < F; j++)
+			h[j] = k3_double_from_e4m3(k3_e4m3_from_double(
+				       m * moe_ref_situ_glu(pre[moe_glu_column(j, 0)], pre[moe_glu_column(j, 1)], 4, 25))) /
+			       m;
+		moe_ref_linear(1, DL, F, h, one2, y); /* K equal experts, weights summing to 1 */
+		moe_ref_rmsnorm(1, DL, y, nw, 1e-6, z);
+		moe_ref_linear(1, D, DL, z, wup, o);
+		assert_true(test_rel_err(out + t * D, o, D) < 1e-12);
+	}
+	const double e = test_rel_err(out, plain, (size_t)T * D); /* the E4M3 roundings show */
+	assert_true(e > 1e-4 && e < 0.2);
+	free(x), free(wrd), free(one13), free(one2), free(w13), free(w2), free(nw), free(wup), free(out), free(plain);
+	free(rd), free(lat), free(pre), free(h), free(y), free(z), free(o);
+}
+
 /* a_mxfp8: each A row is quantized to MXFP8 (k3_mxfp8_quantize) before the product, exactly
  * the product of the pre-quantized rows; K must be a multiple of 32. */
 static void test_gemm_mxfp8_activations(void **unused)
@@ -280,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_epilogues),
 		cmocka_unit_test(test_gemm_mxfp8_activations),
 		cmocka_unit_test(test_layer_equal_experts),
+		cmocka_unit_test(test_layer_e4m3_act),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
