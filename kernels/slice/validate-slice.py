@@ -594,6 +594,10 @@ def main():
     ap.add_argument("--kda-bench", action="append", default=[])
     ap.add_argument("--kda-bench-variant", default=None)
     ap.add_argument("--expert-cv", default="measured", choices=["measured", "uniform", "off"])
+    ap.add_argument("--base-hw", default="h200",
+                    help="the preset (hw/presets/NAME.yaml) the k3-kernels presets are fitted from and whose "
+                         "column the report shows beside them: the card the slice and the bench ran on "
+                         "(default h200; h100 for an H100's runs)")
     ap.add_argument("--power-window-ms", type=float, default=None,
                     help="the base preset's power_window_ms (0: the filtered-power controller), for the presets "
                          "this fits; the h200 column keeps the shipped preset's")
@@ -641,7 +645,7 @@ def main():
         kda_path = "overlap" if n_ov else "serial"
     if any(ov and not rule_applies(sp) for sp, ov in paths):
         die("kda_chunk ranges overlapped outside the rule %s" % KDA_OVERLAP_RULE)
-    base_hw = "h200"
+    base_hw = BASE = a.base_hw
     rules = dict(KDA_OVERLAP_RULE) if kda_path == "overlap" else {}
     if a.expert_cv != "off":
         rules.update(FP4_CHUNK_RULE)
@@ -650,8 +654,8 @@ def main():
     device_keys = (MEASURED_LAWS if a.measured_laws == "on" else []) + a.device_key
     if rules or a.power_window_ms is not None or device_keys:
         here = os.path.dirname(os.path.abspath(__file__))
-        base_hw = rule_preset(os.path.join(here, "..", "..", "hw", "presets", "h200.yaml"),
-                              os.path.join(work, "h200-rules.yaml"), rules, a.power_window_ms, device_keys)
+        base_hw = rule_preset(os.path.join(here, "..", "..", "hw", "presets", BASE + ".yaml"),
+                              os.path.join(work, BASE + "-rules.yaml"), rules, a.power_window_ms, device_keys)
     # the routing's spread of rows per expert, as the slice measured it (--expert-cv measured)
     cvs = {}
     if a.expert_cv == "measured":
@@ -680,7 +684,7 @@ def main():
                           "--name", "k3-kernels-h200", "-f", "--json"]))
 
     # 2. Per op class: the slice's ops under both presets.
-    presets = [("h200", "h200"), ("k3-kernels", preset)]
+    presets = [(BASE, BASE), ("k3-kernels", preset)]
     measured = a.clock == "measured"
     if measured or a.clock == "power":
         # the same fit with each bench point first scaled to the boost clock from the clock the
@@ -759,7 +763,7 @@ def main():
             ph = d["prefill"] if st["phase"] == "prefill" else d["decode"]
             pred[(name,) + key] = {"step_us": (d["ttft_s"] if st["phase"] == "prefill" else d["tpot_s"]) * 1e6,
                                    "ops": ph["ops"]}
-            if a.clock == "power" and name != "h200":
+            if a.clock == "power" and name != BASE:
                 # the one clock at which the step takes the time the power regime gives it (a
                 # graph step's steady clock; an eager step's ops' clocks summed up as one)
                 pred[(name,) + key]["clock_mhz"] = equivalent_clock(a.k3sim, scen, hw, args, pred[(name,) + key]["step_us"],
@@ -772,7 +776,7 @@ def main():
 
     # 4. The measured composition: each step's op ranges (eager runs), summed.
     opsum = {}
-    for p in val["h200"]["per_point"]:
+    for p in val[BASE]["per_point"]:
         sts = op_steps(p["op"], [s for s in steps if s["kind"] == "eager"])
         if not sts:
             continue
@@ -800,9 +804,9 @@ def main():
         w("## Steps: predicted (k3sim run %s, --clock power) vs measured (CUDA events), with the SM clocks" % a.scenario)
         w("")
         w("| step | launch | SM clock (readings) | measured | sum of its op ranges | %s |" % " | ".join(
-            ("%s preset | error" % pn) if pn == "h200" else ("%s preset | error | clock" % pn) for pn, _ in presets))
+            ("%s preset | error" % pn) if pn == BASE else ("%s preset | error | clock" % pn) for pn, _ in presets))
         w("| --- | --- | ---: | ---: | ---: |%s" % "".join(
-            " ---: | ---: |" if pn == "h200" else " ---: | ---: | ---: |" for pn, _ in presets))
+            " ---: | ---: |" if pn == BASE else " ---: | ---: | ---: |" for pn, _ in presets))
     else:
         w("## Steps: predicted (k3sim run %s, --clock %s) vs measured (CUDA events)" % (a.scenario, a.clock))
         w("")
@@ -908,9 +912,9 @@ def main():
     else:
         w("| class | ops | measured | %s |" % " | ".join("%s: predicted | median / p90 | bias" % vn for vn, _ in vsets))
         w("| --- | ---: | ---: |%s" % (" ---: | ---: | ---: |" * len(vsets)))
-    classes = [c["class"] for c in val["h200"]["classes"]]
+    classes = [c["class"] for c in val[BASE]["classes"]]
     for cl in classes:
-        meas = sum(p["measured_s"] * p["samples"] for p in val["h200"]["per_point"] if p["class"] == cl)
+        meas = sum(p["measured_s"] * p["samples"] for p in val[BASE]["per_point"] if p["class"] == cl)
         cells = []
         for vn, v in vsets:
             c = next(x for x in v["classes"] if x["class"] == cl)
@@ -919,14 +923,14 @@ def main():
             cells += ["%.2f ms (%+.0f %%)" % (pr * 1e3, pct(pr, meas)),
                       "%.1f / %.1f" % (al["median_abs_pct"], al["p90_abs_pct"]),
                       "%+.1f %%" % al["median_signed_pct"]]
-        npts = next(x for x in val["h200"]["classes"] if x["class"] == cl)["all"]["n"]
+        npts = next(x for x in val[BASE]["classes"] if x["class"] == cl)["all"]["n"]
         if measured:
-            cm = next(x for x in valm["h200"]["classes"] if x["class"] == cl).get("clock_mhz")
+            cm = next(x for x in valm[BASE]["classes"] if x["class"] == cl).get("clock_mhz")
             cells.insert(0, "%.0f MHz" % cm)
             w("| %s | %d | %s | %.2f ms | %s |" % (cl, npts, cells[0], meas * 1e3, " | ".join(cells[1:])))
         else:
             w("| %s | %d | %.2f ms | %s |" % (cl, npts, meas * 1e3, " | ".join(cells)))
-    m = val["h200"]["match"]
+    m = val[BASE]["match"]
     w("")
     if measured or a.clock == "power":
         w("")
@@ -991,7 +995,7 @@ def main():
         # the steps repeated back to back (k3-slice --sustain-ms): the regime --clock power prices
         ev = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "power",
                           "sustained-eval.py")
-        table = run([sys.executable, ev, a.k3sim, a.results, work] + [hw for name, hw in presets if name != "h200"])
+        table = run([sys.executable, ev, a.k3sim, a.results, work] + [hw for name, hw in presets if name != BASE])
         w("")
         w("## The steady state: each step back to back for ~2 s (k3-slice --sustain-ms), the median of the "
           "second half against --clock power (bench/power/sustained-eval.py)")
