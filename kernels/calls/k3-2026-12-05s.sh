@@ -6,7 +6,8 @@
 #     disc alternating, 5 rounds in one process (kernels/calls/kda-ab-call.sh -> $OUT/kda.tar.xz);
 #  2. the K3 slice with E4M3 expert activations again (round 05r's PHASE=slice: runs a, b e4m3 and c
 #     bf16), a call after 05r's benches: held out by call.
-# Pack (.gpu/rs2): kernels/k3-slice, kernels/kda-bench, tests/kernels/test-kda-gpu, cli/k3sim,
+# K3_KDA_DISCARD was removed after this call (slower: README in bench/results/k3-kernels-h100-2026-12-05q/);
+# commit 6019a26 has it. Pack (.gpu/rs2): kernels/k3-slice, kernels/kda-bench, tests/kernels/test-kda-gpu, cli/k3sim,
 # trace/capture/libk3capture.so of build-gpu at this commit.
 # From the repository root:  PACK=.gpu/rs2 OUT=$OUT bash kernels/calls/k3-2026-12-05s.sh
 set -u

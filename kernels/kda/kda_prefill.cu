@@ -883,7 +883,7 @@ template <int WARPS, int FW>
 __device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar,
 					 const int32_t *flag0, int i, int n, int H, int &ready_to)
 {
-	if constexpr (FW == 0 || FW == 3) { /* FW 3: FW 0's wait, with the records discarded (below) */
+	if constexpr (FW == 0) {
 		issue_stage<WARPS>(st, rec, vbase, bar, flag0 ? flag0 + (size_t)i * H : nullptr);
 	} else if constexpr (FW == 1) {
 		if (flag0)
@@ -894,45 +894,6 @@ __device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vb
 			ready_to = acquire_run(flag0, i, n, H);
 		issue_stage<WARPS>(st, rec, vbase, bar, nullptr);
 	}
-}
-
-/* K3_KDA_DISCARD (FW 3 of the chunk kernel, overlapped path only; round 05s, opt-in): a record
- * is read once, by the bulk copies of its head's recurrent CTAs, soon after the intra kernel wrote
- * it, so it is usually still in L2, dirty, and L2 writes it back to DRAM when it evicts it: 1.7 GB
- * of writes at T = 16K, H = 96 that nothing reads. Once a record's copies have landed, its lines
- * are dropped from L2 without the write-back (`discard.global.L2`): each CTA its own U rows at
- * once; the shared part (Wk .. G, read by every slice of the head) by slice 0, DISCARD_LAG chunks
- * later, and only where the chunk's ready flag says every slice has staged it (each slice adds 1
- * to it once its copy has landed: 1 + slices). Only lines wholly inside a part are dropped (a
- * record is 136.5 lines: its edge lines hold a neighbour's bytes). A discarded line's data is
- * undefined afterwards; nothing reads a record twice, and the next prefill writes it before its
- * ready flag is set again. */
-constexpr int DISCARD_LAG = 4;
-
-/* The 128-byte lines wholly inside [a, a + bytes), one `discard.global.L2` each, over the lanes. */
-__device__ __forceinline__ void discard_lines(const uint8_t *a, uint32_t bytes, int lane)
-{
-	const uintptr_t lo = ((uintptr_t)a + 127) & ~(uintptr_t)127, hi = ((uintptr_t)a + bytes) & ~(uintptr_t)127;
-	for (uintptr_t x = lo + 128 * (uintptr_t)lane; x < hi; x += 32 * 128)
-		asm volatile("discard.global.L2 [%0], 128;\n" ::"l"(x) : "memory");
-}
-
-/* Warp 0 of a recurrent CTA once chunk cc's copy has landed (flag0: the head's ready flags; `seen`:
- * chunk cc - DISCARD_LAG's flag, loaded the step before, carried to the next). */
-template <int WARPS>
-__device__ __forceinline__ void discard_step(const uint8_t *rec0, size_t rec_stride, const int32_t *flag0, int H,
-					    int cc, int slice, int slices, int vbase, int lane, int32_t &seen)
-{
-	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2;
-	discard_lines(rec0 + cc * rec_stride + REC_U + vbase * CH * 2, U_BYTES, lane);
-	if (lane == 0)
-		asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(flag0 + (size_t)cc * H) : "memory");
-	if (slice != 0)
-		return;
-	if (cc >= DISCARD_LAG && seen == 1 + slices)
-		discard_lines(rec0 + (cc - DISCARD_LAG) * rec_stride, REC_U, lane);
-	if (cc + 1 >= DISCARD_LAG)
-		seen = ld_relaxed_gpu(flag0 + (size_t)(cc + 1 - DISCARD_LAG) * H);
 }
 
 /* The primitives kda_recur_step.cuh's steps are written on (its header comment). */
@@ -998,7 +959,6 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 
 	/* FW 2, thread 0: chunks below ready_to are acquired (acquire_run()). */
 	int ready_to = 0;
-	int32_t seen = 0; /* FW 3: see discard_step() */
 	if (threadIdx.x == 0) {
 		for (int i = 0; i < STAGES; i++)
 			mbar_init(&full[i], 1);
@@ -1024,10 +984,6 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 			}
 		}
 		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
-		if constexpr (FW == 3) {
-			if (warp == 0 && flag0)
-				discard_step<WARPS>(rec0, rec_stride, flag0, H, cc, slice, p.slices, vbase, lane, seen);
-		}
 		const uint8_t *st = smem + (cc % STAGES) * SB;
 		const int lc = min(CH, len - cc * CH);
 		recur_chunk(s, st, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g, H, lc);
@@ -1069,9 +1025,6 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
  *                                      unset or 0: none; v1 ignores it)
  *   K3_KDA_INTRA_PF_MODE=line | bulk   its prefetches: two line prefetches a row (unset: line) or
  *                                      one bulk prefetch a row (prefetch_row_l2())
- *   K3_KDA_DISCARD=off | on            overlapped path, chunk kernel: each record dropped from L2
- *                                      without its write-back once its copies have landed
- *                                      (discard_step(); the flag wait is wait_ready()'s)
  *   K3_KDA_RECUR_STAGES=3 | 4          chunk records in flight in the recurrent kernel
  *   K3_KDA_RECUR_WARPS=v1 | v2 | v3 | 1 | 2 | 4 | 8   width rule (recurrent_warps(); v3 the pair
  *                                      kernel's, pair_warps()) or a forced width
@@ -1106,17 +1059,16 @@ struct prefill_cfg {
 	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr), 6 (=pairr3) */
 	int pf;     /* K3_KDA_INTRA_PF: intra_params.pf (v2 / v3; 0 none) */
 	int pf_mode; /* K3_KDA_INTRA_PF_MODE: 1 line (default), 2 bulk */
-	int discard; /* K3_KDA_DISCARD=on: the chunk kernel's FW 3 on the overlapped path (discard_step()) */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0, 1, 0 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0, 1, 0 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0, 1 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0, 1 };
 /* The serial path at few (sequence, head) pairs: pairr at rule 3's width (PAIRR_MAX_PAIRS). */
-constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0, 1, 0 };
+constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0, 1 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1224,14 +1176,12 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	static const char *const WARPS[] = { "v1", "v2", "v3", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
 	static const char *const PF_MODES[] = { "line", "bulk" };
-	static const char *const ONOFF[] = { "off", "on" };
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
 		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 8, 7),
-		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0),
-		  discard = knob("K3_KDA_DISCARD", ONOFF, 2, 0);
+		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
-	    pf_mode < 0 || discard < 0)
+	    pf_mode < 0)
 		return -EINVAL;
 	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
 	const bool want = path == 1 ? true : path == 2 ? false : by_default;
@@ -1250,7 +1200,6 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		c.pair = recur;
 	c.pf = c.intra >= 2 ? pf : 0;
 	c.pf_mode = 1 + pf_mode;
-	c.discard = discard;
 	*out = c;
 	return 0;
 }
@@ -1401,8 +1350,6 @@ template <typename StateT, int STAGES>
 int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c, cudaStream_t stream, bool query,
 			bool *ok)
 {
-	if (c.discard && (rp.ready || query)) /* FW 3: FW 0's waits, the records discarded once read */
-		return launch_recurrent_for<StateT, STAGES, 3>(rp, warps, c.intra, stream, query, ok);
 	if (c.fw == 1 && (rp.ready || query))
 		return launch_recurrent_for<StateT, STAGES, 1>(rp, warps, c.intra, stream, query, ok);
 	if (c.fw == 2 && (rp.ready || query))
