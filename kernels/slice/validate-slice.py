@@ -23,7 +23,7 @@ outside the ranges).
 usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB.xz]... [--old-ctx]
                          [--chunked-prefill] [--k3sim PATH] [--scenario YAML] [--expert-cv measured|uniform|off]
                          [--clock boost|sustained|power|measured] [--measured-laws on|off]
-                         [--keep DIR] [-o REPORT.md]
+                         [--base-hw NAME] [--keep DIR] [-o REPORT.md]
   --results   a device call's results (default bench/results/k3-kernels-h200-2026-12-01): reads
               k3-slice.db.xz, k3-slice.csv and k3-h200.db.xz; with --clock power and a
               k3-slice-sustained.csv there (k3-slice --sustain-ms), the report ends with the steady
@@ -57,6 +57,9 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               (the kernels inside its kda_chunk ranges overlap in time, or not). overlap: the
               k3-kernels presets are fitted from a base preset, h200 with the kernels' overlap rule
               (KDA_OVERLAP_RULE), so that the model costs those shapes as the overlapped pair
+  --base-hw   the preset the k3-kernels presets are fitted from (hw/presets/NAME.yaml) and whose
+              column stands beside theirs: the card the captures ran on (default h200; round 05r's
+              H100 captures: h100 with --measured-laws off, since the H100 preset has no power model)
   --kda-pair-rule  on: the k3-kernels presets' base also carries the kernels' pair-kernel rule
               (KDA_PAIR_RULE, hw.h kda_pair_*: serial prefills of <= 96 (sequence, head) pairs run
               the recurrence two chunks a step, the kernels' default since 2026-12-05), and the fit
