@@ -403,7 +403,7 @@ __device__ __forceinline__ void intra_locate(const intra_params &p, int j, int &
 
 /* Issues every load of item (j, h); nothing waits on them here. Past the chunk's end q, k, v,
  * beta_raw read as 0 and g_raw as 0 (LEAN: -inf, whose decay is 0 without a select). */
-template <bool LEAN>
+template <bool LEAN, bool NOUW = false>
 __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, intra_in &in)
 {
 	const int tid = threadIdx.x, H = p.heads, warp = tid >> 5, lane = tid & 31;
@@ -424,7 +424,7 @@ __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, 
 	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
 		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
 		in.rv[r] = make_uint4(0, 0, 0, 0);
-		if (row < L)
+		if (!NOUW && row < L)
 			in.rv[r] =
 				*reinterpret_cast<const uint4 *>(p.v + ((size_t)(t0 + row) * H + h) * D + col);
 	}
@@ -453,7 +453,7 @@ constexpr float LOG2E = 1.4426950408889634f;
 /* Item (j, h) from its loaded inputs (L > 0, the same for the whole CTA): the record. Shared
  * memory is reused item after item: every write below that a previous item's reads could
  * see comes after a barrier those reads precede. */
-template <bool LEAN>
+template <bool LEAN, bool NOUW = false>
 __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int h, const intra_in &in,
 					      intra_smem &sm)
 {
@@ -463,7 +463,7 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
 	const int half = warp >> 1, cp = 32 * (warp & 1) + lane, c0 = 2 * cp;
 #pragma unroll
-	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
+	for (int r = 0; !NOUW && r < CH * D / 8 / INTRA_THREADS; r++) {
 		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
 		*reinterpret_cast<uint4 *>(&sm.s_v[row][col]) = in.rv[r];
 	}
@@ -616,6 +616,25 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 	}
 	__syncthreads();
 
+	/* NOUW (K3_KDA_INTRA=v2nouw, a measurement row: results wrong): the record a split without U and
+	 * Wk would write (docs/KERNELS.md "Not done yet"): Kt in Wk's place, T diag(beta) (FP32, 1 KB)
+	 * where U starts, Qt; no v was read. */
+	if constexpr (NOUW) {
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			const int i = tid + r * INTRA_THREADS, t = i >> 4, ch = i & 15;
+			*reinterpret_cast<uint4 *>(rec + REC_WK + t * D * 2 + swz_wide(t, ch) * 16) =
+				*reinterpret_cast<const uint4 *>(&sm.t_kt[t][ch * 8]);
+			*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
+				*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
+		}
+		if (tid < 64) {
+			const int t = tid >> 2, s0 = 4 * (tid & 3);
+			*reinterpret_cast<float4 *>(rec + REC_U + tid * 16) =
+				make_float4(sm.s_t[t][s0] * sm.s_beta[s0], sm.s_t[t][s0 + 1] * sm.s_beta[s0 + 1],
+					    sm.s_t[t][s0 + 2] * sm.s_beta[s0 + 2], sm.s_t[t][s0 + 3] * sm.s_beta[s0 + 3]);
+		}
+	} else
 	/* U = T diag(beta) V and Wk = T diag(beta) Kt on tensor cores, as in v1. */
 	{
 		uint8_t *su = reinterpret_cast<uint8_t *>(&sm.t_kb[0][0]), *sw = sm.s_wk;
@@ -751,7 +770,7 @@ __device__ __forceinline__ void intra_prefetch(const intra_params &p)
  * on the overlapped path not faster: the recurrent kernel beside it then sets the pair
  * (H200, 2026-12-02zb; docs/KERNELS.md "KDA prefill, round 02zb").
  */
-template <bool LEAN, int PF = 0>
+template <bool LEAN, int PF = 0, bool NOUW = false>
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
@@ -759,10 +778,10 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	if constexpr (PF != 0) /* PF 1: line prefetches, 2: bulk (K3_KDA_INTRA_PF_MODE) */
 		intra_prefetch<PF == 2>(p);
 	intra_in in;
-	intra_load<LEAN>(p, j, h, in);
+	intra_load<LEAN, NOUW>(p, j, h, in);
 	if (in.L <= 0)
 		return;
-	intra_compute<LEAN>(p, j, h, in, sm);
+	intra_compute<LEAN, NOUW>(p, j, h, in, sm);
 }
 
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
@@ -1018,8 +1037,9 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap | auto   force the two kernels one after the other, or side
  *                                      by side, or overlap_by_default(); unset: auto
- *   K3_KDA_INTRA=v1 | v2 | v3          intra kernel version (v3: v2's lean instance, see
- *                                      kda_chunk_intra_kernel)
+ *   K3_KDA_INTRA=v1 | v2 | v3 | v2nouw intra kernel version (v3: v2's lean instance, see
+ *                                      kda_chunk_intra_kernel; v2nouw: a measurement row, results
+ *                                      wrong: the record of a split without U and Wk, round 05u)
  *   K3_KDA_INTRA_PF=N                  v2 / v3: each intra CTA prefetches into L2 the inputs of
  *                                      the CTA N places later in launch order (intra_prefetch();
  *                                      unset or 0: none; v1 ignores it)
@@ -1171,12 +1191,12 @@ int int_knob(const char *name, int most, int dflt)
 int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out, bool allow_overlap = true)
 {
 	static const char *const PATHS[] = { "auto", "overlap", "serial" };
-	static const char *const INTRA[] = { "v1", "v2", "v3" };
+	static const char *const INTRA[] = { "v1", "v2", "v3", "v2nouw" };
 	static const char *const STAGES[] = { "3", "4" };
 	static const char *const WARPS[] = { "v1", "v2", "v3", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
 	static const char *const PF_MODES[] = { "line", "bulk" };
-	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
+	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 4, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
 		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 8, 7),
 		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0);
@@ -1209,6 +1229,8 @@ const void *intra_kernel(int v, int pf = 0)
 {
 	if (v == 1)
 		return (const void *)kda_chunk_intra_v1_kernel;
+	if (v == 4)
+		return (const void *)kda_chunk_intra_kernel<false, 0, true>;
 	if (pf == 1)
 		return v == 3 ? (const void *)kda_chunk_intra_kernel<true, 1> : (const void *)kda_chunk_intra_kernel<false, 1>;
 	if (pf == 2)
@@ -1226,6 +1248,8 @@ int launch_intra(const intra_params &ip, int v, int pf_mode, dim3 grid, cudaStre
 		return -EIO;
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (v == 4) /* v2nouw: a measurement row (results wrong) */
+		kda_chunk_intra_kernel<false, 0, true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else if (v == 3 && pf == 1)
 		kda_chunk_intra_kernel<true, 1><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else if (v == 3 && pf == 2)
