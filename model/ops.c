@@ -565,6 +565,11 @@ static void moe(struct builder *b)
 	op->top_k = x->top_k;
 	/* one FP8 copy of the MoE input: the dispatch payload and the shared expert's input */
 	quant(b, OP_ROLE_MOE_QUANT_IN, M, L);
+	/* FP8 expert inputs from BF16 activations and no dispatch to quantize in (phase.expert_quant_in):
+	 * the quantizer as an op of its own, over the rows the experts read (measured missing from the
+	 * slice's elementwise class, -22 % on an H200: bench/results/k3-kernels-h200-2026-12-05v/) */
+	if (p->expert_quant_in && p->act != DT_FP8)
+		eltwise(b, OP_ROLE_MOE_QUANT_IN, M, L, 1, (1.0 + 4.0 / 128) / 2, 4);
 
 	op = push(b, OP_ALLTOALL, OP_ROLE_MOE_DISPATCH);
 	op->m = M;

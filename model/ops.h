@@ -341,6 +341,10 @@ struct phase {
 	 * gathered back per token before the combine; the low-latency kernels write the masked
 	 * per-expert layout themselves. */
 	bool moe_permute;
+	/* The routed experts' FP8 inputs made by a quantizer op of their own: expert inputs FP8 or
+	 * MXFP8 from BF16 activations with no EP dispatch to fuse the quantization into (ep 1, as the
+	 * four-layer slice runs it: kernels/slice/k3-slice --expert-act e4m3; sim_phase_init()). */
+	bool expert_quant_in;
 };
 
 enum { OP_LIST_MAX = 256 };

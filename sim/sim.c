@@ -31,6 +31,7 @@ void sim_phase_init(const struct scenario *s, enum phase_kind kind, int64_t batc
 	p->attnres_fused_allreduce = s->path == PATH_PRODUCTION && s->tp > 1;
 	int mode = s->ep_mode != EP_MODE_NONE ? s->ep_mode : kind == PHASE_PREFILL ? EP_MODE_NORMAL : EP_MODE_LOW_LATENCY;
 	p->moe_permute = s->ep > 1 && s->moe_tp <= 1 && mode == EP_MODE_NORMAL;
+	p->expert_quant_in = s->ep <= 1 && s->act != DT_FP8 && (s->expert_act == DT_FP8 || s->expert_act == DT_MXFP8);
 }
 
 void sim_phase_reset(struct sim_phase *ph)
