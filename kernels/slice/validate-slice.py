@@ -649,6 +649,9 @@ def main():
     if any(ov and not rule_applies(sp) for sp, ov in paths):
         die("kda_chunk ranges overlapped outside the rule %s" % KDA_OVERLAP_RULE)
     base_hw = BASE = a.base_hw
+    base_yaml = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "hw", "presets", BASE + ".yaml")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", BASE) or not os.path.isfile(base_yaml):
+        die("--base-hw %s: no preset hw/presets/%s.yaml (e.g. h200, h100)" % (BASE, BASE))
     rules = dict(KDA_OVERLAP_RULE) if kda_path == "overlap" else {}
     if a.expert_cv != "off":
         rules.update(FP4_CHUNK_RULE)
