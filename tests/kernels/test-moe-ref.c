@@ -186,6 +186,15 @@ static void test_gemm_epilogues(void **unused)
 	free(w1), free(w3), free(w13), free(gg), free(uu);
 }
 
+/* E copies of one expert's n weights, one after the other (the caller frees). */
+static double *repeat_expert(int E, const double *one, size_t n)
+{
+	double *w = dnew((size_t)E * n);
+	for (int e = 0; e < E; e++)
+		memcpy(w + (size_t)e * n, one, n * sizeof(double));
+	return w;
+}
+
 /* With all experts equal, the routed part is scaling * expert(latent) whatever the routing. */
 static void test_layer_equal_experts(void **unused)
 {
@@ -194,11 +203,7 @@ static void test_layer_equal_experts(void **unused)
 	double *x = drand((size_t)T * D, -1, 1), *wrd = drand((size_t)(E + DL) * D, -0.3, 0.3);
 	double *bias = drand(E, -0.1, 0.1);
 	double *one13 = drand((size_t)2 * F * DL, -0.3, 0.3), *one2 = drand((size_t)DL * F, -0.3, 0.3);
-	double *w13 = dnew((size_t)E * 2 * F * DL), *w2 = dnew((size_t)E * DL * F);
-	for (int e = 0; e < E; e++) {
-		memcpy(w13 + (size_t)e * 2 * F * DL, one13, (size_t)2 * F * DL * sizeof(double));
-		memcpy(w2 + (size_t)e * DL * F, one2, (size_t)DL * F * sizeof(double));
-	}
+	double *w13 = repeat_expert(E, one13, (size_t)2 * F * DL), *w2 = repeat_expert(E, one2, (size_t)DL * F);
 	double *nw = drand(DL, 0.5, 1.5), *wup = drand((size_t)D * DL, -0.3, 0.3);
 	double *ws13 = drand((size_t)2 * FS * D, -0.3, 0.3), *ws2 = drand((size_t)D * FS, -0.3, 0.3);
 	double *out = dnew((size_t)T * D);
@@ -252,11 +257,7 @@ static void test_layer_e4m3_act(void **unused)
 	const double m = 4.0; /* k3_gemm_glu_e4m3_mul(4, 25) */
 	double *x = drand((size_t)T * D, -1, 1), *wrd = drand((size_t)(E + DL) * D, -0.3, 0.3);
 	double *one13 = drand((size_t)2 * F * DL, -0.3, 0.3), *one2 = drand((size_t)DL * F, -0.3, 0.3);
-	double *w13 = dnew((size_t)E * 2 * F * DL), *w2 = dnew((size_t)E * DL * F);
-	for (int e = 0; e < E; e++) {
-		memcpy(w13 + (size_t)e * 2 * F * DL, one13, (size_t)2 * F * DL * sizeof(double));
-		memcpy(w2 + (size_t)e * DL * F, one2, (size_t)DL * F * sizeof(double));
-	}
+	double *w13 = repeat_expert(E, one13, (size_t)2 * F * DL), *w2 = repeat_expert(E, one2, (size_t)DL * F);
 	double *nw = drand(DL, 0.5, 1.5), *wup = drand((size_t)D * DL, -0.3, 0.3);
 	double *out = dnew((size_t)T * D), *plain = dnew((size_t)T * D);
 	struct moe_ref_layer p = { .tokens = T, .hidden = D, .latent = DL, .experts = E, .topk = K, .inter = F,
