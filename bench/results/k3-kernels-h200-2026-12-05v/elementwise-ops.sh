@@ -14,6 +14,6 @@ import json, sys
 d = json.load(sys.stdin)
 rows = [p for p in d["per_point"] if p["class"] == "elementwise"]
 print("%-60s %12s %12s %5s" % ("op", "measured_us", "predicted_us", "n"))
-for p in sorted(rows, key=lambda p: p.get("spec", "")):
-    print("%-60s %12.1f %12.1f %5s" % (p.get("spec", "?")[:60], p["measured_s"] * 1e6, p["predicted_s"] * 1e6, p.get("samples")))
+for p in sorted(rows, key=lambda p: p.get("op", "")):
+    print("%-60s %12.1f %12.1f %5s" % (p.get("op", "?")[:60], p["measured_s"] * 1e6, p["predicted_s"] * 1e6, p.get("samples")))
 ' > $V/elementwise-ops.txt
