@@ -403,7 +403,7 @@ __device__ __forceinline__ void intra_locate(const intra_params &p, int j, int &
 
 /* Issues every load of item (j, h); nothing waits on them here. Past the chunk's end q, k, v,
  * beta_raw read as 0 and g_raw as 0 (LEAN: -inf, whose decay is 0 without a select). */
-template <bool LEAN, bool NOUW = false>
+template <bool LEAN, bool SPLIT = false>
 __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, intra_in &in)
 {
 	const int tid = threadIdx.x, H = p.heads, warp = tid >> 5, lane = tid & 31;
@@ -424,7 +424,7 @@ __device__ __forceinline__ void intra_load(const intra_params &p, int j, int h, 
 	for (int r = 0; r < CH * D / 8 / INTRA_THREADS; r++) {
 		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
 		in.rv[r] = make_uint4(0, 0, 0, 0);
-		if (!NOUW && row < L)
+		if (!SPLIT && row < L)
 			in.rv[r] =
 				*reinterpret_cast<const uint4 *>(p.v + ((size_t)(t0 + row) * H + h) * D + col);
 	}
@@ -453,7 +453,7 @@ constexpr float LOG2E = 1.4426950408889634f;
 /* Item (j, h) from its loaded inputs (L > 0, the same for the whole CTA): the record. Shared
  * memory is reused item after item: every write below that a previous item's reads could
  * see comes after a barrier those reads precede. */
-template <bool LEAN, bool NOUW = false>
+template <bool LEAN, bool SPLIT = false>
 __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int h, const intra_in &in,
 					      intra_smem &sm)
 {
@@ -463,7 +463,7 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 	uint8_t *rec = p.rec + ((size_t)j * H + h) * REC_BYTES;
 	const int half = warp >> 1, cp = 32 * (warp & 1) + lane, c0 = 2 * cp;
 #pragma unroll
-	for (int r = 0; !NOUW && r < CH * D / 8 / INTRA_THREADS; r++) {
+	for (int r = 0; !SPLIT && r < CH * D / 8 / INTRA_THREADS; r++) {
 		const int idx = tid + r * INTRA_THREADS, row = idx / (D / 8), col = (idx % (D / 8)) * 8;
 		*reinterpret_cast<uint4 *>(&sm.s_v[row][col]) = in.rv[r];
 	}
@@ -616,10 +616,10 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 	}
 	__syncthreads();
 
-	/* NOUW (K3_KDA_INTRA=v2nouw, a measurement row: results wrong): the record a split without U and
-	 * Wk would write (docs/KERNELS.md "Not done yet"): Kt in Wk's place, T diag(beta) (FP32, 1 KB)
-	 * where U starts, Qt; no v was read. */
-	if constexpr (NOUW) {
+	/* SPLIT (K3_KDA_RECUR=split): the split record (kda_record.cuh, REC_TB): Kt in Wk's place, Qt,
+	 * and TB = T diag(beta) as hi and lo BF16 in P's layout (threads 0-31: row t = tid / 2, tokens
+	 * s = 8 (tid % 2) .. + 7, one 16-byte word of each); no v was read. */
+	if constexpr (SPLIT) {
 #pragma unroll
 		for (int r = 0; r < 2; r++) {
 			const int i = tid + r * INTRA_THREADS, t = i >> 4, ch = i & 15;
@@ -628,11 +628,17 @@ __device__ __forceinline__ void intra_compute(const intra_params &p, int j, int 
 			*reinterpret_cast<uint4 *>(rec + REC_QT + t * D * 2 + swz_wide(t, ch) * 16) =
 				*reinterpret_cast<const uint4 *>(&sm.t_qt[t][ch * 8]);
 		}
-		if (tid < 64) {
-			const int t = tid >> 2, s0 = 4 * (tid & 3);
-			*reinterpret_cast<float4 *>(rec + REC_U + tid * 16) =
-				make_float4(sm.s_t[t][s0] * sm.s_beta[s0], sm.s_t[t][s0 + 1] * sm.s_beta[s0 + 1],
-					    sm.s_t[t][s0 + 2] * sm.s_beta[s0 + 2], sm.s_t[t][s0 + 3] * sm.s_beta[s0 + 3]);
+		if (tid < 2 * CH) {
+			const int t = tid >> 1, c = tid & 1;
+			uint32_t hi[4], lo[4];
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int s0 = 8 * c + 2 * e;
+				split_pair(sm.s_t[t][s0] * sm.s_beta[s0], sm.s_t[t][s0 + 1] * sm.s_beta[s0 + 1], hi[e], lo[e]);
+			}
+			const int at = REC_TB + t * CH * 2 + swz_narrow(t, c) * 16;
+			*reinterpret_cast<uint4 *>(rec + at) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+			*reinterpret_cast<uint4 *>(rec + at + TB_LO) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
 		}
 	} else
 	/* U = T diag(beta) V and Wk = T diag(beta) Kt on tensor cores, as in v1. */
@@ -770,7 +776,7 @@ __device__ __forceinline__ void intra_prefetch(const intra_params &p)
  * on the overlapped path not faster: the recurrent kernel beside it then sets the pair
  * (H200, 2026-12-02zb; docs/KERNELS.md "KDA prefill, round 02zb").
  */
-template <bool LEAN, int PF = 0, bool NOUW = false>
+template <bool LEAN, int PF = 0, bool SPLIT = false>
 __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_intra_kernel(const intra_params p)
 {
 	__shared__ intra_smem sm;
@@ -778,10 +784,10 @@ __global__ void __launch_bounds__(INTRA_THREADS, INTRA_V2_MIN_CTAS) kda_chunk_in
 	if constexpr (PF != 0) /* PF 1: line prefetches, 2: bulk (K3_KDA_INTRA_PF_MODE) */
 		intra_prefetch<PF == 2>(p);
 	intra_in in;
-	intra_load<LEAN, NOUW>(p, j, h, in);
+	intra_load<LEAN, SPLIT>(p, j, h, in);
 	if (in.L <= 0)
 		return;
-	intra_compute<LEAN, NOUW>(p, j, h, in, sm);
+	intra_compute<LEAN, SPLIT>(p, j, h, in, sm);
 }
 
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr)
@@ -1033,13 +1039,22 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
 	pair_cta<StateT, WARPS, PST, XM>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
 }
 
+/* The split kernel (K3_KDA_RECUR=split): split_cta() (kda_recur_step.cuh). */
+template <typename StateT, int WARPS, int STAGES>
+__global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_split_kernel(const recur_params p)
+{
+	extern __shared__ __align__(128) uint8_t smem[];
+	__shared__ __align__(8) uint64_t full[STAGES];
+	split_cta<StateT, WARPS, STAGES>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
+}
+
 /* How one prefill call runs; defaults by path, each overridable per call (read from the
  * environment in kda_prefill(); the bench and tests use these for A/B):
  *   K3_KDA_PREFILL=serial | overlap | auto   force the two kernels one after the other, or side
  *                                      by side, or overlap_by_default(); unset: auto
- *   K3_KDA_INTRA=v1 | v2 | v3 | v2nouw intra kernel version (v3: v2's lean instance, see
- *                                      kda_chunk_intra_kernel; v2nouw: a measurement row, results
- *                                      wrong: the record of a split without U and Wk, round 05u)
+ *   K3_KDA_INTRA=v1 | v2 | v3          intra kernel version (v3: v2's lean instance, see
+ *                                      kda_chunk_intra_kernel; with K3_KDA_RECUR=split, v2 / v3's
+ *                                      SPLIT instance)
  *   K3_KDA_INTRA_PF=N                  v2 / v3: each intra CTA prefetches into L2 the inputs of
  *                                      the CTA N places later in launch order (intra_prefetch();
  *                                      unset or 0: none; v1 ignores it)
@@ -1060,7 +1075,11 @@ __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
  *                                      pair3 with 3 pairs in flight, pairr with the decays in
  *                                      the state warps' registers (CROSS_REG), pairr3 that with
  *                                      3 pairs in flight, pairnx without
- *                                      cross terms (FP32 state; a measurement row: results wrong)
+ *                                      cross terms (FP32 state; a measurement row: results wrong);
+ *                                      split: the chunk kernel on split records (the intra
+ *                                      kernel's SPLIT instance, kda_chunk_recurrent_split_kernel;
+ *                                      K3_KDA_RECUR_STAGES as for chunk, K3_KDA_FLAG_WAIT and
+ *                                      K3_KDA_INTRA_PF not read; not bit for bit the chunk kernel)
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
@@ -1076,7 +1095,7 @@ struct prefill_cfg {
 	int stages; /* 3, 4 */
 	int rule;   /* 1, 2, 3 (the pair kernel's); forced width: 10 + warps */
 	int fw;     /* overlapped path: the recurrent kernel's flag wait (0 wait_ready(), 1 spin, 2 batch) */
-	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr), 6 (=pairr3) */
+	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr), 6 (=pairr3); 8 the split kernel (=split) */
 	int pf;     /* K3_KDA_INTRA_PF: intra_params.pf (v2 / v3; 0 none) */
 	int pf_mode; /* K3_KDA_INTRA_PF_MODE: 1 line (default), 2 bulk */
 };
@@ -1142,8 +1161,9 @@ bool overlap_by_default(int n_seqs, int heads, int64_t total_tokens)
  * capture) keep the chunk kernel, so each agrees with the other bit for bit as before. */
 constexpr int64_t PAIRR_MAX_PAIRS = 96;
 
-/* K3_KDA_RECUR's values: prefill_cfg.pair's index, then "auto" (7: the default's choice). */
-constexpr const char *RECUR_NAMES[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3", "auto" };
+/* K3_KDA_RECUR's values: prefill_cfg.pair's index, "auto" (7: the default's choice), "split" (8). */
+constexpr const char *RECUR_NAMES[] = { "chunk", "pair", "pair136", "pair3", "pairnx", "pairr", "pairr3", "auto", "split" };
+constexpr int RECUR_AUTO = 7, RECUR_SPLIT = 8;
 
 /* The index of K3_KDA_* knob `name`'s value among `choices` (n of them), `dflt` where it is unset
  * or empty, or -1 with a message on stderr naming the knob, its value and the choices (a typo in
@@ -1191,14 +1211,14 @@ int int_knob(const char *name, int most, int dflt)
 int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out, bool allow_overlap = true)
 {
 	static const char *const PATHS[] = { "auto", "overlap", "serial" };
-	static const char *const INTRA[] = { "v1", "v2", "v3", "v2nouw" };
+	static const char *const INTRA[] = { "v1", "v2", "v3" };
 	static const char *const STAGES[] = { "3", "4" };
 	static const char *const WARPS[] = { "v1", "v2", "v3", "1", "2", "4", "8" };
 	static const char *const WAITS[] = { "acquire", "spin", "batch" };
 	static const char *const PF_MODES[] = { "line", "bulk" };
-	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 4, -2),
+	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
-		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 8, 7),
+		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 9, RECUR_AUTO),
 		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
 	    pf_mode < 0)
@@ -1206,7 +1226,7 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
 	const bool want = path == 1 ? true : path == 2 ? false : by_default;
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
-	if (recur == 7 && path == 0 && !want && (int64_t)n_seqs * heads <= PAIRR_MAX_PAIRS)
+	if (recur == RECUR_AUTO && path == 0 && !want && (int64_t)n_seqs * heads <= PAIRR_MAX_PAIRS)
 		c = CFG_SERIAL_PAIRR; /* PAIRR_MAX_PAIRS */
 	if (intra >= 0)
 		c.intra = 1 + intra;
@@ -1216,9 +1236,17 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		c.rule = warps < 3 ? 1 + warps : 10 + atoi(WARPS[warps]);
 	if (wait >= 0)
 		c.fw = wait;
-	if (recur != 7)
+	if (recur != RECUR_AUTO)
 		c.pair = recur;
 	c.pf = c.intra >= 2 ? pf : 0;
+	if (c.pair == RECUR_SPLIT) { /* the intra kernel's SPLIT instance: 4 (v2's), 5 (v3's) */
+		if (c.intra == 1) {
+			fprintf(stderr, "kda_prefill: K3_KDA_RECUR=split needs K3_KDA_INTRA=v2 or v3\n");
+			return -EINVAL;
+		}
+		c.intra += 2;
+		c.pf = 0;
+	}
 	c.pf_mode = 1 + pf_mode;
 	*out = c;
 	return 0;
@@ -1229,8 +1257,9 @@ const void *intra_kernel(int v, int pf = 0)
 {
 	if (v == 1)
 		return (const void *)kda_chunk_intra_v1_kernel;
-	if (v == 4)
-		return (const void *)kda_chunk_intra_kernel<false, 0, true>;
+	if (v == 4 || v == 5) /* the SPLIT instances (K3_KDA_RECUR=split) */
+		return v == 5 ? (const void *)kda_chunk_intra_kernel<true, 0, true>
+			      : (const void *)kda_chunk_intra_kernel<false, 0, true>;
 	if (pf == 1)
 		return v == 3 ? (const void *)kda_chunk_intra_kernel<true, 1> : (const void *)kda_chunk_intra_kernel<false, 1>;
 	if (pf == 2)
@@ -1248,8 +1277,10 @@ int launch_intra(const intra_params &ip, int v, int pf_mode, dim3 grid, cudaStre
 		return -EIO;
 	if (v == 1)
 		kda_chunk_intra_v1_kernel<<<grid, INTRA_THREADS, 0, stream>>>(ip);
-	else if (v == 4) /* v2nouw: a measurement row (results wrong) */
+	else if (v == 4) /* SPLIT (K3_KDA_RECUR=split) */
 		kda_chunk_intra_kernel<false, 0, true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
+	else if (v == 5)
+		kda_chunk_intra_kernel<true, 0, true><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else if (v == 3 && pf == 1)
 		kda_chunk_intra_kernel<true, 1><<<grid, INTRA_THREADS, 0, stream>>>(ip);
 	else if (v == 3 && pf == 2)
@@ -1286,15 +1317,21 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
 /* The recurrent kernel's instance, threads and dynamic shared memory a CTA: the chunk kernel
  * <StateT, WARPS, STAGES, FW> (PAIR 0) or the pair kernel: 1 pair, 2 pair136 (bounded), 3 pair3
  * (3 pairs in flight), 4 pairnx (no cross terms: a measurement row, results wrong), 5 pairr (the
- * decays in the state warps' registers: CROSS_REG), 6 pairr3 (pairr, 3 pairs in flight). */
+ * decays in the state warps' registers: CROSS_REG), 6 pairr3 (pairr, 3 pairs in flight); or
+ * (RECUR_SPLIT) the split kernel <StateT, WARPS, STAGES> (no flag wait of its own: FW unused). */
 template <typename StateT, int WARPS, int STAGES, int FW, int PAIR>
 struct recur_kernel {
+	static constexpr bool split = PAIR == RECUR_SPLIT, pair = PAIR != 0 && !split;
 	static constexpr int pst = PAIR == 3 || PAIR == 6 ? 3 : PAIR_STAGES;
-	static constexpr int threads = (WARPS + (PAIR ? 1 : 0)) * 32;
-	static constexpr int smem = PAIR ? pst * pair_stage_bytes(WARPS) : STAGES * stage_bytes(WARPS);
+	static constexpr int threads = (WARPS + (pair ? 1 : 0)) * 32;
+	static constexpr int smem = pair    ? pst * pair_stage_bytes(WARPS)
+				    : split ? STAGES * split_stage_bytes(WARPS)
+					    : STAGES * stage_bytes(WARPS);
 	static void (*get())(recur_params)
 	{
-		if constexpr (PAIR != 0)
+		if constexpr (split)
+			return kda_chunk_recurrent_split_kernel<StateT, WARPS, STAGES>;
+		else if constexpr (PAIR != 0)
 			return kda_chunk_recurrent_pair_kernel<StateT, WARPS, PAIR == 2, pst,
 							       PAIR == 4 ? CROSS_NONE : PAIR >= 5 ? CROSS_REG : CROSS_SMEM>;
 		else
@@ -1405,6 +1442,12 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 	case 4: return launch_pair<4>(rp, dt, warps, c.intra, stream, query, ok);
 	case 5: return launch_pair<5>(rp, dt, warps, c.intra, stream, query, ok);
 	case 6: return launch_pair<6>(rp, dt, warps, c.intra, stream, query, ok);
+	case RECUR_SPLIT:
+		if (dt == KDA_F32)
+			return c.stages == 3 ? launch_recurrent_for<float, 3, 0, RECUR_SPLIT>(rp, warps, c.intra, stream, query, ok)
+					     : launch_recurrent_for<float, 4, 0, RECUR_SPLIT>(rp, warps, c.intra, stream, query, ok);
+		return c.stages == 3 ? launch_recurrent_for<uint16_t, 3, 0, RECUR_SPLIT>(rp, warps, c.intra, stream, query, ok)
+				     : launch_recurrent_for<uint16_t, 4, 0, RECUR_SPLIT>(rp, warps, c.intra, stream, query, ok);
 	default: break; /* 0: the chunk kernel */
 	}
 	if (dt == KDA_F32)
@@ -1451,6 +1494,8 @@ int recurrent_ctas_per_sm_query(int warps, int stages, int pair)
 			   : pair == 4 ? recurrent_kernel_of<3, 4>(warps, &threads, &dyn)
 			   : pair == 5 ? recurrent_kernel_of<3, 5>(warps, &threads, &dyn)
 			   : pair == 6 ? recurrent_kernel_of<3, 6>(warps, &threads, &dyn)
+			   : pair == RECUR_SPLIT ? (stages == 3 ? recurrent_kernel_of<3, RECUR_SPLIT>(warps, &threads, &dyn)
+							      : recurrent_kernel_of<4, RECUR_SPLIT>(warps, &threads, &dyn))
 			   : stages == 3 ? recurrent_kernel_of<3, 0>(warps, &threads, &dyn)
 					 : recurrent_kernel_of<4, 0>(warps, &threads, &dyn);
 	int dev = 0, reg_sm = 0, smem_sm = 0, thr_sm = 0, blk_sm = 0, reserved = 0;
@@ -1468,8 +1513,8 @@ int recurrent_ctas_per_sm_query(int warps, int stages, int pair)
 
 int recurrent_ctas_per_sm(int warps, int stages, int pair)
 {
-	static std::atomic<int> cache[8][RECUR_MAX_WARPS + 1];
-	std::atomic<int> &slot = cache[pair ? 1 + pair : stages == 3 ? 0 : 1][warps];
+	static std::atomic<int> cache[11][RECUR_MAX_WARPS + 1]; /* the chunk kernel's 2 stage counts, pair 1-6, split's 2 */
+	std::atomic<int> &slot = cache[pair == RECUR_SPLIT ? (stages == 3 ? 9 : 10) : pair ? 1 + pair : stages == 3 ? 0 : 1][warps];
 	int n = slot.load(std::memory_order_relaxed);
 	if (n <= 0) {
 		n = recurrent_ctas_per_sm_query(warps, stages, pair);
@@ -1651,7 +1696,7 @@ extern "C" int kda_prefill_plan(const struct kda_prefill_args *a, cudaStream_t s
 		return prc;
 	plan->overlap = overlap ? 1 : 0;
 	plan->recur_warps = warps;
-	plan->recur = cfg.pair >= 0 && cfg.pair < 7 ? RECUR_NAMES[cfg.pair] : "?";
+	plan->recur = cfg.pair >= 0 && cfg.pair < 9 && cfg.pair != RECUR_AUTO ? RECUR_NAMES[cfg.pair] : "?";
 	return 0;
 }
 
@@ -1710,6 +1755,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	rp.s0 = a->initial_state;
 	rp.s1 = a->final_state;
 	rp.out = a->out;
+	rp.v = a->v;
 
 	if (overlap) {
 		ip.ready = ready;

@@ -24,8 +24,9 @@
  * overlapped path falls back to the serial one where the recurrent CTAs could fill every
  * SM, past 65535 chunks or while `stream` is being captured. Same kernels' arithmetic: the two paths' results
  * are equal bit for bit (a state row's recurrence does not depend on the CTA width or
- * stage count either). K3_KDA_INTRA, K3_KDA_RECUR_STAGES, K3_KDA_RECUR_WARPS and
- * K3_KDA_FLAG_WAIT override the per-path defaults (A/B); a value of any K3_KDA_* knob not among
+ * stage count either). K3_KDA_INTRA, K3_KDA_RECUR (the pair kernels; split: the split records,
+ * opt-in, not bit for bit), K3_KDA_RECUR_STAGES, K3_KDA_RECUR_WARPS and K3_KDA_FLAG_WAIT
+ * override the per-path defaults (A/B); a value of any K3_KDA_* knob not among
  * those kda_prefill.cu lists makes the call fail with -EINVAL (and a message on stderr).
  */
 #ifndef K3_KERNELS_KDA_PREFILL_H

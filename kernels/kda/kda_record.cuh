@@ -49,6 +49,29 @@ __host__ __device__ constexpr int stage_bytes(int warps)
 	return REC_U + 16 * warps * CH * 2;
 }
 
+/* The split record (K3_KDA_RECUR=split; docs/KERNELS.md "KDA prefill, round 05w"): the intra
+ * kernel reads no v and makes neither U nor Wk. It writes Kt = Gamma k (scaled, normalized) in
+ * Wk's place and layout, Qt, Kh^T, P and Gamma_last as before, and in U's place TB = T diag(beta)
+ * [16 t][16 s] as a hi and a lo BF16 matrix (hi = bf16(x), lo = bf16(x - hi)), each in P's
+ * layout. The recurrent CTA stages the record, then its slice of v; it makes -Wk = -TB Kt in Kt's
+ * place (split_make_wk()) and U^T = V^T TB^T at the start of each step (recur_chunk<true>()). */
+constexpr int REC_TB = REC_U;                         /* TB hi, then TB lo at + TB_LO */
+constexpr int TB_LO = CH * CH * 2;                    /* 512 */
+constexpr int REC_SPLIT_BYTES = REC_TB + 2 * TB_LO;   /* 14400 */
+static_assert(REC_SPLIT_BYTES % 16 == 0 && REC_SPLIT_BYTES <= REC_BYTES, "one bulk copy; the same record stride");
+
+/* The split stage's v rows: token s's 16 x warps channels (32 x warps bytes) at REC_SPLIT_BYTES +
+ * s x pitch; the 16 bytes of padding put the 8 rows of an ldmatrix in distinct bank groups. */
+__host__ __device__ constexpr int split_v_pitch(int warps)
+{
+	return 32 * warps + 16;
+}
+
+__host__ __device__ constexpr int split_stage_bytes(int warps)
+{
+	return REC_SPLIT_BYTES + CH * split_v_pitch(warps);
+}
+
 /* Gamma_last of channel j in a record's permuted FP32 layout (REC_G; floats). */
 __host__ __device__ constexpr int g_index(int j)
 {

@@ -32,6 +32,7 @@ struct recur_params {
 	const void *s0;
 	void *s1;
 	uint16_t *out;
+	const uint16_t *v; /* [tokens][heads][128] BF16: the split kernel's U (K3_KDA_RECUR=split) */
 };
 
 /* A warp's 16 state rows from r0 in registers (the MMA accumulator layout: s[nt][0, 1] = row r0 +
@@ -132,13 +133,28 @@ KDA_STEP_FN void state_fragment(const float (&s)[D / 8][4], int kk, uint32_t (&a
 }
 
 /* One chunk's step on a warp's 16 state rows s (M, rows r0.., all 128 k), the chunk's record
- * staged at `st`; outputs as store_out(). */
+ * staged at `st`; outputs as store_out(). SPLIT (K3_KDA_RECUR=split): the stage is a split one
+ * (split_stage_bytes(): -Wk in the record's Wk place, TB, this CTA's v rows), and `v_off` is the
+ * lane's ldmatrix row address of the warp's V^T fragment there (split_v_off()). */
+template <bool SPLIT = false>
 KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recur_lane &l, uint16_t *o,
-					    int H, int lc)
+					    int H, int lc, int v_off = 0)
 {
 	const uint32_t sa = smem_u32(st);
 	/* W^T = U^T - M Wk^T and O^T = M Qt^T: A = M (rows r0.., k), B from Wk, Qt. */
 	float wa[2][4] = {}, oa[2][4] = {};
+	if constexpr (SPLIT) {
+		/* U^T = V^T TB^T, in FP32, as W^T's start (the stage holds -Wk): A(m = v, k = s) = V[s][v]
+		 * (the transposing load), B(k = s, n = t) = TB[t][s] (P's layout), hi then lo. */
+		uint32_t av[4], bh[4], bl[4];
+		ldsm_x4_tr(av, sa + v_off);
+		ldsm_x4(bh, sa + REC_TB + (l.p_off - REC_P));
+		ldsm_x4(bl, sa + REC_TB + TB_LO + (l.p_off - REC_P));
+		mma_bf16_16816(wa[0], av, bh[0], bh[1]);
+		mma_bf16_16816(wa[1], av, bh[2], bh[3]);
+		mma_bf16_16816(wa[0], av, bl[0], bl[1]);
+		mma_bf16_16816(wa[1], av, bl[2], bl[3]);
+	}
 #pragma unroll
 	for (int kk = 0; kk < D / 16; kk++) {
 		uint32_t a[4];
@@ -152,9 +168,17 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
 		mma_bf16_16816(oa[0], a, bq[0], bq[1]);
 		mma_bf16_16816(oa[1], a, bq[2], bq[3]);
 	}
-	uint32_t u[4], aw[4];
-	ldsm_x4(u, sa + l.u_off);
-	w_fragment(u, wa, aw);
+	uint32_t aw[4];
+	if constexpr (SPLIT) { /* W^T = U^T + M (-Wk)^T, already summed */
+		aw[0] = pack_bf16(wa[0][0], wa[0][1]);
+		aw[1] = pack_bf16(wa[0][2], wa[0][3]);
+		aw[2] = pack_bf16(wa[1][0], wa[1][1]);
+		aw[3] = pack_bf16(wa[1][2], wa[1][3]);
+	} else {
+		uint32_t u[4];
+		ldsm_x4(u, sa + l.u_off);
+		w_fragment(u, wa, aw);
+	}
 
 	/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
 	{
@@ -493,6 +517,158 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 	}
 
 	if (p.s1 && !cross)
+		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
+}
+
+/*
+ * The split recurrence (K3_KDA_RECUR=split; opt-in; docs/KERNELS.md "KDA prefill, round 05w"): the
+ * intra kernel's record carries Kt and TB = T diag(beta) instead of Wk and U^T (kda_record.cuh,
+ * REC_TB), so that the intra kernel neither reads v nor writes U (~0.8 GB less DRAM traffic at
+ * T = 16K, H = 96). The recurrent CTA stages its 16 x WARPS channels of v beside the record,
+ * makes -Wk = -TB Kt in Kt's place (split_make_wk(), every warp a share of the 16 channel tiles,
+ * a step ahead: the loop's barrier orders it before the next step reads it) and U^T = V^T TB^T
+ * as each step's W^T accumulator start (recur_chunk<true>()). TB's hi / lo halves keep T's
+ * precision as the intra kernel's own products do; U stays in FP32.
+ */
+
+/* Lane `lane` of warp `warp`: its ldmatrix row address (bytes from a split stage) for the warp's
+ * V^T fragment, A(m = v, k = s) = V[s][v] by the transposing load: matrices (s 0-7, v 0-7),
+ * (s 0-7, v 8-15), (s 8-15, v 0-7), (s 8-15, v 8-15) of the warp's 16 channels. */
+template <int WARPS>
+KDA_STEP_FN int split_v_off(int lane, int warp)
+{
+	const int s = (lane & 7) + 8 * (lane >> 4), v = 16 * warp + 8 * ((lane >> 3) & 1);
+	return REC_SPLIT_BYTES + s * split_v_pitch(WARPS) + 2 * v;
+}
+
+/* -Wk = -TB Kt of a split stage `st`, in place of Kt (Wk's layout): warp `warp` of WARPS makes the
+ * 16-channel blocks warp, warp + WARPS, ... (m16n8k16: A = TB from P's layout, B(k = s, n = j) =
+ * Kt[s][j] by the transposing load; hi and lo into one FP32 accumulator). Each block is read
+ * whole into registers before its MMAs, and written by the warp that read it. All 32 lanes;
+ * ends with the proxy fence that orders these writes before the bulk copies that later refill
+ * the stage. */
+template <int WARPS>
+KDA_STEP_FN void split_make_wk(uint8_t *st, int warp, int lane)
+{
+	const uint32_t sa = smem_u32(st);
+	const int mi = lane >> 3, mr = lane & 7, g = lane >> 2, t4 = lane & 3;
+	/* P's B-fragment load gives matrices (t lo, s lo), (t lo, s hi), (t hi, s lo), (t hi, s hi);
+	 * the A fragment wants (t lo, s lo), (t hi, s lo), (t lo, s hi), (t hi, s hi). */
+	uint32_t th[4], tl[4], r[4];
+	ldsm_x4(r, sa + REC_TB + kda_p_off(mi, mr));
+	th[0] = r[0], th[1] = r[2], th[2] = r[1], th[3] = r[3];
+	ldsm_x4(r, sa + REC_TB + TB_LO + kda_p_off(mi, mr));
+	tl[0] = r[0], tl[1] = r[2], tl[2] = r[1], tl[3] = r[3];
+	const int row = mr + 8 * (mi & 1); /* token s of this lane's row address */
+#pragma unroll
+	for (int i = 0; i < 8 / WARPS; i++) {
+		const int blk = warp + WARPS * i;
+		uint32_t b[4];
+		ldsm_x4_tr(b, sa + REC_WK + row * D * 2 + swz_wide(row, 2 * blk + (mi >> 1)) * 16);
+#pragma unroll
+		for (int nt = 0; nt < 2; nt++) {
+			float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+			mma_bf16_16816(d, th, b[2 * nt], b[2 * nt + 1]);
+			mma_bf16_16816(d, tl, b[2 * nt], b[2 * nt + 1]);
+			const int j = 16 * blk + 8 * nt + 2 * t4;
+#pragma unroll
+			for (int hf = 0; hf < 2; hf++) {
+				const int t = g + 8 * hf;
+				*reinterpret_cast<uint32_t *>(st + REC_WK + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2) =
+					pack_bf16(-d[2 * hf], -d[2 * hf + 1]);
+			}
+		}
+	}
+	kda_proxy_fence_cta();
+}
+
+/*
+ * The split kernel's CTA (kda_chunk_recurrent_split_kernel: block (bx, by), thread tid; dynamic
+ * shared memory smem of STAGES split stages, STAGES mbarriers full): the chunk kernel's CTA (one
+ * per sequence, head and slice of 16 x WARPS state rows, chunk records STAGES - 1 ahead by bulk
+ * copies) on split records. Warp 0 stages a chunk: lane 0 waits for its record (wait_ready(); the
+ * overlapped path) and copies it, lanes 0 .. L - 1 copy token rows of v (32 x WARPS bytes each).
+ * The v rows of every stage start zeroed, so that a last chunk's rows past its L are finite (they
+ * meet TB's zero columns there). After step cc every warp makes its share of chunk cc + 1's -Wk.
+ */
+template <typename StateT, int WARPS, int STAGES>
+KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int bx, int by, int tid)
+{
+	static_assert(STAGES >= 2, "the next chunk's Wk is made while this one's stage is in use");
+	constexpr int SB = split_stage_bytes(WARPS), VP = split_v_pitch(WARPS), VROW = 32 * WARPS;
+	const int seq = bx / p.slices, slice = bx % p.slices, h = by;
+	const int H = p.heads, lane = tid & 31, warp = tid >> 5;
+	const int g = lane >> 2, t4 = lane & 3;
+	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
+	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
+	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
+	const size_t sbase = (slot * H + h) * (size_t)D * D;
+	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
+	const size_t rec_stride = (size_t)H * REC_BYTES;
+	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
+	const uint16_t *v0 = p.v + ((size_t)tok0 * H + h) * D + vbase;
+
+	/* Warp 0 (all lanes): chunk i into its stage. */
+	auto issue = [&](int i) {
+		uint8_t *st = smem + (i % STAGES) * SB;
+		uint64_t *bar = &full[i % STAGES];
+		const int lc = len - i * CH < CH ? len - i * CH : CH;
+		if (lane == 0) {
+			wait_ready(flag0 ? flag0 + (size_t)i * H : nullptr);
+			mbar_expect_tx(bar, (uint32_t)(REC_SPLIT_BYTES + lc * VROW));
+			bulk_g2s(st, rec0 + i * rec_stride, REC_SPLIT_BYTES, bar);
+		}
+		kda_warp_sync();
+		if (lane < lc)
+			bulk_g2s(st + REC_SPLIT_BYTES + lane * VP, v0 + (size_t)(i * CH + lane) * H * D, VROW, bar);
+	};
+
+	if (tid == 0) {
+		for (int i = 0; i < STAGES; i++)
+			mbar_init(&full[i], 1);
+		kda_fence_mbar_init();
+	}
+	/* Zero every stage's v rows (16-byte words; the padding too). */
+	constexpr int VWORDS = CH * VP / 16;
+	for (int i = tid; i < STAGES * VWORDS; i += WARPS * 32)
+		*reinterpret_cast<uint4 *>(smem + (i / VWORDS) * SB + REC_SPLIT_BYTES + (i % VWORDS) * 16) =
+			make_uint4(0, 0, 0, 0);
+	kda_proxy_fence_cta();
+	kda_cta_sync(); /* the barriers initialized and the zeros written before any copy */
+	if (warp == 0)
+		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
+			issue(i);
+
+	float s[D / 8][4];
+	load_state<StateT>(s, p.s0, sbase, r0, g, t4);
+	const recur_lane lo = recur_lane_of(lane, warp, vbase);
+	const int v_off = split_v_off<WARPS>(lane, warp);
+
+	if (n_chunks > 0) {
+		mbar_wait(&full[0], 0u);
+		split_make_wk<WARPS>(smem, warp, lane);
+	}
+	for (int cc = 0; cc < n_chunks; cc++) {
+		kda_cta_sync(); /* chunk cc's -Wk made; every warp done with the stage refilled below */
+		if (warp == 0) {
+			const int nx = cc + STAGES - 1;
+			if (nx < n_chunks) {
+				kda_proxy_fence_cta();
+				issue(nx);
+			}
+		}
+		const int lc = len - cc * CH < CH ? len - cc * CH : CH;
+		recur_chunk<true>(s, smem + (cc % STAGES) * SB, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g,
+				  H, lc, v_off);
+		const int nx = cc + 1;
+		if (nx < n_chunks) {
+			mbar_wait(&full[nx % STAGES], (uint32_t)(nx / STAGES) & 1u);
+			split_make_wk<WARPS>(smem + (nx % STAGES) * SB, warp, lane);
+		}
+	}
+
+	if (p.s1)
 		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
 }
 

@@ -801,6 +801,69 @@ static void test_prefill_pair(void **unused)
 	unsetenv("K3_KDA_RECUR");
 }
 
+/* The split records (K3_KDA_RECUR=split: the intra kernel writes Kt and TB = T diag(beta), the
+ * recurrent CTAs read v and make U and Wk; kernels/kda/kda_recur_step.cuh split_cta()) against
+ * float64: every CTA width, 3 and 4 stages, both intra versions (v2, v3), sequences of odd and
+ * even chunk counts with partial last chunks, empty and 1-token ones, in place, both state
+ * dtypes, the overlapped path, and g_raw in [-30, 30). K3_KDA_INTRA=v1 with split must answer
+ * -EINVAL. KDA_TEST_SPLIT_SMALL: one small shape (sanitizers). */
+static void test_prefill_split(void **unused)
+{
+	(void)unused;
+	static const int lens[] = { 300, 17, 0, 100 };
+	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
+	static const int one2k[] = { 2048 }, one4k[] = { 4096 };
+	setenv("K3_KDA_RECUR", "split", 1);
+	if (getenv("KDA_TEST_SPLIT_SMALL")) {
+		prefill_case(KDA_F32, 6, varlen, 8, true, false);
+		setenv("K3_KDA_PREFILL", "overlap", 1);
+		prefill_case(KDA_BF16, 1, one2k, 8, true, false);
+		unsetenv("K3_KDA_PREFILL");
+		unsetenv("K3_KDA_RECUR");
+		return;
+	}
+	static const char *const warps[] = { "8", "4", "2", "1" };
+	for (int i = 0; i < 4; i++) {
+		setenv("K3_KDA_RECUR_WARPS", warps[i], 1);
+		setenv("K3_KDA_RECUR_STAGES", i & 2 ? "4" : "3", 1);
+		print_message(" K3_KDA_RECUR=split K3_KDA_RECUR_WARPS=%s K3_KDA_RECUR_STAGES=%s\n", warps[i],
+			      i & 2 ? "4" : "3");
+		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 4, lens, 6, true, false);
+	}
+	unsetenv("K3_KDA_RECUR_WARPS");
+	unsetenv("K3_KDA_RECUR_STAGES");
+	print_message(" K3_KDA_RECUR=split, its width rules, v2 and v3\n");
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	prefill_case(KDA_F32, 6, varlen, 14, false, false);
+	setenv("K3_KDA_INTRA", "v3", 1);
+	prefill_case(KDA_F32, 1, one2k, 2, true, false);
+	prefill_case(KDA_BF16, 6, varlen, 8, true, false);
+	unsetenv("K3_KDA_INTRA");
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	print_message(" K3_KDA_RECUR=split K3_KDA_PREFILL=overlap\n");
+	prefill_case(KDA_F32, 1, one2k, 32, true, false);
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	unsetenv("K3_KDA_PREFILL");
+	print_message(" K3_KDA_RECUR=split, the default path at T = 4K, H = 96 (overlapped)\n");
+	prefill_case(KDA_F32, 1, one4k, 96, true, false);
+	gate_lo = -30, gate_hi = 30;
+	print_message(" K3_KDA_RECUR=split, g_raw in [-30, 30)\n");
+	prefill_case(KDA_F32, 6, varlen, 8, true, false);
+	prefill_case(KDA_BF16, 1, one2k, 4, true, false);
+	gate_lo = -6, gate_hi = 3;
+	/* v1 has no SPLIT instance: the call refuses, nothing runs. */
+	setenv("K3_KDA_INTRA", "v1", 1);
+	{
+		struct kda_prefill_args a = { .n_seqs = 1, .heads = 1, .total_tokens = 16, .cu_seqlens = (void *)16,
+					      .state_dtype = KDA_F32, .q = (void *)16, .k = (void *)16, .v = (void *)16,
+					      .g_raw = (void *)16, .beta_raw = (void *)16, .out = (void *)16,
+					      .workspace = (void *)16 };
+		assert_int_equal(kda_prefill(&a, 0), -EINVAL);
+	}
+	unsetenv("K3_KDA_INTRA");
+	unsetenv("K3_KDA_RECUR");
+}
+
 /* Random BF16 bits, uniform in [lo, hi), straight to the device (the bitwise
  * comparisons below need no float64 copies). */
 static void *dev_bf16_rand(size_t n, double lo, double hi)
@@ -1421,6 +1484,7 @@ int main(void)
 		cmocka_unit_test(test_prefill_variants),
 		cmocka_unit_test(test_prefill_lean),
 		cmocka_unit_test(test_prefill_pair),
+		cmocka_unit_test(test_prefill_split),
 		cmocka_unit_test(test_prefill_overlap),
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_prefill_default_recur),

@@ -580,7 +580,7 @@ static void cta_case(const std::vector<int> &lens, int H)
 		state_io<StateT>::store(&x, (float)uniform(-1, 1));
 	std::vector<uint16_t> out((size_t)T * H * D, 0xffff);
 	recur_params p = { n, H, slices, cu.data(), off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
-			   out.data() };
+			   out.data(), nullptr };
 	std::vector<uint8_t> smem((size_t)PST * pair_stage_bytes(W));
 	uint64_t full[PST];
 	emu_smem = smem.data();
@@ -632,6 +632,182 @@ static void cta_case(const std::vector<int> &lens, int H)
 	EXPECT(err_m <= 1e-2 * big_m, "%s: states off by %g (largest %g)\n", what, err_m, big_m);
 }
 
+/* ---- the split kernel's CTA (K3_KDA_RECUR=split), over packed sequences ------------------ */
+
+/* One split record (logical values; tokens past len zero, P and TB causal): Kt, Qt, Kh, P,
+ * Gamma_last and TB = hi + lo (each BF16), as the intra kernel's SPLIT instance writes them. */
+struct split_record {
+	double kt[CH][D], qt[CH][D], kh[CH][D], p[CH][CH], g[D], tb[CH][CH];
+};
+
+static void make_split_record(split_record &r, std::vector<uint8_t> &m, size_t base, int len)
+{
+	auto bf = [](double lo, double hi) { return (double)bf16_f(bf16_rn((float)uniform(lo, hi))); };
+	for (int t = 0; t < CH; t++)
+		for (int j = 0; j < D; j++) {
+			r.kt[t][j] = t < len ? bf(-0.2, 0.2) : 0;
+			r.qt[t][j] = t < len ? bf(-1, 1) : 0;
+			r.kh[t][j] = t < len ? bf(-0.3, 0.3) : 0;
+			st16(m, base + REC_WK + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.kt[t][j]);
+			st16(m, base + REC_QT + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.qt[t][j]);
+			st16(m, base + REC_KH + j * CH * 2 + swz_narrow(j, t >> 3) * 16 + (t & 7) * 2, r.kh[t][j]);
+		}
+	for (int t = 0; t < CH; t++)
+		for (int s2 = 0; s2 < CH; s2++) {
+			const bool in = t < len && s2 < len;
+			r.p[t][s2] = in && s2 <= t ? bf(-1, 1) : 0;
+			st16(m, base + REC_P + t * CH * 2 + swz_narrow(t, s2 >> 3) * 16 + (s2 & 7) * 2, r.p[t][s2]);
+			/* TB = T diag(beta): beta on the diagonal, T's entries below it; split hi / lo */
+			const float x = !in || s2 > t ? 0.0f : s2 == t ? (float)uniform(0.2, 1) : (float)uniform(-0.3, 0.3);
+			const uint16_t hi = bf16_rn(x), lo = bf16_rn(x - bf16_f(hi));
+			r.tb[t][s2] = (double)bf16_f(hi) + (double)bf16_f(lo);
+			const size_t at = base + REC_TB + t * CH * 2 + swz_narrow(t, s2 >> 3) * 16 + (s2 & 7) * 2;
+			memcpy(&m[at], &hi, 2);
+			memcpy(&m[at + TB_LO], &lo, 2);
+		}
+	for (int j = 0; j < D; j++) {
+		const float g = (float)uniform(0.6, 1);
+		r.g[j] = g;
+		memcpy(&m[base + REC_G + 4 * g_index(j)], &g, 4);
+	}
+}
+
+/* The float64 recurrence over one split chunk, all 128 rows (Wk = TB Kt, U = TB V; v: token 0 of
+ * the chunk, this head, tokens H x D apart): outputs o[t][v] (t < len). */
+static void ref_split(const split_record &r, const uint16_t *v, std::vector<double> &m, double *o, int len, int H)
+{
+	static double w[D][CH], wk[CH][D];
+	for (int t = 0; t < CH; t++)
+		for (int k = 0; k < D; k++) {
+			double z = 0;
+			for (int s2 = 0; s2 < CH; s2++)
+				z += r.tb[t][s2] * r.kt[s2][k];
+			wk[t][k] = z;
+		}
+	for (int vv = 0; vv < D; vv++)
+		for (int t = 0; t < CH; t++) {
+			double z = 0;
+			for (int s2 = 0; s2 < len; s2++)
+				z += r.tb[t][s2] * bf16_f(v[(size_t)s2 * H * D + vv]);
+			for (int k = 0; k < D; k++)
+				z -= m[vv * D + k] * wk[t][k];
+			w[vv][t] = z;
+		}
+	for (int t = 0; t < len; t++)
+		for (int vv = 0; vv < D; vv++) {
+			double z = 0;
+			for (int k = 0; k < D; k++)
+				z += m[vv * D + k] * r.qt[t][k];
+			for (int s2 = 0; s2 < CH; s2++)
+				z += w[vv][s2] * r.p[t][s2];
+			o[(size_t)t * H * D + vv] = z;
+		}
+	for (int vv = 0; vv < D; vv++)
+		for (int k = 0; k < D; k++) {
+			double z = m[vv * D + k] * r.g[k];
+			for (int s2 = 0; s2 < CH; s2++)
+				z += w[vv][s2] * r.kh[s2][k];
+			m[vv * D + k] = z;
+		}
+}
+
+/* split_cta<StateT, W, S> over every CTA of the grid (n sequences x 8 / W slices, H heads), each
+ * CTA's W x 32 threads at once, shared memory poisoned (NaN) before each CTA, against float64:
+ * every output written and finite, within 1 % of the largest reference value, every final state
+ * element too. `mutate` (the check must then fail): 1 the records' TB hi halves zeroed (the
+ * reference keeps them), 2 the kernel given v one token late. */
+template <typename StateT, int W, int S>
+static double split_case(const std::vector<int> &lens, int H, int mutate = 0)
+{
+	const int n = (int)lens.size(), slices = 8 / W;
+	std::vector<int32_t> cu(n + 1, 0), off(n + 1, 0);
+	for (int i = 0; i < n; i++)
+		cu[i + 1] = cu[i] + lens[i], off[i + 1] = off[i] + (lens[i] + CH - 1) / CH;
+	const int chunks = off[n], T = cu[n];
+	std::vector<split_record> R((size_t)chunks * H);
+	std::vector<uint8_t> rec((size_t)chunks * H * REC_BYTES, 0);
+	for (int i = 0; i < n; i++)
+		for (int c = off[i]; c < off[i + 1]; c++) {
+			const int lc = std::min(CH, lens[i] - (c - off[i]) * CH);
+			for (int h = 0; h < H; h++)
+				make_split_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, lc);
+		}
+	std::vector<uint16_t> vin((size_t)(T + 1) * H * D); /* one token more: mutation 2 reads it */
+	for (auto &x : vin)
+		x = bf16_rn((float)uniform(-1, 1));
+	if (mutate == 1)
+		for (size_t r = 0; r < (size_t)chunks * H; r++)
+			memset(&rec[r * REC_BYTES + REC_TB], 0, TB_LO);
+	const size_t SN = (size_t)n * H * D * D;
+	std::vector<StateT> s0(SN), s1(SN);
+	for (auto &x : s0)
+		state_io<StateT>::store(&x, (float)uniform(-1, 1));
+	std::vector<uint16_t> out((size_t)T * H * D, 0xffff);
+	recur_params p = { n, H, slices, cu.data(), off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
+			   out.data(), vin.data() + (mutate == 2 ? (size_t)H * D : 0) };
+	std::vector<uint8_t> smem((size_t)S * split_stage_bytes(W));
+	uint64_t full[S];
+	emu_smem = smem.data();
+	emu_mbar_base = full;
+	emu_cta_bar.n = W * 32;
+	for (int bx = 0; bx < n * slices; bx++)
+		for (int by = 0; by < H; by++) {
+			memset(smem.data(), 0xff, smem.size()); /* BF16 0xffff: NaN */
+			std::vector<std::thread> th;
+			for (int tid = 0; tid < W * 32; tid++)
+				th.emplace_back([&, tid] {
+					emu_lane = tid & 31, emu_warp = tid >> 5;
+					split_cta<StateT, W, S>(p, smem.data(), full, bx, by, tid);
+				});
+			for (auto &t : th)
+				t.join();
+		}
+	std::vector<double> o_ref((size_t)T * H * D, 0), m(D * D);
+	double big_o = 0, err_o = 0, big_m = 0, err_m = 0;
+	int unwritten = 0, nonfinite = 0;
+	for (int i = 0; i < n; i++)
+		for (int h = 0; h < H; h++) {
+			const size_t sb = ((size_t)i * H + h) * D * D;
+			for (int e = 0; e < D * D; e++)
+				m[e] = state_io<StateT>::load(&s0[sb + e]);
+			for (int c = off[i]; c < off[i + 1]; c++) {
+				const int t0 = cu[i] + (c - off[i]) * CH, lc = std::min(CH, cu[i + 1] - t0);
+				ref_split(R[(size_t)c * H + h], &vin[((size_t)t0 * H + h) * D], m, &o_ref[((size_t)t0 * H + h) * D],
+					  lc, H);
+			}
+			for (int e = 0; e < D * D; e++) {
+				const double got = state_io<StateT>::load(&s1[sb + e]);
+				nonfinite += !std::isfinite(got);
+				big_m = fmax(big_m, fabs(m[e]));
+				err_m = fmax(err_m, fabs(got - m[e]));
+			}
+		}
+	for (size_t e = 0; e < out.size(); e++) {
+		if (out[e] == 0xffff) {
+			unwritten++;
+			continue;
+		}
+		nonfinite += !std::isfinite(bf16_f(out[e]));
+		big_o = fmax(big_o, fabs(o_ref[e]));
+		err_o = fmax(err_o, fabs(bf16_f(out[e]) - o_ref[e]));
+	}
+	char what[96];
+	snprintf(what, sizeof what, "split_cta<%s, %d, %d>%s N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, S,
+		 mutate == 1 ? " (TB hi zeroed)" : mutate == 2 ? " (v a token late)" : "", n, H, T);
+	printf("%-44s outputs max err %.3g of %.3g, states %.3g of %.3g; unwritten %d, non-finite %d\n", what, err_o,
+	       big_o, err_m, big_m, unwritten, nonfinite);
+	const bool pass = unwritten == 0 && nonfinite == 0 && err_o <= 1e-2 * big_o && err_m <= 1e-2 * big_m;
+	if (!mutate) {
+		EXPECT(unwritten == 0 && nonfinite == 0, "%s: %d outputs not written, %d not finite\n", what, unwritten,
+		       nonfinite);
+		EXPECT(err_o <= 1e-2 * big_o, "%s: outputs off by %g (largest %g)\n", what, err_o, big_o);
+		EXPECT(err_m <= 1e-2 * big_m, "%s: states off by %g (largest %g)\n", what, err_m, big_m);
+	} else {
+		EXPECT(!pass, "%s: passed, but the check should see the mutation\n", what);
+	}
+	return fmax(err_o / big_o, err_m / big_m);
+}
+
 int main(void)
 {
 	run_case(CH);
@@ -647,6 +823,16 @@ int main(void)
 	cta_case<float, 2, PAIR_STAGES, CROSS_REG>(lens, 2); /* the decays in registers (pairr) */
 	cta_case<uint16_t, 4, PAIR_STAGES, CROSS_REG>({ 100, 33 }, 1);
 	cta_case<float, 1, 3, CROSS_REG>({ 100, 17, 64 }, 1); /* pairr3 */
+	/* The split kernel (K3_KDA_RECUR=split): every width, 2-4 stages (2: the next chunk's Wk made
+	 * from a stage copied one step before), both state dtypes, partial last chunks over poisoned
+	 * shared memory; then two mutations the check must see (TB's hi half zeroed, v a token late). */
+	split_case<float, 2, 3>(lens, 2);
+	split_case<uint16_t, 1, 3>({ 100, 17, 1 }, 1);
+	split_case<float, 4, 4>({ 100, 33 }, 2);
+	split_case<float, 8, 2>({ 100, 17, 64 }, 1);
+	split_case<uint16_t, 4, 3>({ 5, 49 }, 1);
+	split_case<float, 2, 3>({ 100, 33 }, 1, 1);
+	split_case<float, 2, 3>({ 100, 33 }, 1, 2);
 	printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
 }
