@@ -951,6 +951,14 @@ __device__ __forceinline__ void kda_cta_sync()
 	__syncthreads();
 }
 
+/* 16 bytes from global `src` to shared `dst` (cp.async, cached in L2 only), the first `bytes`
+ * (16 or 0) read, the rest zero-filled (cp_async_commit(), cp_async_wait<N>(): kda_device.cuh). */
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes)
+		     : "memory");
+}
+
 } // namespace
 
 #include "kda_recur_step.cuh"
@@ -1080,6 +1088,8 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_split_kernel(c
  *                                      kernel's SPLIT instance, kda_chunk_recurrent_split_kernel;
  *                                      K3_KDA_RECUR_STAGES as for chunk, K3_KDA_FLAG_WAIT and
  *                                      K3_KDA_INTRA_PF not read; not bit for bit the chunk kernel)
+ *   K3_KDA_SPLIT_OPT=N                 split only: recur_params.split_opt's bits (kda_recur_step.cuh
+ *                                      SPLIT_*; round 05w's diagnosis; 4 and 8 give wrong results)
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
@@ -1098,16 +1108,17 @@ struct prefill_cfg {
 	int pair;   /* 0 the chunk kernel; the pair kernel 1 (K3_KDA_RECUR=pair), 2 (=pair136), 3 (=pair3), 4 (=pairnx), 5 (=pairr), 6 (=pairr3); 8 the split kernel (=split) */
 	int pf;     /* K3_KDA_INTRA_PF: intra_params.pf (v2 / v3; 0 none) */
 	int pf_mode; /* K3_KDA_INTRA_PF_MODE: 1 line (default), 2 bulk */
+	int split_opt; /* K3_KDA_SPLIT_OPT: recur_params.split_opt (split only) */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0, 1 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0, 1 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0, 1, 0 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0, 1, 0 };
 /* The serial path at few (sequence, head) pairs: pairr at rule 3's width (PAIRR_MAX_PAIRS). */
-constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0, 1 };
+constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0, 1, 0 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1219,9 +1230,10 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	const int path = knob("K3_KDA_PREFILL", PATHS, 3, 0), intra = knob("K3_KDA_INTRA", INTRA, 3, -2),
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
 		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 9, RECUR_AUTO),
-		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0);
+		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0),
+		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 15, 0);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
-	    pf_mode < 0)
+	    pf_mode < 0 || split_opt < 0)
 		return -EINVAL;
 	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
 	const bool want = path == 1 ? true : path == 2 ? false : by_default;
@@ -1246,6 +1258,7 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		}
 		c.intra += 2;
 		c.pf = 0;
+		c.split_opt = split_opt;
 	}
 	c.pf_mode = 1 + pf_mode;
 	*out = c;
@@ -1756,6 +1769,7 @@ extern "C" int kda_prefill(const struct kda_prefill_args *a, cudaStream_t stream
 	rp.s1 = a->final_state;
 	rp.out = a->out;
 	rp.v = a->v;
+	rp.split_opt = cfg.split_opt;
 
 	if (overlap) {
 		ip.ready = ready;

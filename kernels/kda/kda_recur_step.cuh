@@ -33,7 +33,16 @@ struct recur_params {
 	void *s1;
 	uint16_t *out;
 	const uint16_t *v; /* [tokens][heads][128] BF16: the split kernel's U (K3_KDA_RECUR=split) */
+	int split_opt;     /* K3_KDA_SPLIT_OPT bits (split_cta(); 0: as designed) */
 };
+
+/* K3_KDA_SPLIT_OPT bits (round 05w's diagnosis; 0 the design): SPLIT_V_LANE0 lane 0 issues every v
+ * row copy (a loop) instead of lanes 0 .. L - 1; SPLIT_NO_FENCE no proxy fence after -Wk is
+ * written; SPLIT_NO_WK -Wk not made (results wrong: a measurement row); SPLIT_NO_V no v copied
+ * (results wrong: a measurement row); SPLIT_WK_EARLY chunk c + 1's -Wk made at the start of step c,
+ * beside its chain, not after it; SPLIT_V_CPASYNC each warp copies its own 16 channels of v (one
+ * 16-byte cp.async a lane, zero-filled past the chunk's end) instead of the bulk row copies. */
+enum { SPLIT_V_LANE0 = 1, SPLIT_NO_FENCE = 2, SPLIT_NO_WK = 4, SPLIT_NO_V = 8, SPLIT_WK_EARLY = 16, SPLIT_V_CPASYNC = 32 };
 
 /* A warp's 16 state rows from r0 in registers (the MMA accumulator layout: s[nt][0, 1] = row r0 +
  * g, columns 8 nt + 2 t4 + 0, 1; s[nt][2, 3] = row r0 + g + 8): from s0 (slot base sbase), or
@@ -548,8 +557,10 @@ KDA_STEP_FN int split_v_off(int lane, int warp)
  * ends with the proxy fence that orders these writes before the bulk copies that later refill
  * the stage. */
 template <int WARPS>
-KDA_STEP_FN void split_make_wk(uint8_t *st, int warp, int lane)
+KDA_STEP_FN void split_make_wk(uint8_t *st, int warp, int lane, int opt = 0)
 {
+	if (opt & SPLIT_NO_WK)
+		return;
 	const uint32_t sa = smem_u32(st);
 	const int mi = lane >> 3, mr = lane & 7, g = lane >> 2, t4 = lane & 3;
 	/* P's B-fragment load gives matrices (t lo, s lo), (t lo, s hi), (t hi, s lo), (t hi, s hi);
@@ -579,7 +590,8 @@ KDA_STEP_FN void split_make_wk(uint8_t *st, int warp, int lane)
 			}
 		}
 	}
-	kda_proxy_fence_cta();
+	if (!(opt & SPLIT_NO_FENCE))
+		kda_proxy_fence_cta();
 }
 
 /*
@@ -614,14 +626,31 @@ KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full,
 		uint8_t *st = smem + (i % STAGES) * SB;
 		uint64_t *bar = &full[i % STAGES];
 		const int lc = len - i * CH < CH ? len - i * CH : CH;
+		const int nv = p.split_opt & (SPLIT_NO_V | SPLIT_V_CPASYNC) ? 0 : lc;
 		if (lane == 0) {
 			wait_ready(flag0 ? flag0 + (size_t)i * H : nullptr);
-			mbar_expect_tx(bar, (uint32_t)(REC_SPLIT_BYTES + lc * VROW));
+			mbar_expect_tx(bar, (uint32_t)(REC_SPLIT_BYTES + nv * VROW));
 			bulk_g2s(st, rec0 + i * rec_stride, REC_SPLIT_BYTES, bar);
+			if (p.split_opt & SPLIT_V_LANE0)
+				for (int r = 0; r < nv; r++)
+					bulk_g2s(st + REC_SPLIT_BYTES + r * VP, v0 + (size_t)(i * CH + r) * H * D, VROW, bar);
 		}
 		kda_warp_sync();
-		if (lane < lc)
+		if (lane < nv && !(p.split_opt & SPLIT_V_LANE0))
 			bulk_g2s(st + REC_SPLIT_BYTES + lane * VP, v0 + (size_t)(i * CH + lane) * H * D, VROW, bar);
+	};
+
+	/* SPLIT_V_CPASYNC, every warp: its 16 channels of chunk i's v (lane l: token l / 2, 8 channels
+	 * from 8 (l % 2)), zero-filled past the chunk's end, then one commit group (empty past the last
+	 * chunk, so that the wait below counts groups the same way every step). */
+	const bool cpa = (p.split_opt & SPLIT_V_CPASYNC) != 0;
+	auto issue_v = [&](int i) {
+		if (i < n_chunks) {
+			const int lc = len - i * CH < CH ? len - i * CH : CH, r = lane >> 1, half = lane & 1;
+			cp_async16(smem + (i % STAGES) * SB + REC_SPLIT_BYTES + r * VP + 32 * warp + 16 * half,
+				   v0 + (size_t)(i * CH + (r < lc ? r : 0)) * H * D + 16 * warp + 8 * half, r < lc ? 16 : 0);
+		}
+		cp_async_commit();
 	};
 
 	if (tid == 0) {
@@ -639,32 +668,45 @@ KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full,
 	if (warp == 0)
 		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
 			issue(i);
+	if (cpa)
+		for (int i = 0; i < STAGES - 1; i++)
+			issue_v(i);
 
 	float s[D / 8][4];
 	load_state<StateT>(s, p.s0, sbase, r0, g, t4);
 	const recur_lane lo = recur_lane_of(lane, warp, vbase);
 	const int v_off = split_v_off<WARPS>(lane, warp);
 
+	const bool early = (p.split_opt & SPLIT_WK_EARLY) != 0;
 	if (n_chunks > 0) {
 		mbar_wait(&full[0], 0u);
-		split_make_wk<WARPS>(smem, warp, lane);
+		split_make_wk<WARPS>(smem, warp, lane, p.split_opt);
 	}
 	for (int cc = 0; cc < n_chunks; cc++) {
 		kda_cta_sync(); /* chunk cc's -Wk made; every warp done with the stage refilled below */
+		const int nx = cc + 1;
 		if (warp == 0) {
-			const int nx = cc + STAGES - 1;
-			if (nx < n_chunks) {
+			const int ni = cc + STAGES - 1;
+			if (ni < n_chunks) {
 				kda_proxy_fence_cta();
-				issue(nx);
+				issue(ni);
 			}
 		}
+		if (cpa) { /* chunk cc's v rows: this warp's own copies, then its lanes' */
+			issue_v(cc + STAGES - 1);
+			cp_async_wait<STAGES - 1>();
+			kda_warp_sync();
+		}
+		if (early && nx < n_chunks)
+			mbar_wait(&full[nx % STAGES], (uint32_t)(nx / STAGES) & 1u);
+		if (early) /* past the last chunk: a stage no copy is filling, whose result nobody reads */
+			split_make_wk<WARPS>(smem + (nx % STAGES) * SB, warp, lane, p.split_opt);
 		const int lc = len - cc * CH < CH ? len - cc * CH : CH;
 		recur_chunk<true>(s, smem + (cc % STAGES) * SB, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g,
 				  H, lc, v_off);
-		const int nx = cc + 1;
-		if (nx < n_chunks) {
+		if (!early && nx < n_chunks) {
 			mbar_wait(&full[nx % STAGES], (uint32_t)(nx / STAGES) & 1u);
-			split_make_wk<WARPS>(smem + (nx % STAGES) * SB, warp, lane);
+			split_make_wk<WARPS>(smem + (nx % STAGES) * SB, warp, lane, p.split_opt);
 		}
 	}
 

@@ -814,7 +814,7 @@ static void test_prefill_split(void **unused)
 	static const int varlen[] = { 1, 16, 17, 0, 200, 33 };
 	static const int one2k[] = { 2048 }, one4k[] = { 4096 };
 	setenv("K3_KDA_RECUR", "split", 1);
-	if (getenv("KDA_TEST_SPLIT_SMALL")) {
+	if (getenv("KDA_TEST_SPLIT_SMALL")) { /* K3_KDA_SPLIT_OPT as the caller set it */
 		prefill_case(KDA_F32, 6, varlen, 8, true, false);
 		setenv("K3_KDA_PREFILL", "overlap", 1);
 		prefill_case(KDA_BF16, 1, one2k, 8, true, false);
@@ -851,6 +851,17 @@ static void test_prefill_split(void **unused)
 	prefill_case(KDA_F32, 6, varlen, 8, true, false);
 	prefill_case(KDA_BF16, 1, one2k, 4, true, false);
 	gate_lo = -6, gate_hi = 3;
+	/* K3_KDA_SPLIT_OPT's forms that keep the results (kda_recur_step.cuh SPLIT_*). */
+	static const char *const opts[] = { "3", "16", "32", "48", "50" };
+	for (int i = 0; i < 5; i++) {
+		setenv("K3_KDA_SPLIT_OPT", opts[i], 1);
+		print_message(" K3_KDA_RECUR=split K3_KDA_SPLIT_OPT=%s\n", opts[i]);
+		prefill_case(i & 1 ? KDA_BF16 : KDA_F32, 6, varlen, 8, true, false);
+		setenv("K3_KDA_PREFILL", "overlap", 1);
+		prefill_case(KDA_F32, 1, one2k, 32, true, false);
+		unsetenv("K3_KDA_PREFILL");
+	}
+	unsetenv("K3_KDA_SPLIT_OPT");
 	/* v1 has no SPLIT instance: the call refuses, nothing runs. */
 	setenv("K3_KDA_INTRA", "v1", 1);
 	{

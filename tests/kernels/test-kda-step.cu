@@ -272,6 +272,22 @@ static inline void bulk_g2s(void *dst, const void *src, uint32_t bytes, uint64_t
 	emu_mbar_settle(m);
 }
 
+/* cp.async (16 bytes, zero-filled past `bytes`): done at once; groups need no tracking then. */
+static inline void cp_async16(void *dst, const void *src, int bytes)
+{
+	memset(dst, 0, 16);
+	memcpy(dst, src, (size_t)bytes);
+}
+
+static inline void cp_async_commit()
+{
+}
+
+template <int N>
+static inline void cp_async_wait()
+{
+}
+
 static inline void wait_ready(const int32_t *flag)
 {
 	(void)flag; /* the serial path only: records are all written before the recurrence */
@@ -588,7 +604,7 @@ static void cta_case(const std::vector<int> &lens, int H)
 		state_io<StateT>::store(&x, (float)uniform(-1, 1));
 	std::vector<uint16_t> out((size_t)T * H * D, 0xffff);
 	recur_params p = { n, H, slices, cu.data(), off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
-			   out.data(), nullptr };
+			   out.data(), nullptr, 0 };
 	std::vector<uint8_t> smem((size_t)PST * pair_stage_bytes(W));
 	uint64_t full[PST];
 	emu_smem = smem.data();
@@ -725,7 +741,7 @@ static void ref_split(const split_record &r, const uint16_t *v, std::vector<doub
  * element too. `mutate` (the check must then fail): 1 the records' TB hi halves zeroed (the
  * reference keeps them), 2 the kernel given v one token late. */
 template <typename StateT, int W, int S>
-static double split_case(const std::vector<int> &lens, int H, int mutate = 0)
+static double split_case(const std::vector<int> &lens, int H, int mutate = 0, int opt = 0)
 {
 	const int n = (int)lens.size(), slices = 8 / W;
 	std::vector<int32_t> cu(n + 1, 0), off(n + 1, 0);
@@ -752,7 +768,7 @@ static double split_case(const std::vector<int> &lens, int H, int mutate = 0)
 		state_io<StateT>::store(&x, (float)uniform(-1, 1));
 	std::vector<uint16_t> out((size_t)T * H * D, 0xffff);
 	recur_params p = { n, H, slices, cu.data(), off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
-			   out.data(), vin.data() + (mutate == 2 ? (size_t)H * D : 0) };
+			   out.data(), vin.data() + (mutate == 2 ? (size_t)H * D : 0), opt };
 	std::vector<uint8_t> smem((size_t)S * split_stage_bytes(W));
 	uint64_t full[S];
 	emu_smem = smem.data();
@@ -800,8 +816,8 @@ static double split_case(const std::vector<int> &lens, int H, int mutate = 0)
 		err_o = fmax(err_o, fabs(bf16_f(out[e]) - o_ref[e]));
 	}
 	char what[96];
-	snprintf(what, sizeof what, "split_cta<%s, %d, %d>%s N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, S,
-		 mutate == 1 ? " (TB hi zeroed)" : mutate == 2 ? " (v a token late)" : "", n, H, T);
+	snprintf(what, sizeof what, "split_cta<%s, %d, %d> opt %d%s N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16",
+		 W, S, opt, mutate == 1 ? " (TB hi zeroed)" : mutate == 2 ? " (v a token late)" : "", n, H, T);
 	printf("%-44s outputs max err %.3g of %.3g, states %.3g of %.3g; unwritten %d, non-finite %d\n", what, err_o,
 	       big_o, err_m, big_m, unwritten, nonfinite);
 	const bool pass = unwritten == 0 && nonfinite == 0 && err_o <= 1e-2 * big_o && err_m <= 1e-2 * big_m;
@@ -841,6 +857,14 @@ int main(void)
 	split_case<uint16_t, 4, 3>({ 5, 49 }, 1);
 	split_case<float, 2, 3>({ 33, 17 }, 1, 1);
 	split_case<float, 2, 3>({ 33, 17 }, 1, 2);
+	/* K3_KDA_SPLIT_OPT's forms that keep the results: v by one lane, no fence, -Wk early, v by
+	 * cp.async (2 and 3 stages), and those together. */
+	split_case<float, 2, 3>({ 100, 17, 1 }, 1, 0, SPLIT_V_LANE0 | SPLIT_NO_FENCE);
+	split_case<float, 2, 3>({ 100, 17, 1 }, 1, 0, SPLIT_WK_EARLY);
+	split_case<uint16_t, 4, 2>({ 100, 17, 1 }, 1, 0, SPLIT_WK_EARLY | SPLIT_V_CPASYNC);
+	split_case<float, 1, 3>({ 100, 17, 1 }, 1, 0, SPLIT_V_CPASYNC);
+	split_case<float, 2, 4>({ 100, 49 }, 1, 0, SPLIT_WK_EARLY | SPLIT_V_CPASYNC | SPLIT_NO_FENCE);
+	split_case<float, 2, 3>({ 33, 17 }, 1, 2, SPLIT_V_CPASYNC); /* v a token late must fail here too */
 	printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
 }

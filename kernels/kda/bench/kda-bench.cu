@@ -691,7 +691,8 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	/* --prefill-ab: each set's variables (the prefill knobs unset first), timed back to back on
 	 * these buffers, the sets cycled --prefill-rounds times; none: the environment as it is. */
 	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR", "K3_KDA_INTRA_PF", "K3_KDA_INTRA_PF_MODE" };
+					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR", "K3_KDA_INTRA_PF", "K3_KDA_INTRA_PF_MODE",
+					     "K3_KDA_SPLIT_OPT" };
 	const size_t nsets = o.prefill_ab.empty() ? 1 : o.prefill_ab.size();
 	for (size_t it = 0; it < nsets * (o.prefill_ab.empty() ? 1 : (size_t)o.prefill_rounds); it++) {
 	const char *set = o.prefill_ab.empty() ? nullptr : o.prefill_ab[it % nsets];
