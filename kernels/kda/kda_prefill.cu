@@ -1231,7 +1231,7 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
 		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 9, RECUR_AUTO),
 		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0),
-		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 15, 0);
+		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 63, 0);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
 	    pf_mode < 0 || split_opt < 0)
 		return -EINVAL;

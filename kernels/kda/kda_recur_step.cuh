@@ -553,7 +553,8 @@ KDA_STEP_FN int split_v_off(int lane, int warp)
 /* -Wk = -TB Kt of a split stage `st`, in place of Kt (Wk's layout): warp `warp` of WARPS makes the
  * 16-channel blocks warp, warp + WARPS, ... (m16n8k16: A = TB from P's layout, B(k = s, n = j) =
  * Kt[s][j] by the transposing load; hi and lo into one FP32 accumulator). Each block is read
- * whole into registers before its MMAs, and written by the warp that read it. All 32 lanes;
+ * whole into registers, the warp meets (__syncwarp: racecheck flagged the in-place write
+ * without it, round 05w call 3), then the warp that read it writes it. All 32 lanes;
  * ends with the proxy fence that orders these writes before the bulk copies that later refill
  * the stage. */
 template <int WARPS>
@@ -576,6 +577,7 @@ KDA_STEP_FN void split_make_wk(uint8_t *st, int warp, int lane, int opt = 0)
 		const int blk = warp + WARPS * i;
 		uint32_t b[4];
 		ldsm_x4_tr(b, sa + REC_WK + row * D * 2 + swz_wide(row, 2 * blk + (mi >> 1)) * 16);
+		kda_warp_sync(); /* every lane's read of the block before any lane writes over it */
 #pragma unroll
 		for (int nt = 0; nt < 2; nt++) {
 			float d[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
