@@ -521,12 +521,12 @@ struct full_record {
 	double wk[CH][D], qt[CH][D], kh[CH][D], p[CH][CH], g[D], ut[D][CH];
 };
 
-static void make_full_record(full_record &r, std::vector<uint8_t> &m, size_t base, int len)
+static void make_full_record(full_record &r, std::vector<uint8_t> &m, size_t base, int len, double wk_max = 0.3)
 {
 	auto bf = [](double lo, double hi) { return (double)bf16_f(bf16_rn((float)uniform(lo, hi))); };
 	for (int t = 0; t < CH; t++)
 		for (int j = 0; j < D; j++) {
-			r.wk[t][j] = t < len ? bf(-0.3, 0.3) : 0;
+			r.wk[t][j] = t < len ? bf(-wk_max, wk_max) : 0;
 			r.qt[t][j] = t < len ? bf(-1, 1) : 0;
 			r.kh[t][j] = t < len ? bf(-0.3, 0.3) : 0;
 			st16(m, base + REC_WK + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.wk[t][j]);
@@ -579,225 +579,64 @@ static void ref_full(const full_record &r, std::vector<double> &m, double *o, in
 		}
 }
 
-/* pair_cta<StateT, W> over every CTA of the grid (n sequences x 8 / W slices, H heads), each CTA's
- * (W + 1) x 32 threads at once, against float64: every output written and within 1 % of the
- * largest reference value, every final state element too. */
-template <typename StateT, int W, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
-static void cta_case(const std::vector<int> &lens, int H)
-{
-	const int n = (int)lens.size(), slices = 8 / W;
-	std::vector<int32_t> cu(n + 1, 0), off(n + 1, 0);
-	for (int i = 0; i < n; i++)
-		cu[i + 1] = cu[i] + lens[i], off[i + 1] = off[i] + (lens[i] + CH - 1) / CH;
-	const int chunks = off[n], T = cu[n];
-	std::vector<full_record> R((size_t)chunks * H);
-	std::vector<uint8_t> rec((size_t)chunks * H * REC_BYTES, 0);
-	for (int i = 0; i < n; i++)
-		for (int c = off[i]; c < off[i + 1]; c++) {
-			const int lc = std::min(CH, lens[i] - (c - off[i]) * CH);
-			for (int h = 0; h < H; h++)
-				make_full_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, lc);
-		}
-	const size_t SN = (size_t)n * H * D * D;
-	std::vector<StateT> s0(SN), s1(SN);
-	for (auto &x : s0)
-		state_io<StateT>::store(&x, (float)uniform(-1, 1));
-	std::vector<uint16_t> out((size_t)T * H * D, 0xffff);
-	recur_params p = { n, H, slices, cu.data(), off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
-			   out.data(), nullptr, 0 };
-	std::vector<uint8_t> smem((size_t)PST * pair_stage_bytes(W));
-	uint64_t full[PST];
-	emu_smem = smem.data();
-	emu_mbar_base = full;
-	emu_cta_bar.n = (W + 1) * 32;
-	for (int bx = 0; bx < n * slices; bx++)
-		for (int by = 0; by < H; by++) {
-			std::vector<std::thread> th;
-			for (int tid = 0; tid < (W + 1) * 32; tid++)
-				th.emplace_back([&, tid] {
-					emu_lane = tid & 31, emu_warp = tid >> 5;
-					pair_cta<StateT, W, PST, XM>(p, smem.data(), full, bx, by, tid);
-				});
-			for (auto &t : th)
-				t.join();
-		}
-	std::vector<double> o_ref((size_t)T * H * D, 0), m(D * D);
-	double big_o = 0, err_o = 0, big_m = 0, err_m = 0;
-	int unwritten = 0;
-	for (int i = 0; i < n; i++)
-		for (int h = 0; h < H; h++) {
-			const size_t sb = ((size_t)i * H + h) * D * D;
-			for (int e = 0; e < D * D; e++)
-				m[e] = state_io<StateT>::load(&s0[sb + e]);
-			for (int c = off[i]; c < off[i + 1]; c++) {
-				const int t0 = cu[i] + (c - off[i]) * CH, lc = std::min(CH, cu[i + 1] - t0);
-				ref_full(R[(size_t)c * H + h], m, &o_ref[((size_t)t0 * H + h) * D], lc, H);
-			}
-			for (int e = 0; e < D * D; e++) {
-				big_m = fmax(big_m, fabs(m[e]));
-				err_m = fmax(err_m, fabs(state_io<StateT>::load(&s1[sb + e]) - m[e]));
-			}
-		}
-	for (size_t e = 0; e < out.size(); e++) {
-		if (out[e] == 0xffff) {
-			unwritten++;
-			continue;
-		}
-		big_o = fmax(big_o, fabs(o_ref[e]));
-		err_o = fmax(err_o, fabs(bf16_f(out[e]) - o_ref[e]));
+/* A packed batch of sequences (lens), its chunk offsets and its grid of n x 8 / W CTAs by H. */
+struct packed {
+	int n, T, chunks;
+	std::vector<int32_t> cu, off;
+
+	explicit packed(const std::vector<int> &lens) : n((int)lens.size()), cu(lens.size() + 1, 0), off(lens.size() + 1, 0)
+	{
+		for (int i = 0; i < n; i++)
+			cu[i + 1] = cu[i] + lens[i], off[i + 1] = off[i] + (lens[i] + CH - 1) / CH;
+		T = cu[n], chunks = off[n];
 	}
-	char what[96];
-	snprintf(what, sizeof what, "pair_cta<%s, %d, %d%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, PST,
-		 XM == CROSS_REG ? ", REG" : "", n, H, T);
-	printf("%-40s outputs max err %.3g of %.3g, states %.3g of %.3g; unwritten %d\n", what, err_o, big_o, err_m, big_m,
-	       unwritten);
-	EXPECT(unwritten == 0, "%s: %d outputs not written\n", what, unwritten);
-	EXPECT(err_o <= 1e-2 * big_o, "%s: outputs off by %g (largest %g)\n", what, err_o, big_o);
-	EXPECT(err_m <= 1e-2 * big_m, "%s: states off by %g (largest %g)\n", what, err_m, big_m);
-}
-
-/* ---- the split kernel's CTA (K3_KDA_RECUR=split), over packed sequences ------------------ */
-
-/* One split record (logical values; tokens past len zero, P and TB causal): Kt, Qt, Kh, P,
- * Gamma_last and TB = hi + lo (each BF16), as the intra kernel's SPLIT instance writes them. */
-struct split_record {
-	double kt[CH][D], qt[CH][D], kh[CH][D], p[CH][CH], g[D], tb[CH][CH];
+	int len_of(int c, int i) const /* tokens of chunk c of sequence i */
+	{
+		return std::min(CH, cu[i + 1] - (cu[i] + (c - off[i]) * CH));
+	}
 };
 
-static void make_split_record(split_record &r, std::vector<uint8_t> &m, size_t base, int len)
+/* Runs cta(bx, by, tid) for every CTA of a bx_n x by_n grid, each CTA's `threads` threads at once
+ * (emulated warps: emu_lane, emu_warp), `smem` poisoned with `poison` before each CTA. */
+template <typename F>
+static void run_grid(int bx_n, int by_n, int threads, std::vector<uint8_t> &smem, int poison, F cta)
 {
-	auto bf = [](double lo, double hi) { return (double)bf16_f(bf16_rn((float)uniform(lo, hi))); };
-	for (int t = 0; t < CH; t++)
-		for (int j = 0; j < D; j++) {
-			r.kt[t][j] = t < len ? bf(-0.2, 0.2) : 0;
-			r.qt[t][j] = t < len ? bf(-1, 1) : 0;
-			r.kh[t][j] = t < len ? bf(-0.3, 0.3) : 0;
-			st16(m, base + REC_WK + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.kt[t][j]);
-			st16(m, base + REC_QT + t * D * 2 + swz_wide(t, j >> 3) * 16 + (j & 7) * 2, r.qt[t][j]);
-			st16(m, base + REC_KH + j * CH * 2 + swz_narrow(j, t >> 3) * 16 + (t & 7) * 2, r.kh[t][j]);
-		}
-	for (int t = 0; t < CH; t++)
-		for (int s2 = 0; s2 < CH; s2++) {
-			const bool in = t < len && s2 < len;
-			r.p[t][s2] = in && s2 <= t ? bf(-1, 1) : 0;
-			st16(m, base + REC_P + t * CH * 2 + swz_narrow(t, s2 >> 3) * 16 + (s2 & 7) * 2, r.p[t][s2]);
-			/* TB = T diag(beta): beta on the diagonal, T's entries below it; split hi / lo */
-			const float x = !in || s2 > t ? 0.0f : s2 == t ? (float)uniform(0.2, 1) : (float)uniform(-0.3, 0.3);
-			const uint16_t hi = bf16_rn(x), lo = bf16_rn(x - bf16_f(hi));
-			r.tb[t][s2] = (double)bf16_f(hi) + (double)bf16_f(lo);
-			const size_t at = base + REC_TB + t * CH * 2 + swz_narrow(t, s2 >> 3) * 16 + (s2 & 7) * 2;
-			memcpy(&m[at], &hi, 2);
-			memcpy(&m[at + TB_LO], &lo, 2);
-		}
-	for (int j = 0; j < D; j++) {
-		const float g = (float)uniform(0.6, 1);
-		r.g[j] = g;
-		memcpy(&m[base + REC_G + 4 * g_index(j)], &g, 4);
-	}
-}
-
-/* The float64 recurrence over one split chunk, all 128 rows (Wk = TB Kt, U = TB V; v: token 0 of
- * the chunk, this head, tokens H x D apart): outputs o[t][v] (t < len). */
-static void ref_split(const split_record &r, const uint16_t *v, std::vector<double> &m, double *o, int len, int H)
-{
-	static double w[D][CH], wk[CH][D];
-	for (int t = 0; t < CH; t++)
-		for (int k = 0; k < D; k++) {
-			double z = 0;
-			for (int s2 = 0; s2 < CH; s2++)
-				z += r.tb[t][s2] * r.kt[s2][k];
-			wk[t][k] = z;
-		}
-	for (int vv = 0; vv < D; vv++)
-		for (int t = 0; t < CH; t++) {
-			double z = 0;
-			for (int s2 = 0; s2 < len; s2++)
-				z += r.tb[t][s2] * bf16_f(v[(size_t)s2 * H * D + vv]);
-			for (int k = 0; k < D; k++)
-				z -= m[vv * D + k] * wk[t][k];
-			w[vv][t] = z;
-		}
-	for (int t = 0; t < len; t++)
-		for (int vv = 0; vv < D; vv++) {
-			double z = 0;
-			for (int k = 0; k < D; k++)
-				z += m[vv * D + k] * r.qt[t][k];
-			for (int s2 = 0; s2 < CH; s2++)
-				z += w[vv][s2] * r.p[t][s2];
-			o[(size_t)t * H * D + vv] = z;
-		}
-	for (int vv = 0; vv < D; vv++)
-		for (int k = 0; k < D; k++) {
-			double z = m[vv * D + k] * r.g[k];
-			for (int s2 = 0; s2 < CH; s2++)
-				z += w[vv][s2] * r.kh[s2][k];
-			m[vv * D + k] = z;
-		}
-}
-
-/* split_cta<StateT, W, S> over every CTA of the grid (n sequences x 8 / W slices, H heads), each
- * CTA's W x 32 threads at once, shared memory poisoned (NaN) before each CTA, against float64:
- * every output written and finite, within 1 % of the largest reference value, every final state
- * element too. `mutate` (the check must then fail): 1 the records' TB hi halves zeroed (the
- * reference keeps them), 2 the kernel given v one token late. */
-template <typename StateT, int W, int S>
-static double split_case(const std::vector<int> &lens, int H, int mutate = 0, int opt = 0)
-{
-	const int n = (int)lens.size(), slices = 8 / W;
-	std::vector<int32_t> cu(n + 1, 0), off(n + 1, 0);
-	for (int i = 0; i < n; i++)
-		cu[i + 1] = cu[i] + lens[i], off[i + 1] = off[i] + (lens[i] + CH - 1) / CH;
-	const int chunks = off[n], T = cu[n];
-	std::vector<split_record> R((size_t)chunks * H);
-	std::vector<uint8_t> rec((size_t)chunks * H * REC_BYTES, 0);
-	for (int i = 0; i < n; i++)
-		for (int c = off[i]; c < off[i + 1]; c++) {
-			const int lc = std::min(CH, lens[i] - (c - off[i]) * CH);
-			for (int h = 0; h < H; h++)
-				make_split_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, lc);
-		}
-	std::vector<uint16_t> vin((size_t)(T + 1) * H * D); /* one token more: mutation 2 reads it */
-	for (auto &x : vin)
-		x = bf16_rn((float)uniform(-1, 1));
-	if (mutate == 1)
-		for (size_t r = 0; r < (size_t)chunks * H; r++)
-			memset(&rec[r * REC_BYTES + REC_TB], 0, TB_LO);
-	const size_t SN = (size_t)n * H * D * D;
-	std::vector<StateT> s0(SN), s1(SN);
-	for (auto &x : s0)
-		state_io<StateT>::store(&x, (float)uniform(-1, 1));
-	std::vector<uint16_t> out((size_t)T * H * D, 0xffff);
-	recur_params p = { n, H, slices, cu.data(), off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
-			   out.data(), vin.data() + (mutate == 2 ? (size_t)H * D : 0), opt };
-	std::vector<uint8_t> smem((size_t)S * split_stage_bytes(W));
-	uint64_t full[S];
 	emu_smem = smem.data();
-	emu_mbar_base = full;
-	emu_cta_bar.n = W * 32;
-	for (int bx = 0; bx < n * slices; bx++)
-		for (int by = 0; by < H; by++) {
-			memset(smem.data(), 0xff, smem.size()); /* BF16 0xffff: NaN */
+	emu_cta_bar.n = threads;
+	for (int bx = 0; bx < bx_n; bx++)
+		for (int by = 0; by < by_n; by++) {
+			if (poison >= 0)
+				memset(smem.data(), poison, smem.size());
 			std::vector<std::thread> th;
-			for (int tid = 0; tid < W * 32; tid++)
+			for (int tid = 0; tid < threads; tid++)
 				th.emplace_back([&, tid] {
 					emu_lane = tid & 31, emu_warp = tid >> 5;
-					split_cta<StateT, W, S>(p, smem.data(), full, bx, by, tid);
+					cta(bx, by, tid);
 				});
 			for (auto &t : th)
 				t.join();
 		}
-	std::vector<double> o_ref((size_t)T * H * D, 0), m(D * D);
+}
+
+/* The run's outputs and final states against the float64 recurrence ref(c, h, m, o, lc) (chunk c
+ * of head h from state m, outputs o of its first lc tokens, H x D apart), per sequence from s0:
+ * every output written and finite, outputs and states within 1 % of the largest reference value.
+ * `expect` false: the check must fail (a mutation). */
+template <typename StateT, typename Ref>
+static void check_grid(const char *what, const packed &b, int H, const std::vector<StateT> &s0,
+		       const std::vector<StateT> &s1, const std::vector<uint16_t> &out, bool expect, Ref ref)
+{
+	std::vector<double> o_ref((size_t)b.T * H * D, 0), m(D * D);
 	double big_o = 0, err_o = 0, big_m = 0, err_m = 0;
 	int unwritten = 0, nonfinite = 0;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < b.n; i++)
 		for (int h = 0; h < H; h++) {
 			const size_t sb = ((size_t)i * H + h) * D * D;
 			for (int e = 0; e < D * D; e++)
 				m[e] = state_io<StateT>::load(&s0[sb + e]);
-			for (int c = off[i]; c < off[i + 1]; c++) {
-				const int t0 = cu[i] + (c - off[i]) * CH, lc = std::min(CH, cu[i + 1] - t0);
-				ref_split(R[(size_t)c * H + h], &vin[((size_t)t0 * H + h) * D], m, &o_ref[((size_t)t0 * H + h) * D],
-					  lc, H);
+			for (int c = b.off[i]; c < b.off[i + 1]; c++) {
+				const int t0 = b.cu[i] + (c - b.off[i]) * CH;
+				ref(c, h, m, &o_ref[((size_t)t0 * H + h) * D], b.len_of(c, i));
 			}
 			for (int e = 0; e < D * D; e++) {
 				const double got = state_io<StateT>::load(&s1[sb + e]);
@@ -815,21 +654,146 @@ static double split_case(const std::vector<int> &lens, int H, int mutate = 0, in
 		big_o = fmax(big_o, fabs(o_ref[e]));
 		err_o = fmax(err_o, fabs(bf16_f(out[e]) - o_ref[e]));
 	}
-	char what[96];
-	snprintf(what, sizeof what, "split_cta<%s, %d, %d> opt %d%s N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16",
-		 W, S, opt, mutate == 1 ? " (TB hi zeroed)" : mutate == 2 ? " (v a token late)" : "", n, H, T);
-	printf("%-44s outputs max err %.3g of %.3g, states %.3g of %.3g; unwritten %d, non-finite %d\n", what, err_o,
+	printf("%-46s outputs max err %.3g of %.3g, states %.3g of %.3g; unwritten %d, non-finite %d\n", what, err_o,
 	       big_o, err_m, big_m, unwritten, nonfinite);
-	const bool pass = unwritten == 0 && nonfinite == 0 && err_o <= 1e-2 * big_o && err_m <= 1e-2 * big_m;
-	if (!mutate) {
+	if (expect) {
 		EXPECT(unwritten == 0 && nonfinite == 0, "%s: %d outputs not written, %d not finite\n", what, unwritten,
 		       nonfinite);
 		EXPECT(err_o <= 1e-2 * big_o, "%s: outputs off by %g (largest %g)\n", what, err_o, big_o);
 		EXPECT(err_m <= 1e-2 * big_m, "%s: states off by %g (largest %g)\n", what, err_m, big_m);
 	} else {
+		const bool pass = unwritten == 0 && nonfinite == 0 && err_o <= 1e-2 * big_o && err_m <= 1e-2 * big_m;
 		EXPECT(!pass, "%s: passed, but the check should see the mutation\n", what);
 	}
-	return fmax(err_o / big_o, err_m / big_m);
+}
+
+/* Random initial states, one a (sequence, head). */
+template <typename StateT>
+static std::vector<StateT> random_states(size_t n)
+{
+	std::vector<StateT> s(n);
+	for (auto &x : s)
+		state_io<StateT>::store(&x, (float)uniform(-1, 1));
+	return s;
+}
+
+/* pair_cta<StateT, W> over every CTA of the grid (n sequences x 8 / W slices, H heads), each CTA's
+ * (W + 1) x 32 threads at once, against float64 (check_grid()). */
+template <typename StateT, int W, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
+static void cta_case(const std::vector<int> &lens, int H)
+{
+	const packed b(lens);
+	std::vector<full_record> R((size_t)b.chunks * H);
+	std::vector<uint8_t> rec((size_t)b.chunks * H * REC_BYTES, 0);
+	for (int i = 0; i < b.n; i++)
+		for (int c = b.off[i]; c < b.off[i + 1]; c++)
+			for (int h = 0; h < H; h++)
+				make_full_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, b.len_of(c, i));
+	const std::vector<StateT> s0 = random_states<StateT>((size_t)b.n * H * D * D);
+	std::vector<StateT> s1(s0.size());
+	std::vector<uint16_t> out((size_t)b.T * H * D, 0xffff);
+	recur_params p = { b.n, H, 8 / W, b.cu.data(), b.off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
+			   out.data(), nullptr, 0 };
+	std::vector<uint8_t> smem((size_t)PST * pair_stage_bytes(W));
+	uint64_t full[PST];
+	emu_mbar_base = full;
+	run_grid(b.n * (8 / W), H, (W + 1) * 32, smem, -1,
+		 [&](int bx, int by, int tid) { pair_cta<StateT, W, PST, XM>(p, smem.data(), full, bx, by, tid); });
+	char what[96];
+	snprintf(what, sizeof what, "pair_cta<%s, %d, %d%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, PST,
+		 XM == CROSS_REG ? ", REG" : "", b.n, H, b.T);
+	check_grid(what, b, H, s0, s1, out, true, [&](int c, int h, std::vector<double> &m, double *o, int lc) {
+		ref_full(R[(size_t)c * H + h], m, o, lc, H);
+	});
+}
+
+/* ---- the split kernel's CTA (K3_KDA_RECUR=split), over packed sequences ------------------ */
+
+/* One split record (logical values; tokens past len zero, P and TB causal): the full record's Kt
+ * (in wk, Wk's place), Qt, Kh, P and Gamma_last, and TB = hi + lo (each BF16) where U^T was, as
+ * the intra kernel's SPLIT instance writes them. */
+struct split_record {
+	full_record f; /* f.wk holds Kt; f.ut is not used */
+	double tb[CH][CH];
+};
+
+static void make_split_record(split_record &r, std::vector<uint8_t> &m, size_t base, int len)
+{
+	make_full_record(r.f, m, base, len, 0.2); /* Kt; its U^T bytes are overwritten by TB below */
+	for (int t = 0; t < CH; t++)
+		for (int s2 = 0; s2 < CH; s2++) {
+			/* TB = T diag(beta): beta on the diagonal, T's entries below it; split hi / lo */
+			const bool in = t < len && s2 <= t;
+			const float x = !in ? 0.0f : s2 == t ? (float)uniform(0.2, 1) : (float)uniform(-0.3, 0.3);
+			const uint16_t hi = bf16_rn(x), lo = bf16_rn(x - bf16_f(hi));
+			r.tb[t][s2] = (double)bf16_f(hi) + (double)bf16_f(lo);
+			const size_t at = base + REC_TB + t * CH * 2 + swz_narrow(t, s2 >> 3) * 16 + (s2 & 7) * 2;
+			memcpy(&m[at], &hi, 2);
+			memcpy(&m[at + TB_LO], &lo, 2);
+		}
+}
+
+/* The float64 recurrence over one split chunk, all 128 rows: Wk = TB Kt and U = TB V (v: token 0
+ * of the chunk, this head, tokens H x D apart) into a full record, then ref_full(). */
+static void ref_split(const split_record &r, const uint16_t *v, std::vector<double> &m, double *o, int len, int H)
+{
+	static full_record f;
+	f = r.f;
+	for (int t = 0; t < CH; t++) {
+		for (int k = 0; k < D; k++) {
+			double z = 0;
+			for (int s2 = 0; s2 < CH; s2++)
+				z += r.tb[t][s2] * r.f.wk[s2][k];
+			f.wk[t][k] = z;
+		}
+		for (int vv = 0; vv < D; vv++) {
+			double z = 0;
+			for (int s2 = 0; s2 < len; s2++)
+				z += r.tb[t][s2] * bf16_f(v[(size_t)s2 * H * D + vv]);
+			f.ut[vv][t] = z;
+		}
+	}
+	ref_full(f, m, o, len, H);
+}
+
+/* split_cta<StateT, W, S> over every CTA of the grid (n sequences x 8 / W slices, H heads), each
+ * CTA's W x 32 threads at once, shared memory poisoned (NaN) before each CTA, K3_KDA_SPLIT_OPT
+ * bits `opt`, against float64 (check_grid()). `mutate` (the check must then fail): 1 the records'
+ * TB hi halves zeroed (the reference keeps them), 2 the kernel given v one token late. */
+template <typename StateT, int W, int S>
+static void split_case(const std::vector<int> &lens, int H, int mutate = 0, int opt = 0)
+{
+	const packed b(lens);
+	std::vector<split_record> R((size_t)b.chunks * H);
+	std::vector<uint8_t> rec((size_t)b.chunks * H * REC_BYTES, 0);
+	for (int i = 0; i < b.n; i++)
+		for (int c = b.off[i]; c < b.off[i + 1]; c++)
+			for (int h = 0; h < H; h++)
+				make_split_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, b.len_of(c, i));
+	std::vector<uint16_t> vin((size_t)(b.T + 1) * H * D); /* one token more: mutation 2 reads it */
+	for (auto &x : vin)
+		x = bf16_rn((float)uniform(-1, 1));
+	if (mutate == 1)
+		for (size_t r = 0; r < (size_t)b.chunks * H; r++)
+			memset(&rec[r * REC_BYTES + REC_TB], 0, TB_LO);
+	const std::vector<StateT> s0 = random_states<StateT>((size_t)b.n * H * D * D);
+	std::vector<StateT> s1(s0.size());
+	std::vector<uint16_t> out((size_t)b.T * H * D, 0xffff);
+	recur_params p = { b.n, H, 8 / W, b.cu.data(), b.off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
+			   out.data(), vin.data() + (mutate == 2 ? (size_t)H * D : 0), opt };
+	std::vector<uint8_t> smem((size_t)S * split_stage_bytes(W));
+	uint64_t full[S];
+	emu_mbar_base = full;
+	run_grid(b.n * (8 / W), H, W * 32, smem, 0xff, /* BF16 0xffff: NaN */
+		 [&](int bx, int by, int tid) { split_cta<StateT, W, S>(p, smem.data(), full, bx, by, tid); });
+	char what[96];
+	snprintf(what, sizeof what, "split_cta<%s, %d, %d> opt %d%s N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16",
+		 W, S, opt, mutate == 1 ? " (TB hi zeroed)" : mutate == 2 ? " (v a token late)" : "", b.n, H, b.T);
+	check_grid(what, b, H, s0, s1, out, mutate == 0, [&](int c, int h, std::vector<double> &m, double *o, int lc) {
+		const int i = (int)(std::upper_bound(b.off.begin(), b.off.end(), c) - b.off.begin()) - 1;
+		const int t0 = b.cu[i] + (c - b.off[i]) * CH;
+		ref_split(R[(size_t)c * H + h], &vin[((size_t)t0 * H + h) * D], m, o, lc, H);
+	});
 }
 
 int main(void)
