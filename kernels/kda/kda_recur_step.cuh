@@ -11,9 +11,9 @@
  * hi_bf16(w), f2bf(x), smem_u32(p), kda_warp_sync() (__syncwarp()), kda_proxy_fence_cta()
  * (fence.proxy.async.shared::cta); for the CTA level (pair_cta()) also state_io<T>::load /
  * store, kda_cta_sync() (__syncthreads()), kda_fence_mbar_init(), mbar_init(bar, n),
- * mbar_expect_tx(bar, bytes), mbar_wait(bar, parity), bulk_g2s(dst, src, bytes, bar) and
- * wait_ready(flag). kda_prefill.cu gives the device forms; test-kda-step.cu gives host forms that
- * run a warp's 32 lanes (a CTA's warps) as threads in lock step (so that the unmodified steps and
+ * mbar_expect_tx(bar, bytes), mbar_wait(bar, parity), bulk_g2s(dst, src, bytes, bar),
+ * wait_ready(flag) and (dec_cta()) kda_smem_arrive(p). kda_prefill.cu gives the device forms;
+ * test-kda-step.cu gives host forms that run a warp's 32 lanes (a CTA's warps) as threads in lock step (so that the unmodified steps and
  * the pair kernel's CTA run on a CPU against float64). Nothing here reads threadIdx or blockIdx:
  * they come as arguments.
  */
@@ -115,6 +115,23 @@ KDA_STEP_FN void store_out(const float (&oa)[2][4], uint16_t *o, int H, int lc, 
 	}
 }
 
+/* OLAY's output tiles O (rows t = g (+8), channels 8 nv + 2 t4, + 1 of the warp's 16) to `o`
+ * (channel r0 of token 0; tokens H x D elements apart), the first `lc` tokens: one 32-bit word a
+ * token and tile. g = lane / 4 is not in recur_lane: it is 2 mi + mr / 4. */
+KDA_STEP_FN void store_out_o(const float (&oa)[2][4], uint16_t *o, int H, int lc, int t4, int g)
+{
+#pragma unroll
+	for (int hf = 0; hf < 2; hf++) {
+		const int t = g + 8 * hf;
+		if (t < lc) {
+#pragma unroll
+			for (int nv = 0; nv < 2; nv++)
+				*reinterpret_cast<uint32_t *>(o + (size_t)t * H * D + 8 * nv + 2 * t4) =
+					pack_bf16(oa[nv][2 * hf], oa[nv][2 * hf + 1]);
+		}
+	}
+}
+
 /* W = U - wa (accumulators) as the next MMA's A fragment, U^T from the ldmatrix words u. */
 KDA_STEP_FN void w_fragment(const uint32_t (&u)[4], const float (&wa)[2][4], uint32_t (&aw)[4])
 {
@@ -144,8 +161,14 @@ KDA_STEP_FN void state_fragment(const float (&s)[D / 8][4], int kk, uint32_t (&a
 /* One chunk's step on a warp's 16 state rows s (M, rows r0.., all 128 k), the chunk's record
  * staged at `st`; outputs as store_out(). SPLIT (K3_KDA_RECUR=split): the stage is a split one
  * (split_stage_bytes(): -Wk in the record's Wk place, TB, this CTA's v rows), and `v_off` is the
- * lane's ldmatrix row address of the warp's V^T fragment there (split_v_off()). */
-template <bool SPLIT = false>
+ * lane's ldmatrix row address of the warp's V^T fragment there (split_v_off()). OLAY
+ * (K3_KDA_RECUR_OPT bit 2; opt-in): the outputs as O = Qt M^T + P W (rows t, columns v) instead
+ * of O^T, from the same fragments: the Qt and P words ldmatrix loads are A fragments once
+ * permuted, and the state's packed A fragment and W^T's are B fragments of M^T and W as they
+ * stand (no instruction more); a lane then holds two adjacent channels of a token, stored as
+ * one 32-bit word (store_out_o(): 4 stores and 4 conversions a lane a step instead of 8 and
+ * 16). The same products, summed in another order inside the MMA: not bit for bit. */
+template <bool SPLIT = false, bool OLAY = false>
 KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recur_lane &l, uint16_t *o,
 					    int H, int lc, int v_off = 0)
 {
@@ -174,8 +197,14 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
 		ldsm_x4(bq, sa + REC_QT + off);
 		mma_bf16_16816(wa[0], a, bw[0], bw[1]);
 		mma_bf16_16816(wa[1], a, bw[2], bw[3]);
-		mma_bf16_16816(oa[0], a, bq[0], bq[1]);
-		mma_bf16_16816(oa[1], a, bq[2], bq[3]);
+		if constexpr (OLAY) { /* O += Qt M^T: A = Qt (t, k), B(k, n = v) = M[v][k] */
+			const uint32_t aq[4] = { bq[0], bq[2], bq[1], bq[3] };
+			mma_bf16_16816(oa[0], aq, a[0], a[2]);
+			mma_bf16_16816(oa[1], aq, a[1], a[3]);
+		} else {
+			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
+			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
+		}
 	}
 	uint32_t aw[4];
 	if constexpr (SPLIT) { /* W^T = U^T + M (-Wk)^T, already summed */
@@ -189,12 +218,19 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
 		w_fragment(u, wa, aw);
 	}
 
-	/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
+	/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]; OLAY: O += P W, A = P (t, s), B(k = s, n = v) =
+	 * W^T[v][s]. */
 	{
 		uint32_t bp[4];
 		ldsm_x4(bp, sa + l.p_off);
-		mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
-		mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
+		if constexpr (OLAY) {
+			const uint32_t ap[4] = { bp[0], bp[2], bp[1], bp[3] };
+			mma_bf16_16816(oa[0], ap, aw[0], aw[2]);
+			mma_bf16_16816(oa[1], ap, aw[1], aw[3]);
+		} else {
+			mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
+			mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
+		}
 	}
 
 	/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
@@ -211,7 +247,12 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
 		mma_bf16_16816(s0, aw, bk[0], bk[1]);
 		mma_bf16_16816(s1, aw, bk[2], bk[3]);
 	}
-	store_out(oa, o, H, lc, l.t4);
+	if constexpr (OLAY) {
+		const int g = 2 * l.mi + (l.mr >> 2);
+		store_out_o(oa, o - g, H, lc, l.t4, g);
+	} else {
+		store_out(oa, o, H, lc, l.t4);
+	}
 }
 
 /*
@@ -709,6 +750,87 @@ KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full,
 		if (!early && nx < n_chunks) {
 			mbar_wait(&full[nx % STAGES], (uint32_t)(nx / STAGES) & 1u);
 			split_make_wk<WARPS>(smem + (nx % STAGES) * SB, warp, lane, p.split_opt);
+		}
+	}
+
+	if (p.s1)
+		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
+}
+
+/* One thread stages chunk record `rec` (its U rows from vbase) into `st`, once `flag` (overlapped
+ * path, else NULL) says the record is written: the chunk kernel's stage (stage_bytes()). */
+template <int WARPS>
+KDA_STEP_FN void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar, const int32_t *flag)
+{
+	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2;
+	wait_ready(flag);
+	mbar_expect_tx(bar, REC_U + U_BYTES);
+	bulk_g2s(st, rec, REC_U, bar);
+	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
+}
+
+/*
+ * The chunk kernel's CTA with its warps decoupled (K3_KDA_RECUR_OPT bit 1; opt-in; docs/KERNELS.md
+ * "KDA prefill, round 06a"). The chunk kernel steps its warps in lock step: a __syncthreads() a
+ * chunk, after which thread 0 waits for the next record's flag and refills the stage every warp
+ * has left. Beside the intra CTAs (the overlapped path) each warp's step takes its own time (its
+ * scheduler's other warps), so every step waits for the slowest of the CTA's warps, and warp 0
+ * also carries the flag wait. Here no warp waits for another: each stage has a count of the warps
+ * done with it (`done`, shared memory); a warp's lane 0 adds its arrival (acquire-release, after
+ * the warp's __syncwarp), and the last warp to arrive refills that stage with chunk cc + STAGES
+ * (its flag wait, then the bulk copies: issue_stage()), so the warps drift apart by up to STAGES
+ * - 1 chunks and the flag wait lands on the warp that is last anyway. All STAGES stages are in
+ * flight from the start. The arithmetic is the chunk kernel's (recur_chunk<false, OLAY>), bit for
+ * bit. `done` [STAGES] ints, `full` [STAGES] mbarriers; the includer gives kda_smem_arrive(p) (the
+ * acquire-release add of 1 to a shared-memory int, returning its old value).
+ */
+template <typename StateT, int WARPS, int STAGES, bool OLAY>
+KDA_STEP_FN void dec_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int *done, int bx, int by, int tid)
+{
+	constexpr int SB = stage_bytes(WARPS);
+	const int seq = bx / p.slices, slice = bx % p.slices, h = by;
+	const int H = p.heads, lane = tid & 31, warp = tid >> 5;
+	const int g = lane >> 2, t4 = lane & 3;
+	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
+	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
+	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
+	const size_t sbase = (slot * H + h) * (size_t)D * D;
+	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
+	const size_t rec_stride = (size_t)H * REC_BYTES;
+	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
+	auto stage = [&](int i) {
+		issue_stage<WARPS>(smem + (i % STAGES) * SB, rec0 + i * rec_stride, vbase, &full[i % STAGES],
+				   flag0 ? flag0 + (size_t)i * H : nullptr);
+	};
+
+	if (tid == 0) {
+		for (int i = 0; i < STAGES; i++)
+			mbar_init(&full[i], 1), done[i] = 0;
+		kda_fence_mbar_init();
+		for (int i = 0; i < STAGES && i < n_chunks; i++)
+			stage(i);
+	}
+	float s[D / 8][4];
+	load_state<StateT>(s, p.s0, sbase, r0, g, t4);
+	const recur_lane lo = recur_lane_of(lane, warp, vbase);
+	kda_cta_sync(); /* the barriers and counts initialized before any warp waits or arrives */
+
+	for (int cc = 0; cc < n_chunks; cc++) {
+		const int k = cc % STAGES;
+		mbar_wait(&full[k], (uint32_t)(cc / STAGES) & 1u);
+		const int lc = len - cc * CH < CH ? len - cc * CH : CH;
+		recur_chunk<false, OLAY>(s, smem + k * SB, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g,
+					 H, lc);
+		kda_warp_sync(); /* the warp's reads of stage k are done */
+		if (lane == 0 && kda_smem_arrive(&done[k]) == WARPS - 1) {
+			/* Last out: nobody arrives here again before the refill below lands (they wait on
+			 * full[k] first, whose arrival releases this store). */
+			done[k] = 0;
+			if (cc + STAGES < n_chunks) {
+				kda_proxy_fence_cta();
+				stage(cc + STAGES);
+			}
 		}
 	}
 

@@ -1175,13 +1175,13 @@ static void test_prefill_default_path(void **unused)
 
 /* One prefill of `a` (outputs, final state and workspace poisoned first) with K3_KDA_INTRA_PF set to
  * `pf` (NULL: unset): the outputs [E] BF16 and final states [SB] bytes on the host (caller frees). */
-static void pf_run(const struct kda_prefill_args *a, const char *pf, size_t E, size_t SB, size_t wsb,
-		   uint8_t **ho, uint8_t **hs)
+static void knob_run(const struct kda_prefill_args *a, const char *knob, const char *val, size_t E, size_t SB,
+		     size_t wsb, uint8_t **ho, uint8_t **hs)
 {
-	if (pf)
-		setenv("K3_KDA_INTRA_PF", pf, 1);
+	if (val)
+		setenv(knob, val, 1);
 	else
-		unsetenv("K3_KDA_INTRA_PF");
+		unsetenv(knob);
 	CUDA_OK(cudaMemset(a->out, 0xff, E * 2));
 	CUDA_OK(cudaMemset(a->final_state, 0xff, SB));
 	CUDA_OK(cudaMemset(a->workspace, 0xff, wsb));
@@ -1190,7 +1190,121 @@ static void pf_run(const struct kda_prefill_args *a, const char *pf, size_t E, s
 	*ho = xmalloc(E * 2), *hs = xmalloc(SB);
 	CUDA_OK(cudaMemcpy(*ho, a->out, E * 2, cudaMemcpyDeviceToHost));
 	CUDA_OK(cudaMemcpy(*hs, a->final_state, SB, cudaMemcpyDeviceToHost));
-	unsetenv("K3_KDA_INTRA_PF");
+	unsetenv(knob);
+}
+
+static void pf_run(const struct kda_prefill_args *a, const char *pf, size_t E, size_t SB, size_t wsb,
+		   uint8_t **ho, uint8_t **hs)
+{
+	knob_run(a, "K3_KDA_INTRA_PF", pf, E, SB, wsb, ho, hs);
+}
+
+/* The chunk kernel's options (K3_KDA_RECUR_OPT, round 06a): with its warps decoupled (1) the
+ * arithmetic is the chunk kernel's, so the outputs and final states are its own bit for bit, on the
+ * serial and the overlapped path, one sequence and varlen, 1-8 warps, 3 and 4 stages (fresh random
+ * inputs, poisoned outputs, states and workspace); the O layout (2, 3) sums in another order, so
+ * it is checked against float64 (prefill_case()) at the same shapes, and 2 and 3 must agree bit for
+ * bit. A value past 3, and any recurrent kernel but the chunk kernel named beside it, fail the call. */
+static void test_prefill_recur_opt(void **unused)
+{
+	(void)unused;
+	static const int one4k[] = { 4096 }, one2k[] = { 2048 }, varlen[] = { 1, 16, 17, 0, 200, 33, 1000 };
+	struct {
+		int n, H;
+		const int *lens;
+		const char *path, *warps, *stages;
+	} cases[] = {
+		{ 1, 96, one4k, "overlap", NULL, NULL }, { 1, 96, one4k, "serial", NULL, NULL },
+		{ 7, 8, varlen, "serial", "1", "3" },	 { 7, 24, varlen, "overlap", "2", "4" },
+		{ 1, 12, one4k, "serial", "8", "4" },
+	};
+	setenv("K3_KDA_RECUR", "chunk", 1);
+	if (getenv("KDA_TEST_RECUR_OPT_SMALL")) { /* sanitizer runs: K3_KDA_RECUR_OPT as the caller set it */
+		prefill_case(KDA_F32, 6, varlen, 8, true, false);
+		setenv("K3_KDA_PREFILL", "overlap", 1);
+		prefill_case(KDA_BF16, 1, one2k, 8, true, false);
+		unsetenv("K3_KDA_PREFILL");
+		unsetenv("K3_KDA_RECUR");
+		return;
+	}
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		const int n = cases[c].n, H = cases[c].H;
+		int32_t cu[8] = { 0 };
+		for (int i = 0; i < n; i++)
+			cu[i + 1] = cu[i] + cases[c].lens[i];
+		const int64_t T = cu[n];
+		const size_t E = (size_t)T * H * D, SB = (size_t)n * H * D * D * 4;
+		void *q = dev_bf16_rand(E, -1, 1), *k = dev_bf16_rand(E, -1, 1), *v = dev_bf16_rand(E, -1, 1);
+		void *g = dev_bf16_rand(E, -6, 3), *b = dev_bf16_rand((size_t)T * H, -3, 3);
+		void *s0 = dev_bf16_rand(SB / 2, -1, 1), *s1, *out, *ws, *d_cu = dev_i32(cu, n + 1);
+		CUDA_OK(cudaMalloc(&s1, SB));
+		CUDA_OK(cudaMalloc(&out, E * 2));
+		const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
+		CUDA_OK(cudaMalloc(&ws, wsb));
+		struct kda_prefill_args a = {
+			.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = KDA_F32,
+			.scale = 0.08838835f, .q = q, .k = k, .v = v, .g_raw = g, .beta_raw = b,
+			.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
+		};
+		setenv("K3_KDA_PREFILL", cases[c].path, 1);
+		if (cases[c].warps)
+			setenv("K3_KDA_RECUR_WARPS", cases[c].warps, 1);
+		if (cases[c].stages)
+			setenv("K3_KDA_RECUR_STAGES", cases[c].stages, 1);
+		uint8_t *ho[4], *hs[4];
+		static const char *const opts[] = { NULL, "1", "2", "3" };
+		for (int o = 0; o < 4; o++)
+			knob_run(&a, "K3_KDA_RECUR_OPT", opts[o], E, SB, wsb, &ho[o], &hs[o]);
+		for (int o = 1; o < 4; o += 2) { /* 1 against none, 3 against 2 */
+			size_t diff = 0;
+			for (size_t i = 0; i < E * 2; i++)
+				diff += ho[o][i] != ho[o - 1][i];
+			for (size_t i = 0; i < SB; i++)
+				diff += hs[o][i] != hs[o - 1][i];
+			print_message(" N=%d H=%d T=%lld %s warps %s stages %s: K3_KDA_RECUR_OPT=%s against %s: %zu bytes differ\n",
+				      n, H, (long long)T, cases[c].path, cases[c].warps ? cases[c].warps : "(rule)",
+				      cases[c].stages ? cases[c].stages : "(default)", opts[o], o == 1 ? "unset" : "2", diff);
+			assert_true(diff == 0);
+		}
+		for (int o = 0; o < 4; o++) {
+			size_t poison = 0;
+			for (size_t i = 0; i < E; i++)
+				poison += ((uint16_t *)ho[o])[i] == 0xffff;
+			assert_true(poison == 0);
+			free(ho[o]), free(hs[o]);
+		}
+		static const char *const bad[] = { "4", "-1", "x" };
+		for (size_t i = 0; c == 0 && i < sizeof bad / sizeof *bad; i++) {
+			setenv("K3_KDA_RECUR_OPT", bad[i], 1);
+			assert_int_equal(kda_prefill(&a, 0), -EINVAL);
+		}
+		if (c == 0) {
+			setenv("K3_KDA_RECUR_OPT", "1", 1);
+			setenv("K3_KDA_RECUR", "pairr", 1);
+			assert_int_equal(kda_prefill(&a, 0), -EINVAL);
+			setenv("K3_KDA_RECUR", "chunk", 1);
+		}
+		unsetenv("K3_KDA_RECUR_OPT");
+		unsetenv("K3_KDA_PREFILL");
+		unsetenv("K3_KDA_RECUR_WARPS");
+		unsetenv("K3_KDA_RECUR_STAGES");
+		cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
+		cudaFree(out), cudaFree(ws), cudaFree(d_cu);
+	}
+	/* Against float64: the O layout, decoupled and not, serial (varlen) and overlapped. */
+	static const char *const fopts[] = { "2", "3" };
+	for (int o = 0; o < 2; o++) {
+		setenv("K3_KDA_RECUR_OPT", fopts[o], 1);
+		print_message(" K3_KDA_RECUR_OPT=%s against float64\n", fopts[o]);
+		prefill_case(KDA_F32, 6, varlen, 8, true, false);
+		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+		setenv("K3_KDA_PREFILL", "overlap", 1);
+		prefill_case(KDA_F32, 1, one2k, 32, true, false);
+		prefill_case(KDA_BF16, 1, one4k, 96, true, false);
+		unsetenv("K3_KDA_PREFILL");
+	}
+	unsetenv("K3_KDA_RECUR_OPT");
+	unsetenv("K3_KDA_RECUR");
 }
 
 /* The intra kernel's L2 prefetch (K3_KDA_INTRA_PF=N, round 05q): it reads nothing the results
@@ -1500,6 +1614,7 @@ int main(void)
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_prefill_default_recur),
 		cmocka_unit_test(test_prefill_intra_pf),
+		cmocka_unit_test(test_prefill_recur_opt),
 		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
 	};
