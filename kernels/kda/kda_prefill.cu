@@ -961,9 +961,10 @@ __device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vb
 }
 
 
-/* K3_KDA_RECUR_OPT's bits (the chunk kernel's OPT; prefill_cfg.ropt): the warps decoupled
- * (dec_cta()), the outputs in O's layout (recur_chunk<false, true>()). */
-enum { RECUR_OPT_DEC = 1, RECUR_OPT_OLAY = 2 };
+/* K3_KDA_RECUR_OPT's values (the chunk kernel's OPT; prefill_cfg.ropt): 1 the warps decoupled
+ * (dec_cta()). (2, the outputs as O = Qt M^T + P W in one 32-bit store a lane, token and tile,
+ * ran 12 % slower alone and was removed: docs/KERNELS.md "KDA prefill, round 06a".) */
+enum { RECUR_OPT_DEC = 1 };
 
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
@@ -977,10 +978,9 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 {
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[STAGES];
-	if constexpr ((OPT & RECUR_OPT_DEC) != 0) { /* the warps decoupled: dec_cta() (FW 0's wait) */
+	if constexpr (OPT == RECUR_OPT_DEC) { /* the warps decoupled: dec_cta() (FW 0's wait) */
 		__shared__ int done[STAGES];
-		dec_cta<StateT, WARPS, STAGES, (OPT & RECUR_OPT_OLAY) != 0>(p, smem, full, done, (int)blockIdx.x,
-									      (int)blockIdx.y, (int)threadIdx.x);
+		dec_cta<StateT, WARPS, STAGES>(p, smem, full, done, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
 		return;
 	}
 	constexpr int SB = stage_bytes(WARPS);
@@ -1025,8 +1025,7 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const r
 		mbar_wait(&full[cc % STAGES], (uint32_t)(cc / STAGES) & 1u);
 		const uint8_t *st = smem + (cc % STAGES) * SB;
 		const int lc = min(CH, len - cc * CH);
-		recur_chunk<false, (OPT & RECUR_OPT_OLAY) != 0>(s, st, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g,
-								H, lc);
+		recur_chunk(s, st, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g, H, lc);
 	}
 
 	if (p.s1)
@@ -1097,11 +1096,10 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_split_kernel(c
  *                                      K3_KDA_INTRA_PF not read; not bit for bit the chunk kernel)
  *   K3_KDA_SPLIT_OPT=N                 split only: recur_params.split_opt's bits (kda_recur_step.cuh
  *                                      SPLIT_*; round 05w's diagnosis; 4 and 8 give wrong results)
- *   K3_KDA_RECUR_OPT=N                 the chunk kernel's OPT bits (RECUR_OPT_*, 0-3): 1 its warps
+ *   K3_KDA_RECUR_OPT=0 | 1             the chunk kernel's OPT (RECUR_OPT_*): 1 its warps
  *                                      decoupled (dec_cta(); bit for bit; K3_KDA_FLAG_WAIT not
- *                                      read), 2 the outputs in O's layout (not bit for bit);
- *                                      K3_KDA_RECUR unset or auto then takes the chunk kernel,
- *                                      any other kernel named with it is refused
+ *                                      read); K3_KDA_RECUR unset or auto then takes the chunk
+ *                                      kernel, any other kernel named with it is refused
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
@@ -1244,7 +1242,7 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
 		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 9, RECUR_AUTO),
 		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0),
-		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 63, 0), ropt = int_knob("K3_KDA_RECUR_OPT", 3, 0);
+		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 63, 0), ropt = int_knob("K3_KDA_RECUR_OPT", 1, 0);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
 	    pf_mode < 0 || split_opt < 0 || ropt < 0)
 		return -EINVAL;
@@ -1447,11 +1445,6 @@ int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c,
 	/* K3_KDA_RECUR_OPT: FW 0's wait (dec_cta() stages from the last warp out) */
 	if (c.ropt == RECUR_OPT_DEC)
 		return launch_recurrent_for<StateT, STAGES, 0, 0, RECUR_OPT_DEC>(rp, warps, c.intra, stream, query, ok);
-	if (c.ropt == RECUR_OPT_OLAY)
-		return launch_recurrent_for<StateT, STAGES, 0, 0, RECUR_OPT_OLAY>(rp, warps, c.intra, stream, query, ok);
-	if (c.ropt == (RECUR_OPT_DEC | RECUR_OPT_OLAY))
-		return launch_recurrent_for<StateT, STAGES, 0, 0, RECUR_OPT_DEC | RECUR_OPT_OLAY>(rp, warps, c.intra, stream,
-												  query, ok);
 	if (c.fw == 1 && (rp.ready || query))
 		return launch_recurrent_for<StateT, STAGES, 1>(rp, warps, c.intra, stream, query, ok);
 	if (c.fw == 2 && (rp.ready || query))

@@ -115,23 +115,6 @@ KDA_STEP_FN void store_out(const float (&oa)[2][4], uint16_t *o, int H, int lc, 
 	}
 }
 
-/* OLAY's output tiles O (rows t = g (+8), channels 8 nv + 2 t4, + 1 of the warp's 16) to `o`
- * (channel r0 of token 0; tokens H x D elements apart), the first `lc` tokens: one 32-bit word a
- * token and tile. g = lane / 4 is not in recur_lane: it is 2 mi + mr / 4. */
-KDA_STEP_FN void store_out_o(const float (&oa)[2][4], uint16_t *o, int H, int lc, int t4, int g)
-{
-#pragma unroll
-	for (int hf = 0; hf < 2; hf++) {
-		const int t = g + 8 * hf;
-		if (t < lc) {
-#pragma unroll
-			for (int nv = 0; nv < 2; nv++)
-				*reinterpret_cast<uint32_t *>(o + (size_t)t * H * D + 8 * nv + 2 * t4) =
-					pack_bf16(oa[nv][2 * hf], oa[nv][2 * hf + 1]);
-		}
-	}
-}
-
 /* W = U - wa (accumulators) as the next MMA's A fragment, U^T from the ldmatrix words u. */
 KDA_STEP_FN void w_fragment(const uint32_t (&u)[4], const float (&wa)[2][4], uint32_t (&aw)[4])
 {
@@ -161,14 +144,8 @@ KDA_STEP_FN void state_fragment(const float (&s)[D / 8][4], int kk, uint32_t (&a
 /* One chunk's step on a warp's 16 state rows s (M, rows r0.., all 128 k), the chunk's record
  * staged at `st`; outputs as store_out(). SPLIT (K3_KDA_RECUR=split): the stage is a split one
  * (split_stage_bytes(): -Wk in the record's Wk place, TB, this CTA's v rows), and `v_off` is the
- * lane's ldmatrix row address of the warp's V^T fragment there (split_v_off()). OLAY
- * (K3_KDA_RECUR_OPT bit 2; opt-in): the outputs as O = Qt M^T + P W (rows t, columns v) instead
- * of O^T, from the same fragments: the Qt and P words ldmatrix loads are A fragments once
- * permuted, and the state's packed A fragment and W^T's are B fragments of M^T and W as they
- * stand (no instruction more); a lane then holds two adjacent channels of a token, stored as
- * one 32-bit word (store_out_o(): 4 stores and 4 conversions a lane a step instead of 8 and
- * 16). The same products, summed in another order inside the MMA: not bit for bit. */
-template <bool SPLIT = false, bool OLAY = false>
+ * lane's ldmatrix row address of the warp's V^T fragment there (split_v_off()). */
+template <bool SPLIT = false>
 KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recur_lane &l, uint16_t *o,
 					    int H, int lc, int v_off = 0)
 {
@@ -197,14 +174,8 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
 		ldsm_x4(bq, sa + REC_QT + off);
 		mma_bf16_16816(wa[0], a, bw[0], bw[1]);
 		mma_bf16_16816(wa[1], a, bw[2], bw[3]);
-		if constexpr (OLAY) { /* O += Qt M^T: A = Qt (t, k), B(k, n = v) = M[v][k] */
-			const uint32_t aq[4] = { bq[0], bq[2], bq[1], bq[3] };
-			mma_bf16_16816(oa[0], aq, a[0], a[2]);
-			mma_bf16_16816(oa[1], aq, a[1], a[3]);
-		} else {
-			mma_bf16_16816(oa[0], a, bq[0], bq[1]);
-			mma_bf16_16816(oa[1], a, bq[2], bq[3]);
-		}
+		mma_bf16_16816(oa[0], a, bq[0], bq[1]);
+		mma_bf16_16816(oa[1], a, bq[2], bq[3]);
 	}
 	uint32_t aw[4];
 	if constexpr (SPLIT) { /* W^T = U^T + M (-Wk)^T, already summed */
@@ -218,19 +189,12 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
 		w_fragment(u, wa, aw);
 	}
 
-	/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]; OLAY: O += P W, A = P (t, s), B(k = s, n = v) =
-	 * W^T[v][s]. */
+	/* O^T += W^T P^T: B(k = s, n = t) = P[t][s]. */
 	{
 		uint32_t bp[4];
 		ldsm_x4(bp, sa + l.p_off);
-		if constexpr (OLAY) {
-			const uint32_t ap[4] = { bp[0], bp[2], bp[1], bp[3] };
-			mma_bf16_16816(oa[0], ap, aw[0], aw[2]);
-			mma_bf16_16816(oa[1], ap, aw[1], aw[3]);
-		} else {
-			mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
-			mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
-		}
+		mma_bf16_16816(oa[0], aw, bp[0], bp[1]);
+		mma_bf16_16816(oa[1], aw, bp[2], bp[3]);
 	}
 
 	/* M <- M Diag(Gamma_last) + W^T Kh: B(k = s, n = j) = Kh^T[j][s]. */
@@ -247,12 +211,7 @@ KDA_STEP_FN void recur_chunk(float (&s)[D / 8][4], const uint8_t *st, const recu
 		mma_bf16_16816(s0, aw, bk[0], bk[1]);
 		mma_bf16_16816(s1, aw, bk[2], bk[3]);
 	}
-	if constexpr (OLAY) {
-		const int g = 2 * l.mi + (l.mr >> 2);
-		store_out_o(oa, o - g, H, lc, l.t4, g);
-	} else {
-		store_out(oa, o, H, lc, l.t4);
-	}
+	store_out(oa, o, H, lc, l.t4);
 }
 
 /*
@@ -770,7 +729,7 @@ KDA_STEP_FN void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_
 }
 
 /*
- * The chunk kernel's CTA with its warps decoupled (K3_KDA_RECUR_OPT bit 1; opt-in; docs/KERNELS.md
+ * The chunk kernel's CTA with its warps decoupled (K3_KDA_RECUR_OPT=1; opt-in; docs/KERNELS.md
  * "KDA prefill, round 06a"). The chunk kernel steps its warps in lock step: a __syncthreads() a
  * chunk, after which thread 0 waits for the next record's flag and refills the stage every warp
  * has left. Beside the intra CTAs (the overlapped path) each warp's step takes its own time (its
@@ -780,11 +739,10 @@ KDA_STEP_FN void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_
  * the warp's __syncwarp), and the last warp to arrive refills that stage with chunk cc + STAGES
  * (its flag wait, then the bulk copies: issue_stage()), so the warps drift apart by up to STAGES
  * - 1 chunks and the flag wait lands on the warp that is last anyway. All STAGES stages are in
- * flight from the start. The arithmetic is the chunk kernel's (recur_chunk<false, OLAY>), bit for
- * bit. `done` [STAGES] ints, `full` [STAGES] mbarriers; the includer gives kda_smem_arrive(p) (the
+ * flight from the start. The arithmetic is the chunk kernel's (recur_chunk()), bit for bit. `done` [STAGES] ints, `full` [STAGES] mbarriers; the includer gives kda_smem_arrive(p) (the
  * acquire-release add of 1 to a shared-memory int, returning its old value).
  */
-template <typename StateT, int WARPS, int STAGES, bool OLAY>
+template <typename StateT, int WARPS, int STAGES>
 KDA_STEP_FN void dec_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int *done, int bx, int by, int tid)
 {
 	constexpr int SB = stage_bytes(WARPS);
@@ -820,8 +778,7 @@ KDA_STEP_FN void dec_cta(const recur_params &p, uint8_t *smem, uint64_t *full, i
 		const int k = cc % STAGES;
 		mbar_wait(&full[k], (uint32_t)(cc / STAGES) & 1u);
 		const int lc = len - cc * CH < CH ? len - cc * CH : CH;
-		recur_chunk<false, OLAY>(s, smem + k * SB, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g,
-					 H, lc);
+		recur_chunk(s, smem + k * SB, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g, H, lc);
 		kda_warp_sync(); /* the warp's reads of stage k are done */
 		if (lane == 0 && kda_smem_arrive(&done[k]) == WARPS - 1) {
 			/* Last out: nobody arrives here again before the refill below lands (they wait on

@@ -1199,12 +1199,11 @@ static void pf_run(const struct kda_prefill_args *a, const char *pf, size_t E, s
 	knob_run(a, "K3_KDA_INTRA_PF", pf, E, SB, wsb, ho, hs);
 }
 
-/* The chunk kernel's options (K3_KDA_RECUR_OPT, round 06a): with its warps decoupled (1) the
- * arithmetic is the chunk kernel's, so the outputs and final states are its own bit for bit, on the
- * serial and the overlapped path, one sequence and varlen, 1-8 warps, 3 and 4 stages (fresh random
- * inputs, poisoned outputs, states and workspace); the O layout (2, 3) sums in another order, so
- * it is checked against float64 (prefill_case()) at the same shapes, and 2 and 3 must agree bit for
- * bit. A value past 3, and any recurrent kernel but the chunk kernel named beside it, fail the call. */
+/* The chunk kernel with its warps decoupled (K3_KDA_RECUR_OPT=1, round 06a): the arithmetic is
+ * the chunk kernel's, so the outputs and final states are its own bit for bit, on the serial and
+ * the overlapped path, one sequence and varlen, 1-8 warps, 3 and 4 stages (fresh random inputs,
+ * poisoned outputs, states and workspace); against float64 too (prefill_case()). A value past 1,
+ * and any recurrent kernel but the chunk kernel named beside it, fail the call. */
 static void test_prefill_recur_opt(void **unused)
 {
 	(void)unused;
@@ -1251,29 +1250,26 @@ static void test_prefill_recur_opt(void **unused)
 			setenv("K3_KDA_RECUR_WARPS", cases[c].warps, 1);
 		if (cases[c].stages)
 			setenv("K3_KDA_RECUR_STAGES", cases[c].stages, 1);
-		uint8_t *ho[4], *hs[4];
-		static const char *const opts[] = { NULL, "1", "2", "3" };
-		for (int o = 0; o < 4; o++)
-			knob_run(&a, "K3_KDA_RECUR_OPT", opts[o], E, SB, wsb, &ho[o], &hs[o]);
-		for (int o = 1; o < 4; o += 2) { /* 1 against none, 3 against 2 */
-			size_t diff = 0;
-			for (size_t i = 0; i < E * 2; i++)
-				diff += ho[o][i] != ho[o - 1][i];
-			for (size_t i = 0; i < SB; i++)
-				diff += hs[o][i] != hs[o - 1][i];
-			print_message(" N=%d H=%d T=%lld %s warps %s stages %s: K3_KDA_RECUR_OPT=%s against %s: %zu bytes differ\n",
-				      n, H, (long long)T, cases[c].path, cases[c].warps ? cases[c].warps : "(rule)",
-				      cases[c].stages ? cases[c].stages : "(default)", opts[o], o == 1 ? "unset" : "2", diff);
-			assert_true(diff == 0);
-		}
-		for (int o = 0; o < 4; o++) {
+		uint8_t *ho[2], *hs[2];
+		knob_run(&a, "K3_KDA_RECUR_OPT", NULL, E, SB, wsb, &ho[0], &hs[0]);
+		knob_run(&a, "K3_KDA_RECUR_OPT", "1", E, SB, wsb, &ho[1], &hs[1]);
+		size_t diff = 0;
+		for (size_t i = 0; i < E * 2; i++)
+			diff += ho[1][i] != ho[0][i];
+		for (size_t i = 0; i < SB; i++)
+			diff += hs[1][i] != hs[0][i];
+		print_message(" N=%d H=%d T=%lld %s warps %s stages %s: K3_KDA_RECUR_OPT=1 against unset: %zu bytes differ\n", n,
+			      H, (long long)T, cases[c].path, cases[c].warps ? cases[c].warps : "(rule)",
+			      cases[c].stages ? cases[c].stages : "(default)", diff);
+		assert_true(diff == 0);
+		for (int o = 0; o < 2; o++) {
 			size_t poison = 0;
 			for (size_t i = 0; i < E; i++)
 				poison += ((uint16_t *)ho[o])[i] == 0xffff;
 			assert_true(poison == 0);
 			free(ho[o]), free(hs[o]);
 		}
-		static const char *const bad[] = { "4", "-1", "x" };
+		static const char *const bad[] = { "2", "-1", "x" };
 		for (size_t i = 0; c == 0 && i < sizeof bad / sizeof *bad; i++) {
 			setenv("K3_KDA_RECUR_OPT", bad[i], 1);
 			assert_int_equal(kda_prefill(&a, 0), -EINVAL);
@@ -1291,18 +1287,14 @@ static void test_prefill_recur_opt(void **unused)
 		cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
 		cudaFree(out), cudaFree(ws), cudaFree(d_cu);
 	}
-	/* Against float64: the O layout, decoupled and not, serial (varlen) and overlapped. */
-	static const char *const fopts[] = { "2", "3" };
-	for (int o = 0; o < 2; o++) {
-		setenv("K3_KDA_RECUR_OPT", fopts[o], 1);
-		print_message(" K3_KDA_RECUR_OPT=%s against float64\n", fopts[o]);
-		prefill_case(KDA_F32, 6, varlen, 8, true, false);
-		prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-		setenv("K3_KDA_PREFILL", "overlap", 1);
-		prefill_case(KDA_F32, 1, one2k, 32, true, false);
-		prefill_case(KDA_BF16, 1, one4k, 96, true, false);
-		unsetenv("K3_KDA_PREFILL");
-	}
+	/* Against float64, serial (varlen, in place) and overlapped. */
+	setenv("K3_KDA_RECUR_OPT", "1", 1);
+	print_message(" K3_KDA_RECUR_OPT=1 against float64\n");
+	prefill_case(KDA_F32, 6, varlen, 8, true, false);
+	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
+	setenv("K3_KDA_PREFILL", "overlap", 1);
+	prefill_case(KDA_F32, 1, one2k, 32, true, false);
+	unsetenv("K3_KDA_PREFILL");
 	unsetenv("K3_KDA_RECUR_OPT");
 	unsetenv("K3_KDA_RECUR");
 }

@@ -492,7 +492,7 @@ static void run_case(int len_b)
 				s0[l][nt][i] = (float)m0[l / 4 + 8 * (i >> 1)][nt * 8 + 2 * (l % 4) + (i & 1)];
 
 	char label[64];
-	for (int mode = 0; mode < 4; mode++) {
+	for (int mode = 0; mode < 3; mode++) {
 		std::vector<uint8_t> st = stage;
 		std::vector<uint16_t> out((size_t)2 * CH * D, 0xffff);
 		static float s[32][D / 8][4];
@@ -508,9 +508,6 @@ static void run_case(int len_b)
 			if (mode == 0) {
 				recur_chunk(s[l], st.data(), lo, o, 1, CH);
 				recur_chunk(s[l], st.data() + RB, lo, o + (size_t)CH * D, 1, len_b);
-			} else if (mode == 3) { /* the outputs in O's layout (K3_KDA_RECUR_OPT bit 2) */
-				recur_chunk<false, true>(s[l], st.data(), lo, o, 1, CH);
-				recur_chunk<false, true>(s[l], st.data() + RB, lo, o + (size_t)CH * D, 1, len_b);
 			} else if (mode == 1) {
 				recur_pair(s[l], st.data(), RB, lo, o, 1, len_b);
 			} else {
@@ -518,11 +515,7 @@ static void run_case(int len_b)
 			}
 		});
 		snprintf(label, sizeof label, "%s, b of %d tokens:",
-			 mode == 3   ? "recur_chunk<OLAY> x 2"
-			 : mode == 2 ? "recur_pair<REG>"
-			 : mode      ? "recur_pair"
-				     : "recur_chunk x 2",
-			 len_b);
+			 mode == 2 ? "recur_pair<REG>" : mode ? "recur_pair" : "recur_chunk x 2", len_b);
 		compare(label, out, s, o_ref, m_ref, len_b);
 	}
 }
@@ -720,11 +713,11 @@ static void cta_case(const std::vector<int> &lens, int H)
 	});
 }
 
-/* dec_cta<StateT, W, S, OLAY> (the chunk kernel's CTA with its warps decoupled, K3_KDA_RECUR_OPT
- * bit 1; OLAY bit 2) over every CTA of the grid, each CTA's W x 32 threads at once (so its warps
+/* dec_cta<StateT, W, S> (the chunk kernel's CTA with its warps decoupled, K3_KDA_RECUR_OPT=1)
+ * over every CTA of the grid, each CTA's W x 32 threads at once (so its warps
  * really drift apart: a stage refilled before its last reader was done would show), shared memory
  * poisoned with NaN before each CTA, against float64 (check_grid()). */
-template <typename StateT, int W, int S, bool OLAY>
+template <typename StateT, int W, int S>
 static void dec_case(const std::vector<int> &lens, int H)
 {
 	const packed b(lens);
@@ -744,10 +737,10 @@ static void dec_case(const std::vector<int> &lens, int H)
 	int done[S];
 	emu_mbar_base = full;
 	run_grid(b.n * (8 / W), H, W * 32, smem, 0xff,
-		 [&](int bx, int by, int tid) { dec_cta<StateT, W, S, OLAY>(p, smem.data(), full, done, bx, by, tid); });
+		 [&](int bx, int by, int tid) { dec_cta<StateT, W, S>(p, smem.data(), full, done, bx, by, tid); });
 	char what[96];
-	snprintf(what, sizeof what, "dec_cta<%s, %d, %d%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, S,
-		 OLAY ? ", OLAY" : "", b.n, H, b.T);
+	snprintf(what, sizeof what, "dec_cta<%s, %d, %d> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, S,
+		 b.n, H, b.T);
 	check_grid(what, b, H, s0, s1, out, true, [&](int c, int h, std::vector<double> &m, double *o, int lc) {
 		ref_full(R[(size_t)c * H + h], m, o, lc, H);
 	});
@@ -857,13 +850,13 @@ int main(void)
 	cta_case<float, 2, PAIR_STAGES, CROSS_REG>(lens, 2); /* the decays in registers (pairr) */
 	cta_case<uint16_t, 4, PAIR_STAGES, CROSS_REG>({ 100, 33 }, 1);
 	cta_case<float, 1, 3, CROSS_REG>({ 100, 17, 64 }, 1); /* pairr3 */
-	/* The chunk kernel's CTA with its warps decoupled (K3_KDA_RECUR_OPT=1, 3): widths 1-8, 2-4
-	 * stages (2: every chunk waits for its stage's refill), both state dtypes, both output layouts. */
-	dec_case<float, 4, 3, false>(lens, 2);
-	dec_case<uint16_t, 2, 2, false>({ 100, 17, 1 }, 1);
-	dec_case<float, 8, 4, true>({ 100, 33 }, 1);
-	dec_case<uint16_t, 1, 3, true>({ 100, 17, 64 }, 1);
-	dec_case<float, 2, 2, true>(lens, 1);
+	/* The chunk kernel's CTA with its warps decoupled (K3_KDA_RECUR_OPT=1): widths 1-8, 2-4 stages
+	 * (2: every chunk waits for its stage's refill), both state dtypes. */
+	dec_case<float, 4, 3>(lens, 2);
+	dec_case<uint16_t, 2, 2>({ 100, 17, 1 }, 1);
+	dec_case<float, 8, 4>({ 100, 33 }, 1);
+	dec_case<uint16_t, 1, 3>({ 100, 17, 64 }, 1);
+	dec_case<float, 2, 2>(lens, 1);
 	/* The split kernel (K3_KDA_RECUR=split): every width, 2-4 stages (2: the next chunk's Wk made
 	 * from a stage copied one step before), both state dtypes, partial last chunks over poisoned
 	 * shared memory; then two mutations the check must see (TB's hi half zeroed, v a token late). */

@@ -21,7 +21,8 @@
  *   --prefill-seqs with it: each (T, H) point also as N sequences of T / N tokens, for each N.
  *   --prefill-ab: each prefill point timed once per set, back to back on the same buffers, the
  *   set's variables set after the prefill knobs (K3_KDA_PREFILL, K3_KDA_RECUR_STAGES,
- *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA, K3_KDA_FLAG_WAIT) are unset; the
+ *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA, K3_KDA_FLAG_WAIT, K3_KDA_RECUR, K3_KDA_INTRA_PF(_MODE),
+ *   K3_KDA_SPLIT_OPT, K3_KDA_RECUR_OPT) and every variable any set names are unset; the
  *   CSV op `prefill@LABEL`; the sets cycled --prefill-rounds times. Each printed row names the
  *   path kda_prefill() took: took=serial | overlap)
  *   (K3_BENCH_SUSTAIN_MS=N in the environment: each timed row then back to back for ~N ms, one NVTX
@@ -43,6 +44,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -688,18 +690,30 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	a.scale = 1.0f / sqrtf((float)D), a.q = q, a.k = k, a.v = v, a.g_raw = g, a.beta_raw = beta;
 	a.initial_state = s0, a.final_state = s1, a.out = out, a.workspace = ws, a.split_event = e1;
 	const int warm = 2, reps = o.quick ? 5 : std::max(5, std::min(o.reps, T >= 32768 ? 7 : 15));
-	/* --prefill-ab: each set's variables (the prefill knobs unset first), timed back to back on
-	 * these buffers, the sets cycled --prefill-rounds times; none: the environment as it is. */
-	static const char *const knobs[] = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
-					     "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR", "K3_KDA_INTRA_PF", "K3_KDA_INTRA_PF_MODE",
-					     "K3_KDA_SPLIT_OPT" };
+	/* --prefill-ab: each set's variables (the prefill knobs unset first, and every variable any set
+	 * names, so that none leaks from one set into the next: 2026-12-06a's K3_KDA_RECUR_OPT did),
+	 * timed back to back on these buffers, the sets cycled --prefill-rounds times; none: the
+	 * environment as it is. */
+	std::vector<std::string> knobs = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
+					   "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR", "K3_KDA_INTRA_PF", "K3_KDA_INTRA_PF_MODE",
+					   "K3_KDA_SPLIT_OPT", "K3_KDA_RECUR_OPT" };
+	for (const char *set : o.prefill_ab) {
+		const char *body = strchr(set, ':');
+		std::string b = body ? body + 1 : set;
+		for (size_t at = 0; at < b.size();) {
+			const size_t end = std::min(b.find(',', at), b.size()), eq = b.find('=', at);
+			if (eq < end && std::find(knobs.begin(), knobs.end(), b.substr(at, eq - at)) == knobs.end())
+				knobs.push_back(b.substr(at, eq - at));
+			at = end + 1;
+		}
+	}
 	const size_t nsets = o.prefill_ab.empty() ? 1 : o.prefill_ab.size();
 	for (size_t it = 0; it < nsets * (o.prefill_ab.empty() ? 1 : (size_t)o.prefill_rounds); it++) {
 	const char *set = o.prefill_ab.empty() ? nullptr : o.prefill_ab[it % nsets];
 	char label[64] = "", opname[96];
 	if (set) {
-		for (const char *kn : knobs)
-			unsetenv(kn);
+		for (const std::string &kn : knobs)
+			unsetenv(kn.c_str());
 		char buf[512];
 		snprintf(buf, sizeof buf, "%s", set);
 		char *body = strchr(buf, ':');
@@ -772,8 +786,8 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	fflush(stdout);
 	}
 	if (!o.prefill_ab.empty())
-		for (const char *kn : knobs)
-			unsetenv(kn);
+		for (const std::string &kn : knobs)
+			unsetenv(kn.c_str());
 	for (void *p : { (void *)q, (void *)k, (void *)v, (void *)g, (void *)beta, (void *)out, s0, s1,
 			 (void *)dcu, ws })
 		cudaFree(p);
