@@ -1242,11 +1242,11 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
 		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 9, RECUR_AUTO),
 		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0),
-		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 63, 0), ropt = int_knob("K3_KDA_RECUR_OPT", 1, 0);
+		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 63, 0), ropt = int_knob("K3_KDA_RECUR_OPT", 1, -2);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
-	    pf_mode < 0 || split_opt < 0 || ropt < 0)
+	    pf_mode < 0 || split_opt < 0 || ropt == -1)
 		return -EINVAL;
-	if (ropt && recur != RECUR_AUTO && recur != 0) {
+	if (ropt > 0 && recur != RECUR_AUTO && recur != 0) {
 		fprintf(stderr, "kda_prefill: K3_KDA_RECUR_OPT=%d is the chunk kernel's; K3_KDA_RECUR=%s\n", ropt,
 			RECUR_NAMES[recur]);
 		return -EINVAL;
@@ -1266,8 +1266,10 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		c.fw = wait;
 	if (recur != RECUR_AUTO)
 		c.pair = recur;
-	if (ropt) /* the chunk kernel's options: the chunk kernel */
-		c.pair = 0, c.ropt = ropt;
+	if (ropt > 0) /* the chunk kernel's options: the chunk kernel */
+		c.pair = 0;
+	if (ropt >= 0)
+		c.ropt = ropt;
 	c.pf = c.intra >= 2 ? pf : 0;
 	if (c.pair == RECUR_SPLIT) { /* the intra kernel's SPLIT instance: 4 (v2's), 5 (v3's) */
 		if (c.intra == 1) {

@@ -1251,14 +1251,14 @@ static void test_prefill_recur_opt(void **unused)
 		if (cases[c].stages)
 			setenv("K3_KDA_RECUR_STAGES", cases[c].stages, 1);
 		uint8_t *ho[2], *hs[2];
-		knob_run(&a, "K3_KDA_RECUR_OPT", NULL, E, SB, wsb, &ho[0], &hs[0]);
+		knob_run(&a, "K3_KDA_RECUR_OPT", "0", E, SB, wsb, &ho[0], &hs[0]);
 		knob_run(&a, "K3_KDA_RECUR_OPT", "1", E, SB, wsb, &ho[1], &hs[1]);
 		size_t diff = 0;
 		for (size_t i = 0; i < E * 2; i++)
 			diff += ho[1][i] != ho[0][i];
 		for (size_t i = 0; i < SB; i++)
 			diff += hs[1][i] != hs[0][i];
-		print_message(" N=%d H=%d T=%lld %s warps %s stages %s: K3_KDA_RECUR_OPT=1 against unset: %zu bytes differ\n", n,
+		print_message(" N=%d H=%d T=%lld %s warps %s stages %s: K3_KDA_RECUR_OPT=1 against 0: %zu bytes differ\n", n,
 			      H, (long long)T, cases[c].path, cases[c].warps ? cases[c].warps : "(rule)",
 			      cases[c].stages ? cases[c].stages : "(default)", diff);
 		assert_true(diff == 0);
