@@ -11,6 +11,7 @@
 #      (overlapped), ser / ser1 (the chunk kernel alone, serial)
 #   3. the serial path where the chunk kernel is the default (> 96 (sequence, head) pairs): 4 x 4K
 #      and 8 x 2K at H = 96, 8 x 2K at H = 24 and 48, FP32: ser / ser1 (and ser4 / ser41: 4 stages)
+#   4. test-kda-gpu *default_recur* (pairr, whose CTA now takes its prologue from recur_cta_of())
 # What would settle it: o1's overlapped medians against def's in the same process (the target);
 # ser1 under ser at every serial point for a serial default.
 # Pack: .gpu/kda. From the repository root:  PACK=.gpu/kda OUT=$OUT bash kernels/calls/k3-2026-12-06b.sh
@@ -40,6 +41,8 @@ ABS="ser:$S;ser1:$S,$R;ser4:$S,$S4;ser41:$S,$S4,$R"
     run 60 "serial 16K H=$h N=4,8" "$K" --only prefill --prefill-t 16384 --prefill-h $h --prefill-state fp32 \
       --prefill-seqs 4,8 --prefill-ab "$ABS" --prefill-rounds 3 -o "$OUT/kda/abser$h.csv" | grep -E "^==|^prefill.*N=[48] "
   done
+  KDA_TEST_FILTER='*default_recur*' run 60 "tests default_recur (pairr, after the CTA prologue's refactor)" "$T" > "$OUT/kda/tests-default-recur.txt"
+  grep -E "^==|FAIL|PASSED|OK \] test_prefill|ERROR" "$OUT/kda/tests-default-recur.txt"
   K3_KDA_RECUR_OPT=1 KDA_TEST_RECUR_OPT_SMALL=1 KDA_TEST_FILTER='*prefill_recur_opt*' run 50 "racecheck opt 1 (small)" \
     compute-sanitizer --tool racecheck --racecheck-report all --print-limit 20 --error-exitcode 9 "$T" > "$OUT/kda/racecheck-o1.txt"
   tail -n 3 "$OUT/kda/racecheck-o1.txt"

@@ -421,6 +421,36 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 	store_out(ob, o + (size_t)CH * H * D, H, lc_b, l.t4);
 }
 
+/* Where a recurrent CTA works (pair_cta(), split_cta(), dec_cta()): block (bx, by) of a grid of
+ * (sequence, slice of 16 x WARPS state rows) by head; rows_warp the warp whose 16 state rows r0
+ * starts (the pair kernel's cross warp: 0). A sequence's chunks c_begin .. + n_chunks, its tokens
+ * tok0 .. + len, its state slot at sbase (elements), its first record rec0 (the next rec_stride
+ * bytes on), its first ready flag flag0 (NULL on the serial path). */
+struct recur_cta {
+	int seq, vbase, r0, c_begin, n_chunks, tok0, len;
+	size_t sbase, rec_stride;
+	const uint8_t *rec0;
+	const int32_t *flag0;
+};
+
+template <int WARPS>
+KDA_STEP_FN recur_cta recur_cta_of(const recur_params &p, int bx, int by, int rows_warp)
+{
+	recur_cta c;
+	const int h = by, H = p.heads;
+	c.seq = bx / p.slices;
+	c.vbase = (bx % p.slices) * 16 * WARPS;
+	c.r0 = c.vbase + 16 * rows_warp;
+	c.c_begin = p.off[c.seq], c.n_chunks = p.off[c.seq + 1] - c.c_begin;
+	c.tok0 = p.cu[c.seq], c.len = p.cu[c.seq + 1] - c.tok0;
+	const size_t slot = p.slot ? (size_t)p.slot[c.seq] : (size_t)c.seq;
+	c.sbase = (slot * H + h) * (size_t)D * D;
+	c.rec0 = p.rec + ((size_t)c.c_begin * H + h) * REC_BYTES;
+	c.rec_stride = (size_t)H * REC_BYTES;
+	c.flag0 = p.ready ? p.ready + (size_t)c.c_begin * H + h : nullptr;
+	return c;
+}
+
 /* One thread stages chunk record `ra` and, where `rb` is not NULL, the next one `rb` into the pair
  * stage `st` (U rows from vbase), once their flags (overlapped path, else NULL) are set. */
 template <int WARPS>
@@ -456,30 +486,22 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 {
 	static_assert(PST >= 2, "the cross warp works on the pair after the state warps'");
 	constexpr int RB = stage_bytes(WARPS), SB = pair_stage_bytes(WARPS);
-	const int seq = bx / p.slices, slice = bx % p.slices, h = by;
-	const int H = p.heads, lane = tid & 31, warp = tid >> 5;
-	const int g = lane >> 2, t4 = lane & 3;
+	const int h = by, H = p.heads, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
 	const bool cross = warp == WARPS;
-	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * (cross ? 0 : warp);
-	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin, n_pairs = (n_chunks + 1) / 2;
-	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	const size_t sbase = (slot * H + h) * (size_t)D * D;
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
-	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
+	const recur_cta c = recur_cta_of<WARPS>(p, bx, by, cross ? 0 : warp);
+	const int n_pairs = (c.n_chunks + 1) / 2;
 
 	/* Thread 0: pair q (chunks 2q and 2q + 1 where the sequence has it) into its stage. */
 	auto issue = [&](int q) {
 		const int i = 2 * q;
-		const bool two = i + 1 < n_chunks;
-		issue_pair<WARPS>(smem + (q % PST) * SB, rec0 + i * rec_stride,
-				  two ? rec0 + (i + 1) * rec_stride : nullptr, vbase, &full[q % PST],
-				  flag0 ? flag0 + (size_t)i * H : nullptr, flag0 && two ? flag0 + (size_t)(i + 1) * H : nullptr);
+		const bool two = i + 1 < c.n_chunks;
+		issue_pair<WARPS>(smem + (q % PST) * SB, c.rec0 + i * c.rec_stride,
+				  two ? c.rec0 + (i + 1) * c.rec_stride : nullptr, c.vbase, &full[q % PST],
+				  c.flag0 ? c.flag0 + (size_t)i * H : nullptr, c.flag0 && two ? c.flag0 + (size_t)(i + 1) * H : nullptr);
 	};
 	/* The cross warp: pair q's cross terms, once its records landed (pairs of two chunks only). */
 	auto make_cross = [&](int q) {
-		if (q < n_pairs && 2 * q + 1 < n_chunks) {
+		if (q < n_pairs && 2 * q + 1 < c.n_chunks) {
 			mbar_wait(&full[q % PST], (uint32_t)(q / PST) & 1u);
 			if (XM == CROSS_SMEM)
 				cross_terms(smem + (q % PST) * SB, RB, tid & 31);
@@ -496,8 +518,8 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 	}
 
 	float s[D / 8][4];
-	load_state<StateT>(s, cross ? nullptr : p.s0, sbase, r0, g, t4);
-	const recur_lane lo = recur_lane_of(lane, cross ? 0 : warp, vbase);
+	load_state<StateT>(s, cross ? nullptr : p.s0, c.sbase, c.r0, g, t4);
+	const recur_lane lo = recur_lane_of(lane, cross ? 0 : warp, c.vbase);
 
 	kda_cta_sync(); /* the barriers initialized before the cross warp waits on one */
 	if (cross)
@@ -518,15 +540,15 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 		mbar_wait(&full[q % PST], (uint32_t)(q / PST) & 1u);
 		const uint8_t *st = smem + (q % PST) * SB;
 		const int i = 2 * q;
-		uint16_t *o = p.out + ((size_t)(tok0 + i * CH) * H + h) * D + r0 + g;
-		if (i + 1 < n_chunks)
-			recur_pair<XM == CROSS_REG>(s, st, RB, lo, o, H, len - (i + 1) * CH < CH ? len - (i + 1) * CH : CH);
+		uint16_t *o = p.out + ((size_t)(c.tok0 + i * CH) * H + h) * D + c.r0 + g;
+		if (i + 1 < c.n_chunks)
+			recur_pair<XM == CROSS_REG>(s, st, RB, lo, o, H, c.len - (i + 1) * CH < CH ? c.len - (i + 1) * CH : CH);
 		else
-			recur_chunk(s, st, lo, o, H, len - i * CH < CH ? len - i * CH : CH);
+			recur_chunk(s, st, lo, o, H, c.len - i * CH < CH ? c.len - i * CH : CH);
 	}
 
 	if (p.s1 && !cross)
-		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
+		store_state<StateT>(s, p.s1, c.sbase, c.r0, g, t4);
 }
 
 /*
@@ -610,29 +632,20 @@ KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full,
 {
 	static_assert(STAGES >= 2, "the next chunk's Wk is made while this one's stage is in use");
 	constexpr int SB = split_stage_bytes(WARPS), VP = split_v_pitch(WARPS), VROW = 32 * WARPS;
-	const int seq = bx / p.slices, slice = bx % p.slices, h = by;
-	const int H = p.heads, lane = tid & 31, warp = tid >> 5;
-	const int g = lane >> 2, t4 = lane & 3;
-	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
-	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
-	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	const size_t sbase = (slot * H + h) * (size_t)D * D;
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
-	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
-	const uint16_t *v0 = p.v + ((size_t)tok0 * H + h) * D + vbase;
+	const int h = by, H = p.heads, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+	const recur_cta c = recur_cta_of<WARPS>(p, bx, by, warp);
+	const uint16_t *v0 = p.v + ((size_t)c.tok0 * H + h) * D + c.vbase;
 
 	/* Warp 0 (all lanes): chunk i into its stage. */
 	auto issue = [&](int i) {
 		uint8_t *st = smem + (i % STAGES) * SB;
 		uint64_t *bar = &full[i % STAGES];
-		const int lc = len - i * CH < CH ? len - i * CH : CH;
+		const int lc = c.len - i * CH < CH ? c.len - i * CH : CH;
 		const int nv = p.split_opt & (SPLIT_NO_V | SPLIT_V_CPASYNC) ? 0 : lc;
 		if (lane == 0) {
-			wait_ready(flag0 ? flag0 + (size_t)i * H : nullptr);
+			wait_ready(c.flag0 ? c.flag0 + (size_t)i * H : nullptr);
 			mbar_expect_tx(bar, (uint32_t)(REC_SPLIT_BYTES + nv * VROW));
-			bulk_g2s(st, rec0 + i * rec_stride, REC_SPLIT_BYTES, bar);
+			bulk_g2s(st, c.rec0 + i * c.rec_stride, REC_SPLIT_BYTES, bar);
 			if (p.split_opt & SPLIT_V_LANE0)
 				for (int r = 0; r < nv; r++)
 					bulk_g2s(st + REC_SPLIT_BYTES + r * VP, v0 + (size_t)(i * CH + r) * H * D, VROW, bar);
@@ -647,8 +660,8 @@ KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full,
 	 * chunk, so that the wait below counts groups the same way every step). */
 	const bool cpa = (p.split_opt & SPLIT_V_CPASYNC) != 0;
 	auto issue_v = [&](int i) {
-		if (i < n_chunks) {
-			const int lc = len - i * CH < CH ? len - i * CH : CH, r = lane >> 1, half = lane & 1;
+		if (i < c.n_chunks) {
+			const int lc = c.len - i * CH < CH ? c.len - i * CH : CH, r = lane >> 1, half = lane & 1;
 			cp_async16(smem + (i % STAGES) * SB + REC_SPLIT_BYTES + r * VP + 32 * warp + 16 * half,
 				   v0 + (size_t)(i * CH + (r < lc ? r : 0)) * H * D + 16 * warp + 8 * half, r < lc ? 16 : 0);
 		}
@@ -668,28 +681,28 @@ KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full,
 	kda_proxy_fence_cta();
 	kda_cta_sync(); /* the barriers initialized and the zeros written before any copy */
 	if (warp == 0)
-		for (int i = 0; i < STAGES - 1 && i < n_chunks; i++)
+		for (int i = 0; i < STAGES - 1 && i < c.n_chunks; i++)
 			issue(i);
 	if (cpa)
 		for (int i = 0; i < STAGES - 1; i++)
 			issue_v(i);
 
 	float s[D / 8][4];
-	load_state<StateT>(s, p.s0, sbase, r0, g, t4);
-	const recur_lane lo = recur_lane_of(lane, warp, vbase);
+	load_state<StateT>(s, p.s0, c.sbase, c.r0, g, t4);
+	const recur_lane lo = recur_lane_of(lane, warp, c.vbase);
 	const int v_off = split_v_off<WARPS>(lane, warp);
 
 	const bool early = (p.split_opt & SPLIT_WK_EARLY) != 0;
-	if (n_chunks > 0) {
+	if (c.n_chunks > 0) {
 		mbar_wait(&full[0], 0u);
 		split_make_wk<WARPS>(smem, warp, lane, p.split_opt);
 	}
-	for (int cc = 0; cc < n_chunks; cc++) {
+	for (int cc = 0; cc < c.n_chunks; cc++) {
 		kda_cta_sync(); /* chunk cc's -Wk made; every warp done with the stage refilled below */
 		const int nx = cc + 1;
 		if (warp == 0) {
 			const int ni = cc + STAGES - 1;
-			if (ni < n_chunks) {
+			if (ni < c.n_chunks) {
 				kda_proxy_fence_cta();
 				issue(ni);
 			}
@@ -699,21 +712,21 @@ KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full,
 			cp_async_wait<STAGES - 1>();
 			kda_warp_sync();
 		}
-		if (early && nx < n_chunks)
+		if (early && nx < c.n_chunks)
 			mbar_wait(&full[nx % STAGES], (uint32_t)(nx / STAGES) & 1u);
 		if (early) /* past the last chunk: a stage no copy is filling, whose result nobody reads */
 			split_make_wk<WARPS>(smem + (nx % STAGES) * SB, warp, lane, p.split_opt);
-		const int lc = len - cc * CH < CH ? len - cc * CH : CH;
-		recur_chunk<true>(s, smem + (cc % STAGES) * SB, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g,
+		const int lc = c.len - cc * CH < CH ? c.len - cc * CH : CH;
+		recur_chunk<true>(s, smem + (cc % STAGES) * SB, lo, p.out + ((size_t)(c.tok0 + cc * CH) * H + h) * D + c.r0 + g,
 				  H, lc, v_off);
-		if (!early && nx < n_chunks) {
+		if (!early && nx < c.n_chunks) {
 			mbar_wait(&full[nx % STAGES], (uint32_t)(nx / STAGES) & 1u);
 			split_make_wk<WARPS>(smem + (nx % STAGES) * SB, warp, lane, p.split_opt);
 		}
 	}
 
 	if (p.s1)
-		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
+		store_state<StateT>(s, p.s1, c.sbase, c.r0, g, t4);
 }
 
 /* One thread stages chunk record `rec` (its U rows from vbase) into `st`, once `flag` (overlapped
@@ -746,45 +759,36 @@ template <typename StateT, int WARPS, int STAGES>
 KDA_STEP_FN void dec_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int *done, int bx, int by, int tid)
 {
 	constexpr int SB = stage_bytes(WARPS);
-	const int seq = bx / p.slices, slice = bx % p.slices, h = by;
-	const int H = p.heads, lane = tid & 31, warp = tid >> 5;
-	const int g = lane >> 2, t4 = lane & 3;
-	const int vbase = slice * 16 * WARPS, r0 = vbase + 16 * warp;
-	const int c_begin = p.off[seq], n_chunks = p.off[seq + 1] - c_begin;
-	const int tok0 = p.cu[seq], len = p.cu[seq + 1] - tok0;
-	const size_t slot = p.slot ? (size_t)p.slot[seq] : (size_t)seq;
-	const size_t sbase = (slot * H + h) * (size_t)D * D;
-	const uint8_t *rec0 = p.rec + ((size_t)c_begin * H + h) * REC_BYTES;
-	const size_t rec_stride = (size_t)H * REC_BYTES;
-	const int32_t *flag0 = p.ready ? p.ready + (size_t)c_begin * H + h : nullptr;
+	const int h = by, H = p.heads, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+	const recur_cta c = recur_cta_of<WARPS>(p, bx, by, warp);
 	auto stage = [&](int i) {
-		issue_stage<WARPS>(smem + (i % STAGES) * SB, rec0 + i * rec_stride, vbase, &full[i % STAGES],
-				   flag0 ? flag0 + (size_t)i * H : nullptr);
+		issue_stage<WARPS>(smem + (i % STAGES) * SB, c.rec0 + i * c.rec_stride, c.vbase, &full[i % STAGES],
+				   c.flag0 ? c.flag0 + (size_t)i * H : nullptr);
 	};
 
 	if (tid == 0) {
 		for (int i = 0; i < STAGES; i++)
 			mbar_init(&full[i], 1), done[i] = 0;
 		kda_fence_mbar_init();
-		for (int i = 0; i < STAGES && i < n_chunks; i++)
+		for (int i = 0; i < STAGES && i < c.n_chunks; i++)
 			stage(i);
 	}
 	float s[D / 8][4];
-	load_state<StateT>(s, p.s0, sbase, r0, g, t4);
-	const recur_lane lo = recur_lane_of(lane, warp, vbase);
+	load_state<StateT>(s, p.s0, c.sbase, c.r0, g, t4);
+	const recur_lane lo = recur_lane_of(lane, warp, c.vbase);
 	kda_cta_sync(); /* the barriers and counts initialized before any warp waits or arrives */
 
-	for (int cc = 0; cc < n_chunks; cc++) {
+	for (int cc = 0; cc < c.n_chunks; cc++) {
 		const int k = cc % STAGES;
 		mbar_wait(&full[k], (uint32_t)(cc / STAGES) & 1u);
-		const int lc = len - cc * CH < CH ? len - cc * CH : CH;
-		recur_chunk(s, smem + k * SB, lo, p.out + ((size_t)(tok0 + cc * CH) * H + h) * D + r0 + g, H, lc);
+		const int lc = c.len - cc * CH < CH ? c.len - cc * CH : CH;
+		recur_chunk(s, smem + k * SB, lo, p.out + ((size_t)(c.tok0 + cc * CH) * H + h) * D + c.r0 + g, H, lc);
 		kda_warp_sync(); /* the warp's reads of stage k are done */
 		if (lane == 0 && kda_smem_arrive(&done[k]) == WARPS - 1) {
 			/* Last out: nobody arrives here again before the refill below lands (they wait on
 			 * full[k] first, whose arrival releases this store). */
 			done[k] = 0;
-			if (cc + STAGES < n_chunks) {
+			if (cc + STAGES < c.n_chunks) {
 				kda_proxy_fence_cta();
 				stage(cc + STAGES);
 			}
@@ -792,7 +796,7 @@ KDA_STEP_FN void dec_cta(const recur_params &p, uint8_t *smem, uint64_t *full, i
 	}
 
 	if (p.s1)
-		store_state<StateT>(s, p.s1, sbase, r0, g, t4);
+		store_state<StateT>(s, p.s1, c.sbase, c.r0, g, t4);
 }
 
 } // namespace

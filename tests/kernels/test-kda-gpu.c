@@ -1175,6 +1175,45 @@ static void test_prefill_default_path(void **unused)
 
 /* One prefill of `a` (outputs, final state and workspace poisoned first) with K3_KDA_INTRA_PF set to
  * `pf` (NULL: unset): the outputs [E] BF16 and final states [SB] bytes on the host (caller frees). */
+/* Fresh random inputs for n sequences (lens) at H heads with an FP32 initial state, on the device,
+ * and the prefill's arguments over them (scale 1 / sqrt(128)); E output elements, SB state bytes,
+ * wsb workspace bytes. pf_inputs_free() releases them. */
+struct pf_inputs {
+	struct kda_prefill_args a;
+	size_t E, SB, wsb;
+	void *mem[10]; /* every buffer, for pf_inputs_free() */
+};
+
+static void pf_inputs_make(struct pf_inputs *in, int n, const int *lens, int H)
+{
+	int32_t cu[65] = { 0 };
+	assert_true(n >= 1 && n <= 64);
+	for (int i = 0; i < n; i++)
+		cu[i + 1] = cu[i] + lens[i];
+	const int64_t T = cu[n];
+	in->E = (size_t)T * H * D, in->SB = (size_t)n * H * D * D * 4;
+	in->wsb = kda_prefill_workspace_bytes(n, H, T);
+	void **m = in->mem;
+	m[0] = dev_bf16_rand(in->E, -1, 1), m[1] = dev_bf16_rand(in->E, -1, 1), m[2] = dev_bf16_rand(in->E, -1, 1);
+	m[3] = dev_bf16_rand(in->E, -6, 3), m[4] = dev_bf16_rand((size_t)T * H, -3, 3);
+	m[5] = dev_bf16_rand(in->SB / 2, -1, 1), m[6] = dev_i32(cu, n + 1);
+	CUDA_OK(cudaMalloc(&m[7], in->SB));
+	CUDA_OK(cudaMalloc(&m[8], in->E * 2));
+	CUDA_OK(cudaMalloc(&m[9], in->wsb));
+	const struct kda_prefill_args a = {
+		.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = m[6], .state_dtype = KDA_F32,
+		.scale = 0.08838835f, .q = m[0], .k = m[1], .v = m[2], .g_raw = m[3], .beta_raw = m[4],
+		.initial_state = m[5], .final_state = m[7], .out = m[8], .workspace = m[9],
+	};
+	in->a = a;
+}
+
+static void pf_inputs_free(struct pf_inputs *in)
+{
+	for (int i = 0; i < 10; i++)
+		cudaFree(in->mem[i]);
+}
+
 static void knob_run(const struct kda_prefill_args *a, const char *knob, const char *val, size_t E, size_t SB,
 		     size_t wsb, uint8_t **ho, uint8_t **hs)
 {
@@ -1228,23 +1267,11 @@ static void test_prefill_recur_opt(void **unused)
 	}
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		const int n = cases[c].n, H = cases[c].H;
-		int32_t cu[8] = { 0 };
-		for (int i = 0; i < n; i++)
-			cu[i + 1] = cu[i] + cases[c].lens[i];
-		const int64_t T = cu[n];
-		const size_t E = (size_t)T * H * D, SB = (size_t)n * H * D * D * 4;
-		void *q = dev_bf16_rand(E, -1, 1), *k = dev_bf16_rand(E, -1, 1), *v = dev_bf16_rand(E, -1, 1);
-		void *g = dev_bf16_rand(E, -6, 3), *b = dev_bf16_rand((size_t)T * H, -3, 3);
-		void *s0 = dev_bf16_rand(SB / 2, -1, 1), *s1, *out, *ws, *d_cu = dev_i32(cu, n + 1);
-		CUDA_OK(cudaMalloc(&s1, SB));
-		CUDA_OK(cudaMalloc(&out, E * 2));
-		const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
-		CUDA_OK(cudaMalloc(&ws, wsb));
-		struct kda_prefill_args a = {
-			.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = KDA_F32,
-			.scale = 0.08838835f, .q = q, .k = k, .v = v, .g_raw = g, .beta_raw = b,
-			.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
-		};
+		struct pf_inputs in;
+		pf_inputs_make(&in, n, cases[c].lens, H);
+		const struct kda_prefill_args a = in.a;
+		const int64_t T = in.a.total_tokens;
+		const size_t E = in.E, SB = in.SB, wsb = in.wsb;
 		setenv("K3_KDA_PREFILL", cases[c].path, 1);
 		if (cases[c].warps)
 			setenv("K3_KDA_RECUR_WARPS", cases[c].warps, 1);
@@ -1284,8 +1311,7 @@ static void test_prefill_recur_opt(void **unused)
 		unsetenv("K3_KDA_PREFILL");
 		unsetenv("K3_KDA_RECUR_WARPS");
 		unsetenv("K3_KDA_RECUR_STAGES");
-		cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
-		cudaFree(out), cudaFree(ws), cudaFree(d_cu);
+		pf_inputs_free(&in);
 	}
 	/* Against float64, serial (varlen, in place) and overlapped. */
 	setenv("K3_KDA_RECUR_OPT", "1", 1);
@@ -1324,23 +1350,11 @@ static void test_prefill_intra_pf(void **unused)
 						 { "96", "bulk" }, { "1056", "line" } };
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		const int n = cases[c].n, H = cases[c].H;
-		int32_t cu[8] = { 0 };
-		for (int i = 0; i < n; i++)
-			cu[i + 1] = cu[i] + cases[c].lens[i];
-		const int64_t T = cu[n];
-		const size_t E = (size_t)T * H * D, SB = (size_t)n * H * D * D * 4;
-		void *q = dev_bf16_rand(E, -1, 1), *k = dev_bf16_rand(E, -1, 1), *v = dev_bf16_rand(E, -1, 1);
-		void *g = dev_bf16_rand(E, -6, 3), *b = dev_bf16_rand((size_t)T * H, -3, 3);
-		void *s0 = dev_bf16_rand(SB / 2, -1, 1), *s1, *out, *ws, *d_cu = dev_i32(cu, n + 1);
-		CUDA_OK(cudaMalloc(&s1, SB));
-		CUDA_OK(cudaMalloc(&out, E * 2));
-		const size_t wsb = kda_prefill_workspace_bytes(n, H, T);
-		CUDA_OK(cudaMalloc(&ws, wsb));
-		struct kda_prefill_args a = {
-			.n_seqs = n, .heads = H, .total_tokens = T, .cu_seqlens = d_cu, .state_dtype = KDA_F32,
-			.scale = 0.08838835f, .q = q, .k = k, .v = v, .g_raw = g, .beta_raw = b,
-			.initial_state = s0, .final_state = s1, .out = out, .workspace = ws,
-		};
+		struct pf_inputs in;
+		pf_inputs_make(&in, n, cases[c].lens, H);
+		const struct kda_prefill_args a = in.a;
+		const int64_t T = in.a.total_tokens;
+		const size_t E = in.E, SB = in.SB, wsb = in.wsb;
 		setenv("K3_KDA_PREFILL", cases[c].path, 1);
 		if (cases[c].intra)
 			setenv("K3_KDA_INTRA", cases[c].intra, 1);
@@ -1376,8 +1390,7 @@ static void test_prefill_intra_pf(void **unused)
 		unsetenv("K3_KDA_INTRA_PF");
 		unsetenv("K3_KDA_PREFILL");
 		unsetenv("K3_KDA_INTRA");
-		cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(g), cudaFree(b), cudaFree(s0), cudaFree(s1);
-		cudaFree(out), cudaFree(ws), cudaFree(d_cu);
+		pf_inputs_free(&in);
 	}
 	/* Against float64 with the prefetch on (serial, then overlapped). */
 	setenv("K3_KDA_INTRA_PF", "64", 1);

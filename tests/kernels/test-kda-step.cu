@@ -683,23 +683,46 @@ static std::vector<StateT> random_states(size_t n)
 	return s;
 }
 
+/* A grid's worth of random full records (every (chunk, head) of b at H heads), random initial
+ * states, poisoned outputs and the recurrence's parameters for CTAs of W warps; check() compares a
+ * run with the float64 recurrence over the same records (check_grid()). */
+template <typename StateT>
+struct full_grid {
+	const packed &b;
+	int H;
+	std::vector<full_record> R;
+	std::vector<uint8_t> rec;
+	std::vector<StateT> s0, s1;
+	std::vector<uint16_t> out;
+	recur_params p;
+
+	full_grid(const packed &b_, int H_, int W)
+		: b(b_), H(H_), R((size_t)b_.chunks * H_), rec((size_t)b_.chunks * H_ * REC_BYTES, 0),
+		  s0(random_states<StateT>((size_t)b_.n * H_ * D * D)), s1(s0.size()), out((size_t)b_.T * H_ * D, 0xffff)
+	{
+		for (int i = 0; i < b.n; i++)
+			for (int c = b.off[i]; c < b.off[i + 1]; c++)
+				for (int h = 0; h < H; h++)
+					make_full_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, b.len_of(c, i));
+		p = { b.n, H, 8 / W, b.cu.data(), b.off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
+		      out.data(), nullptr, 0 };
+	}
+	void check(const char *what) const
+	{
+		check_grid(what, b, H, s0, s1, out, true, [&](int c, int h, std::vector<double> &m, double *o, int lc) {
+			ref_full(R[(size_t)c * H + h], m, o, lc, H);
+		});
+	}
+};
+
 /* pair_cta<StateT, W> over every CTA of the grid (n sequences x 8 / W slices, H heads), each CTA's
  * (W + 1) x 32 threads at once, against float64 (check_grid()). */
 template <typename StateT, int W, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
 static void cta_case(const std::vector<int> &lens, int H)
 {
 	const packed b(lens);
-	std::vector<full_record> R((size_t)b.chunks * H);
-	std::vector<uint8_t> rec((size_t)b.chunks * H * REC_BYTES, 0);
-	for (int i = 0; i < b.n; i++)
-		for (int c = b.off[i]; c < b.off[i + 1]; c++)
-			for (int h = 0; h < H; h++)
-				make_full_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, b.len_of(c, i));
-	const std::vector<StateT> s0 = random_states<StateT>((size_t)b.n * H * D * D);
-	std::vector<StateT> s1(s0.size());
-	std::vector<uint16_t> out((size_t)b.T * H * D, 0xffff);
-	recur_params p = { b.n, H, 8 / W, b.cu.data(), b.off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
-			   out.data(), nullptr, 0 };
+	full_grid<StateT> f(b, H, W);
+	recur_params &p = f.p;
 	std::vector<uint8_t> smem((size_t)PST * pair_stage_bytes(W));
 	uint64_t full[PST];
 	emu_mbar_base = full;
@@ -708,9 +731,7 @@ static void cta_case(const std::vector<int> &lens, int H)
 	char what[96];
 	snprintf(what, sizeof what, "pair_cta<%s, %d, %d%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, PST,
 		 XM == CROSS_REG ? ", REG" : "", b.n, H, b.T);
-	check_grid(what, b, H, s0, s1, out, true, [&](int c, int h, std::vector<double> &m, double *o, int lc) {
-		ref_full(R[(size_t)c * H + h], m, o, lc, H);
-	});
+	f.check(what);
 }
 
 /* dec_cta<StateT, W, S> (the chunk kernel's CTA with its warps decoupled, K3_KDA_RECUR_OPT=1)
@@ -721,17 +742,8 @@ template <typename StateT, int W, int S>
 static void dec_case(const std::vector<int> &lens, int H)
 {
 	const packed b(lens);
-	std::vector<full_record> R((size_t)b.chunks * H);
-	std::vector<uint8_t> rec((size_t)b.chunks * H * REC_BYTES, 0);
-	for (int i = 0; i < b.n; i++)
-		for (int c = b.off[i]; c < b.off[i + 1]; c++)
-			for (int h = 0; h < H; h++)
-				make_full_record(R[(size_t)c * H + h], rec, ((size_t)c * H + h) * REC_BYTES, b.len_of(c, i));
-	const std::vector<StateT> s0 = random_states<StateT>((size_t)b.n * H * D * D);
-	std::vector<StateT> s1(s0.size());
-	std::vector<uint16_t> out((size_t)b.T * H * D, 0xffff);
-	recur_params p = { b.n, H, 8 / W, b.cu.data(), b.off.data(), nullptr, rec.data(), nullptr, s0.data(), s1.data(),
-			   out.data(), nullptr, 0 };
+	full_grid<StateT> f(b, H, W);
+	recur_params &p = f.p;
 	std::vector<uint8_t> smem((size_t)S * stage_bytes(W));
 	uint64_t full[S];
 	int done[S];
@@ -741,9 +753,7 @@ static void dec_case(const std::vector<int> &lens, int H)
 	char what[96];
 	snprintf(what, sizeof what, "dec_cta<%s, %d, %d> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, S,
 		 b.n, H, b.T);
-	check_grid(what, b, H, s0, s1, out, true, [&](int c, int h, std::vector<double> &m, double *o, int lc) {
-		ref_full(R[(size_t)c * H + h], m, o, lc, H);
-	});
+	f.check(what);
 }
 
 /* ---- the split kernel's CTA (K3_KDA_RECUR=split), over packed sequences ------------------ */
