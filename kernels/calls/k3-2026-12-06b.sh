@@ -12,6 +12,8 @@
 #   3. the serial path where the chunk kernel is the default (> 96 (sequence, head) pairs): 4 x 4K
 #      and 8 x 2K at H = 96, 8 x 2K at H = 24 and 48, FP32: ser / ser1 (and ser4 / ser41: 4 stages)
 #   4. test-kda-gpu *default_recur* (pairr, whose CTA now takes its prologue from recur_cta_of())
+#   5. pairr with its warps decoupled (K3_KDA_RECUR_OPT=1 now applies to pairr too): the serial
+#      default at <= 96 (sequence, head) pairs, one sequence of 4K / 16K at H = 12, 24, 48: def / d1
 # What would settle it: o1's overlapped medians against def's in the same process (the target);
 # ser1 under ser at every serial point for a serial default.
 # Pack: .gpu/kda. From the repository root:  PACK=.gpu/kda OUT=$OUT bash kernels/calls/k3-2026-12-06b.sh
@@ -19,7 +21,7 @@ set -u
 PACK=${PACK:-.gpu/kda}
 B=$PACK/k3-build
 OUT=${OUT:-$PWD/k3-out}
-LIMIT=${LIMIT:-400}
+LIMIT=${LIMIT:-500}
 mkdir -p "$OUT/kda"
 t0=$(date +%s)
 [ -f kernels/calls/device-env.sh ] && . kernels/calls/device-env.sh || . "$PACK/device-env.sh"
@@ -30,6 +32,7 @@ run() { capped "$@"; }
 R=K3_KDA_RECUR_OPT=1 S=K3_KDA_PREFILL=serial,K3_KDA_RECUR=chunk S4=K3_KDA_RECUR_STAGES=4
 AB="def:;o1:$R;o14:$R,$S4;ser:$S;ser1:$S,$R"
 ABS="ser:$S;ser1:$S,$R;ser4:$S,$S4;ser41:$S,$S4,$R"
+ABP="def:;d1:$R"
 {
   KDA_TEST_FILTER='*prefill_recur_opt*' run 120 "tests recur_opt" "$T" > "$OUT/kda/tests-recur-opt.txt"
   grep -E "^==|FAIL|PASSED|OK \] test_prefill|ERROR|differ" "$OUT/kda/tests-recur-opt.txt"
@@ -40,6 +43,10 @@ ABS="ser:$S;ser1:$S,$R;ser4:$S,$S4;ser41:$S,$S4,$R"
   for h in 96 48 24; do
     run 60 "serial 16K H=$h N=4,8" "$K" --only prefill --prefill-t 16384 --prefill-h $h --prefill-state fp32 \
       --prefill-seqs 4,8 --prefill-ab "$ABS" --prefill-rounds 3 -o "$OUT/kda/abser$h.csv" | grep -E "^==|^prefill.*N=[48] "
+  done
+  for h in 12 24 48; do
+    run 40 "pairr 4K,16K H=$h" "$K" --only prefill --prefill-t 4096,16384 --prefill-h $h --prefill-state fp32 \
+      --prefill-ab "$ABP" --prefill-rounds 3 -o "$OUT/kda/abpr$h.csv" | grep -E "^==|^prefill.*N=1 "
   done
   KDA_TEST_FILTER='*default_recur*' run 60 "tests default_recur (pairr, after the CTA prologue's refactor)" "$T" > "$OUT/kda/tests-default-recur.txt"
   grep -E "^==|FAIL|PASSED|OK \] test_prefill|ERROR" "$OUT/kda/tests-default-recur.txt"

@@ -309,11 +309,6 @@ constexpr size_t ring_smem()
 	return ring_bytes<CPS>() + ring_nin<CPS>() * RIN_BYTES + sizeof(dec_smem) + sizeof(ring_bars);
 }
 
-__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
-{
-	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
-}
-
 /* Ring options (template flags; KDA_DECODE_RING_OPT, read at each call, see ring_opt()).
  *   RF_TRACE: %globaltimer / clock64 stamps of every CTA into a device record (diagnostics for
  *     kda-bench --trace; KDA_DECODE_RING_TRACE=n picks record n, kda_decode_trace_read()).

@@ -107,6 +107,12 @@ __device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
 		     : "memory");
 }
 
+/* One arrival on `bar` (no transaction bytes). */
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+
 /* Spin until the phase of `bar` with this parity completes. */
 __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
 {

@@ -961,8 +961,8 @@ __device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vb
 }
 
 
-/* K3_KDA_RECUR_OPT's values (the chunk kernel's OPT; prefill_cfg.ropt): 1 the warps decoupled
- * (dec_cta()). (2, the outputs as O = Qt M^T + P W in one 32-bit store a lane, token and tile,
+/* K3_KDA_RECUR_OPT's values (the chunk kernel's and pairr's OPT; prefill_cfg.ropt): 1 the warps
+ * decoupled (dec_cta(), pair_cta<..., DEC>). (2, the outputs as O = Qt M^T + P W in one 32-bit store a lane, token and tile,
  * ran 12 % slower alone and was removed: docs/KERNELS.md "KDA prefill, round 06a".) */
 enum { RECUR_OPT_DEC = 1 };
 
@@ -1044,13 +1044,20 @@ __host__ __device__ constexpr int pair_min_ctas(int warps, bool bound)
 }
 
 /* The pair kernel: pair_cta() (kda_recur_step.cuh). */
-template <typename StateT, int WARPS, bool BOUND, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
+template <typename StateT, int WARPS, bool BOUND, int PST = PAIR_STAGES, int XM = CROSS_SMEM, bool DEC = false>
 __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
 	kda_chunk_recurrent_pair_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[PST];
-	pair_cta<StateT, WARPS, PST, XM>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
+	if constexpr (DEC) { /* K3_KDA_RECUR_OPT=1: the warps decoupled */
+		__shared__ __align__(8) uint64_t xyr[PST];
+		__shared__ int done[PST];
+		pair_cta<StateT, WARPS, PST, XM, true>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x,
+						       xyr, done);
+	} else {
+		pair_cta<StateT, WARPS, PST, XM>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
+	}
 }
 
 /* The split kernel (K3_KDA_RECUR=split): split_cta() (kda_recur_step.cuh). */
@@ -1096,10 +1103,10 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_split_kernel(c
  *                                      K3_KDA_INTRA_PF not read; not bit for bit the chunk kernel)
  *   K3_KDA_SPLIT_OPT=N                 split only: recur_params.split_opt's bits (kda_recur_step.cuh
  *                                      SPLIT_*; round 05w's diagnosis; 4 and 8 give wrong results)
- *   K3_KDA_RECUR_OPT=0 | 1             the chunk kernel's OPT (RECUR_OPT_*): 1 its warps
- *                                      decoupled (dec_cta(); bit for bit; K3_KDA_FLAG_WAIT not
- *                                      read); K3_KDA_RECUR unset or auto then takes the chunk
- *                                      kernel, any other kernel named with it is refused
+ *   K3_KDA_RECUR_OPT=0 | 1             the chunk kernel's and pairr's OPT (RECUR_OPT_*): 1 their
+ *                                      warps decoupled (dec_cta(), pair_cta<..., DEC>; bit for
+ *                                      bit; K3_KDA_FLAG_WAIT not read); any other recurrent kernel
+ *                                      named with 1 is refused
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
@@ -1246,9 +1253,9 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
 	    pf_mode < 0 || split_opt < 0 || ropt == -1)
 		return -EINVAL;
-	if (ropt > 0 && recur != RECUR_AUTO && recur != 0) {
-		fprintf(stderr, "kda_prefill: K3_KDA_RECUR_OPT=%d is the chunk kernel's; K3_KDA_RECUR=%s\n", ropt,
-			RECUR_NAMES[recur]);
+	if (ropt > 0 && recur != RECUR_AUTO && recur != 0 && recur != 5) {
+		fprintf(stderr, "kda_prefill: K3_KDA_RECUR_OPT=%d is the chunk kernel's and pairr's; K3_KDA_RECUR=%s\n",
+			ropt, RECUR_NAMES[recur]);
 		return -EINVAL;
 	}
 	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
@@ -1266,8 +1273,6 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		c.fw = wait;
 	if (recur != RECUR_AUTO)
 		c.pair = recur;
-	if (ropt > 0) /* the chunk kernel's options: the chunk kernel */
-		c.pair = 0;
 	if (ropt >= 0)
 		c.ropt = ropt;
 	c.pf = c.intra >= 2 ? pf : 0;
@@ -1366,7 +1371,8 @@ struct recur_kernel {
 			return kda_chunk_recurrent_split_kernel<StateT, WARPS, STAGES>;
 		else if constexpr (PAIR != 0)
 			return kda_chunk_recurrent_pair_kernel<StateT, WARPS, PAIR == 2, pst,
-							       PAIR == 4 ? CROSS_NONE : PAIR >= 5 ? CROSS_REG : CROSS_SMEM>;
+							       PAIR == 4 ? CROSS_NONE : PAIR >= 5 ? CROSS_REG : CROSS_SMEM,
+							       OPT == RECUR_OPT_DEC>;
 		else
 			return kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FW, OPT>;
 	}
@@ -1456,16 +1462,16 @@ int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c,
 
 /* The pair kernel PAIR (prefill_cfg.pair) for the state dtype: no stage count or flag wait of its
  * own (the template's 3 / 0 are not used); pairnx (4) has an FP32 instance only. */
-template <int PAIR>
+template <int PAIR, int OPT = 0>
 int launch_pair(const recur_params &rp, enum kda_dtype dt, int warps, int intra, cudaStream_t stream, bool query,
 		bool *ok)
 {
 	if (dt == KDA_F32)
-		return launch_recurrent_for<float, 3, 0, PAIR>(rp, warps, intra, stream, query, ok);
+		return launch_recurrent_for<float, 3, 0, PAIR, OPT>(rp, warps, intra, stream, query, ok);
 	if constexpr (PAIR == 4)
 		return -EINVAL;
 	else
-		return launch_recurrent_for<uint16_t, 3, 0, PAIR>(rp, warps, intra, stream, query, ok);
+		return launch_recurrent_for<uint16_t, 3, 0, PAIR, OPT>(rp, warps, intra, stream, query, ok);
 }
 
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
@@ -1476,7 +1482,9 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 	case 2: return launch_pair<2>(rp, dt, warps, c.intra, stream, query, ok);
 	case 3: return launch_pair<3>(rp, dt, warps, c.intra, stream, query, ok);
 	case 4: return launch_pair<4>(rp, dt, warps, c.intra, stream, query, ok);
-	case 5: return launch_pair<5>(rp, dt, warps, c.intra, stream, query, ok);
+	case 5:
+		return c.ropt == RECUR_OPT_DEC ? launch_pair<5, RECUR_OPT_DEC>(rp, dt, warps, c.intra, stream, query, ok)
+					       : launch_pair<5>(rp, dt, warps, c.intra, stream, query, ok);
 	case 6: return launch_pair<6>(rp, dt, warps, c.intra, stream, query, ok);
 	case RECUR_SPLIT:
 		if (dt == KDA_F32)

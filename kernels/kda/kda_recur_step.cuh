@@ -12,10 +12,10 @@
  * (fence.proxy.async.shared::cta); for the CTA level (pair_cta()) also state_io<T>::load /
  * store, kda_cta_sync() (__syncthreads()), kda_fence_mbar_init(), mbar_init(bar, n),
  * mbar_expect_tx(bar, bytes), mbar_wait(bar, parity), bulk_g2s(dst, src, bytes, bar),
- * wait_ready(flag) and (dec_cta()) kda_smem_arrive(p). kda_prefill.cu gives the device forms;
- * test-kda-step.cu gives host forms that run a warp's 32 lanes (a CTA's warps) as threads in lock step (so that the unmodified steps and
- * the pair kernel's CTA run on a CPU against float64). Nothing here reads threadIdx or blockIdx:
- * they come as arguments.
+ * wait_ready(flag) and (dec_cta(), pair_cta<..., DEC>) kda_smem_arrive(p), mbar_arrive(bar).
+ * kda_prefill.cu gives the device forms; test-kda-step.cu gives host forms that run a warp's 32
+ * lanes (a CTA's warps) as threads in lock step (so that the unmodified steps and the CTAs run on
+ * a CPU against float64). Nothing here reads threadIdx or blockIdx: they come as arguments.
  */
 #ifndef K3_KERNELS_KDA_RECUR_STEP_CUH
 #define K3_KERNELS_KDA_RECUR_STEP_CUH
@@ -480,9 +480,17 @@ KDA_STEP_FN void issue_pair(uint8_t *st, const uint8_t *ra, const uint8_t *rb, i
  * (K3_KDA_FLAG_WAIT is not read). XM: CROSS_SMEM (above), CROSS_REG (X and Y only; the decays
  * in the state warps' registers) or CROSS_NONE (a measurement row only, results wrong: the cross
  * warp waits for each pair's records and makes nothing).
+ * DEC (K3_KDA_RECUR_OPT=1 with pairr; opt-in; docs/KERNELS.md "KDA prefill, round 06a"): no CTA
+ * barrier in the loop, as dec_cta(): the cross warp makes each pair's terms as soon as its records
+ * land and says so on `xyr` (PST mbarriers of one arrival); the state warps wait for both, and the
+ * last state warp done with a stage (`done`, PST counts) refills it with the pair PST on. The cross
+ * warp waits for every pair's records, a lone last chunk's too, so that it never completes two
+ * phases of a stage's `xyr` before the state warps have waited on the first. All PST stages are in
+ * flight from the start. The arithmetic is the lock-step CTA's, bit for bit.
  */
-template <typename StateT, int WARPS, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
-KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int bx, int by, int tid)
+template <typename StateT, int WARPS, int PST = PAIR_STAGES, int XM = CROSS_SMEM, bool DEC = false>
+KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int bx, int by, int tid,
+			  uint64_t *xyr = nullptr, int *done = nullptr)
 {
 	static_assert(PST >= 2, "the cross warp works on the pair after the state warps'");
 	constexpr int RB = stage_bytes(WARPS), SB = pair_stage_bytes(WARPS);
@@ -510,18 +518,63 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 		}
 	};
 	if (tid == 0) {
-		for (int i = 0; i < PST; i++)
+		for (int i = 0; i < PST; i++) {
 			mbar_init(&full[i], 1);
+			if constexpr (DEC)
+				mbar_init(&xyr[i], 1), done[i] = 0;
+		}
 		kda_fence_mbar_init();
-		for (int q = 0; q < PST - 1 && q < n_pairs; q++)
+		for (int q = 0; q < (DEC ? PST : PST - 1) && q < n_pairs; q++)
 			issue(q);
 	}
 
 	float s[D / 8][4];
 	load_state<StateT>(s, cross ? nullptr : p.s0, c.sbase, c.r0, g, t4);
 	const recur_lane lo = recur_lane_of(lane, cross ? 0 : warp, c.vbase);
+	/* State warps: pair q's step (an odd last chunk alone). */
+	auto step = [&](int q) {
+		const uint8_t *st = smem + (q % PST) * SB;
+		const int i = 2 * q;
+		uint16_t *o = p.out + ((size_t)(c.tok0 + i * CH) * H + h) * D + c.r0 + g;
+		if (i + 1 < c.n_chunks)
+			recur_pair<XM == CROSS_REG>(s, st, RB, lo, o, H, c.len - (i + 1) * CH < CH ? c.len - (i + 1) * CH : CH);
+		else
+			recur_chunk(s, st, lo, o, H, c.len - i * CH < CH ? c.len - i * CH : CH);
+	};
 
 	kda_cta_sync(); /* the barriers initialized before the cross warp waits on one */
+	if constexpr (DEC) {
+		for (int q = 0; q < n_pairs; q++) {
+			const int k = q % PST;
+			const uint32_t par = (uint32_t)(q / PST) & 1u;
+			mbar_wait(&full[k], par);
+			if (cross) {
+				if (2 * q + 1 < c.n_chunks) {
+					if (XM == CROSS_SMEM)
+						cross_terms(smem + k * SB, RB, lane);
+					else if (XM == CROSS_REG)
+						cross_xy(smem + k * SB, RB, lane);
+				}
+				kda_warp_sync();
+				if (lane == 0)
+					mbar_arrive(&xyr[k]);
+				continue;
+			}
+			mbar_wait(&xyr[k], par);
+			step(q);
+			kda_warp_sync(); /* the warp's reads of stage k are done */
+			if (lane == 0 && kda_smem_arrive(&done[k]) == WARPS - 1) {
+				done[k] = 0; /* released by the refill's arrival, as in dec_cta() */
+				if (q + PST < n_pairs) {
+					kda_proxy_fence_cta();
+					issue(q + PST);
+				}
+			}
+		}
+		if (p.s1 && !cross)
+			store_state<StateT>(s, p.s1, c.sbase, c.r0, g, t4);
+		return;
+	}
 	if (cross)
 		make_cross(0);
 	for (int q = 0; q < n_pairs; q++) {
@@ -538,13 +591,7 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 			continue;
 		}
 		mbar_wait(&full[q % PST], (uint32_t)(q / PST) & 1u);
-		const uint8_t *st = smem + (q % PST) * SB;
-		const int i = 2 * q;
-		uint16_t *o = p.out + ((size_t)(c.tok0 + i * CH) * H + h) * D + c.r0 + g;
-		if (i + 1 < c.n_chunks)
-			recur_pair<XM == CROSS_REG>(s, st, RB, lo, o, H, c.len - (i + 1) * CH < CH ? c.len - (i + 1) * CH : CH);
-		else
-			recur_chunk(s, st, lo, o, H, c.len - i * CH < CH ? c.len - i * CH : CH);
+		step(q);
 	}
 
 	if (p.s1 && !cross)
@@ -752,7 +799,8 @@ KDA_STEP_FN void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_
  * the warp's __syncwarp), and the last warp to arrive refills that stage with chunk cc + STAGES
  * (its flag wait, then the bulk copies: issue_stage()), so the warps drift apart by up to STAGES
  * - 1 chunks and the flag wait lands on the warp that is last anyway. All STAGES stages are in
- * flight from the start. The arithmetic is the chunk kernel's (recur_chunk()), bit for bit. `done` [STAGES] ints, `full` [STAGES] mbarriers; the includer gives kda_smem_arrive(p) (the
+ * flight from the start. The arithmetic is the chunk kernel's (recur_chunk()), bit for bit.
+ * `done` [STAGES] ints, `full` [STAGES] mbarriers; the includer gives kda_smem_arrive(p) (the
  * acquire-release add of 1 to a shared-memory int, returning its old value).
  */
 template <typename StateT, int WARPS, int STAGES>

@@ -1238,11 +1238,11 @@ static void pf_run(const struct kda_prefill_args *a, const char *pf, size_t E, s
 	knob_run(a, "K3_KDA_INTRA_PF", pf, E, SB, wsb, ho, hs);
 }
 
-/* The chunk kernel with its warps decoupled (K3_KDA_RECUR_OPT=1, round 06a): the arithmetic is
- * the chunk kernel's, so the outputs and final states are its own bit for bit, on the serial and
- * the overlapped path, one sequence and varlen, 1-8 warps, 3 and 4 stages (fresh random inputs,
- * poisoned outputs, states and workspace); against float64 too (prefill_case()). A value past 1,
- * and any recurrent kernel but the chunk kernel named beside it, fail the call. */
+/* The chunk kernel and pairr with their warps decoupled (K3_KDA_RECUR_OPT=1, round 06a): the
+ * arithmetic is the lock-step kernels', so the outputs and final states are theirs bit for bit, on
+ * the serial and the overlapped path (the chunk kernel), one sequence and varlen, 1-8 warps, 3 and
+ * 4 stages (fresh random inputs, poisoned outputs, states and workspace); against float64 too
+ * (prefill_case()). A value past 1, and any other recurrent kernel named beside it, fail the call. */
 static void test_prefill_recur_opt(void **unused)
 {
 	(void)unused;
@@ -1250,11 +1250,12 @@ static void test_prefill_recur_opt(void **unused)
 	struct {
 		int n, H;
 		const int *lens;
-		const char *path, *warps, *stages;
+		const char *path, *warps, *stages, *recur;
 	} cases[] = {
-		{ 1, 96, one4k, "overlap", NULL, NULL }, { 1, 96, one4k, "serial", NULL, NULL },
-		{ 7, 8, varlen, "serial", "1", "3" },	 { 7, 24, varlen, "overlap", "2", "4" },
-		{ 1, 12, one4k, "serial", "8", "4" },
+		{ 1, 96, one4k, "overlap", NULL, NULL, "chunk" }, { 1, 96, one4k, "serial", NULL, NULL, "chunk" },
+		{ 7, 8, varlen, "serial", "1", "3", "chunk" },	  { 7, 24, varlen, "overlap", "2", "4", "chunk" },
+		{ 1, 12, one4k, "serial", "8", "4", "chunk" },	  { 1, 12, one4k, "serial", NULL, NULL, "pairr" },
+		{ 7, 8, varlen, "serial", "2", NULL, "pairr" },	  { 1, 48, one2k, "serial", "4", NULL, "pairr" },
 	};
 	setenv("K3_KDA_RECUR", "chunk", 1);
 	if (getenv("KDA_TEST_RECUR_OPT_SMALL")) { /* sanitizer runs: K3_KDA_RECUR_OPT as the caller set it */
@@ -1262,6 +1263,8 @@ static void test_prefill_recur_opt(void **unused)
 		setenv("K3_KDA_PREFILL", "overlap", 1);
 		prefill_case(KDA_BF16, 1, one2k, 8, true, false);
 		unsetenv("K3_KDA_PREFILL");
+		setenv("K3_KDA_RECUR", "pairr", 1);
+		prefill_case(KDA_F32, 6, varlen, 8, true, false);
 		unsetenv("K3_KDA_RECUR");
 		return;
 	}
@@ -1273,6 +1276,7 @@ static void test_prefill_recur_opt(void **unused)
 		const int64_t T = in.a.total_tokens;
 		const size_t E = in.E, SB = in.SB, wsb = in.wsb;
 		setenv("K3_KDA_PREFILL", cases[c].path, 1);
+		setenv("K3_KDA_RECUR", cases[c].recur, 1);
 		if (cases[c].warps)
 			setenv("K3_KDA_RECUR_WARPS", cases[c].warps, 1);
 		if (cases[c].stages)
@@ -1285,8 +1289,8 @@ static void test_prefill_recur_opt(void **unused)
 			diff += ho[1][i] != ho[0][i];
 		for (size_t i = 0; i < SB; i++)
 			diff += hs[1][i] != hs[0][i];
-		print_message(" N=%d H=%d T=%lld %s warps %s stages %s: K3_KDA_RECUR_OPT=1 against 0: %zu bytes differ\n", n,
-			      H, (long long)T, cases[c].path, cases[c].warps ? cases[c].warps : "(rule)",
+		print_message(" N=%d H=%d T=%lld %s %s warps %s stages %s: K3_KDA_RECUR_OPT=1 against 0: %zu bytes differ\n",
+			      n, H, (long long)T, cases[c].path, cases[c].recur, cases[c].warps ? cases[c].warps : "(rule)",
 			      cases[c].stages ? cases[c].stages : "(default)", diff);
 		assert_true(diff == 0);
 		for (int o = 0; o < 2; o++) {
@@ -1303,9 +1307,8 @@ static void test_prefill_recur_opt(void **unused)
 		}
 		if (c == 0) {
 			setenv("K3_KDA_RECUR_OPT", "1", 1);
-			setenv("K3_KDA_RECUR", "pairr", 1);
+			setenv("K3_KDA_RECUR", "pair", 1);
 			assert_int_equal(kda_prefill(&a, 0), -EINVAL);
-			setenv("K3_KDA_RECUR", "chunk", 1);
 		}
 		unsetenv("K3_KDA_RECUR_OPT");
 		unsetenv("K3_KDA_PREFILL");
@@ -1313,7 +1316,9 @@ static void test_prefill_recur_opt(void **unused)
 		unsetenv("K3_KDA_RECUR_STAGES");
 		pf_inputs_free(&in);
 	}
-	/* Against float64, serial (varlen, in place) and overlapped. */
+	/* Against float64, serial (varlen, in place) and overlapped; then pairr (the default at <= 96
+	 * (sequence, head) pairs). */
+	setenv("K3_KDA_RECUR", "chunk", 1);
 	setenv("K3_KDA_RECUR_OPT", "1", 1);
 	print_message(" K3_KDA_RECUR_OPT=1 against float64\n");
 	prefill_case(KDA_F32, 6, varlen, 8, true, false);
@@ -1321,6 +1326,9 @@ static void test_prefill_recur_opt(void **unused)
 	setenv("K3_KDA_PREFILL", "overlap", 1);
 	prefill_case(KDA_F32, 1, one2k, 32, true, false);
 	unsetenv("K3_KDA_PREFILL");
+	unsetenv("K3_KDA_RECUR");
+	prefill_case(KDA_BF16, 6, varlen, 8, true, false);
+	prefill_case(KDA_F32, 1, one2k, 24, true, true);
 	unsetenv("K3_KDA_RECUR_OPT");
 	unsetenv("K3_KDA_RECUR");
 }

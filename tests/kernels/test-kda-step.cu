@@ -255,6 +255,14 @@ static inline void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
 	emu_mbar_settle(m);
 }
 
+static inline void mbar_arrive(uint64_t *bar)
+{
+	std::lock_guard<std::mutex> lk(emu_mbar_mu);
+	emu_mbar &m = emu_mbar_of(bar);
+	m.pending--;
+	emu_mbar_settle(m);
+}
+
 /* try_wait.parity: the phase of this parity has completed once the current phase's differs. */
 static inline void mbar_wait(uint64_t *bar, uint32_t parity)
 {
@@ -715,22 +723,24 @@ struct full_grid {
 	}
 };
 
-/* pair_cta<StateT, W> over every CTA of the grid (n sequences x 8 / W slices, H heads), each CTA's
- * (W + 1) x 32 threads at once, against float64 (check_grid()). */
-template <typename StateT, int W, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
+/* pair_cta<StateT, W, PST, XM, DEC> over every CTA of the grid (n sequences x 8 / W slices, H
+ * heads), each CTA's (W + 1) x 32 threads at once, against float64 (check_grid()). */
+template <typename StateT, int W, int PST = PAIR_STAGES, int XM = CROSS_SMEM, bool DEC = false>
 static void cta_case(const std::vector<int> &lens, int H)
 {
 	const packed b(lens);
 	full_grid<StateT> f(b, H, W);
 	recur_params &p = f.p;
 	std::vector<uint8_t> smem((size_t)PST * pair_stage_bytes(W));
-	uint64_t full[PST];
-	emu_mbar_base = full;
-	run_grid(b.n * (8 / W), H, (W + 1) * 32, smem, -1,
-		 [&](int bx, int by, int tid) { pair_cta<StateT, W, PST, XM>(p, smem.data(), full, bx, by, tid); });
+	uint64_t bars[2 * PST]; /* full, then (DEC) xyr: one table for the emulated mbarriers */
+	int done[PST];
+	emu_mbar_base = bars;
+	run_grid(b.n * (8 / W), H, (W + 1) * 32, smem, DEC ? 0xff : -1, [&](int bx, int by, int tid) {
+		pair_cta<StateT, W, PST, XM, DEC>(p, smem.data(), bars, bx, by, tid, bars + PST, done);
+	});
 	char what[96];
-	snprintf(what, sizeof what, "pair_cta<%s, %d, %d%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, PST,
-		 XM == CROSS_REG ? ", REG" : "", b.n, H, b.T);
+	snprintf(what, sizeof what, "pair_cta<%s, %d, %d%s%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W,
+		 PST, XM == CROSS_REG ? ", REG" : "", DEC ? ", DEC" : "", b.n, H, b.T);
 	f.check(what);
 }
 
@@ -860,6 +870,12 @@ int main(void)
 	cta_case<float, 2, PAIR_STAGES, CROSS_REG>(lens, 2); /* the decays in registers (pairr) */
 	cta_case<uint16_t, 4, PAIR_STAGES, CROSS_REG>({ 100, 33 }, 1);
 	cta_case<float, 1, 3, CROSS_REG>({ 100, 17, 64 }, 1); /* pairr3 */
+	/* pairr with its warps decoupled (K3_KDA_RECUR_OPT=1): no CTA barrier, the cross warp a
+	 * pair ahead by an mbarrier; odd last chunks, empty and 1-token sequences, every width. */
+	cta_case<float, 2, PAIR_STAGES, CROSS_REG, true>(lens, 2);
+	cta_case<uint16_t, 4, PAIR_STAGES, CROSS_REG, true>({ 100, 33 }, 1);
+	cta_case<float, 1, PAIR_STAGES, CROSS_REG, true>({ 100, 17, 64, 1 }, 1);
+	cta_case<float, 8, 3, CROSS_REG, true>({ 49, 100 }, 1);
 	/* The chunk kernel's CTA with its warps decoupled (K3_KDA_RECUR_OPT=1): widths 1-8, 2-4 stages
 	 * (2: every chunk waits for its stage's refill), both state dtypes. */
 	dec_case<float, 4, 3>(lens, 2);
