@@ -1741,6 +1741,8 @@ extern "C" int kda_prefill_plan(const struct kda_prefill_args *a, cudaStream_t s
 	plan->overlap = overlap ? 1 : 0;
 	plan->recur_warps = warps;
 	plan->recur = cfg.pair >= 0 && cfg.pair < 9 && cfg.pair != RECUR_AUTO ? RECUR_NAMES[cfg.pair] : "?";
+	if (cfg.ropt == RECUR_OPT_DEC) /* K3_KDA_RECUR_OPT=1 (the chunk kernel or pairr) */
+		plan->recur = cfg.pair == 0 ? "chunk+dec" : "pairr+dec";
 	return 0;
 }
 

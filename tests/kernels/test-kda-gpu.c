@@ -1282,6 +1282,10 @@ static void test_prefill_recur_opt(void **unused)
 		if (cases[c].stages)
 			setenv("K3_KDA_RECUR_STAGES", cases[c].stages, 1);
 		uint8_t *ho[2], *hs[2];
+		struct kda_prefill_plan pl;
+		setenv("K3_KDA_RECUR_OPT", "1", 1);
+		assert_int_equal(kda_prefill_plan(&a, 0, &pl), 0);
+		assert_string_equal(pl.recur, strcmp(cases[c].recur, "chunk") ? "pairr+dec" : "chunk+dec");
 		knob_run(&a, "K3_KDA_RECUR_OPT", "0", E, SB, wsb, &ho[0], &hs[0]);
 		knob_run(&a, "K3_KDA_RECUR_OPT", "1", E, SB, wsb, &ho[1], &hs[1]);
 		size_t diff = 0;
