@@ -21,7 +21,7 @@ set -u
 PACK=${PACK:-.gpu/kda}
 B=$PACK/k3-build
 OUT=${OUT:-$PWD/k3-out}
-LIMIT=${LIMIT:-300}
+LIMIT=${LIMIT:-200}
 mkdir -p "$OUT/kda"
 t0=$(date +%s)
 [ -f kernels/calls/device-env.sh ] && . kernels/calls/device-env.sh || . "$PACK/device-env.sh"
