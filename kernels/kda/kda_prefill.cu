@@ -889,6 +889,38 @@ __device__ __forceinline__ int acquire_run(const int32_t *flag0, int i, int n, i
 	return i + run;
 }
 
+/* One thread stages chunk record `rec` (its U rows from vbase) into `st`, once
+ * `flag` (overlapped path, else NULL) says the record is written. */
+template <int WARPS>
+__device__ __forceinline__ void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar,
+					    const int32_t *flag)
+{
+	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2;
+	wait_ready(flag);
+	mbar_expect_tx(bar, REC_U + U_BYTES);
+	bulk_g2s(st, rec, REC_U, bar);
+	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
+}
+
+/* Thread 0 stages chunk i (flag0: the head's flags, NULL on the serial path) with the flag wait
+ * FW; ready_to: FW 2's acquired chunks (below it). FW 0 is issue_stage() with wait_ready(). */
+template <int WARPS, int FW>
+__device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar,
+					 const int32_t *flag0, int i, int n, int H, int &ready_to)
+{
+	if constexpr (FW == 0) {
+		issue_stage<WARPS>(st, rec, vbase, bar, flag0 ? flag0 + (size_t)i * H : nullptr);
+	} else if constexpr (FW == 1) {
+		if (flag0)
+			wait_ready_spin(flag0 + (size_t)i * H);
+		issue_stage<WARPS>(st, rec, vbase, bar, nullptr);
+	} else {
+		if (flag0 && i >= ready_to)
+			ready_to = acquire_run(flag0, i, n, H);
+		issue_stage<WARPS>(st, rec, vbase, bar, nullptr);
+	}
+}
+
 /* The primitives kda_recur_step.cuh's steps are written on (its header comment). */
 #define KDA_STEP_FN __device__ __forceinline__
 
@@ -927,44 +959,11 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes
 		     : "memory");
 }
 
-/* The acquire-release add of 1 to a shared-memory int; its old value (dec_cta()'s stage counts). */
-__device__ __forceinline__ int kda_smem_arrive(int *p)
-{
-	int old;
-	asm volatile("atom.acq_rel.cta.shared::cta.add.u32 %0, [%1], 1;\n" : "=r"(old) : "r"(smem_u32(p)) : "memory");
-	return old;
-}
-
 } // namespace
 
 #include "kda_recur_step.cuh"
 
 namespace {
-
-/* Thread 0 stages chunk i (flag0: the head's flags, NULL on the serial path) with the flag wait
- * FW; ready_to: FW 2's acquired chunks (below it). FW 0 is issue_stage() with wait_ready(). */
-template <int WARPS, int FW>
-__device__ __forceinline__ void stage_fw(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar,
-					 const int32_t *flag0, int i, int n, int H, int &ready_to)
-{
-	if constexpr (FW == 0) {
-		issue_stage<WARPS>(st, rec, vbase, bar, flag0 ? flag0 + (size_t)i * H : nullptr);
-	} else if constexpr (FW == 1) {
-		if (flag0)
-			wait_ready_spin(flag0 + (size_t)i * H);
-		issue_stage<WARPS>(st, rec, vbase, bar, nullptr);
-	} else {
-		if (flag0 && i >= ready_to)
-			ready_to = acquire_run(flag0, i, n, H);
-		issue_stage<WARPS>(st, rec, vbase, bar, nullptr);
-	}
-}
-
-
-/* K3_KDA_RECUR_OPT's values (the chunk kernel's and pairr's OPT; prefill_cfg.ropt): 1 the warps
- * decoupled (dec_cta(), pair_cta<..., DEC>). (2, the outputs as O = Qt M^T + P W in one 32-bit store a lane, token and tile,
- * ran 12 % slower alone and was removed: docs/KERNELS.md "KDA prefill, round 06a".) */
-enum { RECUR_OPT_DEC = 1 };
 
 /*
  * One CTA per (sequence, head, slice of 16 * WARPS state rows); warp w owns
@@ -973,16 +972,11 @@ enum { RECUR_OPT_DEC = 1 };
  * the staged chunk records, which thread 0 streams STAGES - 1 chunks
  * ahead with the bulk copy engine.
  */
-template <typename StateT, int WARPS, int STAGES, int FW = 0, int OPT = 0>
+template <typename StateT, int WARPS, int STAGES, int FW = 0>
 __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[STAGES];
-	if constexpr (OPT == RECUR_OPT_DEC) { /* the warps decoupled: dec_cta() (FW 0's wait) */
-		__shared__ int done[STAGES];
-		dec_cta<StateT, WARPS, STAGES>(p, smem, full, done, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
-		return;
-	}
 	constexpr int SB = stage_bytes(WARPS);
 	const int seq = blockIdx.x / p.slices, slice = blockIdx.x % p.slices, h = blockIdx.y;
 	const int H = p.heads, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1044,20 +1038,13 @@ __host__ __device__ constexpr int pair_min_ctas(int warps, bool bound)
 }
 
 /* The pair kernel: pair_cta() (kda_recur_step.cuh). */
-template <typename StateT, int WARPS, bool BOUND, int PST = PAIR_STAGES, int XM = CROSS_SMEM, bool DEC = false>
+template <typename StateT, int WARPS, bool BOUND, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
 __global__ void __launch_bounds__((WARPS + 1) * 32, pair_min_ctas(WARPS, BOUND))
 	kda_chunk_recurrent_pair_kernel(const recur_params p)
 {
 	extern __shared__ __align__(128) uint8_t smem[];
 	__shared__ __align__(8) uint64_t full[PST];
-	if constexpr (DEC) { /* K3_KDA_RECUR_OPT=1: the warps decoupled */
-		__shared__ __align__(8) uint64_t xyr[PST];
-		__shared__ int done[PST];
-		pair_cta<StateT, WARPS, PST, XM, true>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x,
-						       xyr, done);
-	} else {
-		pair_cta<StateT, WARPS, PST, XM>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
-	}
+	pair_cta<StateT, WARPS, PST, XM>(p, smem, full, (int)blockIdx.x, (int)blockIdx.y, (int)threadIdx.x);
 }
 
 /* The split kernel (K3_KDA_RECUR=split): split_cta() (kda_recur_step.cuh). */
@@ -1103,10 +1090,6 @@ __global__ void __launch_bounds__(WARPS * 32) kda_chunk_recurrent_split_kernel(c
  *                                      K3_KDA_INTRA_PF not read; not bit for bit the chunk kernel)
  *   K3_KDA_SPLIT_OPT=N                 split only: recur_params.split_opt's bits (kda_recur_step.cuh
  *                                      SPLIT_*; round 05w's diagnosis; 4 and 8 give wrong results)
- *   K3_KDA_RECUR_OPT=0 | 1             the chunk kernel's and pairr's OPT (RECUR_OPT_*): 1 their
- *                                      warps decoupled (dec_cta(), pair_cta<..., DEC>; bit for
- *                                      bit; K3_KDA_FLAG_WAIT not read); any other recurrent kernel
- *                                      named with 1 is refused
  * (K3_KDA_FLAG_WAIT=poll | early, two cheaper flag waits, measured slower on 2026-12-02l and
  * removed: see overlap_by_default(). Removed in 2026-12-02t (docs/KERNELS.md "KDA prefill, round
  * 02t"): K3_KDA_RECUR=wgmma | wgmma2, the recurrent kernel on wgmma (64-row warpgroup CTAs,
@@ -1126,17 +1109,16 @@ struct prefill_cfg {
 	int pf;     /* K3_KDA_INTRA_PF: intra_params.pf (v2 / v3; 0 none) */
 	int pf_mode; /* K3_KDA_INTRA_PF_MODE: 1 line (default), 2 bulk */
 	int split_opt; /* K3_KDA_SPLIT_OPT: recur_params.split_opt (split only) */
-	int ropt;      /* K3_KDA_RECUR_OPT: the chunk kernel's OPT (RECUR_OPT_*; 0 none) */
 };
 
 /* H200, 2026-12-01r (T = 16K, H = 96, FP32 state): serial v1 (as before) 2.28-2.30 ms, serial
  * v2 with rule 2 2.07-2.10 ms; overlapped v2, 4-warp CTAs (rule 1), 4 stages 1.78-1.82 ms, 3
  * stages 1.748 ms (BF16 1.751), where rule 2's 384 CTAs gave 2.91 ms and v2 at <= 48 registers
  * 2.04-2.19 ms. 2026-12-02: see overlap_by_default(). */
-constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0, 1, 0, 0 };
-constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0, 1, 0, 0 };
+constexpr prefill_cfg CFG_SERIAL = { false, 2, 4, 2, 0, 0, 0, 1, 0 };
+constexpr prefill_cfg CFG_OVERLAP = { true, 2, 3, 1, 0, 0, 0, 1, 0 };
 /* The serial path at few (sequence, head) pairs: pairr at rule 3's width (PAIRR_MAX_PAIRS). */
-constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0, 1, 0, 0 };
+constexpr prefill_cfg CFG_SERIAL_PAIRR = { false, 2, 4, 3, 0, 5, 0, 1, 0 };
 
 /* Where the overlapped path is taken by default (K3_KDA_PREFILL unset or auto; see
  * prefill_config() for the default's history): the shapes where it won
@@ -1249,15 +1231,10 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		  stages = knob("K3_KDA_RECUR_STAGES", STAGES, 2, -2), warps = knob("K3_KDA_RECUR_WARPS", WARPS, 7, -2),
 		  wait = knob("K3_KDA_FLAG_WAIT", WAITS, 3, -2), recur = knob("K3_KDA_RECUR", RECUR_NAMES, 9, RECUR_AUTO),
 		  pf = int_knob("K3_KDA_INTRA_PF", 1 << 20, 0), pf_mode = knob("K3_KDA_INTRA_PF_MODE", PF_MODES, 2, 0),
-		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 63, 0), ropt = int_knob("K3_KDA_RECUR_OPT", 1, -2);
+		  split_opt = int_knob("K3_KDA_SPLIT_OPT", 63, 0);
 	if (path < 0 || intra == -1 || stages == -1 || warps == -1 || wait == -1 || recur < 0 || pf < 0 ||
-	    pf_mode < 0 || split_opt < 0 || ropt == -1)
+	    pf_mode < 0 || split_opt < 0)
 		return -EINVAL;
-	if (ropt > 0 && recur != RECUR_AUTO && recur != 0 && recur != 5) {
-		fprintf(stderr, "kda_prefill: K3_KDA_RECUR_OPT=%d is the chunk kernel's and pairr's; K3_KDA_RECUR=%s\n",
-			ropt, RECUR_NAMES[recur]);
-		return -EINVAL;
-	}
 	const bool by_default = overlap_by_default(n_seqs, heads, total_tokens);
 	const bool want = path == 1 ? true : path == 2 ? false : by_default;
 	prefill_cfg c = allow_overlap && want ? CFG_OVERLAP : CFG_SERIAL;
@@ -1273,8 +1250,6 @@ int prefill_config(int n_seqs, int heads, int64_t total_tokens, prefill_cfg *out
 		c.fw = wait;
 	if (recur != RECUR_AUTO)
 		c.pair = recur;
-	if (ropt >= 0)
-		c.ropt = ropt;
 	c.pf = c.intra >= 2 ? pf : 0;
 	if (c.pair == RECUR_SPLIT) { /* the intra kernel's SPLIT instance: 4 (v2's), 5 (v3's) */
 		if (c.intra == 1) {
@@ -1357,7 +1332,7 @@ int footprint_of(const void *kern, int threads, int dyn_smem, int reserved, cta_
  * (3 pairs in flight), 4 pairnx (no cross terms: a measurement row, results wrong), 5 pairr (the
  * decays in the state warps' registers: CROSS_REG), 6 pairr3 (pairr, 3 pairs in flight); or
  * (RECUR_SPLIT) the split kernel <StateT, WARPS, STAGES> (no flag wait of its own: FW unused). */
-template <typename StateT, int WARPS, int STAGES, int FW, int PAIR, int OPT = 0>
+template <typename StateT, int WARPS, int STAGES, int FW, int PAIR>
 struct recur_kernel {
 	static constexpr bool split = PAIR == RECUR_SPLIT, pair = PAIR != 0 && !split;
 	static constexpr int pst = PAIR == 3 || PAIR == 6 ? 3 : PAIR_STAGES;
@@ -1371,20 +1346,19 @@ struct recur_kernel {
 			return kda_chunk_recurrent_split_kernel<StateT, WARPS, STAGES>;
 		else if constexpr (PAIR != 0)
 			return kda_chunk_recurrent_pair_kernel<StateT, WARPS, PAIR == 2, pst,
-							       PAIR == 4 ? CROSS_NONE : PAIR >= 5 ? CROSS_REG : CROSS_SMEM,
-							       OPT == RECUR_OPT_DEC>;
+							       PAIR == 4 ? CROSS_NONE : PAIR >= 5 ? CROSS_REG : CROSS_SMEM>;
 		else
-			return kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FW, OPT>;
+			return kda_chunk_recurrent_kernel<StateT, WARPS, STAGES, FW>;
 	}
 };
 
 /* With `query` (overlapped path), nothing is launched and *ok says whether the recurrent grid
  * cannot take every SM's room for an intra CTA of version `intra` (its CTAs spin on records
  * the intra kernel has still to write). */
-template <typename StateT, int WARPS, int STAGES, int FW, int PAIR = 0, int OPT = 0>
+template <typename StateT, int WARPS, int STAGES, int FW, int PAIR = 0>
 int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, bool query, bool *ok)
 {
-	using K = recur_kernel<StateT, WARPS, STAGES, FW, PAIR, OPT>;
+	using K = recur_kernel<StateT, WARPS, STAGES, FW, PAIR>;
 	const int smem = K::smem;
 	auto kern = K::get();
 	if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
@@ -1428,19 +1402,19 @@ int launch_recurrent(const recur_params &rp, int intra, cudaStream_t stream, boo
 	return kda_launch_status();
 }
 
-template <typename StateT, int STAGES, int FW, int PAIR = 0, int OPT = 0>
+template <typename StateT, int STAGES, int FW, int PAIR = 0>
 int launch_recurrent_for(const recur_params &rp, int warps, int intra, cudaStream_t stream, bool query,
 			 bool *ok)
 {
 	switch (warps) {
 	case 8:
-		return launch_recurrent<StateT, 8, STAGES, FW, PAIR, OPT>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 8, STAGES, FW, PAIR>(rp, intra, stream, query, ok);
 	case 4:
-		return launch_recurrent<StateT, 4, STAGES, FW, PAIR, OPT>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 4, STAGES, FW, PAIR>(rp, intra, stream, query, ok);
 	case 2:
-		return launch_recurrent<StateT, 2, STAGES, FW, PAIR, OPT>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 2, STAGES, FW, PAIR>(rp, intra, stream, query, ok);
 	default:
-		return launch_recurrent<StateT, 1, STAGES, FW, PAIR, OPT>(rp, intra, stream, query, ok);
+		return launch_recurrent<StateT, 1, STAGES, FW, PAIR>(rp, intra, stream, query, ok);
 	}
 }
 
@@ -1450,9 +1424,6 @@ template <typename StateT, int STAGES>
 int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c, cudaStream_t stream, bool query,
 			bool *ok)
 {
-	/* K3_KDA_RECUR_OPT: FW 0's wait (dec_cta() stages from the last warp out) */
-	if (c.ropt == RECUR_OPT_DEC)
-		return launch_recurrent_for<StateT, STAGES, 0, 0, RECUR_OPT_DEC>(rp, warps, c.intra, stream, query, ok);
 	if (c.fw == 1 && (rp.ready || query))
 		return launch_recurrent_for<StateT, STAGES, 1>(rp, warps, c.intra, stream, query, ok);
 	if (c.fw == 2 && (rp.ready || query))
@@ -1462,16 +1433,16 @@ int launch_recurrent_fb(const recur_params &rp, int warps, const prefill_cfg &c,
 
 /* The pair kernel PAIR (prefill_cfg.pair) for the state dtype: no stage count or flag wait of its
  * own (the template's 3 / 0 are not used); pairnx (4) has an FP32 instance only. */
-template <int PAIR, int OPT = 0>
+template <int PAIR>
 int launch_pair(const recur_params &rp, enum kda_dtype dt, int warps, int intra, cudaStream_t stream, bool query,
 		bool *ok)
 {
 	if (dt == KDA_F32)
-		return launch_recurrent_for<float, 3, 0, PAIR, OPT>(rp, warps, intra, stream, query, ok);
+		return launch_recurrent_for<float, 3, 0, PAIR>(rp, warps, intra, stream, query, ok);
 	if constexpr (PAIR == 4)
 		return -EINVAL;
 	else
-		return launch_recurrent_for<uint16_t, 3, 0, PAIR, OPT>(rp, warps, intra, stream, query, ok);
+		return launch_recurrent_for<uint16_t, 3, 0, PAIR>(rp, warps, intra, stream, query, ok);
 }
 
 int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, const prefill_cfg &c,
@@ -1482,9 +1453,7 @@ int launch_recurrent_any(const recur_params &rp, enum kda_dtype dt, int warps, c
 	case 2: return launch_pair<2>(rp, dt, warps, c.intra, stream, query, ok);
 	case 3: return launch_pair<3>(rp, dt, warps, c.intra, stream, query, ok);
 	case 4: return launch_pair<4>(rp, dt, warps, c.intra, stream, query, ok);
-	case 5:
-		return c.ropt == RECUR_OPT_DEC ? launch_pair<5, RECUR_OPT_DEC>(rp, dt, warps, c.intra, stream, query, ok)
-					       : launch_pair<5>(rp, dt, warps, c.intra, stream, query, ok);
+	case 5: return launch_pair<5>(rp, dt, warps, c.intra, stream, query, ok);
 	case 6: return launch_pair<6>(rp, dt, warps, c.intra, stream, query, ok);
 	case RECUR_SPLIT:
 		if (dt == KDA_F32)
@@ -1741,8 +1710,6 @@ extern "C" int kda_prefill_plan(const struct kda_prefill_args *a, cudaStream_t s
 	plan->overlap = overlap ? 1 : 0;
 	plan->recur_warps = warps;
 	plan->recur = cfg.pair >= 0 && cfg.pair < 9 && cfg.pair != RECUR_AUTO ? RECUR_NAMES[cfg.pair] : "?";
-	if (cfg.ropt == RECUR_OPT_DEC) /* K3_KDA_RECUR_OPT=1 (the chunk kernel or pairr) */
-		plan->recur = cfg.pair == 0 ? "chunk+dec" : "pairr+dec";
 	return 0;
 }
 

@@ -77,8 +77,7 @@ int kda_prefill_path(const struct kda_prefill_args *a, cudaStream_t stream);
 struct kda_prefill_plan {
 	int overlap;       /* 1 the overlapped path, 0 serial */
 	int recur_warps;   /* state warps a recurrent CTA (16 state rows each) */
-	const char *recur; /* the recurrent kernel: "chunk", "pairr", ... (K3_KDA_RECUR's names), with
-			    * "+dec" where its warps are decoupled (K3_KDA_RECUR_OPT=1) */
+	const char *recur; /* the recurrent kernel: "chunk", "pairr", ... (K3_KDA_RECUR's names) */
 };
 
 /* Fills *plan as kda_prefill_path() decides; 0, -EINVAL or -EIO. Launches nothing. */

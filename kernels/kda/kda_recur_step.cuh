@@ -11,11 +11,11 @@
  * hi_bf16(w), f2bf(x), smem_u32(p), kda_warp_sync() (__syncwarp()), kda_proxy_fence_cta()
  * (fence.proxy.async.shared::cta); for the CTA level (pair_cta()) also state_io<T>::load /
  * store, kda_cta_sync() (__syncthreads()), kda_fence_mbar_init(), mbar_init(bar, n),
- * mbar_expect_tx(bar, bytes), mbar_wait(bar, parity), bulk_g2s(dst, src, bytes, bar),
- * wait_ready(flag) and (dec_cta(), pair_cta<..., DEC>) kda_smem_arrive(p), mbar_arrive(bar).
- * kda_prefill.cu gives the device forms; test-kda-step.cu gives host forms that run a warp's 32
- * lanes (a CTA's warps) as threads in lock step (so that the unmodified steps and the CTAs run on
- * a CPU against float64). Nothing here reads threadIdx or blockIdx: they come as arguments.
+ * mbar_expect_tx(bar, bytes), mbar_wait(bar, parity), bulk_g2s(dst, src, bytes, bar) and
+ * wait_ready(flag). kda_prefill.cu gives the device forms; test-kda-step.cu gives host forms
+ * that run a warp's 32 lanes (a CTA's warps) as threads in lock step (so that the unmodified
+ * steps and the CTAs run on a CPU against float64). Nothing here reads threadIdx or blockIdx:
+ * they come as arguments.
  */
 #ifndef K3_KERNELS_KDA_RECUR_STEP_CUH
 #define K3_KERNELS_KDA_RECUR_STEP_CUH
@@ -421,7 +421,7 @@ KDA_STEP_FN void recur_pair(float (&s)[D / 8][4], const uint8_t *st, int rb, con
 	store_out(ob, o + (size_t)CH * H * D, H, lc_b, l.t4);
 }
 
-/* Where a recurrent CTA works (pair_cta(), split_cta(), dec_cta()): block (bx, by) of a grid of
+/* Where a recurrent CTA works (pair_cta(), split_cta()): block (bx, by) of a grid of
  * (sequence, slice of 16 x WARPS state rows) by head; rows_warp the warp whose 16 state rows r0
  * starts (the pair kernel's cross warp: 0). A sequence's chunks c_begin .. + n_chunks, its tokens
  * tok0 .. + len, its state slot at sbase (elements), its first record rec0 (the next rec_stride
@@ -480,17 +480,9 @@ KDA_STEP_FN void issue_pair(uint8_t *st, const uint8_t *ra, const uint8_t *rb, i
  * (K3_KDA_FLAG_WAIT is not read). XM: CROSS_SMEM (above), CROSS_REG (X and Y only; the decays
  * in the state warps' registers) or CROSS_NONE (a measurement row only, results wrong: the cross
  * warp waits for each pair's records and makes nothing).
- * DEC (K3_KDA_RECUR_OPT=1 with pairr; opt-in; docs/KERNELS.md "KDA prefill, round 06a"): no CTA
- * barrier in the loop, as dec_cta(): the cross warp makes each pair's terms as soon as its records
- * land and says so on `xyr` (PST mbarriers of one arrival); the state warps wait for both, and the
- * last state warp done with a stage (`done`, PST counts) refills it with the pair PST on. The cross
- * warp waits for every pair's records, a lone last chunk's too, so that it never completes two
- * phases of a stage's `xyr` before the state warps have waited on the first. All PST stages are in
- * flight from the start. The arithmetic is the lock-step CTA's, bit for bit.
  */
-template <typename StateT, int WARPS, int PST = PAIR_STAGES, int XM = CROSS_SMEM, bool DEC = false>
-KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int bx, int by, int tid,
-			  uint64_t *xyr = nullptr, int *done = nullptr)
+template <typename StateT, int WARPS, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
+KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int bx, int by, int tid)
 {
 	static_assert(PST >= 2, "the cross warp works on the pair after the state warps'");
 	constexpr int RB = stage_bytes(WARPS), SB = pair_stage_bytes(WARPS);
@@ -518,63 +510,18 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 		}
 	};
 	if (tid == 0) {
-		for (int i = 0; i < PST; i++) {
+		for (int i = 0; i < PST; i++)
 			mbar_init(&full[i], 1);
-			if constexpr (DEC)
-				mbar_init(&xyr[i], 1), done[i] = 0;
-		}
 		kda_fence_mbar_init();
-		for (int q = 0; q < (DEC ? PST : PST - 1) && q < n_pairs; q++)
+		for (int q = 0; q < PST - 1 && q < n_pairs; q++)
 			issue(q);
 	}
 
 	float s[D / 8][4];
 	load_state<StateT>(s, cross ? nullptr : p.s0, c.sbase, c.r0, g, t4);
 	const recur_lane lo = recur_lane_of(lane, cross ? 0 : warp, c.vbase);
-	/* State warps: pair q's step (an odd last chunk alone). */
-	auto step = [&](int q) {
-		const uint8_t *st = smem + (q % PST) * SB;
-		const int i = 2 * q;
-		uint16_t *o = p.out + ((size_t)(c.tok0 + i * CH) * H + h) * D + c.r0 + g;
-		if (i + 1 < c.n_chunks)
-			recur_pair<XM == CROSS_REG>(s, st, RB, lo, o, H, c.len - (i + 1) * CH < CH ? c.len - (i + 1) * CH : CH);
-		else
-			recur_chunk(s, st, lo, o, H, c.len - i * CH < CH ? c.len - i * CH : CH);
-	};
 
 	kda_cta_sync(); /* the barriers initialized before the cross warp waits on one */
-	if constexpr (DEC) {
-		for (int q = 0; q < n_pairs; q++) {
-			const int k = q % PST;
-			const uint32_t par = (uint32_t)(q / PST) & 1u;
-			mbar_wait(&full[k], par);
-			if (cross) {
-				if (2 * q + 1 < c.n_chunks) {
-					if (XM == CROSS_SMEM)
-						cross_terms(smem + k * SB, RB, lane);
-					else if (XM == CROSS_REG)
-						cross_xy(smem + k * SB, RB, lane);
-				}
-				kda_warp_sync();
-				if (lane == 0)
-					mbar_arrive(&xyr[k]);
-				continue;
-			}
-			mbar_wait(&xyr[k], par);
-			step(q);
-			kda_warp_sync(); /* the warp's reads of stage k are done */
-			if (lane == 0 && kda_smem_arrive(&done[k]) == WARPS - 1) {
-				done[k] = 0; /* released by the refill's arrival, as in dec_cta() */
-				if (q + PST < n_pairs) {
-					kda_proxy_fence_cta();
-					issue(q + PST);
-				}
-			}
-		}
-		if (p.s1 && !cross)
-			store_state<StateT>(s, p.s1, c.sbase, c.r0, g, t4);
-		return;
-	}
 	if (cross)
 		make_cross(0);
 	for (int q = 0; q < n_pairs; q++) {
@@ -591,7 +538,13 @@ KDA_STEP_FN void pair_cta(const recur_params &p, uint8_t *smem, uint64_t *full, 
 			continue;
 		}
 		mbar_wait(&full[q % PST], (uint32_t)(q / PST) & 1u);
-		step(q);
+		const uint8_t *st = smem + (q % PST) * SB;
+		const int i = 2 * q;
+		uint16_t *o = p.out + ((size_t)(c.tok0 + i * CH) * H + h) * D + c.r0 + g;
+		if (i + 1 < c.n_chunks)
+			recur_pair<XM == CROSS_REG>(s, st, RB, lo, o, H, c.len - (i + 1) * CH < CH ? c.len - (i + 1) * CH : CH);
+		else
+			recur_chunk(s, st, lo, o, H, c.len - i * CH < CH ? c.len - i * CH : CH);
 	}
 
 	if (p.s1 && !cross)
@@ -769,77 +722,6 @@ KDA_STEP_FN void split_cta(const recur_params &p, uint8_t *smem, uint64_t *full,
 		if (!early && nx < c.n_chunks) {
 			mbar_wait(&full[nx % STAGES], (uint32_t)(nx / STAGES) & 1u);
 			split_make_wk<WARPS>(smem + (nx % STAGES) * SB, warp, lane, p.split_opt);
-		}
-	}
-
-	if (p.s1)
-		store_state<StateT>(s, p.s1, c.sbase, c.r0, g, t4);
-}
-
-/* One thread stages chunk record `rec` (its U rows from vbase) into `st`, once `flag` (overlapped
- * path, else NULL) says the record is written: the chunk kernel's stage (stage_bytes()). */
-template <int WARPS>
-KDA_STEP_FN void issue_stage(uint8_t *st, const uint8_t *rec, int vbase, uint64_t *bar, const int32_t *flag)
-{
-	constexpr uint32_t U_BYTES = 16 * WARPS * CH * 2;
-	wait_ready(flag);
-	mbar_expect_tx(bar, REC_U + U_BYTES);
-	bulk_g2s(st, rec, REC_U, bar);
-	bulk_g2s(st + REC_U, rec + REC_U + vbase * CH * 2, U_BYTES, bar);
-}
-
-/*
- * The chunk kernel's CTA with its warps decoupled (K3_KDA_RECUR_OPT=1; opt-in; docs/KERNELS.md
- * "KDA prefill, round 06a"). The chunk kernel steps its warps in lock step: a __syncthreads() a
- * chunk, after which thread 0 waits for the next record's flag and refills the stage every warp
- * has left. Beside the intra CTAs (the overlapped path) each warp's step takes its own time (its
- * scheduler's other warps), so every step waits for the slowest of the CTA's warps, and warp 0
- * also carries the flag wait. Here no warp waits for another: each stage has a count of the warps
- * done with it (`done`, shared memory); a warp's lane 0 adds its arrival (acquire-release, after
- * the warp's __syncwarp), and the last warp to arrive refills that stage with chunk cc + STAGES
- * (its flag wait, then the bulk copies: issue_stage()), so the warps drift apart by up to STAGES
- * - 1 chunks and the flag wait lands on the warp that is last anyway. All STAGES stages are in
- * flight from the start. The arithmetic is the chunk kernel's (recur_chunk()), bit for bit.
- * `done` [STAGES] ints, `full` [STAGES] mbarriers; the includer gives kda_smem_arrive(p) (the
- * acquire-release add of 1 to a shared-memory int, returning its old value).
- */
-template <typename StateT, int WARPS, int STAGES>
-KDA_STEP_FN void dec_cta(const recur_params &p, uint8_t *smem, uint64_t *full, int *done, int bx, int by, int tid)
-{
-	constexpr int SB = stage_bytes(WARPS);
-	const int h = by, H = p.heads, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-	const recur_cta c = recur_cta_of<WARPS>(p, bx, by, warp);
-	auto stage = [&](int i) {
-		issue_stage<WARPS>(smem + (i % STAGES) * SB, c.rec0 + i * c.rec_stride, c.vbase, &full[i % STAGES],
-				   c.flag0 ? c.flag0 + (size_t)i * H : nullptr);
-	};
-
-	if (tid == 0) {
-		for (int i = 0; i < STAGES; i++)
-			mbar_init(&full[i], 1), done[i] = 0;
-		kda_fence_mbar_init();
-		for (int i = 0; i < STAGES && i < c.n_chunks; i++)
-			stage(i);
-	}
-	float s[D / 8][4];
-	load_state<StateT>(s, p.s0, c.sbase, c.r0, g, t4);
-	const recur_lane lo = recur_lane_of(lane, warp, c.vbase);
-	kda_cta_sync(); /* the barriers and counts initialized before any warp waits or arrives */
-
-	for (int cc = 0; cc < c.n_chunks; cc++) {
-		const int k = cc % STAGES;
-		mbar_wait(&full[k], (uint32_t)(cc / STAGES) & 1u);
-		const int lc = c.len - cc * CH < CH ? c.len - cc * CH : CH;
-		recur_chunk(s, smem + k * SB, lo, p.out + ((size_t)(c.tok0 + cc * CH) * H + h) * D + c.r0 + g, H, lc);
-		kda_warp_sync(); /* the warp's reads of stage k are done */
-		if (lane == 0 && kda_smem_arrive(&done[k]) == WARPS - 1) {
-			/* Last out: nobody arrives here again before the refill below lands (they wait on
-			 * full[k] first, whose arrival releases this store). */
-			done[k] = 0;
-			if (cc + STAGES < c.n_chunks) {
-				kda_proxy_fence_cta();
-				stage(cc + STAGES);
-			}
 		}
 	}
 

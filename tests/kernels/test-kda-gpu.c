@@ -1238,105 +1238,6 @@ static void pf_run(const struct kda_prefill_args *a, const char *pf, size_t E, s
 	knob_run(a, "K3_KDA_INTRA_PF", pf, E, SB, wsb, ho, hs);
 }
 
-/* The chunk kernel and pairr with their warps decoupled (K3_KDA_RECUR_OPT=1, round 06a): the
- * arithmetic is the lock-step kernels', so the outputs and final states are theirs bit for bit, on
- * the serial and the overlapped path (the chunk kernel), one sequence and varlen, 1-8 warps, 3 and
- * 4 stages (fresh random inputs, poisoned outputs, states and workspace); against float64 too
- * (prefill_case()). A value past 1, and any other recurrent kernel named beside it, fail the call. */
-static void test_prefill_recur_opt(void **unused)
-{
-	(void)unused;
-	static const int one4k[] = { 4096 }, one2k[] = { 2048 }, varlen[] = { 1, 16, 17, 0, 200, 33, 1000 };
-	struct {
-		int n, H;
-		const int *lens;
-		const char *path, *warps, *stages, *recur;
-	} cases[] = {
-		{ 1, 96, one4k, "overlap", NULL, NULL, "chunk" }, { 1, 96, one4k, "serial", NULL, NULL, "chunk" },
-		{ 7, 8, varlen, "serial", "1", "3", "chunk" },	  { 7, 24, varlen, "overlap", "2", "4", "chunk" },
-		{ 1, 12, one4k, "serial", "8", "4", "chunk" },	  { 1, 12, one4k, "serial", NULL, NULL, "pairr" },
-		{ 7, 8, varlen, "serial", "2", NULL, "pairr" },	  { 1, 48, one2k, "serial", "4", NULL, "pairr" },
-	};
-	setenv("K3_KDA_RECUR", "chunk", 1);
-	if (getenv("KDA_TEST_RECUR_OPT_SMALL")) { /* sanitizer runs: K3_KDA_RECUR_OPT as the caller set it */
-		prefill_case(KDA_F32, 6, varlen, 8, true, false);
-		setenv("K3_KDA_PREFILL", "overlap", 1);
-		prefill_case(KDA_BF16, 1, one2k, 8, true, false);
-		unsetenv("K3_KDA_PREFILL");
-		setenv("K3_KDA_RECUR", "pairr", 1);
-		prefill_case(KDA_F32, 6, varlen, 8, true, false);
-		unsetenv("K3_KDA_RECUR");
-		return;
-	}
-	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-		const int n = cases[c].n, H = cases[c].H;
-		struct pf_inputs in;
-		pf_inputs_make(&in, n, cases[c].lens, H);
-		const struct kda_prefill_args a = in.a;
-		const int64_t T = in.a.total_tokens;
-		const size_t E = in.E, SB = in.SB, wsb = in.wsb;
-		setenv("K3_KDA_PREFILL", cases[c].path, 1);
-		setenv("K3_KDA_RECUR", cases[c].recur, 1);
-		if (cases[c].warps)
-			setenv("K3_KDA_RECUR_WARPS", cases[c].warps, 1);
-		if (cases[c].stages)
-			setenv("K3_KDA_RECUR_STAGES", cases[c].stages, 1);
-		uint8_t *ho[2], *hs[2];
-		struct kda_prefill_plan pl;
-		setenv("K3_KDA_RECUR_OPT", "1", 1);
-		assert_int_equal(kda_prefill_plan(&a, 0, &pl), 0);
-		assert_string_equal(pl.recur, strcmp(cases[c].recur, "chunk") ? "pairr+dec" : "chunk+dec");
-		knob_run(&a, "K3_KDA_RECUR_OPT", "0", E, SB, wsb, &ho[0], &hs[0]);
-		knob_run(&a, "K3_KDA_RECUR_OPT", "1", E, SB, wsb, &ho[1], &hs[1]);
-		size_t diff = 0;
-		for (size_t i = 0; i < E * 2; i++)
-			diff += ho[1][i] != ho[0][i];
-		for (size_t i = 0; i < SB; i++)
-			diff += hs[1][i] != hs[0][i];
-		print_message(" N=%d H=%d T=%lld %s %s warps %s stages %s: K3_KDA_RECUR_OPT=1 against 0: %zu bytes differ\n",
-			      n, H, (long long)T, cases[c].path, cases[c].recur, cases[c].warps ? cases[c].warps : "(rule)",
-			      cases[c].stages ? cases[c].stages : "(default)", diff);
-		assert_true(diff == 0);
-		for (int o = 0; o < 2; o++) {
-			size_t poison = 0;
-			for (size_t i = 0; i < E; i++)
-				poison += ((uint16_t *)ho[o])[i] == 0xffff;
-			assert_true(poison == 0);
-			free(ho[o]), free(hs[o]);
-		}
-		static const char *const bad[] = { "2", "-1", "x" };
-		for (size_t i = 0; c == 0 && i < sizeof bad / sizeof *bad; i++) {
-			setenv("K3_KDA_RECUR_OPT", bad[i], 1);
-			assert_int_equal(kda_prefill(&a, 0), -EINVAL);
-		}
-		if (c == 0) {
-			setenv("K3_KDA_RECUR_OPT", "1", 1);
-			setenv("K3_KDA_RECUR", "pair", 1);
-			assert_int_equal(kda_prefill(&a, 0), -EINVAL);
-		}
-		unsetenv("K3_KDA_RECUR_OPT");
-		unsetenv("K3_KDA_PREFILL");
-		unsetenv("K3_KDA_RECUR_WARPS");
-		unsetenv("K3_KDA_RECUR_STAGES");
-		pf_inputs_free(&in);
-	}
-	/* Against float64, serial (varlen, in place) and overlapped; then pairr (the default at <= 96
-	 * (sequence, head) pairs). */
-	setenv("K3_KDA_RECUR", "chunk", 1);
-	setenv("K3_KDA_RECUR_OPT", "1", 1);
-	print_message(" K3_KDA_RECUR_OPT=1 against float64\n");
-	prefill_case(KDA_F32, 6, varlen, 8, true, false);
-	prefill_case(KDA_BF16, 6, varlen, 8, true, true);
-	setenv("K3_KDA_PREFILL", "overlap", 1);
-	prefill_case(KDA_F32, 1, one2k, 32, true, false);
-	unsetenv("K3_KDA_PREFILL");
-	unsetenv("K3_KDA_RECUR");
-	prefill_case(KDA_BF16, 6, varlen, 8, true, false);
-	prefill_case(KDA_F32, 1, one2k, 24, true, true);
-	unsetenv("K3_KDA_RECUR_OPT");
-	unsetenv("K3_KDA_RECUR");
-}
-
 /* The intra kernel's L2 prefetch (K3_KDA_INTRA_PF=N, round 05q): it reads nothing the results
  * depend on, so with any distance (1, a head's chunks and more, past the grid's end) the outputs
  * and final states are the ones without it, bit for bit, for v2 and v3, on the serial and the
@@ -1631,7 +1532,6 @@ int main(void)
 		cmocka_unit_test(test_prefill_default_path),
 		cmocka_unit_test(test_prefill_default_recur),
 		cmocka_unit_test(test_prefill_intra_pf),
-		cmocka_unit_test(test_prefill_recur_opt),
 		cmocka_unit_test(test_decode_ring_repeat),
 		cmocka_unit_test(test_prefill_then_decode),
 	};

@@ -255,14 +255,6 @@ static inline void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
 	emu_mbar_settle(m);
 }
 
-static inline void mbar_arrive(uint64_t *bar)
-{
-	std::lock_guard<std::mutex> lk(emu_mbar_mu);
-	emu_mbar &m = emu_mbar_of(bar);
-	m.pending--;
-	emu_mbar_settle(m);
-}
-
 /* try_wait.parity: the phase of this parity has completed once the current phase's differs. */
 static inline void mbar_wait(uint64_t *bar, uint32_t parity)
 {
@@ -294,12 +286,6 @@ static inline void cp_async_commit()
 template <int N>
 static inline void cp_async_wait()
 {
-}
-
-/* dec_cta()'s stage counts: the warps are threads here, so a real acquire-release add. */
-static inline int kda_smem_arrive(int *p)
-{
-	return __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL);
 }
 
 static inline void wait_ready(const int32_t *flag)
@@ -723,46 +709,22 @@ struct full_grid {
 	}
 };
 
-/* pair_cta<StateT, W, PST, XM, DEC> over every CTA of the grid (n sequences x 8 / W slices, H
- * heads), each CTA's (W + 1) x 32 threads at once, against float64 (check_grid()). */
-template <typename StateT, int W, int PST = PAIR_STAGES, int XM = CROSS_SMEM, bool DEC = false>
+/* pair_cta<StateT, W, PST, XM> over every CTA of the grid (n sequences x 8 / W slices, H heads),
+ * each CTA's (W + 1) x 32 threads at once, against float64 (check_grid()). */
+template <typename StateT, int W, int PST = PAIR_STAGES, int XM = CROSS_SMEM>
 static void cta_case(const std::vector<int> &lens, int H)
 {
 	const packed b(lens);
 	full_grid<StateT> f(b, H, W);
 	recur_params &p = f.p;
 	std::vector<uint8_t> smem((size_t)PST * pair_stage_bytes(W));
-	uint64_t bars[2 * PST]; /* full, then (DEC) xyr: one table for the emulated mbarriers */
-	int done[PST];
-	emu_mbar_base = bars;
-	run_grid(b.n * (8 / W), H, (W + 1) * 32, smem, DEC ? 0xff : -1, [&](int bx, int by, int tid) {
-		pair_cta<StateT, W, PST, XM, DEC>(p, smem.data(), bars, bx, by, tid, bars + PST, done);
-	});
-	char what[96];
-	snprintf(what, sizeof what, "pair_cta<%s, %d, %d%s%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W,
-		 PST, XM == CROSS_REG ? ", REG" : "", DEC ? ", DEC" : "", b.n, H, b.T);
-	f.check(what);
-}
-
-/* dec_cta<StateT, W, S> (the chunk kernel's CTA with its warps decoupled, K3_KDA_RECUR_OPT=1)
- * over every CTA of the grid, each CTA's W x 32 threads at once (so its warps
- * really drift apart: a stage refilled before its last reader was done would show), shared memory
- * poisoned with NaN before each CTA, against float64 (check_grid()). */
-template <typename StateT, int W, int S>
-static void dec_case(const std::vector<int> &lens, int H)
-{
-	const packed b(lens);
-	full_grid<StateT> f(b, H, W);
-	recur_params &p = f.p;
-	std::vector<uint8_t> smem((size_t)S * stage_bytes(W));
-	uint64_t full[S];
-	int done[S];
+	uint64_t full[PST];
 	emu_mbar_base = full;
-	run_grid(b.n * (8 / W), H, W * 32, smem, 0xff,
-		 [&](int bx, int by, int tid) { dec_cta<StateT, W, S>(p, smem.data(), full, done, bx, by, tid); });
+	run_grid(b.n * (8 / W), H, (W + 1) * 32, smem, -1,
+		 [&](int bx, int by, int tid) { pair_cta<StateT, W, PST, XM>(p, smem.data(), full, bx, by, tid); });
 	char what[96];
-	snprintf(what, sizeof what, "dec_cta<%s, %d, %d> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, S,
-		 b.n, H, b.T);
+	snprintf(what, sizeof what, "pair_cta<%s, %d, %d%s> N=%d H=%d T=%d", sizeof(StateT) == 4 ? "fp32" : "bf16", W, PST,
+		 XM == CROSS_REG ? ", REG" : "", b.n, H, b.T);
 	f.check(what);
 }
 
@@ -870,19 +832,6 @@ int main(void)
 	cta_case<float, 2, PAIR_STAGES, CROSS_REG>(lens, 2); /* the decays in registers (pairr) */
 	cta_case<uint16_t, 4, PAIR_STAGES, CROSS_REG>({ 100, 33 }, 1);
 	cta_case<float, 1, 3, CROSS_REG>({ 100, 17, 64 }, 1); /* pairr3 */
-	/* pairr with its warps decoupled (K3_KDA_RECUR_OPT=1): no CTA barrier, the cross warp a
-	 * pair ahead by an mbarrier; odd last chunks, empty and 1-token sequences, every width. */
-	cta_case<float, 2, PAIR_STAGES, CROSS_REG, true>(lens, 2);
-	cta_case<uint16_t, 4, PAIR_STAGES, CROSS_REG, true>({ 100, 33 }, 1);
-	cta_case<float, 1, PAIR_STAGES, CROSS_REG, true>({ 100, 17, 64, 1 }, 1);
-	cta_case<float, 8, 3, CROSS_REG, true>({ 49, 100 }, 1);
-	/* The chunk kernel's CTA with its warps decoupled (K3_KDA_RECUR_OPT=1): widths 1-8, 2-4 stages
-	 * (2: every chunk waits for its stage's refill), both state dtypes. */
-	dec_case<float, 4, 3>(lens, 2);
-	dec_case<uint16_t, 2, 2>({ 100, 17, 1 }, 1);
-	dec_case<float, 8, 4>({ 100, 33 }, 1);
-	dec_case<uint16_t, 1, 3>({ 100, 17, 64 }, 1);
-	dec_case<float, 2, 2>(lens, 1);
 	/* The split kernel (K3_KDA_RECUR=split): every width, 2-4 stages (2: the next chunk's Wk made
 	 * from a stage copied one step before), both state dtypes, partial last chunks over poisoned
 	 * shared memory; then two mutations the check must see (TB's hi half zeroed, v a token late). */

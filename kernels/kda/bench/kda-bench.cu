@@ -22,7 +22,7 @@
  *   --prefill-ab: each prefill point timed once per set, back to back on the same buffers, the
  *   set's variables set after the prefill knobs (K3_KDA_PREFILL, K3_KDA_RECUR_STAGES,
  *   K3_KDA_RECUR_WARPS, K3_KDA_INTRA, K3_KDA_FLAG_WAIT, K3_KDA_RECUR, K3_KDA_INTRA_PF(_MODE),
- *   K3_KDA_SPLIT_OPT, K3_KDA_RECUR_OPT) and every variable any set names are unset; the
+ *   K3_KDA_SPLIT_OPT) and every variable any set names are unset; the
  *   CSV op `prefill@LABEL`; the sets cycled --prefill-rounds times. Each printed row names the
  *   path kda_prefill() took: took=serial | overlap)
  *   (K3_BENCH_SUSTAIN_MS=N in the environment: each timed row then back to back for ~N ms, one NVTX
@@ -691,12 +691,12 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	a.initial_state = s0, a.final_state = s1, a.out = out, a.workspace = ws, a.split_event = e1;
 	const int warm = 2, reps = o.quick ? 5 : std::max(5, std::min(o.reps, T >= 32768 ? 7 : 15));
 	/* --prefill-ab: each set's variables (the prefill knobs unset first, and every variable any set
-	 * names, so that none leaks from one set into the next: 2026-12-06a's K3_KDA_RECUR_OPT did),
+	 * names, so that none leaks from one set into the next: round 06a's K3_KDA_RECUR_OPT did),
 	 * timed back to back on these buffers, the sets cycled --prefill-rounds times; none: the
 	 * environment as it is. */
 	std::vector<std::string> knobs = { "K3_KDA_PREFILL", "K3_KDA_RECUR_STAGES", "K3_KDA_RECUR_WARPS",
 					   "K3_KDA_INTRA", "K3_KDA_FLAG_WAIT", "K3_KDA_RECUR", "K3_KDA_INTRA_PF", "K3_KDA_INTRA_PF_MODE",
-					   "K3_KDA_SPLIT_OPT", "K3_KDA_RECUR_OPT" };
+					   "K3_KDA_SPLIT_OPT" };
 	for (const char *set : o.prefill_ab) {
 		const char *body = strchr(set, ':');
 		std::string b = body ? body + 1 : set;
