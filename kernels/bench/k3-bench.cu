@@ -5,7 +5,7 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
- *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|wgmma_peak]
+ *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|wgmma_peak|quant]
  *            [--require-wgmma] [--warm-l2] [--expert-act bf16|e4m3]
  *
  * --expert-act e4m3 (default bf16: the rows as before, nothing added): the MXFP4 expert rows of
@@ -16,6 +16,9 @@
  * "k3sim op=grouped_gemm ... dtype=fp8 w_dtype=mxfp4" (the op the layer announces); each w13
  * row by the layer's quantizer of the latent rows (op `e4m3_quant`, variant `latent`, NVTX
  * "k3sim op=elementwise m=<tokens> n=3584 in=2 out=1 dtype=fp8"). Needs the wgmma kernel.
+ *
+ * --only quant: the layer's E4M3 quantizer of the latent rows at T = 1 .. 16K, its default kernel
+ * and the two-pass one back to back (bench_quant()).
  *
  * --only wgmma_peak: the tensor pipe's rate at the expert GEMMs' MMA shapes with no copies
  * (bench/k3_wgmma_peak.h: wgmma m64nNk16 from shared memory, N 64 .. 256, 1-3 warpgroups, 1-2
@@ -1634,6 +1637,53 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	}
 }
 
+/* --only quant: the layer's quantizer of the latent rows (k3_gemm_quantize_e4m3_rows(), K = 3584)
+ * at T = 1 .. 16K tokens, each T twice back to back: the default kernel (`e4m3_quant,latent`, NVTX
+ * "k3sim op=elementwise m=<T> n=3584 in=2 out=1 dtype=fp8", the op the layer announces), then the
+ * two-pass kernel (K3_QUANT_E4M3=twopass, the default before 2026-12-06: `latent_twopass`, NVTX
+ * "k3-bench quant-twopass op=...", not a model op). Inputs rotated over sets of ROTATE_BYTES in
+ * all; steady: the sets back to back in a CUDA graph (T <= 256) or a stream loop. */
+void bench_quant(const options &o)
+{
+	const int K = K3_LATENT;
+	const int Ts[] = { 1, 16, 64, 256, 1024, 4096, 16384 };
+	for (int T : Ts) {
+		const size_t elems = (size_t)T * K;
+		const int R = (int)std::min<size_t>(64, std::max<size_t>(2, ROTATE_BYTES / (elems * 3)));
+		uint16_t *A = (uint16_t *)dalloc((size_t)R * elems * 2);
+		uint8_t *Q = (uint8_t *)dalloc((size_t)R * elems);
+		float *S = (float *)dalloc((size_t)R * T * sizeof(float));
+		fill_bf16(A, (size_t)R * elems, -1, 1);
+		const bool decode = T <= 256;
+		for (int v = 0; v < 2; v++) {
+			if (v)
+				setenv("K3_QUANT_E4M3", "twopass", 1);
+			row q;
+			q.op = "e4m3_quant", q.variant = v ? "latent_twopass" : "latent";
+			snprintf(q.shape, sizeof q.shape, "rows=%d k=%d", T, K);
+			char spec[128];
+			snprintf(spec, sizeof spec, "%s op=elementwise m=%d n=%d in=2 out=1 dtype=fp8",
+				 v ? "k3-bench quant-twopass" : "k3sim", T, K);
+			q.spec = spec;
+			q.reps = o.reps;
+			auto launch = [&](int i) {
+				const size_t at = (size_t)(i % R);
+				KOK(k3_gemm_quantize_e4m3_rows(A + at * elems, T, K, Q + at * elems, S + at * T, g_stream));
+			};
+			q.t = time_events(spec, 2, q.reps, launch);
+			q.steady_us = time_steady(decode, R, std::max(1, 32 / R), launch);
+			q.steady_kind = decode ? "graph" : "loop";
+			q.bytes = (double)elems * 3.0 + (double)T * 4.0;
+			csv_row(q);
+			if (v)
+				unsetenv("K3_QUANT_E4M3");
+		}
+		CK(cudaFree(A));
+		CK(cudaFree(Q));
+		CK(cudaFree(S));
+	}
+}
+
 /* A dense projection of the layer (BF16 weights) at M tokens. K3_BENCH_GEMM_AB="VAR=VALUE ...
  * [;...]": each row at up to 256 tokens again right after it with each set of settings (variants
  * NAME-ab, NAME-ab2, ...; spec "k3-bench ab op=...": outside the ops a preset is fitted on): A/B
@@ -2314,7 +2364,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
 				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|"
-				"wgmma_peak]"
+				"wgmma_peak|quant]"
 				" [--require-wgmma] [--warm-l2] [--expert-act bf16|e4m3]\n"
 				"--expert-act e4m3: after each MXFP4 expert row (full run, --only moe, moe_prefill), the GEMM\n"
 				"as the layer runs it with E4M3 expert activations (variants mxfp4f8_*, NVTX 'k3sim op=grouped_gemm\n"
@@ -2329,10 +2379,10 @@ int main(int argc, char **argv)
 	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_decode") &&
 	    strcmp(o.only, "mla_prefill") && strcmp(o.only, "moe") && strcmp(o.only, "moe_prefill") &&
 	    strcmp(o.only, "gemm") && strcmp(o.only, "gemv") && strcmp(o.only, "route") && strcmp(o.only, "attnres") &&
-	    strcmp(o.only, "conv") && strcmp(o.only, "dsa") && strcmp(o.only, "wgmma_peak")) {
+	    strcmp(o.only, "conv") && strcmp(o.only, "dsa") && strcmp(o.only, "wgmma_peak") && strcmp(o.only, "quant")) {
 		fprintf(stderr,
 			"k3-bench: unknown --only '%s' (copy, mla, mla_decode, mla_prefill, moe, moe_prefill, route, gemm, "
-			"gemv, attnres, conv, dsa, wgmma_peak)\n",
+			"gemv, attnres, conv, dsa, wgmma_peak, quant)\n",
 			o.only);
 		return 2;
 	}
@@ -2412,6 +2462,8 @@ int main(int argc, char **argv)
 		bench_gemv(o);
 	if (o.only && !strcmp(o.only, "wgmma_peak"))
 		bench_wgmma_peak(o);
+	if (o.only && !strcmp(o.only, "quant"))
+		bench_quant(o);
 	if (want("moe") || want("route"))
 		bench_route(o);
 	CK(cudaStreamSynchronize(g_stream));

@@ -160,6 +160,13 @@ void k3_e4m3_row_quantize(const double *x, size_t n, uint8_t *q, float *scale)
 	*scale = s;
 }
 
+float k3_e4m3_div(float x, float s, float r)
+{
+	const float q0 = x * r;
+	const float e = fmaf(-q0, s, x);
+	return copysignf(fmaf(e, r, q0), x);
+}
+
 uint32_t k3_mxfp4_fp8_word(uint32_t w)
 {
 	uint32_t out = 0;

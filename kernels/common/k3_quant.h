@@ -68,6 +68,21 @@ double k3_mxfp8_element(const uint8_t *q, const uint8_t *scales, size_t i);
  * nearest even, saturating (k3_gemm_quantize_e4m3_rows() on the device, bit for bit). */
 void k3_e4m3_row_quantize(const double *x, size_t n, uint8_t *q, float *scale);
 
+/* Scales at or above this take k3_e4m3_div()'s steps on the device; below, IEEE division. */
+#define K3_E4M3_DIV_MIN_SCALE 0x1p-60f
+
+/* x / s in FP32 as IEEE division rounds it, from r = 1 / s in FP32 (rounded to nearest), without
+ * a division: q0 = x r, e = x - q0 s (one FMA: exact, q0 being within an ulp of x / s), then
+ * q0 + e r (one FMA), with x's sign (a zero quotient's). That one correction step of a correctly
+ * rounded reciprocal gives the correctly rounded quotient is Markstein's theorem (P. Markstein,
+ * IBM J. Res. Dev. 34(1), 1990); test-k3-quant checks it against `x / s` for every finite BF16 x
+ * at thousands of scales s >= K3_E4M3_DIV_MIN_SCALE where |x / s| <= 2^16 (the quantizer's
+ * |x| <= amax ~ 448 s; a quotient that overflows would come out NaN). Quotients below 2^-24 may
+ * differ from IEEE division's in their last bits (x - q0 s can underflow), but they lie far below
+ * E4M3's smallest step (2^-9) and quantize to the same zero (checked too). The device
+ * quantizer's steps (k3_gemm_quantize_e4m3_rows()). */
+float k3_e4m3_div(float x, float s, float r);
+
 /* Byte b of the FP8-layout word of 8 standard-order nibbles w (nibble i at bits 4i..4i+3):
  * the same word as k3_fp8r_word() in k3_device.cuh. */
 uint32_t k3_mxfp4_fp8_word(uint32_t w);

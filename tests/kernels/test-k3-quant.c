@@ -68,6 +68,61 @@ static void test_e4m3_error(void **unused)
 	}
 }
 
+/* Every finite BF16 x with |x / s| <= 2^16 over one scale s: k3_e4m3_div() against IEEE
+ * division; returns how many quotients of 2^-24 or more differed (the E4M3 bytes must agree
+ * everywhere). */
+static int div_case(float s)
+{
+	const float r = 1.0f / s;
+	int off = 0;
+	for (uint32_t b = 0; b < 0x10000u; b++) {
+		if ((b & 0x7f80u) == 0x7f80u) /* inf, NaN */
+			continue;
+		union { uint32_t u; float f; } xv = { b << 16 }, qi, qf;
+		qi.f = xv.f / s;
+		if (!(fabsf(qi.f) <= 0x1p16f)) /* the quantizer's |x| <= amax = 448 s at most */
+			continue;
+		qf.f = k3_e4m3_div(xv.f, s, r);
+		if (qi.u == qf.u)
+			continue;
+		if (fabsf(qi.f) >= 0x1p-24f) /* below, x - q0 s may underflow: E4M3 zero either way */
+			off++;
+		assert_int_equal(k3_e4m3_from_double(qf.f), k3_e4m3_from_double(qi.f));
+	}
+	return off;
+}
+
+/* k3_e4m3_div() (the device quantizer's division) rounds as IEEE division: edge scales (powers
+ * of two, all-ones significands, the smallest scale it takes, the largest a BF16 amax gives) and
+ * 3000 more (amax / 448 of random BF16 amax, random FP32 bit patterns), every finite BF16 x. */
+static void test_e4m3_div(void **unused)
+{
+	(void)unused;
+	const float edge[] = { 1.0f, 0x1p-60f, 0x1.000002p-60f, 0x1.fffffep-60f, 0x1.fffffep-1f, 0x1.fffffep0f,
+			       0x1.fffffep-20f, 0x1.fffffep40f, 448.0f, 1.0f / 448.0f, 0x1.fep127f / 448.0f,
+			       0x1.000002p0f, 0x1.800000p-3f, 0x1.555556p-2f, 0x1.24924ap-9f };
+	int off = 0;
+	for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+		off += div_case(edge[i]);
+	struct test_rng rng = { 4242 };
+	for (int i = 0; i < 3000; i++) {
+		float s;
+		if (i % 2 == 0) { /* amax / 448 of a BF16 amax at or above 448 x 2^-60 */
+			const double a = ldexp(test_rng_uniform(&rng, 1.0, 2.0), (int)test_rng_uniform(&rng, -51.0, 127.0));
+			s = (float)k3_double_from_bf16(k3_bf16_from_double(a)) / 448.0f;
+		} else { /* random bits: exponent field 67 .. 254 (2^-60 .. 2^127) */
+			const uint32_t e = 67u + (uint32_t)test_rng_uniform(&rng, 0.0, 188.0);
+			const uint32_t m = (uint32_t)test_rng_uniform(&rng, 0.0, 8388608.0) & 0x7fffffu;
+			union { uint32_t u; float f; } v = { (e << 23) | m };
+			s = v.f;
+		}
+		if (!(s >= K3_E4M3_DIV_MIN_SCALE) || isinf(s))
+			continue;
+		off += div_case(s);
+	}
+	assert_int_equal(off, 0);
+}
+
 static void test_e2m1_codes(void **unused)
 {
 	(void)unused;
@@ -197,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_bf16),
 		cmocka_unit_test(test_e4m3_codes),
 		cmocka_unit_test(test_e4m3_error),
+		cmocka_unit_test(test_e4m3_div),
 		cmocka_unit_test(test_e2m1_codes),
 		cmocka_unit_test(test_mxfp4),
 		cmocka_unit_test(test_mxfp8),

@@ -2135,6 +2135,49 @@ static void test_mxfp8_quantize(void **unused)
  * under the floor (scale byte 0) is allowed, a spread of 11 binades too, 12 is -ERANGE. The E4M3
  * row quantizer byte for byte against the host's (a row of zeros, BF16 subnormals, the largest
  * BF16 magnitudes, K not a multiple of 256). */
+/* R x K BF16 rows through k3_gemm_quantize_e4m3_rows() (K3_QUANT_E4M3 = kind, or unset) against
+ * k3_e4m3_row_quantize(), bit for bit: random rows spread over 2^-40 .. 2^8, and rows of zeros,
+ * BF16 subnormals, values near the largest BF16, the largest itself, and an amax small enough
+ * (2^-70) that the scale takes IEEE division on the device. */
+static void e4m3_rows_case(int R, int K, const char *kind)
+{
+	const size_t n = (size_t)R * K;
+	double *h = gt_dnew(n);
+	uint16_t *b = gt_xmalloc(n * 2);
+	for (size_t i = 0; i < n; i++) {
+		const int r = (int)(i / (size_t)K), k = (int)(i % (size_t)K);
+		double v = test_rng_uniform(&rng, -1.0, 1.0);
+		switch (r % 8) {
+		case 0: v = r < 8 ? 0.0 : v; break;		    /* the first: a row of zeros (scale 1) */
+		case 1: v = ldexp(v, -128); break;		    /* BF16 subnormals */
+		case 2: v = ldexp(v, 126); break;		    /* near the largest */
+		case 3: v = k == K / 3 ? -0x1.fep127 : v; break;   /* the largest BF16 */
+		case 4: v = ldexp(v, -70); break;		    /* the scale below K3_E4M3_DIV_MIN_SCALE */
+		default: v = ldexp(v, (int)test_rng_uniform(&rng, -40.0, 8.0)); break;
+		}
+		b[i] = k3_bf16_from_double(v);
+		h[i] = k3_double_from_bf16(b[i]);
+	}
+	uint16_t *x = gt_dev_copy(b, n * 2);
+	uint8_t *q = gt_dev_poisoned(n);
+	float *qs = gt_dev_poisoned((size_t)R * sizeof(float));
+	if (kind)
+		setenv("K3_QUANT_E4M3", kind, 1);
+	KERNEL_OK(k3_gemm_quantize_e4m3_rows(x, R, K, q, qs, 0));
+	unsetenv("K3_QUANT_E4M3");
+	uint8_t *gq = gt_xmalloc(n), *wq = gt_xmalloc(n);
+	float *gs = gt_xmalloc((size_t)R * sizeof(float)), *ws = gt_xmalloc((size_t)R * sizeof(float));
+	CUDA_OK(cudaMemcpy(gq, q, n, cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(gs, qs, (size_t)R * sizeof(float), cudaMemcpyDeviceToHost));
+	for (int r = 0; r < R; r++)
+		k3_e4m3_row_quantize(h + (size_t)r * K, (size_t)K, wq + (size_t)r * K, &ws[r]);
+	assert_true(ws[0] == 1.0f);
+	assert_memory_equal(gs, ws, (size_t)R * sizeof(float));
+	assert_memory_equal(gq, wq, n);
+	free(h), free(b), free(gq), free(wq), free(gs), free(ws);
+	cudaFree(x), cudaFree(q), cudaFree(qs);
+}
+
 static void test_wgf8_operands(void **unused)
 {
 	(void)unused;
@@ -2186,37 +2229,21 @@ static void test_wgf8_operands(void **unused)
 	free(packed), free(sc), free(out), free(fl);
 	cudaFree(d_packed), cudaFree(d_sc), cudaFree(d_out), cudaFree(d_fl);
 
-	enum { QR = 6, QK = 520 };
-	struct gt_bf16 A = gt_bf16_rand(&rng, (size_t)QR * QK, -3, 3);
-	uint16_t *h = gt_xmalloc((size_t)QR * QK * 2);
-	for (int i = 0; i < QK; i++) {
-		A.h[0 * QK + i] = 0.0;					  /* a row of zeros: scale 1 */
-		A.h[1 * QK + i] = ldexp(A.h[1 * QK + i], -128);		  /* BF16 subnormals */
-		A.h[2 * QK + i] = ldexp(A.h[2 * QK + i], 120);		  /* near the largest */
-		A.h[3 * QK + i] = i == 77 ? -0x1.fep127 : A.h[3 * QK + i]; /* the largest BF16 */
-	}
-	for (size_t i = 0; i < (size_t)QR * QK; i++) {
-		h[i] = k3_bf16_from_double(A.h[i]);
-		A.h[i] = k3_double_from_bf16(h[i]);
-	}
-	CUDA_OK(cudaMemcpy(A.d, h, (size_t)QR * QK * 2, cudaMemcpyHostToDevice));
-	uint8_t *q = gt_dev_poisoned((size_t)QR * QK);
-	float *qs = gt_dev_poisoned(QR * sizeof(float));
-	KERNEL_OK(k3_gemm_quantize_e4m3_rows(A.d, QR, QK, q, qs, 0));
-	uint8_t *gq = gt_xmalloc((size_t)QR * QK), *wq = gt_xmalloc((size_t)QR * QK);
-	float gs[QR], ws[QR];
-	CUDA_OK(cudaMemcpy(gq, q, (size_t)QR * QK, cudaMemcpyDeviceToHost));
-	CUDA_OK(cudaMemcpy(gs, qs, sizeof gs, cudaMemcpyDeviceToHost));
-	for (int r = 0; r < QR; r++)
-		k3_e4m3_row_quantize(A.h + (size_t)r * QK, QK, wq + (size_t)r * QK, &ws[r]);
-	assert_true(ws[0] == 1.0f);
-	assert_memory_equal(gs, ws, sizeof gs);
-	assert_memory_equal(gq, wq, (size_t)QR * QK);
-	print_message("  e4m3 rows: %d x %d bytes and scales as the host's\n", QR, QK);
-	assert_int_equal(k3_gemm_quantize_e4m3_rows(A.d, QR, 12, q, qs, 0), -EINVAL); /* K not a multiple of 8 */
-	free(h), free(gq), free(wq);
-	cudaFree(q), cudaFree(qs);
-	gt_bf16_release(&A);
+	e4m3_rows_case(6, 520, NULL);	  /* a CTA a row, one piece a thread */
+	e4m3_rows_case(3, 3584, NULL);	  /* K3's latent rows at decode: a CTA a row, 2 pieces */
+	e4m3_rows_case(2100, 3584, NULL);	  /* a warp a row, 14 of 16 pieces */
+	e4m3_rows_case(2051, 264, NULL);	  /* a warp a row, 33 pieces (2 a lane); the last CTA 3 rows of 8 */
+	e4m3_rows_case(5, 40000, NULL);	  /* past 16 pieces a thread: the two-pass kernel */
+	e4m3_rows_case(2100, 3584, "twopass"); /* the two-pass kernel forced (K3_QUANT_E4M3) */
+	print_message("  e4m3 rows: bytes and scales as the host's (6 shapes, both kernels)\n");
+	uint16_t *x = gt_dev_poisoned(64 * 2);
+	uint8_t *q = gt_dev_poisoned(64);
+	float *qs = gt_dev_poisoned(sizeof(float));
+	assert_int_equal(k3_gemm_quantize_e4m3_rows(x, 1, 12, q, qs, 0), -EINVAL); /* K not a multiple of 8 */
+	setenv("K3_QUANT_E4M3", "fast", 1);
+	assert_int_equal(k3_gemm_quantize_e4m3_rows(x, 1, 16, q, qs, 0), -EINVAL); /* an unknown kernel */
+	unsetenv("K3_QUANT_E4M3");
+	cudaFree(x), cudaFree(q), cudaFree(qs);
 }
 
 /* The gemv with MXFP8 activations (FP8 MMAs) against the float64 reference of the quantized
