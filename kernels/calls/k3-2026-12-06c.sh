@@ -2,32 +2,64 @@
 # Issue 17 (lead, 2026-12-06, session 02:46 UTC). The E4M3 quantizer of the latent rows in one pass
 # over registers (k3_gemm_wgf8.cu quant_e4m3_rows_reg_kernel: a warp a row at >= 2048 rows, a CTA a
 # row below; x / scale by one correction step of the reciprocal, k3_e4m3_div()), and the KDA
-# prefill default at the public FlashKDA shapes on whatever card comes:
-#   1. test-moe-gpu *wgf8_operands* (the quantizer bit for bit against k3_e4m3_row_quantize() at 6
-#      shapes, both kernels) and its memcheck
-#   2. k3-bench --only quant: the default kernel and the two-pass one back to back, T = 1 .. 16K
-#   3. kda-bench: T = 16K and 4K, H = 96, one sequence, FP32 / BF16 state, 5 rounds, the default
-#      (AIConfigurator's public FlashKDA rows: H100 1955 / 512 us, H200 1747 / 460 us)
-# Pack: .gpu/q. From the repository root:  PACK=.gpu/q OUT=$OUT bash kernels/calls/k3-2026-12-06c.sh
+# prefill default at the public FlashKDA shapes, on whatever card comes. PHASE lists the steps:
+#   tests  test-moe-gpu *wgf8_operands* (the quantizer bit for bit against k3_e4m3_row_quantize() at
+#          6 shapes, both kernels) and its memcheck                       (pack: test-moe-gpu)
+#   slice  the K3 slice under capture, --expert-act e4m3 (runs a, b) and bf16 (run c), prefill
+#          T = 4K, 16K, decode B = 1, 16, 64 at C = 8K, --reps 3 (round 05r / 05v's grid) (pack:
+#          kernels/k3-slice, cli/k3sim, trace/capture/libk3capture.so)
+#   quant  k3-bench --only quant: the default kernel and the two-pass one back to back, T = 1 .. 16K
+#          (pack: kernels/k3-bench)
+#   kda    kda-bench: T = 16K and 4K, H = 96, one sequence, FP32 / BF16 state, 5 rounds, the
+#          default (AIConfigurator's public FlashKDA rows: H100 1955 / 512 us, H200 1747 / 460 us)
+#          (pack: kernels/kda-bench)
+# From the repository root:  PACK=.gpu/<tag> PHASE="tests slice" OUT=$OUT bash kernels/calls/k3-2026-12-06c.sh
 set -u
-PACK=${PACK:-.gpu/q}
+PACK=${PACK:?PACK: the staged folder}
+PHASE=${PHASE:?PHASE: tests, slice, quant and / or kda}
 B=$PACK/k3-build
 OUT=${OUT:-$PWD/k3-out}
 LIMIT=${LIMIT:-300}
-mkdir -p "$OUT/q"
+M=$OUT/misc
+mkdir -p "$OUT" "$M"
 t0=$(date +%s)
-[ -f kernels/calls/device-env.sh ] && . kernels/calls/device-env.sh || . "$PACK/device-env.sh"
-device_env "$OUT/q/env.txt" "$OUT/q/smi.csv" || exit 2
-M=$B/tests/kernels/test-moe-gpu
-{
-  MOE_TEST_FILTER='*wgf8_operands*' capped 60 "tests wgf8_operands" "$M"
+. "$(dirname "$0")/device-env.sh" || exit 2
+device_env "$OUT/env.txt" "$M/smi.csv" || exit 2
+for ph in $PHASE; do
+case "$ph" in
+tests)
+  T=$B/tests/kernels/test-moe-gpu
+  MOE_TEST_FILTER='*wgf8_operands*' capped 60 "tests wgf8_operands" "$T" > "$OUT/tests.txt"
+  grep -E "^==|e4m3 rows|PASSED|FAILED|ERROR" "$OUT/tests.txt"
   MOE_TEST_FILTER='*wgf8_operands*' capped 120 "memcheck wgf8_operands" \
-    compute-sanitizer --tool memcheck --error-exitcode 9 "$M" > "$OUT/q/memcheck.txt"
-  tail -n 3 "$OUT/q/memcheck.txt"
-  capped 90 "k3-bench quant" "$B/kernels/k3-bench" --only quant -o "$OUT/q/quant.csv"
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$T" > "$OUT/memcheck.txt"
+  tail -n 2 "$OUT/memcheck.txt"
+  ;;
+slice)
+  for r in a c b; do
+    act=e4m3; [ "$r" = c ] && act=bf16
+    mkdir -p "$OUT/$r"
+    left=$(( LIMIT - 10 - ($(date +%s) - t0) ))
+    [ "$left" -gt 40 ] || { echo "== slice $r: no time left"; continue; }
+    sed "s/timeout 540 /timeout $(( left < 200 ? left : 200 )) /" kernels/slice/run-slice.sh > "$M/run-slice.sh"
+    OUT=$OUT/$r BUILD=$B bash "$M/run-slice.sh" --expert-act "$act" --prefill 4096,16384 \
+      --decode 1:8192,16:8192,64:8192 --reps 3 > /dev/null 2>&1
+    echo "== slice $r ($act) exit $? at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/$r/k3-slice.txt")"
+    grep -E "^(prefill|decode) " "$OUT/$r/k3-slice.txt" | head -12
+  done
+  ;;
+quant)
+  capped 90 "k3-bench quant" "$B/kernels/k3-bench" --only quant -o "$OUT/quant.csv" > "$OUT/quant.txt"
+  grep -E "^==|e4m3_quant" "$OUT/quant.txt"
+  ;;
+kda)
   capped 90 "kda 16K,4K H=96" "$B/kernels/kda-bench" --only prefill --prefill-t 16384,4096 --prefill-h 96 \
-    --prefill-state fp32,bf16 --prefill-ab "def:" --prefill-rounds 5 -o "$OUT/q/kda.csv" | grep -E "^==|^prefill.*N=1 "
-} > "$OUT/q/log.txt" 2>&1
+    --prefill-state fp32,bf16 --prefill-ab "def:" --prefill-rounds 5 -o "$OUT/kda.csv" > "$OUT/kda.txt"
+  grep -E "^==|^prefill.*N=1 " "$OUT/kda.txt"
+  ;;
+*) echo "PHASE=$ph: tests, slice, quant or kda"; exit 2 ;;
+esac
+done
 kill "$SMI_PID" 2>/dev/null
-cat "$OUT/q/log.txt" | grep -v "^\[ *\(RUN\|OK\) *\]" | tail -n 80
+tar cJf "$OUT/misc.tar.xz" -C "$M" . && rm -rf "$M"
 echo "call: $(( $(date +%s) - t0 )) s"
