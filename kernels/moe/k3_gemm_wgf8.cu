@@ -155,7 +155,7 @@ __device__ __forceinline__ float div_by_scale(float x, float s, float r)
 /* The quantizer in one pass over registers: G threads a row (a warp, or the CTA of 256), each
  * holding NV 16-byte pieces (8 elements) of it, k = 8 (t + i G) for piece i of thread t; the
  * row's amax by shuffles (and, across the CTA's warps, shared memory), then x / scale by
- * div_by_scale() (IEEE division where the scale is below K3_E4M3_DIV_MIN_SCALE). The same bytes
+ * div_by_scale() (IEEE division where the scale is below K3_E4M3_DIV_MIN_SCALE or infinite). The same bytes
  * and scales as quant_e4m3_rows_kernel. */
 template <int G, int NV>
 __global__ void __launch_bounds__(256) quant_e4m3_rows_reg_kernel(const uint16_t *__restrict__ x, int64_t rows, int K,
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(256) quant_e4m3_rows_reg_kernel(const uint16_t
 			amax = fmaxf(amax, part[w]);
 	}
 	const float s = amax > 0.0f ? __fdiv_rn(amax, 448.0f) : 1.0f;
-	const bool fast = s >= K3_E4M3_DIV_MIN_SCALE;
+	const bool fast = s >= K3_E4M3_DIV_MIN_SCALE && s < INFINITY; /* a row with an infinity: IEEE division */
 	const float rs = __frcp_rn(s);
 	uint8_t *qr = q + r * K;
 #pragma unroll

@@ -2137,8 +2137,8 @@ static void test_mxfp8_quantize(void **unused)
  * BF16 magnitudes, K not a multiple of 256). */
 /* R x K BF16 rows through k3_gemm_quantize_e4m3_rows() (K3_QUANT_E4M3 = kind, or unset) against
  * k3_e4m3_row_quantize(), bit for bit: random rows spread over 2^-40 .. 2^8, and rows of zeros,
- * BF16 subnormals, values near the largest BF16, the largest itself, and an amax small enough
- * (2^-70) that the scale takes IEEE division on the device. */
+ * BF16 subnormals, values near the largest BF16, the largest itself, an amax small enough
+ * (2^-70) that the scale takes IEEE division on the device, a NaN and an infinity. */
 static void e4m3_rows_case(int R, int K, const char *kind)
 {
 	const size_t n = (size_t)R * K;
@@ -2153,6 +2153,8 @@ static void e4m3_rows_case(int R, int K, const char *kind)
 		case 2: v = ldexp(v, 126); break;		    /* near the largest */
 		case 3: v = k == K / 3 ? -0x1.fep127 : v; break;   /* the largest BF16 */
 		case 4: v = ldexp(v, -70); break;		    /* the scale below K3_E4M3_DIV_MIN_SCALE */
+		case 6: v = k == 5 ? NAN : v; break;		    /* a NaN (NaN out, the amax of the rest) */
+		case 7: v = k == 7 ? -INFINITY : v; break;	    /* an infinity (scale infinite) */
 		default: v = ldexp(v, (int)test_rng_uniform(&rng, -40.0, 8.0)); break;
 		}
 		b[i] = k3_bf16_from_double(v);
