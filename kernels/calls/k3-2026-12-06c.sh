@@ -11,7 +11,7 @@
 #   quant  k3-bench --only quant: the default kernel and the two-pass one back to back, T = 1 .. 16K
 #          (pack: kernels/k3-bench)
 #   kda    kda-bench: T = 16K and 4K, H = 96, one sequence, FP32 / BF16 state, 5 rounds, the
-#          default (AIConfigurator's public FlashKDA rows: H100 1955 / 512 us, H200 1747 / 460 us)
+#          default and 8-warp recurrent CTAs (w8) alternating (AIConfigurator's public FlashKDA rows: H100 1955 / 512 us, H200 1747 / 460 us)
 #          (pack: kernels/kda-bench)
 # From the repository root:  PACK=.gpu/<tag> PHASE="tests slice" OUT=$OUT bash kernels/calls/k3-2026-12-06c.sh
 set -u
@@ -54,7 +54,7 @@ quant)
   ;;
 kda)
   capped 90 "kda 16K,4K H=96" "$B/kernels/kda-bench" --only prefill --prefill-t 16384,4096 --prefill-h 96 \
-    --prefill-state fp32,bf16 --prefill-ab "def:" --prefill-rounds 5 -o "$OUT/kda.csv" > "$OUT/kda.txt"
+    --prefill-state fp32,bf16 --prefill-ab "def:;w8:K3_KDA_RECUR_WARPS=8" --prefill-rounds 5 -o "$OUT/kda.csv" > "$OUT/kda.txt"
   grep -E "^==|^prefill.*N=1 " "$OUT/kda.txt"
   ;;
 *) echo "PHASE=$ph: tests, slice, quant or kda"; exit 2 ;;
