@@ -17,8 +17,8 @@
  * row by the layer's quantizer of the latent rows (op `e4m3_quant`, variant `latent`, NVTX
  * "k3sim op=elementwise m=<tokens> n=3584 in=2 out=1 dtype=fp8"). Needs the wgmma kernel.
  *
- * --only quant: the layer's E4M3 quantizer of the latent rows at T = 1 .. 16K, its default kernel
- * and the two-pass one back to back (bench_quant()).
+ * --only quant: the layer's E4M3 quantizer of the latent rows at T = 1 .. 16K, its default kernel,
+ * the one-pass and the two-pass one back to back (bench_quant()).
  *
  * --only wgmma_peak: the tensor pipe's rate at the expert GEMMs' MMA shapes with no copies
  * (bench/k3_wgmma_peak.h: wgmma m64nNk16 from shared memory, N 64 .. 256, 1-3 warpgroups, 1-2
@@ -1638,11 +1638,12 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 }
 
 /* --only quant: the layer's quantizer of the latent rows (k3_gemm_quantize_e4m3_rows(), K = 3584)
- * at T = 1 .. 16K tokens, each T twice back to back: the default kernel (`e4m3_quant,latent`, NVTX
- * "k3sim op=elementwise m=<T> n=3584 in=2 out=1 dtype=fp8", the op the layer announces), then the
- * two-pass kernel (K3_QUANT_E4M3=twopass, the default before 2026-12-06: `latent_twopass`, NVTX
- * "k3-bench quant-twopass op=...", not a model op). Inputs rotated over sets of ROTATE_BYTES in
- * all; steady: the sets back to back in a CUDA graph (T <= 256) or a stream loop. */
+ * at T = 1 .. 16K tokens, each T three times back to back: the default kernel (`e4m3_quant,latent`,
+ * NVTX "k3sim op=elementwise m=<T> n=3584 in=2 out=1 dtype=fp8", the op the layer announces), then
+ * the one-pass kernel (K3_QUANT_E4M3=reg: `latent_reg`, NVTX "k3-bench quant-reg op=...") and the
+ * two-pass one (=twopass: `latent_twopass`, "k3-bench quant-twopass op=..."), neither a model op.
+ * Inputs rotated over sets of ROTATE_BYTES in all; steady: the sets back to back in a CUDA graph
+ * (T <= 256) or a stream loop. */
 void bench_quant(const options &o)
 {
 	const int K = K3_LATENT;
@@ -1655,15 +1656,16 @@ void bench_quant(const options &o)
 		float *S = (float *)dalloc((size_t)R * T * sizeof(float));
 		fill_bf16(A, (size_t)R * elems, -1, 1);
 		const bool decode = T <= 256;
-		for (int v = 0; v < 2; v++) {
+		static const char *const kinds[] = { nullptr, "reg", "twopass" };
+		for (int v = 0; v < 3; v++) {
 			if (v)
-				setenv("K3_QUANT_E4M3", "twopass", 1);
+				setenv("K3_QUANT_E4M3", kinds[v], 1);
 			row q;
-			q.op = "e4m3_quant", q.variant = v ? "latent_twopass" : "latent";
+			q.op = "e4m3_quant", q.variant = v == 0 ? "latent" : v == 1 ? "latent_reg" : "latent_twopass";
 			snprintf(q.shape, sizeof q.shape, "rows=%d k=%d", T, K);
 			char spec[128];
-			snprintf(spec, sizeof spec, "%s op=elementwise m=%d n=%d in=2 out=1 dtype=fp8",
-				 v ? "k3-bench quant-twopass" : "k3sim", T, K);
+			snprintf(spec, sizeof spec, "%s%s op=elementwise m=%d n=%d in=2 out=1 dtype=fp8",
+				 v ? "k3-bench quant-" : "k3sim", v ? kinds[v] : "", T, K);
 			q.spec = spec;
 			q.reps = o.reps;
 			auto launch = [&](int i) {

@@ -4,11 +4,12 @@
 # row below; x / scale by one correction step of the reciprocal, k3_e4m3_div()), and the KDA
 # prefill default at the public FlashKDA shapes, on whatever card comes. PHASE lists the steps:
 #   tests  test-moe-gpu *wgf8_operands* (the quantizer bit for bit against k3_e4m3_row_quantize() at
-#          6 shapes, both kernels) and its memcheck                       (pack: test-moe-gpu)
-#   slice  the K3 slice under capture, --expert-act e4m3 (runs a, b) and bf16 (run c), prefill
+#          5 shapes: the default, reg and twopass) and its memcheck       (pack: test-moe-gpu)
+#   slice  the K3 slice under capture with the one-pass quantizer (K3_QUANT_E4M3=reg, opt-in until
+#          it has run), --expert-act e4m3 (runs a, b) and bf16 (run c), prefill
 #          T = 4K, 16K, decode B = 1, 16, 64 at C = 8K, --reps 3 (round 05r / 05v's grid) (pack:
 #          kernels/k3-slice, cli/k3sim, trace/capture/libk3capture.so)
-#   quant  k3-bench --only quant: the default kernel and the two-pass one back to back, T = 1 .. 16K
+#   quant  k3-bench --only quant: the default kernel, reg and twopass back to back, T = 1 .. 16K
 #          (pack: kernels/k3-bench)
 #   kda    kda-bench: T = 16K and 4K, H = 96, one sequence, FP32 / BF16 state, 5 rounds, the
 #          default and 8-warp recurrent CTAs (w8) alternating (AIConfigurator's public FlashKDA rows: H100 1955 / 512 us, H200 1747 / 460 us)
@@ -42,7 +43,7 @@ slice)
     left=$(( LIMIT - 10 - ($(date +%s) - t0) ))
     [ "$left" -gt 40 ] || { echo "== slice $r: no time left"; continue; }
     sed "s/timeout 540 /timeout $(( left < 200 ? left : 200 )) /" kernels/slice/run-slice.sh > "$M/run-slice.sh"
-    OUT=$OUT/$r BUILD=$B bash "$M/run-slice.sh" --expert-act "$act" --prefill 4096,16384 \
+    K3_QUANT_E4M3=reg OUT=$OUT/$r BUILD=$B bash "$M/run-slice.sh" --expert-act "$act" --prefill 4096,16384 \
       --decode 1:8192,16:8192,64:8192 --reps 3 > /dev/null 2>&1
     echo "== slice $r ($act) exit $? at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/$r/k3-slice.txt")"
     grep -E "^(prefill|decode) " "$OUT/$r/k3-slice.txt" | head -12

@@ -217,6 +217,10 @@ __global__ void __launch_bounds__(256) quant_e4m3_rows_reg_kernel(const uint16_t
 		scale[r] = s;
 }
 
+/* The one-pass kernel is opt-in (K3_QUANT_E4M3=reg) until it has run on a GPU: built and
+ * host-checked 2026-12-06 (its division exhaustively, test-k3-quant), no device lent that session. */
+constexpr bool QUANT_REG_DEFAULT = false;
+
 /* Rows below this take a CTA each (latency: decode's few rows), at or above it a warp each. */
 constexpr int64_t QUANT_WARP_ROWS = 2048;
 
@@ -290,11 +294,12 @@ extern "C" int k3_gemm_quantize_e4m3_rows(const uint16_t *x, int64_t rows, int K
 		return -EINVAL;
 	if (rows == 0)
 		return 0;
-	/* K3_QUANT_E4M3=twopass: the two-pass kernel at every K (A/B; the default takes it above 32768). */
+	/* K3_QUANT_E4M3=reg | twopass (unset or auto: QUANT_REG_DEFAULT's choice): the one-pass kernel
+	 * where its pieces fit (else the two-pass one), or the two-pass kernel at every K. */
 	const char *kind = getenv("K3_QUANT_E4M3");
-	if (kind && *kind && strcmp(kind, "twopass") && strcmp(kind, "auto"))
+	if (kind && *kind && strcmp(kind, "twopass") && strcmp(kind, "reg") && strcmp(kind, "auto"))
 		return -EINVAL;
-	const bool twopass = kind && !strcmp(kind, "twopass");
+	const bool twopass = kind && *kind && strcmp(kind, "auto") ? !strcmp(kind, "twopass") : !QUANT_REG_DEFAULT;
 	const int per_warp = (K / 8 + 31) / 32, per_cta = (K / 8 + 255) / 256;
 	if (!twopass && rows >= QUANT_WARP_ROWS && per_warp <= 16)
 		return launch_quant_reg<32>(x, rows, K, q, scale, stream) ? -EINVAL : k3_launch_status();

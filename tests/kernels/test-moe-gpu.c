@@ -2231,13 +2231,15 @@ static void test_wgf8_operands(void **unused)
 	free(packed), free(sc), free(out), free(fl);
 	cudaFree(d_packed), cudaFree(d_sc), cudaFree(d_out), cudaFree(d_fl);
 
-	e4m3_rows_case(6, 520, NULL);	  /* a CTA a row, one piece a thread */
-	e4m3_rows_case(3, 3584, NULL);	  /* K3's latent rows at decode: a CTA a row, 2 pieces */
-	e4m3_rows_case(2100, 3584, NULL);	  /* a warp a row, 14 of 16 pieces */
-	e4m3_rows_case(2051, 264, NULL);	  /* a warp a row, 33 pieces (2 a lane); the last CTA 3 rows of 8 */
-	e4m3_rows_case(5, 40000, NULL);	  /* past 16 pieces a thread: the two-pass kernel */
-	e4m3_rows_case(2100, 3584, "twopass"); /* the two-pass kernel forced (K3_QUANT_E4M3) */
-	print_message("  e4m3 rows: bytes and scales as the host's (6 shapes, both kernels)\n");
+	static const char *const kinds[] = { NULL, "reg", "twopass" }; /* K3_QUANT_E4M3: the default, each kernel */
+	for (int i = 0; i < 3; i++) {
+		e4m3_rows_case(6, 520, kinds[i]);    /* reg: a CTA a row, one piece a thread */
+		e4m3_rows_case(3, 3584, kinds[i]);   /* K3's latent rows at decode: a CTA a row, 2 pieces */
+		e4m3_rows_case(2100, 3584, kinds[i]); /* a warp a row, 14 of 16 pieces */
+		e4m3_rows_case(2051, 264, kinds[i]); /* a warp a row, 33 pieces (2 a lane); the last CTA 3 rows of 8 */
+		e4m3_rows_case(5, 40000, kinds[i]);  /* past 16 pieces a thread: the two-pass kernel */
+	}
+	print_message("  e4m3 rows: bytes and scales as the host's (5 shapes; default, reg, twopass)\n");
 	uint16_t *x = gt_dev_poisoned(64 * 2);
 	uint8_t *q = gt_dev_poisoned(64);
 	float *qs = gt_dev_poisoned(sizeof(float));
