@@ -4,7 +4,8 @@
 # row below; x / scale by one correction step of the reciprocal, k3_e4m3_div()), and the KDA
 # prefill default at the public FlashKDA shapes, on whatever card comes. PHASE lists the steps:
 #   tests  test-moe-gpu *wgf8_operands* (the quantizer bit for bit against k3_e4m3_row_quantize() at
-#          5 shapes: the default, reg and twopass) and its memcheck       (pack: test-moe-gpu)
+#          5 shapes: the default, reg and twopass)                        (pack: test-moe-gpu)
+#   memcheck  the same test under compute-sanitizer memcheck              (pack: test-moe-gpu)
 #   slice  the K3 slice under capture with the one-pass quantizer (K3_QUANT_E4M3=reg, opt-in until
 #          it has run), --expert-act e4m3 (runs a, b) and bf16 (run c), prefill
 #          T = 4K, 16K, decode B = 1, 16, 64 at C = 8K, --reps 3 (round 05r / 05v's grid) (pack:
@@ -17,7 +18,7 @@
 # From the repository root:  PACK=.gpu/<tag> PHASE="tests slice" OUT=$OUT bash kernels/calls/k3-2026-12-06c.sh
 set -u
 PACK=${PACK:?PACK: the staged folder}
-PHASE=${PHASE:?PHASE: tests, slice, quant and / or kda}
+PHASE=${PHASE:?PHASE: tests, memcheck, slice, quant and / or kda}
 B=$PACK/k3-build
 OUT=${OUT:-$PWD/k3-out}
 LIMIT=${LIMIT:-300}
@@ -32,6 +33,9 @@ tests)
   T=$B/tests/kernels/test-moe-gpu
   MOE_TEST_FILTER='*wgf8_operands*' capped 60 "tests wgf8_operands" "$T" > "$OUT/tests.txt"
   grep -E "^==|e4m3 rows|PASSED|FAILED|ERROR" "$OUT/tests.txt"
+  ;;
+memcheck)
+  T=$B/tests/kernels/test-moe-gpu
   MOE_TEST_FILTER='*wgf8_operands*' capped 120 "memcheck wgf8_operands" \
     compute-sanitizer --tool memcheck --error-exitcode 9 "$T" > "$OUT/memcheck.txt"
   tail -n 2 "$OUT/memcheck.txt"
@@ -58,7 +62,7 @@ kda)
     --prefill-state fp32,bf16 --prefill-ab "def:;w8:K3_KDA_RECUR_WARPS=8" --prefill-rounds 5 -o "$OUT/kda.csv" > "$OUT/kda.txt"
   grep -E "^==|^prefill.*N=1 " "$OUT/kda.txt"
   ;;
-*) echo "PHASE=$ph: tests, slice, quant or kda"; exit 2 ;;
+*) echo "PHASE=$ph: tests, memcheck, slice, quant or kda"; exit 2 ;;
 esac
 done
 kill "$SMI_PID" 2>/dev/null
