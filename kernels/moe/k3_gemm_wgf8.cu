@@ -29,6 +29,7 @@
 #include "common/k3_quant.h"
 #include "k3_gemm_internal.cuh"
 #include "k3_gemm_wg_rp.cuh"
+#include "k3_quant_rows.cuh"
 
 namespace {
 
@@ -143,20 +144,10 @@ __global__ void quant_e4m3_rows_kernel(const uint16_t *__restrict__ x, int64_t r
 		scale[r] = s;
 }
 
-/* x / s from r = 1 / s: k3_e4m3_div() (k3_quant.h), IEEE division's result for s >=
- * K3_E4M3_DIV_MIN_SCALE and |x| <= 448 s. */
-__device__ __forceinline__ float div_by_scale(float x, float s, float r)
-{
-	const float q0 = __fmul_rn(x, r);
-	const float e = __fmaf_rn(-q0, s, x);
-	return copysignf(__fmaf_rn(e, r, q0), x);
-}
-
 /* The quantizer in one pass over registers: G threads a row (a warp, or the CTA of 256), each
- * holding NV 16-byte pieces (8 elements) of it, k = 8 (t + i G) for piece i of thread t; the
- * row's amax by shuffles (and, across the CTA's warps, shared memory), then x / scale by
- * div_by_scale() (IEEE division where the scale is below K3_E4M3_DIV_MIN_SCALE or infinite). The same bytes
- * and scales as quant_e4m3_rows_kernel. */
+ * holding NV 16-byte pieces of it (k3_quant_rows.cuh: qrow_load(), qrow_scale(), qrow_store()); the
+ * row's amax by shuffles (and, across the CTA's warps, shared memory). The same bytes and scales
+ * as quant_e4m3_rows_kernel. */
 template <int G, int NV>
 __global__ void __launch_bounds__(256) quant_e4m3_rows_reg_kernel(const uint16_t *__restrict__ x, int64_t rows, int K,
 								  uint8_t *__restrict__ q, float *__restrict__ scale)
@@ -166,21 +157,8 @@ __global__ void __launch_bounds__(256) quant_e4m3_rows_reg_kernel(const uint16_t
 	const int64_t r = (int64_t)blockIdx.x * (256 / G) + (int)threadIdx.x / G;
 	if (G == 32 && r >= rows) /* the CTA's last rows (a warp's whole row: the warp leaves together) */
 		return;
-	const uint16_t *xr = x + r * K;
 	uint4 v[NV];
-#pragma unroll
-	for (int i = 0; i < NV; i++) {
-		const int c = 8 * (t + i * G);
-		v[i] = c < K ? __ldg(reinterpret_cast<const uint4 *>(xr + c)) : make_uint4(0, 0, 0, 0);
-	}
-	float amax = 0.0f;
-#pragma unroll
-	for (int i = 0; i < NV; i++) {
-		const uint32_t u[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
-#pragma unroll
-		for (int e = 0; e < 4; e++)
-			amax = fmaxf(amax, fmaxf(fabsf(__uint_as_float(u[e] << 16)), fabsf(__uint_as_float(u[e] & 0xffff0000u))));
-	}
+	float amax = qrow_load<G, NV>(x + r * K, K, t, v);
 #pragma unroll
 	for (int o = 16; o; o >>= 1)
 		amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
@@ -193,26 +171,8 @@ __global__ void __launch_bounds__(256) quant_e4m3_rows_reg_kernel(const uint16_t
 		for (int w = 0; w < 8; w++)
 			amax = fmaxf(amax, part[w]);
 	}
-	const float s = amax > 0.0f ? __fdiv_rn(amax, 448.0f) : 1.0f;
-	const bool fast = s >= K3_E4M3_DIV_MIN_SCALE && s < INFINITY; /* a row with an infinity: IEEE division */
-	const float rs = __frcp_rn(s);
-	uint8_t *qr = q + r * K;
-#pragma unroll
-	for (int i = 0; i < NV; i++) {
-		const int c = 8 * (t + i * G);
-		if (c >= K)
-			break;
-		const uint32_t u[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
-		uint32_t o[2] = { 0, 0 };
-#pragma unroll
-		for (int e = 0; e < 4; e++) {
-			const float a = __uint_as_float(u[e] << 16), b = __uint_as_float(u[e] & 0xffff0000u);
-			const float qa = fast ? div_by_scale(a, s, rs) : __fdiv_rn(a, s);
-			const float qb = fast ? div_by_scale(b, s, rs) : __fdiv_rn(b, s);
-			o[e / 2] |= k3_f32x2_to_e4m3x2(qa, qb) << (16 * (e % 2));
-		}
-		*reinterpret_cast<uint2 *>(qr + c) = make_uint2(o[0], o[1]);
-	}
+	const float s = qrow_scale(amax);
+	qrow_store<G, NV>(v, K, t, s, q + r * K);
 	if (t == 0)
 		scale[r] = s;
 }
@@ -227,7 +187,7 @@ constexpr int64_t QUANT_WARP_ROWS = 2048;
 template <int G>
 int launch_quant_reg(const uint16_t *x, int64_t rows, int K, uint8_t *q, float *scale, cudaStream_t stream)
 {
-	const int nv = (K / 8 + G - 1) / G; /* pieces a thread */
+	const int nv = qrow_pieces(K, G);
 	const unsigned blocks = (unsigned)((rows * G + 255) / 256);
 	if (nv <= 1)
 		quant_e4m3_rows_reg_kernel<G, 1><<<blocks, 256, 0, stream>>>(x, rows, K, q, scale);
@@ -300,7 +260,7 @@ extern "C" int k3_gemm_quantize_e4m3_rows(const uint16_t *x, int64_t rows, int K
 	if (kind && *kind && strcmp(kind, "twopass") && strcmp(kind, "reg") && strcmp(kind, "auto"))
 		return -EINVAL;
 	const bool twopass = kind && *kind && strcmp(kind, "auto") ? !strcmp(kind, "twopass") : !QUANT_REG_DEFAULT;
-	const int per_warp = (K / 8 + 31) / 32, per_cta = (K / 8 + 255) / 256;
+	const int per_warp = qrow_pieces(K, 32), per_cta = qrow_pieces(K, 256);
 	if (!twopass && rows >= QUANT_WARP_ROWS && per_warp <= 16)
 		return launch_quant_reg<32>(x, rows, K, q, scale, stream) ? -EINVAL : k3_launch_status();
 	if (!twopass && per_cta <= 16)

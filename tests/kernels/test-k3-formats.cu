@@ -19,7 +19,10 @@
  * k3_wgf8_table()): every E2M1 code at every position and every scale offset d = 0 .. 11 decodes to
  * the E4M3 of v 2^(d - 5), sign included. The FP8 kernel's A slots in shared memory
  * (k3_wgf8_slot_offset() with k3_wgmma_desc_plain()): each fragment byte where the interleaved
- * K-major layout reads it (check_wgf8_slots()).
+ * K-major layout reads it (check_wgf8_slots()). The one-pass E4M3 row quantizer's steps
+ * (moe/k3_quant_rows.cuh, K3_QUANT_E4M3=reg) for every thread of each row, a warp and a CTA a row,
+ * K = 8 .. 4096: every byte and scale as k3_e4m3_row_quantize(), nothing past the rows written
+ * (check_qrows(); a store guard off by a piece or the pieces laid out by thread fail it).
  */
 #include <cmath>
 #include <cstdio>
@@ -31,6 +34,7 @@
 #include "mla/mla_fp8_stage.cuh"
 #include "moe/k3_gemm_wg_layout.cuh"
 #include "moe/k3_gemm_wg_rp.cuh"
+#include "moe/k3_quant_rows.cuh"
 #include "kernels/common/k3_quant.h"
 #include "host_expect.h"
 
@@ -295,8 +299,86 @@ static void check_wgf8_slots()
 		EXPECT(seen[o] == 1, "slot byte %u written %d times\n", o, seen[o]);
 }
 
+/* The one-pass E4M3 quantizer's steps (moe/k3_quant_rows.cuh) for every thread of each row, the
+ * amax reduced over the row's G threads as the kernel reduces it, with G and the pieces a thread
+ * as k3_gemm_quantize_e4m3_rows() picks them: every byte and scale as k3_e4m3_row_quantize(), no
+ * byte past the row written. */
+template <int G, int NV>
+static void check_qrows_nv(const uint16_t *x, const double *xd, int R, int K)
+{
+	const size_t pad = 64;
+	uint8_t *q = (uint8_t *)malloc((size_t)R * K + pad), *want = (uint8_t *)malloc((size_t)K);
+	uint4 *v = (uint4 *)malloc(sizeof(uint4) * NV * G);
+	memset(q, 0xa5, (size_t)R * K + pad);
+	for (int r = 0; r < R; r++) {
+		float amax = 0.0f;
+		for (int t = 0; t < G; t++)
+			amax = fmaxf(amax, qrow_load<G, NV>(x + (size_t)r * K, K, t, *reinterpret_cast<uint4(*)[NV]>(v + t * NV)));
+		const float s = qrow_scale(amax);
+		for (int t = 0; t < G; t++)
+			qrow_store<G, NV>(*reinterpret_cast<uint4(*)[NV]>(v + t * NV), K, t, s, q + (size_t)r * K);
+		float ws;
+		k3_e4m3_row_quantize(xd + (size_t)r * K, (size_t)K, want, &ws);
+		EXPECT(memcmp(&s, &ws, sizeof s) == 0, "qrows G %d K %d row %d: scale %a, want %a\n", G, K, r, s, ws);
+		for (int k = 0; k < K; k++)
+			EXPECT(q[(size_t)r * K + k] == want[k], "qrows G %d K %d row %d k %d: %02x, want %02x\n", G, K, r, k,
+			       q[(size_t)r * K + k], want[k]);
+	}
+	for (size_t i = 0; i < pad; i++)
+		EXPECT(q[(size_t)R * K + i] == 0xa5, "qrows G %d K %d: byte %zu past the rows written\n", G, K, i);
+	free(q), free(want), free(v);
+}
+
+template <int G>
+static void check_qrows_g(const uint16_t *x, const double *xd, int R, int K)
+{
+	const int nv = qrow_pieces(K, G);
+	if (nv <= 1)
+		check_qrows_nv<G, 1>(x, xd, R, K);
+	else if (nv <= 2)
+		check_qrows_nv<G, 2>(x, xd, R, K);
+	else if (nv <= 4)
+		check_qrows_nv<G, 4>(x, xd, R, K);
+	else if (nv <= 8)
+		check_qrows_nv<G, 8>(x, xd, R, K);
+	else if (nv <= 16)
+		check_qrows_nv<G, 16>(x, xd, R, K);
+	else
+		EXPECT(false, "qrows G %d K %d: %d pieces a thread (the kernel takes the two-pass form)\n", G, K, nv);
+}
+
+/* R rows of K: random values over 2^-40 .. 2^8, a row of zeros, BF16 subnormals, the largest BF16,
+ * an amax of 2^-70 (IEEE division), a NaN and an infinity. */
+static void check_qrows(int R, int K, uint64_t seed)
+{
+	uint16_t *x = (uint16_t *)malloc((size_t)R * K * 2 + 16);
+	double *xd = (double *)malloc(sizeof(double) * (size_t)R * K);
+	uint64_t r = seed;
+	for (size_t i = 0; i < (size_t)R * K; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		const int row = (int)(i / (size_t)K), k = (int)(i % (size_t)K);
+		double v = ((double)(r >> 11) * 0x1p-53) * 2.0 - 1.0;
+		switch (row % 7) {
+		case 0: v = 0.0; break;
+		case 1: v = ldexp(v, -128); break;
+		case 2: v = k == K / 2 ? 0x1.fep127 : v; break;
+		case 3: v = ldexp(v, -70); break;
+		case 4: v = k == 3 ? NAN : v; break;
+		case 5: v = k == 1 ? INFINITY : v; break;
+		default: v = ldexp(v, (int)((r >> 40) % 49) - 40); break;
+		}
+		x[i] = k3_bf16_from_double(v);
+		xd[i] = k3_double_from_bf16(x[i]);
+	}
+	check_qrows_g<32>(x, xd, R, K);
+	check_qrows_g<256>(x, xd, R, K);
+	free(x), free(xd);
+}
+
 int main()
 {
+	for (int K : { 8, 264, 520, 2048, 3584, 4096 })
+		check_qrows(14, K, (uint64_t)K);
 	check_wgf8_slots();
 	/* The table with the row's floor folded into its constants: that of offset s - f. */
 	for (uint32_t f = 0; f < 256; f++)
