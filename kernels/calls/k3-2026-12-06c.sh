@@ -41,17 +41,7 @@ memcheck)
   tail -n 2 "$OUT/memcheck.txt"
   ;;
 slice)
-  for r in a c b; do
-    act=e4m3; [ "$r" = c ] && act=bf16
-    mkdir -p "$OUT/$r"
-    left=$(( LIMIT - 10 - ($(date +%s) - t0) ))
-    [ "$left" -gt 40 ] || { echo "== slice $r: no time left"; continue; }
-    sed "s/timeout 540 /timeout $(( left < 200 ? left : 200 )) /" kernels/slice/run-slice.sh > "$M/run-slice.sh"
-    K3_QUANT_E4M3=reg OUT=$OUT/$r BUILD=$B bash "$M/run-slice.sh" --expert-act "$act" --prefill 4096,16384 \
-      --decode 1:8192,16:8192,64:8192 --reps 3 > /dev/null 2>&1
-    echo "== slice $r ($act) exit $? at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/$r/k3-slice.txt")"
-    grep -E "^(prefill|decode) " "$OUT/$r/k3-slice.txt" | head -12
-  done
+  K3_QUANT_E4M3=reg slice_runs a:e4m3 c:bf16 b:e4m3
   ;;
 quant)
   capped 90 "k3-bench quant" "$B/kernels/k3-bench" --only quant -o "$OUT/quant.csv" > "$OUT/quant.txt"
