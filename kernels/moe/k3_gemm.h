@@ -210,8 +210,11 @@ int k3_gemm_repack_wg(const uint8_t *packed, const uint8_t *scales, int64_t rows
  * k3_mxfp4_element() of the same row and k wherever the repack returned 0.
  * k3_gemm_quantize_e4m3_rows: BF16 rows x [rows][K] (K a multiple of 8; x 16-byte, q 8-byte
  * aligned) as E4M3 q [rows][K] with one FP32 scale a row (scale[r] = amax / 448 in FP32, 1 for a row
- * of zeros; q = E4M3 of x / scale, round to nearest even, saturating): k3_e4m3_rows_quantize()
- * (k3_quant.h) bit for bit; sm_89+ (else -EINVAL). Enqueued on `stream`; 0, -EINVAL or -EIO. */
+ * of zeros; q = E4M3 of x / scale, round to nearest even, saturating): k3_e4m3_row_quantize()
+ * (k3_quant.h) bit for bit; sm_89+ (else -EINVAL). K3_QUANT_E4M3=reg | twopass | auto picks the
+ * kernel (the one-pass kernel over registers, opt-in until it has run on a GPU; the two-pass one;
+ * unset or auto: the default, two-pass); another value: -EINVAL. Enqueued on `stream`; 0, -EINVAL
+ * or -EIO. */
 int k3_gemm_repack_wgf8(const uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *out,
 			uint8_t *floors, cudaStream_t stream);
 double k3_wgf8_element(const uint8_t *wf8, const uint8_t *scales, const uint8_t *floors, int K, int64_t row, int k);
