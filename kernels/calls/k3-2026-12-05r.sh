@@ -57,18 +57,8 @@ bench)
   xz -T0 -f "$OUT/k3-h200.db"
   grep -E "^== |^prefill@" "$OUT/k3-bench.txt" | head -80
   ;;
-slice)
-  for r in a c b; do
-    act=e4m3; [ "$r" = c ] && act=bf16
-    mkdir -p "$OUT/$r"
-    left=$(( LIMIT - 10 - ($(date +%s) - t0) ))
-    [ "$left" -gt 40 ] || { echo "== slice $r: no time left"; continue; }
-    sed "s/timeout 540 /timeout $(( left < 200 ? left : 200 )) /" kernels/slice/run-slice.sh > "$M/run-slice.sh"
-    OUT=$OUT/$r BUILD=$B bash "$M/run-slice.sh" --expert-act "$act" --prefill 4096,16384 \
-      --decode 1:8192,16:8192,64:8192 --reps 3 > /dev/null 2>&1
-    echo "== slice $r ($act) exit $? at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/$r/k3-slice.txt")"
-    grep -E "^(prefill|decode) " "$OUT/$r/k3-slice.txt" | head -12
-  done
+slice) # the same steps as this call ran them, now shared (device-env.sh slice_runs)
+  slice_runs a:e4m3 c:bf16 b:e4m3
   ;;
 *) echo "PHASE=$ph: tests, bench or slice"; exit 2 ;;
 esac
