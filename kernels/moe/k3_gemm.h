@@ -212,8 +212,8 @@ int k3_gemm_repack_wg(const uint8_t *packed, const uint8_t *scales, int64_t rows
  * aligned) as E4M3 q [rows][K] with one FP32 scale a row (scale[r] = amax / 448 in FP32, 1 for a row
  * of zeros; q = E4M3 of x / scale, round to nearest even, saturating): k3_e4m3_row_quantize()
  * (k3_quant.h) bit for bit; sm_89+ (else -EINVAL). K3_QUANT_E4M3=reg | twopass | auto picks the
- * kernel (the one-pass kernel over registers, opt-in until it has run on a GPU; the two-pass one;
- * unset or auto: the default, two-pass); another value: -EINVAL. Enqueued on `stream`; 0, -EINVAL
+ * kernel (the one-pass kernel over registers, the default where a thread's pieces fit; the two-pass
+ * one; unset or auto: the default); another value: -EINVAL. Enqueued on `stream`; 0, -EINVAL
  * or -EIO. */
 int k3_gemm_repack_wgf8(const uint8_t *packed, const uint8_t *scales, int64_t rows, int K, uint8_t *out,
 			uint8_t *floors, cudaStream_t stream);
