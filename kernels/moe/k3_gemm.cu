@@ -354,8 +354,12 @@ __device__ __forceinline__ void gemv_store(const params &p, int64_t pr, int64_t 
 				pp[0] = acc[nt][e];
 				pp[8] = acc[nt][2 + e];
 			} else if (EPI == K3_EPI_GLU) {
-				p.out[out_row(p, r) * (p.N / 2) + nb / 2 + gq] =
-					k3_f2bf(situ_glu(acc[nt][e], acc[nt][2 + e], p.beta_gate, p.beta_up));
+				const float o = situ_glu(acc[nt][e], acc[nt][2 + e], p.beta_gate, p.beta_up);
+				if (p.out8) /* K3_A_E4M3_ROW: E4M3 of glu8_mul x o (k3_gemm_args.out_e4m3) */
+					p.out8[out_row(p, r) * (p.N / 2) + nb / 2 + gq] =
+						(uint8_t)k3_f32x2_to_e4m3x2(o * p.glu8_mul, 0.0f);
+				else
+					p.out[out_row(p, r) * (p.N / 2) + nb / 2 + gq] = k3_f2bf(o);
 			} else {
 				const int64_t ro = out_row(p, r);
 				epi_store1<EPI>(p, ro, r, nb + gq, acc[nt][e]);
@@ -854,6 +858,34 @@ __global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_
 		if (c >= chunks)
 			break;
 		*reinterpret_cast<uint4 *>(dst + (size_t)c * 8) = sc.chunk(v[i]);
+	}
+}
+
+/* The FP16 activations of gemv_f16_kernel from E4M3 rows with one FP32 scale a row
+ * (K3_A_E4M3_ROW: the LatentMoE layer's decode with E4M3 expert inputs): a CTA per grouped row as
+ * f16act_kernel (rows past off[n_groups] not read or written), each E4M3 element as FP16 (exact:
+ * E4M3 is a subset of FP16, 2^-9 .. 448), the 8 of each 8-chunk in the pair order (0, 4), (1, 5),
+ * (2, 6), (3, 7), and xf[r] = the row's scale a_row_scales[a_index[r]], the factor the gemv
+ * multiplies its sums by. No amax: the row's values are E4M3's, so the products with the FP16
+ * weight pairs (v 2^-14) and their FP32 sums need no rescaling. Starts the gemv early as
+ * f16act_kernel does (programmatic dependent launch). */
+__global__ void __launch_bounds__(THREADS) f8act_kernel(const params p, uint16_t *xh, float *xf)
+{
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+	const int64_t r = blockIdx.x;
+	if (r >= p.rows || r >= (int64_t)p.off[p.n_groups])
+		return; /* CTA-uniform */
+	const int64_t ar = p.a_index ? p.a_index[r] : r;
+	const uint8_t *src = p.aq + ar * p.K;
+	if (threadIdx.x == 0)
+		xf[r] = p.aqs[ar];
+	uint16_t *dst = xh + r * p.K;
+	for (int c = (int)threadIdx.x; c < p.K / 8; c += THREADS) {
+		const uint2 v = __ldg(reinterpret_cast<const uint2 *>(src + (size_t)c * 8));
+		uint4 h;
+		k3_e4m3x4_to_f16x2x2(__byte_perm(v.x, v.y, 0x5140), h.x, h.y); /* bytes 0, 4, 1, 5 */
+		k3_e4m3x4_to_f16x2x2(__byte_perm(v.x, v.y, 0x7362), h.z, h.w); /* bytes 2, 6, 3, 7 */
+		*reinterpret_cast<uint4 *>(dst + (size_t)c * 8) = h;
 	}
 }
 
@@ -2125,6 +2157,25 @@ bool dense_gemv(const struct k3_gemm_args *a)
 	return sms <= 0 || (int64_t)a->N * 10 < (int64_t)128 * 7 * sms;
 }
 
+/* The gemv for E4M3 activations (K3_A_E4M3_ROW): f8act_kernel, then gemv_f16_kernel on the
+ * FP16-pair weights (k3_gemm_args.w_f16), the sums times the rows' scales; grouped, MXFP4, K a
+ * multiple of 512 up to 8192, sm_89+ (the E4M3 convert). Shapes only: without w_f16 (or with
+ * scales not 16-byte aligned) a K3_GEMM_AUTO call runs the FP8 wgmma kernel instead (k3_gemm()). */
+bool gemv_e4m3_shapes(const struct k3_gemm_args *a)
+{
+	return a->a_dtype == K3_A_E4M3_ROW && a->n_groups > 0 && a->w_dtype == K3_W_MXFP4 && a->K % (GV_K * 4) == 0 &&
+	       a->K <= 8 * THREADS * GF_ACT_CH && a->rows <= 0x7fffffff && fp8_mma_available();
+}
+
+/* K3_GEMM_AUTO with E4M3 activations takes that gemv at up to 16 rows a group on average (the
+ * BF16 rule), unless K3_GEMM_E4M3_GEMV=0 (the FP8 wgmma kernel at every size, as before
+ * 2026-12-06; read per call: benches switch it). */
+bool gemv_e4m3_on()
+{
+	const char *e = getenv("K3_GEMM_E4M3_GEMV");
+	return !(e && !strcmp(e, "0"));
+}
+
 int resolve_path(const struct k3_gemm_args *a)
 {
 	if (a->a_dtype == K3_A_MXFP8) /* the gemv path only, sm_89+ */
@@ -2132,13 +2183,24 @@ int resolve_path(const struct k3_gemm_args *a)
 				       fp8_mma_available()
 			       ? K3_GEMM_GEMV
 			       : -EINVAL;
-	if (a->a_dtype == K3_A_E4M3_ROW) /* the FP8 wgmma kernel only */
-		return a->w_dtype == K3_W_MXFP4 && a->n_groups > 0 &&
-				       (a->path == K3_GEMM_AUTO || a->path == K3_GEMM_TILED ||
-					a->path == K3_GEMM_TILED_WGMMA) &&
-				       !tiled_mma_forced() && k3gemm::wg_supported(a)
-			       ? K3_GEMM_TILED_WGMMA
-			       : -EINVAL;
+	if (a->a_dtype == K3_A_E4M3_ROW) { /* the FP8 wgmma kernel, or the gemv (gemv_e4m3_shapes()) */
+		const bool wg = a->w_dtype == K3_W_MXFP4 && a->n_groups > 0 && !tiled_mma_forced() &&
+				k3gemm::wg_supported(a);
+		const bool gv = gemv_e4m3_shapes(a);
+		switch (a->path) {
+		case K3_GEMM_AUTO:
+			if (gv && gemv_e4m3_on() && a->rows <= (int64_t)16 * a->n_groups)
+				return K3_GEMM_GEMV;
+			return wg ? K3_GEMM_TILED_WGMMA : -EINVAL;
+		case K3_GEMM_GEMV:
+			return gv ? K3_GEMM_GEMV : -EINVAL;
+		case K3_GEMM_TILED:
+		case K3_GEMM_TILED_WGMMA:
+			return wg ? K3_GEMM_TILED_WGMMA : -EINVAL;
+		default:
+			return -EINVAL;
+		}
+	}
 	if (a->a_dtype != K3_A_BF16)
 		return -EINVAL;
 	int path = a->path;
@@ -2981,6 +3043,8 @@ extern "C" int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *byt
 	}
 	if (path == K3_GEMM_GEMV && gemv_f16_shapes(a))
 		*bytes = gemv_f16_ws_bytes(a);
+	if (path == K3_GEMM_GEMV && a->a_dtype == K3_A_E4M3_ROW) /* f8act_kernel's FP16 rows and scales */
+		*bytes = gemv_f16_act_bytes(a);
 	if (path == K3_GEMM_TILED_MMA && a->n_groups == 0) {
 		const int sms = device_sms();
 		if (sms < 0)
@@ -2997,7 +3061,10 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 {
 	if (!args_ok(a))
 		return -EINVAL;
-	const int path = resolve_path(a);
+	int path = resolve_path(a);
+	if (path == K3_GEMM_GEMV && a->a_dtype == K3_A_E4M3_ROW && !(a->w_f16 && al16(a->w_f16) && al16(a->w_scales)))
+		path = a->path == K3_GEMM_AUTO && !tiled_mma_forced() && k3gemm::wg_supported(a) ? K3_GEMM_TILED_WGMMA
+												 : -EINVAL;
 	if (path < 0)
 		return path;
 	if (a->n_groups > 0 && path == K3_GEMM_TILED_MMA && !a->tile_off)
@@ -3096,6 +3163,16 @@ extern "C" int k3_gemm(const struct k3_gemm_args *a, cudaStream_t stream)
 	/* Tokens per pass: 16 when groups hold more than 4 rows on average (dense: more than 8 rows). */
 	const bool wide = a->n_groups > 0 ? a->rows > (int64_t)4 * a->n_groups : a->rows > 8;
 	int r;
+	if (a->a_dtype == K3_A_E4M3_ROW) { /* grouped (ks 1): f8act_kernel, then gemv_f16_kernel */
+		if (ks != 1 || !a->workspace || a->workspace_bytes < gemv_f16_act_bytes(a) || !al16(a->workspace))
+			return -EINVAL;
+		p.wp = a->w_f16;
+		uint16_t *xh = static_cast<uint16_t *>(a->workspace);
+		float *xf = reinterpret_cast<float *>(xh + (size_t)a->rows * a->K);
+		f8act_kernel<<<(unsigned)a->rows, THREADS, 0, stream>>>(p, xh, xf);
+		r = k3_launch_status();
+		return r ? r : gemv_f16_epi<1>(p, xh, xf, a->epi, grid, 0, stream);
+	}
 	if (a->a_dtype == K3_A_MXFP8) {
 		const bool w8 = a->n_groups > 0 ? a->rows > (int64_t)gemv8_wide() * a->n_groups : a->rows > 8;
 		if (gemv_bulk(a))

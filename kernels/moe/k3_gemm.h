@@ -88,12 +88,19 @@ enum k3_adtype {
 	K3_A_MXFP8 = 1, /* a_q, a_scales: gemv path only, MXFP4 weights in the FP8 layout; code for
 			   sm_89+ (-EINVAL where the build's code for this device is older) */
 	K3_A_E4M3_ROW = 2, /* a_q (E4M3) with a_row_scales (one FP32 scale a row of a_q;
-			      k3_gemm_quantize_e4m3_rows()): the FP8 wgmma kernel ("wide2f8",
-			      k3_gemm_wg.cu) only: grouped, MXFP4 weights also given as w_wgf8 and
-			      w_floors (k3_gemm_repack_wgf8()), GLU or SCALE, K3_GEMM_AUTO, TILED or
-			      TILED_WGMMA on an sm_90a build at compute capability 9.0; else -EINVAL.
-			      Output = epilogue(s_a x (E4M3 A) W^T): E4M3 x E4M3 products on the
-			      tensor cores, summed there (Hopper's FP8 accumulation, not FP32-exact) */
+			      k3_gemm_quantize_e4m3_rows()): grouped, MXFP4 weights also given as
+			      w_wgf8 and w_floors (k3_gemm_repack_wgf8()), GLU or SCALE; else
+			      -EINVAL. Output = epilogue(s_a x (E4M3 A) W^T). Two kernels:
+			      - the FP8 wgmma kernel ("wide2f8", k3_gemm_wg.cu; K3_GEMM_TILED or
+			        TILED_WGMMA, an sm_90a build at compute capability 9.0): E4M3 x E4M3
+			        products on the tensor cores, summed there (Hopper's FP8
+			        accumulation, not FP32-exact);
+			      - the gemv (K3_GEMM_GEMV; K a multiple of 512 up to 8192, sm_89+,
+			        w_f16 given): the E4M3 rows as FP16 (exact) into the workspace,
+			        then gemv_f16_kernel on w_f16: exact products, FP32 sums, times s_a.
+			      K3_GEMM_AUTO takes the gemv at up to 16 rows a group on average where
+			      its shapes allow and w_f16 is given (K3_GEMM_E4M3_GEMV=0 in the
+			      environment: never), else the wgmma kernel */
 };
 
 /* Pointers are device memory, 16-byte aligned; BF16 as uint16_t bits. */
@@ -154,15 +161,16 @@ struct k3_gemm_args {
 float k3_gemm_glu_e4m3_mul(float beta_gate, float beta_up);
 
 /* Device workspace for these shapes (the dense gemv split over k, and grouped MXFP4 gemv calls
- * with BF16 activations and K a multiple of 512 up to 8192: the FP16 activations of
+ * with BF16 or E4M3-row activations and K a multiple of 512 up to 8192: the FP16 activations of
  * gemv_f16_kernel, rows x (2 K + 4) bytes, asked for whether w_f16 is set or not, unless
- * K3_GEMV_FP4 names another kernel); pointers are not looked at. 0 and *bytes set, or -EINVAL /
+ * K3_GEMV_FP4 names another kernel for BF16); pointers are not looked at. 0 and *bytes set, or -EINVAL /
  * -EIO. */
 int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *bytes);
 
 /* The path `path` resolves to for these args on the current device (K3_GEMM_GEMV,
  * K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA), or -EINVAL (bad shapes, or wgmma asked for
- * where it is not available). */
+ * where it is not available). By shapes: a K3_GEMM_AUTO call with E4M3-row activations that
+ * resolves to GEMV but has no w_f16 runs the FP8 wgmma kernel. */
 int k3_gemm_path_for(const struct k3_gemm_args *a);
 
 /* Enqueues the GEMM on `stream` (capturable in a CUDA graph after one call
