@@ -5,17 +5,21 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
- *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|wgmma_peak|quant]
+ *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|moe_decode|route|gemm|gemv|attnres|conv|dsa|wgmma_peak|quant]
  *            [--require-wgmma] [--warm-l2] [--expert-act bf16|e4m3]
  *
  * --expert-act e4m3 (default bf16: the rows as before, nothing added): the MXFP4 expert rows of
  * the full run, --only moe and --only moe_prefill (decode and prefill sizes) are each followed by the same GEMM as
- * moe_layer_forward() runs it with expert_act K3_A_E4M3_ROW: the FP8 wgmma kernel on E4M3
+ * moe_layer_forward() runs it with expert_act K3_A_E4M3_ROW: the FP8 wgmma kernel (at decode sizes
+ * since 2026-12-06 the E4M3 gemv, k3_gemm.h K3_A_E4M3_ROW; those rows also back to back) on E4M3
  * activations with a scale a row (quantized before the timing), w13 writing its outputs as
  * E4M3 (out_e4m3), variants `mxfp4f8_w13` / `mxfp4f8_w2`, shape ending " a=e4m3", NVTX
  * "k3sim op=grouped_gemm ... dtype=fp8 w_dtype=mxfp4" (the op the layer announces); each w13
  * row by the layer's quantizer of the latent rows (op `e4m3_quant`, variant `latent`, NVTX
  * "k3sim op=elementwise m=<tokens> n=3584 in=2 out=1 dtype=fp8"). Needs the wgmma kernel.
+ *
+ * --only moe_decode: the MXFP4 experts at decode sizes with BF16 activations, the layer's E4M3 form
+ * (the E4M3 gemv) and that form on the FP8 wgmma kernel, back to back (bench_moe_decode()).
  *
  * --only quant: the layer's E4M3 quantizer of the latent rows at T = 1 .. 16K, its default kernel,
  * the one-pass and the two-pass one back to back (bench_quant()).
@@ -1576,7 +1580,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	if (decode && g_copy_gbps > 0) /* the target's measure: weight bytes alone */
 		printf("%-14s %-10s weight bytes only: %.1f%% of copy (median), %.1f%% (steady)\n", "", r.variant,
 		       100.0 * wbytes / (r.t.med_us * 1e3) / g_copy_gbps, 100.0 * wbytes / (r.steady_us * 1e3) / g_copy_gbps);
-	if (decode && g_copy_gbps > 0 && !f8_layer) /* back to back over the R routings, beside a copy of the same bytes */
+	if (decode && g_copy_gbps > 0) /* back to back over the R routings, beside a copy of the same bytes */
 		gemv_b2b(r, launch, R, rows, w.N, w.K, touched_avg, wbytes, E);
 	if (decode && T == 1 && getenv("K3_BENCH_GEMV_TRACE"))
 		gemv_trace(r.variant, launch, (int64_t)rs[0]->touched.size());
@@ -1598,7 +1602,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		q.bytes = (double)a_elems * (2.0 + 1.0 + 1.0 / 32);
 		csv_row(q);
 	}
-	if (f8_layer && glu) { /* the layer's quantizer of the latent rows (its own op, before w13) */
+	if (f8_layer && glu && !alt) { /* the layer's quantizer of the latent rows (its own op, before w13) */
 		row q;
 		q.op = "e4m3_quant", q.variant = "latent";
 		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
@@ -1848,6 +1852,37 @@ void expert_point_e4m3(const options &o, experts &w, int T, bool glu, bool decod
 	g_f8_layer = true;
 	expert_point(o, w, T, glu, decode, R);
 	g_f8_layer = false;
+}
+
+/* --only moe_decode: the MXFP4 experts at decode sizes (B = 1, 16, 64, 256; --quick 1, 64), w13
+ * then w2, each point three ways back to back and then again in the other order (the clock under
+ * the power cap moves with what ran before): BF16 activations (`mxfp4_*`, the default gemv), the
+ * layer's E4M3 form (`mxfp4f8_*`: since 2026-12-06 the E4M3 gemv at these sizes) and that form on
+ * the FP8 wgmma kernel (K3_GEMM_E4M3_GEMV=0: rows `f8wg_*`, NVTX "k3-bench gemv-f8wg op=...", as
+ * before 2026-12-06). Needs the wgmma kernel (the FP8-word layout's kernel). */
+void bench_moe_decode(const options &o)
+{
+	for (int glu = 1; glu >= 0; glu--) {
+		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
+		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 })
+			for (int pass = 0; pass < 2; pass++)
+				for (int i = 0; i < 3; i++) {
+					const int v = pass ? 2 - i : i;
+					if (v == 0) {
+						expert_point(o, w, B, glu, true, 8);
+					} else if (v == 1) {
+						g_f8_layer = true;
+						expert_point(o, w, B, glu, true, 8);
+						g_f8_layer = false;
+					} else {
+						g_f8_layer = true;
+						setenv("K3_GEMM_E4M3_GEMV", "0", 1);
+						expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f8wg");
+						unsetenv("K3_GEMM_E4M3_GEMV");
+						g_f8_layer = false;
+					}
+				}
+	}
 }
 
 /* --only moe_prefill: the grouped prefill rows alone, each with and without clusters
@@ -2365,7 +2400,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
-				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|route|gemm|gemv|attnres|conv|dsa|"
+				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|moe_decode|route|gemm|gemv|attnres|conv|dsa|"
 				"wgmma_peak|quant]"
 				" [--require-wgmma] [--warm-l2] [--expert-act bf16|e4m3]\n"
 				"--expert-act e4m3: after each MXFP4 expert row (full run, --only moe, moe_prefill), the GEMM\n"
@@ -2381,10 +2416,11 @@ int main(int argc, char **argv)
 	if (o.only && strcmp(o.only, "copy") && strcmp(o.only, "mla") && strcmp(o.only, "mla_decode") &&
 	    strcmp(o.only, "mla_prefill") && strcmp(o.only, "moe") && strcmp(o.only, "moe_prefill") &&
 	    strcmp(o.only, "gemm") && strcmp(o.only, "gemv") && strcmp(o.only, "route") && strcmp(o.only, "attnres") &&
-	    strcmp(o.only, "conv") && strcmp(o.only, "dsa") && strcmp(o.only, "wgmma_peak") && strcmp(o.only, "quant")) {
+	    strcmp(o.only, "conv") && strcmp(o.only, "dsa") && strcmp(o.only, "wgmma_peak") && strcmp(o.only, "quant") &&
+	    strcmp(o.only, "moe_decode")) {
 		fprintf(stderr,
-			"k3-bench: unknown --only '%s' (copy, mla, mla_decode, mla_prefill, moe, moe_prefill, route, gemm, "
-			"gemv, attnres, conv, dsa, wgmma_peak, quant)\n",
+			"k3-bench: unknown --only '%s' (copy, mla, mla_decode, mla_prefill, moe, moe_prefill, moe_decode, "
+			"route, gemm, gemv, attnres, conv, dsa, wgmma_peak, quant)\n",
 			o.only);
 		return 2;
 	}
@@ -2466,6 +2502,14 @@ int main(int argc, char **argv)
 		bench_wgmma_peak(o);
 	if (o.only && !strcmp(o.only, "quant"))
 		bench_quant(o);
+	if (o.only && !strcmp(o.only, "moe_decode")) {
+		if (!g_wgmma) {
+			fprintf(stderr, "k3-bench: --only moe_decode: the E4M3 rows need the wgmma kernel's layout "
+					"(sm_90a build, compute capability 9.0)\n");
+			return 2;
+		}
+		bench_moe_decode(o);
+	}
 	if (want("moe") || want("route"))
 		bench_route(o);
 	CK(cudaStreamSynchronize(g_stream));

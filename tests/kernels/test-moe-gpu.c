@@ -548,7 +548,7 @@ static void run_gemm_path(const struct gemm_case *c, enum k3_epilogue epi, const
 			  a.w_f16 && ((uintptr_t)a.w_scales & 15u) == 0 && (!fp4k || !strcmp(fp4k, "f16"));
 	char what[160];
 	snprintf(what, sizeof what, "%s %s %s rows=%lld N=%d K=%d groups=%d%s%s ws=%zu",
-		 path == K3_GEMM_GEMV ? (c->a8 ? "gemv-mxfp8" : f16k ? "gemv-f16" : "gemv")
+		 path == K3_GEMM_GEMV ? (c->a8 ? "gemv-mxfp8" : c->e4m3 ? "gemv-e4m3" : f16k ? "gemv-f16" : "gemv")
 		 : path == K3_GEMM_TILED_MMA ? "tiled-mma"
 		 : c->e4m3		      ? "tiled-wgmma-e4m3"
 					      : "tiled-wgmma",
