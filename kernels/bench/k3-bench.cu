@@ -10,8 +10,8 @@
  *
  * --expert-act e4m3 (default bf16: the rows as before, nothing added): the MXFP4 expert rows of
  * the full run, --only moe and --only moe_prefill (decode and prefill sizes) are each followed by the same GEMM as
- * moe_layer_forward() runs it with expert_act K3_A_E4M3_ROW: the FP8 wgmma kernel (at decode sizes
- * since 2026-12-06 the E4M3 gemv, k3_gemm.h K3_A_E4M3_ROW; those rows also back to back) on E4M3
+ * moe_layer_forward() runs it with expert_act K3_A_E4M3_ROW: the FP8 wgmma kernel (its decode
+ * rows also back to back; --only moe_decode adds the opt-in E4M3 gemv) on E4M3
  * activations with a scale a row (quantized before the timing), w13 writing its outputs as
  * E4M3 (out_e4m3), variants `mxfp4f8_w13` / `mxfp4f8_w2`, shape ending " a=e4m3", NVTX
  * "k3sim op=grouped_gemm ... dtype=fp8 w_dtype=mxfp4" (the op the layer announces); each w13
@@ -19,7 +19,8 @@
  * "k3sim op=elementwise m=<tokens> n=3584 in=2 out=1 dtype=fp8"). Needs the wgmma kernel.
  *
  * --only moe_decode: the MXFP4 experts at decode sizes with BF16 activations, the layer's E4M3 form
- * (the E4M3 gemv) and that form on the FP8 wgmma kernel, back to back (bench_moe_decode()).
+ * (the FP8 wgmma kernel) and that form through the opt-in E4M3 gemv, back to back
+ * (bench_moe_decode()).
  *
  * --only quant: the layer's E4M3 quantizer of the latent rows at T = 1 .. 16K, its default kernel,
  * the one-pass and the two-pass one back to back (bench_quant()).
@@ -1857,9 +1858,9 @@ void expert_point_e4m3(const options &o, experts &w, int T, bool glu, bool decod
 /* --only moe_decode: the MXFP4 experts at decode sizes (B = 1, 16, 64, 256; --quick 1, 64), w13
  * then w2, each point three ways back to back and then again in the other order (the clock under
  * the power cap moves with what ran before): BF16 activations (`mxfp4_*`, the default gemv), the
- * layer's E4M3 form (`mxfp4f8_*`: since 2026-12-06 the E4M3 gemv at these sizes) and that form on
- * the FP8 wgmma kernel (K3_GEMM_E4M3_GEMV=0: rows `f8wg_*`, NVTX "k3-bench gemv-f8wg op=...", as
- * before 2026-12-06). Needs the wgmma kernel (the FP8-word layout's kernel). */
+ * layer's E4M3 form (`mxfp4f8_*`: the FP8 wgmma kernel, the default) and that form through the
+ * opt-in E4M3 gemv (K3_GEMM_E4M3_GEMV=1: rows `f8gemv_*`, NVTX "k3-bench gemv-f8gemv op=...").
+ * Needs the wgmma kernel (the FP8-word layout's kernel). */
 void bench_moe_decode(const options &o)
 {
 	for (int glu = 1; glu >= 0; glu--) {
@@ -1876,8 +1877,8 @@ void bench_moe_decode(const options &o)
 						g_f8_layer = false;
 					} else {
 						g_f8_layer = true;
-						setenv("K3_GEMM_E4M3_GEMV", "0", 1);
-						expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f8wg");
+						setenv("K3_GEMM_E4M3_GEMV", "1", 1);
+						expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "f8gemv");
 						unsetenv("K3_GEMM_E4M3_GEMV");
 						g_f8_layer = false;
 					}

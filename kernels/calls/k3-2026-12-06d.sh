@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 17 (lead, 2026-12-06, session 05:21 UTC). The E4M3 gemv for the LatentMoE layer's decode
-# (K3_A_E4M3_ROW at <= 16 rows a group: f8act_kernel, then gemv_f16_kernel; k3_gemm.h) and the
-# one-pass E4M3 quantizer as the default (QUANT_REG_DEFAULT = true, round 06c), on whatever card
-# comes. PHASE lists the steps:
-#   tests     test-moe-gpu *gemv_e4m3*, *layer_e4m3* (T = 4 through the gemv; 300, 2100 wgmma),
+# (K3_A_E4M3_ROW: f8act_kernel, then gemv_f16_kernel; k3_gemm.h; the default at <= 1.5 rows a
+# group in calls 3-5, opt-in since: K3_GEMM_E4M3_GEMV=1) and the one-pass E4M3 quantizer as the
+# default (QUANT_REG_DEFAULT = true, round 06c), on whatever card comes. PHASE lists the steps:
+#   tests     test-moe-gpu *gemv_e4m3*, *layer_e4m3* (T = 4 by wgmma and the gemv; 300, 2100 wgmma),
 #             *wgf8_operands* (the quantizer's default now the one-pass kernel)   (pack: test-moe-gpu)
 #   memcheck  *gemv_e4m3* under compute-sanitizer memcheck, then racecheck        (pack: test-moe-gpu)
 #   decode    k3-bench --only moe_decode: MXFP4 experts at B = 1, 16, 64, 256, w13 and w2, BF16
-#             activations / the E4M3 gemv / the E4M3 form on the FP8 wgmma kernel, back to back,
-#             both orders                                                           (pack: k3-bench)
+#             activations / the E4M3 form by default / the other E4M3 kernel (calls 3-4: f8wg_*,
+#             the wgmma kernel; later builds: f8gemv_*, the gemv), back to back, both orders
+#                                                                                   (pack: k3-bench)
 #   slice     the K3 slice under capture with the defaults (no K3_QUANT_E4M3): --expert-act e4m3
 #             (runs a, b) and bf16 (run c), prefill T = 4K, 16K, decode B = 1, 16, 64 at C = 8K,
 #             --reps 3 (round 05r / 06c's grid); each run's files in one RUN.tar.xz

@@ -863,12 +863,15 @@ __global__ void __launch_bounds__(THREADS) f16act_kernel(const params p, uint16_
 
 /* The FP16 activations of gemv_f16_kernel from E4M3 rows with one FP32 scale a row
  * (K3_A_E4M3_ROW: the LatentMoE layer's decode with E4M3 expert inputs): a CTA per grouped row as
- * f16act_kernel (rows past off[n_groups] not read or written), each E4M3 element as FP16 (exact:
- * E4M3 is a subset of FP16, 2^-9 .. 448), the 8 of each 8-chunk in the pair order (0, 4), (1, 5),
- * (2, 6), (3, 7), and xf[r] = the row's scale a_row_scales[a_index[r]], the factor the gemv
- * multiplies its sums by. No amax: the row's values are E4M3's, so the products with the FP16
- * weight pairs (v 2^-14) and their FP32 sums need no rescaling. Starts the gemv early as
- * f16act_kernel does (programmatic dependent launch). */
+ * f16act_kernel (rows past off[n_groups] not read or written), each E4M3 element q as the FP16
+ * q 2^7 (exact: E4M3 is a subset of FP16, 2^-9 .. 448, and 448 x 2^7 = 57344 is below FP16's
+ * largest), the 8 of each 8-chunk in the pair order (0, 4), (1, 5), (2, 6), (3, 7), and xf[r] =
+ * 2^7 s (s the row's scale a_row_scales[a_index[r]]; finite for every scale a BF16 row gives,
+ * s <= 2^119), the factor the gemv multiplies its sums by: the weight pairs are v 2^-14, so each
+ * product is q v 2^-7 and the sums times 2^7 s are s q v. No amax pass: the row's values are
+ * E4M3's. Starts the gemv early as f16act_kernel does (programmatic dependent launch). */
+constexpr float F8ACT_XF = 128.0f;
+constexpr uint32_t F8ACT_F16X2 = 0x58005800u; /* FP16 128, 128 */
 __global__ void __launch_bounds__(THREADS) f8act_kernel(const params p, uint16_t *xh, float *xf)
 {
 	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -878,13 +881,15 @@ __global__ void __launch_bounds__(THREADS) f8act_kernel(const params p, uint16_t
 	const int64_t ar = p.a_index ? p.a_index[r] : r;
 	const uint8_t *src = p.aq + ar * p.K;
 	if (threadIdx.x == 0)
-		xf[r] = p.aqs[ar];
+		xf[r] = p.aqs[ar] * F8ACT_XF;
 	uint16_t *dst = xh + r * p.K;
+	auto up7 = [](uint32_t &h) { asm("mul.rn.f16x2 %0, %0, %1;\n" : "+r"(h) : "r"(F8ACT_F16X2)); };
 	for (int c = (int)threadIdx.x; c < p.K / 8; c += THREADS) {
 		const uint2 v = __ldg(reinterpret_cast<const uint2 *>(src + (size_t)c * 8));
 		uint4 h;
 		k3_e4m3x4_to_f16x2x2(__byte_perm(v.x, v.y, 0x5140), h.x, h.y); /* bytes 0, 4, 1, 5 */
 		k3_e4m3x4_to_f16x2x2(__byte_perm(v.x, v.y, 0x7362), h.z, h.w); /* bytes 2, 6, 3, 7 */
+		up7(h.x), up7(h.y), up7(h.z), up7(h.w);
 		*reinterpret_cast<uint4 *>(dst + (size_t)c * 8) = h;
 	}
 }
@@ -2167,13 +2172,26 @@ bool gemv_e4m3_shapes(const struct k3_gemm_args *a)
 	       a->K <= 8 * THREADS * GF_ACT_CH && a->rows <= 0x7fffffff && fp8_mma_available();
 }
 
-/* K3_GEMM_AUTO with E4M3 activations takes that gemv at up to 16 rows a group on average (the
- * BF16 rule), unless K3_GEMM_E4M3_GEMV=0 (the FP8 wgmma kernel at every size, as before
- * 2026-12-06; read per call: benches switch it). */
+/* K3_GEMM_AUTO with E4M3 activations takes that gemv only where K3_GEMM_E4M3_GEMV=1 (read per
+ * call), then at up to 1.5 rows a group on average (over all n_groups); by default the FP8 wgmma
+ * kernel at every size. Measured on an H100 (2026-12-06, round 06c; us, gemv / wgmma / the
+ * BF16-activation default gemv):
+ * - k3-bench --only moe_decode back to back over 8 routings (call 3; 896 experts, top 16): w13
+ *   B = 1 70.1 / 81.4 / 69.1, B = 16 850 / 966 / 858, B = 64 2368 / 2638 / 2376, B = 256 4597 /
+ *   3803 / 4691; w2 44.6 / 49.2 / 42.8, 432 / 473 / 438, 1413 / 1257 / 1324, 2375 / 1834 / 2390;
+ *   single launches after a cold L2: w13 B = 1 97.7 / 82.6 / 99.6, B = 16 1124-1145 / 1013-1037 /
+ *   1133.
+ * - the K3 slice's eager decode steps (call 5 against call 2, C = 8K; each op's kernels summed
+ *   over its launches, the mean of 12): w13 B = 1 100.6 / 88.7 / 98.7, B = 16 1059 / 962 / 1031,
+ *   B = 64 2612 / 2615 / 2619; w2 50.7 / 47.7 / 73.3, 500 / 473 / 481, 1432 / 1264 / 1353; the
+ *   slice's decode step 1-5 % slower with the gemv as the default (B = 16 9.25-9.27 against
+ *   8.82 ms).
+ * So the gemv wins only where a launch follows its own kind (back to back: its first loads overlap
+ * the previous launch's tail), not inside a step; the wgmma kernel is the default. */
 bool gemv_e4m3_on()
 {
 	const char *e = getenv("K3_GEMM_E4M3_GEMV");
-	return !(e && !strcmp(e, "0"));
+	return e && !strcmp(e, "1");
 }
 
 int resolve_path(const struct k3_gemm_args *a)
@@ -2189,7 +2207,7 @@ int resolve_path(const struct k3_gemm_args *a)
 		const bool gv = gemv_e4m3_shapes(a);
 		switch (a->path) {
 		case K3_GEMM_AUTO:
-			if (gv && gemv_e4m3_on() && a->rows <= (int64_t)16 * a->n_groups)
+			if (gv && gemv_e4m3_on() && 2 * a->rows <= (int64_t)3 * a->n_groups) /* GEMV_E4M3_ROWS */
 				return K3_GEMM_GEMV;
 			return wg ? K3_GEMM_TILED_WGMMA : -EINVAL;
 		case K3_GEMM_GEMV:

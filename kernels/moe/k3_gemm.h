@@ -98,9 +98,10 @@ enum k3_adtype {
 			      - the gemv (K3_GEMM_GEMV; K a multiple of 512 up to 8192, sm_89+,
 			        w_f16 given): the E4M3 rows as FP16 (exact) into the workspace,
 			        then gemv_f16_kernel on w_f16: exact products, FP32 sums, times s_a.
-			      K3_GEMM_AUTO takes the gemv at up to 16 rows a group on average where
-			      its shapes allow and w_f16 is given (K3_GEMM_E4M3_GEMV=0 in the
-			      environment: never), else the wgmma kernel */
+			      K3_GEMM_AUTO takes the wgmma kernel; with K3_GEMM_E4M3_GEMV=1 in the
+			      environment the gemv at up to 1.5 rows a group on average where its
+			      shapes allow and w_f16 is given (opt-in: slower inside a decode step,
+			      k3_gemm.cu gemv_e4m3_on()) */
 };
 
 /* Pointers are device memory, 16-byte aligned; BF16 as uint16_t bits. */
@@ -170,7 +171,7 @@ int k3_gemm_workspace_bytes(const struct k3_gemm_args *a, size_t *bytes);
 /* The path `path` resolves to for these args on the current device (K3_GEMM_GEMV,
  * K3_GEMM_TILED_MMA or K3_GEMM_TILED_WGMMA), or -EINVAL (bad shapes, or wgmma asked for
  * where it is not available). By shapes: a K3_GEMM_AUTO call with E4M3-row activations that
- * resolves to GEMV but has no w_f16 runs the FP8 wgmma kernel. */
+ * resolves to GEMV (K3_GEMM_E4M3_GEMV=1) but has no w_f16 runs the FP8 wgmma kernel. */
 int k3_gemm_path_for(const struct k3_gemm_args *a);
 
 /* Enqueues the GEMM on `stream` (capturable in a CUDA graph after one call

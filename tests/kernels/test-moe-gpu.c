@@ -1176,8 +1176,8 @@ static void test_layer_prefill_wide(void **unused)
 }
 
 /* The layer with E4M3 expert activations (expert_act K3_A_E4M3_ROW: the FP8 wgmma kernel on the
- * quantized latent and on w13's E4M3 outputs; at T = 4, 0.25 rows a group, the E4M3 gemv) at ~19
- * rows a group (T = 300) and ~131 (T = 2100,
+ * quantized latent and on w13's E4M3 outputs; at T = 4, 0.25 rows a group, also through the opt-in
+ * E4M3 gemv, K3_GEMM_E4M3_GEMV=1) at ~19 rows a group (T = 300) and ~131 (T = 2100,
  * two 128-token tiles a group), with the tile layout given too as the slice gives it, against
  * the float64 reference that quantizes as the GPU does (TOL_LAYER_E4M3); then the BF16 default
  * on the same inputs (run_layer_act()). Where the FP8 kernel is not built: skipped. */
@@ -1188,7 +1188,10 @@ static void test_layer_e4m3(void **unused)
 		print_message("wgmma: not built for this device (sm_90a build, compute capability 9.0)\n");
 		skip();
 	}
-	run_layer_act(4, K3_W_MXFP4, K3_GEMM_AUTO, true, K3_A_E4M3_ROW); /* 0.25 rows a group: the gemv */
+	run_layer_act(4, K3_W_MXFP4, K3_GEMM_AUTO, true, K3_A_E4M3_ROW); /* 0.25 rows a group: wgmma */
+	setenv("K3_GEMM_E4M3_GEMV", "1", 1); /* the same through the E4M3 gemv (opt-in) */
+	run_layer_act(4, K3_W_MXFP4, K3_GEMM_AUTO, true, K3_A_E4M3_ROW);
+	unsetenv("K3_GEMM_E4M3_GEMV");
 	run_layer_act(300, K3_W_MXFP4, K3_GEMM_AUTO, true, K3_A_E4M3_ROW);
 	run_layer_act(2100, K3_W_MXFP4, K3_GEMM_AUTO, true, K3_A_E4M3_ROW);
 }
@@ -1713,10 +1716,11 @@ static void test_gemm_e4m3_k3_shapes(void **unused)
  * the BF16 outputs' tolerance (exact products, FP32 sums): K = 512 (one loop step) and 1536, N 256
  * and 272 (a CTA with spare warps), groups of 0, 1, 8, 9 and 16 rows (one and two 8-token passes),
  * GLU gathered (also as out_e4m3, E4M3 of m x the outputs), SCALE scattered; K3's w13 (K 3584) and
- * w2 (K 3072) shapes; K3_GEMM_AUTO and K3_GEMM_GEMV. The path rule: AUTO takes the gemv at up to 16
- * rows a group on average, the FP8 wgmma kernel above and with K3_GEMM_E4M3_GEMV=0; K not a
- * multiple of 512: GEMV -EINVAL, AUTO the wgmma kernel; w_f16 missing: AUTO runs the wgmma kernel
- * (bit for bit its outputs under K3_GEMM_E4M3_GEMV=0), GEMV -EINVAL. */
+ * w2 (K 3072) shapes; K3_GEMM_GEMV, and K3_GEMM_AUTO at 1.4 rows a group under K3_GEMM_E4M3_GEMV=1.
+ * The path rule: AUTO takes the FP8 wgmma kernel (the default: faster inside a decode step), and
+ * with K3_GEMM_E4M3_GEMV=1 the gemv at up to 1.5 rows a group on average; K not a multiple of 512:
+ * GEMV -EINVAL, AUTO the wgmma kernel; w_f16 missing under K3_GEMM_E4M3_GEMV=1: AUTO runs the wgmma
+ * kernel (bit for bit its outputs by default), GEMV -EINVAL. */
 static void test_gemv_e4m3(void **unused)
 {
 	(void)unused;
@@ -1728,56 +1732,67 @@ static void test_gemv_e4m3(void **unused)
 			wmat_release(&w);
 			continue;
 		}
-		for (int pth = 0; pth < 2; pth++) {
-			const enum k3_gemm_path path = pth ? K3_GEMM_GEMV : K3_GEMM_AUTO;
-			const struct gemm_case g = { .N = w.N, .K = w.K, .n_groups = 5, .counts = counts, .a_rows = 40,
-						     .dt = K3_W_MXFP4, .path = path, .e4m3 = true };
-			const struct gemm_case sc = { .N = w.N, .K = w.K, .n_groups = 5, .counts = counts,
-						      .dt = K3_W_MXFP4, .path = path, .scatter = true, .e4m3 = true };
-			run_gemm_path(&g, K3_EPI_GLU, &w, path);
-			run_gemm_path(&sc, K3_EPI_SCALE, &w, path);
-		}
-		/* The path rule on these shapes (34 rows in 5 groups; pointers are not read by it). */
-		struct k3_gemm_args a = { .rows = 34, .N = w.N, .K = w.K, .n_groups = 5, .epi = K3_EPI_GLU,
+		const struct gemm_case g = { .N = w.N, .K = w.K, .n_groups = 5, .counts = counts, .a_rows = 40,
+					     .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .e4m3 = true };
+		const struct gemm_case sc = { .N = w.N, .K = w.K, .n_groups = 5, .counts = counts,
+					      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .scatter = true, .e4m3 = true };
+		run_gemm_path(&g, K3_EPI_GLU, &w, g.path);
+		run_gemm_path(&sc, K3_EPI_SCALE, &w, sc.path);
+		/* AUTO at <= 1.5 rows a group under K3_GEMM_E4M3_GEMV=1: 7 rows in 5 groups, one of 3 (two
+		 * gathered) */
+		static const int32_t few[5] = { 1, 0, 3, 2, 1 };
+		const struct gemm_case ga = { .N = w.N, .K = w.K, .n_groups = 5, .counts = few, .a_rows = 2,
+					      .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
+		setenv("K3_GEMM_E4M3_GEMV", "1", 1);
+		run_gemm_path(&ga, K3_EPI_GLU, &w, ga.path);
+		unsetenv("K3_GEMM_E4M3_GEMV");
+		/* The path rule on these shapes (pointers are not read by it). */
+		struct k3_gemm_args a = { .rows = 7, .N = w.N, .K = w.K, .n_groups = 5, .epi = K3_EPI_GLU,
 					  .beta_gate = 4.0f, .beta_up = 25.0f, .a_dtype = K3_A_E4M3_ROW,
 					  .path = K3_GEMM_AUTO };
 		wmat_into(&w, &a);
 		a.w_wgf8 = w.packedf8, a.w_floors = w.floors;
 		const int wg = wgmma_expected() ? K3_GEMM_TILED_WGMMA : -EINVAL;
-		assert_int_equal(k3_gemm_path_for(&a), K3_GEMM_GEMV);
+		assert_int_equal(k3_gemm_path_for(&a), wg); /* the default */
 		struct k3_gemm_args b = a;
-		b.rows = 16 * 5 + 1; /* above 16 rows a group on average */
+		b.path = K3_GEMM_GEMV; /* asked for: the gemv whatever the rule */
+		assert_int_equal(k3_gemm_path_for(&b), K3_GEMM_GEMV);
+		setenv("K3_GEMM_E4M3_GEMV", "1", 1);
+		assert_int_equal(k3_gemm_path_for(&a), K3_GEMM_GEMV);
+		b = a, b.rows = 8; /* above 1.5 rows a group on average */
 		assert_int_equal(k3_gemm_path_for(&b), wg);
+		b.path = K3_GEMM_GEMV; /* asked for: the gemv at any rows */
+		assert_int_equal(k3_gemm_path_for(&b), K3_GEMM_GEMV);
 		b = a, b.path = K3_GEMM_TILED;
 		assert_int_equal(k3_gemm_path_for(&b), wg);
-		setenv("K3_GEMM_E4M3_GEMV", "0", 1);
-		assert_int_equal(k3_gemm_path_for(&a), wg);
-		b = a, b.path = K3_GEMM_GEMV; /* asked for: the gemv whatever the rule */
-		assert_int_equal(k3_gemm_path_for(&b), K3_GEMM_GEMV);
 		unsetenv("K3_GEMM_E4M3_GEMV");
 		b = a, b.K = w.K - 128; /* not a multiple of 512 (shapes only) */
+		setenv("K3_GEMM_E4M3_GEMV", "1", 1);
 		assert_int_equal(k3_gemm_path_for(&b), wg);
+		unsetenv("K3_GEMM_E4M3_GEMV");
 		b.path = K3_GEMM_GEMV;
 		assert_int_equal(k3_gemm_path_for(&b), -EINVAL);
 		wmat_release(&w);
 	}
-	/* w_f16 missing: AUTO runs the FP8 wgmma kernel, bit for bit as with K3_GEMM_E4M3_GEMV=0. */
+	/* w_f16 missing under K3_GEMM_E4M3_GEMV=1: AUTO runs the FP8 wgmma kernel, bit for bit the
+	 * default's outputs. */
 	if (wgmma_expected()) {
 		struct wmat w = wmat_rand(5, 256, 512, K3_W_MXFP4, 0.1);
 		if (w.packedf8) {
-			const int64_t rows = 34;
+			const int64_t rows = 7;
 			uint8_t *q = gt_xmalloc((size_t)rows * w.K);
 			float *qs = gt_xmalloc((size_t)rows * sizeof(float));
 			for (size_t i = 0; i < (size_t)rows * w.K; i++)
 				q[i] = (uint8_t)(test_rng_next(&rng) & 0x7eu) | (uint8_t)(test_rng_next(&rng) & 0x80u);
 			for (int64_t r = 0; r < rows; r++)
 				qs[r] = (float)ldexp(1.0, -6 - (int)(r % 3));
+			static const int32_t few7[5] = { 1, 0, 3, 2, 1 };
 			int32_t off[6] = { 0 };
 			for (int gi = 0; gi < 5; gi++)
-				off[gi + 1] = off[gi] + counts[gi];
+				off[gi + 1] = off[gi] + few7[gi];
 			int32_t touched[5], n_touched = 0;
 			for (int gi = 0; gi < 5; gi++)
-				if (counts[gi])
+				if (few7[gi])
 					touched[n_touched++] = gi;
 			float *sc = gt_xmalloc((size_t)rows * sizeof(float));
 			for (int64_t r = 0; r < rows; r++)
@@ -1793,14 +1808,17 @@ static void test_gemv_e4m3(void **unused)
 			a.n_touched = gt_dev_copy(&n_touched, sizeof n_touched);
 			int32_t tile_off[6] = { 0 };
 			for (int gi = 0; gi < 5; gi++)
-				tile_off[gi + 1] = tile_off[gi] + (counts[gi] + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS;
+				tile_off[gi + 1] = tile_off[gi] + (few7[gi] + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS;
 			a.tile_off = gt_dev_copy(tile_off, sizeof tile_off);
+			setenv("K3_GEMM_E4M3_GEMV", "1", 1);
+			assert_int_equal(k3_gemm_path_for(&a), K3_GEMM_GEMV);
 			KERNEL_OK(k3_gemm(&a, 0));
 			gt_bf16_read(&out);
-			assert_same_under(&a, &out, (size_t)rows * w.N, "K3_GEMM_E4M3_GEMV", "0", "the FP8 wgmma kernel");
+			assert_same_under(&a, &out, (size_t)rows * w.N, "K3_GEMM_E4M3_GEMV", NULL, "the FP8 wgmma kernel");
 			struct k3_gemm_args b = a;
 			b.path = K3_GEMM_GEMV;
 			assert_int_equal(k3_gemm(&b, 0), -EINVAL);
+			unsetenv("K3_GEMM_E4M3_GEMV");
 			gt_bf16_release(&out);
 			gt_free(a.a_q), gt_free(a.a_row_scales), gt_free(a.row_scale), gt_free(a.off), gt_free(a.touched);
 			gt_free(a.n_touched), gt_free(a.tile_off);
@@ -1814,9 +1832,9 @@ static void test_gemv_e4m3(void **unused)
 	struct wmat w2 = wmat_rand(4, K3_LATENT, K3_EXPERT_INTER, K3_W_MXFP4, 0.05);
 	if (w13.packedf8 && w2.packedf8) {
 		const struct gemm_case c13 = { .N = 2 * K3_EXPERT_INTER, .K = K3_LATENT, .n_groups = 4, .counts = k3c,
-					       .a_rows = 6, .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
+					       .a_rows = 6, .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .e4m3 = true };
 		const struct gemm_case c2 = { .N = K3_LATENT, .K = K3_EXPERT_INTER, .n_groups = 4, .counts = k3c,
-					      .dt = K3_W_MXFP4, .path = K3_GEMM_AUTO, .e4m3 = true };
+					      .dt = K3_W_MXFP4, .path = K3_GEMM_GEMV, .e4m3 = true };
 		run_gemm_path(&c13, K3_EPI_GLU, &w13, c13.path);
 		run_gemm_path(&c2, K3_EPI_SCALE, &w2, c2.path);
 	}
