@@ -2194,6 +2194,16 @@ bool gemv_e4m3_on()
 	return e && !strcmp(e, "1");
 }
 
+/* Grouped BF16-activation calls under K3_GEMM_AUTO take the gemv at up to 16 rows a group on
+ * average, unless K3_GEMM_GROUPED_GEMV=0 (read per call): the tiled path at every size, a
+ * measurement of the decode step with the wgmma kernel instead (round 06c: the FP8 wgmma kernel
+ * beat the gemv inside the slice's decode steps). */
+bool grouped_gemv_on()
+{
+	const char *e = getenv("K3_GEMM_GROUPED_GEMV");
+	return !(e && !strcmp(e, "0"));
+}
+
 int resolve_path(const struct k3_gemm_args *a)
 {
 	if (a->a_dtype == K3_A_MXFP8) /* the gemv path only, sm_89+ */
@@ -2223,7 +2233,7 @@ int resolve_path(const struct k3_gemm_args *a)
 		return -EINVAL;
 	int path = a->path;
 	if (path == K3_GEMM_AUTO) {
-		const bool gemv = a->n_groups == 0 ? dense_gemv(a) : a->rows <= (int64_t)16 * a->n_groups;
+		const bool gemv = a->n_groups == 0 ? dense_gemv(a) : a->rows <= (int64_t)16 * a->n_groups && grouped_gemv_on();
 		path = gemv ? K3_GEMM_GEMV : K3_GEMM_TILED;
 	}
 	switch (path) {

@@ -787,6 +787,17 @@ static void test_gemm_grouped_gemv(void **unused)
 	const struct gemm_case c = { .N = 384, .K = 640, .n_groups = 9, .counts = few, .a_rows = 5, .dt = K3_W_MXFP4,
 				     .path = K3_GEMM_AUTO };
 	run_all_epilogues(&c);
+	/* K3_GEMM_GROUPED_GEMV=0: AUTO takes the tiled path at these rows too */
+	struct k3_gemm_args a = { .rows = 9, .N = 384, .K = 640, .n_groups = 9, .w_dtype = K3_W_MXFP4,
+				  .epi = K3_EPI_BF16, .path = K3_GEMM_AUTO };
+	assert_int_equal(k3_gemm_path_for(&a), K3_GEMM_GEMV);
+	setenv("K3_GEMM_GROUPED_GEMV", "0", 1);
+	const int p = k3_gemm_path_for(&a);
+	assert_true(p == K3_GEMM_TILED_WGMMA || p == K3_GEMM_TILED_MMA);
+	struct wmat w = wmat_rand(9, 384, 640, K3_W_MXFP4, 0.1);
+	run_gemm_path(&c, K3_EPI_GLU, &w, K3_GEMM_AUTO);
+	wmat_release(&w);
+	unsetenv("K3_GEMM_GROUPED_GEMV");
 }
 
 /* wide2rp (the tile layout, w_wg) at one of K3's expert shapes: the groups `few` (<= 128 rows a
