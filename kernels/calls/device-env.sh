@@ -69,3 +69,23 @@ slice_runs() {
     grep -E "^(prefill|decode) " "$OUT/$r/k3-slice.txt" | head -12
   done
 }
+
+# The frame of a call script (kernels/calls/k3-2026-12-06c.sh and later): after PACK and PHASE
+# are checked, `call_begin` sets B (the pack's build), OUT (default ./k3-out), LIMIT (default 300
+# s), M ($OUT/misc) and t0, and runs device_env into $OUT/env.txt and $M/smi.csv; `call_end` stops
+# the sampling, packs $M into $OUT/misc.tar.xz and prints the call's seconds.
+call_begin() {
+  B=$PACK/k3-build
+  OUT=${OUT:-$PWD/k3-out}
+  LIMIT=${LIMIT:-300}
+  M=$OUT/misc
+  mkdir -p "$OUT" "$M"
+  t0=$(date +%s)
+  device_env "$OUT/env.txt" "$M/smi.csv"
+}
+
+call_end() {
+  kill "$SMI_PID" 2>/dev/null
+  tar cJf "$OUT/misc.tar.xz" -C "$M" . && rm -rf "$M"
+  echo "call: $(( $(date +%s) - t0 )) s"
+}

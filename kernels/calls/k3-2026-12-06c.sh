@@ -19,14 +19,8 @@
 set -u
 PACK=${PACK:?PACK: the staged folder}
 PHASE=${PHASE:?PHASE: tests, memcheck, slice, quant and / or kda}
-B=$PACK/k3-build
-OUT=${OUT:-$PWD/k3-out}
-LIMIT=${LIMIT:-300}
-M=$OUT/misc
-mkdir -p "$OUT" "$M"
-t0=$(date +%s)
 . "$(dirname "$0")/device-env.sh" || exit 2
-device_env "$OUT/env.txt" "$M/smi.csv" || exit 2
+call_begin || exit 2
 for ph in $PHASE; do
 case "$ph" in
 tests)
@@ -55,6 +49,4 @@ kda)
 *) echo "PHASE=$ph: tests, memcheck, slice, quant or kda"; exit 2 ;;
 esac
 done
-kill "$SMI_PID" 2>/dev/null
-tar cJf "$OUT/misc.tar.xz" -C "$M" . && rm -rf "$M"
-echo "call: $(( $(date +%s) - t0 )) s"
+call_end
