@@ -1858,19 +1858,24 @@ void expert_point_e4m3(const options &o, experts &w, int T, bool glu, bool decod
 /* --only moe_decode: the MXFP4 experts at decode sizes (B = 1, 16, 64, 256; --quick 1, 64), w13
  * then w2, each point three ways back to back and then again in the other order (the clock under
  * the power cap moves with what ran before): BF16 activations (`mxfp4_*`, the default gemv), the
- * layer's E4M3 form (`mxfp4f8_*`: the FP8 wgmma kernel, the default) and that form through the
- * opt-in E4M3 gemv (K3_GEMM_E4M3_GEMV=1: rows `f8gemv_*`, NVTX "k3-bench gemv-f8gemv op=...").
- * Needs the wgmma kernel (the FP8-word layout's kernel). */
+ * layer's E4M3 form (`mxfp4f8_*`: the FP8 wgmma kernel, the default), that form through the
+ * opt-in E4M3 gemv (K3_GEMM_E4M3_GEMV=1: rows `f8gemv_*`, NVTX "k3-bench gemv-f8gemv op=...") and
+ * BF16 activations on the tiled wgmma path (K3_GEMM_GROUPED_GEMV=0: rows `bf16wg_*`). Four ways
+ * back to back, then in the other order. Needs the wgmma kernel (the FP8-word layout's kernel). */
 void bench_moe_decode(const options &o)
 {
 	for (int glu = 1; glu >= 0; glu--) {
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 })
 			for (int pass = 0; pass < 2; pass++)
-				for (int i = 0; i < 3; i++) {
-					const int v = pass ? 2 - i : i;
+				for (int i = 0; i < 4; i++) {
+					const int v = pass ? 3 - i : i;
 					if (v == 0) {
 						expert_point(o, w, B, glu, true, 8);
+					} else if (v == 3) { /* BF16 activations on the tiled wgmma path */
+						setenv("K3_GEMM_GROUPED_GEMV", "0", 1);
+						expert_point(o, w, B, glu, true, 8, K3_GEMM_AUTO, false, false, false, "bf16wg");
+						unsetenv("K3_GEMM_GROUPED_GEMV");
 					} else if (v == 1) {
 						g_f8_layer = true;
 						expert_point(o, w, B, glu, true, 8);

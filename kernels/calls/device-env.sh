@@ -53,8 +53,9 @@ pack_env() {
 # The K3 slice under capture as round 05r ran it (kernels/calls/k3-2026-12-05r.sh, PHASE=slice):
 #   slice_runs RUN:ACT ...     e.g. slice_runs a:e4m3 c:bf16 b:e4m3
 # each run into $OUT/RUN (kernels/slice/run-slice.sh with --expert-act ACT, prefill T = 4K, 16K,
-# decode B = 1, 16, 64 at C = 8K, --reps 3), its capture capped at what is left of LIMIT (200 s at
-# most); the environment passes through (e.g. K3_QUANT_E4M3). Needs B, OUT, M, LIMIT and t0.
+# decode B = 1, 16, 64 at C = 8K, --reps 3; SLICE_GRID, where set, replaces the prefill and decode
+# options), its capture capped at what is left of LIMIT (200 s at most); the environment passes
+# through (e.g. K3_QUANT_E4M3). Needs B, OUT, M, LIMIT and t0.
 slice_runs() {
   local x r act left
   for x in "$@"; do
@@ -63,8 +64,9 @@ slice_runs() {
     left=$(( LIMIT - 10 - ($(date +%s) - t0) ))
     [ "$left" -gt 40 ] || { echo "== slice $r: no time left"; continue; }
     sed "s/timeout 540 /timeout $(( left < 200 ? left : 200 )) /" kernels/slice/run-slice.sh > "$M/run-slice.sh"
-    OUT=$OUT/$r BUILD=$B bash "$M/run-slice.sh" --expert-act "$act" --prefill 4096,16384 \
-      --decode 1:8192,16:8192,64:8192 --reps 3 > /dev/null 2>&1
+    # shellcheck disable=SC2086  # SLICE_GRID: k3-slice's grid options, split on purpose
+    OUT=$OUT/$r BUILD=$B bash "$M/run-slice.sh" --expert-act "$act" \
+      ${SLICE_GRID:---prefill 4096,16384 --decode 1:8192,16:8192,64:8192} --reps 3 > /dev/null 2>&1
     echo "== slice $r ($act) exit $? at $(( $(date +%s) - t0 )) s: $(grep 'capture exit' "$OUT/$r/k3-slice.txt")"
     grep -E "^(prefill|decode) " "$OUT/$r/k3-slice.txt" | head -12
   done
