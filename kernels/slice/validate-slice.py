@@ -594,6 +594,10 @@ def main():
     ap.add_argument("--clock", default="boost", choices=["boost", "sustained", "power", "measured"])
     ap.add_argument("--kda-prefill", default="auto", choices=["auto", "serial", "overlap"])
     ap.add_argument("--kda-pair-rule", default="off", choices=["on", "off"])
+    # the grouped BF16-activation calls' gemv bound in rows a touched expert (FP4_CHUNK_RULE's
+    # grouped_fp4_gemv_rows, 16 by default; 1: the slices run with K3_GEMM_GROUPED_GEMV=0 or the
+    # tiled rule, round 06c calls 7-8, where only one row a touched expert takes the gemv)
+    ap.add_argument("--fp4-gemv-rows", type=int, default=16)
     ap.add_argument("--kda-bench", action="append", default=[])
     ap.add_argument("--kda-bench-variant", default=None)
     ap.add_argument("--expert-cv", default="measured", choices=["measured", "uniform", "off"])
@@ -653,6 +657,9 @@ def main():
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", BASE) or not os.path.isfile(base_yaml):
         die("--base-hw %s: no preset hw/presets/%s.yaml (e.g. h200, h100)" % (BASE, BASE))
     rules = dict(KDA_OVERLAP_RULE) if kda_path == "overlap" else {}
+    if a.fp4_gemv_rows < 0 or a.fp4_gemv_rows > FP4_CHUNK_RULE["grouped_fp4_small_chunk_rows"]:
+        die("--fp4-gemv-rows %d: 0 .. %d" % (a.fp4_gemv_rows, FP4_CHUNK_RULE["grouped_fp4_small_chunk_rows"]))
+    FP4_CHUNK_RULE["grouped_fp4_gemv_rows"] = a.fp4_gemv_rows
     if a.expert_cv != "off":
         rules.update(FP4_CHUNK_RULE)
     if a.kda_pair_rule == "on":
