@@ -1504,8 +1504,10 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		w.f16_layout();
 	/* Prefill rows as the layer and the slice run them: with the wgmma tile layout (the default
 	 * kernel "wide2rqp" reads it, as do wide2rp, wide2rq and wide2rqt; a kernel named by K3_GEMM_WG_KERNEL other than those, and the
-	 * other paths, ignore it). */
-	if (w.dt == K3_W_MXFP4 && !decode && !a8)
+	 * other paths, ignore it). Decode rows too when the wgmma path is asked for (--only moe_decode's
+	 * `bf16wg_*`, K3_GEMM_GROUPED_GEMV=0): the layer gives the layout at every size. */
+	const char *ggv = getenv("K3_GEMM_GROUPED_GEMV");
+	if (w.dt == K3_W_MXFP4 && !a8 && (!decode || (ggv && !strcmp(ggv, "0"))))
 		w.wg_layout();
 	w.into(a);
 	if (a8)
