@@ -1324,6 +1324,10 @@ std::string g_wg_kernel;
 bool g_wg_f8 = false;
 /* --expert-act e4m3: expert_point() times the layer's E4M3 form of its GEMM (see the top). */
 bool g_f8_layer = false;
+/* The MXFP4 decode rows given the tile layout as the layer gives it (bench_moe(), bench_moe_decode():
+ * since 2026-12-06 grouped calls with it above a quarter of a row a group take the tiled wgmma
+ * path, k3_gemm.cu grouped_gemv_mode()); --only gemv's rows keep the gemv without it. */
+bool g_decode_wg = false;
 
 /* The gemv's second protocol (decode rows): `launch` back to back over its R routings (R
  * distinct sets of touched experts' weights and of activations; each set's weights alone are
@@ -1507,7 +1511,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 	 * other paths, ignore it). Decode rows too when the wgmma path is asked for (--only moe_decode's
 	 * `bf16wg_*`, K3_GEMM_GROUPED_GEMV=0): the layer gives the layout at every size. */
 	const char *ggv = getenv("K3_GEMM_GROUPED_GEMV");
-	if (w.dt == K3_W_MXFP4 && !a8 && (!decode || (ggv && !strcmp(ggv, "0"))))
+	if (w.dt == K3_W_MXFP4 && !a8 && (!decode || g_decode_wg || (ggv && !strcmp(ggv, "0"))))
 		w.wg_layout();
 	w.into(a);
 	if (a8)
@@ -1866,6 +1870,7 @@ void expert_point_e4m3(const options &o, experts &w, int T, bool glu, bool decod
  * back to back, then in the other order. Needs the wgmma kernel (the FP8-word layout's kernel). */
 void bench_moe_decode(const options &o)
 {
+	g_decode_wg = true;
 	for (int glu = 1; glu >= 0; glu--) {
 		experts w(K3_EXPERTS, glu ? 2 * K3_EXPERT_INTER : K3_LATENT, glu ? K3_LATENT : K3_EXPERT_INTER, K3_W_MXFP4);
 		for (int B : o.quick ? std::vector<int>{ 1, 64 } : std::vector<int>{ 1, 16, 64, 256 })
@@ -1966,6 +1971,7 @@ void bench_moe_prefill(const options &o)
 
 void bench_moe(const options &o)
 {
+	g_decode_wg = true;
 	for (int dti = 0; dti < 2; dti++) {
 		const enum k3_wdtype dt = dti ? K3_W_BF16 : K3_W_MXFP4;
 		if (dt == K3_W_BF16 && o.quick)
@@ -2036,6 +2042,7 @@ std::vector<int> token_sizes(const options &o)
  * trace at B = 1 (gemv_trace()). */
 void bench_gemv(const options &o)
 {
+	g_decode_wg = false; /* the gemv's own rows: no tile layout (the gemv whatever the rows) */
 	const bool bulk = getenv("K3_BENCH_GEMV_BULK") != nullptr, all = getenv("K3_BENCH_GEMV_ALL") != nullptr;
 	const char *only_glu = getenv("K3_BENCH_GEMV_GLU"); /* 1: w13 alone, 0: w2 alone (profiles) */
 	for (int glu = 1; glu >= 0; glu--) {

@@ -2194,15 +2194,22 @@ bool gemv_e4m3_on()
 	return e && !strcmp(e, "1");
 }
 
-/* Grouped BF16-activation calls under K3_GEMM_AUTO take the gemv at up to 16 rows a group on
- * average, unless K3_GEMM_GROUPED_GEMV=0 (read per call): the tiled path at every size, a
- * measurement of the decode step with the wgmma kernel instead (round 06c call 7, H100: the
- * slice's BF16 decode steps within 2 % of the gemv's, B = 1 the gemv 1-2 % faster, B = 16 the
- * wgmma path 1-3 %, B = 64 equal; no default changed). */
-bool grouped_gemv_on()
+/* Grouped BF16-activation calls under K3_GEMM_AUTO: the gemv at up to 16 rows a group on average,
+ * except where the wgmma tile layout is given (w_wg), the wgmma kernel runs here and there are
+ * more than a quarter of a row a group (GROUPED_GEMV_TILED_DIV): then the tiled wgmma path.
+ * K3_GEMM_GROUPED_GEMV (read per call): 0 the tiled path at every size, 1 the gemv up to 16 rows a
+ * group whatever the layout (the rule before 2026-12-06). Measured on an H100 (round 06c,
+ * bench/results/k3-kernels-h100-2026-12-06c/): the K3 slice's BF16 decode steps with the tiled
+ * path (K3_GEMM_GROUPED_GEMV=0) against the gemv, eager: B = 256 (4.6 rows a group) 34.6 against
+ * 40.6-40.8 ms (-15 %), B = 64 (1.14) 20.3 against 20.3-21.1, B = 16 (0.29) 8.95-8.97 against
+ * 9.04-9.07 (-1 %), B = 1 (0.018) 2.95-2.98 against 2.91-2.93 (+1-2 %: the gemv there is a
+ * programmatic dependent launch); k3-bench single launches with the layout, B = 256: w13 3.85
+ * against 4.69 ms, w2 2.03 against 2.40. */
+constexpr int64_t GROUPED_GEMV_TILED_DIV = 4;
+int grouped_gemv_mode()
 {
 	const char *e = getenv("K3_GEMM_GROUPED_GEMV");
-	return !(e && !strcmp(e, "0"));
+	return e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : 2;
 }
 
 int resolve_path(const struct k3_gemm_args *a)
@@ -2234,7 +2241,16 @@ int resolve_path(const struct k3_gemm_args *a)
 		return -EINVAL;
 	int path = a->path;
 	if (path == K3_GEMM_AUTO) {
-		const bool gemv = a->n_groups == 0 ? dense_gemv(a) : a->rows <= (int64_t)16 * a->n_groups && grouped_gemv_on();
+		bool gemv = a->n_groups == 0 ? dense_gemv(a) : a->rows <= (int64_t)16 * a->n_groups;
+		if (gemv && a->n_groups > 0) {
+			const int mode = grouped_gemv_mode();
+			if (mode == 0)
+				gemv = false;
+			else if (mode == 2 && a->w_wg && a->w_dtype == K3_W_MXFP4 &&
+				 a->rows * GROUPED_GEMV_TILED_DIV > (int64_t)a->n_groups && !tiled_mma_forced() &&
+				 k3gemm::wg_supported(a))
+				gemv = false;
+		}
 		path = gemv ? K3_GEMM_GEMV : K3_GEMM_TILED;
 	}
 	switch (path) {

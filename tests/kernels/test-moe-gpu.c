@@ -787,17 +787,29 @@ static void test_gemm_grouped_gemv(void **unused)
 	const struct gemm_case c = { .N = 384, .K = 640, .n_groups = 9, .counts = few, .a_rows = 5, .dt = K3_W_MXFP4,
 				     .path = K3_GEMM_AUTO };
 	run_all_epilogues(&c);
-	/* K3_GEMM_GROUPED_GEMV=0: AUTO takes the tiled path at these rows too */
+	/* The rule (2026-12-06): without the tile layout the gemv up to 16 rows a group; with it (w_wg)
+	 * the tiled wgmma path above a quarter of a row a group where wgmma runs; K3_GEMM_GROUPED_GEMV=0
+	 * the tiled path at every size, =1 the gemv whatever the layout. */
+	struct wmat w = wmat_rand(9, 384, 640, K3_W_MXFP4, 0.1);
 	struct k3_gemm_args a = { .rows = 9, .N = 384, .K = 640, .n_groups = 9, .w_dtype = K3_W_MXFP4,
 				  .epi = K3_EPI_BF16, .path = K3_GEMM_AUTO };
 	assert_int_equal(k3_gemm_path_for(&a), K3_GEMM_GEMV);
+	wmat_into(&w, &a); /* w_wg given where the layout was made */
+	const int wg = wgmma_expected() && w.packedwg ? K3_GEMM_TILED_WGMMA : K3_GEMM_GEMV;
+	assert_int_equal(k3_gemm_path_for(&a), wg);
+	struct k3_gemm_args b = a;
+	b.rows = 2; /* a quarter of a row a group or less: the gemv */
+	assert_int_equal(k3_gemm_path_for(&b), K3_GEMM_GEMV);
+	setenv("K3_GEMM_GROUPED_GEMV", "1", 1);
+	assert_int_equal(k3_gemm_path_for(&a), K3_GEMM_GEMV);
 	setenv("K3_GEMM_GROUPED_GEMV", "0", 1);
-	const int p = k3_gemm_path_for(&a);
+	b = a, b.w_wg = NULL;
+	const int p = k3_gemm_path_for(&b);
 	assert_true(p == K3_GEMM_TILED_WGMMA || p == K3_GEMM_TILED_MMA);
-	struct wmat w = wmat_rand(9, 384, 640, K3_W_MXFP4, 0.1);
 	run_gemm_path(&c, K3_EPI_GLU, &w, K3_GEMM_AUTO);
-	wmat_release(&w);
 	unsetenv("K3_GEMM_GROUPED_GEMV");
+	run_gemm_path(&c, K3_EPI_GLU, &w, K3_GEMM_AUTO); /* the default: 12 rows in 9 groups, tiled with w_wg */
+	wmat_release(&w);
 }
 
 /* wide2rp (the tile layout, w_wg) at one of K3's expert shapes: the groups `few` (<= 128 rows a
