@@ -7,10 +7,13 @@
 #   slice  the BF16 slice, prefill 4K, 16K, decode B = 1, 16, 64, 256 at C = 8K: the new default (n, n2)
 #          alternating with the rule before (K3_GEMM_GROUPED_GEMV=1: o, o2); each run in one RUN.tar.xz
 #          (pack: k3-slice, k3sim, libk3capture.so)
+#   moebench  k3-bench --only moe under capture (k3-moe.db.xz, k3-moe.csv / .txt): the grouped rows at
+#          decode sizes on the new path, for validate-slice.py --extra-bench (pack: k3-bench, k3sim,
+#          libk3capture.so)
 # From the repository root:  PACK=.gpu/<tag> PHASE="tests slice" OUT=$OUT bash kernels/calls/k3-2026-12-06g.sh
 set -u
 PACK=${PACK:?PACK: the staged folder}
-PHASE=${PHASE:?PHASE: tests and / or slice}
+PHASE=${PHASE:?PHASE: tests, slice and / or moebench}
 . "$(dirname "$0")/device-env.sh" || exit 2
 call_begin || exit 2
 for ph in $PHASE; do
@@ -31,7 +34,15 @@ slice)
     [ -d "$OUT/$r" ] && tar cJf "$OUT/$r.tar.xz" -C "$OUT" "$r" && rm -rf "${OUT:?}/$r"
   done
   ;;
-*) echo "PHASE=$ph: tests or slice"; exit 2 ;;
+moebench) # k3-bench --only moe under capture (its MXFP4 decode rows given the tile layout, as the
+  # layer gives it: the fit's grouped rows at decode sizes on the path the slice now runs), for
+  # validate-slice.py --extra-bench                        (pack: k3-bench, k3sim, libk3capture.so)
+  capped 300 "k3-bench moe under capture" "$B/cli/k3sim" trace capture -o "$OUT/k3-moe.db" --force -- \
+    "$B/kernels/k3-bench" --require-wgmma --only moe -o "$OUT/k3-moe.csv" > "$OUT/k3-moe.txt" 2>&1
+  tail -n 3 "$OUT/k3-moe.txt"
+  xz -T0 -f "$OUT/k3-moe.db"
+  ;;
+*) echo "PHASE=$ph: tests, slice or moebench"; exit 2 ;;
 esac
 done
 call_end
