@@ -1171,6 +1171,10 @@ static void test_layer_decode(void **unused)
 	(void)unused;
 	run_layer(4, K3_W_MXFP4, K3_GEMM_AUTO);
 	run_layer(1, K3_W_BF16, K3_GEMM_AUTO);
+	/* with the tile layout (as the slice gives it): at 1 row a group the tiled wgmma path where it
+	 * runs (k3_gemm.cu grouped_gemv_mode(), 2026-12-06), at 0.25 the gemv */
+	run_layer_wg(16, K3_W_MXFP4, K3_GEMM_AUTO, true);
+	run_layer_wg(4, K3_W_MXFP4, K3_GEMM_AUTO, true);
 }
 
 static void test_layer_prefill(void **unused)
