@@ -75,7 +75,9 @@ extern "C" {
 #endif
 
 enum k3_gemm_path {
-	K3_GEMM_AUTO = 0,        /* gemv for dense rows <= 8 (<= 16 where N is narrow, k3_gemm.cu dense_gemv) or grouped rows <= 16 per group on average */
+	K3_GEMM_AUTO = 0,        /* gemv for dense rows <= 8 (<= 16 where N is narrow, k3_gemm.cu dense_gemv) or grouped rows <= 16 per group on average;
+				    grouped MXFP4 with the tile layout (w_wg) where wgmma runs: the gemv only at <= a quarter of a row a group
+				    (k3_gemm.cu grouped_gemv_mode(); K3_GEMM_GROUPED_GEMV=1 the rule before, =0 never the gemv) */
 	K3_GEMM_TILED = 1,       /* wgmma where available, else mma.sync */
 	K3_GEMM_GEMV = 2,
 	K3_GEMM_TILED_MMA = 3,   /* the mma.sync tiled kernel */
