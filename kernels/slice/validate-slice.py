@@ -262,7 +262,9 @@ def rule_applies(spec):
 # The MXFP4 grouped kernel's chunks (kernels/moe/k3_gemm_wg.cu, the default `wide2ra`: an expert's
 # rows in chunks of up to 160, or of up to 128 where the touched experts average at most 128 rows;
 # each chunk expands the expert's weights again; kernels/moe/k3_gemm.cu: at most 16 rows a touched
-# expert on average run the gemv instead), as preset keys (hw/hw.h: grouped_fp4_*).
+# expert on average run the gemv instead; since 2026-12-06, where the tile layout is given as the
+# slice gives it, only up to a quarter of a row a group: slices from round 06c call 10 on want
+# --fp4-gemv-rows 1), as preset keys (hw/hw.h: grouped_fp4_*).
 # The kernels' rule for the serial recurrence two chunks a step (kernels/kda/kda_prefill.cu
 # PAIRR_MAX_PAIRS, 2026-12-05), as a preset key (hw/hw.h: kda_pair_*; --kda-pair-rule on).
 KDA_PAIR_RULE = {"kda_pair_max_pairs": 96}
