@@ -72,6 +72,18 @@ slice_runs() {
   done
 }
 
+# Each named run's folder $OUT/RUN as one $OUT/RUN.tar.xz (a call returns 8 files at most), the
+# folder removed once packed; runs that did not run are skipped:   slice_pack a b c
+slice_pack() {
+  local r
+  for r in "$@"; do
+    if [ -d "$OUT/$r" ]; then
+      tar cJf "$OUT/$r.tar.xz" -C "$OUT" "$r" && rm -rf "${OUT:?}/$r"
+    fi
+  done
+  return 0
+}
+
 # The frame of a call script (kernels/calls/k3-2026-12-06c.sh and later): after PACK and PHASE
 # are checked, `call_begin` sets B (the pack's build), OUT (default ./k3-out), LIMIT (default 300
 # s), M ($OUT/misc) and t0, and runs device_env into $OUT/env.txt and $M/smi.csv; `call_end` stops

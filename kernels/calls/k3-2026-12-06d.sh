@@ -43,9 +43,7 @@ decode)
   ;;
 slice)
   slice_runs a:e4m3 c:bf16 b:e4m3
-  for r in a b c; do
-    [ -d "$OUT/$r" ] && tar cJf "$OUT/$r.tar.xz" -C "$OUT" "$r" && rm -rf "${OUT:?}/$r"
-  done
+  slice_pack a b c
   ;;
 *) echo "PHASE=$ph: tests, memcheck, decode or slice"; exit 2 ;;
 esac

@@ -24,9 +24,7 @@ slice)
   slice_runs c2:bf16
   K3_GEMM_GROUPED_GEMV=0 slice_runs t2:bf16
   slice_runs a:e4m3
-  for r in c t c2 t2 a; do
-    [ -d "$OUT/$r" ] && tar cJf "$OUT/$r.tar.xz" -C "$OUT" "$r" && rm -rf "${OUT:?}/$r"
-  done
+  slice_pack c t c2 t2 a
   ;;
 *) echo "PHASE=$ph: tests or slice"; exit 2 ;;
 esac

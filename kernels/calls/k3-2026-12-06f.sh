@@ -27,9 +27,7 @@ slice)
   K3_GEMM_GROUPED_GEMV=0 slice_runs t:bf16
   slice_runs c2:bf16
   K3_GEMM_GROUPED_GEMV=0 slice_runs t2:bf16
-  for r in c t c2 t2; do
-    [ -d "$OUT/$r" ] && tar cJf "$OUT/$r.tar.xz" -C "$OUT" "$r" && rm -rf "${OUT:?}/$r"
-  done
+  slice_pack c t c2 t2
   ;;
 *) echo "PHASE=$ph: decode or slice"; exit 2 ;;
 esac

@@ -30,9 +30,7 @@ slice)
   K3_GEMM_GROUPED_GEMV=1 slice_runs o:bf16
   slice_runs n2:bf16
   K3_GEMM_GROUPED_GEMV=1 slice_runs o2:bf16
-  for r in n o n2 o2; do
-    [ -d "$OUT/$r" ] && tar cJf "$OUT/$r.tar.xz" -C "$OUT" "$r" && rm -rf "${OUT:?}/$r"
-  done
+  slice_pack n o n2 o2
   ;;
 moebench) # k3-bench --only moe under capture (its MXFP4 decode rows given the tile layout, as the
   # layer gives it: the fit's grouped rows at decode sizes on the path the slice now runs), for
