@@ -20,7 +20,7 @@ Also the measured composition itself: the sum of each step's op ranges (kernel t
 NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps and what runs
 outside the ranges).
 
-usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB.xz]... [--old-ctx]
+usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB.xz]... [--moe-bench DB.xz] [--old-ctx]
                          [--chunked-prefill] [--k3sim PATH] [--scenario YAML] [--expert-cv measured|uniform|off]
                          [--clock boost|sustained|power|measured] [--measured-laws on|off]
                          [--base-hw NAME] [--keep DIR] [-o REPORT.md]
@@ -32,7 +32,12 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               another call's results instead: the slice then validates a fit on another run (held
               out by run, as issue 17 asks; both calls of the same build)
   --extra-bench  another bench capture (xz), e.g. a call's `k3-bench --only mla_prefill`, fitted
-              with the first as a run of its own (repeatable): kernels the first bench predates
+              with the first as a run of its own (repeatable): kernels the first bench predates;
+              cleaned as the first is (cuBLAS reference ranges and BF16-weight experts dropped)
+  --moe-bench  a bench capture (xz) of the routed experts (`k3-bench --only moe`) from a build
+              whose expert kernels differ from the first bench's (another decode rule): the
+              MXFP4 grouped GEMM ranges come from it alone, the first bench's (and the extras')
+              are dropped, so that no point is a median over two code paths
   --old-ctx   the captures predate the attention ops' ctx fix (2026-12-01, third round: ctx was
               the length with the t new tokens): rewrite their ctx to the cached tokens first
   --chunked-prefill  predict prefill as the reports before round 7 did: the scenario's prompt
@@ -160,6 +165,30 @@ def drop_bf16_experts(db):
     n = c.execute("DELETE FROM NVTX_EVENTS WHERE text LIKE '%op=grouped_gemm %' AND text LIKE '% groups=896 %' "
                   "AND text LIKE '%w_dtype=bf16%'").rowcount
     c.commit()
+    c.close()
+    return n
+
+
+FP4_EXPERTS = "text LIKE '%op=grouped_gemm %' AND text LIKE '%w_dtype=mxfp4%'"
+
+
+def drop_fp4_experts(db):
+    """--moe-bench: the MXFP4 routed-expert ranges of a bench whose expert kernels are another
+    build's (the 2026-12-06 BF16 decode rule: tiled wgmma above a quarter of a row a group, where
+    round 05r's benches ran the gemv up to 16 rows) are dropped, the --moe-bench capture's taken
+    instead. Returns the count."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    n = c.execute("DELETE FROM NVTX_EVENTS WHERE " + FP4_EXPERTS).rowcount
+    c.commit()
+    c.close()
+    return n
+
+
+def count_fp4_experts(db):
+    import sqlite3
+    c = sqlite3.connect(db)
+    n = c.execute("SELECT count(*) FROM NVTX_EVENTS WHERE " + FP4_EXPERTS).fetchone()[0]
     c.close()
     return n
 
@@ -589,6 +618,7 @@ def main():
     ap.add_argument("--results", default="bench/results/k3-kernels-h200-2026-12-01")
     ap.add_argument("--bench-results", default=None)
     ap.add_argument("--extra-bench", action="append", default=[])
+    ap.add_argument("--moe-bench", default=None)
     ap.add_argument("--old-ctx", action="store_true")
     ap.add_argument("--chunked-prefill", action="store_true")
     ap.add_argument("--k3sim", default="build/cli/k3sim")
@@ -622,12 +652,13 @@ def main():
     for d, f in ((a.results, "k3-slice.db.xz"), (a.results, "k3-slice.csv"), (bench_dir, "k3-h200.db.xz")):
         if not os.path.isfile(os.path.join(d, f)):
             die("%s: no %s" % (d, f))
-    for f in a.extra_bench:
+    for f in a.extra_bench + ([a.moe_bench] if a.moe_bench else []):
         if not os.path.isfile(f):
             die("%s: no such file" % f)
     slicelib.refuse_input_as_output(a.output, [os.path.join(a.results, f) for f in
                                                ("k3-slice.db.xz", "k3-slice.csv", "k3-slice.txt")] +
-                                    [os.path.join(bench_dir, "k3-h200.db.xz")] + a.extra_bench + a.kda_bench, die)
+                                    [os.path.join(bench_dir, "k3-h200.db.xz")] + a.extra_bench + a.kda_bench +
+                                    ([a.moe_bench] if a.moe_bench else []), die)
     if not os.access(a.k3sim, os.X_OK):
         die("%s: not an executable (build k3sim first)" % a.k3sim)
     work = a.keep or tempfile.mkdtemp(prefix="k3slice-")
@@ -644,6 +675,8 @@ def main():
         rewrite_old_ctx(slice_db)
         rewrite_old_ctx(bench_db)
     renamed = rewrite_old_elementwise(slice_db) + rewrite_old_elementwise(bench_db)
+    for db in extra_dbs:
+        renamed += rewrite_old_elementwise(db)
 
     # 0. Which path the slice's KDA prefill took: the kernels of its kda_chunk ranges side by side
     #    (overlapped) or one after the other; the rule's shapes only may overlap.
@@ -694,6 +727,21 @@ def main():
     #    reference timings taken out).
     dropped = drop_foreign_ranges(bench_db)
     dropped_bf16 = drop_bf16_experts(bench_db)
+    for db in extra_dbs:
+        dropped += drop_foreign_ranges(db)
+        dropped_bf16 += drop_bf16_experts(db)
+    superseded = 0
+    if a.moe_bench:
+        for db in [bench_db] + extra_dbs:
+            superseded += drop_fp4_experts(db)
+        moe_db = os.path.join(work, "moe-bench.db")
+        unxz(a.moe_bench, moe_db)
+        dropped += drop_foreign_ranges(moe_db)
+        dropped_bf16 += drop_bf16_experts(moe_db)
+        kept = count_fp4_experts(moe_db)
+        if not kept:
+            die("%s: no MXFP4 grouped GEMM ranges (`k3sim op=grouped_gemm ... w_dtype=mxfp4`)" % a.moe_bench)
+        extra_dbs.append(moe_db)
     preset = os.path.join(work, "k3-kernels-h200.yaml")
     cal = json.loads(run([a.k3sim, "calibrate", bench_db] + extra_dbs + kda_csvs + ["--hw", base_hw, "-o", preset,
                           "--name", "k3-kernels-h200", "-f", "--json"]))
@@ -974,6 +1022,11 @@ def main():
       "the bench capture that launched cuBLAS kernels (the bench's reference timings) and %d of its "
       "routed experts with BF16 weights (the slice's are MXFP4; the class does not tell them apart) "
       "were dropped before the fit." % (dropped, dropped_bf16))
+    if a.moe_bench:
+        w("")
+        w("The MXFP4 routed experts were fitted on `%s` alone (--moe-bench: a build whose expert kernels "
+          "differ from the bench's); %d of their ranges in the other bench captures were dropped."
+          % (a.moe_bench, superseded))
     if renamed:
         w("")
         w("%d `elementwise` ranges of these captures (taken before AttnRes, routing, the combine and the "
