@@ -744,6 +744,17 @@ static int unmatched(struct ctx *c, const struct act *a, const char *reason, boo
 	return 0;
 }
 
+/* FNV-1a: a sample's kernels_sig sums these over its activities (calib_sample). */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (; s && *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
 static int new_sample(struct ctx *c, int32_t spec, int32_t rule, int32_t *out)
 {
 	struct calib_match *m = c->m;
@@ -779,6 +790,12 @@ static int add_to_sample(struct ctx *c, int32_t i, const struct act *a)
 	}
 	s->activities++;
 	s->sum_ns += a->end - a->start;
+	const char *nm = c->names[a->name].s;
+	s->kernels_sig += name_hash(nm);
+	if (!s->kernel || a->end - a->start > s->kernel_ns) {
+		s->kernel = nm;
+		s->kernel_ns = a->end - a->start;
+	}
 	if (a->start < s->start_ns)
 		s->start_ns = a->start;
 	if (a->end > s->end_ns)

@@ -95,6 +95,11 @@ struct calib_sample {
 	double power_w;     /* the board power it recorded (K3SIM_GPU_METRICS powerW), likewise (the
 			     * readings with a power; W); 0 without */
 	int32_t power_readings; /* the readings with a power inside [start_ns, end_ns] */
+	/* Which code ran: the sum (mod 2^64) of its activities' name hashes (FNV-1a; 0: none), and
+	 * the name of its longest activity (in calib_match.arena), with that activity's duration. */
+	uint64_t kernels_sig;
+	const char *kernel;
+	int64_t kernel_ns;
 };
 
 /* Activities left unmatched (or skipped by a rule), grouped by name and reason. */

@@ -531,6 +531,45 @@ static int add_instances(struct calib_points *pts, const struct calib_match *m, 
 	return rc;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A point's code (calib_point.kernels_sig, .kernel): the signature most of its n samples idx[]
+ * have (the smallest of a tie), and the longest kernel of the first sample with it. tmp: n free
+ * slots. 0, or -ENOMEM. */
+static int point_kernels(struct calib_points *pts, struct calib_point *p, const struct calib_match *m,
+			 const size_t *idx, size_t n, uint64_t *tmp)
+{
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = m->samples[idx[i]].kernels_sig;
+	qsort(tmp, n, sizeof *tmp, cmp_u64);
+	uint64_t best = 0;
+	size_t best_n = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && tmp[j] == tmp[i])
+			j++;
+		if (j - i > best_n) {
+			best_n = j - i;
+			best = tmp[i];
+		}
+		i = j;
+	}
+	p->kernels_sig = best;
+	for (size_t i = 0; i < n; i++) {
+		const struct calib_sample *x = &m->samples[idx[i]];
+		if (x->kernels_sig == best && x->kernel) {
+			if (!(p->kernel = arena_strndup(&pts->arena, x->kernel, strlen(x->kernel))))
+				return -ENOMEM;
+			break;
+		}
+	}
+	return 0;
+}
+
 int calib_points_add_match(struct calib_points *pts, const struct calib_match *m, const char *source,
                            struct err *e)
 {
@@ -553,8 +592,9 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 	int64_t *ns = malloc((m->n_samples ? m->n_samples : 1) * sizeof *ns);
 	size_t *fill = calloc(m->n_specs + 1, sizeof *fill);
 	double *power_hz = pts->power_hw ? malloc((m->n_samples ? m->n_samples : 1) * sizeof *power_hz) : NULL;
+	uint64_t *sig = malloc((m->n_samples ? m->n_samples : 1) * sizeof *sig);
 	int rc = 0;
-	if (!start || !idx || !ns || !fill || (pts->power_hw && !power_hz)) {
+	if (!start || !idx || !ns || !fill || !sig || (pts->power_hw && !power_hz)) {
 		err_set(e, source, 0, 0, "out of memory");
 		rc = -ENOMEM;
 		goto out;
@@ -615,8 +655,13 @@ int calib_points_add_match(struct calib_points *pts, const struct calib_match *m
 			pts->p[pts->n - 1].sm_clock_hz =
 			    k % 2 ? (double)v[k / 2] : 0.5 * ((double)v[k / 2 - 1] + (double)v[k / 2]);
 		}
+		if ((rc = point_kernels(pts, &pts->p[pts->n - 1], m, idx + start[s], all, sig)) < 0) {
+			err_set(e, source, 0, 0, "out of memory");
+			goto out;
+		}
 	}
 out:
+	free(sig);
 	free(start);
 	free(idx);
 	free(ns);

@@ -58,6 +58,13 @@ struct calib_point {
 	 * median; merged over runs, the median of the runs' points that have one. 0: not known (a
 	 * CSV, a trace without K3SIM_GPU_METRICS). */
 	double sm_clock_hz;
+	/* The code that ran (calib_sample.kernels_sig): the signature most of its samples have, and
+	 * their longest kernel's name (in the points' arena); 0 / NULL from a CSV. Merged over runs
+	 * (calib_points_by_op): the first run's, and kernel_other the name of a run's that differs
+	 * (NULL: every run ran the same kernels; else the point is a median over two code paths). */
+	uint64_t kernels_sig;
+	const char *kernel, *kernel_other;
+	int32_t kernel_other_run; /* that run, index in calib_points.runs */
 };
 
 /* A run: the sources of one measurement session. info: from its first trace database, or the

@@ -281,6 +281,17 @@ static void merge_op(const struct ref *r, size_t n, double *tmp, double *per_run
 		if (r[a].i < f->i)
 			f = &r[a];
 	*q = *f->p;
+	/* two code paths under one op: a point whose kernels differ from the first's */
+	q->kernel_other = NULL;
+	q->kernel_other_run = -1;
+	for (size_t a = 0; a < n; a++) {
+		const struct calib_point *x = r[a].p;
+		if (x->kernels_sig && q->kernels_sig && x->kernels_sig != q->kernels_sig) {
+			q->kernel_other = x->kernel ? x->kernel : "(unnamed)";
+			q->kernel_other_run = r[a].run;
+			break;
+		}
+	}
 	/* the clock: the median of the points that know theirs (tmp is free again) */
 	size_t k = 0;
 	for (size_t a = 0; a < n; a++)
@@ -364,7 +375,10 @@ int calib_points_by_op(struct calib_points *out, const struct calib_points *in, 
 			continue;
 		struct calib_point *q = &out->p[out->n];
 		*q = merged[slot[i]];
-		if (!(q->spec = arena_strndup(&out->arena, q->spec, strlen(q->spec))))
+		if (!(q->spec = arena_strndup(&out->arena, q->spec, strlen(q->spec))) ||
+		    (q->kernel && !(q->kernel = arena_strndup(&out->arena, q->kernel, strlen(q->kernel)))) ||
+		    (q->kernel_other &&
+		     !(q->kernel_other = arena_strndup(&out->arena, q->kernel_other, strlen(q->kernel_other)))))
 			goto oom;
 		out->n++;
 	}
@@ -379,4 +393,17 @@ out:
 	free(per_run);
 	free(merged);
 	return rc;
+}
+
+size_t calib_points_mixed(const struct calib_points *pts, const struct calib_point **first)
+{
+	size_t n = 0;
+	*first = NULL;
+	for (size_t i = 0; i < pts->n; i++) {
+		if (!pts->p[i].kernel_other)
+			continue;
+		if (!n++)
+			*first = &pts->p[i];
+	}
+	return n;
 }

@@ -63,4 +63,9 @@ int calib_op_cmp(const struct op *a, const struct op *b);
 int calib_points_by_op(struct calib_points *out, const struct calib_points *in, const bool *use_run,
                        struct err *e);
 
+/* The merged points (of calib_points_by_op) whose runs ran different kernels for the op
+ * (calib_point.kernel_other): their count, and the first of them in *first (NULL: none). A
+ * point over two code paths describes neither (a build or a library that picks another kernel). */
+size_t calib_points_mixed(const struct calib_points *pts, const struct calib_point **first);
+
 #endif

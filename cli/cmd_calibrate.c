@@ -29,7 +29,9 @@ static void usage(FILE *out)
 	        "CSVs of measurements (calib-grid's, the KDA bench's).\n\n"
 	        "Runs: each INPUT is a run of its own (a separate device session); --run groups files\n"
 	        "of one session (a capture and its CSV) under a name. A point is one op: the median\n"
-	        "over runs of each run's median, with the run-to-run spread beside it.\n\n"
+	        "over runs of each run's median, with the run-to-run spread beside it. An op whose\n"
+	        "runs ran different kernels (another build, a library picking another kernel) is\n"
+	        "warned about on stderr (JSON: mixed_kernel_ops): its median mixes two code paths.\n\n"
 	        "Protocol: the fit sees training points only; errors are reported on held-out points\n"
 	        "only (GEMM m, KDA decode b and the tokens of attnres, route, combine and short_conv\n"
 	        "not a power of 4, copy sizes not a power of 2, ...). It\n"
@@ -225,6 +227,27 @@ struct run_opts {
 
 static int run(const struct calib_inputs *ins, const struct run_opts *ro, const struct calib_fit_opts *fo_in,
                int argc, char **argv);
+
+/* A kernel's name as a warning shows it: a demangled C++ name without its return type, namespaces
+ * and template or parameter lists ("void (anonymous namespace)::wg_kernel<...>(...)" -> wg_kernel). */
+static const char *kernel_short(const char *name, char *buf, size_t n)
+{
+	if (!name)
+		return "(unnamed)";
+	const char *s = name, *end = name + strlen(name);
+	if (strncmp(s, "void ", 5) == 0)
+		s += 5;
+	for (const char *p = s; *p && *p != '<' && *p != '('; p++)
+		if (p[0] == ':' && p[1] == ':')
+			s = p + 2;
+	if (strncmp(s, "(anonymous namespace)::", 23) == 0)
+		s += 23;
+	const char *e = s;
+	while (e < end && *e != '<' && (*e != '(' || e == s))
+		e++;
+	snprintf(buf, n, "%.*s", (int)(e - s), s);
+	return buf[0] ? buf : name;
+}
 
 int cmd_calibrate(int argc, char **argv)
 {
@@ -464,6 +487,21 @@ static int run(const struct calib_inputs *ins, const struct run_opts *ro, const 
 	have_pts = true;
 	if (rc < 0)
 		goto fail;
+	const struct calib_point *mx;
+	size_t n_mixed = calib_points_mixed(&pts, &mx);
+	if (n_mixed) {
+		char ka[96], kb[96];
+		fprintf(stderr,
+		        "k3sim calibrate: warning: %zu op%s ran different kernels in different runs, e.g. `%s`: "
+		        "%s (%s) against %s (%s); each point is the median over runs, so %s two code paths: "
+		        "calibrate on runs of one build (--exclude the op, or leave a run out)\n",
+		        n_mixed, n_mixed == 1 ? "" : "s", mx->spec, kernel_short(mx->kernel, ka, sizeof ka),
+		        raw.sources[mx->source >= 0 && mx->source < raw.n_sources ? mx->source : 0],
+		        kernel_short(mx->kernel_other, kb, sizeof kb),
+		        mx->kernel_other_run >= 0 && mx->kernel_other_run < raw.n_runs ? raw.runs[mx->kernel_other_run].name
+		                                                                       : "another run",
+		        n_mixed == 1 ? "it mixes" : "they mix");
+	}
 	if (pts.n == 0) {
 		fprintf(stderr, "k3sim calibrate: %s: no measured op to fit\n", inputs);
 		goto out;
@@ -555,6 +593,7 @@ static int run(const struct calib_inputs *ins, const struct run_opts *ro, const 
 		jw_i64(&w, "points", (int64_t)pts.n);
 		jw_i64(&w, "train_points", rep.train_points);
 		jw_i64(&w, "held_out_points", rep.held_out_points);
+		jw_i64(&w, "mixed_kernel_ops", (int64_t)n_mixed);
 		jw_f64(&w, "fit_s", t_fit - t0);
 		jw_f64(&w, "xval_s", t_xval - t_fit);
 		jw_f64(&w, "total_s", t_done - t0);

@@ -116,9 +116,14 @@ static void test_match_fixture(void **state)
 	assert_int_equal(s->gpu_ns, 12000);
 	assert_int_equal(s->activities, 2);
 	assert_int_equal(s->rule, -1);
+	/* the code that ran: its longest kernel, and a signature over all of them */
+	assert_string_equal(s->kernel, "nvjet_sm90_tst_192x192");
+	const uint64_t sig_split = s->kernels_sig;
 	s = sample_of(&m, "gemm m=64 n=7168 k=7168 dtype=bf16", 1);
 	assert_non_null(s);
 	assert_int_equal(s->gpu_ns, 11000);
+	assert_string_equal(s->kernel, "nvjet_sm90_tst_192x192");
+	assert_true(s->kernels_sig != 0 && sig_split != 0 && s->kernels_sig != sig_split);
 	s = sample_of(&m, "gemm m=16 n=576 k=7168 dtype=fp8", 0);
 	assert_non_null(s);
 	assert_int_equal(s->gpu_ns, 7000);

@@ -214,6 +214,68 @@ static void test_merge(void **state)
 /* Leave one run out: run k's times are truth x (1, 1.1, 1.2)[k]. The fold without run 2 sees the
  * median of 1 and 1.1: its floor is 1.05 / 1.2 - 1 = -12.5 % at every point, and the fitted
  * model's error follows it (had it seen run 2: -8.3 %). */
+/* Two runs that ran different kernels for one op (calib_point.kernels_sig, as a trace's samples
+ * give it): the merged point names both, calib_points_mixed counts it; the same kernels, or a run
+ * that does not know its kernels (a CSV: 0), are not mixed. */
+static void test_mixed_kernels(void **state)
+{
+	(void)state;
+	const int n = grid_n();
+	int k[2] = {0, 1};
+	struct calib_inputs in;
+	struct err e = {0};
+	calib_inputs_init(&in);
+	for (int r = 0; r < 2; r++) {
+		char name[32], arg[600];
+		snprintf(name, sizeof name, "mx%d.csv", r);
+		write_run(path(name), 0, n, noisy, &k[r]);
+		snprintf(arg, sizeof arg, "r%d=%s", r, path(name));
+		assert_int_equal(calib_inputs_add_run(&in, arg, &e), 0);
+	}
+	struct calib_points raw, pts;
+	load(&raw, &in);
+	char s0[128], s1[128], s2[128];
+	grid_spec(0, s0, sizeof s0);
+	grid_spec(1, s1, sizeof s1);
+	grid_spec(2, s2, sizeof s2);
+	for (size_t i = 0; i < raw.n; i++) {
+		struct calib_point *q = &raw.p[i];
+		bool r1 = q->run == 1;
+		if (strcmp(q->spec, s0) == 0) {
+			q->kernels_sig = r1 ? 22 : 11;
+			q->kernel = r1 ? "wg_kernel" : "gemv_kernel";
+		} else if (strcmp(q->spec, s1) == 0) {
+			q->kernels_sig = 33;
+			q->kernel = "same_kernel";
+		} else if (strcmp(q->spec, s2) == 0) {
+			q->kernels_sig = r1 ? 44 : 0;
+			q->kernel = r1 ? "known_kernel" : NULL;
+		}
+	}
+	assert_int_equal(calib_points_by_op(&pts, &raw, NULL, &e), 0);
+	assert_int_equal(pts.n, n);
+	assert_string_equal(pts.p[0].spec, s0);
+	assert_string_equal(pts.p[0].kernel, "gemv_kernel");
+	assert_non_null(pts.p[0].kernel_other);
+	assert_string_equal(pts.p[0].kernel_other, "wg_kernel");
+	assert_int_equal(pts.p[0].kernel_other_run, 1);
+	assert_null(pts.p[1].kernel_other);
+	assert_null(pts.p[2].kernel_other);
+	const struct calib_point *first;
+	assert_int_equal(calib_points_mixed(&pts, &first), 1);
+	assert_ptr_equal(first, &pts.p[0]);
+	/* one run alone: nothing mixed */
+	bool use[2] = {true, false};
+	struct calib_points only;
+	assert_int_equal(calib_points_by_op(&only, &raw, use, &e), 0);
+	assert_int_equal(calib_points_mixed(&only, &first), 0);
+	assert_null(first);
+	calib_points_release(&only);
+	calib_points_release(&pts);
+	calib_points_release(&raw);
+	calib_inputs_release(&in);
+}
+
 static void test_leave_one_run_out(void **state)
 {
 	(void)state;
@@ -606,6 +668,7 @@ int main(void)
 	    cmocka_unit_test(test_protocol_series),
 	    cmocka_unit_test(test_bad_inputs),
 	    cmocka_unit_test(test_merge),
+	    cmocka_unit_test(test_mixed_kernels),
 	    cmocka_unit_test(test_leave_one_run_out),
 	    cmocka_unit_test(test_leave_one_shape_out),
 	    cmocka_unit_test(test_report_fields),
