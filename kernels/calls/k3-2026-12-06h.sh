@@ -9,7 +9,8 @@
 #          experts on the 2026-12-06 BF16 decode rule); pack: kernels/k3-bench, kernels/kda-bench,
 #          cli/k3sim, trace/capture/libk3capture.so
 #   slice  the slice under capture on the default grid, prefill T = 4K, 16K, decode B = 1, 16, 64,
-#          256 x C = 8K, 64K, --reps 3: E4M3 expert inputs (a) and BF16 (c), each one RUN.tar.xz;
+#          256 x C = 8K, 64K, --reps 3: E4M3 expert inputs (a) and BF16 (c), each one RUN.tar.xz
+#          (SLICE_GRID, where set, replaces the grid: an H100 leaves out B = 256 at C = 64K);
 #          pack: kernels/k3-slice, cli/k3sim, trace/capture/libk3capture.so
 # From the repository root:  PACK=.gpu/<tag> PHASE=bench OUT=$OUT bash kernels/calls/k3-2026-12-06h.sh
 set -u
@@ -34,7 +35,7 @@ bench)
   grep -E "^== |^prefill.*N=1 |^grouped_gemm +mxfp4_w13" "$OUT/k3-bench.txt" | head -60
   ;;
 slice)
-  export SLICE_GRID="--prefill 4096,16384 --decode 1:8192,16:8192,64:8192,256:8192,1:65536,16:65536,64:65536,256:65536"
+  export SLICE_GRID="${SLICE_GRID:---prefill 4096,16384 --decode 1:8192,16:8192,64:8192,256:8192,1:65536,16:65536,64:65536,256:65536}"
   slice_runs a:e4m3 c:bf16
   slice_pack a c
   ;;
