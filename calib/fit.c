@@ -321,11 +321,6 @@ static void fit_colls(const struct calib_points *pts, struct hw *hw, struct cali
 
 /* ---- tables ---- */
 
-static enum dtype wider(enum dtype a, enum dtype b)
-{
-	return dtype_bytes_per_element(a) >= dtype_bytes_per_element(b) ? a : b;
-}
-
 /* The dtype a class table is keyed by, as sim/cost.c looks it up; any = true for classes without. */
 static enum dtype table_dtype(const struct hw *hw, const struct op *op, bool *any)
 {
@@ -333,7 +328,7 @@ static enum dtype table_dtype(const struct hw *hw, const struct op *op, bool *an
 	switch (op->kind) {
 	case OP_GEMM:
 	case OP_GROUPED_GEMM:
-		return hw_math_dtype(hw, wider(op->w_dtype, op->a_dtype));
+		return sim_gemm_table_dtype(hw, op);
 	case OP_KDA_CHUNK:
 	case OP_KDA_DECODE:
 		return op->s_dtype;

@@ -95,7 +95,14 @@ void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *c
 	case OP_GROUPED_GEMM:
 		*cls = op->kind == OP_GEMM ? HW_CLASS_GEMM : HW_CLASS_GROUPED_GEMM;
 		*size = op->flops;
-		snprintf(label, n, "%s.%s", kind, dtype_name(wider(op->w_dtype, op->a_dtype)));
+		{
+			/* as sim_gemm_table_dtype keys its table: the MXFP4 experts with 16-bit
+			 * activations are a class of their own */
+			enum dtype t = wider(op->w_dtype, op->a_dtype);
+			if (op->kind == OP_GROUPED_GEMM && op->w_dtype == DT_MXFP4 && (t == DT_BF16 || t == DT_FP16))
+				t = DT_MXFP4;
+			snprintf(label, n, "%s.%s", kind, dtype_name(t));
+		}
 		return;
 	case OP_ELEMENTWISE:
 	case OP_ATTNRES:

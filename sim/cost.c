@@ -560,15 +560,30 @@ bool sim_attn_prefill_regime(const struct op *op)
 	}
 }
 
+enum dtype sim_gemm_table_dtype(const struct hw *hw, const struct op *op)
+{
+	enum dtype math = hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype));
+	if (op->kind == OP_GROUPED_GEMM && op->w_dtype == DT_MXFP4 && (math == DT_BF16 || math == DT_FP16))
+		return DT_MXFP4;
+	return math;
+}
+
 /* The calibrated class table of an op (NULL: none), for its math, state or element dtype. */
 static const struct hw_table *op_table(const struct hw *hw, const struct op *op)
 {
 	switch (op->kind) {
 	case OP_GEMM:
 		return hw_table_find(hw, HW_CLASS_GEMM, hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype)));
-	case OP_GROUPED_GEMM:
+	case OP_GROUPED_GEMM: {
+		enum dtype t = sim_gemm_table_dtype(hw, op);
+		if (t == DT_MXFP4) { /* its own table, else the 16-bit one (sim_gemm_table_dtype) */
+			const struct hw_table *tb = hw_table_find(hw, HW_CLASS_GROUPED_GEMM, DT_MXFP4);
+			if (tb && !tb->any_dtype)
+				return tb;
+		}
 		return hw_table_find(hw, HW_CLASS_GROUPED_GEMM,
 				     hw_math_dtype(hw, math_dtype(op->w_dtype, op->a_dtype)));
+	}
 	case OP_ELEMENTWISE:
 		return hw_table_find(hw, HW_CLASS_MEMORY, op->a_dtype);
 	case OP_ATTNRES:

@@ -81,6 +81,14 @@ bool sim_attn_prefill_regime(const struct op *op);
  * Never below mean_rows / chunk_rows or 1; never falls as mean_rows grows at a given cv (a wider
  * spread may give fewer: experts of 211 rows on average in chunks of 160, some then fit in one). */
 double sim_expected_chunks(double mean_rows, double cv, double chunk_rows);
+/* The dtype a GEMM's class table is keyed by (hw.h tables; calib/fit.c fits them so): the math
+ * dtype (the wider operand, as the preset runs it), except a grouped GEMM of MXFP4 weights with
+ * 16-bit activations, keyed mxfp4 (`grouped_gemm.mxfp4`): the in-kernel weight expansion is a
+ * regime of its own, which a table of BF16-weight grouped GEMMs (MLA's per-head products, BF16
+ * experts) must not correct. A preset without an mxfp4 table costs those ops with its 16-bit one
+ * (sim/cost.c op_table), as presets before 2026-12-06 did. */
+enum dtype sim_gemm_table_dtype(const struct hw *hw, const struct op *op);
+
 /* The expected chunks of the MXFP4 grouped kernel an op runs (hw.h grouped_fp4_*, its rows' spread
  * expert_cv); 0 where the preset does not model them or the op is not one (dense, BF16 weights,
  * the gemv regime). */

@@ -5,7 +5,7 @@
  * hand, written as CSV.
  *
  *   k3-bench -o results.csv [--quick] [--reps N]
- *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|moe_decode|route|gemm|gemv|attnres|conv|dsa|wgmma_peak|quant]
+ *            [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|moe_decode|route|gemm|gemv|attnres|conv|dsa|wgmma_peak|quant|mla_uv]
  *            [--require-wgmma] [--warm-l2] [--expert-act bf16|e4m3]
  *
  * --expert-act e4m3 (default bf16: the rows as before, nothing added): the MXFP4 expert rows of
@@ -21,6 +21,9 @@
  * --only moe_decode: the MXFP4 experts at decode sizes with BF16 activations, the layer's E4M3 form
  * (the FP8 wgmma kernel) and that form through the opt-in E4M3 gemv, back to back
  * (bench_moe_decode()).
+ *
+ * --only mla_uv (also in the full run and --only gemm): MLA decode's per-head value up-projection,
+ * the grouped BF16-weight GEMM of 96 heads the slice runs (bench_mla_uv()).
  *
  * --only quant: the layer's E4M3 quantizer of the latent rows at T = 1 .. 16K, its default kernel,
  * the one-pass and the two-pass one back to back (bench_quant()).
@@ -2269,6 +2272,93 @@ void bench_attnres(const options &o)
 		}
 }
 
+/* ---- MLA decode's per-head value up-projection -------------------------------------- */
+
+/* The slice's MLA decode value up-projection with the output gate: a grouped BF16-weight GEMM of
+ * 96 heads (n = 128 values, k = 512 latent), group h holding row t H + h of every token t (read
+ * and written in place through a_index / out_index), as kernels/slice/k3-slice.cu runs it. The
+ * rows m = 96 T at T = 1, 16, 64, 256 (the slice's decode batches) are the held-out points of a
+ * calibration; m = 4^k from 256 to 65536 (uneven heads: h m / 96 rows before head h) its training
+ * points (k3sim calibrate trains GEMMs on m a power of 4). Weights and rows rotate over sets
+ * beyond L2. */
+void bench_mla_uv(const options &o)
+{
+	const int H = 96, N = MLA_V_HEAD, K = MLA_LATENT;
+	std::vector<int64_t> ms = { 96, 1536, 6144, 24576 };
+	if (!o.quick)
+		for (int64_t m = 256; m <= 65536; m *= 4)
+			ms.push_back(m);
+	std::sort(ms.begin(), ms.end());
+	const size_t wset = (size_t)H * N * K * 2;
+	const int Rw = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / wset));
+	uint16_t *W = (uint16_t *)dalloc((size_t)Rw * wset);
+	fill_bf16(W, (size_t)Rw * wset / 2, -0.05f, 0.05f);
+	for (int64_t m : ms) {
+		const int64_t T = (m + H - 1) / H; /* the attention rows: T x H, the last token's partly unused */
+		const size_t aset = (size_t)T * H * K * 2, oset = (size_t)T * H * N * 2;
+		const int R = (int)std::min<size_t>(8, std::max<size_t>(1, ROTATE_BYTES / (aset + 2 * oset)));
+		uint16_t *A = (uint16_t *)dalloc((size_t)R * aset), *G = (uint16_t *)dalloc((size_t)R * oset);
+		uint16_t *out = (uint16_t *)dalloc((size_t)R * oset);
+		fill_bf16(A, (size_t)R * aset / 2, -1, 1);
+		fill_bf16(G, (size_t)R * oset / 2, -1, 1);
+		std::vector<int32_t> off(H + 1), toff(H + 1), touched, idx((size_t)m);
+		int32_t ntiles = 0;
+		for (int h = 0; h <= H; h++) {
+			off[h] = (int32_t)((int64_t)h * m / H);
+			if (h > 0)
+				ntiles += (off[h] - off[h - 1] + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS;
+			toff[h] = h == 0 ? 0 : ntiles;
+		}
+		for (int h = 0; h < H; h++) {
+			if (off[h + 1] > off[h])
+				touched.push_back(h);
+			for (int32_t r = off[h]; r < off[h + 1]; r++)
+				idx[r] = (r - off[h]) * H + h; /* token r - off[h] of head h */
+		}
+		const int n_touched = (int)touched.size();
+		int32_t *d_off = upload(off), *d_toff = upload(toff), *d_touched = upload(touched);
+		int32_t *d_nt = upload(std::vector<int32_t>{ n_touched }), *d_idx = upload(idx);
+		k3_gemm_args a = {};
+		a.rows = m, a.N = N, a.K = K, a.n_groups = H, a.off = d_off, a.tile_off = d_toff;
+		a.touched = d_touched, a.n_touched = d_nt, a.a_index = d_idx, a.out_index = d_idx;
+		a.w_dtype = K3_W_BF16, a.epi = K3_EPI_GATE;
+		size_t ws = 0;
+		KOK(k3_gemm_workspace_bytes(&a, &ws));
+		a.workspace = ws ? dalloc(ws) : nullptr, a.workspace_bytes = ws;
+		auto launch = [&](int i) {
+			k3_gemm_args x = a;
+			x.w = W + (size_t)(i % Rw) * (wset / 2);
+			x.a = A + (size_t)(i % R) * (aset / 2);
+			x.addend = G + (size_t)(i % R) * (oset / 2);
+			x.out = out + (size_t)(i % R) * (oset / 2);
+			KOK(k3_gemm(&x, g_stream));
+		};
+		row r;
+		r.op = "grouped_gemm", r.variant = "mla_uv";
+		snprintf(r.shape, sizeof r.shape, "m=%lld n=%d k=%d groups=%d touched=%d %s", (long long)m, N, K, H,
+			 n_touched, path_name(k3_gemm_path_for(&a)));
+		char spec[160];
+		snprintf(spec, sizeof spec, "k3sim op=grouped_gemm m=%lld n=%d k=%d groups=%d touched=%d dtype=bf16",
+			 (long long)m, N, K, H, n_touched);
+		r.spec = spec, r.reps = o.reps;
+		r.t = time_events(spec, 2, o.reps, launch);
+		const bool small = m <= 24576;
+		r.steady_us = time_steady(small, std::min(R, Rw), small ? std::max(1, 32 / std::min(R, Rw)) : 1, launch);
+		r.steady_kind = small ? "graph" : "loop";
+		r.bytes = (double)n_touched * N * K * 2 + (double)m * K * 2 + 2.0 * m * N * 2;
+		r.flops = 2.0 * m * N * (double)K;
+		csv_row(r);
+		CK(cudaFree(A));
+		CK(cudaFree(G));
+		CK(cudaFree(out));
+		for (int32_t *q : { d_off, d_toff, d_touched, d_nt, d_idx })
+			CK(cudaFree(q));
+		if (a.workspace)
+			CK(cudaFree(a.workspace));
+	}
+	CK(cudaFree(W));
+}
+
 /* ---- KDA prefill ShortConv ------------------------------------------------------- */
 
 /* The prefill ShortConv + SiLU of K3's KDA layers (q | k | v: 3 x 96 x 128 channels, one
@@ -2416,7 +2506,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: %s [-o FILE.csv] [--quick] [--reps N]"
 				" [--only copy|mla|mla_decode|mla_prefill|moe|moe_prefill|moe_decode|route|gemm|gemv|attnres|conv|dsa|"
-				"wgmma_peak|quant]"
+				"wgmma_peak|quant|mla_uv]"
 				" [--require-wgmma] [--warm-l2] [--expert-act bf16|e4m3]\n"
 				"--expert-act e4m3: after each MXFP4 expert row (full run, --only moe, moe_prefill), the GEMM\n"
 				"as the layer runs it with E4M3 expert activations (variants mxfp4f8_*, NVTX 'k3sim op=grouped_gemm\n"
@@ -2432,10 +2522,10 @@ int main(int argc, char **argv)
 	    strcmp(o.only, "mla_prefill") && strcmp(o.only, "moe") && strcmp(o.only, "moe_prefill") &&
 	    strcmp(o.only, "gemm") && strcmp(o.only, "gemv") && strcmp(o.only, "route") && strcmp(o.only, "attnres") &&
 	    strcmp(o.only, "conv") && strcmp(o.only, "dsa") && strcmp(o.only, "wgmma_peak") && strcmp(o.only, "quant") &&
-	    strcmp(o.only, "moe_decode")) {
+	    strcmp(o.only, "moe_decode") && strcmp(o.only, "mla_uv")) {
 		fprintf(stderr,
 			"k3-bench: unknown --only '%s' (copy, mla, mla_decode, mla_prefill, moe, moe_prefill, moe_decode, "
-			"route, gemm, gemv, attnres, conv, dsa, wgmma_peak, quant)\n",
+			"route, gemm, gemv, attnres, conv, dsa, wgmma_peak, quant, mla_uv)\n",
 			o.only);
 		return 2;
 	}
@@ -2507,6 +2597,8 @@ int main(int argc, char **argv)
 		bench_dsa(o);
 	if (want("gemm"))
 		bench_gemm(o);
+	if (want("gemm") || want("mla_uv"))
+		bench_mla_uv(o);
 	if (want("moe"))
 		bench_moe(o);
 	if (o.only && !strcmp(o.only, "moe_prefill"))

@@ -12,6 +12,8 @@
 #          256 x C = 8K, 64K, --reps 3: E4M3 expert inputs (a) and BF16 (c), each one RUN.tar.xz
 #          (SLICE_GRID, where set, replaces the grid: an H100 leaves out B = 256 at C = 64K);
 #          pack: kernels/k3-slice, cli/k3sim, trace/capture/libk3capture.so
+#   slice2 the same, runs b and d (a call later); big: run x, decode B = 256 at C = 64K alone (does it
+#          fit the card?)
 # From the repository root:  PACK=.gpu/<tag> PHASE=bench OUT=$OUT bash kernels/calls/k3-2026-12-06h.sh
 set -u
 PACK=${PACK:?PACK: the staged folder}
@@ -39,7 +41,17 @@ slice)
   slice_runs a:e4m3 c:bf16
   slice_pack a c
   ;;
-*) echo "PHASE=$ph: bench or slice"; exit 2 ;;
+slice2) # the same grid a call later: runs b (E4M3) and d (BF16), held out by call
+  export SLICE_GRID="${SLICE_GRID:---prefill 4096,16384 --decode 1:8192,16:8192,64:8192,256:8192,1:65536,16:65536,64:65536,256:65536}"
+  slice_runs b:e4m3 d:bf16
+  slice_pack b d
+  ;;
+big) # whether decode B = 256 at C = 64K fits the card (run x, BF16, prefill 4K beside it)
+  SLICE_GRID="--prefill 4096 --decode 256:65536" slice_runs x:bf16
+  tail -n 5 "$OUT/x/k3-slice.txt"
+  slice_pack x
+  ;;
+*) echo "PHASE=$ph: bench, slice, slice2 or big"; exit 2 ;;
 esac
 done
 call_end

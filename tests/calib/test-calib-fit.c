@@ -527,6 +527,58 @@ static void test_recovers_fp4_rate(void **state)
 	calib_points_release(&pts);
 }
 
+/* The MXFP4 experts (16-bit activations) and BF16-weight grouped GEMMs are two classes with two
+ * tables (sim_gemm_table_dtype): measured at 0.5 x and 2 x the model, each op is costed by its own
+ * table; a preset without the mxfp4 table costs the MXFP4 experts with the 16-bit one. */
+static void test_mxfp4_table_apart(void **state)
+{
+	(void)state;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	n_specs = 0;
+	for (int64_t m = 16; m <= 262144; m *= 4) {
+		add(&pts, spec("grouped_gemm m=%lld n=6144 k=3584 groups=896 dtype=bf16 w_dtype=mxfp4", (long long)m),
+		    &base, 0.5);
+		add(&pts, spec("grouped_gemm m=%lld n=128 k=512 groups=96 dtype=bf16", (long long)m), &base, 2.0);
+	}
+	assert_string_equal(pts.p[0].label, "grouped_gemm.mxfp4");
+	assert_string_equal(pts.p[1].label, "grouped_gemm.bf16");
+	struct hw fit;
+	struct calib_fit_report rep;
+	struct err e = {0};
+	assert_int_equal(calib_fit(&pts, &base, NULL, &fit, &rep, &e), 0);
+	const struct hw_table *t4 = hw_table_find(&fit, HW_CLASS_GROUPED_GEMM, DT_MXFP4);
+	const struct hw_table *t16 = hw_table_find(&fit, HW_CLASS_GROUPED_GEMM, DT_BF16);
+	assert_non_null(t4);
+	assert_non_null(t16);
+	assert_true(t4 != t16 && t4->dtype == DT_MXFP4 && t16->dtype == DT_BF16);
+	struct op a, b;
+	assert_int_equal(opspec_parse_line("grouped_gemm m=65536 n=6144 k=3584 groups=896 dtype=bf16 w_dtype=mxfp4",
+					   &a, &e), 0);
+	assert_int_equal(opspec_parse_line("grouped_gemm m=65536 n=128 k=512 groups=96 dtype=bf16", &b, &e), 0);
+	struct op_cost c0, ca, cb;
+	sim_op_cost(&base, &a, NULL, &c0);
+	sim_op_cost(&fit, &a, NULL, &ca);
+	if (!(fabs(ca.time_s / c0.time_s - 0.5) < 0.05))
+		fail_msg("mxfp4: %.3f of the model (0.5)", ca.time_s / c0.time_s);
+	sim_op_cost(&base, &b, NULL, &c0);
+	sim_op_cost(&fit, &b, NULL, &cb);
+	if (!(fabs(cb.time_s / c0.time_s - 2.0) < 0.2))
+		fail_msg("bf16: %.3f of the model (2)", cb.time_s / c0.time_s);
+	/* no mxfp4 table: the 16-bit one prices the MXFP4 experts (the presets before the split) */
+	for (int i = 0; i < fit.n_tables; i++)
+		if (fit.tables[i].cls == HW_CLASS_GROUPED_GEMM && fit.tables[i].dtype == DT_MXFP4)
+			fit.tables[i].cls = HW_CLASS_ATTENTION_PREFILL; /* out of the way */
+	sim_op_cost(&fit, &a, NULL, &ca);
+	assert_true(ca.calibrated); /* by the bf16 table (outside its ops' range: extrapolated) */
+	for (int i = 0; i < fit.n_tables; i++)
+		if (fit.tables[i].cls == HW_CLASS_GROUPED_GEMM)
+			fit.tables[i].cls = HW_CLASS_ATTENTION_PREFILL;
+	sim_op_cost(&fit, &a, NULL, &ca);
+	assert_false(ca.calibrated);
+	calib_points_release(&pts);
+}
+
 static void test_nelder_mead(void **state)
 {
 	(void)state;
@@ -819,6 +871,7 @@ int main(void)
 	    cmocka_unit_test(test_recovers_kda_overlap),
 	    cmocka_unit_test(test_recovers_kda_pair),
 	    cmocka_unit_test(test_recovers_fp4_rate),
+	    cmocka_unit_test(test_mxfp4_table_apart),
 	    cmocka_unit_test(test_tables_and_roundtrip),
 	    cmocka_unit_test(test_own_kind_classes),
 	    cmocka_unit_test(test_recovers_collectives),
