@@ -304,7 +304,9 @@ struct hw {
 	double kda_pair_chain_ratio;
 	/* The MXFP4 grouped expert GEMM's chunks (optional; 0: not modeled, the datasheet presets'
 	 * case). Above grouped_fp4_gemv_rows rows a touched expert on average the kernels run the
-	 * tiled grouped GEMM (below, a gemv that streams each weight once): an expert's rows in
+	 * tiled grouped GEMM (below, with 16-bit activations, a gemv that streams each weight once;
+	 * E4M3 activations take the FP8 tiled kernel at every size, the E4M3 gemv being opt-in,
+	 * sim_fp4_gemv()): an expert's rows in
 	 * ceil(rows / chunk) equal chunks, each of which expands the expert's whole MXFP4 weight
 	 * matrix to BF16 again (kernels/moe/k3_gemm_wg.cu: chunks of up to grouped_fp4_chunk_rows,
 	 * or grouped_fp4_small_chunk_rows where the touched experts average at most that many rows;

@@ -63,13 +63,20 @@ double sim_expected_chunks(double mean_rows, double cv, double chunk_rows)
 	return e;
 }
 
+bool sim_fp4_gemv(const struct hw *hw, const struct op *op)
+{
+	return op->kind == OP_GROUPED_GEMM && op->w_dtype == DT_MXFP4 && op->groups_touched >= 1 &&
+	       (op->a_dtype == DT_BF16 || op->a_dtype == DT_FP16) &&
+	       (double)op->m <= (double)hw->grouped_fp4_gemv_rows * (double)op->groups_touched;
+}
+
 double sim_fp4_chunks(const struct hw *hw, const struct op *op)
 {
 	if (op->kind != OP_GROUPED_GEMM || op->w_dtype != DT_MXFP4 || hw->grouped_fp4_chunk_rows < 1 ||
 	    op->groups_touched < 1 || op->m < 1)
 		return 0;
 	double g = op->groups_touched, mean = (double)op->m / g;
-	if (mean <= (double)hw->grouped_fp4_gemv_rows)
+	if (sim_fp4_gemv(hw, op))
 		return 0;
 	const double small = (double)hw->grouped_fp4_small_chunk_rows;
 	if (mean <= small || small < 1)

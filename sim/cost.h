@@ -89,6 +89,10 @@ double sim_expected_chunks(double mean_rows, double cv, double chunk_rows);
  * (sim/cost.c op_table), as presets before 2026-12-06 did. */
 enum dtype sim_gemm_table_dtype(const struct hw *hw, const struct op *op);
 
+/* Whether an op runs as the MXFP4 experts' gemv (hw.h grouped_fp4_gemv_rows): MXFP4 weights, 16-bit
+ * activations, at most that many rows a touched expert on average. */
+bool sim_fp4_gemv(const struct hw *hw, const struct op *op);
+
 /* The expected chunks of the MXFP4 grouped kernel an op runs (hw.h grouped_fp4_*, its rows' spread
  * expert_cv); 0 where the preset does not model them or the op is not one (dense, BF16 weights,
  * the gemv regime). */

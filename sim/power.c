@@ -13,8 +13,7 @@ enum hw_power_class sim_power_class(const struct hw *hw, const struct op *op)
 	case OP_GEMM:
 		return HW_POWER_GEMM;
 	case OP_GROUPED_GEMM:
-		if (op->w_dtype == DT_MXFP4 && op->groups_touched >= 1 &&
-		    (double)op->m <= (double)hw->grouped_fp4_gemv_rows * (double)op->groups_touched)
+		if (sim_fp4_gemv(hw, op))
 			return HW_POWER_GROUPED_GEMV;
 		return HW_POWER_GROUPED_GEMM;
 	case OP_MLA_DECODE:

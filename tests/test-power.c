@@ -344,6 +344,9 @@ static void test_classes(void **state)
 	o.w_dtype = DT_BF16;
 	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_GROUPED_GEMM);
 	o.w_dtype = DT_MXFP4;
+	o.a_dtype = DT_FP8; /* E4M3 rows: the FP8 tiled kernel at every size */
+	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_GROUPED_GEMM);
+	o.a_dtype = DT_BF16;
 	hw.grouped_fp4_gemv_rows = 0; /* the preset has no gemv */
 	assert_int_equal(sim_power_class(&hw, &o), HW_POWER_GROUPED_GEMM);
 	o = (struct op){.kind = OP_MLA_DECODE};

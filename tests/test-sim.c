@@ -432,6 +432,13 @@ static void test_expert_chunks(void **state)
 	ch.grouped_fp4_gemv_rows = 16;
 	assert_true(fp4_grouped_time(&ch, 4096, 0.5, DT_MXFP4) == fp4_grouped_time(&h200, 4096, 0.5, DT_MXFP4));
 	assert_true(fp4_grouped_time(&ch, 65536, 0.2, DT_MXFP4) > fp4_grouped_time(&h200, 65536, 0.2, DT_MXFP4));
+	{ /* E4M3 activations: the FP8 tiled kernel at every size (the E4M3 gemv is opt-in) */
+		struct op f8 = {.kind = OP_GROUPED_GEMM, .m = 4096, .n = 6144, .k = 3584, .groups = 896,
+				.groups_touched = 887, .w_dtype = DT_MXFP4, .a_dtype = DT_BF16};
+		assert_true(sim_fp4_gemv(&ch, &f8) && sim_fp4_chunks(&ch, &f8) == 0);
+		f8.a_dtype = DT_FP8;
+		assert_true(!sim_fp4_gemv(&ch, &f8) && sim_fp4_chunks(&ch, &f8) >= 887);
+	}
 	/* more rows never faster: across the gemv's and the small chunks' thresholds too (896
 	 * experts: 16 and 128 rows an expert at 14336 and 114688 rows) */
 	ch.grouped_fp4_gemv_rows = 16;

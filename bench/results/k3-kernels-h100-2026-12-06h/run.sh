@@ -10,7 +10,7 @@ K3=${1:?usage: run.sh K3SIM}
 R=bench/results/k3-kernels-h100-2026-12-06h
 mkdir -p $R/val8 $R/val16
 COMMON="--base-hw h100 --measured-laws off --kda-pair-rule on"
-CLOCKS="boost measured" VALIDATE_ARGS="--scenario scenarios/k3-slice-fp8.yaml $COMMON --fp4-gemv-rows ${FP8_GEMV_ROWS:-16}" \
+CLOCKS="boost measured" VALIDATE_ARGS="--scenario scenarios/k3-slice-fp8.yaml $COMMON" \
 	sh kernels/slice/validate-pairs.sh "$K3" $R/val8 "ar as br bs" a=$R/a:$R/r/kda-grid.csv b=$R/b:$R/r/kda-grid.csv \
 	r=$R/r:$R/r/kda-grid.csv s=$R/s:$R/s/kda-grid.csv
 CLOCKS="boost measured" VALIDATE_ARGS="--scenario scenarios/k3-slice.yaml $COMMON --fp4-gemv-rows 1" \
