@@ -372,10 +372,12 @@ static double sampled_chunks(double mu, double cv, double c, int n)
 	return sum / n;
 }
 
+static enum dtype fp4_act = DT_BF16; /* the activations of fp4_grouped_time's op */
+
 static double fp4_grouped_time(const struct hw *hw, int64_t rows, double cv, enum dtype w)
 {
 	struct op op = {.kind = OP_GROUPED_GEMM, .m = rows, .n = 4096, .k = 3584, .groups = 896, .groups_touched = 896,
-			.expert_cv = cv, .a_dtype = DT_BF16, .w_dtype = w, .o_dtype = DT_BF16, .layers = 1};
+			.expert_cv = cv, .a_dtype = fp4_act, .w_dtype = w, .o_dtype = DT_BF16, .layers = 1};
 	op_fill(&op);
 	struct op_cost c;
 	sim_op_cost(hw, &op, NULL, &c);
@@ -442,15 +444,20 @@ static void test_expert_chunks(void **state)
 	/* more rows never faster: across the gemv's and the small chunks' thresholds too (896
 	 * experts: 16 and 128 rows an expert at 14336 and 114688 rows) */
 	ch.grouped_fp4_gemv_rows = 16;
-	for (double cv = 0; cv <= 0.6; cv += 0.3) {
-		double last = 0;
-		for (int64_t rows = 16; rows <= 4194304; rows += rows / 64 + 1) {
-			double t = fp4_grouped_time(&ch, rows, cv, DT_MXFP4);
-			if (!(t >= last * (1 - 1e-12)))
-				fail_msg("%lld rows, cv %.1f: %.6g s after %.6g at fewer", (long long)rows, cv, t, last);
-			last = t;
+	for (int act = 0; act < 2; act++) { /* BF16 activations (the gemv below 16 rows), E4M3 (none) */
+		fp4_act = act ? DT_FP8 : DT_BF16;
+		for (double cv = 0; cv <= 0.6; cv += 0.3) {
+			double last = 0;
+			for (int64_t rows = 16; rows <= 4194304; rows += rows / 64 + 1) {
+				double t = fp4_grouped_time(&ch, rows, cv, DT_MXFP4);
+				if (!(t >= last * (1 - 1e-12)))
+					fail_msg("%s, %lld rows, cv %.1f: %.6g s after %.6g at fewer", act ? "fp8" : "bf16",
+						 (long long)rows, cv, t, last);
+				last = t;
+			}
 		}
 	}
+	fp4_act = DT_BF16;
 	ch.grouped_fp4_gemv_rows = 0;
 	const char *const *names = hw_preset_names();
 	for (int i = 0; names[i]; i++) {
