@@ -51,7 +51,14 @@ big) # whether decode B = 256 at C = 64K fits the card (run x, BF16, prefill 4K 
   tail -n 5 "$OUT/x/k3-slice.txt"
   slice_pack x
   ;;
-*) echo "PHASE=$ph: bench, slice, slice2 or big"; exit 2 ;;
+order) # decode B = 1's steps in other orders (is C = 64K's slower m = 1 gemv the context, or what ran
+  # before?): runs o1 (64K, 8K, 64K), o2 (256 at 8K, then 1 at 8K), o3 (1 at 8K, 64K alone), E4M3
+  SLICE_GRID="--prefill 4096 --decode 1:65536,1:8192" slice_runs o1:e4m3
+  SLICE_GRID="--prefill 4096 --decode 256:8192,1:8192" slice_runs o2:e4m3
+  SLICE_GRID="--prefill 4096 --decode 1:8192,1:65536,16:65536" slice_runs o3:e4m3
+  slice_pack o1 o2 o3
+  ;;
+*) echo "PHASE=$ph: bench, slice, slice2, big or order"; exit 2 ;;
 esac
 done
 call_end
