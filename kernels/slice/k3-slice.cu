@@ -33,6 +33,7 @@
  * About 68 GB of weights (4 x 16 GB of MXFP4 experts) plus the caches.
  */
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -869,6 +870,17 @@ void run_phase(const options &o, std::vector<layer_weights> &layers, bool decode
 	step(p, layers, nullptr, &rs);
 	g_noting = false;
 	CK(cudaStreamSynchronize(g_s));
+	if (decode) {
+		/* More untimed steps, 50 ms at least: a decode phase that follows a larger one (the
+		 * grid's B = 1 at C = 64K after B = 256 at C = 8K, whose GBs were just freed) ran its
+		 * first ~15 ms slower on an H100 (the m = 1 gemv 212 us a launch instead of 177; round
+		 * 06h, runs o1-o3: B = 1 at 8K 3.31 ms eager right after B = 256, 2.91-2.94 otherwise). */
+		const auto t0 = std::chrono::steady_clock::now();
+		for (int w = 0; w < 3 || std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50); w++) {
+			step(p, layers, nullptr);
+			CK(cudaStreamSynchronize(g_s));
+		}
+	}
 	g_ranges = true;
 	std::vector<float> total;
 	std::vector<std::vector<float>> part(2 * N_LAYERS);

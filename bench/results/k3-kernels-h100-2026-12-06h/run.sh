@@ -20,3 +20,15 @@ python3 kernels/slice/heldout_summary.py $R/val8 \
 	"Round 06h: the K3 slice with E4M3 expert inputs on an H100 (calls 4, 6) against the same build's benches (calls 8, 17)," > $R/summary-fp8.md
 python3 kernels/slice/heldout_summary.py $R/val16 \
 	"Round 06h: the K3 slice with BF16 expert inputs on an H100 (calls 4, 6) against the same build's benches (calls 8, 17)," > $R/summary-bf16.md
+# Call 21's slices (a2, b2 E4M3; c2, d2 BF16: k3-slice with decode warm-up of >= 3 steps and 50 ms)
+mkdir -p $R/val8w $R/val16w
+CLOCKS="boost measured" VALIDATE_ARGS="--scenario scenarios/k3-slice-fp8.yaml $COMMON" \
+	sh kernels/slice/validate-pairs.sh "$K3" $R/val8w "ar as br bs" a=$R/a2:$R/r/kda-grid.csv b=$R/b2:$R/r/kda-grid.csv \
+	r=$R/r:$R/r/kda-grid.csv s=$R/s:$R/s/kda-grid.csv
+CLOCKS="boost measured" VALIDATE_ARGS="--scenario scenarios/k3-slice.yaml $COMMON --fp4-gemv-rows 1" \
+	sh kernels/slice/validate-pairs.sh "$K3" $R/val16w "cr cs dr ds" c=$R/c2:$R/r/kda-grid.csv d=$R/d2:$R/r/kda-grid.csv \
+	r=$R/r:$R/r/kda-grid.csv s=$R/s:$R/s/kda-grid.csv
+python3 kernels/slice/heldout_summary.py $R/val8w \
+	"Round 06h: the K3 slice with E4M3 expert inputs on an H100 (call 21, the decode warm-up) against the same build's benches (calls 8, 17)," > $R/summary-fp8-call21.md
+python3 kernels/slice/heldout_summary.py $R/val16w \
+	"Round 06h: the K3 slice with BF16 expert inputs on an H100 (call 21, the decode warm-up) against the same build's benches (calls 8, 17)," > $R/summary-bf16-call21.md
