@@ -9,6 +9,20 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 "$GEN" "$T/t.db" 3000 || fail "gen-trace"
 "$K3SIM" trace validate "$T/t.db" --hw h200 > "$T/out" || fail "validate"
+
+# two runs of one grid whose BF16 GEMMs ran another kernel: calibrate warns, naming the op, both
+# kernels and both runs, and counts them; two runs of the same kernels do not
+"$GEN" "$T/t2.db" 3000 || fail "gen-trace t2"
+"$GEN" "$T/tk.db" 3000 "void (anonymous namespace)::wg_kernel<1, 2>(k3gemm::params)" || fail "gen-trace tk"
+"$K3SIM" calibrate "$T/t.db" "$T/t2.db" -o "$T/same.yaml" --json > "$T/same.json" 2> "$T/same.err" ||
+	fail "calibrate, same kernels"
+grep -q "ran different kernels" "$T/same.err" && fail "calibrate warned on runs of the same kernels"
+grep -q '"mixed_kernel_ops": 0' "$T/same.json" || fail "calibrate --json: mixed_kernel_ops not 0"
+"$K3SIM" calibrate "$T/t.db" "$T/tk.db" -o "$T/mixed.yaml" --json > "$T/mixed.json" 2> "$T/mixed.err" ||
+	fail "calibrate, two kernels"
+grep -q "ops ran different kernels in different runs, e.g. .gemm m=[0-9]* n=[0-9]* k=[0-9]* dtype=bf16.: nvjet_sm90_tst_128x128 (.*t.db) against wg_kernel (.*tk.db)" "$T/mixed.err" ||
+	fail "calibrate: no mixed-kernels warning naming the op, both kernels and runs: $(cat "$T/mixed.err")"
+grep -q '"mixed_kernel_ops": [1-9]' "$T/mixed.json" || fail "calibrate --json: mixed_kernel_ops 0 over two kernels"
 grep -q "gemm.bf16" "$T/out" || fail "validate: no gemm.bf16 row"
 grep -q "activities matched no op" "$T/out" || fail "validate: unmatched stray kernels not reported"
 "$K3SIM" trace validate "$T/t.db" -o "$T/rep" --json > "$T/v.json" || fail "validate -o --json"

@@ -1,6 +1,7 @@
-/* calib-gen-trace OUT.db N: a synthetic trace of about N kernels in k3sim op ranges (the GEMM
- * shapes and copy sizes of bench/calib/calib-grid.cu, a few repetitions each, durations from a
- * smooth formula with +-2 % noise) and 1 % of kernels outside any range. For timing
+/* calib-gen-trace OUT.db N [BF16_KERNEL]: a synthetic trace of about N kernels in k3sim op ranges
+ * (the GEMM shapes and copy sizes of bench/calib/calib-grid.cu, a few repetitions each, durations
+ * from a smooth formula with +-2 % noise) and 1 % of kernels outside any range; BF16_KERNEL names
+ * the BF16 GEMMs' kernel (another build's, for calibrate's mixed-kernels warning). For timing
  * `k3sim trace validate` and `k3sim calibrate` on large databases, and for the CLI tests. */
 #include <math.h>
 #include <stdio.h>
@@ -20,10 +21,11 @@ static double noise(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: calib-gen-trace OUT.db N\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: calib-gen-trace OUT.db N [BF16_KERNEL]\n");
 		return 2;
 	}
+	const char *bf16_kernel = argc == 4 ? argv[3] : "nvjet_sm90_tst_128x128";
 	long n = atol(argv[2]);
 	static const long shapes[][2] = {
 	    {36864, 7168}, {4608, 7168},  {12288, 7168}, {7168, 12288}, {7168, 1536}, {96, 7168},
@@ -53,8 +55,7 @@ int main(int argc, char **argv)
 					int64_t dur = (int64_t)(base * 1e9 * noise());
 					if (cfx_range(&f, 1, t, t + 3000, text) < 0 ||
 					    cfx_kernel(&f, 1, t + 100,
-					               d ? "nvjet_sm90_qqtst_128x128"
-					                 : "nvjet_sm90_tst_128x128",
+					               d ? "nvjet_sm90_qqtst_128x128" : bf16_kernel,
 					               g, dur, 132, 1) < 0)
 						return 1;
 					t += 4000;
