@@ -84,6 +84,15 @@ slice_pack() {
   return 0
 }
 
+# The full k3-bench with E4M3 expert rows under capture, into $OUT/k3-h200.db (the bench the
+# k3-kernels presets are fitted on: validate-slice.py --bench-results), its CSV into $M, then the
+# capture's trace summary; compress the database afterwards. Needs B, OUT, M, LIMIT and t0.
+bench_capture() {
+  capped 300 "k3-bench e4m3 under capture" "$B/cli/k3sim" trace capture -o "$OUT/k3-h200.db" --force -- \
+    "$B/kernels/k3-bench" --require-wgmma --expert-act e4m3 -o "$M/k3-bench.csv"
+  "$B/cli/k3sim" trace summary "$OUT/k3-h200.db" --top 25
+}
+
 # The frame of a call script (kernels/calls/k3-2026-12-06c.sh and later): after PACK and PHASE
 # are checked, `call_begin` sets B (the pack's build), OUT (default ./k3-out), LIMIT (default 300
 # s), M ($OUT/misc) and t0, and runs device_env into $OUT/env.txt and $M/smi.csv; `call_end` stops

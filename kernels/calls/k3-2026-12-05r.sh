@@ -50,9 +50,7 @@ bench)
     capped 80 "kda grid" "$B/kernels/kda-bench" --only prefill --prefill-t 1024,4096,16384 --prefill-h 12,24,48,96 \
       --prefill-state fp32,bf16 --prefill-ab "default:;serial:K3_KDA_PREFILL=serial;v3:K3_KDA_INTRA=v3" \
       --prefill-rounds 3 -o "$OUT/kda-grid.csv"
-    capped 300 "k3-bench e4m3 under capture" "$B/cli/k3sim" trace capture -o "$OUT/k3-h200.db" --force -- \
-      "$B/kernels/k3-bench" --require-wgmma --expert-act e4m3 -o "$M/k3-bench.csv"
-    "$B/cli/k3sim" trace summary "$OUT/k3-h200.db" --top 25
+    bench_capture # (as run, these lines inline; device-env.sh's since, the same)
   } > "$OUT/k3-bench.txt" 2>&1
   xz -T0 -f "$OUT/k3-h200.db"
   grep -E "^== |^prefill@" "$OUT/k3-bench.txt" | head -80
