@@ -12,21 +12,28 @@ of (delay, window, rise, fall) for the least rms error of the simulated clock at
 the fine segments; the window limiter without delay (window 100 ms, at once) beside.
 With --eval, no grid: the limiters fitted here (and the window limiter) scored on another run of
 the probe, e.g. `clock-probe OUT 3 --pulse` (a pattern the fit never saw).
-usage: limiter-step-fit.py STEP_DIR [--eval] [-o OUT.md]"""
+--device h100 (2026-12-06): the H100's loads (bench/results/power-h100-2026-12-06/README.md): idle
+129.8 W, the GEMM 1060 W at boost, its rate min(1, f / (0.894 f_boost)), energy as (f / f_boost)^1.07,
+FFMA 412 W at boost; --cand D,W,R,F (ms) adds a limiter to score (repeatable).
+usage: limiter-step-fit.py STEP_DIR [--device h200|h100] [--eval] [--cand D,W,R,F]... [-o OUT.md]"""
 import csv
 import math
 import os
 import sys
 
-FB, LIM, IDLE, FLOOR = 1980.0, 700.0, 121.5, 1395.0
+DEVICES = {  # boost MHz, limit W, idle W, floor MHz, GEMM W at boost, its roofline share b, energy exponent g, FFMA W
+    "h200": (1980.0, 700.0, 121.5, 1395.0, 919.0, 0.9, 0.74, 392.0),
+    "h100": (1980.0, 700.0, 129.8, 1215.0, 1060.0, 0.894, 1.07, 412.0),
+}
+FB, LIM, IDLE, FLOOR, GEMM_W, GEMM_B, GEMM_G, FFMA_W = DEVICES["h200"]
 DT = 0.0005
 
 
 def draw(kind, f):
     if kind == "gemm":
-        return IDLE + (919.0 - IDLE) * min(1.0, f / (0.9 * FB)) * (f / FB) ** 0.74
+        return IDLE + (GEMM_W - IDLE) * min(1.0, f / (GEMM_B * FB)) * (f / FB) ** GEMM_G
     if kind == "ffma":
-        return IDLE + (392.0 - IDLE) * (f / FB) ** 1.74
+        return IDLE + (FFMA_W - IDLE) * (f / FB) ** 1.74
     return IDLE
 
 
@@ -96,6 +103,25 @@ def main():
         i = args.index("-o")
         out = args[i + 1]
         del args[i:i + 2]
+    global FB, LIM, IDLE, FLOOR, GEMM_W, GEMM_B, GEMM_G, FFMA_W
+    device = "h200"
+    if "--device" in args:
+        i = args.index("--device")
+        device = args[i + 1]
+        del args[i:i + 2]
+        if device not in DEVICES:
+            sys.exit("limiter-step-fit.py: --device is one of %s, not '%s'" % (", ".join(DEVICES), device))
+    FB, LIM, IDLE, FLOOR, GEMM_W, GEMM_B, GEMM_G, FFMA_W = DEVICES[device]
+    cands = []
+    while "--cand" in args:
+        i = args.index("--cand")
+        try:
+            cands.append(tuple(float(x) * 1e-3 for x in args[i + 1].split(",")))
+        except (IndexError, ValueError):
+            sys.exit("limiter-step-fit.py: --cand wants D,W,R,F in ms")
+        if len(cands[-1]) != 4:
+            sys.exit("limiter-step-fit.py: --cand wants four numbers D,W,R,F in ms")
+        del args[i:i + 2]
     evaluate = "--eval" in args
     if evaluate:
         args.remove("--eval")
@@ -109,7 +135,7 @@ def main():
                 for fl in (0.002, 0.005, 0.01, 0.02):
                     grid.append((rms(batches, simulate(batches, d, w, r, fl))[0], d, w, r, fl))
     grid.sort()
-    lines = ["<!-- written by bench/power/limiter-step-fit.py %s%s -->" % (args[0], " --eval" if evaluate else ""),
+    lines = ["<!-- written by bench/power/limiter-step-fit.py %s --device %s%s -->" % (args[0], device, " --eval" if evaluate else ""),
              "# The limiter's dynamics %s" % ("scored where they were not fitted" if evaluate else
                                                "fitted on the probe's step response"), "",
              "rms error of the simulated clock at the %d probes of the fine segments (MHz); all %d probes beside."
@@ -124,7 +150,9 @@ def main():
 
     row("window, no delay (h200 before)", 0.0, 0.1, 0, 0)
     row("at once (each moment's own)", 0.0, DT, 0, 0)
-    if evaluate:
+    for c in cands:
+        row("candidate", *c)
+    if evaluate and device == "h200":
         row("delayed, fitted on the step (h200)", 0.025, 0.005, 0.03, 0.005)
         row("delayed, the best at window 20 ms", 0.02, 0.02, 0.03, 0.002)
         row("delayed, the best at window 100 ms", 0.0, 0.1, 0.05, 0.002)
