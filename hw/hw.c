@@ -136,7 +136,7 @@ const char *hw_clock_sel_kind(const struct hw_clock_sel *c)
 
 static const char *const class_names[HW_CLASS_COUNT + 1] = {
 	"gemm", "grouped_gemm", "memory", "kda_chunk", "kda_decode", "attention", "comm", "kda_verify",
-	"attention_prefill", "attnres", "route", "combine", "short_conv", NULL,
+	"attention_prefill", "attnres", "route", "combine", "short_conv", "quant", NULL,
 };
 
 const char *hw_class_name(enum hw_class c)

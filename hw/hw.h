@@ -87,6 +87,7 @@ enum hw_class {
 	HW_CLASS_ROUTE,
 	HW_CLASS_COMBINE,
 	HW_CLASS_SHORT_CONV,
+	HW_CLASS_QUANT,        /* activation quantizer (BF16 -> FP8 rows), keyed by its output dtype */
 	HW_CLASS_COUNT
 };
 

@@ -7,7 +7,7 @@
 static const char *const kind_names[OP_KIND_COUNT] = {
 	"gemm", "grouped_gemm", "elementwise", "kda_chunk", "kda_decode", "mla_prefill",
 	"mla_decode", "dsa_prefill", "dsa_decode", "allreduce", "allgather", "reducescatter",
-	"alltoall", "attnres", "route", "combine", "short_conv",
+	"alltoall", "attnres", "route", "combine", "short_conv", "quant",
 };
 
 const char *op_kind_name(enum op_kind k)
@@ -123,6 +123,12 @@ static int64_t elems(struct op *op, double n)
 
 #define D(x) ((double)(x))
 
+int64_t op_quant_scale_bytes(const struct op *op)
+{
+	int64_t groups = op->k > 0 ? (op->n + op->k - 1) / op->k : 1;
+	return groups * (op->o_dtype == DT_MXFP8 ? 1 : 4);
+}
+
 void op_fill(struct op *op)
 {
 	const double ab = dtype_bytes_per_element(op->a_dtype);
@@ -186,6 +192,15 @@ void op_fill(struct op *op)
 		op->flops = e * (2.0 * D(op->k) + 8.0);
 		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, e));
 		op->bytes_act_out = dtype_bytes(op->o_dtype, elems(op, e));
+		break;
+	}
+	case OP_QUANT: {
+		/* Per row: its amax (per group), the scale, each element scaled and rounded; the BF16
+		 * row in, the FP8 row and its scales out (op_quant_scale_bytes). */
+		double e = D(op->m) * D(op->n);
+		op->flops = 4.0 * e;
+		op->bytes_act_in = dtype_bytes(op->a_dtype, elems(op, e));
+		op->bytes_act_out = elems(op, e + D(op->m) * D(op_quant_scale_bytes(op)));
 		break;
 	}
 	case OP_KDA_CHUNK: {
@@ -327,13 +342,24 @@ static void eltwise(struct builder *b, enum op_role role, int64_t m, int64_t n, 
 
 /* FP8 activations are quantized per token in groups of 128 before each FP8 GEMM that a BF16 op
  * feeds (DeepSeek-V3's 1 x 128 activation tiles; SGLang's per_token_group_quant_fp8): the BF16
- * tensor read, FP8 and one FP32 scale per group written. Where SwiGLU feeds the GEMM the cast is
+ * tensor read, FP8 and one FP32 scale per group written (an OP_QUANT of group 128). Where SwiGLU feeds the GEMM the cast is
  * fused into it (DeepSeek's swiglu_forward_with_weight_and_per_token_cast_to_fp8). */
+/* The quantizer op: m rows of n BF16 elements to FP8, one scale per `group` elements (0: a row). */
+static void quant_op(struct builder *b, enum op_role role, int64_t m, int64_t n, int64_t group)
+{
+	struct op *op = push(b, OP_QUANT, role);
+	op->m = m;
+	op->n = n;
+	op->k = group;
+	op->a_dtype = DT_BF16;
+	op->o_dtype = DT_FP8;
+}
+
 static void quant(struct builder *b, enum op_role role, int64_t m, int64_t n)
 {
 	if (b->p->act != DT_FP8)
 		return;
-	eltwise(b, role, m, n, 1, (1.0 + 4.0 / 128) / 2, 4);
+	quant_op(b, role, m, n, 128);
 }
 
 /* Block AttnRes before a sublayer: RMSNorm of each source, a pseudo-query score, softmax over
@@ -568,8 +594,14 @@ static void moe(struct builder *b)
 	/* FP8 expert inputs from BF16 activations and no dispatch to quantize in (phase.expert_quant_in):
 	 * the quantizer as an op of its own, over the rows the experts read (measured missing from the
 	 * slice's elementwise class, -22 % on an H200: bench/results/k3-kernels-h200-2026-12-05v/) */
-	if (p->expert_quant_in && p->act != DT_FP8)
-		eltwise(b, OP_ROLE_MOE_QUANT_IN, M, L, 1, (1.0 + 4.0 / 128) / 2, 4);
+	if (p->expert_quant_in && p->act != DT_FP8) {
+		/* E4M3 rows with one FP32 scale a row (the slice's k3_gemm_quantize_e4m3_rows), or
+		 * MXFP8 with an E8M0 byte per 32 */
+		bool mx = p->expert_act == DT_MXFP8;
+		quant_op(b, OP_ROLE_MOE_QUANT_IN, M, L, mx ? 32 : 0);
+		op = &b->list->ops[b->list->n - 1];
+		op->o_dtype = mx ? DT_MXFP8 : DT_FP8;
+	}
 
 	op = push(b, OP_ALLTOALL, OP_ROLE_MOE_DISPATCH);
 	op->m = M;

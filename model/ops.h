@@ -35,6 +35,8 @@ enum op_kind {
 	OP_ROUTE,        /* MoE routing: m tokens x n experts, top_k chosen, grouped per expert */
 	OP_COMBINE,      /* weighted sum of top_k expert rows per token (+ RMSNorm): m x n out */
 	OP_SHORT_CONV,   /* causal depthwise conv + SiLU: m tokens x n channels, k taps */
+	OP_QUANT,        /* BF16 -> FP8 row quantizer: m tokens x n width, one scale per k elements
+			  * (k = 0: one FP32 scale a row), o_dtype fp8 (FP32 scales) or mxfp8 (E8M0) */
 	OP_KIND_COUNT
 };
 
@@ -244,8 +246,9 @@ struct op {
 	enum op_sync sync;   /* collective after this op, when sharded */
 
 	/* dims (which ones matter depends on kind) */
-	int64_t m, n, k;     /* GEMM; ELEMENTWISE: m x n elements; ATTNRES, ROUTE, COMBINE, SHORT_CONV:
-			      * m tokens, n dim / experts / width / channels; SHORT_CONV: k taps */
+	int64_t m, n, k;     /* GEMM; ELEMENTWISE: m x n elements; ATTNRES, ROUTE, COMBINE, SHORT_CONV,
+			      * QUANT: m tokens, n dim / experts / width / channels; SHORT_CONV: k taps;
+			      * QUANT: k elements per scale (0: one a row) */
 	int64_t groups;      /* GROUPED_GEMM: experts held; groups_touched: experts that get rows */
 	double groups_touched;
 	double expert_cv;    /* GROUPED_GEMM: the rows per touched expert's coefficient of variation
@@ -298,6 +301,9 @@ enum dtype model_storage_dtype(enum dtype act);
 
 /* FLOPs and bytes of op from its dims and dtypes. */
 void op_fill(struct op *op);
+/* OP_QUANT: the scale bytes of one row: ceil(n / k) scales (one where k is 0), 4 bytes each
+ * (FP32) or 1 for o_dtype mxfp8 (E8M0). */
+int64_t op_quant_scale_bytes(const struct op *op);
 static inline int64_t op_bytes(const struct op *op)
 {
 	return op->bytes_weight + op->bytes_act_in + op->bytes_act_out + op->bytes_kv_read +

@@ -151,10 +151,13 @@ static double gemm_compute_s(const struct hw *hw, const struct op *op, double ra
 	return hw_curve_time_s(&hw->eff_gemm, padded_flops, rate);
 }
 
-/* Activations that fit in half of L2 were just produced by the previous op and stay there. */
+/* Activations that fit in half of L2 were just produced by the previous op and stay there; not a
+ * quantizer's: its input was just written too, but it ran at 55 % of copy bandwidth, never near
+ * L2's (E4M3 rows of 3584 on an H200: 20.3 us at 4096 rows, 79 us at 16384;
+ * bench/results/k3-kernels-h200-2026-12-06h/), so its bytes are HBM's. */
 static bool act_in_l2(const struct hw *hw, const struct op *op, int64_t bytes)
 {
-	return !op->cold && (double)bytes <= 0.5 * (double)hw->l2_bytes;
+	return !op->cold && op->kind != OP_QUANT && (double)bytes <= 0.5 * (double)hw->l2_bytes;
 }
 
 static void memory_split(const struct hw *hw, const struct op *op, double *hbm, double *l2)
@@ -198,6 +201,8 @@ enum hw_class sim_op_class(enum op_kind k)
 		return HW_CLASS_COMBINE;
 	case OP_SHORT_CONV:
 		return HW_CLASS_SHORT_CONV;
+	case OP_QUANT:
+		return HW_CLASS_QUANT;
 	default:
 		return HW_CLASS_MEMORY;
 	}
@@ -305,6 +310,7 @@ static double floor_s(const struct hw *hw, const struct op *op, const struct rat
 	case OP_ROUTE:
 	case OP_COMBINE:
 	case OP_SHORT_CONV:
+	case OP_QUANT:
 		comp = op->flops / (hw->vector_flops_per_s * r->scale);
 		break;
 	case OP_KDA_DECODE:
@@ -334,6 +340,8 @@ static double tokens_per_cta(enum op_kind k)
 		return 1;
 	case OP_ROUTE:
 		return 8;
+	case OP_QUANT: /* a row's amax by one CTA (below 2048 rows) or one warp */
+		return 1;
 	default:
 		return 0;
 	}
@@ -361,6 +369,11 @@ static void token_work(const struct op *op, double *in_b, double *out_b, double 
 		*in_b = k * n * ab + 8.0 * k;
 		*out_b = n * ob;
 		*flops = n * (2.0 * k + 4.0);
+		break;
+	case OP_QUANT:
+		*in_b = n * ab;
+		*out_b = n + (double)op_quant_scale_bytes(op);
+		*flops = 4.0 * n;
 		break;
 	default:
 		break;
@@ -469,6 +482,7 @@ static void physical(const struct hw *hw, const struct op *op, const struct rate
 	case OP_ROUTE:
 	case OP_COMBINE:
 	case OP_SHORT_CONV:
+	case OP_QUANT:
 		row_op_cost(hw, op, r, launch, hbm, l2, &c);
 		break;
 	case OP_KDA_CHUNK: {
@@ -598,6 +612,10 @@ static const struct hw_table *op_table(const struct hw *hw, const struct op *op)
 	case OP_COMBINE:
 	case OP_SHORT_CONV: {
 		const struct hw_table *tb = hw_table_find(hw, sim_op_class(op->kind), op->a_dtype);
+		return tb ? tb : hw_table_find(hw, HW_CLASS_MEMORY, op->a_dtype);
+	}
+	case OP_QUANT: { /* keyed by what it writes (fp8, mxfp8) */
+		const struct hw_table *tb = hw_table_find(hw, HW_CLASS_QUANT, op->o_dtype);
 		return tb ? tb : hw_table_find(hw, HW_CLASS_MEMORY, op->a_dtype);
 	}
 	case OP_KDA_CHUNK:

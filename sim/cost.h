@@ -48,7 +48,8 @@ const char *bound_name(enum bound b);
 enum hw_coll sim_op_coll(enum op_kind k);
 
 /* The calibration class of an op of its own kind (OP_ATTNRES, OP_ROUTE, OP_COMBINE,
- * OP_SHORT_CONV: their table, the memory class's where a preset has none); HW_CLASS_MEMORY for
+ * OP_SHORT_CONV, OP_QUANT: their table, the memory class's where a preset has none; OP_QUANT's
+ * keyed by its output dtype, its bytes all HBM's); HW_CLASS_MEMORY for
  * any other kind. Calibration files measured points under the same class. */
 enum hw_class sim_op_class(enum op_kind k);
 

@@ -78,6 +78,10 @@ static const struct opspec_kind kinds[] = {
 	{"short_conv", OP_SHORT_CONV, "causal depthwise ShortConv + SiLU over tokens x channels",
 	 {{"tokens", NULL, "tokens"}, {"channels", NULL, "channels (KDA: q|k|v)"},
 	  {"taps", "4", "kernel taps"}, {"dtype", "bf16", "element type"}}},
+	{"quant", OP_QUANT, "activation quantizer: BF16 rows to FP8 with per-row or per-group scales",
+	 {{"tokens", NULL, "rows"}, {"width", NULL, "elements per row"},
+	  {"dtype", "fp8", "output: fp8 (E4M3, FP32 scales) or mxfp8 (E8M0 scales)"},
+	  {"group", "", "elements per scale: 0 = one a row (fp8 default), 128 = DeepSeek 1x128, 32 (mxfp8)"}}},
 	{"elementwise", OP_ELEMENTWISE, "memory-bound elementwise op over m x n",
 	 {{"m", NULL, "rows"}, {"n", NULL, "columns"}, {"in", "1", "input tensors"},
 	  {"out", "1", "output tensors"}, {"dtype", "bf16", "element type"}}},
@@ -440,6 +444,29 @@ int opspec_parse(const char *kind, int nargs, const char *const *args, struct op
 		DT("dtype", op.a_dtype);
 		op.o_dtype = op.a_dtype;
 		break;
+	case OP_QUANT: {
+		I64("tokens", op.m);
+		I64("width", op.n);
+		DT("dtype", op.o_dtype);
+		if (op.o_dtype != DT_FP8 && op.o_dtype != DT_MXFP8) {
+			err_set(e, NULL, 0, 0, "quant dtype=%s: expected fp8 or mxfp8 (the output type)",
+				dtype_name(op.o_dtype));
+			return -EINVAL;
+		}
+		op.k = op.o_dtype == DT_MXFP8 ? 32 : 0;
+		I64("group", op.k);
+		if (op.o_dtype == DT_MXFP8 && op.k != 32) {
+			err_set(e, NULL, 0, 0, "quant dtype=mxfp8: group must be 32 (one E8M0 scale per 32 elements), "
+				"got %lld", (long long)op.k);
+			return -EINVAL;
+		}
+		if (op.n < 1 || op.k > op.n) {
+			err_set(e, NULL, 0, 0, "quant: width must be at least 1 and group in 0..width (0: one scale a row)");
+			return -EINVAL;
+		}
+		op.a_dtype = DT_BF16;
+		break;
+	}
 	default:
 		break;
 	}

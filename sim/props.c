@@ -82,14 +82,14 @@ static const char *const state_dt[] = {"fp32", "bf16"};
 static const char *const kv_dt[] = {"bf16", "fp8"};
 
 /* A random op of a random kind, with sizes over the ranges serving K3-class models reach; own:
- * of the kinds added for AttnRes, routing, the combine and the ShortConv (drawn from a stream of
+ * of the kinds added for AttnRes, routing, the combine, the ShortConv and the quantizer (drawn from a stream of
  * their own, so that adding kinds leaves every other kind's draws as they were). */
 static void draw_op(uint64_t *s, struct draw *d, bool own)
 {
 	static const char *const kinds[] = {"gemm", "gemm", "gemm", "grouped_gemm", "kda_chunk", "kda_decode",
 		"mla_prefill", "mla_decode", "dsa_decode", "allreduce", "allgather", "reducescatter", "alltoall",
 		"ep_dispatch", "ep_combine", "copy", "elementwise"};
-	static const char *const own_kinds[] = {"attnres", "route", "combine", "short_conv"};
+	static const char *const own_kinds[] = {"attnres", "route", "combine", "short_conv", "quant"};
 	memset(d, 0, sizeof *d);
 	d->kind = own ? pick(s, own_kinds, (int)(sizeof own_kinds / sizeof *own_kinds))
 		      : pick(s, kinds, (int)(sizeof kinds / sizeof *kinds));
@@ -167,6 +167,15 @@ static void draw_op(uint64_t *s, struct draw *d, bool own)
 		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
 		add_int(d, "channels", logu(s, 8, 65536), 262144);
 		add_int(d, "taps", logu(s, 1, 8), 16);
+	} else if (strcmp(d->kind, "quant") == 0) {
+		static const char *const qdt[] = {"fp8", "fp8", "mxfp8"};
+		static const char *const group[] = {"0", "128"};
+		add_int(d, "tokens", logu(s, 1, 1 << 18), 1 << 20);
+		add_int(d, "width", logu(s, 128, 65536), 262144);
+		const char *dt = pick(s, qdt, 3);
+		add_str(d, "dtype", dt);
+		if (strcmp(dt, "fp8") == 0)
+			add_str(d, "group", pick(s, group, 2));
 	} else { /* collectives */
 		add_int(d, "bytes", logu(s, 1, 4 * G), 16 * G);
 		add_int(d, "ranks", logu(s, 2, 128), 1024);
@@ -281,7 +290,7 @@ static int check_draw(const struct hw *hw, const struct sim_props_opts *o, uint6
 }
 
 /* o->ops draws of the first kinds from s, and beside every fourth one a draw of the op kinds of
- * their own (AttnRes, routing, combine, ShortConv) from a stream of their own. */
+ * their own (AttnRes, routing, combine, ShortConv, quantizer) from a stream of their own. */
 static int check_ops(const struct hw *hw, const struct sim_props_opts *o, uint64_t *s,
 		     struct sim_props_report *r, struct err *e)
 {

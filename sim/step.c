@@ -525,7 +525,7 @@ static int map_ops(const struct scenario *s, const struct model *m, const struct
 		const int64_t tp_split = in_moe ? ms.block_tp : s->tp;
 		switch (o.split) {
 		case SPLIT_TP_N:
-			if (o.kind == OP_GEMM || o.kind == OP_ELEMENTWISE || o.kind == OP_SHORT_CONV)
+			if (o.kind == OP_GEMM || o.kind == OP_ELEMENTWISE || o.kind == OP_SHORT_CONV || o.kind == OP_QUANT)
 				o.n = ceil_div64(o.n, tp_split);
 			else
 				o.h = ceil_div64(o.h, tp_split);

@@ -261,6 +261,9 @@ static void test_prefill_kernels_dsv3(void **state)
 	const int64_t M = 2 * 4096, h = 7168, heads = 128;
 	const struct op *q = find_op(&l, "mla.quant_in");
 	assert_non_null(q);
+	assert_int_equal(q->kind, OP_QUANT); /* the quantizer, an op kind of its own */
+	assert_int_equal(q->k, 128);
+	assert_int_equal(q->o_dtype, DT_FP8);
 	assert_int_equal(q->bytes_act_in, M * h * 2);          /* BF16 read */
 	assert_int_equal(q->bytes_act_out, M * h + M * h / 32); /* FP8 + an FP32 scale per 128 */
 	assert_non_null(find_op(&l, "mla.quant_q_b"));
@@ -270,6 +273,7 @@ static void test_prefill_kernels_dsv3(void **state)
 	assert_int_equal(q->n, heads * 128);
 	assert_non_null(find_op(&l, "moe.quant_in"));
 	assert_non_null(find_op(&l, "ffn.quant_in"));
+	assert_int_equal(find_op(&l, "ffn.quant_in")->kind, OP_QUANT);
 	const struct op *r = find_op(&l, "mla.rope");
 	assert_non_null(r);
 	assert_int_equal(r->n, (heads + 1) * 64);
@@ -293,6 +297,25 @@ static void test_prefill_kernels_dsv3(void **state)
 		if (find_op(&l, absent[i]))
 			fail_msg("%s without FP8 activations or the permute", absent[i]);
 	assert_non_null(find_op(&l, "mla.k_concat"));
+
+	/* BF16 activations, FP8 expert inputs and no dispatch to quantize in: the experts' input
+	 * quantizer of the slice (k3_gemm_quantize_e4m3_rows: E4M3, one FP32 scale a row); MXFP8
+	 * inputs: an E8M0 byte per 32 */
+	p.expert_quant_in = true;
+	assert_int_equal(model_build_ops(&ds, &p, &l), 0);
+	q = find_op(&l, "moe.quant_in");
+	assert_non_null(q);
+	assert_int_equal(q->kind, OP_QUANT);
+	assert_int_equal(q->k, 0);
+	assert_int_equal(q->o_dtype, DT_FP8);
+	assert_int_equal(q->bytes_act_out, M * h + M * 4);
+	p.expert_act = DT_MXFP8;
+	assert_int_equal(model_build_ops(&ds, &p, &l), 0);
+	q = find_op(&l, "moe.quant_in");
+	assert_non_null(q);
+	assert_int_equal(q->k, 32);
+	assert_int_equal(q->o_dtype, DT_MXFP8);
+	assert_int_equal(q->bytes_act_out, M * h + M * h / 32);
 }
 
 /* Expected distinct EP ranks a token reaches, R x (1 - C(E - E/R, k) / C(E, k)), for K3's 896

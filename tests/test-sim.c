@@ -837,6 +837,53 @@ static void test_own_kind_tables(void **state)
 	assert_true(fabs(attn_time(mem, at) / a0 - 2) < 1e-9);
 	assert_true(fabs(attn_time(own, at) / a0 - 4) < 1e-9);
 	assert_true(fabs(attn_time(own, rt) / r0 - 2) < 1e-9); /* no route table: the memory one */
+
+	/* the quantizer: its own table keyed by the output dtype (quant.fp8), else the memory one */
+	const char *qt = "quant tokens=4096 width=3584 dtype=fp8";
+	const char *qm = "quant tokens=4096 width=3584 dtype=mxfp8";
+	const char *qown = "    memory: {model_us: [0.001, 1000000], eff: [0.5, 0.5]}\n"
+			   "    quant.fp8: {model_us: [0.001, 1000000], eff: [0.2, 0.2]}\n";
+	double q0 = attn_time(none, qt), m0 = attn_time(none, qm);
+	assert_true(fabs(attn_time(mem, qt) / q0 - 2) < 1e-9);
+	assert_true(fabs(attn_time(qown, qt) / q0 - 5) < 1e-9);
+	assert_true(fabs(attn_time(qown, qm) / m0 - 2) < 1e-9); /* no quant.mxfp8 table: the memory one */
+}
+
+/* The quantizer's spec: bytes in BF16, FP8 out with its scales (FP32 a row, FP32 a group of 128,
+ * an E8M0 byte a group of 32), and bad values refused. */
+static void test_quant_spec(void **state)
+{
+	(void)state;
+	struct err e;
+	struct op op;
+	assert_int_equal(opspec_parse_line("k3sim op=quant tokens=4096 width=3584 dtype=fp8 group=0", &op, &e), 0);
+	assert_int_equal(op.kind, OP_QUANT);
+	assert_int_equal(op.bytes_act_in, 4096LL * 3584 * 2);
+	assert_int_equal(op.bytes_act_out, 4096LL * 3584 + 4096LL * 4);
+	assert_int_equal(opspec_parse_line("quant tokens=4096 width=3584", &op, &e), 0); /* defaults */
+	assert_int_equal(op.k, 0);
+	assert_int_equal(op.o_dtype, DT_FP8);
+	assert_int_equal(opspec_parse_line("quant tokens=2 width=7168 group=128", &op, &e), 0);
+	assert_int_equal(op.bytes_act_out, 2LL * 7168 + 2LL * 56 * 4);
+	assert_int_equal(opspec_parse_line("quant tokens=2 width=7168 dtype=mxfp8", &op, &e), 0);
+	assert_int_equal(op.k, 32);
+	assert_int_equal(op.bytes_act_out, 2LL * 7168 + 2LL * 224);
+	static const char *const bad[] = {
+	    "quant tokens=2 width=7168 dtype=bf16",          "quant tokens=2 width=7168 dtype=mxfp8 group=128",
+	    "quant tokens=2 width=128 group=256",             "quant tokens=2 width=0",
+	    "quant tokens=2 width=7168 group=-1",             "quant tokens=2",
+	    "quant tokens=2 width=7168 grup=128",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (opspec_parse_line(bad[i], &op, &e) == 0)
+			fail_msg("'%s' parsed", bad[i]);
+	/* its bytes at HBM even where they would fit in L2: never below them at its bandwidth */
+	assert_int_equal(opspec_parse_line("quant tokens=1024 width=3584", &op, &e), 0);
+	assert_true((double)op_bytes(&op) < 0.5 * (double)h200.l2_bytes);
+	struct op_cost c;
+	sim_op_cost(&h200, &op, NULL, &c);
+	assert_true(c.floor_s >= (double)op_bytes(&op) / h200.hbm_bw_bytes_per_s);
+	assert_true(c.time_s >= (double)op_bytes(&op) / h200.hbm_bw_bytes_per_s);
 }
 
 /* AttnRes, routing, combine, ShortConv on the physical model: never faster when a size grows
@@ -847,11 +894,12 @@ static void test_own_kind_tables(void **state)
 static void test_own_kinds_physical(void **state)
 {
 	(void)state;
-	static const char *const kind[] = {"attnres", "route", "combine", "short_conv"};
+	static const char *const kind[] = {"attnres", "route", "combine", "short_conv", "quant", "quant", "quant"};
 	static const char *const rest[] = {"dim=7168 sources=9 delta=1", "experts=896 top_k=16",
-					   "width=3584 top_k=16", "channels=36864 taps=4"};
+					   "width=3584 top_k=16", "channels=36864 taps=4", "width=3584",
+					   "width=7168 group=128", "width=3584 dtype=mxfp8"};
 	struct err e;
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 7; k++) {
 		double prev = 0;
 		for (int t = 1; t <= 70000; t = t < 2200 ? t + 1 : t * 2) {
 			char spec[128];
@@ -1214,6 +1262,8 @@ static void test_clock_given(void **state)
 	    "attnres tokens=64 dim=7168 sources=9",
 	    "route tokens=256 experts=896 top_k=16",
 	    "combine tokens=256 width=3584 top_k=16",
+	    "quant tokens=1 width=3584",
+	    "quant tokens=16384 width=3584 group=128",
 	    "elementwise m=4096 n=7168 in=1 out=1",
 	    "allreduce bytes=16777216 ranks=8",
 	};
@@ -1601,6 +1651,7 @@ int main(void)
 		cmocka_unit_test(test_attention_prefill_table),
 		cmocka_unit_test(test_own_kind_tables),
 		cmocka_unit_test(test_own_kinds_physical),
+		cmocka_unit_test(test_quant_spec),
 		cmocka_unit_test(test_ep_bytes),
 		cmocka_unit_test(test_issue11_regressions),
 		cmocka_unit_test(test_props_presets),
