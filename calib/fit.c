@@ -337,6 +337,8 @@ static enum dtype table_dtype(const struct hw *hw, const struct op *op, bool *an
 	case OP_DSA_PREFILL:
 	case OP_DSA_DECODE:
 		return op->a_dtype;
+	case OP_QUANT: /* what it writes: fp8, mxfp8 */
+		return op->o_dtype;
 	default:
 		*any = true;
 		return DT_BF16;

@@ -109,6 +109,7 @@ void calib_op_class(const struct op *op, char *label, size_t n, enum hw_class *c
 	case OP_ROUTE:
 	case OP_COMBINE:
 	case OP_SHORT_CONV:
+	case OP_QUANT:
 		*cls = sim_op_class(op->kind);
 		*size = (double)op_bytes(op);
 		snprintf(label, n, "%s", kind);
@@ -155,6 +156,7 @@ bool calib_op_trains(const struct op *op, double *main_size)
 	case OP_ROUTE:
 	case OP_COMBINE:
 	case OP_SHORT_CONV:
+	case OP_QUANT:
 		/* tokens a power of 4 (1, 4, 16, ... 16K) train; the other powers of 2 and the
 		 * rest are held out */
 		*main_size = (double)op->m;

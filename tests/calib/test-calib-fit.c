@@ -281,6 +281,60 @@ static void test_own_kind_classes(void **state)
 	calib_points_release(&pts);
 }
 
+/* The activation quantizer measured at tokens 1..16K beside copies: its own class (quant), a
+ * table per output dtype (E4M3 with a scale a row, MXFP8), fitted on the powers of 4 and
+ * predicting the held-out token counts; the copies' memory class does not take it in (as an
+ * elementwise op it never trained: m x n = tokens x 3584 is no power of 2). */
+static void test_quant_class(void **state)
+{
+	(void)state;
+	struct calib_points pts;
+	calib_points_init(&pts);
+	n_specs = 0;
+	for (int64_t b = 4096; b <= ((int64_t)1 << 30); b *= 2)
+		add(&pts, spec("copy bytes=%lld", (long long)b), &truth, 1.1);
+	static const int tokens[] = {1, 2, 4, 16, 32, 64, 256, 512, 1024, 4096, 8192, 16384};
+	for (int i = 0; i < 12; i++) {
+		add(&pts, spec("k3sim op=quant tokens=%d width=3584 dtype=fp8 group=0", tokens[i]), &truth, 1.8);
+		add(&pts, spec("quant tokens=%d width=3584 dtype=mxfp8", tokens[i]), &truth, 1.3);
+	}
+	int held = 0;
+	for (size_t i = 0; i < pts.n; i++)
+		if (pts.p[i].cls != HW_CLASS_MEMORY) {
+			assert_int_equal(pts.p[i].cls, HW_CLASS_QUANT);
+			held += pts.p[i].held_out;
+		}
+	assert_int_equal(held, 2 * 4); /* tokens 2, 32, 512, 8192 */
+	struct hw fit;
+	struct calib_fit_report rep;
+	struct err e = {0};
+	assert_int_equal(calib_fit(&pts, &base, NULL, &fit, &rep, &e), 0);
+	const struct hw_table *f8 = hw_table_find(&fit, HW_CLASS_QUANT, DT_FP8),
+			      *mx = hw_table_find(&fit, HW_CLASS_QUANT, DT_MXFP8);
+	assert_non_null(f8);
+	assert_non_null(mx);
+	assert_false(f8->any_dtype);
+	assert_int_equal(f8->dtype, DT_FP8);
+	assert_int_equal(mx->dtype, DT_MXFP8);
+	struct hw dev;
+	calib_device_hw(&dev, &fit); /* kernel durations: no launch gaps */
+	for (size_t i = 0; i < pts.n; i++) {
+		double r = calib_predict_s(&dev, &pts.p[i]) / pts.p[i].measured_s;
+		if (pts.p[i].cls == HW_CLASS_QUANT && fabs(r - 1) > 0.05)
+			fail_msg("%s: predicted / measured %.3f", pts.p[i].spec, r);
+	}
+	/* the preset as written loads them back (quant.fp8, quant.mxfp8) */
+	struct hw back;
+	preset_round_trip(&fit, &pts, &rep, &back);
+	f8 = hw_table_find(&back, HW_CLASS_QUANT, DT_FP8);
+	assert_non_null(f8);
+	assert_false(f8->any_dtype);
+	assert_non_null(hw_table_find(&back, HW_CLASS_QUANT, DT_MXFP8));
+	free(pts.p);
+	pts.p = NULL;
+	calib_points_release(&pts);
+}
+
 /* Per collective kind at 2 ranks: each kind's own latency and bandwidth are recovered; with a
  * wobble the curves cannot follow, the per-kind tables take the rest; all of it loads back. */
 static void test_recovers_collectives(void **state)
@@ -874,6 +928,7 @@ int main(void)
 	    cmocka_unit_test(test_mxfp4_table_apart),
 	    cmocka_unit_test(test_tables_and_roundtrip),
 	    cmocka_unit_test(test_own_kind_classes),
+	    cmocka_unit_test(test_quant_class),
 	    cmocka_unit_test(test_recovers_collectives),
 	    cmocka_unit_test(test_recovers_power),
 	    cmocka_unit_test(test_recovers_power_classes),
