@@ -16,7 +16,7 @@
  * E4M3 (out_e4m3), variants `mxfp4f8_w13` / `mxfp4f8_w2`, shape ending " a=e4m3", NVTX
  * "k3sim op=grouped_gemm ... dtype=fp8 w_dtype=mxfp4" (the op the layer announces); each w13
  * row by the layer's quantizer of the latent rows (op `e4m3_quant`, variant `latent`, NVTX
- * "k3sim op=elementwise m=<tokens> n=3584 in=2 out=1 dtype=fp8"). Needs the wgmma kernel.
+ * "k3sim op=quant tokens=<tokens> width=3584 dtype=fp8 group=0"). Needs the wgmma kernel.
  *
  * --only moe_decode: the MXFP4 experts at decode sizes with BF16 activations, the layer's E4M3 form
  * (the FP8 wgmma kernel) and that form through the opt-in E4M3 gemv, back to back
@@ -1617,7 +1617,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 		q.op = "e4m3_quant", q.variant = "latent";
 		snprintf(q.shape, sizeof q.shape, "rows=%lld k=%d", (long long)a_rows, w.K);
 		char qspec[96];
-		snprintf(qspec, sizeof qspec, "k3sim op=elementwise m=%lld n=%d in=2 out=1 dtype=fp8", (long long)a_rows, w.K);
+		snprintf(qspec, sizeof qspec, "k3sim op=quant tokens=%lld width=%d dtype=fp8 group=0", (long long)a_rows, w.K);
 		q.spec = qspec;
 		q.reps = decode ? o.reps : std::max(3, o.reps / 4);
 		auto qlaunch = [&](int i) {
@@ -1653,7 +1653,7 @@ void expert_point(const options &o, experts &w, int T, bool glu, bool decode, in
 
 /* --only quant: the layer's quantizer of the latent rows (k3_gemm_quantize_e4m3_rows(), K = 3584)
  * at T = 1 .. 16K tokens, each T three times back to back: the default kernel (`e4m3_quant,latent`,
- * NVTX "k3sim op=elementwise m=<T> n=3584 in=2 out=1 dtype=fp8", the op the layer announces), then
+ * NVTX "k3sim op=quant tokens=<T> width=3584 dtype=fp8 group=0", the op the layer announces), then
  * the one-pass kernel (K3_QUANT_E4M3=reg: `latent_reg`, NVTX "k3-bench quant-reg op=...") and the
  * two-pass one (=twopass: `latent_twopass`, "k3-bench quant-twopass op=..."), neither a model op.
  * Inputs rotated over sets of ROTATE_BYTES in all; steady: the sets back to back in a CUDA graph
@@ -1678,7 +1678,7 @@ void bench_quant(const options &o)
 			q.op = "e4m3_quant", q.variant = v == 0 ? "latent" : v == 1 ? "latent_reg" : "latent_twopass";
 			snprintf(q.shape, sizeof q.shape, "rows=%d k=%d", T, K);
 			char spec[128];
-			snprintf(spec, sizeof spec, "%s%s op=elementwise m=%d n=%d in=2 out=1 dtype=fp8",
+			snprintf(spec, sizeof spec, "%s%s op=quant tokens=%d width=%d dtype=fp8 group=0",
 				 v ? "k3-bench quant-" : "k3sim", v ? kinds[v] : "", T, K);
 			q.spec = spec;
 			q.reps = o.reps;
@@ -2513,7 +2513,7 @@ int main(int argc, char **argv)
 				"--expert-act e4m3: after each MXFP4 expert row (full run, --only moe, moe_prefill), the GEMM\n"
 				"as the layer runs it with E4M3 expert activations (variants mxfp4f8_*, NVTX 'k3sim op=grouped_gemm\n"
 				"... dtype=fp8'), and after each w13 row the latent's quantizer (e4m3_quant, 'k3sim\n"
-				"op=elementwise ... dtype=fp8'); needs the wgmma kernel. Default bf16: those rows only.\n",
+				"op=quant ... dtype=fp8 group=0'); needs the wgmma kernel. Default bf16: those rows only.\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}

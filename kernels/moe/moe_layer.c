@@ -234,11 +234,10 @@ int moe_layer_forward(const struct moe_dims *d, const struct moe_weights *w, int
 	if (rc)
 		return rc;
 
-	/* 1b. E4M3: the latent rows as E4M3 with one FP32 scale a row (w13's input). The op's bytes:
-	 * a BF16 row read (two FP8 elements' worth) and an E4M3 row written; 4 bytes a row of scales
-	 * left out. */
+	/* 1b. E4M3: the latent rows as E4M3 with one FP32 scale a row (w13's input): the quantizer op,
+	 * group=0 (a scale a row). */
 	if (f8) {
-		snprintf(spec, sizeof spec, "k3sim op=elementwise m=%d n=%d in=2 out=1 dtype=fp8", T, d->latent);
+		snprintf(spec, sizeof spec, "k3sim op=quant tokens=%d width=%d dtype=fp8 group=0", T, d->latent);
 		announce(hook, spec);
 		rc = k3_gemm_quantize_e4m3_rows(latent, T, d->latent, latent_q, latent_scale, stream);
 		announce(hook, NULL);

@@ -21,8 +21,8 @@
  *   3b. moe_fill_f32                 inv_m[TK] = 1 / m (device-side, so a CUDA graph captures it)
  *   4.  k3_gemm SCALE, E4M3_ROW      y = row_weight * ((1 / m) h_q W_2^T)
  *
- * the rest as above; 1b and 3b are announced as `k3sim op=elementwise` ops, 3 and 4 with
- * dtype=fp8. The E4M3 MMAs accumulate in Hopper's FP8 accumulator (not FP32-exact);
+ * the rest as above; 1b is announced as `k3sim op=quant ... dtype=fp8 group=0`, 3b as a
+ * `k3sim op=elementwise` op, 3 and 4 with dtype=fp8. The E4M3 MMAs accumulate in Hopper's FP8 accumulator (not FP32-exact);
  * moe_ref_layer()'s e4m3_act option quantizes as this path does.
  *
  * Every enqueued op can be announced to a hook (e.g. an NVTX range named in

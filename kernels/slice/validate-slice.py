@@ -12,9 +12,9 @@ hardware presets:
                 kernels and the step from the model's composition; the gap to it is the model
                 (composition, shapes the bench did not measure, classes it cannot fit).
 
-Captures taken before AttnRes, routing, the combine and the ShortConv had op kinds of their own
-(attnres, route, combine, short_conv) wrote them as `elementwise` ranges: those are read as their
-kinds by their shapes (OLD_ELEMENTWISE; a no-op on newer captures).
+Captures taken before AttnRes, routing, the combine, the ShortConv and the activation quantizer had
+op kinds of their own (attnres, route, combine, short_conv, quant) wrote them as `elementwise` ranges:
+those are read as their kinds by their shapes (OLD_ELEMENTWISE; a no-op on newer captures).
 
 Also the measured composition itself: the sum of each step's op ranges (kernel time inside the
 NVTX ranges in `k3sim op` syntax) against its CUDA-event time (the launch gaps and what runs
@@ -63,8 +63,8 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
               k3-kernels presets are fitted from a base preset, h200 with the kernels' overlap rule
               (KDA_OVERLAP_RULE), so that the model costs those shapes as the overlapped pair
   --base-hw   the preset the k3-kernels presets are fitted from (hw/presets/NAME.yaml) and whose
-              column stands beside theirs: the card the captures ran on (default h200; round 05r's
-              H100 captures: h100 with --measured-laws off, since the H100 preset has no power model)
+              column stands beside theirs: the card the captures ran on (default h200; an H100's
+              captures: h100, whose power model and ops' draws were measured on 2026-12-06)
   --kda-pair-rule  on: the k3-kernels presets' base also carries the kernels' pair-kernel rule
               (KDA_PAIR_RULE, hw.h kda_pair_*: serial prefills of <= 96 (sequence, head) pairs run
               the recurrence two chunks a step, the kernels' default since 2026-12-05), and the fit
@@ -78,10 +78,11 @@ usage: validate-slice.py [--results DIR] [--bench-results DIR] [--extra-bench DB
   --kda-bench-variant  the `prefill@VARIANT` rows to take (default: default for overlap, serial
               for serial)
   --measured-laws  on (default): the k3-kernels presets' base carries the clock's laws and the HBM
-              byte's energy measured on the H200 (MEASURED_LAWS: clock_bound_gemm,
+              byte's energy measured on the base's card (h200: MEASURED_LAWS: clock_bound_gemm,
               clock_bound_grouped_gemm, clock_scaled_excess, power_byte_pj held, the classes'
-              active draws and FLOP energies measured on ops run back to back; --device-key
-              overrides each); off: the base preset's own
+              active draws and FLOP energies measured on ops run back to back; h100:
+              MEASURED_LAWS_H100, the classes' draws; --device-key overrides each); off: the base
+              preset's own
   --expert-cv  the routed experts' row spread: measured (default): the k3-kernels presets are
               fitted from a base preset with the MXFP4 grouped kernel's chunk rule (FP4_CHUNK_RULE,
               hw.h grouped_fp4_*), and each of the slice's grouped GEMMs and each step's scenario
@@ -226,6 +227,9 @@ OLD_ELEMENTWISE = [
     (r"n=896 in=1 out=0 dtype=fp32", "route tokens=%d experts=896 top_k=16"),
     (r"n=3584 in=16 out=1 dtype=bf16", "combine tokens=%d width=3584 top_k=16"),
     (r"n=36864 in=1 out=1 dtype=bf16", "short_conv tokens=%d channels=36864 taps=4"),
+    # the E4M3 row quantizer of the expert inputs (k3_gemm_quantize_e4m3_rows: one FP32 scale a row),
+    # labelled elementwise before it had an op kind of its own (2026-12-06)
+    (r"n=3584 in=2 out=1 dtype=fp8", "quant tokens=%d width=3584 dtype=fp8 group=0"),
 ]
 
 
@@ -323,6 +327,20 @@ MEASURED_LAWS = ["clock_bound_gemm=0.835", "clock_bound_grouped_gemm=0.96", "clo
                  "power_active_w_mla_decode=402", "power_flop_pj_mla_decode=0.038",
                  "power_active_w_mla_prefill=257", "power_flop_pj_mla_prefill=0.660",
                  "power_active_w_vector=262", "power_flop_pj_vector=5.3"]
+# The same for an H100 (2026-12-06, bench/results/power-h100-2026-12-06/): the byte (87.9 pJ, held),
+# the limiter and cuBLAS's GEMM law (0.894) are the h100 preset's own; this project's ops run back to
+# back on an H100 (sustained/, bench/power/active-fit.py with the k3-kernels preset of round 06h's
+# bench r): each class's active draw and FLOP energy (k = g = 1). The kernels' clock shares
+# (clock_bound_<class>) were not measured on an H100: the preset's cuBLAS law stands for them.
+MEASURED_LAWS_H100 = ["clock_scaled_excess=1", "power_flop_clock_exp=1", "power_active_clock_exp=1",
+                      "power_active_w_gemm=254", "power_flop_pj_gemm=0.924",
+                      "power_active_w_grouped_gemm=233", "power_flop_pj_grouped_gemm=1.096",
+                      "power_active_w_grouped_gemv=418", "power_flop_pj_grouped_gemv=3.600",
+                      "power_active_w_kda=123", "power_flop_pj_kda=3.898",
+                      "power_active_w_mla_decode=494", "power_flop_pj_mla_decode=0",
+                      "power_active_w_mla_prefill=176", "power_flop_pj_mla_prefill=1.195",
+                      "power_active_w_vector=191", "power_flop_pj_vector=5.3"]
+MEASURED_LAWS_BY_HW = {"h200": MEASURED_LAWS, "h100": MEASURED_LAWS_H100}
 # K3's experts per token: a grouped GEMM of the slice runs tokens x TOP_K rows
 TOP_K = 16
 EXPERT_ROWS = re.compile(r"\[(\d+) ([0-9.]+) ([0-9.]+) (\d+) [0-9/]+\]")
@@ -501,7 +519,7 @@ def op_steps(spec, steps):
     n = None
     if kind in ("gemm", "elementwise"):
         n = int(f.get("m", 0))
-    elif kind in ("attnres", "route", "combine", "short_conv"):
+    elif kind in ("attnres", "route", "combine", "short_conv", "quant"):
         n = int(f.get("tokens", 0))
     elif kind == "grouped_gemm":
         m, groups = int(f.get("m", 0)), int(f.get("groups", 0))
@@ -641,8 +659,8 @@ def main():
                     help="the base preset's power_window_ms (0: the filtered-power controller), for the presets "
                          "this fits; the h200 column keeps the shipped preset's")
     ap.add_argument("--measured-laws", default="on", choices=["on", "off"],
-                    help="the k3-kernels presets' base with the clock laws and byte energy measured on the "
-                         "H200 (MEASURED_LAWS; off: the base preset's)")
+                    help="the k3-kernels presets' base with the clock laws and ops' draws measured on the "
+                         "base's card (MEASURED_LAWS_BY_HW: h200, h100; off: the base preset's)")
     ap.add_argument("--device-key", action="append", default=[], metavar="KEY=VALUE",
                     help="set a device: key of the base preset for the presets this fits (repeatable)")
     ap.add_argument("--keep", default=None)
@@ -699,7 +717,10 @@ def main():
         rules.update(FP4_CHUNK_RULE)
     if a.kda_pair_rule == "on":
         rules.update(KDA_PAIR_RULE)
-    device_keys = (MEASURED_LAWS if a.measured_laws == "on" else []) + a.device_key
+    if a.measured_laws == "on" and BASE not in MEASURED_LAWS_BY_HW:
+        die("--measured-laws on: no measured laws for --base-hw %s (%s); give --measured-laws off"
+            % (BASE, ", ".join(sorted(MEASURED_LAWS_BY_HW))))
+    device_keys = (MEASURED_LAWS_BY_HW[BASE] if a.measured_laws == "on" else []) + a.device_key
     if rules or a.power_window_ms is not None or device_keys:
         here = os.path.dirname(os.path.abspath(__file__))
         base_hw = rule_preset(os.path.join(here, "..", "..", "hw", "presets", BASE + ".yaml"),
@@ -1018,7 +1039,7 @@ def main():
     w("")
     w("The calibration fits a class only from its training points (k3sim calibrate --help: GEMM m a "
       "power of 4, attention ctx a power of 4, elementwise m x n a power of 2, the tokens of attnres, "
-      "route, combine and short_conv a power of 4, ...). %d NVTX ranges of "
+      "route, combine, short_conv and quant a power of 4, ...). %d NVTX ranges of "
       "the bench capture that launched cuBLAS kernels (the bench's reference timings) and %d of its "
       "routed experts with BF16 weights (the slice's are MXFP4; the class does not tell them apart) "
       "were dropped before the fit." % (dropped, dropped_bf16))
@@ -1029,10 +1050,11 @@ def main():
           % (a.moe_bench, superseded))
     if renamed:
         w("")
-        w("%d `elementwise` ranges of these captures (taken before AttnRes, routing, the combine and the "
-          "ShortConv had op kinds of their own) were read as those ops by their shapes (validate-slice.py "
-          "OLD_ELEMENTWISE: n=7168 in=10/9 -> attnres sources=9 delta=1/0, n=1536 -> attnres sources=1, "
-          "n=896 fp32 -> route, n=3584 in=16 -> combine, n=36864 -> short_conv)." % renamed)
+        w("%d `elementwise` ranges of these captures (taken before AttnRes, routing, the combine, the "
+          "ShortConv and the quantizer had op kinds of their own) were read as those ops by their shapes "
+          "(validate-slice.py OLD_ELEMENTWISE: n=7168 in=10/9 -> attnres sources=9 delta=1/0, n=1536 -> "
+          "attnres sources=1, n=896 fp32 -> route, n=3584 in=16 -> combine, n=36864 -> short_conv, "
+          "n=3584 in=2 fp8 -> quant)." % renamed)
     w("")
     w("KDA prefill: %d of the slice's %d kda_chunk ranges ran the two kernels overlapped (their "
       "kernels' intervals intersect), so the path is **%s**%s." % (
