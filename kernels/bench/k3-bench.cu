@@ -118,6 +118,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "common/bench_sustain.cuh"
+#include "common/k3_upload.h"
 
 #include "attnres/attnres.h"
 #include "bench/k3_wgmma_peak.h"
@@ -278,11 +279,13 @@ void *dalloc(size_t bytes)
 	return p;
 }
 
+/* A device copy of v that the kernels launched after it on g_stream see (k3_upload.h: a plain
+ * cudaMemcpy may still be landing when a kernel on the non-blocking g_stream starts). */
 template <typename T>
 T *upload(const std::vector<T> &v)
 {
 	T *d = (T *)dalloc(v.size() * sizeof(T));
-	CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+	CK(k3_upload(d, v.data(), v.size() * sizeof(T), g_stream));
 	return d;
 }
 
@@ -2279,16 +2282,17 @@ void bench_attnres(const options &o)
  * and written in place through a_index / out_index), as kernels/slice/k3-slice.cu runs it. The
  * rows m = 96 T at T = 1, 16, 64, 256 (the slice's decode batches) are the held-out points of a
  * calibration; m = 4^k from 256 to 16384 (uneven heads: h m / 96 rows before head h) its training
- * points (k3sim calibrate trains GEMMs on m a power of 4). Weights and rows rotate over sets
- * beyond L2. Not m = 65536 (683 rows a head, past the 256 K3's decode gives): there, after
- * --only gemm's rows, a launch ended in an illegal address on the H100 (2026-12-06, both tiled
- * paths; memcheck clean, alone clean; open, bench/results/k3-kernels-h100-2026-12-06h/README.md). */
+ * points (k3sim calibrate trains GEMMs on m a power of 4), up to m = 65536 (683 rows a head, past
+ * the 256 K3's decode gives). Weights and rows rotate over sets beyond L2. At m = 65536, after
+ * --only gemm's rows, the first launch once read row indices upload() had not finished copying
+ * (a cudaMemcpy on the legacy stream, this launch on the non-blocking g_stream) and ended in an
+ * illegal address on the H100 (2026-12-06, round 06h; k3_upload.h). */
 void bench_mla_uv(const options &o)
 {
 	const int H = 96, N = MLA_V_HEAD, K = MLA_LATENT;
 	std::vector<int64_t> ms = { 96, 1536, 6144, 24576 };
 	if (!o.quick)
-		for (int64_t m = 256; m <= 16384; m *= 4)
+		for (int64_t m = 256; m <= 65536; m *= 4)
 			ms.push_back(m);
 	std::sort(ms.begin(), ms.end());
 	const size_t wset = (size_t)H * N * K * 2;

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "k3_gpu_test_util.h"
+#include "kernels/common/k3_upload.h"
 #include "kernels/moe/k3_gemm.h"
 #include "kernels/moe/moe_combine.h"
 #include "kernels/moe/moe_layer.h"
@@ -1252,6 +1253,91 @@ static void test_gemm_heads_scatter_gate(void **unused)
 		run_gemm(&c, K3_EPI_GATE, &w);
 		run_gemm(&c, K3_EPI_BF16, &w);
 	}
+	wmat_release(&w);
+}
+
+/* k3-bench's --only mla_uv at its largest row, as the bench runs it: MLA decode's value
+ * up-projection with the output gate, m = 65536 rows over 96 heads (682-683 a head, head h's
+ * first at h m / 96), n = 128, k = 512, head h's row j gathered from and scattered back to
+ * token-major row j 96 + h, on a non-blocking stream. The index arrays go into memory that held
+ * 0xff just before (the bench's held random BF16 after --only gemm's rows) through k3_upload() on
+ * that stream, and k3_gemm() follows at once: a copy still landing when the kernel starts gives
+ * it row -1 (the bench's upload() through cudaMemcpy did: an illegal address on the H100,
+ * 2026-12-06, kernels/common/k3_upload.h). Both tiled kernels. */
+static void test_gemm_mla_uv_stream(void **unused)
+{
+	(void)unused;
+	enum { H = 96, N = 128, K = 512 };
+	const int64_t m = 65536, T = (m + H - 1) / H, out_rows = T * H;
+	int32_t off[H + 1], toff[H + 1], touched[H];
+	int32_t *idx = gt_xmalloc((size_t)m * sizeof(int32_t));
+	int32_t n_touched = 0;
+	off[0] = toff[0] = 0;
+	for (int h = 0; h < H; h++) {
+		off[h + 1] = (int32_t)((int64_t)(h + 1) * m / H);
+		toff[h + 1] = toff[h] + (off[h + 1] - off[h] + MOE_TILE_ROWS - 1) / MOE_TILE_ROWS;
+		touched[n_touched++] = h;
+		for (int32_t r = off[h]; r < off[h + 1]; r++)
+			idx[r] = (r - off[h]) * H + h;
+	}
+	struct wmat w = wmat_rand(H, N, K, K3_W_BF16, 0.05);
+	struct gt_bf16 A = a_rand(out_rows, K, NULL);
+	struct gt_bf16 gate = gt_bf16_rand(&rng, (size_t)out_rows * N, -1, 1);
+	struct moe_ref_gemm ref = {
+		.rows = m, .N = N, .K = K, .n_groups = H, .off = off, .a_index = idx, .out_index = idx, .a = A.h,
+		.w = w.h, .epi = K3_EPI_GATE, .addend = gate.h, .out = gt_dnew((size_t)out_rows * N),
+	};
+	assert_int_equal(moe_ref_gemm(&ref), 0);
+	/* the m written rows, in row order (the last token's unused heads are not written) */
+	double *want = gt_dnew((size_t)m * N), *got = gt_dnew((size_t)m * N);
+	for (int64_t r = 0; r < m; r++)
+		memcpy(want + r * N, ref.out + (int64_t)idx[r] * N, N * sizeof(double));
+
+	cudaStream_t s;
+	CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	int32_t *d_off = gt_dev_poisoned(sizeof off), *d_toff = gt_dev_poisoned(sizeof toff);
+	int32_t *d_touched = gt_dev_poisoned(sizeof touched), *d_nt = gt_dev_poisoned(sizeof n_touched);
+	int32_t *d_idx = gt_dev_poisoned((size_t)m * sizeof(int32_t));
+	struct gt_bf16 out = gt_bf16_out((size_t)out_rows * N);
+	struct k3_gemm_args a = {
+		.rows = m, .N = N, .K = K, .n_groups = H, .off = d_off, .tile_off = d_toff, .touched = d_touched,
+		.n_touched = d_nt, .a_index = d_idx, .out_index = d_idx, .a = A.d, .addend = gate.d, .out = out.d,
+		.epi = K3_EPI_GATE,
+	};
+	wmat_into(&w, &a);
+	size_t ws = 1;
+	assert_int_equal(k3_gemm_workspace_bytes(&a, &ws), 0);
+	assert_int_equal(ws, 0);
+	for (int p = 0; p < 2; p++) {
+		if (p == 1 && !wgmma_expected())
+			break;
+		a.path = p == 0 ? K3_GEMM_TILED_MMA : K3_GEMM_TILED_WGMMA;
+		assert_int_equal(k3_gemm_path_for(&a), a.path);
+		/* 0xff where the indices go, and everything else on the device, before the uploads */
+		gt_poison(d_off, sizeof off), gt_poison(d_toff, sizeof toff), gt_poison(d_touched, sizeof touched);
+		gt_poison(d_nt, sizeof n_touched), gt_poison(d_idx, (size_t)m * sizeof(int32_t));
+		gt_poison(out.d, (size_t)out_rows * N * 2);
+		CUDA_OK(cudaDeviceSynchronize());
+		CUDA_OK(k3_upload(d_off, off, sizeof off, s));
+		CUDA_OK(k3_upload(d_toff, toff, sizeof toff, s));
+		CUDA_OK(k3_upload(d_touched, touched, sizeof touched, s));
+		CUDA_OK(k3_upload(d_nt, &n_touched, sizeof n_touched, s));
+		CUDA_OK(k3_upload(d_idx, idx, (size_t)m * sizeof(int32_t), s));
+		KERNEL_OK(k3_gemm(&a, s));
+		CUDA_OK(cudaStreamSynchronize(s));
+		gt_bf16_read(&out);
+		for (int64_t r = 0; r < m; r++)
+			memcpy(got + r * N, out.h + (int64_t)idx[r] * N, N * sizeof(double));
+		char what[96];
+		snprintf(what, sizeof what, "%s mla_uv m=%lld n=%d k=%d groups=%d, stream",
+			 p == 0 ? "tiled-mma" : "tiled-wgmma", (long long)m, N, K, H);
+		gt_check(what, got, want, (size_t)m * N, TOL_BF16);
+		check_elements("  elements", got, want, (size_t)m * N);
+	}
+	CUDA_OK(cudaStreamDestroy(s));
+	gt_bf16_release(&out), gt_bf16_release(&A), gt_bf16_release(&gate);
+	cudaFree(d_off), cudaFree(d_toff), cudaFree(d_touched), cudaFree(d_nt), cudaFree(d_idx);
+	free(want), free(got), free(ref.out), free(idx);
 	wmat_release(&w);
 }
 
@@ -2557,6 +2643,7 @@ int main(void)
 		cmocka_unit_test(test_gemv_mxfp8_k3_shapes),
 		cmocka_unit_test(test_gemm_n_not_128),
 		cmocka_unit_test(test_gemm_heads_scatter_gate),
+		cmocka_unit_test(test_gemm_mla_uv_stream),
 		cmocka_unit_test(test_gemm_dense_tiled),
 		cmocka_unit_test(test_gemm_dense_tiled_big_tiles),
 		cmocka_unit_test(test_gemm_dense_tiled_splitk),
