@@ -9,8 +9,9 @@ time for the op at f (`k3sim op --clock MHz`), e_byte and P_idle the preset's. P
 Ops whose kernels covered less than BUSY of the range's second half (launch gaps) are left out.
 --hold-e CLASS=PJ (repeatable): that class's FLOP energy given and its A alone fitted (a class whose
 ops all run at one FLOP rate, which cannot tell A from e: KDA's decode).
+--residuals: each op's modelled draw against its measured one, per class, after the table.
 usage: active-fit.py K3SIM PRESET.yaml [--k K (1)] [--g G (1)] [--busy BUSY (0.97)] [--hold-e CLASS=PJ]
-                     OPS-SUSTAINED.csv..."""
+                     [--residuals] OPS-SUSTAINED.csv..."""
 import csv
 import itertools
 import json
@@ -25,6 +26,9 @@ args = sys.argv[1:]
 K = take_float(args, "--k", 1.0)
 G = take_float(args, "--g", 1.0)
 BUSY = take_float(args, "--busy", 0.97)
+RESIDUALS = "--residuals" in args
+if RESIDUALS:
+    args.remove("--residuals")
 HOLD_E = {}  # --hold-e CLASS=PJ: the class's FLOP energy given, its A alone fitted
 while "--hold-e" in args:
     i = args.index("--hold-e")
@@ -102,8 +106,10 @@ print("k = %.2f, g = %.2f, idle %.0f W, byte %.1f pJ (%s)" % (K, G, idle, e_byte
 print("| class | ops | at boost / held | A at boost W | e_flop pJ | rms log error | worst op |")
 print("| --- | ---: | --- | ---: | ---: | ---: | --- |")
 keys = []
+res = []
 for c, ps in sorted(pts.items()):
     a, e, rms = fit(ps, HOLD_E.get(c))
+    res += [(c, q[0], q[2] * fb, q[1], idle + a * q[2] ** K + e * q[3] + q[4]) for q in ps]
     worst = max(ps, key=lambda q: abs(math.log((idle + a * q[2] ** K + e * q[3] + q[4]) / q[1])))
     we = 100 * ((idle + a * worst[2] ** K + e * worst[3] + worst[4]) / worst[1] - 1)
     nb = sum(1 for q in ps if q[2] >= 0.99)
@@ -111,3 +117,8 @@ for c, ps in sorted(pts.items()):
                                                                        worst[0][:48], we))
     keys.append("power_active_w_%s=%.0f power_flop_pj_%s=%.3f" % (c, a, c, e * 1e12))
 print("\n" + " ".join(keys))
+if RESIDUALS:
+    print("\n| class | op | MHz | measured W | model W | error |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for c, spec, mhz, p, m in res:
+        print("| %s | %s | %.0f | %.0f | %.0f | %+.1f %% |" % (c, spec, mhz, p, m, 100 * (m / p - 1)))

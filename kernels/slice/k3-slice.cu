@@ -47,6 +47,7 @@
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include "common/k3_upload.h"
 #include "attnres/attnres.h"
 #include "kda/kda_decode.h"
 #include "kda/kda_prefill.h"
@@ -184,11 +185,13 @@ uint16_t *bf16_buf(size_t n, float lo, float hi)
 	return p;
 }
 
+/* on g_s, waited for: a pageable cudaMemcpy may still be landing when a kernel on the non-blocking
+ * g_s reads it (kernels/common/k3_upload.h; k3-bench's mla_uv fault of 2026-12-06) */
 template <typename T>
 T *upload(const std::vector<T> &v)
 {
 	T *d = (T *)dalloc(v.size() * sizeof(T));
-	CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+	CK(k3_upload(d, v.data(), v.size() * sizeof(T), g_s));
 	return d;
 }
 
