@@ -20,7 +20,9 @@ says (hw clock_sm_share_<class>: t(f) = t_boost (1 - s + s f_boost / f)), s = (r
 f_hog - 1), its class the h200 preset's power class (`k3sim op --clock power --json`; the MXFP4
 routed experts at most 16 rows a touched expert grouped_gemv, as the k3-kernels presets have it); per class
 the time-weighted median, and the law's error against r at s = 0 and at that median.
-usage: clock-bound.py [--excess | --share] COOL_DIR HOG_DIR K3SIM [> table.md]   (each DIR: <family>.db.xz)"""
+--hw NAME: the card's presets (default h200: h200-datasheet for the physical model, h200 for the
+power class; h100: h100-datasheet and h100, 2026-12-06).
+usage: clock-bound.py [--excess | --share] [--hw NAME] COOL_DIR HOG_DIR K3SIM [> table.md]   (each DIR: <family>.db.xz)"""
 import bisect
 import math
 import glob
@@ -34,6 +36,13 @@ from capdb import open_capture, union_ns
 EXCESS = "--excess" in sys.argv
 SHARE = "--share" in sys.argv
 argv = [x for x in sys.argv[1:] if x not in ("--excess", "--share")]
+HW = "h200"
+if "--hw" in argv:
+    i = argv.index("--hw")
+    if i + 1 >= len(argv):
+        sys.exit("clock-bound.py: --hw wants a preset name (h200, h100)")
+    HW = argv[i + 1]
+    del argv[i:i + 2]
 if len(argv) != 3:
     sys.exit(__doc__)
 cool_dir, hog_dir, k3sim = argv
@@ -82,7 +91,7 @@ def gather(d):
 
 def model_s(spec, mhz):
     args = spec.split()
-    r = subprocess.run([k3sim, "op"] + args + ["--hw", "h200-datasheet", "--clock", "%.0f" % mhz, "--json"],
+    r = subprocess.run([k3sim, "op"] + args + ["--hw", HW + "-datasheet", "--clock", "%.0f" % mhz, "--json"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         return None
@@ -118,7 +127,7 @@ def power_class(spec):
     if spec.startswith("grouped_gemm") and kv.get("w_dtype") == "mxfp4" and \
             float(kv.get("m", 0)) <= 16 * float(kv.get("touched", 0)):
         return "grouped_gemv"
-    r = subprocess.run([k3sim, "op"] + spec.split() + ["--hw", "h200", "--clock", "power", "--json"],
+    r = subprocess.run([k3sim, "op"] + spec.split() + ["--hw", HW, "--clock", "power", "--json"],
                        capture_output=True, text=True)
     return json.loads(r.stdout)["power"]["class"] if r.returncode == 0 else "?"
 
