@@ -330,9 +330,12 @@ MEASURED_LAWS = ["clock_bound_gemm=0.835", "clock_bound_grouped_gemm=0.96", "clo
 # The same for an H100 (2026-12-06, bench/results/power-h100-2026-12-06/): the byte (87.9 pJ, held),
 # the limiter and cuBLAS's GEMM law (0.894) are the h100 preset's own; this project's ops run back to
 # back on an H100 (sustained/, bench/power/active-fit.py with the k3-kernels preset of round 06h's
-# bench r): each class's active draw and FLOP energy (k = g = 1). The kernels' clock shares
-# (clock_bound_<class>) were not measured on an H100: the preset's cuBLAS law stands for them.
-MEASURED_LAWS_H100 = ["clock_scaled_excess=1", "power_flop_clock_exp=1", "power_active_clock_exp=1",
+# bench r): each class's active draw and FLOP energy (k = g = 1); the kernels' clock shares
+# (clock-bound/: k3-bench's dense GEMMs at m = 4096 and the grouped expert GEMMs, BF16 and FP8
+# activations, at boost and after capped GEMMs; bench/power/clock-bound.py --hw h100, the
+# time-weighted medians: dense 0.835 as on the H200, grouped 0.888).
+MEASURED_LAWS_H100 = ["clock_bound_gemm=0.835", "clock_bound_grouped_gemm=0.888",
+                      "clock_scaled_excess=1", "power_flop_clock_exp=1", "power_active_clock_exp=1",
                       "power_active_w_gemm=254", "power_flop_pj_gemm=0.924",
                       "power_active_w_grouped_gemm=233", "power_flop_pj_grouped_gemm=1.096",
                       "power_active_w_grouped_gemv=418", "power_flop_pj_grouped_gemv=3.600",
