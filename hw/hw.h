@@ -220,6 +220,11 @@ struct hw {
 	 * calibrate keeps its FLOP energy and active draw. */
 	double power_active_w_class[HW_POWER_CLASS_COUNT];
 	double power_active_clock_exp;
+	/* A FLOP's energy on FP8 tensor math (GEMMs and grouped GEMMs with FP8 / MXFP8 activations)
+	 * as a share of its class's (0: 1): an FP8 MMA does twice a BF16 one's FLOPs in about its
+	 * time, so less energy a FLOP. Measured on an H100 from the FP8 experts run back to back
+	 * against the BF16-activation experts' class (bench/results/power-h100-2026-12-06/). */
+	double power_flop_fp8_scale;
 	/* The share of an op's time at boost that its SM-clocked work takes, by power class (the
 	 * file: clock_bound_<class>, in (0, 1]; 0: 1): below boost an op's time is
 	 * max(its boost time, share x the time the physical model scales it to), a roofline in the

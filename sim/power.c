@@ -89,6 +89,15 @@ static double floor_hz(const struct hw *hw)
 	return fmin(hw->power_min_sm_clock_hz, hw->sm_clock_hz);
 }
 
+/* The FLOPs an op's energy is counted on: its FLOPs, those of FP8 tensor math (GEMMs with FP8
+ * or MXFP8 activations) at the preset's power_flop_fp8_scale. */
+static double energy_flops(const struct hw *hw, const struct op *op)
+{
+	const bool fp8 = (op->kind == OP_GEMM || op->kind == OP_GROUPED_GEMM) &&
+			 (op->a_dtype == DT_FP8 || op->a_dtype == DT_MXFP8);
+	return fp8 && hw->power_flop_fp8_scale > 0 ? op->flops * hw->power_flop_fp8_scale : op->flops;
+}
+
 void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_power_op *out)
 {
 	struct op_cost cb, cf;
@@ -101,7 +110,7 @@ void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_powe
 	at.clock = (struct hw_clock_sel){.given_hz = floor_hz(hw)};
 	at.full_clock_scaling = true; /* the class's clock_bound: sim_power_time_s */
 	sim_op_cost(hw, op, &at, &cf);
-	*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = fmax(cf.time_s, cb.time_s), .flops = op->flops,
+	*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = fmax(cf.time_s, cb.time_s), .flops = energy_flops(hw, op),
 				     .hbm_bytes = (double)op_bytes(op), .klass = sim_power_class(hw, op)};
 }
 

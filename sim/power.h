@@ -46,7 +46,7 @@
  * where the class has none; its clock_bound). */
 struct sim_power_op {
 	double boost_s, floor_s;
-	double flops;
+	double flops; /* the FLOPs its energy counts: FP8 tensor math at power_flop_fp8_scale (hw.h) */
 	double hbm_bytes;
 	enum hw_power_class klass;
 };

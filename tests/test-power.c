@@ -921,6 +921,48 @@ static void test_flop_clock_exp(void **state)
 	assert_true(sim_power_time_s(&both, &heavy, f_both) <= sim_power_time_s(&lin, &heavy, f_lin) * (1 + 1e-12));
 }
 
+/* power_flop_fp8_scale: a GEMM with FP8 activations counts its FLOPs' energy at the share, one with
+ * BF16 ones and a non-GEMM op as before; so the FP8 op draws less and is held at a clock no lower;
+ * the key round-trips and is range-checked. */
+static void test_flop_fp8_scale(void **state)
+{
+	(void)state;
+	struct hw plain = h200, fp8 = h200;
+	fp8.power_flop_fp8_scale = 0.75;
+	struct op g8, g16;
+	struct err e;
+	assert_int_equal(opspec_parse_line("grouped_gemm m=65536 n=6144 k=3584 groups=896 touched=896 dtype=fp8 w_dtype=mxfp4",
+				      &g8, &e), 0);
+	assert_int_equal(opspec_parse_line("grouped_gemm m=65536 n=6144 k=3584 groups=896 touched=896 dtype=bf16 w_dtype=mxfp4",
+				      &g16, &e), 0);
+	struct sim_power_op a, b, c, d;
+	sim_power_op_cost(&plain, &g8, &a);
+	sim_power_op_cost(&fp8, &g8, &b);
+	sim_power_op_cost(&plain, &g16, &c);
+	sim_power_op_cost(&fp8, &g16, &d);
+	assert_true(fabs(b.flops - 0.75 * a.flops) < 1e-6 * a.flops && a.flops == g8.flops);
+	assert_true(c.flops == d.flops && c.flops == g16.flops);
+	const double fb = plain.sm_clock_hz;
+	assert_true(sim_power_draw_w(&fp8, &b, fb) < sim_power_draw_w(&plain, &a, fb));
+	assert_true(sim_power_steady_hz(&fp8, &b) >= sim_power_steady_hz(&plain, &a) * (1 - 1e-12));
+	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 65\n"
+			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+	char lines[1024], y[4096];
+	snprintf(lines, sizeof lines, "%s  power_flop_fp8_scale: 0.753\n", base);
+	snprintf(y, sizeof y, "%s%s%s", dev_head, lines, dev_tail);
+	struct hw hw, back;
+	assert_int_equal(hw_load_yaml(&hw, "x.yaml", y, strlen(y), &e), 0);
+	assert_true(hw.power_flop_fp8_scale == 0.753);
+	size_t len = 0;
+	char *buf = written_back(&hw, &len);
+	assert_non_null(strstr(buf, "power_flop_fp8_scale: 0.753"));
+	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
+	assert_true(back.power_flop_fp8_scale == 0.753);
+	free(buf);
+	snprintf(lines, sizeof lines, "%s  power_flop_fp8_scale: 3\n", base);
+	assert_int_equal(load_power(lines, "power_flop_fp8_scale must be in"), 18);
+}
+
 /* The window limiter under the roofline and the exponent (bisection in place of Newton's steps):
  * clocks within [floor, boost], a periodic sequence shorter than the window at its mix's clock
  * (the ops compute-bound: one kink a class, the window's sum exact), more idle never slower. */
@@ -1133,6 +1175,7 @@ int main(void)
 		cmocka_unit_test(test_delayed_keys),
 		cmocka_unit_test(test_clock_bound_time),
 		cmocka_unit_test(test_flop_clock_exp),
+		cmocka_unit_test(test_flop_fp8_scale),
 		cmocka_unit_test(test_window_law),
 		cmocka_unit_test(test_clock_bound_cost),
 		cmocka_unit_test(test_clock_law_inverse),

@@ -10,6 +10,9 @@ Ops whose kernels covered less than BUSY of the range's second half (launch gaps
 --hold-e CLASS=PJ (repeatable): that class's FLOP energy given and its A alone fitted (a class whose
 ops all run at one FLOP rate, which cannot tell A from e: KDA's decode).
 --residuals: each op's modelled draw against its measured one, per class, after the table.
+--fp8-scale: the GEMMs with FP8 activations left out of their class's fit; then the share of the
+class's FLOP energy that makes each of them draw what it measured (the preset key
+power_flop_fp8_scale), their median printed.
 usage: active-fit.py K3SIM PRESET.yaml [--k K (1)] [--g G (1)] [--busy BUSY (0.97)] [--hold-e CLASS=PJ]
                      [--residuals] OPS-SUSTAINED.csv..."""
 import csv
@@ -29,6 +32,10 @@ BUSY = take_float(args, "--busy", 0.97)
 RESIDUALS = "--residuals" in args
 if RESIDUALS:
     args.remove("--residuals")
+FP8 = "--fp8-scale" in args
+if FP8:
+    args.remove("--fp8-scale")
+fp8pts = {}
 HOLD_E = {}  # --hold-e CLASS=PJ: the class's FLOP energy given, its A alone fitted
 while "--hold-e" in args:
     i = args.index("--hold-e")
@@ -77,7 +84,10 @@ for path in files:
             mhz = min(float(r["sm_mhz"]), fb)
             t = op(r["spec"], "%.1f" % mhz)["time_s"]
             v = mhz / fb
-            pts.setdefault(d["power"]["class"], []).append(
+            w = pts
+            if FP8 and r["spec"].split()[0] in ("gemm", "grouped_gemm") and " dtype=fp8" in " " + r["spec"]:
+                w = fp8pts
+            w.setdefault(d["power"]["class"], []).append(
                 (r["spec"], float(r["power_w"]), v, d["flops"] / t * v ** G, e_byte * d["bytes"] / t))
 
 
@@ -116,6 +126,12 @@ for c, ps in sorted(pts.items()):
     print("| %s | %d | %d / %d | %.0f | %.3f | %.3f | %s %+.0f %% |" % (c, len(ps), nb, len(ps) - nb, a, e * 1e12, rms,
                                                                        worst[0][:48], we))
     keys.append("power_active_w_%s=%.0f power_flop_pj_%s=%.3f" % (c, a, c, e * 1e12))
+    if c in fp8pts and e > 0:
+        ss = sorted((p - idle - a * v ** K - b) / (e * x) for _, p, v, x, b in fp8pts[c])
+        med = ss[len(ss) // 2] if len(ss) % 2 else 0.5 * (ss[len(ss) // 2 - 1] + ss[len(ss) // 2])
+        print("| %s, FP8 activations | %d | share of the class's FLOP energy: median %.3f (%s) |" % (
+            c, len(ss), med, " ".join("%.3f" % x for x in ss)))
+        keys.append("power_flop_fp8_scale=%.3f" % med)
 print("\n" + " ".join(keys))
 if RESIDUALS:
     print("\n| class | op | MHz | measured W | model W | error |")
