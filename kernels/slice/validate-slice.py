@@ -336,15 +336,18 @@ MEASURED_LAWS = ["clock_bound_gemm=0.835", "clock_bound_grouped_gemm=0.96", "clo
 # time-weighted medians: dense 0.835 as on the H200, grouped 0.888).
 MEASURED_LAWS_H100 = ["clock_bound_gemm=0.835", "clock_bound_grouped_gemm=0.888",
                       "clock_scaled_excess=1", "power_flop_clock_exp=1", "power_active_clock_exp=1",
-                      "power_active_w_gemm=254", "power_flop_pj_gemm=0.924",
-                      # the grouped class with call 3's rows too, its FP8-activation rows apart: an
-                      # FP8 FLOP at 0.753 of the class's energy (sustained-fp8/active-fit-fp8.md)
-                      "power_active_w_grouped_gemm=229", "power_flop_pj_grouped_gemm=1.134",
-                      "power_flop_fp8_scale=0.753",
-                      "power_active_w_grouped_gemv=418", "power_flop_pj_grouped_gemv=3.600",
+                      # the classes fitted on the ops' times of the clock-scaled preset (the one
+                      # the power regime predicts from: sustained/active-fit-clk.md; the boost-fitted
+                      # preset's times, active-fit.md, left the E4M3 prefill at 4K 4 points higher
+                      # and the BF16 one 5), the grouped class with call 3's rows, its FP8-activation
+                      # rows apart: an FP8 FLOP at 0.777 of the class's energy
+                      "power_active_w_gemm=258", "power_flop_pj_gemm=0.858",
+                      "power_active_w_grouped_gemm=84", "power_flop_pj_grouped_gemm=1.264",
+                      "power_flop_fp8_scale=0.777",
+                      "power_active_w_grouped_gemv=398", "power_flop_pj_grouped_gemv=0",
                       "power_active_w_kda=123", "power_flop_pj_kda=3.898",
-                      "power_active_w_mla_decode=494", "power_flop_pj_mla_decode=0",
-                      "power_active_w_mla_prefill=176", "power_flop_pj_mla_prefill=1.195",
+                      "power_active_w_mla_decode=491", "power_flop_pj_mla_decode=0",
+                      "power_active_w_mla_prefill=202", "power_flop_pj_mla_prefill=1.069",
                       "power_active_w_vector=183", "power_flop_pj_vector=5.3"]
 MEASURED_LAWS_BY_HW = {"h200": MEASURED_LAWS, "h100": MEASURED_LAWS_H100}
 # K3's experts per token: a grouped GEMM of the slice runs tokens x TOP_K rows
