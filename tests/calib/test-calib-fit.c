@@ -72,6 +72,26 @@ static const char *spec(const char *fmt, ...)
 	return specs[n_specs++];
 }
 
+/* Copies of 4 KiB .. 1 GiB at factor 1.1 over the truth: the memory class beside an own kind's points. */
+static void add_copies(struct calib_points *pts)
+{
+	for (int64_t b = 4096; b <= ((int64_t)1 << 30); b *= 2)
+		add(pts, spec("copy bytes=%lld", (long long)b), &truth, 1.1);
+}
+
+/* Every point outside the memory class predicted within 5 % by the fitted preset's device times
+ * (kernel durations: no launch gaps). */
+static void assert_own_points_within_5pct(const struct hw *fit, const struct calib_points *pts)
+{
+	struct hw dev;
+	calib_device_hw(&dev, fit);
+	for (size_t i = 0; i < pts->n; i++) {
+		double r = calib_predict_s(&dev, &pts->p[i]) / pts->p[i].measured_s;
+		if (pts->p[i].cls != HW_CLASS_MEMORY && fabs(r - 1) > 0.05)
+			fail_msg("%s: predicted / measured %.3f", pts->p[i].spec, r);
+	}
+}
+
 static void grid(struct calib_points *pts, const struct hw *t, bool wobble)
 {
 	static const int64_t shapes[][2] = {
@@ -242,8 +262,7 @@ static void test_own_kind_classes(void **state)
 	struct calib_points pts;
 	calib_points_init(&pts);
 	n_specs = 0;
-	for (int64_t b = 4096; b <= ((int64_t)1 << 30); b *= 2)
-		add(&pts, spec("copy bytes=%lld", (long long)b), &truth, 1.1);
+	add_copies(&pts);
 	static const int tokens[] = {1, 2, 4, 16, 32, 64, 256, 512, 1024, 4096, 8192, 16384};
 	for (int i = 0; i < 12; i++) {
 		add(&pts, spec("attnres tokens=%d dim=7168 sources=9 delta=1", tokens[i]), &truth, 2.5);
@@ -265,13 +284,7 @@ static void test_own_kind_classes(void **state)
 	assert_non_null(hw_table_find(&fit, HW_CLASS_ATTNRES, DT_BF16));
 	assert_non_null(hw_table_find(&fit, HW_CLASS_ROUTE, DT_FP32));
 	assert_non_null(hw_table_find(&fit, HW_CLASS_COMBINE, DT_BF16));
-	struct hw dev;
-	calib_device_hw(&dev, &fit); /* kernel durations: no launch gaps */
-	for (size_t i = 0; i < pts.n; i++) {
-		double r = calib_predict_s(&dev, &pts.p[i]) / pts.p[i].measured_s;
-		if (pts.p[i].cls != HW_CLASS_MEMORY && fabs(r - 1) > 0.05)
-			fail_msg("%s: predicted / measured %.3f", pts.p[i].spec, r);
-	}
+	assert_own_points_within_5pct(&fit, &pts);
 	/* the preset as written loads them back */
 	struct hw back;
 	preset_round_trip(&fit, &pts, &rep, &back);
@@ -291,8 +304,7 @@ static void test_quant_class(void **state)
 	struct calib_points pts;
 	calib_points_init(&pts);
 	n_specs = 0;
-	for (int64_t b = 4096; b <= ((int64_t)1 << 30); b *= 2)
-		add(&pts, spec("copy bytes=%lld", (long long)b), &truth, 1.1);
+	add_copies(&pts);
 	static const int tokens[] = {1, 2, 4, 16, 32, 64, 256, 512, 1024, 4096, 8192, 16384};
 	for (int i = 0; i < 12; i++) {
 		add(&pts, spec("k3sim op=quant tokens=%d width=3584 dtype=fp8 group=0", tokens[i]), &truth, 1.8);
@@ -316,13 +328,7 @@ static void test_quant_class(void **state)
 	assert_false(f8->any_dtype);
 	assert_int_equal(f8->dtype, DT_FP8);
 	assert_int_equal(mx->dtype, DT_MXFP8);
-	struct hw dev;
-	calib_device_hw(&dev, &fit); /* kernel durations: no launch gaps */
-	for (size_t i = 0; i < pts.n; i++) {
-		double r = calib_predict_s(&dev, &pts.p[i]) / pts.p[i].measured_s;
-		if (pts.p[i].cls == HW_CLASS_QUANT && fabs(r - 1) > 0.05)
-			fail_msg("%s: predicted / measured %.3f", pts.p[i].spec, r);
-	}
+	assert_own_points_within_5pct(&fit, &pts); /* every non-memory point is quant (above) */
 	/* the preset as written loads them back (quant.fp8, quant.mxfp8) */
 	struct hw back;
 	preset_round_trip(&fit, &pts, &rep, &back);
