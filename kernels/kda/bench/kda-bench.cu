@@ -16,7 +16,7 @@
  *   per-CTA stamps: first-byte latency, ramp, per-item time, tail, gaps; ring kernel only.
  *   --state: the decode points of that state dtype only)
  *   [--prefill-state fp32,bf16] [--prefill-ab 'LABEL:VAR=X,VAR=Y;LABEL:...'] [--prefill-rounds N]
- *   [--prefill-seqs N,N,...]
+ *   [--prefill-seqs N,N,...] [--prefill-burst N] [--prefill-gap-ms MS]
  *   (--prefill-state: the one-sequence grid and 4 x 4K in each state dtype, no varlen rows;
  *   --prefill-seqs with it: each (T, H) point also as N sequences of T / N tokens, for each N.
  *   --prefill-ab: each prefill point timed once per set, back to back on the same buffers, the
@@ -25,6 +25,11 @@
  *   K3_KDA_SPLIT_OPT) and every variable any set names are unset; the
  *   CSV op `prefill@LABEL`; the sets cycled --prefill-rounds times. Each printed row names the
  *   path kda_prefill() took: took=serial | overlap)
+ *   (--prefill-burst N: each prefill point as bursts instead of single launches: --prefill-gap-ms
+ *   idle (default 1000), 3 launches, N back to back between two events, their mean; the row is
+ *   the median over the bursts, its op `prefill_burst[@LABEL]`, and the SM clock, power and
+ *   temperature read right after each burst are printed: a rested card's time, the regime of a
+ *   short graph-replay benchmark such as AIConfigurator's collector (3 warm-ups, 6 runs))
  *   (K3_BENCH_SUSTAIN_MS=N in the environment: each timed row then back to back for ~N ms, one NVTX
  *   range "k3-bench sustained op=..." (the steady draw under the power limiter), as k3-bench's)
  *
@@ -51,6 +56,8 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "common/bench_sustain.cuh"
+#include "trace/capture/gpumon.h"
+#include <time.h>
 
 #include "kda/kda_decode.h"
 #include "kda/kda_prefill.h"
@@ -233,6 +240,8 @@ struct options {
 	std::vector<const char *> prefill_ab;  /* --prefill-ab: LABEL:VAR=X,VAR=Y;... (empty: as it is) */
 	int prefill_rounds = 1;                /* --prefill-rounds: the A/B sets cycled this often */
 	std::vector<int> prefill_states;       /* --prefill-state fp32,bf16 (0, 1): empty: the grid's */
+	int burst_runs = 0;                    /* --prefill-burst N: bursts of N back-to-back launches */
+	int burst_gap_ms = 1000;               /* --prefill-gap-ms: the idle time before each burst */
 };
 
 /* "a,b,c" of integers in [lo, hi] appended to `v`; false (and a message) on anything else. */
@@ -254,6 +263,36 @@ bool parse_list(const char *opt, char *arg, int lo, int hi, std::vector<int> &v)
 
 FILE *g_csv;
 double g_copy_gbps = 0.0;
+
+/* NVML readings for the burst rows (clock, power, temperature right after each burst); none
+ * where NVML is missing (the rows then say so). */
+struct gpumon *g_mon = nullptr;
+int g_mon_slot = -1;
+
+void open_gpumon(void)
+{
+	struct err e = {};
+	char pci[64] = "";
+	if (gpumon_open(&g_mon, &e) < 0) {
+		printf("clocks: not read (%s)\n", e.msg);
+		g_mon = nullptr;
+		return;
+	}
+	if (cudaDeviceGetPCIBusId(pci, sizeof pci, 0) == cudaSuccess)
+		g_mon_slot = gpumon_add_device(g_mon, 0, pci, 0, &e);
+	if (g_mon_slot < 0) {
+		printf("clocks: NVML does not know the GPU at '%s' (%s)\n", pci, e.msg);
+		gpumon_free(g_mon);
+		g_mon = nullptr;
+	}
+}
+
+void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
 
 void csv_header()
 {
@@ -732,7 +771,8 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 			}
 		}
 	}
-	snprintf(opname, sizeof opname, "%.31s%s%.63s", op, set ? "@" : "", label);
+	snprintf(opname, sizeof opname, "%.31s%s%s%.50s", op, o.burst_runs > 0 ? "_burst" : "", set ? "@" : "",
+		 label);
 	struct kda_prefill_plan plan = {};
 	const int taken = kda_prefill_plan(&a, 0, &plan) ? -1 : plan.overlap;
 	std::vector<float> tot, k1, k2;
@@ -748,6 +788,39 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	} else {
 		bench_range(NULL, NULL);
 	}
+	std::vector<float> mhz, watts, temps;
+	if (o.burst_runs > 0) {
+		/* --prefill-burst N: after --prefill-gap-ms idle, 3 launches, then N launches back to
+		 * back between two events: their mean (the protocol of a short graph-replay benchmark,
+		 * AIConfigurator's: 3 warm-ups, 6 runs, the mean); `reps` bursts, their median. The
+		 * clock, power and temperature are read right after each burst. */
+		a.split_event = nullptr;
+		for (int b = 0; b < reps; b++) {
+			sleep_ms(o.burst_gap_ms);
+			for (int i = 0; i < 3; i++)
+				KOK(kda_prefill(&a, 0));
+			range_push();
+			CK(cudaEventRecord(e0));
+			for (int i = 0; i < o.burst_runs; i++)
+				KOK(kda_prefill(&a, 0));
+			CK(cudaEventRecord(e2));
+			CK(cudaEventSynchronize(e2));
+			range_pop();
+			struct gpumon_sample smp = {};
+			if (g_mon && gpumon_read(g_mon, g_mon_slot, &smp) == 0) {
+				if (smp.fields & GPUMON_HAS_SM)
+					mhz.push_back((float)smp.sm_mhz);
+				if (smp.fields & GPUMON_HAS_POWER)
+					watts.push_back((float)smp.power_w);
+				if (smp.fields & GPUMON_HAS_TEMP)
+					temps.push_back((float)smp.temp_c);
+			}
+			float t;
+			CK(cudaEventElapsedTime(&t, e0, e2));
+			tot.push_back(t / o.burst_runs), k1.push_back(0), k2.push_back(0);
+		}
+		a.split_event = e1;
+	} else
 	for (int i = 0; i < warm + reps; i++) {
 		if (i >= warm)
 			range_push();
@@ -783,6 +856,18 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 	       opname, dname(sdt), n, T, H, r.t.med_us, r.k1_us, r.k2_us, r.t.p10_us, r.t.p90_us,
 	       taken == 1 ? "overlap" : taken == 0 ? "serial" : "error", path ? path : "default",
 	       intra ? intra : "default", taken < 0 ? 0 : plan.recur_warps, taken < 0 ? "error" : plan.recur);
+	if (o.burst_runs > 0) {
+		auto med = [](std::vector<float> x) { std::sort(x.begin(), x.end()); return x.empty() ? 0.0 : (double)x[x.size() / 2]; };
+		auto lo = [](const std::vector<float> &x) { return x.empty() ? 0.0 : (double)*std::min_element(x.begin(), x.end()); };
+		auto hi = [](const std::vector<float> &x) { return x.empty() ? 0.0 : (double)*std::max_element(x.begin(), x.end()); };
+		printf("  burst: %d bursts of %d after %d ms idle; per-burst means",
+		       reps, o.burst_runs, o.burst_gap_ms);
+		for (float t : tot)
+			printf(" %.1f", 1e3 * t);
+		printf(" us\n  after each burst: SM %.0f MHz median (%.0f-%.0f), %.0f W median (%.0f-%.0f), %.0f C max%s\n",
+		       med(mhz), lo(mhz), hi(mhz), med(watts), lo(watts), hi(watts), hi(temps),
+		       g_mon ? "" : " (no NVML: not read)");
+	}
 	fflush(stdout);
 	}
 	if (!o.prefill_ab.empty())
@@ -899,13 +984,27 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--prefill-h") && i + 1 < argc) {
 			if (!parse_list("--prefill-h", argv[++i], 1, 256, o.prefill_h))
 				return 2;
+		} else if (!strcmp(argv[i], "--prefill-burst") && i + 1 < argc) {
+			std::vector<int> v;
+			if (!parse_list("--prefill-burst", argv[++i], 1, 100, v) || v.size() != 1) {
+				fprintf(stderr, "kda-bench: --prefill-burst wants one count 1..100\n");
+				return 2;
+			}
+			o.burst_runs = v[0];
+		} else if (!strcmp(argv[i], "--prefill-gap-ms") && i + 1 < argc) {
+			std::vector<int> v;
+			if (!parse_list("--prefill-gap-ms", argv[++i], 0, 60000, v) || v.size() != 1) {
+				fprintf(stderr, "kda-bench: --prefill-gap-ms wants one count 0..60000\n");
+				return 2;
+			}
+			o.burst_gap_ms = v[0];
 		} else if (!strcmp(argv[i], "--prefill-seqs") && i + 1 < argc) {
 			if (!parse_list("--prefill-seqs", argv[++i], 1, 64, o.prefill_seqs))
 				return 2;
 		} else {
 			fprintf(stderr, "usage: %s [-o FILE.csv] [--quick] [--reps N] [--only copy|decode|verify|prefill]"
 					 " [--batch B,B,...] [--prefill-t T,T,...] [--prefill-h H,H,...] [--prefill-state fp32,bf16]"
-					" [--prefill-seqs N,N,...]"
+					" [--prefill-seqs N,N,...] [--prefill-burst N] [--prefill-gap-ms MS]"
 					" [--prefill-ab 'LABEL:VAR=X,VAR=Y;...'] [--prefill-rounds N] [--ring-opt O,O,...] [--trace]"
 					" [--state fp32|bf16]\n",
 				argv[0]);
@@ -923,6 +1022,8 @@ int main(int argc, char **argv)
 	CK(cudaGetDeviceProperties(&prop, 0));
 	printf("device: %s, %d SMs, L2 %d MiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
 	csv_header();
+	if (o.burst_runs > 0)
+		open_gpumon();
 	auto want = [&](const char *w) { return !o.only || !strcmp(o.only, w); };
 	bench_copy(o); /* always: the ceiling */
 	if (want("decode") || want("verify"))
