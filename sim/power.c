@@ -98,20 +98,29 @@ static double energy_flops(const struct hw *hw, const struct op *op)
 	return fp8 && hw->power_flop_fp8_scale > 0 ? op->flops * hw->power_flop_fp8_scale : op->flops;
 }
 
+void sim_power_op_from(const struct hw *hw, const struct op *op, double boost_s, double floor_s,
+		       struct sim_power_op *out)
+{
+	if (op_is_comm(op->kind)) {
+		*out = (struct sim_power_op){.boost_s = boost_s, .floor_s = boost_s, .klass = HW_POWER_CLASS_COUNT};
+		return;
+	}
+	*out = (struct sim_power_op){.boost_s = boost_s, .floor_s = fmax(floor_s, boost_s), .flops = energy_flops(hw, op),
+				     .hbm_bytes = (double)op_bytes(op), .klass = sim_power_class(hw, op)};
+}
+
 void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_power_op *out)
 {
 	struct op_cost cb, cf;
 	struct cost_opts at = {.clock = {.regime = HW_CLOCK_BOOST}};
 	sim_op_cost(hw, op, &at, &cb);
-	if (op_is_comm(op->kind)) {
-		*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = cb.time_s, .klass = HW_POWER_CLASS_COUNT};
-		return;
+	cf = cb;
+	if (!op_is_comm(op->kind)) {
+		at.clock = (struct hw_clock_sel){.given_hz = floor_hz(hw)};
+		at.full_clock_scaling = true; /* the class's clock_bound: sim_power_time_s */
+		sim_op_cost(hw, op, &at, &cf);
 	}
-	at.clock = (struct hw_clock_sel){.given_hz = floor_hz(hw)};
-	at.full_clock_scaling = true; /* the class's clock_bound: sim_power_time_s */
-	sim_op_cost(hw, op, &at, &cf);
-	*out = (struct sim_power_op){.boost_s = cb.time_s, .floor_s = fmax(cf.time_s, cb.time_s), .flops = energy_flops(hw, op),
-				     .hbm_bytes = (double)op_bytes(op), .klass = sim_power_class(hw, op)};
+	sim_power_op_from(hw, op, cb.time_s, cf.time_s, out);
 }
 
 double sim_power_time_s(const struct hw *hw, const struct sim_power_op *op, double clock_hz)

@@ -60,6 +60,13 @@ double sim_power_active_w(const struct hw *hw, enum hw_power_class c, double v);
  * energy and active draw as the base preset has them. */
 bool sim_power_class_held(const struct hw *hw, enum hw_power_class c);
 
+/* An op's power view from its times at boost and at the floor clock (seconds; a collective draws
+ * nothing of its own: class HW_POWER_CLASS_COUNT, no FLOPs or bytes): its FLOPs as their energy
+ * counts them (FP8 tensor math at power_flop_fp8_scale), its HBM bytes and its class. The one
+ * place that makes a sim_power_op, for `k3sim op` and the step's controller alike. */
+void sim_power_op_from(const struct hw *hw, const struct op *op, double boost_s, double floor_s,
+		       struct sim_power_op *out);
+
 /* The power class of an op (by kind; the MXFP4 routed experts that hw runs as gemvs, at most
  * grouped_fp4_gemv_rows rows a touched expert: HW_POWER_GROUPED_GEMV, issue-bound on the weights'
  * expansion; collectives: HW_POWER_VECTOR, they draw nothing of their own). */

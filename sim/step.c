@@ -239,10 +239,9 @@ static void account(struct mapper *mp, const struct op *o)
 			opts.full_clock_scaling = true; /* the class's clock_bound: sim_power_time_s */
 			op_time(mp, o, &opts, &cf);
 		}
-		mp->power_ops[at] = (struct sim_power_op){.boost_s = c.time_s, .floor_s = fmax(cf.time_s, c.time_s),
-							  .flops = comm ? 0 : o->flops,
-							  .hbm_bytes = comm ? 0 : (double)op_bytes(o),
-							  .klass = sim_power_class(mp->hw, o)};
+		/* (the FLOPs as their energy counts them: until 2026-12-06 the raw FLOPs here, so the
+		 * step ignored power_flop_fp8_scale, which `k3sim op` applied) */
+		sim_power_op_from(mp->hw, o, c.time_s, cf.time_s, &mp->power_ops[at]);
 	}
 	int64_t act = o->bytes_act_in + o->bytes_act_out;
 	/* MLA prefill expands the cached prefix into per-head K/V block by block (64K tokens at a

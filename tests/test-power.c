@@ -963,6 +963,35 @@ static void test_flop_fp8_scale(void **state)
 	assert_int_equal(load_power(lines, "power_flop_fp8_scale must be in"), 18);
 }
 
+/* The step's controller counts FP8 FLOPs as `k3sim op` does (sim_power_op_from): a prefill whose
+ * experts take E4M3 activations, held by the limit, runs no slower with a smaller
+ * power_flop_fp8_scale and faster where the scale lowers its draw; BF16 experts are unmoved.
+ * (Until 2026-12-06 the step made its power ops from the raw FLOPs: the key moved `k3sim op`'s
+ * draws and not a step's.) */
+static void test_step_fp8_scale(void **state)
+{
+	(void)state;
+	struct hw full = h200, half = h200;
+	full.power_flop_fp8_scale = 1, half.power_flop_fp8_scale = 0.5;
+	struct scenario s;
+	struct err e;
+	assert_int_equal(scenario_load_yaml(&s, "t.yaml", one_gpu, strlen(one_gpu), &e), 0);
+	s.clock = (struct hw_clock_sel){.regime = HW_CLOCK_POWER};
+	s.expert_act = DT_FP8;
+	step_hw_of = &full;
+	const double t_full = step_s(&s, PHASE_PREFILL, 1, 16384, 0);
+	step_hw_of = &half;
+	const double t_half = step_s(&s, PHASE_PREFILL, 1, 16384, 0);
+	assert_true(t_half < t_full * (1 - 1e-3));
+	s.expert_act = DT_BF16;
+	step_hw_of = &full;
+	const double b_full = step_s(&s, PHASE_PREFILL, 1, 16384, 0);
+	step_hw_of = &half;
+	const double b_half = step_s(&s, PHASE_PREFILL, 1, 16384, 0);
+	assert_true(fabs(b_half / b_full - 1) < 1e-12);
+	step_hw_of = &h200;
+}
+
 /* The window limiter under the roofline and the exponent (bisection in place of Newton's steps):
  * clocks within [floor, boost], a periodic sequence shorter than the window at its mix's clock
  * (the ops compute-bound: one kink a class, the window's sum exact), more idle never slower. */
@@ -1176,6 +1205,7 @@ int main(void)
 		cmocka_unit_test(test_clock_bound_time),
 		cmocka_unit_test(test_flop_clock_exp),
 		cmocka_unit_test(test_flop_fp8_scale),
+		cmocka_unit_test(test_step_fp8_scale),
 		cmocka_unit_test(test_window_law),
 		cmocka_unit_test(test_clock_bound_cost),
 		cmocka_unit_test(test_clock_law_inverse),
