@@ -148,6 +148,8 @@ int cmd_op(int argc, char **argv)
 			jw_begin_object(&w, "power");
 			jw_str(&w, "class", hw_power_class_name(po.klass));
 			jw_f64(&w, "flop_pj", sim_power_flop_j(&hw, po.klass) * 1e12);
+			jw_f64(&w, "energy_flops", po.flops);
+			jw_f64(&w, "welems", po.welems);
 			jw_f64(&w, "boost_s", po.boost_s);
 			jw_f64(&w, "draw_w", sim_power_draw_w(&hw, &po, hw.sm_clock_hz));
 			jw_f64(&w, "steady_clock_hz", sim_power_steady_hz(&hw, &po));

@@ -499,6 +499,7 @@ static const struct hw_key device_keys[] = {
 #undef POWER_ACTIVE_KEY
 	KEY("power_active_clock_exp", HK_F64, power_active_clock_exp, 1, 1, 1, 9, false, HK_NONZERO),
 	KEY("power_flop_fp8_scale", HK_F64, power_flop_fp8_scale, 1, 1, 1, 9, false, HK_NONZERO),
+	KEY("power_welem_pj", HK_F64, power_welem_j, 1e-12, 1e12, 1, 9, false, HK_NONZERO),
 #define CLOCK_BOUND_KEY(id, name)                                                                  \
 	KEY("clock_bound_" name, HK_F64, clock_bound[HW_POWER_##id], 1, 1, 1, 9, false, HK_NONZERO),
 	HW_POWER_CLASSES(CLOCK_BOUND_KEY)
@@ -636,7 +637,7 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 	static const char *const keys[] = {"power_limit_w", "power_idle_w", "power_flop_pj", "power_byte_pj",
 					   "power_tau_ms", "power_window_ms", "power_byte_held", "power_min_sm_clock_mhz",
 					   "power_flop_clock_exp", "power_delay_ms", "power_rise_ms", "power_fall_ms",
-					   "power_active_clock_exp", "power_flop_fp8_scale"};
+					   "power_active_clock_exp", "power_flop_fp8_scale", "power_welem_pj"};
 	static const char *const required[] = {"power_limit_w", "power_tau_ms", "power_min_sm_clock_mhz"};
 	bool any = false;
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
@@ -670,6 +671,9 @@ static int check_power(const struct doc *d, const struct doc_node *dev, const st
 	if (!(hw->power_flop_fp8_scale >= 0 && hw->power_flop_fp8_scale <= 2))
 		return doc_error(d, doc_get(dev, "power_flop_fp8_scale"), e,
 				 "device: power_flop_fp8_scale must be in (0, 2] (0: 1)");
+	if (!(hw->power_welem_j >= 0 && hw->power_welem_j < 1e-9))
+		return doc_error(d, doc_get(dev, "power_welem_pj"), e,
+				 "device: power_welem_pj must be in [0, 1000) (pJ an expanded weight element)");
 	if (!(hw->power_active_clock_exp >= 0 && hw->power_active_clock_exp <= 4))
 		return doc_error(d, doc_get(dev, "power_active_clock_exp"), e,
 				 "device: power_active_clock_exp must be in (0, 4] (0: 1)");

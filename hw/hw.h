@@ -225,6 +225,12 @@ struct hw {
 	 * time, so less energy a FLOP. Measured on an H100 from the FP8 experts run back to back
 	 * against the BF16-activation experts' class (bench/results/power-h100-2026-12-06/). */
 	double power_flop_fp8_scale;
+	/* The energy of one MXFP4 weight element expanded to BF16 by the tiled grouped expert kernel
+	 * (the file: power_welem_pj; 0: none), J: each chunk of an expert's rows expands the expert's
+	 * whole n x k matrix (sim_fp4_chunks), SM work beside the MMAs that a FLOP count does not see:
+	 * at decode sizes (a few rows an expert) the kernel expands as many weights as at prefill in a
+	 * fraction of the time. Scales with the clock as a FLOP's energy does. */
+	double power_welem_j;
 	/* The share of an op's time at boost that its SM-clocked work takes, by power class (the
 	 * file: clock_bound_<class>, in (0, 1]; 0: 1): below boost an op's time is
 	 * max(its boost time, share x the time the physical model scales it to), a roofline in the

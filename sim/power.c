@@ -106,7 +106,16 @@ void sim_power_op_from(const struct hw *hw, const struct op *op, double boost_s,
 		return;
 	}
 	*out = (struct sim_power_op){.boost_s = boost_s, .floor_s = fmax(floor_s, boost_s), .flops = energy_flops(hw, op),
-				     .hbm_bytes = (double)op_bytes(op), .klass = sim_power_class(hw, op)};
+				     .hbm_bytes = (double)op_bytes(op),
+				     .welems = sim_fp4_chunks(hw, op) * (double)op->n * (double)op->k,
+				     .klass = sim_power_class(hw, op)};
+}
+
+/* The energy at boost of the op's SM-clocked work, J: its FLOPs' and its weight expansions'
+ * (both scale with the clock by sim_power_flop_scale). */
+static double sm_work_j(const struct hw *hw, const struct sim_power_op *op)
+{
+	return sim_power_flop_j(hw, op->klass) * op->flops + hw->power_welem_j * op->welems;
 }
 
 void sim_power_op_cost(const struct hw *hw, const struct op *op, struct sim_power_op *out)
@@ -139,7 +148,7 @@ double sim_power_draw_w(const struct hw *hw, const struct sim_power_op *op, doub
 	if (!(t > 0))
 		return hw->power_idle_w;
 	double v = clock_hz / hw->sm_clock_hz;
-	double dyn_j = sim_power_flop_j(hw, op->klass) * op->flops * sim_power_flop_scale(hw, v) +
+	double dyn_j = sm_work_j(hw, op) * sim_power_flop_scale(hw, v) +
 		       hw->power_byte_j * op->hbm_bytes;
 	return hw->power_idle_w + sim_power_active_w(hw, op->klass, v) + dyn_j / t;
 }
@@ -391,7 +400,7 @@ static double window_clock(const struct hw *hw, const struct window_sum *w)
 
 static void op_sum(const struct hw *hw, const struct sim_power_op *op, struct window_sum *x)
 {
-	*x = (struct window_sum){.flop_j = sim_power_flop_j(hw, op->klass) * op->flops,
+	*x = (struct window_sum){.flop_j = sm_work_j(hw, op),
 				 .byte_j = hw->power_byte_j * op->hbm_bytes};
 	if ((unsigned)op->klass >= HW_POWER_CLASS_COUNT) { /* a collective: the SMs' draw idle */
 		x->idle_s = op->boost_s;

@@ -48,6 +48,7 @@ struct sim_power_op {
 	double boost_s, floor_s;
 	double flops; /* the FLOPs its energy counts: FP8 tensor math at power_flop_fp8_scale (hw.h) */
 	double hbm_bytes;
+	double welems; /* MXFP4 weight elements the tiled grouped kernel expands (hw power_welem_j) */
 	enum hw_power_class klass;
 };
 

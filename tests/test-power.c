@@ -963,6 +963,56 @@ static void test_flop_fp8_scale(void **state)
 	assert_int_equal(load_power(lines, "power_flop_fp8_scale must be in"), 18);
 }
 
+/* power_welem_pj: the tiled MXFP4 grouped kernel's weight expansions (chunks x n x k) draw energy
+ * of their own; the same op as a gemv, a BF16-weight grouped GEMM and a dense GEMM expand nothing;
+ * with the key the op draws more and is held no higher; the key round-trips and is range-checked. */
+static void test_welem_energy(void **state)
+{
+	(void)state;
+	struct hw hw = h200;
+	hw.grouped_fp4_chunk_rows = 160, hw.grouped_fp4_small_chunk_rows = 128, hw.grouped_fp4_gemv_rows = 1;
+	struct op tiled, dense, bf16w;
+	struct err e;
+	assert_int_equal(opspec_parse_line("grouped_gemm m=4096 n=6144 k=3584 groups=896 touched=888 dtype=bf16 w_dtype=mxfp4",
+				      &tiled, &e), 0);
+	assert_int_equal(opspec_parse_line("gemm m=4096 n=6144 k=3584 dtype=bf16", &dense, &e), 0);
+	assert_int_equal(opspec_parse_line("grouped_gemm m=4096 n=6144 k=3584 groups=896 touched=888 dtype=bf16", &bf16w, &e),
+			 0);
+	struct sim_power_op a, g, d, b;
+	sim_power_op_cost(&hw, &tiled, &a);
+	/* each touched expert at least one chunk of its whole matrix */
+	assert_true(a.welems >= 888.0 * 6144 * 3584 * (1 - 1e-12) && a.klass == HW_POWER_GROUPED_GEMM);
+	struct hw gv = hw;
+	gv.grouped_fp4_gemv_rows = 16; /* 4.6 rows an expert: the gemv */
+	sim_power_op_cost(&gv, &tiled, &g);
+	sim_power_op_cost(&hw, &dense, &d);
+	sim_power_op_cost(&hw, &bf16w, &b);
+	assert_true(g.welems == 0 && g.klass == HW_POWER_GROUPED_GEMV && d.welems == 0 && b.welems == 0);
+	struct hw with = hw;
+	with.power_welem_j = 50e-12;
+	const double fb = hw.sm_clock_hz;
+	const double added = 50e-12 * a.welems / a.boost_s;
+	assert_true(fabs(sim_power_draw_w(&with, &a, fb) - sim_power_draw_w(&hw, &a, fb) - added) < 1e-6 * added);
+	assert_true(sim_power_draw_w(&with, &d, fb) == sim_power_draw_w(&hw, &d, fb));
+	assert_true(sim_power_steady_hz(&with, &a) <= sim_power_steady_hz(&hw, &a) * (1 + 1e-12));
+	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 65\n"
+			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+	char lines[1024], y[4096];
+	snprintf(lines, sizeof lines, "%s  power_welem_pj: 42.5\n", base);
+	snprintf(y, sizeof y, "%s%s%s", dev_head, lines, dev_tail);
+	struct hw ld, back;
+	assert_int_equal(hw_load_yaml(&ld, "x.yaml", y, strlen(y), &e), 0);
+	assert_true(fabs(ld.power_welem_j - 42.5e-12) < 1e-24);
+	size_t len = 0;
+	char *buf = written_back(&ld, &len);
+	assert_non_null(strstr(buf, "power_welem_pj: 42.5"));
+	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
+	assert_true(fabs(back.power_welem_j - 42.5e-12) < 1e-24);
+	free(buf);
+	snprintf(lines, sizeof lines, "%s  power_welem_pj: 5000\n", base);
+	assert_int_equal(load_power(lines, "power_welem_pj must be in"), 18);
+}
+
 /* The step's controller counts FP8 FLOPs as `k3sim op` does (sim_power_op_from): a prefill whose
  * experts take E4M3 activations, held by the limit, runs no slower with a smaller
  * power_flop_fp8_scale and faster where the scale lowers its draw; BF16 experts are unmoved.
@@ -1206,6 +1256,7 @@ int main(void)
 		cmocka_unit_test(test_flop_clock_exp),
 		cmocka_unit_test(test_flop_fp8_scale),
 		cmocka_unit_test(test_step_fp8_scale),
+		cmocka_unit_test(test_welem_energy),
 		cmocka_unit_test(test_window_law),
 		cmocka_unit_test(test_clock_bound_cost),
 		cmocka_unit_test(test_clock_law_inverse),
