@@ -13,7 +13,12 @@ ops all run at one FLOP rate, which cannot tell A from e: KDA's decode).
 --fp8-scale: the GEMMs with FP8 activations left out of their class's fit; then the share of the
 class's FLOP energy that makes each of them draw what it measured (the preset key
 power_flop_fp8_scale), their median printed.
-usage: active-fit.py K3SIM PRESET.yaml [--k K (1)] [--g G (1)] [--busy BUSY (0.97)] [--hold-e CLASS=PJ]
+--hold-welem PJ: that energy given (implies --welem), the class's A and e_flop fitted beside it.
+--welem: the grouped_gemm class fitted with a third term, the energy of the MXFP4 weight elements
+its tiled kernel expands (`k3sim op --json` power.welems; the preset key power_welem_pj):
+P = P_idle + A (f/f_b)^k + (e_flop FLOPs + e_welem welems) (f/f_b)^g / t(f) + e_byte bytes / t(f).
+The FLOPs are the energy's (power.energy_flops: FP8 ones at the preset's power_flop_fp8_scale).
+usage: active-fit.py K3SIM PRESET.yaml [--k K (1)] [--g G (1)] [--busy BUSY (0.97)] [--hold-e CLASS=PJ] [--welem | --hold-welem PJ]
                      [--residuals] OPS-SUSTAINED.csv..."""
 import csv
 import itertools
@@ -35,6 +40,18 @@ if RESIDUALS:
 FP8 = "--fp8-scale" in args
 if FP8:
     args.remove("--fp8-scale")
+WELEM = "--welem" in args
+if WELEM:
+    args.remove("--welem")
+HOLD_WELEM = None  # --hold-welem PJ: the weight expansions' energy given (e.g. another card's fit)
+if "--hold-welem" in args:
+    i = args.index("--hold-welem")
+    try:
+        HOLD_WELEM = float(args[i + 1]) * 1e-12
+    except (IndexError, ValueError):
+        sys.exit("--hold-welem: PJ (e.g. 40)")
+    del args[i:i + 2]
+    WELEM = True
 fp8pts = {}
 HOLD_E = {}  # --hold-e CLASS=PJ: the class's FLOP energy given, its A alone fitted
 while "--hold-e" in args:
@@ -87,15 +104,41 @@ for path in files:
             w = pts
             if FP8 and r["spec"].split()[0] in ("gemm", "grouped_gemm") and " dtype=fp8" in " " + r["spec"]:
                 w = fp8pts
-            w.setdefault(d["power"]["class"], []).append(
-                (r["spec"], float(r["power_w"]), v, d["flops"] / t * v ** G, e_byte * d["bytes"] / t))
+            pw = d["power"]
+            fl = d["flops"] if FP8 else pw.get("energy_flops", d["flops"])
+            we = pw.get("welems", 0.0) if WELEM and pw["class"] == "grouped_gemm" else 0.0
+            w.setdefault(pw["class"], []).append(
+                (r["spec"], float(r["power_w"]), v, fl / t * v ** G, e_byte * d["bytes"] / t, we / t * v ** G))
 
 
-def fit(ps, e_held=None):
+def model_w(q, a, e, ew=0.0):
+    """An op's modelled draw: q = (spec, P, v, FLOP rate, byte W, welem rate)."""
+    return idle + a * q[2] ** K + e * q[3] + q[4] + ew * q[5]
+
+
+def fit3(ps):
+    """(A, e_flop, e_welem) >= 0 minimising sum log^2(P_model / P): a grid, then coordinate
+    refinement."""
+    def err(a, e, ew):
+        return sum(math.log(max(model_w(q, a, e, ew), 1.0) / q[1]) ** 2 for q in ps)
+    best = min(((err(a, e, ew), a, e, ew) for a in range(0, 1001, 25) for e in [i * 0.1e-12 for i in range(0, 41)]
+                for ew in [i * 5e-12 for i in range(0, 41)]))
+    _, a, e, ew = best
+    for sa, se, sw in ((10, 0.05e-12, 2e-12), (2, 0.01e-12, 0.5e-12), (0.5, 0.002e-12, 0.1e-12)):
+        for _ in range(80):
+            cand = min(((err(max(0, a + da * sa), max(0, e + de * se), max(0, ew + dw * sw)), max(0, a + da * sa),
+                         max(0, e + de * se), max(0, ew + dw * sw)) for da, de, dw in itertools.product((-1, 0, 1), repeat=3)))
+            if cand[1:] == (a, e, ew):
+                break
+            _, a, e, ew = cand
+    return a, e, ew, math.sqrt(err(a, e, ew) / len(ps))
+
+
+def fit(ps, e_held=None, ew=0.0):
     """(A, e) >= 0 minimising sum log^2(P_model / P): a grid then coordinate refinement (e_held:
-    e given, A alone)."""
+    e given, A alone; ew: the weight expansions' energy given)."""
     def err(a, e):
-        return sum(math.log(max(idle + a * v ** K + e * x + b, 1.0) / p) ** 2 for _, p, v, x, b in ps)
+        return sum(math.log(max(model_w(q, a, e, ew), 1.0) / q[1]) ** 2 for q in ps)
     if e_held is not None:
         a = min(range(0, 1001), key=lambda a: err(a, e_held))
         a = min((a + d * 0.01 for d in range(-100, 101)), key=lambda x: err(max(0, x), e_held))
@@ -118,16 +161,26 @@ print("| --- | ---: | --- | ---: | ---: | ---: | --- |")
 keys = []
 res = []
 for c, ps in sorted(pts.items()):
-    a, e, rms = fit(ps, HOLD_E.get(c))
-    res += [(c, q[0], q[2] * fb, q[1], idle + a * q[2] ** K + e * q[3] + q[4]) for q in ps]
-    worst = max(ps, key=lambda q: abs(math.log((idle + a * q[2] ** K + e * q[3] + q[4]) / q[1])))
-    we = 100 * ((idle + a * worst[2] ** K + e * worst[3] + worst[4]) / worst[1] - 1)
+    ew = 0.0
+    if WELEM and c == "grouped_gemm" and HOLD_WELEM is not None:
+        ew = HOLD_WELEM
+        a, e, rms = fit(ps, HOLD_E.get(c), ew)
+    elif WELEM and c == "grouped_gemm":
+        a, e, ew, rms = fit3(ps)
+    else:
+        a, e, rms = fit(ps, HOLD_E.get(c))
+    res += [(c, q[0], q[2] * fb, q[1], model_w(q, a, e, ew)) for q in ps]
+    worst = max(ps, key=lambda q: abs(math.log(model_w(q, a, e, ew) / q[1])))
+    we = 100 * (model_w(worst, a, e, ew) / worst[1] - 1)
     nb = sum(1 for q in ps if q[2] >= 0.99)
     print("| %s | %d | %d / %d | %.0f | %.3f | %.3f | %s %+.0f %% |" % (c, len(ps), nb, len(ps) - nb, a, e * 1e12, rms,
                                                                        worst[0][:48], we))
     keys.append("power_active_w_%s=%.0f power_flop_pj_%s=%.3f" % (c, a, c, e * 1e12))
+    if ew > 0:
+        print("| %s, weight expansions | | | | e_welem %.1f pJ an element | | |" % (c, ew * 1e12))
+        keys.append("power_welem_pj=%.1f" % (ew * 1e12))
     if c in fp8pts and e > 0:
-        ss = sorted((p - idle - a * v ** K - b) / (e * x) for _, p, v, x, b in fp8pts[c])
+        ss = sorted((p - idle - a * v ** K - b - ew * xw) / (e * x) for _, p, v, x, b, xw in fp8pts[c])
         med = ss[len(ss) // 2] if len(ss) % 2 else 0.5 * (ss[len(ss) // 2 - 1] + ss[len(ss) // 2])
         print("| %s, FP8 activations | %d | share of the class's FLOP energy: median %.3f (%s) |" % (
             c, len(ss), med, " ".join("%.3f" % x for x in ss)))
