@@ -10,7 +10,7 @@
 #     for 1.5 s under `k3sim trace capture` (op-sustained-extract.py's NVML readings per range): the
 #     draw of the tiled kernel at 4.6 rows an expert, which the slice's B = 256 decode steps run and
 #     no class of the power model was fitted on.
-#   OUT=$OUT bash kernels/calls/kq-2026-12-06.sh   -> $OUT/call.tar
+#   OUT=$OUT [STEPS="test burst1 single burst2 moe"] bash kernels/calls/kq-2026-12-06.sh   -> $OUT/call.tar
 set -u
 OUT=${OUT:?OUT=<folder>}
 PACK=.gpu/kq
@@ -24,19 +24,20 @@ trap 'kill "$SMI_PID" 2>/dev/null' EXIT
 R=$OUT/r
 {
   date -u +"start %F %T UTC"
-  capped 120 "test_gemm_mla_uv_stream" env MOE_TEST_FILTER=test_gemm_mla_uv_stream "$B/tests/kernels/test-moe-gpu"
+  want() { case " ${STEPS:-test burst1 single burst2 moe} " in *" $1 "*) return 0 ;; esac; return 1; }
+  want test && capped 120 "test_gemm_mla_uv_stream" env MOE_TEST_FILTER=test_gemm_mla_uv_stream "$B/tests/kernels/test-moe-gpu"
   KB="$B/kernels/kda-bench --only prefill --prefill-t 16384,4096 --prefill-h 96 --prefill-state fp32,bf16"
   date -u +"burst1 %F %T UTC"
-  capped 100 "kda burst1" $KB --prefill-burst 6 --prefill-gap-ms 1000 --reps 9 -o "$R/kda-burst1.csv"
+  want burst1 && capped 100 "kda burst1" $KB --prefill-burst 6 --prefill-gap-ms 1000 --reps 9 -o "$R/kda-burst1.csv"
   date -u +"single %F %T UTC"
-  capped 100 "kda single" $KB --prefill-ab "def:" --prefill-rounds 3 -o "$R/kda-single.csv"
+  want single && capped 100 "kda single" $KB --prefill-ab "def:" --prefill-rounds 3 -o "$R/kda-single.csv"
   date -u +"burst2 %F %T UTC"
-  capped 100 "kda burst2" $KB --prefill-burst 6 --prefill-gap-ms 1000 --reps 9 -o "$R/kda-burst2.csv"
+  want burst2 && capped 100 "kda burst2" $KB --prefill-burst 6 --prefill-gap-ms 1000 --reps 9 -o "$R/kda-burst2.csv"
   date -u +"moe_decode %F %T UTC"
-  capped 200 "moe_decode sustained" env K3_BENCH_SUSTAIN_MS=1500 "$B/cli/k3sim" trace capture -o "$R/moe_decode.db" --force -- \
+  want moe && capped 200 "moe_decode sustained" env K3_BENCH_SUSTAIN_MS=1500 "$B/cli/k3sim" trace capture -o "$R/moe_decode.db" --force -- \
     "$B/kernels/k3-bench" --require-wgmma --only moe_decode --reps 10 -o "$R/moe_decode.csv"
-  python3 bench/power/op-sustained-extract.py "$R/moe_decode.db" > "$R/moe_decode-sustained.csv"
-  echo "== extract exit $?"
+  want moe && { python3 bench/power/op-sustained-extract.py "$R/moe_decode.db" > "$R/moe_decode-sustained.csv"
+  echo "== extract exit $?"; }
   rm -f "$R/moe_decode.db"
   date -u +"end %F %T UTC"
   nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
