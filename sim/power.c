@@ -105,9 +105,11 @@ void sim_power_op_from(const struct hw *hw, const struct op *op, double boost_s,
 		*out = (struct sim_power_op){.boost_s = boost_s, .floor_s = boost_s, .klass = HW_POWER_CLASS_COUNT};
 		return;
 	}
+	/* an FP8 op's weight expansions at the FP8 share as its FLOPs (energy_flops' ratio) */
+	const double share = op->flops > 0 ? energy_flops(hw, op) / op->flops : 1;
 	*out = (struct sim_power_op){.boost_s = boost_s, .floor_s = fmax(floor_s, boost_s), .flops = energy_flops(hw, op),
 				     .hbm_bytes = (double)op_bytes(op),
-				     .welems = sim_fp4_chunks(hw, op) * (double)op->n * (double)op->k,
+				     .welems = share * sim_fp4_chunks(hw, op) * (double)op->n * (double)op->k,
 				     .klass = sim_power_class(hw, op)};
 }
 

@@ -988,6 +988,16 @@ static void test_welem_energy(void **state)
 	sim_power_op_cost(&hw, &dense, &d);
 	sim_power_op_cost(&hw, &bf16w, &b);
 	assert_true(g.welems == 0 && g.klass == HW_POWER_GROUPED_GEMV && d.welems == 0 && b.welems == 0);
+	/* E4M3 activations: the FP8 kernel's expansions at the FP8 share, as its FLOPs */
+	struct op t8;
+	assert_int_equal(opspec_parse_line("grouped_gemm m=4096 n=6144 k=3584 groups=896 touched=888 dtype=fp8 w_dtype=mxfp4",
+				      &t8, &e), 0);
+	struct hw h8 = hw;
+	h8.power_flop_fp8_scale = 0.8;
+	struct sim_power_op a8, a8full;
+	sim_power_op_cost(&h8, &t8, &a8);
+	sim_power_op_cost(&hw, &t8, &a8full);
+	assert_true(a8full.welems > 0 && fabs(a8.welems - 0.8 * a8full.welems) < 1e-9 * a8full.welems);
 	struct hw with = hw;
 	with.power_welem_j = 50e-12;
 	const double fb = hw.sm_clock_hz;

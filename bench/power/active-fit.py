@@ -107,6 +107,8 @@ for path in files:
             pw = d["power"]
             fl = d["flops"] if FP8 else pw.get("energy_flops", d["flops"])
             we = pw.get("welems", 0.0) if WELEM and pw["class"] == "grouped_gemm" else 0.0
+            if FP8 and fl != pw.get("energy_flops", fl) and pw.get("energy_flops", 0) > 0:
+                we *= fl / pw["energy_flops"]  # the raw expansions (the preset's FP8 share undone)
             w.setdefault(pw["class"], []).append(
                 (r["spec"], float(r["power_w"]), v, fl / t * v ** G, e_byte * d["bytes"] / t, we / t * v ** G))
 
@@ -180,7 +182,7 @@ for c, ps in sorted(pts.items()):
         print("| %s, weight expansions | | | | e_welem %.1f pJ an element | | |" % (c, ew * 1e12))
         keys.append("power_welem_pj=%.1f" % (ew * 1e12))
     if c in fp8pts and e > 0:
-        ss = sorted((p - idle - a * v ** K - b - ew * xw) / (e * x) for _, p, v, x, b, xw in fp8pts[c])
+        ss = sorted((p - idle - a * v ** K - b) / (e * x + ew * xw) for _, p, v, x, b, xw in fp8pts[c])
         med = ss[len(ss) // 2] if len(ss) % 2 else 0.5 * (ss[len(ss) // 2 - 1] + ss[len(ss) // 2])
         print("| %s, FP8 activations | %d | share of the class's FLOP energy: median %.3f (%s) |" % (
             c, len(ss), med, " ".join("%.3f" % x for x in ss)))
