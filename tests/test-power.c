@@ -921,6 +921,25 @@ static void test_flop_clock_exp(void **state)
 	assert_true(sim_power_time_s(&both, &heavy, f_both) <= sim_power_time_s(&lin, &heavy, f_lin) * (1 + 1e-12));
 }
 
+/* The device keys every power preset needs, for the key tests below. */
+static const char power_base[] = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n"
+				 "  power_byte_pj: 65\n  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
+
+/* A device key line ("key: value") on top of power_base loaded into *hw, written back (the line
+ * itself in the output) and loaded again into *back. */
+static void key_round_trip(const char *line, struct hw *hw, struct hw *back)
+{
+	char y[4096];
+	struct err e;
+	snprintf(y, sizeof y, "%s%s  %s\n%s", dev_head, power_base, line, dev_tail);
+	assert_int_equal(hw_load_yaml(hw, "x.yaml", y, strlen(y), &e), 0);
+	size_t len = 0;
+	char *buf = written_back(hw, &len);
+	assert_non_null(strstr(buf, line));
+	assert_int_equal(hw_load_yaml(back, "back.yaml", buf, len, &e), 0);
+	free(buf);
+}
+
 /* power_flop_fp8_scale: a GEMM with FP8 activations counts its FLOPs' energy at the share, one with
  * BF16 ones and a non-GEMM op as before; so the FP8 op draws less and is held at a clock no lower;
  * the key round-trips and is range-checked. */
@@ -945,21 +964,11 @@ static void test_flop_fp8_scale(void **state)
 	const double fb = plain.sm_clock_hz;
 	assert_true(sim_power_draw_w(&fp8, &b, fb) < sim_power_draw_w(&plain, &a, fb));
 	assert_true(sim_power_steady_hz(&fp8, &b) >= sim_power_steady_hz(&plain, &a) * (1 - 1e-12));
-	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 65\n"
-			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
-	char lines[1024], y[4096];
-	snprintf(lines, sizeof lines, "%s  power_flop_fp8_scale: 0.753\n", base);
-	snprintf(y, sizeof y, "%s%s%s", dev_head, lines, dev_tail);
 	struct hw hw, back;
-	assert_int_equal(hw_load_yaml(&hw, "x.yaml", y, strlen(y), &e), 0);
-	assert_true(hw.power_flop_fp8_scale == 0.753);
-	size_t len = 0;
-	char *buf = written_back(&hw, &len);
-	assert_non_null(strstr(buf, "power_flop_fp8_scale: 0.753"));
-	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
-	assert_true(back.power_flop_fp8_scale == 0.753);
-	free(buf);
-	snprintf(lines, sizeof lines, "%s  power_flop_fp8_scale: 3\n", base);
+	key_round_trip("power_flop_fp8_scale: 0.753", &hw, &back);
+	assert_true(hw.power_flop_fp8_scale == 0.753 && back.power_flop_fp8_scale == 0.753);
+	char lines[1024];
+	snprintf(lines, sizeof lines, "%s  power_flop_fp8_scale: 3\n", power_base);
 	assert_int_equal(load_power(lines, "power_flop_fp8_scale must be in"), 18);
 }
 
@@ -1005,21 +1014,11 @@ static void test_welem_energy(void **state)
 	assert_true(fabs(sim_power_draw_w(&with, &a, fb) - sim_power_draw_w(&hw, &a, fb) - added) < 1e-6 * added);
 	assert_true(sim_power_draw_w(&with, &d, fb) == sim_power_draw_w(&hw, &d, fb));
 	assert_true(sim_power_steady_hz(&with, &a) <= sim_power_steady_hz(&hw, &a) * (1 + 1e-12));
-	const char *base = "  power_limit_w: 700\n  power_idle_w: 125\n  power_flop_pj: 1.4\n  power_byte_pj: 65\n"
-			   "  power_tau_ms: 10\n  power_min_sm_clock_mhz: 1395\n";
-	char lines[1024], y[4096];
-	snprintf(lines, sizeof lines, "%s  power_welem_pj: 42.5\n", base);
-	snprintf(y, sizeof y, "%s%s%s", dev_head, lines, dev_tail);
 	struct hw ld, back;
-	assert_int_equal(hw_load_yaml(&ld, "x.yaml", y, strlen(y), &e), 0);
-	assert_true(fabs(ld.power_welem_j - 42.5e-12) < 1e-24);
-	size_t len = 0;
-	char *buf = written_back(&ld, &len);
-	assert_non_null(strstr(buf, "power_welem_pj: 42.5"));
-	assert_int_equal(hw_load_yaml(&back, "back.yaml", buf, len, &e), 0);
-	assert_true(fabs(back.power_welem_j - 42.5e-12) < 1e-24);
-	free(buf);
-	snprintf(lines, sizeof lines, "%s  power_welem_pj: 5000\n", base);
+	key_round_trip("power_welem_pj: 42.5", &ld, &back);
+	assert_true(fabs(ld.power_welem_j - 42.5e-12) < 1e-24 && fabs(back.power_welem_j - 42.5e-12) < 1e-24);
+	char lines[1024];
+	snprintf(lines, sizeof lines, "%s  power_welem_pj: 5000\n", power_base);
 	assert_int_equal(load_power(lines, "power_welem_pj must be in"), 18);
 }
 
