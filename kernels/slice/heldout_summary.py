@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """A round's held-out reports (its run.sh: <clock>-<slice><bench>.md, from kernels/slice/validate-slice.py):
-per clock, pairing and preset, the steps over 10 % with the largest |error|, and the op classes over 15 %
+per clock, pairing and preset, the steps over 10 % with the largest |error|, the mean |error| of the
+steps, and the op classes over 15 %
 (their predicted/measured total).
 usage: python3 kernels/slice/heldout_summary.py RESULTS_DIR "Round N" > RESULTS_DIR/summary.md"""
 import os
@@ -52,8 +53,8 @@ def main(here, title):
     print("Classes: `trace validate`'s class total (predicted vs measured kernel time), over 15 % listed.\n")
     for clock in ["boost", "power", "measured"]:
         print(f"## --clock {clock}\n")
-        print("| pairing | preset | steps > 10 % | worst step | prefill 4K / 16K | classes > 15 % (total) |")
-        print("| --- | --- | ---: | --- | --- | --- |")
+        print("| pairing | preset | steps > 10 % | worst step | mean abs error | prefill 4K / 16K | classes > 15 % (total) |")
+        print("| --- | --- | ---: | --- | ---: | --- | --- |")
         for p in pairs(here):
             f = os.path.join(here, f"{clock}-{p}.md")
             if not os.path.exists(f):
@@ -82,7 +83,9 @@ def main(here, title):
                 if any(v is None for _, v in cv):
                     raise ReportError(f"{f}: {pr}: a class row without its predicted/measured error")
                 cl = [f"{n} {v:+.0f}" for n, v in cv if abs(v) > 15]
-                print(f"| {p} | {pr} | {len(over)} / {len(errs)} | {worst[1]} {worst[0]:+.1f} % | {pre} | {', '.join(cl) or '-'} |")
+                mean = sum(abs(e[0]) for e in errs) / len(errs)
+                print(f"| {p} | {pr} | {len(over)} / {len(errs)} | {worst[1]} {worst[0]:+.1f} % | {mean:.1f} % | {pre} | "
+                      f"{', '.join(cl) or '-'} |")
         print()
     steady_summary(here)
 

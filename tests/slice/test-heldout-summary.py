@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """kernels/slice/heldout_summary.py on synthetic validate-slice.py reports: the steps over 10 %, the
-worst step, the prefill errors and the classes over 15 % of a pairing; pairings found by the reports'
+worst step, the mean |error| of its steps, the prefill errors and the classes over 15 % of a pairing; pairings found by the reports'
 names (the default three runs' first); a report without its tables,
 a binary file and a missing folder exit 1 with a message naming them, never a traceback.
 usage: test-heldout-summary.py SOURCE_ROOT"""
@@ -50,6 +50,7 @@ with tempfile.TemporaryDirectory() as d:
     row = next((l for l in out.splitlines() if l.startswith("| ab | k3-kernels |")), "")
     check("k3-kernels row: 1 of 3 steps over 10 %", "| 1 / 3 |" in row, row)
     check("k3-kernels row: worst step", "prefill T=16384 eager -11.6 %" in row, row)
+    check("k3-kernels row: mean abs error", "| 8.1 % |" in row, row)
     check("k3-kernels row: prefill errors", "-8.7 / -11.6" in row, row)
     check("k3-kernels row: classes over 15 %", row.endswith("| short_conv -18 |"), row)
     h200 = next((l for l in out.splitlines() if l.startswith("| ab | h200 |")), "")
