@@ -261,6 +261,20 @@ bool parse_list(const char *opt, char *arg, int lo, int hi, std::vector<int> &v)
 	return !v.empty();
 }
 
+/* One integer in [lo, hi] into `out`; false (and a message) on anything else, a list included. */
+bool parse_one(const char *opt, char *arg, int lo, int hi, int &out)
+{
+	std::vector<int> v;
+	if (!parse_list(opt, arg, lo, hi, v))
+		return false;
+	if (v.size() != 1) {
+		fprintf(stderr, "kda-bench: %s wants one integer %d..%d, not a list\n", opt, lo, hi);
+		return false;
+	}
+	out = v[0];
+	return true;
+}
+
 FILE *g_csv;
 double g_copy_gbps = 0.0;
 
@@ -985,19 +999,11 @@ int main(int argc, char **argv)
 			if (!parse_list("--prefill-h", argv[++i], 1, 256, o.prefill_h))
 				return 2;
 		} else if (!strcmp(argv[i], "--prefill-burst") && i + 1 < argc) {
-			std::vector<int> v;
-			if (!parse_list("--prefill-burst", argv[++i], 1, 100, v) || v.size() != 1) {
-				fprintf(stderr, "kda-bench: --prefill-burst wants one count 1..100\n");
+			if (!parse_one("--prefill-burst", argv[++i], 1, 100, o.burst_runs))
 				return 2;
-			}
-			o.burst_runs = v[0];
 		} else if (!strcmp(argv[i], "--prefill-gap-ms") && i + 1 < argc) {
-			std::vector<int> v;
-			if (!parse_list("--prefill-gap-ms", argv[++i], 0, 60000, v) || v.size() != 1) {
-				fprintf(stderr, "kda-bench: --prefill-gap-ms wants one count 0..60000\n");
+			if (!parse_one("--prefill-gap-ms", argv[++i], 0, 60000, o.burst_gap_ms))
 				return 2;
-			}
-			o.burst_gap_ms = v[0];
 		} else if (!strcmp(argv[i], "--prefill-seqs") && i + 1 < argc) {
 			if (!parse_list("--prefill-seqs", argv[++i], 1, 64, o.prefill_seqs))
 				return 2;
