@@ -42,7 +42,9 @@ static void usage(FILE *out)
 		"                     knows it); power: each op of a step at the clock the preset's power-\n"
 		"                     limit model gives it from what ran before it, the step repeated back\n"
 		"                     to back (sim/power.h: h200's limiter follows the draw 20 ms late, up\n"
-		"                     in ~30 ms, down in ~2; presets with device.power_*); or a\n"
+		"                     in ~30 ms, down in ~2; presets with device.power_*; each phase's\n"
+		"                     mean board draw over its ops is reported, at those clocks and at\n"
+		"                     boost: --json prefill/decode power.draw_w, draw_at_boost_w); or a\n"
 		"                     clock in MHz (1830, 1830MHz: e.g. the clock a run was measured at;\n"
 		"                     not above the preset's boost). Tensor and vector rates scale with it,\n"
 		"                     HBM and the interconnects do not (a preset's clock_bound_<class>: an\n"
@@ -194,6 +196,14 @@ static void print_human(const struct scenario *s, const struct model *m, const s
 		       cli_time(ph->time_s, f, sizeof f));
 		(void)g;
 	}
+	for (int i = 0; i < 2; i++) {
+		const struct sim_phase *ph = phs[i];
+		if (!(ph->power_busy_s > 0 && ph->power_boost_busy_s > 0))
+			continue;
+		printf("    %-29s board draw %.0f W over its ops at the power regime's clocks (%.0f W at boost; "
+		       "limit %.0f W)\n", i ? "decode step" : "prefill", ph->power_energy_j / ph->power_busy_s,
+		       ph->power_boost_energy_j / ph->power_boost_busy_s, hw->power_limit_w);
+	}
 
 	const struct sim_hbm *h = &r->hbm;
 	printf("\n  HBM per GPU at context %lld, %lld request%s per attention group:\n",
@@ -247,6 +257,13 @@ static void json_phase(struct jw *w, const char *key, const struct sim_phase *ph
 	jw_f64(w, "latency_bound_s", ph->latency_s);
 	jw_f64(w, "comm_bound_s", ph->comm_s);
 	jw_i64(w, "peak_activation_bytes", ph->peak_act_bytes);
+	if (ph->power_busy_s > 0 && ph->power_boost_busy_s > 0) {
+		jw_begin_object(w, "power");
+		jw_f64(w, "draw_w", ph->power_energy_j / ph->power_busy_s);
+		jw_f64(w, "draw_at_boost_w", ph->power_boost_energy_j / ph->power_boost_busy_s);
+		jw_f64(w, "busy_s", ph->power_busy_s);
+		jw_end_object(w);
+	}
 	jw_begin_array(w, "ops");
 	for (int i = 0; i < ph->n_rows; i++) {
 		const struct sim_op_row *r = &ph->rows[i];

@@ -194,20 +194,36 @@ double sim_power_steady_hz(const struct hw *hw, const struct sim_power_op *op)
 	return limit_clock(hw, op);
 }
 
-double sim_power_mix_draw_w(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n,
-			    double clock_hz)
+/* The mean draw of the ops, op i count[i] times, at clock_hz[i] (clock_hz NULL: all at one_hz); the
+ * ops' time summed into *busy_s (may be NULL). */
+static double mix_draw(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n, double one_hz,
+		       const double *clock_hz, double *busy_s)
 {
 	double e = 0, t = 0;
 	for (int i = 0; i < n; i++) {
 		if (count[i] <= 0)
 			continue;
-		double ti = sim_power_time_s(hw, &ops[i], clock_hz);
+		double f = clock_hz ? clock_hz[i] : one_hz, ti = sim_power_time_s(hw, &ops[i], f);
 		if (!(ti > 0))
 			continue;
-		e += count[i] * (sim_power_draw_w(hw, &ops[i], clock_hz) - hw->power_idle_w) * ti;
+		e += count[i] * (sim_power_draw_w(hw, &ops[i], f) - hw->power_idle_w) * ti;
 		t += count[i] * ti;
 	}
+	if (busy_s)
+		*busy_s = t;
 	return t > 0 ? hw->power_idle_w + e / t : hw->power_idle_w;
+}
+
+double sim_power_mix_draw_w(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n,
+			    double clock_hz)
+{
+	return mix_draw(hw, ops, count, n, clock_hz, NULL, NULL);
+}
+
+double sim_power_mix_draw_at_w(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n,
+			       const double *clock_hz, double *busy_s)
+{
+	return mix_draw(hw, ops, count, n, 0, clock_hz, busy_s);
 }
 
 double sim_power_mix_hz(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n)

@@ -130,6 +130,11 @@ double sim_power_steady_hz(const struct hw *hw, const struct sim_power_op *op);
 double sim_power_mix_draw_w(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n,
 			    double clock_hz);
 
+/* The same with op i at its own clock clock_hz[i] (a step under the power regime: its ops' clocks
+ * differ): W, and *busy_s (may be NULL) the ops' time summed, s. */
+double sim_power_mix_draw_at_w(const struct hw *hw, const struct sim_power_op *ops, const int *count, int n,
+			       const double *clock_hz, double *busy_s);
+
 /* The one clock at which n ops replayed back to back for long (op i count[i] times per period)
  * hold the filtered power at the limit: a period short against the limiter's response sees its
  * mean draw (sim_power_mix_draw_w), so boost where that is within the limit, else where it meets

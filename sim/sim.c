@@ -38,6 +38,7 @@ void sim_phase_reset(struct sim_phase *ph)
 {
 	ph->time_s = ph->compute_s = ph->memory_s = ph->latency_s = ph->comm_s = 0;
 	ph->step_s = ph->critical_comm_s = ph->critical_compute_s = ph->exposed_comm_s = 0;
+	ph->power_busy_s = ph->power_energy_j = ph->power_boost_busy_s = ph->power_boost_energy_j = 0;
 	ph->microbatches = 1;
 	ph->overlap = OVERLAP_NONE;
 	ph->peak_act_bytes = 0;

@@ -36,6 +36,10 @@ struct sim_phase {
 	int microbatches;       /* of the last step */
 	enum scenario_overlap overlap; /* of the last step, resolved */
 	int comm_sms_reserved;  /* of the last step: SMs kept for communication */
+	/* the power regime (--clock power; 0 elsewhere): the steps' ops' time (busiest EP rank) and
+	 * their energy above nothing, at the clocks the regime gave them and at boost, summed like
+	 * the rows: energy over time is the phase's mean board draw (sim_power_mix_draw_at_w) */
+	double power_busy_s, power_energy_j, power_boost_busy_s, power_boost_energy_j;
 	struct sim_op_row rows[SIM_MAX_OPS];
 	int n_rows;
 };

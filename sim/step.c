@@ -810,9 +810,35 @@ static void power_clocks(const struct hw *hw, const struct model *m, const struc
 		clock_hz[i] = count[i] ? sim_power_clock_for(hw, &ops[i], time_s[i] / count[i]) : hw->sm_clock_hz;
 }
 
+static void count_step_op(int i, void *ctx)
+{
+	((int *)ctx)[i]++;
+}
+
+/* The step's draw as the power regime prices it into acc (weighted as its rows): its op instances
+ * (step_walk) at the clocks clock_hz, and at boost. */
+static void power_account(const struct hw *hw, const struct model *m, const struct mapped *mm,
+			  const struct sim_power_op *ops, const double *clock_hz, struct sim_phase *acc, double weight)
+{
+	static _Thread_local int count[SIM_MAX_OPS];
+	int8_t group_of[MODEL_MAX_LAYERS];
+	model_layer_groups(m, group_of);
+	memset(count, 0, (size_t)mm->n * sizeof *count);
+	step_walk(m, group_of, mm, count_step_op, count);
+	double busy, boost_busy = 0;
+	double w = sim_power_mix_draw_at_w(hw, ops, count, mm->n, clock_hz, &busy);
+	double wb = sim_power_mix_draw_w(hw, ops, count, mm->n, hw->sm_clock_hz);
+	for (int i = 0; i < mm->n; i++)
+		boost_busy += count[i] * sim_power_time_s(hw, &ops[i], hw->sm_clock_hz);
+	acc->power_busy_s += weight * busy;
+	acc->power_energy_j += weight * busy * w;
+	acc->power_boost_busy_s += weight * boost_busy;
+	acc->power_boost_energy_j += weight * boost_busy * wb;
+}
+
 /* The ops of a step of phase p on the busiest EP rank (or a rank at the mean load), costed, into
  * out; with acc, into its rows too. In the power regime, mapped twice: at boost for the
- * controller, then at its clocks. -E2BIG on overflow. */
+ * controller, then at its clocks (and, with acc, the step's draw into it). -E2BIG on overflow. */
 static int map_step(const struct scenario *s, const struct model *m, const struct hw *hw, const struct phase *p,
 		    bool busiest, struct sim_phase *acc, double weight, int row_base, struct mapped *out)
 {
@@ -824,6 +850,8 @@ static int map_step(const struct scenario *s, const struct model *m, const struc
 	if (rc < 0)
 		return rc;
 	power_clocks(hw, m, out, ops, p->kind != PHASE_PREFILL && s->cuda_graph, clock_hz);
+	if (acc)
+		power_account(hw, m, out, ops, clock_hz, acc, weight);
 	return map_ops(s, m, hw, p, busiest, acc, weight, row_base, NULL, clock_hz, out);
 }
 

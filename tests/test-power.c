@@ -1051,6 +1051,57 @@ static void test_step_fp8_scale(void **state)
 	step_hw_of = &h200;
 }
 
+/* The phase's draw under the power regime (sim_phase power_*, `k3sim run --json` power): between
+ * P_idle and its draw at boost, lower where the limiter slowed it (a 16K prefill at the 700 W
+ * limit), weighted like the rows (two steps: the same mean, twice the time), none outside the
+ * regime. Both limiters. */
+static void check_step_draw(void)
+{
+	const struct hw *hw = step_hw_of;
+	struct scenario s;
+	struct err e;
+	assert_int_equal(scenario_load_yaml(&s, "t.yaml", one_gpu, strlen(one_gpu), &e), 0);
+	struct sim_phase *acc = calloc(1, sizeof *acc);
+	assert_non_null(acc);
+	struct phase p;
+	double t;
+	s.clock = (struct hw_clock_sel){.regime = HW_CLOCK_BOOST};
+	sim_phase_init(&s, PHASE_PREFILL, 1, 16384, 0, &p);
+	assert_int_equal(sim_step(&s, &k3, hw, &p, acc, 1, &t), 0);
+	assert_true(acc->power_busy_s == 0 && acc->power_boost_busy_s == 0);
+	s.clock = (struct hw_clock_sel){.regime = HW_CLOCK_POWER};
+	const enum phase_kind kinds[2] = {PHASE_PREFILL, PHASE_DECODE};
+	for (int k = 0; k < 2; k++) {
+		memset(acc, 0, sizeof *acc);
+		if (kinds[k] == PHASE_PREFILL)
+			sim_phase_init(&s, PHASE_PREFILL, 1, 16384, 0, &p);
+		else
+			sim_phase_init(&s, PHASE_DECODE, 64, 1, 8192, &p);
+		assert_int_equal(sim_step(&s, &k3, hw, &p, acc, 1, &t), 0);
+		const double busy = acc->power_busy_s, w = acc->power_energy_j / busy;
+		const double wb = acc->power_boost_energy_j / acc->power_boost_busy_s;
+		assert_true(busy > 0 && busy <= t * (1 + 1e-9));
+		assert_true(w >= hw->power_idle_w && w <= wb * (1 + 1e-9));
+		if (kinds[k] == PHASE_PREFILL) {
+			assert_true(wb > hw->power_limit_w);
+			assert_true(w < wb * 0.98);
+		}
+		assert_int_equal(sim_step(&s, &k3, hw, &p, acc, 1, &t), 0);
+		assert_true(fabs(acc->power_busy_s / busy - 2) < 1e-9);
+		assert_true(fabs(acc->power_energy_j / acc->power_busy_s / w - 1) < 1e-9);
+	}
+	free(acc);
+}
+
+static void test_step_draw(void **state)
+{
+	(void)state;
+	step_hw_of = &h200_filtered;
+	check_step_draw();
+	step_hw_of = &h200;
+	check_step_draw();
+}
+
 /* The window limiter under the roofline and the exponent (bisection in place of Newton's steps):
  * clocks within [floor, boost], a periodic sequence shorter than the window at its mix's clock
  * (the ops compute-bound: one kink a class, the window's sum exact), more idle never slower. */
@@ -1265,6 +1316,7 @@ int main(void)
 		cmocka_unit_test(test_flop_clock_exp),
 		cmocka_unit_test(test_flop_fp8_scale),
 		cmocka_unit_test(test_step_fp8_scale),
+		cmocka_unit_test(test_step_draw),
 		cmocka_unit_test(test_welem_energy),
 		cmocka_unit_test(test_window_law),
 		cmocka_unit_test(test_clock_bound_cost),

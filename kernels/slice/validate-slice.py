@@ -588,6 +588,29 @@ def clock_readings(db):
     return rows
 
 
+def power_readings(db):
+    """The capture's board power readings, [(timestamp_ns, W)] by time; [] without K3SIM_GPU_METRICS."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    try:
+        have = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'K3SIM_GPU_METRICS'").fetchone()[0]
+        rows = c.execute("SELECT timestamp, powerW FROM K3SIM_GPU_METRICS WHERE powerW > 0 "
+                         "ORDER BY timestamp").fetchall() if have else []
+    finally:
+        c.close()
+    return rows
+
+
+def mean_in(readings, windows):
+    """The mean of the readings inside any of `windows` ([(start, end)] ns); none inside: the reading
+    nearest to the windows' middle. Returns (value, readings inside)."""
+    inside = [v for t, v in readings if any(s <= t <= e for s, e in windows)]
+    if inside:
+        return sum(inside) / len(inside), len(inside)
+    mid = 0.5 * (min(s for s, _ in windows) + max(e for _, e in windows))
+    return min(readings, key=lambda r: abs(r[0] - mid))[1], 0
+
+
 def median(v):
     v = sorted(v)
     n = len(v)
@@ -825,7 +848,7 @@ def main():
                     st["parts"][row["part"]] = float(row["time_us"])
     # The measured clock of each step (--clock measured): the median of the capture's readings
     # inside its ranges.
-    step_clock = {}
+    step_clock, step_draw = {}, {}
     if measured or (a.clock == "power" and clock_readings(slice_db)):
         readings = clock_readings(slice_db)
         if not readings:
@@ -837,6 +860,12 @@ def main():
             if key not in windows:
                 die("no NVTX ranges of the step %s in the slice's capture" % (key,))
             step_clock[key] = clock_in(readings, windows[key])
+        if a.clock == "power":
+            watts = power_readings(slice_db)
+            for st in steps:
+                key = (st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])
+                if watts:
+                    step_draw[key] = mean_in(watts, windows[key])
 
     pred, predm = {}, {}
     for name, hw in presets:
@@ -860,6 +889,9 @@ def main():
             ph = d["prefill"] if st["phase"] == "prefill" else d["decode"]
             pred[(name,) + key] = {"step_us": (d["ttft_s"] if st["phase"] == "prefill" else d["tpot_s"]) * 1e6,
                                    "ops": ph["ops"]}
+            if "power" in ph:
+                pred[(name,) + key]["draw_w"] = ph["power"]["draw_w"]
+                pred[(name,) + key]["draw_boost_w"] = ph["power"]["draw_at_boost_w"]
             if a.clock == "power" and name != BASE:
                 # the one clock at which the step takes the time the power regime gives it (a
                 # graph step's steady clock; an eager step's ops' clocks summed up as one)
@@ -942,6 +974,32 @@ def main():
           "nearest reading. clock: the model's, as one clock: the clock at which `k3sim run --clock MHZ` "
           "gives the step the time the power regime gives it (a graph decode step runs at one clock, "
           "its steady state; a prefill's ops each at their own).")
+        w("")
+    if a.clock == "power" and step_draw:
+        drawn = [pn for pn, _ in presets if all("draw_w" in pred[(pn,) + (st["phase"], st["batch"], st["tokens"],
+                                                                          st["ctx"], st["kind"])] for st in steps)]
+        w("## Draw: the model's mean board draw over each step's ops vs the capture's readings")
+        w("")
+        w("| step | launch | measured (readings) | %s |" % " | ".join(
+            "%s at its clocks | at boost | error" % pn for pn in drawn))
+        w("| --- | --- | ---: |%s" % (" ---: | ---: | ---: |" * len(drawn)))
+        for st in steps:
+            k5 = (st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])
+            key = (st["phase"], st["batch"], st["tokens"], st["ctx"], st["kind"])
+            name = ("prefill T=%d" % st["tokens"]) if st["phase"] == "prefill" else (
+                "decode B=%d C=%d" % (st["batch"], st["ctx"]))
+            mw, n = step_draw[k5]
+            cells = ["%.0f W (%s)" % (mw, n if n else "nearest")]
+            for pn in drawn:
+                q = pred[(pn,) + key]
+                cells += ["%.0f W" % q["draw_w"], "%.0f W" % q["draw_boost_w"], "%+.1f %%" % pct(q["draw_w"], mw)]
+            w("| %s | %s | %s |" % (name, st["kind"], " | ".join(cells)))
+        w("")
+        w("Measured: the mean of the capture's NVML power readings (each the board's draw over the ~100 ms "
+          "before it) inside the step's NVTX ranges, as the SM clock above. The model's: `k3sim run --json` "
+          "phase power.draw_w (the step's ops at the clocks the power regime gave them: their energy over "
+          "their time) and draw_at_boost_w (all at boost). error: at its clocks against the readings. A step "
+          "shorter than NVML's 100 ms update carries the draw of what ran before it.")
         w("")
     if measured:
         w("SM clock: the median of the slice capture's NVML readings (K3SIM_GPU_METRICS, every 20 ms) "
