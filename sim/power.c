@@ -334,7 +334,6 @@ static double window_time_s(const struct hw *hw, const struct window_sum *w, dou
 	return t;
 }
 
-/* The mean draw of a window's ops at clock_hz, W. */
 /* A clock's interpolation weight between boost (0) and the floor (1), in 1 / clock. */
 static double floor_share(const struct hw *hw, double clock_hz)
 {
@@ -342,6 +341,7 @@ static double floor_share(const struct hw *hw, double clock_hz)
 	return ff < fb && clock_hz < fb ? (1 / fmax(clock_hz, ff) - 1 / fb) / (1 / ff - 1 / fb) : 0;
 }
 
+/* The mean draw of a window's ops at clock_hz, W. */
 static double window_draw_w(const struct hw *hw, const struct window_sum *w, double clock_hz)
 {
 	const double x = floor_share(hw, clock_hz), v = clock_hz / hw->sm_clock_hz;
