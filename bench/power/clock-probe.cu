@@ -23,7 +23,11 @@
  * (FLOPs), TFLOP/s, probe MHz. Run nvidia-smi beside it for NVML's view (clock-probe.sh).
  * --pulse: a pattern for checking a limiter fitted on --step (capped GEMMs broken by light loads of
  * 5-160 ms, GEMM bursts of 5-80 ms after idle, duty cycles of a few ms; ~12 s).
- * usage: clock-probe OUT_DIR [SECS [--step|--pulse]]
+ * --mild: loads over the limit by a little, each from idle (2026-12-06): GEMMs with a sleep of
+ * 1200 .. 500 us after each (`gemm_sN`, N in us: at the H100's limit at ~1000 us, +20 % at boost at
+ * 500), SECS seconds each after 1 s idle, in ~15 ms batches: how fast the limiter trims a mild excess
+ * (bench/results/power-h100-2026-12-06/limiter-mild/).
+ * usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild]]
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -114,7 +118,7 @@ struct batch_rec {
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse]]\n");
+		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild]]\n");
 		return argc < 2 ? 2 : 0;
 	}
 	const char *out = argv[1];
@@ -252,8 +256,21 @@ int main(int argc, char **argv)
 		}
 		pulse.push_back({"idle_fine", 0, 0, 0.4, true});
 	}
-	const seg *segs = step_mode ? step : pulse_mode ? pulse.data() : coarse;
-	const size_t n_segs = step_mode ? sizeof step / sizeof *step : pulse_mode ? pulse.size() : sizeof coarse / sizeof *coarse;
+	const bool mild_mode = argc > 3 && !strcmp(argv[3], "--mild");
+	static const char *const mild_names[] = {"gemm_s1200", "gemm_s1000", "gemm_s900", "gemm_s800",
+						 "gemm_s700",  "gemm_s600",  "gemm_s500"};
+	static const unsigned mild_us[] = {1200, 1000, 900, 800, 700, 600, 500};
+	if (mild_mode)
+		for (size_t i = 0; i < sizeof mild_us / sizeof *mild_us; i++) {
+			pulse.push_back({"idle", 0, 0, 1.0});
+			pulse.push_back({mild_names[i], 2, mild_us[i] * 1000u, secs});
+		}
+	if (mild_mode)
+		pulse.push_back({"idle", 0, 0, 1.0});
+	const seg *segs = step_mode ? step : pulse_mode || mild_mode ? pulse.data() : coarse;
+	const size_t n_segs = step_mode ? sizeof step / sizeof *step
+			      : pulse_mode || mild_mode ? pulse.size()
+							: sizeof coarse / sizeof *coarse;
 	for (size_t si = 0; si < n_segs; si++) {
 		const seg &sg = segs[si];
 		double t_end = unix_s() + sg.s;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Device call of 2026-12-06 (lead, session 16:58 UTC), one H100: what the power limiter does with a
+# mild excess, and the slice's decode in its steady state (bench/results/power-h100-2026-12-06/
+# limiter-mild/README.md says why: the slices' decode mixes read 720-800 W near boost for ~1 s).
+#  1. bench/power/clock-probe.cu --mild (built here: .gpu/mild/clock-probe): GEMMs with 1200 .. 500 us
+#     of sleep after each, 2.5 s each after 1 s idle, the in-kernel clock probe every ~25 ms and
+#     nvidia-smi every 20 ms beside (clock-probe.sh);
+#  2. the K3 slice (the pack of 5e94718 in .gpu/q6, as slice-sustained/'s call 5), BF16 expert inputs,
+#     decode B = 16, 64, 256 at C = 8K and B = 16, 64 at C = 64K, each step then back to back for
+#     ~2 s (--sustain-ms 2000) under capture: each decode mix's steady clock and draw.
+#   OUT=$OUT [STEPS="mild slice"] bash kernels/calls/mild-2026-12-06.sh
+set -u
+PACK=.gpu/q6
+OUT=${OUT:?OUT=<folder>}
+LIMIT=${LIMIT:-400}
+. kernels/calls/device-env.sh
+want() { case " ${STEPS:-mild slice} " in *" $1 "*) return 0 ;; esac; return 1; }
+call_begin || exit 2
+if want mild; then
+  capped 60 "clock-probe --mild" bash bench/power/clock-probe.sh .gpu/mild/clock-probe "$OUT/mild" 2.5 --mild
+  grep -c . "$OUT/mild/batches.csv"
+fi
+if want slice; then
+  SLICE_GRID="--decode 16:8192,64:8192,256:8192,16:65536,64:65536 --sustain-ms 2000" slice_runs s:bf16
+  slice_pack s
+fi
+call_end
