@@ -8,7 +8,8 @@
 #  2. the K3 slice (the pack of 5e94718 in .gpu/q6, as slice-sustained/'s call 5), BF16 expert inputs,
 #     decode B = 16, 64, 256 at C = 8K and B = 16, 64 at C = 64K, each step then back to back for
 #     ~2 s (--sustain-ms 2000) under capture: each decode mix's steady clock and draw.
-#   OUT=$OUT [STEPS="mild slice"] bash kernels/calls/mild-2026-12-06.sh
+#  3. (STEPS=slice8) the slice of 2. with E4M3 expert inputs.
+#   OUT=$OUT [STEPS="mild slice slice8"] bash kernels/calls/mild-2026-12-06.sh
 set -u
 PACK=.gpu/q6
 OUT=${OUT:?OUT=<folder>}
@@ -23,5 +24,9 @@ fi
 if want slice; then
   SLICE_GRID="--decode 16:8192,64:8192,256:8192,16:65536,64:65536 --sustain-ms 2000" slice_runs s:bf16
   slice_pack s
+fi
+if want slice8; then # the same with E4M3 expert inputs (run e; a later call, 17:40 UTC)
+  SLICE_GRID="--decode 16:8192,64:8192,256:8192,16:65536,64:65536 --sustain-ms 2000" slice_runs e:e4m3
+  slice_pack e
 fi
 call_end
