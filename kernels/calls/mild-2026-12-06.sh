@@ -25,7 +25,7 @@ if want slice; then
   SLICE_GRID="--decode 16:8192,64:8192,256:8192,16:65536,64:65536 --sustain-ms 2000" slice_runs s:bf16
   slice_pack s
 fi
-if want slice8; then # the same with E4M3 expert inputs (run e; a later call, 17:40 UTC)
+if want slice8; then # the same with E4M3 expert inputs (run e; a later call, 17:38 UTC)
   SLICE_GRID="--decode 16:8192,64:8192,256:8192,16:65536,64:65536 --sustain-ms 2000" slice_runs e:e4m3
   slice_pack e
 fi
