@@ -6,8 +6,10 @@ SM MHz, temperature), and the phase that starts in it (the K3 slice's graph rang
 count of its attnres ranges). What it is for: to see what ran before a step and at what draw, the
 limiter's input, where a step's own readings say only where it ended up.
 usage: capture-timeline.py CAPTURE.db[.xz] [--bin MS (50)] [--from MS] [--to MS]"""
+import lzma
 import os
 import re
+import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -23,24 +25,29 @@ def main(argv):
         sys.exit(__doc__)
     if not bin_ms > 0:
         sys.exit("--bin: expected a positive number of milliseconds")
+    if not t_to >= t_from:
+        sys.exit("--from / --to: the window's end is before its start")
     path = args[0]
     if not os.path.exists(path):
         sys.exit("capture-timeline: %s: no such file" % path)
-    with open_capture(path) as db:
-        try:
+    try:
+        with open_capture(path) as db:
             t0 = db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
             if t0 is None:
                 sys.exit("capture-timeline: %s: no kernels" % path)
-            ks = db.execute("SELECT start - ?, end - ? FROM CUPTI_ACTIVITY_KIND_KERNEL", (t0, t0)).fetchall()
+            ks = db.execute("SELECT start - ?, end - ? FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE end >= start",
+                            (t0, t0)).fetchall()
             gs = db.execute("SELECT timestamp - ?, powerW, smClockMHz, temperatureC FROM K3SIM_GPU_METRICS "
                             "ORDER BY timestamp", (t0,)).fetchall()
             rs = db.execute("SELECT start - ?, text FROM NVTX_EVENTS WHERE text LIKE 'k3-slice%' "
                             "OR text LIKE 'k3sim op=attnres%' ORDER BY start", (t0,)).fetchall()
-        except Exception as e:  # sqlite3.Error: not a capture
-            sys.exit("capture-timeline: %s: %s" % (path, e))
+    except (sqlite3.Error, OSError, EOFError, lzma.LZMAError) as e:  # not a capture, a broken .xz
+        sys.exit("capture-timeline: %s: %s" % (path, e))
+    if not ks:
+        sys.exit("capture-timeline: %s: no kernels" % path)
     width = bin_ms * 1e6  # ns
     end = max(e for _, e in ks)
-    n = int(end // width) + 1
+    n = max(1, -int(-end // width))  # bins up to the last kernel's end, none empty after it
     busy = [0] * n
     for s, e in ks:  # integers (ns): every step advances
         b = int(s // width)
