@@ -13,8 +13,11 @@ files=glob.glob("bench/results/power-h100-2026-12-06/sustained/ops/*-sustained.c
 rows=[]
 for f in files:
     for r in csv.DictReader(open(f)):
-        if float(r.get("busy",1) or 1) < 0.97: continue
-        spec=r["spec"].split(); mhz=float(r["sm_mhz"]); w=float(r["power_w"])
+        try:
+            if float(r.get("busy",1) or 1) < 0.97: continue
+            spec=r["spec"].split(); mhz=float(r["sm_mhz"]); w=float(r["power_w"]); float(r["temp_c"])
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise SystemExit("held-ops.py: %s: not an op-sustained-extract.py CSV (%s)" % (f, e))
         p=subprocess.run([K,"op"]+spec+["--hw",P,"--clock","%.0f"%min(mhz,1980),"--json"],capture_output=True,text=True)
         if p.returncode: continue
         d=json.loads(p.stdout)

@@ -66,13 +66,18 @@ def load_batches(d):
         sys.exit("limiter-excess-fit.py: %s: %s" % (path, e.strerror))
     if not rows:
         sys.exit("limiter-excess-fit.py: %s: no batches" % path)
-    t_first = float(rows[0]["host_unix_s"]) - float(rows[0]["batch_ms"]) * 1e-3
     out = []
-    for r in rows:
-        seg = r["segment"]
-        kind = seg[:-len("_fine")] if seg.endswith("_fine") else seg
-        t1 = float(r["host_unix_s"]) - t_first
-        out.append((t1 - float(r["batch_ms"]) * 1e-3, t1, kind, float(r["probe_mhz"])))
+    try:
+        t_first = float(rows[0]["host_unix_s"]) - float(rows[0]["batch_ms"]) * 1e-3
+        for line, r in enumerate(rows, 2):
+            seg = r["segment"]
+            kind = seg[:-len("_fine")] if seg.endswith("_fine") else seg
+            if not (kind in ("idle", "gemm", "ffma") or (kind.startswith("gemm_s") and kind[6:].isdigit())):
+                raise ValueError("unknown segment '%s'" % seg)
+            t1 = float(r["host_unix_s"]) - t_first
+            out.append((t1 - float(r["batch_ms"]) * 1e-3, t1, kind, float(r["probe_mhz"])))
+    except (KeyError, TypeError, ValueError) as e:
+        sys.exit("limiter-excess-fit.py: %s: not clock-probe batches (line %d: %s)" % (path, line if out else 2, e))
     return out
 
 
