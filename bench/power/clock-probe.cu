@@ -27,7 +27,11 @@
  * 1200 .. 500 us after each (`gemm_sN`, N in us: at the H100's limit at ~1000 us, +20 % at boost at
  * 500), SECS seconds each after 1 s idle, in ~15 ms batches: how fast the limiter trims a mild excess
  * (bench/results/power-h100-2026-12-06/limiter-mild/).
- * usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild]]
+ * --mix: the same from idle with HBM copies in the place of the sleeps: GEMMs each followed by N
+ * device-to-device copies of 512 MiB (`gemm_cN`, N = 2 .. 8), SECS seconds each after 1 s idle: does
+ * the limiter trim a compute and memory mix (the K3 slice's decode steps: memory-bound kernels between
+ * the expert kernels, which ran over the limit for ~1 s) as fast as a duty cycle of the same draw?
+ * usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix]]
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -118,7 +122,7 @@ struct batch_rec {
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild]]\n");
+		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix]]\n");
 		return argc < 2 ? 2 : 0;
 	}
 	const char *out = argv[1];
@@ -214,6 +218,7 @@ int main(int argc, char **argv)
 		unsigned sleep_ns; /* after each call */
 		double s;
 		bool fine = false; /* ~1 ms batches: the limiter's step response */
+		int copies = 0;    /* after each GEMM: this many 512 MiB device-to-device copies (--mix) */
 	};
 	static const seg coarse[] = {{"idle", 0, 0, 1.0},         {"ffma", 1, 0, secs},          {"idle", 0, 0, 0.6},
 		    {"gemm", 2, 0, secs},         {"idle", 0, 0, 0.6},           {"gemm_s100", 2, 100000, secs},
@@ -267,10 +272,24 @@ int main(int argc, char **argv)
 		}
 	if (mild_mode)
 		pulse.push_back({"idle", 0, 0, 1.0});
-	const seg *segs = step_mode ? step : pulse_mode || mild_mode ? pulse.data() : coarse;
-	const size_t n_segs = step_mode ? sizeof step / sizeof *step
-			      : pulse_mode || mild_mode ? pulse.size()
-							: sizeof coarse / sizeof *coarse;
+	const bool mix_mode = argc > 3 && !strcmp(argv[3], "--mix");
+	static const char *const mix_names[] = {"gemm_c2", "gemm_c3", "gemm_c4", "gemm_c6", "gemm_c8"};
+	static const int mix_copies[] = {2, 3, 4, 6, 8};
+	const size_t copy_bytes = (size_t)512 << 20;
+	void *copy_src = nullptr, *copy_dst = nullptr;
+	if (mix_mode) {
+		CK(cudaMalloc(&copy_src, copy_bytes));
+		CK(cudaMalloc(&copy_dst, copy_bytes));
+		CK(cudaMemset(copy_src, 1, copy_bytes));
+		for (size_t i = 0; i < sizeof mix_copies / sizeof *mix_copies; i++) {
+			pulse.push_back({"idle", 0, 0, 1.0});
+			pulse.push_back({mix_names[i], 2, 0, secs, false, mix_copies[i]});
+		}
+		pulse.push_back({"idle", 0, 0, 1.0});
+	}
+	const bool built = pulse_mode || mild_mode || mix_mode;
+	const seg *segs = step_mode ? step : built ? pulse.data() : coarse;
+	const size_t n_segs = step_mode ? sizeof step / sizeof *step : built ? pulse.size() : sizeof coarse / sizeof *coarse;
 	for (size_t si = 0; si < n_segs; si++) {
 		const seg &sg = segs[si];
 		double t_end = unix_s() + sg.s;
@@ -291,6 +310,8 @@ int main(int argc, char **argv)
 						ffma();
 					if (sg.sleep_ns)
 						sleep_kernel<<<1, 1, 0, st>>>(sg.sleep_ns);
+					for (int c = 0; c < sg.copies; c++)
+						CK(cudaMemcpyAsync(copy_dst, copy_src, copy_bytes, cudaMemcpyDeviceToDevice, st));
 				}
 				CK(cudaEventRecord(e1[cur], st));
 				probe_kernel<<<1, 1, 0, st>>>(probe, slot, sg.fine ? 50000u : 100000u);

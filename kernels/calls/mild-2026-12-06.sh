@@ -8,7 +8,8 @@
 #  2. the K3 slice (the pack of 5e94718 in .gpu/q6, as slice-sustained/'s call 5), BF16 expert inputs,
 #     decode B = 16, 64, 256 at C = 8K and B = 16, 64 at C = 64K, each step then back to back for
 #     ~2 s (--sustain-ms 2000) under capture: each decode mix's steady clock and draw.
-#  3. (STEPS=slice8) the slice of 2. with E4M3 expert inputs.
+#  3. (STEPS=slice8) the slice of 2. with E4M3 expert inputs;
+#  4. (STEPS=mix) clock-probe --mix: GEMMs each followed by 2 .. 8 HBM copies of 512 MiB, from idle.
 #   OUT=$OUT [STEPS="mild slice slice8"] bash kernels/calls/mild-2026-12-06.sh
 set -u
 PACK=.gpu/q6
@@ -20,6 +21,10 @@ call_begin || exit 2
 if want mild; then
   capped 60 "clock-probe --mild" bash bench/power/clock-probe.sh .gpu/mild/clock-probe "$OUT/mild" 2.5 --mild
   grep -c . "$OUT/mild/batches.csv"
+fi
+if want mix; then # clock-probe --mix: GEMMs each followed by N HBM copies of 512 MiB (18:10 UTC)
+  capped 60 "clock-probe --mix" bash bench/power/clock-probe.sh .gpu/mild/clock-probe "$OUT/mix" 2.5 --mix
+  grep -c . "$OUT/mix/batches.csv"
 fi
 if want slice; then
   SLICE_GRID="--decode 16:8192,64:8192,256:8192,16:65536,64:65536 --sustain-ms 2000" slice_runs s:bf16
