@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """What the bench/power scripts share: a float option taken out of an argument list, a k3sim
-capture opened as SQLite (an .xz one decompressed to a temporary file, removed on close), and the
-total length of a set of intervals (kernels that overlap counted once)."""
+capture opened as SQLite (an .xz one decompressed to a temporary file, removed on close), the
+total length of a set of intervals (kernels that overlap counted once), and a report written to a
+file or stdout (a file through a temporary one renamed into place)."""
 import contextlib
 import lzma
 import os
@@ -57,3 +58,15 @@ def union_ns(intervals):
     if cur_e is not None:
         total += cur_e - cur_s
     return total
+
+
+def write_report(text, out):
+    """text to the file out (written to out.tmp, then renamed over it), or to stdout where out is None."""
+    if not out:
+        import sys
+        sys.stdout.write(text)
+        return
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, out)

@@ -18,6 +18,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capdb import write_report  # noqa: E402
+
 FB, LIM, IDLE, FLOOR, GEMM_W, GEMM_B, GEMM_G, FFMA_W = 1980.0, 700.0, 129.8, 1215.0, 1060.0, 0.894, 1.07, 412.0
 GEMM_MS = 1.57  # the 8192^3 GEMM at boost (the coarse run's `gemm` rows: ~700 TFLOP/s)
 DT = 0.0005
@@ -153,14 +156,7 @@ def main():
     for score, s1, s2, p in shown:
         lines.append("| %g | %g | %g | %g | %g | %g | %.1f | %.1f | %.1f | %.1f |" % (
             p[0] * 1e3, p[1] * 1e3, p[2] * 1e3, p[3] * 1e3, p[4], p[5], score, s1, s2, rms(pulse, simulate(pulse, *p))))
-    text = "\n".join(lines) + "\n"
-    if out:
-        tmp = out + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    else:
-        sys.stdout.write(text)
+    write_report("\n".join(lines) + "\n", out)
 
 
 if __name__ == "__main__":

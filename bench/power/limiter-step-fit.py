@@ -21,6 +21,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capdb import write_report  # noqa: E402
+
 DEVICES = {  # boost MHz, limit W, idle W, floor MHz, GEMM W at boost, its roofline share b, energy exponent g, FFMA W
     "h200": (1980.0, 700.0, 121.5, 1395.0, 919.0, 0.9, 0.74, 392.0),
     "h100": (1980.0, 700.0, 129.8, 1215.0, 1060.0, 0.894, 1.07, 412.0),
@@ -161,14 +164,7 @@ def main():
     for wsel in () if evaluate else (0.02, 0.05, 0.1):
         b = min(g for g in grid if g[2] == wsel)
         row("best at window %g ms" % (wsel * 1e3), *b[1:])
-    text = "\n".join(lines) + "\n"
-    if out:
-        tmp = out + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    else:
-        sys.stdout.write(text)
+    write_report("\n".join(lines) + "\n", out)
 
 
 if __name__ == "__main__":

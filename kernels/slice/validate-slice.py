@@ -575,30 +575,23 @@ def equivalent_clock(k3sim, scen, hw, args, step_us, boost_mhz, phase):
     return 0.5 * (lo + hi)
 
 
+def gpu_readings(db, column):
+    """The capture's GPU metric readings of one K3SIM_GPU_METRICS column (smClockMHz, powerW),
+    [(timestamp_ns, value)] by time, positive values only; [] without the table."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    try:
+        have = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'K3SIM_GPU_METRICS'").fetchone()[0]
+        rows = c.execute("SELECT timestamp, %s FROM K3SIM_GPU_METRICS WHERE %s > 0 ORDER BY timestamp"
+                         % (column, column)).fetchall() if have else []
+    finally:
+        c.close()
+    return rows
+
+
 def clock_readings(db):
     """The capture's SM clock readings, [(timestamp_ns, MHz)] by time; [] without K3SIM_GPU_METRICS."""
-    import sqlite3
-    c = sqlite3.connect(db)
-    try:
-        have = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'K3SIM_GPU_METRICS'").fetchone()[0]
-        rows = c.execute("SELECT timestamp, smClockMHz FROM K3SIM_GPU_METRICS WHERE smClockMHz > 0 "
-                         "ORDER BY timestamp").fetchall() if have else []
-    finally:
-        c.close()
-    return rows
-
-
-def power_readings(db):
-    """The capture's board power readings, [(timestamp_ns, W)] by time; [] without K3SIM_GPU_METRICS."""
-    import sqlite3
-    c = sqlite3.connect(db)
-    try:
-        have = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'K3SIM_GPU_METRICS'").fetchone()[0]
-        rows = c.execute("SELECT timestamp, powerW FROM K3SIM_GPU_METRICS WHERE powerW > 0 "
-                         "ORDER BY timestamp").fetchall() if have else []
-    finally:
-        c.close()
-    return rows
+    return gpu_readings(db, "smClockMHz")
 
 
 def mean_in(readings, windows):
@@ -861,7 +854,7 @@ def main():
                 die("no NVTX ranges of the step %s in the slice's capture" % (key,))
             step_clock[key] = clock_in(readings, windows[key])
         if a.clock == "power":
-            watts = power_readings(slice_db)
+            watts = gpu_readings(slice_db, "powerW")
             for st in steps:
                 key = (st["phase"], st["kind"], st["batch"], st["tokens"], st["ctx"])
                 if watts:
