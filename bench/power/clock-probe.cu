@@ -125,6 +125,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix]]\n");
 		return argc < 2 ? 2 : 0;
 	}
+	if (argc > 4 || (argc > 3 && strcmp(argv[3], "--step") && strcmp(argv[3], "--pulse") && strcmp(argv[3], "--mild") &&
+			 strcmp(argv[3], "--mix"))) {
+		fprintf(stderr, "clock-probe: unknown mode '%s' (--step, --pulse, --mild or --mix)\n", argv[argc > 4 ? 4 : 3]);
+		return 2;
+	}
 	const char *out = argv[1];
 	double secs = argc > 2 ? atof(argv[2]) : 3.0;
 	if (!(secs > 0 && secs < 60)) {
