@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""What the bench/power scripts share: a float option taken out of an argument list, a k3sim
+"""What the bench/power scripts share: a word or float option taken out of an argument list, a k3sim
 capture opened as SQLite (an .xz one decompressed to a temporary file, removed on close), the
 total length of a set of intervals (kernels that overlap counted once), and a report written to a
 file or stdout (a file through a temporary one renamed into place)."""
@@ -10,19 +10,28 @@ import sqlite3
 import tempfile
 
 
-def take_float(args, name, default):
-    """The value after `name` in args (both removed), as a float; default where absent."""
+def take_str(args, name, default, what="a value"):
+    """The word after `name` in args (both removed); default where absent; a missing word exits with
+    a message naming `what`."""
     if name in args:
         i = args.index(name)
         if i + 1 >= len(args):
-            raise SystemExit("%s: expected a number after it" % name)
-        try:
-            v = float(args[i + 1])
-        except ValueError:
-            raise SystemExit("%s: expected a number, not '%s'" % (name, args[i + 1]))
+            raise SystemExit("%s: expected %s after it" % (name, what))
+        v = args[i + 1]
         del args[i:i + 2]
         return v
     return default
+
+
+def take_float(args, name, default):
+    """The value after `name` in args (both removed), as a float; default where absent."""
+    v = take_str(args, name, None, "a number")
+    if v is None:
+        return default
+    try:
+        return float(v)
+    except ValueError:
+        raise SystemExit("%s: expected a number, not '%s'" % (name, v))
 
 
 @contextlib.contextmanager

@@ -31,18 +31,12 @@ import os
 import subprocess
 import sys
 
-from capdb import open_capture, union_ns
+from capdb import open_capture, take_str, union_ns
 
 EXCESS = "--excess" in sys.argv
 SHARE = "--share" in sys.argv
 argv = [x for x in sys.argv[1:] if x not in ("--excess", "--share")]
-HW = "h200"
-if "--hw" in argv:
-    i = argv.index("--hw")
-    if i + 1 >= len(argv):
-        sys.exit("clock-bound.py: --hw wants a preset name (h200, h100)")
-    HW = argv[i + 1]
-    del argv[i:i + 2]
+HW = take_str(argv, "--hw", "h200", "a preset name (h200, h100)")
 if len(argv) != 3:
     sys.exit(__doc__)
 cool_dir, hog_dir, k3sim = argv

@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capdb import write_report  # noqa: E402
+from capdb import take_str, write_report  # noqa: E402
 
 FB, LIM, IDLE, FLOOR, GEMM_W, GEMM_B, GEMM_G, FFMA_W = 1980.0, 700.0, 129.8, 1215.0, 1060.0, 0.894, 1.07, 412.0
 GEMM_MS = 1.57  # the 8192^3 GEMM at boost (the coarse run's `gemm` rows: ~700 TFLOP/s)
@@ -125,13 +125,7 @@ def rms(batches, clock):
 
 def main():
     args = sys.argv[1:]
-    out = None
-    if "-o" in args:
-        i = args.index("-o")
-        if i + 1 >= len(args):
-            sys.exit("limiter-excess-fit.py: -o needs a file")
-        out = args[i + 1]
-        del args[i:i + 2]
+    out = take_str(args, "-o", None, "a file")
     if len(args) != 3:
         sys.exit(__doc__)
     step, coarse, pulse = (load_batches(d) for d in args)

@@ -22,7 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capdb import write_report  # noqa: E402
+from capdb import take_str, write_report  # noqa: E402
 
 DEVICES = {  # boost MHz, limit W, idle W, floor MHz, GEMM W at boost, its roofline share b, energy exponent g, FFMA W
     "h200": (1980.0, 700.0, 121.5, 1395.0, 919.0, 0.9, 0.74, 392.0),
@@ -101,19 +101,11 @@ def rms(batches, clock, fine_only=True):
 
 def main():
     args = sys.argv[1:]
-    out = None
-    if "-o" in args:
-        i = args.index("-o")
-        out = args[i + 1]
-        del args[i:i + 2]
+    out = take_str(args, "-o", None, "a file")
     global FB, LIM, IDLE, FLOOR, GEMM_W, GEMM_B, GEMM_G, FFMA_W
-    device = "h200"
-    if "--device" in args:
-        i = args.index("--device")
-        device = args[i + 1]
-        del args[i:i + 2]
-        if device not in DEVICES:
-            sys.exit("limiter-step-fit.py: --device is one of %s, not '%s'" % (", ".join(DEVICES), device))
+    device = take_str(args, "--device", "h200", "a device (%s)" % ", ".join(DEVICES))
+    if device not in DEVICES:
+        sys.exit("limiter-step-fit.py: --device is one of %s, not '%s'" % (", ".join(DEVICES), device))
     FB, LIM, IDLE, FLOOR, GEMM_W, GEMM_B, GEMM_G, FFMA_W = DEVICES[device]
     cands = []
     while "--cand" in args:
