@@ -120,14 +120,21 @@ static double step_s(const struct scenario *s, enum phase_kind kind, int64_t bat
 
 static void check_step(void);
 
+/* check under both limiters: the filtered-power controller, then the delayed window limiter
+ * (step_hw_of left at h200, the default). */
+static void both_limiters(void (*check)(void))
+{
+	step_hw_of = &h200_filtered;
+	check();
+	step_hw_of = &h200;
+	check();
+}
+
 /* The step properties under both limiters. */
 static void test_step(void **state)
 {
 	(void)state;
-	step_hw_of = &h200_filtered;
-	check_step();
-	step_hw_of = &h200;
-	check_step();
+	both_limiters(check_step);
 }
 
 static void check_step(void)
@@ -1096,10 +1103,7 @@ static void check_step_draw(void)
 static void test_step_draw(void **state)
 {
 	(void)state;
-	step_hw_of = &h200_filtered;
-	check_step_draw();
-	step_hw_of = &h200;
-	check_step_draw();
+	both_limiters(check_step_draw);
 }
 
 /* The window limiter under the roofline and the exponent (bisection in place of Newton's steps):
