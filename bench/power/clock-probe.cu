@@ -31,7 +31,10 @@
  * device-to-device copies of 512 MiB (`gemm_cN`, N = 2 .. 8), SECS seconds each after 1 s idle: does
  * the limiter trim a compute and memory mix (the K3 slice's decode steps: memory-bound kernels between
  * the expert kernels, which ran over the limit for ~1 s) as fast as a duty cycle of the same draw?
- * usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix]]
+ * --mix3: is --mix's delayed cut a property of the load? `gemm_c3` (the mix cut at ~1 s on the first
+ * card) three times after 1 s idle, once after 0.2 s idle (the limiter's state from the run before),
+ * then `gemm_c2` and `gemm_c4` after 1 s idle (2026-12-06, evening).
+ * usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix|--mix3]]
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -122,12 +125,13 @@ struct batch_rec {
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix]]\n");
+		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix|--mix3]]\n");
 		return argc < 2 ? 2 : 0;
 	}
 	if (argc > 4 || (argc > 3 && strcmp(argv[3], "--step") && strcmp(argv[3], "--pulse") && strcmp(argv[3], "--mild") &&
-			 strcmp(argv[3], "--mix"))) {
-		fprintf(stderr, "clock-probe: unknown mode '%s' (--step, --pulse, --mild or --mix)\n", argv[argc > 4 ? 4 : 3]);
+			 strcmp(argv[3], "--mix") && strcmp(argv[3], "--mix3"))) {
+		fprintf(stderr, "clock-probe: unknown mode '%s' (--step, --pulse, --mild, --mix or --mix3)\n",
+			argv[argc > 4 ? 4 : 3]);
 		return 2;
 	}
 	const char *out = argv[1];
@@ -277,18 +281,24 @@ int main(int argc, char **argv)
 		}
 	if (mild_mode)
 		pulse.push_back({"idle", 0, 0, 1.0});
-	const bool mix_mode = argc > 3 && !strcmp(argv[3], "--mix");
+	const bool mix3_mode = argc > 3 && !strcmp(argv[3], "--mix3");
+	const bool mix_mode = mix3_mode || (argc > 3 && !strcmp(argv[3], "--mix"));
 	static const char *const mix_names[] = {"gemm_c2", "gemm_c3", "gemm_c4", "gemm_c6", "gemm_c8"};
 	static const int mix_copies[] = {2, 3, 4, 6, 8};
+	/* --mix3: indices into mix_copies and the idle before each */
+	static const int mix3_load[] = {1, 1, 1, 1, 0, 2};
+	static const double mix3_idle_s[] = {1.0, 1.0, 1.0, 0.2, 1.0, 1.0};
 	const size_t copy_bytes = (size_t)512 << 20;
 	void *copy_src = nullptr, *copy_dst = nullptr;
 	if (mix_mode) {
 		CK(cudaMalloc(&copy_src, copy_bytes));
 		CK(cudaMalloc(&copy_dst, copy_bytes));
 		CK(cudaMemset(copy_src, 1, copy_bytes));
-		for (size_t i = 0; i < sizeof mix_copies / sizeof *mix_copies; i++) {
-			pulse.push_back({"idle", 0, 0, 1.0});
-			pulse.push_back({mix_names[i], 2, 0, secs, false, mix_copies[i]});
+		const size_t n = mix3_mode ? sizeof mix3_load / sizeof *mix3_load : sizeof mix_copies / sizeof *mix_copies;
+		for (size_t i = 0; i < n; i++) {
+			const int l = mix3_mode ? mix3_load[i] : (int)i;
+			pulse.push_back({"idle", 0, 0, mix3_mode ? mix3_idle_s[i] : 1.0});
+			pulse.push_back({mix_names[l], 2, 0, secs, false, mix_copies[l]});
 		}
 		pulse.push_back({"idle", 0, 0, 1.0});
 	}

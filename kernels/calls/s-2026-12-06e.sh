@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Device call of 2026-12-06 (lead, session 19:55 UTC), pack .gpu/s1 (kda-bench, k3-bench, k3sim,
+# libk3capture of this session's build; clock-probe with --mix3). What runs depends on the card:
+#  an H200 (issue 17's card):
+#   1. KDA prefill at T = 16K, 4K, H = 96, FP32 / BF16 state, timed as FlashKDA's public rows were
+#      (kernels/calls/kq-2026-12-06.sh's burst1: 9 bursts after 1 s idle, 3 warm-ups, the mean of 6);
+#   2. the expert GEMMs at T = 4K: the FP8 kernel (wide2f8) and the BF16-activation default
+#      (wide2rqp) alternating three times in one process, each beside cuBLASLt BF16 (not measured
+#      on an H200 since round 04q);
+#   3. clock-probe --mix3 (below);
+#  an H100:
+#   1. clock-probe --mix3: gemm_c3 (the compute and memory mix the first card ran near boost for
+#      ~0.9 s, then cut) three times after 1 s idle and once after 0.2 s, then gemm_c2, gemm_c4:
+#      is the delayed cut the load's, and does it repeat on another card?
+#   2. clock-probe --mix (the first card's five loads), for the same comparison load by load.
+#   OUT=$OUT bash kernels/calls/s-2026-12-06e.sh
+set -u
+PACK=.gpu/s1
+OUT=${OUT:?OUT=<folder>}
+LIMIT=${LIMIT:-400}
+. kernels/calls/device-env.sh
+call_begin || exit 2
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "card: $card"
+case "$card" in
+*H200*)
+  KB="$B/kernels/kda-bench --only prefill --prefill-t 16384,4096 --prefill-h 96 --prefill-state fp32,bf16"
+  capped 110 "kda burst1" $KB --prefill-burst 6 --prefill-gap-ms 1000 --reps 9 -o "$OUT/kda-burst1.csv" > "$OUT/kda-burst1.txt"
+  grep -E "^== |burst|prefill" "$OUT/kda-burst1.txt" | head -20
+  R=wide2f8,wide2rqp
+  K3_BENCH_MOE_T=4096 K3_BENCH_MOE_VARIANT=mxfp4 K3_BENCH_WG_KERNELS=$R,$R,$R \
+    capped 150 "moe_prefill 4K" "$B/kernels/k3-bench" --only moe_prefill -o "$OUT/moe-4k.csv" > "$OUT/moe-4k.txt"
+  grep -E "^== |wg-|cublas" "$OUT/moe-4k.txt" | head -30
+  capped 40 "clock-probe --mix3" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix3" 2.5 --mix3
+  ;;
+*)
+  capped 40 "clock-probe --mix3" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix3" 2.5 --mix3
+  capped 40 "clock-probe --mix" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix" 2.5 --mix
+  ;;
+esac
+for d in mix3 mix; do [ -d "$OUT/$d" ] && xz -9 "$OUT/$d/smi.csv"; done
+nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
+call_end
