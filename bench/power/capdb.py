@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""What the bench/power scripts share: a word or float option taken out of an argument list, a k3sim
-capture opened as SQLite (an .xz one decompressed to a temporary file, removed on close), the
+"""What the bench/power scripts share: a word or float option taken out of an argument list, the
+nvidia-smi samples of a clock-probe run, a k3sim capture opened as SQLite (an .xz one decompressed to a temporary file, removed on close), the
 total length of a set of intervals (kernels that overlap counted once), and a report written to a
 file or stdout (a file through a temporary one renamed into place)."""
 import contextlib
+import csv
+import datetime
 import lzma
 import os
 import sqlite3
@@ -32,6 +34,34 @@ def take_float(args, name, default):
         return float(v)
     except ValueError:
         raise SystemExit("%s: expected a number, not '%s'" % (name, v))
+
+
+def _number(x):
+    try:
+        return float(x)
+    except ValueError:
+        return float("nan")
+
+
+def read_probe_smi(folder):
+    """clock-probe.sh's nvidia-smi samples in folder/smi.csv (or smi.csv.xz), sorted by time: tuples
+    (unix s, SM MHz, power.draw W, power.draw.instant W, temperature C, clock-event reasons as
+    written); lines that are not samples are skipped."""
+    path = os.path.join(folder, "smi.csv")
+    f = lzma.open(path + ".xz", "rt") if not os.path.exists(path) and os.path.exists(path + ".xz") else open(path)
+    rows = []
+    with f:
+        for r in csv.reader(f):
+            if len(r) < 6:
+                continue
+            try:
+                t = datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(
+                    tzinfo=datetime.timezone.utc).timestamp()
+            except ValueError:
+                continue
+            rows.append((t, _number(r[1]), _number(r[2]), _number(r[3]), _number(r[4]), r[5].strip()))
+    rows.sort()
+    return rows
 
 
 @contextlib.contextmanager

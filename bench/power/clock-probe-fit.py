@@ -6,35 +6,19 @@ OUT/merged.csv (each batch with the NVML readings of its interval: their mean SM
 and power.draw.instant). Steady state = the last half of each segment's batches.
 usage: clock-probe-fit.py OUT"""
 import csv
-import datetime
 import os
 import statistics as st
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import capdb  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit(__doc__)
 out = sys.argv[1]
 
 
-def num(x):
-    try:
-        return float(x)
-    except ValueError:
-        return float("nan")
-
-
-smi = []
-with open(os.path.join(out, "smi.csv")) as f:
-    for r in csv.reader(f):
-        if len(r) < 6:
-            continue
-        try:
-            t = datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(
-                tzinfo=datetime.timezone.utc).timestamp()
-        except ValueError:
-            continue
-        smi.append((t, num(r[1]), num(r[2]), num(r[3]), num(r[4]), r[5].strip()))
-smi.sort()
+smi = capdb.read_probe_smi(out)
 segs = []  # [name, [batch rows]]
 with open(os.path.join(out, "batches.csv")) as f:
     for r in csv.DictReader(f):

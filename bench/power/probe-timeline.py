@@ -10,7 +10,6 @@ and the first time the probe's clock falls 100 MHz or more under its 0.3-0.8 s m
 usage: probe-timeline.py OUT [--bin MS] [--segment NAME]... [-o FILE]
 OUT holds batches.csv and smi.csv (or smi.csv.xz); idle segments are left out."""
 import csv
-import datetime
 import lzma
 import os
 import statistics
@@ -33,28 +32,14 @@ def mean(xs):
 
 
 def read_smi(out):
-    path = os.path.join(out, "smi.csv")
-    if not os.path.exists(path) and os.path.exists(path + ".xz"):
-        f = lzma.open(path + ".xz", "rt")
-    else:
-        f = open(path)
+    """capdb.read_probe_smi's samples with the reasons as a number (0 where unreadable)."""
     rows = []
-    with f:
-        for r in csv.reader(f):
-            if len(r) < 6:
-                continue
-            try:
-                t = datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(
-                    tzinfo=datetime.timezone.utc).timestamp()
-            except ValueError:
-                continue
-            reason = r[5].strip()
-            try:
-                reason = int(reason, 16)
-            except ValueError:
-                reason = 0
-            rows.append((t, num(r[1]), num(r[2]), num(r[3]), num(r[4]), reason))
-    rows.sort()
+    for t, sm, draw, inst, temp, reason in capdb.read_probe_smi(out):
+        try:
+            mask = int(reason, 16)
+        except ValueError:
+            mask = 0
+        rows.append((t, sm, draw, inst, temp, mask))
     return rows
 
 
