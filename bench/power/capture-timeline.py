@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """A k3sim capture as a timeline: per bin of BIN ms from its first kernel, how busy the GPU was (its
 kernels' time in the bin over the bin, overlaps counted twice), the NVML readings inside (power W @
-SM MHz, temperature), and the phase that starts in it (the K3 slice's graph ranges, each new token
+SM MHz, temperature; where the capture has it, NVML's trailing 1 s mean in brackets after the
+instant reading), and the phase that starts in it (the K3 slice's graph ranges, each new token
 count of its attnres ranges). What it is for: to see what ran before a step and at what draw, the
 limiter's input, where a step's own readings say only where it ended up.
 usage: capture-timeline.py CAPTURE.db[.xz] [--bin MS (50)] [--from MS] [--to MS]"""
@@ -37,8 +38,10 @@ def main(argv):
                 sys.exit("capture-timeline: %s: no kernels" % path)
             ks = db.execute("SELECT start - ?, end - ? FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE end >= start",
                             (t0, t0)).fetchall()
-            gs = db.execute("SELECT timestamp - ?, powerW, smClockMHz, temperatureC FROM K3SIM_GPU_METRICS "
-                            "ORDER BY timestamp", (t0,)).fetchall()
+            cols = [r[1] for r in db.execute("PRAGMA table_info(K3SIM_GPU_METRICS)")]
+            avg = "powerAvgW" if "powerAvgW" in cols else "NULL"  # captures before 2026-12-06 lack it
+            gs = db.execute("SELECT timestamp - ?, powerW, smClockMHz, temperatureC, %s FROM K3SIM_GPU_METRICS "
+                            "ORDER BY timestamp" % avg, (t0,)).fetchall()
             rs = db.execute("SELECT start - ?, text FROM NVTX_EVENTS WHERE text LIKE 'k3-slice%' "
                             "OR text LIKE 'k3sim op=attnres%' ORDER BY start", (t0,)).fetchall()
     except (sqlite3.Error, OSError, EOFError, lzma.LZMAError) as e:  # not a capture, a broken .xz
@@ -82,8 +85,8 @@ def main(argv):
         while j < len(gs) and gs[j][0] < hi:
             g.append(gs[j])
             j += 1
-        print("| %.0f | %.2f | %s | %s |" % (lo / 1e6, busy[b] / width,
-                                             " ".join("%.0f @ %.0f, %.0f" % (p, c, t) for _, p, c, t in g), label[b]))
+        print("| %.0f | %.2f | %s | %s |" % (lo / 1e6, busy[b] / width, " ".join(
+            "%.0f%s @ %.0f, %.0f" % (p, "" if a is None else " [1 s %.0f]" % a, c, t) for _, p, c, t, a in g), label[b]))
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@
 #   2. the expert GEMMs at T = 4K: the FP8 kernel (wide2f8) and the BF16-activation default
 #      (wide2rqp) alternating three times in one process, each beside cuBLASLt BF16 (not measured
 #      on an H200 since round 04q);
-#   3. clock-probe --mix3 (below);
+#   3. clock-probe --mix3 under capture (below);
 #  an H100:
-#   1. clock-probe --mix3: gemm_c3 (the compute and memory mix the first card ran near boost for
-#      ~0.9 s, then cut) three times after 1 s idle and once after 0.2 s, then gemm_c2, gemm_c4:
-#      is the delayed cut the load's, and does it repeat on another card?
+#   1. clock-probe --mix3 under `k3sim trace capture` (the capture's NVML readings now hold the
+#      instant power and the 1 s mean, powerAvgW: both checked against nvidia-smi's beside):
+#      gemm_c3 (the compute and memory mix the first card ran near boost for ~0.9 s, then cut) three
+#      times after 1 s idle and once after 0.2 s, then gemm_c2, gemm_c4: is the delayed cut the
+#      load's, and does it repeat on another card?
 #   2. clock-probe --mix (the first card's five loads), for the same comparison load by load.
 #   OUT=$OUT bash kernels/calls/s-2026-12-06e.sh
 set -u
@@ -20,6 +22,17 @@ OUT=${OUT:?OUT=<folder>}
 LIMIT=${LIMIT:-400}
 . kernels/calls/device-env.sh
 call_begin || exit 2
+probe_mix3() {
+  capped 60 "clock-probe --mix3 under capture" "$B/cli/k3sim" trace capture -o "$OUT/mix3.db" --force -- \
+    bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix3" 2.5 --mix3
+  python3 - "$OUT/mix3.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print("capture readings:", db.execute("SELECT count(*), count(powerW), count(powerAvgW), avg(powerW), avg(powerAvgW) "
+                                      "FROM K3SIM_GPU_METRICS").fetchone())
+PY
+  [ -f "$OUT/mix3.db" ] && xz -T4 "$OUT/mix3.db"
+}
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
 case "$card" in
@@ -31,10 +44,10 @@ case "$card" in
   K3_BENCH_MOE_T=4096 K3_BENCH_MOE_VARIANT=mxfp4 K3_BENCH_WG_KERNELS=$R,$R,$R \
     capped 150 "moe_prefill 4K" "$B/kernels/k3-bench" --only moe_prefill -o "$OUT/moe-4k.csv" > "$OUT/moe-4k.txt"
   grep -E "^== |wg-|cublas" "$OUT/moe-4k.txt" | head -30
-  capped 40 "clock-probe --mix3" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix3" 2.5 --mix3
+  probe_mix3
   ;;
 *)
-  capped 40 "clock-probe --mix3" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix3" 2.5 --mix3
+  probe_mix3
   capped 40 "clock-probe --mix" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix" 2.5 --mix
   ;;
 esac

@@ -27,8 +27,9 @@ enum { ROUNDS = 25, DEV_B = 3 };
 
 /* Two GPUs, deviceIds 0 and DEV_B, for ROUNDS rounds, then none (count() says 0), so the number
  * of readings is exact however the thread is scheduled. Round r of GPU 0: SM 1400 + 4r MHz,
- * power 100 + 25r W, 40 + r C, idle at r = 0, power-capped from r = 20. GPU DEV_B: SM 1980,
- * no temperature, power only in odd rounds (200 + r W), memory clock never. */
+ * power 100 + 25r W (its 1 s mean 90 + 20r), 40 + r C, idle at r = 0, power-capped from r = 20.
+ * GPU DEV_B: SM 1980, no temperature, power only in odd rounds (200 + r W, no 1 s mean), memory
+ * clock never. */
 struct fake {
 	int rounds;          /* count() calls that returned devices */
 	int64_t clock_ns;
@@ -48,10 +49,11 @@ static int fake_read(void *ctx, int slot, struct gpumon_sample *out)
 	if (slot == 0) {
 		out->device = 0;
 		out->fields = GPUMON_HAS_SM | GPUMON_HAS_MEM | GPUMON_HAS_POWER | GPUMON_HAS_TEMP |
-			      GPUMON_HAS_THROTTLE;
+			      GPUMON_HAS_THROTTLE | GPUMON_HAS_POWER_AVG;
 		out->sm_mhz = 1400 + 4 * r;
 		out->mem_mhz = 3201;
 		out->power_w = 100 + 25 * r;
+		out->power_avg_w = 90 + 20 * r;
 		out->temp_c = 40 + r;
 		out->throttle_reasons = r == 0 ? TRACE_THROTTLE_GPU_IDLE
 				       : r >= 20 ? TRACE_THROTTLE_SW_POWER_CAP : 0;
@@ -171,6 +173,10 @@ static void test_sampler_to_db(void **state)
 			 ROUNDS);
 	assert_int_equal(count(path, "SELECT count(powerW) FROM K3SIM_GPU_METRICS WHERE deviceId = 3"),
 			 ROUNDS / 2);
+	/* the 1 s mean beside the instant reading, its own column; NULL where not read */
+	assert_int_equal(count(path, "SELECT count(powerAvgW) FROM K3SIM_GPU_METRICS WHERE deviceId = 3"), 0);
+	assert_int_equal(count(path, "SELECT sum(powerAvgW) FROM K3SIM_GPU_METRICS WHERE deviceId = 0"),
+			 90 * ROUNDS + 20 * (ROUNDS - 1) * ROUNDS / 2);
 
 	/* trace summary: min / median / max per GPU */
 	struct trace_summary sum;
@@ -199,6 +205,8 @@ static void test_sampler_to_db(void **state)
 	assert_int_equal(trace_merge(merged, in, 1, &mo, NULL, &e), 0);
 	assert_int_equal(count(merged, "SELECT count(*) FROM K3SIM_GPU_METRICS"), 2 * ROUNDS);
 	assert_int_equal(count(merged, "SELECT count(powerW) FROM K3SIM_GPU_METRICS"), ROUNDS + ROUNDS / 2);
+	assert_int_equal(count(merged, "SELECT sum(powerAvgW) FROM K3SIM_GPU_METRICS"),
+			 90 * ROUNDS + 20 * (ROUNDS - 1) * ROUNDS / 2);
 	unlink(merged);
 	unlink(path);
 }

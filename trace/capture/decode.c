@@ -649,9 +649,11 @@ int capture_decode_gpu_samples(struct capture_decoder *d, struct trace_db *db, c
 			.has_power = (g.fields & GPUMON_HAS_POWER) != 0,
 			.has_temp = (g.fields & GPUMON_HAS_TEMP) != 0,
 			.has_throttle = (g.fields & GPUMON_HAS_THROTTLE) != 0,
+			.has_power_avg = (g.fields & GPUMON_HAS_POWER_AVG) != 0,
 			.sm_mhz = g.sm_mhz,
 			.mem_mhz = g.mem_mhz,
 			.power_w = g.power_w,
+			.power_avg_w = g.power_avg_w,
 			.temp_c = g.temp_c,
 			.throttle_reasons = g.throttle_reasons,
 		};

@@ -212,9 +212,13 @@ int gpumon_read(struct gpumon *m, int slot, struct gpumon_sample *out)
 			}
 		}
 	}
-	if (!have_power && m->power && m->power(h, &v) == NVML_OK) {
-		out->power_w = v / 1000.0;
-		have_power = true;
+	if (m->power && m->power(h, &v) == NVML_OK) {
+		out->power_avg_w = v / 1000.0;
+		out->fields |= GPUMON_HAS_POWER_AVG;
+		if (!have_power) {
+			out->power_w = out->power_avg_w;
+			have_power = true;
+		}
 	}
 	if (have_power)
 		out->fields |= GPUMON_HAS_POWER;

@@ -38,6 +38,7 @@ enum gpumon_field {
 	GPUMON_HAS_POWER = 0x4,
 	GPUMON_HAS_TEMP = 0x8,
 	GPUMON_HAS_THROTTLE = 0x10,
+	GPUMON_HAS_POWER_AVG = 0x20,
 };
 
 /* One reading of one GPU: a plain record of fixed size (the capture queues it as bytes). */
@@ -48,6 +49,9 @@ struct gpumon_sample {
 	double sm_mhz;                 /* current SM clock */
 	double mem_mhz;                /* current memory clock */
 	double power_w;                /* board power draw (instantaneous where NVML has it) */
+	double power_avg_w;            /* nvmlDeviceGetPowerUsage: on Ampere and newer a trailing 1 s mean
+	                                * (the instant reading of a periodic load can alias for hundreds of
+	                                * ms: bench/results/power-h100-2026-12-06/limiter-mild/) */
 	double temp_c;                 /* GPU core temperature */
 	uint64_t throttle_reasons;     /* enum trace_throttle bits active at the reading */
 };

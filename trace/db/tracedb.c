@@ -49,7 +49,7 @@ static const char SCHEMA_SQL[] =
 	" deviceId INTEGER NOT NULL, uuid TEXT, host TEXT, rank INTEGER);\n"
 	"CREATE TABLE K3SIM_GPU_METRICS (timestamp INTEGER NOT NULL, globalPid INTEGER,"
 	" deviceId INTEGER, smClockMHz REAL, memClockMHz REAL, powerW REAL,"
-	" temperatureC REAL, throttleReasons INTEGER);\n";
+	" temperatureC REAL, throttleReasons INTEGER, powerAvgW REAL);\n";
 
 /* Hot tables are written through a row buffer and a multi-row INSERT (up to ROWBUF_ROWS rows per
  * statement, fewer when SQLite allows fewer parameters): one sqlite3_step per 128 rows roughly
@@ -111,7 +111,7 @@ enum stmt_id {
 #define CAPTURE_COLS(X) X(name) X(value)
 #define DEVICE_MAP_COLS(X) X(globalPid) X(cudaId) X(deviceId) X(uuid) X(host) X(rank)
 #define GPU_METRIC_COLS(X) X(timestamp) X(globalPid) X(deviceId) X(smClockMHz) X(memClockMHz) \
-	X(powerW) X(temperatureC) X(throttleReasons)
+	X(powerW) X(temperatureC) X(throttleReasons) X(powerAvgW)
 
 #define P_STRING(c) P_STRING_##c,
 enum { P_STRING_0, STRING_COLS(P_STRING) };
@@ -1284,6 +1284,7 @@ int trace_db_add_gpu_metric(struct trace_db *db, const struct trace_gpu_metric *
 	bind_opt_double(s, P_GPU_METRIC_memClockMHz, m->has_mem, m->mem_mhz);
 	bind_opt_double(s, P_GPU_METRIC_powerW, m->has_power, m->power_w);
 	bind_opt_double(s, P_GPU_METRIC_temperatureC, m->has_temp, m->temp_c);
+	bind_opt_double(s, P_GPU_METRIC_powerAvgW, m->has_power_avg, m->power_avg_w);
 	if (m->has_throttle)
 		/* a bit mask: stored as the same 64 bits, read back with (uint64_t) */
 		sqlite3_bind_int64(s, P_GPU_METRIC_throttleReasons, (int64_t)m->throttle_reasons);

@@ -367,8 +367,12 @@ struct trace_gpu_metric {
 	int64_t global_pid;            /* the process that sampled */
 	int32_t device_id;
 	bool has_sm, has_mem, has_power, has_temp, has_throttle; /* false: stored as NULL */
+	bool has_power_avg;
 	double sm_mhz, mem_mhz;        /* current clocks */
-	double power_w;
+	double power_w;                /* board power: instantaneous where NVML has it */
+	double power_avg_w;            /* board power as nvmlDeviceGetPowerUsage gives it: a trailing
+	                                * 1 s mean on Ampere and newer (powerAvgW; NULL in captures
+	                                * before 2026-12-06) */
 	double temp_c;
 	uint64_t throttle_reasons;     /* NVML clocks-event reason bits */
 };

@@ -1135,9 +1135,9 @@ static int import_device_map(struct src *s, struct err *e)
 static int import_gpu_metrics(struct src *s, struct err *e)
 {
 	enum { COL_timestamp, COL_globalPid, COL_deviceId, COL_smClockMHz, COL_memClockMHz, COL_powerW,
-	       COL_temperatureC, COL_throttleReasons, N_COLS };
+	       COL_temperatureC, COL_throttleReasons, COL_powerAvgW, N_COLS };
 	static const char *const want[N_COLS] = {"timestamp", "globalPid", "deviceId", "smClockMHz",
-		"memClockMHz", "powerW", "temperatureC", "throttleReasons"};
+		"memClockMHz", "powerW", "temperatureC", "throttleReasons", "powerAvgW"};
 	int c[N_COLS];
 	sqlite3_stmt *st;
 	const char *table = "K3SIM_GPU_METRICS";
@@ -1159,11 +1159,11 @@ static int import_gpu_metrics(struct src *s, struct err *e)
 		if (rc)
 			break;
 		m.device_id = (int32_t)gpu_map_dev(s->gpus, col_i64(st, c[COL_deviceId], 0));
-		bool *has[4] = {&m.has_sm, &m.has_mem, &m.has_power, &m.has_temp};
-		double *val[4] = {&m.sm_mhz, &m.mem_mhz, &m.power_w, &m.temp_c};
-		const int col[4] = {c[COL_smClockMHz], c[COL_memClockMHz], c[COL_powerW],
-				    c[COL_temperatureC]};
-		for (int k = 0; k < 4; k++)
+		bool *has[5] = {&m.has_sm, &m.has_mem, &m.has_power, &m.has_temp, &m.has_power_avg};
+		double *val[5] = {&m.sm_mhz, &m.mem_mhz, &m.power_w, &m.temp_c, &m.power_avg_w};
+		const int col[5] = {c[COL_smClockMHz], c[COL_memClockMHz], c[COL_powerW],
+				    c[COL_temperatureC], c[COL_powerAvgW]};
+		for (int k = 0; k < 5; k++)
 			if (col[k] >= 0 && sqlite3_column_type(st, col[k]) != SQLITE_NULL) {
 				*has[k] = true;
 				*val[k] = sqlite3_column_double(st, col[k]);
