@@ -117,6 +117,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "common/bench_pace.cuh"
 #include "common/bench_sustain.cuh"
 #include "common/k3_upload.h"
 
@@ -336,105 +337,15 @@ __global__ void l2_flush_kernel(const uint4 *__restrict__ p, size_t n, unsigned 
 		*sink = x;
 }
 
-/* ---- pacing: the clock each timed launch runs at (K3_BENCH_HOG_MS, K3_BENCH_COOL_MS) ------------
- * The power limiter sets the SM clock from the draw of the last ~100 ms (sim/power.h), so a timed
- * launch runs at the clock what ran before it set. K3_BENCH_COOL_MS=X: before each timed launch (and
- * each back-to-back loop) the GPU idles X ms (the host sleeps after a sync): launches shorter than
- * the window run at boost. K3_BENCH_HOG_MS=X: before each, X ms of cuBLASLt BF16 GEMMs (8192^3, back
- * to back; ~1.4 ms each at boost), which hold the board at its limit, so the launch runs at the
- * clock a power-capped neighbour leaves it (~1480 MHz on an H200): the two give each op's time at
- * two clocks, the share of it bound by the SM clock (hw clock_bound; bench/power/clock-bound.py).
- * The hog's kernels run outside every NVTX range and event pair. */
+/* ---- pacing: the clock each timed launch runs at (K3_BENCH_HOG_MS, K3_BENCH_COOL_MS;
+ * common/bench_pace.cuh) ---------------------------------------------------------------------------- */
 cublasLtHandle_t g_lt;
 void *g_lt_ws;
-int g_hog_ms = -1, g_cool_ms = 0; /* -1: not read yet */
-
-struct hog_gemm {
-	bool ready = false;
-	void *a = nullptr, *b = nullptr, *d = nullptr;
-	cublasLtMatmulDesc_t desc;
-	cublasLtMatrixLayout_t la, lb, ld;
-	cublasLtMatmulHeuristicResult_t heur;
-	int calls = 0; /* a pace's GEMMs */
-} g_hog;
-
-void pace_env()
-{
-	if (g_hog_ms >= 0)
-		return;
-	auto ms = [](const char *name) {
-		const char *v = getenv(name);
-		if (!v || !*v)
-			return 0;
-		char *end;
-		long x = strtol(v, &end, 10);
-		if (*end || x < 0 || x > 10000) {
-			fprintf(stderr, "k3-bench: %s=%s: milliseconds in 0 .. 10000\n", name, v);
-			exit(2);
-		}
-		return (int)x;
-	};
-	g_hog_ms = ms("K3_BENCH_HOG_MS");
-	g_cool_ms = ms("K3_BENCH_COOL_MS");
-	if (g_hog_ms && g_cool_ms) {
-		fprintf(stderr, "k3-bench: K3_BENCH_HOG_MS and K3_BENCH_COOL_MS exclude each other\n");
-		exit(2);
-	}
-}
-
-void hog_setup()
-{
-	const int64_t d = 8192;
-	const size_t bytes = (size_t)d * d * 2;
-	CK(cudaMalloc(&g_hog.a, bytes));
-	CK(cudaMalloc(&g_hog.b, bytes));
-	CK(cudaMalloc(&g_hog.d, bytes));
-	CK(cudaMemset(g_hog.a, 0x3c, bytes)); /* BF16 0x3c3c: ~0.0115, finite */
-	CK(cudaMemset(g_hog.b, 0x3c, bytes));
-	LTOK(cublasLtMatmulDescCreate(&g_hog.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-	cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-	LTOK(cublasLtMatmulDescSetAttribute(g_hog.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-	LTOK(cublasLtMatmulDescSetAttribute(g_hog.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-	LTOK(cublasLtMatrixLayoutCreate(&g_hog.la, CUDA_R_16BF, d, d, d));
-	LTOK(cublasLtMatrixLayoutCreate(&g_hog.lb, CUDA_R_16BF, d, d, d));
-	LTOK(cublasLtMatrixLayoutCreate(&g_hog.ld, CUDA_R_16BF, d, d, d));
-	cublasLtMatmulPreference_t pref;
-	LTOK(cublasLtMatmulPreferenceCreate(&pref));
-	uint64_t ws = CUBLAS_WS;
-	LTOK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-	int found = 0;
-	if (cublasLtMatmulAlgoGetHeuristic(g_lt, g_hog.desc, g_hog.la, g_hog.lb, g_hog.ld, g_hog.ld, pref, 1, &g_hog.heur,
-					   &found) != CUBLAS_STATUS_SUCCESS ||
-	    !found) {
-		fprintf(stderr, "k3-bench: K3_BENCH_HOG_MS: no cuBLASLt algorithm for the 8192^3 hog\n");
-		exit(1);
-	}
-	cublasLtMatmulPreferenceDestroy(pref);
-	g_hog.ready = true;
-	/* a GEMM's time at the limit (~1.65 ms on an H200): the count of a pace */
-	g_hog.calls = std::max(1, (int)ceil(g_hog_ms / 1.6));
-	printf("pacing: %d ms of cuBLASLt BF16 8192^3 GEMMs (%d) before each timed launch\n", g_hog_ms, g_hog.calls);
-}
 
 /* Before a timed launch or loop: the pace of K3_BENCH_HOG_MS / K3_BENCH_COOL_MS (none by default). */
 void pace()
 {
-	pace_env();
-	if (g_cool_ms) {
-		CK(cudaStreamSynchronize(g_stream));
-		struct timespec ts = {g_cool_ms / 1000, (long)(g_cool_ms % 1000) * 1000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-		}
-		return;
-	}
-	if (!g_hog_ms)
-		return;
-	if (!g_hog.ready)
-		hog_setup();
-	const float alpha = 1.0f, beta = 0.0f;
-	for (int i = 0; i < g_hog.calls; i++)
-		LTOK(cublasLtMatmul(g_lt, g_hog.desc, &alpha, g_hog.a, g_hog.la, g_hog.b, g_hog.lb, &beta, g_hog.d, g_hog.ld,
-				    g_hog.d, g_hog.ld, &g_hog.heur.algo, g_lt_ws, CUBLAS_WS, g_stream));
+	k3_bench_pace("k3-bench", g_stream);
 }
 
 void l2_flush()

@@ -14,7 +14,11 @@
 #      gemm_c3 (the compute and memory mix the first card ran near boost for ~0.9 s, then cut) three
 #      times after 1 s idle and once after 0.2 s, then gemm_c2, gemm_c4: is the delayed cut the
 #      load's, and does it repeat on another card?
-#   2. clock-probe --mix (the first card's five loads), for the same comparison load by load.
+#   2. clock-probe --mix (the first card's five loads), for the same comparison load by load;
+#  both cards, last: KDA prefill's clock share (kda-bench paced as k3-bench, common/bench_pace.cuh):
+#  T = 16K, 4K, H = 96, FP32 state, under capture twice, each timed launch after 100 ms idle (cool)
+#  and after 100 ms of cuBLASLt GEMMs at the limit (hog) -> $OUT/cb-cool, cb-hog (kda.db.xz, .csv,
+#  .txt) for bench/power/clock-bound.py --share.
 #   OUT=$OUT bash kernels/calls/s-2026-12-06e.sh
 set -u
 PACK=.gpu/s1
@@ -33,6 +37,20 @@ print("capture readings:", db.execute("SELECT count(*), count(powerW), count(pow
 PY
   [ -f "$OUT/mix3.db" ] && xz -T4 "$OUT/mix3.db"
 }
+kda_clock_bound() {
+  local mode var d
+  for mode in cool hog; do
+    d=$OUT/cb-$mode
+    mkdir -p "$d"
+    var=K3_BENCH_COOL_MS
+    [ "$mode" = hog ] && var=K3_BENCH_HOG_MS
+    capped 60 "kda clock-bound $mode" env "$var=100" "$B/cli/k3sim" trace capture -o "$d/kda.db" --force -- \
+      "$B/kernels/kda-bench" --only prefill --prefill-t 16384,4096 --prefill-h 96 --prefill-state fp32 --reps 12 \
+      -o "$d/kda.csv" > "$d/kda.txt" 2>&1
+    grep -E "^== |prefill" "$d/kda.txt" | head -6
+    [ -f "$d/kda.db" ] && xz -T4 "$d/kda.db"
+  done
+}
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
 case "$card" in
@@ -45,10 +63,12 @@ case "$card" in
     capped 150 "moe_prefill 4K" "$B/kernels/k3-bench" --only moe_prefill -o "$OUT/moe-4k.csv" > "$OUT/moe-4k.txt"
   grep -E "^== |wg-|cublas" "$OUT/moe-4k.txt" | head -30
   probe_mix3
+  kda_clock_bound
   ;;
 *)
   probe_mix3
   capped 40 "clock-probe --mix" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix" 2.5 --mix
+  kda_clock_bound
   ;;
 esac
 for d in mix3 mix; do [ -d "$OUT/$d" ] && xz -9 "$OUT/$d/smi.csv"; done

@@ -32,6 +32,9 @@
  *   short graph-replay benchmark such as AIConfigurator's collector (3 warm-ups, 6 runs))
  *   (K3_BENCH_SUSTAIN_MS=N in the environment: each timed row then back to back for ~N ms, one NVTX
  *   range "k3-bench sustained op=..." (the steady draw under the power limiter), as k3-bench's)
+ *   (K3_BENCH_HOG_MS=X / K3_BENCH_COOL_MS=X: before each timed single launch, X ms of cuBLASLt
+ *   GEMMs at the power limit / of idle, as k3-bench's (common/bench_pace.cuh): each op's time at a
+ *   capped and at the boost clock, KDA's clock share by bench/power/clock-bound.py)
  *
  * Every figure is the median (and p10/p90) of CUDA-event timings of single
  * launches after warm-up, on random (never zero) data. Decode and verify
@@ -55,6 +58,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "common/bench_pace.cuh"
 #include "common/bench_sustain.cuh"
 #include "trace/capture/gpumon.h"
 #include <time.h>
@@ -189,6 +193,7 @@ stats time_launches(int warm, int reps, F launch)
 	CK(cudaDeviceSynchronize());
 	std::vector<float> ms;
 	for (int i = 0; i < reps; i++) {
+		k3_bench_pace("kda-bench", 0); /* K3_BENCH_HOG_MS / K3_BENCH_COOL_MS */
 		range_push();
 		CK(cudaEventRecord(a));
 		launch(warm + i);
@@ -836,8 +841,10 @@ void prefill_run(const options &o, const std::vector<int> &lens, int H, enum kda
 		a.split_event = e1;
 	} else
 	for (int i = 0; i < warm + reps; i++) {
-		if (i >= warm)
+		if (i >= warm) {
+			k3_bench_pace("kda-bench", 0); /* K3_BENCH_HOG_MS / K3_BENCH_COOL_MS */
 			range_push();
+		}
 		CK(cudaEventRecord(e0));
 		KOK(kda_prefill(&a, 0));
 		CK(cudaEventRecord(e2));
