@@ -50,8 +50,8 @@ struct gpumon_sample {
 	double mem_mhz;                /* current memory clock */
 	double power_w;                /* board power draw (instantaneous where NVML has it) */
 	double power_avg_w;            /* nvmlDeviceGetPowerUsage: on Ampere and newer a trailing 1 s mean
-	                                * (the instant reading of a periodic load can alias for hundreds of
-	                                * ms: bench/results/power-h100-2026-12-06/limiter-mild/) */
+	                                * (it ramps over a load's first second; the instant reading changes
+	                                * every ~100 ms: bench/results/power-h100-2026-12-06/limiter-mild/) */
 	double temp_c;                 /* GPU core temperature */
 	uint64_t throttle_reasons;     /* enum trace_throttle bits active at the reading */
 };
