@@ -36,7 +36,8 @@ def take_float(args, name, default):
         raise SystemExit("%s: expected a number, not '%s'" % (name, v))
 
 
-def _number(x):
+def number(x):
+    """float(x), NaN where x is not a number."""
     try:
         return float(x)
     except ValueError:
@@ -59,7 +60,7 @@ def read_probe_smi(folder):
                     tzinfo=datetime.timezone.utc).timestamp()
             except ValueError:
                 continue
-            rows.append((t, _number(r[1]), _number(r[2]), _number(r[3]), _number(r[4]), r[5].strip()))
+            rows.append((t, number(r[1]), number(r[2]), number(r[3]), number(r[4]), r[5].strip()))
     rows.sort()
     return rows
 

@@ -19,13 +19,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import capdb  # noqa: E402
 
 
-def num(x):
-    try:
-        return float(x)
-    except ValueError:
-        return float("nan")
-
-
 def mean(xs):
     xs = [x for x in xs if x == x]
     return sum(xs) / len(xs) if xs else float("nan")
@@ -49,6 +42,7 @@ def read_segments(out):
         for r in csv.DictReader(f):
             if int(r["batch"]) == 0 or not segs or segs[-1][0] != r["segment"]:
                 segs.append([r["segment"], []])
+            num = capdb.number
             end = num(r["host_unix_s"])
             segs[-1][1].append((end - num(r["batch_ms"]) * 1e-3, end, num(r["tflops"]), num(r["probe_mhz"])))
     return segs
