@@ -26,9 +26,18 @@ OUT=${OUT:?OUT=<folder>}
 LIMIT=${LIMIT:-400}
 . kernels/calls/device-env.sh
 call_begin || exit 2
-probe_mix3() {
+probe_mix3() {  # the probe alone under capture (a capture of clock-probe.sh's bash wrote its
+  # CUDA process to a database of its own), nvidia-smi beside it as clock-probe.sh samples
+  local d=$OUT/mix3 smi
+  mkdir -p "$d"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,power.draw.instant,temperature.gpu,clocks_event_reasons.active,clocks.mem \
+    --format=csv,noheader,nounits -lms 20 > "$d/smi.csv" 2>&1 &
+  smi=$!
+  sleep 0.5
   capped 60 "clock-probe --mix3 under capture" "$B/cli/k3sim" trace capture -o "$OUT/mix3.db" --force -- \
-    bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix3" 2.5 --mix3
+    "$PACK/clock-probe" "$d" 2.5 --mix3
+  sleep 0.3
+  kill $smi 2>/dev/null
   python3 - "$OUT/mix3.db" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -39,12 +48,13 @@ PY
 }
 kda_clock_bound() {
   local mode var d
-  for mode in cool hog; do
+  for mode in cool hog plain; do
     d=$OUT/cb-$mode
     mkdir -p "$d"
     var=K3_BENCH_COOL_MS
     [ "$mode" = hog ] && var=K3_BENCH_HOG_MS
-    capped 60 "kda clock-bound $mode" env "$var=100" "$B/cli/k3sim" trace capture -o "$d/kda.db" --force -- \
+    [ "$mode" = plain ] && var=K3_BENCH_COOL_MS; local ms=100; [ "$mode" = plain ] && ms=0
+    capped 60 "kda clock-bound $mode" env "$var=$ms" "$B/cli/k3sim" trace capture -o "$d/kda.db" --force -- \
       "$B/kernels/kda-bench" --only prefill --prefill-t 16384,4096 --prefill-h 96 --prefill-state fp32 --reps 12 \
       -o "$d/kda.csv" > "$d/kda.txt" 2>&1
     grep -E "^== |prefill" "$d/kda.txt" | head -6
@@ -53,10 +63,10 @@ kda_clock_bound() {
 }
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
+KB="$B/kernels/kda-bench --only prefill --prefill-t 16384,4096 --prefill-h 96"
 case "$card" in
 *H200*)
-  KB="$B/kernels/kda-bench --only prefill --prefill-t 16384,4096 --prefill-h 96 --prefill-state fp32,bf16"
-  capped 110 "kda burst1" $KB --prefill-burst 6 --prefill-gap-ms 1000 --reps 9 -o "$OUT/kda-burst1.csv" > "$OUT/kda-burst1.txt"
+  capped 110 "kda burst1" $KB --prefill-state fp32,bf16 --prefill-burst 6 --prefill-gap-ms 1000 --reps 9 -o "$OUT/kda-burst1.csv" > "$OUT/kda-burst1.txt"
   grep -E "^== |burst|prefill" "$OUT/kda-burst1.txt" | head -20
   R=wide2f8,wide2rqp
   K3_BENCH_MOE_T=4096 K3_BENCH_MOE_VARIANT=mxfp4 K3_BENCH_WG_KERNELS=$R,$R,$R \
@@ -66,6 +76,8 @@ case "$card" in
   kda_clock_bound
   ;;
 *)
+  [ -n "${H100_BURST:-}" ] && capped 80 "kda burst1" $KB --prefill-state fp32 --prefill-burst 6 --prefill-gap-ms 1000 --reps 5 \
+    -o "$OUT/kda-burst1.csv" > "$OUT/kda-burst1.txt" && grep -E "^== |burst|prefill" "$OUT/kda-burst1.txt" | head
   probe_mix3
   capped 40 "clock-probe --mix" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix" 2.5 --mix
   kda_clock_bound
@@ -74,3 +86,5 @@ esac
 for d in mix3 mix; do [ -d "$OUT/$d" ] && xz -9 "$OUT/$d/smi.csv"; done
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
 call_end
+# everything in one file (a call returns a few files only: 2026-12-06 20:46 lost the rest)
+(cd "$OUT" && tar cf call.tar --exclude=call.tar . && find . -mindepth 1 ! -name call.tar -delete)

@@ -335,6 +335,11 @@ MEASURED_LAWS = ["clock_bound_gemm=0.835", "clock_bound_grouped_gemm=0.96", "clo
 # activations, at boost and after capped GEMMs; bench/power/clock-bound.py --hw h100, the
 # time-weighted medians: dense 0.835 as on the H200, grouped 0.888).
 MEASURED_LAWS_H100 = ["clock_bound_gemm=0.835", "clock_bound_grouped_gemm=0.888",
+                      # KDA's chunked prefill barely follows the SM clock: +4.4 / +0.9 / -4 % at 1665
+                      # against 1980 MHz where the physical model says +13-14 % (T = 16K, 4K, 4 x 4K;
+                      # kda-bench paced, call s1: bench/results/s1-h100-2026-12-06/); held out on
+                      # round 06h's slices, the clk preset's kda_chunk +8..+13 % -> -5..0 %
+                      "clock_bound_kda=0.885",
                       "clock_scaled_excess=1", "power_flop_clock_exp=1", "power_active_clock_exp=1",
                       # the classes fitted on the ops' times of the clock-scaled preset (the one
                       # the power regime predicts from: sustained/active-fit-clk.md; the boost-fitted

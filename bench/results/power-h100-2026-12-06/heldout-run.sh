@@ -7,11 +7,12 @@
 # the classes' draws of sustained/). The captures were taken before the model was measured and
 # choose nothing in it. From the repository root (~3 min a config):
 #   sh bench/results/power-h100-2026-12-06/heldout-run.sh K3SIM base|act
+# (HELDOUT_DIR: the reports elsewhere; EXTRA_ARGS: more validate-slice.py options; CLOCKS: power and / or boost)
 set -eu
 K3=${1:?usage: heldout-run.sh K3SIM base|act}
 CONFIG=${2:?usage: heldout-run.sh K3SIM base|act}
 case $CONFIG in base) LAWS=off ;; act) LAWS=on ;; *) echo "heldout-run.sh: CONFIG is base or act" >&2; exit 2 ;; esac
-H=bench/results/k3-kernels-h100-2026-12-06h D=bench/results/power-h100-2026-12-06/heldout/$CONFIG
+H=bench/results/k3-kernels-h100-2026-12-06h D=${HELDOUT_DIR:-bench/results/power-h100-2026-12-06/heldout/$CONFIG}
 mkdir -p $D/val8w $D/val16w
 COMMON="--base-hw h100 --measured-laws $LAWS --kda-pair-rule on ${EXTRA_ARGS:-}"
 CLOCKS="${CLOCKS:-power boost}" VALIDATE_ARGS="--scenario scenarios/k3-slice-fp8.yaml $COMMON" \
