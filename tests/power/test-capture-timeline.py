@@ -8,14 +8,13 @@ and no traceback.  usage: test-capture-timeline.py SOURCE_ROOT"""
 import lzma
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 
 root = sys.argv[1]
 script = os.path.join(root, "bench", "power", "capture-timeline.py")
 sys.path.insert(0, os.path.join(root, "tests", "slice"))
-from tap import Tap  # noqa: E402
+from tap import Tap, run_script  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -52,8 +51,7 @@ CREATE TABLE K3SIM_GPU_METRICS (timestamp INTEGER, powerW REAL, smClockMHz REAL,
 
 
 def run(*args):
-    p = subprocess.run([sys.executable, script] + list(args), capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+    return run_script(script, *args)
 
 
 def rows(out):

@@ -8,7 +8,6 @@ a cut .xz, a bad --bin, no argument) exit 1 with a message and no traceback.
 usage: test-probe-timeline.py SOURCE_ROOT"""
 import lzma
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -16,7 +15,7 @@ import time
 root = sys.argv[1]
 script = os.path.join(root, "bench", "power", "probe-timeline.py")
 sys.path.insert(0, os.path.join(root, "tests", "slice"))
-from tap import Tap  # noqa: E402
+from tap import Tap, run_script  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -52,8 +51,7 @@ def make(d, load="gemm_c3", xz=False):
 
 
 def run(*args):
-    p = subprocess.run([sys.executable, script] + list(args), capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+    return run_script(script, *args)
 
 
 def table(out, header):

@@ -1,8 +1,15 @@
 # SPDX-License-Identifier: MIT
 """The checks of the slice scripts' tests (tests/slice/test-*.py): one "ok - NAME" or "not ok - NAME"
 line a check, the detail of a failure as "# " comment lines, and done() ends the test with exit 1
-when any check failed."""
+when any check failed; run_script() runs the script under test."""
+import subprocess
 import sys
+
+
+def run_script(script, *args):
+    """python3 script args...: (exit status, stdout, stderr)."""
+    p = subprocess.run([sys.executable, script] + list(args), capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
 
 
 class Tap:

@@ -5,14 +5,13 @@ and an eager range; the per-replay sums, the counts, the clock, the eager mean; 
 with a message, never a traceback.  usage: test-graph-kernels.py SOURCE_ROOT"""
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 
 root = sys.argv[1]
 script = os.path.join(root, "kernels", "slice", "graph-kernels.py")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap import Tap  # noqa: E402
+from tap import Tap, run_script  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -49,8 +48,7 @@ INSERT INTO StringIds VALUES (1, 'mla_split_kernel'), (2, 'gemv_kernel');
 
 
 def run(*args):
-    p = subprocess.run([sys.executable, script] + list(args), capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+    return run_script(script, *args)
 
 
 with tempfile.TemporaryDirectory() as tmp:

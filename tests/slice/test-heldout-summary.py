@@ -6,14 +6,13 @@ names (the default three runs' first); a report without its tables,
 a binary file and a missing folder exit 1 with a message naming them, never a traceback.
 usage: test-heldout-summary.py SOURCE_ROOT"""
 import os
-import subprocess
 import sys
 import tempfile
 
 root = sys.argv[1]
 script = os.path.join(root, "kernels", "slice", "heldout_summary.py")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap import Tap  # noqa: E402
+from tap import Tap, run_script  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -37,8 +36,7 @@ REPORT = """## Steps
 
 
 def run(*args):
-    p = subprocess.run([sys.executable, script] + list(args), capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+    return run_script(script, *args)
 
 
 with tempfile.TemporaryDirectory() as d:
