@@ -100,8 +100,16 @@ def union_ns(intervals):
     return total
 
 
-def write_report(text, out):
-    """text to the file out (written to out.tmp, then renamed over it), or to stdout where out is None."""
+def write_report(text, out, inputs=()):
+    """text to the file out (written to out.tmp, then renamed over it), or to stdout where out is None;
+    an out that is one of the files in inputs (the same file, by device and inode) is refused: the
+    caller exits with a message and the input is left as it was."""
+    for path in inputs:
+        try:
+            if os.path.exists(out or "") and os.path.samefile(out, path):
+                raise SystemExit("%s: the output is an input (%s); not written" % (out, path))
+        except OSError:
+            pass
     if not out:
         import sys
         sys.stdout.write(text)

@@ -37,14 +37,24 @@ def read_smi(out):
 
 
 def read_segments(out):
+    """clock-probe's batches.csv by segment; a row without a column or with a batch number that is
+    not one exits with the file and line."""
     segs = []  # [name, [(start_s, end_s, tflops, probe_mhz)]]
-    with open(os.path.join(out, "batches.csv")) as f:
-        for r in csv.DictReader(f):
-            if int(r["batch"]) == 0 or not segs or segs[-1][0] != r["segment"]:
-                segs.append([r["segment"], []])
-            num = capdb.number
-            end = num(r["host_unix_s"])
-            segs[-1][1].append((end - num(r["batch_ms"]) * 1e-3, end, num(r["tflops"]), num(r["probe_mhz"])))
+    path = os.path.join(out, "batches.csv")
+    num = capdb.number
+    with open(path) as f:
+        rows = csv.DictReader(f)
+        for r in rows:
+            try:
+                if int(r["batch"]) == 0 or not segs or segs[-1][0] != r["segment"]:
+                    segs.append([r["segment"], []])
+                end = num(r["host_unix_s"])
+                segs[-1][1].append((end - num(r["batch_ms"]) * 1e-3, end, num(r["tflops"]), num(r["probe_mhz"])))
+            except KeyError as e:
+                sys.exit("probe-timeline: %s:%d: no column %s" % (path, rows.line_num, e))
+            except (TypeError, ValueError):
+                sys.exit("probe-timeline: %s:%d: a row short of columns or a batch number that is not one"
+                         % (path, rows.line_num))
     return segs
 
 
@@ -115,7 +125,8 @@ def main(argv):
             i, name, t1 - t0, mean(x[3] for x in early), mean(x[3] for x in early_smi),
             mean(x[3] for x in late), mean(x[3] for x in late_smi), mean(x[2] for x in late_smi), cut))
     text = "\n".join(lines[:2] + summary + [""] + lines[2:]) + "\n"
-    capdb.write_report(text, out_file)
+    inputs = [os.path.join(out, n) for n in ("batches.csv", "smi.csv", "smi.csv.xz")]
+    capdb.write_report(text, out_file, inputs)
 
 
 if __name__ == "__main__":

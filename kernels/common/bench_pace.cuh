@@ -43,7 +43,7 @@ inline k3_bench_pacer &k3_bench_pacer_get()
 
 [[noreturn]] inline void k3_bench_pace_fail(const char *who, const char *what, int code)
 {
-	fprintf(stderr, "%s: K3_BENCH_HOG_MS: %s failed (%d)\n", who, what, code);
+	fprintf(stderr, "%s: pacing (K3_BENCH_HOG_MS / K3_BENCH_COOL_MS): %s failed (%d)\n", who, what, code);
 	exit(1);
 }
 

@@ -3,8 +3,8 @@
 """bench/power/probe-timeline.py on a synthetic clock-probe run: a load whose probe clock holds
 1965 MHz for 1 s of 3 and then falls to 1770 while NVML's instant reading steps 600 -> 740 W: the bins'
 means, the summary's 0.3-0.8 s and second-half means, the first cut at 1.0 s; the clock-event
-reasons in words; --segment; the same run with smi.csv.xz; bad inputs (no folder, no load segment,
-a cut .xz, a bad --bin, no argument) exit 1 with a message and no traceback.
+reasons in words; --segment; the same run with smi.csv.xz; -o onto an input refused; bad inputs (no
+folder, no load segment, a bad batch row with its file:line, a cut .xz, a bad --bin, no argument) exit 1 with a message and no traceback.
 usage: test-probe-timeline.py SOURCE_ROOT"""
 import lzma
 import os
@@ -92,6 +92,18 @@ with tempfile.TemporaryDirectory() as tmp:
     f = os.path.join(tmp, "out.md")
     rc, o, err = run(d, "-o", f)
     check("-o writes the file, nothing on stdout", rc == 0 and o == "" and open(f).read() == out, err)
+    bpath = os.path.join(d, "batches.csv")
+    before = open(bpath).read()
+    rc, o, err = run(d, "-o", bpath)
+    check("-o onto batches.csv: refused, the input unchanged",
+          rc == 1 and "output is an input" in err and open(bpath).read() == before, err)
+    bad = os.path.join(tmp, "bad")
+    make(bad)
+    with open(os.path.join(bad, "batches.csv"), "a") as g:
+        g.write("gemm_c3,x,1.0,10,0,0,1980\n")
+    rc, o, err = run(bad)
+    check("a batch number that is not one: exit 1 with file:line",
+          rc == 1 and os.path.join(bad, "batches.csv") + ":307:" in err and "Traceback" not in err, err)
     idle = os.path.join(tmp, "idle")
     os.makedirs(idle)
     with open(os.path.join(idle, "batches.csv"), "w") as g:
