@@ -9,6 +9,7 @@ import datetime
 import lzma
 import os
 import sqlite3
+import sys
 import tempfile
 
 
@@ -63,6 +64,29 @@ def read_probe_smi(folder):
             rows.append((t, number(r[1]), number(r[2]), number(r[3]), number(r[4]), r[5].strip()))
     rows.sort()
     return rows
+
+
+def read_probe_segments(out, tool):
+    """clock-probe's batches.csv in folder out by segment: [name, [(start s, end s, TFLOP/s, probe
+    MHz)]], a new segment where the batch number is 0 or the name changes; a row without a column or
+    with a batch number that is not one exits with tool's name, the file and the line."""
+    segs = []  # [name, [(start_s, end_s, tflops, probe_mhz)]]
+    path = os.path.join(out, "batches.csv")
+    num = number
+    with open(path) as f:
+        rows = csv.DictReader(f)
+        for r in rows:
+            try:
+                if int(r["batch"]) == 0 or not segs or segs[-1][0] != r["segment"]:
+                    segs.append([r["segment"], []])
+                end = num(r["host_unix_s"])
+                segs[-1][1].append((end - num(r["batch_ms"]) * 1e-3, end, num(r["tflops"]), num(r["probe_mhz"])))
+            except KeyError as e:
+                sys.exit("%s: %s:%d: no column %s" % (tool, path, rows.line_num, e))
+            except (TypeError, ValueError):
+                sys.exit("%s: %s:%d: a row short of columns or a batch number that is not one"
+                         % (tool, path, rows.line_num))
+    return segs
 
 
 @contextlib.contextmanager

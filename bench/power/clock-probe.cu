@@ -34,7 +34,15 @@
  * --mix3: is --mix's delayed cut a property of the load? `gemm_c3` (the mix cut at ~1 s on the first
  * card) three times after 1 s idle, once after 0.2 s idle (the limiter's state from the run before),
  * then `gemm_c2` and `gemm_c4` after 1 s idle (2026-12-06, evening).
- * usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix|--mix3]]
+ * --heat: does the draw of a fixed load grow with the chip's temperature (leakage), and the clock
+ * the limiter holds fall with it? (2026-12-07: the power model has no temperature, and its error on
+ * the draw of ops run back to back fell as they ran hotter, bench/results/power-h100-2026-12-06/
+ * README.md "Left".) From a cool GPU: an FFMA load at boost (`ffma_cold`, under the limit) and
+ * GEMMs at the limit (`gemm_cold`, SECS seconds after 1 s idle); then `heat`: eight stretches of
+ * 6 s of GEMMs, each followed by 0.8 s of the FFMA load (`ffma_hot`, at boost again: its draw at a
+ * higher temperature, same clock and work); then GEMMs after 1 s idle (`gemm_hot`) and 4 s idle
+ * (the idle draw while it cools). ~70 s.
+ * usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix|--mix3|--heat]]
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -125,12 +133,12 @@ struct batch_rec {
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix|--mix3]]\n");
+		fprintf(stderr, "usage: clock-probe OUT_DIR [SECS [--step|--pulse|--mild|--mix|--mix3|--heat]]\n");
 		return argc < 2 ? 2 : 0;
 	}
 	if (argc > 4 || (argc > 3 && strcmp(argv[3], "--step") && strcmp(argv[3], "--pulse") && strcmp(argv[3], "--mild") &&
-			 strcmp(argv[3], "--mix") && strcmp(argv[3], "--mix3"))) {
-		fprintf(stderr, "clock-probe: unknown mode '%s' (--step, --pulse, --mild, --mix or --mix3)\n",
+			 strcmp(argv[3], "--mix") && strcmp(argv[3], "--mix3") && strcmp(argv[3], "--heat"))) {
+		fprintf(stderr, "clock-probe: unknown mode '%s' (--step, --pulse, --mild, --mix, --mix3 or --heat)\n",
 			argv[argc > 4 ? 4 : 3]);
 		return 2;
 	}
@@ -302,7 +310,21 @@ int main(int argc, char **argv)
 		}
 		pulse.push_back({"idle", 0, 0, 1.0});
 	}
-	const bool built = pulse_mode || mild_mode || mix_mode;
+	const bool heat_mode = argc > 3 && !strcmp(argv[3], "--heat");
+	if (heat_mode) {
+		pulse.push_back({"idle", 0, 0, 2.0});
+		pulse.push_back({"ffma_cold", 1, 0, 1.0});
+		pulse.push_back({"idle", 0, 0, 1.0});
+		pulse.push_back({"gemm_cold", 2, 0, secs});
+		for (int i = 0; i < 8; i++) {
+			pulse.push_back({"heat", 2, 0, 6.0});
+			pulse.push_back({"ffma_hot", 1, 0, 0.8});
+		}
+		pulse.push_back({"idle", 0, 0, 1.0});
+		pulse.push_back({"gemm_hot", 2, 0, secs});
+		pulse.push_back({"idle", 0, 0, 4.0});
+	}
+	const bool built = pulse_mode || mild_mode || mix_mode || heat_mode;
 	const seg *segs = step_mode ? step : built ? pulse.data() : coarse;
 	const size_t n_segs = step_mode ? sizeof step / sizeof *step : built ? pulse.size() : sizeof coarse / sizeof *coarse;
 	for (size_t si = 0; si < n_segs; si++) {

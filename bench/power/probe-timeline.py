@@ -37,25 +37,7 @@ def read_smi(out):
 
 
 def read_segments(out):
-    """clock-probe's batches.csv by segment; a row without a column or with a batch number that is
-    not one exits with the file and line."""
-    segs = []  # [name, [(start_s, end_s, tflops, probe_mhz)]]
-    path = os.path.join(out, "batches.csv")
-    num = capdb.number
-    with open(path) as f:
-        rows = csv.DictReader(f)
-        for r in rows:
-            try:
-                if int(r["batch"]) == 0 or not segs or segs[-1][0] != r["segment"]:
-                    segs.append([r["segment"], []])
-                end = num(r["host_unix_s"])
-                segs[-1][1].append((end - num(r["batch_ms"]) * 1e-3, end, num(r["tflops"]), num(r["probe_mhz"])))
-            except KeyError as e:
-                sys.exit("probe-timeline: %s:%d: no column %s" % (path, rows.line_num, e))
-            except (TypeError, ValueError):
-                sys.exit("probe-timeline: %s:%d: a row short of columns or a batch number that is not one"
-                         % (path, rows.line_num))
-    return segs
+    return capdb.read_probe_segments(out, "probe-timeline")
 
 
 REASONS = {0x4: "sw-power", 0x8: "hw-slow", 0x20: "sw-thermal", 0x40: "hw-thermal", 0x80: "power-brake"}
