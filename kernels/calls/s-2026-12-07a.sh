@@ -6,7 +6,8 @@
 #   and after each of eight 6 s stretches of GEMMs at the limit, the capped GEMM's clock cold and
 #   hot: does a fixed load's draw grow with temperature, and the limiter's clock fall with it?
 #   -> $OUT/heat (batches.csv, smi.csv.xz, env.txt) for bench/power/heat-fit.py.
-# The H200 branch leaves out --mix3 (measured on H100s).
+# The H200 branch leaves out --mix3 (measured on H100s). H100_HEAT_ONLY=1: an H100 runs the heat
+# probe alone (~75 s).
 #   OUT=$OUT LIMIT=540 bash kernels/calls/s-2026-12-07a.sh
 set -u
 PACK=.gpu/s1
@@ -69,7 +70,9 @@ case "$card" in
   probe_heat
   ;;
 *)
-  if [ -n "${H100_SECOND:-}" ]; then  # a second H100: KDA's clock law on more shapes only
+  if [ -n "${H100_HEAT_ONLY:-}" ]; then  # little device time: the heat probe alone
+    H100_SKIP=1
+  elif [ -n "${H100_SECOND:-}" ]; then  # a second H100: KDA's clock law on more shapes only
     CB_H=96,48 CB_STATE=bf16 kda_clock_bound
     H100_SKIP=1
   fi
