@@ -112,3 +112,50 @@ call_end() {
   tar cJf "$OUT/misc.tar.xz" -C "$M" . && rm -rf "$M"
   echo "call: $(( $(date +%s) - t0 )) s"
 }
+
+# The call scripts of 2026-12-06 evening on (kernels/calls/s-2026-12-06e.sh);
+# each needs B, PACK (clock-probe in it), OUT, LIMIT and t0 (call_begin).
+# probe_mix3: clock-probe --mix3 under capture -> $OUT/mix3 (smi.csv), $OUT/mix3.db.xz.
+# kda_clock_bound: KDA prefill's clock share (kda-bench paced, T = 16K, 4K, H = CB_H (96), state
+#   CB_STATE (fp32)) under capture cool, hog and plain -> $OUT/cb-{cool,hog,plain}.
+# probe_heat: clock-probe --heat -> $OUT/heat (bench/power/heat-fit.py).
+probe_mix3() {  # the probe alone under capture (a capture of clock-probe.sh's bash wrote its
+  # CUDA process to a database of its own), nvidia-smi beside it as clock-probe.sh samples
+  local d=$OUT/mix3 smi
+  mkdir -p "$d"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,power.draw.instant,temperature.gpu,clocks_event_reasons.active,clocks.mem \
+    --format=csv,noheader,nounits -lms 20 > "$d/smi.csv" 2>&1 &
+  smi=$!
+  sleep 0.5
+  capped 60 "clock-probe --mix3 under capture" "$B/cli/k3sim" trace capture -o "$OUT/mix3.db" --force -- \
+    "$PACK/clock-probe" "$d" 2.5 --mix3
+  sleep 0.3
+  kill $smi 2>/dev/null
+  python3 - "$OUT/mix3.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print("capture readings:", db.execute("SELECT count(*), count(powerW), count(powerAvgW), avg(powerW), avg(powerAvgW) "
+                                      "FROM K3SIM_GPU_METRICS").fetchone())
+PY
+  [ -f "$OUT/mix3.db" ] && xz -T4 "$OUT/mix3.db"
+}
+kda_clock_bound() {
+  local mode var d
+  for mode in cool hog plain; do
+    d=$OUT/cb-$mode
+    mkdir -p "$d"
+    var=K3_BENCH_COOL_MS
+    [ "$mode" = hog ] && var=K3_BENCH_HOG_MS
+    [ "$mode" = plain ] && var=K3_BENCH_COOL_MS; local ms=100; [ "$mode" = plain ] && ms=0
+    capped 60 "kda clock-bound $mode" env "$var=$ms" "$B/cli/k3sim" trace capture -o "$d/kda.db" --force -- \
+      "$B/kernels/kda-bench" --only prefill --prefill-t 16384,4096 --prefill-h ${CB_H:-96} --prefill-state ${CB_STATE:-fp32} --reps 12 \
+      -o "$d/kda.csv" > "$d/kda.txt" 2>&1
+    grep -E "^== |prefill" "$d/kda.txt" | head -6
+    [ -f "$d/kda.db" ] && xz -T4 "$d/kda.db"
+  done
+}
+probe_heat() {
+  capped 90 "clock-probe --heat" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/heat" 1.5 --heat
+  [ -f "$OUT/heat/smi.csv" ] && xz -9 "$OUT/heat/smi.csv"
+  tail -2 "$OUT/heat/env.txt" 2>/dev/null
+}

@@ -20,47 +20,17 @@
 #  and after 100 ms of cuBLASLt GEMMs at the limit (hog) -> $OUT/cb-cool, cb-hog (kda.db.xz, .csv,
 #  .txt) for bench/power/clock-bound.py --share.
 #   OUT=$OUT bash kernels/calls/s-2026-12-06e.sh
+# Options (environment): H100_SECOND=1 an H100 runs KDA's clock law at H = 96, 48, BF16 only;
+# H100_BURST=1 an H100 runs the burst rows first; HEAT=1 (2026-12-07, with clock-probe rebuilt
+# from bench/power/clock-probe.cu at 1d44a36 or later into .gpu/s1) the heat probe last on either
+# card (clock-probe --heat -> $OUT/heat, bench/power/heat-fit.py; ~75 s), and an H200 leaves out
+# --mix3 (measured on H100s); H100_HEAT_ONLY=1 an H100 runs the heat probe alone.
 set -u
 PACK=.gpu/s1
 OUT=${OUT:?OUT=<folder>}
 LIMIT=${LIMIT:-400}
 . kernels/calls/device-env.sh
 call_begin || exit 2
-probe_mix3() {  # the probe alone under capture (a capture of clock-probe.sh's bash wrote its
-  # CUDA process to a database of its own), nvidia-smi beside it as clock-probe.sh samples
-  local d=$OUT/mix3 smi
-  mkdir -p "$d"
-  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,power.draw.instant,temperature.gpu,clocks_event_reasons.active,clocks.mem \
-    --format=csv,noheader,nounits -lms 20 > "$d/smi.csv" 2>&1 &
-  smi=$!
-  sleep 0.5
-  capped 60 "clock-probe --mix3 under capture" "$B/cli/k3sim" trace capture -o "$OUT/mix3.db" --force -- \
-    "$PACK/clock-probe" "$d" 2.5 --mix3
-  sleep 0.3
-  kill $smi 2>/dev/null
-  python3 - "$OUT/mix3.db" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-print("capture readings:", db.execute("SELECT count(*), count(powerW), count(powerAvgW), avg(powerW), avg(powerAvgW) "
-                                      "FROM K3SIM_GPU_METRICS").fetchone())
-PY
-  [ -f "$OUT/mix3.db" ] && xz -T4 "$OUT/mix3.db"
-}
-kda_clock_bound() {
-  local mode var d
-  for mode in cool hog plain; do
-    d=$OUT/cb-$mode
-    mkdir -p "$d"
-    var=K3_BENCH_COOL_MS
-    [ "$mode" = hog ] && var=K3_BENCH_HOG_MS
-    [ "$mode" = plain ] && var=K3_BENCH_COOL_MS; local ms=100; [ "$mode" = plain ] && ms=0
-    capped 60 "kda clock-bound $mode" env "$var=$ms" "$B/cli/k3sim" trace capture -o "$d/kda.db" --force -- \
-      "$B/kernels/kda-bench" --only prefill --prefill-t 16384,4096 --prefill-h ${CB_H:-96} --prefill-state ${CB_STATE:-fp32} --reps 12 \
-      -o "$d/kda.csv" > "$d/kda.txt" 2>&1
-    grep -E "^== |prefill" "$d/kda.txt" | head -6
-    [ -f "$d/kda.db" ] && xz -T4 "$d/kda.db"
-  done
-}
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
 KB="$B/kernels/kda-bench --only prefill --prefill-t 16384,4096 --prefill-h 96"
@@ -72,11 +42,14 @@ case "$card" in
   K3_BENCH_MOE_T=4096 K3_BENCH_MOE_VARIANT=mxfp4 K3_BENCH_WG_KERNELS=$R,$R,$R \
     capped 150 "moe_prefill 4K" "$B/kernels/k3-bench" --only moe_prefill -o "$OUT/moe-4k.csv" > "$OUT/moe-4k.txt"
   grep -E "^== |wg-|cublas" "$OUT/moe-4k.txt" | head -30
-  probe_mix3
+  [ -n "${HEAT:-}" ] || probe_mix3
   kda_clock_bound
+  [ -n "${HEAT:-}" ] && probe_heat
   ;;
 *)
-  if [ -n "${H100_SECOND:-}" ]; then  # a second H100: KDA's clock law on more shapes only
+  if [ -n "${H100_HEAT_ONLY:-}" ]; then  # little device time: the heat probe alone
+    H100_SKIP=1 HEAT=1
+  elif [ -n "${H100_SECOND:-}" ]; then  # a second H100: KDA's clock law on more shapes only
     CB_H=96,48 CB_STATE=bf16 kda_clock_bound
     H100_SKIP=1
   fi
@@ -87,6 +60,7 @@ case "$card" in
   capped 40 "clock-probe --mix" bash bench/power/clock-probe.sh "$PACK/clock-probe" "$OUT/mix" 2.5 --mix
   kda_clock_bound
   }
+  [ -n "${HEAT:-}" ] && probe_heat
   ;;
 esac
 for d in mix3 mix; do [ -d "$OUT/$d" ] && xz -9 "$OUT/$d/smi.csv"; done

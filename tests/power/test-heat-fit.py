@@ -8,7 +8,6 @@ left out; cold against hot GEMMs; the same run with smi.csv.xz; -o onto an input
 (no folder, a run that is not --heat, a bad batch row with its file:line, a cut .xz, a bad --settle,
 no argument) exit 1 with a message and no traceback.
 usage: test-heat-fit.py SOURCE_ROOT"""
-import lzma
 import os
 import re
 import sys
@@ -18,7 +17,7 @@ import time
 root = sys.argv[1]
 script = os.path.join(root, "bench", "power", "heat-fit.py")
 sys.path.insert(0, os.path.join(root, "tests", "slice"))
-from tap import Tap, run_script  # noqa: E402
+from tap import Tap, run_script, write_smi  # noqa: E402
 
 tap = Tap()
 
@@ -96,12 +95,7 @@ def make(d, xz=False, throttled_ffma=None):
             w = 700.0
         lines.append("%s, 1980, %.2f, %.2f, %.1f, 0x0000000000000004, 2619\n" % (stamp(x), w, w, c))
         k += 1
-    if xz:
-        with lzma.open(os.path.join(d, "smi.csv.xz"), "wt") as f:
-            f.writelines(lines)
-    else:
-        with open(os.path.join(d, "smi.csv"), "w") as f:
-            f.writelines(lines)
+    write_smi(d, lines, xz)
 
 
 def slope(out, label):

@@ -6,7 +6,6 @@ means, the summary's 0.3-0.8 s and second-half means, the first cut at 1.0 s; th
 reasons in words; --segment; the same run with smi.csv.xz; -o onto an input refused; bad inputs (no
 folder, no load segment, a bad batch row with its file:line, a cut .xz, a bad --bin, no argument) exit 1 with a message and no traceback.
 usage: test-probe-timeline.py SOURCE_ROOT"""
-import lzma
 import os
 import sys
 import tempfile
@@ -15,7 +14,7 @@ import time
 root = sys.argv[1]
 script = os.path.join(root, "bench", "power", "probe-timeline.py")
 sys.path.insert(0, os.path.join(root, "tests", "slice"))
-from tap import Tap, run_script  # noqa: E402
+from tap import Tap, run_script, write_smi  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -42,12 +41,7 @@ def make(d, load="gemm_c3", xz=False):
         inst = 130.0 if t < T0 else (600.0 if t < T0 + 1.0 else 740.0)
         reason = "0x0000000000000000" if t < T0 + 0.5 else "0x0000000000000004"
         lines.append("%s, %d, %.2f, %.2f, 55, %s, 2619\n" % (stamp(t), 1965 if t < T0 + 1.0 else 1770, 400.0, inst, reason))
-    if xz:
-        with lzma.open(os.path.join(d, "smi.csv.xz"), "wt") as f:
-            f.writelines(lines)
-    else:
-        with open(os.path.join(d, "smi.csv"), "w") as f:
-            f.writelines(lines)
+    write_smi(d, lines, xz)
 
 
 def run(*args):
