@@ -440,10 +440,19 @@ struct delayed_run {
 	const struct sim_power_op *ops;
 	const struct window_sum *op_sums; /* op_sum of each op, by index */
 	struct piece *p;
-	size_t n, cap, first; /* first: no piece before it ends after a window's start (monotonic) */
+	size_t n, cap;
+	/* The window slides: pieces [lo, hi) lie whole inside the last window asked for and `inside`
+	 * is their sum (windows only move forward; every piece is at most a quarter of a window, so
+	 * it enters, lies inside, and leaves); resummed from the pieces every RESUM windows, so that
+	 * the running sum's rounding cannot build up. */
+	size_t lo, hi;
+	unsigned windows;
+	struct window_sum inside;
 	double history_s;     /* the run's start: before it, `before` (idle or the sequence's mix) */
 	struct window_sum before; /* what one second before the run holds */
 };
+
+enum { RESUM = 1024 };
 
 static int add_piece(struct delayed_run *r, double t0, double t1, int op, double share)
 {
@@ -461,26 +470,38 @@ static int add_piece(struct delayed_run *r, double t0, double t1, int op, double
 	return 0;
 }
 
-/* What ran in [a, b) (b at most the run's present): each piece by the part of it inside, what
- * came before the run by `before` per second. */
+/* Piece q's part of a window, weighted by `in`, the seconds of it inside (a share of its work). */
+static void piece_add(const struct delayed_run *r, const struct piece *q, double in, struct window_sum *w)
+{
+	if (q->op < 0)
+		w->idle_s += in;
+	else
+		window_add(w, &r->op_sums[q->op], in / (q->t1 - q->t0) * q->share);
+}
+
+/* What ran in [a, b) (b at most the run's present; a and b never move back from one call to the
+ * next): each piece by the part of it inside, what came before the run by `before` per second. The
+ * pieces whole inside come from the running sum, the one at each edge by its part. */
 static void delayed_window(struct delayed_run *r, double a, double b, struct window_sum *w)
 {
 	*w = (struct window_sum){0};
 	if (a < r->history_s)
 		window_add(w, &r->before, fmin(b, r->history_s) - a);
-	while (r->first < r->n && r->p[r->first].t1 <= a)
-		r->first++;
-	for (size_t i = r->first; i < r->n && r->p[i].t0 < b; i++) {
-		const struct piece *q = &r->p[i];
-		double in = fmin(q->t1, b) - fmax(q->t0, a);
-		if (!(in > 0))
-			continue;
-		double frac = in / (q->t1 - q->t0);
-		if (q->op < 0)
-			w->idle_s += in;
-		else
-			window_add(w, &r->op_sums[q->op], frac * q->share);
+	for (; r->hi < r->n && r->p[r->hi].t1 <= b; r->hi++)
+		piece_add(r, &r->p[r->hi], r->p[r->hi].t1 - r->p[r->hi].t0, &r->inside);
+	for (; r->lo < r->hi && r->p[r->lo].t0 < a; r->lo++)
+		piece_add(r, &r->p[r->lo], -(r->p[r->lo].t1 - r->p[r->lo].t0), &r->inside);
+	if (++r->windows % RESUM == 0) {
+		r->inside = (struct window_sum){0};
+		for (size_t i = r->lo; i < r->hi; i++)
+			piece_add(r, &r->p[i], r->p[i].t1 - r->p[i].t0, &r->inside);
 	}
+	window_add(w, &r->inside, 1);
+	/* the piece across a (it left the sum) and the one across b (not yet in it) */
+	if (r->lo > 0 && r->p[r->lo - 1].t1 > a)
+		piece_add(r, &r->p[r->lo - 1], fmin(r->p[r->lo - 1].t1, b) - a, w);
+	if (r->hi < r->n && r->p[r->hi].t0 < b)
+		piece_add(r, &r->p[r->hi], b - fmax(r->p[r->hi].t0, a), w);
 }
 
 /* The delayed limiter over one pass of the sequence from time t (s) and clock *f (both updated):
