@@ -441,10 +441,11 @@ struct delayed_run {
 	const struct window_sum *op_sums; /* op_sum of each op, by index */
 	struct piece *p;
 	size_t n, cap;
-	/* The window slides: pieces [lo, hi) lie whole inside the last window asked for and `inside`
-	 * is their sum (windows only move forward; every piece is at most a quarter of a window, so
-	 * it enters, lies inside, and leaves); resummed from the pieces every RESUM windows, so that
-	 * the running sum's rounding cannot build up. */
+	/* The window slides (it only moves forward): pieces [lo, hi) lie whole inside the last window
+	 * asked for and `inside` is their sum, resummed from the pieces every RESUM windows so that the
+	 * running sum's rounding cannot build up. A piece is added once it ends inside the window and
+	 * taken off once it starts before it; one across an edge counts by its part (one longer than
+	 * the window, under a window of 0.4 ms, lies across both and is never in the sum). */
 	size_t lo, hi;
 	unsigned windows;
 	struct window_sum inside;
